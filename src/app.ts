@@ -1,0 +1,263 @@
+/**
+ * createApp(): the wiring, and nothing else. Every surface and every test starts from an App.
+ * No module-level singletons; no process.env reads outside config/.
+ * @module
+ */
+import { existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { LoadedConfig } from './config/load';
+import { loadConfig } from './config/load';
+import type { Config } from './config/schema';
+import { SvcError } from './errors';
+import { createEventBus, type EventBus } from './events/bus';
+import { createFileLogger, type Logger } from './log';
+import { createRedactor, type Redactor } from './redact';
+import { createSessionStore, type SessionStore } from './sessions/session-store';
+import { DB_FILE, type Db, openDb } from './store/db';
+import { allowlistProblems } from './tools/aliases';
+import type { AnyTool, PermissionRequest, Surface, ToolContext } from './tools/define-tool';
+import { type FunnelContext, type FunnelEntry, runFunnel, type ToolPolicy } from './tools/funnel';
+import { allTools } from './tools/index';
+import { createToolRegistry, type ToolRegistry } from './tools/registry';
+import { type Clock, createIds, type Ids, systemClock } from './util/ids';
+
+export interface AppOptions {
+  workspace: string;
+  dataDir?: string;
+  env?: Record<string, string | undefined>;
+  configFile?: string;
+  overrides?: string[];
+  clock?: Clock;
+  ids?: Ids;
+  fetch?: typeof fetch;
+  log?: Logger;
+  tools?: readonly AnyTool[];
+  /** Open the database at start (servers) instead of on first use (CLI reads). */
+  eagerDb?: boolean;
+}
+
+/** What this process has wired: read by runtime_features and the readouts. */
+export interface RuntimeState {
+  /** Surfaces serving this app in this process. */
+  surfaces: Set<Surface>;
+  /** True once the database is open and the registry built (servers answer 503 before). */
+  ready: boolean;
+  /** A minimal MCP-only runtime (svc service start mcp) rather than the full app. */
+  mcpOnly: boolean;
+  /** Started as a server process (HTTP/MCP/autopilot) rather than a detached CLI/TUI. */
+  server: boolean;
+}
+
+export interface DbStatus {
+  path: string;
+  exists: boolean;
+  open: boolean;
+  error?: string;
+  schema_version?: number;
+}
+
+export interface App {
+  readonly workspace: string;
+  readonly dataDir: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly clock: Clock;
+  readonly ids: Ids;
+  readonly fetch: typeof fetch;
+  readonly log: Logger;
+  readonly redactor: Redactor;
+  /** The current loaded config (replaced by reloadConfig). */
+  readonly loaded: LoadedConfig;
+  readonly config: Config;
+  reloadConfig(): LoadedConfig;
+  /** The database, opened (and migrated) on first use. Throws a clear SvcError when it cannot open. */
+  readonly db: Db;
+  hasDb(): boolean;
+  dbStatus(): DbStatus;
+  readonly bus: EventBus;
+  readonly tools: ToolRegistry;
+  readonly sessions: SessionStore;
+  readonly runtime: RuntimeState;
+  funnel(context?: FunnelContext): FunnelEntry[];
+  /** A tool context for a surface; permission asks default to the surface's policy. */
+  toolContext(context: Partial<Omit<ToolContext, 'app'>> & { surface: Surface }): ToolContext;
+  /** Register teardown; run in reverse order by close(). */
+  onClose(fn: () => void | Promise<void>): void;
+  close(): Promise<void>;
+  /** Service slots filled by later layers (agent, providers, http…). */
+  readonly services: Record<string, unknown>;
+  /** Extra sections of config-status, contributed by domains (e.g. cloud identity). */
+  readonly statusSections: Map<string, () => unknown>;
+  /** Extra agent-policy layers for a session's funnel (active pack rules…). */
+  readonly policyProviders: ((sessionId: string | undefined) => ToolPolicy[])[];
+  /** The funnel context of a session: its mode, phase, agent and policy layers. */
+  funnelContext(sessionId?: string, overrides?: FunnelContext): FunnelContext;
+}
+
+export async function createApp(options: AppOptions): Promise<App> {
+  const workspace = resolve(options.workspace);
+  if (!existsSync(workspace) || !statSync(workspace).isDirectory()) {
+    throw new SvcError('invalid_input', `--cwd: ${workspace} is not a directory`);
+  }
+  const env = options.env ?? {};
+  const clock = options.clock ?? systemClock;
+  const ids = options.ids ?? createIds(clock);
+  const configSources = { workspace, env, configFile: options.configFile, overrides: options.overrides };
+  let loaded = loadConfig(configSources);
+  checkAllowlists(loaded.config);
+
+  const dataDir = resolve(
+    workspace,
+    options.dataDir ?? (env.SVC_DATA_DIR || undefined) ?? loaded.config.options.data_directory ?? '.svc',
+  );
+  const redactor = createRedactor();
+  seedSecrets(redactor, loaded, env);
+  const log =
+    options.log ??
+    createFileLogger(join(dataDir, 'logs', 'svc.log'), { level: loaded.config.log.level, redactor });
+
+  let db: Db | undefined;
+  const openDatabase = (): Db => {
+    if (!db) {
+      db = openDb({ dataDir });
+      log.debug('database open', { path: join(dataDir, DB_FILE) });
+    }
+    return db;
+  };
+
+  const closers: (() => void | Promise<void>)[] = [];
+  const runtime: RuntimeState = { surfaces: new Set(), ready: false, mcpOnly: false, server: false };
+  const bus = createEventBus({
+    db: openDatabase,
+    clock,
+    ringSize: loaded.config.services.http.event_ring_size,
+    onError: (error) => log.error('event listener failed', { error }),
+  });
+  const services: Record<string, unknown> = {};
+
+  const app: App = {
+    workspace,
+    dataDir,
+    env,
+    clock,
+    ids,
+    fetch: options.fetch ?? globalThis.fetch,
+    log,
+    redactor,
+    get loaded() {
+      return loaded;
+    },
+    get config() {
+      return loaded.config;
+    },
+    reloadConfig() {
+      const next = loadConfig(configSources);
+      checkAllowlists(next.config);
+      loaded = next;
+      seedSecrets(redactor, loaded, env);
+      registry.refresh();
+      return loaded;
+    },
+    get db() {
+      return openDatabase();
+    },
+    hasDb: () => db !== undefined,
+    dbStatus() {
+      const path = join(dataDir, DB_FILE);
+      const status: DbStatus = { path, exists: existsSync(path), open: db !== undefined };
+      try {
+        const handle = db ?? (status.exists ? openDatabase() : undefined);
+        if (handle) {
+          status.open = true;
+          status.schema_version = (
+            handle.prepare('SELECT coalesce(max(id), 0) AS v FROM schema_migrations').get() as { v: number }
+          ).v;
+        }
+      } catch (error) {
+        status.error = SvcError.is(error) ? error.message : String(error);
+      }
+      return status;
+    },
+    bus,
+    tools: undefined as unknown as ToolRegistry,
+    sessions: createSessionStore({ db: openDatabase, clock, ids, bus, workspace }),
+    runtime,
+    funnel: (context) => runFunnel(registry, loaded.config, context),
+    toolContext(context) {
+      return {
+        app,
+        signal: context.signal ?? new AbortController().signal,
+        // Direct calls from an authenticated surface (CLI, HTTP, MCP) are the operator's own.
+        ask: context.ask ?? (async (_request: PermissionRequest) => {}),
+        ...context,
+      } as ToolContext;
+    },
+    onClose(fn) {
+      closers.push(fn);
+    },
+    async close() {
+      while (closers.length) {
+        const fn = closers.pop()!;
+        try {
+          await fn();
+        } catch (error) {
+          log.error('close failed', { error });
+        }
+      }
+      bus.close();
+      if (db?.open) db.close();
+      db = undefined;
+    },
+    services,
+    statusSections: new Map(),
+    policyProviders: [],
+    funnelContext(sessionId, overrides = {}) {
+      const session = sessionId ? app.sessions.get(sessionId) : undefined;
+      const phase = session?.metadata.workflow_phase;
+      return {
+        mode: session?.mode,
+        agent: session?.agent,
+        phase: typeof phase === 'string' ? phase : undefined,
+        ...overrides,
+        policies: [
+          ...app.policyProviders.flatMap((provider) => provider(sessionId)),
+          ...(overrides.policies ?? []),
+        ],
+      };
+    },
+  };
+
+  const registry = createToolRegistry(options.tools ?? allTools, () => ({ app }));
+  (app as { tools: ToolRegistry }).tools = registry;
+  if (options.eagerDb) openDatabase();
+  return app;
+}
+
+function checkAllowlists(config: Config) {
+  const problems = [
+    ...allowlistProblems(config.permissions.allowed_tools, 'permissions.allowed_tools'),
+    ...Object.entries(config.agents).flatMap(([id, agent]) =>
+      agent.tools?.allow ? allowlistProblems(agent.tools.allow, `agents.${id}.tools.allow`) : [],
+    ),
+    ...allowlistProblems(config.services.mcp.exposed_tools, 'services.mcp.exposed_tools'),
+  ];
+  if (problems.length)
+    throw new SvcError('config_error', `config: ${problems[0]}`, { details: { problems } });
+}
+
+const SECRET_ENV = /(_API_KEY|_TOKEN|_SECRET|_SECRET_ACCESS_KEY|_PASSWORD|_SESSION_TOKEN)$/;
+
+function seedSecrets(redactor: Redactor, loaded: LoadedConfig, env: Record<string, string | undefined>) {
+  for (const value of loaded.interpolated) redactor.add(value);
+  for (const [name, value] of Object.entries(env)) if (SECRET_ENV.test(name)) redactor.add(value);
+  for (const provider of Object.values(loaded.config.providers)) {
+    if (provider.api_key && !provider.api_key.startsWith('keychain:')) redactor.add(provider.api_key);
+    for (const v of Object.values(provider.headers ?? {})) redactor.add(v);
+  }
+  for (const server of Object.values(loaded.config.mcp)) {
+    for (const v of Object.values(server.headers ?? {})) redactor.add(v);
+    for (const [k, v] of Object.entries(server.env ?? {})) if (SECRET_ENV.test(k)) redactor.add(v);
+    redactor.add(server.oauth?.client_secret);
+  }
+  redactor.add(loaded.config.services.http.token);
+  redactor.add(loaded.config.services.mcp.token);
+}

@@ -1,0 +1,424 @@
+/**
+ * Config sources, merge and provenance. Lowest to highest precedence: built-in defaults; the
+ * global file; workspace `svc.toml`; workspace `.svc/svc.toml`; the file named by `SVC_CONFIG`;
+ * well-known `SVC_*` env overrides; `--config <file>`; `-c key.path=value` overrides.
+ * Tables merge key by key (so `[providers.<id>]` blocks merge field by field); arrays replace.
+ * @module
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parse as parseToml, TomlError } from 'smol-toml';
+import type { z } from 'zod';
+import { SvcError } from '../errors';
+import { type Config, configSchema } from './schema';
+import { locateKey, splitKey } from './toml-locate';
+
+export type SourceKind = 'default' | 'global' | 'workspace' | 'env' | 'flag' | 'override';
+
+export interface ConfigSource {
+  kind: SourceKind;
+  /** Human label: a file path, `env SVC_HTTP_TOKEN`, `-c key=value`, `default`. */
+  label: string;
+  path?: string;
+}
+
+export interface ConfigFileStatus {
+  path: string;
+  kind: SourceKind;
+  found: boolean;
+  error?: string;
+}
+
+export interface ConfigIssue {
+  message: string;
+  file?: string;
+  line?: number;
+  key?: string;
+  expected?: string;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  provenance: Map<string, ConfigSource>;
+  files: ConfigFileStatus[];
+  warnings: string[];
+  errors: ConfigIssue[];
+  /** The merged raw tree before schema defaults: what the user actually wrote. */
+  raw: Record<string, unknown>;
+  /** Env values that were interpolated into config: secrets to scrub from output. */
+  interpolated: string[];
+}
+
+export interface ConfigSourcesInput {
+  workspace: string;
+  env: Record<string, string | undefined>;
+  /** `--config <file>` */
+  configFile?: string;
+  /** `-c key.path=value`, in order. */
+  overrides?: string[];
+}
+
+/** Well-known env vars that override one config key each. */
+export const ENV_OVERRIDES: Record<string, { path: string[]; parse?: (v: string) => unknown }> = {
+  SVC_HTTP_TOKEN: { path: ['services', 'http', 'token'] },
+  SVC_MCP_TOKEN: { path: ['services', 'mcp', 'token'] },
+  SVC_MODEL: { path: ['models', 'large'] },
+  SVC_SMALL_MODEL: { path: ['models', 'small'] },
+  SVC_LOG_LEVEL: { path: ['log', 'level'] },
+  SVC_DISABLED_TOOLS: {
+    path: ['options', 'disabled_tools'],
+    parse: (v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+  },
+};
+
+export function globalConfigDir(env: Record<string, string | undefined>): string {
+  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
+  return join(base, 'svc');
+}
+
+export function globalConfigPath(env: Record<string, string | undefined>): string {
+  return join(globalConfigDir(env), 'svc.toml');
+}
+
+/**
+ * Loads and validates. With `tolerant`, problems are returned in `errors` (and the config falls
+ * back to what could be read); otherwise the first problem is thrown as a `config_error`.
+ */
+export function loadConfig(input: ConfigSourcesInput, options: { tolerant?: boolean } = {}): LoadedConfig {
+  const files: ConfigFileStatus[] = [];
+  const errors: ConfigIssue[] = [];
+  const warnings: string[] = [];
+  const provenance = new Map<string, ConfigSource>();
+  const interpolated: string[] = [];
+  const texts = new Map<string, string>();
+  let merged: Record<string, unknown> = {};
+
+  const fail = (issue: ConfigIssue) => {
+    if (!options.tolerant) throw configError(issue);
+    errors.push(issue);
+  };
+
+  const layer = (tree: Record<string, unknown>, source: ConfigSource) => {
+    merged = mergeInto(merged, tree, [], provenance, source);
+  };
+
+  const readFile = (path: string, kind: SourceKind, label: string, required: boolean) => {
+    const status: ConfigFileStatus = { path, kind, found: false };
+    files.push(status);
+    let text: string;
+    try {
+      if (!statSync(path).isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+      text = readFileSync(path, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' && !required) return;
+      status.error = code === 'ENOENT' ? 'file not found' : `cannot read: ${(error as Error).message}`;
+      fail({ message: status.error, file: path });
+      return;
+    }
+    status.found = true;
+    texts.set(path, text);
+    let tree: Record<string, unknown>;
+    try {
+      tree = parseToml(text) as Record<string, unknown>;
+    } catch (error) {
+      const line = error instanceof TomlError ? error.line : undefined;
+      const reason = error instanceof Error ? firstLine(error.message) : String(error);
+      status.error = `TOML syntax error${line ? ` at line ${line}` : ''}: ${reason}`;
+      fail({ message: `TOML syntax error: ${reason}`, file: path, line });
+      return;
+    }
+    const problems = interpolateTree(tree, input.env, [], interpolated);
+    for (const p of problems) {
+      const issue = { ...p, file: path, line: locateKey(text, splitPath(p.key)) };
+      status.error ??= formatIssue(issue);
+      fail(issue);
+    }
+    layer(tree, { kind, label, path });
+  };
+
+  readFile(globalConfigPath(input.env), 'global', 'global', false);
+  readFile(resolve(input.workspace, 'svc.toml'), 'workspace', 'workspace', false);
+  readFile(resolve(input.workspace, '.svc', 'svc.toml'), 'workspace', 'workspace', false);
+  if (input.env.SVC_CONFIG)
+    readFile(resolve(input.workspace, input.env.SVC_CONFIG), 'env', 'env SVC_CONFIG', true);
+
+  for (const [name, spec] of Object.entries(ENV_OVERRIDES)) {
+    const value = input.env[name];
+    if (value === undefined || value === '') continue;
+    const tree = setPath({}, spec.path, spec.parse ? spec.parse(value) : value);
+    if (name.endsWith('TOKEN')) interpolated.push(value);
+    layer(tree, { kind: 'env', label: `env ${name}` });
+  }
+
+  if (input.configFile) readFile(resolve(input.workspace, input.configFile), 'flag', '--config', true);
+
+  for (const override of input.overrides ?? []) {
+    const parsed = parseOverride(override);
+    if (!parsed.ok) {
+      fail({ message: parsed.error, key: override });
+      continue;
+    }
+    layer(setPath({}, parsed.path, parsed.value), { kind: 'override', label: `-c ${parsed.path.join('.')}` });
+  }
+
+  const validated = validate(merged, provenance, texts, warnings);
+  for (const issue of validated.errors) fail(issue);
+
+  return { config: validated.config, provenance, files, warnings, errors, raw: merged, interpolated };
+}
+
+function validate(
+  raw: Record<string, unknown>,
+  provenance: Map<string, ConfigSource>,
+  texts: Map<string, string>,
+  warnings: string[],
+): { config: Config; errors: ConfigIssue[] } {
+  let data = structuredClone(raw);
+  // Unknown keys are warnings, never errors: strip them and validate what is left.
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const result = configSchema.safeParse(data);
+    if (result.success) return { config: result.data, errors: [] };
+    const unknown = result.error.issues.filter((i) => i.code === 'unrecognized_keys');
+    if (unknown.length === 0) {
+      const errors = result.error.issues.map((issue) => describeIssue(issue, raw, provenance, texts));
+      // Fall back to defaults for the parts that failed so tolerant callers still get a config.
+      const fallback = configSchema.safeParse(
+        stripPaths(
+          data,
+          result.error.issues.map((i) => i.path),
+        ),
+      );
+      return { config: fallback.success ? fallback.data : configSchema.parse({}), errors };
+    }
+    for (const issue of unknown) {
+      for (const key of (issue as { keys: string[] }).keys) {
+        const path = [...issue.path.map(String), key];
+        const source = provenance.get(path.join('.')) ?? findSource(provenance, path);
+        warnings.push(
+          `unknown config key ${path.join('.')}${source ? ` (in ${source.path ?? source.label})` : ''}; ignored`,
+        );
+      }
+      data = stripPaths(
+        data,
+        (issue as { keys: string[] }).keys.map((k) => [...issue.path, k]),
+      );
+    }
+  }
+  return { config: configSchema.parse({}), errors: [{ message: 'config could not be validated' }] };
+}
+
+function describeIssue(
+  issue: z.core.$ZodIssue,
+  raw: Record<string, unknown>,
+  provenance: Map<string, ConfigSource>,
+  texts: Map<string, string>,
+): ConfigIssue {
+  const path = issue.path.map(String);
+  const key = path.join('.');
+  const source = provenance.get(key) ?? findSource(provenance, path);
+  const text = source?.path ? texts.get(source.path) : undefined;
+  const line = text ? locateKey(text, path) : undefined;
+  const actual = getPath(raw, path);
+  let expected: string | undefined;
+  if (issue.code === 'invalid_type') expected = issue.expected;
+  else if (issue.code === 'invalid_value')
+    expected = `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+  else if (issue.code === 'too_small' || issue.code === 'too_big') expected = issue.message;
+  const message =
+    expected !== undefined
+      ? `${key}: expected ${expected}, got ${describeValue(actual)}`
+      : `${key}: ${issue.message}`;
+  return {
+    message,
+    file: source?.path ?? (source ? source.label : undefined),
+    line,
+    key,
+    expected,
+  };
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'an array';
+  if (value === null) return 'null';
+  if (typeof value === 'object') return 'a table';
+  if (typeof value === 'string')
+    return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  return `${typeof value} ${String(value)}`;
+}
+
+export function formatIssue(issue: ConfigIssue): string {
+  const where = issue.file ? `${issue.file}${issue.line ? `:${issue.line}` : ''}: ` : '';
+  return `config: ${where}${issue.message}`;
+}
+
+export function configError(issue: ConfigIssue): SvcError {
+  return new SvcError('config_error', formatIssue(issue), { details: { ...issue } });
+}
+
+// ---- helpers -------------------------------------------------------------------------------
+
+const isTable = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+
+function mergeInto(
+  base: Record<string, unknown>,
+  next: Record<string, unknown>,
+  path: string[],
+  provenance: Map<string, ConfigSource>,
+  source: ConfigSource,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(next)) {
+    const here = [...path, key];
+    if (isTable(value) && Object.keys(value).length > 0) {
+      out[key] = mergeInto(
+        isTable(out[key]) ? (out[key] as Record<string, unknown>) : {},
+        value,
+        here,
+        provenance,
+        source,
+      );
+    } else {
+      // A scalar, array or empty table replaces what was there; earlier leaves below it are gone.
+      for (const k of [...provenance.keys()]) if (k.startsWith(`${here.join('.')}.`)) provenance.delete(k);
+      out[key] = value;
+      provenance.set(here.join('.'), source);
+    }
+  }
+  return out;
+}
+
+function interpolateTree(
+  node: Record<string, unknown> | unknown[],
+  env: Record<string, string | undefined>,
+  path: string[],
+  used: string[],
+): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const entries: [string | number, unknown][] = Array.isArray(node)
+    ? node.map((v, i) => [i, v])
+    : Object.entries(node);
+  for (const [key, value] of entries) {
+    const here = [...path, String(key)];
+    if (typeof value === 'string') {
+      const result = interpolate(value, env);
+      if (result.missing) {
+        issues.push({
+          key: here.filter((_, i) => !Array.isArray(node) || i < here.length - 1).join('.'),
+          message: `${here.join('.')}: environment variable ${result.missing} is not set (write \${${result.missing}:-} to allow it to be empty)`,
+        });
+        continue;
+      }
+      if (result.value !== value) {
+        used.push(...result.values);
+        (node as Record<string | number, unknown>)[key] = result.value;
+      }
+    } else if (Array.isArray(value) || isTable(value)) {
+      issues.push(...interpolateTree(value as Record<string, unknown>, env, here, used));
+    }
+  }
+  return issues;
+}
+
+/** `${NAME}` and `${NAME:-default}`; `$${` is a literal `${`. */
+export function interpolate(
+  text: string,
+  env: Record<string, string | undefined>,
+): { value: string; missing?: string; values: string[] } {
+  const values: string[] = [];
+  let missing: string | undefined;
+  const value = text.replace(
+    /\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}/g,
+    (match, literal, name, hasDefault, fallback) => {
+      if (literal) return match.slice(1);
+      const v = env[name];
+      if (v !== undefined && v !== '') {
+        values.push(v);
+        return v;
+      }
+      if (hasDefault !== undefined) return fallback ?? '';
+      if (v === '') return '';
+      missing ??= name;
+      return match;
+    },
+  );
+  return { value, missing, values };
+}
+
+function parseOverride(
+  text: string,
+): { ok: true; path: string[]; value: unknown } | { ok: false; error: string } {
+  const eq = text.indexOf('=');
+  if (eq <= 0) return { ok: false, error: `-c ${text}: expected key.path=value` };
+  const key = text.slice(0, eq).trim();
+  const rawValue = text.slice(eq + 1).trim();
+  const path = splitKey(key);
+  if (path.length === 0) return { ok: false, error: `-c ${text}: empty key` };
+  let value: unknown = rawValue;
+  try {
+    value = (parseToml(`v = ${rawValue}`) as { v: unknown }).v;
+  } catch {
+    // Not a TOML value: take it as a bare string, which is what people mean by -c model=foo/bar.
+  }
+  return { ok: true, path, value };
+}
+
+export function setPath(
+  tree: Record<string, unknown>,
+  path: readonly string[],
+  value: unknown,
+): Record<string, unknown> {
+  let node = tree;
+  for (const key of path.slice(0, -1)) {
+    if (!isTable(node[key])) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1]] = value;
+  return tree;
+}
+
+export function getPath(tree: unknown, path: readonly string[]): unknown {
+  let node = tree;
+  for (const key of path) {
+    if (!isTable(node) && !Array.isArray(node)) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+function stripPaths(tree: unknown, paths: readonly (readonly PropertyKey[])[]): Record<string, unknown> {
+  const copy = structuredClone(tree) as Record<string, unknown>;
+  for (const path of paths) {
+    if (path.length === 0) continue;
+    const parent = getPath(copy, path.slice(0, -1).map(String));
+    if (isTable(parent)) delete parent[String(path[path.length - 1])];
+    else if (Array.isArray(parent)) parent.splice(Number(path[path.length - 1]), 1);
+  }
+  return copy;
+}
+
+function findSource(provenance: Map<string, ConfigSource>, path: string[]): ConfigSource | undefined {
+  for (let i = path.length; i > 0; i--) {
+    const s = provenance.get(path.slice(0, i).join('.'));
+    if (s) return s;
+  }
+  // A parent table: any leaf below it names the file.
+  const prefix = `${path.join('.')}.`;
+  for (const [k, s] of provenance) if (k.startsWith(prefix)) return s;
+  return undefined;
+}
+
+function splitPath(key: string | undefined): string[] {
+  return key ? key.split('.') : [];
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0].trim();
+}

@@ -1,0 +1,244 @@
+/**
+ * The one config schema: every key the spec's config table names, plus what svc adds.
+ * Own inputs are strict objects so an unknown key is found by name (and reported as a warning).
+ * @module
+ */
+import { z } from 'zod';
+
+const toolList = z.array(z.string().min(1));
+const selector = z.string().min(1).describe('A model selector, <provider>/<model>.');
+
+export const providerOptionsSchema = z.strictObject({
+  auth_source: z
+    .enum(['auto', 'env', 'profile', 'bearer', 'container'])
+    .optional()
+    .describe('Cloud credential source; auto when unset.'),
+  region: z.string().optional().describe('Cloud region. Still required when auth_source is container.'),
+  profile: z.string().optional().describe('Named cloud profile.'),
+  project: z.string().optional().describe('Cloud project id (vertex).'),
+  location: z.string().optional().describe('Cloud location (vertex).'),
+  api_version: z.string().optional().describe('API version (azure).'),
+  resource_name: z.string().optional().describe('Azure resource name.'),
+  use_directory_identity: z.boolean().optional().describe('Azure: use directory (Entra) identity, no key.'),
+  reasoning_effort: z.string().optional(),
+});
+
+export const providerModelSchema = z.strictObject({
+  id: z.string().min(1),
+  name: z.string().optional(),
+  context_window: z.number().int().positive().optional(),
+  max_output: z.number().int().positive().optional(),
+  cost_per_1m_in: z.number().nonnegative().optional(),
+  cost_per_1m_out: z.number().nonnegative().optional(),
+  tool_call: z.boolean().optional(),
+  reasoning: z.boolean().optional(),
+  attachments: z.boolean().optional(),
+});
+
+export const providerSchema = z.strictObject({
+  type: z
+    .string()
+    .optional()
+    .describe(
+      'Wire type: openai, anthropic, google, openai-compat, anthropic-compat (anthropic-style), vendor-cli, acp, or a catalog provider id.',
+    ),
+  name: z.string().optional(),
+  base_url: z.string().optional().describe('Provider endpoint.'),
+  api_key: z.string().optional().describe('A literal, ${ENV_NAME}, or keychain:<provider>.'),
+  disabled: z.boolean().optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  models: z.array(providerModelSchema).optional().describe('Extra models this provider offers.'),
+  default_model: z.string().optional(),
+  command: z.string().optional().describe('Vendor CLI or ACP child binary.'),
+  args: z.array(z.string()).optional(),
+  provider_options: providerOptionsSchema.optional(),
+});
+
+const agentToolsSchema = z
+  .strictObject({
+    allow: toolList.optional().describe('Explicit allowlist: only these tools.'),
+    deny: toolList.optional().describe('Tools removed for this agent.'),
+  })
+  .catchall(z.boolean());
+
+export const agentSchema = z.strictObject({
+  description: z.string().optional(),
+  model: z.string().optional(),
+  mode: z.enum(['primary', 'subagent', 'all']).optional(),
+  prompt: z.string().optional(),
+  max_steps: z.number().int().positive().optional(),
+  reasoning_effort: z.string().optional(),
+  read_only: z.boolean().optional(),
+  tools: agentToolsSchema.optional(),
+});
+
+export const mcpServerSchema = z.strictObject({
+  type: z.enum(['stdio', 'http', 'sse']).optional(),
+  command: z.string().optional(),
+  args: z.array(z.string()).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  cwd: z.string().optional(),
+  url: z.string().optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  timeout: z.number().positive().optional().describe('Seconds per request.'),
+  disabled: z.boolean().optional(),
+  auth: z.enum(['oauth', 'none']).optional().describe('oauth enables MCP client OAuth for this server.'),
+  oauth: z
+    .strictObject({
+      client_id: z.string().optional(),
+      client_secret: z.string().optional(),
+      scopes: z.array(z.string()).optional(),
+      redirect_port: z.number().int().positive().optional(),
+    })
+    .optional(),
+});
+
+const presetSchema = z.strictObject({
+  pack: z.string().min(1).describe('Pack name or path the preset activates.'),
+  description: z.string().optional(),
+  overrides: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const optionsSchema = z.strictObject({
+  data_directory: z.string().optional(),
+  disabled_tools: toolList.default([]),
+  disable_provider_auto_update: z.boolean().default(false),
+  catalog_url: z.string().optional().describe('Where svc update-providers fetches from by default.'),
+  tpm_recovery: z
+    .strictObject({
+      provider_model_fallback: z.array(selector).default([]),
+      max_retries: z.number().int().min(0).default(3),
+      max_backoff_ms: z.number().int().min(0).default(30_000),
+    })
+    .prefault({}),
+  operating_packs: z.boolean().default(false),
+  operating_mode_presets: z.record(z.string(), presetSchema).default({}),
+  adaptive_orchestration: z
+    .strictObject({
+      enabled: z.boolean().default(false),
+      classifier: z.enum(['heuristic', 'config', 'off']).default('heuristic'),
+      default_preset: z.string().optional(),
+      monitor: z
+        .strictObject({
+          enabled: z.boolean().default(true),
+          cadence: z.number().int().positive().default(1).describe('Evaluate every N completed runs.'),
+          regulatory_history_max_events: z.number().int().min(0).default(32),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  health_followons: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      emit_declarative_events: z.boolean().default(false),
+      token_pressure_threshold: z.number().min(0).max(1).default(0.8),
+      activation_caps: z
+        .strictObject({
+          emit_activation_telemetry_sse: z.boolean().default(false),
+          process_hour_cap: z.number().int().min(0).default(6),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  openai_compat: z
+    .strictObject({
+      tool_policy: z.enum(['none', 'read_only', 'allowed_tools', 'all']).default('read_only'),
+      ledger: z.boolean().default(true),
+      edit_predictions: z
+        .strictObject({ enabled: z.boolean().default(false), model: z.string().optional() })
+        .prefault({}),
+    })
+    .optional(),
+  edit_capsules: z.boolean().default(false),
+  workspace_environment_fields: z.record(z.string(), z.unknown()).optional(),
+  codebase_context: z
+    .strictObject({ min_refresh_interval_seconds: z.number().int().min(0).default(60) })
+    .prefault({}),
+  workspace_observer: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
+  stigmergy: z
+    .strictObject({
+      read_tools: z.boolean().default(false).describe('Offer stigmergy read tools over MCP.'),
+      corpus_dir: z.string().optional().describe('Override the multiplayer reference corpus location.'),
+    })
+    .prefault({}),
+  cognition: z
+    .strictObject({
+      window_days: z.number().int().positive().default(14),
+      window_max: z.number().int().positive().default(200),
+    })
+    .prefault({}),
+  context_files: z.array(z.string()).default(['AGENTS.md', 'CLAUDE.md', 'svc.md']),
+  max_steps: z.number().int().positive().default(50),
+  auto_compact: z.boolean().default(true),
+  compaction_threshold: z.number().min(0.1).max(1).default(0.85),
+  loop_detection: z.strictObject({ max_repeats: z.number().int().min(2).default(4) }).prefault({}),
+  bash: z
+    .strictObject({
+      timeout_seconds: z.number().int().positive().default(120),
+      max_output_bytes: z.number().int().positive().default(30_000),
+    })
+    .prefault({}),
+});
+
+export const permissionsSchema = z.strictObject({
+  allowed_tools: toolList.default([]).describe('Only skips permission prompts for the named tools.'),
+  bash_allow: z.array(z.string()).default([]).describe('Command prefixes auto-allowed after parsing.'),
+  bash_deny: z.array(z.string()).default([]),
+  auto_allow_read_only_bash: z.boolean().default(true),
+  allow_outside_workspace: z.boolean().default(false),
+});
+
+const serviceAuth = {
+  host: z.string().default('127.0.0.1'),
+  port: z.number().int().min(0).max(65535).optional(),
+  token: z.string().optional(),
+  allow_no_auth: z.boolean().default(false),
+};
+
+export const servicesSchema = z.strictObject({
+  http: z
+    .strictObject({
+      ...serviceAuth,
+      max_body_bytes: z
+        .number()
+        .int()
+        .positive()
+        .default(10 * 1024 * 1024),
+      event_ring_size: z.number().int().positive().default(1000),
+    })
+    .prefault({}),
+  mcp: z
+    .strictObject({
+      ...serviceAuth,
+      exposed_tools: toolList.default([]),
+      transport: z.enum(['stdio', 'http']).default('stdio'),
+    })
+    .prefault({}),
+});
+
+export const configSchema = z.strictObject({
+  models: z
+    .strictObject({ large: selector.optional(), small: selector.optional() })
+    .prefault({})
+    .describe('Default selectors for main turns (large) and cheap internal calls (small).'),
+  providers: z.record(z.string(), providerSchema).default({}),
+  options: optionsSchema.prefault({}),
+  agents: z.record(z.string(), agentSchema).default({}),
+  permissions: permissionsSchema.prefault({}),
+  mcp: z.record(z.string(), mcpServerSchema).default({}),
+  services: servicesSchema.prefault({}),
+  auth: z
+    .record(z.string(), z.record(z.string(), z.string()))
+    .default({})
+    .describe('Per-platform OAuth endpoint overrides (tests, enterprise hosts).'),
+  tui: z
+    .strictObject({ theme: z.string().default('auto'), compact: z.boolean().default(false) })
+    .prefault({}),
+  log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') }).prefault({}),
+});
+
+export type Config = z.output<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;
+export type ProviderConfig = z.output<typeof providerSchema>;
+export type AgentConfig = z.output<typeof agentSchema>;
+export type McpServerConfig = z.output<typeof mcpServerSchema>;

@@ -1,0 +1,141 @@
+/**
+ * `config set/unset`: edit the workspace `svc.toml` atomically (temp file + rename), validating
+ * the result first. Edits are line-level where the key is written plainly, so comments and layout
+ * survive; otherwise the file is re-serialized.
+ * @module
+ */
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
+import { SvcError } from '../errors';
+import { getPath, setPath } from './load';
+import { configSchema } from './schema';
+import { splitKey } from './toml-locate';
+
+export function parseConfigValue(text: string): unknown {
+  try {
+    return (parseToml(`v = ${text}`) as { v: unknown }).v;
+  } catch {
+    return text;
+  }
+}
+
+export function writeConfigKey(
+  file: string,
+  key: string,
+  value: unknown | undefined,
+): { file: string; changed: boolean } {
+  const path = splitKey(key);
+  if (path.length === 0) throw new SvcError('invalid_input', `key: "${key}" is not a config key path`);
+  const before = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  let tree: Record<string, unknown>;
+  try {
+    tree = parseToml(before) as Record<string, unknown>;
+  } catch (error) {
+    throw new SvcError(
+      'config_error',
+      `config: ${file}: cannot edit, the file has a TOML syntax error: ${(error as Error).message.split('\n')[0]}`,
+    );
+  }
+  const next = structuredClone(tree);
+  if (value === undefined) {
+    if (getPath(next, path) === undefined) return { file, changed: false };
+    const parent = getPath(next, path.slice(0, -1)) as Record<string, unknown>;
+    delete parent[path[path.length - 1]];
+  } else {
+    setPath(next, path, value);
+  }
+  // Validate the whole file as it would be, before anything is written.
+  const check = configSchema.safeParse(next);
+  if (!check.success) {
+    const problem = check.error.issues.find((i) => i.code !== 'unrecognized_keys');
+    const unknown = check.error.issues.find((i) => i.code === 'unrecognized_keys');
+    const issue = problem ?? unknown!;
+    const where = issue.path.join('.');
+    const reason = problem ? issue.message : `unknown key ${(issue as { keys: string[] }).keys.join(', ')}`;
+    throw new SvcError(
+      'invalid_input',
+      `config: refusing to write ${key}: ${where ? `${where}: ` : ''}${reason}; ${file} is unchanged`,
+    );
+  }
+  let text = lineEdit(before, path, value);
+  if (text === undefined || !sameTree(text, next)) text = stringifyToml(next);
+  const temp = join(dirname(file), `.${Date.now()}.${process.pid}.svc.toml.tmp`);
+  writeFileSync(temp, text.endsWith('\n') ? text : `${text}\n`, { mode: 0o600 });
+  renameSync(temp, file);
+  return { file, changed: true };
+}
+
+function sameTree(text: string, expected: unknown): boolean {
+  try {
+    return JSON.stringify(parseToml(text)) === JSON.stringify(expected);
+  } catch {
+    return false;
+  }
+}
+
+/** Replace, insert or remove one `key = value` line. Undefined when the layout is not simple. */
+function lineEdit(text: string, path: string[], value: unknown | undefined): string | undefined {
+  const lines = text === '' ? [] : text.split('\n');
+  const parent = path.slice(0, -1);
+  const leaf = path[path.length - 1];
+  const rendered = value === undefined ? undefined : renderValue(leaf, value);
+  if (rendered === undefined && value !== undefined) return undefined;
+  let table: string[] = [];
+  let tableEnd = -1; // last key line of the parent table
+  let headerSeen = parent.length === 0;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    const header = /^\[\[?\s*([^\]]+?)\s*\]\]?$/.exec(line);
+    if (header) {
+      table = splitKey(header[1]);
+      if (same(table, parent)) {
+        headerSeen = true;
+        tableEnd = i;
+      }
+      continue;
+    }
+    if (!same(table, parent)) continue;
+    const assign = /^((?:"[^"]*"|'[^']*'|[A-Za-z0-9_.\-\s])+?)\s*=/.exec(line);
+    if (!assign) continue;
+    tableEnd = i;
+    if (same(splitKey(assign[1]), [leaf])) {
+      if (rendered === undefined) lines.splice(i, 1);
+      else lines[i] = rendered;
+      return lines.join('\n');
+    }
+  }
+  if (rendered === undefined) return undefined;
+  if (headerSeen && (tableEnd >= 0 || parent.length === 0)) {
+    if (parent.length === 0) {
+      // Top-level keys must come before the first table header.
+      const firstHeader = lines.findIndex((l) => /^\s*\[/.test(l));
+      lines.splice(firstHeader === -1 ? lines.length : firstHeader, 0, rendered);
+    } else lines.splice(tableEnd + 1, 0, rendered);
+    return lines.join('\n');
+  }
+  const header = `[${parent.map(quoteKey).join('.')}]`;
+  return [
+    ...lines,
+    ...(lines.length && lines[lines.length - 1].trim() !== '' ? [''] : []),
+    header,
+    rendered,
+  ].join('\n');
+}
+
+function renderValue(leaf: string, value: unknown): string | undefined {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) return undefined;
+  try {
+    return stringifyToml({ [leaf]: value }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+function quoteKey(key: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key);
+}
+
+function same(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}

@@ -1,0 +1,81 @@
+/**
+ * One error type for every expected failure. Each surface maps it in one place:
+ * HTTP status + body, MCP tool error, CLI stderr line + exit code, agent tool-result text.
+ * @module
+ */
+
+export type SvcErrorCode =
+  | 'invalid_input'
+  | 'config_error'
+  | 'not_found'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'conflict'
+  | 'unavailable'
+  | 'rate_limited'
+  | 'timeout'
+  | 'cancelled'
+  | 'internal';
+
+const STATUS: Record<SvcErrorCode, number> = {
+  invalid_input: 400,
+  config_error: 400,
+  not_found: 404,
+  unauthorized: 401,
+  forbidden: 403,
+  conflict: 409,
+  unavailable: 503,
+  rate_limited: 429,
+  timeout: 504,
+  cancelled: 499,
+  internal: 500,
+};
+
+const BRAND = Symbol.for('svc.error');
+
+export interface SvcErrorOptions {
+  status?: number;
+  details?: Record<string, unknown>;
+  cause?: unknown;
+  retryable?: boolean;
+  retryAfterMs?: number;
+}
+
+export class SvcError extends Error {
+  readonly [BRAND] = true;
+  readonly code: SvcErrorCode;
+  readonly status: number;
+  readonly details?: Record<string, unknown>;
+  readonly retryable: boolean;
+  readonly retryAfterMs?: number;
+
+  constructor(code: SvcErrorCode, message: string, options: SvcErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'SvcError';
+    this.code = code;
+    this.status = options.status ?? STATUS[code];
+    this.details = options.details;
+    this.retryable = options.retryable ?? (code === 'rate_limited' || code === 'unavailable');
+    this.retryAfterMs = options.retryAfterMs;
+  }
+
+  /** Works across two loaded copies of this module (bundle + tests). */
+  static is(value: unknown): value is SvcError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+
+  /** CLI exit code: 2 for usage/config problems, 1 for everything else. */
+  get exitCode(): number {
+    return this.code === 'invalid_input' || this.code === 'config_error' ? 2 : 1;
+  }
+}
+
+/** Anything that is not an SvcError is a bug: it becomes `internal`, the original kept as cause. */
+export function toSvcError(error: unknown): SvcError {
+  if (SvcError.is(error)) return error;
+  if (error instanceof Error && error.name === 'AbortError') {
+    return new SvcError('cancelled', 'the operation was cancelled', { cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new SvcError('internal', `internal error: ${message}`, { cause: error });
+}

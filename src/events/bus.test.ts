@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { testClock } from '../../test/helpers/make-test-app';
+import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
+import { openDb } from '../store/db';
+import { createEventBus } from './bus';
+
+function setup(ringSize: number) {
+  const db = openDb({ dataDir: tmpWorkspace() });
+  return { db, bus: createEventBus({ db: () => db, clock: testClock(), ringSize }) };
+}
+
+describe('session event bus', () => {
+  it('gives every event a monotonically increasing id and delivers it to session and * listeners', () => {
+    const { bus } = setup(10);
+    const seen: string[] = [];
+    bus.subscribe('s1', (e) => seen.push(`s1:${e.type}:${e.id}`));
+    bus.subscribe('*', (e) => seen.push(`*:${e.session_id}`));
+    const a = bus.publish('s1', 'a', {});
+    const b = bus.publish('s2', 'b', {});
+    const c = bus.publish('s1', 'c', { n: 1 });
+    expect(a.id).toBeLessThan(b.id);
+    expect(b.id).toBeLessThan(c.id);
+    expect(seen).toEqual([`s1:a:${a.id}`, '*:s1', '*:s2', `s1:c:${c.id}`, '*:s1']);
+  });
+
+  it('replays from the ring after a known id', () => {
+    const { bus } = setup(10);
+    const events = [1, 2, 3, 4].map((n) => bus.publish('s', 'tick', { n }));
+    const replay = bus.replay('s', events[1].id);
+    expect(replay.source).toBe('ring');
+    expect(replay.events.map((e) => e.payload.n)).toEqual([3, 4]);
+  });
+
+  it('resyncs from the database log when the id is older than the ring', () => {
+    const { bus } = setup(2);
+    const events = [1, 2, 3, 4, 5].map((n) => bus.publish('s', 'tick', { n }));
+    expect(bus.retained('s').map((e) => e.payload.n)).toEqual([4, 5]);
+    const replay = bus.replay('s', events[0].id);
+    expect(replay.source).toBe('log');
+    expect(replay.events.map((e) => e.payload.n)).toEqual([2, 3, 4, 5]);
+  });
+
+  it('survives a restart: a new bus serves old ids from the log', () => {
+    const { db, bus } = setup(10);
+    const first = bus.publish('s', 'tick', { n: 1 });
+    bus.publish('s', 'tick', { n: 2 });
+    const restarted = createEventBus({ db: () => db, clock: testClock(), ringSize: 10 });
+    expect(restarted.lastId('s')).toBeGreaterThan(first.id);
+    const replay = restarted.replay('s', first.id);
+    expect(replay).toMatchObject({ source: 'log' });
+    expect(replay.events.map((e) => e.payload.n)).toEqual([2]);
+    const next = restarted.publish('s', 'tick', { n: 3 });
+    expect(next.id).toBeGreaterThan(replay.events[0].id);
+  });
+
+  it('keeps delivering when one listener throws', () => {
+    const { bus } = setup(10);
+    const got: number[] = [];
+    bus.subscribe('s', () => {
+      throw new Error('boom');
+    });
+    bus.subscribe('s', (e) => got.push(e.id));
+    const e = bus.publish('s', 'x', {});
+    expect(got).toEqual([e.id]);
+  });
+});

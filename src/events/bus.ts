@@ -1,0 +1,165 @@
+/**
+ * The session event bus. Every published session event gets a monotonically increasing id (the
+ * session_events rowid), is kept in a bounded per-session ring for replay, and is appended to the
+ * database so a reconnect older than the ring can resync from the log.
+ * Events flow one way: domain → bus → subscribers (SSE, TUI, svc run, tests).
+ * @module
+ */
+import type { Statement } from 'better-sqlite3';
+import type { Db } from '../store/db';
+import type { Clock } from '../util/ids';
+
+export interface SessionEvent<P extends Record<string, unknown> = Record<string, unknown>> {
+  id: number;
+  session_id: string;
+  type: string;
+  payload: P;
+  created_at: number;
+}
+
+export type EventListener = (event: SessionEvent) => void;
+
+export interface ReplayResult {
+  events: SessionEvent[];
+  /** ring: served from memory; log: the id was older than the ring, served from the database. */
+  source: 'ring' | 'log';
+}
+
+export interface EventBus {
+  publish<P extends Record<string, unknown>>(sessionId: string, type: string, payload: P): SessionEvent<P>;
+  /** Listen to one session, or to every session with '*'. Returns the unsubscribe function. */
+  subscribe(sessionId: string, listener: EventListener): () => void;
+  /** Events after `afterId` (exclusive). */
+  replay(sessionId: string, afterId: number): ReplayResult;
+  /** The retained ring entries that back replay (oldest first). */
+  retained(sessionId: string): SessionEvent[];
+  /** Highest event id published for the session (0 when none). */
+  lastId(sessionId: string): number;
+  close(): void;
+}
+
+interface Ring {
+  events: SessionEvent[];
+  /** Highest id that is not in the ring any more (or predates this process). */
+  evictedUpTo: number;
+}
+
+export function createEventBus(deps: {
+  /** Opened on first publish/replay; without it events live in memory only. */
+  db?: () => Db;
+  clock: Clock;
+  ringSize?: number;
+  onError?: (e: unknown) => void;
+}): EventBus {
+  const ringSize = deps.ringSize ?? 1000;
+  const rings = new Map<string, Ring>();
+  const listeners = new Map<string, Set<EventListener>>();
+  let memoryId = 0;
+  let closed = false;
+
+  let statements:
+    | {
+        insert: Statement;
+        maxId: Statement;
+        after: Statement;
+      }
+    | undefined;
+  const sql = () => {
+    if (!deps.db || closed) return undefined;
+    if (!statements) {
+      const db = deps.db();
+      statements = {
+        insert: db.prepare(
+          'INSERT INTO session_events (session_id, type, payload, created_at) VALUES (?, ?, ?, ?)',
+        ),
+        maxId: db.prepare('SELECT coalesce(max(id), 0) AS id FROM session_events WHERE session_id = ?'),
+        after: db.prepare(
+          'SELECT id, session_id, type, payload, created_at FROM session_events WHERE session_id = ? AND id > ? ORDER BY id',
+        ),
+      };
+    }
+    return statements;
+  };
+
+  const ringFor = (sessionId: string): Ring => {
+    let ring = rings.get(sessionId);
+    if (!ring) {
+      const persisted = (sql()?.maxId.get(sessionId) as { id: number } | undefined)?.id ?? 0;
+      ring = { events: [], evictedUpTo: persisted };
+      rings.set(sessionId, ring);
+    }
+    return ring;
+  };
+
+  const deliver = (event: SessionEvent) => {
+    for (const key of [event.session_id, '*']) {
+      for (const listener of listeners.get(key) ?? []) {
+        try {
+          listener(event);
+        } catch (error) {
+          // One broken subscriber must not stop the others or the publisher.
+          deps.onError?.(error);
+        }
+      }
+    }
+  };
+
+  return {
+    publish(sessionId, type, payload) {
+      const created_at = deps.clock.now();
+      const ring = ringFor(sessionId);
+      const statements = sql();
+      const id = statements
+        ? Number(statements.insert.run(sessionId, type, JSON.stringify(payload), created_at).lastInsertRowid)
+        : ++memoryId;
+      const event = { id, session_id: sessionId, type, payload, created_at };
+      ring.events.push(event);
+      if (ring.events.length > ringSize) {
+        const evicted = ring.events.splice(0, ring.events.length - ringSize);
+        ring.evictedUpTo = evicted[evicted.length - 1].id;
+      }
+      deliver(event);
+      return event;
+    },
+    subscribe(sessionId, listener) {
+      let set = listeners.get(sessionId);
+      if (!set) {
+        set = new Set();
+        listeners.set(sessionId, set);
+      }
+      set.add(listener);
+      return () => {
+        set.delete(listener);
+      };
+    },
+    replay(sessionId, afterId) {
+      const ring = ringFor(sessionId);
+      const statements = sql();
+      if (afterId >= ring.evictedUpTo || !statements) {
+        return { events: ring.events.filter((e) => e.id > afterId), source: 'ring' };
+      }
+      const rows = statements.after.all(sessionId, afterId) as {
+        id: number;
+        session_id: string;
+        type: string;
+        payload: string;
+        created_at: number;
+      }[];
+      return {
+        events: rows.map((r) => ({ ...r, payload: JSON.parse(r.payload) as Record<string, unknown> })),
+        source: 'log',
+      };
+    },
+    retained(sessionId) {
+      return [...ringFor(sessionId).events];
+    },
+    lastId(sessionId) {
+      const ring = ringFor(sessionId);
+      return ring.events.length ? ring.events[ring.events.length - 1].id : ring.evictedUpTo;
+    },
+    close() {
+      closed = true;
+      listeners.clear();
+    },
+  };
+}

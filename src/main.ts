@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+/**
+ * The `svc` binary. `--version` answers without loading anything else (cold start budget); every
+ * other command loads the CLI lazily.
+ * @module
+ */
+import { VERSION } from './version';
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
+    process.stdout.write(`${VERSION}\n`);
+    return;
+  }
+  const controller = new AbortController();
+  const onSignal = () => controller.abort(new Error('interrupted'));
+  process.once('SIGINT', onSignal);
+  const { runCli } = await import('./surfaces/cli/index');
+  const code = await runCli(argv, {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    cwd: process.cwd(),
+    signal: controller.signal,
+  });
+  process.removeListener('SIGINT', onSignal);
+  process.exitCode = code;
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`svc: ${error instanceof Error ? error.message : String(error)}\n`);
+  if (process.env.SVC_DEBUG === '1' && error instanceof Error) process.stderr.write(`${error.stack}\n`);
+  process.exitCode = 1;
+});

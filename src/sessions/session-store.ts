@@ -1,0 +1,349 @@
+/**
+ * Sessions and their messages in svc.db. Messages are typed parts stored as JSON.
+ * @module
+ */
+import { SvcError } from '../errors';
+import type { EventBus } from '../events/bus';
+import type { Db } from '../store/db';
+import type { Clock, Ids } from '../util/ids';
+
+export type MessageRole = 'user' | 'assistant' | 'system' | 'tool';
+
+export type MessagePart =
+  | { type: 'text'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'tool-call'; tool_call_id: string; tool: string; input: unknown }
+  | { type: 'tool-result'; tool_call_id: string; tool: string; output: unknown; is_error?: boolean }
+  | { type: 'file'; path?: string; media_type: string; data?: string; url?: string }
+  | { type: 'error'; message: string; code?: string };
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  reasoning_tokens?: number;
+  cached_input_tokens?: number;
+}
+
+export interface Session {
+  id: string;
+  parent_id: string | null;
+  title: string;
+  mode: string;
+  agent: string;
+  model: string | null;
+  reasoning_effort: string | null;
+  workspace: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+  metadata: Record<string, unknown>;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface Message {
+  id: string;
+  session_id: string;
+  role: MessageRole;
+  parts: MessagePart[];
+  model: string | null;
+  provider: string | null;
+  usage: Usage | null;
+  cost: number;
+  run_id: string | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+}
+
+export interface CreateSessionInput {
+  title?: string;
+  parent_id?: string | null;
+  mode?: string;
+  agent?: string;
+  model?: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+export interface SessionPatch {
+  title?: string;
+  mode?: string;
+  agent?: string;
+  model?: string | null;
+  reasoning_effort?: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+export interface SessionStore {
+  create(input?: CreateSessionInput): Session;
+  get(id: string): Session | undefined;
+  /** Like get, but a not_found SvcError naming the id. */
+  require(id: string): Session;
+  list(options?: { limit?: number; parent_id?: string | null; offset?: number }): Session[];
+  /** The session and every descendant, parents first. */
+  family(rootId: string): Session[];
+  update(id: string, patch: SessionPatch): Session;
+  /** Deletes the session with its children and messages; returns the ids removed. */
+  delete(id: string): string[];
+  search(query: string, options?: { limit?: number }): { session: Session; snippet: string }[];
+  addUsage(id: string, usage: { input_tokens: number; output_tokens: number; cost: number }): void;
+
+  appendMessage(input: {
+    session_id: string;
+    role: MessageRole;
+    parts: MessagePart[];
+    model?: string | null;
+    provider?: string | null;
+    usage?: Usage | null;
+    cost?: number;
+    run_id?: string | null;
+    finished?: boolean;
+  }): Message;
+  updateMessage(
+    id: string,
+    patch: { parts?: MessagePart[]; usage?: Usage | null; cost?: number; finished?: boolean },
+  ): Message;
+  getMessage(id: string): Message | undefined;
+  messages(sessionId: string, options?: { limit?: number; after?: string }): Message[];
+  deleteMessage(id: string): void;
+  count(): number;
+}
+
+interface SessionRow extends Omit<Session, 'metadata'> {
+  metadata: string;
+}
+interface MessageRow extends Omit<Message, 'parts' | 'usage'> {
+  parts: string;
+  usage: string | null;
+}
+
+export function createSessionStore(deps: {
+  db: () => Db;
+  clock: Clock;
+  ids: Ids;
+  bus?: EventBus;
+  workspace: string;
+}): SessionStore {
+  const db = deps.db;
+  const toSession = (row: SessionRow): Session => ({ ...row, metadata: JSON.parse(row.metadata) });
+  const toMessage = (row: MessageRow): Message => ({
+    ...row,
+    parts: JSON.parse(row.parts),
+    usage: row.usage ? JSON.parse(row.usage) : null,
+  });
+  const get = (id: string) => {
+    const row = db().prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
+    return row ? toSession(row) : undefined;
+  };
+  const require = (id: string) => {
+    const s = get(id);
+    if (!s) throw new SvcError('not_found', `session_id: no session "${id}"; see svc session list`);
+    return s;
+  };
+  const getMessage = (id: string) => {
+    const row = db().prepare('SELECT * FROM messages WHERE id = ?').get(id) as MessageRow | undefined;
+    return row ? toMessage(row) : undefined;
+  };
+  const family = (rootId: string): Session[] => {
+    const rows = db()
+      .prepare(
+        `WITH RECURSIVE fam(id, depth) AS (SELECT id, 0 FROM sessions WHERE id = ?
+           UNION ALL SELECT s.id, fam.depth + 1 FROM sessions s JOIN fam ON s.parent_id = fam.id)
+         SELECT s.* FROM sessions s JOIN fam ON s.id = fam.id ORDER BY fam.depth, s.created_at`,
+      )
+      .all(rootId) as SessionRow[];
+    return rows.map(toSession);
+  };
+
+  return {
+    create(input = {}) {
+      const now = deps.clock.now();
+      if (input.parent_id) require(input.parent_id);
+      const id = deps.ids.next('ses');
+      db()
+        .prepare(
+          `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          id,
+          input.parent_id ?? null,
+          input.title ?? '',
+          input.mode ?? 'build',
+          input.agent ?? 'build',
+          input.model ?? null,
+          deps.workspace,
+          JSON.stringify(input.metadata ?? {}),
+          now,
+          now,
+        );
+      const session = require(id);
+      deps.bus?.publish(id, 'session.created', {
+        session_id: id,
+        parent_id: session.parent_id,
+        title: session.title,
+      });
+      return session;
+    },
+    get,
+    require,
+    list(options = {}) {
+      const limit = options.limit ?? 100;
+      const offset = options.offset ?? 0;
+      const rows =
+        options.parent_id === undefined
+          ? db()
+              .prepare('SELECT * FROM sessions ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?')
+              .all(limit, offset)
+          : options.parent_id === null
+            ? db()
+                .prepare(
+                  'SELECT * FROM sessions WHERE parent_id IS NULL ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?',
+                )
+                .all(limit, offset)
+            : db()
+                .prepare(
+                  'SELECT * FROM sessions WHERE parent_id = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?',
+                )
+                .all(options.parent_id, limit, offset);
+      return (rows as SessionRow[]).map(toSession);
+    },
+    family,
+    update(id, patch) {
+      const current = require(id);
+      const next = {
+        title: patch.title ?? current.title,
+        mode: patch.mode ?? current.mode,
+        agent: patch.agent ?? current.agent,
+        model: patch.model === undefined ? current.model : patch.model,
+        reasoning_effort:
+          patch.reasoning_effort === undefined ? current.reasoning_effort : patch.reasoning_effort,
+        metadata: patch.metadata ? { ...current.metadata, ...patch.metadata } : current.metadata,
+      };
+      db()
+        .prepare(
+          `UPDATE sessions SET title = ?, mode = ?, agent = ?, model = ?, reasoning_effort = ?, metadata = ?, updated_at = ?
+           WHERE id = ?`,
+        )
+        .run(
+          next.title,
+          next.mode,
+          next.agent,
+          next.model,
+          next.reasoning_effort,
+          JSON.stringify(next.metadata),
+          deps.clock.now(),
+          id,
+        );
+      const session = require(id);
+      deps.bus?.publish(id, 'session.updated', { session_id: id, changed: Object.keys(patch) });
+      return session;
+    },
+    delete(id) {
+      const ids = family(id).map((s) => s.id);
+      if (ids.length === 0) require(id);
+      db().prepare('DELETE FROM sessions WHERE id = ?').run(id);
+      for (const removed of ids) deps.bus?.publish(removed, 'session.deleted', { session_id: removed });
+      return ids;
+    },
+    search(query, options = {}) {
+      const like = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      const rows = db()
+        .prepare(
+          `SELECT s.*, (SELECT m.parts FROM messages m WHERE m.session_id = s.id AND m.parts LIKE ? ESCAPE '\\'
+                         ORDER BY m.created_at DESC LIMIT 1) AS hit
+           FROM sessions s
+           WHERE s.title LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.parts LIKE ? ESCAPE '\\')
+           ORDER BY s.updated_at DESC LIMIT ?`,
+        )
+        .all(like, like, like, options.limit ?? 20) as (SessionRow & { hit: string | null })[];
+      return rows.map(({ hit, ...row }) => ({
+        session: toSession(row),
+        snippet: snippetOf(hit, row.title, query),
+      }));
+    },
+    addUsage(id, usage) {
+      db()
+        .prepare(
+          'UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, cost = cost + ?, updated_at = ? WHERE id = ?',
+        )
+        .run(usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id);
+    },
+    appendMessage(input) {
+      require(input.session_id);
+      const now = deps.clock.now();
+      const id = deps.ids.next('msg');
+      db()
+        .prepare(
+          `INSERT INTO messages (id, session_id, role, parts, model, provider, usage, cost, run_id, created_at, updated_at, finished_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          id,
+          input.session_id,
+          input.role,
+          JSON.stringify(input.parts),
+          input.model ?? null,
+          input.provider ?? null,
+          input.usage ? JSON.stringify(input.usage) : null,
+          input.cost ?? 0,
+          input.run_id ?? null,
+          now,
+          now,
+          input.finished === false ? null : now,
+        );
+      db().prepare('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, input.session_id);
+      return getMessage(id)!;
+    },
+    updateMessage(id, patch) {
+      const current = getMessage(id);
+      if (!current) throw new SvcError('not_found', `message_id: no message "${id}"`);
+      const now = deps.clock.now();
+      db()
+        .prepare(
+          'UPDATE messages SET parts = ?, usage = ?, cost = ?, updated_at = ?, finished_at = ? WHERE id = ?',
+        )
+        .run(
+          JSON.stringify(patch.parts ?? current.parts),
+          patch.usage === undefined
+            ? current.usage
+              ? JSON.stringify(current.usage)
+              : null
+            : JSON.stringify(patch.usage),
+          patch.cost ?? current.cost,
+          now,
+          patch.finished ? now : current.finished_at,
+          id,
+        );
+      return getMessage(id)!;
+    },
+    getMessage,
+    messages(sessionId, options = {}) {
+      const rows = db()
+        .prepare('SELECT * FROM messages WHERE session_id = ? ORDER BY created_at, rowid')
+        .all(sessionId) as MessageRow[];
+      let list = rows.map(toMessage);
+      if (options.after) {
+        const index = list.findIndex((m) => m.id === options.after);
+        list = index === -1 ? list : list.slice(index + 1);
+      }
+      return options.limit ? list.slice(-options.limit) : list;
+    },
+    deleteMessage(id) {
+      const result = db().prepare('DELETE FROM messages WHERE id = ?').run(id);
+      if (result.changes === 0) throw new SvcError('not_found', `message_id: no message "${id}"`);
+    },
+    count() {
+      return (db().prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;
+    },
+  };
+}
+
+function snippetOf(parts: string | null, title: string, query: string): string {
+  const text = parts
+    ? (JSON.parse(parts) as MessagePart[]).map((p) => ('text' in p ? p.text : '')).join(' ')
+    : title;
+  const index = text.toLowerCase().indexOf(query.toLowerCase());
+  if (index === -1) return text.slice(0, 120);
+  return text.slice(Math.max(0, index - 40), index + query.length + 80);
+}

@@ -1,0 +1,74 @@
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
+import { SvcError } from '../errors';
+import { migrate, openDb } from './db';
+import { migrations } from './migrations/index';
+
+describe('database', () => {
+  it('opens in WAL mode with foreign keys and applies every migration once', () => {
+    const dataDir = tmpWorkspace();
+    const db = openDb({ dataDir });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    const applied = (db.prepare('SELECT id FROM schema_migrations ORDER BY id').all() as { id: number }[]).map((r) => r.id);
+    expect(applied).toEqual(migrations.map((m) => m.id).sort((a, b) => a - b));
+    expect(migrate(db, migrations)).toEqual([]);
+    db.close();
+  });
+
+  it('migrates an existing database forward, keeping its rows', () => {
+    const dataDir = tmpWorkspace();
+    const old = openDb({ dataDir, migrations: migrations.slice(0, 1) });
+    old.prepare("INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('ses_1', 'kept', 1, 1)").run();
+    old.close();
+    const db = openDb({ dataDir });
+    expect(db.prepare('SELECT title FROM sessions').get()).toEqual({ title: 'kept' });
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'session_events'").get()).toBeDefined();
+    db.close();
+  });
+
+  it('applies a migration merged late even when higher ids already ran', () => {
+    const dataDir = tmpWorkspace();
+    const db = openDb({ dataDir, migrations: [{ id: 50, name: 'late-high', sql: 'CREATE TABLE a (x)' }] });
+    expect(migrate(db, [{ id: 10, name: 'early', sql: 'CREATE TABLE b (x)' }])).toEqual([10]);
+    db.close();
+  });
+
+  it('rolls back a failing migration as a whole', () => {
+    const dataDir = tmpWorkspace();
+    const db = openDb({ dataDir, migrations: [] });
+    expect(() => migrate(db, [{ id: 1, name: 'ok', sql: 'CREATE TABLE t (x)' }, { id: 2, name: 'bad', sql: 'NOT SQL' }])).toThrow();
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 't'").get()).toBeUndefined();
+    db.close();
+  });
+
+  it('refuses a corrupt database with a clear error and leaves the file untouched', () => {
+    const dataDir = tmpWorkspace();
+    const file = join(dataDir, 'svc.db');
+    writeFileSync(file, 'this is not a database at all, not even close '.repeat(100));
+    const before = readFileSync(file);
+    let error: unknown;
+    try {
+      openDb({ dataDir });
+    } catch (e) {
+      error = e;
+    }
+    expect(SvcError.is(error)).toBe(true);
+    expect((error as Error).message).toMatch(/corrupt or not an SQLite database; it was left untouched/);
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
+
+  it.skipIf(process.getuid?.() === 0)('refuses an unwritable data dir', () => {
+    const dataDir = tmpWorkspace();
+    chmodSync(dataDir, 0o500);
+    expect(() => openDb({ dataDir })).toThrowError(/not writable/);
+    chmodSync(dataDir, 0o700);
+  });
+
+  it('refuses a data dir that is a file', () => {
+    const root = tmpWorkspace({ files: { blocker: 'x' } });
+    expect(() => openDb({ dataDir: join(root, 'blocker') })).toThrowError(/data dir .* is not writable/);
+  });
+});

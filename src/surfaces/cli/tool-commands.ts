@@ -1,0 +1,162 @@
+/**
+ * A CLI command for every tool with a `cli` binding. Options come from the input schema:
+ * `session_id` → `--session-id <value>`, booleans → flags, numbers parsed and checked by name.
+ * Every such command takes `--json` (and `--format text|json`); without it the binding's text
+ * renderer (or a readable default) prints.
+ * @module
+ */
+import { type Command, Option } from 'commander';
+import { z } from 'zod';
+import { SvcError } from '../../errors';
+import type { AnyTool, CliBinding } from '../../tools/define-tool';
+import { withAlias } from '../../tools/invoke';
+import { renderText } from '../../util/render-text';
+import type { CliContext } from './context';
+
+export function ensureCommand(program: Command, path: string[], description?: string): Command {
+  let node = program;
+  for (const [index, word] of path.entries()) {
+    let child = node.commands.find((c) => c.name() === word);
+    if (!child) {
+      child = node.command(word);
+      if (index < path.length - 1) child.description(`${word} commands`);
+    }
+    node = child;
+  }
+  if (description) node.description(description);
+  return node;
+}
+
+export function registerToolCommands(program: Command, ctx: CliContext, tools: readonly AnyTool[]): void {
+  for (const tool of tools) {
+    const cli = tool.surfaces?.cli;
+    for (const binding of Array.isArray(cli) ? cli : cli ? [cli] : [])
+      registerOne(program, ctx, tool, binding);
+  }
+}
+
+function registerOne(program: Command, ctx: CliContext, tool: AnyTool, binding: CliBinding): void {
+  {
+    const command = ensureCommand(
+      program,
+      binding.command.split(' '),
+      binding.description ?? firstSentence(tool.description),
+    );
+    const positional = (binding.args ?? []).map((a) => ({
+      name: a.replace(/\?$/, ''),
+      optional: a.endsWith('?'),
+    }));
+    for (const arg of positional) command.argument(arg.optional ? `[${arg.name}]` : `<${arg.name}>`);
+    const fields = shapeOf(tool.input);
+    for (const [name, field] of Object.entries(fields)) {
+      if (positional.some((p) => p.name === name) || binding.fixed?.[name] !== undefined) continue;
+      command.addOption(optionFor(name, field));
+    }
+    command.option('--json', 'print JSON (the same payload as the HTTP and MCP surfaces)');
+    if (!fields.format) {
+      command.addOption(new Option('--format <format>', 'output format').choices(['text', 'json']));
+    }
+    command.action(async (...args: unknown[]) => {
+      const opts = (args[positional.length] ?? {}) as Record<string, unknown>;
+      const input: Record<string, unknown> = {};
+      positional.forEach((p, i) => {
+        if (args[i] !== undefined) input[p.name] = args[i];
+      });
+      for (const [name, field] of Object.entries(fields)) {
+        const key = camel(name);
+        if (opts[key] !== undefined && !positional.some((p) => p.name === name)) {
+          input[name] = convert(name, field as z.ZodType, opts[key]);
+        }
+      }
+      Object.assign(input, binding.fixed ?? {});
+      const prepared = binding.prepare ? binding.prepare(input) : input;
+      const asJson =
+        opts.json === true ||
+        opts.format === 'json' ||
+        (fields.format !== undefined && opts.format === 'json');
+      await runToolCommand(ctx, tool, binding, prepared, asJson);
+    });
+  }
+}
+
+async function runToolCommand(
+  ctx: CliContext,
+  tool: AnyTool,
+  binding: CliBinding,
+  input: Record<string, unknown>,
+  asJson: boolean,
+) {
+  const app = await ctx.app();
+  const live = app.tools.get(tool.name) ?? (binding.ungated ? tool : undefined);
+  if (!live) {
+    const gate = app.tools.gates().find((g) => g.tool.name === tool.name);
+    throw new SvcError('unavailable', `${tool.name} is not available: ${gate?.reason ?? 'not registered'}`);
+  }
+  const parsed = live.input.safeParse(withAlias(tool.name, input));
+  if (!parsed.success) {
+    throw new SvcError(
+      'invalid_input',
+      parsed.error.issues
+        .map((i) => `${i.path.length ? `--${kebab(i.path.join('.'))}: ` : ''}${i.message}`)
+        .join('; '),
+    );
+  }
+  const result = app.redactor.value(
+    await live.run(app.toolContext({ surface: 'cli', signal: ctx.io.signal }), parsed.data),
+  );
+  if (asJson) ctx.json(result);
+  else ctx.out(binding.text ? binding.text(result, parsed.data) : renderText(result));
+  const code = binding.exitCode?.(result);
+  if (code) ctx.exitCode = code;
+}
+
+function shapeOf(schema: z.ZodType): Record<string, z.ZodType> {
+  const s = schema as unknown as { shape?: Record<string, z.ZodType> };
+  return s.shape ?? {};
+}
+
+function unwrap(schema: z.ZodType): z.ZodType {
+  let s = schema;
+  for (let i = 0; i < 10; i++) {
+    if (
+      s instanceof z.ZodOptional ||
+      s instanceof z.ZodNullable ||
+      s instanceof z.ZodDefault ||
+      s instanceof z.ZodPrefault
+    ) {
+      s = (s as unknown as { unwrap(): z.ZodType }).unwrap();
+    } else break;
+  }
+  return s;
+}
+
+function optionFor(name: string, field: z.ZodType): Option {
+  const inner = unwrap(field);
+  const flag = `--${kebab(name)}`;
+  const description = field.description ?? inner.description ?? '';
+  if (inner instanceof z.ZodBoolean) return new Option(flag, description);
+  if (inner instanceof z.ZodArray) return new Option(`${flag} <values...>`, description);
+  const option = new Option(`${flag} <${inner instanceof z.ZodNumber ? 'n' : 'value'}>`, description);
+  if (inner instanceof z.ZodEnum) option.choices(inner.options as string[]);
+  return option;
+}
+
+function convert(name: string, field: z.ZodType, value: unknown): unknown {
+  const inner = unwrap(field);
+  if (inner instanceof z.ZodNumber) {
+    const n = Number(value);
+    if (typeof value !== 'string' || value.trim() === '' || !Number.isFinite(n)) {
+      throw new SvcError(
+        'invalid_input',
+        `--${kebab(name)}: expected a number, got ${JSON.stringify(value)}`,
+      );
+    }
+    return n;
+  }
+  if (inner instanceof z.ZodArray && Array.isArray(value)) return value.flatMap((v) => String(v).split(','));
+  return value;
+}
+
+const kebab = (s: string) => s.replace(/_/g, '-');
+const camel = (s: string) => s.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+const firstSentence = (s: string) => s.split(/(?<=\.)\s/)[0];

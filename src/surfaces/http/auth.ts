@@ -1,0 +1,52 @@
+/**
+ * Bearer authentication (spec, Authentication → HTTP server authentication):
+ * token configured + bearer missing or wrong → 401; no token and AllowNoAuth false → 401
+ * `authentication required`; no token and AllowNoAuth true → pass. Constant-time comparison.
+ * @module
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import { SvcError } from '../../errors';
+import { type ErrorStyle, errorResponse } from './errors';
+
+export interface AuthOptions {
+  /** Resolved at request time so a reload can rotate it. */
+  token: () => string | undefined;
+  allowNoAuth: () => boolean;
+  /** Paths that need no bearer (only /healthz). */
+  publicPaths?: string[];
+  styleFor?: (path: string) => ErrorStyle;
+}
+
+export function bearerAuth(options: AuthOptions): MiddlewareHandler {
+  const open = new Set(options.publicPaths ?? ['/healthz']);
+  return async function bearerAuth(c, next) {
+    if (open.has(c.req.path)) return next();
+    const token = options.token();
+    const style = options.styleFor?.(c.req.path) ?? 'canonical';
+    if (!token) {
+      if (options.allowNoAuth()) return next();
+      return errorResponse(c, new SvcError('unauthorized', 'authentication required'), { style });
+    }
+    const header = c.req.header('authorization') ?? '';
+    const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+    if (!match) {
+      return errorResponse(c, new SvcError('unauthorized', 'authentication required: missing bearer token'), {
+        style,
+      });
+    }
+    if (!safeEqual(match[1].trim(), token)) {
+      return errorResponse(c, new SvcError('unauthorized', 'authentication required: invalid bearer token'), {
+        style,
+      });
+    }
+    return next();
+  };
+}
+
+/** Hash both sides first so the comparison takes the same time whatever the lengths. */
+export function safeEqual(a: string, b: string): boolean {
+  const ha = createHash('sha256').update(a).digest();
+  const hb = createHash('sha256').update(b).digest();
+  return timingSafeEqual(ha, hb);
+}

@@ -1,0 +1,84 @@
+/**
+ * Query strings are text; tool inputs are typed. Coerce each query value by the type of its input
+ * field, and report a bad value by name (`invalid recent_runs_limit`).
+ * @module
+ */
+import { z } from 'zod';
+import { SvcError } from '../../errors';
+
+type Kind = 'number' | 'integer' | 'boolean' | 'array' | 'string' | 'unknown';
+
+export function fieldKinds(schema: z.ZodType): Map<string, Kind> {
+  const kinds = new Map<string, Kind>();
+  const shape = objectShape(schema);
+  if (!shape) return kinds;
+  for (const [key, field] of Object.entries(shape)) kinds.set(key, kindOf(field as z.ZodType));
+  return kinds;
+}
+
+export function coerceQuery(schema: z.ZodType, query: Record<string, string[]>): Record<string, unknown> {
+  const kinds = fieldKinds(schema);
+  const out: Record<string, unknown> = {};
+  for (const [key, values] of Object.entries(query)) {
+    const kind = kinds.get(key);
+    if (kind === undefined) continue; // unknown query parameters are ignored (cache busters, tracing)
+    const value = values[values.length - 1];
+    switch (kind) {
+      case 'integer':
+      case 'number': {
+        if (value.trim() === '') continue;
+        const n = Number(value);
+        if (!Number.isFinite(n) || (kind === 'integer' && !Number.isInteger(n))) {
+          throw new SvcError('invalid_input', `invalid ${key}`);
+        }
+        out[key] = n;
+        break;
+      }
+      case 'boolean': {
+        const v = value.trim().toLowerCase();
+        if (['1', 'true', 'yes', 'on', ''].includes(v)) out[key] = true;
+        else if (['0', 'false', 'no', 'off'].includes(v)) out[key] = false;
+        else throw new SvcError('invalid_input', `invalid ${key}`);
+        break;
+      }
+      case 'array':
+        out[key] = values.flatMap((v) => v.split(',')).filter((v) => v !== '');
+        break;
+      default:
+        out[key] = value;
+    }
+  }
+  return out;
+}
+
+function objectShape(schema: z.ZodType): Record<string, unknown> | undefined {
+  const inner = unwrap(schema);
+  return inner instanceof z.ZodObject ? (inner.shape as Record<string, unknown>) : undefined;
+}
+
+function unwrap(schema: z.ZodType): z.ZodType {
+  let s: z.ZodType = schema;
+  for (let i = 0; i < 10; i++) {
+    if (
+      s instanceof z.ZodOptional ||
+      s instanceof z.ZodNullable ||
+      s instanceof z.ZodDefault ||
+      s instanceof z.ZodPrefault
+    ) {
+      s = (s as unknown as { unwrap(): z.ZodType }).unwrap();
+    } else if (s instanceof z.ZodPipe) {
+      s = (s as unknown as { in: z.ZodType }).in;
+    } else break;
+  }
+  return s;
+}
+
+function kindOf(schema: z.ZodType): Kind {
+  const s = unwrap(schema);
+  if (s instanceof z.ZodNumber)
+    return s.format === 'safeint' || (s as { isInt?: boolean }).isInt ? 'integer' : 'number';
+  if (s instanceof z.ZodBoolean) return 'boolean';
+  if (s instanceof z.ZodArray) return 'array';
+  if (s instanceof z.ZodString || s instanceof z.ZodEnum || s instanceof z.ZodLiteral) return 'string';
+  return 'unknown';
+}

@@ -1,0 +1,240 @@
+/**
+ * Inspect family: what tools exist, which are in a session's effective set and, for every one
+ * that is not, which funnel stage removed it and why.
+ * `get_workflow_tools_status` (GET /v1/workflow-tools) and `get_primitive_tools_status`
+ * (GET /v1/primitive-tools) differ only by tag.
+ * @module
+ */
+import { z } from 'zod';
+import type { App } from '../app';
+import { VERSION } from '../version';
+import { type AnyTool, defineTool, type ToolTag } from './define-tool';
+import { FUNNEL_STAGES, type FunnelEntry } from './funnel';
+
+export const funnelInput = z.strictObject({
+  session_id: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Session whose mode, phase and agent narrow the set. Omit for the defaults.'),
+  agent: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Agent id whose [agents.<id>.tools] policy applies. Omit for the session agent.'),
+  mode: z.enum(['build', 'plan']).optional().describe('Session mode to evaluate instead of the session one.'),
+});
+type FunnelInput = z.output<typeof funnelInput>;
+
+export function funnelFor(
+  app: App,
+  input: FunnelInput,
+  defaultSession?: string,
+): { context: Record<string, unknown>; entries: FunnelEntry[] } {
+  const sessionId = input.session_id ?? defaultSession;
+  if (input.session_id) app.sessions.require(input.session_id);
+  const overrides: Record<string, unknown> = {};
+  if (input.agent) overrides.agent = input.agent;
+  if (input.mode) overrides.mode = input.mode;
+  const context = app.funnelContext(sessionId, overrides);
+  return {
+    context: {
+      session_id: sessionId ?? null,
+      mode: context.mode ?? 'build',
+      phase: context.phase ?? null,
+      agent: context.agent ?? null,
+    },
+    entries: app.funnel(context),
+  };
+}
+
+function tagStatus(app: App, tag: ToolTag, input: FunnelInput, sessionId?: string) {
+  const { context, entries } = funnelFor(app, input, sessionId);
+  const rows = entries.filter((e) => e.tag === tag).sort((a, b) => a.name.localeCompare(b.name));
+  return {
+    tag,
+    context,
+    stages: FUNNEL_STAGES,
+    counts: {
+      defined: rows.length,
+      registered: rows.filter((r) => r.registered).length,
+      effective: rows.filter((r) => r.effective).length,
+    },
+    tools: rows,
+  };
+}
+
+const renderStatus = (result: ReturnType<typeof tagStatus>) =>
+  [
+    `${result.tag} tools: ${result.counts.effective} effective / ${result.counts.registered} registered / ${result.counts.defined} defined`,
+    ...result.tools.map(
+      (t) =>
+        `  ${t.effective ? '✓' : '✗'} ${t.name.padEnd(38)} ${t.effective ? `permission ${t.permission}` : `removed by ${t.removed_by}: ${t.reason}`}`,
+    ),
+  ].join('\n');
+
+export const getWorkflowToolsStatus = defineTool({
+  name: 'get_workflow_tools_status',
+  family: 'inspect',
+  tag: 'primitive',
+  description:
+    'Workflow-tagged tools (agent, spawn_agents_on_csv, …): for each, whether it is registered and in the effective set, and which funnel stage removed it otherwise.',
+  input: funnelInput,
+  mutates: false,
+  surfaces: {
+    http: { method: 'GET', path: '/v1/workflow-tools' },
+    mcp: 'svc_get_workflow_tools_status',
+    cli: { command: 'config show-workflow-tools', text: renderStatus },
+  },
+  run: (ctx, input) => tagStatus(ctx.app, 'workflow', input, ctx.sessionId),
+});
+
+export const getPrimitiveToolsStatus = defineTool({
+  name: 'get_primitive_tools_status',
+  family: 'inspect',
+  tag: 'primitive',
+  description:
+    'Primitive-tagged tools: for each, whether it is registered and in the effective set, and which funnel stage removed it otherwise.',
+  input: funnelInput,
+  mutates: false,
+  surfaces: {
+    http: { method: 'GET', path: '/v1/primitive-tools' },
+    mcp: 'svc_get_primitive_tools_status',
+    cli: { command: 'config show-primitive-tools', text: renderStatus },
+  },
+  run: (ctx, input) => tagStatus(ctx.app, 'primitive', input, ctx.sessionId),
+});
+
+function surfacesOf(tool: AnyTool) {
+  const http = tool.surfaces?.http;
+  return {
+    http: (Array.isArray(http) ? http : http ? [http] : []).map((b) => `${b.method} ${b.path}`),
+    mcp: tool.surfaces?.mcp ?? null,
+    cli: [tool.surfaces?.cli ?? []].flat().map((b) => `svc ${b.command}`),
+  };
+}
+
+export const listToolCapabilitiesInput = funnelInput.extend({
+  include_schemas: z.boolean().default(false).describe('Include each tool input JSON Schema.'),
+});
+
+export const listToolCapabilities = defineTool({
+  name: 'list_tool_capabilities',
+  family: 'status',
+  tag: 'primitive',
+  description:
+    'The whole tool registry: every defined tool with its family, tag, whether it mutates, its surfaces, and where it stands in the funnel for the session.',
+  input: listToolCapabilitiesInput,
+  mutates: false,
+  surfaces: {
+    mcp: 'svc_list_tool_capabilities',
+    cli: {
+      command: 'tools',
+      text: (r: { tools: (FunnelEntry & { surfaces: unknown })[] }) =>
+        r.tools
+          .map(
+            (t) =>
+              `${t.effective ? '✓' : '✗'} ${t.name.padEnd(38)} ${t.family.padEnd(14)} ${t.effective ? '' : `(${t.removed_by}: ${t.reason})`}`,
+          )
+          .join('\n'),
+    },
+  },
+  run: (ctx, input) => {
+    const { context, entries } = funnelFor(ctx.app, input, ctx.sessionId);
+    const byName = new Map(ctx.app.tools.gates().map((g) => [g.tool.name, g.tool]));
+    const tools = entries
+      .map((entry) => {
+        const tool = byName.get(entry.name)!;
+        return {
+          ...entry,
+          description: tool.description,
+          surfaces: surfacesOf(tool),
+          ...(input.include_schemas
+            ? { input_schema: z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) }
+            : {}),
+        };
+      })
+      .sort((a, b) => a.name.localeCompare(b.name));
+    return { context, count: tools.length, tools };
+  },
+});
+
+/** Flags of what is really wired in this process (spec, Events: runtime_features). */
+export function runtimeFeatures(app: App): Record<string, boolean> {
+  const registered = (name: string) => app.tools.get(name) !== undefined;
+  const httpWired = app.runtime.surfaces.has('http');
+  const api = (name: string) =>
+    httpWired && registered(name) && app.tools.get(name)?.surfaces?.http !== undefined;
+  const config = app.config;
+  return {
+    http_server: httpWired,
+    mcp_server: app.runtime.surfaces.has('mcp'),
+    minimal_mcp_only: app.runtime.mcpOnly,
+    durable_run_store: registered('list_agent_runs'),
+    multiplayer_coordination_dashboard_api: api('get_multiplayer_coordination_dashboard'),
+    multiplayer_coordination_dashboard_tool: registered('get_multiplayer_coordination_dashboard'),
+    operator_cognition_api: api('operator_cognition_readout'),
+    operator_cognition_tool: registered('operator_cognition_readout'),
+    operating_packs: config.options.operating_packs,
+    adaptive_orchestration: registered('get_adaptive_orchestration'),
+    health_followons: config.options.health_followons.enabled,
+    openai_compat: httpWired,
+    openai_compat_ledger: config.options.openai_compat !== undefined,
+    edit_predictions: config.options.openai_compat?.edit_predictions.enabled ?? false,
+    edit_capsules: config.options.edit_capsules,
+    process_lifecycle_tools: registered('daemon_restart'),
+    workspace_environment_fields: config.options.workspace_environment_fields !== undefined,
+  };
+}
+
+export const runtimeFeaturesTool = defineTool({
+  name: 'runtime_features',
+  family: 'status',
+  tag: 'primitive',
+  description: 'Boolean flags for what this svc process really has wired: surfaces, readouts, gates.',
+  input: z.strictObject({}),
+  mutates: false,
+  surfaces: { mcp: 'svc_runtime_features', cli: { command: 'features' } },
+  run: (ctx) => ({ features: runtimeFeatures(ctx.app) }),
+});
+
+export const capabilities = defineTool({
+  name: 'capabilities',
+  family: 'status',
+  tag: 'primitive',
+  description: 'What this svc runtime can do: version, surfaces, tool counts by family and tag, features.',
+  input: z.strictObject({}),
+  mutates: false,
+  surfaces: { mcp: 'svc_capabilities', cli: { command: 'capabilities' } },
+  run: (ctx) => {
+    const { app } = ctx;
+    const entries = app.funnel(app.funnelContext(ctx.sessionId));
+    const families: Record<string, { defined: number; registered: number; effective: number }> = {};
+    for (const e of entries) {
+      families[e.family] ??= { defined: 0, registered: 0, effective: 0 };
+      const f = families[e.family];
+      f.defined++;
+      if (e.registered) f.registered++;
+      if (e.effective) f.effective++;
+    }
+    return {
+      product: 'svc',
+      version: VERSION,
+      surfaces: {
+        cli: true,
+        tui: true,
+        http: { command: 'svc service start http', wired: app.runtime.surfaces.has('http') },
+        mcp: { command: 'svc service start mcp', wired: app.runtime.surfaces.has('mcp') },
+      },
+      tools: {
+        defined: entries.length,
+        registered: entries.filter((e) => e.registered).length,
+        effective: entries.filter((e) => e.effective).length,
+        workflow: entries.filter((e) => e.tag === 'workflow' && e.registered).length,
+        primitive: entries.filter((e) => e.tag === 'primitive' && e.registered).length,
+        by_family: Object.fromEntries(Object.entries(families).sort(([a], [b]) => a.localeCompare(b))),
+      },
+      features: runtimeFeatures(app),
+    };
+  },
+});
