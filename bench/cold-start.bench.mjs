@@ -34,14 +34,23 @@ export async function run() {
   if (process.env.NODE_EXTRA_CA_CERTS) env.NODE_EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
   try {
     const [node, version, status] = timeAll(
-      [['-e', '0'], [BIN, '--version'], [BIN, 'config', 'show-config-status', '--json']],
+      [
+        ['-e', '0'],
+        [BIN, '--version'],
+        [BIN, 'config', 'show-config-status', '--json'],
+      ],
       ws,
       env,
     );
     return [
       { name: 'node -e 0 (median ms)', value: node.toFixed(1) },
       { name: 'svc --version (median ms)', value: version.toFixed(1) },
-      { name: 'svc --version / node -e 0', value: (version / node).toFixed(2), target: '<= 1.5', pass: version / node <= 1.5 },
+      {
+        name: 'svc --version / node -e 0',
+        value: (version / node).toFixed(2),
+        target: '<= 1.5',
+        pass: version / node <= 1.5,
+      },
       { name: 'svc config show-config-status --json (median ms)', value: status.toFixed(1) },
       { name: 'show-config-status / node -e 0', value: (status / node).toFixed(2) },
     ];

@@ -18,9 +18,13 @@ for (const file of files) {
   const rows = await mod.run();
   results[file] = rows;
   for (const row of rows) {
-    const verdict = row.target === undefined ? '' : row.pass ? `  ✓ target ${row.target}` : `  ✗ target ${row.target}`;
+    const verdict =
+      row.target === undefined ? '' : row.pass ? `  ✓ target ${row.target}` : `  ✗ target ${row.target}`;
     process.stdout.write(`${row.name.padEnd(48)} ${row.value}${verdict}\n`);
   }
 }
 mkdirSync(join(here, 'results'), { recursive: true });
-writeFileSync(join(here, 'results', 'latest.json'), `${JSON.stringify({ at: new Date().toISOString(), node: process.version, results }, null, 2)}\n`);
+writeFileSync(
+  join(here, 'results', 'latest.json'),
+  `${JSON.stringify({ at: new Date().toISOString(), node: process.version, results }, null, 2)}\n`,
+);

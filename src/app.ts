@@ -11,6 +11,8 @@ import type { Config } from './config/schema';
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
 import { createFileLogger, type Logger } from './log';
+import { createModelResolver } from './providers/resolver';
+import type { ModelResolver } from './providers/types';
 import { createRedactor, type Redactor } from './redact';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { DB_FILE, type Db, openDb } from './store/db';
@@ -74,6 +76,8 @@ export interface App {
   hasDb(): boolean;
   dbStatus(): DbStatus;
   readonly bus: EventBus;
+  /** Resolves model selectors to AI SDK models (providers domain). */
+  readonly models: ModelResolver;
   readonly tools: ToolRegistry;
   readonly sessions: SessionStore;
   readonly runtime: RuntimeState;
@@ -178,6 +182,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       return status;
     },
     bus,
+    models: createModelResolver({ config: () => loaded.config, env, fetch: options.fetch }),
     tools: undefined as unknown as ToolRegistry,
     sessions: createSessionStore({ db: openDatabase, clock, ids, bus, workspace }),
     runtime,

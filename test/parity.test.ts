@@ -6,10 +6,10 @@
  * - mutating tools are skipped (they change the state they would be compared on).
  */
 import { describe, expect, it } from 'vitest';
-import { makeTestApp } from './helpers/make-test-app';
-import { maskVolatile, viaCli, viaHttp, viaTool } from './helpers/surfaces';
 import { bindingsOf } from '../src/surfaces/http/mount-tools';
 import { allTools } from '../src/tools/index';
+import { makeTestApp } from './helpers/make-test-app';
+import { maskVolatile, viaCli, viaHttp, viaTool } from './helpers/surfaces';
 
 const readTools = allTools.filter((t) => !t.mutates && (t.surfaces?.http || t.surfaces?.cli));
 
@@ -32,8 +32,19 @@ describe('GEN-09: parity across surfaces', () => {
         }
         const cli = tool.surfaces?.cli;
         for (const binding of [cli ?? []].flat()) {
-          if (binding.fixed && Object.entries(binding.fixed).some(([k, v]) => example[k] !== undefined && example[k] !== v)) continue;
-          if (binding.fixed && !Object.entries(binding.fixed).every(([k, v]) => (example[k] ?? (tool.input.parse({ ...example }) as Record<string, unknown>)[k]) === v)) continue;
+          if (
+            binding.fixed &&
+            Object.entries(binding.fixed).some(([k, v]) => example[k] !== undefined && example[k] !== v)
+          )
+            continue;
+          if (
+            binding.fixed &&
+            !Object.entries(binding.fixed).every(
+              ([k, v]) =>
+                (example[k] ?? (tool.input.parse({ ...example }) as Record<string, unknown>)[k]) === v,
+            )
+          )
+            continue;
           const out = await viaCli(app, binding, example);
           expect(out.code, out.stderr).toBe(0);
           expect(maskVolatile(out.json)).toEqual(direct);

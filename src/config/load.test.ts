@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { isolatedEnv } from '../../test/helpers/make-test-app';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import { SvcError } from '../errors';
+import { createRedactor } from '../redact';
 import { explainConfig } from './explain';
 import { interpolate, loadConfig } from './load';
-import { createRedactor } from '../redact';
 
 function setup(files: Record<string, string>, envExtra: Record<string, string> = {}) {
   const workspace = tmpWorkspace({ files });
@@ -25,7 +25,10 @@ describe('config sources and merge order', () => {
       'svc.toml': '[providers.acme]\nbase_url = "http://127.0.0.1:9/v1"\n',
       '.svc/svc.toml': '[providers.acme]\ntype = "openai-compat"\n',
     });
-    writeGlobal(globalFile, '[providers.acme]\nbase_url = "http://global/v1"\napi_key = "k-global-123456"\nname = "Acme"\n');
+    writeGlobal(
+      globalFile,
+      '[providers.acme]\nbase_url = "http://global/v1"\napi_key = "k-global-123456"\nname = "Acme"\n',
+    );
     const loaded = loadConfig({ workspace, env });
     expect(loaded.config.providers.acme).toEqual({
       base_url: 'http://127.0.0.1:9/v1',
@@ -60,11 +63,22 @@ describe('config sources and merge order', () => {
 
     const fields = explainConfig(top, createRedactor());
     const source = (key: string) => fields.find((f) => f.key === key);
-    expect(source('options.max_steps')).toMatchObject({ value: 6, source: '-c options.max_steps', source_kind: 'override' });
+    expect(source('options.max_steps')).toMatchObject({
+      value: 6,
+      source: '-c options.max_steps',
+      source_kind: 'override',
+    });
     expect(source('options.auto_compact')).toMatchObject({ source: globalFile, source_kind: 'global' });
-    expect(source('models.large')).toMatchObject({ source: join(workspace, 'svc.toml'), source_kind: 'workspace' });
+    expect(source('models.large')).toMatchObject({
+      source: join(workspace, 'svc.toml'),
+      source_kind: 'workspace',
+    });
     expect(source('models.small')).toMatchObject({ source: 'env SVC_SMALL_MODEL', source_kind: 'env' });
-    expect(source('options.compaction_threshold')).toMatchObject({ value: 0.85, source: 'default', source_kind: 'default' });
+    expect(source('options.compaction_threshold')).toMatchObject({
+      value: 0.85,
+      source: 'default',
+      source_kind: 'default',
+    });
   });
 
   it('parses -c values as TOML values, falling back to a bare string', () => {
@@ -72,7 +86,11 @@ describe('config sources and merge order', () => {
     const loaded = loadConfig({
       workspace,
       env,
-      overrides: ['options.operating_packs=true', 'options.disabled_tools=["bash","fetch"]', 'models.large=acme/model-1'],
+      overrides: [
+        'options.operating_packs=true',
+        'options.disabled_tools=["bash","fetch"]',
+        'models.large=acme/model-1',
+      ],
     });
     expect(loaded.config.options.operating_packs).toBe(true);
     expect(loaded.config.options.disabled_tools).toEqual(['bash', 'fetch']);
@@ -82,7 +100,10 @@ describe('config sources and merge order', () => {
 
 describe('interpolation', () => {
   it('CFG-05: resolves ${ENV} at load and remembers the value as a secret', () => {
-    const { workspace, env } = setup({ 'svc.toml': '[providers.acme]\napi_key = "${ACME_KEY}"\n' }, { ACME_KEY: 'sk-live-abcdef123456' });
+    const { workspace, env } = setup(
+      { 'svc.toml': '[providers.acme]\napi_key = "${ACME_KEY}"\n' },
+      { ACME_KEY: 'sk-live-abcdef123456' },
+    );
     const loaded = loadConfig({ workspace, env });
     expect(loaded.config.providers.acme.api_key).toBe('sk-live-abcdef123456');
     expect(loaded.interpolated).toContain('sk-live-abcdef123456');
@@ -100,7 +121,9 @@ describe('interpolation', () => {
   });
 
   it('names the file, line, key and variable when ${VAR} is unset (exit code 2)', () => {
-    const { workspace, env } = setup({ 'svc.toml': '# x\n[providers.acme]\nbase_url = "http://x"\napi_key = "${NOPE_KEY}"\n' });
+    const { workspace, env } = setup({
+      'svc.toml': '# x\n[providers.acme]\nbase_url = "http://x"\napi_key = "${NOPE_KEY}"\n',
+    });
     let error: unknown;
     try {
       loadConfig({ workspace, env });
@@ -130,19 +153,27 @@ describe('bad config', () => {
   });
 
   it('reports a bad enum value with the allowed values', () => {
-    const { workspace, env } = setup({ 'svc.toml': '[providers.x.provider_options]\nauth_source = "magic"\n' });
-    expect(() => loadConfig({ workspace, env })).toThrowError(/auth_source: expected one of "auto", "env", "profile", "bearer", "container"/);
+    const { workspace, env } = setup({
+      'svc.toml': '[providers.x.provider_options]\nauth_source = "magic"\n',
+    });
+    expect(() => loadConfig({ workspace, env })).toThrowError(
+      /auth_source: expected one of "auto", "env", "profile", "bearer", "container"/,
+    );
   });
 
   it('CFG-08: accepts every auth_source value', () => {
     for (const value of ['auto', 'env', 'profile', 'bearer', 'container']) {
-      const { workspace, env } = setup({ 'svc.toml': `[providers.x.provider_options]\nauth_source = "${value}"\nregion = "us-east-1"\n` });
+      const { workspace, env } = setup({
+        'svc.toml': `[providers.x.provider_options]\nauth_source = "${value}"\nregion = "us-east-1"\n`,
+      });
       expect(loadConfig({ workspace, env }).config.providers.x.provider_options?.auth_source).toBe(value);
     }
   });
 
   it('warns about unknown keys instead of failing, naming the file', () => {
-    const { workspace, env } = setup({ 'svc.toml': '[options]\nmax_steps = 7\nfrobnicate = 1\n[mystery]\na = 1\n' });
+    const { workspace, env } = setup({
+      'svc.toml': '[options]\nmax_steps = 7\nfrobnicate = 1\n[mystery]\na = 1\n',
+    });
     const loaded = loadConfig({ workspace, env });
     expect(loaded.config.options.max_steps).toBe(7);
     expect(loaded.warnings).toEqual(
@@ -155,11 +186,16 @@ describe('bad config', () => {
 
   it('fails when an explicitly named config file is missing', () => {
     const { workspace, env } = setup({});
-    expect(() => loadConfig({ workspace, env, configFile: 'nope.toml' })).toThrowError(/nope\.toml: file not found/);
+    expect(() => loadConfig({ workspace, env, configFile: 'nope.toml' })).toThrowError(
+      /nope\.toml: file not found/,
+    );
   });
 
   it('tolerant mode returns every problem instead of throwing', () => {
-    const { workspace, env } = setup({ 'svc.toml': '[options]\nmax_steps = "x"\n', '.svc/svc.toml': 'oops = \n' });
+    const { workspace, env } = setup({
+      'svc.toml': '[options]\nmax_steps = "x"\n',
+      '.svc/svc.toml': 'oops = \n',
+    });
     const loaded = loadConfig({ workspace, env }, { tolerant: true });
     expect(loaded.errors.length).toBe(2);
     expect(loaded.files.find((f) => f.path.endsWith('.svc/svc.toml'))?.error).toMatch(/TOML syntax error/);

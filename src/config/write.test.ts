@@ -38,7 +38,9 @@ describe('config set/unset', () => {
   it('refuses an invalid value and leaves the file untouched', () => {
     const dir = tmpWorkspace({ files: { 'svc.toml': '[options]\nmax_steps = 10\n' } });
     const file = join(dir, 'svc.toml');
-    expect(() => writeConfigKey(file, 'options.max_steps', 'lots')).toThrowError(/refusing to write options\.max_steps.*unchanged/);
+    expect(() => writeConfigKey(file, 'options.max_steps', 'lots')).toThrowError(
+      /refusing to write options\.max_steps.*unchanged/,
+    );
     expect(() => writeConfigKey(file, 'options.nonsense', 1)).toThrowError(/unknown key nonsense/);
     expect(readFileSync(file, 'utf8')).toBe('[options]\nmax_steps = 10\n');
   });

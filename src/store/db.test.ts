@@ -12,7 +12,9 @@ describe('database', () => {
     const db = openDb({ dataDir });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
-    const applied = (db.prepare('SELECT id FROM schema_migrations ORDER BY id').all() as { id: number }[]).map((r) => r.id);
+    const applied = (
+      db.prepare('SELECT id FROM schema_migrations ORDER BY id').all() as { id: number }[]
+    ).map((r) => r.id);
     expect(applied).toEqual(migrations.map((m) => m.id).sort((a, b) => a - b));
     expect(migrate(db, migrations)).toEqual([]);
     db.close();
@@ -21,7 +23,9 @@ describe('database', () => {
   it('migrates an existing database forward, keeping its rows', () => {
     const dataDir = tmpWorkspace();
     const old = openDb({ dataDir, migrations: migrations.slice(0, 1) });
-    old.prepare("INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('ses_1', 'kept', 1, 1)").run();
+    old
+      .prepare("INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('ses_1', 'kept', 1, 1)")
+      .run();
     old.close();
     const db = openDb({ dataDir });
     expect(db.prepare('SELECT title FROM sessions').get()).toEqual({ title: 'kept' });
@@ -39,7 +43,12 @@ describe('database', () => {
   it('rolls back a failing migration as a whole', () => {
     const dataDir = tmpWorkspace();
     const db = openDb({ dataDir, migrations: [] });
-    expect(() => migrate(db, [{ id: 1, name: 'ok', sql: 'CREATE TABLE t (x)' }, { id: 2, name: 'bad', sql: 'NOT SQL' }])).toThrow();
+    expect(() =>
+      migrate(db, [
+        { id: 1, name: 'ok', sql: 'CREATE TABLE t (x)' },
+        { id: 2, name: 'bad', sql: 'NOT SQL' },
+      ]),
+    ).toThrow();
     expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 't'").get()).toBeUndefined();
     db.close();
   });

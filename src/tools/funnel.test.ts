@@ -8,7 +8,16 @@ import { allTools } from './index';
 import { createToolRegistry } from './registry';
 
 const read = (name: string, extra: Partial<AnyTool> = {}) =>
-  defineTool({ name, family: 'test', tag: 'primitive', description: name, input: z.strictObject({}), mutates: false, run: () => ({}), ...extra });
+  defineTool({
+    name,
+    family: 'test',
+    tag: 'primitive',
+    description: name,
+    input: z.strictObject({}),
+    mutates: false,
+    run: () => ({}),
+    ...extra,
+  });
 const write = (name: string, extra: Partial<AnyTool> = {}) => read(name, { mutates: true, ...extra });
 
 const tools = [
@@ -30,12 +39,26 @@ describe('the funnel', () => {
         permissions: { allowed_tools: ['writer'] },
       },
     });
-    const byName = (entries: ReturnType<typeof app.funnel>) => Object.fromEntries(entries.map((e) => [e.name, e]));
+    const byName = (entries: ReturnType<typeof app.funnel>) =>
+      Object.fromEntries(entries.map((e) => [e.name, e]));
     const build = byName(app.funnel({ agent: 'reviewer' }));
-    expect(build.gated).toMatchObject({ registered: false, effective: false, removed_by: 'gate', reason: 'needs the frobnicator' });
+    expect(build.gated).toMatchObject({
+      registered: false,
+      effective: false,
+      removed_by: 'gate',
+      reason: 'needs the frobnicator',
+    });
     expect(build.disabled_one).toMatchObject({ effective: false, removed_by: 'disabled_tools' });
-    expect(build.agent_denied).toMatchObject({ effective: false, removed_by: 'agent_policy', reason: 'listed in agents.reviewer.tools.deny' });
-    expect(build.writer).toMatchObject({ effective: true, permission: 'allow', permission_reason: 'listed in permissions.allowed_tools' });
+    expect(build.agent_denied).toMatchObject({
+      effective: false,
+      removed_by: 'agent_policy',
+      reason: 'listed in agents.reviewer.tools.deny',
+    });
+    expect(build.writer).toMatchObject({
+      effective: true,
+      permission: 'allow',
+      permission_reason: 'listed in permissions.allowed_tools',
+    });
     expect(build.reader).toMatchObject({ effective: true, permission: 'allow' });
 
     const plan = byName(app.funnel({ mode: 'plan' }));
@@ -45,7 +68,10 @@ describe('the funnel', () => {
     expect(plan.gated.removed_by).toBe('gate');
 
     const planning = byName(app.funnel({ phase: 'planning' }));
-    expect(planning.writer).toMatchObject({ removed_by: 'mode', reason: expect.stringContaining('planning phase') });
+    expect(planning.writer).toMatchObject({
+      removed_by: 'mode',
+      reason: expect.stringContaining('planning phase'),
+    });
 
     const other = byName(app.funnel({ agent: 'someone-else' }));
     expect(other.agent_denied).toMatchObject({ effective: true, permission: 'ask' });
@@ -57,15 +83,29 @@ describe('the funnel', () => {
       config: { options: { disabled_tools: ['writer'] }, permissions: { allowed_tools: ['writer'] } },
     });
     expect(effectiveTools(app.tools, app.config).map((t) => t.name)).not.toContain('writer');
-    expect(app.funnel().find((e) => e.name === 'writer')).toMatchObject({ removed_by: 'disabled_tools', permission: null });
+    expect(app.funnel().find((e) => e.name === 'writer')).toMatchObject({
+      removed_by: 'disabled_tools',
+      permission: null,
+    });
   });
 
   it('applies an explicit agent allowlist and pack-style policy layers', async () => {
-    const app = await makeTestApp({ tools, config: { agents: { narrow: { tools: { allow: ['reader'] } } } } });
-    const names = app.funnel({ agent: 'narrow' }).filter((e) => e.effective).map((e) => e.name);
+    const app = await makeTestApp({
+      tools,
+      config: { agents: { narrow: { tools: { allow: ['reader'] } } } },
+    });
+    const names = app
+      .funnel({ agent: 'narrow' })
+      .filter((e) => e.effective)
+      .map((e) => e.name);
     expect(names).toEqual(['reader']);
-    const withPolicy = app.funnel({ policies: [{ source: 'pack p', removes: (t) => (t.name === 'reader' ? 'denied by pack' : undefined) }] });
-    expect(withPolicy.find((e) => e.name === 'reader')).toMatchObject({ removed_by: 'agent_policy', reason: 'pack p: denied by pack' });
+    const withPolicy = app.funnel({
+      policies: [{ source: 'pack p', removes: (t) => (t.name === 'reader' ? 'denied by pack' : undefined) }],
+    });
+    expect(withPolicy.find((e) => e.name === 'reader')).toMatchObject({
+      removed_by: 'agent_policy',
+      reason: 'pack p: denied by pack',
+    });
   });
 
   it('--yolo skips every prompt', async () => {
@@ -75,12 +115,14 @@ describe('the funnel', () => {
   });
 
   it('TOOLS-40: rejects an old config tool name in an explicit allowlist, naming config', async () => {
-    await expect(makeTestApp({ tools, config: { permissions: { allowed_tools: ['config_set'] } } })).rejects.toThrowError(
+    await expect(
+      makeTestApp({ tools, config: { permissions: { allowed_tools: ['config_set'] } } }),
+    ).rejects.toThrowError(
       /permissions\.allowed_tools: "config_set" is an old config tool name .* use "config"/,
     );
-    await expect(makeTestApp({ tools, config: { agents: { a: { tools: { allow: ['set_config'] } } } } })).rejects.toThrowError(
-      /agents\.a\.tools\.allow/,
-    );
+    await expect(
+      makeTestApp({ tools, config: { agents: { a: { tools: { allow: ['set_config'] } } } } }),
+    ).rejects.toThrowError(/agents\.a\.tools\.allow/);
   });
 
   it('TOOLS-39: accepts an old config tool name as an alias elsewhere', async () => {

@@ -29,7 +29,8 @@ describe('svc binary', () => {
     const ws = tmpWorkspace({
       files: {
         'svc.toml': '[options]\nmax_steps = 9\n[providers.acme]\nbase_url = "http://127.0.0.1:1/v1"\n',
-        '.home/.config/svc/svc.toml': '[options]\nauto_compact = false\n[providers.acme]\napi_key = "secret-global-key-123456"\n',
+        '.home/.config/svc/svc.toml':
+          '[options]\nauto_compact = false\n[providers.acme]\napi_key = "secret-global-key-123456"\n',
       },
     });
     const result = await runBin(['config', 'explain', '--json', '-c', 'options.disabled_tools=["bash"]'], {
@@ -37,11 +38,26 @@ describe('svc binary', () => {
       env: env(ws, { SVC_MODEL: 'acme/big' }),
     });
     expect(result.code, result.stderr).toBe(0);
-    const fields = (JSON.parse(result.stdout) as { fields: { key: string; source: string; source_kind: string; value: unknown }[] }).fields;
+    const fields = (
+      JSON.parse(result.stdout) as {
+        fields: { key: string; source: string; source_kind: string; value: unknown }[];
+      }
+    ).fields;
     const get = (key: string) => fields.find((f) => f.key === key);
-    expect(get('options.auto_compact')).toMatchObject({ source_kind: 'global', source: join(ws, '.home/.config/svc/svc.toml') });
-    expect(get('options.max_steps')).toMatchObject({ value: 9, source_kind: 'workspace', source: join(ws, 'svc.toml') });
-    expect(get('models.large')).toMatchObject({ value: 'acme/big', source_kind: 'env', source: 'env SVC_MODEL' });
+    expect(get('options.auto_compact')).toMatchObject({
+      source_kind: 'global',
+      source: join(ws, '.home/.config/svc/svc.toml'),
+    });
+    expect(get('options.max_steps')).toMatchObject({
+      value: 9,
+      source_kind: 'workspace',
+      source: join(ws, 'svc.toml'),
+    });
+    expect(get('models.large')).toMatchObject({
+      value: 'acme/big',
+      source_kind: 'env',
+      source: 'env SVC_MODEL',
+    });
     expect(get('options.disabled_tools')).toMatchObject({ value: ['bash'], source_kind: 'override' });
     expect(get('providers.acme.api_key')?.value).not.toContain('secret-global-key');
     expect(result.stdout).not.toContain('secret-global-key-123456');
@@ -83,13 +99,18 @@ describe('svc binary', () => {
     expect(status.database.error).toMatch(/corrupt or not an SQLite database/);
     const needsDb = await runBin(['tools', '--session-id', 'ses_x'], { cwd: ws, env: env(ws) });
     expect(needsDb.code).toBe(1);
-    expect(needsDb.stderr).toMatch(/^svc: database .*svc\.db is corrupt or not an SQLite database; it was left untouched/);
+    expect(needsDb.stderr).toMatch(
+      /^svc: database .*svc\.db is corrupt or not an SQLite database; it was left untouched/,
+    );
     expect(readFileSync(join(ws, '.svc', 'svc.db'), 'utf8')).toBe('garbage'.repeat(500));
   });
 
   it('config set writes the workspace file atomically and refuses invalid values', async () => {
     const ws = tmpWorkspace();
-    const ok = await runBin(['config', 'set', 'options.max_steps', '12', '--json'], { cwd: ws, env: env(ws) });
+    const ok = await runBin(['config', 'set', 'options.max_steps', '12', '--json'], {
+      cwd: ws,
+      env: env(ws),
+    });
     expect(ok.code, ok.stderr).toBe(0);
     expect(readFileSync(join(ws, 'svc.toml'), 'utf8')).toContain('max_steps = 12');
     const bad = await runBin(['config', 'set', 'options.max_steps', 'lots'], { cwd: ws, env: env(ws) });

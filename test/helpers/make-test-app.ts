@@ -41,7 +41,10 @@ export function testClock(start = Date.UTC(2026, 10, 22, 12, 0, 0)): TestClock {
   };
 }
 
-export function isolatedEnv(root: string, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+export function isolatedEnv(
+  root: string,
+  extra: Record<string, string | undefined> = {},
+): Record<string, string | undefined> {
   const home = join(root, '.home');
   mkdirSync(join(home, '.config'), { recursive: true });
   return {
@@ -53,7 +56,9 @@ export function isolatedEnv(root: string, extra: Record<string, string | undefin
   };
 }
 
-export async function makeTestApp(options: TestAppOptions = {}): Promise<App & { memoryLog: ReturnType<typeof createMemoryLogger> }> {
+export async function makeTestApp(
+  options: TestAppOptions = {},
+): Promise<App & { memoryLog: ReturnType<typeof createMemoryLogger> }> {
   const workspace = options.workspace ?? tmpWorkspace({ files: options.files, git: options.git });
   const env = options.env ?? isolatedEnv(workspace);
   if (options.config) writeFileSync(join(workspace, 'svc.toml'), stringify(options.config));

@@ -3,13 +3,19 @@
  * @module
  */
 import type { App } from '../../src/app';
-import { createHttpApp } from '../../src/surfaces/http/index';
 import { runCli } from '../../src/surfaces/cli/index';
+import { createHttpApp } from '../../src/surfaces/http/index';
 import type { AnyTool, CliBinding, HttpBinding } from '../../src/tools/define-tool';
 import { invokeTool } from '../../src/tools/invoke';
 
 /** Volatile fields differ between back-to-back calls by design. */
-export const VOLATILE_KEYS = new Set(['generated_at_unix', 'generated_at', 'checked_at', 'duration_ms', 'uptime_seconds']);
+export const VOLATILE_KEYS = new Set([
+  'generated_at_unix',
+  'generated_at',
+  'checked_at',
+  'duration_ms',
+  'uptime_seconds',
+]);
 
 export function maskVolatile<T>(value: T): T {
   if (Array.isArray(value)) return value.map(maskVolatile) as T;

@@ -1,0 +1,47 @@
+/**
+ * The contract between the model layer and everything that runs turns (agent loop, compat
+ * surface, summaries). The providers domain implements it; callers never build AI SDK providers
+ * themselves.
+ * @module
+ */
+import type { LanguageModel } from 'ai';
+
+export interface ModelInfo {
+  id: string;
+  name?: string;
+  context_window?: number;
+  max_output?: number;
+  cost_per_1m_in?: number;
+  cost_per_1m_out?: number;
+  tool_call?: boolean;
+  reasoning?: boolean;
+  attachments?: boolean;
+}
+
+export interface ResolvedModel {
+  /** `<provider>/<model>` */
+  selector: string;
+  provider: string;
+  model_id: string;
+  /** An AI SDK language model, ready for streamText/generateText. */
+  language_model: LanguageModel;
+  info: ModelInfo;
+  /** Why this model: explicit, session, agent, config models.large/small, first ready provider. */
+  source: string;
+}
+
+export interface ResolveRequest {
+  /** An explicit selector (`provider/model`, or a bare model id offered by exactly one provider). */
+  selector?: string;
+  /** large: main turns; small: titles, summaries. Default large. */
+  purpose?: 'large' | 'small';
+  /** Session override, if any (the session's model). */
+  sessionModel?: string | null;
+  /** Agent config model, if any. */
+  agentModel?: string;
+}
+
+export interface ModelResolver {
+  /** Throws an SvcError naming the provider and what to do when it cannot. */
+  resolve(request?: ResolveRequest): Promise<ResolvedModel>;
+}
