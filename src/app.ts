@@ -58,6 +58,13 @@ export interface DbStatus {
   schema_version?: number;
 }
 
+export interface MutationRequest {
+  tool: string;
+  sessionId?: string;
+  /** Workspace-relative paths the mutation touches; empty when unknown (e.g. a shell command). */
+  paths: string[];
+}
+
 export interface App {
   readonly workspace: string;
   readonly dataDir: string;
@@ -91,6 +98,11 @@ export interface App {
   readonly services: Record<string, unknown>;
   /** Extra sections of config-status, contributed by domains (e.g. cloud identity). */
   readonly statusSections: Map<string, () => unknown>;
+  /**
+   * Checks run before any workspace mutation (write, edit, bash…). A guard throws an SvcError to
+   * refuse (hard workspace claims of other sessions).
+   */
+  readonly mutationGuards: ((request: MutationRequest) => void)[];
   /** Extra agent-policy layers for a session's funnel (active pack rules…). */
   readonly policyProviders: ((sessionId: string | undefined) => ToolPolicy[])[];
   /** The funnel context of a session: its mode, phase, agent and policy layers. */
@@ -215,6 +227,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     services,
     statusSections: new Map(),
     policyProviders: [],
+    mutationGuards: [],
     funnelContext(sessionId, overrides = {}) {
       const session = sessionId ? app.sessions.get(sessionId) : undefined;
       const phase = session?.metadata.workflow_phase;

@@ -16,6 +16,9 @@ export interface PermissionRequest {
   title: string;
   /** Keys a session-wide grant: same tool + same scope skips the prompt next time. */
   scope?: string;
+  /** Analysis says this call only reads (e.g. `git status`): policy may skip the prompt. */
+  safe?: boolean;
+  /** Shown in the prompt: the diff of an edit, the command of a bash call… (metadata, redacted). */
   details?: Record<string, unknown>;
 }
 
@@ -32,6 +35,11 @@ export interface ToolContext {
   ask(request: PermissionRequest): Promise<void>;
   /** Progress for the UI (metadata only). */
   progress?(update: Record<string, unknown>): void;
+  /**
+   * Append an event to the current run's ledger (e.g. `local_shell_started`,
+   * `background_job_started`, `sandbox_exec_started`); a no-op outside a run.
+   */
+  event?(type: string, payload: Record<string, unknown>): void;
 }
 
 export interface GateEnv {
