@@ -103,6 +103,11 @@ export interface App {
    * refuse (hard workspace claims of other sessions).
    */
   readonly mutationGuards: ((request: MutationRequest) => void)[];
+  /**
+   * Sections added to the system prompt of a session's turns (active pack preamble, adaptive
+   * genome guidance…). Each returns text or undefined; order is registration order.
+   */
+  readonly promptSections: ((sessionId: string) => { source: string; text: string } | undefined)[];
   /** Extra agent-policy layers for a session's funnel (active pack rules…). */
   readonly policyProviders: ((sessionId: string | undefined) => ToolPolicy[])[];
   /** The funnel context of a session: its mode, phase, agent and policy layers. */
@@ -228,6 +233,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     statusSections: new Map(),
     policyProviders: [],
     mutationGuards: [],
+    promptSections: [],
     funnelContext(sessionId, overrides = {}) {
       const session = sessionId ? app.sessions.get(sessionId) : undefined;
       const phase = session?.metadata.workflow_phase;

@@ -1,0 +1,115 @@
+/**
+ * The session event catalog: every event type published on the bus, with its payload. This is a
+ * contract between domains: the agent publishes, the SSE route, the TUI, `svc run --output
+ * stream-json`, readouts (cognition, health follow-ons, adaptive monitor) and hooks subscribe.
+ * Spec-named events keep their spec names; the rest follow noun.verb. Payloads carry metadata
+ * only: never prompt text in lifecycle events, never secrets (deltas carry model output).
+ * @module
+ */
+
+export interface SessionEventPayloads {
+  'session.created': { session_id: string; parent_id: string | null; title: string };
+  'session.updated': { session_id: string; changed: string[] };
+  'session.deleted': { session_id: string };
+  /** Agent state machine of the session. */
+  'state.changed': {
+    session_id: string;
+    state: 'idle' | 'running' | 'cancelling' | 'compacting';
+    run_id?: string;
+  };
+  'queue.changed': { session_id: string; length: number; items: { id: string; preview: string }[] };
+
+  'run.started': {
+    session_id: string;
+    run_id: string;
+    parent_run_id: string | null;
+    family_session_id: string;
+    agent: string;
+    model: string;
+    origin: string;
+  };
+  'run.finished': {
+    session_id: string;
+    run_id: string;
+    status: 'completed' | 'failed' | 'cancelled' | 'interrupted';
+    reason?: string;
+    steps: number;
+    usage: { input_tokens: number; output_tokens: number };
+    cost: number;
+  };
+  'message.created': { session_id: string; message_id: string; role: string; run_id?: string };
+  /** Streaming model output. */
+  'message.delta': {
+    session_id: string;
+    message_id: string;
+    run_id: string;
+    part: 'text' | 'reasoning';
+    delta: string;
+  };
+  'message.completed': { session_id: string; message_id: string; run_id?: string };
+  'tool.started': { session_id: string; run_id: string; tool_call_id: string; tool: string; title: string };
+  'tool.finished': {
+    session_id: string;
+    run_id: string;
+    tool_call_id: string;
+    tool: string;
+    is_error: boolean;
+    duration_ms: number;
+    /** Short, redacted summary for UIs (not the full output). */
+    summary: string;
+  };
+  'permission.requested': {
+    session_id: string;
+    request_id: string;
+    run_id?: string;
+    tool: string;
+    title: string;
+    details?: Record<string, unknown>;
+  };
+  'permission.resolved': {
+    session_id: string;
+    request_id: string;
+    decision: 'allow_once' | 'allow_session' | 'deny';
+    by: string;
+  };
+  /** Context-window usage after each model step: the source of `health.token_pressure`. */
+  'context.usage': {
+    session_id: string;
+    run_id: string;
+    input_tokens: number;
+    context_window: number;
+    ratio: number;
+  };
+  'loop.detected': { session_id: string; run_id: string; tool: string; repeats: number };
+  'compaction.started': {
+    session_id: string;
+    run_id?: string;
+    reason: 'auto' | 'manual' | 'health_followon';
+  };
+  'compaction.finished': {
+    session_id: string;
+    summary_message_id: string;
+    tokens_before: number;
+    tokens_after: number;
+  };
+  'file.changed': {
+    session_id: string;
+    run_id?: string;
+    tool: string;
+    path: string;
+    change: 'create' | 'modify' | 'delete';
+  };
+  'workflow.phase_changed': { session_id: string; phase: string; previous: string };
+  'plan.updated': { session_id: string; has_plan: boolean };
+  /** spec, Events: published when token-per-minute recovery crosses a provider boundary. */
+  'provider_recovery.changed': {
+    session_id: string;
+    run_id?: string;
+    from: string;
+    to: string;
+    reason: string;
+    attempt: number;
+  };
+}
+
+export type SessionEventType = keyof SessionEventPayloads;
