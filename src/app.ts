@@ -3,17 +3,22 @@
  * No module-level singletons; no process.env reads outside config/.
  * @module
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { createAgentService } from './agent/agent-service';
+import type { AgentService } from './agent/types';
 import type { LoadedConfig } from './config/load';
 import { loadConfig } from './config/load';
 import type { Config } from './config/schema';
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
 import { createFileLogger, type Logger } from './log';
+import { createPermissionService, type PermissionService } from './permissions/permission-service';
 import { createModelResolver } from './providers/resolver';
 import type { ModelResolver } from './providers/types';
 import { createRedactor, type Redactor } from './redact';
+import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from './runs/run-ledger';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { DB_FILE, type Db, openDb } from './store/db';
 import { allowlistProblems } from './tools/aliases';
@@ -87,6 +92,12 @@ export interface App {
   readonly models: ModelResolver;
   readonly tools: ToolRegistry;
   readonly sessions: SessionStore;
+  /** The durable run ledger (runs, their events, the prompt queue). */
+  readonly runs: RunLedger;
+  /** `ctx.ask` of agent runs: policy, session grants, pending requests, attached surfaces. */
+  readonly permissions: PermissionService;
+  /** The one session API: drive the agent (send, queue, cancel, subscribe, answer permissions). */
+  readonly agent: AgentService;
   readonly runtime: RuntimeState;
   funnel(context?: FunnelContext): FunnelEntry[];
   /** A tool context for a surface; permission asks default to the surface's policy. */
@@ -154,6 +165,26 @@ export async function createApp(options: AppOptions): Promise<App> {
     onError: (error) => log.error('event listener failed', { error }),
   });
   const services: Record<string, unknown> = {};
+  const sessions = createSessionStore({ db: openDatabase, clock, ids, bus, workspace });
+  const runner = `rnr_${randomBytes(8).toString('hex')}`;
+  const unregisterRunner = registerRunner(runner);
+  const runs = createRunLedger({
+    db: openDatabase,
+    dbPath: join(dataDir, DB_FILE),
+    clock,
+    ids,
+    runner,
+    isLiveRunner,
+  });
+  const permissions = createPermissionService({
+    config: () => loaded.config,
+    db: openDatabase,
+    bus,
+    clock,
+    ids,
+    sessions,
+    runs,
+  });
 
   const app: App = {
     workspace,
@@ -201,7 +232,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     bus,
     models: createModelResolver({ config: () => loaded.config, env, fetch: options.fetch }),
     tools: undefined as unknown as ToolRegistry,
-    sessions: createSessionStore({ db: openDatabase, clock, ids, bus, workspace }),
+    sessions,
+    runs,
+    permissions,
+    agent: createAgentService(() => app),
     runtime,
     funnel: (context) => runFunnel(registry, loaded.config, context),
     toolContext(context) {
@@ -217,6 +251,13 @@ export async function createApp(options: AppOptions): Promise<App> {
       closers.push(fn);
     },
     async close() {
+      // Runs stop first (status interrupted), while the services their tools use are still up.
+      try {
+        await app.agent.close();
+      } catch (error) {
+        log.error('agent close failed', { error });
+      }
+      unregisterRunner();
       while (closers.length) {
         const fn = closers.pop()!;
         try {

@@ -186,6 +186,12 @@ export const permissionsSchema = z.strictObject({
   bash_deny: z.array(z.string()).default([]),
   auto_allow_read_only_bash: z.boolean().default(true),
   allow_outside_workspace: z.boolean().default(false),
+  unattended: z
+    .enum(['fail', 'wait'])
+    .default('fail')
+    .describe(
+      'A permission prompt with no surface attached: fail the tool call at once (default) or wait for one to attach and answer. svc run always fails.',
+    ),
 });
 
 const serviceAuth = {

@@ -9,10 +9,19 @@ import type { Clock, Ids } from '../util/ids';
 
 export type MessageRole = 'user' | 'assistant' | 'system' | 'tool';
 
+/** Provider data that must go back with a part on later turns (e.g. reasoning signatures). */
+export type ProviderMetadata = Record<string, Record<string, unknown>>;
+
 export type MessagePart =
-  | { type: 'text'; text: string }
-  | { type: 'reasoning'; text: string }
-  | { type: 'tool-call'; tool_call_id: string; tool: string; input: unknown }
+  | { type: 'text'; text: string; provider_metadata?: ProviderMetadata }
+  | { type: 'reasoning'; text: string; provider_metadata?: ProviderMetadata }
+  | {
+      type: 'tool-call';
+      tool_call_id: string;
+      tool: string;
+      input: unknown;
+      provider_metadata?: ProviderMetadata;
+    }
   | { type: 'tool-result'; tool_call_id: string; tool: string; output: unknown; is_error?: boolean }
   | { type: 'file'; path?: string; media_type: string; data?: string; url?: string }
   | { type: 'error'; message: string; code?: string };
@@ -82,6 +91,8 @@ export interface SessionStore {
   list(options?: { limit?: number; parent_id?: string | null; offset?: number }): Session[];
   /** The session and every descendant, parents first. */
   family(rootId: string): Session[];
+  /** The id of the family's root session (the session itself when it has no parent). */
+  root(id: string): string;
   update(id: string, patch: SessionPatch): Session;
   /** Deletes the session with its children and messages; returns the ids removed. */
   delete(id: string): string[];
@@ -209,6 +220,16 @@ export function createSessionStore(deps: {
       return (rows as SessionRow[]).map(toSession);
     },
     family,
+    root(id) {
+      const row = db()
+        .prepare(
+          `WITH RECURSIVE up(id, parent_id, depth) AS (SELECT id, parent_id, 0 FROM sessions WHERE id = ?
+             UNION ALL SELECT s.id, s.parent_id, up.depth + 1 FROM sessions s JOIN up ON s.id = up.parent_id WHERE up.depth < 64)
+           SELECT id FROM up ORDER BY depth DESC LIMIT 1`,
+        )
+        .get(id) as { id: string } | undefined;
+      return row?.id ?? id;
+    },
     update(id, patch) {
       const current = require(id);
       const next = {

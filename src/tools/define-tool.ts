@@ -103,6 +103,12 @@ export interface ToolDef<I extends z.ZodType = z.ZodType, O = unknown> {
    * read-only modes and the planning phase, and honours hard workspace claims.
    */
   mutates: boolean;
+  /**
+   * The tool calls `ctx.ask` itself (with a precise title, scope, `safe` hint and details). When
+   * absent, the agent loop asks once, centrally, before running a mutating tool whose permission
+   * is not already allowed (allowed_tools, --yolo, a session grant).
+   */
+  asksPermission?: boolean;
   /** Registered at all? `true`, or a string saying why not (shown by the funnel report). */
   gate?: (env: GateEnv) => true | string;
   surfaces?: ToolSurfaces;

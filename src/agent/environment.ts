@@ -1,0 +1,103 @@
+/**
+ * What the model is told about where it works: the workspace, platform, date, a git summary, and
+ * the project's context files (AGENTS.md, CLAUDE.md, svc.md by default) found from the workspace
+ * up to the repository root.
+ * @module
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+
+export interface GitSummary {
+  root: string;
+  branch: string | null;
+  /** `git status --porcelain` lines, at most STATUS_LINES. */
+  status: string[];
+  changed: number;
+  recent_commits: string[];
+}
+
+export interface ContextFile {
+  /** Path relative to the workspace (`../AGENTS.md` for a parent directory). */
+  path: string;
+  content: string;
+  truncated: boolean;
+}
+
+const STATUS_LINES = 20;
+const CONTEXT_FILE_MAX_BYTES = 32 * 1024;
+
+function git(cwd: string, args: string[], signal?: AbortSignal): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile('git', args, { cwd, timeout: 3000, signal, maxBuffer: 1024 * 1024 }, (error, stdout) =>
+      resolve(error ? undefined : stdout.toString()),
+    );
+  });
+}
+
+/** A short git summary of the workspace, or undefined outside a repository (or without git). */
+export async function gitSummary(workspace: string, signal?: AbortSignal): Promise<GitSummary | undefined> {
+  const root = (await git(workspace, ['rev-parse', '--show-toplevel'], signal))?.trim();
+  if (!root) return undefined;
+  const [branch, status, log] = await Promise.all([
+    git(workspace, ['branch', '--show-current'], signal),
+    // --no-optional-locks: never take the index lock the user's own git commands need.
+    git(workspace, ['--no-optional-locks', 'status', '--porcelain=v1', '--untracked-files=normal'], signal),
+    git(workspace, ['log', '--oneline', '-5', '--no-decorate'], signal),
+  ]);
+  const lines = (status ?? '').split('\n').filter(Boolean);
+  return {
+    root,
+    branch: branch?.trim() || null,
+    status: lines.slice(0, STATUS_LINES),
+    changed: lines.length,
+    recent_commits: (log ?? '').split('\n').filter(Boolean),
+  };
+}
+
+/** The repository root above `start` (a directory holding `.git`), if any. */
+export function findRepoRoot(start: string): string | undefined {
+  let dir = start;
+  for (let i = 0; i < 64; i++) {
+    if (existsSync(join(dir, '.git'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+  return undefined;
+}
+
+/**
+ * Context files from the repository root down to the workspace (outermost first, so the more
+ * specific instructions come last). Outside a repository only the workspace is searched.
+ */
+export function findContextFiles(workspace: string, names: readonly string[]): ContextFile[] {
+  const root = findRepoRoot(workspace) ?? workspace;
+  const dirs: string[] = [];
+  for (let dir = workspace; ; dir = dirname(dir)) {
+    dirs.unshift(dir);
+    if (dir === root || dirname(dir) === dir) break;
+  }
+  const files: ContextFile[] = [];
+  const seen = new Set<string>();
+  for (const dir of dirs) {
+    for (const name of names) {
+      const full = join(dir, name);
+      if (seen.has(full)) continue;
+      seen.add(full);
+      try {
+        if (!statSync(full).isFile()) continue;
+        const buffer = readFileSync(full);
+        const truncated = buffer.length > CONTEXT_FILE_MAX_BYTES;
+        files.push({
+          path: relative(workspace, full) || name,
+          content: buffer.subarray(0, CONTEXT_FILE_MAX_BYTES).toString('utf8'),
+          truncated,
+        });
+      } catch {
+        // missing or unreadable: not a context file
+      }
+    }
+  }
+  return files;
+}

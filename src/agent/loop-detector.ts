@@ -1,0 +1,41 @@
+/**
+ * Loop detection: the same tool call (same tool, same input) giving the same result
+ * `options.loop_detection.max_repeats` times in a row means the run is stuck. Including the
+ * result keeps polling (job_output while a job still prints) from counting as a loop.
+ * @module
+ */
+import { createHash } from 'node:crypto';
+
+export interface LoopVerdict {
+  tool: string;
+  repeats: number;
+}
+
+export function createLoopDetector(maxRepeats: number) {
+  let last: string | undefined;
+  let repeats = 0;
+  return {
+    /** Record a finished call; returns a verdict when the limit is reached. */
+    record(tool: string, input: unknown, output: string): LoopVerdict | undefined {
+      const signature = createHash('sha1')
+        .update(tool)
+        .update('\u0000')
+        .update(stableJson(input))
+        .update('\u0000')
+        .update(output)
+        .digest('hex');
+      repeats = signature === last ? repeats + 1 : 1;
+      last = signature;
+      return repeats >= maxRepeats ? { tool, repeats } : undefined;
+    },
+  };
+}
+
+export function stableJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'undefined';
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+}

@@ -1,0 +1,97 @@
+/**
+ * System prompt assembly for a run: the base prompt, the agent kind's instructions, the
+ * environment (workspace, platform, date, git summary), the project's context files, and the
+ * sections other domains contribute (`app.promptSections`: active pack preamble, adaptive
+ * guidance…). The effective tool set goes to the model as tool definitions, not as prose.
+ * @module
+ */
+import type { App } from '../app';
+import type { AgentKind } from './agent-kinds';
+import { type ContextFile, findContextFiles, type GitSummary, gitSummary } from './environment';
+import { SYSTEM_PROMPT } from './system-prompt.prompt';
+
+export interface PromptParts {
+  system: string;
+  /** What went in, for the run ledger (metadata only: names and sizes, never the text). */
+  manifest: {
+    agent: string;
+    context_files: { path: string; chars: number; truncated: boolean }[];
+    sections: string[];
+    git: boolean;
+    chars: number;
+  };
+}
+
+export async function assembleSystemPrompt(
+  app: App,
+  input: { sessionId: string; kind: AgentKind; signal?: AbortSignal },
+): Promise<PromptParts> {
+  const git = await gitSummary(app.workspace, input.signal);
+  const contextFiles = findContextFiles(app.workspace, app.config.options.context_files);
+  const sections: { source: string; text: string }[] = [];
+  for (const section of app.promptSections) {
+    try {
+      const value = section(input.sessionId);
+      if (value?.text.trim()) sections.push(value);
+    } catch (error) {
+      app.log.warn('prompt section failed', { error });
+    }
+  }
+  const blocks = [
+    SYSTEM_PROMPT,
+    input.kind.prompt ? `# Agent: ${input.kind.id}\n${input.kind.prompt}` : undefined,
+    environmentBlock(app, git),
+    contextFiles.length ? contextBlock(contextFiles) : undefined,
+    ...sections.map((s) => s.text.trim()),
+  ].filter((b): b is string => b !== undefined);
+  const system = blocks.join('\n\n');
+  return {
+    system,
+    manifest: {
+      agent: input.kind.id,
+      context_files: contextFiles.map((f) => ({
+        path: f.path,
+        chars: f.content.length,
+        truncated: f.truncated,
+      })),
+      sections: sections.map((s) => s.source),
+      git: git !== undefined,
+      chars: system.length,
+    },
+  };
+}
+
+function environmentBlock(app: App, git: GitSummary | undefined): string {
+  const date = new Date(app.clock.now()).toISOString().slice(0, 10);
+  const lines = [
+    '# Environment',
+    `Working directory (workspace root): ${app.workspace}`,
+    `Platform: ${process.platform} (${process.arch})`,
+    `Today's date: ${date}`,
+  ];
+  if (!git) {
+    lines.push('Git: not a git repository');
+  } else {
+    lines.push(`Git repository root: ${git.root}`);
+    if (git.branch) lines.push(`Current branch: ${git.branch}`);
+    lines.push(
+      git.changed === 0
+        ? 'Working tree: clean'
+        : `Working tree: ${git.changed} changed path(s)${git.changed > git.status.length ? ` (first ${git.status.length})` : ''}:\n${git.status.map((l) => `  ${l}`).join('\n')}`,
+    );
+    if (git.recent_commits.length)
+      lines.push(`Recent commits:\n${git.recent_commits.map((l) => `  ${l}`).join('\n')}`);
+  }
+  return lines.join('\n');
+}
+
+function contextBlock(files: ContextFile[]): string {
+  return [
+    '# Project instructions',
+    'These files come from the project. Follow their instructions; the more specific (deeper) file wins on conflict.',
+    ...files.map(
+      (f) =>
+        `<file path="${f.path}">\n${f.content.trimEnd()}${f.truncated ? '\n[… truncated]' : ''}\n</file>`,
+    ),
+  ].join('\n\n');
+}

@@ -1,0 +1,229 @@
+/**
+ * Records one model step as it streams: the assistant message (reasoning, text, tool calls) and
+ * the tool message (results). Deltas go on the bus at once and reach the database at most every
+ * FLUSH_MS; a tool call and a tool result are written immediately, and everything at the step's
+ * end, so a crash loses at most a few milliseconds of streamed text.
+ * @module
+ */
+import type { App } from '../app';
+import type { Message, MessagePart, ProviderMetadata, Usage } from '../sessions/session-store';
+import { INTERRUPTED_RESULT } from './history';
+
+const FLUSH_MS = 50;
+
+export interface RecordedToolCall {
+  tool_call_id: string;
+  tool: string;
+  input: unknown;
+}
+
+export interface StepRecorderOptions {
+  sessionId: string;
+  runId: string;
+  model: string;
+  provider: string;
+}
+
+export class StepRecorder {
+  private assistant: Message | undefined;
+  private readonly parts: MessagePart[] = [];
+  private tool: Message | undefined;
+  private readonly results: MessagePart[] = [];
+  private openText: { id: string; index: number } | undefined;
+  private openReasoning: { id: string; index: number } | undefined;
+  private dirty = false;
+  private timer: NodeJS.Timeout | undefined;
+  readonly toolCalls: RecordedToolCall[] = [];
+
+  constructor(
+    private readonly app: App,
+    private readonly options: StepRecorderOptions,
+  ) {}
+
+  get assistantId(): string | undefined {
+    return this.assistant?.id;
+  }
+
+  /** The step's messages as stored (assistant, then tool results). */
+  messages(): Message[] {
+    const out: Message[] = [];
+    if (this.assistant) out.push({ ...this.assistant, parts: [...this.parts] });
+    if (this.tool) out.push({ ...this.tool, parts: this.orderedResults() });
+    return out;
+  }
+
+  /** The text the model wrote in this step. */
+  get text(): string {
+    return this.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+  }
+
+  textDelta(id: string, delta: string, metadata?: ProviderMetadata): void {
+    this.delta('text', id, delta, metadata);
+  }
+
+  reasoningDelta(id: string, delta: string, metadata?: ProviderMetadata): void {
+    this.delta('reasoning', id, delta, metadata);
+  }
+
+  /** Provider metadata that arrives at the end of a part (e.g. a reasoning signature). */
+  partMetadata(kind: 'text' | 'reasoning', id: string, metadata: ProviderMetadata | undefined): void {
+    const open = kind === 'text' ? this.openText : this.openReasoning;
+    if (!metadata || !open || open.id !== id) return;
+    const part = this.parts[open.index] as { provider_metadata?: ProviderMetadata };
+    part.provider_metadata = { ...part.provider_metadata, ...metadata };
+    this.schedule();
+  }
+
+  toolCall(call: RecordedToolCall, metadata?: ProviderMetadata): void {
+    this.ensureAssistant();
+    this.openText = undefined;
+    this.openReasoning = undefined;
+    this.parts.push({
+      type: 'tool-call',
+      tool_call_id: call.tool_call_id,
+      tool: call.tool,
+      input: call.input,
+      ...(metadata ? { provider_metadata: metadata } : {}),
+    });
+    this.toolCalls.push(call);
+    this.dirty = true;
+    this.flush();
+  }
+
+  toolResult(toolCallId: string, tool: string, output: string, isError: boolean): void {
+    if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === toolCallId)) return;
+    this.results.push({ type: 'tool-result', tool_call_id: toolCallId, tool, output, is_error: isError });
+    const sessions = this.app.sessions;
+    if (!this.tool) {
+      this.tool = sessions.appendMessage({
+        session_id: this.options.sessionId,
+        role: 'tool',
+        parts: [...this.results],
+        run_id: this.options.runId,
+        finished: false,
+      });
+      this.app.bus.publish(this.options.sessionId, 'message.created', {
+        session_id: this.options.sessionId,
+        message_id: this.tool.id,
+        role: 'tool',
+        run_id: this.options.runId,
+      });
+    } else {
+      sessions.updateMessage(this.tool.id, { parts: [...this.results] });
+    }
+  }
+
+  /** Calls that never got a result (cancel, loop stop) get an error result, so history stays valid. */
+  closeDanglingCalls(reason = INTERRUPTED_RESULT): number {
+    let closed = 0;
+    for (const call of this.toolCalls) {
+      if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === call.tool_call_id))
+        continue;
+      this.toolResult(call.tool_call_id, call.tool, reason, true);
+      closed++;
+    }
+    return closed;
+  }
+
+  /** Write everything and mark the step's messages finished. */
+  finish(usage: Usage | null, cost: number): void {
+    this.cancelTimer();
+    const sessions = this.app.sessions;
+    if (this.assistant) {
+      sessions.updateMessage(this.assistant.id, { parts: [...this.parts], usage, cost, finished: true });
+      this.app.bus.publish(this.options.sessionId, 'message.completed', {
+        session_id: this.options.sessionId,
+        message_id: this.assistant.id,
+        run_id: this.options.runId,
+      });
+    }
+    if (this.tool) {
+      sessions.updateMessage(this.tool.id, { parts: this.orderedResults(), finished: true });
+      this.app.bus.publish(this.options.sessionId, 'message.completed', {
+        session_id: this.options.sessionId,
+        message_id: this.tool.id,
+        run_id: this.options.runId,
+      });
+    }
+    this.dirty = false;
+  }
+
+  flush(): void {
+    this.cancelTimer();
+    if (!this.dirty || !this.assistant) return;
+    this.dirty = false;
+    this.app.sessions.updateMessage(this.assistant.id, { parts: [...this.parts] });
+  }
+
+  private delta(kind: 'text' | 'reasoning', id: string, delta: string, metadata?: ProviderMetadata) {
+    if (!delta && !metadata) return;
+    this.ensureAssistant();
+    const key = kind === 'text' ? 'openText' : 'openReasoning';
+    let open = this[key];
+    if (!open || open.id !== id) {
+      this.parts.push({ type: kind, text: '' });
+      open = { id, index: this.parts.length - 1 };
+      this[key] = open;
+    }
+    const part = this.parts[open.index] as { text: string; provider_metadata?: ProviderMetadata };
+    part.text += delta;
+    if (metadata) part.provider_metadata = { ...part.provider_metadata, ...metadata };
+    if (delta) {
+      this.app.bus.publish(this.options.sessionId, 'message.delta', {
+        session_id: this.options.sessionId,
+        message_id: this.assistant!.id,
+        run_id: this.options.runId,
+        part: kind,
+        delta,
+      });
+    }
+    this.schedule();
+  }
+
+  /** Results in the order the model made the calls (they can finish in another order). */
+  private orderedResults(): MessagePart[] {
+    const index = (part: MessagePart) =>
+      part.type === 'tool-result'
+        ? this.toolCalls.findIndex((c) => c.tool_call_id === part.tool_call_id)
+        : -1;
+    return [...this.results].sort((a, b) => index(a) - index(b));
+  }
+
+  private ensureAssistant() {
+    if (this.assistant) return;
+    this.assistant = this.app.sessions.appendMessage({
+      session_id: this.options.sessionId,
+      role: 'assistant',
+      parts: [],
+      model: this.options.model,
+      provider: this.options.provider,
+      run_id: this.options.runId,
+      finished: false,
+    });
+    this.app.bus.publish(this.options.sessionId, 'message.created', {
+      session_id: this.options.sessionId,
+      message_id: this.assistant.id,
+      role: 'assistant',
+      run_id: this.options.runId,
+    });
+  }
+
+  private schedule() {
+    this.dirty = true;
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      try {
+        this.flush();
+      } catch (error) {
+        this.app.log.warn('streamed message write failed', { error });
+      }
+    }, FLUSH_MS);
+    this.timer.unref();
+  }
+
+  private cancelTimer() {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * The one session API (ARCHITECTURE.md, "One session API for every client"): everything a client
+ * needs to drive the agent. `svc run` uses it in-process; the HTTP session routes, the compat
+ * surface and the TUI use exactly this interface (in-process, or over HTTP + SSE when attached to
+ * a running server). Events flow one way: domain → bus → subscribers; see `src/events/types.ts`
+ * for the catalog.
+ * @module
+ */
+import type { SessionEvent } from '../events/bus';
+import type {
+  PendingPermission,
+  PermissionDecision,
+  PermissionService,
+} from '../permissions/permission-service';
+import type { AgentRun, FinalRunStatus, RunStatus } from '../runs/run-ledger';
+import type { CreateSessionInput, Session } from '../sessions/session-store';
+import type { AgentKind } from './agent-kinds';
+
+/** The agent state machine of one session. */
+export type SessionState = 'idle' | 'running' | 'cancelling' | 'compacting';
+
+export interface SendInput {
+  /** Existing session to continue; omitted → a new session is created. */
+  sessionId?: string;
+  /** The user's prompt (plain text). */
+  prompt: string;
+  /** Agent kind for this run (default: the session's agent). Must be a primary kind. */
+  agent?: string;
+  /** Model selector for this run only (`<provider>/<model>`); the session's model is unchanged. */
+  model?: string;
+  /** Step limit for this run (default `[agents.<id>].max_steps`, then `options.max_steps`). */
+  maxSteps?: number;
+  /** Skip every permission prompt (`--yolo` / `--dangerously-skip-permissions`). */
+  yolo?: boolean;
+  /** A permission prompt with nobody attached: fail the call (default from config) or wait. */
+  unattended?: 'fail' | 'wait';
+  /** Who sends it (cli, http, tui, mcp, agent…), kept on the run row. Default `api`. */
+  origin?: string;
+  /**
+   * When the session already has an active run (here or in another process): `queue` (default)
+   * puts the prompt in the session's queue; `refuse` throws a `conflict` SvcError instead.
+   */
+  ifBusy?: 'queue' | 'refuse';
+  /** Title of the new session when `sessionId` is omitted (default: from the prompt). */
+  title?: string;
+}
+
+export interface SendResult {
+  session_id: string;
+  run_id: string;
+  /** `running`: started now; `queued`: waits in the session's queue (FIFO). */
+  status: 'running' | 'queued';
+  /** 0 when running, else the 1-based place in the queue. */
+  position: number;
+}
+
+export interface RunResult {
+  run_id: string;
+  session_id: string;
+  parent_run_id: string | null;
+  family_session_id: string;
+  status: RunStatus;
+  /** Why it ended when it did not simply finish (max_steps, loop_detected, cancelled by …). */
+  reason: string | null;
+  /** Redacted failure message. */
+  error: string | null;
+  /** The final assistant text of the run. */
+  text: string;
+  steps: number;
+  usage: {
+    input_tokens: number;
+    output_tokens: number;
+    reasoning_tokens: number;
+    cached_input_tokens: number;
+  };
+  cost: number;
+  model: string | null;
+  agent: string;
+  started_at: number | null;
+  finished_at: number | null;
+  duration_ms: number | null;
+}
+
+export interface QueueItem {
+  run_id: string;
+  /** First line of the prompt, at most 80 characters. */
+  preview: string;
+  agent: string;
+  origin: string;
+  created_at: number;
+}
+
+export interface QueueStatus {
+  session_id: string;
+  state: SessionState;
+  active_run_id: string | null;
+  length: number;
+  items: QueueItem[];
+}
+
+export interface SessionRuntimeStatus {
+  session_id: string;
+  state: SessionState;
+  /** The active run in this process, if any. */
+  run_id: string | null;
+  /** A run of this session that another live process is running (then this process must not). */
+  busy_elsewhere: {
+    run_id: string;
+    pid: number | null;
+    host: string | null;
+    started_at: number | null;
+  } | null;
+  queue_length: number;
+}
+
+export interface CompactionResult {
+  session_id: string;
+  summary_message_id: string;
+  /** Messages folded into the summary. */
+  messages_summarized: number;
+  tokens_before: number;
+  tokens_after: number;
+}
+
+export interface SubscribeOptions {
+  /** Replay retained events after this id first (SSE `Last-Event-ID`), then stream live ones. */
+  afterId?: number;
+  /** Also deliver events of the session's sub-agent (child) sessions. */
+  family?: boolean;
+}
+
+export interface ChildRunInput {
+  /** The session the sub-agent works for (its child session is created under it). */
+  parentSessionId: string;
+  parentRunId?: string;
+  prompt: string;
+  /** Sub-agent kind (default general). */
+  agent?: string;
+  /** Short title of the child session. */
+  title?: string;
+  /** Cancelling the parent cancels the child. */
+  signal?: AbortSignal;
+  yolo?: boolean;
+  unattended?: 'fail' | 'wait';
+}
+
+export interface AgentService {
+  /** Create a session (a child when `parent_id` is set). Publishes `session.created`. */
+  createSession(input?: CreateSessionInput): Session;
+  /**
+   * Send a prompt. Starts a run when the session is idle; otherwise the prompt joins the
+   * session's queue (or, with `ifBusy: 'refuse'`, a `conflict` error). Returns at once; follow
+   * the run with `wait` or `subscribe`.
+   */
+  send(input: SendInput): SendResult;
+  /** `send`, then wait for that run to end. Aborting `signal` cancels the run. */
+  run(input: SendInput & { signal?: AbortSignal }): Promise<RunResult>;
+  /**
+   * Add a prompt to the session's queue (TUI ctrl+enter, `/enqueue`, `queue_enqueue`). It runs
+   * after the active run; when the session is idle it starts only if `start` is true.
+   */
+  enqueue(input: SendInput & { sessionId: string; start?: boolean }): SendResult;
+  /** Start the oldest queued prompt when the session is idle. Returns the run started, if any. */
+  drain(sessionId: string): string | undefined;
+  /** The session's queue. */
+  queue(sessionId: string): QueueStatus;
+  /** Remove one queued prompt (its run becomes `cancelled`). */
+  removeQueued(runId: string): AgentRun;
+  /** The session's state here, and whether another process runs it. */
+  state(sessionId: string): SessionRuntimeStatus;
+  /**
+   * Cancel the session's active run (and, with `clearQueue`, its queued prompts). The session
+   * stays consistent: partial output is kept, unfinished tool calls get a "cancelled" result.
+   */
+  cancel(
+    sessionId: string,
+    options?: { clearQueue?: boolean; reason?: string },
+  ): {
+    cancelled_run_id: string | null;
+    cleared: string[];
+  };
+  /**
+   * Cancel one run: a queued one leaves the queue, a running one here is aborted, one running in
+   * another process is asked to stop at its next check (about a second). Throws `conflict` for a
+   * run that already ended.
+   */
+  cancelRun(runId: string, reason?: string): AgentRun;
+  /** Wait for a run to end (in this or another process). */
+  wait(runId: string, options?: { signal?: AbortSignal }): Promise<RunResult>;
+  /** Wait until the session is idle here with an empty queue (or stopped draining after a failure). */
+  waitIdle(sessionId: string, options?: { signal?: AbortSignal }): Promise<void>;
+  /** The result view of a run row (text from its final message). */
+  result(runId: string): RunResult;
+  /**
+   * Subscribe to a session's events (see `src/events/types.ts`). With `afterId`, retained events
+   * after it are replayed first, without gaps or duplicates. Returns the unsubscribe function.
+   */
+  subscribe(
+    sessionId: string,
+    listener: (event: SessionEvent) => void,
+    options?: SubscribeOptions,
+  ): () => void;
+  /** Pending permission requests (of one session family, or all). */
+  pendingPermissions(sessionId?: string): PendingPermission[];
+  /** Answer a permission request: allow once, allow for the session, or deny. First answer wins. */
+  answerPermission(requestId: string, decision: PermissionDecision, by?: string): PendingPermission;
+  /**
+   * Say that a client is attached to a session ('*' for all) and answers its permission
+   * requests. Without one, prompts follow `permissions.unattended`. Returns detach.
+   */
+  attach(sessionId: string, client: string): () => void;
+  /** The permission service itself (checks, grants, attachments). */
+  readonly permissions: PermissionService;
+  /**
+   * Summarize the session's older turns with the small model (the auto-compaction pipeline, on
+   * demand). Refused with `conflict` while a run is active.
+   */
+  summarize(sessionId: string, options?: { signal?: AbortSignal }): Promise<CompactionResult>;
+  /** Run a sub-agent task in a child session and return its result (the `agent` tool). */
+  runChild(input: ChildRunInput): Promise<RunResult>;
+  /** Agent kinds (built in + `[agents.<id>]`). */
+  kinds(): AgentKind[];
+  /** Sessions with an active run in this process. */
+  active(): { session_id: string; run_id: string; state: SessionState }[];
+  /** The client's current session (set by `switch_session`, `svc run`), if any. */
+  currentSession(): string | null;
+  setCurrentSession(sessionId: string | null): void;
+  /** Stop every run of this process (status `interrupted`) and wait for them to settle. */
+  close(): Promise<void>;
+}
+
+export type { FinalRunStatus };

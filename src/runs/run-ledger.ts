@@ -1,0 +1,554 @@
+/**
+ * The durable run ledger: one row per agent run (top-level and sub-agent) and its events (phases,
+ * steps, tool calls, permission waits, errors, and whatever tools append through `ctx.event`).
+ * Rows are written as the run goes, so a crash loses nothing already written; the next process
+ * that opens the ledger marks runs whose owning process is gone `interrupted`.
+ *
+ * The prompt queue of a session is its `queued` runs, oldest first: every process sees the same
+ * queue, and a queued prompt survives a restart.
+ * @module
+ */
+import { hostname } from 'node:os';
+import { SvcError } from '../errors';
+import type { Db } from '../store/db';
+import type { Clock, Ids } from '../util/ids';
+
+export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+export const RUN_STATUSES: readonly RunStatus[] = [
+  'queued',
+  'running',
+  'completed',
+  'failed',
+  'cancelled',
+  'interrupted',
+];
+export type FinalRunStatus = Exclude<RunStatus, 'queued' | 'running'>;
+
+export interface RunUsage {
+  input_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  cached_input_tokens: number;
+}
+
+/** Per-run options kept with the row (what `svc run` flags or the caller asked for). */
+export interface RunOptions {
+  max_steps?: number;
+  yolo?: boolean;
+  /** What a permission prompt does when no surface is attached. */
+  unattended?: 'fail' | 'wait';
+  /** Extra tool policy of a sub-agent: only these tools (after the funnel). */
+  tools?: string[];
+}
+
+export interface AgentRun {
+  id: string;
+  session_id: string;
+  parent_run_id: string | null;
+  family_session_id: string;
+  status: RunStatus;
+  agent: string;
+  /** Requested selector (`--model`), replaced by the resolved selector once the run starts. */
+  model: string | null;
+  /** Who started it: cli, http, tui, mcp, agent, queue, subagent, fork. */
+  origin: string;
+  prompt: string;
+  options: RunOptions;
+  /** Why it ended (max_steps, loop_detected, cancelled by …), when it did not simply finish. */
+  reason: string | null;
+  /** Redacted failure message. */
+  error: string | null;
+  steps: number;
+  usage: RunUsage;
+  cost: number;
+  result_message_id: string | null;
+  pid: number | null;
+  host: string | null;
+  runner: string | null;
+  cancel_requested: boolean;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  updated_at: number;
+}
+
+export interface RunEvent {
+  id: number;
+  run_id: string;
+  session_id: string;
+  seq: number;
+  type: string;
+  payload: Record<string, unknown>;
+  created_at: number;
+}
+
+export interface CreateRunInput {
+  session_id: string;
+  family_session_id: string;
+  parent_run_id?: string | null;
+  agent: string;
+  model?: string | null;
+  origin: string;
+  prompt: string;
+  options?: RunOptions;
+  status?: 'queued' | 'running';
+}
+
+export interface RunFilter {
+  session_id?: string;
+  /** Every run of the session family (the root and all descendants' runs). */
+  family_session_id?: string;
+  parent_run_id?: string;
+  status?: RunStatus[];
+  limit?: number;
+  offset?: number;
+}
+
+export interface RunPatch {
+  status?: RunStatus;
+  model?: string | null;
+  reason?: string | null;
+  error?: string | null;
+  steps?: number;
+  usage?: RunUsage;
+  cost?: number;
+  result_message_id?: string | null;
+  started_at?: number | null;
+  finished_at?: number | null;
+}
+
+export type ClaimResult = { ok: true; run: AgentRun } | { ok: false; blocking: AgentRun };
+
+export interface RunLedger {
+  /** This process's identity on the rows it owns. */
+  readonly owner: { pid: number; host: string; runner: string };
+  /** Whether the durable store can be used, and why not. Never throws. */
+  available(): { ok: true; path: string } | { ok: false; reason: string };
+  create(input: CreateRunInput): AgentRun;
+  get(id: string): AgentRun | undefined;
+  /** Like get, but a not_found SvcError naming the id. */
+  require(id: string): AgentRun;
+  list(filter?: RunFilter): AgentRun[];
+  count(filter?: Omit<RunFilter, 'limit' | 'offset'>): number;
+  /** The session's prompt queue: its queued runs, oldest first. */
+  queued(sessionId: string): AgentRun[];
+  /** The running run of a session, if any (any process). */
+  running(sessionId: string): AgentRun | undefined;
+  /**
+   * Atomically move a queued run to running for this process, unless another live process
+   * already runs one in the same session.
+   */
+  claim(runId: string): ClaimResult;
+  update(id: string, patch: RunPatch): AgentRun;
+  /** Append an event; returns it with its per-run sequence number. */
+  append(runId: string, type: string, payload?: Record<string, unknown>): RunEvent;
+  events(runId: string, options?: { afterSeq?: number; limit?: number; types?: string[] }): RunEvent[];
+  eventCount(runId?: string): number;
+  recentEvents(options?: { limit?: number; sessionId?: string; type?: string }): RunEvent[];
+  requestCancel(id: string): void;
+  cancelRequested(id: string): boolean;
+  /** Deletes the run, its events and its descendant runs; returns the ids removed. */
+  delete(id: string): string[];
+  /** True when the row's owning process is alive (this process counts when `mine` says so). */
+  ownerAlive(run: AgentRun): boolean;
+  /**
+   * Marks running runs whose owner is gone `interrupted` (done once per process on first use,
+   * and callable again). Returns the runs it marked.
+   */
+  recover(): AgentRun[];
+  /** Runs this ledger marked interrupted since it was created. */
+  recovered(): AgentRun[];
+}
+
+interface RunRow
+  extends Omit<
+    AgentRun,
+    'options' | 'usage' | 'cancel_requested' | 'input_tokens' | 'output_tokens' | 'reasoning_tokens'
+  > {
+  options: string;
+  input_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  cached_input_tokens: number;
+  cancel_requested: number;
+}
+
+export interface RunLedgerDeps {
+  db: () => Db;
+  dbPath: string;
+  clock: Clock;
+  ids: Ids;
+  /** Identity of the App that owns the rows it runs (unique per App, even in one process). */
+  runner: string;
+  pid?: number;
+  host?: string;
+  /** Whether a runner of this process is still live (several Apps can share one process in tests). */
+  isLiveRunner?: (runner: string) => boolean;
+  onRecovered?: (runs: AgentRun[]) => void;
+}
+
+export function createRunLedger(deps: RunLedgerDeps): RunLedger {
+  const owner = { pid: deps.pid ?? process.pid, host: deps.host ?? hostname(), runner: deps.runner };
+  let recoveredRuns: AgentRun[] = [];
+  let recoveredOnce = false;
+
+  const rawDb = (): Db => {
+    try {
+      return deps.db();
+    } catch (error) {
+      const reason = SvcError.is(error) ? error.message : String(error);
+      throw new SvcError(
+        'unavailable',
+        `run ledger unavailable: ${reason}. Durable runs need a data directory with a database (svc.db): pass --data-dir or set SVC_DATA_DIR to a writable directory`,
+        { cause: error },
+      );
+    }
+  };
+  const db = (): Db => {
+    const handle = rawDb();
+    if (!recoveredOnce) {
+      recoveredOnce = true;
+      recover(handle);
+    }
+    return handle;
+  };
+
+  const toRun = (row: RunRow): AgentRun => {
+    const { input_tokens, output_tokens, reasoning_tokens, cached_input_tokens, ...rest } = row;
+    return {
+      ...rest,
+      options: JSON.parse(row.options) as RunOptions,
+      usage: { input_tokens, output_tokens, reasoning_tokens, cached_input_tokens },
+      cancel_requested: row.cancel_requested === 1,
+    };
+  };
+  const toEvent = (row: Omit<RunEvent, 'payload'> & { payload: string }): RunEvent => ({
+    ...row,
+    payload: JSON.parse(row.payload) as Record<string, unknown>,
+  });
+
+  const getWith = (handle: Db, id: string) => {
+    const row = handle.prepare('SELECT * FROM agent_runs WHERE id = ?').get(id) as RunRow | undefined;
+    return row ? toRun(row) : undefined;
+  };
+  const get = (id: string) => getWith(db(), id);
+  const require = (id: string) => {
+    const run = get(id);
+    if (!run) throw new SvcError('not_found', `run_id: no run "${id}"; see list_agent_runs`);
+    return run;
+  };
+
+  const ownerAlive = (run: AgentRun): boolean => {
+    if (run.runner === owner.runner) return true;
+    if (run.pid === null) return false;
+    if (run.host !== owner.host) return true; // another machine: cannot tell, assume alive
+    if (run.pid === owner.pid) return run.runner !== null && (deps.isLiveRunner?.(run.runner) ?? false);
+    return processAlive(run.pid);
+  };
+
+  function recover(handle: Db): AgentRun[] {
+    const rows = (handle.prepare("SELECT * FROM agent_runs WHERE status = 'running'").all() as RunRow[]).map(
+      toRun,
+    );
+    const orphans = rows.filter((run) => !ownerAlive(run));
+    if (orphans.length === 0) return [];
+    const now = deps.clock.now();
+    const marked: AgentRun[] = [];
+    for (const run of orphans) {
+      const reason = `the process running it (pid ${run.pid ?? '?'}) exited before the run finished`;
+      const changed = handle
+        .prepare(
+          "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ? AND status = 'running'",
+        )
+        .run(reason, now, now, run.id).changes;
+      if (changed === 0) continue;
+      appendWith(handle, run.id, run.session_id, 'run.interrupted', { reason, pid: run.pid });
+      marked.push(getWith(handle, run.id)!);
+    }
+    recoveredRuns = [...recoveredRuns, ...marked];
+    if (marked.length) deps.onRecovered?.(marked);
+    return marked;
+  }
+
+  function appendWith(
+    handle: Db,
+    runId: string,
+    sessionId: string,
+    type: string,
+    payload: Record<string, unknown>,
+  ): RunEvent {
+    const created_at = deps.clock.now();
+    const row = handle
+      .prepare(
+        `INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
+         VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM agent_run_events WHERE run_id = ?), ?, ?, ?)
+         RETURNING id, seq`,
+      )
+      .get(runId, sessionId, runId, type, JSON.stringify(payload), created_at) as { id: number; seq: number };
+    return { id: row.id, run_id: runId, session_id: sessionId, seq: row.seq, type, payload, created_at };
+  }
+
+  const where = (filter: Omit<RunFilter, 'limit' | 'offset'>) => {
+    const clauses: string[] = [];
+    const params: unknown[] = [];
+    // spec, Runs: family_session_id wins over session_id when both are set.
+    if (filter.family_session_id) {
+      clauses.push('family_session_id = ?');
+      params.push(filter.family_session_id);
+    } else if (filter.session_id) {
+      clauses.push('session_id = ?');
+      params.push(filter.session_id);
+    }
+    if (filter.parent_run_id) {
+      clauses.push('parent_run_id = ?');
+      params.push(filter.parent_run_id);
+    }
+    if (filter.status?.length) {
+      clauses.push(`status IN (${filter.status.map(() => '?').join(', ')})`);
+      params.push(...filter.status);
+    }
+    return { sql: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
+  };
+
+  return {
+    owner,
+    available() {
+      try {
+        rawDb();
+        return { ok: true, path: deps.dbPath };
+      } catch (error) {
+        return { ok: false, reason: SvcError.is(error) ? error.message : String(error) };
+      }
+    },
+    create(input) {
+      const handle = db();
+      const now = deps.clock.now();
+      const id = deps.ids.next('run');
+      const status = input.status ?? 'queued';
+      handle
+        .prepare(
+          `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
+             prompt, options, created_at, updated_at, started_at, pid, host, runner)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          id,
+          input.session_id,
+          input.parent_run_id ?? null,
+          input.family_session_id,
+          status,
+          input.agent,
+          input.model ?? null,
+          input.origin,
+          input.prompt,
+          JSON.stringify(input.options ?? {}),
+          now,
+          now,
+          status === 'running' ? now : null,
+          status === 'running' ? owner.pid : null,
+          status === 'running' ? owner.host : null,
+          status === 'running' ? owner.runner : null,
+        );
+      appendWith(handle, id, input.session_id, status === 'queued' ? 'run.queued' : 'run.created', {
+        origin: input.origin,
+        agent: input.agent,
+      });
+      return getWith(handle, id)!;
+    },
+    get,
+    require,
+    list(filter = {}) {
+      const { sql, params } = where(filter);
+      const rows = db()
+        .prepare(`SELECT * FROM agent_runs ${sql} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
+        .all(...params, filter.limit ?? 50, filter.offset ?? 0) as RunRow[];
+      return rows.map(toRun);
+    },
+    count(filter = {}) {
+      const { sql, params } = where(filter);
+      return (
+        db()
+          .prepare(`SELECT count(*) AS n FROM agent_runs ${sql}`)
+          .get(...params) as { n: number }
+      ).n;
+    },
+    queued(sessionId) {
+      const rows = db()
+        .prepare(
+          "SELECT * FROM agent_runs WHERE session_id = ? AND status = 'queued' ORDER BY created_at, rowid",
+        )
+        .all(sessionId) as RunRow[];
+      return rows.map(toRun);
+    },
+    running(sessionId) {
+      const row = db()
+        .prepare("SELECT * FROM agent_runs WHERE session_id = ? AND status = 'running' LIMIT 1")
+        .get(sessionId) as RunRow | undefined;
+      return row ? toRun(row) : undefined;
+    },
+    claim(runId) {
+      const handle = db();
+      return handle
+        .transaction((): ClaimResult => {
+          const run = getWith(handle, runId);
+          if (!run) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+          if (run.status !== 'queued')
+            throw new SvcError('conflict', `run ${runId} is ${run.status}, not queued`);
+          const others = (
+            handle
+              .prepare("SELECT * FROM agent_runs WHERE session_id = ? AND status = 'running' AND id != ?")
+              .all(run.session_id, runId) as RunRow[]
+          ).map(toRun);
+          const now = deps.clock.now();
+          for (const other of others) {
+            if (ownerAlive(other)) return { ok: false, blocking: other };
+            // Its process is gone: the run was interrupted (recovery missed it, e.g. a crash just now).
+            handle
+              .prepare(
+                "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ?",
+              )
+              .run(`the process running it (pid ${other.pid ?? '?'}) exited`, now, now, other.id);
+          }
+          handle
+            .prepare(
+              "UPDATE agent_runs SET status = 'running', started_at = ?, updated_at = ?, pid = ?, host = ?, runner = ? WHERE id = ?",
+            )
+            .run(now, now, owner.pid, owner.host, owner.runner, runId);
+          return { ok: true, run: getWith(handle, runId)! };
+        })
+        .immediate();
+    },
+    update(id, patch) {
+      const handle = db();
+      const sets: string[] = [];
+      const params: unknown[] = [];
+      const set = (column: string, value: unknown) => {
+        sets.push(`${column} = ?`);
+        params.push(value);
+      };
+      if (patch.status !== undefined) set('status', patch.status);
+      if (patch.model !== undefined) set('model', patch.model);
+      if (patch.reason !== undefined) set('reason', patch.reason);
+      if (patch.error !== undefined) set('error', patch.error);
+      if (patch.steps !== undefined) set('steps', patch.steps);
+      if (patch.usage) {
+        set('input_tokens', patch.usage.input_tokens);
+        set('output_tokens', patch.usage.output_tokens);
+        set('reasoning_tokens', patch.usage.reasoning_tokens);
+        set('cached_input_tokens', patch.usage.cached_input_tokens);
+      }
+      if (patch.cost !== undefined) set('cost', patch.cost);
+      if (patch.result_message_id !== undefined) set('result_message_id', patch.result_message_id);
+      if (patch.started_at !== undefined) set('started_at', patch.started_at);
+      if (patch.finished_at !== undefined) set('finished_at', patch.finished_at);
+      set('updated_at', deps.clock.now());
+      const changed = handle
+        .prepare(`UPDATE agent_runs SET ${sets.join(', ')} WHERE id = ?`)
+        .run(...params, id).changes;
+      if (changed === 0) throw new SvcError('not_found', `run_id: no run "${id}"`);
+      return getWith(handle, id)!;
+    },
+    append(runId, type, payload = {}) {
+      const handle = db();
+      const row = handle.prepare('SELECT session_id FROM agent_runs WHERE id = ?').get(runId) as
+        | { session_id: string }
+        | undefined;
+      if (!row) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+      return appendWith(handle, runId, row.session_id, type, payload);
+    },
+    events(runId, options = {}) {
+      const types = options.types?.length ? options.types : undefined;
+      const rows = db()
+        .prepare(
+          `SELECT * FROM agent_run_events WHERE run_id = ? AND seq > ?
+           ${types ? `AND type IN (${types.map(() => '?').join(', ')})` : ''} ORDER BY seq LIMIT ?`,
+        )
+        .all(runId, options.afterSeq ?? 0, ...(types ?? []), options.limit ?? 1000) as (Omit<
+        RunEvent,
+        'payload'
+      > & { payload: string })[];
+      return rows.map(toEvent);
+    },
+    eventCount(runId) {
+      const row = runId
+        ? db().prepare('SELECT count(*) AS n FROM agent_run_events WHERE run_id = ?').get(runId)
+        : db().prepare('SELECT count(*) AS n FROM agent_run_events').get();
+      return (row as { n: number }).n;
+    },
+    recentEvents(options = {}) {
+      const clauses: string[] = [];
+      const params: unknown[] = [];
+      if (options.sessionId) {
+        clauses.push('session_id = ?');
+        params.push(options.sessionId);
+      }
+      if (options.type) {
+        clauses.push('type = ?');
+        params.push(options.type);
+      }
+      const rows = db()
+        .prepare(
+          `SELECT * FROM agent_run_events ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`,
+        )
+        .all(...params, options.limit ?? 50) as (Omit<RunEvent, 'payload'> & { payload: string })[];
+      return rows.map(toEvent);
+    },
+    requestCancel(id) {
+      db()
+        .prepare('UPDATE agent_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?')
+        .run(deps.clock.now(), id);
+    },
+    cancelRequested(id) {
+      const row = db().prepare('SELECT cancel_requested FROM agent_runs WHERE id = ?').get(id) as
+        | { cancel_requested: number }
+        | undefined;
+      return row?.cancel_requested === 1;
+    },
+    delete(id) {
+      const handle = db();
+      require(id);
+      const ids = (
+        handle
+          .prepare(
+            `WITH RECURSIVE tree(id) AS (SELECT id FROM agent_runs WHERE id = ?
+               UNION ALL SELECT r.id FROM agent_runs r JOIN tree ON r.parent_run_id = tree.id)
+             SELECT id FROM tree`,
+          )
+          .all(id) as { id: string }[]
+      ).map((r) => r.id);
+      const remove = handle.prepare('DELETE FROM agent_runs WHERE id = ?');
+      handle.transaction(() => {
+        for (const runId of ids) remove.run(runId);
+      })();
+      return ids;
+    },
+    ownerAlive,
+    recover: () => recover(rawDb()),
+    recovered: () => [...recoveredRuns],
+  };
+}
+
+/**
+ * Runners (Apps) alive in this process. Process identity is process-wide by nature: several Apps
+ * can share one process (tests, an HTTP server hosting a TUI), and a row owned by a sibling App
+ * that is still open is not an orphan.
+ */
+const liveRunners = new Set<string>();
+
+export function registerRunner(runner: string): () => void {
+  liveRunners.add(runner);
+  return () => {
+    liveRunners.delete(runner);
+  };
+}
+
+export const isLiveRunner = (runner: string): boolean => liveRunners.has(runner);
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
