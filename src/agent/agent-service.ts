@@ -36,6 +36,7 @@ import type {
 interface Runtime {
   state: SessionState;
   runId: string | null;
+  compactRequested?: boolean;
   controller?: AbortController;
   stop?: StopState;
   promise?: Promise<void>;
@@ -201,6 +202,11 @@ export function createAgentService(appRef: () => App): AgentService {
       stop,
       subagent: options.subagent ?? false,
       compact: (compactOptions) => compactDuringRun(sessionId, claimed.id, controller.signal, compactOptions),
+      takeCompactionRequest: () => {
+        const requested = rt.compactRequested === true;
+        rt.compactRequested = false;
+        return requested;
+      },
     })
       .catch(
         (error): RunOutcome => ({
@@ -275,14 +281,23 @@ export function createAgentService(appRef: () => App): AgentService {
     sessionId: string,
     runId: string,
     signal: AbortSignal,
-    options: { keepFromMessageId?: string },
+    options: { keepFromMessageId?: string; reason?: 'auto' | 'manual' },
   ) {
     const a = app();
     setState(sessionId, 'compacting', runId);
-    publish(sessionId, 'compaction.started', { session_id: sessionId, run_id: runId, reason: 'auto' });
+    publish(sessionId, 'compaction.started', {
+      session_id: sessionId,
+      run_id: runId,
+      reason: options.reason ?? 'auto',
+    });
     a.runs.append(runId, 'phase', { phase: 'compaction' });
     try {
-      const outcome = await compactHistory(a, { sessionId, runId, signal, ...options });
+      const outcome = await compactHistory(a, {
+        sessionId,
+        runId,
+        signal,
+        keepFromMessageId: options.keepFromMessageId,
+      });
       publish(sessionId, 'compaction.finished', {
         session_id: sessionId,
         summary_message_id: outcome.summary_message_id,
@@ -613,16 +628,31 @@ export function createAgentService(appRef: () => App): AgentService {
         notifyIdle(sessionId);
       }
     },
+    requestCompaction(sessionId) {
+      const rt = runtime(sessionId);
+      if (!rt.runId || !rt.controller) return false;
+      rt.compactRequested = true;
+      return true;
+    },
     async runChild(input) {
       const a = app();
       const parent = a.sessions.require(input.parentSessionId);
       const kind = agentKind(a.config, input.agent ?? 'general', 'subagent');
       if (!input.prompt.trim()) throw new SvcError('invalid_input', 'prompt: must not be empty');
+      // The child works under the parent's constraints: same mode and staged-workflow phase.
       const child = a.sessions.create({
         parent_id: parent.id,
         title: input.title ?? `${kind.id}: ${preview(input.prompt)}`,
         agent: kind.id,
-        metadata: { subagent: true, ...(input.parentRunId ? { parent_run_id: input.parentRunId } : {}) },
+        mode: parent.mode,
+        model: parent.model,
+        metadata: {
+          subagent: true,
+          ...(input.parentRunId ? { parent_run_id: input.parentRunId } : {}),
+          ...(typeof parent.metadata.workflow_phase === 'string'
+            ? { workflow_phase: parent.metadata.workflow_phase }
+            : {}),
+        },
       });
       const run = a.runs.create({
         session_id: child.id,
@@ -634,6 +664,7 @@ export function createAgentService(appRef: () => App): AgentService {
         options: {
           ...(input.yolo ? { yolo: true } : {}),
           ...(input.unattended ? { unattended: input.unattended } : {}),
+          ...(input.tools?.length ? { tools: input.tools } : {}),
         },
       });
       const waiting = deferred(run.id).promise;

@@ -39,7 +39,9 @@ export interface RunExecution {
   stop: StopState;
   subagent: boolean;
   /** Compaction with the service's state transitions and events around it. */
-  compact(options: { keepFromMessageId?: string }): Promise<void>;
+  compact(options: { keepFromMessageId?: string; reason?: 'auto' | 'manual' }): Promise<void>;
+  /** True once after summarize_session asked for a compaction during this run. */
+  takeCompactionRequest(): boolean;
 }
 
 export interface RunOutcome {
@@ -304,8 +306,9 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
         x.stop.reason ??= 'cancelled (requested through the run ledger)';
         return stopped();
       }
-      if (autoCompact && contextUsed / window >= threshold) {
-        await x.compact({});
+      const requested = x.takeCompactionRequest();
+      if (requested || (autoCompact && contextUsed / window >= threshold)) {
+        await x.compact({ reason: requested ? 'manual' : 'auto' });
         history = toModelMessages(historyMessages(app.sessions, app.sessions.require(sessionId)));
       }
     }

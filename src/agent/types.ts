@@ -140,6 +140,8 @@ export interface ChildRunInput {
   title?: string;
   /** Cancelling the parent cancels the child. */
   signal?: AbortSignal;
+  /** Only these tools (after the funnel and the kind's own policy). */
+  tools?: string[];
   yolo?: boolean;
   unattended?: 'fail' | 'wait';
 }
@@ -216,6 +218,11 @@ export interface AgentService {
    * demand). Refused with `conflict` while a run is active.
    */
   summarize(sessionId: string, options?: { signal?: AbortSignal }): Promise<CompactionResult>;
+  /**
+   * Ask for a compaction of a session that has an active run here: it happens before the run's
+   * next step. False when the session has no active run in this process (call `summarize`).
+   */
+  requestCompaction(sessionId: string): boolean;
   /** Run a sub-agent task in a child session and return its result (the `agent` tool). */
   runChild(input: ChildRunInput): Promise<RunResult>;
   /** Agent kinds (built in + `[agents.<id>]`). */

@@ -117,6 +117,8 @@ export interface SessionStore {
   getMessage(id: string): Message | undefined;
   messages(sessionId: string, options?: { limit?: number; after?: string }): Message[];
   deleteMessage(id: string): void;
+  /** Messages stored for the session. */
+  messageCount(sessionId: string): number;
   count(): number;
 }
 
@@ -353,6 +355,13 @@ export function createSessionStore(deps: {
     deleteMessage(id) {
       const result = db().prepare('DELETE FROM messages WHERE id = ?').run(id);
       if (result.changes === 0) throw new SvcError('not_found', `message_id: no message "${id}"`);
+    },
+    messageCount(sessionId) {
+      return (
+        db().prepare('SELECT count(*) AS n FROM messages WHERE session_id = ?').get(sessionId) as {
+          n: number;
+        }
+      ).n;
     },
     count() {
       return (db().prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;

@@ -2,6 +2,9 @@
  * Every tool definition, one list. Each family file adds its tools here.
  * @module
  */
+
+import { agentStatusTools } from './agent-status';
+import { agentTools } from './agents';
 import {
   config,
   configStatusTool,
@@ -17,6 +20,9 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { planningTools } from './planning';
+import { runTools } from './runs';
+import { sessionTools } from './sessions';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -31,4 +37,10 @@ export const allTools: readonly AnyTool[] = [
   runtimeFeaturesTool,
   getWorkflowToolsStatus,
   getPrimitiveToolsStatus,
+  // agent core: sessions, runs, planning, agent kinds and sub-agents, status readouts
+  ...sessionTools,
+  ...runTools,
+  ...planningTools,
+  ...agentTools,
+  ...agentStatusTools,
 ] as AnyTool[];

@@ -1,0 +1,115 @@
+/**
+ * Status readouts of the agent core: `session_diagnose` (`svc session diagnose`, `svc session
+ * status`), `stats_report` (`svc stats`), `list_projects` (`svc projects`), `logs_report`
+ * (`svc logs`).
+ * @module
+ */
+import { z } from 'zod';
+import { readProjects } from '../agent/project-registry';
+import { diagnoseSession, logsReport, requireDb, usageStats } from '../agent/reports';
+import { defineTool } from './define-tool';
+
+type Diagnosis = Awaited<ReturnType<typeof diagnoseSession>>;
+
+const renderDiagnosis = (r: Diagnosis) =>
+  [
+    r.session_id
+      ? `session ${r.session_id}${r.session?.title ? ` "${r.session.title}"` : ''}: ${r.ok ? 'ok' : 'problems found'}`
+      : `no session: ${r.ok ? 'ok' : 'problems found'}`,
+    ...r.checks.map(
+      (c) =>
+        `  ${c.status === 'ok' ? '✓' : c.status === 'warn' ? '!' : '✗'} ${c.name.padEnd(16)} ${c.detail}`,
+    ),
+  ].join('\n');
+
+export const sessionDiagnose = defineTool({
+  name: 'session_diagnose',
+  family: 'status',
+  tag: 'primitive',
+  description:
+    'Diagnose a session (default: the current, else the most recent): its state, last run, interrupted runs, history consistency, queue, model resolution, pending permissions and workflow phase, each as ok/warn/error with a detail.',
+  input: z.strictObject({
+    session_id: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Session id. Omit for the current or most recent session.'),
+  }),
+  mutates: false,
+  surfaces: {
+    mcp: 'svc_session_diagnose',
+    cli: [
+      {
+        command: 'session diagnose',
+        text: renderDiagnosis,
+        description: 'Diagnose a session (use --format=json for JSON).',
+      },
+      {
+        command: 'session status',
+        text: renderDiagnosis,
+        description: 'Show the state of the current session.',
+      },
+    ],
+  },
+  run: (ctx, input) => diagnoseSession(ctx.app, input.session_id ?? ctx.sessionId),
+});
+
+export const statsReport = defineTool({
+  name: 'stats_report',
+  family: 'status',
+  tag: 'primitive',
+  description:
+    'Usage statistics of this workspace: sessions, messages, runs by status and origin, tokens, cost, per-model and per-tool counts, and runs per day.',
+  input: z.strictObject({
+    days: z.number().int().min(1).max(3650).default(30).describe('Days covered by the per-day breakdown.'),
+  }),
+  mutates: false,
+  surfaces: { mcp: 'svc_stats_report', cli: { command: 'stats' } },
+  run: (ctx, input) => {
+    requireDb(ctx.app);
+    return usageStats(ctx.app, { days: input.days });
+  },
+});
+
+export const listProjects = defineTool({
+  name: 'list_projects',
+  family: 'status',
+  tag: 'primitive',
+  description:
+    'The project registry: every workspace svc has run an agent in (from the user data dir), most recent first.',
+  input: z.strictObject({}),
+  mutates: false,
+  surfaces: {
+    mcp: 'svc_list_projects',
+    cli: {
+      command: 'projects',
+      text: (r: ReturnType<typeof readProjects>) =>
+        r.projects.length === 0
+          ? `no projects yet (registry: ${r.path ?? 'unavailable'})`
+          : r.projects
+              .map((p) => `${p.path}  ${p.runs} run(s)  last ${new Date(p.last_run_at).toISOString()}`)
+              .join('\n'),
+    },
+  },
+  run: (ctx) => {
+    const registry = readProjects(ctx.app);
+    return { ...registry, count: registry.projects.length };
+  },
+});
+
+export const logsReportTool = defineTool({
+  name: 'logs_report',
+  family: 'status',
+  tag: 'primitive',
+  description:
+    "svc's own log (JSON lines in the data dir, redacted): counts by level and the most recent entries.",
+  input: z.strictObject({
+    limit: z.number().int().min(1).max(1000).default(20).describe('Most entries to return (newest first).'),
+    level: z.enum(['debug', 'info', 'warn', 'error']).default('warn').describe('Lowest level to include.'),
+  }),
+  mutates: false,
+  surfaces: { mcp: 'svc_logs_report', cli: { command: 'logs' } },
+  run: (ctx, input) => logsReport(ctx.app, input),
+});
+
+export const agentStatusTools = [sessionDiagnose, statsReport, listProjects, logsReportTool];

@@ -1,0 +1,109 @@
+/**
+ * Agent kinds and sub-agents. `list_agent_kinds` lists the built-in and configured kinds (TUI
+ * `/agent_kinds`). `agent` (workflow) runs a task in a child session with its own run (parent run
+ * id, same family session id) and a narrowed tool set, and returns the sub-agent's final answer.
+ * @module
+ */
+import { z } from 'zod';
+import { agentKind } from '../agent/agent-kinds';
+import type { RunResult } from '../agent/types';
+import { targetSession } from '../agent/views';
+import { SvcError } from '../errors';
+import { defineTool } from './define-tool';
+
+export const listAgentKinds = defineTool({
+  name: 'list_agent_kinds',
+  family: 'status',
+  tag: 'primitive',
+  description:
+    'Agent kinds: build (default) and plan for top-level runs, explore and general as sub-agents, plus any [agents.<id>] from config, with their model, step limit and tool policy.',
+  input: z.strictObject({}),
+  mutates: false,
+  surfaces: {
+    mcp: 'svc_list_agent_kinds',
+    cli: {
+      command: 'agent-kinds',
+      text: (r: { kinds: { id: string; mode: string; read_only: boolean; description: string }[] }) =>
+        r.kinds
+          .map(
+            (k) =>
+              `${k.id.padEnd(12)} ${k.mode.padEnd(9)} ${k.read_only ? 'read-only ' : '          '}${k.description}`,
+          )
+          .join('\n'),
+    },
+  },
+  run: (ctx) => ({
+    default: 'build',
+    kinds: ctx.app.agent.kinds().map((k) => ({
+      id: k.id,
+      description: k.description,
+      mode: k.mode,
+      builtin: k.builtin,
+      model: k.model,
+      read_only: k.read_only,
+      max_steps: k.max_steps,
+      reasoning_effort: k.reasoning_effort,
+      has_prompt: k.prompt !== null,
+      tools: k.tools,
+    })),
+  }),
+});
+
+export const agent = defineTool({
+  name: 'agent',
+  family: 'workflow',
+  tag: 'workflow',
+  description:
+    'Start a sub-agent on a self-contained task in a child session and get its final answer. Use explore for read-only searches of the codebase (where is X, how does Y work) and general for a task that needs its own steps. Give the task fully: the sub-agent sees only your prompt, not this conversation.',
+  input: z.strictObject({
+    prompt: z.string().min(1).describe('The complete task for the sub-agent, with the context it needs.'),
+    description: z
+      .string()
+      .max(120)
+      .optional()
+      .describe('A few words naming the task (the child session title).'),
+    agent: z.string().min(1).default('general').describe('Sub-agent kind: explore (read-only) or general.'),
+    tools: z
+      .array(z.string().min(1))
+      .optional()
+      .describe("Narrow the sub-agent to these tools. Omit for the kind's own set."),
+    session_id: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Parent session when called outside a run. Omit inside a run.'),
+  }),
+  mutates: false,
+  surfaces: { mcp: 'svc_agent' },
+  run: async (ctx, input): Promise<RunResult & { child_session_id: string }> => {
+    const { app } = ctx;
+    const parent = targetSession(app, input.session_id, ctx.sessionId);
+    const kind = agentKind(app.config, input.agent, 'subagent');
+    const parentRun = ctx.runId ? app.runs.get(ctx.runId) : undefined;
+    const parentKind = ctx.agent ? app.agent.kinds().find((k) => k.id === ctx.agent) : undefined;
+    if (parentKind?.read_only && !kind.read_only) {
+      throw new SvcError(
+        'invalid_input',
+        `agent: a read-only agent (${parentKind.id}) can only start read-only sub-agents such as explore, not ${kind.id}`,
+      );
+    }
+    const result = await app.agent.runChild({
+      parentSessionId: parent.id,
+      parentRunId: ctx.runId,
+      prompt: input.prompt,
+      agent: kind.id,
+      title: input.description,
+      tools: input.tools,
+      signal: ctx.signal,
+      yolo: parentRun?.options.yolo,
+      unattended: parentRun?.options.unattended,
+    });
+    return { ...result, child_session_id: result.session_id };
+  },
+  toModelOutput: (result) => {
+    if (result.status === 'completed') return result.text || '(the sub-agent finished without an answer)';
+    return `The sub-agent run ${result.run_id} ended ${result.status}${result.reason ? ` (${result.reason})` : ''}${result.error ? `: ${result.error}` : ''}.${result.text ? `\nIts last answer:\n${result.text}` : ''}`;
+  },
+});
+
+export const agentTools = [listAgentKinds, agent];
