@@ -4,5 +4,6 @@
  * @module
  */
 import type { CliRegistrar } from '../context';
+import { registerRun } from './run';
 
-export const registrars: CliRegistrar[] = [];
+export const registrars: CliRegistrar[] = [registerRun];

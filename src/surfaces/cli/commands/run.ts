@@ -1,0 +1,275 @@
+/**
+ * `svc run "<prompt>"`: the headless main job. Runs the agent in the workspace on one prompt
+ * (from the arguments or stdin) through the session API (`app.agent`), streams the answer, and
+ * exits 0 when the run completed, 1 when it failed (or was cancelled), 2 on bad usage (including
+ * no model configured: the message says how to configure one).
+ *
+ * Output: `text` (the model's text as it streams; tool activity on stderr when it is a
+ * terminal), `json` (one result object at the end), `stream-json` (one JSON event per line as it
+ * happens, then a `result` line). Concurrent runs on one session are refused, never interleaved.
+ * Permission prompts go to the terminal when stdin and stderr are one; otherwise they fail with a
+ * clear message unless `--yolo` or `[permissions].allowed_tools` allows the tool.
+ * @module
+ */
+import { createInterface, type Interface } from 'node:readline';
+import { Option } from 'commander';
+import type { RunResult } from '../../../agent/types';
+import type { App } from '../../../app';
+import { SvcError } from '../../../errors';
+import type { SessionEvent } from '../../../events/bus';
+import type { PermissionDecision } from '../../../permissions/permission-service';
+import type { CliContext, CliIo, CliRegistrar } from '../context';
+
+interface RunOptions {
+  output: 'text' | 'json' | 'stream-json';
+  session?: string;
+  continue?: boolean;
+  model?: string;
+  maxSteps?: string;
+  yolo?: boolean;
+  dangerouslySkipPermissions?: boolean;
+  agent?: string;
+}
+
+export const registerRun: CliRegistrar = (program, ctx) => {
+  program
+    .command('run')
+    .description('Run the agent headless on a prompt (argument or stdin) and print its answer.')
+    .argument('[prompt...]', 'the prompt; read from stdin when omitted')
+    .addOption(
+      new Option('--output <format>', 'text, json, or stream-json (one JSON event per line)')
+        .choices(['text', 'json', 'stream-json'])
+        .default('text'),
+    )
+    .option('--session <id>', 'continue this session')
+    .option('--continue', 'continue the current session (the last one svc run used or switch_session chose)')
+    .option('--model <selector>', 'model for this run, <provider>/<model>')
+    .option('--max-steps <n>', 'step limit for this run (default options.max_steps)')
+    .option('--agent <id>', 'agent kind: build (default), plan, or one from [agents.<id>]')
+    .option('--yolo', 'skip every permission prompt (unattended runs)')
+    .option('--dangerously-skip-permissions', 'the same as --yolo')
+    .action(async (words: string[], options: RunOptions) => {
+      await runCommand(ctx, words, options);
+    });
+};
+
+async function runCommand(ctx: CliContext, words: string[], options: RunOptions) {
+  const { io } = ctx;
+  const fromStdin = words.length === 0;
+  const prompt = fromStdin ? await readStdin(io) : words.join(' ');
+  if (!prompt.trim()) {
+    throw new SvcError(
+      'invalid_input',
+      'svc run: no prompt; pass it as an argument (svc run "<prompt>") or on stdin',
+    );
+  }
+  const maxSteps = options.maxSteps === undefined ? undefined : Number(options.maxSteps);
+  if (maxSteps !== undefined && (!Number.isInteger(maxSteps) || maxSteps < 1)) {
+    throw new SvcError(
+      'invalid_input',
+      `--max-steps: expected a positive integer, got "${options.maxSteps}"`,
+    );
+  }
+  if (options.session && options.continue) {
+    throw new SvcError('invalid_input', '--session and --continue: pass one of them');
+  }
+  const yolo = options.yolo === true || options.dangerouslySkipPermissions === true;
+  const app = await ctx.app();
+
+  let sessionId = options.session;
+  if (options.continue) {
+    sessionId = app.agent.currentSession() ?? undefined;
+    if (!sessionId)
+      throw new SvcError('invalid_input', '--continue: there is no current session; omit it to start one');
+  }
+  const existing = sessionId ? app.sessions.get(sessionId) : undefined;
+  if (sessionId && !existing) {
+    throw new SvcError('invalid_input', `--session: no session "${sessionId}"; see svc session list`);
+  }
+  const agentId = options.agent ?? existing?.agent ?? 'build';
+  const kind = app.agent.kinds().find((k) => k.id === agentId);
+  // Fail before anything is written when no model can be resolved: the message says how to configure one.
+  await app.models.resolve({
+    selector: options.model,
+    sessionModel: existing?.model,
+    agentModel: kind?.model ?? undefined,
+  });
+  if (existing) {
+    const state = app.agent.state(existing.id);
+    if (state.busy_elsewhere) {
+      throw new SvcError(
+        'conflict',
+        `session ${existing.id} is busy: run ${state.busy_elsewhere.run_id} is running in another svc process (pid ${state.busy_elsewhere.pid ?? '?'}); wait for it, cancel it (svc session cancel --session-id ${existing.id}), or use another session`,
+      );
+    }
+  }
+  const session = existing ?? app.agent.createSession({ ...(options.agent ? { agent: options.agent } : {}) });
+  app.agent.setCurrentSession(session.id);
+
+  const output = createOutput(io, options.output, session.id);
+  const unsubscribe = app.agent.subscribe(session.id, output.onEvent, { family: true });
+  const interactive = !yolo && !fromStdin && io.stdin?.isTTY === true && io.stderr.isTTY === true;
+  const detach = interactive ? attachTerminalPrompter(app, session.id, io) : undefined;
+  const onSignal = () => app.agent.cancel(session.id, { reason: 'interrupted (SIGINT)' });
+  io.signal?.addEventListener('abort', onSignal, { once: true });
+  let result: RunResult;
+  try {
+    const sent = app.agent.send({
+      sessionId: session.id,
+      prompt,
+      agent: options.agent,
+      model: options.model,
+      maxSteps,
+      yolo,
+      unattended: 'fail',
+      origin: 'cli',
+      ifBusy: 'refuse',
+    });
+    result = await app.agent.wait(sent.run_id);
+    // Prompts the run queued for its own session run before the command returns.
+    await app.agent.waitIdle(session.id);
+  } finally {
+    io.signal?.removeEventListener('abort', onSignal);
+    detach?.();
+    unsubscribe();
+  }
+  output.finish(result);
+  ctx.exitCode = result.status === 'completed' ? 0 : 1;
+}
+
+interface Output {
+  onEvent(event: SessionEvent): void;
+  finish(result: RunResult): void;
+}
+
+function createOutput(io: CliIo, format: RunOptions['output'], sessionId: string): Output {
+  const terminal = io.stderr.isTTY === true;
+  let wroteText = false;
+  let endedWithNewline = true;
+  const hinted = new Set<string>();
+  const hint = (event: SessionEvent) => {
+    const p = event.payload as { is_error?: boolean; summary?: string; tool?: string };
+    if (event.type === 'tool.finished' && p.is_error && p.summary?.includes('no one is attached')) {
+      if (hinted.has(p.tool ?? '')) return;
+      hinted.add(p.tool ?? '');
+      io.stderr.write(
+        `svc: ${p.tool} needed permission and nobody could answer; re-run with --yolo or add "${p.tool}" to [permissions].allowed_tools\n`,
+      );
+    }
+  };
+  switch (format) {
+    case 'stream-json':
+      return {
+        onEvent(event) {
+          io.stdout.write(
+            `${JSON.stringify({ type: event.type, id: event.id, created_at: event.created_at, ...event.payload, session_id: event.session_id })}\n`,
+          );
+          hint(event);
+        },
+        finish(result) {
+          io.stdout.write(`${JSON.stringify({ type: 'result', ...result })}\n`);
+          if (result.status !== 'completed')
+            io.stderr.write(`svc: run ${result.status}: ${result.error ?? result.reason ?? ''}\n`);
+        },
+      };
+    case 'json':
+      return {
+        onEvent: hint,
+        finish(result) {
+          io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+          if (result.status !== 'completed')
+            io.stderr.write(`svc: run ${result.status}: ${result.error ?? result.reason ?? ''}\n`);
+        },
+      };
+    case 'text':
+      return {
+        onEvent(event) {
+          const p = event.payload as Record<string, unknown>;
+          if (event.type === 'message.delta' && event.session_id === sessionId && p.part === 'text') {
+            const delta = String(p.delta);
+            io.stdout.write(delta);
+            wroteText = true;
+            endedWithNewline = delta.endsWith('\n');
+          } else if (event.type === 'message.completed' && wroteText && !endedWithNewline) {
+            io.stdout.write('\n');
+            endedWithNewline = true;
+          } else if (terminal && event.type === 'tool.started') {
+            io.stderr.write(`  → ${String(p.title)}\n`);
+          } else if (terminal && event.type === 'tool.finished' && p.is_error) {
+            io.stderr.write(`  ✗ ${String(p.tool)}: ${String(p.summary)}\n`);
+          }
+          hint(event);
+        },
+        finish(result) {
+          if (!wroteText && result.text) io.stdout.write(`${result.text}\n`);
+          else if (wroteText && !endedWithNewline) io.stdout.write('\n');
+          if (result.status !== 'completed') {
+            io.stderr.write(
+              `svc: run ${result.status}: ${result.error ?? result.reason ?? 'no reason recorded'}\n`,
+            );
+          }
+        },
+      };
+    default: {
+      const exhaustive: never = format;
+      throw new SvcError('invalid_input', `--output: unknown format ${String(exhaustive)}`);
+    }
+  }
+}
+
+/** Answers permission requests on the terminal: y (once), a (always, this session), n (deny). */
+function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): () => void {
+  const detach = app.agent.attach(sessionId, 'svc run (terminal)');
+  let reader: Interface | undefined;
+  const waiting: { request_id: string; title: string }[] = [];
+  let asking = false;
+  const ask = () => {
+    const next = waiting.shift();
+    if (!next) {
+      asking = false;
+      return;
+    }
+    asking = true;
+    reader ??= createInterface({
+      input: io.stdin!,
+      output: io.stderr as NodeJS.WritableStream,
+      terminal: false,
+    });
+    reader.question(`\n? allow ${next.title}  [y] once  [a] always (this session)  [n] deny: `, (answer) => {
+      const key = answer.trim().toLowerCase()[0];
+      const decision: PermissionDecision =
+        key === 'y' ? 'allow_once' : key === 'a' ? 'allow_session' : 'deny';
+      try {
+        app.agent.answerPermission(next.request_id, decision, 'terminal');
+      } catch {
+        // answered elsewhere or cancelled meanwhile
+      }
+      ask();
+    });
+  };
+  const unsubscribe = app.agent.subscribe(
+    sessionId,
+    (event) => {
+      if (event.type !== 'permission.requested') return;
+      const p = event.payload as { request_id: string; title: string };
+      if (waiting.some((w) => w.request_id === p.request_id)) return;
+      waiting.push({ request_id: p.request_id, title: p.title });
+      if (!asking) ask();
+    },
+    { family: true },
+  );
+  return () => {
+    unsubscribe();
+    detach();
+    reader?.close();
+  };
+}
+
+async function readStdin(io: CliIo): Promise<string> {
+  const stdin = io.stdin;
+  if (!stdin || stdin.isTTY) return '';
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin)
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
