@@ -114,3 +114,44 @@ export function shellTool(log: string[]) {
 
 export const eventTypes = (events: SessionEvent[], sessionId?: string) =>
   events.filter((e) => !sessionId || e.session_id === sessionId).map((e) => e.type);
+
+/** A read-only tool that blocks until `release()` (or the run is cancelled). */
+export function gateTool() {
+  let release!: () => void;
+  let entered!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const reached = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
+  const tool = defineTool({
+    name: 'gate',
+    family: 'test',
+    tag: 'primitive',
+    description: 'Wait at the gate.',
+    input: z.strictObject({}),
+    mutates: false,
+    run: async (ctx) => {
+      entered();
+      await new Promise<void>((resolve, reject) => {
+        opened.then(resolve);
+        ctx.signal.addEventListener('abort', () => reject(new Error('aborted at the gate')), { once: true });
+      });
+      return 'passed the gate';
+    },
+  });
+  return { tool, release, reached };
+}
+
+/** Resolve when the first event of `type` is published (any session). */
+export function nextEvent(app: App, type: string): Promise<SessionEvent> {
+  return new Promise((resolve) => {
+    const off = app.bus.subscribe('*', (event) => {
+      if (event.type === type) {
+        off();
+        resolve(event);
+      }
+    });
+  });
+}
