@@ -16,7 +16,12 @@ describe('agent service', () => {
   it('TOOLS-49: queues a prompt sent during a run and runs it after; every queue view agrees', async () => {
     const gate = gateTool();
     const { app, provider, events } = await agentApp(
-      [reply().toolCall('gate', {}), reply().text('first done'), reply().text('second done'), reply().text('third')],
+      [
+        reply().toolCall('gate', {}),
+        reply().text('first done'),
+        reply().text('second done'),
+        reply().text('third'),
+      ],
       { extraTools: [gate.tool] },
     );
     const first = app.agent.send({ prompt: 'first' });
@@ -24,13 +29,23 @@ describe('agent service', () => {
     await gate.reached;
     const second = app.agent.send({ sessionId: first.session_id, prompt: 'second' });
     expect(second).toMatchObject({ status: 'queued', position: 1 });
-    const third = (await invokeTool(app, 'queue_enqueue', { session_id: first.session_id, prompt: 'third one' }, {
-      surface: 'mcp',
-    })) as { status: string; position: number };
+    const third = (await invokeTool(
+      app,
+      'queue_enqueue',
+      { session_id: first.session_id, prompt: 'third one' },
+      {
+        surface: 'mcp',
+      },
+    )) as { status: string; position: number };
     expect(third).toMatchObject({ status: 'queued', position: 2 });
-    const status = (await invokeTool(app, 'get_prompt_queue_status', { session_id: first.session_id }, {
-      surface: 'http',
-    })) as { sessions: unknown[]; total_queued: number };
+    const status = (await invokeTool(
+      app,
+      'get_prompt_queue_status',
+      { session_id: first.session_id },
+      {
+        surface: 'http',
+      },
+    )) as { sessions: unknown[]; total_queued: number };
     expect(status.total_queued).toBe(2);
     expect(status.sessions).toEqual([app.agent.queue(first.session_id)]);
     expect(app.agent.queue(first.session_id)).toMatchObject({
@@ -50,10 +65,17 @@ describe('agent service', () => {
     await app.agent.waitIdle(first.session_id);
     expect(provider.remaining()).toBe(0);
     expect(app.runs.require((third as unknown as { run_id: string }).run_id).status).toBe('completed');
-    const lengths = events.filter((e) => e.type === 'queue.changed').map((e) => (e.payload as { length: number }).length);
+    const lengths = events
+      .filter((e) => e.type === 'queue.changed')
+      .map((e) => (e.payload as { length: number }).length);
     expect(lengths).toEqual([1, 0, 1, 2, 1, 0]);
     // Prompts ran in order, never interleaved.
-    expect(app.sessions.messages(first.session_id).filter((m) => m.role === 'user').map((m) => m.parts[0])).toEqual([
+    expect(
+      app.sessions
+        .messages(first.session_id)
+        .filter((m) => m.role === 'user')
+        .map((m) => m.parts[0]),
+    ).toEqual([
       { type: 'text', text: 'first' },
       { type: 'text', text: 'second' },
       { type: 'text', text: 'third one' },
@@ -70,7 +92,11 @@ describe('agent service', () => {
     const cancel = app.agent.cancel(sent.session_id);
     expect(cancel).toEqual({ cancelled_run_id: sent.run_id, cleared: [] });
     const result = await app.agent.wait(sent.run_id);
-    expect(result).toMatchObject({ status: 'cancelled', reason: 'cancelled by the operator', text: 'thinking…' });
+    expect(result).toMatchObject({
+      status: 'cancelled',
+      reason: 'cancelled by the operator',
+      text: 'thinking…',
+    });
     const states = events
       .filter((e) => e.type === 'state.changed')
       .map((e) => (e.payload as { state: string }).state);
@@ -79,7 +105,11 @@ describe('agent service', () => {
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
     expect(messages.every((m) => m.finished_at !== null)).toBe(true);
     expect(messages[2].parts).toEqual([
-      expect.objectContaining({ type: 'tool-result', is_error: true, output: expect.stringMatching(/^internal|^error/) }),
+      expect.objectContaining({
+        type: 'tool-result',
+        is_error: true,
+        output: expect.stringMatching(/^internal|^error/),
+      }),
     ]);
     expect(app.agent.state(sent.session_id)).toMatchObject({ state: 'idle', run_id: null });
   });
@@ -92,7 +122,10 @@ describe('agent service', () => {
     const outcome = app.agent.cancel(first.session_id, { clearQueue: true });
     expect(outcome).toEqual({ cancelled_run_id: first.run_id, cleared: [queued.run_id] });
     expect(await app.agent.wait(first.run_id)).toMatchObject({ status: 'cancelled' });
-    expect(await app.agent.wait(queued.run_id)).toMatchObject({ status: 'cancelled', reason: 'removed from the queue' });
+    expect(await app.agent.wait(queued.run_id)).toMatchObject({
+      status: 'cancelled',
+      reason: 'removed from the queue',
+    });
     expect(app.agent.queue(first.session_id).length).toBe(0);
     expect(app.sessions.messages(first.session_id).map((m) => m.role)).toEqual(['user']);
   });
@@ -113,7 +146,12 @@ describe('agent service', () => {
     expect(c).toMatchObject({ status: 'queued', position: 1 });
     expect((await app.agent.wait(b.run_id)).text).toBe('B');
     expect((await app.agent.wait(c.run_id)).text).toBe('C');
-    expect(provider.requests.map((r) => r.body.messages.at(-1).content)).toEqual(['A', 'passed the gate', 'B', 'C']);
+    expect(provider.requests.map((r) => r.body.messages.at(-1).content)).toEqual([
+      'A',
+      'passed the gate',
+      'B',
+      'C',
+    ]);
   });
 
   it('another App on the same database sees the session busy, is refused, and cancels through the ledger', async () => {
@@ -131,15 +169,23 @@ describe('agent service', () => {
       run_id: null,
       busy_elsewhere: { run_id: sent.run_id, pid: process.pid },
     });
-    expect(() => other.agent.send({ sessionId: sent.session_id, prompt: 'me too', ifBusy: 'refuse' })).toThrow(
-      /is busy: run run_0001 is running in another svc process/,
+    expect(() =>
+      other.agent.send({ sessionId: sent.session_id, prompt: 'me too', ifBusy: 'refuse' }),
+    ).toThrow(/is busy: run run_0001 is running in another svc process/);
+    const update = await invokeTool(
+      other,
+      'update_agent_run',
+      { run_id: sent.run_id, action: 'cancel' },
+      {
+        surface: 'cli',
+      },
     );
-    const update = await invokeTool(other, 'update_agent_run', { run_id: sent.run_id, action: 'cancel' }, {
-      surface: 'cli',
-    });
     expect(update).toMatchObject({ outcome: 'cancel_requested', previous_status: 'running' });
     const result = await app.agent.wait(sent.run_id);
-    expect(result).toMatchObject({ status: 'cancelled', reason: 'cancelled (requested through the run ledger)' });
+    expect(result).toMatchObject({
+      status: 'cancelled',
+      reason: 'cancelled (requested through the run ledger)',
+    });
     // The other App waits on the same run by polling the ledger.
     expect(await other.agent.wait(sent.run_id)).toMatchObject({ status: 'cancelled' });
   });
@@ -153,7 +199,10 @@ describe('agent service', () => {
     const off = app.agent.subscribe(first.session_id, (e) => seen.push(e.id), { afterId: middle });
     await app.agent.run({ sessionId: first.session_id, prompt: 'two' });
     off();
-    const expected = app.bus.retained(first.session_id).filter((e) => e.id > middle).map((e) => e.id);
+    const expected = app.bus
+      .retained(first.session_id)
+      .filter((e) => e.id > middle)
+      .map((e) => e.id);
     expect(seen).toEqual(expected);
   });
 
@@ -162,6 +211,9 @@ describe('agent service', () => {
     const sent = app.agent.send({ prompt: 'x' });
     await new Promise((r) => setTimeout(r, 50));
     await app.agent.close();
-    expect(app.runs.require(sent.run_id)).toMatchObject({ status: 'interrupted', reason: 'svc shut down while the run was active' });
+    expect(app.runs.require(sent.run_id)).toMatchObject({
+      status: 'interrupted',
+      reason: 'svc shut down while the run was active',
+    });
   });
 });

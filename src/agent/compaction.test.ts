@@ -32,14 +32,25 @@ describe('compaction', () => {
     // The next step starts from the summary only.
     const next = provider.requests[2].body.messages;
     expect(next).toHaveLength(2);
-    expect(next[1]).toMatchObject({ role: 'user', content: expect.stringContaining('## Task\nEcho things.') });
-    const states = events.filter((e) => e.type === 'state.changed').map((e) => (e.payload as { state: string }).state);
+    expect(next[1]).toMatchObject({
+      role: 'user',
+      content: expect.stringContaining('## Task\nEcho things.'),
+    });
+    const states = events
+      .filter((e) => e.type === 'state.changed')
+      .map((e) => (e.payload as { state: string }).state);
     expect(states).toEqual(['running', 'compacting', 'running', 'idle']);
     const finished = events.find((e) => e.type === 'compaction.finished')!.payload;
     expect(finished).toMatchObject({ tokens_before: 920, summary_message_id: expect.any(String) });
-    expect(events.find((e) => e.type === 'compaction.started')!.payload).toMatchObject({ reason: 'auto', run_id: result.run_id });
+    expect(events.find((e) => e.type === 'compaction.started')!.payload).toMatchObject({
+      reason: 'auto',
+      run_id: result.run_id,
+    });
     const session = app.sessions.require(result.session_id);
-    expect(session.metadata).toMatchObject({ summary_message_id: finished.summary_message_id, compactions: 1 });
+    expect(session.metadata).toMatchObject({
+      summary_message_id: finished.summary_message_id,
+      compactions: 1,
+    });
     expect(historyMessages(app.sessions, session).map((m) => m.role)).toEqual(['system', 'assistant']);
     // Nothing was deleted: the full conversation is still stored.
     expect(app.sessions.messages(result.session_id).map((m) => m.role)).toEqual([
@@ -53,7 +64,11 @@ describe('compaction', () => {
 
   it('compacts before a run that starts near the window, keeping the new prompt after the summary', async () => {
     const { app, provider } = await agentApp(
-      [reply().text('long answer').usage(880, 20), reply().text('SUMMARY OF RUN ONE'), reply().text('second answer')],
+      [
+        reply().text('long answer').usage(880, 20),
+        reply().text('SUMMARY OF RUN ONE'),
+        reply().text('second answer'),
+      ],
       { modelInfo: window },
     );
     const first = await app.agent.run({ prompt: 'first question' });
@@ -71,7 +86,12 @@ describe('compaction', () => {
   it('summarize_session compacts an idle session on demand', async () => {
     const { app, provider, events } = await agentApp([reply().text('a1'), reply().text('the summary')]);
     const first = await app.agent.run({ prompt: 'q1' });
-    const outcome = await invokeTool(app, 'summarize_session', { session_id: first.session_id }, { surface: 'cli' });
+    const outcome = await invokeTool(
+      app,
+      'summarize_session',
+      { session_id: first.session_id },
+      { surface: 'cli' },
+    );
     expect(outcome).toMatchObject({
       scheduled: false,
       session_id: first.session_id,

@@ -49,7 +49,11 @@ describe('permission service', () => {
   it('asks the attached surface: allow once runs the tool, and the next call asks again', async () => {
     const log: string[] = [];
     const { app, events } = await agentApp(
-      [reply().toolCall('touch', { name: 'a' }), reply().toolCall('touch', { name: 'b' }), reply().text('ok')],
+      [
+        reply().toolCall('touch', { name: 'a' }),
+        reply().toolCall('touch', { name: 'b' }),
+        reply().text('ok'),
+      ],
       { extraTools: [touchTool(log)] },
     );
     app.agent.attach('*', 'test');
@@ -70,9 +74,12 @@ describe('permission service', () => {
 
   it('deny: the tool does not run and the model reads a forbidden error', async () => {
     const log: string[] = [];
-    const { app } = await agentApp([reply().toolCall('shell', { command: 'rm -rf build' }), reply().text('ok, not doing it')], {
-      extraTools: [shellTool(log)],
-    });
+    const { app } = await agentApp(
+      [reply().toolCall('shell', { command: 'rm -rf build' }), reply().text('ok, not doing it')],
+      {
+        extraTools: [shellTool(log)],
+      },
+    );
     app.agent.attach('*', 'test');
     answerWith(app, ['deny']);
     const result = await app.agent.run({ prompt: 'clean' });
@@ -117,7 +124,10 @@ describe('permission service', () => {
         reply().toolCall('shell', { command: 'git status' }),
         reply().text('3'),
       ],
-      { extraTools: [touchTool(log), shellTool(log)], extraConfig: { permissions: { allowed_tools: ['touch'] } } },
+      {
+        extraTools: [touchTool(log), shellTool(log)],
+        extraConfig: { permissions: { allowed_tools: ['touch'] } },
+      },
     );
     expect((await app.agent.run({ prompt: 'a' })).status).toBe('completed');
     expect((await app.agent.run({ prompt: 'b', yolo: true })).status).toBe('completed');
@@ -161,10 +171,13 @@ describe('permission service', () => {
 
   it('unattended "wait": the call waits until a surface attaches and answers', async () => {
     const log: string[] = [];
-    const { app, events } = await agentApp([reply().toolCall('touch', { name: 'late' }), reply().text('ok')], {
-      extraTools: [touchTool(log)],
-      extraConfig: { permissions: { unattended: 'wait' } },
-    });
+    const { app, events } = await agentApp(
+      [reply().toolCall('touch', { name: 'late' }), reply().text('ok')],
+      {
+        extraTools: [touchTool(log)],
+        extraConfig: { permissions: { unattended: 'wait' } },
+      },
+    );
     app.bus.subscribe('*', (event) => {
       if (event.type !== 'permission.requested') return;
       setTimeout(() => {
@@ -198,7 +211,10 @@ describe('permission service', () => {
     expect(result).toMatchObject({ status: 'cancelled', reason: 'cancelled by the operator' });
     expect(log).toEqual([]);
     expect(app.agent.pendingPermissions()).toEqual([]);
-    expect(events.find((e) => e.type === 'permission.resolved')?.payload).toMatchObject({ decision: 'deny', by: 'cancel' });
+    expect(events.find((e) => e.type === 'permission.resolved')?.payload).toMatchObject({
+      decision: 'deny',
+      by: 'cancel',
+    });
     // The dangling call got a result, so the next turn's history is valid.
     expect(toolOutputs(app, sessionId)).toEqual([expect.stringContaining('did not complete')]);
     expect(app.agent.state(sessionId).state).toBe('idle');

@@ -36,7 +36,11 @@ describe('svc run', () => {
   it('--output json prints one result object; the prompt can come from stdin', async () => {
     const provider = await fakeProvider([reply().text('42').usage(12, 3)]);
     const ws = workspace(provider.url);
-    const result = await runBin(['run', '--output', 'json'], { cwd: ws, env: env(ws), input: 'what is the answer?\n' });
+    const result = await runBin(['run', '--output', 'json'], {
+      cwd: ws,
+      env: env(ws),
+      input: 'what is the answer?\n',
+    });
     expect(result.code, result.stderr).toBe(0);
     const json = JSON.parse(result.stdout);
     expect(json).toMatchObject({
@@ -55,9 +59,15 @@ describe('svc run', () => {
   it('--output stream-json prints one JSON event per line, then the result', async () => {
     const provider = await fakeProvider([reply().toolCall('get_workflow_phase', {}), reply().text('done')]);
     const ws = workspace(provider.url);
-    const result = await runBin(['run', '--output', 'stream-json', 'check the phase'], { cwd: ws, env: env(ws) });
+    const result = await runBin(['run', '--output', 'stream-json', 'check the phase'], {
+      cwd: ws,
+      env: env(ws),
+    });
     expect(result.code, result.stderr).toBe(0);
-    const lines = result.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const types = lines.map((l) => l.type);
     expect(types[0]).toBe('queue.changed');
     expect(types).toContain('run.started');
@@ -66,7 +76,10 @@ describe('svc run', () => {
     expect(types).toContain('message.delta');
     expect(types.at(-2)).toBe('state.changed');
     expect(lines.at(-1)).toMatchObject({ type: 'result', status: 'completed', text: 'done', steps: 2 });
-    expect(lines.find((l) => l.type === 'tool.finished')).toMatchObject({ tool: 'get_workflow_phase', is_error: false });
+    expect(lines.find((l) => l.type === 'tool.finished')).toMatchObject({
+      tool: 'get_workflow_phase',
+      is_error: false,
+    });
   });
 
   it('exits 2 with the how-to when no model is configured, and writes nothing', async () => {
@@ -87,9 +100,15 @@ describe('svc run', () => {
     expect(badOutput.code).toBe(2);
     expect(badOutput.stderr).toContain("'xml' is invalid");
     const badSteps = await runBin(['run', '--max-steps', 'zero', 'x'], { cwd: ws, env: env(ws) });
-    expect(badSteps).toMatchObject({ code: 2, stderr: 'svc: --max-steps: expected a positive integer, got "zero"\n' });
+    expect(badSteps).toMatchObject({
+      code: 2,
+      stderr: 'svc: --max-steps: expected a positive integer, got "zero"\n',
+    });
     const badSession = await runBin(['run', '--session', 'ses_nope', 'x'], { cwd: ws, env: env(ws) });
-    expect(badSession).toMatchObject({ code: 2, stderr: 'svc: --session: no session "ses_nope"; see svc session list\n' });
+    expect(badSession).toMatchObject({
+      code: 2,
+      stderr: 'svc: --session: no session "ses_nope"; see svc session list\n',
+    });
     const badAgent = await runBin(['run', '--agent', 'explore', 'x'], { cwd: ws, env: env(ws) });
     expect(badAgent.code).toBe(2);
     expect(badAgent.stderr).toContain('"explore" is a subagent agent');
@@ -98,7 +117,9 @@ describe('svc run', () => {
 
   it('exits 1 with the redacted reason when the run fails', async () => {
     const provider = await fakeProvider([
-      reply().httpError(401, { error: { message: 'invalid key sk-live-abcdefghijklmnopqrstuvwxyz', type: 'auth' } }),
+      reply().httpError(401, {
+        error: { message: 'invalid key sk-live-abcdefghijklmnopqrstuvwxyz', type: 'auth' },
+      }),
     ]);
     const ws = workspace(provider.url);
     const result = await runBin(['run', 'hello'], { cwd: ws, env: env(ws) });
@@ -110,7 +131,9 @@ describe('svc run', () => {
   it('--session continues a session with its history; CLI-12..15 readouts report it', async () => {
     const provider = await fakeProvider([reply().text('first answer'), reply().text('second answer')]);
     const ws = workspace(provider.url);
-    const first = JSON.parse((await runBin(['run', '--output', 'json', 'first'], { cwd: ws, env: env(ws) })).stdout);
+    const first = JSON.parse(
+      (await runBin(['run', '--output', 'json', 'first'], { cwd: ws, env: env(ws) })).stdout,
+    );
     const second = await runBin(['run', '--session', first.session_id, 'second'], { cwd: ws, env: env(ws) });
     expect(second).toMatchObject({ code: 0, stdout: 'second answer\n' });
     expect(provider.requests[1].body.messages.slice(1)).toEqual([
