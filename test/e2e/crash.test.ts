@@ -1,0 +1,113 @@
+/**
+ * Crash safety of the run ledger, with the built binary. Pins: while `svc run` is mid-run,
+ * another `svc run` on the same session is refused (never interleaved); after kill -9 the next
+ * start marks the orphaned run `interrupted` and every message already written is kept; the
+ * session then continues with a valid history.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { allTools } from '../../src/tools/index';
+import { invokeTool } from '../../src/tools/invoke';
+import { fakeProvider, reply } from '../helpers/fake-provider';
+import { makeTestApp } from '../helpers/make-test-app';
+import { BIN, runBin } from '../helpers/run-bin';
+import { tmpWorkspace } from '../helpers/tmp-workspace';
+
+async function until(check: () => boolean, what: string, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('svc run crash safety', () => {
+  it('refuses a concurrent run; after kill -9 the run is interrupted and its messages are kept', async () => {
+    const provider = await fakeProvider([
+      reply().text('Let me look.').toolCall('get_workflow_phase', {}),
+      reply().hang(),
+      reply().text('Continuing after the crash.'),
+    ]);
+    const ws = tmpWorkspace({
+      files: {
+        'svc.toml': `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n`,
+      },
+    });
+    const env = {
+      PATH: process.env.PATH,
+      HOME: join(ws, '.home'),
+      XDG_CONFIG_HOME: join(ws, '.home', '.config'),
+      XDG_DATA_HOME: join(ws, '.home', '.local', 'share'),
+    };
+    const child = spawn(process.execPath, [BIN, 'run', 'do the long thing'], { cwd: ws, env, stdio: 'pipe' });
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    try {
+      await until(() => provider.requests.length === 2, 'the second model call');
+      // Let the first step's writes settle (they are synchronous before the next call, but be sure).
+      await new Promise((r) => setTimeout(r, 100));
+
+      const observer = await makeTestApp({ workspace: ws, env, tools: allTools });
+      const [session] = observer.sessions.list();
+      const [running] = observer.runs.list({ session_id: session.id });
+      expect(running).toMatchObject({ status: 'running', pid: child.pid });
+
+      const concurrent = await runBin(['run', '--session', session.id, 'me too'], { cwd: ws, env });
+      expect(concurrent.code).toBe(1);
+      expect(concurrent.stderr).toContain(`session ${session.id} is busy: run ${running.id} is running in another svc process (pid ${child.pid})`);
+      expect(provider.requests).toHaveLength(2);
+
+      child.kill('SIGKILL');
+      expect(await exited).toBe('SIGKILL');
+      expect(stdout).toBe('Let me look.\n');
+      await observer.close();
+
+      // The next start (any command that opens the ledger) marks the orphan interrupted.
+      const diagnose = await runBin(['session', 'diagnose', '--format=json'], { cwd: ws, env });
+      expect(diagnose.code, diagnose.stderr).toBe(0);
+      const report = JSON.parse(diagnose.stdout);
+      expect(report).toMatchObject({ session_id: session.id, runs: { total: 1, interrupted: 1 } });
+      expect(report.checks).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ name: 'last_run', status: 'warn', detail: expect.stringContaining('interrupted') }),
+        ]),
+      );
+
+      const after = await makeTestApp({ workspace: ws, env, tools: allTools });
+      const run = after.runs.require(running.id);
+      expect(run).toMatchObject({
+        status: 'interrupted',
+        reason: `the process running it (pid ${child.pid}) exited before the run finished`,
+        steps: 1,
+      });
+      expect(after.runs.events(run.id).map((e) => e.type)).toEqual(
+        expect.arrayContaining(['run.started', 'tool.finished', 'step.finished', 'phase', 'run.interrupted']),
+      );
+      const messages = after.sessions.messages(session.id);
+      expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+      expect(messages[0].parts).toEqual([{ type: 'text', text: 'do the long thing' }]);
+      expect(messages[1].parts).toEqual([
+        { type: 'text', text: 'Let me look.' },
+        { type: 'tool-call', tool_call_id: expect.any(String), tool: 'get_workflow_phase', input: {} },
+      ]);
+      expect(messages[2].parts[0]).toMatchObject({ type: 'tool-result', tool: 'get_workflow_phase', is_error: false });
+      const listed = (await invokeTool(after, 'list_agent_runs', { session_id: session.id }, { surface: 'mcp' })) as any;
+      expect(listed.runs[0]).toMatchObject({ id: running.id, status: 'interrupted' });
+      await after.close();
+
+      // The session continues: the stored history goes back to the model as it was.
+      const resumed = await runBin(['run', '--session', session.id, 'go on'], { cwd: ws, env });
+      expect(resumed).toMatchObject({ code: 0, stdout: 'Continuing after the crash.\n' });
+      expect(provider.requests[2].body.messages.slice(1).map((m: { role: string }) => m.role)).toEqual([
+        'user',
+        'assistant',
+        'tool',
+        'user',
+      ]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+});
