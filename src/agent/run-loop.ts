@@ -135,11 +135,18 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const prompt = await assembleSystemPrompt(app, { sessionId, kind, signal });
     ledger('prompt.assembled', prompt.manifest);
     const ai = await import('ai');
-    let history: ModelMessage[] = toModelMessages(
+    const history: ModelMessage[] = toModelMessages(
       historyMessages(app.sessions, app.sessions.require(sessionId)),
     );
     const maxSteps = run.options.max_steps ?? kind.max_steps ?? config.options.max_steps;
     const loop = createLoopDetector(config.options.loop_detection.max_repeats);
+    const policies: ToolPolicy[] = [
+      ...kindPolicies(kind, { subagent: x.subagent }),
+      ...onlyTools(run.options.tools),
+    ];
+    // The effective set is computed again before every step: approve_plan, a mode change or a
+    // config reload during the run change what the next step may call.
+    let active = new Set(toolsFor(app, sessionId, kind, run, policies).map((t) => t.name));
     const bridge = createToolBridge({
       app,
       sessionId,
@@ -147,6 +154,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
       agent: kind.id,
       signal,
       permission: { yolo: run.options.yolo, unattended: run.options.unattended },
+      isActive: (name) => active.has(name),
       onResult(call) {
         const verdict = loop.record(call.tool, call.input, call.output);
         if (!verdict || signal.aborted) return;
@@ -162,97 +170,68 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
         x.controller.abort(new Error('loop detected'));
       },
     });
-    const policies: ToolPolicy[] = [
-      ...kindPolicies(kind, { subagent: x.subagent }),
-      ...onlyTools(run.options.tools),
-    ];
     const providerOptions = providerOptionsFor(model, session.reasoning_effort ?? kind.reasoning_effort);
+    const resolved = model;
+    // After a compaction inside the run, every later step sends the summary instead of the
+    // messages before `cut` (the SDK keeps accumulating its own list).
+    let compacted: { prefix: ModelMessage[]; cut: number } | undefined;
+    let lastContext = 0;
 
-    for (let step = 1; ; step++) {
-      if (signal.aborted) return stopped();
-      const final = step === maxSteps;
-      const tools = toolsFor(app, sessionId, kind, run, policies);
-      ledger('phase', { phase: 'model', step });
-      const recorder = new StepRecorder(app, {
-        sessionId,
-        runId: run.id,
-        model: model.selector,
-        provider: model.provider,
-      });
-      const result = ai.streamText({
-        model: model.language_model,
-        system: final ? `${prompt.system}\n\n${FINAL_STEP_NOTE}` : prompt.system,
-        messages: history,
-        tools: bridge.toolSet(ai, tools),
-        toolChoice: final ? 'none' : 'auto',
-        stopWhen: ai.stepCountIs(1),
-        abortSignal: signal,
-        maxRetries: 2,
-        ...(model.info.max_output ? { maxOutputTokens: model.info.max_output } : {}),
-        ...(providerOptions ? { providerOptions } : {}),
-        // Errors arrive as stream parts; the SDK's default handler would print to the console.
-        onError: () => {},
-      });
-      let finishReason: string | undefined;
-      let stepUsage: Usage | null = null;
-      let streamError: unknown;
-      try {
-        for await (const part of result.fullStream) {
-          switch (part.type) {
-            case 'text-delta':
-              recorder.textDelta(part.id, part.text, part.providerMetadata as never);
-              break;
-            case 'text-end':
-              recorder.partMetadata('text', part.id, part.providerMetadata as never);
-              break;
-            case 'reasoning-delta':
-              recorder.reasoningDelta(part.id, part.text, part.providerMetadata as never);
-              break;
-            case 'reasoning-end':
-              recorder.partMetadata('reasoning', part.id, part.providerMetadata as never);
-              break;
-            case 'tool-call':
-              recorder.toolCall(
-                { tool_call_id: part.toolCallId, tool: part.toolName, input: part.input },
-                part.providerMetadata as never,
-              );
-              break;
-            case 'tool-result':
-              recorder.toolResult(part.toolCallId, part.toolName, String(part.output ?? ''), false);
-              break;
-            case 'tool-error':
-              recorder.toolResult(part.toolCallId, part.toolName, errorText(part.error), true);
-              break;
-            case 'finish-step':
-              finishReason = part.finishReason;
-              stepUsage = {
-                input_tokens: part.usage.inputTokens ?? 0,
-                output_tokens: part.usage.outputTokens ?? 0,
-                reasoning_tokens: part.usage.outputTokenDetails?.reasoningTokens ?? 0,
-                cached_input_tokens: part.usage.inputTokenDetails?.cacheReadTokens ?? 0,
-              };
-              break;
-            case 'error':
-              streamError ??= part.error;
-              break;
-            default:
-              break;
+    // One streamText call drives every step (the AI SDK's multi-step tool calling): the history is
+    // validated once, and prepareStep adjusts each step (tool set, last-step note, compaction).
+    const result = ai.streamText({
+      model: resolved.language_model,
+      system: prompt.system,
+      messages: history,
+      tools: bridge.toolSet(ai, app.tools.registered()),
+      activeTools: [...active],
+      stopWhen: ai.stepCountIs(maxSteps),
+      abortSignal: signal,
+      maxRetries: 2,
+      ...(resolved.info.max_output ? { maxOutputTokens: resolved.info.max_output } : {}),
+      ...(providerOptions ? { providerOptions } : {}),
+      prepareStep: async ({ stepNumber, messages }) => {
+        if (stepNumber > 0) {
+          if (app.runs.cancelRequested(run.id)) {
+            x.stop.status ??= 'cancelled';
+            x.stop.reason ??= 'cancelled (requested through the run ledger)';
+            x.controller.abort(new Error('cancelled'));
+          }
+          const requested = x.takeCompactionRequest();
+          if (!signal.aborted && (requested || (autoCompact && lastContext / window >= threshold))) {
+            await x.compact({ reason: requested ? 'manual' : 'auto' });
+            compacted = {
+              prefix: toModelMessages(historyMessages(app.sessions, app.sessions.require(sessionId))),
+              cut: messages.length,
+            };
           }
         }
-      } catch (error) {
-        if (!signal.aborted) streamError ??= error;
-      }
-      steps = step;
-      const interrupted = signal.aborted || streamError !== undefined;
+        active = new Set(toolsFor(app, sessionId, kind, run, policies).map((t) => t.name));
+        const final = stepNumber === maxSteps - 1;
+        return {
+          activeTools: [...active],
+          ...(final ? { toolChoice: 'none' as const, system: `${prompt.system}\n\n${FINAL_STEP_NOTE}` } : {}),
+          ...(compacted ? { messages: [...compacted.prefix, ...messages.slice(compacted.cut)] } : {}),
+        };
+      },
+      // Errors arrive as stream parts; the SDK's default handler would print to the console.
+      onError: () => {},
+    });
+
+    let recorder: StepRecorder | undefined;
+    let stepUsage: Usage | null = null;
+    let finishReason: string | undefined;
+    let streamError: unknown;
+    const endStep = (interrupted: boolean) => {
+      if (!recorder) return;
       if (interrupted) recorder.closeDanglingCalls();
       const stepCost = stepUsage
-        ? (stepUsage.input_tokens * (model.info.cost_per_1m_in ?? 0) +
-            stepUsage.output_tokens * (model.info.cost_per_1m_out ?? 0)) /
+        ? (stepUsage.input_tokens * (resolved.info.cost_per_1m_in ?? 0) +
+            stepUsage.output_tokens * (resolved.info.cost_per_1m_out ?? 0)) /
           1e6
         : 0;
       recorder.finish(stepUsage, stepCost);
       if (recorder.text.trim()) resultMessageId = recorder.assistantId ?? resultMessageId;
-      history = [...history, ...toModelMessages(recorder.messages())];
       if (stepUsage) {
         usage.input_tokens += stepUsage.input_tokens;
         usage.output_tokens += stepUsage.output_tokens;
@@ -264,54 +243,101 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
           output_tokens: stepUsage.output_tokens,
           cost: stepCost,
         });
-      }
-      app.runs.update(run.id, { steps, usage, cost });
-      const contextUsed = stepUsage ? stepUsage.input_tokens + stepUsage.output_tokens : 0;
-      if (stepUsage) {
+        lastContext = stepUsage.input_tokens + stepUsage.output_tokens;
         app.bus.publish(sessionId, 'context.usage', {
           session_id: sessionId,
           run_id: run.id,
-          input_tokens: contextUsed,
+          input_tokens: lastContext,
           context_window: window,
-          ratio: window > 0 ? round(contextUsed / window) : 0,
+          ratio: window > 0 ? round(lastContext / window) : 0,
         });
       }
+      app.runs.update(run.id, { steps, usage, cost });
       ledger('step.finished', {
-        step,
+        step: steps,
         finish_reason: finishReason ?? null,
         tool_calls: recorder.toolCalls.length,
         usage: stepUsage,
         cost: stepCost,
       });
-
-      if (signal.aborted) return stopped();
-      if (
-        final &&
-        (isToolChoiceViolation(streamError) || (finishReason === 'tool-calls' && recorder.toolCalls.length))
-      ) {
-        const reason = `max_steps: the step limit (${maxSteps}) was reached before the model finished`;
-        return outcome('failed', reason, reason);
+      lastToolCalls = recorder.toolCalls.length;
+      recorder = undefined;
+    };
+    let lastToolCalls = 0;
+    try {
+      for await (const part of result.fullStream) {
+        switch (part.type) {
+          case 'start-step':
+            steps++;
+            stepUsage = null;
+            finishReason = undefined;
+            ledger('phase', { phase: 'model', step: steps });
+            recorder = new StepRecorder(app, {
+              sessionId,
+              runId: run.id,
+              model: resolved.selector,
+              provider: resolved.provider,
+            });
+            break;
+          case 'text-delta':
+            recorder?.textDelta(part.id, part.text, part.providerMetadata as never);
+            break;
+          case 'text-end':
+            recorder?.partMetadata('text', part.id, part.providerMetadata as never);
+            break;
+          case 'reasoning-delta':
+            recorder?.reasoningDelta(part.id, part.text, part.providerMetadata as never);
+            break;
+          case 'reasoning-end':
+            recorder?.partMetadata('reasoning', part.id, part.providerMetadata as never);
+            break;
+          case 'tool-call':
+            recorder?.toolCall(
+              { tool_call_id: part.toolCallId, tool: part.toolName, input: part.input },
+              part.providerMetadata as never,
+            );
+            break;
+          case 'tool-result':
+            recorder?.toolResult(part.toolCallId, part.toolName, String(part.output ?? ''), false);
+            break;
+          case 'tool-error':
+            recorder?.toolResult(part.toolCallId, part.toolName, errorText(part.error), true);
+            break;
+          case 'finish-step':
+            finishReason = part.finishReason;
+            stepUsage = {
+              input_tokens: part.usage.inputTokens ?? 0,
+              output_tokens: part.usage.outputTokens ?? 0,
+              reasoning_tokens: part.usage.outputTokenDetails?.reasoningTokens ?? 0,
+              cached_input_tokens: part.usage.inputTokenDetails?.cacheReadTokens ?? 0,
+            };
+            // One transaction for the step's writes (messages, usage, ledger, bus log).
+            app.db.transaction(() => endStep(false))();
+            break;
+          case 'error':
+            streamError ??= part.error;
+            break;
+          default:
+            break;
+        }
       }
-      if (streamError !== undefined) {
-        const message = providerErrorMessage(app, streamError);
-        ledger('error', { source: 'provider', message });
-        return outcome('failed', 'provider_error', message);
-      }
-      if (finishReason !== 'tool-calls' || recorder.toolCalls.length === 0) {
-        const reason = finishReason === 'length' ? 'length: the model reached its output token limit' : null;
-        return outcome('completed', reason, null);
-      }
-      if (app.runs.cancelRequested(run.id)) {
-        x.stop.status ??= 'cancelled';
-        x.stop.reason ??= 'cancelled (requested through the run ledger)';
-        return stopped();
-      }
-      const requested = x.takeCompactionRequest();
-      if (requested || (autoCompact && contextUsed / window >= threshold)) {
-        await x.compact({ reason: requested ? 'manual' : 'auto' });
-        history = toModelMessages(historyMessages(app.sessions, app.sessions.require(sessionId)));
-      }
+    } catch (error) {
+      if (!signal.aborted) streamError ??= error;
     }
+    // A step cut short (cancel, loop stop, provider error) is closed so the history stays valid.
+    endStep(true);
+
+    if (signal.aborted) return stopped();
+    const limit = `max_steps: the step limit (${maxSteps}) was reached before the model finished`;
+    if (isToolChoiceViolation(streamError)) return outcome('failed', limit, limit);
+    if (streamError !== undefined) {
+      const message = providerErrorMessage(app, streamError);
+      ledger('error', { source: 'provider', message });
+      return outcome('failed', 'provider_error', message);
+    }
+    if (finishReason === 'tool-calls' && lastToolCalls > 0) return outcome('failed', limit, limit);
+    const reason = finishReason === 'length' ? 'length: the model reached its output token limit' : null;
+    return outcome('completed', reason, null);
   } catch (error) {
     if (signal.aborted) return stopped();
     const e = toSvcError(error);

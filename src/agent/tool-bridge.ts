@@ -10,7 +10,7 @@
 import type { JSONSchema7, ToolSet } from 'ai';
 import { z } from 'zod';
 import type { App } from '../app';
-import { toSvcError } from '../errors';
+import { SvcError, toSvcError } from '../errors';
 import type { PermissionAskContext } from '../permissions/permission-service';
 import type { AnyTool, PermissionRequest, ToolContext } from '../tools/define-tool';
 import { parseToolInput } from '../tools/invoke';
@@ -27,6 +27,8 @@ export interface ToolBridgeOptions {
   agent: string;
   signal: AbortSignal;
   permission: Omit<PermissionAskContext, 'toolCallId' | 'signal' | 'sessionId' | 'runId'>;
+  /** Whether the tool is in the effective set of the current step (the funnel, re-checked per call). */
+  isActive(name: string): boolean;
   /** After each call (loop detection); may stop the run. */
   onResult(call: { tool: string; input: unknown; output: string; isError: boolean }): void;
 }
@@ -55,6 +57,12 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     let isError = false;
     try {
       options.signal.throwIfAborted();
+      if (!options.isActive(tool.name)) {
+        throw new SvcError(
+          'forbidden',
+          `${tool.name} is not available in this session now (withheld by the funnel: mode, workflow phase, agent policy or disabled_tools)`,
+        );
+      }
       const input = parseToolInput(tool, rawInput);
       const askContext: PermissionAskContext = {
         ...options.permission,

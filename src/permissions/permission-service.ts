@@ -19,6 +19,7 @@ import type { SessionEventPayloads } from '../events/types';
 import type { RunLedger } from '../runs/run-ledger';
 import type { SessionStore } from '../sessions/session-store';
 import type { Db } from '../store/db';
+import { statementCache } from '../store/statement-cache';
 import type { PermissionRequest } from '../tools/define-tool';
 import type { Clock, Ids } from '../util/ids';
 
@@ -108,18 +109,16 @@ interface Waiter {
 const ANY_SCOPE = '*';
 
 export function createPermissionService(deps: PermissionServiceDeps): PermissionService {
+  const sql = statementCache(deps.db);
   const waiters = new Map<string, Waiter>();
   const attachments = new Map<string, PermissionAttachment>();
 
   const rootOf = (sessionId: string): string => deps.sessions.root(sessionId);
 
   const hasGrant = (root: string, tool: string, scope: string | undefined) => {
-    const row = deps
-      .db()
-      .prepare(
-        'SELECT 1 FROM permission_grants WHERE session_id = ? AND tool = ? AND scope IN (?, ?) LIMIT 1',
-      )
-      .get(root, tool, scope ?? ANY_SCOPE, ANY_SCOPE);
+    const row = sql(
+      'SELECT 1 FROM permission_grants WHERE session_id = ? AND tool = ? AND scope IN (?, ?) LIMIT 1',
+    ).get(root, tool, scope ?? ANY_SCOPE, ANY_SCOPE);
     return row !== undefined;
   };
 
@@ -268,12 +267,9 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
       const by = options.by ?? 'operator';
       const { pending } = waiter;
       if (decision === 'allow_session') {
-        deps
-          .db()
-          .prepare(
-            'INSERT OR IGNORE INTO permission_grants (session_id, tool, scope, created_at) VALUES (?, ?, ?, ?)',
-          )
-          .run(waiter.root, pending.tool, pending.scope ?? ANY_SCOPE, deps.clock.now());
+        sql(
+          'INSERT OR IGNORE INTO permission_grants (session_id, tool, scope, created_at) VALUES (?, ?, ?, ?)',
+        ).run(waiter.root, pending.tool, pending.scope ?? ANY_SCOPE, deps.clock.now());
       }
       settle(waiter, decision, by);
       if (decision === 'deny') {
@@ -302,14 +298,12 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
       return pending;
     },
     grants(sessionId) {
-      return deps
-        .db()
-        .prepare('SELECT * FROM permission_grants WHERE session_id = ? ORDER BY created_at, tool')
-        .all(rootOf(sessionId)) as PermissionGrant[];
+      return sql('SELECT * FROM permission_grants WHERE session_id = ? ORDER BY created_at, tool').all(
+        rootOf(sessionId),
+      ) as PermissionGrant[];
     },
     revokeGrants(sessionId) {
-      return deps.db().prepare('DELETE FROM permission_grants WHERE session_id = ?').run(rootOf(sessionId))
-        .changes;
+      return sql('DELETE FROM permission_grants WHERE session_id = ?').run(rootOf(sessionId)).changes;
     },
     attach(sessionId, client) {
       const id = deps.ids.next('att');

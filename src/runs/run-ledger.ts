@@ -11,6 +11,7 @@
 import { hostname } from 'node:os';
 import { SvcError } from '../errors';
 import type { Db } from '../store/db';
+import { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
 
 export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
@@ -213,6 +214,12 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     return handle;
   };
 
+  const prepare = statementCache(rawDb);
+  /** A cached statement, after the first-use recovery. */
+  const statement = (text: string) => {
+    db();
+    return prepare(text);
+  };
   const toRun = (row: RunRow): AgentRun => {
     const { input_tokens, output_tokens, reasoning_tokens, cached_input_tokens, ...rest } = row;
     return {
@@ -228,7 +235,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
   });
 
   const getWith = (handle: Db, id: string) => {
-    const row = handle.prepare('SELECT * FROM agent_runs WHERE id = ?').get(id) as RunRow | undefined;
+    const row = prepare('SELECT * FROM agent_runs WHERE id = ?').get(id) as RunRow | undefined;
     return row ? toRun(row) : undefined;
   };
   const get = (id: string) => getWith(db(), id);
@@ -247,20 +254,16 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
   };
 
   function recover(handle: Db): AgentRun[] {
-    const rows = (handle.prepare("SELECT * FROM agent_runs WHERE status = 'running'").all() as RunRow[]).map(
-      toRun,
-    );
+    const rows = (prepare("SELECT * FROM agent_runs WHERE status = 'running'").all() as RunRow[]).map(toRun);
     const orphans = rows.filter((run) => !ownerAlive(run));
     if (orphans.length === 0) return [];
     const now = deps.clock.now();
     const marked: AgentRun[] = [];
     for (const run of orphans) {
       const reason = `the process running it (pid ${run.pid ?? '?'}) exited before the run finished`;
-      const changed = handle
-        .prepare(
-          "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ? AND status = 'running'",
-        )
-        .run(reason, now, now, run.id).changes;
+      const changed = prepare(
+        "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ? AND status = 'running'",
+      ).run(reason, now, now, run.id).changes;
       if (changed === 0) continue;
       appendWith(handle, run.id, run.session_id, 'run.interrupted', { reason, pid: run.pid });
       marked.push(getWith(handle, run.id)!);
@@ -278,13 +281,11 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     payload: Record<string, unknown>,
   ): RunEvent {
     const created_at = deps.clock.now();
-    const row = handle
-      .prepare(
-        `INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
+    const row = prepare(
+      `INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
          VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM agent_run_events WHERE run_id = ?), ?, ?, ?)
          RETURNING id, seq`,
-      )
-      .get(runId, sessionId, runId, type, JSON.stringify(payload), created_at) as { id: number; seq: number };
+    ).get(runId, sessionId, runId, type, JSON.stringify(payload), created_at) as { id: number; seq: number };
     return { id: row.id, run_id: runId, session_id: sessionId, seq: row.seq, type, payload, created_at };
   }
 
@@ -325,30 +326,28 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
       const now = deps.clock.now();
       const id = deps.ids.next('run');
       const status = input.status ?? 'queued';
-      handle
-        .prepare(
-          `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
+      prepare(
+        `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
              prompt, options, created_at, updated_at, started_at, pid, host, runner)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          id,
-          input.session_id,
-          input.parent_run_id ?? null,
-          input.family_session_id,
-          status,
-          input.agent,
-          input.model ?? null,
-          input.origin,
-          input.prompt,
-          JSON.stringify(input.options ?? {}),
-          now,
-          now,
-          status === 'running' ? now : null,
-          status === 'running' ? owner.pid : null,
-          status === 'running' ? owner.host : null,
-          status === 'running' ? owner.runner : null,
-        );
+      ).run(
+        id,
+        input.session_id,
+        input.parent_run_id ?? null,
+        input.family_session_id,
+        status,
+        input.agent,
+        input.model ?? null,
+        input.origin,
+        input.prompt,
+        JSON.stringify(input.options ?? {}),
+        now,
+        now,
+        status === 'running' ? now : null,
+        status === 'running' ? owner.pid : null,
+        status === 'running' ? owner.host : null,
+        status === 'running' ? owner.runner : null,
+      );
       appendWith(handle, id, input.session_id, status === 'queued' ? 'run.queued' : 'run.created', {
         origin: input.origin,
         agent: input.agent,
@@ -359,31 +358,25 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     require,
     list(filter = {}) {
       const { sql, params } = where(filter);
-      const rows = db()
-        .prepare(`SELECT * FROM agent_runs ${sql} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
-        .all(...params, filter.limit ?? 50, filter.offset ?? 0) as RunRow[];
+      const rows = statement(
+        `SELECT * FROM agent_runs ${sql} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+      ).all(...params, filter.limit ?? 50, filter.offset ?? 0) as RunRow[];
       return rows.map(toRun);
     },
     count(filter = {}) {
       const { sql, params } = where(filter);
-      return (
-        db()
-          .prepare(`SELECT count(*) AS n FROM agent_runs ${sql}`)
-          .get(...params) as { n: number }
-      ).n;
+      return (statement(`SELECT count(*) AS n FROM agent_runs ${sql}`).get(...params) as { n: number }).n;
     },
     queued(sessionId) {
-      const rows = db()
-        .prepare(
-          "SELECT * FROM agent_runs WHERE session_id = ? AND status = 'queued' ORDER BY created_at, rowid",
-        )
-        .all(sessionId) as RunRow[];
+      const rows = statement(
+        "SELECT * FROM agent_runs WHERE session_id = ? AND status = 'queued' ORDER BY created_at, rowid",
+      ).all(sessionId) as RunRow[];
       return rows.map(toRun);
     },
     running(sessionId) {
-      const row = db()
-        .prepare("SELECT * FROM agent_runs WHERE session_id = ? AND status = 'running' LIMIT 1")
-        .get(sessionId) as RunRow | undefined;
+      const row = statement(
+        "SELECT * FROM agent_runs WHERE session_id = ? AND status = 'running' LIMIT 1",
+      ).get(sessionId) as RunRow | undefined;
       return row ? toRun(row) : undefined;
     },
     claim(runId) {
@@ -395,25 +388,22 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
           if (run.status !== 'queued')
             throw new SvcError('conflict', `run ${runId} is ${run.status}, not queued`);
           const others = (
-            handle
-              .prepare("SELECT * FROM agent_runs WHERE session_id = ? AND status = 'running' AND id != ?")
-              .all(run.session_id, runId) as RunRow[]
+            prepare("SELECT * FROM agent_runs WHERE session_id = ? AND status = 'running' AND id != ?").all(
+              run.session_id,
+              runId,
+            ) as RunRow[]
           ).map(toRun);
           const now = deps.clock.now();
           for (const other of others) {
             if (ownerAlive(other)) return { ok: false, blocking: other };
             // Its process is gone: the run was interrupted (recovery missed it, e.g. a crash just now).
-            handle
-              .prepare(
-                "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ?",
-              )
-              .run(`the process running it (pid ${other.pid ?? '?'}) exited`, now, now, other.id);
+            prepare(
+              "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ?",
+            ).run(`the process running it (pid ${other.pid ?? '?'}) exited`, now, now, other.id);
           }
-          handle
-            .prepare(
-              "UPDATE agent_runs SET status = 'running', started_at = ?, updated_at = ?, pid = ?, host = ?, runner = ? WHERE id = ?",
-            )
-            .run(now, now, owner.pid, owner.host, owner.runner, runId);
+          prepare(
+            "UPDATE agent_runs SET status = 'running', started_at = ?, updated_at = ?, pid = ?, host = ?, runner = ? WHERE id = ?",
+          ).run(now, now, owner.pid, owner.host, owner.runner, runId);
           return { ok: true, run: getWith(handle, runId)! };
         })
         .immediate();
@@ -442,15 +432,16 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
       if (patch.started_at !== undefined) set('started_at', patch.started_at);
       if (patch.finished_at !== undefined) set('finished_at', patch.finished_at);
       set('updated_at', deps.clock.now());
-      const changed = handle
-        .prepare(`UPDATE agent_runs SET ${sets.join(', ')} WHERE id = ?`)
-        .run(...params, id).changes;
+      const changed = prepare(`UPDATE agent_runs SET ${sets.join(', ')} WHERE id = ?`).run(
+        ...params,
+        id,
+      ).changes;
       if (changed === 0) throw new SvcError('not_found', `run_id: no run "${id}"`);
       return getWith(handle, id)!;
     },
     append(runId, type, payload = {}) {
       const handle = db();
-      const row = handle.prepare('SELECT session_id FROM agent_runs WHERE id = ?').get(runId) as
+      const row = prepare('SELECT session_id FROM agent_runs WHERE id = ?').get(runId) as
         | { session_id: string }
         | undefined;
       if (!row) throw new SvcError('not_found', `run_id: no run "${runId}"`);
@@ -458,12 +449,10 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     },
     events(runId, options = {}) {
       const types = options.types?.length ? options.types : undefined;
-      const rows = db()
-        .prepare(
-          `SELECT * FROM agent_run_events WHERE run_id = ? AND seq > ?
+      const rows = statement(
+        `SELECT * FROM agent_run_events WHERE run_id = ? AND seq > ?
            ${types ? `AND type IN (${types.map(() => '?').join(', ')})` : ''} ORDER BY seq LIMIT ?`,
-        )
-        .all(runId, options.afterSeq ?? 0, ...(types ?? []), options.limit ?? 1000) as (Omit<
+      ).all(runId, options.afterSeq ?? 0, ...(types ?? []), options.limit ?? 1000) as (Omit<
         RunEvent,
         'payload'
       > & { payload: string })[];
@@ -471,8 +460,8 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     },
     eventCount(runId) {
       const row = runId
-        ? db().prepare('SELECT count(*) AS n FROM agent_run_events WHERE run_id = ?').get(runId)
-        : db().prepare('SELECT count(*) AS n FROM agent_run_events').get();
+        ? statement('SELECT count(*) AS n FROM agent_run_events WHERE run_id = ?').get(runId)
+        : statement('SELECT count(*) AS n FROM agent_run_events').get();
       return (row as { n: number }).n;
     },
     recentEvents(options = {}) {
@@ -486,20 +475,19 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
         clauses.push('type = ?');
         params.push(options.type);
       }
-      const rows = db()
-        .prepare(
-          `SELECT * FROM agent_run_events ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`,
-        )
-        .all(...params, options.limit ?? 50) as (Omit<RunEvent, 'payload'> & { payload: string })[];
+      const rows = statement(
+        `SELECT * FROM agent_run_events ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`,
+      ).all(...params, options.limit ?? 50) as (Omit<RunEvent, 'payload'> & { payload: string })[];
       return rows.map(toEvent);
     },
     requestCancel(id) {
-      db()
-        .prepare('UPDATE agent_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?')
-        .run(deps.clock.now(), id);
+      statement('UPDATE agent_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?').run(
+        deps.clock.now(),
+        id,
+      );
     },
     cancelRequested(id) {
-      const row = db().prepare('SELECT cancel_requested FROM agent_runs WHERE id = ?').get(id) as
+      const row = statement('SELECT cancel_requested FROM agent_runs WHERE id = ?').get(id) as
         | { cancel_requested: number }
         | undefined;
       return row?.cancel_requested === 1;
@@ -508,15 +496,13 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
       const handle = db();
       require(id);
       const ids = (
-        handle
-          .prepare(
-            `WITH RECURSIVE tree(id) AS (SELECT id FROM agent_runs WHERE id = ?
+        prepare(
+          `WITH RECURSIVE tree(id) AS (SELECT id FROM agent_runs WHERE id = ?
                UNION ALL SELECT r.id FROM agent_runs r JOIN tree ON r.parent_run_id = tree.id)
              SELECT id FROM tree`,
-          )
-          .all(id) as { id: string }[]
+        ).all(id) as { id: string }[]
       ).map((r) => r.id);
-      const remove = handle.prepare('DELETE FROM agent_runs WHERE id = ?');
+      const remove = prepare('DELETE FROM agent_runs WHERE id = ?');
       handle.transaction(() => {
         for (const runId of ids) remove.run(runId);
       })();

@@ -5,6 +5,7 @@
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { Db } from '../store/db';
+import { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
 
 export type MessageRole = 'user' | 'assistant' | 'system' | 'tool';
@@ -138,6 +139,7 @@ export function createSessionStore(deps: {
   workspace: string;
 }): SessionStore {
   const db = deps.db;
+  const sql = statementCache(db);
   const toSession = (row: SessionRow): Session => ({ ...row, metadata: JSON.parse(row.metadata) });
   const toMessage = (row: MessageRow): Message => ({
     ...row,
@@ -145,7 +147,7 @@ export function createSessionStore(deps: {
     usage: row.usage ? JSON.parse(row.usage) : null,
   });
   const get = (id: string) => {
-    const row = db().prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
+    const row = sql('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
     return row ? toSession(row) : undefined;
   };
   const require = (id: string) => {
@@ -154,17 +156,15 @@ export function createSessionStore(deps: {
     return s;
   };
   const getMessage = (id: string) => {
-    const row = db().prepare('SELECT * FROM messages WHERE id = ?').get(id) as MessageRow | undefined;
+    const row = sql('SELECT * FROM messages WHERE id = ?').get(id) as MessageRow | undefined;
     return row ? toMessage(row) : undefined;
   };
   const family = (rootId: string): Session[] => {
-    const rows = db()
-      .prepare(
-        `WITH RECURSIVE fam(id, depth) AS (SELECT id, 0 FROM sessions WHERE id = ?
+    const rows = sql(
+      `WITH RECURSIVE fam(id, depth) AS (SELECT id, 0 FROM sessions WHERE id = ?
            UNION ALL SELECT s.id, fam.depth + 1 FROM sessions s JOIN fam ON s.parent_id = fam.id)
          SELECT s.* FROM sessions s JOIN fam ON s.id = fam.id ORDER BY fam.depth, s.created_at`,
-      )
-      .all(rootId) as SessionRow[];
+    ).all(rootId) as SessionRow[];
     return rows.map(toSession);
   };
 
@@ -173,23 +173,21 @@ export function createSessionStore(deps: {
       const now = deps.clock.now();
       if (input.parent_id) require(input.parent_id);
       const id = deps.ids.next('ses');
-      db()
-        .prepare(
-          `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
+      sql(
+        `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          id,
-          input.parent_id ?? null,
-          input.title ?? '',
-          input.mode ?? 'build',
-          input.agent ?? 'build',
-          input.model ?? null,
-          deps.workspace,
-          JSON.stringify(input.metadata ?? {}),
-          now,
-          now,
-        );
+      ).run(
+        id,
+        input.parent_id ?? null,
+        input.title ?? '',
+        input.mode ?? 'build',
+        input.agent ?? 'build',
+        input.model ?? null,
+        deps.workspace,
+        JSON.stringify(input.metadata ?? {}),
+        now,
+        now,
+      );
       const session = require(id);
       deps.bus?.publish(id, 'session.created', {
         session_id: id,
@@ -205,31 +203,26 @@ export function createSessionStore(deps: {
       const offset = options.offset ?? 0;
       const rows =
         options.parent_id === undefined
-          ? db()
-              .prepare('SELECT * FROM sessions ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?')
-              .all(limit, offset)
+          ? sql('SELECT * FROM sessions ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?').all(
+              limit,
+              offset,
+            )
           : options.parent_id === null
-            ? db()
-                .prepare(
-                  'SELECT * FROM sessions WHERE parent_id IS NULL ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?',
-                )
-                .all(limit, offset)
-            : db()
-                .prepare(
-                  'SELECT * FROM sessions WHERE parent_id = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?',
-                )
-                .all(options.parent_id, limit, offset);
+            ? sql(
+                'SELECT * FROM sessions WHERE parent_id IS NULL ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?',
+              ).all(limit, offset)
+            : sql(
+                'SELECT * FROM sessions WHERE parent_id = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?',
+              ).all(options.parent_id, limit, offset);
       return (rows as SessionRow[]).map(toSession);
     },
     family,
     root(id) {
-      const row = db()
-        .prepare(
-          `WITH RECURSIVE up(id, parent_id, depth) AS (SELECT id, parent_id, 0 FROM sessions WHERE id = ?
+      const row = sql(
+        `WITH RECURSIVE up(id, parent_id, depth) AS (SELECT id, parent_id, 0 FROM sessions WHERE id = ?
              UNION ALL SELECT s.id, s.parent_id, up.depth + 1 FROM sessions s JOIN up ON s.id = up.parent_id WHERE up.depth < 64)
            SELECT id FROM up ORDER BY depth DESC LIMIT 1`,
-        )
-        .get(id) as { id: string } | undefined;
+      ).get(id) as { id: string } | undefined;
       return row?.id ?? id;
     },
     update(id, patch) {
@@ -243,21 +236,19 @@ export function createSessionStore(deps: {
           patch.reasoning_effort === undefined ? current.reasoning_effort : patch.reasoning_effort,
         metadata: patch.metadata ? { ...current.metadata, ...patch.metadata } : current.metadata,
       };
-      db()
-        .prepare(
-          `UPDATE sessions SET title = ?, mode = ?, agent = ?, model = ?, reasoning_effort = ?, metadata = ?, updated_at = ?
+      sql(
+        `UPDATE sessions SET title = ?, mode = ?, agent = ?, model = ?, reasoning_effort = ?, metadata = ?, updated_at = ?
            WHERE id = ?`,
-        )
-        .run(
-          next.title,
-          next.mode,
-          next.agent,
-          next.model,
-          next.reasoning_effort,
-          JSON.stringify(next.metadata),
-          deps.clock.now(),
-          id,
-        );
+      ).run(
+        next.title,
+        next.mode,
+        next.agent,
+        next.model,
+        next.reasoning_effort,
+        JSON.stringify(next.metadata),
+        deps.clock.now(),
+        id,
+      );
       const session = require(id);
       deps.bus?.publish(id, 'session.updated', { session_id: id, changed: Object.keys(patch) });
       return session;
@@ -265,86 +256,78 @@ export function createSessionStore(deps: {
     delete(id) {
       const ids = family(id).map((s) => s.id);
       if (ids.length === 0) require(id);
-      db().prepare('DELETE FROM sessions WHERE id = ?').run(id);
+      sql('DELETE FROM sessions WHERE id = ?').run(id);
       for (const removed of ids) deps.bus?.publish(removed, 'session.deleted', { session_id: removed });
       return ids;
     },
     search(query, options = {}) {
       const like = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      const rows = db()
-        .prepare(
-          `SELECT s.*, (SELECT m.parts FROM messages m WHERE m.session_id = s.id AND m.parts LIKE ? ESCAPE '\\'
+      const rows = sql(
+        `SELECT s.*, (SELECT m.parts FROM messages m WHERE m.session_id = s.id AND m.parts LIKE ? ESCAPE '\\'
                          ORDER BY m.created_at DESC LIMIT 1) AS hit
            FROM sessions s
            WHERE s.title LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.parts LIKE ? ESCAPE '\\')
            ORDER BY s.updated_at DESC LIMIT ?`,
-        )
-        .all(like, like, like, options.limit ?? 20) as (SessionRow & { hit: string | null })[];
+      ).all(like, like, like, options.limit ?? 20) as (SessionRow & { hit: string | null })[];
       return rows.map(({ hit, ...row }) => ({
         session: toSession(row),
         snippet: snippetOf(hit, row.title, query),
       }));
     },
     addUsage(id, usage) {
-      db()
-        .prepare(
-          'UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, cost = cost + ?, updated_at = ? WHERE id = ?',
-        )
-        .run(usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id);
+      sql(
+        'UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, cost = cost + ?, updated_at = ? WHERE id = ?',
+      ).run(usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id);
     },
     appendMessage(input) {
       require(input.session_id);
       const now = deps.clock.now();
       const id = deps.ids.next('msg');
-      db()
-        .prepare(
-          `INSERT INTO messages (id, session_id, role, parts, model, provider, usage, cost, run_id, created_at, updated_at, finished_at)
+      sql(
+        `INSERT INTO messages (id, session_id, role, parts, model, provider, usage, cost, run_id, created_at, updated_at, finished_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          id,
-          input.session_id,
-          input.role,
-          JSON.stringify(input.parts),
-          input.model ?? null,
-          input.provider ?? null,
-          input.usage ? JSON.stringify(input.usage) : null,
-          input.cost ?? 0,
-          input.run_id ?? null,
-          now,
-          now,
-          input.finished === false ? null : now,
-        );
-      db().prepare('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, input.session_id);
+      ).run(
+        id,
+        input.session_id,
+        input.role,
+        JSON.stringify(input.parts),
+        input.model ?? null,
+        input.provider ?? null,
+        input.usage ? JSON.stringify(input.usage) : null,
+        input.cost ?? 0,
+        input.run_id ?? null,
+        now,
+        now,
+        input.finished === false ? null : now,
+      );
+      sql('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, input.session_id);
       return getMessage(id)!;
     },
     updateMessage(id, patch) {
       const current = getMessage(id);
       if (!current) throw new SvcError('not_found', `message_id: no message "${id}"`);
       const now = deps.clock.now();
-      db()
-        .prepare(
-          'UPDATE messages SET parts = ?, usage = ?, cost = ?, updated_at = ?, finished_at = ? WHERE id = ?',
-        )
-        .run(
-          JSON.stringify(patch.parts ?? current.parts),
-          patch.usage === undefined
-            ? current.usage
-              ? JSON.stringify(current.usage)
-              : null
-            : JSON.stringify(patch.usage),
-          patch.cost ?? current.cost,
-          now,
-          patch.finished ? now : current.finished_at,
-          id,
-        );
+      sql(
+        'UPDATE messages SET parts = ?, usage = ?, cost = ?, updated_at = ?, finished_at = ? WHERE id = ?',
+      ).run(
+        JSON.stringify(patch.parts ?? current.parts),
+        patch.usage === undefined
+          ? current.usage
+            ? JSON.stringify(current.usage)
+            : null
+          : JSON.stringify(patch.usage),
+        patch.cost ?? current.cost,
+        now,
+        patch.finished ? now : current.finished_at,
+        id,
+      );
       return getMessage(id)!;
     },
     getMessage,
     messages(sessionId, options = {}) {
-      const rows = db()
-        .prepare('SELECT * FROM messages WHERE session_id = ? ORDER BY created_at, rowid')
-        .all(sessionId) as MessageRow[];
+      const rows = sql('SELECT * FROM messages WHERE session_id = ? ORDER BY created_at, rowid').all(
+        sessionId,
+      ) as MessageRow[];
       let list = rows.map(toMessage);
       if (options.after) {
         const index = list.findIndex((m) => m.id === options.after);
@@ -353,18 +336,18 @@ export function createSessionStore(deps: {
       return options.limit ? list.slice(-options.limit) : list;
     },
     deleteMessage(id) {
-      const result = db().prepare('DELETE FROM messages WHERE id = ?').run(id);
+      const result = sql('DELETE FROM messages WHERE id = ?').run(id);
       if (result.changes === 0) throw new SvcError('not_found', `message_id: no message "${id}"`);
     },
     messageCount(sessionId) {
       return (
-        db().prepare('SELECT count(*) AS n FROM messages WHERE session_id = ?').get(sessionId) as {
+        sql('SELECT count(*) AS n FROM messages WHERE session_id = ?').get(sessionId) as {
           n: number;
         }
       ).n;
     },
     count() {
-      return (db().prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;
+      return (sql('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;
     },
   };
 }

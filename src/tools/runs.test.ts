@@ -104,7 +104,7 @@ describe('runs tools', () => {
     );
     const trace = await http.request(`/v1/agent-runs/${parent.run_id}/trace`);
     expect(trace.status).toBe(200);
-    const body = await trace.json();
+    const body = (await trace.json()) as any;
     expect(body).toEqual(await call(app, 'inspect_run_trace', { run_id: parent.run_id }));
     expect(body.steps).toHaveLength(2);
     expect(body.steps[0].tool_calls).toEqual([

@@ -43,7 +43,9 @@ describe('svc run crash safety', () => {
     const child = spawn(process.execPath, [BIN, 'run', 'do the long thing'], { cwd: ws, env, stdio: 'pipe' });
     let stdout = '';
     child.stdout.on('data', (d) => (stdout += d));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, signal) => resolve(signal)),
+    );
     try {
       await until(() => provider.requests.length === 2, 'the second model call');
       // Let the first step's writes settle (they are synchronous before the next call, but be sure).
@@ -56,7 +58,9 @@ describe('svc run crash safety', () => {
 
       const concurrent = await runBin(['run', '--session', session.id, 'me too'], { cwd: ws, env });
       expect(concurrent.code).toBe(1);
-      expect(concurrent.stderr).toContain(`session ${session.id} is busy: run ${running.id} is running in another svc process (pid ${child.pid})`);
+      expect(concurrent.stderr).toContain(
+        `session ${session.id} is busy: run ${running.id} is running in another svc process (pid ${child.pid})`,
+      );
       expect(provider.requests).toHaveLength(2);
 
       child.kill('SIGKILL');
@@ -71,7 +75,11 @@ describe('svc run crash safety', () => {
       expect(report).toMatchObject({ session_id: session.id, runs: { total: 1, interrupted: 1 } });
       expect(report.checks).toEqual(
         expect.arrayContaining([
-          expect.objectContaining({ name: 'last_run', status: 'warn', detail: expect.stringContaining('interrupted') }),
+          expect.objectContaining({
+            name: 'last_run',
+            status: 'warn',
+            detail: expect.stringContaining('interrupted'),
+          }),
         ]),
       );
 
@@ -92,8 +100,17 @@ describe('svc run crash safety', () => {
         { type: 'text', text: 'Let me look.' },
         { type: 'tool-call', tool_call_id: expect.any(String), tool: 'get_workflow_phase', input: {} },
       ]);
-      expect(messages[2].parts[0]).toMatchObject({ type: 'tool-result', tool: 'get_workflow_phase', is_error: false });
-      const listed = (await invokeTool(after, 'list_agent_runs', { session_id: session.id }, { surface: 'mcp' })) as any;
+      expect(messages[2].parts[0]).toMatchObject({
+        type: 'tool-result',
+        tool: 'get_workflow_phase',
+        is_error: false,
+      });
+      const listed = (await invokeTool(
+        after,
+        'list_agent_runs',
+        { session_id: session.id },
+        { surface: 'mcp' },
+      )) as any;
       expect(listed.runs[0]).toMatchObject({ id: running.id, status: 'interrupted' });
       await after.close();
 

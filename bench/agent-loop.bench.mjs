@@ -1,0 +1,122 @@
+// Agent-loop overhead per tool step: `svc run` (the built binary) against a fake OpenAI-compatible
+// server that answers instantly with one tool call per step (`get_workflow_phase`, a cheap read).
+// Two measures of svc time per step, both excluding the model:
+// - CPU: the svc process's CPU time (Linux /proc) between the first and the last model request,
+//   divided by the steps. Robust on a loaded machine; this is the one the target applies to.
+// - wall: at the server, from the end of one response to the arrival of the next request
+//   (stream parsing, the tool call through the registry, ledger and message writes, the bus,
+//   building and sending the next request), median over the steady steps.
+// Target (issue #4): under 5 ms of svc time per step.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const BIN = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../dist/main.js');
+const STEPS = Number(process.env.BENCH_STEPS ?? 100);
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+}
+
+/** utime + stime of a live process in ms, or undefined without /proc. */
+function cpuMs(pid) {
+  const file = `/proc/${pid}/stat`;
+  if (!pid || !existsSync(file)) return undefined;
+  const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+function startServer(steps, childPid) {
+  let count = 0;
+  const gaps = [];
+  const cpu = {};
+  let lastEnd;
+  const server = createServer((req, res) => {
+    const arrived = process.hrtime.bigint();
+    if (lastEnd !== undefined) gaps.push(Number(arrived - lastEnd) / 1e6);
+    req.resume();
+    req.on('end', () => {
+      count++;
+      if (count === 1) cpu.first = cpuMs(childPid());
+      if (count === steps + 1) cpu.last = cpuMs(childPid());
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const base = { id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm1' };
+      const chunk = (delta, finish = null, extra = {}) =>
+        `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+      const usage = { usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 } };
+      if (count <= steps) {
+        res.write(
+          chunk({
+            role: 'assistant',
+            tool_calls: [
+              { index: 0, id: `call_${count}`, type: 'function', function: { name: 'get_workflow_phase', arguments: '{}' } },
+            ],
+          }),
+        );
+        res.write(chunk({}, 'tool_calls', usage));
+      } else {
+        res.write(chunk({ role: 'assistant', content: 'done' }));
+        res.write(chunk({}, 'stop', usage));
+      }
+      res.end('data: [DONE]\n\n');
+      lastEnd = process.hrtime.bigint();
+    });
+  });
+  return new Promise((resolvePromise) =>
+    server.listen(0, '127.0.0.1', () => resolvePromise({ server, gaps, cpu, port: server.address().port })),
+  );
+}
+
+export async function run() {
+  const ws = mkdtempSync(join(tmpdir(), 'svc-bench-loop-'));
+  let child;
+  const { server, gaps, cpu, port } = await startServer(STEPS, () => child?.pid);
+  try {
+    writeFileSync(
+      join(ws, 'svc.toml'),
+      `[providers.fake]\ntype = "openai-compat"\nbase_url = "http://127.0.0.1:${port}/v1"\n[models]\nlarge = "fake/m1"\n[options.loop_detection]\nmax_repeats = 100000\n`,
+    );
+    const env = { PATH: process.env.PATH, HOME: join(ws, '.home'), XDG_DATA_HOME: join(ws, '.home', 'share') };
+    const started = process.hrtime.bigint();
+    const code = await new Promise((resolvePromise) => {
+      child = spawn(process.execPath, [BIN, 'run', '--max-steps', String(STEPS + 5), '--yolo', 'bench'], {
+        cwd: ws,
+        env,
+        stdio: 'ignore',
+      });
+      child.on('exit', resolvePromise);
+    });
+    const total = Number(process.hrtime.bigint() - started) / 1e6;
+    if (code !== 0) throw new Error(`svc run exited ${code}`);
+    const steady = gaps.slice(5); // the first steps warm up (lazy imports, JIT, statement cache)
+    const wall = percentile(steady, 50);
+    const perStepCpu =
+      cpu.first !== undefined && cpu.last !== undefined ? (cpu.last - cpu.first) / STEPS : undefined;
+    const rows = [{ name: 'tool steps', value: String(gaps.length) }];
+    if (perStepCpu !== undefined) {
+      rows.push({
+        name: 'svc CPU per step (ms)',
+        value: perStepCpu.toFixed(2),
+        target: '< 5',
+        pass: perStepCpu < 5,
+      });
+    }
+    rows.push(
+      {
+        name: 'svc wall time per step, median (ms)',
+        value: wall.toFixed(2),
+        ...(perStepCpu === undefined ? { target: '< 5', pass: wall < 5 } : {}),
+      },
+      { name: 'svc wall time per step, p95 (ms)', value: percentile(steady, 95).toFixed(2) },
+      { name: 'whole svc run (ms)', value: total.toFixed(0) },
+    );
+    return rows;
+  } finally {
+    server.close();
+    rmSync(ws, { recursive: true, force: true });
+  }
+}
