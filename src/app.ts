@@ -8,6 +8,8 @@ import { join, resolve } from 'node:path';
 import type { LoadedConfig } from './config/load';
 import { loadConfig } from './config/load';
 import type { Config } from './config/schema';
+import { type ClaimService, createClaimService, hardClaimGuard } from './coordination/claims';
+import { createMarkerService, type MarkerService } from './coordination/markers';
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
 import { createFileLogger, type Logger } from './log';
@@ -83,6 +85,9 @@ export interface App {
   hasDb(): boolean;
   dbStatus(): DbStatus;
   readonly bus: EventBus;
+  /** Workspace claims (soft: advisory; hard: block other sessions' mutations). */
+  readonly claims: ClaimService;
+  readonly markers: MarkerService;
   /** Resolves model selectors to AI SDK models (providers domain). */
   readonly models: ModelResolver;
   readonly tools: ToolRegistry;
@@ -199,6 +204,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       return status;
     },
     bus,
+    claims: undefined as unknown as ClaimService,
+    markers: undefined as unknown as MarkerService,
     models: createModelResolver({ config: () => loaded.config, env, fetch: options.fetch }),
     tools: undefined as unknown as ToolRegistry,
     sessions: createSessionStore({ db: openDatabase, clock, ids, bus, workspace }),
@@ -249,6 +256,10 @@ export async function createApp(options: AppOptions): Promise<App> {
       };
     },
   };
+
+  const claims = createClaimService(app);
+  Object.assign(app, { claims, markers: createMarkerService(app) });
+  app.mutationGuards.push(hardClaimGuard(claims));
 
   const registry = createToolRegistry(options.tools ?? allTools, () => ({ app }));
   (app as { tools: ToolRegistry }).tools = registry;
