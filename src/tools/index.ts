@@ -18,6 +18,7 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -35,4 +36,8 @@ export const allTools: readonly AnyTool[] = [
   // coordination
   workspaceClaim,
   leaveMarker,
+  // readouts
+  getMultiplayerCoordinationDashboard,
+  operatorCognitionReadout,
+  recommendations,
 ] as AnyTool[];
