@@ -9,6 +9,7 @@ import {
   getConfigFieldProvenance,
   getConfigStatusTool,
 } from './config-tools';
+import { leaveMarker, workspaceClaim } from './coordination';
 import type { AnyTool } from './define-tool';
 import {
   capabilities,
@@ -18,6 +19,7 @@ import {
   runtimeFeaturesTool,
 } from './inspect-tools';
 import { packTools } from './packs';
+import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -32,6 +34,13 @@ export const allTools: readonly AnyTool[] = [
   runtimeFeaturesTool,
   getWorkflowToolsStatus,
   getPrimitiveToolsStatus,
+  // coordination
+  workspaceClaim,
+  leaveMarker,
+  // readouts
+  getMultiplayerCoordinationDashboard,
+  operatorCognitionReadout,
+  recommendations,
   // operating packs
   ...packTools,
 ] as AnyTool[];

@@ -8,6 +8,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { SvcError } from '../../src/errors';
 import { OPERATING_MODE_STATES } from '../../src/packs/snapshot';
 import { invokeTool } from '../../src/tools/invoke';
 import { makeTestApp } from '../helpers/make-test-app';
@@ -217,12 +218,12 @@ describe('operating pack tools and activation', () => {
     const app = await packsApp();
     const session = app.sessions.create();
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
-    const error = await invokeTool(
+    const error = (await invokeTool(
       app,
       'session_set_pack',
       { pack_path_or_name: 'elsewhere/broken' },
       agent(session.id),
-    ).catch((e) => e);
+    ).catch((e: unknown) => e)) as SvcError;
     expect(error).toMatchObject({ code: 'invalid_input', status: 400 });
     expect(error.message).toContain('pack_path_or_name: pack "elsewhere/broken" failed validation');
     const snap = app.packs!.snapshot(session.id);

@@ -303,7 +303,7 @@ describe('an applied operating pack', () => {
     const routes = http(app);
     const got = await routes.get('?session_id=ses_0001');
     expect(got.status).toBe(200);
-    expect((await got.json()).state).toBe('persistence_unavailable');
+    expect(((await got.json()) as { state: string }).state).toBe('persistence_unavailable');
     expect((await routes.post({ session_id: 'ses_0001', pack_path_or_name: 'review' })).status).toBe(503);
     // The agent's prompt and funnel still work: no pack applies.
     expect(sections(app, 'ses_0001')).toEqual([]);

@@ -175,7 +175,9 @@ describe('operating mode parity', () => {
     await invokeTool(first, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
     await first.close();
     const app = await makeTestApp({ workspace: first.workspace, env: first.env });
-    const viaRoute = await (await http(app).get(`?session_id=${session.id}`)).json();
+    const viaRoute = (await (await http(app).get(`?session_id=${session.id}`)).json()) as {
+      last_action: string;
+    };
     expect(viaRoute.last_action).toBe('hydrate');
     expect(await viaTool(app, getOperatingMode, { session_id: session.id })).toEqual(viaRoute);
     expect((await show(app, ['--json', '--session-id', session.id])).json.posture).toEqual(viaRoute);
@@ -193,7 +195,10 @@ describe('operating mode parity', () => {
       { session_id: b.id, pack_path_or_name: 'review' },
       agent(),
     );
-    expect({ ...(await posted.json()), session_id: '-' }).toEqual({ ...(called as object), session_id: '-' });
+    expect({ ...((await posted.json()) as object), session_id: '-' }).toEqual({
+      ...(called as object),
+      session_id: '-',
+    });
     const same = (x: object) => ({ ...x, session_id: '-' });
     expect(same(app.packs!.snapshot(a.id))).toEqual(same(app.packs!.snapshot(b.id)));
     await routes.delete(`?session_id=${a.id}`);

@@ -161,7 +161,7 @@ describe('/v1/session-operating-mode', () => {
     expectNoMarkers(text);
     const unknown = await routes.post({ session_id: session.id, pack_path_or_name: 'no-such-pack' });
     expect(unknown.status).toBe(400);
-    const snapshot = await (await routes.get(`?session_id=${session.id}`)).json();
+    const snapshot = (await (await routes.get(`?session_id=${session.id}`)).json()) as Record<string, string>;
     expect(snapshot).toMatchObject({ state: 'validation_failed', active_operating_pack: '' });
     expect(snapshot.unavailable_reason).toContain('no-such-pack');
   });

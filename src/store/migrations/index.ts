@@ -7,6 +7,7 @@
  */
 import { foundationMigrations } from './foundation';
 import { packsMigrations } from './packs';
+import { readoutMigrations } from './readouts';
 
 export interface Migration {
   id: number;
@@ -14,4 +15,8 @@ export interface Migration {
   sql: string;
 }
 
-export const migrations: readonly Migration[] = [...foundationMigrations, ...packsMigrations];
+export const migrations: readonly Migration[] = [
+  ...foundationMigrations,
+  ...readoutMigrations,
+  ...packsMigrations,
+];
