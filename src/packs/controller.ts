@@ -257,8 +257,10 @@ export function createPackController(deps: PackControllerDeps): PackController {
         failure_reason: reason,
         diagnostics: parsed.diagnostics,
       };
-      if (!sameOutcome(row, next)) save({ ...next, updated_at: now() });
-      log.warn('pack hydration failed', { session_id: row.session_id, pack: row.pack_name });
+      if (!sameOutcome(row, next)) {
+        save({ ...next, updated_at: now() });
+        log.warn('pack hydration failed', { session_id: row.session_id, pack: row.pack_name });
+      }
       return readRow(row.session_id) ?? next;
     }
     const manifest = parsed.manifest;
@@ -311,11 +313,19 @@ export function createPackController(deps: PackControllerDeps): PackController {
   };
 
   /** For the prompt, funnel and hook paths: a storage problem is logged, and no pack applies. */
+  const warned = new Map<string, string>();
   const safeApplied = (sessionId: string): AppliedPack | undefined => {
     try {
-      return appliedFor(sessionId);
+      const pack = appliedFor(sessionId);
+      warned.delete(sessionId);
+      return pack;
     } catch (error) {
-      log.warn('operating pack not applied', { session_id: sessionId, error: describeError(error) });
+      // Logged once per session and cause: the funnel asks on every turn.
+      const message = describeError(error);
+      if (warned.get(sessionId) !== message) {
+        warned.set(sessionId, message);
+        log.warn('operating pack not applied', { session_id: sessionId, error: message });
+      }
       return undefined;
     }
   };

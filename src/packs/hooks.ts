@@ -57,7 +57,7 @@ export function runHookCommand(options: {
   const started = performance.now();
   return new Promise((resolve) => {
     let settled = false;
-    let timedOut = false;
+    let killed: 'timeout' | 'abort' | undefined;
     const finish = (outcome: Omit<HookOutcome, 'duration_ms'>) => {
       if (settled) return;
       settled = true;
@@ -89,17 +89,18 @@ export function runHookCommand(options: {
       }
     };
     const timer = setTimeout(() => {
-      timedOut = true;
+      killed = 'timeout';
       kill();
     }, options.timeoutMs);
+    // Shutdown: the hook is stopped, which is neither its failure nor a timeout.
     const onAbort = () => {
-      timedOut = true;
+      killed = 'abort';
       kill();
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
     child.on('error', () => finish({ status: 'error', exit_code: null }));
     child.on('close', (code) => {
-      if (timedOut) finish({ status: 'timeout', exit_code: code });
+      if (killed) finish({ status: killed === 'timeout' ? 'timeout' : 'error', exit_code: code });
       else finish({ status: code === 0 ? 'ok' : 'failed', exit_code: code });
     });
     // A hook that does not read stdin closes the pipe early: that is not a failure.
