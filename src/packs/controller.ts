@@ -9,137 +9,27 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
-import type { EventBus, SessionEvent } from '../events/bus';
-import type { Logger } from '../log';
-import type { Redactor } from '../redact';
 import type { SessionStore } from '../sessions/session-store';
-import type { Db } from '../store/db';
-import type { ToolPolicy } from '../tools/funnel';
-import type { Clock } from '../util/ids';
-import { packPolicy, policyMode, renderPackPrompt, summarize } from './apply';
+import { packPolicy, renderPackPrompt, summarize } from './apply';
 import { discoverPacks, type ResolvedRef, resolveRef, sourceOf } from './discovery';
-import { hookEnv, runHookCommand } from './hooks';
-import {
-  HOOK_EVENTS,
-  type PackDiagnostic,
-  type PackManifest,
-  type ParsedManifest,
-  parseManifestText,
-  type ToolNames,
-  toolMatcher,
-} from './manifest';
-import { buildSnapshot, type OperatingModeSnapshot, type OperatingModeState } from './snapshot';
-import { createPackStore, emptyRow, type HookRun, type PackRow, type PackStore } from './store';
+import { startHookDispatch } from './hook-dispatch';
+import { describeActivePack, listPacks } from './listing';
+import { type PackDiagnostic, type ParsedManifest, parseManifestText } from './manifest';
+import { buildSnapshot, type OperatingModeState } from './snapshot';
+import { createPackStore, emptyRow, type PackRow, type PackStore } from './store';
+import type { AppliedPack, PackController, PackControllerDeps } from './types';
 
-export interface PackControllerDeps {
-  workspace: string;
-  env: Readonly<Record<string, string | undefined>>;
-  config: () => Config;
-  db: () => Db;
-  /** Whether the database file exists (a read-only projection must not create it). */
-  dbPresent: () => boolean;
-  sessions: SessionStore;
-  bus: EventBus;
-  clock: Clock;
-  log: Logger;
-  redactor: Redactor;
-  /** The registry's tool names and alias rules, for policy validation. */
-  toolNames: () => ToolNames;
-}
+export type {
+  ActivePackDetails,
+  AppliedPack,
+  PackController,
+  PackControllerDeps,
+  PackDiscovery,
+  PackListing,
+  PresetListing,
+} from './types';
 
-/** A pack in force in this process for one session. */
-export interface AppliedPack {
-  session_id: string;
-  ref_revision: number;
-  manifest: PackManifest;
-  manifest_path: string;
-  source: string;
-  preset_id: string;
-}
-
-export interface PackListing {
-  name: string;
-  description: string;
-  source: 'workspace' | 'user';
-  manifest_path: string;
-  valid: boolean;
-  errors: number;
-  warnings: number;
-}
-
-export interface PresetListing {
-  id: string;
-  pack: string;
-  description: string;
-  /** Whether the preset's pack reference resolves to a manifest. */
-  resolves: boolean;
-}
-
-export interface PackDiscovery {
-  packs: PackListing[];
-  presets: PresetListing[];
-}
-
-export interface ActivePackDetails {
-  session_id: string;
-  active_operating_pack: string;
-  operating_mode_preset_id: string;
-  pack_manifest_path?: string;
-  source?: string;
-  description: string;
-  skills: string[];
-  hooks: { event: string; tool?: string; timeout_seconds: number }[];
-  policy: { mode: 'allowlist' | 'denylist' | 'none'; allow_rules: number; deny_rules: number };
-  task_rules: string[];
-  skill_rules: number;
-  choreography: string;
-  has_prompt_preamble: boolean;
-  recent_hook_runs: {
-    hook_index: number;
-    event: string;
-    status: HookRun['status'];
-    exit_code: number | null;
-    duration_ms: number;
-    at: string;
-  }[];
-}
-
-export interface PackController {
-  /** Packs in the workspace and the user config dir, and the configured presets (files only). */
-  discover(): PackDiscovery;
-  /**
-   * The operating-mode snapshot of a session. Reading may hydrate a persisted reference
-   * (`last_action` hydrate). With `posture` (the `svc config show-operating-mode` projection) it
-   * never hydrates or writes, the session is optional, and the CLI-only states `disabled` and
-   * `unavailable` are reported instead of failing closed.
-   */
-  snapshot(sessionId: string | undefined, options?: { posture?: boolean }): OperatingModeSnapshot;
-  /**
-   * Why this runtime has no pack-mutation provider (its database is open read-only), or
-   * undefined when packs can be activated and cleared here.
-   */
-  mutationUnavailable(): string | undefined;
-  /** Activate a pack by preset id, path or name; a failure records `validation_failed` and throws. */
-  activate(sessionId: string, ref: string): { status: 'activated'; session_id: string; pack_name: string };
-  clear(sessionId: string): { status: 'cleared'; session_id: string };
-  /** Metadata of the session's pack in force (never preamble, hook commands or rule bodies). */
-  activePack(sessionId: string): ActivePackDetails;
-  /** The pack in force for a session in this process, hydrating a persisted reference. */
-  applied(sessionId: string): AppliedPack | undefined;
-  /** Pushed into `app.promptSections`: the pack preamble and rules for the session's system prompt. */
-  promptSection(sessionId: string): { source: string; text: string } | undefined;
-  /** Pushed into `app.policyProviders`: the pack's funnel layer (agent_policy stage). */
-  policies(sessionId: string | undefined): ToolPolicy[];
-  /** The choreography preset the session's pack asks for (read by adaptive orchestration). */
-  choreography(sessionId: string): string | undefined;
-  /** Resolves when every queued hook has finished. */
-  hooksIdle(): Promise<void>;
-  close(): Promise<void>;
-}
-
-const HOOK_EVENT_SET = new Set<string>(HOOK_EVENTS);
 const READ_ONLY_REASON =
   'the database is open read-only, so this runtime has no pack-mutation provider: operating packs can be read but not activated or cleared here';
 
@@ -148,9 +38,6 @@ export function createPackController(deps: PackControllerDeps): PackController {
   const applied = new Map<string, AppliedPack>();
   /** Hydration outcomes a read-only process could not persist, by session (same ref_revision only). */
   const overlays = new Map<string, PackRow>();
-  const queues = new Map<string, Promise<void>>();
-  const running = new AbortController();
-  let closed = false;
   const log = deps.log.child({ component: 'packs' });
 
   const enabled = () => deps.config().options.operating_packs === true;
@@ -368,110 +255,27 @@ export function createPackController(deps: PackControllerDeps): PackController {
   };
 
   // Hooks: one subscription; each session's hooks run in event order, off the publisher's path.
-  const unsubscribe = deps.bus.subscribe('*', (event) => {
-    if (closed || !HOOK_EVENT_SET.has(event.type)) return;
-    const pack = safeApplied(event.session_id);
-    if (!pack) return;
-    const tool = typeof event.payload.tool === 'string' ? event.payload.tool : undefined;
-    const hooks = pack.manifest.hooks
-      .map((hook, index) => ({ hook, index }))
-      .filter(
-        ({ hook }) =>
-          hook.event === event.type && (!hook.tool || (tool !== undefined && toolMatcher(hook.tool)(tool))),
-      );
-    if (hooks.length === 0) return;
-    const previous = queues.get(event.session_id) ?? Promise.resolve();
-    const next = previous.then(async () => {
-      for (const { hook, index } of hooks) {
-        if (closed) return;
-        await runHook(pack, hook, index, event);
-      }
-    });
-    queues.set(event.session_id, next);
-    void next.finally(() => {
-      if (queues.get(event.session_id) === next) queues.delete(event.session_id);
-    });
-  });
-
-  const runHook = async (
-    pack: AppliedPack,
-    hook: PackManifest['hooks'][number],
-    index: number,
-    event: SessionEvent,
-  ) => {
-    const startedAt = now();
-    const payload = JSON.stringify({
-      type: event.type,
-      event_id: event.id,
-      session_id: event.session_id,
-      pack: pack.manifest.name,
-      payload: deps.redactor.value(event.payload),
-    });
-    const context: Record<string, string> = {
-      SVC_HOOK_EVENT: event.type,
-      SVC_SESSION_ID: event.session_id,
-      SVC_PACK: pack.manifest.name,
-      SVC_WORKSPACE: deps.workspace,
-      SVC_EVENT_ID: String(event.id),
-    };
-    if (typeof event.payload.run_id === 'string') context.SVC_RUN_ID = event.payload.run_id;
-    if (typeof event.payload.tool === 'string') context.SVC_TOOL = event.payload.tool;
-    const outcome = await runHookCommand({
-      command: hook.command,
-      cwd: deps.workspace,
-      env: hookEnv(deps.env, context, deps.redactor),
-      stdin: payload,
-      timeoutMs: hook.timeout_seconds * 1000,
-      signal: running.signal,
-    });
-    const run: HookRun = {
-      session_id: event.session_id,
-      pack_name: pack.manifest.name,
-      hook_index: index,
-      event: event.type,
-      event_id: event.id,
-      status: outcome.status,
-      exit_code: outcome.exit_code,
-      duration_ms: outcome.duration_ms,
-      started_at: startedAt,
-    };
-    // Never the command: index and event identify the hook.
-    log.info('pack hook finished', { ...run });
-    try {
+  const hooks = startHookDispatch({
+    bus: deps.bus,
+    workspace: deps.workspace,
+    env: deps.env,
+    clock: deps.clock,
+    log,
+    redactor: deps.redactor,
+    applied: safeApplied,
+    record: (run) => {
       if (!mutationUnavailable()) store.recordHookRun(run);
-    } catch (error) {
-      log.warn('pack hook outcome not recorded', {
-        session_id: event.session_id,
-        error: describeError(error),
-      });
-    }
-  };
+    },
+  });
 
   return {
     discover() {
       const env = discoveryEnv();
-      const packs = discoverPacks(env).map((pack): PackListing => {
-        const parsed = loadManifest(pack.manifest_path, { expectedName: pack.name });
-        return {
-          name: pack.name,
-          description: parsed.manifest?.description ?? '',
-          source: pack.source,
-          manifest_path: pack.manifest_path,
-          valid: parsed.manifest !== undefined,
-          errors: parsed.diagnostics.filter((d) => d.level === 'error').length,
-          warnings: parsed.diagnostics.filter((d) => d.level === 'warning').length,
-        };
+      const presets = deps.config().options.operating_mode_presets;
+      return listPacks(discoverPacks(env), presets, {
+        load: (pack) => loadManifest(pack.manifest_path, { expectedName: pack.name }),
+        resolves: (id) => resolveRef(id, { ...env, presets }) !== undefined,
       });
-      const presetMap = deps.config().options.operating_mode_presets;
-      const presets = Object.entries(presetMap)
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([id, preset]) => ({
-          id,
-          pack: preset.pack,
-          description: preset.description ?? '',
-          resolves: resolveRef(id, { ...env, presets: presetMap }) !== undefined,
-        }));
-      return { packs, presets };
     },
 
     snapshot(sessionId, options = {}) {
@@ -637,40 +441,7 @@ export function createPackController(deps: PackControllerDeps): PackController {
       requireEnabled();
       deps.sessions.require(sessionId);
       const pack = appliedFor(sessionId);
-      const runs = pack ? store.hookRuns(sessionId, 10) : [];
-      const manifest = pack?.manifest;
-      return {
-        session_id: sessionId,
-        active_operating_pack: manifest?.name ?? '',
-        operating_mode_preset_id: pack?.preset_id ?? '',
-        ...(pack ? { pack_manifest_path: pack.manifest_path, source: pack.source } : {}),
-        description: manifest?.description ?? '',
-        skills: manifest?.skills ?? [],
-        hooks: (manifest?.hooks ?? []).map((h) => ({
-          event: h.event,
-          ...(h.tool ? { tool: h.tool } : {}),
-          timeout_seconds: h.timeout_seconds,
-        })),
-        policy: {
-          mode: manifest ? policyMode(manifest) : 'none',
-          allow_rules: manifest?.policy.filter((r) => r.effect === 'allow').length ?? 0,
-          deny_rules: manifest?.policy.filter((r) => r.effect === 'deny').length ?? 0,
-        },
-        task_rules: (manifest?.task_rules ?? []).map((r) => r.name),
-        skill_rules: manifest?.skill_rules.length ?? 0,
-        choreography: manifest?.choreography ?? '',
-        has_prompt_preamble: manifest ? manifest.preamble.trim() !== '' : false,
-        recent_hook_runs: runs
-          .filter((r) => r.pack_name === manifest?.name)
-          .map((r) => ({
-            hook_index: r.hook_index,
-            event: r.event,
-            status: r.status,
-            exit_code: r.exit_code,
-            duration_ms: r.duration_ms,
-            at: new Date(r.started_at).toISOString(),
-          })),
-      };
+      return describeActivePack(sessionId, pack, pack ? store.hookRuns(sessionId, 10) : []);
     },
 
     applied: (sessionId) => appliedFor(sessionId),
@@ -692,17 +463,9 @@ export function createPackController(deps: PackControllerDeps): PackController {
       return safeApplied(sessionId)?.manifest.choreography || undefined;
     },
 
-    async hooksIdle() {
-      while (queues.size > 0) await Promise.allSettled([...queues.values()]);
-    },
+    hooksIdle: () => hooks.idle(),
 
-    async close() {
-      if (closed) return;
-      closed = true;
-      unsubscribe();
-      running.abort();
-      await Promise.allSettled([...queues.values()]);
-    },
+    close: () => hooks.close(),
   };
 }
 
