@@ -17,6 +17,7 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { listSessionEvents } from './session-events';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -31,4 +32,6 @@ export const allTools: readonly AnyTool[] = [
   runtimeFeaturesTool,
   getWorkflowToolsStatus,
   getPrimitiveToolsStatus,
+  // sessions (event buffer)
+  listSessionEvents,
 ] as AnyTool[];
