@@ -42,6 +42,8 @@ export interface StartHttpServerOptions {
   createApp: () => Promise<App>;
   /** The worker to run once ready (autopilot); stopped before the App closes. */
   worker?: (app: App) => BackgroundWorker | undefined;
+  /** Called once the socket listens, before the App is built (routes answer 503 until ready). */
+  onListening?: (url: string) => void;
   /** How long in-flight requests may take to finish at shutdown. */
   graceMs?: number;
   /** Passed through to createHttpApp (tests: heartbeat, extension routes). */
@@ -151,6 +153,7 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
   await listen(server, settings.host, settings.port);
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  options.onListening?.(url);
 
   try {
     app = await options.createApp();
@@ -186,7 +189,11 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
     log.info('http server stopping', { reason, open_streams: streams.size });
     const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
     streams.closeAll();
+    // Connections turn idle as their responses end (the SSE streams just now): close them as they do,
+    // instead of waiting for the keep-alive timeout.
     server.closeIdleConnections();
+    const sweeper = setInterval(() => server.closeIdleConnections(), 20);
+    void serverClosed.then(() => clearInterval(sweeper));
     workerController.abort(new Error(`server shutting down (${reason})`));
     await withTimeout(workerDone, graceMs);
     const finished = await withTimeout(serverClosed, graceMs);
@@ -195,6 +202,7 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
       server.closeAllConnections();
       await withTimeout(serverClosed, 1000);
     }
+    clearInterval(sweeper);
     readyApp.runtime.ready = false;
     await readyApp.close();
     log.info('http server stopped', { reason, db_closed: !readyApp.hasDb() });
