@@ -69,6 +69,8 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
   const openapi = createOpenApiRoutes();
   const styleFor = routeErrorStyles(tools);
   const kit: HttpKit = { streams, openapi, errorStyleFor: styleFor };
+  // Streams end with the App (a server ends them itself first, with a shutdown event).
+  initial?.onClose(() => streams.closeAll());
 
   hono.onError((error, c) => errorResponse(c, error, { style: styleFor(c.req.path), app: appRef() }));
   hono.notFound((c) =>

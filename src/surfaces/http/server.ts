@@ -12,7 +12,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import type { App, BackgroundWorker } from '../../app';
 import type { Config } from '../../config/schema';
 import { SvcError } from '../../errors';
-import { createHttpApp, type HttpAppOptions } from './index';
+import { createHttpApp, errorStyleFor, type HttpAppOptions } from './index';
 import { createStreamTracker, type StreamTracker } from './sse';
 
 export type AuthMode = 'bearer' | 'none';
@@ -138,13 +138,13 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
   const server = createAdaptorServer({
     fetch: (request, env) => {
       if (stopping) {
-        return new Response(
-          JSON.stringify({ error: { message: 'server shutting down', type: 'unavailable' } }),
-          {
-            status: 503,
-            headers: { 'content-type': 'application/json', connection: 'close' },
-          },
-        );
+        const message = 'server shutting down';
+        const flat = errorStyleFor(new URL(request.url).pathname) === 'flat';
+        const body = flat ? { error: message, code: 503 } : { error: { message, type: 'unavailable' } };
+        return new Response(JSON.stringify(body), {
+          status: 503,
+          headers: { 'content-type': 'application/json', connection: 'close' },
+        });
       }
       return hono.fetch(request, env);
     },
