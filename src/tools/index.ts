@@ -9,6 +9,7 @@ import {
   getConfigFieldProvenance,
   getConfigStatusTool,
 } from './config-tools';
+import { leaveMarker, workspaceClaim } from './coordination';
 import type { AnyTool } from './define-tool';
 import {
   capabilities,
@@ -17,6 +18,7 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
 import { listSessionEvents } from './session-events';
 
 export const allTools: readonly AnyTool[] = [
@@ -32,6 +34,13 @@ export const allTools: readonly AnyTool[] = [
   runtimeFeaturesTool,
   getWorkflowToolsStatus,
   getPrimitiveToolsStatus,
+  // coordination
+  workspaceClaim,
+  leaveMarker,
+  // readouts
+  getMultiplayerCoordinationDashboard,
+  operatorCognitionReadout,
+  recommendations,
   // sessions (event buffer)
   listSessionEvents,
 ] as AnyTool[];

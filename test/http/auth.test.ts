@@ -18,7 +18,7 @@ import { makeTestApp } from '../helpers/make-test-app';
 const TOKEN = 'svc-test-token-1234';
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-/** The readout route used for the matrix until the dashboard route lands (same middleware). */
+/** A readout route for the matrix (the dashboard route, in its text style, has its own test). */
 const ROUTE = '/v1/config-status';
 
 type Condition = 'token' | 'no-token-closed' | 'no-token-open';
@@ -80,6 +80,25 @@ describe('bearer auth matrix (app.request)', () => {
   it('AUTH-48: no token and AllowNoAuth true give 200 without a bearer', async () => {
     const hono = createHttpApp(await appFor('no-token-open'));
     expect((await hono.request(ROUTE)).status).toBe(200);
+  });
+
+  it('AUTH-45, AUTH-46, AUTH-47, AUTH-48: the dashboard route answers the matrix in its text style', async () => {
+    const dashboard = '/v1/multiplayer-coordination-dashboard';
+    const withToken = createHttpApp(await appFor('token'));
+    for (const headers of [{}, bearer('wrong-token-xxxxxxxx')]) {
+      const response = await withToken.request(dashboard, { headers });
+      expect(response.status).toBe(401);
+      expect(await response.text()).toMatch(/^authentication required/);
+    }
+    expect((await withToken.request(dashboard, { headers: bearer(TOKEN) })).status).toBe(200);
+    const closed = await createHttpApp(await appFor('no-token-closed')).request(dashboard);
+    expect(closed.status).toBe(401);
+    expect(await closed.text()).toBe('authentication required');
+    const open = await createHttpApp(await appFor('no-token-open')).request(dashboard);
+    expect(open.status).toBe(200);
+    expect(((await open.json()) as { schema_version: string }).schema_version).toBe(
+      'svc.multiplayer_coordination_dashboard.v1',
+    );
   });
 
   it('takes the token from SVC_HTTP_TOKEN', async () => {
