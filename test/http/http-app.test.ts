@@ -234,4 +234,27 @@ describe('HTTP adapter', () => {
     const doc = await json(await hono.request('/v1/openapi.json'));
     expect(doc.paths['/v1/test-stream'].get.operationId).toBe('test_stream');
   });
+
+  it('mounts route families from `extensions` before `extend`, behind auth', async () => {
+    const app = await makeTestApp();
+    const order: string[] = [];
+    const hono = createHttpApp(app, {
+      token: 'ext-token-123456',
+      extensions: [
+        (h) => {
+          order.push('family');
+          h.get('/v1/family', (c) => c.json({ ok: true }));
+        },
+      ],
+      extend: () => {
+        order.push('extend');
+      },
+    });
+    expect(order).toEqual(['family', 'extend']);
+    expect((await hono.request('/v1/family')).status).toBe(401);
+    const response = await hono.request('/v1/family', {
+      headers: { authorization: 'Bearer ext-token-123456' },
+    });
+    expect(await response.json()).toEqual({ ok: true });
+  });
 });

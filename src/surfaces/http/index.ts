@@ -15,25 +15,17 @@ import { allTools } from '../../tools/index';
 import { VERSION } from '../../version';
 import { bearerAuth } from './auth';
 import { type ErrorStyle, errorResponse } from './errors';
+import { type HttpExtension, type HttpKit, httpExtensions } from './extensions';
 import { type AppRef, bindingsOf, mountTools } from './mount-tools';
 import { buildOpenApiDocument, createOpenApiRoutes, type OpenApiRoutes } from './openapi';
 import { mountSessionEvents, SESSION_EVENTS_PATH } from './session-events';
 import { createStreamTracker, type StreamTracker } from './sse';
 
+export type { HttpExtension, HttpKit } from './extensions';
 export type { AppRef } from './mount-tools';
 export type { OpenApiRoutes } from './openapi';
 export type { SseMessage, SseStream, StreamTracker } from './sse';
 export { createStreamTracker, openSseStream } from './sse';
-
-/** What extension routes get besides the Hono app: shared stream tracking and OpenAPI docs. */
-export interface HttpKit {
-  /** Register SSE streams here (openSseStream's `tracker`) so shutdown ends them. */
-  streams: StreamTracker;
-  /** Describe hand-mounted routes so they appear in /v1/openapi.json. */
-  openapi: OpenApiRoutes;
-  /** Error body style of a path (flat on compat routes). */
-  errorStyleFor(path: string): ErrorStyle;
-}
 
 export interface HttpAppOptions {
   /** Service token; default `[services.http].token` of the app config. A function is read per request. */
@@ -49,8 +41,10 @@ export interface HttpAppOptions {
   streams?: StreamTracker;
   /** Tools whose bindings are mounted; default every defined tool (registration is checked per request). */
   tools?: readonly AnyTool[];
-  /** Extra routes mounted after the built-in ones (session API, compat surface). */
-  extend?: (hono: Hono, appRef: AppRef, kit: HttpKit) => void;
+  /** Route families mounted after the built-in ones; default `httpExtensions` (session API, compat). */
+  extensions?: readonly HttpExtension[];
+  /** One more route family, after `extensions` (tests, embedders). */
+  extend?: HttpExtension;
 }
 
 const COMPAT_PATHS = new Set(['/v1/chat/completions', '/v1/completions']);
@@ -140,6 +134,7 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
     );
   });
 
+  for (const extension of options.extensions ?? httpExtensions) extension(hono, appRef, kit);
   options.extend?.(hono, appRef, kit);
   return hono;
 }

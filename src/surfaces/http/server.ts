@@ -47,7 +47,7 @@ export interface StartHttpServerOptions {
   /** How long in-flight requests may take to finish at shutdown. */
   graceMs?: number;
   /** Passed through to createHttpApp (tests: heartbeat, extension routes). */
-  http?: Pick<HttpAppOptions, 'sseHeartbeatMs' | 'sseRetryMs' | 'extend' | 'tools'>;
+  http?: Pick<HttpAppOptions, 'sseHeartbeatMs' | 'sseRetryMs' | 'extensions' | 'extend' | 'tools'>;
 }
 
 export interface HttpServerHandle {
@@ -132,6 +132,7 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
     sseRetryMs: options.http?.sseRetryMs,
     streams,
     tools: options.http?.tools,
+    extensions: options.http?.extensions,
     extend: options.http?.extend,
   });
 
