@@ -163,6 +163,8 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
     throw error;
   }
   const log = app.log.child({ component: 'http' });
+  // After listen, a socket-level server error must be logged, never crash the process.
+  server.on('error', (error) => log.error('http server error', { error }));
   if (flags.token) app.redactor.add(flags.token);
   app.runtime.surfaces.add('http');
   app.runtime.server = true;
