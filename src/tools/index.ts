@@ -20,6 +20,7 @@ import {
 } from './inspect-tools';
 import { packTools } from './packs';
 import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
+import { listSessionEvents } from './session-events';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -41,6 +42,8 @@ export const allTools: readonly AnyTool[] = [
   getMultiplayerCoordinationDashboard,
   operatorCognitionReadout,
   recommendations,
+  // sessions (event buffer)
+  listSessionEvents,
   // operating packs
   ...packTools,
 ] as AnyTool[];

@@ -130,7 +130,7 @@ describe('svc config show-operating-mode', () => {
     expect(() => off.packs!.snapshot('ses_0001')).toThrow('operating packs are disabled');
   });
 
-  it('is a read-only projection: it creates no database and hydrates nothing', async () => {
+  it('CLI-07: is a read-only projection: it creates no database, hydrates and writes nothing', async () => {
     const app = await packsApp();
     const out = await show(app, ['--json']);
     expect(out.json.posture.state).toBe('enabled_inactive');

@@ -9,6 +9,7 @@
  * - the success shapes of GET, POST and DELETE (OPMODE-27/30/33..38).
  */
 import { describe, expect, it } from 'vitest';
+import { createHttpApp } from '../../src/surfaces/http/index';
 import { makeTestApp } from '../helpers/make-test-app';
 import { expectNoMarkers, http, ON, packFiles, packsApp } from './fixtures';
 
@@ -193,5 +194,27 @@ describe('/v1/session-operating-mode', () => {
     expect(app.funnel(app.funnelContext(session.id)).find((e) => e.name === 'config')?.removed_by).toBe(
       'agent_policy',
     );
+  });
+
+  it('AUTH-50: the routes use the same bearer style: 401 without the token on GET, POST and DELETE', async () => {
+    const app = await packsApp();
+    const session = app.sessions.create();
+    const hono = createHttpApp(app, { token: 'op-token-123456' });
+    const path = `/v1/session-operating-mode?session_id=${session.id}`;
+    for (const init of [
+      { method: 'GET' },
+      { method: 'POST', body: JSON.stringify({ session_id: session.id, pack_path_or_name: 'review' }) },
+      { method: 'DELETE' },
+    ]) {
+      expect((await hono.request(path, init)).status, init.method).toBe(401);
+      const wrong = await hono.request(path, {
+        ...init,
+        headers: { authorization: 'Bearer nope-nope-nope' },
+      });
+      expect(wrong.status, init.method).toBe(401);
+    }
+    const ok = await hono.request(path, { headers: { authorization: 'Bearer op-token-123456' } });
+    expect(ok.status).toBe(200);
+    expect(app.packs!.snapshot(session.id).active_operating_pack).toBe('');
   });
 });
