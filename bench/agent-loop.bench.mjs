@@ -53,7 +53,12 @@ function startServer(steps, childPid) {
           chunk({
             role: 'assistant',
             tool_calls: [
-              { index: 0, id: `call_${count}`, type: 'function', function: { name: 'get_workflow_phase', arguments: '{}' } },
+              {
+                index: 0,
+                id: `call_${count}`,
+                type: 'function',
+                function: { name: 'get_workflow_phase', arguments: '{}' },
+              },
             ],
           }),
         );
@@ -80,7 +85,11 @@ export async function run() {
       join(ws, 'svc.toml'),
       `[providers.fake]\ntype = "openai-compat"\nbase_url = "http://127.0.0.1:${port}/v1"\n[models]\nlarge = "fake/m1"\n[options.loop_detection]\nmax_repeats = 100000\n`,
     );
-    const env = { PATH: process.env.PATH, HOME: join(ws, '.home'), XDG_DATA_HOME: join(ws, '.home', 'share') };
+    const env = {
+      PATH: process.env.PATH,
+      HOME: join(ws, '.home'),
+      XDG_DATA_HOME: join(ws, '.home', 'share'),
+    };
     const started = process.hrtime.bigint();
     const code = await new Promise((resolvePromise) => {
       child = spawn(process.execPath, [BIN, 'run', '--max-steps', String(STEPS + 5), '--yolo', 'bench'], {

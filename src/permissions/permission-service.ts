@@ -171,6 +171,7 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
     publish(pending.session_id, waiter.root, 'permission.resolved', {
       session_id: pending.session_id,
       request_id: pending.request_id,
+      tool: pending.tool,
       decision,
       by,
     });

@@ -209,7 +209,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     const handle = rawDb();
     if (!recoveredOnce) {
       recoveredOnce = true;
-      recover(handle);
+      recover();
     }
     return handle;
   };
@@ -234,11 +234,14 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     payload: JSON.parse(row.payload) as Record<string, unknown>,
   });
 
-  const getWith = (handle: Db, id: string) => {
+  const getWith = (id: string) => {
     const row = prepare('SELECT * FROM agent_runs WHERE id = ?').get(id) as RunRow | undefined;
     return row ? toRun(row) : undefined;
   };
-  const get = (id: string) => getWith(db(), id);
+  const get = (id: string) => {
+    db();
+    return getWith(id);
+  };
   const require = (id: string) => {
     const run = get(id);
     if (!run) throw new SvcError('not_found', `run_id: no run "${id}"; see list_agent_runs`);
@@ -253,7 +256,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     return processAlive(run.pid);
   };
 
-  function recover(handle: Db): AgentRun[] {
+  function recover(): AgentRun[] {
     const rows = (prepare("SELECT * FROM agent_runs WHERE status = 'running'").all() as RunRow[]).map(toRun);
     const orphans = rows.filter((run) => !ownerAlive(run));
     if (orphans.length === 0) return [];
@@ -265,8 +268,8 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
         "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ? AND status = 'running'",
       ).run(reason, now, now, run.id).changes;
       if (changed === 0) continue;
-      appendWith(handle, run.id, run.session_id, 'run.interrupted', { reason, pid: run.pid });
-      marked.push(getWith(handle, run.id)!);
+      appendWith(run.id, run.session_id, 'run.interrupted', { reason, pid: run.pid });
+      marked.push(getWith(run.id)!);
     }
     recoveredRuns = [...recoveredRuns, ...marked];
     if (marked.length) deps.onRecovered?.(marked);
@@ -274,7 +277,6 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
   }
 
   function appendWith(
-    handle: Db,
     runId: string,
     sessionId: string,
     type: string,
@@ -322,7 +324,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
       }
     },
     create(input) {
-      const handle = db();
+      db();
       const now = deps.clock.now();
       const id = deps.ids.next('run');
       const status = input.status ?? 'queued';
@@ -348,11 +350,11 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
         status === 'running' ? owner.host : null,
         status === 'running' ? owner.runner : null,
       );
-      appendWith(handle, id, input.session_id, status === 'queued' ? 'run.queued' : 'run.created', {
+      appendWith(id, input.session_id, status === 'queued' ? 'run.queued' : 'run.created', {
         origin: input.origin,
         agent: input.agent,
       });
-      return getWith(handle, id)!;
+      return getWith(id)!;
     },
     get,
     require,
@@ -383,7 +385,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
       const handle = db();
       return handle
         .transaction((): ClaimResult => {
-          const run = getWith(handle, runId);
+          const run = getWith(runId);
           if (!run) throw new SvcError('not_found', `run_id: no run "${runId}"`);
           if (run.status !== 'queued')
             throw new SvcError('conflict', `run ${runId} is ${run.status}, not queued`);
@@ -404,12 +406,12 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
           prepare(
             "UPDATE agent_runs SET status = 'running', started_at = ?, updated_at = ?, pid = ?, host = ?, runner = ? WHERE id = ?",
           ).run(now, now, owner.pid, owner.host, owner.runner, runId);
-          return { ok: true, run: getWith(handle, runId)! };
+          return { ok: true, run: getWith(runId)! };
         })
         .immediate();
     },
     update(id, patch) {
-      const handle = db();
+      db();
       const sets: string[] = [];
       const params: unknown[] = [];
       const set = (column: string, value: unknown) => {
@@ -437,15 +439,15 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
         id,
       ).changes;
       if (changed === 0) throw new SvcError('not_found', `run_id: no run "${id}"`);
-      return getWith(handle, id)!;
+      return getWith(id)!;
     },
     append(runId, type, payload = {}) {
-      const handle = db();
+      db();
       const row = prepare('SELECT session_id FROM agent_runs WHERE id = ?').get(runId) as
         | { session_id: string }
         | undefined;
       if (!row) throw new SvcError('not_found', `run_id: no run "${runId}"`);
-      return appendWith(handle, runId, row.session_id, type, payload);
+      return appendWith(runId, row.session_id, type, payload);
     },
     events(runId, options = {}) {
       const types = options.types?.length ? options.types : undefined;
@@ -509,7 +511,10 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
       return ids;
     },
     ownerAlive,
-    recover: () => recover(rawDb()),
+    recover: () => {
+      rawDb();
+      return recover();
+    },
     recovered: () => [...recoveredRuns],
   };
 }

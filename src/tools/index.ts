@@ -12,6 +12,7 @@ import {
   getConfigFieldProvenance,
   getConfigStatusTool,
 } from './config-tools';
+import { leaveMarker, workspaceClaim } from './coordination';
 import type { AnyTool } from './define-tool';
 import {
   capabilities,
@@ -20,8 +21,11 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { packTools } from './packs';
 import { planningTools } from './planning';
+import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
 import { runTools } from './runs';
+import { listSessionEvents } from './session-events';
 import { sessionTools } from './sessions';
 
 export const allTools: readonly AnyTool[] = [
@@ -43,4 +47,15 @@ export const allTools: readonly AnyTool[] = [
   ...planningTools,
   ...agentTools,
   ...agentStatusTools,
+  // coordination
+  workspaceClaim,
+  leaveMarker,
+  // readouts
+  getMultiplayerCoordinationDashboard,
+  operatorCognitionReadout,
+  recommendations,
+  // sessions (event buffer)
+  listSessionEvents,
+  // operating packs
+  ...packTools,
 ] as AnyTool[];

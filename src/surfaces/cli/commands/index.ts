@@ -5,5 +5,6 @@
  */
 import type { CliRegistrar } from '../context';
 import { registerRun } from './run';
+import { registerServiceHttp } from './service-http';
 
-export const registrars: CliRegistrar[] = [registerRun];
+export const registrars: CliRegistrar[] = [registerRun, registerServiceHttp];
