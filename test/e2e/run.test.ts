@@ -129,7 +129,11 @@ describe('svc run', () => {
   });
 
   it('--session continues a session with its history; CLI-12..15 readouts report it', async () => {
-    const provider = await fakeProvider([reply().text('first answer'), reply().text('second answer')]);
+    const provider = await fakeProvider([
+      reply().text('first answer'),
+      reply().text('second answer'),
+      reply().text('third answer'),
+    ]);
     const ws = workspace(provider.url);
     const first = JSON.parse(
       (await runBin(['run', '--output', 'json', 'first'], { cwd: ws, env: env(ws) })).stdout,
@@ -172,6 +176,17 @@ describe('svc run', () => {
       count: 1,
       projects: [{ path: ws, runs: 2, data_dir: join(ws, '.svc') }],
     });
+    // CLI-08: config show-run-ledger --format=json
+    const ledger = await runBin(['config', 'show-run-ledger', '--format=json'], { cwd: ws, env: env(ws) });
+    expect(ledger.code, ledger.stderr).toBe(0);
+    expect(JSON.parse(ledger.stdout)).toMatchObject({
+      store: { kind: 'sqlite', available: true, path: join(ws, '.svc', 'svc.db') },
+      runs: { total: 2, by_status: { completed: 2 } },
+    });
+    // --continue picks the current session
+    const third = await runBin(['run', '--continue', '--output', 'json', 'third'], { cwd: ws, env: env(ws) });
+    expect(third.code, third.stderr).toBe(0);
+    expect(JSON.parse(third.stdout)).toMatchObject({ session_id: first.session_id, text: 'third answer' });
     // session list shows it as the current session
     const list = await runBin(['session', 'list'], { cwd: ws, env: env(ws) });
     expect(list.stdout).toMatch(new RegExp(`^\\* ${first.session_id}\\s+idle`));
