@@ -11,7 +11,8 @@ import type { Config } from './config/schema';
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
 import { createFileLogger, type Logger } from './log';
-import { createModelResolver } from './providers/resolver';
+import { cloudIdentity } from './providers/reports';
+import { createProviderService, type ProviderService } from './providers/service';
 import type { ModelResolver } from './providers/types';
 import { createRedactor, type Redactor } from './redact';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
@@ -85,6 +86,8 @@ export interface App {
   readonly bus: EventBus;
   /** Resolves model selectors to AI SDK models (providers domain). */
   readonly models: ModelResolver;
+  /** The providers domain: catalog, credential store, readiness, selection, status read models. */
+  readonly providers: ProviderService;
   readonly tools: ToolRegistry;
   readonly sessions: SessionStore;
   readonly runtime: RuntimeState;
@@ -154,6 +157,18 @@ export async function createApp(options: AppOptions): Promise<App> {
     onError: (error) => log.error('event listener failed', { error }),
   });
   const services: Record<string, unknown> = {};
+  const providers = createProviderService({
+    config: () => loaded.config,
+    loaded: () => loaded,
+    env,
+    fetch: options.fetch ?? globalThis.fetch,
+    dataDir,
+    workspace,
+    log,
+    bus,
+    redactor,
+    clock,
+  });
 
   const app: App = {
     workspace,
@@ -199,7 +214,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       return status;
     },
     bus,
-    models: createModelResolver({ config: () => loaded.config, env, fetch: options.fetch }),
+    models: providers.models,
+    providers,
     tools: undefined as unknown as ToolRegistry,
     sessions: createSessionStore({ db: openDatabase, clock, ids, bus, workspace }),
     runtime,
@@ -250,6 +266,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
   };
 
+  // AUTH-07: /config-status reports the cloud credential sources.
+  app.statusSections.set('cloud_identity', () => cloudIdentity(providers));
   const registry = createToolRegistry(options.tools ?? allTools, () => ({ app }));
   (app as { tools: ToolRegistry }).tools = registry;
   if (options.eagerDb) openDatabase();

@@ -2,6 +2,13 @@
  * Every tool definition, one list. Each family file adds its tools here.
  * @module
  */
+
+import {
+  getModelSelection,
+  getProviderAuthWizard,
+  getProviderStatus,
+  listModelsTool,
+} from '../providers/tools';
 import {
   config,
   configStatusTool,
@@ -31,4 +38,9 @@ export const allTools: readonly AnyTool[] = [
   runtimeFeaturesTool,
   getWorkflowToolsStatus,
   getPrimitiveToolsStatus,
+  // providers
+  getProviderStatus,
+  getModelSelection,
+  getProviderAuthWizard,
+  listModelsTool,
 ] as AnyTool[];
