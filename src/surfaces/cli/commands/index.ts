@@ -4,5 +4,7 @@
  * @module
  */
 import type { CliRegistrar } from '../context';
+import { registerAuthCommands } from './auth';
+import { registerUpdateProvidersCommand } from './update-providers';
 
-export const registrars: CliRegistrar[] = [];
+export const registrars: CliRegistrar[] = [registerAuthCommands, registerUpdateProvidersCommand];
