@@ -85,7 +85,8 @@ export async function buildLanguageModel(request: BuildRequest): Promise<Languag
         fetch: fetchFn,
         ...(credential.value
           ? { apiKey: credential.value }
-          : { googleAuthOptions: { keyFilename: inspection.key_file, projectId: inspection.project! } }),
+          : // apiKey '' keeps the SDK from reading GOOGLE_VERTEX_API_KEY from process.env.
+            { apiKey: '', googleAuthOptions: { keyFilename: inspection.key_file, projectId: inspection.project! } }),
       })(modelId);
     }
     case 'amazon-bedrock': {

@@ -18,6 +18,7 @@ export const CHATGPT_DEFAULTS = {
   client_id: 'app_EMoamEEZ73f0CkXaXp7hrann',
   /** The registered redirect is http://localhost:1455/auth/callback. */
   callback_port: '1455',
+  callback_host: 'localhost',
   scope: 'openid profile email offline_access',
   vendor_session_file: '',
   timeout_ms: '300000',
@@ -162,6 +163,7 @@ export async function loginChatGpt(options: {
   const challenge = pkce();
   const callback = await startCallback({
     port: Number(s.callback_port),
+    host: s.callback_host,
     path: '/auth/callback',
     timeoutMs: Number(s.timeout_ms),
     signal: io.signal,

@@ -111,6 +111,10 @@ export async function startCallback(options: {
     server.listen(options.port, '127.0.0.1', resolve);
   });
   const port = (server.address() as AddressInfo).port;
+  // A browser may resolve `localhost` to ::1 first: answer there too when IPv6 is available.
+  const server6 = createServer((req, res) => server.emit('request', req, res));
+  server6.on('error', () => {});
+  if ((options.host ?? 'localhost') === 'localhost') server6.listen(port, '::1');
   const timer = setTimeout(
     () =>
       settle.reject(new SvcError('timeout', 'no sign-in callback arrived in time; run the command again')),
@@ -121,8 +125,10 @@ export async function startCallback(options: {
   const close = () => {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
-    server.closeAllConnections?.();
-    server.close();
+    for (const s of [server, server6]) {
+      s.closeAllConnections?.();
+      if (s.listening) s.close();
+    }
   };
   result.then(close, close);
   return { redirectUri: `http://${options.host ?? 'localhost'}:${port}${options.path}`, result, close };

@@ -12,6 +12,7 @@ export const OPENROUTER_DEFAULTS = {
   keys_url: 'https://openrouter.ai/api/v1/auth/keys',
   /** 0 picks a free port; OpenRouter accepts any localhost callback. */
   callback_port: '0',
+  callback_host: 'localhost',
   timeout_ms: '300000',
 };
 export type OpenRouterSettings = typeof OPENROUTER_DEFAULTS;
@@ -31,6 +32,7 @@ export async function loginOpenRouter(options: {
   const challenge = pkce();
   const callback = await startCallback({
     port: Number(s.callback_port),
+    host: s.callback_host,
     path: '/callback',
     timeoutMs: Number(s.timeout_ms),
     signal: io.signal,
