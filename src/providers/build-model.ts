@@ -43,8 +43,8 @@ export async function buildLanguageModel(request: BuildRequest): Promise<Languag
   };
   // A loopback server needs no key; SDKs that insist on one get a placeholder.
   const keyOrLocal = (): string | undefined =>
-    credential.value ?? (entry.auth === 'local' ? undefined : needKey());
-  const common = () => ({ apiKey: needKey(), baseURL: entry.base_url, headers, fetch: fetchFn });
+    credential.value ?? (entry.auth === 'local' || entry.key_optional ? undefined : needKey());
+  const common = () => ({ apiKey: keyOrLocal() ?? 'local', baseURL: entry.base_url, headers, fetch: fetchFn });
   const type = entry.type;
   switch (type) {
     case 'anthropic':

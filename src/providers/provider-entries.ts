@@ -31,6 +31,8 @@ export interface ProviderEntry {
   models: (ModelInfo & { created?: number; source: 'embedded' | 'cache' | 'config' })[];
   /** Any model id is accepted (local servers, custom providers without a model list). */
   open_models: boolean;
+  /** A loopback base_url: a local server needs no API key (one is still sent when configured). */
+  key_optional: boolean;
   default_large?: string;
   default_small?: string;
   oauth_platform?: string;
@@ -134,8 +136,7 @@ function fromCatalog(cat: CatalogProvider, block: ProviderConfig | undefined): P
     else type = t;
   }
   const base_url = block?.base_url ?? cat.base_url;
-  let auth: AuthKind = type === cat.type ? cat.auth : AUTH_OF[type];
-  if (auth === 'api_key' && isLoopbackUrl(base_url) && !block?.api_key) auth = 'local';
+  const auth: AuthKind = type === cat.type ? cat.auth : AUTH_OF[type];
   return {
     id: cat.id,
     name: block?.name ?? cat.name,
@@ -149,6 +150,7 @@ function fromCatalog(cat: CatalogProvider, block: ProviderConfig | undefined): P
     api_key_env: cat.api_key_env ?? [],
     models: modelsOf(cat, block),
     open_models: cat.open_models === true,
+    key_optional: isLoopbackUrl(base_url),
     default_large: block?.default_model ?? cat.default_large_model,
     default_small: cat.default_small_model ?? block?.default_model,
     oauth_platform: cat.oauth_platform,
@@ -183,8 +185,7 @@ function fromConfig(id: string, block: ProviderConfig, catalog: Catalog): Provid
     problems.push(`providers.${id}.base_url: required for type ${effective}`);
   if ((effective === 'vendor-cli' || effective === 'acp') && !block.command && !template?.cli_kind)
     problems.push(`providers.${id}.command: required for type ${effective} (the binary to launch)`);
-  let auth: AuthKind = template?.auth ?? AUTH_OF[effective];
-  if (auth === 'api_key' && isLoopbackUrl(base_url) && !block.api_key) auth = 'local';
+  const auth: AuthKind = template?.auth ?? AUTH_OF[effective];
   const models = modelsOf(template, block);
   return {
     id,
@@ -199,6 +200,7 @@ function fromConfig(id: string, block: ProviderConfig, catalog: Catalog): Provid
     api_key_env: template?.api_key_env ?? [],
     models,
     open_models: block.models === undefined || block.models.length === 0 || template?.open_models === true,
+    key_optional: isLoopbackUrl(base_url),
     default_large: block.default_model ?? template?.default_large_model ?? models[0]?.id,
     default_small: template?.default_small_model ?? block.default_model ?? models[0]?.id,
     oauth_platform: template?.oauth_platform,

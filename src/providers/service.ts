@@ -154,7 +154,7 @@ export function createProviderService(deps: ProviderDeps): ProviderService {
 
 function createResolver(service: ProviderService): ModelResolver {
   const { deps } = service;
-  const sleep = deps.sleep ?? defaultSleep;
+  const sleep = (ms: number, signal?: AbortSignal) => (deps.sleep ?? defaultSleep)(ms, signal);
 
   const link = async (parsed: ParsedSelector, signal?: AbortSignal) => {
     const { entry, model } = parsed;
@@ -270,6 +270,7 @@ async function probe(service: ProviderService, signal?: AbortSignal): Promise<Pa
     configured: true,
     base_url: found.base_url,
     open_models: true,
+    key_optional: true,
   } as ProviderEntry;
   const preferred =
     template?.default_large && found.models.includes(template.default_large)
