@@ -160,11 +160,12 @@ function createResolver(service: ProviderService): ModelResolver {
     const { entry, model } = parsed;
     const ready = service.readiness(entry);
     if (!ready.ready) {
-      const code = entry.problems.length
-        ? 'config_error'
-        : entry.auth === 'vendor_cli' || entry.auth === 'acp'
-          ? 'unavailable'
-          : 'unauthorized';
+      const code =
+        entry.problems.length || entry.auth === 'cloud'
+          ? 'config_error'
+          : entry.auth === 'vendor_cli' || entry.auth === 'acp'
+            ? 'unavailable'
+            : 'unauthorized';
       throw new SvcError(code, ready.reason ?? `${entry.id}: not ready`, { details: { provider: entry.id } });
     }
     if (ready.credential.value) deps.redactor.add(ready.credential.value);
