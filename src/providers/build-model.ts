@@ -44,7 +44,12 @@ export async function buildLanguageModel(request: BuildRequest): Promise<Languag
   // A loopback server needs no key; SDKs that insist on one get a placeholder.
   const keyOrLocal = (): string | undefined =>
     credential.value ?? (entry.auth === 'local' || entry.key_optional ? undefined : needKey());
-  const common = () => ({ apiKey: keyOrLocal() ?? 'local', baseURL: entry.base_url, headers, fetch: fetchFn });
+  const common = () => ({
+    apiKey: keyOrLocal() ?? 'local',
+    baseURL: entry.base_url,
+    headers,
+    fetch: fetchFn,
+  });
   const type = entry.type;
   switch (type) {
     case 'anthropic':
@@ -86,7 +91,10 @@ export async function buildLanguageModel(request: BuildRequest): Promise<Languag
         ...(credential.value
           ? { apiKey: credential.value }
           : // apiKey '' keeps the SDK from reading GOOGLE_VERTEX_API_KEY from process.env.
-            { apiKey: '', googleAuthOptions: { keyFilename: inspection.key_file, projectId: inspection.project! } }),
+            {
+              apiKey: '',
+              googleAuthOptions: { keyFilename: inspection.key_file, projectId: inspection.project! },
+            }),
       })(modelId);
     }
     case 'amazon-bedrock': {

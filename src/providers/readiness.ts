@@ -75,7 +75,13 @@ export function readiness(entry: ProviderEntry, ctx: ReadinessContext): Readines
     case 'api_key':
       if (!credential.value && entry.key_optional) {
         // AUTH-16: a local server on a loopback base_url needs no service-managed key.
-        return { ...base, ready: true, reason: null, source_kind: 'local', source: `loopback ${entry.base_url} (no key needed)` };
+        return {
+          ...base,
+          ready: true,
+          reason: null,
+          source_kind: 'local',
+          source: `loopback ${entry.base_url} (no key needed)`,
+        };
       }
       return {
         ...base,

@@ -5,8 +5,9 @@
  *   `options.tpm_recovery.provider_model_fallback` (after a backoff honoring Retry-After), and
  *   stays there for the rest of this model's life (one turn). Crossing a provider boundary
  *   publishes `provider_recovery.changed` on the session's event stream.
- * - With nothing left to fall back to, the same model is retried up to `max_retries`, then a
- *   `rate_limited` SvcError says what happened and what to configure.
+ * - At most `max_retries` switches per call; when the chain is exhausted a `rate_limited` SvcError
+ *   (with the Retry-After) says what was tried. With no fallback configured the 429 passes through
+ *   unchanged, so the AI SDK's own retry (which honors Retry-After) handles it.
  * - 401/403 become an `unauthorized` SvcError naming the provider, the credential source and
  *   the fix; a 404 for the model becomes `not_found`.
  * @module
@@ -113,9 +114,7 @@ export class RecoveringLanguageModel implements LanguageModelV3 {
     signal?: AbortSignal,
   ): Promise<T> {
     const { options } = this;
-    let retries = 0;
-    let sameModelRetries = 0;
-    const budget = Math.max(options.maxRetries, this.selectors.length - 1);
+    let switches = 0;
     for (;;) {
       const link = this.chain[this.index]!;
       try {
@@ -123,32 +122,22 @@ export class RecoveringLanguageModel implements LanguageModelV3 {
       } catch (error) {
         const limit = rateLimitOf(error);
         if (!limit) throw this.mapError(error, link);
-        if (signal?.aborted) throw error;
-        if (retries >= budget) throw this.exhausted(link, limit, retries);
-        retries++;
-        const next = await this.nextLink(link);
-        const backoff = Math.min(
-          limit.retryAfterMs ?? (next ? 0 : 1000 * 2 ** sameModelRetries),
-          options.maxBackoffMs,
-        );
+        // No fallback configured: the AI SDK's own retry (which honors Retry-After) owns it.
+        if (this.selectors.length === 1 || signal?.aborted) throw error;
+        const next = switches < options.maxRetries ? await this.nextLink(link) : undefined;
         if (!next) {
-          if (sameModelRetries >= options.maxRetries) throw this.exhausted(link, limit, retries - 1);
-          sameModelRetries++;
-          options.log.warn('provider rate limited; retrying the same model', {
-            selector: link.selector,
-            reason: limit.reason,
-            backoff_ms: backoff,
-            attempt: retries,
-          });
-          if (backoff > 0) await options.sleep(backoff, signal);
-          continue;
+          const exhausted = this.exhausted(link, limit, switches);
+          this.index = 0; // the next call starts over from the primary selector
+          throw exhausted;
         }
+        switches++;
+        const backoff = Math.min(limit.retryAfterMs ?? 250 * 2 ** (switches - 1), options.maxBackoffMs);
         options.log.warn('provider rate limited; falling back', {
           from: link.selector,
           to: next.selector,
           reason: limit.reason,
           backoff_ms: backoff,
-          attempt: retries,
+          attempt: switches,
         });
         if (backoff > 0) await options.sleep(backoff, signal);
         if (next.provider !== link.provider && options.sessionId) {
@@ -158,7 +147,7 @@ export class RecoveringLanguageModel implements LanguageModelV3 {
             from: link.selector,
             to: next.selector,
             reason: limit.reason,
-            attempt: retries,
+            attempt: switches,
           });
         }
       }

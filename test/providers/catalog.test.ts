@@ -6,9 +6,9 @@
  * `disable_provider_auto_update` ignores the cache; a refresh touches no config or credential.
  */
 import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { catalogCachePath, embeddedCatalog } from '../../src/providers/catalog';
@@ -25,16 +25,43 @@ function refreshed(overrides: { version?: string; extraProvider?: boolean } = {}
     schema_version: 1,
     version: overrides.version ?? '2099.01.01',
     providers: [
-      { ...openai, models: [...openai.models, { id: 'gpt-6', name: 'GPT-6', context_window: 1_000_000, max_output: 200_000, cost_per_1m_in: 2, cost_per_1m_out: 12, tool_call: true, created: 4_000_000_000 }] },
+      {
+        ...openai,
+        models: [
+          ...openai.models,
+          {
+            id: 'gpt-6',
+            name: 'GPT-6',
+            context_window: 1_000_000,
+            max_output: 200_000,
+            cost_per_1m_in: 2,
+            cost_per_1m_out: 12,
+            tool_call: true,
+            created: 4_000_000_000,
+          },
+        ],
+      },
       ...(overrides.extraProvider
-        ? [{ id: 'newco', name: 'NewCo', type: 'openai-compat', auth: 'api_key', api_key_env: ['NEWCO_API_KEY'], base_url: 'https://api.newco.example/v1', models: [{ id: 'n1' }] }]
+        ? [
+            {
+              id: 'newco',
+              name: 'NewCo',
+              type: 'openai-compat',
+              auth: 'api_key',
+              api_key_env: ['NEWCO_API_KEY'],
+              base_url: 'https://api.newco.example/v1',
+              models: [{ id: 'n1' }],
+            },
+          ]
         : []),
     ],
   };
 }
 
 async function serveJson(status: number, body: string) {
-  const server = createServer((_req, res) => res.writeHead(status, { 'content-type': 'application/json' }).end(body));
+  const server = createServer((_req, res) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(body),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/catalog.json`;
@@ -47,7 +74,26 @@ describe('catalog inventory', () => {
     expect(result.code, result.stderr).toBe(0);
     const providers = new Set(result.json.data.map((m: any) => m.provider));
     expect(providers.size).toBeGreaterThanOrEqual(15);
-    for (const id of ['anthropic', 'openai', 'google', 'google-vertex', 'amazon-bedrock', 'azure', 'openrouter', 'groq', 'mistral', 'xai', 'deepseek', 'cerebras', 'togetherai', 'fireworks', 'deepinfra', 'huggingface', 'ollama', 'lmstudio']) {
+    for (const id of [
+      'anthropic',
+      'openai',
+      'google',
+      'google-vertex',
+      'amazon-bedrock',
+      'azure',
+      'openrouter',
+      'groq',
+      'mistral',
+      'xai',
+      'deepseek',
+      'cerebras',
+      'togetherai',
+      'fireworks',
+      'deepinfra',
+      'huggingface',
+      'ollama',
+      'lmstudio',
+    ]) {
       expect(providers.has(id), id).toBe(true);
     }
     expect(result.json.data.find((m: any) => m.id === 'anthropic/claude-sonnet-4-5-20250929')).toMatchObject({
@@ -71,7 +117,10 @@ describe('catalog inventory', () => {
     const app = await makeTestApp();
     const http = await viaHttp(app, { method: 'GET', path: '/v1/models' }, {});
     expect(http.status).toBe(200);
-    const body = http.body as { object: string; data: { id: string; object: string; created: number; owned_by: string }[] };
+    const body = http.body as {
+      object: string;
+      data: { id: string; object: string; created: number; owned_by: string }[];
+    };
     expect(Object.keys(body).sort()).toEqual(['data', 'object']);
     expect(body.object).toBe('list');
     for (const m of body.data) {
@@ -98,21 +147,47 @@ describe('catalog inventory', () => {
 describe('svc update-providers', () => {
   it('CLI-11 / AUTH-55: refreshes from a file into the data-dir cache; config and credentials unchanged', async () => {
     const app = await makeTestApp({ config: { providers: { openai: { api_key: 'cfg-key-000000000000' } } } });
-    app.providers.store.set('groq', { kind: 'api_key', value: 'stored-000000000000', stored_by: 't', stored_at: 't' });
+    app.providers.store.set('groq', {
+      kind: 'api_key',
+      value: 'stored-000000000000',
+      stored_by: 't',
+      stored_at: 't',
+    });
     const hash = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
-    const before = { config: hash(join(app.workspace, 'svc.toml')), store: hash(credentialFilePath(app.env)) };
-    writeFileSync(join(app.workspace, 'new-catalog.json'), JSON.stringify(refreshed({ extraProvider: true })));
+    const before = {
+      config: hash(join(app.workspace, 'svc.toml')),
+      store: hash(credentialFilePath(app.env)),
+    };
+    writeFileSync(
+      join(app.workspace, 'new-catalog.json'),
+      JSON.stringify(refreshed({ extraProvider: true })),
+    );
     const result = await svc(app, ['update-providers', 'new-catalog.json', '--json']);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.json).toMatchObject({ version: '2099.01.01', providers: 2, added: ['newco'], updated: ['openai'], ignored: false });
+    expect(result.json).toMatchObject({
+      version: '2099.01.01',
+      providers: 2,
+      added: ['newco'],
+      updated: ['openai'],
+      ignored: false,
+    });
     expect(existsSync(catalogCachePath(app.dataDir))).toBe(true);
     const models = await svc(app, ['models', '--provider', 'openai', '--json']);
-    expect(models.json.data.find((m: any) => m.id === 'openai/gpt-6')).toMatchObject({ catalog_source: 'cache', created: 4_000_000_000 });
+    expect(models.json.data.find((m: any) => m.id === 'openai/gpt-6')).toMatchObject({
+      catalog_source: 'cache',
+      created: 4_000_000_000,
+    });
     const status = await svc(app, ['config', 'show-provider-status', '--json']);
     expect(status.json.providers.find((p: any) => p.id === 'openai').refreshed).toBe(true);
     expect(status.json.providers.find((p: any) => p.id === 'anthropic').refreshed).toBe(false);
-    expect(status.json.providers.find((p: any) => p.id === 'newco')).toMatchObject({ refreshed: true, ready: false });
-    expect({ config: hash(join(app.workspace, 'svc.toml')), store: hash(credentialFilePath(app.env)) }).toEqual(before);
+    expect(status.json.providers.find((p: any) => p.id === 'newco')).toMatchObject({
+      refreshed: true,
+      ready: false,
+    });
+    expect({
+      config: hash(join(app.workspace, 'svc.toml')),
+      store: hash(credentialFilePath(app.env)),
+    }).toEqual(before);
   });
 
   it('refreshes from a URL; a malformed file or an unreachable URL leaves the cache as it was and says why', async () => {
@@ -120,7 +195,10 @@ describe('svc update-providers', () => {
     const good = await serveJson(200, JSON.stringify(refreshed()));
     expect((await svc(app, ['update-providers', good])).code).toBe(0);
     const cached = readFileSync(catalogCachePath(app.dataDir), 'utf8');
-    writeFileSync(join(app.workspace, 'broken.json'), '{"schema_version": 1, "version": "x", "providers": [{"id": "Bad Id"}]}');
+    writeFileSync(
+      join(app.workspace, 'broken.json'),
+      '{"schema_version": 1, "version": "x", "providers": [{"id": "Bad Id"}]}',
+    );
     const broken = await svc(app, ['update-providers', 'broken.json']);
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/catalog broken\.json: providers\.0\.id: .*nothing was replaced/);

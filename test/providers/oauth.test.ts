@@ -12,24 +12,32 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { chatgptAccess, chatgptSettings, readSession, sessionCachePath } from '../../src/providers/oauth/chatgpt';
-import { copilotAccess, copilotSettings } from '../../src/providers/oauth/copilot';
 import { credentialFilePath } from '../../src/providers/credential-store';
+import {
+  chatgptAccess,
+  chatgptSettings,
+  readSession,
+  sessionCachePath,
+} from '../../src/providers/oauth/chatgpt';
+import { copilotAccess, copilotSettings } from '../../src/providers/oauth/copilot';
 import { invokeTool } from '../../src/tools/invoke';
 import { makeTestApp } from '../helpers/make-test-app';
 import { svc, urlIn } from './helpers/cli';
 import { browse, fakeOAuth, jwt } from './helpers/fake-oauth';
 
-async function setup(extra: Record<string, Record<string, string>> = {}, options: { pendingPolls?: number } = {}) {
+async function setup(
+  extra: Record<string, Record<string, string>> = {},
+  options: { pendingPolls?: number } = {},
+) {
   const oauth = await fakeOAuth(options);
   const app = await makeTestApp({ config: { auth: oauth.authConfig(extra) } });
   return { oauth, app };
 }
 
 function providerRow(app: Awaited<ReturnType<typeof makeTestApp>>, id: string) {
-  return (invokeTool(app, 'get_provider_status', { provider: id }, { surface: 'agent' }) as Promise<any>).then(
-    (s) => s.providers[0],
-  );
+  return (
+    invokeTool(app, 'get_provider_status', { provider: id }, { surface: 'agent' }) as Promise<any>
+  ).then((s) => s.providers[0]);
 }
 
 describe('svc auth copilot', () => {
@@ -39,7 +47,9 @@ describe('svc auth copilot', () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(
       join(dir, 'apps.json'),
-      JSON.stringify({ 'github.com:Iv1.b507a08c87ecfe98': { user: 'octo', oauth_token: 'gho_diskToken000000000000000000' } }),
+      JSON.stringify({
+        'github.com:Iv1.b507a08c87ecfe98': { user: 'octo', oauth_token: 'gho_diskToken000000000000000000' },
+      }),
     );
     const result = await svc(app, ['auth', 'copilot', '--json']);
     expect(result.code, result.stderr).toBe(0);
@@ -123,11 +133,26 @@ describe('svc auth openrouter', () => {
     const params = new URL(authorize.path, 'http://x').searchParams;
     expect(params.get('code_challenge_method')).toBe('S256');
     expect(params.get('callback_url')).toMatch(/^http:\/\/localhost:\d+\/callback$/);
-    expect(app.providers.store.get('openrouter')).toMatchObject({ kind: 'api_key', value: oauth.state.openrouterKey });
+    expect(app.providers.store.get('openrouter')).toMatchObject({
+      kind: 'api_key',
+      value: oauth.state.openrouterKey,
+    });
     // AUTH-04: ready with no env var; AUTH-06: the wizard shows the signed-in state.
-    expect(await providerRow(app, 'openrouter')).toMatchObject({ ready: true, credential_source_kind: 'credential_store' });
-    const wizard = (await invokeTool(app, 'get_provider_auth_wizard', { provider: 'openrouter' }, { surface: 'agent' })) as any;
-    expect(wizard.platforms[0]).toMatchObject({ platform: 'openrouter', status: 'signed_in', command: 'svc auth openrouter' });
+    expect(await providerRow(app, 'openrouter')).toMatchObject({
+      ready: true,
+      credential_source_kind: 'credential_store',
+    });
+    const wizard = (await invokeTool(
+      app,
+      'get_provider_auth_wizard',
+      { provider: 'openrouter' },
+      { surface: 'agent' },
+    )) as any;
+    expect(wizard.platforms[0]).toMatchObject({
+      platform: 'openrouter',
+      status: 'signed_in',
+      command: 'svc auth openrouter',
+    });
   });
 });
 
@@ -140,7 +165,12 @@ describe('svc auth chatgpt', () => {
       file,
       JSON.stringify({
         OPENAI_API_KEY: null,
-        tokens: { id_token: jwt({}), access_token: jwt({ exp: 1 }), refresh_token: 'rt-vendor-0001', account_id: 'acct-vendor' },
+        tokens: {
+          id_token: jwt({}),
+          access_token: jwt({ exp: 1 }),
+          refresh_token: 'rt-vendor-0001',
+          account_id: 'acct-vendor',
+        },
         last_refresh: '2025-01-01T00:00:00Z',
       }),
     );
@@ -150,7 +180,10 @@ describe('svc auth chatgpt', () => {
   it('AUTH-35 / AUTH-38 / AUTH-39: inherits the Codex CLI session, refreshes it, caches the rotated token in the data dir, never writes the vendor file', async () => {
     const { oauth, app } = await setup();
     const file = vendorFile(app);
-    const before = { hash: createHash('sha256').update(readFileSync(file)).digest('hex'), mtime: statSync(file).mtimeMs };
+    const before = {
+      hash: createHash('sha256').update(readFileSync(file)).digest('hex'),
+      mtime: statSync(file).mtimeMs,
+    };
     const result = await svc(app, ['auth', 'chatgpt', '--json']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.json).toMatchObject({ platform: 'chatgpt', method: 'inherited_vendor_session' });
@@ -158,7 +191,10 @@ describe('svc auth chatgpt', () => {
     const cache = sessionCachePath(app.dataDir);
     expect(cache.startsWith(app.dataDir)).toBe(true);
     expect(statSync(cache).mode & 0o777).toBe(0o600);
-    expect(readSession(app.dataDir)).toMatchObject({ refresh_token: 'rt-rotated-0001', account_id: 'acct-fake-1' });
+    expect(readSession(app.dataDir)).toMatchObject({
+      refresh_token: 'rt-rotated-0001',
+      account_id: 'acct-fake-1',
+    });
     expect(createHash('sha256').update(readFileSync(file)).digest('hex')).toBe(before.hash);
     expect(statSync(file).mtimeMs).toBe(before.mtime);
   });
@@ -182,7 +218,10 @@ describe('svc auth chatgpt', () => {
     const { app } = await setup();
     vendorFile(app);
     expect((await svc(app, ['auth', 'chatgpt'])).code).toBe(0);
-    writeFileSync(join(app.workspace, 'svc.toml'), `${readFileSync(join(app.workspace, 'svc.toml'), 'utf8')}\n[models]\nlarge = "chatgpt/gpt-5-codex"\n`);
+    writeFileSync(
+      join(app.workspace, 'svc.toml'),
+      `${readFileSync(join(app.workspace, 'svc.toml'), 'utf8')}\n[models]\nlarge = "chatgpt/gpt-5-codex"\n`,
+    );
     const summary = await svc(app, ['auth', 'summary', '--json']);
     expect(summary.code, summary.stderr).toBe(0);
     expect(summary.json.credential.mode).toBe('chatgpt_session');
@@ -202,7 +241,9 @@ describe('svc auth chatgpt', () => {
     expect(next.refresh_token).toBe('rt-rotated-0002');
     oauth.state.refreshTokens.clear();
     writeFileSync(path, JSON.stringify({ ...next, expires_at: 0 }));
-    await expect(chatgptAccess({ dataDir: app.dataDir, settings, fetch, now: () => Date.now() })).rejects.toMatchObject({
+    await expect(
+      chatgptAccess({ dataDir: app.dataDir, settings, fetch, now: () => Date.now() }),
+    ).rejects.toMatchObject({
       code: 'unauthorized',
       message: expect.stringContaining('run svc auth chatgpt'),
     });

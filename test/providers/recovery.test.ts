@@ -12,9 +12,17 @@ import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 
 const rateLimited = (retryAfter = '0') =>
-  reply().httpError(429, { error: { message: 'Rate limit reached: tokens per min (TPM)', type: 'rate_limit' } }, { 'retry-after': retryAfter });
+  reply().httpError(
+    429,
+    { error: { message: 'Rate limit reached: tokens per min (TPM)', type: 'rate_limit' } },
+    { 'retry-after': retryAfter },
+  );
 
-async function appWith(config: Record<string, unknown>, env: Record<string, string> = {}, sleeps: number[] = []) {
+async function appWith(
+  config: Record<string, unknown>,
+  env: Record<string, string> = {},
+  sleeps: number[] = [],
+) {
   const workspace = tmpWorkspace();
   const app = await makeTestApp({ workspace, env: isolatedEnv(workspace, env), config });
   // Backoffs are recorded, not waited.
@@ -46,7 +54,9 @@ describe('tpm recovery', () => {
     const events: unknown[] = [];
     app.bus.subscribe('ses_1', (e) => events.push(e));
     const model = await app.models.resolve({ sessionId: 'ses_1' });
-    expect(await text(streamText({ model: model.language_model, prompt: 'x', maxRetries: 0 }))).toBe('served by m2');
+    expect(await text(streamText({ model: model.language_model, prompt: 'x', maxRetries: 0 }))).toBe(
+      'served by m2',
+    );
     expect(fake.requests.map((r) => r.body.model)).toEqual(['m1', 'm2']);
     // Same provider: no provider_recovery.changed.
     expect(events).toEqual([]);
@@ -94,54 +104,77 @@ describe('tpm recovery', () => {
     ]);
     // The next call in the same turn stays on the recovered selector.
     second.push(reply().text('still beta'));
-    expect((await generateText({ model: model.language_model, prompt: 'y', maxRetries: 0 })).text).toBe('still beta');
+    expect((await generateText({ model: model.language_model, prompt: 'y', maxRetries: 0 })).text).toBe(
+      'still beta',
+    );
   });
 
   it('gives a rate_limited SvcError naming the selectors once every fallback is exhausted', async () => {
-    const fake: FakeProvider = await fakeProvider([rateLimited('3'), rateLimited('3'), rateLimited('3'), rateLimited('3')]);
+    const fake: FakeProvider = await fakeProvider([
+      rateLimited('3'),
+      rateLimited('3'),
+      reply().text('primary again'),
+    ]);
     const sleeps: number[] = [];
     const app = await appWith(
       {
         providers: { acme: { type: 'openai-compat', base_url: fake.url, api_key: 'acme-key-0000000000' } },
         models: { large: 'acme/m1' },
-        options: { tpm_recovery: { provider_model_fallback: ['acme/m2'], max_retries: 2 } },
+        options: { tpm_recovery: { provider_model_fallback: ['acme/m2', 'acme/m3'], max_retries: 1 } },
       },
       {},
       sleeps,
     );
     const model = await app.models.resolve();
-    const error = await generateText({ model: model.language_model, prompt: 'x', maxRetries: 0 }).catch((e) => e);
+    const error = await generateText({ model: model.language_model, prompt: 'x', maxRetries: 0 }).catch(
+      (e) => e,
+    );
     expect(error).toMatchObject({ code: 'rate_limited', retryAfterMs: 3000 });
     expect(error.message).toContain('acme: rate limited on acme/m2');
     expect(error.message).toContain('tried acme/m1, acme/m2');
-    expect(fake.requests.map((r) => r.body.model)).toEqual(['m1', 'm2', 'm2']);
+    expect(fake.requests.map((r) => r.body.model)).toEqual(['m1', 'm2']);
+    // The next call starts over from the primary selector.
+    expect((await generateText({ model: model.language_model, prompt: 'y', maxRetries: 0 })).text).toBe(
+      'primary again',
+    );
+    expect(fake.requests.at(-1)?.body.model).toBe('m1');
   });
 
-  it('without fallbacks, retries the same model (bounded) and says how to add fallbacks', async () => {
-    const fake = await fakeProvider([rateLimited(), rateLimited(), reply().text('third time')]);
+  it('without fallbacks, the 429 passes through to the AI SDK retry, which honors Retry-After', async () => {
+    const fake = await fakeProvider([rateLimited(), reply().text('second time')]);
     const app = await appWith({
       providers: { acme: { type: 'openai-compat', base_url: fake.url, api_key: 'acme-key-0000000000' } },
       models: { large: 'acme/m1' },
     });
     const model = await app.models.resolve();
-    expect((await generateText({ model: model.language_model, prompt: 'x', maxRetries: 0 })).text).toBe('third time');
-    fake.push(rateLimited(), rateLimited(), rateLimited(), rateLimited());
-    const error = await generateText({ model: model.language_model, prompt: 'x', maxRetries: 0 }).catch((e) => e);
-    expect(error.code).toBe('rate_limited');
-    expect(error.message).toContain('options.tpm_recovery.provider_model_fallback');
+    expect((await generateText({ model: model.language_model, prompt: 'x', maxRetries: 1 })).text).toBe(
+      'second time',
+    );
+    fake.push(rateLimited());
+    await expect(
+      generateText({ model: model.language_model, prompt: 'x', maxRetries: 0 }),
+    ).rejects.toMatchObject({
+      statusCode: 429,
+    });
   });
 });
 
 describe('provider errors', () => {
   it('a 401 becomes an unauthorized SvcError naming the provider, the env var and the fix; the key is never shown', async () => {
-    const fake = await fakeProvider([reply().httpError(401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } })]);
+    const fake = await fakeProvider([
+      reply().httpError(401, {
+        error: { message: 'Incorrect API key provided', type: 'invalid_request_error' },
+      }),
+    ]);
     const key = 'sk-secretkey-should-not-leak-0001';
     const app = await appWith(
       { providers: { openai: { base_url: fake.url } }, models: { large: 'openai/gpt-5' } },
       { OPENAI_API_KEY: key },
     );
     const model = await app.models.resolve();
-    const error = await generateText({ model: model.language_model, prompt: 'x', maxRetries: 0 }).catch((e) => e);
+    const error = await generateText({ model: model.language_model, prompt: 'x', maxRetries: 0 }).catch(
+      (e) => e,
+    );
     expect(error).toMatchObject({ code: 'unauthorized' });
     expect(error.message).toContain('openai: the provider rejected the credential (HTTP 401');
     expect(error.message).toContain('env OPENAI_API_KEY');

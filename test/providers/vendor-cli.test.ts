@@ -82,11 +82,17 @@ async function appWithBin(config: Record<string, unknown> = {}, env: Record<stri
   const workspace = tmpWorkspace();
   const bin = join(workspace, '.bin');
   const base = isolatedEnv(workspace, env);
-  const app = await makeTestApp({ workspace, config, env: { ...base, PATH: `${bin}${delimiter}${base.PATH}` } });
+  const app = await makeTestApp({
+    workspace,
+    config,
+    env: { ...base, PATH: `${bin}${delimiter}${base.PATH}` },
+  });
   return { app, bin };
 }
 
-async function stream(model: Awaited<ReturnType<Awaited<ReturnType<typeof makeTestApp>>['models']['resolve']>>) {
+async function stream(
+  model: Awaited<ReturnType<Awaited<ReturnType<typeof makeTestApp>>['models']['resolve']>>,
+) {
   let text = '';
   for await (const d of streamText({ model: model.language_model, prompt: 'hi there' }).textStream) text += d;
   return text;
@@ -163,11 +169,20 @@ describe('vendor CLI and ACP providers', () => {
     (app.env as Record<string, string>).FAKE_LOG = log;
     expect(await stream(await app.models.resolve())).toBe('acp permission=no');
     const messages = JSON.parse(readFileSync(log, 'utf8')) as { method?: string; params?: any }[];
-    expect(messages.map((m) => m.method).filter(Boolean)).toEqual(['initialize', 'session/new', 'session/prompt']);
+    expect(messages.map((m) => m.method).filter(Boolean)).toEqual([
+      'initialize',
+      'session/new',
+      'session/prompt',
+    ]);
     expect(messages[1].params).toEqual({ cwd: app.workspace, mcpServers: [] });
     expect(messages[2].params.prompt).toEqual([{ type: 'text', text: 'hi there' }]);
     expect(existsSync(credentialFilePath(app.env))).toBe(false);
-    const status = (await invokeTool(app, 'get_provider_status', { provider: 'kid' }, { surface: 'agent' })) as any;
+    const status = (await invokeTool(
+      app,
+      'get_provider_status',
+      { provider: 'kid' },
+      { surface: 'agent' },
+    )) as any;
     expect(status.providers[0]).toMatchObject({
       ready: true,
       auth: 'acp',
@@ -184,8 +199,17 @@ describe('vendor CLI and ACP providers', () => {
 
   it('status shows an uninstalled vendor CLI as not ready, with the check to run', async () => {
     const { app } = await appWithBin();
-    const status = (await invokeTool(app, 'get_provider_status', { provider: 'gemini-cli' }, { surface: 'agent' })) as any;
-    expect(status.providers[0]).toMatchObject({ ready: false, auth_command: 'svc auth gemini', launch: { resolved_path: null } });
+    const status = (await invokeTool(
+      app,
+      'get_provider_status',
+      { provider: 'gemini-cli' },
+      { surface: 'agent' },
+    )) as any;
+    expect(status.providers[0]).toMatchObject({
+      ready: false,
+      auth_command: 'svc auth gemini',
+      launch: { resolved_path: null },
+    });
     expect(status.providers[0].reason).toContain('svc auth gemini');
   });
 });
@@ -194,10 +218,20 @@ describe('GEN-07: one provider per credential source shows ready', () => {
   it('env, config, OAuth bootstrap, cloud identity and a local vendor CLI', async () => {
     const { app, bin } = await appWithBin(
       { providers: { deepseek: { api_key: 'deepseek-config-000000' } } },
-      { OPENAI_API_KEY: 'oa-env-key-0000000000', AWS_ACCESS_KEY_ID: 'AKIAGEN7000000000000', AWS_SECRET_ACCESS_KEY: 'gen7-secret-0000000000000', AWS_REGION: 'us-east-1' },
+      {
+        OPENAI_API_KEY: 'oa-env-key-0000000000',
+        AWS_ACCESS_KEY_ID: 'AKIAGEN7000000000000',
+        AWS_SECRET_ACCESS_KEY: 'gen7-secret-0000000000000',
+        AWS_REGION: 'us-east-1',
+      },
     );
     script(bin, 'claude', FAKE_CLAUDE);
-    app.providers.store.set('openrouter', { kind: 'api_key', value: 'sk-or-v1-00000000000000', stored_by: 'svc auth openrouter', stored_at: 'now' });
+    app.providers.store.set('openrouter', {
+      kind: 'api_key',
+      value: 'sk-or-v1-00000000000000',
+      stored_by: 'svc auth openrouter',
+      stored_at: 'now',
+    });
     const rows = ((await invokeTool(app, 'get_provider_status', {}, { surface: 'agent' })) as any).providers;
     const row = (id: string) => rows.find((r: any) => r.id === id);
     expect(row('openai')).toMatchObject({ ready: true, credential_source_kind: 'env' });

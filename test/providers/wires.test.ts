@@ -37,14 +37,22 @@ type OpenAiLike = {
 
 const openaiWire: OpenAiLike[] = [
   { id: 'openai', model: 'gpt-5', header: ['authorization', /^Bearer test-key-wire/] },
-  { id: 'openrouter', model: 'anthropic/claude-sonnet-4.5', header: ['authorization', /^Bearer test-key-wire/] },
+  {
+    id: 'openrouter',
+    model: 'anthropic/claude-sonnet-4.5',
+    header: ['authorization', /^Bearer test-key-wire/],
+  },
   { id: 'groq', model: 'openai/gpt-oss-120b', header: ['authorization', /^Bearer test-key-wire/] },
   { id: 'mistral', model: 'devstral-medium-latest', header: ['authorization', /^Bearer test-key-wire/] },
   { id: 'xai', model: 'grok-code-fast-1', header: ['authorization', /^Bearer test-key-wire/] },
   { id: 'deepseek', model: 'deepseek-chat', header: ['authorization', /^Bearer test-key-wire/] },
   { id: 'cerebras', model: 'qwen-3-coder-480b', header: ['authorization', /^Bearer test-key-wire/] },
   { id: 'togetherai', model: 'openai/gpt-oss-120b', header: ['authorization', /^Bearer test-key-wire/] },
-  { id: 'fireworks', model: 'accounts/fireworks/models/gpt-oss-120b', header: ['authorization', /^Bearer test-key-wire/] },
+  {
+    id: 'fireworks',
+    model: 'accounts/fireworks/models/gpt-oss-120b',
+    header: ['authorization', /^Bearer test-key-wire/],
+  },
   { id: 'deepinfra', model: 'openai/gpt-oss-120b', header: ['authorization', /^Bearer test-key-wire/] },
 ];
 
@@ -90,7 +98,10 @@ describe('GEN-06: a turn streams through each provider package', () => {
   it('google-vertex: project and location from env, express-mode key, generateContent wire', async () => {
     const fake = await fakeProvider([reply().text('hello from vertex')]);
     const app = await appFor(
-      { providers: { 'google-vertex': { base_url: fake.googleUrl, api_key: KEY } }, models: { large: 'google-vertex/gemini-2.5-pro' } },
+      {
+        providers: { 'google-vertex': { base_url: fake.googleUrl, api_key: KEY } },
+        models: { large: 'google-vertex/gemini-2.5-pro' },
+      },
       { GOOGLE_VERTEX_PROJECT: 'proj-1', GOOGLE_VERTEX_LOCATION: 'us-central1' },
     );
     expect(await streamOnce(app)).toBe('hello from vertex');
@@ -101,30 +112,52 @@ describe('GEN-06: a turn streams through each provider package', () => {
   it('amazon-bedrock: Converse event stream, SigV4-signed with env keys and the region', async () => {
     const fake = await fakeBedrock([{ text: 'hello from bedrock' }]);
     const app = await appFor(
-      { providers: { 'amazon-bedrock': { base_url: fake.url } }, models: { large: 'amazon-bedrock/amazon.nova-pro-v1:0' } },
-      { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE000000000', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', AWS_REGION: 'eu-west-1' },
+      {
+        providers: { 'amazon-bedrock': { base_url: fake.url } },
+        models: { large: 'amazon-bedrock/amazon.nova-pro-v1:0' },
+      },
+      {
+        AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE000000000',
+        AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+        AWS_REGION: 'eu-west-1',
+      },
     );
     expect(await streamOnce(app)).toBe('hello from bedrock');
-    expect(fake.requests[0].path).toBe(`/model/${encodeURIComponent('amazon.nova-pro-v1:0')}/converse-stream`);
+    expect(fake.requests[0].path).toBe(
+      `/model/${encodeURIComponent('amazon.nova-pro-v1:0')}/converse-stream`,
+    );
     const auth = String(fake.requests[0].headers.authorization);
-    expect(auth).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE000000000\/\d{8}\/eu-west-1\/bedrock\/aws4_request/);
+    expect(auth).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE000000000\/\d{8}\/eu-west-1\/bedrock\/aws4_request/,
+    );
   });
 
   it('azure: deployment URL with the dated api-version and the api-key header', async () => {
     const fake = await fakeProvider([reply().text('hello from azure')]);
     const app = await appFor({
-      providers: { azure: { base_url: `${fake.origin}/openai`, api_key: KEY, provider_options: { api_version: '2025-04-01-preview' } } },
+      providers: {
+        azure: {
+          base_url: `${fake.origin}/openai`,
+          api_key: KEY,
+          provider_options: { api_version: '2025-04-01-preview' },
+        },
+      },
       models: { large: 'azure/gpt-4.1' },
     });
     expect(await streamOnce(app)).toBe('hello from azure');
-    expect(fake.requests[0].path).toBe('/openai/deployments/gpt-4.1/chat/completions?api-version=2025-04-01-preview');
+    expect(fake.requests[0].path).toBe(
+      '/openai/deployments/gpt-4.1/chat/completions?api-version=2025-04-01-preview',
+    );
     expect(fake.requests[0].headers['api-key']).toBe(KEY);
   });
 
   it('huggingface: Responses wire with the HF token (AUTH-13: HF_TOKEN)', async () => {
     const fake = await fakeResponses([{ text: 'hello from hugging face' }]);
     const app = await appFor(
-      { providers: { huggingface: { base_url: fake.url } }, models: { large: 'huggingface/openai/gpt-oss-120b' } },
+      {
+        providers: { huggingface: { base_url: fake.url } },
+        models: { large: 'huggingface/openai/gpt-oss-120b' },
+      },
       { HF_TOKEN: 'hf_faketoken0000000000000000' },
     );
     expect(await streamOnce(app)).toBe('hello from hugging face');
@@ -135,7 +168,10 @@ describe('GEN-06: a turn streams through each provider package', () => {
 
   it('ollama (AUTH-16): a loopback base_url needs no key and sends none', async () => {
     const fake = await fakeProvider([reply().text('hello from ollama')]);
-    const app = await appFor({ providers: { ollama: { base_url: fake.url } }, models: { large: 'ollama/qwen3-coder:30b' } });
+    const app = await appFor({
+      providers: { ollama: { base_url: fake.url } },
+      models: { large: 'ollama/qwen3-coder:30b' },
+    });
     expect(await streamOnce(app)).toBe('hello from ollama');
     expect(fake.requests[0].headers.authorization).toBeUndefined();
   });
@@ -164,7 +200,10 @@ describe('GEN-06: a turn streams through each provider package', () => {
 
   it('copilot: the stored Copilot token and integration headers on the chat wire', async () => {
     const fake = await fakeProvider([reply().text('hello from copilot')]);
-    const app = await appFor({ providers: { copilot: { base_url: fake.url } }, models: { large: 'copilot/gpt-4.1' } });
+    const app = await appFor({
+      providers: { copilot: { base_url: fake.url } },
+      models: { large: 'copilot/gpt-4.1' },
+    });
     app.providers.store.set('copilot', {
       kind: 'oauth',
       refresh: 'gho_githubtoken00000000000000',
@@ -190,7 +229,10 @@ describe('GEN-06: a turn streams through each provider package', () => {
 
   it('chatgpt: the session (not an API key) and account id on the Responses wire', async () => {
     const fake = await fakeResponses([{ text: 'hello from chatgpt' }]);
-    const app = await appFor({ providers: { chatgpt: { base_url: fake.url } }, models: { large: 'chatgpt/gpt-5-codex' } });
+    const app = await appFor({
+      providers: { chatgpt: { base_url: fake.url } },
+      models: { large: 'chatgpt/gpt-5-codex' },
+    });
     const path = sessionCachePath(app.dataDir);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(

@@ -17,7 +17,11 @@ export interface SvcResult {
 export async function svc(
   app: Pick<App, 'workspace' | 'dataDir' | 'env'>,
   argv: string[],
-  options: { stdin?: string; onStderrLine?: (line: string) => void; env?: Record<string, string | undefined> } = {},
+  options: {
+    stdin?: string;
+    onStderrLine?: (line: string) => void;
+    env?: Record<string, string | undefined>;
+  } = {},
 ): Promise<SvcResult> {
   let stdout = '';
   let stderr = '';

@@ -66,26 +66,44 @@ export async function fakeOAuth(options: { pendingPolls?: number } = {}) {
       if (body.device_code !== 'gh-device-code') return json(200, { error: 'expired_token' });
       if (state.pending.github-- > 0) return json(200, { error: 'authorization_pending' });
       state.githubTokens.add('gho_deviceFlowToken00000000000');
-      return json(200, { access_token: 'gho_deviceFlowToken00000000000', token_type: 'bearer', scope: 'read:user' });
+      return json(200, {
+        access_token: 'gho_deviceFlowToken00000000000',
+        token_type: 'bearer',
+        scope: 'read:user',
+      });
     }
     if (u.pathname === '/copilot_internal/v2/token') {
       const token = String(req.headers.authorization ?? '').replace(/^token /, '');
       if (!state.githubTokens.has(token)) return json(401, { message: 'Bad credentials' });
       state.copilotIssued++;
-      return json(200, { token: `tid=copilot-${state.copilotIssued};exp=1`, expires_at: state.now() + 1800, refresh_in: 1500 });
+      return json(200, {
+        token: `tid=copilot-${state.copilotIssued};exp=1`,
+        expires_at: state.now() + 1800,
+        refresh_in: 1500,
+      });
     }
 
     // ---- Hyper ----
     if (u.pathname === '/device/auth' && req.method === 'POST') {
-      return json(200, { device_code: 'hyper-device', user_code: 'HYPR-4242', verification_url: `${url}/device`, expires_in: 60 });
+      return json(200, {
+        device_code: 'hyper-device',
+        user_code: 'HYPR-4242',
+        verification_url: `${url}/device`,
+        expires_in: 60,
+      });
     }
     if (u.pathname === '/device/auth/hyper-device') {
       if (state.pending.hyper-- > 0) return json(200, { error: 'authorization_pending' });
       return json(200, { refresh_token: 'hyper-refresh-0001', user_id: 'u1' });
     }
     if (u.pathname === '/token/exchange') {
-      if (!String(body.refresh_token).startsWith('hyper-refresh-')) return json(401, { error: 'invalid_grant' });
-      return json(200, { access_token: 'hyper-access-0001', refresh_token: 'hyper-refresh-0002', expires_in: 3600 });
+      if (!String(body.refresh_token).startsWith('hyper-refresh-'))
+        return json(401, { error: 'invalid_grant' });
+      return json(200, {
+        access_token: 'hyper-access-0001',
+        refresh_token: 'hyper-refresh-0002',
+        expires_in: 3600,
+      });
     }
 
     // ---- OpenRouter ----
@@ -97,7 +115,9 @@ export async function fakeOAuth(options: { pendingPolls?: number } = {}) {
     }
     if (u.pathname === '/api/v1/auth/keys') {
       const challenge = state.challenges.get(body.code);
-      const computed = createHash('sha256').update(body.code_verifier ?? '').digest('base64url');
+      const computed = createHash('sha256')
+        .update(body.code_verifier ?? '')
+        .digest('base64url');
       if (!challenge || challenge !== computed) return json(400, { error: 'invalid code_verifier' });
       return json(200, { key: state.openrouterKey, user_id: 'user-1' });
     }
@@ -111,20 +131,34 @@ export async function fakeOAuth(options: { pendingPolls?: number } = {}) {
       return res.writeHead(302, { location: callback.toString() }).end();
     }
     if (u.pathname === '/oauth/token') {
-      const idToken = jwt({ 'https://api.openai.com/auth': { chatgpt_account_id: 'acct-fake-1' }, email: 'user@example.com' });
+      const idToken = jwt({
+        'https://api.openai.com/auth': { chatgpt_account_id: 'acct-fake-1' },
+        email: 'user@example.com',
+      });
       if (body.grant_type === 'authorization_code') {
         const challenge = state.challenges.get(body.code);
-        const computed = createHash('sha256').update(body.code_verifier ?? '').digest('base64url');
+        const computed = createHash('sha256')
+          .update(body.code_verifier ?? '')
+          .digest('base64url');
         if (!challenge || challenge !== computed) return json(400, { error: 'invalid_grant' });
         state.refreshTokens.add('rt-browser-0001');
-        return json(200, { access_token: jwt({ exp: state.now() + 3600 }), refresh_token: 'rt-browser-0001', id_token: idToken });
+        return json(200, {
+          access_token: jwt({ exp: state.now() + 3600 }),
+          refresh_token: 'rt-browser-0001',
+          id_token: idToken,
+        });
       }
       if (body.grant_type === 'refresh_token') {
-        if (!state.refreshTokens.has(body.refresh_token)) return json(401, { error: 'invalid_grant', error_description: 'refresh token expired' });
+        if (!state.refreshTokens.has(body.refresh_token))
+          return json(401, { error: 'invalid_grant', error_description: 'refresh token expired' });
         state.refreshTokens.delete(body.refresh_token);
         const rotated = `rt-rotated-${String(++state.rotations).padStart(4, '0')}`;
         state.refreshTokens.add(rotated);
-        return json(200, { access_token: jwt({ exp: state.now() + 3600, n: state.rotations }), refresh_token: rotated, id_token: idToken });
+        return json(200, {
+          access_token: jwt({ exp: state.now() + 3600, n: state.rotations }),
+          refresh_token: rotated,
+          id_token: idToken,
+        });
       }
     }
     json(404, { error: `fake oauth: no route ${req.method} ${path}` });

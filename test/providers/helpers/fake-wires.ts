@@ -19,7 +19,9 @@ export interface WireRequest {
   body: any;
 }
 
-export type WireReply = { text: string } | { status: number; body: unknown; headers?: Record<string, string> };
+export type WireReply =
+  | { text: string }
+  | { status: number; body: unknown; headers?: Record<string, string> };
 
 export interface FakeWire {
   url: string;
@@ -27,7 +29,9 @@ export interface FakeWire {
   close(): Promise<void>;
 }
 
-async function serve(handler: (req: WireRequest, res: ServerResponse) => void | Promise<void>): Promise<FakeWire> {
+async function serve(
+  handler: (req: WireRequest, res: ServerResponse) => void | Promise<void>,
+): Promise<FakeWire> {
   const requests: WireRequest[] = [];
   const server = createServer(async (req, res) => {
     const raw = await read(req);
@@ -65,8 +69,13 @@ function read(req: IncomingMessage): Promise<string> {
   });
 }
 
-function sendError(res: ServerResponse, reply: { status: number; body: unknown; headers?: Record<string, string> }) {
-  res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(JSON.stringify(reply.body));
+function sendError(
+  res: ServerResponse,
+  reply: { status: number; body: unknown; headers?: Record<string, string> },
+) {
+  res
+    .writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers })
+    .end(JSON.stringify(reply.body));
 }
 
 // ---- Bedrock Converse ----------------------------------------------------------------------
@@ -137,7 +146,10 @@ export async function fakeBedrock(replies: WireReply[]): Promise<FakeWire> {
 export async function fakeResponses(replies: WireReply[]): Promise<FakeWire> {
   const queue = [...replies];
   return serve(async (req, res) => {
-    const reply = queue.shift() ?? { status: 500, body: { error: { message: 'fake responses: script ran out' } } };
+    const reply = queue.shift() ?? {
+      status: 500,
+      body: { error: { message: 'fake responses: script ran out' } },
+    };
     if ('status' in reply) return sendError(res, reply);
     const model = String(req.body?.model ?? 'fake');
     const usage = {
@@ -180,11 +192,26 @@ export async function fakeResponses(replies: WireReply[]): Promise<FakeWire> {
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     let seq = 0;
-    const send = (data: Record<string, unknown>) => res.write(`data: ${JSON.stringify({ ...data, sequence_number: seq++ })}\n\n`);
-    send({ type: 'response.created', response: { ...response, status: 'in_progress', output: [], usage: null } });
-    send({ type: 'response.output_item.added', output_index: 0, item: { ...message, status: 'in_progress', content: [] } });
+    const send = (data: Record<string, unknown>) =>
+      res.write(`data: ${JSON.stringify({ ...data, sequence_number: seq++ })}\n\n`);
+    send({
+      type: 'response.created',
+      response: { ...response, status: 'in_progress', output: [], usage: null },
+    });
+    send({
+      type: 'response.output_item.added',
+      output_index: 0,
+      item: { ...message, status: 'in_progress', content: [] },
+    });
     for (const piece of reply.text.split(/(?<= )/)) {
-      send({ type: 'response.output_text.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: piece, logprobs: [] });
+      send({
+        type: 'response.output_text.delta',
+        item_id: 'msg_1',
+        output_index: 0,
+        content_index: 0,
+        delta: piece,
+        logprobs: [],
+      });
     }
     send({ type: 'response.output_item.done', output_index: 0, item: message });
     send({ type: 'response.completed', response });
