@@ -20,6 +20,7 @@ import {
   sessionCachePath,
 } from '../../src/providers/oauth/chatgpt';
 import { copilotAccess, copilotSettings } from '../../src/providers/oauth/copilot';
+import { hyperAccess, hyperSettings } from '../../src/providers/oauth/hyper';
 import { invokeTool } from '../../src/tools/invoke';
 import { makeTestApp } from '../helpers/make-test-app';
 import { svc, urlIn } from './helpers/cli';
@@ -113,6 +114,22 @@ describe('svc auth hyper', () => {
       refresh: 'hyper-refresh-0002',
     });
     expect((await providerRow(app, 'hyper')).ready).toBe(true);
+  });
+});
+
+describe('expired hyper tokens', () => {
+  it('an expired access token is exchanged again; a rejected refresh token says to sign in again', async () => {
+    const { app } = await setup();
+    const settings = hyperSettings(app.config.auth);
+    const base = { kind: 'oauth' as const, access: 'old', expires_at: 0, stored_by: 'test', stored_at: 'x' };
+    app.providers.store.set('hyper', { ...base, refresh: 'hyper-refresh-0001' });
+    expect(await hyperAccess({ store: app.providers.store, settings, fetch, now: () => Date.now() })).toBe('hyper-access-0001');
+    expect(app.providers.store.get('hyper')?.refresh).toBe('hyper-refresh-0002');
+    app.providers.store.set('hyper', { ...base, refresh: 'revoked-token' });
+    await expect(hyperAccess({ store: app.providers.store, settings, fetch, now: () => Date.now() })).rejects.toMatchObject({
+      code: 'unauthorized',
+      message: expect.stringContaining('run svc auth hyper'),
+    });
   });
 });
 
