@@ -16,6 +16,7 @@ import {
   getConfigFieldProvenance,
   getConfigStatusTool,
 } from './config-tools';
+import { leaveMarker, workspaceClaim } from './coordination';
 import type { AnyTool } from './define-tool';
 import {
   capabilities,
@@ -24,6 +25,9 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { packTools } from './packs';
+import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
+import { listSessionEvents } from './session-events';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -38,6 +42,17 @@ export const allTools: readonly AnyTool[] = [
   runtimeFeaturesTool,
   getWorkflowToolsStatus,
   getPrimitiveToolsStatus,
+  // coordination
+  workspaceClaim,
+  leaveMarker,
+  // readouts
+  getMultiplayerCoordinationDashboard,
+  operatorCognitionReadout,
+  recommendations,
+  // sessions (event buffer)
+  listSessionEvents,
+  // operating packs
+  ...packTools,
   // providers
   getProviderStatus,
   getModelSelection,

@@ -123,10 +123,14 @@ describe('expired hyper tokens', () => {
     const settings = hyperSettings(app.config.auth);
     const base = { kind: 'oauth' as const, access: 'old', expires_at: 0, stored_by: 'test', stored_at: 'x' };
     app.providers.store.set('hyper', { ...base, refresh: 'hyper-refresh-0001' });
-    expect(await hyperAccess({ store: app.providers.store, settings, fetch, now: () => Date.now() })).toBe('hyper-access-0001');
+    expect(await hyperAccess({ store: app.providers.store, settings, fetch, now: () => Date.now() })).toBe(
+      'hyper-access-0001',
+    );
     expect(app.providers.store.get('hyper')?.refresh).toBe('hyper-refresh-0002');
     app.providers.store.set('hyper', { ...base, refresh: 'revoked-token' });
-    await expect(hyperAccess({ store: app.providers.store, settings, fetch, now: () => Date.now() })).rejects.toMatchObject({
+    await expect(
+      hyperAccess({ store: app.providers.store, settings, fetch, now: () => Date.now() }),
+    ).rejects.toMatchObject({
       code: 'unauthorized',
       message: expect.stringContaining('run svc auth hyper'),
     });

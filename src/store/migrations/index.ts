@@ -6,6 +6,8 @@
  * @module
  */
 import { foundationMigrations } from './foundation';
+import { packsMigrations } from './packs';
+import { readoutMigrations } from './readouts';
 
 export interface Migration {
   id: number;
@@ -13,4 +15,8 @@ export interface Migration {
   sql: string;
 }
 
-export const migrations: readonly Migration[] = [...foundationMigrations];
+export const migrations: readonly Migration[] = [
+  ...foundationMigrations,
+  ...readoutMigrations,
+  ...packsMigrations,
+];

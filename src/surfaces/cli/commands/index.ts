@@ -5,6 +5,11 @@
  */
 import type { CliRegistrar } from '../context';
 import { registerAuthCommands } from './auth';
+import { registerServiceHttp } from './service-http';
 import { registerUpdateProvidersCommand } from './update-providers';
 
-export const registrars: CliRegistrar[] = [registerAuthCommands, registerUpdateProvidersCommand];
+export const registrars: CliRegistrar[] = [
+  registerServiceHttp,
+  registerAuthCommands,
+  registerUpdateProvidersCommand,
+];
