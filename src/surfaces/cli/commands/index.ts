@@ -4,5 +4,7 @@
  * @module
  */
 import type { CliRegistrar } from '../context';
+import { registerAttach } from './attach';
+import { registerTui } from './tui';
 
-export const registrars: CliRegistrar[] = [];
+export const registrars: CliRegistrar[] = [registerTui, registerAttach];
