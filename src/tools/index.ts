@@ -9,6 +9,7 @@ import {
   getConfigFieldProvenance,
   getConfigStatusTool,
 } from './config-tools';
+import { leaveMarker, workspaceClaim } from './coordination';
 import type { AnyTool } from './define-tool';
 import {
   capabilities,
@@ -17,6 +18,7 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -31,4 +33,11 @@ export const allTools: readonly AnyTool[] = [
   runtimeFeaturesTool,
   getWorkflowToolsStatus,
   getPrimitiveToolsStatus,
+  // coordination
+  workspaceClaim,
+  leaveMarker,
+  // readouts
+  getMultiplayerCoordinationDashboard,
+  operatorCognitionReadout,
+  recommendations,
 ] as AnyTool[];
