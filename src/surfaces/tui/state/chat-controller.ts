@@ -72,10 +72,12 @@ export function createChatController(
               ...s,
               title: session.title,
               model: session.model,
+              // The session row is the truth once the agent books usage there; until then the
+              // run.finished totals counted here stand.
               usage: {
-                input_tokens: session.prompt_tokens,
-                output_tokens: session.completion_tokens,
-                cost: session.cost,
+                input_tokens: Math.max(s.usage.input_tokens, session.prompt_tokens),
+                output_tokens: Math.max(s.usage.output_tokens, session.completion_tokens),
+                cost: Math.max(s.usage.cost, session.cost),
               },
             }
           : s,

@@ -248,13 +248,18 @@ export function TuiApp(props: TuiAppProps) {
       if (key.ctrl && input === 's') return setDialog({ kind: 'sessions' });
       if (key.ctrl && input === 'n')
         return runCommand({ command: COMMANDS.find((c) => c.name === 'new')!, args: '' });
-      if (key.ctrl && input === 'o') return setShowReasoning((v) => !v);
+      if (key.ctrl && input === 'o') {
+        // Printed items are not redrawn by Ink: print the transcript again with the new setting.
+        setShowReasoning((v) => !v);
+        props.clearScreen?.();
+        return setEpoch((e) => e + 1);
+      }
       const result = editKey(editor, input, key);
       switch (result.action) {
         case 'submit':
-          return submit(editor.value, false);
+          return submit(result.state.value, false);
         case 'queue':
-          return submit(editor.value, true);
+          return submit(result.state.value, true);
         case 'history-prev':
         case 'history-next': {
           const step = historyStep(history, editor.value, result.action === 'history-prev' ? -1 : 1);

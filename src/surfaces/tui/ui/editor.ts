@@ -78,6 +78,11 @@ export function editKey(state: EditorState, input: string, key: Key): EditResult
   if (key.ctrl || key.escape || key.pageUp || key.pageDown) return { state, unhandled: true };
   if (key.meta && input.length === 1) return { state, unhandled: true };
   if (!input || input.includes('\x1b')) return { state, unhandled: true };
+  // Keys typed faster than the terminal is read (tmux send-keys, a fast typist) arrive as one
+  // chunk: a single line ending in CR is that line plus enter.
+  if (input.length > 1 && /^[^\r\n]*\r$/.test(input)) {
+    return { state: insert(input.slice(0, -1).replace(/\t/g, '')).state, action: 'submit' };
+  }
   // A paste arrives as one string; terminals send CR for line breaks.
   return insert(input.replace(/\r\n?/g, '\n'));
 }

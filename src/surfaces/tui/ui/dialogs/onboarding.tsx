@@ -76,6 +76,7 @@ export function Onboarding({ client, height, isActive, onDone }: OnboardingProps
           />
         ) : step.kind === 'id' ? (
           <TextPrompt
+            key="provider-id"
             label="provider id:"
             isActive={isActive}
             onSubmit={(id) =>
@@ -85,6 +86,7 @@ export function Onboarding({ client, height, isActive, onDone }: OnboardingProps
           />
         ) : (
           <TextPrompt
+            key={`key:${step.provider}`}
             label={`API key for ${step.provider}:`}
             mask
             isActive={isActive}
