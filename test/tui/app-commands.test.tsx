@@ -17,10 +17,26 @@ function dashboardPayload(sessionId?: string, generated = 1_700_000_000) {
     generated_at_unix: generated,
     filters_applied: { recent_runs_limit: 5, ...(sessionId ? { session_id: sessionId } : {}) },
     reference_traces: [
-      { fixture_file: 'a.json', trace_id: 'trace-concurrent-1', scenario_kind: 'concurrent', step_count: 6, actor_count: 2, maturity_label: 'reference_corpus' },
+      {
+        fixture_file: 'a.json',
+        trace_id: 'trace-concurrent-1',
+        scenario_kind: 'concurrent',
+        step_count: 6,
+        actor_count: 2,
+        maturity_label: 'reference_corpus',
+      },
     ],
-    live_export: { available: true, cli_command: 'svc stigmergy multiplayer export', maturity_label: 'code_backed', notes: 'n' },
-    conformance_profile: { profile_id: 'multiplayer_reference_trace_corpus', maturity_label: 'reference_corpus', corpus_valid: true },
+    live_export: {
+      available: true,
+      cli_command: 'svc stigmergy multiplayer export',
+      maturity_label: 'code_backed',
+      notes: 'n',
+    },
+    conformance_profile: {
+      profile_id: 'multiplayer_reference_trace_corpus',
+      maturity_label: 'reference_corpus',
+      corpus_valid: true,
+    },
     ...(sessionId
       ? {
           operator_runtime: {
@@ -59,7 +75,19 @@ async function openApp(client: FakeClient, props: Partial<TuiAppProps> = {}, ses
 
 describe('TUI slash commands', () => {
   it('CLI-19: every required slash command is recognized', () => {
-    for (const name of ['model', 'model-selection', 'provider-status', 'config-status', 'tools', 'capabilities', 'agent_kinds', 'enqueue', 'approve', 'pack', 'cognition']) {
+    for (const name of [
+      'model',
+      'model-selection',
+      'provider-status',
+      'config-status',
+      'tools',
+      'capabilities',
+      'agent_kinds',
+      'enqueue',
+      'approve',
+      'pack',
+      'cognition',
+    ]) {
       expect(parseCommand(`/${name}`)?.command.name, name).toBe(name);
     }
     for (const name of ['help', 'sessions', 'new', 'compact', 'undo', 'mcp', 'multiplayer_dashboard']) {
@@ -120,14 +148,24 @@ describe('TUI slash commands', () => {
 
   it('DASH-52 / DASH-57: defaults to the active session; operator_runtime is a one-line stub', async () => {
     const client = fakeClient();
-    client.tools.get_multiplayer_coordination_dashboard = (input) => dashboardPayload(input.session_id as string | undefined);
+    client.tools.get_multiplayer_coordination_dashboard = (input) =>
+      dashboardPayload(input.session_id as string | undefined);
     const app = await openApp(client, {}, 'ses_1');
     await app.type('/multiplayer_dashboard');
     await waitFor(() => app.frame().includes('operator runtime'));
-    expect(client.callsOf('callTool')[0]).toEqual(['get_multiplayer_coordination_dashboard', { session_id: 'ses_1' }, 'ses_1']);
-    const runtimeLines = app.frame().split('\n').filter((l) => l.includes('operator runtime'));
+    expect(client.callsOf('callTool')[0]).toEqual([
+      'get_multiplayer_coordination_dashboard',
+      { session_id: 'ses_1' },
+      'ses_1',
+    ]);
+    const runtimeLines = app
+      .frame()
+      .split('\n')
+      .filter((l) => l.includes('operator runtime'));
     expect(runtimeLines).toHaveLength(1);
-    expect(runtimeLines[0]).toContain('session ses_1 · 3 checks (1 present, 1 partial, 1 advisory) · 1 recent runs');
+    expect(runtimeLines[0]).toContain(
+      'session ses_1 · 3 checks (1 present, 1 partial, 1 advisory) · 1 recent runs',
+    );
     // The check details stay out of the TUI summary.
     expect(app.frame()).not.toContain('ACTOR-DETAIL');
     app.unmount();
@@ -212,8 +250,16 @@ describe('TUI slash commands', () => {
   it('OPMODE-49: /pack activates a pack through the pack controller tools', async () => {
     const client = fakeClient();
     let active = '';
-    client.tools.session_list_packs = () => ({ packs: [{ name: 'reviewer', description: 'review only' }, { name: 'shipper', description: '' }] });
-    client.tools.get_operating_mode = () => ({ active_operating_pack: active, state: active ? 'active' : 'enabled_inactive' });
+    client.tools.session_list_packs = () => ({
+      packs: [
+        { name: 'reviewer', description: 'review only' },
+        { name: 'shipper', description: '' },
+      ],
+    });
+    client.tools.get_operating_mode = () => ({
+      active_operating_pack: active,
+      state: active ? 'active' : 'enabled_inactive',
+    });
     client.tools.session_set_pack = (input) => {
       active = String(input.name);
       return { ok: true };

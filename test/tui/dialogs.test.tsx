@@ -30,7 +30,9 @@ describe('permission dialog', () => {
     ['\x1b', 'deny'],
   ])('shows the diff and answers %j with %s', async (key, decision) => {
     const decisions: PermissionDecision[] = [];
-    const view = render(<PermissionDialog request={request} height={20} armDelayMs={0} onDecision={(d) => decisions.push(d)} />);
+    const view = render(
+      <PermissionDialog request={request} height={20} armDelayMs={0} onDecision={(d) => decisions.push(d)} />,
+    );
     await tick();
     expect(view.lastFrame()).toContain('Permission: edit');
     expect(view.lastFrame()).toContain('-const a = 1;');
@@ -69,15 +71,46 @@ describe('permission dialog', () => {
     await controller.open('ses_1');
     const view = render(<TuiApp controller={controller} armDelayMs={0} />);
     await tick();
-    client.emit('ses_1', 'tool.started', { session_id: 'ses_1', run_id: 'run_1', tool_call_id: 'c1', tool: 'edit', title: 'edit src/a.ts' });
-    client.emit('ses_1', 'permission.requested', { session_id: 'ses_1', request_id: 'perm_9', run_id: 'run_1', tool: 'edit', title: 'edit src/a.ts', details: request.details });
+    client.emit('ses_1', 'tool.started', {
+      session_id: 'ses_1',
+      run_id: 'run_1',
+      tool_call_id: 'c1',
+      tool: 'edit',
+      title: 'edit src/a.ts',
+    });
+    client.emit('ses_1', 'permission.requested', {
+      session_id: 'ses_1',
+      request_id: 'perm_9',
+      run_id: 'run_1',
+      tool: 'edit',
+      title: 'edit src/a.ts',
+      details: request.details,
+    });
     await waitFor(() => (view.lastFrame() ?? '').includes('Permission: edit'));
     view.stdin.write('s');
     await waitFor(() => client.callsOf('answerPermission').length === 1);
     expect(client.callsOf('answerPermission')).toEqual([['ses_1', 'perm_9', 'allow_session']]);
-    client.emit('ses_1', 'permission.resolved', { session_id: 'ses_1', request_id: 'perm_9', decision: 'allow_session', by: 'tui' });
-    client.emit('ses_1', 'tool.finished', { session_id: 'ses_1', run_id: 'run_1', tool_call_id: 'c1', tool: 'edit', is_error: false, duration_ms: 12, summary: 'edited' });
-    client.emit('ses_1', 'file.changed', { session_id: 'ses_1', tool: 'edit', path: 'src/a.ts', change: 'modify' });
+    client.emit('ses_1', 'permission.resolved', {
+      session_id: 'ses_1',
+      request_id: 'perm_9',
+      decision: 'allow_session',
+      by: 'tui',
+    });
+    client.emit('ses_1', 'tool.finished', {
+      session_id: 'ses_1',
+      run_id: 'run_1',
+      tool_call_id: 'c1',
+      tool: 'edit',
+      is_error: false,
+      duration_ms: 12,
+      summary: 'edited',
+    });
+    client.emit('ses_1', 'file.changed', {
+      session_id: 'ses_1',
+      tool: 'edit',
+      path: 'src/a.ts',
+      change: 'modify',
+    });
     await waitFor(() => (view.lastFrame() ?? '').includes('✓ edit src/a.ts +1 -1'));
     // The diff stays in the transcript after the dialog closes.
     expect(view.lastFrame()).toContain('+const a = 2;');
@@ -92,7 +125,14 @@ describe('session list', () => {
     const opened: string[] = [];
     let news = 0;
     const view = render(
-      <SessionList client={client} activeId="ses_1" height={12} onOpen={(id) => opened.push(id)} onNew={() => news++} onCancel={() => {}} />,
+      <SessionList
+        client={client}
+        activeId="ses_1"
+        height={12}
+        onOpen={(id) => opened.push(id)}
+        onNew={() => news++}
+        onCancel={() => {}}
+      />,
     );
     await waitFor(() => (view.lastFrame() ?? '').includes('title of ses_2'));
     expect(view.lastFrame()).toContain('← open');
@@ -112,11 +152,21 @@ describe('Manage Providers', () => {
   it('AUTH-05: offers the OAuth bootstrap (the svc auth command) and starts it on o', async () => {
     const client = fakeClient();
     client.providers = [
-      { id: 'openrouter', name: 'OpenRouter', configured: false, ready: false, detail: 'no credentials', auth_command: 'svc auth openrouter-kind', env_var: 'OPENROUTER_API_KEY' },
+      {
+        id: 'openrouter',
+        name: 'OpenRouter',
+        configured: false,
+        ready: false,
+        detail: 'no credentials',
+        auth_command: 'svc auth openrouter-kind',
+        env_var: 'OPENROUTER_API_KEY',
+      },
       { id: 'fake', name: 'Fake', configured: true, ready: true, detail: 'ready' },
     ];
     const started: string[] = [];
-    const view = render(<ProvidersDialog client={client} height={20} onRunAuth={(c) => started.push(c)} onCancel={() => {}} />);
+    const view = render(
+      <ProvidersDialog client={client} height={20} onRunAuth={(c) => started.push(c)} onCancel={() => {}} />,
+    );
     await waitFor(() => (view.lastFrame() ?? '').includes('openrouter'));
     expect(view.lastFrame()).toContain('✗ openrouter  no credentials');
     expect(view.lastFrame()).toContain('✓ fake  ready');
@@ -149,7 +199,16 @@ describe('Manage Providers', () => {
 describe('first-run onboarding', () => {
   it('opens when no provider is ready and stores the pasted key', async () => {
     const client = fakeClient();
-    client.providers = [{ id: 'anthropic', name: 'Anthropic', configured: false, ready: false, detail: 'no key', env_var: 'ANTHROPIC_API_KEY' }];
+    client.providers = [
+      {
+        id: 'anthropic',
+        name: 'Anthropic',
+        configured: false,
+        ready: false,
+        detail: 'no key',
+        env_var: 'ANTHROPIC_API_KEY',
+      },
+    ];
     const controller = createChatController(client, { store: { intervalMs: 0 } });
     const view = render(<TuiApp controller={controller} onboarding armDelayMs={0} />);
     await waitFor(() => (view.lastFrame() ?? '').includes('(env ANTHROPIC_API_KEY)'));
@@ -206,20 +265,39 @@ describe('transcript', () => {
     view.stdin.write('\r');
     await waitFor(() => client.callsOf('sendPrompt').length === 1);
     const id = client.callsOf('sendPrompt')[0][0] as string;
-    const e = (type: string, payload: Record<string, unknown>) => client.emit(id, type, { session_id: id, ...payload });
+    const e = (type: string, payload: Record<string, unknown>) =>
+      client.emit(id, type, { session_id: id, ...payload });
     e('state.changed', { state: 'running', run_id: 'run_1' });
     e('message.created', { message_id: 'm1', role: 'assistant', run_id: 'run_1' });
-    e('message.delta', { message_id: 'm1', run_id: 'run_1', part: 'reasoning', delta: 'SECRET-THOUGHT step one\nstep two' });
+    e('message.delta', {
+      message_id: 'm1',
+      run_id: 'run_1',
+      part: 'reasoning',
+      delta: 'SECRET-THOUGHT step one\nstep two',
+    });
     for (const piece of ['# Plan\n\n', 'Use **bold** and ', '`code`.\n\n```ts\nconst x = 1;\n```\n']) {
       e('message.delta', { message_id: 'm1', run_id: 'run_1', part: 'text', delta: piece });
     }
     e('tool.started', { run_id: 'run_1', tool_call_id: 'c1', tool: 'bash', title: 'bash: npm test' });
     await waitFor(() => (view.lastFrame() ?? '').includes('⋯ bash: npm test'));
     expect(view.lastFrame()).toContain('● running');
-    e('tool.finished', { run_id: 'run_1', tool_call_id: 'c1', tool: 'bash', is_error: true, duration_ms: 1500, summary: 'exit 1' });
+    e('tool.finished', {
+      run_id: 'run_1',
+      tool_call_id: 'c1',
+      tool: 'bash',
+      is_error: true,
+      duration_ms: 1500,
+      summary: 'exit 1',
+    });
     e('message.completed', { message_id: 'm1', run_id: 'run_1' });
     e('context.usage', { run_id: 'run_1', input_tokens: 5000, context_window: 10000, ratio: 0.5 });
-    e('run.finished', { run_id: 'run_1', status: 'completed', steps: 2, usage: { input_tokens: 1200, output_tokens: 300 }, cost: 0.0123 });
+    e('run.finished', {
+      run_id: 'run_1',
+      status: 'completed',
+      steps: 2,
+      usage: { input_tokens: 1200, output_tokens: 300 },
+      cost: 0.0123,
+    });
     e('state.changed', { state: 'idle' });
     await waitFor(() => (view.lastFrame() ?? '').includes('✗ bash: npm test'));
     const frame = view.lastFrame() ?? '';

@@ -3,8 +3,9 @@
  * handlers, and lets the test publish session events to subscribers.
  * @module
  */
-import type { SessionEvent } from '../../src/events/bus';
+
 import { SvcError } from '../../src/errors';
+import type { SessionEvent } from '../../src/events/bus';
 import type {
   ModelChoice,
   PermissionPrompt,
@@ -103,8 +104,8 @@ export function fakeClient(overrides: Partial<FakeClient> = {}): FakeClient {
     },
     subscribe(sessionId, listener) {
       record('subscribe', sessionId);
-      let set = listeners.get(sessionId);
-      if (!set) listeners.set(sessionId, (set = new Set()));
+      const set = listeners.get(sessionId) ?? new Set();
+      listeners.set(sessionId, set);
       set.add(listener);
       return { close: () => set.delete(listener) };
     },
