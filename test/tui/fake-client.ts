@@ -145,11 +145,16 @@ export function fakeClient(overrides: Partial<FakeClient> = {}): FakeClient {
 
 export const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms));
 
-/** Wait until the frame satisfies the check (bounded). */
+/**
+ * Wait until the frame satisfies the check (bounded), then a little more: Ink attaches a newly
+ * shown component's key handler in an effect after the frame is written, so a key sent at once
+ * could arrive before anyone listens.
+ */
 export async function waitFor(check: () => boolean, timeoutMs = 3000): Promise<void> {
   const start = Date.now();
   while (!check()) {
     if (Date.now() - start > timeoutMs) throw new Error('waitFor timed out');
     await tick(15);
   }
+  await tick(40);
 }

@@ -28,20 +28,24 @@ import { modelsFromConfig, modelsFromTool, providersFromConfig, providersFromToo
 import { readoutText } from './readout-text';
 
 /**
- * What this client needs of the agent's session API (issue 4). Looked up on `app.agent` (or
- * `app.services.agent`) at call time; each method is optional until the agent lands.
+ * What this client needs of the agent's session API (`app.agent`, issue 4: `AgentService` in
+ * src/agent/types.ts on the agent branch). Structural until it lands on main; each method is
+ * checked at call time.
  */
 export interface AgentSessionApi {
-  send?(input: { session_id: string; prompt: string }): Promise<unknown> | unknown;
-  enqueue?(input: { session_id: string; prompt: string }): Promise<unknown> | unknown;
-  cancel?(sessionId: string): Promise<unknown> | unknown;
-  pendingPermissions?(sessionId: string): PermissionPrompt[] | Promise<PermissionPrompt[]>;
-  answerPermission?(input: {
-    session_id: string;
-    request_id: string;
-    decision: PermissionDecision;
-    by?: string;
-  }): Promise<unknown> | unknown;
+  send?(input: { sessionId: string; prompt: string; origin?: string }): unknown;
+  enqueue?(input: { sessionId: string; prompt: string; origin?: string }): unknown;
+  cancel?(sessionId: string, options?: { reason?: string }): unknown;
+  pendingPermissions?(sessionId?: string):
+    | PermissionPrompt[]
+    | (Omit<PermissionPrompt, 'run_id' | 'details'> & {
+        run_id: string | null;
+        details: Record<string, unknown> | null;
+      })[];
+  answerPermission?(requestId: string, decision: PermissionDecision, by?: string): unknown;
+  /** Marks an operator as attached, so permission requests wait for an answer. */
+  attach?(sessionId: string, client: string): () => void;
+  summarize?(sessionId: string): Promise<unknown>;
 }
 
 /** Credential store of the providers domain (issue 3). */
@@ -84,11 +88,12 @@ export function createLocalClient(app: App): TuiClient {
         .map((m): HistoryMessage => ({ id: m.id, role: m.role, run_id: m.run_id, parts: m.parts }));
     },
     async sendPrompt(sessionId, text) {
-      return sendResult(await needAgent('send')({ session_id: sessionId, prompt: text }));
+      return sendResult(await needAgent('send')({ sessionId, prompt: text, origin: 'tui' }));
     },
     async enqueue(sessionId, text) {
       const api = agent();
-      if (api?.enqueue) return sendResult(await api.enqueue({ session_id: sessionId, prompt: text }), true);
+      if (api?.enqueue)
+        return sendResult(await api.enqueue({ sessionId, prompt: text, origin: 'tui' }), true);
       // The queue_enqueue tool is the same queue (spec: same queue as ctrl+enter and /enqueue).
       if (hasTool('queue_enqueue')) {
         const value = await invokeTool(
@@ -99,22 +104,26 @@ export function createLocalClient(app: App): TuiClient {
         );
         return sendResult(value, true);
       }
-      return sendResult(await needAgent('enqueue')({ session_id: sessionId, prompt: text }), true);
+      return sendResult(await needAgent('enqueue')({ sessionId, prompt: text, origin: 'tui' }), true);
     },
     async cancel(sessionId) {
-      await needAgent('cancel')(sessionId);
+      await needAgent('cancel')(sessionId, { reason: 'cancelled from the TUI' });
     },
     async pendingPermissions(sessionId) {
       const fn = agent()?.pendingPermissions;
-      return fn ? [...(await fn.call(agent(), sessionId))] : [];
+      if (!fn) return [];
+      return (await fn.call(agent(), sessionId)).map((p) => ({
+        session_id: p.session_id,
+        request_id: p.request_id,
+        tool: p.tool,
+        title: p.title,
+        ...(p.run_id ? { run_id: p.run_id } : {}),
+        ...(p.details ? { details: p.details } : {}),
+      }));
     },
     async answerPermission(sessionId, requestId, decision) {
-      await needAgent('answerPermission')({
-        session_id: sessionId,
-        request_id: requestId,
-        decision,
-        by: 'tui',
-      });
+      void sessionId;
+      await needAgent('answerPermission')(requestId, decision, 'tui');
     },
     subscribe(sessionId, listener, options: SubscribeOptions = {}): EventSubscription {
       // Subscribe first, then replay, then drop duplicates: no event falls in the gap. Without
@@ -127,6 +136,8 @@ export function createLocalClient(app: App): TuiClient {
         lastId = event.id;
         listener(event);
       };
+      // An attached operator: the agent's permission requests wait for this TUI's answer.
+      const detach = agent()?.attach?.(sessionId, 'tui');
       const unsubscribe = app.bus.subscribe(sessionId, (event) => {
         if (replaying) buffered.push(event);
         else deliver(event);
@@ -141,6 +152,7 @@ export function createLocalClient(app: App): TuiClient {
       return {
         close() {
           unsubscribe();
+          detach?.();
           options.onStatus?.('closed');
         },
       };
@@ -229,8 +241,16 @@ export function sendResult(value: unknown, queuedDefault = false): SendResult {
   const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
   const run = (v.run ?? {}) as Record<string, unknown>;
   const runId = (v.run_id ?? run.id) as string | undefined;
-  const queued = typeof v.queued === 'boolean' ? v.queued : queuedDefault;
-  const length = v.queue_length ?? v.length ?? (v.queue as { length?: number } | undefined)?.length;
+  const queued =
+    typeof v.queued === 'boolean'
+      ? v.queued
+      : v.status === 'queued'
+        ? true
+        : v.status === 'running'
+          ? false
+          : queuedDefault;
+  const length =
+    v.queue_length ?? v.length ?? v.position ?? (v.queue as { length?: number } | undefined)?.length;
   return {
     ...(typeof runId === 'string' ? { run_id: runId } : {}),
     queued,

@@ -5,7 +5,7 @@
  * @module
  */
 import { Box, type Key, Text, useInput } from 'ink';
-import { type ReactNode, useMemo, useState } from 'react';
+import { type ReactNode, useMemo, useRef, useState } from 'react';
 
 export interface SelectListProps<T> {
   items: T[];
@@ -32,27 +32,35 @@ export function SelectList<T>(props: SelectListProps<T>) {
     return props.items.filter((item) => props.filterText!(item).toLowerCase().includes(f));
   }, [props.items, props.filterText, filter]);
   const selected = Math.min(index, Math.max(0, visible.length - 1));
+  // Keys can arrive faster than renders (a held arrow, ↓ then enter in one read): move from the
+  // latest position, not the one of the last render.
+  const latest = useRef(selected);
+  latest.current = Math.min(latest.current, Math.max(0, visible.length - 1));
+  const move = (to: number) => {
+    latest.current = Math.max(0, Math.min(visible.length - 1, to));
+    setIndex(latest.current);
+  };
 
   useInput(
     (input, key) => {
-      if (props.onKey?.(input, key, visible[selected])) return;
+      const at = latest.current;
+      if (props.onKey?.(input, key, visible[at])) return;
       if (key.escape) return props.onCancel();
       if (key.return) {
-        if (visible[selected] !== undefined) props.onSelect(visible[selected]);
+        if (visible[at] !== undefined) props.onSelect(visible[at]);
         return;
       }
-      if (key.upArrow || (!props.filterText && input === 'k')) return setIndex(Math.max(0, selected - 1));
-      if (key.downArrow || (!props.filterText && input === 'j'))
-        return setIndex(Math.min(visible.length - 1, selected + 1));
-      if (key.pageUp) return setIndex(Math.max(0, selected - props.height));
-      if (key.pageDown) return setIndex(Math.min(visible.length - 1, selected + props.height));
+      if (key.upArrow || (!props.filterText && input === 'k')) return move(at - 1);
+      if (key.downArrow || (!props.filterText && input === 'j')) return move(at + 1);
+      if (key.pageUp) return move(at - props.height);
+      if (key.pageDown) return move(at + props.height);
       if (props.filterText) {
         if (key.backspace || key.delete) {
           setFilter((f) => f.slice(0, -1));
-          setIndex(0);
+          move(0);
         } else if (input && !key.ctrl && !key.meta && input >= ' ') {
           setFilter((f) => f + input);
-          setIndex(0);
+          move(0);
         }
       }
     },

@@ -4,7 +4,7 @@
  * @module
  */
 import { Box, Text, useInput } from 'ink';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 
 export interface TextPromptProps {
   label: string;
@@ -16,13 +16,24 @@ export interface TextPromptProps {
 
 export function TextPrompt({ label, mask, isActive, onSubmit, onCancel }: TextPromptProps) {
   const [value, setValue] = useState('');
+  // Keys can arrive faster than renders: the ref is the truth between two renders.
+  const current = useRef('');
+  const set = (next: string) => {
+    current.current = next;
+    setValue(next);
+  };
   useInput(
     (input, key) => {
       if (key.escape) return onCancel();
-      if (key.return) return onSubmit(value);
-      if (key.backspace || key.delete) return setValue((v) => v.slice(0, -1));
-      if (key.ctrl && input === 'u') return setValue('');
-      if (input && !key.ctrl && !key.meta) setValue((v) => v + input.replace(/[\r\n]/g, ''));
+      if (key.return) return onSubmit(current.current);
+      if (key.backspace || key.delete) return set(current.current.slice(0, -1));
+      if (key.ctrl && input === 'u') return set('');
+      if (!input || key.ctrl || key.meta) return;
+      const cr = input.search(/[\r\n]/);
+      if (cr === -1) return set(current.current + input);
+      // A paste or fast typing that ends with enter: take the line, then submit.
+      set(current.current + input.slice(0, cr));
+      onSubmit(current.current);
     },
     { isActive: isActive !== false },
   );
