@@ -19,6 +19,7 @@ import {
   runtimeFeaturesTool,
 } from './inspect-tools';
 import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
+import { listSessionEvents } from './session-events';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -40,4 +41,6 @@ export const allTools: readonly AnyTool[] = [
   getMultiplayerCoordinationDashboard,
   operatorCognitionReadout,
   recommendations,
+  // sessions (event buffer)
+  listSessionEvents,
 ] as AnyTool[];

@@ -207,11 +207,11 @@ describe('TUI slash commands', () => {
     const app = await openApp(client, {}, 'ses_1');
     await app.type('/enqueue run the tests next');
     app.stdin.write('then lint');
-    await tick();
+    await waitFor(() => app.frame().includes('then lint'));
     app.stdin.write('\n'); // ctrl+enter where the terminal sends LF (ctrl+j)
     await tick(60);
     app.stdin.write('and format');
-    await tick();
+    await waitFor(() => app.frame().includes('and format'));
     app.stdin.write('\x1b[13;5u'); // ctrl+enter under the kitty keyboard protocol
     await tick(60);
     expect(client.callsOf('enqueue')).toEqual([

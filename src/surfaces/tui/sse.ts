@@ -46,6 +46,12 @@ export async function readEventStream(options: EventStreamOptions): Promise<void
           onEvent(message) {
             if (message.event === 'connected') {
               delay = options.minDelayMs ?? 250;
+              // Without a Last-Event-ID the server replays its retained ring; a caller that gave
+              // no lastEventId has the history already and wants only what comes next.
+              if (lastId === 0 && options.lastEventId === undefined) {
+                const latest = Number((safeJson(message.data) as { last_event_id?: unknown })?.last_event_id);
+                if (Number.isFinite(latest) && latest > 0) lastId = latest;
+              }
               options.onStatus?.('connected');
               return;
             }
@@ -107,6 +113,14 @@ export function toSessionEvent(
     payload: record,
     created_at: 0,
   };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -5,6 +5,7 @@
  */
 import type { CliRegistrar } from '../context';
 import { registerAttach } from './attach';
+import { registerServiceHttp } from './service-http';
 import { registerTui } from './tui';
 
-export const registrars: CliRegistrar[] = [registerTui, registerAttach];
+export const registrars: CliRegistrar[] = [registerServiceHttp, registerTui, registerAttach];

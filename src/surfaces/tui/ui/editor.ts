@@ -80,8 +80,9 @@ export function editKey(state: EditorState, input: string, key: Key): EditResult
   if (!input || input.includes('\x1b')) return { state, unhandled: true };
   // Keys typed faster than the terminal is read (tmux send-keys, a fast typist) arrive as one
   // chunk: a single line ending in CR is that line plus enter.
-  if (input.length > 1 && /^[^\r\n]*\r$/.test(input)) {
-    return { state: insert(input.slice(0, -1).replace(/\t/g, '')).state, action: 'submit' };
+  if (input.length > 1 && /^[^\r\n]*[\r\n]$/.test(input)) {
+    const action = input.endsWith('\r') ? 'submit' : 'queue';
+    return { state: insert(input.slice(0, -1).replace(/\t/g, '')).state, action };
   }
   // A paste arrives as one string; terminals send CR for line breaks.
   return insert(input.replace(/\r\n?/g, '\n'));
