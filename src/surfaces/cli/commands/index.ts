@@ -4,6 +4,8 @@
  * @module
  */
 import type { CliRegistrar } from '../context';
+import { registerAttach } from './attach';
 import { registerServiceHttp } from './service-http';
+import { registerTui } from './tui';
 
-export const registrars: CliRegistrar[] = [registerServiceHttp];
+export const registrars: CliRegistrar[] = [registerServiceHttp, registerTui, registerAttach];
