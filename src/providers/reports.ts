@@ -6,6 +6,7 @@
  * credential sources are described, never shown (the summary shows at most the last 4 chars).
  * @module
  */
+import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
 import type { AzureInspection } from './cloud/azure';
 import type { BedrockInspection } from './cloud/bedrock';
@@ -404,8 +405,9 @@ export function listModels(service: ProviderService, input: { provider?: string 
       'not_found',
       `provider: unknown provider "${input.provider}"; svc models lists every provider`,
     );
+  const config = service.deps.config();
   const data = entries.flatMap((entry) =>
-    entry.models.map((m) => ({
+    withConfiguredSelectors(entry, config).map((m) => ({
       id: `${entry.id}/${m.id}`,
       object: 'model' as const,
       created: m.created ?? 0,
@@ -429,3 +431,26 @@ export function listModels(service: ProviderService, input: { provider?: string 
 }
 
 export type ModelList = ReturnType<typeof listModels>;
+
+/**
+ * A configured provider's models plus the model ids its config names (default_model, and the
+ * [models] large/small selectors on it): a custom provider without a model list still shows the
+ * models it is configured to serve.
+ */
+function withConfiguredSelectors(entry: ProviderEntry, config: Config): ProviderEntry['models'] {
+  if (!entry.configured) return entry.models;
+  const ids = new Set(entry.models.map((m) => m.id));
+  const extra: ProviderEntry['models'] = [];
+  const prefix = `${entry.id}/`;
+  for (const id of [
+    entry.config?.default_model,
+    config.models.large?.startsWith(prefix) ? config.models.large.slice(prefix.length) : undefined,
+    config.models.small?.startsWith(prefix) ? config.models.small.slice(prefix.length) : undefined,
+  ]) {
+    if (id && !ids.has(id)) {
+      ids.add(id);
+      extra.push({ id, source: 'config' });
+    }
+  }
+  return [...entry.models, ...extra];
+}
