@@ -3,6 +3,12 @@
  * @module
  */
 
+import {
+  getModelSelection,
+  getProviderAuthWizard,
+  getProviderStatus,
+  listModelsTool,
+} from '../providers/tools';
 import { agentStatusTools } from './agent-status';
 import { agentTools } from './agents';
 import {
@@ -58,4 +64,9 @@ export const allTools: readonly AnyTool[] = [
   listSessionEvents,
   // operating packs
   ...packTools,
+  // providers
+  getProviderStatus,
+  getModelSelection,
+  getProviderAuthWizard,
+  listModelsTool,
 ] as AnyTool[];

@@ -127,7 +127,7 @@ describe('sessions tools', () => {
     const { app, provider } = await agentApp([reply().text('ok')]);
     const { session } = await call(app, 'create_session');
     await expect(call(app, 'set_session_model', { session_id: session.id, model: 'nope/x' })).rejects.toThrow(
-      'provider "nope" is not configured',
+      'unknown provider "nope"',
     );
     expect(await call(app, 'set_session_model', { session_id: session.id, model: 'fake/m2' })).toMatchObject({
       model: 'fake/m2',

@@ -4,7 +4,18 @@
  * @module
  */
 import type { CliRegistrar } from '../context';
+import { registerAttach } from './attach';
+import { registerAuthCommands } from './auth';
 import { registerRun } from './run';
 import { registerServiceHttp } from './service-http';
+import { registerTui } from './tui';
+import { registerUpdateProvidersCommand } from './update-providers';
 
-export const registrars: CliRegistrar[] = [registerRun, registerServiceHttp];
+export const registrars: CliRegistrar[] = [
+  registerRun,
+  registerServiceHttp,
+  registerTui,
+  registerAttach,
+  registerAuthCommands,
+  registerUpdateProvidersCommand,
+];
