@@ -43,7 +43,7 @@ export async function compactHistory(
       `session ${session.id} has nothing to summarize yet (fewer than two messages since the last summary)`,
     );
   }
-  const model = await resolveSmallModel(app, session.model);
+  const model = await resolveSmallModel(app, session.model, input);
   const transcript = renderTranscript(messages);
   const ai = await import('ai');
   let result: Awaited<ReturnType<typeof ai.generateText>>;
@@ -99,12 +99,17 @@ export async function compactHistory(
   };
 }
 
-async function resolveSmallModel(app: App, sessionModel: string | null) {
+async function resolveSmallModel(
+  app: App,
+  sessionModel: string | null,
+  context: { sessionId: string; runId?: string; signal?: AbortSignal },
+) {
+  const turn = { sessionId: context.sessionId, runId: context.runId, signal: context.signal };
   try {
-    return await app.models.resolve({ purpose: 'small' });
+    return await app.models.resolve({ purpose: 'small', ...turn });
   } catch (error) {
     // No [models] at all, but the session has its own model: summarize with that.
-    if (sessionModel) return app.models.resolve({ sessionModel });
+    if (sessionModel) return app.models.resolve({ sessionModel, ...turn });
     throw error;
   }
 }

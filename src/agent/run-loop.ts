@@ -114,6 +114,9 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
       selector: run.model ?? undefined,
       sessionModel: session.model,
       agentModel: kind.model ?? undefined,
+      sessionId,
+      runId: run.id,
+      signal,
     });
     app.runs.update(run.id, { model: model.selector });
     ledger('model.resolved', {

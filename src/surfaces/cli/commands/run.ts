@@ -93,6 +93,7 @@ async function runCommand(ctx: CliContext, words: string[], options: RunOptions)
     selector: options.model,
     sessionModel: existing?.model,
     agentModel: kind?.model ?? undefined,
+    signal: io.signal,
   });
   if (existing) {
     const state = app.agent.state(existing.id);
