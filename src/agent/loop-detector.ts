@@ -4,8 +4,6 @@
  * result keeps polling (job_output while a job still prints) from counting as a loop.
  * @module
  */
-import { createHash } from 'node:crypto';
-
 export interface LoopVerdict {
   tool: string;
   repeats: number;
@@ -17,13 +15,8 @@ export function createLoopDetector(maxRepeats: number) {
   return {
     /** Record a finished call; returns a verdict when the limit is reached. */
     record(tool: string, input: unknown, output: string): LoopVerdict | undefined {
-      const signature = createHash('sha1')
-        .update(tool)
-        .update('\u0000')
-        .update(stableJson(input))
-        .update('\u0000')
-        .update(output)
-        .digest('hex');
+      // A plain string: comparing it costs less than hashing it (outputs are capped at 100k chars).
+      const signature = `${tool}\u0000${stableJson(input)}\u0000${output}`;
       repeats = signature === last ? repeats + 1 : 1;
       last = signature;
       return repeats >= maxRepeats ? { tool, repeats } : undefined;

@@ -215,6 +215,12 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
   };
 
   const prepare = statementCache(rawDb);
+  // run id → session id of the runs this process appends to (a run never changes session).
+  const sessionOfRun = new Map<string, string>();
+  const remember = (runId: string, sessionId: string) => {
+    if (sessionOfRun.size > 1000) sessionOfRun.clear();
+    sessionOfRun.set(runId, sessionId);
+  };
   /** A cached statement, after the first-use recovery. */
   const statement = (text: string) => {
     db();
@@ -443,11 +449,16 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     },
     append(runId, type, payload = {}) {
       db();
-      const row = prepare('SELECT session_id FROM agent_runs WHERE id = ?').get(runId) as
-        | { session_id: string }
-        | undefined;
-      if (!row) throw new SvcError('not_found', `run_id: no run "${runId}"`);
-      return appendWith(runId, row.session_id, type, payload);
+      let sessionId = sessionOfRun.get(runId);
+      if (!sessionId) {
+        const row = prepare('SELECT session_id FROM agent_runs WHERE id = ?').get(runId) as
+          | { session_id: string }
+          | undefined;
+        if (!row) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+        sessionId = row.session_id;
+        remember(runId, sessionId);
+      }
+      return appendWith(runId, sessionId, type, payload);
     },
     events(runId, options = {}) {
       const types = options.types?.length ? options.types : undefined;
@@ -508,6 +519,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
       handle.transaction(() => {
         for (const runId of ids) remove.run(runId);
       })();
+      for (const runId of ids) sessionOfRun.delete(runId);
       return ids;
     },
     ownerAlive,
