@@ -61,7 +61,7 @@ describe('agent service', () => {
     await app.agent.wait(first.run_id);
     const secondResult = await app.agent.wait(second.run_id);
     expect(secondResult).toMatchObject({ status: 'completed', text: 'second done' });
-    // The third was enqueued without start: it runs after the second completes (drain after completion).
+    // The third runs after the second completes (the queue drains after each completed run).
     await app.agent.waitIdle(first.session_id);
     expect(provider.remaining()).toBe(0);
     expect(app.runs.require((third as unknown as { run_id: string }).run_id).status).toBe('completed');
@@ -80,6 +80,21 @@ describe('agent service', () => {
       { type: 'text', text: 'second' },
       { type: 'text', text: 'third one' },
     ]);
+  });
+
+  it('enqueue on an idle session starts at once, or waits with start: false until the next send', async () => {
+    const { app } = await agentApp([reply().text('now'), reply().text('held'), reply().text('after')]);
+    const session = app.agent.createSession();
+    const now = app.agent.enqueue({ sessionId: session.id, prompt: 'now' });
+    expect(now).toMatchObject({ status: 'running', position: 0 });
+    await app.agent.wait(now.run_id);
+    const held = app.agent.enqueue({ sessionId: session.id, prompt: 'held', start: false });
+    expect(held).toMatchObject({ status: 'queued', position: 1 });
+    expect(app.agent.queue(session.id)).toMatchObject({ state: 'idle', length: 1 });
+    const after = app.agent.send({ sessionId: session.id, prompt: 'after' });
+    expect(after).toMatchObject({ status: 'queued', position: 1 });
+    expect((await app.agent.wait(held.run_id)).text).toBe('held');
+    expect((await app.agent.wait(after.run_id)).text).toBe('after');
   });
 
   it('cancels a run in a tool call: state running → cancelling → idle, dangling call closed', async () => {

@@ -415,7 +415,7 @@ export function createAgentService(appRef: () => App): AgentService {
       const kind = agentKind(a.config, input.agent ?? session.agent, 'primary');
       const run = enqueueRun(input, kind);
       deferred(run.id);
-      if (input.start) drain(session.id);
+      if (input.start !== false) drain(session.id);
       const current = a.runs.require(run.id);
       return {
         session_id: session.id,

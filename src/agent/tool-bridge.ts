@@ -178,7 +178,17 @@ export function titleFor(tool: string, input: unknown): string {
   if (input && typeof input === 'object') {
     const record = input as Record<string, unknown>;
     if (typeof record.command === 'string') return `${tool}: ${oneLine(record.command, 100)}`;
-    for (const key of ['path', 'file_path', 'url', 'pattern', 'query', 'session_id', 'run_id', 'action']) {
+    for (const key of [
+      'path',
+      'file_path',
+      'url',
+      'pattern',
+      'query',
+      'description',
+      'session_id',
+      'run_id',
+      'action',
+    ]) {
       if (typeof record[key] === 'string') return `${tool} ${oneLine(record[key] as string, 100)}`;
     }
   }

@@ -159,7 +159,8 @@ export interface AgentService {
   run(input: SendInput & { signal?: AbortSignal }): Promise<RunResult>;
   /**
    * Add a prompt to the session's queue (TUI ctrl+enter, `/enqueue`, `queue_enqueue`). It runs
-   * after the active run; when the session is idle it starts only if `start` is true.
+   * after the active run and the prompts queued before it. When the session is idle it starts at
+   * once, unless `start` is false (then it waits for the next send or `drain`).
    */
   enqueue(input: SendInput & { sessionId: string; start?: boolean }): SendResult;
   /** Start the oldest queued prompt when the session is idle. Returns the run started, if any. */

@@ -108,7 +108,7 @@ describe('runs tools', () => {
     expect(body).toEqual(await call(app, 'inspect_run_trace', { run_id: parent.run_id }));
     expect(body.steps).toHaveLength(2);
     expect(body.steps[0].tool_calls).toEqual([
-      expect.objectContaining({ tool: 'agent', title: 'agent', is_error: false }),
+      expect.objectContaining({ tool: 'agent', title: 'agent find loader', is_error: false }),
     ]);
     expect(body.children).toHaveLength(1);
     expect((await http.request('/v1/agent-runs/run_nope/trace')).status).toBe(404);

@@ -373,12 +373,17 @@ export const queueEnqueue = defineTool({
   family: 'sessions',
   tag: 'primitive',
   description:
-    'Queue a prompt for a session (the same queue as TUI ctrl+enter and /enqueue). It runs after the active run; when the session is idle it waits for the next send unless start is true.',
+    'Queue a prompt for a session (the same queue as TUI ctrl+enter and /enqueue). It runs after the active run and the prompts queued before it; when the session is idle it starts at once unless start is false.',
   input: z.strictObject({
     session_id: sessionIdField,
     prompt: z.string().min(1).describe('The prompt to queue.'),
     agent: z.string().min(1).optional().describe('Agent kind for its run.'),
-    start: z.boolean().default(false).describe('Start it at once when the session is idle.'),
+    start: z
+      .boolean()
+      .default(true)
+      .describe(
+        'When the session is idle: start it at once (default), or false to leave it queued until the next send.',
+      ),
   }),
   mutates: false,
   surfaces: { mcp: 'svc_queue_enqueue' },

@@ -9,6 +9,7 @@ import { createHttpClient } from '../../src/surfaces/tui/http-client';
 import { createLocalClient } from '../../src/surfaces/tui/local-client';
 import { toSessionEvent } from '../../src/surfaces/tui/sse';
 import { invokeTool } from '../../src/tools/invoke';
+import { fakeProvider, reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 
 describe('local TUI client', () => {
@@ -75,11 +76,18 @@ describe('local TUI client', () => {
   });
 
   it('TOOLS-49: /enqueue and ctrl+enter use the same queue as queue_enqueue', async () => {
-    // The agent's session API is wired (app.agent): the TUI enqueues into the session's queue,
-    // which queue_enqueue and get_prompt_queue_status read too.
-    const app = await makeTestApp();
+    // The agent's session API is wired (app.agent): while a run is active, the TUI enqueues into
+    // the session's queue, which queue_enqueue and get_prompt_queue_status share.
+    const provider = await fakeProvider([reply().hang()]);
+    const app = await makeTestApp({
+      config: {
+        providers: { fake: { type: 'openai-compat', base_url: provider.url } },
+        models: { large: 'fake/m1' },
+      },
+    });
     const client = createLocalClient(app);
     const session = await client.createSession();
+    expect(await client.sendPrompt(session.id, 'long task')).toMatchObject({ queued: false });
     const fromTui = await client.enqueue(session.id, 'next task');
     expect(fromTui).toMatchObject({ queued: true, queue_length: 1, run_id: expect.stringMatching(/^run_/) });
     await invokeTool(
@@ -100,6 +108,7 @@ describe('local TUI client', () => {
       expect.objectContaining({ run_id: fromTui.run_id, preview: 'next task', origin: 'tui' }),
       expect.objectContaining({ preview: 'after that', origin: 'mcp' }),
     ]);
+    app.agent.cancel(session.id, { clearQueue: true });
   });
 
   it('AUTH-15: /model <name> sets the session model the resolver uses next turn', async () => {
