@@ -22,6 +22,7 @@ import { type FunnelContext, type FunnelEntry, runFunnel, type ToolPolicy } from
 import { allTools } from './tools/index';
 import { createToolRegistry, type ToolRegistry } from './tools/registry';
 import { type Clock, createIds, type Ids, systemClock } from './util/ids';
+import { createWorkspace, type Workspace } from './workspace/workspace';
 
 export interface AppOptions {
   workspace: string;
@@ -87,6 +88,11 @@ export interface App {
   readonly models: ModelResolver;
   readonly tools: ToolRegistry;
   readonly sessions: SessionStore;
+  /**
+   * Workspace files, processes and git (coding tools): path containment, file history, read
+   * tracking, shell and background jobs, search, web, checkpoints, todos.
+   */
+  readonly ws: Workspace;
   readonly runtime: RuntimeState;
   funnel(context?: FunnelContext): FunnelEntry[];
   /** A tool context for a surface; permission asks default to the surface's policy. */
@@ -202,6 +208,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     models: createModelResolver({ config: () => loaded.config, env, fetch: options.fetch }),
     tools: undefined as unknown as ToolRegistry,
     sessions: createSessionStore({ db: openDatabase, clock, ids, bus, workspace }),
+    ws: undefined as unknown as Workspace,
     runtime,
     funnel: (context) => runFunnel(registry, loaded.config, context),
     toolContext(context) {
@@ -249,6 +256,22 @@ export async function createApp(options: AppOptions): Promise<App> {
       };
     },
   };
+
+  const ws = createWorkspace({
+    root: workspace,
+    dataDir,
+    env,
+    config: () => loaded.config,
+    db: openDatabase,
+    bus,
+    clock,
+    ids,
+    redactor,
+    fetch: options.fetch ?? globalThis.fetch,
+    guards: () => app.mutationGuards,
+  });
+  (app as { ws: Workspace }).ws = ws;
+  closers.push(() => ws.close());
 
   const registry = createToolRegistry(options.tools ?? allTools, () => ({ app }));
   (app as { tools: ToolRegistry }).tools = registry;

@@ -2,6 +2,16 @@
  * Every tool definition, one list. Each family file adds its tools here.
  * @module
  */
+
+import {
+  checkpointCreate,
+  checkpointDelete,
+  checkpointGet,
+  checkpointList,
+  checkpointRestore,
+  checkpointUndo,
+  checkpointUpdate,
+} from './checkpoints';
 import {
   config,
   configStatusTool,
@@ -10,6 +20,8 @@ import {
   getConfigStatusTool,
 } from './config-tools';
 import type { AnyTool } from './define-tool';
+import { edit } from './edit';
+import { glob, grep, ls, multiedit, view, write } from './files';
 import {
   capabilities,
   getPrimitiveToolsStatus,
@@ -17,6 +29,9 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { bash, jobKill, jobOutput } from './shell';
+import { todos } from './todos';
+import { download, fetchTool } from './web';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -31,4 +46,26 @@ export const allTools: readonly AnyTool[] = [
   runtimeFeaturesTool,
   getWorkflowToolsStatus,
   getPrimitiveToolsStatus,
+  // core coding tools
+  view,
+  write,
+  edit,
+  multiedit,
+  ls,
+  glob,
+  grep,
+  bash,
+  jobOutput,
+  jobKill,
+  fetchTool,
+  download,
+  todos,
+  // checkpoints
+  checkpointCreate,
+  checkpointList,
+  checkpointGet,
+  checkpointUpdate,
+  checkpointRestore,
+  checkpointDelete,
+  checkpointUndo,
 ] as AnyTool[];

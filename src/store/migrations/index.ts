@@ -5,6 +5,7 @@
  * migration merged late still runs. Forward-only: never edit a migration that has shipped.
  * @module
  */
+import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
 
 export interface Migration {
@@ -13,4 +14,4 @@ export interface Migration {
   sql: string;
 }
 
-export const migrations: readonly Migration[] = [...foundationMigrations];
+export const migrations: readonly Migration[] = [...foundationMigrations, ...codingToolsMigrations];
