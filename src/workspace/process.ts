@@ -13,43 +13,52 @@ const KILL_GRACE_MS = 2_000;
 
 /** Collects output: everything up to `maxBytes`, then head + tail in memory and all of it in `spillPath`. */
 export class OutputCollector {
-  private head: Buffer[] = [];
-  private headBytes = 0;
+  /** The first `maxBytes` of the stream. */
+  private prefix: Buffer[] = [];
+  private prefixBytes = 0;
+  /** The last bytes of the stream (at least `tailLimit` once that many arrived). */
   private tail: Buffer[] = [];
   private tailBytes = 0;
+  private readonly headLimit: number;
+  private readonly tailLimit: number;
   private fd: number | undefined;
   total = 0;
 
   constructor(
     private readonly maxBytes: number,
     private readonly spillPath: () => string,
-  ) {}
+  ) {
+    this.headLimit = Math.floor(maxBytes / 2);
+    this.tailLimit = maxBytes - this.headLimit;
+  }
 
   push(chunk: Buffer): void {
     this.total += chunk.length;
-    if (this.fd === undefined && this.headBytes + chunk.length <= this.maxBytes) {
-      this.head.push(chunk);
-      this.headBytes += chunk.length;
-      return;
+    if (this.prefixBytes < this.maxBytes) {
+      const room = this.maxBytes - this.prefixBytes;
+      const part = chunk.length <= room ? chunk : chunk.subarray(0, room);
+      this.prefix.push(part);
+      this.prefixBytes += part.length;
     }
-    if (this.fd === undefined) {
-      const path = this.spillPath();
-      mkdirSync(dirname(path), { recursive: true });
-      this.fd = openSync(path, 'w');
-      for (const b of this.head) writeSync(this.fd, b);
-      // Keep the first half as the head; the rest becomes the start of the tail.
-      const all = Buffer.concat(this.head);
-      const half = Math.floor(this.maxBytes / 2);
-      this.head = [all.subarray(0, half)];
-      this.headBytes = half;
-      this.tail = [all.subarray(half)];
-      this.tailBytes = all.length - half;
-    }
-    writeSync(this.fd, chunk);
     this.tail.push(chunk);
     this.tailBytes += chunk.length;
-    const keep = this.maxBytes - this.headBytes;
-    while (this.tailBytes - this.tail[0].length >= keep) this.tailBytes -= this.tail.shift()!.length;
+    while (this.tail.length > 1 && this.tailBytes - this.tail[0].length >= this.tailLimit) {
+      this.tailBytes -= this.tail.shift()!.length;
+    }
+    if (this.total > this.maxBytes) {
+      if (this.fd === undefined) {
+        const path = this.spillPath();
+        mkdirSync(dirname(path), { recursive: true });
+        this.fd = openSync(path, 'w');
+        // Everything so far: the prefix, plus what of this chunk did not fit in it.
+        const before = this.total - chunk.length;
+        for (const b of this.prefix) writeSync(this.fd, b);
+        const written = Math.min(this.prefixBytes, this.total);
+        if (written < this.total) writeSync(this.fd, chunk.subarray(Math.max(0, written - before)));
+      } else {
+        writeSync(this.fd, chunk);
+      }
+    }
   }
 
   get spilled(): boolean {
@@ -58,20 +67,20 @@ export class OutputCollector {
 
   /** Close the spill file (if any) and render the kept output. */
   finish(): { text: string; truncated: boolean; omittedBytes: number } {
-    if (this.fd !== undefined) {
-      closeSync(this.fd);
-      const head = Buffer.concat(this.head).toString('utf8');
-      let tail = Buffer.concat(this.tail);
-      const keep = this.maxBytes - this.headBytes;
-      if (tail.length > keep) tail = tail.subarray(tail.length - keep);
-      const omitted = this.total - this.headBytes - tail.length;
-      return {
-        text: `${head}\n\n… [${omitted} bytes of output omitted] …\n\n${tail.toString('utf8')}`,
-        truncated: true,
-        omittedBytes: omitted,
-      };
+    if (this.fd === undefined) {
+      return { text: Buffer.concat(this.prefix).toString('utf8'), truncated: false, omittedBytes: 0 };
     }
-    return { text: Buffer.concat(this.head).toString('utf8'), truncated: false, omittedBytes: 0 };
+    closeSync(this.fd);
+    this.fd = undefined;
+    const head = Buffer.concat(this.prefix).subarray(0, this.headLimit);
+    let tail = Buffer.concat(this.tail);
+    if (tail.length > this.tailLimit) tail = tail.subarray(tail.length - this.tailLimit);
+    const omitted = this.total - head.length - tail.length;
+    return {
+      text: `${head.toString('utf8')}\n\n… [${omitted} bytes of output omitted] …\n\n${tail.toString('utf8')}`,
+      truncated: true,
+      omittedBytes: omitted,
+    };
   }
 }
 
