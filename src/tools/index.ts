@@ -29,6 +29,7 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { search } from './search';
 import { bash, jobKill, jobOutput } from './shell';
 import { todos } from './todos';
 import { download, fetchTool } from './web';
@@ -60,6 +61,8 @@ export const allTools: readonly AnyTool[] = [
   fetchTool,
   download,
   todos,
+  // semantic
+  search,
   // checkpoints
   checkpointCreate,
   checkpointList,

@@ -77,6 +77,11 @@ export interface SearchOps {
   ): Promise<LsResult>;
   glob(input: { pattern: string; path?: string; limit?: number }, ctx: OpContext): Promise<GlobResult>;
   grep(input: GrepInput, ctx: OpContext): Promise<GrepResult>;
+  /** Files under a path (workspace-relative, sorted), optionally filtered by globs. */
+  files(
+    input: { path?: string; globs?: string[]; limit: number },
+    ctx: OpContext,
+  ): Promise<{ files: string[]; truncated: boolean; isFile: boolean }>;
 }
 
 export function createSearchOps(deps: { paths: PathResolver; dataDir: string }): SearchOps {
@@ -121,6 +126,19 @@ export function createSearchOps(deps: { paths: PathResolver; dataDir: string }):
   };
 
   return {
+    async files(input, ctx) {
+      const { target, arg } = searchRoot(input.path);
+      if (statSync(target.abs).isFile()) return { files: [target.rel], truncated: false, isFile: true };
+      const globs = (input.globs ?? []).flatMap((g) => ['--glob', g]);
+      const { files, truncated } = await listFiles([...globs, arg], ctx, 4 * 1024 * 1024);
+      files.sort();
+      return {
+        files: files.slice(0, input.limit),
+        truncated: truncated || files.length > input.limit,
+        isFile: false,
+      };
+    },
+
     async ls(input, ctx) {
       const { target, arg } = searchRoot(input.path);
       const depth = input.depth ?? SEARCH_LIMITS.lsDefaultDepth;

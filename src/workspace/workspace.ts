@@ -19,6 +19,7 @@ import { createJobs, type Jobs } from './jobs';
 import { createPathResolver, type PathResolver } from './paths';
 import { createReadTracker, type ReadTracker } from './read-tracker';
 import { createSearchOps, type SearchOps } from './search';
+import { createSemanticOps, type SemanticOps } from './semantic';
 import { createShell, type Shell } from './shell';
 import { createTodoStore, type TodoStore } from './todos';
 import { createWebOps, type WebOps } from './web';
@@ -28,6 +29,8 @@ export interface Workspace {
   readonly paths: PathResolver;
   readonly files: FileOps;
   readonly search: SearchOps;
+  /** tree-sitter symbols: overview, lookup, structural edits (rename across files…). */
+  readonly semantic: SemanticOps;
   readonly shell: Shell;
   readonly jobs: Jobs;
   readonly web: WebOps;
@@ -101,6 +104,7 @@ export function createWorkspace(deps: {
     history,
     guards: deps.guards,
   });
+  const search = createSearchOps({ paths, dataDir: deps.dataDir });
   const unsubscribe = deps.bus.subscribe('*', (event) => {
     if (event.type === 'session.deleted') reads.forgetSession(event.session_id);
   });
@@ -109,7 +113,8 @@ export function createWorkspace(deps: {
     root: paths.root,
     paths,
     files: createFileOps({ paths, reads, changes }),
-    search: createSearchOps({ paths, dataDir: deps.dataDir }),
+    search,
+    semantic: createSemanticOps({ paths, search, changes }),
     shell,
     jobs,
     web: createWebOps({
