@@ -8,15 +8,20 @@ import { join, resolve } from 'node:path';
 import type { LoadedConfig } from './config/load';
 import { loadConfig } from './config/load';
 import type { Config } from './config/schema';
+import { type ClaimService, createClaimService, hardClaimGuard } from './coordination/claims';
+import { createMarkerService, type MarkerService } from './coordination/markers';
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
 import { createFileLogger, type Logger } from './log';
+import { createPackController, type PackController } from './packs/controller';
 import { createModelResolver } from './providers/resolver';
 import type { ModelResolver } from './providers/types';
+import { createRecommendationLedger, type RecommendationLedger } from './readouts/cognition/ledger';
+import { startRecommendationRecorder } from './readouts/cognition/recorder';
 import { createRedactor, type Redactor } from './redact';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { DB_FILE, type Db, openDb } from './store/db';
-import { allowlistProblems } from './tools/aliases';
+import { allowlistProblems, canonicalToolName, isConfigAlias } from './tools/aliases';
 import type { AnyTool, PermissionRequest, Surface, ToolContext } from './tools/define-tool';
 import { type FunnelContext, type FunnelEntry, runFunnel, type ToolPolicy } from './tools/funnel';
 import { allTools } from './tools/index';
@@ -37,6 +42,16 @@ export interface AppOptions {
   tools?: readonly AnyTool[];
   /** Open the database at start (servers) instead of on first use (CLI reads). */
   eagerDb?: boolean;
+  /**
+   * Open an existing database read-only (inspecting a data dir this process must not write).
+   * Domains that persist report it; operating packs then have no pack-mutation provider.
+   */
+  readOnlyDb?: boolean;
+  /**
+   * Build the session pack controller (default true). A minimal runtime that hosts no sessions
+   * passes false: it has no operating-mode parity (routes answer 503, pack tools are absent).
+   */
+  packs?: boolean;
 }
 
 /** What this process has wired: read by runtime_features and the readouts. */
@@ -49,6 +64,28 @@ export interface RuntimeState {
   mcpOnly: boolean;
   /** Started as a server process (HTTP/MCP/autopilot) rather than a detached CLI/TUI. */
   server: boolean;
+  /** Set when a server process begins its graceful shutdown (refuse new runs, finish up). */
+  stopping: boolean;
+  /** The HTTP server's base URL once it listens (`svc service start http|autopilot`). */
+  httpUrl?: string;
+}
+
+/**
+ * The adaptive-orchestration resync sent on the SSE session stream with `include_snapshot`
+ * (spec, Events): the `adaptive_orchestration.genome` snapshot, or
+ * `adaptive_orchestration.monitor_evaluation` when the monitor recorded an evaluation and there is
+ * no effective genome.
+ */
+export interface AdaptiveResync {
+  event: 'adaptive_orchestration.genome' | 'adaptive_orchestration.monitor_evaluation';
+  payload: Record<string, unknown>;
+}
+
+/** A background worker owned by a server process (the autopilot worker). */
+export interface BackgroundWorker {
+  readonly name: string;
+  /** Runs until `signal` aborts; the promise settles once the worker has stopped. */
+  run(signal: AbortSignal): Promise<void>;
 }
 
 export interface DbStatus {
@@ -84,6 +121,11 @@ export interface App {
   hasDb(): boolean;
   dbStatus(): DbStatus;
   readonly bus: EventBus;
+  /** Workspace claims (soft: advisory; hard: block other sessions' mutations). */
+  readonly claims: ClaimService;
+  readonly markers: MarkerService;
+  /** The recommendation outcome ledger behind the operator cognition readout. */
+  readonly recommendations: RecommendationLedger;
   /** Resolves model selectors to AI SDK models (providers domain). */
   readonly models: ModelResolver;
   readonly tools: ToolRegistry;
@@ -118,6 +160,23 @@ export interface App {
   readonly policyProviders: ((sessionId: string | undefined) => ToolPolicy[])[];
   /** The funnel context of a session: its mode, phase, agent and policy layers. */
   funnelContext(sessionId?: string, overrides?: FunnelContext): FunnelContext;
+  /**
+   * The session pack controller (operating packs): the operating-mode parity read model and,
+   * unless the database is read-only, the pack-mutation provider. Undefined in a runtime built
+   * without it (`packs: false`): that runtime has no operating-mode parity.
+   */
+  readonly packs: PackController | undefined;
+  /**
+   * Current adaptive snapshot of a session for the SSE `include_snapshot` resync. Filled by the
+   * adaptive-orchestration layer; until then the stream sends a minimal documented payload
+   * (surfaces/http/session-events.ts).
+   */
+  adaptiveSnapshot?: (sessionId: string) => AdaptiveResync;
+  /**
+   * The autopilot worker (due schedules, queued prompts). Filled by the scheduler layer;
+   * `svc service start autopilot` runs it once the HTTP server is ready and stops it before close.
+   */
+  autopilotWorker?: BackgroundWorker;
 }
 
 export async function createApp(options: AppOptions): Promise<App> {
@@ -145,14 +204,20 @@ export async function createApp(options: AppOptions): Promise<App> {
   let db: Db | undefined;
   const openDatabase = (): Db => {
     if (!db) {
-      db = openDb({ dataDir });
+      db = openDb({ dataDir, readonly: options.readOnlyDb });
       log.debug('database open', { path: join(dataDir, DB_FILE) });
     }
     return db;
   };
 
   const closers: (() => void | Promise<void>)[] = [];
-  const runtime: RuntimeState = { surfaces: new Set(), ready: false, mcpOnly: false, server: false };
+  const runtime: RuntimeState = {
+    surfaces: new Set(),
+    ready: false,
+    mcpOnly: false,
+    server: false,
+    stopping: false,
+  };
   const bus = createEventBus({
     db: openDatabase,
     clock,
@@ -205,6 +270,9 @@ export async function createApp(options: AppOptions): Promise<App> {
       return status;
     },
     bus,
+    claims: undefined as unknown as ClaimService,
+    markers: undefined as unknown as MarkerService,
+    recommendations: undefined as unknown as RecommendationLedger,
     models: createModelResolver({ config: () => loaded.config, env, fetch: options.fetch }),
     tools: undefined as unknown as ToolRegistry,
     sessions: createSessionStore({ db: openDatabase, clock, ids, bus, workspace }),
@@ -255,6 +323,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         ],
       };
     },
+    packs: undefined,
   };
 
   const ws = createWorkspace({
@@ -272,6 +341,36 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   (app as { ws: Workspace }).ws = ws;
   closers.push(() => ws.close());
+
+  const claims = createClaimService(app);
+  const recommendations = createRecommendationLedger({ db: openDatabase, clock, ids });
+  Object.assign(app, { claims, markers: createMarkerService(app), recommendations });
+  app.mutationGuards.push(hardClaimGuard(claims));
+  app.onClose(startRecommendationRecorder(app, recommendations));
+
+  if (options.packs !== false) {
+    const packs = createPackController({
+      workspace,
+      env,
+      config: () => loaded.config,
+      db: openDatabase,
+      dbPresent: () => db !== undefined || existsSync(join(dataDir, DB_FILE)),
+      sessions: app.sessions,
+      bus,
+      clock,
+      log,
+      redactor,
+      toolNames: () => ({
+        known: app.tools.gates().map((g) => g.tool.name),
+        canonical: canonicalToolName,
+        rejectedInAllowlist: isConfigAlias,
+      }),
+    });
+    (app as { packs: PackController }).packs = packs;
+    app.promptSections.push((sessionId) => packs.promptSection(sessionId));
+    app.policyProviders.push((sessionId) => packs.policies(sessionId));
+    closers.push(() => packs.close());
+  }
 
   const registry = createToolRegistry(options.tools ?? allTools, () => ({ app }));
   (app as { tools: ToolRegistry }).tools = registry;

@@ -19,6 +19,7 @@ import {
   getConfigFieldProvenance,
   getConfigStatusTool,
 } from './config-tools';
+import { leaveMarker, workspaceClaim } from './coordination';
 import type { AnyTool } from './define-tool';
 import { edit } from './edit';
 import { glob, grep, ls, multiedit, view, write } from './files';
@@ -29,7 +30,10 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { packTools } from './packs';
+import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
 import { search } from './search';
+import { listSessionEvents } from './session-events';
 import { bash, jobKill, jobOutput } from './shell';
 import { todos } from './todos';
 import { download, fetchTool } from './web';
@@ -71,4 +75,15 @@ export const allTools: readonly AnyTool[] = [
   checkpointRestore,
   checkpointDelete,
   checkpointUndo,
+  // coordination
+  workspaceClaim,
+  leaveMarker,
+  // readouts
+  getMultiplayerCoordinationDashboard,
+  operatorCognitionReadout,
+  recommendations,
+  // sessions (event buffer)
+  listSessionEvents,
+  // operating packs
+  ...packTools,
 ] as AnyTool[];

@@ -59,7 +59,9 @@ export function createChangeCommitter(deps: {
     guard,
     async commit(changes, ctx, prompt) {
       const paths = changes.map((c) => c.target.rel);
-      guard(ctx.tool, ctx.sessionId, paths);
+      // Guards (hard workspace claims) speak workspace-relative paths; outside ones (when allowed) are not theirs.
+      const guarded = changes.filter((c) => c.target.inside).map((c) => c.target.rel);
+      guard(ctx.tool, ctx.sessionId, guarded);
       const diffs: DiffResult[] = [];
       for (const change of changes) diffs.push(await diffOf(change));
       const combined = diffs.map((d) => d.diff).join('');
@@ -75,7 +77,7 @@ export function createChangeCommitter(deps: {
         },
       });
       // The operator may have taken a while: hard claims could have appeared, files could have moved.
-      guard(ctx.tool, ctx.sessionId, paths);
+      guard(ctx.tool, ctx.sessionId, guarded);
       for (const change of changes) verifyUnchanged(change);
 
       const applied: AppliedChange[] = [];

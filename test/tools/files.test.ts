@@ -455,3 +455,25 @@ describe('ls, glob, grep', () => {
     expect(result.total).toBe(0);
   });
 });
+
+describe('hard workspace claims', () => {
+  it("refuses writes, edits and shell redirects into another session's hard claim", async () => {
+    const h = await toolHarness({ files: { 'src/a.ts': 'a\n', 'other/b.ts': 'b\n' } });
+    const holder = h.app.sessions.create({ title: 'holder' }).id;
+    await h.call(
+      'workspace_claim',
+      { action: 'acquire', paths: ['src/'], mode: 'hard' },
+      { sessionId: holder },
+    );
+    await expect(h.call('write', { path: 'src/new.ts', content: 'x' })).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining('is under hard workspace claim'),
+    });
+    await expect(h.call('bash', { command: 'echo x > src/a.ts' })).rejects.toThrow(/hard workspace claim/);
+    expect(h.read('src/a.ts')).toBe('a\n');
+    await h.call('write', { path: 'other/c.ts', content: 'fine\n' });
+    // The holder itself is not blocked.
+    await h.call('write', { path: 'src/new.ts', content: 'mine\n' }, { sessionId: holder });
+    expect(h.asks.map((a) => a.title)).toEqual(['write other/c.ts', 'write src/new.ts']);
+  });
+});

@@ -7,6 +7,8 @@
  */
 import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
+import { packsMigrations } from './packs';
+import { readoutMigrations } from './readouts';
 
 export interface Migration {
   id: number;
@@ -14,4 +16,9 @@ export interface Migration {
   sql: string;
 }
 
-export const migrations: readonly Migration[] = [...foundationMigrations, ...codingToolsMigrations];
+export const migrations: readonly Migration[] = [
+  ...foundationMigrations,
+  ...codingToolsMigrations,
+  ...readoutMigrations,
+  ...packsMigrations,
+];

@@ -4,5 +4,6 @@
  * @module
  */
 import type { CliRegistrar } from '../context';
+import { registerServiceHttp } from './service-http';
 
-export const registrars: CliRegistrar[] = [];
+export const registrars: CliRegistrar[] = [registerServiceHttp];
