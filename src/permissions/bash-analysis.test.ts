@@ -62,6 +62,7 @@ describe('bash analysis', () => {
     ['cd /tmp && ls', 'ls runs outside the workspace'],
     ['cat a | sh', 'sh is not a read-only command'],
     ['xargs rm < list.txt', 'rm is not a read-only command'],
+    ['kill -1 1234', 'kill is not a read-only command'],
   ])('asks for %s (%s)', async (command, concern) => {
     const analysis = await analyzeBash(command, base);
     expect(analysis.verdict, JSON.stringify(analysis)).toBe('ask');
@@ -90,6 +91,8 @@ describe('bash analysis', () => {
     ['mkfs.ext4 /dev/sdb1', 'formats or repartitions disks'],
     ['echo $(rm -rf /)', 'would delete the whole filesystem'],
     ['touch ../sibling.txt', 'touch writes outside the workspace (/work/sibling.txt)'],
+    ['kill -9 -1', 'would kill every process you own'],
+    ['kill -- -1', 'would kill every process you own'],
   ])('blocks %s', async (command, reason) => {
     const analysis = await analyzeBash(command, base);
     expect(analysis.verdict, JSON.stringify(analysis)).toBe('block');

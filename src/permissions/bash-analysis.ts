@@ -325,8 +325,13 @@ class Walker {
     ) {
       this.block(`"${name}" would shut down or restart the machine`);
     }
-    if ((name === 'kill' || name === 'pkill') && literal.includes('-1')) {
-      this.block(`"${name} -1" would kill every process you own`);
+    if (name === 'kill') {
+      // `kill -9 -1` / `kill -- -1` target every process; `kill -1 1234` only sends SIGHUP to 1234.
+      let i = 0;
+      if (literal[0] === '-s' || literal[0] === '-n') i = 2;
+      else if (literal[0] && /^-([A-Za-z]+|\d+)$/.test(literal[0]) && literal.length > 1) i = 1;
+      if (literal[i] === '--') i++;
+      if (literal.slice(i).includes('-1')) this.block('"kill -1" would kill every process you own');
     }
     const targets = writeTargets(argv);
     if (targets) {
