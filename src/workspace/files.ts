@@ -174,6 +174,24 @@ export function createFileOps(deps: {
     return outcome(applied, replacements);
   };
 
+  // Edits of one file run one at a time: parallel tool calls on the same file then each see the
+  // previous one's result instead of failing as stale.
+  const locks = new Map<string, Promise<unknown>>();
+  const serialized = <T>(path: string, fn: () => Promise<T>): Promise<T> => {
+    const key = deps.paths.resolve(path).abs;
+    const previous = locks.get(key) ?? Promise.resolve();
+    const run = previous.then(fn, fn);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    locks.set(key, settled);
+    void settled.then(() => {
+      if (locks.get(key) === settled) locks.delete(key);
+    });
+    return run;
+  };
+
   return {
     loadForEdit,
     markRead,
@@ -214,74 +232,77 @@ export function createFileOps(deps: {
       return renderLines(target.rel, file.text, input.offset ?? 0, input.limit ?? VIEW_LIMITS.defaultLines);
     },
 
-    async write(input, ctx) {
-      const target = deps.paths.resolve(input.path);
-      const stat = statOrUndefined(target.abs);
-      if (stat?.isDirectory()) {
-        throw new SvcError('invalid_input', `path: ${target.rel} is a directory; give a file path`);
-      }
-      let before: Buffer | null = null;
-      if (stat) {
-        before = readFileSync(target.abs);
-        checkFresh(ctx, target, before, 'overwrite');
-      }
-      return commitText({ target, buffer: before }, input.content, ctx, `write ${target.rel}`);
-    },
-
-    async edit(input, ctx) {
-      if (input.old_string === '') {
-        // Creating a file with edit: allowed only when it does not exist (or is empty).
+    write: (input, ctx) =>
+      serialized(input.path, async () => {
         const target = deps.paths.resolve(input.path);
-        const existing = existsSync(target.abs) ? readFileSync(target.abs) : null;
-        if (existing && existing.length > 0) {
-          throw new SvcError(
-            'invalid_input',
-            `old_string: empty, but ${target.rel} already exists and is not empty; give the exact text to replace, or use write to replace the whole file`,
-          );
+        const stat = statOrUndefined(target.abs);
+        if (stat?.isDirectory()) {
+          throw new SvcError('invalid_input', `path: ${target.rel} is a directory; give a file path`);
         }
-        if (existing) checkFresh(ctx, target, existing, 'edit');
-        return commitText({ target, buffer: existing }, input.new_string, ctx, `edit ${target.rel}`);
-      }
-      const file = loadForEdit(input.path, ctx);
-      const result = replaceExact(file.text, input.old_string, input.new_string, {
-        replaceAll: input.replace_all ?? false,
-        path: file.target.rel,
-      });
-      return commitText(file, result.content, ctx, `edit ${file.target.rel}`, result.replacements);
-    },
+        let before: Buffer | null = null;
+        if (stat) {
+          before = readFileSync(target.abs);
+          checkFresh(ctx, target, before, 'overwrite');
+        }
+        return commitText({ target, buffer: before }, input.content, ctx, `write ${target.rel}`);
+      }),
 
-    async multiedit(input, ctx) {
-      if (input.edits.length === 0) throw new SvcError('invalid_input', 'edits: give at least one edit');
-      const file = loadForEdit(input.path, ctx);
-      let content = file.text;
-      let replacements = 0;
-      for (const [index, edit] of input.edits.entries()) {
-        const previous = index === 0 ? '' : ` (after applying edits[0]–edits[${index - 1}])`;
-        try {
-          const result = replaceExact(content, edit.old_string, edit.new_string, {
-            replaceAll: edit.replace_all ?? false,
-            path: file.target.rel,
-            field: `edits[${index}]`,
-          });
-          content = result.content;
-          replacements += result.replacements;
-        } catch (error) {
-          if (SvcError.is(error) && previous) {
-            throw new SvcError(error.code, `${error.message}${previous}; no edit was applied`, {
-              details: error.details,
-            });
+    edit: (input, ctx) =>
+      serialized(input.path, async () => {
+        if (input.old_string === '') {
+          // Creating a file with edit: allowed only when it does not exist (or is empty).
+          const target = deps.paths.resolve(input.path);
+          const existing = existsSync(target.abs) ? readFileSync(target.abs) : null;
+          if (existing && existing.length > 0) {
+            throw new SvcError(
+              'invalid_input',
+              `old_string: empty, but ${target.rel} already exists and is not empty; give the exact text to replace, or use write to replace the whole file`,
+            );
           }
-          throw error;
+          if (existing) checkFresh(ctx, target, existing, 'edit');
+          return commitText({ target, buffer: existing }, input.new_string, ctx, `edit ${target.rel}`);
         }
-      }
-      return commitText(
-        file,
-        content,
-        ctx,
-        `multiedit ${file.target.rel} (${input.edits.length} edit${input.edits.length > 1 ? 's' : ''})`,
-        replacements,
-      );
-    },
+        const file = loadForEdit(input.path, ctx);
+        const result = replaceExact(file.text, input.old_string, input.new_string, {
+          replaceAll: input.replace_all ?? false,
+          path: file.target.rel,
+        });
+        return commitText(file, result.content, ctx, `edit ${file.target.rel}`, result.replacements);
+      }),
+
+    multiedit: (input, ctx) =>
+      serialized(input.path, async () => {
+        if (input.edits.length === 0) throw new SvcError('invalid_input', 'edits: give at least one edit');
+        const file = loadForEdit(input.path, ctx);
+        let content = file.text;
+        let replacements = 0;
+        for (const [index, edit] of input.edits.entries()) {
+          const previous = index === 0 ? '' : ` (after applying edits[0]–edits[${index - 1}])`;
+          try {
+            const result = replaceExact(content, edit.old_string, edit.new_string, {
+              replaceAll: edit.replace_all ?? false,
+              path: file.target.rel,
+              field: `edits[${index}]`,
+            });
+            content = result.content;
+            replacements += result.replacements;
+          } catch (error) {
+            if (SvcError.is(error) && previous) {
+              throw new SvcError(error.code, `${error.message}${previous}; no edit was applied`, {
+                details: error.details,
+              });
+            }
+            throw error;
+          }
+        }
+        return commitText(
+          file,
+          content,
+          ctx,
+          `multiedit ${file.target.rel} (${input.edits.length} edit${input.edits.length > 1 ? 's' : ''})`,
+          replacements,
+        );
+      }),
   };
 }
 

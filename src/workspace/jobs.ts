@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError } from '../errors';
 import type { Redactor } from '../redact';
 import type { Clock, Ids } from '../util/ids';
-import { type SpawnedCommand, spawnShell } from './process';
+import { pruneOldFiles, type SpawnedCommand, spawnShell } from './process';
 
 export const MAX_RUNNING_JOBS = 16;
 export const MAX_JOB_WAIT_SECONDS = 120;
@@ -158,6 +158,7 @@ export function createJobs(deps: { dataDir: string; ids: Ids; clock: Clock; reda
       const id = deps.ids.next('job');
       const dir = join(deps.dataDir, 'jobs');
       mkdirSync(dir, { recursive: true });
+      pruneOldFiles(dir);
       const logPath = join(dir, `${id}.log`);
       const fd = openSync(logPath, 'w');
       const job = {

@@ -36,3 +36,19 @@ describe('OutputCollector', () => {
     }
   });
 });
+
+describe('pruneOldFiles', () => {
+  it('removes kept output older than the retention, once per directory', async () => {
+    const { utimesSync, writeFileSync, existsSync, mkdirSync } = await import('node:fs');
+    const { pruneOldFiles, OUTPUT_RETENTION_MS } = await import('./process');
+    const dir = join(tmpWorkspace(), 'tool-output');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'old.txt'), 'old');
+    writeFileSync(join(dir, 'new.txt'), 'new');
+    const old = new Date(Date.now() - OUTPUT_RETENTION_MS - 60_000);
+    utimesSync(join(dir, 'old.txt'), old, old);
+    pruneOldFiles(dir);
+    expect(existsSync(join(dir, 'old.txt'))).toBe(false);
+    expect(existsSync(join(dir, 'new.txt'))).toBe(true);
+  });
+});

@@ -6,8 +6,8 @@
  * @module
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, mkdirSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 const KILL_GRACE_MS = 2_000;
 
@@ -162,4 +162,29 @@ export function spawnShell(
       }
     },
   };
+}
+
+/** Kept output files (spills, job logs) older than this are removed when new ones are written. */
+export const OUTPUT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+const pruned = new Set<string>();
+
+/** Remove files older than the retention from `dir`, once per directory per process. */
+export function pruneOldFiles(dir: string, now = Date.now()): void {
+  if (pruned.has(dir)) return;
+  pruned.add(dir);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const path = join(dir, name);
+    try {
+      if (now - statSync(path).mtimeMs > OUTPUT_RETENTION_MS) rmSync(path, { force: true });
+    } catch {
+      // raced with another process: fine
+    }
+  }
 }

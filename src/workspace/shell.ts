@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { SvcError } from '../errors';
 import { analyzeBash, type BashAnalysis } from '../permissions/bash-analysis';
 import type { Redactor } from '../redact';
@@ -17,7 +17,7 @@ import type { Clock, Ids } from '../util/ids';
 import { approve, type MutationGuard, type OpContext, throwIfCancelled } from './context';
 import type { Jobs } from './jobs';
 import type { PathResolver } from './paths';
-import { OutputCollector, spawnShell } from './process';
+import { OutputCollector, pruneOldFiles, spawnShell } from './process';
 
 export interface ShellSettings {
   timeoutSeconds: number;
@@ -183,7 +183,10 @@ export function createShell(deps: {
       const timeoutSeconds = Math.min(input.timeout_seconds ?? settings.timeoutSeconds, MAX_TIMEOUT_SECONDS);
       const id = deps.ids.next('out');
       const spillPath = join(deps.dataDir, 'tool-output', `${id}.txt`);
-      const collector = new OutputCollector(settings.maxOutputBytes, () => spillPath);
+      const collector = new OutputCollector(settings.maxOutputBytes, () => {
+        pruneOldFiles(dirname(spillPath));
+        return spillPath;
+      });
       const cwdFile = join(deps.dataDir, 'shell', `cwd-${randomBytes(6).toString('hex')}`);
       mkdirSync(join(deps.dataDir, 'shell'), { recursive: true });
       const script = [

@@ -318,6 +318,19 @@ describe('edit', () => {
   });
 });
 
+describe('parallel edits', () => {
+  it('runs edits of one file one after the other, so parallel tool calls all land', async () => {
+    const h = await toolHarness({ files: { 'a.txt': 'one\ntwo\nthree\n' } });
+    await h.call('view', { path: 'a.txt' });
+    await Promise.all([
+      h.call('edit', { path: 'a.txt', old_string: 'one', new_string: 'ONE' }),
+      h.call('edit', { path: 'a.txt', old_string: 'two', new_string: 'TWO' }),
+      h.call('edit', { path: 'a.txt', old_string: 'three', new_string: 'THREE' }),
+    ]);
+    expect(h.read('a.txt')).toBe('ONE\nTWO\nTHREE\n');
+  });
+});
+
 describe('multiedit', () => {
   it('applies edits in order, atomically', async () => {
     const h = await toolHarness({ files: { 'a.ts': 'let a = 1;\nlet b = 2;\nlet c = 3;\n' } });
