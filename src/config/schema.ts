@@ -238,6 +238,28 @@ export const servicesSchema = z.strictObject({
     .prefault({}),
 });
 
+export const lspServerSchema = z.strictObject({
+  command: z.string().min(1).describe('Language server executable, e.g. typescript-language-server.'),
+  args: z
+    .array(z.string())
+    .default([])
+    .describe('Arguments, e.g. ["--stdio"]. The server speaks LSP over stdio.'),
+  extensions: z
+    .array(z.string().min(1))
+    .min(1)
+    .describe('File extensions it handles, without the dot: ["ts", "tsx"].'),
+  language_id: z
+    .string()
+    .optional()
+    .describe('LSP languageId sent for opened files; default derived from the extension.'),
+  env: z.record(z.string(), z.string()).optional().describe('Extra environment variables for the server.'),
+  initialization_options: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('Sent as initializationOptions.'),
+  disabled: z.boolean().default(false),
+});
+
 export const configSchema = z.strictObject({
   models: z
     .strictObject({ large: selector.optional(), small: selector.optional() })
@@ -248,6 +270,10 @@ export const configSchema = z.strictObject({
   agents: z.record(z.string(), agentSchema).default({}),
   permissions: permissionsSchema.prefault({}),
   mcp: z.record(z.string(), mcpServerSchema).default({}),
+  lsp: z
+    .record(z.string(), lspServerSchema)
+    .default({})
+    .describe('Language servers for the diagnostics tool, by id ([lsp.typescript]).'),
   services: servicesSchema.prefault({}),
   auth: z
     .record(z.string(), z.record(z.string(), z.string()))
@@ -264,3 +290,4 @@ export type ConfigInput = z.input<typeof configSchema>;
 export type ProviderConfig = z.output<typeof providerSchema>;
 export type AgentConfig = z.output<typeof agentSchema>;
 export type McpServerConfig = z.output<typeof mcpServerSchema>;
+export type LspServerConfig = z.output<typeof lspServerSchema>;

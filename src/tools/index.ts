@@ -21,6 +21,7 @@ import {
 } from './config-tools';
 import { leaveMarker, workspaceClaim } from './coordination';
 import type { AnyTool } from './define-tool';
+import { diagnostics } from './diagnostics';
 import { edit } from './edit';
 import { glob, grep, ls, multiedit, view, write } from './files';
 import {
@@ -65,6 +66,7 @@ export const allTools: readonly AnyTool[] = [
   fetchTool,
   download,
   todos,
+  diagnostics,
   // semantic
   search,
   // checkpoints

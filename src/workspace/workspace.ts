@@ -16,6 +16,7 @@ import { createFileHistory, type FileHistory } from './file-history';
 import { createFileOps, type FileOps } from './files';
 import { createGitRunner } from './git';
 import { createJobs, type Jobs } from './jobs';
+import { createLanguageServers, type LanguageServers } from './lsp';
 import { createPathResolver, type PathResolver } from './paths';
 import { createReadTracker, type ReadTracker } from './read-tracker';
 import { createSearchOps, type SearchOps } from './search';
@@ -42,7 +43,9 @@ export interface Workspace {
   /** The mutation pipeline (guards, approval with diff, history, events) for multi-file changes. */
   readonly changes: ChangeCommitter;
   readonly todos: TodoStore;
-  /** Stop background jobs. */
+  /** Language servers of `[lsp.<id>]`, for diagnostics. */
+  readonly lsp: LanguageServers;
+  /** Stop background jobs and language servers. */
   close(): Promise<void>;
 }
 
@@ -105,6 +108,7 @@ export function createWorkspace(deps: {
     guards: deps.guards,
   });
   const search = createSearchOps({ paths, dataDir: deps.dataDir });
+  const lsp = createLanguageServers({ root: paths.root, env: deps.env, config: deps.config });
   const unsubscribe = deps.bus.subscribe('*', (event) => {
     if (event.type === 'session.deleted') reads.forgetSession(event.session_id);
   });
@@ -131,9 +135,14 @@ export function createWorkspace(deps: {
     reads,
     changes,
     todos: createTodoStore({ db: deps.db, clock: deps.clock }),
+    lsp,
     async close() {
       unsubscribe();
-      await jobs.stopAll();
+      try {
+        await jobs.stopAll();
+      } finally {
+        await lsp.close();
+      }
     },
   };
 }

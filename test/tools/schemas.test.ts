@@ -20,6 +20,7 @@ const CODING: Record<string, { family: string; mutates: boolean }> = {
   fetch: { family: 'core-web', mutates: false },
   download: { family: 'core-web', mutates: true },
   todos: { family: 'planning', mutates: false },
+  diagnostics: { family: 'core-code', mutates: false },
   search: { family: 'semantic', mutates: false },
   edit: { family: 'semantic', mutates: true },
   checkpoint_create: { family: 'checkpoints', mutates: false },
