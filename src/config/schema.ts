@@ -199,9 +199,18 @@ export const optionsSchema = z.strictObject({
 export const permissionsSchema = z.strictObject({
   allowed_tools: toolList.default([]).describe('Only skips permission prompts for the named tools.'),
   bash_allow: z.array(z.string()).default([]).describe('Command prefixes auto-allowed after parsing.'),
-  bash_deny: z.array(z.string()).default([]),
-  auto_allow_read_only_bash: z.boolean().default(true),
-  allow_outside_workspace: z.boolean().default(false),
+  bash_deny: z
+    .array(z.string())
+    .default([])
+    .describe('Commands blocked outright: word prefixes matched against every parsed command (e.g. "git push").'),
+  auto_allow_read_only_bash: z
+    .boolean()
+    .default(true)
+    .describe('Let bash commands that analysis finds read-only run without a prompt.'),
+  allow_outside_workspace: z
+    .boolean()
+    .default(false)
+    .describe('Let file tools and bash reach paths outside the workspace (after asking).'),
 });
 
 const serviceAuth = {
