@@ -202,7 +202,9 @@ export const permissionsSchema = z.strictObject({
   bash_deny: z
     .array(z.string())
     .default([])
-    .describe('Commands blocked outright: word prefixes matched against every parsed command (e.g. "git push").'),
+    .describe(
+      'Commands blocked outright: word prefixes matched against every parsed command (e.g. "git push").',
+    ),
   auto_allow_read_only_bash: z
     .boolean()
     .default(true)

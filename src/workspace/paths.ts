@@ -19,6 +19,8 @@ export interface ResolvedPath {
 
 export interface PathResolver {
   readonly root: string;
+  /** The root with symlinks resolved (what `pwd -P` and realpath report). */
+  readonly realRoot: string;
   /**
    * Resolve a user- or model-supplied path. `field` names the input field in errors.
    * Throws `forbidden` when the path is outside the workspace and that is not allowed.
@@ -46,13 +48,16 @@ export function createPathResolver(deps: {
   const contains = (abs: string) => lexicallyInside(realRoot, realpathOfDeepest(abs));
 
   const display = (abs: string) => {
-    if (!lexicallyInside(root, abs)) return abs;
-    const rel = relative(root, abs);
+    // Real paths (from `pwd -P`, realpath) are shown relative to the real root.
+    const base = lexicallyInside(root, abs) ? root : lexicallyInside(realRoot, abs) ? realRoot : undefined;
+    if (!base) return abs;
+    const rel = relative(base, abs);
     return rel === '' ? '.' : rel.split(sep).join('/');
   };
 
   return {
     root,
+    realRoot,
     contains,
     display,
     resolve(input, field = 'path', options = {}) {

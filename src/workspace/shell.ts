@@ -90,13 +90,13 @@ export function createShell(deps: {
   const cwdOf = (sessionId?: string) => {
     const cwd = cwds.get(sessionId ?? '');
     // A directory removed since: fall back to the root rather than failing every command.
-    return cwd && existsSync(cwd) ? cwd : deps.paths.root;
+    return cwd && existsSync(cwd) ? cwd : deps.paths.realRoot;
   };
 
   const analyze = (command: string, sessionId?: string) => {
     const s = deps.settings();
     return analyzeBash(command, {
-      workspace: deps.paths.root,
+      workspace: deps.paths.realRoot,
       cwd: cwdOf(sessionId),
       home: deps.env.HOME,
       scratchDirs: [tmpdir(), '/tmp'],
@@ -235,7 +235,7 @@ export function createShell(deps: {
         if (deps.paths.contains(newCwd) || settings.allowOutside) cwds.set(ctx.sessionId ?? '', newCwd);
         else {
           cwdReset = `the command changed directory to ${newCwd}, outside the workspace; the shell is back in ${deps.paths.root}`;
-          cwds.set(ctx.sessionId ?? '', deps.paths.root);
+          cwds.set(ctx.sessionId ?? '', deps.paths.realRoot);
         }
       }
       const finalCwd = cwdOf(ctx.sessionId);

@@ -9,10 +9,11 @@
  *   background_job_started (EVT-31);
  * - secrets known to the redactor never come back in output.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { tmpWorkspace } from '../helpers/tmp-workspace';
 import { toolHarness } from './harness';
 
 function alive(pid: number): boolean {
@@ -75,6 +76,16 @@ describe('bash', () => {
     const left = await h.call('bash', { command: 'cd ../../.. 2>/dev/null; true' });
     expect(left.cwd_reset).toMatch(/outside the workspace; the shell is back in/);
     expect((await h.call('bash', { command: 'pwd' })).output).toBe(`${h.app.workspace}\n`);
+  });
+
+  it('works in a workspace reached through a symlink', async () => {
+    const real = tmpWorkspace({ files: { 'sub/a.txt': 'a\n' } });
+    const link = join(tmpWorkspace(), 'ws-link');
+    symlinkSync(real, link);
+    const h = await toolHarness({ workspace: link });
+    expect((await h.call('bash', { command: 'cd sub' })).cwd).toBe('sub');
+    const read = await h.call('bash', { command: 'cat a.txt' });
+    expect(read).toMatchObject({ output: 'a\n', cwd: 'sub', analysis: { verdict: 'safe' } });
   });
 
   it('asks with safe: true for read-only commands and with the analysis for others', async () => {
