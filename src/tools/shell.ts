@@ -105,7 +105,7 @@ export const jobKill = defineTool({
   family: 'core-shell',
   tag: 'primitive',
   description:
-    'Stop a background job: its whole process group gets SIGTERM, then SIGKILL after 2 seconds. Returns its last output and final status. Stopping a job that already ended just reports it.',
+    'Stop a background job: its whole process group gets SIGTERM, then SIGKILL after 2 seconds. Returns its last output and final status. Stopping a job that already ended just reports it. Asks for approval.',
   input: jobKillInput,
   mutates: true,
   surfaces: { mcp: 'svc_job_kill' },
@@ -113,6 +113,7 @@ export const jobKill = defineTool({
     ctx.app.ws.jobs.kill(input.job_id, {
       sessionId: ctx.sessionId,
       maxBytes: ctx.app.config.options.bash.max_output_bytes,
+      ctx: opContext(ctx, 'job_kill'),
     }),
   toModelOutput: renderJob,
 });

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError } from '../errors';
 import type { Redactor } from '../redact';
 import type { Clock, Ids } from '../util/ids';
+import { approve, type OpContext } from './context';
 import { pruneOldFiles, type SpawnedCommand, spawnShell } from './process';
 
 export const MAX_RUNNING_JOBS = 16;
@@ -76,7 +77,7 @@ export interface Jobs {
       signal?: AbortSignal;
     },
   ): Promise<JobOutput>;
-  kill(jobId: string, options: { sessionId?: string; maxBytes: number }): Promise<JobOutput>;
+  kill(jobId: string, options: { sessionId?: string; maxBytes: number; ctx?: OpContext }): Promise<JobOutput>;
   list(sessionId?: string): JobInfo[];
   /** Stop every running job (app.close). */
   stopAll(): Promise<void>;
@@ -216,6 +217,13 @@ export function createJobs(deps: { dataDir: string; ids: Ids; clock: Clock; reda
 
     async kill(jobId, options) {
       const job = find(jobId, options.sessionId);
+      if (job.status === 'running' && options.ctx) {
+        await approve(options.ctx, {
+          title: `job_kill ${job.id}: ${job.command.length > 80 ? `${job.command.slice(0, 79)}…` : job.command}`,
+          scope: 'jobs',
+          details: { job_id: job.id, command: job.command, pid: job.pid ?? null },
+        });
+      }
       if (job.status === 'running') {
         job.status = 'killed';
         await job.proc.kill();

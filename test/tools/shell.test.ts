@@ -219,6 +219,11 @@ describe('background jobs', () => {
     for (let i = 0; i < 100 && !existsSync(join(h.app.workspace, 'bg.pid')); i++) await sleep(20);
     const killed = await h.call('job_kill', { job_id: started.job_id });
     expect(killed).toMatchObject({ status: 'killed' });
+    expect(h.asks.at(-1)).toMatchObject({
+      tool: 'job_kill',
+      scope: 'jobs',
+      title: expect.stringMatching(/^job_kill job_0001: sleep 60/),
+    });
     expect(await waitDead(Number(h.read('bg.pid')))).toBe(true);
     expect(await waitDead(started.pid)).toBe(true);
   });
