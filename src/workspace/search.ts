@@ -163,7 +163,12 @@ export function createSearchOps(deps: { paths: PathResolver; dataDir: string }):
     async glob(input, ctx) {
       const { target, arg } = searchRoot(input.path);
       const limit = input.limit ?? SEARCH_LIMITS.globDefault;
-      const { files, truncated: cut } = await listFiles(['--glob', input.pattern, arg], ctx, 4 * 1024 * 1024);
+      // Globs match paths relative to the searched directory: accept `./x` and absolute spellings too.
+      let pattern = input.pattern.replace(/^\.\//, '');
+      for (const base of [target.abs, deps.paths.root, deps.paths.realRoot]) {
+        if (pattern.startsWith(`${base}/`)) pattern = pattern.slice(base.length + 1);
+      }
+      const { files, truncated: cut } = await listFiles(['--glob', pattern, arg], ctx, 4 * 1024 * 1024);
       const base = target.inside ? deps.paths.root : '';
       const withTime = files.map((f) => {
         let mtime = 0;

@@ -410,6 +410,10 @@ describe('ls, glob, grep', () => {
     const result = await h.call('glob', { pattern: '*.ts' });
     expect(result.files).toEqual(['src/util/deep/more/x.ts', 'src/util/strings.ts', 'src/index.ts']);
     expect((await h.call('glob', { pattern: 'src/util/*.ts' })).files).toEqual(['src/util/strings.ts']);
+    expect((await h.call('glob', { pattern: './src/util/*.ts' })).files).toEqual(['src/util/strings.ts']);
+    expect((await h.call('glob', { pattern: `${h.app.workspace}/src/util/*.ts` })).files).toEqual([
+      'src/util/strings.ts',
+    ]);
     expect((await h.call('glob', { pattern: '*.ts', path: 'src/util', limit: 1 })).truncated).toBe(true);
     expect(h.modelText('glob', await h.call('glob', { pattern: '*.rs' }))).toBe(
       'No files match *.rs under ..',

@@ -189,7 +189,7 @@ describe('bash', () => {
 });
 
 describe('background jobs', () => {
-  it('starts a job, reads its output incrementally and waits for it to exit', async () => {
+  it('EVT-31: starts a job (background_job_started), reads its output incrementally and waits for it to exit', async () => {
     const h = await toolHarness();
     const started = await h.call('bash', {
       command: 'echo first; sleep 0.3; echo second',
