@@ -4,6 +4,12 @@
  */
 
 import {
+  getModelSelection,
+  getProviderAuthWizard,
+  getProviderStatus,
+  listModelsTool,
+} from '../providers/tools';
+import {
   checkpointCreate,
   checkpointDelete,
   checkpointGet,
@@ -88,4 +94,9 @@ export const allTools: readonly AnyTool[] = [
   listSessionEvents,
   // operating packs
   ...packTools,
+  // providers
+  getProviderStatus,
+  getModelSelection,
+  getProviderAuthWizard,
+  listModelsTool,
 ] as AnyTool[];

@@ -115,6 +115,8 @@ export function createShell(deps: {
     GIT_EDITOR: 'true',
     TERM: deps.env.TERM ?? 'dumb',
     SVC: '1',
+    // AUTH-29: commands the agent runs are marked, so human-only flows (OAuth sign-in) refuse.
+    AGENT: 'svc',
     ...(ctx.sessionId ? { SVC_SESSION_ID: ctx.sessionId } : {}),
   });
 

@@ -180,6 +180,12 @@ describe('bash', () => {
     );
   });
 
+  it('marks the environment of the commands it runs (AGENT=svc, SVC_SESSION_ID, no pager)', async () => {
+    const h = await toolHarness();
+    const result = await h.call('bash', { command: 'echo "$AGENT $SVC_SESSION_ID $GIT_PAGER"' });
+    expect(result.output).toBe('svc ses_test cat\n');
+  });
+
   it('redacts known secrets from the output', async () => {
     const h = await toolHarness();
     h.app.redactor.add('supersecretvalue123');

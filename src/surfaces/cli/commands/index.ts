@@ -4,6 +4,16 @@
  * @module
  */
 import type { CliRegistrar } from '../context';
+import { registerAttach } from './attach';
+import { registerAuthCommands } from './auth';
 import { registerServiceHttp } from './service-http';
+import { registerTui } from './tui';
+import { registerUpdateProvidersCommand } from './update-providers';
 
-export const registrars: CliRegistrar[] = [registerServiceHttp];
+export const registrars: CliRegistrar[] = [
+  registerServiceHttp,
+  registerTui,
+  registerAttach,
+  registerAuthCommands,
+  registerUpdateProvidersCommand,
+];
