@@ -33,6 +33,7 @@ import { type FunnelContext, type FunnelEntry, runFunnel, type ToolPolicy } from
 import { allTools } from './tools/index';
 import { createToolRegistry, type ToolRegistry } from './tools/registry';
 import { type Clock, createIds, type Ids, systemClock } from './util/ids';
+import { createWorkspace, type Workspace } from './workspace/workspace';
 
 export interface AppOptions {
   workspace: string;
@@ -143,6 +144,11 @@ export interface App {
   readonly permissions: PermissionService;
   /** The one session API: drive the agent (send, queue, cancel, subscribe, answer permissions). */
   readonly agent: AgentService;
+  /**
+   * Workspace files, processes and git (coding tools): path containment, file history, read
+   * tracking, shell and background jobs, search, web, checkpoints, todos.
+   */
+  readonly ws: Workspace;
   readonly runtime: RuntimeState;
   funnel(context?: FunnelContext): FunnelEntry[];
   /** A tool context for a surface; permission asks default to the surface's policy. */
@@ -320,6 +326,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     runs,
     permissions,
     agent: createAgentService(() => app),
+    ws: undefined as unknown as Workspace,
     runtime,
     funnel: (context) => runFunnel(registry, loaded.config, context),
     toolContext(context) {
@@ -375,6 +382,22 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
     packs: undefined,
   };
+
+  const ws = createWorkspace({
+    root: workspace,
+    dataDir,
+    env,
+    config: () => loaded.config,
+    db: openDatabase,
+    bus,
+    clock,
+    ids,
+    redactor,
+    fetch: options.fetch ?? globalThis.fetch,
+    guards: () => app.mutationGuards,
+  });
+  (app as { ws: Workspace }).ws = ws;
+  closers.push(() => ws.close());
 
   // AUTH-07: /config-status reports the cloud credential sources.
   app.statusSections.set('cloud_identity', () => cloudIdentity(providers));

@@ -223,9 +223,20 @@ export const optionsSchema = z.strictObject({
 export const permissionsSchema = z.strictObject({
   allowed_tools: toolList.default([]).describe('Only skips permission prompts for the named tools.'),
   bash_allow: z.array(z.string()).default([]).describe('Command prefixes auto-allowed after parsing.'),
-  bash_deny: z.array(z.string()).default([]),
-  auto_allow_read_only_bash: z.boolean().default(true),
-  allow_outside_workspace: z.boolean().default(false),
+  bash_deny: z
+    .array(z.string())
+    .default([])
+    .describe(
+      'Commands blocked outright: word prefixes matched against every parsed command (e.g. "git push").',
+    ),
+  auto_allow_read_only_bash: z
+    .boolean()
+    .default(true)
+    .describe('Let bash commands that analysis finds read-only run without a prompt.'),
+  allow_outside_workspace: z
+    .boolean()
+    .default(false)
+    .describe('Let file tools and bash reach paths outside the workspace (after asking).'),
   unattended: z
     .enum(['fail', 'wait'])
     .default('fail')
@@ -268,6 +279,28 @@ export const servicesSchema = z.strictObject({
     .prefault({}),
 });
 
+export const lspServerSchema = z.strictObject({
+  command: z.string().min(1).describe('Language server executable, e.g. typescript-language-server.'),
+  args: z
+    .array(z.string())
+    .default([])
+    .describe('Arguments, e.g. ["--stdio"]. The server speaks LSP over stdio.'),
+  extensions: z
+    .array(z.string().min(1))
+    .min(1)
+    .describe('File extensions it handles, without the dot: ["ts", "tsx"].'),
+  language_id: z
+    .string()
+    .optional()
+    .describe('LSP languageId sent for opened files; default derived from the extension.'),
+  env: z.record(z.string(), z.string()).optional().describe('Extra environment variables for the server.'),
+  initialization_options: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('Sent as initializationOptions.'),
+  disabled: z.boolean().default(false),
+});
+
 export const configSchema = z.strictObject({
   models: z
     .strictObject({ large: selector.optional(), small: selector.optional() })
@@ -278,6 +311,10 @@ export const configSchema = z.strictObject({
   agents: z.record(z.string(), agentSchema).default({}),
   permissions: permissionsSchema.prefault({}),
   mcp: z.record(z.string(), mcpServerSchema).default({}),
+  lsp: z
+    .record(z.string(), lspServerSchema)
+    .default({})
+    .describe('Language servers for the diagnostics tool, by id ([lsp.typescript]).'),
   services: servicesSchema.prefault({}),
   auth: z
     .record(z.string(), z.record(z.string(), z.string()))
@@ -294,3 +331,4 @@ export type ConfigInput = z.input<typeof configSchema>;
 export type ProviderConfig = z.output<typeof providerSchema>;
 export type AgentConfig = z.output<typeof agentSchema>;
 export type McpServerConfig = z.output<typeof mcpServerSchema>;
+export type LspServerConfig = z.output<typeof lspServerSchema>;

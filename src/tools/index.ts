@@ -12,6 +12,15 @@ import {
 import { agentStatusTools } from './agent-status';
 import { agentTools } from './agents';
 import {
+  checkpointCreate,
+  checkpointDelete,
+  checkpointGet,
+  checkpointList,
+  checkpointRestore,
+  checkpointUndo,
+  checkpointUpdate,
+} from './checkpoints';
+import {
   config,
   configStatusTool,
   getConfig,
@@ -20,6 +29,9 @@ import {
 } from './config-tools';
 import { leaveMarker, workspaceClaim } from './coordination';
 import type { AnyTool } from './define-tool';
+import { diagnostics } from './diagnostics';
+import { edit } from './edit';
+import { glob, grep, ls, multiedit, view, write } from './files';
 import {
   capabilities,
   getPrimitiveToolsStatus,
@@ -31,8 +43,12 @@ import { packTools } from './packs';
 import { planningTools } from './planning';
 import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
 import { runTools } from './runs';
+import { search } from './search';
 import { listSessionEvents } from './session-events';
 import { sessionTools } from './sessions';
+import { bash, jobKill, jobOutput } from './shell';
+import { todos } from './todos';
+import { download, fetchTool } from './web';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -47,6 +63,31 @@ export const allTools: readonly AnyTool[] = [
   runtimeFeaturesTool,
   getWorkflowToolsStatus,
   getPrimitiveToolsStatus,
+  // core coding tools
+  view,
+  write,
+  edit,
+  multiedit,
+  ls,
+  glob,
+  grep,
+  bash,
+  jobOutput,
+  jobKill,
+  fetchTool,
+  download,
+  todos,
+  diagnostics,
+  // semantic
+  search,
+  // checkpoints
+  checkpointCreate,
+  checkpointList,
+  checkpointGet,
+  checkpointUpdate,
+  checkpointRestore,
+  checkpointDelete,
+  checkpointUndo,
   // agent core: sessions, runs, planning, agent kinds and sub-agents, status readouts
   ...sessionTools,
   ...runTools,

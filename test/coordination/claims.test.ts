@@ -142,3 +142,48 @@ describe('markers', () => {
     );
   });
 });
+
+describe('hard claims against the real coding tools', () => {
+  it("TOOLS-36: another session's write and edit on a hard-claimed path fail, naming the claim; the owner's succeed", async () => {
+    const app = await makeTestApp({
+      files: { 'src/billing/invoice.ts': 'export const total = 1;\n', 'src/other.ts': 'x\n' },
+    });
+    const owner = app.sessions.create().id;
+    const other = app.sessions.create().id;
+    const { claim } = await call(
+      app,
+      'workspace_claim',
+      { action: 'acquire', paths: ['src/billing/'], mode: 'hard', reason: 'billing refactor' },
+      owner,
+    );
+    const { readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    await expect(call(app, 'write', { path: 'src/billing/new.ts', content: 'x' }, other)).rejects.toThrow(
+      new RegExp(`hard workspace claim ${claim.id} held by session ${owner}.*billing refactor`),
+    );
+    await call(app, 'view', { path: 'src/billing/invoice.ts' }, other);
+    await expect(
+      call(
+        app,
+        'edit',
+        { path: 'src/billing/invoice.ts', old_string: 'total = 1', new_string: 'total = 2' },
+        other,
+      ),
+    ).rejects.toThrow(/hard workspace claim/);
+    expect(readFileSync(join(app.workspace, 'src/billing/invoice.ts'), 'utf8')).toBe(
+      'export const total = 1;\n',
+    );
+    await call(app, 'view', { path: 'src/other.ts' }, other);
+    await call(app, 'write', { path: 'src/other.ts', content: 'y\n' }, other);
+    await call(app, 'view', { path: 'src/billing/invoice.ts' }, owner);
+    await call(
+      app,
+      'edit',
+      { path: 'src/billing/invoice.ts', old_string: 'total = 1', new_string: 'total = 2' },
+      owner,
+    );
+    expect(readFileSync(join(app.workspace, 'src/billing/invoice.ts'), 'utf8')).toBe(
+      'export const total = 2;\n',
+    );
+  });
+});

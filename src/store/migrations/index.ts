@@ -6,6 +6,7 @@
  * @module
  */
 import { agentMigrations } from './agent';
+import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
 import { packsMigrations } from './packs';
 import { readoutMigrations } from './readouts';
@@ -18,6 +19,7 @@ export interface Migration {
 
 export const migrations: readonly Migration[] = [
   ...foundationMigrations,
+  ...codingToolsMigrations,
   ...readoutMigrations,
   ...packsMigrations,
   ...agentMigrations,

@@ -1,0 +1,148 @@
+/**
+ * `search` (family semantic): text search (ripgrep, as grep) and the symbol modes
+ * symbol-overview and symbol-lookup (tree-sitter), with selectors name_path and symbol_key.
+ * @module
+ */
+import { z } from 'zod';
+import { SvcError } from '../errors';
+import type { GrepResult } from '../workspace/search';
+import type { LookupResult, OverviewResult } from '../workspace/semantic';
+import type { SymbolInfo } from '../workspace/symbols';
+import { defineTool } from './define-tool';
+import { renderGrep } from './files';
+import { opContext } from './op-context';
+import { searchPrompt } from './search.prompt';
+
+export const searchInput = z.strictObject({
+  mode: z
+    .enum(['text', 'symbol-overview', 'symbol-lookup'])
+    .default('text')
+    .describe(
+      'text: content search (like grep); symbol-overview: the symbols of a file or directory; symbol-lookup: find symbols by name_path or symbol_key. Default text.',
+    ),
+  pattern: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('text mode: the regular expression (or plain text with literal) to find.'),
+  literal: z.boolean().default(false).describe('text mode: treat pattern as plain text. Default false.'),
+  glob: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('text mode: only files whose path matches this glob, e.g. "*.ts".'),
+  path: z
+    .string()
+    .min(1)
+    .default('.')
+    .describe('File or directory to search, relative to the workspace root. Default: the root.'),
+  name_path: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'symbol-lookup: a symbol name or dotted path of containers and name ("save", "UserService.save"); a leading "/" anchors it at top level.',
+    ),
+  symbol_key: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'symbol-lookup: the exact key of one symbol, as a previous search returned it (more precise than name_path).',
+    ),
+  depth: z
+    .number()
+    .int()
+    .min(1)
+    .max(10)
+    .optional()
+    .describe(
+      'symbol-overview: nesting levels to include (1 = top level only). Default: 5 for a file, 1 for a directory.',
+    ),
+  include_body: z
+    .boolean()
+    .default(false)
+    .describe('symbol-lookup: include the source of each symbol found. Default false.'),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(2000)
+    .default(100)
+    .describe('Most matches or symbols to return. Default 100.'),
+});
+
+type SearchResult = GrepResult | OverviewResult | LookupResult;
+
+export const search = defineTool({
+  name: 'search',
+  family: 'semantic',
+  tag: 'primitive',
+  description: searchPrompt,
+  input: searchInput,
+  mutates: false,
+  surfaces: { mcp: 'svc_search' },
+  async run(ctx, input): Promise<SearchResult & { mode: string }> {
+    const op = opContext(ctx, 'search');
+    switch (input.mode) {
+      case 'text': {
+        if (!input.pattern)
+          throw new SvcError('invalid_input', 'pattern: text mode needs a pattern to search for');
+        const result = await ctx.app.ws.search.grep(
+          {
+            pattern: input.pattern,
+            literal: input.literal,
+            glob: input.glob,
+            path: input.path,
+            limit: input.limit,
+          },
+          op,
+        );
+        return { mode: input.mode, ...result };
+      }
+      case 'symbol-overview':
+        return {
+          mode: input.mode,
+          ...(await ctx.app.ws.semantic.overview({ path: input.path, depth: input.depth }, op)),
+        };
+      case 'symbol-lookup': {
+        if (!input.name_path && !input.symbol_key) {
+          throw new SvcError('invalid_input', 'name_path: symbol-lookup needs name_path or symbol_key');
+        }
+        const result = await ctx.app.ws.semantic.lookup(
+          {
+            name_path: input.name_path,
+            symbol_key: input.symbol_key,
+            path: input.symbol_key ? undefined : input.path,
+            include_body: input.include_body,
+            limit: input.limit,
+          },
+          op,
+        );
+        return { mode: input.mode, ...result };
+      }
+      default: {
+        const never: never = input.mode;
+        throw new SvcError('invalid_input', `mode: unknown mode ${never}`);
+      }
+    }
+  },
+  toModelOutput(result) {
+    if (result.mode === 'text') return renderGrep(result as GrepResult);
+    const line = (s: SymbolInfo) =>
+      `${'  '.repeat(s.depth)}${s.kind} ${s.name_path} (lines ${s.start_line}–${s.end_line}) key=${s.symbol_key}`;
+    if (result.mode === 'symbol-overview') {
+      const overview = result as OverviewResult;
+      if (overview.files.length === 0) return `No symbols found under ${overview.path}.`;
+      const text = overview.files
+        .map((f) => `${f.path}:\n${f.symbols.map((s) => `  ${line(s)}`).join('\n')}`)
+        .join('\n\n');
+      return `${text}${overview.truncated ? '\n(truncated: give a narrower path)' : ''}`;
+    }
+    const lookup = result as LookupResult;
+    if (lookup.symbols.length === 0) return 'No symbol matches.';
+    return lookup.symbols
+      .map((s) => `${s.path}: ${line({ ...s, depth: 0 })}${s.body === undefined ? '' : `\n${s.body}`}`)
+      .join('\n\n');
+  },
+});

@@ -1,0 +1,155 @@
+/**
+ * The one pipeline every file mutation goes through: mutation guards, an approval request that
+ * shows the diff, a re-check that nothing changed on disk while the operator decided, the atomic
+ * write, file history, read tracking and the `file.changed` event. Several files can change in
+ * one approval (a rename across files).
+ * @module
+ */
+import { existsSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { SvcError } from '../errors';
+import type { EventBus } from '../events/bus';
+import type { SessionEventPayloads } from '../events/types';
+import { approve, type MutationGuard, type OpContext } from './context';
+import { type DiffResult, unifiedDiff } from './diff';
+import type { FileChange, FileHistory } from './file-history';
+import { atomicWrite, sha256 } from './file-io';
+import type { ResolvedPath } from './paths';
+import type { ReadTracker } from './read-tracker';
+
+export interface PendingChange {
+  target: ResolvedPath;
+  /** Content on disk when the change was computed; null when the file does not exist. */
+  before: Buffer | null;
+  /** New content; null deletes the file. */
+  after: Buffer | string | null;
+  binary?: boolean;
+}
+
+export interface AppliedChange {
+  path: string;
+  change: 'create' | 'modify' | 'delete';
+  additions: number;
+  deletions: number;
+  diff: string;
+  history_id: number;
+}
+
+export interface ChangeCommitter {
+  /** Run guards, ask with the combined diff, verify, write, record. All-or-nothing before the writes. */
+  commit(
+    changes: PendingChange[],
+    ctx: OpContext,
+    prompt: { title: string; scope?: string; details?: Record<string, unknown> },
+  ): Promise<AppliedChange[]>;
+  /** Check guards for these paths without changing anything (before doing expensive work). */
+  guard(tool: string, sessionId: string | undefined, paths: string[]): void;
+}
+
+export function createChangeCommitter(deps: {
+  guards: () => readonly MutationGuard[];
+  history: FileHistory;
+  reads: ReadTracker;
+  bus: EventBus;
+}): ChangeCommitter {
+  const guard = (tool: string, sessionId: string | undefined, paths: string[]) => {
+    for (const check of deps.guards()) check({ tool, sessionId, paths });
+  };
+
+  return {
+    guard,
+    async commit(changes, ctx, prompt) {
+      const paths = changes.map((c) => c.target.rel);
+      // Guards (hard workspace claims) speak workspace-relative paths; outside ones (when allowed) are not theirs.
+      const guarded = changes.filter((c) => c.target.inside).map((c) => c.target.rel);
+      guard(ctx.tool, ctx.sessionId, guarded);
+      const diffs: DiffResult[] = [];
+      for (const change of changes) diffs.push(await diffOf(change));
+      const combined = diffs.map((d) => d.diff).join('');
+      await approve(ctx, {
+        title: prompt.title,
+        scope: prompt.scope ?? (paths.length === 1 ? paths[0] : undefined),
+        details: {
+          paths,
+          diff: combined,
+          additions: diffs.reduce((n, d) => n + d.additions, 0),
+          deletions: diffs.reduce((n, d) => n + d.deletions, 0),
+          ...prompt.details,
+        },
+      });
+      // The operator may have taken a while: hard claims could have appeared, files could have moved.
+      guard(ctx.tool, ctx.sessionId, guarded);
+      for (const change of changes) verifyUnchanged(change);
+
+      const applied: AppliedChange[] = [];
+      for (const [index, change] of changes.entries()) {
+        const kind = change.before === null ? 'create' : change.after === null ? 'delete' : 'modify';
+        if (change.after === null) unlinkSync(change.target.abs);
+        else atomicWrite(change.target.abs, change.after);
+        const record: FileChange = deps.history.record({
+          sessionId: ctx.sessionId,
+          runId: ctx.runId,
+          tool: ctx.tool,
+          path: change.target.rel,
+          change: kind,
+          before: change.before,
+          after: change.after,
+          binary: change.binary,
+        });
+        if (ctx.sessionId && change.after !== null) {
+          deps.reads.record(ctx.sessionId, change.target.rel, {
+            sha256: sha256(change.after),
+            size: Buffer.byteLength(change.after),
+            mtimeMs: statSync(change.target.abs).mtimeMs,
+          });
+        }
+        if (ctx.sessionId) {
+          const payload: SessionEventPayloads['file.changed'] = {
+            session_id: ctx.sessionId,
+            tool: ctx.tool,
+            path: change.target.rel,
+            change: kind,
+            ...(ctx.runId ? { run_id: ctx.runId } : {}),
+          };
+          deps.bus.publish(ctx.sessionId, 'file.changed', payload);
+        }
+        applied.push({
+          path: change.target.rel,
+          change: kind,
+          additions: diffs[index].additions,
+          deletions: diffs[index].deletions,
+          diff: diffs[index].diff,
+          history_id: record.id,
+        });
+      }
+      return applied;
+    },
+  };
+}
+
+async function diffOf(change: PendingChange): Promise<DiffResult> {
+  const after =
+    change.after === null ? null : Buffer.isBuffer(change.after) ? change.after : Buffer.from(change.after);
+  if (change.binary) {
+    const size = (b: Buffer | null) => (b === null ? 'absent' : `${b.length} bytes`);
+    return {
+      diff: `Binary file ${change.target.rel}: ${size(change.before)} → ${size(after)}\n`,
+      additions: 0,
+      deletions: 0,
+      truncated: false,
+    };
+  }
+  return unifiedDiff(change.target.rel, change.before?.toString('utf8') ?? '', after?.toString('utf8') ?? '');
+}
+
+function verifyUnchanged(change: PendingChange): void {
+  const exists = existsSync(change.target.abs);
+  const now = exists ? readFileSync(change.target.abs) : null;
+  const same = change.before === null ? !exists : now?.equals(change.before);
+  if (!same) {
+    throw new SvcError(
+      'conflict',
+      `${change.target.rel} changed on disk while the change was waiting for approval; view it again and redo the change`,
+      { details: { path: change.target.rel, reason: 'changed_during_approval' } },
+    );
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Low-level file helpers for the workspace: content hashes, binary and image sniffing, and atomic
+ * writes (temp file in the same directory, then rename) that keep the file's mode.
+ * @module
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+export function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** A NUL byte in the first 8 KiB is the same test git and ripgrep use. */
+export function looksBinary(buffer: Buffer): boolean {
+  const end = Math.min(buffer.length, 8192);
+  for (let i = 0; i < end; i++) if (buffer[i] === 0) return true;
+  return false;
+}
+
+/** Media type of a raster image the models accept, from its magic bytes. */
+export function imageMediaType(buffer: Buffer): string | undefined {
+  if (
+    buffer.length >= 8 &&
+    buffer.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
+  )
+    return 'image/png';
+  if (buffer.length >= 3 && buffer[0] === 0xff && buffer[1] === 0xd8 && buffer[2] === 0xff)
+    return 'image/jpeg';
+  if (buffer.length >= 6 && /^GIF8[79]a$/.test(buffer.subarray(0, 6).toString('latin1'))) return 'image/gif';
+  if (
+    buffer.length >= 12 &&
+    buffer.subarray(0, 4).toString('latin1') === 'RIFF' &&
+    buffer.subarray(8, 12).toString('latin1') === 'WEBP'
+  )
+    return 'image/webp';
+  return undefined;
+}
+
+/** Write a file atomically; creates parent directories; keeps the mode of a file it replaces. */
+export function atomicWrite(path: string, data: string | Buffer): void {
+  // Write through a symlink to its target rather than replacing the link with a file.
+  const abs = existsSync(path) ? realpathSync(path) : path;
+  const dir = dirname(abs);
+  mkdirSync(dir, { recursive: true });
+  let mode: number | undefined;
+  try {
+    mode = statSync(abs).mode & 0o7777;
+  } catch {
+    mode = undefined;
+  }
+  const temp = join(dir, `.${basename(abs)}.svc-${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    writeFileSync(temp, data);
+    if (mode !== undefined) chmodSync(temp, mode);
+    renameSync(temp, abs);
+  } catch (error) {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // already gone
+    }
+    throw error;
+  }
+}
+
+/** Line ending used by the file: CRLF when it has any `\r\n`, else LF. */
+export function lineEnding(text: string): '\r\n' | '\n' {
+  return text.includes('\r\n') ? '\r\n' : '\n';
+}

@@ -1,0 +1,388 @@
+/**
+ * File reads and edits: `view` (numbered lines, images as data), `write`, exact-string `edit` and
+ * `multiedit`. Reads are tracked per session; an edit or overwrite of a file the session has not
+ * read, or that changed on disk since it did, is refused. Every change goes through the change
+ * committer (guards, approval with the diff, history, events).
+ * @module
+ */
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { SvcError } from '../errors';
+import type { OpContext } from './context';
+import type { AppliedChange, ChangeCommitter } from './file-changes';
+import { imageMediaType, looksBinary, sha256 } from './file-io';
+import type { PathResolver, ResolvedPath } from './paths';
+import type { ReadTracker } from './read-tracker';
+import { replaceExact } from './text-replace';
+
+export const VIEW_LIMITS = {
+  defaultLines: 400,
+  maxLines: 2000,
+  maxLineChars: 2000,
+  maxOutputChars: 100_000,
+  maxTextBytes: 50 * 1024 * 1024,
+  maxImageBytes: 5 * 1024 * 1024,
+} as const;
+
+export interface TextView {
+  kind: 'text';
+  path: string;
+  total_lines: number;
+  /** 1-based number of the first line shown (0 when nothing is shown). */
+  start_line: number;
+  end_line: number;
+  /** Lines as `<number>\t<text>`, long lines cut. */
+  content: string;
+  truncated: boolean;
+  /** 0-based offset to pass to continue reading; present when truncated. */
+  next_offset?: number;
+}
+
+export interface ImageView {
+  kind: 'image';
+  path: string;
+  media_type: string;
+  size_bytes: number;
+  /** Base64 image data. */
+  data: string;
+}
+
+export interface EditOutcome {
+  path: string;
+  change: 'create' | 'modify' | 'delete' | 'none';
+  replacements?: number;
+  additions: number;
+  deletions: number;
+  diff: string;
+  history_id?: number;
+}
+
+export interface LoadedFile {
+  target: ResolvedPath;
+  buffer: Buffer;
+  text: string;
+}
+
+export interface FileOps {
+  view(
+    input: { path: string; offset?: number; limit?: number },
+    ctx: OpContext,
+  ): Promise<TextView | ImageView>;
+  write(input: { path: string; content: string }, ctx: OpContext): Promise<EditOutcome>;
+  edit(
+    input: { path: string; old_string: string; new_string: string; replace_all?: boolean },
+    ctx: OpContext,
+  ): Promise<EditOutcome>;
+  multiedit(
+    input: { path: string; edits: { old_string: string; new_string: string; replace_all?: boolean }[] },
+    ctx: OpContext,
+  ): Promise<EditOutcome>;
+  /** Load an existing text file for editing, enforcing read-before-edit and staleness for the session. */
+  loadForEdit(path: string, ctx: OpContext, field?: string): LoadedFile;
+  /** Record that the session has seen the file as it is now. */
+  markRead(sessionId: string | undefined, target: ResolvedPath, buffer: Buffer): void;
+}
+
+export function createFileOps(deps: {
+  paths: PathResolver;
+  reads: ReadTracker;
+  changes: ChangeCommitter;
+}): FileOps {
+  const markRead = (sessionId: string | undefined, target: ResolvedPath, buffer: Buffer) => {
+    if (!sessionId) return;
+    deps.reads.record(sessionId, target.rel, {
+      sha256: sha256(buffer),
+      size: buffer.length,
+      mtimeMs: statSync(target.abs).mtimeMs,
+    });
+  };
+
+  const checkFresh = (ctx: OpContext, target: ResolvedPath, buffer: Buffer, verb: string) => {
+    if (!ctx.sessionId) return; // the operator's own call (CLI, HTTP, MCP): nothing to protect against
+    const record = deps.reads.get(ctx.sessionId, target.rel);
+    if (!record) {
+      throw new SvcError(
+        'conflict',
+        `${target.rel} has not been read in this session; view it before you ${verb} it, so the change is based on its current content`,
+        { details: { path: target.rel, reason: 'not_read' } },
+      );
+    }
+    if (record.sha256 !== sha256(buffer)) {
+      throw new SvcError(
+        'conflict',
+        `${target.rel} changed on disk since this session last read it; view it again, then redo the ${verb} against the current content`,
+        { details: { path: target.rel, reason: 'stale_read', read_at: record.read_at } },
+      );
+    }
+  };
+
+  const loadText = (target: ResolvedPath, field: string): LoadedFile => {
+    const stat = statOrUndefined(target.abs);
+    if (!stat) throw notFound(target, field);
+    if (stat.isDirectory()) {
+      throw new SvcError(
+        'invalid_input',
+        `${field}: ${target.rel} is a directory, not a file; use ls to list it`,
+      );
+    }
+    if (stat.size > VIEW_LIMITS.maxTextBytes) {
+      throw new SvcError(
+        'invalid_input',
+        `${field}: ${target.rel} is ${stat.size} bytes, more than the ${VIEW_LIMITS.maxTextBytes} a file tool handles; use grep or bash (head, tail, sed -n) on it`,
+      );
+    }
+    const buffer = readFileSync(target.abs);
+    if (looksBinary(buffer)) {
+      throw new SvcError(
+        'invalid_input',
+        `${field}: ${target.rel} is a binary file; it cannot be edited as text`,
+      );
+    }
+    return { target, buffer, text: buffer.toString('utf8') };
+  };
+
+  const loadForEdit = (path: string, ctx: OpContext, field = 'path'): LoadedFile => {
+    const target = deps.paths.resolve(path, field);
+    const file = loadText(target, field);
+    checkFresh(ctx, target, file.buffer, ctx.tool === 'write' ? 'overwrite' : 'edit');
+    return file;
+  };
+
+  const outcome = (applied: AppliedChange, replacements?: number): EditOutcome => ({
+    path: applied.path,
+    change: applied.change,
+    ...(replacements === undefined ? {} : { replacements }),
+    additions: applied.additions,
+    deletions: applied.deletions,
+    diff: applied.diff,
+    history_id: applied.history_id,
+  });
+
+  const commitText = async (
+    file: { target: ResolvedPath; buffer: Buffer | null },
+    after: string,
+    ctx: OpContext,
+    title: string,
+    replacements?: number,
+  ): Promise<EditOutcome> => {
+    if (file.buffer !== null && file.buffer.toString('utf8') === after) {
+      return { path: file.target.rel, change: 'none', additions: 0, deletions: 0, diff: '' };
+    }
+    const [applied] = await deps.changes.commit([{ target: file.target, before: file.buffer, after }], ctx, {
+      title,
+    });
+    return outcome(applied, replacements);
+  };
+
+  // Edits of one file run one at a time: parallel tool calls on the same file then each see the
+  // previous one's result instead of failing as stale.
+  const locks = new Map<string, Promise<unknown>>();
+  const serialized = <T>(path: string, fn: () => Promise<T>): Promise<T> => {
+    const key = deps.paths.resolve(path).abs;
+    const previous = locks.get(key) ?? Promise.resolve();
+    const run = previous.then(fn, fn);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    locks.set(key, settled);
+    void settled.then(() => {
+      if (locks.get(key) === settled) locks.delete(key);
+    });
+    return run;
+  };
+
+  return {
+    loadForEdit,
+    markRead,
+    async view(input, ctx) {
+      const target = deps.paths.resolve(input.path);
+      const stat = statOrUndefined(target.abs);
+      if (!stat) throw notFound(target, 'path');
+      if (stat.isDirectory()) {
+        throw new SvcError('invalid_input', `path: ${target.rel} is a directory; use ls to list it`);
+      }
+      const head = readHead(target.abs);
+      const media = imageMediaType(head);
+      if (media) {
+        if (stat.size > VIEW_LIMITS.maxImageBytes) {
+          throw new SvcError(
+            'invalid_input',
+            `path: ${target.rel} is a ${stat.size}-byte image; view attaches images up to ${VIEW_LIMITS.maxImageBytes} bytes`,
+          );
+        }
+        const buffer = readFileSync(target.abs);
+        markRead(ctx.sessionId, target, buffer);
+        return {
+          kind: 'image',
+          path: target.rel,
+          media_type: media,
+          size_bytes: buffer.length,
+          data: buffer.toString('base64'),
+        };
+      }
+      if (looksBinary(head)) {
+        throw new SvcError(
+          'invalid_input',
+          `path: ${target.rel} is a binary file (${stat.size} bytes); view shows text and images (png, jpeg, gif, webp) only`,
+        );
+      }
+      const file = loadText(target, 'path');
+      markRead(ctx.sessionId, target, file.buffer);
+      return renderLines(target.rel, file.text, input.offset ?? 0, input.limit ?? VIEW_LIMITS.defaultLines);
+    },
+
+    write: (input, ctx) =>
+      serialized(input.path, async () => {
+        const target = deps.paths.resolve(input.path);
+        const stat = statOrUndefined(target.abs);
+        if (stat?.isDirectory()) {
+          throw new SvcError('invalid_input', `path: ${target.rel} is a directory; give a file path`);
+        }
+        let before: Buffer | null = null;
+        if (stat) {
+          before = readFileSync(target.abs);
+          checkFresh(ctx, target, before, 'overwrite');
+        }
+        return commitText({ target, buffer: before }, input.content, ctx, `write ${target.rel}`);
+      }),
+
+    edit: (input, ctx) =>
+      serialized(input.path, async () => {
+        if (input.old_string === '') {
+          // Creating a file with edit: allowed only when it does not exist (or is empty).
+          const target = deps.paths.resolve(input.path);
+          const existing = existsSync(target.abs) ? readFileSync(target.abs) : null;
+          if (existing && existing.length > 0) {
+            throw new SvcError(
+              'invalid_input',
+              `old_string: empty, but ${target.rel} already exists and is not empty; give the exact text to replace, or use write to replace the whole file`,
+            );
+          }
+          if (existing) checkFresh(ctx, target, existing, 'edit');
+          return commitText({ target, buffer: existing }, input.new_string, ctx, `edit ${target.rel}`);
+        }
+        const file = loadForEdit(input.path, ctx);
+        const result = replaceExact(file.text, input.old_string, input.new_string, {
+          replaceAll: input.replace_all ?? false,
+          path: file.target.rel,
+        });
+        return commitText(file, result.content, ctx, `edit ${file.target.rel}`, result.replacements);
+      }),
+
+    multiedit: (input, ctx) =>
+      serialized(input.path, async () => {
+        if (input.edits.length === 0) throw new SvcError('invalid_input', 'edits: give at least one edit');
+        const file = loadForEdit(input.path, ctx);
+        let content = file.text;
+        let replacements = 0;
+        for (const [index, edit] of input.edits.entries()) {
+          const previous = index === 0 ? '' : ` (after applying edits[0]–edits[${index - 1}])`;
+          try {
+            const result = replaceExact(content, edit.old_string, edit.new_string, {
+              replaceAll: edit.replace_all ?? false,
+              path: file.target.rel,
+              field: `edits[${index}]`,
+            });
+            content = result.content;
+            replacements += result.replacements;
+          } catch (error) {
+            if (SvcError.is(error) && previous) {
+              throw new SvcError(error.code, `${error.message}${previous}; no edit was applied`, {
+                details: error.details,
+              });
+            }
+            throw error;
+          }
+        }
+        return commitText(
+          file,
+          content,
+          ctx,
+          `multiedit ${file.target.rel} (${input.edits.length} edit${input.edits.length > 1 ? 's' : ''})`,
+          replacements,
+        );
+      }),
+  };
+}
+
+export function renderLines(path: string, text: string, offset: number, limit: number): TextView {
+  const lines = text.split('\n');
+  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  const total = lines.length;
+  const count = Math.min(Math.max(limit, 1), VIEW_LIMITS.maxLines);
+  if (offset > 0 && offset >= total) {
+    throw new SvcError(
+      'invalid_input',
+      `offset: ${offset} is past the end of ${path}, which has ${total} line${total === 1 ? '' : 's'}`,
+    );
+  }
+  const out: string[] = [];
+  let chars = 0;
+  let index = offset;
+  for (; index < total && index < offset + count; index++) {
+    let line = lines[index].endsWith('\r') ? lines[index].slice(0, -1) : lines[index];
+    if (line.length > VIEW_LIMITS.maxLineChars) {
+      line = `${line.slice(0, VIEW_LIMITS.maxLineChars)}… [line cut: ${line.length - VIEW_LIMITS.maxLineChars} more characters]`;
+    }
+    const numbered = `${String(index + 1).padStart(6, ' ')}\t${line}`;
+    if (chars + numbered.length > VIEW_LIMITS.maxOutputChars && out.length > 0) break;
+    out.push(numbered);
+    chars += numbered.length + 1;
+  }
+  const truncated = index < total;
+  return {
+    kind: 'text',
+    path,
+    total_lines: total,
+    start_line: out.length ? offset + 1 : 0,
+    end_line: out.length ? index : 0,
+    content: out.join('\n'),
+    truncated,
+    ...(truncated ? { next_offset: index } : {}),
+  };
+}
+
+function readHead(abs: string): Buffer {
+  const fd = openSync(abs, 'r');
+  try {
+    const buffer = Buffer.alloc(8192);
+    const read = readSync(fd, buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, read);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function statOrUndefined(abs: string) {
+  try {
+    return statSync(abs);
+  } catch {
+    return undefined;
+  }
+}
+
+/** not_found with the names of similar files in the same directory, when there are any. */
+function notFound(target: ResolvedPath, field: string): SvcError {
+  const dir = dirname(target.abs);
+  const wanted = basename(target.abs).toLowerCase();
+  const stem = wanted.replace(/\.[^.]+$/, '');
+  let similar: string[] = [];
+  try {
+    similar = readdirSync(dir)
+      .filter((name) => {
+        const lower = name.toLowerCase();
+        const other = lower.replace(/\.[^.]+$/, '');
+        return (stem.length >= 3 && lower.includes(stem)) || (other.length >= 3 && stem.includes(other));
+      })
+      .slice(0, 5);
+  } catch {
+    // the directory does not exist either
+  }
+  const hint = similar.length
+    ? `; similar names in that directory: ${similar.join(', ')}`
+    : '; check the path with ls or glob';
+  return new SvcError('not_found', `${field}: ${target.rel} does not exist${hint}`, {
+    details: { path: target.rel, similar },
+  });
+}

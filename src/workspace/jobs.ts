@@ -1,0 +1,259 @@
+/**
+ * Background jobs: `bash` with `run_in_background` starts a command in its own process group and
+ * returns at once; `job_output` reads what it printed since the last read (optionally waiting for
+ * it to finish), `job_kill` stops the group. Output is appended to `<dataDir>/jobs/<id>.log`.
+ * Jobs belong to this process: `app.close()` stops every one still running.
+ * @module
+ */
+import { closeSync, mkdirSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SvcError } from '../errors';
+import type { Redactor } from '../redact';
+import type { Clock, Ids } from '../util/ids';
+import { approve, type OpContext } from './context';
+import { pruneOldFiles, type SpawnedCommand, spawnShell } from './process';
+
+export const MAX_RUNNING_JOBS = 16;
+export const MAX_JOB_WAIT_SECONDS = 120;
+
+export type JobStatus = 'running' | 'exited' | 'killed';
+
+export interface JobInfo {
+  job_id: string;
+  command: string;
+  session_id: string | null;
+  pid: number | undefined;
+  status: JobStatus;
+  exit_code: number | null;
+  started_at: number;
+  ended_at: number | null;
+  output_bytes: number;
+  output_file: string;
+}
+
+export interface JobOutput extends JobInfo {
+  output: string;
+  /** Byte offset the returned output starts at. */
+  offset: number;
+  /** Pass as `offset` to read from where this read stopped. */
+  next_offset: number;
+  /** Output between `offset` and the returned text that was skipped to stay under the cap. */
+  skipped_bytes: number;
+}
+
+interface Job {
+  id: string;
+  command: string;
+  sessionId?: string;
+  cwd: string;
+  proc: SpawnedCommand;
+  pid: number | undefined;
+  status: JobStatus;
+  exitCode: number | null;
+  startedAt: number;
+  endedAt: number | null;
+  logPath: string;
+  fd: number | undefined;
+  bytes: number;
+  readOffset: number;
+  done: Promise<void>;
+}
+
+export interface Jobs {
+  start(input: {
+    command: string;
+    cwd: string;
+    env: Record<string, string | undefined>;
+    sessionId?: string;
+  }): { id: string; pid: number | undefined; logPath: string };
+  output(
+    jobId: string,
+    options: {
+      sessionId?: string;
+      offset?: number;
+      waitSeconds?: number;
+      maxBytes: number;
+      signal?: AbortSignal;
+    },
+  ): Promise<JobOutput>;
+  kill(jobId: string, options: { sessionId?: string; maxBytes: number; ctx?: OpContext }): Promise<JobOutput>;
+  list(sessionId?: string): JobInfo[];
+  /** Stop every running job (app.close). */
+  stopAll(): Promise<void>;
+}
+
+export function createJobs(deps: { dataDir: string; ids: Ids; clock: Clock; redactor: Redactor }): Jobs {
+  const jobs = new Map<string, Job>();
+
+  const info = (job: Job): JobInfo => ({
+    job_id: job.id,
+    command: job.command,
+    session_id: job.sessionId ?? null,
+    pid: job.pid,
+    status: job.status,
+    exit_code: job.exitCode,
+    started_at: job.startedAt,
+    ended_at: job.endedAt,
+    output_bytes: job.bytes,
+    output_file: job.logPath,
+  });
+
+  const find = (jobId: string, sessionId?: string) => {
+    const job = jobs.get(jobId);
+    if (!job) {
+      const known = [...jobs.values()]
+        .filter((j) => !sessionId || j.sessionId === sessionId)
+        .map((j) => j.id);
+      throw new SvcError(
+        'not_found',
+        `job_id: no background job "${jobId}"${known.length ? `; known jobs: ${known.join(', ')}` : ' (jobs end with the svc process that started them)'}`,
+      );
+    }
+    if (sessionId && job.sessionId && job.sessionId !== sessionId) {
+      throw new SvcError('forbidden', `job_id: job "${jobId}" belongs to another session`);
+    }
+    return job;
+  };
+
+  const read = (job: Job, offset: number | undefined, maxBytes: number): JobOutput => {
+    const from = Math.max(0, Math.min(offset ?? job.readOffset, job.bytes));
+    let start = from;
+    let skipped = 0;
+    // Without an explicit offset the newest output matters most: keep the tail under the cap.
+    if (offset === undefined && job.bytes - from > maxBytes) {
+      skipped = job.bytes - from - maxBytes;
+      start = from + skipped;
+    }
+    const end = Math.min(job.bytes, start + maxBytes);
+    let text = '';
+    if (end > start) {
+      const fd = openSync(job.logPath, 'r');
+      try {
+        const buffer = Buffer.alloc(end - start);
+        const n = readSync(fd, buffer, 0, buffer.length, start);
+        text = buffer.subarray(0, n).toString('utf8');
+      } finally {
+        closeSync(fd);
+      }
+    }
+    job.readOffset = Math.max(job.readOffset, end);
+    return {
+      ...info(job),
+      output: deps.redactor.string(text),
+      offset: from,
+      next_offset: end,
+      skipped_bytes: skipped,
+    };
+  };
+
+  return {
+    start(input) {
+      const running = [...jobs.values()].filter((j) => j.status === 'running').length;
+      if (running >= MAX_RUNNING_JOBS) {
+        throw new SvcError(
+          'conflict',
+          `${running} background jobs are already running; stop one with job_kill before starting another`,
+        );
+      }
+      const id = deps.ids.next('job');
+      const dir = join(deps.dataDir, 'jobs');
+      mkdirSync(dir, { recursive: true });
+      pruneOldFiles(dir);
+      const logPath = join(dir, `${id}.log`);
+      const fd = openSync(logPath, 'w');
+      const job = {
+        id,
+        command: input.command,
+        sessionId: input.sessionId,
+        cwd: input.cwd,
+        status: 'running',
+        exitCode: null,
+        startedAt: deps.clock.now(),
+        endedAt: null,
+        logPath,
+        fd,
+        bytes: 0,
+        readOffset: 0,
+      } as unknown as Job;
+      job.proc = spawnShell(input.command, {
+        cwd: input.cwd,
+        env: input.env,
+        onOutput: (chunk) => {
+          if (job.fd === undefined) return;
+          writeSync(job.fd, chunk);
+          job.bytes += chunk.length;
+        },
+      });
+      job.pid = job.proc.child.pid;
+      job.done = job.proc.exited.then((exit) => {
+        if (job.status === 'running') job.status = 'exited';
+        job.exitCode = exit.code;
+        job.endedAt = deps.clock.now();
+        if (job.fd !== undefined) closeSync(job.fd);
+        job.fd = undefined;
+        job.bytes = safeSize(logPath, job.bytes);
+        job.proc.reap();
+      });
+      jobs.set(id, job);
+      return { id, pid: job.pid, logPath };
+    },
+
+    async output(jobId, options) {
+      const job = find(jobId, options.sessionId);
+      const wait = Math.min(options.waitSeconds ?? 0, MAX_JOB_WAIT_SECONDS);
+      if (wait > 0 && job.status === 'running') {
+        const controller = new AbortController();
+        const signals = [controller.signal, ...(options.signal ? [options.signal] : [])];
+        await Promise.race([
+          job.done,
+          sleep(wait * 1000, undefined, { signal: AbortSignal.any(signals) }).catch(() => {}),
+        ]);
+        controller.abort();
+        if (options.signal?.aborted) throw new SvcError('cancelled', 'job_output was cancelled');
+      }
+      return read(job, options.offset, options.maxBytes);
+    },
+
+    async kill(jobId, options) {
+      const job = find(jobId, options.sessionId);
+      if (job.status === 'running' && options.ctx) {
+        await approve(options.ctx, {
+          title: `job_kill ${job.id}: ${job.command.length > 80 ? `${job.command.slice(0, 79)}…` : job.command}`,
+          scope: 'jobs',
+          details: { job_id: job.id, command: job.command, pid: job.pid ?? null },
+        });
+      }
+      if (job.status === 'running') {
+        job.status = 'killed';
+        await job.proc.kill();
+        await job.done;
+      }
+      return read(job, undefined, options.maxBytes);
+    },
+
+    list(sessionId) {
+      return [...jobs.values()].filter((j) => !sessionId || j.sessionId === sessionId).map(info);
+    },
+
+    async stopAll() {
+      await Promise.all(
+        [...jobs.values()]
+          .filter((j) => j.status === 'running')
+          .map(async (job) => {
+            job.status = 'killed';
+            await job.proc.kill();
+            await job.done;
+          }),
+      );
+    },
+  };
+}
+
+function safeSize(path: string, fallback: number): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return fallback;
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Path containment for every workspace operation. A path is resolved against the workspace root
+ * and refused when it lands outside it, lexically (`../x`, `/etc/x`) or through a symlink whose
+ * real target is outside, unless `permissions.allow_outside_workspace` lifts the rule.
+ * @module
+ */
+import { existsSync, lstatSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { SvcError } from '../errors';
+
+export interface ResolvedPath {
+  /** Absolute path as given (symlinks not followed), used for I/O. */
+  abs: string;
+  /** Workspace-relative with forward slashes ('.' for the root); the absolute path when outside. */
+  rel: string;
+  /** True when the real location is inside the workspace. */
+  inside: boolean;
+}
+
+export interface PathResolver {
+  readonly root: string;
+  /** The root with symlinks resolved (what `pwd -P` and realpath report). */
+  readonly realRoot: string;
+  /**
+   * Resolve a user- or model-supplied path. `field` names the input field in errors.
+   * Throws `forbidden` when the path is outside the workspace and that is not allowed.
+   */
+  resolve(input: string, field?: string, options?: { cwd?: string }): ResolvedPath;
+  /** Is this absolute path (after following symlinks) inside the workspace? */
+  contains(abs: string): boolean;
+  /** Workspace-relative display form of an absolute path. */
+  display(abs: string): string;
+}
+
+export function createPathResolver(deps: {
+  root: string;
+  home?: string;
+  allowOutside: () => boolean;
+}): PathResolver {
+  const root = resolve(deps.root);
+  const realRoot = safeRealpath(root);
+
+  const lexicallyInside = (base: string, abs: string) => {
+    const rel = relative(base, abs);
+    return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+  };
+
+  const contains = (abs: string) => lexicallyInside(realRoot, realpathOfDeepest(abs));
+
+  const display = (abs: string) => {
+    // Real paths (from `pwd -P`, realpath) are shown relative to the real root.
+    const base = lexicallyInside(root, abs) ? root : lexicallyInside(realRoot, abs) ? realRoot : undefined;
+    if (!base) return abs;
+    const rel = relative(base, abs);
+    return rel === '' ? '.' : rel.split(sep).join('/');
+  };
+
+  return {
+    root,
+    realRoot,
+    contains,
+    display,
+    resolve(input, field = 'path', options = {}) {
+      if (typeof input !== 'string' || input.trim() === '') {
+        throw new SvcError('invalid_input', `${field}: a path is required`);
+      }
+      if (input.includes('\0')) throw new SvcError('invalid_input', `${field}: the path contains a NUL byte`);
+      let expanded = input;
+      if (deps.home && (input === '~' || input.startsWith('~/'))) expanded = join(deps.home, input.slice(1));
+      const abs = resolve(options.cwd ?? root, expanded);
+      const lexical = lexicallyInside(root, abs);
+      const real = realpathOfDeepest(abs);
+      const inside = lexicallyInside(realRoot, real);
+      if (!inside && !deps.allowOutside()) {
+        const how = lexical
+          ? `resolves through a symlink to ${real}, which is outside the workspace ${root}`
+          : `is outside the workspace ${root}`;
+        throw new SvcError(
+          'forbidden',
+          `${field}: ${input} ${how}; use a path inside the workspace (or set permissions.allow_outside_workspace = true)`,
+          { details: { field, path: input, resolved: real, workspace: root } },
+        );
+      }
+      return { abs, rel: inside && lexical ? display(abs) : abs, inside };
+    },
+  };
+}
+
+/** realpath of the deepest existing ancestor, with the missing tail appended. */
+export function realpathOfDeepest(abs: string): string {
+  const tail: string[] = [];
+  let current = abs;
+  for (let hops = 0; ; ) {
+    const link = lstatOrUndefined(current);
+    if (link) {
+      let real: string;
+      if (link.isSymbolicLink() && !existsSync(current) && hops++ < 40) {
+        // A dangling symlink: writing through it creates its target, so the target is what counts.
+        real = realpathOfDeepest(resolve(dirname(current), readlinkSync(current)));
+      } else {
+        real = safeRealpath(current);
+      }
+      return tail.length ? join(real, ...tail.reverse()) : real;
+    }
+    const parent = dirname(current);
+    if (parent === current) return abs;
+    tail.push(basename(current));
+    current = parent;
+  }
+}
+
+function safeRealpath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,348 @@
+/**
+ * Listing and searching the workspace with ripgrep: `ls` (a tree), `glob` (file names, newest
+ * first) and `grep` (content). All honor .gitignore (inside or outside a git repository), show
+ * hidden files, and skip `.git/` and svc's own data directory.
+ * @module
+ */
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { SvcError } from '../errors';
+import type { OpContext } from './context';
+import type { PathResolver, ResolvedPath } from './paths';
+import { runRg } from './ripgrep';
+
+export const SEARCH_LIMITS = {
+  lsDefaultDepth: 3,
+  lsMaxEntries: 1000,
+  globDefault: 100,
+  grepDefault: 100,
+  maxResults: 2000,
+  maxLineChars: 500,
+} as const;
+
+export interface LsResult {
+  path: string;
+  /** Indented tree, directories with a trailing slash. */
+  tree: string;
+  files: number;
+  directories: number;
+  truncated: boolean;
+}
+
+export interface GlobResult {
+  pattern: string;
+  path: string;
+  /** Workspace-relative paths, most recently modified first. */
+  files: string[];
+  count: number;
+  truncated: boolean;
+}
+
+export interface GrepMatch {
+  path: string;
+  line: number;
+  text: string;
+  /** A context line around a match rather than a match. */
+  context?: boolean;
+}
+
+export interface GrepInput {
+  pattern: string;
+  path?: string;
+  glob?: string;
+  literal?: boolean;
+  case_insensitive?: boolean;
+  context?: number;
+  multiline?: boolean;
+  output_mode?: 'content' | 'files' | 'count';
+  limit?: number;
+}
+
+export interface GrepResult {
+  pattern: string;
+  path: string;
+  output_mode: 'content' | 'files' | 'count';
+  matches?: GrepMatch[];
+  files?: string[];
+  counts?: { path: string; count: number }[];
+  /** Matching lines found (content and count modes), files found (files mode). */
+  total: number;
+  truncated: boolean;
+}
+
+export interface SearchOps {
+  ls(
+    input: { path?: string; depth?: number; ignore?: string[]; limit?: number },
+    ctx: OpContext,
+  ): Promise<LsResult>;
+  glob(input: { pattern: string; path?: string; limit?: number }, ctx: OpContext): Promise<GlobResult>;
+  grep(input: GrepInput, ctx: OpContext): Promise<GrepResult>;
+  /** Files under a path (workspace-relative, sorted), optionally filtered by globs. */
+  files(
+    input: { path?: string; globs?: string[]; limit: number },
+    ctx: OpContext,
+  ): Promise<{ files: string[]; truncated: boolean; isFile: boolean }>;
+}
+
+export function createSearchOps(deps: { paths: PathResolver; dataDir: string }): SearchOps {
+  let ignoreFile: string | undefined;
+  // Anchored patterns in an --ignore-file are relative to ripgrep's cwd: the workspace root.
+  const baseArgs = () => {
+    if (!ignoreFile) {
+      const lines = ['.git/'];
+      const data = relative(deps.paths.root, deps.dataDir);
+      if (data && !data.startsWith('..')) lines.push(`/${data.split(sep).join('/')}/`);
+      mkdirSync(deps.dataDir, { recursive: true });
+      ignoreFile = join(deps.dataDir, 'search.ignore');
+      writeFileSync(ignoreFile, `${lines.join('\n')}\n`);
+    }
+    return ['--hidden', '--no-require-git', '--ignore-file', ignoreFile, '--no-config'];
+  };
+
+  const searchRoot = (path: string | undefined): { target: ResolvedPath; arg: string } => {
+    const target = deps.paths.resolve(path ?? '.');
+    let stat: ReturnType<typeof statSync> | undefined;
+    try {
+      stat = statSync(target.abs);
+    } catch {
+      throw new SvcError('not_found', `path: ${target.rel} does not exist; check it with ls`);
+    }
+    if (!stat) throw new SvcError('not_found', `path: ${target.rel} does not exist`);
+    return { target, arg: target.inside ? (target.rel === '.' ? '.' : target.rel) : target.abs };
+  };
+
+  // ripgrep prints `./x` for the root and `src/x` for a relative path; outside paths are absolute.
+  const clean = (p: string) => (p.startsWith('./') ? p.slice(2) : p);
+
+  const listFiles = async (args: string[], ctx: OpContext, maxBytes: number) => {
+    const result = await runRg(['--files', ...baseArgs(), ...args], {
+      cwd: deps.paths.root,
+      signal: ctx.signal,
+      maxBytes,
+    });
+    if (result.code === 2 && !result.stdout) throw rgError(result.stderr);
+    const files = result.stdout.split('\n').filter(Boolean).map(clean);
+    return { files, truncated: result.truncated };
+  };
+
+  return {
+    async files(input, ctx) {
+      const { target, arg } = searchRoot(input.path);
+      if (statSync(target.abs).isFile()) return { files: [target.rel], truncated: false, isFile: true };
+      const globs = (input.globs ?? []).flatMap((g) => ['--glob', g]);
+      const { files, truncated } = await listFiles([...globs, arg], ctx, 4 * 1024 * 1024);
+      files.sort();
+      return {
+        files: files.slice(0, input.limit),
+        truncated: truncated || files.length > input.limit,
+        isFile: false,
+      };
+    },
+
+    async ls(input, ctx) {
+      const { target, arg } = searchRoot(input.path);
+      const depth = input.depth ?? SEARCH_LIMITS.lsDefaultDepth;
+      const limit = input.limit ?? SEARCH_LIMITS.lsMaxEntries;
+      const globs = (input.ignore ?? []).flatMap((g) => ['--glob', `!${g}`]);
+      const { files, truncated: cut } = await listFiles([...globs, arg], ctx, 4 * 1024 * 1024);
+      const prefix = arg === '.' ? '' : `${clean(arg).replace(/\/$/, '')}/`;
+      const tree = buildTree(
+        files.map((f) => (f.startsWith(prefix) ? f.slice(prefix.length) : f)),
+        depth,
+        limit,
+      );
+      return {
+        path: target.rel,
+        tree: `${target.rel === '.' ? deps.paths.root : target.rel}/\n${tree.text}`,
+        files: tree.files,
+        directories: tree.directories,
+        truncated: tree.truncated || cut,
+      };
+    },
+
+    async glob(input, ctx) {
+      const { target, arg } = searchRoot(input.path);
+      const limit = input.limit ?? SEARCH_LIMITS.globDefault;
+      // Globs match paths relative to the searched directory: accept `./x` and absolute spellings too.
+      let pattern = input.pattern.replace(/^\.\//, '');
+      for (const base of [target.abs, deps.paths.root, deps.paths.realRoot]) {
+        if (pattern.startsWith(`${base}/`)) pattern = pattern.slice(base.length + 1);
+      }
+      const { files, truncated: cut } = await listFiles(['--glob', pattern, arg], ctx, 4 * 1024 * 1024);
+      const base = target.inside ? deps.paths.root : '';
+      const withTime = files.map((f) => {
+        let mtime = 0;
+        try {
+          mtime = statSync(base ? join(base, f) : f).mtimeMs;
+        } catch {
+          // vanished between listing and stat
+        }
+        return { f, mtime };
+      });
+      withTime.sort((a, b) => b.mtime - a.mtime || a.f.localeCompare(b.f));
+      return {
+        pattern: input.pattern,
+        path: target.rel,
+        files: withTime.slice(0, limit).map((x) => x.f),
+        count: files.length,
+        truncated: cut || files.length > limit,
+      };
+    },
+
+    async grep(input, ctx) {
+      const { target, arg } = searchRoot(input.path);
+      const mode = input.output_mode ?? 'content';
+      const limit = input.limit ?? SEARCH_LIMITS.grepDefault;
+      const args = [...baseArgs(), '--color', 'never', '--no-messages'];
+      if (input.literal) args.push('--fixed-strings');
+      if (input.case_insensitive) args.push('--ignore-case');
+      if (input.multiline) args.push('--multiline', '--multiline-dotall');
+      if (input.glob) args.push('--glob', input.glob);
+      if (mode === 'files') args.push('--files-with-matches');
+      else if (mode === 'count') args.push('--count-matches', '--with-filename');
+      else {
+        args.push('--line-number', '--with-filename', '--null', '--no-heading');
+        args.push('--max-columns', String(SEARCH_LIMITS.maxLineChars), '--max-columns-preview');
+        if (input.context) args.push('--context', String(input.context));
+      }
+      args.push('--regexp', input.pattern, '--', arg);
+      const result = await runRg(args, { cwd: deps.paths.root, signal: ctx.signal });
+      if (result.code === 2 && !result.stdout) throw rgError(result.stderr);
+      const lines = result.stdout.split('\n');
+      if (lines[lines.length - 1] === '') lines.pop();
+
+      if (mode === 'files') {
+        const files = lines.map(clean).sort();
+        return {
+          pattern: input.pattern,
+          path: target.rel,
+          output_mode: mode,
+          files: files.slice(0, limit),
+          total: files.length,
+          truncated: result.truncated || files.length > limit,
+        };
+      }
+      if (mode === 'count') {
+        const counts = lines
+          .map((l) => {
+            const at = l.lastIndexOf(':');
+            return { path: clean(l.slice(0, at)), count: Number(l.slice(at + 1)) };
+          })
+          .sort((a, b) => a.path.localeCompare(b.path));
+        return {
+          pattern: input.pattern,
+          path: target.rel,
+          output_mode: mode,
+          counts: counts.slice(0, limit),
+          total: counts.reduce((n, c) => n + c.count, 0),
+          truncated: result.truncated || counts.length > limit,
+        };
+      }
+      const matches: GrepMatch[] = [];
+      let total = 0;
+      for (const line of lines) {
+        const nul = line.indexOf('\0');
+        if (nul < 0) continue; // `--` separators between context groups
+        const path = clean(line.slice(0, nul));
+        const rest = line.slice(nul + 1);
+        const sepAt = rest.search(/[:-]/);
+        if (sepAt < 0) continue;
+        const isMatch = rest[sepAt] === ':';
+        if (isMatch) total++;
+        const match: GrepMatch = { path, line: Number(rest.slice(0, sepAt)), text: rest.slice(sepAt + 1) };
+        if (!isMatch) match.context = true;
+        matches.push(match);
+      }
+      matches.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
+      // Keep `limit` matches (with their context lines).
+      const kept: GrepMatch[] = [];
+      let seen = 0;
+      for (const m of matches) {
+        if (!m.context) {
+          if (seen === limit) break;
+          seen++;
+        } else if (seen === limit) break;
+        kept.push(m);
+      }
+      return {
+        pattern: input.pattern,
+        path: target.rel,
+        output_mode: mode,
+        matches: kept,
+        total,
+        truncated: result.truncated || total > limit,
+      };
+    },
+  };
+}
+
+function rgError(stderr: string): SvcError {
+  const message = stderr.trim().replace(/^rg: /, '') || 'ripgrep failed';
+  if (/regex parse error|error parsing glob|unclosed|invalid/i.test(message)) {
+    return new SvcError('invalid_input', `pattern: ${message}`);
+  }
+  return new SvcError('invalid_input', message);
+}
+
+interface Dir {
+  dirs: Map<string, Dir>;
+  files: string[];
+  count: number;
+}
+
+function buildTree(
+  files: string[],
+  depth: number,
+  limit: number,
+): { text: string; files: number; directories: number; truncated: boolean } {
+  const root: Dir = { dirs: new Map(), files: [], count: 0 };
+  for (const file of files) {
+    const parts = file.split('/');
+    let node = root;
+    node.count++;
+    for (const part of parts.slice(0, -1)) {
+      let next = node.dirs.get(part);
+      if (!next) {
+        next = { dirs: new Map(), files: [], count: 0 };
+        node.dirs.set(part, next);
+      }
+      next.count++;
+      node = next;
+    }
+    node.files.push(parts[parts.length - 1]);
+  }
+  const out: string[] = [];
+  let entries = 0;
+  let dirCount = 0;
+  let fileCount = 0;
+  let truncated = false;
+  const walk = (node: Dir, level: number) => {
+    const indent = '  '.repeat(level + 1);
+    for (const name of [...node.dirs.keys()].sort()) {
+      if (entries >= limit) {
+        truncated = true;
+        return;
+      }
+      const child = node.dirs.get(name)!;
+      entries++;
+      dirCount++;
+      if (level + 1 >= depth) {
+        out.push(`${indent}${name}/ (${child.count} file${child.count === 1 ? '' : 's'})`);
+      } else {
+        out.push(`${indent}${name}/`);
+        walk(child, level + 1);
+      }
+    }
+    for (const name of node.files.sort()) {
+      if (entries >= limit) {
+        truncated = true;
+        return;
+      }
+      entries++;
+      fileCount++;
+      out.push(`${indent}${name}`);
+    }
+  };
+  walk(root, 0);
+  return { text: out.join('\n'), files: fileCount, directories: dirCount, truncated };
+}

@@ -1,0 +1,76 @@
+/**
+ * The session todo list (`todos` tool): an ordered list of tasks with a status, replaced whole on
+ * each write so the model always states the full plan. Stored in svc.db per session.
+ * @module
+ */
+import type { Db } from '../store/db';
+import type { Clock } from '../util/ids';
+
+export type TodoStatus = 'pending' | 'in_progress' | 'completed' | 'cancelled';
+
+export interface Todo {
+  content: string;
+  status: TodoStatus;
+  /** Present-tense form shown while the task is in progress ("Running the tests"). */
+  active_form?: string;
+}
+
+export interface TodoList {
+  session_id: string;
+  todos: Todo[];
+  counts: Record<TodoStatus, number>;
+  updated_at: number | null;
+}
+
+export interface TodoStore {
+  get(sessionId: string): TodoList;
+  replace(sessionId: string, todos: Todo[]): TodoList;
+}
+
+interface Row {
+  content: string;
+  status: TodoStatus;
+  active_form: string | null;
+  updated_at: number;
+}
+
+export function createTodoStore(deps: { db: () => Db; clock: Clock }): TodoStore {
+  const get = (sessionId: string): TodoList => {
+    const rows = deps
+      .db()
+      .prepare(
+        'SELECT content, status, active_form, updated_at FROM session_todos WHERE session_id = ? ORDER BY position',
+      )
+      .all(sessionId) as Row[];
+    const todos = rows.map((r) => ({
+      content: r.content,
+      status: r.status,
+      ...(r.active_form ? { active_form: r.active_form } : {}),
+    }));
+    const counts = { pending: 0, in_progress: 0, completed: 0, cancelled: 0 };
+    for (const t of todos) counts[t.status]++;
+    return {
+      session_id: sessionId,
+      todos,
+      counts,
+      updated_at: rows.length ? Math.max(...rows.map((r) => r.updated_at)) : null,
+    };
+  };
+  return {
+    get,
+    replace(sessionId, todos) {
+      const db = deps.db();
+      const now = deps.clock.now();
+      db.transaction(() => {
+        db.prepare('DELETE FROM session_todos WHERE session_id = ?').run(sessionId);
+        const insert = db.prepare(
+          'INSERT INTO session_todos (session_id, position, content, status, active_form, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+        );
+        for (const [i, t] of todos.entries())
+          insert.run(sessionId, i, t.content, t.status, t.active_form ?? null, now);
+      })();
+      const list = get(sessionId);
+      return { ...list, updated_at: now };
+    },
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * The workspace service (`app.ws`): the only code that touches workspace files, processes and
+ * git. Every path goes through the resolver (containment, symlink escapes), every mutation through
+ * the mutation guards, and every file change into the per-session file history.
+ * @module
+ */
+import type { Config } from '../config/schema';
+import type { EventBus } from '../events/bus';
+import type { Redactor } from '../redact';
+import type { Db } from '../store/db';
+import type { Clock, Ids } from '../util/ids';
+import { type Checkpoints, createCheckpoints } from './checkpoints';
+import type { MutationGuard } from './context';
+import { type ChangeCommitter, createChangeCommitter } from './file-changes';
+import { createFileHistory, type FileHistory } from './file-history';
+import { createFileOps, type FileOps } from './files';
+import { createGitRunner } from './git';
+import { createJobs, type Jobs } from './jobs';
+import { createLanguageServers, type LanguageServers } from './lsp';
+import { createPathResolver, type PathResolver } from './paths';
+import { createReadTracker, type ReadTracker } from './read-tracker';
+import { createSearchOps, type SearchOps } from './search';
+import { createSemanticOps, type SemanticOps } from './semantic';
+import { createShell, type Shell } from './shell';
+import { createTodoStore, type TodoStore } from './todos';
+import { createWebOps, type WebOps } from './web';
+
+export interface Workspace {
+  readonly root: string;
+  readonly paths: PathResolver;
+  readonly files: FileOps;
+  readonly search: SearchOps;
+  /** tree-sitter symbols: overview, lookup, structural edits (rename across files…). */
+  readonly semantic: SemanticOps;
+  readonly shell: Shell;
+  readonly jobs: Jobs;
+  readonly web: WebOps;
+  readonly checkpoints: Checkpoints;
+  /** Per-session record of every file change, with before/after for diffs. */
+  readonly history: FileHistory;
+  /** What each session last read of each file (read-before-edit). */
+  readonly reads: ReadTracker;
+  /** The mutation pipeline (guards, approval with diff, history, events) for multi-file changes. */
+  readonly changes: ChangeCommitter;
+  readonly todos: TodoStore;
+  /** Language servers of `[lsp.<id>]`, for diagnostics. */
+  readonly lsp: LanguageServers;
+  /** Stop background jobs and language servers. */
+  close(): Promise<void>;
+}
+
+export function createWorkspace(deps: {
+  root: string;
+  dataDir: string;
+  env: Readonly<Record<string, string | undefined>>;
+  config: () => Config;
+  db: () => Db;
+  bus: EventBus;
+  clock: Clock;
+  ids: Ids;
+  redactor: Redactor;
+  fetch: typeof fetch;
+  guards: () => readonly MutationGuard[];
+}): Workspace {
+  const paths = createPathResolver({
+    root: deps.root,
+    home: deps.env.HOME,
+    allowOutside: () => deps.config().permissions.allow_outside_workspace,
+  });
+  const history = createFileHistory({ db: deps.db, clock: deps.clock });
+  const reads = createReadTracker({ db: deps.db, clock: deps.clock });
+  const changes = createChangeCommitter({ guards: deps.guards, history, reads, bus: deps.bus });
+  const jobs = createJobs({
+    dataDir: deps.dataDir,
+    ids: deps.ids,
+    clock: deps.clock,
+    redactor: deps.redactor,
+  });
+  const shell = createShell({
+    paths,
+    dataDir: deps.dataDir,
+    env: deps.env,
+    guards: deps.guards,
+    jobs,
+    ids: deps.ids,
+    clock: deps.clock,
+    redactor: deps.redactor,
+    settings: () => {
+      const config = deps.config();
+      return {
+        timeoutSeconds: config.options.bash.timeout_seconds,
+        maxOutputBytes: config.options.bash.max_output_bytes,
+        allowOutside: config.permissions.allow_outside_workspace,
+        autoAllowReadOnly: config.permissions.auto_allow_read_only_bash,
+        bashAllow: config.permissions.bash_allow,
+        bashDeny: config.permissions.bash_deny,
+      };
+    },
+  });
+  const checkpoints = createCheckpoints({
+    git: createGitRunner(paths.root, deps.env),
+    root: paths.root,
+    dataDir: deps.dataDir,
+    clock: deps.clock,
+    ids: deps.ids,
+    bus: deps.bus,
+    history,
+    guards: deps.guards,
+  });
+  const search = createSearchOps({ paths, dataDir: deps.dataDir });
+  const lsp = createLanguageServers({ root: paths.root, env: deps.env, config: deps.config });
+  const unsubscribe = deps.bus.subscribe('*', (event) => {
+    if (event.type === 'session.deleted') reads.forgetSession(event.session_id);
+  });
+
+  return {
+    root: paths.root,
+    paths,
+    files: createFileOps({ paths, reads, changes }),
+    search,
+    semantic: createSemanticOps({ paths, search, changes }),
+    shell,
+    jobs,
+    web: createWebOps({
+      fetch: deps.fetch,
+      paths,
+      dataDir: deps.dataDir,
+      ids: deps.ids,
+      changes,
+      history,
+      bus: deps.bus,
+    }),
+    checkpoints,
+    history,
+    reads,
+    changes,
+    todos: createTodoStore({ db: deps.db, clock: deps.clock }),
+    lsp,
+    async close() {
+      unsubscribe();
+      try {
+        await jobs.stopAll();
+      } finally {
+        await lsp.close();
+      }
+    },
+  };
+}
