@@ -86,6 +86,8 @@ export const checkpointRestore = defineTool({
     'Restore the working tree to a checkpoint: files changed or deleted since are written back, files created since are removed (.gitignored files are left alone). The git index, HEAD and branch do not move. A safety checkpoint of the current state is taken first (its id is returned), so the restore can be undone. Asks for approval.',
   input: z.strictObject({ id }),
   mutates: true,
+  // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
+  asksPermission: true,
   surfaces: { mcp: 'svc_checkpoint_restore' },
   run: (ctx, input) => ctx.app.ws.checkpoints.restore(input.id, opContext(ctx, 'checkpoint_restore')),
   toModelOutput: (r) =>
@@ -102,6 +104,8 @@ export const checkpointDelete = defineTool({
     'Delete a checkpoint (its private ref). Files in the workspace are not touched. Asks for approval.',
   input: z.strictObject({ id }),
   mutates: true,
+  // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
+  asksPermission: true,
   surfaces: { mcp: 'svc_checkpoint_delete' },
   run: (ctx, input) => ctx.app.ws.checkpoints.delete(input.id, opContext(ctx, 'checkpoint_delete')),
 });
@@ -124,6 +128,8 @@ export const checkpointUndo = defineTool({
     'Destructive: rewind git commits with a hard reset of HEAD by n (default 1): the branch moves back and the working tree and index are reset, discarding uncommitted changes to tracked files. Refused unless confirm is true. A safety checkpoint (which keeps the undone commits and the uncommitted work reachable) is taken first. Asks for approval.',
   input: checkpointUndoInput,
   mutates: true,
+  // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
+  asksPermission: true,
   surfaces: { mcp: 'svc_checkpoint_undo' },
   run: (ctx, input) => ctx.app.ws.checkpoints.undo(input, opContext(ctx, 'checkpoint_undo')),
   toModelOutput: (r) =>

@@ -75,6 +75,8 @@ export const edit = defineTool({
   description: editPrompt,
   input: editInput,
   mutates: true,
+  // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
+  asksPermission: true,
   surfaces: { mcp: 'svc_edit' },
   async run(ctx, input): Promise<EditResult> {
     const op = opContext(ctx, 'edit');

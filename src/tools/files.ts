@@ -84,6 +84,8 @@ export const write = defineTool({
     'Create a file, or replace the whole content of an existing one, in the workspace. Parent directories are created. Overwriting an existing file requires having viewed it in this session (and it must not have changed since). Prefer edit or multiedit to change part of a file. Asks for approval with the diff.',
   input: writeInput,
   mutates: true,
+  // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
+  asksPermission: true,
   surfaces: { mcp: 'svc_write' },
   run: (ctx, input) => ctx.app.ws.files.write(input, opContext(ctx, 'write')),
   toModelOutput: (result) => describeEdit(result, 'Wrote'),
@@ -122,6 +124,8 @@ export const multiedit = defineTool({
     'Make several exact-string replacements in one file atomically: the edits apply in order, each to the result of the one before, and if any fails (old_string missing or ambiguous) the file is left untouched. Same rules as edit: view the file first in this session; old_string must match exactly (whitespace included, no line numbers) and once, unless replace_all. Asks for approval with the combined diff.',
   input: multieditInput,
   mutates: true,
+  // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
+  asksPermission: true,
   surfaces: { mcp: 'svc_multiedit' },
   run: (ctx, input) => ctx.app.ws.files.multiedit(input, opContext(ctx, 'multiedit')),
   toModelOutput: (result) => describeEdit(result, 'Edited'),

@@ -125,6 +125,8 @@ export const sessionSetPack = defineTool({
     "Activate an operating pack for the session: its prompt preamble and rules join the system prompt, its policy narrows the tool set, and its hooks run on agent events. Give a preset id, a pack name (see session_list_packs) or a path to a pack.toml. A pack that fails validation is not applied and the session's previous pack stays in force.",
   input: sessionSetPackInput,
   mutates: true,
+  // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
+  asksPermission: true,
   gate: packsGate,
   surfaces: { http: { method: 'POST', ...route } },
   async run(ctx, input) {
@@ -151,6 +153,8 @@ export const sessionClearPack = defineTool({
     'Clear the operating pack of the session: its preamble, policy and hooks stop applying. Clearing a session without a pack is not an error.',
   input: sessionClearPackInput,
   mutates: true,
+  // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
+  asksPermission: true,
   gate: packsGate,
   surfaces: { http: { method: 'DELETE', ...route } },
   async run(ctx, input) {

@@ -43,6 +43,8 @@ export const bash = defineTool({
   description: bashPrompt,
   input: bashInput,
   mutates: true,
+  // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
+  asksPermission: true,
   surfaces: { mcp: 'svc_bash' },
   run: (ctx, input) => ctx.app.ws.shell.run(input, opContext(ctx, 'bash')),
   toModelOutput: (result: BashResult | BackgroundStart) => {
@@ -108,6 +110,8 @@ export const jobKill = defineTool({
     'Stop a background job: its whole process group gets SIGTERM, then SIGKILL after 2 seconds. Returns its last output and final status. Stopping a job that already ended just reports it. Asks for approval.',
   input: jobKillInput,
   mutates: true,
+  // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
+  asksPermission: true,
   surfaces: { mcp: 'svc_job_kill' },
   run: (ctx, input) =>
     ctx.app.ws.jobs.kill(input.job_id, {

@@ -74,6 +74,8 @@ export const download = defineTool({
     'Download a URL to a file in the workspace (binary or text), streaming it to disk. Refuses to replace an existing file unless overwrite is true, and anything over max_bytes. Asks for approval.',
   input: downloadInput,
   mutates: true,
+  // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
+  asksPermission: true,
   surfaces: { mcp: 'svc_download' },
   run: (ctx, input) => ctx.app.ws.web.download(input, opContext(ctx, 'download')),
   toModelOutput: (result) =>

@@ -115,7 +115,16 @@ export async function snapshotTree(git: GitRunner, repo: RepoInfo, exclude: stri
     const userIndex = join(repo.gitDir, 'index');
     if (existsSync(userIndex)) copyFileSync(userIndex, index);
     else if (repo.head) await git.run(['read-tree', repo.head], { env });
-    const pathspec = ['.', ...exclude.map((p) => `:(exclude)${p}`)];
+    // An exclude that .gitignore already ignores (the usual `.svc/`) must not be named: git
+    // refuses a pathspec that matches an ignored path ("paths are ignored by one of your .gitignore").
+    const ignored = exclude.length
+      ? new Set(
+          (await git.run(['check-ignore', '--', ...exclude], { allowFail: true })).stdout
+            .split('\n')
+            .filter(Boolean),
+        )
+      : new Set<string>();
+    const pathspec = ['.', ...exclude.filter((p) => !ignored.has(p)).map((p) => `:(exclude)${p}`)];
     await git.run(['add', '-A', '--ignore-errors', '--', ...pathspec], { env });
     return (await git.run(['write-tree'], { env })).stdout.trim();
   } finally {
