@@ -1,11 +1,11 @@
 // Agent-loop overhead per tool step: `svc run` (the built binary) against a fake OpenAI-compatible
 // server that answers instantly with one tool call per step (`get_workflow_phase`, a cheap read).
-// Two measures of svc time per step, both excluding the model:
-// - CPU: the svc process's CPU time (Linux /proc) between the first and the last model request,
-//   divided by the steps. Robust on a loaded machine; this is the one the target applies to.
-// - wall: at the server, from the end of one response to the arrival of the next request
-//   (stream parsing, the tool call through the registry, ledger and message writes, the bus,
-//   building and sending the next request), median over the steady steps.
+// svc time per step, excluding the model: at the server, from the end of one response to the
+// arrival of the next request (SSE parsing, the tool call through the registry and the permission
+// service, ledger and message writes, the bus, building and sending the next request through the
+// AI SDK and fetch). Median over the steady steps (the first ones warm up lazy imports and JIT).
+// Also reported: the svc process's CPU time per step from /proc (all threads: GC and JIT helper
+// threads count too, so it can exceed the wall time).
 // Target (issue #4): under 5 ms of svc time per step.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -105,24 +105,15 @@ export async function run() {
     const wall = percentile(steady, 50);
     const perStepCpu =
       cpu.first !== undefined && cpu.last !== undefined ? (cpu.last - cpu.first) / STEPS : undefined;
-    const rows = [{ name: 'tool steps', value: String(gaps.length) }];
+    const rows = [
+      { name: 'tool steps', value: String(gaps.length) },
+      { name: 'svc time per step, median (ms)', value: wall.toFixed(2), target: '< 5', pass: wall < 5 },
+      { name: 'svc time per step, p95 (ms)', value: percentile(steady, 95).toFixed(2) },
+    ];
     if (perStepCpu !== undefined) {
-      rows.push({
-        name: 'svc CPU per step (ms)',
-        value: perStepCpu.toFixed(2),
-        target: '< 5',
-        pass: perStepCpu < 5,
-      });
+      rows.push({ name: 'svc CPU per step, all threads (ms)', value: perStepCpu.toFixed(2) });
     }
-    rows.push(
-      {
-        name: 'svc wall time per step, median (ms)',
-        value: wall.toFixed(2),
-        ...(perStepCpu === undefined ? { target: '< 5', pass: wall < 5 } : {}),
-      },
-      { name: 'svc wall time per step, p95 (ms)', value: percentile(steady, 95).toFixed(2) },
-      { name: 'whole svc run (ms)', value: total.toFixed(0) },
-    );
+    rows.push({ name: 'whole svc run (ms)', value: total.toFixed(0) });
     return rows;
   } finally {
     server.close();

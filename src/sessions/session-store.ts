@@ -280,9 +280,13 @@ export function createSessionStore(deps: {
       ).run(usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id);
     },
     appendMessage(input) {
-      require(input.session_id);
       const now = deps.clock.now();
+      // The session must exist; checked by the UPDATE below (one statement instead of a read).
+      if (sql('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, input.session_id).changes === 0) {
+        require(input.session_id);
+      }
       const id = deps.ids.next('msg');
+      const partsJson = JSON.stringify(input.parts);
       sql(
         `INSERT INTO messages (id, session_id, role, parts, model, provider, usage, cost, run_id, created_at, updated_at, finished_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -290,7 +294,7 @@ export function createSessionStore(deps: {
         id,
         input.session_id,
         input.role,
-        JSON.stringify(input.parts),
+        partsJson,
         input.model ?? null,
         input.provider ?? null,
         input.usage ? JSON.stringify(input.usage) : null,
@@ -300,27 +304,40 @@ export function createSessionStore(deps: {
         now,
         input.finished === false ? null : now,
       );
-      sql('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, input.session_id);
-      return getMessage(id)!;
+      return {
+        id,
+        session_id: input.session_id,
+        role: input.role,
+        // A copy, as a read would return: the caller's array stays its own.
+        parts: JSON.parse(partsJson) as MessagePart[],
+        model: input.model ?? null,
+        provider: input.provider ?? null,
+        usage: input.usage ? { ...input.usage } : null,
+        cost: input.cost ?? 0,
+        run_id: input.run_id ?? null,
+        created_at: now,
+        updated_at: now,
+        finished_at: input.finished === false ? null : now,
+      };
     },
     updateMessage(id, patch) {
-      const current = getMessage(id);
-      if (!current) throw new SvcError('not_found', `message_id: no message "${id}"`);
       const now = deps.clock.now();
-      sql(
-        'UPDATE messages SET parts = ?, usage = ?, cost = ?, updated_at = ?, finished_at = ? WHERE id = ?',
+      // One statement: fields left out of the patch keep their stored value.
+      const changed = sql(
+        `UPDATE messages SET parts = coalesce(?, parts), usage = CASE WHEN ? THEN ? ELSE usage END,
+           cost = coalesce(?, cost), updated_at = ?, finished_at = CASE WHEN ? THEN ? ELSE finished_at END
+         WHERE id = ?`,
       ).run(
-        JSON.stringify(patch.parts ?? current.parts),
-        patch.usage === undefined
-          ? current.usage
-            ? JSON.stringify(current.usage)
-            : null
-          : JSON.stringify(patch.usage),
-        patch.cost ?? current.cost,
+        patch.parts ? JSON.stringify(patch.parts) : null,
+        patch.usage === undefined ? 0 : 1,
+        patch.usage ? JSON.stringify(patch.usage) : null,
+        patch.cost ?? null,
         now,
-        patch.finished ? now : current.finished_at,
+        patch.finished ? 1 : 0,
+        now,
         id,
-      );
+      ).changes;
+      if (changed === 0) throw new SvcError('not_found', `message_id: no message "${id}"`);
       return getMessage(id)!;
     },
     getMessage,
