@@ -127,4 +127,36 @@ describe('svc run crash safety', () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   });
+
+  it('Ctrl-C (SIGINT) cancels the run cleanly: exit 1, status cancelled, the session idle', async () => {
+    const provider = await fakeProvider([reply().hang()]);
+    const ws = tmpWorkspace({
+      files: {
+        'svc.toml': `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n`,
+      },
+    });
+    const env = {
+      PATH: process.env.PATH,
+      HOME: join(ws, '.home'),
+      XDG_DATA_HOME: join(ws, '.home', '.local', 'share'),
+    };
+    const child = spawn(process.execPath, [BIN, 'run', 'wait forever'], { cwd: ws, env, stdio: 'pipe' });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await until(() => provider.requests.length === 1, 'the model call');
+      child.kill('SIGINT');
+      expect(await exited).toBe(1);
+      expect(stderr).toBe('svc: run cancelled: interrupted (SIGINT)\n');
+      const app = await makeTestApp({ workspace: ws, env, tools: allTools });
+      const [run] = app.runs.list();
+      expect(run).toMatchObject({ status: 'cancelled', reason: 'interrupted (SIGINT)' });
+      expect(app.agent.state(run.session_id)).toMatchObject({ state: 'idle', busy_elsewhere: null });
+      expect(app.sessions.messages(run.session_id).map((m) => m.role)).toEqual(['user']);
+      await app.close();
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
 });
