@@ -4,5 +4,6 @@
  * @module
  */
 import type { CliRegistrar } from '../context';
+import { registerServiceMcp } from './service-mcp';
 
-export const registrars: CliRegistrar[] = [];
+export const registrars: CliRegistrar[] = [registerServiceMcp];
