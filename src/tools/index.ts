@@ -2,6 +2,8 @@
  * Every tool definition, one list. Each family file adds its tools here.
  * @module
  */
+
+import { mcpStatus } from '../surfaces/mcp/client/status-tool';
 import {
   config,
   configStatusTool,
@@ -31,4 +33,6 @@ export const allTools: readonly AnyTool[] = [
   runtimeFeaturesTool,
   getWorkflowToolsStatus,
   getPrimitiveToolsStatus,
+  // mcp client
+  mcpStatus,
 ] as AnyTool[];

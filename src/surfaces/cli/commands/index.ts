@@ -4,6 +4,7 @@
  * @module
  */
 import type { CliRegistrar } from '../context';
+import { registerMcpCommands } from './mcp';
 import { registerServiceMcp } from './service-mcp';
 
-export const registrars: CliRegistrar[] = [registerServiceMcp];
+export const registrars: CliRegistrar[] = [registerServiceMcp, registerMcpCommands];
