@@ -79,9 +79,13 @@ describe('MCP client: HTTP servers', () => {
     await settle(app);
     expect(status(app, 'locked')).toMatchObject({
       state: 'failed',
-      error: 'the server answered 401 Unauthorized; set headers (e.g. Authorization) or auth = "oauth" in [mcp.locked]',
+      error:
+        'the server answered 401 Unauthorized; set headers (e.g. Authorization) or auth = "oauth" in [mcp.locked]',
     });
-    expect(status(app, 'gone')).toMatchObject({ state: 'failed', error: expect.stringContaining(`cannot reach ${dead.url}`) });
+    expect(status(app, 'gone')).toMatchObject({
+      state: 'failed',
+      error: expect.stringContaining(`cannot reach ${dead.url}`),
+    });
   });
 });
 
@@ -90,7 +94,9 @@ describe('MCP client: OAuth', () => {
     const secure = await fakeMcpHttpServer({ oauth: true });
     const plain = await fakeMcpHttpServer();
     const app = await makeTestApp({
-      config: { mcp: { secure: { type: 'http', url: secure.url, auth: 'oauth' }, plain: { url: plain.url } } },
+      config: {
+        mcp: { secure: { type: 'http', url: secure.url, auth: 'oauth' }, plain: { url: plain.url } },
+      },
     });
     await settle(app);
     expect(status(app, 'secure')).toMatchObject({
@@ -103,12 +109,17 @@ describe('MCP client: OAuth', () => {
     // Background connects never start a browser flow on their own.
     expect(secure.oauthLog).toEqual({ registrations: 0, authorizations: 0, codeExchanges: 0, refreshes: 0 });
     const refused = await cli(app, ['mcp', 'auth', 'plain', '--no-browser']);
-    expect(refused).toMatchObject({ code: 2, stderr: 'svc: mcp.plain.auth is not "oauth"; set auth = "oauth" in [mcp.plain] first\n' });
+    expect(refused).toMatchObject({
+      code: 2,
+      stderr: 'svc: mcp.plain.auth is not "oauth"; set auth = "oauth" in [mcp.plain] first\n',
+    });
   });
 
   it('AUTH-10: svc mcp auth completes through the browser callback; the server connects, refreshes, logs out', async () => {
     const secure = await fakeMcpHttpServer({ oauth: true });
-    const app = await makeTestApp({ config: { mcp: { secure: { type: 'http', url: secure.url, auth: 'oauth' } } } });
+    const app = await makeTestApp({
+      config: { mcp: { secure: { type: 'http', url: secure.url, auth: 'oauth' } } },
+    });
 
     let approved: Promise<number> | undefined;
     const auth = await cli(app, ['mcp', 'auth', 'secure', '--no-browser'], (stderr) => {
@@ -125,7 +136,10 @@ describe('MCP client: OAuth', () => {
     const file = join(app.env.XDG_CONFIG_HOME!, 'svc', 'mcp-auth.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const stored = JSON.parse(readFileSync(file, 'utf8')) as {
-      servers: Record<string, { server_url: string; tokens: { access_token: string; refresh_token: string } }>;
+      servers: Record<
+        string,
+        { server_url: string; tokens: { access_token: string; refresh_token: string } }
+      >;
     };
     expect(stored.servers.secure.server_url).toBe(secure.url);
     expect(stored.servers.secure.tokens.access_token).toMatch(/^at_/);
@@ -151,7 +165,10 @@ describe('MCP client: OAuth', () => {
 
     // Logout forgets the credentials; the server needs authorization again.
     const logout = await cli(app, ['mcp', 'logout', 'secure']);
-    expect(logout).toMatchObject({ code: 0, stdout: `mcp.secure: logged out (credentials removed from ${file})\n` });
+    expect(logout).toMatchObject({
+      code: 0,
+      stdout: `mcp.secure: logged out (credentials removed from ${file})\n`,
+    });
     expect(JSON.parse(readFileSync(file, 'utf8')).servers).toEqual({});
     const after = await makeTestApp({ workspace: app.workspace, env: app.env });
     await settle(after);
@@ -160,7 +177,9 @@ describe('MCP client: OAuth', () => {
 
   it('AUTH-10: a callback that never comes ends the flow with a clear error', async () => {
     const secure = await fakeMcpHttpServer({ oauth: true });
-    const app = await makeTestApp({ config: { mcp: { secure: { type: 'http', url: secure.url, auth: 'oauth' } } } });
+    const app = await makeTestApp({
+      config: { mcp: { secure: { type: 'http', url: secure.url, auth: 'oauth' } } },
+    });
     const result = await cli(app, ['mcp', 'auth', 'secure', '--no-browser', '--timeout', '0.5']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('svc: authorization was not completed: no browser callback arrived\n');

@@ -18,6 +18,8 @@ export interface McpServerOptions {
   exposedTools?: readonly string[];
   /** Resolved exposure, when the caller has checked it already (one per process). */
   exposed?: readonly ExposedTool[];
+  /** Sees every tool call in flight (a stdio host that closes stdin still gets its answers). */
+  trackCall?: (call: Promise<unknown>) => void;
 }
 
 export function createMcpServer(app: App, options: McpServerOptions = {}): Server {
@@ -33,11 +35,13 @@ export function createMcpServer(app: App, options: McpServerOptions = {}): Serve
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(app, exposed) }));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callTool(app, exposed, request.params.name, request.params.arguments, {
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    const call = callTool(app, exposed, request.params.name, request.params.arguments, {
       signal: extra.signal,
       sessionId: options.sessionId,
-    }),
-  );
+    });
+    options.trackCall?.(call);
+    return call;
+  });
   return server;
 }

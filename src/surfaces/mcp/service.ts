@@ -38,6 +38,15 @@ export interface McpService {
   close(): Promise<void>;
 }
 
+async function drain(inflight: Set<Promise<unknown>>): Promise<void> {
+  await new Promise((r) => setImmediate(r));
+  const deadline = Date.now() + 10_000;
+  while (inflight.size && Date.now() < deadline) {
+    await Promise.race([Promise.allSettled([...inflight]), new Promise((r) => setTimeout(r, 250))]);
+  }
+  await new Promise((r) => setImmediate(r));
+}
+
 export interface ServiceAuth {
   token?: string;
   allowNoAuth: boolean;
@@ -108,10 +117,19 @@ export async function startMcpService(app: App, options: McpServiceOptions = {})
   if (transport === 'stdio') {
     const stdin = options.stdin ?? process.stdin;
     const stdout = options.stdout ?? process.stdout;
-    const server = createMcpServer(app, { sessionId: boundSession, exposed });
+    const inflight = new Set<Promise<unknown>>();
+    const server = createMcpServer(app, {
+      sessionId: boundSession,
+      exposed,
+      trackCall: (call) => {
+        inflight.add(call);
+        void call.finally(() => inflight.delete(call)).catch(() => {});
+      },
+    });
     const stdio = new StdioServerTransport(stdin, stdout);
     // The SDK transport does not watch for end of input: a host that goes away closes stdin.
-    const onEnd = () => void close();
+    // Requests already read still get their answers (bounded), then the service stops.
+    const onEnd = () => void drain(inflight).then(close);
     stdin.once('end', onEnd);
     stdin.once('close', onEnd);
     stdout.once('error', onEnd);

@@ -26,6 +26,8 @@ export type McpServerState = 'disabled' | 'idle' | 'connecting' | 'connected' | 
 export type McpTransportType = 'stdio' | 'http' | 'sse';
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
+/** Spawning a server (npx, a cold interpreter) can take longer than one request may. */
+const MIN_START_SECONDS = 10;
 const STDERR_LINES = 20;
 const STDERR_LINE_CHARS = 400;
 const MAX_TOOL_PAGES = 50;
@@ -118,6 +120,11 @@ export class McpConnection {
 
   get timeoutMs(): number {
     return (this.config.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
+  }
+
+  /** Start-up (initialize and the first tools/list) gets at least MIN_START_SECONDS. */
+  private get startTimeoutMs(): number {
+    return Math.max(this.timeoutMs, MIN_START_SECONDS * 1000);
   }
 
   /** Connect (or reconnect with `force`); concurrent callers share one attempt. Never rejects. */
@@ -241,7 +248,7 @@ export class McpConnection {
       client.onerror = (error) => log.debug('mcp client error', { server: this.id, error });
       this.client = client;
       client.onclose = () => this.onClientClosed(client);
-      await client.connect(transport, { timeout: this.timeoutMs });
+      await client.connect(transport, { timeout: this.startTimeoutMs });
       if (this.closed) {
         await this.dropClient();
         return;
@@ -254,7 +261,7 @@ export class McpConnection {
           );
         });
       }
-      await this.refreshTools(client);
+      await this.refreshTools(client, this.startTimeoutMs);
       const version = client.getServerVersion();
       this.serverInfo = version ? { name: version.name, version: version.version } : null;
       this.state = 'connected';
@@ -296,7 +303,7 @@ export class McpConnection {
     const code = (error as { code?: unknown })?.code;
     const message = error instanceof Error ? error.message : String(error);
     if (code === -32001) {
-      return `no answer within ${this.timeoutMs / 1000}s while starting (mcp.${this.id}.timeout)`;
+      return `no answer within ${this.startTimeoutMs / 1000}s while starting (mcp.${this.id}.timeout)`;
     }
     if (code === -32000 || /connection closed/i.test(message)) {
       return `the server exited or closed the connection while starting${this.stderrTail.length ? ' (see stderr_tail)' : ''}`;
@@ -380,14 +387,14 @@ export class McpConnection {
       this.stderrTail.splice(0, this.stderrTail.length - STDERR_LINES);
   }
 
-  private async refreshTools(client: Client) {
+  private async refreshTools(client: Client, timeout = this.timeoutMs) {
     const raw: unknown[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_TOOL_PAGES; page++) {
       const answer = await client.request(
         { method: 'tools/list', params: cursor ? { cursor } : {} },
         lenientToolList,
-        { timeout: this.timeoutMs },
+        { timeout },
       );
       raw.push(...answer.tools);
       cursor = answer.nextCursor;
