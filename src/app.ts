@@ -8,11 +8,15 @@ import { join, resolve } from 'node:path';
 import type { LoadedConfig } from './config/load';
 import { globalConfigDir, loadConfig } from './config/load';
 import type { Config } from './config/schema';
+import { type ClaimService, createClaimService, hardClaimGuard } from './coordination/claims';
+import { createMarkerService, type MarkerService } from './coordination/markers';
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
 import { createFileLogger, type Logger } from './log';
 import { createModelResolver } from './providers/resolver';
 import type { ModelResolver } from './providers/types';
+import { createRecommendationLedger, type RecommendationLedger } from './readouts/cognition/ledger';
+import { startRecommendationRecorder } from './readouts/cognition/recorder';
 import { createRedactor, type Redactor } from './redact';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { DB_FILE, type Db, openDb } from './store/db';
@@ -87,6 +91,11 @@ export interface App {
   hasDb(): boolean;
   dbStatus(): DbStatus;
   readonly bus: EventBus;
+  /** Workspace claims (soft: advisory; hard: block other sessions' mutations). */
+  readonly claims: ClaimService;
+  readonly markers: MarkerService;
+  /** The recommendation outcome ledger behind the operator cognition readout. */
+  readonly recommendations: RecommendationLedger;
   /** Resolves model selectors to AI SDK models (providers domain). */
   readonly models: ModelResolver;
   readonly tools: ToolRegistry;
@@ -208,6 +217,9 @@ export async function createApp(options: AppOptions): Promise<App> {
       return status;
     },
     bus,
+    claims: undefined as unknown as ClaimService,
+    markers: undefined as unknown as MarkerService,
+    recommendations: undefined as unknown as RecommendationLedger,
     models: createModelResolver({ config: () => loaded.config, env, fetch: options.fetch }),
     tools: undefined as unknown as ToolRegistry,
     sessions: createSessionStore({ db: openDatabase, clock, ids, bus, workspace }),
@@ -259,6 +271,12 @@ export async function createApp(options: AppOptions): Promise<App> {
       };
     },
   };
+
+  const claims = createClaimService(app);
+  const recommendations = createRecommendationLedger({ db: openDatabase, clock, ids });
+  Object.assign(app, { claims, markers: createMarkerService(app), recommendations });
+  app.mutationGuards.push(hardClaimGuard(claims));
+  app.onClose(startRecommendationRecorder(app, recommendations));
 
   const registry = createToolRegistry(options.tools ?? allTools, () => ({ app }));
   (app as { tools: ToolRegistry }).tools = registry;

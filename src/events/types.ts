@@ -69,6 +69,7 @@ export interface SessionEventPayloads {
   'permission.resolved': {
     session_id: string;
     request_id: string;
+    tool: string;
     decision: 'allow_once' | 'allow_session' | 'deny';
     by: string;
   };
@@ -102,6 +103,15 @@ export interface SessionEventPayloads {
   'workflow.phase_changed': { session_id: string; phase: string; previous: string };
   'plan.updated': { session_id: string; has_plan: boolean };
   /** spec, Events: published when token-per-minute recovery crosses a provider boundary. */
+  /** A session asked the holder of a claim to release it (workspace_claim negotiate). */
+  'claim.negotiation_requested': {
+    session_id: string;
+    claim_id: string;
+    negotiation_id: string;
+    from_session_id: string;
+  };
+  /** The runtime recorded a recommendation for the operator (operator cognition ledger). */
+  'recommendation.recorded': { session_id: string; recommendation_id: string; zone: string; kind: string };
   'provider_recovery.changed': {
     session_id: string;
     run_id?: string;

@@ -87,6 +87,8 @@ export interface ToolSurfaces {
   http?: HttpBinding | HttpBinding[];
   /** MCP tool name (still needs `services.mcp.exposed_tools`). */
   mcp?: string;
+  /** Offered over MCP only when this says so (e.g. stigmergy read tools enabled in config). */
+  mcpGate?: (app: App) => true | string;
   cli?: CliBinding | CliBinding[];
 }
 

@@ -99,12 +99,16 @@ export async function viaCli(
   argv.push(...extraArgs, '--cwd', app.workspace, '--data-dir', app.dataDir);
   let stdout = '';
   let stderr = '';
-  const code = await runCli(argv, {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
-    env: app.env as Record<string, string | undefined>,
-    cwd: app.workspace,
-  });
+  const code = await runCli(
+    argv,
+    {
+      stdout: { write: (s: string) => (stdout += s) },
+      stderr: { write: (s: string) => (stderr += s) },
+      env: app.env as Record<string, string | undefined>,
+      cwd: app.workspace,
+    },
+    { appOptions: { clock: app.clock } },
+  );
   let json: unknown;
   try {
     json = JSON.parse(stdout);

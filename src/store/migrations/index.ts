@@ -6,6 +6,7 @@
  * @module
  */
 import { foundationMigrations } from './foundation';
+import { readoutMigrations } from './readouts';
 
 export interface Migration {
   id: number;
@@ -13,4 +14,4 @@ export interface Migration {
   sql: string;
 }
 
-export const migrations: readonly Migration[] = [...foundationMigrations];
+export const migrations: readonly Migration[] = [...foundationMigrations, ...readoutMigrations];

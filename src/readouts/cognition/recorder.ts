@@ -1,0 +1,167 @@
+/**
+ * Turns runtime signals on the session bus into recommendations, and later evidence into their
+ * outcomes. Each rule names its zone, what it recommends, and what counts as following it:
+ *
+ * | zone              | kind               | recorded when                                   | followed when                              | dismissed when            |
+ * |-------------------|--------------------|-------------------------------------------------|--------------------------------------------|---------------------------|
+ * | token_pressure    | compact_session    | context.usage ratio ≥ threshold                 | compaction.finished in the session         | explicit dismiss          |
+ * | loop_detection    | revise_instructions| loop.detected                                   | a new run starts in the session            | explicit dismiss          |
+ * | permission_policy | allow_tool         | the same tool allowed once 3 times in a session | allow for session, or listed in allowed_tools | the tool is denied      |
+ * | compaction        | start_new_session  | the 2nd compaction of a session                 | a new top-level session is created         | explicit dismiss          |
+ * | provider_recovery | review_model       | provider_recovery.changed                       | the session model is changed               | explicit dismiss          |
+ *
+ * Anything still pending when its window passes is expired.
+ * @module
+ */
+import type { App } from '../../app';
+import type { SessionEvent } from '../../events/bus';
+import type { CognitionZone, RecommendationLedger } from './ledger';
+
+const HOUR = 3600;
+
+export function startRecommendationRecorder(app: App, ledger: RecommendationLedger): () => void {
+  const allowCounts = new Map<string, number>();
+  const compactions = new Map<string, number>();
+
+  const follow = (
+    sessionId: string | undefined,
+    zone: CognitionZone,
+    kind: string,
+    evidence: Record<string, unknown>,
+    match?: (e: Record<string, unknown>) => boolean,
+  ) => {
+    for (const rec of ledger.pending({ session_id: sessionId, zone, kind })) {
+      if (match && !match(rec.evidence)) continue;
+      ledger.close(rec.id, 'followed', evidence);
+    }
+  };
+  const once = (sessionId: string, zone: CognitionZone, kind: string) =>
+    ledger.pending({ session_id: sessionId, zone, kind }).length > 0;
+
+  const onEvent = (event: SessionEvent) => {
+    const p = event.payload as Record<string, any>;
+    const session = event.session_id;
+    try {
+      switch (event.type) {
+        case 'context.usage': {
+          const threshold = app.config.options.health_followons.token_pressure_threshold;
+          if (
+            typeof p.ratio === 'number' &&
+            p.ratio >= threshold &&
+            !once(session, 'token_pressure', 'compact_session')
+          ) {
+            ledger.record({
+              zone: 'token_pressure',
+              kind: 'compact_session',
+              session_id: session,
+              run_id: p.run_id,
+              payload: { ratio: p.ratio },
+              window_seconds: HOUR,
+              evidence: { ratio: p.ratio },
+            });
+          }
+          break;
+        }
+        case 'compaction.finished': {
+          follow(session, 'token_pressure', 'compact_session', {
+            compaction_message_id: p.summary_message_id,
+          });
+          const n = (compactions.get(session) ?? 0) + 1;
+          compactions.set(session, n);
+          if (n === 2)
+            ledger.record({
+              zone: 'compaction',
+              kind: 'start_new_session',
+              session_id: session,
+              payload: { compactions: n },
+              window_seconds: 24 * HOUR,
+            });
+          break;
+        }
+        case 'loop.detected':
+          ledger.record({
+            zone: 'loop_detection',
+            kind: 'revise_instructions',
+            session_id: session,
+            run_id: p.run_id,
+            payload: { tool: p.tool, repeats: p.repeats },
+            window_seconds: HOUR,
+            evidence: { tool: p.tool },
+          });
+          break;
+        case 'run.started':
+          follow(session, 'loop_detection', 'revise_instructions', { run_id: p.run_id });
+          break;
+        case 'permission.resolved': {
+          const tool = String(p.tool ?? '');
+          if (!tool) break;
+          if (p.decision === 'deny') {
+            for (const rec of ledger.pending({
+              session_id: session,
+              zone: 'permission_policy',
+              kind: 'allow_tool',
+            })) {
+              if (rec.evidence.tool === tool)
+                ledger.close(rec.id, 'dismissed', { denied_at: app.clock.now() });
+            }
+          } else if (p.decision === 'allow_session') {
+            follow(
+              session,
+              'permission_policy',
+              'allow_tool',
+              { decision: 'allow_session' },
+              (e) => e.tool === tool,
+            );
+          } else {
+            const key = `${session}:${tool}`;
+            const n = (allowCounts.get(key) ?? 0) + 1;
+            allowCounts.set(key, n);
+            if (n === 3) {
+              ledger.record({
+                zone: 'permission_policy',
+                kind: 'allow_tool',
+                session_id: session,
+                payload: { tool },
+                window_seconds: 24 * HOUR,
+                evidence: { tool },
+              });
+            }
+          }
+          break;
+        }
+        case 'session.created':
+          if (p.parent_id === null)
+            follow(undefined, 'compaction', 'start_new_session', { new_session_id: session });
+          break;
+        case 'provider_recovery.changed':
+          ledger.record({
+            zone: 'provider_recovery',
+            kind: 'review_model',
+            session_id: session,
+            run_id: p.run_id,
+            payload: { from: p.from, to: p.to },
+            window_seconds: 24 * HOUR,
+          });
+          break;
+        case 'session.updated':
+          if (Array.isArray(p.changed) && p.changed.includes('model'))
+            follow(session, 'provider_recovery', 'review_model', { model_changed: true });
+          break;
+        default:
+          return;
+      }
+      ledger.expire();
+    } catch (error) {
+      app.log.warn('recommendation recorder failed', { type: event.type, error });
+    }
+  };
+  return app.bus.subscribe('*', onEvent);
+}
+
+/** Checks allowed_tools on demand (config is not an event): follows allow_tool recommendations. */
+export function followConfiguredAllows(app: App, ledger: RecommendationLedger): void {
+  const allowed = new Set(app.config.permissions.allowed_tools);
+  for (const rec of ledger.pending({ zone: 'permission_policy', kind: 'allow_tool' })) {
+    if (allowed.has(String(rec.evidence.tool))) ledger.close(rec.id, 'followed', { allowed_tools: true });
+  }
+}
