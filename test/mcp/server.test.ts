@@ -27,6 +27,7 @@ import { startMcpService } from '../../src/surfaces/mcp/service';
 import { type AnyTool, defineTool } from '../../src/tools/define-tool';
 import { allTools } from '../../src/tools/index';
 import { makeTestApp, type TestAppOptions } from '../helpers/make-test-app';
+import { maskVolatile } from '../helpers/surfaces';
 
 // Stand-ins for tools other helpers own, with the bindings the spec gives them.
 const fakeOperatingMode = defineTool({
@@ -42,16 +43,16 @@ const fakeOperatingMode = defineTool({
   surfaces: { mcp: 'svc_get_operating_mode' },
   run: (ctx, input) => ({ session_id: input.session_id ?? ctx.sessionId ?? null, state: 'enabled_inactive' }),
 });
-const fakeDashboard = defineTool({
-  name: 'get_multiplayer_coordination_dashboard',
-  family: 'readouts',
+const fakeUnwired = defineTool({
+  name: 'unwired_readout',
+  family: 'test',
   tag: 'primitive',
-  description: 'Dashboard.',
+  description: 'A readout whose provider is not wired.',
   input: z.strictObject({}),
   mutates: false,
-  surfaces: { mcp: 'svc_get_multiplayer_coordination_dashboard' },
+  surfaces: { mcp: 'svc_unwired_readout' },
   run: () => {
-    throw new SvcError('unavailable', 'the dashboard provider is not wired in this runtime');
+    throw new SvcError('unavailable', 'the readout provider is not wired in this runtime');
   },
 });
 const fakeBroken = defineTool({
@@ -66,7 +67,7 @@ const fakeBroken = defineTool({
     throw new Error('boom');
   },
 });
-const TOOLS = [...allTools, fakeOperatingMode, fakeDashboard, fakeBroken] as AnyTool[];
+const TOOLS = [...allTools, fakeOperatingMode, fakeUnwired, fakeBroken] as AnyTool[];
 
 async function appWith(exposed: string[], options: TestAppOptions = {}) {
   const config = (options.config ?? {}) as { services?: { mcp?: Record<string, unknown> } };
@@ -195,14 +196,50 @@ describe('MCP server', () => {
   });
 
   it('DASH-68: an unwired provider and a closed gate answer a tool error containing "not available"', async () => {
-    const app = await appWith(['svc_get_multiplayer_coordination_dashboard']);
+    const app = await appWith(['svc_unwired_readout', 'svc_operator_cognition_readout']);
     const client = await connect(app);
-    const result = await call(client, 'svc_get_multiplayer_coordination_dashboard');
+    const result = await call(client, 'svc_unwired_readout');
     expect(result.isError).toBe(true);
     expect(result.text).toContain('not available');
     expect(result.text).toBe(
-      'unavailable: svc_get_multiplayer_coordination_dashboard is not available: the dashboard provider is not wired in this runtime',
+      'unavailable: svc_unwired_readout is not available: the readout provider is not wired in this runtime',
     );
+  });
+
+  it('COG-14 / COG-13: svc_operator_cognition_readout is offered when stigmergy read tools are enabled', async () => {
+    const off = await appWith(['svc_operator_cognition_readout', 'svc_capabilities']);
+    const offClient = await connect(off);
+    expect((await offClient.listTools()).tools.map((t) => t.name)).toEqual(['svc_capabilities']);
+    expect(await call(offClient, 'svc_operator_cognition_readout')).toEqual({
+      isError: true,
+      text: 'unavailable: svc_operator_cognition_readout is not available: stigmergy read tools are off (options.stigmergy.read_tools)',
+    });
+    const on = await appWith(['svc_operator_cognition_readout'], {
+      config: { options: { stigmergy: { read_tools: true } } },
+    });
+    const onClient = await connect(on);
+    expect((await onClient.listTools()).tools.map((t) => t.name)).toEqual(['svc_operator_cognition_readout']);
+    const result = await call(onClient, 'svc_operator_cognition_readout', { zone: 'token_pressure' });
+    expect(result.isError).toBe(false);
+    expect(maskVolatile(JSON.parse(result.text))).toEqual(
+      maskVolatile(await http(on, '/v1/operator-cognition?zone=token_pressure')),
+    );
+  });
+
+  it('DASH-47: svc_get_multiplayer_coordination_dashboard answers the HTTP JSON', async () => {
+    const app = await appWith(['svc_get_multiplayer_coordination_dashboard']);
+    const session = app.sessions.create();
+    const client = await connect(app, session.id);
+    for (const args of [{}, { session_id: session.id, recent_runs_limit: 2 }]) {
+      const result = await call(client, 'svc_get_multiplayer_coordination_dashboard', args);
+      expect(result.isError, result.text).toBe(false);
+      const query = new URLSearchParams(
+        Object.entries(args).map(([k, v]) => [k, String(v)] as [string, string]),
+      ).toString();
+      expect(maskVolatile(JSON.parse(result.text))).toEqual(
+        maskVolatile(await http(app, `/v1/multiplayer-coordination-dashboard${query ? `?${query}` : ''}`)),
+      );
+    }
   });
 
   it('OPMODE-42: svc_get_operating_mode is absent unless listed', async () => {

@@ -85,6 +85,37 @@ describe('svc service start mcp (built binary)', () => {
     expect(log).toContain(`"session_id":"${session.id}"`);
   });
 
+  it('DASH-32 / DASH-47: the dashboard served by svc service start mcp reports the minimal MCP-only runtime', async () => {
+    const ws = workspace(['svc_get_multiplayer_coordination_dashboard']);
+    const app = await makeTestApp({ workspace: ws });
+    const session = app.sessions.create({ title: 'bound' });
+    const { client } = await stdioClient(ws, ['--session-id', session.id]);
+    const result = await client.callTool({
+      name: 'svc_get_multiplayer_coordination_dashboard',
+      arguments: {},
+    });
+    expect(result.isError ?? false).toBe(false);
+    // No session_id argument: the dashboard's own rule (no operator_runtime) wins over the bound session.
+    const unscoped = JSON.parse(text(result));
+    expect(unscoped.operator_runtime).toBeUndefined();
+    const scoped = JSON.parse(
+      text(
+        await client.callTool({
+          name: 'svc_get_multiplayer_coordination_dashboard',
+          arguments: { session_id: session.id },
+        }),
+      ),
+    );
+    expect(scoped.operator_runtime.checks.boundary_honesty.status).toBe('missing');
+    expect(scoped.operator_runtime.warnings).toContain('minimal_mcp_only');
+    // The full app (HTTP) answers the same session without that warning.
+    const response = await createHttpApp(app, { allowNoAuth: true }).request(
+      `/v1/multiplayer-coordination-dashboard?session_id=${session.id}`,
+    );
+    const full = (await response.json()) as { operator_runtime: { warnings: string[] } };
+    expect(full.operator_runtime.warnings).not.toContain('minimal_mcp_only');
+  });
+
   it('creates a session for itself when none is given', async () => {
     const ws = workspace(['svc_get_workflow_tools_status']);
     const { client } = await stdioClient(ws);

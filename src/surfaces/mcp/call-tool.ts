@@ -9,6 +9,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { App } from '../../app';
 import { toSvcError } from '../../errors';
+import type { AnyTool } from '../../tools/define-tool';
 import { formatIssues } from '../../tools/invoke';
 import type { ExposedTool } from './exposed-tools';
 
@@ -25,10 +26,29 @@ export interface McpCallResult {
   [key: string]: unknown;
 }
 
-/** The exposed tools whose gate is open now (a reload can open or close one). */
+/**
+ * Why an exposed tool cannot be served now, or undefined when it can: its gate (registered at
+ * all?) or its `mcpGate` (offered over MCP?, e.g. stigmergy read tools). Both are read per
+ * request, so a config reload opens or closes them.
+ */
+export function unavailableReason(app: App, tool: AnyTool): string | undefined {
+  if (!app.tools.get(tool.name)) {
+    const gate = app.tools.gates().find((g) => g.tool.name === tool.name);
+    return gate?.reason ?? 'not registered';
+  }
+  let offered: true | string;
+  try {
+    offered = tool.surfaces?.mcpGate?.(app) ?? true;
+  } catch (error) {
+    offered = `mcp gate failed: ${(error as Error).message}`;
+  }
+  return offered === true ? undefined : offered;
+}
+
+/** The exposed tools that can be served now. */
 export function listTools(app: App, exposed: readonly ExposedTool[]): McpToolListing[] {
   return exposed
-    .filter(({ tool }) => app.tools.get(tool.name) !== undefined)
+    .filter(({ tool }) => unavailableReason(app, tool) === undefined)
     .map(({ mcpName, tool }) => ({
       name: mcpName,
       description: tool.description,
@@ -58,12 +78,10 @@ export async function callTool(
 ): Promise<McpCallResult> {
   const entry = exposed.find((e) => e.mcpName === name);
   if (!entry) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${name}`);
-  const live = app.tools.get(entry.tool.name);
-  if (!live) {
-    // A defined, exposed tool whose gate is closed (spec: the MCP tool fails closed).
-    const gate = app.tools.gates().find((g) => g.tool.name === entry.tool.name);
-    return errorResult(`unavailable: ${name} is not available: ${gate?.reason ?? 'not registered'}`);
-  }
+  // A defined, exposed tool whose gate is closed: the MCP tool fails closed (spec, OPMODE-51).
+  const reason = unavailableReason(app, entry.tool);
+  if (reason !== undefined) return errorResult(`unavailable: ${name} is not available: ${reason}`);
+  const live = app.tools.get(entry.tool.name)!;
   const parsed = live.input.safeParse(args ?? {});
   if (!parsed.success) {
     throw new McpError(ErrorCode.InvalidParams, `${name}: ${formatIssues(parsed.error)}`);
