@@ -56,6 +56,28 @@ export interface RuntimeState {
   mcpOnly: boolean;
   /** Started as a server process (HTTP/MCP/autopilot) rather than a detached CLI/TUI. */
   server: boolean;
+  /** Set when a server process begins its graceful shutdown (refuse new runs, finish up). */
+  stopping: boolean;
+  /** The HTTP server's base URL once it listens (`svc service start http|autopilot`). */
+  httpUrl?: string;
+}
+
+/**
+ * The adaptive-orchestration resync sent on the SSE session stream with `include_snapshot`
+ * (spec, Events): the `adaptive_orchestration.genome` snapshot, or
+ * `adaptive_orchestration.monitor_evaluation` when the monitor recorded an evaluation and there is
+ * no effective genome.
+ */
+export interface AdaptiveResync {
+  event: 'adaptive_orchestration.genome' | 'adaptive_orchestration.monitor_evaluation';
+  payload: Record<string, unknown>;
+}
+
+/** A background worker owned by a server process (the autopilot worker). */
+export interface BackgroundWorker {
+  readonly name: string;
+  /** Runs until `signal` aborts; the promise settles once the worker has stopped. */
+  run(signal: AbortSignal): Promise<void>;
 }
 
 export interface DbStatus {
@@ -130,6 +152,17 @@ export interface App {
   readonly policyProviders: ((sessionId: string | undefined) => ToolPolicy[])[];
   /** The funnel context of a session: its mode, phase, agent and policy layers. */
   funnelContext(sessionId?: string, overrides?: FunnelContext): FunnelContext;
+  /**
+   * Current adaptive snapshot of a session for the SSE `include_snapshot` resync. Filled by the
+   * adaptive-orchestration layer; until then the stream sends a minimal documented payload
+   * (surfaces/http/session-events.ts).
+   */
+  adaptiveSnapshot?: (sessionId: string) => AdaptiveResync;
+  /**
+   * The autopilot worker (due schedules, queued prompts). Filled by the scheduler layer;
+   * `svc service start autopilot` runs it once the HTTP server is ready and stops it before close.
+   */
+  autopilotWorker?: BackgroundWorker;
 }
 
 export async function createApp(options: AppOptions): Promise<App> {
@@ -164,7 +197,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   };
 
   const closers: (() => void | Promise<void>)[] = [];
-  const runtime: RuntimeState = { surfaces: new Set(), ready: false, mcpOnly: false, server: false };
+  const runtime: RuntimeState = {
+    surfaces: new Set(),
+    ready: false,
+    mcpOnly: false,
+    server: false,
+    stopping: false,
+  };
   const bus = createEventBus({
     db: openDatabase,
     clock,

@@ -222,6 +222,12 @@ export const servicesSchema = z.strictObject({
         .positive()
         .default(10 * 1024 * 1024),
       event_ring_size: z.number().int().positive().default(1000),
+      sse_heartbeat_seconds: z
+        .number()
+        .positive()
+        .max(3600)
+        .default(15)
+        .describe('Seconds between SSE heartbeat comments on idle event streams.'),
     })
     .prefault({}),
   mcp: z

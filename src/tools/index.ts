@@ -21,6 +21,7 @@ import {
   runtimeFeaturesTool,
 } from './inspect-tools';
 import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
+import { listSessionEvents } from './session-events';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -42,6 +43,8 @@ export const allTools: readonly AnyTool[] = [
   getMultiplayerCoordinationDashboard,
   operatorCognitionReadout,
   recommendations,
+  // sessions (event buffer)
+  listSessionEvents,
   // mcp client
   mcpStatus,
 ] as AnyTool[];

@@ -96,7 +96,7 @@ export function createRecommendationLedger(deps: {
     },
     close(id, outcome, evidence) {
       const current = get(id);
-      if (!current || current.outcome !== 'pending') return false;
+      if (current?.outcome !== 'pending') return false;
       deps
         .db()
         .prepare(

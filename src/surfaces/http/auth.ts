@@ -22,24 +22,22 @@ export function bearerAuth(options: AuthOptions): MiddlewareHandler {
   const open = new Set(options.publicPaths ?? ['/healthz']);
   return async function bearerAuth(c, next) {
     if (open.has(c.req.path)) return next();
-    const token = options.token();
+    // An empty token (e.g. SVC_HTTP_TOKEN="") is no token: it never matches an empty bearer.
+    const token = options.token() || undefined;
     const style = options.styleFor?.(c.req.path) ?? 'canonical';
+    const deny = (message: string) => {
+      const response = errorResponse(c, new SvcError('unauthorized', message), { style });
+      response.headers.set('www-authenticate', 'Bearer realm="svc"');
+      return response;
+    };
     if (!token) {
       if (options.allowNoAuth()) return next();
-      return errorResponse(c, new SvcError('unauthorized', 'authentication required'), { style });
+      return deny('authentication required');
     }
     const header = c.req.header('authorization') ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header.trim());
-    if (!match) {
-      return errorResponse(c, new SvcError('unauthorized', 'authentication required: missing bearer token'), {
-        style,
-      });
-    }
-    if (!safeEqual(match[1].trim(), token)) {
-      return errorResponse(c, new SvcError('unauthorized', 'authentication required: invalid bearer token'), {
-        style,
-      });
-    }
+    if (!match) return deny('authentication required: missing bearer token');
+    if (!safeEqual(match[1].trim(), token)) return deny('authentication required: invalid bearer token');
     return next();
   };
 }

@@ -1,61 +1,109 @@
 /**
- * The HTTP surface: a Hono app over an App. Bearer auth, body limit, the registry's routes, 404
- * for anything else and 405 for a known path with the wrong method.
+ * The HTTP surface: a Hono app over an App. Order of the pipeline: `GET /healthz` (the only
+ * unprotected route) → bearer auth → body limit → the registry's routes, the SSE session stream,
+ * `GET /v1/openapi.json`, then extension routes (session API, compat surface) → 404 for anything
+ * else and 405 for a known path with the wrong method.
  * @module
  */
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { App } from '../../app';
 import { SvcError } from '../../errors';
 import type { AnyTool } from '../../tools/define-tool';
 import { allTools } from '../../tools/index';
+import { VERSION } from '../../version';
 import { bearerAuth } from './auth';
 import { type ErrorStyle, errorResponse } from './errors';
-import { type AppRef, mountTools } from './mount-tools';
+import { type HttpExtension, type HttpKit, httpExtensions } from './extensions';
+import { type AppRef, bindingsOf, mountTools } from './mount-tools';
+import { buildOpenApiDocument, createOpenApiRoutes, type OpenApiRoutes } from './openapi';
+import { mountSessionEvents, SESSION_EVENTS_PATH } from './session-events';
+import { createStreamTracker, type StreamTracker } from './sse';
+
+export type { HttpExtension, HttpKit } from './extensions';
+export type { AppRef } from './mount-tools';
+export type { OpenApiRoutes } from './openapi';
+export type { SseMessage, SseStream, StreamTracker } from './sse';
+export { createStreamTracker, openSseStream } from './sse';
 
 export interface HttpAppOptions {
-  /** Service token; default `[services.http].token` of the app config. */
-  token?: string;
-  /** AllowNoAuth; default `[services.http].allow_no_auth`. */
-  allowNoAuth?: boolean;
+  /** Service token; default `[services.http].token` of the app config. A function is read per request. */
+  token?: string | (() => string | undefined);
+  /** AllowNoAuth; default `[services.http].allow_no_auth`. A function is read per request. */
+  allowNoAuth?: boolean | (() => boolean);
   maxBodyBytes?: number;
+  /** Interval of SSE heartbeat comments; default `[services.http].sse_heartbeat_seconds`. */
+  sseHeartbeatMs?: number;
+  /** SSE `retry:` hint sent with `connected` (client reconnect delay); default 1000 ms. */
+  sseRetryMs?: number;
+  /** Open SSE streams; pass one to end them at shutdown (the server does). */
+  streams?: StreamTracker;
   /** Tools whose bindings are mounted; default every defined tool (registration is checked per request). */
   tools?: readonly AnyTool[];
-  /** Extra routes mounted after the registry (session API, compat surface, SSE). */
-  extend?: (hono: Hono, appRef: AppRef) => void;
+  /** Route families mounted after the built-in ones; default `httpExtensions` (session API, compat). */
+  extensions?: readonly HttpExtension[];
+  /** One more route family, after `extensions` (tests, embedders). */
+  extend?: HttpExtension;
 }
+
+const COMPAT_PATHS = new Set(['/v1/chat/completions', '/v1/completions']);
 
 /** Compat routes use the flat error body (spec, Errors → Compat surface). */
 export function errorStyleFor(path: string): ErrorStyle {
-  return path === '/v1/chat/completions' ||
-    path === '/v1/completions' ||
-    path.startsWith('/v1/openai-compat/')
-    ? 'flat'
-    : 'canonical';
+  return COMPAT_PATHS.has(path) || path.startsWith('/v1/openai-compat/') ? 'flat' : 'canonical';
 }
 
 export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}): Hono {
   const appRef: AppRef = typeof target === 'function' ? target : () => target;
   const hono = new Hono();
   const initial = appRef();
+  const tools = options.tools ?? allTools;
+  const streams = options.streams ?? createStreamTracker();
+  const openapi = createOpenApiRoutes();
+  const styleFor = routeErrorStyles(tools);
+  const kit: HttpKit = { streams, openapi, errorStyleFor: styleFor };
+  // Streams end with the App (a server ends them itself first, with a shutdown event).
+  initial?.onClose(() => streams.closeAll());
 
-  hono.onError((error, c) => errorResponse(c, error, { style: errorStyleFor(c.req.path), app: appRef() }));
+  hono.onError((error, c) => errorResponse(c, error, { style: styleFor(c.req.path), app: appRef() }));
   hono.notFound((c) =>
-    errorStyleFor(c.req.path) === 'flat'
-      ? c.json({ error: `no route ${c.req.method} ${c.req.path}`, code: 404 }, 404)
-      : c.text('404 Not Found', 404),
+    errorResponse(c, new SvcError('not_found', `no route ${c.req.method} ${c.req.path}`), {
+      style: styleFor(c.req.path),
+    }),
   );
-  hono.use(methodNotAllowed({ app: hono }));
+  hono.use(
+    methodNotAllowed({
+      app: hono,
+      onMethodNotAllowed: (c: Context, methods: string[]) => {
+        const response = errorResponse(
+          c,
+          new SvcError('invalid_input', `method ${c.req.method} not allowed on ${c.req.path}`, {
+            status: 405,
+          }),
+          { style: styleFor(c.req.path) },
+        );
+        response.headers.set('allow', methods.join(', '));
+        return response;
+      },
+    }),
+  );
   hono.get('/healthz', (c) => {
     const app = appRef();
-    return c.json({ ok: true, ready: Boolean(app?.runtime.ready) });
+    return c.json({ ok: true, ready: Boolean(app?.runtime.ready), version: VERSION });
   });
+
+  const setting = <T>(value: T | (() => T) | undefined): (() => T | undefined) =>
+    typeof value === 'function' ? (value as () => T) : () => value;
+  const token = setting(options.token);
+  const allowNoAuth = setting(options.allowNoAuth);
   hono.use(
     bearerAuth({
-      token: () => options.token ?? appRef()?.config.services.http.token,
-      allowNoAuth: () => options.allowNoAuth ?? appRef()?.config.services.http.allow_no_auth ?? false,
-      styleFor: errorStyleFor,
+      token: () => (options.token !== undefined ? token() : appRef()?.config.services.http.token),
+      allowNoAuth: () =>
+        (options.allowNoAuth !== undefined ? allowNoAuth() : appRef()?.config.services.http.allow_no_auth) ??
+        false,
+      styleFor,
     }),
   );
   const limit = options.maxBodyBytes ?? initial?.config.services.http.max_body_bytes ?? 10 * 1024 * 1024;
@@ -66,13 +114,133 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
         errorResponse(
           c,
           new SvcError('invalid_input', `request body over the ${limit}-byte limit`, { status: 413 }),
-          {
-            style: errorStyleFor(c.req.path),
-          },
+          { style: styleFor(c.req.path) },
         ),
     }),
   );
-  mountTools(hono, appRef, options.tools ?? allTools);
-  options.extend?.(hono, appRef);
+
+  mountTools(hono, appRef, tools);
+
+  const heartbeatMs =
+    options.sseHeartbeatMs ?? (initial?.config.services.http.sse_heartbeat_seconds ?? 15) * 1000;
+  mountSessionEvents(hono, appRef, { heartbeatMs, retryMs: options.sseRetryMs, streams });
+  describeBuiltinRoutes(openapi);
+
+  hono.get('/v1/openapi.json', (c) => {
+    const app = appRef();
+    if (!app?.runtime.ready) return errorResponse(c, new SvcError('unavailable', 'App not ready'));
+    return c.json(
+      buildOpenApiDocument(app, { mounted: tools, routes: openapi, serverUrl: new URL(c.req.url).origin }),
+    );
+  });
+
+  for (const extension of options.extensions ?? httpExtensions) extension(hono, appRef, kit);
+  options.extend?.(hono, appRef, kit);
   return hono;
+}
+
+/** Error style per path: compat routes flat, tool bindings that ask for text get text. */
+function routeErrorStyles(tools: readonly AnyTool[]): (path: string) => ErrorStyle {
+  const text: RegExp[] = [];
+  for (const tool of tools) {
+    for (const binding of bindingsOf(tool)) {
+      if (binding.errors === 'text') text.push(pathPattern(binding.path));
+    }
+  }
+  return (path) => {
+    if (text.some((pattern) => pattern.test(path))) return 'text';
+    return errorStyleFor(path);
+  };
+}
+
+function pathPattern(path: string): RegExp {
+  const source = path
+    .split('/')
+    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${source}/?$`);
+}
+
+function describeBuiltinRoutes(openapi: OpenApiRoutes): void {
+  openapi.add('GET', '/healthz', {
+    operationId: 'healthz',
+    summary: 'Liveness: the only route that needs no bearer token.',
+    security: [],
+    tags: ['service'],
+    responses: {
+      '200': {
+        description: '`ready` turns true once the database is open and the tool registry built.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              properties: {
+                ok: { type: 'boolean' },
+                ready: { type: 'boolean' },
+                version: { type: 'string' },
+              },
+              required: ['ok', 'ready', 'version'],
+            },
+          },
+        },
+      },
+    },
+  });
+  openapi.add('GET', '/v1/openapi.json', {
+    operationId: 'openapi',
+    summary: 'This document, generated from the registry.',
+    tags: ['service'],
+    responses: {
+      '200': {
+        description: 'OpenAPI 3.1 document.',
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '503': { $ref: '#/components/responses/NotReady' },
+    },
+  });
+  openapi.add('GET', SESSION_EVENTS_PATH, {
+    operationId: 'session_events',
+    summary: 'The session event stream (SSE).',
+    description:
+      'First a `connected` event; with `include_snapshot` one adaptive-orchestration resync event; a `resync` ' +
+      'event when `Last-Event-ID` is older than the retained ring (what follows comes from the session event ' +
+      'log); the replay (the retained ring, or every event after `Last-Event-ID`); then live events. Every event ' +
+      'has `id:` and `event:`; `data:` is the JSON payload. Heartbeats are `: ping N` comments.',
+    tags: ['sessions'],
+    parameters: [
+      { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Session id.' },
+      {
+        name: 'include_snapshot',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', enum: ['1', 'true', 'yes', 'on', '0', 'false', 'no', 'off'] },
+        description: 'Send one adaptive-orchestration resync event from the current snapshot first.',
+      },
+      {
+        name: 'Last-Event-ID',
+        in: 'header',
+        required: false,
+        schema: { type: 'string', pattern: '^[0-9]+$' },
+        description: 'Resume after this event id (EventSource clients send it when they reconnect).',
+      },
+      {
+        name: 'last_event_id',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', pattern: '^[0-9]+$' },
+        description: 'Same as the Last-Event-ID header, for clients that cannot set headers.',
+      },
+    ],
+    responses: {
+      '200': {
+        description: 'An SSE stream.',
+        content: { 'text/event-stream': { schema: { type: 'string' } } },
+      },
+      '400': { $ref: '#/components/responses/BadRequest' },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '404': { $ref: '#/components/responses/NotFound' },
+      '503': { $ref: '#/components/responses/NotReady' },
+    },
+  });
 }

@@ -5,6 +5,7 @@
  */
 import type { CliRegistrar } from '../context';
 import { registerMcpCommands } from './mcp';
+import { registerServiceHttp } from './service-http';
 import { registerServiceMcp } from './service-mcp';
 
-export const registrars: CliRegistrar[] = [registerServiceMcp, registerMcpCommands];
+export const registrars: CliRegistrar[] = [registerServiceHttp, registerServiceMcp, registerMcpCommands];

@@ -1,0 +1,117 @@
+/**
+ * `svc service start http` and `svc service start autopilot` (spec, CLI commands; GEN-03/04):
+ * start the HTTP server, print one line `svc: listening on <url>` on stdout once it is ready (so
+ * scripts can wait for it), and run until SIGINT or SIGTERM, then shut down gracefully and exit 0.
+ * The token is never printed. Autopilot is the same server plus the autopilot worker
+ * (`app.autopilotWorker`, filled by the scheduler layer).
+ * @module
+ */
+import { resolve } from 'node:path';
+import { type Command, Option } from 'commander';
+import { SvcError } from '../../../errors';
+import type { CliContext, CliRegistrar } from '../context';
+import { ensureCommand } from '../tool-commands';
+
+interface ServiceOptions {
+  host?: string;
+  port?: string;
+  token?: string;
+  auth?: 'bearer' | 'none';
+}
+
+export const registerServiceHttp: CliRegistrar = (program, ctx) => {
+  const http = ensureCommand(
+    program,
+    ['service', 'start', 'http'],
+    'Start the HTTP server (session events over SSE, readout routes, /v1/openapi.json).',
+  );
+  addServerOptions(http).action((options: ServiceOptions) => runServer(ctx, 'http', options));
+
+  const autopilot = ensureCommand(
+    program,
+    ['service', 'start', 'autopilot'],
+    'Start the HTTP server plus the autopilot worker (due schedules, queued prompts) for unattended use.',
+  );
+  addServerOptions(autopilot).action((options: ServiceOptions) => runServer(ctx, 'autopilot', options));
+};
+
+function addServerOptions(command: Command): Command {
+  return command
+    .option('--host <host>', 'address to listen on (default [services.http].host, 127.0.0.1)')
+    .option('--port <port>', 'port to listen on; 0 picks a free one (default [services.http].port, 7420)')
+    .option(
+      '--token <token>',
+      'bearer token clients must send (default [services.http].token or env SVC_HTTP_TOKEN; never printed)',
+    )
+    .addOption(
+      new Option(
+        '--auth <mode>',
+        'bearer: a bearer token is required (with no token configured every request gets 401); ' +
+          'none: with no token configured, requests pass without one (loopback hosts only)',
+      ).choices(['bearer', 'none']),
+    );
+}
+
+async function runServer(ctx: CliContext, kind: 'http' | 'autopilot', options: ServiceOptions) {
+  const port = parsePort(options.port);
+  const globals = ctx.globals();
+  const { loadConfig } = await import('../../../config/load');
+  const { authMode, startHttpServer } = await import('../../http/server');
+  // Config first (host, port, auth) so the socket listens before the App is built.
+  const loaded = loadConfig({
+    workspace: resolve(ctx.io.cwd, globals.cwd ?? '.'),
+    env: ctx.io.env,
+    configFile: globals.config,
+    overrides: globals.c ?? [],
+  });
+  ctx.keepAlive = true;
+  const handle = await startHttpServer({
+    config: loaded.config,
+    flags: { host: options.host, port, token: options.token, auth: options.auth },
+    createApp: () => ctx.app({ eagerDb: true }),
+    worker: kind === 'autopilot' ? (app) => app.autopilotWorker : undefined,
+  });
+  if (kind === 'autopilot' && !handle.app.autopilotWorker) {
+    // TODO(#5): the scheduler layer fills app.autopilotWorker; until then autopilot serves HTTP only.
+    ctx.io.stderr.write('svc: autopilot worker not available in this build; serving HTTP only\n');
+  }
+  if (
+    authMode(handle.settings, { auth: options.auth, token: options.token }, handle.app.config) === 'closed'
+  ) {
+    ctx.io.stderr.write(
+      'svc: warning: no token configured and --auth bearer: every protected request gets 401 ' +
+        '(set --token, [services.http].token or SVC_HTTP_TOKEN, or use --auth none on loopback)\n',
+    );
+  }
+  ctx.out(`svc: listening on ${handle.url}`);
+
+  const reason = await waitForStop(ctx);
+  ctx.io.stderr.write(`svc: shutting down (${reason})\n`);
+  await handle.close(reason);
+}
+
+/** Resolves on SIGINT (main.ts aborts io.signal) or SIGTERM; listeners are removed after. */
+function waitForStop(ctx: CliContext): Promise<string> {
+  return new Promise((resolvePromise) => {
+    const signal = ctx.io.signal;
+    const done = (reason: string) => {
+      signal?.removeEventListener('abort', onAbort);
+      process.off('SIGTERM', onTerm);
+      resolvePromise(reason);
+    };
+    const onAbort = () => done('SIGINT');
+    const onTerm = () => done('SIGTERM');
+    if (signal?.aborted) return done('SIGINT');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    process.once('SIGTERM', onTerm);
+  });
+}
+
+function parsePort(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isInteger(port) || port > 65535) {
+    throw new SvcError('invalid_input', `--port: expected an integer 0-65535, got ${JSON.stringify(value)}`);
+  }
+  return port;
+}

@@ -1,0 +1,289 @@
+/**
+ * The HTTP server process (`svc service start http|autopilot`): listen first, then build the App
+ * (protected routes answer 503 `App not ready` meanwhile), then mark it ready. Shutdown is
+ * graceful and runs once: refuse new requests, end SSE streams, stop the worker, let in-flight
+ * requests finish (bounded), then `app.close()` — whose teardown hooks mark active runs
+ * interrupted (the agent layer registers one with `app.onClose`) — which closes the database.
+ * @module
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import type { App, BackgroundWorker } from '../../app';
+import type { Config } from '../../config/schema';
+import { SvcError } from '../../errors';
+import { createHttpApp, errorStyleFor, type HttpAppOptions } from './index';
+import { createStreamTracker, type StreamTracker } from './sse';
+
+export type AuthMode = 'bearer' | 'none';
+
+export interface HttpServerFlags {
+  host?: string;
+  port?: number;
+  /** `--token`: wins over `[services.http].token` and `SVC_HTTP_TOKEN`. */
+  token?: string;
+  /** `--auth`: wins over `[services.http].allow_no_auth`. */
+  auth?: AuthMode;
+}
+
+export interface HttpSettings {
+  host: string;
+  port: number;
+  /** Where the token comes from (never the token itself). */
+  tokenSource: 'flag' | 'config' | 'none';
+  loopback: boolean;
+}
+
+export interface StartHttpServerOptions {
+  /** Config read before the App exists (the same sources), for host, port and auth. */
+  config: Config;
+  flags?: HttpServerFlags;
+  /** Builds the App once the socket listens. */
+  createApp: () => Promise<App>;
+  /** The worker to run once ready (autopilot); stopped before the App closes. */
+  worker?: (app: App) => BackgroundWorker | undefined;
+  /** Called once the socket listens, before the App is built (routes answer 503 until ready). */
+  onListening?: (url: string) => void;
+  /** How long in-flight requests may take to finish at shutdown. */
+  graceMs?: number;
+  /** Passed through to createHttpApp (tests: heartbeat, extension routes). */
+  http?: Pick<HttpAppOptions, 'sseHeartbeatMs' | 'sseRetryMs' | 'extensions' | 'extend' | 'tools'>;
+}
+
+export interface HttpServerHandle {
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly app: App;
+  readonly settings: HttpSettings;
+  /** The open SSE streams (ended at shutdown). */
+  readonly streams: StreamTracker;
+  /** Graceful shutdown; idempotent (every call gets the same promise). */
+  close(reason?: string): Promise<void>;
+  /** Settles when the server has shut down. */
+  readonly closed: Promise<void>;
+}
+
+export const DEFAULT_HTTP_PORT = 7420;
+
+const LOOPBACK_NAMES = new Set(['localhost', 'ip6-localhost', '::1', '0:0:0:0:0:0:0:1']);
+
+export function isLoopbackHost(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
+  if (LOOPBACK_NAMES.has(h)) return true;
+  const v4 = h.startsWith('::ffff:') ? h.slice(7) : h;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+/**
+ * Effective host, port and auth, checked: a host other than loopback needs a token (spec,
+ * Authentication → HTTP server authentication; nobody on the network gets an open agent).
+ */
+export function resolveHttpSettings(config: Config, flags: HttpServerFlags = {}): HttpSettings {
+  const http = config.services.http;
+  const host = flags.host ?? http.host;
+  const port = flags.port ?? http.port ?? DEFAULT_HTTP_PORT;
+  if (!host.trim()) throw new SvcError('invalid_input', '--host: empty host');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new SvcError('invalid_input', `--port: expected an integer 0-65535, got ${port}`);
+  }
+  if (flags.token !== undefined && flags.token === '') {
+    throw new SvcError('invalid_input', '--token: empty token');
+  }
+  if (flags.token !== undefined && flags.auth === 'none') {
+    throw new SvcError(
+      'invalid_input',
+      '--auth none conflicts with --token: a configured token is always required; drop one of them',
+    );
+  }
+  const tokenSource = flags.token ? 'flag' : http.token ? 'config' : 'none';
+  const loopback = isLoopbackHost(host);
+  if (!loopback && tokenSource === 'none') {
+    throw new SvcError(
+      'config_error',
+      `refusing to listen on ${host} without a token: set --token, [services.http].token or SVC_HTTP_TOKEN` +
+        ' (unauthenticated access is only allowed on a loopback host such as 127.0.0.1)',
+    );
+  }
+  return { host, port, tokenSource, loopback };
+}
+
+export async function startHttpServer(options: StartHttpServerOptions): Promise<HttpServerHandle> {
+  const flags = options.flags ?? {};
+  const settings = resolveHttpSettings(options.config, flags);
+  const graceMs = options.graceMs ?? 5000;
+  const streams = createStreamTracker();
+  let app: App | undefined;
+  let stopping = false;
+
+  const current = () => app?.config ?? options.config;
+  const hono = createHttpApp(() => app, {
+    // Per request, so `config reload` can rotate the token; the flag always wins.
+    token: () => flags.token ?? current().services.http.token,
+    // Unauthenticated access never on a non-loopback host, even if a reload drops the token.
+    allowNoAuth: () =>
+      settings.loopback &&
+      (flags.auth !== undefined ? flags.auth === 'none' : current().services.http.allow_no_auth),
+    maxBodyBytes: options.config.services.http.max_body_bytes,
+    sseHeartbeatMs: options.http?.sseHeartbeatMs ?? options.config.services.http.sse_heartbeat_seconds * 1000,
+    sseRetryMs: options.http?.sseRetryMs,
+    streams,
+    tools: options.http?.tools,
+    extensions: options.http?.extensions,
+    extend: options.http?.extend,
+  });
+
+  const server = createAdaptorServer({
+    fetch: (request, env) => {
+      if (stopping) {
+        const message = 'server shutting down';
+        const flat = errorStyleFor(new URL(request.url).pathname) === 'flat';
+        const body = flat ? { error: message, code: 503 } : { error: { message, type: 'unavailable' } };
+        return new Response(JSON.stringify(body), {
+          status: 503,
+          headers: { 'content-type': 'application/json', connection: 'close' },
+        });
+      }
+      return hono.fetch(request, env);
+    },
+  }) as Server;
+
+  await listen(server, settings.host, settings.port);
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  options.onListening?.(url);
+
+  try {
+    app = await options.createApp();
+  } catch (error) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw error;
+  }
+  const log = app.log.child({ component: 'http' });
+  // After listen, a socket-level server error must be logged, never crash the process.
+  server.on('error', (error) => log.error('http server error', { error }));
+  if (flags.token) app.redactor.add(flags.token);
+  app.runtime.surfaces.add('http');
+  app.runtime.server = true;
+  app.runtime.httpUrl = url;
+  app.runtime.ready = true;
+
+  const workerController = new AbortController();
+  const worker = options.worker?.(app);
+  const workerDone = worker
+    ? worker.run(workerController.signal).catch((error: unknown) => {
+        log.error('worker failed', { worker: worker.name, error });
+      })
+    : Promise.resolve();
+
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => {
+    resolveClosed = resolve;
+  });
+  let closing: Promise<void> | undefined;
+  const readyApp = app;
+
+  const shutdown = async (reason: string) => {
+    stopping = true;
+    readyApp.runtime.stopping = true;
+    log.info('http server stopping', { reason, open_streams: streams.size });
+    const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+    streams.closeAll();
+    // Connections turn idle as their responses end (the SSE streams just now): close them as they do,
+    // instead of waiting for the keep-alive timeout.
+    server.closeIdleConnections();
+    const sweeper = setInterval(() => server.closeIdleConnections(), 20);
+    void serverClosed.then(() => clearInterval(sweeper));
+    workerController.abort(new Error(`server shutting down (${reason})`));
+    await withTimeout(workerDone, graceMs);
+    const finished = await withTimeout(serverClosed, graceMs);
+    if (!finished) {
+      log.warn('in-flight requests did not finish in time; closing their connections', { grace_ms: graceMs });
+      server.closeAllConnections();
+      await withTimeout(serverClosed, 1000);
+    }
+    clearInterval(sweeper);
+    readyApp.runtime.ready = false;
+    await readyApp.close();
+    log.info('http server stopped', { reason, db_closed: !readyApp.hasDb() });
+  };
+
+  log.info('http server listening', {
+    url,
+    auth: authMode(settings, flags, readyApp.config),
+    token_source: settings.tokenSource,
+    worker: worker?.name ?? null,
+  });
+
+  return {
+    url,
+    host: settings.host,
+    port: address.port,
+    app: readyApp,
+    settings,
+    streams,
+    closed,
+    close(reason = 'close') {
+      closing ??= shutdown(reason).finally(resolveClosed);
+      return closing;
+    },
+  };
+}
+
+/** What a request without a bearer meets: `bearer` (token), `none` (passes), `closed` (every request 401). */
+export function authMode(
+  settings: HttpSettings,
+  flags: HttpServerFlags,
+  config: Config,
+): 'bearer' | 'none' | 'closed' {
+  if (settings.tokenSource !== 'none') return 'bearer';
+  const allow = flags.auth !== undefined ? flags.auth === 'none' : config.services.http.allow_no_auth;
+  return settings.loopback && allow ? 'none' : 'closed';
+}
+
+function listen(server: Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      server.off('listening', onListening);
+      const where = `${host}:${port}`;
+      if (error.code === 'EADDRINUSE') {
+        reject(
+          new SvcError(
+            'unavailable',
+            `cannot listen on ${where}: address already in use (choose another --port)`,
+          ),
+        );
+      } else if (error.code === 'EACCES') {
+        reject(
+          new SvcError('forbidden', `cannot listen on ${where}: permission denied (use a port above 1023)`),
+        );
+      } else if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') {
+        reject(new SvcError('invalid_input', `--host: ${host} is not an address of this machine`));
+      } else {
+        reject(new SvcError('unavailable', `cannot listen on ${where}: ${error.message}`, { cause: error }));
+      }
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve();
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
+async function withTimeout(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * `GET /v1/sessions/{id}/events` (spec, Events → Session event stream): the session's bus events
+ * as SSE. Order on every connection:
+ *
+ * 1. `connected` (payload below) — always first;
+ * 2. with `include_snapshot` (1, true, yes or on): one adaptive-orchestration resync event from
+ *    the current snapshot (`app.adaptiveSnapshot`, or a minimal payload until that layer lands);
+ * 3. `resync` — only when `Last-Event-ID` is older than the retained ring (or unknown): what
+ *    follows comes from the session event log, not the ring;
+ * 4. the replay: without `Last-Event-ID` the retained ring; with it, every event after that id;
+ * 5. live events as they are published.
+ *
+ * Bus events carry `id:` (the bus id), `event:` (the type) and `data:` (the payload JSON,
+ * redacted). Events the stream makes itself (`connected`, the snapshot resync, `resync`,
+ * `shutdown`) carry the stream's cursor as `id:` so they never move the client's position.
+ * Heartbeats are comments (`: ping N`). The stream subscribes before anything is sent, so an event
+ * published meanwhile is delivered exactly once.
+ * @module
+ */
+import type { Context, Hono } from 'hono';
+import type { AdaptiveResync, App } from '../../app';
+import { SvcError } from '../../errors';
+import type { SessionEvent } from '../../events/bus';
+import { VERSION } from '../../version';
+import { errorResponse } from './errors';
+import type { AppRef } from './mount-tools';
+import { openSseStream, type StreamTracker } from './sse';
+
+export const SESSION_EVENTS_PATH = '/v1/sessions/:id/events';
+
+export interface SessionEventsOptions {
+  heartbeatMs: number;
+  /** `retry:` sent with `connected`: how long the client waits before reconnecting. */
+  retryMs?: number;
+  streams: StreamTracker;
+  maxBacklogBytes?: number;
+}
+
+/** The `connected` event payload (spec: "not shown"; this is svc's design, documented in README). */
+export interface ConnectedPayload {
+  type: 'connected';
+  session_id: string;
+  server: 'svc';
+  version: string;
+  /** Highest event id of the session when the stream opened (0 when none). */
+  last_event_id: number;
+  /** How the stream catches the client up before going live. */
+  replay: {
+    /** ring: the retained buffer; log: the session event log (the id was older than the ring). */
+    source: 'ring' | 'log';
+    /** Events after this id follow (the `Last-Event-ID` sent, or where the retained ring starts). */
+    after_id: number;
+    /** How many events the replay holds. */
+    count: number;
+    /** The `Last-Event-ID` the client sent, when it sent one. */
+    last_event_id_received?: number;
+  };
+  include_snapshot: boolean;
+  heartbeat_ms: number;
+  retry_ms: number;
+}
+
+const TRUE_VALUES = new Set(['1', 'true', 'yes', 'on']);
+const FALSE_VALUES = new Set(['', '0', 'false', 'no', 'off']);
+
+export function mountSessionEvents(hono: Hono, appRef: AppRef, options: SessionEventsOptions): void {
+  hono.get(SESSION_EVENTS_PATH, (c) => handleSessionEvents(c, appRef, options));
+}
+
+function handleSessionEvents(c: Context, appRef: AppRef, options: SessionEventsOptions): Response {
+  const app = appRef();
+  if (!app?.runtime.ready) return errorResponse(c, new SvcError('unavailable', 'App not ready'));
+  try {
+    const sessionId = c.req.param('id') ?? '';
+    app.sessions.require(sessionId);
+    const includeSnapshot = parseIncludeSnapshot(c.req.query('include_snapshot'));
+    const lastEventId = parseLastEventId(c.req.header('last-event-id') ?? c.req.query('last_event_id'));
+    return openSessionStream(c, app, sessionId, { includeSnapshot, lastEventId }, options);
+  } catch (error) {
+    return errorResponse(c, error, { app });
+  }
+}
+
+function openSessionStream(
+  c: Context,
+  app: App,
+  sessionId: string,
+  request: { includeSnapshot: boolean; lastEventId?: number },
+  options: SessionEventsOptions,
+): Response {
+  const retryMs = options.retryMs ?? 1000;
+  let cursor = 0;
+  let live = false;
+  const pending: SessionEvent[] = [];
+
+  const { stream, response } = openSseStream({
+    signal: c.req.raw.signal,
+    heartbeatMs: options.heartbeatMs,
+    maxBacklogBytes: options.maxBacklogBytes,
+    tracker: options.streams,
+    onShutdown: (s) =>
+      s.send({
+        event: 'shutdown',
+        id: cursor,
+        data: JSON.stringify({ type: 'shutdown', session_id: sessionId, reason: 'server shutting down' }),
+      }),
+  });
+
+  const deliver = (event: SessionEvent) => {
+    if (event.id <= cursor || stream.closed) return;
+    cursor = event.id;
+    stream.send({ event: event.type, id: event.id, data: JSON.stringify(app.redactor.value(event.payload)) });
+    // The session is gone: nothing more will come; a reconnect gets 404 and stops.
+    if (event.type === 'session.deleted') stream.close();
+  };
+
+  // Subscribe first: whatever is published from here on is delivered, after the replay.
+  const unsubscribe = app.bus.subscribe(sessionId, (event) => {
+    if (live) deliver(event);
+    else pending.push(event);
+  });
+  stream.onClose(unsubscribe);
+
+  const latest = app.bus.lastId(sessionId);
+  let replay: { events: SessionEvent[]; source: 'ring' | 'log' };
+  let afterId: number;
+  let resyncReason: 'last_event_id_evicted' | 'last_event_id_unknown' | undefined;
+  if (request.lastEventId === undefined) {
+    replay = { events: app.bus.retained(sessionId), source: 'ring' };
+    afterId = replay.events.length ? replay.events[0].id - 1 : latest;
+  } else if (request.lastEventId > latest) {
+    // An id this server never gave for the session (another data dir, a reset): start over from the ring.
+    resyncReason = 'last_event_id_unknown';
+    replay = { events: app.bus.retained(sessionId), source: 'ring' };
+    afterId = replay.events.length ? replay.events[0].id - 1 : latest;
+  } else {
+    replay = app.bus.replay(sessionId, request.lastEventId);
+    afterId = request.lastEventId;
+    if (replay.source === 'log') resyncReason = 'last_event_id_evicted';
+  }
+  cursor = afterId;
+
+  const connected: ConnectedPayload = {
+    type: 'connected',
+    session_id: sessionId,
+    server: 'svc',
+    version: VERSION,
+    last_event_id: latest,
+    replay: {
+      source: replay.source,
+      after_id: afterId,
+      count: replay.events.length,
+      ...(request.lastEventId !== undefined ? { last_event_id_received: request.lastEventId } : {}),
+    },
+    include_snapshot: request.includeSnapshot,
+    heartbeat_ms: options.heartbeatMs,
+    retry_ms: retryMs,
+  };
+  stream.send({ event: 'connected', id: cursor, retry: retryMs, data: JSON.stringify(connected) });
+
+  if (request.includeSnapshot) {
+    const resync = adaptiveResync(app, sessionId);
+    stream.send({
+      event: resync.event,
+      id: cursor,
+      data: JSON.stringify(app.redactor.value(resync.payload)),
+    });
+  }
+  if (resyncReason) {
+    stream.send({
+      event: 'resync',
+      id: cursor,
+      data: JSON.stringify({
+        type: 'resync',
+        session_id: sessionId,
+        reason: resyncReason,
+        source: replay.source,
+        after_id: afterId,
+        count: replay.events.length,
+      }),
+    });
+  }
+  for (const event of replay.events) deliver(event);
+  live = true;
+  for (const event of pending.splice(0)) deliver(event);
+  app.log.debug('sse stream opened', {
+    session_id: sessionId,
+    replay_source: replay.source,
+    replayed: replay.events.length,
+    streams: options.streams.size,
+  });
+  stream.onClose(() => app.log.debug('sse stream closed', { session_id: sessionId, cursor }));
+  return response;
+}
+
+/**
+ * The snapshot resync: the adaptive layer's payload when it is wired; otherwise a minimal payload
+ * in the snapshot's own shape that says honestly that there is no adaptive evidence:
+ * `{session_id, action: "unknown", posture: {state: "disabled" | "unavailable", reason, …false}}`.
+ */
+export function adaptiveResync(app: App, sessionId: string): AdaptiveResync {
+  if (app.adaptiveSnapshot) {
+    try {
+      return app.adaptiveSnapshot(sessionId);
+    } catch (error) {
+      app.log.error('adaptive snapshot failed', { session_id: sessionId, error });
+      return minimalAdaptiveResync(app, sessionId, 'adaptive snapshot failed; see the server log');
+    }
+  }
+  return minimalAdaptiveResync(app, sessionId);
+}
+
+export function minimalAdaptiveResync(app: App, sessionId: string, failure?: string): AdaptiveResync {
+  const configured = app.config.options.adaptive_orchestration.enabled;
+  const reason =
+    failure ??
+    (configured
+      ? 'adaptive orchestration is not wired in this process'
+      : 'options.adaptive_orchestration.enabled is false');
+  return {
+    event: 'adaptive_orchestration.genome',
+    payload: {
+      session_id: sessionId,
+      action: 'unknown',
+      posture: {
+        state: configured ? 'unavailable' : 'disabled',
+        reason,
+        implemented: false,
+        configured,
+        available: false,
+        active: false,
+        pending_apply: false,
+        applied: false,
+        degraded: failure !== undefined,
+        decision_trace_available: false,
+      },
+    },
+  };
+}
+
+function parseIncludeSnapshot(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const v = value.trim().toLowerCase();
+  if (TRUE_VALUES.has(v)) return true;
+  if (FALSE_VALUES.has(v)) return false;
+  throw new SvcError(
+    'invalid_input',
+    'invalid include_snapshot (use 1, true, yes or on; 0, false, no or off)',
+  );
+}
+
+function parseLastEventId(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const v = value.trim();
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) {
+    throw new SvcError('invalid_input', 'invalid Last-Event-ID (expected an event id sent by this stream)');
+  }
+  return Number(v);
+}

@@ -1,0 +1,215 @@
+/**
+ * Server-sent events over a web ReadableStream: framing, heartbeat comments, a backlog limit for
+ * slow clients, and one idempotent teardown whichever side ends the stream (client disconnect,
+ * request abort, server shutdown, the route itself). Open streams are tracked so a shutdown can
+ * end them all.
+ * @module
+ */
+
+export interface SseMessage {
+  /** `event:` field (the event type). */
+  event?: string;
+  /** `id:` field; the client sends the last one back as `Last-Event-ID` when it reconnects. */
+  id?: number | string;
+  /** The `data:` payload, one line or several. */
+  data: string;
+  /** `retry:` field: the client's reconnect delay in milliseconds. */
+  retry?: number;
+}
+
+export interface SseStream {
+  readonly closed: boolean;
+  /** Bytes queued for the client and not yet taken by the socket. */
+  readonly backlog: number;
+  /** Queue one event; false when the stream is closed (or was just dropped as too slow). */
+  send(message: SseMessage): boolean;
+  /** A comment line (`: text`): keeps the connection alive, never moves the client's cursor. */
+  comment(text: string): void;
+  /** End the stream, after an optional last message. Idempotent. */
+  close(last?: SseMessage): void;
+  /** Run on close, whatever closed it (listeners unsubscribed, timers cleared). */
+  onClose(fn: () => void): void;
+}
+
+/** The open streams of one HTTP app, so shutdown can end them. */
+export interface StreamTracker {
+  readonly size: number;
+  /** Track a stream; `end` is called by closeAll (it may send a last event before closing). */
+  add(stream: SseStream, end?: (stream: SseStream) => void): void;
+  /** End every open stream (server shutdown). */
+  closeAll(): void;
+}
+
+export interface OpenSseOptions {
+  /** The request's signal: an aborted request ends the stream. */
+  signal?: AbortSignal;
+  /** Interval of heartbeat comments; 0 disables them. */
+  heartbeatMs: number;
+  /**
+   * A client that lets more than this many bytes pile up is dropped (the stream errors), so one
+   * stalled reader cannot grow the server's memory; it reconnects and replays from its last id.
+   */
+  maxBacklogBytes?: number;
+  tracker?: StreamTracker;
+  /** Ends the stream at shutdown (default: close without a last event). */
+  onShutdown?: (stream: SseStream) => void;
+}
+
+export const SSE_HEADERS: Record<string, string> = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  // Reverse proxies (nginx) must not buffer the stream.
+  'x-accel-buffering': 'no',
+};
+
+const DEFAULT_MAX_BACKLOG = 8 * 1024 * 1024;
+
+export function createStreamTracker(): StreamTracker {
+  const open = new Map<SseStream, ((stream: SseStream) => void) | undefined>();
+  return {
+    get size() {
+      return open.size;
+    },
+    add(stream, end) {
+      if (stream.closed) return;
+      open.set(stream, end);
+      stream.onClose(() => open.delete(stream));
+    },
+    closeAll() {
+      for (const [stream, end] of [...open]) {
+        try {
+          if (end) end(stream);
+        } finally {
+          stream.close();
+        }
+      }
+    },
+  };
+}
+
+/** Frame one message as SSE text. Multi-line data becomes several `data:` lines. */
+export function formatSse(message: SseMessage): string {
+  let out = '';
+  if (message.event !== undefined) out += `event: ${singleLine('event', message.event)}\n`;
+  if (message.id !== undefined) out += `id: ${singleLine('id', String(message.id))}\n`;
+  if (message.retry !== undefined) out += `retry: ${Math.max(0, Math.floor(message.retry))}\n`;
+  for (const line of message.data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
+  return `${out}\n`;
+}
+
+/** Open a stream: returns the Response to hand to the server and the handle to write to it. */
+export function openSseStream(
+  options: OpenSseOptions,
+  headers: Record<string, string> = {},
+): { stream: SseStream; response: Response } {
+  const encoder = new TextEncoder();
+  const maxBacklog = options.maxBacklogBytes ?? DEFAULT_MAX_BACKLOG;
+  const closers: (() => void)[] = [];
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let closed = false;
+  let timer: ReturnType<typeof setInterval> | undefined;
+
+  const teardown = () => {
+    if (closed) return;
+    closed = true;
+    if (timer) clearInterval(timer);
+    timer = undefined;
+    options.signal?.removeEventListener('abort', onAbort);
+    // Every closer runs even if one throws: a leaked listener is worse than a lost log line.
+    for (const fn of closers.splice(0).reverse()) {
+      try {
+        fn();
+      } catch {
+        // nothing useful to do with a failing teardown callback
+      }
+    }
+  };
+
+  const enqueue = (text: string): boolean => {
+    if (closed) return false;
+    try {
+      controller.enqueue(encoder.encode(text));
+    } catch {
+      teardown();
+      return false;
+    }
+    const desired = controller.desiredSize ?? 0;
+    if (desired < -maxBacklog) {
+      // Too slow: drop it rather than buffer without bound; it reconnects with Last-Event-ID.
+      try {
+        controller.error(new Error('SSE client too slow: backlog limit reached'));
+      } catch {
+        // already errored
+      }
+      teardown();
+      return false;
+    }
+    return true;
+  };
+
+  const stream: SseStream = {
+    get closed() {
+      return closed;
+    },
+    get backlog() {
+      return closed ? 0 : Math.max(0, -(controller.desiredSize ?? 0));
+    },
+    send: (message) => enqueue(formatSse(message)),
+    comment: (text) => {
+      enqueue(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
+    },
+    close(last) {
+      if (closed) return;
+      if (last) enqueue(formatSse(last));
+      if (closed) return;
+      try {
+        controller.close();
+      } catch {
+        // already closed by the client
+      }
+      teardown();
+    },
+    onClose(fn) {
+      if (closed) fn();
+      else closers.push(fn);
+    },
+  };
+
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+      },
+      cancel() {
+        // The client went away (node-server cancels the body when the socket closes).
+        teardown();
+      },
+    },
+    { highWaterMark: 0, size: (chunk) => chunk.byteLength },
+  );
+
+  function onAbort() {
+    stream.close();
+  }
+  if (options.signal?.aborted) queueMicrotask(onAbort);
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  if (options.heartbeatMs > 0) {
+    let beat = 0;
+    timer = setInterval(() => stream.comment(`ping ${++beat}`), options.heartbeatMs);
+    // A heartbeat alone must not keep a process alive.
+    timer.unref?.();
+  }
+  options.tracker?.add(stream, options.onShutdown);
+
+  return {
+    stream,
+    response: new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...headers } }),
+  };
+}
+
+function singleLine(field: string, value: string): string {
+  if (/[\r\n]/.test(value)) throw new Error(`SSE ${field} must be one line`);
+  return value;
+}
