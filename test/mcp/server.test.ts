@@ -379,12 +379,22 @@ describe('svc service start mcp, streamable HTTP', () => {
     });
     const d = await startMcpService(closed, { transport: 'http', port: 0, auth: 'bearer' });
     onTestFinished(() => d.close());
-    expect(d.warning).toContain('every request will get 401 authentication required');
+    expect(d.warning).toContain('every request gets 401 authentication required');
     await expect(httpClient(d.url!)).rejects.toThrow(/authentication required/);
 
     await expect(
       startMcpService(none, { transport: 'http', port: 0, auth: 'none', token: 'x-123456' }),
-    ).rejects.toThrowError('--token cannot be combined with --auth none; drop one of them');
+    ).rejects.toThrowError(
+      '--auth none conflicts with --token: a configured token is always required; drop one of them',
+    );
+    // --auth none never bypasses a configured token.
+    const tokenAndNone = await startMcpService(configured, { transport: 'http', port: 0, auth: 'none' });
+    onTestFinished(() => tokenAndNone.close());
+    await expect(httpClient(tokenAndNone.url!)).rejects.toThrow(/authentication required/);
+    // Unauthenticated access only on a loopback host.
+    await expect(
+      startMcpService(none, { transport: 'http', port: 0, host: '0.0.0.0', auth: 'none' }),
+    ).rejects.toThrowError(/^refusing to listen on 0\.0\.0\.0 without a token/);
   });
 
   it('refuses a Host header that is not loopback (DNS rebinding)', async () => {

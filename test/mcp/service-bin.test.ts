@@ -229,11 +229,11 @@ describe('svc service start mcp (built binary)', () => {
     let stderr = '';
     let stdout = '';
     child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
     const url = await new Promise<string>((resolvePromise, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no listening line: ${stderr}`)), 15_000);
-      child.stderr.on('data', (d) => {
-        stderr += d;
-        const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
+      const timer = setTimeout(() => reject(new Error(`no listening line: ${stdout} ${stderr}`)), 15_000);
+      child.stdout.on('data', () => {
+        const match = /^svc: listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)\n$/.exec(stdout);
         if (match) {
           clearTimeout(timer);
           resolvePromise(match[1]);
@@ -256,7 +256,7 @@ describe('svc service start mcp (built binary)', () => {
     await client.close();
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(stdout).toBe('');
+    expect(stdout).toBe(`svc: listening on ${url}\n`);
     expect(stderr).not.toContain('e2e-token-9876');
   });
 });

@@ -7,6 +7,7 @@ import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { App } from '../../app';
 import { SvcError } from '../../errors';
+import { isLoopbackHost } from '../http/server';
 import { resolveExposedTools } from './exposed-tools';
 import { startMcpHttp } from './http-transport';
 import { createMcpServer } from './server';
@@ -53,22 +54,37 @@ export interface ServiceAuth {
   warning?: string;
 }
 
-/** The HTTP service's bearer rules, fed by flags first and `[services.mcp]` second. */
+/**
+ * The HTTP service's bearer rules (surfaces/http/server.ts), fed by flags first and
+ * `[services.mcp]` second: a configured token is always required; without one, `--auth none`
+ * (or `allow_no_auth`) lets requests pass on a loopback host only, and a non-loopback host is
+ * refused at start.
+ */
 export function resolveServiceAuth(
   flags: { auth?: 'bearer' | 'none'; token?: string },
   config: { token?: string; allow_no_auth: boolean },
+  host: string,
 ): ServiceAuth {
-  if (flags.auth === 'none') {
-    if (flags.token) {
-      throw new SvcError('invalid_input', '--token cannot be combined with --auth none; drop one of them');
-    }
-    return { allowNoAuth: true };
+  if (flags.token === '') throw new SvcError('invalid_input', '--token: empty token');
+  if (flags.token !== undefined && flags.auth === 'none') {
+    throw new SvcError(
+      'invalid_input',
+      '--auth none conflicts with --token: a configured token is always required; drop one of them',
+    );
   }
   const token = flags.token || config.token || undefined;
-  const allowNoAuth = flags.auth === 'bearer' ? false : config.allow_no_auth;
+  const loopback = isLoopbackHost(host);
+  if (!loopback && !token) {
+    throw new SvcError(
+      'config_error',
+      `refusing to listen on ${host} without a token: set --token, [services.mcp].token or SVC_MCP_TOKEN` +
+        ' (unauthenticated access is only allowed on a loopback host such as 127.0.0.1)',
+    );
+  }
+  const allowNoAuth = loopback && (flags.auth !== undefined ? flags.auth === 'none' : config.allow_no_auth);
   const warning =
     !token && !allowNoAuth
-      ? 'no token is configured (--token, services.mcp.token or SVC_MCP_TOKEN): every request will get 401 authentication required'
+      ? 'no token configured (--token, [services.mcp].token or SVC_MCP_TOKEN): every request gets 401 authentication required'
       : undefined;
   return { token, allowNoAuth, warning };
 }
@@ -78,7 +94,8 @@ export async function startMcpService(app: App, options: McpServiceOptions = {})
   const settings = app.config.services.mcp;
   const transport = options.transport ?? settings.transport;
   const exposed = resolveExposedTools(app, settings.exposed_tools);
-  const auth = transport === 'http' ? resolveServiceAuth(options, settings) : undefined;
+  const host = options.host ?? settings.host;
+  const auth = transport === 'http' ? resolveServiceAuth(options, settings, host) : undefined;
 
   let sessionId = options.sessionId;
   if (sessionId) {
@@ -143,7 +160,7 @@ export async function startMcpService(app: App, options: McpServiceOptions = {})
     await server.connect(stdio);
   } else {
     const http = await startMcpHttp({
-      host: options.host ?? settings.host,
+      host,
       port: options.port ?? settings.port ?? 0,
       token: auth?.token,
       allowNoAuth: auth?.allowNoAuth ?? false,

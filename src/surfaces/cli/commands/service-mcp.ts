@@ -31,12 +31,16 @@ export const registerServiceMcp: CliRegistrar = (program, ctx) => {
     )
     .option('--port <n>', 'HTTP port (with --transport http; 0 picks a free one)')
     .addOption(
-      new Option('--auth <mode>', 'bearer: require the token; none: no authentication (HTTP only)').choices([
-        'bearer',
-        'none',
-      ]),
+      new Option(
+        '--auth <mode>',
+        'HTTP only. bearer: a bearer token is required (with no token configured every request gets 401); ' +
+          'none: with no token configured, requests pass without one (loopback hosts only)',
+      ).choices(['bearer', 'none']),
     )
-    .option('--token <token>', 'bearer token (default services.mcp.token or SVC_MCP_TOKEN)')
+    .option(
+      '--token <token>',
+      'bearer token clients must send (default [services.mcp].token or SVC_MCP_TOKEN; never printed)',
+    )
     .option('--session-id <id>', 'bind to this session (default: a new session for this server)')
     .action(async (flags: ServiceMcpFlags) => {
       const port = flags.port === undefined ? undefined : Number(flags.port);
@@ -65,9 +69,8 @@ export const registerServiceMcp: CliRegistrar = (program, ctx) => {
         throw error;
       }
       if (service.warning) ctx.io.stderr.write(`svc: warning: ${service.warning}\n`);
-      if (service.url) {
-        ctx.io.stderr.write(`svc: mcp server listening on ${service.url} (session ${service.sessionId})\n`);
-      }
+      // Like svc service start http: one line on stdout once ready (stdout is free without stdio).
+      if (service.url) ctx.out(`svc: listening on ${service.url}`);
       const stop = () => void service.close();
       process.once('SIGTERM', stop);
       process.once('SIGINT', stop);
