@@ -70,9 +70,10 @@ describe('MCP client: stdio servers', () => {
       'mcp_fake_crash',
       'mcp_fake_fail',
       'mcp_fake_whoami',
+      'mcp_fake_grow',
     ]);
     const echo = app.tools.get('mcp_fake_echo')!;
-    expect(echo).toMatchObject({ family: 'mcp', mutates: false });
+    expect(echo).toMatchObject({ family: 'mcp:fake', mutates: false });
     expect(echo.description).toContain('Echo the text back.');
     expect(z.toJSONSchema(echo.input, { io: 'input' })).toMatchObject({
       type: 'object',
@@ -88,6 +89,18 @@ describe('MCP client: stdio servers', () => {
     expect(echo.toModelOutput?.(output)).toBe('echo: hi');
     const entry = app.funnel().find((e) => e.name === 'mcp_fake_write_note');
     expect(entry).toMatchObject({ effective: true, mutates: true, permission: 'ask' });
+  });
+
+  it('follows tools/list_changed notifications', async () => {
+    const app = await connectedApp({ fake: stdio() });
+    expect(app.tools.get('mcp_fake_extra')).toBeUndefined();
+    await invokeTool(app, 'mcp_fake_grow', {}, { surface: 'agent' });
+    const deadline = Date.now() + 5000;
+    while (!app.tools.get('mcp_fake_extra') && Date.now() < deadline) await sleep(20);
+    expect(await invokeTool(app, 'mcp_fake_extra', {}, { surface: 'agent' })).toMatchObject({
+      content: [{ text: 'extra here' }],
+    });
+    expect(status(app, 'fake').tools).toContain('mcp_fake_extra');
   });
 
   it('hides a server tool listed in options.disabled_tools', async () => {
@@ -274,7 +287,7 @@ describe('MCP client: stdio servers', () => {
         { id: 'missing', state: 'failed', error: expect.stringContaining('command not found') },
       ],
       counts: { configured: 2, connected: 1, failed: 1 },
-      tool_count: 6,
+      tool_count: 7,
     });
     const text = await viaCli(app, { command: 'mcp status' }, {}, []);
     expect(text.stdout).toContain('✓ fake');

@@ -19,7 +19,7 @@ import type { Clock } from '../../../util/ids';
 import type { McpAuthStore } from './auth-store';
 import { McpConnection, type McpServerStatus, targetOf, transportType } from './connection';
 import { startOAuthCallback } from './oauth-callback';
-import { MCP_TOOL_FAMILY, sanitizeName, toolPrefix } from './remote-tools';
+import { isRemoteTool, sanitizeName, toolPrefix } from './remote-tools';
 
 export type { McpServerState, McpServerStatus } from './connection';
 
@@ -86,7 +86,7 @@ export function createMcpClientManager(deps: McpClientManagerDeps): McpClientMan
     const accepted = defs.filter((d) => !foreign.has(d.name));
     const next = new Set(accepted.map((d) => d.name));
     const stale = [...mine].filter((name) => !next.has(name));
-    if (stale.length) deps.tools.remove((t) => t.family === MCP_TOOL_FAMILY && stale.includes(t.name));
+    if (stale.length) deps.tools.remove((t) => isRemoteTool(t) && stale.includes(t.name));
     if (accepted.length) deps.tools.add(accepted);
     owned.set(id, next);
     return rejected;
@@ -278,7 +278,7 @@ export function createMcpClientManager(deps: McpClientManagerDeps): McpClientMan
       closed = true;
       await Promise.allSettled([...connections.values()].map((c) => c.close()));
       const names = new Set([...owned.values()].flatMap((s) => [...s]));
-      if (names.size) deps.tools.remove((t) => t.family === MCP_TOOL_FAMILY && names.has(t.name));
+      if (names.size) deps.tools.remove((t) => isRemoteTool(t) && names.has(t.name));
       owned.clear();
     },
   };

@@ -10,7 +10,9 @@ import { z } from 'zod';
 import { SvcError } from '../../../errors';
 import type { AnyTool } from '../../../tools/define-tool';
 
-export const MCP_TOOL_FAMILY = 'mcp';
+/** Family of a remote tool: `mcp:<server id>` (capabilities count them per server). */
+export const remoteFamily = (serverId: string) => `mcp:${serverId}`;
+export const isRemoteTool = (tool: { family: string }) => tool.family.startsWith('mcp:');
 /** Providers cap tool names at 64 characters of `[A-Za-z0-9_-]`. */
 const MAX_NAME = 64;
 
@@ -141,7 +143,7 @@ export function remoteToolDefinition(serverId: string, remote: RemoteTool, call:
   const summary = remote.description?.trim() || remote.title || remote.annotations?.title || remote.name;
   return {
     name,
-    family: MCP_TOOL_FAMILY,
+    family: remoteFamily(serverId),
     tag: 'primitive',
     description: `${summary}\n(Tool "${remote.name}" of the MCP server "${serverId}".)`,
     input: remoteInputSchema(remote.inputSchema),
