@@ -67,7 +67,18 @@ const fakeBroken = defineTool({
     throw new Error('boom');
   },
 });
-const TOOLS = [...allTools, fakeOperatingMode, fakeUnwired, fakeBroken] as AnyTool[];
+// The packs domain defines the real get_operating_mode; the stand-in only fills in until it lands.
+const hasOperatingMode = allTools.some((t) => t.name === 'get_operating_mode');
+const TOOLS = [
+  ...allTools,
+  ...(hasOperatingMode ? [] : [fakeOperatingMode]),
+  fakeUnwired,
+  fakeBroken,
+] as AnyTool[];
+/** A coordinator with operating-mode parity, unless the packs domain wired its own. */
+const withCoordinator = (app: App) => {
+  app.services.coordinator ??= { operatingModeSnapshot: () => ({}) };
+};
 
 async function appWith(exposed: string[], options: TestAppOptions = {}) {
   const config = (options.config ?? {}) as { services?: { mcp?: Record<string, unknown> } };
@@ -244,27 +255,23 @@ describe('MCP server', () => {
 
   it('OPMODE-42: svc_get_operating_mode is absent unless listed', async () => {
     const app = await appWith(['svc_capabilities'], { config: { options: { operating_packs: true } } });
-    app.services.coordinator = { operatingModeSnapshot: () => ({}) };
+    withCoordinator(app);
     const client = await connect(app);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['svc_capabilities']);
   });
 
   it('OPMODE-41: svc_get_operating_mode defaults to the MCP-bound session', async () => {
     const app = await appWith(['svc_get_operating_mode'], { config: { options: { operating_packs: true } } });
-    app.services.coordinator = { operatingModeSnapshot: () => ({}) };
+    withCoordinator(app);
     const session = app.sessions.create();
+    const other = app.sessions.create();
     const client = await connect(app, session.id);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['svc_get_operating_mode']);
-    expect(JSON.parse((await call(client, 'svc_get_operating_mode')).text)).toEqual({
-      session_id: session.id,
-      state: 'enabled_inactive',
-    });
-    expect(
-      JSON.parse((await call(client, 'svc_get_operating_mode', { session_id: 'ses_other' })).text),
-    ).toEqual({
-      session_id: 'ses_other',
-      state: 'enabled_inactive',
-    });
+    const bound = await call(client, 'svc_get_operating_mode');
+    expect(bound.isError, bound.text).toBe(false);
+    expect(JSON.parse(bound.text)).toMatchObject({ session_id: session.id });
+    const explicit = await call(client, 'svc_get_operating_mode', { session_id: other.id });
+    expect(JSON.parse(explicit.text)).toMatchObject({ session_id: other.id });
   });
 
   it('OPMODE-43: start-up fails when the tool is listed and options.operating_packs is false', async () => {
@@ -276,11 +283,15 @@ describe('MCP server', () => {
 
   it('OPMODE-44: start-up fails when the tool is listed and there is no coordinator', async () => {
     const app = await appWith(['svc_get_operating_mode'], { config: { options: { operating_packs: true } } });
+    delete app.services.coordinator;
     expect(() => checkOperatingMode(app)).toThrowError(
       'services.mcp.exposed_tools lists svc_get_operating_mode but there is no coordinator (no session pack coordinator is wired in this runtime)',
     );
     // A coordinator without the native tool registered is no coordinator either.
-    const bare = await makeTestApp({ config: { options: { operating_packs: true } } });
+    const bare = await makeTestApp({
+      config: { options: { operating_packs: true } },
+      tools: allTools.filter((t) => t.name !== 'get_operating_mode'),
+    });
     bare.services.coordinator = { operatingModeSnapshot: () => ({}) };
     expect(() => checkOperatingMode(bare)).toThrowError(
       /there is no coordinator \(the get_operating_mode tool is not registered\)/,
@@ -301,7 +312,7 @@ describe('MCP server', () => {
 
   it('OPMODE-51: an exposed tool whose gate closes afterwards answers a tool error', async () => {
     const app = await appWith(['svc_get_operating_mode'], { config: { options: { operating_packs: true } } });
-    app.services.coordinator = { operatingModeSnapshot: () => ({}) };
+    withCoordinator(app);
     const client = await connect(app);
     app.tools.remove((t) => t.name === 'get_operating_mode');
     expect((await client.listTools()).tools).toEqual([]);

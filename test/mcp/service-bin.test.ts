@@ -4,7 +4,7 @@
  * - GEN-05 / CFG-31: the client lists exactly services.mcp.exposed_tools;
  * - TOOLS-65 / TOOLS-67: each exposed readout answers the HTTP payload of the bound session;
  * - stdout carries only protocol frames; logs go to the data-dir log file; closing stdin stops it;
- * - start-up failures (unknown name, OPMODE-43, OPMODE-44, unknown --session-id) exit 2 with one
+ * - start-up failures (unknown name, OPMODE-43, unknown --session-id) exit 2 with one
  *   clear stderr line and nothing on stdout;
  * - AUTH-11 / CLI-17 / CLI-18: --transport http with --token enforces the bearer; SIGTERM stops it.
  */
@@ -170,7 +170,7 @@ describe('svc service start mcp (built binary)', () => {
     expect(messages[2].result).toMatchObject({ content: [{ type: 'text' }] });
   });
 
-  it('exits 2 with one clear line for start-up failures (unknown tool, OPMODE-43, OPMODE-44, bad session)', async () => {
+  it('exits 2 with one clear line for start-up failures (unknown tool, OPMODE-43, bad session)', async () => {
     const cases: [string, string[], string][] = [
       [
         workspace(['svc_get_workflow_tools_status', 'svc_nope']),
@@ -181,11 +181,6 @@ describe('svc service start mcp (built binary)', () => {
         workspace(['svc_get_operating_mode']),
         [],
         'svc: services.mcp.exposed_tools lists svc_get_operating_mode but options.operating_packs is false; set options.operating_packs = true or remove it from the list\n',
-      ],
-      [
-        workspace(['svc_get_operating_mode'], '[options]\noperating_packs = true\n'),
-        [],
-        'svc: services.mcp.exposed_tools lists svc_get_operating_mode but there is no coordinator',
       ],
       [
         workspace(['svc_capabilities']),
