@@ -252,9 +252,15 @@ describe('MCP client: stdio servers', () => {
     expect(status(app, 'flaky').state).toBe('failed');
     rmSync(flag);
     expect(existsSync(flag)).toBe(false);
-    const after = await app.mcpClients.connect('flaky');
-    expect(after).toMatchObject({ state: 'connected', attempts: 2 });
+    // Asking for the status is a demand: the failed server is tried again at once.
+    const report = (await invokeTool(app, 'mcp_status', {}, { surface: 'tui' })) as {
+      servers: { id: string; state: string; attempts: number }[];
+    };
+    expect(report.servers).toMatchObject([{ id: 'flaky', state: 'connected', attempts: 2 }]);
     expect(app.tools.get('mcp_flaky_echo')).toBeDefined();
+    // connect(id) leaves a connected server alone (the flag would make a restart fail).
+    writeFileSync(flag, '');
+    expect(await app.mcpClients.connect('flaky')).toMatchObject({ state: 'connected', attempts: 2 });
   });
 
   it('leaves a disabled server alone', async () => {

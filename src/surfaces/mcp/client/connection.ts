@@ -140,6 +140,12 @@ export class McpConnection {
     return this.inflight;
   }
 
+  /** Asked for explicitly (status, a tool call): a fresh crash budget and an attempt now. */
+  retry(): Promise<void> {
+    this.crashes = [];
+    return this.connect({ force: this.state !== 'connected' });
+  }
+
   get connecting(): boolean {
     return this.inflight !== undefined;
   }
@@ -459,8 +465,7 @@ export class McpConnection {
       );
     }
     if (this.state !== 'connected' || !this.client) {
-      if (this.crashedOut) this.crashes = []; // asked again: a new budget
-      await raceAbort(this.connect(), signal);
+      await raceAbort(this.inflight ?? this.retry(), signal);
     }
     if (this.state === 'connected' && this.client) return this.client;
     if (this.state === 'needs_auth') {

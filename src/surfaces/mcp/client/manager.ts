@@ -49,8 +49,11 @@ export interface AuthorizeOptions {
 export interface McpClientManager {
   /** Configured servers (no connection is made). */
   ids(): string[];
-  /** Begin connecting every enabled server not started yet, and retry rested failures; never blocks. */
-  start(): void;
+  /**
+   * Begin connecting every enabled server not started yet, and retry failures that have rested
+   * (all failures with `retryFailed`: an explicit status request); never blocks.
+   */
+  start(options?: { retryFailed?: boolean }): void;
   /** Wait until no connection attempt is in flight, at most `timeoutMs`. */
   settled(options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<void>;
   /** Connect (or reconnect) one server now and wait for the outcome. */
@@ -172,18 +175,21 @@ export function createMcpClientManager(deps: McpClientManagerDeps): McpClientMan
       sync();
       return [...connections.keys()];
     },
-    start() {
+    start(options = {}) {
       if (closed) return;
       sync();
       const now = deps.clock.now();
       for (const connection of connections.values()) {
         if (connection.blocked || connection.connecting) continue;
-        const rested = connection.lastAttemptAt === null || now - connection.lastAttemptAt >= cooldown;
-        const due =
-          connection.state === 'idle' ||
-          (connection.state === 'failed' && rested) ||
-          (connection.state === 'needs_auth' && hasTokens(deps.authStore, connection));
-        if (due) track(connection.connect());
+        const rested =
+          options.retryFailed ||
+          connection.lastAttemptAt === null ||
+          now - connection.lastAttemptAt >= cooldown;
+        if (connection.state === 'idle') track(connection.connect());
+        else if (connection.state === 'failed' && rested) track(connection.retry());
+        else if (connection.state === 'needs_auth' && hasTokens(deps.authStore, connection)) {
+          track(connection.connect());
+        }
       }
     },
     async settled(options = {}) {
@@ -205,7 +211,7 @@ export function createMcpClientManager(deps: McpClientManagerDeps): McpClientMan
     async connect(id) {
       const connection = require(id);
       if (connection.blocked) return connection.status();
-      const attempt = connection.connect({ force: connection.state !== 'connected' });
+      const attempt = connection.retry();
       track(attempt);
       await attempt;
       return connection.status();

@@ -70,7 +70,7 @@ export const mcpStatus = defineTool({
           await manager.connect(input.server);
         }
       } else {
-        manager.start();
+        manager.start({ retryFailed: true });
         await manager.settled({ timeoutMs: input.wait_ms, signal: ctx.signal });
       }
     }
