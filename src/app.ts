@@ -13,6 +13,7 @@ import { createMarkerService, type MarkerService } from './coordination/markers'
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
 import { createFileLogger, type Logger } from './log';
+import { createPackController, type PackController } from './packs/controller';
 import { createModelResolver } from './providers/resolver';
 import type { ModelResolver } from './providers/types';
 import { createRecommendationLedger, type RecommendationLedger } from './readouts/cognition/ledger';
@@ -22,7 +23,7 @@ import { createSessionStore, type SessionStore } from './sessions/session-store'
 import { DB_FILE, type Db, openDb } from './store/db';
 import { createFileAuthStore, type McpAuthStore } from './surfaces/mcp/client/auth-store';
 import { createMcpClientManager, type McpClientManager } from './surfaces/mcp/client/manager';
-import { allowlistProblems } from './tools/aliases';
+import { allowlistProblems, canonicalToolName, isConfigAlias } from './tools/aliases';
 import type { AnyTool, PermissionRequest, Surface, ToolContext } from './tools/define-tool';
 import { type FunnelContext, type FunnelEntry, runFunnel, type ToolPolicy } from './tools/funnel';
 import { allTools } from './tools/index';
@@ -42,6 +43,16 @@ export interface AppOptions {
   tools?: readonly AnyTool[];
   /** Open the database at start (servers) instead of on first use (CLI reads). */
   eagerDb?: boolean;
+  /**
+   * Open an existing database read-only (inspecting a data dir this process must not write).
+   * Domains that persist report it; operating packs then have no pack-mutation provider.
+   */
+  readOnlyDb?: boolean;
+  /**
+   * Build the session pack controller (default true). A minimal runtime that hosts no sessions
+   * passes false: it has no operating-mode parity (routes answer 503, pack tools are absent).
+   */
+  packs?: boolean;
   /** Where MCP client OAuth credentials live; default `<user config dir>/svc/mcp-auth.json`. */
   mcpAuthStore?: McpAuthStore;
 }
@@ -153,6 +164,12 @@ export interface App {
   /** The funnel context of a session: its mode, phase, agent and policy layers. */
   funnelContext(sessionId?: string, overrides?: FunnelContext): FunnelContext;
   /**
+   * The session pack controller (operating packs): the operating-mode parity read model and,
+   * unless the database is read-only, the pack-mutation provider. Undefined in a runtime built
+   * without it (`packs: false`): that runtime has no operating-mode parity.
+   */
+  readonly packs: PackController | undefined;
+  /**
    * Current adaptive snapshot of a session for the SSE `include_snapshot` resync. Filled by the
    * adaptive-orchestration layer; until then the stream sends a minimal documented payload
    * (surfaces/http/session-events.ts).
@@ -190,7 +207,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   let db: Db | undefined;
   const openDatabase = (): Db => {
     if (!db) {
-      db = openDb({ dataDir });
+      db = openDb({ dataDir, readonly: options.readOnlyDb });
       log.debug('database open', { path: join(dataDir, DB_FILE) });
     }
     return db;
@@ -309,6 +326,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         ],
       };
     },
+    packs: undefined,
   };
 
   const claims = createClaimService(app);
@@ -316,6 +334,30 @@ export async function createApp(options: AppOptions): Promise<App> {
   Object.assign(app, { claims, markers: createMarkerService(app), recommendations });
   app.mutationGuards.push(hardClaimGuard(claims));
   app.onClose(startRecommendationRecorder(app, recommendations));
+
+  if (options.packs !== false) {
+    const packs = createPackController({
+      workspace,
+      env,
+      config: () => loaded.config,
+      db: openDatabase,
+      dbPresent: () => db !== undefined || existsSync(join(dataDir, DB_FILE)),
+      sessions: app.sessions,
+      bus,
+      clock,
+      log,
+      redactor,
+      toolNames: () => ({
+        known: app.tools.gates().map((g) => g.tool.name),
+        canonical: canonicalToolName,
+        rejectedInAllowlist: isConfigAlias,
+      }),
+    });
+    (app as { packs: PackController }).packs = packs;
+    app.promptSections.push((sessionId) => packs.promptSection(sessionId));
+    app.policyProviders.push((sessionId) => packs.policies(sessionId));
+    closers.push(() => packs.close());
+  }
 
   const registry = createToolRegistry(options.tools ?? allTools, () => ({ app }));
   (app as { tools: ToolRegistry }).tools = registry;

@@ -111,9 +111,17 @@ export const mcpServerSchema = z.strictObject({
 });
 
 const presetSchema = z.strictObject({
-  pack: z.string().min(1).describe('Pack name or path the preset activates.'),
-  description: z.string().optional(),
-  overrides: z.record(z.string(), z.unknown()).optional(),
+  pack: z
+    .string()
+    .min(1)
+    .describe('Pack the preset activates: a pack name (.svc/packs/<name>) or a path to a pack.toml.'),
+  description: z.string().optional().describe('Shown by session_list_packs.'),
+  overrides: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      "Pack manifest keys that replace the pack's own values (description, prompt, skills, hooks, policy, task_rules, skill_rules, choreography). Validated at activation; errors become diagnostics.",
+    ),
 });
 
 export const optionsSchema = z.strictObject({
@@ -128,8 +136,16 @@ export const optionsSchema = z.strictObject({
       max_backoff_ms: z.number().int().min(0).default(30_000),
     })
     .prefault({}),
-  operating_packs: z.boolean().default(false),
-  operating_mode_presets: z.record(z.string(), presetSchema).default({}),
+  operating_packs: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Gates operating packs: the pack tools, the /v1/session-operating-mode routes and pack application.',
+    ),
+  operating_mode_presets: z
+    .record(z.string(), presetSchema)
+    .default({})
+    .describe('Preset id → pack plus overrides, usable wherever a pack name or path is.'),
   adaptive_orchestration: z
     .strictObject({
       enabled: z.boolean().default(false),

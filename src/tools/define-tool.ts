@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import type { App } from '../app';
+import type { SvcError } from '../errors';
 
 export type ToolTag = 'primitive' | 'workflow';
 export type Surface = 'agent' | 'http' | 'mcp' | 'cli' | 'tui';
@@ -63,6 +64,12 @@ export interface HttpBinding {
   requiresReady?: boolean;
   /** Status code overrides by error code, e.g. `{ not_found: 200 }`. */
   statusFor?: Partial<Record<string, number>>;
+  /**
+   * The answer when the tool is not registered (its gate is closed). Default: 404 plain text.
+   * Return an error to answer with it instead (e.g. 503 when the gate is on but a service the
+   * tool needs is missing), or undefined for the default.
+   */
+  unregistered?: (app: App) => SvcError | undefined;
 }
 
 export interface CliBinding {
@@ -81,6 +88,11 @@ export interface CliBinding {
   ungated?: boolean;
   /** Exit code when the result says so (e.g. strict checks). */
   exitCode?: (result: any) => number;
+  /**
+   * Wrap the tool's payload with command-local fields before printing (both `--json` and text),
+   * e.g. a readout inside `{ posture, …discovery }`. The payload itself stays unchanged inside.
+   */
+  envelope?: (result: any, context: { app: App; input: any }) => unknown;
 }
 
 export interface ToolSurfaces {

@@ -20,6 +20,7 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { packTools } from './packs';
 import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
 import { listSessionEvents } from './session-events';
 
@@ -45,6 +46,8 @@ export const allTools: readonly AnyTool[] = [
   recommendations,
   // sessions (event buffer)
   listSessionEvents,
+  // operating packs
+  ...packTools,
   // mcp client
   mcpStatus,
 ] as AnyTool[];

@@ -175,7 +175,7 @@ export function runtimeFeatures(app: App): Record<string, boolean> {
     multiplayer_coordination_dashboard_tool: registered('get_multiplayer_coordination_dashboard'),
     operator_cognition_api: api('operator_cognition_readout'),
     operator_cognition_tool: registered('operator_cognition_readout'),
-    operating_packs: config.options.operating_packs,
+    operating_packs: registered('get_operating_mode'),
     adaptive_orchestration: registered('get_adaptive_orchestration'),
     health_followons: config.options.health_followons.enabled,
     openai_compat: httpWired,

@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SvcError } from '../../src/errors';
+import { createLocalClient } from '../../src/surfaces/tui/local-client';
 import type { PermissionRequest } from '../../src/tools/define-tool';
 import { invokeTool } from '../../src/tools/invoke';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
@@ -270,6 +271,16 @@ describe('MCP client: stdio servers', () => {
       attempts: 0,
       action: 'set mcp.off.disabled = false to use it',
     });
+  });
+
+  it('the TUI /mcp readout reuses mcp_status', async () => {
+    const app = await makeTestApp({ config: { mcp: { fake: stdio() } } });
+    const answer = (await createLocalClient(app).callTool('mcp_status', {})) as {
+      value: { servers: { id: string; state: string }[] };
+      text: string;
+    };
+    expect(answer.value.servers).toMatchObject([{ id: 'fake', state: 'connected' }]);
+    expect(answer.text).toContain('✓ fake');
   });
 
   it('svc mcp status --json and svc mcp list print the same read model as the mcp_status tool', async () => {

@@ -29,20 +29,7 @@ import { allTools } from '../../src/tools/index';
 import { makeTestApp, type TestAppOptions } from '../helpers/make-test-app';
 import { maskVolatile } from '../helpers/surfaces';
 
-// Stand-ins for tools other helpers own, with the bindings the spec gives them.
-const fakeOperatingMode = defineTool({
-  name: 'get_operating_mode',
-  family: 'packs',
-  tag: 'primitive',
-  description: 'Operating mode snapshot of a session.',
-  input: z.strictObject({
-    session_id: z.string().min(1).optional().describe('Session; default the bound one.'),
-  }),
-  mutates: false,
-  gate: ({ app }) => app.config.options.operating_packs || 'options.operating_packs is false',
-  surfaces: { mcp: 'svc_get_operating_mode' },
-  run: (ctx, input) => ({ session_id: input.session_id ?? ctx.sessionId ?? null, state: 'enabled_inactive' }),
-});
+// Tools standing in for failure modes of other helpers' readouts.
 const fakeUnwired = defineTool({
   name: 'unwired_readout',
   family: 'test',
@@ -67,18 +54,7 @@ const fakeBroken = defineTool({
     throw new Error('boom');
   },
 });
-// The packs domain defines the real get_operating_mode; the stand-in only fills in until it lands.
-const hasOperatingMode = allTools.some((t) => t.name === 'get_operating_mode');
-const TOOLS = [
-  ...allTools,
-  ...(hasOperatingMode ? [] : [fakeOperatingMode]),
-  fakeUnwired,
-  fakeBroken,
-] as AnyTool[];
-/** A coordinator with operating-mode parity, unless the packs domain wired its own. */
-const withCoordinator = (app: App) => {
-  app.services.coordinator ??= { operatingModeSnapshot: () => ({}) };
-};
+const TOOLS = [...allTools, fakeUnwired, fakeBroken] as AnyTool[];
 
 async function appWith(exposed: string[], options: TestAppOptions = {}) {
   const config = (options.config ?? {}) as { services?: { mcp?: Record<string, unknown> } };
@@ -255,21 +231,28 @@ describe('MCP server', () => {
 
   it('OPMODE-42: svc_get_operating_mode is absent unless listed', async () => {
     const app = await appWith(['svc_capabilities'], { config: { options: { operating_packs: true } } });
-    withCoordinator(app);
+    expect(app.tools.get('get_operating_mode')).toBeDefined();
     const client = await connect(app);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['svc_capabilities']);
   });
 
   it('OPMODE-41: svc_get_operating_mode defaults to the MCP-bound session', async () => {
     const app = await appWith(['svc_get_operating_mode'], { config: { options: { operating_packs: true } } });
-    withCoordinator(app);
     const session = app.sessions.create();
     const other = app.sessions.create();
     const client = await connect(app, session.id);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['svc_get_operating_mode']);
     const bound = await call(client, 'svc_get_operating_mode');
     expect(bound.isError, bound.text).toBe(false);
-    expect(JSON.parse(bound.text)).toMatchObject({ session_id: session.id });
+    expect(JSON.parse(bound.text)).toMatchObject({
+      session_id: session.id,
+      enabled: true,
+      state: 'enabled_inactive',
+    });
+    // The same payload as the HTTP route for that session.
+    expect(maskVolatile(JSON.parse(bound.text))).toEqual(
+      maskVolatile(await http(app, `/v1/session-operating-mode?session_id=${session.id}`)),
+    );
     const explicit = await call(client, 'svc_get_operating_mode', { session_id: other.id });
     expect(JSON.parse(explicit.text)).toMatchObject({ session_id: other.id });
   });
@@ -282,17 +265,22 @@ describe('MCP server', () => {
   });
 
   it('OPMODE-44: start-up fails when the tool is listed and there is no coordinator', async () => {
-    const app = await appWith(['svc_get_operating_mode'], { config: { options: { operating_packs: true } } });
-    delete app.services.coordinator;
+    // A runtime built without the session pack controller (createApp({ packs: false })).
+    const app = await appWith(['svc_get_operating_mode'], {
+      config: { options: { operating_packs: true } },
+      packs: false,
+    });
     expect(() => checkOperatingMode(app)).toThrowError(
-      'services.mcp.exposed_tools lists svc_get_operating_mode but there is no coordinator (no session pack coordinator is wired in this runtime)',
+      'services.mcp.exposed_tools lists svc_get_operating_mode but there is no coordinator (no session pack controller is wired in this runtime)',
     );
-    // A coordinator without the native tool registered is no coordinator either.
+    await expect(startMcpService(app, { transport: 'http', port: 0 })).rejects.toMatchObject({
+      code: 'config_error',
+    });
+    // A controller without the native tool registered is no coordinator either.
     const bare = await makeTestApp({
       config: { options: { operating_packs: true } },
       tools: allTools.filter((t) => t.name !== 'get_operating_mode'),
     });
-    bare.services.coordinator = { operatingModeSnapshot: () => ({}) };
     expect(() => checkOperatingMode(bare)).toThrowError(
       /there is no coordinator \(the get_operating_mode tool is not registered\)/,
     );
@@ -303,16 +291,16 @@ describe('MCP server', () => {
       config: { options: { operating_packs: true } },
       ready: false,
     });
-    app.services.coordinator = { setPack: () => {} };
+    // A controller stub that can mutate packs but serves no snapshot.
+    Object.assign(app, { packs: { activate: () => {}, clear: () => {} } });
     await expect(startMcpService(app, { transport: 'http', port: 0 })).rejects.toThrowError(
-      'services.mcp.exposed_tools lists svc_get_operating_mode but the coordinator lacks operating-mode parity (no operatingModeSnapshot); remove it from the list',
+      'services.mcp.exposed_tools lists svc_get_operating_mode but the coordinator lacks operating-mode parity (no snapshot); remove it from the list',
     );
     expect(app.runtime.ready).toBe(false);
   });
 
   it('OPMODE-51: an exposed tool whose gate closes afterwards answers a tool error', async () => {
     const app = await appWith(['svc_get_operating_mode'], { config: { options: { operating_packs: true } } });
-    withCoordinator(app);
     const client = await connect(app);
     app.tools.remove((t) => t.name === 'get_operating_mode');
     expect((await client.listTools()).tools).toEqual([]);

@@ -19,6 +19,7 @@ import { createHttpApp } from '../../src/surfaces/http/index';
 import { invokeTool } from '../../src/tools/invoke';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { BIN, runBin } from '../helpers/run-bin';
+import { maskVolatile } from '../helpers/surfaces';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 
 const EXPOSED = [
@@ -114,6 +115,20 @@ describe('svc service start mcp (built binary)', () => {
     );
     const full = (await response.json()) as { operator_runtime: { warnings: string[] } };
     expect(full.operator_runtime.warnings).not.toContain('minimal_mcp_only');
+  });
+
+  it('OPMODE-41: with operating packs on, svc_get_operating_mode starts and answers the bound session', async () => {
+    const ws = workspace(['svc_get_operating_mode'], '[options]\noperating_packs = true\n');
+    const app = await makeTestApp({ workspace: ws });
+    const session = app.sessions.create({ title: 'bound' });
+    const { client } = await stdioClient(ws, ['--session-id', session.id]);
+    const result = await client.callTool({ name: 'svc_get_operating_mode', arguments: {} });
+    expect(result.isError ?? false, text(result)).toBe(false);
+    const response = await createHttpApp(app, { allowNoAuth: true }).request(
+      `/v1/session-operating-mode?session_id=${session.id}`,
+    );
+    expect(maskVolatile(JSON.parse(text(result)))).toEqual(maskVolatile(await response.json()));
+    expect(JSON.parse(text(result))).toMatchObject({ session_id: session.id, enabled: true });
   });
 
   it('creates a session for itself when none is given', async () => {

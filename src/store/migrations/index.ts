@@ -6,6 +6,7 @@
  * @module
  */
 import { foundationMigrations } from './foundation';
+import { packsMigrations } from './packs';
 import { readoutMigrations } from './readouts';
 
 export interface Migration {
@@ -14,4 +15,8 @@ export interface Migration {
   sql: string;
 }
 
-export const migrations: readonly Migration[] = [...foundationMigrations, ...readoutMigrations];
+export const migrations: readonly Migration[] = [
+  ...foundationMigrations,
+  ...readoutMigrations,
+  ...packsMigrations,
+];

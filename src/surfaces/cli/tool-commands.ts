@@ -101,8 +101,9 @@ async function runToolCommand(
         .join('; '),
     );
   }
+  const payload = await live.run(app.toolContext({ surface: 'cli', signal: ctx.io.signal }), parsed.data);
   const result = app.redactor.value(
-    await live.run(app.toolContext({ surface: 'cli', signal: ctx.io.signal }), parsed.data),
+    binding.envelope ? binding.envelope(payload, { app, input: parsed.data }) : payload,
   );
   if (asJson) ctx.json(result);
   else ctx.out(binding.text ? binding.text(result, parsed.data) : renderText(result));

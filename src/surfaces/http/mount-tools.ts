@@ -46,6 +46,8 @@ async function handleTool(
   }
   const live = app.tools.get(tool.name);
   if (!live) {
+    const answer = binding.unregistered?.(app);
+    if (answer) return errorResponse(c, answer, { style, app });
     // A closed gate means the route does not exist (spec: operating-mode routes answer 404 text).
     const gate = app.tools.gates().find((g) => g.tool.name === tool.name);
     return c.text(`404 Not Found${gate?.reason ? `: ${gate.reason}` : ''}`, 404);

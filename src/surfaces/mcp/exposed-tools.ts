@@ -6,14 +6,15 @@
  * `svc_get_operating_mode` is listed but `options.operating_packs` is false, there is no
  * coordinator, or the coordinator lacks operating-mode parity.
  *
- * The operating-mode contract (the packs domain fills it; nothing here imports it):
- * - the coordinator is `app.services.coordinator`, set by the packs domain when packs are on;
- * - the native tool `get_operating_mode` (with `surfaces.mcp = 'svc_get_operating_mode'`) is
- *   registered, i.e. its gate is open;
- * - parity: the coordinator has a function `operatingModeSnapshot(sessionId)` that returns the
- *   same snapshot the HTTP route and the native tool serve.
- * Missing coordinator slot or unregistered tool → "no coordinator"; a coordinator without the
- * function → "lacks operating-mode parity".
+ * The operating-mode contract, with the packs domain (`src/packs/`, `src/tools/packs.ts`):
+ * - the coordinator is `app.packs`, the session pack controller; a runtime built with
+ *   `createApp({ packs: false })` has none;
+ * - the native tool `get_operating_mode` (`surfaces.mcp = 'svc_get_operating_mode'`) is
+ *   registered: its gate is `options.operating_packs` and a controller;
+ * - parity: the controller has `snapshot(sessionId)`, the read model the HTTP route and the native
+ *   tool serve.
+ * No controller or an unregistered tool → "no coordinator"; a controller without `snapshot` →
+ * "lacks operating-mode parity".
  * @module
  */
 import type { App } from '../../app';
@@ -22,14 +23,8 @@ import type { AnyTool } from '../../tools/define-tool';
 
 export const OPERATING_MODE_MCP_TOOL = 'svc_get_operating_mode';
 export const OPERATING_MODE_NATIVE_TOOL = 'get_operating_mode';
-/** `app.services` slot of the session pack coordinator (packs domain). */
-export const COORDINATOR_SLOT = 'coordinator';
 /** The coordinator method that makes it operating-mode parity capable. */
-export const OPERATING_MODE_PARITY_METHOD = 'operatingModeSnapshot';
-
-export interface OperatingModeParity {
-  operatingModeSnapshot(sessionId: string): unknown;
-}
+export const OPERATING_MODE_PARITY_METHOD = 'snapshot';
 
 /** One exposed MCP name and the tool definition behind it (registered or not). */
 export interface ExposedTool {
@@ -77,10 +72,10 @@ export function checkOperatingMode(app: App): void {
       { details: { key: 'options.operating_packs', check: 'operating_packs' } },
     );
   }
-  const coordinator = app.services[COORDINATOR_SLOT] as Record<string, unknown> | undefined;
+  const coordinator = app.packs as unknown as Record<string, unknown> | undefined;
   if (!coordinator || !app.tools.get(OPERATING_MODE_NATIVE_TOOL)) {
     const why = !coordinator
-      ? 'no session pack coordinator is wired in this runtime'
+      ? 'no session pack controller is wired in this runtime'
       : `the ${OPERATING_MODE_NATIVE_TOOL} tool is not registered`;
     throw new SvcError('config_error', `${prefix} but there is no coordinator (${why})`, {
       details: { check: 'coordinator' },

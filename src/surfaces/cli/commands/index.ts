@@ -4,8 +4,16 @@
  * @module
  */
 import type { CliRegistrar } from '../context';
+import { registerAttach } from './attach';
 import { registerMcpCommands } from './mcp';
 import { registerServiceHttp } from './service-http';
 import { registerServiceMcp } from './service-mcp';
+import { registerTui } from './tui';
 
-export const registrars: CliRegistrar[] = [registerServiceHttp, registerServiceMcp, registerMcpCommands];
+export const registrars: CliRegistrar[] = [
+  registerServiceHttp,
+  registerTui,
+  registerAttach,
+  registerServiceMcp,
+  registerMcpCommands,
+];

@@ -1,0 +1,127 @@
+/**
+ * Hooks on session events: one bus subscription for every session. For an event whose session
+ * has a pack in force with hooks for that event type (and tool), the commands run in order, per
+ * session in event order, off the publisher's path. Outcomes go to the log and the store; the
+ * command never does.
+ * @module
+ */
+import type { EventBus, SessionEvent } from '../events/bus';
+import type { Logger } from '../log';
+import type { Redactor } from '../redact';
+import type { Clock } from '../util/ids';
+import { hookEnv, runHookCommand } from './hooks';
+import { HOOK_EVENTS, type PackHook, toolMatcher } from './manifest';
+import type { HookRun } from './store';
+import type { AppliedPack } from './types';
+
+export interface HookDispatch {
+  /** Resolves when every queued hook has finished. */
+  idle(): Promise<void>;
+  /** Stop listening, stop running hooks (killed), wait for them. Idempotent. */
+  close(): Promise<void>;
+}
+
+const HOOK_EVENT_SET = new Set<string>(HOOK_EVENTS);
+
+export function startHookDispatch(deps: {
+  bus: EventBus;
+  workspace: string;
+  env: Readonly<Record<string, string | undefined>>;
+  clock: Clock;
+  log: Logger;
+  redactor: Redactor;
+  /** The pack in force for a session (hydrating), or undefined; never throws. */
+  applied(sessionId: string): AppliedPack | undefined;
+  /** Persist an outcome; may throw (logged). */
+  record(run: HookRun): void;
+}): HookDispatch {
+  const queues = new Map<string, Promise<void>>();
+  const running = new AbortController();
+  let closed = false;
+
+  const runHook = async (pack: AppliedPack, hook: PackHook, index: number, event: SessionEvent) => {
+    const startedAt = deps.clock.now();
+    const context: Record<string, string> = {
+      SVC_HOOK_EVENT: event.type,
+      SVC_SESSION_ID: event.session_id,
+      SVC_PACK: pack.manifest.name,
+      SVC_WORKSPACE: deps.workspace,
+      SVC_EVENT_ID: String(event.id),
+    };
+    if (typeof event.payload.run_id === 'string') context.SVC_RUN_ID = event.payload.run_id;
+    if (typeof event.payload.tool === 'string') context.SVC_TOOL = event.payload.tool;
+    const outcome = await runHookCommand({
+      command: hook.command,
+      cwd: deps.workspace,
+      env: hookEnv(deps.env, context, deps.redactor),
+      stdin: JSON.stringify({
+        type: event.type,
+        event_id: event.id,
+        session_id: event.session_id,
+        pack: pack.manifest.name,
+        payload: deps.redactor.value(event.payload),
+      }),
+      timeoutMs: hook.timeout_seconds * 1000,
+      signal: running.signal,
+    });
+    const run: HookRun = {
+      session_id: event.session_id,
+      pack_name: pack.manifest.name,
+      hook_index: index,
+      event: event.type,
+      event_id: event.id,
+      status: outcome.status,
+      exit_code: outcome.exit_code,
+      duration_ms: outcome.duration_ms,
+      started_at: startedAt,
+    };
+    // Never the command: the index and the event identify the hook.
+    deps.log.info('pack hook finished', { ...run });
+    try {
+      deps.record(run);
+    } catch (error) {
+      deps.log.warn('pack hook outcome not recorded', {
+        session_id: event.session_id,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  };
+
+  const unsubscribe = deps.bus.subscribe('*', (event) => {
+    if (closed || !HOOK_EVENT_SET.has(event.type)) return;
+    const pack = deps.applied(event.session_id);
+    if (!pack) return;
+    const tool = typeof event.payload.tool === 'string' ? event.payload.tool : undefined;
+    const hooks = pack.manifest.hooks
+      .map((hook, index) => ({ hook, index }))
+      .filter(
+        ({ hook }) =>
+          hook.event === event.type && (!hook.tool || (tool !== undefined && toolMatcher(hook.tool)(tool))),
+      );
+    if (hooks.length === 0) return;
+    const previous = queues.get(event.session_id) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      for (const { hook, index } of hooks) {
+        if (closed) return;
+        await runHook(pack, hook, index, event);
+      }
+    });
+    queues.set(event.session_id, next);
+    void next.finally(() => {
+      if (queues.get(event.session_id) === next) queues.delete(event.session_id);
+    });
+  });
+
+  return {
+    async idle() {
+      while (queues.size > 0) await Promise.allSettled([...queues.values()]);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      unsubscribe();
+      running.abort();
+      await Promise.allSettled([...queues.values()]);
+    },
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * The session pack controller's public shape (`app.packs`): what the tools, routes, CLI, MCP
+ * server and TUI `/pack` picker call.
+ * @module
+ */
+import type { Config } from '../config/schema';
+import type { EventBus } from '../events/bus';
+import type { Logger } from '../log';
+import type { Redactor } from '../redact';
+import type { SessionStore } from '../sessions/session-store';
+import type { Db } from '../store/db';
+import type { ToolPolicy } from '../tools/funnel';
+import type { Clock } from '../util/ids';
+import type { PackManifest, ToolNames } from './manifest';
+import type { OperatingModeSnapshot } from './snapshot';
+import type { HookRun } from './store';
+
+export interface PackControllerDeps {
+  workspace: string;
+  env: Readonly<Record<string, string | undefined>>;
+  config: () => Config;
+  db: () => Db;
+  /** Whether the database file exists (a read-only projection must not create it). */
+  dbPresent: () => boolean;
+  sessions: SessionStore;
+  bus: EventBus;
+  clock: Clock;
+  log: Logger;
+  redactor: Redactor;
+  /** The registry's tool names and alias rules, for policy validation. */
+  toolNames: () => ToolNames;
+}
+
+/** A pack in force in this process for one session. */
+export interface AppliedPack {
+  session_id: string;
+  ref_revision: number;
+  manifest: PackManifest;
+  manifest_path: string;
+  source: string;
+  preset_id: string;
+}
+
+export interface PackListing {
+  name: string;
+  description: string;
+  source: 'workspace' | 'user';
+  manifest_path: string;
+  valid: boolean;
+  errors: number;
+  warnings: number;
+}
+
+export interface PresetListing {
+  id: string;
+  pack: string;
+  description: string;
+  /** Whether the preset's pack reference resolves to a manifest. */
+  resolves: boolean;
+}
+
+export interface PackDiscovery {
+  packs: PackListing[];
+  presets: PresetListing[];
+}
+
+export interface ActivePackDetails {
+  session_id: string;
+  active_operating_pack: string;
+  operating_mode_preset_id: string;
+  pack_manifest_path?: string;
+  source?: string;
+  description: string;
+  skills: string[];
+  hooks: { event: string; tool?: string; timeout_seconds: number }[];
+  policy: { mode: 'allowlist' | 'denylist' | 'none'; allow_rules: number; deny_rules: number };
+  task_rules: string[];
+  skill_rules: number;
+  choreography: string;
+  has_prompt_preamble: boolean;
+  recent_hook_runs: {
+    hook_index: number;
+    event: string;
+    status: HookRun['status'];
+    exit_code: number | null;
+    duration_ms: number;
+    at: string;
+  }[];
+}
+
+export interface PackController {
+  /** Packs in the workspace and the user config dir, and the configured presets (files only). */
+  discover(): PackDiscovery;
+  /**
+   * The operating-mode snapshot of a session. Reading may hydrate a persisted reference
+   * (`last_action` hydrate). With `posture` (the `svc config show-operating-mode` projection) it
+   * never hydrates or writes, the session is optional, and the CLI-only states `disabled` and
+   * `unavailable` are reported instead of failing closed.
+   */
+  snapshot(sessionId: string | undefined, options?: { posture?: boolean }): OperatingModeSnapshot;
+  /**
+   * Why this runtime has no pack-mutation provider (its database is open read-only), or
+   * undefined when packs can be activated and cleared here.
+   */
+  mutationUnavailable(): string | undefined;
+  /** Activate a pack by preset id, path or name; a failure records `validation_failed` and throws. */
+  activate(sessionId: string, ref: string): { status: 'activated'; session_id: string; pack_name: string };
+  clear(sessionId: string): { status: 'cleared'; session_id: string };
+  /** Metadata of the session's pack in force (never preamble, hook commands or rule bodies). */
+  activePack(sessionId: string): ActivePackDetails;
+  /** The pack in force for a session in this process, hydrating a persisted reference. */
+  applied(sessionId: string): AppliedPack | undefined;
+  /** Pushed into `app.promptSections`: the pack preamble and rules for the session's system prompt. */
+  promptSection(sessionId: string): { source: string; text: string } | undefined;
+  /** Pushed into `app.policyProviders`: the pack's funnel layer (agent_policy stage). */
+  policies(sessionId: string | undefined): ToolPolicy[];
+  /** The choreography preset the session's pack asks for (read by adaptive orchestration). */
+  choreography(sessionId: string): string | undefined;
+  /** Resolves when every queued hook has finished. */
+  hooksIdle(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,53 @@
+/**
+ * `svc attach <url> [--token T]`: the terminal UI against a running `svc service start http`,
+ * over the session API and the SSE event stream. Same TUI code as the local one.
+ * @module
+ */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { SvcError } from '../../../errors';
+import type { CliRegistrar } from '../context';
+
+export const registerAttach: CliRegistrar = (program, ctx) => {
+  program
+    .command('attach')
+    .description('open the terminal UI on a running svc HTTP server (svc service start http)')
+    .argument('<url>', 'server URL, e.g. http://127.0.0.1:4096')
+    .option('--token <token>', 'bearer token (default: env SVC_HTTP_TOKEN)')
+    .option('-s, --session <id>', 'open this session')
+    .option('--continue', 'open the most recent session')
+    .action(async (url: string, options: { token?: string; session?: string; continue?: boolean }) => {
+      let parsed: URL;
+      try {
+        parsed = new URL(url);
+      } catch {
+        throw new SvcError(
+          'invalid_input',
+          `url: "${url}" is not a URL; e.g. svc attach http://127.0.0.1:4096`,
+        );
+      }
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+        throw new SvcError('invalid_input', `url: use http:// or https:// (got ${parsed.protocol})`);
+      const io = ctx.io;
+      const [{ runTui }, { createHttpClient }, { createFileLogger }] = await Promise.all([
+        import('../../tui/run'),
+        import('../../tui/http-client'),
+        import('../../../log'),
+      ]);
+      const stateHome = io.env.XDG_STATE_HOME || join(io.env.HOME || homedir(), '.local', 'state');
+      const token = options.token ?? io.env.SVC_HTTP_TOKEN;
+      const client = createHttpClient({ url: parsed.toString(), token });
+      // Fail fast with a clear line when the server is not there or the token is wrong.
+      await client.listSessions({ limit: 1 });
+      await runTui({
+        client,
+        log: createFileLogger(join(stateHome, 'svc', 'logs', 'attach.log')),
+        env: io.env,
+        stdin: (io.stdin ?? process.stdin) as NodeJS.ReadStream,
+        stdout: io.stdout as NodeJS.WriteStream,
+        stderr: io.stderr as NodeJS.WriteStream,
+        sessionId: options.session,
+        continueLast: options.continue,
+      });
+    });
+};

@@ -1,0 +1,50 @@
+/**
+ * `svc` with no arguments (and `svc tui`) opens the terminal UI on this workspace, in process.
+ * Ink and react load only here, through `await import()`, so no other command pays for them.
+ * @module
+ */
+import { join } from 'node:path';
+import type { CliContext, CliRegistrar } from '../context';
+
+interface TuiOptions {
+  session?: string;
+  continue?: boolean;
+}
+
+export const registerTui: CliRegistrar = (program, ctx) => {
+  program.action(() => openTui(ctx, {}));
+  program
+    .command('tui')
+    .description('open the terminal UI (the default when svc runs with no arguments)')
+    .option('-s, --session <id>', 'open this session')
+    .option('--continue', 'open the most recent session')
+    .action((options: TuiOptions) => openTui(ctx, options));
+};
+
+async function openTui(ctx: CliContext, options: TuiOptions): Promise<void> {
+  const app = await ctx.app();
+  const [{ runTui }, { createLocalClient }] = await Promise.all([
+    import('../../tui/run'),
+    import('../../tui/local-client'),
+  ]);
+  const io = ctx.io;
+  app.runtime.surfaces.add('tui');
+  await runTui({
+    client: createLocalClient(app),
+    log: app.log.child({ component: 'tui' }),
+    env: io.env,
+    stdin: (io.stdin ?? process.stdin) as NodeJS.ReadStream,
+    stdout: io.stdout as NodeJS.WriteStream,
+    stderr: io.stderr as NodeJS.WriteStream,
+    sessionId: options.session,
+    continueLast: options.continue,
+    historyFile: join(app.dataDir, 'tui', 'history.jsonl'),
+    selfCommand: selfCommand(),
+  });
+}
+
+/** How to run this same svc binary again (Manage Providers runs `svc auth …`). */
+function selfCommand(): string[] {
+  const script = process.argv[1];
+  return script ? [process.execPath, script] : ['svc'];
+}

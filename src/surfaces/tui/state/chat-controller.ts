@@ -1,0 +1,216 @@
+/**
+ * The chat controller: the one place the UI drives the session API. It owns the current
+ * session's transcript store and event subscription, creates a session on the first prompt,
+ * and turns failures into transcript notices (never a crash, never a stack trace).
+ * @module
+ */
+import { toSvcError } from '../../../errors';
+import type { PermissionDecision, SessionSummary, TuiClient } from '../client';
+import { createTranscriptStore, type StoreOptions, type TranscriptStore } from './store';
+import { initialState, type NoticeItem } from './transcript';
+
+export interface ChatController {
+  readonly client: TuiClient;
+  store(): TranscriptStore;
+  /** Called when the store is replaced (session switch). */
+  onSwitch(listener: () => void): () => void;
+  sessionId(): string | undefined;
+  open(sessionId?: string): Promise<void>;
+  /** The open session's id, creating the session first when none is open yet. */
+  ensureSession(): Promise<string>;
+  send(text: string): Promise<void>;
+  enqueue(text: string): Promise<void>;
+  cancel(): Promise<void>;
+  answer(requestId: string, decision: PermissionDecision): Promise<void>;
+  /** Re-read the session row (title, model, totals). */
+  refresh(): Promise<void>;
+  notice(level: NoticeItem['level'], text: string): void;
+  dispose(): void;
+}
+
+const DRAFT: SessionSummary = {
+  id: '',
+  title: '',
+  model: null,
+  mode: 'build',
+  agent: 'build',
+  parent_id: null,
+  prompt_tokens: 0,
+  completion_tokens: 0,
+  cost: 0,
+  created_at: 0,
+  updated_at: 0,
+};
+
+export function createChatController(
+  client: TuiClient,
+  options: { store?: StoreOptions } = {},
+): ChatController {
+  let store = createTranscriptStore(initialState(DRAFT), options.store);
+  let subscription: { close(): void } | undefined;
+  let noticeSeq = 0;
+  let disposed = false;
+  const switchListeners = new Set<() => void>();
+
+  const notice = (level: NoticeItem['level'], text: string) => {
+    store.update((s) => ({
+      ...s,
+      items: [...s.items, { kind: 'notice', key: `local:${++noticeSeq}`, level, text }],
+    }));
+  };
+  const fail = (error: unknown) => notice('error', toSvcError(error).message);
+
+  const refresh = async () => {
+    const id = store.getSnapshot().sessionId;
+    if (!id) return;
+    try {
+      const session = await client.getSession(id);
+      const current = store;
+      current.update((s) =>
+        s.sessionId === session.id
+          ? {
+              ...s,
+              title: session.title,
+              model: session.model,
+              // The session row is the truth once the agent books usage there; until then the
+              // run.finished totals counted here stand.
+              usage: {
+                input_tokens: Math.max(s.usage.input_tokens, session.prompt_tokens),
+                output_tokens: Math.max(s.usage.output_tokens, session.completion_tokens),
+                cost: Math.max(s.usage.cost, session.cost),
+              },
+            }
+          : s,
+      );
+    } catch {
+      // The status line keeps what it had; the next event retries.
+    }
+  };
+
+  const open = async (sessionId?: string) => {
+    subscription?.close();
+    subscription = undefined;
+    const previous = store;
+    if (!sessionId) {
+      store = createTranscriptStore(initialState(DRAFT), options.store);
+    } else {
+      const session = await client.getSession(sessionId);
+      const next = createTranscriptStore(initialState(session), options.store);
+      // Subscribe before reading history so nothing published in between is lost.
+      subscription = client.subscribe(
+        session.id,
+        (event) => {
+          next.dispatch(event);
+          if (event.type === 'session.updated' || event.type === 'run.finished') void refresh();
+        },
+        {
+          onStatus: (status) => next.update((s) => ({ ...s, connection: status })),
+        },
+      );
+      const [history, permissions] = await Promise.all([
+        client.messages(session.id),
+        client.pendingPermissions(session.id).catch(() => []),
+      ]);
+      const fresh = initialState(session, history);
+      next.update((s) => ({
+        ...fresh,
+        // Events that arrived while the history loaded are kept on top of it.
+        items: [...fresh.items, ...s.items.filter((i) => !fresh.items.some((h) => h.key === i.key))],
+        state: s.state,
+        runId: s.runId,
+        queue: s.queue,
+        context: s.context,
+        lastEventId: s.lastEventId,
+        permissions: [
+          ...permissions,
+          ...s.permissions.filter((p) => !permissions.some((q) => q.request_id === p.request_id)),
+        ],
+      }));
+      next.flush();
+      store = next;
+    }
+    previous.dispose();
+    if (!disposed) for (const listener of [...switchListeners]) listener();
+  };
+
+  const ensureSession = async (): Promise<string> => {
+    const id = store.getSnapshot().sessionId;
+    if (id) return id;
+    const session = await client.createSession({});
+    await open(session.id);
+    return session.id;
+  };
+
+  const submit = async (text: string, queue: boolean) => {
+    const prompt = text.trim();
+    if (!prompt) return;
+    try {
+      const id = await ensureSession();
+      const key = `local:${++noticeSeq}`;
+      const running = store.getSnapshot().state !== 'idle';
+      store.update((s) => ({
+        ...s,
+        items: [...s.items, { kind: 'user', key, text: prompt, queued: queue || running }],
+      }));
+      const result = queue ? await client.enqueue(id, prompt) : await client.sendPrompt(id, prompt);
+      if (!result.queued) {
+        store.update((s) => ({
+          ...s,
+          items: s.items.map((i) => (i.key === key && i.kind === 'user' ? { ...i, queued: false } : i)),
+          ...(result.run_id ? { runId: result.run_id, state: s.state === 'idle' ? 'running' : s.state } : {}),
+        }));
+      }
+    } catch (error) {
+      fail(error);
+    }
+  };
+
+  return {
+    client,
+    store: () => store,
+    onSwitch(listener) {
+      switchListeners.add(listener);
+      return () => switchListeners.delete(listener);
+    },
+    sessionId: () => store.getSnapshot().sessionId || undefined,
+    async open(sessionId) {
+      try {
+        await open(sessionId);
+      } catch (error) {
+        fail(error);
+      }
+    },
+    ensureSession,
+    send: (text) => submit(text, false),
+    enqueue: (text) => submit(text, true),
+    async cancel() {
+      const id = store.getSnapshot().sessionId;
+      if (!id) return;
+      try {
+        store.update((s) => (s.state === 'running' ? { ...s, state: 'cancelling' } : s));
+        await client.cancel(id);
+      } catch (error) {
+        fail(error);
+      }
+    },
+    async answer(requestId, decision) {
+      const id = store.getSnapshot().sessionId;
+      if (!id) return;
+      try {
+        await client.answerPermission(id, requestId, decision);
+        // The resolved event removes it too; removing now keeps the dialog from lingering.
+        store.update((s) => ({ ...s, permissions: s.permissions.filter((p) => p.request_id !== requestId) }));
+      } catch (error) {
+        fail(error);
+      }
+    },
+    refresh,
+    notice,
+    dispose() {
+      disposed = true;
+      subscription?.close();
+      store.dispose();
+      switchListeners.clear();
+    },
+  };
+}
