@@ -14,7 +14,8 @@ import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
 import { createFileLogger, type Logger } from './log';
 import { createPackController, type PackController } from './packs/controller';
-import { createModelResolver } from './providers/resolver';
+import { cloudIdentity } from './providers/reports';
+import { createProviderService, type ProviderService } from './providers/service';
 import type { ModelResolver } from './providers/types';
 import { createRecommendationLedger, type RecommendationLedger } from './readouts/cognition/ledger';
 import { startRecommendationRecorder } from './readouts/cognition/recorder';
@@ -131,6 +132,8 @@ export interface App {
   readonly recommendations: RecommendationLedger;
   /** Resolves model selectors to AI SDK models (providers domain). */
   readonly models: ModelResolver;
+  /** The providers domain: catalog, credential store, readiness, selection, status read models. */
+  readonly providers: ProviderService;
   readonly tools: ToolRegistry;
   readonly sessions: SessionStore;
   /**
@@ -228,6 +231,18 @@ export async function createApp(options: AppOptions): Promise<App> {
     onError: (error) => log.error('event listener failed', { error }),
   });
   const services: Record<string, unknown> = {};
+  const providers = createProviderService({
+    config: () => loaded.config,
+    loaded: () => loaded,
+    env,
+    fetch: options.fetch ?? globalThis.fetch,
+    dataDir,
+    workspace,
+    log,
+    bus,
+    redactor,
+    clock,
+  });
 
   const app: App = {
     workspace,
@@ -276,7 +291,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     claims: undefined as unknown as ClaimService,
     markers: undefined as unknown as MarkerService,
     recommendations: undefined as unknown as RecommendationLedger,
-    models: createModelResolver({ config: () => loaded.config, env, fetch: options.fetch }),
+    models: providers.models,
+    providers,
     tools: undefined as unknown as ToolRegistry,
     sessions: createSessionStore({ db: openDatabase, clock, ids, bus, workspace }),
     mcpClients: undefined as unknown as McpClientManager,
@@ -329,6 +345,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     packs: undefined,
   };
 
+  // AUTH-07: /config-status reports the cloud credential sources.
+  app.statusSections.set('cloud_identity', () => cloudIdentity(providers));
   const claims = createClaimService(app);
   const recommendations = createRecommendationLedger({ db: openDatabase, clock, ids });
   Object.assign(app, { claims, markers: createMarkerService(app), recommendations });

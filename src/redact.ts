@@ -17,7 +17,7 @@ const SECRET_PATTERNS: RegExp[] = [
   /\bAKIA[0-9A-Z]{16}\b/g,
   /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
   /\bhf_[A-Za-z0-9]{20,}/g,
-  /(Bearer\s+)[A-Za-z0-9._~+/=-]{12,}/gi,
+  /(\bBearer\s+)[A-Za-z0-9._~+/=-]{12,}/gi,
 ];
 
 export interface Redactor {

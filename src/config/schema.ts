@@ -129,6 +129,30 @@ export const optionsSchema = z.strictObject({
   disabled_tools: toolList.default([]),
   disable_provider_auto_update: z.boolean().default(false),
   catalog_url: z.string().optional().describe('Where svc update-providers fetches from by default.'),
+  credential_store: z
+    .enum(['file', 'keyring'])
+    .default('file')
+    .describe(
+      'Durable credential store behind keychain:<provider>: a 0600 file under the user config dir, or the OS keyring (falls back to the file when unavailable).',
+    ),
+  local_probe: z
+    .strictObject({
+      enabled: z
+        .boolean()
+        .default(true)
+        .describe('With no provider configured, look for a local model server.'),
+      urls: z
+        .array(z.string())
+        .default([
+          'ollama=http://127.0.0.1:11434/v1',
+          'lmstudio=http://127.0.0.1:1234/v1',
+          'llamacpp=http://127.0.0.1:8080/v1',
+          'vllm=http://127.0.0.1:8000/v1',
+        ])
+        .describe('Probed in order with GET <url>/models: <provider>=<base_url>.'),
+      timeout_ms: z.number().int().positive().default(400),
+    })
+    .prefault({}),
   tpm_recovery: z
     .strictObject({
       provider_model_fallback: z.array(selector).default([]),

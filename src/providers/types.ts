@@ -26,7 +26,11 @@ export interface ResolvedModel {
   /** An AI SDK language model, ready for streamText/generateText. */
   language_model: LanguageModel;
   info: ModelInfo;
-  /** Why this model: explicit, session, agent, config models.large/small, first ready provider. */
+  /**
+   * Why this model: `explicit`, `session`, `agent`, `default` ([models] large/small),
+   * `first_ready` (no default: the first ready provider's recommended model) or `local_server`
+   * (nothing configured: a local model server answered on loopback).
+   */
   source: string;
 }
 
@@ -39,9 +43,22 @@ export interface ResolveRequest {
   sessionModel?: string | null;
   /** Agent config model, if any. */
   agentModel?: string;
+  /**
+   * The session the turn belongs to: rate-limit recovery that crosses a provider boundary
+   * publishes `provider_recovery.changed` on it.
+   */
+  sessionId?: string;
+  /** The run the turn belongs to (carried in `provider_recovery.changed`). */
+  runId?: string;
+  /** Cancels credential fetches and the local-server probe. */
+  signal?: AbortSignal;
 }
 
 export interface ModelResolver {
-  /** Throws an SvcError naming the provider and what to do when it cannot. */
+  /**
+   * Throws an SvcError naming the provider and what to do when it cannot. The returned
+   * `language_model` recovers from rate limits by itself (tpm_recovery) and maps 401s to
+   * `unauthorized` SvcErrors; callers just stream from it.
+   */
   resolve(request?: ResolveRequest): Promise<ResolvedModel>;
 }

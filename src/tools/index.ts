@@ -3,6 +3,12 @@
  * @module
  */
 
+import {
+  getModelSelection,
+  getProviderAuthWizard,
+  getProviderStatus,
+  listModelsTool,
+} from '../providers/tools';
 import { mcpStatus } from '../surfaces/mcp/client/status-tool';
 import {
   config,
@@ -48,6 +54,11 @@ export const allTools: readonly AnyTool[] = [
   listSessionEvents,
   // operating packs
   ...packTools,
+  // providers
+  getProviderStatus,
+  getModelSelection,
+  getProviderAuthWizard,
+  listModelsTool,
   // mcp client
   mcpStatus,
 ] as AnyTool[];

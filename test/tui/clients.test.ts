@@ -110,12 +110,21 @@ describe('local TUI client', () => {
     expect(updated.model).toBe('fake/m2');
     const resolved = await app.models.resolve({ sessionModel: app.sessions.require(session.id).model });
     expect(resolved.selector).toBe('fake/m2');
-    expect(await client.listModels()).toEqual([
-      { selector: 'fake/m1', provider: 'fake', name: 'm1', context_window: undefined },
-    ]);
-    expect(await client.providerStatus()).toMatchObject([
-      { id: 'fake', ready: true, detail: 'local server http://127.0.0.1:9/v1' },
-    ]);
+    // The providers' list_models and get_provider_status tools back the dialogs (catalog rows too).
+    expect(await client.listModels()).toContainEqual({
+      selector: 'fake/m1',
+      provider: 'fake',
+      name: 'm1',
+      context_window: undefined,
+      ready: undefined,
+    });
+    expect(await client.providerStatus()).toContainEqual(
+      expect.objectContaining({
+        id: 'fake',
+        ready: true,
+        detail: 'loopback http://127.0.0.1:9/v1 (no key needed)',
+      }),
+    );
   });
 
   it('says what is missing when the agent loop is not wired', async () => {

@@ -5,15 +5,19 @@
  */
 import type { CliRegistrar } from '../context';
 import { registerAttach } from './attach';
+import { registerAuthCommands } from './auth';
 import { registerMcpCommands } from './mcp';
 import { registerServiceHttp } from './service-http';
 import { registerServiceMcp } from './service-mcp';
 import { registerTui } from './tui';
+import { registerUpdateProvidersCommand } from './update-providers';
 
 export const registrars: CliRegistrar[] = [
   registerServiceHttp,
   registerTui,
   registerAttach,
+  registerAuthCommands,
+  registerUpdateProvidersCommand,
   registerServiceMcp,
   registerMcpCommands,
 ];

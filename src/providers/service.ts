@@ -1,0 +1,315 @@
+/**
+ * The providers domain as one service on the App (`app.providers`): the catalog, the credential
+ * store, readiness, selection, and the ModelResolver (`app.models`) the agent loop and the compat
+ * surface call. Read models (status, selection, wizard, summary, model list) live in reports.ts.
+ * @module
+ */
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { SvcError } from '../errors';
+import { type Catalog, loadCatalog, type RefreshResult, refreshCatalog } from './catalog';
+import { defaultSleep, type ProviderDeps } from './context';
+import { type CredentialStore, createCredentialStore } from './credential-store';
+import { probeLocalServers } from './local-probe';
+import { readSession } from './oauth/chatgpt';
+import { buildEntries, type ProviderEntry } from './provider-entries';
+import { type Readiness, type ReadinessContext, readiness } from './readiness';
+import { choose, type ParsedSelector, parseSelector, type Selection, type SelectionEnv } from './selection';
+import type { ModelInfo, ModelResolver, ResolvedModel, ResolveRequest } from './types';
+
+export interface ProviderService {
+  readonly models: ModelResolver;
+  readonly store: CredentialStore;
+  readonly deps: ProviderDeps;
+  catalog(): Catalog;
+  entries(): ProviderEntry[];
+  entry(id: string): ProviderEntry | undefined;
+  readiness(entry: ProviderEntry): Readiness;
+  readinessContext(): ReadinessContext;
+  /** The selector the next turn uses for this request, and why (no network). */
+  select(request?: ResolveRequest & { sessionLabel?: string; agentLabel?: string }): Selection;
+  parse(selector: string): ParsedSelector;
+  /** What to do when a provider rejects its credential (which env var, which svc auth command). */
+  authHint(providerId: string): string;
+  refreshCatalog(source: string, signal?: AbortSignal): Promise<RefreshResult>;
+  /** Make every stored secret known to the redactor (status reads never print them anyway). */
+  seedSecrets(): void;
+}
+
+export function createProviderService(deps: ProviderDeps): ProviderService {
+  installWarningSink(deps);
+  const store = createCredentialStore({
+    env: deps.env,
+    backend: deps.config().options.credential_store,
+    onSecret: (secret) => deps.redactor.add(secret),
+  });
+  let memo: { config: unknown; catalog: Catalog; entries: ProviderEntry[] } | undefined;
+  const current = () => {
+    const config = deps.config();
+    if (!memo || memo.config !== config) {
+      const catalog = loadCatalog({
+        dataDir: deps.dataDir,
+        ignoreCache: config.options.disable_provider_auto_update,
+      });
+      memo = { config, catalog, entries: buildEntries(config, catalog) };
+    }
+    return memo;
+  };
+  const readinessContext = (): ReadinessContext => ({
+    env: deps.env,
+    loaded: deps.loaded(),
+    config: deps.config(),
+    store,
+    dataDir: deps.dataDir,
+    workspace: deps.workspace,
+  });
+  const selectionEnv = (): SelectionEnv => {
+    const context = readinessContext();
+    const cache = new Map<string, Readiness>();
+    return {
+      config: context.config,
+      entries: current().entries,
+      readiness: (entry) => {
+        let r = cache.get(entry.id);
+        if (!r) {
+          r = readiness(entry, context);
+          cache.set(entry.id, r);
+        }
+        return r;
+      },
+    };
+  };
+
+  const service: ProviderService = {
+    deps,
+    store,
+    catalog: () => current().catalog,
+    entries: () => current().entries,
+    entry: (id) => current().entries.find((e) => e.id === id),
+    readiness: (entry) => readiness(entry, readinessContext()),
+    readinessContext,
+    select(request = {}) {
+      return choose(
+        {
+          selector: request.selector,
+          purpose: request.purpose,
+          sessionModel: request.sessionModel,
+          agentModel: request.agentModel,
+          sessionLabel: request.sessionLabel,
+          agentLabel: request.agentLabel,
+        },
+        selectionEnv(),
+      );
+    },
+    parse: (selector) => parseSelector(selector, selectionEnv()),
+    authHint(providerId) {
+      const entry = service.entry(providerId);
+      if (!entry) return `check providers.${providerId} in svc.toml`;
+      const r = service.readiness(entry);
+      const from = r.source ? ` (credential from ${r.source})` : '';
+      switch (entry.auth) {
+        case 'oauth':
+          return `sign in again with svc auth ${entry.oauth_platform ?? entry.id}${from}`;
+        case 'cloud':
+          return entry.type === 'amazon-bedrock'
+            ? `check the AWS identity with svc auth bedrock doctor${from}`
+            : `check the cloud identity with svc auth ${entry.type === 'azure' ? 'azure' : 'vertex'} doctor${from}`;
+        case 'vendor_cli':
+          return `log the vendor CLI in again (check with svc auth ${entry.cli_kind ?? 'claude'})`;
+        case 'acp':
+          return 'the child agent owns its credentials; check its own login';
+        default: {
+          const env = entry.api_key_env[0];
+          return `replace the key${from}: ${env ? `set ${env}, ` : ''}set providers.${entry.id}.api_key, or store one with svc auth token ${entry.id} --token-stdin${entry.oauth_platform ? ` (or svc auth ${entry.oauth_platform})` : ''}`;
+        }
+      }
+    },
+    async refreshCatalog(source, signal) {
+      const result = await refreshCatalog({
+        dataDir: deps.dataDir,
+        workspace: deps.workspace,
+        source,
+        fetch: deps.fetch,
+        now: deps.clock.now,
+        ignoreCache: deps.config().options.disable_provider_auto_update,
+        signal,
+      });
+      memo = undefined;
+      return result;
+    },
+    seedSecrets() {
+      try {
+        for (const id of store.list()) store.get(id);
+      } catch {
+        // An unreadable store is reported by status; nothing to seed.
+      }
+      const session = readSession(deps.dataDir);
+      if (session)
+        for (const s of [session.access_token, session.refresh_token, session.id_token]) deps.redactor.add(s);
+    },
+    models: undefined as unknown as ModelResolver,
+  };
+  (service as { models: ModelResolver }).models = createResolver(service);
+  return service;
+}
+
+function createResolver(service: ProviderService): ModelResolver {
+  const { deps } = service;
+  const sleep = (ms: number, signal?: AbortSignal) => (deps.sleep ?? defaultSleep)(ms, signal);
+
+  const link = async (parsed: ParsedSelector, signal?: AbortSignal) => {
+    const { entry, model } = parsed;
+    const ready = service.readiness(entry);
+    if (!ready.ready) {
+      const code =
+        entry.problems.length || entry.auth === 'cloud'
+          ? 'config_error'
+          : entry.auth === 'vendor_cli' || entry.auth === 'acp'
+            ? 'unavailable'
+            : 'unauthorized';
+      throw new SvcError(code, ready.reason ?? `${entry.id}: not ready`, { details: { provider: entry.id } });
+    }
+    if (ready.credential.value) deps.redactor.add(ready.credential.value);
+    const { buildLanguageModel } = await import('./build-model');
+    const languageModel = await buildLanguageModel({
+      deps,
+      store: service.store,
+      entry,
+      modelId: model,
+      credential: ready.credential,
+      signal,
+    });
+    return { selector: `${entry.id}/${model}`, provider: entry.id, model: languageModel, entry };
+  };
+
+  return {
+    async resolve(request: ResolveRequest = {}): Promise<ResolvedModel> {
+      const config = deps.config();
+      const selection = service.select(request);
+      let parsed: ParsedSelector | undefined;
+      let source: string = selection.source;
+      if (selection.selector) {
+        parsed = service.parse(selection.selector);
+      } else {
+        parsed = await probe(service, request.signal);
+        source = 'local_server';
+        if (!parsed) throw noProviderError(config.options.local_probe.urls);
+      }
+      const primary = await link(parsed, request.signal);
+      const fallbacks = config.options.tpm_recovery.provider_model_fallback
+        .map((s) => {
+          try {
+            const p = service.parse(s);
+            return `${p.entry.id}/${p.model}`;
+          } catch {
+            deps.log.warn('tpm_recovery fallback selector ignored', { selector: s });
+            return undefined;
+          }
+        })
+        .filter((s): s is string => Boolean(s) && s !== primary.selector);
+      const { RecoveringLanguageModel } = await import('./recovery');
+      const language_model: LanguageModelV3 = new RecoveringLanguageModel({
+        primary,
+        fallbacks: [...new Set(fallbacks)],
+        build: (selector) => link(service.parse(selector), request.signal),
+        maxRetries: config.options.tpm_recovery.max_retries,
+        maxBackoffMs: config.options.tpm_recovery.max_backoff_ms,
+        sessionId: request.sessionId,
+        runId: request.runId,
+        bus: deps.bus,
+        log: deps.log,
+        sleep,
+        authHint: (provider) => service.authHint(provider),
+      });
+      const found = parsed.entry.models.find((m) => m.id === parsed!.model);
+      const info: ModelInfo = { id: parsed.model };
+      if (found) {
+        const { source: _s, created: _c, ...rest } = found;
+        Object.assign(info, rest, { id: parsed.model });
+      }
+      return {
+        selector: primary.selector,
+        provider: primary.provider,
+        model_id: parsed.model,
+        language_model,
+        info,
+        source,
+      };
+    },
+  };
+}
+
+async function probe(service: ProviderService, signal?: AbortSignal): Promise<ParsedSelector | undefined> {
+  const { deps } = service;
+  const options = deps.config().options.local_probe;
+  if (!options.enabled) return undefined;
+  const probes = options.urls.map((spec) => {
+    const eq = spec.indexOf('=');
+    return eq > 0
+      ? { provider: spec.slice(0, eq), base_url: spec.slice(eq + 1) }
+      : { provider: 'local', base_url: spec };
+  });
+  const found = await probeLocalServers({ fetch: deps.fetch, probes, timeoutMs: options.timeout_ms, signal });
+  if (!found) return undefined;
+  deps.log.info('local model server found', {
+    provider: found.provider,
+    base_url: found.base_url,
+    models: found.models.length,
+  });
+  const template = service.entry(found.provider);
+  const entry: ProviderEntry = {
+    ...(template ?? {
+      id: found.provider,
+      name: found.provider,
+      type: 'openai-compat',
+      api_key_env: [],
+      models: [],
+      refreshed: false,
+      problems: [],
+      disabled: false,
+    }),
+    auth: 'local',
+    configured: true,
+    base_url: found.base_url,
+    open_models: true,
+    key_optional: true,
+  } as ProviderEntry;
+  const preferred =
+    template?.default_large && found.models.includes(template.default_large)
+      ? template.default_large
+      : found.models[0];
+  return { entry, model: preferred };
+}
+
+function noProviderError(probes: string[]): SvcError {
+  const where = probes.map((p) => p.split('=').pop()).join(', ');
+  return new SvcError(
+    'config_error',
+    [
+      'no model provider is configured, and no local model server answered.',
+      'Add one of:',
+      '  - an API key in the environment: export ANTHROPIC_API_KEY=… (or OPENAI_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY, MISTRAL_API_KEY, XAI_API_KEY, DEEPSEEK_API_KEY, HF_TOKEN, …)',
+      '  - a local server in svc.toml: [providers.ollama] base_url = "http://127.0.0.1:11434/v1", then [models] large = "ollama/<model>"',
+      '  - a sign-in: svc auth copilot, svc auth openrouter, svc auth chatgpt or svc auth hyper',
+      '  - cloud identity: AWS credentials + AWS_REGION (amazon-bedrock), GOOGLE_VERTEX_PROJECT + GOOGLE_VERTEX_LOCATION (google-vertex), AZURE_OPENAI_ENDPOINT + AZURE_OPENAI_API_KEY (azure)',
+      `svc config show-provider-status shows what each provider still needs. (Probed: ${where}.)`,
+    ].join('\n'),
+  );
+}
+
+/**
+ * The AI SDK prints warnings to the console by default; stdout belongs to the MCP stdio transport
+ * and the TUI, so warnings go to the log instead (process-wide hook, latest App wins).
+ */
+function installWarningSink(deps: ProviderDeps) {
+  (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = (options: {
+    warnings: unknown[];
+    provider?: string;
+    model?: string;
+  }) => {
+    deps.log.warn('ai sdk warnings', {
+      provider: options.provider,
+      model: options.model,
+      warnings: options.warnings,
+    });
+  };
+}
