@@ -6,7 +6,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { LoadedConfig } from './config/load';
-import { loadConfig } from './config/load';
+import { globalConfigDir, loadConfig } from './config/load';
 import type { Config } from './config/schema';
 import { type ClaimService, createClaimService, hardClaimGuard } from './coordination/claims';
 import { createMarkerService, type MarkerService } from './coordination/markers';
@@ -22,6 +22,8 @@ import { startRecommendationRecorder } from './readouts/cognition/recorder';
 import { createRedactor, type Redactor } from './redact';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { DB_FILE, type Db, openDb } from './store/db';
+import { createFileAuthStore, type McpAuthStore } from './surfaces/mcp/client/auth-store';
+import { createMcpClientManager, type McpClientManager } from './surfaces/mcp/client/manager';
 import { allowlistProblems, canonicalToolName, isConfigAlias } from './tools/aliases';
 import type { AnyTool, PermissionRequest, Surface, ToolContext } from './tools/define-tool';
 import { type FunnelContext, type FunnelEntry, runFunnel, type ToolPolicy } from './tools/funnel';
@@ -53,6 +55,8 @@ export interface AppOptions {
    * passes false: it has no operating-mode parity (routes answer 503, pack tools are absent).
    */
   packs?: boolean;
+  /** Where MCP client OAuth credentials live; default `<user config dir>/svc/mcp-auth.json`. */
+  mcpAuthStore?: McpAuthStore;
 }
 
 /** What this process has wired: read by runtime_features and the readouts. */
@@ -138,6 +142,11 @@ export interface App {
    * tracking, shell and background jobs, search, web, checkpoints, todos.
    */
   readonly ws: Workspace;
+  /**
+   * Connections to the `[mcp.<id>]` servers, whose tools join `tools` as `mcp_<id>_<tool>`.
+   * Lazy: call `start()` (never blocks) where tools are about to be used; `settled()` waits.
+   */
+  readonly mcpClients: McpClientManager;
   readonly runtime: RuntimeState;
   funnel(context?: FunnelContext): FunnelEntry[];
   /** A tool context for a surface; permission asks default to the surface's policy. */
@@ -293,6 +302,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     tools: undefined as unknown as ToolRegistry,
     sessions: createSessionStore({ db: openDatabase, clock, ids, bus, workspace }),
     ws: undefined as unknown as Workspace,
+    mcpClients: undefined as unknown as McpClientManager,
     runtime,
     funnel: (context) => runFunnel(registry, loaded.config, context),
     toolContext(context) {
@@ -392,6 +402,24 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   const registry = createToolRegistry(options.tools ?? allTools, () => ({ app }));
   (app as { tools: ToolRegistry }).tools = registry;
+  const mcpClients = createMcpClientManager({
+    config: () => loaded.config,
+    workspace,
+    env,
+    log,
+    clock,
+    fetch: app.fetch,
+    tools: registry,
+    authStore: options.mcpAuthStore ?? createFileAuthStore(join(globalConfigDir(env), 'mcp-auth.json')),
+    onSecret: (value) => redactor.add(value),
+  });
+  (app as { mcpClients: McpClientManager }).mcpClients = mcpClients;
+  closers.push(() => mcpClients.close());
+  // MCP servers connect lazily: the first prompt assembly of a turn starts them (never blocking).
+  app.promptSections.push(() => {
+    mcpClients.start();
+    return undefined;
+  });
   if (options.eagerDb) openDatabase();
   return app;
 }

@@ -3,15 +3,18 @@
  * JSON through each of them, on the same state. Pins:
  * - every http binding answers 200 with the tool's payload;
  * - every cli binding prints the same payload with --json;
+ * - every mcp binding answers the same payload as JSON text content (SDK client, in memory);
  * - mutating tools are skipped (they change the state they would be compared on).
  */
 import { describe, expect, it } from 'vitest';
 import { bindingsOf } from '../src/surfaces/http/mount-tools';
 import { allTools } from '../src/tools/index';
 import { makeTestApp } from './helpers/make-test-app';
-import { maskVolatile, viaCli, viaHttp, viaTool } from './helpers/surfaces';
+import { maskVolatile, viaCli, viaHttp, viaMcp, viaTool } from './helpers/surfaces';
 
-const readTools = allTools.filter((t) => !t.mutates && (t.surfaces?.http || t.surfaces?.cli));
+const readTools = allTools.filter(
+  (t) => !t.mutates && (t.surfaces?.http || t.surfaces?.cli || t.surfaces?.mcp),
+);
 
 describe('GEN-09: parity across surfaces', () => {
   it('has read tools to walk', () => {
@@ -29,6 +32,12 @@ describe('GEN-09: parity across surfaces', () => {
           const http = await viaHttp(app, binding, example);
           expect(http.status, `${binding.method} ${binding.path}: ${http.text}`).toBe(binding.status ?? 200);
           expect(maskVolatile(http.body)).toEqual(direct);
+        }
+        // An MCP binding behind its own gate (mcpGate) is not offered by default: its tests cover it.
+        if (tool.surfaces?.mcp && (tool.surfaces.mcpGate?.(app) ?? true) === true) {
+          const mcp = await viaMcp(app, tool, example);
+          expect(mcp.isError, `${tool.surfaces.mcp}: ${mcp.text}`).toBe(false);
+          expect(maskVolatile(mcp.json)).toEqual(direct);
         }
         const cli = tool.surfaces?.cli;
         for (const binding of [cli ?? []].flat()) {

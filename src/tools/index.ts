@@ -9,6 +9,7 @@ import {
   getProviderStatus,
   listModelsTool,
 } from '../providers/tools';
+import { mcpStatus } from '../surfaces/mcp/client/status-tool';
 import {
   checkpointCreate,
   checkpointDelete,
@@ -99,4 +100,6 @@ export const allTools: readonly AnyTool[] = [
   getModelSelection,
   getProviderAuthWizard,
   listModelsTool,
+  // mcp client
+  mcpStatus,
 ] as AnyTool[];

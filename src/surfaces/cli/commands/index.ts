@@ -6,7 +6,9 @@
 import type { CliRegistrar } from '../context';
 import { registerAttach } from './attach';
 import { registerAuthCommands } from './auth';
+import { registerMcpCommands } from './mcp';
 import { registerServiceHttp } from './service-http';
+import { registerServiceMcp } from './service-mcp';
 import { registerTui } from './tui';
 import { registerUpdateProvidersCommand } from './update-providers';
 
@@ -16,4 +18,6 @@ export const registrars: CliRegistrar[] = [
   registerAttach,
   registerAuthCommands,
   registerUpdateProvidersCommand,
+  registerServiceMcp,
+  registerMcpCommands,
 ];
