@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { createAgentService } from './agent/agent-service';
 import type { AgentService } from './agent/types';
 import type { LoadedConfig } from './config/load';
-import { loadConfig } from './config/load';
+import { globalConfigDir, loadConfig } from './config/load';
 import type { Config } from './config/schema';
 import { type ClaimService, createClaimService, hardClaimGuard } from './coordination/claims';
 import { createMarkerService, type MarkerService } from './coordination/markers';
@@ -27,6 +27,8 @@ import { createRedactor, type Redactor } from './redact';
 import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from './runs/run-ledger';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { DB_FILE, type Db, openDb } from './store/db';
+import { createFileAuthStore, type McpAuthStore } from './surfaces/mcp/client/auth-store';
+import { createMcpClientManager, type McpClientManager } from './surfaces/mcp/client/manager';
 import { allowlistProblems, canonicalToolName, isConfigAlias } from './tools/aliases';
 import type { AnyTool, PermissionRequest, Surface, ToolContext } from './tools/define-tool';
 import { type FunnelContext, type FunnelEntry, runFunnel, type ToolPolicy } from './tools/funnel';
@@ -58,6 +60,8 @@ export interface AppOptions {
    * passes false: it has no operating-mode parity (routes answer 503, pack tools are absent).
    */
   packs?: boolean;
+  /** Where MCP client OAuth credentials live; default `<user config dir>/svc/mcp-auth.json`. */
+  mcpAuthStore?: McpAuthStore;
 }
 
 /** What this process has wired: read by runtime_features and the readouts. */
@@ -149,6 +153,11 @@ export interface App {
    * tracking, shell and background jobs, search, web, checkpoints, todos.
    */
   readonly ws: Workspace;
+  /**
+   * Connections to the `[mcp.<id>]` servers, whose tools join `tools` as `mcp_<id>_<tool>`.
+   * Lazy: call `start()` (never blocks) where tools are about to be used; `settled()` waits.
+   */
+  readonly mcpClients: McpClientManager;
   readonly runtime: RuntimeState;
   funnel(context?: FunnelContext): FunnelEntry[];
   /** A tool context for a surface; permission asks default to the surface's policy. */
@@ -327,6 +336,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     permissions,
     agent: createAgentService(() => app),
     ws: undefined as unknown as Workspace,
+    mcpClients: undefined as unknown as McpClientManager,
     runtime,
     funnel: (context) => runFunnel(registry, loaded.config, context),
     toolContext(context) {
@@ -433,6 +443,24 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   const registry = createToolRegistry(options.tools ?? allTools, () => ({ app }));
   (app as { tools: ToolRegistry }).tools = registry;
+  const mcpClients = createMcpClientManager({
+    config: () => loaded.config,
+    workspace,
+    env,
+    log,
+    clock,
+    fetch: app.fetch,
+    tools: registry,
+    authStore: options.mcpAuthStore ?? createFileAuthStore(join(globalConfigDir(env), 'mcp-auth.json')),
+    onSecret: (value) => redactor.add(value),
+  });
+  (app as { mcpClients: McpClientManager }).mcpClients = mcpClients;
+  closers.push(() => mcpClients.close());
+  // MCP servers connect lazily: the first prompt assembly of a turn starts them (never blocking).
+  app.promptSections.push(() => {
+    mcpClients.start();
+    return undefined;
+  });
   if (options.eagerDb) openDatabase();
   return app;
 }

@@ -75,6 +75,8 @@ export const agent = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_agent' },
+  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
+  parity: false,
   run: async (ctx, input): Promise<RunResult & { child_session_id: string }> => {
     const { app } = ctx;
     const parent = targetSession(app, input.session_id, ctx.sessionId);

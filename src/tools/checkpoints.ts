@@ -26,6 +26,8 @@ export const checkpointCreateInput = z.strictObject({
 
 export const checkpointCreate = defineTool({
   name: 'checkpoint_create',
+  // Each call creates a new checkpoint.
+  parity: false,
   family: 'checkpoints',
   tag: 'primitive',
   description:
@@ -51,6 +53,8 @@ export const checkpointList = defineTool({
 
 export const checkpointGet = defineTool({
   name: 'checkpoint_get',
+  // Needs a checkpoint id, which differs per workspace; covered by the checkpoint tests.
+  parity: false,
   family: 'checkpoints',
   tag: 'primitive',
   description:
@@ -63,6 +67,8 @@ export const checkpointGet = defineTool({
 
 export const checkpointUpdate = defineTool({
   name: 'checkpoint_update',
+  // Each call renames.
+  parity: false,
   family: 'checkpoints',
   tag: 'primitive',
   description:

@@ -132,6 +132,11 @@ export interface ToolDef<I extends z.ZodType = z.ZodType, O = unknown> {
    * the JSON; a read tool with surfaces whose empty input is invalid must give one.
    */
   examples?: z.input<I>[];
+  /**
+   * false: calls change state or depend on process-local state (ids created per call, in-memory
+   * jobs, the network), so the parity walker does not compare surfaces for this tool.
+   */
+  parity?: boolean;
   /** Text the model reads; default is the JSON of the result. */
   toModelOutput?(result: O): string;
 }

@@ -41,6 +41,7 @@ export type ViewResult =
 
 export const view = defineTool({
   name: 'view',
+  examples: [{ path: 'README.md' }],
   family: 'core-files',
   tag: 'primitive',
   description: viewPrompt,

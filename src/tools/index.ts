@@ -9,6 +9,7 @@ import {
   getProviderStatus,
   listModelsTool,
 } from '../providers/tools';
+import { mcpStatus } from '../surfaces/mcp/client/status-tool';
 import { agentStatusTools } from './agent-status';
 import { agentTools } from './agents';
 import {
@@ -110,4 +111,6 @@ export const allTools: readonly AnyTool[] = [
   getModelSelection,
   getProviderAuthWizard,
   listModelsTool,
+  // mcp client
+  mcpStatus,
 ] as AnyTool[];

@@ -85,6 +85,8 @@ export const setPlanArtifact = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_set_plan_artifact' },
+  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
+  parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
     const session = targetSession(app, input.session_id, ctx.sessionId);
@@ -110,6 +112,7 @@ export const getPlan = defineTool({
   input: z.strictObject({ session_id: sessionIdField }),
   mutates: false,
   surfaces: { mcp: 'svc_get_plan' },
+  examples: [{ session_id: 'ses_0001' }],
   run: (ctx, input) => {
     const session = targetSession(ctx.app, input.session_id, ctx.sessionId);
     const plan = planOf(session);
@@ -134,6 +137,8 @@ export const clearPlan = defineTool({
   input: z.strictObject({ session_id: sessionIdField }),
   mutates: false,
   surfaces: { mcp: 'svc_clear_plan' },
+  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
+  parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
     const session = targetSession(app, input.session_id, ctx.sessionId);
@@ -153,6 +158,7 @@ export const getWorkflowPhase = defineTool({
   input: z.strictObject({ session_id: sessionIdField }),
   mutates: false,
   surfaces: { mcp: 'svc_get_workflow_phase' },
+  examples: [{ session_id: 'ses_0001' }],
   run: (ctx, input) => {
     const session = targetSession(ctx.app, input.session_id, ctx.sessionId);
     return { session_id: session.id, phase: workflowPhase(session), has_plan: planOf(session) !== undefined };
@@ -168,6 +174,7 @@ export const getStagedWorkflowStatus = defineTool({
   input: z.strictObject({ session_id: sessionIdField }),
   mutates: false,
   surfaces: { mcp: 'svc_get_staged_workflow_status' },
+  examples: [{ session_id: 'ses_0001' }],
   run: (ctx, input) => {
     const { app } = ctx;
     const session = targetSession(app, input.session_id, ctx.sessionId);
@@ -209,6 +216,8 @@ export const approvePlan = defineTool({
   mutates: false,
   asksPermission: true,
   surfaces: { mcp: 'svc_approve_plan' },
+  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
+  parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
     const session = targetSession(app, input.session_id, ctx.sessionId);
@@ -244,6 +253,8 @@ export const returnToPlan = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_return_to_plan' },
+  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
+  parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
     const session = targetSession(app, input.session_id, ctx.sessionId);
@@ -267,6 +278,8 @@ export const summarizeSession = defineTool({
   input: z.strictObject({ session_id: sessionIdField }),
   mutates: false,
   surfaces: { mcp: 'svc_summarize_session' },
+  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
+  parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
     const session = targetSession(app, input.session_id, ctx.sessionId);

@@ -121,6 +121,8 @@ export const getAgentRunEvents = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_get_agent_run_events' },
+  // Needs a run: covered by src/tools/runs.test.ts.
+  examples: [],
   run: (ctx, input) => {
     const ledger = ledgerOf(ctx.app);
     ledger.require(input.run_id);
@@ -155,6 +157,7 @@ export const getSessionPhases = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_get_session_phases' },
+  examples: [{ session_id: 'ses_0001' }],
   run: (ctx, input) => {
     const { app } = ctx;
     const ledger = ledgerOf(app);
@@ -262,6 +265,8 @@ export const forkAgentRun = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_fork_agent_run' },
+  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
+  parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
     const ledger = ledgerOf(app);

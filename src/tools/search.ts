@@ -76,6 +76,7 @@ type SearchResult = GrepResult | OverviewResult | LookupResult;
 
 export const search = defineTool({
   name: 'search',
+  examples: [{ pattern: 'parity' }],
   family: 'semantic',
   tag: 'primitive',
   description: searchPrompt,

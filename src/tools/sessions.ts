@@ -50,6 +50,8 @@ export const createSession = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_create_session' },
+  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
+  parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
     if (input.agent) agentKind(app.config, input.agent, 'primary');
@@ -132,6 +134,7 @@ export const getSession = defineTool({
   input: z.strictObject({ session_id: sessionIdField }),
   mutates: false,
   surfaces: { mcp: 'svc_get_session' },
+  examples: [{ session_id: 'ses_0001' }],
   run: (ctx, input) => {
     const { app } = ctx;
     const session = targetSession(app, input.session_id, ctx.sessionId);
@@ -173,6 +176,8 @@ export const updateSession = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_update_session' },
+  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
+  parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
     const session = targetSession(app, input.session_id, ctx.sessionId);
@@ -238,6 +243,8 @@ export const message = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_message' },
+  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
+  parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
     switch (input.action) {
@@ -387,6 +394,8 @@ export const queueEnqueue = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_queue_enqueue' },
+  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
+  parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
     const session = targetSession(app, input.session_id, ctx.sessionId);
@@ -410,6 +419,7 @@ export const getSessionPostureStatus = defineTool({
   input: z.strictObject({ session_id: sessionIdField }),
   mutates: false,
   surfaces: { mcp: 'svc_get_session_posture_status' },
+  examples: [{ session_id: 'ses_0001' }],
   run: (ctx, input) => {
     const { app } = ctx;
     const session = targetSession(app, input.session_id, ctx.sessionId);
@@ -481,6 +491,8 @@ export const setSessionModel = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_set_session_model' },
+  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
+  parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
     const session = targetSession(app, input.session_id, ctx.sessionId);
@@ -504,6 +516,8 @@ export const setReasoningEffort = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_set_reasoning_effort' },
+  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
+  parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
     const session = targetSession(app, input.session_id, ctx.sessionId);

@@ -82,6 +82,8 @@ export const jobOutputInput = z.strictObject({
 
 export const jobOutput = defineTool({
   name: 'job_output',
+  // Jobs live in the memory of the process that started them.
+  parity: false,
   family: 'core-shell',
   tag: 'primitive',
   description:

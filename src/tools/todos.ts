@@ -36,6 +36,7 @@ export const todosInput = z.strictObject({
 
 export const todos = defineTool({
   name: 'todos',
+  examples: [{ session_id: 'ses_0001' }],
   family: 'planning',
   tag: 'primitive',
   description:

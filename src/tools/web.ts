@@ -29,6 +29,8 @@ export const fetchInput = z.strictObject({
 
 export const fetchTool = defineTool({
   name: 'fetch',
+  // Reads the network, which the parity walker does not provide.
+  parity: false,
   family: 'core-web',
   tag: 'primitive',
   description: `Fetch a URL and return its content as text: HTML pages converted to markdown (or plain text, or left as HTML), JSON and other text as is. Reads at most ${WEB_LIMITS.fetchMaxBodyBytes / 1024 / 1024} MB and returns at most ${WEB_LIMITS.fetchMaxChars} characters (the answer says when it was truncated). Binary content is refused: use download to save it. Follows redirects; no cookies or authentication.`,

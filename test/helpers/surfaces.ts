@@ -2,9 +2,12 @@
  * Call one tool through each of its surfaces, on the same App state, to compare the JSON.
  * @module
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { App } from '../../src/app';
 import { runCli } from '../../src/surfaces/cli/index';
 import { createHttpApp } from '../../src/surfaces/http/index';
+import { createMcpServer } from '../../src/surfaces/mcp/server';
 import type { AnyTool, CliBinding, HttpBinding } from '../../src/tools/define-tool';
 import { invokeTool } from '../../src/tools/invoke';
 
@@ -113,4 +116,46 @@ export async function viaCli(
     json = undefined;
   }
   return { code, stdout, stderr, json };
+}
+
+export interface McpCall {
+  isError: boolean;
+  text: string;
+  /** The parsed JSON of the text content (undefined when it is not JSON). */
+  json?: unknown;
+}
+
+/**
+ * Calls a tool's MCP binding through a real SDK Client over an in-memory transport, the server
+ * exposing just that tool (as `services.mcp.exposed_tools` would) and bound to `sessionId`.
+ */
+export async function viaMcp(
+  app: App,
+  tool: AnyTool,
+  input: Record<string, unknown>,
+  options: { sessionId?: string } = {},
+): Promise<McpCall> {
+  const name = tool.surfaces?.mcp;
+  if (!name) throw new Error(`${tool.name} has no mcp binding`);
+  const server = createMcpServer(app, { exposedTools: [name], sessionId: options.sessionId });
+  const client = new Client({ name: 'parity', version: '1.0.0' });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  try {
+    const result = (await client.callTool({ name, arguments: input })) as {
+      isError?: boolean;
+      content: { type: string; text?: string }[];
+    };
+    const text = result.content.map((c) => c.text ?? '').join('');
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { isError: result.isError === true, text, json };
+  } finally {
+    await client.close();
+    await server.close();
+  }
 }

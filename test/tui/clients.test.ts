@@ -54,7 +54,7 @@ describe('local TUI client', () => {
 
   it('answers unavailable, not a crash, for a tool this build does not have', async () => {
     const app = await makeTestApp();
-    await expect(createLocalClient(app).callTool('mcp_status', {})).rejects.toMatchObject({
+    await expect(createLocalClient(app).callTool('no_such_tool_in_this_build', {})).rejects.toMatchObject({
       code: 'unavailable',
     });
   });

@@ -6,8 +6,10 @@
 import type { CliRegistrar } from '../context';
 import { registerAttach } from './attach';
 import { registerAuthCommands } from './auth';
+import { registerMcpCommands } from './mcp';
 import { registerRun } from './run';
 import { registerServiceHttp } from './service-http';
+import { registerServiceMcp } from './service-mcp';
 import { registerTui } from './tui';
 import { registerUpdateProvidersCommand } from './update-providers';
 
@@ -18,4 +20,6 @@ export const registrars: CliRegistrar[] = [
   registerAttach,
   registerAuthCommands,
   registerUpdateProvidersCommand,
+  registerServiceMcp,
+  registerMcpCommands,
 ];

@@ -1,0 +1,127 @@
+/**
+ * Streamable HTTP for `svc service start mcp --transport http`: one SDK transport and one Server
+ * per MCP session, behind the HTTP service's bearer rules (`surfaces/http/auth.ts`), on a
+ * loopback address with DNS-rebinding protection.
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { Hono } from 'hono';
+import { SvcError } from '../../errors';
+import type { Logger } from '../../log';
+import { bearerAuth } from '../http/auth';
+
+export const MCP_HTTP_PATH = '/mcp';
+
+export interface McpHttpOptions {
+  host: string;
+  port: number;
+  token?: string;
+  allowNoAuth: boolean;
+  /** A fresh Server for each MCP session. */
+  makeServer: () => Server;
+  log: Logger;
+}
+
+export interface McpHttpHandle {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttpHandle> {
+  const transports = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  let allowedHosts: string[] = [];
+  const hono = new Hono();
+  hono.get('/healthz', (c) => c.json({ ok: true }));
+  hono.use(bearerAuth({ token: () => options.token, allowNoAuth: () => options.allowNoAuth }));
+  hono.all(MCP_HTTP_PATH, async (c) => {
+    const request = c.req.raw;
+    const sessionId = request.headers.get('mcp-session-id');
+    if (sessionId) {
+      const transport = transports.get(sessionId);
+      if (!transport) return rpcError(404, 'Session not found');
+      return transport.handleRequest(request);
+    }
+    if (request.method !== 'POST') return rpcError(400, 'Bad Request: no valid mcp-session-id header');
+    let body: unknown;
+    try {
+      body = await request.json();
+    } catch {
+      return rpcError(400, 'Parse error: the body is not JSON', -32700);
+    }
+    const initializing = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
+    if (!initializing) return rpcError(400, 'Bad Request: no valid mcp-session-id header');
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        transports.set(id, transport);
+      },
+      onsessionclosed: (id) => {
+        transports.delete(id);
+      },
+      enableDnsRebindingProtection: true,
+      allowedHosts,
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) transports.delete(transport.sessionId);
+    };
+    const server = options.makeServer();
+    await server.connect(transport);
+    return transport.handleRequest(request, { parsedBody: body });
+  });
+
+  const httpServer = await new Promise<ReturnType<typeof serve>>((resolvePromise, reject) => {
+    const server = serve({ fetch: hono.fetch, hostname: options.host, port: options.port }, () =>
+      resolvePromise(server),
+    );
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        new SvcError(
+          'unavailable',
+          error.code === 'EADDRINUSE'
+            ? `--port ${options.port}: address ${options.host}:${options.port} is already in use`
+            : `cannot listen on ${options.host}:${options.port}: ${error.message}`,
+          { cause: error },
+        ),
+      );
+    });
+  });
+  const port = (httpServer.address() as AddressInfo).port;
+  allowedHosts = [`${options.host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`];
+  const url = `http://${options.host}:${port}${MCP_HTTP_PATH}`;
+  options.log.info('mcp http transport listening', { url });
+
+  let closed = false;
+  return {
+    url,
+    port,
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const transport of transports.values()) {
+        try {
+          await transport.close();
+        } catch (error) {
+          options.log.warn('mcp transport close failed', { error });
+        }
+      }
+      transports.clear();
+      await new Promise<void>((resolvePromise) => {
+        httpServer.close(() => resolvePromise());
+        (httpServer as { closeAllConnections?: () => void }).closeAllConnections?.();
+      });
+    },
+  };
+}
+
+function rpcError(status: number, message: string, code = -32000): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
+}
