@@ -21,6 +21,7 @@ import { createPermissionService, type PermissionService } from './permissions/p
 import { cloudIdentity } from './providers/reports';
 import { createProviderService, type ProviderService } from './providers/service';
 import type { ModelResolver } from './providers/types';
+import { createQuality, type Quality } from './quality/quality';
 import { createRecommendationLedger, type RecommendationLedger } from './readouts/cognition/ledger';
 import { startRecommendationRecorder } from './readouts/cognition/recorder';
 import { createRedactor, type Redactor } from './redact';
@@ -154,6 +155,11 @@ export interface App {
    */
   readonly ws: Workspace;
   /**
+   * apply_patch (multi-file patches), edit capsules (each run's changes as a revertible unit) and
+   * the finding lifecycle (failing checks and diagnostics errors until fixed, waived or stale).
+   */
+  readonly quality: Quality;
+  /**
    * Connections to the `[mcp.<id>]` servers, whose tools join `tools` as `mcp_<id>_<tool>`.
    * Lazy: call `start()` (never blocks) where tools are about to be used; `settled()` waits.
    */
@@ -258,6 +264,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ids,
     runner,
     isLiveRunner,
+    onListenerError: (error, event) => log.warn('run ledger listener failed', { type: event.type, error }),
   });
   const permissions = createPermissionService({
     config: () => loaded.config,
@@ -336,6 +343,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     permissions,
     agent: createAgentService(() => app),
     ws: undefined as unknown as Workspace,
+    quality: undefined as unknown as Quality,
     mcpClients: undefined as unknown as McpClientManager,
     runtime,
     funnel: (context) => runFunnel(registry, loaded.config, context),
@@ -408,6 +416,21 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   (app as { ws: Workspace }).ws = ws;
   closers.push(() => ws.close());
+  const quality = createQuality({
+    dataDir,
+    db: openDatabase,
+    hasDb: () => db !== undefined,
+    config: () => loaded.config,
+    clock,
+    ids,
+    bus,
+    log,
+    redactor,
+    runs,
+    ws,
+  });
+  (app as { quality: Quality }).quality = quality;
+  closers.push(() => quality.close());
 
   // AUTH-07: /config-status reports the cloud credential sources.
   app.statusSections.set('cloud_identity', () => cloudIdentity(providers));

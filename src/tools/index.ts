@@ -42,6 +42,7 @@ import {
 } from './inspect-tools';
 import { packTools } from './packs';
 import { planningTools } from './planning';
+import { qualityTools } from './quality';
 import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
 import { runTools } from './runs';
 import { search } from './search';
@@ -113,4 +114,6 @@ export const allTools: readonly AnyTool[] = [
   listModelsTool,
   // mcp client
   mcpStatus,
+  // quality: apply_patch status, edit capsules, finding lifecycle
+  ...qualityTools,
 ] as AnyTool[];

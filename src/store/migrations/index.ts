@@ -1,14 +1,16 @@
 /**
  * Every migration, in one list. Ids are numbered by area so branches do not collide:
  * 1–99 foundation, 100–199 providers, 200–299 agent core, 300–399 http/scheduler, 400–499 mcp,
- * 500–599 readouts I, 600–699 readouts II, 700–799 tui. Applied ids are tracked one by one, so a
- * migration merged late still runs. Forward-only: never edit a migration that has shipped.
+ * 500–599 readouts I, 600–699 readouts II, 700–749 tui, 750–799 quality (patches, capsules,
+ * findings). Applied ids are tracked one by one, so a migration merged late still runs.
+ * Forward-only: never edit a migration that has shipped.
  * @module
  */
 import { agentMigrations } from './agent';
 import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
 import { packsMigrations } from './packs';
+import { qualityMigrations } from './quality';
 import { readoutMigrations } from './readouts';
 
 export interface Migration {
@@ -23,4 +25,5 @@ export const migrations: readonly Migration[] = [
   ...readoutMigrations,
   ...packsMigrations,
   ...agentMigrations,
+  ...qualityMigrations,
 ];
