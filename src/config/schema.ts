@@ -206,7 +206,12 @@ export const optionsSchema = z.strictObject({
         .prefault({}),
     })
     .optional(),
-  edit_capsules: z.boolean().default(false),
+  edit_capsules: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Group each agent run's file changes into an edit capsule at run end (checkpoint before the run's first change; revertible with revert_edit_capsule).",
+    ),
   workspace_environment_fields: z.record(z.string(), z.unknown()).optional(),
   codebase_context: z
     .strictObject({ min_refresh_interval_seconds: z.number().int().min(0).default(60) })
