@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { type AdaptiveService, createAdaptiveService } from './adaptive/service';
 import { createAgentService } from './agent/agent-service';
 import type { AgentService } from './agent/types';
 import type { LoadedConfig } from './config/load';
@@ -60,6 +61,11 @@ export interface AppOptions {
    * passes false: it has no operating-mode parity (routes answer 503, pack tools are absent).
    */
   packs?: boolean;
+  /**
+   * Build the adaptive orchestration layer (default true). A runtime without it has no
+   * coordinator-backed adaptive parity: `get_adaptive_orchestration` is absent.
+   */
+  adaptive?: boolean;
   /** Where MCP client OAuth credentials live; default `<user config dir>/svc/mcp-auth.json`. */
   mcpAuthStore?: McpAuthStore;
 }
@@ -189,6 +195,12 @@ export interface App {
    * without it (`packs: false`): that runtime has no operating-mode parity.
    */
   readonly packs: PackController | undefined;
+  /**
+   * Adaptive orchestration: per-session genomes, the monitor that reshapes them, and the hooks
+   * through which a genome shapes runs (prompt section, plan gate, sub-agent slots, compaction
+   * threshold, reviewer pass). Undefined in a runtime built with `adaptive: false`.
+   */
+  readonly adaptive: AdaptiveService | undefined;
   /**
    * Current adaptive snapshot of a session for the SSE `include_snapshot` resync. Filled by the
    * adaptive-orchestration layer; until then the stream sends a minimal documented payload
@@ -391,6 +403,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       };
     },
     packs: undefined,
+    adaptive: undefined,
   };
 
   const ws = createWorkspace({
@@ -455,6 +468,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     onSecret: (value) => redactor.add(value),
   });
   (app as { mcpClients: McpClientManager }).mcpClients = mcpClients;
+  if (options.adaptive !== false) {
+    const adaptive = createAdaptiveService(app);
+    (app as { adaptive: AdaptiveService }).adaptive = adaptive;
+    app.promptSections.push((sessionId) => adaptive.promptSection(sessionId));
+    app.adaptiveSnapshot = (sessionId) => adaptive.resync(sessionId);
+    closers.push(() => adaptive.close());
+  }
   closers.push(() => mcpClients.close());
   // MCP servers connect lazily: the first prompt assembly of a turn starts them (never blocking).
   app.promptSections.push(() => {

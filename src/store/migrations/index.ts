@@ -5,6 +5,7 @@
  * migration merged late still runs. Forward-only: never edit a migration that has shipped.
  * @module
  */
+import { adaptiveMigrations } from './adaptive';
 import { agentMigrations } from './agent';
 import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
@@ -22,5 +23,6 @@ export const migrations: readonly Migration[] = [
   ...codingToolsMigrations,
   ...readoutMigrations,
   ...packsMigrations,
+  ...adaptiveMigrations,
   ...agentMigrations,
 ];
