@@ -454,6 +454,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     closers.push(() => packs.close());
   }
 
+  // Before the registry: the adaptive tool's gate needs the layer.
+  if (options.adaptive !== false) {
+    const adaptive = createAdaptiveService(app);
+    (app as { adaptive: AdaptiveService }).adaptive = adaptive;
+    app.promptSections.push((sessionId) => adaptive.promptSection(sessionId));
+    app.adaptiveSnapshot = (sessionId) => adaptive.resync(sessionId);
+    closers.push(() => adaptive.close());
+  }
+
   const registry = createToolRegistry(options.tools ?? allTools, () => ({ app }));
   (app as { tools: ToolRegistry }).tools = registry;
   const mcpClients = createMcpClientManager({
@@ -468,13 +477,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     onSecret: (value) => redactor.add(value),
   });
   (app as { mcpClients: McpClientManager }).mcpClients = mcpClients;
-  if (options.adaptive !== false) {
-    const adaptive = createAdaptiveService(app);
-    (app as { adaptive: AdaptiveService }).adaptive = adaptive;
-    app.promptSections.push((sessionId) => adaptive.promptSection(sessionId));
-    app.adaptiveSnapshot = (sessionId) => adaptive.resync(sessionId);
-    closers.push(() => adaptive.close());
-  }
   closers.push(() => mcpClients.close());
   // MCP servers connect lazily: the first prompt assembly of a turn starts them (never blocking).
   app.promptSections.push(() => {

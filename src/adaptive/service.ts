@@ -118,6 +118,14 @@ export interface AdaptiveService {
   close(): void;
 }
 
+const HANDLED = new Set([
+  'run.started',
+  'run.finished',
+  'state.changed',
+  'provider_recovery.changed',
+  'file.changed',
+]);
+
 const EVENT = {
   changed: 'adaptive_orchestration.changed',
   genome: 'adaptive_orchestration.genome',
@@ -602,22 +610,28 @@ export function createAdaptiveService(app: App): AdaptiveService {
             effective_decision: describeDecision(proposal),
             agreed: describeDecision(shadowDecision) === describeDecision(proposal),
           };
-          // The eval-shadow aggregate feeds the monitor once it has enough scored evaluations:
-          // when the shadow genome held (needed no reshape) in most of them, the reshape goes to it.
+          // The eval-shadow aggregate feeds the monitor once the session has enough scored
+          // evaluations. When the two regulators have mostly disagreed (agreement below half) and
+          // the shadow genome needs no reshape under these very signals, it already answers them:
+          // the reshape goes to the shadow preset instead of the effective regulator's target.
           const min = settings().eval_shadow.min_evaluations;
-          const scored = store.scored(root, min);
+          const scored = store.scored(root, Math.max(min, 2 * min));
           if (scored.length >= min) {
             hints = 'eval_shadow';
-            const held = scored.filter((s) => s.shadow?.decision === 'hold').length;
-            if (proposal && held * 3 >= scored.length * 2 && shadowPreset !== genome.choreography_preset) {
-              const target = presetGenome(shadowPreset, defaults(genome.compaction_threshold));
-              if (fingerprint(target) !== fingerprint(genome)) {
-                proposal = {
-                  rule: proposal.rule,
-                  genome: target,
-                  reason: `${proposal.reason}; eval_shadow: ${shadowPreset} held in ${held} of ${scored.length} scored evaluations, so the reshape goes to it`,
-                };
-              }
+            const agreed = scored.filter((s) => s.shadow?.agreed).length;
+            const target = presetGenome(shadowPreset, defaults(genome.compaction_threshold));
+            if (
+              proposal &&
+              !shadowDecision &&
+              agreed * 2 < scored.length &&
+              target.choreography_preset !== proposal.genome.choreography_preset &&
+              fingerprint(target) !== fingerprint(genome)
+            ) {
+              proposal = {
+                rule: proposal.rule,
+                genome: target,
+                reason: `${proposal.reason}; eval_shadow: the regulators agreed in ${agreed} of ${scored.length} scored evaluations and ${shadowPreset} holds under these signals, so the reshape goes to it`,
+              };
             }
           } else {
             hints = '';
@@ -959,6 +973,8 @@ export function createAdaptiveService(app: App): AdaptiveService {
     if (root === sessionId && status === 'completed' && genomeOf(store.get(root))?.review_gate) {
       reviewDue.set(root, runId);
     }
+    // The session's run has ended: a reshape queued during it applies before this run is evaluated.
+    if (!sessionActive(root)) applyPending(root);
     runEnded(root, runId, status);
   }
 
@@ -1020,7 +1036,27 @@ export function createAdaptiveService(app: App): AdaptiveService {
       });
     }
   };
-  const unsubscribe = app.bus.subscribe('*', onEvent);
+  // The monitor handles each event after its delivery has finished (a microtask, in publish
+  // order): its own events are then delivered at once, so a subscriber that reads the state
+  // when one arrives reads exactly the state it was built from (EVT-28). A run.started is handled
+  // before the run goes on to assemble its prompt and tool set (the run awaits the model first).
+  const work: SessionEvent[] = [];
+  let scheduled = false;
+  const drain = () => {
+    try {
+      for (let event = work.shift(); event; event = work.shift()) onEvent(event);
+    } finally {
+      scheduled = false;
+    }
+  };
+  const unsubscribe = app.bus.subscribe('*', (event) => {
+    if (closed || !HANDLED.has(event.type)) return;
+    work.push(event);
+    if (!scheduled) {
+      scheduled = true;
+      queueMicrotask(drain);
+    }
+  });
 
   return {
     snapshot,
