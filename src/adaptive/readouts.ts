@@ -312,7 +312,8 @@ export function cliReport(app: App, snapshot: AdaptiveSnapshot, input: { session
       sse: { route: '/v1/sessions/{id}/events', events: [...ADAPTIVE_EVENTS], include_snapshot: true },
       related_tools: ['fleet_regulation_status', 'get_spawn_status', 'eval_shadow_summary'],
     },
-    posture: snapshot.posture,
+    // A copy: the redactor reads a second reference to one object as a cycle.
+    posture: { ...snapshot.posture },
     ...(input.session_id ? { snapshot } : {}),
   };
 }
