@@ -20,7 +20,7 @@ import { fingerprint } from '../../src/adaptive/genome';
 import type { App } from '../../src/app';
 import type { SessionEvent } from '../../src/events/bus';
 import { invokeTool } from '../../src/tools/invoke';
-import { echoTool, gateTool } from '../helpers/agent-harness';
+import { echoTool, gateTool, throwingTool } from '../helpers/agent-harness';
 import { type RecordedRequest, reply } from '../helpers/fake-provider';
 import type { TestClock } from '../helpers/make-test-app';
 import {
@@ -407,6 +407,29 @@ describe('adaptive orchestration: the monitor reshapes after failures', () => {
     await app.adaptive!.idle();
     // ADAPT-18: three completed runs after the reshape against 2 of 2 failed before it.
     expect((await snapshotOf(app, sessionId)).posture.efficacy_verdict).toBe('improved');
+  });
+
+  it('tool errors through the real loop add a reviewer pass', async () => {
+    const { app, events } = await adaptiveApp(
+      [
+        reply().toolCall('explode', {}).toolCall('explode', {}).toolCall('explode', {}),
+        reply().text('the tool keeps failing'),
+      ],
+      {},
+      { extraTools: [throwingTool] },
+    );
+    const run = await app.agent.run({ prompt: 'Use the tool' });
+    expect(run.status).toBe('completed');
+    expect(adaptiveSequence(events, run.session_id).slice(-4)).toEqual([
+      'reshape:recorded',
+      'changed',
+      'genome',
+      'reshape:applied',
+    ]);
+    expect(await snapshotOf(app, run.session_id)).toMatchObject({
+      effective_genome: { choreography_preset: 'executor_reviewer', review_gate: true },
+      last_reshape_reason: 'tool_errors: 3 failed tool call(s) in 1 run(s); add a reviewer pass',
+    });
   });
 
   it('ADAPT-15: a window of cancelled runs is skipped with a skip_reason', async () => {

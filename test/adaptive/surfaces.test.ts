@@ -13,6 +13,8 @@
  *   summary and readout surfaces, works with the gate off, and never classifies, evaluates,
  *   calls a provider or prints a body.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { EventSource } from 'eventsource';
@@ -412,5 +414,7 @@ describe('svc config show-adaptive-orchestration', () => {
       reason: 'options.adaptive_orchestration.enabled is false',
     });
     expect(report).not.toHaveProperty('snapshot');
+    // Nothing was written: no data directory, no database.
+    expect(existsSync(join(workspace, '.svc', 'svc.db'))).toBe(false);
   });
 });
