@@ -33,7 +33,7 @@ export const dashboardInput = z.strictObject({
     ),
 });
 
-type Dashboard = ReturnType<typeof buildDashboard>;
+type Dashboard = Awaited<ReturnType<typeof buildDashboard>>;
 
 function renderDashboard(d: Dashboard | ReturnType<typeof parityGetterUnavailable>): string {
   if ('error_code' in d) return `${d.error_code}: ${d.message}`;
@@ -78,7 +78,7 @@ export const getMultiplayerCoordinationDashboard = defineTool({
     cli: { command: 'stigmergy multiplayer dashboard', text: renderDashboard },
   },
   examples: [{}, { recent_runs_limit: 2 }, { session_id: 'ses_unknown' }],
-  run(ctx, input) {
+  async run(ctx, input): Promise<Dashboard | ReturnType<typeof parityGetterUnavailable>> {
     const { app } = ctx;
     // spec, Errors: inside a server process whose HTTP server has not started, the agent tool has
     // no parity getter yet; a detached process (svc run, TUI) builds the read model directly.

@@ -355,3 +355,21 @@ describe('dashboard surfaces', () => {
     ).toHaveProperty('reference_traces');
   });
 });
+
+describe('dashboard over real runs', () => {
+  it('DASH-33/DASH-12: after real runs, operator_runtime shows the family runs, capped by recent_runs_limit', async () => {
+    const { agentApp } = await import('../helpers/agent-harness');
+    const { reply } = await import('../helpers/fake-provider');
+    const { app } = await agentApp([reply().text('one'), reply().text('two'), reply().text('three')]);
+    const session = app.agent.createSession({ title: 'dash' });
+    for (const prompt of ['a', 'b', 'c']) await app.agent.run({ sessionId: session.id, prompt });
+    const full = (await get(app, `?session_id=${session.id}&recent_runs_limit=5`)).json().operator_runtime;
+    expect(full.recent_runs).toHaveLength(3);
+    expect(full.checks.actor_identity.status).toBe('present');
+    expect(full.checks.runtime_evidence.status).toBe('present');
+    expect(full.warnings).not.toContain('no_recent_runs');
+    expect(full.recent_runs[0]).toMatchObject({ session_id: session.id, status: 'completed', family_session_id: session.id });
+    const capped = (await get(app, `?session_id=${session.id}&recent_runs_limit=1`)).json().operator_runtime;
+    expect(capped.recent_runs).toHaveLength(1);
+  });
+});
