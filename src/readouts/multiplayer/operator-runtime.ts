@@ -23,9 +23,9 @@ export const OPERATOR_RUNTIME_PROFILE = 'svc.local_workspace_runtime';
 export async function buildOperatorRuntime(app: App, sessionId: string, limit: number) {
   const session = app.sessions.require(sessionId);
   const warnings: string[] = [];
-  const root = rootOf(app, sessionId);
+  const root = app.sessions.root(sessionId);
   const family = app.sessions.family(root);
-    const ledger = runLedgerEvidence(app, root, limit);
+  const ledger = runLedgerEvidence(app, root, limit);
   if (!ledger.available || ledger.rows === 0) warnings.push('no_recent_runs');
 
   const claimPosture = app.claims.posture();
@@ -40,12 +40,19 @@ export async function buildOperatorRuntime(app: App, sessionId: string, limit: n
           ? `session ${session.id} (agent ${session.agent}) has ${ledger.rows} run(s) with lineage in the durable ledger`
           : `session ${session.id} is known; it has no runs yet, so no actor lineage`,
       sources: [
-        { name: 'sessions', kind: 'table', durability: 'durable', summary: `session known, agent ${session.agent}, ${family.length} session(s) in the family` },
+        {
+          name: 'sessions',
+          kind: 'table',
+          durability: 'durable',
+          summary: `session known, agent ${session.agent}, ${family.length} session(s) in the family`,
+        },
         {
           name: 'agent_runs',
           kind: 'table',
           durability: ledger.available ? 'durable' : 'none',
-          summary: ledger.available ? `${ledger.rows} run(s) for the session family, agents: ${ledger.agents.join(', ') || 'none'}` : ledger.reason,
+          summary: ledger.available
+            ? `${ledger.rows} run(s) for the session family, agents: ${ledger.agents.join(', ') || 'none'}`
+            : ledger.reason,
         },
       ],
     },
@@ -59,8 +66,18 @@ export async function buildOperatorRuntime(app: App, sessionId: string, limit: n
             ? `${claimPosture.hard} hard and ${claimPosture.soft} soft claim(s) active; hard claims block overlapping mutations of other sessions`
             : `${claimPosture.soft} soft claim(s) active; soft claims are advisory and block nothing`,
       sources: [
-        { name: 'workspace_claims', kind: 'table', durability: 'durable', summary: `${claimPosture.active} active claim(s)` },
-        { name: 'hard_claim_guard', kind: 'service', durability: 'process', summary: `${app.mutationGuards.length} mutation guard(s) installed in this process` },
+        {
+          name: 'workspace_claims',
+          kind: 'table',
+          durability: 'durable',
+          summary: `${claimPosture.active} active claim(s)`,
+        },
+        {
+          name: 'hard_claim_guard',
+          kind: 'service',
+          durability: 'process',
+          summary: `${app.mutationGuards.length} mutation guard(s) installed in this process`,
+        },
       ],
     },
     runtime_evidence: {
@@ -75,7 +92,9 @@ export async function buildOperatorRuntime(app: App, sessionId: string, limit: n
           name: 'agent_runs',
           kind: 'table',
           durability: ledger.available ? 'durable' : 'none',
-          summary: ledger.available ? `${ledger.rows} row(s), ${ledger.events} ledger event(s)` : ledger.reason,
+          summary: ledger.available
+            ? `${ledger.rows} row(s), ${ledger.events} ledger event(s)`
+            : ledger.reason,
         },
       ],
     },
@@ -85,12 +104,21 @@ export async function buildOperatorRuntime(app: App, sessionId: string, limit: n
       ? {
           status: 'missing',
           summary: 'minimal MCP-only runtime: no HTTP session surface or operator attached in this process',
-          sources: [{ name: 'runtime', kind: 'process', durability: 'process', summary: 'svc service start mcp' }],
+          sources: [
+            { name: 'runtime', kind: 'process', durability: 'process', summary: 'svc service start mcp' },
+          ],
         }
       : {
           status: 'present',
           summary: `full app runtime (${[...app.runtime.surfaces].join(', ') || 'detached cli'})`,
-          sources: [{ name: 'runtime', kind: 'process', durability: 'process', summary: app.runtime.server ? 'server process' : 'detached process' }],
+          sources: [
+            {
+              name: 'runtime',
+              kind: 'process',
+              durability: 'process',
+              summary: app.runtime.server ? 'server process' : 'detached process',
+            },
+          ],
         },
   };
 
@@ -102,16 +130,6 @@ export async function buildOperatorRuntime(app: App, sessionId: string, limit: n
     recent_runs: ledger.recent,
     warnings,
   };
-}
-
-function rootOf(app: App, sessionId: string): string {
-  let current = app.sessions.require(sessionId);
-  for (let depth = 0; current.parent_id && depth < 64; depth++) {
-    const parent = app.sessions.get(current.parent_id);
-    if (!parent) break;
-    current = parent;
-  }
-  return current.id;
 }
 
 interface LedgerEvidence {
@@ -129,7 +147,16 @@ interface LedgerEvidence {
 function runLedgerEvidence(app: App, rootSessionId: string, limit: number): LedgerEvidence {
   const availability = app.runs.available();
   if (!availability.ok) {
-    return { available: false, reason: availability.reason, rows: 0, events: 0, agents: [], recent: [], lineage: false, interrupted: 0 };
+    return {
+      available: false,
+      reason: availability.reason,
+      rows: 0,
+      events: 0,
+      agents: [],
+      recent: [],
+      lineage: false,
+      interrupted: 0,
+    };
   }
   const runs = app.runs.list({ family_session_id: rootSessionId, limit: 1000 });
   const events = runs.reduce((n, r) => n + app.runs.eventCount(r.id), 0);
@@ -178,13 +205,21 @@ function authorityBoundary(app: App): Check {
   };
 }
 
-async function handoffRecovery(app: App, family: { id: string; metadata: Record<string, unknown> }[]): Promise<Check> {
+async function handoffRecovery(
+  app: App,
+  family: { id: string; metadata: Record<string, unknown> }[],
+): Promise<Check> {
   const ids = new Set(family.map((s) => s.id));
-  const summaries = family.reduce((n, s) => n + (typeof s.metadata.compactions === 'number' ? s.metadata.compactions : 0), 0);
+  const summaries = family.reduce(
+    (n, s) => n + (typeof s.metadata.compactions === 'number' ? s.metadata.compactions : 0),
+    0,
+  );
   let checkpoints = 0;
   let checkpointNote = '';
   try {
-    checkpoints = (await app.ws.checkpoints.list()).filter((c) => c.session_id !== null && ids.has(c.session_id)).length;
+    checkpoints = (await app.ws.checkpoints.list()).filter(
+      (c) => c.session_id !== null && ids.has(c.session_id),
+    ).length;
   } catch (error) {
     checkpointNote = ` (checkpoints unavailable: ${error instanceof Error ? error.message.split(';')[0] : String(error)})`;
   }
@@ -194,8 +229,18 @@ async function handoffRecovery(app: App, family: { id: string; metadata: Record<
     status: capsules > 0 && historian ? 'present' : capsules > 0 || historian ? 'partial' : 'missing',
     summary: `${summaries} compaction summary(ies) and ${checkpoints} checkpoint(s) as continuity capsules${checkpointNote}; historian retrieval (session_search) ${historian ? 'available' : 'absent'}`,
     sources: [
-      { name: 'continuity_capsules', kind: 'table', durability: 'durable', summary: `${capsules} capsule(s): compaction summaries in messages, checkpoints under refs/svc/checkpoints` },
-      { name: 'session_search', kind: 'service', durability: historian ? 'durable' : 'none', summary: historian ? 'searches session history' : 'not registered' },
+      {
+        name: 'continuity_capsules',
+        kind: 'table',
+        durability: 'durable',
+        summary: `${capsules} capsule(s): compaction summaries in messages, checkpoints under refs/svc/checkpoints`,
+      },
+      {
+        name: 'session_search',
+        kind: 'service',
+        durability: historian ? 'durable' : 'none',
+        summary: historian ? 'searches session history' : 'not registered',
+      },
     ],
   };
 }
