@@ -595,6 +595,8 @@ export function createAdaptiveService(app: App): AdaptiveService {
         const regulator = regulatorSettings();
         proposal = regulate(genome, signals, regulator);
         const shadowOn = settings().eval_shadow.enabled && row.shadow_preset !== '';
+        // hint_sources names what this evaluation consulted (nothing unless the shadow feeds it).
+        hints = '';
         if (shadowOn) {
           const shadowPreset = row.shadow_preset as Preset;
           const shadowDecision = regulate(
@@ -633,8 +635,6 @@ export function createAdaptiveService(app: App): AdaptiveService {
                 reason: `${proposal.reason}; eval_shadow: the regulators agreed in ${agreed} of ${scored.length} scored evaluations and ${shadowPreset} holds under these signals, so the reshape goes to it`,
               };
             }
-          } else {
-            hints = '';
           }
         }
         if (proposal) {

@@ -704,4 +704,49 @@ describe('adaptive orchestration: eval shadow hints', () => {
       agreed: true,
     });
   });
+
+  it('ADAPT-10: when the regulators mostly disagreed and the shadow genome holds, the reshape goes to the shadow preset', async () => {
+    const loop = () => Array.from({ length: 4 }, () => reply().toolCall('echo', { text: 'again' }));
+    const { app } = await adaptiveApp(
+      [
+        ...loop(),
+        ...loop(),
+        ...loop(),
+        reply().toolCall('explode', {}).toolCall('explode', {}).toolCall('explode', {}),
+        reply().text('the tool keeps failing'),
+      ],
+      { monitor: { window_runs: 1 } },
+      { extraTools: [echoTool, throwingTool] },
+    );
+    // plan_then_execute (plan words win), shadow executor_reviewer (the review words come second).
+    const first = await app.agent.run({ prompt: 'Refactor the module carefully and fix the bug' });
+    expect(await snapshotOf(app, first.session_id)).toMatchObject({
+      effective_genome: { choreography_preset: 'plan_then_execute' },
+    });
+    // Loop stops: the plan gate already answers them (hold); the shadow would add it (disagree).
+    await app.agent.run({ prompt: 'Loop again', sessionId: first.session_id });
+    await app.agent.run({ prompt: 'And loop again', sessionId: first.session_id });
+    // Tool errors: the effective regulator adds a review gate; the shadow already has one.
+    await app.agent.run({ prompt: 'Use the tool', sessionId: first.session_id });
+    const snapshot = await snapshotOf(app, first.session_id);
+    expect(snapshot).toMatchObject({
+      hint_sources: 'eval_shadow',
+      effective_genome: { choreography_preset: 'executor_reviewer', review_gate: true, plan_gate: false },
+    });
+    expect(snapshot.last_reshape_reason).toBe(
+      'tool_errors: 3 failed tool call(s) in 1 run(s); add a reviewer pass; eval_shadow: the regulators agreed in 0 of 3 scored evaluations and executor_reviewer holds under these signals, so the reshape goes to it',
+    );
+    const summary = (await invokeTool(app, 'eval_shadow_summary', {}, { surface: 'agent' })) as any;
+    expect(summary).toMatchObject({
+      evaluations_scored: 4,
+      agreements: 0,
+      disagreements: 4,
+      agreement_rate: 0,
+    });
+    expect(summary.recent[0]).toMatchObject({
+      effective_decision: 'reshape:plan_then_execute',
+      shadow_decision: 'hold',
+      agreed: false,
+    });
+  });
 });
