@@ -23,6 +23,7 @@ import { createProviderService, type ProviderService } from './providers/service
 import type { ModelResolver } from './providers/types';
 import { createRecommendationLedger, type RecommendationLedger } from './readouts/cognition/ledger';
 import { startRecommendationRecorder } from './readouts/cognition/recorder';
+import { createRecipeService, type RecipeService } from './recipes/recipe-service';
 import { createRedactor, type Redactor } from './redact';
 import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from './runs/run-ledger';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
@@ -35,6 +36,7 @@ import { type FunnelContext, type FunnelEntry, runFunnel, type ToolPolicy } from
 import { allTools } from './tools/index';
 import { createToolRegistry, type ToolRegistry } from './tools/registry';
 import { type Clock, createIds, type Ids, systemClock } from './util/ids';
+import { createWorkflowService, type WorkflowService } from './workflows/workflow-service';
 import { createWorkspace, type Workspace } from './workspace/workspace';
 
 export interface AppOptions {
@@ -153,6 +155,13 @@ export interface App {
    * tracking, shell and background jobs, search, web, checkpoints, todos.
    */
   readonly ws: Workspace;
+  /** Recipes: list, validate and run reusable multi-step pipelines (`run_recipe`, the scheduler). */
+  readonly recipes: RecipeService;
+  /**
+   * Workflows: the pipeline frame of multi-step workflows (DAGs, templates, CSV fan-outs, team
+   * tasks), teams, workflow templates and worktree overrides.
+   */
+  readonly workflows: WorkflowService;
   /**
    * Connections to the `[mcp.<id>]` servers, whose tools join `tools` as `mcp_<id>_<tool>`.
    * Lazy: call `start()` (never blocks) where tools are about to be used; `settled()` waits.
@@ -336,6 +345,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     permissions,
     agent: createAgentService(() => app),
     ws: undefined as unknown as Workspace,
+    recipes: undefined as unknown as RecipeService,
+    workflows: undefined as unknown as WorkflowService,
     mcpClients: undefined as unknown as McpClientManager,
     runtime,
     funnel: (context) => runFunnel(registry, loaded.config, context),
@@ -352,7 +363,9 @@ export async function createApp(options: AppOptions): Promise<App> {
       closers.push(fn);
     },
     async close() {
-      // Runs stop first (status interrupted), while the services their tools use are still up.
+      // Workflows start no more steps; then runs stop (status interrupted), while the services
+      // their tools use are still up.
+      app.workflows.quiesce();
       try {
         await app.agent.close();
       } catch (error) {
@@ -408,6 +421,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   (app as { ws: Workspace }).ws = ws;
   closers.push(() => ws.close());
+  const workflows = createWorkflowService(app);
+  Object.assign(app, { workflows, recipes: createRecipeService(app, () => workflows) });
+  closers.push(() => workflows.close());
 
   // AUTH-07: /config-status reports the cloud credential sources.
   app.statusSections.set('cloud_identity', () => cloudIdentity(providers));

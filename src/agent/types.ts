@@ -14,6 +14,7 @@ import type {
 } from '../permissions/permission-service';
 import type { AgentRun, FinalRunStatus, RunStatus } from '../runs/run-ledger';
 import type { CreateSessionInput, Session } from '../sessions/session-store';
+import type { Workspace } from '../workspace/workspace';
 import type { AgentKind } from './agent-kinds';
 
 /** The agent state machine of one session. */
@@ -144,6 +145,17 @@ export interface ChildRunInput {
   tools?: string[];
   yolo?: boolean;
   unattended?: 'fail' | 'wait';
+  /** Step limit of the child run (default: the kind's, then `options.max_steps`). */
+  maxSteps?: number;
+  /** Model selector for the child run only. */
+  model?: string;
+  /**
+   * Run the child against another checkout (a git worktree, spawn_worktree_override): its tools,
+   * shell and system prompt see `root` and `ws` instead of the app's workspace.
+   */
+  workspace?: { root: string; ws: Workspace };
+  /** Extra metadata of the child session (workflow lineage: recipe step, DAG task, team member). */
+  metadata?: Record<string, unknown>;
 }
 
 export interface AgentService {

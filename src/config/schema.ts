@@ -235,6 +235,25 @@ export const optionsSchema = z.strictObject({
       max_output_bytes: z.number().int().positive().default(30_000),
     })
     .prefault({}),
+  workflows: z
+    .strictObject({
+      max_parallel: z
+        .number()
+        .int()
+        .min(1)
+        .max(16)
+        .default(4)
+        .describe('Most sub-agents a workflow (DAG, CSV fan-out, team, template) runs at once.'),
+      max_depth: z
+        .number()
+        .int()
+        .min(1)
+        .max(20)
+        .default(6)
+        .describe('Deepest session nesting a workflow or recipe may start from (stops runaway recursion).'),
+    })
+    .prefault({})
+    .describe('Recipes, DAGs, teams and workflow templates.'),
 });
 
 export const permissionsSchema = z.strictObject({

@@ -43,6 +43,7 @@ import {
 import { packTools } from './packs';
 import { planningTools } from './planning';
 import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
+import { recipeTools } from './recipes';
 import { runTools } from './runs';
 import { search } from './search';
 import { listSessionEvents } from './session-events';
@@ -50,6 +51,7 @@ import { sessionTools } from './sessions';
 import { bash, jobKill, jobOutput } from './shell';
 import { todos } from './todos';
 import { download, fetchTool } from './web';
+import { workflowTools } from './workflow';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -113,4 +115,7 @@ export const allTools: readonly AnyTool[] = [
   listModelsTool,
   // mcp client
   mcpStatus,
+  // recipes and workflows
+  ...recipeTools,
+  ...workflowTools,
 ] as AnyTool[];

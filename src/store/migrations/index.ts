@@ -10,6 +10,7 @@ import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
 import { packsMigrations } from './packs';
 import { readoutMigrations } from './readouts';
+import { workflowMigrations } from './workflow';
 
 export interface Migration {
   id: number;
@@ -23,4 +24,5 @@ export const migrations: readonly Migration[] = [
   ...readoutMigrations,
   ...packsMigrations,
   ...agentMigrations,
+  ...workflowMigrations,
 ];
