@@ -32,15 +32,17 @@ const scalar = z.union([z.string(), z.number(), z.boolean()]);
 export const recipeParameterSchema = z.strictObject({
   name: z
     .string()
-    .regex(identifier, 'must be an identifier (letters, digits, _), used as {{ name }} in prompts'),
-  type: z.enum(['string', 'number', 'boolean']).default('string'),
-  description: z.string().default(''),
-  required: z.boolean().default(false),
-  default: scalar.optional(),
+    .regex(identifier, 'must be an identifier (letters, digits, _), used as {{ name }} in prompts')
+    .describe('Parameter name, used as {{ name }} in prompts.'),
+  type: z.enum(['string', 'number', 'boolean']).default('string').describe('Value type (default string).'),
+  description: z.string().default('').describe('What the parameter is for.'),
+  required: z.boolean().default(false).describe('A run must give it (default false).'),
+  default: scalar.optional().describe('Value when a run does not give one.'),
   choices: z
     .array(z.union([z.string(), z.number()]))
     .min(1)
-    .optional(),
+    .optional()
+    .describe('The only values allowed.'),
 });
 
 export const recipeExpectSchema = z

@@ -250,8 +250,10 @@ async function gitChanges(app: App): Promise<string[]> {
 async function importersOf(app: App, target: string, op: { tool: string; signal: AbortSignal }) {
   const stem = stemOf(target);
   if (!stem) return [];
-  const name = escapeRegex(stem);
-  const pattern = `(from|import|require|export)[^\\n]*['"][^'"]*\\b${name}(\\.[A-Za-z]+)?['"]|^\\s*(from|import)\\s+[\\w.]*\\b${name}\\b`;
+  // An index file is imported by its directory or as `./dir/index`.
+  const file = basename(target, extname(target));
+  const name = [...new Set([stem, file])].map(escapeRegex).join('|');
+  const pattern = `(from|import|require|export)[^\\n]*['"][^'"]*\\b(${name})(\\.[A-Za-z]+)?['"]|^\\s*(from|import)\\s+[^\\n]*\\b(${name})\\b`;
   const result = await app.ws.search.grep(
     { pattern, glob: CODE_GLOB, output_mode: 'files', limit: 2000 },
     op,

@@ -43,11 +43,18 @@ export function router(count: number, answer: (request: RecordedRequest) => Repl
 }
 
 /** The tool-result outputs of a session, in order. */
-export function toolResults(app: App, sessionId: string): { tool: string; output: string; is_error: boolean }[] {
+export function toolResults(
+  app: App,
+  sessionId: string,
+): { tool: string; output: string; is_error: boolean }[] {
   return app.sessions
     .messages(sessionId)
     .flatMap((m) => m.parts)
-    .filter((p) => p.type === 'tool-result') as unknown as { tool: string; output: string; is_error: boolean }[];
+    .filter((p) => p.type === 'tool-result') as unknown as {
+    tool: string;
+    output: string;
+    is_error: boolean;
+  }[];
 }
 
 /** Child runs of a run, oldest first. */

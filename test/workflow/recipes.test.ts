@@ -53,7 +53,13 @@ describe('recipes', () => {
   it('TOOLS-42: the staged-workflow and planning tools of this layer are registered', async () => {
     const app = await makeTestApp();
     const names = app.tools.registered().map((t) => t.name);
-    for (const name of ['run_recipe', 'recipe_list', 'recipe_validate', 'analyze_ripple_impact', 'spawn_worktree_override']) {
+    for (const name of [
+      'run_recipe',
+      'recipe_list',
+      'recipe_validate',
+      'analyze_ripple_impact',
+      'spawn_worktree_override',
+    ]) {
       expect(names).toContain(name);
     }
   });
@@ -63,23 +69,42 @@ describe('recipes', () => {
     const primitive = (await invokeTool(app, 'get_primitive_tools_status', {}, { surface: 'cli' })) as {
       tools: { name: string }[];
     };
-    expect(primitive.tools.map((t) => t.name)).toEqual(expect.arrayContaining(['run_recipe', 'summarize_session']));
+    expect(primitive.tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['run_recipe', 'summarize_session']),
+    );
     expect(app.tools.require('run_recipe').tag).toBe('primitive');
   });
 
   it('recipe_list merges workspace, user and built-in recipes; the workspace one wins', async () => {
     const app = await makeTestApp();
-    writeRecipe(app.workspace, 'review-changes', 'description = "my review"\n[[steps]]\nid = "a"\nprompt = "review"\n');
+    writeRecipe(
+      app.workspace,
+      'review-changes',
+      'description = "my review"\n[[steps]]\nid = "a"\nprompt = "review"\n',
+    );
     writeRecipe(app.workspace, 'broken', 'description = "x"\nsteps = 3\n');
     const userDir = join(app.env.XDG_CONFIG_HOME!, 'svc', 'recipes');
     mkdirSync(userDir, { recursive: true });
-    writeFileSync(join(userDir, 'mine.toml'), 'description = "user recipe"\n[[steps]]\nid = "one"\nprompt = "go"\n');
+    writeFileSync(
+      join(userDir, 'mine.toml'),
+      'description = "user recipe"\n[[steps]]\nid = "one"\nprompt = "go"\n',
+    );
     const result = (await invokeTool(app, 'recipe_list', {}, { surface: 'cli' })) as {
       recipes: { name: string; source: string; valid: boolean; shadows: string[]; description: string }[];
     };
     const byName = Object.fromEntries(result.recipes.map((r) => [r.name, r]));
-    expect(Object.keys(byName)).toEqual(['broken', 'fix-failing-tests', 'mine', 'review-changes', 'write-tests']);
-    expect(byName['review-changes']).toMatchObject({ source: 'workspace', description: 'my review', shadows: ['builtin'] });
+    expect(Object.keys(byName)).toEqual([
+      'broken',
+      'fix-failing-tests',
+      'mine',
+      'review-changes',
+      'write-tests',
+    ]);
+    expect(byName['review-changes']).toMatchObject({
+      source: 'workspace',
+      description: 'my review',
+      shadows: ['builtin'],
+    });
     expect(byName.mine).toMatchObject({ source: 'user', valid: true });
     expect(byName.broken.valid).toBe(false);
     expect(byName['write-tests']).toMatchObject({ source: 'builtin', valid: true });
@@ -117,9 +142,16 @@ command = "make {{ steps.first.output }}"
     };
     // Schema problems come first: an unknown key stops the semantic check.
     expect(result.valid).toBe(false);
-    expect(result.diagnostics).toEqual([{ severity: 'error', field: 'colour', message: 'unknown key colour' }]);
+    expect(result.diagnostics).toEqual([
+      { severity: 'error', field: 'colour', message: 'unknown key colour' },
+    ]);
 
-    const semantic = (await invokeTool(app, 'recipe_validate', { content: bad.replace('colour = "red"\n', '') }, { surface: 'cli' })) as typeof result;
+    const semantic = (await invokeTool(
+      app,
+      'recipe_validate',
+      { content: bad.replace('colour = "red"\n', '') },
+      { surface: 'cli' },
+    )) as typeof result;
     expect(semantic.valid).toBe(false);
     const byField = semantic.diagnostics.map((d) => [d.field, d.message]);
     expect(byField).toEqual([
@@ -134,12 +166,27 @@ command = "make {{ steps.first.output }}"
       ['steps[1].expect[0].command', expect.stringContaining('{{ steps.first.output }}: unknown parameter')],
     ]);
 
-    const toml = (await invokeTool(app, 'recipe_validate', { content: 'description = \n' }, { surface: 'cli' })) as typeof result;
-    expect(toml.diagnostics[0]).toMatchObject({ field: 'file', message: expect.stringMatching(/^not valid TOML \(line 1/) });
+    const toml = (await invokeTool(
+      app,
+      'recipe_validate',
+      { content: 'description = \n' },
+      { surface: 'cli' },
+    )) as typeof result;
+    expect(toml.diagnostics[0]).toMatchObject({
+      field: 'file',
+      message: expect.stringMatching(/^not valid TOML \(line 1/),
+    });
 
-    const good = (await invokeTool(app, 'recipe_validate', { content: MAKE_FILE }, { surface: 'cli' })) as typeof result;
+    const good = (await invokeTool(
+      app,
+      'recipe_validate',
+      { content: MAKE_FILE },
+      { surface: 'cli' },
+    )) as typeof result;
     expect(good).toMatchObject({ valid: true, diagnostics: [] });
-    await expect(invokeTool(app, 'recipe_validate', {}, { surface: 'cli' })).rejects.toThrow(/give exactly one of name \(a known recipe\), path/);
+    await expect(invokeTool(app, 'recipe_validate', {}, { surface: 'cli' })).rejects.toThrow(
+      /give exactly one of name \(a known recipe\), path/,
+    );
   });
 
   it('run_recipe runs each step as a child run of the recipe run, in the caller family, with rendered prompts', async () => {
@@ -165,7 +212,12 @@ command = "make {{ steps.first.output }}"
 
     // Lineage: parent run → recipe pipeline run → one run per step; one family.
     const [recipeRun] = childRuns(app, parent.run_id);
-    expect(recipeRun).toMatchObject({ origin: 'workflow', agent: 'recipe', status: 'completed', family_session_id: parent.session_id });
+    expect(recipeRun).toMatchObject({
+      origin: 'workflow',
+      agent: 'recipe',
+      status: 'completed',
+      family_session_id: parent.session_id,
+    });
     const steps = childRuns(app, recipeRun.id);
     expect(steps.map((r) => [r.agent, r.origin, r.status, r.family_session_id])).toEqual([
       ['general', 'subagent', 'completed', parent.session_id],
@@ -173,7 +225,10 @@ command = "make {{ steps.first.output }}"
     ]);
     const recipeSession = app.sessions.require(recipeRun.session_id);
     expect(recipeSession.parent_id).toBe(parent.session_id);
-    expect(steps.map((r) => app.sessions.require(r.session_id).parent_id)).toEqual([recipeSession.id, recipeSession.id]);
+    expect(steps.map((r) => app.sessions.require(r.session_id).parent_id)).toEqual([
+      recipeSession.id,
+      recipeSession.id,
+    ]);
     const family = app.runs.list({ family_session_id: parent.session_id }).map((r) => r.id);
     expect(family).toEqual(expect.arrayContaining([parent.run_id, recipeRun.id, ...steps.map((s) => s.id)]));
 
@@ -188,7 +243,12 @@ command = "make {{ steps.first.output }}"
     ]);
     expect(app.agent.result(recipeRun.id).text).toContain('Recipe make-file completed');
     expect(app.runs.events(recipeRun.id).map((e) => e.type)).toEqual(
-      expect.arrayContaining(['workflow.started', 'recipe.step.started', 'recipe.step.finished', 'run.finished']),
+      expect.arrayContaining([
+        'workflow.started',
+        'recipe.step.started',
+        'recipe.step.finished',
+        'run.finished',
+      ]),
     );
   });
 
@@ -203,11 +263,17 @@ command = "make {{ steps.first.output }}"
       'retrying',
       'description = "retry"\n[retry]\nattempts = 2\n[[steps]]\nid = "make"\nprompt = "Create done.txt"\n[[steps.expect]]\ncommand = "test -f done.txt"\n',
     );
-    const result = await app.recipes.run('retrying', {}, { caller: { signal: new AbortController().signal, yolo: true } });
+    const result = await app.recipes.run(
+      'retrying',
+      {},
+      { caller: { signal: new AbortController().signal, yolo: true } },
+    );
     expect(result.status).toBe('completed');
     expect(result.steps[0]).toMatchObject({ status: 'completed', attempts: 2, output: 'now it exists' });
     expect(result.steps[0].run_ids).toHaveLength(2);
-    expect(promptOf(provider.requests[1])).toContain('This is attempt 2 of 3. The previous attempt did not pass its checks:\n- `test -f done.txt` exited 1');
+    expect(promptOf(provider.requests[1])).toContain(
+      'This is attempt 2 of 3. The previous attempt did not pass its checks:\n- `test -f done.txt` exited 1',
+    );
     expect(promptOf(provider.requests[1])).toContain('I think I made it');
   });
 
@@ -234,30 +300,38 @@ command = "make {{ steps.first.output }}"
     const run = (params: Record<string, unknown>) =>
       app.recipes.run('make-file', params, { caller: { signal: new AbortController().signal } });
     await expect(run({})).rejects.toThrow('params.file: required by "make-file"');
-    await expect(run({ file: 'a', colour: 'x' })).rejects.toThrow('params.colour: "make-file" has no parameter "colour"; its parameters: file, tone');
-    await expect(run({ file: 'a', tone: 'loud' })).rejects.toThrow('params.tone: "loud" is not one of "dry", "warm"');
-    await expect(app.recipes.run('nope', {}, { caller: { signal: new AbortController().signal } })).rejects.toThrow(/name: no recipe "nope"; known: /);
+    await expect(run({ file: 'a', colour: 'x' })).rejects.toThrow(
+      'params.colour: "make-file" has no parameter "colour"; its parameters: file, tone',
+    );
+    await expect(run({ file: 'a', tone: 'loud' })).rejects.toThrow(
+      'params.tone: "loud" is not one of "dry", "warm"',
+    );
+    await expect(
+      app.recipes.run('nope', {}, { caller: { signal: new AbortController().signal } }),
+    ).rejects.toThrow(/name: no recipe "nope"; known: /);
     expect(app.runs.count()).toBe(0);
   });
 
   it("narrows a step's tools to the calling agent's ceiling and says what it dropped", async () => {
     const { app, provider } = await agentApp(
-      [
-        reply().toolCall('run_recipe', { name: 'peek' }),
-        reply().text('peeked'),
-        reply().text('done'),
-      ],
+      [reply().toolCall('run_recipe', { name: 'peek' }), reply().text('peeked'), reply().text('done')],
       {
         extraConfig: {
           agents: { limited: { mode: 'primary', tools: { allow: ['run_recipe', 'view', 'grep'] } } },
         },
       },
     );
-    writeRecipe(app.workspace, 'peek', 'description = "x"\n[[steps]]\nid = "look"\ntools = ["view", "write"]\nprompt = "look"\n');
+    writeRecipe(
+      app.workspace,
+      'peek',
+      'description = "x"\n[[steps]]\nid = "look"\ntools = ["view", "write"]\nprompt = "look"\n',
+    );
     const parent = await app.agent.run({ prompt: 'peek', agent: 'limited', yolo: true });
     expect(parent.status).toBe('completed');
     expect(toolsOf(provider.requests[1])).toEqual(['view']);
     const row = app.workflows.runs.list({ kind: 'recipe' })[0];
-    expect(row.result.warnings).toEqual(['steps[0].tools: write dropped (not available to the calling agent)']);
+    expect(row.result.warnings).toEqual([
+      'steps[0].tools: write dropped (not available to the calling agent)',
+    ]);
   });
 });
