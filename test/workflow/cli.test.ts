@@ -10,7 +10,10 @@ import { runCli } from '../../src/surfaces/cli/index';
 import { agentApp } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 
-async function cli(app: { workspace: string; dataDir: string; env: Record<string, string | undefined> }, ...args: string[]) {
+async function cli(
+  app: { workspace: string; dataDir: string; env: Record<string, string | undefined> },
+  ...args: string[]
+) {
   let stdout = '';
   let stderr = '';
   const code = await runCli([...args, '--cwd', app.workspace, '--data-dir', app.dataDir], {
@@ -31,7 +34,10 @@ describe('recipe and workflow commands', () => {
       join(app.workspace, '.svc', 'recipes', 'greet.toml'),
       'description = "Greet someone"\n[[parameters]]\nname = "who"\nrequired = true\n[[steps]]\nid = "hello"\nprompt = "Greet {{ who }}"\n[[steps.expect]]\ncontains = "GREETED"\n',
     );
-    writeFileSync(join(app.workspace, '.svc', 'recipes', 'bad.toml'), 'description = "x"\n[[steps]]\nid = "Bad Id"\nprompt = "x"\n');
+    writeFileSync(
+      join(app.workspace, '.svc', 'recipes', 'bad.toml'),
+      'description = "x"\n[[steps]]\nid = "Bad Id"\nprompt = "x"\n',
+    );
 
     const list = await cli(app, 'recipe', 'list');
     expect(list.code).toBe(0);
@@ -47,7 +53,13 @@ describe('recipe and workflow commands', () => {
     const run = await cli(app, 'recipe', 'run', 'greet', '--params', 'who=Ada', '--json');
     expect(run.code, run.stderr + run.stdout).toBe(0);
     const result = JSON.parse(run.stdout);
-    expect(result).toMatchObject({ recipe: 'greet', status: 'completed', params: { who: 'Ada' }, output: 'Hello, Ada! GREETED', parent_run_id: null });
+    expect(result).toMatchObject({
+      recipe: 'greet',
+      status: 'completed',
+      params: { who: 'Ada' },
+      output: 'Hello, Ada! GREETED',
+      parent_run_id: null,
+    });
 
     const failing = await cli(app, 'recipe', 'run', 'greet', '--params', '{"who":"Bob"}');
     expect(failing.code).toBe(1);
@@ -55,7 +67,9 @@ describe('recipe and workflow commands', () => {
   });
 
   it('lists workflow templates and team status, and analyzes ripple impact', async () => {
-    const { app } = await agentApp([], { files: { 'src/a.ts': 'export const a = 1;\n', 'src/b.ts': "import { a } from './a';\n" } });
+    const { app } = await agentApp([], {
+      files: { 'src/a.ts': 'export const a = 1;\n', 'src/b.ts': "import { a } from './a';\n" },
+    });
     const workflows = await cli(app, 'workflow', 'list', '--json');
     expect(JSON.parse(workflows.stdout)).toEqual({ action: 'list', templates: [], count: 0 });
     expect((await cli(app, 'teams', 'status')).stdout.trim()).toBe('no teams');
