@@ -42,7 +42,12 @@ import {
 } from './inspect-tools';
 import { packTools } from './packs';
 import { planningTools } from './planning';
-import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
+import {
+  getMultiplayerCoordinationDashboard,
+  getMultiplayerTraceExport,
+  operatorCognitionReadout,
+  recommendations,
+} from './readouts';
 import { recipeTools } from './recipes';
 import { runTools } from './runs';
 import { search } from './search';
@@ -102,6 +107,7 @@ export const allTools: readonly AnyTool[] = [
   leaveMarker,
   // readouts
   getMultiplayerCoordinationDashboard,
+  getMultiplayerTraceExport,
   operatorCognitionReadout,
   recommendations,
   // sessions (event buffer)
