@@ -33,6 +33,7 @@ import type { AnyTool } from './define-tool';
 import { diagnostics } from './diagnostics';
 import { edit } from './edit';
 import { glob, grep, ls, multiedit, view, write } from './files';
+import { healthTools } from './health';
 import {
   capabilities,
   getPrimitiveToolsStatus,
@@ -113,4 +114,6 @@ export const allTools: readonly AnyTool[] = [
   listModelsTool,
   // mcp client
   mcpStatus,
+  // runtime health: incidents, loops, length recovery, compactions, alerts, enforcement, flow, sandbox
+  ...healthTools,
 ] as AnyTool[];
