@@ -105,7 +105,12 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       if (e.code === 'internal') app.log.error('tool failed', { tool: tool.name, error: e.cause ?? e });
       isError = true;
       errorCode = e.code;
-      crashed = !SvcError.is(error) && e.code === 'internal' && !(error instanceof ToolFailure);
+      // A tool stopped by a cancel threw because of it: not a crash.
+      crashed =
+        !SvcError.is(error) &&
+        e.code === 'internal' &&
+        !(error instanceof ToolFailure) &&
+        !options.signal.aborted;
       output = cap(app.redactor.string(`${e.code}: ${e.message}`));
     }
     const duration_ms = app.clock.now() - started;

@@ -5,24 +5,26 @@
  * whose ratio reaches `options.health_followons.token_pressure_threshold`. It fires once, then
  * re-arms when a compaction finishes in the session or the ratio drops below the threshold.
  *
- * | rule                        | when                                              | actions   |
- * |-----------------------------|---------------------------------------------------|-----------|
- * | `token_pressure.compact`    | the signal fires (during a run)                    | compact: `app.agent.requestCompaction(session, {reason: 'health_followon'})`, done before the run's next step |
- * | `token_pressure.summarize`  | a run ends still under pressure, with `summarize_after_run` | summarize: `app.agent.summarize` of the idle session |
+ * | rule                        | when                                                        | action    |
+ * |-----------------------------|-------------------------------------------------------------|-----------|
+ * | `token_pressure.compact`    | the signal fires (during a run)                              | compact: `app.agent.requestCompaction(session, {reason: 'health_followon'})`, done before the run's next step |
+ * | `token_pressure.summarize`  | a run ends still under pressure, with `summarize_after_run`  | summarize: `app.agent.summarize` of the idle session |
  *
  * Every activation is checked against the caps (./caps.ts); a blocked one is skipped with the
- * cap's name as reason. One whose actions could not run is skipped too (no_active_run,
- * session_busy, action_failed). Each is stored (`health_activations`) and, when all five gates
- * of the spec hold, published as `health_followon.activation` on the session bus (so on the SSE
- * stream): `options.health_followons.enabled`, `emit_declarative_events`, the activation itself,
+ * cap's name as reason. One whose action could not run is skipped too: `auto_compaction_due`
+ * (auto-compaction compacts at the next step anyway), `no_active_run`, `session_busy`,
+ * `action_failed`. Each is stored (`health_activations`) and, when all five gates of the spec
+ * hold, published as `health_followon.activation` on the session bus (so on the SSE stream):
+ * `options.health_followons.enabled`, `emit_declarative_events`, the activation itself,
  * `activation_caps.emit_activation_telemetry_sse`, and `app.runtime.sessionPublisher` (the HTTP
  * service mounted the session route). There is no MCP mirror.
  *
  * The signal also records a `token_pressure` recommendation for the operator cognition ledger,
  * unless one is already pending for the session (the recorder normally has recorded it).
  *
- * Work runs off the publisher's path (a microtask after the step's transaction), so the
- * activation event never overtakes the `context.usage` event that caused it.
+ * The compact action runs inside the bus listener (the request must be in place before the run's
+ * next step); storing and publishing run off the publisher's path (a microtask after the step's
+ * transaction), so the activation event never overtakes the `context.usage` that caused it.
  * @module
  */
 import type { App } from '../app';
@@ -173,10 +175,16 @@ export function startHealthFollowons(app: App): HealthFollowons {
    * compact is synchronous: it runs inside the bus listener, so the request is in place before
    * the run reaches its next step boundary.
    */
-  const compactNow = (sessionId: string): ActionResult =>
-    app.agent.requestCompaction(sessionId, { reason: 'health_followon' })
+  const compactNow = (sessionId: string, ratio: number | undefined): ActionResult => {
+    const options = app.config.options;
+    // Auto-compaction will compact at the next step anyway: nothing for the follow-on to add.
+    if (options.auto_compact && ratio !== undefined && ratio >= options.compaction_threshold) {
+      return { ran: false, reason: 'auto_compaction_due' };
+    }
+    return app.agent.requestCompaction(sessionId, { reason: 'health_followon' })
       ? { ran: true }
       : { ran: false, reason: 'no_active_run' };
+  };
 
   const summarize = async (sessionId: string): Promise<ActionResult> => {
     try {
@@ -190,13 +198,17 @@ export function startHealthFollowons(app: App): HealthFollowons {
   };
 
   /** Checks the caps, then runs the rule's actions (unless blocked); counts a dispatch. */
-  function execute(sessionId: string, actions: HealthActionName[]): Execution | Promise<Execution> {
+  function execute(
+    sessionId: string,
+    actions: HealthActionName[],
+    ratio?: number,
+  ): Execution | Promise<Execution> {
     const blocked = caps.blocking(sessionId, limits());
     if (blocked) return { run: 0, reason: blocked };
     const results: (ActionResult | Promise<ActionResult>)[] = actions.map((action) => {
       switch (action) {
         case 'compact':
-          return compactNow(sessionId);
+          return compactNow(sessionId, ratio);
         case 'summarize':
           return summarize(sessionId);
         default: {
@@ -289,7 +301,7 @@ export function startHealthFollowons(app: App): HealthFollowons {
         if (!state.armed) return;
         state.armed = false;
         const actions: HealthActionName[] = ['compact'];
-        const execution = execute(sessionId, actions) as Execution;
+        const execution = execute(sessionId, actions, usage.ratio) as Execution;
         schedule(() => {
           announce(sessionId, usage);
           complete({

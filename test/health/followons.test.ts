@@ -270,6 +270,28 @@ describe('health follow-on caps', () => {
     expect(app.health.caps().process_hour_cap).toMatchObject({ limit: 1, used: 1 });
   });
 
+  it('skips (auto_compaction_due) when auto-compaction compacts at the next step anyway', async () => {
+    const { app, session, stream } = await served(
+      [
+        reply().toolCall('echo', { text: 'huge' }).usage(900, 20),
+        reply().text('SUMMARY'),
+        reply().text('done').usage(100, 5),
+      ],
+      gates(),
+    );
+    await app.agent.run({ sessionId: session.id, prompt: 'echo huge' });
+    const seen = await untilRunFinished(stream);
+    expect(seen.find((e) => e.event === ACTIVATION)?.json).toMatchObject({
+      outcome: 'skipped',
+      actions_planned: 1,
+      activation_actions_run: 0,
+      reason: 'auto_compaction_due',
+    });
+    expect(seen.filter((e) => e.event === 'compaction.started').map((e) => e.json.reason)).toEqual(['auto']);
+    // A skip that is not a cap's leaves the cap untouched.
+    expect(app.health.caps().process_hour_cap.used).toBe(0);
+  });
+
   it('LIM-04: caps count dispatched activations in a rolling hour, per process and per session', () => {
     const clock = testClock();
     const caps = createActivationCaps(clock);
