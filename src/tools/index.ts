@@ -43,7 +43,12 @@ import {
 } from './inspect-tools';
 import { packTools } from './packs';
 import { planningTools } from './planning';
-import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
+import {
+  getMultiplayerCoordinationDashboard,
+  getMultiplayerTraceExport,
+  operatorCognitionReadout,
+  recommendations,
+} from './readouts';
 import { runTools } from './runs';
 import { search } from './search';
 import { listSessionEvents } from './session-events';
@@ -101,6 +106,7 @@ export const allTools: readonly AnyTool[] = [
   leaveMarker,
   // readouts
   getMultiplayerCoordinationDashboard,
+  getMultiplayerTraceExport,
   operatorCognitionReadout,
   recommendations,
   // sessions (event buffer)
