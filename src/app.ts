@@ -15,6 +15,7 @@ import { type ClaimService, createClaimService, hardClaimGuard } from './coordin
 import { createMarkerService, type MarkerService } from './coordination/markers';
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
+import { type HealthFollowons, startHealthFollowons } from './health/followons';
 import { createFileLogger, type Logger } from './log';
 import { createPackController, type PackController } from './packs/controller';
 import { createPermissionService, type PermissionService } from './permissions/permission-service';
@@ -26,6 +27,7 @@ import { startRecommendationRecorder } from './readouts/cognition/recorder';
 import { createRecipeService, type RecipeService } from './recipes/recipe-service';
 import { createRedactor, type Redactor } from './redact';
 import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from './runs/run-ledger';
+import { createSandbox, type Sandbox } from './sandbox/sandbox';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { DB_FILE, type Db, openDb } from './store/db';
 import { createFileAuthStore, type McpAuthStore } from './surfaces/mcp/client/auth-store';
@@ -80,6 +82,11 @@ export interface RuntimeState {
   stopping: boolean;
   /** The HTTP server's base URL once it listens (`svc service start http|autopilot`). */
   httpUrl?: string;
+  /**
+   * The HTTP service mounted the SSE session route over this app (it publishes session events to
+   * clients). Gate of `health_followon.activation` (spec, Events).
+   */
+  sessionPublisher: boolean;
 }
 
 /**
@@ -138,6 +145,13 @@ export interface App {
   readonly markers: MarkerService;
   /** The recommendation outcome ledger behind the operator cognition readout. */
   readonly recommendations: RecommendationLedger;
+  /**
+   * Health follow-ons: the `health.token_pressure` signal, its activation rules (compaction),
+   * caps, stored activations and the `health_followon.activation` event (src/health/followons.ts).
+   */
+  readonly health: HealthFollowons;
+  /** The bash command sandbox (`options.sandbox`: off or bwrap) and its status. */
+  readonly sandbox: Sandbox;
   /** Resolves model selectors to AI SDK models (providers domain). */
   readonly models: ModelResolver;
   /** The providers domain: catalog, credential store, readiness, selection, status read models. */
@@ -249,6 +263,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     mcpOnly: false,
     server: false,
     stopping: false,
+    sessionPublisher: false,
   };
   const bus = createEventBus({
     db: openDatabase,
@@ -337,6 +352,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     claims: undefined as unknown as ClaimService,
     markers: undefined as unknown as MarkerService,
     recommendations: undefined as unknown as RecommendationLedger,
+    health: undefined as unknown as HealthFollowons,
+    sandbox: undefined as unknown as Sandbox,
     models: providers.models,
     providers,
     tools: undefined as unknown as ToolRegistry,
@@ -406,6 +423,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     packs: undefined,
   };
 
+  const sandbox = createSandbox({ config: () => loaded.config, workspace, dataDir, env });
+  (app as { sandbox: Sandbox }).sandbox = sandbox;
   const ws = createWorkspace({
     root: workspace,
     dataDir,
@@ -418,6 +437,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     redactor,
     fetch: options.fetch ?? globalThis.fetch,
     guards: () => app.mutationGuards,
+    sandbox,
   });
   (app as { ws: Workspace }).ws = ws;
   closers.push(() => ws.close());
@@ -432,6 +452,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   Object.assign(app, { claims, markers: createMarkerService(app), recommendations });
   app.mutationGuards.push(hardClaimGuard(claims));
   app.onClose(startRecommendationRecorder(app, recommendations));
+  // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
+  const health = startHealthFollowons(app);
+  (app as { health: HealthFollowons }).health = health;
+  app.onClose(() => health.close());
 
   if (options.packs !== false) {
     const packs = createPackController({

@@ -33,6 +33,7 @@ import type { AnyTool } from './define-tool';
 import { diagnostics } from './diagnostics';
 import { edit } from './edit';
 import { glob, grep, ls, multiedit, view, write } from './files';
+import { healthTools } from './health';
 import {
   capabilities,
   getPrimitiveToolsStatus,
@@ -124,4 +125,6 @@ export const allTools: readonly AnyTool[] = [
   // recipes and workflows
   ...recipeTools,
   ...workflowTools,
+  // runtime health: incidents, loops, length recovery, compactions, alerts, enforcement, flow, sandbox
+  ...healthTools,
 ] as AnyTool[];

@@ -8,6 +8,7 @@
 import { agentMigrations } from './agent';
 import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
+import { healthMigrations } from './health';
 import { packsMigrations } from './packs';
 import { readoutMigrations } from './readouts';
 import { workflowMigrations } from './workflow';
@@ -25,4 +26,5 @@ export const migrations: readonly Migration[] = [
   ...packsMigrations,
   ...agentMigrations,
   ...workflowMigrations,
+  ...healthMigrations,
 ];
