@@ -368,12 +368,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     runtime,
     funnel: (context) => runFunnel(registry, loaded.config, context),
     toolContext(context) {
+      // Defaults last: a caller's explicit `signal: undefined` must not erase them.
       return {
+        ...context,
         app,
         signal: context.signal ?? new AbortController().signal,
         // Direct calls from an authenticated surface (CLI, HTTP, MCP) are the operator's own.
         ask: context.ask ?? (async (_request: PermissionRequest) => {}),
-        ...context,
       } as ToolContext;
     },
     onClose(fn) {
