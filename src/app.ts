@@ -16,6 +16,7 @@ import { type ClaimService, createClaimService, hardClaimGuard } from './coordin
 import { createMarkerService, type MarkerService } from './coordination/markers';
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
+import { type HealthFollowons, startHealthFollowons } from './health/followons';
 import { createFileLogger, type Logger } from './log';
 import { createPackController, type PackController } from './packs/controller';
 import { createPermissionService, type PermissionService } from './permissions/permission-service';
@@ -24,8 +25,10 @@ import { createProviderService, type ProviderService } from './providers/service
 import type { ModelResolver } from './providers/types';
 import { createRecommendationLedger, type RecommendationLedger } from './readouts/cognition/ledger';
 import { startRecommendationRecorder } from './readouts/cognition/recorder';
+import { createRecipeService, type RecipeService } from './recipes/recipe-service';
 import { createRedactor, type Redactor } from './redact';
 import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from './runs/run-ledger';
+import { createSandbox, type Sandbox } from './sandbox/sandbox';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { DB_FILE, type Db, openDb } from './store/db';
 import { createFileAuthStore, type McpAuthStore } from './surfaces/mcp/client/auth-store';
@@ -36,6 +39,7 @@ import { type FunnelContext, type FunnelEntry, runFunnel, type ToolPolicy } from
 import { allTools } from './tools/index';
 import { createToolRegistry, type ToolRegistry } from './tools/registry';
 import { type Clock, createIds, type Ids, systemClock } from './util/ids';
+import { createWorkflowService, type WorkflowService } from './workflows/workflow-service';
 import { createWorkspace, type Workspace } from './workspace/workspace';
 
 export interface AppOptions {
@@ -84,6 +88,11 @@ export interface RuntimeState {
   stopping: boolean;
   /** The HTTP server's base URL once it listens (`svc service start http|autopilot`). */
   httpUrl?: string;
+  /**
+   * The HTTP service mounted the SSE session route over this app (it publishes session events to
+   * clients). Gate of `health_followon.activation` (spec, Events).
+   */
+  sessionPublisher: boolean;
 }
 
 /**
@@ -142,6 +151,13 @@ export interface App {
   readonly markers: MarkerService;
   /** The recommendation outcome ledger behind the operator cognition readout. */
   readonly recommendations: RecommendationLedger;
+  /**
+   * Health follow-ons: the `health.token_pressure` signal, its activation rules (compaction),
+   * caps, stored activations and the `health_followon.activation` event (src/health/followons.ts).
+   */
+  readonly health: HealthFollowons;
+  /** The bash command sandbox (`options.sandbox`: off or bwrap) and its status. */
+  readonly sandbox: Sandbox;
   /** Resolves model selectors to AI SDK models (providers domain). */
   readonly models: ModelResolver;
   /** The providers domain: catalog, credential store, readiness, selection, status read models. */
@@ -159,6 +175,13 @@ export interface App {
    * tracking, shell and background jobs, search, web, checkpoints, todos.
    */
   readonly ws: Workspace;
+  /** Recipes: list, validate and run reusable multi-step pipelines (`run_recipe`, the scheduler). */
+  readonly recipes: RecipeService;
+  /**
+   * Workflows: the pipeline frame of multi-step workflows (DAGs, templates, CSV fan-outs, team
+   * tasks), teams, workflow templates and worktree overrides.
+   */
+  readonly workflows: WorkflowService;
   /**
    * Connections to the `[mcp.<id>]` servers, whose tools join `tools` as `mcp_<id>_<tool>`.
    * Lazy: call `start()` (never blocks) where tools are about to be used; `settled()` waits.
@@ -252,6 +275,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     mcpOnly: false,
     server: false,
     stopping: false,
+    sessionPublisher: false,
   };
   const bus = createEventBus({
     db: openDatabase,
@@ -340,6 +364,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     claims: undefined as unknown as ClaimService,
     markers: undefined as unknown as MarkerService,
     recommendations: undefined as unknown as RecommendationLedger,
+    health: undefined as unknown as HealthFollowons,
+    sandbox: undefined as unknown as Sandbox,
     models: providers.models,
     providers,
     tools: undefined as unknown as ToolRegistry,
@@ -348,23 +374,28 @@ export async function createApp(options: AppOptions): Promise<App> {
     permissions,
     agent: createAgentService(() => app),
     ws: undefined as unknown as Workspace,
+    recipes: undefined as unknown as RecipeService,
+    workflows: undefined as unknown as WorkflowService,
     mcpClients: undefined as unknown as McpClientManager,
     runtime,
     funnel: (context) => runFunnel(registry, loaded.config, context),
     toolContext(context) {
+      // Defaults last: a caller's explicit `signal: undefined` must not erase them.
       return {
+        ...context,
         app,
         signal: context.signal ?? new AbortController().signal,
         // Direct calls from an authenticated surface (CLI, HTTP, MCP) are the operator's own.
         ask: context.ask ?? (async (_request: PermissionRequest) => {}),
-        ...context,
       } as ToolContext;
     },
     onClose(fn) {
       closers.push(fn);
     },
     async close() {
-      // Runs stop first (status interrupted), while the services their tools use are still up.
+      // Workflows start no more steps; then runs stop (status interrupted), while the services
+      // their tools use are still up.
+      app.workflows.quiesce();
       try {
         await app.agent.close();
       } catch (error) {
@@ -406,6 +437,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     adaptive: undefined,
   };
 
+  const sandbox = createSandbox({ config: () => loaded.config, workspace, dataDir, env });
+  (app as { sandbox: Sandbox }).sandbox = sandbox;
   const ws = createWorkspace({
     root: workspace,
     dataDir,
@@ -418,9 +451,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     redactor,
     fetch: options.fetch ?? globalThis.fetch,
     guards: () => app.mutationGuards,
+    sandbox,
   });
   (app as { ws: Workspace }).ws = ws;
   closers.push(() => ws.close());
+  const workflows = createWorkflowService(app);
+  Object.assign(app, { workflows, recipes: createRecipeService(app, () => workflows) });
+  closers.push(() => workflows.close());
 
   // AUTH-07: /config-status reports the cloud credential sources.
   app.statusSections.set('cloud_identity', () => cloudIdentity(providers));
@@ -429,6 +466,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   Object.assign(app, { claims, markers: createMarkerService(app), recommendations });
   app.mutationGuards.push(hardClaimGuard(claims));
   app.onClose(startRecommendationRecorder(app, recommendations));
+  // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
+  const health = startHealthFollowons(app);
+  (app as { health: HealthFollowons }).health = health;
+  app.onClose(() => health.close());
 
   if (options.packs !== false) {
     const packs = createPackController({

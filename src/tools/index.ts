@@ -34,6 +34,7 @@ import type { AnyTool } from './define-tool';
 import { diagnostics } from './diagnostics';
 import { edit } from './edit';
 import { glob, grep, ls, multiedit, view, write } from './files';
+import { healthTools } from './health';
 import {
   capabilities,
   getPrimitiveToolsStatus,
@@ -49,6 +50,7 @@ import {
   operatorCognitionReadout,
   recommendations,
 } from './readouts';
+import { recipeTools } from './recipes';
 import { runTools } from './runs';
 import { search } from './search';
 import { listSessionEvents } from './session-events';
@@ -56,6 +58,7 @@ import { sessionTools } from './sessions';
 import { bash, jobKill, jobOutput } from './shell';
 import { todos } from './todos';
 import { download, fetchTool } from './web';
+import { workflowTools } from './workflow';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -122,4 +125,9 @@ export const allTools: readonly AnyTool[] = [
   listModelsTool,
   // mcp client
   mcpStatus,
+  // recipes and workflows
+  ...recipeTools,
+  ...workflowTools,
+  // runtime health: incidents, loops, length recovery, compactions, alerts, enforcement, flow, sandbox
+  ...healthTools,
 ] as AnyTool[];

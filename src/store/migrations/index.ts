@@ -9,8 +9,10 @@ import { adaptiveMigrations } from './adaptive';
 import { agentMigrations } from './agent';
 import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
+import { healthMigrations } from './health';
 import { packsMigrations } from './packs';
 import { readoutMigrations } from './readouts';
+import { workflowMigrations } from './workflow';
 
 export interface Migration {
   id: number;
@@ -25,4 +27,6 @@ export const migrations: readonly Migration[] = [
   ...packsMigrations,
   ...adaptiveMigrations,
   ...agentMigrations,
+  ...workflowMigrations,
+  ...healthMigrations,
 ];
