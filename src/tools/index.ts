@@ -28,6 +28,7 @@ import {
   getConfigFieldProvenance,
   getConfigStatusTool,
 } from './config-tools';
+import { contractTools } from './contracts';
 import { leaveMarker, workspaceClaim } from './coordination';
 import type { AnyTool } from './define-tool';
 import { diagnostics } from './diagnostics';
@@ -42,7 +43,9 @@ import {
 } from './inspect-tools';
 import { packTools } from './packs';
 import { planningTools } from './planning';
+import { pluginTools } from './plugins';
 import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
+import { remoteTools } from './remote';
 import { runTools } from './runs';
 import { search } from './search';
 import { listSessionEvents } from './session-events';
@@ -113,4 +116,10 @@ export const allTools: readonly AnyTool[] = [
   listModelsTool,
   // mcp client
   mcpStatus,
+  // remote agents (A2A) and deployments
+  ...remoteTools,
+  // plugins
+  ...pluginTools,
+  // contracts and quality gates
+  ...contractTools,
 ] as AnyTool[];
