@@ -81,8 +81,6 @@ export interface ContractService {
   waive(input: { session_id?: string; obligation_id: string; reason: string; by: string }): ObligationView;
   /** Attach obligations to a session's contract (replacing same-id session obligations). */
   attach(sessionId: string, obligations: Record<string, unknown>): ObligationView[];
-  /** Latest result of each obligation id across scopes (quality gates posture). */
-  latestResults(): Map<string, ObligationResult & { obligation_id: string; origin: string; kind: string }>;
   /** Latest result of a command, whatever obligation ran it. */
   latestForCommand(command: string): ObligationResult | undefined;
 }
@@ -374,16 +372,6 @@ export function createContractService(deps: ContractDeps): ContractService {
       for (const entry of parsed)
         insert.run(scope, entry.id, JSON.stringify(entry.obligation), deps.clock.now());
       return parsed.map((entry) => view(scope, entry));
-    },
-
-    latestResults() {
-      const rows = deps
-        .db()
-        .prepare(
-          `SELECT r.* FROM contract_results r JOIN (SELECT obligation_id, max(id) AS id FROM contract_results GROUP BY obligation_id) m ON r.id = m.id`,
-        )
-        .all() as (ObligationResult & { obligation_id: string; origin: string; kind: string })[];
-      return new Map(rows.map((row) => [row.obligation_id, row]));
     },
 
     latestForCommand(command) {
