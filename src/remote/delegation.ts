@@ -362,11 +362,21 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
         );
       }
       interval = Math.min(interval * 2, 2000);
-      const task = await getTask(
-        current.rpc_url,
-        current.remote_task_id,
-        httpFor(current.rpc_url, signal, tokenForRow(current)),
-      );
+      let task: TaskWire;
+      try {
+        task = await getTask(
+          current.rpc_url,
+          current.remote_task_id,
+          httpFor(current.rpc_url, signal, tokenForRow(current)),
+        );
+      } catch (error) {
+        if (!signal.aborted) throw error;
+        await cancelQuietly(current);
+        throw new SvcError(
+          'cancelled',
+          `stopped waiting for A2A task ${id}; the remote task was asked to cancel`,
+        );
+      }
       applyTask(id, task);
       current = row(id);
     }

@@ -144,6 +144,38 @@ describe('A2A between two svc servers', () => {
     expect(b.provider.remaining()).toBe(0);
   }, 60_000);
 
+  it('TOOLS-55: a task still running when the wait ends stays tracked; delete_a2a_task cancels it remotely', async () => {
+    const a = await peer('a', []);
+    const b = await peer('b', [reply().hang(30_000)]);
+    knows(a, 'b', b);
+    const started = Date.now();
+    const pending = await call(a.app, 'a2a_delegate', {
+      agent_name: 'b',
+      message: 'think for a long time',
+      timeout_seconds: 1,
+    });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(pending).toMatchObject({ state: 'working', done: false, text: null });
+    expect(pending.note).toMatch(/still working after 1s: call a2a_delegate with task_id/);
+    const runId = pending.remote_task_id as string;
+    expect(b.app.runs.require(runId).status).toBe('running');
+
+    const deleted = await call(a.app, 'delete_a2a_task', { task_id: pending.task_id });
+    expect(deleted).toMatchObject({ task_id: pending.task_id, deleted: true, cancelled: true });
+    await b.app.agent.wait(runId, { signal: AbortSignal.timeout(10_000) });
+    expect(b.app.runs.require(runId).status).toBe('cancelled');
+    // tasks/cancel on an ended task is refused with TaskNotCancelable.
+    const again = await fetch(`${b.url}/a2a`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${b.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tasks/cancel', params: { id: runId } }),
+    });
+    expect(await again.json()).toMatchObject({ id: 9, error: { code: -32002 } });
+    await expect(call(a.app, 'delete_a2a_task', { task_id: pending.task_id })).rejects.toThrow(
+      /no tracked A2A task/,
+    );
+  }, 60_000);
+
   it('serves the card only with [a2a] enabled and a bearer token, and answers JSON-RPC errors', async () => {
     const a = await peer('a', []);
     const unauthenticated = await fetch(`${a.url}/.well-known/agent-card.json`);
