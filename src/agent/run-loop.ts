@@ -137,6 +137,9 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
 
     const prompt = await assembleSystemPrompt(app, { sessionId, kind, signal });
     ledger('prompt.assembled', prompt.manifest);
+    // Prompt assembly started the [mcp.<id>] connections; give them a bounded moment so the first
+    // step already sees their tools (later steps pick up servers that connect late).
+    if (Object.keys(config.mcp).length > 0) await app.mcpClients.settled({ timeoutMs: 10_000, signal });
     const ai = await import('ai');
     const history: ModelMessage[] = toModelMessages(
       historyMessages(app.sessions, app.sessions.require(sessionId)),

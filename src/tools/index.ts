@@ -44,7 +44,12 @@ import {
 import { packTools } from './packs';
 import { planningTools } from './planning';
 import { pluginTools } from './plugins';
-import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
+import {
+  getMultiplayerCoordinationDashboard,
+  getMultiplayerTraceExport,
+  operatorCognitionReadout,
+  recommendations,
+} from './readouts';
 import { remoteTools } from './remote';
 import { runTools } from './runs';
 import { search } from './search';
@@ -103,6 +108,7 @@ export const allTools: readonly AnyTool[] = [
   leaveMarker,
   // readouts
   getMultiplayerCoordinationDashboard,
+  getMultiplayerTraceExport,
   operatorCognitionReadout,
   recommendations,
   // sessions (event buffer)
