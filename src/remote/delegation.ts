@@ -14,16 +14,17 @@ import type { Redactor } from '../redact';
 import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
 import { type A2aHttp, cancelTask, fetchAgentCard, getTask, sendMessage } from './a2a-client';
+import { capabilityScore, partsText, type TaskWire, TERMINAL_STATES } from './a2a-wire';
 import {
-  type CardSkill,
-  capabilityScore,
-  cardSkills,
-  partsText,
-  type TaskWire,
-  TERMINAL_STATES,
-} from './a2a-wire';
+  createA2aStore,
+  type KnownCard,
+  type TargetKind,
+  type TaskRow,
+  type TrackedTask,
+  viewTask,
+} from './task-store';
 
-export type TargetKind = 'card_url' | 'name' | 'capability';
+export type { KnownCard, TargetKind, TrackedTask } from './task-store';
 
 export interface DelegateInput {
   card_url?: string;
@@ -39,32 +40,6 @@ export interface CallContext {
   sessionId?: string;
   runId?: string;
   signal: AbortSignal;
-}
-
-export interface TrackedTask {
-  task_id: string;
-  state: string;
-  done: boolean;
-  text: string | null;
-  error: string | null;
-  agent: { name: string; card_url: string; rpc_url: string };
-  target: { kind: TargetKind; value: string };
-  remote_task_id: string | null;
-  context_id: string | null;
-  session_id: string | null;
-  created_at: number;
-  updated_at: number;
-  note?: string;
-}
-
-export interface KnownCard {
-  card_url: string;
-  name: string;
-  description: string;
-  rpc_url: string;
-  skills: CardSkill[];
-  source: string;
-  fetched_at: number;
 }
 
 /** A deployed agent as delegation sees it (filled by the deploy service). */
@@ -103,25 +78,6 @@ export interface RemoteAgentDeps {
   deployed: () => DeployedEndpoint[];
 }
 
-interface TaskRow {
-  id: string;
-  session_id: string | null;
-  run_id: string | null;
-  target_kind: TargetKind;
-  target: string;
-  card_url: string;
-  agent_name: string;
-  rpc_url: string;
-  remote_task_id: string | null;
-  context_id: string | null;
-  state: string;
-  message: string;
-  result_text: string | null;
-  error: string | null;
-  created_at: number;
-  updated_at: number;
-}
-
 interface Endpoint {
   url: string;
   token?: string;
@@ -133,6 +89,12 @@ const MAX_STORED_TEXT = 100_000;
 
 export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
   const log = deps.log.child({ component: 'a2a' });
+  const store = createA2aStore({ db: deps.db, clock: deps.clock });
+  const remember = store.rememberCard;
+  const knownCards = store.cards;
+  const row = store.task;
+  const update = store.updateTask;
+  const view = viewTask;
 
   const endpoints = (): Map<string, Endpoint> => {
     const out = new Map<string, Endpoint>();
@@ -159,54 +121,6 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
     origin: safeOrigin(url),
     signal,
   });
-
-  const remember = (fetched: Awaited<ReturnType<typeof fetchAgentCard>>, source: string): KnownCard => {
-    const known: KnownCard = {
-      card_url: fetched.card_url,
-      name: fetched.card.name,
-      description: fetched.card.description ?? '',
-      rpc_url: fetched.rpc_url,
-      skills: cardSkills(fetched.card),
-      source,
-      fetched_at: deps.clock.now(),
-    };
-    deps
-      .db()
-      .prepare(
-        `INSERT INTO a2a_cards (card_url, name, description, rpc_url, skills, card, source, fetched_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT(card_url) DO UPDATE SET name = excluded.name, description = excluded.description,
-           rpc_url = excluded.rpc_url, skills = excluded.skills, card = excluded.card, source = excluded.source,
-           fetched_at = excluded.fetched_at`,
-      )
-      .run(
-        known.card_url,
-        known.name,
-        known.description,
-        known.rpc_url,
-        JSON.stringify(known.skills),
-        JSON.stringify(fetched.card),
-        source,
-        known.fetched_at,
-      );
-    return known;
-  };
-
-  const knownCards = (): KnownCard[] =>
-    (
-      deps.db().prepare('SELECT * FROM a2a_cards ORDER BY name, card_url').all() as (Omit<
-        KnownCard,
-        'skills'
-      > & { skills: string })[]
-    ).map((row) => ({
-      card_url: row.card_url,
-      name: row.name,
-      description: row.description,
-      rpc_url: row.rpc_url,
-      skills: JSON.parse(row.skills) as CardSkill[],
-      source: row.source,
-      fetched_at: row.fetched_at,
-    }));
 
   const resolve = async (
     input: DelegateInput,
@@ -285,28 +199,6 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
     return { kind: 'capability' as const, value: capability, card: best.card, token };
   };
 
-  const row = (taskId: string): TaskRow => {
-    const found = deps.db().prepare('SELECT * FROM a2a_tasks WHERE id = ?').get(taskId) as
-      | TaskRow
-      | undefined;
-    if (!found)
-      throw new SvcError(
-        'not_found',
-        `task_id: no tracked A2A task "${taskId}"; a2a_delegate returns task ids`,
-      );
-    return found;
-  };
-
-  const update = (id: string, patch: Partial<TaskRow>) => {
-    const entries = Object.entries(patch);
-    deps
-      .db()
-      .prepare(
-        `UPDATE a2a_tasks SET ${entries.map(([key]) => `${key} = ?`).join(', ')}, updated_at = ? WHERE id = ?`,
-      )
-      .run(...entries.map(([, value]) => value as string | number | null), deps.clock.now(), id);
-  };
-
   const applyTask = (id: string, task: TaskWire) => {
     const done = TERMINAL_STATES.has(task.status.state);
     const artifacts = (task.artifacts ?? [])
@@ -323,22 +215,6 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
       error: failed ? clip(deps.redactor.string(statusText || `the remote task ${task.status.state}`)) : null,
     });
   };
-
-  const view = (r: TaskRow, note?: string): TrackedTask => ({
-    task_id: r.id,
-    state: r.state,
-    done: TERMINAL_STATES.has(r.state),
-    text: r.result_text,
-    error: r.error,
-    agent: { name: r.agent_name, card_url: r.card_url, rpc_url: r.rpc_url },
-    target: { kind: r.target_kind, value: r.target },
-    remote_task_id: r.remote_task_id,
-    context_id: r.context_id,
-    session_id: r.session_id,
-    created_at: r.created_at,
-    updated_at: r.updated_at,
-    ...(note ? { note } : {}),
-  });
 
   const poll = async (id: string, timeoutSeconds: number, signal: AbortSignal): Promise<TrackedTask> => {
     const deadline = Date.now() + timeoutSeconds * 1000;
@@ -414,26 +290,17 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
         throw new SvcError('invalid_input', 'message: give the task for the remote agent');
       const target = await resolve(input, ctx.signal);
       const id = deps.ids.next('a2a');
-      const now = deps.clock.now();
-      deps
-        .db()
-        .prepare(
-          `INSERT INTO a2a_tasks (id, session_id, run_id, target_kind, target, card_url, agent_name, rpc_url, state, message, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'submitted', ?, ?, ?)`,
-        )
-        .run(
-          id,
-          ctx.sessionId ?? null,
-          ctx.runId ?? null,
-          target.kind,
-          target.value,
-          target.card.card_url,
-          target.card.name,
-          target.card.rpc_url,
-          clip(deps.redactor.string(input.message)),
-          now,
-          now,
-        );
+      store.insertTask({
+        id,
+        session_id: ctx.sessionId ?? null,
+        run_id: ctx.runId ?? null,
+        target_kind: target.kind,
+        target: target.value,
+        card_url: target.card.card_url,
+        agent_name: target.card.name,
+        rpc_url: target.card.rpc_url,
+        message: clip(deps.redactor.string(input.message)),
+      });
       log.info('a2a delegate', { task_id: id, agent: target.card.name, target_kind: target.kind });
       let sent: Awaited<ReturnType<typeof sendMessage>>;
       try {
@@ -489,7 +356,7 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
       const running = !TERMINAL_STATES.has(current.state) && current.remote_task_id !== null;
       const cancelled = running ? await cancelQuietly(current) : false;
       const state = row(taskId).state;
-      deps.db().prepare('DELETE FROM a2a_tasks WHERE id = ?').run(taskId);
+      store.deleteTask(taskId);
       return {
         task_id: taskId,
         deleted: true,
@@ -503,22 +370,7 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
 
     get: (taskId) => view(row(taskId)),
 
-    list(options = {}) {
-      const rows = (
-        options.session_id
-          ? deps
-              .db()
-              .prepare(
-                'SELECT * FROM a2a_tasks WHERE session_id = ? ORDER BY created_at DESC, id DESC LIMIT ?',
-              )
-              .all(options.session_id, options.limit ?? 50)
-          : deps
-              .db()
-              .prepare('SELECT * FROM a2a_tasks ORDER BY created_at DESC, id DESC LIMIT ?')
-              .all(options.limit ?? 50)
-      ) as TaskRow[];
-      return rows.map((r) => view(r));
-    },
+    list: (options = {}) => store.tasks(options).map((r) => view(r)),
 
     knownCards,
   };
