@@ -17,6 +17,7 @@ import { createMarkerService, type MarkerService } from './coordination/markers'
 import { createDeployService, type DeployService } from './deploy/deploy-service';
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
+import { type HealthFollowons, startHealthFollowons } from './health/followons';
 import { createFileLogger, type Logger } from './log';
 import { createPackController, type PackController } from './packs/controller';
 import { createPermissionService, type PermissionService } from './permissions/permission-service';
@@ -30,6 +31,7 @@ import { startRecommendationRecorder } from './readouts/cognition/recorder';
 import { createRedactor, type Redactor } from './redact';
 import { createRemoteAgents, type RemoteAgents } from './remote/delegation';
 import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from './runs/run-ledger';
+import { createSandbox, type Sandbox } from './sandbox/sandbox';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { DB_FILE, type Db, openDb } from './store/db';
 import { createFileAuthStore, type McpAuthStore } from './surfaces/mcp/client/auth-store';
@@ -83,6 +85,11 @@ export interface RuntimeState {
   stopping: boolean;
   /** The HTTP server's base URL once it listens (`svc service start http|autopilot`). */
   httpUrl?: string;
+  /**
+   * The HTTP service mounted the SSE session route over this app (it publishes session events to
+   * clients). Gate of `health_followon.activation` (spec, Events).
+   */
+  sessionPublisher: boolean;
 }
 
 /**
@@ -141,6 +148,13 @@ export interface App {
   readonly markers: MarkerService;
   /** The recommendation outcome ledger behind the operator cognition readout. */
   readonly recommendations: RecommendationLedger;
+  /**
+   * Health follow-ons: the `health.token_pressure` signal, its activation rules (compaction),
+   * caps, stored activations and the `health_followon.activation` event (src/health/followons.ts).
+   */
+  readonly health: HealthFollowons;
+  /** The bash command sandbox (`options.sandbox`: off or bwrap) and its status. */
+  readonly sandbox: Sandbox;
   /** Resolves model selectors to AI SDK models (providers domain). */
   readonly models: ModelResolver;
   /** The providers domain: catalog, credential store, readiness, selection, status read models. */
@@ -270,6 +284,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     mcpOnly: false,
     server: false,
     stopping: false,
+    sessionPublisher: false,
   };
   const bus = createEventBus({
     db: openDatabase,
@@ -358,6 +373,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     claims: undefined as unknown as ClaimService,
     markers: undefined as unknown as MarkerService,
     recommendations: undefined as unknown as RecommendationLedger,
+    health: undefined as unknown as HealthFollowons,
+    sandbox: undefined as unknown as Sandbox,
     models: providers.models,
     providers,
     tools: undefined as unknown as ToolRegistry,
@@ -427,6 +444,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     contracts: undefined as unknown as ContractService,
   };
 
+  const sandbox = createSandbox({ config: () => loaded.config, workspace, dataDir, env });
+  (app as { sandbox: Sandbox }).sandbox = sandbox;
   const ws = createWorkspace({
     root: workspace,
     dataDir,
@@ -439,6 +458,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     redactor,
     fetch: options.fetch ?? globalThis.fetch,
     guards: () => app.mutationGuards,
+    sandbox,
   });
   (app as { ws: Workspace }).ws = ws;
   closers.push(() => ws.close());
@@ -450,6 +470,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   Object.assign(app, { claims, markers: createMarkerService(app), recommendations });
   app.mutationGuards.push(hardClaimGuard(claims));
   app.onClose(startRecommendationRecorder(app, recommendations));
+  // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
+  const health = startHealthFollowons(app);
+  (app as { health: HealthFollowons }).health = health;
+  app.onClose(() => health.close());
 
   const deploy = createDeployService({
     db: openDatabase,

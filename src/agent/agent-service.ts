@@ -36,7 +36,8 @@ import type {
 interface Runtime {
   state: SessionState;
   runId: string | null;
-  compactRequested?: boolean;
+  /** A compaction asked for during the active run (requestCompaction), with its reason. */
+  compactRequested?: 'manual' | 'health_followon';
   controller?: AbortController;
   stop?: StopState;
   promise?: Promise<void>;
@@ -203,8 +204,8 @@ export function createAgentService(appRef: () => App): AgentService {
       subagent: options.subagent ?? false,
       compact: (compactOptions) => compactDuringRun(sessionId, claimed.id, controller.signal, compactOptions),
       takeCompactionRequest: () => {
-        const requested = rt.compactRequested === true;
-        rt.compactRequested = false;
+        const requested = rt.compactRequested;
+        rt.compactRequested = undefined;
         return requested;
       },
     })
@@ -265,6 +266,8 @@ export function createAgentService(appRef: () => App): AgentService {
     rt.controller = undefined;
     rt.stop = undefined;
     rt.promise = undefined;
+    // A request the run did not reach a step boundary for ends with it (it was for this run).
+    rt.compactRequested = undefined;
     setState(sessionId, 'idle', null);
     settle(run.id);
     if (outcome.status === 'completed' && !closing && !run.parent_run_id) {
@@ -281,7 +284,7 @@ export function createAgentService(appRef: () => App): AgentService {
     sessionId: string,
     runId: string,
     signal: AbortSignal,
-    options: { keepFromMessageId?: string; reason?: 'auto' | 'manual' },
+    options: { keepFromMessageId?: string; reason?: 'auto' | 'manual' | 'health_followon' },
   ) {
     const a = app();
     setState(sessionId, 'compacting', runId);
@@ -607,7 +610,7 @@ export function createAgentService(appRef: () => App): AgentService {
         );
       }
       setState(sessionId, 'compacting', null);
-      publish(sessionId, 'compaction.started', { session_id: sessionId, reason: 'manual' });
+      publish(sessionId, 'compaction.started', { session_id: sessionId, reason: options.reason ?? 'manual' });
       try {
         const outcome = await compactHistory(a, { sessionId, signal: options.signal });
         publish(sessionId, 'compaction.finished', {
@@ -628,10 +631,10 @@ export function createAgentService(appRef: () => App): AgentService {
         notifyIdle(sessionId);
       }
     },
-    requestCompaction(sessionId) {
+    requestCompaction(sessionId, options = {}) {
       const rt = runtime(sessionId);
       if (!rt.runId || !rt.controller) return false;
-      rt.compactRequested = true;
+      rt.compactRequested = options.reason ?? 'manual';
       return true;
     },
     async runChild(input) {

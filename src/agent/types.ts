@@ -218,12 +218,17 @@ export interface AgentService {
    * Summarize the session's older turns with the small model (the auto-compaction pipeline, on
    * demand). Refused with `conflict` while a run is active.
    */
-  summarize(sessionId: string, options?: { signal?: AbortSignal }): Promise<CompactionResult>;
+  summarize(
+    sessionId: string,
+    options?: { signal?: AbortSignal; reason?: 'manual' | 'health_followon' },
+  ): Promise<CompactionResult>;
   /**
    * Ask for a compaction of a session that has an active run here: it happens before the run's
-   * next step. False when the session has no active run in this process (call `summarize`).
+   * next step (`compaction.started` carries `reason`, default manual). A request the run ends
+   * without using is dropped with the run. False when the session has no active run in this
+   * process (call `summarize`).
    */
-  requestCompaction(sessionId: string): boolean;
+  requestCompaction(sessionId: string, options?: { reason?: 'manual' | 'health_followon' }): boolean;
   /** Run a sub-agent task in a child session and return its result (the `agent` tool). */
   runChild(input: ChildRunInput): Promise<RunResult>;
   /** Agent kinds (built in + `[agents.<id>]`). */

@@ -186,15 +186,130 @@ export const optionsSchema = z.strictObject({
     .prefault({}),
   health_followons: z
     .strictObject({
-      enabled: z.boolean().default(true),
-      emit_declarative_events: z.boolean().default(false),
-      token_pressure_threshold: z.number().min(0).max(1).default(0.8),
+      enabled: z
+        .boolean()
+        .default(true)
+        .describe(
+          'Health follow-ons: runtime signals (token pressure) activate rules that act (compaction).',
+        ),
+      emit_declarative_events: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Publish health follow-on events (health.token_pressure, health_followon.activation) on the session bus.',
+        ),
+      token_pressure_threshold: z
+        .number()
+        .min(0)
+        .max(1)
+        .default(0.8)
+        .describe(
+          'Context-window ratio (input + output tokens / window) at which health.token_pressure fires.',
+        ),
+      summarize_after_run: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Rule token_pressure.summarize: when a run ends still under token pressure (its compaction request came too late), summarize the idle session.',
+        ),
       activation_caps: z
         .strictObject({
-          emit_activation_telemetry_sse: z.boolean().default(false),
-          process_hour_cap: z.number().int().min(0).default(6),
+          emit_activation_telemetry_sse: z
+            .boolean()
+            .default(false)
+            .describe('Publish health_followon.activation on the SSE session stream.'),
+          process_hour_cap: z
+            .number()
+            .int()
+            .min(0)
+            .default(6)
+            .describe(
+              'Most dispatched activations per process in any rolling hour; past it activations are skipped (reason process_hour_cap).',
+            ),
+          session_hour_cap: z
+            .number()
+            .int()
+            .min(0)
+            .default(3)
+            .describe(
+              'Most dispatched activations per session in any rolling hour (reason session_hour_cap).',
+            ),
         })
         .prefault({}),
+    })
+    .prefault({}),
+  sandbox: z
+    .strictObject({
+      mode: z
+        .enum(['off', 'bwrap'])
+        .default('off')
+        .describe(
+          'off: bash runs unsandboxed. bwrap: every bash command (and background job) runs inside bubblewrap; when bwrap cannot run, bash fails instead of running unsandboxed.',
+        ),
+      network: z
+        .enum(['none', 'host'])
+        .default('none')
+        .describe('Network inside the sandbox: none (own empty network namespace) or host (shared).'),
+      bwrap_path: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('The bwrap executable; default: bwrap looked up in PATH.'),
+      writable_paths: z
+        .array(z.string().min(1))
+        .default([])
+        .describe(
+          'Extra directories bound read-write (absolute, or relative to the workspace); the workspace always is.',
+        ),
+      read_only_git: z
+        .boolean()
+        .default(false)
+        .describe('Bind the workspace .git directory read-only inside the sandbox (commits then fail).'),
+    })
+    .prefault({}),
+  length_recovery: z
+    .strictObject({
+      enabled: z
+        .boolean()
+        .default(true)
+        .describe(
+          'When a step ends because the model hit its output token limit, continue the turn with a continuation instruction.',
+        ),
+      max_attempts: z.number().int().min(0).max(10).default(2).describe('Most continuations per run.'),
+    })
+    .prefault({}),
+  alerts: z
+    .strictObject({
+      window_minutes: z
+        .number()
+        .int()
+        .positive()
+        .default(60)
+        .describe('get_alerts_status looks at this many recent minutes.'),
+      repeated_failures: z
+        .number()
+        .int()
+        .positive()
+        .default(3)
+        .describe('Failed runs in a row (per session) that raise a repeated_failures alert.'),
+      provider_errors: z
+        .number()
+        .int()
+        .positive()
+        .default(3)
+        .describe('Provider errors in the window that raise an incidents alert.'),
+      tool_crashes: z
+        .number()
+        .int()
+        .positive()
+        .default(1)
+        .describe('Tool crashes (a tool threw a non-SvcError) in the window that raise an incidents alert.'),
+      hook_failures: z
+        .number()
+        .int()
+        .positive()
+        .default(1)
+        .describe('Failed or timed-out pack hooks in the window that raise a hook_failures alert.'),
     })
     .prefault({}),
   openai_compat: z

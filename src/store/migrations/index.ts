@@ -9,6 +9,7 @@
 import { agentMigrations } from './agent';
 import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
+import { healthMigrations } from './health';
 import { packsMigrations } from './packs';
 import { readoutMigrations } from './readouts';
 import { remoteMigrations } from './remote';
@@ -26,4 +27,5 @@ export const migrations: readonly Migration[] = [
   ...packsMigrations,
   ...agentMigrations,
   ...remoteMigrations,
+  ...healthMigrations,
 ];
