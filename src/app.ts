@@ -9,17 +9,21 @@ import { join, resolve } from 'node:path';
 import { type AdaptiveService, createAdaptiveService } from './adaptive/service';
 import { createAgentService } from './agent/agent-service';
 import type { AgentService } from './agent/types';
-import type { LoadedConfig } from './config/load';
+import type { ConfigSourcesInput, LoadedConfig } from './config/load';
 import { globalConfigDir, loadConfig } from './config/load';
 import type { Config } from './config/schema';
+import { type ContractService, createContractService } from './contracts/contract-service';
 import { type ClaimService, createClaimService, hardClaimGuard } from './coordination/claims';
 import { createMarkerService, type MarkerService } from './coordination/markers';
+import { createDeployService, type DeployService } from './deploy/deploy-service';
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
 import { type HealthFollowons, startHealthFollowons } from './health/followons';
 import { createFileLogger, type Logger } from './log';
 import { createPackController, type PackController } from './packs/controller';
 import { createPermissionService, type PermissionService } from './permissions/permission-service';
+import { pluginConfigLayers, pluginsDir } from './plugins/config-layer';
+import { createPluginService, type PluginService } from './plugins/plugin-service';
 import { cloudIdentity } from './providers/reports';
 import { createProviderService, type ProviderService } from './providers/service';
 import type { ModelResolver } from './providers/types';
@@ -27,6 +31,7 @@ import { createRecommendationLedger, type RecommendationLedger } from './readout
 import { startRecommendationRecorder } from './readouts/cognition/recorder';
 import { createRecipeService, type RecipeService } from './recipes/recipe-service';
 import { createRedactor, type Redactor } from './redact';
+import { createRemoteAgents, type RemoteAgents } from './remote/delegation';
 import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from './runs/run-ledger';
 import { createSandbox, type Sandbox } from './sandbox/sandbox';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
@@ -230,6 +235,18 @@ export interface App {
    * (surfaces/http/session-events.ts).
    */
   adaptiveSnapshot?: (sessionId: string) => AdaptiveResync;
+  /** Delegation to remote A2A agents (a2a_delegate, delete_a2a_task) and the cards it knows. */
+  readonly remote: RemoteAgents;
+  /** Named agents deployed as long-running svc HTTP services (deploy_agent, deploy_fleet). */
+  readonly deploy: DeployService;
+  /**
+   * Installed plugins (`<dataDir>/plugins`). Their MCP servers and agent kinds join the config
+   * through a config layer; packs, recipes and commands are found through `packDirs()` and
+   * `contributions(kind)`.
+   */
+  readonly plugins: PluginService;
+  /** Contracts: workspace (`[contracts]`) and session obligations, results and waivers. */
+  readonly contracts: ContractService;
   /**
    * The autopilot worker (due schedules, queued prompts). Filled by the scheduler layer;
    * `svc service start autopilot` runs it once the HTTP server is ready and stops it before close.
@@ -245,7 +262,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const env = options.env ?? {};
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? createIds(clock);
-  const configSources = { workspace, env, configFile: options.configFile, overrides: options.overrides };
+  const configSources: ConfigSourcesInput = {
+    workspace,
+    env,
+    configFile: options.configFile,
+    overrides: options.overrides,
+  };
   let loaded = loadConfig(configSources);
   checkAllowlists(loaded.config);
 
@@ -253,6 +275,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     workspace,
     options.dataDir ?? (env.SVC_DATA_DIR || undefined) ?? loaded.config.options.data_directory ?? '.svc',
   );
+  // Installed plugins add [mcp.<id>] and [agents.<id>] blocks as a config layer below every file
+  // (src/plugins/config-layer.ts); they live in the data dir, so the first load cannot see them.
+  const pluginRoot = pluginsDir(dataDir);
+  configSources.layers = () => pluginConfigLayers(pluginRoot);
+  if (pluginConfigLayers(pluginRoot).length) {
+    loaded = loadConfig(configSources);
+    checkAllowlists(loaded.config);
+  }
   const redactor = createRedactor();
   seedSecrets(redactor, loaded, env);
   const log =
@@ -435,6 +465,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
     packs: undefined,
     adaptive: undefined,
+    remote: undefined as unknown as RemoteAgents,
+    deploy: undefined as unknown as DeployService,
+    plugins: undefined as unknown as PluginService,
+    contracts: undefined as unknown as ContractService,
   };
 
   const sandbox = createSandbox({ config: () => loaded.config, workspace, dataDir, env });
@@ -471,6 +505,50 @@ export async function createApp(options: AppOptions): Promise<App> {
   (app as { health: HealthFollowons }).health = health;
   app.onClose(() => health.close());
 
+  const deploy = createDeployService({
+    db: openDatabase,
+    clock,
+    config: () => loaded.config,
+    workspace,
+    dataDir,
+    env,
+    credentials: providers.store,
+    fetch: app.fetch,
+    redactor,
+    log,
+  });
+  const remote = createRemoteAgents({
+    db: openDatabase,
+    clock,
+    ids,
+    fetch: app.fetch,
+    config: () => loaded.config,
+    redactor,
+    log,
+    deployed: () => deploy.endpoints(),
+  });
+  const plugins = createPluginService({
+    db: openDatabase,
+    clock,
+    dataDir,
+    workspace,
+    env,
+    config: () => loaded.config,
+    provenance: () => loaded.provenance,
+    reload: () => app.reloadConfig(),
+    log,
+  });
+  const contracts = createContractService({
+    db: openDatabase,
+    clock,
+    config: () => loaded.config,
+    workspace,
+    markers: () => app.markers,
+    session: (id) => app.sessions.get(id),
+    redactor,
+  });
+  Object.assign(app, { remote, deploy, plugins, contracts });
+
   if (options.packs !== false) {
     const packs = createPackController({
       workspace,
@@ -483,6 +561,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       log,
       redactor,
+      pluginPackDirs: () => plugins.packDirs(),
       toolNames: () => ({
         known: app.tools.gates().map((g) => g.tool.name),
         canonical: canonicalToolName,

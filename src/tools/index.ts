@@ -29,6 +29,7 @@ import {
   getConfigFieldProvenance,
   getConfigStatusTool,
 } from './config-tools';
+import { contractTools } from './contracts';
 import { leaveMarker, workspaceClaim } from './coordination';
 import type { AnyTool } from './define-tool';
 import { diagnostics } from './diagnostics';
@@ -44,6 +45,7 @@ import {
 } from './inspect-tools';
 import { packTools } from './packs';
 import { planningTools } from './planning';
+import { pluginTools } from './plugins';
 import {
   getMultiplayerCoordinationDashboard,
   getMultiplayerTraceExport,
@@ -51,6 +53,7 @@ import {
   recommendations,
 } from './readouts';
 import { recipeTools } from './recipes';
+import { remoteTools } from './remote';
 import { runTools } from './runs';
 import { search } from './search';
 import { listSessionEvents } from './session-events';
@@ -128,6 +131,12 @@ export const allTools: readonly AnyTool[] = [
   // recipes and workflows
   ...recipeTools,
   ...workflowTools,
+  // remote agents (A2A) and deployments
+  ...remoteTools,
+  // plugins
+  ...pluginTools,
+  // contracts and quality gates
+  ...contractTools,
   // runtime health: incidents, loops, length recovery, compactions, alerts, enforcement, flow, sandbox
   ...healthTools,
 ] as AnyTool[];
