@@ -16,6 +16,7 @@ import { createMarkerService, type MarkerService } from './coordination/markers'
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
 import { createFileLogger, type Logger } from './log';
+import { createObserveService, type ObserveService } from './observe/service';
 import { createPackController, type PackController } from './packs/controller';
 import { createPermissionService, type PermissionService } from './permissions/permission-service';
 import { cloudIdentity } from './providers/reports';
@@ -148,6 +149,11 @@ export interface App {
   readonly permissions: PermissionService;
   /** The one session API: drive the agent (send, queue, cancel, subscribe, answer permissions). */
   readonly agent: AgentService;
+  /**
+   * Observability and context readouts: the prompt stack ledger (every system-prompt assembly,
+   * metadata only) and the cached codebase summary of describe_context.
+   */
+  readonly observe: ObserveService;
   /**
    * Workspace files, processes and git (coding tools): path containment, file history, read
    * tracking, shell and background jobs, search, web, checkpoints, todos.
@@ -335,6 +341,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     runs,
     permissions,
     agent: createAgentService(() => app),
+    observe: createObserveService(() => app),
     ws: undefined as unknown as Workspace,
     mcpClients: undefined as unknown as McpClientManager,
     runtime,
@@ -416,6 +423,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   Object.assign(app, { claims, markers: createMarkerService(app), recommendations });
   app.mutationGuards.push(hardClaimGuard(claims));
   app.onClose(startRecommendationRecorder(app, recommendations));
+
+  // The cached codebase summary (describe_context) joins the prompt when there is one: one
+  // indexed read, never a workspace walk.
+  app.promptSections.push(() => app.observe.codebase.promptSection());
 
   if (options.packs !== false) {
     const packs = createPackController({

@@ -135,7 +135,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
       await x.compact({ keepFromMessageId: user.id });
     }
 
-    const prompt = await assembleSystemPrompt(app, { sessionId, kind, signal });
+    const prompt = await assembleSystemPrompt(app, { sessionId, kind, signal, runId: run.id });
     ledger('prompt.assembled', prompt.manifest);
     const ai = await import('ai');
     const history: ModelMessage[] = toModelMessages(

@@ -40,6 +40,7 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { observeTools } from './observe';
 import { packTools } from './packs';
 import { planningTools } from './planning';
 import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
@@ -113,4 +114,6 @@ export const allTools: readonly AnyTool[] = [
   listModelsTool,
   // mcp client
   mcpStatus,
+  // observability and context readouts
+  ...observeTools,
 ] as AnyTool[];
