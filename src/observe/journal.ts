@@ -281,6 +281,8 @@ export function journalEntries(app: App, sessionId: string): JournalEntry[] {
       case 'permission.requested':
         if (str(p.request_id)) requestRuns.set(p.request_id as string, runId);
         push(row, 'permission_request', runId, `asked permission: ${str(p.title) ?? str(p.tool)}`, {
+          // A sub-agent's ask reaches its root session's stream too: say whose it is.
+          session_id: str(p.session_id),
           request_id: str(p.request_id),
           tool: str(p.tool),
           title: oneLine(app, str(p.title) ?? '', 160),
@@ -293,6 +295,7 @@ export function journalEntries(app: App, sessionId: string): JournalEntry[] {
           runId ?? requestRuns.get(str(p.request_id) ?? '') ?? null,
           `permission for ${str(p.tool)}: ${str(p.decision)} by ${str(p.by)}`,
           {
+            session_id: str(p.session_id),
             request_id: str(p.request_id),
             tool: str(p.tool),
             decision: str(p.decision),

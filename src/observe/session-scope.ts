@@ -5,8 +5,11 @@
  * answer, they do not 404 on a session the store does not know).
  * @module
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { App } from '../app';
 import type { Session } from '../sessions/session-store';
+import { DB_FILE } from '../store/db';
 
 export interface SessionScope {
   /** The session described, when it exists. */
@@ -28,6 +31,19 @@ export function resolveSessionScope(
   requested: string | undefined,
   contextSessionId?: string,
 ): SessionScope {
+  // No database yet means no sessions: answer without creating one (CLI-07, read-only projections).
+  if (!app.hasDb() && !existsSync(join(app.dataDir, DB_FILE))) {
+    return {
+      session: undefined,
+      session_id: requested ?? null,
+      selected_by: requested ? 'input' : 'none',
+      warnings: [
+        requested
+          ? `session_unknown: no session "${requested}"; see list_sessions`
+          : 'no_session: there are no sessions yet; start one with svc run "<prompt>"',
+      ],
+    };
+  }
   if (requested) {
     const session = app.sessions.get(requested);
     return {
