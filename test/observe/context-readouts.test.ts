@@ -11,7 +11,7 @@
  * - get_repo_preflight_status passes, warns and fails on real repository states.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
@@ -195,6 +195,23 @@ describe('workspace_snapshot', () => {
       'shell',
       'cpu_count',
     ]);
+  });
+
+  it("accepts the README's workspace_environment_fields example", async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const example = readme.split('```toml\n[options.workspace_environment_fields]')[1]?.split('```')[0];
+    expect(example).toBeDefined();
+    const workspace = tmpWorkspace();
+    writeFileSync(join(workspace, 'svc.toml'), `[options.workspace_environment_fields]${example}`);
+    const app = await makeTestApp({ workspace, env: isolatedEnv(workspace, { CI: '1' }) });
+    const snapshot = await call(app, 'workspace_snapshot');
+    expect(snapshot.environment).toMatchObject({
+      total_memory_mb: expect.any(Number),
+      env_vars: [
+        { name: 'CI', set: true },
+        { name: 'EDITOR', set: false },
+      ],
+    });
   });
 
   it('follows git and the files as they change', async () => {
