@@ -133,7 +133,16 @@ export function journalEntries(app: App, sessionId: string): JournalEntry[] {
          WHERE session_id = ? AND type IN (${JOURNAL_EVENT_TYPES.map(() => '?').join(', ')}) ORDER BY id`,
     )
     .all(sessionId, ...JOURNAL_EVENT_TYPES) as EventRow[];
-  const messages = new Map<string, Message>(app.sessions.messages(sessionId).map((m) => [m.id, m]));
+  // Only prompts and answers: tool messages (large outputs) are never read.
+  const messages = new Map<string, Pick<Message, 'id' | 'role' | 'parts'>>(
+    (
+      app.db
+        .prepare(
+          "SELECT id, role, parts FROM messages WHERE session_id = ? AND role IN ('user', 'assistant')",
+        )
+        .all(sessionId) as { id: string; role: Message['role']; parts: string }[]
+    ).map((row) => [row.id, { id: row.id, role: row.role, parts: partsOf(row.parts) }]),
+  );
   const titles = new Map<string, string>();
   // permission.resolved carries no run id: take it from the request it answers.
   const requestRuns = new Map<string, string | null>();
@@ -370,7 +379,16 @@ export function journalEntries(app: App, sessionId: string): JournalEntry[] {
   return entries;
 }
 
-function textOf(message: Message): string {
+function partsOf(text: string): Message['parts'] {
+  try {
+    const parts = JSON.parse(text) as unknown;
+    return Array.isArray(parts) ? (parts as Message['parts']) : [];
+  } catch {
+    return [];
+  }
+}
+
+function textOf(message: Pick<Message, 'parts'>): string {
   return message.parts
     .map((part) => (part.type === 'text' ? part.text : ''))
     .join('')
