@@ -12,6 +12,7 @@ import { agentMigrations } from './agent';
 import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
 import { healthMigrations } from './health';
+import { observeMigrations } from './observe';
 import { packsMigrations } from './packs';
 import { qualityMigrations } from './quality';
 import { readoutMigrations } from './readouts';
@@ -31,6 +32,7 @@ export const migrations: readonly Migration[] = [
   ...packsMigrations,
   ...adaptiveMigrations,
   ...agentMigrations,
+  ...observeMigrations,
   ...workflowMigrations,
   ...remoteMigrations,
   ...healthMigrations,
