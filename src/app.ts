@@ -493,4 +493,5 @@ function seedSecrets(redactor: Redactor, loaded: LoadedConfig, env: Record<strin
   }
   redactor.add(loaded.config.services.http.token);
   redactor.add(loaded.config.services.mcp.token);
+  for (const target of Object.values(loaded.config.deploy.targets)) redactor.add(target.token);
 }

@@ -8,6 +8,7 @@
 import { agentMigrations } from './agent';
 import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
+import { httpMigrations } from './http';
 import { packsMigrations } from './packs';
 import { readoutMigrations } from './readouts';
 
@@ -23,4 +24,5 @@ export const migrations: readonly Migration[] = [
   ...readoutMigrations,
   ...packsMigrations,
   ...agentMigrations,
+  ...httpMigrations,
 ];

@@ -5,9 +5,11 @@
  * @module
  */
 import type { Hono } from 'hono';
+import { compatSurface } from './compat/routes';
 import type { ErrorStyle } from './errors';
 import type { AppRef } from './mount-tools';
 import type { OpenApiRoutes } from './openapi';
+import { sessionsApi } from './sessions-api';
 import type { StreamTracker } from './sse';
 
 /** What a route family gets besides the Hono app and the App reference. */
@@ -26,5 +28,5 @@ export interface HttpKit {
  */
 export type HttpExtension = (hono: Hono, appRef: AppRef, kit: HttpKit) => void;
 
-/** TODO(#5): phase 2 adds the session API (/v1/sessions…) and the compat surface (/v1/chat/completions…). */
-export const httpExtensions: readonly HttpExtension[] = [];
+/** The session API (permission routes; the rest are tool bindings) and the compat surface. */
+export const httpExtensions: readonly HttpExtension[] = [sessionsApi, compatSurface];
