@@ -258,4 +258,3 @@ describe('POST /v1/chat/completions with the openai client', () => {
     expect(provider.requests.map((r) => r.body.model)).toEqual(['m1', 'm1', 'm-fallback']);
   });
 });
-
