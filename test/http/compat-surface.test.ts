@@ -22,7 +22,7 @@ import { reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 import { compatServer, sseData } from './compat-helpers';
 
-const ask = (content: string) => ({ model: 'fake/m1', messages: [{ role: 'user', content }] });
+const ask = (content: string) => ({ model: 'fake/m1', messages: [{ role: 'user' as const, content }] });
 
 async function waitFor(predicate: () => boolean, what: string, timeoutMs = 5000) {
   const deadline = Date.now() + timeoutMs;
@@ -197,7 +197,7 @@ describe('compat errors and disconnects', () => {
     expect(error.error.message).toMatch(/upstream says no/);
     const thrown = await (async () => {
       const stream = await client.chat.completions.create({ ...ask('fail'), stream: true } as never);
-      for await (const _ of stream as AsyncIterable<unknown>) {
+      for await (const _ of stream as unknown as AsyncIterable<unknown>) {
         // consume
       }
     })().catch((e: unknown) => e);
