@@ -25,6 +25,10 @@ import { createRecommendationLedger, type RecommendationLedger } from './readout
 import { startRecommendationRecorder } from './readouts/cognition/recorder';
 import { createRedactor, type Redactor } from './redact';
 import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from './runs/run-ledger';
+import { type AutopilotWorker, createAutopilotWorker } from './scheduler/autopilot-worker';
+import { createDaemonRegistry, type DaemonRegistry } from './scheduler/daemons';
+import { createProcessTracker, type ProcessTracker } from './scheduler/process-tracker';
+import { createScheduler, type Scheduler } from './scheduler/scheduler';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { DB_FILE, type Db, openDb } from './store/db';
 import { createFileAuthStore, type McpAuthStore } from './surfaces/mcp/client/auth-store';
@@ -200,6 +204,14 @@ export interface App {
    * `svc service start autopilot` runs it once the HTTP server is ready and stops it before close.
    */
   autopilotWorker?: BackgroundWorker;
+  /** Scheduled jobs (prompts or recipes on cron or once) and their firings. */
+  readonly scheduler: Scheduler;
+  /** The autopilot worker with its counters (also `autopilotWorker`). */
+  readonly autopilot: AutopilotWorker;
+  /** Child processes of this svc process, for daemon_status's spawn_isolation_audit. */
+  readonly processes: ProcessTracker;
+  /** Service processes (`svc service start http|autopilot`) of this data dir. */
+  readonly daemons: DaemonRegistry;
 }
 
 export async function createApp(options: AppOptions): Promise<App> {
@@ -391,7 +403,13 @@ export async function createApp(options: AppOptions): Promise<App> {
       };
     },
     packs: undefined,
+    scheduler: undefined as unknown as Scheduler,
+    autopilot: undefined as unknown as AutopilotWorker,
+    processes: createProcessTracker({ now: () => clock.now() }),
+    daemons: createDaemonRegistry({ db: openDatabase, clock, ids }),
   };
+  const autopilot = createAutopilotWorker(() => app);
+  Object.assign(app, { scheduler: createScheduler(() => app), autopilot, autopilotWorker: autopilot });
 
   const ws = createWorkspace({
     root: workspace,

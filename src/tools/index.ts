@@ -40,10 +40,12 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { lifecycleTools } from './lifecycle';
 import { packTools } from './packs';
 import { planningTools } from './planning';
 import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
 import { runTools } from './runs';
+import { schedulerTools } from './scheduler';
 import { search } from './search';
 import { listSessionEvents } from './session-events';
 import { sessionTools } from './sessions';
@@ -113,4 +115,7 @@ export const allTools: readonly AnyTool[] = [
   listModelsTool,
   // mcp client
   mcpStatus,
+  // scheduler and process lifecycle
+  ...schedulerTools,
+  ...lifecycleTools,
 ] as AnyTool[];
