@@ -124,9 +124,9 @@ export const schedule = defineTool({
     ],
     cli: [
       { command: 'schedule list', fixed: { action: 'list' }, text: listText },
-      { command: 'schedule create', args: ['name'], fixed: { action: 'create' } },
+      { command: 'schedule create', args: ['name'], fixed: { action: 'create' }, prepare: jsonParams },
       { command: 'schedule inspect', args: ['schedule_id'], fixed: { action: 'inspect' } },
-      { command: 'schedule update', args: ['schedule_id'], fixed: { action: 'update' } },
+      { command: 'schedule update', args: ['schedule_id'], fixed: { action: 'update' }, prepare: jsonParams },
       { command: 'schedule run', args: ['schedule_id'], fixed: { action: 'run' } },
       { command: 'schedule pause', args: ['schedule_id'], fixed: { action: 'pause' } },
       { command: 'schedule unpause', args: ['schedule_id'], fixed: { action: 'unpause' } },
@@ -306,6 +306,19 @@ export function parseAt(value: string, now: number): number {
     );
   }
   return ms;
+}
+
+/** `--recipe-params '{"k":"v"}'` on the command line. */
+function jsonParams(input: Record<string, unknown>): Record<string, unknown> {
+  if (typeof input.recipe_params !== 'string') return input;
+  try {
+    return { ...input, recipe_params: JSON.parse(input.recipe_params) };
+  } catch {
+    throw new SvcError(
+      'invalid_input',
+      '--recipe-params: expected a JSON object, e.g. \'{"version":"1.2"}\'',
+    );
+  }
 }
 
 function listText(r: { schedules: ReturnType<typeof view>[] }): string {
