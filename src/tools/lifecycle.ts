@@ -253,7 +253,6 @@ export function daemonReport(app: App) {
       surfaces: [...app.runtime.surfaces].sort(),
       server: app.runtime.server,
       http_url: app.runtime.httpUrl ?? null,
-      ready: app.runtime.ready,
       stopping: app.runtime.stopping,
       autopilot_worker: app.autopilot.state.running,
       active_runs: app.agent.active().length,
