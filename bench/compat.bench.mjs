@@ -8,7 +8,7 @@
 // after a third round of 200 (flat = no steady growth between the rounds).
 // Targets (issue #5): p50 added latency < 5 ms, no errors, memory flat after the run.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -29,6 +29,39 @@ function rssMb(pid) {
     return kb / 1024;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The live JS heap of svc in MB: a heap snapshot (taken after a full GC) through
+ * --heapsnapshot-signal, summed. RSS alone moves with V8's reservations between bursts.
+ */
+async function heapMb(child, dir) {
+  const before = new Set(readdirSync(dir));
+  child.kill('SIGUSR2');
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    if (file) {
+      const path = join(dir, file);
+      const size = statSync(path).size;
+      await new Promise((r) => setTimeout(r, 500));
+      if (size > 0 && statSync(path).size === size) {
+        try {
+          const snapshot = JSON.parse(readFileSync(path, 'utf8'));
+          const fields = snapshot.snapshot.meta.node_fields;
+          const at = fields.indexOf('self_size');
+          let total = 0;
+          for (let i = at; i < snapshot.nodes.length; i += fields.length) total += snapshot.nodes[i];
+          rmSync(path);
+          return total / 1024 / 1024;
+        } catch {
+          // still being written
+        }
+      }
+    }
+    if (Date.now() > deadline) return undefined;
+    await new Promise((r) => setTimeout(r, 250));
   }
 }
 
@@ -87,11 +120,30 @@ export async function run() {
       join(ws, 'svc.toml'),
       `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
     );
-    child = spawn(process.execPath, [BIN, 'service', 'start', 'http', '--port', '0'], {
-      cwd: ws,
-      env: { PATH: process.env.PATH, HOME: join(ws, '.home'), XDG_CONFIG_HOME: join(ws, '.home', '.config') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const diag = join(ws, 'diag');
+    mkdirSync(diag);
+    child = spawn(
+      process.execPath,
+      [
+        '--heapsnapshot-signal=SIGUSR2',
+        `--diagnostic-dir=${diag}`,
+        BIN,
+        'service',
+        'start',
+        'http',
+        '--port',
+        '0',
+      ],
+      {
+        cwd: ws,
+        env: {
+          PATH: process.env.PATH,
+          HOME: join(ws, '.home'),
+          XDG_CONFIG_HOME: join(ws, '.home', '.config'),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     const svcUrl = await new Promise((resolvePromise, reject) => {
       child.stdout.on('data', (d) => {
@@ -117,11 +169,13 @@ export async function run() {
     const viaSvc = await round(CONCURRENCY, (i) => streamOnce(svcUrl, auth, body(i)));
     await new Promise((r) => setTimeout(r, 1000));
     const rssFirst = rssMb(child.pid);
+    const heapFirst = await heapMb(child, diag);
     const second = await round(CONCURRENCY, (i) => streamOnce(svcUrl, auth, body(i)));
     await new Promise((r) => setTimeout(r, 1000));
     const third = await round(CONCURRENCY, (i) => streamOnce(svcUrl, auth, body(i)));
     await new Promise((r) => setTimeout(r, 1000));
     const rssSecond = rssMb(child.pid);
+    const heapThird = await heapMb(child, diag);
 
     const p50Direct = percentile(direct.latencies, 50);
     const p50Svc = percentile(viaSvc.latencies, 50);
@@ -166,13 +220,20 @@ export async function run() {
         name: 'svc RSS after warm-up / round 1 / round 3 (MB)',
         value: `${rssWarm.toFixed(0)} / ${rssFirst.toFixed(0)} / ${rssSecond.toFixed(0)}`,
       });
-      // RSS follows V8's heap reservations and malloc arenas, so it moves by tens of MB between
-      // bursts; a leak shows as steady growth: 400 more requests must not add 100 MB.
+      rows.push({ name: 'svc RSS growth, round 1 → round 3 (MB)', value: growth.toFixed(1) });
+    }
+    if (heapFirst !== undefined && heapThird !== undefined) {
+      const heapGrowth = heapThird - heapFirst;
       rows.push({
-        name: 'svc RSS growth, round 1 → round 3 (MB)',
-        value: growth.toFixed(1),
-        target: '< 100',
-        pass: growth < 100,
+        name: 'svc live JS heap after round 1 / round 3 (MB)',
+        value: `${heapFirst.toFixed(1)} / ${heapThird.toFixed(1)}`,
+      });
+      // Flat: 400 more requests (400 more sessions, runs and ledger rows on disk) keep almost nothing in memory.
+      rows.push({
+        name: 'svc live JS heap growth, round 1 → 3 (MB)',
+        value: heapGrowth.toFixed(1),
+        target: '< 10',
+        pass: heapGrowth < 10,
       });
     }
     return rows;
