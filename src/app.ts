@@ -8,23 +8,31 @@ import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createAgentService } from './agent/agent-service';
 import type { AgentService } from './agent/types';
-import type { LoadedConfig } from './config/load';
+import type { ConfigSourcesInput, LoadedConfig } from './config/load';
 import { globalConfigDir, loadConfig } from './config/load';
 import type { Config } from './config/schema';
+import { type ContractService, createContractService } from './contracts/contract-service';
 import { type ClaimService, createClaimService, hardClaimGuard } from './coordination/claims';
 import { createMarkerService, type MarkerService } from './coordination/markers';
+import { createDeployService, type DeployService } from './deploy/deploy-service';
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
+import { type HealthFollowons, startHealthFollowons } from './health/followons';
 import { createFileLogger, type Logger } from './log';
 import { createPackController, type PackController } from './packs/controller';
 import { createPermissionService, type PermissionService } from './permissions/permission-service';
+import { pluginConfigLayers, pluginsDir } from './plugins/config-layer';
+import { createPluginService, type PluginService } from './plugins/plugin-service';
 import { cloudIdentity } from './providers/reports';
 import { createProviderService, type ProviderService } from './providers/service';
 import type { ModelResolver } from './providers/types';
 import { createRecommendationLedger, type RecommendationLedger } from './readouts/cognition/ledger';
 import { startRecommendationRecorder } from './readouts/cognition/recorder';
+import { createRecipeService, type RecipeService } from './recipes/recipe-service';
 import { createRedactor, type Redactor } from './redact';
+import { createRemoteAgents, type RemoteAgents } from './remote/delegation';
 import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from './runs/run-ledger';
+import { createSandbox, type Sandbox } from './sandbox/sandbox';
 import { type AutopilotWorker, createAutopilotWorker } from './scheduler/autopilot-worker';
 import { createDaemonRegistry, type DaemonRegistry } from './scheduler/daemons';
 import { createProcessTracker, type ProcessTracker } from './scheduler/process-tracker';
@@ -39,6 +47,7 @@ import { type FunnelContext, type FunnelEntry, runFunnel, type ToolPolicy } from
 import { allTools } from './tools/index';
 import { createToolRegistry, type ToolRegistry } from './tools/registry';
 import { type Clock, createIds, type Ids, systemClock } from './util/ids';
+import { createWorkflowService, type WorkflowService } from './workflows/workflow-service';
 import { createWorkspace, type Workspace } from './workspace/workspace';
 
 export interface AppOptions {
@@ -82,6 +91,11 @@ export interface RuntimeState {
   stopping: boolean;
   /** The HTTP server's base URL once it listens (`svc service start http|autopilot`). */
   httpUrl?: string;
+  /**
+   * The HTTP service mounted the SSE session route over this app (it publishes session events to
+   * clients). Gate of `health_followon.activation` (spec, Events).
+   */
+  sessionPublisher: boolean;
 }
 
 /**
@@ -140,6 +154,13 @@ export interface App {
   readonly markers: MarkerService;
   /** The recommendation outcome ledger behind the operator cognition readout. */
   readonly recommendations: RecommendationLedger;
+  /**
+   * Health follow-ons: the `health.token_pressure` signal, its activation rules (compaction),
+   * caps, stored activations and the `health_followon.activation` event (src/health/followons.ts).
+   */
+  readonly health: HealthFollowons;
+  /** The bash command sandbox (`options.sandbox`: off or bwrap) and its status. */
+  readonly sandbox: Sandbox;
   /** Resolves model selectors to AI SDK models (providers domain). */
   readonly models: ModelResolver;
   /** The providers domain: catalog, credential store, readiness, selection, status read models. */
@@ -157,6 +178,13 @@ export interface App {
    * tracking, shell and background jobs, search, web, checkpoints, todos.
    */
   readonly ws: Workspace;
+  /** Recipes: list, validate and run reusable multi-step pipelines (`run_recipe`, the scheduler). */
+  readonly recipes: RecipeService;
+  /**
+   * Workflows: the pipeline frame of multi-step workflows (DAGs, templates, CSV fan-outs, team
+   * tasks), teams, workflow templates and worktree overrides.
+   */
+  readonly workflows: WorkflowService;
   /**
    * Connections to the `[mcp.<id>]` servers, whose tools join `tools` as `mcp_<id>_<tool>`.
    * Lazy: call `start()` (never blocks) where tools are about to be used; `settled()` waits.
@@ -199,6 +227,18 @@ export interface App {
    * (surfaces/http/session-events.ts).
    */
   adaptiveSnapshot?: (sessionId: string) => AdaptiveResync;
+  /** Delegation to remote A2A agents (a2a_delegate, delete_a2a_task) and the cards it knows. */
+  readonly remote: RemoteAgents;
+  /** Named agents deployed as long-running svc HTTP services (deploy_agent, deploy_fleet). */
+  readonly deploy: DeployService;
+  /**
+   * Installed plugins (`<dataDir>/plugins`). Their MCP servers and agent kinds join the config
+   * through a config layer; packs, recipes and commands are found through `packDirs()` and
+   * `contributions(kind)`.
+   */
+  readonly plugins: PluginService;
+  /** Contracts: workspace (`[contracts]`) and session obligations, results and waivers. */
+  readonly contracts: ContractService;
   /**
    * The autopilot worker (due schedules, queued prompts). Filled by the scheduler layer;
    * `svc service start autopilot` runs it once the HTTP server is ready and stops it before close.
@@ -222,7 +262,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const env = options.env ?? {};
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? createIds(clock);
-  const configSources = { workspace, env, configFile: options.configFile, overrides: options.overrides };
+  const configSources: ConfigSourcesInput = {
+    workspace,
+    env,
+    configFile: options.configFile,
+    overrides: options.overrides,
+  };
   let loaded = loadConfig(configSources);
   checkAllowlists(loaded.config);
 
@@ -230,6 +275,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     workspace,
     options.dataDir ?? (env.SVC_DATA_DIR || undefined) ?? loaded.config.options.data_directory ?? '.svc',
   );
+  // Installed plugins add [mcp.<id>] and [agents.<id>] blocks as a config layer below every file
+  // (src/plugins/config-layer.ts); they live in the data dir, so the first load cannot see them.
+  const pluginRoot = pluginsDir(dataDir);
+  configSources.layers = () => pluginConfigLayers(pluginRoot);
+  if (pluginConfigLayers(pluginRoot).length) {
+    loaded = loadConfig(configSources);
+    checkAllowlists(loaded.config);
+  }
   const redactor = createRedactor();
   seedSecrets(redactor, loaded, env);
   const log =
@@ -252,6 +305,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     mcpOnly: false,
     server: false,
     stopping: false,
+    sessionPublisher: false,
   };
   const bus = createEventBus({
     db: openDatabase,
@@ -340,6 +394,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     claims: undefined as unknown as ClaimService,
     markers: undefined as unknown as MarkerService,
     recommendations: undefined as unknown as RecommendationLedger,
+    health: undefined as unknown as HealthFollowons,
+    sandbox: undefined as unknown as Sandbox,
     models: providers.models,
     providers,
     tools: undefined as unknown as ToolRegistry,
@@ -348,23 +404,28 @@ export async function createApp(options: AppOptions): Promise<App> {
     permissions,
     agent: createAgentService(() => app),
     ws: undefined as unknown as Workspace,
+    recipes: undefined as unknown as RecipeService,
+    workflows: undefined as unknown as WorkflowService,
     mcpClients: undefined as unknown as McpClientManager,
     runtime,
     funnel: (context) => runFunnel(registry, loaded.config, context),
     toolContext(context) {
+      // Defaults last: a caller's explicit `signal: undefined` must not erase them.
       return {
+        ...context,
         app,
         signal: context.signal ?? new AbortController().signal,
         // Direct calls from an authenticated surface (CLI, HTTP, MCP) are the operator's own.
         ask: context.ask ?? (async (_request: PermissionRequest) => {}),
-        ...context,
       } as ToolContext;
     },
     onClose(fn) {
       closers.push(fn);
     },
     async close() {
-      // Runs stop first (status interrupted), while the services their tools use are still up.
+      // Workflows start no more steps; then runs stop (status interrupted), while the services
+      // their tools use are still up.
+      app.workflows.quiesce();
       try {
         await app.agent.close();
       } catch (error) {
@@ -407,10 +468,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     autopilot: undefined as unknown as AutopilotWorker,
     processes: createProcessTracker({ now: () => clock.now() }),
     daemons: createDaemonRegistry({ db: openDatabase, clock, ids }),
+    remote: undefined as unknown as RemoteAgents,
+    deploy: undefined as unknown as DeployService,
+    plugins: undefined as unknown as PluginService,
+    contracts: undefined as unknown as ContractService,
   };
   const autopilot = createAutopilotWorker(() => app);
   Object.assign(app, { scheduler: createScheduler(() => app), autopilot, autopilotWorker: autopilot });
 
+  const sandbox = createSandbox({ config: () => loaded.config, workspace, dataDir, env });
+  (app as { sandbox: Sandbox }).sandbox = sandbox;
   const ws = createWorkspace({
     root: workspace,
     dataDir,
@@ -423,9 +490,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     redactor,
     fetch: options.fetch ?? globalThis.fetch,
     guards: () => app.mutationGuards,
+    sandbox,
   });
   (app as { ws: Workspace }).ws = ws;
   closers.push(() => ws.close());
+  const workflows = createWorkflowService(app);
+  Object.assign(app, { workflows, recipes: createRecipeService(app, () => workflows) });
+  closers.push(() => workflows.close());
 
   // AUTH-07: /config-status reports the cloud credential sources.
   app.statusSections.set('cloud_identity', () => cloudIdentity(providers));
@@ -434,6 +505,54 @@ export async function createApp(options: AppOptions): Promise<App> {
   Object.assign(app, { claims, markers: createMarkerService(app), recommendations });
   app.mutationGuards.push(hardClaimGuard(claims));
   app.onClose(startRecommendationRecorder(app, recommendations));
+  // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
+  const health = startHealthFollowons(app);
+  (app as { health: HealthFollowons }).health = health;
+  app.onClose(() => health.close());
+
+  const deploy = createDeployService({
+    db: openDatabase,
+    clock,
+    config: () => loaded.config,
+    workspace,
+    dataDir,
+    env,
+    credentials: providers.store,
+    fetch: app.fetch,
+    redactor,
+    log,
+  });
+  const remote = createRemoteAgents({
+    db: openDatabase,
+    clock,
+    ids,
+    fetch: app.fetch,
+    config: () => loaded.config,
+    redactor,
+    log,
+    deployed: () => deploy.endpoints(),
+  });
+  const plugins = createPluginService({
+    db: openDatabase,
+    clock,
+    dataDir,
+    workspace,
+    env,
+    config: () => loaded.config,
+    provenance: () => loaded.provenance,
+    reload: () => app.reloadConfig(),
+    log,
+  });
+  const contracts = createContractService({
+    db: openDatabase,
+    clock,
+    config: () => loaded.config,
+    workspace,
+    markers: () => app.markers,
+    session: (id) => app.sessions.get(id),
+    redactor,
+  });
+  Object.assign(app, { remote, deploy, plugins, contracts });
 
   if (options.packs !== false) {
     const packs = createPackController({
@@ -447,6 +566,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       log,
       redactor,
+      pluginPackDirs: () => plugins.packDirs(),
       toolNames: () => ({
         known: app.tools.gates().map((g) => g.tool.name),
         canonical: canonicalToolName,
@@ -511,5 +631,4 @@ function seedSecrets(redactor: Redactor, loaded: LoadedConfig, env: Record<strin
   }
   redactor.add(loaded.config.services.http.token);
   redactor.add(loaded.config.services.mcp.token);
-  for (const target of Object.values(loaded.config.deploy.targets)) redactor.add(target.token);
 }

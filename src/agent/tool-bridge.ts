@@ -55,6 +55,9 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     ledger(app, options.runId, 'tool.started', { tool_call_id: toolCallId, tool: tool.name, title });
     let output: string;
     let isError = false;
+    let errorCode: string | undefined;
+    // A tool that threw something other than an SvcError crashed (a bug, not an expected failure).
+    let crashed = false;
     try {
       options.signal.throwIfAborted();
       if (!options.isActive(tool.name)) {
@@ -101,6 +104,13 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       const e = toSvcError(error);
       if (e.code === 'internal') app.log.error('tool failed', { tool: tool.name, error: e.cause ?? e });
       isError = true;
+      errorCode = e.code;
+      // A tool stopped by a cancel threw because of it: not a crash.
+      crashed =
+        !SvcError.is(error) &&
+        e.code === 'internal' &&
+        !(error instanceof ToolFailure) &&
+        !options.signal.aborted;
       output = cap(app.redactor.string(`${e.code}: ${e.message}`));
     }
     const duration_ms = app.clock.now() - started;
@@ -118,7 +128,8 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       tool: tool.name,
       is_error: isError,
       duration_ms,
-      ...(isError ? { error: summaryOf(output) } : {}),
+      ...(isError ? { error: summaryOf(output), error_code: errorCode } : {}),
+      ...(crashed ? { crash: true } : {}),
     });
     options.onResult({ tool: tool.name, input: rawInput, output, isError });
     if (isError) throw new ToolFailure(output);

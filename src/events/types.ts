@@ -112,6 +112,34 @@ export interface SessionEventPayloads {
   };
   /** The runtime recorded a recommendation for the operator (operator cognition ledger). */
   'recommendation.recorded': { session_id: string; recommendation_id: string; zone: string; kind: string };
+  /**
+   * The health.token_pressure signal fired (context usage reached
+   * `options.health_followons.token_pressure_threshold`). Published only with
+   * `options.health_followons.emit_declarative_events`.
+   */
+  'health.token_pressure': {
+    session_id: string;
+    run_id: string;
+    ratio: number;
+    threshold: number;
+    input_tokens: number;
+    context_window: number;
+  };
+  /**
+   * spec, Events → health_followon.activation: a token-pressure activation ran. Exactly these
+   * keys; published only when all five gates hold (src/health/followons.ts). No MCP mirror; not
+   * part of the genome contract.
+   */
+  'health_followon.activation': {
+    type: 'health_followon.activation';
+    session_id: string;
+    signal: 'token_pressure';
+    activation_rule_id: string;
+    outcome: 'dispatched' | 'skipped';
+    actions_planned: number;
+    activation_actions_run: number;
+    reason?: string;
+  };
   'provider_recovery.changed': {
     session_id: string;
     run_id?: string;

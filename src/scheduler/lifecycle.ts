@@ -2,14 +2,15 @@
  * Process lifecycle operations behind `autopilot_up`, `autopilot_down` and `daemon_restart`:
  * start `svc service start autopilot` in the background for this workspace and data dir, stop a
  * daemon gracefully (SIGTERM, wait for its exit), restart one with its own recorded arguments,
- * and the same on a remote svc server (`[deploy]`, TOOLS-29).
+ * and the same on a remote deploy target (`[deploy]`, TOOLS-29).
  * @module
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { App } from '../app';
+import { resolveTarget } from '../deploy/targets';
 import { SvcError } from '../errors';
 import { type DaemonKind, type DaemonView, pidAlive } from './daemons';
 
@@ -196,58 +197,64 @@ async function spawnDaemon(
   }
 }
 
-/** A lifecycle operation on a remote svc server: needs `[deploy] enabled` and the target (TOOLS-29). */
-export async function remoteLifecycle(
-  app: App,
-  target: string,
-  route: string,
-  body: Record<string, unknown>,
-  signal?: AbortSignal,
-) {
-  const deploy = app.config.deploy;
-  if (!deploy.enabled) {
-    throw new SvcError(
-      'forbidden',
-      `target: remote lifecycle operations need deploy configuration: set [deploy] enabled = true and [deploy.targets.${target}] url = "…"`,
-    );
+/**
+ * A lifecycle operation on a remote deploy target (TOOLS-29): refused unless `[deploy] enabled`
+ * and `[deploy.targets.<name>]` exist (`resolveTarget`). It runs the same svc command there through
+ * the target's command prefix (e.g. `ssh build-box`): `svc --cwd <workspace> <command> --json`,
+ * with `SVC_ENABLE_PROCESS_LIFECYCLE_TOOLS=1` set for that command, and returns its JSON.
+ */
+export async function remoteLifecycle(app: App, targetName: string, command: string[], signal?: AbortSignal) {
+  const target = resolveTarget(app.config, targetName, { workspace: app.workspace, dataDir: app.dataDir });
+  if (target.local) {
+    throw new SvcError('invalid_input', 'target: "local" is this machine; omit target for a local operation');
   }
-  const entry = deploy.targets[target];
-  if (!entry) {
-    const known = Object.keys(deploy.targets);
-    throw new SvcError(
-      'not_found',
-      `target: no deploy target "${target}"${known.length ? `; configured: ${known.join(', ')}` : '; add [deploy.targets.<name>] url = "…"'}`,
-    );
-  }
-  const [method, path] = route.split(' ');
-  const url = `${entry.url.replace(/\/+$/, '')}${path}`;
-  let response: Response;
-  try {
-    response = await app.fetch(url, {
-      method,
-      headers: {
-        'content-type': 'application/json',
-        ...(entry.token ? { authorization: `Bearer ${entry.token}` } : {}),
-      },
-      body: JSON.stringify(Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined))),
-      signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(60_000)]) : AbortSignal.timeout(60_000),
-    });
-  } catch (error) {
+  const argv = [
+    ...target.prefix,
+    'env',
+    'SVC_ENABLE_PROCESS_LIFECYCLE_TOOLS=1',
+    ...target.svcCommand,
+    '--cwd',
+    target.workspace,
+    ...command,
+    '--json',
+  ];
+  const [file, ...args] = argv;
+  const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+    (resolvePromise) => {
+      execFile(
+        file,
+        args,
+        { env: app.env as NodeJS.ProcessEnv, timeout: 120_000, signal, maxBuffer: 4 * 1024 * 1024 },
+        (error, stdout, stderr) =>
+          resolvePromise({
+            code: error
+              ? typeof (error as { code?: unknown }).code === 'number'
+                ? (error as { code: number }).code
+                : 1
+              : 0,
+            stdout: String(stdout),
+            stderr: String(stderr),
+          }),
+      );
+    },
+  );
+  if (result.code !== 0) {
+    const line = app.redactor.string(result.stderr.trim().split('\n').at(-1) ?? '');
     throw new SvcError(
       'unavailable',
-      `target ${target}: ${entry.url} did not answer: ${(error as Error).message}`,
+      `target ${targetName}: ${command.join(' ')} failed (exit ${result.code}): ${line}`,
     );
   }
-  const text = await response.text();
-  let json: unknown;
+  let remote: unknown;
   try {
-    json = JSON.parse(text);
+    remote = JSON.parse(result.stdout);
   } catch {
-    json = text;
+    throw new SvcError('unavailable', `target ${targetName}: ${command.join(' ')} did not print JSON`);
   }
-  if (!response.ok) {
-    const message = (json as { error?: { message?: string } })?.error?.message ?? String(text).slice(0, 200);
-    throw new SvcError('unavailable', `target ${target} answered ${response.status}: ${message}`);
-  }
-  return { target, url: entry.url, remote: json };
+  return {
+    target: targetName,
+    host: target.host,
+    command: command.join(' '),
+    remote: app.redactor.value(remote),
+  };
 }

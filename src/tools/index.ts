@@ -28,11 +28,13 @@ import {
   getConfigFieldProvenance,
   getConfigStatusTool,
 } from './config-tools';
+import { contractTools } from './contracts';
 import { leaveMarker, workspaceClaim } from './coordination';
 import type { AnyTool } from './define-tool';
 import { diagnostics } from './diagnostics';
 import { edit } from './edit';
 import { glob, grep, ls, multiedit, view, write } from './files';
+import { healthTools } from './health';
 import {
   capabilities,
   getPrimitiveToolsStatus,
@@ -43,7 +45,15 @@ import {
 import { lifecycleTools } from './lifecycle';
 import { packTools } from './packs';
 import { planningTools } from './planning';
-import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
+import { pluginTools } from './plugins';
+import {
+  getMultiplayerCoordinationDashboard,
+  getMultiplayerTraceExport,
+  operatorCognitionReadout,
+  recommendations,
+} from './readouts';
+import { recipeTools } from './recipes';
+import { remoteTools } from './remote';
 import { runTools } from './runs';
 import { schedulerTools } from './scheduler';
 import { search } from './search';
@@ -52,6 +62,7 @@ import { sessionTools } from './sessions';
 import { bash, jobKill, jobOutput } from './shell';
 import { todos } from './todos';
 import { download, fetchTool } from './web';
+import { workflowTools } from './workflow';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -102,6 +113,7 @@ export const allTools: readonly AnyTool[] = [
   leaveMarker,
   // readouts
   getMultiplayerCoordinationDashboard,
+  getMultiplayerTraceExport,
   operatorCognitionReadout,
   recommendations,
   // sessions (event buffer)
@@ -118,4 +130,15 @@ export const allTools: readonly AnyTool[] = [
   // scheduler and process lifecycle
   ...schedulerTools,
   ...lifecycleTools,
+  // recipes and workflows
+  ...recipeTools,
+  ...workflowTools,
+  // remote agents (A2A) and deployments
+  ...remoteTools,
+  // plugins
+  ...pluginTools,
+  // contracts and quality gates
+  ...contractTools,
+  // runtime health: incidents, loops, length recovery, compactions, alerts, enforcement, flow, sandbox
+  ...healthTools,
 ] as AnyTool[];

@@ -3,8 +3,8 @@
  * (TOOLS-26): `daemon_status` (with `spawn_isolation_audit`, TOOLS-30), `autopilot_status`,
  * `schedule_inspect`. `daemon_restart`, `autopilot_up` and `autopilot_down` are registered only
  * when `SVC_ENABLE_PROCESS_LIFECYCLE_TOOLS` is set in the process (TOOLS-27/28); with a `target`
- * they act on a remote svc server, which needs `[deploy] enabled = true` and the target in
- * `[deploy.targets]` (TOOLS-29).
+ * they run on a remote deploy target, which needs `[deploy] enabled = true` and the target in
+ * `[deploy.targets]` (TOOLS-29, the same gate as deploy_agent).
  * @module
  */
 import { z } from 'zod';
@@ -152,14 +152,10 @@ export const daemonRestart = defineTool({
     cli: { command: 'daemon restart', args: ['daemon_id?'] },
   },
   run: async (ctx, input) => {
-    if (input.target)
-      return remoteLifecycle(
-        ctx.app,
-        input.target,
-        'POST /v1/daemon/restart',
-        { daemon_id: input.daemon_id },
-        ctx.signal,
-      );
+    if (input.target) {
+      const args = ['daemon', 'restart', ...(input.daemon_id ? [input.daemon_id] : [])];
+      return remoteLifecycle(ctx.app, input.target, args, ctx.signal);
+    }
     return restartDaemon(ctx.app, input.daemon_id, ctx.signal);
   },
 });
@@ -175,8 +171,8 @@ export const autopilotUp = defineTool({
     host: z
       .string()
       .min(1)
-      .default('127.0.0.1')
-      .describe('Address to listen on (a non-loopback host needs a token).'),
+      .optional()
+      .describe('Address to listen on (default 127.0.0.1; a non-loopback host needs a token).'),
     target: targetField,
   }),
   mutates: true,
@@ -188,15 +184,17 @@ export const autopilotUp = defineTool({
     cli: { command: 'autopilot up' },
   },
   run: async (ctx, input) => {
-    if (input.target)
-      return remoteLifecycle(
-        ctx.app,
-        input.target,
-        'POST /v1/autopilot/up',
-        { port: input.port },
-        ctx.signal,
-      );
-    return startAutopilot(ctx.app, { port: input.port, host: input.host, signal: ctx.signal });
+    if (input.target) {
+      const args = [
+        'autopilot',
+        'up',
+        '--port',
+        String(input.port),
+        ...(input.host ? ['--host', input.host] : []),
+      ];
+      return remoteLifecycle(ctx.app, input.target, args, ctx.signal);
+    }
+    return startAutopilot(ctx.app, { port: input.port, host: input.host ?? '127.0.0.1', signal: ctx.signal });
   },
 });
 
@@ -219,14 +217,10 @@ export const autopilotDown = defineTool({
     cli: { command: 'autopilot down', args: ['daemon_id?'] },
   },
   run: async (ctx, input) => {
-    if (input.target)
-      return remoteLifecycle(
-        ctx.app,
-        input.target,
-        'POST /v1/autopilot/down',
-        { daemon_id: input.daemon_id },
-        ctx.signal,
-      );
+    if (input.target) {
+      const args = ['autopilot', 'down', ...(input.daemon_id ? [input.daemon_id] : [])];
+      return remoteLifecycle(ctx.app, input.target, args, ctx.signal);
+    }
     return stopDaemons(ctx.app, { kind: 'autopilot', daemonId: input.daemon_id, signal: ctx.signal });
   },
 });

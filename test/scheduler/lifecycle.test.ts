@@ -4,13 +4,13 @@
  *   autopilot_down only when SVC_ENABLE_PROCESS_LIFECYCLE_TOOLS is set (TOOLS-27/28), and their
  *   HTTP routes are 404 without it;
  * - a remote lifecycle operation is refused without [deploy] enabled, and with it goes to the
- *   target's route with its token (TOOLS-29);
+ *   target's command prefix running the same svc command (TOOLS-29);
  * - daemon_status reports spawn_isolation_audit: tracked children with PIDs classified
  *   session_only, runtime_backed or mixed, and the cleanup counters (TOOLS-30).
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../src/surfaces/http/index';
 import { invokeTool } from '../../src/tools/invoke';
@@ -56,45 +56,73 @@ describe('remote lifecycle operations', () => {
     const app = await lifecycleApp({ env: { SVC_ENABLE_PROCESS_LIFECYCLE_TOOLS: '1' } });
     for (const name of LIFECYCLE) {
       await expect(invokeTool(app, name, { target: 'prod' }, { surface: 'agent' })).rejects.toThrow(
-        /^target: remote lifecycle operations need deploy configuration: set \[deploy\] enabled = true/,
+        /remote lifecycle operations need enabled deploy configuration: set \[deploy\] enabled = true/,
       );
     }
   });
 
-  it('TOOLS-29: with [deploy] enabled, go to the target route with its token', async () => {
-    const seen: { method?: string; url?: string; auth?: string; body: string }[] = [];
-    const remote = createServer((req, res) => {
-      let body = '';
-      req.on('data', (d) => (body += d));
-      req.on('end', () => {
-        seen.push({ method: req.method, url: req.url, auth: req.headers.authorization, body });
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ stopped: [], count: 0 }));
-      });
+  it('TOOLS-29: with [deploy] enabled, run the svc command on the target through its command prefix', async () => {
+    const workspace = tmpWorkspace();
+    // A stand-in for `ssh box`: records the command it was asked to run and answers like svc --json.
+    const fake = join(workspace, 'fake-ssh.mjs');
+    writeFileSync(
+      fake,
+      "import { appendFileSync } from 'node:fs';\n" +
+        "appendFileSync(process.env.FAKE_SSH_LOG, JSON.stringify(process.argv.slice(2)) + '\\n');\n" +
+        "process.stdout.write(JSON.stringify({ stopped: [{ id: 'dmn_1', pid: 4242 }], count: 1 }));\n",
+    );
+    const log = join(workspace, 'ssh.log');
+    const app = await makeTestApp({
+      workspace,
+      env: isolatedEnv(workspace, { SVC_ENABLE_PROCESS_LIFECYCLE_TOOLS: '1', FAKE_SSH_LOG: log }),
+      config: {
+        deploy: {
+          enabled: true,
+          targets: {
+            box: { command: [process.execPath, fake], host: 'box.internal', workspace: '/srv/app' },
+          },
+        },
+      },
     });
-    await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve));
-    try {
-      const url = `http://127.0.0.1:${(remote.address() as AddressInfo).port}`;
-      const app = await lifecycleApp({
-        env: { SVC_ENABLE_PROCESS_LIFECYCLE_TOOLS: '1' },
-        config: { deploy: { enabled: true, targets: { prod: { url, token: 'remote-token-1' } } } },
-      });
-      const result = (await invokeTool(
-        app,
-        'autopilot_down',
-        { target: 'prod' },
-        { surface: 'agent' },
-      )) as any;
-      expect(result).toEqual({ target: 'prod', url, remote: { stopped: [], count: 0 } });
-      expect(seen).toEqual([
-        { method: 'POST', url: '/v1/autopilot/down', auth: 'Bearer remote-token-1', body: '{}' },
-      ]);
-      await expect(
-        invokeTool(app, 'autopilot_up', { target: 'staging' }, { surface: 'agent' }),
-      ).rejects.toThrow('target: no deploy target "staging"; configured: prod');
-    } finally {
-      await new Promise<void>((resolve) => remote.close(() => resolve()));
-    }
+    const result = (await invokeTool(app, 'autopilot_down', { target: 'box' }, { surface: 'agent' })) as any;
+    expect(result).toEqual({
+      target: 'box',
+      host: 'box.internal',
+      command: 'autopilot down',
+      remote: { stopped: [{ id: 'dmn_1', pid: 4242 }], count: 1 },
+    });
+    await invokeTool(app, 'daemon_restart', { target: 'box', daemon_id: 'dmn_1' }, { surface: 'agent' });
+    expect(
+      readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([
+      [
+        'env',
+        'SVC_ENABLE_PROCESS_LIFECYCLE_TOOLS=1',
+        'svc',
+        '--cwd',
+        '/srv/app',
+        'autopilot',
+        'down',
+        '--json',
+      ],
+      [
+        'env',
+        'SVC_ENABLE_PROCESS_LIFECYCLE_TOOLS=1',
+        'svc',
+        '--cwd',
+        '/srv/app',
+        'daemon',
+        'restart',
+        'dmn_1',
+        '--json',
+      ],
+    ]);
+    await expect(
+      invokeTool(app, 'autopilot_up', { target: 'staging' }, { surface: 'agent' }),
+    ).rejects.toThrow('target: no deploy target "staging"; configured: box, or local');
   });
 });
 

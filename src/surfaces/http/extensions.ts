@@ -5,6 +5,7 @@
  * @module
  */
 import type { Hono } from 'hono';
+import { mountA2aRoutes } from '../../remote/a2a-routes';
 import { compatSurface } from './compat/routes';
 import type { ErrorStyle } from './errors';
 import type { AppRef } from './mount-tools';
@@ -28,5 +29,10 @@ export interface HttpKit {
  */
 export type HttpExtension = (hono: Hono, appRef: AppRef, kit: HttpKit) => void;
 
-/** The session API (permission routes; the rest are tool bindings) and the compat surface. */
-export const httpExtensions: readonly HttpExtension[] = [sessionsApi, compatSurface];
+/** The session API (permission routes; the rest are tool bindings), the compat surface, and A2A. */
+export const httpExtensions: readonly HttpExtension[] = [
+  sessionsApi,
+  compatSurface,
+  // A2A agent card + JSON-RPC, answered when [a2a] enabled is true (src/remote/a2a-routes.ts).
+  mountA2aRoutes,
+];
