@@ -21,13 +21,22 @@ const NOON = Date.UTC(2026, 10, 22, 12, 0, 0);
 
 async function schedulerApp(
   script: ScriptEntry[],
-  options: { extraTools?: any[]; config?: Record<string, unknown> } = {},
+  options: {
+    extraTools?: any[];
+    config?: Record<string, unknown>;
+    files?: Record<string, string>;
+    withoutRecipes?: boolean;
+  } = {},
 ) {
   const provider = await fakeProvider(script);
   const clock = testClock(NOON);
   const app = await makeTestApp({
     clock,
-    tools: [...allTools, ...(options.extraTools ?? [])],
+    files: options.files,
+    tools: [
+      ...allTools.filter((t) => !options.withoutRecipes || t.name !== 'run_recipe'),
+      ...(options.extraTools ?? []),
+    ],
     config: {
       providers: { fake: { type: 'openai-compat', base_url: provider.url } },
       models: { large: 'fake/m1' },
@@ -182,7 +191,7 @@ describe('firing with a fixed clock', () => {
   });
 
   it('warns about a recipe job without run_recipe and fails it clearly when it fires', async () => {
-    const { app, clock, call } = await schedulerApp([]);
+    const { app, clock, call } = await schedulerApp([], { withoutRecipes: true });
     const created = await call({
       action: 'create',
       name: 'recipe-job',
@@ -200,6 +209,38 @@ describe('firing with a fixed clock', () => {
       'recipe release-notes: run_recipe is not available in this build; schedule a prompt instead',
     );
     expect(app.scheduler.store.require(created.schedule.id)).toMatchObject({ last_status: 'failed' });
+  });
+
+  it('fires a recipe job through run_recipe', async () => {
+    const { app, clock, call } = await schedulerApp([reply().text('Release notes drafted.')], {
+      files: {
+        '.svc/recipes/notes.toml': [
+          'description = "Draft release notes"',
+          '[[parameters]]',
+          'name = "version"',
+          'type = "string"',
+          'required = true',
+          '[[steps]]',
+          'id = "draft"',
+          'prompt = "Draft the notes for {{version}}"',
+        ].join('\n'),
+      },
+    });
+    const { schedule, warnings } = await call({
+      action: 'create',
+      name: 'notes',
+      recipe: 'notes',
+      recipe_params: { version: '1.2.0' },
+      at: '+1m',
+    });
+    expect(warnings).toEqual([]);
+    clock.set(NOON + 60_000);
+    const [fired] = await app.scheduler.tick();
+    expect(fired).toMatchObject({ schedule_id: schedule.id, status: 'started', trigger: 'once' });
+    await settle(app);
+    const [firing] = app.scheduler.store.runs({ schedule_id: schedule.id });
+    expect(firing).toMatchObject({ status: 'completed', error: null });
+    expect(firing.run_id).toMatch(/^run_/);
   });
 });
 
