@@ -215,6 +215,27 @@ describe('compat errors and disconnects', () => {
     expect(body.error).toMatch(/bad upstream/);
   });
 
+  it('ends an open compat stream with an error chunk and [DONE] at shutdown; the run is interrupted', async () => {
+    const { url, app, server } = await compatServer([reply().text('never').hang(30_000)]);
+    const response = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer compat-test-token-7', 'content-type': 'application/json' },
+      body: JSON.stringify({ ...ask('hang'), stream: true }),
+    });
+    const runId = response.headers.get('x-svc-run-id')!;
+    await waitFor(() => app.runs.get(runId)?.status === 'running', 'the run to start');
+    const body = response.text();
+    await server.close('test');
+    const data = (await body)
+      .split('\n\n')
+      .map((block) => block.replace(/^data: /, ''))
+      .filter(Boolean);
+    expect(data.at(-1)).toBe('[DONE]');
+    expect(JSON.parse(data.at(-2)!)).toEqual({
+      error: { message: 'server shutting down; the run was interrupted', type: 'invalid_request_error' },
+    });
+  });
+
   it('cancels the run when the client disconnects mid-stream', async () => {
     const { url, app, get } = await compatServer([reply().text('never').hang(30_000)]);
     const controller = new AbortController();
