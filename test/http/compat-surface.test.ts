@@ -107,6 +107,45 @@ describe('compat run ledger', () => {
   });
 });
 
+describe('compat sessions', () => {
+  it('runs in the session named by X-Svc-Session-Id, which keeps its own history', async () => {
+    const { post, provider, app } = await compatServer([reply().text('First.'), reply().text('Second.')]);
+    const first = await post('/v1/chat/completions', ask('Remember the word kiwi.'));
+    const sessionId = first.headers.get('x-svc-session-id')!;
+    expect(sessionId).toMatch(/^ses_/);
+    expect(first.headers.get('x-request-id')).toBe(((await first.json()) as { id: string }).id);
+    const second = await post(
+      '/v1/chat/completions',
+      {
+        model: 'fake/m1',
+        messages: [
+          { role: 'user', content: 'ignored: the session has its own history' },
+          { role: 'assistant', content: 'ignored too' },
+          { role: 'user', content: 'Which word?' },
+        ],
+      },
+      { 'x-svc-session-id': sessionId },
+    );
+    expect(second.status).toBe(200);
+    expect(second.headers.get('x-svc-session-id')).toBe(sessionId);
+    const sent = provider.requests[1].body.messages
+      .slice(1)
+      .map((m: { role: string; content: unknown }) => [m.role, JSON.stringify(m.content)]);
+    expect(sent).toEqual([
+      ['user', expect.stringContaining('Remember the word kiwi.')],
+      ['assistant', expect.stringContaining('First.')],
+      ['user', expect.stringContaining('Which word?')],
+    ]);
+    expect(app.sessions.list()).toHaveLength(1);
+    const unknown = await post('/v1/chat/completions', ask('x'), { 'x-svc-session-id': 'ses_nope' });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({
+      error: 'x-svc-session-id: no session "ses_nope"; omit the header for a new session',
+      code: 404,
+    });
+  });
+});
+
 describe('compat tool policy', () => {
   it('COMPAT-17 CFG-26: read_only (the default) withholds write; a call to it anyway is not run', async () => {
     const { client, provider, app } = await compatServer([
