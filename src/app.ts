@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { type AdaptiveService, createAdaptiveService } from './adaptive/service';
 import { createAgentService } from './agent/agent-service';
 import type { AgentService } from './agent/types';
 import type { ConfigSourcesInput, LoadedConfig } from './config/load';
@@ -73,6 +74,11 @@ export interface AppOptions {
    * passes false: it has no operating-mode parity (routes answer 503, pack tools are absent).
    */
   packs?: boolean;
+  /**
+   * Build the adaptive orchestration layer (default true). A runtime without it has no
+   * coordinator-backed adaptive parity: `get_adaptive_orchestration` is absent.
+   */
+  adaptive?: boolean;
   /** Where MCP client OAuth credentials live; default `<user config dir>/svc/mcp-auth.json`. */
   mcpAuthStore?: McpAuthStore;
 }
@@ -221,6 +227,12 @@ export interface App {
    * without it (`packs: false`): that runtime has no operating-mode parity.
    */
   readonly packs: PackController | undefined;
+  /**
+   * Adaptive orchestration: per-session genomes, the monitor that reshapes them, and the hooks
+   * through which a genome shapes runs (prompt section, plan gate, sub-agent slots, compaction
+   * threshold, reviewer pass). Undefined in a runtime built with `adaptive: false`.
+   */
+  readonly adaptive: AdaptiveService | undefined;
   /**
    * Current adaptive snapshot of a session for the SSE `include_snapshot` resync. Filled by the
    * adaptive-orchestration layer; until then the stream sends a minimal documented payload
@@ -468,6 +480,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     autopilot: undefined as unknown as AutopilotWorker,
     processes: createProcessTracker({ now: () => clock.now() }),
     daemons: createDaemonRegistry({ db: openDatabase, clock, ids }),
+    adaptive: undefined,
     remote: undefined as unknown as RemoteAgents,
     deploy: undefined as unknown as DeployService,
     plugins: undefined as unknown as PluginService,
@@ -577,6 +590,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     app.promptSections.push((sessionId) => packs.promptSection(sessionId));
     app.policyProviders.push((sessionId) => packs.policies(sessionId));
     closers.push(() => packs.close());
+  }
+
+  // Before the registry: the adaptive tool's gate needs the layer.
+  if (options.adaptive !== false) {
+    const adaptive = createAdaptiveService(app);
+    (app as { adaptive: AdaptiveService }).adaptive = adaptive;
+    app.promptSections.push((sessionId) => adaptive.promptSection(sessionId));
+    app.adaptiveSnapshot = (sessionId) => adaptive.resync(sessionId);
+    closers.push(() => adaptive.close());
   }
 
   const registry = createToolRegistry(options.tools ?? allTools, () => ({ app }));

@@ -133,7 +133,8 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
 
     const config = app.config;
     const window = model.info.context_window ?? 0;
-    const threshold = config.options.compaction_threshold;
+    // An adaptive genome sets the session's own threshold (compaction_threshold).
+    const threshold = app.adaptive?.compactionThreshold(sessionId) ?? config.options.compaction_threshold;
     const autoCompact = config.options.auto_compact && window > 0;
     const prior = historyMessages(app.sessions, session);
     const lastTokens = lastReportedTokens(prior);

@@ -4,7 +4,9 @@
  * on), ask permission centrally for mutating tools that do not ask themselves, run with a
  * ToolContext whose `ask` is the permission service and whose `event` appends to the run ledger,
  * and turn the result (or the failure) into redacted text for the model. Calls of one step run
- * one at a time, in the order the model made them.
+ * one at a time, in the order the model made them — except calls of a tool that says they may run
+ * side by side (`concurrent`, e.g. `agent` under a fan_out genome): those start together after
+ * the calls before them, and the next ordinary call waits for all of them.
  * @module
  */
 import type { JSONSchema7, ToolSet } from 'ai';
@@ -40,7 +42,9 @@ export interface ToolBridge {
 
 export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
   const { app } = options;
-  let chain: Promise<unknown> = Promise.resolve();
+  // `barrier`: the last one-at-a-time call; `group`: concurrent calls started after it.
+  let barrier: Promise<unknown> = Promise.resolve();
+  let group: Promise<unknown>[] = [];
 
   const execute = async (tool: AnyTool, rawInput: unknown, toolCallId: string): Promise<string> => {
     const started = app.clock.now();
@@ -136,6 +140,14 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     return output;
   };
 
+  const concurrent = (tool: AnyTool) => {
+    try {
+      return tool.concurrent?.({ app, sessionId: options.sessionId }) === true;
+    } catch {
+      return false;
+    }
+  };
+
   return {
     toolSet(ai, tools) {
       const set: ToolSet = {};
@@ -144,8 +156,14 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           description: tool.description,
           inputSchema: ai.jsonSchema(schemaOf(tool)),
           execute: (input: unknown, { toolCallId }: { toolCallId: string }) => {
-            const next = chain.then(() => execute(tool, input, toolCallId));
-            chain = next.catch(() => {});
+            if (concurrent(tool)) {
+              const next = barrier.then(() => execute(tool, input, toolCallId));
+              group.push(next.catch(() => {}));
+              return next;
+            }
+            const next = Promise.all([barrier, ...group]).then(() => execute(tool, input, toolCallId));
+            barrier = next.catch(() => {});
+            group = [];
             return next;
           },
         }) as ToolSet[string];

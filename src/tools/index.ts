@@ -10,6 +10,7 @@ import {
   listModelsTool,
 } from '../providers/tools';
 import { mcpStatus } from '../surfaces/mcp/client/status-tool';
+import { adaptiveTools } from './adaptive';
 import { agentStatusTools } from './agent-status';
 import { agentTools } from './agents';
 import {
@@ -120,6 +121,8 @@ export const allTools: readonly AnyTool[] = [
   listSessionEvents,
   // operating packs
   ...packTools,
+  // adaptive orchestration
+  ...adaptiveTools,
   // providers
   getProviderStatus,
   getModelSelection,

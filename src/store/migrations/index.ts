@@ -6,6 +6,7 @@
  * migration merged late still runs. Forward-only: never edit a migration that has shipped.
  * @module
  */
+import { adaptiveMigrations } from './adaptive';
 import { agentMigrations } from './agent';
 import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
@@ -27,6 +28,7 @@ export const migrations: readonly Migration[] = [
   ...codingToolsMigrations,
   ...readoutMigrations,
   ...packsMigrations,
+  ...adaptiveMigrations,
   ...agentMigrations,
   ...httpMigrations,
   ...workflowMigrations,
