@@ -44,6 +44,7 @@ import {
   runtimeFeaturesTool,
 } from './inspect-tools';
 import { lifecycleTools } from './lifecycle';
+import { observeTools } from './observe';
 import { packTools } from './packs';
 import { planningTools } from './planning';
 import { pluginTools } from './plugins';
@@ -133,6 +134,8 @@ export const allTools: readonly AnyTool[] = [
   // scheduler and process lifecycle
   ...schedulerTools,
   ...lifecycleTools,
+  // observability and context readouts
+  ...observeTools,
   // recipes and workflows
   ...recipeTools,
   ...workflowTools,

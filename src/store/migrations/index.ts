@@ -12,6 +12,7 @@ import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
 import { healthMigrations } from './health';
 import { httpMigrations } from './http';
+import { observeMigrations } from './observe';
 import { packsMigrations } from './packs';
 import { readoutMigrations } from './readouts';
 import { remoteMigrations } from './remote';
@@ -31,6 +32,7 @@ export const migrations: readonly Migration[] = [
   ...adaptiveMigrations,
   ...agentMigrations,
   ...httpMigrations,
+  ...observeMigrations,
   ...workflowMigrations,
   ...remoteMigrations,
   ...healthMigrations,
