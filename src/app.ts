@@ -36,6 +36,10 @@ import { createRedactor, type Redactor } from './redact';
 import { createRemoteAgents, type RemoteAgents } from './remote/delegation';
 import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from './runs/run-ledger';
 import { createSandbox, type Sandbox } from './sandbox/sandbox';
+import { type AutopilotWorker, createAutopilotWorker } from './scheduler/autopilot-worker';
+import { createDaemonRegistry, type DaemonRegistry } from './scheduler/daemons';
+import { createProcessTracker, type ProcessTracker } from './scheduler/process-tracker';
+import { createScheduler, type Scheduler } from './scheduler/scheduler';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { DB_FILE, type Db, openDb } from './store/db';
 import { createFileAuthStore, type McpAuthStore } from './surfaces/mcp/client/auth-store';
@@ -264,6 +268,14 @@ export interface App {
    * `svc service start autopilot` runs it once the HTTP server is ready and stops it before close.
    */
   autopilotWorker?: BackgroundWorker;
+  /** Scheduled jobs (prompts or recipes on cron or once) and their firings. */
+  readonly scheduler: Scheduler;
+  /** The autopilot worker with its counters (also `autopilotWorker`). */
+  readonly autopilot: AutopilotWorker;
+  /** Child processes of this svc process, for daemon_status's spawn_isolation_audit. */
+  readonly processes: ProcessTracker;
+  /** Service processes (`svc service start http|autopilot`) of this data dir. */
+  readonly daemons: DaemonRegistry;
 }
 
 export async function createApp(options: AppOptions): Promise<App> {
@@ -479,12 +491,18 @@ export async function createApp(options: AppOptions): Promise<App> {
       };
     },
     packs: undefined,
+    scheduler: undefined as unknown as Scheduler,
+    autopilot: undefined as unknown as AutopilotWorker,
+    processes: createProcessTracker({ now: () => clock.now() }),
+    daemons: createDaemonRegistry({ db: openDatabase, clock, ids }),
     adaptive: undefined,
     remote: undefined as unknown as RemoteAgents,
     deploy: undefined as unknown as DeployService,
     plugins: undefined as unknown as PluginService,
     contracts: undefined as unknown as ContractService,
   };
+  const autopilot = createAutopilotWorker(() => app);
+  Object.assign(app, { scheduler: createScheduler(() => app), autopilot, autopilotWorker: autopilot });
 
   const sandbox = createSandbox({ config: () => loaded.config, workspace, dataDir, env });
   (app as { sandbox: Sandbox }).sandbox = sandbox;

@@ -43,6 +43,7 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { lifecycleTools } from './lifecycle';
 import { observeTools } from './observe';
 import { packTools } from './packs';
 import { planningTools } from './planning';
@@ -57,6 +58,7 @@ import {
 import { recipeTools } from './recipes';
 import { remoteTools } from './remote';
 import { runTools } from './runs';
+import { schedulerTools } from './scheduler';
 import { search } from './search';
 import { listSessionEvents } from './session-events';
 import { sessionTools } from './sessions';
@@ -130,6 +132,9 @@ export const allTools: readonly AnyTool[] = [
   listModelsTool,
   // mcp client
   mcpStatus,
+  // scheduler and process lifecycle
+  ...schedulerTools,
+  ...lifecycleTools,
   // observability and context readouts
   ...observeTools,
   // recipes and workflows

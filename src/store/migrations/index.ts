@@ -12,6 +12,7 @@ import { agentMigrations } from './agent';
 import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
 import { healthMigrations } from './health';
+import { httpMigrations } from './http';
 import { observeMigrations } from './observe';
 import { packsMigrations } from './packs';
 import { qualityMigrations } from './quality';
@@ -32,6 +33,7 @@ export const migrations: readonly Migration[] = [
   ...packsMigrations,
   ...adaptiveMigrations,
   ...agentMigrations,
+  ...httpMigrations,
   ...observeMigrations,
   ...workflowMigrations,
   ...remoteMigrations,
