@@ -61,7 +61,27 @@ export function openDb(options: OpenDbOptions): Db {
     db.close();
     throw dbError(error, file);
   }
+  cacheStatements(db);
   return db;
+}
+
+/**
+ * Domains write `db.prepare(sql).run(…)` inline; compiling the same SQL on every call showed up
+ * in profiles of busy servers. Statements are cached per SQL text. Safe because nothing here
+ * iterates a statement (`.iterate()`) or changes its mode (`.pluck()`, `.raw()`, `.expand()`),
+ * so a cached statement is never busy or left in another mode when it is reused.
+ */
+function cacheStatements(db: Db): void {
+  const prepare = db.prepare.bind(db);
+  const cache = new Map<string, ReturnType<Db['prepare']>>();
+  db.prepare = ((sql: string) => {
+    let statement = cache.get(sql);
+    if (!statement) {
+      statement = prepare(sql);
+      if (cache.size < 2000) cache.set(sql, statement);
+    }
+    return statement;
+  }) as Db['prepare'];
 }
 
 export function migrate(db: Db, migrations: readonly Migration[]): number[] {
