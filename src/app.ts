@@ -6,25 +6,34 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { type AdaptiveService, createAdaptiveService } from './adaptive/service';
 import { createAgentService } from './agent/agent-service';
 import type { AgentService } from './agent/types';
-import type { LoadedConfig } from './config/load';
+import type { ConfigSourcesInput, LoadedConfig } from './config/load';
 import { globalConfigDir, loadConfig } from './config/load';
 import type { Config } from './config/schema';
+import { type ContractService, createContractService } from './contracts/contract-service';
 import { type ClaimService, createClaimService, hardClaimGuard } from './coordination/claims';
 import { createMarkerService, type MarkerService } from './coordination/markers';
+import { createDeployService, type DeployService } from './deploy/deploy-service';
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
+import { type HealthFollowons, startHealthFollowons } from './health/followons';
 import { createFileLogger, type Logger } from './log';
 import { createPackController, type PackController } from './packs/controller';
 import { createPermissionService, type PermissionService } from './permissions/permission-service';
+import { pluginConfigLayers, pluginsDir } from './plugins/config-layer';
+import { createPluginService, type PluginService } from './plugins/plugin-service';
 import { cloudIdentity } from './providers/reports';
 import { createProviderService, type ProviderService } from './providers/service';
 import type { ModelResolver } from './providers/types';
 import { createRecommendationLedger, type RecommendationLedger } from './readouts/cognition/ledger';
 import { startRecommendationRecorder } from './readouts/cognition/recorder';
+import { createRecipeService, type RecipeService } from './recipes/recipe-service';
 import { createRedactor, type Redactor } from './redact';
+import { createRemoteAgents, type RemoteAgents } from './remote/delegation';
 import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from './runs/run-ledger';
+import { createSandbox, type Sandbox } from './sandbox/sandbox';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { DB_FILE, type Db, openDb } from './store/db';
 import { createFileAuthStore, type McpAuthStore } from './surfaces/mcp/client/auth-store';
@@ -35,6 +44,7 @@ import { type FunnelContext, type FunnelEntry, runFunnel, type ToolPolicy } from
 import { allTools } from './tools/index';
 import { createToolRegistry, type ToolRegistry } from './tools/registry';
 import { type Clock, createIds, type Ids, systemClock } from './util/ids';
+import { createWorkflowService, type WorkflowService } from './workflows/workflow-service';
 import { createWorkspace, type Workspace } from './workspace/workspace';
 
 export interface AppOptions {
@@ -60,6 +70,11 @@ export interface AppOptions {
    * passes false: it has no operating-mode parity (routes answer 503, pack tools are absent).
    */
   packs?: boolean;
+  /**
+   * Build the adaptive orchestration layer (default true). A runtime without it has no
+   * coordinator-backed adaptive parity: `get_adaptive_orchestration` is absent.
+   */
+  adaptive?: boolean;
   /** Where MCP client OAuth credentials live; default `<user config dir>/svc/mcp-auth.json`. */
   mcpAuthStore?: McpAuthStore;
 }
@@ -78,6 +93,11 @@ export interface RuntimeState {
   stopping: boolean;
   /** The HTTP server's base URL once it listens (`svc service start http|autopilot`). */
   httpUrl?: string;
+  /**
+   * The HTTP service mounted the SSE session route over this app (it publishes session events to
+   * clients). Gate of `health_followon.activation` (spec, Events).
+   */
+  sessionPublisher: boolean;
 }
 
 /**
@@ -136,6 +156,13 @@ export interface App {
   readonly markers: MarkerService;
   /** The recommendation outcome ledger behind the operator cognition readout. */
   readonly recommendations: RecommendationLedger;
+  /**
+   * Health follow-ons: the `health.token_pressure` signal, its activation rules (compaction),
+   * caps, stored activations and the `health_followon.activation` event (src/health/followons.ts).
+   */
+  readonly health: HealthFollowons;
+  /** The bash command sandbox (`options.sandbox`: off or bwrap) and its status. */
+  readonly sandbox: Sandbox;
   /** Resolves model selectors to AI SDK models (providers domain). */
   readonly models: ModelResolver;
   /** The providers domain: catalog, credential store, readiness, selection, status read models. */
@@ -153,6 +180,13 @@ export interface App {
    * tracking, shell and background jobs, search, web, checkpoints, todos.
    */
   readonly ws: Workspace;
+  /** Recipes: list, validate and run reusable multi-step pipelines (`run_recipe`, the scheduler). */
+  readonly recipes: RecipeService;
+  /**
+   * Workflows: the pipeline frame of multi-step workflows (DAGs, templates, CSV fan-outs, team
+   * tasks), teams, workflow templates and worktree overrides.
+   */
+  readonly workflows: WorkflowService;
   /**
    * Connections to the `[mcp.<id>]` servers, whose tools join `tools` as `mcp_<id>_<tool>`.
    * Lazy: call `start()` (never blocks) where tools are about to be used; `settled()` waits.
@@ -190,11 +224,29 @@ export interface App {
    */
   readonly packs: PackController | undefined;
   /**
+   * Adaptive orchestration: per-session genomes, the monitor that reshapes them, and the hooks
+   * through which a genome shapes runs (prompt section, plan gate, sub-agent slots, compaction
+   * threshold, reviewer pass). Undefined in a runtime built with `adaptive: false`.
+   */
+  readonly adaptive: AdaptiveService | undefined;
+  /**
    * Current adaptive snapshot of a session for the SSE `include_snapshot` resync. Filled by the
    * adaptive-orchestration layer; until then the stream sends a minimal documented payload
    * (surfaces/http/session-events.ts).
    */
   adaptiveSnapshot?: (sessionId: string) => AdaptiveResync;
+  /** Delegation to remote A2A agents (a2a_delegate, delete_a2a_task) and the cards it knows. */
+  readonly remote: RemoteAgents;
+  /** Named agents deployed as long-running svc HTTP services (deploy_agent, deploy_fleet). */
+  readonly deploy: DeployService;
+  /**
+   * Installed plugins (`<dataDir>/plugins`). Their MCP servers and agent kinds join the config
+   * through a config layer; packs, recipes and commands are found through `packDirs()` and
+   * `contributions(kind)`.
+   */
+  readonly plugins: PluginService;
+  /** Contracts: workspace (`[contracts]`) and session obligations, results and waivers. */
+  readonly contracts: ContractService;
   /**
    * The autopilot worker (due schedules, queued prompts). Filled by the scheduler layer;
    * `svc service start autopilot` runs it once the HTTP server is ready and stops it before close.
@@ -210,7 +262,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const env = options.env ?? {};
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? createIds(clock);
-  const configSources = { workspace, env, configFile: options.configFile, overrides: options.overrides };
+  const configSources: ConfigSourcesInput = {
+    workspace,
+    env,
+    configFile: options.configFile,
+    overrides: options.overrides,
+  };
   let loaded = loadConfig(configSources);
   checkAllowlists(loaded.config);
 
@@ -218,6 +275,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     workspace,
     options.dataDir ?? (env.SVC_DATA_DIR || undefined) ?? loaded.config.options.data_directory ?? '.svc',
   );
+  // Installed plugins add [mcp.<id>] and [agents.<id>] blocks as a config layer below every file
+  // (src/plugins/config-layer.ts); they live in the data dir, so the first load cannot see them.
+  const pluginRoot = pluginsDir(dataDir);
+  configSources.layers = () => pluginConfigLayers(pluginRoot);
+  if (pluginConfigLayers(pluginRoot).length) {
+    loaded = loadConfig(configSources);
+    checkAllowlists(loaded.config);
+  }
   const redactor = createRedactor();
   seedSecrets(redactor, loaded, env);
   const log =
@@ -240,6 +305,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     mcpOnly: false,
     server: false,
     stopping: false,
+    sessionPublisher: false,
   };
   const bus = createEventBus({
     db: openDatabase,
@@ -328,6 +394,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     claims: undefined as unknown as ClaimService,
     markers: undefined as unknown as MarkerService,
     recommendations: undefined as unknown as RecommendationLedger,
+    health: undefined as unknown as HealthFollowons,
+    sandbox: undefined as unknown as Sandbox,
     models: providers.models,
     providers,
     tools: undefined as unknown as ToolRegistry,
@@ -336,23 +404,28 @@ export async function createApp(options: AppOptions): Promise<App> {
     permissions,
     agent: createAgentService(() => app),
     ws: undefined as unknown as Workspace,
+    recipes: undefined as unknown as RecipeService,
+    workflows: undefined as unknown as WorkflowService,
     mcpClients: undefined as unknown as McpClientManager,
     runtime,
     funnel: (context) => runFunnel(registry, loaded.config, context),
     toolContext(context) {
+      // Defaults last: a caller's explicit `signal: undefined` must not erase them.
       return {
+        ...context,
         app,
         signal: context.signal ?? new AbortController().signal,
         // Direct calls from an authenticated surface (CLI, HTTP, MCP) are the operator's own.
         ask: context.ask ?? (async (_request: PermissionRequest) => {}),
-        ...context,
       } as ToolContext;
     },
     onClose(fn) {
       closers.push(fn);
     },
     async close() {
-      // Runs stop first (status interrupted), while the services their tools use are still up.
+      // Workflows start no more steps; then runs stop (status interrupted), while the services
+      // their tools use are still up.
+      app.workflows.quiesce();
       try {
         await app.agent.close();
       } catch (error) {
@@ -391,8 +464,15 @@ export async function createApp(options: AppOptions): Promise<App> {
       };
     },
     packs: undefined,
+    adaptive: undefined,
+    remote: undefined as unknown as RemoteAgents,
+    deploy: undefined as unknown as DeployService,
+    plugins: undefined as unknown as PluginService,
+    contracts: undefined as unknown as ContractService,
   };
 
+  const sandbox = createSandbox({ config: () => loaded.config, workspace, dataDir, env });
+  (app as { sandbox: Sandbox }).sandbox = sandbox;
   const ws = createWorkspace({
     root: workspace,
     dataDir,
@@ -405,9 +485,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     redactor,
     fetch: options.fetch ?? globalThis.fetch,
     guards: () => app.mutationGuards,
+    sandbox,
   });
   (app as { ws: Workspace }).ws = ws;
   closers.push(() => ws.close());
+  const workflows = createWorkflowService(app);
+  Object.assign(app, { workflows, recipes: createRecipeService(app, () => workflows) });
+  closers.push(() => workflows.close());
 
   // AUTH-07: /config-status reports the cloud credential sources.
   app.statusSections.set('cloud_identity', () => cloudIdentity(providers));
@@ -416,6 +500,54 @@ export async function createApp(options: AppOptions): Promise<App> {
   Object.assign(app, { claims, markers: createMarkerService(app), recommendations });
   app.mutationGuards.push(hardClaimGuard(claims));
   app.onClose(startRecommendationRecorder(app, recommendations));
+  // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
+  const health = startHealthFollowons(app);
+  (app as { health: HealthFollowons }).health = health;
+  app.onClose(() => health.close());
+
+  const deploy = createDeployService({
+    db: openDatabase,
+    clock,
+    config: () => loaded.config,
+    workspace,
+    dataDir,
+    env,
+    credentials: providers.store,
+    fetch: app.fetch,
+    redactor,
+    log,
+  });
+  const remote = createRemoteAgents({
+    db: openDatabase,
+    clock,
+    ids,
+    fetch: app.fetch,
+    config: () => loaded.config,
+    redactor,
+    log,
+    deployed: () => deploy.endpoints(),
+  });
+  const plugins = createPluginService({
+    db: openDatabase,
+    clock,
+    dataDir,
+    workspace,
+    env,
+    config: () => loaded.config,
+    provenance: () => loaded.provenance,
+    reload: () => app.reloadConfig(),
+    log,
+  });
+  const contracts = createContractService({
+    db: openDatabase,
+    clock,
+    config: () => loaded.config,
+    workspace,
+    markers: () => app.markers,
+    session: (id) => app.sessions.get(id),
+    redactor,
+  });
+  Object.assign(app, { remote, deploy, plugins, contracts });
 
   if (options.packs !== false) {
     const packs = createPackController({
@@ -429,6 +561,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       log,
       redactor,
+      pluginPackDirs: () => plugins.packDirs(),
       toolNames: () => ({
         known: app.tools.gates().map((g) => g.tool.name),
         canonical: canonicalToolName,
@@ -439,6 +572,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     app.promptSections.push((sessionId) => packs.promptSection(sessionId));
     app.policyProviders.push((sessionId) => packs.policies(sessionId));
     closers.push(() => packs.close());
+  }
+
+  // Before the registry: the adaptive tool's gate needs the layer.
+  if (options.adaptive !== false) {
+    const adaptive = createAdaptiveService(app);
+    (app as { adaptive: AdaptiveService }).adaptive = adaptive;
+    app.promptSections.push((sessionId) => adaptive.promptSection(sessionId));
+    app.adaptiveSnapshot = (sessionId) => adaptive.resync(sessionId);
+    closers.push(() => adaptive.close());
   }
 
   const registry = createToolRegistry(options.tools ?? allTools, () => ({ app }));

@@ -25,6 +25,7 @@ import { recordProject } from './project-registry';
 import { executeRun, type RunOutcome, type StopState } from './run-loop';
 import type {
   AgentService,
+  ChildRunInput,
   CompactionResult,
   QueueStatus,
   RunResult,
@@ -36,7 +37,8 @@ import type {
 interface Runtime {
   state: SessionState;
   runId: string | null;
-  compactRequested?: boolean;
+  /** A compaction asked for during the active run (requestCompaction), with its reason. */
+  compactRequested?: 'manual' | 'health_followon';
   controller?: AbortController;
   stop?: StopState;
   promise?: Promise<void>;
@@ -149,7 +151,10 @@ export function createAgentService(appRef: () => App): AgentService {
   };
 
   /** Claim and start the run; false when another live process runs the session. */
-  function start(run: AgentRun, options: { subagent?: boolean; kind: AgentKind }): boolean {
+  function start(
+    run: AgentRun,
+    options: { subagent?: boolean; kind: AgentKind; workspace?: ChildRunInput['workspace'] },
+  ): boolean {
     const a = app();
     const claim = a.runs.claim(run.id);
     if (!claim.ok) return false;
@@ -195,7 +200,7 @@ export function createAgentService(appRef: () => App): AgentService {
     }, CANCEL_POLL_MS);
     poll.unref();
     rt.promise = executeRun({
-      app: a,
+      app: options.workspace ? withWorkspace(a, options.workspace) : a,
       run: claimed,
       kind: options.kind,
       controller,
@@ -203,8 +208,8 @@ export function createAgentService(appRef: () => App): AgentService {
       subagent: options.subagent ?? false,
       compact: (compactOptions) => compactDuringRun(sessionId, claimed.id, controller.signal, compactOptions),
       takeCompactionRequest: () => {
-        const requested = rt.compactRequested === true;
-        rt.compactRequested = false;
+        const requested = rt.compactRequested;
+        rt.compactRequested = undefined;
         return requested;
       },
     })
@@ -265,6 +270,8 @@ export function createAgentService(appRef: () => App): AgentService {
     rt.controller = undefined;
     rt.stop = undefined;
     rt.promise = undefined;
+    // A request the run did not reach a step boundary for ends with it (it was for this run).
+    rt.compactRequested = undefined;
     setState(sessionId, 'idle', null);
     settle(run.id);
     if (outcome.status === 'completed' && !closing && !run.parent_run_id) {
@@ -281,7 +288,7 @@ export function createAgentService(appRef: () => App): AgentService {
     sessionId: string,
     runId: string,
     signal: AbortSignal,
-    options: { keepFromMessageId?: string; reason?: 'auto' | 'manual' },
+    options: { keepFromMessageId?: string; reason?: 'auto' | 'manual' | 'health_followon' },
   ) {
     const a = app();
     setState(sessionId, 'compacting', runId);
@@ -607,7 +614,7 @@ export function createAgentService(appRef: () => App): AgentService {
         );
       }
       setState(sessionId, 'compacting', null);
-      publish(sessionId, 'compaction.started', { session_id: sessionId, reason: 'manual' });
+      publish(sessionId, 'compaction.started', { session_id: sessionId, reason: options.reason ?? 'manual' });
       try {
         const outcome = await compactHistory(a, { sessionId, signal: options.signal });
         publish(sessionId, 'compaction.finished', {
@@ -628,17 +635,21 @@ export function createAgentService(appRef: () => App): AgentService {
         notifyIdle(sessionId);
       }
     },
-    requestCompaction(sessionId) {
+    requestCompaction(sessionId, options = {}) {
       const rt = runtime(sessionId);
       if (!rt.runId || !rt.controller) return false;
-      rt.compactRequested = true;
+      rt.compactRequested = options.reason ?? 'manual';
       return true;
     },
     async runChild(input) {
       const a = app();
+      if (closing) throw new SvcError('unavailable', 'svc is shutting down; the sub-agent was not started');
       const parent = a.sessions.require(input.parentSessionId);
       const kind = agentKind(a.config, input.agent ?? 'general', 'subagent');
       if (!input.prompt.trim()) throw new SvcError('invalid_input', 'prompt: must not be empty');
+      if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
+        throw new SvcError('invalid_input', `max_steps: must be a positive integer, got ${input.maxSteps}`);
+      }
       // The child works under the parent's constraints: same mode and staged-workflow phase.
       const child = a.sessions.create({
         parent_id: parent.id,
@@ -647,8 +658,10 @@ export function createAgentService(appRef: () => App): AgentService {
         mode: parent.mode,
         model: parent.model,
         metadata: {
+          ...input.metadata,
           subagent: true,
           ...(input.parentRunId ? { parent_run_id: input.parentRunId } : {}),
+          ...(input.workspace ? { workspace_root: input.workspace.root } : {}),
           ...(typeof parent.metadata.workflow_phase === 'string'
             ? { workflow_phase: parent.metadata.workflow_phase }
             : {}),
@@ -659,16 +672,18 @@ export function createAgentService(appRef: () => App): AgentService {
         family_session_id: a.sessions.root(child.id),
         parent_run_id: input.parentRunId ?? null,
         agent: kind.id,
+        model: input.model ?? null,
         origin: 'subagent',
         prompt: input.prompt,
         options: {
+          ...(input.maxSteps !== undefined ? { max_steps: input.maxSteps } : {}),
           ...(input.yolo ? { yolo: true } : {}),
           ...(input.unattended ? { unattended: input.unattended } : {}),
           ...(input.tools?.length ? { tools: input.tools } : {}),
         },
       });
       const waiting = deferred(run.id).promise;
-      if (!start(run, { kind, subagent: true })) {
+      if (!start(run, { kind, subagent: true, workspace: input.workspace })) {
         throw new SvcError('conflict', `could not start the sub-agent run ${run.id}`);
       }
       const onAbort = () => abortRun(child.id, 'the parent run was cancelled');
@@ -762,3 +777,14 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 export type { FinalRunStatus };
+
+/**
+ * The app as a run against another checkout sees it: the same services, with `workspace` and `ws`
+ * replaced (spawn_worktree_override). Everything else is read through to the real app.
+ */
+function withWorkspace(app: App, workspace: NonNullable<ChildRunInput['workspace']>): App {
+  return Object.create(app, {
+    workspace: { value: workspace.root, enumerable: true },
+    ws: { value: workspace.ws, enumerable: true },
+  }) as App;
+}

@@ -22,7 +22,7 @@ import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import { assembleSystemPrompt } from './prompt';
 import { StepRecorder } from './step-recorder';
-import { FINAL_STEP_NOTE } from './system-prompt.prompt';
+import { FINAL_STEP_NOTE, LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { createToolBridge } from './tool-bridge';
 
 /** Who stopped the run, set by whoever aborts its controller first. */
@@ -39,9 +39,15 @@ export interface RunExecution {
   stop: StopState;
   subagent: boolean;
   /** Compaction with the service's state transitions and events around it. */
-  compact(options: { keepFromMessageId?: string; reason?: 'auto' | 'manual' }): Promise<void>;
-  /** True once after summarize_session asked for a compaction during this run. */
-  takeCompactionRequest(): boolean;
+  compact(options: {
+    keepFromMessageId?: string;
+    reason?: 'auto' | 'manual' | 'health_followon';
+  }): Promise<void>;
+  /**
+   * The reason once after a compaction was asked for during this run (summarize_session, a
+   * health follow-on), else undefined.
+   */
+  takeCompactionRequest(): 'manual' | 'health_followon' | undefined;
 }
 
 export interface RunOutcome {
@@ -127,7 +133,8 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
 
     const config = app.config;
     const window = model.info.context_window ?? 0;
-    const threshold = config.options.compaction_threshold;
+    // An adaptive genome sets the session's own threshold (compaction_threshold).
+    const threshold = app.adaptive?.compactionThreshold(sessionId) ?? config.options.compaction_threshold;
     const autoCompact = config.options.auto_compact && window > 0;
     const prior = historyMessages(app.sessions, session);
     const lastTokens = lastReportedTokens(prior);
@@ -137,6 +144,9 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
 
     const prompt = await assembleSystemPrompt(app, { sessionId, kind, signal });
     ledger('prompt.assembled', prompt.manifest);
+    // Prompt assembly started the [mcp.<id>] connections; give them a bounded moment so the first
+    // step already sees their tools (later steps pick up servers that connect late).
+    if (Object.keys(config.mcp).length > 0) await app.mcpClients.settled({ timeoutMs: 10_000, signal });
     const ai = await import('ai');
     const history: ModelMessage[] = toModelMessages(
       historyMessages(app.sessions, app.sessions.require(sessionId)),
@@ -175,51 +185,60 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     });
     const providerOptions = providerOptionsFor(model, session.reasoning_effort ?? kind.reasoning_effort);
     const resolved = model;
-    // After a compaction inside the run, every later step sends the summary instead of the
+    // After a compaction inside a stream, every later step sends the summary instead of the
     // messages before `cut` (the SDK keeps accumulating its own list).
     let compacted: { prefix: ModelMessage[]; cut: number } | undefined;
     let lastContext = 0;
+    const recovery = config.options.length_recovery;
+    const maxRecoveries = recovery.enabled ? recovery.max_attempts : 0;
+    let recoveries = 0;
 
     // One streamText call drives every step (the AI SDK's multi-step tool calling): the history is
     // validated once, and prepareStep adjusts each step (tool set, last-step note, compaction).
-    const result = ai.streamText({
-      model: resolved.language_model,
-      system: prompt.system,
-      messages: history,
-      tools: bridge.toolSet(ai, app.tools.registered()),
-      activeTools: [...active],
-      stopWhen: ai.stepCountIs(maxSteps),
-      abortSignal: signal,
-      maxRetries: 2,
-      ...(resolved.info.max_output ? { maxOutputTokens: resolved.info.max_output } : {}),
-      ...(providerOptions ? { providerOptions } : {}),
-      prepareStep: async ({ stepNumber, messages }) => {
-        if (stepNumber > 0) {
-          if (app.runs.cancelRequested(run.id)) {
-            x.stop.status ??= 'cancelled';
-            x.stop.reason ??= 'cancelled (requested through the run ledger)';
-            x.controller.abort(new Error('cancelled'));
+    // A step cut by the output token limit ends the stream; length recovery starts another one
+    // from the stored history plus a continuation note (not stored).
+    const startStream = (messages: ModelMessage[], stepsBefore: number) =>
+      ai.streamText({
+        model: resolved.language_model,
+        system: prompt.system,
+        messages,
+        tools: bridge.toolSet(ai, app.tools.registered()),
+        activeTools: [...active],
+        stopWhen: ai.stepCountIs(maxSteps - stepsBefore),
+        abortSignal: signal,
+        maxRetries: 2,
+        ...(resolved.info.max_output ? { maxOutputTokens: resolved.info.max_output } : {}),
+        ...(providerOptions ? { providerOptions } : {}),
+        prepareStep: async ({ stepNumber, messages: stepMessages }) => {
+          const step = stepsBefore + stepNumber;
+          if (step > 0) {
+            if (app.runs.cancelRequested(run.id)) {
+              x.stop.status ??= 'cancelled';
+              x.stop.reason ??= 'cancelled (requested through the run ledger)';
+              x.controller.abort(new Error('cancelled'));
+            }
+            const requested = x.takeCompactionRequest();
+            if (!signal.aborted && (requested || (autoCompact && lastContext / window >= threshold))) {
+              await x.compact({ reason: requested ?? 'auto' });
+              compacted = {
+                prefix: toModelMessages(historyMessages(app.sessions, app.sessions.require(sessionId))),
+                cut: stepMessages.length,
+              };
+            }
           }
-          const requested = x.takeCompactionRequest();
-          if (!signal.aborted && (requested || (autoCompact && lastContext / window >= threshold))) {
-            await x.compact({ reason: requested ? 'manual' : 'auto' });
-            compacted = {
-              prefix: toModelMessages(historyMessages(app.sessions, app.sessions.require(sessionId))),
-              cut: messages.length,
-            };
-          }
-        }
-        active = new Set(toolsFor(app, sessionId, kind, run, policies).map((t) => t.name));
-        const final = stepNumber === maxSteps - 1;
-        return {
-          activeTools: [...active],
-          ...(final ? { toolChoice: 'none' as const, system: `${prompt.system}\n\n${FINAL_STEP_NOTE}` } : {}),
-          ...(compacted ? { messages: [...compacted.prefix, ...messages.slice(compacted.cut)] } : {}),
-        };
-      },
-      // Errors arrive as stream parts; the SDK's default handler would print to the console.
-      onError: () => {},
-    });
+          active = new Set(toolsFor(app, sessionId, kind, run, policies).map((t) => t.name));
+          const final = step === maxSteps - 1;
+          return {
+            activeTools: [...active],
+            ...(final
+              ? { toolChoice: 'none' as const, system: `${prompt.system}\n\n${FINAL_STEP_NOTE}` }
+              : {}),
+            ...(compacted ? { messages: [...compacted.prefix, ...stepMessages.slice(compacted.cut)] } : {}),
+          };
+        },
+        // Errors arrive as stream parts; the SDK's default handler would print to the console.
+        onError: () => {},
+      });
 
     let recorder: StepRecorder | undefined;
     let stepUsage: Usage | null = null;
@@ -267,68 +286,90 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
       recorder = undefined;
     };
     let lastToolCalls = 0;
-    try {
-      for await (const part of result.fullStream) {
-        switch (part.type) {
-          case 'start-step':
-            steps++;
-            stepUsage = null;
-            finishReason = undefined;
-            ledger('phase', { phase: 'model', step: steps });
-            recorder = new StepRecorder(app, {
-              sessionId,
-              runId: run.id,
-              model: resolved.selector,
-              provider: resolved.provider,
-            });
-            break;
-          case 'text-delta':
-            recorder?.textDelta(part.id, part.text, part.providerMetadata as never);
-            break;
-          case 'text-end':
-            recorder?.partMetadata('text', part.id, part.providerMetadata as never);
-            break;
-          case 'reasoning-delta':
-            recorder?.reasoningDelta(part.id, part.text, part.providerMetadata as never);
-            break;
-          case 'reasoning-end':
-            recorder?.partMetadata('reasoning', part.id, part.providerMetadata as never);
-            break;
-          case 'tool-call':
-            recorder?.toolCall(
-              { tool_call_id: part.toolCallId, tool: part.toolName, input: part.input },
-              part.providerMetadata as never,
-            );
-            break;
-          case 'tool-result':
-            recorder?.toolResult(part.toolCallId, part.toolName, String(part.output ?? ''), false);
-            break;
-          case 'tool-error':
-            recorder?.toolResult(part.toolCallId, part.toolName, errorText(part.error), true);
-            break;
-          case 'finish-step':
-            finishReason = part.finishReason;
-            stepUsage = {
-              input_tokens: part.usage.inputTokens ?? 0,
-              output_tokens: part.usage.outputTokens ?? 0,
-              reasoning_tokens: part.usage.outputTokenDetails?.reasoningTokens ?? 0,
-              cached_input_tokens: part.usage.inputTokenDetails?.cacheReadTokens ?? 0,
-            };
-            // One transaction for the step's writes (messages, usage, ledger, bus log).
-            app.db.transaction(() => endStep(false))();
-            break;
-          case 'error':
-            streamError ??= part.error;
-            break;
-          default:
-            break;
+    const consume = async (result: ReturnType<typeof startStream>) => {
+      try {
+        for await (const part of result.fullStream) {
+          switch (part.type) {
+            case 'start-step':
+              steps++;
+              stepUsage = null;
+              finishReason = undefined;
+              ledger('phase', { phase: 'model', step: steps });
+              recorder = new StepRecorder(app, {
+                sessionId,
+                runId: run.id,
+                model: resolved.selector,
+                provider: resolved.provider,
+              });
+              break;
+            case 'text-delta':
+              recorder?.textDelta(part.id, part.text, part.providerMetadata as never);
+              break;
+            case 'text-end':
+              recorder?.partMetadata('text', part.id, part.providerMetadata as never);
+              break;
+            case 'reasoning-delta':
+              recorder?.reasoningDelta(part.id, part.text, part.providerMetadata as never);
+              break;
+            case 'reasoning-end':
+              recorder?.partMetadata('reasoning', part.id, part.providerMetadata as never);
+              break;
+            case 'tool-call':
+              recorder?.toolCall(
+                { tool_call_id: part.toolCallId, tool: part.toolName, input: part.input },
+                part.providerMetadata as never,
+              );
+              break;
+            case 'tool-result':
+              recorder?.toolResult(part.toolCallId, part.toolName, String(part.output ?? ''), false);
+              break;
+            case 'tool-error':
+              recorder?.toolResult(part.toolCallId, part.toolName, errorText(part.error), true);
+              break;
+            case 'finish-step':
+              finishReason = part.finishReason;
+              stepUsage = {
+                input_tokens: part.usage.inputTokens ?? 0,
+                output_tokens: part.usage.outputTokens ?? 0,
+                reasoning_tokens: part.usage.outputTokenDetails?.reasoningTokens ?? 0,
+                cached_input_tokens: part.usage.inputTokenDetails?.cacheReadTokens ?? 0,
+              };
+              // One transaction for the step's writes (messages, usage, ledger, bus log).
+              app.db.transaction(() => endStep(false))();
+              break;
+            case 'error':
+              streamError ??= part.error;
+              break;
+            default:
+              break;
+          }
         }
+      } catch (error) {
+        if (!signal.aborted) streamError ??= error;
       }
-    } catch (error) {
-      if (!signal.aborted) streamError ??= error;
+      // A step cut short (cancel, loop stop, provider error) is closed so the history stays valid.
+      endStep(true);
+    };
+
+    await consume(startStream(history, 0));
+    while (
+      finishReason === 'length' &&
+      recoveries < maxRecoveries &&
+      steps < maxSteps &&
+      !signal.aborted &&
+      streamError === undefined
+    ) {
+      recoveries++;
+      ledger('length_recovery', {
+        attempt: recoveries,
+        max_attempts: maxRecoveries,
+        step: steps,
+        output_tokens: (stepUsage as Usage | null)?.output_tokens ?? null,
+      });
+      compacted = undefined;
+      const stored = toModelMessages(historyMessages(app.sessions, app.sessions.require(sessionId)));
+      await consume(startStream([...stored, { role: 'user', content: LENGTH_CONTINUATION_NOTE }], steps));
     }
-    // A step cut short (cancel, loop stop, provider error) is closed so the history stays valid.
-    endStep(true);
 
     if (signal.aborted) return stopped();
     const limit = `max_steps: the step limit (${maxSteps}) was reached before the model finished`;

@@ -31,6 +31,9 @@ export const SYSTEM_PROMPT = `You are svc, an autonomous coding agent working in
 
 export const FINAL_STEP_NOTE = `This is the last step you are allowed in this run (the step limit was reached). Do not call any tool. Answer now: summarize what you did, what you verified, and what is left to do.`;
 
+/** Sent (not stored) after a step that hit the output token limit: length recovery. */
+export const LENGTH_CONTINUATION_NOTE = `Your previous reply was cut off because it reached the output token limit. Continue exactly where you stopped, without repeating what you already wrote. If you were about to call a tool, call it now.`;
+
 export const SUMMARY_PROMPT = `You summarize a conversation between a user and a coding agent so the agent can continue the work with the summary instead of the full history.
 
 Write a dense, factual summary in markdown with these sections:

@@ -4,7 +4,9 @@
  * on), ask permission centrally for mutating tools that do not ask themselves, run with a
  * ToolContext whose `ask` is the permission service and whose `event` appends to the run ledger,
  * and turn the result (or the failure) into redacted text for the model. Calls of one step run
- * one at a time, in the order the model made them.
+ * one at a time, in the order the model made them — except calls of a tool that says they may run
+ * side by side (`concurrent`, e.g. `agent` under a fan_out genome): those start together after
+ * the calls before them, and the next ordinary call waits for all of them.
  * @module
  */
 import type { JSONSchema7, ToolSet } from 'ai';
@@ -40,7 +42,9 @@ export interface ToolBridge {
 
 export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
   const { app } = options;
-  let chain: Promise<unknown> = Promise.resolve();
+  // `barrier`: the last one-at-a-time call; `group`: concurrent calls started after it.
+  let barrier: Promise<unknown> = Promise.resolve();
+  let group: Promise<unknown>[] = [];
 
   const execute = async (tool: AnyTool, rawInput: unknown, toolCallId: string): Promise<string> => {
     const started = app.clock.now();
@@ -55,6 +59,9 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     ledger(app, options.runId, 'tool.started', { tool_call_id: toolCallId, tool: tool.name, title });
     let output: string;
     let isError = false;
+    let errorCode: string | undefined;
+    // A tool that threw something other than an SvcError crashed (a bug, not an expected failure).
+    let crashed = false;
     try {
       options.signal.throwIfAborted();
       if (!options.isActive(tool.name)) {
@@ -101,6 +108,13 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       const e = toSvcError(error);
       if (e.code === 'internal') app.log.error('tool failed', { tool: tool.name, error: e.cause ?? e });
       isError = true;
+      errorCode = e.code;
+      // A tool stopped by a cancel threw because of it: not a crash.
+      crashed =
+        !SvcError.is(error) &&
+        e.code === 'internal' &&
+        !(error instanceof ToolFailure) &&
+        !options.signal.aborted;
       output = cap(app.redactor.string(`${e.code}: ${e.message}`));
     }
     const duration_ms = app.clock.now() - started;
@@ -118,11 +132,20 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       tool: tool.name,
       is_error: isError,
       duration_ms,
-      ...(isError ? { error: summaryOf(output) } : {}),
+      ...(isError ? { error: summaryOf(output), error_code: errorCode } : {}),
+      ...(crashed ? { crash: true } : {}),
     });
     options.onResult({ tool: tool.name, input: rawInput, output, isError });
     if (isError) throw new ToolFailure(output);
     return output;
+  };
+
+  const concurrent = (tool: AnyTool) => {
+    try {
+      return tool.concurrent?.({ app, sessionId: options.sessionId }) === true;
+    } catch {
+      return false;
+    }
   };
 
   return {
@@ -133,8 +156,14 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           description: tool.description,
           inputSchema: ai.jsonSchema(schemaOf(tool)),
           execute: (input: unknown, { toolCallId }: { toolCallId: string }) => {
-            const next = chain.then(() => execute(tool, input, toolCallId));
-            chain = next.catch(() => {});
+            if (concurrent(tool)) {
+              const next = barrier.then(() => execute(tool, input, toolCallId));
+              group.push(next.catch(() => {}));
+              return next;
+            }
+            const next = Promise.all([barrier, ...group]).then(() => execute(tool, input, toolCallId));
+            barrier = next.catch(() => {});
+            group = [];
             return next;
           },
         }) as ToolSet[string];

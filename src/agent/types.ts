@@ -14,6 +14,7 @@ import type {
 } from '../permissions/permission-service';
 import type { AgentRun, FinalRunStatus, RunStatus } from '../runs/run-ledger';
 import type { CreateSessionInput, Session } from '../sessions/session-store';
+import type { Workspace } from '../workspace/workspace';
 import type { AgentKind } from './agent-kinds';
 
 /** The agent state machine of one session. */
@@ -144,6 +145,17 @@ export interface ChildRunInput {
   tools?: string[];
   yolo?: boolean;
   unattended?: 'fail' | 'wait';
+  /** Step limit of the child run (default: the kind's, then `options.max_steps`). */
+  maxSteps?: number;
+  /** Model selector for the child run only. */
+  model?: string;
+  /**
+   * Run the child against another checkout (a git worktree, spawn_worktree_override): its tools,
+   * shell and system prompt see `root` and `ws` instead of the app's workspace.
+   */
+  workspace?: { root: string; ws: Workspace };
+  /** Extra metadata of the child session (workflow lineage: recipe step, DAG task, team member). */
+  metadata?: Record<string, unknown>;
 }
 
 export interface AgentService {
@@ -218,12 +230,17 @@ export interface AgentService {
    * Summarize the session's older turns with the small model (the auto-compaction pipeline, on
    * demand). Refused with `conflict` while a run is active.
    */
-  summarize(sessionId: string, options?: { signal?: AbortSignal }): Promise<CompactionResult>;
+  summarize(
+    sessionId: string,
+    options?: { signal?: AbortSignal; reason?: 'manual' | 'health_followon' },
+  ): Promise<CompactionResult>;
   /**
    * Ask for a compaction of a session that has an active run here: it happens before the run's
-   * next step. False when the session has no active run in this process (call `summarize`).
+   * next step (`compaction.started` carries `reason`, default manual). A request the run ends
+   * without using is dropped with the run. False when the session has no active run in this
+   * process (call `summarize`).
    */
-  requestCompaction(sessionId: string): boolean;
+  requestCompaction(sessionId: string, options?: { reason?: 'manual' | 'health_followon' }): boolean;
   /** Run a sub-agent task in a child session and return its result (the `agent` tool). */
   runChild(input: ChildRunInput): Promise<RunResult>;
   /** Agent kinds (built in + `[agents.<id>]`). */

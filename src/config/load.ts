@@ -1,6 +1,6 @@
 /**
- * Config sources, merge and provenance. Lowest to highest precedence: built-in defaults; the
- * global file; workspace `svc.toml`; workspace `.svc/svc.toml`; the file named by `SVC_CONFIG`;
+ * Config sources, merge and provenance. Lowest to highest precedence: built-in defaults; extra
+ * layers (installed plugins); the global file; workspace `svc.toml`; workspace `.svc/svc.toml`; the file named by `SVC_CONFIG`;
  * well-known `SVC_*` env overrides; `--config <file>`; `-c key.path=value` overrides.
  * Tables merge key by key (so `[providers.<id>]` blocks merge field by field); arrays replace.
  * @module
@@ -14,7 +14,7 @@ import { SvcError } from '../errors';
 import { type Config, configSchema } from './schema';
 import { locateKey, splitKey } from './toml-locate';
 
-export type SourceKind = 'default' | 'global' | 'workspace' | 'env' | 'flag' | 'override';
+export type SourceKind = 'default' | 'plugin' | 'global' | 'workspace' | 'env' | 'flag' | 'override';
 
 export interface ConfigSource {
   kind: SourceKind;
@@ -57,6 +57,19 @@ export interface ConfigSourcesInput {
   configFile?: string;
   /** `-c key.path=value`, in order. */
   overrides?: string[];
+  /**
+   * Extra layers just above the defaults, below every file (installed plugins' `[mcp.<id>]` and
+   * `[agents.<id>]` blocks; src/plugins/config-layer.ts). Read on every load, so a reload sees a
+   * plugin installed since. Their warnings join the config warnings.
+   */
+  layers?: () => ConfigLayer[];
+}
+
+/** A config tree contributed by something other than a file the user wrote (a plugin). */
+export interface ConfigLayer {
+  tree: Record<string, unknown>;
+  source: ConfigSource;
+  warnings?: string[];
 }
 
 /** Well-known env vars that override one config key each. */
@@ -142,6 +155,10 @@ export function loadConfig(input: ConfigSourcesInput, options: { tolerant?: bool
     layer(tree, { kind, label, path });
   };
 
+  for (const extra of input.layers?.() ?? []) {
+    warnings.push(...(extra.warnings ?? []));
+    layer(structuredClone(extra.tree), extra.source);
+  }
   readFile(globalConfigPath(input.env), 'global', 'global', false);
   readFile(resolve(input.workspace, 'svc.toml'), 'workspace', 'workspace', false);
   readFile(resolve(input.workspace, '.svc', 'svc.toml'), 'workspace', 'workspace', false);

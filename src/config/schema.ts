@@ -172,29 +172,229 @@ export const optionsSchema = z.strictObject({
     .describe('Preset id → pack plus overrides, usable wherever a pack name or path is.'),
   adaptive_orchestration: z
     .strictObject({
-      enabled: z.boolean().default(false),
-      classifier: z.enum(['heuristic', 'config', 'off']).default('heuristic'),
-      default_preset: z.string().optional(),
+      enabled: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Adaptive orchestration: a per-session genome shapes the run (prompt guidance, plan gate, parallel sub-agents, reviewer pass, compaction threshold) and a monitor reshapes it from run signals. Registers get_adaptive_orchestration.',
+        ),
+      classifier: z
+        .enum(['heuristic', 'config', 'off'])
+        .default('heuristic')
+        .describe(
+          'How the first run of a session picks its genome: heuristic (from the task), config (default_preset), off (no genome; the monitor only records evaluations).',
+        ),
+      default_preset: z
+        .enum(['solo', 'plan_then_execute', 'executor_reviewer', 'fan_out'])
+        .optional()
+        .describe(
+          'The preset of classifier = "config" (and the heuristic fallback when the task says nothing).',
+        ),
+      max_parallel_agents: z
+        .number()
+        .int()
+        .min(1)
+        .max(16)
+        .default(4)
+        .describe('Most sub-agents a fan_out genome runs at once (the cap of max_parallel_agents).'),
+      reviewer_agent: z
+        .string()
+        .min(1)
+        .default('explore')
+        .describe('Sub-agent kind of the executor_reviewer pass (a subagent-mode kind).'),
       monitor: z
         .strictObject({
-          enabled: z.boolean().default(true),
-          cadence: z.number().int().positive().default(1).describe('Evaluate every N completed runs.'),
-          regulatory_history_max_events: z.number().int().min(0).default(32),
+          enabled: z.boolean().default(true).describe('Evaluate run signals and reshape genomes.'),
+          cadence: z
+            .number()
+            .int()
+            .positive()
+            .default(1)
+            .describe('Evaluate every N ended runs of a session family.'),
+          window_runs: z
+            .number()
+            .int()
+            .min(1)
+            .max(50)
+            .default(4)
+            .describe('Ended runs (since the last reshape) whose signals an evaluation reads.'),
+          regulatory_history_max_events: z
+            .number()
+            .int()
+            .min(0)
+            .default(32)
+            .describe(
+              'Retained regulatory history events per session; more than 0 adds regulatory_history (at most 32 per response), 0 omits it.',
+            ),
+          failure_rate: z
+            .number()
+            .min(0)
+            .max(1)
+            .default(0.5)
+            .describe('Failed share of the window runs that proposes a reshape (with min_failures).'),
+          min_failures: z.number().int().min(1).default(2).describe('Failed runs needed for run_failures.'),
+          token_pressure: z
+            .number()
+            .min(0.1)
+            .max(1)
+            .default(0.8)
+            .describe('Peak context-window ratio that lowers the genome compaction_threshold.'),
+          pressure_compaction_threshold: z
+            .number()
+            .min(0.1)
+            .max(1)
+            .default(0.6)
+            .describe('The compaction_threshold a token_pressure reshape sets.'),
+          tool_errors: z
+            .number()
+            .int()
+            .min(1)
+            .default(3)
+            .describe('Tool errors in the window that add a review gate.'),
+        })
+        .prefault({}),
+      eval_shadow: z
+        .strictObject({
+          enabled: z
+            .boolean()
+            .default(true)
+            .describe('Score an alternative genome on the same signals at every evaluation.'),
+          min_evaluations: z
+            .number()
+            .int()
+            .min(1)
+            .default(3)
+            .describe('Scored evaluations of a session before the monitor consults the shadow aggregate.'),
         })
         .prefault({}),
     })
     .prefault({}),
   health_followons: z
     .strictObject({
-      enabled: z.boolean().default(true),
-      emit_declarative_events: z.boolean().default(false),
-      token_pressure_threshold: z.number().min(0).max(1).default(0.8),
+      enabled: z
+        .boolean()
+        .default(true)
+        .describe(
+          'Health follow-ons: runtime signals (token pressure) activate rules that act (compaction).',
+        ),
+      emit_declarative_events: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Publish health follow-on events (health.token_pressure, health_followon.activation) on the session bus.',
+        ),
+      token_pressure_threshold: z
+        .number()
+        .min(0)
+        .max(1)
+        .default(0.8)
+        .describe(
+          'Context-window ratio (input + output tokens / window) at which health.token_pressure fires.',
+        ),
+      summarize_after_run: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Rule token_pressure.summarize: when a run ends still under token pressure (its compaction request came too late), summarize the idle session.',
+        ),
       activation_caps: z
         .strictObject({
-          emit_activation_telemetry_sse: z.boolean().default(false),
-          process_hour_cap: z.number().int().min(0).default(6),
+          emit_activation_telemetry_sse: z
+            .boolean()
+            .default(false)
+            .describe('Publish health_followon.activation on the SSE session stream.'),
+          process_hour_cap: z
+            .number()
+            .int()
+            .min(0)
+            .default(6)
+            .describe(
+              'Most dispatched activations per process in any rolling hour; past it activations are skipped (reason process_hour_cap).',
+            ),
+          session_hour_cap: z
+            .number()
+            .int()
+            .min(0)
+            .default(3)
+            .describe(
+              'Most dispatched activations per session in any rolling hour (reason session_hour_cap).',
+            ),
         })
         .prefault({}),
+    })
+    .prefault({}),
+  sandbox: z
+    .strictObject({
+      mode: z
+        .enum(['off', 'bwrap'])
+        .default('off')
+        .describe(
+          'off: bash runs unsandboxed. bwrap: every bash command (and background job) runs inside bubblewrap; when bwrap cannot run, bash fails instead of running unsandboxed.',
+        ),
+      network: z
+        .enum(['none', 'host'])
+        .default('none')
+        .describe('Network inside the sandbox: none (own empty network namespace) or host (shared).'),
+      bwrap_path: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('The bwrap executable; default: bwrap looked up in PATH.'),
+      writable_paths: z
+        .array(z.string().min(1))
+        .default([])
+        .describe(
+          'Extra directories bound read-write (absolute, or relative to the workspace); the workspace always is.',
+        ),
+      read_only_git: z
+        .boolean()
+        .default(false)
+        .describe('Bind the workspace .git directory read-only inside the sandbox (commits then fail).'),
+    })
+    .prefault({}),
+  length_recovery: z
+    .strictObject({
+      enabled: z
+        .boolean()
+        .default(true)
+        .describe(
+          'When a step ends because the model hit its output token limit, continue the turn with a continuation instruction.',
+        ),
+      max_attempts: z.number().int().min(0).max(10).default(2).describe('Most continuations per run.'),
+    })
+    .prefault({}),
+  alerts: z
+    .strictObject({
+      window_minutes: z
+        .number()
+        .int()
+        .positive()
+        .default(60)
+        .describe('get_alerts_status looks at this many recent minutes.'),
+      repeated_failures: z
+        .number()
+        .int()
+        .positive()
+        .default(3)
+        .describe('Failed runs in a row (per session) that raise a repeated_failures alert.'),
+      provider_errors: z
+        .number()
+        .int()
+        .positive()
+        .default(3)
+        .describe('Provider errors in the window that raise an incidents alert.'),
+      tool_crashes: z
+        .number()
+        .int()
+        .positive()
+        .default(1)
+        .describe('Tool crashes (a tool threw a non-SvcError) in the window that raise an incidents alert.'),
+      hook_failures: z
+        .number()
+        .int()
+        .positive()
+        .default(1)
+        .describe('Failed or timed-out pack hooks in the window that raise a hook_failures alert.'),
     })
     .prefault({}),
   openai_compat: z
@@ -235,6 +435,25 @@ export const optionsSchema = z.strictObject({
       max_output_bytes: z.number().int().positive().default(30_000),
     })
     .prefault({}),
+  workflows: z
+    .strictObject({
+      max_parallel: z
+        .number()
+        .int()
+        .min(1)
+        .max(16)
+        .default(4)
+        .describe('Most sub-agents a workflow (DAG, CSV fan-out, team, template) runs at once.'),
+      max_depth: z
+        .number()
+        .int()
+        .min(1)
+        .max(20)
+        .default(6)
+        .describe('Deepest session nesting a workflow or recipe may start from (stops runaway recursion).'),
+    })
+    .prefault({})
+    .describe('Recipes, DAGs, teams and workflow templates.'),
 });
 
 export const permissionsSchema = z.strictObject({
@@ -323,6 +542,132 @@ export const lspServerSchema = z.strictObject({
   disabled: z.boolean().default(false),
 });
 
+const a2aSkillSchema = z.strictObject({
+  id: z.string().min(1).describe('Skill id, unique on the card.'),
+  name: z.string().min(1).optional().describe('Display name (default: the id).'),
+  description: z.string().optional().describe('What the agent does with this skill.'),
+  tags: z.array(z.string()).default([]).describe('Keywords a capability search matches.'),
+  examples: z.array(z.string()).optional().describe('Example prompts.'),
+});
+
+export const a2aSchema = z.strictObject({
+  enabled: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Serve svc as an A2A agent on the HTTP server: the agent card at /.well-known/agent-card.json (and agent.json) and JSON-RPC message/send, tasks/get, tasks/cancel at /a2a. Bearer auth applies.',
+    ),
+  name: z.string().min(1).optional().describe('Agent card name (default svc).'),
+  description: z
+    .string()
+    .optional()
+    .describe('Agent card description (default: the agent kind description).'),
+  agent: z.string().min(1).default('build').describe('Agent kind that runs A2A tasks (a primary kind).'),
+  model: selector.optional().describe('Model selector for A2A tasks (default: the usual selection).'),
+  skills: z
+    .array(a2aSkillSchema)
+    .default([])
+    .describe('Skills advertised on the card (default: one skill for the agent kind).'),
+  max_wait_seconds: z
+    .number()
+    .positive()
+    .max(3600)
+    .default(120)
+    .describe('How long a blocking message/send waits for the task before answering with a working task.'),
+  remotes: z
+    .record(
+      z.string(),
+      z.strictObject({
+        url: z.string().min(1).describe('Base URL of the remote agent, or the URL of its agent card.'),
+        token: z.string().optional().describe('Bearer token sent to it (use ${ENV_NAME}).'),
+        description: z.string().optional(),
+      }),
+    )
+    .default({})
+    .describe('Known remote A2A agents, by name: a2a_delegate reaches them by name or capability.'),
+});
+
+export const deployTargetSchema = z.strictObject({
+  command: z
+    .array(z.string().min(1))
+    .min(1)
+    .describe(
+      'Argv prefix that runs a command on the target machine, e.g. ["ssh", "-o", "SendEnv=SVC_HTTP_TOKEN", "build-box"]. The token travels in the SVC_HTTP_TOKEN environment variable.',
+    ),
+  host: z.string().min(1).describe('Address the deployed agents are reached at from here.'),
+  listen_host: z.string().default('0.0.0.0').describe('Address the service listens on at the target.'),
+  svc_command: z
+    .array(z.string().min(1))
+    .default(['svc'])
+    .describe('How to run svc on the target (after the prefix).'),
+  workspace: z
+    .string()
+    .optional()
+    .describe('Workspace directory on the target (default: this workspace path).'),
+  data_dir: z
+    .string()
+    .optional()
+    .describe(
+      'Base data directory on the target; each agent gets <data_dir>/<name> (default <workspace>/.svc/deploy).',
+    ),
+  description: z.string().optional(),
+});
+
+export const deploySchema = z.strictObject({
+  enabled: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Allow remote lifecycle operations (deploy targets other than local). Local deploys need no config.',
+    ),
+  targets: z.record(z.string(), deployTargetSchema).default({}).describe('Remote deploy targets, by name.'),
+  command: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('How to run svc for local deploys (default: this same svc binary).'),
+  ready_timeout_seconds: z
+    .number()
+    .positive()
+    .max(600)
+    .default(30)
+    .describe('How long a deploy waits for the service to listen and report ready.'),
+});
+
+const obligationBase = {
+  description: z.string().optional().describe('What the obligation checks, for people.'),
+  disabled: z.boolean().default(false).describe('Keep the obligation but skip it.'),
+};
+
+export const obligationSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('command'),
+    command: z.string().min(1).describe('Shell command that must exit 0 (tests, lint).'),
+    timeout_seconds: z.number().int().positive().max(600).optional().describe('Default 300.'),
+    ...obligationBase,
+  }),
+  z.strictObject({
+    kind: z.literal('file_exists'),
+    path: z.string().min(1).describe('Workspace-relative path that must exist.'),
+    ...obligationBase,
+  }),
+  z.strictObject({
+    kind: z.literal('no_markers'),
+    marker_kind: z
+      .enum(['note', 'todo', 'warning', 'handoff', 'in_progress'])
+      .default('todo')
+      .describe('Workspace marker kind that must have no open markers (default todo).'),
+    path: z
+      .string()
+      .optional()
+      .describe('Only markers overlapping this path (default: the whole workspace).'),
+    ...obligationBase,
+  }),
+  z.strictObject({
+    kind: z.literal('plan_approved'),
+    ...obligationBase,
+  }),
+]);
+
 export const configSchema = z.strictObject({
   models: z
     .strictObject({ large: selector.optional(), small: selector.optional() })
@@ -355,6 +700,14 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') }).prefault({}),
+  a2a: a2aSchema.prefault({}),
+  deploy: deploySchema.prefault({}),
+  contracts: z
+    .record(z.string(), obligationSchema)
+    .default({})
+    .describe(
+      'Workspace contract: obligations by id ([contracts.tests] kind = "command", command = "npm test").',
+    ),
 });
 
 export type Config = z.output<typeof configSchema>;
@@ -363,3 +716,7 @@ export type ProviderConfig = z.output<typeof providerSchema>;
 export type AgentConfig = z.output<typeof agentSchema>;
 export type McpServerConfig = z.output<typeof mcpServerSchema>;
 export type LspServerConfig = z.output<typeof lspServerSchema>;
+export type A2aConfig = z.output<typeof a2aSchema>;
+export type DeployConfig = z.output<typeof deploySchema>;
+export type DeployTarget = z.output<typeof deployTargetSchema>;
+export type Obligation = z.output<typeof obligationSchema>;

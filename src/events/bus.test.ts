@@ -23,6 +23,22 @@ describe('session event bus', () => {
     expect(seen).toEqual([`s1:a:${a.id}`, '*:s1', '*:s2', `s1:c:${c.id}`, '*:s1']);
   });
 
+  it('delivers an event published by a listener after the event being delivered, to every listener', () => {
+    const { bus } = setup(10);
+    const seen: string[] = [];
+    bus.subscribe('*', (e) => {
+      if (e.type === 'run.started') {
+        const nested = bus.publish('s1', 'reaction', {});
+        // Delivered later, but it has its id (and its place in the ring) already.
+        expect(bus.lastId('s1')).toBe(nested.id);
+      }
+    });
+    bus.subscribe('*', (e) => seen.push(`${e.type}:${e.id}`));
+    const started = bus.publish('s1', 'run.started', {});
+    expect(seen).toEqual([`run.started:${started.id}`, `reaction:${started.id + 1}`]);
+    expect(bus.retained('s1').map((e) => e.type)).toEqual(['run.started', 'reaction']);
+  });
+
   it('replays from the ring after a known id', () => {
     const { bus } = setup(10);
     const events = [1, 2, 3, 4].map((n) => bus.publish('s', 'tick', { n }));

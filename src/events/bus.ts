@@ -56,6 +56,12 @@ export function createEventBus(deps: {
   const listeners = new Map<string, Set<EventListener>>();
   let memoryId = 0;
   let closed = false;
+  // Events published by a listener while another event is being delivered wait here, so every
+  // listener sees events in id order (a listener that reacts to `run.started` by publishing must
+  // not make later listeners see its event before `run.started`). Still delivered before the
+  // outermost publish returns.
+  let delivering = false;
+  const backlog: SessionEvent[] = [];
 
   let statements:
     | {
@@ -118,7 +124,18 @@ export function createEventBus(deps: {
         const evicted = ring.events.splice(0, ring.events.length - ringSize);
         ring.evictedUpTo = evicted[evicted.length - 1].id;
       }
-      deliver(event);
+      if (delivering) {
+        backlog.push(event);
+        return event;
+      }
+      delivering = true;
+      try {
+        deliver(event);
+        for (let next = backlog.shift(); next; next = backlog.shift()) deliver(next);
+      } finally {
+        delivering = false;
+        backlog.length = 0;
+      }
       return event;
     },
     subscribe(sessionId, listener) {

@@ -112,6 +112,58 @@ export interface SessionEventPayloads {
   };
   /** The runtime recorded a recommendation for the operator (operator cognition ledger). */
   'recommendation.recorded': { session_id: string; recommendation_id: string; zone: string; kind: string };
+  /**
+   * Adaptive orchestration (spec, Events; publisher: src/adaptive/service.ts). Published after
+   * the state is committed and the prompt trace assembled; replay serves the same payloads.
+   * `changed` is a refresh signal only (when the session has a genome snapshot).
+   */
+  'adaptive_orchestration.changed': {
+    type: 'adaptive_orchestration.changed';
+    session_id: string;
+    action: 'updated';
+  };
+  /** The full adaptive snapshot (`posture` included), as `get_adaptive_orchestration` returns it. */
+  'adaptive_orchestration.genome': AdaptiveSnapshotPayload;
+  /** A monitor evaluation of a session without an effective genome. */
+  'adaptive_orchestration.monitor_evaluation': {
+    type: 'adaptive_orchestration.monitor_evaluation';
+    session_id: string;
+    action: 'monitor_evaluation';
+    posture: Record<string, unknown>;
+    last_monitor_evaluation: Record<string, unknown> | undefined;
+  };
+  /** Reshape-related changes only: the snapshot plus what happened to the reshape. */
+  'adaptive_orchestration.reshape': AdaptiveSnapshotPayload & {
+    reshape_action: 'recorded' | 'queued' | 'applied' | 'blocked' | 'cleared';
+  };
+  /**
+   * The health.token_pressure signal fired (context usage reached
+   * `options.health_followons.token_pressure_threshold`). Published only with
+   * `options.health_followons.emit_declarative_events`.
+   */
+  'health.token_pressure': {
+    session_id: string;
+    run_id: string;
+    ratio: number;
+    threshold: number;
+    input_tokens: number;
+    context_window: number;
+  };
+  /**
+   * spec, Events → health_followon.activation: a token-pressure activation ran. Exactly these
+   * keys; published only when all five gates hold (src/health/followons.ts). No MCP mirror; not
+   * part of the genome contract.
+   */
+  'health_followon.activation': {
+    type: 'health_followon.activation';
+    session_id: string;
+    signal: 'token_pressure';
+    activation_rule_id: string;
+    outcome: 'dispatched' | 'skipped';
+    actions_planned: number;
+    activation_actions_run: number;
+    reason?: string;
+  };
   'provider_recovery.changed': {
     session_id: string;
     run_id?: string;
@@ -123,3 +175,11 @@ export interface SessionEventPayloads {
 }
 
 export type SessionEventType = keyof SessionEventPayloads;
+
+/** The adaptive snapshot as an event payload (its full shape: src/adaptive/snapshot.ts). */
+export interface AdaptiveSnapshotPayload {
+  session_id: string;
+  action: 'updated' | 'cleared' | 'monitor_evaluation' | 'unknown';
+  posture: Record<string, unknown>;
+  [field: string]: unknown;
+}

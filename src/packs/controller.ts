@@ -107,7 +107,11 @@ export function createPackController(deps: PackControllerDeps): PackController {
       presetId: resolved.preset_id || undefined,
     });
 
-  const discoveryEnv = () => ({ workspace: deps.workspace, env: deps.env });
+  const discoveryEnv = () => ({
+    workspace: deps.workspace,
+    env: deps.env,
+    pluginPackDirs: deps.pluginPackDirs?.(),
+  });
 
   /** Re-apply a persisted reference in this process; records `last_action` hydrate. */
   const hydrate = (row: PackRow): PackRow => {
@@ -127,7 +131,7 @@ export function createPackController(deps: PackControllerDeps): PackController {
         ],
       };
     } else {
-      const discovered = row.source === 'workspace' || row.source === 'user';
+      const discovered = row.source === 'workspace' || row.source === 'user' || row.source === 'plugin';
       parsed = loadManifest(row.manifest_path, {
         expectedName: discovered ? basename(dirname(row.manifest_path)) : undefined,
         overrides: preset ? (preset.overrides ?? {}) : undefined,

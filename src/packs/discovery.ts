@@ -13,7 +13,7 @@ import type { Config } from '../config/schema';
 
 export const MANIFEST_FILE = 'pack.toml';
 
-export type PackSource = 'workspace' | 'user' | 'path';
+export type PackSource = 'workspace' | 'user' | 'plugin' | 'path';
 
 export interface DiscoveredPack {
   name: string;
@@ -42,12 +42,15 @@ export interface ResolvedRef {
 export interface DiscoveryEnv {
   workspace: string;
   env: Readonly<Record<string, string | undefined>>;
+  /** Pack directories of installed plugins (`app.plugins.packDirs()`), searched after the others. */
+  pluginPackDirs?: readonly string[];
 }
 
 export function packRoots(input: DiscoveryEnv): PackRoot[] {
   return [
     { source: 'workspace', dir: join(input.workspace, '.svc', 'packs') },
     { source: 'user', dir: join(globalConfigDir(input.env as Record<string, string | undefined>), 'packs') },
+    ...(input.pluginPackDirs ?? []).map((dir) => ({ source: 'plugin' as const, dir })),
   ];
 }
 

@@ -29,6 +29,8 @@ export interface PackControllerDeps {
   redactor: Redactor;
   /** The registry's tool names and alias rules, for policy validation. */
   toolNames: () => ToolNames;
+  /** Pack directories of installed plugins, discovered after workspace and user packs. */
+  pluginPackDirs?: () => readonly string[];
 }
 
 /** A pack in force in this process for one session. */
@@ -44,7 +46,7 @@ export interface AppliedPack {
 export interface PackListing {
   name: string;
   description: string;
-  source: 'workspace' | 'user';
+  source: 'workspace' | 'user' | 'plugin';
   manifest_path: string;
   valid: boolean;
   errors: number;

@@ -74,6 +74,8 @@ export const agent = defineTool({
       .describe('Parent session when called outside a run. Omit inside a run.'),
   }),
   mutates: false,
+  // fan_out genome: several agent calls of one step run in parallel (adaptive orchestration).
+  concurrent: ({ app, sessionId }) => (app.adaptive?.spawnLimit(sessionId) ?? 1) > 1,
   surfaces: { mcp: 'svc_agent' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
@@ -89,17 +91,21 @@ export const agent = defineTool({
         `agent: a read-only agent (${parentKind.id}) can only start read-only sub-agents such as explore, not ${kind.id}`,
       );
     }
-    const result = await app.agent.runChild({
-      parentSessionId: parent.id,
-      parentRunId: ctx.runId,
-      prompt: input.prompt,
-      agent: kind.id,
-      title: input.description,
-      tools: input.tools,
-      signal: ctx.signal,
-      yolo: parentRun?.options.yolo,
-      unattended: parentRun?.options.unattended,
-    });
+    // At most the genome's max_parallel_agents children of one session family run at once.
+    const release = await app.adaptive?.acquireSpawnSlot(parent.id, ctx.signal);
+    const result = await app.agent
+      .runChild({
+        parentSessionId: parent.id,
+        parentRunId: ctx.runId,
+        prompt: input.prompt,
+        agent: kind.id,
+        title: input.description,
+        tools: input.tools,
+        signal: ctx.signal,
+        yolo: parentRun?.options.yolo,
+        unattended: parentRun?.options.unattended,
+      })
+      .finally(() => release?.());
     return { ...result, child_session_id: result.session_id };
   },
   toModelOutput: (result) => {

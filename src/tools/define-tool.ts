@@ -123,6 +123,11 @@ export interface ToolDef<I extends z.ZodType = z.ZodType, O = unknown> {
    * is not already allowed (allowed_tools, --yolo, a session grant).
    */
   asksPermission?: boolean;
+  /**
+   * Calls of this tool made in one model step may run side by side instead of one at a time
+   * (the `agent` tool under a fan_out genome). Asked per call; default one at a time.
+   */
+  concurrent?: (env: { app: App; sessionId: string }) => boolean;
   /** Registered at all? `true`, or a string saying why not (shown by the funnel report). */
   gate?: (env: GateEnv) => true | string;
   surfaces?: ToolSurfaces;

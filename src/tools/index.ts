@@ -10,6 +10,7 @@ import {
   listModelsTool,
 } from '../providers/tools';
 import { mcpStatus } from '../surfaces/mcp/client/status-tool';
+import { adaptiveTools } from './adaptive';
 import { agentStatusTools } from './agent-status';
 import { agentTools } from './agents';
 import {
@@ -28,11 +29,13 @@ import {
   getConfigFieldProvenance,
   getConfigStatusTool,
 } from './config-tools';
+import { contractTools } from './contracts';
 import { leaveMarker, workspaceClaim } from './coordination';
 import type { AnyTool } from './define-tool';
 import { diagnostics } from './diagnostics';
 import { edit } from './edit';
 import { glob, grep, ls, multiedit, view, write } from './files';
+import { healthTools } from './health';
 import {
   capabilities,
   getPrimitiveToolsStatus,
@@ -42,7 +45,15 @@ import {
 } from './inspect-tools';
 import { packTools } from './packs';
 import { planningTools } from './planning';
-import { getMultiplayerCoordinationDashboard, operatorCognitionReadout, recommendations } from './readouts';
+import { pluginTools } from './plugins';
+import {
+  getMultiplayerCoordinationDashboard,
+  getMultiplayerTraceExport,
+  operatorCognitionReadout,
+  recommendations,
+} from './readouts';
+import { recipeTools } from './recipes';
+import { remoteTools } from './remote';
 import { runTools } from './runs';
 import { search } from './search';
 import { listSessionEvents } from './session-events';
@@ -50,6 +61,7 @@ import { sessionTools } from './sessions';
 import { bash, jobKill, jobOutput } from './shell';
 import { todos } from './todos';
 import { download, fetchTool } from './web';
+import { workflowTools } from './workflow';
 
 export const allTools: readonly AnyTool[] = [
   // config
@@ -100,12 +112,15 @@ export const allTools: readonly AnyTool[] = [
   leaveMarker,
   // readouts
   getMultiplayerCoordinationDashboard,
+  getMultiplayerTraceExport,
   operatorCognitionReadout,
   recommendations,
   // sessions (event buffer)
   listSessionEvents,
   // operating packs
   ...packTools,
+  // adaptive orchestration
+  ...adaptiveTools,
   // providers
   getProviderStatus,
   getModelSelection,
@@ -113,4 +128,15 @@ export const allTools: readonly AnyTool[] = [
   listModelsTool,
   // mcp client
   mcpStatus,
+  // recipes and workflows
+  ...recipeTools,
+  ...workflowTools,
+  // remote agents (A2A) and deployments
+  ...remoteTools,
+  // plugins
+  ...pluginTools,
+  // contracts and quality gates
+  ...contractTools,
+  // runtime health: incidents, loops, length recovery, compactions, alerts, enforcement, flow, sandbox
+  ...healthTools,
 ] as AnyTool[];

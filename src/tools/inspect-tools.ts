@@ -177,7 +177,20 @@ export function runtimeFeatures(app: App): Record<string, boolean> {
     operator_cognition_tool: registered('operator_cognition_readout'),
     operating_packs: registered('get_operating_mode'),
     adaptive_orchestration: registered('get_adaptive_orchestration'),
-    health_followons: config.options.health_followons.enabled,
+    // The follow-on service is wired in every full app; the gate is the config.
+    health_followons: app.health !== undefined && config.options.health_followons.enabled,
+    // All gates of health_followon.activation but the activation itself (spec, Events).
+    health_followon_activation_sse: app.health?.gates().activation_event_enabled ?? false,
+    length_recovery:
+      config.options.length_recovery.enabled && config.options.length_recovery.max_attempts > 0,
+    // bash runs inside bubblewrap: configured and able to run here (else bash calls fail).
+    sandbox_bwrap: config.options.sandbox.mode === 'bwrap' && (app.sandbox?.status().enforced ?? false),
+    sandbox_status_tool: registered('sandbox_status'),
+    runtime_health_tools: [
+      'get_runtime_incident_status',
+      'get_alerts_status',
+      'get_enforcement_status',
+    ].every(registered),
     openai_compat: httpWired,
     openai_compat_ledger: config.options.openai_compat !== undefined,
     edit_predictions: config.options.openai_compat?.edit_predictions.enabled ?? false,

@@ -207,7 +207,11 @@ export const packTools: AnyTool[] = [
 /** spec: `--json` prints a top-level object holding `posture` plus the discovery fields. */
 function cliEnvelope(app: App, posture: OperatingModeSnapshot) {
   // Discovery is files and config only: it works with the gate off and without a controller.
-  const names = discoverPacks({ workspace: app.workspace, env: app.env }).map((p) => p.name);
+  const names = discoverPacks({
+    workspace: app.workspace,
+    env: app.env,
+    pluginPackDirs: app.plugins.packDirs(),
+  }).map((p) => p.name);
   return {
     posture,
     available_packs: names.length,

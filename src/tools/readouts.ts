@@ -13,6 +13,7 @@ import {
   MAX_RECENT_RUNS_LIMIT,
   parityGetterUnavailable,
 } from '../readouts/multiplayer/dashboard';
+import { buildMultiplayerExport } from '../readouts/multiplayer/export';
 import { defineTool } from './define-tool';
 
 export const dashboardInput = z.strictObject({
@@ -33,7 +34,7 @@ export const dashboardInput = z.strictObject({
     ),
 });
 
-type Dashboard = ReturnType<typeof buildDashboard>;
+type Dashboard = Awaited<ReturnType<typeof buildDashboard>>;
 
 function renderDashboard(d: Dashboard | ReturnType<typeof parityGetterUnavailable>): string {
   if ('error_code' in d) return `${d.error_code}: ${d.message}`;
@@ -78,7 +79,7 @@ export const getMultiplayerCoordinationDashboard = defineTool({
     cli: { command: 'stigmergy multiplayer dashboard', text: renderDashboard },
   },
   examples: [{}, { recent_runs_limit: 2 }, { session_id: 'ses_unknown' }],
-  run(ctx, input) {
+  async run(ctx, input): Promise<Dashboard | ReturnType<typeof parityGetterUnavailable>> {
     const { app } = ctx;
     // spec, Errors: inside a server process whose HTTP server has not started, the agent tool has
     // no parity getter yet; a detached process (svc run, TUI) builds the read model directly.
@@ -174,4 +175,65 @@ export const recommendations = defineTool({
     const pending = ledger.pending({ session_id: input.session_id }).map(({ payload_digest: _d, ...r }) => r);
     return { action: 'list', count: pending.length, recommendations: pending };
   },
+});
+
+export const multiplayerExportInput = z.strictObject({
+  session_id: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Export only this session's family. Omit for every session of the workspace."),
+  since_unix: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('Only evidence recorded at or after this UTC Unix time.'),
+  max_steps: z.number().int().min(1).max(100_000).default(5000).describe('Most steps kept (the latest).'),
+  strict: z
+    .boolean()
+    .default(false)
+    .describe('Fail (CLI exit 1) and say why when the evidence is incomplete.'),
+});
+
+type Export = ReturnType<typeof buildMultiplayerExport>;
+
+function renderExport(e: Export): string {
+  const lines = [
+    `multiplayer trace export (${e.schema_version}): ${e.trace.trace_id}, ${e.trace.scenario_kind}`,
+    `actors ${e.trace.actors.length}  steps ${e.trace.steps.length}  runs ${e.evidence.runs}  edits ${e.evidence.file_edits}  claims ${e.evidence.claims}  markers ${e.evidence.markers}  handoffs ${e.evidence.handoffs}`,
+    '',
+    ...e.trace.steps
+      .slice(-40)
+      .map(
+        (s) =>
+          `${String(s.seq).padStart(5)} +${String(s.at_ms).padStart(8)}ms  ${s.actor.padEnd(28)} ${s.action.padEnd(16)} ${s.paths.join(', ')}${s.to ? ` -> ${s.to}` : ''}`,
+      ),
+  ];
+  if (e.trace.steps.length > 40)
+    lines.splice(3, 0, `  … ${e.trace.steps.length - 40} earlier steps (use --json for all)`);
+  if (e.warnings.length) lines.push('', 'warnings:', ...e.warnings.map((w) => `  ${w}`));
+  if (e.strict && e.strict_failures.length)
+    lines.push('', 'strict check failed:', ...e.strict_failures.map((f) => `  ${f}`));
+  lines.push('', e.redaction);
+  return lines.join('\n');
+}
+
+export const getMultiplayerTraceExport = defineTool({
+  name: 'get_multiplayer_trace_export',
+  family: 'readouts',
+  tag: 'primitive',
+  description:
+    'The real coordination trace of this workspace (sessions and runs as actors; run starts/ends, file edits with paths, claims, markers and handoffs as steps), in the reference-corpus shape, redacted: paths only, never prompts or outputs.',
+  input: multiplayerExportInput,
+  mutates: false,
+  surfaces: {
+    mcp: 'svc_get_multiplayer_trace_export',
+    cli: {
+      command: 'stigmergy multiplayer export',
+      text: renderExport,
+      exitCode: (r: Export) => (r.strict && r.strict_failures.length > 0 ? 1 : 0),
+    },
+  },
+  run: (ctx, input) => buildMultiplayerExport(ctx.app, input),
 });

@@ -66,6 +66,8 @@ export interface Jobs {
     cwd: string;
     env: Record<string, string | undefined>;
     sessionId?: string;
+    /** Run inside this wrapper (the command sandbox). */
+    prefix?: readonly string[];
   }): { id: string; pid: number | undefined; logPath: string };
   output(
     jobId: string,
@@ -179,6 +181,7 @@ export function createJobs(deps: { dataDir: string; ids: Ids; clock: Clock; reda
       job.proc = spawnShell(input.command, {
         cwd: input.cwd,
         env: input.env,
+        prefix: input.prefix,
         onOutput: (chunk) => {
           if (job.fd === undefined) return;
           writeSync(job.fd, chunk);

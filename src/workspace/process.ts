@@ -101,9 +101,13 @@ export function spawnShell(
     env: Record<string, string | undefined>;
     onOutput: (chunk: Buffer) => void;
     shell?: string;
+    /** A wrapper the shell runs inside (the bwrap sandbox): `[bwrap, …args, '--']`. */
+    prefix?: readonly string[];
   },
 ): SpawnedCommand {
-  const child = spawn(options.shell ?? '/bin/bash', ['--noprofile', '--norc', '-c', script], {
+  const shellArgs = [options.shell ?? '/bin/bash', '--noprofile', '--norc', '-c', script];
+  const argv = options.prefix?.length ? [...options.prefix, ...shellArgs] : shellArgs;
+  const child = spawn(argv[0], argv.slice(1), {
     cwd: options.cwd,
     env: options.env as NodeJS.ProcessEnv,
     // A new process group: the kill reaches everything the command started.

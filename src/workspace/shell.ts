@@ -65,6 +65,15 @@ export interface BackgroundStart {
   analysis: { verdict: BashAnalysis['verdict']; reason: string };
 }
 
+/**
+ * Where commands run (src/sandbox implements it): a wrapper for each command, or undefined to run
+ * it as is. Throws (an SvcError saying why) when the configured sandbox cannot run: the command
+ * must then not run at all.
+ */
+export interface CommandSandbox {
+  plan(request: { cwd: string }): { prefix: string[]; event: Record<string, unknown> } | undefined;
+}
+
 export interface Shell {
   /** Analyse only (what the permission prompt would say). */
   analyze(command: string, sessionId?: string): Promise<BashAnalysis>;
@@ -85,6 +94,7 @@ export function createShell(deps: {
   ids: Ids;
   clock: Clock;
   redactor: Redactor;
+  sandbox?: CommandSandbox;
 }): Shell {
   const cwds = new Map<string, string>();
   const cwdOf = (sessionId?: string) => {
@@ -130,11 +140,27 @@ export function createShell(deps: {
       const analysis = await analyze(command, ctx.sessionId);
       const summary = { verdict: analysis.verdict, reason: analysis.reason };
       if (analysis.verdict === 'block') {
+        ctx.event?.('bash_blocked', {
+          command: deps.redactor.string(clip(command, 500)),
+          reason: analysis.reason,
+        });
         throw new SvcError('forbidden', `bash: ${analysis.reason}`, {
           details: { command, analysis: summary, concerns: analysis.concerns },
         });
       }
       const cwd = cwdOf(ctx.sessionId);
+      // Before asking: a command the configured sandbox cannot run is refused, never run bare.
+      const sandbox = deps.sandbox?.plan({ cwd });
+      const sandboxStarted = (background: boolean) => {
+        if (!sandbox) return;
+        ctx.event?.('sandbox_exec_started', {
+          ...sandbox.event,
+          command: deps.redactor.string(clip(command, 500)),
+          cwd: deps.paths.display(cwd),
+          background,
+          ...(ctx.sessionId ? { session_id: ctx.sessionId } : {}),
+        });
+      };
       for (const guard of deps.guards()) {
         guard({
           tool: ctx.tool,
@@ -163,7 +189,14 @@ export function createShell(deps: {
       });
 
       if (input.run_in_background) {
-        const job = deps.jobs.start({ command, cwd, env: childEnv(ctx), sessionId: ctx.sessionId });
+        sandboxStarted(true);
+        const job = deps.jobs.start({
+          command,
+          cwd,
+          env: childEnv(ctx),
+          sessionId: ctx.sessionId,
+          prefix: sandbox?.prefix,
+        });
         ctx.event?.('background_job_started', {
           job_id: job.id,
           command: deps.redactor.string(clip(command, 500)),
@@ -199,10 +232,12 @@ export function createShell(deps: {
       throwIfCancelled(ctx.signal, 'the command');
       const started = deps.clock.now();
       const wallStart = performance.now();
+      sandboxStarted(false);
       const proc = spawnShell(script, {
         cwd,
         env: childEnv(ctx),
         onOutput: (chunk) => collector.push(chunk),
+        prefix: sandbox?.prefix,
       });
       ctx.event?.('local_shell_started', {
         command: deps.redactor.string(clip(command, 500)),

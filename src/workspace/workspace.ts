@@ -21,7 +21,7 @@ import { createPathResolver, type PathResolver } from './paths';
 import { createReadTracker, type ReadTracker } from './read-tracker';
 import { createSearchOps, type SearchOps } from './search';
 import { createSemanticOps, type SemanticOps } from './semantic';
-import { createShell, type Shell } from './shell';
+import { type CommandSandbox, createShell, type Shell } from './shell';
 import { createTodoStore, type TodoStore } from './todos';
 import { createWebOps, type WebOps } from './web';
 
@@ -61,6 +61,8 @@ export function createWorkspace(deps: {
   redactor: Redactor;
   fetch: typeof fetch;
   guards: () => readonly MutationGuard[];
+  /** Where bash commands run (the bwrap sandbox, options.sandbox); default: as they are. */
+  sandbox?: CommandSandbox;
 }): Workspace {
   const paths = createPathResolver({
     root: deps.root,
@@ -85,6 +87,7 @@ export function createWorkspace(deps: {
     ids: deps.ids,
     clock: deps.clock,
     redactor: deps.redactor,
+    sandbox: deps.sandbox,
     settings: () => {
       const config = deps.config();
       return {

@@ -96,10 +96,11 @@ describe('GET /v1/sessions/{id}/events', () => {
       expect(resync.json).toEqual({
         session_id: session.id,
         action: 'unknown',
+        // The adaptive layer's own snapshot (src/adaptive): wired, gate off.
         posture: {
           state: 'disabled',
           reason: 'options.adaptive_orchestration.enabled is false',
-          implemented: false,
+          implemented: true,
           configured: false,
           available: false,
           active: false,
@@ -132,6 +133,18 @@ describe('GET /v1/sessions/{id}/events', () => {
     expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
       /^invalid include_snapshot/,
     );
+  });
+
+  it('sends a minimal payload from a runtime without the adaptive layer', async () => {
+    const { session, open } = await setup({ adaptive: false });
+    const reader = await open('?include_snapshot=1');
+    const [, resync] = await reader.take(2);
+    expect(resync.json).toMatchObject({
+      session_id: session.id,
+      action: 'unknown',
+      posture: { state: 'disabled', implemented: false, configured: false },
+    });
+    await reader.cancel();
   });
 
   it('sends the adaptive layer snapshot when app.adaptiveSnapshot is wired', async () => {

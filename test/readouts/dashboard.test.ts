@@ -355,3 +355,71 @@ describe('dashboard surfaces', () => {
     ).toHaveProperty('reference_traces');
   });
 });
+
+describe('dashboard over real runs', () => {
+  it('DASH-33/DASH-12: after real runs, operator_runtime shows the family runs, capped by recent_runs_limit', async () => {
+    const { agentApp } = await import('../helpers/agent-harness');
+    const { reply } = await import('../helpers/fake-provider');
+    const { app } = await agentApp([reply().text('one'), reply().text('two'), reply().text('three')]);
+    const session = app.agent.createSession({ title: 'dash' });
+    for (const prompt of ['a', 'b', 'c']) await app.agent.run({ sessionId: session.id, prompt });
+    const full = (await get(app, `?session_id=${session.id}&recent_runs_limit=5`)).json().operator_runtime;
+    expect(full.recent_runs).toHaveLength(3);
+    expect(full.checks.actor_identity.status).toBe('present');
+    expect(full.checks.runtime_evidence.status).toBe('present');
+    expect(full.warnings).not.toContain('no_recent_runs');
+    expect(full.recent_runs[0]).toMatchObject({
+      session_id: session.id,
+      status: 'completed',
+      family_session_id: session.id,
+    });
+    const capped = (await get(app, `?session_id=${session.id}&recent_runs_limit=1`)).json().operator_runtime;
+    expect(capped.recent_runs).toHaveLength(1);
+  });
+});
+
+describe('runtime export', () => {
+  it('DASH-39/CLI-16: export --json prints the full trace of real runs, edits, claims and handoffs, redacted', async () => {
+    const { agentApp } = await import('../helpers/agent-harness');
+    const { reply } = await import('../helpers/fake-provider');
+    const { app } = await agentApp(
+      [
+        reply().toolCall('write', { path: 'notes.md', content: 'SECRET-PROMPT-WORDS are not exported\n' }),
+        reply().text('wrote it'),
+      ],
+      { config: undefined, extraConfig: { permissions: { allowed_tools: ['write'] } } },
+    );
+    const session = app.agent.createSession({ title: 'export' });
+    app.claims.acquire({ session_id: session.id, paths: ['notes.md'], mode: 'hard', ttl_seconds: 60 });
+    await app.agent.run({ sessionId: session.id, prompt: 'please write SECRET-PROMPT-WORDS to notes.md' });
+    const cli = await viaCli(app, { command: 'stigmergy multiplayer export' }, {});
+    expect(cli.code, cli.stderr).toBe(0);
+    const out = cli.json as any;
+    expect(out.schema_version).toBe('svc.multiplayer_trace_export.v1');
+    expect(out.trace.actors).toContainEqual({
+      id: `session:${session.id}`,
+      type: 'agent',
+      session: session.id,
+    });
+    const actions = out.trace.steps.map((s: { action: string }) => s.action);
+    expect(actions).toEqual(expect.arrayContaining(['claim.acquire', 'run.start', 'file.edit', 'run.end']));
+    expect(out.trace.steps.find((s: { action: string }) => s.action === 'file.edit').paths).toEqual([
+      'notes.md',
+    ]);
+    expect(out.valid).toBe(true);
+    expect(JSON.stringify(out)).not.toContain('SECRET-PROMPT-WORDS');
+    const text = await viaCli(app, { command: 'stigmergy multiplayer export' }, {}, []);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('file.edit');
+  });
+
+  it('--strict exits 1 and says why when there is no evidence', async () => {
+    const app = await makeTestApp();
+    const strict = await viaCli(app, { command: 'stigmergy multiplayer export' }, { strict: true }, []);
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toContain('strict check failed');
+    expect(strict.stdout).toContain('no coordination evidence');
+    const lax = await viaCli(app, { command: 'stigmergy multiplayer export' }, {});
+    expect(lax.code).toBe(0);
+  });
+});

@@ -126,7 +126,17 @@ describe('bash', () => {
       /permissions.bash_deny/,
     );
     expect(h.asks).toEqual([]);
-    expect(h.events).toEqual([]);
+    // Nothing started; each refusal is on the run ledger (get_enforcement_status counts them).
+    expect(h.events.map((e) => e.type)).toEqual([
+      'bash_blocked',
+      'bash_blocked',
+      'bash_blocked',
+      'bash_blocked',
+    ]);
+    expect(h.events[3].payload).toEqual({
+      command: 'git push origin main',
+      reason: expect.stringContaining('permissions.bash_deny'),
+    });
     expect(existsSync('/usr/local/svc-outside.txt')).toBe(false);
   });
 

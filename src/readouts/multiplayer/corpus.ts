@@ -139,6 +139,28 @@ export function validateFixture(file: string, raw: unknown): CorpusFixture {
     };
   }
   const trace = parsed.data;
+  const problems = structuralProblems(trace);
+  if (trace.scenario_kind === 'concurrent') {
+    const stepActors = new Set(trace.steps.map((s) => s.actor));
+    if (stepActors.size < 2) problems.push('concurrent: needs at least two acting actors');
+    else if (!interleaved(trace.steps)) problems.push("concurrent: the actors' steps must interleave");
+  } else {
+    const handoffIndex = trace.steps.findIndex((s) => s.action === 'handoff');
+    if (handoffIndex === -1) problems.push('sequential_handoff: needs a handoff step');
+    else {
+      const receiver = trace.steps[handoffIndex].to;
+      const early = trace.steps.slice(0, handoffIndex).find((s) => s.actor === receiver);
+      if (early)
+        problems.push(
+          `sequential_handoff: receiving actor "${receiver}" acts (step ${early.seq}) before the handoff`,
+        );
+    }
+  }
+  return { file, raw, trace, problems };
+}
+
+/** Checks every trace must pass, whatever its scenario: declared actors, ordering, claim modes, handoff targets. */
+export function structuralProblems(trace: Pick<Trace, 'actors' | 'steps'>): string[] {
   const problems: string[] = [];
   const actors = new Set(trace.actors.map((a) => a.id));
   if (actors.size !== trace.actors.length) problems.push('actors: duplicate actor id');
@@ -159,23 +181,7 @@ export function validateFixture(file: string, raw: unknown): CorpusFixture {
     lastSeq = step.seq;
     lastAt = step.at_ms;
   }
-  if (trace.scenario_kind === 'concurrent') {
-    const stepActors = new Set(trace.steps.map((s) => s.actor));
-    if (stepActors.size < 2) problems.push('concurrent: needs at least two acting actors');
-    else if (!interleaved(trace.steps)) problems.push("concurrent: the actors' steps must interleave");
-  } else {
-    const handoffIndex = trace.steps.findIndex((s) => s.action === 'handoff');
-    if (handoffIndex === -1) problems.push('sequential_handoff: needs a handoff step');
-    else {
-      const receiver = trace.steps[handoffIndex].to;
-      const early = trace.steps.slice(0, handoffIndex).find((s) => s.actor === receiver);
-      if (early)
-        problems.push(
-          `sequential_handoff: receiving actor "${receiver}" acts (step ${early.seq}) before the handoff`,
-        );
-    }
-  }
-  return { file, raw, trace, problems };
+  return problems;
 }
 
 /** Two actors interleave when some actor acts, another acts, then the first acts again. */

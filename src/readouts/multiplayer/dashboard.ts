@@ -28,7 +28,7 @@ export function corpusDir(app: App): string | undefined {
   return app.env.SVC_MULTIPLAYER_CORPUS_DIR || app.config.options.stigmergy.corpus_dir || undefined;
 }
 
-export function buildDashboard(app: App, input: DashboardInput) {
+export async function buildDashboard(app: App, input: DashboardInput) {
   const limit = input.recent_runs_limit ?? DEFAULT_RECENT_RUNS_LIMIT;
   const sessionId = input.session_id?.trim() ? input.session_id.trim() : undefined;
   const corpus = loadCorpus(corpusDir(app));
@@ -57,7 +57,7 @@ export function buildDashboard(app: App, input: DashboardInput) {
     ];
   });
 
-  let operator_runtime: ReturnType<typeof buildOperatorRuntime> | undefined;
+  let operator_runtime: Awaited<ReturnType<typeof buildOperatorRuntime>> | undefined;
   if (sessionId) {
     let sessionKnown: boolean | undefined;
     try {
@@ -70,7 +70,7 @@ export function buildDashboard(app: App, input: DashboardInput) {
       warnings.push('operator_runtime_unavailable: session_unknown');
     } else if (sessionKnown) {
       try {
-        operator_runtime = buildOperatorRuntime(app, sessionId, limit);
+        operator_runtime = await buildOperatorRuntime(app, sessionId, limit);
       } catch (error) {
         warnings.push(`operator_runtime_unavailable: ${SvcError.is(error) ? error.message : String(error)}`);
       }

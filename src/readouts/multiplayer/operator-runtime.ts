@@ -20,12 +20,12 @@ export interface Check {
 
 export const OPERATOR_RUNTIME_PROFILE = 'svc.local_workspace_runtime';
 
-export function buildOperatorRuntime(app: App, sessionId: string, limit: number) {
+export async function buildOperatorRuntime(app: App, sessionId: string, limit: number) {
   const session = app.sessions.require(sessionId);
   const warnings: string[] = [];
-  const family = app.sessions.family(sessionId);
-  const familyIds = family.map((s) => s.id);
-  const ledger = runLedgerEvidence(app, familyIds, limit);
+  const root = app.sessions.root(sessionId);
+  const family = app.sessions.family(root);
+  const ledger = runLedgerEvidence(app, root, limit);
   if (!ledger.available || ledger.rows === 0) warnings.push('no_recent_runs');
 
   const claimPosture = app.claims.posture();
@@ -50,7 +50,9 @@ export function buildOperatorRuntime(app: App, sessionId: string, limit: number)
           name: 'agent_runs',
           kind: 'table',
           durability: ledger.available ? 'durable' : 'none',
-          summary: ledger.available ? `${ledger.rows} run(s) for the session family` : 'no run ledger',
+          summary: ledger.available
+            ? `${ledger.rows} run(s) for the session family, agents: ${ledger.agents.join(', ') || 'none'}`
+            : ledger.reason,
         },
       ],
     },
@@ -81,7 +83,7 @@ export function buildOperatorRuntime(app: App, sessionId: string, limit: number)
     runtime_evidence: {
       status: !ledger.available ? 'missing' : ledger.rows > 0 ? 'present' : 'partial',
       summary: !ledger.available
-        ? 'no durable agent run ledger in this process'
+        ? `no durable agent run ledger: ${ledger.reason}`
         : ledger.rows > 0
           ? `durable run ledger with ${ledger.rows} session-family run(s)`
           : 'durable run ledger present; no session-family runs yet',
@@ -90,11 +92,13 @@ export function buildOperatorRuntime(app: App, sessionId: string, limit: number)
           name: 'agent_runs',
           kind: 'table',
           durability: ledger.available ? 'durable' : 'none',
-          summary: ledger.available ? `${ledger.rows} row(s), ${ledger.events} event(s)` : 'absent',
+          summary: ledger.available
+            ? `${ledger.rows} row(s), ${ledger.events} ledger event(s)`
+            : ledger.reason,
         },
       ],
     },
-    handoff_recovery: handoffRecovery(app, familyIds),
+    handoff_recovery: await handoffRecovery(app, family),
     interruptibility: interruptibility(app, ledger),
     boundary_honesty: app.runtime.mcpOnly
       ? {
@@ -130,54 +134,51 @@ export function buildOperatorRuntime(app: App, sessionId: string, limit: number)
 
 interface LedgerEvidence {
   available: boolean;
+  reason: string;
   rows: number;
   events: number;
+  agents: string[];
   recent: Record<string, unknown>[];
   lineage: boolean;
   interrupted: number;
 }
 
-/** Reads the durable run ledger when this database has one (agent_runs / agent_run_events). */
-function runLedgerEvidence(app: App, familyIds: string[], limit: number): LedgerEvidence {
-  const none: LedgerEvidence = {
-    available: false,
-    rows: 0,
-    events: 0,
-    recent: [],
-    lineage: false,
-    interrupted: 0,
-  };
-  const db = app.db;
-  const has = (table: string) =>
-    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
-  if (!has('agent_runs') || familyIds.length === 0) return none;
-  const marks = familyIds.map(() => '?').join(', ');
-  const rows = db
-    .prepare(`SELECT * FROM agent_runs WHERE session_id IN (${marks}) ORDER BY created_at DESC`)
-    .all(...familyIds) as Record<string, unknown>[];
-  const events = has('agent_run_events')
-    ? (
-        db
-          .prepare(
-            `SELECT count(*) AS n FROM agent_run_events WHERE run_id IN (SELECT id FROM agent_runs WHERE session_id IN (${marks}))`,
-          )
-          .get(...familyIds) as { n: number }
-      ).n
-    : 0;
+/** The durable run ledger's rows for the session family (spec: session-family run references). */
+function runLedgerEvidence(app: App, rootSessionId: string, limit: number): LedgerEvidence {
+  const availability = app.runs.available();
+  if (!availability.ok) {
+    return {
+      available: false,
+      reason: availability.reason,
+      rows: 0,
+      events: 0,
+      agents: [],
+      recent: [],
+      lineage: false,
+      interrupted: 0,
+    };
+  }
+  const runs = app.runs.list({ family_session_id: rootSessionId, limit: 1000 });
+  const events = runs.reduce((n, r) => n + app.runs.eventCount(r.id), 0);
   return {
     available: true,
-    rows: rows.length,
+    reason: '',
+    rows: runs.length,
     events,
-    recent: rows.slice(0, limit).map((r) => ({
+    agents: [...new Set(runs.map((r) => r.agent))],
+    recent: runs.slice(0, limit).map((r) => ({
       run_id: r.id,
       session_id: r.session_id,
-      parent_run_id: r.parent_run_id ?? null,
+      parent_run_id: r.parent_run_id,
+      family_session_id: r.family_session_id,
       status: r.status,
-      agent: r.agent ?? null,
+      agent: r.agent,
+      origin: r.origin,
       created_at: r.created_at,
+      finished_at: r.finished_at,
     })),
-    lineage: rows.some((r) => r.parent_run_id),
-    interrupted: rows.filter((r) => r.status === 'interrupted').length,
+    lineage: runs.some((r) => r.parent_run_id !== null),
+    interrupted: runs.filter((r) => r.status === 'interrupted').length,
   };
 }
 
@@ -204,36 +205,35 @@ function authorityBoundary(app: App): Check {
   };
 }
 
-function handoffRecovery(app: App, familyIds: string[]): Check {
-  const db = app.db;
-  const marks = familyIds.map(() => '?').join(', ');
-  const has = (table: string) =>
-    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
-  const summaries = (
-    db
-      .prepare(
-        `SELECT count(*) AS n FROM messages WHERE session_id IN (${marks}) AND parts LIKE '%"compaction"%'`,
-      )
-      .get(...familyIds) as { n: number }
-  ).n;
-  const checkpoints = has('checkpoints')
-    ? (
-        db
-          .prepare(`SELECT count(*) AS n FROM checkpoints WHERE session_id IN (${marks})`)
-          .get(...familyIds) as { n: number }
-      ).n
-    : 0;
+async function handoffRecovery(
+  app: App,
+  family: { id: string; metadata: Record<string, unknown> }[],
+): Promise<Check> {
+  const ids = new Set(family.map((s) => s.id));
+  const summaries = family.reduce(
+    (n, s) => n + (typeof s.metadata.compactions === 'number' ? s.metadata.compactions : 0),
+    0,
+  );
+  let checkpoints = 0;
+  let checkpointNote = '';
+  try {
+    checkpoints = (await app.ws.checkpoints.list()).filter(
+      (c) => c.session_id !== null && ids.has(c.session_id),
+    ).length;
+  } catch (error) {
+    checkpointNote = ` (checkpoints unavailable: ${error instanceof Error ? error.message.split(';')[0] : String(error)})`;
+  }
   const capsules = summaries + checkpoints;
   const historian = app.tools.get('session_search') !== undefined;
   return {
     status: capsules > 0 && historian ? 'present' : capsules > 0 || historian ? 'partial' : 'missing',
-    summary: `${summaries} compaction summary(ies) and ${checkpoints} checkpoint(s) as continuity capsules; historian retrieval (session_search) ${historian ? 'available' : 'absent'}`,
+    summary: `${summaries} compaction summary(ies) and ${checkpoints} checkpoint(s) as continuity capsules${checkpointNote}; historian retrieval (session_search) ${historian ? 'available' : 'absent'}`,
     sources: [
       {
         name: 'continuity_capsules',
         kind: 'table',
         durability: 'durable',
-        summary: `${capsules} capsule(s)`,
+        summary: `${capsules} capsule(s): compaction summaries in messages, checkpoints under refs/svc/checkpoints`,
       },
       {
         name: 'session_search',

@@ -1,15 +1,20 @@
 /**
  * Every migration, in one list. Ids are numbered by area so branches do not collide:
  * 1–99 foundation, 100–199 providers, 200–299 agent core, 300–399 http/scheduler, 400–499 mcp,
- * 500–599 readouts I, 600–699 readouts II, 700–799 tui. Applied ids are tracked one by one, so a
+ * 500–599 readouts I, 600–699 readouts II, 700–749 remote agents, deploy, plugins and contracts,
+ * 750–799 tui. Applied ids are tracked one by one, so a
  * migration merged late still runs. Forward-only: never edit a migration that has shipped.
  * @module
  */
+import { adaptiveMigrations } from './adaptive';
 import { agentMigrations } from './agent';
 import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
+import { healthMigrations } from './health';
 import { packsMigrations } from './packs';
 import { readoutMigrations } from './readouts';
+import { remoteMigrations } from './remote';
+import { workflowMigrations } from './workflow';
 
 export interface Migration {
   id: number;
@@ -22,5 +27,9 @@ export const migrations: readonly Migration[] = [
   ...codingToolsMigrations,
   ...readoutMigrations,
   ...packsMigrations,
+  ...adaptiveMigrations,
   ...agentMigrations,
+  ...workflowMigrations,
+  ...remoteMigrations,
+  ...healthMigrations,
 ];

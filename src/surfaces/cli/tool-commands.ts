@@ -11,6 +11,7 @@ import { SvcError } from '../../errors';
 import type { AnyTool, CliBinding } from '../../tools/define-tool';
 import { withAlias } from '../../tools/invoke';
 import { renderText } from '../../util/render-text';
+import { objectFields, unwrapSchema } from '../../util/zod-shape';
 import type { CliContext } from './context';
 
 export function ensureCommand(program: Command, path: string[], description?: string): Command {
@@ -47,7 +48,7 @@ function registerOne(program: Command, ctx: CliContext, tool: AnyTool, binding: 
       optional: a.endsWith('?'),
     }));
     for (const arg of positional) command.argument(arg.optional ? `[${arg.name}]` : `<${arg.name}>`);
-    const fields = shapeOf(tool.input);
+    const fields = objectFields(tool.input);
     for (const [name, field] of Object.entries(fields)) {
       if (positional.some((p) => p.name === name) || binding.fixed?.[name] !== undefined) continue;
       command.addOption(optionFor(name, field));
@@ -111,28 +112,8 @@ async function runToolCommand(
   if (code) ctx.exitCode = code;
 }
 
-function shapeOf(schema: z.ZodType): Record<string, z.ZodType> {
-  const s = schema as unknown as { shape?: Record<string, z.ZodType> };
-  return s.shape ?? {};
-}
-
-function unwrap(schema: z.ZodType): z.ZodType {
-  let s = schema;
-  for (let i = 0; i < 10; i++) {
-    if (
-      s instanceof z.ZodOptional ||
-      s instanceof z.ZodNullable ||
-      s instanceof z.ZodDefault ||
-      s instanceof z.ZodPrefault
-    ) {
-      s = (s as unknown as { unwrap(): z.ZodType }).unwrap();
-    } else break;
-  }
-  return s;
-}
-
 function optionFor(name: string, field: z.ZodType): Option {
-  const inner = unwrap(field);
+  const inner = unwrapSchema(field);
   const flag = `--${kebab(name)}`;
   const description = field.description ?? inner.description ?? '';
   if (inner instanceof z.ZodBoolean) return new Option(flag, description);
@@ -143,7 +124,7 @@ function optionFor(name: string, field: z.ZodType): Option {
 }
 
 function convert(name: string, field: z.ZodType, value: unknown): unknown {
-  const inner = unwrap(field);
+  const inner = unwrapSchema(field);
   if (inner instanceof z.ZodNumber) {
     const n = Number(value);
     if (typeof value !== 'string' || value.trim() === '' || !Number.isFinite(n)) {

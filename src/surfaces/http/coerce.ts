@@ -5,13 +5,13 @@
  */
 import { z } from 'zod';
 import { SvcError } from '../../errors';
+import { objectFields, unwrapSchema } from '../../util/zod-shape';
 
 type Kind = 'number' | 'integer' | 'boolean' | 'array' | 'string' | 'unknown';
 
 export function fieldKinds(schema: z.ZodType): Map<string, Kind> {
   const kinds = new Map<string, Kind>();
-  const shape = objectShape(schema);
-  if (!shape) return kinds;
+  const shape = objectFields(schema);
   for (const [key, field] of Object.entries(shape)) kinds.set(key, kindOf(field as z.ZodType));
   return kinds;
 }
@@ -51,30 +51,8 @@ export function coerceQuery(schema: z.ZodType, query: Record<string, string[]>):
   return out;
 }
 
-function objectShape(schema: z.ZodType): Record<string, unknown> | undefined {
-  const inner = unwrap(schema);
-  return inner instanceof z.ZodObject ? (inner.shape as Record<string, unknown>) : undefined;
-}
-
-function unwrap(schema: z.ZodType): z.ZodType {
-  let s: z.ZodType = schema;
-  for (let i = 0; i < 10; i++) {
-    if (
-      s instanceof z.ZodOptional ||
-      s instanceof z.ZodNullable ||
-      s instanceof z.ZodDefault ||
-      s instanceof z.ZodPrefault
-    ) {
-      s = (s as unknown as { unwrap(): z.ZodType }).unwrap();
-    } else if (s instanceof z.ZodPipe) {
-      s = (s as unknown as { in: z.ZodType }).in;
-    } else break;
-  }
-  return s;
-}
-
 function kindOf(schema: z.ZodType): Kind {
-  const s = unwrap(schema);
+  const s = unwrapSchema(schema);
   if (s instanceof z.ZodNumber)
     return s.format === 'safeint' || (s as { isInt?: boolean }).isInt ? 'integer' : 'number';
   if (s instanceof z.ZodBoolean) return 'boolean';

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Hono } from 'hono';
+import { mountA2aRoutes } from '../../remote/a2a-routes';
 import type { ErrorStyle } from './errors';
 import type { AppRef } from './mount-tools';
 import type { OpenApiRoutes } from './openapi';
@@ -27,4 +28,7 @@ export interface HttpKit {
 export type HttpExtension = (hono: Hono, appRef: AppRef, kit: HttpKit) => void;
 
 /** TODO(#5): phase 2 adds the session API (/v1/sessions…) and the compat surface (/v1/chat/completions…). */
-export const httpExtensions: readonly HttpExtension[] = [];
+export const httpExtensions: readonly HttpExtension[] = [
+  // A2A agent card + JSON-RPC, answered when [a2a] enabled is true (src/remote/a2a-routes.ts).
+  mountA2aRoutes,
+];

@@ -13,6 +13,7 @@ import type { App, BackgroundWorker } from '../../app';
 import type { Config } from '../../config/schema';
 import { SvcError } from '../../errors';
 import { createHttpApp, errorStyleFor, type HttpAppOptions } from './index';
+import { markSessionPublisher } from './session-events';
 import { createStreamTracker, type StreamTracker } from './sse';
 
 export type AuthMode = 'bearer' | 'none';
@@ -167,6 +168,8 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
   server.on('error', (error) => log.error('http server error', { error }));
   if (flags.token) app.redactor.add(flags.token);
   app.runtime.surfaces.add('http');
+  // The session route was mounted before the App existed: wire its publisher now.
+  markSessionPublisher(app);
   app.runtime.server = true;
   app.runtime.httpUrl = url;
   app.runtime.ready = true;

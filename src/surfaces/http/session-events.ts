@@ -65,6 +65,16 @@ const FALSE_VALUES = new Set(['', '0', 'false', 'no', 'off']);
 
 export function mountSessionEvents(hono: Hono, appRef: AppRef, options: SessionEventsOptions): void {
   hono.get(SESSION_EVENTS_PATH, (c) => handleSessionEvents(c, appRef, options));
+  const app = appRef();
+  if (app) markSessionPublisher(app);
+}
+
+/**
+ * Say that this app's session events are published to SSE clients: the HTTP service mounted the
+ * session route over it (an app built after the route was mounted is marked by the server).
+ */
+export function markSessionPublisher(app: App): void {
+  app.runtime.sessionPublisher = true;
 }
 
 function handleSessionEvents(c: Context, appRef: AppRef, options: SessionEventsOptions): Response {

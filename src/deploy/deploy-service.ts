@@ -1,0 +1,361 @@
+/**
+ * Deployed agents: a named agent (an agent kind, a model, a tool policy) run as a long-running
+ * `svc service start http` with its own token and data dir, serving A2A (`[a2a] enabled`), and
+ * recorded in `deployments`. A fleet is several named agents deployed together. The token lives
+ * in the credential store (`token_ref`), never in the database or a readout.
+ *
+ * Targets: `local` (this machine, no config needed) or a `[deploy.targets.<name>]` entry, whose
+ * command prefix (ssh …) runs svc there. TOOLS-29: anything but local needs `[deploy] enabled`.
+ * @module
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../config/schema';
+import { SvcError } from '../errors';
+import type { Logger } from '../log';
+import type { CredentialStore } from '../providers/credential-store';
+import type { Redactor } from '../redact';
+import type { DeployedEndpoint } from '../remote/delegation';
+import type { Db } from '../store/db';
+import type { Clock } from '../util/ids';
+import { isOurProcess, pidAlive, probeHealth, selfCommand, startDetached, stopProcess } from './spawn';
+import { resolveTarget, type Target } from './targets';
+
+export interface ToolPolicyInput {
+  allow?: string[];
+  deny?: string[];
+}
+
+export interface DeployInput {
+  name: string;
+  agent: string;
+  model?: string;
+  description?: string;
+  tools?: ToolPolicyInput;
+  /** Tools the deployed agent runs without a permission prompt (it runs unattended). */
+  allowed_tools?: string[];
+  /** Capability keywords advertised on its card (skill tags). */
+  skills?: string[];
+  target: string;
+  fleet?: string;
+}
+
+export type DeploymentStatus = 'running' | 'stopped' | 'failed' | 'exited';
+export type DeploymentHealth = 'healthy' | 'unhealthy' | 'unreachable' | 'stopped' | 'unknown';
+
+export interface Deployment {
+  name: string;
+  fleet: string | null;
+  target: string;
+  agent: string;
+  model: string | null;
+  tools: ToolPolicyInput;
+  skills: string[];
+  url: string | null;
+  pid: number | null;
+  token_ref: string;
+  data_dir: string;
+  log_path: string;
+  status: DeploymentStatus;
+  health: DeploymentHealth;
+  last_error: string | null;
+  checked_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface DeployService {
+  deploy(input: DeployInput, options?: { signal?: AbortSignal }): Promise<Deployment>;
+  stop(name: string, options?: { signal?: AbortSignal }): Promise<Deployment & { stop: string }>;
+  /** Stop it and forget it: row, token and (local) data dir. */
+  remove(name: string): Promise<{ name: string; removed: true; stop: string }>;
+  /** Probe liveness and health now, and record it. */
+  status(name: string): Promise<Deployment>;
+  list(options?: { fleet?: string }): Deployment[];
+  get(name: string): Deployment | undefined;
+  /** Running deployments with their tokens, for delegation by name. */
+  endpoints(): DeployedEndpoint[];
+  /** Resolve a target name; refuses remote targets without `[deploy] enabled` (TOOLS-29). */
+  target(name: string): Target;
+}
+
+export interface DeployDeps {
+  db: () => Db;
+  clock: Clock;
+  config: () => Config;
+  workspace: string;
+  dataDir: string;
+  env: Readonly<Record<string, string | undefined>>;
+  credentials: CredentialStore;
+  fetch: typeof fetch;
+  redactor: Redactor;
+  log: Logger;
+}
+
+interface Row extends Omit<Deployment, 'tools' | 'skills'> {
+  tools: string;
+  skills: string;
+  overrides: string;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+const STOP_GRACE_MS = 8000;
+
+export function createDeployService(deps: DeployDeps): DeployService {
+  const log = deps.log.child({ component: 'deploy' });
+  const scope = createHash('sha256').update(deps.dataDir).digest('hex').slice(0, 8);
+  const credentialKey = (name: string) => `deploy:${scope}:${name}`;
+
+  const read = (name: string): Row | undefined =>
+    deps.db().prepare('SELECT * FROM deployments WHERE name = ?').get(name) as Row | undefined;
+  const view = (row: Row): Deployment => {
+    const { overrides: _overrides, ...rest } = row;
+    return { ...rest, tools: JSON.parse(row.tools), skills: JSON.parse(row.skills) };
+  };
+  const require = (name: string): Row => {
+    const row = read(name);
+    if (!row)
+      throw new SvcError('not_found', `name: no deployed agent "${name}"; see deploy_agent action list`);
+    return row;
+  };
+  const patch = (name: string, fields: Partial<Row>) => {
+    const entries = Object.entries(fields);
+    deps
+      .db()
+      .prepare(
+        `UPDATE deployments SET ${entries.map(([key]) => `${key} = ?`).join(', ')}, updated_at = ? WHERE name = ?`,
+      )
+      .run(...entries.map(([, value]) => value as string | number | null), deps.clock.now(), name);
+  };
+  const targetOf = (row: Row): Target =>
+    resolveTarget(deps.config(), row.target, { workspace: deps.workspace, dataDir: deps.dataDir });
+
+  const stopRow = async (row: Row): Promise<string> => {
+    if (row.pid === null) return 'not running';
+    const target = targetOf(row);
+    // Pids are reused: only signal the process whose command line names this agent's data dir.
+    if (target.local && !isOurProcess(row.pid, row.data_dir)) return 'gone';
+    return stopProcess(row.pid, STOP_GRACE_MS);
+  };
+
+  return {
+    async deploy(input, options = {}) {
+      if (!NAME.test(input.name)) {
+        throw new SvcError(
+          'invalid_input',
+          `name: "${input.name}" must be 1-63 letters, digits, - or _, starting with a letter or digit`,
+        );
+      }
+      const config = deps.config();
+      const target = resolveTarget(config, input.target, {
+        workspace: deps.workspace,
+        dataDir: deps.dataDir,
+      });
+      const existing = read(input.name);
+      if (existing && existing.status === 'running' && existing.pid !== null && pidAlive(existing.pid)) {
+        throw new SvcError(
+          'conflict',
+          `name: agent "${input.name}" is already deployed and running at ${existing.url}; stop it first (deploy_agent action stop)`,
+        );
+      }
+      const dataDir = target.dataDirFor(input.name);
+      const logPath = join(deps.dataDir, 'deploy', input.name, 'service.log');
+      if (target.local) mkdirSync(dataDir, { recursive: true });
+      const token = randomBytes(32).toString('hex');
+      deps.redactor.add(token);
+      const overrides = settingsFor(input);
+      const argv = [
+        ...(target.local
+          ? (config.deploy.command ?? selfCommand())
+          : [...target.prefix, ...target.svcCommand]),
+        '--cwd',
+        target.workspace,
+        '--data-dir',
+        dataDir,
+        ...overrides.flatMap((setting) => ['-c', setting]),
+        'service',
+        'start',
+        'http',
+        '--host',
+        target.listenHost,
+        '--port',
+        '0',
+      ];
+      const env = { ...deps.env, SVC_HTTP_TOKEN: token, SVC_DATA_DIR: undefined, SVC_CONFIG: undefined };
+      const now = deps.clock.now();
+      const tokenRef = `credentials:${credentialKey(input.name)}`;
+      deps
+        .db()
+        .prepare(
+          `INSERT INTO deployments (name, fleet, target, agent, model, tools, skills, url, pid, token_ref, data_dir, overrides, log_path, status, health, last_error, checked_at, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?, 'failed', 'unknown', 'starting', NULL, ?, ?)
+           ON CONFLICT(name) DO UPDATE SET fleet = excluded.fleet, target = excluded.target, agent = excluded.agent,
+             model = excluded.model, tools = excluded.tools, skills = excluded.skills, url = NULL, pid = NULL,
+             token_ref = excluded.token_ref, data_dir = excluded.data_dir, overrides = excluded.overrides,
+             log_path = excluded.log_path, status = 'failed', health = 'unknown', last_error = 'starting',
+             updated_at = excluded.updated_at`,
+        )
+        .run(
+          input.name,
+          input.fleet ?? null,
+          target.name,
+          input.agent,
+          input.model ?? null,
+          JSON.stringify(input.tools ?? {}),
+          JSON.stringify(input.skills ?? []),
+          tokenRef,
+          dataDir,
+          JSON.stringify(overrides),
+          logPath,
+          now,
+          now,
+        );
+      deps.credentials.set(credentialKey(input.name), {
+        kind: 'bearer',
+        value: token,
+        account: input.name,
+        stored_by: 'svc deploy_agent',
+        stored_at: new Date(now).toISOString(),
+      });
+      log.info('deploy start', { name: input.name, target: target.name, agent: input.agent });
+      try {
+        const started = await startDetached({
+          argv,
+          env,
+          cwd: target.local ? deps.workspace : process.cwd(),
+          logPath,
+          readyTimeoutMs: config.deploy.ready_timeout_seconds * 1000,
+          fetch: deps.fetch,
+          signal: options.signal,
+          publicUrl: target.local ? undefined : (listening) => withHost(listening, target.host),
+          redact: deps.redactor.string,
+        });
+        patch(input.name, {
+          url: started.url,
+          pid: started.pid,
+          status: 'running',
+          health: 'healthy',
+          last_error: null,
+          checked_at: deps.clock.now(),
+        });
+        log.info('deployed', { name: input.name, url: started.url, pid: started.pid });
+      } catch (error) {
+        const message = deps.redactor.string(SvcError.is(error) ? error.message : String(error));
+        patch(input.name, { status: 'failed', health: 'unreachable', last_error: message.slice(0, 2000) });
+        throw error;
+      }
+      return view(require(input.name));
+    },
+
+    async stop(name) {
+      const row = require(name);
+      const outcome = await stopRow(row);
+      patch(name, { status: 'stopped', health: 'stopped', pid: null, checked_at: deps.clock.now() });
+      log.info('deployment stopped', { name, outcome });
+      return { ...view(require(name)), stop: outcome };
+    },
+
+    async remove(name) {
+      const row = require(name);
+      const outcome = await stopRow(row);
+      deps.db().prepare('DELETE FROM deployments WHERE name = ?').run(name);
+      deps.credentials.delete(credentialKey(name));
+      if (targetOf(row).local) rmSync(join(deps.dataDir, 'deploy', name), { recursive: true, force: true });
+      log.info('deployment removed', { name, outcome });
+      return { name, removed: true, stop: outcome };
+    },
+
+    async status(name) {
+      const row = require(name);
+      if (row.status !== 'running' || row.pid === null || row.url === null) return view(row);
+      const local = targetOf(row).local;
+      const alive = local ? isOurProcess(row.pid, row.data_dir) : pidAlive(row.pid);
+      if (!alive) {
+        patch(name, {
+          status: 'exited',
+          health: 'stopped',
+          pid: null,
+          checked_at: deps.clock.now(),
+          last_error: 'the service process is gone',
+        });
+        return view(require(name));
+      }
+      const health = await probeHealth(row.url, deps.fetch, 3000);
+      patch(name, {
+        health: health.ready ? 'healthy' : health.reachable ? 'unhealthy' : 'unreachable',
+        checked_at: deps.clock.now(),
+        last_error: health.error ? deps.redactor.string(health.error) : null,
+      });
+      return view(require(name));
+    },
+
+    list(options = {}) {
+      const rows = (
+        options.fleet
+          ? deps.db().prepare('SELECT * FROM deployments WHERE fleet = ? ORDER BY name').all(options.fleet)
+          : deps.db().prepare('SELECT * FROM deployments ORDER BY name').all()
+      ) as Row[];
+      return rows.map(view);
+    },
+
+    get: (name) => {
+      const row = read(name);
+      return row ? view(row) : undefined;
+    },
+
+    target: (name) =>
+      resolveTarget(deps.config(), name, { workspace: deps.workspace, dataDir: deps.dataDir }),
+
+    endpoints() {
+      const rows = deps
+        .db()
+        .prepare("SELECT * FROM deployments WHERE status = 'running' AND url IS NOT NULL")
+        .all() as Row[];
+      return rows.map((row) => ({
+        name: row.name,
+        url: row.url as string,
+        token: deps.credentials.get(credentialKey(row.name))?.value,
+      }));
+    },
+  };
+}
+
+/** The `-c key=value` settings of a deployed agent: serve A2A with this agent kind and policy. */
+export function settingsFor(input: DeployInput): string[] {
+  const settings: string[] = [
+    'a2a.enabled=true',
+    `a2a.name=${tomlValue(input.name)}`,
+    `a2a.agent=${tomlValue(input.agent)}`,
+  ];
+  if (input.description) settings.push(`a2a.description=${tomlValue(input.description)}`);
+  if (input.model) settings.push(`a2a.model=${tomlValue(input.model)}`);
+  if (input.skills?.length) {
+    settings.push(
+      `a2a.skills=${tomlValue([{ id: input.name, name: input.name, description: input.description ?? `${input.agent} agent ${input.name}`, tags: input.skills }])}`,
+    );
+  }
+  if (input.tools?.allow) settings.push(`agents.${input.agent}.tools.allow=${tomlValue(input.tools.allow)}`);
+  if (input.tools?.deny) settings.push(`agents.${input.agent}.tools.deny=${tomlValue(input.tools.deny)}`);
+  if (input.allowed_tools?.length)
+    settings.push(`permissions.allowed_tools=${tomlValue(input.allowed_tools)}`);
+  return settings;
+}
+
+/** A TOML inline value (what `-c key=value` parses). */
+export function tomlValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) return `[${value.map(tomlValue).join(', ')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    return `{ ${entries.map(([k, v]) => `${/^[A-Za-z0-9_-]+$/.test(k) ? k : JSON.stringify(k)} = ${tomlValue(v)}`).join(', ')} }`;
+  }
+  throw new SvcError('invalid_input', `cannot write ${String(value)} as a TOML value`);
+}
+
+function withHost(url: string, host: string): string {
+  const parsed = new URL(url);
+  parsed.hostname = host;
+  return parsed.origin;
+}

@@ -1,0 +1,91 @@
+/**
+ * Bring a plugin's files into a staging directory: a local directory is copied (without `.git`),
+ * a git source is cloned (`git clone --depth 1`, optionally at a branch or tag). Git sources are
+ * URLs (`file://`, `https://`, `ssh://`, `git://`, `git@host:path`) or paths ending in `.git`.
+ * @module
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, statSync } from 'node:fs';
+import { basename, isAbsolute, resolve } from 'node:path';
+import { SvcError } from '../errors';
+
+export type SourceType = 'path' | 'git';
+
+export interface ResolvedSource {
+  type: SourceType;
+  /** Absolute path for `path`; the URL or path as given for `git`. */
+  location: string;
+}
+
+const GIT_URL = /^(file|https?|ssh|git):\/\//i;
+const SCP_LIKE = /^[\w.-]+@[\w.-]+:/;
+
+export function resolveSource(source: string, workspace: string): ResolvedSource {
+  const trimmed = source.trim();
+  if (!trimmed) throw new SvcError('invalid_input', 'source: give a plugin directory or a git URL');
+  const bare = trimmed.replace(/^git\+/, '');
+  if (GIT_URL.test(bare) || SCP_LIKE.test(bare)) return { type: 'git', location: bare };
+  const path = isAbsolute(bare) ? bare : resolve(workspace, bare);
+  if (bare.endsWith('.git')) return { type: 'git', location: path };
+  if (!existsSync(path)) throw new SvcError('not_found', `source: no directory ${path}`);
+  if (!statSync(path).isDirectory())
+    throw new SvcError('invalid_input', `source: ${path} is not a directory`);
+  return { type: 'path', location: path };
+}
+
+/** Fill `dest` (which must not exist) from the source; returns the commit for git sources. */
+export async function fetchSource(
+  source: ResolvedSource,
+  dest: string,
+  options: { ref?: string; signal?: AbortSignal; env: Readonly<Record<string, string | undefined>> },
+): Promise<{ commit: string | null }> {
+  if (source.type === 'path') {
+    if (options.ref) throw new SvcError('invalid_input', 'ref: only git sources have refs');
+    cpSync(source.location, dest, { recursive: true, filter: (from) => basename(from) !== '.git' });
+    return { commit: null };
+  }
+  const args = ['clone', '--depth', '1', '--quiet'];
+  if (options.ref) args.push('--branch', options.ref);
+  args.push('--', source.location, dest);
+  await git(args, undefined, options);
+  const commit = (await git(['rev-parse', 'HEAD'], dest, options)).trim();
+  return { commit: commit || null };
+}
+
+function git(
+  args: string[],
+  cwd: string | undefined,
+  options: { signal?: AbortSignal; env: Readonly<Record<string, string | undefined>> },
+): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    execFile(
+      'git',
+      args,
+      {
+        cwd,
+        signal: options.signal,
+        timeout: 120_000,
+        maxBuffer: 4 * 1024 * 1024,
+        env: {
+          ...Object.fromEntries(Object.entries(options.env).filter(([, v]) => v !== undefined)),
+          GIT_TERMINAL_PROMPT: '0',
+        } as NodeJS.ProcessEnv,
+      },
+      (error, stdout, stderr) => {
+        if (!error) return resolvePromise(stdout);
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+          return reject(
+            new SvcError('unavailable', 'git is not installed: git sources need the git command'),
+          );
+        }
+        if (options.signal?.aborted) return reject(new SvcError('cancelled', 'git was cancelled'));
+        const reason = String(stderr || error.message)
+          .trim()
+          .split('\n')
+          .slice(-3)
+          .join(' ');
+        reject(new SvcError('unavailable', `git ${args[0]} failed: ${reason}`));
+      },
+    );
+  });
+}

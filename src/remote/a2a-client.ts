@@ -1,0 +1,223 @@
+/**
+ * A2A client calls: fetch and validate an agent card, and JSON-RPC requests to the agent.
+ * Conservative by design: http(s) only, no credentials in URLs, a size cap on answers, a timeout
+ * on every call, and the bearer token only ever sent to the origin it belongs to.
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import { SvcError } from '../errors';
+import {
+  type AgentCardWire,
+  agentCardSchema,
+  CARD_PATH,
+  LEGACY_CARD_PATH,
+  type MessageWire,
+  messageSchema,
+  RPC_ERRORS,
+  rpcResponseSchema,
+  rpcUrlOf,
+  type TaskWire,
+  taskSchema,
+} from './a2a-wire';
+
+const MAX_BYTES = 4 * 1024 * 1024;
+const CALL_TIMEOUT_MS = 30_000;
+
+export interface A2aHttp {
+  fetch: typeof fetch;
+  /** Bearer token for `origin`, when one is known. */
+  token?: string;
+  origin?: string;
+  signal?: AbortSignal;
+}
+
+export interface FetchedCard {
+  card_url: string;
+  card: AgentCardWire;
+  rpc_url: string;
+}
+
+/** Fetch a card from a card URL, or from a base URL (the well-known paths, new then old). */
+export async function fetchAgentCard(url: string, http: A2aHttp): Promise<FetchedCard> {
+  const parsed = checkUrl(url, 'card_url');
+  const candidates = /\.json$/i.test(parsed.pathname)
+    ? [parsed.toString()]
+    : [new URL(CARD_PATH, parsed).toString(), new URL(LEGACY_CARD_PATH, parsed).toString()];
+  let lastError: SvcError | undefined;
+  for (const candidate of candidates) {
+    const response = await request(candidate, { method: 'GET' }, http);
+    if (response.status === 404 && candidate !== candidates.at(-1)) {
+      lastError = new SvcError('not_found', `no agent card at ${candidate}`);
+      continue;
+    }
+    if (!response.ok) throw httpFailure(candidate, response.status, await readCapped(response));
+    const text = await readCapped(response);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new SvcError('unavailable', `agent card at ${candidate} is not JSON`);
+    }
+    const card = agentCardSchema.safeParse(json);
+    if (!card.success) {
+      const issue = card.error.issues[0];
+      throw new SvcError(
+        'unavailable',
+        `agent card at ${candidate} is not a valid A2A card: ${issue?.path.join('.') || 'card'}: ${issue?.message}`,
+      );
+    }
+    const rpcUrl = rpcUrlOf(card.data, candidate);
+    if (!rpcUrl) throw new SvcError('unavailable', `agent card at ${candidate} offers no JSON-RPC interface`);
+    checkUrl(rpcUrl, 'the card url');
+    return { card_url: candidate, card: card.data, rpc_url: rpcUrl };
+  }
+  throw lastError ?? new SvcError('not_found', `no agent card at ${url}`);
+}
+
+/** One JSON-RPC call; a JSON-RPC error becomes an SvcError carrying its code in details. */
+export async function rpcCall(
+  rpcUrl: string,
+  method: string,
+  params: unknown,
+  http: A2aHttp,
+): Promise<unknown> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: randomUUID(), method, params });
+  const response = await request(
+    rpcUrl,
+    { method: 'POST', body, headers: { 'content-type': 'application/json' } },
+    http,
+  );
+  const text = await readCapped(response);
+  if (!response.ok) throw httpFailure(rpcUrl, response.status, text);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new SvcError('unavailable', `${method}: the agent answered with something that is not JSON`);
+  }
+  const parsed = rpcResponseSchema.safeParse(json);
+  if (!parsed.success) throw new SvcError('unavailable', `${method}: not a JSON-RPC response`);
+  if (parsed.data.error) {
+    const { code, message } = parsed.data.error;
+    const notFound = code === RPC_ERRORS.taskNotFound;
+    throw new SvcError(
+      notFound ? 'not_found' : code === RPC_ERRORS.taskNotCancelable ? 'conflict' : 'unavailable',
+      `${method}: remote agent error ${code}: ${message}`,
+      {
+        details: { rpc_code: code },
+      },
+    );
+  }
+  return parsed.data.result;
+}
+
+export type SendResult = { kind: 'task'; task: TaskWire } | { kind: 'message'; message: MessageWire };
+
+export async function sendMessage(
+  rpcUrl: string,
+  input: { text: string; contextId?: string; blocking: boolean },
+  http: A2aHttp,
+): Promise<SendResult> {
+  const result = await rpcCall(
+    rpcUrl,
+    'message/send',
+    {
+      message: {
+        kind: 'message',
+        role: 'user',
+        messageId: randomUUID(),
+        parts: [{ kind: 'text', text: input.text }],
+        ...(input.contextId ? { contextId: input.contextId } : {}),
+      },
+      configuration: { blocking: input.blocking, acceptedOutputModes: ['text/plain'] },
+    },
+    http,
+  );
+  const task = taskSchema.safeParse(result);
+  if (task.success) return { kind: 'task', task: task.data };
+  const message = messageSchema.safeParse(result);
+  if (message.success && message.data.parts) return { kind: 'message', message: message.data };
+  throw new SvcError('unavailable', 'message/send: the agent answered with neither a task nor a message');
+}
+
+export async function getTask(rpcUrl: string, taskId: string, http: A2aHttp): Promise<TaskWire> {
+  const result = await rpcCall(rpcUrl, 'tasks/get', { id: taskId }, http);
+  const task = taskSchema.safeParse(result);
+  if (!task.success)
+    throw new SvcError('unavailable', 'tasks/get: the agent answered with something that is not a task');
+  return task.data;
+}
+
+export async function cancelTask(
+  rpcUrl: string,
+  taskId: string,
+  http: A2aHttp,
+): Promise<TaskWire | undefined> {
+  const result = await rpcCall(rpcUrl, 'tasks/cancel', { id: taskId }, http);
+  const task = taskSchema.safeParse(result);
+  return task.success ? task.data : undefined;
+}
+
+function checkUrl(url: string, field: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new SvcError('invalid_input', `${field}: "${url}" is not a URL; give http(s)://host[:port][/path]`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new SvcError(
+      'invalid_input',
+      `${field}: only http and https agent URLs are supported, got ${parsed.protocol}`,
+    );
+  }
+  if (parsed.username || parsed.password) {
+    throw new SvcError(
+      'invalid_input',
+      `${field}: credentials in the URL are not allowed; configure a token instead`,
+    );
+  }
+  return parsed;
+}
+
+async function request(url: string, init: RequestInit, http: A2aHttp): Promise<Response> {
+  const target = new URL(url);
+  const headers = new Headers(init.headers);
+  headers.set('accept', 'application/json');
+  // The token belongs to one origin: never send it to another host a card points at.
+  if (http.token && (!http.origin || http.origin === target.origin))
+    headers.set('authorization', `Bearer ${http.token}`);
+  const timeout = AbortSignal.timeout(CALL_TIMEOUT_MS);
+  const signal = http.signal ? AbortSignal.any([http.signal, timeout]) : timeout;
+  try {
+    return await http.fetch(url, { ...init, headers, signal, redirect: 'manual' });
+  } catch (error) {
+    if (http.signal?.aborted) throw new SvcError('cancelled', 'the delegation was cancelled');
+    if (timeout.aborted)
+      throw new SvcError('timeout', `no answer from ${target.origin} within ${CALL_TIMEOUT_MS / 1000}s`);
+    throw new SvcError('unavailable', `cannot reach ${target.origin}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+async function readCapped(response: Response): Promise<string> {
+  const length = Number(response.headers.get('content-length') ?? 0);
+  if (length > MAX_BYTES) throw new SvcError('unavailable', `answer over ${MAX_BYTES} bytes`);
+  const text = await response.text();
+  if (text.length > MAX_BYTES) throw new SvcError('unavailable', `answer over ${MAX_BYTES} bytes`);
+  return text;
+}
+
+function httpFailure(url: string, status: number, body: string): SvcError {
+  const origin = new URL(url).origin;
+  if (status === 401 || status === 403) {
+    return new SvcError(
+      'unauthorized',
+      `${origin} refused the request (${status}): configure its token ([a2a.remotes.<name>].token) or deploy it with deploy_agent`,
+    );
+  }
+  if (status === 404)
+    return new SvcError('not_found', `${url} answered 404 (is [a2a] enabled on that agent?)`);
+  return new SvcError('unavailable', `${url} answered ${status}: ${body.slice(0, 200)}`);
+}

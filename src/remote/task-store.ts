@@ -1,0 +1,214 @@
+/**
+ * What delegation keeps in the database: the agent cards it fetched (`a2a_cards`, what a
+ * capability search matches against) and the tasks it delegated (`a2a_tasks`, until deleted).
+ * @module
+ */
+import { SvcError } from '../errors';
+import type { Db } from '../store/db';
+import type { Clock } from '../util/ids';
+import type { FetchedCard } from './a2a-client';
+import { type CardSkill, cardSkills, TERMINAL_STATES } from './a2a-wire';
+
+export type TargetKind = 'card_url' | 'name' | 'capability';
+
+export interface KnownCard {
+  card_url: string;
+  name: string;
+  description: string;
+  rpc_url: string;
+  skills: CardSkill[];
+  source: string;
+  fetched_at: number;
+}
+
+export interface TrackedTask {
+  task_id: string;
+  state: string;
+  done: boolean;
+  text: string | null;
+  error: string | null;
+  agent: { name: string; card_url: string; rpc_url: string };
+  target: { kind: TargetKind; value: string };
+  remote_task_id: string | null;
+  context_id: string | null;
+  session_id: string | null;
+  created_at: number;
+  updated_at: number;
+  note?: string;
+}
+
+export interface TaskRow {
+  id: string;
+  session_id: string | null;
+  run_id: string | null;
+  target_kind: TargetKind;
+  target: string;
+  card_url: string;
+  agent_name: string;
+  rpc_url: string;
+  remote_task_id: string | null;
+  context_id: string | null;
+  state: string;
+  message: string;
+  result_text: string | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export type NewTask = Pick<
+  TaskRow,
+  | 'id'
+  | 'session_id'
+  | 'run_id'
+  | 'target_kind'
+  | 'target'
+  | 'card_url'
+  | 'agent_name'
+  | 'rpc_url'
+  | 'message'
+>;
+
+export interface A2aStore {
+  rememberCard(fetched: FetchedCard, source: string): KnownCard;
+  cards(): KnownCard[];
+  insertTask(task: NewTask): void;
+  /** The task row; `not_found` naming task_id when there is none. */
+  task(id: string): TaskRow;
+  updateTask(id: string, patch: Partial<TaskRow>): void;
+  deleteTask(id: string): void;
+  tasks(options?: { session_id?: string; limit?: number }): TaskRow[];
+}
+
+export function createA2aStore(deps: { db: () => Db; clock: Clock }): A2aStore {
+  return {
+    rememberCard(fetched, source) {
+      const known: KnownCard = {
+        card_url: fetched.card_url,
+        name: fetched.card.name,
+        description: fetched.card.description ?? '',
+        rpc_url: fetched.rpc_url,
+        skills: cardSkills(fetched.card),
+        source,
+        fetched_at: deps.clock.now(),
+      };
+      deps
+        .db()
+        .prepare(
+          `INSERT INTO a2a_cards (card_url, name, description, rpc_url, skills, card, source, fetched_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT(card_url) DO UPDATE SET name = excluded.name, description = excluded.description,
+             rpc_url = excluded.rpc_url, skills = excluded.skills, card = excluded.card, source = excluded.source,
+             fetched_at = excluded.fetched_at`,
+        )
+        .run(
+          known.card_url,
+          known.name,
+          known.description,
+          known.rpc_url,
+          JSON.stringify(known.skills),
+          JSON.stringify(fetched.card),
+          source,
+          known.fetched_at,
+        );
+      return known;
+    },
+
+    cards: () =>
+      (
+        deps.db().prepare('SELECT * FROM a2a_cards ORDER BY name, card_url').all() as (Omit<
+          KnownCard,
+          'skills'
+        > & { skills: string })[]
+      ).map((row) => ({
+        card_url: row.card_url,
+        name: row.name,
+        description: row.description,
+        rpc_url: row.rpc_url,
+        skills: JSON.parse(row.skills) as CardSkill[],
+        source: row.source,
+        fetched_at: row.fetched_at,
+      })),
+
+    insertTask(task) {
+      const now = deps.clock.now();
+      deps
+        .db()
+        .prepare(
+          `INSERT INTO a2a_tasks (id, session_id, run_id, target_kind, target, card_url, agent_name, rpc_url, state, message, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'submitted', ?, ?, ?)`,
+        )
+        .run(
+          task.id,
+          task.session_id,
+          task.run_id,
+          task.target_kind,
+          task.target,
+          task.card_url,
+          task.agent_name,
+          task.rpc_url,
+          task.message,
+          now,
+          now,
+        );
+    },
+
+    task(id) {
+      const found = deps.db().prepare('SELECT * FROM a2a_tasks WHERE id = ?').get(id) as TaskRow | undefined;
+      if (!found) {
+        throw new SvcError(
+          'not_found',
+          `task_id: no tracked A2A task "${id}"; a2a_delegate returns task ids`,
+        );
+      }
+      return found;
+    },
+
+    updateTask(id, patch) {
+      const entries = Object.entries(patch);
+      deps
+        .db()
+        .prepare(
+          `UPDATE a2a_tasks SET ${entries.map(([key]) => `${key} = ?`).join(', ')}, updated_at = ? WHERE id = ?`,
+        )
+        .run(...entries.map(([, value]) => value as string | number | null), deps.clock.now(), id);
+    },
+
+    deleteTask(id) {
+      deps.db().prepare('DELETE FROM a2a_tasks WHERE id = ?').run(id);
+    },
+
+    tasks(options = {}) {
+      const limit = options.limit ?? 50;
+      return (
+        options.session_id
+          ? deps
+              .db()
+              .prepare(
+                'SELECT * FROM a2a_tasks WHERE session_id = ? ORDER BY created_at DESC, id DESC LIMIT ?',
+              )
+              .all(options.session_id, limit)
+          : deps.db().prepare('SELECT * FROM a2a_tasks ORDER BY created_at DESC, id DESC LIMIT ?').all(limit)
+      ) as TaskRow[];
+    },
+  };
+}
+
+/** The answer of a2a_delegate for a task row. */
+export function viewTask(r: TaskRow, note?: string): TrackedTask {
+  return {
+    task_id: r.id,
+    state: r.state,
+    done: TERMINAL_STATES.has(r.state),
+    text: r.result_text,
+    error: r.error,
+    agent: { name: r.agent_name, card_url: r.card_url, rpc_url: r.rpc_url },
+    target: { kind: r.target_kind, value: r.target },
+    remote_task_id: r.remote_task_id,
+    context_id: r.context_id,
+    session_id: r.session_id,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    ...(note ? { note } : {}),
+  };
+}

@@ -1,0 +1,143 @@
+/**
+ * Bubblewrap (`bwrap`, Debian package bubblewrap): finding it, its version, whether it can run
+ * here (user namespaces, /proc), and the argument list for one command.
+ *
+ * Layout inside the sandbox, in bwrap's order (later mounts go over earlier ones):
+ * `/` read-only · fresh `/dev` · fresh `/proc` (or the host's, read-only, where a fresh one is
+ * refused) · private `/tmp` (tmpfs) · the workspace read-write · the data dir's shell state
+ * read-write (the shell's cwd tracking) · `writable_paths` read-write · `.git` read-only with
+ * `read_only_git` · own PID, IPC and UTS namespaces · own empty network namespace unless
+ * `network = "host"`. The sandbox dies with svc (`--die-with-parent`).
+ * @module
+ */
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+export interface BwrapProbe {
+  /** Absolute path of the executable, or null when none was found. */
+  path: string | null;
+  /** `bubblewrap 0.8.0` → `0.8.0`. */
+  version: string | null;
+  /** A trivial command ran inside a sandbox of this layout. */
+  usable: boolean;
+  /** How /proc is provided: a fresh procfs, or the host's bound read-only (containers). */
+  proc: 'fresh' | 'host' | null;
+  /** Why it is not usable (not found, not executable, the probe's stderr). */
+  error: string | null;
+}
+
+export interface BindMount {
+  path: string;
+  access: 'read-only' | 'read-write' | 'tmpfs' | 'dev' | 'proc';
+  why: string;
+}
+
+export interface BwrapLayout {
+  binds: BindMount[];
+  network: 'none' | 'host';
+  proc: 'fresh' | 'host';
+}
+
+const PROBE_TIMEOUT_MS = 5_000;
+
+/** The bwrap executable: `configured` when set (must be executable), else `bwrap` in PATH. */
+export function findBwrap(configured: string | undefined, pathEnv: string | undefined): string | null {
+  const candidates = configured
+    ? [configured]
+    : (pathEnv ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, 'bwrap'));
+  for (const candidate of candidates) {
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not there, or not executable
+    }
+  }
+  return null;
+}
+
+export function probeBwrap(
+  configured: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  network: 'none' | 'host',
+): BwrapProbe {
+  const path = findBwrap(configured, env.PATH);
+  if (!path) {
+    return {
+      path: null,
+      version: null,
+      usable: false,
+      proc: null,
+      error: configured
+        ? `options.sandbox.bwrap_path ${configured} is not an executable file`
+        : 'bwrap is not installed (not found in PATH); install the bubblewrap package',
+    };
+  }
+  const versionRun = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS });
+  const version = /(\d+\.\d+(?:\.\d+)?)/.exec(versionRun.stdout ?? '')?.[1] ?? null;
+  let lastError = '';
+  for (const proc of ['fresh', 'host'] as const) {
+    const args = [...layoutArgs({ binds: baseBinds(proc), network, proc }), '--', 'true'];
+    const run = spawnSync(path, args, { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS });
+    if (run.status === 0) return { path, version, usable: true, proc, error: null };
+    lastError = (run.stderr || run.error?.message || `exit ${run.status}`).trim().split('\n')[0];
+  }
+  return {
+    path,
+    version,
+    usable: false,
+    proc: null,
+    error: `bwrap cannot create a sandbox here: ${lastError} (user namespaces may be disabled)`,
+  };
+}
+
+/** The mounts every sandbox starts with, before the workspace. */
+export function baseBinds(proc: 'fresh' | 'host'): BindMount[] {
+  return [
+    { path: '/', access: 'read-only', why: 'the system, read-only' },
+    { path: '/dev', access: 'dev', why: 'a minimal /dev (null, zero, random, tty…)' },
+    {
+      path: '/proc',
+      access: proc === 'fresh' ? 'proc' : 'read-only',
+      why: proc === 'fresh' ? 'a fresh procfs for the sandbox PID namespace' : "the host's /proc, read-only",
+    },
+    { path: '/tmp', access: 'tmpfs', why: 'a private /tmp, discarded after the command' },
+  ];
+}
+
+/** bwrap arguments for the layout (without `--chdir`, `--` and the command). */
+export function layoutArgs(layout: BwrapLayout): string[] {
+  const args: string[] = [];
+  for (const bind of layout.binds) {
+    switch (bind.access) {
+      case 'read-only':
+        args.push('--ro-bind', bind.path, bind.path);
+        break;
+      case 'read-write':
+        args.push('--bind', bind.path, bind.path);
+        break;
+      case 'tmpfs':
+        args.push('--tmpfs', bind.path);
+        break;
+      case 'dev':
+        args.push('--dev', bind.path);
+        break;
+      case 'proc':
+        args.push('--proc', bind.path);
+        break;
+      default: {
+        const never: never = bind.access;
+        throw new Error(`unknown bind access ${String(never)}`);
+      }
+    }
+  }
+  args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
+  if (layout.network === 'none') args.push('--unshare-net');
+  args.push('--die-with-parent', '--setenv', 'TMPDIR', '/tmp', '--setenv', 'SVC_SANDBOX', 'bwrap');
+  return args;
+}

@@ -1,0 +1,545 @@
+/**
+ * Workflow tools. Tagged workflow (spec TOOLS-50; sub-agents never get them): `spawn_agents_on_csv`,
+ * `agentic_fetch`, `create_team`, `execute_dag`, `orchestrate_workflow`. Primitive: `workflow_template`
+ * (saved definitions for orchestrate_workflow), `get_teams_status`, and the planning tools
+ * `analyze_ripple_impact` and `spawn_worktree_override`. Every sub-agent they start is a child run
+ * of the caller's run (or of their pipeline run), with no more tools than the caller has.
+ * @module
+ */
+import { z } from 'zod';
+import { SvcError } from '../errors';
+import { recipeParameterSchema } from '../recipes/recipe-schema';
+import { agenticFetch } from '../workflows/agentic-fetch';
+import { spawnAgentsOnCsv } from '../workflows/csv-runner';
+import { dagTaskSchema, executeDag } from '../workflows/dag-runner';
+import { callerOf } from '../workflows/lineage';
+import { orchestrateWorkflow } from '../workflows/orchestrator';
+import { analyzeRipple } from '../workflows/ripple';
+import { runTeamTask, teamsStatus } from '../workflows/team-runner';
+import { manageTemplate } from '../workflows/template-manager';
+import { workflowStepSchema } from '../workflows/workflow-definition';
+import { spawnWorktreeOverride } from '../workflows/worktree';
+import { defineTool } from './define-tool';
+import { opContext } from './op-context';
+
+const sessionIdField = z
+  .string()
+  .min(1)
+  .optional()
+  .describe('Session to work under. Omit inside a run; outside one, a new session is created.');
+const agentField = z
+  .string()
+  .min(1)
+  .default('general')
+  .describe('Sub-agent kind: general (default) or explore (read-only).');
+const toolsField = z
+  .array(z.string().min(1))
+  .min(1)
+  .optional()
+  .describe("Narrow the sub-agents to these tools. Omit for the kind's own set.");
+const maxTurns = z.number().int().min(1).max(500).optional().describe('Step limit of each sub-agent.');
+const maxParallel = z
+  .number()
+  .int()
+  .min(1)
+  .max(16)
+  .optional()
+  .describe('Most sub-agents running at once (default options.workflows.max_parallel).');
+
+export const spawnAgentsOnCsvInput = z.strictObject({
+  csv_path: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('CSV file with a header row, relative to the workspace. Give csv_path or csv.'),
+  csv: z.string().min(1).optional().describe('The CSV text itself (header row first). Give csv_path or csv.'),
+  prompt: z
+    .string()
+    .min(1)
+    .describe(
+      'Prompt template for each row: {{ column }} inserts that column ({{ first_name }} for a header "First name"), {{ row_number }} the row number.',
+    ),
+  agent: agentField,
+  tools: toolsField,
+  max_parallel: maxParallel,
+  max_rows: z
+    .number()
+    .int()
+    .min(1)
+    .max(500)
+    .default(100)
+    .describe('Refuse files with more rows (default 100).'),
+  max_turns: maxTurns,
+  output_path: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Where to write the results (workspace-relative, .csv or .json). Default <input>.results.csv next to the input.',
+    ),
+  format: z
+    .enum(['csv', 'json'])
+    .optional()
+    .describe('Results format; default from the output_path extension, else csv.'),
+  overwrite: z.boolean().default(false).describe('Replace an existing results file. Default false.'),
+  session_id: sessionIdField,
+});
+
+export const spawnAgentsOnCsvTool = defineTool({
+  name: 'spawn_agents_on_csv',
+  family: 'workflow',
+  tag: 'workflow',
+  description:
+    'Start one sub-agent per CSV row with a templated prompt, a bounded number at once, and collect every answer (with run_id and session_id) into a CSV or JSON file in the workspace. Returns csv_run_id, run_id, session_id, output_path and the per-row results.',
+  input: spawnAgentsOnCsvInput,
+  // Writes the results file (the loop asks once, centrally, before it starts).
+  mutates: true,
+  parity: false,
+  surfaces: { mcp: 'svc_spawn_agents_on_csv' },
+  run: (ctx, input) =>
+    spawnAgentsOnCsv(
+      ctx.app,
+      ctx.app.workflows,
+      callerOf(ctx.app, ctx, input.session_id),
+      input,
+      opContext(ctx, 'spawn_agents_on_csv').approve,
+    ),
+  toModelOutput: (r) =>
+    `${r.completed} of ${r.rows} rows completed (run ${r.run_id}); results written to ${r.output_path}.${r.error ? ` ${r.error}.` : ''}${r.warnings.length ? ` Warnings: ${r.warnings.join('; ')}` : ''}`,
+});
+
+export const agenticFetchInput = z.strictObject({
+  url: z.string().min(1).describe('Absolute http:// or https:// URL to read.'),
+  prompt: z.string().min(1).describe('The question to answer from the page, or what to extract from it.'),
+  format: z
+    .enum(['markdown', 'text', 'html'])
+    .default('markdown')
+    .describe('How the page is given to the sub-agent (default markdown).'),
+  agent: agentField,
+  timeout_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(120)
+    .optional()
+    .describe('Give up fetching after this many seconds (default 30).'),
+  max_turns: maxTurns,
+  session_id: sessionIdField,
+});
+
+export const agenticFetchTool = defineTool({
+  name: 'agentic_fetch',
+  family: 'workflow',
+  tag: 'workflow',
+  description:
+    'Fetch a web page and have a sub-agent read it and answer a question about it (it may follow a link with fetch). Use it instead of fetch when the page is long and you need one answer from it. Returns the answer with the run_id and session_id of the sub-agent.',
+  input: agenticFetchInput,
+  mutates: false,
+  parity: false,
+  surfaces: { mcp: 'svc_agentic_fetch' },
+  run: (ctx, input) =>
+    agenticFetch(
+      ctx.app,
+      callerOf(ctx.app, ctx, input.session_id),
+      {
+        url: input.url,
+        question: input.prompt,
+        format: input.format,
+        agent: input.agent,
+        timeout_seconds: input.timeout_seconds,
+        max_turns: input.max_turns,
+      },
+      opContext(ctx, 'fetch'),
+    ),
+  toModelOutput: (r) =>
+    r.run_status === 'completed'
+      ? r.answer || '(the sub-agent found no answer)'
+      : `The sub-agent run ${r.run_id} ended ${r.run_status}: ${r.error}`,
+});
+
+const roleName = z.string().regex(/^[A-Za-z0-9][\w-]*$/, 'letters, digits, - or _');
+
+export const createTeamInput = z.strictObject({
+  name: roleName.describe('Team name, unique (a later call with the same name and a task reuses the team).'),
+  description: z.string().optional().describe('What the team is for (shown to its coordinator).'),
+  members: z
+    .array(
+      z.strictObject({
+        name: roleName.describe('Member name, unique in the team.'),
+        agent: agentField,
+        instructions: z
+          .string()
+          .default('')
+          .describe('Role instructions, prepended to every task of this member.'),
+        tools: toolsField,
+      }),
+    )
+    .min(1)
+    .max(12)
+    .optional()
+    .describe('The roles. Required to create a team; omit to run a task on an existing team.'),
+  coordinator: z
+    .strictObject({
+      agent: agentField,
+      instructions: z
+        .string()
+        .default('')
+        .describe('Coordinator instructions, prepended to its plan and synthesis prompts.'),
+    })
+    .optional()
+    .describe(
+      'The coordinator that assigns parts of a task and combines the answers (default a general sub-agent).',
+    ),
+  task: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'A task to run with the team now: the coordinator plans, members work in parallel, the coordinator answers.',
+    ),
+  replace: z
+    .boolean()
+    .default(false)
+    .describe('Replace the definition of an existing team of this name. Default false.'),
+  max_parallel: maxParallel,
+  session_id: sessionIdField,
+});
+
+export const createTeam = defineTool({
+  name: 'create_team',
+  family: 'workflow',
+  tag: 'workflow',
+  description:
+    'Create a named team of agent roles (members and a coordinator) that persists, and optionally run a task with it: the coordinator splits the task, members work in parallel as sub-agents, the coordinator combines their answers. Returns team_id, and for a task task_id, run_id, session_id, the plan, each member run and the answer. get_teams_status reports teams and their runs.',
+  input: createTeamInput,
+  mutates: false,
+  parity: false,
+  surfaces: { mcp: 'svc_create_team' },
+  run: async (ctx, input) => {
+    const { app } = ctx;
+    const existing = app.workflows.teams.get(input.name);
+    let team = existing;
+    let created = false;
+    if (input.members) {
+      const names = input.members.map((m) => m.name);
+      const duplicate = names.find((n, i) => names.indexOf(n) !== i);
+      if (duplicate) throw new SvcError('invalid_input', `members: "${duplicate}" appears twice`);
+      if (existing && !input.replace) {
+        throw new SvcError(
+          'conflict',
+          `name: team "${input.name}" exists; pass replace: true to redefine it, or omit members to run a task with it`,
+        );
+      }
+      if (existing) {
+        await ctx.ask({
+          tool: 'create_team',
+          title: `replace team ${input.name}`,
+          scope: `team:${input.name}`,
+        });
+      }
+      const kinds = app.agent.kinds();
+      const roles = [
+        ...input.members.map((m, i) => ({ field: `members[${i}].agent`, agent: m.agent })),
+        { field: 'coordinator.agent', agent: input.coordinator?.agent ?? 'general' },
+      ];
+      for (const role of roles) {
+        const kind = kinds.find((k) => k.id === role.agent);
+        if (!kind || kind.mode === 'primary') {
+          throw new SvcError(
+            'invalid_input',
+            `${role.field}: "${role.agent}" is not a sub-agent kind; use general, explore or a subagent [agents.<id>]`,
+          );
+        }
+      }
+      team = app.workflows.teams.save({
+        name: input.name,
+        description: input.description ?? existing?.description ?? '',
+        coordinator: {
+          agent: input.coordinator?.agent ?? 'general',
+          instructions: input.coordinator?.instructions ?? '',
+        },
+        members: input.members.map((m) => ({
+          name: m.name,
+          agent: m.agent,
+          instructions: m.instructions,
+          tools: m.tools ?? null,
+        })),
+      });
+      created = !existing;
+    }
+    if (!team)
+      throw new SvcError(
+        'invalid_input',
+        `members: required to create team "${input.name}" (no team of that name exists)`,
+      );
+    const task = input.task
+      ? await runTeamTask(
+          app,
+          app.workflows,
+          callerOf(app, ctx, input.session_id),
+          team,
+          input.task,
+          input.max_parallel ?? app.config.options.workflows.max_parallel,
+        )
+      : null;
+    return {
+      team_id: team.id,
+      name: team.name,
+      created,
+      replaced: Boolean(existing && input.members),
+      team,
+      task,
+    };
+  },
+  toModelOutput: (r) =>
+    r.task
+      ? `Team ${r.name} task ${r.task.status} (task_id ${r.task.task_id}, run ${r.task.run_id}).${r.task.warnings.length ? ` Warnings: ${r.task.warnings.join('; ')}.` : ''}\n\n${r.task.answer || r.task.error || ''}`
+      : `Team ${r.name} ${r.created ? 'created' : r.replaced ? 'replaced' : 'unchanged'} (team_id ${r.team_id}) with ${r.team.members.length} members: ${r.team.members.map((m) => m.name).join(', ')}.`,
+});
+
+export const getTeamsStatus = defineTool({
+  name: 'get_teams_status',
+  family: 'status',
+  tag: 'primitive',
+  description:
+    'Teams made by create_team: their members and coordinator, each with its sessions and runs, and the recent tasks with their status.',
+  input: z.strictObject({ name: z.string().min(1).optional().describe('One team. Omit for every team.') }),
+  mutates: false,
+  surfaces: {
+    mcp: 'svc_get_teams_status',
+    cli: {
+      command: 'teams status',
+      text: (r: ReturnType<typeof teamsStatus>) =>
+        r.teams.length
+          ? r.teams
+              .map((t) =>
+                [
+                  `${t.name} (${t.team_id}): ${t.counts.members} members, ${t.counts.tasks} tasks, ${t.counts.running} running`,
+                  ...t.members.map(
+                    (m) => `  ${m.name.padEnd(16)} ${m.agent.padEnd(10)} ${m.sessions.length} session(s)`,
+                  ),
+                ].join('\n'),
+              )
+              .join('\n')
+          : 'no teams',
+    },
+  },
+  run: (ctx, input) => teamsStatus(ctx.app, ctx.app.workflows, input.name),
+});
+
+export const executeDagInput = z.strictObject({
+  tasks: z
+    .array(dagTaskSchema)
+    .min(1)
+    .max(50)
+    .describe('The tasks; depends_on makes the graph. Tasks without dependencies start at once.'),
+  max_parallel: maxParallel,
+  title: z.string().max(80).optional().describe('A few words naming the DAG (its session title).'),
+  session_id: sessionIdField,
+});
+
+export const executeDagTool = defineTool({
+  name: 'execute_dag',
+  family: 'workflow',
+  tag: 'workflow',
+  description:
+    'Run a DAG of sub-agent tasks: each task starts when the tasks it depends_on have completed, independent tasks run in parallel. A cycle or unknown dependency is refused before anything runs; a task whose dependency failed is skipped. Returns dag_run_id, run_id, session_id and each task with its status, run_id and output.',
+  input: executeDagInput,
+  mutates: false,
+  parity: false,
+  surfaces: { mcp: 'svc_execute_dag' },
+  run: (ctx, input) =>
+    executeDag(ctx.app, ctx.app.workflows, callerOf(ctx.app, ctx, input.session_id), input),
+  toModelOutput: (r) =>
+    [
+      `DAG ${r.status} (dag_run_id ${r.dag_run_id}, run ${r.run_id}).`,
+      ...r.tasks.map(
+        (t) =>
+          `\n## ${t.id}: ${t.status}${t.error && t.status !== 'completed' ? ` — ${t.error}` : ''}\n${t.output}`,
+      ),
+    ].join('\n'),
+});
+
+export const orchestrateWorkflowInput = z.strictObject({
+  name: z.string().min(1).describe('Saved workflow template (workflow_template action list).'),
+  params: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+    .default({})
+    .describe('Workflow parameters by name.'),
+  max_parallel: maxParallel,
+  session_id: sessionIdField,
+});
+
+export const orchestrateWorkflowTool = defineTool({
+  name: 'orchestrate_workflow',
+  family: 'workflow',
+  tag: 'workflow',
+  description:
+    'Run a saved workflow template (workflow_template): its recipe and agent steps as a DAG, independent steps in parallel, each step a child run. Returns workflow_run_id, run_id, session_id and each step with its status, run_id and output.',
+  input: orchestrateWorkflowInput,
+  mutates: false,
+  parity: false,
+  surfaces: { mcp: 'svc_orchestrate_workflow' },
+  run: (ctx, input) =>
+    orchestrateWorkflow(
+      ctx.app,
+      { workflows: ctx.app.workflows, recipes: ctx.app.recipes },
+      callerOf(ctx.app, ctx, input.session_id),
+      {
+        name: input.name,
+        params: input.params,
+        max_parallel: input.max_parallel,
+        approve: opContext(ctx, 'bash').approve,
+      },
+    ),
+  toModelOutput: (r) =>
+    [
+      `Workflow ${r.workflow} ${r.status} (workflow_run_id ${r.workflow_run_id}, run ${r.run_id}).`,
+      ...r.steps.map(
+        (s) =>
+          `\n## ${s.id} (${s.kind}): ${s.status}${s.error && s.status !== 'completed' ? ` — ${s.error}` : ''}\n${s.output}`,
+      ),
+    ].join('\n'),
+});
+
+export const workflowTemplateInput = z.strictObject({
+  action: z.enum(['save', 'list', 'inspect', 'update', 'delete']).describe('What to do.'),
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]*$/, 'lowercase letters, digits, - or _')
+    .optional()
+    .describe('Template name (all actions but list).'),
+  description: z.string().optional().describe('save/update: what the workflow does.'),
+  parameters: recipeParameterSchema
+    .array()
+    .optional()
+    .describe(
+      'save/update: parameters as in recipes (name, type, description, required, default, choices); steps use {{ name }}.',
+    ),
+  steps: z
+    .array(workflowStepSchema)
+    .min(1)
+    .optional()
+    .describe(
+      'save/update: the steps, each with recipe (+ params) or prompt (+ agent, tools), and depends_on.',
+    ),
+  max_parallel: maxParallel.describe('save/update: most steps running at once.'),
+});
+
+export const workflowTemplate = defineTool({
+  name: 'workflow_template',
+  family: 'remote',
+  tag: 'primitive',
+  description:
+    'Saved workflow templates for orchestrate_workflow. save (name + steps, a DAG of recipe or agent steps, optional parameters), list, inspect (definition, revision, recent runs), update (replace fields, revision + 1), delete. Definitions are checked on save: cycles, unknown steps, recipes, agent kinds, tools, template references.',
+  input: workflowTemplateInput,
+  mutates: false,
+  examples: [{ action: 'list' }],
+  surfaces: {
+    mcp: 'svc_workflow_template',
+    cli: [
+      { command: 'workflow list', fixed: { action: 'list' } },
+      { command: 'workflow inspect', args: ['name'], fixed: { action: 'inspect' } },
+      { command: 'workflow delete', args: ['name'], fixed: { action: 'delete' } },
+    ],
+  },
+  run: (ctx, input) => manageTemplate(ctx.app, input, (request) => ctx.ask(request)),
+});
+
+export const analyzeRippleImpactInput = z.strictObject({
+  files: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      'Changed files, relative to the workspace. Omit both files and symbols to use the working tree changes (git).',
+    ),
+  symbols: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('Changed symbols: a name, a name_path (Class.method) or a symbol_key from search.'),
+  depth: z.number().int().min(1).max(3).default(2).describe('How many import hops to follow (default 2).'),
+  max_results: z
+    .number()
+    .int()
+    .min(1)
+    .max(500)
+    .default(100)
+    .describe('Most dependent files to report (default 100).'),
+});
+
+export const analyzeRippleImpact = defineTool({
+  name: 'analyze_ripple_impact',
+  family: 'planning',
+  tag: 'primitive',
+  description:
+    'What a change reaches: files importing the changed files (transitively), references of changed symbols, the tests that cover them, suggested test commands, and risk notes (fan-in, untested files, schemas, entry points). Use before editing shared code and to pick the tests to run.',
+  input: analyzeRippleImpactInput,
+  mutates: false,
+  examples: [{ files: ['README.md'] }],
+  surfaces: {
+    mcp: 'svc_analyze_ripple_impact',
+    cli: { command: 'ripple' },
+  },
+  run: (ctx, input) => analyzeRipple(ctx.app, input, ctx.signal),
+});
+
+export const spawnWorktreeOverrideInput = z.strictObject({
+  prompt: z
+    .string()
+    .min(1)
+    .describe('The complete task for the sub-agent; it works in its own git worktree.'),
+  description: z
+    .string()
+    .max(120)
+    .optional()
+    .describe('A few words naming the task (session title, commit message).'),
+  agent: agentField,
+  tools: toolsField,
+  base: z
+    .string()
+    .min(1)
+    .default('HEAD')
+    .describe('Commit the worktree starts from (default HEAD; uncommitted changes are not included).'),
+  keep_worktree: z
+    .boolean()
+    .default(false)
+    .describe('Keep the worktree directory afterwards (default: remove it; the branch keeps the changes).'),
+  max_turns: maxTurns,
+  session_id: sessionIdField,
+});
+
+export const spawnWorktreeOverrideTool = defineTool({
+  name: 'spawn_worktree_override',
+  family: 'planning',
+  tag: 'primitive',
+  description:
+    "Run a sub-agent in a separate git worktree of the workspace (under the data dir) so its edits never touch the user's checkout. Its changes are committed on a branch svc/worktree/<id>; returns override_id, run_id, session_id, the branch, changed files, diff stat and diff/merge instructions. The worktree is removed afterwards unless keep_worktree.",
+  input: spawnWorktreeOverrideInput,
+  // Creates a branch and a worktree: the loop asks once before it starts.
+  mutates: true,
+  parity: false,
+  surfaces: { mcp: 'svc_spawn_worktree_override' },
+  run: (ctx, input) =>
+    spawnWorktreeOverride(ctx.app, ctx.app.workflows, callerOf(ctx.app, ctx, input.session_id), input),
+  toModelOutput: (r) =>
+    [
+      `Worktree sub-agent ${r.status} (run ${r.run_id}).`,
+      r.branch
+        ? `Changes on branch ${r.branch} (${r.files_changed.length} file(s)):\n${r.diff_stat}\nDiff: ${r.instructions!.diff}\nMerge: ${r.instructions!.merge}`
+        : 'It changed nothing.',
+      ...(r.error ? [`Error: ${r.error}`] : []),
+      ...(r.answer ? ['', r.answer] : []),
+    ].join('\n'),
+});
+
+export const workflowTools = [
+  spawnAgentsOnCsvTool,
+  agenticFetchTool,
+  createTeam,
+  getTeamsStatus,
+  executeDagTool,
+  orchestrateWorkflowTool,
+  workflowTemplate,
+  analyzeRippleImpact,
+  spawnWorktreeOverrideTool,
+];

@@ -1,0 +1,209 @@
+/**
+ * Directed acyclic graphs of tasks (execute_dag, workflow templates): validation with field-level
+ * problems (duplicate ids, unknown or self dependencies, cycles named as a path), and an executor
+ * that runs every task whose dependencies completed, up to `maxParallel` at once, in declaration
+ * order. A task whose dependency did not complete is skipped, not run on missing input.
+ * @module
+ */
+import { SvcError } from '../errors';
+
+export interface DagNode {
+  id: string;
+  depends_on: string[];
+}
+
+export interface DagProblem {
+  field: string;
+  message: string;
+}
+
+/** Every structural problem of the graph; empty when it is a valid DAG. */
+export function dagProblems(nodes: readonly DagNode[], field = 'tasks'): DagProblem[] {
+  const problems: DagProblem[] = [];
+  const index = new Map<string, number>();
+  nodes.forEach((node, i) => {
+    if (index.has(node.id)) {
+      problems.push({
+        field: `${field}[${i}].id`,
+        message: `duplicate id "${node.id}" (also ${field}[${index.get(node.id)}])`,
+      });
+    } else index.set(node.id, i);
+  });
+  nodes.forEach((node, i) => {
+    node.depends_on.forEach((dep, j) => {
+      if (dep === node.id) {
+        problems.push({
+          field: `${field}[${i}].depends_on[${j}]`,
+          message: `"${node.id}" depends on itself`,
+        });
+      } else if (!index.has(dep)) {
+        problems.push({
+          field: `${field}[${i}].depends_on[${j}]`,
+          message: `unknown ${field === 'steps' ? 'step' : 'task'} "${dep}"; ids: ${[...index.keys()].join(', ')}`,
+        });
+      }
+    });
+  });
+  if (problems.length) return problems;
+  const cycle = findCycle(nodes);
+  if (cycle) {
+    problems.push({
+      field,
+      message: `dependency cycle: ${cycle.join(' → ')} (each depends on the next); remove one of these depends_on entries`,
+    });
+  }
+  return problems;
+}
+
+/** Throws one `invalid_input` error listing the problems. */
+export function assertDag(nodes: readonly DagNode[], field = 'tasks'): void {
+  const problems = dagProblems(nodes, field);
+  if (problems.length) {
+    throw new SvcError('invalid_input', problems.map((p) => `${p.field}: ${p.message}`).join('; '), {
+      details: { problems },
+    });
+  }
+}
+
+/** A cycle as a closed path of dependencies (`a → b → a`: a depends on b, b on a), or undefined. */
+export function findCycle(nodes: readonly DagNode[]): string[] | undefined {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const state = new Map<string, 'visiting' | 'done'>();
+  const stack: string[] = [];
+  const visit = (id: string): string[] | undefined => {
+    const seen = state.get(id);
+    if (seen === 'done') return undefined;
+    if (seen === 'visiting') return [...stack.slice(stack.indexOf(id)), id];
+    state.set(id, 'visiting');
+    stack.push(id);
+    for (const dep of byId.get(id)?.depends_on ?? []) {
+      if (!byId.has(dep)) continue;
+      const cycle = visit(dep);
+      if (cycle) return cycle;
+    }
+    stack.pop();
+    state.set(id, 'done');
+    return undefined;
+  };
+  for (const node of nodes) {
+    const cycle = visit(node.id);
+    if (cycle) return cycle;
+  }
+  return undefined;
+}
+
+/** Every task `id` transitively depends on. */
+export function ancestors(nodes: readonly DagNode[], id: string): Set<string> {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const out = new Set<string>();
+  const walk = (current: string) => {
+    for (const dep of byId.get(current)?.depends_on ?? []) {
+      if (out.has(dep)) continue;
+      out.add(dep);
+      walk(dep);
+    }
+  };
+  walk(id);
+  return out;
+}
+
+export type NodeStatus = 'completed' | 'failed' | 'cancelled' | 'skipped';
+
+export interface NodeOutcome {
+  status: NodeStatus;
+  /** Why it was skipped or failed. */
+  reason?: string;
+}
+
+/**
+ * Run the graph. `run` is called for a node once all its dependencies completed; nodes whose
+ * dependency did not complete are skipped. After an abort no new node starts (they are
+ * `cancelled`). Resolves once every node has an outcome.
+ */
+export async function runDag<O extends NodeOutcome>(
+  nodes: readonly DagNode[],
+  options: {
+    maxParallel: number;
+    signal: AbortSignal;
+    run(node: DagNode): Promise<O>;
+    onSkip?(node: DagNode, reason: string): void;
+  },
+): Promise<Map<string, O | NodeOutcome>> {
+  assertDag(nodes);
+  const outcomes = new Map<string, O | NodeOutcome>();
+  const running = new Map<string, Promise<void>>();
+  const pending = [...nodes];
+  const limit = Math.max(1, options.maxParallel);
+
+  const settleBlocked = () => {
+    let changed = true;
+    while (changed) {
+      changed = false;
+      for (const node of [...pending]) {
+        const blocker = node.depends_on.find((dep) => {
+          const outcome = outcomes.get(dep);
+          return outcome !== undefined && outcome.status !== 'completed';
+        });
+        if (blocker === undefined && !options.signal.aborted) continue;
+        const reason = options.signal.aborted
+          ? 'the workflow was cancelled before this task started'
+          : `dependency "${blocker}" ${outcomes.get(blocker!)!.status}`;
+        const outcome: NodeOutcome = { status: options.signal.aborted ? 'cancelled' : 'skipped', reason };
+        outcomes.set(node.id, outcome);
+        pending.splice(pending.indexOf(node), 1);
+        options.onSkip?.(node, reason);
+        changed = true;
+      }
+    }
+  };
+
+  while (pending.length || running.size) {
+    settleBlocked();
+    for (const node of [...pending]) {
+      if (running.size >= limit) break;
+      if (!node.depends_on.every((dep) => outcomes.get(dep)?.status === 'completed')) continue;
+      pending.splice(pending.indexOf(node), 1);
+      const task = options
+        .run(node)
+        .catch(
+          (error): NodeOutcome => ({
+            status: 'failed',
+            reason: error instanceof Error ? error.message : String(error),
+          }),
+        )
+        .then((outcome) => {
+          outcomes.set(node.id, outcome);
+          running.delete(node.id);
+        });
+      running.set(node.id, task);
+    }
+    if (running.size === 0) {
+      settleBlocked();
+      if (pending.length && running.size === 0) {
+        // Unreachable for a valid DAG; a guard against spinning forever.
+        throw new SvcError('internal', `tasks ${pending.map((n) => n.id).join(', ')} can never start`);
+      }
+      continue;
+    }
+    await Promise.race(running.values());
+  }
+  return outcomes;
+}
+
+/** Run `fn` over `items` with at most `limit` at once; results in input order. */
+export async function mapBounded<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index], index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
+  return results;
+}

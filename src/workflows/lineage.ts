@@ -1,0 +1,140 @@
+/**
+ * Who a workflow works for, and what its sub-agents may use. A sub-agent never gets more than
+ * the agent that started it: when a tool is called inside a run, the caller's effective tool set
+ * (its funnel, its kind's policy, its own task narrowing) is the ceiling of every child, applied
+ * through runChild's `tools` (the funnel's agent_policy stage). Nesting is bounded by
+ * `options.workflows.max_depth`.
+ * @module
+ */
+import { kindPolicies } from '../agent/agent-kinds';
+import type { App } from '../app';
+import { SvcError } from '../errors';
+import type { Session } from '../sessions/session-store';
+import type { ToolContext } from '../tools/define-tool';
+import { effectiveTools, type ToolPolicy } from '../tools/funnel';
+
+/** The calling agent, as a workflow inherits it. */
+export interface Caller {
+  sessionId?: string;
+  runId?: string;
+  signal: AbortSignal;
+  /** The caller's effective tools when it is an agent run; undefined for an operator's own call. */
+  ceiling?: string[];
+  yolo?: boolean;
+  unattended?: 'fail' | 'wait';
+}
+
+export function callerOf(app: App, ctx: ToolContext, sessionId?: string): Caller {
+  const run = ctx.runId ? app.runs.get(ctx.runId) : undefined;
+  return {
+    sessionId: sessionId ?? ctx.sessionId,
+    runId: run?.id,
+    signal: ctx.signal,
+    ceiling: run ? toolCeiling(app, run.id) : undefined,
+    yolo: run?.options.yolo,
+    unattended: run?.options.unattended,
+  };
+}
+
+/** The effective tool names of a run, as its loop computes them before each step. */
+export function toolCeiling(app: App, runId: string): string[] {
+  const run = app.runs.require(runId);
+  const kind = app.agent.kinds().find((k) => k.id === run.agent);
+  const policies: ToolPolicy[] = [
+    ...(kind ? kindPolicies(kind, { subagent: run.origin === 'subagent' }) : []),
+    ...onlyTools(run.options.tools),
+  ];
+  return effectiveTools(
+    app.tools,
+    app.config,
+    app.funnelContext(run.session_id, {
+      ...(kind ? { agent: kind.id } : {}),
+      yolo: run.options.yolo,
+      policies,
+    }),
+  ).map((tool) => tool.name);
+}
+
+function onlyTools(names: string[] | undefined): ToolPolicy[] {
+  if (!names?.length) return [];
+  const allowed = new Set(names);
+  return [
+    {
+      source: 'sub-agent task',
+      removes: (tool) => (allowed.has(tool.name) ? undefined : 'not in the task tool list'),
+    },
+  ];
+}
+
+export interface NarrowedTools {
+  /** What to pass as runChild `tools` (undefined: the kind's own set). */
+  tools?: string[];
+  /** Requested tools the caller does not have (dropped). */
+  dropped: string[];
+}
+
+/**
+ * The tools of one child: what the task asks for, within the caller's ceiling. Unknown names are
+ * refused; names the caller lacks are dropped (and reported); nothing left is refused.
+ */
+export function narrowTools(
+  app: App,
+  requested: readonly string[] | undefined,
+  ceiling: readonly string[] | undefined,
+  field: string,
+): NarrowedTools {
+  if (requested) {
+    const known = new Set(app.tools.gates().map((g) => g.tool.name));
+    const unknown = requested.filter((name) => !known.has(name));
+    if (unknown.length) {
+      throw new SvcError(
+        'invalid_input',
+        `${field}: unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; see list_tool_capabilities`,
+      );
+    }
+  }
+  if (!ceiling) return { tools: requested ? [...requested] : undefined, dropped: [] };
+  if (!requested) return { tools: [...ceiling], dropped: [] };
+  const allowed = new Set(ceiling);
+  const tools = requested.filter((name) => allowed.has(name));
+  const dropped = requested.filter((name) => !allowed.has(name));
+  if (tools.length === 0) {
+    throw new SvcError(
+      'forbidden',
+      `${field}: none of ${requested.join(', ')} is available to the calling agent (a sub-agent never gets more tools than its parent)`,
+    );
+  }
+  return { tools, dropped };
+}
+
+/** How many sessions lie above this one. */
+export function sessionDepth(app: App, sessionId: string): number {
+  let depth = 0;
+  let current = app.sessions.get(sessionId);
+  while (current?.parent_id && depth < 100) {
+    depth++;
+    current = app.sessions.get(current.parent_id);
+  }
+  return depth;
+}
+
+/** Refuse to nest workflows deeper than `options.workflows.max_depth` sessions. */
+export function assertDepth(app: App, sessionId: string, what: string): void {
+  const max = app.config.options.workflows.max_depth;
+  const depth = sessionDepth(app, sessionId);
+  if (depth >= max) {
+    throw new SvcError(
+      'conflict',
+      `${what}: session ${sessionId} is already ${depth} levels deep (options.workflows.max_depth = ${max}); run it from a shallower session`,
+    );
+  }
+}
+
+/**
+ * The session a workflow works under: the given one or the caller's, or a new top-level session
+ * titled `title` when there is none (an operator's call from the CLI, HTTP or the scheduler).
+ */
+export function parentSession(app: App, caller: Caller, title: string): Session {
+  if (caller.sessionId) return app.sessions.require(caller.sessionId);
+  return app.sessions.create({ title });
+}

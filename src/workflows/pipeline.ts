@@ -1,0 +1,312 @@
+/**
+ * A pipeline: the durable frame of a multi-step workflow. It gets its own session (a child of
+ * the caller's session, or a new top-level one) and its own run in the ledger (origin
+ * `workflow`, agent = the workflow kind, parent run = the caller's run), so every step is a
+ * sub-agent run whose parent is the pipeline run and whose family is the caller's family.
+ * `list_agent_runs family_session_id` shows the whole tree; `update_agent_run cancel` on the
+ * pipeline run cancels it (and its running steps). The pipeline session holds a user message
+ * (what was asked) and an assistant message (the summary), so it reads like any session.
+ * @module
+ */
+import type { RunResult } from '../agent/types';
+import type { App } from '../app';
+import { SvcError } from '../errors';
+import type { Caller } from './lineage';
+import { assertDepth, narrowTools } from './lineage';
+import type { WorkflowKind, WorkflowRun, WorkflowRunStore, WorkflowStatus } from './workflow-runs';
+
+const CANCEL_POLL_MS = 500;
+
+export interface PipelineSpec {
+  kind: WorkflowKind;
+  name: string;
+  /** What the row belongs to (team id, template name). */
+  ref?: string;
+  /** Title of the pipeline session. */
+  title: string;
+  /** What was asked, in words: the pipeline run's prompt and the session's user message. */
+  request: string;
+  input: Record<string, unknown>;
+}
+
+export interface ChildTask {
+  prompt: string;
+  agent?: string;
+  /** Tools the task asks for, narrowed to the caller's ceiling. */
+  tools?: string[];
+  title?: string;
+  maxSteps?: number;
+  model?: string;
+  /** Lineage kept on the child session (recipe step, task id, team member…). */
+  metadata?: Record<string, unknown>;
+  /** The input field the task comes from, for error messages (`steps[1]`). */
+  field: string;
+}
+
+export interface PipelineOutcome {
+  status: Exclude<WorkflowStatus, 'running' | 'interrupted'>;
+  /** The summary shown as the pipeline session's answer. */
+  text: string;
+  result: Record<string, unknown>;
+  error?: string | null;
+}
+
+export interface Pipeline {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly runId: string;
+  readonly parentRunId: string | null;
+  readonly familySessionId: string;
+  /** Aborted by the caller, by a ledger cancel of the pipeline run, or by svc shutting down. */
+  readonly signal: AbortSignal;
+  /** Things the caller should know (tools dropped by the ceiling…). */
+  readonly warnings: string[];
+  /** Append an event to the pipeline run's ledger. */
+  event(type: string, payload: Record<string, unknown>): void;
+  /** Run one step as a sub-agent of the pipeline run. */
+  child(task: ChildTask): Promise<RunResult>;
+  /** Throw a `cancelled` error when the pipeline was stopped. */
+  throwIfStopped(): void;
+  /** End the pipeline run (once); the final status accounts for a cancel or a shutdown. */
+  finish(outcome: PipelineOutcome): WorkflowRun;
+}
+
+export interface PipelineEntry {
+  /** svc is shutting down: start no more steps; the pipeline ends `interrupted`. */
+  interrupt(reason: string): void;
+  /** Abort what still runs (after the grace period of a shutdown). */
+  abort(reason: string): void;
+  done: Promise<void>;
+}
+
+export interface PipelineRegistry {
+  /** Throws `unavailable` while svc shuts down. */
+  assertOpen(): void;
+  add(entry: PipelineEntry): () => void;
+}
+
+export function startPipeline(
+  app: App,
+  deps: { store: WorkflowRunStore; registry: PipelineRegistry },
+  caller: Caller,
+  spec: PipelineSpec,
+): Pipeline {
+  deps.registry.assertOpen();
+  const parent = caller.sessionId ? app.sessions.require(caller.sessionId) : undefined;
+  if (parent) assertDepth(app, parent.id, spec.kind);
+  const phase = parent?.metadata.workflow_phase;
+  const session = app.sessions.create({
+    parent_id: parent?.id ?? null,
+    title: spec.title,
+    ...(parent ? { mode: parent.mode, model: parent.model } : {}),
+    metadata: {
+      workflow: spec.kind,
+      workflow_name: spec.name,
+      ...(caller.runId ? { parent_run_id: caller.runId } : {}),
+      ...(typeof phase === 'string' ? { workflow_phase: phase } : {}),
+    },
+  });
+  const familySessionId = app.sessions.root(session.id);
+  const run = app.runs.create({
+    session_id: session.id,
+    family_session_id: familySessionId,
+    parent_run_id: caller.runId ?? null,
+    agent: spec.kind,
+    origin: 'workflow',
+    prompt: spec.request,
+    status: 'running',
+    options: {
+      ...(caller.yolo ? { yolo: true } : {}),
+      ...(caller.unattended ? { unattended: caller.unattended } : {}),
+      ...(caller.ceiling ? { tools: caller.ceiling } : {}),
+    },
+  });
+  const row = deps.store.create({
+    kind: spec.kind,
+    name: spec.name,
+    ref: spec.ref,
+    session_id: session.id,
+    run_id: run.id,
+    parent_run_id: caller.runId ?? null,
+    input: spec.input,
+  });
+  const user = app.sessions.appendMessage({
+    session_id: session.id,
+    role: 'user',
+    parts: [{ type: 'text', text: spec.request }],
+    run_id: run.id,
+  });
+  app.bus.publish(session.id, 'message.created', {
+    session_id: session.id,
+    message_id: user.id,
+    role: 'user',
+    run_id: run.id,
+  });
+  app.bus.publish(session.id, 'message.completed', {
+    session_id: session.id,
+    message_id: user.id,
+    run_id: run.id,
+  });
+  app.bus.publish(session.id, 'run.started', {
+    session_id: session.id,
+    run_id: run.id,
+    parent_run_id: run.parent_run_id,
+    family_session_id: familySessionId,
+    agent: spec.kind,
+    model: '',
+    origin: 'workflow',
+  });
+
+  const controller = new AbortController();
+  let stopStatus: 'cancelled' | 'interrupted' | undefined;
+  let stopReason: string | undefined;
+  const stop = (status: 'cancelled' | 'interrupted', reason: string) => {
+    if (controller.signal.aborted) return;
+    stopStatus = status;
+    stopReason = reason;
+    controller.abort(new SvcError('cancelled', reason));
+  };
+  const onCallerAbort = () => stop('cancelled', 'cancelled by the caller');
+  caller.signal.addEventListener('abort', onCallerAbort, { once: true });
+  if (caller.signal.aborted) onCallerAbort();
+  const poll = setInterval(() => {
+    try {
+      if (app.runs.cancelRequested(run.id)) stop('cancelled', 'cancelled (requested through the run ledger)');
+    } catch {
+      // database closing: shutdown stops the pipeline
+    }
+  }, CANCEL_POLL_MS);
+  poll.unref();
+  let resolveDone!: () => void;
+  const done = new Promise<void>((resolve) => {
+    resolveDone = resolve;
+  });
+  let interrupted = false;
+  const untrack = deps.registry.add({
+    interrupt: (reason) => {
+      interrupted = true;
+      stopStatus ??= 'interrupted';
+      stopReason ??= reason;
+    },
+    abort: (reason) => stop('interrupted', reason),
+    done,
+  });
+  let finished: WorkflowRun | undefined;
+
+  const event = (type: string, payload: Record<string, unknown>) => {
+    try {
+      app.runs.append(run.id, type, app.redactor.value(payload) as Record<string, unknown>);
+    } catch (error) {
+      app.log.warn('workflow ledger append failed', { run_id: run.id, type, error });
+    }
+  };
+  event('workflow.started', { workflow_run_id: row.id, kind: spec.kind, name: spec.name });
+
+  const pipeline: Pipeline = {
+    id: row.id,
+    sessionId: session.id,
+    runId: run.id,
+    parentRunId: run.parent_run_id,
+    familySessionId,
+    signal: controller.signal,
+    warnings: [],
+    event,
+    throwIfStopped() {
+      if (interrupted) throw new SvcError('unavailable', stopReason ?? 'svc is shutting down');
+      if (controller.signal.aborted) {
+        throw new SvcError('cancelled', stopReason ?? 'the workflow was cancelled');
+      }
+    },
+    async child(task) {
+      pipeline.throwIfStopped();
+      const narrowed = narrowTools(app, task.tools, caller.ceiling, `${task.field}.tools`);
+      if (narrowed.dropped.length) {
+        pipeline.warnings.push(
+          `${task.field}.tools: ${narrowed.dropped.join(', ')} dropped (not available to the calling agent)`,
+        );
+      }
+      const result = await app.agent.runChild({
+        parentSessionId: session.id,
+        parentRunId: run.id,
+        prompt: task.prompt,
+        agent: task.agent,
+        title: task.title,
+        signal: controller.signal,
+        tools: narrowed.tools,
+        yolo: caller.yolo,
+        unattended: caller.unattended,
+        maxSteps: task.maxSteps,
+        model: task.model,
+        metadata: { workflow_run_id: row.id, ...task.metadata },
+      });
+      event('workflow.child.finished', {
+        ...task.metadata,
+        run_id: result.run_id,
+        session_id: result.session_id,
+        status: result.status,
+      });
+      return result;
+    },
+    finish(outcome) {
+      if (finished) return finished;
+      clearInterval(poll);
+      caller.signal.removeEventListener('abort', onCallerAbort);
+      const status: WorkflowStatus =
+        stopStatus && outcome.status !== 'completed' ? stopStatus : outcome.status;
+      const error = outcome.error ?? (stopStatus && status === stopStatus ? (stopReason ?? null) : null);
+      try {
+        const answer = app.sessions.appendMessage({
+          session_id: session.id,
+          role: 'assistant',
+          parts: [{ type: 'text', text: outcome.text || `(${spec.kind} ${status})` }],
+          run_id: run.id,
+        });
+        app.bus.publish(session.id, 'message.created', {
+          session_id: session.id,
+          message_id: answer.id,
+          role: 'assistant',
+          run_id: run.id,
+        });
+        app.bus.publish(session.id, 'message.completed', {
+          session_id: session.id,
+          message_id: answer.id,
+          run_id: run.id,
+        });
+        const redactedError = error ? app.redactor.string(error) : null;
+        app.runs.update(run.id, {
+          status,
+          reason: status === 'completed' ? null : (stopReason ?? redactedError),
+          error: status === 'failed' ? redactedError : null,
+          result_message_id: answer.id,
+          finished_at: app.clock.now(),
+        });
+        event('run.finished', { status, workflow_run_id: row.id });
+        app.bus.publish(session.id, 'run.finished', {
+          session_id: session.id,
+          run_id: run.id,
+          status,
+          ...(status !== 'completed' && (stopReason ?? redactedError)
+            ? { reason: (stopReason ?? redactedError)! }
+            : {}),
+          steps: 0,
+          usage: { input_tokens: 0, output_tokens: 0 },
+          cost: 0,
+        });
+        deps.store.finish(row.id, {
+          status,
+          result: app.redactor.value(outcome.result) as Record<string, unknown>,
+          error: redactedError,
+        });
+        finished = deps.store.get(row.id)!;
+      } catch (failure) {
+        app.log.error('workflow finish failed', { workflow_run_id: row.id, error: failure });
+        finished = { ...row, status, error };
+      } finally {
+        untrack();
+        resolveDone();
+      }
+      return finished;
+    },
+  };
+  return pipeline;
+}

@@ -1,0 +1,151 @@
+/**
+ * workflow_template actions over the template store: save and update check the definition
+ * (workflowProblems) and ask before they write; delete asks; list and inspect read (inspect adds
+ * the template's recent runs).
+ * @module
+ */
+import type { App } from '../app';
+import { SvcError } from '../errors';
+import type { PermissionRequest } from '../tools/define-tool';
+import { type WorkflowDefinition, workflowDefinitionSchema, workflowProblems } from './workflow-definition';
+
+export interface TemplateAction {
+  action: 'save' | 'list' | 'inspect' | 'update' | 'delete';
+  name?: string;
+  description?: string;
+  parameters?: WorkflowDefinition['parameters'];
+  steps?: WorkflowDefinition['steps'];
+  max_parallel?: number;
+}
+
+export async function manageTemplate(
+  app: App,
+  input: TemplateAction,
+  ask: (request: PermissionRequest) => Promise<void>,
+) {
+  const templates = app.workflows.templates;
+  const requireName = () => {
+    if (!input.name) throw new SvcError('invalid_input', `name: required for action ${input.action}`);
+    return input.name;
+  };
+  const existing = (name: string) => {
+    const template = templates.get(name);
+    if (!template) {
+      throw new SvcError(
+        'not_found',
+        `name: no workflow template "${name}"; saved: ${
+          templates
+            .list()
+            .map((t) => t.name)
+            .join(', ') || '(none)'
+        }`,
+      );
+    }
+    return template;
+  };
+  const checked = (definition: unknown): WorkflowDefinition => {
+    const parsed = workflowDefinitionSchema.parse(definition);
+    const problems = workflowProblems(parsed, {
+      config: app.config,
+      tools: app.tools.gates().map((g) => g.tool),
+      recipes: app.recipes,
+    });
+    if (problems.length) {
+      throw new SvcError('invalid_input', problems.map((p) => `${p.field}: ${p.message}`).join('; '), {
+        details: { problems },
+      });
+    }
+    return parsed;
+  };
+  const runsOf = (name: string) =>
+    app.workflows.runs.list({ kind: 'workflow', ref: name, limit: 10 }).map((run) => ({
+      workflow_run_id: run.id,
+      status: run.status,
+      run_id: run.run_id,
+      session_id: run.session_id,
+      revision: run.input.revision ?? null,
+      created_at: run.created_at,
+      finished_at: run.finished_at,
+      error: run.error,
+    }));
+
+  switch (input.action) {
+    case 'list': {
+      const list = templates.list().map((t) => ({
+        name: t.name,
+        description: t.description,
+        revision: t.revision,
+        steps: t.definition.steps.length,
+        parameters: t.definition.parameters.map((p) => p.name),
+        updated_at: t.updated_at,
+        last_run: runsOf(t.name)[0] ?? null,
+      }));
+      return { action: 'list', templates: list, count: list.length };
+    }
+    case 'inspect': {
+      const template = existing(requireName());
+      return { action: 'inspect', template, runs: runsOf(template.name) };
+    }
+    case 'save': {
+      const name = requireName();
+      if (!input.steps) throw new SvcError('invalid_input', 'steps: required for action save');
+      if (templates.get(name))
+        throw new SvcError(
+          'conflict',
+          `name: workflow template "${name}" exists; use action update (or delete it first)`,
+        );
+      const definition = checked({
+        description: input.description,
+        parameters: input.parameters,
+        steps: input.steps,
+        max_parallel: input.max_parallel,
+      });
+      await ask({
+        tool: 'workflow_template',
+        title: `save workflow template ${name}`,
+        scope: `workflow_template:${name}`,
+      });
+      return { action: 'save', template: templates.insert(name, definition) };
+    }
+    case 'update': {
+      const name = requireName();
+      const current = existing(name);
+      if (
+        [input.description, input.parameters, input.steps, input.max_parallel].every((v) => v === undefined)
+      ) {
+        throw new SvcError(
+          'invalid_input',
+          'give at least one of description, parameters, steps or max_parallel to update',
+        );
+      }
+      const definition = checked({
+        ...current.definition,
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.parameters !== undefined ? { parameters: input.parameters } : {}),
+        ...(input.steps !== undefined ? { steps: input.steps } : {}),
+        ...(input.max_parallel !== undefined ? { max_parallel: input.max_parallel } : {}),
+      });
+      await ask({
+        tool: 'workflow_template',
+        title: `update workflow template ${name}`,
+        scope: `workflow_template:${name}`,
+      });
+      return { action: 'update', template: templates.replace(name, definition) };
+    }
+    case 'delete': {
+      const name = requireName();
+      existing(name);
+      await ask({
+        tool: 'workflow_template',
+        title: `delete workflow template ${name}`,
+        scope: `workflow_template:${name}`,
+      });
+      templates.delete(name);
+      return { action: 'delete', name, deleted: true };
+    }
+    default: {
+      const never: never = input.action;
+      throw new SvcError('invalid_input', `action: unknown ${String(never)}`);
+    }
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The workflows domain (`app.workflows`): the pipeline frame every multi-step workflow runs in,
+ * the stores behind teams, workflow templates and worktree overrides, and the bookkeeping that
+ * stops running pipelines when svc shuts down (their runs end `interrupted`).
+ * @module
+ */
+import type { App } from '../app';
+import { SvcError } from '../errors';
+import type { Caller } from './lineage';
+import {
+  type Pipeline,
+  type PipelineEntry,
+  type PipelineRegistry,
+  type PipelineSpec,
+  startPipeline,
+} from './pipeline';
+import { createTeamStore, type TeamStore } from './team-store';
+import { createTemplateStore, type TemplateStore } from './template-store';
+import { createWorkflowRunStore, type WorkflowRunStore } from './workflow-runs';
+import { createWorktreeStore, type WorktreeStore } from './worktree-store';
+
+const CLOSE_TIMEOUT_MS = 5000;
+
+export interface WorkflowService {
+  readonly runs: WorkflowRunStore;
+  readonly teams: TeamStore;
+  readonly templates: TemplateStore;
+  readonly worktrees: WorktreeStore;
+  /** Open a pipeline (its session, its ledger run, its workflow_runs row) for the caller. */
+  start(caller: Caller, spec: PipelineSpec): Pipeline;
+  /** Pipelines running in this process. */
+  active(): number;
+  /**
+   * svc is shutting down: running pipelines start no more steps (they end `interrupted` once the
+   * agent has stopped their running steps) and new ones are refused. Called before the agent
+   * service closes.
+   */
+  quiesce(): void;
+  /** Wait (bounded) for running pipelines to record their end; abort the stragglers. */
+  close(): Promise<void>;
+}
+
+export function createWorkflowService(app: App): WorkflowService {
+  const deps = { db: () => app.db, clock: app.clock, ids: app.ids };
+  const runs = createWorkflowRunStore({ ...deps, runStatus: (runId) => app.runs.get(runId)?.status });
+  const running = new Set<PipelineEntry>();
+  let closing = false;
+  const reason = 'svc shut down while the workflow was running';
+  const registry: PipelineRegistry = {
+    assertOpen() {
+      if (closing) throw new SvcError('unavailable', 'svc is shutting down; the workflow was not started');
+    },
+    add(entry) {
+      running.add(entry);
+      return () => running.delete(entry);
+    },
+  };
+  const service: WorkflowService = {
+    runs,
+    teams: createTeamStore(deps),
+    templates: createTemplateStore(deps),
+    worktrees: createWorktreeStore(deps),
+    start: (caller, spec) => startPipeline(app, { store: runs, registry }, caller, spec),
+    active: () => running.size,
+    quiesce() {
+      closing = true;
+      for (const entry of running) entry.interrupt(reason);
+    },
+    async close() {
+      service.quiesce();
+      const entries = [...running];
+      const settled = Promise.all(entries.map((e) => e.done));
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([
+        settled.then(() => false),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), CLOSE_TIMEOUT_MS);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
+      if (timedOut) {
+        for (const entry of running) entry.abort(reason);
+        await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+      }
+    },
+  };
+  return service;
+}
