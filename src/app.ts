@@ -20,6 +20,7 @@ import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
 import { type HealthFollowons, startHealthFollowons } from './health/followons';
 import { createFileLogger, type Logger } from './log';
+import { createObserveService, type ObserveService } from './observe/service';
 import { createPackController, type PackController } from './packs/controller';
 import { createPermissionService, type PermissionService } from './permissions/permission-service';
 import { pluginConfigLayers, pluginsDir } from './plugins/config-layer';
@@ -175,6 +176,11 @@ export interface App {
   readonly permissions: PermissionService;
   /** The one session API: drive the agent (send, queue, cancel, subscribe, answer permissions). */
   readonly agent: AgentService;
+  /**
+   * Observability and context readouts: the prompt stack ledger (every system-prompt assembly,
+   * metadata only) and the cached codebase summary of describe_context.
+   */
+  readonly observe: ObserveService;
   /**
    * Workspace files, processes and git (coding tools): path containment, file history, read
    * tracking, shell and background jobs, search, web, checkpoints, todos.
@@ -403,6 +409,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     runs,
     permissions,
     agent: createAgentService(() => app),
+    observe: createObserveService(() => app),
     ws: undefined as unknown as Workspace,
     recipes: undefined as unknown as RecipeService,
     workflows: undefined as unknown as WorkflowService,
@@ -548,6 +555,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     redactor,
   });
   Object.assign(app, { remote, deploy, plugins, contracts });
+
+  // The cached codebase summary (describe_context) joins the prompt when there is one: one
+  // indexed read, never a workspace walk.
+  app.promptSections.push(() => app.observe.codebase.promptSection());
 
   if (options.packs !== false) {
     const packs = createPackController({

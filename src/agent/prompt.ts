@@ -24,7 +24,7 @@ export interface PromptParts {
 
 export async function assembleSystemPrompt(
   app: App,
-  input: { sessionId: string; kind: AgentKind; signal?: AbortSignal },
+  input: { sessionId: string; kind: AgentKind; signal?: AbortSignal; runId?: string },
 ): Promise<PromptParts> {
   const git = await gitSummary(app.workspace, input.signal);
   const contextFiles = findContextFiles(app.workspace, app.config.options.context_files);
@@ -37,14 +37,39 @@ export async function assembleSystemPrompt(
       app.log.warn('prompt section failed', { error });
     }
   }
-  const blocks = [
-    SYSTEM_PROMPT,
-    input.kind.prompt ? `# Agent: ${input.kind.id}\n${input.kind.prompt}` : undefined,
-    environmentBlock(app, git),
-    contextFiles.length ? contextBlock(contextFiles) : undefined,
-    ...sections.map((s) => s.text.trim()),
-  ].filter((b): b is string => b !== undefined);
-  const system = blocks.join('\n\n');
+  // Each block with what it is and where it comes from, for the prompt stack ledger.
+  const stack = [
+    { name: 'base', source: 'builtin', text: SYSTEM_PROMPT },
+    input.kind.prompt
+      ? {
+          name: 'agent_kind',
+          source: `agent:${input.kind.id}`,
+          text: `# Agent: ${input.kind.id}\n${input.kind.prompt}`,
+        }
+      : undefined,
+    { name: 'environment', source: 'workspace', text: environmentBlock(app, git) },
+    contextFiles.length
+      ? {
+          name: 'context_files',
+          source: contextFiles.map((f) => f.path).join(', '),
+          text: contextBlock(contextFiles),
+        }
+      : undefined,
+    ...sections.map((s) => ({ name: 'extension', source: s.source, text: s.text.trim() })),
+  ].filter((b) => b !== undefined);
+  const system = stack.map((b) => b.text).join('\n\n');
+  try {
+    app.observe.promptStack.record({
+      sessionId: input.sessionId,
+      runId: input.runId,
+      agent: input.kind.id,
+      system,
+      sections: stack,
+    });
+  } catch (error) {
+    // Evidence, not a gate: a prompt that cannot be recorded is still sent.
+    app.log.warn('prompt stack build not recorded', { error });
+  }
   return {
     system,
     manifest: {

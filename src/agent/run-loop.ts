@@ -142,7 +142,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
       await x.compact({ keepFromMessageId: user.id });
     }
 
-    const prompt = await assembleSystemPrompt(app, { sessionId, kind, signal });
+    const prompt = await assembleSystemPrompt(app, { sessionId, kind, signal, runId: run.id });
     ledger('prompt.assembled', prompt.manifest);
     // Prompt assembly started the [mcp.<id>] connections; give them a bounded moment so the first
     // step already sees their tools (later steps pick up servers that connect late).

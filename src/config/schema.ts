@@ -407,9 +407,32 @@ export const optionsSchema = z.strictObject({
     })
     .optional(),
   edit_capsules: z.boolean().default(false),
-  workspace_environment_fields: z.record(z.string(), z.unknown()).optional(),
+  workspace_environment_fields: z
+    .strictObject({
+      platform: z.boolean().default(true).describe('Include the OS platform (linux, darwin, win32).'),
+      arch: z.boolean().default(true).describe('Include the CPU architecture.'),
+      node_version: z.boolean().default(true).describe('Include the Node.js version svc runs on.'),
+      shell: z.boolean().default(true).describe('Include the login shell name (basename of SHELL).'),
+      cpu_count: z.boolean().default(true).describe('Include the number of logical CPUs.'),
+      total_memory_mb: z.boolean().default(false).describe('Include the total memory in MiB.'),
+      env_vars: z
+        .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'))
+        .default([])
+        .describe('Environment variable names reported as set or unset; their values are never shown.'),
+    })
+    .optional()
+    .describe(
+      'Set (even as an empty table) to add environment fields to workspace_snapshot; each field can be turned off. Unset: no environment fields.',
+    ),
   codebase_context: z
-    .strictObject({ min_refresh_interval_seconds: z.number().int().min(0).default(60) })
+    .strictObject({
+      min_refresh_interval_seconds: z
+        .number()
+        .int()
+        .min(0)
+        .default(60)
+        .describe('describe_context recomputes the codebase summary at most once per this many seconds.'),
+    })
     .prefault({}),
   workspace_observer: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
   stigmergy: z

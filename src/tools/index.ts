@@ -43,6 +43,7 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { observeTools } from './observe';
 import { packTools } from './packs';
 import { planningTools } from './planning';
 import { pluginTools } from './plugins';
@@ -128,6 +129,8 @@ export const allTools: readonly AnyTool[] = [
   listModelsTool,
   // mcp client
   mcpStatus,
+  // observability and context readouts
+  ...observeTools,
   // recipes and workflows
   ...recipeTools,
   ...workflowTools,

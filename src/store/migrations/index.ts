@@ -11,6 +11,7 @@ import { agentMigrations } from './agent';
 import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
 import { healthMigrations } from './health';
+import { observeMigrations } from './observe';
 import { packsMigrations } from './packs';
 import { readoutMigrations } from './readouts';
 import { remoteMigrations } from './remote';
@@ -29,6 +30,7 @@ export const migrations: readonly Migration[] = [
   ...packsMigrations,
   ...adaptiveMigrations,
   ...agentMigrations,
+  ...observeMigrations,
   ...workflowMigrations,
   ...remoteMigrations,
   ...healthMigrations,

@@ -1,0 +1,173 @@
+/**
+ * The cached codebase summary (`codebase_context_cache`, one row per workspace): computed on the
+ * first read, recomputed on an explicit refresh at most once per
+ * `options.codebase_context.min_refresh_interval_seconds` (LIM-03: a refresh inside the interval
+ * is not rerun; the answer says when the next one is allowed). Concurrent refreshes in one
+ * process share one walk.
+ * @module
+ */
+import type { App } from '../app';
+import { SvcError } from '../errors';
+import { type CodebaseSummary, computeCodebaseSummary, summaryPromptText } from './codebase-summary';
+
+export interface CachedSummary {
+  summary: CodebaseSummary;
+  computed_at: number;
+  compute_ms: number;
+  computations: number;
+}
+
+export interface RefreshOutcome {
+  requested: boolean;
+  performed: boolean;
+  /** refreshed, or rate_limited (inside the minimum interval). */
+  reason: 'refreshed' | 'rate_limited' | null;
+  /** When a refresh may run again (ms since the epoch). */
+  next_allowed_at: number | null;
+  retry_after_seconds: number | null;
+}
+
+export interface CodebaseContextService {
+  /** The cached summary, computing it once when there is none. Refresh obeys the interval. */
+  describe(options: { refresh: boolean; signal?: AbortSignal }): Promise<{
+    cached: CachedSummary;
+    refresh: RefreshOutcome;
+  }>;
+  /** The cached summary without computing anything (undefined when none or unreadable). */
+  peek(): CachedSummary | undefined;
+  /** The system-prompt section from the cached summary, or undefined. */
+  promptSection(): { source: string; text: string } | undefined;
+}
+
+interface Row {
+  summary: string;
+  computed_at: number;
+  compute_ms: number;
+  computations: number;
+}
+
+export function createCodebaseContext(app: () => App): CodebaseContextService {
+  let inflight: Promise<CachedSummary> | undefined;
+
+  const peek = (): CachedSummary | undefined => {
+    const a = app();
+    const row = a.db
+      .prepare(
+        'SELECT summary, computed_at, compute_ms, computations FROM codebase_context_cache WHERE workspace = ?',
+      )
+      .get(a.workspace) as Row | undefined;
+    if (!row) return undefined;
+    try {
+      return {
+        summary: JSON.parse(row.summary) as CodebaseSummary,
+        computed_at: row.computed_at,
+        compute_ms: row.compute_ms,
+        computations: row.computations,
+      };
+    } catch {
+      return undefined;
+    }
+  };
+
+  const compute = (signal?: AbortSignal): Promise<CachedSummary> => {
+    inflight ??= (async () => {
+      const a = app();
+      const started = Date.now();
+      try {
+        const summary = await computeCodebaseSummary(a, signal);
+        const computedAt = a.clock.now();
+        const computeMs = Date.now() - started;
+        a.db
+          .prepare(
+            `INSERT INTO codebase_context_cache (workspace, summary, computed_at, compute_ms, computations)
+               VALUES (?, ?, ?, ?, 1)
+               ON CONFLICT(workspace) DO UPDATE SET summary = excluded.summary, computed_at = excluded.computed_at,
+                 compute_ms = excluded.compute_ms, computations = computations + 1`,
+          )
+          .run(a.workspace, JSON.stringify(summary), computedAt, computeMs);
+        const stored = peek();
+        if (!stored) throw new SvcError('internal', 'the codebase summary was not stored');
+        return stored;
+      } finally {
+        inflight = undefined;
+      }
+    })();
+    return inflight;
+  };
+
+  return {
+    async describe(options) {
+      const a = app();
+      const intervalMs = a.config.options.codebase_context.min_refresh_interval_seconds * 1000;
+      const current = peek();
+      if (!current) {
+        const cached = await compute(options.signal);
+        return {
+          cached,
+          refresh: options.refresh
+            ? {
+                requested: true,
+                performed: true,
+                reason: 'refreshed',
+                next_allowed_at: cached.computed_at + intervalMs,
+                retry_after_seconds: null,
+              }
+            : notRequested(),
+        };
+      }
+      if (!options.refresh) return { cached: current, refresh: notRequested() };
+      const now = a.clock.now();
+      const nextAllowed = current.computed_at + intervalMs;
+      if (now < nextAllowed) {
+        return {
+          cached: current,
+          refresh: {
+            requested: true,
+            performed: false,
+            reason: 'rate_limited',
+            next_allowed_at: nextAllowed,
+            retry_after_seconds: Math.ceil((nextAllowed - now) / 1000),
+          },
+        };
+      }
+      const cached = await compute(options.signal);
+      return {
+        cached,
+        refresh: {
+          requested: true,
+          performed: true,
+          reason: 'refreshed',
+          next_allowed_at: cached.computed_at + intervalMs,
+          retry_after_seconds: null,
+        },
+      };
+    },
+    peek() {
+      try {
+        return peek();
+      } catch {
+        return undefined;
+      }
+    },
+    promptSection() {
+      let cached: CachedSummary | undefined;
+      try {
+        cached = peek();
+      } catch {
+        return undefined;
+      }
+      if (!cached) return undefined;
+      return { source: 'codebase_context', text: summaryPromptText(cached.summary, cached.computed_at) };
+    },
+  };
+}
+
+function notRequested(): RefreshOutcome {
+  return {
+    requested: false,
+    performed: false,
+    reason: null,
+    next_allowed_at: null,
+    retry_after_seconds: null,
+  };
+}
