@@ -28,6 +28,7 @@ import { createPluginService, type PluginService } from './plugins/plugin-servic
 import { cloudIdentity } from './providers/reports';
 import { createProviderService, type ProviderService } from './providers/service';
 import type { ModelResolver } from './providers/types';
+import { createQuality, type Quality } from './quality/quality';
 import { createRecommendationLedger, type RecommendationLedger } from './readouts/cognition/ledger';
 import { startRecommendationRecorder } from './readouts/cognition/recorder';
 import { createRecipeService, type RecipeService } from './recipes/recipe-service';
@@ -35,6 +36,10 @@ import { createRedactor, type Redactor } from './redact';
 import { createRemoteAgents, type RemoteAgents } from './remote/delegation';
 import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from './runs/run-ledger';
 import { createSandbox, type Sandbox } from './sandbox/sandbox';
+import { type AutopilotWorker, createAutopilotWorker } from './scheduler/autopilot-worker';
+import { createDaemonRegistry, type DaemonRegistry } from './scheduler/daemons';
+import { createProcessTracker, type ProcessTracker } from './scheduler/process-tracker';
+import { createScheduler, type Scheduler } from './scheduler/scheduler';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { DB_FILE, type Db, openDb } from './store/db';
 import { createFileAuthStore, type McpAuthStore } from './surfaces/mcp/client/auth-store';
@@ -194,6 +199,11 @@ export interface App {
    */
   readonly workflows: WorkflowService;
   /**
+   * apply_patch (multi-file patches), edit capsules (each run's changes as a revertible unit) and
+   * the finding lifecycle (failing checks and diagnostics errors until fixed, waived or stale).
+   */
+  readonly quality: Quality;
+  /**
    * Connections to the `[mcp.<id>]` servers, whose tools join `tools` as `mcp_<id>_<tool>`.
    * Lazy: call `start()` (never blocks) where tools are about to be used; `settled()` waits.
    */
@@ -258,6 +268,14 @@ export interface App {
    * `svc service start autopilot` runs it once the HTTP server is ready and stops it before close.
    */
   autopilotWorker?: BackgroundWorker;
+  /** Scheduled jobs (prompts or recipes on cron or once) and their firings. */
+  readonly scheduler: Scheduler;
+  /** The autopilot worker with its counters (also `autopilotWorker`). */
+  readonly autopilot: AutopilotWorker;
+  /** Child processes of this svc process, for daemon_status's spawn_isolation_audit. */
+  readonly processes: ProcessTracker;
+  /** Service processes (`svc service start http|autopilot`) of this data dir. */
+  readonly daemons: DaemonRegistry;
 }
 
 export async function createApp(options: AppOptions): Promise<App> {
@@ -330,6 +348,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ids,
     runner,
     isLiveRunner,
+    onListenerError: (error, event) => log.warn('run ledger listener failed', { type: event.type, error }),
   });
   const permissions = createPermissionService({
     config: () => loaded.config,
@@ -413,6 +432,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ws: undefined as unknown as Workspace,
     recipes: undefined as unknown as RecipeService,
     workflows: undefined as unknown as WorkflowService,
+    quality: undefined as unknown as Quality,
     mcpClients: undefined as unknown as McpClientManager,
     runtime,
     funnel: (context) => runFunnel(registry, loaded.config, context),
@@ -471,12 +491,18 @@ export async function createApp(options: AppOptions): Promise<App> {
       };
     },
     packs: undefined,
+    scheduler: undefined as unknown as Scheduler,
+    autopilot: undefined as unknown as AutopilotWorker,
+    processes: createProcessTracker({ now: () => clock.now() }),
+    daemons: createDaemonRegistry({ db: openDatabase, clock, ids }),
     adaptive: undefined,
     remote: undefined as unknown as RemoteAgents,
     deploy: undefined as unknown as DeployService,
     plugins: undefined as unknown as PluginService,
     contracts: undefined as unknown as ContractService,
   };
+  const autopilot = createAutopilotWorker(() => app);
+  Object.assign(app, { scheduler: createScheduler(() => app), autopilot, autopilotWorker: autopilot });
 
   const sandbox = createSandbox({ config: () => loaded.config, workspace, dataDir, env });
   (app as { sandbox: Sandbox }).sandbox = sandbox;
@@ -499,6 +525,21 @@ export async function createApp(options: AppOptions): Promise<App> {
   const workflows = createWorkflowService(app);
   Object.assign(app, { workflows, recipes: createRecipeService(app, () => workflows) });
   closers.push(() => workflows.close());
+  const quality = createQuality({
+    dataDir,
+    db: openDatabase,
+    hasDb: () => db !== undefined,
+    config: () => loaded.config,
+    clock,
+    ids,
+    bus,
+    log,
+    redactor,
+    runs,
+    ws,
+  });
+  (app as { quality: Quality }).quality = quality;
+  closers.push(() => quality.close());
 
   // AUTH-07: /config-status reports the cloud credential sources.
   app.statusSections.set('cloud_identity', () => cloudIdentity(providers));

@@ -35,8 +35,25 @@ function git(cwd: string, args: string[], signal?: AbortSignal): Promise<string 
   });
 }
 
+/** How long a git summary is reused: runs that start together (a burst of compat requests, a
+ * scheduler tick) share one set of git processes instead of spawning four each. */
+const SUMMARY_TTL_MS = 1000;
+const summaries = new Map<string, { at: number; value: Promise<GitSummary | undefined> }>();
+
 /** A short git summary of the workspace, or undefined outside a repository (or without git). */
-export async function gitSummary(workspace: string, signal?: AbortSignal): Promise<GitSummary | undefined> {
+export function gitSummary(workspace: string, signal?: AbortSignal): Promise<GitSummary | undefined> {
+  const now = Date.now();
+  const hit = summaries.get(workspace);
+  if (hit && now - hit.at < SUMMARY_TTL_MS) return hit.value;
+  if (signal?.aborted) return Promise.resolve(undefined);
+  // Shared by the runs of the next second, so not tied to one caller's signal (git times out at 3 s).
+  const value = readGitSummary(workspace);
+  summaries.set(workspace, { at: now, value });
+  for (const [key, entry] of summaries) if (now - entry.at >= SUMMARY_TTL_MS) summaries.delete(key);
+  return value;
+}
+
+async function readGitSummary(workspace: string, signal?: AbortSignal): Promise<GitSummary | undefined> {
   const root = (await git(workspace, ['rev-parse', '--show-toplevel'], signal))?.trim();
   if (!root) return undefined;
   const [branch, status, log] = await Promise.all([

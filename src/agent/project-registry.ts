@@ -46,8 +46,53 @@ export function readProjects(app: App): ProjectRegistry {
   }
 }
 
-/** Record that a run started in this workspace. Never throws. */
+/** Registry writes are coalesced to at most one per second per App (runs in a burst add up). */
+const WRITE_INTERVAL_MS = 1000;
+const pending = new WeakMap<
+  App,
+  { runs: number; lastWrite: number; timer?: ReturnType<typeof setTimeout> }
+>();
+
+/**
+ * Record that a run started in this workspace. The first run writes at once; runs within the next
+ * second are added in one later write (and at close). Never throws.
+ */
 export function recordProject(app: App): void {
+  let state = pending.get(app);
+  if (!state) {
+    const created = { runs: 0, lastWrite: 0 } as {
+      runs: number;
+      lastWrite: number;
+      timer?: ReturnType<typeof setTimeout>;
+    };
+    state = created;
+    pending.set(app, created);
+    app.onClose(() => flush(app, created));
+  }
+  state.runs++;
+  const now = Date.now();
+  if (state.timer) return;
+  const wait = WRITE_INTERVAL_MS - (now - state.lastWrite);
+  if (wait <= 0) {
+    flush(app, state);
+    return;
+  }
+  const current = state;
+  current.timer = setTimeout(() => flush(app, current), wait);
+  current.timer.unref?.();
+}
+
+function flush(app: App, state: { runs: number; lastWrite: number; timer?: ReturnType<typeof setTimeout> }) {
+  if (state.timer) clearTimeout(state.timer);
+  state.timer = undefined;
+  if (state.runs === 0) return;
+  const runs = state.runs;
+  state.runs = 0;
+  state.lastWrite = Date.now();
+  writeProject(app, runs);
+}
+
+function writeProject(app: App, runs: number): void {
   try {
     const registry = readProjects(app);
     if (!registry.path) return;
@@ -55,14 +100,14 @@ export function recordProject(app: App): void {
     const now = app.clock.now();
     const existing = registry.projects.find((p) => p.path === app.workspace);
     const entry: ProjectEntry = existing
-      ? { ...existing, data_dir: app.dataDir, last_run_at: now, runs: existing.runs + 1 }
+      ? { ...existing, data_dir: app.dataDir, last_run_at: now, runs: existing.runs + runs }
       : {
           path: app.workspace,
           data_dir: app.dataDir,
           git_root: findRepoRoot(app.workspace) ?? null,
           first_seen_at: now,
           last_run_at: now,
-          runs: 1,
+          runs,
         };
     const projects = [entry, ...registry.projects.filter((p) => p.path !== app.workspace)];
     const dir = join(registry.path, '..');

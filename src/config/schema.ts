@@ -399,14 +399,46 @@ export const optionsSchema = z.strictObject({
     .prefault({}),
   openai_compat: z
     .strictObject({
-      tool_policy: z.enum(['none', 'read_only', 'allowed_tools', 'all']).default('read_only'),
-      ledger: z.boolean().default(true),
+      tool_policy: z
+        .enum(['none', 'read_only', 'allowed_tools', 'all'])
+        .default('read_only')
+        .describe(
+          'Which svc tools a compat-originated run may execute: none, read_only (tools that do not mutate), allowed_tools ([permissions].allowed_tools only) or all. A denied tool is not run.',
+        ),
+      ledger: z
+        .boolean()
+        .default(true)
+        .describe('Record each compat request as a run (GET /v1/openai-compat/runs).'),
+      fallback_model: selector
+        .optional()
+        .describe('Serves a compat request whose model the resolver does not know (instead of 400).'),
       edit_predictions: z
-        .strictObject({ enabled: z.boolean().default(false), model: z.string().optional() })
+        .strictObject({
+          enabled: z
+            .boolean()
+            .default(false)
+            .describe('Serve POST /v1/completions: the fill-in-the-middle edit-prediction proxy.'),
+          model: selector
+            .optional()
+            .describe('The model the proxy forwards to (an openai-compatible provider with /completions).'),
+          max_tokens: z
+            .number()
+            .int()
+            .positive()
+            .default(256)
+            .describe('Upper bound of max_tokens forwarded to the provider.'),
+          timeout_seconds: z.number().positive().default(30).describe('Provider request timeout.'),
+        })
         .prefault({}),
     })
-    .optional(),
-  edit_capsules: z.boolean().default(false),
+    .optional()
+    .describe('The chat-completions compat surface; configuring it turns on its run ledger.'),
+  edit_capsules: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Group each agent run's file changes into an edit capsule at run end (checkpoint before the run's first change; revertible with revert_edit_capsule).",
+    ),
   workspace_environment_fields: z
     .strictObject({
       platform: z.boolean().default(true).describe('Include the OS platform (linux, darwin, win32).'),
@@ -527,6 +559,32 @@ export const servicesSchema = z.strictObject({
         .max(3600)
         .default(15)
         .describe('Seconds between SSE heartbeat comments on idle event streams.'),
+    })
+    .prefault({}),
+  autopilot: z
+    .strictObject({
+      tick_seconds: z
+        .number()
+        .positive()
+        .max(3600)
+        .default(5)
+        .describe('How often the autopilot worker looks for due schedules and queued prompts.'),
+      drain_queues: z
+        .boolean()
+        .default(true)
+        .describe('Start queued prompts of idle sessions (not after a failed or cancelled run).'),
+      max_concurrent_runs: z
+        .number()
+        .int()
+        .positive()
+        .default(2)
+        .describe('Most runs the worker starts that are active at once.'),
+      unattended: z
+        .enum(['fail', 'wait'])
+        .optional()
+        .describe(
+          'A permission prompt in a run the worker started, with nobody attached: fail or wait. Default: permissions.unattended. Never approved silently.',
+        ),
     })
     .prefault({}),
   mcp: z

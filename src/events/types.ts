@@ -112,6 +112,33 @@ export interface SessionEventPayloads {
   };
   /** The runtime recorded a recommendation for the operator (operator cognition ledger). */
   'recommendation.recorded': { session_id: string; recommendation_id: string; zone: string; kind: string };
+  /** A finding of the finding lifecycle changed state (`from` null: it was opened). */
+  'finding.changed': {
+    session_id: string;
+    finding_id: string;
+    kind: 'check' | 'diagnostic' | 'reported';
+    from: 'open' | 'acknowledged' | 'fixed' | 'waived' | 'stale' | null;
+    to: 'open' | 'acknowledged' | 'fixed' | 'waived' | 'stale';
+    reason: string;
+    run_id?: string;
+  };
+  /** A run's file changes were grouped into an edit capsule at run end (`options.edit_capsules`). */
+  'edit_capsule.created': {
+    session_id: string;
+    capsule_id: string;
+    run_id: string;
+    files: number;
+    additions: number;
+    deletions: number;
+    checkpoint_id: string | null;
+  };
+  'edit_capsule.reverted': {
+    session_id: string;
+    capsule_id: string;
+    run_id: string;
+    files: number;
+    by_session_id?: string;
+  };
   /**
    * Adaptive orchestration (spec, Events; publisher: src/adaptive/service.ts). Published after
    * the state is committed and the prompt trace assembled; replay serves the same payloads.

@@ -143,6 +143,12 @@ export interface RunLedger {
   update(id: string, patch: RunPatch): AgentRun;
   /** Append an event; returns it with its per-run sequence number. */
   append(runId: string, type: string, payload?: Record<string, unknown>): RunEvent;
+  /**
+   * Observe every event this ledger appends (e.g. the finding lifecycle reads `local_shell_finished`).
+   * Listeners run synchronously after the row is written; one that throws is logged by the caller's
+   * `onListenerError` and never fails the append. Returns the removal.
+   */
+  onAppend(listener: (event: RunEvent) => void): () => void;
   events(runId: string, options?: { afterSeq?: number; limit?: number; types?: string[] }): RunEvent[];
   eventCount(runId?: string): number;
   recentEvents(options?: { limit?: number; sessionId?: string; type?: string }): RunEvent[];
@@ -186,6 +192,8 @@ export interface RunLedgerDeps {
   /** Whether a runner of this process is still live (several Apps can share one process in tests). */
   isLiveRunner?: (runner: string) => boolean;
   onRecovered?: (runs: AgentRun[]) => void;
+  /** An onAppend listener threw. */
+  onListenerError?: (error: unknown, event: RunEvent) => void;
 }
 
 export function createRunLedger(deps: RunLedgerDeps): RunLedger {
@@ -215,6 +223,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
   };
 
   const prepare = statementCache(rawDb);
+  const appendListeners: ((event: RunEvent) => void)[] = [];
   // run id → session id of the runs this process appends to (a run never changes session).
   const sessionOfRun = new Map<string, string>();
   const remember = (runId: string, sessionId: string) => {
@@ -294,7 +303,23 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
          VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM agent_run_events WHERE run_id = ?), ?, ?, ?)
          RETURNING id, seq`,
     ).get(runId, sessionId, runId, type, JSON.stringify(payload), created_at) as { id: number; seq: number };
-    return { id: row.id, run_id: runId, session_id: sessionId, seq: row.seq, type, payload, created_at };
+    const event = {
+      id: row.id,
+      run_id: runId,
+      session_id: sessionId,
+      seq: row.seq,
+      type,
+      payload,
+      created_at,
+    };
+    for (const listener of [...appendListeners]) {
+      try {
+        listener(event);
+      } catch (error) {
+        deps.onListenerError?.(error, event);
+      }
+    }
+    return event;
   }
 
   const where = (filter: Omit<RunFilter, 'limit' | 'offset'>) => {
@@ -459,6 +484,13 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
         remember(runId, sessionId);
       }
       return appendWith(runId, sessionId, type, payload);
+    },
+    onAppend(listener) {
+      appendListeners.push(listener);
+      return () => {
+        const at = appendListeners.indexOf(listener);
+        if (at >= 0) appendListeners.splice(at, 1);
+      };
     },
     events(runId, options = {}) {
       const types = options.types?.length ? options.types : undefined;

@@ -70,6 +70,11 @@ export interface HttpBinding {
    * tool needs is missing), or undefined for the default.
    */
   unregistered?: (app: App) => SvcError | undefined;
+  /**
+   * Adjust the assembled input (path params, query or body, fixed fields) before validation, e.g.
+   * accept a client's spelling of a field (`prompt` for `text`).
+   */
+  prepare?: (input: Record<string, unknown>) => Record<string, unknown>;
 }
 
 export interface CliBinding {

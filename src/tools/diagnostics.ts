@@ -8,6 +8,9 @@ import { z } from 'zod';
 import { SvcError } from '../errors';
 import { defineTool } from './define-tool';
 
+/** Errors carried by the `diagnostics.reported` ledger event. */
+const MAX_REPORTED_ERRORS = 100;
+
 export const diagnosticsInput = z.strictObject({
   path: z
     .string()
@@ -44,10 +47,29 @@ export const diagnostics = defineTool({
     } catch {
       throw new SvcError('not_found', `path: ${target.rel} does not exist`);
     }
-    return ctx.app.ws.lsp.diagnostics(target, text, {
+    const result = await ctx.app.ws.lsp.diagnostics(target, text, {
       waitMs: input.wait_seconds * 1000,
       signal: ctx.signal,
     });
+    // The finding lifecycle opens a finding per error and fixes those a later check no longer reports.
+    ctx.event?.('diagnostics.reported', {
+      path: result.path,
+      server: result.server,
+      complete: result.complete,
+      counts: result.counts,
+      truncated: result.counts.error > MAX_REPORTED_ERRORS,
+      errors: result.diagnostics
+        .filter((d) => d.severity === 'error')
+        .slice(0, MAX_REPORTED_ERRORS)
+        .map((d) => ({
+          line: d.line,
+          column: d.column,
+          message: d.message,
+          ...(d.source ? { source: d.source } : {}),
+          ...(d.code !== undefined ? { code: String(d.code) } : {}),
+        })),
+    });
+    return result;
   },
   toModelOutput(result) {
     const head = result.complete

@@ -11,4 +11,9 @@ Structural modes work on symbols (functions, classes, methods, interfaces, types
 - rename_symbol: rename the symbol's definition and its references (identifier matches) in every file under path (default: the whole workspace); new_name is the new identifier.
 - replace_symbol_body: replace the symbol's whole definition with new_string.
 - insert_before_symbol / insert_after_symbol: insert new_string on its own lines before / after the symbol's definition.
+
+apply_patch mode changes several files at once: give the whole patch in patch (mode apply_patch, or patch alone). Two formats are read:
+- Codex patches: "*** Begin Patch", then sections "*** Add File: <path>" (every line of the new file starts with +), "*** Delete File: <path>", "*** Update File: <path>" (optionally followed by "*** Move to: <new path>") with hunks that start with "@@" or "@@ <a line to find first, such as a def or class line>" and lines starting with a space (context), - (remove) or + (add); "*** End of File" after a hunk that ends the file; then "*** End Patch".
+- Unified diffs: "--- a/<path>" and "+++ b/<path>" headers (/dev/null to create or delete a file), "@@ -l,c +l,c @@" hunks, git headers such as rename from/to.
+Give three lines of context around each change; hunks must be in file order. Whitespace and typographic-quote differences in context are tolerated, but nothing is guessed: if any hunk does not match, nothing is written and the error names the file, the hunk and the closest lines found. No prior view is needed (the context is checked against the current file).
 Every edit asks for approval with the diff and is recorded in the session's file history.`;

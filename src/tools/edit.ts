@@ -1,12 +1,14 @@
 /**
- * `edit` (family semantic): exact string replacement (the default mode), and the structural
+ * `edit` (family semantic): exact string replacement (the default mode), the structural
  * modes rename_symbol, replace_symbol_body, insert_before_symbol, insert_after_symbol over
- * tree-sitter symbols selected by name_path or symbol_key. Every mode asks with the diff and
- * records file history.
+ * tree-sitter symbols selected by name_path or symbol_key, and apply_patch (a multi-file Codex
+ * patch or unified diff, src/quality/apply-patch.ts). Every mode asks with the diff and records
+ * file history.
  * @module
  */
 import { z } from 'zod';
 import { SvcError } from '../errors';
+import type { PatchResult } from '../quality/apply-patch';
 import type { EditOutcome } from '../workspace/files';
 import type { StructuralEditResult } from '../workspace/semantic';
 import { defineTool } from './define-tool';
@@ -20,13 +22,27 @@ export const editInput = z.strictObject({
     .min(1)
     .optional()
     .describe(
-      'File to edit, relative to the workspace root. Structural modes: the file (or directory) holding the symbol; optional with symbol_key.',
+      'File to edit, relative to the workspace root. Structural modes: the file (or directory) holding the symbol; optional with symbol_key. apply_patch: omit it (the patch names its files), except for a bare unified diff of only @@ hunks.',
     ),
   mode: z
-    .enum(['replace', 'rename_symbol', 'replace_symbol_body', 'insert_before_symbol', 'insert_after_symbol'])
+    .enum([
+      'replace',
+      'rename_symbol',
+      'replace_symbol_body',
+      'insert_before_symbol',
+      'insert_after_symbol',
+      'apply_patch',
+    ])
     .default('replace')
     .describe(
-      'replace (default): exact string replacement. The other modes act on a symbol chosen by name_path or symbol_key.',
+      'replace (default): exact string replacement. apply_patch: apply patch to one or more files. The other modes act on a symbol chosen by name_path or symbol_key.',
+    ),
+  patch: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'apply_patch mode: the patch, either a Codex patch (*** Begin Patch, *** Add File / *** Update File / *** Delete File sections, *** End Patch) or a unified diff (--- a/path, +++ b/path, @@ hunks). Every file applies or none does. Giving patch alone selects apply_patch mode.',
     ),
   old_string: z
     .string()
@@ -66,7 +82,9 @@ export const editInput = z.strictObject({
     .describe('rename_symbol: directory or file whose references are renamed. Default: the whole workspace.'),
 });
 
-type EditResult = EditOutcome | StructuralEditResult;
+type EditResult = EditOutcome | StructuralEditResult | PatchResult;
+
+const NOT_FOR_PATCH = ['old_string', 'new_string', 'name_path', 'symbol_key', 'new_name', 'scope'] as const;
 
 export const edit = defineTool({
   name: 'edit',
@@ -80,6 +98,26 @@ export const edit = defineTool({
   surfaces: { mcp: 'svc_edit' },
   async run(ctx, input): Promise<EditResult> {
     const op = opContext(ctx, 'edit');
+    const inferred = input.mode === 'replace' && input.patch !== undefined && input.old_string === undefined;
+    if (input.mode === 'apply_patch' || inferred) {
+      if (input.patch === undefined) {
+        throw new SvcError('invalid_input', 'patch: apply_patch mode needs the patch text');
+      }
+      const stray = NOT_FOR_PATCH.find((field) => input[field] !== undefined);
+      if (stray) {
+        throw new SvcError(
+          'invalid_input',
+          `${stray}: not used by apply_patch mode; put every change in patch and leave ${stray} out`,
+        );
+      }
+      return ctx.app.quality.patches.apply({ patch: input.patch, path: input.path }, op);
+    }
+    if (input.patch !== undefined) {
+      throw new SvcError(
+        'invalid_input',
+        `patch: only apply_patch mode takes a patch; set mode to apply_patch (and leave ${input.mode === 'replace' ? 'old_string and new_string' : 'the symbol fields'} out)`,
+      );
+    }
     if (input.mode === 'replace') {
       if (!input.path) throw new SvcError('invalid_input', 'path: replace mode needs the file to edit');
       if (input.old_string === undefined)
@@ -117,6 +155,7 @@ export const edit = defineTool({
   },
   toModelOutput(result) {
     if ('change' in result) return describeEdit(result, 'Edited');
+    if (result.mode === 'apply_patch') return describePatch(result);
     const files = result.files.map((f) => `${f.path} (+${f.additions} −${f.deletions})`).join(', ');
     const what =
       result.mode === 'rename_symbol'
@@ -126,3 +165,27 @@ export const edit = defineTool({
     return `${what}.\n${diff}`;
   },
 });
+
+function describePatch(result: PatchResult): string {
+  if (result.files.length === 0)
+    return 'The patch applied but changed nothing (the files already had that content).';
+  const files = result.files
+    .map((f) => {
+      if (f.moved_from) return `${f.path} (moved from ${f.moved_from}, +${f.additions} −${f.deletions})`;
+      if (f.moved_to) return `${f.path} (moved to ${f.moved_to})`;
+      if (f.change === 'create') return `${f.path} (created, +${f.additions})`;
+      if (f.change === 'delete') return `${f.path} (deleted)`;
+      return `${f.path} (+${f.additions} −${f.deletions})`;
+    })
+    .join(', ');
+  const fuzzy = result.files.flatMap((f) =>
+    (f.hunks ?? [])
+      .filter((h) => h.fuzz !== 'exact')
+      .map((h) => `${f.path} hunk ${h.index} at line ${h.line} (${h.fuzz.replace('_', ' ')})`),
+  );
+  const note = fuzzy.length
+    ? `\nMatched loosely: ${fuzzy.join('; ')}. Context lines kept the file's own text; view the result if the hunks were meant elsewhere.`
+    : '';
+  const diff = result.diff.length > 4000 ? `${result.diff.slice(0, 4000)}\n… (diff cut)` : result.diff;
+  return `Applied ${result.format} patch to ${result.files.length} file${result.files.length === 1 ? '' : 's'}: ${files}.${note}\n${diff}`;
+}

@@ -43,10 +43,12 @@ import {
   listToolCapabilities,
   runtimeFeaturesTool,
 } from './inspect-tools';
+import { lifecycleTools } from './lifecycle';
 import { observeTools } from './observe';
 import { packTools } from './packs';
 import { planningTools } from './planning';
 import { pluginTools } from './plugins';
+import { qualityTools } from './quality';
 import {
   getMultiplayerCoordinationDashboard,
   getMultiplayerTraceExport,
@@ -56,6 +58,7 @@ import {
 import { recipeTools } from './recipes';
 import { remoteTools } from './remote';
 import { runTools } from './runs';
+import { schedulerTools } from './scheduler';
 import { search } from './search';
 import { listSessionEvents } from './session-events';
 import { sessionTools } from './sessions';
@@ -129,6 +132,9 @@ export const allTools: readonly AnyTool[] = [
   listModelsTool,
   // mcp client
   mcpStatus,
+  // scheduler and process lifecycle
+  ...schedulerTools,
+  ...lifecycleTools,
   // observability and context readouts
   ...observeTools,
   // recipes and workflows
@@ -142,4 +148,6 @@ export const allTools: readonly AnyTool[] = [
   ...contractTools,
   // runtime health: incidents, loops, length recovery, compactions, alerts, enforcement, flow, sandbox
   ...healthTools,
+  // quality: apply_patch status, edit capsules, finding lifecycle
+  ...qualityTools,
 ] as AnyTool[];

@@ -14,6 +14,7 @@ import { SvcError } from '../errors';
 import { RUN_STATUSES } from '../runs/run-ledger';
 import { buildTrace, phaseSpans } from '../runs/run-trace';
 import { defineTool } from './define-tool';
+import { route, SESSION_ROUTES } from './session-routes';
 
 const runIdField = z.string().min(1).describe('Run id (run_…), from list_agent_runs.');
 
@@ -88,7 +89,11 @@ export const getAgentRun = defineTool({
     'One run from the ledger: its row, its child (sub-agent) runs, its event count and its final answer.',
   input: z.strictObject({ run_id: runIdField }),
   mutates: false,
-  surfaces: { mcp: 'svc_get_agent_run', cli: { command: 'runs get', args: ['run_id'] } },
+  surfaces: {
+    mcp: 'svc_get_agent_run',
+    cli: { command: 'runs get', args: ['run_id'] },
+    http: { method: 'GET', path: '/v1/agent-runs/:run_id', params: { run_id: 'run_id' } },
+  },
   examples: [],
   run: (ctx, input) => {
     const ledger = ledgerOf(ctx.app);
@@ -233,7 +238,11 @@ export const cancelSessionRun = defineTool({
     clear_queue: z.boolean().default(false).describe('Also drop the queued prompts.'),
   }),
   mutates: false,
-  surfaces: { mcp: 'svc_cancel_session_run', cli: { command: 'session cancel' } },
+  surfaces: {
+    mcp: 'svc_cancel_session_run',
+    cli: { command: 'session cancel' },
+    http: { ...route(SESSION_ROUTES.cancel), params: { id: 'session_id' } },
+  },
   // An action, not a read: the parity walker has nothing to compare.
   examples: [],
   run: (ctx, input) => {

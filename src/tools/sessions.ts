@@ -13,6 +13,7 @@ import type { App } from '../app';
 import { SvcError } from '../errors';
 import type { MessagePart } from '../sessions/session-store';
 import { defineTool } from './define-tool';
+import { route, SESSION_ROUTES } from './session-routes';
 
 const sessionIdField = z
   .string()
@@ -49,7 +50,7 @@ export const createSession = defineTool({
     switch: z.boolean().default(false).describe('Also make it the current session.'),
   }),
   mutates: false,
-  surfaces: { mcp: 'svc_create_session' },
+  surfaces: { mcp: 'svc_create_session', http: { ...route(SESSION_ROUTES.create), status: 201 } },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
   run: (ctx, input) => {
@@ -100,6 +101,7 @@ export const listSessions = defineTool({
   mutates: false,
   surfaces: {
     mcp: 'svc_list_sessions',
+    http: route(SESSION_ROUTES.list),
     cli: {
       command: 'session list',
       text: (r: { sessions: ReturnType<typeof sessionView>[]; current_session_id: string | null }) =>
@@ -133,7 +135,7 @@ export const getSession = defineTool({
   description: 'One session: its fields, state, queue, children, last run and pending permission requests.',
   input: z.strictObject({ session_id: sessionIdField }),
   mutates: false,
-  surfaces: { mcp: 'svc_get_session' },
+  surfaces: { mcp: 'svc_get_session', http: { ...route(SESSION_ROUTES.get), params: { id: 'session_id' } } },
   examples: [{ session_id: 'ses_0001' }],
   run: (ctx, input) => {
     const { app } = ctx;
@@ -175,7 +177,10 @@ export const updateSession = defineTool({
       .describe('Reasoning effort, or null for the provider default.'),
   }),
   mutates: false,
-  surfaces: { mcp: 'svc_update_session' },
+  surfaces: {
+    mcp: 'svc_update_session',
+    http: { ...route(SESSION_ROUTES.update), params: { id: 'session_id' } },
+  },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
   run: async (ctx, input) => {
@@ -202,7 +207,11 @@ export const deleteSession = defineTool({
     'Delete a session with its child sessions, messages and runs. Refused while a run of it is active.',
   input: z.strictObject({ session_id: z.string().min(1).describe('The session to delete.') }),
   mutates: true,
-  surfaces: { mcp: 'svc_delete_session', cli: { command: 'session delete', args: ['session_id'] } },
+  surfaces: {
+    mcp: 'svc_delete_session',
+    cli: { command: 'session delete', args: ['session_id'] },
+    http: { ...route(SESSION_ROUTES.delete), params: { id: 'session_id' } },
+  },
   run: (ctx, input) => {
     const { app } = ctx;
     const family = app.sessions.family(input.session_id);
@@ -242,7 +251,20 @@ export const message = defineTool({
     agent: z.string().min(1).optional().describe('send: agent kind for this run.'),
   }),
   mutates: false,
-  surfaces: { mcp: 'svc_message' },
+  surfaces: {
+    mcp: 'svc_message',
+    http: [
+      { ...route(SESSION_ROUTES.messages), params: { id: 'session_id' }, fixed: { action: 'list' } },
+      {
+        ...route(SESSION_ROUTES.send),
+        params: { id: 'session_id' },
+        fixed: { action: 'send' },
+        status: 202,
+        // The session API's body is `{ "prompt": "…" }` (the TUI attach client sends that); `text` works too.
+        prepare: ({ prompt, ...input }) => (prompt === undefined ? input : { text: prompt, ...input }),
+      },
+    ],
+  },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
   run: async (ctx, input) => {
@@ -393,7 +415,10 @@ export const queueEnqueue = defineTool({
       ),
   }),
   mutates: false,
-  surfaces: { mcp: 'svc_queue_enqueue' },
+  surfaces: {
+    mcp: 'svc_queue_enqueue',
+    http: { ...route(SESSION_ROUTES.enqueue), params: { id: 'session_id' }, status: 202 },
+  },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
   run: (ctx, input) => {

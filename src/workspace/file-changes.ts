@@ -34,6 +34,12 @@ export interface AppliedChange {
   history_id: number;
 }
 
+/**
+ * Runs once a change set is approved and verified, right before its first write (e.g. the edit
+ * capsule checkpoint taken before a run's first change). A hook that throws stops the change.
+ */
+export type BeforeWriteHook = (changes: readonly PendingChange[], ctx: OpContext) => Promise<void> | void;
+
 export interface ChangeCommitter {
   /** Run guards, ask with the combined diff, verify, write, record. All-or-nothing before the writes. */
   commit(
@@ -43,6 +49,8 @@ export interface ChangeCommitter {
   ): Promise<AppliedChange[]>;
   /** Check guards for these paths without changing anything (before doing expensive work). */
   guard(tool: string, sessionId: string | undefined, paths: string[]): void;
+  /** Register a hook run before the writes of every approved change set; returns its removal. */
+  beforeWrite(hook: BeforeWriteHook): () => void;
 }
 
 export function createChangeCommitter(deps: {
@@ -54,9 +62,17 @@ export function createChangeCommitter(deps: {
   const guard = (tool: string, sessionId: string | undefined, paths: string[]) => {
     for (const check of deps.guards()) check({ tool, sessionId, paths });
   };
+  const hooks: BeforeWriteHook[] = [];
 
   return {
     guard,
+    beforeWrite(hook) {
+      hooks.push(hook);
+      return () => {
+        const at = hooks.indexOf(hook);
+        if (at >= 0) hooks.splice(at, 1);
+      };
+    },
     async commit(changes, ctx, prompt) {
       const paths = changes.map((c) => c.target.rel);
       // Guards (hard workspace claims) speak workspace-relative paths; outside ones (when allowed) are not theirs.
@@ -76,7 +92,9 @@ export function createChangeCommitter(deps: {
           ...prompt.details,
         },
       });
-      // The operator may have taken a while: hard claims could have appeared, files could have moved.
+      for (const hook of [...hooks]) await hook(changes, ctx);
+      // The operator (and the hooks) may have taken a while: hard claims could have appeared,
+      // files could have moved.
       guard(ctx.tool, ctx.sessionId, guarded);
       for (const change of changes) verifyUnchanged(change);
 

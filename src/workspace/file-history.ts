@@ -44,8 +44,8 @@ export interface FileChange {
 
 export interface FileHistory {
   record(input: FileChangeInput): FileChange;
-  /** Changes of a session (or of every session), oldest first; optionally for one path. */
-  list(filter?: { sessionId?: string; path?: string; limit?: number }): FileChange[];
+  /** Changes of a session (or of every session), oldest first; optionally for one path or run. */
+  list(filter?: { sessionId?: string; runId?: string; path?: string; limit?: number }): FileChange[];
   get(id: number): (FileChange & { before: string | null; after: string | null }) | undefined;
   /** A unified diff of one recorded change; undefined for binary or oversized content. */
   diff(id: number): Promise<string | undefined>;
@@ -132,6 +132,10 @@ export function createFileHistory(deps: { db: () => Db; clock: Clock }): FileHis
       if (filter.sessionId) {
         where.push('session_id = ?');
         params.push(filter.sessionId);
+      }
+      if (filter.runId) {
+        where.push('run_id = ?');
+        params.push(filter.runId);
       }
       if (filter.path) {
         where.push('path = ?');

@@ -83,6 +83,8 @@ export interface Shell {
 }
 
 export const MAX_TIMEOUT_SECONDS = 600;
+/** Output kept in the `local_shell_finished` ledger event (the evidence of a failing check). */
+const OUTPUT_TAIL_CHARS = 2000;
 
 export function createShell(deps: {
   paths: PathResolver;
@@ -277,6 +279,18 @@ export function createShell(deps: {
       }
       const finalCwd = cwdOf(ctx.sessionId);
       let text = deps.redactor.string(output.text);
+      // The finding lifecycle reads checks (test, lint, typecheck runs) and their outcome from this.
+      ctx.event?.('local_shell_finished', {
+        command: deps.redactor.string(clip(command, 500)),
+        cwd: deps.paths.display(cwd),
+        exit_code: timedOut ? null : exit.code,
+        ...(exit.signal && !timedOut ? { signal: exit.signal } : {}),
+        timed_out: timedOut,
+        duration_ms: Math.round(performance.now() - wallStart),
+        commands: analysis.commands.map((c) => c.argv.map((w) => deps.redactor.string(w))),
+        output_tail: text.length > OUTPUT_TAIL_CHARS ? text.slice(-OUTPUT_TAIL_CHARS) : text,
+        ...(ctx.sessionId ? { session_id: ctx.sessionId } : {}),
+      });
       if (timedOut)
         text += `\n[timed out after ${timeoutSeconds} s; the command and its children were stopped]`;
       return {

@@ -106,7 +106,7 @@ describe('sandbox: always-on error path', () => {
     const result = await h.call('bash', { command: 'echo plain > plain.txt && echo ok' });
     expect(result.exit_code).toBe(0);
     expect(h.read('plain.txt')).toBe('plain\n');
-    expect(h.events.map((e) => e.type)).toEqual(['local_shell_started']);
+    expect(h.events.map((e) => e.type)).toEqual(['local_shell_started', 'local_shell_finished']);
     expect(await h.call('sandbox_status', {})).toMatchObject({
       mode: 'off',
       enforced: false,
@@ -179,7 +179,11 @@ describe.skipIf(!hasBwrap)('sandbox: bubblewrap', () => {
     expect(result.output).toContain('host-tmp-hidden');
     expect(existsSync(outside)).toBe(false);
     expect(existsSync(`/tmp/svc-private-${id}`)).toBe(false);
-    expect(h.events.map((e) => e.type)).toEqual(['sandbox_exec_started', 'local_shell_started']);
+    expect(h.events.map((e) => e.type)).toEqual([
+      'sandbox_exec_started',
+      'local_shell_started',
+      'local_shell_finished',
+    ]);
     const status = await h.call('sandbox_status', {});
     expect(status).toMatchObject({ mode: 'bwrap', enforced: true, available: true, network: 'none' });
     expect(status.binds).toEqual(

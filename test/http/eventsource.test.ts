@@ -13,7 +13,9 @@ import { EventSource } from 'eventsource';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { startHttpServer } from '../../src/surfaces/http/server';
+import { reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
+import { TOKEN as COMPAT_TOKEN, compatServer } from './compat-helpers';
 
 const TOKEN = 'eventsource-token-123';
 
@@ -209,4 +211,61 @@ describe('SSE session events with the eventsource client', () => {
       await server.close();
     }
   });
+
+  it('EVT-01: the eventsource client receives a real run: deltas, tool calls and the finish', async () => {
+    const { url, app } = await compatServer([reply().toolCall('ls', {}), reply().text('Listed.')]);
+    const session = app.sessions.create();
+    const received: { type: string; data: any }[] = [];
+    const source = new EventSource(`${url}/v1/sessions/${session.id}/events?attach=0`, {
+      fetch: (input, init) => {
+        const headers = new Headers(init?.headers);
+        headers.set('authorization', `Bearer ${COMPAT_TOKEN}`);
+        return fetch(input, { ...init, headers });
+      },
+    });
+    const types = [
+      'connected',
+      'run.started',
+      'message.delta',
+      'tool.started',
+      'tool.finished',
+      'run.finished',
+    ];
+    for (const type of types) {
+      source.addEventListener(type, (event) => received.push({ type, data: JSON.parse(event.data) }));
+    }
+    try {
+      await waitUntil(() => received.some((r) => r.type === 'connected'), 'connected');
+      expect(app.permissions.attachments(session.id)).toEqual([]);
+      const sent = app.agent.send({ sessionId: session.id, prompt: 'list files' });
+      await waitUntil(() => received.some((r) => r.type === 'run.finished'), 'run.finished');
+      const seen = received.map((r) => r.type);
+      expect(seen.indexOf('run.started')).toBeLessThan(seen.indexOf('tool.started'));
+      expect(seen.indexOf('tool.finished')).toBeLessThan(seen.lastIndexOf('message.delta'));
+      expect(received.find((r) => r.type === 'tool.started')?.data).toMatchObject({
+        tool: 'ls',
+        run_id: sent.run_id,
+      });
+      expect(
+        received
+          .filter((r) => r.type === 'message.delta')
+          .map((r) => r.data.delta)
+          .join(''),
+      ).toBe('Listed.');
+      expect(received.at(-1)).toMatchObject({
+        type: 'run.finished',
+        data: { run_id: sent.run_id, status: 'completed' },
+      });
+    } finally {
+      source.close();
+    }
+  });
 });
+
+async function waitUntil(probe: () => boolean, what: string) {
+  const deadline = Date.now() + 8000;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -166,6 +166,7 @@ describe('HTTP adapter', () => {
       'id',
       'include_snapshot',
       'Last-Event-ID',
+      'attach',
       'last_event_id',
     ]);
   });

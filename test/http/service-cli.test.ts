@@ -124,8 +124,9 @@ describe('svc service start http (built binary)', () => {
       env: envFor(ws),
     });
     const url = await server.ready;
-    expect((await fetch(`${url}/v1/config-status`)).status).toBe(200);
-    expect(server.stderr()).toContain('svc: autopilot worker not available in this build; serving HTTP only');
+    expect((await fetch(`${url}/v1/models`)).status).toBe(200);
+    const status = (await (await fetch(`${url}/v1/autopilot/status`)).json()) as any;
+    expect(status.this_process).toMatchObject({ worker_running: true });
     server.child.kill('SIGTERM');
     expect(await server.exit).toBe(0);
   });

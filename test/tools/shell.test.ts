@@ -53,15 +53,25 @@ describe('bash', () => {
     expect(h.modelText('bash', result)).toBe('out\nerr\n[exit code 3]');
   });
 
-  it('EVT-31: appends local_shell_started to the run ledger through ctx.event', async () => {
+  it('EVT-31: appends local_shell_started (and local_shell_finished) to the run ledger through ctx.event', async () => {
     const h = await toolHarness();
     await h.call('bash', { command: 'echo hi' });
-    expect(h.events).toHaveLength(1);
+    expect(h.events.map((e) => e.type)).toEqual(['local_shell_started', 'local_shell_finished']);
     expect(h.events[0]).toMatchObject({
       type: 'local_shell_started',
       payload: { command: 'echo hi', cwd: '.', timeout_seconds: 120, session_id: 'ses_test' },
     });
     expect(h.events[0].payload.pid).toEqual(expect.any(Number));
+    // The finding lifecycle reads checks and their outcome from the finished event.
+    expect(h.events[1].payload).toMatchObject({
+      command: 'echo hi',
+      cwd: '.',
+      exit_code: 0,
+      timed_out: false,
+      commands: [['echo', 'hi']],
+      output_tail: 'hi\n',
+      session_id: 'ses_test',
+    });
   });
 
   it('keeps the working directory per session and resets it when it leaves the workspace', async () => {

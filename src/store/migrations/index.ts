@@ -2,8 +2,9 @@
  * Every migration, in one list. Ids are numbered by area so branches do not collide:
  * 1–99 foundation, 100–199 providers, 200–299 agent core, 300–399 http/scheduler, 400–499 mcp,
  * 500–599 readouts I, 600–699 readouts II, 700–749 remote agents, deploy, plugins and contracts,
- * 750–799 tui. Applied ids are tracked one by one, so a
- * migration merged late still runs. Forward-only: never edit a migration that has shipped.
+ * 750–799 quality (apply_patch log, edit capsules, finding lifecycle). Applied ids are tracked one
+ * by one, so a migration merged late still runs. Forward-only: never edit a migration that has
+ * shipped.
  * @module
  */
 import { adaptiveMigrations } from './adaptive';
@@ -11,8 +12,10 @@ import { agentMigrations } from './agent';
 import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
 import { healthMigrations } from './health';
+import { httpMigrations } from './http';
 import { observeMigrations } from './observe';
 import { packsMigrations } from './packs';
+import { qualityMigrations } from './quality';
 import { readoutMigrations } from './readouts';
 import { remoteMigrations } from './remote';
 import { workflowMigrations } from './workflow';
@@ -30,8 +33,10 @@ export const migrations: readonly Migration[] = [
   ...packsMigrations,
   ...adaptiveMigrations,
   ...agentMigrations,
+  ...httpMigrations,
   ...observeMigrations,
   ...workflowMigrations,
   ...remoteMigrations,
   ...healthMigrations,
+  ...qualityMigrations,
 ];

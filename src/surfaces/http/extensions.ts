@@ -6,9 +6,11 @@
  */
 import type { Hono } from 'hono';
 import { mountA2aRoutes } from '../../remote/a2a-routes';
+import { compatSurface } from './compat/routes';
 import type { ErrorStyle } from './errors';
 import type { AppRef } from './mount-tools';
 import type { OpenApiRoutes } from './openapi';
+import { sessionsApi } from './sessions-api';
 import type { StreamTracker } from './sse';
 
 /** What a route family gets besides the Hono app and the App reference. */
@@ -27,8 +29,10 @@ export interface HttpKit {
  */
 export type HttpExtension = (hono: Hono, appRef: AppRef, kit: HttpKit) => void;
 
-/** TODO(#5): phase 2 adds the session API (/v1/sessions…) and the compat surface (/v1/chat/completions…). */
+/** The session API (permission routes; the rest are tool bindings), the compat surface, and A2A. */
 export const httpExtensions: readonly HttpExtension[] = [
+  sessionsApi,
+  compatSurface,
   // A2A agent card + JSON-RPC, answered when [a2a] enabled is true (src/remote/a2a-routes.ts).
   mountA2aRoutes,
 ];

@@ -225,6 +225,15 @@ function describeBuiltinRoutes(openapi: OpenApiRoutes): void {
         description: 'Resume after this event id (EventSource clients send it when they reconnect).',
       },
       {
+        name: 'attach',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', enum: ['1', 'true', 'yes', 'on', '0', 'false', 'no', 'off'] },
+        description:
+          'Default on: while the stream is open the client counts as attached, so permission requests of the ' +
+          'session wait for an answer instead of failing unattended. attach=0 for a monitor that never answers.',
+      },
+      {
         name: 'last_event_id',
         in: 'query',
         required: false,

@@ -96,5 +96,5 @@ async function assembleInput(
     if (value !== undefined) input[field] = decodeURIComponent(value);
   }
   Object.assign(input, binding.fixed ?? {});
-  return input;
+  return binding.prepare ? binding.prepare(input) : input;
 }

@@ -85,7 +85,8 @@ function handleSessionEvents(c: Context, appRef: AppRef, options: SessionEventsO
     app.sessions.require(sessionId);
     const includeSnapshot = parseIncludeSnapshot(c.req.query('include_snapshot'));
     const lastEventId = parseLastEventId(c.req.header('last-event-id') ?? c.req.query('last_event_id'));
-    return openSessionStream(c, app, sessionId, { includeSnapshot, lastEventId }, options);
+    const attach = parseFlag(c.req.query('attach'), 'attach', true);
+    return openSessionStream(c, app, sessionId, { includeSnapshot, lastEventId, attach }, options);
   } catch (error) {
     return errorResponse(c, error, { app });
   }
@@ -95,7 +96,7 @@ function openSessionStream(
   c: Context,
   app: App,
   sessionId: string,
-  request: { includeSnapshot: boolean; lastEventId?: number },
+  request: { includeSnapshot: boolean; lastEventId?: number; attach: boolean },
   options: SessionEventsOptions,
 ): Response {
   const retryMs = options.retryMs ?? 1000;
@@ -130,6 +131,10 @@ function openSessionStream(
     else pending.push(event);
   });
   stream.onClose(unsubscribe);
+  // An open stream is an attached client (like the local TUI): the session's permission requests
+  // wait for an answer (POST /v1/sessions/{id}/permissions/{request_id}) instead of failing as
+  // unattended. A monitor that never answers opts out with attach=0.
+  if (request.attach) stream.onClose(app.agent.attach(sessionId, 'http (SSE)'));
 
   const latest = app.bus.lastId(sessionId);
   let replay: { events: SessionEvent[]; source: 'ring' | 'log' };
@@ -249,14 +254,15 @@ export function minimalAdaptiveResync(app: App, sessionId: string, failure?: str
 }
 
 function parseIncludeSnapshot(value: string | undefined): boolean {
-  if (value === undefined) return false;
+  return parseFlag(value, 'include_snapshot', false);
+}
+
+function parseFlag(value: string | undefined, name: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
   const v = value.trim().toLowerCase();
   if (TRUE_VALUES.has(v)) return true;
   if (FALSE_VALUES.has(v)) return false;
-  throw new SvcError(
-    'invalid_input',
-    'invalid include_snapshot (use 1, true, yes or on; 0, false, no or off)',
-  );
+  throw new SvcError('invalid_input', `invalid ${name} (use 1, true, yes or on; 0, false, no or off)`);
 }
 
 function parseLastEventId(value: string | undefined): number | undefined {

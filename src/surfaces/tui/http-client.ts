@@ -8,6 +8,7 @@
 import { SvcError, type SvcErrorCode } from '../../errors';
 import type { AnyTool, HttpBinding } from '../../tools/define-tool';
 import { allTools } from '../../tools/index';
+import { SESSION_ROUTES } from '../../tools/session-routes';
 import type {
   ClientInfo,
   EventSubscription,
@@ -24,20 +25,8 @@ import { modelsFromTool, providersFromTool } from './provider-rows';
 import { readoutText } from './readout-text';
 import { readEventStream } from './sse';
 
-/** The session API routes this transport uses (issue 5). */
-export const SESSION_ROUTES = {
-  list: 'GET /v1/sessions',
-  create: 'POST /v1/sessions',
-  get: 'GET /v1/sessions/:id',
-  update: 'PATCH /v1/sessions/:id',
-  messages: 'GET /v1/sessions/:id/messages',
-  send: 'POST /v1/sessions/:id/messages',
-  enqueue: 'POST /v1/sessions/:id/queue',
-  cancel: 'POST /v1/sessions/:id/cancel',
-  permissions: 'GET /v1/sessions/:id/permissions',
-  answer: 'POST /v1/sessions/:id/permissions/:request_id',
-  events: 'GET /v1/sessions/:id/events',
-} as const;
+/** The session API routes this transport uses (issue 5): the one list, shared with the server. */
+export { SESSION_ROUTES };
 
 export interface HttpClientOptions {
   url: string;

@@ -3,7 +3,8 @@
  * start the HTTP server, print one line `svc: listening on <url>` on stdout once it is ready (so
  * scripts can wait for it), and run until SIGINT or SIGTERM, then shut down gracefully and exit 0.
  * The token is never printed. Autopilot is the same server plus the autopilot worker
- * (`app.autopilotWorker`, filled by the scheduler layer).
+ * (`app.autopilotWorker`: due schedules, queued prompts). Both register in the data dir's service
+ * registry (`app.daemons`) so `daemon_status` and the lifecycle tools find them.
  * @module
  */
 import { resolve } from 'node:path';
@@ -71,10 +72,28 @@ async function runServer(ctx: CliContext, kind: 'http' | 'autopilot', options: S
     createApp: () => ctx.app({ eagerDb: true }),
     worker: kind === 'autopilot' ? (app) => app.autopilotWorker : undefined,
   });
-  if (kind === 'autopilot' && !handle.app.autopilotWorker) {
-    // TODO(#5): the scheduler layer fills app.autopilotWorker; until then autopilot serves HTTP only.
-    ctx.io.stderr.write('svc: autopilot worker not available in this build; serving HTTP only\n');
-  }
+  // The data dir's service registry: the CLI and the lifecycle tools find this daemon there.
+  const app = handle.app;
+  const daemon = app.daemons.register({
+    kind,
+    url: handle.url,
+    argv: process.argv.slice(1),
+    cwd: ctx.io.cwd,
+    worker: kind === 'autopilot' ? 'autopilot' : null,
+  });
+  const beat = () => {
+    try {
+      app.daemons.heartbeat(daemon.id, {
+        open_streams: handle.streams.size,
+        active_runs: app.agent.active().length,
+        ...(kind === 'autopilot' ? { autopilot: app.autopilot.state } : {}),
+      });
+    } catch (error) {
+      app.log.warn('daemon heartbeat failed', { error });
+    }
+  };
+  const heartbeat = setInterval(beat, 10_000);
+  heartbeat.unref();
   if (
     authMode(handle.settings, { auth: options.auth, token: options.token }, handle.app.config) === 'closed'
   ) {
@@ -87,6 +106,12 @@ async function runServer(ctx: CliContext, kind: 'http' | 'autopilot', options: S
 
   const reason = await waitForStop(ctx);
   ctx.io.stderr.write(`svc: shutting down (${reason})\n`);
+  clearInterval(heartbeat);
+  try {
+    app.daemons.stopped(daemon.id, reason);
+  } catch (error) {
+    app.log.warn('daemon stop record failed', { error });
+  }
   await handle.close(reason);
 }
 

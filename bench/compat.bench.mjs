@@ -1,0 +1,257 @@
+// Compat surface under load: 200 concurrent streaming `POST /v1/chat/completions` against the
+// built `svc service start http`, with an instant fake OpenAI-compatible provider behind it (in
+// this process). The same 200 requests sent straight to the fake provider are the baseline, so
+// "added latency" is what svc costs per request: a fresh session, the agent run (system prompt,
+// model resolution, the AI SDK stream, message and ledger writes, bus events) and the SSE
+// re-encoding. Reported: requests/s, p50/p95 latency both ways, the p50 added latency (and for one
+// request at a time, with no queuing), errors, and svc's RSS after a warm-up, after a first and
+// after a third round of 200 (flat = no steady growth between the rounds).
+// Targets (issue #5): p50 added latency < 5 ms, no errors, memory flat after the run.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const BIN = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../dist/main.js');
+const CONCURRENCY = Number(process.env.BENCH_COMPAT_CONCURRENCY ?? 200);
+const TOKEN = 'bench-token';
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+}
+
+function rssMb(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+    return kb / 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The live JS heap of svc in MB: a heap snapshot (taken after a full GC) through
+ * --heapsnapshot-signal, summed. RSS alone moves with V8's reservations between bursts.
+ */
+async function heapMb(child, dir) {
+  const before = new Set(readdirSync(dir));
+  child.kill('SIGUSR2');
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    if (file) {
+      const path = join(dir, file);
+      const size = statSync(path).size;
+      await new Promise((r) => setTimeout(r, 500));
+      if (size > 0 && statSync(path).size === size) {
+        try {
+          const snapshot = JSON.parse(readFileSync(path, 'utf8'));
+          const fields = snapshot.snapshot.meta.node_fields;
+          const at = fields.indexOf('self_size');
+          let total = 0;
+          for (let i = at; i < snapshot.nodes.length; i += fields.length) total += snapshot.nodes[i];
+          rmSync(path);
+          return total / 1024 / 1024;
+        } catch {
+          // still being written
+        }
+      }
+    }
+    if (Date.now() > deadline) return undefined;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+function fakeProvider() {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const base = { id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm1' };
+      const chunk = (delta, finish = null, extra = {}) =>
+        `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+      res.write(chunk({ role: 'assistant', content: 'Hello ' }));
+      res.write(chunk({ content: 'from the fake provider.' }));
+      res.write(chunk({}, 'stop', { usage: { prompt_tokens: 20, completion_tokens: 6, total_tokens: 26 } }));
+      res.end('data: [DONE]\n\n');
+    });
+  });
+  return new Promise((resolvePromise) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolvePromise({ server, url: `http://127.0.0.1:${server.address().port}/v1` }),
+    ),
+  );
+}
+
+async function streamOnce(url, headers, body) {
+  const started = performance.now();
+  const response = await fetch(`${url}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+  const text = await response.text();
+  if (!text.trimEnd().endsWith('data: [DONE]')) throw new Error(`no [DONE]: ${text.slice(-200)}`);
+  if (text.includes('"error"')) throw new Error(`error chunk: ${text.slice(-300)}`);
+  return performance.now() - started;
+}
+
+async function round(n, fn) {
+  const started = performance.now();
+  const results = await Promise.allSettled(Array.from({ length: n }, (_, i) => fn(i)));
+  const elapsed = performance.now() - started;
+  const latencies = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+  const errors = results
+    .filter((r) => r.status === 'rejected')
+    .map((r) => String(r.reason?.message ?? r.reason));
+  return { latencies, errors, rps: (latencies.length / elapsed) * 1000 };
+}
+
+export async function run() {
+  const ws = mkdtempSync(join(tmpdir(), 'svc-bench-compat-'));
+  const provider = await fakeProvider();
+  let child;
+  try {
+    writeFileSync(
+      join(ws, 'svc.toml'),
+      `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
+    );
+    const diag = join(ws, 'diag');
+    mkdirSync(diag);
+    child = spawn(
+      process.execPath,
+      [
+        '--heapsnapshot-signal=SIGUSR2',
+        `--diagnostic-dir=${diag}`,
+        BIN,
+        'service',
+        'start',
+        'http',
+        '--port',
+        '0',
+      ],
+      {
+        cwd: ws,
+        env: {
+          PATH: process.env.PATH,
+          HOME: join(ws, '.home'),
+          XDG_CONFIG_HOME: join(ws, '.home', '.config'),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    const svcUrl = await new Promise((resolvePromise, reject) => {
+      child.stdout.on('data', (d) => {
+        out += d;
+        const match = /svc: listening on (http:\/\/\S+)/.exec(out);
+        if (match) resolvePromise(`${match[1]}/v1`);
+      });
+      child.on('exit', (code) => reject(new Error(`svc exited ${code}`)));
+    });
+    const body = (i) => ({
+      model: 'fake/m1',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: `bench request ${i}` }],
+    });
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    // Warm-up: lazy imports, JIT, statement caches, connection pools on both sides.
+    await round(20, (i) => streamOnce(svcUrl, auth, body(i)));
+    await round(20, (i) => streamOnce(provider.url, {}, body(i)));
+    const rssWarm = rssMb(child.pid);
+
+    const direct = await round(CONCURRENCY, (i) => streamOnce(provider.url, {}, body(i)));
+    const viaSvc = await round(CONCURRENCY, (i) => streamOnce(svcUrl, auth, body(i)));
+    await new Promise((r) => setTimeout(r, 1000));
+    const rssFirst = rssMb(child.pid);
+    const heapFirst = await heapMb(child, diag);
+    const second = await round(CONCURRENCY, (i) => streamOnce(svcUrl, auth, body(i)));
+    await new Promise((r) => setTimeout(r, 1000));
+    const third = await round(CONCURRENCY, (i) => streamOnce(svcUrl, auth, body(i)));
+    await new Promise((r) => setTimeout(r, 1000));
+    const rssSecond = rssMb(child.pid);
+    const heapThird = await heapMb(child, diag);
+
+    const p50Direct = percentile(direct.latencies, 50);
+    const p50Svc = percentile(viaSvc.latencies, 50);
+    const added = p50Svc - p50Direct;
+    const errors = direct.errors.length + viaSvc.errors.length + second.errors.length + third.errors.length;
+    const growth = rssFirst !== undefined && rssSecond !== undefined ? rssSecond - rssFirst : undefined;
+    const rows = [
+      { name: 'concurrent streaming requests', value: String(CONCURRENCY) },
+      { name: 'direct to the fake provider: requests/s', value: direct.rps.toFixed(0) },
+      {
+        name: 'direct: p50 / p95 latency (ms)',
+        value: `${p50Direct.toFixed(1)} / ${percentile(direct.latencies, 95).toFixed(1)}`,
+      },
+      { name: 'through svc: requests/s', value: viaSvc.rps.toFixed(0) },
+      {
+        name: 'through svc: p50 / p95 latency (ms)',
+        value: `${p50Svc.toFixed(1)} / ${percentile(viaSvc.latencies, 95).toFixed(1)}`,
+      },
+      {
+        name: 'through svc, rounds 2 / 3: requests/s',
+        value: `${second.rps.toFixed(0)} / ${third.rps.toFixed(0)}`,
+      },
+      {
+        name: 'added latency per request, p50 (ms)',
+        value: added.toFixed(1),
+        target: '< 5',
+        pass: added < 5,
+      },
+      {
+        name: 'added latency, single request p50 (ms)',
+        value: (await sequential(svcUrl, provider.url, auth, body)).toFixed(1),
+      },
+      { name: 'errors', value: String(errors), target: '0', pass: errors === 0 },
+    ];
+    if (errors)
+      rows.push({
+        name: 'first error',
+        value: [...direct.errors, ...viaSvc.errors, ...second.errors, ...third.errors][0].slice(0, 200),
+      });
+    if (rssWarm !== undefined) {
+      rows.push({
+        name: 'svc RSS after warm-up / round 1 / round 3 (MB)',
+        value: `${rssWarm.toFixed(0)} / ${rssFirst.toFixed(0)} / ${rssSecond.toFixed(0)}`,
+      });
+      rows.push({ name: 'svc RSS growth, round 1 → round 3 (MB)', value: growth.toFixed(1) });
+    }
+    if (heapFirst !== undefined && heapThird !== undefined) {
+      const heapGrowth = heapThird - heapFirst;
+      rows.push({
+        name: 'svc live JS heap after round 1 / round 3 (MB)',
+        value: `${heapFirst.toFixed(1)} / ${heapThird.toFixed(1)}`,
+      });
+      // Flat: 400 more requests (400 more sessions, runs and ledger rows on disk) keep almost nothing in memory.
+      rows.push({
+        name: 'svc live JS heap growth, round 1 → 3 (MB)',
+        value: heapGrowth.toFixed(1),
+        target: '< 10',
+        pass: heapGrowth < 10,
+      });
+    }
+    return rows;
+  } finally {
+    child?.kill('SIGTERM');
+    provider.server.close();
+    await new Promise((r) => setTimeout(r, 300));
+    rmSync(ws, { recursive: true, force: true });
+  }
+}
+
+/** The added latency of one request at a time (no queuing): median of 30 pairs. */
+async function sequential(svcUrl, providerUrl, auth, body) {
+  const diffs = [];
+  for (let i = 0; i < 30; i++) {
+    const viaSvc = await streamOnce(svcUrl, auth, body(i));
+    const direct = await streamOnce(providerUrl, {}, body(i));
+    diffs.push(viaSvc - direct);
+  }
+  return percentile(diffs, 50);
+}

@@ -1,0 +1,130 @@
+/**
+ * Feeds the finding lifecycle from what already happens, without touching the agent loop: run
+ * ledger events (`local_shell_finished` from bash, `diagnostics.reported` from the diagnostics
+ * tool) open and fix findings; bus events (`file.changed`, `run.finished`) acknowledge them, mark
+ * them stale when their file goes away, and sweep the ones not seen for a long time.
+ * @module
+ */
+import type { EventBus } from '../events/bus';
+import type { SessionEventPayloads } from '../events/types';
+import type { Logger } from '../log';
+import type { RunEvent, RunLedger } from '../runs/run-ledger';
+import { classifyShell } from './checks';
+import type { Actor, FindingService } from './findings';
+
+/** Exit codes that mean the command could not run at all (not found, not executable): no verdict. */
+const NOT_RUN = new Set([126, 127]);
+
+interface ShellFinished {
+  command?: string;
+  cwd?: string;
+  exit_code?: number | null;
+  timed_out?: boolean;
+  commands?: string[][];
+  output_tail?: string;
+}
+
+interface DiagnosticsReported {
+  path?: string;
+  server?: string;
+  complete?: boolean;
+  truncated?: boolean;
+  errors?: { line: number; column: number; message: string; source?: string; code?: string }[];
+}
+
+export function startFindingObserver(deps: {
+  runs: RunLedger;
+  bus: EventBus;
+  findings: FindingService;
+  log: Logger;
+}): () => void {
+  const { findings } = deps;
+  const guarded = (what: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (error) {
+      deps.log.warn('finding lifecycle update failed', { what, error });
+    }
+  };
+
+  const onShell = (event: RunEvent) => {
+    const payload = event.payload as ShellFinished;
+    const check = classifyShell(payload.commands ?? [], payload.cwd ?? '.');
+    if (!check?.conclusive) return;
+    if (payload.timed_out || typeof payload.exit_code !== 'number' || NOT_RUN.has(payload.exit_code)) return;
+    const actor: Actor = { sessionId: event.session_id, runId: event.run_id, source: 'bash' };
+    if (payload.exit_code === 0) {
+      findings.checkPassed(check, actor);
+      return;
+    }
+    findings.observe(
+      {
+        kind: 'check',
+        fingerprint: `check:${check.key}`,
+        title: `${check.label} failed (exit ${payload.exit_code})`,
+        detail: payload.output_tail,
+        checkKey: check.key,
+        checkCommand: payload.command,
+        checkKind: [...new Set(check.checks.map((c) => c.kind))].join(','),
+      },
+      actor,
+    );
+  };
+
+  const onDiagnostics = (event: RunEvent) => {
+    const payload = event.payload as DiagnosticsReported;
+    if (!payload.path) return;
+    const actor: Actor = { sessionId: event.session_id, runId: event.run_id, source: 'diagnostics' };
+    const present: string[] = [];
+    for (const error of payload.errors ?? []) {
+      const fingerprint = `diagnostic:${payload.path}:${error.source ?? payload.server ?? ''}:${error.code ?? ''}:${error.message.replace(/\s+/g, ' ').trim()}`;
+      present.push(fingerprint);
+      const where = `${payload.path}:${error.line}:${error.column}`;
+      const origin = [error.source ?? payload.server, error.code].filter(Boolean).join(' ');
+      findings.observe(
+        {
+          kind: 'diagnostic',
+          fingerprint,
+          title: `${where} ${origin ? `${origin}: ` : ''}${firstLine(error.message)}`,
+          detail: error.message,
+          path: payload.path,
+          line: error.line,
+        },
+        actor,
+      );
+    }
+    // A partial answer proves nothing about the errors it did not list.
+    if (payload.complete && !payload.truncated) findings.diagnosticsReported(payload.path, present, actor);
+  };
+
+  const offLedger = deps.runs.onAppend((event) => {
+    if (event.type === 'local_shell_finished') guarded(event.type, () => onShell(event));
+    else if (event.type === 'diagnostics.reported') guarded(event.type, () => onDiagnostics(event));
+  });
+  const offBus = deps.bus.subscribe('*', (event) => {
+    if (event.type === 'file.changed') {
+      const payload = event.payload as SessionEventPayloads['file.changed'];
+      guarded(event.type, () =>
+        findings.fileChanged(payload.path, payload.change, {
+          sessionId: payload.session_id,
+          runId: payload.run_id,
+          source: 'file_change',
+        }),
+      );
+    } else if (event.type === 'run.finished') {
+      const payload = event.payload as SessionEventPayloads['run.finished'];
+      guarded(event.type, () =>
+        findings.sweep({ sessionId: payload.session_id, runId: payload.run_id, source: 'sweep' }),
+      );
+    }
+  });
+  return () => {
+    offLedger();
+    offBus();
+  };
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n')[0].trim();
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+}

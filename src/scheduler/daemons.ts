@@ -1,0 +1,158 @@
+/**
+ * Service processes of a data dir (`app.daemons`, table `service_processes`): every
+ * `svc service start http|autopilot` registers itself with its pid, URL and argv, heartbeats, and
+ * marks itself stopped at shutdown. Other processes (the CLI, the lifecycle tools) read it to know
+ * which daemons are live, where they listen and how to restart them. A row whose pid is gone or
+ * whose heartbeat is stale counts as not alive.
+ * @module
+ */
+import { hostname } from 'node:os';
+import type { Db } from '../store/db';
+import type { Clock, Ids } from '../util/ids';
+
+export type DaemonKind = 'http' | 'autopilot';
+
+export interface DaemonRow {
+  id: string;
+  kind: DaemonKind;
+  pid: number;
+  host: string;
+  url: string | null;
+  argv: string[];
+  cwd: string | null;
+  worker: string | null;
+  started_at: number;
+  heartbeat_at: number;
+  stopped_at: number | null;
+  stop_reason: string | null;
+  /** What the process last reported (worker counters, open streams…). */
+  status: Record<string, unknown>;
+}
+
+export interface DaemonView extends DaemonRow {
+  alive: boolean;
+  /** This very process. */
+  self: boolean;
+}
+
+interface Row extends Omit<DaemonRow, 'argv' | 'status' | 'cwd'> {
+  argv: string;
+  status: string;
+}
+
+export interface DaemonRegistry {
+  register(input: {
+    kind: DaemonKind;
+    url: string | null;
+    argv: string[];
+    cwd: string;
+    worker: string | null;
+  }): DaemonRow;
+  heartbeat(id: string, status: Record<string, unknown>): void;
+  stopped(id: string, reason: string): void;
+  list(options?: { includeStopped?: boolean; limit?: number }): DaemonView[];
+  live(kind?: DaemonKind): DaemonView[];
+  get(id: string): DaemonView | undefined;
+}
+
+/** A heartbeat older than this (ms) means the daemon is gone even if its pid was reused. */
+export const STALE_AFTER_MS = 60_000;
+
+export function createDaemonRegistry(deps: {
+  db: () => Db;
+  clock: Clock;
+  ids: Ids;
+  pid?: number;
+}): DaemonRegistry {
+  const self = deps.pid ?? process.pid;
+  const host = hostname();
+  const toView = (row: Row): DaemonView => {
+    const status = JSON.parse(row.status) as Record<string, unknown>;
+    const view: DaemonView = {
+      ...row,
+      argv: JSON.parse(row.argv) as string[],
+      cwd: typeof status.cwd === 'string' ? status.cwd : null,
+      status,
+      alive: false,
+      self: row.pid === self && row.host === host && row.stopped_at === null,
+    };
+    view.alive =
+      row.stopped_at === null &&
+      row.host === host &&
+      pidAlive(row.pid) &&
+      (view.self || deps.clock.now() - row.heartbeat_at < STALE_AFTER_MS);
+    return view;
+  };
+  const registry: DaemonRegistry = {
+    register(input) {
+      const now = deps.clock.now();
+      const id = deps.ids.next('dmn');
+      deps
+        .db()
+        .prepare(
+          `INSERT INTO service_processes (id, kind, pid, host, url, argv, worker, started_at, heartbeat_at, status)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          id,
+          input.kind,
+          self,
+          host,
+          input.url,
+          JSON.stringify(input.argv),
+          input.worker,
+          now,
+          now,
+          JSON.stringify({ cwd: input.cwd }),
+        );
+      return registry.get(id)!;
+    },
+    heartbeat(id, status) {
+      const current = registry.get(id);
+      deps
+        .db()
+        .prepare('UPDATE service_processes SET heartbeat_at = ?, status = ? WHERE id = ?')
+        .run(
+          deps.clock.now(),
+          JSON.stringify({ ...(current?.cwd ? { cwd: current.cwd } : {}), ...status }),
+          id,
+        );
+    },
+    stopped(id, reason) {
+      deps
+        .db()
+        .prepare(
+          'UPDATE service_processes SET stopped_at = ?, stop_reason = ? WHERE id = ? AND stopped_at IS NULL',
+        )
+        .run(deps.clock.now(), reason, id);
+    },
+    list(options = {}) {
+      const rows = deps
+        .db()
+        .prepare(
+          `SELECT * FROM service_processes ${options.includeStopped ? '' : 'WHERE stopped_at IS NULL'} ORDER BY started_at DESC, rowid DESC LIMIT ?`,
+        )
+        .all(options.limit ?? 20) as Row[];
+      return rows.map(toView);
+    },
+    live(kind) {
+      return registry.list().filter((d) => d.alive && (!kind || d.kind === kind));
+    },
+    get(id) {
+      const row = deps.db().prepare('SELECT * FROM service_processes WHERE id = ?').get(id) as
+        | Row
+        | undefined;
+      return row ? toView(row) : undefined;
+    },
+  };
+  return registry;
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The compat surface's routes (spec, Endpoints and Errors → Compat surface): chat completions, the
+ * compat run ledger, the posture, and the optional `/v1/completions`. Every error on these routes
+ * is the flat body `{"error": "<message>", "code": <status>}` (COMPAT-28/29), with
+ * `x-should-retry: false` so official clients do not replay a whole agent run on their own.
+ * Sibling APIs (assistants, files, …) are simply not mounted: 404.
+ * @module
+ */
+import type { Context, Hono } from 'hono';
+import type { App } from '../../../app';
+import { SvcError } from '../../../errors';
+import { errorResponse } from '../errors';
+import type { HttpExtension, HttpKit } from '../extensions';
+import type { AppRef } from '../mount-tools';
+import { chatCompletions } from './chat-completions';
+import { COMPLETIONS_PATH, completions, editPredictionsEnabled } from './completions';
+import { getRequest, ledgerEnabled, listRequests, requestEvents } from './ledger';
+import { describeCompatRoutes } from './openapi';
+import { compatPosture } from './posture';
+
+export const CHAT_COMPLETIONS_PATH = '/v1/chat/completions';
+export const RUNS_PATH = '/v1/openai-compat/runs';
+export const RUN_EVENTS_PATH = '/v1/openai-compat/runs/:request_id/events';
+export const POSTURE_PATH = '/v1/openai-compat/posture';
+
+export const compatSurface: HttpExtension = (hono: Hono, appRef: AppRef, kit: HttpKit) => {
+  hono.post(CHAT_COMPLETIONS_PATH, (c) =>
+    handle(c, appRef, (app) => chatCompletions(c, app, { streams: kit.streams })),
+  );
+  hono.get(RUNS_PATH, (c) => handle(c, appRef, (app) => listRuns(c, app)));
+  hono.get(RUN_EVENTS_PATH, (c) => handle(c, appRef, (app) => runEvents(c, app)));
+  hono.get(POSTURE_PATH, (c) => handle(c, appRef, (app) => c.json(app.redactor.value(compatPosture(app)))));
+  // Registered for every method so the route does not exist at all (404, not 405) while edit
+  // predictions are off; checked per request so a config reload turns it on or off.
+  hono.all(COMPLETIONS_PATH, (c) =>
+    handle(c, appRef, (app) => {
+      if (!editPredictionsEnabled(app))
+        throw new SvcError('not_found', `no route ${c.req.method} ${c.req.path}`);
+      if (c.req.method !== 'POST') {
+        throw new SvcError('invalid_input', `method ${c.req.method} not allowed on ${c.req.path}`, {
+          status: 405,
+        });
+      }
+      return completions(c, app);
+    }),
+  );
+  describeCompatRoutes(kit.openapi);
+};
+
+async function handle(c: Context, appRef: AppRef, handler: (app: App) => Response | Promise<Response>) {
+  const app = appRef();
+  if (!app?.runtime.ready)
+    return errorResponse(c, new SvcError('unavailable', 'App not ready'), { style: 'flat' });
+  try {
+    return await handler(app);
+  } catch (error) {
+    const response = errorResponse(c, error, { style: 'flat', app });
+    response.headers.set('x-should-retry', 'false');
+    return response;
+  }
+}
+
+function listRuns(c: Context, app: App): Response {
+  const raw = c.req.query('limit');
+  const limit = raw === undefined || raw === '' ? 50 : Number(raw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
+    throw new SvcError('invalid_input', 'invalid limit (an integer from 1 to 500)');
+  }
+  const ledger = ledgerEnabled(app);
+  const { rows, total } = safeList(app, limit);
+  const runs = rows.map((row) => {
+    const run = app.runs.get(row.run_id);
+    return {
+      request_id: row.request_id,
+      run_id: row.run_id,
+      session_id: row.session_id,
+      model: row.model,
+      requested_model: row.requested_model,
+      model_source: row.model_source,
+      stream: row.stream,
+      include_usage: row.include_usage,
+      session_binding: row.session_binding,
+      message_count: row.message_count,
+      ignored_fields: row.ignored_fields,
+      status: row.status,
+      run_status: run?.status ?? null,
+      finish_reason: row.finish_reason,
+      http_status: row.http_status,
+      error: row.error,
+      usage: {
+        prompt_tokens: row.prompt_tokens,
+        completion_tokens: row.completion_tokens,
+        total_tokens: row.prompt_tokens + row.completion_tokens,
+      },
+      created_at: row.created_at,
+      finished_at: row.finished_at,
+    };
+  });
+  // spec, Compat surface divergence 2: an empty list is JSON null, not [].
+  return c.json(
+    app.redactor.value({
+      runs: runs.length ? runs : null,
+      total,
+      ledger: { enabled: ledger.enabled, reason: ledger.reason },
+    }),
+  );
+}
+
+function safeList(app: App, limit: number) {
+  try {
+    return listRequests(app, { limit });
+  } catch (error) {
+    throw new SvcError('unavailable', `the compat ledger cannot be read: ${(error as Error).message}`, {
+      status: 503,
+      cause: error,
+    });
+  }
+}
+
+function runEvents(c: Context, app: App): Response {
+  const requestId = decodeURIComponent(c.req.param('request_id') ?? '');
+  const row = getRequest(app, requestId);
+  const events = row ? requestEvents(app, row) : [];
+  // spec, Compat surface divergence 3: an unknown request_id answers 200 with total 0, not 404;
+  // divergence 2: no events is JSON null.
+  return c.json(
+    app.redactor.value({
+      request_id: requestId,
+      run_id: row?.run_id ?? null,
+      total: events.length,
+      events: events.length
+        ? events.map((e) => ({ seq: e.seq, type: e.type, payload: e.payload, created_at: e.created_at }))
+        : null,
+    }),
+  );
+}

@@ -1,0 +1,87 @@
+/**
+ * A real svc HTTP server on 127.0.0.1:0 with the scripted fake provider behind it, for the compat
+ * surface and session API tests: `const { server, app, provider, client } = await compatServer([reply().text('hi')])`.
+ * @module
+ */
+import OpenAI from 'openai';
+import type { App } from '../../src/app';
+import { type HttpServerHandle, startHttpServer } from '../../src/surfaces/http/server';
+import type { AnyTool } from '../../src/tools/define-tool';
+import { allTools } from '../../src/tools/index';
+import { type FakeProvider, fakeProvider, type ScriptEntry } from '../helpers/fake-provider';
+import { makeTestApp, type TestAppOptions } from '../helpers/make-test-app';
+
+export const TOKEN = 'compat-test-token-7';
+
+export interface CompatServer {
+  app: App;
+  server: HttpServerHandle;
+  provider: FakeProvider;
+  client: OpenAI;
+  url: string;
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
+  get(path: string, headers?: Record<string, string>): Promise<Response>;
+}
+
+export async function compatServer(
+  script: ScriptEntry[],
+  options: TestAppOptions & {
+    compat?: Record<string, unknown> | false;
+    extraConfig?: Record<string, unknown>;
+    extraTools?: AnyTool[];
+    allowExtra?: boolean;
+  } = {},
+): Promise<CompatServer> {
+  const provider = await fakeProvider(script, { allowExtra: options.allowExtra });
+  const { compat = {}, extraConfig = {}, extraTools = [], ...rest } = options;
+  const app = await makeTestApp({
+    ...rest,
+    tools: [...allTools, ...extraTools],
+    config: {
+      providers: { fake: { type: 'openai-compat', base_url: provider.url } },
+      models: { large: 'fake/m1' },
+      ...(compat === false ? {} : { options: { openai_compat: compat } }),
+      ...extraConfig,
+    },
+  });
+  const server = await startHttpServer({
+    config: app.config,
+    flags: { port: 0, token: TOKEN },
+    createApp: async () => app,
+    http: { sseHeartbeatMs: 0 },
+    graceMs: 2000,
+  });
+  const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: TOKEN, maxRetries: 0, timeout: 15_000 });
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  const { onTestFinished } = await import('vitest');
+  onTestFinished(() => server.close());
+  return {
+    app,
+    server,
+    provider,
+    client,
+    url: server.url,
+    post: (path, body, headers = {}) =>
+      fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    get: (path, headers = {}) => fetch(`${server.url}${path}`, { headers: { ...auth, ...headers } }),
+  };
+}
+
+/** The `data:` payloads of an SSE body, in order. */
+export async function sseData(response: Response): Promise<string[]> {
+  const text = await response.text();
+  return text
+    .split(/\n\n/)
+    .map((block) =>
+      block
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6))
+        .join('\n'),
+    )
+    .filter((data) => data !== '');
+}
