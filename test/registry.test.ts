@@ -63,7 +63,7 @@ describe('the tool registry against the spec inventory', () => {
     expect(rows.length).toBeGreaterThan(140);
   });
 
-  it('TOOLS-50/51: exactly the eight workflow tools are tagged workflow; the rest are primitive', async () => {
+  it('TOOLS-50/TOOLS-51: exactly the eight workflow tools are tagged workflow; the rest are primitive', async () => {
     const app = await openGates();
     const status = (await invokeTool(app, 'get_workflow_tools_status', {}, { surface: 'agent' })) as {
       tools: { name: string }[];
@@ -86,7 +86,7 @@ describe('the tool registry against the spec inventory', () => {
     expect(app.tools.get('summarize_session')?.tag).toBe('primitive');
   });
 
-  it('TOOLS-26/27/28: status lifecycle tools are on by default; restart/up/down only with SVC_ENABLE_PROCESS_LIFECYCLE_TOOLS', async () => {
+  it('TOOLS-26/TOOLS-27/TOOLS-28: status lifecycle tools are on by default; restart/up/down only with SVC_ENABLE_PROCESS_LIFECYCLE_TOOLS', async () => {
     const plain = await makeTestApp();
     for (const name of ['daemon_status', 'autopilot_status', 'schedule_inspect'])
       expect(plain.tools.get(name), name).toBeDefined();
@@ -106,14 +106,14 @@ describe('the tool registry against the spec inventory', () => {
     });
   });
 
-  it('TOOLS-45/52/68: removed names, submit_plan and file-picker or editor tools do not exist', async () => {
+  it('TOOLS-45/TOOLS-52/TOOLS-68: removed names, submit_plan and file-picker or editor tools do not exist', async () => {
     const app = await openGates();
     const names = app.tools.gates().map((g) => g.tool.name);
     for (const name of REMOVED_TOOL_NAMES) expect(names).not.toContain(name);
     expect(names.filter((n) => /picker|open_editor|editor_open|file_chooser/.test(n))).toEqual([]);
   });
 
-  it('TOOLS-32/42/47/57: the named config, status, planning, session and plugin tools are registered', async () => {
+  it('TOOLS-32/TOOLS-42/TOOLS-47/TOOLS-57: the named config, status, planning, session and plugin tools are registered', async () => {
     const app = await openGates();
     const families = [
       'config',

@@ -113,7 +113,7 @@ describe('permission service', () => {
     ]);
   });
 
-  it('allowed_tools, --yolo and safe read-only calls skip the prompt', async () => {
+  it('CFG-16: allowed_tools, --yolo and safe read-only calls skip the prompt', async () => {
     const log: string[] = [];
     const { app } = await agentApp(
       [

@@ -30,7 +30,7 @@ const tools = [
 ] as AnyTool[];
 
 describe('the funnel', () => {
-  it('TOOLS-06/07/08/09: names the stage that removed each tool, in spec order', async () => {
+  it('TOOLS-06/TOOLS-07/TOOLS-08/TOOLS-09/CFG-14/CFG-15: names the stage that removed each tool, in spec order', async () => {
     const app = await makeTestApp({
       tools,
       config: {

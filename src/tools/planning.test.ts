@@ -32,7 +32,7 @@ describe('staged workflow', () => {
     expect(app.tools.get('submit_plan')).toBeUndefined();
   });
 
-  it('TOOLS-43, TOOLS-46: plan → planning (mutations withheld) → approve → execute → return → clear', async () => {
+  it('TOOLS-02, TOOLS-03, TOOLS-04, TOOLS-43, TOOLS-46: plan → planning (mutations withheld) → approve → execute → return → clear', async () => {
     const log: string[] = [];
     const { app } = await agentApp([], { extraTools: [touchTool(log)] });
     const session = app.agent.createSession({ title: 'planned' });

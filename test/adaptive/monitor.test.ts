@@ -260,7 +260,7 @@ describe('adaptive orchestration: the monitor reshapes after failures', () => {
     await app.adaptive!.idle();
   });
 
-  it('ADAPT-11..14, ADAPT-18, ADAPT-23..28, EVT-11..13, EVT-16, EVT-17, EVT-28, EVT-29: sub-agent failures during a fan_out run queue a reshape that applies when the run ends', async () => {
+  it('ADAPT-11/ADAPT-12/ADAPT-13/ADAPT-14, ADAPT-18, ADAPT-23/ADAPT-24/ADAPT-25/ADAPT-26/ADAPT-27/ADAPT-28, EVT-11/EVT-12/EVT-13, EVT-16, EVT-17, EVT-28, EVT-29: sub-agent failures during a fan_out run queue a reshape that applies when the run ends', async () => {
     // One responder for every request: the coordinator fans out to two sub-agents, which fail;
     // later runs answer; a reviewer approves.
     const respond = (request: RecordedRequest) => {

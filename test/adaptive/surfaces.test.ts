@@ -336,7 +336,7 @@ describe('svc config show-adaptive-orchestration', () => {
       ),
     );
 
-  it('ADAPT-36, ADAPT-38..42: reports each part, and never classifies, evaluates, calls a provider or prints a body', async () => {
+  it('ADAPT-36, ADAPT-38/ADAPT-39/ADAPT-40/ADAPT-41/ADAPT-42: reports each part, and never classifies, evaluates, calls a provider or prints a body', async () => {
     const { app, provider } = await adaptiveApp([reply().text(`${BODY_MARKERS[1]} hello`)]);
     const run = await app.agent.run({ prompt: `Say hello ${BODY_MARKERS[0]}` });
     const fresh = app.sessions.create({ title: 'never ran' });

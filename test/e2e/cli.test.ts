@@ -13,7 +13,7 @@ function env(ws: string, extra: Record<string, string> = {}) {
 }
 
 describe('svc binary', () => {
-  it('prints its version and help', async () => {
+  it('GEN-02: prints its version and help', async () => {
     const ws = tmpWorkspace();
     const version = await runBin(['--version'], { cwd: ws, env: env(ws) });
     expect(version).toMatchObject({ code: 0, stderr: '' });

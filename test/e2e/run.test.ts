@@ -132,7 +132,7 @@ describe('svc run', () => {
     expect(result.stderr).not.toContain('sk-live-abcdefghijklmnopqrstuvwxyz');
   });
 
-  it('--session continues a session with its history; CLI-12..15 readouts report it', async () => {
+  it('--session continues a session with its history; CLI-08/CLI-12/CLI-13/CLI-14/CLI-15 readouts report it', async () => {
     const provider = await fakeProvider([
       reply().text('first answer'),
       reply().text('second answer'),

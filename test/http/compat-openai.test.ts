@@ -174,7 +174,7 @@ describe('POST /v1/chat/completions with the openai client', () => {
     expect(body.error).toMatch(/^model: /);
   });
 
-  it('AUTH-27 COMPAT-28: the client raises AuthenticationError for 401 and NotFoundError for 404', async () => {
+  it('AUTH-42 COMPAT-28: the client raises AuthenticationError for 401 and NotFoundError for 404', async () => {
     const { server, client } = await compatServer([]);
     const wrong = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'wrong-token', maxRetries: 0 });
     const denied = await wrong.chat.completions
@@ -188,7 +188,7 @@ describe('POST /v1/chat/completions with the openai client', () => {
     expect(files).toBeInstanceOf(OpenAI.NotFoundError);
   });
 
-  it('COMPAT-18 COMPAT-19 COMPAT-21 COMPAT-22: every ignored field is accepted and changes nothing upstream', async () => {
+  it('COMPAT-18 COMPAT-19 COMPAT-21 COMPAT-22 COMPAT-27: every ignored field is accepted and changes nothing upstream', async () => {
     const { client, provider } = await compatServer([reply().text('plain'), reply().text('plain')]);
     const messages = [{ role: 'user' as const, content: 'Same question.' }];
     const plain = await client.chat.completions.create({ model: 'fake/m1', messages });

@@ -300,7 +300,7 @@ describe('compat auth and routes', () => {
   const body = JSON.stringify({ messages: [] });
   const headers = (extra: Record<string, string> = {}) => ({ 'content-type': 'application/json', ...extra });
 
-  it('AUTH-36 HTTP-01 COMPAT-28: the auth matrix on compat routes answers with the flat body', async () => {
+  it('AUTH-45 AUTH-46 AUTH-47 HTTP-01 COMPAT-28: the auth matrix on compat routes answers with the flat body', async () => {
     const app = await makeTestApp({ config: { options: { openai_compat: {} } } });
     const withToken = createHttpApp(app, { token: TOKEN, allowNoAuth: false });
     for (const path of ['/v1/chat/completions', '/v1/openai-compat/runs', '/v1/openai-compat/posture']) {

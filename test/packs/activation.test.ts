@@ -167,7 +167,7 @@ describe('operating pack tools and activation', () => {
     expect(snap).not.toHaveProperty('pack_manifest_path');
   });
 
-  it('OPMODE-01 / 02 / 04 / 07 / 10 / 20: a fresh session has every field, no manifest path and a UTC evidence time', async () => {
+  it('OPMODE-01 / OPMODE-02 / OPMODE-04 / OPMODE-07 / OPMODE-10 / OPMODE-20: a fresh session has every field, no manifest path and a UTC evidence time', async () => {
     const app = await packsApp();
     const session = app.sessions.create();
     const snap = (await invokeTool(app, 'get_operating_mode', {}, agent(session.id))) as Record<

@@ -138,7 +138,7 @@ describe('expired hyper tokens', () => {
 });
 
 describe('svc auth openrouter', () => {
-  it('AUTH-34: browser PKCE with a loopback callback; the API key is stored', async () => {
+  it('AUTH-34 / AUTH-04 / AUTH-06: browser PKCE with a loopback callback; the API key is stored, the provider is ready and the wizard shows it', async () => {
     const { oauth, app } = await setup();
     const visits: Promise<{ status: number; text: string }>[] = [];
     const result = await svc(app, ['auth', 'openrouter', '--json'], {

@@ -34,7 +34,7 @@ function seed(app: App) {
 }
 
 describe('operator cognition readout', () => {
-  it('COG-02/05/08/09: summarizes follow-through per zone from the ledger', async () => {
+  it('COG-02/COG-05/COG-08/COG-09: summarizes follow-through per zone from the ledger', async () => {
     const app = await makeTestApp();
     seed(app);
     const global = (await invokeTool(app, 'operator_cognition_readout', {}, { surface: 'agent' })) as any;
@@ -110,7 +110,7 @@ describe('operator cognition readout', () => {
     expect(res.status).toBe(503);
   });
 
-  it('COG-07/17: the route answers with options.workspace_observer.enabled false', async () => {
+  it('COG-07/COG-17: the route answers with options.workspace_observer.enabled false', async () => {
     const app = await makeTestApp({ config: { options: { workspace_observer: { enabled: false } } } });
     const res = await createHttpApp(app, { allowNoAuth: true }).request('/v1/operator-cognition');
     expect(res.status).toBe(200);
@@ -129,7 +129,7 @@ describe('operator cognition readout', () => {
     ).toBe(200);
   });
 
-  it('COG-10/11/12: HTTP, CLI --json and the tool give the same payload, per zone too', async () => {
+  it('COG-10/COG-11/COG-12: HTTP, CLI --json and the tool give the same payload, per zone too', async () => {
     const app = await makeTestApp();
     seed(app);
     for (const input of [{}, { zone: 'token_pressure' }]) {

@@ -46,7 +46,7 @@ async function appWithCorpus(mutate: (dir: string) => void) {
 }
 
 describe('dashboard readout shape', () => {
-  it('DASH-01/05/07/08/10/11/14/15/20..27/53: session-less readout has exactly the spec fields', async () => {
+  it('DASH-40/DASH-16/DASH-01/DASH-05/DASH-07/DASH-08/DASH-10/DASH-11/DASH-14/DASH-15/DASH-20/DASH-21/DASH-22/DASH-23/DASH-24/DASH-25/DASH-26/DASH-27/DASH-53: session-less readout has exactly the spec fields', async () => {
     const app = await makeTestApp();
     const res = await get(app);
     expect(res.status).toBe(200);
@@ -102,7 +102,7 @@ describe('dashboard readout shape', () => {
     expect(body.generated_at_unix).toBe(Math.floor(app.clock.now() / 1000));
   });
 
-  it('DASH-17/18/19/38: rows are summaries with basename, counts and title only when the fixture has one', async () => {
+  it('DASH-17/DASH-18/DASH-19/DASH-38: rows are summaries with basename, counts and title only when the fixture has one', async () => {
     const app = await makeTestApp();
     const rows = (await get(app)).json().reference_traces as Record<string, unknown>[];
     for (const row of rows) {
@@ -135,7 +135,7 @@ describe('dashboard readout shape', () => {
     expect('title' in row).toBe(false);
   });
 
-  it('DASH-09/41/54: filters echo session_id only when given; empty session_id is session-less', async () => {
+  it('DASH-09/DASH-41/DASH-54: filters echo session_id only when given; empty session_id is session-less', async () => {
     const app = await makeTestApp();
     const session = app.sessions.create();
     const scoped = (await get(app, `?session_id=${session.id}&recent_runs_limit=2`)).json();
@@ -145,7 +145,7 @@ describe('dashboard readout shape', () => {
     expect('operator_runtime' in empty).toBe(false);
   });
 
-  it('DASH-12/28..37/64: a known session gets operator_runtime with seven checks, even with an empty ledger', async () => {
+  it('DASH-12/DASH-28/DASH-29/DASH-30/DASH-31/DASH-32/DASH-33/DASH-34/DASH-35/DASH-36/DASH-37/DASH-64: a known session gets operator_runtime with seven checks, even with an empty ledger', async () => {
     const app = await makeTestApp();
     const session = app.sessions.create();
     const body = (await get(app, `?session_id=${session.id}`)).json();
@@ -201,7 +201,7 @@ describe('dashboard readout shape', () => {
     expect(runtime.warnings).toContain('minimal_mcp_only');
   });
 
-  it('DASH-02/03/04/10/32: reading changes nothing: no claims, no events', async () => {
+  it('DASH-02/DASH-03/DASH-04/EVT-32/GEN-10: reading changes nothing: no claims, no events', async () => {
     const app = await makeTestApp();
     const session = app.sessions.create();
     const before = app.bus.lastId(session.id);
@@ -227,7 +227,7 @@ describe('dashboard route errors', () => {
     }
   });
 
-  it('AUTH-45/46/47/48: 401 missing or wrong bearer with a token; 401 authentication required without; 200 with AllowNoAuth', async () => {
+  it('AUTH-45/AUTH-46/AUTH-47/AUTH-48: 401 missing or wrong bearer with a token; 401 authentication required without; 200 with AllowNoAuth', async () => {
     const app = await makeTestApp();
     expect((await get(app, '', { token: 'tok-123456789' })).status).toBe(401);
     expect((await get(app, '', { token: 'tok-123456789', bearer: 'wrong' })).status).toBe(401);
@@ -250,7 +250,7 @@ describe('dashboard route errors', () => {
     expect((await get(app)).status).toBe(500);
   });
 
-  it('DASH-27/61: a corpus that fails validation gives 200 with corpus_valid false and a warning', async () => {
+  it('DASH-27/DASH-61: a corpus that fails validation gives 200 with corpus_valid false and a warning', async () => {
     const app = await appWithCorpus((dir) => {
       const file = join(dir, 'handoff-review-02.json');
       const trace = JSON.parse(readFileSync(file, 'utf8'));
@@ -274,7 +274,7 @@ describe('dashboard route errors', () => {
     expect(body.conformance_profile.corpus_valid).toBe(false);
   });
 
-  it('DASH-13/63: an unknown session gives 200 with an operator_runtime_unavailable warning and no operator_runtime', async () => {
+  it('DASH-13/DASH-63: an unknown session gives 200 with an operator_runtime_unavailable warning and no operator_runtime', async () => {
     const app = await makeTestApp();
     const res = await get(app, '?session_id=ses_nobody');
     expect(res.status).toBe(200);
@@ -301,7 +301,7 @@ describe('dashboard route errors', () => {
 });
 
 describe('dashboard surfaces', () => {
-  it('DASH-42/43/44/46/56: HTTP, agent tool and CLI --json give the same JSON except generated_at_unix', async () => {
+  it('DASH-42/DASH-43/DASH-44/DASH-46/DASH-56: HTTP, agent tool and CLI --json give the same JSON except generated_at_unix', async () => {
     const app = await makeTestApp();
     const session = app.sessions.create();
     const input = { session_id: session.id, recent_runs_limit: 3 };
@@ -332,7 +332,7 @@ describe('dashboard surfaces', () => {
     expect(out.stdout).toContain('concurrent-claims-01');
   });
 
-  it('DASH-66/67: in a server process before the HTTP server starts, the agent tool returns parity_getter_unavailable', async () => {
+  it('DASH-66/DASH-67: in a server process before the HTTP server starts, the agent tool returns parity_getter_unavailable', async () => {
     const app = await makeTestApp();
     app.runtime.server = true;
     const result = await invokeTool(app, 'get_multiplayer_coordination_dashboard', {}, { surface: 'agent' });

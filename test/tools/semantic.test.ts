@@ -96,7 +96,7 @@ describe('search', () => {
     );
   });
 
-  it('TOOLS-59/61: symbol-lookup finds symbols by name_path and by symbol_key, the same one', async () => {
+  it('TOOLS-59/TOOLS-61: symbol-lookup finds symbols by name_path and by symbol_key, the same one', async () => {
     const h = await toolHarness({ files });
     const byPath = await h.call('search', {
       mode: 'symbol-lookup',
@@ -179,7 +179,7 @@ describe('edit structural modes', () => {
     );
   });
 
-  it('TOOLS-60/62/63: rename_symbol renames across files, asks with the diff and records history', async () => {
+  it('TOOLS-60/TOOLS-62/TOOLS-63: rename_symbol renames across files, asks with the diff and records history', async () => {
     const h = await toolHarness({ files });
     const result = await h.call('edit', {
       mode: 'rename_symbol',
