@@ -769,7 +769,16 @@ export const configSchema = z.strictObject({
     .default({})
     .describe('Per-platform OAuth endpoint overrides (tests, enterprise hosts).'),
   tui: z
-    .strictObject({ theme: z.string().default('auto'), compact: z.boolean().default(false) })
+    .strictObject({
+      theme: z.string().default('auto'),
+      compact: z.boolean().default(false),
+      checkpoint_prompts: z
+        .boolean()
+        .default(true)
+        .describe(
+          'Take a git checkpoint before each prompt the TUI sends, so /undo can restore the workspace to before it (git workspaces only).',
+        ),
+    })
     .prefault({}),
   log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') }).prefault({}),
   a2a: a2aSchema.prefault({}),

@@ -261,7 +261,7 @@ describe('TUI slash commands', () => {
       state: active ? 'active' : 'enabled_inactive',
     });
     client.tools.session_set_pack = (input) => {
-      active = String(input.name);
+      active = String(input.pack_path_or_name);
       return { ok: true };
     };
     client.tools.session_clear_pack = () => {
@@ -277,7 +277,7 @@ describe('TUI slash commands', () => {
     await waitFor(() => app.frame().includes('active shipper'));
     expect(client.callsOf('callTool').find((c) => c[0] === 'session_set_pack')).toEqual([
       'session_set_pack',
-      { session_id: 'ses_1', name: 'shipper' },
+      { session_id: 'ses_1', pack_path_or_name: 'shipper' },
       'ses_1',
     ]);
     app.stdin.write('c');

@@ -3,12 +3,15 @@
  * tools by name, the queue) and the HTTP client against the real HTTP surface. Pins DASH-69,
  * COG-15, TOOLS-49 and AUTH-15 on real services.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../src/surfaces/http/index';
 import { createHttpClient } from '../../src/surfaces/tui/http-client';
 import { createLocalClient } from '../../src/surfaces/tui/local-client';
 import { toSessionEvent } from '../../src/surfaces/tui/sse';
 import { invokeTool } from '../../src/tools/invoke';
+import { agentApp } from '../helpers/agent-harness';
 import { fakeProvider, reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 
@@ -125,13 +128,18 @@ describe('local TUI client', () => {
     const resolved = await app.models.resolve({ sessionModel: app.sessions.require(session.id).model });
     expect(resolved.selector).toBe('fake/m2');
     // The providers' list_models and get_provider_status tools back the dialogs (catalog rows too).
-    expect(await client.listModels()).toContainEqual({
+    // Ready providers' models first, each marked with its provider's readiness.
+    const models = await client.listModels();
+    expect(models[0]).toEqual({
       selector: 'fake/m1',
       provider: 'fake',
       name: 'm1',
       context_window: undefined,
-      ready: undefined,
+      ready: true,
     });
+    expect(models).toContainEqual(
+      expect.objectContaining({ selector: 'anthropic/claude-sonnet-4-5-20250929', ready: false }),
+    );
     expect(await client.providerStatus()).toContainEqual(
       expect.objectContaining({
         id: 'fake',
@@ -141,15 +149,80 @@ describe('local TUI client', () => {
     );
   });
 
-  it('says what is missing when the agent loop is not wired', async () => {
-    const app = await makeTestApp();
+  it('drives app.agent: the prompt, the permission request with its diff, the answer, the events', async () => {
+    const { app, provider } = await agentApp(
+      [
+        reply().toolCall('view', { path: 'a.txt' }),
+        reply().toolCall('edit', { path: 'a.txt', old_string: 'one', new_string: 'two' }),
+        reply().text('done'),
+      ],
+      { files: { 'a.txt': 'one\n' } },
+    );
     const client = createLocalClient(app);
     const session = await client.createSession();
-    if ((app as unknown as { agent?: unknown }).agent) return; // wired: covered by the e2e test
-    await expect(client.sendPrompt(session.id, 'hi')).rejects.toMatchObject({ code: 'unavailable' });
-    expect(await client.pendingPermissions(session.id)).toEqual([]);
+    const events: string[] = [];
+    // Subscribing attaches the TUI: the agent's permission request waits for its answer.
+    const subscription = client.subscribe(session.id, (e) => events.push(e.type));
+    const sent = await client.sendPrompt(session.id, 'edit a.txt');
+    expect(sent).toMatchObject({ queued: false, run_id: expect.stringMatching(/^run_/) });
+    const pending = await until(async () => (await client.pendingPermissions(session.id))[0]);
+    expect(pending).toMatchObject({ session_id: session.id, tool: 'edit', run_id: sent.run_id });
+    expect(pending.tool_call_id).toEqual(expect.any(String));
+    expect(String(pending.details?.diff)).toContain('+two');
+    await client.answerPermission(session.id, pending.request_id, 'allow_once');
+    const result = await app.agent.wait(sent.run_id!);
+    expect(result).toMatchObject({ status: 'completed', text: 'done' });
+    expect(readFileSync(join(app.workspace, 'a.txt'), 'utf8')).toBe('two\n');
+    expect(events).toEqual(
+      expect.arrayContaining([
+        'run.started',
+        'permission.requested',
+        'permission.resolved',
+        'tool.finished',
+        'run.finished',
+      ]),
+    );
+    subscription.close();
+    expect(provider.unexpected).toEqual([]);
+  });
+
+  it('cancels the active run (esc) through app.agent', async () => {
+    const { app } = await agentApp([reply().hang()]);
+    const client = createLocalClient(app);
+    const session = await client.createSession();
+    const sent = await client.sendPrompt(session.id, 'take your time');
+    await until(async () => app.agent.state(session.id).state === 'running' || undefined);
+    await client.cancel(session.id);
+    expect((await app.agent.wait(sent.run_id!)).status).toBe('cancelled');
+  });
+
+  it('stores a pasted API key in the credential store, where readiness finds it', async () => {
+    const app = await makeTestApp();
+    const client = createLocalClient(app);
+    expect((await client.providerStatus()).find((p) => p.id === 'groq')).toMatchObject({ ready: false });
+    await client.storeApiKey('groq', '  gsk-test-key-0123456789  ');
+    expect(app.providers.store.get('groq')).toMatchObject({
+      kind: 'api_key',
+      value: 'gsk-test-key-0123456789',
+    });
+    const groq = (await client.providerStatus()).find((p) => p.id === 'groq');
+    expect(groq).toMatchObject({ ready: true, auth: 'api_key' });
+    expect(JSON.stringify(groq)).not.toContain('gsk-test-key');
+    await expect(client.storeApiKey('no-such-provider', 'k')).rejects.toMatchObject({ code: 'not_found' });
+    await expect(client.storeApiKey('claude-code', 'k')).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(client.storeApiKey('groq', '  ')).rejects.toMatchObject({ code: 'invalid_input' });
   });
 });
+
+async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const start = Date.now();
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 describe('HTTP TUI client', () => {
   it('calls a readout through its tool HTTP binding and maps errors to SvcErrors', async () => {

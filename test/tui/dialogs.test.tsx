@@ -169,7 +169,10 @@ describe('Manage Providers', () => {
     );
     await waitFor(() => (view.lastFrame() ?? '').includes('openrouter'));
     expect(view.lastFrame()).toContain('✗ openrouter  no credentials');
-    expect(view.lastFrame()).toContain('✓ fake  ready');
+    // Ready providers are listed first.
+    expect(view.lastFrame()).toContain('› ✓ fake  ready');
+    view.stdin.write('\x1b[B'); // down to openrouter
+    await waitFor(() => (view.lastFrame() ?? '').includes('› ✗ openrouter'));
     expect(view.lastFrame()).toContain('OAuth: svc auth openrouter-kind');
     expect(view.lastFrame()).toContain('env: OPENROUTER_API_KEY');
     view.stdin.write('o');

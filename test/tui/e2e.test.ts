@@ -1,10 +1,14 @@
 /**
  * End to end: the built `svc` under tmux against the scripted fake provider. Types a prompt,
- * sees the permission dialog with the diff, approves it, and reads the screen: the edit landed
- * and the diff stays in the transcript.
+ * sees the permission dialog with the diff, approves it, reads the screen (the edit landed, the
+ * diff stays in the transcript), undoes it with /undo, and quits with the terminal restored.
+ *
+ * Every wait polls `tmux capture-pane` with a generous bound (a loaded 2-core machine can take
+ * seconds per step); nothing waits a fixed time.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'smol-toml';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -13,32 +17,46 @@ import { BIN } from '../helpers/run-bin';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+const STEP_MS = 60_000;
 
-function capture(name: string): string {
-  return execFileSync('tmux', ['capture-pane', '-p', '-t', name], { encoding: 'utf8' });
-}
-
-async function screenUntil(
-  name: string,
-  check: (screen: string) => boolean,
-  timeoutMs = 15_000,
-): Promise<string> {
-  const start = Date.now();
-  for (;;) {
-    const screen = capture(name);
-    if (check(screen)) return screen;
-    if (Date.now() - start > timeoutMs) throw new Error(`screen never matched; last screen:\n${screen}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
+/** A tmux server of its own (-L), so tests never touch the user's sessions. */
+function tmux(socket: string) {
+  const run = (...args: string[]) =>
+    execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const screen = () => run('capture-pane', '-p', '-t', 'svc');
+  return {
+    run,
+    screen,
+    /** Literal text, then (optionally) keys such as Enter or C-c. */
+    type(text: string, ...keys: string[]) {
+      if (text) run('send-keys', '-t', 'svc', '-l', text);
+      if (keys.length) run('send-keys', '-t', 'svc', ...keys);
+    },
+    async until(check: (screen: string) => boolean, what: string, timeoutMs = STEP_MS): Promise<string> {
+      const start = Date.now();
+      let last = '';
+      for (;;) {
+        try {
+          last = screen();
+        } catch (error) {
+          throw new Error(`tmux pane is gone while waiting for ${what}: ${(error as Error).message}`);
+        }
+        if (check(last)) return last;
+        if (Date.now() - start > timeoutMs)
+          throw new Error(`waited ${timeoutMs} ms for ${what}; last screen:\n${last}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    },
+  };
 }
 
 describe('svc TUI end to end', () => {
-  // Skipped until the agent loop (src/agent, issue 4) and the edit tool land on main: `svc`
-  // can open, but a prompt answers "the agent loop is not available in this build". When they
-  // land, wire createLocalClient to app.agent and drop the skip.
-  it.skip('edits a file after the operator approves the diff', async () => {
+  it('edits a file after the operator approves the diff, then /undo restores it', {
+    timeout: 8 * STEP_MS,
+  }, async () => {
     if (!hasTmux) throw new Error('tmux is required (apt-get install tmux)');
     const provider = await fakeProvider([
+      reply().toolCall('view', { path: 'hello.txt' }),
       reply().toolCall('edit', { path: 'hello.txt', old_string: 'hello world', new_string: 'goodbye world' }),
       reply().text('Changed the greeting.'),
     ]);
@@ -50,31 +68,60 @@ describe('svc TUI end to end', () => {
         models: { large: 'fake/m1' },
       }),
     );
-    const name = `svc-e2e-${process.pid}`;
-    const home = join(ws, '.home');
-    execFileSync('tmux', [
-      'new-session',
-      '-d',
-      '-s',
-      name,
-      '-x',
-      '100',
-      '-y',
-      '30',
-      `cd ${ws} && env -i PATH="${process.env.PATH}" HOME="${home}" TERM=xterm-256color ${process.execPath} ${BIN}`,
-    ]);
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'svc-home-')));
+    onTestFinished(() => rmSync(home, { recursive: true, force: true }));
+    const socket = `svc-e2e-${process.pid}`;
+    const t = tmux(socket);
+    // After svc exits, the shell prints its exit code and whether the tty is back in canonical
+    // mode (Ink's raw mode undone): the terminal restore is visible on the screen.
+    const script = [
+      `cd '${ws}'`,
+      `env -i PATH='${process.env.PATH}' HOME='${home}' TERM=xterm-256color '${process.execPath}' '${BIN}'`,
+      'echo "svc-exit=$?"',
+      "stty -a | tr ' ' '\\n' | grep -x -e icanon -e -icanon | sed 's/^/tty-/'",
+      'sleep 600',
+    ].join('; ');
+    t.run('new-session', '-d', '-s', 'svc', '-x', '100', '-y', '32', script);
     onTestFinished(() => {
-      spawnSync('tmux', ['kill-session', '-t', name]);
+      spawnSync('tmux', ['-L', socket, 'kill-server']);
     });
-    await screenUntil(name, (s) => s.includes('ask anything'));
-    execFileSync('tmux', ['send-keys', '-t', name, 'change the greeting in hello.txt', 'Enter']);
-    const dialog = await screenUntil(name, (s) => s.includes('Permission: edit'));
+
+    await t.until((s) => s.includes('ask anything'), 'the prompt');
+    t.type('change the greeting in hello.txt', 'Enter');
+
+    const dialog = await t.until((s) => s.includes('Permission: edit'), 'the permission dialog');
     expect(dialog).toContain('-hello world');
     expect(dialog).toContain('+goodbye world');
-    await new Promise((r) => setTimeout(r, 400)); // the dialog ignores keys for a moment
-    execFileSync('tmux', ['send-keys', '-t', name, 'a']);
-    const done = await screenUntil(name, (s) => s.includes('Changed the greeting.'));
+    // The dialog ignores keys for a moment (a keystroke meant for the prompt must not approve).
+    await t.until((s) => s.includes('a allow once'), 'the dialog to take keys');
+    t.type('a');
+
+    const done = await t.until((s) => s.includes('Changed the greeting.'), 'the final answer');
+    expect(done).toMatch(/✓ edit hello\.txt/);
     expect(done).toContain('+goodbye world');
     expect(readFileSync(join(ws, 'hello.txt'), 'utf8')).toBe('goodbye world\n');
+
+    // /undo: the checkpoint taken before the prompt puts the file back.
+    await t.until((s) => s.includes('○ idle'), 'the run to end');
+    t.type('/undo', 'Enter');
+    await t.until(
+      (s) => s.includes('Undo: restore a checkpoint') && s.includes('before: change the greeting'),
+      'the checkpoint list',
+    );
+    t.type('', 'Enter');
+    await t.until((s) => s.includes('Restore "before: change the greeting'), 'the restore confirmation');
+    t.type('y');
+    const undone = await t.until((s) => s.includes('restored before: change the greeting'), 'the restore');
+    expect(undone).toContain('hello.txt');
+    expect(readFileSync(join(ws, 'hello.txt'), 'utf8')).toBe('hello world\n');
+
+    // ctrl+c twice on an empty prompt quits; the terminal is back to normal.
+    t.type('', 'C-c');
+    await t.until((s) => s.includes('press ctrl+c again'), 'the quit hint');
+    t.type('', 'C-c');
+    const after = await t.until((s) => /tty-(-?)icanon/.test(s), 'svc to exit');
+    expect(after).toContain('svc-exit=0');
+    expect(after).toMatch(/^tty-icanon$/m);
+    expect(provider.unexpected).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@
  * is an `unavailable` SvcError whose message says what is missing, which the UI shows as a line.
  * @module
  */
+import { SvcError } from '../../errors';
 import type { SessionEvent } from '../../events/bus';
 
 export interface SessionSummary {
@@ -46,6 +47,8 @@ export interface PermissionPrompt {
   session_id: string;
   request_id: string;
   run_id?: string;
+  /** The model's tool call this request belongs to, when the agent loop asked for one. */
+  tool_call_id?: string;
   tool: string;
   title: string;
   /** The diff of an edit, the command of a bash call… (redacted metadata). */
@@ -82,6 +85,8 @@ export interface ProviderRow {
   auth_command?: string;
   /** Env var the provider reads its key from, when it has one. */
   env_var?: string;
+  /** How the provider authenticates: api_key, oauth, cloud, local, vendor_cli, acp. */
+  auth?: string;
 }
 
 export interface ClientInfo {
@@ -155,7 +160,19 @@ export interface TuiClient {
   close(): Promise<void>;
 }
 
-/** A tool call failed because the tool does not exist here (vs. failed while running). */
+/** A capability is missing here (a tool not registered, a server without the route), or down. */
 export function isUnavailable(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: string }).code === 'unavailable';
+}
+
+/** The `unavailable` error of a tool this build or server does not have (or has gated off). */
+export function missingTool(tool: string, message: string): SvcError {
+  return new SvcError('unavailable', message, { details: { reason: 'tool_missing', tool } });
+}
+
+/** A tool call failed because the tool is not there (vs. failed while running). */
+export function isMissingTool(error: unknown): boolean {
+  return (
+    isUnavailable(error) && (error as { details?: { reason?: string } }).details?.reason === 'tool_missing'
+  );
 }

@@ -34,6 +34,7 @@ export const COMMANDS: SlashCommand[] = [
     args: '[<provider>/<model>]',
     description: 'pick the model for this session, or switch to one by name',
     kind: 'dialog',
+    tools: ['list_models', 'set_session_model'],
   },
   {
     name: 'model-selection',
@@ -55,7 +56,7 @@ export const COMMANDS: SlashCommand[] = [
     name: 'config-status',
     description: 'config files, errors, warnings, data dir, database',
     kind: 'readout',
-    tools: ['get_config_status', 'config_status'],
+    tools: ['config_status'],
     cli: 'config show-config-status',
   },
   {
@@ -78,12 +79,14 @@ export const COMMANDS: SlashCommand[] = [
     description: 'the agent kinds (build, plan, …)',
     kind: 'readout',
     tools: ['list_agent_kinds'],
+    cli: 'agent-kinds',
   },
   {
     name: 'enqueue',
     args: '<prompt>',
     description: 'queue a prompt to run after the active run (also ctrl+enter)',
     kind: 'action',
+    tools: ['queue_enqueue'],
   },
   {
     name: 'approve',
@@ -91,7 +94,12 @@ export const COMMANDS: SlashCommand[] = [
     kind: 'action',
     tools: ['approve_plan'],
   },
-  { name: 'pack', description: 'operating pack picker for this session', kind: 'dialog' },
+  {
+    name: 'pack',
+    description: 'operating pack picker for this session',
+    kind: 'dialog',
+    tools: ['session_list_packs', 'session_set_pack', 'session_clear_pack', 'get_operating_mode'],
+  },
   {
     name: 'cognition',
     args: '[<zone>]',
@@ -110,13 +118,13 @@ export const COMMANDS: SlashCommand[] = [
   },
   {
     name: 'compact',
-    description: 'summarize older turns to free context',
+    description: 'summarize older turns to free context (during a run: before its next step)',
     kind: 'action',
     tools: ['summarize_session'],
   },
   {
     name: 'undo',
-    description: 'restore a checkpoint',
+    description: 'restore a checkpoint (one is taken before each prompt)',
     kind: 'dialog',
     tools: ['checkpoint_list', 'checkpoint_restore'],
   },
@@ -124,8 +132,10 @@ export const COMMANDS: SlashCommand[] = [
     name: 'mcp',
     description: 'MCP servers svc is connected to',
     kind: 'readout',
-    tools: ['mcp_status', 'get_mcp_status'],
+    tools: ['mcp_status'],
     cli: 'mcp status',
+    // Report at once: servers still connecting show as such (the view refreshes with r).
+    input: () => ({ wait_ms: 0 }),
   },
   { name: 'quit', aliases: ['exit'], description: 'leave svc', kind: 'action' },
 ];

@@ -19,6 +19,7 @@ import type {
   SessionSummary,
   TuiClient,
 } from './client';
+import { missingTool } from './client';
 import { sendResult } from './local-client';
 import { modelsFromTool, providersFromTool } from './provider-rows';
 import { readoutText } from './readout-text';
@@ -143,8 +144,8 @@ export function createHttpClient(options: HttpClientOptions): TuiClient {
       const tool = tools.get(name);
       const binding = tool ? pickBinding(tool, input) : undefined;
       if (!tool || !binding) {
-        throw new SvcError(
-          'unavailable',
+        throw missingTool(
+          name,
           `${name} is not reachable over attach (the server has no HTTP route for it); run it on the server host: svc ${cliOf(tool) ?? name}`,
         );
       }
@@ -248,7 +249,10 @@ function httpError(status: number, method: string, path: string, json: unknown, 
                   ? 'conflict'
                   : 'internal';
   if (status === 404 && message === '404 Not Found')
-    return new SvcError('unavailable', `the server has no route ${method} ${path} (older svc?)`, { status });
+    return new SvcError('unavailable', `the server has no route ${method} ${path} (older svc?)`, {
+      status,
+      details: { reason: 'tool_missing', route: `${method} ${path}` },
+    });
   if (status === 401)
     return new SvcError('unauthorized', `${message}: pass --token or set SVC_HTTP_TOKEN`, { status });
   return new SvcError(code, message, { status });

@@ -1,12 +1,13 @@
 /**
  * The in-process TUI client: the same `TuiClient` contract as the HTTP transport, served
- * directly from the App (sessions, bus, tool registry, and the agent's session API).
- * Capabilities that other parts provide (the agent loop, the credential store, provider status)
- * are looked up on the App when called, so they start working as soon as they are wired.
+ * directly from the App: sessions, the bus, the tool registry, the agent's session API
+ * (`app.agent`, src/agent/types.ts) and the providers domain (`app.providers`: status rows and
+ * the credential store).
  * @module
  */
 import type { App } from '../../app';
-import { SvcError } from '../../errors';
+import { SvcError, toSvcError } from '../../errors';
+import type { PendingPermission } from '../../permissions/permission-service';
 import type { Session } from '../../sessions/session-store';
 import { invokeTool } from '../../tools/invoke';
 import type {
@@ -14,7 +15,6 @@ import type {
   EventSubscription,
   HistoryMessage,
   ModelChoice,
-  PermissionDecision,
   PermissionPrompt,
   ProviderRow,
   SendResult,
@@ -24,54 +24,14 @@ import type {
   ToolResult,
   TuiClient,
 } from './client';
-import { modelsFromConfig, modelsFromTool, providersFromConfig, providersFromTool } from './provider-rows';
+import { missingTool } from './client';
+import { modelsFromTool, providersFromTool } from './provider-rows';
 import { readoutText } from './readout-text';
 
-/**
- * What this client needs of the agent's session API (`app.agent`, issue 4: `AgentService` in
- * src/agent/types.ts on the agent branch). Structural until it lands on main; each method is
- * checked at call time.
- */
-export interface AgentSessionApi {
-  send?(input: { sessionId: string; prompt: string; origin?: string }): unknown;
-  enqueue?(input: { sessionId: string; prompt: string; origin?: string }): unknown;
-  cancel?(sessionId: string, options?: { reason?: string }): unknown;
-  pendingPermissions?(sessionId?: string):
-    | PermissionPrompt[]
-    | (Omit<PermissionPrompt, 'run_id' | 'details'> & {
-        run_id: string | null;
-        details: Record<string, unknown> | null;
-      })[];
-  answerPermission?(requestId: string, decision: PermissionDecision, by?: string): unknown;
-  /** Marks an operator as attached, so permission requests wait for an answer. */
-  attach?(sessionId: string, client: string): () => void;
-  summarize?(sessionId: string): Promise<unknown>;
-}
-
-/** Credential store of the providers domain (issue 3). */
-interface CredentialStoreLike {
-  set(provider: string, secret: string): Promise<unknown> | unknown;
-}
-
 export function createLocalClient(app: App): TuiClient {
-  const agent = (): AgentSessionApi | undefined =>
-    ((app as unknown as { agent?: AgentSessionApi }).agent ?? app.services.agent) as
-      | AgentSessionApi
-      | undefined;
-  const needAgent = <K extends keyof AgentSessionApi>(method: K): NonNullable<AgentSessionApi[K]> => {
-    const fn = agent()?.[method];
-    if (!fn)
-      throw new SvcError(
-        'unavailable',
-        'the agent loop is not available in this build (svc run / the session API are not wired yet)',
-      );
-    return (fn as (...args: unknown[]) => unknown).bind(agent()) as NonNullable<AgentSessionApi[K]>;
-  };
-  const hasTool = (name: string) => app.tools.get(name) !== undefined;
-
   const client: TuiClient = {
     info(): ClientInfo {
-      return { target: app.workspace, transport: 'local', agent: Boolean(agent()?.send) };
+      return { target: app.workspace, transport: 'local', agent: true };
     },
     async listSessions(options = {}) {
       return app.sessions.list({ limit: options.limit ?? 50, parent_id: null }).map(summary);
@@ -88,42 +48,20 @@ export function createLocalClient(app: App): TuiClient {
         .map((m): HistoryMessage => ({ id: m.id, role: m.role, run_id: m.run_id, parts: m.parts }));
     },
     async sendPrompt(sessionId, text) {
-      return sendResult(await needAgent('send')({ sessionId, prompt: text, origin: 'tui' }));
+      return sendResult(app.agent.send({ sessionId, prompt: text, origin: 'tui' }));
     },
     async enqueue(sessionId, text) {
-      const api = agent();
-      if (api?.enqueue)
-        return sendResult(await api.enqueue({ sessionId, prompt: text, origin: 'tui' }), true);
-      // The queue_enqueue tool is the same queue (spec: same queue as ctrl+enter and /enqueue).
-      if (hasTool('queue_enqueue')) {
-        const value = await invokeTool(
-          app,
-          'queue_enqueue',
-          { session_id: sessionId, prompt: text },
-          { surface: 'tui', sessionId },
-        );
-        return sendResult(value, true);
-      }
-      return sendResult(await needAgent('enqueue')({ sessionId, prompt: text, origin: 'tui' }), true);
+      // The session queue that queue_enqueue and get_prompt_queue_status read (TOOLS-49).
+      return sendResult(app.agent.enqueue({ sessionId, prompt: text, origin: 'tui' }), true);
     },
     async cancel(sessionId) {
-      await needAgent('cancel')(sessionId, { reason: 'cancelled from the TUI' });
+      app.agent.cancel(sessionId, { reason: 'cancelled from the TUI' });
     },
     async pendingPermissions(sessionId) {
-      const fn = agent()?.pendingPermissions;
-      if (!fn) return [];
-      return (await fn.call(agent(), sessionId)).map((p) => ({
-        session_id: p.session_id,
-        request_id: p.request_id,
-        tool: p.tool,
-        title: p.title,
-        ...(p.run_id ? { run_id: p.run_id } : {}),
-        ...(p.details ? { details: p.details } : {}),
-      }));
+      return app.agent.pendingPermissions(sessionId).map(permissionPrompt);
     },
-    async answerPermission(sessionId, requestId, decision) {
-      void sessionId;
-      await needAgent('answerPermission')(requestId, decision, 'tui');
+    async answerPermission(_sessionId, requestId, decision) {
+      app.agent.answerPermission(requestId, decision, 'tui');
     },
     subscribe(sessionId, listener, options: SubscribeOptions = {}): EventSubscription {
       // Subscribe first, then replay, then drop duplicates: no event falls in the gap. Without
@@ -137,7 +75,7 @@ export function createLocalClient(app: App): TuiClient {
         listener(event);
       };
       // An attached operator: the agent's permission requests wait for this TUI's answer.
-      const detach = agent()?.attach?.(sessionId, 'tui');
+      const detach = app.agent.attach(sessionId, 'tui');
       const unsubscribe = app.bus.subscribe(sessionId, (event) => {
         if (replaying) buffered.push(event);
         else deliver(event);
@@ -152,7 +90,7 @@ export function createLocalClient(app: App): TuiClient {
       return {
         close() {
           unsubscribe();
-          detach?.();
+          detach();
           options.onStatus?.('closed');
         },
       };
@@ -164,7 +102,16 @@ export function createLocalClient(app: App): TuiClient {
     },
     async callTool(name, input, options: ToolCallOptions = {}): Promise<ToolResult> {
       const tool = app.tools.get(name);
-      if (!tool) throw new SvcError('unavailable', `${name} is not available in this build`);
+      if (!tool) {
+        // A gated tool says why it is off (`tool X is not registered: <gate reason>`).
+        let message = `${name} is not available in this build`;
+        try {
+          app.tools.require(name);
+        } catch (error) {
+          message = toSvcError(error).message;
+        }
+        throw missingTool(name, message);
+      }
       const value = await invokeTool(app, name, input, {
         surface: 'tui',
         sessionId: options.sessionId,
@@ -173,47 +120,50 @@ export function createLocalClient(app: App): TuiClient {
       return { value, text: readoutText(tool, value, input) };
     },
     async listModels(): Promise<ModelChoice[]> {
-      if (hasTool('list_models')) {
-        const { value } = await client.callTool('list_models', {});
-        const rows = modelsFromTool(value);
-        if (rows.length) return rows;
-      }
-      return modelsFromConfig(app.config);
+      const { value } = await client.callTool('list_models', {});
+      return modelsFromTool(value, await client.providerStatus());
     },
     async setSessionModel(sessionId, selector) {
-      if (hasTool('set_session_model')) {
-        await invokeTool(
-          app,
-          'set_session_model',
-          { session_id: sessionId, model: selector },
-          { surface: 'tui', sessionId },
-        );
-        return summary(app.sessions.require(sessionId));
-      }
-      return summary(app.sessions.update(sessionId, { model: selector }));
+      await invokeTool(
+        app,
+        'set_session_model',
+        { session_id: sessionId, model: selector },
+        { surface: 'tui', sessionId },
+      );
+      return summary(app.sessions.require(sessionId));
     },
     async providerStatus(): Promise<ProviderRow[]> {
-      if (hasTool('get_provider_status')) {
-        const { value } = await client.callTool('get_provider_status', {});
-        const rows = providersFromTool(value);
-        if (rows.length) return rows;
-      }
-      return providersFromConfig(app.config);
+      const { value } = await client.callTool('get_provider_status', {});
+      return providersFromTool(value);
     },
     async storeApiKey(provider, key) {
-      if (!/^[A-Za-z0-9._-]+$/.test(provider))
-        throw new SvcError('invalid_input', `provider: "${provider}" is not a provider id`);
-      if (!key.trim()) throw new SvcError('invalid_input', 'api key: empty; paste the key and press enter');
-      const store = ((app as unknown as { credentials?: CredentialStoreLike }).credentials ??
-        app.services.credentials) as CredentialStoreLike | undefined;
-      if (!store?.set)
+      const id = provider.trim();
+      const secret = key.trim();
+      if (!/^[a-z0-9][a-z0-9._-]*$/.test(id))
         throw new SvcError(
-          'unavailable',
-          `the credential store is not available in this build; set api_key in [providers.${provider}] of svc.toml or the provider's env var`,
+          'invalid_input',
+          `provider: "${provider}" is not a provider id (lowercase letters, digits, . _ -)`,
         );
-      app.redactor.add(key.trim());
-      await store.set(provider, key.trim());
-      app.reloadConfig();
+      if (!secret) throw new SvcError('invalid_input', 'api key: empty; paste the key and press enter');
+      const entry = app.providers.entry(id);
+      if (!entry)
+        throw new SvcError(
+          'not_found',
+          `provider: unknown provider "${id}"; add [providers.${id}] to svc.toml first (/provider-status lists them)`,
+        );
+      if (entry.auth === 'vendor_cli' || entry.auth === 'acp' || entry.auth === 'local')
+        throw new SvcError(
+          'invalid_input',
+          `provider: ${id} takes no API key (${entry.auth === 'local' ? 'a local server' : 'the child agent keeps its own login'})`,
+        );
+      app.redactor.add(secret);
+      // The same credential store as `svc auth token <provider> --token-stdin`: readiness finds it.
+      app.providers.store.set(id, {
+        kind: 'api_key',
+        value: secret,
+        stored_by: 'svc tui',
+        stored_at: new Date(app.clock.now()).toISOString(),
+      });
     },
     async close() {},
   };
@@ -233,6 +183,19 @@ export function summary(session: Session): SessionSummary {
     cost: session.cost,
     created_at: session.created_at,
     updated_at: session.updated_at,
+  };
+}
+
+/** A pending request of the permission service, as the dialog shows it. */
+export function permissionPrompt(p: PendingPermission): PermissionPrompt {
+  return {
+    session_id: p.session_id,
+    request_id: p.request_id,
+    tool: p.tool,
+    title: p.title,
+    ...(p.run_id ? { run_id: p.run_id } : {}),
+    ...(p.tool_call_id ? { tool_call_id: p.tool_call_id } : {}),
+    ...(p.details ? { details: p.details } : {}),
   };
 }
 

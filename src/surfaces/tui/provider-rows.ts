@@ -1,10 +1,9 @@
 /**
- * Provider and model rows for the dialogs, read leniently from the providers' status tools
- * (`get_provider_status`, `list_models`) with the config as the fallback when those tools are
- * not in this build. Lenient on purpose: only the fields the dialogs show are read.
+ * Provider and model rows for the dialogs, read from the providers' status tools
+ * (`get_provider_status` = `GET /v1/provider-status`, `list_models` = `GET /v1/models`), so the
+ * local and the attached TUI show the same rows. Only the fields the dialogs show are read.
  * @module
  */
-import type { Config } from '../../config/schema';
 import type { ModelChoice, ProviderRow } from './client';
 
 type Row = Record<string, unknown>;
@@ -34,87 +33,51 @@ export function providersFromTool(value: unknown): ProviderRow[] {
     if (!id) return [];
     const configured = bool(r.configured) ?? true;
     const ready = bool(r.ready) ?? (str(r.state) === 'ready' || str(r.status) === 'ready');
-    const auth = (r.auth ?? {}) as Row;
+    const auth = (typeof r.auth === 'object' && r.auth !== null ? r.auth : {}) as Row;
     return [
       {
         id,
         name: str(r.name) ?? id,
         configured,
         ready,
-        detail:
+        detail: (
           str(r.detail) ??
           str(r.summary) ??
           str(r.reason) ??
           str(r.credential_source) ??
           str(auth.source) ??
-          (ready ? 'ready' : configured ? 'not ready' : 'not configured'),
+          (ready ? 'ready' : configured ? 'not ready' : 'not configured')
+        ).replaceAll(`${id}: `, ''),
         auth_command: str(r.auth_command) ?? str(auth.command) ?? str(r.wizard_command),
+        ...(str(r.auth) ? { auth: str(r.auth) } : {}),
         env_var: str(r.env_var) ?? (Array.isArray(r.env_vars) ? str(r.env_vars[0]) : undefined),
       },
     ];
   });
 }
 
-export function modelsFromTool(value: unknown): ModelChoice[] {
-  return rowsOf(value, ['models', 'data', 'rows']).flatMap((r) => {
+/**
+ * Model picker rows from `list_models` (`GET /v1/models`). With the provider status rows, each
+ * model says whether its provider is ready, and ready providers' models come first (catalog
+ * order otherwise).
+ */
+export function modelsFromTool(value: unknown, providers: ProviderRow[] = []): ModelChoice[] {
+  const readiness = new Map(providers.map((p) => [p.id, p.ready]));
+  const rows = rowsOf(value, ['models', 'data', 'rows']).flatMap((r): ModelChoice[] => {
     const provider = str(r.provider) ?? str(r.owned_by) ?? str(r.provider_id);
     const rawId = str(r.selector) ?? str(r.id) ?? str(r.model);
     if (!rawId) return [];
     const selector = rawId.includes('/') || !provider ? rawId : `${provider}/${rawId}`;
+    const owner = provider ?? selector.split('/')[0];
     return [
       {
         selector,
-        provider: provider ?? selector.split('/')[0],
+        provider: owner,
         name: str(r.name) ?? rawId,
         context_window: typeof r.context_window === 'number' ? r.context_window : undefined,
-        ready: bool(r.ready) ?? bool(r.available),
+        ready: bool(r.ready) ?? bool(r.available) ?? readiness.get(owner),
       },
     ];
   });
-}
-
-const LOOPBACK = /^https?:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?(\/|$)/;
-
-export function providersFromConfig(config: Config): ProviderRow[] {
-  return Object.entries(config.providers).map(([id, p]) => {
-    const local = p.base_url !== undefined && LOOPBACK.test(p.base_url);
-    const ready = !p.disabled && (Boolean(p.api_key) || local || p.type === 'vendor-cli' || p.type === 'acp');
-    return {
-      id,
-      name: p.name ?? id,
-      configured: true,
-      ready,
-      detail: p.disabled
-        ? 'disabled in config'
-        : p.api_key
-          ? p.api_key.startsWith('keychain:')
-            ? 'key in the credential store'
-            : 'key set in config'
-          : local
-            ? `local server ${p.base_url}`
-            : 'no api key',
-    };
-  });
-}
-
-export function modelsFromConfig(config: Config): ModelChoice[] {
-  const seen = new Set<string>();
-  const rows: ModelChoice[] = [];
-  const add = (selector: string | undefined, name?: string, window?: number) => {
-    if (!selector || seen.has(selector) || !selector.includes('/')) return;
-    seen.add(selector);
-    rows.push({
-      selector,
-      provider: selector.split('/')[0],
-      name: name ?? selector.split('/').slice(1).join('/'),
-      context_window: window,
-    });
-  };
-  add(config.models.large);
-  add(config.models.small);
-  for (const [id, p] of Object.entries(config.providers)) {
-    if (p.default_model) add(`${id}/${p.default_model}`);
-    for (const m of p.models ?? []) add(`${id}/${m.id}`, m.name, m.context_window);
-  }
-  return rows;
+  return [...rows.filter((m) => m.ready === true), ...rows.filter((m) => m.ready !== true)];
 }

@@ -33,6 +33,8 @@ export interface RunTuiOptions {
   historyFile?: string;
   /** argv prefix that runs this svc binary (for `svc auth …` from Manage Providers). */
   selfCommand?: string[];
+  /** Checkpoint before each prompt (`tui.checkpoint_prompts`). */
+  checkpoints?: boolean;
 }
 
 export async function runTui(options: RunTuiOptions): Promise<void> {
@@ -46,16 +48,13 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
   if (options.env.NO_COLOR) chalk.level = 0;
   void loadHighlighter();
 
-  const controller = createChatController(options.client);
+  const controller = createChatController(options.client, { checkpoints: options.checkpoints });
   let sessionId = options.sessionId;
   if (!sessionId && options.continueLast)
     sessionId = (await options.client.listSessions({ limit: 1 }))[0]?.id;
   if (sessionId) await controller.open(sessionId);
 
   const history = options.historyFile ? fileHistory(options.historyFile) : undefined;
-  const clearScreen = () => {
-    stdout.write('\x1b[2J\x1b[3J\x1b[H');
-  };
 
   let unmount: (() => void) | undefined;
   const onFatal = (error: unknown) => {
@@ -88,7 +87,7 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
           history={history}
           onboarding={first && options.client.info().transport === 'local'}
           initialDialog={resume}
-          clearScreen={clearScreen}
+          clearOnRedraw
           runExternal={
             options.selfCommand
               ? async (command) => {

@@ -4,6 +4,7 @@
  * @module
  */
 import type { CliRegistrar } from '../context';
+import { registerAcp } from './acp';
 import { registerAttach } from './attach';
 import { registerAuthCommands } from './auth';
 import { registerMcpCommands } from './mcp';
@@ -22,4 +23,5 @@ export const registrars: CliRegistrar[] = [
   registerUpdateProvidersCommand,
   registerServiceMcp,
   registerMcpCommands,
+  registerAcp,
 ];

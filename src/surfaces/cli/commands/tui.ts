@@ -40,6 +40,7 @@ async function openTui(ctx: CliContext, options: TuiOptions): Promise<void> {
     continueLast: options.continue,
     historyFile: join(app.dataDir, 'tui', 'history.jsonl'),
     selfCommand: selfCommand(),
+    checkpoints: app.config.tui.checkpoint_prompts,
   });
 }
 

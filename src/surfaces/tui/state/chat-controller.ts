@@ -42,10 +42,17 @@ const DRAFT: SessionSummary = {
   updated_at: 0,
 };
 
-export function createChatController(
-  client: TuiClient,
-  options: { store?: StoreOptions } = {},
-): ChatController {
+export interface ChatControllerOptions {
+  store?: StoreOptions;
+  /**
+   * Take a checkpoint (`checkpoint_create`) before each prompt that starts a run, so `/undo` can
+   * put the workspace back to before it. Off by itself where checkpoints are not available (not
+   * a git repository, or a server without the tool route).
+   */
+  checkpoints?: boolean;
+}
+
+export function createChatController(client: TuiClient, options: ChatControllerOptions = {}): ChatController {
   let store = createTranscriptStore(initialState(DRAFT), options.store);
   let subscription: { close(): void } | undefined;
   let noticeSeq = 0;
@@ -59,6 +66,31 @@ export function createChatController(
     }));
   };
   const fail = (error: unknown) => notice('error', toSvcError(error).message);
+
+  let checkpoints = options.checkpoints === true;
+  const checkpoint = async (sessionId: string, prompt: string) => {
+    if (!checkpoints) return;
+    const firstLine = prompt.split('\n')[0];
+    const preview = firstLine.length > 60 ? `${firstLine.slice(0, 59)}…` : firstLine;
+    try {
+      await client.callTool(
+        'checkpoint_create',
+        { name: `before: ${preview}`, description: prompt.slice(0, 2000) },
+        { sessionId },
+      );
+    } catch (error) {
+      checkpoints = false;
+      const e = toSvcError(error);
+      const reason = (e.details as { reason?: string } | undefined)?.reason;
+      if (e.code === 'unavailable' && !reason) return; // attached to a server without the route
+      notice(
+        'info',
+        reason === 'not_a_git_repository'
+          ? 'no checkpoints before prompts: this workspace is not a git repository (/undo has nothing to restore)'
+          : `no checkpoints before prompts: ${e.message}`,
+      );
+    }
+  };
 
   const refresh = async () => {
     const id = store.getSnapshot().sessionId;
@@ -118,6 +150,7 @@ export function createChatController(
         items: [...fresh.items, ...s.items.filter((i) => !fresh.items.some((h) => h.key === i.key))],
         state: s.state,
         runId: s.runId,
+        runModel: s.runModel,
         queue: s.queue,
         context: s.context,
         lastEventId: s.lastEventId,
@@ -148,6 +181,9 @@ export function createChatController(
       const id = await ensureSession();
       const key = `local:${++noticeSeq}`;
       const running = store.getSnapshot().state !== 'idle';
+      // A prompt that starts a run now (an idle session starts even an enqueued one) gets a
+      // checkpoint first; one that waits behind a run starts later.
+      if (!running) await checkpoint(id, prompt);
       store.update((s) => ({
         ...s,
         items: [...s.items, { kind: 'user', key, text: prompt, queued: queue || running }],

@@ -51,7 +51,10 @@ export type Item = UserItem | AssistantItem | ToolItem | NoticeItem;
 export interface TranscriptState {
   sessionId: string;
   title: string;
+  /** The session's own model (null: the configured default). */
   model: string | null;
+  /** The model the latest run used (what the default resolved to). */
+  runModel?: string;
   items: Item[];
   state: RunState;
   runId?: string;
@@ -191,7 +194,7 @@ export function applyEvent(state: TranscriptState, event: SessionEvent): Transcr
       const e = p as Payload<'run.started'>;
       next.runId = e.run_id;
       if (next.state === 'idle') next.state = 'running';
-      if (e.model) next.model = e.model;
+      if (e.model) next.runModel = e.model;
       return next;
     }
     case 'run.finished': {

@@ -8,7 +8,7 @@
 import { Box, Static, useApp, useInput, useStdout } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import { toSvcError } from '../../../errors';
-import { isUnavailable, type ToolResult } from '../client';
+import { isMissingTool, isUnavailable, type ToolResult } from '../client';
 import { COMMANDS, matchCommands, type ParsedCommand, parseCommand, type SlashCommand } from '../commands';
 import type { ChatController } from '../state/chat-controller';
 import { settledCount } from '../state/transcript';
@@ -55,23 +55,51 @@ export interface TuiAppProps {
   /** Permission dialog arm delay (tests use 0). */
   armDelayMs?: number;
   initialDialog?: Dialog;
-  /** Called with the screen-clear request on resize or session switch. */
-  clearScreen?: () => void;
+  /**
+   * Clear the terminal (screen and scrollback) on a session switch or a width change, so the
+   * transcript is printed again from the top. Off in component tests.
+   */
+  clearOnRedraw?: boolean;
 }
 
 export function TuiApp(props: TuiAppProps) {
   const { controller } = props;
   const { exit } = useApp();
-  const { stdout } = useStdout();
+  const { stdout, write } = useStdout();
+  const { clearOnRedraw } = props;
+  // Through Ink's own writer: it erases its live output, writes this, and draws the live output
+  // again, so the screen is never left blank (a raw write would leave Ink thinking it is shown).
+  const clearScreen = useCallback(() => {
+    if (clearOnRedraw) write('\x1b[2J\x1b[3J\x1b[H');
+  }, [clearOnRedraw, write]);
+  const mounted = useRef(false);
   const [size, setSize] = useState({ columns: stdout.columns || 80, rows: stdout.rows || 24 });
   const [store, setStore] = useState(() => controller.store());
   const state = useSyncExternalStore(store.subscribe, store.getSnapshot);
-  const [editor, setEditor] = useState<EditorState>(EMPTY);
-  const [history, setHistory] = useState<History>(() => {
+  // Keys can arrive faster than React renders (a fast typist, a paste followed by enter, tmux
+  // send-keys): the input handlers read and write these refs, so a key never sees the state of
+  // the render before the previous key. The state copies drive rendering.
+  const [editor, setEditorState] = useState<EditorState>(EMPTY);
+  const editorRef = useRef<EditorState>(EMPTY);
+  const setEditor = useCallback((next: EditorState) => {
+    editorRef.current = next;
+    setEditorState(next);
+  }, []);
+  const historyRef = useRef<History | undefined>(undefined);
+  if (!historyRef.current) {
     const entries = props.history?.load() ?? [];
-    return { entries, index: entries.length, draft: '' };
-  });
-  const [dialog, setDialog] = useState<Dialog | undefined>(props.initialDialog);
+    historyRef.current = { entries, index: entries.length, draft: '' };
+  }
+  const [dialog, setDialogState] = useState<Dialog | undefined>(props.initialDialog);
+  const dialogRef = useRef<Dialog | undefined>(props.initialDialog);
+  const setDialog = useCallback(
+    (next: Dialog | undefined | ((current: Dialog | undefined) => Dialog | undefined)) => {
+      const value = typeof next === 'function' ? next(dialogRef.current) : next;
+      dialogRef.current = value;
+      setDialogState(value);
+    },
+    [],
+  );
   const [showReasoning, setShowReasoning] = useState(false);
   const [epoch, setEpoch] = useState(0);
   const lastCtrlC = useRef(0);
@@ -79,10 +107,15 @@ export function TuiApp(props: TuiAppProps) {
   useEffect(() => controller.onSwitch(() => setStore(controller.store())), [controller]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs for each new store
   useEffect(() => {
-    // A new store (session switch) re-prints the transcript from the top.
+    // A new store (session switch) re-prints the transcript from the top; the first one is
+    // printed by the first render.
+    if (!mounted.current) {
+      mounted.current = true;
+      return;
+    }
+    clearScreen();
     setEpoch((e) => e + 1);
-    props.clearScreen?.();
-  }, [store, props.clearScreen]);
+  }, [store, clearScreen]);
   useEffect(() => {
     let timer: NodeJS.Timeout | undefined;
     const onResize = () => {
@@ -92,7 +125,7 @@ export function TuiApp(props: TuiAppProps) {
           const next = { columns: stdout.columns || 80, rows: stdout.rows || 24 };
           if (next.columns !== old.columns) {
             // Printed lines were wrapped for the old width: clear and print them again.
-            props.clearScreen?.();
+            clearScreen();
             setEpoch((e) => e + 1);
           }
           return next;
@@ -104,7 +137,7 @@ export function TuiApp(props: TuiAppProps) {
       clearTimeout(timer);
       stdout.off('resize', onResize);
     };
-  }, [stdout, props.clearScreen]);
+  }, [stdout, clearScreen]);
   useEffect(() => {
     if (!props.onboarding) return;
     controller.client.providerStatus().then(
@@ -113,9 +146,9 @@ export function TuiApp(props: TuiAppProps) {
       },
       () => setDialog((d) => d ?? { kind: 'onboarding' }),
     );
-  }, [controller, props.onboarding]);
+  }, [controller, props.onboarding, setDialog]);
 
-  const close = useCallback(() => setDialog(undefined), []);
+  const close = useCallback(() => setDialog(undefined), [setDialog]);
   const sessionId = state.sessionId || undefined;
 
   const callReadout = useCallback(
@@ -129,7 +162,7 @@ export function TuiApp(props: TuiAppProps) {
         try {
           return await controller.client.callTool(name, input, { sessionId, signal });
         } catch (error) {
-          if (!isUnavailable(error)) throw error;
+          if (!isMissingTool(error)) throw error;
           last = error;
         }
       }
@@ -149,10 +182,7 @@ export function TuiApp(props: TuiAppProps) {
         );
         controller.notice('info', done(result));
       } catch (error) {
-        controller.notice(
-          isUnavailable(error) ? 'warn' : 'error',
-          `${isUnavailable(error) ? 'not available: ' : ''}${toSvcError(error).message}`,
-        );
+        controller.notice(isUnavailable(error) ? 'warn' : 'error', toSvcError(error).message);
       }
     },
     [controller],
@@ -191,7 +221,7 @@ export function TuiApp(props: TuiAppProps) {
         case 'approve':
           return void action('approve_plan', {}, (r) => `plan approved${phaseOf(r.value)}`);
         case 'compact':
-          return void action('summarize_session', {}, () => 'conversation compacted');
+          return void action('summarize_session', {}, (r) => compactText(r.value));
         case 'quit':
           return exit();
         default:
@@ -199,14 +229,14 @@ export function TuiApp(props: TuiAppProps) {
           return controller.notice('warn', `/${command.name} is not wired`);
       }
     },
-    [controller, action, exit],
+    [controller, action, exit, setDialog],
   );
 
   const submit = useCallback(
     (text: string, queue: boolean) => {
       const trimmed = text.trim();
       if (!trimmed) return;
-      setHistory((h) => historyPush(h, trimmed));
+      historyRef.current = historyPush(historyRef.current!, trimmed);
       props.history?.append(trimmed);
       setEditor(EMPTY);
       const parsed = parseCommand(trimmed);
@@ -219,7 +249,7 @@ export function TuiApp(props: TuiAppProps) {
       }
       void (queue ? controller.enqueue(text) : controller.send(text));
     },
-    [controller, runCommand, props.history],
+    [controller, runCommand, props.history, setEditor],
   );
 
   const permission = state.permissions[0];
@@ -228,8 +258,8 @@ export function TuiApp(props: TuiAppProps) {
   // ctrl+c works everywhere: closes a dialog, clears the prompt, cancels, or (twice) quits.
   useInput((input, key) => {
     if (!(key.ctrl && input === 'c')) return;
-    if (dialog) return setDialog(undefined);
-    if (editor.value) return setEditor(EMPTY);
+    if (dialogRef.current) return setDialog(undefined);
+    if (editorRef.current.value) return setEditor(EMPTY);
     if (state.state === 'running') return void controller.cancel();
     const now = Date.now();
     if (now - lastCtrlC.current < 1500) return exit();
@@ -240,6 +270,9 @@ export function TuiApp(props: TuiAppProps) {
   useInput(
     (input, key) => {
       if (key.ctrl && input === 'c') return;
+      // A dialog opened by an earlier key of the same burst owns the keys from now on.
+      if (dialogRef.current || store.getSnapshot().permissions.length) return;
+      const editor = editorRef.current;
       if (key.escape) {
         if (state.state === 'running' || state.state === 'compacting') void controller.cancel();
         return;
@@ -251,7 +284,7 @@ export function TuiApp(props: TuiAppProps) {
       if (key.ctrl && input === 'o') {
         // Printed items are not redrawn by Ink: print the transcript again with the new setting.
         setShowReasoning((v) => !v);
-        props.clearScreen?.();
+        clearScreen();
         return setEpoch((e) => e + 1);
       }
       const result = editKey(editor, input, key);
@@ -262,8 +295,12 @@ export function TuiApp(props: TuiAppProps) {
           return submit(result.state.value, true);
         case 'history-prev':
         case 'history-next': {
-          const step = historyStep(history, editor.value, result.action === 'history-prev' ? -1 : 1);
-          setHistory(step.history);
+          const step = historyStep(
+            historyRef.current!,
+            editor.value,
+            result.action === 'history-prev' ? -1 : 1,
+          );
+          historyRef.current = step.history;
           if (step.value !== undefined) setEditor({ value: step.value, cursor: step.value.length });
           return;
         }
@@ -434,6 +471,14 @@ export function TuiApp(props: TuiAppProps) {
       }
     }
   }
+}
+
+function compactText(value: unknown): string {
+  const v = (value ?? {}) as Record<string, unknown>;
+  if (v.scheduled === true) return 'compaction scheduled: before the next step of the active run';
+  if (typeof v.tokens_before === 'number' && typeof v.tokens_after === 'number')
+    return `compacted ${v.messages_summarized ?? 0} messages: ${v.tokens_before} → ${v.tokens_after} tokens`;
+  return 'conversation compacted';
 }
 
 function phaseOf(value: unknown): string {

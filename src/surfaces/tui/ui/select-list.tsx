@@ -5,7 +5,7 @@
  * @module
  */
 import { Box, type Key, Text, useInput } from 'ink';
-import { type ReactNode, useMemo, useRef, useState } from 'react';
+import { type ReactNode, useEffect, useMemo, useRef, useState } from 'react';
 
 export interface SelectListProps<T> {
   items: T[];
@@ -21,6 +21,8 @@ export interface SelectListProps<T> {
   onKey?: (input: string, key: Key, item: T | undefined) => boolean;
   initialIndex?: number;
   empty?: string;
+  /** Called with the highlighted item whenever it changes (details panes). */
+  onHighlight?: (item: T | undefined) => void;
 }
 
 export function SelectList<T>(props: SelectListProps<T>) {
@@ -36,6 +38,11 @@ export function SelectList<T>(props: SelectListProps<T>) {
   // latest position, not the one of the last render.
   const latest = useRef(selected);
   latest.current = Math.min(latest.current, Math.max(0, visible.length - 1));
+  const highlighted = visible[selected];
+  const { onHighlight } = props;
+  useEffect(() => {
+    onHighlight?.(highlighted);
+  }, [highlighted, onHighlight]);
   const move = (to: number) => {
     latest.current = Math.max(0, Math.min(visible.length - 1, to));
     setIndex(latest.current);
@@ -76,9 +83,12 @@ export function SelectList<T>(props: SelectListProps<T>) {
       {visible.length === 0 ? <Text dimColor>{props.empty ?? '(nothing to show)'}</Text> : null}
       {window.map((item, i) => (
         <Box key={props.keyOf(item)}>
-          <Text color={start + i === selected ? 'cyan' : undefined}>
-            {start + i === selected ? '› ' : '  '}
-          </Text>
+          {/* The marker keeps its width when the row is too long and gets truncated. */}
+          <Box flexShrink={0}>
+            <Text color={start + i === selected ? 'cyan' : undefined}>
+              {start + i === selected ? '› ' : '  '}
+            </Text>
+          </Box>
           {props.renderItem(item, start + i === selected)}
         </Box>
       ))}

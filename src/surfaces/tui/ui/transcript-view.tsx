@@ -112,7 +112,7 @@ function ToolView({ item, diffLines }: { item: ToolItem; diffLines: number }) {
         {stats ? <Text color="green">{` +${stats.added}`}</Text> : null}
         {stats ? <Text color="red">{` -${stats.removed}`}</Text> : null}
         {item.status === 'denied' ? <Text color="red"> denied</Text> : null}
-        {item.summary ? <Text dimColor>{`  ${item.summary}`}</Text> : null}
+        {item.summary ? <Text dimColor>{`  ${summaryLine(item)}`}</Text> : null}
         {item.duration_ms !== undefined ? <Text dimColor>{`  ${formatMs(item.duration_ms)}`}</Text> : null}
       </Text>
       {item.files.map((f) => (
@@ -133,6 +133,14 @@ function ToolView({ item, diffLines }: { item: ToolItem; diffLines: number }) {
       ) : null}
     </Box>
   );
+}
+
+/** The summary, without the diff it may quote when the diff is shown below it anyway. */
+function summaryLine(item: ToolItem): string {
+  const summary = item.summary ?? '';
+  if (!item.diff) return summary;
+  const at = summary.search(/\s--- (a\/|\/dev\/null)/);
+  return at > 0 ? summary.slice(0, at) : summary;
 }
 
 function clip(text: string, maxLines?: number): string {

@@ -7,9 +7,10 @@
 import { Box, Text } from 'ink';
 import { useCallback, useEffect, useState } from 'react';
 import { toSvcError } from '../../../../errors';
-import { isUnavailable, type TuiClient } from '../../client';
+import type { TuiClient } from '../../client';
 import { Frame } from '../frame';
 import { SelectList } from '../select-list';
+import { unavailableText } from './use-load';
 
 export interface PackPickerProps {
   client: TuiClient;
@@ -20,12 +21,17 @@ export interface PackPickerProps {
 }
 
 interface PackRow {
+  /** What session_set_pack takes: a pack name or a preset id. */
   name: string;
   description: string;
+  kind: 'pack' | 'preset';
+  /** False when the manifest does not validate (activation would be refused). */
+  valid: boolean;
 }
 
 export function PackPicker({ client, sessionId, height, isActive, onClose }: PackPickerProps) {
   const [packs, setPacks] = useState<PackRow[] | undefined>();
+  // The pack tools are the operating-mode routes' controller (app.packs): OPMODE-49.
   const [active, setActive] = useState<string>('');
   const [state, setState] = useState<string>('');
   const [error, setError] = useState<string | undefined>();
@@ -37,10 +43,11 @@ export function PackPicker({ client, sessionId, height, isActive, onClose }: Pac
       return;
     }
     try {
-      const input = { session_id: sessionId };
       const [list, mode] = await Promise.all([
-        client.callTool('session_list_packs', input, { sessionId }),
-        client.callTool('get_operating_mode', input, { sessionId }).catch(() => undefined),
+        client.callTool('session_list_packs', {}, { sessionId }),
+        client
+          .callTool('get_operating_mode', { session_id: sessionId }, { sessionId })
+          .catch(() => undefined),
       ]);
       setPacks(packRows(list.value));
       const m = (mode?.value ?? {}) as Record<string, unknown>;
@@ -48,7 +55,7 @@ export function PackPicker({ client, sessionId, height, isActive, onClose }: Pac
       setState(String(m.state ?? ''));
       setError(undefined);
     } catch (e) {
-      setError(isUnavailable(e) ? `not available: ${toSvcError(e).message}` : toSvcError(e).message);
+      setError(unavailableText(e));
     }
   }, [client, sessionId]);
   useEffect(() => {
@@ -80,7 +87,11 @@ export function PackPicker({ client, sessionId, height, isActive, onClose }: Pac
           keyOf={(p) => p.name}
           empty={error ? ' ' : 'no packs found (.svc/packs/<name>/ in the workspace or your config dir)'}
           onSelect={(p) =>
-            void run('session_set_pack', { session_id: sessionId, name: p.name }, `activated ${p.name}`)
+            void run(
+              'session_set_pack',
+              { session_id: sessionId, pack_path_or_name: p.name },
+              `activated ${p.name}`,
+            )
           }
           onCancel={onClose}
           onKey={(input) => {
@@ -96,9 +107,11 @@ export function PackPicker({ client, sessionId, height, isActive, onClose }: Pac
           }}
           renderItem={(p) => (
             <Text wrap="truncate-end">
+              {p.kind === 'preset' ? <Text dimColor>preset </Text> : null}
               {p.name}
               <Text dimColor>
                 {p.description ? `  ${p.description}` : ''}
+                {p.valid ? '' : '  (does not validate)'}
                 {p.name === active ? '  ← active' : ''}
               </Text>
             </Text>
@@ -114,14 +127,23 @@ export function PackPicker({ client, sessionId, height, isActive, onClose }: Pac
   );
 }
 
+/** Packs and presets from `session_list_packs` (`{ packs, presets }`). */
 export function packRows(value: unknown): PackRow[] {
   const v = (value ?? {}) as Record<string, unknown>;
-  const list = Array.isArray(value) ? value : (v.packs ?? v.available_packs ?? v.pack_names ?? []);
-  if (!Array.isArray(list)) return [];
-  return list.flatMap((p): PackRow[] => {
-    if (typeof p === 'string') return [{ name: p, description: '' }];
+  const list = (x: unknown) => (Array.isArray(x) ? x : []);
+  const packs = list(Array.isArray(value) ? value : v.packs).flatMap((p): PackRow[] => {
+    if (typeof p === 'string') return [{ name: p, description: '', kind: 'pack', valid: true }];
     const r = (p ?? {}) as Record<string, unknown>;
     const name = r.name ?? r.id;
-    return typeof name === 'string' ? [{ name, description: String(r.description ?? '') }] : [];
+    return typeof name === 'string'
+      ? [{ name, description: String(r.description ?? ''), kind: 'pack', valid: r.valid !== false }]
+      : [];
   });
+  const presets = list(v.presets).flatMap((p): PackRow[] => {
+    const r = (p ?? {}) as Record<string, unknown>;
+    if (typeof r.id !== 'string') return [];
+    const about = [r.description, r.pack ? `pack ${r.pack}` : ''].filter(Boolean).join(' · ');
+    return [{ name: r.id, description: about, kind: 'preset', valid: r.resolves !== false }];
+  });
+  return [...packs, ...presets];
 }

@@ -66,7 +66,7 @@ export function PermissionDialog({
     <Frame
       title={`Permission: ${request.tool}${waiting ? ` (+${waiting} waiting)` : ''}`}
       color="yellow"
-      hint="a allow once · s allow for session · d/esc deny · ←→ enter"
+      hint={armed ? 'a allow once · s allow for session · d/esc deny · ←→ enter' : 'read the request…'}
     >
       <Text wrap="truncate-end">{request.title}</Text>
       {diff ? (
@@ -92,7 +92,12 @@ export function PermissionDialog({
       )}
       <Box gap={2}>
         {CHOICES.map((c, i) => (
-          <Text key={c.decision} inverse={i === index} color={c.decision === 'deny' ? 'red' : 'green'}>
+          <Text
+            key={c.decision}
+            inverse={armed && i === index}
+            dimColor={!armed}
+            color={c.decision === 'deny' ? 'red' : 'green'}
+          >
             [{c.key}] {c.label}
           </Text>
         ))}

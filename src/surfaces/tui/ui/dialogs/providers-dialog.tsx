@@ -31,7 +31,9 @@ export function ProvidersDialog({ client, height, isActive, onRunAuth, onCancel 
   const load = useCallback(() => {
     client.providerStatus().then(
       (r) => {
-        setRows(r);
+        // Ready first, then configured, then the rest of the catalog (its order otherwise).
+        const rank = (row: ProviderRow) => (row.ready ? 0 : row.configured ? 1 : 2);
+        setRows([...r].sort((a, b) => rank(a) - rank(b)));
         setError(undefined);
       },
       (e) => setError(toSvcError(e).message),
@@ -67,8 +69,8 @@ export function ProvidersDialog({ client, height, isActive, onRunAuth, onCancel 
           empty="no providers configured: add [providers.<id>] to svc.toml, or run svc auth <platform>"
           onSelect={(row) => setKeyFor(row)}
           onCancel={onCancel}
+          onHighlight={setSelected}
           onKey={(input, _key, row) => {
-            if (row && row !== selected) setSelected(row);
             if (input === 'r') {
               load();
               return true;

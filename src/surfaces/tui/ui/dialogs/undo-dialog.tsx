@@ -6,9 +6,10 @@
 import { Text } from 'ink';
 import { useEffect, useState } from 'react';
 import { toSvcError } from '../../../../errors';
-import { isUnavailable, type TuiClient } from '../../client';
+import type { TuiClient } from '../../client';
 import { Frame } from '../frame';
 import { SelectList } from '../select-list';
+import { unavailableText } from './use-load';
 
 export interface UndoDialogProps {
   client: TuiClient;
@@ -21,6 +22,7 @@ export interface UndoDialogProps {
 
 interface CheckpointRow {
   id: string;
+  name: string;
   label: string;
 }
 
@@ -30,16 +32,16 @@ export function UndoDialog({ client, sessionId, height, isActive, onClose, onRes
   const [confirm, setConfirm] = useState<CheckpointRow | undefined>();
 
   useEffect(() => {
-    client.callTool('checkpoint_list', sessionId ? { session_id: sessionId } : {}, { sessionId }).then(
+    client.callTool('checkpoint_list', {}, { sessionId }).then(
       (r) => setRows(checkpointRows(r.value)),
-      (e) => setError(isUnavailable(e) ? `not available: ${toSvcError(e).message}` : toSvcError(e).message),
+      (e) => setError(unavailableText(e)),
     );
   }, [client, sessionId]);
 
   const restore = async (row: CheckpointRow) => {
     try {
-      await client.callTool('checkpoint_restore', { id: row.id }, { sessionId });
-      onRestored(`restored checkpoint ${row.label}`);
+      const { value } = await client.callTool('checkpoint_restore', { id: row.id }, { sessionId });
+      onRestored(restoreText(row, value));
     } catch (e) {
       setError(toSvcError(e).message);
       setConfirm(undefined);
@@ -49,7 +51,9 @@ export function UndoDialog({ client, sessionId, height, isActive, onClose, onRes
   return (
     <Frame
       title={
-        confirm ? `Restore ${confirm.label}? Files change back to that point.` : 'Undo: restore a checkpoint'
+        confirm
+          ? `Restore "${confirm.name}"? Files change back to that point (a safety checkpoint is taken first).`
+          : 'Undo: restore a checkpoint'
       }
       hint={confirm ? 'y restore · n/esc back' : 'enter restore · esc close'}
     >
@@ -77,6 +81,13 @@ export function UndoDialog({ client, sessionId, height, isActive, onClose, onRes
   );
 }
 
+function restoreText(row: CheckpointRow, value: unknown): string {
+  const v = (value ?? {}) as { restored?: string[]; deleted?: string[]; safety_checkpoint?: string | null };
+  const files = [...(v.restored ?? []), ...(v.deleted ?? []).map((p) => `${p} (removed)`)];
+  if (!files.length) return `nothing to undo: the workspace already matches ${row.name}`;
+  return `restored ${row.name}: ${files.slice(0, 8).join(', ')}${files.length > 8 ? ` +${files.length - 8} more` : ''}${v.safety_checkpoint ? ` (undo this with /undo → ${v.safety_checkpoint})` : ''}`;
+}
+
 export function checkpointRows(value: unknown): CheckpointRow[] {
   const v = (value ?? {}) as Record<string, unknown>;
   const list = Array.isArray(value) ? value : (v.checkpoints ?? v.items ?? []);
@@ -86,9 +97,10 @@ export function checkpointRows(value: unknown): CheckpointRow[] {
     const id = r.id ?? r.checkpoint_id;
     if (typeof id !== 'string') return [];
     const at = Number(r.created_at ?? 0);
-    const name = String(r.name ?? r.label ?? r.message ?? '');
+    const name = String(r.name ?? r.label ?? r.message ?? '') || id;
     const when = at ? new Date(at > 1e12 ? at : at * 1000).toISOString().replace('T', ' ').slice(0, 19) : '';
-    return [{ id, at, label: [name || id, when, name ? id : ''].filter(Boolean).join('  ') }];
+    const auto = r.automatic === true ? '(automatic)' : '';
+    return [{ id, at, name, label: [name, when, auto, name !== id ? id : ''].filter(Boolean).join('  ') }];
   });
-  return rows.sort((a, b) => b.at - a.at).map(({ id, label }) => ({ id, label }));
+  return rows.sort((a, b) => b.at - a.at).map(({ id, name, label }) => ({ id, name, label }));
 }

@@ -5,7 +5,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { SvcError, toSvcError } from '../../../../errors';
-import { isUnavailable } from '../../client';
+import { isMissingTool, isUnavailable } from '../../client';
 
 export type LoadState<T> =
   | { status: 'loading' }
@@ -53,4 +53,12 @@ export function useLoad<T>(
     };
   }, [reload]);
   return { state, reload };
+}
+
+/** One line for a failed load: what is missing (and how to turn it on), or what went wrong. */
+export function unavailableText(error: unknown): string {
+  const message = toSvcError(error).message;
+  if (message.includes('options.operating_packs is false'))
+    return 'operating packs are off: set options.operating_packs = true in svc.toml';
+  return isMissingTool(error) ? `not available: ${message}` : message;
 }
