@@ -34,7 +34,7 @@ const settings: RegulatorSettings = {
 };
 
 describe('genome', () => {
-  it('VER-02, ADAPT-07: every preset genome has schema_version 1, a choreography preset and a topology', () => {
+  it('VER-02, ADAPT-07, ADAPT-08: every preset genome has schema_version 1, a choreography preset, a topology and the svc parameters', () => {
     for (const preset of PRESETS) {
       const genome = presetGenome(preset, defaults);
       expect(genome.schema_version).toBe(1);

@@ -77,7 +77,7 @@ describe('HTTP adapter', () => {
     expect((await json(wrong)).error.message).toBe('method DELETE not allowed on /v1/config-status');
   });
 
-  it('answers 400 for invalid JSON, names bad fields, and 413 over the body limit', async () => {
+  it('LIM-06 / HTTP-07: answers 400 for invalid JSON, names bad fields, and 413 over the body limit, with the canonical error body', async () => {
     const app = await makeTestApp({ tools: [...allTools, echo] });
     const hono = createHttpApp(app, { allowNoAuth: true, tools: [...allTools, echo], maxBodyBytes: 1024 });
     const post = (body: string) =>

@@ -31,7 +31,7 @@ const SECRETS = {
 };
 
 describe('redaction of status outputs', () => {
-  it('no status command, route or tool output contains a planted secret', async () => {
+  it('AUTH-03 / CLI-02: no status command, route or tool output contains a planted secret; the credential mode is verifiable', async () => {
     const workspace = tmpWorkspace();
     const env = isolatedEnv(workspace, {
       ANTHROPIC_API_KEY: SECRETS.envKey,

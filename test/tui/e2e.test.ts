@@ -51,7 +51,7 @@ function tmux(socket: string) {
 }
 
 describe('svc TUI end to end', () => {
-  it('edits a file after the operator approves the diff, then /undo restores it', {
+  it('GEN-01: svc opens the TUI in the workspace, edits a file after the operator approves the diff, then /undo restores it', {
     timeout: 8 * STEP_MS,
   }, async () => {
     if (!hasTmux) throw new Error('tmux is required (apt-get install tmux)');
