@@ -12,6 +12,13 @@ async function main(): Promise<void> {
     process.stdout.write(`${VERSION}\n`);
     return;
   }
+  // A reader that goes away (`svc run --output stream-json | head`) is not an error: stop quietly.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw error;
+    });
+  }
   const controller = new AbortController();
   const onSignal = () => controller.abort(new Error('interrupted'));
   process.once('SIGINT', onSignal);

@@ -154,6 +154,11 @@ export interface TuiClient {
   listModels(): Promise<ModelChoice[]>;
   setSessionModel(sessionId: string, selector: string): Promise<SessionSummary>;
   providerStatus(): Promise<ProviderRow[]>;
+  /**
+   * The model the next turn would use when no provider is configured but a local model server
+   * answers on loopback (ollama, LM Studio, llama.cpp, vLLM); undefined when there is none.
+   */
+  localModel?(): Promise<string | undefined>;
   /** Put an API key into the credential store (Manage Providers, onboarding). */
   storeApiKey(provider: string, key: string): Promise<void>;
 

@@ -132,6 +132,14 @@ export function createLocalClient(app: App): TuiClient {
       );
       return summary(app.sessions.require(sessionId));
     },
+    async localModel() {
+      try {
+        const model = await app.models.resolve({ signal: AbortSignal.timeout(3000) });
+        return model.source === 'local_server' ? model.selector : undefined;
+      } catch {
+        return undefined;
+      }
+    },
     async providerStatus(): Promise<ProviderRow[]> {
       const { value } = await client.callTool('get_provider_status', {});
       return providersFromTool(value);

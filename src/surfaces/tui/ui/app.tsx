@@ -140,9 +140,13 @@ export function TuiApp(props: TuiAppProps) {
   }, [stdout, clearScreen]);
   useEffect(() => {
     if (!props.onboarding) return;
-    controller.client.providerStatus().then(
-      (rows) => {
-        if (!rows.some((r) => r.ready)) setDialog((d) => d ?? { kind: 'onboarding' });
+    const client = controller.client;
+    client.providerStatus().then(
+      async (rows) => {
+        if (rows.some((r) => r.ready)) return;
+        // A local model server on loopback needs no setup: svc run and the TUI use it as is.
+        if (await client.localModel?.().catch(() => undefined)) return;
+        setDialog((d) => d ?? { kind: 'onboarding' });
       },
       () => setDialog((d) => d ?? { kind: 'onboarding' }),
     );
