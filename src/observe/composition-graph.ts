@@ -9,7 +9,7 @@
  * @module
  */
 import type { App } from '../app';
-import { payloadOf, placeholders, resolveSessionScope, str } from './session-scope';
+import { payloadOf, placeholders, readoutHeader, resolveSessionScope, str } from './session-scope';
 
 export const DEFAULT_GRAPH_MAX_NODES = 300;
 export const MAX_GRAPH_MAX_NODES = 2000;
@@ -52,13 +52,7 @@ export function buildCompositionGraph(
   contextSessionId?: string,
 ) {
   const scope = resolveSessionScope(app, input.session_id, contextSessionId);
-  const header = {
-    session_id: scope.session_id,
-    session_known: scope.session !== undefined,
-    selected_by: scope.selected_by,
-    generated_at: app.clock.now(),
-    filters_applied: { max_nodes: input.max_nodes },
-  };
+  const header = { ...readoutHeader(app, scope), filters_applied: { max_nodes: input.max_nodes } };
   if (!scope.session) {
     return {
       ...header,

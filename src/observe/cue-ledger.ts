@@ -11,7 +11,7 @@
  */
 import type { App } from '../app';
 import type { RunStatus } from '../runs/run-ledger';
-import { num, payloadOf, placeholders, resolveSessionScope, str } from './session-scope';
+import { num, payloadOf, placeholders, readoutHeader, resolveSessionScope, str } from './session-scope';
 
 export const DEFAULT_CUE_RUNS_LIMIT = 50;
 export const MAX_CUE_RUNS_LIMIT = 500;
@@ -121,13 +121,7 @@ export function buildRunCueLedger(
   contextSessionId?: string,
 ) {
   const scope = resolveSessionScope(app, input.session_id, contextSessionId);
-  const header = {
-    session_id: scope.session_id,
-    session_known: scope.session !== undefined,
-    selected_by: scope.selected_by,
-    generated_at: app.clock.now(),
-    filters_applied: { limit: input.limit },
-  };
+  const header = { ...readoutHeader(app, scope), filters_applied: { limit: input.limit } };
   if (!scope.session)
     return {
       ...header,

@@ -11,7 +11,7 @@
 import type { App } from '../app';
 import type { Message } from '../sessions/session-store';
 import type { Db } from '../store/db';
-import { num, oneLine, payloadOf, resolveSessionScope, str } from './session-scope';
+import { num, oneLine, payloadOf, readoutHeader, resolveSessionScope, str } from './session-scope';
 
 export const DEFAULT_JOURNAL_LIMIT = 200;
 export const MAX_JOURNAL_LIMIT = 2000;
@@ -85,13 +85,7 @@ export function buildJournal(
   contextSessionId?: string,
 ) {
   const scope = resolveSessionScope(app, input.session_id, contextSessionId);
-  const header = {
-    session_id: scope.session_id,
-    session_known: scope.session !== undefined,
-    selected_by: scope.selected_by,
-    generated_at: app.clock.now(),
-    filters_applied: { limit: input.limit },
-  };
+  const header = { ...readoutHeader(app, scope), filters_applied: { limit: input.limit } };
   const session = scope.session;
   if (!session) {
     return {

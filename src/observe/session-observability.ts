@@ -15,6 +15,7 @@ import {
   payloadOf,
   placeholders,
   ratio,
+  readoutHeader,
   resolveSessionScope,
   round,
   str,
@@ -109,10 +110,7 @@ export function buildSessionObservability(
 ) {
   const scope = resolveSessionScope(app, input.session_id, contextSessionId);
   const header = {
-    session_id: scope.session_id,
-    session_known: scope.session !== undefined,
-    selected_by: scope.selected_by,
-    generated_at: app.clock.now(),
+    ...readoutHeader(app, scope),
     filters_applied: { recent_runs_limit: input.recent_runs_limit },
   };
   const session = scope.session;

@@ -72,6 +72,19 @@ export function resolveSessionScope(
   };
 }
 
+/**
+ * The header every session readout opens with: which session, whether it is known, how it was
+ * chosen and when the readout was computed. Readouts add their `filters_applied` after it.
+ */
+export function readoutHeader(app: App, scope: SessionScope) {
+  return {
+    session_id: scope.session_id,
+    session_known: scope.session !== undefined,
+    selected_by: scope.selected_by,
+    generated_at: app.clock.now(),
+  };
+}
+
 /** Parse a stored JSON payload; a malformed row reads as an empty object rather than failing a readout. */
 export function payloadOf(text: string | null | undefined): Record<string, unknown> {
   if (!text) return {};

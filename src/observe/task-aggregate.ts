@@ -9,7 +9,7 @@ import type { App } from '../app';
 import { RUN_STATUSES } from '../runs/run-ledger';
 import type { TodoStatus } from '../workspace/todos';
 import { startKindOf } from './cue-ledger';
-import { oneLine, ratio, resolveSessionScope, round } from './session-scope';
+import { oneLine, ratio, readoutHeader, resolveSessionScope, round } from './session-scope';
 
 const MAX_LISTED_TASKS = 20;
 
@@ -41,12 +41,7 @@ export function reasonKind(status: string, reason: string | null): string {
 
 export function buildTaskAggregate(app: App, input: { session_id?: string }, contextSessionId?: string) {
   const scope = resolveSessionScope(app, input.session_id, contextSessionId);
-  const header = {
-    session_id: scope.session_id,
-    session_known: scope.session !== undefined,
-    selected_by: scope.selected_by,
-    generated_at: app.clock.now(),
-  };
+  const header = readoutHeader(app, scope);
   if (!scope.session) return { ...header, family_session_id: null, warnings: scope.warnings };
 
   const root = app.sessions.root(scope.session.id);

@@ -187,14 +187,7 @@ export async function buildLanguageModel(request: BuildRequest): Promise<Languag
         deps.redactor.add(token);
         return { authorization: `Bearer ${token}`, ...COPILOT_HEADERS };
       });
-      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
-      return createOpenAICompatible({
-        name: entry.id,
-        baseURL: entry.base_url!,
-        headers,
-        fetch: authed,
-        includeUsage: true,
-      })(modelId);
+      return openAICompatible(entry, modelId, { headers, fetch: authed });
     }
     case 'hyper': {
       const settings = hyperSettings(deps.config().auth);
@@ -211,14 +204,7 @@ export async function buildLanguageModel(request: BuildRequest): Promise<Languag
         deps.redactor.add(token);
         return { authorization: `Bearer ${token}` };
       });
-      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
-      return createOpenAICompatible({
-        name: entry.id,
-        baseURL: entry.base_url!,
-        headers,
-        fetch: authed,
-        includeUsage: true,
-      })(modelId);
+      return openAICompatible(entry, modelId, { headers, fetch: authed });
     }
     case 'chatgpt': {
       const settings = chatgptSettings(deps.config().auth);
@@ -249,15 +235,7 @@ export async function buildLanguageModel(request: BuildRequest): Promise<Languag
       }).responses(modelId);
     }
     case 'openai-compat': {
-      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
-      return createOpenAICompatible({
-        name: entry.id,
-        baseURL: entry.base_url!,
-        apiKey: keyOrLocal(),
-        headers,
-        fetch: fetchFn,
-        includeUsage: true,
-      })(modelId);
+      return openAICompatible(entry, modelId, { apiKey: keyOrLocal(), headers, fetch: fetchFn });
     }
     case 'vendor-cli': {
       const kind = (entry.cli_kind ?? entry.config?.type) as CliKind;
@@ -304,6 +282,18 @@ function guessKind(command: string | undefined): CliKind {
   if (base.includes('codex')) return 'codex';
   if (base.includes('gemini')) return 'gemini';
   return 'claude';
+}
+
+/** An OpenAI-compatible chat model at the entry's base URL, with usage in streamed replies. */
+async function openAICompatible(
+  entry: { id: string; base_url?: string },
+  modelId: string,
+  options: { apiKey?: string; headers?: Record<string, string>; fetch: typeof fetch },
+): Promise<LanguageModelV3> {
+  const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
+  return createOpenAICompatible({ name: entry.id, baseURL: entry.base_url!, includeUsage: true, ...options })(
+    modelId,
+  );
 }
 
 /** A fetch that adds fresh auth headers to every request (tokens that refresh themselves). */

@@ -10,7 +10,15 @@ import { z } from 'zod';
 import { agentKinds } from '../agent/agent-kinds';
 import type { App } from '../app';
 import { SvcError, toSvcError } from '../errors';
-import { ancestors, type DagProblem, dagProblems, type NodeStatus, runDag } from './dag';
+import {
+  ancestors,
+  applyOutcomes,
+  type DagProblem,
+  dagProblems,
+  dagVerdict,
+  type NodeStatus,
+  runDag,
+} from './dag';
 import type { Caller } from './lineage';
 import type { Pipeline } from './pipeline';
 import { outputReference, renderTemplate, templateRefs } from './template';
@@ -173,29 +181,12 @@ export async function executeDag(
         pipeline.event('dag.task.skipped', { task: node.id, reason });
       },
     });
-    for (const [id, outcome] of outcomes) {
-      const result = results.get(id)!;
-      result.status = outcome.status;
-      if (outcome.reason && !result.error) result.error = outcome.reason;
-    }
+    applyOutcomes(results, outcomes);
   } catch (error) {
     failure = app.redactor.string(toSvcError(error).message);
   }
   const tasks = input.tasks.map((t) => results.get(t.id)!);
-  const status =
-    failure || tasks.some((t) => t.status !== 'completed')
-      ? pipeline.signal.aborted
-        ? 'cancelled'
-        : 'failed'
-      : 'completed';
-  const error =
-    failure ??
-    (status === 'completed'
-      ? null
-      : tasks
-          .filter((t) => t.status !== 'completed')
-          .map((t) => `${t.id} ${t.status}${t.error ? `: ${t.error}` : ''}`)
-          .join('; '));
+  const { status, error } = dagVerdict(tasks, failure, pipeline.signal.aborted);
   const row = pipeline.finish({
     status,
     error,

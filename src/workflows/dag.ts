@@ -115,6 +115,42 @@ export interface NodeOutcome {
   reason?: string;
 }
 
+/** The row a runner keeps per node: its final status and why it did not complete. */
+export interface NodeResult {
+  id: string;
+  status: NodeStatus;
+  error: string | null;
+}
+
+/** Copy the outcomes of `runDag` onto the runner's rows, keeping an error recorded earlier. */
+export function applyOutcomes(
+  results: ReadonlyMap<string, NodeResult>,
+  outcomes: ReadonlyMap<string, NodeOutcome>,
+): void {
+  for (const [id, outcome] of outcomes) {
+    const result = results.get(id)!;
+    result.status = outcome.status;
+    if (outcome.reason && !result.error) result.error = outcome.reason;
+  }
+}
+
+/**
+ * The verdict of a finished graph: completed when every node completed, cancelled when it was
+ * aborted, else failed; the error names each node that did not complete (or the run's failure).
+ */
+export function dagVerdict(
+  nodes: readonly NodeResult[],
+  failure: string | null,
+  aborted: boolean,
+): { status: 'completed' | 'failed' | 'cancelled'; error: string | null } {
+  const incomplete = nodes.filter((n) => n.status !== 'completed');
+  if (!failure && incomplete.length === 0) return { status: 'completed', error: null };
+  return {
+    status: aborted ? 'cancelled' : 'failed',
+    error: failure ?? incomplete.map((n) => `${n.id} ${n.status}${n.error ? `: ${n.error}` : ''}`).join('; '),
+  };
+}
+
 /**
  * Run the graph. `run` is called for a node once all its dependencies completed; nodes whose
  * dependency did not complete are skipped. After an abort no new node starts (they are

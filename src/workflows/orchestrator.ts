@@ -11,7 +11,7 @@ import { SvcError, toSvcError } from '../errors';
 import { type ParamValue, resolveParams } from '../recipes/recipe-runner';
 import type { RecipeService } from '../recipes/recipe-service';
 import type { OpContext } from '../workspace/context';
-import { type NodeStatus, runDag } from './dag';
+import { applyOutcomes, dagVerdict, type NodeStatus, runDag } from './dag';
 import type { Caller } from './lineage';
 import type { Pipeline } from './pipeline';
 import { outputReference, renderTemplate } from './template';
@@ -148,29 +148,12 @@ export async function orchestrateWorkflow(
         pipeline.event('workflow.step.skipped', { step: node.id, reason });
       },
     });
-    for (const [id, outcome] of outcomes) {
-      const result = results.get(id)!;
-      result.status = outcome.status;
-      if (outcome.reason && !result.error) result.error = outcome.reason;
-    }
+    applyOutcomes(results, outcomes);
   } catch (error) {
     failure = app.redactor.string(toSvcError(error).message);
   }
   const steps = definition.steps.map((s) => results.get(s.id)!);
-  const status =
-    failure || steps.some((s) => s.status !== 'completed')
-      ? pipeline.signal.aborted
-        ? 'cancelled'
-        : 'failed'
-      : 'completed';
-  const error =
-    failure ??
-    (status === 'completed'
-      ? null
-      : steps
-          .filter((s) => s.status !== 'completed')
-          .map((s) => `${s.id} ${s.status}${s.error ? `: ${s.error}` : ''}`)
-          .join('; '));
+  const { status, error } = dagVerdict(steps, failure, pipeline.signal.aborted);
   const last = finished.length ? results.get(finished.at(-1)!) : undefined;
   const row = pipeline.finish({
     status,
