@@ -31,7 +31,7 @@ describe('GEN-09: parity across surfaces', () => {
   for (const tool of readTools) {
     const examples = (tool.examples as Record<string, unknown>[] | undefined) ?? [{}];
     for (const [index, example] of examples.entries()) {
-      it(`${tool.name} #${index} returns the same JSON on every surface`, async () => {
+      it(`GEN-09, HTTP-06: ${tool.name} #${index} returns the same JSON on every surface`, async () => {
         const app = await parityApp();
         if (!app.tools.get(tool.name)) return; // gated off by default config: covered by its own tests
         const direct = maskVolatile(await viaTool(app, tool, example));

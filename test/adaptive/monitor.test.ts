@@ -260,7 +260,7 @@ describe('adaptive orchestration: the monitor reshapes after failures', () => {
     await app.adaptive!.idle();
   });
 
-  it('ADAPT-11/ADAPT-12/ADAPT-13/ADAPT-14, ADAPT-18, ADAPT-23/ADAPT-24/ADAPT-25/ADAPT-26/ADAPT-27/ADAPT-28, EVT-11/EVT-12/EVT-13, EVT-16, EVT-17, EVT-28, EVT-29: sub-agent failures during a fan_out run queue a reshape that applies when the run ends', async () => {
+  it('ADAPT-11/ADAPT-12/ADAPT-13/ADAPT-14, ADAPT-18, ADAPT-29, ADAPT-23/ADAPT-24/ADAPT-25/ADAPT-26/ADAPT-27/ADAPT-28, EVT-11/EVT-12/EVT-13, EVT-16, EVT-17, EVT-28, EVT-29: sub-agent failures during a fan_out run queue a reshape that applies when the run ends', async () => {
     // One responder for every request: the coordinator fans out to two sub-agents, which fail;
     // later runs answer; a reviewer approves.
     const respond = (request: RecordedRequest) => {
@@ -511,7 +511,7 @@ describe('adaptive orchestration: the monitor reshapes after failures', () => {
     );
   });
 
-  it('ADAPT-13: a failed apply is degraded with runtime_apply_error until the next boundary applies it', async () => {
+  it('ADAPT-13, ADAPT-29: a failed apply is degraded with runtime_apply_error until the next boundary applies it', async () => {
     const { app, provider } = await adaptiveApp(
       [fail(), fail(), reply().text('fixed'), reply().text('VERDICT: approve')],
       {

@@ -101,14 +101,14 @@ describe('bearer auth matrix (app.request)', () => {
     );
   });
 
-  it('takes the token from SVC_HTTP_TOKEN', async () => {
+  it('AUTH-51: takes the token from SVC_HTTP_TOKEN', async () => {
     const app = await makeTestApp({ env: { HOME: '/nonexistent', SVC_HTTP_TOKEN: TOKEN } });
     const hono = createHttpApp(app);
     expect((await hono.request(ROUTE)).status).toBe(401);
     expect((await hono.request(ROUTE, { headers: bearer(TOKEN) })).status).toBe(200);
   });
 
-  it('treats an empty token as no token (never matches an empty bearer)', async () => {
+  it('AUTH-51: treats an empty token as no token (never matches an empty bearer)', async () => {
     const hono = createHttpApp(await makeTestApp(), { token: '', allowNoAuth: false });
     expect((await hono.request(ROUTE, { headers: { authorization: 'Bearer ' } })).status).toBe(401);
   });
@@ -148,7 +148,7 @@ describe('bearer auth matrix (app.request)', () => {
     });
   });
 
-  it('compares tokens exactly', () => {
+  it('AUTH-51: compares opaque tokens exactly', () => {
     expect(safeEqual('abc', 'abc')).toBe(true);
     expect(safeEqual('abc', 'abd')).toBe(false);
     expect(safeEqual('abc', 'abcd')).toBe(false);

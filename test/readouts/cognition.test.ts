@@ -78,6 +78,47 @@ describe('operator cognition readout', () => {
     expect(empty.scope).toBe('global');
   });
 
+  it('COG-06: the complete field list is the one docs/readouts.md documents', async () => {
+    const app = await makeTestApp();
+    seed(app);
+    const out = (await invokeTool(app, 'operator_cognition_readout', {}, { surface: 'agent' })) as any;
+    expect(Object.keys(out).sort()).toEqual(
+      [
+        'calibration_window',
+        'evidence_boundary',
+        'generated_at_unix',
+        'patterns',
+        'schema_version',
+        'scope',
+        'warnings',
+        'zone',
+      ].sort(),
+    );
+    expect(Object.keys(out.calibration_window).sort()).toEqual(
+      ['days', 'max_recommendations', 'recommendations_in_window', 'since_unix'].sort(),
+    );
+    for (const pattern of out.patterns)
+      expect(Object.keys(pattern).sort()).toEqual(
+        [
+          'dismissed',
+          'expired',
+          'follow_through_rate',
+          'followed',
+          'kinds',
+          'median_seconds_to_follow',
+          'pending',
+          'recommendations',
+          'zone',
+        ].sort(),
+      );
+    expect(out.patterns[0].kinds).toEqual({ compact_session: 3 });
+    expect(out.calibration_window).toMatchObject({
+      days: 14,
+      max_recommendations: 200,
+      recommendations_in_window: 4,
+    });
+  });
+
   it('counts a pending recommendation past its window as expired without writing', async () => {
     const app = await makeTestApp();
     const rec = app.recommendations.record({

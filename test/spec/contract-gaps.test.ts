@@ -14,6 +14,7 @@ import type { App } from '../../src/app';
 import { createHttpApp } from '../../src/surfaces/http/index';
 import { createMcpServer } from '../../src/surfaces/mcp/server';
 import { invokeTool } from '../../src/tools/invoke';
+import { VERSION } from '../../src/version';
 import { agentApp } from '../helpers/agent-harness';
 import { fakeProvider, reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
@@ -162,6 +163,17 @@ describe('read surfaces', () => {
       expect(openai).toMatchObject({ configured: true, ready: true, ambiguous: true });
       expect(openai).toHaveProperty('refreshed');
     }
+  });
+
+  it('VER-05: the release notes state the versioning and deprecation policy, and /healthz reports the version', async () => {
+    const notes = readFileSync(join(__dirname, '../..', 'CHANGELOG.md'), 'utf8');
+    expect(notes).toMatch(/## Versioning and deprecation \(policy\)/);
+    expect(notes).toMatch(/\/v2\//);
+    expect(notes).toMatch(/schema_version/);
+    const app = await makeTestApp();
+    const res = await createHttpApp(app, { allowNoAuth: false }).request('/healthz');
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { version: string }).version).toBe(VERSION);
   });
 
   it('VER-03: the docs say how an ignored compat field becomes honored (moved to honored, with a release note)', () => {

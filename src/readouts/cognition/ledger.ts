@@ -11,7 +11,6 @@ import type { Clock, Ids } from '../../util/ids';
 export const COGNITION_ZONES = [
   'token_pressure',
   'loop_detection',
-  'test_failures',
   'permission_policy',
   'compaction',
   'provider_recovery',
