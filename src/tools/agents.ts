@@ -20,6 +20,7 @@ export const listAgentKinds = defineTool({
   input: z.strictObject({}),
   mutates: false,
   surfaces: {
+    http: { method: 'GET', path: '/v1/agent-kinds' },
     mcp: 'svc_list_agent_kinds',
     cli: {
       command: 'agent-kinds',

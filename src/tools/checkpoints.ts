@@ -34,7 +34,7 @@ export const checkpointCreate = defineTool({
     "Snapshot the workspace's working tree (tracked and untracked files; .gitignored files excluded) as a checkpoint you can restore later. Needs a git repository. Does not touch the git index, HEAD, the branch or any file: the snapshot is stored under a private ref. Take one before risky or wide changes.",
   input: checkpointCreateInput,
   mutates: false,
-  surfaces: { mcp: 'svc_checkpoint_create' },
+  surfaces: { http: { method: 'POST', path: '/v1/checkpoints' }, mcp: 'svc_checkpoint_create' },
   run: (ctx, input) => ctx.app.ws.checkpoints.create(input, opContext(ctx, 'checkpoint_create')),
   toModelOutput: (c) => `Checkpoint ${c.id} "${c.name}" created (commit ${c.commit.slice(0, 12)}).`,
 });
@@ -47,7 +47,7 @@ export const checkpointList = defineTool({
     'List the checkpoints of this repository, newest first, with id, name, when and from which HEAD they were taken. Automatic ones (taken before a restore or an undo) are marked automatic.',
   input: z.strictObject({}),
   mutates: false,
-  surfaces: { mcp: 'svc_checkpoint_list' },
+  surfaces: { http: { method: 'GET', path: '/v1/checkpoints' }, mcp: 'svc_checkpoint_list' },
   run: async (ctx) => ({ checkpoints: await ctx.app.ws.checkpoints.list() }),
 });
 
@@ -94,7 +94,10 @@ export const checkpointRestore = defineTool({
   mutates: true,
   // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
   asksPermission: true,
-  surfaces: { mcp: 'svc_checkpoint_restore' },
+  surfaces: {
+    http: { method: 'POST', path: '/v1/checkpoints/:id/restore', params: { id: 'id' } },
+    mcp: 'svc_checkpoint_restore',
+  },
   run: (ctx, input) => ctx.app.ws.checkpoints.restore(input.id, opContext(ctx, 'checkpoint_restore')),
   toModelOutput: (r) =>
     r.safety_checkpoint === null

@@ -127,6 +127,7 @@ export const listToolCapabilities = defineTool({
   input: listToolCapabilitiesInput,
   mutates: false,
   surfaces: {
+    http: { method: 'GET', path: '/v1/tools' },
     mcp: 'svc_list_tool_capabilities',
     cli: {
       command: 'tools',
@@ -218,7 +219,11 @@ export const capabilities = defineTool({
   description: 'What this svc runtime can do: version, surfaces, tool counts by family and tag, features.',
   input: z.strictObject({}),
   mutates: false,
-  surfaces: { mcp: 'svc_capabilities', cli: { command: 'capabilities' } },
+  surfaces: {
+    http: { method: 'GET', path: '/v1/capabilities' },
+    mcp: 'svc_capabilities',
+    cli: { command: 'capabilities' },
+  },
   run: (ctx) => {
     const { app } = ctx;
     const entries = app.funnel(app.funnelContext(ctx.sessionId));

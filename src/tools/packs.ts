@@ -181,6 +181,8 @@ export const sessionListPacks = defineTool({
   input: sessionListPacksInput,
   mutates: false,
   gate: packsGate,
+  // The TUI's /pack picker lists packs through this route over `svc attach`.
+  surfaces: { http: { method: 'GET', ...route, path: '/v1/operating-packs' } },
   run: (ctx) => controller(ctx).discover(),
 });
 

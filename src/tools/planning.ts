@@ -215,7 +215,10 @@ export const approvePlan = defineTool({
   input: z.strictObject({ session_id: sessionIdField }),
   mutates: false,
   asksPermission: true,
-  surfaces: { mcp: 'svc_approve_plan' },
+  surfaces: {
+    http: { method: 'POST', path: '/v1/sessions/:id/plan/approve', params: { id: 'session_id' } },
+    mcp: 'svc_approve_plan',
+  },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
   run: async (ctx, input) => {
@@ -277,7 +280,10 @@ export const summarizeSession = defineTool({
     "Compact a session's history now: older turns are summarized by the small model (the auto-compaction pipeline). For the session of an active run it happens before that run's next step.",
   input: z.strictObject({ session_id: sessionIdField }),
   mutates: false,
-  surfaces: { mcp: 'svc_summarize_session' },
+  surfaces: {
+    http: { method: 'POST', path: '/v1/sessions/:id/summarize', params: { id: 'session_id' } },
+    mcp: 'svc_summarize_session',
+  },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
   run: async (ctx, input) => {

@@ -323,6 +323,23 @@ describe('dashboard surfaces', () => {
     ).toBe(3);
   });
 
+  it('DASH-42/DASH-56: operator_runtime does not depend on the surfaces mounted in the reading process', async () => {
+    // `svc stigmergy multiplayer dashboard --json` runs in a detached process while the HTTP route
+    // runs in the server (surfaces {http}); both read the same full app runtime.
+    const app = await makeTestApp();
+    const session = app.sessions.create();
+    const detached = (await get(app, `?session_id=${session.id}`)).json();
+    app.runtime.surfaces.add('http');
+    app.runtime.server = true;
+    const server = (await get(app, `?session_id=${session.id}`)).json();
+    expect(maskVolatile(server)).toEqual(maskVolatile(detached));
+    expect(server.operator_runtime.checks.authority_boundary.status).toBe('present');
+    app.runtime.mcpOnly = true;
+    const mcp = (await get(app, `?session_id=${session.id}`)).json();
+    expect(mcp.operator_runtime.checks.authority_boundary.status).toBe('partial');
+    expect(mcp.operator_runtime.checks.boundary_honesty.status).toBe('missing');
+  });
+
   it('DASH-45: without --json the CLI prints a tabular summary, not JSON', async () => {
     const app = await makeTestApp();
     const out = await viaCli(app, getMultiplayerCoordinationDashboard.surfaces!.cli as never, {}, []);

@@ -32,7 +32,7 @@ describe('svc attach: the TUI over HTTP + SSE', () => {
         }),
         reply().text('Changed the greeting.'),
       ],
-      { files: { 'hello.txt': 'hello world\n' } },
+      { files: { 'hello.txt': 'hello world\n' }, git: true },
     );
     const server = await startHttpServer({
       config: app.config,
@@ -44,7 +44,8 @@ describe('svc attach: the TUI over HTTP + SSE', () => {
 
     const client = createHttpClient({ url: server.url, token: TOKEN });
     expect(client.info()).toMatchObject({ transport: 'http', target: server.url.replace(/\/+$/, '') });
-    const controller = createChatController(client, { store: { intervalMs: 0 } });
+    // As `svc attach` runs it: a checkpoint before each prompt (POST /v1/checkpoints).
+    const controller = createChatController(client, { store: { intervalMs: 0 }, checkpoints: true });
     const view = render(<TuiApp controller={controller} armDelayMs={0} />);
     const frame = () => view.lastFrame() ?? '';
     const until = async (check: (f: string) => boolean) => {
@@ -81,6 +82,17 @@ describe('svc attach: the TUI over HTTP + SSE', () => {
     await until((f) => f.includes('/provider-status ·') && f.includes('fake'));
     view.stdin.write('\x1b');
     await until((f) => f.includes('ask anything'));
+
+    // Issue 9: /undo over attach lists the checkpoint taken before the prompt and restores it.
+    view.stdin.write('/undo');
+    await tick();
+    view.stdin.write('\r');
+    await until((f) => f.includes('before: change the greeting'));
+    view.stdin.write('\r');
+    await until((f) => f.includes('y restore'));
+    view.stdin.write('y');
+    await until((f) => f.includes('restored before: change the greeting'));
+    expect(readFileSync(join(app.workspace, 'hello.txt'), 'utf8')).toBe('hello world\n');
 
     // History over HTTP: a second client opening the session sees the conversation.
     const again = createChatController(createHttpClient({ url: server.url, token: TOKEN }), {

@@ -7,9 +7,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../src/surfaces/http/index';
+import { COMMANDS } from '../../src/surfaces/tui/commands';
 import { createHttpClient } from '../../src/surfaces/tui/http-client';
 import { createLocalClient } from '../../src/surfaces/tui/local-client';
 import { toSessionEvent } from '../../src/surfaces/tui/sse';
+import { allTools } from '../../src/tools/index';
 import { invokeTool } from '../../src/tools/invoke';
 import { agentApp } from '../helpers/agent-harness';
 import { fakeProvider, reply } from '../helpers/fake-provider';
@@ -235,10 +237,57 @@ describe('HTTP TUI client', () => {
     expect((status.value as { workspace: string }).workspace).toBe(app.workspace);
     const wrong = createHttpClient({ url: 'http://svc.test', token: 'nope', fetch });
     await expect(wrong.callTool('config_status', {})).rejects.toMatchObject({ code: 'unauthorized' });
-    await expect(client.callTool('list_tool_capabilities', {})).rejects.toMatchObject({
+    await expect(client.callTool('checkpoint_get', { id: 'ckpt_x' })).rejects.toMatchObject({
       code: 'unavailable',
     });
     await expect(client.storeApiKey('fake', 'k')).rejects.toMatchObject({ code: 'unavailable' });
+  });
+
+  it('every slash command reaches its tool over attach: each one has an HTTP binding', () => {
+    // Issue 9: both transports are the same TUI code, so everything the TUI can do, an HTTP client
+    // can do. The model picker reads GET /v1/models and PATCHes the session instead of its tools.
+    const viaOwnRoute = new Set(['list_models', 'set_session_model']);
+    const tools = new Map(allTools.map((t) => [t.name, t]));
+    const missing = COMMANDS.flatMap((c) =>
+      (c.tools ?? [])
+        .filter((name) => !viaOwnRoute.has(name))
+        .filter((name) => !tools.get(name)?.surfaces?.http)
+        .map((name) => `/${c.name}: ${name}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('/pack, /tools, /capabilities, /agent_kinds, /undo, /mcp, /approve and /compact work over attach', async () => {
+    const app = await makeTestApp({
+      files: {
+        '.svc/packs/review/pack.toml': 'name = "review"\n[[policy]]\ntool = "bash"\neffect = "deny"\n',
+      },
+      config: { options: { operating_packs: true } },
+      git: true,
+    });
+    const session = app.sessions.create();
+    const hono = createHttpApp(app, { token: 't' });
+    const fetch = ((url: string, init?: RequestInit) =>
+      hono.request(String(url), init)) as typeof globalThis.fetch;
+    const client = createHttpClient({ url: 'http://svc.test', token: 't', fetch });
+    const opts = { sessionId: session.id };
+    const packs = (await client.callTool('session_list_packs', {}, opts)).value as {
+      packs: { name: string }[];
+    };
+    expect(packs.packs.map((p) => p.name)).toEqual(['review']);
+    await client.callTool('session_set_pack', { pack_path_or_name: 'review' }, opts);
+    const tools = (await client.callTool('list_tool_capabilities', {}, opts)).value as {
+      tools: { name: string; effective: boolean }[];
+    };
+    expect(tools.tools.find((t) => t.name === 'bash')?.effective).toBe(false);
+    expect((await client.callTool('capabilities', {}, opts)).value).toHaveProperty('version');
+    expect((await client.callTool('list_agent_kinds', {}, opts)).value).toHaveProperty('kinds');
+    expect((await client.callTool('checkpoint_list', {}, opts)).value).toBeDefined();
+    expect((await client.callTool('mcp_status', { wait_ms: 0 }, opts)).value).toBeDefined();
+    await expect(client.callTool('approve_plan', {}, opts)).rejects.toThrow(/no plan to approve/);
+    // No provider here: the route is reached and the tool itself answers (an empty session).
+    const compact = await client.callTool('summarize_session', {}, opts).catch((e: Error) => e);
+    expect(String((compact as Error).message)).not.toMatch(/not reachable over attach/);
   });
 
   it('reads SSE events as the bus envelope or as typed payloads', () => {

@@ -115,6 +115,26 @@ describe('svc TUI end to end', () => {
     expect(undone).toContain('hello.txt');
     expect(readFileSync(join(ws, 'hello.txt'), 'utf8')).toBe('hello world\n');
 
+    // Issue 9 (resizes cleanly): narrower and wider again, then 80x24. No rows of the wider frames
+    // are left on the screen or above it (the redraw clears the scrollback too): one prompt line,
+    // and every rule exactly as wide as the terminal.
+    const rules = (s: string) => s.split('\n').filter((l) => /^─+$/.test(l));
+    const clean = (s: string) =>
+      s.split('ask anything').length === 2 && rules(s).length === 2 && rules(s).every((l) => l.length === 80);
+    for (const [x, y] of [
+      ['60', '18'],
+      ['100', '32'],
+      ['80', '24'],
+    ]) {
+      t.run('resize-window', '-t', 'svc', '-x', x, '-y', y);
+      await t.until((s) => rules(s).some((l) => l.length === Number(x)), `the redraw at ${x} columns`);
+      await new Promise((r) => setTimeout(r, 400)); // let the debounced redraw of this size run
+    }
+    await t.until(clean, 'a clean screen at 80x24');
+    await new Promise((r) => setTimeout(r, 500)); // the debounced redraw after a resize has run
+    const history = t.run('capture-pane', '-p', '-S', '-', '-t', 'svc');
+    expect(clean(history), history).toBe(true);
+
     // ctrl+c twice on an empty prompt quits; the terminal is back to normal.
     t.type('', 'C-c');
     await t.until((s) => s.includes('press ctrl+c again'), 'the quit hint');

@@ -110,15 +110,11 @@ export async function buildOperatorRuntime(app: App, sessionId: string, limit: n
         }
       : {
           status: 'present',
-          summary: `full app runtime (${[...app.runtime.surfaces].join(', ') || 'detached cli'})`,
-          sources: [
-            {
-              name: 'runtime',
-              kind: 'process',
-              durability: 'process',
-              summary: app.runtime.server ? 'server process' : 'detached process',
-            },
-          ],
+          // The runtime the session lives in, not the surface this read came through: the HTTP
+          // route, the agent tool and `svc stigmergy multiplayer dashboard --json` (a detached
+          // process) must give the same JSON (DASH-42, DASH-56).
+          summary: 'full app runtime: session API, permission service and run ledger',
+          sources: [{ name: 'runtime', kind: 'process', durability: 'process', summary: 'full app runtime' }],
         },
   };
 
@@ -184,10 +180,13 @@ function runLedgerEvidence(app: App, rootSessionId: string, limit: number): Ledg
 
 function authorityBoundary(app: App): Check {
   const permission = app.tools.get('update_agent_run') !== undefined || 'permissions' in app.services;
-  const question = app.runtime.surfaces.has('http') || app.runtime.surfaces.has('tui');
+  // The full app's session API parks permission requests for an operator (HTTP or TUI) to answer,
+  // whichever process reads the dashboard; a minimal MCP-only runtime has no such surface. Not
+  // keyed on the surfaces mounted in the reading process, so every surface gives the same JSON.
+  const question = !app.runtime.mcpOnly;
   return {
     status: permission && question ? 'present' : permission || question ? 'partial' : 'missing',
-    summary: `permission service ${permission ? 'wired' : 'absent'}; question surface ${question ? `attached (${[...app.runtime.surfaces].filter((s) => s === 'http' || s === 'tui').join(', ')})` : 'not attached in this process'}`,
+    summary: `permission service ${permission ? 'wired' : 'absent'}; question surface ${question ? 'available (session API: HTTP, TUI)' : 'absent (minimal MCP-only runtime)'}`,
     sources: [
       {
         name: 'permission_service',
@@ -199,7 +198,7 @@ function authorityBoundary(app: App): Check {
         name: 'question_surface',
         kind: 'process',
         durability: 'process',
-        summary: question ? 'HTTP/TUI can answer permission requests' : 'none attached',
+        summary: question ? 'HTTP/TUI can answer permission requests' : 'none in a minimal MCP-only runtime',
       },
     ],
   };

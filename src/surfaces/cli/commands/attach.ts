@@ -48,6 +48,9 @@ export const registerAttach: CliRegistrar = (program, ctx) => {
         stderr: io.stderr as NodeJS.WriteStream,
         sessionId: options.session,
         continueLast: options.continue,
+        // A checkpoint before each prompt (POST /v1/checkpoints on the server), so /undo can
+        // restore what the prompt changed, as in the local TUI (tui.checkpoint_prompts default).
+        checkpoints: true,
       });
     });
 };

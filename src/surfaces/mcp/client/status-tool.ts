@@ -45,6 +45,7 @@ export const mcpStatus = defineTool({
   input: mcpStatusInput,
   mutates: false,
   surfaces: {
+    http: { method: 'GET', path: '/v1/mcp-status' },
     cli: [
       {
         command: 'mcp status',

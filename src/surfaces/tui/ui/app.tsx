@@ -124,8 +124,11 @@ export function TuiApp(props: TuiAppProps) {
         setSize((old) => {
           const next = { columns: stdout.columns || 80, rows: stdout.rows || 24 };
           if (next.columns !== old.columns) {
-            // Printed lines were wrapped for the old width: clear and print them again.
-            clearScreen();
+            // Printed lines were wrapped for the old width: clear and print them again. A raw
+            // write, not Ink's writer: that one would draw the old-width frame again, which wraps
+            // at the new width into more lines than Ink erases next, leaving its top rows on screen.
+            // The next frame differs (its rules and status line follow the width), so Ink draws it.
+            if (clearOnRedraw) stdout.write('\x1b[2J\x1b[3J\x1b[H');
             setEpoch((e) => e + 1);
           }
           return next;
@@ -137,7 +140,7 @@ export function TuiApp(props: TuiAppProps) {
       clearTimeout(timer);
       stdout.off('resize', onResize);
     };
-  }, [stdout, clearScreen]);
+  }, [stdout, clearOnRedraw]);
   useEffect(() => {
     if (!props.onboarding) return;
     const client = controller.client;
