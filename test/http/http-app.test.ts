@@ -102,6 +102,19 @@ describe('HTTP adapter', () => {
     expect((await json(big)).error.message).toBe('request body over the 1024-byte limit');
   });
 
+  it('names a bad query value by its field, out of range as well as malformed', async () => {
+    const app = await makeTestApp();
+    const session = app.sessions.create();
+    const hono = createHttpApp(app, { allowNoAuth: true });
+    for (const bad of ['abc', '2.5', '-1']) {
+      const res = await hono.request(`/v1/sessions/${session.id}/observability?recent_runs_limit=${bad}`);
+      expect(res.status, bad).toBe(400);
+      expect((await json(res)).error.message, bad).toMatch(/^invalid recent_runs_limit/);
+    }
+    const ok = await hono.request(`/v1/sessions/${session.id}/observability?recent_runs_limit=2`);
+    expect(ok.status).toBe(200);
+  });
+
   it('DASH-59 style: protected readout routes answer 503 App not ready until ready', async () => {
     const app = await makeTestApp({ ready: false });
     const hono = createHttpApp(app, { token: 'ready-token-123456' });

@@ -54,7 +54,7 @@ async function handleTool(
   }
   try {
     const input = await assembleInput(c, live, binding);
-    const parsed = parseToolInput(live, input);
+    const parsed = parseQueryAware(live, input, Object.keys(c.req.queries() ?? {}));
     const result = await live.run(
       app.toolContext({ surface: 'http', signal: c.req.raw.signal, sessionId: undefined }),
       parsed,
@@ -63,6 +63,25 @@ async function handleTool(
     return c.json(app.redactor.value(result) as object, (binding.status ?? 200) as ContentfulStatusCode);
   } catch (error) {
     return errorResponse(c, error, { style, app, statusFor: binding.statusFor });
+  }
+}
+
+/**
+ * Parse the assembled input; a bad query value is reported by its name first
+ * (`invalid recent_runs_limit: …`), as a malformed one already is by the coercion.
+ */
+function parseQueryAware(tool: AnyTool, input: Record<string, unknown>, queryKeys: string[]): unknown {
+  try {
+    return parseToolInput(tool, input);
+  } catch (error) {
+    const issues = SvcError.is(error)
+      ? (error.details?.issues as { path: string; message: string }[])
+      : undefined;
+    const first = issues?.find((issue) => queryKeys.includes(issue.path));
+    if (!first) throw error;
+    throw new SvcError('invalid_input', `invalid ${first.path}: ${first.message}`, {
+      details: (error as SvcError).details,
+    });
   }
 }
 
