@@ -18,6 +18,7 @@ import { SvcError, toSvcError } from '../errors';
 import type { SessionEvent } from '../events/bus';
 import type { SessionEventPayloads, SessionEventType } from '../events/types';
 import type { AgentRun, FinalRunStatus } from '../runs/run-ledger';
+import { atomically as inTransaction } from '../store/db';
 import { type AgentKind, agentKind, agentKinds } from './agent-kinds';
 import { compactHistory } from './compaction';
 import { textOf } from './history';
@@ -70,20 +71,10 @@ export function createAgentService(appRef: () => App): AgentService {
   };
   /**
    * The synchronous writes of one step of the service (enqueue, claim and the start of the run up
-   * to its first await; or a run's finish) in one SQLite transaction: one commit instead of one per
-   * row and event. Nothing is written later than before: the commit happens before control returns
-   * to the caller, so the ledger rows are durable at the same points. Without a database the writes
-   * fail on their own, as before.
+   * to its first await; or a run's finish) in one SQLite transaction: one commit, made before
+   * control returns to the caller, so the ledger rows are durable at the same points as before.
    */
-  const atomically = <T>(fn: () => T): T => {
-    let db: App['db'];
-    try {
-      db = app().db;
-    } catch {
-      return fn();
-    }
-    return db.transaction(fn)();
-  };
+  const atomically = <T>(fn: () => T): T => inTransaction(() => app().db, fn);
 
   const publish = <T extends SessionEventType>(
     sessionId: string,
