@@ -18,6 +18,7 @@ import { SvcError, toSvcError } from '../errors';
 import type { SessionEvent } from '../events/bus';
 import type { SessionEventPayloads, SessionEventType } from '../events/types';
 import type { AgentRun, FinalRunStatus } from '../runs/run-ledger';
+import { atomically as inTransaction } from '../store/db';
 import { type AgentKind, agentKind, agentKinds } from './agent-kinds';
 import { compactHistory } from './compaction';
 import { textOf } from './history';
@@ -68,6 +69,13 @@ export function createAgentService(appRef: () => App): AgentService {
     }
     return rt;
   };
+  /**
+   * The synchronous writes of one step of the service (enqueue, claim and the start of the run up
+   * to its first await; or a run's finish) in one SQLite transaction: one commit, made before
+   * control returns to the caller, so the ledger rows are durable at the same points as before.
+   */
+  const atomically = <T>(fn: () => T): T => inTransaction(() => app().db, fn);
+
   const publish = <T extends SessionEventType>(
     sessionId: string,
     type: T,
@@ -233,6 +241,10 @@ export function createAgentService(appRef: () => App): AgentService {
   }
 
   function finish(run: AgentRun, outcome: RunOutcome) {
+    atomically(() => finishRun(run, outcome));
+  }
+
+  function finishRun(run: AgentRun, outcome: RunOutcome) {
     const a = app();
     const sessionId = run.session_id;
     try {
@@ -361,44 +373,64 @@ export function createAgentService(appRef: () => App): AgentService {
       .runs.queued(sessionId)
       .findIndex((r) => r.id === runId) + 1;
 
+  function sendNow(input: Parameters<AgentService['send']>[0]): ReturnType<AgentService['send']> {
+    const a = app();
+    if (closing) throw new SvcError('unavailable', 'svc is shutting down; the prompt was not sent');
+    const session = input.sessionId
+      ? a.sessions.require(input.sessionId)
+      : a.sessions.create({ title: input.title ?? '', ...(input.agent ? { agent: input.agent } : {}) });
+    const kind = agentKind(a.config, input.agent ?? session.agent, 'primary');
+    if (input.ifBusy === 'refuse') {
+      const rt = runtime(session.id);
+      if (rt.state !== 'idle') {
+        throw new SvcError(
+          'conflict',
+          `session ${session.id} is busy: run ${rt.runId} is ${rt.state}; wait for it or cancel it`,
+        );
+      }
+      const other = busyElsewhere(session.id);
+      if (other) {
+        throw new SvcError(
+          'conflict',
+          `session ${session.id} is busy: run ${other.id} is running in another svc process (pid ${other.pid ?? '?'}); wait for it to finish, cancel it (update_agent_run action cancel), or use another session`,
+          { details: { run_id: other.id, pid: other.pid } },
+        );
+      }
+    }
+    const run = enqueueRun({ ...input, sessionId: session.id }, kind);
+    deferred(run.id);
+    drain(session.id);
+    const current = a.runs.require(run.id);
+    return {
+      session_id: session.id,
+      run_id: run.id,
+      status: current.status === 'queued' ? 'queued' : 'running',
+      position: current.status === 'queued' ? position(session.id, run.id) : 0,
+    };
+  }
+
+  function enqueueNow(input: Parameters<AgentService['enqueue']>[0]): ReturnType<AgentService['enqueue']> {
+    const a = app();
+    const session = a.sessions.require(input.sessionId);
+    const kind = agentKind(a.config, input.agent ?? session.agent, 'primary');
+    const run = enqueueRun(input, kind);
+    deferred(run.id);
+    if (input.start !== false) drain(session.id);
+    const current = a.runs.require(run.id);
+    return {
+      session_id: session.id,
+      run_id: run.id,
+      status: current.status === 'queued' ? 'queued' : 'running',
+      position: current.status === 'queued' ? position(session.id, run.id) : 0,
+    };
+  }
+
   const service: AgentService = {
     createSession(input) {
       return app().sessions.create(input);
     },
     send(input) {
-      const a = app();
-      if (closing) throw new SvcError('unavailable', 'svc is shutting down; the prompt was not sent');
-      const session = input.sessionId
-        ? a.sessions.require(input.sessionId)
-        : a.sessions.create({ title: input.title ?? '', ...(input.agent ? { agent: input.agent } : {}) });
-      const kind = agentKind(a.config, input.agent ?? session.agent, 'primary');
-      if (input.ifBusy === 'refuse') {
-        const rt = runtime(session.id);
-        if (rt.state !== 'idle') {
-          throw new SvcError(
-            'conflict',
-            `session ${session.id} is busy: run ${rt.runId} is ${rt.state}; wait for it or cancel it`,
-          );
-        }
-        const other = busyElsewhere(session.id);
-        if (other) {
-          throw new SvcError(
-            'conflict',
-            `session ${session.id} is busy: run ${other.id} is running in another svc process (pid ${other.pid ?? '?'}); wait for it to finish, cancel it (update_agent_run action cancel), or use another session`,
-            { details: { run_id: other.id, pid: other.pid } },
-          );
-        }
-      }
-      const run = enqueueRun({ ...input, sessionId: session.id }, kind);
-      deferred(run.id);
-      drain(session.id);
-      const current = a.runs.require(run.id);
-      return {
-        session_id: session.id,
-        run_id: run.id,
-        status: current.status === 'queued' ? 'queued' : 'running',
-        position: current.status === 'queued' ? position(session.id, run.id) : 0,
-      };
+      return atomically(() => sendNow(input));
     },
     async run(input) {
       const sent = service.send(input);
@@ -417,19 +449,7 @@ export function createAgentService(appRef: () => App): AgentService {
       }
     },
     enqueue(input) {
-      const a = app();
-      const session = a.sessions.require(input.sessionId);
-      const kind = agentKind(a.config, input.agent ?? session.agent, 'primary');
-      const run = enqueueRun(input, kind);
-      deferred(run.id);
-      if (input.start !== false) drain(session.id);
-      const current = a.runs.require(run.id);
-      return {
-        session_id: session.id,
-        run_id: run.id,
-        status: current.status === 'queued' ? 'queued' : 'running',
-        position: current.status === 'queued' ? position(session.id, run.id) : 0,
-      };
+      return atomically(() => enqueueNow(input));
     },
     drain(sessionId) {
       app().sessions.require(sessionId);

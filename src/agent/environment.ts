@@ -103,7 +103,8 @@ export function findContextFiles(workspace: string, names: readonly string[]): C
       if (seen.has(full)) continue;
       seen.add(full);
       try {
-        if (!statSync(full).isFile()) continue;
+        // Most names are absent: no exception for those (throwing one per name showed in profiles).
+        if (!statSync(full, { throwIfNoEntry: false })?.isFile()) continue;
         const buffer = readFileSync(full);
         const truncated = buffer.length > CONTEXT_FILE_MAX_BYTES;
         files.push({

@@ -15,6 +15,7 @@ import { toSvcError } from '../errors';
 import type { ResolvedModel } from '../providers/types';
 import type { AgentRun, FinalRunStatus, RunUsage } from '../runs/run-ledger';
 import type { Usage } from '../sessions/session-store';
+import { atomically } from '../store/db';
 import type { AnyTool } from '../tools/define-tool';
 import { effectiveTools, type ToolPolicy } from '../tools/funnel';
 import { type AgentKind, kindPolicies } from './agent-kinds';
@@ -124,12 +125,18 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
       runId: run.id,
       signal,
     });
-    app.runs.update(run.id, { model: model.selector });
-    ledger('model.resolved', {
-      model: model.selector,
-      source: model.source,
-      context_window: model.info.context_window ?? null,
-    });
+    const resolvedModel = model;
+    atomically(
+      () => app.db,
+      () => {
+        app.runs.update(run.id, { model: resolvedModel.selector });
+        ledger('model.resolved', {
+          model: resolvedModel.selector,
+          source: resolvedModel.source,
+          context_window: resolvedModel.info.context_window ?? null,
+        });
+      },
+    );
 
     const config = app.config;
     const window = model.info.context_window ?? 0;
@@ -314,18 +321,32 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
             case 'reasoning-end':
               recorder?.partMetadata('reasoning', part.id, part.providerMetadata as never);
               break;
-            case 'tool-call':
-              recorder?.toolCall(
-                { tool_call_id: part.toolCallId, tool: part.toolName, input: part.input },
-                part.providerMetadata as never,
+            // A call or a result is written at once (message row and event): one commit each.
+            case 'tool-call': {
+              const call = { tool_call_id: part.toolCallId, tool: part.toolName, input: part.input };
+              const metadata = part.providerMetadata as never;
+              atomically(
+                () => app.db,
+                () => recorder?.toolCall(call, metadata),
               );
               break;
-            case 'tool-result':
-              recorder?.toolResult(part.toolCallId, part.toolName, String(part.output ?? ''), false);
+            }
+            case 'tool-result': {
+              const output = String(part.output ?? '');
+              atomically(
+                () => app.db,
+                () => recorder?.toolResult(part.toolCallId, part.toolName, output, false),
+              );
               break;
-            case 'tool-error':
-              recorder?.toolResult(part.toolCallId, part.toolName, errorText(part.error), true);
+            }
+            case 'tool-error': {
+              const output = errorText(part.error);
+              atomically(
+                () => app.db,
+                () => recorder?.toolResult(part.toolCallId, part.toolName, output, true),
+              );
               break;
+            }
             case 'finish-step':
               finishReason = part.finishReason;
               stepUsage = {

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import type { App } from '../app';
 import { SvcError, toSvcError } from '../errors';
 import type { PermissionAskContext } from '../permissions/permission-service';
+import { atomically } from '../store/db';
 import type { AnyTool, PermissionRequest, ToolContext } from '../tools/define-tool';
 import { parseToolInput } from '../tools/invoke';
 
@@ -49,14 +50,20 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
   const execute = async (tool: AnyTool, rawInput: unknown, toolCallId: string): Promise<string> => {
     const started = app.clock.now();
     const title = titleFor(tool.name, rawInput);
-    app.bus.publish(options.sessionId, 'tool.started', {
-      session_id: options.sessionId,
-      run_id: options.runId,
-      tool_call_id: toolCallId,
-      tool: tool.name,
-      title: app.redactor.string(title),
-    });
-    ledger(app, options.runId, 'tool.started', { tool_call_id: toolCallId, tool: tool.name, title });
+    // The event and its ledger row: one commit.
+    atomically(
+      () => app.db,
+      () => {
+        app.bus.publish(options.sessionId, 'tool.started', {
+          session_id: options.sessionId,
+          run_id: options.runId,
+          tool_call_id: toolCallId,
+          tool: tool.name,
+          title: app.redactor.string(title),
+        });
+        ledger(app, options.runId, 'tool.started', { tool_call_id: toolCallId, tool: tool.name, title });
+      },
+    );
     let output: string;
     let isError = false;
     let errorCode: string | undefined;
@@ -118,23 +125,28 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       output = cap(app.redactor.string(`${e.code}: ${e.message}`));
     }
     const duration_ms = app.clock.now() - started;
-    app.bus.publish(options.sessionId, 'tool.finished', {
-      session_id: options.sessionId,
-      run_id: options.runId,
-      tool_call_id: toolCallId,
-      tool: tool.name,
-      is_error: isError,
-      duration_ms,
-      summary: summaryOf(output),
-    });
-    ledger(app, options.runId, 'tool.finished', {
-      tool_call_id: toolCallId,
-      tool: tool.name,
-      is_error: isError,
-      duration_ms,
-      ...(isError ? { error: summaryOf(output), error_code: errorCode } : {}),
-      ...(crashed ? { crash: true } : {}),
-    });
+    atomically(
+      () => app.db,
+      () => {
+        app.bus.publish(options.sessionId, 'tool.finished', {
+          session_id: options.sessionId,
+          run_id: options.runId,
+          tool_call_id: toolCallId,
+          tool: tool.name,
+          is_error: isError,
+          duration_ms,
+          summary: summaryOf(output),
+        });
+        ledger(app, options.runId, 'tool.finished', {
+          tool_call_id: toolCallId,
+          tool: tool.name,
+          is_error: isError,
+          duration_ms,
+          ...(isError ? { error: summaryOf(output), error_code: errorCode } : {}),
+          ...(crashed ? { crash: true } : {}),
+        });
+      },
+    );
     options.onResult({ tool: tool.name, input: rawInput, output, isError });
     if (isError) throw new ToolFailure(output);
     return output;
@@ -154,7 +166,7 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       for (const tool of tools) {
         set[tool.name] = ai.tool({
           description: tool.description,
-          inputSchema: ai.jsonSchema(schemaOf(tool)),
+          inputSchema: sdkSchemaOf(ai, tool),
           execute: (input: unknown, { toolCallId }: { toolCallId: string }) => {
             if (concurrent(tool)) {
               const next = barrier.then(() => execute(tool, input, toolCallId));
@@ -179,6 +191,18 @@ export class ToolFailure extends Error {
     super(message);
     this.name = 'ToolFailure';
   }
+}
+
+/** The SDK's schema object for a tool, cached per tool definition like its JSON schema. */
+const sdkSchemaCache = new WeakMap<AnyTool, { ai: typeof import('ai'); schema: FlexibleSchema }>();
+type FlexibleSchema = ReturnType<typeof import('ai')['jsonSchema']>;
+
+function sdkSchemaOf(ai: typeof import('ai'), tool: AnyTool): FlexibleSchema {
+  const hit = sdkSchemaCache.get(tool);
+  if (hit && hit.ai === ai) return hit.schema;
+  const schema = ai.jsonSchema(schemaOf(tool));
+  sdkSchemaCache.set(tool, { ai, schema });
+  return schema;
 }
 
 export function schemaOf(tool: AnyTool): JSONSchema7 {

@@ -31,7 +31,51 @@ export interface BuildRequest {
   signal?: AbortSignal;
 }
 
+/**
+ * Provider types whose model is a pure function of the entry (type, base URL, headers), the model
+ * id, the key and the fetch: built once and reused (the SDK model objects are stateless, and
+ * building one is not free: the OpenAI-compatible one compiles its zod chunk schema). The cache
+ * hangs off the entry object, which the provider service rebuilds when the config changes.
+ * Types with refreshing tokens, cloud identity or child processes are built every time.
+ */
+const CACHEABLE = new Set<ProviderEntry['type']>([
+  'anthropic',
+  'anthropic-compat',
+  'openai',
+  'google',
+  'openrouter',
+  'groq',
+  'mistral',
+  'xai',
+  'deepseek',
+  'cerebras',
+  'togetherai',
+  'fireworks',
+  'deepinfra',
+  'huggingface',
+  'openai-compat',
+]);
+const MAX_MODELS_PER_ENTRY = 32;
+const built = new WeakMap<ProviderEntry, Map<string, { fetch: typeof fetch; model: LanguageModelV3 }>>();
+
 export async function buildLanguageModel(request: BuildRequest): Promise<LanguageModelV3> {
+  const { deps, entry, modelId, credential } = request;
+  if (!CACHEABLE.has(entry.type)) return createLanguageModel(request);
+  const key = `${modelId}\u0000${credential.value ?? ''}`;
+  let models = built.get(entry);
+  const hit = models?.get(key);
+  if (hit && hit.fetch === deps.fetch) return hit.model;
+  const model = await createLanguageModel(request);
+  if (!models) {
+    models = new Map();
+    built.set(entry, models);
+  }
+  if (models.size >= MAX_MODELS_PER_ENTRY) models.clear();
+  models.set(key, { fetch: deps.fetch, model });
+  return model;
+}
+
+async function createLanguageModel(request: BuildRequest): Promise<LanguageModelV3> {
   const { deps, entry, modelId, credential } = request;
   const headers = entry.config?.headers;
   const fetchFn = deps.fetch;

@@ -50,7 +50,16 @@ export interface SelectionEnv {
   readiness(entry: ProviderEntry): Readiness;
 }
 
-export function choose(request: SelectionRequest, env: SelectionEnv): Selection {
+/**
+ * `readout: false` (the resolver, every turn) skips the first-ready scan when an earlier candidate
+ * already wins: the scan checks the readiness of every catalog provider (credential store, cloud
+ * identity files), and only the readout shows its non-winning row.
+ */
+export function choose(
+  request: SelectionRequest,
+  env: SelectionEnv,
+  options: { readout?: boolean } = {},
+): Selection {
   const purpose = request.purpose ?? 'large';
   const { config } = env;
   const candidates: SelectionCandidate[] = [];
@@ -86,7 +95,8 @@ export function choose(request: SelectionRequest, env: SelectionEnv): Selection 
         : 'recommended small model of the [models] large provider',
     );
   }
-  const firstReady = firstReadyProvider(env);
+  const decided = options.readout === false && candidates.some((c) => c.selector);
+  const firstReady = decided ? undefined : firstReadyProvider(env);
   const recommended = firstReady
     ? purpose === 'small'
       ? (firstReady.default_small ?? firstReady.default_large ?? firstReady.models[0]?.id)
@@ -95,9 +105,11 @@ export function choose(request: SelectionRequest, env: SelectionEnv): Selection 
   add(
     'first_ready',
     firstReady && recommended ? `${firstReady.id}/${recommended}` : null,
-    firstReady
-      ? `first ready provider ${firstReady.id}, its recommended ${purpose} model`
-      : 'no provider is ready',
+    decided
+      ? 'not evaluated (an earlier candidate applies)'
+      : firstReady
+        ? `first ready provider ${firstReady.id}, its recommended ${purpose} model`
+        : 'no provider is ready',
   );
   const winner = candidates.find((c) => c.selector);
   if (winner) winner.applies = true;

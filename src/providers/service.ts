@@ -26,7 +26,10 @@ export interface ProviderService {
   readiness(entry: ProviderEntry): Readiness;
   readinessContext(): ReadinessContext;
   /** The selector the next turn uses for this request, and why (no network). */
-  select(request?: ResolveRequest & { sessionLabel?: string; agentLabel?: string }): Selection;
+  select(
+    request?: ResolveRequest & { sessionLabel?: string; agentLabel?: string },
+    options?: { readout?: boolean },
+  ): Selection;
   parse(selector: string): ParsedSelector;
   /** What to do when a provider rejects its credential (which env var, which svc auth command). */
   authHint(providerId: string): string;
@@ -87,7 +90,7 @@ export function createProviderService(deps: ProviderDeps): ProviderService {
     entry: (id) => current().entries.find((e) => e.id === id),
     readiness: (entry) => readiness(entry, readinessContext()),
     readinessContext,
-    select(request = {}) {
+    select(request = {}, options = {}) {
       return choose(
         {
           selector: request.selector,
@@ -98,6 +101,7 @@ export function createProviderService(deps: ProviderDeps): ProviderService {
           agentLabel: request.agentLabel,
         },
         selectionEnv(),
+        options,
       );
     },
     parse: (selector) => parseSelector(selector, selectionEnv()),
@@ -184,7 +188,7 @@ function createResolver(service: ProviderService): ModelResolver {
   return {
     async resolve(request: ResolveRequest = {}): Promise<ResolvedModel> {
       const config = deps.config();
-      const selection = service.select(request);
+      const selection = service.select(request, { readout: false });
       let parsed: ParsedSelector | undefined;
       let source: string = selection.source;
       if (selection.selector) {

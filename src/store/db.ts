@@ -13,6 +13,22 @@ import { migrations as allMigrations, type Migration } from './migrations/index'
 
 export type Db = BetterSqlite3.Database;
 
+/**
+ * Run synchronous writes in one transaction (one commit instead of one per statement; nested
+ * calls become savepoints). The commit happens before this returns, so the rows are as durable as
+ * when written one by one. When the database cannot be opened the writes run as they are and fail
+ * (or not) on their own, with their own messages.
+ */
+export function atomically<T>(db: () => Db, fn: () => T): T {
+  let handle: Db;
+  try {
+    handle = db();
+  } catch {
+    return fn();
+  }
+  return handle.transaction(fn)();
+}
+
 export interface OpenDbOptions {
   dataDir: string;
   /** Defaults to the full list; tests pass a prefix to build an "old" database. */

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 export interface Clock {
   /** Milliseconds since the epoch. */
@@ -14,10 +14,25 @@ export const systemClock: Clock = { now: () => Date.now() };
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
+/** Random bytes for 128 ids per draw: one call into the CSPRNG instead of one per id. */
+const POOL_IDS = 128;
+const pool = Buffer.alloc(10 * POOL_IDS);
+let poolOffset = pool.length;
+
+function randomTen(): Buffer {
+  if (poolOffset >= pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const out = Buffer.from(pool.subarray(poolOffset, poolOffset + 10));
+  poolOffset += 10;
+  return out;
+}
+
 /** ULID-shaped ids (48-bit time + 80-bit randomness), monotonic within one process. */
 export function createIds(clock: Clock = systemClock): Ids {
   let lastTime = -1;
-  let lastRandom = Buffer.alloc(10);
+  let lastRandom: Buffer = Buffer.alloc(10);
   return {
     next(prefix: string) {
       const time = clock.now();
@@ -29,7 +44,7 @@ export function createIds(clock: Clock = systemClock): Ids {
         }
       } else {
         lastTime = time;
-        lastRandom = randomBytes(10);
+        lastRandom = randomTen();
       }
       return `${prefix}_${encodeTime(time)}${encodeRandom(lastRandom)}`;
     },

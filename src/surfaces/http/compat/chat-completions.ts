@@ -77,11 +77,16 @@ async function prepare(c: Context, app: App): Promise<Prepared> {
   const model = await resolveCompatModel(app, request.model, { sessionModel: bound?.model, signal });
   const conversation = planConversation(request.messages);
   const requestId = app.ids.next('chatcmpl').replace('_', '-');
-  const session =
-    bound ?? app.agent.createSession({ metadata: { openai_compat: { request_id: requestId } } });
   // spec: messages are routed into the session. A bound session keeps its own history: only the
-  // trailing user messages (and system messages) of the request are used.
-  if (!bound) importHistory(app, session.id, conversation);
+  // trailing user messages (and system messages) of the request are used. A new session and its
+  // imported history are written in one transaction (one commit).
+  const session =
+    bound ??
+    app.db.transaction(() => {
+      const created = app.agent.createSession({ metadata: { openai_compat: { request_id: requestId } } });
+      importHistory(app, created.id, conversation);
+      return created;
+    })();
   const runtime = compatRuntime(app);
   const release = runtime.enter(session.id, conversation.system);
 
@@ -119,43 +124,47 @@ async function prepare(c: Context, app: App): Promise<Prepared> {
   const ledger = ledgerEnabled(app);
   const created = Math.floor(app.clock.now() / 1000);
   if (ledger.enabled) {
+    const startedRunId = runId;
     try {
-      recordRequest(app, {
-        request_id: requestId,
-        run_id: runId,
-        session_id: session.id,
-        requested_model: request.model,
-        model: model.resolved.selector,
-        model_source: model.source,
-        stream: request.stream,
-        include_usage: request.include_usage,
-        session_binding: bound ? 'header' : 'new',
-        message_count: request.messages.length,
-        ignored_fields: request.ignored,
-        status: 'running',
-        finish_reason: null,
-        http_status: null,
-        error: null,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        created_at: app.clock.now(),
-      });
-      app.runs.append(runId, 'openai_compat.request', {
-        request_id: requestId,
-        stream: request.stream,
-        include_usage: request.include_usage,
-        requested_model: request.model,
-        model: model.resolved.selector,
-        model_source: model.source,
-        messages: request.messages.length,
-        session_binding: bound ? 'header' : 'new',
-        imported_messages: bound ? 0 : conversation.history.length,
-        pending_tool_calls: bound ? 0 : conversation.pending.length,
-        prompt: conversation.continued ? 'continue' : 'user',
-        ignored_fields: request.ignored,
-        unknown_fields: request.unknown,
-        tool_policy: toolPolicyOf(app).policy,
-      });
+      // The request row and its run ledger event: one commit.
+      app.db.transaction(() => {
+        recordRequest(app, {
+          request_id: requestId,
+          run_id: startedRunId,
+          session_id: session.id,
+          requested_model: request.model,
+          model: model.resolved.selector,
+          model_source: model.source,
+          stream: request.stream,
+          include_usage: request.include_usage,
+          session_binding: bound ? 'header' : 'new',
+          message_count: request.messages.length,
+          ignored_fields: request.ignored,
+          status: 'running',
+          finish_reason: null,
+          http_status: null,
+          error: null,
+          prompt_tokens: 0,
+          completion_tokens: 0,
+          created_at: app.clock.now(),
+        });
+        app.runs.append(startedRunId, 'openai_compat.request', {
+          request_id: requestId,
+          stream: request.stream,
+          include_usage: request.include_usage,
+          requested_model: request.model,
+          model: model.resolved.selector,
+          model_source: model.source,
+          messages: request.messages.length,
+          session_binding: bound ? 'header' : 'new',
+          imported_messages: bound ? 0 : conversation.history.length,
+          pending_tool_calls: bound ? 0 : conversation.pending.length,
+          prompt: conversation.continued ? 'continue' : 'user',
+          ignored_fields: request.ignored,
+          unknown_fields: request.unknown,
+          tool_policy: toolPolicyOf(app).policy,
+        });
+      })();
     } catch (error) {
       app.log.warn('compat ledger write failed', { request_id: requestId, error });
     }
