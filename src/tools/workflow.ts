@@ -438,9 +438,19 @@ export const workflowTemplate = defineTool({
   surfaces: {
     mcp: 'svc_workflow_template',
     cli: [
-      { command: 'workflow list', fixed: { action: 'list' } },
-      { command: 'workflow inspect', args: ['name'], fixed: { action: 'inspect' } },
-      { command: 'workflow delete', args: ['name'], fixed: { action: 'delete' } },
+      { command: 'workflow list', description: 'List saved workflow templates.', fixed: { action: 'list' } },
+      {
+        command: 'workflow inspect',
+        description: 'Show one saved workflow template: its steps and parameters.',
+        args: ['name'],
+        fixed: { action: 'inspect' },
+      },
+      {
+        command: 'workflow delete',
+        description: 'Delete a saved workflow template.',
+        args: ['name'],
+        fixed: { action: 'delete' },
+      },
     ],
   },
   run: (ctx, input) => manageTemplate(ctx.app, input, (request) => ctx.ask(request)),
