@@ -113,6 +113,11 @@ describe('svc run', () => {
       code: 2,
       stderr: 'svc: --session: no session "ses_nope"; see svc session list\n',
     });
+    const emptySession = await runBin(['run', '--session', '', 'x'], { cwd: ws, env: env(ws) });
+    expect(emptySession).toMatchObject({
+      code: 2,
+      stderr: 'svc: --session: empty session id; see svc session list\n',
+    });
     const badAgent = await runBin(['run', '--agent', 'explore', 'x'], { cwd: ws, env: env(ws) });
     expect(badAgent.code).toBe(2);
     expect(badAgent.stderr).toContain('"explore" is a subagent agent');

@@ -70,6 +70,9 @@ async function runCommand(ctx: CliContext, words: string[], options: RunOptions)
       `--max-steps: expected a positive integer, got "${options.maxSteps}"`,
     );
   }
+  if (options.session !== undefined && !options.session.trim()) {
+    throw new SvcError('invalid_input', '--session: empty session id; see svc session list');
+  }
   if (options.session && options.continue) {
     throw new SvcError('invalid_input', '--session and --continue: pass one of them');
   }
