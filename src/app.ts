@@ -152,6 +152,11 @@ export interface App {
   readonly loaded: LoadedConfig;
   readonly config: Config;
   reloadConfig(): LoadedConfig;
+  /**
+   * Load the config as it would be with these file texts (absolute path → text) in place of the
+   * files on disk, with every check a load or reload makes; throws the config_error it would give.
+   */
+  checkConfig(contents: Record<string, string>): void;
   /** The database, opened (and migrated) on first use. Throws a clear SvcError when it cannot open. */
   readonly db: Db;
   hasDb(): boolean;
@@ -386,6 +391,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
     get config() {
       return loaded.config;
+    },
+    checkConfig(contents) {
+      checkAllowlists(loadConfig({ ...configSources, contents }).config);
     },
     reloadConfig() {
       const next = loadConfig(configSources);

@@ -76,6 +76,15 @@ export function toSvcError(error: unknown): SvcError {
   if (error instanceof Error && error.name === 'AbortError') {
     return new SvcError('cancelled', 'the operation was cancelled', { cause: error });
   }
+  // A write that waited out the busy timeout (openDb maps errors at open; this is a later write).
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code)) {
+    return new SvcError(
+      'unavailable',
+      'the database (svc.db in the data dir) is locked by another process; try again when it finishes',
+      { cause: error },
+    );
+  }
   const message = error instanceof Error ? error.message : String(error);
   return new SvcError('internal', `internal error: ${message}`, { cause: error });
 }

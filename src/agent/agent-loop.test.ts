@@ -136,6 +136,13 @@ describe('agent loop', () => {
     expect(app.sessions.messages(result.session_id).map((m) => m.role)).toEqual(['user']);
   });
 
+  it('names the provider in any provider error, not only credential ones', async () => {
+    const { app } = await agentApp([reply().httpError(400, { error: { message: 'bad request body' } })], {});
+    const result = await app.agent.run({ prompt: 'hello' });
+    expect(result).toMatchObject({ status: 'failed', reason: 'provider_error' });
+    expect(result.error).toMatch(/^provider error \(HTTP 400\): fake: .*bad request body/);
+  });
+
   it('stops at the step limit, telling the model on the last step to answer without tools', async () => {
     const { app, provider } = await agentApp(
       [reply().toolCall('echo', { text: 'a' }), reply().toolCall('echo', { text: 'b' })],

@@ -396,7 +396,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const limit = `max_steps: the step limit (${maxSteps}) was reached before the model finished`;
     if (isToolChoiceViolation(streamError)) return outcome('failed', limit, limit);
     if (streamError !== undefined) {
-      const message = providerErrorMessage(app, streamError);
+      const message = providerErrorMessage(app, streamError, model?.provider);
       ledger('error', { source: 'provider', message });
       return outcome('failed', 'provider_error', message);
     }
@@ -457,11 +457,13 @@ function errorText(error: unknown): string {
   return JSON.stringify(error ?? 'tool failed');
 }
 
-function providerErrorMessage(app: App, error: unknown): string {
+/** Redacted, and naming the provider (the recovery layer's own messages already start with it). */
+function providerErrorMessage(app: App, error: unknown, provider?: string): string {
   const e = error as { message?: string; statusCode?: number; responseBody?: string };
   const status = typeof e?.statusCode === 'number' ? ` (HTTP ${e.statusCode})` : '';
   const message = (e?.message ?? String(error)).slice(0, 500);
-  return app.redactor.string(`provider error${status}: ${message}`);
+  const named = !provider || message.startsWith(`${provider}:`) ? message : `${provider}: ${message}`;
+  return app.redactor.string(`provider error${status}: ${named}`);
 }
 
 export function titleFromPrompt(prompt: string): string {

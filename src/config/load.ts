@@ -63,6 +63,11 @@ export interface ConfigSourcesInput {
    * plugin installed since. Their warnings join the config warnings.
    */
   layers?: () => ConfigLayer[];
+  /**
+   * Text to read instead of a file's content on disk, by absolute path: `config set/unset` checks
+   * the workspace file as it would be before writing it.
+   */
+  contents?: Record<string, string>;
 }
 
 /** A config tree contributed by something other than a file the user wrote (a plugin). */
@@ -125,8 +130,10 @@ export function loadConfig(input: ConfigSourcesInput, options: { tolerant?: bool
     files.push(status);
     let text: string;
     try {
-      if (!statSync(path).isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
-      text = readFileSync(path, 'utf8');
+      const candidate = input.contents?.[path];
+      if (candidate !== undefined) text = candidate;
+      else if (!statSync(path).isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+      else text = readFileSync(path, 'utf8');
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' && !required) return;

@@ -24,6 +24,10 @@ export function writeConfigKey(
   file: string,
   key: string,
   value: unknown | undefined,
+  options: {
+    /** Checks the whole text as it would be written (e.g. a full config load); throws to refuse. */
+    check?: (text: string) => void;
+  } = {},
 ): { file: string; changed: boolean } {
   const path = splitKey(key);
   if (path.length === 0) throw new SvcError('invalid_input', `key: "${key}" is not a config key path`);
@@ -60,8 +64,17 @@ export function writeConfigKey(
   }
   let text = lineEdit(before, path, value);
   if (text === undefined || !sameTree(text, next)) text = stringifyToml(next);
+  text = text.endsWith('\n') ? text : `${text}\n`;
+  try {
+    options.check?.(text);
+  } catch (error) {
+    const reason = (error instanceof Error ? error.message : String(error)).replace(/^config: /, '');
+    throw new SvcError('invalid_input', `config: refusing to write ${key}: ${reason}; ${file} is unchanged`, {
+      cause: error,
+    });
+  }
   const temp = join(dirname(file), `.${Date.now()}.${process.pid}.svc.toml.tmp`);
-  writeFileSync(temp, text.endsWith('\n') ? text : `${text}\n`, { mode: 0o600 });
+  writeFileSync(temp, text, { mode: 0o600 });
   renameSync(temp, file);
   return { file, changed: true };
 }

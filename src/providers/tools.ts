@@ -190,8 +190,19 @@ function renderStatus(status: ReturnType<typeof providerStatus>): string {
     `${status.counts.ready}/${status.counts.total} ready, ${status.counts.configured} configured, ${status.counts.ambiguous} ambiguous, ${status.counts.refreshed} refreshed`,
     `default models: large ${status.default_models.large ?? '(unset)'}, small ${status.default_models.small ?? '(unset)'}`,
     `credential store: ${store.backend ?? '?'} ${store.path ?? ''}${store.keyring_error ? ` (keyring unavailable: ${store.keyring_error})` : ''}`,
-    `catalog: embedded ${status.catalog.embedded_version}${status.catalog.cache.exists ? `, cache ${status.catalog.cache.version ?? '?'}${status.catalog.cache.ignored ? ' (ignored: disable_provider_auto_update)' : ''}` : ''}`,
+    renderCatalog(status.catalog),
   ].join('\n');
+}
+
+function renderCatalog(catalog: ReturnType<typeof providerStatus>['catalog']): string {
+  const { cache } = catalog;
+  const head = `catalog: embedded ${catalog.embedded_version}`;
+  if (!cache.exists) return head;
+  if (cache.ignored) return `${head}, cache ${cache.version ?? '?'} (ignored: disable_provider_auto_update)`;
+  if (cache.valid === false) {
+    return `${head}; the cache ${cache.path} is not used (${cache.error ?? 'invalid'}): svc update-providers <url-or-file> replaces it, svc update-providers embedded removes it`;
+  }
+  return `${head}, cache ${cache.version ?? '?'}`;
 }
 
 function renderSelection(r: ModelSelectionReport): string {

@@ -2,7 +2,7 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
-import { SvcError } from '../errors';
+import { SvcError, toSvcError } from '../errors';
 import { migrate, openDb } from './db';
 import { migrations } from './migrations/index';
 
@@ -74,6 +74,29 @@ describe('database', () => {
     chmodSync(dataDir, 0o500);
     expect(() => openDb({ dataDir })).toThrowError(/not writable/);
     chmodSync(dataDir, 0o700);
+  });
+
+  it('a write blocked by another process past the busy timeout is a clear unavailable error, not internal', () => {
+    const dataDir = tmpWorkspace();
+    const holder = openDb({ dataDir });
+    const other = openDb({ dataDir, busyTimeoutMs: 20 });
+    holder.exec('BEGIN IMMEDIATE');
+    let thrown: unknown;
+    try {
+      other
+        .prepare("INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('ses_x', 't', 1, 1)")
+        .run();
+    } catch (error) {
+      thrown = error;
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+      other.close();
+    }
+    const e = toSvcError(thrown);
+    expect(e.code).toBe('unavailable');
+    expect(e.message).toMatch(/database .* is locked by another process; try again/);
+    expect(e.exitCode).toBe(1);
   });
 
   it('refuses a data dir that is a file', () => {

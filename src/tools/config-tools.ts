@@ -95,7 +95,10 @@ export const config = defineTool({
           scope: `config:${input.key}`,
           details: { key: input.key },
         });
-        const result = writeConfigKey(file, input.key, input.action === 'set' ? input.value : undefined);
+        // The file must load as a whole (interpolation, allowlists…), not only match the schema.
+        const result = writeConfigKey(file, input.key, input.action === 'set' ? input.value : undefined, {
+          check: (text) => app.checkConfig({ [file]: text }),
+        });
         app.reloadConfig();
         return {
           action: input.action,

@@ -5,6 +5,7 @@ import { REMOVED_TOOL_NAMES } from './aliases';
 import { type AnyTool, defineTool } from './define-tool';
 import { effectiveTools } from './funnel';
 import { allTools } from './index';
+import { invokeTool } from './invoke';
 import { createToolRegistry } from './registry';
 
 const read = (name: string, extra: Partial<AnyTool> = {}) =>
@@ -87,6 +88,22 @@ describe('the funnel', () => {
       removed_by: 'disabled_tools',
       permission: null,
     });
+  });
+
+  it('TOOLS-08/CFG-15: with no session the funnel report evaluates the build agent a new session gets', async () => {
+    const app = await makeTestApp({ config: { agents: { build: { tools: { deny: ['view'] } } } } });
+    type Report = { context: { agent: string | null }; tools: { name: string; removed_by: string | null }[] };
+    const report = (await invokeTool(app, 'get_primitive_tools_status', {}, { surface: 'cli' })) as Report;
+    expect(report.context.agent).toBe('build');
+    expect(report.tools.find((t) => t.name === 'view')).toMatchObject({ removed_by: 'agent_policy' });
+    const session = app.sessions.create({ title: 'x' });
+    const forSession = (await invokeTool(
+      app,
+      'get_primitive_tools_status',
+      { session_id: session.id },
+      { surface: 'cli' },
+    )) as Report;
+    expect(forSession.tools.find((t) => t.name === 'view')).toMatchObject({ removed_by: 'agent_policy' });
   });
 
   it('applies an explicit agent allowlist and pack-style policy layers', async () => {

@@ -37,6 +37,8 @@ export function funnelFor(
   if (input.agent) overrides.agent = input.agent;
   if (input.mode) overrides.mode = input.mode;
   const context = app.funnelContext(sessionId, overrides);
+  // No session: report what a new session gets, and a new session's agent is build (session store).
+  context.agent ??= 'build';
   return {
     context: {
       session_id: sessionId ?? null,

@@ -113,9 +113,27 @@ describe('svc run', () => {
       code: 2,
       stderr: 'svc: --session: no session "ses_nope"; see svc session list\n',
     });
+    const emptySession = await runBin(['run', '--session', '', 'x'], { cwd: ws, env: env(ws) });
+    expect(emptySession).toMatchObject({
+      code: 2,
+      stderr: 'svc: --session: empty session id; see svc session list\n',
+    });
     const badAgent = await runBin(['run', '--agent', 'explore', 'x'], { cwd: ws, env: env(ws) });
     expect(badAgent.code).toBe(2);
     expect(badAgent.stderr).toContain('"explore" is a subagent agent');
+    // An unknown provider or model, or a missing credential: caught before the run, exit 2.
+    const badProvider = await runBin(['run', '--model', 'nope/m1', 'x'], { cwd: ws, env: env(ws) });
+    expect(badProvider.code).toBe(2);
+    expect(badProvider.stderr).toContain('unknown provider "nope"');
+    const badModel = await runBin(['run', '--model', 'openai/no-such-model', 'x'], { cwd: ws, env: env(ws) });
+    expect(badModel.code).toBe(2);
+    expect(badModel.stderr).toContain('openai has no model "no-such-model"');
+    const noKey = await runBin(['run', '--model', 'anthropic/claude-sonnet-4-5-20250929', 'x'], {
+      cwd: ws,
+      env: env(ws),
+    });
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toMatch(/^svc: anthropic: no API key: set ANTHROPIC_API_KEY/);
     expect(provider.requests).toHaveLength(0);
   });
 

@@ -51,6 +51,17 @@ describe('svc binary: providers', () => {
     expect(JSON.parse(models.stdout).data).toEqual([
       expect.objectContaining({ id: 'newco/n1', catalog_source: 'cache' }),
     ]);
+    // A malformed cache is not used (the embedded catalog is), and the status text says why and what to do.
+    writeFileSync(join(ws, '.svc', 'cache', 'providers.json'), '{oops');
+    const embedded = await runBin(['models', '--json'], { cwd: ws, env: env(ws) });
+    expect(embedded.code, embedded.stderr).toBe(0);
+    expect(
+      new Set(JSON.parse(embedded.stdout).data.map((m: { provider: string }) => m.provider)).has('newco'),
+    ).toBe(false);
+    const status = await runBin(['config', 'show-provider-status'], { cwd: ws, env: env(ws) });
+    expect(status.stdout).toMatch(
+      /cache .*providers\.json is not used \(unreadable: .*\): svc update-providers/,
+    );
   });
 
   it('CLI-02: auth summary and show-provider-status print no secret', async () => {

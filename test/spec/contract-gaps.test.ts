@@ -146,6 +146,25 @@ describe('config tool', () => {
     expect((await call(app, 'config', { action: 'reload' })).action).toBe('reload');
     expect(app.config.options.max_steps).toBe(50);
   });
+
+  it('TOOLS-31/TOOLS-40: set refuses what the full config load would reject, leaving svc.toml untouched', async () => {
+    const app = await makeTestApp();
+    await call(app, 'config', { action: 'set', key: 'options.max_steps', value: 12 });
+    const file = join(app.workspace, 'svc.toml');
+    const before = readFileSync(file, 'utf8');
+    // Each passes the schema but would make every later command fail to load the config.
+    await expect(
+      call(app, 'config', { action: 'set', key: 'permissions.allowed_tools', value: ['set_config'] }),
+    ).rejects.toThrowError(/refusing to write permissions\.allowed_tools: .*use "config".*unchanged/);
+    await expect(
+      call(app, 'config', { action: 'set', key: 'providers.openai.api_key', value: '${SVC_TEST_UNSET_VAR}' }),
+    ).rejects.toThrowError(
+      /refusing to write providers\.openai\.api_key: .*SVC_TEST_UNSET_VAR is not set.*unchanged/,
+    );
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect((await call(app, 'config', { action: 'reload' })).action).toBe('reload');
+    expect(app.config.options.max_steps).toBe(12);
+  });
 });
 
 describe('read surfaces', () => {

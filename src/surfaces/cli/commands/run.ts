@@ -70,6 +70,9 @@ async function runCommand(ctx: CliContext, words: string[], options: RunOptions)
       `--max-steps: expected a positive integer, got "${options.maxSteps}"`,
     );
   }
+  if (options.session !== undefined && !options.session.trim()) {
+    throw new SvcError('invalid_input', '--session: empty session id; see svc session list');
+  }
   if (options.session && options.continue) {
     throw new SvcError('invalid_input', '--session and --continue: pass one of them');
   }
@@ -89,12 +92,21 @@ async function runCommand(ctx: CliContext, words: string[], options: RunOptions)
   const agentId = options.agent ?? existing?.agent ?? 'build';
   const kind = app.agent.kinds().find((k) => k.id === agentId);
   // Fail before anything is written when no model can be resolved: the message says how to configure one.
-  await app.models.resolve({
-    selector: options.model,
-    sessionModel: existing?.model,
-    agentModel: kind?.model ?? undefined,
-    signal: io.signal,
-  });
+  try {
+    await app.models.resolve({
+      selector: options.model,
+      sessionModel: existing?.model,
+      agentModel: kind?.model ?? undefined,
+      signal: io.signal,
+    });
+  } catch (error) {
+    // An unknown provider or model, or a missing credential, is caught before the run starts: a
+    // usage/config error (exit 2) like no provider at all, not a failed run.
+    if (SvcError.is(error) && (error.code === 'not_found' || error.code === 'unauthorized')) {
+      throw new SvcError('config_error', error.message, { details: error.details, cause: error });
+    }
+    throw error;
+  }
   if (existing) {
     const state = app.agent.state(existing.id);
     if (state.busy_elsewhere) {
