@@ -385,6 +385,22 @@ describe('compat auth and routes', () => {
     }
   });
 
+  it('COMPAT-06 CFG-27: /v1/openapi.json lists /v1/completions only while edit predictions are on', async () => {
+    const documented = async (compat: Record<string, unknown>) => {
+      const app = await makeTestApp({ config: { options: { openai_compat: compat } } });
+      const response = await createHttpApp(app, { token: TOKEN }).request('/v1/openapi.json', {
+        headers: headers({ authorization: `Bearer ${TOKEN}` }),
+      });
+      expect(response.status).toBe(200);
+      const doc = (await response.json()) as { paths: Record<string, unknown> };
+      return Object.keys(doc.paths);
+    };
+    const off = await documented({});
+    expect(off).toContain('/v1/chat/completions');
+    expect(off).not.toContain('/v1/completions');
+    expect(await documented({ edit_predictions: { enabled: true } })).toContain('/v1/completions');
+  });
+
   it('COMPAT-06 CFG-27: with edit predictions on, /v1/completions proxies FIM to the configured model', async () => {
     const seen: any[] = [];
     const fim = createServer((req, res) => {
