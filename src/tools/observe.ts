@@ -62,10 +62,10 @@ export const sessionObservability = defineTool({
   input: z.strictObject({
     session_id: sessionIdField,
     recent_runs_limit: z
-      .number({ error: 'recent_runs_limit: an integer from 0 to 100' })
-      .int({ error: 'recent_runs_limit: an integer from 0 to 100' })
-      .min(0, { error: 'recent_runs_limit: an integer from 0 to 100' })
-      .max(MAX_RECENT_RUNS_LIMIT, { error: `recent_runs_limit: at most ${MAX_RECENT_RUNS_LIMIT}` })
+      .number({ error: 'an integer from 0 to 100' })
+      .int({ error: 'an integer from 0 to 100' })
+      .min(0, { error: 'an integer from 0 to 100' })
+      .max(MAX_RECENT_RUNS_LIMIT, { error: `at most ${MAX_RECENT_RUNS_LIMIT}` })
       .default(DEFAULT_RECENT_RUNS_LIMIT)
       .describe(
         `Most recent runs listed in runs.recent (default ${DEFAULT_RECENT_RUNS_LIMIT}, at most ${MAX_RECENT_RUNS_LIMIT}); echoed in filters_applied.`,

@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
+import { getRequest } from '../../src/surfaces/http/compat/ledger';
 import { createHttpApp } from '../../src/surfaces/http/index';
 import { reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
@@ -262,7 +263,13 @@ describe('compat errors and disconnects', () => {
       body: JSON.stringify({ ...ask('hang'), stream: true }),
     });
     const runId = response.headers.get('x-svc-run-id')!;
+    const requestId = response.headers.get('x-request-id')!;
     await waitFor(() => app.runs.get(runId)?.status === 'running', 'the run to start');
+    // Read the compat ledger row while the database is still open (closers run before it closes).
+    let row: ReturnType<typeof getRequest>;
+    app.onClose(() => {
+      row = getRequest(app, requestId);
+    });
     const body = response.text();
     await server.close('test');
     const data = (await body)
@@ -273,6 +280,13 @@ describe('compat errors and disconnects', () => {
     expect(JSON.parse(data.at(-2)!)).toEqual({
       error: { message: 'server shutting down; the run was interrupted', type: 'invalid_request_error' },
     });
+    // The ledger row is finished too, not left `running` forever.
+    expect(row!).toMatchObject({
+      status: 'cancelled',
+      http_status: 200,
+      error: 'server shutting down; the run was interrupted',
+    });
+    expect(row!.finished_at).not.toBeNull();
   });
 
   it('cancels the run when the client disconnects mid-stream', async () => {
@@ -369,6 +383,22 @@ describe('compat auth and routes', () => {
       expect(response.status).toBe(404);
       expect(((await response.json()) as { code: number }).code).toBe(404);
     }
+  });
+
+  it('COMPAT-06 CFG-27: /v1/openapi.json lists /v1/completions only while edit predictions are on', async () => {
+    const documented = async (compat: Record<string, unknown>) => {
+      const app = await makeTestApp({ config: { options: { openai_compat: compat } } });
+      const response = await createHttpApp(app, { token: TOKEN }).request('/v1/openapi.json', {
+        headers: headers({ authorization: `Bearer ${TOKEN}` }),
+      });
+      expect(response.status).toBe(200);
+      const doc = (await response.json()) as { paths: Record<string, unknown> };
+      return Object.keys(doc.paths);
+    };
+    const off = await documented({});
+    expect(off).toContain('/v1/chat/completions');
+    expect(off).not.toContain('/v1/completions');
+    expect(await documented({ edit_predictions: { enabled: true } })).toContain('/v1/completions');
   });
 
   it('COMPAT-06 CFG-27: with edit predictions on, /v1/completions proxies FIM to the configured model', async () => {

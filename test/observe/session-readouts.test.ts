@@ -112,6 +112,12 @@ describe('session_observability', () => {
     await expect(
       call(app, 'session_observability', { session_id: first.session_id, recent_runs_limit: -1 }),
     ).rejects.toThrow(/recent_runs_limit/);
+    // An out-of-range value names the field once (the path prefix), not twice.
+    for (const value of [-3, 1000]) {
+      const out = await viaHttp(app, binding, { session_id: first.session_id, recent_runs_limit: value });
+      expect(out.status).toBe(400);
+      expect(out.text.match(/recent_runs_limit/g)).toHaveLength(1);
+    }
   });
 
   it('follows the session: runs, tool calls and errors, permissions, file changes, context, compactions', async () => {

@@ -17,16 +17,20 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** Routes mounted by hand (SSE, session API, compat) describe themselves here. */
 export interface OpenApiRoutes {
-  /** `path` in Hono form (`/v1/sessions/:id/events`) or OpenAPI form (`/v1/sessions/{id}/events`). */
-  add(method: HttpMethod, path: string, operation: Json): void;
-  list(): { method: HttpMethod; path: string; operation: Json }[];
+  /**
+   * `path` in Hono form (`/v1/sessions/:id/events`) or OpenAPI form (`/v1/sessions/{id}/events`).
+   * `servedWhen`: for a route that answers 404 unless config turns it on (read per document, so
+   * the document lists only what is served now).
+   */
+  add(method: HttpMethod, path: string, operation: Json, servedWhen?: (app: App) => boolean): void;
+  list(): { method: HttpMethod; path: string; operation: Json; servedWhen?: (app: App) => boolean }[];
 }
 
 export function createOpenApiRoutes(): OpenApiRoutes {
-  const routes: { method: HttpMethod; path: string; operation: Json }[] = [];
+  const routes: ReturnType<OpenApiRoutes['list']> = [];
   return {
-    add(method, path, operation) {
-      routes.push({ method, path: openApiPath(path), operation });
+    add(method, path, operation, servedWhen) {
+      routes.push({ method, path: openApiPath(path), operation, servedWhen });
     },
     list: () => [...routes],
   };
@@ -86,7 +90,10 @@ export function buildOpenApiDocument(
       put(binding.method, openApiPath(binding.path), toolOperation(tool, binding, operationId, schemas));
     }
   }
-  for (const route of options.routes.list()) put(route.method, route.path, route.operation);
+  for (const route of options.routes.list()) {
+    if (route.servedWhen && !route.servedWhen(app)) continue;
+    put(route.method, route.path, route.operation);
+  }
 
   return {
     openapi: '3.1.0',

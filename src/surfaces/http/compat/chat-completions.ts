@@ -347,6 +347,13 @@ function streamAnswer(
       onShutdown: (s) => {
         if (finished) return;
         finished = true;
+        // The ledger row ends here too: the App closes right after, and nothing else would finish it.
+        finish(app, prepared, {
+          status: 'cancelled',
+          finish_reason: null,
+          http_status: 200,
+          error: 'server shutting down; the run was interrupted',
+        });
         sendError(s, 'server shutting down; the run was interrupted');
       },
     },

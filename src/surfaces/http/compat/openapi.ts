@@ -4,7 +4,7 @@
  */
 import type { OpenApiRoutes } from '../openapi';
 import { SESSION_HEADER } from './chat-completions';
-import { COMPLETIONS_PATH } from './completions';
+import { COMPLETIONS_PATH, editPredictionsEnabled } from './completions';
 import { IGNORED_FIELDS } from './request';
 
 const flat = (description: string) => ({
@@ -178,39 +178,44 @@ export function describeCompatRoutes(openapi: OpenApiRoutes): void {
       '503': flat('`App not ready`.'),
     },
   });
-  openapi.add('POST', COMPLETIONS_PATH, {
-    operationId: 'completions',
-    summary:
-      'Fill-in-the-middle edit predictions (only when options.openai_compat.edit_predictions.enabled).',
-    tags: ['compat'],
-    requestBody: {
-      required: true,
-      content: {
-        'application/json': {
-          schema: {
-            type: 'object',
-            properties: {
-              prompt: { type: 'string', description: 'Text before the cursor.' },
-              suffix: { type: 'string', description: 'Text after the cursor.' },
-              max_tokens: { type: 'integer' },
-              temperature: { type: 'number' },
-              stop: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+  openapi.add(
+    'POST',
+    COMPLETIONS_PATH,
+    {
+      operationId: 'completions',
+      summary:
+        'Fill-in-the-middle edit predictions (only when options.openai_compat.edit_predictions.enabled).',
+      tags: ['compat'],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              properties: {
+                prompt: { type: 'string', description: 'Text before the cursor.' },
+                suffix: { type: 'string', description: 'Text after the cursor.' },
+                max_tokens: { type: 'integer' },
+                temperature: { type: 'number' },
+                stop: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+              },
+              required: ['prompt'],
             },
-            required: ['prompt'],
           },
         },
       },
-    },
-    responses: {
-      '200': {
-        description: 'A text_completion envelope.',
-        content: { 'application/json': { schema: { type: 'object' } } },
+      responses: {
+        '200': {
+          description: 'A text_completion envelope.',
+          content: { 'application/json': { schema: { type: 'object' } } },
+        },
+        '400': flat('`prompt` missing, or a malformed JSON body.'),
+        '401': errors['401'],
+        '404': flat('Edit predictions are off.'),
+        '502': flat('The provider failed.'),
+        '503': flat('No model configured, or its provider is not ready.'),
       },
-      '400': flat('`prompt` missing, or a malformed JSON body.'),
-      '401': errors['401'],
-      '404': flat('Edit predictions are off.'),
-      '502': flat('The provider failed.'),
-      '503': flat('No model configured, or its provider is not ready.'),
     },
-  });
+    editPredictionsEnabled,
+  );
 }
