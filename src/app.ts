@@ -41,6 +41,7 @@ import { createDaemonRegistry, type DaemonRegistry } from './scheduler/daemons';
 import { createProcessTracker, type ProcessTracker } from './scheduler/process-tracker';
 import { createScheduler, type Scheduler } from './scheduler/scheduler';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
+import { ensureDataDir } from './store/data-dir';
 import { DB_FILE, type Db, openDb } from './store/db';
 import { createFileAuthStore, type McpAuthStore } from './surfaces/mcp/client/auth-store';
 import { createMcpClientManager, type McpClientManager } from './surfaces/mcp/client/manager';
@@ -316,7 +317,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   seedSecrets(redactor, loaded, env);
   const log =
     options.log ??
-    createFileLogger(join(dataDir, 'logs', 'svc.log'), { level: loaded.config.log.level, redactor });
+    createFileLogger(join(dataDir, 'logs', 'svc.log'), {
+      level: loaded.config.log.level,
+      redactor,
+      prepare: () => ensureDataDir(dataDir),
+    });
 
   let db: Db | undefined;
   const openDatabase = (): Db => {

@@ -49,12 +49,13 @@ function build(sink: Sink, base: Record<string, unknown>, min: LogLevel, redacto
 
 export function createFileLogger(
   file: string,
-  options: { level?: LogLevel; redactor?: Redactor } = {},
+  options: { level?: LogLevel; redactor?: Redactor; prepare?: () => void } = {},
 ): Logger {
   let ready = false;
   return build(
     (record) => {
       if (!ready) {
+        options.prepare?.();
         mkdirSync(dirname(file), { recursive: true });
         ready = true;
       }

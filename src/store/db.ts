@@ -4,11 +4,12 @@
  * clear error, never a silent reset.
  * @module
  */
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../errors';
+import { ensureDataDir } from './data-dir';
 import { migrations as allMigrations, type Migration } from './migrations/index';
 
 export type Db = BetterSqlite3.Database;
@@ -43,7 +44,7 @@ export function openDb(options: OpenDbOptions): Db {
   const file = join(options.dataDir, DB_FILE);
   if (!options.readonly) {
     try {
-      mkdirSync(options.dataDir, { recursive: true });
+      ensureDataDir(options.dataDir);
       accessSync(options.dataDir, constants.W_OK);
     } catch (error) {
       throw new SvcError(
