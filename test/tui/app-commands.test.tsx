@@ -73,6 +73,10 @@ async function openApp(client: FakeClient, props: Partial<TuiAppProps> = {}, ses
   return { ...view, controller, type, frame: () => view.lastFrame() ?? '' };
 }
 
+/** The tool calls a command made (the status line's own model-selection read left out). */
+const toolCalls = (client: ReturnType<typeof fakeClient>) =>
+  client.callsOf('callTool').filter((call) => call[0] !== 'get_model_selection');
+
 describe('TUI slash commands', () => {
   it('CLI-19: every required slash command is recognized', () => {
     for (const name of [
@@ -97,13 +101,22 @@ describe('TUI slash commands', () => {
     expect(parseCommand('/nope')).toBeUndefined();
   });
 
+  it('the status line names the model the next turn would use before any run', async () => {
+    const client = fakeClient();
+    client.tools.get_model_selection = () => ({ selector: 'fake/next-model', source: 'config models.large' });
+    const app = await openApp(client);
+    await waitFor(() => app.frame().includes('fake/next-model'));
+    expect(app.frame()).not.toContain('default model');
+    app.unmount();
+  });
+
   it('CLI-19: a readout command reads its tool, the same one as the CLI twin', async () => {
     const client = fakeClient();
     client.tools.get_model_selection = () => ({ selector: 'fake/m1', source: 'config models.large' });
     const app = await openApp(client);
     await app.type('/model-selection');
     await waitFor(() => app.frame().includes('config models.large'));
-    expect(client.callsOf('callTool')[0][0]).toBe('get_model_selection');
+    expect(client.callsOf('callTool').at(-1)![0]).toBe('get_model_selection');
     expect(app.frame()).toContain('/model-selection');
     app.unmount();
   });
@@ -142,7 +155,7 @@ describe('TUI slash commands', () => {
     await waitFor(() => app.frame().includes('generated 101'));
     app.stdin.write('r');
     await waitFor(() => app.frame().includes('generated 102'));
-    expect(client.callsOf('callTool')).toHaveLength(2);
+    expect(toolCalls(client)).toHaveLength(2);
     app.unmount();
   });
 
@@ -153,7 +166,7 @@ describe('TUI slash commands', () => {
     const app = await openApp(client, {}, 'ses_1');
     await app.type('/multiplayer_dashboard');
     await waitFor(() => app.frame().includes('operator runtime'));
-    expect(client.callsOf('callTool')[0]).toEqual([
+    expect(toolCalls(client)[0]).toEqual([
       'get_multiplayer_coordination_dashboard',
       { session_id: 'ses_1' },
       'ses_1',
@@ -198,7 +211,7 @@ describe('TUI slash commands', () => {
     const app = await openApp(client, {}, 'ses_1');
     await app.type('/approve');
     await waitFor(() => app.frame().includes('plan approved: phase execute'));
-    expect(client.callsOf('callTool')[0]).toEqual(['approve_plan', { session_id: 'ses_1' }, 'ses_1']);
+    expect(toolCalls(client)[0]).toEqual(['approve_plan', { session_id: 'ses_1' }, 'ses_1']);
     app.unmount();
   });
 
@@ -275,7 +288,7 @@ describe('TUI slash commands', () => {
     await tick();
     app.stdin.write('\r');
     await waitFor(() => app.frame().includes('active shipper'));
-    expect(client.callsOf('callTool').find((c) => c[0] === 'session_set_pack')).toEqual([
+    expect(toolCalls(client).find((c) => c[0] === 'session_set_pack')).toEqual([
       'session_set_pack',
       { session_id: 'ses_1', pack_path_or_name: 'shipper' },
       'ses_1',
@@ -298,8 +311,8 @@ describe('TUI slash commands', () => {
     expect(app.frame()).toContain('/capabilities');
     expect(app.frame()).not.toContain('/sessions');
     app.stdin.write('\r');
-    await waitFor(() => client.callsOf('callTool').length === 1);
-    expect(client.callsOf('callTool')[0][0]).toBe('capabilities');
+    await waitFor(() => toolCalls(client).length === 1);
+    expect(toolCalls(client)[0][0]).toBe('capabilities');
     app.unmount();
   });
 });

@@ -119,6 +119,20 @@ export function createChatController(client: TuiClient, options: ChatControllerO
     }
   };
 
+  /** What the next turn would run on (the status line before the first run), from get_model_selection. */
+  const loadNextModel = async (target: TranscriptStore, sessionId?: string) => {
+    try {
+      const { value } = await client.callTool(
+        'get_model_selection',
+        sessionId ? { session_id: sessionId } : {},
+      );
+      const selector = (value as { selector?: string | null }).selector;
+      if (selector) target.update((s) => ({ ...s, nextModel: selector }));
+    } catch {
+      // An older server without the route: the status line says "default model".
+    }
+  };
+
   const open = async (sessionId?: string) => {
     subscription?.close();
     subscription = undefined;
@@ -151,6 +165,7 @@ export function createChatController(client: TuiClient, options: ChatControllerO
         state: s.state,
         runId: s.runId,
         runModel: s.runModel,
+        nextModel: s.nextModel,
         queue: s.queue,
         context: s.context,
         lastEventId: s.lastEventId,
@@ -162,6 +177,7 @@ export function createChatController(client: TuiClient, options: ChatControllerO
       next.flush();
       store = next;
     }
+    void loadNextModel(store, sessionId);
     previous.dispose();
     if (!disposed) for (const listener of [...switchListeners]) listener();
   };
@@ -200,6 +216,8 @@ export function createChatController(client: TuiClient, options: ChatControllerO
       fail(error);
     }
   };
+
+  void loadNextModel(store);
 
   return {
     client,

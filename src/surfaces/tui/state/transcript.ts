@@ -55,6 +55,8 @@ export interface TranscriptState {
   model: string | null;
   /** The model the latest run used (what the default resolved to). */
   runModel?: string;
+  /** The model the next turn would use, from the model-selection readout (before any run). */
+  nextModel?: string;
   items: Item[];
   state: RunState;
   runId?: string;

@@ -9,7 +9,7 @@ export function StatusLine({ state, target }: { state: TranscriptState; target: 
   const ctx = state.context ? `ctx ${Math.round(state.context.ratio * 100)}%` : undefined;
   const tokens = `${compact(state.usage.input_tokens)}↑ ${compact(state.usage.output_tokens)}↓`;
   const parts = [
-    state.model ?? state.runModel ?? 'default model',
+    state.model ?? state.runModel ?? state.nextModel ?? 'default model',
     ctx,
     tokens,
     `$${state.usage.cost.toFixed(state.usage.cost < 1 ? 4 : 2)}`,
