@@ -4,9 +4,9 @@
  * @module
  */
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { SvcError } from '../../../errors';
-import type { CliRegistrar } from '../context';
+import type { CliContext, CliRegistrar } from '../context';
 
 export const registerAttach: CliRegistrar = (program, ctx) => {
   program
@@ -49,8 +49,28 @@ export const registerAttach: CliRegistrar = (program, ctx) => {
         sessionId: options.session,
         continueLast: options.continue,
         // A checkpoint before each prompt (POST /v1/checkpoints on the server), so /undo can
-        // restore what the prompt changed, as in the local TUI (tui.checkpoint_prompts default).
-        checkpoints: true,
+        // restore what the prompt changed, as in the local TUI: tui.checkpoint_prompts.
+        checkpoints: await checkpointPrompts(ctx),
       });
     });
 };
+
+/**
+ * `tui.checkpoint_prompts` is a preference of whoever runs the TUI, so attach reads it from the
+ * local config (global file, workspace, --config, -c). A local config that does not load leaves
+ * the default (on): it is the server's workspace that attach works on, not this one.
+ */
+export async function checkpointPrompts(ctx: CliContext): Promise<boolean> {
+  const globals = ctx.globals();
+  const { loadConfig } = await import('../../../config/load');
+  try {
+    return loadConfig({
+      workspace: resolve(ctx.io.cwd, globals.cwd ?? '.'),
+      env: ctx.io.env,
+      configFile: globals.config,
+      overrides: globals.c ?? [],
+    }).config.tui.checkpoint_prompts;
+  } catch {
+    return true;
+  }
+}
