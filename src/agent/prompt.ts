@@ -24,7 +24,14 @@ export interface PromptParts {
 
 export async function assembleSystemPrompt(
   app: App,
-  input: { sessionId: string; kind: AgentKind; signal?: AbortSignal; runId?: string },
+  input: {
+    sessionId: string;
+    kind: AgentKind;
+    signal?: AbortSignal;
+    runId?: string;
+    /** Blocks the run adds after the others (the deferred tool listing). */
+    extra?: { name: string; source: string; text: string }[];
+  },
 ): Promise<PromptParts> {
   const git = await gitSummary(app.workspace, input.signal);
   const contextFiles = findContextFiles(app.workspace, app.config.options.context_files);
@@ -56,6 +63,7 @@ export async function assembleSystemPrompt(
         }
       : undefined,
     ...sections.map((s) => ({ name: 'extension', source: s.source, text: s.text.trim() })),
+    ...(input.extra ?? []),
   ].filter((b) => b !== undefined);
   const system = stack.map((b) => b.text).join('\n\n');
   try {

@@ -9,7 +9,8 @@
  * context nears the model's window.
  * @module
  */
-import type { ModelMessage } from 'ai';
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type { LanguageModel, ModelMessage } from 'ai';
 import type { App } from '../app';
 import { toSvcError } from '../errors';
 import type { ResolvedModel } from '../providers/types';
@@ -25,6 +26,7 @@ import { assembleSystemPrompt } from './prompt';
 import { StepRecorder } from './step-recorder';
 import { FINAL_STEP_NOTE, LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { createToolBridge } from './tool-bridge';
+import { deferredToolsBlock, defersTools, isCoreTool } from './tool-exposure';
 
 /** Who stopped the run, set by whoever aborts its controller first. */
 export interface StopState {
@@ -149,7 +151,25 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
       await x.compact({ keepFromMessageId: user.id });
     }
 
-    const prompt = await assembleSystemPrompt(app, { sessionId, kind, signal, runId: run.id });
+    const policies: ToolPolicy[] = [
+      ...kindPolicies(kind, { subagent: x.subagent }),
+      ...onlyTools(run.options.tools),
+    ];
+    // Tool exposure (src/agent/tool-exposure.ts): with many tools against the window, only the
+    // core ones (and those already called in this run) travel with their schemas.
+    const effective = toolsFor(app, sessionId, kind, run, policies);
+    const defer = defersTools(config.options.tool_exposure, effective, window);
+    const called = new Set<string>();
+    const deferredBlock = defer
+      ? deferredToolsBlock(effective.filter((tool) => !isCoreTool(tool)))
+      : undefined;
+    const prompt = await assembleSystemPrompt(app, {
+      sessionId,
+      kind,
+      signal,
+      runId: run.id,
+      extra: deferredBlock ? [{ name: 'deferred_tools', source: 'tool_exposure', text: deferredBlock }] : [],
+    });
     ledger('prompt.assembled', prompt.manifest);
     // Prompt assembly started the [mcp.<id>] connections; give them a bounded moment so the first
     // step already sees their tools (later steps pick up servers that connect late).
@@ -160,10 +180,6 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     );
     const maxSteps = run.options.max_steps ?? kind.max_steps ?? config.options.max_steps;
     const loop = createLoopDetector(config.options.loop_detection.max_repeats);
-    const policies: ToolPolicy[] = [
-      ...kindPolicies(kind, { subagent: x.subagent }),
-      ...onlyTools(run.options.tools),
-    ];
     // The effective set is computed again before every step: approve_plan, a mode change or a
     // config reload during the run change what the next step may call.
     let active = new Set(toolsFor(app, sessionId, kind, run, policies).map((t) => t.name));
@@ -176,6 +192,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
       permission: { yolo: run.options.yolo, unattended: run.options.unattended },
       isActive: (name) => active.has(name),
       onResult(call) {
+        called.add(call.tool);
         const verdict = loop.record(call.tool, call.input, call.output);
         if (!verdict || signal.aborted) return;
         x.stop.status ??= 'failed';
@@ -192,6 +209,24 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     });
     const providerOptions = providerOptionsFor(model, session.reasoning_effort ?? kind.reasoning_effort);
     const resolved = model;
+    // Deferred exposure: the request carries the core tools and those called in this run; every
+    // effective tool stays callable (the SDK parses calls against the whole active set).
+    const sendsInFull = (name: string) => {
+      if (called.has(name)) return true;
+      const tool = app.tools.get(name);
+      return tool ? isCoreTool(tool) : true;
+    };
+    const exposing = (sdk: typeof ai, inner: LanguageModel) =>
+      sdk.wrapLanguageModel({
+        model: inner as LanguageModelV3,
+        middleware: {
+          specificationVersion: 'v3',
+          transformParams: async ({ params }) =>
+            params.tools
+              ? { ...params, tools: params.tools.filter((t) => t.type !== 'function' || sendsInFull(t.name)) }
+              : params,
+        },
+      });
     // After a compaction inside a stream, every later step sends the summary instead of the
     // messages before `cut` (the SDK keeps accumulating its own list).
     let compacted: { prefix: ModelMessage[]; cut: number } | undefined;
@@ -206,7 +241,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     // from the stored history plus a continuation note (not stored).
     const startStream = (messages: ModelMessage[], stepsBefore: number) =>
       ai.streamText({
-        model: resolved.language_model,
+        model: defer ? exposing(ai, resolved.language_model) : resolved.language_model,
         system: prompt.system,
         messages,
         tools: bridge.toolSet(ai, app.tools.registered()),

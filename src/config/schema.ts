@@ -481,6 +481,12 @@ export const optionsSchema = z.strictObject({
     .prefault({}),
   context_files: z.array(z.string()).default(['AGENTS.md', 'CLAUDE.md', 'svc.md']),
   max_steps: z.number().int().positive().default(50),
+  tool_exposure: z
+    .enum(['auto', 'all', 'deferred'])
+    .default('auto')
+    .describe(
+      'Which effective tools a model request carries with their full schemas: all; deferred (core coding and MCP tools in full, the others listed by name in the system prompt and sent in full once called); auto (deferred when the schemas would take over a tenth of the context window).',
+    ),
   auto_compact: z.boolean().default(true),
   compaction_threshold: z.number().min(0.1).max(1).default(0.85),
   loop_detection: z.strictObject({ max_repeats: z.number().int().min(2).default(4) }).prefault({}),

@@ -1,0 +1,83 @@
+/**
+ * Which of the effective tools a model request carries in full. The registry has well over a
+ * hundred tools (readouts, workflows, lifecycle…) and their schemas are tens of thousands of
+ * tokens: sent on every step they crowd a small context window and cost a lot on a large one.
+ *
+ * `options.tool_exposure`:
+ * - `all`: every effective tool is sent with its schema;
+ * - `deferred`: the core coding tools (files, shell, web, edit, search, todos, sub-agents,
+ *   checkpoints, plans), MCP tools and every tool already called in the run are sent in full; the
+ *   other effective tools are listed by name with one line each in the system prompt. The model
+ *   can call a listed tool by name at once (the call is checked against its schema, and a bad
+ *   input comes back as a tool error naming the fields); from then on the tool is sent in full;
+ * - `auto` (default): `deferred` when the schemas of the effective tools would take more than
+ *   a tenth of the model's context window, else `all`. With no known window, `all`.
+ *
+ * The funnel is untouched: a deferred tool is in the effective set, callable and reported as such.
+ * @module
+ */
+import type { AnyTool } from '../tools/define-tool';
+import { schemaOf } from './tool-bridge';
+
+export type ToolExposure = 'auto' | 'all' | 'deferred';
+
+/** Share of the context window the tool schemas may take before `auto` defers. */
+export const AUTO_DEFER_SHARE = 0.1;
+
+const CORE_FAMILIES = new Set(['core-files', 'core-shell', 'core-web', 'core-code', 'semantic']);
+const CORE_NAMES = new Set([
+  'todos',
+  'agent',
+  'checkpoint_create',
+  'checkpoint_list',
+  'checkpoint_restore',
+  'set_plan_artifact',
+  'get_plan',
+  'get_workflow_phase',
+]);
+
+/** Sent in full whatever the exposure: the tools a coding turn needs, and the user's MCP tools. */
+export function isCoreTool(tool: AnyTool): boolean {
+  return CORE_FAMILIES.has(tool.family) || CORE_NAMES.has(tool.name) || tool.name.startsWith('mcp_');
+}
+
+const tokenCache = new WeakMap<AnyTool, number>();
+
+/** Rough token count of a tool as a request carries it (name, description, JSON schema). */
+export function toolTokens(tool: AnyTool): number {
+  let tokens = tokenCache.get(tool);
+  if (tokens === undefined) {
+    tokens = Math.ceil(
+      (tool.name.length + tool.description.length + JSON.stringify(schemaOf(tool)).length) / 4,
+    );
+    tokenCache.set(tool, tokens);
+  }
+  return tokens;
+}
+
+/** Whether this run defers the non-core tools. */
+export function defersTools(mode: ToolExposure, tools: readonly AnyTool[], contextWindow: number): boolean {
+  if (mode === 'all') return false;
+  if (mode === 'deferred') return true;
+  if (contextWindow <= 0) return false;
+  const total = tools.reduce((sum, tool) => sum + toolTokens(tool), 0);
+  return total > contextWindow * AUTO_DEFER_SHARE;
+}
+
+/** The system prompt block that lists the deferred tools, one line each; undefined when none. */
+export function deferredToolsBlock(deferred: readonly AnyTool[]): string | undefined {
+  if (deferred.length === 0) return undefined;
+  const lines = deferred.map((tool) => `- ${tool.name}: ${firstSentence(tool.description)}`);
+  return [
+    '# More tools',
+    'These tools are available too. Their schemas are not in this request to save context: call one by name with the arguments its description suggests; a wrong argument comes back as an error naming the fields, and from then on the tool is sent with its full schema.',
+    ...lines,
+  ].join('\n');
+}
+
+function firstSentence(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  const end = line.search(/[.:;](\s|$)/);
+  const sentence = end > 0 ? line.slice(0, end) : line;
+  return sentence.length > 140 ? `${sentence.slice(0, 139)}…` : sentence;
+}
