@@ -77,13 +77,26 @@ function startServer(steps, childPid) {
 }
 
 export async function run() {
+  // Once as shipped for a model with no known window (every tool schema on every step), once with
+  // options.tool_exposure = "deferred" (what a model with a known window gets): the core tools only.
+  const all = await runOnce('all');
+  const deferred = await runOnce('deferred');
+  return [
+    ...all,
+    ...deferred
+      .filter((row) => row.name.startsWith('svc time per step, median'))
+      .map((row) => ({ ...row, name: 'svc time per step, median, tool_exposure deferred (ms)' })),
+  ];
+}
+
+async function runOnce(exposure) {
   const ws = mkdtempSync(join(tmpdir(), 'svc-bench-loop-'));
   let child;
   const { server, gaps, cpu, port } = await startServer(STEPS, () => child?.pid);
   try {
     writeFileSync(
       join(ws, 'svc.toml'),
-      `[providers.fake]\ntype = "openai-compat"\nbase_url = "http://127.0.0.1:${port}/v1"\n[models]\nlarge = "fake/m1"\n[options.loop_detection]\nmax_repeats = 100000\n`,
+      `[providers.fake]\ntype = "openai-compat"\nbase_url = "http://127.0.0.1:${port}/v1"\n[models]\nlarge = "fake/m1"\n[options]\ntool_exposure = "${exposure}"\n[options.loop_detection]\nmax_repeats = 100000\n`,
     );
     const env = {
       PATH: process.env.PATH,
