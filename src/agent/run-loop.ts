@@ -180,9 +180,10 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     );
     const maxSteps = run.options.max_steps ?? kind.max_steps ?? config.options.max_steps;
     const loop = createLoopDetector(config.options.loop_detection.max_repeats);
-    // The effective set is computed again before every step: approve_plan, a mode change or a
-    // config reload during the run change what the next step may call.
-    let active = new Set(toolsFor(app, sessionId, kind, run, policies).map((t) => t.name));
+    // The effective set is computed again before every step (prepareStep): approve_plan, a mode
+    // change, a config reload or an MCP server that connects during the run change what the next
+    // step may call.
+    let active = new Set(effective.map((t) => t.name));
     const bridge = createToolBridge({
       app,
       sessionId,
@@ -192,7 +193,6 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
       permission: { yolo: run.options.yolo, unattended: run.options.unattended },
       isActive: (name) => active.has(name),
       onResult(call) {
-        called.add(call.tool);
         const verdict = loop.record(call.tool, call.input, call.output);
         if (!verdict || signal.aborted) return;
         x.stop.status ??= 'failed';
@@ -358,6 +358,8 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
               break;
             // A call or a result is written at once (message row and event): one commit each.
             case 'tool-call': {
+              // Called (even with an input its schema refuses): sent in full from the next step.
+              called.add(part.toolName);
               const call = { tool_call_id: part.toolCallId, tool: part.toolName, input: part.input };
               const metadata = part.providerMetadata as never;
               atomically(

@@ -64,6 +64,26 @@ describe('tool exposure', () => {
     expect(report.tools.find((t) => t.name === 'echo')?.effective).toBe(true);
   });
 
+  it('deferred: a call with a bad input gets the field errors and the full schema next step', async () => {
+    const { app, provider } = await agentApp(
+      [
+        reply().toolCall('echo', { wrong: 1 }),
+        reply().toolCall('echo', { text: 'hi' }),
+        reply().text('done'),
+      ],
+      { extraTools: [echoTool], extraConfig: { options: { tool_exposure: 'deferred' } } },
+    );
+    const result = await app.agent.run({ prompt: 'go', yolo: true });
+    expect(result.status).toBe('completed');
+    expect(toolNames(provider, 0)).not.toContain('echo');
+    const error = (provider.requests[1].body.messages as { role: string; content: string }[]).at(-1);
+    expect(error?.role).toBe('tool');
+    expect(error?.content).toMatch(/text/);
+    expect(toolNames(provider, 1)).toContain('echo');
+    const done = (provider.requests[2].body.messages as { role: string; content: string }[]).at(-1);
+    expect(done?.content).toContain('hi');
+  });
+
   it('all: every effective tool is sent and nothing is listed', async () => {
     const { app, provider } = await agentApp([reply().text('done')], {
       extraTools: [echoTool],
