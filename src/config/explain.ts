@@ -3,9 +3,12 @@
  * Shared by `svc config explain`, `get_config` and `get_config_field_provenance`.
  * @module
  */
+import { z } from 'zod';
 import { SvcError } from '../errors';
 import type { Redactor } from '../redact';
+import { objectFields, unwrapSchema } from '../util/zod-shape';
 import type { ConfigSource, LoadedConfig } from './load';
+import { configSchema } from './schema';
 
 export interface ExplainedField {
   key: string;
@@ -30,6 +33,9 @@ export function explainConfig(loaded: LoadedConfig, redactor: Redactor, key?: st
   if (!key) return fields;
   const matches = fields.filter((f) => f.key === key || f.key.startsWith(`${key}.`));
   if (matches.length === 0) {
+    // A field the schema knows but nothing sets (e.g. models.large with no default): unset.
+    if (isSchemaLeaf(configSchema, key.split('.')))
+      return [{ key, value: null, source: 'default (unset)', source_kind: 'default' }];
     throw new SvcError('not_found', `key: no config field "${key}"; see svc config explain for the list`);
   }
   return matches;
@@ -51,4 +57,19 @@ function inheritedSource(loaded: LoadedConfig, path: string[]): ConfigSource | u
     if (s) return s;
   }
   return undefined;
+}
+
+/** Whether the schema has a field at this path (a table key of a record counts as any name). */
+function isSchemaLeaf(schema: z.ZodType, path: readonly string[]): boolean {
+  let node: z.ZodType = schema;
+  for (const part of path) {
+    const inner = unwrapSchema(node);
+    if (inner instanceof z.ZodRecord) node = inner.valueType as z.ZodType;
+    else {
+      const field = objectFields(inner)[part];
+      if (!field) return false;
+      node = field;
+    }
+  }
+  return path.length > 0;
 }

@@ -81,6 +81,21 @@ describe('config sources and merge order', () => {
     });
   });
 
+  it('explains a known field nothing sets as unset, and refuses an unknown key', () => {
+    const { workspace, env } = setup({});
+    const loaded = loadConfig({ workspace, env });
+    expect(explainConfig(loaded, createRedactor(), 'models.large')).toEqual([
+      { key: 'models.large', value: null, source: 'default (unset)', source_kind: 'default' },
+    ]);
+    expect(explainConfig(loaded, createRedactor(), 'providers.acme.base_url')).toEqual([
+      { key: 'providers.acme.base_url', value: null, source: 'default (unset)', source_kind: 'default' },
+    ]);
+    expect(() => explainConfig(loaded, createRedactor(), 'models.huge')).toThrow(
+      /no config field "models.huge"/,
+    );
+    expect(() => explainConfig(loaded, createRedactor(), 'no.such.key')).toThrow(/no config field/);
+  });
+
   it('parses -c values as TOML values, falling back to a bare string', () => {
     const { workspace, env } = setup({});
     const loaded = loadConfig({
