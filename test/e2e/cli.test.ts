@@ -87,6 +87,14 @@ describe('svc binary', () => {
     const flag = await runBin(['config', 'explain', '--nope'], { cwd: ws, env: env(ws) });
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("unknown option '--nope'");
+
+    // An unknown command is named (not "too many arguments"); a subcommand still refuses extras.
+    const command = await runBin(['nosuch'], { cwd: ws, env: env(ws) });
+    expect(command.code).toBe(2);
+    expect(command.stderr).toContain("svc: unknown command 'nosuch'");
+    const extra = await runBin(['session', 'status', 'extra'], { cwd: ws, env: env(ws) });
+    expect(extra.code).toBe(2);
+    expect(extra.stderr).toContain('too many arguments');
   });
 
   it('reports a corrupt database clearly (status: as data; a command needing it: exit 1) and leaves it as it was', async () => {

@@ -78,6 +78,9 @@ export async function runCli(
 
   registerToolCommands(program, ctx, allTools);
   for (const register of registrars) register(program, ctx);
+  // Set after the subcommands exist so they keep refusing excess arguments (commander copies the
+  // setting to commands created later): only the root takes them, to name an unknown command.
+  program.allowExcessArguments(true);
 
   try {
     await program.parseAsync(argv, { from: 'user' });

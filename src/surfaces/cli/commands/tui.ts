@@ -12,7 +12,15 @@ interface TuiOptions {
 }
 
 export const registerTui: CliRegistrar = (program, ctx) => {
-  program.action(() => openTui(ctx, {}));
+  // `svc` alone opens the TUI; `svc <word>` that is no command is a usage error naming it (the
+  // root takes excess arguments only to say so: index.ts allows them after every registration).
+  program.action(
+    (_options: unknown, command: { args: string[]; error(message: string, o: object): never }) => {
+      if (command.args.length > 0)
+        command.error(`error: unknown command '${command.args[0]}'`, { code: 'commander.unknownCommand' });
+      return openTui(ctx, {});
+    },
+  );
   program
     .command('tui')
     .description('open the terminal UI (the default when svc runs with no arguments)')
