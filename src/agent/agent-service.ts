@@ -400,12 +400,17 @@ export function createAgentService(appRef: () => App): AgentService {
     const run = enqueueRun({ ...input, sessionId: session.id }, kind);
     deferred(run.id);
     drain(session.id);
-    const current = a.runs.require(run.id);
+    return receipt(session.id, run.id);
+  }
+
+  /** What send/enqueue answer: the run, and whether it is running or where it waits in the queue. */
+  function receipt(sessionId: string, runId: string): ReturnType<AgentService['enqueue']> {
+    const queued = app().runs.require(runId).status === 'queued';
     return {
-      session_id: session.id,
-      run_id: run.id,
-      status: current.status === 'queued' ? 'queued' : 'running',
-      position: current.status === 'queued' ? position(session.id, run.id) : 0,
+      session_id: sessionId,
+      run_id: runId,
+      status: queued ? 'queued' : 'running',
+      position: queued ? position(sessionId, runId) : 0,
     };
   }
 
@@ -416,13 +421,7 @@ export function createAgentService(appRef: () => App): AgentService {
     const run = enqueueRun(input, kind);
     deferred(run.id);
     if (input.start !== false) drain(session.id);
-    const current = a.runs.require(run.id);
-    return {
-      session_id: session.id,
-      run_id: run.id,
-      status: current.status === 'queued' ? 'queued' : 'running',
-      position: current.status === 'queued' ? position(session.id, run.id) : 0,
-    };
+    return receipt(session.id, run.id);
   }
 
   const service: AgentService = {
