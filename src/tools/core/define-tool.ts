@@ -21,6 +21,8 @@ export interface PermissionRequest {
   safe?: boolean;
   /** Shown in the prompt: the diff of an edit, the command of a bash call… (metadata, redacted). */
   details?: Record<string, unknown>;
+  /** Cannot be verified before it runs (src/workspace/context.ts ApprovalRequest): always asked, refused under --yolo. */
+  unverified?: string;
 }
 
 export interface ToolContext {
