@@ -7,6 +7,7 @@ import type { CliRegistrar } from '../context';
 import { registerAcp } from './acp';
 import { registerAttach } from './attach';
 import { registerAuthCommands } from './auth';
+import { registerDoctor } from './doctor';
 import { registerMcpCommands } from './mcp';
 import { registerRun } from './run';
 import { registerServiceHttp } from './service-http';
@@ -24,4 +25,5 @@ export const registrars: CliRegistrar[] = [
   registerServiceMcp,
   registerMcpCommands,
   registerAcp,
+  registerDoctor,
 ];
