@@ -103,15 +103,17 @@ export function pathDenial(abs: string, hidden: ProtectedPath, source: Denial['s
   };
 }
 
-/** Candidate paths in an error line: quoted ones first, then words that look like paths. */
+/** Candidate paths in an error line: the one the error names first, then quoted ones, then path-like words. */
 function pathsIn(line: string): string[] {
   const out: string[] = [];
+  // `bash: line 3: /x: Read-only file system`, `touch: cannot touch '/x': Read-only file system`.
+  const named =
+    /['"‘`]?([^\s:'"‘’`]+)['"’`]?:\s*(?:read-only file system|permission denied|no such file)/i.exec(line);
+  if (named) out.push(named[1]);
+  // `OSError: [Errno 30] Read-only file system: '/x'`, `EROFS: read-only file system, open '/x'`.
   for (const match of line.matchAll(/['"‘’`]([^'"‘’`\n]+)['"‘’`]/g)) out.push(match[1]);
   for (const match of line.matchAll(/(?:^|[\s:,=(])((?:~|\.{1,2})?\/[^\s:'",()]+|[\w.-]+\/[^\s:'",()]*)/g)) {
     out.push(match[1]);
   }
-  // `bash: name: Read-only file system` / `touch: x: …`: the word before the error.
-  const before = /(?:^|:\s)([^\s:]+):\s*(?:read-only file system|permission denied|no such file)/i.exec(line);
-  if (before) out.push(before[1]);
   return out.filter((p) => p.length > 0 && !/^https?:/.test(p));
 }

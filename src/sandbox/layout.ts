@@ -18,6 +18,8 @@ export interface LayoutInput {
   readOnlyGit: boolean;
   writable: { path: string; exists: boolean }[];
   protectedList: ProtectedPath[];
+  /** With the host's /proc (where a fresh one is refused): svc's own processes, hidden. */
+  hideProcs?: readonly number[];
 }
 
 /** The mounts, in bwrap's order: later mounts go over earlier ones. */
@@ -30,6 +32,13 @@ export function buildLayout(input: LayoutInput): BindMount[] {
   const around = hidden.filter((p) => within(p.path, input.workspace) && p.path !== input.workspace);
   const rest = hidden.filter((p) => !within(p.path, input.workspace));
   const binds: BindMount[] = [...baseBinds(input.proc), ...around.map(hide)];
+  // The host's /proc shows every process: svc's own (its environment holds its secrets) is hidden.
+  if (input.proc === 'host') {
+    for (const pid of input.hideProcs ?? []) {
+      if (existsSync(`/proc/${pid}`))
+        binds.push({ path: `/proc/${pid}`, access: 'hidden', why: "svc's own process (its environment)" });
+    }
+  }
   binds.push({ path: input.workspace, access: 'read-write', why: 'the workspace' });
   const svcOwn = input.protectedList.filter((p) => p.kind !== 'deny_read');
   const writable = input.writable.filter(

@@ -26,7 +26,13 @@ import { type BindMount, type BwrapProbe, layoutArgs, probeBwrap } from './bwrap
 import { CREDENTIAL_ENV, ENV_ALLOWLIST, type ShellEnvPolicy, scrubEnv, visibleVariable } from './env';
 import { installCommand } from './install-hint';
 import { buildLayout, prepareDataDir } from './layout';
-import { createProtectedPaths, expandPath, type ProtectedPath, type ProtectedPaths } from './protected';
+import {
+  createProtectedPaths,
+  expandPath,
+  type ProtectedPath,
+  type ProtectedPaths,
+  within,
+} from './protected';
 import { fallbackNotice, message, missingSandbox, type SandboxState, sandboxState } from './state';
 
 /** The wrapper for one command (the spawner puts `prefix` before `bash -c …`). */
@@ -74,6 +80,8 @@ export interface SandboxStatus {
   };
   /** One sentence: what happens to the next bash command. */
   message: string;
+  /** The one-line notice surfaces show once when commands run without the OS sandbox (auto mode). */
+  notice: string | null;
 }
 
 export interface Sandbox {
@@ -179,6 +187,7 @@ export function createSandbox(deps: SandboxDeps): Sandbox {
       readOnlyGit: deps.config().options.sandbox.read_only_git,
       writable: writablePaths(),
       protectedList: protectedPaths.list(),
+      hideProcs: [process.pid, process.ppid],
     });
 
   const state = () => sandboxState(deps.config().options.sandbox.mode, platform, probe);
@@ -192,7 +201,7 @@ export function createSandbox(deps: SandboxDeps): Sandbox {
       protectedPaths.list().map((p) => ({
         ...p,
         ...(p.kind === 'data_dir'
-          ? { readable: (real: string) => protectedPaths.find(real) === undefined }
+          ? { readable: (real: string) => within(p.path, real) && protectedPaths.find(real) === undefined }
           : {}),
       })),
     protectedPath: (real) => protectedPaths.find(real),
@@ -240,6 +249,7 @@ export function createSandbox(deps: SandboxDeps): Sandbox {
           max_output_bytes: config.options.bash.max_output_bytes,
         },
         message: message(now, options.network),
+        notice: fallbackNotice(now) ?? null,
       };
     },
     notice: () => fallbackNotice(state()),

@@ -181,13 +181,22 @@ describe('bash analysis: environment, protected paths, unverified writes (issue 
     ['export -p', 'export prints variables'],
     ['declare -p', 'declare prints variables'],
     ['cat /proc/self/environ', 'reads a process environment (/proc/self/environ)'],
-    ['tr "\\0" "\\n" < /proc/1/environ', 'reads a process environment (/proc/1/environ)'],
     ['echo ${!AWS*}', 'lists or reads variables indirectly'],
-    ['ps eww', 'ps e prints the environment of processes'],
   ])('asks before reading the environment: %s', async (command, concern) => {
     const analysis = await analyze(command);
     expect(analysis.verdict, JSON.stringify(analysis)).toBe('ask');
     expect(analysis.concerns.join(' | ')).toContain(concern);
+  });
+
+  it.each([
+    'tr "\\0" "\\n" < /proc/1/environ',
+    'cat /proc/$PPID/environ',
+    'for f in /proc/[0-9]*/environ; do strings $f; done',
+    'ps eww -A',
+  ])('refuses reading another process environment (svc’s own may be among them): %s', async (command) => {
+    const analysis = await analyze(command);
+    expect(analysis.verdict, JSON.stringify(analysis)).toBe('block');
+    expect(analysis.reason).toMatch(/svc's own/);
   });
 
   it('lets allowlisted and script-defined variables through, and bash_allow does not lift env reads', async () => {

@@ -118,11 +118,13 @@ export interface Found {
 }
 
 const MAX_NESTING = 3;
-const UNVERIFIED: readonly Concern['kind'][] = ['dynamic', 'unverified', 'parse'];
+/** What makes a command unverifiable without the OS sandbox (refused under --yolo there). */
+const UNVERIFIED: readonly Concern['kind'][] = ['dynamic', 'unverified', 'parse', 'protected'];
 
 export async function analyzeBash(command: string, options: BashAnalysisOptions): Promise<BashAnalysis> {
   const found: Found = { commands: [], concerns: [], blocks: [], writes: [], nested: [], denied: [] };
   await analyzeInto(command, options, options.cwd, found, 0);
+  checkEnviron(command, found);
   if (found.links && found.writers) {
     found.concerns.push({
       kind: 'unverified',
@@ -231,6 +233,21 @@ function verdictOf(found: Found, options: BashAnalysisOptions): BashAnalysis {
     read_only: false,
     allowed_by: [],
   };
+}
+
+/**
+ * Another process's environment (`/proc/<pid>/environ`, `ps e`) may be svc's own, with every
+ * secret svc was started with (the scrubbed one is the command's own, /proc/self/environ). Read
+ * off the text, so no construction hides it (a loop over /proc, `/proc/$PPID/environ`).
+ */
+function checkEnviron(command: string, found: Found): void {
+  if (!/\/proc\b/.test(command) || !/environ/.test(command)) return;
+  const others = command.replace(/\/proc\/self\/(task\/[^/\s]+\/)?environ\b/g, '');
+  if (/\/proc\b/.test(others) && /environ/.test(others)) {
+    const reason =
+      "reads another process's environment (/proc/<pid>/environ), which may be svc's own with its secrets; svc never runs it";
+    if (!found.blocks.includes(reason)) found.blocks.push(reason);
+  }
 }
 
 function summary(found: Found): string {

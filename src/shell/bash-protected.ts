@@ -37,6 +37,8 @@ const RECURSIVE_READERS: Record<string, RegExp | true> = {
   cp: /^(-[a-zA-Z]*[rRa][a-zA-Z]*|--recursive|--archive)$/,
   rsync: true,
   scp: /^-[a-zA-Z]*r[a-zA-Z]*$/,
+  // find only lists names, unless it runs something on what it finds.
+  find: /^-(exec|execdir|ok|okdir)$/,
 };
 /** Words that name what to leave out: `--exclude-dir=.svc` is not a read of .svc. */
 const EXCLUDING_OPTION = /^--(exclude|ignore|skip)[\w-]*=/;

@@ -237,7 +237,9 @@ export class Walker implements WalkContext {
       );
     }
     const reads = readsEnvironment(argv, wrappers);
-    if (reads) this.concern('env', `${reads}, which may hold secrets`);
+    if (reads?.startsWith('ps e'))
+      this.block(`${reads}, svc's own with its secrets among them; svc never runs it`);
+    else if (reads) this.concern('env', `${reads}, which may hold secrets`);
     checkProtectedWords(this, argv);
     this.checkDanger(argv, extraArgs);
     this.trackCwd(argv);

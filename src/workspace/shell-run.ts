@@ -124,15 +124,15 @@ export async function runForeground(
     output_tail: text.length > OUTPUT_TAIL_CHARS ? text.slice(-OUTPUT_TAIL_CHARS) : text,
     ...(ctx.sessionId ? { session_id: ctx.sessionId } : {}),
   });
-  const denials =
-    request.plan && exitCode !== 0
-      ? detectDenials(output.text, {
-          workspace: deps.paths.realRoot,
-          cwd,
-          network: deps.sandbox.network(),
-          protectedList: deps.sandbox.protectedEntries() as ProtectedPath[],
-        })
-      : [];
+  // Whatever the exit code: a pipeline or `|| true` may have swallowed the failure.
+  const denials = request.plan
+    ? detectDenials(output.text, {
+        workspace: deps.paths.realRoot,
+        cwd,
+        network: deps.sandbox.network(),
+        protectedList: deps.sandbox.protectedEntries() as ProtectedPath[],
+      })
+    : [];
   for (const denial of denials) ctx.event?.('sandbox_denied', { ...denial, command: label });
   if (timedOut) text += `\n[timed out after ${timeoutSeconds} s; the command and its children were stopped]`;
   return {
