@@ -382,6 +382,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     clock,
   });
 
+  const observe = createObserveService({
+    db: openDatabase,
+    clock,
+    ids,
+    config: () => loaded.config,
+    workspace,
+    // Built below; read only when describe_context computes a summary.
+    ws: () => ws,
+  });
+
   const app: App = {
     workspace,
     dataDir,
@@ -441,7 +451,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     runs,
     permissions,
     agent: createAgentService(() => app),
-    observe: createObserveService(() => app),
+    observe,
     ws: undefined as unknown as Workspace,
     recipes: undefined as unknown as RecipeService,
     workflows: undefined as unknown as WorkflowService,
@@ -612,7 +622,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // The cached codebase summary (describe_context) joins the prompt when there is one: one
   // indexed read, never a workspace walk.
-  app.promptSections.push(() => app.observe.codebase.promptSection());
+  app.promptSections.push(() => observe.promptSection());
 
   if (options.packs !== false) {
     const packs = createPackController({
