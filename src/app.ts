@@ -31,7 +31,10 @@ import { cloudIdentity } from './providers/reports';
 import { createProviderService, type ProviderService } from './providers/service';
 import type { ModelResolver } from './providers/types';
 import { createQuality, type Quality } from './quality/quality';
-import { createRecommendationLedger, type RecommendationLedger } from './readouts/cognition/ledger';
+import {
+  createRecommendationLedger,
+  type RecommendationLedger,
+} from './readouts/cognition/recommendation-store';
 import { startRecommendationRecorder } from './readouts/cognition/recorder';
 import { createRecipeService, type RecipeService } from './recipes/recipe-service';
 import { createRedactor, type Redactor } from './redact';

@@ -7,7 +7,12 @@
  */
 import type { App } from '../../app';
 import { SvcError } from '../../errors';
-import { COGNITION_ZONES, type Outcome, type Recommendation, type RecommendationLedger } from './ledger';
+import {
+  COGNITION_ZONES,
+  type Outcome,
+  type Recommendation,
+  type RecommendationLedger,
+} from './recommendation-store';
 
 export const COGNITION_SCHEMA_VERSION = 'svc.operator_cognition.v1';
 export const MIN_CLOSED_FOR_EVIDENCE = 5;

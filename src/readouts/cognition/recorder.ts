@@ -15,7 +15,7 @@
  */
 import type { App } from '../../app';
 import type { SessionEvent } from '../../events/bus';
-import type { CognitionZone, RecommendationLedger } from './ledger';
+import type { CognitionZone, RecommendationLedger } from './recommendation-store';
 
 const HOUR = 3600;
 
