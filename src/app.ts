@@ -18,7 +18,7 @@ import { createMarkerService, type MarkerService } from './coordination/markers'
 import { createDeployService, type DeployService } from './deploy/deploy-service';
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
-import { type HealthFollowons, startHealthFollowons } from './health/followons';
+import { createHealthFollowons, type HealthFollowons } from './health/followons';
 import { createFileLogger, type Logger } from './log';
 import { createFileAuthStore, type McpAuthStore } from './mcp-client/auth-store';
 import { createMcpClientManager, type McpClientManager } from './mcp-client/manager';
@@ -575,7 +575,17 @@ export async function createApp(options: AppOptions): Promise<App> {
   app.mutationGuards.push(hardClaimGuard(claims));
   app.onClose(startRecommendationRecorder(app, recommendations));
   // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
-  const health = startHealthFollowons(app);
+  const health = createHealthFollowons({
+    db: openDatabase,
+    bus,
+    clock,
+    ids,
+    log,
+    config: () => loaded.config,
+    agent: app.agent,
+    recommendations,
+    sessionPublisher: () => runtime.sessionPublisher,
+  });
   (app as { health: HealthFollowons }).health = health;
   app.onClose(() => health.close());
 
