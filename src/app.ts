@@ -110,16 +110,7 @@ export interface RuntimeState {
   sessionPublisher: boolean;
 }
 
-/**
- * The adaptive-orchestration resync sent on the SSE session stream with `include_snapshot`
- * (spec, Events): the `adaptive_orchestration.genome` snapshot, or
- * `adaptive_orchestration.monitor_evaluation` when the monitor recorded an evaluation and there is
- * no effective genome.
- */
-export interface AdaptiveResync {
-  event: 'adaptive_orchestration.genome' | 'adaptive_orchestration.monitor_evaluation';
-  payload: Record<string, unknown>;
-}
+export type { AdaptiveResync } from './adaptive/service';
 
 /** A background worker owned by a server process (the autopilot worker). */
 export interface BackgroundWorker {
@@ -254,12 +245,6 @@ export interface App {
    * threshold, reviewer pass). Undefined in a runtime built with `adaptive: false`.
    */
   readonly adaptive: AdaptiveService | undefined;
-  /**
-   * Current adaptive snapshot of a session for the SSE `include_snapshot` resync. Filled by the
-   * adaptive-orchestration layer; until then the stream sends a minimal documented payload
-   * (surfaces/http/session-events.ts).
-   */
-  adaptiveSnapshot?: (sessionId: string) => AdaptiveResync;
   /** Delegation to remote A2A agents (a2a_delegate, delete_a2a_task) and the cards it knows. */
   readonly remote: RemoteAgents;
   /** Named agents deployed as long-running svc HTTP services (deploy_agent, deploy_fleet). */
@@ -664,10 +649,24 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // Before the registry: the adaptive tool's gate needs the layer.
   if (options.adaptive !== false) {
-    const adaptive = createAdaptiveService(app);
+    const adaptive = createAdaptiveService({
+      db: openDatabase,
+      dbPresent: () => db !== undefined || existsSync(join(dataDir, DB_FILE)),
+      bus,
+      clock,
+      ids,
+      log,
+      redactor,
+      config: () => loaded.config,
+      sessions,
+      runs,
+      agent: app.agent,
+      packs: app.packs,
+      // The registry is built below; the funnel is read when a reshape is checked.
+      toolFunnel: (sessionId) => app.funnel(app.funnelContext(sessionId)),
+    });
     (app as { adaptive: AdaptiveService }).adaptive = adaptive;
     app.promptSections.push((sessionId) => adaptive.promptSection(sessionId));
-    app.adaptiveSnapshot = (sessionId) => adaptive.resync(sessionId);
     closers.push(() => adaptive.close());
   }
 
