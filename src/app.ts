@@ -558,7 +558,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const recommendations = createRecommendationLedger({ db: openDatabase, clock, ids });
   Object.assign(app, { claims, markers: createMarkerService(app), recommendations });
   app.mutationGuards.push(hardClaimGuard(claims));
-  app.onClose(startRecommendationRecorder(app, recommendations));
+  app.onClose(startRecommendationRecorder({ bus, clock, config: () => loaded.config, log }, recommendations));
   // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
   const health = createHealthFollowons({
     db: openDatabase,
