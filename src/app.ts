@@ -215,8 +215,6 @@ export interface App {
   /** Register teardown; run in reverse order by close(). */
   onClose(fn: () => void | Promise<void>): void;
   close(): Promise<void>;
-  /** Service slots filled by later layers (agent, providers, http…). */
-  readonly services: Record<string, unknown>;
   /** Extra sections of config-status, contributed by domains (e.g. cloud identity). */
   readonly statusSections: Map<string, () => unknown>;
   /**
@@ -335,7 +333,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     ringSize: loaded.config.services.http.event_ring_size,
     onError: (error) => log.error('event listener failed', { error }),
   });
-  const services: Record<string, unknown> = {};
   const sessions = createSessionStore({ db: openDatabase, clock, ids, bus, workspace });
   const runner = `rnr_${randomBytes(8).toString('hex')}`;
   const unregisterRunner = registerRunner(runner);
@@ -482,7 +479,6 @@ export async function createApp(options: AppOptions): Promise<App> {
       if (db?.open) db.close();
       db = undefined;
     },
-    services,
     statusSections: new Map(),
     policyProviders: [],
     mutationGuards: [],
