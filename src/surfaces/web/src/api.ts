@@ -37,6 +37,8 @@ export interface Api {
   /** A URL under the base (for the event stream). */
   url(path: string, query?: Query): string;
   headers(): Record<string, string>;
+  /** Report a 401 met outside `request` (the event stream): back to sign-in. */
+  unauthorized(error: ApiError): void;
 }
 
 export interface ApiOptions {
@@ -107,6 +109,7 @@ export function createApi(options: ApiOptions): Api {
     del: (path, query) => request('DELETE', path, undefined, query),
     url,
     headers,
+    unauthorized: (error) => options.onUnauthorized?.(error),
   };
 }
 

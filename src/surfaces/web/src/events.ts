@@ -66,6 +66,7 @@ export function openEventStream(options: StreamOptions): EventStream {
           // A wrong token or a session that is gone does not heal by retrying.
           if (error.code === 'unauthorized' || error.code === 'not_found') {
             options.onStatus({ state: 'stopped', error });
+            if (error.code === 'unauthorized') options.api.unauthorized(error);
             return;
           }
           reason = error.message;

@@ -7,7 +7,7 @@
  */
 import type { HistoryMessage, PermissionPrompt, SessionSummary } from '../../tui/client';
 import { createTranscriptStore, type TranscriptStore } from '../../tui/state/store';
-import { initialState } from '../../tui/state/transcript';
+import { initialState, type TranscriptState } from '../../tui/state/transcript';
 import { type Api, ApiError, errorMessage } from './api';
 import { type EventStream, openEventStream, type StreamStatus } from './events';
 
@@ -85,6 +85,8 @@ export function createSessionController(api: Api, id: string): SessionController
       sessionId: id,
       onEvent(event) {
         next.dispatch(event);
+        if (event.type === 'message.created' && event.payload.role === 'user')
+          void showForeignPrompt(next, String(event.payload.message_id));
         if (
           event.type === 'session.updated' ||
           event.type === 'run.finished' ||
@@ -130,6 +132,33 @@ export function createSessionController(api: Api, id: string): SessionController
     }));
     next.flush();
     notify();
+  };
+
+  /**
+   * A prompt sent from elsewhere (another browser, the TUI, the API): events carry no prompt
+   * text, so hold its place in the transcript and fill it from the history.
+   */
+  const showForeignPrompt = async (target: TranscriptStore, messageId: string) => {
+    const known = (s: TranscriptState) =>
+      s.items.some((i) => i.kind === 'user' && i.message_id === messageId);
+    if (known(target.getSnapshot())) return;
+    const key = `u:${messageId}`;
+    target.update((s) =>
+      known(s) ? s : { ...s, items: [...s.items, { kind: 'user', key, text: '…', message_id: messageId }] },
+    );
+    try {
+      const { messages } = await api.get<{ messages: HistoryMessage[] }>(`${path}/messages`, { limit: 20 });
+      const found = messages.find((m) => m.id === messageId);
+      const text = found?.parts.map((p) => (p.type === 'text' ? String(p.text) : '')).join('') ?? '';
+      target.update((s) => ({
+        ...s,
+        items: s.items.map((i) =>
+          i.key === key && i.kind === 'user' ? { ...i, text: text || '(prompt)' } : i,
+        ),
+      }));
+    } catch {
+      // The placeholder stays; a reload shows the text.
+    }
   };
 
   const reload = async () => {

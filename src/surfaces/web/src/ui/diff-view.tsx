@@ -16,8 +16,8 @@ export function DiffView({ files }: { files: DiffFile[] }) {
   return (
     <div class="diff">
       <div class="diff-bar">
-        <button type="button" aria-pressed={split} onClick={() => setSplit(!split)}>
-          {split ? 'Unified' : 'Side by side'}
+        <button type="button" onClick={() => setSplit(!split)}>
+          {split ? 'Show unified' : 'Show side by side'}
         </button>
       </div>
       {files.map((file, f) => (
