@@ -47,7 +47,8 @@ export async function openPage(
 ): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 900 } });
   const page = await context.newPage();
-  page.setDefaultTimeout(15_000);
+  // Generous: the whole suite shares two cores with these servers and browsers.
+  page.setDefaultTimeout(30_000);
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
   page.on('console', (message) => {
