@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { cliReport, evalShadowSummary, fleetRegulationStatus, spawnStatus } from '../adaptive/readouts';
 import { buildSnapshot } from '../adaptive/snapshot';
 import { SvcError } from '../errors';
-import { type AnyTool, defineTool, type GateEnv } from './define-tool';
+import { type AnyTool, defineTool, type GateEnv } from './core/define-tool';
 
 const sessionIdField = z
   .string()

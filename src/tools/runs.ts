@@ -13,7 +13,7 @@ import type { App } from '../app';
 import { SvcError } from '../errors';
 import { RUN_STATUSES } from '../runs/run-ledger';
 import { buildTrace, phaseSpans } from '../runs/run-trace';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 import { route, SESSION_ROUTES } from './session-routes';
 
 const runIdField = z.string().min(1).describe('Run id (run_…), from list_agent_runs.');

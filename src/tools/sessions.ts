@@ -12,7 +12,7 @@ import { messageView, sessionView, targetSession, workflowPhase } from '../agent
 import type { App } from '../app';
 import { SvcError } from '../errors';
 import type { MessagePart } from '../sessions/session-store';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 import { route, SESSION_ROUTES } from './session-routes';
 
 const sessionIdField = z

@@ -11,7 +11,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { App } from '../../app';
 import { SvcError } from '../../errors';
-import type { AnyTool } from '../../tools/define-tool';
+import type { AnyTool } from '../../tools/core/define-tool';
 import { allTools } from '../../tools/index';
 import { VERSION } from '../../version';
 import { bearerAuth } from './auth';

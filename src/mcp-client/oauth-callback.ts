@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SvcError } from '../../../errors';
+import { SvcError } from '../errors';
 import { CALLBACK_PATH } from './oauth-provider';
 
 export interface OAuthCallback {

@@ -2,7 +2,7 @@
  * The bridge from a tool call to a workspace operation: who acts, how to ask, where events go.
  * @module
  */
-import type { OpContext } from '../workspace/context';
+import type { OpContext } from '../../workspace/context';
 import type { ToolContext } from './define-tool';
 
 export function opContext(ctx: ToolContext, tool: string): OpContext {

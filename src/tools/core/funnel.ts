@@ -6,7 +6,7 @@
  * Every entry says which stage removed a tool, so "where did my tool go?" has one answer.
  * @module
  */
-import type { Config } from '../config/schema';
+import type { Config } from '../../config/schema';
 import { canonicalToolName } from './aliases';
 import type { AnyTool, ToolTag } from './define-tool';
 import type { ToolRegistry } from './registry';

@@ -3,7 +3,7 @@
  * native name, MCP name and migration alias.
  * @module
  */
-import { SvcError } from '../errors';
+import { SvcError } from '../../errors';
 import { CONFIG_TOOL_ALIASES, REMOVED_TOOL_NAMES } from './aliases';
 import type { AnyTool, GateEnv } from './define-tool';
 

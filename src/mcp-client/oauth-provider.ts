@@ -16,8 +16,8 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { McpServerConfig } from '../../../config/schema';
-import type { Clock } from '../../../util/ids';
+import type { McpServerConfig } from '../config/schema';
+import type { Clock } from '../util/ids';
 import type { McpAuthEntry, McpAuthStore } from './auth-store';
 
 export const CALLBACK_PATH = '/mcp/oauth/callback';

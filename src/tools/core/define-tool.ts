@@ -5,8 +5,8 @@
  * @module
  */
 import type { z } from 'zod';
-import type { App } from '../app';
-import type { SvcError } from '../errors';
+import type { App } from '../../app';
+import type { SvcError } from '../../errors';
 
 export type ToolTag = 'primitive' | 'workflow';
 export type Surface = 'agent' | 'http' | 'mcp' | 'cli' | 'tui';

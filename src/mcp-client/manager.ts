@@ -10,12 +10,12 @@
  * @module
  */
 
-import type { Config, McpServerConfig } from '../../../config/schema';
-import { SvcError } from '../../../errors';
-import type { Logger } from '../../../log';
-import type { AnyTool } from '../../../tools/define-tool';
-import type { ToolRegistry } from '../../../tools/registry';
-import type { Clock } from '../../../util/ids';
+import type { Config, McpServerConfig } from '../config/schema';
+import { SvcError } from '../errors';
+import type { Logger } from '../log';
+import type { AnyTool } from '../tools/core/define-tool';
+import type { ToolRegistry } from '../tools/core/registry';
+import type { Clock } from '../util/ids';
 import type { McpAuthStore } from './auth-store';
 import { McpConnection, type McpServerStatus, targetOf, transportType } from './connection';
 import { startOAuthCallback } from './oauth-callback';

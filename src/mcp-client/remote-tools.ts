@@ -7,8 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { SvcError } from '../../../errors';
-import type { AnyTool } from '../../../tools/define-tool';
+import { SvcError } from '../errors';
+import type { AnyTool } from '../tools/core/define-tool';
 
 /** Family of a remote tool: `mcp:<server id>` (capabilities count them per server). */
 export const remoteFamily = (serverId: string) => `mcp:${serverId}`;

@@ -6,8 +6,8 @@
  * @module
  */
 import { z } from 'zod';
-import { defineTool } from '../../../tools/define-tool';
-import type { McpServerStatus } from './connection';
+import type { McpServerStatus } from '../mcp-client/connection';
+import { defineTool } from './core/define-tool';
 
 export const mcpStatusInput = z.strictObject({
   server: z

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { makeTestApp } from '../../test/helpers/make-test-app';
+import { makeTestApp } from '../../../test/helpers/make-test-app';
+import { allTools } from '../index';
 import { REMOVED_TOOL_NAMES } from './aliases';
 import { type AnyTool, defineTool } from './define-tool';
 import { effectiveTools } from './funnel';
-import { allTools } from './index';
 import { invokeTool } from './invoke';
 import { createToolRegistry } from './registry';
 

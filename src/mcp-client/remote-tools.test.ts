@@ -2,7 +2,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { tmpWorkspace } from '../../../../test/helpers/tmp-workspace';
+import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import { createFileAuthStore } from './auth-store';
 import { checkRemoteTool, contentText, registryName, remoteInputSchema } from './remote-tools';
 

@@ -6,7 +6,6 @@
  */
 import { z } from 'zod';
 import { SvcError } from '../errors';
-import { defineTool } from '../tools/define-tool';
 import {
   authWizard,
   listModels,
@@ -14,7 +13,8 @@ import {
   type ModelSelectionReport,
   modelSelection,
   providerStatus,
-} from './reports';
+} from '../providers/reports';
+import { defineTool } from './core/define-tool';
 
 export const getProviderStatusInput = z.strictObject({
   provider: z

@@ -4,8 +4,8 @@
  * @module
  */
 import type { z } from 'zod';
-import type { App } from '../app';
-import { SvcError } from '../errors';
+import type { App } from '../../app';
+import { SvcError } from '../../errors';
 import { CONFIG_TOOL_ALIASES } from './aliases';
 import type { AnyTool, ToolContext } from './define-tool';
 
