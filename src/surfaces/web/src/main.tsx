@@ -6,6 +6,8 @@ import { render } from 'preact';
 import { createTokenStore, takeFragmentToken } from './auth';
 import { App } from './ui/app';
 import './styles.css';
+import './chat.css';
+import './readouts.css';
 
 const tokens = createTokenStore();
 takeFragmentToken(tokens, location, history);
