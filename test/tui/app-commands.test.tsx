@@ -253,7 +253,8 @@ describe('TUI slash commands', () => {
     await app.type('/model');
     await waitFor(() => app.frame().includes('fake/m1'));
     app.stdin.write('m2');
-    await tick();
+    // Enter only once the filter has narrowed the list (a loaded machine renders late).
+    await waitFor(() => app.frame().includes('filter: m2'));
     app.stdin.write('\r');
     await waitFor(() => client.callsOf('setSessionModel').length === 1);
     expect(client.callsOf('setSessionModel')).toEqual([['ses_1', 'fake/m2']]);
