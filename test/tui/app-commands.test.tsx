@@ -308,7 +308,7 @@ describe('TUI slash commands', () => {
     await waitFor(() => app.frame().includes('Commands'));
     expect(app.frame()).toContain('/help');
     app.stdin.write('capab');
-    await tick();
+    await waitFor(() => !app.frame().includes('/sessions'));
     expect(app.frame()).toContain('/capabilities');
     expect(app.frame()).not.toContain('/sessions');
     app.stdin.write('\r');
