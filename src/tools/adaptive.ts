@@ -45,6 +45,8 @@ export const getAdaptiveOrchestration = defineTool({
   gate: adaptiveGate,
   surfaces: {
     mcp: 'svc_get_adaptive_orchestration',
+    // The web UI's adaptive view (closed gate: 404 with the reason, like the operating-mode routes).
+    http: { method: 'GET', path: '/v1/adaptive-orchestration' },
     cli: {
       command: 'config show-adaptive-orchestration',
       description:
