@@ -9,9 +9,14 @@
  * @module
  */
 import { z } from 'zod';
-import { cliReport, evalShadowSummary, fleetRegulationStatus, spawnStatus } from '../adaptive/readouts';
 import { buildSnapshot } from '../adaptive/snapshot';
 import { SvcError } from '../errors';
+import {
+  cliReport,
+  evalShadowSummary,
+  fleetRegulationStatus,
+  spawnStatus,
+} from '../readouts/adaptive/readouts';
 import { type AnyTool, defineTool, type GateEnv } from './core/define-tool';
 
 const sessionIdField = z
