@@ -47,10 +47,13 @@ export function mapIndentation(
   };
   const all = outputs(fits);
   if (all.length === 1) return all[0];
-  if (all.length === 0 || !units.model || !units.file) return undefined;
-  // Disagreement: prefer the fit whose units are the ones each text is indented with.
+  if (all.length === 0) return undefined;
+  // Disagreement: prefer the fit whose units are the ones each text is indented with (a text that
+  // shows none is taken to share the other's; with neither known, a plain shift).
+  const model = units.model ?? units.file;
+  const file = units.file ?? units.model;
   const preferred = fits.filter((c) =>
-    c.units ? c.units.from === units.model && c.units.to === units.file : units.model === units.file,
+    c.units ? c.units.from === model && c.units.to === file : model === file,
   );
   const chosen = outputs(preferred);
   return chosen.length === 1 ? chosen[0] : undefined;

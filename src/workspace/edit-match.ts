@@ -36,6 +36,8 @@ export interface FileLines {
   count: number;
   eol: string;
   unit: () => string | undefined;
+  /** Every line through `key`, computed once per key function. */
+  keys: (key: (line: string) => string) => string[];
 }
 
 export interface ModelLines {
@@ -70,7 +72,16 @@ export function splitFile(content: string): FileLines {
     offset += piece.length + 1;
   }
   let unit: string | undefined | null = null;
+  const keyed = new Map<(line: string) => string, string[]>();
   return {
+    keys: (key) => {
+      let list = keyed.get(key);
+      if (!list) {
+        list = lines.map(key);
+        keyed.set(key, list);
+      }
+      return list;
+    },
     lines,
     starts,
     ends,
@@ -122,12 +133,15 @@ export function squeeze(line: string): string {
     .replace(/(?<![\w$]) | (?![\w$])/g, '');
 }
 
+const trimEnd = (line: string) => line.trimEnd();
+const trim = (line: string) => line.trim();
+
 function keyOf(level: LineLevel): (line: string) => string {
   switch (level) {
     case 'trailing_whitespace':
-      return (l) => l.trimEnd();
+      return trimEnd;
     case 'indentation':
-      return (l) => l.trim();
+      return trim;
     case 'whitespace':
     case 'block_anchor':
       return squeeze;
@@ -160,7 +174,7 @@ function windows(file: FileLines, old: ModelLines): { from: number; to: number }
 function linesAt(file: FileLines, old: ModelLines, level: LineLevel): Found[] {
   const key = keyOf(level);
   const wanted = old.lines.map(key);
-  const fileKeys = file.lines.map(key);
+  const fileKeys = file.keys(key);
   const { from, to } = windows(file, old);
   const found: Found[] = [];
   for (let i = from; i <= to; i++) {
@@ -177,14 +191,15 @@ function anchoredAt(file: FileLines, old: ModelLines): Found[] {
   const m = old.lines.length;
   if (m < ANCHOR_MIN_LINES || isBlank(old.lines[0]) || isBlank(old.lines[m - 1])) return [];
   const wanted = old.lines.map(squeeze);
+  const keys = file.keys(squeeze);
   const allowed = Math.max(1, Math.floor(m / ANCHOR_LINES_PER_DIFFERENCE));
   const { from, to } = windows(file, old);
   const found: Found[] = [];
   for (let i = from; i <= to; i++) {
-    if (squeeze(file.lines[i]) !== wanted[0] || squeeze(file.lines[i + m - 1]) !== wanted[m - 1]) continue;
+    if (keys[i] !== wanted[0] || keys[i + m - 1] !== wanted[m - 1]) continue;
     const differing = new Set<number>();
     for (let j = 1; j < m - 1 && differing.size <= allowed; j++) {
-      const actual = squeeze(file.lines[i + j]);
+      const actual = keys[i + j];
       if (actual === wanted[j]) continue;
       if (similarity(actual, wanted[j]) < ANCHOR_MIN_SIMILARITY) differing.add(-1);
       differing.add(j);
@@ -273,20 +288,30 @@ export function isBlank(line: string): boolean {
 /** Dice coefficient of the two strings' character bigrams: 1 for equal strings, 0 for nothing shared. */
 export function similarity(a: string, b: string): number {
   if (a === b) return 1;
-  if (a.length < 2 || b.length < 2) return 0;
-  const counts = new Map<string, number>();
-  for (let i = 0; i < a.length - 1; i++) {
-    const pair = a.slice(i, i + 2);
-    counts.set(pair, (counts.get(pair) ?? 0) + 1);
-  }
+  return dice(bigrams(a), bigrams(b));
+}
+
+/** A string's character bigrams as sorted numbers, for a Dice coefficient without maps. */
+export type Bigrams = Int32Array;
+
+export function bigrams(text: string): Bigrams {
+  const out = new Int32Array(Math.max(text.length - 1, 0));
+  for (let i = 0; i < out.length; i++) out[i] = (text.charCodeAt(i) << 16) | text.charCodeAt(i + 1);
+  return out.sort();
+}
+
+export function dice(a: Bigrams, b: Bigrams): number {
+  if (a.length === 0 || b.length === 0) return 0;
   let shared = 0;
-  for (let i = 0; i < b.length - 1; i++) {
-    const pair = b.slice(i, i + 2);
-    const left = counts.get(pair) ?? 0;
-    if (left > 0) {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    if (a[i] === b[j]) {
       shared++;
-      counts.set(pair, left - 1);
-    }
+      i++;
+      j++;
+    } else if (a[i] < b[j]) i++;
+    else j++;
   }
-  return (2 * shared) / (a.length - 1 + b.length - 1);
+  return (2 * shared) / (a.length + b.length);
 }

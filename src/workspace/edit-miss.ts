@@ -5,7 +5,7 @@
  * @module
  */
 import { leadingWhitespace } from './edit-indent';
-import { type FileLines, isBlank, similarity, splitModel, squeeze } from './edit-match';
+import { type Bigrams, bigrams, dice, type FileLines, isBlank, splitModel, squeeze } from './edit-match';
 
 export interface ClosestRegion {
   start_line: number;
@@ -20,7 +20,7 @@ export interface MissReport {
 }
 
 /** Line comparisons spent scoring every window; past it only the likeliest windows are scored. */
-const FULL_SCAN_WORK = 150_000;
+const FULL_SCAN_WORK = 4_000;
 const SHORTLIST = 64;
 const MAX_SHOWN_LINES = 15;
 const MAX_SHOWN_CHARS = 2000;
@@ -57,31 +57,34 @@ export function describeMiss(file: FileLines, oldText: string, base: string, not
 function closestWindow(file: FileLines, wanted: string[]): { at: number; score: number } {
   const m = wanted.length;
   const last = file.count - m;
-  const keys = file.lines.slice(0, file.count).map(squeeze);
+  const keys = file.keys(squeeze);
   const wantedKeys = wanted.map(squeeze);
-  const cache = new Map<string, number>();
-  const lineScore = (i: number, j: number) => {
-    const a = keys[i];
-    const b = wantedKeys[j];
-    if (a === b) return 1;
-    const key = `${i}:${j}`;
-    let value = cache.get(key);
-    if (value === undefined) {
-      value = similarity(a, b);
-      cache.set(key, value);
+  const fileGrams = new Map<number, Bigrams>();
+  const wantedGrams = wantedKeys.map(bigrams);
+  const gramsOf = (i: number) => {
+    let grams = fileGrams.get(i);
+    if (!grams) {
+      grams = bigrams(keys[i]);
+      fileGrams.set(i, grams);
     }
-    return value;
+    return grams;
   };
+  const lineScore = (i: number, j: number) =>
+    keys[i] === wantedKeys[j] ? 1 : dice(gramsOf(i), wantedGrams[j]);
   const windowScore = (i: number) => {
     let sum = 0;
     for (let j = 0; j < m; j++) sum += lineScore(i + j, j);
     return sum / m;
   };
   let starts: number[];
-  if ((last + 1) * m <= FULL_SCAN_WORK) {
-    starts = Array.from({ length: last + 1 }, (_, i) => i);
-  } else {
-    starts = shortlist(keys, wantedKeys, last);
+  if ((last + 1) * m <= FULL_SCAN_WORK) starts = Array.from({ length: last + 1 }, (_, i) => i);
+  else {
+    starts = [
+      ...new Set([
+        ...shortlist(keys, wantedKeys, last),
+        ...likestFirstLine(keys, wantedKeys, last, lineScore),
+      ]),
+    ];
   }
   let best = { at: 0, score: -1 };
   for (const i of starts) {
@@ -91,7 +94,7 @@ function closestWindow(file: FileLines, wanted: string[]): { at: number; score: 
   return best;
 }
 
-/** The windows with the most lines equal to old_string's (or, with none, whose first line is likest). */
+/** The windows with the most lines equal to old_string's (spacing aside). */
 function shortlist(keys: string[], wanted: string[], last: number): number[] {
   const index = new Map<string, number[]>();
   for (const [j, key] of wanted.entries()) {
@@ -105,16 +108,25 @@ function shortlist(keys: string[], wanted: string[], last: number): number[] {
       if (at >= 0 && at <= last) counts.set(at, (counts.get(at) ?? 0) + 1);
     }
   }
-  if (counts.size > 0) {
-    return [...counts.entries()]
-      .sort((a, b) => b[1] - a[1] || a[0] - b[0])
-      .slice(0, SHORTLIST)
-      .map(([at]) => at);
-  }
-  const first = wanted.findIndex((k) => k !== '');
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+    .slice(0, SHORTLIST)
+    .map(([at]) => at);
+}
+
+/** With no line equal anywhere: the windows whose first non-blank line is likest old_string's. */
+function likestFirstLine(
+  keys: string[],
+  wanted: string[],
+  last: number,
+  lineScore: (i: number, j: number) => number,
+): number[] {
+  const j = Math.max(
+    wanted.findIndex((k) => k !== ''),
+    0,
+  );
   const scored: Array<[number, number]> = [];
-  for (let at = 0; at <= last; at++)
-    scored.push([at, similarity(keys[at + Math.max(first, 0)], wanted[first])]);
+  for (let at = 0; at <= last; at++) scored.push([at, lineScore(at + j, j)]);
   return scored
     .sort((a, b) => b[1] - a[1])
     .slice(0, SHORTLIST)

@@ -64,10 +64,14 @@ export function replaceText(
       `${prefix}old_string and new_string are identical; nothing would change`,
     );
   }
-  const first = attempt(content, oldString, newString, options.replaceAll);
+  const numbered = stripViewNumbers(oldString);
+  // Text with view's line numbers is tried as sent only exactly: the file may hold such lines.
+  const first =
+    numbered === undefined
+      ? attempt(content, oldString, newString, options.replaceAll)
+      : replaceAt(content, oldString, newString, options.replaceAll, 'exact');
   if (first.kind === 'applied') return first.result;
   if (first.kind === 'ambiguous') throw ambiguous(content, first, options, prefix);
-  const numbered = stripViewNumbers(oldString);
   if (numbered !== undefined) {
     const replacement = stripViewNumbers(newString, false) ?? newString;
     const second = attempt(content, numbered, replacement, options.replaceAll);
@@ -231,6 +235,7 @@ function stripViewNumbers(text: string, consecutive = true): string | undefined 
 
 function occurrences(content: string, search: string): number[] {
   const found: number[] = [];
+  if (search === '') return found;
   for (let at = content.indexOf(search); at !== -1; at = content.indexOf(search, at + search.length)) {
     found.push(at);
   }
