@@ -80,10 +80,7 @@ function closestWindow(file: FileLines, wanted: string[]): { at: number; score: 
   if ((last + 1) * m <= FULL_SCAN_WORK) starts = Array.from({ length: last + 1 }, (_, i) => i);
   else {
     starts = [
-      ...new Set([
-        ...shortlist(keys, wantedKeys, last),
-        ...likestFirstLine(keys, wantedKeys, last, lineScore),
-      ]),
+      ...new Set([...shortlist(keys, wantedKeys, last), ...likestFirstLine(wantedKeys, last, lineScore)]),
     ];
   }
   let best = { at: 0, score: -1 };
@@ -114,9 +111,8 @@ function shortlist(keys: string[], wanted: string[], last: number): number[] {
     .map(([at]) => at);
 }
 
-/** With no line equal anywhere: the windows whose first non-blank line is likest old_string's. */
+/** The windows whose first non-blank line is likest old_string's (for when no line is equal). */
 function likestFirstLine(
-  keys: string[],
   wanted: string[],
   last: number,
   lineScore: (i: number, j: number) => number,
@@ -142,8 +138,10 @@ function differences(region: string[], wanted: string[], at: number, extra: numb
       `line ${at + tokenLine + 1} ${tokenDifference(region[tokenLine], wanted[tokenLine])}${count > 1 ? ` (${count} of ${wanted.length} lines differ)` : ''}`,
     );
   } else {
+    // A first line without indentation starts at the text, as an exact match may: not a difference.
+    const from = leadingWhitespace(wanted[0]) === '' ? 1 : 0;
     const indentLine = wanted.findIndex(
-      (w, j) => !isBlank(w) && leadingWhitespace(w) !== leadingWhitespace(region[j]),
+      (w, j) => j >= from && !isBlank(w) && leadingWhitespace(w) !== leadingWhitespace(region[j]),
     );
     if (indentLine >= 0) {
       found.push(
