@@ -123,7 +123,7 @@ export const multiedit = defineTool({
   family: 'core-files',
   tag: 'primitive',
   description:
-    'Make several exact-string replacements in one file atomically: the edits apply in order, each to the result of the one before, and if any fails (old_string missing or ambiguous) the file is left untouched. Same rules as edit: view the file first in this session; old_string must match exactly (whitespace included, no line numbers) and once, unless replace_all. Asks for approval with the combined diff.',
+    'Make several exact-string replacements in one file atomically: the edits apply in order, each to the result of the one before, and if any fails (old_string missing or ambiguous) the file is left untouched. Same rules as edit: view the file first in this session; old_string must match exactly (whitespace included, no line numbers) and once, unless replace_all; small whitespace slips are tolerated when they leave one place, and the result field matches says how each edit matched. Asks for approval with the combined diff.',
   input: multieditInput,
   mutates: true,
   // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.

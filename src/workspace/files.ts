@@ -1,5 +1,5 @@
 /**
- * File reads and edits: `view` (numbered lines, images as data), `write`, exact-string `edit` and
+ * File reads and edits: `view` (numbered lines, images as data), `write`, string-replacing `edit` and
  * `multiedit`. Reads are tracked per session; an edit or overwrite of a file the session has not
  * read, or that changed on disk since it did, is refused. Every change goes through the change
  * committer (guards, approval with the diff, history, events).
