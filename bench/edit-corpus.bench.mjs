@@ -39,7 +39,11 @@ function rowsFor(mode, table) {
     if (s.replays === 0) continue;
     const parts = [`applied ${s.applied}/${s.shouldApply} (${percent(s.applied, s.shouldApply)})`];
     if (s.shouldRefuse) parts.push(`ambiguous refused ${s.refusedNamed}/${s.shouldRefuse}`);
-    if (s.either) parts.push(`stale token ok ${s.eitherOk}/${s.either}`);
+    if (s.either) {
+      parts.push(
+        `stale token ok ${s.eitherOk}/${s.either} (${s.eitherApplied} applied, ${s.eitherOk - s.eitherApplied} refused naming the region)`,
+      );
+    }
     if (s.wrong) parts.push(`WRONG ${s.wrong}`);
     if (s.unnamed) parts.push(`unnamed refusals ${s.unnamed}`);
     const row = { name: `${mode}: ${kind} (${s.replays})`, value: parts.join(', ') };

@@ -50,6 +50,7 @@ export interface KindSummary {
   /** Misremembered-token replays: applied correctly, or refused naming the region. */
   either: number;
   eitherOk: number;
+  eitherApplied: number;
   /** Applied with a result other than the intended one: a defect. */
   wrong: number;
   /** Refusals that do not name the intended place. */
@@ -132,6 +133,7 @@ export function summarize(outcomes: Outcome[]): Record<SlipKind | 'all', KindSum
     refusedNamed: 0,
     either: 0,
     eitherOk: 0,
+    eitherApplied: 0,
     wrong: 0,
     unnamed: 0,
     matches: {},
@@ -154,6 +156,7 @@ export function summarize(outcomes: Outcome[]): Record<SlipKind | 'all', KindSum
         if (o.status === 'ambiguous' && o.namesRegion) row.refusedNamed++;
       } else {
         row.either++;
+        if (o.status === 'applied') row.eitherApplied++;
         if (
           o.status === 'applied' ||
           ((o.status === 'not_found' || o.status === 'ambiguous') && o.namesRegion)
