@@ -48,7 +48,7 @@ async function loadApp(outDir) {
   await build({
     cwd: ROOT,
     config: false,
-    entry: { app: join(ROOT, 'src/app.ts'), invoke: join(ROOT, 'src/tools/invoke.ts') },
+    entry: { app: join(ROOT, 'src/app.ts'), invoke: join(ROOT, 'src/tools/core/invoke.ts') },
     outDir,
     format: 'esm',
     platform: 'node',

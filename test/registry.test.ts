@@ -10,8 +10,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REMOVED_TOOL_NAMES } from '../src/tools/aliases';
-import { invokeTool } from '../src/tools/invoke';
+import { REMOVED_TOOL_NAMES } from '../src/tools/core/aliases';
+import { invokeTool } from '../src/tools/core/invoke';
 import { isolatedEnv, makeTestApp } from './helpers/make-test-app';
 import { tmpWorkspace } from './helpers/tmp-workspace';
 

@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { agentApp, echoTool, gateTool } from '../../test/helpers/agent-harness';
 import { reply } from '../../test/helpers/fake-provider';
 import { makeTestApp } from '../../test/helpers/make-test-app';
+import { invokeTool } from '../tools/core/invoke';
 import { allTools } from '../tools/index';
-import { invokeTool } from '../tools/invoke';
 
 describe('agent service', () => {
   it('TOOLS-49: queues a prompt sent during a run and runs it after; every queue view agrees', async () => {

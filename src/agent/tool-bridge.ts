@@ -15,8 +15,8 @@ import type { App } from '../app';
 import { SvcError, toSvcError } from '../errors';
 import type { PermissionAskContext } from '../permissions/permission-service';
 import { atomically } from '../store/db';
-import type { AnyTool, PermissionRequest, ToolContext } from '../tools/define-tool';
-import { parseToolInput } from '../tools/invoke';
+import type { AnyTool, PermissionRequest, ToolContext } from '../tools/core/define-tool';
+import { parseToolInput } from '../tools/core/invoke';
 
 /** Longest tool output handed to the model; the rest is cut with a note. */
 export const MAX_TOOL_OUTPUT_CHARS = 100_000;

@@ -16,7 +16,7 @@
  * The funnel is untouched: a deferred tool is in the effective set, callable and reported as such.
  * @module
  */
-import type { AnyTool } from '../tools/define-tool';
+import type { AnyTool } from '../tools/core/define-tool';
 import { schemaOf } from './tool-bridge';
 
 export type ToolExposure = 'auto' | 'all' | 'deferred';

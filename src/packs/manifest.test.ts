@@ -5,7 +5,7 @@
  * rejected in allow rules.
  */
 import { describe, expect, it } from 'vitest';
-import { canonicalToolName, isConfigAlias } from '../tools/aliases';
+import { canonicalToolName, isConfigAlias } from '../tools/core/aliases';
 import { parseManifestText, toolMatcher } from './manifest';
 
 const tools = {

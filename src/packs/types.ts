@@ -9,7 +9,7 @@ import type { Logger } from '../log';
 import type { Redactor } from '../redact';
 import type { SessionStore } from '../sessions/session-store';
 import type { Db } from '../store/db';
-import type { ToolPolicy } from '../tools/funnel';
+import type { ToolPolicy } from '../tools/core/funnel';
 import type { Clock } from '../util/ids';
 import type { PackManifest, ToolNames } from './manifest';
 import type { OperatingModeSnapshot } from './snapshot';

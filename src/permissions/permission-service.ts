@@ -20,7 +20,7 @@ import type { RunLedger } from '../runs/run-ledger';
 import type { SessionStore } from '../sessions/session-store';
 import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
-import type { PermissionRequest } from '../tools/define-tool';
+import type { PermissionRequest } from '../tools/core/define-tool';
 import type { Clock, Ids } from '../util/ids';
 
 export type PermissionDecision = 'allow_once' | 'allow_session' | 'deny';

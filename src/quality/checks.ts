@@ -1,7 +1,7 @@
 /**
  * Which shell commands are checks (test, lint and typecheck runs) and what identifies the same
  * check later. Works on the parsed words bash analysis gives for each simple command
- * (permissions/bash-analysis): wrappers (`env`, `timeout`, `nice`…) and package-runner prefixes
+ * (shell/bash-analysis): wrappers (`env`, `timeout`, `nice`…) and package-runner prefixes
  * (`npx`, `pnpm exec`, `yarn`, `bunx`, `uv run`, `poetry run`, `python -m`…) are peeled off, then
  * the tool is recognised: npm/pnpm/yarn/bun scripts named test, lint, typecheck, check…, vitest,
  * jest, mocha, playwright test, tsc, eslint, biome, prettier --check, pytest, mypy, ruff, flake8,
@@ -9,7 +9,7 @@
  * mvn/gradle test, make test/check/lint, tox, nox, deno test/lint/check, node --test.
  * @module
  */
-import { unwrap } from '../permissions/bash-rules';
+import { unwrap } from '../shell/bash-rules';
 
 export type CheckKind = 'test' | 'lint' | 'typecheck';
 

@@ -6,7 +6,7 @@
  */
 import { agentKinds } from '../agent/agent-kinds';
 import type { Config } from '../config/schema';
-import type { AnyTool } from '../tools/define-tool';
+import type { AnyTool } from '../tools/core/define-tool';
 import { outputReference, templateRefs } from '../workflows/template';
 import type { RecipeDefinition, RecipeDiagnostic, RecipeParameter } from './recipe-schema';
 

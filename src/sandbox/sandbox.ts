@@ -54,7 +54,7 @@ export interface Sandbox {
   plan(request: { cwd: string }): CommandSandboxPlan | undefined;
 }
 
-/** What bash analysis refuses whatever the config (src/permissions/bash-analysis.ts). */
+/** What bash analysis refuses whatever the config (src/shell/bash-analysis.ts). */
 export const ALWAYS_BLOCKED = [
   'privilege escalation (sudo, doas, su, pkexec)',
   'rm -r of /, the home directory or the whole workspace; rm --no-preserve-root',

@@ -9,7 +9,7 @@
  */
 import type { App } from '../app';
 import { SvcError, toSvcError } from '../errors';
-import { invokeTool } from '../tools/invoke';
+import { invokeTool } from '../tools/core/invoke';
 import { defaultTimezone, nextFireTimes } from './cron';
 import {
   createScheduleStore,

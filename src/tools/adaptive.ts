@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { cliReport, evalShadowSummary, fleetRegulationStatus, spawnStatus } from '../adaptive/readouts';
 import { buildSnapshot } from '../adaptive/snapshot';
 import { SvcError } from '../errors';
-import { type AnyTool, defineTool, type GateEnv } from './define-tool';
+import { type AnyTool, defineTool, type GateEnv } from './core/define-tool';
 
 const sessionIdField = z
   .string()
@@ -40,6 +40,8 @@ export const getAdaptiveOrchestration = defineTool({
   gate: adaptiveGate,
   surfaces: {
     mcp: 'svc_get_adaptive_orchestration',
+    // The web UI's adaptive view (closed gate: 404 with the reason, like the operating-mode routes).
+    http: { method: 'GET', path: '/v1/adaptive-orchestration' },
     cli: {
       command: 'config show-adaptive-orchestration',
       description:

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { readProjects } from '../agent/project-registry';
 import { diagnoseSession, logsReport, requireDb, usageStats } from '../agent/reports';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 
 type Diagnosis = Awaited<ReturnType<typeof diagnoseSession>>;
 

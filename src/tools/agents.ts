@@ -9,7 +9,7 @@ import { agentKind } from '../agent/agent-kinds';
 import type { RunResult } from '../agent/types';
 import { targetSession } from '../agent/views';
 import { SvcError } from '../errors';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 
 export const listAgentKinds = defineTool({
   name: 'list_agent_kinds',

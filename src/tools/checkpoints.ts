@@ -6,8 +6,8 @@
  * @module
  */
 import { z } from 'zod';
-import { defineTool } from './define-tool';
-import { opContext } from './op-context';
+import { defineTool } from './core/define-tool';
+import { opContext } from './core/op-context';
 
 const id = z
   .string()

@@ -11,7 +11,7 @@ import { formatIssue, loadConfig } from '../config/load';
 import { parseConfigValue, writeConfigKey } from '../config/write';
 import { SvcError } from '../errors';
 import { VERSION } from '../version';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 
 const configValue = z.union([
   z.string(),

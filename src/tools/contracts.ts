@@ -10,8 +10,8 @@ import type { CommandRunner } from '../contracts/contract-service';
 import { qualityGatesPosture } from '../contracts/quality-gates';
 import { SvcError } from '../errors';
 import type { BashResult } from '../workspace/shell';
-import { type AnyTool, defineTool, type ToolContext } from './define-tool';
-import { opContext } from './op-context';
+import { type AnyTool, defineTool, type ToolContext } from './core/define-tool';
+import { opContext } from './core/op-context';
 
 const sessionField = z
   .string()

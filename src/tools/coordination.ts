@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { MARKER_KINDS } from '../coordination/markers';
 import { SvcError } from '../errors';
-import { defineTool, type ToolContext } from './define-tool';
+import { defineTool, type ToolContext } from './core/define-tool';
 
 const sessionField = z
   .string()

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { SvcError } from '../errors';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 
 /** Errors carried by the `diagnostics.reported` ledger event. */
 const MAX_REPORTED_ERRORS = 100;

@@ -11,10 +11,10 @@ import { SvcError } from '../errors';
 import type { PatchResult } from '../quality/apply-patch';
 import type { EditOutcome } from '../workspace/files';
 import type { StructuralEditResult } from '../workspace/semantic';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
+import { opContext } from './core/op-context';
 import { editPrompt } from './edit.prompt';
 import { describeEdit } from './files';
-import { opContext } from './op-context';
 
 export const editInput = z.strictObject({
   path: z

@@ -9,10 +9,10 @@ import type { EditOutcome, ImageView, TextView } from '../workspace/files';
 import type { GrepResult } from '../workspace/search';
 import { SEARCH_LIMITS } from '../workspace/search';
 import type { MatchKind } from '../workspace/text-replace';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
+import { opContext } from './core/op-context';
+import type { ToolAttachment } from './core/tool-output';
 import { grepPrompt } from './grep.prompt';
-import { opContext } from './op-context';
-import type { ToolAttachment } from './tool-output';
 import { viewPrompt } from './view.prompt';
 
 const path = (what: string) => z.string().min(1).describe(`${what}, relative to the workspace root.`);

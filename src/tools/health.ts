@@ -15,7 +15,7 @@ import { type IncidentStatus, runtimeIncidentStatus } from '../health/incidents'
 import { type LengthRecoveryStatus, lengthRecoveryStatus } from '../health/length-recovery';
 import { type LoopDetectionStatus, loopDetectionStatus } from '../health/loop-detection';
 import type { SandboxStatus } from '../sandbox/sandbox';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 
 const sessionId = z
   .string()

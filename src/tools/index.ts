@@ -3,13 +3,6 @@
  * @module
  */
 
-import {
-  getModelSelection,
-  getProviderAuthWizard,
-  getProviderStatus,
-  listModelsTool,
-} from '../providers/tools';
-import { mcpStatus } from '../surfaces/mcp/client/status-tool';
 import { adaptiveTools } from './adaptive';
 import { agentStatusTools } from './agent-status';
 import { agentTools } from './agents';
@@ -31,7 +24,7 @@ import {
 } from './config-tools';
 import { contractTools } from './contracts';
 import { leaveMarker, workspaceClaim } from './coordination';
-import type { AnyTool } from './define-tool';
+import type { AnyTool } from './core/define-tool';
 import { diagnostics } from './diagnostics';
 import { edit } from './edit';
 import { glob, grep, ls, multiedit, view, write } from './files';
@@ -44,10 +37,12 @@ import {
   runtimeFeaturesTool,
 } from './inspect-tools';
 import { lifecycleTools } from './lifecycle';
+import { mcpStatus } from './mcp-status';
 import { observeTools } from './observe';
 import { packTools } from './packs';
 import { planningTools } from './planning';
 import { pluginTools } from './plugins';
+import { getModelSelection, getProviderAuthWizard, getProviderStatus, listModelsTool } from './providers';
 import { qualityTools } from './quality';
 import {
   getMultiplayerCoordinationDashboard,

@@ -8,8 +8,8 @@
 import { z } from 'zod';
 import type { App } from '../app';
 import { VERSION } from '../version';
-import { type AnyTool, defineTool, type ToolTag } from './define-tool';
-import { FUNNEL_STAGES, type FunnelEntry } from './funnel';
+import { type AnyTool, defineTool, type ToolTag } from './core/define-tool';
+import { FUNNEL_STAGES, type FunnelEntry } from './core/funnel';
 
 export const funnelInput = z.strictObject({
   session_id: z

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { App } from '../app';
 import type { DaemonView } from '../scheduler/daemons';
 import { remoteLifecycle, restartDaemon, startAutopilot, stopDaemons } from '../scheduler/lifecycle';
-import { defineTool, type GateEnv } from './define-tool';
+import { defineTool, type GateEnv } from './core/define-tool';
 import { autopilotRunner, inspectSchedule, schedulerStatus } from './scheduler';
 
 export const LIFECYCLE_ENV = 'SVC_ENABLE_PROCESS_LIFECYCLE_TOOLS';

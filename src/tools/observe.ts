@@ -31,7 +31,7 @@ import {
 } from '../observe/session-observability';
 import { buildTaskAggregate } from '../observe/task-aggregate';
 import { buildWorkspaceSnapshot } from '../observe/workspace-snapshot';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 
 const sessionIdField = z
   .string()

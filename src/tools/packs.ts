@@ -14,7 +14,13 @@ import { SvcError } from '../errors';
 import type { PackController } from '../packs/controller';
 import { discoverPacks } from '../packs/discovery';
 import { controllerlessPosture, type OperatingModeSnapshot } from '../packs/snapshot';
-import { type AnyTool, defineTool, type GateEnv, type HttpBinding, type ToolContext } from './define-tool';
+import {
+  type AnyTool,
+  defineTool,
+  type GateEnv,
+  type HttpBinding,
+  type ToolContext,
+} from './core/define-tool';
 
 const sessionIdField = z
   .string()

@@ -12,7 +12,7 @@ import { targetSession, workflowPhase } from '../agent/views';
 import type { App } from '../app';
 import { SvcError } from '../errors';
 import type { Session } from '../sessions/session-store';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 
 interface StoredPlan {
   markdown: string;

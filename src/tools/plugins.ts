@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { ChangeOptions } from '../plugins/plugin-service';
-import { type AnyTool, defineTool, type ToolContext } from './define-tool';
+import { type AnyTool, defineTool, type ToolContext } from './core/define-tool';
 
 const nameField = z.string().min(1).describe('Name of an installed plugin (see plugin_list).');
 const refField = z

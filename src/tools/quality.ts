@@ -12,8 +12,8 @@ import type { ApplyPatchStatus } from '../quality/apply-patch';
 import type { EditCapsule, EditCapsulesStatus } from '../quality/capsules';
 import { classifyShell } from '../quality/checks';
 import { FINDING_KINDS, FINDING_STATES, type FindingLifecycleStatus } from '../quality/findings';
-import { defineTool, type ToolContext } from './define-tool';
-import { opContext } from './op-context';
+import { defineTool, type ToolContext } from './core/define-tool';
+import { opContext } from './core/op-context';
 
 const sessionFilter = z
   .string()

@@ -14,7 +14,7 @@ import {
   parityGetterUnavailable,
 } from '../readouts/multiplayer/dashboard';
 import { buildMultiplayerExport } from '../readouts/multiplayer/export';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 
 export const dashboardInput = z.strictObject({
   session_id: z

@@ -8,8 +8,8 @@
 import { z } from 'zod';
 import type { RecipeRunResult, RecipeSummary, RecipeValidation } from '../recipes/recipe-service';
 import { callerOf } from '../workflows/lineage';
-import { defineTool } from './define-tool';
-import { opContext } from './op-context';
+import { defineTool } from './core/define-tool';
+import { opContext } from './core/op-context';
 
 const paramValue = z.union([z.string(), z.number(), z.boolean()]);
 

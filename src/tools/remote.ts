@@ -12,8 +12,8 @@ import type { DeployInput, Deployment } from '../deploy/deploy-service';
 import { LOCAL_TARGET } from '../deploy/targets';
 import { SvcError } from '../errors';
 import type { TrackedTask } from '../remote/delegation';
-import { allowlistProblems } from './aliases';
-import { type AnyTool, defineTool, type ToolContext } from './define-tool';
+import { allowlistProblems } from './core/aliases';
+import { type AnyTool, defineTool, type ToolContext } from './core/define-tool';
 
 const timeoutField = z
   .number()

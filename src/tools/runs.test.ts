@@ -15,8 +15,8 @@ import { makeTestApp } from '../../test/helpers/make-test-app';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import type { App } from '../app';
 import { createHttpApp } from '../surfaces/http/index';
+import { invokeTool } from './core/invoke';
 import { allTools } from './index';
-import { invokeTool } from './invoke';
 
 const call = (app: App, name: string, input: Record<string, unknown> = {}) =>
   invokeTool(app, name, input, { surface: 'mcp' }) as Promise<any>;

@@ -13,7 +13,7 @@ import type { App } from '../app';
 import { SvcError } from '../errors';
 import { RUN_STATUSES } from '../runs/run-ledger';
 import { buildTrace, phaseSpans } from '../runs/run-trace';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 import { route, SESSION_ROUTES } from './session-routes';
 
 const runIdField = z.string().min(1).describe('Run id (run_…), from list_agent_runs.');
@@ -125,7 +125,10 @@ export const getAgentRunEvents = defineTool({
     type: z.array(z.string().min(1)).optional().describe('Only events of these types.'),
   }),
   mutates: false,
-  surfaces: { mcp: 'svc_get_agent_run_events' },
+  surfaces: {
+    mcp: 'svc_get_agent_run_events',
+    http: { method: 'GET', path: '/v1/agent-runs/:run_id/events', params: { run_id: 'run_id' } },
+  },
   // Needs a run: covered by src/tools/runs.test.ts.
   examples: [],
   run: (ctx, input) => {

@@ -10,7 +10,7 @@ import type { App } from '../app';
 import { SvcError } from '../errors';
 import type { Schedule } from '../scheduler/schedule-store';
 import { recipeToolAvailable } from '../scheduler/scheduler';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 
 const scheduleActions = ['create', 'list', 'inspect', 'run', 'pause', 'unpause', 'update', 'delete'] as const;
 const MUTATING = new Set(['create', 'run', 'pause', 'unpause', 'update', 'delete']);

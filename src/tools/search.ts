@@ -8,9 +8,9 @@ import { SvcError } from '../errors';
 import type { GrepResult } from '../workspace/search';
 import type { LookupResult, OverviewResult } from '../workspace/semantic';
 import type { SymbolInfo } from '../workspace/symbols';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
+import { opContext } from './core/op-context';
 import { renderGrep } from './files';
-import { opContext } from './op-context';
 import { searchPrompt } from './search.prompt';
 
 export const searchInput = z.strictObject({

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { SvcError } from '../errors';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 
 export const listSessionEventsInput = z.strictObject({
   session_id: z

@@ -4,7 +4,7 @@
  * (`surfaces/tui/http-client.ts`) calls exactly these. Each value is `METHOD /path` in Hono form.
  * @module
  */
-import type { HttpBinding } from './define-tool';
+import type { HttpBinding } from './core/define-tool';
 
 export const SESSION_ROUTES = {
   list: 'GET /v1/sessions',

@@ -12,7 +12,7 @@ import { messageView, sessionView, targetSession, workflowPhase } from '../agent
 import type { App } from '../app';
 import { SvcError } from '../errors';
 import type { MessagePart } from '../sessions/session-store';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 import { route, SESSION_ROUTES } from './session-routes';
 
 const sessionIdField = z
@@ -350,7 +350,11 @@ export const sessionSearch = defineTool({
     limit: z.number().int().min(1).max(200).default(20).describe('Most sessions to return.'),
   }),
   mutates: false,
-  surfaces: { mcp: 'svc_session_search', cli: { command: 'session search', args: ['query'] } },
+  surfaces: {
+    mcp: 'svc_session_search',
+    cli: { command: 'session search', args: ['query'] },
+    http: { method: 'GET', path: '/v1/session-search' },
+  },
   examples: [{ query: 'test' }],
   run: (ctx, input) => {
     const results = ctx.app.sessions.search(input.query, { limit: input.limit });

@@ -9,8 +9,8 @@ import { MAX_JOB_WAIT_SECONDS } from '../workspace/jobs';
 import type { BackgroundStart, BashResult } from '../workspace/shell';
 import { MAX_TIMEOUT_SECONDS } from '../workspace/shell';
 import { bashPrompt } from './bash.prompt';
-import { defineTool } from './define-tool';
-import { opContext } from './op-context';
+import { defineTool } from './core/define-tool';
+import { opContext } from './core/op-context';
 
 export const bashInput = z.strictObject({
   command: z.string().min(1).describe('The bash command line to run (pipes, &&, quotes and heredocs work).'),

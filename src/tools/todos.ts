@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { SvcError } from '../errors';
 import type { TodoList } from '../workspace/todos';
-import { defineTool } from './define-tool';
+import { defineTool } from './core/define-tool';
 
 export const todosInput = z.strictObject({
   todos: z

@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import { WEB_LIMITS } from '../workspace/web';
-import { defineTool } from './define-tool';
-import { opContext } from './op-context';
+import { defineTool } from './core/define-tool';
+import { opContext } from './core/op-context';
 
 const url = z.string().min(1).describe('Absolute http:// or https:// URL.');
 

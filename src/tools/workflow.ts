@@ -19,8 +19,8 @@ import { runTeamTask, teamsStatus } from '../workflows/team-runner';
 import { manageTemplate } from '../workflows/template-manager';
 import { workflowStepSchema } from '../workflows/workflow-definition';
 import { spawnWorktreeOverride } from '../workflows/worktree';
-import { defineTool } from './define-tool';
-import { opContext } from './op-context';
+import { defineTool } from './core/define-tool';
+import { opContext } from './core/op-context';
 
 const sessionIdField = z
   .string()

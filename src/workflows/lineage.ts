@@ -10,8 +10,8 @@ import { kindPolicies } from '../agent/agent-kinds';
 import type { App } from '../app';
 import { SvcError } from '../errors';
 import type { Session } from '../sessions/session-store';
-import type { ToolContext } from '../tools/define-tool';
-import { effectiveTools, type ToolPolicy } from '../tools/funnel';
+import type { ToolContext } from '../tools/core/define-tool';
+import { effectiveTools, type ToolPolicy } from '../tools/core/funnel';
 
 /** The calling agent, as a workflow inherits it. */
 export interface Caller {

@@ -10,7 +10,7 @@ import { agentKinds } from '../agent/agent-kinds';
 import type { Config } from '../config/schema';
 import { recipeParameterSchema } from '../recipes/recipe-schema';
 import type { RecipeService } from '../recipes/recipe-service';
-import type { AnyTool } from '../tools/define-tool';
+import type { AnyTool } from '../tools/core/define-tool';
 import { ancestors, type DagProblem, dagProblems } from './dag';
 import { outputReference, templateRefs } from './template';
 

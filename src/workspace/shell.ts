@@ -1,5 +1,5 @@
 /**
- * The bash tool's engine. Each command is analysed (permissions/bash-analysis), blocked or put
+ * The bash tool's engine. Each command is analysed (shell/bash-analysis), blocked or put
  * to the operator, then run with bash in its own process group. The working directory persists
  * per session between calls (a `cd` sticks); variables and functions do not. Timeouts and
  * cancellation kill the whole group. Long output keeps its head and tail and spills in full to
@@ -11,8 +11,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { SvcError } from '../errors';
-import { analyzeBash, type BashAnalysis } from '../permissions/bash-analysis';
 import type { Redactor } from '../redact';
+import { analyzeBash, type BashAnalysis } from '../shell/bash-analysis';
 import type { Clock, Ids } from '../util/ids';
 import { approve, type MutationGuard, type OpContext, throwIfCancelled } from './context';
 import type { Jobs } from './jobs';

@@ -128,7 +128,7 @@ describe('svc run: read, edit, test, checkpoint, answer', () => {
 
     // The checkpoint exists, named as the model asked.
     const checkpoints = (await (
-      await import('../../src/tools/invoke')
+      await import('../../src/tools/core/invoke')
     ).invokeTool(
       app,
       'checkpoint_list',

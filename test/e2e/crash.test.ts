@@ -7,8 +7,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { invokeTool } from '../../src/tools/core/invoke';
 import { allTools } from '../../src/tools/index';
-import { invokeTool } from '../../src/tools/invoke';
 import { fakeProvider, reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 import { BIN, runBin } from '../helpers/run-bin';

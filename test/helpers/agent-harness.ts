@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { App } from '../../src/app';
 import type { SessionEvent } from '../../src/events/bus';
-import { type AnyTool, defineTool } from '../../src/tools/define-tool';
+import { type AnyTool, defineTool } from '../../src/tools/core/define-tool';
 import { allTools } from '../../src/tools/index';
 import { type FakeProvider, fakeProvider, type ScriptEntry } from './fake-provider';
 import { makeTestApp, type TestAppOptions } from './make-test-app';

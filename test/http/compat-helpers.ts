@@ -6,7 +6,7 @@
 import OpenAI from 'openai';
 import type { App } from '../../src/app';
 import { type HttpServerHandle, startHttpServer } from '../../src/surfaces/http/server';
-import type { AnyTool } from '../../src/tools/define-tool';
+import type { AnyTool } from '../../src/tools/core/define-tool';
 import { allTools } from '../../src/tools/index';
 import { type FakeProvider, fakeProvider, type ScriptEntry } from '../helpers/fake-provider';
 import { makeTestApp, type TestAppOptions } from '../helpers/make-test-app';

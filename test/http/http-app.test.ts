@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { createHttpApp, openSseStream } from '../../src/surfaces/http/index';
 import { bindingsOf } from '../../src/surfaces/http/mount-tools';
 import { openApiPath } from '../../src/surfaces/http/openapi';
-import { defineTool } from '../../src/tools/define-tool';
+import { defineTool } from '../../src/tools/core/define-tool';
 import { allTools } from '../../src/tools/index';
 import { makeTestApp } from '../helpers/make-test-app';
 import { sseReader } from './sse-reader';

@@ -9,7 +9,7 @@
 import { resolve } from 'node:path';
 import { generateText, stepCountIs, tool } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { effectiveTools } from '../../src/tools/funnel';
+import { effectiveTools } from '../../src/tools/core/funnel';
 import { approveInBrowser, fakeMcpHttpServer } from '../helpers/fake-mcp-server';
 import { fakeProvider, reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';

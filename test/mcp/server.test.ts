@@ -24,7 +24,7 @@ import { createHttpApp } from '../../src/surfaces/http/index';
 import { checkOperatingMode, resolveExposedTools } from '../../src/surfaces/mcp/exposed-tools';
 import { createMcpServer } from '../../src/surfaces/mcp/server';
 import { startMcpService } from '../../src/surfaces/mcp/service';
-import { type AnyTool, defineTool } from '../../src/tools/define-tool';
+import { type AnyTool, defineTool } from '../../src/tools/core/define-tool';
 import { allTools } from '../../src/tools/index';
 import { makeTestApp, type TestAppOptions } from '../helpers/make-test-app';
 import { maskVolatile } from '../helpers/surfaces';

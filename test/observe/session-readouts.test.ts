@@ -17,8 +17,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
+import { invokeTool } from '../../src/tools/core/invoke';
 import { allTools } from '../../src/tools/index';
-import { invokeTool } from '../../src/tools/invoke';
 import { agentApp, echoTool, gateTool, throwingTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { isolatedEnv } from '../helpers/make-test-app';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { bindingsOf } from '../../src/surfaces/http/mount-tools';
-import type { CliBinding } from '../../src/tools/define-tool';
+import type { CliBinding } from '../../src/tools/core/define-tool';
 import { observeTools } from '../../src/tools/observe';
 import { agentApp, throwingTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';

@@ -11,8 +11,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
+import { invokeTool } from '../../src/tools/core/invoke';
 import { allTools } from '../../src/tools/index';
-import { invokeTool } from '../../src/tools/invoke';
 import { touchTool } from '../helpers/agent-harness';
 import { fakeProvider, reply, type ScriptEntry } from '../helpers/fake-provider';
 import { makeTestApp, testClock } from '../helpers/make-test-app';

@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SvcError } from '../../src/errors';
-import { attachmentsOf, toModelContent } from '../../src/tools/tool-output';
+import { attachmentsOf, toModelContent } from '../../src/tools/core/tool-output';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 import { toolHarness } from './harness';
 

@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SvcError } from '../../src/errors';
 import type { SessionEvent } from '../../src/events/bus';
-import type { PermissionRequest } from '../../src/tools/define-tool';
-import { invokeTool, type ToolCallContext } from '../../src/tools/invoke';
+import type { PermissionRequest } from '../../src/tools/core/define-tool';
+import { invokeTool, type ToolCallContext } from '../../src/tools/core/invoke';
 import { makeTestApp, type TestAppOptions } from '../helpers/make-test-app';
 
 export interface Harness {

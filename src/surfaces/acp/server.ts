@@ -24,7 +24,7 @@ import type { SessionEvent } from '../../events/bus';
 import type { SessionEventPayloads } from '../../events/types';
 import type { Logger } from '../../log';
 import type { PermissionDecision } from '../../permissions/permission-service';
-import { invokeTool } from '../../tools/invoke';
+import { invokeTool } from '../../tools/core/invoke';
 import { VERSION } from '../../version';
 import {
   markdownPlan,

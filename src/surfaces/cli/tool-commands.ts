@@ -8,8 +8,8 @@
 import { type Command, Option } from 'commander';
 import { z } from 'zod';
 import { SvcError } from '../../errors';
-import type { AnyTool, CliBinding } from '../../tools/define-tool';
-import { withAlias } from '../../tools/invoke';
+import type { AnyTool, CliBinding } from '../../tools/core/define-tool';
+import { withAlias } from '../../tools/core/invoke';
 import { renderText } from '../../util/render-text';
 import { objectFields, unwrapSchema } from '../../util/zod-shape';
 import type { CliContext } from './context';

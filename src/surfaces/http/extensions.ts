@@ -5,7 +5,7 @@
  * @module
  */
 import type { Hono } from 'hono';
-import { mountA2aRoutes } from '../../remote/a2a-routes';
+import { mountA2aRoutes } from '../a2a/routes';
 import { compatSurface } from './compat/routes';
 import type { ErrorStyle } from './errors';
 import type { AppRef } from './mount-tools';
@@ -33,6 +33,6 @@ export type HttpExtension = (hono: Hono, appRef: AppRef, kit: HttpKit) => void;
 export const httpExtensions: readonly HttpExtension[] = [
   sessionsApi,
   compatSurface,
-  // A2A agent card + JSON-RPC, answered when [a2a] enabled is true (src/remote/a2a-routes.ts).
+  // A2A agent card + JSON-RPC, answered when [a2a] enabled is true (src/surfaces/a2a/routes.ts).
   mountA2aRoutes,
 ];

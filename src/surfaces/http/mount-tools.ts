@@ -8,8 +8,8 @@ import type { Context, Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { App } from '../../app';
 import { SvcError } from '../../errors';
-import type { AnyTool, HttpBinding } from '../../tools/define-tool';
-import { parseToolInput } from '../../tools/invoke';
+import type { AnyTool, HttpBinding } from '../../tools/core/define-tool';
+import { parseToolInput } from '../../tools/core/invoke';
 import { coerceQuery } from './coerce';
 import { errorResponse } from './errors';
 

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { App } from '../../app';
-import type { AnyTool, HttpBinding } from '../../tools/define-tool';
+import type { AnyTool, HttpBinding } from '../../tools/core/define-tool';
 import { VERSION } from '../../version';
 import { bindingsOf } from './mount-tools';
 

@@ -9,8 +9,8 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { App } from '../../app';
 import { toSvcError } from '../../errors';
-import type { AnyTool } from '../../tools/define-tool';
-import { formatIssues } from '../../tools/invoke';
+import type { AnyTool } from '../../tools/core/define-tool';
+import { formatIssues } from '../../tools/core/invoke';
 import type { ExposedTool } from './exposed-tools';
 
 export interface McpToolListing {

@@ -19,7 +19,7 @@
  */
 import type { App } from '../../app';
 import { SvcError } from '../../errors';
-import type { AnyTool } from '../../tools/define-tool';
+import type { AnyTool } from '../../tools/core/define-tool';
 
 export const OPERATING_MODE_MCP_TOOL = 'svc_get_operating_mode';
 export const OPERATING_MODE_NATIVE_TOOL = 'get_operating_mode';

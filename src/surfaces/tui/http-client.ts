@@ -6,7 +6,7 @@
  * @module
  */
 import { SvcError, type SvcErrorCode } from '../../errors';
-import type { AnyTool, HttpBinding } from '../../tools/define-tool';
+import type { AnyTool, HttpBinding } from '../../tools/core/define-tool';
 import { allTools } from '../../tools/index';
 import { SESSION_ROUTES } from '../../tools/session-routes';
 import type {

@@ -9,7 +9,7 @@ import type { App } from '../../app';
 import { SvcError, toSvcError } from '../../errors';
 import type { PendingPermission } from '../../permissions/permission-service';
 import type { Session } from '../../sessions/session-store';
-import { invokeTool } from '../../tools/invoke';
+import { invokeTool } from '../../tools/core/invoke';
 import type {
   ClientInfo,
   EventSubscription,

@@ -3,7 +3,7 @@
  * `/config-status` reads like `svc config show-config-status`), else the CLI's default rendering.
  * @module
  */
-import type { AnyTool } from '../../tools/define-tool';
+import type { AnyTool } from '../../tools/core/define-tool';
 import { renderText } from '../../util/render-text';
 
 export function readoutText(tool: AnyTool | undefined, value: unknown, input: unknown = {}): string {

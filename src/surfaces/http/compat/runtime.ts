@@ -6,8 +6,8 @@
  * @module
  */
 import type { App } from '../../../app';
-import type { AnyTool } from '../../../tools/define-tool';
-import type { ToolPolicy } from '../../../tools/funnel';
+import type { AnyTool } from '../../../tools/core/define-tool';
+import type { ToolPolicy } from '../../../tools/core/funnel';
 
 export type CompatToolPolicy = 'none' | 'read_only' | 'allowed_tools' | 'all';
 

@@ -1,0 +1,584 @@
+/**
+ * One configured MCP server: its transport, its SDK client, its tools in the registry, and its
+ * state (idle → connecting → connected | needs_auth | failed). A crash is reconnected with a
+ * short backoff; past the budget the server stays failed until someone asks again (a status
+ * request, a call to one of its tools). Nothing here throws past the connection: every failure
+ * becomes state and a message, so one server can never take down the agent or another server.
+ * The MCP SDK is loaded on the first connect.
+ * @module
+ */
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { z } from 'zod';
+import type { McpServerConfig } from '../config/schema';
+import { SvcError, toSvcError } from '../errors';
+import type { Logger } from '../log';
+import type { AnyTool } from '../tools/core/define-tool';
+import type { Clock } from '../util/ids';
+import { VERSION } from '../version';
+import type { McpAuthStore } from './auth-store';
+import { createOAuthProvider, type SvcOAuthProvider } from './oauth-provider';
+import { checkRemoteTool, type RemoteCallResult, registryName, remoteToolDefinition } from './remote-tools';
+
+export type McpServerState = 'disabled' | 'idle' | 'connecting' | 'connected' | 'needs_auth' | 'failed';
+export type McpTransportType = 'stdio' | 'http' | 'sse';
+
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+/** Spawning a server (npx, a cold interpreter) can take longer than one request may. */
+const MIN_START_SECONDS = 10;
+const STDERR_LINES = 20;
+const STDERR_LINE_CHARS = 400;
+const MAX_TOOL_PAGES = 50;
+
+export interface McpServerStatus {
+  id: string;
+  type: McpTransportType;
+  /** The command line or URL (redacted by the surface that prints it). */
+  target: string;
+  auth: 'oauth' | 'none';
+  state: McpServerState;
+  error: string | null;
+  /** What the operator can do about the state, when anything. */
+  action: string | null;
+  /** Registry names of its tools. */
+  tools: string[];
+  /** Tools that were skipped (malformed schema, name clash). */
+  warnings: string[];
+  /** Last lines the server wrote to stderr (stdio servers). */
+  stderr_tail: string[];
+  attempts: number;
+  connected_at_unix: number | null;
+  server: { name: string; version: string } | null;
+}
+
+export interface ConnectionDeps {
+  id: string;
+  config: McpServerConfig;
+  workspace: string;
+  env: Readonly<Record<string, string | undefined>>;
+  log: Logger;
+  clock: Clock;
+  fetch: typeof fetch;
+  authStore: McpAuthStore;
+  onSecret(value: string): void;
+  /** Replace this server's tools in the registry. */
+  setTools(defs: AnyTool[]): string[];
+  /** Delays between automatic reconnects after crashes; their count is the crash budget. */
+  reconnectDelaysMs: readonly number[];
+  /** Crashes older than this no longer count against the budget. */
+  crashWindowMs: number;
+}
+
+// Lenient (STYLE: payloads from peers): one malformed entry must not sink the whole list.
+const lenientToolList = z.looseObject({
+  tools: z.array(z.unknown()).default([]),
+  nextCursor: z.string().optional(),
+});
+
+class NeedsAuth extends Error {}
+
+export function transportType(config: McpServerConfig): McpTransportType {
+  return config.type ?? (config.url && !config.command ? 'http' : 'stdio');
+}
+
+export function targetOf(config: McpServerConfig): string {
+  return transportType(config) === 'stdio'
+    ? [config.command ?? '', ...(config.args ?? [])].join(' ').trim()
+    : (config.url ?? '');
+}
+
+export class McpConnection {
+  readonly id: string;
+  readonly config: McpServerConfig;
+  state: McpServerState;
+  /** Set by the manager when the block cannot run at all (listed twice, prefix clash). */
+  blocked: string | null = null;
+  error: string | null = null;
+  attempts = 0;
+  lastAttemptAt: number | null = null;
+  private connectedAt: number | null = null;
+  private serverInfo: { name: string; version: string } | null = null;
+  private tools: string[] = [];
+  private warnings: string[] = [];
+  private stderrTail: string[] = [];
+  private stderrPartial = '';
+  private client?: Client;
+  private inflight?: Promise<void>;
+  private reconnectTimer?: NodeJS.Timeout;
+  private crashes: number[] = [];
+  private closed = false;
+  private readonly deps: ConnectionDeps;
+
+  constructor(deps: ConnectionDeps) {
+    this.deps = deps;
+    this.id = deps.id;
+    this.config = deps.config;
+    this.state = deps.config.disabled ? 'disabled' : 'idle';
+  }
+
+  get timeoutMs(): number {
+    return (this.config.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
+  }
+
+  /** Start-up (initialize and the first tools/list) gets at least MIN_START_SECONDS. */
+  private get startTimeoutMs(): number {
+    return Math.max(this.timeoutMs, MIN_START_SECONDS * 1000);
+  }
+
+  /** Connect (or reconnect with `force`); concurrent callers share one attempt. Never rejects. */
+  connect(options: { force?: boolean } = {}): Promise<void> {
+    if (this.closed || this.state === 'disabled' || this.blocked) return Promise.resolve();
+    if (this.inflight) return this.inflight;
+    if (this.state === 'connected' && !options.force) return Promise.resolve();
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    this.inflight = this.attempt().finally(() => {
+      this.inflight = undefined;
+    });
+    return this.inflight;
+  }
+
+  /** Asked for explicitly (status, a tool call): a fresh crash budget and an attempt now. */
+  retry(): Promise<void> {
+    this.crashes = [];
+    return this.connect({ force: this.state !== 'connected' });
+  }
+
+  get connecting(): boolean {
+    return this.inflight !== undefined;
+  }
+
+  /** Crashed within the window as often as the budget allows: wait to be asked. */
+  get crashedOut(): boolean {
+    return this.crashes.length > this.deps.reconnectDelaysMs.length;
+  }
+
+  async callTool(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<RemoteCallResult> {
+    const name = registryName(this.id, tool);
+    const client = await this.ready(name, signal);
+    try {
+      return (await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal,
+        timeout: this.timeoutMs,
+      })) as RemoteCallResult;
+    } catch (error) {
+      throw this.callError(name, error, signal);
+    }
+  }
+
+  /** Forget the connection (logout): the next connect starts from the stored credentials. */
+  async disconnect(state: McpServerState, error: string | null): Promise<void> {
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    await this.dropClient();
+    this.state = state;
+    this.error = error;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    await this.inflight?.catch(() => {});
+    await this.dropClient();
+  }
+
+  status(): McpServerStatus {
+    const type = transportType(this.config);
+    return {
+      id: this.id,
+      type,
+      target: targetOf(this.config),
+      auth: this.config.auth === 'oauth' ? 'oauth' : 'none',
+      state: this.blocked ? 'failed' : this.state,
+      error: this.blocked ?? this.error,
+      action: this.action(),
+      tools: [...this.tools],
+      warnings: [...this.warnings],
+      stderr_tail: [...this.stderrTail, ...(this.stderrPartial ? [this.stderrPartial] : [])],
+      attempts: this.attempts,
+      connected_at_unix: this.connectedAt === null ? null : Math.floor(this.connectedAt / 1000),
+      server: this.serverInfo,
+    };
+  }
+
+  /** An OAuth provider bound to the stored credentials of this server. */
+  oauthProvider(
+    options: { redirectUrl?: string; onAuthorizationUrl?: (url: URL) => void | Promise<void> } = {},
+  ) {
+    return createOAuthProvider({
+      id: this.id,
+      serverUrl: this.config.url ?? '',
+      store: this.deps.authStore,
+      settings: this.config.oauth,
+      clock: this.deps.clock,
+      onSecret: this.deps.onSecret,
+      ...options,
+    });
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  private action(): string | null {
+    if (this.blocked) return `edit [mcp.${this.id}] in your config`;
+    switch (this.state) {
+      case 'needs_auth':
+        return `run svc mcp auth ${this.id}`;
+      case 'failed':
+        return `fix the cause, then svc mcp status retries it`;
+      case 'disabled':
+        return `set mcp.${this.id}.disabled = false to use it`;
+      default:
+        return null;
+    }
+  }
+
+  private async attempt(): Promise<void> {
+    this.attempts++;
+    this.lastAttemptAt = this.deps.clock.now();
+    this.state = 'connecting';
+    await this.dropClient();
+    this.stderrTail = [];
+    this.stderrPartial = '';
+    const log = this.deps.log;
+    try {
+      const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+      const transport = await this.makeTransport();
+      const client = new Client({ name: 'svc', version: VERSION }, { capabilities: {} });
+      client.onerror = (error) => log.debug('mcp client error', { server: this.id, error });
+      this.client = client;
+      client.onclose = () => this.onClientClosed(client);
+      await client.connect(transport, { timeout: this.startTimeoutMs });
+      if (this.closed) {
+        await this.dropClient();
+        return;
+      }
+      if (client.getServerCapabilities()?.tools?.listChanged) {
+        const { ToolListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+        client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+          this.refreshTools(client).catch((error) =>
+            log.warn('mcp tool list refresh failed', { server: this.id, error }),
+          );
+        });
+      }
+      await this.refreshTools(client, this.startTimeoutMs);
+      const version = client.getServerVersion();
+      this.serverInfo = version ? { name: version.name, version: version.version } : null;
+      this.state = 'connected';
+      this.error = null;
+      this.connectedAt = this.deps.clock.now();
+      log.info('mcp server connected', { server: this.id, tools: this.tools.length });
+    } catch (error) {
+      await this.dropClient();
+      if (this.closed) return;
+      this.fail(error);
+    }
+  }
+
+  private fail(error: unknown) {
+    const unauthorized = (error as Error)?.name === 'UnauthorizedError' || isUnauthorized(error);
+    if (error instanceof NeedsAuth) {
+      this.state = 'needs_auth';
+      this.error = error.message;
+    } else if (unauthorized && this.config.auth === 'oauth') {
+      this.state = 'needs_auth';
+      this.error = `the stored token was refused and could not be refreshed: run svc mcp auth ${this.id}`;
+    } else if (unauthorized) {
+      this.state = 'failed';
+      this.error = `the server answered 401 Unauthorized; set headers (e.g. Authorization) or auth = "oauth" in [mcp.${this.id}]`;
+    } else {
+      this.state = 'failed';
+      this.error = this.describe(error);
+    }
+    this.deps.log.warn('mcp server failed', {
+      server: this.id,
+      state: this.state,
+      error: this.error,
+      stderr_tail: this.stderrTail,
+    });
+  }
+
+  private describe(error: unknown): string {
+    if (SvcError.is(error)) return error.message;
+    const code = (error as { code?: unknown })?.code;
+    const message = error instanceof Error ? error.message : String(error);
+    if (code === -32001) {
+      return `no answer within ${this.startTimeoutMs / 1000}s while starting (mcp.${this.id}.timeout)`;
+    }
+    if (code === -32000 || /connection closed/i.test(message)) {
+      return `the server exited or closed the connection while starting${this.stderrTail.length ? ' (see stderr_tail)' : ''}`;
+    }
+    if (code === 'ENOENT') return `mcp.${this.id}.command: command not found: ${this.config.command}`;
+    if (code === 'ECONNREFUSED' || /fetch failed|ECONNREFUSED/.test(message)) {
+      return `cannot reach ${this.config.url}: ${message}`;
+    }
+    return message;
+  }
+
+  private async makeTransport(): Promise<Transport> {
+    const type = transportType(this.config);
+    if (type === 'stdio') return this.stdioTransport();
+    const raw = this.config.url;
+    if (!raw) throw new SvcError('config_error', `mcp.${this.id}.url is required for a ${type} server`);
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new SvcError('config_error', `mcp.${this.id}.url: not a valid URL: ${raw}`);
+    }
+    let authProvider: SvcOAuthProvider | undefined;
+    if (this.config.auth === 'oauth') {
+      const entry = this.deps.authStore.get(this.id);
+      const stored =
+        entry?.server_url === raw &&
+        entry.tokens &&
+        (entry.client_information || this.config.oauth?.client_id);
+      if (!stored) throw new NeedsAuth(`not authorized yet: run svc mcp auth ${this.id}`);
+      authProvider = this.oauthProvider();
+    }
+    const requestInit = { headers: { ...(this.config.headers ?? {}) } };
+    if (type === 'sse') {
+      const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
+      return new SSEClientTransport(url, { requestInit, authProvider, fetch: this.deps.fetch });
+    }
+    const { StreamableHTTPClientTransport } = await import(
+      '@modelcontextprotocol/sdk/client/streamableHttp.js'
+    );
+    return new StreamableHTTPClientTransport(url, { requestInit, authProvider, fetch: this.deps.fetch });
+  }
+
+  private async stdioTransport(): Promise<Transport> {
+    const { StdioClientTransport, DEFAULT_INHERITED_ENV_VARS } = await import(
+      '@modelcontextprotocol/sdk/client/stdio.js'
+    );
+    const command = this.config.command;
+    if (!command) throw new SvcError('config_error', `mcp.${this.id}.command is required for a stdio server`);
+    const cwd = resolve(this.deps.workspace, this.config.cwd ?? '.');
+    if (!isDirectory(cwd))
+      throw new SvcError('config_error', `mcp.${this.id}.cwd: ${cwd} is not a directory`);
+    const env: Record<string, string> = {};
+    for (const name of DEFAULT_INHERITED_ENV_VARS) {
+      const value = this.deps.env[name];
+      if (value !== undefined) env[name] = value;
+    }
+    Object.assign(env, this.config.env ?? {});
+    if (!findExecutable(command, env.PATH ?? '', cwd)) {
+      throw new SvcError(
+        'not_found',
+        `mcp.${this.id}.command: command not found: ${command}${command.includes('/') ? '' : ' (searched PATH)'}`,
+      );
+    }
+    const transport = new StdioClientTransport({
+      command,
+      args: this.config.args ?? [],
+      env,
+      cwd,
+      stderr: 'pipe',
+    });
+    transport.stderr?.on('data', (chunk: Buffer) => this.appendStderr(chunk.toString('utf8')));
+    return transport;
+  }
+
+  private appendStderr(text: string) {
+    const lines = (this.stderrPartial + text).split(/\r?\n/);
+    this.stderrPartial = (lines.pop() ?? '').slice(0, STDERR_LINE_CHARS);
+    for (const line of lines) this.stderrTail.push(line.slice(0, STDERR_LINE_CHARS));
+    if (this.stderrTail.length > STDERR_LINES)
+      this.stderrTail.splice(0, this.stderrTail.length - STDERR_LINES);
+  }
+
+  private async refreshTools(client: Client, timeout = this.timeoutMs) {
+    const raw: unknown[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const answer = await client.request(
+        { method: 'tools/list', params: cursor ? { cursor } : {} },
+        lenientToolList,
+        { timeout },
+      );
+      raw.push(...answer.tools);
+      cursor = answer.nextCursor;
+      if (!cursor) break;
+    }
+    const warnings: string[] = [];
+    const defs: AnyTool[] = [];
+    const names = new Set<string>();
+    for (const item of raw) {
+      const checked = checkRemoteTool(item);
+      if (!checked.ok) {
+        warnings.push(`skipped: ${checked.reason}`);
+        continue;
+      }
+      const def = remoteToolDefinition(this.id, checked.tool, (tool, args, signal) =>
+        this.callTool(tool, args, signal),
+      );
+      if (names.has(def.name)) {
+        warnings.push(
+          `skipped: tool "${checked.tool.name}" has the same svc name (${def.name}) as another tool`,
+        );
+        continue;
+      }
+      names.add(def.name);
+      defs.push(def);
+    }
+    const rejected = this.deps.setTools(defs);
+    for (const name of rejected) warnings.push(`skipped: ${name} would replace a built-in tool`);
+    this.tools = defs.map((d) => d.name).filter((n) => !rejected.includes(n));
+    this.warnings = warnings;
+    if (warnings.length) this.deps.log.warn('mcp tools skipped', { server: this.id, warnings });
+  }
+
+  private onClientClosed(client: Client) {
+    if (client !== this.client || this.closed || this.state !== 'connected') return;
+    this.client = undefined;
+    const now = this.deps.clock.now();
+    this.crashes = this.crashes.filter((at) => now - at < this.deps.crashWindowMs);
+    this.crashes.push(now);
+    const tail = this.stderrTail.length ? ' (see stderr_tail)' : '';
+    this.deps.log.warn('mcp server connection lost', { server: this.id, stderr_tail: this.stderrTail });
+    if (this.crashedOut) {
+      this.state = 'failed';
+      this.error = `the server stopped ${this.crashes.length} times in a row${tail}; not reconnecting until asked (svc mcp status, or a call to one of its tools)`;
+      return;
+    }
+    this.state = 'connecting';
+    this.error = `the server connection closed unexpectedly${tail}; reconnecting`;
+    const delay = this.deps.reconnectDelaysMs[this.crashes.length - 1] ?? 1000;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      void this.connect();
+    }, delay);
+    this.reconnectTimer.unref?.();
+  }
+
+  private async ready(name: string, signal: AbortSignal): Promise<Client> {
+    if (this.state === 'disabled') {
+      throw new SvcError(
+        'unavailable',
+        `${name}: MCP server ${this.id} is disabled (mcp.${this.id}.disabled)`,
+      );
+    }
+    if (this.state !== 'connected' || !this.client) {
+      await raceAbort(this.inflight ?? this.retry(), signal);
+    }
+    if (this.state === 'connected' && this.client) return this.client;
+    if (this.state === 'needs_auth') {
+      throw new SvcError(
+        'unauthorized',
+        `${name}: MCP server ${this.id} needs authorization: run svc mcp auth ${this.id}`,
+      );
+    }
+    throw new SvcError(
+      'unavailable',
+      `${name}: MCP server ${this.id} is not available: ${this.error ?? this.state}`,
+    );
+  }
+
+  private callError(name: string, error: unknown, signal: AbortSignal): SvcError {
+    if (signal.aborted) return new SvcError('cancelled', `${name}: cancelled`, { cause: error });
+    const code = (error as { code?: unknown })?.code;
+    const message = error instanceof Error ? error.message : String(error);
+    if (code === -32001) {
+      return new SvcError(
+        'timeout',
+        `${name}: MCP server ${this.id} did not answer within ${this.timeoutMs / 1000}s (mcp.${this.id}.timeout)`,
+        { cause: error },
+      );
+    }
+    if (code === -32000 || /connection closed/i.test(message)) {
+      return new SvcError(
+        'unavailable',
+        `${name}: MCP server ${this.id} closed the connection during the call`,
+        {
+          cause: error,
+        },
+      );
+    }
+    if (code === -32602 || code === -32601) {
+      return new SvcError('invalid_input', `${name}: ${message.replace(/^MCP error -?\d+: /, '')}`, {
+        cause: error,
+      });
+    }
+    if ((error as Error)?.name === 'UnauthorizedError' || isUnauthorized(error)) {
+      this.state = this.config.auth === 'oauth' ? 'needs_auth' : 'failed';
+      return new SvcError('unauthorized', `${name}: MCP server ${this.id} refused the credentials`, {
+        cause: error,
+      });
+    }
+    const e = toSvcError(error);
+    return SvcError.is(error)
+      ? e
+      : new SvcError('unavailable', `${name}: MCP server ${this.id}: ${message}`, { cause: error });
+  }
+
+  private async dropClient() {
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
+    try {
+      await client.close();
+    } catch (error) {
+      this.deps.log.debug('mcp client close failed', { server: this.id, error });
+    }
+  }
+}
+
+function isUnauthorized(error: unknown): boolean {
+  return (error as { code?: unknown })?.code === 401;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `which`, against the PATH the server will get. */
+export function findExecutable(command: string, path: string, cwd: string): string | undefined {
+  if (command.includes('/') || isAbsolute(command)) {
+    const full = resolve(cwd, command);
+    return isExecutable(full) ? full : undefined;
+  }
+  for (const dir of path.split(delimiter)) {
+    if (!dir) continue;
+    const full = join(resolve(cwd, dir), command);
+    if (isExecutable(full)) return full;
+  }
+  return undefined;
+}
+
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new SvcError('cancelled', 'cancelled'));
+  return new Promise<T>((resolvePromise, reject) => {
+    const onAbort = () => reject(new SvcError('cancelled', 'cancelled', { cause: signal.reason }));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolvePromise(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

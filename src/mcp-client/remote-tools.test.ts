@@ -1,0 +1,111 @@
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
+import { createFileAuthStore } from './auth-store';
+import { checkRemoteTool, contentText, registryName, remoteInputSchema } from './remote-tools';
+
+describe('registryName', () => {
+  it('prefixes and sanitizes to provider-safe names of at most 64 characters', () => {
+    expect(registryName('github', 'create_issue')).toBe('mcp_github_create_issue');
+    expect(registryName('my-srv.v2', 'do.thing-now')).toBe('mcp_my_srv_v2_do_thing_now');
+    const long = registryName('server', 'x'.repeat(100));
+    expect(long).toHaveLength(64);
+    expect(long).toMatch(/^mcp_server_x+_[0-9a-f]{8}$/);
+    expect(registryName('server', `${'x'.repeat(100)}y`)).not.toBe(long);
+  });
+});
+
+describe('checkRemoteTool', () => {
+  it('accepts a well-formed tool and reads its annotations', () => {
+    expect(
+      checkRemoteTool({
+        name: 'read',
+        inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+        annotations: { readOnlyHint: true },
+      }),
+    ).toMatchObject({ ok: true, tool: { name: 'read', annotations: { readOnlyHint: true } } });
+  });
+
+  it.each([
+    [null, 'a tool entry is not an object'],
+    [{ inputSchema: { type: 'object' } }, 'a tool has no name'],
+    [{ name: 'a' }, 'tool "a": inputSchema is not a JSON Schema object'],
+    [
+      { name: 'a', inputSchema: { type: 'array' } },
+      'tool "a": inputSchema.type must be "object", got "array"',
+    ],
+    [
+      { name: 'a', inputSchema: { type: 'object', properties: { x: 3 } } },
+      'tool "a": inputSchema.properties.x is not a schema',
+    ],
+    [
+      { name: 'a', inputSchema: { type: 'object', required: [1] } },
+      'tool "a": inputSchema.required is not a list of names',
+    ],
+    [{ name: 'a', description: 5, inputSchema: { type: 'object' } }, 'tool "a": description is not a string'],
+  ])('rejects %j: %s', (raw, reason) => {
+    expect(checkRemoteTool(raw)).toEqual({ ok: false, reason });
+  });
+});
+
+describe('remoteInputSchema', () => {
+  it('passes the remote JSON Schema through to z.toJSONSchema and accepts any object', () => {
+    const schema = remoteInputSchema({
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      id: 'legacy-id',
+      type: 'object',
+      properties: { q: { type: 'string', description: 'query' } },
+      required: ['q'],
+    });
+    const json = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
+    expect(json).toMatchObject({
+      type: 'object',
+      properties: { q: { type: 'string', description: 'query' } },
+      required: ['q'],
+    });
+    expect(json.id).toBeUndefined();
+    expect(schema.safeParse({ q: 'x', extra: 1 }).success).toBe(true);
+    expect(schema.safeParse('x').success).toBe(false);
+  });
+});
+
+describe('contentText', () => {
+  it('keeps text and describes other content', () => {
+    expect(
+      contentText({
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'image', mimeType: 'image/png', data: 'AAAA' },
+          { type: 'resource', resource: { uri: 'file:///x', text: 'body' } },
+          { type: 'resource_link', uri: 'file:///y' },
+        ],
+      }),
+    ).toBe('a\n[image image/png, 3 bytes]\n[resource file:///x]\nbody\n[resource link file:///y]');
+    expect(contentText({ content: [], structuredContent: { n: 1 } })).toBe('{"n":1}');
+  });
+});
+
+describe('file auth store', () => {
+  it('writes a 0600 file atomically and survives a corrupt one', () => {
+    const dir = tmpWorkspace();
+    const path = join(dir, 'svc', 'mcp-auth.json');
+    const store = createFileAuthStore(path);
+    expect(store.get('a')).toBeUndefined();
+    store.set('a', { server_url: 'http://x/mcp', tokens: { access_token: 't' } });
+    store.set('b', { server_url: 'http://y/mcp' });
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(store.get('a')).toEqual({ server_url: 'http://x/mcp', tokens: { access_token: 't' } });
+    expect(store.delete('a')).toBe(true);
+    expect(store.delete('a')).toBe(false);
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({
+      version: 1,
+      servers: { b: { server_url: 'http://y/mcp' } },
+    });
+    writeFileSync(path, '{not json');
+    expect(store.get('b')).toBeUndefined();
+    store.set('c', { server_url: 'http://z/mcp' });
+    expect(store.get('c')).toEqual({ server_url: 'http://z/mcp' });
+  });
+});

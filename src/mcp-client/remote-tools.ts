@@ -1,0 +1,204 @@
+/**
+ * Tools of a connected MCP server as registry tools: named `mcp_<id>_<tool>` (sanitized), their
+ * JSON Schema passed through to the model unchanged, `readOnlyHint` deciding whether they count
+ * as mutating (and so ask permission). A peer's tool list is untrusted: each entry is checked on
+ * its own, and a malformed one is skipped with a warning instead of failing the server.
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { SvcError } from '../errors';
+import type { AnyTool } from '../tools/core/define-tool';
+
+/** Family of a remote tool: `mcp:<server id>` (capabilities count them per server). */
+export const remoteFamily = (serverId: string) => `mcp:${serverId}`;
+export const isRemoteTool = (tool: { family: string }) => tool.family.startsWith('mcp:');
+/** Providers cap tool names at 64 characters of `[A-Za-z0-9_-]`. */
+const MAX_NAME = 64;
+
+export interface RemoteTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; title?: string };
+}
+
+export interface RemoteContent {
+  type: string;
+  text?: string;
+  mimeType?: string;
+  data?: string;
+  uri?: string;
+  resource?: { uri?: string; text?: string; mimeType?: string };
+  [key: string]: unknown;
+}
+
+export interface RemoteCallResult {
+  content?: RemoteContent[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  [key: string]: unknown;
+}
+
+/** What a remote tool returns to svc callers (the agent reads `toModelOutput`). */
+export interface McpToolOutput {
+  mcp_server: string;
+  mcp_tool: string;
+  content: RemoteContent[];
+  structured_content?: Record<string, unknown>;
+}
+
+export type CallRemote = (
+  tool: string,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+) => Promise<RemoteCallResult>;
+
+export function sanitizeName(text: string): string {
+  return text.replace(/[^A-Za-z0-9_]/g, '_');
+}
+
+export function toolPrefix(serverId: string): string {
+  return `mcp_${sanitizeName(serverId)}_`;
+}
+
+export function registryName(serverId: string, tool: string): string {
+  const full = `${toolPrefix(serverId)}${sanitizeName(tool)}`;
+  if (full.length <= MAX_NAME) return full;
+  const hash = createHash('sha256').update(full).digest('hex').slice(0, 8);
+  return `${full.slice(0, MAX_NAME - 9)}_${hash}`;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Checks one entry of a `tools/list` answer. */
+export function checkRemoteTool(
+  raw: unknown,
+): { ok: true; tool: RemoteTool } | { ok: false; reason: string } {
+  if (!isPlainObject(raw)) return { ok: false, reason: 'a tool entry is not an object' };
+  const name = raw.name;
+  if (typeof name !== 'string' || name.trim() === '') return { ok: false, reason: 'a tool has no name' };
+  const label = `tool "${name.slice(0, 80)}"`;
+  const schema = raw.inputSchema;
+  if (!isPlainObject(schema))
+    return { ok: false, reason: `${label}: inputSchema is not a JSON Schema object` };
+  if (schema.type !== 'object') {
+    return {
+      ok: false,
+      reason: `${label}: inputSchema.type must be "object", got ${JSON.stringify(schema.type)}`,
+    };
+  }
+  if (schema.properties !== undefined) {
+    if (!isPlainObject(schema.properties)) {
+      return { ok: false, reason: `${label}: inputSchema.properties is not an object` };
+    }
+    for (const [key, value] of Object.entries(schema.properties)) {
+      if (!isPlainObject(value) && typeof value !== 'boolean') {
+        return { ok: false, reason: `${label}: inputSchema.properties.${key} is not a schema` };
+      }
+    }
+  }
+  if (
+    schema.required !== undefined &&
+    (!Array.isArray(schema.required) || schema.required.some((r) => typeof r !== 'string'))
+  ) {
+    return { ok: false, reason: `${label}: inputSchema.required is not a list of names` };
+  }
+  if (raw.description !== undefined && typeof raw.description !== 'string') {
+    return { ok: false, reason: `${label}: description is not a string` };
+  }
+  const annotations = isPlainObject(raw.annotations) ? raw.annotations : undefined;
+  return {
+    ok: true,
+    tool: {
+      name,
+      title: typeof raw.title === 'string' ? raw.title : undefined,
+      description: raw.description as string | undefined,
+      inputSchema: schema,
+      annotations: annotations
+        ? {
+            readOnlyHint: annotations.readOnlyHint === true,
+            destructiveHint: annotations.destructiveHint === true,
+            title: typeof annotations.title === 'string' ? annotations.title : undefined,
+          }
+        : undefined,
+    },
+  };
+}
+
+/**
+ * The input schema svc validates with: any object (the server validates its own input), carrying
+ * the remote JSON Schema as metadata so `z.toJSONSchema` (what models and clients see) returns it.
+ */
+export function remoteInputSchema(schema: Record<string, unknown>): z.ZodType {
+  const { $schema: _schema, $id: _id, id: _legacyId, ...rest } = schema;
+  return z.looseObject({}).meta(rest);
+}
+
+export function remoteToolDefinition(serverId: string, remote: RemoteTool, call: CallRemote): AnyTool {
+  const name = registryName(serverId, remote.name);
+  const mutates = remote.annotations?.readOnlyHint !== true;
+  const summary = remote.description?.trim() || remote.title || remote.annotations?.title || remote.name;
+  return {
+    name,
+    family: remoteFamily(serverId),
+    tag: 'primitive',
+    description: `${summary}\n(Tool "${remote.name}" of the MCP server "${serverId}".)`,
+    input: remoteInputSchema(remote.inputSchema),
+    mutates,
+    async run(ctx, input: Record<string, unknown>): Promise<McpToolOutput> {
+      if (mutates) {
+        await ctx.ask({
+          tool: name,
+          title: `${remote.name} on MCP server ${serverId}`,
+          scope: name,
+          details: { mcp_server: serverId, mcp_tool: remote.name, arguments: input },
+        });
+      }
+      const result = await call(remote.name, input, ctx.signal);
+      if (result.isError) {
+        // The server's own error (usually the arguments): the model reads it and can correct itself.
+        throw new SvcError(
+          'invalid_input',
+          `${name}: ${contentText(result) || 'the MCP server reported an error'}`,
+          {
+            details: { mcp_server: serverId, mcp_tool: remote.name },
+            retryable: false,
+          },
+        );
+      }
+      return {
+        mcp_server: serverId,
+        mcp_tool: remote.name,
+        content: result.content ?? [],
+        ...(result.structuredContent ? { structured_content: result.structuredContent } : {}),
+      };
+    },
+    toModelOutput: (output: McpToolOutput) =>
+      contentText({ content: output.content, structuredContent: output.structured_content }),
+  };
+}
+
+/** The text a model reads for an MCP result: text parts as they are, other parts described. */
+export function contentText(result: RemoteCallResult): string {
+  const parts = (result.content ?? []).map((item) => {
+    switch (item.type) {
+      case 'text':
+        return item.text ?? '';
+      case 'image':
+      case 'audio':
+        return `[${item.type} ${item.mimeType ?? ''}, ${Math.floor(((item.data?.length ?? 0) * 3) / 4)} bytes]`;
+      case 'resource':
+        return [`[resource ${item.resource?.uri ?? ''}]`, item.resource?.text].filter(Boolean).join('\n');
+      case 'resource_link':
+        return `[resource link ${item.uri ?? ''}]`;
+      default:
+        return `[${item.type} content]`;
+    }
+  });
+  if (parts.every((p) => p === '') && result.structuredContent)
+    return JSON.stringify(result.structuredContent);
+  return parts.join('\n');
+}

@@ -1,0 +1,98 @@
+/**
+ * The registry: every tool definition, which ones pass their gates (registered), and lookups by
+ * native name, MCP name and migration alias.
+ * @module
+ */
+import { SvcError } from '../../errors';
+import { CONFIG_TOOL_ALIASES, REMOVED_TOOL_NAMES } from './aliases';
+import type { AnyTool, GateEnv } from './define-tool';
+
+export interface GateResult {
+  tool: AnyTool;
+  registered: boolean;
+  reason?: string;
+}
+
+export interface ToolRegistry {
+  /** Every defined tool, registered or not, with its gate result. */
+  gates(): GateResult[];
+  /** Tools that passed their gates. */
+  registered(): AnyTool[];
+  /** A registered tool by native name or migration alias. */
+  get(name: string): AnyTool | undefined;
+  /** Like `get`, but throws a not_found SvcError naming the tool. */
+  require(name: string): AnyTool;
+  byMcpName(name: string): AnyTool | undefined;
+  /** Add tools after start (MCP client servers); replaces same-named ones. */
+  add(tools: AnyTool[]): void;
+  remove(predicate: (tool: AnyTool) => boolean): void;
+  /** Re-evaluate gates (config reload). */
+  refresh(): void;
+}
+
+export function createToolRegistry(definitions: readonly AnyTool[], env: () => GateEnv): ToolRegistry {
+  const removed = new Set<string>(REMOVED_TOOL_NAMES);
+  let defs: AnyTool[] = [];
+  let results: GateResult[] = [];
+  let byName = new Map<string, AnyTool>();
+  let byMcp = new Map<string, AnyTool>();
+
+  const check = (list: readonly AnyTool[]) => {
+    const seen = new Set<string>();
+    for (const tool of list) {
+      if (removed.has(tool.name))
+        throw new Error(`tool ${tool.name} is a removed name and must not be defined`);
+      if (seen.has(tool.name)) throw new Error(`tool ${tool.name} is defined twice`);
+      seen.add(tool.name);
+    }
+  };
+
+  const evaluate = () => {
+    const gateEnv = env();
+    results = defs.map((tool) => {
+      if (!tool.gate) return { tool, registered: true };
+      let outcome: true | string;
+      try {
+        outcome = tool.gate(gateEnv);
+      } catch (error) {
+        outcome = `gate failed: ${(error as Error).message}`;
+      }
+      return outcome === true ? { tool, registered: true } : { tool, registered: false, reason: outcome };
+    });
+    byName = new Map(results.filter((r) => r.registered).map((r) => [r.tool.name, r.tool]));
+    byMcp = new Map();
+    for (const tool of byName.values()) if (tool.surfaces?.mcp) byMcp.set(tool.surfaces.mcp, tool);
+  };
+
+  check(definitions);
+  defs = [...definitions];
+  evaluate();
+
+  const get = (name: string) =>
+    byName.get(name) ?? (CONFIG_TOOL_ALIASES[name] ? byName.get('config') : undefined);
+
+  return {
+    gates: () => results,
+    registered: () => [...byName.values()],
+    get,
+    require(name) {
+      const tool = get(name);
+      if (tool) return tool;
+      const gated = results.find((r) => r.tool.name === name);
+      if (gated) throw new SvcError('not_found', `tool ${name} is not registered: ${gated.reason}`);
+      throw new SvcError('not_found', `no tool named ${name}; see list_tool_capabilities`);
+    },
+    byMcpName: (name) => byMcp.get(name),
+    add(tools) {
+      const names = new Set(tools.map((t) => t.name));
+      defs = [...defs.filter((d) => !names.has(d.name)), ...tools];
+      check(defs);
+      evaluate();
+    },
+    remove(predicate) {
+      defs = defs.filter((d) => !predicate(d));
+      evaluate();
+    },
+    refresh: evaluate,
+  };
+}
