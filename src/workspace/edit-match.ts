@@ -198,14 +198,13 @@ function anchoredAt(file: FileLines, old: ModelLines): Found[] {
   for (let i = from; i <= to; i++) {
     if (keys[i] !== wanted[0] || keys[i + m - 1] !== wanted[m - 1]) continue;
     const differing = new Set<number>();
-    for (let j = 1; j < m - 1 && differing.size <= allowed; j++) {
-      const actual = keys[i + j];
-      if (actual === wanted[j]) continue;
-      if (similarity(actual, wanted[j]) < ANCHOR_MIN_SIMILARITY) differing.add(-1);
+    let tooFar = false;
+    for (let j = 1; j < m - 1 && !tooFar; j++) {
+      if (keys[i + j] === wanted[j]) continue;
       differing.add(j);
+      tooFar = differing.size > allowed || similarity(keys[i + j], wanted[j]) < ANCHOR_MIN_SIMILARITY;
     }
-    if (differing.size > 0 && differing.size <= allowed && !differing.has(-1))
-      found.push({ at: i, differing });
+    if (differing.size > 0 && !tooFar) found.push({ at: i, differing });
   }
   return found;
 }
