@@ -36,7 +36,7 @@ export interface SessionEventsOptions {
   maxBacklogBytes?: number;
 }
 
-/** The `connected` event payload (spec: "not shown"; this is svc's design, documented in README). */
+/** The `connected` event payload (spec: "not shown"; this is svc's design, documented in docs/http.md). */
 export interface ConnectedPayload {
   type: 'connected';
   session_id: string;
