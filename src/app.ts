@@ -18,7 +18,7 @@ import { createMarkerService, type MarkerService } from './coordination/markers'
 import { createDeployService, type DeployService } from './deploy/deploy-service';
 import { SvcError } from './errors';
 import { createEventBus, type EventBus } from './events/bus';
-import { type HealthFollowons, startHealthFollowons } from './health/followons';
+import { createHealthFollowons, type HealthFollowons } from './health/followons';
 import { createFileLogger, type Logger } from './log';
 import { createFileAuthStore, type McpAuthStore } from './mcp-client/auth-store';
 import { createMcpClientManager, type McpClientManager } from './mcp-client/manager';
@@ -31,7 +31,10 @@ import { cloudIdentity } from './providers/reports';
 import { createProviderService, type ProviderService } from './providers/service';
 import type { ModelResolver } from './providers/types';
 import { createQuality, type Quality } from './quality/quality';
-import { createRecommendationLedger, type RecommendationLedger } from './readouts/cognition/ledger';
+import {
+  createRecommendationLedger,
+  type RecommendationLedger,
+} from './readouts/cognition/recommendation-store';
 import { startRecommendationRecorder } from './readouts/cognition/recorder';
 import { createRecipeService, type RecipeService } from './recipes/recipe-service';
 import { createRedactor, type Redactor } from './redact';
@@ -110,16 +113,7 @@ export interface RuntimeState {
   sessionPublisher: boolean;
 }
 
-/**
- * The adaptive-orchestration resync sent on the SSE session stream with `include_snapshot`
- * (spec, Events): the `adaptive_orchestration.genome` snapshot, or
- * `adaptive_orchestration.monitor_evaluation` when the monitor recorded an evaluation and there is
- * no effective genome.
- */
-export interface AdaptiveResync {
-  event: 'adaptive_orchestration.genome' | 'adaptive_orchestration.monitor_evaluation';
-  payload: Record<string, unknown>;
-}
+export type { AdaptiveResync } from './adaptive/service';
 
 /** A background worker owned by a server process (the autopilot worker). */
 export interface BackgroundWorker {
@@ -226,8 +220,6 @@ export interface App {
   /** Register teardown; run in reverse order by close(). */
   onClose(fn: () => void | Promise<void>): void;
   close(): Promise<void>;
-  /** Service slots filled by later layers (agent, providers, http…). */
-  readonly services: Record<string, unknown>;
   /** Extra sections of config-status, contributed by domains (e.g. cloud identity). */
   readonly statusSections: Map<string, () => unknown>;
   /**
@@ -256,12 +248,6 @@ export interface App {
    * threshold, reviewer pass). Undefined in a runtime built with `adaptive: false`.
    */
   readonly adaptive: AdaptiveService | undefined;
-  /**
-   * Current adaptive snapshot of a session for the SSE `include_snapshot` resync. Filled by the
-   * adaptive-orchestration layer; until then the stream sends a minimal documented payload
-   * (surfaces/http/session-events.ts).
-   */
-  adaptiveSnapshot?: (sessionId: string) => AdaptiveResync;
   /** Delegation to remote A2A agents (a2a_delegate, delete_a2a_task) and the cards it knows. */
   readonly remote: RemoteAgents;
   /** Named agents deployed as long-running svc HTTP services (deploy_agent, deploy_fleet). */
@@ -352,7 +338,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     ringSize: loaded.config.services.http.event_ring_size,
     onError: (error) => log.error('event listener failed', { error }),
   });
-  const services: Record<string, unknown> = {};
   const sessions = createSessionStore({ db: openDatabase, clock, ids, bus, workspace });
   const runner = `rnr_${randomBytes(8).toString('hex')}`;
   const unregisterRunner = registerRunner(runner);
@@ -396,6 +381,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     bus,
     redactor,
     clock,
+  });
+
+  const observe = createObserveService({
+    db: openDatabase,
+    clock,
+    ids,
+    config: () => loaded.config,
+    workspace,
+    // Built below; read only when describe_context computes a summary.
+    ws: () => ws,
   });
 
   const app: App = {
@@ -458,7 +453,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     runs,
     permissions,
     agent: createAgentService(() => app),
-    observe: createObserveService(() => app),
+    observe,
     ws: undefined as unknown as Workspace,
     recipes: undefined as unknown as RecipeService,
     workflows: undefined as unknown as WorkflowService,
@@ -501,7 +496,6 @@ export async function createApp(options: AppOptions): Promise<App> {
       if (db?.open) db.close();
       db = undefined;
     },
-    services,
     statusSections: new Map(),
     policyProviders: [],
     mutationGuards: [],
@@ -592,9 +586,19 @@ export async function createApp(options: AppOptions): Promise<App> {
   const recommendations = createRecommendationLedger({ db: openDatabase, clock, ids });
   Object.assign(app, { claims, markers: createMarkerService(app), recommendations });
   app.mutationGuards.push(hardClaimGuard(claims));
-  app.onClose(startRecommendationRecorder(app, recommendations));
+  app.onClose(startRecommendationRecorder({ bus, clock, config: () => loaded.config, log }, recommendations));
   // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
-  const health = startHealthFollowons(app);
+  const health = createHealthFollowons({
+    db: openDatabase,
+    bus,
+    clock,
+    ids,
+    log,
+    config: () => loaded.config,
+    agent: app.agent,
+    recommendations,
+    sessionPublisher: () => runtime.sessionPublisher,
+  });
   (app as { health: HealthFollowons }).health = health;
   app.onClose(() => health.close());
 
@@ -644,7 +648,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // The cached codebase summary (describe_context) joins the prompt when there is one: one
   // indexed read, never a workspace walk.
-  app.promptSections.push(() => app.observe.codebase.promptSection());
+  app.promptSections.push(() => observe.promptSection());
 
   if (options.packs !== false) {
     const packs = createPackController({
@@ -674,10 +678,24 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // Before the registry: the adaptive tool's gate needs the layer.
   if (options.adaptive !== false) {
-    const adaptive = createAdaptiveService(app);
+    const adaptive = createAdaptiveService({
+      db: openDatabase,
+      dbPresent: () => db !== undefined || existsSync(join(dataDir, DB_FILE)),
+      bus,
+      clock,
+      ids,
+      log,
+      redactor,
+      config: () => loaded.config,
+      sessions,
+      runs,
+      agent: app.agent,
+      packs: app.packs,
+      // The registry is built below; the funnel is read when a reshape is checked.
+      toolFunnel: (sessionId) => app.funnel(app.funnelContext(sessionId)),
+    });
     (app as { adaptive: AdaptiveService }).adaptive = adaptive;
     app.promptSections.push((sessionId) => adaptive.promptSection(sessionId));
-    app.adaptiveSnapshot = (sessionId) => adaptive.resync(sessionId);
     closers.push(() => adaptive.close());
   }
 

@@ -125,7 +125,10 @@ export const getAgentRunEvents = defineTool({
     type: z.array(z.string().min(1)).optional().describe('Only events of these types.'),
   }),
   mutates: false,
-  surfaces: { mcp: 'svc_get_agent_run_events' },
+  surfaces: {
+    mcp: 'svc_get_agent_run_events',
+    http: { method: 'GET', path: '/v1/agent-runs/:run_id/events', params: { run_id: 'run_id' } },
+  },
   // Needs a run: covered by src/tools/runs.test.ts.
   examples: [],
   run: (ctx, input) => {

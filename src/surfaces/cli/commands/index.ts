@@ -14,6 +14,7 @@ import { registerServiceHttp } from './service-http';
 import { registerServiceMcp } from './service-mcp';
 import { registerTui } from './tui';
 import { registerUpdateProvidersCommand } from './update-providers';
+import { registerWeb } from './web';
 
 export const registrars: CliRegistrar[] = [
   registerRun,
@@ -25,5 +26,6 @@ export const registrars: CliRegistrar[] = [
   registerServiceMcp,
   registerMcpCommands,
   registerAcp,
+  registerWeb,
   registerDoctor,
 ];
