@@ -6,8 +6,8 @@
  * @module
  */
 import { realpathOfDeepest } from '../workspace/paths';
-import type { BashAnalysisOptions, Concern, ProtectedEntry } from './bash-analysis';
 import { positionals, type Word } from './bash-rules';
+import type { BashAnalysisOptions, Concern, ProtectedEntry } from './bash-types';
 import { globReaches, hasGlob, isInside } from './bash-words';
 
 /** What the checks need from the walk over a command. */

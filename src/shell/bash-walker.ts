@@ -8,7 +8,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Node } from 'web-tree-sitter';
 import { realpathOfDeepest } from '../workspace/paths';
-import type { BashAnalysisOptions, Concern, Found } from './bash-analysis';
 import {
   checkProtectedPath,
   checkProtectedWords,
@@ -31,6 +30,7 @@ import {
   type Word,
   writeTargets,
 } from './bash-rules';
+import type { BashAnalysisOptions, Concern, Found } from './bash-types';
 import { clip, expandedNames, firstCommandName, isAncestorOrSelf, isInside, wordValue } from './bash-words';
 import { hiddenWrites } from './bash-writes';
 

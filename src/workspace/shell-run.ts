@@ -15,7 +15,7 @@ import type { BashAnalysis, ProtectedEntry } from '../shell/bash-analysis';
 import { type OpContext, throwIfCancelled } from './context';
 import { realpathOfDeepest } from './paths';
 import { OutputCollector, pruneOldFiles } from './process';
-import type { BashResult, ShellDeps } from './shell';
+import type { BashResult, ShellDeps } from './shell-types';
 
 /** Output kept in the `local_shell_finished` ledger event (the evidence of a failing check). */
 const OUTPUT_TAIL_CHARS = 2000;
