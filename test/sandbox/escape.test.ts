@@ -180,7 +180,7 @@ describe.each<Mode>(['approve-all', 'yolo'])('escape attempts through the agent 
       t.hostTmp,
       bashrc,
       `/etc/svc-escape-${t.out.slice(t.out.lastIndexOf('/') + 1)}`,
-      '/etc/svc-remount',
+      `/etc/svc-remount-${t.out.slice(t.out.lastIndexOf('/') + 1)}`,
     ].filter((f) => existsSync(f));
     expect(written).toEqual([]);
     expect(existsSync(join(p.workspace, '..', t.out.slice(t.out.lastIndexOf('/') + 1)))).toBe(false);
