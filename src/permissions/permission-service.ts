@@ -20,8 +20,20 @@ import type { RunLedger } from '../runs/run-ledger';
 import type { SessionStore } from '../sessions/session-store';
 import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
-import type { PermissionRequest } from '../tools/core/define-tool';
 import type { Clock, Ids } from '../util/ids';
+
+/** What a tool asks the operator to approve (`ctx.ask`). */
+export interface PermissionRequest {
+  tool: string;
+  /** What is being done, for the prompt: `write src/a.ts`, `bash: npm test`. */
+  title: string;
+  /** Keys a session-wide grant: same tool + same scope skips the prompt next time. */
+  scope?: string;
+  /** Analysis says this call only reads (e.g. `git status`): policy may skip the prompt. */
+  safe?: boolean;
+  /** Shown in the prompt: the diff of an edit, the command of a bash call… (metadata, redacted). */
+  details?: Record<string, unknown>;
+}
 
 export type PermissionDecision = 'allow_once' | 'allow_session' | 'deny';
 export const PERMISSION_DECISIONS: readonly PermissionDecision[] = ['allow_once', 'allow_session', 'deny'];

@@ -6,10 +6,10 @@
  * @module
  */
 import { z } from 'zod';
-import type { App } from '../app';
 import { VERSION } from '../version';
 import { type AnyTool, defineTool, type ToolTag } from './core/define-tool';
 import { FUNNEL_STAGES, type FunnelEntry } from './core/funnel';
+import type { ToolHost } from './core/types';
 
 export const funnelInput = z.strictObject({
   session_id: z
@@ -27,7 +27,7 @@ export const funnelInput = z.strictObject({
 type FunnelInput = z.output<typeof funnelInput>;
 
 export function funnelFor(
-  app: App,
+  app: ToolHost,
   input: FunnelInput,
   defaultSession?: string,
 ): { context: Record<string, unknown>; entries: FunnelEntry[] } {
@@ -50,7 +50,7 @@ export function funnelFor(
   };
 }
 
-function tagStatus(app: App, tag: ToolTag, input: FunnelInput, sessionId?: string) {
+function tagStatus(app: ToolHost, tag: ToolTag, input: FunnelInput, sessionId?: string) {
   const { context, entries } = funnelFor(app, input, sessionId);
   const rows = entries.filter((e) => e.tag === tag).sort((a, b) => a.name.localeCompare(b.name));
   return {
@@ -163,7 +163,7 @@ export const listToolCapabilities = defineTool({
 });
 
 /** Flags of what is really wired in this process (spec, Events: runtime_features). */
-export function runtimeFeatures(app: App): Record<string, boolean> {
+export function runtimeFeatures(app: ToolHost): Record<string, boolean> {
   const registered = (name: string) => app.tools.get(name) !== undefined;
   const httpWired = app.runtime.surfaces.has('http');
   const api = (name: string) =>

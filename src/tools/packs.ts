@@ -9,7 +9,6 @@
  * @module
  */
 import { z } from 'zod';
-import type { App } from '../app';
 import { SvcError } from '../errors';
 import type { PackController } from '../packs/controller';
 import { discoverPacks } from '../packs/discovery';
@@ -21,6 +20,7 @@ import {
   type HttpBinding,
   type ToolContext,
 } from './core/define-tool';
+import type { ToolHost } from './core/types';
 
 const sessionIdField = z
   .string()
@@ -60,7 +60,7 @@ const route = {
   path: '/v1/session-operating-mode',
   errors: 'text',
   statusFor: { not_found: 400 },
-  unregistered: (app: App) =>
+  unregistered: (app: ToolHost) =>
     app.config.options.operating_packs === true && !app.packs
       ? new SvcError('unavailable', 'operating-mode parity is not available in this runtime')
       : undefined,
@@ -213,7 +213,7 @@ export const packTools: AnyTool[] = [
 ] as AnyTool[];
 
 /** spec: `--json` prints a top-level object holding `posture` plus the discovery fields. */
-function cliEnvelope(app: App, posture: OperatingModeSnapshot) {
+function cliEnvelope(app: ToolHost, posture: OperatingModeSnapshot) {
   // Discovery is files and config only: it works with the gate off and without a controller.
   const names = discoverPacks({
     workspace: app.workspace,

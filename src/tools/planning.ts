@@ -9,10 +9,10 @@
  */
 import { z } from 'zod';
 import { targetSession, workflowPhase } from '../agent/views';
-import type { App } from '../app';
 import { SvcError } from '../errors';
 import type { Session } from '../sessions/session-store';
 import { defineTool } from './core/define-tool';
+import type { ToolHost } from './core/types';
 
 interface StoredPlan {
   markdown: string;
@@ -48,7 +48,13 @@ const planMeta = (plan: StoredPlan | undefined) =>
     : null;
 
 /** Move the session to a phase ('none' ends the workflow), recording the change and publishing it. */
-function setPhase(app: App, session: Session, to: string, by: string, extra: Record<string, unknown> = {}) {
+function setPhase(
+  app: ToolHost,
+  session: Session,
+  to: string,
+  by: string,
+  extra: Record<string, unknown> = {},
+) {
   const from = workflowPhase(session);
   const history = Array.isArray(session.metadata.workflow_history)
     ? (session.metadata.workflow_history as PhaseChange[])

@@ -9,17 +9,17 @@
  */
 import { z } from 'zod';
 import { runView, targetSession, workflowPhase } from '../agent/views';
-import type { App } from '../app';
 import { SvcError } from '../errors';
 import { RUN_STATUSES } from '../runs/run-ledger';
 import { buildTrace, phaseSpans } from '../runs/run-trace';
 import { defineTool } from './core/define-tool';
+import type { ToolHost } from './core/types';
 import { route, SESSION_ROUTES } from './session-routes';
 
 const runIdField = z.string().min(1).describe('Run id (run_…), from list_agent_runs.');
 
 /** Reading the ledger needs the store; fail with the store's own reason when it is not there. */
-function ledgerOf(app: App) {
+function ledgerOf(app: ToolHost) {
   const available = app.runs.available();
   if (!available.ok) throw new SvcError('unavailable', available.reason);
   return app.runs;

@@ -9,10 +9,10 @@ import { z } from 'zod';
 import { agentKind } from '../agent/agent-kinds';
 import { textOf } from '../agent/history';
 import { messageView, sessionView, targetSession, workflowPhase } from '../agent/views';
-import type { App } from '../app';
 import { SvcError } from '../errors';
 import type { MessagePart } from '../sessions/session-store';
 import { defineTool } from './core/define-tool';
+import type { ToolHost } from './core/types';
 import { route, SESSION_ROUTES } from './session-routes';
 
 const sessionIdField = z
@@ -21,7 +21,7 @@ const sessionIdField = z
   .optional()
   .describe('Session id. Omit for the session you run in (agent) or the current session.');
 
-const busyGuard = (app: App, sessionId: string, what: string) => {
+const busyGuard = (app: ToolHost, sessionId: string, what: string) => {
   const state = app.agent.state(sessionId);
   if (state.state !== 'idle' || state.busy_elsewhere) {
     throw new SvcError(
@@ -333,7 +333,7 @@ export const message = defineTool({
   },
 });
 
-function requireMessage(app: App, id: string | undefined) {
+function requireMessage(app: ToolHost, id: string | undefined) {
   if (!id) throw new SvcError('invalid_input', 'message_id: required for this action');
   const found = app.sessions.getMessage(id);
   if (!found) throw new SvcError('not_found', `message_id: no message "${id}"; see message action list`);

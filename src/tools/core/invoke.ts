@@ -4,15 +4,15 @@
  * @module
  */
 import type { z } from 'zod';
-import type { App } from '../../app';
 import { SvcError } from '../../errors';
 import { CONFIG_TOOL_ALIASES } from './aliases';
 import type { AnyTool, ToolContext } from './define-tool';
+import type { ToolHost } from './types';
 
 export type ToolCallContext = Partial<Omit<ToolContext, 'app'>> & Pick<ToolContext, 'surface'>;
 
 export async function invokeTool(
-  app: App,
+  app: ToolHost,
   name: string,
   rawInput: unknown,
   context: ToolCallContext,
