@@ -43,6 +43,7 @@ import { createScheduler, type Scheduler } from './scheduler/scheduler';
 import { createSessionStore } from './sessions/session-store';
 import { ensureDataDir } from './store/data-dir';
 import { DB_FILE, type Db, openDb } from './store/db';
+import { createAgentToolbox } from './tools/core/agent-toolbox';
 import { allowlistProblems, canonicalToolName, isConfigAlias } from './tools/core/aliases';
 import { runFunnel } from './tools/core/funnel';
 import { createToolRegistry, type ToolRegistry } from './tools/core/registry';
@@ -258,7 +259,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     sessions,
     runs,
     permissions,
-    agent: createAgentService(() => app),
+    agent: createAgentService(() => app, { toolboxFor: (host) => createAgentToolbox(host) }),
     observe: createObserveService(() => app),
     ws: undefined as unknown as Workspace,
     recipes: undefined as unknown as RecipeService,

@@ -10,7 +10,7 @@ import { generateText } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { embeddedCatalog } from '../../src/providers/catalog';
 import { createCredentialStore, credentialFilePath } from '../../src/providers/credential-store';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { fakeProvider, reply } from '../helpers/fake-provider';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { tmpWorkspace } from '../helpers/tmp-workspace';

@@ -24,7 +24,7 @@ import type { SessionEvent } from '../../events/bus';
 import type { SessionEventPayloads } from '../../events/types';
 import type { Logger } from '../../log';
 import type { PermissionDecision } from '../../permissions/permission-service';
-import { invokeTool } from '../../tools/core/invoke';
+import { invokeTool } from '../../tools/core/call-tool';
 import { VERSION } from '../../version';
 import {
   markdownPlan,
@@ -383,7 +383,7 @@ async function planEntries(app: App, sessionId: string, hasPlan: boolean): Promi
       app,
       'get_plan',
       { session_id: sessionId },
-      { surface: 'tui', sessionId },
+      { surface: 'acp', sessionId },
     )) as {
       plan?: { markdown?: string } | null;
       markdown?: string;

@@ -6,10 +6,10 @@
  * @module
  */
 import type { App } from '../../app';
-import { SvcError, toSvcError } from '../../errors';
+import { SvcError } from '../../errors';
 import type { PendingPermission } from '../../permissions/permission-service';
 import type { Session } from '../../sessions/session-store';
-import { invokeTool } from '../../tools/core/invoke';
+import { callTool, invokeTool } from '../../tools/core/call-tool';
 import type {
   ClientInfo,
   EventSubscription,
@@ -101,23 +101,16 @@ export function createLocalClient(app: App): TuiClient {
         .find((t) => [t.surfaces?.cli ?? []].flat().some((b) => b.command === command))?.name;
     },
     async callTool(name, input, options: ToolCallOptions = {}): Promise<ToolResult> {
-      const tool = app.tools.get(name);
-      if (!tool) {
-        // A gated tool says why it is off (`tool X is not registered: <gate reason>`).
-        let message = `${name} is not available in this build`;
-        try {
-          app.tools.require(name);
-        } catch (error) {
-          message = toSvcError(error).message;
-        }
-        throw missingTool(name, message);
-      }
-      const value = await invokeTool(app, name, input, {
+      const outcome = await callTool(app, name, input, {
         surface: 'tui',
         sessionId: options.sessionId,
         signal: options.signal,
       });
-      return { value, text: readoutText(tool, value, input) };
+      if (outcome.ok) return { value: outcome.value, text: readoutText(outcome.tool, outcome.value, input) };
+      // A gated tool says why it is off (`tool X is not registered: <gate reason>`).
+      if (outcome.stage === 'gate' || outcome.stage === 'unknown')
+        throw missingTool(name, outcome.error.message);
+      throw outcome.error;
     },
     async listModels(): Promise<ModelChoice[]> {
       const { value } = await client.callTool('list_models', {});

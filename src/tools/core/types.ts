@@ -434,7 +434,12 @@ export type CallStage = 'unknown' | 'gate' | 'input' | 'run';
  * to the name (stage `unknown`).
  */
 export type CallOutcome =
-  | { ok: true; tool: AnyTool; value: unknown }
+  | {
+      ok: true;
+      tool: AnyTool /** The validated input (defaults filled in). */;
+      input: unknown;
+      value: unknown;
+    }
   | {
       ok: false;
       tool?: AnyTool;
