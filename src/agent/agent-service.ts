@@ -625,7 +625,8 @@ export function createAgentService(appRef: () => App, deps: AgentServiceDeps): A
       return unsubscribe;
     },
     pendingPermissions: (sessionId) => app().permissions.pending(sessionId),
-    answerPermission: (requestId, decision, by) => app().permissions.answer(requestId, decision, { by }),
+    answerPermission: (requestId, decision, by, message) =>
+      app().permissions.answer(requestId, decision, { by, message }),
     attach: (sessionId, client) => app().permissions.attach(sessionId, client),
     get permissions() {
       return app().permissions;

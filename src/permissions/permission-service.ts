@@ -35,8 +35,8 @@ export interface PermissionRequest {
   details?: Record<string, unknown>;
 }
 
-export type PermissionDecision = 'allow_once' | 'allow_session' | 'deny';
-export const PERMISSION_DECISIONS: readonly PermissionDecision[] = ['allow_once', 'allow_session', 'deny'];
+export const PERMISSION_DECISIONS = ['allow_once', 'allow_session', 'deny'] as const;
+export type PermissionDecision = (typeof PERMISSION_DECISIONS)[number];
 
 /** Why a request was allowed without a prompt, or that the operator answered it. */
 export type PermissionVia = 'allowed_tools' | 'yolo' | 'session_grant' | 'read_only' | 'operator';
@@ -88,8 +88,15 @@ export interface PermissionService {
   check(request: PermissionRequest, context: PermissionAskContext): PermissionVia | 'ask';
   /** Requests waiting for an answer (of one session family, or all). */
   pending(sessionId?: string): PendingPermission[];
-  /** Answer a pending request; first answer wins (a late one is a not_found error). */
-  answer(requestId: string, decision: PermissionDecision, options?: { by?: string }): PendingPermission;
+  /**
+   * Answer a pending request; first answer wins (a late one is a not_found error). `message` is
+   * the operator's note: kept in the ledger, and a deny's reason the model reads.
+   */
+  answer(
+    requestId: string,
+    decision: PermissionDecision,
+    options?: { by?: string; message?: string },
+  ): PendingPermission;
   grants(sessionId: string): PermissionGrant[];
   /** Removes every session grant of the session family; returns how many. */
   revokeGrants(sessionId: string): number;
@@ -171,7 +178,7 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
     return 'ask';
   };
 
-  const settle = (waiter: Waiter, decision: PermissionDecision, by: string) => {
+  const settle = (waiter: Waiter, decision: PermissionDecision, by: string, message?: string) => {
     waiters.delete(waiter.pending.request_id);
     const { pending } = waiter;
     ledger(pending.run_id ?? undefined, 'permission.resolved', {
@@ -179,6 +186,7 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
       tool: pending.tool,
       decision,
       by,
+      ...(message ? { message } : {}),
     });
     publish(pending.session_id, waiter.root, 'permission.resolved', {
       session_id: pending.session_id,
@@ -284,12 +292,14 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
           'INSERT OR IGNORE INTO permission_grants (session_id, tool, scope, created_at) VALUES (?, ?, ?, ?)',
         ).run(waiter.root, pending.tool, pending.scope ?? ANY_SCOPE, deps.clock.now());
       }
-      settle(waiter, decision, by);
+      const message = options.message?.trim() || undefined;
+      settle(waiter, decision, by, message);
       if (decision === 'deny') {
+        const says = message ? ` (the operator says: ${message})` : '';
         waiter.reject(
           new SvcError(
             'forbidden',
-            `permission denied by the operator: ${pending.title}. Do not retry the same call; ask the user or try another approach`,
+            `permission denied by the operator: ${pending.title}${says}. Do not retry the same call; ask the user or try another approach`,
             { details: { reason: 'denied', tool: pending.tool } },
           ),
         );
