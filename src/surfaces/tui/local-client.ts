@@ -7,7 +7,7 @@
  * @module
  */
 import type { App } from '../../app';
-import { SvcError } from '../../errors';
+import { storeKey } from '../../providers/credentials';
 import { callTool, invokeTool } from '../../tools/core/call-tool';
 import type {
   ClientInfo,
@@ -143,33 +143,9 @@ export function createLocalClient(app: App): TuiClient {
       return providersFromTool(value);
     },
     async storeApiKey(provider, key) {
-      const id = provider.trim();
-      const secret = key.trim();
-      if (!/^[a-z0-9][a-z0-9._-]*$/.test(id))
-        throw new SvcError(
-          'invalid_input',
-          `provider: "${provider}" is not a provider id (lowercase letters, digits, . _ -)`,
-        );
-      if (!secret) throw new SvcError('invalid_input', 'api key: empty; paste the key and press enter');
-      const entry = app.providers.entry(id);
-      if (!entry)
-        throw new SvcError(
-          'not_found',
-          `provider: unknown provider "${id}"; add [providers.${id}] to svc.toml first (/provider-status lists them)`,
-        );
-      if (entry.auth === 'vendor_cli' || entry.auth === 'acp' || entry.auth === 'local')
-        throw new SvcError(
-          'invalid_input',
-          `provider: ${id} takes no API key (${entry.auth === 'local' ? 'a local server' : 'the child agent keeps its own login'})`,
-        );
-      app.redactor.add(secret);
-      // The same credential store as `svc auth token <provider> --token-stdin`: readiness finds it.
-      app.providers.store.set(id, {
-        kind: 'api_key',
-        value: secret,
-        stored_by: 'svc tui',
-        stored_at: new Date(app.clock.now()).toISOString(),
-      });
+      // The same one way as `svc auth token <provider> --token-stdin`: the durable credential
+      // store, and the keychain:<provider> sentinel in svc.toml, where readiness finds it.
+      storeKey(app, { provider, key, kind: 'api_key', by: 'svc tui' });
     },
     async close() {},
   };
