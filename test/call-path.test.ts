@@ -2,8 +2,9 @@
  * One call path (issue 14): the same bad input reads the same on every surface. Pins:
  * - a value out of range through HTTP (query), CLI, MCP, the agent, and the TUI (local and
  *   attached) carries one message, `list_sessions: limit: expected at least 1, received 0`; each
- *   surface only wraps it its own way (HTTP names the query parameter first, spec DASH-58; MCP is
- *   an InvalidParams protocol error; the model reads `invalid_input: …`);
+ *   surface only wraps it its own way (MCP is an InvalidParams protocol error; the model reads
+ *   `invalid_input: …`), and HTTP names a query parameter first, once (spec DASH-58):
+ *   `invalid limit: list_sessions: expected at least 1, received 0`;
  * - a value of the wrong type in a JSON body reads the same over HTTP, MCP, the agent and the TUI;
  * - details.issues[] carries { path, expected, received, message } over HTTP and in process;
  * - a malformed `%` escape in a path parameter is 400 invalid_input naming the field, not a 500.
@@ -22,6 +23,8 @@ import { reply } from './helpers/fake-provider';
 import { viaCli } from './helpers/surfaces';
 
 const RANGE = 'list_sessions: limit: expected at least 1, received 0';
+/** HTTP names a query parameter first, once (spec DASH-58): the same parts, field first. */
+const RANGE_QUERY = 'invalid limit: list_sessions: expected at least 1, received 0';
 const TYPE = 'message: text: expected string, received number';
 
 async function mcpError(app: App, mcpName: string, args: Record<string, unknown>): Promise<string> {
@@ -68,7 +71,7 @@ describe('one invalid-input message on every surface', () => {
     const http = await hono.request('/v1/sessions?limit=0', { headers: { authorization: 'Bearer t' } });
     expect(http.status).toBe(400);
     const body = (await http.json()) as { error: { message: string; type: string } };
-    expect(body).toEqual({ error: { message: `invalid limit: ${RANGE}`, type: 'invalid_input' } });
+    expect(body).toEqual({ error: { message: RANGE_QUERY, type: 'invalid_input' } });
 
     const cli = await viaCli(app, { command: 'session list' }, { limit: 0 });
     expect(cli.code).toBe(2);
@@ -87,7 +90,7 @@ describe('one invalid-input message on every surface', () => {
     expect(toolMessage?.content).toBe(`invalid_input: ${RANGE}`);
 
     expect(await messageOf(createLocalClient(app).callTool('list_sessions', { limit: 0 }))).toBe(RANGE);
-    expect(await messageOf(client.callTool('list_sessions', { limit: 0 }))).toBe(`invalid limit: ${RANGE}`);
+    expect(await messageOf(client.callTool('list_sessions', { limit: 0 }))).toBe(RANGE_QUERY);
   });
 
   it('a value of the wrong type in a JSON body: HTTP, MCP, agent, local and attached TUI', async () => {

@@ -6,17 +6,18 @@
  * @module
  */
 import { z } from 'zod';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionIdInput } from '../sessions/session-input';
 import { VERSION } from '../version';
 import { type AnyTool, defineTool, type ToolTag } from './core/define-tool';
 import { FUNNEL_STAGES, type FunnelEntry } from './core/funnel';
 import type { ToolHost } from './core/types';
 
 export const funnelInput = z.strictObject({
-  session_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Session whose mode, phase and agent narrow the set. Omit for the defaults.'),
+  session_id: sessionIdInput(
+    'context-or-none',
+    'Session whose mode, phase and agent narrow the set. Omit for the defaults.',
+  ),
   agent: z
     .string()
     .min(1)
@@ -31,8 +32,9 @@ export function funnelFor(
   input: FunnelInput,
   defaultSession?: string,
 ): { context: Record<string, unknown>; entries: FunnelEntry[] } {
-  const sessionId = input.session_id ?? defaultSession;
-  if (input.session_id) app.sessions.require(input.session_id);
+  const sessionId =
+    resolveSession(app, input, { onMissing: 'context-or-none', context: defaultSession }).session_id ??
+    undefined;
   const overrides: Record<string, unknown> = {};
   if (input.agent) overrides.agent = input.agent;
   if (input.mode) overrides.mode = input.mode;

@@ -13,6 +13,8 @@ import { SvcError } from '../errors';
 import type { PackController } from '../packs/controller';
 import { discoverPacks } from '../packs/discovery';
 import { controllerlessPosture, type OperatingModeSnapshot } from '../packs/snapshot';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionIdInput } from '../sessions/session-input';
 import {
   type AnyTool,
   defineTool,
@@ -22,11 +24,7 @@ import {
 } from './core/define-tool';
 import type { ToolHost } from './core/types';
 
-const sessionIdField = z
-  .string()
-  .min(1)
-  .optional()
-  .describe('Session id. Omit for the current session (the tool-context or MCP-bound session).');
+const sessionIdField = sessionIdInput('context');
 
 export const getOperatingModeInput = z.strictObject({ session_id: sessionIdField });
 
@@ -77,10 +75,13 @@ function controller(ctx: ToolContext): PackController {
   return packs;
 }
 
+/** The session named, else the tool-context (MCP-bound) one; an unknown one the controller reports. */
 function sessionOf(ctx: ToolContext, input: { session_id?: string }): string {
-  const id = input.session_id ?? ctx.sessionId;
-  if (!id) throw new SvcError('invalid_input', 'session_id: required (no current session to default to)');
-  return id;
+  return resolveSession(ctx.app, input, {
+    onMissing: 'context',
+    context: ctx.sessionId,
+    onUnknown: 'unchecked',
+  }).session_id;
 }
 
 export const getOperatingMode = defineTool({

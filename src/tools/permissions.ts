@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { SvcError } from '../errors';
 import { PERMISSION_DECISIONS } from '../permissions/permission-service';
+import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
 import { route, SESSION_ROUTES } from './session-routes';
 
@@ -18,7 +19,7 @@ export const listPermissionRequests = defineTool({
   description:
     'Permission requests waiting for an answer in a session and its sub-agent sessions, oldest first: the tool, what it would do (title) and its details (the diff of an edit, the command of a bash call).',
   input: z.strictObject({
-    session_id: z.string().min(1).describe('The session (its sub-agent sessions are included).'),
+    session_id: sessionIdInput('required', 'The session (its sub-agent sessions are included).'),
   }),
   mutates: false,
   surfaces: {
@@ -46,7 +47,7 @@ export const answerPermission = defineTool({
   description:
     'Answer a pending permission request of a session: allow once, allow for the session, or deny (with a message the model reads). The first answer wins; the waiting tool call then runs or fails.',
   input: z.strictObject({
-    session_id: z.string().min(1).describe('The session the request belongs to (or its parent session).'),
+    session_id: sessionIdInput('required', 'The session the request belongs to (or its parent session).'),
     request_id: z.string().min(1).describe('The request (list_permission_requests lists them).'),
     decision: decisionInput,
     message: z

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { SvcError } from '../errors';
 import type { Schedule } from '../scheduler/schedule-store';
 import { recipeToolAvailable } from '../scheduler/scheduler';
+import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
 import type { ToolHost } from './core/types';
 
@@ -56,7 +57,7 @@ export const scheduleInput = z.strictObject({
     .enum(['new', 'reuse'])
     .optional()
     .describe('create/update: new (default) runs each firing in a fresh session; reuse keeps one session.'),
-  session_id: z.string().min(1).optional().describe('create/update: the session to run in (implies reuse).'),
+  session_id: sessionIdInput('none', 'create/update: the session to run in (implies reuse).'),
   agent: z.string().min(1).optional().describe('create/update: agent kind of the runs.'),
   model: z
     .string()

@@ -8,18 +8,17 @@
 import { z } from 'zod';
 import { agentKind } from '../agent/agent-kinds';
 import { textOf } from '../agent/history';
-import { messageView, sessionView, targetSession, workflowPhase } from '../agent/views';
+import { messageView } from '../agent/views';
 import { SvcError } from '../errors';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionIdInput } from '../sessions/session-input';
 import type { MessagePart } from '../sessions/session-store';
+import { sessionSummary, sessionView, workflowPhase } from '../sessions/session-views';
 import { defineTool } from './core/define-tool';
 import type { ToolHost } from './core/types';
 import { route, SESSION_ROUTES } from './session-routes';
 
-const sessionIdField = z
-  .string()
-  .min(1)
-  .optional()
-  .describe('Session id. Omit for the session you run in (agent) or the current session.');
+const sessionIdField = sessionIdInput('current');
 
 const busyGuard = (app: ToolHost, sessionId: string, what: string) => {
   const state = app.agent.state(sessionId);
@@ -73,11 +72,11 @@ export const switchSession = defineTool({
   family: 'sessions',
   tag: 'primitive',
   description: 'Make a session the current one (the default of session tools and of svc run --continue).',
-  input: z.strictObject({ session_id: z.string().min(1).describe('The session to switch to.') }),
+  input: z.strictObject({ session_id: sessionIdInput('required', 'The session to switch to.') }),
   mutates: false,
   surfaces: { mcp: 'svc_switch_session', cli: { command: 'session switch', args: ['session_id'] } },
-  // An action, not a read: the parity walker has nothing to compare.
-  examples: [],
+  // An action, not a read: nothing for the parity walker to compare.
+  parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
     const previous = app.agent.currentSession();
@@ -139,13 +138,11 @@ export const getSession = defineTool({
   examples: [{ session_id: 'ses_0001' }],
   run: (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const last = app.runs.list({ session_id: session.id, limit: 1 })[0];
     return {
       session: sessionView(app, session),
-      children: app.sessions
-        .list({ parent_id: session.id, limit: 100 })
-        .map((c) => ({ id: c.id, title: c.title, agent: c.agent })),
+      children: app.sessions.list({ parent_id: session.id, limit: 100 }).map(sessionSummary),
       last_run: last
         ? { id: last.id, status: last.status, agent: last.agent, steps: last.steps, reason: last.reason }
         : null,
@@ -185,7 +182,7 @@ export const updateSession = defineTool({
   parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     if (input.agent) agentKind(app.config, input.agent, 'primary');
     if (input.model) await app.models.resolve({ selector: input.model });
     const { session_id: _ignored, ...patch } = input;
@@ -205,7 +202,7 @@ export const deleteSession = defineTool({
   tag: 'primitive',
   description:
     'Delete a session with its child sessions, messages and runs. Refused while a run of it is active.',
-  input: z.strictObject({ session_id: z.string().min(1).describe('The session to delete.') }),
+  input: z.strictObject({ session_id: sessionIdInput('required', 'The session to delete.') }),
   mutates: true,
   surfaces: {
     mcp: 'svc_delete_session',
@@ -272,7 +269,7 @@ export const message = defineTool({
     switch (input.action) {
       case 'send': {
         if (!input.text) throw new SvcError('invalid_input', 'text: required for action send');
-        const session = targetSession(app, input.session_id, ctx.sessionId);
+        const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
         const wait = input.wait || ctx.surface === 'cli';
         if (wait && session.id === ctx.sessionId) {
           throw new SvcError(
@@ -291,7 +288,7 @@ export const message = defineTool({
         return { action: 'send', ...sent, result };
       }
       case 'list': {
-        const session = targetSession(app, input.session_id, ctx.sessionId);
+        const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
         const messages = app.sessions.messages(session.id, { limit: input.limit });
         return {
           action: 'list',
@@ -374,11 +371,7 @@ export const getPromptQueueStatus = defineTool({
   description:
     'The prompt queue (the same queue as TUI ctrl+enter, /enqueue and queue_enqueue): per session, its state, active run and queued prompts.',
   input: z.strictObject({
-    session_id: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('One session. Omit for every session with a queue or an active run.'),
+    session_id: sessionIdInput('none', 'One session. Omit for every session with a queue or an active run.'),
   }),
   mutates: false,
   surfaces: { mcp: 'svc_get_prompt_queue_status' },
@@ -423,7 +416,7 @@ export const queueEnqueue = defineTool({
   parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const sent = app.agent.enqueue({
       sessionId: session.id,
       prompt: input.prompt,
@@ -447,7 +440,7 @@ export const getSessionPostureStatus = defineTool({
   examples: [{ session_id: 'ses_0001' }],
   run: (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const config = app.config;
     const kind = app.agent.kinds().find((k) => k.id === session.agent);
     const [model, modelSource] = session.model
@@ -520,7 +513,7 @@ export const setSessionModel = defineTool({
   parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const resolved = input.model ? await app.models.resolve({ selector: input.model }) : undefined;
     const updated = app.sessions.update(session.id, { model: resolved?.selector ?? null });
     return { session_id: session.id, model: updated.model, previous: session.model };
@@ -545,7 +538,7 @@ export const setReasoningEffort = defineTool({
   parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const effort = input.effort === 'none' ? null : input.effort;
     app.sessions.update(session.id, { reasoning_effort: effort });
     return { session_id: session.id, reasoning_effort: effort, previous: session.reasoning_effort };

@@ -56,10 +56,7 @@ async function handleTool(
       tool,
       assemble: (live) => assembleInput(c, live, binding),
       // A bad query value is named first (`invalid recent_runs_limit: …`, spec DASH-58).
-      issuePrefix: (issues) => {
-        const first = issues.find((issue) => queryKeys.includes(issue.path));
-        return first ? `invalid ${first.path}: ` : '';
-      },
+      leadField: (issues) => issues.find((issue) => queryKeys.includes(issue.path))?.path,
     },
   );
   if (outcome.ok) {
@@ -84,7 +81,7 @@ async function assembleInput(
 ): Promise<Record<string, unknown>> {
   const input: Record<string, unknown> = {};
   const query = coerceQuery(tool.input, c.req.queries() ?? {});
-  if (query.issues.length) throw invalidInput(tool.name, query.issues, `invalid ${query.issues[0].path}: `);
+  if (query.issues.length) throw invalidInput(tool.name, query.issues, query.issues[0].path);
   Object.assign(input, query.values);
   if (binding.method !== 'GET' && binding.method !== 'DELETE') {
     const text = await c.req.text();

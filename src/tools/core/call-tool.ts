@@ -35,10 +35,10 @@ export interface CallOptions {
    */
   assemble?: (tool: AnyTool) => unknown | Promise<unknown>;
   /**
-   * A prefix for the invalid-input message, from the issues (HTTP names a bad query parameter
-   * first: `invalid recent_runs_limit: …`, spec DASH-58).
+   * The field an invalid-input message names first, from the issues (HTTP: a bad query
+   * parameter, `invalid recent_runs_limit: …`, spec DASH-58).
    */
-  issuePrefix?: (issues: InputIssue[]) => string;
+  leadField?: (issues: InputIssue[]) => string | undefined;
 }
 
 /** Call a tool by name; never throws. */
@@ -64,7 +64,7 @@ export async function callTool(
   const parsed = tool.input.safeParse(raw);
   if (!parsed.success) {
     const issues = inputIssues(parsed.error, raw);
-    const error = invalidInput(tool.name, issues, options.issuePrefix?.(issues) ?? '');
+    const error = invalidInput(tool.name, issues, options.leadField?.(issues));
     return { ok: false, tool, stage: 'input', error: redacted(host, error) };
   }
 

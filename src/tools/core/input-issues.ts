@@ -21,11 +21,20 @@ export function formatIssues(issues: readonly InputIssue[]): string {
   return issues.map((issue) => issue.message).join('; ');
 }
 
-/** The invalid_input error of a tool's input: the tool, each field, what was expected and what came. */
-export function invalidInput(tool: string, issues: InputIssue[], prefix = ''): SvcError {
-  return new SvcError('invalid_input', `${prefix}${tool}: ${formatIssues(issues)}`, {
-    details: { tool, issues },
-  });
+/**
+ * The invalid_input error of a tool's input: the tool, each field, what was expected and what
+ * came. With `lead`, that field's issue opens the message as `invalid <field>: <tool>: expected …`
+ * (HTTP names a bad query parameter first, spec DASH-58), the field named once.
+ */
+export function invalidInput(tool: string, issues: InputIssue[], lead?: string): SvcError {
+  const first = lead === undefined ? undefined : issues.find((i) => i.path === lead);
+  const message = first
+    ? [
+        `invalid ${first.path}: ${tool}: expected ${first.expected}, received ${first.received}`,
+        ...issues.filter((i) => i !== first).map((i) => i.message),
+      ].join('; ')
+    : `${tool}: ${formatIssues(issues)}`;
+  return new SvcError('invalid_input', message, { details: { tool, issues } });
 }
 
 /** One issue for a value a surface could not convert (`limit=abc`, `--limit abc`). */
