@@ -11,7 +11,8 @@ export default defineConfig({
   platform: 'node',
   target: 'node20',
   outDir: 'dist',
-  clean: true,
+  // dist/web is the browser UI, built by Vite after this (vite.web.config.ts): keep it.
+  clean: ['dist/*', '!dist/web'],
   dts: false,
   sourcemap: false,
   shims: false,

@@ -17,7 +17,7 @@ import { createMarkerService, type MarkerService } from './coordination/markers'
 import { createDeployService, type DeployService } from './deploy/deploy-service';
 import { SvcError } from './errors';
 import { createEventBus } from './events/bus';
-import { type HealthFollowons, startHealthFollowons } from './health/followons';
+import { createHealthFollowons, type HealthFollowons } from './health/followons';
 import { createFileLogger, type Logger } from './log';
 import { createFileAuthStore, type McpAuthStore } from './mcp-client/auth-store';
 import { createMcpClientManager, type McpClientManager } from './mcp-client/manager';
@@ -29,7 +29,10 @@ import { createPluginService, type PluginService } from './plugins/plugin-servic
 import { cloudIdentity } from './providers/reports';
 import { createProviderService } from './providers/service';
 import { createQuality, type Quality } from './quality/quality';
-import { createRecommendationLedger, type RecommendationLedger } from './readouts/cognition/ledger';
+import {
+  createRecommendationLedger,
+  type RecommendationLedger,
+} from './readouts/cognition/recommendation-store';
 import { startRecommendationRecorder } from './readouts/cognition/recorder';
 import { createRecipeService, type RecipeService } from './recipes/recipe-service';
 import { createRedactor, type Redactor } from './redact';
@@ -48,7 +51,6 @@ import { allowlistProblems, canonicalToolName, isConfigAlias } from './tools/cor
 import { runFunnel } from './tools/core/funnel';
 import { createToolRegistry, type ToolRegistry } from './tools/core/registry';
 import type {
-  AdaptiveResync,
   AnyTool,
   BackgroundWorker,
   DbStatus,
@@ -62,8 +64,6 @@ import { allTools } from './tools/index';
 import { type Clock, createIds, type Ids, systemClock } from './util/ids';
 import { createWorkflowService, type WorkflowService } from './workflows/workflow-service';
 import { createWorkspace, type Workspace } from './workspace/workspace';
-
-export type { AdaptiveResync, BackgroundWorker, DbStatus, MutationRequest, RuntimeState };
 
 export interface AppOptions {
   workspace: string;
@@ -96,6 +96,9 @@ export interface AppOptions {
   /** Where MCP client OAuth credentials live; default `<user config dir>/svc/mcp-auth.json`. */
   mcpAuthStore?: McpAuthStore;
 }
+
+export type { AdaptiveResync } from './adaptive/service';
+export type { BackgroundWorker, DbStatus, MutationRequest, RuntimeState };
 
 /**
  * The App: the tool host (every domain service, under the names tool handlers use) as createApp
@@ -166,7 +169,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     ringSize: loaded.config.services.http.event_ring_size,
     onError: (error) => log.error('event listener failed', { error }),
   });
-  const services: Record<string, unknown> = {};
   const sessions = createSessionStore({ db: openDatabase, clock, ids, bus, workspace });
   const runner = `rnr_${randomBytes(8).toString('hex')}`;
   const unregisterRunner = registerRunner(runner);
@@ -199,6 +201,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     bus,
     redactor,
     clock,
+  });
+
+  const observe = createObserveService({
+    db: openDatabase,
+    clock,
+    ids,
+    config: () => loaded.config,
+    workspace,
+    // Built below; read only when describe_context computes a summary.
+    ws: () => ws,
   });
 
   const app: App = {
@@ -260,7 +272,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     runs,
     permissions,
     agent: createAgentService(() => app, { toolboxFor: (host) => createAgentToolbox(host) }),
-    observe: createObserveService(() => app),
+    observe,
     ws: undefined as unknown as Workspace,
     recipes: undefined as unknown as RecipeService,
     workflows: undefined as unknown as WorkflowService,
@@ -303,7 +315,6 @@ export async function createApp(options: AppOptions): Promise<App> {
       if (db?.open) db.close();
       db = undefined;
     },
-    services,
     statusSections: new Map(),
     policyProviders: [],
     mutationGuards: [],
@@ -379,9 +390,19 @@ export async function createApp(options: AppOptions): Promise<App> {
   const recommendations = createRecommendationLedger({ db: openDatabase, clock, ids });
   Object.assign(app, { claims, markers: createMarkerService(app), recommendations });
   app.mutationGuards.push(hardClaimGuard(claims));
-  app.onClose(startRecommendationRecorder(app, recommendations));
+  app.onClose(startRecommendationRecorder({ bus, clock, config: () => loaded.config, log }, recommendations));
   // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
-  const health = startHealthFollowons(app);
+  const health = createHealthFollowons({
+    db: openDatabase,
+    bus,
+    clock,
+    ids,
+    log,
+    config: () => loaded.config,
+    agent: app.agent,
+    recommendations,
+    sessionPublisher: () => runtime.sessionPublisher,
+  });
   (app as { health: HealthFollowons }).health = health;
   app.onClose(() => health.close());
 
@@ -431,7 +452,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // The cached codebase summary (describe_context) joins the prompt when there is one: one
   // indexed read, never a workspace walk.
-  app.promptSections.push(() => app.observe.codebase.promptSection());
+  app.promptSections.push(() => observe.promptSection());
 
   if (options.packs !== false) {
     const packs = createPackController({
@@ -460,10 +481,24 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // Before the registry: the adaptive tool's gate needs the layer.
   if (options.adaptive !== false) {
-    const adaptive = createAdaptiveService(app);
+    const adaptive = createAdaptiveService({
+      db: openDatabase,
+      dbPresent: () => db !== undefined || existsSync(join(dataDir, DB_FILE)),
+      bus,
+      clock,
+      ids,
+      log,
+      redactor,
+      config: () => loaded.config,
+      sessions,
+      runs,
+      agent: app.agent,
+      packs: app.packs,
+      // The registry is built below; the funnel is read when a reshape is checked.
+      toolFunnel: (sessionId) => app.funnel(app.funnelContext(sessionId)),
+    });
     (app as { adaptive: AdaptiveService }).adaptive = adaptive;
     app.promptSections.push((sessionId) => adaptive.promptSection(sessionId));
-    app.adaptiveSnapshot = (sessionId) => adaptive.resync(sessionId);
     closers.push(() => adaptive.close());
   }
 

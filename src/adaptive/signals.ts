@@ -59,7 +59,7 @@ const LEDGER_TYPES = [
 ];
 
 export function windowSignals(
-  runs: RunLedger,
+  runs: Pick<RunLedger, 'get' | 'events'>,
   runIds: readonly string[],
   reviewRejections: number,
 ): WindowSignals {

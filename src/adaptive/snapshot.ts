@@ -227,6 +227,29 @@ export function buildSnapshot(input: SnapshotInput): AdaptiveSnapshot {
     };
   }
 
+  return inForce(
+    input.sessionId,
+    row,
+    genome,
+    posture,
+    {
+      ...hints,
+      ...evaluation,
+      ...trace,
+    },
+    traceAvailable,
+  );
+}
+
+/** The snapshot of a session whose genome is in force. */
+function inForce(
+  sessionId: string,
+  row: AdaptiveRow,
+  genome: Genome,
+  posture: (state: PostureState, reason: string, extra?: Partial<AdaptivePosture>) => AdaptivePosture,
+  extras: Pick<AdaptiveSnapshot, 'hint_sources' | 'last_monitor_evaluation' | 'regulatory_history'>,
+  traceAvailable: boolean,
+): AdaptiveSnapshot {
   const pending = row.apply_status === 'pending';
   const verdict = efficacyVerdict(row);
   let state: PostureState;
@@ -244,8 +267,9 @@ export function buildSnapshot(input: SnapshotInput): AdaptiveSnapshot {
     state = 'active';
     reason = `${genome.choreography_preset} genome in force (classified by ${row.classification_source})`;
   }
+  const { hint_sources, last_monitor_evaluation, regulatory_history } = extras;
   return {
-    session_id: input.sessionId,
+    session_id: sessionId,
     action: 'updated',
     posture: posture(state, reason, {
       available: true,
@@ -260,13 +284,13 @@ export function buildSnapshot(input: SnapshotInput): AdaptiveSnapshot {
     effective_genome: genome,
     last_reshape_reason: row.last_reshape_reason,
     last_reshape_signal_id: row.last_reshape_signal_id,
-    ...hints,
+    ...(hint_sources !== undefined ? { hint_sources } : {}),
     runtime_apply_status: row.apply_status,
     ...(pending && row.pending_since !== null ? { runtime_apply_pending_since: iso(row.pending_since) } : {}),
     runtime_apply_pending_reason: row.pending_reason,
     ...(row.apply_error ? { runtime_apply_error: row.apply_error } : {}),
-    ...evaluation,
-    ...trace,
+    ...(last_monitor_evaluation !== undefined ? { last_monitor_evaluation } : {}),
+    ...(regulatory_history !== undefined ? { regulatory_history } : {}),
   };
 }
 

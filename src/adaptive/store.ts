@@ -5,6 +5,7 @@
  * these rows.
  * @module
  */
+import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
 import type { Genome, Preset } from './genome';
@@ -140,23 +141,41 @@ export function emptyRow(sessionId: string, now: number): AdaptiveRow {
   };
 }
 
-export interface AdaptiveStore {
+/** The session rows: the genome, the queued reshape, the monitor window. */
+export interface AdaptiveSessionRows {
   get(sessionId: string): AdaptiveRow | undefined;
   put(row: AdaptiveRow): void;
   /** Compare-and-set on `revision`: false when another writer changed the row first. */
   putIfRevision(row: AdaptiveRow, expected: number): boolean;
   all(): AdaptiveRow[];
+}
+
+/** The evaluation ring behind `regulatory_history` and the eval-shadow summary. */
+export interface AdaptiveEvaluations {
   addEvaluation(row: Omit<EvaluationRow, 'id'>, keep: number): number;
   /** Newest first. */
   evaluations(sessionId: string, limit: number): EvaluationRow[];
   /** Newest first, every session when undefined (eval-shadow summary). */
   scored(sessionId: string | undefined, limit: number): EvaluationRow[];
   counts(): { recorded: number; skipped: number; reshapes: number };
+  /** When the last evaluation was recorded (any session), if ever. */
+  lastEvaluationAt(): number | null;
+}
+
+/** The reviewer passes. */
+export interface AdaptiveReviews {
   addReview(row: Omit<ReviewRow, 'id'>): number;
   updateReview(id: number, patch: Partial<Omit<ReviewRow, 'id' | 'session_id' | 'run_id'>>): void;
   reviews(sessionId: string, limit: number): ReviewRow[];
   reviewsOfRuns(runIds: readonly string[]): ReviewRow[];
   reviewByChildRun(childRunId: string): ReviewRow | undefined;
+  /** Status and child run of every pass, of one session or all. */
+  reviewOutcomes(sessionId?: string): { status: string; child_run_id: string | null }[];
+}
+
+export interface AdaptiveStore extends AdaptiveSessionRows, AdaptiveEvaluations, AdaptiveReviews {
+  /** Runs `fn` in one transaction (nested calls become savepoints). */
+  transaction<T>(fn: () => T): T;
 }
 
 interface RawRow extends Omit<AdaptiveRow, 'proposal' | 'window_runs' | 'last_evaluation' | 'efficacy'> {
@@ -203,6 +222,17 @@ const json = <T>(text: string | null, fallback: T): T => {
 
 export function createAdaptiveStore(db: () => Db): AdaptiveStore {
   const sql = statementCache(db);
+  return {
+    ...sessionRows(sql),
+    ...evaluations(sql),
+    ...reviews(sql, db),
+    transaction: (fn) => db().transaction(fn)(),
+  };
+}
+
+type Sql = (text: string) => Statement;
+
+function sessionRows(sql: Sql): AdaptiveSessionRows {
   const decode = (raw: RawRow): AdaptiveRow => ({
     ...raw,
     shadow_preset: raw.shadow_preset as AdaptiveRow['shadow_preset'],
@@ -242,24 +272,6 @@ export function createAdaptiveStore(db: () => Db): AdaptiveStore {
     ON CONFLICT(session_id) DO UPDATE SET ${COLUMNS.slice(1)
       .map((c) => `${c} = excluded.${c}`)
       .join(', ')}`;
-  const decodeEvaluation = (raw: Record<string, unknown>): EvaluationRow => ({
-    id: raw.id as number,
-    session_id: raw.session_id as string,
-    event_kind: raw.event_kind as EventKind,
-    at: raw.at as number,
-    evaluation: json<Evaluation>(raw.evaluation as string, {
-      cadence: 0,
-      decision: 'skipped',
-      reason: '',
-      signal_id: '',
-    }),
-    previous_fingerprint: (raw.previous_fingerprint as string | null) ?? null,
-    next_fingerprint: (raw.next_fingerprint as string | null) ?? null,
-    effective_preset: raw.effective_preset as string,
-    signals: json<Partial<WindowSignals>>(raw.signals as string, {}),
-    shadow: json<ShadowScore | null>(raw.shadow as string | null, null),
-  });
-
   return {
     get(sessionId) {
       const raw = sql('SELECT * FROM adaptive_sessions WHERE session_id = ?').get(sessionId) as
@@ -281,6 +293,29 @@ export function createAdaptiveStore(db: () => Db): AdaptiveStore {
     all() {
       return (sql('SELECT * FROM adaptive_sessions ORDER BY session_id').all() as RawRow[]).map(decode);
     },
+  };
+}
+
+function evaluations(sql: Sql): AdaptiveEvaluations {
+  const decodeEvaluation = (raw: Record<string, unknown>): EvaluationRow => ({
+    id: raw.id as number,
+    session_id: raw.session_id as string,
+    event_kind: raw.event_kind as EventKind,
+    at: raw.at as number,
+    evaluation: json<Evaluation>(raw.evaluation as string, {
+      cadence: 0,
+      decision: 'skipped',
+      reason: '',
+      signal_id: '',
+    }),
+    previous_fingerprint: (raw.previous_fingerprint as string | null) ?? null,
+    next_fingerprint: (raw.next_fingerprint as string | null) ?? null,
+    effective_preset: raw.effective_preset as string,
+    signals: json<Partial<WindowSignals>>(raw.signals as string, {}),
+    shadow: json<ShadowScore | null>(raw.shadow as string | null, null),
+  });
+
+  return {
     addEvaluation(row, keep) {
       const id = Number(
         sql(
@@ -333,6 +368,14 @@ export function createAdaptiveStore(db: () => Db): AdaptiveStore {
       ).get() as { recorded: number; skipped: number; reshapes: number };
       return row;
     },
+    lastEvaluationAt() {
+      return (sql('SELECT max(at) AS at FROM adaptive_evaluations').get() as { at: number | null }).at;
+    },
+  };
+}
+
+function reviews(sql: Sql, db: () => Db): AdaptiveReviews {
+  return {
     addReview(row) {
       return Number(
         sql(
@@ -375,6 +418,13 @@ export function createAdaptiveStore(db: () => Db): AdaptiveStore {
       return sql('SELECT * FROM adaptive_reviews WHERE child_run_id = ?').get(childRunId) as
         | ReviewRow
         | undefined;
+    },
+    reviewOutcomes(sessionId) {
+      return (
+        sessionId
+          ? sql('SELECT status, child_run_id FROM adaptive_reviews WHERE session_id = ?').all(sessionId)
+          : sql('SELECT status, child_run_id FROM adaptive_reviews').all()
+      ) as { status: string; child_run_id: string | null }[];
     },
   };
 }

@@ -175,15 +175,6 @@ export function usageStats(app: App, options: { days: number }) {
   const byRole = all<{ role: string; n: number }>(
     'SELECT role, count(*) AS n FROM messages GROUP BY role ORDER BY role',
   );
-  const byStatus = all<{ status: string; n: number }>(
-    'SELECT status, count(*) AS n FROM agent_runs GROUP BY status ORDER BY status',
-  );
-  const byOrigin = all<{ origin: string; n: number }>(
-    'SELECT origin, count(*) AS n FROM agent_runs GROUP BY origin ORDER BY origin',
-  );
-  const runTotals = one<{ total: number; steps: number }>(
-    "SELECT count(*) AS total, coalesce(avg(steps), 0) AS steps FROM agent_runs WHERE status NOT IN ('queued')",
-  );
   const models = all<{
     model: string;
     messages: number;
@@ -197,17 +188,8 @@ export function usageStats(app: App, options: { days: number }) {
             coalesce(sum(cost), 0) AS cost
      FROM messages WHERE model IS NOT NULL AND usage IS NOT NULL GROUP BY model ORDER BY messages DESC, model`,
   );
-  const tools = all<{ tool: string; calls: number; errors: number }>(
-    `SELECT json_extract(payload, '$.tool') AS tool, count(*) AS calls,
-            coalesce(sum(json_extract(payload, '$.is_error')), 0) AS errors
-     FROM agent_run_events WHERE type = 'tool.finished' GROUP BY tool ORDER BY calls DESC, tool LIMIT 25`,
-  );
-  const since = app.clock.now() - options.days * 86_400_000;
-  const days = all<{ date: string; runs: number; cost: number }>(
-    `SELECT date(created_at / 1000, 'unixepoch') AS date, count(*) AS runs, coalesce(sum(cost), 0) AS cost
-     FROM agent_runs WHERE created_at >= ? GROUP BY date ORDER BY date`,
-    since,
-  );
+  const runs = app.runs.queries.usageStats({ since: app.clock.now() - options.days * 86_400_000 });
+  const { by_status: byStatus, by_origin: byOrigin, totals: runTotals, tools, days } = runs;
   return {
     window_days: options.days,
     sessions: { total: sessions.total, top_level: sessions.top, subagent: sessions.total - sessions.top },

@@ -14,8 +14,13 @@
  * | health_followon_capped | info   | a health follow-on activation was skipped by a cap in the window          |
  * @module
  */
-import type { App } from '../app';
-import { ledgerEvents, loggedEvents, runs, type Scope, scopeOf } from './evidence';
+import { failedHookRuns } from '../packs/hook-run-queries';
+import { type HealthReadoutDeps, ledgerEvents, loggedEvents, runs, type Scope, scopeOf } from './evidence';
+import type { HealthFollowons } from './followons';
+
+export interface AlertsDeps extends HealthReadoutDeps {
+  readonly health: Pick<HealthFollowons, 'activations'>;
+}
 
 export type AlertKind =
   | 'token_pressure'
@@ -59,7 +64,7 @@ export interface AlertsStatus {
 const SEVERITY_ORDER: Record<AlertSeverity, number> = { critical: 0, warning: 1, info: 2 };
 
 export function alertsStatus(
-  app: App,
+  app: AlertsDeps,
   input: { session_id?: string; window_minutes?: number },
 ): AlertsStatus {
   const config = app.config.options;
@@ -103,7 +108,7 @@ export function alertsStatus(
   };
 }
 
-function tokenPressure(app: App, scope: Scope, threshold: number): Alert[] {
+function tokenPressure(app: AlertsDeps, scope: Scope, threshold: number): Alert[] {
   const alerts: Alert[] = [];
   const decided = new Set<string>();
   for (const event of loggedEvents(app, scope, ['context.usage', 'compaction.finished'])) {
@@ -126,7 +131,7 @@ function tokenPressure(app: App, scope: Scope, threshold: number): Alert[] {
   return alerts;
 }
 
-function repeatedFailures(app: App, scope: Scope, threshold: number): Alert[] {
+function repeatedFailures(app: AlertsDeps, scope: Scope, threshold: number): Alert[] {
   const bySession = new Map<string, { status: string; at: number }[]>();
   for (const run of runs(app, scope, { statuses: ['completed', 'failed', 'cancelled', 'interrupted'] })) {
     const list = bySession.get(run.session_id) ?? [];
@@ -154,13 +159,13 @@ function repeatedFailures(app: App, scope: Scope, threshold: number): Alert[] {
 }
 
 function incidentAlerts(
-  app: App,
+  app: AlertsDeps,
   scope: Scope,
   thresholds: { provider_errors: number; tool_crashes: number },
 ): Alert[] {
   const alerts: Alert[] = [];
   const providerErrors = ledgerEvents(app, scope, ['error'], {
-    where: "json_extract(payload, '$.source') = 'provider'",
+    payloadEquals: { source: 'provider' },
   });
   if (providerErrors.length >= thresholds.provider_errors) {
     alerts.push({
@@ -176,7 +181,7 @@ function incidentAlerts(
     });
   }
   const crashes = ledgerEvents(app, scope, ['tool.finished'], {
-    where: "json_extract(payload, '$.crash') = 1",
+    payloadEquals: { crash: 1 },
   });
   if (crashes.length >= thresholds.tool_crashes) {
     const tools = [...new Set(crashes.map((c) => String(c.payload.tool)))].sort();
@@ -195,7 +200,7 @@ function incidentAlerts(
   return alerts;
 }
 
-function providerRecovery(app: App, scope: Scope): Alert[] {
+function providerRecovery(app: AlertsDeps, scope: Scope): Alert[] {
   const events = loggedEvents(app, scope, ['provider_recovery.changed']);
   if (events.length === 0) return [];
   const last = events[0].payload;
@@ -214,23 +219,9 @@ function providerRecovery(app: App, scope: Scope): Alert[] {
   ];
 }
 
-function hookFailures(app: App, scope: Scope, threshold: number): Alert[] {
+function hookFailures(app: AlertsDeps, scope: Scope, threshold: number): Alert[] {
   const sessions = scope.sessions;
-  const rows = app.db
-    .prepare(
-      `SELECT session_id, pack_name, hook_index, event, status, started_at FROM pack_hook_runs
-        WHERE status != 'ok' AND started_at >= ?
-        ${sessions ? `AND session_id IN (${sessions.map(() => '?').join(', ')})` : ''}
-        ORDER BY id DESC`,
-    )
-    .all(scope.since, ...(sessions ?? [])) as {
-    session_id: string;
-    pack_name: string;
-    hook_index: number;
-    event: string;
-    status: string;
-    started_at: number;
-  }[];
+  const rows = failedHookRuns(app.db, { since: scope.since, sessionIds: sessions });
   if (rows.length < threshold) return [];
   const packs = [...new Set(rows.map((r) => r.pack_name))].sort();
   return [
@@ -248,7 +239,7 @@ function hookFailures(app: App, scope: Scope, threshold: number): Alert[] {
   ];
 }
 
-function cappedActivations(app: App, scope: Scope): Alert[] {
+function cappedActivations(app: AlertsDeps, scope: Scope): Alert[] {
   const capped = app.health
     .activations({ since: scope.since, limit: 1000 })
     .filter((a) => (!scope.sessions || scope.sessions.includes(a.session_id)) && a.reason?.endsWith('_cap'));

@@ -9,9 +9,9 @@
  *   for the session's next run, once there is one.
  * @module
  */
-import type { App } from '../app';
 import {
   clip,
+  type HealthReadoutDeps,
   type LedgerEvent,
   type LoggedEvent,
   ledgerEvents,
@@ -63,7 +63,7 @@ export interface CompactionReactionsStatus {
 const ERROR_LIMIT = 3;
 
 export function compactionReactions(
-  app: App,
+  app: HealthReadoutDeps,
   input: { session_id?: string; since_hours: number; limit: number },
 ): CompactionReactionsStatus {
   const since = app.clock.now() - input.since_hours * 3_600_000;
@@ -96,7 +96,11 @@ export function compactionReactions(
   };
 }
 
-function reactionTo(app: App, finished: LoggedEvent, logged: LoggedEvent[]): CompactionReaction {
+function reactionTo(
+  app: HealthReadoutDeps,
+  finished: LoggedEvent,
+  logged: LoggedEvent[],
+): CompactionReaction {
   const started = logged.find(
     (e) => e.type === 'compaction.started' && e.session_id === finished.session_id && e.id < finished.id,
   );
@@ -151,7 +155,7 @@ function reactionTo(app: App, finished: LoggedEvent, logged: LoggedEvent[]): Com
 }
 
 /** The session's first run started after a compaction between runs (event log order). */
-function nextRun(app: App, finished: LoggedEvent): RunRow | undefined {
+function nextRun(app: HealthReadoutDeps, finished: LoggedEvent): RunRow | undefined {
   const started = loggedEvents(app, { since: 0, sessions: [finished.session_id] }, ['run.started'], {
     afterId: finished.id,
   }).at(-1);

@@ -7,8 +7,27 @@
  * workspace claim, and the tools an active operating pack's policy removes for the session.
  * @module
  */
-import type { App } from '../app';
-import { clip, ledgerEvents, runs, scopeOf } from './evidence';
+import { allGrants } from '../permissions/grant-queries';
+import type { PermissionService } from '../permissions/permission-service';
+import type { Sandbox } from '../sandbox/sandbox';
+import { clip, type HealthReadoutDeps, ledgerEvents, runs, scopeOf } from './evidence';
+
+/** One tool of a session's effective tool set, as the funnel (tools/core/funnel.ts) reports it. */
+export interface FunnelEntryView {
+  name: string;
+  removed_by: string | null;
+  reason: string | null;
+}
+
+export interface EnforcementDeps extends HealthReadoutDeps {
+  readonly sandbox: Pick<Sandbox, 'status'>;
+  readonly permissions: Pick<PermissionService, 'grants' | 'pending'>;
+  readonly claims: { posture(): { hard: number } };
+  /** The funnel context of a session (its mode, phase, agent and policy layers). */
+  funnelContext(sessionId?: string): object;
+  /** The session's tool set after every funnel stage. */
+  funnel(context?: object): FunnelEntryView[];
+}
 
 type Via = 'allowed_tools' | 'yolo' | 'session_grant' | 'read_only' | 'operator';
 
@@ -46,7 +65,7 @@ export interface EnforcementStatus {
 const RECENT = 5;
 
 export function enforcementStatus(
-  app: App,
+  app: EnforcementDeps,
   input: { session_id?: string; since_hours: number },
   defaultSession?: string,
 ): EnforcementStatus {
@@ -76,20 +95,14 @@ export function enforcementStatus(
   }
   const asks = ledgerEvents(app, scope, ['permission.requested']).length;
 
-  const yoloRuns = runs(app, scope, { where: "json_extract(options, '$.yolo') = 1" });
+  const yoloRuns = runs(app, scope, { yolo: true });
   const blocks = ledgerEvents(app, scope, ['bash_blocked']);
   const claimRefusals = ledgerEvents(app, scope, ['tool.finished'], {
-    where:
-      "json_extract(payload, '$.error_code') = 'conflict' AND json_extract(payload, '$.error') LIKE '%hard workspace claim%'",
+    payloadEquals: { error_code: 'conflict' },
+    payloadContains: { error: 'hard workspace claim' },
   });
   const sessionId = input.session_id ?? defaultSession;
-  const grants = sessionId
-    ? app.permissions.grants(sessionId)
-    : (app.db
-        .prepare(
-          'SELECT session_id, tool, scope, created_at FROM permission_grants ORDER BY created_at, tool',
-        )
-        .all() as EnforcementStatus['grants']);
+  const grants = sessionId ? app.permissions.grants(sessionId) : allGrants(app.db);
 
   return {
     session_id: input.session_id ?? null,
@@ -139,7 +152,7 @@ export function enforcementStatus(
   };
 }
 
-function packRemovals(app: App, sessionId: string): EnforcementStatus['pack_policy_removals'] {
+function packRemovals(app: EnforcementDeps, sessionId: string): EnforcementStatus['pack_policy_removals'] {
   return app
     .funnel(app.funnelContext(sessionId))
     .filter((entry) => entry.removed_by === 'agent_policy' && entry.reason?.startsWith('pack '))

@@ -1,44 +1,34 @@
 /**
- * Shared reads for the health readouts: run ledger events (`agent_run_events`), the session
- * event log (`session_events`, what the bus persisted) and runs (`agent_runs`), filtered by type,
- * time window and session family. Read-only; every readout is computed from these rows.
+ * Shared reads for the health readouts: run ledger events and runs (the run ledger's queries) and
+ * the session event log (what the bus persisted), filtered by type, time window and session
+ * family. Read-only; every readout is computed from these rows.
  * @module
  */
 
-import { requireDb } from '../agent/reports';
-import type { App } from '../app';
+import type { Config } from '../config/schema';
+import { SvcError } from '../errors';
+import type { SessionEvent } from '../events/bus';
+import { findLoggedEvents } from '../events/log-queries';
+import type { Redactor } from '../redact';
+import type { AgentRun, RunEvent, RunLedger } from '../runs/run-ledger';
+import type { SessionStore } from '../sessions/session-store';
+import type { Db } from '../store/db';
+import type { Clock } from '../util/ids';
 
-export interface LedgerEvent {
-  id: number;
-  run_id: string;
-  session_id: string;
-  seq: number;
-  type: string;
-  payload: Record<string, any>;
-  created_at: number;
+/** What the health readouts read: the run ledger, the session event log, the session tree. */
+export interface HealthReadoutDeps {
+  readonly runs: Pick<RunLedger, 'available' | 'queries'>;
+  /** Opened on first use: the session event log. */
+  readonly db: Db;
+  readonly sessions: Pick<SessionStore, 'require' | 'family'>;
+  readonly clock: Clock;
+  readonly config: Config;
+  readonly redactor: Redactor;
 }
 
-export interface LoggedEvent {
-  id: number;
-  session_id: string;
-  type: string;
-  payload: Record<string, any>;
-  created_at: number;
-}
-
-export interface RunRow {
-  id: string;
-  session_id: string;
-  parent_run_id: string | null;
-  status: string;
-  reason: string | null;
-  error: string | null;
-  options: Record<string, any>;
-  steps: number;
-  started_at: number | null;
-  finished_at: number | null;
-  created_at: number;
-}
+export type LedgerEvent = RunEvent;
+export type LoggedEvent = SessionEvent;
+export type RunRow = AgentRun;
 
 export interface Scope {
   /** Only events at or after this time (ms). */
@@ -48,8 +38,12 @@ export interface Scope {
 }
 
 /** The window and session family of a readout call; throws when the store is unavailable. */
-export function scopeOf(app: App, input: { session_id?: string; since_ms?: number }): Scope {
-  requireDb(app);
+export function scopeOf(
+  app: Pick<HealthReadoutDeps, 'runs' | 'sessions'>,
+  input: { session_id?: string; since_ms?: number },
+): Scope {
+  const status = app.runs.available();
+  if (!status.ok) throw new SvcError('unavailable', status.reason);
   let sessions: string[] | undefined;
   if (input.session_id) {
     app.sessions.require(input.session_id);
@@ -59,103 +53,69 @@ export function scopeOf(app: App, input: { session_id?: string; since_ms?: numbe
   return { since: input.since_ms ?? 0, sessions };
 }
 
-export function windowStart(app: App, minutes: number): number {
+export function windowStart(app: Pick<HealthReadoutDeps, 'clock'>, minutes: number): number {
   return app.clock.now() - minutes * 60_000;
 }
 
-const inList = (column: string, values: readonly unknown[] | undefined) =>
-  values ? `AND ${column} IN (${values.map(() => '?').join(', ') || 'NULL'})` : '';
-
+/** Run ledger events of these types in the scope, newest first. */
 export function ledgerEvents(
-  app: App,
+  app: Pick<HealthReadoutDeps, 'runs'>,
   scope: Scope,
   types: readonly string[],
-  options: { limit?: number; where?: string; params?: unknown[]; runId?: string } = {},
+  options: {
+    limit?: number;
+    runId?: string;
+    payloadEquals?: Record<string, string | number>;
+    payloadContains?: Record<string, string>;
+  } = {},
 ): LedgerEvent[] {
-  const rows = app.db
-    .prepare(
-      `SELECT id, run_id, session_id, seq, type, payload, created_at FROM agent_run_events
-        WHERE type IN (${types.map(() => '?').join(', ')}) AND created_at >= ?
-        ${inList('session_id', scope.sessions)} ${options.runId ? 'AND run_id = ?' : ''}
-        ${options.where ? `AND ${options.where}` : ''}
-        ORDER BY id DESC LIMIT ?`,
-    )
-    .all(
-      ...types,
-      scope.since,
-      ...(scope.sessions ?? []),
-      ...(options.runId ? [options.runId] : []),
-      ...(options.params ?? []),
-      options.limit ?? 10_000,
-    ) as (Omit<LedgerEvent, 'payload'> & { payload: string })[];
-  return rows.map((row) => ({ ...row, payload: parse(row.payload) }));
+  return app.runs.queries.findEvents({
+    types,
+    since: scope.since,
+    sessionIds: scope.sessions,
+    runId: options.runId,
+    payloadEquals: options.payloadEquals,
+    payloadContains: options.payloadContains,
+    order: 'desc',
+    limit: options.limit ?? 10_000,
+  });
 }
 
+/** Session event log entries of these types in the scope, newest first. */
 export function loggedEvents(
-  app: App,
+  app: Pick<HealthReadoutDeps, 'db'>,
   scope: Scope,
   types: readonly string[],
   options: { limit?: number; afterId?: number } = {},
 ): LoggedEvent[] {
-  const rows = app.db
-    .prepare(
-      `SELECT id, session_id, type, payload, created_at FROM session_events
-        WHERE type IN (${types.map(() => '?').join(', ')}) AND created_at >= ? AND id > ?
-        ${inList('session_id', scope.sessions)}
-        ORDER BY id DESC LIMIT ?`,
-    )
-    .all(
-      ...types,
-      scope.since,
-      options.afterId ?? 0,
-      ...(scope.sessions ?? []),
-      options.limit ?? 10_000,
-    ) as (Omit<LoggedEvent, 'payload'> & { payload: string })[];
-  return rows.map((row) => ({ ...row, payload: parse(row.payload) }));
+  return findLoggedEvents(app.db, {
+    types,
+    since: scope.since,
+    afterId: options.afterId ?? 0,
+    sessionIds: scope.sessions,
+    order: 'desc',
+    limit: options.limit ?? 10_000,
+  });
 }
 
 /** Runs that ended (or were created) in the window, newest first. */
 export function runs(
-  app: App,
+  app: Pick<HealthReadoutDeps, 'runs'>,
   scope: Scope,
-  options: { statuses?: readonly string[]; where?: string; params?: unknown[]; limit?: number } = {},
+  options: { statuses?: readonly string[]; yolo?: boolean; reasonPrefix?: string; limit?: number } = {},
 ): RunRow[] {
-  const rows = app.db
-    .prepare(
-      `SELECT id, session_id, parent_run_id, status, reason, error, options, steps, started_at, finished_at, created_at
-         FROM agent_runs
-        WHERE coalesce(finished_at, started_at, created_at) >= ?
-        ${inList('status', options.statuses)} ${inList('session_id', scope.sessions)}
-        ${options.where ? `AND ${options.where}` : ''}
-        ORDER BY coalesce(finished_at, started_at, created_at) DESC, rowid DESC LIMIT ?`,
-    )
-    .all(
-      scope.since,
-      ...(options.statuses ?? []),
-      ...(scope.sessions ?? []),
-      ...(options.params ?? []),
-      options.limit ?? 10_000,
-    ) as (Omit<RunRow, 'options'> & { options: string })[];
-  return rows.map((row) => ({ ...row, options: parse(row.options) }));
+  return app.runs.queries.inWindow({
+    since: scope.since,
+    statuses: options.statuses,
+    sessionIds: scope.sessions,
+    yolo: options.yolo,
+    reasonPrefix: options.reasonPrefix,
+    limit: options.limit,
+  });
 }
 
-export function runById(app: App, runId: string): RunRow | undefined {
-  const row = app.db
-    .prepare(
-      `SELECT id, session_id, parent_run_id, status, reason, error, options, steps, started_at, finished_at, created_at
-         FROM agent_runs WHERE id = ?`,
-    )
-    .get(runId) as (Omit<RunRow, 'options'> & { options: string }) | undefined;
-  return row ? { ...row, options: parse(row.options) } : undefined;
-}
-
-function parse(text: string): Record<string, any> {
-  try {
-    const value = JSON.parse(text) as unknown;
-    return value && typeof value === 'object' ? (value as Record<string, any>) : {};
-  } catch {
-    return {};
-  }
+export function runById(app: Pick<HealthReadoutDeps, 'runs'>, runId: string): RunRow | undefined {
+  return app.runs.queries.get(runId);
 }
 
 /** One line, at most `max` characters. */

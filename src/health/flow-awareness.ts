@@ -13,8 +13,7 @@
  * A session filter covers the session and its sub-agent sessions. Newest first.
  * @module
  */
-import type { App } from '../app';
-import { type LoggedEvent, loggedEvents, scopeOf } from './evidence';
+import { type HealthReadoutDeps, type LoggedEvent, loggedEvents, scopeOf } from './evidence';
 
 export const FLOW_KINDS = [
   'phase_change',
@@ -52,7 +51,7 @@ export interface FlowAwarenessEvents {
 }
 
 export function recentFlowAwarenessEvents(
-  app: App,
+  app: HealthReadoutDeps,
   input: { session_id?: string; kinds?: FlowKind[]; limit: number; after_id?: number },
 ): FlowAwarenessEvents {
   const scope = scopeOf(app, { session_id: input.session_id });

@@ -14,8 +14,7 @@
  * fallback crossed a provider boundary: not an incident by itself, shown beside them).
  * @module
  */
-import type { App } from '../app';
-import { clip, ledgerEvents, loggedEvents, runs, scopeOf } from './evidence';
+import { clip, type HealthReadoutDeps, ledgerEvents, loggedEvents, runs, scopeOf } from './evidence';
 
 export type IncidentKind =
   | 'provider_error'
@@ -46,7 +45,7 @@ export interface IncidentStatus {
 }
 
 export function runtimeIncidentStatus(
-  app: App,
+  app: HealthReadoutDeps,
   input: { session_id?: string; since_hours: number; limit: number },
 ): IncidentStatus {
   const since = app.clock.now() - input.since_hours * 3_600_000;
@@ -64,7 +63,7 @@ export function runtimeIncidentStatus(
     });
   }
   for (const event of ledgerEvents(app, scope, ['tool.finished'], {
-    where: "json_extract(payload, '$.crash') = 1",
+    payloadEquals: { crash: 1 },
   })) {
     incidents.push({
       kind: 'tool_crash',

@@ -10,8 +10,7 @@
  * - `in_progress`: the run is still going.
  * @module
  */
-import type { App } from '../app';
-import { ledgerEvents, runById, scopeOf } from './evidence';
+import { type HealthReadoutDeps, ledgerEvents, runById, scopeOf } from './evidence';
 
 export type LengthRecoveryOutcome = 'recovered' | 'exhausted' | 'not_attempted' | 'in_progress';
 
@@ -39,14 +38,14 @@ export interface LengthRecoveryStatus {
 }
 
 export function lengthRecoveryStatus(
-  app: App,
+  app: HealthReadoutDeps,
   input: { session_id?: string; since_hours: number; limit: number },
 ): LengthRecoveryStatus {
   const since = app.clock.now() - input.since_hours * 3_600_000;
   const scope = scopeOf(app, { session_id: input.session_id, since_ms: since });
   const events = [
     ...ledgerEvents(app, scope, ['step.finished'], {
-      where: "json_extract(payload, '$.finish_reason') = 'length'",
+      payloadEquals: { finish_reason: 'length' },
     }),
     ...ledgerEvents(app, scope, ['length_recovery']),
   ];

@@ -4,8 +4,7 @@
  * the run), every `loop.detected` in the run ledger, and the runs it stopped.
  * @module
  */
-import type { App } from '../app';
-import { clip, ledgerEvents, runs, scopeOf } from './evidence';
+import { clip, type HealthReadoutDeps, ledgerEvents, runs, scopeOf } from './evidence';
 
 export interface LoopDetectionStatus {
   session_id: string | null;
@@ -33,7 +32,7 @@ export interface LoopDetectionStatus {
 }
 
 export function loopDetectionStatus(
-  app: App,
+  app: HealthReadoutDeps,
   input: { session_id?: string; since_hours: number; limit: number },
 ): LoopDetectionStatus {
   const since = app.clock.now() - input.since_hours * 3_600_000;
@@ -45,7 +44,7 @@ export function loopDetectionStatus(
     const tool = String(event.payload.tool ?? '');
     byTool.set(tool, (byTool.get(tool) ?? 0) + 1);
   }
-  const stops = runs(app, scope, { where: "reason LIKE 'loop detected%'", limit: input.limit });
+  const stops = runs(app, scope, { reasonPrefix: 'loop detected', limit: input.limit });
   return {
     session_id: input.session_id ?? null,
     since_hours: input.since_hours,

@@ -6,9 +6,17 @@
  * process share one walk.
  * @module
  */
-import type { App } from '../app';
+import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
-import { type CodebaseSummary, computeCodebaseSummary, summaryPromptText } from './codebase-summary';
+import type { Db } from '../store/db';
+import type { Clock } from '../util/ids';
+import { createCodebaseCacheStore } from './codebase-cache-store';
+import {
+  type CodebaseSummary,
+  computeCodebaseSummary,
+  summaryPromptText,
+  type WorkspaceFiles,
+} from './codebase-summary';
 
 export interface CachedSummary {
   summary: CodebaseSummary;
@@ -39,23 +47,22 @@ export interface CodebaseContextService {
   promptSection(): { source: string; text: string } | undefined;
 }
 
-interface Row {
-  summary: string;
-  computed_at: number;
-  compute_ms: number;
-  computations: number;
+export interface CodebaseContextDeps {
+  db: () => Db;
+  clock: Clock;
+  config: () => Config;
+  /** The workspace the summary describes (the cache key). */
+  workspace: string;
+  /** The file walker of that workspace. */
+  ws: () => WorkspaceFiles;
 }
 
-export function createCodebaseContext(app: () => App): CodebaseContextService {
+export function createCodebaseContext(deps: CodebaseContextDeps): CodebaseContextService {
+  const store = createCodebaseCacheStore(deps.db);
   let inflight: Promise<CachedSummary> | undefined;
 
   const peek = (): CachedSummary | undefined => {
-    const a = app();
-    const row = a.db
-      .prepare(
-        'SELECT summary, computed_at, compute_ms, computations FROM codebase_context_cache WHERE workspace = ?',
-      )
-      .get(a.workspace) as Row | undefined;
+    const row = store.get(deps.workspace);
     if (!row) return undefined;
     try {
       return {
@@ -71,20 +78,16 @@ export function createCodebaseContext(app: () => App): CodebaseContextService {
 
   const compute = (signal?: AbortSignal): Promise<CachedSummary> => {
     inflight ??= (async () => {
-      const a = app();
       const started = Date.now();
       try {
-        const summary = await computeCodebaseSummary(a, signal);
-        const computedAt = a.clock.now();
+        const summary = await computeCodebaseSummary(deps.ws(), signal);
+        const computedAt = deps.clock.now();
         const computeMs = Date.now() - started;
-        a.db
-          .prepare(
-            `INSERT INTO codebase_context_cache (workspace, summary, computed_at, compute_ms, computations)
-               VALUES (?, ?, ?, ?, 1)
-               ON CONFLICT(workspace) DO UPDATE SET summary = excluded.summary, computed_at = excluded.computed_at,
-                 compute_ms = excluded.compute_ms, computations = computations + 1`,
-          )
-          .run(a.workspace, JSON.stringify(summary), computedAt, computeMs);
+        store.put(deps.workspace, {
+          summary: JSON.stringify(summary),
+          computed_at: computedAt,
+          compute_ms: computeMs,
+        });
         const stored = peek();
         if (!stored) throw new SvcError('internal', 'the codebase summary was not stored');
         return stored;
@@ -97,8 +100,7 @@ export function createCodebaseContext(app: () => App): CodebaseContextService {
 
   return {
     async describe(options) {
-      const a = app();
-      const intervalMs = a.config.options.codebase_context.min_refresh_interval_seconds * 1000;
+      const intervalMs = deps.config().options.codebase_context.min_refresh_interval_seconds * 1000;
       const current = peek();
       if (!current) {
         const cached = await compute(options.signal);
@@ -116,7 +118,7 @@ export function createCodebaseContext(app: () => App): CodebaseContextService {
         };
       }
       if (!options.refresh) return { cached: current, refresh: notRequested() };
-      const now = a.clock.now();
+      const now = deps.clock.now();
       const nextAllowed = current.computed_at + intervalMs;
       if (now < nextAllowed) {
         return {

@@ -6,7 +6,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import type { App } from '../app';
+import type { SearchOps } from '../workspace/search';
 import { DATA_LANGUAGES, languageCounts } from './languages';
 
 /** Most files the walker lists; the summary says when it stopped there. */
@@ -57,16 +57,22 @@ const MANIFESTS: Record<string, string> = {
   Justfile: 'just',
 };
 
-/** Walk the workspace and summarize it. */
-export async function computeCodebaseSummary(app: App, signal?: AbortSignal): Promise<CodebaseSummary> {
-  const listing = await app.ws.search.files(
-    { limit: MAX_WALKED_FILES },
-    { tool: 'describe_context', signal },
-  );
-  return summarizeFiles(app, listing.files, listing.truncated);
+/** The workspace walker (.gitignore honoured, .git/ and svc's data dir skipped) and its root. */
+export interface WorkspaceFiles {
+  readonly root: string;
+  readonly search: Pick<SearchOps, 'files'>;
 }
 
-export function summarizeFiles(app: App, files: readonly string[], truncated: boolean): CodebaseSummary {
+/** Walk the workspace and summarize it. */
+export async function computeCodebaseSummary(
+  ws: WorkspaceFiles,
+  signal?: AbortSignal,
+): Promise<CodebaseSummary> {
+  const listing = await ws.search.files({ limit: MAX_WALKED_FILES }, { tool: 'describe_context', signal });
+  return summarizeFiles(ws.root, listing.files, listing.truncated);
+}
+
+export function summarizeFiles(root: string, files: readonly string[], truncated: boolean): CodebaseSummary {
   const languages = languageCounts(files);
   const primary = languages.find((l) => l.language !== 'other' && !DATA_LANGUAGES.has(l.language));
 
@@ -96,13 +102,13 @@ export function summarizeFiles(app: App, files: readonly string[], truncated: bo
     top_level: layout.slice(0, MAX_TOP_LEVEL),
     top_level_more: Math.max(0, layout.length - MAX_TOP_LEVEL),
     manifests,
-    commands: detectCommands(app, new Set(files)),
+    commands: detectCommands(root, new Set(files)),
   };
 }
 
-function readText(app: App, rel: string): string | undefined {
+function readText(root: string, rel: string): string | undefined {
   try {
-    const abs = join(app.ws.root, rel);
+    const abs = join(root, rel);
     if (statSync(abs).size > MAX_MANIFEST_BYTES) return undefined;
     return readFileSync(abs, 'utf8');
   } catch {
@@ -111,7 +117,10 @@ function readText(app: App, rel: string): string | undefined {
 }
 
 /** Commands declared at the workspace root, by kind, in a fixed manifest order. */
-export function detectCommands(app: App, files: ReadonlySet<string>): Record<CommandKind, DetectedCommand[]> {
+export function detectCommands(
+  root: string,
+  files: ReadonlySet<string>,
+): Record<CommandKind, DetectedCommand[]> {
   const out: Record<CommandKind, DetectedCommand[]> = {
     test: [],
     lint: [],
@@ -124,7 +133,7 @@ export function detectCommands(app: App, files: ReadonlySet<string>): Record<Com
   };
 
   if (files.has('package.json')) {
-    const text = readText(app, 'package.json');
+    const text = readText(root, 'package.json');
     let scripts: Record<string, unknown> = {};
     try {
       const parsed = JSON.parse(text ?? '{}') as { scripts?: unknown };
@@ -151,7 +160,7 @@ export function detectCommands(app: App, files: ReadonlySet<string>): Record<Com
   for (const makefile of ['Makefile', 'GNUmakefile']) {
     if (!files.has(makefile)) continue;
     const targets = new Set(
-      [...(readText(app, makefile) ?? '').matchAll(/^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:(?!=)/gm)].map(
+      [...(readText(root, makefile) ?? '').matchAll(/^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:(?!=)/gm)].map(
         (m) => m[1],
       ),
     );
@@ -163,7 +172,7 @@ export function detectCommands(app: App, files: ReadonlySet<string>): Record<Com
   for (const justfile of ['justfile', 'Justfile']) {
     if (!files.has(justfile)) continue;
     const recipes = [
-      ...(readText(app, justfile) ?? '').matchAll(/^([A-Za-z0-9][A-Za-z0-9_-]*)[^\n:=]*:(?!=)/gm),
+      ...(readText(root, justfile) ?? '').matchAll(/^([A-Za-z0-9][A-Za-z0-9_-]*)[^\n:=]*:(?!=)/gm),
     ].map((m) => m[1]);
     for (const recipe of [...new Set(recipes)].sort()) {
       const kind = scriptKind(recipe);
@@ -183,7 +192,7 @@ export function detectCommands(app: App, files: ReadonlySet<string>): Record<Com
     add('format', 'gofmt -l .', 'go.mod');
   }
   if (files.has('pyproject.toml')) {
-    const text = readText(app, 'pyproject.toml') ?? '';
+    const text = readText(root, 'pyproject.toml') ?? '';
     const hasTests = [...files].some((f) => /^tests?\//.test(f) || /(^|\/)test_[^/]*\.py$/.test(f));
     if (/\[tool\.pytest|pytest/.test(text) || hasTests) add('test', 'pytest', 'pyproject.toml');
     if (/\[tool\.ruff/.test(text)) {

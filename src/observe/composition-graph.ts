@@ -8,8 +8,12 @@
  * servers, files most changed first) and edges only between kept nodes.
  * @module
  */
-import type { App } from '../app';
-import { payloadOf, placeholders, readoutHeader, resolveSessionScope, str } from './session-scope';
+import type { Config } from '../config/schema';
+import type { Redactor } from '../redact';
+import type { AgentRun, RunEvent } from '../runs/run-ledger';
+import type { Session } from '../sessions/session-store';
+import { fileChangesByTool } from '../workspace/file-history-queries';
+import { readoutHeader, resolveSessionScope, type SessionReadoutDeps, str } from './session-scope';
 
 export const DEFAULT_GRAPH_MAX_NODES = 300;
 export const MAX_GRAPH_MAX_NODES = 2000;
@@ -33,21 +37,12 @@ export interface GraphEdge {
   errors?: number;
 }
 
-interface RunRow {
-  id: string;
-  session_id: string;
-  parent_run_id: string | null;
-  status: string;
-  agent: string;
-  origin: string;
-  steps: number;
-  created_at: number;
-}
-
 const NODE_ORDER: NodeType[] = ['session', 'run', 'tool', 'mcp_server', 'file'];
 
+type EdgeAdder = (from: string, to: string, type: EdgeType, count?: number, errors?: number) => void;
+
 export function buildCompositionGraph(
-  app: App,
+  app: SessionReadoutDeps,
   input: { session_id?: string; max_nodes: number },
   contextSessionId?: string,
 ) {
@@ -65,33 +60,18 @@ export function buildCompositionGraph(
       warnings: scope.warnings,
     };
   }
-  const db = app.db;
   const root = app.sessions.root(scope.session.id);
   const sessions = app.sessions.family(root);
   const sessionIds = sessions.map((s) => s.id);
-  const runs = db
-    .prepare('SELECT * FROM agent_runs WHERE family_session_id = ? ORDER BY created_at DESC, rowid DESC')
-    .all(root) as RunRow[];
+  const runs = app.runs.queries.ofFamily(root, { order: 'desc' });
   const calls = sessionIds.length
-    ? (db
-        .prepare(
-          `SELECT run_id, payload FROM agent_run_events
-             WHERE session_id IN (${placeholders(sessionIds.length)}) AND type = 'tool.finished' ORDER BY id`,
-        )
-        .all(...sessionIds) as { run_id: string; payload: string }[])
+    ? app.runs.queries.findEvents({ sessionIds, types: ['tool.finished'] })
     : [];
-  const changes = sessionIds.length
-    ? (db
-        .prepare(
-          `SELECT tool, path, change, count(*) AS n FROM file_history
-             WHERE session_id IN (${placeholders(sessionIds.length)}) GROUP BY tool, path, change`,
-        )
-        .all(...sessionIds) as { tool: string; path: string; change: string; n: number }[])
-    : [];
+  const changes = fileChangesByTool(app.db, sessionIds);
 
   const nodes: GraphNode[] = [];
   const edges = new Map<string, GraphEdge>();
-  const edge = (from: string, to: string, type: EdgeType, count = 1, errors = 0) => {
+  const edge: EdgeAdder = (from, to, type, count = 1, errors = 0) => {
     const key = `${from}\u0000${to}\u0000${type}`;
     const existing = edges.get(key);
     if (existing) {
@@ -99,9 +79,38 @@ export function buildCompositionGraph(
       if (existing.errors !== undefined) existing.errors += errors;
     } else edges.set(key, { from, to, type, count, ...(type === 'called' ? { errors } : {}) });
   };
+  nodes.push(...sessionAndRunNodes(app, sessions, runs, edge));
+  nodes.push(...toolAndServerNodes(app.config.mcp, calls, changes, edge));
+  nodes.push(...fileNodes(app, changes, edge));
+
+  // Bound: keep nodes by kind order, then edges between kept nodes.
+  const ordered = NODE_ORDER.flatMap((type) => nodes.filter((n) => n.type === type));
+  const kept = ordered.slice(0, input.max_nodes);
+  const omitted: Record<string, number> = {};
+  for (const node of ordered.slice(input.max_nodes)) omitted[node.type] = (omitted[node.type] ?? 0) + 1;
+  const keptIds = new Set(kept.map((n) => n.id));
+  const keptEdges = [...edges.values()].filter((e) => keptIds.has(e.from) && keptIds.has(e.to));
+  return {
+    ...header,
+    family_session_id: root,
+    counts: countsOf(kept, keptEdges),
+    truncated: kept.length < ordered.length,
+    omitted,
+    nodes: kept,
+    edges: keptEdges,
+    warnings: scope.warnings,
+  };
+}
+
+function sessionAndRunNodes(
+  app: { readonly redactor: Redactor },
+  sessions: readonly Session[],
+  runs: readonly AgentRun[],
+  edge: EdgeAdder,
+): GraphNode[] {
+  const nodes: GraphNode[] = [];
   const runsPerSession = new Map<string, number>();
   for (const run of runs) runsPerSession.set(run.session_id, (runsPerSession.get(run.session_id) ?? 0) + 1);
-
   for (const session of sessions) {
     nodes.push({
       id: `session:${session.id}`,
@@ -136,8 +145,17 @@ export function buildCompositionGraph(
     edge(`session:${run.session_id}`, `run:${run.id}`, 'has_run');
     if (run.parent_run_id) edge(`run:${run.parent_run_id}`, `run:${run.id}`, 'spawned');
   }
+  return nodes;
+}
 
-  const mcpConfig = app.config.mcp;
+/** Tools the runs called (or that changed files), then the MCP servers that provide them. */
+function toolAndServerNodes(
+  mcpConfig: Config['mcp'],
+  calls: readonly RunEvent[],
+  changes: readonly { tool: string }[],
+  edge: EdgeAdder,
+): GraphNode[] {
+  const nodes: GraphNode[] = [];
   const mcpIds = Object.keys(mcpConfig).sort((a, b) => b.length - a.length);
   const serverOf = (tool: string): string | null => {
     if (!tool.startsWith('mcp_')) return null;
@@ -149,7 +167,7 @@ export function buildCompositionGraph(
   };
   const tools = new Map<string, { calls: number; errors: number }>();
   for (const row of calls) {
-    const p = payloadOf(row.payload);
+    const p = row.payload;
     const name = str(p.tool) ?? 'unknown';
     const t = tools.get(name) ?? { calls: 0, errors: 0 };
     tools.set(name, t);
@@ -193,6 +211,15 @@ export function buildCompositionGraph(
       },
     });
   }
+  return nodes;
+}
+
+/** Files the tools changed, most changed first. */
+function fileNodes(
+  app: { readonly redactor: Redactor },
+  changes: readonly { tool: string; path: string; change: string; n: number }[],
+  edge: EdgeAdder,
+): GraphNode[] {
   const files = new Map<string, { changes: number; kinds: Set<string> }>();
   for (const change of changes) {
     const path = app.redactor.string(change.path);
@@ -202,34 +229,14 @@ export function buildCompositionGraph(
     f.kinds.add(change.change);
     edge(`tool:${change.tool}`, `file:${path}`, 'changed', change.n);
   }
-  for (const [label, f] of [...files.entries()].sort(
-    (a, b) => b[1].changes - a[1].changes || a[0].localeCompare(b[0]),
-  )) {
-    nodes.push({
+  return [...files.entries()]
+    .sort((a, b) => b[1].changes - a[1].changes || a[0].localeCompare(b[0]))
+    .map(([label, f]) => ({
       id: `file:${label}`,
-      type: 'file',
+      type: 'file' as const,
       label,
       attrs: { path: label, changes: f.changes, change_kinds: [...f.kinds].sort() },
-    });
-  }
-
-  // Bound: keep nodes by kind order, then edges between kept nodes.
-  const ordered = NODE_ORDER.flatMap((type) => nodes.filter((n) => n.type === type));
-  const kept = ordered.slice(0, input.max_nodes);
-  const omitted: Record<string, number> = {};
-  for (const node of ordered.slice(input.max_nodes)) omitted[node.type] = (omitted[node.type] ?? 0) + 1;
-  const keptIds = new Set(kept.map((n) => n.id));
-  const keptEdges = [...edges.values()].filter((e) => keptIds.has(e.from) && keptIds.has(e.to));
-  return {
-    ...header,
-    family_session_id: root,
-    counts: countsOf(kept, keptEdges),
-    truncated: kept.length < ordered.length,
-    omitted,
-    nodes: kept,
-    edges: keptEdges,
-    warnings: scope.warnings,
-  };
+    }));
 }
 
 function countsOf(nodes: GraphNode[], edges: GraphEdge[]) {

@@ -9,9 +9,10 @@
  * `openai_compat` → compat, `autopilot` → autopilot, `queue` → queue; anything else → other.
  * @module
  */
-import type { App } from '../app';
-import type { RunStatus } from '../runs/run-ledger';
-import { num, payloadOf, placeholders, readoutHeader, resolveSessionScope, str } from './session-scope';
+import { findLoggedEvents } from '../events/log-queries';
+import type { Redactor } from '../redact';
+import type { AgentRun, RunEvent } from '../runs/run-ledger';
+import { num, readoutHeader, resolveSessionScope, type SessionReadoutDeps, str } from './session-scope';
 
 export const DEFAULT_CUE_RUNS_LIMIT = 50;
 export const MAX_CUE_RUNS_LIMIT = 500;
@@ -74,28 +75,6 @@ export interface Cue {
   detail: Record<string, unknown>;
 }
 
-interface RunRow {
-  id: string;
-  session_id: string;
-  parent_run_id: string | null;
-  status: RunStatus;
-  agent: string;
-  origin: string;
-  reason: string | null;
-  steps: number;
-  created_at: number;
-  started_at: number | null;
-  finished_at: number | null;
-}
-
-interface LedgerRow {
-  id: number;
-  run_id: string;
-  type: string;
-  payload: string;
-  created_at: number;
-}
-
 const LEDGER_CUES = [
   'run.queued',
   'run.created',
@@ -116,7 +95,7 @@ const LEDGER_CUES = [
 const SESSION_CUES = ['state.changed', 'provider_recovery.changed', 'compaction.started'];
 
 export function buildRunCueLedger(
-  app: App,
+  app: SessionReadoutDeps,
   input: { session_id?: string; limit: number },
   contextSessionId?: string,
 ) {
@@ -132,46 +111,93 @@ export function buildRunCueLedger(
       warnings: scope.warnings,
     };
 
-  const db = app.db;
+  const queries = app.runs.queries;
   const root = app.sessions.root(scope.session.id);
-  const total = (
-    db.prepare('SELECT count(*) AS n FROM agent_runs WHERE family_session_id = ?').get(root) as { n: number }
-  ).n;
+  const total = queries.count({ family_session_id: root });
   // The newest `limit` runs, shown oldest first.
-  const runs = (
-    db
-      .prepare(
-        'SELECT * FROM agent_runs WHERE family_session_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?',
-      )
-      .all(root, input.limit) as RunRow[]
-  ).reverse();
+  const runs = queries.ofFamily(root, { order: 'desc', limit: input.limit }).reverse();
   const ids = runs.map((r) => r.id);
-  const ledger = ids.length
-    ? (db
-        .prepare(
-          `SELECT id, run_id, type, payload, created_at FROM agent_run_events
-             WHERE run_id IN (${placeholders(ids.length)}) AND type IN (${placeholders(LEDGER_CUES.length)}) ORDER BY id`,
-        )
-        .all(...ids, ...LEDGER_CUES) as LedgerRow[])
-    : [];
+  const ledger = ids.length ? queries.findEvents({ runIds: ids, types: LEDGER_CUES }) : [];
   const sessionIds = [...new Set(runs.map((r) => r.session_id))];
-  const sessionRows = sessionIds.length
-    ? (db
-        .prepare(
-          `SELECT id, session_id, type, payload, created_at FROM session_events
-             WHERE session_id IN (${placeholders(sessionIds.length)}) AND type IN (${placeholders(SESSION_CUES.length)})
-             ORDER BY id`,
-        )
-        .all(...sessionIds, ...SESSION_CUES) as (LedgerRow & { session_id: string })[])
-    : [];
+  const logged = sessionIds.length ? findLoggedEvents(app.db, { sessionIds, types: SESSION_CUES }) : [];
 
-  // Ledger ids of each run's lifecycle marks: queue waits are decided on this order, which
-  // holds even when two marks share a millisecond.
-  const marks = new Map<string, { queued?: number; started?: number; finished?: number }>();
   const cues = new Map<string, Cue[]>(ids.map((id) => [id, []]));
   const add = (runId: string, cue: Cue) => cues.get(runId)?.push(cue);
+  const marks = ledgerCues(app, ledger, add);
+  for (const row of logged) {
+    const p = row.payload;
+    const runId = str(p.run_id);
+    if (!runId || !cues.has(runId)) continue;
+    const cue = (kind: CueKind, detail: Record<string, unknown>) =>
+      add(runId, { kind, at: row.created_at, source: 'session_events', detail });
+    if (row.type === 'state.changed' && p.state === 'cancelling') cue('cancel_request', { via: 'operator' });
+    else if (row.type === 'compaction.started') cue('compaction_start', { reason: str(p.reason) });
+    else if (row.type === 'provider_recovery.changed')
+      cue('provider_recovery', {
+        from: str(p.from),
+        to: str(p.to),
+        reason: reasonText(app, p.reason),
+        attempt: num(p.attempt),
+      });
+  }
+
+  const counts = emptyCounts();
+  const view = runs.map((run) => {
+    const behind = queuedBehind(run, runs, marks);
+    const originKind = startKindOf(run.origin);
+    const kind: StartCueKind = originKind === 'user_prompt' && behind ? 'queue' : originKind;
+    const runCues = (cues.get(run.id) ?? []).sort((a, b) => a.at - b.at);
+    counts.by_start_kind[kind] = (counts.by_start_kind[kind] ?? 0) + 1;
+    for (const cue of runCues) counts.by_cue_kind[cue.kind] = (counts.by_cue_kind[cue.kind] ?? 0) + 1;
+    return {
+      run_id: run.id,
+      session_id: run.session_id,
+      parent_run_id: run.parent_run_id,
+      agent: run.agent,
+      status: run.status,
+      created_at: run.created_at,
+      started_at: run.started_at,
+      finished_at: run.finished_at,
+      start_cue: {
+        kind,
+        origin: run.origin,
+        queued_behind_run_id: behind?.id ?? null,
+        parent_run_id: run.parent_run_id,
+      },
+      cues: runCues,
+      end: {
+        status: run.status,
+        reason: reasonText(app, run.reason),
+        steps: run.steps,
+      },
+    };
+  });
+  return {
+    ...header,
+    family_session_id: root,
+    total_runs: total,
+    truncated: total > runs.length,
+    runs: view,
+    counts,
+    warnings: scope.warnings,
+  };
+}
+
+/** Ledger ids of a run's lifecycle marks. */
+type Marks = Map<string, { queued?: number; started?: number; finished?: number }>;
+
+/**
+ * The cues of the run ledger's events, and each run's lifecycle marks: queue waits are decided on
+ * the ledger's order, which holds even when two marks share a millisecond.
+ */
+function ledgerCues(
+  app: { readonly redactor: Redactor },
+  ledger: readonly RunEvent[],
+  add: (runId: string, cue: Cue) => void,
+): Marks {
+  const marks: Marks = new Map();
   for (const row of ledger) {
-    const p = payloadOf(row.payload);
+    const p = row.payload;
     const mark = marks.get(row.run_id) ?? {};
     marks.set(row.run_id, mark);
     const cue = (kind: CueKind, detail: Record<string, unknown>) =>
@@ -226,75 +252,20 @@ export function buildRunCueLedger(
         break;
     }
   }
-  for (const row of sessionRows) {
-    const p = payloadOf(row.payload);
-    const runId = str(p.run_id);
-    if (!runId || !cues.has(runId)) continue;
-    const cue = (kind: CueKind, detail: Record<string, unknown>) =>
-      add(runId, { kind, at: row.created_at, source: 'session_events', detail });
-    if (row.type === 'state.changed' && p.state === 'cancelling') cue('cancel_request', { via: 'operator' });
-    else if (row.type === 'compaction.started') cue('compaction_start', { reason: str(p.reason) });
-    else if (row.type === 'provider_recovery.changed')
-      cue('provider_recovery', {
-        from: str(p.from),
-        to: str(p.to),
-        reason: reasonText(app, p.reason),
-        attempt: num(p.attempt),
-      });
-  }
+  return marks;
+}
 
-  const counts = emptyCounts();
-  const view = runs.map((run) => {
-    const mark = marks.get(run.id) ?? {};
-    const behind =
-      mark.queued === undefined
-        ? undefined
-        : runs.find((other) => {
-            if (other.id === run.id || other.session_id !== run.session_id) return false;
-            const o = marks.get(other.id);
-            return (
-              o?.started !== undefined &&
-              o.started < mark.queued! &&
-              (o.finished === undefined || o.finished > mark.queued!)
-            );
-          });
-    const originKind = startKindOf(run.origin);
-    const kind: StartCueKind = originKind === 'user_prompt' && behind ? 'queue' : originKind;
-    const runCues = (cues.get(run.id) ?? []).sort((a, b) => a.at - b.at);
-    counts.by_start_kind[kind] = (counts.by_start_kind[kind] ?? 0) + 1;
-    for (const cue of runCues) counts.by_cue_kind[cue.kind] = (counts.by_cue_kind[cue.kind] ?? 0) + 1;
-    return {
-      run_id: run.id,
-      session_id: run.session_id,
-      parent_run_id: run.parent_run_id,
-      agent: run.agent,
-      status: run.status,
-      created_at: run.created_at,
-      started_at: run.started_at,
-      finished_at: run.finished_at,
-      start_cue: {
-        kind,
-        origin: run.origin,
-        queued_behind_run_id: behind?.id ?? null,
-        parent_run_id: run.parent_run_id,
-      },
-      cues: runCues,
-      end: {
-        status: run.status,
-        reason: reasonText(app, run.reason),
-        steps: run.steps,
-      },
-    };
+/** The run of the same session that was running when this one was queued, if any. */
+function queuedBehind(run: AgentRun, runs: readonly AgentRun[], marks: Marks): AgentRun | undefined {
+  const queued = marks.get(run.id)?.queued;
+  if (queued === undefined) return undefined;
+  return runs.find((other) => {
+    if (other.id === run.id || other.session_id !== run.session_id) return false;
+    const o = marks.get(other.id);
+    return (
+      o?.started !== undefined && o.started < queued && (o.finished === undefined || o.finished > queued)
+    );
   });
-  return {
-    ...header,
-    family_session_id: root,
-    total_runs: total,
-    truncated: total > runs.length,
-    runs: view,
-    counts,
-    warnings: scope.warnings,
-  };
 }
 
 function emptyCounts() {
@@ -302,7 +273,7 @@ function emptyCounts() {
 }
 
 /** Reasons are svc's own words (never prompt text), still redacted and kept short. */
-function reasonText(app: App, value: unknown): string | null {
+function reasonText(app: { readonly redactor: Redactor }, value: unknown): string | null {
   if (typeof value !== 'string' || !value) return null;
   const text = app.redactor.string(value);
   return text.length > 200 ? `${text.slice(0, 199)}…` : text;

@@ -7,11 +7,22 @@
  */
 
 import { findContextFiles, gitSummary } from '../agent/environment';
-import type { App } from '../app';
+import type { Config } from '../config/schema';
+import type { Redactor } from '../redact';
+import type { Clock } from '../util/ids';
 import { sha256Prefix } from './prompt-stack';
+import type { ObserveService } from './service';
+
+export interface DescribeContextDeps {
+  readonly workspace: string;
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly redactor: Redactor;
+  readonly observe: Pick<ObserveService, 'codebase' | 'promptStack'>;
+}
 
 export async function buildDescribeContext(
-  app: App,
+  app: DescribeContextDeps,
   input: { refresh_codebase_context: boolean },
   context: { sessionId?: string; signal?: AbortSignal },
 ) {

@@ -6,7 +6,6 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { App } from '../app';
 import { createGitRunner, type GitRunner } from '../workspace/git';
 
 export interface GitState {
@@ -37,11 +36,17 @@ export interface GitState {
   git_dir?: string;
 }
 
-export function gitRunnerFor(app: App): GitRunner {
+/** Where git runs: the workspace, with the environment svc was started with. */
+export interface GitStateDeps {
+  readonly workspace: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+export function gitRunnerFor(app: GitStateDeps): GitRunner {
   return createGitRunner(app.workspace, app.env);
 }
 
-export async function readGitState(app: App, git: GitRunner = gitRunnerFor(app)): Promise<GitState> {
+export async function readGitState(app: GitStateDeps, git: GitRunner = gitRunnerFor(app)): Promise<GitState> {
   const empty: GitState = {
     is_repo: false,
     reason: null,

@@ -8,79 +8,18 @@
  * `get_journal_posture` says whether the journal can be built and what it holds.
  * @module
  */
-import type { App } from '../app';
-import type { Message } from '../sessions/session-store';
-import type { Db } from '../store/db';
-import { num, oneLine, payloadOf, readoutHeader, resolveSessionScope, str } from './session-scope';
+import { loggedEventSpan, loggedEventTypeCounts } from '../events/log-queries';
+import type { SessionStore } from '../sessions/session-store';
+import { JOURNAL_EVENT_TYPES, type JournalDeps, type JournalEntry, journalEntries } from './journal-entries';
+import { readoutHeader, resolveSessionScope, type SessionReadoutDeps } from './session-scope';
+
+export type { JournalEntry, JournalKind } from './journal-entries';
 
 export const DEFAULT_JOURNAL_LIMIT = 200;
 export const MAX_JOURNAL_LIMIT = 2000;
 
-export type JournalKind =
-  | 'session_created'
-  | 'session_update'
-  | 'run_started'
-  | 'run_finished'
-  | 'user_prompt'
-  | 'assistant_message'
-  | 'tool_call'
-  | 'checkpoint'
-  | 'file_change'
-  | 'permission_request'
-  | 'permission_decision'
-  | 'phase_change'
-  | 'plan_update'
-  | 'compaction'
-  | 'loop_stop'
-  | 'cancel_request'
-  | 'provider_recovery';
-
-export interface JournalEntry {
-  /** Position in the whole journal, from 1. */
-  seq: number;
-  /** The session event the entry comes from (the order key). */
-  event_id: number;
-  at: number;
-  kind: JournalKind;
-  run_id: string | null;
-  /** One readable line (redacted). */
-  summary: string;
-  detail: Record<string, unknown>;
-}
-
-/** Event types the journal reads (never message.delta: streamed text is in the messages). */
-export const JOURNAL_EVENT_TYPES = [
-  'session.created',
-  'session.updated',
-  'run.started',
-  'run.finished',
-  'message.created',
-  'message.completed',
-  'tool.started',
-  'tool.finished',
-  'file.changed',
-  'permission.requested',
-  'permission.resolved',
-  'workflow.phase_changed',
-  'plan.updated',
-  'compaction.started',
-  'compaction.finished',
-  'loop.detected',
-  'state.changed',
-  'provider_recovery.changed',
-] as const;
-
-const SESSION_FIELDS_OF_NOTE = new Set(['mode', 'agent', 'model', 'reasoning_effort']);
-
-interface EventRow {
-  id: number;
-  type: string;
-  payload: string;
-  created_at: number;
-}
-
 export function buildJournal(
-  app: App,
+  app: SessionReadoutDeps,
   input: { session_id?: string; limit: number },
   contextSessionId?: string,
 ) {
@@ -119,276 +58,6 @@ export function buildJournal(
 
 export type Journal = ReturnType<typeof buildJournal>;
 
-/** Every journal entry of a session, oldest first. */
-export function journalEntries(app: App, sessionId: string): JournalEntry[] {
-  const rows = app.db
-    .prepare(
-      `SELECT id, type, payload, created_at FROM session_events
-         WHERE session_id = ? AND type IN (${JOURNAL_EVENT_TYPES.map(() => '?').join(', ')}) ORDER BY id`,
-    )
-    .all(sessionId, ...JOURNAL_EVENT_TYPES) as EventRow[];
-  // Only prompts and answers: tool messages (large outputs) are never read.
-  const messages = new Map<string, Pick<Message, 'id' | 'role' | 'parts'>>(
-    (
-      app.db
-        .prepare(
-          "SELECT id, role, parts FROM messages WHERE session_id = ? AND role IN ('user', 'assistant')",
-        )
-        .all(sessionId) as { id: string; role: Message['role']; parts: string }[]
-    ).map((row) => [row.id, { id: row.id, role: row.role, parts: partsOf(row.parts) }]),
-  );
-  const titles = new Map<string, string>();
-  // permission.resolved carries no run id: take it from the request it answers.
-  const requestRuns = new Map<string, string | null>();
-  const compactionReasons: string[] = [];
-  const entries: JournalEntry[] = [];
-  const push = (
-    row: EventRow,
-    kind: JournalKind,
-    runId: string | null,
-    summary: string,
-    detail: Record<string, unknown>,
-  ) => {
-    entries.push({
-      seq: entries.length + 1,
-      event_id: row.id,
-      at: row.created_at,
-      kind,
-      run_id: runId,
-      summary: oneLine(app, summary, 240),
-      detail,
-    });
-  };
-
-  for (const row of rows) {
-    const p = payloadOf(row.payload);
-    const runId = str(p.run_id);
-    switch (row.type) {
-      case 'session.created':
-        push(row, 'session_created', null, `session created${p.parent_id ? ` under ${p.parent_id}` : ''}`, {
-          parent_id: str(p.parent_id),
-        });
-        break;
-      case 'session.updated': {
-        const changed = (Array.isArray(p.changed) ? p.changed : []).filter(
-          (c): c is string => typeof c === 'string' && SESSION_FIELDS_OF_NOTE.has(c),
-        );
-        if (changed.length)
-          push(row, 'session_update', null, `session ${changed.join(', ')} changed`, { changed });
-        break;
-      }
-      case 'run.started':
-        push(
-          row,
-          'run_started',
-          runId,
-          `run ${runId} started: ${str(p.agent) ?? 'agent'} agent, ${str(p.model) || 'default model'}, via ${str(p.origin) ?? '?'}`,
-          {
-            agent: str(p.agent),
-            model: str(p.model),
-            origin: str(p.origin),
-            parent_run_id: str(p.parent_run_id),
-          },
-        );
-        break;
-      case 'run.finished': {
-        const usage = (p.usage ?? {}) as Record<string, unknown>;
-        const steps = num(p.steps) ?? 0;
-        const reason = str(p.reason);
-        push(
-          row,
-          'run_finished',
-          runId,
-          `run ${runId} ${str(p.status)} after ${steps} step(s)${reason ? ` (${reason})` : ''}, ${num(usage.input_tokens) ?? 0} in / ${num(usage.output_tokens) ?? 0} out tokens`,
-          {
-            status: str(p.status),
-            reason: reason === null ? null : oneLine(app, reason, 200),
-            steps,
-            input_tokens: num(usage.input_tokens),
-            output_tokens: num(usage.output_tokens),
-            cost: num(p.cost),
-          },
-        );
-        break;
-      }
-      case 'message.created': {
-        if (p.role !== 'user') break;
-        const message = messages.get(str(p.message_id) ?? '');
-        const text = message ? textOf(message) : '';
-        push(row, 'user_prompt', runId, `user: ${text || '(no text)'}`, {
-          message_id: str(p.message_id),
-          preview: oneLine(app, text, 160),
-          chars: text.length,
-        });
-        break;
-      }
-      case 'message.completed': {
-        const message = messages.get(str(p.message_id) ?? '');
-        if (message?.role !== 'assistant') break;
-        const text = textOf(message);
-        if (!text.trim()) break;
-        const calls = message.parts.filter((part) => part.type === 'tool-call').length;
-        push(row, 'assistant_message', runId, `assistant: ${text}`, {
-          message_id: message.id,
-          preview: oneLine(app, text, 160),
-          chars: text.length,
-          tool_calls: calls,
-        });
-        break;
-      }
-      case 'tool.started':
-        if (str(p.tool_call_id)) titles.set(p.tool_call_id as string, str(p.title) ?? str(p.tool) ?? '');
-        break;
-      case 'tool.finished': {
-        const tool = str(p.tool) ?? 'tool';
-        const title = titles.get(str(p.tool_call_id) ?? '') ?? tool;
-        const failed = p.is_error === true;
-        const ms = num(p.duration_ms);
-        const detail = {
-          tool,
-          tool_call_id: str(p.tool_call_id),
-          title: oneLine(app, title, 160),
-          is_error: failed,
-          duration_ms: ms,
-        };
-        if (tool.startsWith('checkpoint_')) {
-          push(
-            row,
-            'checkpoint',
-            runId,
-            `checkpoint ${tool.slice('checkpoint_'.length)}${failed ? ' failed' : ''}: ${title}`,
-            detail,
-          );
-        } else {
-          push(
-            row,
-            'tool_call',
-            runId,
-            `${failed ? 'failed ' : ''}${title}${ms !== null ? ` (${ms} ms)` : ''}`,
-            detail,
-          );
-        }
-        break;
-      }
-      case 'file.changed': {
-        const change = str(p.change) ?? 'modify';
-        const path = str(p.path) ?? '?';
-        const verb = change === 'create' ? 'created' : change === 'delete' ? 'deleted' : 'modified';
-        push(row, 'file_change', runId, `${verb} ${path} (${str(p.tool) ?? '?'})`, {
-          path: app.redactor.string(path),
-          change,
-          tool: str(p.tool),
-        });
-        break;
-      }
-      case 'permission.requested':
-        if (str(p.request_id)) requestRuns.set(p.request_id as string, runId);
-        push(row, 'permission_request', runId, `asked permission: ${str(p.title) ?? str(p.tool)}`, {
-          // A sub-agent's ask reaches its root session's stream too: say whose it is.
-          session_id: str(p.session_id),
-          request_id: str(p.request_id),
-          tool: str(p.tool),
-          title: oneLine(app, str(p.title) ?? '', 160),
-        });
-        break;
-      case 'permission.resolved':
-        push(
-          row,
-          'permission_decision',
-          runId ?? requestRuns.get(str(p.request_id) ?? '') ?? null,
-          `permission for ${str(p.tool)}: ${str(p.decision)} by ${str(p.by)}`,
-          {
-            session_id: str(p.session_id),
-            request_id: str(p.request_id),
-            tool: str(p.tool),
-            decision: str(p.decision),
-            by: str(p.by),
-          },
-        );
-        break;
-      case 'workflow.phase_changed':
-        push(row, 'phase_change', null, `workflow phase ${str(p.previous)} → ${str(p.phase)}`, {
-          from: str(p.previous),
-          to: str(p.phase),
-        });
-        break;
-      case 'plan.updated':
-        push(row, 'plan_update', null, p.has_plan === true ? 'plan set' : 'plan cleared', {
-          has_plan: p.has_plan === true,
-        });
-        break;
-      case 'compaction.started':
-        compactionReasons.push(str(p.reason) ?? 'auto');
-        break;
-      case 'compaction.finished': {
-        const reason = compactionReasons.shift() ?? null;
-        push(
-          row,
-          'compaction',
-          runId,
-          `history compacted${reason ? ` (${reason})` : ''}: ${num(p.tokens_before) ?? '?'} → ${num(p.tokens_after) ?? '?'} tokens`,
-          {
-            reason,
-            summary_message_id: str(p.summary_message_id),
-            tokens_before: num(p.tokens_before),
-            tokens_after: num(p.tokens_after),
-          },
-        );
-        break;
-      }
-      case 'loop.detected':
-        push(
-          row,
-          'loop_stop',
-          runId,
-          `loop detected: ${str(p.tool)} repeated ${num(p.repeats)} times; run stopped`,
-          {
-            tool: str(p.tool),
-            repeats: num(p.repeats),
-          },
-        );
-        break;
-      case 'state.changed':
-        if (p.state === 'cancelling')
-          push(row, 'cancel_request', runId, `cancel requested for run ${runId}`, {});
-        break;
-      case 'provider_recovery.changed':
-        push(
-          row,
-          'provider_recovery',
-          runId,
-          `provider recovery: ${str(p.from)} → ${str(p.to)} (${str(p.reason)}, attempt ${num(p.attempt)})`,
-          {
-            from: str(p.from),
-            to: str(p.to),
-            reason: oneLine(app, str(p.reason) ?? '', 200),
-            attempt: num(p.attempt),
-          },
-        );
-        break;
-      default:
-        break;
-    }
-  }
-  return entries;
-}
-
-function partsOf(text: string): Message['parts'] {
-  try {
-    const parts = JSON.parse(text) as unknown;
-    return Array.isArray(parts) ? (parts as Message['parts']) : [];
-  } catch {
-    return [];
-  }
-}
-
-function textOf(message: Pick<Message, 'parts'>): string {
-  return message.parts
-    .map((part) => (part.type === 'text' ? part.text : ''))
-    .join('')
-    .trim();
-}
-
 const clock = (at: number) => new Date(at).toISOString().slice(11, 19);
 
 /** The journal as a readable narrative (svc config show-journal-narrative without --json). */
@@ -414,7 +83,13 @@ export function renderJournalNarrative(journal: Journal): string {
 }
 
 /** `get_journal_posture`: can the journal be built, what does it hold, how long is it kept. */
-export function journalPosture(app: App, input: { session_id?: string }) {
+export function journalPosture(
+  app: JournalDeps & {
+    readonly clock: SessionReadoutDeps['clock'];
+    readonly sessions: Pick<SessionStore, 'get'>;
+  },
+  input: { session_id?: string },
+) {
   const sources = ['session_events', 'messages', 'agent_runs'];
   const retention = {
     policy:
@@ -428,7 +103,7 @@ export function journalPosture(app: App, input: { session_id?: string }) {
       'previews redacted and cut to 160 characters; tool calls by title only; no tool inputs or outputs',
     retention,
   };
-  let db: Db;
+  let db: JournalDeps['db'];
   try {
     db = app.db;
   } catch (error) {
@@ -443,24 +118,14 @@ export function journalPosture(app: App, input: { session_id?: string }) {
       warnings: [] as string[],
     };
   }
-  const types = JOURNAL_EVENT_TYPES;
-  const byType = db
-    .prepare(
-      `SELECT type, count(*) AS n FROM session_events WHERE type IN (${types.map(() => '?').join(', ')}) GROUP BY type`,
-    )
-    .all(...types) as { type: string; n: number }[];
-  const span = db
-    .prepare(
-      `SELECT min(created_at) AS first_at, max(created_at) AS last_at, count(DISTINCT session_id) AS sessions
-         FROM session_events WHERE type IN (${types.map(() => '?').join(', ')})`,
-    )
-    .get(...types) as { first_at: number | null; last_at: number | null; sessions: number };
+  const byType = loggedEventTypeCounts(db, JOURNAL_EVENT_TYPES);
+  const span = loggedEventSpan(db, JOURNAL_EVENT_TYPES);
   let session: Record<string, unknown> | null = null;
   const warnings: string[] = [];
   if (input.session_id) {
     const known = app.sessions.get(input.session_id);
     if (!known) warnings.push(`session_unknown: no session "${input.session_id}"; see list_sessions`);
-    const entries = known ? journalEntries(app, known.id) : [];
+    const entries = known ? journalEntries({ db, redactor: app.redactor }, known.id) : [];
     const counts: Record<string, number> = {};
     for (const entry of entries) counts[entry.kind] = (counts[entry.kind] ?? 0) + 1;
     session = {

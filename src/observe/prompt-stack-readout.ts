@@ -4,9 +4,17 @@
  * provider prompt caches) and `list_recent_prompt_stack_builds`.
  * @module
  */
-import type { App } from '../app';
+import type { SessionStore } from '../sessions/session-store';
+import type { Clock } from '../util/ids';
 import { PROMPT_STACK_RETENTION, type PromptBuild } from './prompt-stack';
+import type { ObserveService } from './service';
 import { distribution } from './session-scope';
+
+export interface PromptStackReadoutDeps {
+  readonly observe: Pick<ObserveService, 'promptStack'>;
+  readonly sessions: Pick<SessionStore, 'get'>;
+  readonly clock: Clock;
+}
 
 /** Builds the status readout looks at (newest first). */
 export const STATUS_WINDOW = 200;
@@ -14,7 +22,7 @@ export const STATUS_WINDOW = 200;
 const RECORDS =
   'metadata of every system-prompt assembly: section names, sources, sizes, token estimates (chars / 4) and sha256 prefixes; never the text';
 
-function recording(app: App) {
+function recording(app: PromptStackReadoutDeps) {
   const available = app.observe.promptStack.available();
   return {
     available: available.ok,
@@ -25,14 +33,14 @@ function recording(app: App) {
   };
 }
 
-function scopeOf(app: App, sessionId: string | undefined) {
+function scopeOf(app: PromptStackReadoutDeps, sessionId: string | undefined) {
   const warnings: string[] = [];
   if (sessionId && !app.sessions.get(sessionId))
     warnings.push(`session_unknown: no session "${sessionId}"; see list_sessions`);
   return { session_id: sessionId ?? null, warnings };
 }
 
-export function promptStackStatus(app: App, input: { session_id?: string }) {
+export function promptStackStatus(app: PromptStackReadoutDeps, input: { session_id?: string }) {
   const rec = recording(app);
   const scope = scopeOf(app, input.session_id);
   const base = { generated_at: app.clock.now(), recording: rec, scope: { session_id: scope.session_id } };
@@ -136,7 +144,10 @@ function stabilityOf(chronological: PromptBuild[]) {
   };
 }
 
-export function recentPromptStackBuilds(app: App, input: { session_id?: string; limit: number }) {
+export function recentPromptStackBuilds(
+  app: PromptStackReadoutDeps,
+  input: { session_id?: string; limit: number },
+) {
   const rec = recording(app);
   const scope = scopeOf(app, input.session_id);
   if (!rec.available) {

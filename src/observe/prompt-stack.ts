@@ -9,6 +9,9 @@ import { createHash } from 'node:crypto';
 import { SvcError } from '../errors';
 import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
+import { createPromptStackStore, type PromptBuild } from './prompt-stack-store';
+
+export type { PromptBuild, PromptSectionRecord } from './prompt-stack-store';
 
 /** Rows kept; older builds are pruned on insert. */
 export const PROMPT_STACK_RETENTION = 5000;
@@ -19,28 +22,6 @@ export interface PromptSectionInput {
   /** Where it comes from: builtin, agent:<id>, workspace, the file list, the extension's source. */
   source: string;
   text: string;
-}
-
-export interface PromptSectionRecord {
-  name: string;
-  source: string;
-  chars: number;
-  token_estimate: number;
-  sha256_prefix: string;
-}
-
-export interface PromptBuild {
-  build_id: string;
-  session_id: string | null;
-  run_id: string | null;
-  agent: string;
-  section_count: number;
-  total_chars: number;
-  token_estimate: number;
-  /** sha256 of the whole system prompt, first 16 hex characters. */
-  sha256_prefix: string;
-  sections: PromptSectionRecord[];
-  created_at: number;
 }
 
 export interface PromptStackLedger {
@@ -59,11 +40,6 @@ export interface PromptStackLedger {
   available(): { ok: true } | { ok: false; reason: string };
 }
 
-interface Row extends Omit<PromptBuild, 'sections'> {
-  id: number;
-  sections: string;
-}
-
 /** A rough, tokenizer-free estimate (about four characters per token for English and code). */
 export const estimateTokens = (chars: number): number => Math.ceil(chars / 4);
 
@@ -71,10 +47,6 @@ export const sha256Prefix = (text: string, length = 16): string =>
   createHash('sha256').update(text).digest('hex').slice(0, length);
 
 export function createPromptStackLedger(deps: { db: () => Db; clock: Clock; ids: Ids }): PromptStackLedger {
-  const toBuild = ({ id: _id, sections, ...rest }: Row): PromptBuild => ({
-    ...rest,
-    sections: JSON.parse(sections) as PromptSectionRecord[],
-  });
   const db = (): Db => {
     try {
       return deps.db();
@@ -86,6 +58,7 @@ export function createPromptStackLedger(deps: { db: () => Db; clock: Clock; ids:
       );
     }
   };
+  const store = createPromptStackStore(db);
 
   return {
     record(input) {
@@ -108,53 +81,15 @@ export function createPromptStackLedger(deps: { db: () => Db; clock: Clock; ids:
         sections,
         created_at: deps.clock.now(),
       };
-      const handle = db();
-      const id = Number(
-        handle
-          .prepare(
-            `INSERT INTO prompt_stack_builds (build_id, session_id, run_id, agent, section_count, total_chars,
-               token_estimate, sha256_prefix, sections, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          )
-          .run(
-            build.build_id,
-            build.session_id,
-            build.run_id,
-            build.agent,
-            build.section_count,
-            build.total_chars,
-            build.token_estimate,
-            build.sha256_prefix,
-            JSON.stringify(sections),
-            build.created_at,
-          ).lastInsertRowid,
-      );
-      if (id > PROMPT_STACK_RETENTION) {
-        handle.prepare('DELETE FROM prompt_stack_builds WHERE id <= ?').run(id - PROMPT_STACK_RETENTION);
-      }
+      const id = store.insert(build);
+      if (id > PROMPT_STACK_RETENTION) store.pruneThrough(id - PROMPT_STACK_RETENTION);
       return build;
     },
-    recent(options = {}) {
-      const limit = options.limit ?? 20;
-      const rows = (
-        options.sessionId
-          ? db()
-              .prepare('SELECT * FROM prompt_stack_builds WHERE session_id = ? ORDER BY id DESC LIMIT ?')
-              .all(options.sessionId, limit)
-          : db().prepare('SELECT * FROM prompt_stack_builds ORDER BY id DESC LIMIT ?').all(limit)
-      ) as Row[];
-      return rows.map(toBuild);
-    },
-    count(sessionId) {
-      const row = (
-        sessionId
-          ? db().prepare('SELECT count(*) AS n FROM prompt_stack_builds WHERE session_id = ?').get(sessionId)
-          : db().prepare('SELECT count(*) AS n FROM prompt_stack_builds').get()
-      ) as { n: number };
-      return row.n;
-    },
+    recent: (options = {}) => store.recent({ sessionId: options.sessionId, limit: options.limit ?? 20 }),
+    count: (sessionId) => store.count(sessionId),
     available() {
       try {
-        db().prepare('SELECT 1 FROM prompt_stack_builds LIMIT 1').get();
+        store.probe();
         return { ok: true };
       } catch (error) {
         return { ok: false, reason: SvcError.is(error) ? error.message : String(error) };

@@ -5,9 +5,9 @@
  */
 import { realpathSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import type { App } from '../app';
 import { MAX_WALKED_FILES } from './codebase-summary';
 import { type GitState, gitRunnerFor, readGitState } from './git-state';
+import type { WorkspaceReadoutDeps } from './workspace-snapshot';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
@@ -34,7 +34,7 @@ export const LARGE_FILE_WARN_BYTES = 5 * 1024 * 1024;
 export const LARGE_FILE_FAIL_BYTES = 100 * 1024 * 1024;
 const MAX_LISTED_LARGE = 10;
 
-export async function buildRepoPreflight(app: App, signal?: AbortSignal) {
+export async function buildRepoPreflight(app: WorkspaceReadoutDeps, signal?: AbortSignal) {
   const git = gitRunnerFor(app);
   const state = await readGitState(app, git);
   const checks: PreflightCheck[] = [];
@@ -181,7 +181,7 @@ function untracked(s: GitState): PreflightCheck {
   };
 }
 
-async function largeFiles(app: App, signal?: AbortSignal): Promise<PreflightCheck> {
+async function largeFiles(app: WorkspaceReadoutDeps, signal?: AbortSignal): Promise<PreflightCheck> {
   const listing = await app.ws.search.files(
     { limit: MAX_WALKED_FILES },
     { tool: 'get_repo_preflight_status', signal },
@@ -228,7 +228,7 @@ async function largeFiles(app: App, signal?: AbortSignal): Promise<PreflightChec
 }
 
 async function dataDirIgnored(
-  app: App,
+  app: WorkspaceReadoutDeps,
   git: ReturnType<typeof gitRunnerFor>,
   s: GitState,
 ): Promise<PreflightCheck> {

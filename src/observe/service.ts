@@ -1,25 +1,43 @@
 /**
  * `app.observe`: the stateful parts of the observability and context readouts — the prompt stack
  * ledger (every system-prompt assembly, recorded by `agent/prompt.ts`) and the cached codebase
- * summary behind `describe_context`. The read models themselves are functions over the App.
+ * summary behind `describe_context`. The read models themselves are functions over the narrow
+ * dependencies they read (session-scope.ts, workspace-snapshot.ts).
  * @module
  */
-import type { App } from '../app';
+import type { Config } from '../config/schema';
+import type { Db } from '../store/db';
+import type { Clock, Ids } from '../util/ids';
 import { type CodebaseContextService, createCodebaseContext } from './codebase-context';
+import type { WorkspaceFiles } from './codebase-summary';
 import { createPromptStackLedger, type PromptStackLedger } from './prompt-stack';
 
 export interface ObserveService {
   readonly promptStack: PromptStackLedger;
   readonly codebase: CodebaseContextService;
+  /**
+   * The system-prompt section of the cached codebase summary (one indexed read, never a
+   * workspace walk), or undefined when there is none.
+   */
+  promptSection(): { source: string; text: string } | undefined;
 }
 
-export function createObserveService(app: () => App): ObserveService {
+export interface ObserveDeps {
+  /** The database, opened on first use. */
+  db: () => Db;
+  clock: Clock;
+  ids: Ids;
+  config: () => Config;
+  workspace: string;
+  /** The workspace's file walker (read when a summary is computed). */
+  ws: () => WorkspaceFiles;
+}
+
+export function createObserveService(deps: ObserveDeps): ObserveService {
+  const codebase = createCodebaseContext(deps);
   return {
-    promptStack: createPromptStackLedger({
-      db: () => app().db,
-      clock: { now: () => app().clock.now() },
-      ids: { next: (prefix) => app().ids.next(prefix) },
-    }),
-    codebase: createCodebaseContext(app),
+    promptStack: createPromptStackLedger({ db: deps.db, clock: deps.clock, ids: deps.ids }),
+    codebase,
+    promptSection: () => codebase.promptSection(),
   };
 }

@@ -5,19 +5,22 @@
  * tool inputs or outputs.
  * @module
  */
-import type { App } from '../app';
-import { RUN_STATUSES, type RunStatus } from '../runs/run-ledger';
+import { countLoggedEvents, findLoggedEvents } from '../events/log-queries';
+import type { Redactor } from '../redact';
+import { type AgentRun, RUN_STATUSES, type RunEvent, type RunStatus } from '../runs/run-ledger';
+import type { Session } from '../sessions/session-store';
+import type { Db } from '../store/db';
+import { sessionFileChanges } from '../workspace/file-history-queries';
 import {
   type Distribution,
   distribution,
   familyIds,
   num,
-  payloadOf,
-  placeholders,
   ratio,
   readoutHeader,
   resolveSessionScope,
   round,
+  type SessionReadoutDeps,
   str,
 } from './session-scope';
 
@@ -42,32 +45,6 @@ export interface RunSummary {
   duration_ms: number | null;
 }
 
-interface RunRow {
-  id: string;
-  parent_run_id: string | null;
-  status: RunStatus;
-  agent: string;
-  model: string | null;
-  origin: string;
-  steps: number;
-  input_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  cached_input_tokens: number;
-  cost: number;
-  reason: string | null;
-  created_at: number;
-  started_at: number | null;
-  finished_at: number | null;
-}
-
-interface EventRow {
-  run_id: string;
-  type: string;
-  payload: string;
-  created_at: number;
-}
-
 const EVENT_TYPES = [
   'tool.finished',
   'phase',
@@ -82,7 +59,7 @@ const EVENT_TYPES = [
   'run.cancel_requested',
 ];
 
-export function runSummary(app: App, run: RunRow): RunSummary {
+export function runSummary(app: { readonly redactor: Redactor }, run: AgentRun): RunSummary {
   return {
     run_id: run.id,
     parent_run_id: run.parent_run_id,
@@ -91,8 +68,8 @@ export function runSummary(app: App, run: RunRow): RunSummary {
     model: run.model,
     origin: run.origin,
     steps: run.steps,
-    input_tokens: run.input_tokens,
-    output_tokens: run.output_tokens,
+    input_tokens: run.usage.input_tokens,
+    output_tokens: run.usage.output_tokens,
     cost: run.cost,
     reason: run.reason === null ? null : app.redactor.string(run.reason),
     created_at: run.created_at,
@@ -104,7 +81,7 @@ export function runSummary(app: App, run: RunRow): RunSummary {
 }
 
 export function buildSessionObservability(
-  app: App,
+  app: SessionReadoutDeps,
   input: { session_id?: string; recent_runs_limit: number },
   contextSessionId?: string,
 ) {
@@ -116,10 +93,76 @@ export function buildSessionObservability(
   const session = scope.session;
   if (!session) return { ...header, family_session_id: null, warnings: scope.warnings };
 
-  const db = app.db;
-  const runs = db
-    .prepare('SELECT * FROM agent_runs WHERE session_id = ? ORDER BY created_at DESC, rowid DESC')
-    .all(session.id) as RunRow[];
+  const runs = app.runs.queries.ofSession(session.id);
+  const totals = runTotals(runs);
+  const activity = runActivity(app.runs.queries.findEvents({ types: EVENT_TYPES, sessionId: session.id }));
+  const compactions = compactionsOf(app.db, session.id, activity.compactionFailures);
+  const context = contextUsageOf(app.db, session.id);
+  const family = familyIds(app, session);
+  // Sub-agent work below this session: its descendants (not its parent or siblings).
+  const descendants = app.sessions.family(session.id).filter((s) => s.id !== session.id);
+  const familyRuns = app.runs.queries.statusCountsOf(descendants.map((s) => s.id));
+
+  const state = app.agent.state(session.id);
+  const warnings = [...scope.warnings];
+  const threshold = app.config.options.compaction_threshold;
+  if (context.ratio !== null && context.ratio >= threshold)
+    warnings.push(
+      `context_pressure: the last step used ${Math.round(context.ratio * 100)}% of the context window (compaction threshold ${Math.round(threshold * 100)}%)`,
+    );
+  if (activity.permissions.unanswered > 0)
+    warnings.push(
+      `permissions_unanswered: ${activity.permissions.unanswered} permission request(s) have no answer`,
+    );
+
+  return {
+    ...header,
+    family_session_id: family.root,
+    state: {
+      state: state.state,
+      active_run_id: state.run_id ?? state.busy_elsewhere?.run_id ?? null,
+      busy_elsewhere: state.busy_elsewhere !== null,
+      workflow_phase:
+        typeof session.metadata.workflow_phase === 'string' ? session.metadata.workflow_phase : 'none',
+    },
+    queue_length: state.queue_length,
+    runs: {
+      total: runs.length,
+      by_status: totals.byStatus,
+      by_origin: totals.byOrigin,
+      recent: runs.slice(0, input.recent_runs_limit).map((run) => runSummary(app, run)),
+      recent_truncated: runs.length > input.recent_runs_limit,
+    },
+    tokens: totals.tokens,
+    cost: round(totals.cost, 6),
+    tool_calls: toolCallsOf(activity.tools),
+    steps: {
+      total: runs.reduce((sum, run) => sum + run.steps, 0),
+      latency_ms: durationSummary(distribution(activity.stepLatencies)),
+    },
+    compactions,
+    context: context.view,
+    permissions: activity.permissions,
+    interventions: {
+      loop_stops: activity.loopStops,
+      cancel_requests: activity.cancelRequests,
+      provider_recoveries: countLoggedEvents(app.db, {
+        sessionId: session.id,
+        type: 'provider_recovery.changed',
+      }),
+      errors_by_source: activity.errorsBySource,
+    },
+    file_changes: fileChangesOf(app, session),
+    family: {
+      child_sessions: descendants.length,
+      sub_agent_runs: familyRuns.reduce((sum, r) => sum + r.n, 0),
+      sub_agent_runs_by_status: Object.fromEntries(familyRuns.map((r) => [r.status, r.n])),
+    },
+    warnings,
+  };
+}
+
+function runTotals(runs: readonly AgentRun[]) {
   const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
   const byOrigin: Record<string, number> = {};
   const tokens = { input: 0, output: 0, reasoning: 0, cached_input: 0, total: 0 };
@@ -127,23 +170,22 @@ export function buildSessionObservability(
   for (const run of runs) {
     byStatus[run.status]++;
     byOrigin[run.origin] = (byOrigin[run.origin] ?? 0) + 1;
-    tokens.input += run.input_tokens;
-    tokens.output += run.output_tokens;
-    tokens.reasoning += run.reasoning_tokens;
-    tokens.cached_input += run.cached_input_tokens;
+    tokens.input += run.usage.input_tokens;
+    tokens.output += run.usage.output_tokens;
+    tokens.reasoning += run.usage.reasoning_tokens;
+    tokens.cached_input += run.usage.cached_input_tokens;
     cost += run.cost;
   }
   tokens.total = tokens.input + tokens.output;
+  return { byStatus, byOrigin, tokens, cost };
+}
 
-  const events = db
-    .prepare(
-      `SELECT run_id, type, payload, created_at FROM agent_run_events
-         WHERE session_id = ? AND type IN (${placeholders(EVENT_TYPES.length)}) ORDER BY id`,
-    )
-    .all(session.id, ...EVENT_TYPES) as EventRow[];
+type ToolStats = Map<string, { calls: number; errors: number; durations: number[] }>;
 
+/** Tool calls, step latencies, permissions and interventions from the run ledger's events. */
+function runActivity(events: readonly RunEvent[]) {
   // Tool calls: counts, errors and durations per tool (from tool.finished).
-  const tools = new Map<string, { calls: number; errors: number; durations: number[] }>();
+  const tools: ToolStats = new Map();
   // Steps: latency from the model phase of a step to its step.finished.
   const stepStarts = new Map<string, number>();
   const stepLatencies: number[] = [];
@@ -157,12 +199,10 @@ export function buildSessionObservability(
     unanswered: 0,
   };
   const asked = new Set<string>();
-  let loopStops = 0;
-  let compactionFailures = 0;
-  let cancelRequests = 0;
+  const counts = { loopStops: 0, compactionFailures: 0, cancelRequests: 0 };
   const errorsBySource: Record<string, number> = {};
   for (const event of events) {
-    const p = payloadOf(event.payload);
+    const p = event.payload;
     switch (event.type) {
       case 'tool.finished': {
         const name = str(p.tool) ?? 'unknown';
@@ -205,13 +245,13 @@ export function buildSessionObservability(
         permissions.unattended_denials++;
         break;
       case 'loop.detected':
-        loopStops++;
+        counts.loopStops++;
         break;
       case 'compaction.failed':
-        compactionFailures++;
+        counts.compactionFailures++;
         break;
       case 'run.cancel_requested':
-        cancelRequests++;
+        counts.cancelRequests++;
         break;
       case 'error': {
         const source = str(p.source) ?? 'unknown';
@@ -223,7 +263,10 @@ export function buildSessionObservability(
     }
   }
   permissions.unanswered = asked.size;
+  return { tools, stepLatencies, permissions, errorsBySource, ...counts };
+}
 
+function toolCallsOf(tools: ToolStats) {
   const allDurations: number[] = [];
   let totalCalls = 0;
   let totalErrors = 0;
@@ -241,149 +284,69 @@ export function buildSessionObservability(
       };
     })
     .sort((a, b) => b.calls - a.calls || a.tool.localeCompare(b.tool));
+  return {
+    total: totalCalls,
+    errors: totalErrors,
+    error_rate: ratio(totalErrors, totalCalls),
+    duration_ms: durationSummary(distribution(allDurations)),
+    by_tool: byTool,
+  };
+}
 
-  const sessionEvents = (type: string) =>
-    db
-      .prepare('SELECT payload, created_at FROM session_events WHERE session_id = ? AND type = ? ORDER BY id')
-      .all(session.id, type) as { payload: string; created_at: number }[];
-  const compactionStarts = sessionEvents('compaction.started');
-  const compactionEnds = sessionEvents('compaction.finished');
+function compactionsOf(db: Db, sessionId: string, failed: number) {
+  const logged = (type: string) => findLoggedEvents(db, { sessionId, types: [type] });
+  const starts = logged('compaction.started');
+  const ends = logged('compaction.finished');
   const startedBy: Record<string, number> = {};
-  for (const row of compactionStarts) {
-    const reason = str(payloadOf(row.payload).reason) ?? 'unknown';
+  for (const row of starts) {
+    const reason = str(row.payload.reason) ?? 'unknown';
     startedBy[reason] = (startedBy[reason] ?? 0) + 1;
   }
-  const lastCompaction = compactionEnds.at(-1);
-  const lastCompactionPayload = payloadOf(lastCompaction?.payload);
-  const usageRow = db
-    .prepare(
-      "SELECT payload, created_at FROM session_events WHERE session_id = ? AND type = 'context.usage' ORDER BY id DESC LIMIT 1",
-    )
-    .get(session.id) as { payload: string; created_at: number } | undefined;
-  const usage = payloadOf(usageRow?.payload);
+  const last = ends.at(-1);
+  return {
+    count: ends.length,
+    started_by: startedBy,
+    failed,
+    last: last
+      ? {
+          at: last.created_at,
+          tokens_before: num(last.payload.tokens_before),
+          tokens_after: num(last.payload.tokens_after),
+        }
+      : null,
+  };
+}
+
+/** The last `context.usage` of the session; `ratio` is null when the window is unknown. */
+function contextUsageOf(db: Db, sessionId: string) {
+  const last = findLoggedEvents(db, { sessionId, types: ['context.usage'], order: 'desc', limit: 1 })[0];
+  const usage = last?.payload ?? {};
   // A model of unknown window reports ratio 0: that is "unknown", not "empty".
   const window = num(usage.context_window);
-  const recoveries = (
-    db
-      .prepare(
-        "SELECT count(*) AS n FROM session_events WHERE session_id = ? AND type = 'provider_recovery.changed'",
-      )
-      .get(session.id) as { n: number }
-  ).n;
-
-  const files = db
-    .prepare(
-      'SELECT change, count(*) AS n, count(DISTINCT path) AS paths FROM file_history WHERE session_id = ? GROUP BY change',
-    )
-    .all(session.id) as { change: string; n: number; paths: number }[];
-  const distinctPaths = (
-    db.prepare('SELECT count(DISTINCT path) AS n FROM file_history WHERE session_id = ?').get(session.id) as {
-      n: number;
-    }
-  ).n;
-  const recentPaths = (
-    db
-      .prepare(
-        'SELECT path, max(id) AS last FROM file_history WHERE session_id = ? GROUP BY path ORDER BY last DESC LIMIT 10',
-      )
-      .all(session.id) as { path: string }[]
-  ).map((r) => r.path);
-
-  const family = familyIds(app, session);
-  // Sub-agent work below this session: its descendants (not its parent or siblings).
-  const descendants = app.sessions.family(session.id).filter((s) => s.id !== session.id);
-  const otherIds = descendants.map((s) => s.id);
-  const familyRuns = otherIds.length
-    ? (db
-        .prepare(
-          `SELECT status, count(*) AS n FROM agent_runs WHERE session_id IN (${placeholders(otherIds.length)}) GROUP BY status`,
-        )
-        .all(...otherIds) as { status: string; n: number }[])
-    : [];
-
-  const state = app.agent.state(session.id);
-  const warnings = [...scope.warnings];
   const lastRatio = window ? num(usage.ratio) : null;
-  if (lastRatio !== null && lastRatio >= app.config.options.compaction_threshold)
-    warnings.push(
-      `context_pressure: the last step used ${Math.round(lastRatio * 100)}% of the context window (compaction threshold ${Math.round(app.config.options.compaction_threshold * 100)}%)`,
-    );
-  if (permissions.unanswered > 0)
-    warnings.push(`permissions_unanswered: ${permissions.unanswered} permission request(s) have no answer`);
-
   return {
-    ...header,
-    family_session_id: family.root,
-    state: {
-      state: state.state,
-      active_run_id: state.run_id ?? state.busy_elsewhere?.run_id ?? null,
-      busy_elsewhere: state.busy_elsewhere !== null,
-      workflow_phase:
-        typeof session.metadata.workflow_phase === 'string' ? session.metadata.workflow_phase : 'none',
-    },
-    queue_length: state.queue_length,
-    runs: {
-      total: runs.length,
-      by_status: byStatus,
-      by_origin: byOrigin,
-      recent: runs.slice(0, input.recent_runs_limit).map((run) => runSummary(app, run)),
-      recent_truncated: runs.length > input.recent_runs_limit,
-    },
-    tokens,
-    cost: round(cost, 6),
-    tool_calls: {
-      total: totalCalls,
-      errors: totalErrors,
-      error_rate: ratio(totalErrors, totalCalls),
-      duration_ms: durationSummary(distribution(allDurations)),
-      by_tool: byTool,
-    },
-    steps: {
-      total: runs.reduce((sum, run) => sum + run.steps, 0),
-      latency_ms: durationSummary(distribution(stepLatencies)),
-    },
-    compactions: {
-      count: compactionEnds.length,
-      started_by: startedBy,
-      failed: compactionFailures,
-      last: lastCompaction
-        ? {
-            at: lastCompaction.created_at,
-            tokens_before: num(lastCompactionPayload.tokens_before),
-            tokens_after: num(lastCompactionPayload.tokens_after),
-          }
-        : null,
-    },
-    context: usageRow
+    ratio: lastRatio,
+    view: last
       ? {
           last_usage_ratio: lastRatio,
           last_input_tokens: num(usage.input_tokens),
           context_window: window || null,
           run_id: str(usage.run_id),
-          at: usageRow.created_at,
+          at: last.created_at,
         }
       : { last_usage_ratio: null, last_input_tokens: null, context_window: null, run_id: null, at: null },
-    permissions,
-    interventions: {
-      loop_stops: loopStops,
-      cancel_requests: cancelRequests,
-      provider_recoveries: recoveries,
-      errors_by_source: errorsBySource,
-    },
-    file_changes: {
-      total: files.reduce((sum, f) => sum + f.n, 0),
-      distinct_paths: distinctPaths,
-      by_change: Object.fromEntries(
-        ['create', 'modify', 'delete'].map((c) => [c, files.find((f) => f.change === c)?.n ?? 0]),
-      ),
-      recent_paths: recentPaths.map((p) => app.redactor.string(p)),
-    },
-    family: {
-      child_sessions: descendants.length,
-      sub_agent_runs: familyRuns.reduce((sum, r) => sum + r.n, 0),
-      sub_agent_runs_by_status: Object.fromEntries(familyRuns.map((r) => [r.status, r.n])),
-    },
-    warnings,
+  };
+}
+
+function fileChangesOf(app: Pick<SessionReadoutDeps, 'db' | 'redactor'>, session: Session) {
+  const files = sessionFileChanges(app.db, session.id);
+  return {
+    total: files.by_change.reduce((sum, f) => sum + f.n, 0),
+    distinct_paths: files.distinct_paths,
+    by_change: Object.fromEntries(
+      ['create', 'modify', 'delete'].map((c) => [c, files.by_change.find((f) => f.change === c)?.n ?? 0]),
+    ),
+    recent_paths: files.recent_paths.map((p) => app.redactor.string(p)),
   };
 }
 

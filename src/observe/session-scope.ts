@@ -7,10 +7,33 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { App } from '../app';
+import type { AgentService } from '../agent/types';
+import type { Config } from '../config/schema';
+import type { Redactor } from '../redact';
+import type { RunLedger } from '../runs/run-ledger';
 import { resolveSession, type SelectedBy } from '../sessions/resolve-session';
-import type { Session } from '../sessions/session-store';
-import { DB_FILE } from '../store/db';
+import type { Session, SessionStore } from '../sessions/session-store';
+import { DB_FILE, type Db } from '../store/db';
+import type { Clock } from '../util/ids';
+
+/** Which session a readout describes: the stores it asks, never a write. */
+export interface SessionScopeDeps {
+  readonly dataDir: string;
+  /** Whether this process opened the database (no database yet means no sessions). */
+  hasDb(): boolean;
+  readonly sessions: Pick<SessionStore, 'get' | 'require' | 'list' | 'root' | 'family'>;
+  readonly agent: Pick<AgentService, 'currentSession' | 'state'>;
+  readonly clock: Clock;
+}
+
+/** What the session readouts read: the scope, the run ledger's queries and the database. */
+export interface SessionReadoutDeps extends SessionScopeDeps {
+  /** Opened on first use (the session event log, file history, messages). */
+  readonly db: Db;
+  readonly runs: Pick<RunLedger, 'queries'>;
+  readonly redactor: Redactor;
+  readonly config: Config;
+}
 
 export interface SessionScope {
   /** The session described, when it exists. */
@@ -28,7 +51,7 @@ export interface SessionScope {
  * CLI show-* projections must run in a fresh workspace.
  */
 export function resolveSessionScope(
-  app: App,
+  app: SessionScopeDeps,
   requested: string | undefined,
   contextSessionId?: string,
 ): SessionScope {
@@ -62,7 +85,7 @@ export function resolveSessionScope(
  * The header every session readout opens with: which session, whether it is known, how it was
  * chosen and when the readout was computed. Readouts add their `filters_applied` after it.
  */
-export function readoutHeader(app: App, scope: SessionScope) {
+export function readoutHeader(app: Pick<SessionScopeDeps, 'clock'>, scope: SessionScope) {
   return {
     session_id: scope.session_id,
     session_known: scope.session !== undefined,
@@ -128,16 +151,16 @@ export const round = (value: number, digits = 4): number => {
 export const ratio = (part: number, whole: number): number => (whole > 0 ? round(part / whole) : 0);
 
 /** The session ids of a family (the root and every descendant). */
-export function familyIds(app: App, session: Session): { root: string; ids: string[] } {
+export function familyIds(
+  app: Pick<SessionScopeDeps, 'sessions'>,
+  session: Session,
+): { root: string; ids: string[] } {
   const root = app.sessions.root(session.id);
   return { root, ids: app.sessions.family(root).map((s) => s.id) };
 }
 
-/** `?, ?, ?` for an IN list. */
-export const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
-
 /** One line, at most `max` characters, redacted. */
-export function oneLine(app: App, text: string, max = 160): string {
+export function oneLine(app: { readonly redactor: Redactor }, text: string, max = 160): string {
   const line = app.redactor.string(text).replace(/\s+/g, ' ').trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }

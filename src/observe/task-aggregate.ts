@@ -5,26 +5,22 @@
  * Named by the multiplayer dashboard's `parity_getter_unavailable` error as a suggested tool.
  * @module
  */
-import type { App } from '../app';
 import { RUN_STATUSES } from '../runs/run-ledger';
-import type { TodoStatus } from '../workspace/todos';
+import type { TodoStatus, TodoStore } from '../workspace/todos';
 import { startKindOf } from './cue-ledger';
-import { oneLine, ratio, readoutHeader, resolveSessionScope, round } from './session-scope';
+import {
+  oneLine,
+  ratio,
+  readoutHeader,
+  resolveSessionScope,
+  round,
+  type SessionReadoutDeps,
+} from './session-scope';
 
 const MAX_LISTED_TASKS = 20;
 
-interface RunRow {
-  id: string;
-  session_id: string;
-  parent_run_id: string | null;
-  status: string;
-  agent: string;
-  origin: string;
-  reason: string | null;
-  input_tokens: number;
-  output_tokens: number;
-  cost: number;
-  finished_at: number | null;
+export interface TaskAggregateDeps extends SessionReadoutDeps {
+  readonly ws: { readonly todos: Pick<TodoStore, 'get'> };
 }
 
 /** A stable kind for a run's end reason (svc's own wording, see run-loop and the run ledger). */
@@ -39,16 +35,18 @@ export function reasonKind(status: string, reason: string | null): string {
   return 'error';
 }
 
-export function buildTaskAggregate(app: App, input: { session_id?: string }, contextSessionId?: string) {
+export function buildTaskAggregate(
+  app: TaskAggregateDeps,
+  input: { session_id?: string },
+  contextSessionId?: string,
+) {
   const scope = resolveSessionScope(app, input.session_id, contextSessionId);
   const header = readoutHeader(app, scope);
   if (!scope.session) return { ...header, family_session_id: null, warnings: scope.warnings };
 
   const root = app.sessions.root(scope.session.id);
   const family = app.sessions.family(root);
-  const runs = app.db
-    .prepare('SELECT * FROM agent_runs WHERE family_session_id = ? ORDER BY created_at, rowid')
-    .all(root) as RunRow[];
+  const runs = app.runs.queries.ofFamily(root, { order: 'asc' });
 
   const todoCounts: Record<TodoStatus, number> = { pending: 0, in_progress: 0, completed: 0, cancelled: 0 };
   const inProgress: { session_id: string; task: string }[] = [];
@@ -90,8 +88,8 @@ export function buildTaskAggregate(app: App, input: { session_id?: string }, con
       const kind = reasonKind(run.status, run.reason);
       reasons[kind] = (reasons[kind] ?? 0) + 1;
     }
-    inputTokens += run.input_tokens;
-    outputTokens += run.output_tokens;
+    inputTokens += run.usage.input_tokens;
+    outputTokens += run.usage.output_tokens;
     cost += run.cost;
   }
   const finished = runs.filter((r) => r.status !== 'queued' && r.status !== 'running');

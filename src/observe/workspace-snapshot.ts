@@ -8,12 +8,21 @@
  */
 import { cpus, totalmem } from 'node:os';
 import { basename } from 'node:path';
-import type { App } from '../app';
-import { MAX_WALKED_FILES } from './codebase-summary';
-import { gitView, readGitState } from './git-state';
+import type { Config } from '../config/schema';
+import type { Clock } from '../util/ids';
+import { MAX_WALKED_FILES, type WorkspaceFiles } from './codebase-summary';
+import { type GitStateDeps, gitView, readGitState } from './git-state';
 import { DATA_LANGUAGES, languageCounts } from './languages';
 
-export async function buildWorkspaceSnapshot(app: App, signal?: AbortSignal) {
+/** What the workspace readouts read: git, the file walker, the clock and the config. */
+export interface WorkspaceReadoutDeps extends GitStateDeps {
+  readonly ws: WorkspaceFiles;
+  readonly clock: Clock;
+  readonly config: Config;
+  readonly dataDir: string;
+}
+
+export async function buildWorkspaceSnapshot(app: WorkspaceReadoutDeps, signal?: AbortSignal) {
   const [git, listing] = await Promise.all([
     readGitState(app),
     app.ws.search.files({ limit: MAX_WALKED_FILES }, { tool: 'workspace_snapshot', signal }),
@@ -43,7 +52,9 @@ export async function buildWorkspaceSnapshot(app: App, signal?: AbortSignal) {
 }
 
 /** The environment section, or undefined when `options.workspace_environment_fields` is unset. */
-export function environmentFields(app: App): Record<string, unknown> | undefined {
+export function environmentFields(
+  app: Pick<WorkspaceReadoutDeps, 'config' | 'env'>,
+): Record<string, unknown> | undefined {
   const fields = app.config.options.workspace_environment_fields;
   if (!fields) return undefined;
   const out: Record<string, unknown> = {};

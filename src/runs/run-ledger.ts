@@ -13,75 +13,19 @@ import { SvcError } from '../errors';
 import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
+import { createRunQueries, type RunQueries } from './queries';
+import type { AgentRun, RunEvent, RunFilter, RunOptions, RunStatus, RunUsage } from './types';
 
-export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
-export const RUN_STATUSES: readonly RunStatus[] = [
-  'queued',
-  'running',
-  'completed',
-  'failed',
-  'cancelled',
-  'interrupted',
-];
-export type FinalRunStatus = Exclude<RunStatus, 'queued' | 'running'>;
-
-export interface RunUsage {
-  input_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  cached_input_tokens: number;
-}
-
-/** Per-run options kept with the row (what `svc run` flags or the caller asked for). */
-export interface RunOptions {
-  max_steps?: number;
-  yolo?: boolean;
-  /** What a permission prompt does when no surface is attached. */
-  unattended?: 'fail' | 'wait';
-  /** Extra tool policy of a sub-agent: only these tools (after the funnel). */
-  tools?: string[];
-}
-
-export interface AgentRun {
-  id: string;
-  session_id: string;
-  parent_run_id: string | null;
-  family_session_id: string;
-  status: RunStatus;
-  agent: string;
-  /** Requested selector (`--model`), replaced by the resolved selector once the run starts. */
-  model: string | null;
-  /** Who started it: cli, http, tui, mcp, agent, queue, subagent, fork. */
-  origin: string;
-  prompt: string;
-  options: RunOptions;
-  /** Why it ended (max_steps, loop_detected, cancelled by …), when it did not simply finish. */
-  reason: string | null;
-  /** Redacted failure message. */
-  error: string | null;
-  steps: number;
-  usage: RunUsage;
-  cost: number;
-  result_message_id: string | null;
-  pid: number | null;
-  host: string | null;
-  runner: string | null;
-  cancel_requested: boolean;
-  created_at: number;
-  started_at: number | null;
-  finished_at: number | null;
-  updated_at: number;
-}
-
-export interface RunEvent {
-  id: number;
-  run_id: string;
-  session_id: string;
-  seq: number;
-  type: string;
-  payload: Record<string, unknown>;
-  created_at: number;
-}
+export type {
+  AgentRun,
+  FinalRunStatus,
+  RunEvent,
+  RunFilter,
+  RunOptions,
+  RunStatus,
+  RunUsage,
+} from './types';
+export { RUN_STATUSES } from './types';
 
 export interface CreateRunInput {
   session_id: string;
@@ -93,16 +37,6 @@ export interface CreateRunInput {
   prompt: string;
   options?: RunOptions;
   status?: 'queued' | 'running';
-}
-
-export interface RunFilter {
-  session_id?: string;
-  /** Every run of the session family (the root and all descendants' runs). */
-  family_session_id?: string;
-  parent_run_id?: string;
-  status?: RunStatus[];
-  limit?: number;
-  offset?: number;
 }
 
 export interface RunPatch {
@@ -165,19 +99,11 @@ export interface RunLedger {
   recover(): AgentRun[];
   /** Runs this ledger marked interrupted since it was created. */
   recovered(): AgentRun[];
-}
-
-interface RunRow
-  extends Omit<
-    AgentRun,
-    'options' | 'usage' | 'cancel_requested' | 'input_tokens' | 'output_tokens' | 'reasoning_tokens'
-  > {
-  options: string;
-  input_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  cached_input_tokens: number;
-  cancel_requested: number;
+  /**
+   * The ledger's reads as stored, without the first-use recovery (readouts, other domains'
+   * read models): see ./queries.ts.
+   */
+  readonly queries: RunQueries;
 }
 
 export interface RunLedgerDeps {
@@ -223,6 +149,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
   };
 
   const prepare = statementCache(rawDb);
+  const queries = createRunQueries(rawDb);
   const appendListeners: ((event: RunEvent) => void)[] = [];
   // run id → session id of the runs this process appends to (a run never changes session).
   const sessionOfRun = new Map<string, string>();
@@ -230,29 +157,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     if (sessionOfRun.size > 1000) sessionOfRun.clear();
     sessionOfRun.set(runId, sessionId);
   };
-  /** A cached statement, after the first-use recovery. */
-  const statement = (text: string) => {
-    db();
-    return prepare(text);
-  };
-  const toRun = (row: RunRow): AgentRun => {
-    const { input_tokens, output_tokens, reasoning_tokens, cached_input_tokens, ...rest } = row;
-    return {
-      ...rest,
-      options: JSON.parse(row.options) as RunOptions,
-      usage: { input_tokens, output_tokens, reasoning_tokens, cached_input_tokens },
-      cancel_requested: row.cancel_requested === 1,
-    };
-  };
-  const toEvent = (row: Omit<RunEvent, 'payload'> & { payload: string }): RunEvent => ({
-    ...row,
-    payload: JSON.parse(row.payload) as Record<string, unknown>,
-  });
-
-  const getWith = (id: string) => {
-    const row = prepare('SELECT * FROM agent_runs WHERE id = ?').get(id) as RunRow | undefined;
-    return row ? toRun(row) : undefined;
-  };
+  const getWith = (id: string) => queries.get(id);
   const get = (id: string) => {
     db();
     return getWith(id);
@@ -272,8 +177,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
   };
 
   function recover(): AgentRun[] {
-    const rows = (prepare("SELECT * FROM agent_runs WHERE status = 'running'").all() as RunRow[]).map(toRun);
-    const orphans = rows.filter((run) => !ownerAlive(run));
+    const orphans = queries.runningAll().filter((run) => !ownerAlive(run));
     if (orphans.length === 0) return [];
     const now = deps.clock.now();
     const marked: AgentRun[] = [];
@@ -322,28 +226,6 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     return event;
   }
 
-  const where = (filter: Omit<RunFilter, 'limit' | 'offset'>) => {
-    const clauses: string[] = [];
-    const params: unknown[] = [];
-    // spec, Runs: family_session_id wins over session_id when both are set.
-    if (filter.family_session_id) {
-      clauses.push('family_session_id = ?');
-      params.push(filter.family_session_id);
-    } else if (filter.session_id) {
-      clauses.push('session_id = ?');
-      params.push(filter.session_id);
-    }
-    if (filter.parent_run_id) {
-      clauses.push('parent_run_id = ?');
-      params.push(filter.parent_run_id);
-    }
-    if (filter.status?.length) {
-      clauses.push(`status IN (${filter.status.map(() => '?').join(', ')})`);
-      params.push(...filter.status);
-    }
-    return { sql: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
-  };
-
   return {
     owner,
     available() {
@@ -390,27 +272,20 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     get,
     require,
     list(filter = {}) {
-      const { sql, params } = where(filter);
-      const rows = statement(
-        `SELECT * FROM agent_runs ${sql} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
-      ).all(...params, filter.limit ?? 50, filter.offset ?? 0) as RunRow[];
-      return rows.map(toRun);
+      db();
+      return queries.list(filter);
     },
     count(filter = {}) {
-      const { sql, params } = where(filter);
-      return (statement(`SELECT count(*) AS n FROM agent_runs ${sql}`).get(...params) as { n: number }).n;
+      db();
+      return queries.count(filter);
     },
     queued(sessionId) {
-      const rows = statement(
-        "SELECT * FROM agent_runs WHERE session_id = ? AND status = 'queued' ORDER BY created_at, rowid",
-      ).all(sessionId) as RunRow[];
-      return rows.map(toRun);
+      db();
+      return queries.queued(sessionId);
     },
     running(sessionId) {
-      const row = statement(
-        "SELECT * FROM agent_runs WHERE session_id = ? AND status = 'running' LIMIT 1",
-      ).get(sessionId) as RunRow | undefined;
-      return row ? toRun(row) : undefined;
+      db();
+      return queries.running(sessionId);
     },
     claim(runId) {
       const handle = db();
@@ -420,12 +295,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
           if (!run) throw new SvcError('not_found', `run_id: no run "${runId}"`);
           if (run.status !== 'queued')
             throw new SvcError('conflict', `run ${runId} is ${run.status}, not queued`);
-          const others = (
-            prepare("SELECT * FROM agent_runs WHERE session_id = ? AND status = 'running' AND id != ?").all(
-              run.session_id,
-              runId,
-            ) as RunRow[]
-          ).map(toRun);
+          const others = queries.runningOthers(run.session_id, runId);
           const now = deps.clock.now();
           for (const other of others) {
             if (ownerAlive(other)) return { ok: false, blocking: other };
@@ -476,11 +346,8 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
       db();
       let sessionId = sessionOfRun.get(runId);
       if (!sessionId) {
-        const row = prepare('SELECT session_id FROM agent_runs WHERE id = ?').get(runId) as
-          | { session_id: string }
-          | undefined;
-        if (!row) throw new SvcError('not_found', `run_id: no run "${runId}"`);
-        sessionId = row.session_id;
+        sessionId = queries.sessionOf(runId);
+        if (!sessionId) throw new SvcError('not_found', `run_id: no run "${runId}"`);
         remember(runId, sessionId);
       }
       return appendWith(runId, sessionId, type, payload);
@@ -492,61 +359,33 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
         if (at >= 0) appendListeners.splice(at, 1);
       };
     },
-    events(runId, options = {}) {
-      const types = options.types?.length ? options.types : undefined;
-      const rows = statement(
-        `SELECT * FROM agent_run_events WHERE run_id = ? AND seq > ?
-           ${types ? `AND type IN (${types.map(() => '?').join(', ')})` : ''} ORDER BY seq LIMIT ?`,
-      ).all(runId, options.afterSeq ?? 0, ...(types ?? []), options.limit ?? 1000) as (Omit<
-        RunEvent,
-        'payload'
-      > & { payload: string })[];
-      return rows.map(toEvent);
+    events(runId, options) {
+      db();
+      return queries.events(runId, options);
     },
     eventCount(runId) {
-      const row = runId
-        ? statement('SELECT count(*) AS n FROM agent_run_events WHERE run_id = ?').get(runId)
-        : statement('SELECT count(*) AS n FROM agent_run_events').get();
-      return (row as { n: number }).n;
+      db();
+      return queries.eventCount(runId);
     },
-    recentEvents(options = {}) {
-      const clauses: string[] = [];
-      const params: unknown[] = [];
-      if (options.sessionId) {
-        clauses.push('session_id = ?');
-        params.push(options.sessionId);
-      }
-      if (options.type) {
-        clauses.push('type = ?');
-        params.push(options.type);
-      }
-      const rows = statement(
-        `SELECT * FROM agent_run_events ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`,
-      ).all(...params, options.limit ?? 50) as (Omit<RunEvent, 'payload'> & { payload: string })[];
-      return rows.map(toEvent);
+    recentEvents(options) {
+      db();
+      return queries.recentEvents(options);
     },
     requestCancel(id) {
-      statement('UPDATE agent_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?').run(
+      db();
+      prepare('UPDATE agent_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?').run(
         deps.clock.now(),
         id,
       );
     },
     cancelRequested(id) {
-      const row = statement('SELECT cancel_requested FROM agent_runs WHERE id = ?').get(id) as
-        | { cancel_requested: number }
-        | undefined;
-      return row?.cancel_requested === 1;
+      db();
+      return queries.cancelRequested(id);
     },
     delete(id) {
       const handle = db();
       require(id);
-      const ids = (
-        prepare(
-          `WITH RECURSIVE tree(id) AS (SELECT id FROM agent_runs WHERE id = ?
-               UNION ALL SELECT r.id FROM agent_runs r JOIN tree ON r.parent_run_id = tree.id)
-             SELECT id FROM tree`,
-        ).all(id) as { id: string }[]
-      ).map((r) => r.id);
+      const ids = queries.subtree(id);
       const remove = prepare('DELETE FROM agent_runs WHERE id = ?');
       handle.transaction(() => {
         for (const runId of ids) remove.run(runId);
@@ -560,6 +399,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
       return recover();
     },
     recovered: () => [...recoveredRuns],
+    queries,
   };
 }
 

@@ -9,9 +9,14 @@
  * @module
  */
 import { z } from 'zod';
-import { cliReport, evalShadowSummary, fleetRegulationStatus, spawnStatus } from '../adaptive/readouts';
 import { buildSnapshot } from '../adaptive/snapshot';
 import { SvcError } from '../errors';
+import {
+  cliReport,
+  evalShadowSummary,
+  fleetRegulationStatus,
+  spawnStatus,
+} from '../readouts/adaptive/readouts';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
 import { type AnyTool, defineTool, type GateEnv } from './core/define-tool';
@@ -36,6 +41,8 @@ export const getAdaptiveOrchestration = defineTool({
   gate: adaptiveGate,
   surfaces: {
     mcp: 'svc_get_adaptive_orchestration',
+    // The web UI's adaptive view (closed gate: 404 with the reason, like the operating-mode routes).
+    http: { method: 'GET', path: '/v1/adaptive-orchestration' },
     cli: {
       command: 'config show-adaptive-orchestration',
       description:

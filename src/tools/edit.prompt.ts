@@ -3,6 +3,7 @@ export const editPrompt = `Edit a file in the workspace.
 Default mode (replace): replace old_string with new_string exactly.
 - View the file first in this session; the edit is refused if you have not, or if it changed on disk since.
 - old_string must match the file exactly, whitespace and indentation included, without the line-number prefix that view shows.
+- Small slips are tolerated when they leave exactly one place: line endings, trailing whitespace, indentation shifted or tabs for spaces (new_string is then re-indented to the file's indentation), spacing inside lines, view line numbers, or one near-identical line inside a block whose first and last lines match. The result's match field says how old_string was found. Anything looser, or a match in two places, is refused with the closest region of the file and what differs; nothing is guessed.
 - It must match exactly one place; include a few surrounding lines to make it unique, or set replace_all to change every occurrence (renaming a variable in one file, for instance).
 - An empty old_string creates the file with new_string as its content (only when it does not exist yet).
 - For several changes to one file use multiedit; to replace a whole file use write.

@@ -1,5 +1,5 @@
 /**
- * `edit` (family semantic): exact string replacement (the default mode), the structural
+ * `edit` (family semantic): string replacement (the default mode; src/workspace/text-replace.ts), the structural
  * modes rename_symbol, replace_symbol_body, insert_before_symbol, insert_after_symbol over
  * tree-sitter symbols selected by name_path or symbol_key, and apply_patch (a multi-file Codex
  * patch or unified diff, src/quality/apply-patch.ts). Every mode asks with the diff and records
@@ -35,7 +35,7 @@ export const editInput = z.strictObject({
     ])
     .default('replace')
     .describe(
-      'replace (default): exact string replacement. apply_patch: apply patch to one or more files. The other modes act on a symbol chosen by name_path or symbol_key.',
+      'replace (default): string replacement (exact, small whitespace slips tolerated). apply_patch: apply patch to one or more files. The other modes act on a symbol chosen by name_path or symbol_key.',
     ),
   patch: z
     .string()

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { EditOutcome, ImageView, TextView } from '../workspace/files';
 import type { GrepResult } from '../workspace/search';
 import { SEARCH_LIMITS } from '../workspace/search';
+import type { MatchKind } from '../workspace/text-replace';
 import { defineTool } from './core/define-tool';
 import { opContext } from './core/op-context';
 import type { ToolAttachment } from './core/tool-output';
@@ -122,7 +123,7 @@ export const multiedit = defineTool({
   family: 'core-files',
   tag: 'primitive',
   description:
-    'Make several exact-string replacements in one file atomically: the edits apply in order, each to the result of the one before, and if any fails (old_string missing or ambiguous) the file is left untouched. Same rules as edit: view the file first in this session; old_string must match exactly (whitespace included, no line numbers) and once, unless replace_all. Asks for approval with the combined diff.',
+    'Make several exact-string replacements in one file atomically: the edits apply in order, each to the result of the one before, and if any fails (old_string missing or ambiguous) the file is left untouched. Same rules as edit: view the file first in this session; old_string must match exactly (whitespace included, no line numbers) and once, unless replace_all; small whitespace slips are tolerated when they leave one place, and the result field matches says how each edit matched. Asks for approval with the combined diff.',
   input: multieditInput,
   mutates: true,
   // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
@@ -295,5 +296,29 @@ export function describeEdit(result: EditOutcome, verb: string): string {
     result.diff.length > MAX_DIFF_FOR_MODEL
       ? `${result.diff.slice(0, MAX_DIFF_FOR_MODEL)}\n… (diff cut)`
       : result.diff;
-  return `${what}: +${result.additions} −${result.deletions} lines.\n${diff}`;
+  return `${what}: +${result.additions} −${result.deletions} lines.${looseNote(result)}\n${diff}`;
+}
+
+const LOOSE_NOTE: Partial<Record<MatchKind, string>> = {
+  line_endings: 'with its line endings converted to the file’s',
+  trailing_whitespace: 'with trailing whitespace ignored',
+  indentation: 'with indentation ignored; the new lines were re-indented to the file’s indentation',
+  whitespace: 'with spacing ignored; the new lines were re-indented to the file’s indentation',
+  block_anchor:
+    'as a block whose first and last lines matched and whose other lines nearly did; the lines kept from old_string keep the file’s text',
+  line_numbers: 'after taking off the line numbers view prints',
+};
+
+/** " old_string matched at line 12 with indentation ignored; …" when an edit did not match exactly. */
+function looseNote(result: EditOutcome): string {
+  const loose = (result.matches ?? (result.match ? [result.match] : []))
+    .map((m, i) => ({ m, i }))
+    .filter(({ m }) => m !== 'exact');
+  if (loose.length === 0) return '';
+  if (result.match) {
+    const where = result.line ? ` at line ${result.line}` : '';
+    return ` old_string matched${where} ${LOOSE_NOTE[result.match]}; check the diff, and copy text exactly next time.`;
+  }
+  const which = loose.map(({ m, i }) => `edits[${i}] ${LOOSE_NOTE[m]}`).join('; ');
+  return ` Matched loosely: ${which}; check the diff.`;
 }

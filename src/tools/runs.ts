@@ -129,7 +129,10 @@ export const getAgentRunEvents = defineTool({
     type: z.array(z.string().min(1)).optional().describe('Only events of these types.'),
   }),
   mutates: false,
-  surfaces: { mcp: 'svc_get_agent_run_events' },
+  surfaces: {
+    mcp: 'svc_get_agent_run_events',
+    http: { method: 'GET', path: '/v1/agent-runs/:run_id/events', params: { run_id: 'run_id' } },
+  },
   // The parity state has one completed run (test/parity.test.ts).
   examples: [{ run_id: 'run_0001' }],
   run: (ctx, input) => {

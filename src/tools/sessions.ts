@@ -347,7 +347,11 @@ export const sessionSearch = defineTool({
     limit: z.number().int().min(1).max(200).default(20).describe('Most sessions to return.'),
   }),
   mutates: false,
-  surfaces: { mcp: 'svc_session_search', cli: { command: 'session search', args: ['query'] } },
+  surfaces: {
+    mcp: 'svc_session_search',
+    cli: { command: 'session search', args: ['query'] },
+    http: { method: 'GET', path: '/v1/session-search' },
+  },
   examples: [{ query: 'test' }],
   run: (ctx, input) => {
     const results = ctx.app.sessions.search(input.query, { limit: input.limit });

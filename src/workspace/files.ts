@@ -1,5 +1,5 @@
 /**
- * File reads and edits: `view` (numbered lines, images as data), `write`, exact-string `edit` and
+ * File reads and edits: `view` (numbered lines, images as data), `write`, string-replacing `edit` and
  * `multiedit`. Reads are tracked per session; an edit or overwrite of a file the session has not
  * read, or that changed on disk since it did, is refused. Every change goes through the change
  * committer (guards, approval with the diff, history, events).
@@ -13,7 +13,7 @@ import type { AppliedChange, ChangeCommitter } from './file-changes';
 import { imageMediaType, looksBinary, sha256 } from './file-io';
 import type { PathResolver, ResolvedPath } from './paths';
 import type { ReadTracker } from './read-tracker';
-import { replaceExact } from './text-replace';
+import { type MatchKind, replaceText } from './text-replace';
 
 export const VIEW_LIMITS = {
   defaultLines: 400,
@@ -51,11 +51,18 @@ export interface EditOutcome {
   path: string;
   change: 'create' | 'modify' | 'delete' | 'none';
   replacements?: number;
+  /** edit: how old_string was found (exact, or the loose level that matched); multiedit: one per edit. */
+  match?: MatchKind;
+  matches?: MatchKind[];
+  /** 1-based line where the edit's replaced text starts (edit only). */
+  line?: number;
   additions: number;
   deletions: number;
   diff: string;
   history_id?: number;
 }
+
+type MatchInfo = Pick<EditOutcome, 'match' | 'matches' | 'line'>;
 
 export interface LoadedFile {
   target: ResolvedPath;
@@ -148,10 +155,11 @@ export function createFileOps(deps: {
     return file;
   };
 
-  const outcome = (applied: AppliedChange, replacements?: number): EditOutcome => ({
+  const outcome = (applied: AppliedChange, replacements?: number, how?: MatchInfo): EditOutcome => ({
     path: applied.path,
     change: applied.change,
     ...(replacements === undefined ? {} : { replacements }),
+    ...how,
     additions: applied.additions,
     deletions: applied.deletions,
     diff: applied.diff,
@@ -164,14 +172,15 @@ export function createFileOps(deps: {
     ctx: OpContext,
     title: string,
     replacements?: number,
+    how?: MatchInfo,
   ): Promise<EditOutcome> => {
     if (file.buffer !== null && file.buffer.toString('utf8') === after) {
-      return { path: file.target.rel, change: 'none', additions: 0, deletions: 0, diff: '' };
+      return { path: file.target.rel, change: 'none', ...how, additions: 0, deletions: 0, diff: '' };
     }
     const [applied] = await deps.changes.commit([{ target: file.target, before: file.buffer, after }], ctx, {
       title,
     });
-    return outcome(applied, replacements);
+    return outcome(applied, replacements, how);
   };
 
   // Edits of one file run one at a time: parallel tool calls on the same file then each see the
@@ -263,11 +272,14 @@ export function createFileOps(deps: {
           return commitText({ target, buffer: existing }, input.new_string, ctx, `edit ${target.rel}`);
         }
         const file = loadForEdit(input.path, ctx);
-        const result = replaceExact(file.text, input.old_string, input.new_string, {
+        const result = replaceText(file.text, input.old_string, input.new_string, {
           replaceAll: input.replace_all ?? false,
           path: file.target.rel,
         });
-        return commitText(file, result.content, ctx, `edit ${file.target.rel}`, result.replacements);
+        return commitText(file, result.content, ctx, `edit ${file.target.rel}`, result.replacements, {
+          match: result.match,
+          line: result.line,
+        });
       }),
 
     multiedit: (input, ctx) =>
@@ -276,16 +288,18 @@ export function createFileOps(deps: {
         const file = loadForEdit(input.path, ctx);
         let content = file.text;
         let replacements = 0;
+        const matches: MatchKind[] = [];
         for (const [index, edit] of input.edits.entries()) {
           const previous = index === 0 ? '' : ` (after applying edits[0]–edits[${index - 1}])`;
           try {
-            const result = replaceExact(content, edit.old_string, edit.new_string, {
+            const result = replaceText(content, edit.old_string, edit.new_string, {
               replaceAll: edit.replace_all ?? false,
               path: file.target.rel,
               field: `edits[${index}]`,
             });
             content = result.content;
             replacements += result.replacements;
+            matches.push(result.match);
           } catch (error) {
             if (SvcError.is(error) && previous) {
               throw new SvcError(error.code, `${error.message}${previous}; no edit was applied`, {
@@ -301,6 +315,7 @@ export function createFileOps(deps: {
           ctx,
           `multiedit ${file.target.rel} (${input.edits.length} edit${input.edits.length > 1 ? 's' : ''})`,
           replacements,
+          { matches },
         );
       }),
   };

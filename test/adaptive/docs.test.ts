@@ -1,4 +1,4 @@
-/** The configuration examples of docs/adaptive-orchestration.md and the README parse with the config schema. */
+/** The configuration examples of docs/adaptive-orchestration.md parse with the config schema. */
 import { readFileSync } from 'node:fs';
 import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
@@ -23,8 +23,8 @@ describe('adaptive orchestration docs', () => {
     });
   });
 
-  it('the README example is valid', () => {
-    const config = configSchema.parse(parse(tomlAfter('README.md', '## Adaptive orchestration')));
+  it('the short example of docs/adaptive-orchestration.md is valid', () => {
+    const config = configSchema.parse(parse(tomlAfter('docs/adaptive-orchestration.md', '## In short')));
     expect(config.options.adaptive_orchestration.enabled).toBe(true);
   });
 });

@@ -113,17 +113,21 @@ describe('bearer auth matrix (app.request)', () => {
     expect((await hono.request(ROUTE, { headers: { authorization: 'Bearer ' } })).status).toBe(401);
   });
 
-  it('HTTP-01: protects every mounted route, and unknown ones, but not GET /healthz', async () => {
+  it('HTTP-01: protects every mounted route, and unknown ones, but not GET /healthz and the web UI files', async () => {
     const app = await appFor('token');
     const hono = createHttpApp(app);
     const routes = hono.routes.filter((r) => r.method !== 'ALL' && r.path !== '/*');
     expect(routes.length).toBeGreaterThan(5);
+    // The web UI's static files carry no data (docs/web.md): served without a token, never under /v1.
+    const webFiles = new Set(['/', '/index.html', '/assets/:file', '/:file{favicon\\.svg}']);
     for (const route of routes) {
-      const path = route.path.replace(/:[A-Za-z0-9_]+/g, 'x');
+      const path = route.path.replace(/:[A-Za-z0-9_]+(\{[^}]*\})?/g, 'x');
       const response = await hono.request(path, { method: route.method });
       if (route.path === '/healthz') expect(response.status).toBe(200);
+      else if (webFiles.has(route.path)) expect(route.method).toBe('GET');
       else expect(response.status, `${route.method} ${route.path}`).toBe(401);
     }
+    expect(routes.filter((r) => webFiles.has(r.path)).map((r) => r.path)).toHaveLength(webFiles.size);
     expect((await hono.request('/v1/not-a-route')).status).toBe(401);
     expect((await hono.request('/v1/not-a-route', { headers: bearer(TOKEN) })).status).toBe(404);
   });

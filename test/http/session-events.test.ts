@@ -147,7 +147,7 @@ describe('GET /v1/sessions/{id}/events', () => {
     await reader.cancel();
   });
 
-  it('sends the adaptive layer snapshot when app.adaptiveSnapshot is wired', async () => {
+  it('sends the adaptive layer snapshot when app.adaptive is wired', async () => {
     const { app, session, open } = await setup({
       config: { options: { adaptive_orchestration: { enabled: true } } },
     });
@@ -157,10 +157,10 @@ describe('GET /v1/sessions/{id}/events', () => {
       posture: { state: 'active' },
       effective_genome: { schema_version: 1, choreography_preset: 'solo', topology: 'single' },
     };
-    app.adaptiveSnapshot = (id) => ({
+    vi.spyOn(app.adaptive!, 'resync').mockImplementation((id) => ({
       event: 'adaptive_orchestration.genome',
       payload: { ...payload, session_id: id },
-    });
+    }));
     const reader = await open('?include_snapshot=1');
     const [, resync] = await reader.take(2);
     expect(resync.event).toBe('adaptive_orchestration.genome');
@@ -170,9 +170,9 @@ describe('GET /v1/sessions/{id}/events', () => {
 
   it('reports a failing snapshot hook as a degraded minimal payload, not a broken stream', async () => {
     const { app, open } = await setup({ config: { options: { adaptive_orchestration: { enabled: true } } } });
-    app.adaptiveSnapshot = () => {
+    vi.spyOn(app.adaptive!, 'resync').mockImplementation(() => {
       throw new Error('boom');
-    };
+    });
     const reader = await open('?include_snapshot=yes');
     const [, resync, next] = await reader.take(3);
     expect(resync.json.posture).toMatchObject({ state: 'unavailable', degraded: true, configured: true });
@@ -260,10 +260,10 @@ describe('GET /v1/sessions/{id}/events', () => {
   it('delivers an event published while the stream is set up exactly once, after the replay', async () => {
     const { app, session, open } = await setup();
     let published: number | undefined;
-    app.adaptiveSnapshot = (id) => {
+    vi.spyOn(app.adaptive!, 'resync').mockImplementation((id) => {
       published = app.bus.publish(id, 'during.setup', { session_id: id }).id;
       return { event: 'adaptive_orchestration.genome', payload: { session_id: id } };
-    };
+    });
     const reader = await open('?include_snapshot=1');
     const events = await reader.take(4);
     expect(events.map((e) => e.event)).toEqual([

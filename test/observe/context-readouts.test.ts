@@ -197,8 +197,8 @@ describe('workspace_snapshot', () => {
     ]);
   });
 
-  it("accepts the README's workspace_environment_fields example", async () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  it("accepts the docs' workspace_environment_fields example (docs/readouts.md)", async () => {
+    const readme = readFileSync(new URL('../../docs/readouts.md', import.meta.url), 'utf8');
     const example = readme.split('```toml\n[options.workspace_environment_fields]')[1]?.split('```')[0];
     expect(example).toBeDefined();
     const workspace = tmpWorkspace();

@@ -1,11 +1,11 @@
-/** The README's pack example is a valid pack (docs that do not parse are a defect). */
+/** The pack example of docs/operating-mode.md is a valid pack (docs that do not parse are a defect). */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseManifestText } from '../../src/packs/manifest';
 
-describe('README operating pack example', () => {
+describe('docs/operating-mode.md pack example', () => {
   it('validates without errors', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const readme = readFileSync(new URL('../../docs/operating-mode.md', import.meta.url), 'utf8');
     const example = readme.split('# .svc/packs/review/pack.toml\n')[1]?.split('```')[0];
     expect(example).toBeDefined();
     const parsed = parseManifestText(example!, { expectedName: 'review' });

@@ -224,22 +224,55 @@ describe('edit', () => {
     expect(h.asks[0].details?.diff).toContain('-const b = 2;\n+const b = 3;');
   });
 
-  it('explains a missing old_string: whitespace differences, view line numbers, or a stale copy', async () => {
-    const h = await toolHarness({ files: { 'a.py': 'def f():\n    return 1\n' } });
+  it('applies an edit whose indentation or view line numbers slipped, and says how it matched', async () => {
+    const h = await toolHarness({ files: { 'a.py': 'class A:\n    def f(self):\n        return 1\n' } });
     await h.call('view', { path: 'a.py' });
-    await expect(
-      h.call('edit', { path: 'a.py', old_string: 'def f():\n  return 1', new_string: 'x' }),
-    ).rejects.toMatchObject({
-      code: 'invalid_input',
-      message: expect.stringContaining('lines 1–2 match when indentation and trailing spaces are ignored'),
+    const shifted = await h.call('edit', {
+      path: 'a.py',
+      old_string: 'def f(self):\n    return 1',
+      new_string: 'def f(self):\n    if self.x:\n        return 2\n    return 1',
     });
-    await expect(
-      h.call('edit', { path: 'a.py', old_string: '     1\tdef f():', new_string: 'x' }),
-    ).rejects.toThrow(/line numbers as view prints them/);
-    await expect(h.call('edit', { path: 'a.py', old_string: 'def g():', new_string: 'x' })).rejects.toThrow(
-      /old_string was not found in a.py.*view the file again/,
+    expect(shifted).toMatchObject({ change: 'modify', match: 'indentation', line: 2, replacements: 1 });
+    expect(h.read('a.py')).toBe(
+      'class A:\n    def f(self):\n        if self.x:\n            return 2\n        return 1\n',
     );
-    expect(h.read('a.py')).toBe('def f():\n    return 1\n');
+    expect(h.modelText('edit', shifted)).toContain(
+      'old_string matched at line 2 with indentation ignored; the new lines were re-indented',
+    );
+    const numbered = await h.call('edit', {
+      path: 'a.py',
+      old_string: '     1\tclass A:',
+      new_string: 'class B:',
+    });
+    expect(numbered).toMatchObject({ match: 'line_numbers', line: 1 });
+    expect(h.read('a.py').split('\n')[0]).toBe('class B:');
+  });
+
+  it('names the closest region and what differs when old_string is not found', async () => {
+    const h = await toolHarness({ files: { 'a.py': 'def f():\n    total = count + 1\n    return total\n' } });
+    await h.call('view', { path: 'a.py' });
+    const miss = h.call('edit', {
+      path: 'a.py',
+      old_string: 'def f():\n    total = amount + 1',
+      new_string: 'x',
+    });
+    await expect(miss).rejects.toMatchObject({
+      code: 'invalid_input',
+      details: {
+        path: 'a.py',
+        reason: 'old_string_not_found',
+        closest: { start_line: 1, end_line: 2, similarity: expect.any(Number) },
+      },
+    });
+    await expect(miss).rejects.toThrow(
+      'old_string was not found in a.py. Closest: lines 1–2 (similarity 0.9), where line 2 has `count` where old_string has `amount`. The file there reads:\ndef f():\n    total = count + 1\nCopy old_string from that text exactly',
+    );
+    await expect(
+      h.call('edit', { path: 'a.py', old_string: 'class Zebra:', new_string: 'x' }),
+    ).rejects.toThrow(
+      /old_string was not found in a.py, and no part of the file is close to it.*view the file again/,
+    );
+    expect(h.read('a.py')).toBe('def f():\n    total = count + 1\n    return total\n');
   });
 
   it('refuses an ambiguous old_string with the lines it matches, and replaces all on request', async () => {

@@ -253,7 +253,8 @@ describe('TUI slash commands', () => {
     await app.type('/model');
     await waitFor(() => app.frame().includes('fake/m1'));
     app.stdin.write('m2');
-    await tick();
+    // Enter only once the filter has narrowed the list (a loaded machine renders late).
+    await waitFor(() => app.frame().includes('filter: m2'));
     app.stdin.write('\r');
     await waitFor(() => client.callsOf('setSessionModel').length === 1);
     expect(client.callsOf('setSessionModel')).toEqual([['ses_1', 'fake/m2']]);
@@ -307,7 +308,7 @@ describe('TUI slash commands', () => {
     await waitFor(() => app.frame().includes('Commands'));
     expect(app.frame()).toContain('/help');
     app.stdin.write('capab');
-    await tick();
+    await waitFor(() => !app.frame().includes('/sessions'));
     expect(app.frame()).toContain('/capabilities');
     expect(app.frame()).not.toContain('/sessions');
     app.stdin.write('\r');

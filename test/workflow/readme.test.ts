@@ -1,12 +1,12 @@
-/** The README's recipe example is a valid recipe (docs that do not validate are a defect). */
+/** The recipe example of docs/workflows.md is a valid recipe (docs that do not validate are a defect). */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { invokeTool } from '../../src/tools/core/call-tool';
 import { makeTestApp } from '../helpers/make-test-app';
 
-describe('README recipe example', () => {
+describe('docs/workflows.md recipe example', () => {
   it('validates without problems', async () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const readme = readFileSync(new URL('../../docs/workflows.md', import.meta.url), 'utf8');
     const example = readme.split('# .svc/recipes/add-endpoint.toml\n')[1]?.split('```')[0];
     expect(example).toBeDefined();
     const app = await makeTestApp();

@@ -5,9 +5,15 @@
  * happened next; it never scores, grades or describes the operator.
  * @module
  */
-import type { App } from '../../app';
+import type { Config } from '../../config/schema';
 import { SvcError } from '../../errors';
-import { COGNITION_ZONES, type Outcome, type Recommendation, type RecommendationLedger } from './ledger';
+import type { Clock } from '../../util/ids';
+import {
+  COGNITION_ZONES,
+  type Outcome,
+  type Recommendation,
+  type RecommendationLedger,
+} from './recommendation-store';
 
 export const COGNITION_SCHEMA_VERSION = 'svc.operator_cognition.v1';
 export const MIN_CLOSED_FOR_EVIDENCE = 5;
@@ -27,7 +33,11 @@ export interface CognitionPattern {
   kinds: Record<string, number>;
 }
 
-export function buildCognitionReadout(app: App, ledger: RecommendationLedger, zone?: string) {
+export function buildCognitionReadout(
+  app: { readonly config: Config; readonly clock: Clock },
+  ledger: Pick<RecommendationLedger, 'window'>,
+  zone?: string,
+) {
   const cfg = app.config.options.cognition;
   const now = app.clock.now();
   const since = now - cfg.window_days * 86_400_000;

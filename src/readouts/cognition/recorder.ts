@@ -13,13 +13,26 @@
  * Anything still pending when its window passes is expired.
  * @module
  */
-import type { App } from '../../app';
-import type { SessionEvent } from '../../events/bus';
-import type { CognitionZone, RecommendationLedger } from './ledger';
+import type { Config } from '../../config/schema';
+import type { EventBus, SessionEvent } from '../../events/bus';
+import type { Logger } from '../../log';
+import type { Clock } from '../../util/ids';
+import type { CognitionZone, RecommendationLedger } from './recommendation-store';
 
 const HOUR = 3600;
 
-export function startRecommendationRecorder(app: App, ledger: RecommendationLedger): () => void {
+export interface RecommendationRecorderDeps {
+  bus: Pick<EventBus, 'subscribe'>;
+  clock: Clock;
+  config: () => Config;
+  log: Logger;
+}
+
+/** Subscribes to the session bus; returns the unsubscribe. */
+export function startRecommendationRecorder(
+  app: RecommendationRecorderDeps,
+  ledger: RecommendationLedger,
+): () => void {
   const allowCounts = new Map<string, number>();
   const compactions = new Map<string, number>();
 
@@ -44,7 +57,7 @@ export function startRecommendationRecorder(app: App, ledger: RecommendationLedg
     try {
       switch (event.type) {
         case 'context.usage': {
-          const threshold = app.config.options.health_followons.token_pressure_threshold;
+          const threshold = app.config().options.health_followons.token_pressure_threshold;
           if (
             typeof p.ratio === 'number' &&
             p.ratio >= threshold &&
@@ -159,7 +172,7 @@ export function startRecommendationRecorder(app: App, ledger: RecommendationLedg
 }
 
 /** Checks allowed_tools on demand (config is not an event): follows allow_tool recommendations. */
-export function followConfiguredAllows(app: App, ledger: RecommendationLedger): void {
+export function followConfiguredAllows(app: { readonly config: Config }, ledger: RecommendationLedger): void {
   const allowed = new Set(app.config.permissions.allowed_tools);
   for (const rec of ledger.pending({ zone: 'permission_policy', kind: 'allow_tool' })) {
     if (allowed.has(String(rec.evidence.tool))) ledger.close(rec.id, 'followed', { allowed_tools: true });

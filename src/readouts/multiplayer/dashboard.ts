@@ -4,10 +4,20 @@
  * reference corpus and, for a session, the runtime evidence of this process and database.
  * @module
  */
-import type { App } from '../../app';
+import type { Config } from '../../config/schema';
 import { SvcError } from '../../errors';
+import type { SessionStore } from '../../sessions/session-store';
+import type { Clock } from '../../util/ids';
 import { loadCorpus } from './corpus';
-import { buildOperatorRuntime } from './operator-runtime';
+import { buildOperatorRuntime, type OperatorRuntimeDeps } from './operator-runtime';
+
+/** What the dashboard reads: the corpus location, the clock, and the operator runtime's probes. */
+export interface DashboardDeps extends OperatorRuntimeDeps {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly sessions: OperatorRuntimeDeps['sessions'] & Pick<SessionStore, 'get'>;
+}
 
 export const DASHBOARD_SCHEMA_VERSION = 'svc.multiplayer_coordination_dashboard.v1';
 export const DASHBOARD_ROUTE = '/v1/multiplayer-coordination-dashboard';
@@ -24,11 +34,11 @@ export interface DashboardInput {
   recent_runs_limit?: number;
 }
 
-export function corpusDir(app: App): string | undefined {
+export function corpusDir(app: Pick<DashboardDeps, 'env' | 'config'>): string | undefined {
   return app.env.SVC_MULTIPLAYER_CORPUS_DIR || app.config.options.stigmergy.corpus_dir || undefined;
 }
 
-export async function buildDashboard(app: App, input: DashboardInput) {
+export async function buildDashboard(app: DashboardDeps, input: DashboardInput) {
   const limit = input.recent_runs_limit ?? DEFAULT_RECENT_RUNS_LIMIT;
   const sessionId = input.session_id?.trim() ? input.session_id.trim() : undefined;
   const corpus = loadCorpus(corpusDir(app));

@@ -7,9 +7,24 @@
  * arguments beyond paths, no outputs.
  * @module
  */
-import type { App } from '../../app';
+import { claimsSince, markersSince, negotiationsSince } from '../../coordination/trace-queries';
 import { SvcError } from '../../errors';
+import type { RunLedger } from '../../runs/run-ledger';
+import type { SessionStore } from '../../sessions/session-store';
+import type { Db } from '../../store/db';
+import type { Clock } from '../../util/ids';
+import { fileEditsSince } from '../../workspace/file-history-queries';
 import { structuralProblems, type Trace, type TraceStep } from './corpus';
+
+/** What the export reads: the run ledger, the sessions, file history, claims and markers. */
+export interface ExportDeps {
+  readonly workspace: string;
+  readonly clock: Clock;
+  readonly runs: Pick<RunLedger, 'available' | 'list' | 'get'>;
+  readonly sessions: Pick<SessionStore, 'family' | 'root' | 'list'>;
+  /** Opened on first use: file history, workspace claims and markers. */
+  readonly db: Db;
+}
 
 export const EXPORT_SCHEMA_VERSION = 'svc.multiplayer_trace_export.v1';
 const HUMAN_ORIGINS = new Set(['cli', 'tui', 'http', 'mcp', 'compat', 'acp']);
@@ -23,7 +38,7 @@ export interface ExportInput {
   strict: boolean;
 }
 
-export function buildMultiplayerExport(app: App, input: ExportInput) {
+export function buildMultiplayerExport(app: ExportDeps, input: ExportInput) {
   const warnings: string[] = [];
   const strictFailures: string[] = [];
   const ledger = app.runs.available();
@@ -67,56 +82,31 @@ export function buildMultiplayerExport(app: App, input: ExportInput) {
     if (run.finished_at) steps.push({ at: run.finished_at, actor, action: 'run.end', paths: [] });
   }
 
-  const edits = db
-    .prepare(
-      'SELECT session_id, path, created_at FROM file_history WHERE session_id IS NOT NULL AND created_at >= ? ORDER BY id',
-    )
-    .all(since) as { session_id: string; path: string; created_at: number }[];
-  for (const edit of edits) {
+  for (const edit of fileEditsSince(db, since)) {
     if (!sessionIds.has(edit.session_id)) continue;
     const actor = addActor(edit.session_id);
     if (actor) steps.push({ at: edit.created_at, actor, action: 'file.edit', paths: [edit.path] });
   }
 
-  const claims = db.prepare('SELECT * FROM workspace_claims WHERE created_at >= ?').all(since) as {
-    id: string;
-    session_id: string;
-    paths: string;
-    mode: 'soft' | 'hard';
-    created_at: number;
-    released_at: number | null;
-  }[];
-  for (const claim of claims) {
+  for (const claim of claimsSince(db, since)) {
     const actor = sessionIds.has(claim.session_id) ? addActor(claim.session_id) : undefined;
     if (!actor) continue;
-    const paths = JSON.parse(claim.paths) as string[];
+    const paths = claim.paths;
     steps.push({ at: claim.created_at, actor, action: 'claim.acquire', paths, claim: { mode: claim.mode } });
     if (claim.released_at) steps.push({ at: claim.released_at, actor, action: 'claim.release', paths });
   }
-  const negotiations = db
-    .prepare(
-      'SELECT n.from_session_id, n.created_at, c.paths, c.mode FROM claim_negotiations n JOIN workspace_claims c ON c.id = n.claim_id WHERE n.created_at >= ?',
-    )
-    .all(since) as { from_session_id: string; created_at: number; paths: string; mode: 'soft' | 'hard' }[];
-  for (const n of negotiations) {
+  for (const n of negotiationsSince(db, since)) {
     const actor = sessionIds.has(n.from_session_id) ? addActor(n.from_session_id) : undefined;
     if (actor)
       steps.push({
         at: n.created_at,
         actor,
         action: 'claim.negotiate',
-        paths: JSON.parse(n.paths),
+        paths: n.paths,
         claim: { mode: n.mode },
       });
   }
-  const markers = db
-    .prepare('SELECT session_id, path, created_at FROM workspace_markers WHERE created_at >= ?')
-    .all(since) as {
-    session_id: string;
-    path: string;
-    created_at: number;
-  }[];
-  for (const m of markers) {
+  for (const m of markersSince(db, since)) {
     const actor = sessionIds.has(m.session_id) ? addActor(m.session_id) : undefined;
     if (actor) steps.push({ at: m.created_at, actor, action: 'marker.create', paths: [m.path] });
   }

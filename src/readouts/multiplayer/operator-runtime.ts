@@ -3,7 +3,30 @@
  * Each check's status is derived from real state; its sources name the evidence.
  * @module
  */
-import type { App } from '../../app';
+import type { AgentService } from '../../agent/types';
+import type { RunLedger } from '../../runs/run-ledger';
+import type { SessionStore } from '../../sessions/session-store';
+import type { Checkpoints } from '../../workspace/checkpoints';
+
+/**
+ * What the operator_runtime probes read. The capabilities of the runtime the session lives in
+ * are probed on the services that carry them (the agent's cancel path, the permission service,
+ * session search), so a runtime that does not wire one says so.
+ */
+export interface OperatorRuntimeDeps {
+  readonly sessions: Pick<SessionStore, 'require' | 'root' | 'family'> &
+    Partial<Pick<SessionStore, 'search'>>;
+  readonly runs: Pick<RunLedger, 'available' | 'list' | 'eventCount'>;
+  readonly claims: { posture(): { active: number; hard: number; soft: number } };
+  readonly runtime: { readonly mcpOnly: boolean };
+  /** Checks run before workspace mutations in this process (the hard claim guard). */
+  readonly mutationGuards: readonly unknown[];
+  readonly ws: { readonly checkpoints: Pick<Checkpoints, 'list'> };
+  /** The agent: `cancelRun` is the cancel path (update_agent_run). */
+  readonly agent?: Partial<Pick<AgentService, 'cancelRun'>>;
+  /** The permission service: asks before mutating tools. */
+  readonly permissions?: object;
+}
 
 export type CheckStatus = 'present' | 'partial' | 'advisory' | 'missing';
 export interface CheckSource {
@@ -20,7 +43,7 @@ export interface Check {
 
 export const OPERATOR_RUNTIME_PROFILE = 'svc.local_workspace_runtime';
 
-export async function buildOperatorRuntime(app: App, sessionId: string, limit: number) {
+export async function buildOperatorRuntime(app: OperatorRuntimeDeps, sessionId: string, limit: number) {
   const session = app.sessions.require(sessionId);
   const warnings: string[] = [];
   const root = app.sessions.root(sessionId);
@@ -140,7 +163,11 @@ interface LedgerEvidence {
 }
 
 /** The durable run ledger's rows for the session family (spec: session-family run references). */
-function runLedgerEvidence(app: App, rootSessionId: string, limit: number): LedgerEvidence {
+function runLedgerEvidence(
+  app: Pick<OperatorRuntimeDeps, 'runs'>,
+  rootSessionId: string,
+  limit: number,
+): LedgerEvidence {
   const availability = app.runs.available();
   if (!availability.ok) {
     return {
@@ -178,8 +205,8 @@ function runLedgerEvidence(app: App, rootSessionId: string, limit: number): Ledg
   };
 }
 
-function authorityBoundary(app: App): Check {
-  const permission = app.tools.get('update_agent_run') !== undefined || 'permissions' in app.services;
+function authorityBoundary(app: OperatorRuntimeDeps): Check {
+  const permission = app.permissions !== undefined;
   // The full app's session API parks permission requests for an operator (HTTP or TUI) to answer,
   // whichever process reads the dashboard; a minimal MCP-only runtime has no such surface. Not
   // keyed on the surfaces mounted in the reading process, so every surface gives the same JSON.
@@ -205,7 +232,7 @@ function authorityBoundary(app: App): Check {
 }
 
 async function handoffRecovery(
-  app: App,
+  app: OperatorRuntimeDeps,
   family: { id: string; metadata: Record<string, unknown> }[],
 ): Promise<Check> {
   const ids = new Set(family.map((s) => s.id));
@@ -223,7 +250,7 @@ async function handoffRecovery(
     checkpointNote = ` (checkpoints unavailable: ${error instanceof Error ? error.message.split(';')[0] : String(error)})`;
   }
   const capsules = summaries + checkpoints;
-  const historian = app.tools.get('session_search') !== undefined;
+  const historian = typeof app.sessions.search === 'function';
   return {
     status: capsules > 0 && historian ? 'present' : capsules > 0 || historian ? 'partial' : 'missing',
     summary: `${summaries} compaction summary(ies) and ${checkpoints} checkpoint(s) as continuity capsules${checkpointNote}; historian retrieval (session_search) ${historian ? 'available' : 'absent'}`,
@@ -244,8 +271,8 @@ async function handoffRecovery(
   };
 }
 
-function interruptibility(app: App, ledger: LedgerEvidence): Check {
-  const cancel = app.tools.get('update_agent_run') !== undefined;
+function interruptibility(app: OperatorRuntimeDeps, ledger: LedgerEvidence): Check {
+  const cancel = typeof app.agent?.cancelRun === 'function';
   const parts = [cancel, ledger.available, ledger.available];
   const count = parts.filter(Boolean).length;
   return {

@@ -1,8 +1,9 @@
 /**
- * The HTTP surface: a Hono app over an App. Order of the pipeline: `GET /healthz` (the only
- * unprotected route) → bearer auth → body limit → the registry's routes, the SSE session stream,
- * `GET /v1/openapi.json`, then extension routes (session API, compat surface) → 404 for anything
- * else and 405 for a known path with the wrong method.
+ * The HTTP surface: a Hono app over an App. Order of the pipeline: `GET /healthz` and the web
+ * UI's files (`/`, `/assets/*`; the only unprotected routes) → bearer auth → body limit → the
+ * registry's routes, the SSE session stream, `GET /v1/openapi.json`, then extension routes
+ * (session API, compat surface) → 404 for anything else and 405 for a known path with the wrong
+ * method.
  * @module
  */
 import { type Context, Hono } from 'hono';
@@ -20,6 +21,7 @@ import { type AppRef, bindingsOf, mountTools } from './mount-tools';
 import { buildOpenApiDocument, createOpenApiRoutes, type OpenApiRoutes } from './openapi';
 import { mountSessionEvents, SESSION_EVENTS_PATH } from './session-events';
 import { createStreamTracker, type StreamTracker } from './sse';
+import { mountWebUi } from './web-ui';
 
 export type { HttpExtension, HttpKit } from './extensions';
 export type { AppRef } from './mount-tools';
@@ -45,6 +47,8 @@ export interface HttpAppOptions {
   extensions?: readonly HttpExtension[];
   /** One more route family, after `extensions` (tests, embedders). */
   extend?: HttpExtension;
+  /** Directory of the built web UI served at `/` (default dist/web); see web-ui.ts. */
+  webRoot?: string;
 }
 
 const COMPAT_PATHS = new Set(['/v1/chat/completions', '/v1/completions']);
@@ -92,6 +96,8 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
     const app = appRef();
     return c.json({ ok: true, ready: Boolean(app?.runtime.ready), version: VERSION });
   });
+  // The browser UI's files: before auth (the page holds no data; its API calls carry the token).
+  mountWebUi(hono, { root: options.webRoot });
 
   const setting = <T>(value: T | (() => T) | undefined): (() => T | undefined) =>
     typeof value === 'function' ? (value as () => T) : () => value;

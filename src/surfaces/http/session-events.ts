@@ -4,7 +4,7 @@
  *
  * 1. `connected` (payload below) — always first;
  * 2. with `include_snapshot` (1, true, yes or on): one adaptive-orchestration resync event from
- *    the current snapshot (`app.adaptiveSnapshot`, or a minimal payload until that layer lands);
+ *    the current snapshot (`app.adaptive.resync`, or a minimal payload without that layer);
  * 3. `resync` — only when `Last-Event-ID` is older than the retained ring (or unknown): what
  *    follows comes from the session event log, not the ring;
  * 4. the replay: without `Last-Event-ID` the retained ring; with it, every event after that id;
@@ -36,7 +36,7 @@ export interface SessionEventsOptions {
   maxBacklogBytes?: number;
 }
 
-/** The `connected` event payload (spec: "not shown"; this is svc's design, documented in README). */
+/** The `connected` event payload (spec: "not shown"; this is svc's design, documented in docs/http.md). */
 export interface ConnectedPayload {
   type: 'connected';
   session_id: string;
@@ -214,9 +214,9 @@ function openSessionStream(
  * `{session_id, action: "unknown", posture: {state: "disabled" | "unavailable", reason, …false}}`.
  */
 export function adaptiveResync(app: App, sessionId: string): AdaptiveResync {
-  if (app.adaptiveSnapshot) {
+  if (app.adaptive) {
     try {
-      return app.adaptiveSnapshot(sessionId);
+      return app.adaptive.resync(sessionId);
     } catch (error) {
       app.log.error('adaptive snapshot failed', { session_id: sessionId, error });
       return minimalAdaptiveResync(app, sessionId, 'adaptive snapshot failed; see the server log');

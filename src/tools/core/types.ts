@@ -28,7 +28,7 @@ import type { PluginService } from '../../plugins/plugin-service';
 import type { ProviderService } from '../../providers/service';
 import type { ModelResolver } from '../../providers/types';
 import type { Quality } from '../../quality/quality';
-import type { RecommendationLedger } from '../../readouts/cognition/ledger';
+import type { RecommendationLedger } from '../../readouts/cognition/recommendation-store';
 import type { RecipeService } from '../../recipes/recipe-service';
 import type { Redactor } from '../../redact';
 import type { RemoteAgents } from '../../remote/delegation';
@@ -75,17 +75,6 @@ export interface DbStatus {
   open: boolean;
   error?: string;
   schema_version?: number;
-}
-
-/**
- * The adaptive-orchestration resync sent on the SSE session stream with `include_snapshot`
- * (spec, Events): the `adaptive_orchestration.genome` snapshot, or
- * `adaptive_orchestration.monitor_evaluation` when the monitor recorded an evaluation and there is
- * no effective genome.
- */
-export interface AdaptiveResync {
-  event: 'adaptive_orchestration.genome' | 'adaptive_orchestration.monitor_evaluation';
-  payload: Record<string, unknown>;
 }
 
 /** A background worker owned by a server process (the autopilot worker). */
@@ -230,8 +219,6 @@ export interface ToolHost {
   /** Register teardown; run in reverse order by close(). */
   onClose(fn: () => void | Promise<void>): void;
   close(): Promise<void>;
-  /** Service slots filled by later layers (agent, providers, http…). */
-  readonly services: Record<string, unknown>;
   /**
    * Checks run before any workspace mutation (write, edit, bash…). A guard throws an SvcError to
    * refuse (hard workspace claims of other sessions).
@@ -244,12 +231,6 @@ export interface ToolHost {
   readonly promptSections: ((sessionId: string) => { source: string; text: string } | undefined)[];
   /** Extra agent-policy layers for a session's funnel (active pack rules…). */
   readonly policyProviders: ((sessionId: string | undefined) => ToolPolicy[])[];
-  /**
-   * Current adaptive snapshot of a session for the SSE `include_snapshot` resync. Filled by the
-   * adaptive-orchestration layer; until then the stream sends a minimal documented payload
-   * (surfaces/http/session-events.ts).
-   */
-  adaptiveSnapshot?: (sessionId: string) => AdaptiveResync;
   /**
    * The autopilot worker (due schedules, queued prompts). Filled by the scheduler layer;
    * `svc service start autopilot` runs it once the HTTP server is ready and stops it before close.

@@ -13,6 +13,7 @@ import { registerServiceHttp } from './service-http';
 import { registerServiceMcp } from './service-mcp';
 import { registerTui } from './tui';
 import { registerUpdateProvidersCommand } from './update-providers';
+import { registerWeb } from './web';
 
 export const registrars: CliRegistrar[] = [
   registerRun,
@@ -24,4 +25,5 @@ export const registrars: CliRegistrar[] = [
   registerServiceMcp,
   registerMcpCommands,
   registerAcp,
+  registerWeb,
 ];

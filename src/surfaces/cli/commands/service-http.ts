@@ -13,7 +13,7 @@ import { SvcError } from '../../../errors';
 import type { CliContext, CliRegistrar } from '../context';
 import { ensureCommand } from '../tool-commands';
 
-interface ServiceOptions {
+export interface ServiceOptions {
   host?: string;
   port?: string;
   token?: string;
@@ -53,7 +53,16 @@ function addServerOptions(command: Command): Command {
     );
 }
 
-async function runServer(ctx: CliContext, kind: 'http' | 'autopilot', options: ServiceOptions) {
+/**
+ * Runs the server until SIGINT/SIGTERM. `announce` prints what a person or script waits for once
+ * it is ready (default: the `svc: listening on <url>` line; `svc web` adds the page's address).
+ */
+export async function runServer(
+  ctx: CliContext,
+  kind: 'http' | 'autopilot',
+  options: ServiceOptions,
+  announce: (url: string) => void = (url) => ctx.out(`svc: listening on ${url}`),
+) {
   const port = parsePort(options.port);
   const globals = ctx.globals();
   const { loadConfig } = await import('../../../config/load');
@@ -102,7 +111,7 @@ async function runServer(ctx: CliContext, kind: 'http' | 'autopilot', options: S
         '(set --token, [services.http].token or SVC_HTTP_TOKEN, or use --auth none on loopback)\n',
     );
   }
-  ctx.out(`svc: listening on ${handle.url}`);
+  announce(handle.url);
 
   const reason = await waitForStop(ctx);
   ctx.io.stderr.write(`svc: shutting down (${reason})\n`);

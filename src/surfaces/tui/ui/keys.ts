@@ -1,5 +1,5 @@
 /**
- * The key map, shown by /help and the README.
+ * The key map, shown by /help and in docs/tui.md.
  * @module
  */
 export const KEYS: [string, string][] = [

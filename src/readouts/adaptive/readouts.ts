@@ -14,12 +14,30 @@
  *   summary, readout surfaces), which never classifies, evaluates or calls a provider.
  * @module
  */
-import type { App } from '../app';
-import { SvcError } from '../errors';
-import { decodeGenome, PRESETS, TOPOLOGIES } from './genome';
-import type { AdaptiveService } from './service';
-import { type AdaptiveSnapshot, efficacyVerdict, HISTORY_RESPONSE_CAP } from './snapshot';
-import { type AdaptiveRow, EVALUATION_RETENTION } from './store';
+import { decodeGenome, PRESETS, TOPOLOGIES } from '../../adaptive/genome';
+import type { AdaptiveService } from '../../adaptive/service';
+import { type AdaptiveSnapshot, efficacyVerdict, HISTORY_RESPONSE_CAP } from '../../adaptive/snapshot';
+import { type AdaptiveRow, EVALUATION_RETENTION } from '../../adaptive/store';
+import type { Config } from '../../config/schema';
+import { SvcError } from '../../errors';
+import type { RunLedger } from '../../runs/run-ledger';
+import type { SessionStore } from '../../sessions/session-store';
+
+/** What the adaptive readouts read: the layer (absent in a runtime built without it), the config. */
+export interface AdaptiveReadoutDeps {
+  readonly config: Config;
+  readonly adaptive: Pick<AdaptiveService, 'dbPresent' | 'store' | 'genome' | 'spawnSlots'> | undefined;
+}
+
+export interface SpawnStatusDeps extends AdaptiveReadoutDeps {
+  readonly sessions: Pick<SessionStore, 'get' | 'root'>;
+  readonly runs: Pick<RunLedger, 'queries'>;
+}
+
+export interface AdaptiveCliReportDeps extends AdaptiveReadoutDeps {
+  /** The registry's gate results (is the native tool registered, and why not). */
+  readonly tools: { gates(): { tool: { name: string }; registered: boolean; reason?: string }[] };
+}
 
 export const READOUT_SCHEMA_VERSION = 1;
 export const ADAPTIVE_NATIVE_TOOL = 'get_adaptive_orchestration';
@@ -34,7 +52,7 @@ export const ADAPTIVE_EVENTS = [
 const iso = (ms: number | null | undefined) =>
   ms === null || ms === undefined ? null : new Date(ms).toISOString();
 
-function rows(adaptive: AdaptiveService | undefined): AdaptiveRow[] {
+function rows(adaptive: AdaptiveReadoutDeps['adaptive']): AdaptiveRow[] {
   if (!adaptive?.dbPresent()) return [];
   return adaptive.store.all();
 }
@@ -45,7 +63,7 @@ function countBy<K extends string>(keys: readonly K[], values: string[]): Record
   return out;
 }
 
-function monitorConfig(app: App) {
+function monitorConfig(app: Pick<AdaptiveReadoutDeps, 'config'>) {
   const m = app.config.options.adaptive_orchestration.monitor;
   return {
     enabled: m.enabled,
@@ -55,7 +73,7 @@ function monitorConfig(app: App) {
   };
 }
 
-export function fleetRegulationStatus(app: App) {
+export function fleetRegulationStatus(app: AdaptiveReadoutDeps) {
   const settings = app.config.options.adaptive_orchestration;
   const all = rows(app.adaptive);
   const decoded = all.map((row) => ({ row, decoded: decodeGenome(row.genome) }));
@@ -114,19 +132,7 @@ export function fleetRegulationStatus(app: App) {
   };
 }
 
-interface ChildRunRow {
-  id: string;
-  session_id: string;
-  parent_run_id: string;
-  family_session_id: string;
-  status: string;
-  agent: string;
-  reason: string | null;
-  started_at: number | null;
-  finished_at: number | null;
-}
-
-export function spawnStatus(app: App, input: { session_id?: string; limit: number }) {
+export function spawnStatus(app: SpawnStatusDeps, input: { session_id?: string; limit: number }) {
   let root: string | undefined;
   if (input.session_id) {
     if (!app.sessions.get(input.session_id)) {
@@ -136,30 +142,11 @@ export function spawnStatus(app: App, input: { session_id?: string; limit: numbe
   }
   const genome = root ? app.adaptive?.genome(root) : undefined;
   const reviews = new Map<string, string>();
-  const childRuns = (sql: string, ...params: unknown[]) =>
-    app.db.prepare(sql).all(...params) as ChildRunRow[];
-  const scope = root ? 'AND family_session_id = ?' : '';
-  const params = root ? [root] : [];
-  const running = childRuns(
-    `SELECT * FROM agent_runs WHERE parent_run_id IS NOT NULL AND status = 'running' ${scope} ORDER BY created_at, id`,
-    ...params,
-  );
-  const recent = childRuns(
-    `SELECT * FROM agent_runs WHERE parent_run_id IS NOT NULL AND status NOT IN ('queued', 'running') ${scope}
-       ORDER BY created_at DESC, id DESC LIMIT ?`,
-    ...params,
-    input.limit,
-  );
-  const totals = app.db
-    .prepare(
-      `SELECT status, count(*) AS n FROM agent_runs WHERE parent_run_id IS NOT NULL ${scope} GROUP BY status`,
-    )
-    .all(...params) as { status: string; n: number }[];
-  const reviewRows = app.adaptive?.dbPresent()
-    ? (app.db
-        .prepare(`SELECT status, child_run_id FROM adaptive_reviews ${root ? 'WHERE session_id = ?' : ''}`)
-        .all(...params) as { status: string; child_run_id: string | null }[])
-    : [];
+  const queries = app.runs.queries;
+  const running = queries.childRuns({ state: 'running', familySessionId: root });
+  const recent = queries.childRuns({ state: 'ended', familySessionId: root, limit: input.limit });
+  const totals = queries.childStatusCounts(root);
+  const reviewRows = app.adaptive?.dbPresent() ? app.adaptive.store.reviewOutcomes(root) : [];
   for (const r of reviewRows) if (r.child_run_id) reviews.set(r.child_run_id, r.status);
   const role = (runId: string) => (reviews.has(runId) ? 'reviewer' : 'subagent');
   const total = (status: string) => totals.find((t) => t.status === status)?.n ?? 0;
@@ -211,7 +198,10 @@ export function spawnStatus(app: App, input: { session_id?: string; limit: numbe
   };
 }
 
-export function evalShadowSummary(app: App, input: { session_id?: string; limit: number }) {
+export function evalShadowSummary(
+  app: AdaptiveReadoutDeps & Pick<SpawnStatusDeps, 'sessions'>,
+  input: { session_id?: string; limit: number },
+) {
   const settings = app.config.options.adaptive_orchestration;
   if (input.session_id && !app.sessions.get(input.session_id)) {
     throw new SvcError('not_found', `session_id: no session "${input.session_id}"; see svc session list`);
@@ -266,15 +256,17 @@ export function evalShadowSummary(app: App, input: { session_id?: string; limit:
 }
 
 /** `svc config show-adaptive-orchestration --json`: the report around the snapshot. */
-export function cliReport(app: App, snapshot: AdaptiveSnapshot, input: { session_id?: string }) {
+export function cliReport(
+  app: AdaptiveCliReportDeps,
+  snapshot: AdaptiveSnapshot,
+  input: { session_id?: string },
+) {
   const settings = app.config.options.adaptive_orchestration;
   const all = rows(app.adaptive);
   const counts = app.adaptive?.dbPresent()
     ? app.adaptive.store.counts()
     : { recorded: 0, skipped: 0, reshapes: 0 };
-  const lastAt = app.adaptive?.dbPresent()
-    ? (app.db.prepare('SELECT max(at) AS at FROM adaptive_evaluations').get() as { at: number | null }).at
-    : null;
+  const lastAt = app.adaptive?.dbPresent() ? app.adaptive.store.lastEvaluationAt() : null;
   const gate = app.tools.gates().find((g) => g.tool.name === ADAPTIVE_NATIVE_TOOL);
   return {
     config: {

@@ -1,0 +1,100 @@
+/**
+ * Persistence of the prompt stack ledger (`prompt_stack_builds`, metadata of every system-prompt
+ * assembly; never its text). ./prompt-stack.ts decides what is stored.
+ * @module
+ */
+import type { Db } from '../store/db';
+
+export interface PromptSectionRecord {
+  name: string;
+  source: string;
+  chars: number;
+  token_estimate: number;
+  sha256_prefix: string;
+}
+
+export interface PromptBuild {
+  build_id: string;
+  session_id: string | null;
+  run_id: string | null;
+  agent: string;
+  section_count: number;
+  total_chars: number;
+  token_estimate: number;
+  /** sha256 of the whole system prompt, first 16 hex characters. */
+  sha256_prefix: string;
+  sections: PromptSectionRecord[];
+  created_at: number;
+}
+
+export interface PromptStackStore {
+  /** Stores a build; returns its row id (builds are numbered in insertion order). */
+  insert(build: PromptBuild): number;
+  /** Drops the builds up to this row id. */
+  pruneThrough(id: number): void;
+  /** Newest first. */
+  recent(options: { sessionId?: string; limit: number }): PromptBuild[];
+  count(sessionId?: string): number;
+  /** Throws when the table cannot be read. */
+  probe(): void;
+}
+
+interface Row extends Omit<PromptBuild, 'sections'> {
+  id: number;
+  sections: string;
+}
+
+const toBuild = ({ id: _id, sections, ...rest }: Row): PromptBuild => ({
+  ...rest,
+  sections: JSON.parse(sections) as PromptSectionRecord[],
+});
+
+export function createPromptStackStore(db: () => Db): PromptStackStore {
+  return {
+    insert(build) {
+      return Number(
+        db()
+          .prepare(
+            `INSERT INTO prompt_stack_builds (build_id, session_id, run_id, agent, section_count, total_chars,
+               token_estimate, sha256_prefix, sections, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(
+            build.build_id,
+            build.session_id,
+            build.run_id,
+            build.agent,
+            build.section_count,
+            build.total_chars,
+            build.token_estimate,
+            build.sha256_prefix,
+            JSON.stringify(build.sections),
+            build.created_at,
+          ).lastInsertRowid,
+      );
+    },
+    pruneThrough(id) {
+      db().prepare('DELETE FROM prompt_stack_builds WHERE id <= ?').run(id);
+    },
+    recent(options) {
+      const rows = (
+        options.sessionId
+          ? db()
+              .prepare('SELECT * FROM prompt_stack_builds WHERE session_id = ? ORDER BY id DESC LIMIT ?')
+              .all(options.sessionId, options.limit)
+          : db().prepare('SELECT * FROM prompt_stack_builds ORDER BY id DESC LIMIT ?').all(options.limit)
+      ) as Row[];
+      return rows.map(toBuild);
+    },
+    count(sessionId) {
+      const row = (
+        sessionId
+          ? db().prepare('SELECT count(*) AS n FROM prompt_stack_builds WHERE session_id = ?').get(sessionId)
+          : db().prepare('SELECT count(*) AS n FROM prompt_stack_builds').get()
+      ) as { n: number };
+      return row.n;
+    },
+    probe() {
+      db().prepare('SELECT 1 FROM prompt_stack_builds LIMIT 1').get();
+    },
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * Reads of pack hook runs (`pack_hook_runs`) across sessions, for the alerts readout: the runs
+ * that failed or timed out since a time. Read-only; ./store.ts owns the writes.
+ * @module
+ */
+import type { Db } from '../store/db';
+
+export interface FailedHookRun {
+  session_id: string;
+  pack_name: string;
+  hook_index: number;
+  event: string;
+  status: string;
+  started_at: number;
+}
+
+/** Newest first; `sessionIds` limits them to those sessions (an empty list matches none). */
+export function failedHookRuns(
+  db: Db,
+  filter: { since: number; sessionIds?: readonly string[] },
+): FailedHookRun[] {
+  const sessions = filter.sessionIds;
+  return db
+    .prepare(
+      `SELECT session_id, pack_name, hook_index, event, status, started_at FROM pack_hook_runs
+        WHERE status != 'ok' AND started_at >= ?
+        ${sessions ? `AND session_id IN (${sessions.map(() => '?').join(', ')})` : ''}
+        ORDER BY id DESC`,
+    )
+    .all(filter.since, ...(sessions ?? [])) as FailedHookRun[];
+}

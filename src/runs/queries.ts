@@ -1,0 +1,438 @@
+/**
+ * Every read of the run ledger (`agent_runs`, `agent_run_events`): the ledger's own lookups and
+ * the reads other domains and readouts build on (session observability, cue ledger, composition
+ * graph, task aggregate, health evidence, spawn status, usage statistics). This file is the one
+ * place that knows how runs are stored: a second storage backend implements `RunQueries`.
+ *
+ * Reads never write: the ledger's first-use recovery of orphaned runs stays in the ledger.
+ * @module
+ */
+import type { Statement } from 'better-sqlite3';
+import type { Db } from '../store/db';
+import { statementCache } from '../store/statement-cache';
+import type { AgentRun, RunEvent, RunFilter, RunOptions } from './types';
+
+/** Which run events to read. Lists that are given but empty match nothing. */
+export interface RunEventFilter {
+  types?: readonly string[];
+  runId?: string;
+  runIds?: readonly string[];
+  sessionId?: string;
+  sessionIds?: readonly string[];
+  /** Only events created at or after this time (ms). */
+  since?: number;
+  /** Payload fields that must equal these values. */
+  payloadEquals?: Readonly<Record<string, string | number>>;
+  /** Payload fields that must contain these substrings. */
+  payloadContains?: Readonly<Record<string, string>>;
+  /** By event id: `asc` (the order they happened, default) or `desc` (newest first). */
+  order?: 'asc' | 'desc';
+  limit?: number;
+}
+
+/** Runs that ended (or started, or were created) at or after `since`, newest first. */
+export interface RunWindowFilter {
+  since: number;
+  statuses?: readonly string[];
+  sessionIds?: readonly string[];
+  /** Only runs started with `--yolo`. */
+  yolo?: boolean;
+  /** Only runs whose end reason starts with this text (case-insensitive, as SQL LIKE). */
+  reasonPrefix?: string;
+  limit?: number;
+}
+
+export interface StatusCount {
+  status: string;
+  n: number;
+}
+
+/** `svc stats`: what the runs of this data directory did. */
+export interface RunUsageStats {
+  by_status: StatusCount[];
+  by_origin: { origin: string; n: number }[];
+  /** Runs past the queue and their average step count. */
+  totals: { total: number; steps: number };
+  /** The 25 most called tools. */
+  tools: { tool: string; calls: number; errors: number }[];
+  /** Runs and cost per UTC day since the given time. */
+  days: { date: string; runs: number; cost: number }[];
+}
+
+/** The ledger's own lookups (by id, by session, the queue). */
+export interface RunLookups {
+  get(id: string): AgentRun | undefined;
+  /** Newest first (`created_at DESC, id DESC`), paged. */
+  list(filter?: RunFilter): AgentRun[];
+  count(filter?: Omit<RunFilter, 'limit' | 'offset'>): number;
+  /** A session's queued runs, oldest first (its prompt queue). */
+  queued(sessionId: string): AgentRun[];
+  /** The running run of a session, if any. */
+  running(sessionId: string): AgentRun | undefined;
+  /** Every running run (any process), for recovery. */
+  runningAll(): AgentRun[];
+  /** The session's other running runs. */
+  runningOthers(sessionId: string, exceptRunId: string): AgentRun[];
+  sessionOf(runId: string): string | undefined;
+  cancelRequested(id: string): boolean;
+  /** The run and every run below it (sub-agent runs), ids only. */
+  subtree(id: string): string[];
+}
+
+/** The runs the read models look at: a session's, a family's, a time window's, sub-agents'. */
+export interface RunReadModels {
+  /** Every run of a session, newest first. */
+  ofSession(sessionId: string): AgentRun[];
+  /** Every run of a session family: oldest first, or the newest `limit` newest first. */
+  ofFamily(familySessionId: string, options: { order: 'asc' | 'desc'; limit?: number }): AgentRun[];
+  inWindow(filter: RunWindowFilter): AgentRun[];
+  /** Sub-agent runs, running (oldest first) or ended (newest first), in a family or everywhere. */
+  childRuns(options: { state: 'running' | 'ended'; familySessionId?: string; limit?: number }): AgentRun[];
+  /** Sub-agent runs per status, in a family or everywhere. */
+  childStatusCounts(familySessionId?: string): StatusCount[];
+  /** Runs per status of these sessions. */
+  statusCountsOf(sessionIds: readonly string[]): StatusCount[];
+  usageStats(options: { since: number }): RunUsageStats;
+}
+
+/** The runs' events. */
+export interface RunEventReads {
+  /** A run's events in sequence order. */
+  events(runId: string, options?: { afterSeq?: number; limit?: number; types?: string[] }): RunEvent[];
+  eventCount(runId?: string): number;
+  /** Newest first. */
+  recentEvents(options?: { limit?: number; sessionId?: string; type?: string }): RunEvent[];
+  findEvents(filter: RunEventFilter): RunEvent[];
+}
+
+export interface RunQueries extends RunLookups, RunReadModels, RunEventReads {}
+
+interface RunRow
+  extends Omit<
+    AgentRun,
+    'options' | 'usage' | 'cancel_requested' | 'input_tokens' | 'output_tokens' | 'reasoning_tokens'
+  > {
+  options: string;
+  input_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  cached_input_tokens: number;
+  cancel_requested: number;
+}
+
+type EventRow = Omit<RunEvent, 'payload'> & { payload: string };
+
+const PAYLOAD_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A stored JSON object; anything else (or malformed text) reads as an empty object. */
+function objectOf(text: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+export function toRun(row: RunRow): AgentRun {
+  const { input_tokens, output_tokens, reasoning_tokens, cached_input_tokens, ...rest } = row;
+  return {
+    ...rest,
+    options: objectOf(row.options) as RunOptions,
+    usage: { input_tokens, output_tokens, reasoning_tokens, cached_input_tokens },
+    cancel_requested: row.cancel_requested === 1,
+  };
+}
+
+const toEvent = (row: EventRow): RunEvent => ({ ...row, payload: objectOf(row.payload) });
+
+/** `?, ?, ?` for an IN list; `NULL` for an empty one (which matches nothing). */
+const marks = (values: readonly unknown[]) => values.map(() => '?').join(', ') || 'NULL';
+
+/** Statements: `cached` for the fixed few every run uses, `once` for the read models' own. */
+interface Sql {
+  cached(text: string): Statement;
+  once(text: string): Statement;
+}
+
+const runs = (statement: Statement, ...params: unknown[]) =>
+  (statement.all(...params) as RunRow[]).map(toRun);
+
+/** The reads over a database handle (opened on first use). */
+export function createRunQueries(db: () => Db): RunQueries {
+  const sql: Sql = { cached: statementCache(db), once: (text) => db().prepare(text) };
+  return { ...runLookups(sql), ...runReadModels(sql), ...runEventReads(sql) };
+}
+
+function runLookups({ cached }: Sql): RunLookups {
+  const where = (filter: Omit<RunFilter, 'limit' | 'offset'>) => {
+    const clauses: string[] = [];
+    const params: unknown[] = [];
+    // spec, Runs: family_session_id wins over session_id when both are set.
+    if (filter.family_session_id) {
+      clauses.push('family_session_id = ?');
+      params.push(filter.family_session_id);
+    } else if (filter.session_id) {
+      clauses.push('session_id = ?');
+      params.push(filter.session_id);
+    }
+    if (filter.parent_run_id) {
+      clauses.push('parent_run_id = ?');
+      params.push(filter.parent_run_id);
+    }
+    if (filter.status?.length) {
+      clauses.push(`status IN (${filter.status.map(() => '?').join(', ')})`);
+      params.push(...filter.status);
+    }
+    return { sql: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
+  };
+
+  return {
+    get(id) {
+      const row = cached('SELECT * FROM agent_runs WHERE id = ?').get(id) as RunRow | undefined;
+      return row ? toRun(row) : undefined;
+    },
+    list(filter = {}) {
+      const { sql, params } = where(filter);
+      return runs(
+        cached(`SELECT * FROM agent_runs ${sql} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`),
+        ...params,
+        filter.limit ?? 50,
+        filter.offset ?? 0,
+      );
+    },
+    count(filter = {}) {
+      const { sql, params } = where(filter);
+      return (cached(`SELECT count(*) AS n FROM agent_runs ${sql}`).get(...params) as { n: number }).n;
+    },
+    queued(sessionId) {
+      return runs(
+        cached(
+          "SELECT * FROM agent_runs WHERE session_id = ? AND status = 'queued' ORDER BY created_at, rowid",
+        ),
+        sessionId,
+      );
+    },
+    running(sessionId) {
+      const row = cached("SELECT * FROM agent_runs WHERE session_id = ? AND status = 'running' LIMIT 1").get(
+        sessionId,
+      ) as RunRow | undefined;
+      return row ? toRun(row) : undefined;
+    },
+    runningAll() {
+      return runs(cached("SELECT * FROM agent_runs WHERE status = 'running'"));
+    },
+    runningOthers(sessionId, exceptRunId) {
+      return runs(
+        cached("SELECT * FROM agent_runs WHERE session_id = ? AND status = 'running' AND id != ?"),
+        sessionId,
+        exceptRunId,
+      );
+    },
+    sessionOf(runId) {
+      const row = cached('SELECT session_id FROM agent_runs WHERE id = ?').get(runId) as
+        | { session_id: string }
+        | undefined;
+      return row?.session_id;
+    },
+    cancelRequested(id) {
+      const row = cached('SELECT cancel_requested FROM agent_runs WHERE id = ?').get(id) as
+        | { cancel_requested: number }
+        | undefined;
+      return row?.cancel_requested === 1;
+    },
+    subtree(id) {
+      return (
+        cached(
+          `WITH RECURSIVE tree(id) AS (SELECT id FROM agent_runs WHERE id = ?
+               UNION ALL SELECT r.id FROM agent_runs r JOIN tree ON r.parent_run_id = tree.id)
+             SELECT id FROM tree`,
+        ).all(id) as { id: string }[]
+      ).map((r) => r.id);
+    },
+  };
+}
+
+function runReadModels({ once }: Sql): RunReadModels {
+  return {
+    ofSession(sessionId) {
+      return runs(
+        once('SELECT * FROM agent_runs WHERE session_id = ? ORDER BY created_at DESC, rowid DESC'),
+        sessionId,
+      );
+    },
+    ofFamily(familySessionId, options) {
+      if (options.order === 'asc') {
+        return runs(
+          once('SELECT * FROM agent_runs WHERE family_session_id = ? ORDER BY created_at, rowid'),
+          familySessionId,
+        );
+      }
+      return options.limit === undefined
+        ? runs(
+            once('SELECT * FROM agent_runs WHERE family_session_id = ? ORDER BY created_at DESC, rowid DESC'),
+            familySessionId,
+          )
+        : runs(
+            once(
+              'SELECT * FROM agent_runs WHERE family_session_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?',
+            ),
+            familySessionId,
+            options.limit,
+          );
+    },
+    inWindow(filter) {
+      const clauses = ['coalesce(finished_at, started_at, created_at) >= ?'];
+      const params: unknown[] = [filter.since];
+      if (filter.statuses) {
+        clauses.push(`status IN (${marks(filter.statuses)})`);
+        params.push(...filter.statuses);
+      }
+      if (filter.sessionIds) {
+        clauses.push(`session_id IN (${marks(filter.sessionIds)})`);
+        params.push(...filter.sessionIds);
+      }
+      if (filter.yolo) clauses.push("json_extract(options, '$.yolo') = 1");
+      if (filter.reasonPrefix !== undefined) {
+        clauses.push("reason LIKE ? ESCAPE '\\'");
+        params.push(`${filter.reasonPrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      }
+      return runs(
+        once(
+          `SELECT * FROM agent_runs WHERE ${clauses.join(' AND ')}
+            ORDER BY coalesce(finished_at, started_at, created_at) DESC, rowid DESC LIMIT ?`,
+        ),
+        ...params,
+        filter.limit ?? 10_000,
+      );
+    },
+    childRuns(options) {
+      const scope = options.familySessionId ? 'AND family_session_id = ?' : '';
+      const params = options.familySessionId ? [options.familySessionId] : [];
+      if (options.state === 'running') {
+        return runs(
+          once(
+            `SELECT * FROM agent_runs WHERE parent_run_id IS NOT NULL AND status = 'running' ${scope} ORDER BY created_at, id`,
+          ),
+          ...params,
+        );
+      }
+      return runs(
+        once(
+          `SELECT * FROM agent_runs WHERE parent_run_id IS NOT NULL AND status NOT IN ('queued', 'running') ${scope}
+             ORDER BY created_at DESC, id DESC LIMIT ?`,
+        ),
+        ...params,
+        options.limit ?? 10_000,
+      );
+    },
+    childStatusCounts(familySessionId) {
+      const scope = familySessionId ? 'AND family_session_id = ?' : '';
+      return once(
+        `SELECT status, count(*) AS n FROM agent_runs WHERE parent_run_id IS NOT NULL ${scope} GROUP BY status`,
+      ).all(...(familySessionId ? [familySessionId] : [])) as StatusCount[];
+    },
+    statusCountsOf(sessionIds) {
+      if (!sessionIds.length) return [];
+      return once(
+        `SELECT status, count(*) AS n FROM agent_runs WHERE session_id IN (${marks(sessionIds)}) GROUP BY status`,
+      ).all(...sessionIds) as StatusCount[];
+    },
+    usageStats(options) {
+      const all = <T>(text: string, ...params: unknown[]) => once(text).all(...params) as T[];
+      return {
+        by_status: all('SELECT status, count(*) AS n FROM agent_runs GROUP BY status ORDER BY status'),
+        by_origin: all('SELECT origin, count(*) AS n FROM agent_runs GROUP BY origin ORDER BY origin'),
+        totals: once(
+          "SELECT count(*) AS total, coalesce(avg(steps), 0) AS steps FROM agent_runs WHERE status NOT IN ('queued')",
+        ).get() as RunUsageStats['totals'],
+        tools: all(
+          `SELECT json_extract(payload, '$.tool') AS tool, count(*) AS calls,
+                  coalesce(sum(json_extract(payload, '$.is_error')), 0) AS errors
+           FROM agent_run_events WHERE type = 'tool.finished' GROUP BY tool ORDER BY calls DESC, tool LIMIT 25`,
+        ),
+        days: all(
+          `SELECT date(created_at / 1000, 'unixepoch') AS date, count(*) AS runs, coalesce(sum(cost), 0) AS cost
+           FROM agent_runs WHERE created_at >= ? GROUP BY date ORDER BY date`,
+          options.since,
+        ),
+      };
+    },
+  };
+}
+
+function runEventReads({ cached, once }: Sql): RunEventReads {
+  return {
+    events(runId, options = {}) {
+      const types = options.types?.length ? options.types : undefined;
+      const rows = cached(
+        `SELECT * FROM agent_run_events WHERE run_id = ? AND seq > ?
+           ${types ? `AND type IN (${types.map(() => '?').join(', ')})` : ''} ORDER BY seq LIMIT ?`,
+      ).all(runId, options.afterSeq ?? 0, ...(types ?? []), options.limit ?? 1000) as EventRow[];
+      return rows.map(toEvent);
+    },
+    eventCount(runId) {
+      const row = runId
+        ? cached('SELECT count(*) AS n FROM agent_run_events WHERE run_id = ?').get(runId)
+        : cached('SELECT count(*) AS n FROM agent_run_events').get();
+      return (row as { n: number }).n;
+    },
+    recentEvents(options = {}) {
+      const clauses: string[] = [];
+      const params: unknown[] = [];
+      if (options.sessionId) {
+        clauses.push('session_id = ?');
+        params.push(options.sessionId);
+      }
+      if (options.type) {
+        clauses.push('type = ?');
+        params.push(options.type);
+      }
+      const rows = cached(
+        `SELECT * FROM agent_run_events ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`,
+      ).all(...params, options.limit ?? 50) as EventRow[];
+      return rows.map(toEvent);
+    },
+    findEvents(filter) {
+      const clauses: string[] = [];
+      const params: unknown[] = [];
+      const list = (column: string, values: readonly unknown[] | undefined) => {
+        if (!values) return;
+        clauses.push(`${column} IN (${marks(values)})`);
+        params.push(...values);
+      };
+      const equal = (column: string, value: unknown) => {
+        if (value === undefined) return;
+        clauses.push(`${column} = ?`);
+        params.push(value);
+      };
+      list('type', filter.types);
+      if (filter.since !== undefined) {
+        clauses.push('created_at >= ?');
+        params.push(filter.since);
+      }
+      equal('session_id', filter.sessionId);
+      list('session_id', filter.sessionIds);
+      equal('run_id', filter.runId);
+      list('run_id', filter.runIds);
+      for (const [field, value] of Object.entries(filter.payloadEquals ?? {})) {
+        equal(`json_extract(payload, '$.${payloadField(field)}')`, value);
+      }
+      for (const [field, value] of Object.entries(filter.payloadContains ?? {})) {
+        clauses.push(`json_extract(payload, '$.${payloadField(field)}') LIKE ?`);
+        params.push(`%${value}%`);
+      }
+      const rows = once(
+        `SELECT * FROM agent_run_events ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''}
+          ORDER BY id ${filter.order === 'desc' ? 'DESC' : 'ASC'}${filter.limit === undefined ? '' : ' LIMIT ?'}`,
+      ).all(...params, ...(filter.limit === undefined ? [] : [filter.limit])) as EventRow[];
+      return rows.map(toEvent);
+    },
+  };
+}
+
+/** A payload field name goes into a JSON path: only plain identifiers. */
+function payloadField(name: string): string {
+  if (!PAYLOAD_FIELD.test(name)) throw new Error(`run event payload field "${name}" is not an identifier`);
+  return name;
+}

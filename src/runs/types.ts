@@ -1,0 +1,83 @@
+/**
+ * The run ledger's shapes: a run, its events, the filters its reads take. Shared by the ledger
+ * (writes, recovery), its queries (`./queries.ts`) and every domain that reads runs.
+ * @module
+ */
+export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+export const RUN_STATUSES: readonly RunStatus[] = [
+  'queued',
+  'running',
+  'completed',
+  'failed',
+  'cancelled',
+  'interrupted',
+];
+export type FinalRunStatus = Exclude<RunStatus, 'queued' | 'running'>;
+
+export interface RunUsage {
+  input_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  cached_input_tokens: number;
+}
+
+/** Per-run options kept with the row (what `svc run` flags or the caller asked for). */
+export interface RunOptions {
+  max_steps?: number;
+  yolo?: boolean;
+  /** What a permission prompt does when no surface is attached. */
+  unattended?: 'fail' | 'wait';
+  /** Extra tool policy of a sub-agent: only these tools (after the funnel). */
+  tools?: string[];
+}
+
+export interface AgentRun {
+  id: string;
+  session_id: string;
+  parent_run_id: string | null;
+  family_session_id: string;
+  status: RunStatus;
+  agent: string;
+  /** Requested selector (`--model`), replaced by the resolved selector once the run starts. */
+  model: string | null;
+  /** Who started it: cli, http, tui, mcp, agent, queue, subagent, fork. */
+  origin: string;
+  prompt: string;
+  options: RunOptions;
+  /** Why it ended (max_steps, loop_detected, cancelled by …), when it did not simply finish. */
+  reason: string | null;
+  /** Redacted failure message. */
+  error: string | null;
+  steps: number;
+  usage: RunUsage;
+  cost: number;
+  result_message_id: string | null;
+  pid: number | null;
+  host: string | null;
+  runner: string | null;
+  cancel_requested: boolean;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  updated_at: number;
+}
+
+export interface RunEvent {
+  id: number;
+  run_id: string;
+  session_id: string;
+  seq: number;
+  type: string;
+  payload: Record<string, unknown>;
+  created_at: number;
+}
+
+export interface RunFilter {
+  session_id?: string;
+  /** Every run of the session family (the root and all descendants' runs). */
+  family_session_id?: string;
+  parent_run_id?: string;
+  status?: RunStatus[];
+  limit?: number;
+  offset?: number;
+}

@@ -1,0 +1,205 @@
+/**
+ * What the browser tests share: Debian's Chromium driven by playwright-core (never a downloaded
+ * browser), the built `svc service start http` in a temp git workspace with the scripted fake
+ * provider, and screenshots in test-results/web/ (printed, so a person can look at them).
+ * @module
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { onTestFinished } from 'vitest';
+import type { FakeProvider } from '../helpers/fake-provider';
+import { tmpWorkspace } from '../helpers/tmp-workspace';
+import { type SpawnedServer, spawnServer } from '../http/spawn-server';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const SHOTS = resolve(__dirname, '../../test-results/web');
+export const TOKEN = 'web-test-token-4d1f9a';
+
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+export function requireBuild(): void {
+  const index = resolve(__dirname, '../../dist/web/index.html');
+  if (!existsSync(index)) throw new Error(`${index} is missing: run npm run build (npm test does)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  requireBuild();
+  mkdirSync(SHOTS, { recursive: true });
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+}
+
+/** A fresh context (its own session storage) and page; console errors are collected. */
+export async function openPage(
+  browser: Browser,
+  options: { viewport?: { width: number; height: number } } = {},
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  // Generous: the whole suite shares two cores with these servers and browsers.
+  page.setDefaultTimeout(30_000);
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(`console: ${message.text()}`);
+  });
+  onTestFinished(() => context.close().catch(() => {}));
+  return { context, page, errors };
+}
+
+export async function shot(page: Page, name: string): Promise<string> {
+  const path = join(SHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  console.log(`screenshot: ${path}`);
+  return path;
+}
+
+export interface Service {
+  url: string;
+  port: number;
+  workspace: string;
+  server: SpawnedServer;
+  /** SIGTERM and wait for the exit. */
+  stop(): Promise<void>;
+  /** Start again on the same port (optionally with another token). */
+  restart(token?: string): Promise<void>;
+}
+
+/** `svc service start http` (the built binary) in a git workspace wired to the fake provider. */
+export async function startService(provider: FakeProvider, token = TOKEN): Promise<Service> {
+  const workspace = tmpWorkspace({
+    git: true,
+    files: {
+      'svc.toml': `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n`,
+      '.gitignore': '.svc/\n.home/\n',
+      'README.md': '# demo\n',
+    },
+  });
+  const env = {
+    HOME: join(workspace, '.home'),
+    XDG_CONFIG_HOME: join(workspace, '.home', '.config'),
+    XDG_DATA_HOME: join(workspace, '.home', '.local', 'share'),
+  };
+  const launch = (port: number, t: string) =>
+    spawnServer(['service', 'start', 'http', '--port', String(port), '--token', t], {
+      cwd: workspace,
+      env,
+      timeoutMs: 120_000,
+    });
+  let server = launch(0, token);
+  const url = await server.ready;
+  const port = Number(new URL(url).port);
+  const service: Service = {
+    url,
+    port,
+    workspace,
+    server,
+    async stop() {
+      if (server.child.exitCode === null) server.child.kill('SIGTERM');
+      await server.exit;
+    },
+    async restart(newToken = token) {
+      await service.stop();
+      server = launch(port, newToken);
+      service.server = server;
+      await server.ready;
+    },
+  };
+  onTestFinished(() => service.stop());
+  return service;
+}
+
+/** Signs in through the form (the token field is labelled). */
+export async function signIn(page: Page, token = TOKEN): Promise<void> {
+  await page.getByLabel('Access token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/**
+ * A reverse proxy that serves the service under `/svc/` (strips the prefix, streams the answer),
+ * as nginx or Caddy would in front of it.
+ */
+export async function prefixProxy(target: string, prefix = '/svc'): Promise<string> {
+  const { createServer, request } = await import('node:http');
+  const upstream = new URL(target);
+  const server = createServer((req, res) => {
+    const path = req.url ?? '/';
+    if (!path.startsWith(`${prefix}/`)) {
+      res.writeHead(path === prefix ? 301 : 404, path === prefix ? { location: `${prefix}/` } : {});
+      res.end();
+      return;
+    }
+    const forward = request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: path.slice(prefix.length),
+        headers: { ...req.headers, host: upstream.host },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  const address = server.address() as { port: number };
+  return `http://127.0.0.1:${address.port}${prefix}/`;
+}
+
+/** Waits until the session has no active run (polling the API). */
+export async function waitIdle(service: Service, sessionId: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const response = await fetch(`${service.url}/v1/sessions/${sessionId}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const body = (await response.json()) as {
+      session: { state: string };
+      last_run: { status: string } | null;
+    };
+    if (body.session.state === 'idle' && body.last_run && body.last_run.status !== 'running') return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`session ${sessionId} did not go idle in ${timeoutMs} ms`);
+}
+
+export async function api<T = any>(
+  service: Service,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const response = await fetch(`${service.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return JSON.parse(text) as T;
+}
