@@ -21,6 +21,8 @@ export interface RemoteCallContext {
 export interface RemoteToolDef extends ToolFacts {
   description: string;
   input: z.ZodType;
+  /** A mutating remote tool asks for itself (naming the server and the remote tool). */
+  asksPermission: boolean;
   run(ctx: RemoteCallContext, input: Record<string, unknown>): Promise<McpToolOutput>;
   toModelOutput(output: McpToolOutput): string;
 }
@@ -170,6 +172,8 @@ export function remoteToolDefinition(serverId: string, remote: RemoteTool, call:
     description: `${summary}\n(Tool "${remote.name}" of the MCP server "${serverId}".)`,
     input: remoteInputSchema(remote.inputSchema),
     mutates,
+    // A mutating remote tool asks itself, naming the server and the remote tool.
+    asksPermission: mutates,
     async run(ctx, input) {
       if (mutates) {
         await ctx.ask({

@@ -185,7 +185,9 @@ describe('operator cognition readout', () => {
 
 describe('recommendation recorder', () => {
   it('records from runtime signals and closes from later evidence', async () => {
-    const app = await makeTestApp();
+    // The recorder alone: the health follow-on would add its own token_pressure recommendation once
+    // the recorder's is closed (test/health/followons.test.ts covers that).
+    const app = await makeTestApp({ config: { options: { health_followons: { enabled: false } } } });
     const s = app.sessions.create().id;
     app.bus.publish(s, 'context.usage', {
       session_id: s,
