@@ -8,7 +8,6 @@ import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type AdaptiveService, createAdaptiveService } from './adaptive/service';
 import { createAgentService } from './agent/agent-service';
-import type { AgentService } from './agent/types';
 import type { ConfigSourcesInput, LoadedConfig } from './config/load';
 import { globalConfigDir, loadConfig } from './config/load';
 import type { Config } from './config/schema';
@@ -17,19 +16,18 @@ import { type ClaimService, createClaimService, hardClaimGuard } from './coordin
 import { createMarkerService, type MarkerService } from './coordination/markers';
 import { createDeployService, type DeployService } from './deploy/deploy-service';
 import { SvcError } from './errors';
-import { createEventBus, type EventBus } from './events/bus';
+import { createEventBus } from './events/bus';
 import { createHealthFollowons, type HealthFollowons } from './health/followons';
 import { createFileLogger, type Logger } from './log';
 import { createFileAuthStore, type McpAuthStore } from './mcp-client/auth-store';
 import { createMcpClientManager, type McpClientManager } from './mcp-client/manager';
-import { createObserveService, type ObserveService } from './observe/service';
+import { createObserveService } from './observe/service';
 import { createPackController, type PackController } from './packs/controller';
-import { createPermissionService, type PermissionService } from './permissions/permission-service';
+import { createPermissionService } from './permissions/permission-service';
 import { pluginConfigLayers, pluginsDir } from './plugins/config-layer';
 import { createPluginService, type PluginService } from './plugins/plugin-service';
 import { cloudIdentity } from './providers/reports';
-import { createProviderService, type ProviderService } from './providers/service';
-import type { ModelResolver } from './providers/types';
+import { createProviderService } from './providers/service';
 import { createQuality, type Quality } from './quality/quality';
 import {
   createRecommendationLedger,
@@ -41,20 +39,30 @@ import { createRedactor, type Redactor } from './redact';
 import { createRemoteAgents, type RemoteAgents } from './remote/delegation';
 import { createProcessReaper } from './runs/process-reaper';
 import { createProcessRepository } from './runs/process-repository';
-import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from './runs/run-ledger';
+import { createRunLedger, isLiveRunner, registerRunner } from './runs/run-ledger';
 import { createSandbox, type Sandbox } from './sandbox/sandbox';
 import { type CommandSpawner, createCommandSpawner } from './sandbox/spawn';
 import { type AutopilotWorker, createAutopilotWorker } from './scheduler/autopilot-worker';
-import { createDaemonRegistry, type DaemonRegistry } from './scheduler/daemons';
-import { createProcessTracker, type ProcessTracker } from './scheduler/process-tracker';
+import { createDaemonRegistry } from './scheduler/daemons';
+import { createProcessTracker } from './scheduler/process-tracker';
 import { createScheduler, type Scheduler } from './scheduler/scheduler';
-import { createSessionStore, type SessionStore } from './sessions/session-store';
+import { createSessionStore } from './sessions/session-store';
 import { ensureDataDir } from './store/data-dir';
 import { DB_FILE, type Db, openDb } from './store/db';
+import { createAgentToolbox } from './tools/core/agent-toolbox';
 import { allowlistProblems, canonicalToolName, isConfigAlias } from './tools/core/aliases';
-import type { AnyTool, PermissionRequest, Surface, ToolContext } from './tools/core/define-tool';
-import { type FunnelContext, type FunnelEntry, runFunnel, type ToolPolicy } from './tools/core/funnel';
+import { runFunnel } from './tools/core/funnel';
 import { createToolRegistry, type ToolRegistry } from './tools/core/registry';
+import type {
+  AnyTool,
+  BackgroundWorker,
+  DbStatus,
+  MutationRequest,
+  PermissionRequest,
+  RuntimeState,
+  ToolContext,
+  ToolHost,
+} from './tools/core/types';
 import { allTools } from './tools/index';
 import { type Clock, createIds, type Ids, systemClock } from './util/ids';
 import { createWorkflowService, type WorkflowService } from './workflows/workflow-service';
@@ -92,188 +100,14 @@ export interface AppOptions {
   mcpAuthStore?: McpAuthStore;
 }
 
-/** What this process has wired: read by runtime_features and the readouts. */
-export interface RuntimeState {
-  /** Surfaces serving this app in this process. */
-  surfaces: Set<Surface>;
-  /** True once the database is open and the registry built (servers answer 503 before). */
-  ready: boolean;
-  /** A minimal MCP-only runtime (svc service start mcp) rather than the full app. */
-  mcpOnly: boolean;
-  /** Started as a server process (HTTP/MCP/autopilot) rather than a detached CLI/TUI. */
-  server: boolean;
-  /** Set when a server process begins its graceful shutdown (refuse new runs, finish up). */
-  stopping: boolean;
-  /** The HTTP server's base URL once it listens (`svc service start http|autopilot`). */
-  httpUrl?: string;
-  /**
-   * The HTTP service mounted the SSE session route over this app (it publishes session events to
-   * clients). Gate of `health_followon.activation` (spec, Events).
-   */
-  sessionPublisher: boolean;
-}
-
 export type { AdaptiveResync } from './adaptive/service';
+export type { BackgroundWorker, DbStatus, MutationRequest, RuntimeState };
 
-/** A background worker owned by a server process (the autopilot worker). */
-export interface BackgroundWorker {
-  readonly name: string;
-  /** Runs until `signal` aborts; the promise settles once the worker has stopped. */
-  run(signal: AbortSignal): Promise<void>;
-}
-
-export interface DbStatus {
-  path: string;
-  exists: boolean;
-  open: boolean;
-  error?: string;
-  schema_version?: number;
-}
-
-export interface MutationRequest {
-  tool: string;
-  sessionId?: string;
-  /** Workspace-relative paths the mutation touches; empty when unknown (e.g. a shell command). */
-  paths: string[];
-}
-
-export interface App {
-  readonly workspace: string;
-  readonly dataDir: string;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly clock: Clock;
-  readonly ids: Ids;
-  readonly fetch: typeof fetch;
-  readonly log: Logger;
-  readonly redactor: Redactor;
-  /** The current loaded config (replaced by reloadConfig). */
-  readonly loaded: LoadedConfig;
-  readonly config: Config;
-  reloadConfig(): LoadedConfig;
-  /**
-   * Load the config as it would be with these file texts (absolute path → text) in place of the
-   * files on disk, with every check a load or reload makes; throws the config_error it would give.
-   */
-  checkConfig(contents: Record<string, string>): void;
-  /** The database, opened (and migrated) on first use. Throws a clear SvcError when it cannot open. */
-  readonly db: Db;
-  hasDb(): boolean;
-  dbStatus(): DbStatus;
-  readonly bus: EventBus;
-  /** Workspace claims (soft: advisory; hard: block other sessions' mutations). */
-  readonly claims: ClaimService;
-  readonly markers: MarkerService;
-  /** The recommendation outcome ledger behind the operator cognition readout. */
-  readonly recommendations: RecommendationLedger;
-  /**
-   * Health follow-ons: the `health.token_pressure` signal, its activation rules (compaction),
-   * caps, stored activations and the `health_followon.activation` event (src/health/followons.ts).
-   */
-  readonly health: HealthFollowons;
-  /** The command sandbox (`options.sandbox`: auto, bwrap or off) and its status. */
-  readonly sandbox: Sandbox;
-  /** Starts every command svc runs (bash, jobs, hooks): sandboxed when active, environment scrubbed. */
-  readonly spawner: CommandSpawner;
-  /** Resolves model selectors to AI SDK models (providers domain). */
-  readonly models: ModelResolver;
-  /** The providers domain: catalog, credential store, readiness, selection, status read models. */
-  readonly providers: ProviderService;
-  readonly tools: ToolRegistry;
-  readonly sessions: SessionStore;
-  /** The durable run ledger (runs, their events, the prompt queue). */
-  readonly runs: RunLedger;
-  /** `ctx.ask` of agent runs: policy, session grants, pending requests, attached surfaces. */
-  readonly permissions: PermissionService;
-  /** The one session API: drive the agent (send, queue, cancel, subscribe, answer permissions). */
-  readonly agent: AgentService;
-  /**
-   * Observability and context readouts: the prompt stack ledger (every system-prompt assembly,
-   * metadata only) and the cached codebase summary of describe_context.
-   */
-  readonly observe: ObserveService;
-  /**
-   * Workspace files, processes and git (coding tools): path containment, file history, read
-   * tracking, shell and background jobs, search, web, checkpoints, todos.
-   */
-  readonly ws: Workspace;
-  /** Recipes: list, validate and run reusable multi-step pipelines (`run_recipe`, the scheduler). */
-  readonly recipes: RecipeService;
-  /**
-   * Workflows: the pipeline frame of multi-step workflows (DAGs, templates, CSV fan-outs, team
-   * tasks), teams, workflow templates and worktree overrides.
-   */
-  readonly workflows: WorkflowService;
-  /**
-   * apply_patch (multi-file patches), edit capsules (each run's changes as a revertible unit) and
-   * the finding lifecycle (failing checks and diagnostics errors until fixed, waived or stale).
-   */
-  readonly quality: Quality;
-  /**
-   * Connections to the `[mcp.<id>]` servers, whose tools join `tools` as `mcp_<id>_<tool>`.
-   * Lazy: call `start()` (never blocks) where tools are about to be used; `settled()` waits.
-   */
-  readonly mcpClients: McpClientManager;
-  readonly runtime: RuntimeState;
-  funnel(context?: FunnelContext): FunnelEntry[];
-  /** A tool context for a surface; permission asks default to the surface's policy. */
-  toolContext(context: Partial<Omit<ToolContext, 'app'>> & { surface: Surface }): ToolContext;
-  /** Register teardown; run in reverse order by close(). */
-  onClose(fn: () => void | Promise<void>): void;
-  close(): Promise<void>;
-  /** Extra sections of config-status, contributed by domains (e.g. cloud identity). */
-  readonly statusSections: Map<string, () => unknown>;
-  /**
-   * Checks run before any workspace mutation (write, edit, bash…). A guard throws an SvcError to
-   * refuse (hard workspace claims of other sessions).
-   */
-  readonly mutationGuards: ((request: MutationRequest) => void)[];
-  /**
-   * Sections added to the system prompt of a session's turns (active pack preamble, adaptive
-   * genome guidance…). Each returns text or undefined; order is registration order.
-   */
-  readonly promptSections: ((sessionId: string) => { source: string; text: string } | undefined)[];
-  /** Extra agent-policy layers for a session's funnel (active pack rules…). */
-  readonly policyProviders: ((sessionId: string | undefined) => ToolPolicy[])[];
-  /** The funnel context of a session: its mode, phase, agent and policy layers. */
-  funnelContext(sessionId?: string, overrides?: FunnelContext): FunnelContext;
-  /**
-   * The session pack controller (operating packs): the operating-mode parity read model and,
-   * unless the database is read-only, the pack-mutation provider. Undefined in a runtime built
-   * without it (`packs: false`): that runtime has no operating-mode parity.
-   */
-  readonly packs: PackController | undefined;
-  /**
-   * Adaptive orchestration: per-session genomes, the monitor that reshapes them, and the hooks
-   * through which a genome shapes runs (prompt section, plan gate, sub-agent slots, compaction
-   * threshold, reviewer pass). Undefined in a runtime built with `adaptive: false`.
-   */
-  readonly adaptive: AdaptiveService | undefined;
-  /** Delegation to remote A2A agents (a2a_delegate, delete_a2a_task) and the cards it knows. */
-  readonly remote: RemoteAgents;
-  /** Named agents deployed as long-running svc HTTP services (deploy_agent, deploy_fleet). */
-  readonly deploy: DeployService;
-  /**
-   * Installed plugins (`<dataDir>/plugins`). Their MCP servers and agent kinds join the config
-   * through a config layer; packs, recipes and commands are found through `packDirs()` and
-   * `contributions(kind)`.
-   */
-  readonly plugins: PluginService;
-  /** Contracts: workspace (`[contracts]`) and session obligations, results and waivers. */
-  readonly contracts: ContractService;
-  /**
-   * The autopilot worker (due schedules, queued prompts). Filled by the scheduler layer;
-   * `svc service start autopilot` runs it once the HTTP server is ready and stops it before close.
-   */
-  autopilotWorker?: BackgroundWorker;
-  /** Scheduled jobs (prompts or recipes on cron or once) and their firings. */
-  readonly scheduler: Scheduler;
-  /** The autopilot worker with its counters (also `autopilotWorker`). */
-  readonly autopilot: AutopilotWorker;
-  /** Child processes of this svc process, for daemon_status's spawn_isolation_audit. */
-  readonly processes: ProcessTracker;
-  /** Service processes (`svc service start http|autopilot`) of this data dir. */
-  readonly daemons: DaemonRegistry;
-}
+/**
+ * The App: the tool host (every domain service, under the names tool handlers use) as createApp
+ * wires it. Surfaces see the App; tool handlers see the ToolHost (src/tools/core/types.ts).
+ */
+export interface App extends ToolHost {}
 
 export async function createApp(options: AppOptions): Promise<App> {
   const workspace = resolve(options.workspace);
@@ -452,7 +286,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     sessions,
     runs,
     permissions,
-    agent: createAgentService(() => app),
+    agent: createAgentService(() => app, { toolboxFor: (host) => createAgentToolbox(host) }),
     observe,
     ws: undefined as unknown as Workspace,
     recipes: undefined as unknown as RecipeService,

@@ -20,6 +20,11 @@ const SECRET_PATTERNS: RegExp[] = [
   /(\bBearer\s+)[A-Za-z0-9._~+/=-]{12,}/gi,
 ];
 
+/** Whether a field's name says it holds a secret (its value is masked, never shown). */
+export function isSecretKey(key: string): boolean {
+  return SECRET_KEY.test(key);
+}
+
 export interface Redactor {
   /** Remember a secret value so it is scrubbed from everything serialized later. */
   add(secret: string | undefined | null): void;

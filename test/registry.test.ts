@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REMOVED_TOOL_NAMES } from '../src/tools/core/aliases';
-import { invokeTool } from '../src/tools/core/invoke';
+import { invokeTool } from '../src/tools/core/call-tool';
 import { isolatedEnv, makeTestApp } from './helpers/make-test-app';
 import { tmpWorkspace } from './helpers/tmp-workspace';
 

@@ -8,7 +8,7 @@
  */
 import type { AgentConfig, Config } from '../config/schema';
 import { SvcError } from '../errors';
-import type { ToolPolicy } from '../tools/core/funnel';
+import type { ToolPolicy } from '../permissions/tool-policy';
 
 export type AgentMode = 'primary' | 'subagent' | 'all';
 

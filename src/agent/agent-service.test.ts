@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { agentApp, echoTool, gateTool } from '../../test/helpers/agent-harness';
 import { reply } from '../../test/helpers/fake-provider';
 import { makeTestApp } from '../../test/helpers/make-test-app';
-import { invokeTool } from '../tools/core/invoke';
+import { invokeTool } from '../tools/core/call-tool';
 import { allTools } from '../tools/index';
 
 describe('agent service', () => {

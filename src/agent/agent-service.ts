@@ -24,6 +24,7 @@ import { compactHistory } from './compaction';
 import { textOf } from './history';
 import { recordProject } from './project-registry';
 import { executeRun, type RunOutcome, type StopState } from './run-loop';
+import type { AgentToolbox } from './toolbox';
 import type {
   AgentService,
   ChildRunInput,
@@ -55,7 +56,12 @@ const CANCEL_POLL_MS = 1000;
 const WAIT_POLL_MS = 200;
 const CLOSE_TIMEOUT_MS = 5000;
 
-export function createAgentService(appRef: () => App): AgentService {
+export interface AgentServiceDeps {
+  /** The tools of a run, over the run's host (the App, or its view of a worktree). */
+  toolboxFor(host: App): AgentToolbox;
+}
+
+export function createAgentService(appRef: () => App, deps: AgentServiceDeps): AgentService {
   const runtimes = new Map<string, Runtime>();
   const deferreds = new Map<string, Deferred>();
   let closing = false;
@@ -207,8 +213,10 @@ export function createAgentService(appRef: () => App): AgentService {
       }
     }, CANCEL_POLL_MS);
     poll.unref();
+    const runApp = options.workspace ? withWorkspace(a, options.workspace) : a;
     rt.promise = executeRun({
-      app: options.workspace ? withWorkspace(a, options.workspace) : a,
+      app: runApp,
+      toolbox: deps.toolboxFor(runApp),
       run: claimed,
       kind: options.kind,
       controller,
@@ -617,7 +625,8 @@ export function createAgentService(appRef: () => App): AgentService {
       return unsubscribe;
     },
     pendingPermissions: (sessionId) => app().permissions.pending(sessionId),
-    answerPermission: (requestId, decision, by) => app().permissions.answer(requestId, decision, { by }),
+    answerPermission: (requestId, decision, by, message) =>
+      app().permissions.answer(requestId, decision, { by, message }),
     attach: (sessionId, client) => app().permissions.attach(sessionId, client),
     get permissions() {
       return app().permissions;

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { agentApp, echoTool } from '../../test/helpers/agent-harness';
 import { reply } from '../../test/helpers/fake-provider';
-import { invokeTool } from '../tools/core/invoke';
+import { invokeTool } from '../tools/core/call-tool';
 import { historyMessages } from './history';
 
 const window = { context_window: 1000 };

@@ -7,9 +7,9 @@ import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { App } from '../app';
 import { SvcError, toSvcError } from '../errors';
-import type { Session } from '../sessions/session-store';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionView, workflowPhase } from '../sessions/session-views';
 import { historyMessages } from './history';
-import { sessionView, workflowPhase } from './views';
 
 export interface Check {
   name: string;
@@ -17,8 +17,11 @@ export interface Check {
   detail: string;
 }
 
-/** Diagnose a session: the one named, else the current one, else the most recent one. */
-export async function diagnoseSession(app: App, sessionId?: string) {
+/**
+ * Diagnose a session: the one named, else the calling run's, else the current one, else the most
+ * recent one.
+ */
+export async function diagnoseSession(app: App, sessionId?: string, contextSessionId?: string) {
   const ledger = app.runs.available();
   const checks: Check[] = [
     ledger.ok
@@ -26,10 +29,11 @@ export async function diagnoseSession(app: App, sessionId?: string) {
       : { name: 'run_ledger', status: 'error', detail: ledger.reason },
   ];
   if (!ledger.ok) return { session_id: null, ok: false, session: null, checks };
-  const session: Session | undefined = sessionId
-    ? app.sessions.require(sessionId)
-    : ((app.agent.currentSession() ? app.sessions.get(app.agent.currentSession()!) : undefined) ??
-      app.sessions.list({ limit: 1, parent_id: null })[0]);
+  const { session } = resolveSession(
+    app,
+    { session_id: sessionId },
+    { onMissing: 'most-recent', context: contextSessionId },
+  );
   if (!session) {
     checks.push({
       name: 'session',

@@ -13,12 +13,11 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
 import type { App } from '../app';
 import { toSvcError } from '../errors';
+import type { ToolPolicy } from '../permissions/tool-policy';
 import type { ResolvedModel } from '../providers/types';
 import type { AgentRun, FinalRunStatus, RunUsage } from '../runs/run-ledger';
 import type { Usage } from '../sessions/session-store';
 import { atomically } from '../store/db';
-import type { AnyTool } from '../tools/core/define-tool';
-import { effectiveTools, type ToolPolicy } from '../tools/core/funnel';
 import { type AgentKind, kindPolicies } from './agent-kinds';
 import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
@@ -27,6 +26,7 @@ import { StepRecorder } from './step-recorder';
 import { FINAL_STEP_NOTE, LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { createToolBridge } from './tool-bridge';
 import { deferredToolsBlock, defersTools, isCoreTool } from './tool-exposure';
+import type { AgentToolbox, AgentToolSpec } from './toolbox';
 
 /** Who stopped the run, set by whoever aborts its controller first. */
 export interface StopState {
@@ -36,6 +36,8 @@ export interface StopState {
 
 export interface RunExecution {
   app: App;
+  /** The tools, through the agent's port (tools/core/agent-toolbox.ts implements it). */
+  toolbox: AgentToolbox;
   run: AgentRun;
   kind: AgentKind;
   controller: AbortController;
@@ -157,7 +159,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     ];
     // Tool exposure (src/agent/tool-exposure.ts): with many tools against the window, only the
     // core ones (and those already called in this run) travel with their schemas.
-    const effective = toolsFor(app, sessionId, kind, run, policies);
+    const effective = toolsFor(x, sessionId, kind, run, policies);
     const defer = defersTools(config.options.tool_exposure, effective, window);
     const called = new Set<string>();
     const deferredBlock = defer
@@ -186,6 +188,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     let active = new Set(effective.map((t) => t.name));
     const bridge = createToolBridge({
       app,
+      toolbox: x.toolbox,
       sessionId,
       runId: run.id,
       agent: kind.id,
@@ -213,7 +216,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     // effective tool stays callable (the SDK parses calls against the whole active set).
     const sendsInFull = (name: string) => {
       if (called.has(name)) return true;
-      const tool = app.tools.get(name);
+      const tool = x.toolbox.get(name);
       return tool ? isCoreTool(tool) : true;
     };
     const exposing = (sdk: typeof ai, inner: LanguageModel) =>
@@ -244,7 +247,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
         model: defer ? exposing(ai, resolved.language_model) : resolved.language_model,
         system: prompt.system,
         messages,
-        tools: bridge.toolSet(ai, app.tools.registered()),
+        tools: bridge.toolSet(ai, x.toolbox.registered()),
         activeTools: [...active],
         stopWhen: ai.stepCountIs(maxSteps - stepsBefore),
         abortSignal: signal,
@@ -268,7 +271,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
               };
             }
           }
-          active = new Set(toolsFor(app, sessionId, kind, run, policies).map((t) => t.name));
+          active = new Set(toolsFor(x, sessionId, kind, run, policies).map((t) => t.name));
           const final = step === maxSteps - 1;
           return {
             activeTools: [...active],
@@ -451,16 +454,14 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
 }
 
 function toolsFor(
-  app: App,
+  x: RunExecution,
   sessionId: string,
   kind: AgentKind,
   run: AgentRun,
   policies: ToolPolicy[],
-): AnyTool[] {
-  return effectiveTools(
-    app.tools,
-    app.config,
-    app.funnelContext(sessionId, { agent: kind.id, yolo: run.options.yolo, policies }),
+): AgentToolSpec[] {
+  return x.toolbox.effective(
+    x.app.funnelContext(sessionId, { agent: kind.id, yolo: run.options.yolo, policies }),
   );
 }
 

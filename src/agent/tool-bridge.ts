@@ -1,30 +1,30 @@
 /**
- * Registry tools → AI SDK tools for one run. Every call goes through the same path:
- * validate with the tool's own schema (a bad input is a tool error the model reads, the run goes
- * on), ask permission centrally for mutating tools that do not ask themselves, run with a
- * ToolContext whose `ask` is the permission service and whose `event` appends to the run ledger,
- * and turn the result (or the failure) into redacted text for the model. Calls of one step run
+ * The toolbox's tools → AI SDK tools for one run. Every call goes through the one call path
+ * (`AgentToolbox.call`, over `callTool`): the funnel of the current step as the gate, validation
+ * with the tool's own schema (a bad input is a tool error the model reads, the run goes on), the
+ * central permission ask of a mutating tool that does not ask itself, the run with `ask` through
+ * the permission service and `event` into the run ledger; the result (or the failure) becomes
+ * redacted text for the model, with tool.started/tool.finished events around it. Calls of one step run
  * one at a time, in the order the model made them — except calls of a tool that says they may run
  * side by side (`concurrent`, e.g. `agent` under a fan_out genome): those start together after
  * the calls before them, and the next ordinary call waits for all of them.
  * @module
  */
-import type { JSONSchema7, ToolSet } from 'ai';
-import { z } from 'zod';
+import type { ToolSet } from 'ai';
 import type { App } from '../app';
 import { SvcError, toSvcError } from '../errors';
 import type { PermissionAskContext } from '../permissions/permission-service';
+import { callTitle, oneLine } from '../permissions/tool-policy';
 import { atomically } from '../store/db';
-import type { AnyTool, PermissionRequest, ToolContext } from '../tools/core/define-tool';
-import { parseToolInput } from '../tools/core/invoke';
+import type { AgentCallResult, AgentToolbox, AgentToolSpec } from './toolbox';
 
 /** Longest tool output handed to the model; the rest is cut with a note. */
 export const MAX_TOOL_OUTPUT_CHARS = 100_000;
 
-const schemaCache = new WeakMap<AnyTool, JSONSchema7>();
-
 export interface ToolBridgeOptions {
   app: App;
+  /** The tools, through the agent's port (registry, funnel, the one call path). */
+  toolbox: AgentToolbox;
   sessionId: string;
   runId: string;
   agent: string;
@@ -37,19 +37,19 @@ export interface ToolBridgeOptions {
 }
 
 export interface ToolBridge {
-  /** The AI SDK tool set for these registry tools (schemas cached per tool definition). */
-  toolSet(ai: typeof import('ai'), tools: readonly AnyTool[]): ToolSet;
+  /** The AI SDK tool set for these tools (schemas cached per tool definition). */
+  toolSet(ai: typeof import('ai'), tools: readonly AgentToolSpec[]): ToolSet;
 }
 
 export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
-  const { app } = options;
+  const { app, toolbox } = options;
   // `barrier`: the last one-at-a-time call; `group`: concurrent calls started after it.
   let barrier: Promise<unknown> = Promise.resolve();
   let group: Promise<unknown>[] = [];
 
-  const execute = async (tool: AnyTool, rawInput: unknown, toolCallId: string): Promise<string> => {
+  const execute = async (name: string, rawInput: unknown, toolCallId: string): Promise<string> => {
     const started = app.clock.now();
-    const title = titleFor(tool.name, rawInput);
+    const title = callTitle(name, rawInput);
     // The event and its ledger row: one commit.
     atomically(
       () => app.db,
@@ -58,70 +58,54 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           session_id: options.sessionId,
           run_id: options.runId,
           tool_call_id: toolCallId,
-          tool: tool.name,
+          tool: name,
           title: app.redactor.string(title),
         });
-        ledger(app, options.runId, 'tool.started', { tool_call_id: toolCallId, tool: tool.name, title });
+        ledger(app, options.runId, 'tool.started', { tool_call_id: toolCallId, tool: name, title });
       },
     );
+    const askContext: PermissionAskContext = {
+      ...options.permission,
+      sessionId: options.sessionId,
+      runId: options.runId,
+      toolCallId,
+      signal: options.signal,
+    };
     let output: string;
     let isError = false;
     let errorCode: string | undefined;
     // A tool that threw something other than an SvcError crashed (a bug, not an expected failure).
     let crashed = false;
-    try {
-      options.signal.throwIfAborted();
-      if (!options.isActive(tool.name)) {
-        throw new SvcError(
-          'forbidden',
-          `${tool.name} is not available in this session now (withheld by the funnel: mode, workflow phase, agent policy or disabled_tools)`,
-        );
-      }
-      const input = parseToolInput(tool, rawInput);
-      const askContext: PermissionAskContext = {
-        ...options.permission,
-        sessionId: options.sessionId,
-        runId: options.runId,
-        toolCallId,
-        signal: options.signal,
-      };
-      let approvedCentrally = false;
-      if (tool.mutates && !tool.asksPermission) {
-        await app.permissions.ask(
-          { tool: tool.name, title, details: { input: app.redactor.value(input) } },
-          askContext,
-        );
-        approvedCentrally = true;
-      }
-      const ctx: ToolContext = {
-        app,
-        surface: 'agent',
-        signal: options.signal,
-        sessionId: options.sessionId,
-        runId: options.runId,
-        agent: options.agent,
-        toolCallId,
-        // Approved once for this call already: the tool's own asks in the same call do not prompt again.
-        ask: async (request: PermissionRequest) => {
-          if (!approvedCentrally) await app.permissions.ask(request, askContext);
-        },
-        event: (type, payload) =>
-          ledger(app, options.runId, type, { tool_call_id: toolCallId, ...app.redactor.value(payload) }),
-        progress: () => {},
-      };
-      const result = await tool.run(ctx, input);
-      output = cap(app.redactor.string(toText(tool, result)));
-    } catch (error) {
-      const e = toSvcError(error);
-      if (e.code === 'internal') app.log.error('tool failed', { tool: tool.name, error: e.cause ?? e });
+    const result: AgentCallResult = options.signal.aborted
+      ? { ok: false, error: toSvcError(options.signal.reason), crashed: false }
+      : await toolbox.call(name, rawInput, {
+          sessionId: options.sessionId,
+          runId: options.runId,
+          agent: options.agent,
+          toolCallId,
+          signal: options.signal,
+          ask: async (request) => {
+            await app.permissions.ask(request, askContext);
+          },
+          event: (type, payload) =>
+            ledger(app, options.runId, type, { tool_call_id: toolCallId, ...app.redactor.value(payload) }),
+          gate: (tool) =>
+            options.isActive(tool)
+              ? undefined
+              : new SvcError(
+                  'forbidden',
+                  `${tool} is not available in this session now (withheld by the funnel: mode, workflow phase, agent policy or disabled_tools)`,
+                ),
+        });
+    if (result.ok) {
+      output = cap(app.redactor.string(result.text));
+    } else {
+      const e = result.error;
+      if (e.code === 'internal') app.log.error('tool failed', { tool: name, error: e.cause ?? e });
       isError = true;
       errorCode = e.code;
       // A tool stopped by a cancel threw because of it: not a crash.
-      crashed =
-        !SvcError.is(error) &&
-        e.code === 'internal' &&
-        !(error instanceof ToolFailure) &&
-        !options.signal.aborted;
+      crashed = result.crashed && !(e.cause instanceof ToolFailure) && !options.signal.aborted;
       output = cap(app.redactor.string(`${e.code}: ${e.message}`));
     }
     const duration_ms = app.clock.now() - started;
@@ -132,14 +116,14 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           session_id: options.sessionId,
           run_id: options.runId,
           tool_call_id: toolCallId,
-          tool: tool.name,
+          tool: name,
           is_error: isError,
           duration_ms,
           summary: summaryOf(output),
         });
         ledger(app, options.runId, 'tool.finished', {
           tool_call_id: toolCallId,
-          tool: tool.name,
+          tool: name,
           is_error: isError,
           duration_ms,
           ...(isError ? { error: summaryOf(output), error_code: errorCode } : {}),
@@ -147,17 +131,9 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
         });
       },
     );
-    options.onResult({ tool: tool.name, input: rawInput, output, isError });
+    options.onResult({ tool: name, input: rawInput, output, isError });
     if (isError) throw new ToolFailure(output);
     return output;
-  };
-
-  const concurrent = (tool: AnyTool) => {
-    try {
-      return tool.concurrent?.({ app, sessionId: options.sessionId }) === true;
-    } catch {
-      return false;
-    }
   };
 
   return {
@@ -168,12 +144,12 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           description: tool.description,
           inputSchema: sdkSchemaOf(ai, tool),
           execute: (input: unknown, { toolCallId }: { toolCallId: string }) => {
-            if (concurrent(tool)) {
-              const next = barrier.then(() => execute(tool, input, toolCallId));
+            if (toolbox.concurrent(tool.name, options.sessionId)) {
+              const next = barrier.then(() => execute(tool.name, input, toolCallId));
               group.push(next.catch(() => {}));
               return next;
             }
-            const next = Promise.all([barrier, ...group]).then(() => execute(tool, input, toolCallId));
+            const next = Promise.all([barrier, ...group]).then(() => execute(tool.name, input, toolCallId));
             barrier = next.catch(() => {});
             group = [];
             return next;
@@ -193,32 +169,16 @@ export class ToolFailure extends Error {
   }
 }
 
-/** The SDK's schema object for a tool, cached per tool definition like its JSON schema. */
-const sdkSchemaCache = new WeakMap<AnyTool, { ai: typeof import('ai'); schema: FlexibleSchema }>();
+/** The SDK's schema object for a tool, cached per tool spec (one spec per tool definition). */
+const sdkSchemaCache = new WeakMap<AgentToolSpec, { ai: typeof import('ai'); schema: FlexibleSchema }>();
 type FlexibleSchema = ReturnType<typeof import('ai')['jsonSchema']>;
 
-function sdkSchemaOf(ai: typeof import('ai'), tool: AnyTool): FlexibleSchema {
+function sdkSchemaOf(ai: typeof import('ai'), tool: AgentToolSpec): FlexibleSchema {
   const hit = sdkSchemaCache.get(tool);
   if (hit && hit.ai === ai) return hit.schema;
-  const schema = ai.jsonSchema(schemaOf(tool));
+  const schema = ai.jsonSchema(tool.inputSchema);
   sdkSchemaCache.set(tool, { ai, schema });
   return schema;
-}
-
-export function schemaOf(tool: AnyTool): JSONSchema7 {
-  let schema = schemaCache.get(tool);
-  if (!schema) {
-    schema = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as JSONSchema7;
-    delete (schema as Record<string, unknown>).$schema;
-    schemaCache.set(tool, schema);
-  }
-  return schema;
-}
-
-function toText(tool: AnyTool, result: unknown): string {
-  if (tool.toModelOutput) return tool.toModelOutput(result);
-  if (typeof result === 'string') return result;
-  return JSON.stringify(result ?? null);
 }
 
 function cap(text: string): string {
@@ -226,35 +186,8 @@ function cap(text: string): string {
   return `${text.slice(0, MAX_TOOL_OUTPUT_CHARS)}\n[output truncated: ${text.length - MAX_TOOL_OUTPUT_CHARS} more characters; narrow the request to see the rest]`;
 }
 
-/** A short human title of a call for UIs: `view src/a.ts`, `bash: npm test`. */
-export function titleFor(tool: string, input: unknown): string {
-  if (input && typeof input === 'object') {
-    const record = input as Record<string, unknown>;
-    if (typeof record.command === 'string') return `${tool}: ${oneLine(record.command, 100)}`;
-    for (const key of [
-      'path',
-      'file_path',
-      'url',
-      'pattern',
-      'query',
-      'description',
-      'session_id',
-      'run_id',
-      'action',
-    ]) {
-      if (typeof record[key] === 'string') return `${tool} ${oneLine(record[key] as string, 100)}`;
-    }
-  }
-  return tool;
-}
-
 export function summaryOf(output: string): string {
   return oneLine(output, 200);
-}
-
-function oneLine(text: string, max: number): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 function ledger(app: App, runId: string, type: string, payload: Record<string, unknown>) {

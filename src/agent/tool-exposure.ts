@@ -16,8 +16,7 @@
  * The funnel is untouched: a deferred tool is in the effective set, callable and reported as such.
  * @module
  */
-import type { AnyTool } from '../tools/core/define-tool';
-import { schemaOf } from './tool-bridge';
+import type { AgentToolSpec } from './toolbox';
 
 export type ToolExposure = 'auto' | 'all' | 'deferred';
 
@@ -37,18 +36,18 @@ const CORE_NAMES = new Set([
 ]);
 
 /** Sent in full whatever the exposure: the tools a coding turn needs, and the user's MCP tools. */
-export function isCoreTool(tool: AnyTool): boolean {
+export function isCoreTool(tool: AgentToolSpec): boolean {
   return CORE_FAMILIES.has(tool.family) || CORE_NAMES.has(tool.name) || tool.name.startsWith('mcp_');
 }
 
-const tokenCache = new WeakMap<AnyTool, number>();
+const tokenCache = new WeakMap<AgentToolSpec, number>();
 
 /** Rough token count of a tool as a request carries it (name, description, JSON schema). */
-export function toolTokens(tool: AnyTool): number {
+export function toolTokens(tool: AgentToolSpec): number {
   let tokens = tokenCache.get(tool);
   if (tokens === undefined) {
     tokens = Math.ceil(
-      (tool.name.length + tool.description.length + JSON.stringify(schemaOf(tool)).length) / 4,
+      (tool.name.length + tool.description.length + JSON.stringify(tool.inputSchema).length) / 4,
     );
     tokenCache.set(tool, tokens);
   }
@@ -56,7 +55,11 @@ export function toolTokens(tool: AnyTool): number {
 }
 
 /** Whether this run defers the non-core tools. */
-export function defersTools(mode: ToolExposure, tools: readonly AnyTool[], contextWindow: number): boolean {
+export function defersTools(
+  mode: ToolExposure,
+  tools: readonly AgentToolSpec[],
+  contextWindow: number,
+): boolean {
   if (mode === 'all') return false;
   if (mode === 'deferred') return true;
   if (contextWindow <= 0) return false;
@@ -65,7 +68,7 @@ export function defersTools(mode: ToolExposure, tools: readonly AnyTool[], conte
 }
 
 /** The system prompt block that lists the deferred tools, one line each; undefined when none. */
-export function deferredToolsBlock(deferred: readonly AnyTool[]): string | undefined {
+export function deferredToolsBlock(deferred: readonly AgentToolSpec[]): string | undefined {
   if (deferred.length === 0) return undefined;
   const lines = deferred.map((tool) => `- ${tool.name}: ${firstSentence(tool.description)}`);
   return [

@@ -217,8 +217,16 @@ export interface AgentService {
   ): () => void;
   /** Pending permission requests (of one session family, or all). */
   pendingPermissions(sessionId?: string): PendingPermission[];
-  /** Answer a permission request: allow once, allow for the session, or deny. First answer wins. */
-  answerPermission(requestId: string, decision: PermissionDecision, by?: string): PendingPermission;
+  /**
+   * Answer a permission request: allow once, allow for the session, or deny. First answer wins.
+   * `message` is the operator's note: a deny's reason reaches the model with the refusal.
+   */
+  answerPermission(
+    requestId: string,
+    decision: PermissionDecision,
+    by?: string,
+    message?: string,
+  ): PendingPermission;
   /**
    * Say that a client is attached to a session ('*' for all) and answers its permission
    * requests. Without one, prompts follow `permissions.unattended`. Returns detach.

@@ -15,12 +15,17 @@ import { z } from 'zod';
 import type { McpServerConfig } from '../config/schema';
 import { SvcError, toSvcError } from '../errors';
 import type { Logger } from '../log';
-import type { AnyTool } from '../tools/core/define-tool';
 import type { Clock } from '../util/ids';
 import { VERSION } from '../version';
 import type { McpAuthStore } from './auth-store';
 import { createOAuthProvider, type SvcOAuthProvider } from './oauth-provider';
-import { checkRemoteTool, type RemoteCallResult, registryName, remoteToolDefinition } from './remote-tools';
+import {
+  checkRemoteTool,
+  type RemoteCallResult,
+  type RemoteToolDef,
+  registryName,
+  remoteToolDefinition,
+} from './remote-tools';
 
 export type McpServerState = 'disabled' | 'idle' | 'connecting' | 'connected' | 'needs_auth' | 'failed';
 export type McpTransportType = 'stdio' | 'http' | 'sse';
@@ -64,7 +69,7 @@ export interface ConnectionDeps {
   authStore: McpAuthStore;
   onSecret(value: string): void;
   /** Replace this server's tools in the registry. */
-  setTools(defs: AnyTool[]): string[];
+  setTools(defs: RemoteToolDef[]): string[];
   /** Delays between automatic reconnects after crashes; their count is the crash budget. */
   reconnectDelaysMs: readonly number[];
   /** Crashes older than this no longer count against the budget. */
@@ -407,7 +412,7 @@ export class McpConnection {
       if (!cursor) break;
     }
     const warnings: string[] = [];
-    const defs: AnyTool[] = [];
+    const defs: RemoteToolDef[] = [];
     const names = new Set<string>();
     for (const item of raw) {
       const checked = checkRemoteTool(item);

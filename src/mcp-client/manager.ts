@@ -13,13 +13,17 @@
 import type { Config, McpServerConfig } from '../config/schema';
 import { SvcError } from '../errors';
 import type { Logger } from '../log';
-import type { AnyTool } from '../tools/core/define-tool';
-import type { ToolRegistry } from '../tools/core/registry';
 import type { Clock } from '../util/ids';
 import type { McpAuthStore } from './auth-store';
 import { McpConnection, type McpServerStatus, targetOf, transportType } from './connection';
 import { startOAuthCallback } from './oauth-callback';
-import { isRemoteTool, sanitizeName, toolPrefix } from './remote-tools';
+import {
+  isRemoteTool,
+  type RemoteToolDef,
+  type RemoteToolSink,
+  sanitizeName,
+  toolPrefix,
+} from './remote-tools';
 
 export type { McpServerState, McpServerStatus } from './connection';
 
@@ -30,7 +34,8 @@ export interface McpClientManagerDeps {
   log: Logger;
   clock: Clock;
   fetch: typeof fetch;
-  tools: ToolRegistry;
+  /** The tool registry: the servers' tools join it as `mcp_<id>_<tool>`. */
+  tools: RemoteToolSink;
   authStore: McpAuthStore;
   /** Secrets learned at run time (OAuth tokens) go to the redactor. */
   onSecret(value: string): void;
@@ -75,7 +80,7 @@ export function createMcpClientManager(deps: McpClientManagerDeps): McpClientMan
   const cooldown = deps.retryCooldownMs ?? 30_000;
   let closed = false;
 
-  const setTools = (id: string, defs: AnyTool[]): string[] => {
+  const setTools = (id: string, defs: RemoteToolDef[]): string[] => {
     if (closed) return [];
     const mine = owned.get(id) ?? new Set<string>();
     // Never replace a tool this server does not own (a built-in one, another server's).

@@ -8,7 +8,31 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { SvcError } from '../errors';
-import type { AnyTool } from '../tools/core/define-tool';
+import type { PermissionRequest } from '../permissions/permission-service';
+import type { ToolFacts } from '../permissions/tool-policy';
+
+/** What a remote tool's call gets from the caller: cancellation and the permission ask. */
+export interface RemoteCallContext {
+  signal: AbortSignal;
+  ask(request: PermissionRequest): Promise<void>;
+}
+
+/** A tool of an MCP server as the tool registry takes it (a tool definition, structurally). */
+export interface RemoteToolDef extends ToolFacts {
+  description: string;
+  input: z.ZodType;
+  /** A mutating remote tool asks for itself (naming the server and the remote tool). */
+  asksPermission: boolean;
+  run(ctx: RemoteCallContext, input: Record<string, unknown>): Promise<McpToolOutput>;
+  toModelOutput(output: McpToolOutput): string;
+}
+
+/** Where the servers' tools go: the tool registry, seen through what this domain needs of it. */
+export interface RemoteToolSink {
+  gates(): { tool: ToolFacts }[];
+  add(tools: RemoteToolDef[]): void;
+  remove(predicate: (tool: ToolFacts) => boolean): void;
+}
 
 /** Family of a remote tool: `mcp:<server id>` (capabilities count them per server). */
 export const remoteFamily = (serverId: string) => `mcp:${serverId}`;
@@ -137,7 +161,7 @@ export function remoteInputSchema(schema: Record<string, unknown>): z.ZodType {
   return z.looseObject({}).meta(rest);
 }
 
-export function remoteToolDefinition(serverId: string, remote: RemoteTool, call: CallRemote): AnyTool {
+export function remoteToolDefinition(serverId: string, remote: RemoteTool, call: CallRemote): RemoteToolDef {
   const name = registryName(serverId, remote.name);
   const mutates = remote.annotations?.readOnlyHint !== true;
   const summary = remote.description?.trim() || remote.title || remote.annotations?.title || remote.name;
@@ -148,7 +172,9 @@ export function remoteToolDefinition(serverId: string, remote: RemoteTool, call:
     description: `${summary}\n(Tool "${remote.name}" of the MCP server "${serverId}".)`,
     input: remoteInputSchema(remote.inputSchema),
     mutates,
-    async run(ctx, input: Record<string, unknown>): Promise<McpToolOutput> {
+    // A mutating remote tool asks itself, naming the server and the remote tool.
+    asksPermission: mutates,
+    async run(ctx, input) {
       if (mutates) {
         await ctx.ask({
           tool: name,

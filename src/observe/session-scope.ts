@@ -11,6 +11,7 @@ import type { AgentService } from '../agent/types';
 import type { Config } from '../config/schema';
 import type { Redactor } from '../redact';
 import type { RunLedger } from '../runs/run-ledger';
+import { resolveSession, type SelectedBy } from '../sessions/resolve-session';
 import type { Session, SessionStore } from '../sessions/session-store';
 import { DB_FILE, type Db } from '../store/db';
 import type { Clock } from '../util/ids';
@@ -20,7 +21,7 @@ export interface SessionScopeDeps {
   readonly dataDir: string;
   /** Whether this process opened the database (no database yet means no sessions). */
   hasDb(): boolean;
-  readonly sessions: Pick<SessionStore, 'get' | 'list' | 'root' | 'family'>;
+  readonly sessions: Pick<SessionStore, 'get' | 'require' | 'list' | 'root' | 'family'>;
   readonly agent: Pick<AgentService, 'currentSession' | 'state'>;
   readonly clock: Clock;
 }
@@ -40,7 +41,7 @@ export interface SessionScope {
   /** The id asked for (or chosen by default); null when there is no session at all. */
   session_id: string | null;
   /** How the session was chosen: the input, the calling run, the current session, the newest one. */
-  selected_by: 'input' | 'context' | 'current' | 'most_recent' | 'none';
+  selected_by: SelectedBy;
   warnings: string[];
 }
 
@@ -67,32 +68,17 @@ export function resolveSessionScope(
       ],
     };
   }
-  if (requested) {
-    const session = app.sessions.get(requested);
-    return {
-      session,
-      session_id: requested,
-      selected_by: 'input',
-      warnings: session ? [] : [`session_unknown: no session "${requested}"; see list_sessions`],
-    };
-  }
-  if (contextSessionId) {
-    const session = app.sessions.get(contextSessionId);
-    if (session) return { session, session_id: session.id, selected_by: 'context', warnings: [] };
-  }
-  const current = app.agent.currentSession();
-  if (current) {
-    const session = app.sessions.get(current);
-    if (session) return { session, session_id: session.id, selected_by: 'current', warnings: [] };
-  }
-  const newest = app.sessions.list({ limit: 1, parent_id: null })[0];
-  if (newest) return { session: newest, session_id: newest.id, selected_by: 'most_recent', warnings: [] };
-  return {
-    session: undefined,
-    session_id: null,
-    selected_by: 'none',
-    warnings: ['no_session: there are no sessions yet; start one with svc run "<prompt>"'],
-  };
+  const resolved = resolveSession(
+    app,
+    { session_id: requested },
+    { onMissing: 'most-recent', context: contextSessionId, onUnknown: 'keep' },
+  );
+  const warnings = resolved.session
+    ? []
+    : resolved.session_id
+      ? [`session_unknown: no session "${resolved.session_id}"; see list_sessions`]
+      : ['no_session: there are no sessions yet; start one with svc run "<prompt>"'];
+  return { ...resolved, warnings };
 }
 
 /**

@@ -7,7 +7,7 @@
  * - deny wins over allow; a pack only narrows, it never adds a tool another stage removed.
  * @module
  */
-import type { ToolPolicy } from '../tools/core/funnel';
+import type { ToolPolicy } from '../permissions/tool-policy';
 import { type PackManifest, toolMatcher } from './manifest';
 import type { PackSummary } from './store';
 

@@ -6,11 +6,11 @@
 import type { Config } from '../config/schema';
 import type { EventBus } from '../events/bus';
 import type { Logger } from '../log';
+import type { ToolPolicy } from '../permissions/tool-policy';
 import type { Redactor } from '../redact';
 import type { CommandSpawner } from '../sandbox/spawn';
 import type { SessionStore } from '../sessions/session-store';
 import type { Db } from '../store/db';
-import type { ToolPolicy } from '../tools/core/funnel';
 import type { Clock } from '../util/ids';
 import type { PackManifest, ToolNames } from './manifest';
 import type { OperatingModeSnapshot } from './snapshot';

@@ -24,11 +24,25 @@ import type { RunLedger } from '../runs/run-ledger';
 import type { SessionStore } from '../sessions/session-store';
 import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
-import type { PermissionRequest } from '../tools/core/define-tool';
 import type { Clock, Ids } from '../util/ids';
 
-export type PermissionDecision = 'allow_once' | 'allow_session' | 'deny';
-export const PERMISSION_DECISIONS: readonly PermissionDecision[] = ['allow_once', 'allow_session', 'deny'];
+/** What a tool asks the operator to approve (`ctx.ask`). */
+export interface PermissionRequest {
+  tool: string;
+  /** What is being done, for the prompt: `write src/a.ts`, `bash: npm test`. */
+  title: string;
+  /** Keys a session-wide grant: same tool + same scope skips the prompt next time. */
+  scope?: string;
+  /** Analysis says this call only reads (e.g. `git status`): policy may skip the prompt. */
+  safe?: boolean;
+  /** Shown in the prompt: the diff of an edit, the command of a bash call… (metadata, redacted). */
+  details?: Record<string, unknown>;
+  /** Cannot be verified before it runs (src/workspace/context.ts ApprovalRequest): always asked, refused under --yolo. */
+  unverified?: string;
+}
+
+export const PERMISSION_DECISIONS = ['allow_once', 'allow_session', 'deny'] as const;
+export type PermissionDecision = (typeof PERMISSION_DECISIONS)[number];
 
 /** Why a request was allowed without a prompt, or that the operator answered it. */
 export type PermissionVia = 'allowed_tools' | 'yolo' | 'session_grant' | 'read_only' | 'operator';
@@ -80,8 +94,15 @@ export interface PermissionService {
   check(request: PermissionRequest, context: PermissionAskContext): PermissionVia | 'ask';
   /** Requests waiting for an answer (of one session family, or all). */
   pending(sessionId?: string): PendingPermission[];
-  /** Answer a pending request; first answer wins (a late one is a not_found error). */
-  answer(requestId: string, decision: PermissionDecision, options?: { by?: string }): PendingPermission;
+  /**
+   * Answer a pending request; first answer wins (a late one is a not_found error). `message` is
+   * the operator's note: kept in the ledger, and a deny's reason the model reads.
+   */
+  answer(
+    requestId: string,
+    decision: PermissionDecision,
+    options?: { by?: string; message?: string },
+  ): PendingPermission;
   grants(sessionId: string): PermissionGrant[];
   /** Removes every session grant of the session family; returns how many. */
   revokeGrants(sessionId: string): number;
@@ -164,7 +185,7 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
     return 'ask';
   };
 
-  const settle = (waiter: Waiter, decision: PermissionDecision, by: string) => {
+  const settle = (waiter: Waiter, decision: PermissionDecision, by: string, message?: string) => {
     waiters.delete(waiter.pending.request_id);
     const { pending } = waiter;
     ledger(pending.run_id ?? undefined, 'permission.resolved', {
@@ -172,6 +193,7 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
       tool: pending.tool,
       decision,
       by,
+      ...(message ? { message } : {}),
     });
     publish(pending.session_id, waiter.root, 'permission.resolved', {
       session_id: pending.session_id,
@@ -290,12 +312,14 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
           'INSERT OR IGNORE INTO permission_grants (session_id, tool, scope, created_at) VALUES (?, ?, ?, ?)',
         ).run(waiter.root, pending.tool, pending.scope ?? ANY_SCOPE, deps.clock.now());
       }
-      settle(waiter, decision, by);
+      const message = options.message?.trim() || undefined;
+      settle(waiter, decision, by, message);
       if (decision === 'deny') {
+        const says = message ? ` (the operator says: ${message})` : '';
         waiter.reject(
           new SvcError(
             'forbidden',
-            `permission denied by the operator: ${pending.title}. Do not retry the same call; ask the user or try another approach`,
+            `permission denied by the operator: ${pending.title}${says}. Do not retry the same call; ask the user or try another approach`,
             { details: { reason: 'denied', tool: pending.tool } },
           ),
         );

@@ -5,7 +5,11 @@
  * say when two sources disagree (ambiguous); the first present one wins.
  * @module
  */
+import { join } from 'node:path';
 import type { LoadedConfig } from '../config/load';
+import { writeConfigKey } from '../config/write';
+import { SvcError } from '../errors';
+import type { Clock } from '../util/ids';
 import type { Env } from './context';
 import type { CredentialStore } from './credential-store';
 import type { ProviderEntry } from './provider-entries';
@@ -119,4 +123,106 @@ export function missingKeyHint(entry: ProviderEntry): string {
 export function lastFour(secret: string | undefined): string | undefined {
   if (!secret || secret.length < 12) return undefined;
   return `…${secret.slice(-4)}`;
+}
+
+/** What storing a key needs (the App has each of these under the same name). */
+export interface StoreKeyDeps {
+  providers: {
+    store: CredentialStore;
+    /** The provider's entry (configured or from the catalog). */
+    entry(id: string): ProviderEntry | undefined;
+  };
+  redactor: { add(secret: string): void };
+  clock: Clock;
+  /** The workspace whose svc.toml receives the `keychain:<provider>` sentinel. */
+  workspace: string;
+  reloadConfig(): unknown;
+}
+
+export interface StoreKeyInput {
+  provider: string;
+  key: string;
+  kind: 'api_key' | 'bearer';
+  /** What stored it (`svc auth token`, `svc tui`), kept with the credential. */
+  by: string;
+  /** The provider type, for a provider that may not be configured yet (`amazon-bedrock`). */
+  type?: string;
+}
+
+export interface StoredKey {
+  provider: string;
+  stored: true;
+  kind: 'api_key' | 'bearer';
+  backend: string;
+  sentinel_written: boolean;
+  config_file: string | null;
+}
+
+/**
+ * Store an API key (or bearer token) for a provider: the one way, for `svc auth` and the TUI's
+ * provider dialogs alike. The key goes to the durable credential store, and (AUTH-28) the
+ * provider's `api_key` in the workspace svc.toml becomes the `keychain:<provider>` sentinel, so
+ * readiness and the resolver find it.
+ */
+export function storeKey(deps: StoreKeyDeps, input: StoreKeyInput): StoredKey {
+  const { provider, entry } = keyTarget(deps, input.provider, input.type);
+  const key = input.key.trim();
+  if (!key) throw new SvcError('invalid_input', 'key: empty; paste or pipe the key');
+  const { store } = deps.providers;
+  deps.redactor.add(key);
+  store.set(provider, {
+    kind: input.kind,
+    value: key,
+    stored_by: input.by,
+    stored_at: new Date(deps.clock.now()).toISOString(),
+  });
+  let file: string | null = null;
+  // AUTH-28: with durable storage the provider's api_key becomes the keychain:<provider> sentinel.
+  if (store.durable()) {
+    file = join(deps.workspace, 'svc.toml');
+    const id = /^[A-Za-z0-9_-]+$/.test(provider) ? provider : `"${provider}"`;
+    if (input.type && !entry) writeConfigKey(file, `providers.${id}.type`, input.type);
+    writeConfigKey(file, `providers.${id}.api_key`, `keychain:${provider}`);
+    deps.reloadConfig();
+  }
+  return {
+    provider,
+    stored: true,
+    kind: input.kind,
+    backend: store.status().backend,
+    sentinel_written: file !== null,
+    config_file: file,
+  };
+}
+
+/**
+ * The provider a key would be stored for, checked before the key is read (a CLI checks its
+ * arguments before waiting on standard input): a provider id, known (or of the given type), that
+ * takes an API key.
+ */
+export function keyTarget(
+  deps: Pick<StoreKeyDeps, 'providers'>,
+  id: string,
+  type?: string,
+): { provider: string; entry: ProviderEntry | undefined } {
+  const provider = id.trim();
+  if (!/^[a-z0-9][a-z0-9._-]*$/.test(provider))
+    throw new SvcError(
+      'invalid_input',
+      `provider: "${id}" is not a provider id (lowercase letters, digits, . _ -)`,
+    );
+  const entry = deps.providers.entry(provider);
+  if (type && entry && entry.type !== type)
+    throw new SvcError('invalid_input', `provider: ${provider} is a ${entry.type} provider, not ${type}`);
+  if (!type && !entry)
+    throw new SvcError(
+      'not_found',
+      `provider: unknown provider "${provider}"; add [providers.${provider}] first (svc config show-provider-status lists them)`,
+    );
+  if (entry && (entry.auth === 'vendor_cli' || entry.auth === 'acp' || entry.auth === 'local'))
+    throw new SvcError(
+      'invalid_input',
+      `provider: ${provider} takes no API key (${entry.auth === 'local' ? 'a local server' : 'the child agent keeps its own login'})`,
+    );
+  return { provider, entry };
 }

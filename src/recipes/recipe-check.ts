@@ -6,14 +6,14 @@
  */
 import { agentKinds } from '../agent/agent-kinds';
 import type { Config } from '../config/schema';
-import type { AnyTool } from '../tools/core/define-tool';
+import type { ToolFacts } from '../permissions/tool-policy';
 import { outputReference, templateRefs } from '../workflows/template';
 import type { RecipeDefinition, RecipeDiagnostic, RecipeParameter } from './recipe-schema';
 
 export interface RecipeCheckEnv {
   config: Config;
   /** Every defined tool (registered or not). */
-  tools: readonly AnyTool[];
+  tools: readonly ToolFacts[];
 }
 
 const STEP_FIELDS = ['output', 'status'];

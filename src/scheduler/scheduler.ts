@@ -9,7 +9,7 @@
  */
 import type { App } from '../app';
 import { SvcError, toSvcError } from '../errors';
-import { invokeTool } from '../tools/core/invoke';
+import { callerOf } from '../workflows/lineage';
 import { defaultTimezone, nextFireTimes } from './cron';
 import {
   createScheduleStore,
@@ -181,31 +181,25 @@ export function createScheduler(appRef: () => App): Scheduler {
         );
       }
       const unattended = a.config.services.autopilot.unattended;
-      const job = invokeTool(
-        a,
-        'run_recipe',
-        { name: schedule.recipe, params: schedule.recipe_params, session_id: sessionId },
-        {
-          surface: 'agent',
-          sessionId,
-          // Never approved silently: asks go to the permission service (nobody attached → fail or wait).
-          ask: async (request) => {
-            await a.permissions.ask(request, { sessionId, ...(unattended ? { unattended } : {}) });
+      // The run_recipe tool's own call (recipes are a domain: the scheduler asks it directly).
+      // Never approved silently: asks go to the permission service (nobody attached → fail or wait).
+      const job = a.recipes
+        .run(schedule.recipe, schedule.recipe_params ?? {}, {
+          caller: callerOf(a, { sessionId, signal: new AbortController().signal }, sessionId),
+          approve: async (request) => {
+            await a.permissions.ask(
+              { tool: 'bash', ...request },
+              { sessionId, ...(unattended ? { unattended } : {}) },
+            );
           },
-        },
-      ).then(
-        (value) => {
-          const v = value as { status?: string; run_id?: string };
-          finishFiring(
-            record,
-            schedule.id,
-            v.status === 'completed' ? 'completed' : (v.status ?? 'completed'),
-            null,
-            v.run_id,
-          );
-        },
-        (error) => finishFiring(record, schedule.id, 'failed', a.redactor.string(toSvcError(error).message)),
-      );
+        })
+        .then(
+          (value) => {
+            finishFiring(record, schedule.id, value.status, null, value.run_id);
+          },
+          (error) =>
+            finishFiring(record, schedule.id, 'failed', a.redactor.string(toSvcError(error).message)),
+        );
       track(job);
       return result({ session_id: sessionId });
     }

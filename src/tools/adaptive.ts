@@ -17,13 +17,9 @@ import {
   fleetRegulationStatus,
   spawnStatus,
 } from '../readouts/adaptive/readouts';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionIdInput } from '../sessions/session-input';
 import { type AnyTool, defineTool, type GateEnv } from './core/define-tool';
-
-const sessionIdField = z
-  .string()
-  .min(1)
-  .optional()
-  .describe('Session id. Omit for the current session (the tool-context or MCP-bound session).');
 
 function adaptiveGate({ app }: GateEnv): true | string {
   if (app.config.options.adaptive_orchestration.enabled !== true) {
@@ -40,7 +36,7 @@ export const getAdaptiveOrchestration = defineTool({
   tag: 'primitive',
   description:
     "Read the session's adaptive orchestration: its effective genome (choreography preset, topology, parallelism, plan and review gates, compaction threshold), how it was classified, the monitor's last evaluation, a reshape queued or applied and why, and the posture. Metadata only. Read-only.",
-  input: z.strictObject({ session_id: sessionIdField }),
+  input: z.strictObject({ session_id: sessionIdInput('context') }),
   mutates: false,
   gate: adaptiveGate,
   surfaces: {
@@ -70,9 +66,13 @@ export const getAdaptiveOrchestration = defineTool({
         history: [],
       });
     }
-    return app.adaptive.snapshot(posture ? input.session_id : (input.session_id ?? ctx.sessionId), {
-      posture,
+    // The CLI posture describes the named session only; a call defaults to its own session.
+    const { session_id } = resolveSession(app, input, {
+      onMissing: posture ? 'none' : 'context-or-none',
+      context: ctx.sessionId,
+      onUnknown: 'unchecked',
     });
+    return app.adaptive.snapshot(session_id ?? undefined, { posture });
   },
 });
 
@@ -95,11 +95,7 @@ export const getSpawnStatus = defineTool({
   description:
     "Sub-agent spawning of a session family (or the whole workspace): the parallelism limit from the session's genome, running child runs, recent child runs from the run ledger, and reviewer passes. Read-only.",
   input: z.strictObject({
-    session_id: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Session (any member of its family). Omit for the whole workspace.'),
+    session_id: sessionIdInput('none', 'Session (any member of its family). Omit for the whole workspace.'),
     limit: z.number().int().min(1).max(50).default(10).describe('Recent child runs to list.'),
   }),
   mutates: false,
@@ -115,7 +111,7 @@ export const evalShadowSummaryTool = defineTool({
   description:
     "Eval shadow: at every monitor evaluation an alternative (shadow) genome is scored on the same signals; this sums up how often its decision agreed with the effective genome's, per preset pair, with the latest scores. Read-only.",
   input: z.strictObject({
-    session_id: z.string().min(1).optional().describe('One session. Omit for the whole workspace.'),
+    session_id: sessionIdInput('none', 'One session. Omit for the whole workspace.'),
     limit: z.number().int().min(1).max(50).default(10).describe('Latest scored evaluations to list.'),
   }),
   mutates: false,

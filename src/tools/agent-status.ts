@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { readProjects } from '../agent/project-registry';
 import { diagnoseSession, logsReport, requireDb, usageStats } from '../agent/reports';
+import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
 
 type Diagnosis = Awaited<ReturnType<typeof diagnoseSession>>;
@@ -28,13 +29,7 @@ export const sessionDiagnose = defineTool({
   tag: 'primitive',
   description:
     'Diagnose a session (default: the current, else the most recent): its state, last run, interrupted runs, history consistency, queue, model resolution, pending permissions and workflow phase, each as ok/warn/error with a detail.',
-  input: z.strictObject({
-    session_id: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Session id. Omit for the current or most recent session.'),
-  }),
+  input: z.strictObject({ session_id: sessionIdInput('most-recent') }),
   mutates: false,
   surfaces: {
     mcp: 'svc_session_diagnose',
@@ -51,7 +46,7 @@ export const sessionDiagnose = defineTool({
       },
     ],
   },
-  run: (ctx, input) => diagnoseSession(ctx.app, input.session_id ?? ctx.sessionId),
+  run: (ctx, input) => diagnoseSession(ctx.app, input.session_id, ctx.sessionId),
 });
 
 export const statsReport = defineTool({

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { agentApp, echoTool, touchTool } from '../../test/helpers/agent-harness';
 import { reply } from '../../test/helpers/fake-provider';
 import { makeTestApp } from '../../test/helpers/make-test-app';
-import { invokeTool } from './core/invoke';
+import { invokeTool } from './core/call-tool';
 
 describe('agent kinds and sub-agents', () => {
   it('list_agent_kinds lists the built-ins and [agents.<id>] kinds', async () => {

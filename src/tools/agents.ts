@@ -7,8 +7,9 @@
 import { z } from 'zod';
 import { agentKind } from '../agent/agent-kinds';
 import type { RunResult } from '../agent/types';
-import { targetSession } from '../agent/views';
 import { SvcError } from '../errors';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
 
 export const listAgentKinds = defineTool({
@@ -68,11 +69,7 @@ export const agent = defineTool({
       .array(z.string().min(1))
       .optional()
       .describe("Narrow the sub-agent to these tools. Omit for the kind's own set."),
-    session_id: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Parent session when called outside a run. Omit inside a run.'),
+    session_id: sessionIdInput('current', 'Parent session when called outside a run. Omit inside a run.'),
   }),
   mutates: false,
   // fan_out genome: several agent calls of one step run in parallel (adaptive orchestration).
@@ -82,7 +79,7 @@ export const agent = defineTool({
   parity: false,
   run: async (ctx, input): Promise<RunResult & { child_session_id: string }> => {
     const { app } = ctx;
-    const parent = targetSession(app, input.session_id, ctx.sessionId);
+    const parent = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const kind = agentKind(app.config, input.agent, 'subagent');
     const parentRun = ctx.runId ? app.runs.get(ctx.runId) : undefined;
     const parentKind = ctx.agent ? app.agent.kinds().find((k) => k.id === ctx.agent) : undefined;

@@ -5,13 +5,13 @@
  */
 import { join, relative } from 'node:path';
 import { z } from 'zod';
-import type { App } from '../app';
 import { explainConfig } from '../config/explain';
 import { formatIssue, loadConfig } from '../config/load';
 import { parseConfigValue, writeConfigKey } from '../config/write';
 import { SvcError } from '../errors';
 import { VERSION } from '../version';
 import { defineTool } from './core/define-tool';
+import type { ToolHost } from './core/types';
 
 const configValue = z.union([
   z.string(),
@@ -180,7 +180,7 @@ export const getConfigFieldProvenance = defineTool({
   run: (ctx, input) => ({ fields: explainConfig(ctx.app.loaded, ctx.app.redactor, input.key) }),
 });
 
-export function configStatus(app: App) {
+export function configStatus(app: ToolHost) {
   const loaded = app.loaded;
   const sections: Record<string, unknown> = {};
   for (const [name, build] of app.statusSections) {

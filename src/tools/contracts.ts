@@ -9,17 +9,16 @@ import { z } from 'zod';
 import type { CommandRunner } from '../contracts/contract-service';
 import { qualityGatesPosture } from '../contracts/quality-gates';
 import { SvcError } from '../errors';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionIdInput } from '../sessions/session-input';
 import type { BashResult } from '../workspace/shell';
 import { type AnyTool, defineTool, type ToolContext } from './core/define-tool';
 import { opContext } from './core/op-context';
 
-const sessionField = z
-  .string()
-  .min(1)
-  .optional()
-  .describe(
-    "Session whose contract to use (workspace obligations plus the session's own). Omit for the session you run in, or the workspace contract outside a session.",
-  );
+const sessionIdField = sessionIdInput(
+  'context-or-none',
+  "Session whose contract to use (workspace obligations plus the session's own). Omit for the session you run in, or the workspace contract outside a session.",
+);
 
 export const contractListObligations = defineTool({
   name: 'contract_list_obligations',
@@ -27,7 +26,7 @@ export const contractListObligations = defineTool({
   tag: 'primitive',
   description:
     'List the contract obligations that must hold before work counts as done (tests and lint commands, files that must exist, no open todo markers, an approved plan): each with its status (passed, failed, waived, pending), last result and waiver, and the overall state.',
-  input: z.strictObject({ session_id: sessionField }),
+  input: z.strictObject({ session_id: sessionIdField }),
   mutates: false,
   surfaces: { mcp: 'svc_contract_list_obligations', cli: { command: 'contract list' } },
   run: (ctx, input) => ctx.app.contracts.list(agentOrCurrentSession(ctx, input.session_id)),
@@ -46,7 +45,7 @@ export const contractRerun = defineTool({
   description:
     'Evaluate the contract now and record the results: run its commands (each asks like bash does), check its files, markers and plan approval. Optionally attach new obligations to the session first, or evaluate only some obligations.',
   input: z.strictObject({
-    session_id: sessionField,
+    session_id: sessionIdField,
     obligation_ids: z
       .array(z.string().min(1))
       .min(1)
@@ -85,7 +84,7 @@ export const contractWaiveObligation = defineTool({
   description:
     'Waive one contract obligation with a reason, so it no longer blocks the contract (recorded with who waived it and when). Asks the operator first. Without a session it waives a workspace obligation everywhere.',
   input: z.strictObject({
-    session_id: sessionField,
+    session_id: sessionIdField,
     obligation_id: z.string().min(1).describe('The obligation to waive (see contract_list_obligations).'),
     reason: z.string().min(1).max(2000).describe('Why it may be skipped; kept with the waiver.'),
   }),
@@ -132,7 +131,7 @@ export const qualityGatesPostureTool = defineTool({
   tag: 'primitive',
   description:
     'The quality gates in force and how they last went: contract command obligations (enforced by contract_rerun) and the check scripts the project defines (package.json test/lint/typecheck, Makefile, cargo, go), each with its last result.',
-  input: z.strictObject({ session_id: sessionField }),
+  input: z.strictObject({ session_id: sessionIdField }),
   mutates: false,
   surfaces: { mcp: 'svc_quality_gates_posture', cli: { command: 'quality-gates' } },
   run: (ctx, input) =>
@@ -157,7 +156,12 @@ function commandRunner(ctx: ToolContext): CommandRunner {
 
 /** The named session, else the session the agent runs in; none means the workspace contract. */
 function agentOrCurrentSession(ctx: ToolContext, sessionId: string | undefined): string | undefined {
-  return sessionId ?? ctx.sessionId;
+  const resolved = resolveSession(
+    ctx.app,
+    { session_id: sessionId },
+    { onMissing: 'context-or-none', context: ctx.sessionId, onUnknown: 'unchecked' },
+  );
+  return resolved.session_id ?? undefined;
 }
 
 function parseAttach(input: Record<string, unknown>): Record<string, unknown> {

@@ -7,19 +7,18 @@
 import { z } from 'zod';
 import { MARKER_KINDS } from '../coordination/markers';
 import { SvcError } from '../errors';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionIdInput } from '../sessions/session-input';
 import { defineTool, type ToolContext } from './core/define-tool';
 
-const sessionField = z
-  .string()
-  .min(1)
-  .optional()
-  .describe(
-    'Session that holds the claim or leaves the marker. Omit inside an agent run: the current session is used.',
-  );
+const sessionIdField = sessionIdInput(
+  'context',
+  'Session that holds the claim or leaves the marker. Omit inside an agent run: the current session is used.',
+);
 
 export const workspaceClaimInput = z.strictObject({
   action: z.enum(['acquire', 'renew', 'release', 'list', 'negotiate']).describe('What to do.'),
-  session_id: sessionField,
+  session_id: sessionIdField,
   paths: z
     .array(z.string().min(1))
     .optional()
@@ -44,14 +43,15 @@ export const workspaceClaimInput = z.strictObject({
 });
 
 function sessionOf(ctx: ToolContext, given: string | undefined, action: string): string {
-  const id = given ?? ctx.sessionId;
-  if (!id)
-    throw new SvcError(
-      'invalid_input',
-      `session_id: required for ${action} (claims and markers belong to a session)`,
-    );
-  ctx.app.sessions.require(id);
-  return id;
+  // The calling run's session counts as named: claims and markers need a session that exists.
+  return resolveSession(
+    ctx.app,
+    { session_id: given ?? ctx.sessionId },
+    {
+      onMissing: 'required',
+      required: `session_id: required for ${action} (claims and markers belong to a session)`,
+    },
+  ).session_id;
 }
 
 function need<T>(value: T | undefined, field: string, action: string): T {
@@ -131,7 +131,7 @@ export const workspaceClaim = defineTool({
 
 export const leaveMarkerInput = z.strictObject({
   action: z.enum(['create', 'list', 'delete']).describe('What to do.'),
-  session_id: sessionField,
+  session_id: sessionIdField,
   path: z
     .string()
     .min(1)

@@ -39,6 +39,8 @@ export const diagnostics = defineTool({
       ? true
       : 'no language server configured under [lsp.<id>]',
   surfaces: { mcp: 'svc_diagnostics' },
+  // Answers come from a language server (an external process): nothing for the parity walker.
+  parity: false,
   async run(ctx, input) {
     const target = ctx.app.ws.paths.resolve(input.path);
     let text: string;

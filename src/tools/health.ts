@@ -15,13 +15,14 @@ import { type IncidentStatus, runtimeIncidentStatus } from '../health/incidents'
 import { type LengthRecoveryStatus, lengthRecoveryStatus } from '../health/length-recovery';
 import { type LoopDetectionStatus, loopDetectionStatus } from '../health/loop-detection';
 import type { SandboxStatus } from '../sandbox/sandbox';
+import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
 
-const sessionId = z
-  .string()
-  .min(1)
-  .optional()
-  .describe('Only this session and its sub-agent sessions. Omit for every session of the workspace.');
+const sessionIdField = sessionIdInput(
+  'none',
+  'Only this session and its sub-agent sessions. Omit for every session of the workspace.',
+);
+
 const sinceHours = z
   .number()
   .int()
@@ -38,7 +39,11 @@ const limit = (fallback: number) =>
     .default(fallback)
     .describe(`Most recent entries to list. Default ${fallback}.`);
 
-const windowInput = z.strictObject({ session_id: sessionId, since_hours: sinceHours, limit: limit(10) });
+const windowInput = z.strictObject({
+  session_id: sessionIdField,
+  since_hours: sinceHours,
+  limit: limit(10),
+});
 const examples = [{}, { since_hours: 1, limit: 3 }];
 
 const when = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
@@ -151,7 +156,7 @@ export const getAlertsStatus = defineTool({
   description:
     'Active alerts derived from runtime signals over a recent window: token pressure, repeated run failures, provider errors, tool crashes, provider recovery, pack hook failures, capped health follow-ons. Thresholds come from options.alerts.',
   input: z.strictObject({
-    session_id: sessionId,
+    session_id: sessionIdField,
     window_minutes: z
       .number()
       .int()
@@ -184,7 +189,10 @@ export const getEnforcementStatus = defineTool({
   tag: 'primitive',
   description:
     'Permission enforcement: allowed_tools, bash rules, unattended policy and the sandbox; --yolo runs, session grants, permission asks/allows/denials, bash commands blocked, mutations refused by hard workspace claims, and tools a pack policy removes for the session.',
-  input: z.strictObject({ session_id: sessionId, since_hours: sinceHours }),
+  input: z.strictObject({
+    session_id: sessionIdField,
+    since_hours: sinceHours,
+  }),
   mutates: false,
   surfaces: {
     mcp: 'svc_get_enforcement_status',
@@ -209,7 +217,7 @@ export const listRecentFlowAwarenessEvents = defineTool({
   description:
     'Recent workflow-flow events from the session event log: phase changes, plan updates, prompt queue changes, claim negotiations and handoffs to sub-agent sessions, newest first.',
   input: z.strictObject({
-    session_id: sessionId,
+    session_id: sessionIdField,
     kinds: z
       .array(z.enum(FLOW_KINDS))
       .optional()

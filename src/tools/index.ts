@@ -40,6 +40,7 @@ import { lifecycleTools } from './lifecycle';
 import { mcpStatus } from './mcp-status';
 import { observeTools } from './observe';
 import { packTools } from './packs';
+import { permissionTools } from './permissions';
 import { planningTools } from './planning';
 import { pluginTools } from './plugins';
 import { getModelSelection, getProviderAuthWizard, getProviderStatus, listModelsTool } from './providers';
@@ -102,6 +103,7 @@ export const allTools: readonly AnyTool[] = [
   checkpointUndo,
   // agent core: sessions, runs, planning, agent kinds and sub-agents, status readouts
   ...sessionTools,
+  ...permissionTools,
   ...runTools,
   ...planningTools,
   ...agentTools,

@@ -6,17 +6,18 @@
  * @module
  */
 import { z } from 'zod';
-import type { App } from '../app';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionIdInput } from '../sessions/session-input';
 import { VERSION } from '../version';
 import { type AnyTool, defineTool, type ToolTag } from './core/define-tool';
 import { FUNNEL_STAGES, type FunnelEntry } from './core/funnel';
+import type { ToolHost } from './core/types';
 
 export const funnelInput = z.strictObject({
-  session_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Session whose mode, phase and agent narrow the set. Omit for the defaults.'),
+  session_id: sessionIdInput(
+    'context-or-none',
+    'Session whose mode, phase and agent narrow the set. Omit for the defaults.',
+  ),
   agent: z
     .string()
     .min(1)
@@ -27,12 +28,13 @@ export const funnelInput = z.strictObject({
 type FunnelInput = z.output<typeof funnelInput>;
 
 export function funnelFor(
-  app: App,
+  app: ToolHost,
   input: FunnelInput,
   defaultSession?: string,
 ): { context: Record<string, unknown>; entries: FunnelEntry[] } {
-  const sessionId = input.session_id ?? defaultSession;
-  if (input.session_id) app.sessions.require(input.session_id);
+  const sessionId =
+    resolveSession(app, input, { onMissing: 'context-or-none', context: defaultSession }).session_id ??
+    undefined;
   const overrides: Record<string, unknown> = {};
   if (input.agent) overrides.agent = input.agent;
   if (input.mode) overrides.mode = input.mode;
@@ -50,7 +52,7 @@ export function funnelFor(
   };
 }
 
-function tagStatus(app: App, tag: ToolTag, input: FunnelInput, sessionId?: string) {
+function tagStatus(app: ToolHost, tag: ToolTag, input: FunnelInput, sessionId?: string) {
   const { context, entries } = funnelFor(app, input, sessionId);
   const rows = entries.filter((e) => e.tag === tag).sort((a, b) => a.name.localeCompare(b.name));
   return {
@@ -163,7 +165,7 @@ export const listToolCapabilities = defineTool({
 });
 
 /** Flags of what is really wired in this process (spec, Events: runtime_features). */
-export function runtimeFeatures(app: App): Record<string, boolean> {
+export function runtimeFeatures(app: ToolHost): Record<string, boolean> {
   const registered = (name: string) => app.tools.get(name) !== undefined;
   const httpWired = app.runtime.surfaces.has('http');
   const api = (name: string) =>

@@ -8,10 +8,10 @@
  * @module
  */
 import { z } from 'zod';
-import type { App } from '../app';
 import type { DaemonView } from '../scheduler/daemons';
 import { remoteLifecycle, restartDaemon, startAutopilot, stopDaemons } from '../scheduler/lifecycle';
 import { defineTool, type GateEnv } from './core/define-tool';
+import type { ToolHost } from './core/types';
 import { autopilotRunner, inspectSchedule, schedulerStatus } from './scheduler';
 
 export const LIFECYCLE_ENV = 'SVC_ENABLE_PROCESS_LIFECYCLE_TOOLS';
@@ -225,7 +225,7 @@ export const autopilotDown = defineTool({
   },
 });
 
-export function daemonReport(app: App) {
+export function daemonReport(app: ToolHost) {
   const started = Math.floor(process.uptime());
   const daemons = app.daemons.list({ includeStopped: false }).map((d: DaemonView) => ({
     id: d.id,

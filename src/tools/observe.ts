@@ -31,15 +31,14 @@ import {
 } from '../observe/session-observability';
 import { buildTaskAggregate } from '../observe/task-aggregate';
 import { buildWorkspaceSnapshot } from '../observe/workspace-snapshot';
+import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
 
-const sessionIdField = z
-  .string()
-  .min(1)
-  .optional()
-  .describe(
-    'Session id (ses_…). Omit for the session you run in (agent), else the current session, else the most recent one.',
-  );
+const sessionIdField = sessionIdInput(
+  'most-recent',
+  'Session id (ses_…). Omit for the session you run in (agent), else the current session, else the most recent one.',
+);
+const buildSessionField = sessionIdInput('none', 'Only the builds of this session. Omit for every build.');
 
 const limitField = (name: string, max: number, fallback: number, what: string) =>
   z
@@ -135,11 +134,10 @@ export const getJournalPosture = defineTool({
   description:
     'Whether the session journal can be built and what it holds: sources, journal events by type across sessions, sessions with entries, time span, retention and redaction; with session_id, that session’s entry counts by kind.',
   input: z.strictObject({
-    session_id: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Also count the journal entries of this session. Omit for the store-wide posture only.'),
+    session_id: sessionIdInput(
+      'none',
+      'Also count the journal entries of this session. Omit for the store-wide posture only.',
+    ),
   }),
   mutates: false,
   surfaces: { mcp: 'svc_get_journal_posture' },
@@ -191,11 +189,7 @@ export const getPromptStackStatus = defineTool({
   description:
     'How the system prompt is assembled: recording posture, build counts, the last build with its sections (name, source, size, token estimate, sha256 prefix), average and largest sizes, per-section statistics and stability between consecutive builds of a session. Never the prompt text.',
   input: z.strictObject({
-    session_id: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Only the builds of this session. Omit for every build.'),
+    session_id: buildSessionField,
   }),
   mutates: false,
   surfaces: { mcp: 'svc_get_prompt_stack_status' },
@@ -210,11 +204,7 @@ export const listRecentPromptStackBuilds = defineTool({
   description:
     'The most recent system-prompt assemblies, newest first: session, run, agent, total size, token estimate, sha256 prefix and each section (name, source, size, token estimate, sha256 prefix). Never the prompt text.',
   input: z.strictObject({
-    session_id: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Only the builds of this session. Omit for every build.'),
+    session_id: buildSessionField,
     limit: limitField('limit', 200, 20, 'Most builds returned'),
   }),
   mutates: false,

@@ -9,11 +9,12 @@
  * @module
  */
 import { z } from 'zod';
-import type { App } from '../app';
 import { SvcError } from '../errors';
 import type { PackController } from '../packs/controller';
 import { discoverPacks } from '../packs/discovery';
 import { controllerlessPosture, type OperatingModeSnapshot } from '../packs/snapshot';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionIdInput } from '../sessions/session-input';
 import {
   type AnyTool,
   defineTool,
@@ -21,12 +22,9 @@ import {
   type HttpBinding,
   type ToolContext,
 } from './core/define-tool';
+import type { ToolHost } from './core/types';
 
-const sessionIdField = z
-  .string()
-  .min(1)
-  .optional()
-  .describe('Session id. Omit for the current session (the tool-context or MCP-bound session).');
+const sessionIdField = sessionIdInput('context');
 
 export const getOperatingModeInput = z.strictObject({ session_id: sessionIdField });
 
@@ -60,7 +58,7 @@ const route = {
   path: '/v1/session-operating-mode',
   errors: 'text',
   statusFor: { not_found: 400 },
-  unregistered: (app: App) =>
+  unregistered: (app: ToolHost) =>
     app.config.options.operating_packs === true && !app.packs
       ? new SvcError('unavailable', 'operating-mode parity is not available in this runtime')
       : undefined,
@@ -77,10 +75,13 @@ function controller(ctx: ToolContext): PackController {
   return packs;
 }
 
+/** The session named, else the tool-context (MCP-bound) one; an unknown one the controller reports. */
 function sessionOf(ctx: ToolContext, input: { session_id?: string }): string {
-  const id = input.session_id ?? ctx.sessionId;
-  if (!id) throw new SvcError('invalid_input', 'session_id: required (no current session to default to)');
-  return id;
+  return resolveSession(ctx.app, input, {
+    onMissing: 'context',
+    context: ctx.sessionId,
+    onUnknown: 'unchecked',
+  }).session_id;
 }
 
 export const getOperatingMode = defineTool({
@@ -213,7 +214,7 @@ export const packTools: AnyTool[] = [
 ] as AnyTool[];
 
 /** spec: `--json` prints a top-level object holding `posture` plus the discovery fields. */
-function cliEnvelope(app: App, posture: OperatingModeSnapshot) {
+function cliEnvelope(app: ToolHost, posture: OperatingModeSnapshot) {
   // Discovery is files and config only: it works with the gate off and without a controller.
   const names = discoverPacks({
     workspace: app.workspace,

@@ -9,7 +9,7 @@ import { agentApp, touchTool } from '../../test/helpers/agent-harness';
 import { reply } from '../../test/helpers/fake-provider';
 import { makeTestApp } from '../../test/helpers/make-test-app';
 import type { App } from '../app';
-import { invokeTool } from './core/invoke';
+import { invokeTool } from './core/call-tool';
 
 const call = (app: App, name: string, input: Record<string, unknown> = {}) =>
   invokeTool(app, name, input, { surface: 'cli' }) as Promise<any>;

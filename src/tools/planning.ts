@@ -8,11 +8,15 @@
  * @module
  */
 import { z } from 'zod';
-import { targetSession, workflowPhase } from '../agent/views';
-import type { App } from '../app';
 import { SvcError } from '../errors';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionIdInput } from '../sessions/session-input';
 import type { Session } from '../sessions/session-store';
+import { workflowPhase } from '../sessions/session-views';
 import { defineTool } from './core/define-tool';
+import type { ToolHost } from './core/types';
+
+const sessionIdField = sessionIdInput('current');
 
 interface StoredPlan {
   markdown: string;
@@ -31,12 +35,6 @@ interface PhaseChange {
 const MAX_PLAN_CHARS = 200_000;
 const HISTORY_MAX = 20;
 
-const sessionIdField = z
-  .string()
-  .min(1)
-  .optional()
-  .describe('Session id. Omit for the session you run in (agent) or the current session.');
-
 function planOf(session: Session): StoredPlan | undefined {
   const plan = session.metadata.plan as StoredPlan | undefined;
   return plan && typeof plan.markdown === 'string' ? plan : undefined;
@@ -48,7 +46,13 @@ const planMeta = (plan: StoredPlan | undefined) =>
     : null;
 
 /** Move the session to a phase ('none' ends the workflow), recording the change and publishing it. */
-function setPhase(app: App, session: Session, to: string, by: string, extra: Record<string, unknown> = {}) {
+function setPhase(
+  app: ToolHost,
+  session: Session,
+  to: string,
+  by: string,
+  extra: Record<string, unknown> = {},
+) {
   const from = workflowPhase(session);
   const history = Array.isArray(session.metadata.workflow_history)
     ? (session.metadata.workflow_history as PhaseChange[])
@@ -89,7 +93,7 @@ export const setPlanArtifact = defineTool({
   parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const previous = planOf(session);
     const plan: StoredPlan = {
       markdown: input.markdown,
@@ -114,7 +118,7 @@ export const getPlan = defineTool({
   surfaces: { mcp: 'svc_get_plan' },
   examples: [{ session_id: 'ses_0001' }],
   run: (ctx, input) => {
-    const session = targetSession(ctx.app, input.session_id, ctx.sessionId);
+    const session = resolveSession(ctx.app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const plan = planOf(session);
     return {
       session_id: session.id,
@@ -141,7 +145,7 @@ export const clearPlan = defineTool({
   parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const had = planOf(session) !== undefined;
     setPhase(app, session, 'none', ctx.surface, { plan: null });
     if (had) app.bus.publish(session.id, 'plan.updated', { session_id: session.id, has_plan: false });
@@ -160,7 +164,7 @@ export const getWorkflowPhase = defineTool({
   surfaces: { mcp: 'svc_get_workflow_phase' },
   examples: [{ session_id: 'ses_0001' }],
   run: (ctx, input) => {
-    const session = targetSession(ctx.app, input.session_id, ctx.sessionId);
+    const session = resolveSession(ctx.app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     return { session_id: session.id, phase: workflowPhase(session), has_plan: planOf(session) !== undefined };
   },
 });
@@ -177,7 +181,7 @@ export const getStagedWorkflowStatus = defineTool({
   examples: [{ session_id: 'ses_0001' }],
   run: (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const phase = workflowPhase(session);
     const plan = planOf(session);
     const withheld = app
@@ -223,7 +227,7 @@ export const approvePlan = defineTool({
   parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const plan = planOf(session);
     if (!plan) {
       throw new SvcError(
@@ -260,7 +264,7 @@ export const returnToPlan = defineTool({
   parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const { from, changed } = setPhase(app, session, 'planning', ctx.surface);
     return {
       session_id: session.id,
@@ -288,7 +292,7 @@ export const summarizeSession = defineTool({
   parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     if (app.agent.requestCompaction(session.id)) {
       return {
         session_id: session.id,

@@ -14,6 +14,7 @@ import {
   modelSelection,
   providerStatus,
 } from '../providers/reports';
+import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
 
 export const getProviderStatusInput = z.strictObject({
@@ -56,11 +57,7 @@ export const getProviderStatus = defineTool({
 });
 
 export const getModelSelectionInput = z.strictObject({
-  session_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Session whose model override applies. Omit for no session.'),
+  session_id: sessionIdInput('none', 'Session whose model override applies. Omit for no session.'),
   agent: z
     .string()
     .min(1)

@@ -14,6 +14,7 @@ import {
   parityGetterUnavailable,
 } from '../readouts/multiplayer/dashboard';
 import { buildMultiplayerExport } from '../readouts/multiplayer/export';
+import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
 
 export const dashboardInput = z.strictObject({
@@ -178,11 +179,10 @@ export const recommendations = defineTool({
 });
 
 export const multiplayerExportInput = z.strictObject({
-  session_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("Export only this session's family. Omit for every session of the workspace."),
+  session_id: sessionIdInput(
+    'none',
+    "Export only this session's family. Omit for every session of the workspace.",
+  ),
   since_unix: z
     .number()
     .int()

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import type { RecipeRunResult, RecipeSummary, RecipeValidation } from '../recipes/recipe-service';
+import { sessionIdInput } from '../sessions/session-input';
 import { callerOf } from '../workflows/lineage';
 import { defineTool } from './core/define-tool';
 import { opContext } from './core/op-context';
@@ -19,13 +20,10 @@ export const runRecipeInput = z.strictObject({
     .record(z.string(), paramValue)
     .default({})
     .describe('Parameter values by name. Omit parameters that have a default.'),
-  session_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'Session the recipe runs under (its session becomes a child). Omit inside a run; outside one, a new session is created.',
-    ),
+  session_id: sessionIdInput(
+    'context-or-none',
+    'Session the recipe runs under (its session becomes a child). Omit inside a run; outside one, a new session is created.',
+  ),
 });
 
 export const runRecipe = defineTool({

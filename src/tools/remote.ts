@@ -7,13 +7,13 @@
  */
 import { z } from 'zod';
 import { agentKind } from '../agent/agent-kinds';
-import type { App } from '../app';
 import type { DeployInput, Deployment } from '../deploy/deploy-service';
 import { LOCAL_TARGET } from '../deploy/targets';
 import { SvcError } from '../errors';
 import type { TrackedTask } from '../remote/delegation';
 import { allowlistProblems } from './core/aliases';
 import { type AnyTool, defineTool, type ToolContext } from './core/define-tool';
+import type { ToolHost } from './core/types';
 
 const timeoutField = z
   .number()
@@ -385,7 +385,7 @@ async function checkedDeployInput(
   ctx: ToolContext,
   input: Omit<DeployInput, 'agent' | 'target'> & { agent: string; target: string },
 ): Promise<DeployInput> {
-  const app: App = ctx.app;
+  const app: ToolHost = ctx.app;
   app.deploy.target(input.target);
   agentKind(app.config, input.agent, 'primary');
   if (input.model)

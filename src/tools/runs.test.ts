@@ -15,7 +15,7 @@ import { makeTestApp } from '../../test/helpers/make-test-app';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import type { App } from '../app';
 import { createHttpApp } from '../surfaces/http/index';
-import { invokeTool } from './core/invoke';
+import { invokeTool } from './core/call-tool';
 import { allTools } from './index';
 
 const call = (app: App, name: string, input: Record<string, unknown> = {}) =>

@@ -8,18 +8,21 @@
  * @module
  */
 import { z } from 'zod';
-import { runView, targetSession, workflowPhase } from '../agent/views';
-import type { App } from '../app';
+import { runView } from '../agent/views';
 import { SvcError } from '../errors';
 import { RUN_STATUSES } from '../runs/run-ledger';
 import { buildTrace, phaseSpans } from '../runs/run-trace';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionIdInput } from '../sessions/session-input';
+import { workflowPhase } from '../sessions/session-views';
 import { defineTool } from './core/define-tool';
+import type { ToolHost } from './core/types';
 import { route, SESSION_ROUTES } from './session-routes';
 
 const runIdField = z.string().min(1).describe('Run id (run_…), from list_agent_runs.');
 
 /** Reading the ledger needs the store; fail with the store's own reason when it is not there. */
-function ledgerOf(app: App) {
+function ledgerOf(app: ToolHost) {
   const available = app.runs.available();
   if (!available.ok) throw new SvcError('unavailable', available.reason);
   return app.runs;
@@ -32,7 +35,7 @@ export const listAgentRuns = defineTool({
   description:
     'Agent runs from the durable ledger, newest first. session_id: that session only; family_session_id: the root session and every sub-agent session under it (parent and child rows); when both are set, family_session_id wins.',
   input: z.strictObject({
-    session_id: z.string().min(1).optional().describe('Only runs of this session.'),
+    session_id: sessionIdInput('none', 'Only runs of this session.'),
     family_session_id: z
       .string()
       .min(1)
@@ -94,7 +97,8 @@ export const getAgentRun = defineTool({
     cli: { command: 'runs get', args: ['run_id'] },
     http: { method: 'GET', path: '/v1/agent-runs/:run_id', params: { run_id: 'run_id' } },
   },
-  examples: [],
+  // The parity state has one completed run (test/parity.test.ts).
+  examples: [{ run_id: 'run_0001' }],
   run: (ctx, input) => {
     const ledger = ledgerOf(ctx.app);
     const run = ledger.require(input.run_id);
@@ -129,8 +133,8 @@ export const getAgentRunEvents = defineTool({
     mcp: 'svc_get_agent_run_events',
     http: { method: 'GET', path: '/v1/agent-runs/:run_id/events', params: { run_id: 'run_id' } },
   },
-  // Needs a run: covered by src/tools/runs.test.ts.
-  examples: [],
+  // The parity state has one completed run (test/parity.test.ts).
+  examples: [{ run_id: 'run_0001' }],
   run: (ctx, input) => {
     const ledger = ledgerOf(ctx.app);
     ledger.require(input.run_id);
@@ -156,11 +160,7 @@ export const getSessionPhases = defineTool({
   description:
     "A session's phases: its staged-workflow phase and history, and for each of its runs the phase spans (prompt, model steps, compaction) with timings.",
   input: z.strictObject({
-    session_id: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Session id. Omit for your own or the current session.'),
+    session_id: sessionIdInput('current', 'Session id. Omit for your own or the current session.'),
     limit: z.number().int().min(1).max(200).default(20).describe('Most recent runs to include.'),
   }),
   mutates: false,
@@ -169,7 +169,7 @@ export const getSessionPhases = defineTool({
   run: (ctx, input) => {
     const { app } = ctx;
     const ledger = ledgerOf(app);
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const runs = ledger.list({ session_id: session.id, limit: input.limit });
     return {
       session_id: session.id,
@@ -199,8 +199,8 @@ export const updateAgentRun = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_update_agent_run', cli: { command: 'runs update', args: ['run_id', 'action'] } },
-  // An action, not a read: the parity walker has nothing to compare.
-  examples: [],
+  // An action, not a read: nothing for the parity walker to compare.
+  parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
     if (input.action !== 'cancel') {
@@ -237,7 +237,7 @@ export const cancelSessionRun = defineTool({
   description:
     "Cancel a session's active run (the current session, or the one named), and with clear_queue its queued prompts too.",
   input: z.strictObject({
-    session_id: z.string().min(1).optional().describe('Session id. Omit for the current session.'),
+    session_id: sessionIdInput('client-current'),
     clear_queue: z.boolean().default(false).describe('Also drop the queued prompts.'),
   }),
   mutates: false,
@@ -246,11 +246,11 @@ export const cancelSessionRun = defineTool({
     cli: { command: 'session cancel' },
     http: { ...route(SESSION_ROUTES.cancel), params: { id: 'session_id' } },
   },
-  // An action, not a read: the parity walker has nothing to compare.
-  examples: [],
+  // An action, not a read: nothing for the parity walker to compare.
+  parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, undefined);
+    const session = resolveSession(app, input, { onMissing: 'client-current' }).session;
     if (ctx.sessionId === session.id && ctx.runId) {
       throw new SvcError(
         'invalid_input',
@@ -351,7 +351,8 @@ export const inspectRunTrace = defineTool({
     http: { method: 'GET', path: '/v1/agent-runs/:run_id/trace', params: { run_id: 'run_id' } },
     mcp: 'svc_inspect_run_trace',
   },
-  examples: [],
+  // The parity state has one completed run (test/parity.test.ts).
+  examples: [{ run_id: 'run_0001' }],
   run: (ctx, input) => {
     const ledger = ledgerOf(ctx.app);
     const run = ledger.require(input.run_id);
@@ -417,7 +418,7 @@ export const listRecentRunLedgerEvents = defineTool({
     'The most recent run ledger events across runs (newest first), optionally of one session or type.',
   input: z.strictObject({
     limit: z.number().int().min(1).max(1000).default(50).describe('Most events to return.'),
-    session_id: z.string().min(1).optional().describe('Only events of this session.'),
+    session_id: sessionIdInput('none', 'Only events of this session.'),
     type: z
       .string()
       .min(1)

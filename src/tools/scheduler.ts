@@ -6,11 +6,12 @@
  * @module
  */
 import { z } from 'zod';
-import type { App } from '../app';
 import { SvcError } from '../errors';
 import type { Schedule } from '../scheduler/schedule-store';
 import { recipeToolAvailable } from '../scheduler/scheduler';
+import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
+import type { ToolHost } from './core/types';
 
 const scheduleActions = ['create', 'list', 'inspect', 'run', 'pause', 'unpause', 'update', 'delete'] as const;
 const MUTATING = new Set(['create', 'run', 'pause', 'unpause', 'update', 'delete']);
@@ -56,7 +57,7 @@ export const scheduleInput = z.strictObject({
     .enum(['new', 'reuse'])
     .optional()
     .describe('create/update: new (default) runs each firing in a fresh session; reuse keeps one session.'),
-  session_id: z.string().min(1).optional().describe('create/update: the session to run in (implies reuse).'),
+  session_id: sessionIdInput('none', 'create/update: the session to run in (implies reuse).'),
   agent: z.string().min(1).optional().describe('create/update: agent kind of the runs.'),
   model: z
     .string()
@@ -271,7 +272,7 @@ export const getSchedulerStatus = defineTool({
   run: async (ctx) => schedulerStatus(ctx.app),
 });
 
-export async function schedulerStatus(app: App) {
+export async function schedulerStatus(app: ToolHost) {
   const now = app.clock.now();
   const schedules = app.scheduler.store.list({ status: 'active' });
   const upcoming = schedules
@@ -299,7 +300,7 @@ export async function schedulerStatus(app: App) {
 }
 
 /** Who fires due jobs: this process's worker, or a live autopilot daemon of the data dir. */
-export function autopilotRunner(app: App) {
+export function autopilotRunner(app: ToolHost) {
   const daemons = app.daemons
     .live('autopilot')
     .map((d) => ({ id: d.id, pid: d.pid, url: d.url, self: d.self }));
@@ -307,7 +308,7 @@ export function autopilotRunner(app: App) {
   return { available: here || daemons.length > 0, worker_here: here, daemons };
 }
 
-export async function inspectSchedule(app: App, idOrName: string) {
+export async function inspectSchedule(app: ToolHost, idOrName: string) {
   const found = app.scheduler.store.require(idOrName);
   const warnings: string[] = [];
   if (found.recipe && !recipeToolAvailable(app))

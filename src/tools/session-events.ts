@@ -7,15 +7,15 @@
  * @module
  */
 import { z } from 'zod';
-import { SvcError } from '../errors';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
 
 export const listSessionEventsInput = z.strictObject({
-  session_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Session whose retained events to list. Omit inside a session to use the current one.'),
+  session_id: sessionIdInput(
+    'context',
+    'Session whose retained events to list. Omit inside a session to use the current one.',
+  ),
   after_id: z
     .number()
     .int()
@@ -47,11 +47,14 @@ export const listSessionEvents = defineTool({
   },
   examples: [{ session_id: 'ses_example_unknown' }, { session_id: 'ses_example_unknown', after_id: 3 }],
   run(ctx, input): ListSessionEventsResult {
-    const sessionId = input.session_id ?? ctx.sessionId;
-    if (!sessionId) {
-      throw new SvcError('invalid_input', 'session_id: required outside a session; see list_sessions');
-    }
     const { app } = ctx;
+    // An unknown session has no retained events: the list is empty, not an error.
+    const sessionId = resolveSession(app, input, {
+      onMissing: 'context',
+      context: ctx.sessionId,
+      onUnknown: 'unchecked',
+      required: 'session_id: required outside a session; see list_sessions',
+    }).session_id;
     const retained = app.bus.retained(sessionId);
     const events = retained
       .filter((e) => e.id > (input.after_id ?? 0))

@@ -1,6 +1,6 @@
 /**
- * The session API routes (issue 5): the one list. The session tools bind their `http` surface to
- * these paths, the server mounts the permission routes from it, and the TUI's attach transport
+ * The session API routes (issue 5): the one list. The session and permission tools bind their
+ * `http` surface to these paths (the event stream is the SSE route), and the TUI's attach transport
  * (`surfaces/tui/http-client.ts`) calls exactly these. Each value is `METHOD /path` in Hono form.
  * @module
  */

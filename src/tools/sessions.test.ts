@@ -8,7 +8,7 @@ import { agentApp } from '../../test/helpers/agent-harness';
 import { reply } from '../../test/helpers/fake-provider';
 import { makeTestApp } from '../../test/helpers/make-test-app';
 import type { App } from '../app';
-import { invokeTool } from './core/invoke';
+import { invokeTool } from './core/call-tool';
 
 const call = (app: App, name: string, input: Record<string, unknown> = {}, surface: 'mcp' | 'cli' = 'mcp') =>
   invokeTool(app, name, input, { surface }) as Promise<any>;

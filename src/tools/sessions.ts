@@ -8,20 +8,19 @@
 import { z } from 'zod';
 import { agentKind } from '../agent/agent-kinds';
 import { textOf } from '../agent/history';
-import { messageView, sessionView, targetSession, workflowPhase } from '../agent/views';
-import type { App } from '../app';
+import { messageView } from '../agent/views';
 import { SvcError } from '../errors';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionIdInput } from '../sessions/session-input';
 import type { MessagePart } from '../sessions/session-store';
+import { sessionSummary, sessionView, workflowPhase } from '../sessions/session-views';
 import { defineTool } from './core/define-tool';
+import type { ToolHost } from './core/types';
 import { route, SESSION_ROUTES } from './session-routes';
 
-const sessionIdField = z
-  .string()
-  .min(1)
-  .optional()
-  .describe('Session id. Omit for the session you run in (agent) or the current session.');
+const sessionIdField = sessionIdInput('current');
 
-const busyGuard = (app: App, sessionId: string, what: string) => {
+const busyGuard = (app: ToolHost, sessionId: string, what: string) => {
   const state = app.agent.state(sessionId);
   if (state.state !== 'idle' || state.busy_elsewhere) {
     throw new SvcError(
@@ -73,11 +72,11 @@ export const switchSession = defineTool({
   family: 'sessions',
   tag: 'primitive',
   description: 'Make a session the current one (the default of session tools and of svc run --continue).',
-  input: z.strictObject({ session_id: z.string().min(1).describe('The session to switch to.') }),
+  input: z.strictObject({ session_id: sessionIdInput('required', 'The session to switch to.') }),
   mutates: false,
   surfaces: { mcp: 'svc_switch_session', cli: { command: 'session switch', args: ['session_id'] } },
-  // An action, not a read: the parity walker has nothing to compare.
-  examples: [],
+  // An action, not a read: nothing for the parity walker to compare.
+  parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
     const previous = app.agent.currentSession();
@@ -139,13 +138,11 @@ export const getSession = defineTool({
   examples: [{ session_id: 'ses_0001' }],
   run: (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const last = app.runs.list({ session_id: session.id, limit: 1 })[0];
     return {
       session: sessionView(app, session),
-      children: app.sessions
-        .list({ parent_id: session.id, limit: 100 })
-        .map((c) => ({ id: c.id, title: c.title, agent: c.agent })),
+      children: app.sessions.list({ parent_id: session.id, limit: 100 }).map(sessionSummary),
       last_run: last
         ? { id: last.id, status: last.status, agent: last.agent, steps: last.steps, reason: last.reason }
         : null,
@@ -185,7 +182,7 @@ export const updateSession = defineTool({
   parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     if (input.agent) agentKind(app.config, input.agent, 'primary');
     if (input.model) await app.models.resolve({ selector: input.model });
     const { session_id: _ignored, ...patch } = input;
@@ -205,7 +202,7 @@ export const deleteSession = defineTool({
   tag: 'primitive',
   description:
     'Delete a session with its child sessions, messages and runs. Refused while a run of it is active.',
-  input: z.strictObject({ session_id: z.string().min(1).describe('The session to delete.') }),
+  input: z.strictObject({ session_id: sessionIdInput('required', 'The session to delete.') }),
   mutates: true,
   surfaces: {
     mcp: 'svc_delete_session',
@@ -272,7 +269,7 @@ export const message = defineTool({
     switch (input.action) {
       case 'send': {
         if (!input.text) throw new SvcError('invalid_input', 'text: required for action send');
-        const session = targetSession(app, input.session_id, ctx.sessionId);
+        const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
         const wait = input.wait || ctx.surface === 'cli';
         if (wait && session.id === ctx.sessionId) {
           throw new SvcError(
@@ -291,7 +288,7 @@ export const message = defineTool({
         return { action: 'send', ...sent, result };
       }
       case 'list': {
-        const session = targetSession(app, input.session_id, ctx.sessionId);
+        const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
         const messages = app.sessions.messages(session.id, { limit: input.limit });
         return {
           action: 'list',
@@ -333,7 +330,7 @@ export const message = defineTool({
   },
 });
 
-function requireMessage(app: App, id: string | undefined) {
+function requireMessage(app: ToolHost, id: string | undefined) {
   if (!id) throw new SvcError('invalid_input', 'message_id: required for this action');
   const found = app.sessions.getMessage(id);
   if (!found) throw new SvcError('not_found', `message_id: no message "${id}"; see message action list`);
@@ -378,11 +375,7 @@ export const getPromptQueueStatus = defineTool({
   description:
     'The prompt queue (the same queue as TUI ctrl+enter, /enqueue and queue_enqueue): per session, its state, active run and queued prompts.',
   input: z.strictObject({
-    session_id: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('One session. Omit for every session with a queue or an active run.'),
+    session_id: sessionIdInput('none', 'One session. Omit for every session with a queue or an active run.'),
   }),
   mutates: false,
   surfaces: { mcp: 'svc_get_prompt_queue_status' },
@@ -427,7 +420,7 @@ export const queueEnqueue = defineTool({
   parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const sent = app.agent.enqueue({
       sessionId: session.id,
       prompt: input.prompt,
@@ -451,7 +444,7 @@ export const getSessionPostureStatus = defineTool({
   examples: [{ session_id: 'ses_0001' }],
   run: (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const config = app.config;
     const kind = app.agent.kinds().find((k) => k.id === session.agent);
     const [model, modelSource] = session.model
@@ -524,7 +517,7 @@ export const setSessionModel = defineTool({
   parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const resolved = input.model ? await app.models.resolve({ selector: input.model }) : undefined;
     const updated = app.sessions.update(session.id, { model: resolved?.selector ?? null });
     return { session_id: session.id, model: updated.model, previous: session.model };
@@ -549,7 +542,7 @@ export const setReasoningEffort = defineTool({
   parity: false,
   run: (ctx, input) => {
     const { app } = ctx;
-    const session = targetSession(app, input.session_id, ctx.sessionId);
+    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
     const effort = input.effort === 'none' ? null : input.effort;
     app.sessions.update(session.id, { reasoning_effort: effort });
     return { session_id: session.id, reasoning_effort: effort, previous: session.reasoning_effort };

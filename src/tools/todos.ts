@@ -3,7 +3,8 @@
  * @module
  */
 import { z } from 'zod';
-import { SvcError } from '../errors';
+import { resolveSession } from '../sessions/resolve-session';
+import { sessionIdInput } from '../sessions/session-input';
 import type { TodoList } from '../workspace/todos';
 import { defineTool } from './core/define-tool';
 
@@ -27,11 +28,7 @@ export const todosInput = z.strictObject({
     .describe(
       'The complete new list, replacing the old one (include unchanged items). Omit to read the current list.',
     ),
-  session_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Session whose list to use. Omit for the current session.'),
+  session_id: sessionIdInput('context', 'Session whose list to use. Omit for the current session.'),
 });
 
 export const todos = defineTool({
@@ -45,14 +42,11 @@ export const todos = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_todos' },
   run(ctx, input): TodoList {
-    const sessionId = input.session_id ?? ctx.sessionId;
-    if (!sessionId) {
-      throw new SvcError(
-        'invalid_input',
-        'session_id: todos belong to a session; give session_id or call from a session',
-      );
-    }
-    if (input.session_id) ctx.app.sessions.require(input.session_id);
+    const sessionId = resolveSession(ctx.app, input, {
+      onMissing: 'context',
+      context: ctx.sessionId,
+      required: 'session_id: todos belong to a session; give session_id or call from a session',
+    }).session_id;
     if (input.todos === undefined) return ctx.app.ws.todos.get(sessionId);
     return ctx.app.ws.todos.replace(sessionId, input.todos);
   },

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { SvcError } from '../errors';
 import { recipeParameterSchema } from '../recipes/recipe-schema';
+import { sessionIdInput } from '../sessions/session-input';
 import { agenticFetch } from '../workflows/agentic-fetch';
 import { spawnAgentsOnCsv } from '../workflows/csv-runner';
 import { dagTaskSchema, executeDag } from '../workflows/dag-runner';
@@ -22,11 +23,10 @@ import { spawnWorktreeOverride } from '../workflows/worktree';
 import { defineTool } from './core/define-tool';
 import { opContext } from './core/op-context';
 
-const sessionIdField = z
-  .string()
-  .min(1)
-  .optional()
-  .describe('Session to work under. Omit inside a run; outside one, a new session is created.');
+const sessionIdField = sessionIdInput(
+  'context-or-none',
+  'Session to work under. Omit inside a run; outside one, a new session is created.',
+);
 const agentField = z
   .string()
   .min(1)

@@ -9,9 +9,8 @@
 import { kindPolicies } from '../agent/agent-kinds';
 import type { App } from '../app';
 import { SvcError } from '../errors';
+import { effectiveNames, type ToolPolicy } from '../permissions/tool-policy';
 import type { Session } from '../sessions/session-store';
-import type { ToolContext } from '../tools/core/define-tool';
-import { effectiveTools, type ToolPolicy } from '../tools/core/funnel';
 
 /** The calling agent, as a workflow inherits it. */
 export interface Caller {
@@ -24,7 +23,14 @@ export interface Caller {
   unattended?: 'fail' | 'wait';
 }
 
-export function callerOf(app: App, ctx: ToolContext, sessionId?: string): Caller {
+/** Who calls, as a tool call says it (the tool context's own fields). */
+export interface CallerContext {
+  sessionId?: string;
+  runId?: string;
+  signal: AbortSignal;
+}
+
+export function callerOf(app: App, ctx: CallerContext, sessionId?: string): Caller {
   const run = ctx.runId ? app.runs.get(ctx.runId) : undefined;
   return {
     sessionId: sessionId ?? ctx.sessionId,
@@ -44,15 +50,15 @@ export function toolCeiling(app: App, runId: string): string[] {
     ...(kind ? kindPolicies(kind, { subagent: run.origin === 'subagent' }) : []),
     ...onlyTools(run.options.tools),
   ];
-  return effectiveTools(
-    app.tools,
-    app.config,
-    app.funnelContext(run.session_id, {
-      ...(kind ? { agent: kind.id } : {}),
-      yolo: run.options.yolo,
-      policies,
-    }),
-  ).map((tool) => tool.name);
+  return effectiveNames(
+    app.funnel(
+      app.funnelContext(run.session_id, {
+        ...(kind ? { agent: kind.id } : {}),
+        yolo: run.options.yolo,
+        policies,
+      }),
+    ),
+  );
 }
 
 function onlyTools(names: string[] | undefined): ToolPolicy[] {

@@ -6,7 +6,7 @@
  */
 import type { App } from '../app';
 import { SvcError } from '../errors';
-import type { PermissionRequest } from '../tools/core/define-tool';
+import type { PermissionRequest } from '../permissions/permission-service';
 import { type WorkflowDefinition, workflowDefinitionSchema, workflowProblems } from './workflow-definition';
 
 export interface TemplateAction {

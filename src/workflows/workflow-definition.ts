@@ -8,9 +8,9 @@
 import { z } from 'zod';
 import { agentKinds } from '../agent/agent-kinds';
 import type { Config } from '../config/schema';
+import type { ToolFacts } from '../permissions/tool-policy';
 import { recipeParameterSchema } from '../recipes/recipe-schema';
 import type { RecipeService } from '../recipes/recipe-service';
-import type { AnyTool } from '../tools/core/define-tool';
 import { ancestors, type DagProblem, dagProblems } from './dag';
 import { outputReference, templateRefs } from './template';
 
@@ -67,7 +67,7 @@ export type WorkflowStep = z.output<typeof workflowStepSchema>;
 
 export interface WorkflowCheckEnv {
   config: Config;
-  tools: readonly AnyTool[];
+  tools: readonly ToolFacts[];
   recipes: RecipeService;
 }
 

@@ -13,8 +13,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { defineTool } from '../../src/tools/core/define-tool';
-import { invokeTool } from '../../src/tools/core/invoke';
 import { echoTool } from '../helpers/agent-harness';
 import { type RecordedRequest, reply } from '../helpers/fake-provider';
 import { adaptiveApp, FAILURE_STATUS, requestFor, snapshotOf, systemOf, toolNamesOf } from './helpers';

@@ -6,7 +6,7 @@
 import { expect } from 'vitest';
 import type { App } from '../../src/app';
 import type { SessionEvent } from '../../src/events/bus';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { type AgentAppOptions, agentApp } from '../helpers/agent-harness';
 import type { FakeProvider, RecordedRequest, ScriptEntry } from '../helpers/fake-provider';
 

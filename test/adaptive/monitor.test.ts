@@ -19,7 +19,7 @@ import { describe, expect, it } from 'vitest';
 import { fingerprint } from '../../src/adaptive/genome';
 import type { App } from '../../src/app';
 import type { SessionEvent } from '../../src/events/bus';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { echoTool, gateTool, throwingTool } from '../helpers/agent-harness';
 import { type RecordedRequest, reply } from '../helpers/fake-provider';
 import type { TestClock } from '../helpers/make-test-app';

@@ -8,7 +8,7 @@
  * - the funnel report is untouched (a deferred tool is still in the effective set).
  */
 import { describe, expect, it } from 'vitest';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { agentApp, echoTool } from '../helpers/agent-harness';
 import type { FakeProvider } from '../helpers/fake-provider';
 import { reply } from '../helpers/fake-provider';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { makeTestApp } from '../helpers/make-test-app';
 
 const call = (app: App, name: string, input: Record<string, unknown>, sessionId?: string) =>

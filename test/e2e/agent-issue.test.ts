@@ -128,7 +128,7 @@ describe('svc run: read, edit, test, checkpoint, answer', () => {
 
     // The checkpoint exists, named as the model asked.
     const checkpoints = (await (
-      await import('../../src/tools/core/invoke')
+      await import('../../src/tools/core/call-tool')
     ).invokeTool(
       app,
       'checkpoint_list',

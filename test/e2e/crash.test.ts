@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { allTools } from '../../src/tools/index';
 import { fakeProvider, reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';

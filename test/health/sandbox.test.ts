@@ -18,7 +18,7 @@ import type { App } from '../../src/app';
 import { SvcError } from '../../src/errors';
 import { probeBwrap } from '../../src/sandbox/bwrap';
 import { createSandbox } from '../../src/sandbox/sandbox';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { agentApp } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { viaCli } from '../helpers/surfaces';

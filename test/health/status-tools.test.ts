@@ -24,7 +24,7 @@ import { LENGTH_CONTINUATION_NOTE } from '../../src/agent/system-prompt.prompt';
 import type { App } from '../../src/app';
 import { probeBwrap } from '../../src/sandbox/bwrap';
 import { createHttpApp } from '../../src/surfaces/http/index';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { runtimeFeatures } from '../../src/tools/inspect-tools';
 import { agentApp, echoTool, gateTool, throwingTool, touchTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';

@@ -8,8 +8,8 @@ import type { App } from '../../src/app';
 import { runCli } from '../../src/surfaces/cli/index';
 import { createHttpApp } from '../../src/surfaces/http/index';
 import { createMcpServer } from '../../src/surfaces/mcp/server';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import type { AnyTool, CliBinding, HttpBinding } from '../../src/tools/core/define-tool';
-import { invokeTool } from '../../src/tools/core/invoke';
 
 /** Volatile fields differ between back-to-back calls by design. */
 export const VOLATILE_KEYS = new Set([

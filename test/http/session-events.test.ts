@@ -450,8 +450,10 @@ describe('list_session_events', () => {
     const { hono, session } = await setup();
     const response = await hono.request(`/v1/sessions/${session.id}/retained-events?after_id=abc`);
     expect(response.status).toBe(400);
+    // The query parameter is named first (spec DASH-58's wording), with what every surface's
+    // invalid-input message says (issue 14): the tool, what was expected and what came.
     expect(((await response.json()) as { error: { message: string } }).error.message).toBe(
-      'invalid after_id',
+      'invalid after_id: list_session_events: expected integer, received "abc"',
     );
   });
 });

@@ -125,7 +125,10 @@ describe('session API', () => {
       expect(bad.status).toBe(400);
       expect(await bad.json()).toEqual({
         error: {
-          message: 'decision: expected one of allow_once, allow_session, deny, got "maybe"',
+          // The one invalid-input format of every surface (issue 14): the tool, the field, what
+          // was expected and what came.
+          message:
+            'answer_permission: decision: expected one of allow_once, allow_session, deny, received "maybe"',
           type: 'invalid_input',
         },
       });

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { runCli } from '../../src/surfaces/cli/index';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { approveInBrowser, fakeMcpHttpServer } from '../helpers/fake-mcp-server';
 import { makeTestApp } from '../helpers/make-test-app';
 

@@ -9,14 +9,15 @@
  *   servers keep working;
  * - a crashed server is reconnected; a failed one is retried on demand.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SvcError } from '../../src/errors';
 import { createLocalClient } from '../../src/surfaces/tui/local-client';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import type { PermissionRequest } from '../../src/tools/core/define-tool';
-import { invokeTool } from '../../src/tools/core/invoke';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { viaCli } from '../helpers/surfaces';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
@@ -164,7 +165,9 @@ describe('MCP client: stdio servers', () => {
     };
     expect(JSON.parse(output.content[0].text)).toEqual({
       cwd: join(workspace, 'tools'),
-      token: 'tok-123456789',
+      // The server received the interpolated secret; what comes back is redacted like all output.
+      token: '[REDACTED]',
+      token_sha256: createHash('sha256').update('tok-123456789').digest('hex'),
       home: app.env.HOME,
     });
     // The interpolated secret is redacted from anything svc prints.

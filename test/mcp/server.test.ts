@@ -173,7 +173,10 @@ describe('MCP server', () => {
       client.callTool({ name: 'svc_get_workflow_tools_status', arguments: { mode: 'fast', extra: 1 } }),
     ).rejects.toMatchObject({
       code: ErrorCode.InvalidParams,
-      message: expect.stringMatching(/svc_get_workflow_tools_status: .*mode.*unknown field extra/),
+      // The one invalid-input format of every surface names the native tool (issue 14).
+      message: expect.stringMatching(
+        /: get_workflow_tools_status: mode: expected one of .*, received "fast"; unknown field extra$/,
+      ),
     });
     const broken = await call(client, 'svc_broken_readout');
     expect(broken).toEqual({ isError: true, text: 'internal: internal error: boom' });

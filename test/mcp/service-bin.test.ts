@@ -16,7 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createHttpApp } from '../../src/surfaces/http/index';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { BIN, runBin } from '../helpers/run-bin';
 import { maskVolatile } from '../helpers/surfaces';

@@ -15,7 +15,7 @@ import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { agentApp } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { isolatedEnv, makeTestApp, type TestClock, testClock } from '../helpers/make-test-app';

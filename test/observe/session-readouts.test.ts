@@ -17,7 +17,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { allTools } from '../../src/tools/index';
 import { agentApp, echoTool, gateTool, throwingTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';

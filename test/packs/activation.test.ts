@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SvcError } from '../../src/errors';
 import { OPERATING_MODE_STATES } from '../../src/packs/snapshot';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { makeTestApp } from '../helpers/make-test-app';
 import { BROKEN_PACK, expectNoMarkers, ON, PRESETS, packFiles, packsApp } from './fixtures';
 

@@ -12,7 +12,7 @@ import { readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 import {

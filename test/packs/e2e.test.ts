@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { makeTestApp } from '../helpers/make-test-app';
 import { runBin } from '../helpers/run-bin';
 import { tmpWorkspace } from '../helpers/tmp-workspace';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { catalogCachePath, embeddedCatalog } from '../../src/providers/catalog';
 import { credentialFilePath } from '../../src/providers/credential-store';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { makeTestApp } from '../helpers/make-test-app';
 import { viaHttp } from '../helpers/surfaces';
 import { svc } from './helpers/cli';

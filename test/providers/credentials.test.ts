@@ -5,12 +5,15 @@
  * disagreeing sources make a provider ambiguous; the durable store is a 0600 file by default and
  * the keyring is an opt-in that falls back to it.
  */
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { generateText } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { embeddedCatalog } from '../../src/providers/catalog';
 import { createCredentialStore, credentialFilePath } from '../../src/providers/credential-store';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { storeKey } from '../../src/providers/credentials';
+import { createLocalClient } from '../../src/surfaces/tui/local-client';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { fakeProvider, reply } from '../helpers/fake-provider';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
@@ -255,5 +258,50 @@ describe('durable credential store', () => {
       expect(s.backend).toBe('keyring');
       store.delete('xai');
     }
+  });
+});
+
+describe('storeKey: one way to store an API key', () => {
+  it('the CLI and the TUI store a key the same way: the durable store and the keychain sentinel', async () => {
+    const cliApp = await appWith({ providers: { mistral: { base_url: 'http://127.0.0.1:9/v1' } } });
+    const cli = await svc(cliApp, ['auth', 'token', 'mistral', '--token-stdin', '--json'], {
+      stdin: 'cli-mistral-key-0001\n',
+    });
+    expect(cli.code, cli.stderr).toBe(0);
+
+    const tuiApp = await appWith({ providers: { mistral: { base_url: 'http://127.0.0.1:9/v1' } } });
+    await createLocalClient(tuiApp).storeApiKey('mistral', '  tui-mistral-key-0002  ');
+
+    for (const [app, key, by] of [
+      [cliApp, 'cli-mistral-key-0001', 'svc auth token'],
+      [tuiApp, 'tui-mistral-key-0002', 'svc tui'],
+    ] as const) {
+      app.reloadConfig();
+      expect(app.providers.store.get('mistral')).toMatchObject({
+        kind: 'api_key',
+        value: key,
+        stored_by: by,
+      });
+      expect(app.config.providers.mistral.api_key).toBe('keychain:mistral');
+      expect(readFileSync(join(app.workspace, 'svc.toml'), 'utf8')).toContain('api_key = "keychain:mistral"');
+      expect((await status(app, 'mistral')).providers[0].credential_source_kind).toBe('keychain');
+    }
+  });
+
+  it('checks the provider before the key: an id, known, and one that takes a key', async () => {
+    const app = await appWith({});
+    expect(() => storeKey(app, { provider: 'Bad Id', key: 'k', kind: 'api_key', by: 'test' })).toThrow(
+      /is not a provider id/,
+    );
+    expect(() => storeKey(app, { provider: 'nope', key: 'k', kind: 'api_key', by: 'test' })).toThrow(
+      /unknown provider "nope"/,
+    );
+    expect(() => storeKey(app, { provider: 'claude-code', key: 'k', kind: 'api_key', by: 'test' })).toThrow(
+      /takes no API key/,
+    );
+    expect(() => storeKey(app, { provider: 'groq', key: '   ', kind: 'api_key', by: 'test' })).toThrow(
+      /key: empty/,
+    );
+    expect(app.providers.store.list()).toEqual([]);
   });
 });

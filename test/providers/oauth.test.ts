@@ -21,7 +21,7 @@ import {
 } from '../../src/providers/oauth/chatgpt';
 import { copilotAccess, copilotSettings } from '../../src/providers/oauth/copilot';
 import { hyperAccess, hyperSettings } from '../../src/providers/oauth/hyper';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { makeTestApp } from '../helpers/make-test-app';
 import { svc, urlIn } from './helpers/cli';
 import { browse, fakeOAuth, jwt } from './helpers/fake-oauth';

@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sessionCachePath } from '../../src/providers/oauth/chatgpt';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { viaHttp } from '../helpers/surfaces';
 import { tmpWorkspace } from '../helpers/tmp-workspace';

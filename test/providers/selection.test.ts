@@ -6,7 +6,7 @@
  */
 import { generateText } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { fakeProvider, reply } from '../helpers/fake-provider';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { tmpWorkspace } from '../helpers/tmp-workspace';

@@ -11,7 +11,7 @@ import { delimiter, join } from 'node:path';
 import { streamText } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { credentialFilePath } from '../../src/providers/credential-store';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 import { svc } from './helpers/cli';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { createHttpApp } from '../../src/surfaces/http/index';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { operatorCognitionReadout } from '../../src/tools/readouts';
 import { makeTestApp, type TestClock } from '../helpers/make-test-app';
 import { maskVolatile, viaCli, viaHttp } from '../helpers/surfaces';
@@ -185,7 +185,9 @@ describe('operator cognition readout', () => {
 
 describe('recommendation recorder', () => {
   it('records from runtime signals and closes from later evidence', async () => {
-    const app = await makeTestApp();
+    // The recorder alone: the health follow-on would add its own token_pressure recommendation once
+    // the recorder's is closed (test/health/followons.test.ts covers that).
+    const app = await makeTestApp({ config: { options: { health_followons: { enabled: false } } } });
     const s = app.sessions.create().id;
     app.bus.publish(s, 'context.usage', {
       session_id: s,

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { createHttpApp } from '../../src/surfaces/http/index';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { getMultiplayerCoordinationDashboard } from '../../src/tools/readouts';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { maskVolatile, viaCli, viaHttp } from '../helpers/surfaces';

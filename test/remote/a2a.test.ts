@@ -14,7 +14,7 @@ import { stringify } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { startHttpServer } from '../../src/surfaces/http/server';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { type FakeProvider, fakeProvider, reply, type ScriptEntry } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 

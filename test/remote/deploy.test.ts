@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { App } from '../../src/app';
 import { pidAlive } from '../../src/deploy/spawn';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { fakeProvider, reply, type ScriptEntry } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 import { BIN } from '../helpers/run-bin';

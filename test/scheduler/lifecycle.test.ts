@@ -13,7 +13,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../src/surfaces/http/index';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 

@@ -11,7 +11,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { allTools } from '../../src/tools/index';
 import { touchTool } from '../helpers/agent-harness';
 import { fakeProvider, reply, type ScriptEntry } from '../helpers/fake-provider';

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { createHttpApp } from '../../src/surfaces/http/index';
 import { createMcpServer } from '../../src/surfaces/mcp/server';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { VERSION } from '../../src/version';
 import { agentApp } from '../helpers/agent-harness';
 import { fakeProvider, reply } from '../helpers/fake-provider';

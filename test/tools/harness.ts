@@ -7,8 +7,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SvcError } from '../../src/errors';
 import type { SessionEvent } from '../../src/events/bus';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import type { PermissionRequest } from '../../src/tools/core/define-tool';
-import { invokeTool, type ToolCallContext } from '../../src/tools/core/invoke';
+import type { CallContext as ToolCallContext } from '../../src/tools/core/types';
 import { makeTestApp, type TestAppOptions } from '../helpers/make-test-app';
 
 export interface Harness {

@@ -11,7 +11,7 @@ import { COMMANDS } from '../../src/surfaces/tui/commands';
 import { createHttpClient } from '../../src/surfaces/tui/http-client';
 import { createLocalClient } from '../../src/surfaces/tui/local-client';
 import { toSessionEvent } from '../../src/surfaces/tui/sse';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { allTools } from '../../src/tools/index';
 import { agentApp } from '../helpers/agent-harness';
 import { fakeProvider, reply } from '../helpers/fake-provider';

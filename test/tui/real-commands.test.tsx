@@ -14,7 +14,7 @@ import { createLocalClient } from '../../src/surfaces/tui/local-client';
 import { createChatController } from '../../src/surfaces/tui/state/chat-controller';
 import { TuiApp } from '../../src/surfaces/tui/ui/app';
 import { ProvidersDialog } from '../../src/surfaces/tui/ui/dialogs/providers-dialog';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { agentApp } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';

@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { parseCsv, toCsv } from '../../src/workflows/csv';
 import { readPlan } from '../../src/workflows/team-runner';
 import { agentApp } from '../helpers/agent-harness';

@@ -1,7 +1,7 @@
 /** The recipe example of docs/workflows.md is a valid recipe (docs that do not validate are a defect). */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { makeTestApp } from '../helpers/make-test-app';
 
 describe('docs/workflows.md recipe example', () => {

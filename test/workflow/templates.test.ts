@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { agentApp } from '../helpers/agent-harness';
 import { type RecordedRequest, reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';

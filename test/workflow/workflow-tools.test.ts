@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
-import { invokeTool } from '../../src/tools/core/invoke';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { recipeTools } from '../../src/tools/recipes';
 import { workflowTools } from '../../src/tools/workflow';
 import { agentApp } from '../helpers/agent-harness';

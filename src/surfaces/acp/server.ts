@@ -24,7 +24,7 @@ import type { SessionEvent } from '../../events/bus';
 import type { SessionEventPayloads } from '../../events/types';
 import type { Logger } from '../../log';
 import type { PermissionDecision } from '../../permissions/permission-service';
-import { invokeTool } from '../../tools/core/invoke';
+import { callTool, invokeTool } from '../../tools/core/call-tool';
 import { VERSION } from '../../version';
 import {
   markdownPlan,
@@ -311,12 +311,16 @@ export function createAcpAgent(options: AcpServerOptions): { agent: acp.AgentApp
       });
     };
     const answer = (requestId: string, decision: PermissionDecision) => {
-      try {
-        app.agent.answerPermission(requestId, decision, 'acp');
-      } catch (error) {
-        // First answer wins: another client (or a cancel) answered it already.
-        log.debug('acp permission answer not taken', { error });
-      }
+      // Through answer_permission, like every client. First answer wins: another client (or a
+      // cancel) may have answered it already.
+      void callTool(
+        app,
+        'answer_permission',
+        { session_id: sessionId, request_id: requestId, decision },
+        { surface: 'acp', sessionId },
+      ).then((outcome) => {
+        if (!outcome.ok) log.debug('acp permission answer not taken', { error: outcome.error });
+      });
     };
 
     const unsubscribe = app.agent.subscribe(sessionId, onEvent);
@@ -383,7 +387,7 @@ async function planEntries(app: App, sessionId: string, hasPlan: boolean): Promi
       app,
       'get_plan',
       { session_id: sessionId },
-      { surface: 'tui', sessionId },
+      { surface: 'acp', sessionId },
     )) as {
       plan?: { markdown?: string } | null;
       markdown?: string;

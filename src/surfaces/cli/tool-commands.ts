@@ -8,8 +8,9 @@
 import { type Command, Option } from 'commander';
 import { z } from 'zod';
 import { SvcError } from '../../errors';
-import type { AnyTool, CliBinding } from '../../tools/core/define-tool';
-import { withAlias } from '../../tools/core/invoke';
+import { callTool } from '../../tools/core/call-tool';
+import { conversionIssue, invalidInput } from '../../tools/core/input-issues';
+import type { AnyTool, CliBinding, InputIssue } from '../../tools/core/types';
 import { renderText } from '../../util/render-text';
 import { objectFields, unwrapSchema } from '../../util/zod-shape';
 import type { CliContext } from './context';
@@ -63,12 +64,16 @@ function registerOne(program: Command, ctx: CliContext, tool: AnyTool, binding: 
       positional.forEach((p, i) => {
         if (args[i] !== undefined) input[p.name] = args[i];
       });
+      const issues: InputIssue[] = [];
       for (const [name, field] of Object.entries(fields)) {
         const key = camel(name);
         if (opts[key] !== undefined && !positional.some((p) => p.name === name)) {
-          input[name] = convert(name, field as z.ZodType, opts[key]);
+          const converted = convert(name, field as z.ZodType, opts[key]);
+          if ('issue' in converted) issues.push(converted.issue);
+          else input[name] = converted.value;
         }
       }
+      if (issues.length) throw invalidInput(tool.name, issues);
       Object.assign(input, binding.fixed ?? {});
       const prepared = binding.prepare ? binding.prepare(input) : input;
       const asJson =
@@ -88,26 +93,29 @@ async function runToolCommand(
   asJson: boolean,
 ) {
   const app = await ctx.app();
-  const live = app.tools.get(tool.name) ?? (binding.ungated ? tool : undefined);
-  if (!live) {
-    const gate = app.tools.gates().find((g) => g.tool.name === tool.name);
-    throw new SvcError('unavailable', `${tool.name} is not available: ${gate?.reason ?? 'not registered'}`);
+  const outcome = await callTool(
+    app,
+    tool.name,
+    input,
+    { surface: 'cli', signal: ctx.io.signal },
+    { tool, ungated: binding.ungated },
+  );
+  if (!outcome.ok) {
+    if (outcome.stage === 'gate' || outcome.stage === 'unknown') {
+      const reason = outcome.error.details?.reason;
+      throw new SvcError(
+        'unavailable',
+        `${tool.name} is not available: ${typeof reason === 'string' ? reason : 'not registered'}`,
+      );
+    }
+    throw outcome.error;
   }
-  const parsed = live.input.safeParse(withAlias(tool.name, input));
-  if (!parsed.success) {
-    throw new SvcError(
-      'invalid_input',
-      parsed.error.issues
-        .map((i) => `${i.path.length ? `--${kebab(i.path.join('.'))}: ` : ''}${i.message}`)
-        .join('; '),
-    );
-  }
-  const payload = await live.run(app.toolContext({ surface: 'cli', signal: ctx.io.signal }), parsed.data);
+  const { input: parsed, value: payload } = outcome;
   const result = app.redactor.value(
-    binding.envelope ? binding.envelope(payload, { app, input: parsed.data }) : payload,
+    binding.envelope ? binding.envelope(payload, { app, input: parsed }) : payload,
   );
   if (asJson) ctx.json(result);
-  else ctx.out(binding.text ? binding.text(result, parsed.data) : renderText(result));
+  else ctx.out(binding.text ? binding.text(result, parsed) : renderText(result));
   const code = binding.exitCode?.(result);
   if (code) ctx.exitCode = code;
 }
@@ -123,20 +131,19 @@ function optionFor(name: string, field: z.ZodType): Option {
   return option;
 }
 
-function convert(name: string, field: z.ZodType, value: unknown): unknown {
+/** An option's text as the field's type; a number that does not parse is an input issue. */
+function convert(name: string, field: z.ZodType, value: unknown): { value: unknown } | { issue: InputIssue } {
   const inner = unwrapSchema(field);
   if (inner instanceof z.ZodNumber) {
     const n = Number(value);
     if (typeof value !== 'string' || value.trim() === '' || !Number.isFinite(n)) {
-      throw new SvcError(
-        'invalid_input',
-        `--${kebab(name)}: expected a number, got ${JSON.stringify(value)}`,
-      );
+      return { issue: conversionIssue(name, 'number', value) };
     }
-    return n;
+    return { value: n };
   }
-  if (inner instanceof z.ZodArray && Array.isArray(value)) return value.flatMap((v) => String(v).split(','));
-  return value;
+  if (inner instanceof z.ZodArray && Array.isArray(value))
+    return { value: value.flatMap((v) => String(v).split(',')) };
+  return { value };
 }
 
 const kebab = (s: string) => s.replace(/_/g, '-');

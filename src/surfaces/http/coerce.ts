@@ -1,10 +1,12 @@
 /**
  * Query strings are text; tool inputs are typed. Coerce each query value by the type of its input
- * field, and report a bad value by name (`invalid recent_runs_limit`).
+ * field; a value that does not convert is an input issue named by its field (the caller reports
+ * it as `invalid recent_runs_limit: …`, spec DASH-58).
  * @module
  */
 import { z } from 'zod';
-import { SvcError } from '../../errors';
+import { conversionIssue } from '../../tools/core/input-issues';
+import type { InputIssue } from '../../tools/core/types';
 import { objectFields, unwrapSchema } from '../../util/zod-shape';
 
 type Kind = 'number' | 'integer' | 'boolean' | 'array' | 'string' | 'unknown';
@@ -16,9 +18,13 @@ export function fieldKinds(schema: z.ZodType): Map<string, Kind> {
   return kinds;
 }
 
-export function coerceQuery(schema: z.ZodType, query: Record<string, string[]>): Record<string, unknown> {
+export function coerceQuery(
+  schema: z.ZodType,
+  query: Record<string, string[]>,
+): { values: Record<string, unknown>; issues: InputIssue[] } {
   const kinds = fieldKinds(schema);
   const out: Record<string, unknown> = {};
+  const issues: InputIssue[] = [];
   for (const [key, values] of Object.entries(query)) {
     const kind = kinds.get(key);
     if (kind === undefined) continue; // unknown query parameters are ignored (cache busters, tracing)
@@ -29,16 +35,15 @@ export function coerceQuery(schema: z.ZodType, query: Record<string, string[]>):
         if (value.trim() === '') continue;
         const n = Number(value);
         if (!Number.isFinite(n) || (kind === 'integer' && !Number.isInteger(n))) {
-          throw new SvcError('invalid_input', `invalid ${key}`);
-        }
-        out[key] = n;
+          issues.push(conversionIssue(key, kind, value));
+        } else out[key] = n;
         break;
       }
       case 'boolean': {
         const v = value.trim().toLowerCase();
         if (['1', 'true', 'yes', 'on', ''].includes(v)) out[key] = true;
         else if (['0', 'false', 'no', 'off'].includes(v)) out[key] = false;
-        else throw new SvcError('invalid_input', `invalid ${key}`);
+        else issues.push(conversionIssue(key, 'boolean', value));
         break;
       }
       case 'array':
@@ -48,7 +53,7 @@ export function coerceQuery(schema: z.ZodType, query: Record<string, string[]>):
         out[key] = value;
     }
   }
-  return out;
+  return { values: out, issues };
 }
 
 function kindOf(schema: z.ZodType): Kind {

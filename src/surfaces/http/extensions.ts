@@ -1,6 +1,7 @@
 /**
  * Hand-written route families mounted after the built-in routes, one function each (like the CLI
- * registrars): the session API and the compat surface plug in here, so every server
+ * registrars): the compat surface and A2A plug in here (every session API route is a tool's
+ * binding, mounted with the registry), so every server
  * (`svc service start http|autopilot`, tests through createHttpApp) serves them.
  * @module
  */
@@ -10,7 +11,6 @@ import { compatSurface } from './compat/routes';
 import type { ErrorStyle } from './errors';
 import type { AppRef } from './mount-tools';
 import type { OpenApiRoutes } from './openapi';
-import { sessionsApi } from './sessions-api';
 import type { StreamTracker } from './sse';
 
 /** What a route family gets besides the Hono app and the App reference. */
@@ -29,9 +29,8 @@ export interface HttpKit {
  */
 export type HttpExtension = (hono: Hono, appRef: AppRef, kit: HttpKit) => void;
 
-/** The session API (permission routes; the rest are tool bindings), the compat surface, and A2A. */
+/** The compat surface and A2A. */
 export const httpExtensions: readonly HttpExtension[] = [
-  sessionsApi,
   compatSurface,
   // A2A agent card + JSON-RPC, answered when [a2a] enabled is true (src/surfaces/a2a/routes.ts).
   mountA2aRoutes,

@@ -1,15 +1,17 @@
 /**
  * Mounts every registered tool that has an `http` binding. The handler is the same for all:
- * assemble the input (path params, query or JSON body, fixed fields), validate with the tool's
- * schema, run, serialize (redacted). Route-specific rules come from the binding options.
+ * assemble the input (path params, query or JSON body, fixed fields) and call the tool through
+ * `callTool` (gate, validation, run, redaction); the outcome maps to a response here, in one
+ * place. Route-specific rules come from the binding options.
  * @module
  */
 import type { Context, Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { App } from '../../app';
 import { SvcError } from '../../errors';
-import type { AnyTool, HttpBinding } from '../../tools/core/define-tool';
-import { parseToolInput } from '../../tools/core/invoke';
+import { callTool } from '../../tools/core/call-tool';
+import { conversionIssue, invalidInput } from '../../tools/core/input-issues';
+import type { AnyTool, HttpBinding, InputIssue } from '../../tools/core/types';
 import { coerceQuery } from './coerce';
 import { errorResponse } from './errors';
 
@@ -44,58 +46,44 @@ async function handleTool(
   if (!app || (!app.runtime.ready && binding.requiresReady !== false)) {
     return errorResponse(c, new SvcError('unavailable', 'App not ready'), { style });
   }
-  const live = app.tools.get(tool.name);
-  if (!live) {
+  const queryKeys = Object.keys(c.req.queries() ?? {});
+  const outcome = await callTool(
+    app,
+    tool.name,
+    undefined,
+    { surface: 'http', signal: c.req.raw.signal, sessionId: undefined },
+    {
+      tool,
+      assemble: (live) => assembleInput(c, live, binding),
+      // A bad query value is named first (`invalid recent_runs_limit: …`, spec DASH-58).
+      leadField: (issues) => issues.find((issue) => queryKeys.includes(issue.path))?.path,
+    },
+  );
+  if (outcome.ok) {
+    if (outcome.value instanceof Response) return outcome.value;
+    return c.json(outcome.value as object, (binding.status ?? 200) as ContentfulStatusCode);
+  }
+  if (outcome.stage === 'gate' || outcome.stage === 'unknown') {
     const answer = binding.unregistered?.(app);
     if (answer) return errorResponse(c, answer, { style, app });
     // A closed gate means the route does not exist (spec: operating-mode routes answer 404 text).
-    const gate = app.tools.gates().find((g) => g.tool.name === tool.name);
-    return c.text(`404 Not Found${gate?.reason ? `: ${gate.reason}` : ''}`, 404);
+    const reason = outcome.error.details?.reason;
+    return c.text(`404 Not Found${typeof reason === 'string' ? `: ${reason}` : ''}`, 404);
   }
-  try {
-    const input = await assembleInput(c, live, binding);
-    const parsed = parseQueryAware(live, input, Object.keys(c.req.queries() ?? {}));
-    const result = await live.run(
-      app.toolContext({ surface: 'http', signal: c.req.raw.signal, sessionId: undefined }),
-      parsed,
-    );
-    if (result instanceof Response) return result;
-    return c.json(app.redactor.value(result) as object, (binding.status ?? 200) as ContentfulStatusCode);
-  } catch (error) {
-    return errorResponse(c, error, { style, app, statusFor: binding.statusFor });
-  }
+  return errorResponse(c, outcome.error, { style, app, statusFor: binding.statusFor });
 }
 
-/**
- * Parse the assembled input; a bad query value is reported by its name first
- * (`invalid recent_runs_limit: …`), as a malformed one already is by the coercion.
- */
-function parseQueryAware(tool: AnyTool, input: Record<string, unknown>, queryKeys: string[]): unknown {
-  try {
-    return parseToolInput(tool, input);
-  } catch (error) {
-    const issues = SvcError.is(error)
-      ? (error.details?.issues as { path: string; message: string }[])
-      : undefined;
-    const first = issues?.find((issue) => queryKeys.includes(issue.path));
-    if (!first) throw error;
-    throw new SvcError('invalid_input', `invalid ${first.path}: ${first.message}`, {
-      details: (error as SvcError).details,
-    });
-  }
-}
-
+/** The input of a call: query (coerced by field type), JSON body, path params, fixed fields. */
 async function assembleInput(
   c: Context,
   tool: AnyTool,
   binding: HttpBinding,
 ): Promise<Record<string, unknown>> {
   const input: Record<string, unknown> = {};
-  const method = binding.method;
-  if (method === 'GET' || method === 'DELETE') {
-    Object.assign(input, coerceQuery(tool.input, c.req.queries() ?? {}));
-  } else {
-    Object.assign(input, coerceQuery(tool.input, c.req.queries() ?? {}));
+  const query = coerceQuery(tool.input, c.req.queries() ?? {});
+  if (query.issues.length) throw invalidInput(tool.name, query.issues, query.issues[0].path);
+  Object.assign(input, query.values);
+  if (binding.method !== 'GET' && binding.method !== 'DELETE') {
     const text = await c.req.text();
     if (text.trim() !== '') {
       let body: unknown;
@@ -110,10 +98,18 @@ async function assembleInput(
       Object.assign(input, body);
     }
   }
+  const issues: InputIssue[] = [];
   for (const [param, field] of Object.entries(binding.params ?? {})) {
     const value = c.req.param(param);
-    if (value !== undefined) input[field] = decodeURIComponent(value);
+    if (value === undefined) continue;
+    try {
+      input[field] = decodeURIComponent(value);
+    } catch {
+      // A malformed escape (`/v1/sessions/%ZZ`) is the client's mistake: 400, never a 500.
+      issues.push(conversionIssue(field, 'a percent-encoded path segment', value));
+    }
   }
+  if (issues.length) throw invalidInput(tool.name, issues);
   Object.assign(input, binding.fixed ?? {});
   return binding.prepare ? binding.prepare(input) : input;
 }

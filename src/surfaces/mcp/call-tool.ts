@@ -8,9 +8,9 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { App } from '../../app';
-import { toSvcError } from '../../errors';
-import type { AnyTool } from '../../tools/core/define-tool';
-import { formatIssues } from '../../tools/core/invoke';
+import { SvcError } from '../../errors';
+import { callTool as callThrough } from '../../tools/core/call-tool';
+import type { AnyTool } from '../../tools/core/types';
 import type { ExposedTool } from './exposed-tools';
 
 export interface McpToolListing {
@@ -36,13 +36,7 @@ export function unavailableReason(app: App, tool: AnyTool): string | undefined {
     const gate = app.tools.gates().find((g) => g.tool.name === tool.name);
     return gate?.reason ?? 'not registered';
   }
-  let offered: true | string;
-  try {
-    offered = tool.surfaces?.mcpGate?.(app) ?? true;
-  } catch (error) {
-    offered = `mcp gate failed: ${(error as Error).message}`;
-  }
-  return offered === true ? undefined : offered;
+  return mcpGateReason(app, tool);
 }
 
 /** The exposed tools that can be served now. */
@@ -78,33 +72,68 @@ export async function callTool(
 ): Promise<McpCallResult> {
   const entry = exposed.find((e) => e.mcpName === name);
   if (!entry) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${name}`);
-  // A defined, exposed tool whose gate is closed: the MCP tool fails closed (spec, OPMODE-51).
-  const reason = unavailableReason(app, entry.tool);
-  if (reason !== undefined) return errorResult(`unavailable: ${name} is not available: ${reason}`);
-  const live = app.tools.get(entry.tool.name)!;
-  const parsed = live.input.safeParse(args ?? {});
-  if (!parsed.success) {
-    throw new McpError(ErrorCode.InvalidParams, `${name}: ${formatIssues(parsed.error)}`);
-  }
-  try {
-    const context = app.toolContext({ surface: 'mcp', signal: options.signal, sessionId: options.sessionId });
-    let result: unknown = await live.run(context, parsed.data);
+  const outcome = await callThrough(
+    app,
+    entry.tool.name,
+    args,
+    { surface: 'mcp', signal: options.signal, sessionId: options.sessionId },
+    { tool: entry.tool, gate: (tool) => mcpGateError(app, tool) },
+  );
+  if (outcome.ok) {
+    let result: unknown = outcome.value;
     if (result instanceof Response) {
       const text = await result.text();
       if (!result.ok) return errorResult(app.redactor.string(text));
       result = parseMaybeJson(text);
     }
-    return { content: [{ type: 'text', text: JSON.stringify(app.redactor.value(result) ?? null) }] };
-  } catch (error) {
-    const e = toSvcError(error);
-    if (e.code === 'internal') app.log.error('mcp tool failed', { tool: name, error: e.cause ?? e });
-    let message = app.redactor.string(e.message);
-    // spec, Errors → Dashboard route: an unwired provider answers a text error containing "not available".
-    if (e.code === 'unavailable' && !message.includes('not available')) {
-      message = `${name} is not available: ${message}`;
-    }
-    return errorResult(`${e.code}: ${message}`);
+    return { content: [{ type: 'text', text: JSON.stringify(result ?? null) }] };
   }
+  const e = outcome.error;
+  switch (outcome.stage) {
+    case 'unknown':
+    case 'gate': {
+      // A defined, exposed tool whose gate is closed: the MCP tool fails closed (spec, OPMODE-51).
+      const reason = e.details?.reason;
+      return errorResult(
+        `unavailable: ${name} is not available: ${typeof reason === 'string' ? reason : 'not registered'}`,
+      );
+    }
+    case 'input':
+      throw new McpError(ErrorCode.InvalidParams, e.message, e.details);
+    case 'run': {
+      if (e.code === 'internal') app.log.error('mcp tool failed', { tool: name, error: e.cause ?? e });
+      let message = e.message;
+      // spec, Errors → Dashboard route: an unwired provider answers a text error containing "not available".
+      if (e.code === 'unavailable' && !message.includes('not available')) {
+        message = `${name} is not available: ${message}`;
+      }
+      return errorResult(`${e.code}: ${message}`);
+    }
+    default: {
+      const exhaustive: never = outcome.stage;
+      throw new McpError(ErrorCode.InternalError, `unknown call stage ${String(exhaustive)}`);
+    }
+  }
+}
+
+/** Why the tool's `mcpGate` does not offer it over MCP now, or undefined when it does. */
+function mcpGateReason(app: App, tool: AnyTool): string | undefined {
+  let offered: true | string;
+  try {
+    offered = tool.surfaces?.mcpGate?.(app) ?? true;
+  } catch (error) {
+    offered = `mcp gate failed: ${(error as Error).message}`;
+  }
+  return offered === true ? undefined : offered;
+}
+
+/** The tool's `mcpGate` as the call's surface gate. */
+function mcpGateError(app: App, tool: AnyTool): SvcError | undefined {
+  const reason = mcpGateReason(app, tool);
+  if (reason === undefined) return undefined;
+  return new SvcError('unavailable', `${tool.name} is not offered over MCP: ${reason}`, {
+    details: { tool: tool.name, reason },
+  });
 }
 
 function errorResult(text: string): McpCallResult {

@@ -10,20 +10,10 @@
  */
 import { SvcError } from '../../errors';
 import type { SessionEvent } from '../../events/bus';
+import type { SessionSummary } from '../../sessions/session-views';
 
-export interface SessionSummary {
-  id: string;
-  title: string;
-  model: string | null;
-  mode: string;
-  agent: string;
-  parent_id: string | null;
-  prompt_tokens: number;
-  completion_tokens: number;
-  cost: number;
-  created_at: number;
-  updated_at: number;
-}
+/** A session as the TUI lists and shows it: the one session summary (sessions/session-views.ts). */
+export type { SessionSummary };
 
 /** A past message, reduced to what the transcript shows. */
 export interface HistoryMessage {

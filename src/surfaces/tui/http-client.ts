@@ -9,20 +9,19 @@ import { SvcError, type SvcErrorCode } from '../../errors';
 import type { AnyTool, HttpBinding } from '../../tools/core/define-tool';
 import { allTools } from '../../tools/index';
 import { SESSION_ROUTES } from '../../tools/session-routes';
-import type {
-  ClientInfo,
-  EventSubscription,
-  HistoryMessage,
-  ModelChoice,
-  PermissionPrompt,
-  ProviderRow,
-  SessionSummary,
-  TuiClient,
-} from './client';
+import type { ClientInfo, EventSubscription, ModelChoice, ProviderRow, TuiClient } from './client';
 import { missingTool } from './client';
-import { sendResult } from './local-client';
 import { modelsFromTool, providersFromTool } from './provider-rows';
 import { readoutText } from './readout-text';
+import {
+  HISTORY_LIMIT,
+  historyMessage,
+  listOf,
+  permissionPrompt,
+  sendResult,
+  toSummary,
+  unwrap,
+} from './shapes';
 import { readEventStream } from './sse';
 
 /** The session API routes this transport uses (issue 5): the one list, shared with the server. */
@@ -85,7 +84,10 @@ export function createHttpClient(options: HttpClientOptions): TuiClient {
       return { target: base, transport: 'http', agent: true };
     },
     async listSessions(opts = {}) {
-      const value = await request(SESSION_ROUTES.list, {}, undefined, { limit: opts.limit ?? 50 });
+      const value = await request(SESSION_ROUTES.list, {}, undefined, {
+        limit: opts.limit ?? 50,
+        roots_only: true,
+      });
       return listOf(value, 'sessions').map(toSummary);
     },
     async createSession(input = {}) {
@@ -95,10 +97,8 @@ export function createHttpClient(options: HttpClientOptions): TuiClient {
       return toSummary(unwrap(await request(SESSION_ROUTES.get, { id }), 'session'));
     },
     async messages(id) {
-      return listOf(
-        await request(SESSION_ROUTES.messages, { id }),
-        'messages',
-      ) as unknown as HistoryMessage[];
+      const value = await request(SESSION_ROUTES.messages, { id }, undefined, { limit: HISTORY_LIMIT });
+      return listOf(value, 'messages').map(historyMessage);
     },
     async sendPrompt(id, text) {
       return sendResult(await request(SESSION_ROUTES.send, { id }, { prompt: text }));
@@ -110,10 +110,7 @@ export function createHttpClient(options: HttpClientOptions): TuiClient {
       await request(SESSION_ROUTES.cancel, { id }, {});
     },
     async pendingPermissions(id) {
-      return listOf(
-        await request(SESSION_ROUTES.permissions, { id }),
-        'permissions',
-      ) as unknown as PermissionPrompt[];
+      return listOf(await request(SESSION_ROUTES.permissions, { id }), 'permissions').map(permissionPrompt);
     },
     async answerPermission(id, requestId, decision) {
       await request(SESSION_ROUTES.answer, { id, request_id: requestId }, { decision });
@@ -168,7 +165,7 @@ export function createHttpClient(options: HttpClientOptions): TuiClient {
       return { value, text: readoutText(tool, value, merged) };
     },
     async listModels(): Promise<ModelChoice[]> {
-      return modelsFromTool(await request('GET /v1/models'));
+      return modelsFromTool(await request('GET /v1/models'), await client.providerStatus());
     },
     async setSessionModel(id, selector) {
       return toSummary(unwrap(await request(SESSION_ROUTES.update, { id }, { model: selector }), 'session'));
@@ -256,34 +253,4 @@ function httpError(status: number, method: string, path: string, json: unknown, 
   if (status === 401)
     return new SvcError('unauthorized', `${message}: pass --token or set SVC_HTTP_TOKEN`, { status });
   return new SvcError(code, message, { status });
-}
-
-function listOf(value: unknown, key: string): Record<string, unknown>[] {
-  if (Array.isArray(value)) return value;
-  const v =
-    (value as Record<string, unknown> | undefined)?.[key] ??
-    (value as Record<string, unknown> | undefined)?.data;
-  return Array.isArray(v) ? v : [];
-}
-
-function unwrap(value: unknown, key: string): Record<string, unknown> {
-  const v = value as Record<string, unknown> | undefined;
-  return ((v && typeof v[key] === 'object' ? v[key] : v) ?? {}) as Record<string, unknown>;
-}
-
-function toSummary(v: Record<string, unknown>): SessionSummary {
-  const num = (x: unknown) => (typeof x === 'number' ? x : 0);
-  return {
-    id: String(v.id ?? v.session_id ?? ''),
-    title: String(v.title ?? ''),
-    model: typeof v.model === 'string' ? v.model : null,
-    mode: String(v.mode ?? 'build'),
-    agent: String(v.agent ?? 'build'),
-    parent_id: typeof v.parent_id === 'string' ? v.parent_id : null,
-    prompt_tokens: num(v.prompt_tokens),
-    completion_tokens: num(v.completion_tokens),
-    cost: num(v.cost),
-    created_at: num(v.created_at),
-    updated_at: num(v.updated_at),
-  };
 }

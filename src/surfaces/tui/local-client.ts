@@ -1,24 +1,19 @@
 /**
- * The in-process TUI client: the same `TuiClient` contract as the HTTP transport, served
- * directly from the App: sessions, the bus, the tool registry, the agent's session API
- * (`app.agent`, src/agent/types.ts) and the providers domain (`app.providers`: status rows and
- * the credential store).
+ * The in-process TUI client: the same `TuiClient` contract as the HTTP transport, over the same
+ * tools: sessions, messages, the queue, permission requests and readouts go through `callTool`
+ * (the attached client reaches the same tools through their HTTP routes), and both map the
+ * answers with `shapes.ts`, so a call returns the same shape on either. Events come from the bus
+ * (the attached client reads the SSE stream of the same bus).
  * @module
  */
 import type { App } from '../../app';
-import { SvcError, toSvcError } from '../../errors';
-import type { PendingPermission } from '../../permissions/permission-service';
-import type { Session } from '../../sessions/session-store';
-import { invokeTool } from '../../tools/core/invoke';
+import { storeKey } from '../../providers/credentials';
+import { callTool, invokeTool } from '../../tools/core/call-tool';
 import type {
   ClientInfo,
   EventSubscription,
-  HistoryMessage,
   ModelChoice,
-  PermissionPrompt,
   ProviderRow,
-  SendResult,
-  SessionSummary,
   SubscribeOptions,
   ToolCallOptions,
   ToolResult,
@@ -27,41 +22,55 @@ import type {
 import { missingTool } from './client';
 import { modelsFromTool, providersFromTool } from './provider-rows';
 import { readoutText } from './readout-text';
+import {
+  HISTORY_LIMIT,
+  historyMessage,
+  listOf,
+  permissionPrompt,
+  sendResult,
+  toSummary,
+  unwrap,
+} from './shapes';
 
 export function createLocalClient(app: App): TuiClient {
+  /** A tool's value through the one call path (the same tools the attached client reaches over HTTP). */
+  const call = (name: string, input: Record<string, unknown>) =>
+    invokeTool(app, name, input, { surface: 'tui' });
+
   const client: TuiClient = {
     info(): ClientInfo {
       return { target: app.workspace, transport: 'local', agent: true };
     },
     async listSessions(options = {}) {
-      return app.sessions.list({ limit: options.limit ?? 50, parent_id: null }).map(summary);
+      const value = await call('list_sessions', { limit: options.limit ?? 50, roots_only: true });
+      return listOf(value, 'sessions').map(toSummary);
     },
     async createSession(input = {}) {
-      return summary(app.sessions.create({ title: input.title ?? '', model: input.model ?? null }));
+      return toSummary(unwrap(await call('create_session', { ...input }), 'session'));
     },
     async getSession(sessionId) {
-      return summary(app.sessions.require(sessionId));
+      return toSummary(unwrap(await call('get_session', { session_id: sessionId }), 'session'));
     },
     async messages(sessionId) {
-      return app.sessions
-        .messages(sessionId)
-        .map((m): HistoryMessage => ({ id: m.id, role: m.role, run_id: m.run_id, parts: m.parts }));
+      const value = await call('message', { action: 'list', session_id: sessionId, limit: HISTORY_LIMIT });
+      return listOf(value, 'messages').map(historyMessage);
     },
     async sendPrompt(sessionId, text) {
-      return sendResult(app.agent.send({ sessionId, prompt: text, origin: 'tui' }));
+      return sendResult(await call('message', { action: 'send', session_id: sessionId, text }));
     },
     async enqueue(sessionId, text) {
       // The session queue that queue_enqueue and get_prompt_queue_status read (TOOLS-49).
-      return sendResult(app.agent.enqueue({ sessionId, prompt: text, origin: 'tui' }), true);
+      return sendResult(await call('queue_enqueue', { session_id: sessionId, prompt: text }), true);
     },
     async cancel(sessionId) {
-      app.agent.cancel(sessionId, { reason: 'cancelled from the TUI' });
+      await call('cancel_session_run', { session_id: sessionId });
     },
     async pendingPermissions(sessionId) {
-      return app.agent.pendingPermissions(sessionId).map(permissionPrompt);
+      const value = await call('list_permission_requests', { session_id: sessionId });
+      return listOf(value, 'permissions').map(permissionPrompt);
     },
-    async answerPermission(_sessionId, requestId, decision) {
-      app.agent.answerPermission(requestId, decision, 'tui');
+    async answerPermission(sessionId, requestId, decision) {
+      await call('answer_permission', { session_id: sessionId, request_id: requestId, decision });
     },
     subscribe(sessionId, listener, options: SubscribeOptions = {}): EventSubscription {
       // Subscribe first, then replay, then drop duplicates: no event falls in the gap. Without
@@ -101,36 +110,25 @@ export function createLocalClient(app: App): TuiClient {
         .find((t) => [t.surfaces?.cli ?? []].flat().some((b) => b.command === command))?.name;
     },
     async callTool(name, input, options: ToolCallOptions = {}): Promise<ToolResult> {
-      const tool = app.tools.get(name);
-      if (!tool) {
-        // A gated tool says why it is off (`tool X is not registered: <gate reason>`).
-        let message = `${name} is not available in this build`;
-        try {
-          app.tools.require(name);
-        } catch (error) {
-          message = toSvcError(error).message;
-        }
-        throw missingTool(name, message);
-      }
-      const value = await invokeTool(app, name, input, {
+      const outcome = await callTool(app, name, input, {
         surface: 'tui',
         sessionId: options.sessionId,
         signal: options.signal,
       });
-      return { value, text: readoutText(tool, value, input) };
+      if (outcome.ok) return { value: outcome.value, text: readoutText(outcome.tool, outcome.value, input) };
+      // A gated tool says why it is off (`tool X is not registered: <gate reason>`).
+      if (outcome.stage === 'gate' || outcome.stage === 'unknown')
+        throw missingTool(name, outcome.error.message);
+      throw outcome.error;
     },
     async listModels(): Promise<ModelChoice[]> {
       const { value } = await client.callTool('list_models', {});
       return modelsFromTool(value, await client.providerStatus());
     },
     async setSessionModel(sessionId, selector) {
-      await invokeTool(
-        app,
-        'set_session_model',
-        { session_id: sessionId, model: selector },
-        { surface: 'tui', sessionId },
+      return toSummary(
+        unwrap(await call('update_session', { session_id: sessionId, model: selector }), 'session'),
       );
-      return summary(app.sessions.require(sessionId));
     },
     async localModel() {
       try {
@@ -145,86 +143,11 @@ export function createLocalClient(app: App): TuiClient {
       return providersFromTool(value);
     },
     async storeApiKey(provider, key) {
-      const id = provider.trim();
-      const secret = key.trim();
-      if (!/^[a-z0-9][a-z0-9._-]*$/.test(id))
-        throw new SvcError(
-          'invalid_input',
-          `provider: "${provider}" is not a provider id (lowercase letters, digits, . _ -)`,
-        );
-      if (!secret) throw new SvcError('invalid_input', 'api key: empty; paste the key and press enter');
-      const entry = app.providers.entry(id);
-      if (!entry)
-        throw new SvcError(
-          'not_found',
-          `provider: unknown provider "${id}"; add [providers.${id}] to svc.toml first (/provider-status lists them)`,
-        );
-      if (entry.auth === 'vendor_cli' || entry.auth === 'acp' || entry.auth === 'local')
-        throw new SvcError(
-          'invalid_input',
-          `provider: ${id} takes no API key (${entry.auth === 'local' ? 'a local server' : 'the child agent keeps its own login'})`,
-        );
-      app.redactor.add(secret);
-      // The same credential store as `svc auth token <provider> --token-stdin`: readiness finds it.
-      app.providers.store.set(id, {
-        kind: 'api_key',
-        value: secret,
-        stored_by: 'svc tui',
-        stored_at: new Date(app.clock.now()).toISOString(),
-      });
+      // The same one way as `svc auth token <provider> --token-stdin`: the durable credential
+      // store, and the keychain:<provider> sentinel in svc.toml, where readiness finds it.
+      storeKey(app, { provider, key, kind: 'api_key', by: 'svc tui' });
     },
     async close() {},
   };
   return client;
-}
-
-export function summary(session: Session): SessionSummary {
-  return {
-    id: session.id,
-    title: session.title,
-    model: session.model,
-    mode: session.mode,
-    agent: session.agent,
-    parent_id: session.parent_id,
-    prompt_tokens: session.prompt_tokens,
-    completion_tokens: session.completion_tokens,
-    cost: session.cost,
-    created_at: session.created_at,
-    updated_at: session.updated_at,
-  };
-}
-
-/** A pending request of the permission service, as the dialog shows it. */
-export function permissionPrompt(p: PendingPermission): PermissionPrompt {
-  return {
-    session_id: p.session_id,
-    request_id: p.request_id,
-    tool: p.tool,
-    title: p.title,
-    ...(p.run_id ? { run_id: p.run_id } : {}),
-    ...(p.tool_call_id ? { tool_call_id: p.tool_call_id } : {}),
-    ...(p.details ? { details: p.details } : {}),
-  };
-}
-
-/** Lenient: the agent answers with a run handle or a queue position. */
-export function sendResult(value: unknown, queuedDefault = false): SendResult {
-  const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
-  const run = (v.run ?? {}) as Record<string, unknown>;
-  const runId = (v.run_id ?? run.id) as string | undefined;
-  const queued =
-    typeof v.queued === 'boolean'
-      ? v.queued
-      : v.status === 'queued'
-        ? true
-        : v.status === 'running'
-          ? false
-          : queuedDefault;
-  const length =
-    v.queue_length ?? v.length ?? v.position ?? (v.queue as { length?: number } | undefined)?.length;
-  return {
-    ...(typeof runId === 'string' ? { run_id: runId } : {}),
-    queued,
-    ...(typeof length === 'number' ? { queue_length: length } : {}),
-  };
 }

@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { makeTestApp } from '../../../test/helpers/make-test-app';
 import { allTools } from '../index';
 import { REMOVED_TOOL_NAMES } from './aliases';
+import { invokeTool } from './call-tool';
 import { type AnyTool, defineTool } from './define-tool';
 import { effectiveTools } from './funnel';
-import { invokeTool } from './invoke';
 import { createToolRegistry } from './registry';
 
 const read = (name: string, extra: Partial<AnyTool> = {}) =>

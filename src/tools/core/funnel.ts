@@ -7,11 +7,18 @@
  * @module
  */
 import type { Config } from '../../config/schema';
+import type {
+  FunnelContext,
+  FunnelEntry,
+  FunnelStage,
+  SessionMode,
+  ToolPolicy,
+} from '../../permissions/tool-policy';
 import { canonicalToolName } from './aliases';
-import type { AnyTool, ToolTag } from './define-tool';
-import type { ToolRegistry } from './registry';
+import type { AnyTool, ToolRegistry } from './types';
 
-export type FunnelStage = 'gate' | 'mode' | 'disabled_tools' | 'agent_policy' | 'permissions';
+export type { FunnelContext, FunnelEntry, FunnelStage, SessionMode, ToolPolicy };
+
 export const FUNNEL_STAGES: readonly FunnelStage[] = [
   'gate',
   'mode',
@@ -19,41 +26,6 @@ export const FUNNEL_STAGES: readonly FunnelStage[] = [
   'agent_policy',
   'permissions',
 ];
-
-/** Session modes. `plan` (and the planning phase) withhold tools that mutate. */
-export type SessionMode = 'build' | 'plan';
-
-export interface FunnelContext {
-  mode?: SessionMode | string;
-  /** Staged workflow phase; `planning` withholds mutating tools. */
-  phase?: string;
-  agent?: string;
-  /** --yolo / --dangerously-skip-permissions: every prompt is skipped. */
-  yolo?: boolean;
-  /** Extra policy layers applied in the agent_policy stage (active pack rules, sub-agent narrowing). */
-  policies?: ToolPolicy[];
-}
-
-export interface ToolPolicy {
-  /** Where the rule comes from: `pack my-pack`, `sub-agent`. */
-  source: string;
-  /** A reason string when the policy removes the tool. */
-  removes(tool: AnyTool): string | undefined;
-}
-
-export interface FunnelEntry {
-  name: string;
-  family: string;
-  tag: ToolTag;
-  mutates: boolean;
-  registered: boolean;
-  effective: boolean;
-  removed_by: FunnelStage | null;
-  reason: string | null;
-  /** For effective tools: allow (no prompt) or ask. Null when the tool is not effective. */
-  permission: 'allow' | 'ask' | null;
-  permission_reason: string | null;
-}
 
 export function runFunnel(
   registry: ToolRegistry,

@@ -5,30 +5,9 @@
  */
 import { SvcError } from '../../errors';
 import { CONFIG_TOOL_ALIASES, REMOVED_TOOL_NAMES } from './aliases';
-import type { AnyTool, GateEnv } from './define-tool';
+import type { AnyTool, GateEnv, GateResult, ToolRegistry } from './types';
 
-export interface GateResult {
-  tool: AnyTool;
-  registered: boolean;
-  reason?: string;
-}
-
-export interface ToolRegistry {
-  /** Every defined tool, registered or not, with its gate result. */
-  gates(): GateResult[];
-  /** Tools that passed their gates. */
-  registered(): AnyTool[];
-  /** A registered tool by native name or migration alias. */
-  get(name: string): AnyTool | undefined;
-  /** Like `get`, but throws a not_found SvcError naming the tool. */
-  require(name: string): AnyTool;
-  byMcpName(name: string): AnyTool | undefined;
-  /** Add tools after start (MCP client servers); replaces same-named ones. */
-  add(tools: AnyTool[]): void;
-  remove(predicate: (tool: AnyTool) => boolean): void;
-  /** Re-evaluate gates (config reload). */
-  refresh(): void;
-}
+export type { GateResult, ToolRegistry };
 
 export function createToolRegistry(definitions: readonly AnyTool[], env: () => GateEnv): ToolRegistry {
   const removed = new Set<string>(REMOVED_TOOL_NAMES);

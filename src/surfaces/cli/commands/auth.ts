@@ -10,10 +10,9 @@
  * Prompts (codes, URLs) go to stderr; the result goes to stdout (JSON with --json).
  * @module
  */
-import { join } from 'node:path';
 import type { App } from '../../../app';
-import { writeConfigKey } from '../../../config/write';
 import { SvcError } from '../../../errors';
+import { keyTarget, type StoredKey, storeKey } from '../../../providers/credentials';
 import type { CliContext, CliRegistrar } from '../context';
 import { ensureCommand } from '../tool-commands';
 
@@ -266,15 +265,7 @@ function refuseAgents(app: App, platform: string) {
   }
 }
 
-interface TokenResult {
-  provider: string;
-  stored: true;
-  kind: 'api_key' | 'bearer';
-  backend: string;
-  sentinel_written: boolean;
-  config_file: string | null;
-}
-
+/** The key from standard input, stored the one way (providers/credentials.ts storeKey). */
 async function storeToken(
   app: App,
   ctx: CliContext,
@@ -282,56 +273,18 @@ async function storeToken(
   kind: 'api_key' | 'bearer',
   by: string,
   type?: string,
-): Promise<TokenResult> {
-  if (!/^[a-z0-9][a-z0-9._-]*$/.test(provider))
-    throw new SvcError(
-      'invalid_input',
-      `provider: "${provider}" is not a provider id (lowercase letters, digits, . _ -)`,
-    );
-  const entry = app.providers.entry(provider);
-  if (type && entry && entry.type !== type)
-    throw new SvcError('invalid_input', `provider: ${provider} is a ${entry.type} provider, not ${type}`);
-  if (!type && !entry)
-    throw new SvcError(
-      'not_found',
-      `provider: unknown provider "${provider}"; add [providers.${provider}] first (svc config show-provider-status lists them)`,
-    );
+): Promise<StoredKey> {
+  keyTarget(app, provider, type);
   const token = (await readStdin(ctx)).trim();
   if (!token)
     throw new SvcError(
       'invalid_input',
       'token: standard input was empty; pipe the token in, e.g. printf %s "$TOKEN" | svc auth … --token-stdin',
     );
-  app.redactor.add(token);
-  const store = app.providers.store;
-  store.set(provider, {
-    kind,
-    value: token,
-    stored_by: by,
-    stored_at: new Date(app.clock.now()).toISOString(),
-  });
-  let sentinel = false;
-  let file: string | null = null;
-  // AUTH-28: with durable storage the provider's api_key becomes the keychain:<provider> sentinel.
-  if (store.durable()) {
-    file = join(app.workspace, 'svc.toml');
-    const id = /^[A-Za-z0-9_-]+$/.test(provider) ? provider : `"${provider}"`;
-    if (type && !entry) writeConfigKey(file, `providers.${id}.type`, type);
-    writeConfigKey(file, `providers.${id}.api_key`, `keychain:${provider}`);
-    app.reloadConfig();
-    sentinel = true;
-  }
-  return {
-    provider,
-    stored: true,
-    kind,
-    backend: store.status().backend,
-    sentinel_written: sentinel,
-    config_file: file,
-  };
+  return storeKey(app, { provider, key: token, kind, by, type });
 }
 
-function tokenText(result: TokenResult): string {
+function tokenText(result: StoredKey): string {
   return [
     `${result.provider}: ${result.kind === 'bearer' ? 'bearer token' : 'API key'} stored (${result.backend} store)`,
     result.sentinel_written

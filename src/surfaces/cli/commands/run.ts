@@ -18,6 +18,7 @@ import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
 import type { PermissionDecision } from '../../../permissions/permission-service';
+import { callTool } from '../../../tools/core/call-tool';
 import type { CliContext, CliIo, CliRegistrar } from '../context';
 
 interface RunOptions {
@@ -237,7 +238,7 @@ function createOutput(io: CliIo, format: RunOptions['output'], sessionId: string
 function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): () => void {
   const detach = app.agent.attach(sessionId, 'svc run (terminal)');
   let reader: Interface | undefined;
-  const waiting: { request_id: string; title: string }[] = [];
+  const waiting: { session_id: string; request_id: string; title: string }[] = [];
   let asking = false;
   const ask = () => {
     const next = waiting.shift();
@@ -255,21 +256,23 @@ function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): () => v
       const key = answer.trim().toLowerCase()[0];
       const decision: PermissionDecision =
         key === 'y' ? 'allow_once' : key === 'a' ? 'allow_session' : 'deny';
-      try {
-        app.agent.answerPermission(next.request_id, decision, 'terminal');
-      } catch {
-        // answered elsewhere or cancelled meanwhile
-      }
-      ask();
+      // Through answer_permission, like every client; answered elsewhere or cancelled meanwhile
+      // is no error here (the first answer won).
+      void callTool(
+        app,
+        'answer_permission',
+        { session_id: next.session_id, request_id: next.request_id, decision, by: 'terminal' },
+        { surface: 'cli', sessionId },
+      ).then(ask);
     });
   };
   const unsubscribe = app.agent.subscribe(
     sessionId,
     (event) => {
       if (event.type !== 'permission.requested') return;
-      const p = event.payload as { request_id: string; title: string };
+      const p = event.payload as { session_id: string; request_id: string; title: string };
       if (waiting.some((w) => w.request_id === p.request_id)) return;
-      waiting.push({ request_id: p.request_id, title: p.title });
+      waiting.push({ session_id: p.session_id, request_id: p.request_id, title: p.title });
       if (!asking) ask();
     },
     { family: true },

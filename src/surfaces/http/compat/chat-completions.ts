@@ -18,6 +18,7 @@ import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { SvcError, toSvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
+import { createAgentToolbox } from '../../../tools/core/agent-toolbox';
 import { openSseStream, type SseStream, type StreamTracker } from '../sse';
 import { CONTINUE_PROMPT, type Conversation, planConversation } from './conversation';
 import { finishRequest, ledgerEnabled, recordRequest } from './ledger';
@@ -221,8 +222,10 @@ async function runPendingCalls(
       .filter((e) => e.effective)
       .map((e) => e.name),
   );
+  const toolbox = createAgentToolbox(app);
   const bridge = createToolBridge({
     app,
+    toolbox,
     sessionId,
     runId,
     agent: app.sessions.require(sessionId).agent,
@@ -247,7 +250,7 @@ async function runPendingCalls(
       results.push({ tool_call_id: call.id, tool: call.name, output, is_error: true });
       continue;
     }
-    const set = bridge.toolSet(ai, [tool]);
+    const set = bridge.toolSet(ai, [toolbox.get(tool.name)!]);
     const execute = set[tool.name].execute as (input: unknown, options: unknown) => Promise<string>;
     try {
       const output = await execute(call.input, { toolCallId: call.id, messages: [] });

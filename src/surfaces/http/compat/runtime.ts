@@ -6,8 +6,7 @@
  * @module
  */
 import type { App } from '../../../app';
-import type { AnyTool } from '../../../tools/core/define-tool';
-import type { ToolPolicy } from '../../../tools/core/funnel';
+import type { ToolFacts, ToolPolicy } from '../../../permissions/tool-policy';
 
 export type CompatToolPolicy = 'none' | 'read_only' | 'allowed_tools' | 'all';
 
@@ -15,7 +14,7 @@ export interface CompatRuntime {
   /** Mark a session as serving a compat request; returns the release function. */
   enter(sessionId: string, system: string): () => void;
   /** The policy layer for a tool, or undefined when the policy lets it through. */
-  denies(tool: AnyTool): string | undefined;
+  denies(tool: ToolFacts): string | undefined;
 }
 
 const runtimes = new WeakMap<App, CompatRuntime>();
@@ -28,7 +27,7 @@ export function toolPolicyOf(app: App): { policy: CompatToolPolicy; source: 'con
 }
 
 /** Why the policy removes a tool from a compat-originated run, or undefined. */
-export function policyDenies(app: App, tool: AnyTool): string | undefined {
+export function policyDenies(app: App, tool: ToolFacts): string | undefined {
   const { policy } = toolPolicyOf(app);
   switch (policy) {
     case 'all':

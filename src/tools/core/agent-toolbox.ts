@@ -1,0 +1,73 @@
+/**
+ * The agent's toolbox (the port `agent/toolbox.ts` declares), over the registry, the funnel and
+ * `callTool`: a model's tool call goes through the same gate → validation → permission → run →
+ * redaction path as every surface's, and the answer becomes the text the model reads.
+ * @module
+ */
+import type { JSONSchema7 } from 'ai';
+import { z } from 'zod';
+import type { AgentToolbox, AgentToolSpec } from '../../agent/toolbox';
+import { callTool } from './call-tool';
+import { effectiveTools } from './funnel';
+import type { AnyTool, ToolHost } from './types';
+
+/** The toolbox over one host (a run's host: the App, or its view of a worktree). */
+export function createAgentToolbox(host: ToolHost): AgentToolbox {
+  return {
+    effective: (context) => effectiveTools(host.tools, host.config, context).map(specOf),
+    registered: () => host.tools.registered().map(specOf),
+    get(name) {
+      const tool = host.tools.get(name);
+      return tool ? specOf(tool) : undefined;
+    },
+    concurrent(name, sessionId) {
+      try {
+        return host.tools.get(name)?.concurrent?.({ app: host, sessionId }) === true;
+      } catch {
+        return false;
+      }
+    },
+    async call(name, input, context) {
+      const { gate, ...rest } = context;
+      const outcome = await callTool(
+        host,
+        name,
+        input,
+        { surface: 'agent', ...rest, progress: () => {} },
+        gate ? { gate: (tool) => gate(tool.name) } : {},
+      );
+      if (outcome.ok) return { ok: true, text: modelText(outcome.tool, outcome.value) };
+      return { ok: false, error: outcome.error, crashed: outcome.crashed === true };
+    },
+  };
+}
+
+const specs = new WeakMap<AnyTool, AgentToolSpec>();
+
+/** The spec of a tool definition: one object per definition, so the agent can cache by it. */
+function specOf(tool: AnyTool): AgentToolSpec {
+  let spec = specs.get(tool);
+  if (!spec) {
+    spec = {
+      name: tool.name,
+      family: tool.family,
+      description: tool.description,
+      inputSchema: schemaOf(tool),
+    };
+    specs.set(tool, spec);
+  }
+  return spec;
+}
+
+export function schemaOf(tool: AnyTool): JSONSchema7 {
+  const schema = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as JSONSchema7;
+  delete (schema as Record<string, unknown>).$schema;
+  return schema;
+}
+
+/** Text the model reads of a result: the tool's own rendering, else the JSON. */
+function modelText(tool: AnyTool, result: unknown): string {
+  if (tool.toModelOutput) return tool.toModelOutput(result);
+  if (typeof result === 'string') return result;
+  return JSON.stringify(result ?? null);
+}
