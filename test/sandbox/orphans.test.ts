@@ -30,7 +30,7 @@ function pids(pattern: string): number[] {
   }
 }
 
-async function until(check: () => boolean, ms = 15_000): Promise<boolean> {
+async function until(check: () => boolean, ms = 40_000): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (check()) return true;
