@@ -10,7 +10,8 @@ import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 
 import { matchCommands } from '../commands';
 import type { ChatController } from '../state/chat-controller';
 import { settledCount } from '../state/transcript';
-import { type Dialog, DialogView, useDialog, useOnboarding } from './dialog-view';
+import { type Dialog, useDialog, useOnboarding } from './dialog-state';
+import { DialogView } from './dialog-view';
 import { PermissionDialog } from './dialogs/permission-dialog';
 import { InputBox } from './input-box';
 import { StatusLine } from './status-line';
@@ -20,7 +21,7 @@ import { usePromptKeys } from './use-prompt-keys';
 import { useScreen } from './use-screen';
 import { useSlashCommands } from './use-slash-commands';
 
-export type { Dialog } from './dialog-view';
+export type { Dialog } from './dialog-state';
 export type { PromptHistoryStore } from './use-prompt-editor';
 
 export interface TuiAppProps {

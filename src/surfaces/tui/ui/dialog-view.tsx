@@ -1,13 +1,13 @@
 /**
- * The dialogs that replace the live part of the screen while open (help, palette, sessions,
- * model, providers, onboarding, readouts, dashboard, pack, undo): which one is open (`useDialog`,
- * kept in a ref too so a key of the same burst sees it), the onboarding check at start, and the
- * view of the open one.
+ * The view of the open dialog, which replaces the live part of the screen while open (help,
+ * palette, sessions, model, providers, onboarding, readouts, dashboard, pack, undo). Which one is
+ * open is dialog-state.ts.
  * @module
  */
-import { type MutableRefObject, useCallback, useEffect, useRef, useState } from 'react';
-import { COMMANDS, type ParsedCommand, type SlashCommand } from '../commands';
+import { useCallback } from 'react';
+import { COMMANDS, type ParsedCommand } from '../commands';
 import type { ChatController } from '../state/chat-controller';
+import type { Dialog, DialogSetter } from './dialog-state';
 import { CommandPalette } from './dialogs/command-palette';
 import { DashboardView } from './dialogs/dashboard-view';
 import { HelpView } from './dialogs/help-view';
@@ -20,58 +20,6 @@ import { SessionList } from './dialogs/session-list';
 import { UndoDialog } from './dialogs/undo-dialog';
 import type { EditorState } from './editor';
 import type { SlashCommands } from './use-slash-commands';
-
-export type Dialog =
-  | { kind: 'help' }
-  | { kind: 'palette' }
-  | { kind: 'sessions' }
-  | { kind: 'model' }
-  | { kind: 'providers' }
-  | { kind: 'onboarding' }
-  | { kind: 'readout'; command: SlashCommand; args: string }
-  | { kind: 'dashboard' }
-  | { kind: 'pack' }
-  | { kind: 'undo' };
-
-export type DialogSetter = (
-  next: Dialog | undefined | ((current: Dialog | undefined) => Dialog | undefined),
-) => void;
-
-export function useDialog(initial: Dialog | undefined): {
-  dialog: Dialog | undefined;
-  dialogRef: MutableRefObject<Dialog | undefined>;
-  setDialog: DialogSetter;
-} {
-  const [dialog, setDialogState] = useState<Dialog | undefined>(initial);
-  const dialogRef = useRef<Dialog | undefined>(initial);
-  const setDialog = useCallback<DialogSetter>((next) => {
-    const value = typeof next === 'function' ? next(dialogRef.current) : next;
-    dialogRef.current = value;
-    setDialogState(value);
-  }, []);
-  return { dialog, dialogRef, setDialog };
-}
-
-/** Check provider readiness at start and open onboarding when none is ready. */
-export function useOnboarding(
-  controller: ChatController,
-  enabled: boolean | undefined,
-  setDialog: DialogSetter,
-) {
-  useEffect(() => {
-    if (!enabled) return;
-    const client = controller.client;
-    client.providerStatus().then(
-      async (rows) => {
-        if (rows.some((r) => r.ready)) return;
-        // A local model server on loopback needs no setup: svc run and the TUI use it as is.
-        if (await client.localModel?.().catch(() => undefined)) return;
-        setDialog((d) => d ?? { kind: 'onboarding' });
-      },
-      () => setDialog((d) => d ?? { kind: 'onboarding' }),
-    );
-  }, [controller, enabled, setDialog]);
-}
 
 export interface DialogViewProps {
   dialog: Dialog;

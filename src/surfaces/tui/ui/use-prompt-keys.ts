@@ -12,7 +12,7 @@ import { COMMANDS, matchCommands, type ParsedCommand, parseCommand } from '../co
 import type { ChatController } from '../state/chat-controller';
 import type { TranscriptStore } from '../state/store';
 import type { RunState } from '../state/transcript';
-import type { Dialog, DialogSetter } from './dialog-view';
+import type { Dialog, DialogSetter } from './dialog-state';
 import { EMPTY, editKey } from './editor';
 import type { PromptEditor } from './use-prompt-editor';
 

@@ -9,7 +9,7 @@ import { toSvcError } from '../../../errors';
 import { isMissingTool, isUnavailable, type ToolResult } from '../client';
 import type { ParsedCommand, SlashCommand } from '../commands';
 import type { ChatController } from '../state/chat-controller';
-import type { DialogSetter } from './dialog-view';
+import type { DialogSetter } from './dialog-state';
 
 export interface SlashCommands {
   runCommand(parsed: ParsedCommand): void;
