@@ -53,6 +53,7 @@ export function TuiApp(props: TuiAppProps) {
 
   useEffect(() => controller.onSwitch(() => setStore(controller.store())), [controller]);
   const { size, epoch, reprint } = useScreen(store, props.clearOnRedraw);
+  useSandboxNotice(controller);
   useOnboarding(controller, props.onboarding, setDialog);
 
   const sessionId = state.sessionId || undefined;
@@ -131,4 +132,17 @@ export function TuiApp(props: TuiAppProps) {
       <StatusLine state={state} target={controller.client.info().target} />
     </Box>
   );
+}
+
+/** issue 15: said once, when commands run without the OS sandbox (auto mode, no bubblewrap). */
+function useSandboxNotice(controller: ChatController): void {
+  useEffect(() => {
+    controller.client.callTool('sandbox_status', {}).then(
+      (result) => {
+        const notice = (result.value as { notice?: string | null } | undefined)?.notice;
+        if (notice) controller.notice('warn', notice);
+      },
+      () => {}, // an older server without the tool: nothing to say
+    );
+  }, [controller]);
 }
