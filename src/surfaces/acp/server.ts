@@ -11,7 +11,8 @@
  *   `session/request_permission` (the client is attached, so the agent waits for its answer),
  * - `providers/list`: model picker rows from `app.providers`, unavailable providers included.
  *
- * stdout carries protocol frames only; logs go to the log file.
+ * This file holds the connection and its handlers; a prompt turn is turn.ts (with turn-events.ts
+ * and permission-relay.ts). stdout carries protocol frames only; logs go to the log file.
  * @module
  */
 import { realpathSync } from 'node:fs';

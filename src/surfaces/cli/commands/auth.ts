@@ -7,7 +7,8 @@
  *   svc auth summary                                  redacted credential mode of the large model
  *   svc auth token <provider> --token-stdin           store an API key (writes keychain:<provider>)
  *   svc auth logout <provider>                        forget a stored credential
- * Prompts (codes, URLs) go to stderr; the result goes to stdout (JSON with --json).
+ * Prompts (codes, URLs) go to stderr; the result goes to stdout (JSON with --json). The cloud
+ * identity checks are in auth-cloud.ts; summary, token and logout in auth-credentials.ts.
  * @module
  */
 import type { Command } from 'commander';
