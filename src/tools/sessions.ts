@@ -3,32 +3,24 @@
  * list, inspect, update, delete); search; the prompt queue (`queue_enqueue`,
  * `get_prompt_queue_status`: the same queue as TUI ctrl+enter and `/enqueue`); the session's
  * posture; its model and reasoning effort. Thin: the work is in `app.agent` and `app.sessions`.
+ * The session rows are here; the `message` tool, the queue and the settings have their own files
+ * (messages.ts, prompt-queue.ts, session-settings.ts), and `sessionTools` lists the whole family.
  * @module
  */
 import { z } from 'zod';
 import { agentKind } from '../agent/agent-kinds';
-import { textOf } from '../agent/history';
-import { messageView } from '../agent/views';
 import { SvcError } from '../errors';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
-import type { MessagePart } from '../sessions/session-store';
-import { sessionSummary, sessionView, workflowPhase } from '../sessions/session-views';
+import { sessionSummary, sessionView } from '../sessions/session-views';
 import { defineTool } from './core/define-tool';
-import type { ToolHost } from './core/types';
+import { message } from './messages';
+import { getPromptQueueStatus, queueEnqueue } from './prompt-queue';
+import { busyGuard } from './session-guards';
 import { route, SESSION_ROUTES } from './session-routes';
+import { getSessionPostureStatus, setReasoningEffort, setSessionModel } from './session-settings';
 
 const sessionIdField = sessionIdInput('current');
-
-const busyGuard = (app: ToolHost, sessionId: string, what: string) => {
-  const state = app.agent.state(sessionId);
-  if (state.state !== 'idle' || state.busy_elsewhere) {
-    throw new SvcError(
-      'conflict',
-      `session ${sessionId} has an active run; ${what} when it is idle (wait for the run or cancel it)`,
-    );
-  }
-};
 
 export const createSession = defineTool({
   name: 'create_session',
@@ -227,116 +219,6 @@ export const deleteSession = defineTool({
   },
 });
 
-const messageActions = ['send', 'list', 'inspect', 'update', 'delete'] as const;
-
-export const message = defineTool({
-  name: 'message',
-  family: 'sessions',
-  tag: 'primitive',
-  description:
-    'Messages of a session. send: a prompt (starts a run, or queues it behind the active one); list: the messages; inspect: one message; update: replace the text of a message; delete: remove a message. update and delete are refused while a run is active.',
-  input: z.strictObject({
-    action: z.enum(messageActions).describe('send, list, inspect, update or delete.'),
-    session_id: sessionIdField,
-    message_id: z.string().min(1).optional().describe('The message (inspect, update, delete).'),
-    text: z.string().min(1).optional().describe('The prompt (send) or the new text (update).'),
-    limit: z.number().int().min(1).max(1000).default(50).describe('list: most recent messages to return.'),
-    wait: z
-      .boolean()
-      .default(false)
-      .describe('send: wait for the run to finish and return its answer (always on from the CLI).'),
-    agent: z.string().min(1).optional().describe('send: agent kind for this run.'),
-  }),
-  mutates: false,
-  surfaces: {
-    mcp: 'svc_message',
-    http: [
-      { ...route(SESSION_ROUTES.messages), params: { id: 'session_id' }, fixed: { action: 'list' } },
-      {
-        ...route(SESSION_ROUTES.send),
-        params: { id: 'session_id' },
-        fixed: { action: 'send' },
-        status: 202,
-        // The session API's body is `{ "prompt": "…" }` (the TUI attach client sends that); `text` works too.
-        prepare: ({ prompt, ...input }) => (prompt === undefined ? input : { text: prompt, ...input }),
-      },
-    ],
-  },
-  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
-  parity: false,
-  run: async (ctx, input) => {
-    const { app } = ctx;
-    switch (input.action) {
-      case 'send': {
-        if (!input.text) throw new SvcError('invalid_input', 'text: required for action send');
-        const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
-        const wait = input.wait || ctx.surface === 'cli';
-        if (wait && session.id === ctx.sessionId) {
-          throw new SvcError(
-            'invalid_input',
-            'wait: cannot wait for a prompt sent to the session this run works in (it runs after this run); send without wait',
-          );
-        }
-        const sent = app.agent.send({
-          sessionId: session.id,
-          prompt: input.text,
-          agent: input.agent,
-          origin: ctx.surface,
-        });
-        if (!wait) return { action: 'send', ...sent };
-        const result = await app.agent.wait(sent.run_id, { signal: ctx.signal });
-        return { action: 'send', ...sent, result };
-      }
-      case 'list': {
-        const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
-        const messages = app.sessions.messages(session.id, { limit: input.limit });
-        return {
-          action: 'list',
-          session_id: session.id,
-          messages: messages.map(messageView),
-          count: messages.length,
-          total: app.sessions.messageCount(session.id),
-        };
-      }
-      case 'inspect': {
-        const found = requireMessage(app, input.message_id);
-        return { action: 'inspect', message: messageView(found) };
-      }
-      case 'update': {
-        const found = requireMessage(app, input.message_id);
-        if (!input.text) throw new SvcError('invalid_input', 'text: required for action update');
-        if (found.role !== 'user' && found.role !== 'assistant') {
-          throw new SvcError('invalid_input', `message_id: a ${found.role} message has no text to update`);
-        }
-        busyGuard(app, found.session_id, 'edit its messages');
-        const parts: MessagePart[] = [
-          { type: 'text', text: input.text },
-          ...found.parts.filter((p) => p.type !== 'text'),
-        ];
-        const updated = app.sessions.updateMessage(found.id, { parts });
-        return { action: 'update', message: messageView(updated), previous_text: textOf(found.parts) };
-      }
-      case 'delete': {
-        const found = requireMessage(app, input.message_id);
-        busyGuard(app, found.session_id, 'delete its messages');
-        app.sessions.deleteMessage(found.id);
-        return { action: 'delete', deleted: found.id, session_id: found.session_id };
-      }
-      default: {
-        const exhaustive: never = input.action;
-        throw new SvcError('invalid_input', `action: unknown ${String(exhaustive)}`);
-      }
-    }
-  },
-});
-
-function requireMessage(app: ToolHost, id: string | undefined) {
-  if (!id) throw new SvcError('invalid_input', 'message_id: required for this action');
-  const found = app.sessions.getMessage(id);
-  if (!found) throw new SvcError('not_found', `message_id: no message "${id}"; see message action list`);
-  return found;
-}
-
 export const sessionSearch = defineTool({
   name: 'session_search',
   family: 'sessions',
@@ -365,187 +247,6 @@ export const sessionSearch = defineTool({
       })),
       count: results.length,
     };
-  },
-});
-
-export const getPromptQueueStatus = defineTool({
-  name: 'get_prompt_queue_status',
-  family: 'sessions',
-  tag: 'primitive',
-  description:
-    'The prompt queue (the same queue as TUI ctrl+enter, /enqueue and queue_enqueue): per session, its state, active run and queued prompts.',
-  input: z.strictObject({
-    session_id: sessionIdInput('none', 'One session. Omit for every session with a queue or an active run.'),
-  }),
-  mutates: false,
-  surfaces: { mcp: 'svc_get_prompt_queue_status' },
-  run: (ctx, input) => {
-    const { app } = ctx;
-    const ids = input.session_id
-      ? [app.sessions.require(input.session_id).id]
-      : [
-          ...new Set([
-            ...app.runs.list({ status: ['queued', 'running'], limit: 500 }).map((r) => r.session_id),
-            ...app.agent.active().map((a) => a.session_id),
-          ]),
-        ];
-    const sessions = ids.map((id) => app.agent.queue(id));
-    return { sessions, total_queued: sessions.reduce((n, s) => n + s.length, 0) };
-  },
-});
-
-export const queueEnqueue = defineTool({
-  name: 'queue_enqueue',
-  family: 'sessions',
-  tag: 'primitive',
-  description:
-    'Queue a prompt for a session (the same queue as TUI ctrl+enter and /enqueue). It runs after the active run and the prompts queued before it; when the session is idle it starts at once unless start is false.',
-  input: z.strictObject({
-    session_id: sessionIdField,
-    prompt: z.string().min(1).describe('The prompt to queue.'),
-    agent: z.string().min(1).optional().describe('Agent kind for its run.'),
-    start: z
-      .boolean()
-      .default(true)
-      .describe(
-        'When the session is idle: start it at once (default), or false to leave it queued until the next send.',
-      ),
-  }),
-  mutates: false,
-  surfaces: {
-    mcp: 'svc_queue_enqueue',
-    http: { ...route(SESSION_ROUTES.enqueue), params: { id: 'session_id' }, status: 202 },
-  },
-  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
-  parity: false,
-  run: (ctx, input) => {
-    const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
-    const sent = app.agent.enqueue({
-      sessionId: session.id,
-      prompt: input.prompt,
-      agent: input.agent,
-      origin: ctx.surface,
-      start: input.start,
-    });
-    return { ...sent, queue: app.agent.queue(session.id) };
-  },
-});
-
-export const getSessionPostureStatus = defineTool({
-  name: 'get_session_posture_status',
-  family: 'sessions',
-  tag: 'primitive',
-  description:
-    'How a session is set up to run: mode, agent, model (and where it comes from), reasoning effort, workflow phase, state and queue, permission posture (allowed tools, grants, pending requests, attached surfaces), context use and tool counts.',
-  input: z.strictObject({ session_id: sessionIdField }),
-  mutates: false,
-  surfaces: { mcp: 'svc_get_session_posture_status' },
-  examples: [{ session_id: 'ses_0001' }],
-  run: (ctx, input) => {
-    const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
-    const config = app.config;
-    const kind = app.agent.kinds().find((k) => k.id === session.agent);
-    const [model, modelSource] = session.model
-      ? [session.model, 'session']
-      : kind?.model
-        ? [kind.model, `agents.${kind.id}.model`]
-        : config.models.large
-          ? [config.models.large, 'config models.large']
-          : [null, 'none configured'];
-    const state = app.agent.state(session.id);
-    const entries = app.funnel(app.funnelContext(session.id));
-    const lastAssistant = app.sessions
-      .messages(session.id, { limit: 20 })
-      .reverse()
-      .find((m) => m.role === 'assistant' && m.usage);
-    const plan = session.metadata.plan as { revision?: number } | undefined;
-    return {
-      session_id: session.id,
-      mode: session.mode,
-      agent: session.agent,
-      model: { selector: model, source: modelSource },
-      reasoning_effort: session.reasoning_effort ?? kind?.reasoning_effort ?? null,
-      workflow_phase: workflowPhase(session),
-      has_plan: plan !== undefined,
-      state: state.state,
-      active_run_id: state.run_id ?? state.busy_elsewhere?.run_id ?? null,
-      queue_length: state.queue_length,
-      permissions: {
-        allowed_tools: config.permissions.allowed_tools,
-        auto_allow_read_only_bash: config.permissions.auto_allow_read_only_bash,
-        unattended: config.permissions.unattended,
-        grants: app.permissions.grants(session.id).map((g) => ({ tool: g.tool, scope: g.scope })),
-        pending: app.permissions.pending(session.id).length,
-        attached: app.permissions.attachments(session.id).map((a) => a.client),
-      },
-      context: {
-        last_input_tokens: lastAssistant?.usage
-          ? lastAssistant.usage.input_tokens + lastAssistant.usage.output_tokens
-          : 0,
-        compactions: typeof session.metadata.compactions === 'number' ? session.metadata.compactions : 0,
-        auto_compact: config.options.auto_compact,
-        compaction_threshold: config.options.compaction_threshold,
-      },
-      usage: {
-        prompt_tokens: session.prompt_tokens,
-        completion_tokens: session.completion_tokens,
-        cost: session.cost,
-      },
-      tools: {
-        effective: entries.filter((e) => e.effective).length,
-        ask: entries.filter((e) => e.permission === 'ask').length,
-        withheld: entries.filter((e) => e.registered && !e.effective).length,
-      },
-    };
-  },
-});
-
-export const setSessionModel = defineTool({
-  name: 'set_session_model',
-  family: 'sessions',
-  tag: 'primitive',
-  description: 'Set the model of a session (its next runs), or clear it with null to use the defaults.',
-  input: z.strictObject({
-    session_id: sessionIdField,
-    model: z.string().min(1).nullable().describe('Model selector <provider>/<model>, or null to clear.'),
-  }),
-  mutates: false,
-  surfaces: { mcp: 'svc_set_session_model' },
-  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
-  parity: false,
-  run: async (ctx, input) => {
-    const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
-    const resolved = input.model ? await app.models.resolve({ selector: input.model }) : undefined;
-    const updated = app.sessions.update(session.id, { model: resolved?.selector ?? null });
-    return { session_id: session.id, model: updated.model, previous: session.model };
-  },
-});
-
-export const setReasoningEffort = defineTool({
-  name: 'set_reasoning_effort',
-  family: 'sessions',
-  tag: 'primitive',
-  description:
-    "Set how hard the model reasons in a session (minimal, low, medium, high), or none for the provider default. Mapped to each provider's own option.",
-  input: z.strictObject({
-    session_id: sessionIdField,
-    effort: z
-      .enum(['none', 'minimal', 'low', 'medium', 'high'])
-      .describe('Reasoning effort; none clears it.'),
-  }),
-  mutates: false,
-  surfaces: { mcp: 'svc_set_reasoning_effort' },
-  // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
-  parity: false,
-  run: (ctx, input) => {
-    const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
-    const effort = input.effort === 'none' ? null : input.effort;
-    app.sessions.update(session.id, { reasoning_effort: effort });
-    return { session_id: session.id, reasoning_effort: effort, previous: session.reasoning_effort };
   },
 });
 

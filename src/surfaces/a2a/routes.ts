@@ -9,7 +9,7 @@ import type { Context, Hono } from 'hono';
 import { SvcError } from '../../errors';
 import { buildAgentCard, handleA2aRpc } from '../../remote/a2a-agent';
 import { CARD_PATH, LEGACY_CARD_PATH, RPC_ERRORS, RPC_PATH } from '../../remote/a2a-wire';
-import type { HttpExtension, HttpKit } from '../http/extensions';
+import type { HttpExtension, HttpKit } from '../http/http-kit';
 import type { AppRef } from '../http/mount-tools';
 
 export const mountA2aRoutes: HttpExtension = (hono: Hono, appRef: AppRef, kit: HttpKit) => {

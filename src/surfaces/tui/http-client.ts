@@ -5,14 +5,14 @@
  * server mounts for that tool), so a tool that gains an HTTP binding works here with no change.
  * @module
  */
-import { SvcError, type SvcErrorCode } from '../../errors';
-import type { AnyTool, HttpBinding } from '../../tools/core/define-tool';
+import { SvcError } from '../../errors';
+import type { AnyTool } from '../../tools/core/define-tool';
 import { allTools } from '../../tools/index';
 import { SESSION_ROUTES } from '../../tools/session-routes';
 import type { ClientInfo, EventSubscription, ModelChoice, ProviderRow, TuiClient } from './client';
-import { missingTool } from './client';
+import { createHttpRequest } from './http-request';
+import { callToolOverHttp, toolForCli } from './http-tools';
 import { modelsFromTool, providersFromTool } from './provider-rows';
-import { readoutText } from './readout-text';
 import {
   HISTORY_LIMIT,
   historyMessage,
@@ -41,43 +41,7 @@ export function createHttpClient(options: HttpClientOptions): TuiClient {
   const auth: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
   const streams = new Set<AbortController>();
 
-  async function request(
-    route: string,
-    params: Record<string, string> = {},
-    body?: unknown,
-    query?: Record<string, unknown>,
-  ) {
-    const [method, template] = route.split(' ');
-    let path = template.replace(/:([a-z_]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
-    const search = new URLSearchParams();
-    for (const [k, v] of Object.entries(query ?? {})) {
-      if (v === undefined || v === null) continue;
-      search.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
-    }
-    if ([...search].length) path += `?${search}`;
-    let response: Response;
-    try {
-      response = await doFetch(`${base}${path}`, {
-        method,
-        headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(30_000),
-      });
-    } catch (error) {
-      throw new SvcError('unavailable', `cannot reach ${base}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    const text = await response.text();
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
-    if (!response.ok) throw httpError(response.status, method, template, json, text);
-    return json;
-  }
+  const request = createHttpRequest({ base, fetch: doFetch, auth });
 
   const client: TuiClient = {
     info(): ClientInfo {
@@ -130,40 +94,8 @@ export function createHttpClient(options: HttpClientOptions): TuiClient {
       }).finally(() => streams.delete(controller));
       return { close: () => controller.abort() };
     },
-    toolForCli(command) {
-      for (const tool of tools.values()) {
-        if (tool.surfaces?.http && [tool.surfaces.cli ?? []].flat().some((b) => b.command === command))
-          return tool.name;
-      }
-      return undefined;
-    },
-    async callTool(name, input, opts = {}) {
-      const tool = tools.get(name);
-      const binding = tool ? pickBinding(tool, input) : undefined;
-      if (!tool || !binding) {
-        throw missingTool(
-          name,
-          `${name} is not reachable over attach (the server has no HTTP route for it); run it on the server host: svc ${cliOf(tool) ?? name}`,
-        );
-      }
-      const merged = {
-        ...(opts.sessionId && !('session_id' in input) ? sessionDefault(tool, opts.sessionId) : {}),
-        ...input,
-      };
-      const params: Record<string, string> = {};
-      const rest: Record<string, unknown> = { ...merged };
-      for (const [param, field] of Object.entries(binding.params ?? {})) {
-        params[param] = String(rest[field] ?? '');
-        delete rest[field];
-      }
-      for (const key of Object.keys(binding.fixed ?? {})) delete rest[key];
-      const route = `${binding.method} ${binding.path}`;
-      const value =
-        binding.method === 'GET' || binding.method === 'DELETE'
-          ? await request(route, params, undefined, rest)
-          : await request(route, params, rest);
-      return { value, text: readoutText(tool, value, merged) };
-    },
+    toolForCli: (command) => toolForCli(tools, command),
+    callTool: (name, input, opts = {}) => callToolOverHttp(request, tools, name, input, opts),
     async listModels(): Promise<ModelChoice[]> {
       return modelsFromTool(await request('GET /v1/models'), await client.providerStatus());
     },
@@ -185,72 +117,4 @@ export function createHttpClient(options: HttpClientOptions): TuiClient {
     },
   };
   return client;
-}
-
-/** The binding whose fixed fields match the input (routes like `{ action: 'list' }`). */
-function pickBinding(tool: AnyTool, input: Record<string, unknown>): HttpBinding | undefined {
-  const http = tool.surfaces?.http;
-  const bindings = Array.isArray(http) ? http : http ? [http] : [];
-  return (
-    bindings.find((b) => Object.entries(b.fixed ?? {}).every(([k, v]) => input[k] === v) && b.fixed) ??
-    bindings.find((b) => !b.fixed)
-  );
-}
-
-function sessionDefault(tool: AnyTool, sessionId: string): Record<string, unknown> {
-  const shape = (tool.input as unknown as { shape?: Record<string, unknown> }).shape;
-  return shape && 'session_id' in shape ? { session_id: sessionId } : {};
-}
-
-function cliOf(tool: AnyTool | undefined): string | undefined {
-  return [tool?.surfaces?.cli ?? []].flat()[0]?.command;
-}
-
-const CODES = new Set<string>([
-  'invalid_input',
-  'config_error',
-  'not_found',
-  'unauthorized',
-  'forbidden',
-  'conflict',
-  'unavailable',
-  'rate_limited',
-  'timeout',
-  'cancelled',
-  'internal',
-]);
-
-function httpError(status: number, method: string, path: string, json: unknown, text: string): SvcError {
-  const error = (json as { error?: unknown } | undefined)?.error;
-  const message =
-    typeof error === 'string'
-      ? error
-      : typeof (error as { message?: unknown })?.message === 'string'
-        ? (error as { message: string }).message
-        : text.trim().slice(0, 200) || `HTTP ${status}`;
-  const type = (error as { type?: string } | undefined)?.type;
-  const code: SvcErrorCode =
-    type && CODES.has(type)
-      ? (type as SvcErrorCode)
-      : status === 401
-        ? 'unauthorized'
-        : status === 403
-          ? 'forbidden'
-          : status === 404
-            ? 'not_found'
-            : status === 503
-              ? 'unavailable'
-              : status === 400
-                ? 'invalid_input'
-                : status === 409
-                  ? 'conflict'
-                  : 'internal';
-  if (status === 404 && message === '404 Not Found')
-    return new SvcError('unavailable', `the server has no route ${method} ${path} (older svc?)`, {
-      status,
-      details: { reason: 'tool_missing', route: `${method} ${path}` },
-    });
-  if (status === 401)
-    return new SvcError('unauthorized', `${message}: pass --token or set SVC_HTTP_TOKEN`, { status });
-  return new SvcError(code, message, { status });
 }

@@ -19,33 +19,42 @@ const errors = {
   '503': flat('`App not ready`, or the resolved model cannot be served (provider not set up).'),
 };
 
+/** Every compat route, one group at a time. */
 export function describeCompatRoutes(openapi: OpenApiRoutes): void {
-  const message = {
-    type: 'object',
-    properties: {
-      role: { type: 'string', enum: ['system', 'developer', 'user', 'assistant', 'tool'] },
-      content: {
-        oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object' } }, { type: 'null' }],
-      },
-      tool_calls: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: {
-            id: { type: 'string' },
-            type: { type: 'string', enum: ['function'] },
-            function: {
-              type: 'object',
-              properties: { name: { type: 'string' }, arguments: { type: 'string' } },
-              required: ['name'],
-            },
+  describeChatCompletions(openapi);
+  describeLedgerRoutes(openapi);
+  describePosture(openapi);
+  describeCompletions(openapi);
+}
+
+const message = {
+  type: 'object',
+  properties: {
+    role: { type: 'string', enum: ['system', 'developer', 'user', 'assistant', 'tool'] },
+    content: {
+      oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object' } }, { type: 'null' }],
+    },
+    tool_calls: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'string' },
+          type: { type: 'string', enum: ['function'] },
+          function: {
+            type: 'object',
+            properties: { name: { type: 'string' }, arguments: { type: 'string' } },
+            required: ['name'],
           },
         },
       },
-      tool_call_id: { type: 'string' },
     },
-    required: ['role'],
-  };
+    tool_call_id: { type: 'string' },
+  },
+  required: ['role'],
+};
+
+function describeChatCompletions(openapi: OpenApiRoutes): void {
   openapi.add('POST', '/v1/chat/completions', {
     operationId: 'chat_completions',
     summary: 'Chat completions compat surface: each request is an agent run in a session.',
@@ -97,6 +106,10 @@ export function describeCompatRoutes(openapi: OpenApiRoutes): void {
       '502': flat('The provider failed during the run.'),
     },
   });
+}
+
+/** The compat ledger: the requests recorded as runs, and one request's events. */
+function describeLedgerRoutes(openapi: OpenApiRoutes): void {
   openapi.add('GET', '/v1/openai-compat/runs', {
     operationId: 'openai_compat_runs',
     summary: 'Compat requests recorded as runs (newest first). `runs` is null when there are none.',
@@ -167,6 +180,9 @@ export function describeCompatRoutes(openapi: OpenApiRoutes): void {
       '503': flat('`App not ready`.'),
     },
   });
+}
+
+function describePosture(openapi: OpenApiRoutes): void {
   openapi.add('GET', '/v1/openai-compat/posture', {
     operationId: 'openai_compat_posture',
     summary:
@@ -178,6 +194,10 @@ export function describeCompatRoutes(openapi: OpenApiRoutes): void {
       '503': flat('`App not ready`.'),
     },
   });
+}
+
+/** Edit predictions: described only while they are on (the route answers 404 otherwise). */
+function describeCompletions(openapi: OpenApiRoutes): void {
   openapi.add(
     'POST',
     COMPLETIONS_PATH,

@@ -10,7 +10,7 @@ import type { Context, Hono } from 'hono';
 import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
 import { errorResponse } from '../errors';
-import type { HttpExtension, HttpKit } from '../extensions';
+import type { HttpExtension, HttpKit } from '../http-kit';
 import type { AppRef } from '../mount-tools';
 import { chatCompletions } from './chat-completions';
 import { COMPLETIONS_PATH, completions, editPredictionsEnabled } from './completions';

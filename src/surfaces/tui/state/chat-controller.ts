@@ -6,6 +6,8 @@
  */
 import { toSvcError } from '../../../errors';
 import type { PermissionDecision, SessionSummary, TuiClient } from '../client';
+import { createPromptCheckpoint } from './prompt-checkpoints';
+import { loadNextModel, loadSessionStore, withSessionRow } from './session-loading';
 import { createTranscriptStore, type StoreOptions, type TranscriptStore } from './store';
 import { initialState, type NoticeItem } from './transcript';
 
@@ -67,69 +69,16 @@ export function createChatController(client: TuiClient, options: ChatControllerO
   };
   const fail = (error: unknown) => notice('error', toSvcError(error).message);
 
-  let checkpoints = options.checkpoints === true;
-  const checkpoint = async (sessionId: string, prompt: string) => {
-    if (!checkpoints) return;
-    const firstLine = prompt.split('\n')[0];
-    const preview = firstLine.length > 60 ? `${firstLine.slice(0, 59)}…` : firstLine;
-    try {
-      await client.callTool(
-        'checkpoint_create',
-        { name: `before: ${preview}`, description: prompt.slice(0, 2000) },
-        { sessionId },
-      );
-    } catch (error) {
-      checkpoints = false;
-      const e = toSvcError(error);
-      const reason = (e.details as { reason?: string } | undefined)?.reason;
-      if (e.code === 'unavailable' && !reason) return; // attached to a server without the route
-      notice(
-        'info',
-        reason === 'not_a_git_repository'
-          ? 'no checkpoints before prompts: this workspace is not a git repository (/undo has nothing to restore)'
-          : `no checkpoints before prompts: ${e.message}`,
-      );
-    }
-  };
+  const checkpoint = createPromptCheckpoint(client, notice, options.checkpoints === true);
 
   const refresh = async () => {
     const id = store.getSnapshot().sessionId;
     if (!id) return;
     try {
       const session = await client.getSession(id);
-      const current = store;
-      current.update((s) =>
-        s.sessionId === session.id
-          ? {
-              ...s,
-              title: session.title,
-              model: session.model,
-              // The session row is the truth once the agent books usage there; until then the
-              // run.finished totals counted here stand.
-              usage: {
-                input_tokens: Math.max(s.usage.input_tokens, session.prompt_tokens),
-                output_tokens: Math.max(s.usage.output_tokens, session.completion_tokens),
-                cost: Math.max(s.usage.cost, session.cost),
-              },
-            }
-          : s,
-      );
+      store.update((s) => withSessionRow(s, session));
     } catch {
       // The status line keeps what it had; the next event retries.
-    }
-  };
-
-  /** What the next turn would run on (the status line before the first run), from get_model_selection. */
-  const loadNextModel = async (target: TranscriptStore, sessionId?: string) => {
-    try {
-      const { value } = await client.callTool(
-        'get_model_selection',
-        sessionId ? { session_id: sessionId } : {},
-      );
-      const selector = (value as { selector?: string | null }).selector;
-      if (selector) target.update((s) => ({ ...s, nextModel: selector }));
-    } catch {
-      // An older server without the route: the status line says "default model".
     }
   };
 
@@ -137,47 +86,16 @@ export function createChatController(client: TuiClient, options: ChatControllerO
     subscription?.close();
     subscription = undefined;
     const previous = store;
-    if (!sessionId) {
-      store = createTranscriptStore(initialState(DRAFT), options.store);
-    } else {
-      const session = await client.getSession(sessionId);
-      const next = createTranscriptStore(initialState(session), options.store);
-      // Subscribe before reading history so nothing published in between is lost.
-      subscription = client.subscribe(
-        session.id,
-        (event) => {
-          next.dispatch(event);
-          if (event.type === 'session.updated' || event.type === 'run.finished') void refresh();
-        },
-        {
-          onStatus: (status) => next.update((s) => ({ ...s, connection: status })),
-        },
-      );
-      const [history, permissions] = await Promise.all([
-        client.messages(session.id),
-        client.pendingPermissions(session.id).catch(() => []),
-      ]);
-      const fresh = initialState(session, history);
-      next.update((s) => ({
-        ...fresh,
-        // Events that arrived while the history loaded are kept on top of it.
-        items: [...fresh.items, ...s.items.filter((i) => !fresh.items.some((h) => h.key === i.key))],
-        state: s.state,
-        runId: s.runId,
-        runModel: s.runModel,
-        nextModel: s.nextModel,
-        queue: s.queue,
-        context: s.context,
-        lastEventId: s.lastEventId,
-        permissions: [
-          ...permissions,
-          ...s.permissions.filter((p) => !permissions.some((q) => q.request_id === p.request_id)),
-        ],
-      }));
-      next.flush();
-      store = next;
-    }
-    void loadNextModel(store, sessionId);
+    store = sessionId
+      ? await loadSessionStore(client, sessionId, {
+          store: options.store,
+          onSubscribed: (next) => {
+            subscription = next;
+          },
+          refresh: () => void refresh(),
+        })
+      : createTranscriptStore(initialState(DRAFT), options.store);
+    void loadNextModel(client, store, sessionId);
     previous.dispose();
     if (!disposed) for (const listener of [...switchListeners]) listener();
   };
@@ -217,7 +135,7 @@ export function createChatController(client: TuiClient, options: ChatControllerO
     }
   };
 
-  void loadNextModel(store);
+  void loadNextModel(client, store);
 
   return {
     client,

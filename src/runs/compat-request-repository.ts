@@ -1,0 +1,104 @@
+/**
+ * The compat ledger's table, `openai_compat_requests`: one row per chat-completions request, keyed
+ * by its `request_id` (the completion `id` the client got), pointing at the agent run that
+ * answered it (the run's own events stay in the run ledger). The only place that knows how these
+ * rows are stored: the compat surface records and reads them through this interface.
+ * @module
+ */
+import type { Db } from '../store/db';
+
+export interface CompatRequestRow {
+  request_id: string;
+  run_id: string;
+  session_id: string;
+  requested_model: string;
+  model: string;
+  model_source: string;
+  stream: boolean;
+  include_usage: boolean;
+  session_binding: 'new' | 'header';
+  message_count: number;
+  ignored_fields: string[];
+  status: 'running' | 'completed' | 'failed' | 'cancelled' | 'disconnected';
+  finish_reason: string | null;
+  http_status: number | null;
+  error: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  created_at: number;
+  finished_at: number | null;
+}
+
+/** How a request ended (finished_at is the time of the call). */
+export type CompatRequestOutcome = Pick<
+  CompatRequestRow,
+  'status' | 'finish_reason' | 'http_status' | 'error' | 'prompt_tokens' | 'completion_tokens' | 'finished_at'
+>;
+
+export interface CompatRequestRepository {
+  insert(row: Omit<CompatRequestRow, 'finished_at'>): void;
+  finish(requestId: string, outcome: CompatRequestOutcome): void;
+  /** Newest first, at most `limit`, with the count of every row. */
+  list(options: { limit: number }): { rows: CompatRequestRow[]; total: number };
+  get(requestId: string): CompatRequestRow | undefined;
+}
+
+interface StoredRow extends Omit<CompatRequestRow, 'stream' | 'include_usage' | 'ignored_fields'> {
+  stream: number;
+  include_usage: number;
+  ignored_fields: string;
+}
+
+export function createCompatRequestRepository(db: () => Db): CompatRequestRepository {
+  return {
+    insert(row) {
+      db()
+        .prepare(
+          `INSERT INTO openai_compat_requests (request_id, run_id, session_id, requested_model, model, model_source,
+            stream, include_usage, session_binding, message_count, ignored_fields, status, finish_reason, http_status,
+            error, prompt_tokens, completion_tokens, created_at)
+           VALUES (@request_id, @run_id, @session_id, @requested_model, @model, @model_source, @stream, @include_usage,
+            @session_binding, @message_count, @ignored_fields, @status, @finish_reason, @http_status, @error,
+            @prompt_tokens, @completion_tokens, @created_at)`,
+        )
+        .run({
+          ...row,
+          stream: row.stream ? 1 : 0,
+          include_usage: row.include_usage ? 1 : 0,
+          ignored_fields: JSON.stringify(row.ignored_fields),
+        });
+    },
+    finish(requestId, outcome) {
+      db()
+        .prepare(
+          `UPDATE openai_compat_requests SET status = @status, finish_reason = @finish_reason, http_status = @http_status,
+            error = @error, prompt_tokens = @prompt_tokens, completion_tokens = @completion_tokens, finished_at = @finished_at
+           WHERE request_id = @request_id`,
+        )
+        .run({ ...outcome, request_id: requestId });
+    },
+    list(options) {
+      const rows = db()
+        .prepare('SELECT * FROM openai_compat_requests ORDER BY created_at DESC, rowid DESC LIMIT ?')
+        .all(options.limit) as StoredRow[];
+      const total = (db().prepare('SELECT count(*) AS n FROM openai_compat_requests').get() as { n: number })
+        .n;
+      return { rows: rows.map(fromStored), total };
+    },
+    get(requestId) {
+      const row = db().prepare('SELECT * FROM openai_compat_requests WHERE request_id = ?').get(requestId) as
+        | StoredRow
+        | undefined;
+      return row ? fromStored(row) : undefined;
+    },
+  };
+}
+
+function fromStored(row: StoredRow): CompatRequestRow {
+  return {
+    ...row,
+    stream: row.stream === 1,
+    include_usage: row.include_usage === 1,
+    ignored_fields: JSON.parse(row.ignored_fields) as string[],
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * The non-streaming answer: wait for the run, record how it ended, and answer one
+ * `chat.completion` envelope (or a flat error when the run did not complete).
+ * @module
+ */
+import type { Context } from 'hono';
+import { textOf } from '../../../agent/history';
+import type { RunResult } from '../../../agent/types';
+import type { App } from '../../../app';
+import { SvcError } from '../../../errors';
+import { cancelRun, cleanup, finish, type Prepared } from './prepared';
+import { finishReasonOf, runFailure, usageOf } from './run-result';
+
+export async function jsonAnswer(
+  c: Context,
+  app: App,
+  prepared: Prepared,
+  headers: Record<string, string>,
+): Promise<Response> {
+  prepared.onEvent(() => {});
+  let result: RunResult;
+  try {
+    result = await app.agent.wait(prepared.runId, { signal: c.req.raw.signal });
+  } catch (error) {
+    cancelRun(app, prepared.runId);
+    finish(app, prepared, {
+      status: 'disconnected',
+      finish_reason: null,
+      http_status: null,
+      error: 'client disconnected',
+    });
+    cleanup(prepared);
+    throw error;
+  }
+  cleanup(prepared);
+  if (result.status !== 'completed') {
+    const failure = runFailure(result);
+    finish(app, prepared, {
+      status: result.status === 'cancelled' || result.status === 'interrupted' ? 'cancelled' : 'failed',
+      finish_reason: null,
+      http_status: failure.status,
+      error: failure.message,
+      usage: result.usage,
+    });
+    throw new SvcError(failure.status === 502 ? 'unavailable' : 'internal', failure.message, {
+      status: failure.status,
+    });
+  }
+  const finishReason = finishReasonOf(result);
+  finish(app, prepared, {
+    status: 'completed',
+    finish_reason: finishReason,
+    http_status: 200,
+    error: null,
+    usage: result.usage,
+  });
+  const body = {
+    id: prepared.requestId,
+    object: 'chat.completion',
+    created: prepared.created,
+    model: prepared.model.resolved.selector,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: answerText(app, prepared), refusal: null },
+        logprobs: null,
+        finish_reason: finishReason,
+      },
+    ],
+    usage: usageOf(result),
+  };
+  return c.json(app.redactor.value(body), 200, headers);
+}
+
+/** Every assistant text of the run, in order (what the stream sent, joined the same way). */
+function answerText(app: App, prepared: Prepared): string {
+  return app.sessions
+    .messages(prepared.sessionId)
+    .filter((m) => m.run_id === prepared.runId && m.role === 'assistant')
+    .map((m) => textOf(m.parts))
+    .filter(Boolean)
+    .join('\n\n');
+}

@@ -1,0 +1,181 @@
+/**
+ * The start of a chat-completions request: parse the body, bind or create the session (importing
+ * the request's history), start the run (answering pending tool calls first), and record the
+ * request in the compat ledger. What comes back (`Prepared`) is what the JSON and SSE answers need.
+ * @module
+ */
+import type { Context } from 'hono';
+import type { App } from '../../../app';
+import { SvcError } from '../../../errors';
+import type { SessionEvent } from '../../../events/bus';
+import { type Conversation, planConversation } from './conversation';
+import { ledgerEnabled, recordRequest } from './ledger';
+import { type CompatModel, resolveCompatModel } from './model';
+import { runPendingCalls } from './pending-calls';
+import { cancelRun, type Prepared } from './prepared';
+import { type ChatRequest, parseChatRequest } from './request';
+import { compatRuntime, toolPolicyOf } from './runtime';
+
+export const SESSION_HEADER = 'x-svc-session-id';
+export const COMPAT_ORIGIN = 'openai_compat';
+
+export async function prepare(c: Context, app: App): Promise<Prepared> {
+  const request = parseChatRequest(await c.req.text());
+  const signal = c.req.raw.signal;
+  const boundId = c.req.header(SESSION_HEADER)?.trim();
+  const bound = boundId ? app.sessions.get(boundId) : undefined;
+  if (boundId && !bound) {
+    throw new SvcError(
+      'not_found',
+      `${SESSION_HEADER}: no session "${boundId}"; omit the header for a new session`,
+    );
+  }
+  const model = await resolveCompatModel(app, request.model, { sessionModel: bound?.model, signal });
+  const conversation = planConversation(request.messages);
+  const requestId = app.ids.next('chatcmpl').replace('_', '-');
+  // spec: messages are routed into the session. A bound session keeps its own history: only the
+  // trailing user messages (and system messages) of the request are used. A new session and its
+  // imported history are written in one transaction (one commit).
+  const session =
+    bound ??
+    app.db.transaction(() => {
+      const created = app.agent.createSession({ metadata: { openai_compat: { request_id: requestId } } });
+      importHistory(app, created.id, conversation);
+      return created;
+    })();
+  const runtime = compatRuntime(app);
+  const release = runtime.enter(session.id, conversation.system);
+
+  const early: SessionEvent[] = [];
+  let listener: ((event: SessionEvent) => void) | undefined;
+  const unsubscribe = app.bus.subscribe(session.id, (event) => {
+    if (listener) listener(event);
+    else early.push(event);
+  });
+  let runId: string | undefined;
+  try {
+    const pending = bound ? [] : conversation.pending;
+    const send = {
+      sessionId: session.id,
+      prompt: conversation.prompt,
+      model: model.resolved.selector,
+      origin: COMPAT_ORIGIN,
+      ifBusy: 'queue' as const,
+    };
+    if (pending.length) {
+      // The pending tool calls run first, in the run's name, then the run starts.
+      runId = app.agent.enqueue({ ...send, start: false }).run_id;
+      await runPendingCalls(app, session.id, runId, conversation, signal);
+      app.agent.drain(session.id);
+    } else {
+      runId = app.agent.send(send).run_id;
+    }
+  } catch (error) {
+    if (runId) cancelRun(app, runId);
+    unsubscribe();
+    release();
+    throw error;
+  }
+
+  const ledger = ledgerEnabled(app);
+  const created = Math.floor(app.clock.now() / 1000);
+  if (ledger.enabled) {
+    recordStart(app, {
+      request,
+      requestId,
+      runId,
+      sessionId: session.id,
+      bound: Boolean(bound),
+      model,
+      conversation,
+    });
+  }
+  return {
+    request,
+    requestId,
+    sessionId: session.id,
+    runId,
+    model,
+    recorded: ledger.enabled,
+    created,
+    release,
+    early,
+    unsubscribe,
+    onEvent(next) {
+      listener = next;
+      for (const event of early.splice(0)) next(event);
+    },
+  };
+}
+
+function importHistory(app: App, sessionId: string, conversation: Conversation): void {
+  if (conversation.history.length === 0) return;
+  app.db.transaction(() => {
+    for (const entry of conversation.history) {
+      app.sessions.appendMessage({
+        session_id: sessionId,
+        role: entry.role,
+        parts: entry.parts,
+        finished: true,
+      });
+    }
+  })();
+}
+
+/** The request row and its run ledger event (`openai_compat.request`): one commit. */
+function recordStart(
+  app: App,
+  start: {
+    request: ChatRequest;
+    requestId: string;
+    runId: string;
+    sessionId: string;
+    bound: boolean;
+    model: CompatModel;
+    conversation: Conversation;
+  },
+): void {
+  const { request, requestId, runId, model, conversation, bound } = start;
+  try {
+    app.db.transaction(() => {
+      recordRequest(app, {
+        request_id: requestId,
+        run_id: runId,
+        session_id: start.sessionId,
+        requested_model: request.model,
+        model: model.resolved.selector,
+        model_source: model.source,
+        stream: request.stream,
+        include_usage: request.include_usage,
+        session_binding: bound ? 'header' : 'new',
+        message_count: request.messages.length,
+        ignored_fields: request.ignored,
+        status: 'running',
+        finish_reason: null,
+        http_status: null,
+        error: null,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        created_at: app.clock.now(),
+      });
+      app.runs.append(runId, 'openai_compat.request', {
+        request_id: requestId,
+        stream: request.stream,
+        include_usage: request.include_usage,
+        requested_model: request.model,
+        model: model.resolved.selector,
+        model_source: model.source,
+        messages: request.messages.length,
+        session_binding: bound ? 'header' : 'new',
+        imported_messages: bound ? 0 : conversation.history.length,
+        pending_tool_calls: bound ? 0 : conversation.pending.length,
+        prompt: conversation.continued ? 'continue' : 'user',
+        ignored_fields: request.ignored,
+        unknown_fields: request.unknown,
+        tool_policy: toolPolicyOf(app).policy,
+      });
+    })();
+  } catch (error) {
+    app.log.warn('compat ledger write failed', { request_id: requestId, error });
+  }
+}

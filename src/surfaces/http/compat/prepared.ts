@@ -1,0 +1,80 @@
+/**
+ * A chat-completions request once its run has started (`Prepared`), and how it ends: the ledger
+ * row and the run ledger's `openai_compat.response` event (`finish`), the session subscription
+ * and runtime slot released (`cleanup`), the run stopped when nobody reads the answer
+ * (`cancelRun`).
+ * @module
+ */
+import type { RunResult } from '../../../agent/types';
+import type { App } from '../../../app';
+import { toSvcError } from '../../../errors';
+import type { SessionEvent } from '../../../events/bus';
+import { finishRequest } from './ledger';
+import type { CompatModel } from './model';
+import type { ChatRequest } from './request';
+
+export interface Prepared {
+  request: ChatRequest;
+  requestId: string;
+  sessionId: string;
+  runId: string;
+  model: CompatModel;
+  recorded: boolean;
+  created: number;
+  release: () => void;
+  /** Events of the session published while the request started, before the run id was known. */
+  early: SessionEvent[];
+  unsubscribe: () => void;
+  onEvent(listener: (event: SessionEvent) => void): void;
+}
+
+/** How a request ended, as the ledger records it. */
+export interface RequestOutcome {
+  status: 'completed' | 'failed' | 'cancelled' | 'disconnected';
+  finish_reason: string | null;
+  http_status: number | null;
+  error: string | null;
+  usage?: RunResult['usage'];
+}
+
+export function cancelRun(app: App, runId: string): void {
+  try {
+    const run = app.runs.get(runId);
+    if (run && (run.status === 'queued' || run.status === 'running')) {
+      app.agent.cancelRun(runId, 'the chat-completions client disconnected');
+    }
+  } catch (error) {
+    app.log.warn('compat cancel failed', { run_id: runId, error: toSvcError(error).message });
+  }
+}
+
+export function cleanup(prepared: Prepared): void {
+  prepared.unsubscribe();
+  prepared.release();
+}
+
+export function finish(app: App, prepared: Prepared, outcome: RequestOutcome): void {
+  if (!prepared.recorded) return;
+  try {
+    finishRequest(app, prepared.requestId, {
+      status: outcome.status,
+      finish_reason: outcome.finish_reason,
+      http_status: outcome.http_status,
+      error: outcome.error,
+      prompt_tokens: outcome.usage?.input_tokens ?? 0,
+      completion_tokens: outcome.usage?.output_tokens ?? 0,
+    });
+    if (app.runs.get(prepared.runId)) {
+      app.runs.append(prepared.runId, 'openai_compat.response', {
+        request_id: prepared.requestId,
+        status: outcome.status,
+        finish_reason: outcome.finish_reason,
+        http_status: outcome.http_status,
+        stream: prepared.request.stream,
+        ...(outcome.error ? { error: outcome.error } : {}),
+      });
+    }
+  } catch (error) {
+    app.log.warn('compat ledger write failed', { request_id: prepared.requestId, error });
+  }
+}

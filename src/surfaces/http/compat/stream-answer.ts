@@ -1,0 +1,122 @@
+/**
+ * The streaming answer (`stream: true`): `chat.completion.chunk` SSE from the run's text deltas,
+ * a final chunk with the finish reason (and usage when asked), then `data: [DONE]`. A run that
+ * fails mid-stream sends `data: {"error":{…}}` first; a client that goes away cancels the run.
+ * @module
+ */
+import type { Context } from 'hono';
+import type { App } from '../../../app';
+import { openSseStream, type SseStream, type StreamTracker } from '../sse';
+import { cancelRun, cleanup, finish, type Prepared } from './prepared';
+import { finishReasonOf, runFailure, usageOf } from './run-result';
+
+export function streamAnswer(
+  c: Context,
+  app: App,
+  prepared: Prepared,
+  headers: Record<string, string>,
+  streams: StreamTracker,
+): Response {
+  const { request, runId } = prepared;
+  let finished = false;
+  const { stream, response } = openSseStream(
+    {
+      signal: c.req.raw.signal,
+      heartbeatMs: app.config.services.http.sse_heartbeat_seconds * 1000,
+      tracker: streams,
+      onShutdown: (s) => {
+        if (finished) return;
+        finished = true;
+        // The ledger row ends here too: the App closes right after, and nothing else would finish it.
+        finish(app, prepared, {
+          status: 'cancelled',
+          finish_reason: null,
+          http_status: 200,
+          error: 'server shutting down; the run was interrupted',
+        });
+        sendError(s, 'server shutting down; the run was interrupted');
+      },
+    },
+    headers,
+  );
+  const base = {
+    id: prepared.requestId,
+    object: 'chat.completion.chunk',
+    created: prepared.created,
+    model: prepared.model.resolved.selector,
+    system_fingerprint: null,
+  };
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+    stream.send({
+      data: JSON.stringify({
+        ...base,
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+        ...(request.include_usage ? { usage: null } : {}),
+      }),
+    });
+
+  chunk({ role: 'assistant', content: '', refusal: null });
+  let lastMessage: string | undefined;
+  let wroteText = false;
+  stream.onClose(() => {
+    cleanup(prepared);
+    if (finished) return;
+    // The client went away before the answer ended: stop the run, nobody reads it.
+    finished = true;
+    cancelRun(app, runId);
+    finish(app, prepared, {
+      status: 'disconnected',
+      finish_reason: null,
+      http_status: 200,
+      error: 'client disconnected',
+    });
+  });
+  prepared.onEvent((event) => {
+    if (finished) return;
+    const payload = event.payload as { run_id?: string };
+    if (payload.run_id !== runId) return;
+    if (event.type === 'message.delta') {
+      const delta = event.payload as { message_id: string; part: string; delta: string };
+      if (delta.part !== 'text' || !delta.delta) return;
+      const separator = wroteText && lastMessage !== delta.message_id ? '\n\n' : '';
+      lastMessage = delta.message_id;
+      wroteText = true;
+      chunk({ content: app.redactor.string(separator + delta.delta) });
+      return;
+    }
+    if (event.type !== 'run.finished') return;
+    finished = true;
+    const result = app.agent.result(runId);
+    if (result.status !== 'completed') {
+      const failure = runFailure(result);
+      finish(app, prepared, {
+        status: result.status === 'cancelled' || result.status === 'interrupted' ? 'cancelled' : 'failed',
+        finish_reason: null,
+        http_status: 200,
+        error: failure.message,
+        usage: result.usage,
+      });
+      sendError(stream, app.redactor.string(failure.message));
+      return;
+    }
+    const finishReason = finishReasonOf(result);
+    chunk({}, finishReason);
+    if (request.include_usage) {
+      stream.send({ data: JSON.stringify({ ...base, choices: [], usage: usageOf(result) }) });
+    }
+    finish(app, prepared, {
+      status: 'completed',
+      finish_reason: finishReason,
+      http_status: 200,
+      error: null,
+      usage: result.usage,
+    });
+    stream.close({ data: '[DONE]' });
+  });
+  return response;
+}
+
+function sendError(stream: SseStream, message: string): void {
+  stream.send({ data: JSON.stringify({ error: { message, type: 'invalid_request_error' } }) });
+  stream.close({ data: '[DONE]' });
+}

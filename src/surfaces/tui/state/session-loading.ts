@@ -1,0 +1,106 @@
+/**
+ * Loading a session into a transcript store, for the chat controller: subscribe first, then read
+ * the history and the pending permission requests, and keep what arrived in between on top; and
+ * the two reads that refresh the status line (the session row, the next turn's model).
+ * @module
+ */
+import type { EventSubscription, PermissionPrompt, SessionSummary, TuiClient } from '../client';
+import { createTranscriptStore, type StoreOptions, type TranscriptStore } from './store';
+import { initialState, type TranscriptState } from './transcript';
+
+/**
+ * A store for the session, subscribed to its events before its history is read so nothing
+ * published in between is lost. `onSubscribed` gets the subscription as soon as it exists.
+ */
+export async function loadSessionStore(
+  client: TuiClient,
+  sessionId: string,
+  options: {
+    store?: StoreOptions;
+    onSubscribed(subscription: EventSubscription): void;
+    /** The session row changed (title, model, totals): re-read it. */
+    refresh(): void;
+  },
+): Promise<TranscriptStore> {
+  const session = await client.getSession(sessionId);
+  const next = createTranscriptStore(initialState(session), options.store);
+  options.onSubscribed(
+    client.subscribe(
+      session.id,
+      (event) => {
+        next.dispatch(event);
+        if (event.type === 'session.updated' || event.type === 'run.finished') options.refresh();
+      },
+      {
+        onStatus: (status) => next.update((s) => ({ ...s, connection: status })),
+      },
+    ),
+  );
+  const [history, permissions] = await Promise.all([
+    client.messages(session.id),
+    client.pendingPermissions(session.id).catch(() => []),
+  ]);
+  const fresh = initialState(session, history);
+  next.update((s) => withHistory(s, fresh, permissions));
+  next.flush();
+  return next;
+}
+
+/** The history read on top of what events already put in the store. */
+function withHistory(
+  s: TranscriptState,
+  fresh: TranscriptState,
+  permissions: PermissionPrompt[],
+): TranscriptState {
+  return {
+    ...fresh,
+    // Events that arrived while the history loaded are kept on top of it.
+    items: [...fresh.items, ...s.items.filter((i) => !fresh.items.some((h) => h.key === i.key))],
+    state: s.state,
+    runId: s.runId,
+    runModel: s.runModel,
+    nextModel: s.nextModel,
+    queue: s.queue,
+    context: s.context,
+    lastEventId: s.lastEventId,
+    permissions: [
+      ...permissions,
+      ...s.permissions.filter((p) => !permissions.some((q) => q.request_id === p.request_id)),
+    ],
+  };
+}
+
+/** The session row's title, model and totals, once the row has caught up with the events. */
+export function withSessionRow(s: TranscriptState, session: SessionSummary): TranscriptState {
+  if (s.sessionId !== session.id) return s;
+  return {
+    ...s,
+    title: session.title,
+    model: session.model,
+    // The session row is the truth once the agent books usage there; until then the
+    // run.finished totals counted here stand.
+    usage: {
+      input_tokens: Math.max(s.usage.input_tokens, session.prompt_tokens),
+      output_tokens: Math.max(s.usage.output_tokens, session.completion_tokens),
+      cost: Math.max(s.usage.cost, session.cost),
+    },
+  };
+}
+
+/** What the next turn would run on (the status line before the first run), from get_model_selection. */
+export async function loadNextModel(
+  client: TuiClient,
+  target: TranscriptStore,
+  sessionId?: string,
+): Promise<void> {
+  try {
+    const { value } = await client.callTool(
+      'get_model_selection',
+      sessionId ? { session_id: sessionId } : {},
+    );
+    const selector = (value as { selector?: string | null }).selector;
+    if (selector) target.update((s) => ({ ...s, nextModel: selector }));
+  } catch {
+    // An older server without the route: the status line says "default model".
+  }
+}
