@@ -473,7 +473,9 @@ function usageOf(result: RunResult) {
 }
 
 function runFailure(result: RunResult): { status: number; message: string } {
-  const what = result.error ?? result.reason ?? result.status;
+  const what = result.failure
+    ? `${result.failure.summary}; next: ${result.failure.next}`
+    : (result.error ?? result.reason ?? result.status);
   const message = `the run ${result.status}: ${what}`;
   if (result.reason === 'provider_error') return { status: 502, message };
   if (
