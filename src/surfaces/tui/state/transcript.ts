@@ -4,6 +4,7 @@
  * throttles notifications and fetches what events do not carry.
  * @module
  */
+import type { FailureReport } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
 import type { SessionEventPayloads, SessionEventType } from '../../../events/types';
 import type { HistoryMessage, PermissionPrompt, SessionSummary } from '../client';
@@ -45,6 +46,8 @@ export interface NoticeItem {
   key: string;
   level: 'info' | 'warn' | 'error';
   text: string;
+  /** A classified failure: its next step is shown under the text, its details one key away. */
+  failure?: FailureReport;
 }
 export type Item = UserItem | AssistantItem | ToolItem | NoticeItem;
 
@@ -66,6 +69,8 @@ export interface TranscriptState {
   context?: { input_tokens: number; context_window: number; ratio: number };
   lastEventId: number;
   connection: 'connected' | 'reconnecting' | 'closed';
+  /** The latest classified failure (a failed run or a refused tool call): what /why shows. */
+  lastFailure?: { run_id?: string; tool?: string; failure: FailureReport };
 }
 
 export function initialState(session: SessionSummary, history: HistoryMessage[] = []): TranscriptState {
@@ -215,7 +220,10 @@ export function applyEvent(state: TranscriptState, event: SessionEvent): Transcr
             ? { ...item, status: e.status === 'completed' ? 'done' : 'error' }
             : item,
       );
-      if (e.status !== 'completed') {
+      if (e.status === 'failed' && e.failure) {
+        next.lastFailure = { run_id: e.run_id, failure: e.failure };
+        next.items = [...next.items, failureNotice(event, 'error', e.failure)];
+      } else if (e.status !== 'completed') {
         next.items = [
           ...next.items,
           notice(
@@ -293,6 +301,10 @@ export function applyEvent(state: TranscriptState, event: SessionEvent): Transcr
             }
           : i,
       );
+      if (e.failure) {
+        next.lastFailure = { run_id: e.run_id, tool: e.tool, failure: e.failure };
+        next.items = [...next.items, failureNotice(event, 'warn', e.failure)];
+      }
       return next;
     }
     case 'permission.requested': {
@@ -416,6 +428,10 @@ function ensureAssistant(state: TranscriptState, messageId: string): TranscriptS
 
 function notice(event: SessionEvent, level: NoticeItem['level'], text: string): NoticeItem {
   return { kind: 'notice', key: `n:${event.id}:${event.type}`, level, text };
+}
+
+function failureNotice(event: SessionEvent, level: NoticeItem['level'], failure: FailureReport): NoticeItem {
+  return { ...notice(event, level, failure.summary), failure };
 }
 
 function replaceAt<T>(list: T[], index: number, value: T): T[] {

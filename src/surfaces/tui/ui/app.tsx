@@ -12,6 +12,7 @@ import { isMissingTool, isUnavailable, type ToolResult } from '../client';
 import { COMMANDS, matchCommands, type ParsedCommand, parseCommand, type SlashCommand } from '../commands';
 import type { ChatController } from '../state/chat-controller';
 import { settledCount } from '../state/transcript';
+import { loadWhy } from '../why';
 import { CommandPalette } from './dialogs/command-palette';
 import { DashboardView } from './dialogs/dashboard-view';
 import { HelpView } from './dialogs/help-view';
@@ -38,7 +39,8 @@ export type Dialog =
   | { kind: 'readout'; command: SlashCommand; args: string }
   | { kind: 'dashboard' }
   | { kind: 'pack' }
-  | { kind: 'undo' };
+  | { kind: 'undo' }
+  | { kind: 'why' };
 
 export interface PromptHistoryStore {
   load(): string[];
@@ -203,6 +205,7 @@ export function TuiApp(props: TuiAppProps) {
         case 'pack':
         case 'undo':
         case 'providers':
+        case 'why':
           return setDialog({ kind: command.name });
         case 'multiplayer_dashboard':
           return setDialog({ kind: 'dashboard' });
@@ -366,7 +369,7 @@ export function TuiApp(props: TuiAppProps) {
           <InputBox editor={editor} maxRows={inputRows} busy={state.state !== 'idle'} hint={hint} />
         </Box>
       )}
-      <StatusLine state={state} target={controller.client.info().target} />
+      <StatusLine state={state} target={controller.client.info().target} width={size.columns} />
     </Box>
   );
 
@@ -439,8 +442,9 @@ export function TuiApp(props: TuiAppProps) {
           <Onboarding
             {...common}
             client={controller.client}
-            onDone={() => {
+            onDone={(saved) => {
               setDialog(undefined);
+              if (saved) controller.notice(saved.includes(' is ready') ? 'info' : 'warn', saved);
               void controller.refresh();
             }}
           />
@@ -452,6 +456,16 @@ export function TuiApp(props: TuiAppProps) {
             key={`${d.command.name}:${d.args}`}
             title={`/${d.command.name}${d.args ? ` ${d.args}` : ''} · ${d.command.description}`}
             load={(signal) => callReadout(d.command, d.args, signal)}
+            onClose={close}
+          />
+        );
+      case 'why':
+        return (
+          <ReadoutView
+            {...common}
+            title="/why · the latest failure"
+            wrap
+            load={(signal) => loadWhy(controller.client, state.lastFailure, sessionId, signal)}
             onClose={close}
           />
         );
