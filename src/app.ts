@@ -37,8 +37,11 @@ import { startRecommendationRecorder } from './readouts/cognition/recorder';
 import { createRecipeService, type RecipeService } from './recipes/recipe-service';
 import { createRedactor, type Redactor } from './redact';
 import { createRemoteAgents, type RemoteAgents } from './remote/delegation';
+import { createProcessReaper } from './runs/process-reaper';
+import { createProcessRepository } from './runs/process-repository';
 import { createRunLedger, isLiveRunner, registerRunner } from './runs/run-ledger';
 import { createSandbox, type Sandbox } from './sandbox/sandbox';
+import { type CommandSpawner, createCommandSpawner } from './sandbox/spawn';
 import { type AutopilotWorker, createAutopilotWorker } from './scheduler/autopilot-worker';
 import { createDaemonRegistry } from './scheduler/daemons';
 import { createProcessTracker } from './scheduler/process-tracker';
@@ -172,6 +175,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   const sessions = createSessionStore({ db: openDatabase, clock, ids, bus, workspace });
   const runner = `rnr_${randomBytes(8).toString('hex')}`;
   const unregisterRunner = registerRunner(runner);
+  // Processes a killed svc left running (issue 15): reaped once this process first opens the ledger.
+  const reaper = createProcessReaper({
+    processes: createProcessRepository(openDatabase),
+    append: (runId, type, payload) => runs.append(runId, type, payload),
+    now: () => clock.now(),
+    onError: (error) => log.warn('process reaper failed', { error }),
+  });
   const runs = createRunLedger({
     db: openDatabase,
     dbPath: join(dataDir, DB_FILE),
@@ -179,6 +189,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     ids,
     runner,
     isLiveRunner,
+    afterFirstRecovery: () => {
+      const killed = reaper.reap().filter((p) => p.killed.length > 0);
+      if (killed.length) log.warn('reaped processes left by an exited svc', { processes: killed });
+    },
     onListenerError: (error, event) => log.warn('run ledger listener failed', { type: event.type, error }),
   });
   const permissions = createPermissionService({
@@ -265,6 +279,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     recommendations: undefined as unknown as RecommendationLedger,
     health: undefined as unknown as HealthFollowons,
     sandbox: undefined as unknown as Sandbox,
+    spawner: undefined as unknown as CommandSpawner,
     models: providers.models,
     providers,
     tools: undefined as unknown as ToolRegistry,
@@ -347,8 +362,22 @@ export async function createApp(options: AppOptions): Promise<App> {
   const autopilot = createAutopilotWorker(() => app);
   Object.assign(app, { scheduler: createScheduler(() => app), autopilot, autopilotWorker: autopilot });
 
-  const sandbox = createSandbox({ config: () => loaded.config, workspace, dataDir, env });
+  const sandbox = createSandbox({
+    config: () => loaded.config,
+    workspace,
+    dataDir,
+    env,
+    credentialEnv: () => providers.entries().flatMap((e) => e.api_key_env),
+  });
   (app as { sandbox: Sandbox }).sandbox = sandbox;
+  // Every command svc starts goes through it: the OS sandbox when active, a scrubbed environment.
+  const spawner = createCommandSpawner({
+    sandbox,
+    env,
+    isSecretValue: (value) => redactor.string(value) !== value,
+    record: (runId, type, payload) => runs.append(runId, type, payload),
+  });
+  (app as { spawner: CommandSpawner }).spawner = spawner;
   const ws = createWorkspace({
     root: workspace,
     dataDir,
@@ -361,6 +390,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     redactor,
     fetch: options.fetch ?? globalThis.fetch,
     guards: () => app.mutationGuards,
+    spawner,
     sandbox,
   });
   (app as { ws: Workspace }).ws = ws;
@@ -467,6 +497,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       log,
       redactor,
       pluginPackDirs: () => plugins.packDirs(),
+      spawner,
       toolNames: () => ({
         known: app.tools.gates().map((g) => g.tool.name),
         canonical: canonicalToolName,

@@ -97,6 +97,21 @@ export function toSvcError(error: unknown): SvcError {
       { cause: error },
     );
   }
+  // A database that opened but fails later (a damaged page, a file made read-only meanwhile).
+  if (typeof code === 'string' && /^SQLITE_(CORRUPT|NOTADB)/.test(code)) {
+    return new SvcError(
+      'unavailable',
+      'the database (svc.db in the data dir) is damaged; it was left untouched: run svc doctor, then move it aside or restore a backup',
+      { cause: error },
+    );
+  }
+  if (typeof code === 'string' && /^SQLITE_READONLY/.test(code)) {
+    return new SvcError(
+      'unavailable',
+      'the database (svc.db in the data dir) is read-only; make it and its directory writable, or pass --data-dir',
+      { cause: error },
+    );
+  }
   const message = error instanceof Error ? error.message : String(error);
   return new SvcError('internal', `internal error: ${message}`, { cause: error });
 }

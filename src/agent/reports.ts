@@ -76,6 +76,8 @@ export async function diagnoseSession(app: App, sessionId?: string, contextSessi
         .map((r) => r.id)
         .join(', ')}`,
     });
+    const reaped = reapedProcesses(app, interrupted);
+    if (reaped) checks.push(reaped);
   }
   const messages = app.sessions.messages(session.id);
   const calls = new Set<string>();
@@ -265,4 +267,23 @@ export function logsReport(app: App, options: { limit: number; level: (typeof LE
 export function requireDb(app: App): void {
   const status = app.runs.available();
   if (!status.ok) throw new SvcError('unavailable', status.reason);
+}
+
+/** issue 15: processes an interrupted run left running, which svc killed when it started again. */
+function reapedProcesses(app: App, runs: { id: string }[]): Check | undefined {
+  const killed = runs.slice(0, 50).flatMap((run) =>
+    app.runs
+      .events(run.id, { types: ['process_reaped'] })
+      .filter((e) => Array.isArray(e.payload.killed) && e.payload.killed.length > 0)
+      .map(
+        (e) =>
+          `pid ${String(e.payload.pid)} (${String(e.payload.kind ?? 'process')}: ${String(e.payload.command ?? '?')}) of ${run.id}`,
+      ),
+  );
+  if (killed.length === 0) return undefined;
+  return {
+    name: 'orphan_processes',
+    status: 'warn',
+    detail: `${killed.length} process(es) an interrupted run left running were killed when svc started again: ${killed.slice(0, 5).join('; ')}`,
+  };
 }

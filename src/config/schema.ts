@@ -4,6 +4,7 @@
  * @module
  */
 import { z } from 'zod';
+import { sandboxSchema, shellEnvSchema } from './sandbox-schema';
 
 const toolList = z.array(z.string().min(1));
 const selector = z.string().min(1).describe('A model selector, <provider>/<model>.');
@@ -328,35 +329,8 @@ export const optionsSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
-  sandbox: z
-    .strictObject({
-      mode: z
-        .enum(['off', 'bwrap'])
-        .default('off')
-        .describe(
-          'off: bash runs unsandboxed. bwrap: every bash command (and background job) runs inside bubblewrap; when bwrap cannot run, bash fails instead of running unsandboxed.',
-        ),
-      network: z
-        .enum(['none', 'host'])
-        .default('none')
-        .describe('Network inside the sandbox: none (own empty network namespace) or host (shared).'),
-      bwrap_path: z
-        .string()
-        .min(1)
-        .optional()
-        .describe('The bwrap executable; default: bwrap looked up in PATH.'),
-      writable_paths: z
-        .array(z.string().min(1))
-        .default([])
-        .describe(
-          'Extra directories bound read-write (absolute, or relative to the workspace); the workspace always is.',
-        ),
-      read_only_git: z
-        .boolean()
-        .default(false)
-        .describe('Bind the workspace .git directory read-only inside the sandbox (commits then fail).'),
-    })
-    .prefault({}),
+  sandbox: sandboxSchema,
+  shell_env: shellEnvSchema,
   length_recovery: z
     .strictObject({
       enabled: z

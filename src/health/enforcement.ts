@@ -42,7 +42,7 @@ export interface EnforcementStatus {
     auto_allow_read_only_bash: boolean;
     allow_outside_workspace: boolean;
     unattended: 'fail' | 'wait';
-    sandbox: { mode: 'off' | 'bwrap'; enforced: boolean };
+    sandbox: { mode: 'auto' | 'bwrap' | 'off'; enforced: boolean };
   };
   yolo: { runs: number; last_run_id: string | null };
   grants: { session_id: string; tool: string; scope: string; created_at: number }[];

@@ -270,6 +270,7 @@ export function createPackController(deps: PackControllerDeps): PackController {
     record: (run) => {
       if (!mutationUnavailable()) store.recordHookRun(run);
     },
+    spawner: deps.spawner,
   });
 
   return {

@@ -8,6 +8,7 @@
 import type { EventBus, SessionEvent } from '../events/bus';
 import type { Logger } from '../log';
 import type { Redactor } from '../redact';
+import type { CommandSpawner } from '../sandbox/spawn';
 import type { Clock } from '../util/ids';
 import { hookEnv, runHookCommand } from './hooks';
 import { HOOK_EVENTS, type PackHook, toolMatcher } from './manifest';
@@ -34,6 +35,8 @@ export function startHookDispatch(deps: {
   applied(sessionId: string): AppliedPack | undefined;
   /** Persist an outcome; may throw (logged). */
   record(run: HookRun): void;
+  /** The App's command spawner (OS sandbox, scrubbed environment); without it, a plain shell. */
+  spawner?: CommandSpawner;
 }): HookDispatch {
   const queues = new Map<string, Promise<void>>();
   const running = new AbortController();
@@ -63,6 +66,10 @@ export function startHookDispatch(deps: {
       }),
       timeoutMs: hook.timeout_seconds * 1000,
       signal: running.signal,
+      spawner: deps.spawner,
+      context,
+      runId: context.SVC_RUN_ID,
+      label: `pack hook ${pack.manifest.name}#${index} (${event.type})`,
     });
     const run: HookRun = {
       session_id: event.session_id,

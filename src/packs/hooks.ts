@@ -1,11 +1,14 @@
 /**
  * Running one pack hook: a shell command in the workspace, with a minimal environment (never the
  * process's secrets), the event as JSON on stdin, and a timeout. The outcome is a status, an exit
- * code and a duration; the command and its output are never recorded.
+ * code and a duration; the command and its output are never recorded. With the App's command
+ * spawner (src/sandbox/spawn.ts) the hook runs like every command svc starts: inside the OS
+ * sandbox when it is active, with the scrubbed environment.
  * @module
  */
 import { spawn } from 'node:child_process';
 import type { Redactor } from '../redact';
+import type { CommandSpawner } from '../sandbox/spawn';
 
 export interface HookOutcome {
   status: 'ok' | 'failed' | 'timeout' | 'error';
@@ -53,7 +56,13 @@ export function runHookCommand(options: {
   stdin: string;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Start it through the App's spawner: `context` are svc's variables, `runId` the ledger's run. */
+  spawner?: CommandSpawner;
+  context?: Record<string, string>;
+  runId?: string;
+  label?: string;
 }): Promise<HookOutcome> {
+  if (options.spawner) return runSpawned(options.spawner, options);
   const started = performance.now();
   return new Promise((resolve) => {
     let settled = false;
@@ -107,4 +116,58 @@ export function runHookCommand(options: {
     child.stdin?.on('error', () => {});
     child.stdin?.end(options.stdin);
   });
+}
+
+async function runSpawned(
+  spawner: CommandSpawner,
+  options: Parameters<typeof runHookCommand>[0],
+): Promise<HookOutcome> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  let proc: ReturnType<CommandSpawner['spawn']>;
+  try {
+    proc = spawner.spawn({
+      script: options.command,
+      cwd: options.cwd,
+      vars: options.context,
+      stdin: options.stdin,
+      shell: '/bin/sh',
+      runId: options.runId,
+      kind: 'hook',
+      label: options.label ?? 'pack hook',
+    });
+  } catch {
+    // The sandbox cannot run (mode bwrap without bubblewrap): the hook did not run.
+    return { status: 'error', exit_code: null, duration_ms: 0 };
+  }
+  let killed: 'timeout' | 'abort' | undefined;
+  const timer = setTimeout(() => {
+    killed = 'timeout';
+    proc.reap();
+  }, options.timeoutMs);
+  // Shutdown: the hook is stopped, which is neither its failure nor a timeout.
+  const onAbort = () => {
+    killed = 'abort';
+    proc.reap();
+  };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  let spawnFailed = false;
+  proc.child.once('error', () => {
+    spawnFailed = true;
+  });
+  try {
+    const exit = await proc.exited;
+    if (spawnFailed) return { status: 'error', exit_code: null, duration_ms: elapsed() };
+    if (killed)
+      return {
+        status: killed === 'timeout' ? 'timeout' : 'error',
+        exit_code: exit.code,
+        duration_ms: elapsed(),
+      };
+    return { status: exit.code === 0 ? 'ok' : 'failed', exit_code: exit.code, duration_ms: elapsed() };
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+    proc.reap();
+  }
 }

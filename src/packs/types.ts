@@ -8,6 +8,7 @@ import type { EventBus } from '../events/bus';
 import type { Logger } from '../log';
 import type { ToolPolicy } from '../permissions/tool-policy';
 import type { Redactor } from '../redact';
+import type { CommandSpawner } from '../sandbox/spawn';
 import type { SessionStore } from '../sessions/session-store';
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
@@ -31,6 +32,8 @@ export interface PackControllerDeps {
   toolNames: () => ToolNames;
   /** Pack directories of installed plugins, discovered after workspace and user packs. */
   pluginPackDirs?: () => readonly string[];
+  /** Starts hook commands like every command svc runs (OS sandbox, scrubbed environment). */
+  spawner?: CommandSpawner;
 }
 
 /** A pack in force in this process for one session. */

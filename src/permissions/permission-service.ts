@@ -7,6 +7,10 @@
  * the call waits for an answer (allow once, allow for session, deny) from whichever surface is
  * attached: first answer wins. A deny throws a `forbidden` SvcError the model reads.
  *
+ * A request marked `unverified` (a bash write whose target is only known at run time, with no OS
+ * sandbox to contain it; issue 15) skips none of those shortcuts: it is always put to the
+ * operator, and under --yolo it is refused with the reason and the way out.
+ *
  * Nobody attached: with `permissions.unattended = "fail"` (default, and always for `svc run`) the
  * call fails at once with a message that says how to allow it, instead of hanging; with "wait" it
  * waits until a surface attaches and answers (or the run is cancelled).
@@ -33,6 +37,8 @@ export interface PermissionRequest {
   safe?: boolean;
   /** Shown in the prompt: the diff of an edit, the command of a bash call… (metadata, redacted). */
   details?: Record<string, unknown>;
+  /** Cannot be verified before it runs (src/workspace/context.ts ApprovalRequest): always asked, refused under --yolo. */
+  unverified?: string;
 }
 
 export const PERMISSION_DECISIONS = ['allow_once', 'allow_session', 'deny'] as const;
@@ -169,6 +175,7 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
   };
 
   const check = (request: PermissionRequest, context: PermissionAskContext): PermissionVia | 'ask' => {
+    if (request.unverified) return 'ask';
     const config = deps.config();
     if (config.permissions.allowed_tools.includes(request.tool)) return 'allowed_tools';
     if (context.yolo) return 'yolo';
@@ -200,6 +207,19 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
   return {
     check,
     async ask(request, context) {
+      if (request.unverified && context.yolo) {
+        ledger(context.runId, 'permission.refused', {
+          tool: request.tool,
+          title: request.title,
+          reason: 'unverified',
+        });
+        throw new SvcError(
+          'forbidden',
+          `refused under --yolo: ${request.title}: ${request.unverified}. --yolo never runs what svc cannot check ` +
+            'when no OS sandbox contains it: run without --yolo to approve it yourself, or write the target as a literal path inside the workspace',
+          { details: { reason: 'unverified_yolo', tool: request.tool } },
+        );
+      }
       const via = check(request, context);
       if (via !== 'ask') {
         ledger(context.runId, 'permission.allowed', { tool: request.tool, title: request.title, via });

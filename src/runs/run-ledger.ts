@@ -119,6 +119,8 @@ export interface RunLedgerDeps {
   /** Whether a runner of this process is still live (several Apps can share one process in tests). */
   isLiveRunner?: (runner: string) => boolean;
   onRecovered?: (runs: AgentRun[]) => void;
+  /** Runs once after the first recovery (the process reaper: ./process-reaper.ts). */
+  afterFirstRecovery?: () => void;
   /** An onAppend listener threw. */
   onListenerError?: (error: unknown, event: RunEvent) => void;
 }
@@ -145,6 +147,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     if (!recoveredOnce) {
       recoveredOnce = true;
       recover();
+      deps.afterFirstRecovery?.();
     }
     return handle;
   };

@@ -2,12 +2,11 @@
  * Bubblewrap (`bwrap`, Debian package bubblewrap): finding it, its version, whether it can run
  * here (user namespaces, /proc), and the argument list for one command.
  *
- * Layout inside the sandbox, in bwrap's order (later mounts go over earlier ones):
- * `/` read-only · fresh `/dev` · fresh `/proc` (or the host's, read-only, where a fresh one is
- * refused) · private `/tmp` (tmpfs) · the workspace read-write · the data dir's shell state
- * read-write (the shell's cwd tracking) · `writable_paths` read-write · `.git` read-only with
- * `read_only_git` · own PID, IPC and UTS namespaces · own empty network namespace unless
- * `network = "host"`. The sandbox dies with svc (`--die-with-parent`).
+ * Layout inside the sandbox, in bwrap's order (later mounts go over earlier ones): see
+ * ./sandbox.ts, which builds the list of mounts. Every sandbox has its own PID, IPC and UTS
+ * namespaces, an own empty network namespace unless `network = "host"`, no capabilities (svc may
+ * run as root: with them a command could remount `/` read-write), a new session (no terminal
+ * injection), and dies with svc (`--die-with-parent`).
  * @module
  */
 import { spawnSync } from 'node:child_process';
@@ -29,8 +28,11 @@ export interface BwrapProbe {
 
 export interface BindMount {
   path: string;
-  access: 'read-only' | 'read-write' | 'tmpfs' | 'dev' | 'proc';
+  /** `hidden`: an empty read-only directory, or an unreadable file, mounted over the path. */
+  access: 'read-only' | 'read-write' | 'tmpfs' | 'dev' | 'proc' | 'hidden';
   why: string;
+  /** For `hidden`: a file (bound over by /dev/null) rather than a directory (empty tmpfs). */
+  file?: boolean;
 }
 
 export interface BwrapLayout {
@@ -113,6 +115,8 @@ export function baseBinds(proc: 'fresh' | 'host'): BindMount[] {
 /** bwrap arguments for the layout (without `--chdir`, `--` and the command). */
 export function layoutArgs(layout: BwrapLayout): string[] {
   const args: string[] = [];
+  // Hidden directories become read-only only after every mount inside them is made.
+  const remount: string[] = [];
   for (const bind of layout.binds) {
     switch (bind.access) {
       case 'read-only':
@@ -130,14 +134,23 @@ export function layoutArgs(layout: BwrapLayout): string[] {
       case 'proc':
         args.push('--proc', bind.path);
         break;
+      case 'hidden':
+        if (bind.file) args.push('--ro-bind', '/dev/null', bind.path);
+        else {
+          args.push('--tmpfs', bind.path);
+          remount.push(bind.path);
+        }
+        break;
       default: {
         const never: never = bind.access;
         throw new Error(`unknown bind access ${String(never)}`);
       }
     }
   }
+  for (const path of remount) args.push('--remount-ro', path);
   args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
   if (layout.network === 'none') args.push('--unshare-net');
-  args.push('--die-with-parent', '--setenv', 'TMPDIR', '/tmp', '--setenv', 'SVC_SANDBOX', 'bwrap');
+  args.push('--cap-drop', 'ALL', '--new-session', '--die-with-parent');
+  args.push('--setenv', 'TMPDIR', '/tmp', '--setenv', 'SVC_SANDBOX', 'bwrap');
   return args;
 }

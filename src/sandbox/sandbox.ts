@@ -1,39 +1,73 @@
 /**
- * The command sandbox (`options.sandbox`): with mode `bwrap` every bash command and background job
- * runs inside bubblewrap (./bwrap.ts): the workspace read-write, the rest of the system
- * read-only, a private /tmp, the network per `options.sandbox.network`. When bwrap is missing or
- * cannot run here, `plan` throws an `unavailable` SvcError that names the fix: a command is never
- * run unsandboxed while the sandbox is configured. Mode `off` (default) runs commands as they are.
+ * The command sandbox (`options.sandbox`, issue 15). Every command svc starts (bash, background
+ * jobs, contract/recipe checks, pack hooks) goes through ./spawn.ts, which asks `plan()` here:
+ *
+ * - mode `auto` (default): inside bubblewrap (./bwrap.ts) where it can run; elsewhere the command
+ *   runs unsandboxed under the parse-based bash rules, and `notice()` says so once;
+ * - mode `bwrap`: always inside bubblewrap; when it cannot run, `plan` throws an `unavailable`
+ *   SvcError naming the fix and the command is not run;
+ * - mode `off`: no OS sandbox (reported as such).
+ *
+ * Inside: the workspace read-write, the rest of the file system read-only, a private /tmp, the
+ * protected locations (./protected.ts: data dir, credential store, deny list) not mounted at all
+ * (an empty read-only directory or an unreadable file in their place), `allow_write` read-write,
+ * no network unless `network = "host"`, own PID namespace, no capabilities.
  *
  * `status()` is the `sandbox_status` read model (and `svc config show-sandbox`).
  * @module
  */
-import { existsSync, mkdirSync, realpathSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { globalConfigDir } from '../config/load';
 import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
-import { type BindMount, type BwrapProbe, baseBinds, layoutArgs, probeBwrap } from './bwrap';
+import type { ProtectedEntry } from '../shell/bash-analysis';
+import { type BindMount, type BwrapProbe, layoutArgs, probeBwrap } from './bwrap';
+import { CREDENTIAL_ENV, ENV_ALLOWLIST, type ShellEnvPolicy, scrubEnv, visibleVariable } from './env';
+import { installCommand } from './install-hint';
+import { buildLayout, prepareDataDir } from './layout';
+import {
+  createProtectedPaths,
+  expandPath,
+  type ProtectedPath,
+  type ProtectedPaths,
+  within,
+} from './protected';
+import { fallbackNotice, message, missingSandbox, type SandboxState, sandboxState } from './state';
 
-/** The wrapper for one command (the shell puts `prefix` before `bash -c …`). */
+/** The wrapper for one command (the spawner puts `prefix` before `bash -c …`). */
 export interface CommandSandboxPlan {
   prefix: string[];
   /** Payload of the `sandbox_exec_started` run ledger event (the shell adds command and cwd). */
   event: Record<string, unknown>;
 }
 
+export type { SandboxState } from './state';
+
 export interface SandboxStatus {
-  mode: 'off' | 'bwrap';
-  /** Commands run inside the sandbox now (mode bwrap and bwrap usable). */
+  mode: 'auto' | 'bwrap' | 'off';
+  /** active: commands run sandboxed; fallback: auto mode without a usable sandbox (parse-based
+   * rules only); off: mode off; unavailable: mode bwrap without a usable sandbox (commands fail). */
+  state: SandboxState;
+  /** Why the state is what it is, in one sentence. */
+  reason: string;
+  /** The exact command that installs bubblewrap here, when that is the fix; else null. */
+  install: string | null;
+  /** Commands run inside the sandbox now. */
   enforced: boolean;
   /** bwrap is installed and can create a sandbox here. */
   available: boolean;
   bwrap: BwrapProbe;
   network: 'none' | 'host';
-  /** The mounts a sandboxed command gets (the layout mode bwrap uses, also shown when off). */
+  /** The mounts a sandboxed command gets (also shown when not active). */
   binds: BindMount[];
-  /** `options.sandbox.writable_paths`, resolved; missing ones are not bound. */
+  /** `options.sandbox.allow_write` (and its old name writable_paths), resolved. */
   writable_paths: { path: string; exists: boolean }[];
   read_only_git: boolean;
+  /** What no command sees and no tool reads or writes. */
+  protected_paths: (ProtectedPath & { exists: boolean })[];
+  /** The environment commands get: names only, never values. */
+  env: { allowlist: readonly string[]; include: string[]; set: string[]; dropped: string[] };
   /** The bash safety rules in force, sandbox or not (bash analysis and config). */
   bash_rules: {
     always_blocked: readonly string[];
@@ -46,12 +80,34 @@ export interface SandboxStatus {
   };
   /** One sentence: what happens to the next bash command. */
   message: string;
+  /** The one-line notice surfaces show once when commands run without the OS sandbox (auto mode). */
+  notice: string | null;
 }
 
 export interface Sandbox {
   status(): SandboxStatus;
-  /** The wrapper for a command starting in `cwd`; undefined when mode is off. Throws when it cannot run. */
+  /** Commands run sandboxed now. */
+  active(): boolean;
+  /** The wrapper for a command starting in `cwd`; undefined when it runs unsandboxed. Throws when mode bwrap cannot run. */
   plan(request: { cwd: string }): CommandSandboxPlan | undefined;
+  /** One line for the user when commands run without the OS sandbox in auto mode; else undefined. */
+  notice(): string | undefined;
+  readonly protectedPaths: ProtectedPaths;
+  /** `options.shell_env` as the spawner and bash analysis read it. */
+  envPolicy(): ShellEnvPolicy;
+  /** Variables svc reads provider credentials from (never passed to commands). */
+  credentialNames(): ReadonlySet<string>;
+  /** Protected locations for bash analysis and denial messages (data dir output readable). */
+  protectedEntries(): ProtectedEntry[];
+  /** The protected location a real path is in, for every tool (the data dir's tool output is not). */
+  protectedPath(real: string): ProtectedPath | undefined;
+  /** Can a command read this variable without asking (the scrubbed environment passes it)? */
+  visibleVariable(name: string): boolean;
+  network(): 'none' | 'host';
+  /** Why no OS sandbox contains commands now and how to get one (for refusals). */
+  missing(): string;
+  /** The same sandbox for another workspace (a worktree) with its own data dir; this one's stays protected. */
+  forWorkspace(workspace: string, dataDir: string): Sandbox;
 }
 
 /** What bash analysis refuses whatever the config (src/shell/bash-analysis.ts). */
@@ -59,6 +115,7 @@ export const ALWAYS_BLOCKED = [
   'privilege escalation (sudo, doas, su, pkexec)',
   'rm -r of /, the home directory or the whole workspace; rm --no-preserve-root',
   'writes outside the workspace (unless permissions.allow_outside_workspace)',
+  "reading or writing svc's data directory, credential store and the deny list (~/.ssh, ~/.aws, …)",
   'writes to raw devices',
   'formatting or repartitioning disks',
   'shutdown, reboot, halt',
@@ -70,12 +127,21 @@ export const ALWAYS_BLOCKED = [
 /** Probe results are kept this long (bwrap does not appear or vanish often). */
 const PROBE_TTL_MS = 30_000;
 
-export function createSandbox(deps: {
+export interface SandboxDeps {
   config: () => Config;
   workspace: string;
   dataDir: string;
   env: Readonly<Record<string, string | undefined>>;
-}): Sandbox {
+  /** Variables svc reads provider credentials from (the provider catalog's api_key_env). */
+  credentialEnv?: () => readonly string[];
+  /** Defaults to process.platform (tests). */
+  platform?: NodeJS.Platform;
+  /** Other data dirs to protect (the main workspace's, for a worktree inside it). */
+  outerDataDirs?: readonly string[];
+}
+
+export function createSandbox(deps: SandboxDeps): Sandbox {
+  const platform = deps.platform ?? process.platform;
   let cached: { key: string; at: number; probe: BwrapProbe } | undefined;
   const probe = (): BwrapProbe => {
     const options = deps.config().options.sandbox;
@@ -87,53 +153,92 @@ export function createSandbox(deps: {
     return cached.probe;
   };
   const realWorkspace = safeRealpath(deps.workspace);
-  const shellState = join(safeRealpath(resolve(deps.workspace, deps.dataDir)), 'shell');
-
-  const writablePaths = () =>
-    deps
-      .config()
-      .options.sandbox.writable_paths.map((p) => resolve(realWorkspace, p))
-      .map((path) => ({ path, exists: existsSync(path) }));
-
-  const layout = (proc: 'fresh' | 'host'): BindMount[] => {
+  const dataDir = resolve(deps.workspace, deps.dataDir);
+  const allowWrite = () => {
     const options = deps.config().options.sandbox;
-    const binds = [
-      ...baseBinds(proc),
-      { path: realWorkspace, access: 'read-write', why: 'the workspace' } as BindMount,
-    ];
-    if (!inside(realWorkspace, shellState)) {
-      binds.push({
-        path: shellState,
-        access: 'read-write',
-        why: "svc's shell state (the cwd between calls)",
-      });
-    }
-    for (const extra of writablePaths()) {
-      if (extra.exists)
-        binds.push({ path: extra.path, access: 'read-write', why: 'options.sandbox.writable_paths' });
-    }
-    const git = join(realWorkspace, '.git');
-    if (options.read_only_git && existsSync(git)) {
-      binds.push({ path: git, access: 'read-only', why: 'options.sandbox.read_only_git' });
-    }
-    return binds;
+    return [...new Set([...options.allow_write, ...options.writable_paths])];
   };
+  const protectedPaths = createProtectedPaths({
+    dataDirs: [dataDir, ...(deps.outerDataDirs ?? [])],
+    credentialDir: globalConfigDir(deps.env as Record<string, string | undefined>),
+    home: deps.env.HOME,
+    workspace: realWorkspace,
+    credentialFiles: () =>
+      ['GOOGLE_APPLICATION_CREDENTIALS', 'AWS_SHARED_CREDENTIALS_FILE', 'CLOUDSDK_CONFIG']
+        .map((name) => deps.env[name])
+        .filter((v): v is string => Boolean(v)),
+    config: () => {
+      const options = deps.config().options.sandbox;
+      return { deny_read: options.deny_read, allow_read: options.allow_read, allow_write: allowWrite() };
+    },
+  });
+  const writablePaths = () =>
+    allowWrite()
+      .map((p) => expandPath(p, deps.env.HOME, realWorkspace))
+      .map((path) => ({ path, exists: existsSync(path) }));
+  const credentialNames = () => new Set([...(deps.credentialEnv?.() ?? []), ...CREDENTIAL_ENV]);
+  const envPolicy = (): ShellEnvPolicy => deps.config().options.shell_env;
+
+  const layout = (proc: 'fresh' | 'host'): BindMount[] =>
+    buildLayout({
+      proc,
+      workspace: realWorkspace,
+      dataDir,
+      readOnlyGit: deps.config().options.sandbox.read_only_git,
+      writable: writablePaths(),
+      protectedList: protectedPaths.list(),
+      hideProcs: [process.pid, process.ppid],
+    });
+
+  const state = () => sandboxState(deps.config().options.sandbox.mode, platform, probe);
 
   return {
+    protectedPaths,
+    envPolicy,
+    credentialNames,
+    active: () => state().state === 'active',
+    protectedEntries: () =>
+      protectedPaths.list().map((p) => ({
+        ...p,
+        ...(p.kind === 'data_dir'
+          ? { readable: (real: string) => within(p.path, real) && protectedPaths.find(real) === undefined }
+          : {}),
+      })),
+    protectedPath: (real) => protectedPaths.find(real),
+    visibleVariable: (name) => visibleVariable(name, envPolicy()),
+    network: () => deps.config().options.sandbox.network,
+    forWorkspace: (workspace, ownDataDir) =>
+      createSandbox({
+        ...deps,
+        workspace,
+        dataDir: ownDataDir,
+        outerDataDirs: [dataDir, ...(deps.outerDataDirs ?? [])],
+      }),
+    missing: () => missingSandbox(state()),
     status() {
       const config = deps.config();
       const options = config.options.sandbox;
-      const bwrap = probe();
-      const enforced = options.mode === 'bwrap' && bwrap.usable;
+      const now = state();
+      const policy = envPolicy();
       return {
         mode: options.mode,
-        enforced,
-        available: bwrap.usable,
-        bwrap,
+        state: now.state,
+        reason: now.reason,
+        install: now.install,
+        enforced: now.state === 'active',
+        available: now.bwrap.usable,
+        bwrap: now.bwrap,
         network: options.network,
-        binds: layout(bwrap.proc ?? 'fresh'),
+        binds: layout(now.bwrap.proc ?? 'fresh'),
         writable_paths: writablePaths(),
         read_only_git: options.read_only_git,
+        protected_paths: protectedPaths.list().map((p) => ({ ...p, exists: existsSync(p.path) })),
+        env: {
+          allowlist: ENV_ALLOWLIST,
+          include: [...policy.include],
+          set: Object.keys(policy.set).sort(),
+          dropped: scrubEnv(deps.env, policy, { credentialNames: credentialNames() }).dropped,
+        },
         bash_rules: {
           always_blocked: ALWAYS_BLOCKED,
           bash_deny: config.permissions.bash_deny,
@@ -143,31 +248,26 @@ export function createSandbox(deps: {
           timeout_seconds: config.options.bash.timeout_seconds,
           max_output_bytes: config.options.bash.max_output_bytes,
         },
-        message:
-          options.mode === 'off'
-            ? 'sandbox off: bash commands run unsandboxed (set options.sandbox.mode = "bwrap" to sandbox them)'
-            : enforced
-              ? `bash commands run inside bubblewrap ${bwrap.version ?? ''}`.trimEnd() +
-                ` (workspace read-write, the rest read-only, private /tmp, network ${options.network})`
-              : `sandbox unavailable: bash calls fail until it can run (${bwrap.error})`,
+        message: message(now, options.network),
+        notice: fallbackNotice(now) ?? null,
       };
     },
+    notice: () => fallbackNotice(state()),
     plan(request) {
       const options = deps.config().options.sandbox;
-      if (options.mode === 'off') return undefined;
-      const bwrap = probe();
-      if (!bwrap.usable || !bwrap.path || !bwrap.proc) {
+      const now = state();
+      if (now.state === 'off' || now.state === 'fallback') return undefined;
+      const bwrap = now.bwrap;
+      if (now.state === 'unavailable' || !bwrap.path || !bwrap.proc) {
         throw new SvcError(
           'unavailable',
           `bash: options.sandbox.mode is "bwrap" but the sandbox cannot run: ${bwrap.error}. ` +
-            'Install bubblewrap (apt-get install bubblewrap) or set options.sandbox.mode = "off"; the command was not run',
+            `Install bubblewrap (${installCommand()}) or set options.sandbox.mode = "auto" or "off"; the command was not run`,
           { details: { sandbox: 'bwrap', bwrap_path: bwrap.path, error: bwrap.error } },
         );
       }
+      prepareDataDir(dataDir);
       const binds = layout(bwrap.proc);
-      for (const bind of binds) {
-        if (bind.path === shellState) mkdirSync(shellState, { recursive: true });
-      }
       const prefix = [
         bwrap.path,
         ...layoutArgs({ binds, network: options.network, proc: bwrap.proc }),
@@ -182,15 +282,11 @@ export function createSandbox(deps: {
           bwrap_version: bwrap.version,
           network: options.network,
           writable: binds.filter((b) => b.access === 'read-write').map((b) => b.path),
+          hidden: binds.filter((b) => b.access === 'hidden').map((b) => b.path),
         },
       };
     },
   };
-}
-
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
 
 function safeRealpath(path: string): string {

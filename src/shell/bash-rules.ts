@@ -12,11 +12,11 @@ export type Word = string | null;
 const READ_ONLY = new Set([
   'ls', 'cat', 'head', 'tail', 'wc', 'pwd', 'echo', 'printf', 'true', 'false', 'which', 'whoami', 'id',
   'uname', 'file', 'stat', 'du', 'df', 'tree', 'rg', 'grep', 'egrep', 'fgrep', 'diff', 'cmp',
-  'basename', 'dirname', 'realpath', 'readlink', 'printenv', 'type', 'nl', 'cut', 'tr', 'column', 'jq',
+  'basename', 'dirname', 'realpath', 'readlink', 'type', 'nl', 'cut', 'tr', 'column', 'jq',
   'od', 'hexdump', 'strings', 'md5sum', 'sha1sum', 'sha256sum', 'sha512sum', 'cksum', 'seq', 'test', '[',
   'sleep', 'tac', 'rev', 'fold', 'paste', 'comm', 'join', 'expand', 'unexpand', 'uptime', 'free', 'ps',
   'groups', 'locale', 'nproc', 'arch', 'cd', 'whereis', 'sort', 'uniq', 'find', 'date', 'hostname', 'xxd',
-  'env', 'pushd', 'popd', 'dirs', 'lsof', 'getconf', 'tty', 'cal',
+  'pushd', 'popd', 'dirs', 'lsof', 'getconf', 'tty', 'cal',
 ]);
 
 /** Options that turn an otherwise read-only command into one that writes or executes. */
@@ -29,7 +29,7 @@ const UNSAFE_OPTIONS: Record<string, RegExp> = {
 };
 
 /** Read-only only with at most this many positional arguments (more would name an output file). */
-const MAX_POSITIONALS: Record<string, number> = { uniq: 1, xxd: 1, hostname: 0, env: 0 };
+const MAX_POSITIONALS: Record<string, number> = { uniq: 1, xxd: 1, hostname: 0 };
 
 // biome-ignore format: a packed table reads better
 const GIT_READ = new Set([
@@ -66,6 +66,29 @@ export const INTERPRETERS = new Set([
   'source',
   '.',
 ]);
+
+/**
+ * Why a command prints the environment (`env`, `printenv`, `set`, `export -p`…), or undefined.
+ * In svc's own environment sit provider keys and whatever secrets the user exported.
+ */
+export function readsEnvironment(argv: Word[], wrappers: string[]): string | undefined {
+  const [name, ...args] = argv;
+  if (name === 'env' && wrappers.length === 0) return 'env prints the environment';
+  if (name === 'printenv') return 'printenv prints the environment';
+  if (name === 'set' && (args.length === 0 || args.every((a) => a === '-o' || a === '+o')))
+    return 'set prints every variable';
+  if (
+    (name === 'export' || name === 'declare' || name === 'typeset' || name === 'readonly') &&
+    (args.length === 0 || args.some((a) => a === '-p' || a === null || /^-[a-zA-Z]*[px]/.test(a ?? ''))) &&
+    !args.some((a) => a?.includes('='))
+  )
+    return `${name} prints variables`;
+  if (name === 'compgen' && args.some((a) => a === '-v' || a === '-e' || a === 'variable' || a === 'export'))
+    return 'compgen lists variables';
+  if (name === 'ps' && args.some((a) => a !== null && /^[a-zA-Z]*e[a-zA-Z]*$/.test(a) && !a.startsWith('-')))
+    return 'ps e prints the environment of processes';
+  return undefined;
+}
 
 /** Words that stand for the root or the home directory when deleted recursively. */
 export function catastrophicTarget(text: string, home: string | undefined): string | undefined {
@@ -277,9 +300,41 @@ export function writeTargets(argv: Word[]): WriteTargets | undefined {
       if (!args.some((a) => a === null || /^(-i|--in-place)/.test(a) || /^-[a-zA-Z]*i/.test(a ?? '')))
         return undefined;
       return collect(pos.slice(1));
+    case 'curl':
+      return optionTargets(args, /^(-o|--output)$/, /^--output=/);
+    case 'wget':
+      return optionTargets(
+        args,
+        /^(-O|--output-document|-P|--directory-prefix|-o|--output-file)$/,
+        /^--(output-document|directory-prefix|output-file)=/,
+      );
+    case 'sort':
+      return optionTargets(args, /^(-o|--output)$/, /^--output=/);
+    case 'tar':
+      return optionTargets(args, /^(-C|--directory)$/, /^--directory=/);
+    case 'unzip':
+      return optionTargets(args, /^-d$/, /^$/);
+    case 'git':
+      return args[0] === 'clone' ? collect(positionals(args.slice(1)).slice(1, 2)) : undefined;
     default:
       return undefined;
   }
+}
+
+/** Targets given as option values (`-o file`, `--output=file`); undefined when there are none. */
+function optionTargets(args: Word[], withValue: RegExp, joined: RegExp): WriteTargets | undefined {
+  const paths: string[] = [];
+  let dynamic = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === null) continue;
+    if (withValue.test(a)) {
+      const value = args[++i];
+      if (value === null || value === undefined) dynamic = true;
+      else paths.push(value);
+    } else if (joined.source !== '^$' && joined.test(a)) paths.push(a.slice(a.indexOf('=') + 1));
+  }
+  return paths.length || dynamic ? { paths, dynamic } : undefined;
 }
 
 function dropOptionValues(args: Word[], withValue: RegExp): Word[] {

@@ -1,4 +1,5 @@
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
@@ -97,6 +98,67 @@ describe('database', () => {
     expect(e.code).toBe('unavailable');
     expect(e.message).toMatch(/database .* is locked by another process; try again/);
     expect(e.exitCode).toBe(1);
+  });
+
+  it('refuses a read-only svc.db with a clear error naming the file, and writes nothing', () => {
+    const dataDir = tmpWorkspace();
+    openDb({ dataDir }).close();
+    const file = join(dataDir, 'svc.db');
+    for (const extra of ['-wal', '-shm']) rmSync(`${file}${extra}`, { force: true });
+    chmodSync(file, 0o444);
+    const before = readFileSync(file);
+    expect(() => openDb({ dataDir })).toThrowError(
+      `database ${file} is read-only (mode 0444); svc needs to write it: make it writable (chmod u+w ${file}) or pass --data-dir to use another data dir. Nothing was written`,
+    );
+    expect(readFileSync(file).equals(before)).toBe(true);
+    expect(existsSync(`${file}-wal`)).toBe(false);
+    chmodSync(file, 0o644);
+  });
+
+  it('starts transactions with BEGIN IMMEDIATE: the write lock is held from the start', () => {
+    const dataDir = tmpWorkspace();
+    const db = openDb({ dataDir });
+    const other = openDb({ dataDir, busyTimeoutMs: 10 });
+    let blocked: unknown;
+    db.transaction(() => {
+      // Only a read so far: a deferred BEGIN would hold no write lock yet.
+      db.prepare('SELECT count(*) FROM sessions').get();
+      try {
+        other.exec('BEGIN IMMEDIATE');
+        other.exec('ROLLBACK');
+      } catch (error) {
+        blocked = error;
+      }
+    })();
+    other.close();
+    db.close();
+    expect(toSvcError(blocked).message).toMatch(/is locked by another process/);
+  });
+
+  it('retries a transaction whose start outwaits the busy timeout', async () => {
+    const dataDir = tmpWorkspace();
+    openDb({ dataDir }).close();
+    // Another process holds the write lock for a while (longer than the 10 ms busy timeout).
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const db = new (require('better-sqlite3'))(${JSON.stringify(join(dataDir, 'svc.db'))});
+         db.exec('BEGIN IMMEDIATE'); console.log('locked');
+         setTimeout(() => { db.exec('COMMIT'); db.close(); }, 300);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'], cwd: process.cwd() },
+    );
+    await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
+    const db = openDb({ dataDir, busyTimeoutMs: 10 });
+    const insert = db.transaction(() =>
+      db
+        .prepare("INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('ses_r', 'r', 1, 1)")
+        .run(),
+    );
+    expect(insert().changes).toBe(1);
+    db.close();
+    await new Promise((resolve) => holder.once('close', resolve));
   });
 
   it('refuses a data dir that is a file', () => {

@@ -1,14 +1,17 @@
 /**
- * SQLite via better-sqlite3: WAL, foreign keys, a busy timeout, and numbered forward-only
- * migrations applied at open inside one transaction. A locked, read-only or corrupt database is a
- * clear error, never a silent reset.
+ * SQLite via better-sqlite3: WAL, foreign keys, a busy timeout, transactions that start with
+ * BEGIN IMMEDIATE and retry a busy start (./busy.ts), and numbered forward-only migrations applied
+ * at open under one exclusive transaction, so processes opening a new data dir at once migrate it
+ * once. A locked, read-only or corrupt database is a clear error naming the file and what to do,
+ * never a silent reset: nothing is written to a file svc cannot read as its database.
  * @module
  */
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../errors';
+import { immediateTransactions, retryBusy } from './busy';
 import { ensureDataDir } from './data-dir';
 import { migrations as allMigrations, type Migration } from './migrations/index';
 
@@ -59,6 +62,7 @@ export function openDb(options: OpenDbOptions): Db {
   let db: Db;
   try {
     if (options.readonly && !existsSync(file)) throw new SvcError('not_found', `no database at ${file}`);
+    if (!options.readonly) refuseReadOnlyFile(file);
     db = new Database(file, {
       readonly: options.readonly ?? false,
       fileMustExist: options.readonly ?? false,
@@ -68,16 +72,19 @@ export function openDb(options: OpenDbOptions): Db {
   }
   try {
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-    if (!options.readonly) db.pragma('journal_mode = WAL');
+    // Reading the schema is the cheapest way to find out the file is not a database at all, and
+    // it comes before anything that writes (journal mode, migrations).
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    // A new database switches to WAL once; another process doing the same at once is waited for.
+    if (!options.readonly) retryBusy(() => db.pragma('journal_mode = WAL'));
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
-    // Reading the schema is the cheapest way to find out the file is not a database at all.
-    db.prepare('SELECT count(*) FROM sqlite_master').get();
     if (!options.readonly) migrate(db, options.migrations ?? allMigrations);
   } catch (error) {
     db.close();
     throw dbError(error, file);
   }
+  immediateTransactions(db);
   cacheStatements(db);
   return db;
 }
@@ -101,22 +108,62 @@ function cacheStatements(db: Db): void {
   }) as Db['prepare'];
 }
 
+/**
+ * Apply the pending migrations. The check and the work happen inside one exclusive transaction,
+ * so when several processes open a new data dir at once the first one migrates and the others
+ * wait for it, then find nothing left to do (no "table … already exists").
+ */
 export function migrate(db: Db, migrations: readonly Migration[]): number[] {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
+  const sorted = [...migrations].sort((a, b) => a.id - b.id);
+  // Fast path without the write lock: everything is applied already (every open but the first).
+  if (pendingOf(db, sorted)?.length === 0) return [];
+  return retryBusy(() =>
+    db
+      .transaction(() => {
+        db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+          id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
+        const pending = pendingOf(db, sorted) ?? sorted;
+        const record = db.prepare('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)');
+        for (const m of pending) {
+          db.exec(m.sql);
+          record.run(m.id, m.name, Date.now());
+        }
+        return pending.map((m) => m.id);
+      })
+      .exclusive(),
+  );
+}
+
+/** Migrations not applied yet, or undefined when the database has no migration table yet. */
+function pendingOf(db: Db, sorted: readonly Migration[]): Migration[] | undefined {
+  const table = db
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+    .get();
+  if (!table) return undefined;
   const applied = new Set(
     (db.prepare('SELECT id FROM schema_migrations').all() as { id: number }[]).map((r) => r.id),
   );
-  const pending = [...migrations].sort((a, b) => a.id - b.id).filter((m) => !applied.has(m.id));
-  if (pending.length === 0) return [];
-  const record = db.prepare('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)');
-  db.transaction(() => {
-    for (const m of pending) {
-      db.exec(m.sql);
-      record.run(m.id, m.name, Date.now());
-    }
-  }).immediate();
-  return pending.map((m) => m.id);
+  return sorted.filter((m) => !applied.has(m.id));
+}
+
+/**
+ * A svc.db whose mode has no write bit was made read-only on purpose (root would write it anyway,
+ * SQLite does not check): refuse it instead of writing.
+ */
+function refuseReadOnlyFile(file: string): void {
+  let mode: number;
+  try {
+    mode = statSync(file).mode;
+  } catch {
+    return; // missing: it is created
+  }
+  if ((mode & 0o222) === 0) {
+    throw new SvcError(
+      'unavailable',
+      `database ${file} is read-only (mode ${(mode & 0o777).toString(8).padStart(4, '0')}); svc needs to write it: make it writable (chmod u+w ${file}) or pass --data-dir to use another data dir. Nothing was written`,
+      { details: { file, reason: 'read_only' } },
+    );
+  }
 }
 
 function dbError(error: unknown, file: string): SvcError {
@@ -137,15 +184,15 @@ function dbError(error: unknown, file: string): SvcError {
   ) {
     return new SvcError(
       'unavailable',
-      `database ${file} cannot be opened for writing (${code || message}); check its permissions or pass --data-dir`,
-      { cause: error },
+      `database ${file} is read-only or cannot be opened for writing (${code || message}); make the file and its directory writable, or pass --data-dir to use another data dir. Nothing was written`,
+      { cause: error, details: { file, reason: 'read_only' } },
     );
   }
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || /not a database|malformed/i.test(message)) {
     return new SvcError(
       'unavailable',
-      `database ${file} is corrupt or not an SQLite database; it was left untouched (move it aside to start fresh)`,
-      { cause: error },
+      `database ${file} is corrupt or not an SQLite database; it was left untouched (run svc doctor for details; move it aside to start fresh, or restore a backup)`,
+      { cause: error, details: { file, reason: 'corrupt' } },
     );
   }
   return new SvcError('unavailable', `database ${file}: ${message}`, { cause: error });

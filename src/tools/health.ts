@@ -254,7 +254,7 @@ export const sandboxStatus = defineTool({
   family: 'status',
   tag: 'primitive',
   description:
-    'The bash sandbox: mode (off or bwrap), whether bubblewrap is installed and usable (path, version), what a sandboxed command gets bound (workspace read-write, the rest read-only, private /tmp), the network policy, and the bash safety rules in force.',
+    'The command sandbox: mode (auto, bwrap or off), state (active, fallback, off or unavailable) and why, the install command when bubblewrap is missing, what a sandboxed command gets bound (workspace read-write, the rest read-only, private /tmp, protected locations hidden), the network policy, the environment commands get (names only), and the bash safety rules in force.',
   input: z.strictObject({}),
   mutates: false,
   surfaces: {
@@ -264,10 +264,14 @@ export const sandboxStatus = defineTool({
       text: (r: SandboxStatus) =>
         [
           `sandbox: mode ${r.mode}${r.enforced ? ' (enforced)' : ''}; ${r.message}`,
+          `state: ${r.state}: ${r.reason}${r.install ? `; install it: ${r.install}` : ''}`,
           `bwrap: ${r.bwrap.path ? `${r.bwrap.path} ${r.bwrap.version ?? ''}`.trim() : 'not found'}${r.bwrap.usable ? ', usable' : `, not usable: ${r.bwrap.error}`}`,
           `network: ${r.network}`,
           'binds:',
           ...r.binds.map((b) => `  ${b.access.padEnd(10)} ${b.path}  (${b.why})`),
+          'protected (no command sees them, no tool reads or writes them):',
+          ...r.protected_paths.map((p) => `  ${p.label}  (${p.why}${p.exists ? '' : ', not present'})`),
+          `environment: the allowlist (${r.env.allowlist.join(' ')})${r.env.include.length ? ` + include ${r.env.include.join(' ')}` : ''}${r.env.set.length ? ` + set ${r.env.set.join(' ')}` : ''}; dropped as secret: ${r.env.dropped.join(' ') || 'none'}`,
           `bash rules: deny [${r.bash_rules.bash_deny.join(', ')}], allow [${r.bash_rules.bash_allow.join(', ')}], read-only auto-allow ${r.bash_rules.auto_allow_read_only_bash ? 'on' : 'off'}, outside workspace ${r.bash_rules.allow_outside_workspace ? 'allowed' : 'refused'}`,
           ...r.bash_rules.always_blocked.map((rule) => `  always blocked: ${rule}`),
         ].join('\n'),

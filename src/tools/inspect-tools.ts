@@ -188,8 +188,8 @@ export function runtimeFeatures(app: ToolHost): Record<string, boolean> {
     health_followon_activation_sse: app.health?.gates().activation_event_enabled ?? false,
     length_recovery:
       config.options.length_recovery.enabled && config.options.length_recovery.max_attempts > 0,
-    // bash runs inside bubblewrap: configured and able to run here (else bash calls fail).
-    sandbox_bwrap: config.options.sandbox.mode === 'bwrap' && (app.sandbox?.status().enforced ?? false),
+    // Commands run inside bubblewrap now (options.sandbox: auto or bwrap, and able to run here).
+    sandbox_bwrap: app.sandbox?.status().enforced ?? false,
     sandbox_status_tool: registered('sandbox_status'),
     runtime_health_tools: [
       'get_runtime_incident_status',

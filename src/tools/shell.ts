@@ -57,6 +57,8 @@ export const bash = defineTool({
     else parts.push(`[exit code ${result.exit_code ?? `none (${result.signal ?? 'killed'})`}]`);
     if (result.cwd_reset) parts.push(`[${result.cwd_reset}]`);
     else if (result.cwd !== '.') parts.push(`[cwd: ${result.cwd}]`);
+    // What the OS sandbox stopped, said as such: not a broken machine or a network outage.
+    for (const denial of result.sandbox_denials ?? []) parts.push(`[${denial.message}]`);
     return parts.join('\n');
   },
 });

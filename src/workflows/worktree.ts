@@ -111,10 +111,13 @@ export async function spawnWorktreeOverride(
     branch,
     base_commit: baseCommit,
   });
+  const worktreeData = join(app.dataDir, 'worktrees', `${slug}.data`);
+  // The worktree sits inside the main data dir: its sandbox keeps the rest of that dir protected.
+  const sandbox = app.sandbox.forWorkspace(workspaceRoot, worktreeData);
   const ws = createWorkspace({
     root: workspaceRoot,
     // Its own scratch (search ignore file, job logs): never the main workspace's.
-    dataDir: join(app.dataDir, 'worktrees', `${slug}.data`),
+    dataDir: worktreeData,
     env: app.env,
     config: () => app.config,
     db: () => app.db,
@@ -124,6 +127,8 @@ export async function spawnWorktreeOverride(
     redactor: app.redactor,
     fetch: app.fetch,
     guards: () => app.mutationGuards,
+    sandbox,
+    spawner: app.spawner.withSandbox(sandbox),
   });
 
   let run: RunResult | undefined;

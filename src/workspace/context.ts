@@ -15,6 +15,12 @@ export interface ApprovalRequest {
   safe?: boolean;
   /** What the operator must see: the diff of an edit, the command of a bash call. */
   details?: Record<string, unknown>;
+  /**
+   * Set when the operation cannot be verified before it runs (a bash write whose target is only
+   * known at run time, with no OS sandbox to contain it): why. It is asked even where an allow
+   * rule would skip the prompt, and refused under --yolo.
+   */
+  unverified?: string;
 }
 
 export interface OpContext {

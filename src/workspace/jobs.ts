@@ -1,6 +1,7 @@
 /**
- * Background jobs: `bash` with `run_in_background` starts a command in its own process group and
- * returns at once; `job_output` reads what it printed since the last read (optionally waiting for
+ * Background jobs: `bash` with `run_in_background` starts a command through the command spawner
+ * (src/sandbox/spawn.ts: the OS sandbox when active, a scrubbed environment, its own process
+ * group) and returns at once; `job_output` reads what it printed since the last read (optionally waiting for
  * it to finish), `job_kill` stops the group. Output is appended to `<dataDir>/jobs/<id>.log`.
  * Jobs belong to this process: `app.close()` stops every one still running.
  * @module
@@ -10,9 +11,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError } from '../errors';
 import type { Redactor } from '../redact';
+import type { CommandSandboxPlan } from '../sandbox/sandbox';
+import type { CommandSpawner } from '../sandbox/spawn';
 import type { Clock, Ids } from '../util/ids';
 import { approve, type OpContext } from './context';
-import { pruneOldFiles, type SpawnedCommand, spawnShell } from './process';
+import { pruneOldFiles, type SpawnedCommand } from './process';
 
 export const MAX_RUNNING_JOBS = 16;
 export const MAX_JOB_WAIT_SECONDS = 120;
@@ -64,10 +67,13 @@ export interface Jobs {
   start(input: {
     command: string;
     cwd: string;
-    env: Record<string, string | undefined>;
+    /** svc's variables for the job (session id), set after the environment is scrubbed. */
+    vars?: Record<string, string>;
     sessionId?: string;
-    /** Run inside this wrapper (the command sandbox). */
-    prefix?: readonly string[];
+    /** The run that started it: its pid and start time go to that run's ledger. */
+    runId?: string;
+    /** The sandbox wrapper planned by the shell (null: unsandboxed); planned here when omitted. */
+    plan?: CommandSandboxPlan | null;
   }): { id: string; pid: number | undefined; logPath: string };
   output(
     jobId: string,
@@ -85,69 +91,17 @@ export interface Jobs {
   stopAll(): Promise<void>;
 }
 
-export function createJobs(deps: { dataDir: string; ids: Ids; clock: Clock; redactor: Redactor }): Jobs {
+export interface JobsDeps {
+  dataDir: string;
+  ids: Ids;
+  clock: Clock;
+  redactor: Redactor;
+  spawner: CommandSpawner;
+}
+
+export function createJobs(deps: JobsDeps): Jobs {
   const jobs = new Map<string, Job>();
-
-  const info = (job: Job): JobInfo => ({
-    job_id: job.id,
-    command: job.command,
-    session_id: job.sessionId ?? null,
-    pid: job.pid,
-    status: job.status,
-    exit_code: job.exitCode,
-    started_at: job.startedAt,
-    ended_at: job.endedAt,
-    output_bytes: job.bytes,
-    output_file: job.logPath,
-  });
-
-  const find = (jobId: string, sessionId?: string) => {
-    const job = jobs.get(jobId);
-    if (!job) {
-      const known = [...jobs.values()]
-        .filter((j) => !sessionId || j.sessionId === sessionId)
-        .map((j) => j.id);
-      throw new SvcError(
-        'not_found',
-        `job_id: no background job "${jobId}"${known.length ? `; known jobs: ${known.join(', ')}` : ' (jobs end with the svc process that started them)'}`,
-      );
-    }
-    if (sessionId && job.sessionId && job.sessionId !== sessionId) {
-      throw new SvcError('forbidden', `job_id: job "${jobId}" belongs to another session`);
-    }
-    return job;
-  };
-
-  const read = (job: Job, offset: number | undefined, maxBytes: number): JobOutput => {
-    const from = Math.max(0, Math.min(offset ?? job.readOffset, job.bytes));
-    let start = from;
-    let skipped = 0;
-    // Without an explicit offset the newest output matters most: keep the tail under the cap.
-    if (offset === undefined && job.bytes - from > maxBytes) {
-      skipped = job.bytes - from - maxBytes;
-      start = from + skipped;
-    }
-    const end = Math.min(job.bytes, start + maxBytes);
-    let text = '';
-    if (end > start) {
-      const fd = openSync(job.logPath, 'r');
-      try {
-        const buffer = Buffer.alloc(end - start);
-        const n = readSync(fd, buffer, 0, buffer.length, start);
-        text = buffer.subarray(0, n).toString('utf8');
-      } finally {
-        closeSync(fd);
-      }
-    }
-    job.readOffset = Math.max(job.readOffset, end);
-    return {
-      ...info(job),
-      output: deps.redactor.string(text),
-      offset: from,
-      next_offset: end,
-      skipped_bytes: skipped,
-    };
-  };
+  const { find, read } = jobReaders(jobs, deps.redactor);
 
   return {
     start(input) {
@@ -178,10 +132,16 @@ export function createJobs(deps: { dataDir: string; ids: Ids; clock: Clock; reda
         bytes: 0,
         readOffset: 0,
       } as unknown as Job;
-      job.proc = spawnShell(input.command, {
+      job.proc = deps.spawner.spawn({
+        script: input.command,
         cwd: input.cwd,
-        env: input.env,
-        prefix: input.prefix,
+        vars: input.vars,
+        plan: input.plan,
+        runId: input.runId,
+        kind: 'job',
+        label: deps.redactor.string(
+          input.command.length > 500 ? `${input.command.slice(0, 499)}…` : input.command,
+        ),
         onOutput: (chunk) => {
           if (job.fd === undefined) return;
           writeSync(job.fd, chunk);
@@ -259,4 +219,71 @@ function safeSize(path: string, fallback: number): number {
   } catch {
     return fallback;
   }
+}
+
+function info(job: Job): JobInfo {
+  return {
+    job_id: job.id,
+    command: job.command,
+    session_id: job.sessionId ?? null,
+    pid: job.pid,
+    status: job.status,
+    exit_code: job.exitCode,
+    started_at: job.startedAt,
+    ended_at: job.endedAt,
+    output_bytes: job.bytes,
+    output_file: job.logPath,
+  };
+}
+
+/** Finding a job (of the right session) and reading its log. */
+function jobReaders(jobs: Map<string, Job>, redactor: Redactor) {
+  const find = (jobId: string, sessionId?: string) => {
+    const job = jobs.get(jobId);
+    if (!job) {
+      const known = [...jobs.values()]
+        .filter((j) => !sessionId || j.sessionId === sessionId)
+        .map((j) => j.id);
+      throw new SvcError(
+        'not_found',
+        `job_id: no background job "${jobId}"${known.length ? `; known jobs: ${known.join(', ')}` : ' (jobs end with the svc process that started them)'}`,
+      );
+    }
+    if (sessionId && job.sessionId && job.sessionId !== sessionId) {
+      throw new SvcError('forbidden', `job_id: job "${jobId}" belongs to another session`);
+    }
+    return job;
+  };
+
+  const read = (job: Job, offset: number | undefined, maxBytes: number): JobOutput => {
+    const from = Math.max(0, Math.min(offset ?? job.readOffset, job.bytes));
+    let start = from;
+    let skipped = 0;
+    // Without an explicit offset the newest output matters most: keep the tail under the cap.
+    if (offset === undefined && job.bytes - from > maxBytes) {
+      skipped = job.bytes - from - maxBytes;
+      start = from + skipped;
+    }
+    const end = Math.min(job.bytes, start + maxBytes);
+    let text = '';
+    if (end > start) {
+      const fd = openSync(job.logPath, 'r');
+      try {
+        const buffer = Buffer.alloc(end - start);
+        const n = readSync(fd, buffer, 0, buffer.length, start);
+        text = buffer.subarray(0, n).toString('utf8');
+      } finally {
+        closeSync(fd);
+      }
+    }
+    job.readOffset = Math.max(job.readOffset, end);
+    return {
+      ...info(job),
+      output: redactor.string(text),
+      offset: from,
+      next_offset: end,
+      skipped_bytes: skipped,
+    };
+  };
+  return { find, read };
 }

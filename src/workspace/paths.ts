@@ -1,7 +1,9 @@
 /**
  * Path containment for every workspace operation. A path is resolved against the workspace root
  * and refused when it lands outside it, lexically (`../x`, `/etc/x`) or through a symlink whose
- * real target is outside, unless `permissions.allow_outside_workspace` lifts the rule.
+ * real target is outside, unless `permissions.allow_outside_workspace` lifts the rule. A path into
+ * a protected location (svc's data directory, its credential store, the sandbox deny list such as
+ * ~/.ssh) is refused whatever the rules say (issue 15).
  * @module
  */
 import { existsSync, lstatSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
@@ -36,6 +38,8 @@ export function createPathResolver(deps: {
   root: string;
   home?: string;
   allowOutside: () => boolean;
+  /** The protected location a real path is in, if any (src/sandbox/protected.ts). */
+  protectedPath?: (real: string) => { label: string; why: string; kind?: string } | undefined;
 }): PathResolver {
   const root = resolve(deps.root);
   const realRoot = safeRealpath(root);
@@ -70,6 +74,18 @@ export function createPathResolver(deps: {
       const abs = resolve(options.cwd ?? root, expanded);
       const lexical = lexicallyInside(root, abs);
       const real = realpathOfDeepest(abs);
+      const hit = deps.protectedPath?.(real);
+      if (hit) {
+        const allow =
+          hit.kind === 'deny_read'
+            ? `to allow it: options.sandbox.allow_read = ["${hit.label}"]`
+            : 'no setting allows it';
+        throw new SvcError(
+          'forbidden',
+          `${field}: ${input} is in ${hit.label} (${hit.why}); svc's tools never read or write it (${allow})`,
+          { details: { field, path: input, reason: 'protected_path', protected: hit.label } },
+        );
+      }
       const inside = lexicallyInside(realRoot, real);
       if (!inside && !deps.allowOutside()) {
         const how = lexical

@@ -99,23 +99,38 @@ export function spawnShell(
   options: {
     cwd: string;
     env: Record<string, string | undefined>;
-    onOutput: (chunk: Buffer) => void;
+    /** stdout and stderr, merged in arrival order; without it both are discarded. */
+    onOutput?: (chunk: Buffer) => void;
+    /** Written to the command's stdin, which is then closed; without it stdin is /dev/null. */
+    stdin?: string;
     shell?: string;
     /** A wrapper the shell runs inside (the bwrap sandbox): `[bwrap, …args, '--']`. */
     prefix?: readonly string[];
   },
 ): SpawnedCommand {
-  const shellArgs = [options.shell ?? '/bin/bash', '--noprofile', '--norc', '-c', script];
+  const shell = options.shell ?? '/bin/bash';
+  // bash skips its startup files; /bin/sh (dash, for hooks) has no such options and reads none.
+  const shellArgs = shell.endsWith('bash')
+    ? [shell, '--noprofile', '--norc', '-c', script]
+    : [shell, '-c', script];
   const argv = options.prefix?.length ? [...options.prefix, ...shellArgs] : shellArgs;
+  const output = options.onOutput ? 'pipe' : 'ignore';
   const child = spawn(argv[0], argv.slice(1), {
     cwd: options.cwd,
     env: options.env as NodeJS.ProcessEnv,
     // A new process group: the kill reaches everything the command started.
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin === undefined ? 'ignore' : 'pipe', output, output],
   });
-  child.stdout?.on('data', options.onOutput);
-  child.stderr?.on('data', options.onOutput);
+  if (options.onOutput) {
+    child.stdout?.on('data', options.onOutput);
+    child.stderr?.on('data', options.onOutput);
+  }
+  if (options.stdin !== undefined) {
+    // A command that does not read stdin closes the pipe early: that is not a failure.
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(options.stdin);
+  }
   let done = false;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('error', () => {

@@ -5,7 +5,7 @@
  * @module
  */
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { SvcError } from '../errors';
 import type { OpContext } from './context';
 import type { PathResolver, ResolvedPath } from './paths';
@@ -84,18 +84,15 @@ export interface SearchOps {
   ): Promise<{ files: string[]; truncated: boolean; isFile: boolean }>;
 }
 
-export function createSearchOps(deps: { paths: PathResolver; dataDir: string }): SearchOps {
+export function createSearchOps(deps: {
+  paths: PathResolver;
+  dataDir: string;
+  /** Protected locations (data dir, credential store, deny list): never listed or searched. */
+  hidden?: () => string[];
+}): SearchOps {
   let ignoreFile: string | undefined;
-  // Anchored patterns in an --ignore-file are relative to ripgrep's cwd: the workspace root.
   const baseArgs = () => {
-    if (!ignoreFile) {
-      const lines = ['.git/'];
-      const data = relative(deps.paths.root, deps.dataDir);
-      if (data && !data.startsWith('..')) lines.push(`/${data.split(sep).join('/')}/`);
-      mkdirSync(deps.dataDir, { recursive: true });
-      ignoreFile = join(deps.dataDir, 'search.ignore');
-      writeFileSync(ignoreFile, `${lines.join('\n')}\n`);
-    }
+    ignoreFile ??= writeIgnoreFile(deps.paths, deps.dataDir, deps.hidden?.() ?? []);
     return ['--hidden', '--no-require-git', '--ignore-file', ignoreFile, '--no-config'];
   };
 
@@ -345,4 +342,19 @@ function buildTree(
   };
   walk(root, 0);
   return { text: out.join('\n'), files: fileCount, directories: dirCount, truncated };
+}
+
+/** `.git/`, the data dir and the protected locations inside the workspace, as ripgrep ignores. */
+function writeIgnoreFile(paths: PathResolver, dataDir: string, hidden: string[]): string {
+  // Anchored patterns in an --ignore-file are relative to ripgrep's cwd: the workspace root.
+  const lines = ['.git/'];
+  for (const dir of [dataDir, ...hidden]) {
+    for (const r of [relative(paths.realRoot, dir), relative(paths.root, dir)]) {
+      if (r && !r.startsWith('..') && !isAbsolute(r)) lines.push(`/${r.split(sep).join('/')}`);
+    }
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, 'search.ignore');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
 }

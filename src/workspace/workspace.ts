@@ -7,6 +7,7 @@
 import type { Config } from '../config/schema';
 import type { EventBus } from '../events/bus';
 import type { Redactor } from '../redact';
+import type { CommandSpawner } from '../sandbox/spawn';
 import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
 import { type Checkpoints, createCheckpoints } from './checkpoints';
@@ -21,7 +22,7 @@ import { createPathResolver, type PathResolver } from './paths';
 import { createReadTracker, type ReadTracker } from './read-tracker';
 import { createSearchOps, type SearchOps } from './search';
 import { createSemanticOps, type SemanticOps } from './semantic';
-import { type CommandSandbox, createShell, type Shell } from './shell';
+import { createShell, type Shell, type ShellSandbox } from './shell';
 import { createTodoStore, type TodoStore } from './todos';
 import { createWebOps, type WebOps } from './web';
 
@@ -61,13 +62,16 @@ export function createWorkspace(deps: {
   redactor: Redactor;
   fetch: typeof fetch;
   guards: () => readonly MutationGuard[];
-  /** Where bash commands run (the bwrap sandbox, options.sandbox); default: as they are. */
-  sandbox?: CommandSandbox;
+  /** Starts every command (bash, jobs): the OS sandbox when active, a scrubbed environment. */
+  spawner: CommandSpawner;
+  /** The OS sandbox as the shell sees it, and the protected locations every tool refuses. */
+  sandbox: ShellSandbox;
 }): Workspace {
   const paths = createPathResolver({
     root: deps.root,
     home: deps.env.HOME,
     allowOutside: () => deps.config().permissions.allow_outside_workspace,
+    protectedPath: (real) => deps.sandbox.protectedPath(real),
   });
   const history = createFileHistory({ db: deps.db, clock: deps.clock });
   const reads = createReadTracker({ db: deps.db, clock: deps.clock });
@@ -77,16 +81,18 @@ export function createWorkspace(deps: {
     ids: deps.ids,
     clock: deps.clock,
     redactor: deps.redactor,
+    spawner: deps.spawner,
   });
   const shell = createShell({
     paths,
     dataDir: deps.dataDir,
-    env: deps.env,
+    home: deps.env.HOME,
     guards: deps.guards,
     jobs,
     ids: deps.ids,
     clock: deps.clock,
     redactor: deps.redactor,
+    spawner: deps.spawner,
     sandbox: deps.sandbox,
     settings: () => {
       const config = deps.config();
@@ -110,7 +116,11 @@ export function createWorkspace(deps: {
     history,
     guards: deps.guards,
   });
-  const search = createSearchOps({ paths, dataDir: deps.dataDir });
+  const search = createSearchOps({
+    paths,
+    dataDir: deps.dataDir,
+    hidden: () => deps.sandbox.protectedEntries().map((p) => p.path),
+  });
   const lsp = createLanguageServers({ root: paths.root, env: deps.env, config: deps.config });
   const unsubscribe = deps.bus.subscribe('*', (event) => {
     if (event.type === 'session.deleted') reads.forgetSession(event.session_id);

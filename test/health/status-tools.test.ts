@@ -476,7 +476,8 @@ describe('get_enforcement_status', () => {
     expect(empty.config).toMatchObject({
       allowed_tools: [],
       unattended: 'wait',
-      sandbox: { mode: 'off', enforced: false },
+      // issue 15: the sandbox is on by default wherever bubblewrap can run.
+      sandbox: { mode: 'auto', enforced: probeBwrap(undefined, app.env, 'none').usable },
     });
 
     const first = await app.agent.run({ prompt: 'look around', yolo: true });
@@ -640,7 +641,8 @@ describe('runtime_features', () => {
       health_followons: true,
       health_followon_activation_sse: false,
       length_recovery: false,
-      sandbox_bwrap: false,
+      // issue 15: on by default (mode auto) wherever bubblewrap can run.
+      sandbox_bwrap: probeBwrap(undefined, app.env, 'none').usable,
       sandbox_status_tool: true,
       runtime_health_tools: true,
     });

@@ -13,8 +13,22 @@ import { existsSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import type { TestAppOptions } from '../helpers/make-test-app';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
-import { toolHarness } from './harness';
+import { toolHarness as sandboxedHarness } from './harness';
+
+/**
+ * These pin the shell engine itself (process groups, pids, cwd, output): they run without the OS
+ * sandbox, whose own behaviour (the same engine inside bubblewrap) test/sandbox pins.
+ */
+const toolHarness = (options: TestAppOptions = {}) =>
+  sandboxedHarness({
+    ...options,
+    config: {
+      ...options.config,
+      options: { ...(options.config?.options as object), sandbox: { mode: 'off' } },
+    },
+  });
 
 function alive(pid: number): boolean {
   try {
@@ -137,13 +151,20 @@ describe('bash', () => {
     );
     expect(h.asks).toEqual([]);
     // Nothing started; each refusal is on the run ledger (get_enforcement_status counts them).
+    // issue 15: the write outside the workspace is also a denial the model reads as such.
     expect(h.events.map((e) => e.type)).toEqual([
       'bash_blocked',
       'bash_blocked',
       'bash_blocked',
+      'sandbox_denied',
       'bash_blocked',
     ]);
-    expect(h.events[3].payload).toEqual({
+    expect(h.events[3].payload).toMatchObject({
+      kind: 'write_outside_workspace',
+      source: 'rules',
+      target: '/usr/local/svc-outside.txt',
+    });
+    expect(h.events[4].payload).toEqual({
       command: 'git push origin main',
       reason: expect.stringContaining('permissions.bash_deny'),
     });

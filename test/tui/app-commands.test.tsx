@@ -73,9 +73,13 @@ async function openApp(client: FakeClient, props: Partial<TuiAppProps> = {}, ses
   return { ...view, controller, type, frame: () => view.lastFrame() ?? '' };
 }
 
-/** The tool calls a command made (the status line's own model-selection read left out). */
+/**
+ * The tool calls a command made (the TUI's own start-up reads left out: the status line's model
+ * selection and the once-only sandbox notice).
+ */
+const STARTUP_READS = new Set(['get_model_selection', 'sandbox_status']);
 const toolCalls = (client: ReturnType<typeof fakeClient>) =>
-  client.callsOf('callTool').filter((call) => call[0] !== 'get_model_selection');
+  client.callsOf('callTool').filter((call) => !STARTUP_READS.has(call[0] as string));
 
 describe('TUI slash commands', () => {
   it('CLI-19: every required slash command is recognized', () => {

@@ -94,7 +94,14 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
   );
   hono.get('/healthz', (c) => {
     const app = appRef();
-    return c.json({ ok: true, ready: Boolean(app?.runtime.ready), version: VERSION });
+    // issue 15: a svc.db that cannot be opened (read-only, corrupt) is not ready, and says why.
+    const reason = app?.runtime.ready ? app.dbStatus().error : undefined;
+    return c.json({
+      ok: true,
+      ready: Boolean(app?.runtime.ready) && !reason,
+      ...(reason ? { reason } : {}),
+      version: VERSION,
+    });
   });
   // The browser UI's files: before auth (the page holds no data; its API calls carry the token).
   mountWebUi(hono, { root: options.webRoot });
@@ -175,7 +182,8 @@ function describeBuiltinRoutes(openapi: OpenApiRoutes): void {
     tags: ['service'],
     responses: {
       '200': {
-        description: '`ready` turns true once the database is open and the tool registry built.',
+        description:
+          '`ready` turns true once the database is open and the tool registry built; it is false with a `reason` while svc.db cannot be opened (read-only, corrupt).',
         content: {
           'application/json': {
             schema: {
@@ -183,6 +191,7 @@ function describeBuiltinRoutes(openapi: OpenApiRoutes): void {
               properties: {
                 ok: { type: 'boolean' },
                 ready: { type: 'boolean' },
+                reason: { type: 'string' },
                 version: { type: 'string' },
               },
               required: ['ok', 'ready', 'version'],

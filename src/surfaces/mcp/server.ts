@@ -10,6 +10,7 @@ import type { App } from '../../app';
 import { VERSION } from '../../version';
 import { callTool, listTools } from './call-tool';
 import { type ExposedTool, resolveExposedTools } from './exposed-tools';
+import { guardTransport } from './stdio-transport';
 
 export interface McpServerOptions {
   /** The MCP-bound session; tools with an optional `session_id` default to it. */
@@ -34,6 +35,9 @@ export function createMcpServer(app: App, options: McpServerOptions = {}): Serve
         'svc read surfaces: each tool returns the same JSON as the matching svc HTTP route and CLI --json command.',
     },
   );
+  // A malformed tools/call (arguments not an object) answers -32602 in one sentence, on every transport.
+  const connect = server.connect.bind(server);
+  server.connect = (transport) => connect(guardTransport(transport));
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(app, exposed) }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const call = callTool(app, exposed, request.params.name, request.params.arguments, {

@@ -4,13 +4,13 @@
  * @module
  */
 import type { Readable, Writable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { App } from '../../app';
 import { SvcError } from '../../errors';
 import { isLoopbackHost } from '../http/server';
 import { resolveExposedTools } from './exposed-tools';
 import { startMcpHttp } from './http-transport';
 import { createMcpServer } from './server';
+import { StrictStdioServerTransport } from './stdio-transport';
 
 export type McpTransportKind = 'stdio' | 'http';
 
@@ -143,7 +143,8 @@ export async function startMcpService(app: App, options: McpServiceOptions = {})
         void call.finally(() => inflight.delete(call)).catch(() => {});
       },
     });
-    const stdio = new StdioServerTransport(stdin, stdout);
+    // Like the SDK's stdio transport, but a line that is not JSON(-RPC) is answered (-32700/-32600).
+    const stdio = new StrictStdioServerTransport(stdin, stdout);
     // The SDK transport does not watch for end of input: a host that goes away closes stdin.
     // Requests already read still get their answers (bounded), then the service stops.
     const onEnd = () => void drain(inflight).then(close);

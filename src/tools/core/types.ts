@@ -34,6 +34,7 @@ import type { Redactor } from '../../redact';
 import type { RemoteAgents } from '../../remote/delegation';
 import type { RunLedger } from '../../runs/run-ledger';
 import type { Sandbox } from '../../sandbox/sandbox';
+import type { CommandSpawner } from '../../sandbox/spawn';
 import type { AutopilotWorker } from '../../scheduler/autopilot-worker';
 import type { DaemonRegistry } from '../../scheduler/daemons';
 import type { ProcessTracker } from '../../scheduler/process-tracker';
@@ -129,8 +130,10 @@ export interface ToolHost {
    * caps, stored activations and the `health_followon.activation` event (src/health/followons.ts).
    */
   readonly health: HealthFollowons;
-  /** The bash command sandbox (`options.sandbox`: off or bwrap) and its status. */
+  /** The command sandbox (`options.sandbox`: auto, bwrap or off) and its status. */
   readonly sandbox: Sandbox;
+  /** Starts every command svc runs (bash, jobs, hooks): sandboxed when active, environment scrubbed. */
+  readonly spawner: CommandSpawner;
   /** Resolves model selectors to AI SDK models (providers domain). */
   readonly models: ModelResolver;
   /** The providers domain: catalog, credential store, readiness, selection, status read models. */

@@ -7,6 +7,7 @@ import type { CliRegistrar } from '../context';
 import { registerAcp } from './acp';
 import { registerAttach } from './attach';
 import { registerAuthCommands } from './auth';
+import { registerDoctor } from './doctor';
 import { registerMcpCommands } from './mcp';
 import { registerRun } from './run';
 import { registerServiceHttp } from './service-http';
@@ -26,4 +27,5 @@ export const registrars: CliRegistrar[] = [
   registerMcpCommands,
   registerAcp,
   registerWeb,
+  registerDoctor,
 ];

@@ -120,6 +120,9 @@ async function runCommand(ctx: CliContext, words: string[], options: RunOptions)
   }
   const session = existing ?? app.agent.createSession({ ...(options.agent ? { agent: options.agent } : {}) });
   app.agent.setCurrentSession(session.id);
+  // issue 15: said once, when commands would run without the OS sandbox (auto mode, no bubblewrap).
+  const notice = app.sandbox.notice();
+  if (notice) io.stderr.write(`svc: ${notice}\n`);
 
   const output = createOutput(io, options.output, session.id);
   const unsubscribe = app.agent.subscribe(session.id, output.onEvent, { family: true });

@@ -143,6 +143,16 @@ export function TuiApp(props: TuiAppProps) {
       stdout.off('resize', onResize);
     };
   }, [stdout, clearOnRedraw]);
+  // issue 15: said once, when commands run without the OS sandbox (auto mode, no bubblewrap).
+  useEffect(() => {
+    controller.client.callTool('sandbox_status', {}).then(
+      (result) => {
+        const notice = (result.value as { notice?: string | null } | undefined)?.notice;
+        if (notice) controller.notice('warn', notice);
+      },
+      () => {}, // an older server without the tool: nothing to say
+    );
+  }, [controller]);
   useEffect(() => {
     if (!props.onboarding) return;
     const client = controller.client;

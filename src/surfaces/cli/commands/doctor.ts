@@ -1,0 +1,139 @@
+/**
+ * `svc doctor`: is this installation sound? The data directory (there, writable), svc.db (an
+ * SQLite database that passes `PRAGMA integrity_check`, opened read-only so nothing is written),
+ * and the command sandbox (active, fallback or off, why, and the install command). Each check is
+ * ok, warn or error with what to do; exit 1 when any is an error. `--json` prints the report.
+ * @module
+ */
+import { accessSync, constants, existsSync } from 'node:fs';
+import type { SandboxStatus } from '../../../sandbox/sandbox';
+import { checkDatabase, type DatabaseCheck } from '../../../store/integrity';
+import type { CliRegistrar } from '../context';
+
+interface DoctorCheck {
+  name: string;
+  status: 'ok' | 'warn' | 'error';
+  detail: string;
+}
+
+export interface DoctorReport {
+  ok: boolean;
+  data_dir: string;
+  database: DatabaseCheck;
+  sandbox: Pick<SandboxStatus, 'mode' | 'state' | 'reason' | 'install' | 'network'> & {
+    bwrap: string | null;
+  };
+  checks: DoctorCheck[];
+}
+
+export const registerDoctor: CliRegistrar = (program, ctx) => {
+  program
+    .command('doctor')
+    .description("check the data directory, svc.db's integrity (read-only) and the command sandbox")
+    .option('--json', 'print the report as JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const app = await ctx.app();
+      const database = checkDatabase(app.dataDir);
+      const sandbox = app.sandbox.status();
+      const checks = [dataDirCheck(app.dataDir), databaseCheck(database), sandboxCheck(sandbox)];
+      const report: DoctorReport = {
+        ok: !checks.some((c) => c.status === 'error'),
+        data_dir: app.dataDir,
+        database,
+        sandbox: {
+          mode: sandbox.mode,
+          state: sandbox.state,
+          reason: sandbox.reason,
+          install: sandbox.install,
+          network: sandbox.network,
+          bwrap: sandbox.bwrap.path ? `${sandbox.bwrap.path} ${sandbox.bwrap.version ?? ''}`.trim() : null,
+        },
+        checks,
+      };
+      ctx.exitCode = report.ok ? 0 : 1;
+      if (opts.json) {
+        ctx.json(app.redactor.value(report));
+        return;
+      }
+      const mark = { ok: '✓', warn: '!', error: '✗' } as const;
+      ctx.out(
+        app.redactor.string(
+          [
+            `svc doctor: ${report.ok ? 'ok' : 'problems found'}`,
+            ...checks.map((c) => `  ${mark[c.status]} ${c.name.padEnd(10)} ${c.detail}`),
+            ...database.problems.slice(0, 10).map((p) => `      ${p}`),
+          ].join('\n'),
+        ),
+      );
+    });
+};
+
+function dataDirCheck(dir: string): DoctorCheck {
+  if (!existsSync(dir)) return { name: 'data_dir', status: 'ok', detail: `${dir} (created on first use)` };
+  try {
+    accessSync(dir, constants.W_OK);
+    return { name: 'data_dir', status: 'ok', detail: `${dir}, writable` };
+  } catch {
+    return {
+      name: 'data_dir',
+      status: 'error',
+      detail: `${dir} is not writable: make it writable or pass --data-dir`,
+    };
+  }
+}
+
+function databaseCheck(db: DatabaseCheck): DoctorCheck {
+  switch (db.integrity) {
+    case 'missing':
+      return { name: 'database', status: 'ok', detail: `${db.path}: ${db.advice}` };
+    case 'ok':
+      return db.writable
+        ? {
+            name: 'database',
+            status: 'ok',
+            detail: `${db.path}: integrity ok, schema ${db.schema_version ?? '?'}, ${db.journal_mode} journal, ${db.size_bytes} bytes`,
+          }
+        : {
+            name: 'database',
+            status: 'error',
+            detail: `${db.path}: integrity ok, but read-only; ${db.advice}`,
+          };
+    case 'damaged':
+      return {
+        name: 'database',
+        status: 'error',
+        detail: `${db.path}: the integrity check found ${db.problems.length}${db.problems.length >= 20 ? '+' : ''} problem(s); ${db.advice}`,
+      };
+    case 'unreadable':
+      return {
+        name: 'database',
+        status: 'error',
+        detail: `${db.path} is not a readable SQLite database (${db.problems[0]}); ${db.advice}`,
+      };
+    default: {
+      const never: never = db.integrity;
+      return never;
+    }
+  }
+}
+
+function sandboxCheck(s: SandboxStatus): DoctorCheck {
+  const detail = `${s.state} (mode ${s.mode}): ${s.reason}${s.install ? `; install it: ${s.install}` : ''}`;
+  switch (s.state) {
+    case 'active':
+      return { name: 'sandbox', status: 'ok', detail: `${detail}; network ${s.network}` };
+    case 'off':
+    case 'fallback':
+      return {
+        name: 'sandbox',
+        status: 'warn',
+        detail: `${detail}; commands run under the parse-based rules only`,
+      };
+    case 'unavailable':
+      return { name: 'sandbox', status: 'error', detail: `${detail}; bash commands fail until it can run` };
+    default: {
+      const never: never = s.state;
+      return never;
+    }
+  }
+}
