@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { SvcError } from '../errors';
-import { classifyProviderError, classifyToolError, failureLine, safeUrl } from './failure';
+import { networkDenial, writeDenial } from '../sandbox/denials';
+import {
+  classifyProviderError,
+  classifySandboxDenial,
+  classifyToolError,
+  failureLine,
+  safeUrl,
+} from './failure';
 
 const ctx = { provider: 'fake', model: 'fake/m1', baseUrl: 'http://127.0.0.1:1234/v1' };
 
@@ -108,6 +115,18 @@ describe('classifyToolError', () => {
       }),
     ).toMatchObject({ code: 'sandbox_denied', next: expect.stringContaining('options.sandbox.mode') });
     expect(classifyToolError('view', { code: 'not_found', message: 'no such file' })).toBeUndefined();
+  });
+
+  it('says what the OS sandbox stopped and which key allows it', () => {
+    expect(classifySandboxDenial('bash', { ...writeDenial('/etc/hosts') })).toMatchObject({
+      code: 'sandbox_denied',
+      summary: 'bash: the sandbox blocked a write to /etc/hosts outside the workspace',
+      next: 'allow that directory with options.sandbox.allow_write in svc.toml',
+    });
+    expect(classifySandboxDenial('bash', { ...networkDenial() })).toMatchObject({
+      summary: 'bash: the sandbox has no network (options.sandbox.network = "none")',
+      next: 'set options.sandbox.network = "host" in svc.toml to allow it, or work offline',
+    });
   });
 
   it('formats the one line as summary then next step', () => {

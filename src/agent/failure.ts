@@ -306,6 +306,42 @@ export function classifyToolError(
   return undefined;
 }
 
+/**
+ * What the OS sandbox stopped while a command ran (a `sandbox_denied` event of
+ * src/sandbox/denials.ts: a write outside the workspace, a protected path, the network). The
+ * command ran; the line says what it could not do and which key allows it.
+ */
+export function classifySandboxDenial(tool: string, denial: Record<string, unknown>): Failure {
+  const target = typeof denial.target === 'string' && denial.target ? denial.target : undefined;
+  const message = typeof denial.message === 'string' ? denial.message : '';
+  // The denial's own sentence says how the user allows it ("The user can allow …").
+  const allow = /The user can (.+?)(?:;|\.(?:\s|$))/.exec(message)?.[1];
+  const details = { tool, kind: denial.kind ?? null, target: target ?? null, message: clip(message, 500) };
+  switch (denial.kind) {
+    case 'network_off':
+      return {
+        code: 'sandbox_denied',
+        summary: `${tool}: the sandbox has no network (options.sandbox.network = "none")`,
+        next: 'set options.sandbox.network = "host" in svc.toml to allow it, or work offline',
+        details,
+      };
+    case 'write_outside_workspace':
+      return {
+        code: 'sandbox_denied',
+        summary: `${tool}: the sandbox blocked a write to ${target ?? 'a path'} outside the workspace`,
+        next: allow ? allow.trim() : 'allow the directory with options.sandbox.allow_write in svc.toml',
+        details,
+      };
+    default:
+      return {
+        code: 'sandbox_denied',
+        summary: `${tool}: the sandbox stopped it${target ? ` at ${target}` : ''}`,
+        next: allow ? allow.trim() : 'svc config show-sandbox shows what commands may reach',
+        details,
+      };
+  }
+}
+
 /** `<summary>; next: <next>`: the one line every surface shows. */
 export function failureLine(failure: Pick<Failure, 'summary' | 'next'>): string {
   return `${failure.summary}; next: ${failure.next}`;

@@ -12,7 +12,6 @@ import { isMissingTool, isUnavailable, type ToolResult } from '../client';
 import { COMMANDS, matchCommands, type ParsedCommand, parseCommand, type SlashCommand } from '../commands';
 import type { ChatController } from '../state/chat-controller';
 import { settledCount } from '../state/transcript';
-import { loadWhy } from '../why';
 import { CommandPalette } from './dialogs/command-palette';
 import { DashboardView } from './dialogs/dashboard-view';
 import { HelpView } from './dialogs/help-view';
@@ -24,6 +23,7 @@ import { ProvidersDialog } from './dialogs/providers-dialog';
 import { ReadoutView } from './dialogs/readout-view';
 import { SessionList } from './dialogs/session-list';
 import { UndoDialog } from './dialogs/undo-dialog';
+import { WhyView } from './dialogs/why-view';
 import { type EditorState, EMPTY, editKey, type History, historyPush, historyStep } from './editor';
 import { InputBox } from './input-box';
 import { StatusLine } from './status-line';
@@ -471,11 +471,11 @@ export function TuiApp(props: TuiAppProps) {
         );
       case 'why':
         return (
-          <ReadoutView
+          <WhyView
             {...common}
-            title="/why · the latest failure"
-            wrap
-            load={(signal) => loadWhy(controller.client, state.lastFailure, sessionId, signal)}
+            client={controller.client}
+            seen={state.lastFailure}
+            sessionId={sessionId}
             onClose={close}
           />
         );

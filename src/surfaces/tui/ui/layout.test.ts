@@ -90,7 +90,11 @@ describe('diffWindow', () => {
 
   it('shows the changed lines first when rows are short', () => {
     expect(diffWindow(diff, 2).lines.map(strip)).toEqual(['-hello world', '+goodbye world']);
-    expect(diffWindow(diff, 3).lines.map(strip)).toEqual(['@@ -1,1 +1,1 @@', '-hello world', '+goodbye world']);
+    expect(diffWindow(diff, 3).lines.map(strip)).toEqual([
+      '@@ -1,1 +1,1 @@',
+      '-hello world',
+      '+goodbye world',
+    ]);
     expect(diffWindow(diff, 10).lines.map(strip)).toEqual([
       '@@ -1,1 +1,1 @@',
       '-hello world',
