@@ -31,6 +31,18 @@ const STATUS: Record<SvcErrorCode, number> = {
   internal: 500,
 };
 
+/**
+ * What failed, as every surface shows it: `summary` is one line naming what failed with the
+ * provider and the model, `next` the step that fixes it (a command or a config key), `details`
+ * the rest (one key or flag away). Built by the classifier in src/agent/failure.ts.
+ */
+export interface FailureReport {
+  code: string;
+  summary: string;
+  next: string;
+  details: Record<string, unknown>;
+}
+
 const BRAND = Symbol.for('svc.error');
 
 export interface SvcErrorOptions {

@@ -3,7 +3,7 @@
  * the TUI own it.
  * @module
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Redactor } from './redact';
 
@@ -47,24 +47,84 @@ function build(sink: Sink, base: Record<string, unknown>, min: LogLevel, redacto
   };
 }
 
-export function createFileLogger(
-  file: string,
-  options: { level?: LogLevel; redactor?: Redactor; prepare?: () => void } = {},
-): Logger {
-  let ready = false;
+/** The log file is rotated past this size (svc.log → svc.log.1 → svc.log.2 …). */
+export const DEFAULT_LOG_MAX_BYTES = 5 * 1024 * 1024;
+/** Rotated files kept next to the live one. */
+export const DEFAULT_LOG_KEEP = 2;
+
+export interface FileLoggerOptions {
+  level?: LogLevel;
+  redactor?: Redactor;
+  /** Runs once before the first write (e.g. create the data dir with its permissions). */
+  prepare?: () => void;
+  maxBytes?: number;
+  keep?: number;
+}
+
+/**
+ * Appends JSON lines to `file`, created on the first record. Past `maxBytes` the file is renamed
+ * to `file.1` (older ones shift up to `file.<keep>`, the oldest dropped), so the logs of every
+ * process that shares the data dir stay bounded.
+ */
+export function createFileLogger(file: string, options: FileLoggerOptions = {}): Logger {
+  const maxBytes = options.maxBytes ?? DEFAULT_LOG_MAX_BYTES;
+  const keep = options.keep ?? DEFAULT_LOG_KEEP;
+  let size: number | undefined;
   return build(
     (record) => {
-      if (!ready) {
+      if (size === undefined) {
         options.prepare?.();
         mkdirSync(dirname(file), { recursive: true });
-        ready = true;
+        size = sizeOf(file);
       }
-      appendFileSync(file, `${JSON.stringify(record, errorReplacer)}\n`);
+      const line = `${JSON.stringify(record, errorReplacer)}\n`;
+      const bytes = Buffer.byteLength(line);
+      // Another process may have written or rotated the file: look at the real size first.
+      if (size + bytes > maxBytes) {
+        size = sizeOf(file);
+        if (size > 0 && size + bytes > maxBytes) {
+          rotate(file, keep);
+          size = 0;
+        }
+      }
+      appendFileSync(file, line);
+      size += bytes;
     },
     {},
     options.level ?? 'info',
     options.redactor,
   );
+}
+
+/** The rotated files of a log (`svc.log.1` …) that exist, newest first. */
+export function rotatedLogFiles(file: string, keep = DEFAULT_LOG_KEEP): string[] {
+  const found: string[] = [];
+  for (let i = 1; i <= keep; i++) if (existsSync(`${file}.${i}`)) found.push(`${file}.${i}`);
+  return found;
+}
+
+function rotate(file: string, keep: number): void {
+  try {
+    if (keep <= 0) {
+      rmSync(file, { force: true });
+      return;
+    }
+    rmSync(`${file}.${keep}`, { force: true });
+    for (let i = keep - 1; i >= 1; i--) {
+      if (existsSync(`${file}.${i}`)) renameSync(`${file}.${i}`, `${file}.${i + 1}`);
+    }
+    renameSync(file, `${file}.1`);
+  } catch {
+    // Rotation is best effort (another process may be rotating the same file right now).
+  }
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
 }
 
 export function createMemoryLogger(): Logger & { records: LogRecord[] } {

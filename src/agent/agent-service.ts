@@ -21,6 +21,7 @@ import type { AgentRun, FinalRunStatus } from '../runs/run-ledger';
 import { atomically as inTransaction } from '../store/db';
 import { type AgentKind, agentKind, agentKinds } from './agent-kinds';
 import { compactHistory } from './compaction';
+import { runFailure } from './failure';
 import { textOf } from './history';
 import { recordProject } from './project-registry';
 import { executeRun, type RunOutcome, type StopState } from './run-loop';
@@ -145,6 +146,7 @@ export function createAgentService(appRef: () => App, deps: AgentServiceDeps): A
       status: run.status,
       reason: run.reason,
       error: run.error,
+      failure: run.failure,
       text: message ? textOf(message.parts) : '',
       steps: run.steps,
       usage: run.usage,
@@ -198,6 +200,13 @@ export function createAgentService(appRef: () => App, deps: AgentServiceDeps): A
       pid: claimed.pid,
       options: claimed.options,
     });
+    a.log.info('run started', {
+      run_id: claimed.id,
+      session_id: sessionId,
+      origin: claimed.origin,
+      agent: claimed.agent,
+      ...(claimed.parent_run_id ? { parent_run_id: claimed.parent_run_id } : {}),
+    });
     if (!options.subagent) recordProject(a);
     // A cancel asked through the ledger by another process (update_agent_run there).
     const poll = setInterval(() => {
@@ -234,6 +243,9 @@ export function createAgentService(appRef: () => App, deps: AgentServiceDeps): A
           status: 'failed',
           reason: 'error',
           error: a.redactor.string(toSvcError(error).message),
+          failure: a.redactor.value(
+            runFailure('run_error', { model: claimed.model, message: toSvcError(error).message }),
+          ),
           steps: 0,
           usage: { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0 },
           cost: 0,
@@ -260,6 +272,7 @@ export function createAgentService(appRef: () => App, deps: AgentServiceDeps): A
         status: outcome.status,
         reason: outcome.reason,
         error: outcome.error,
+        failure: outcome.failure,
         steps: outcome.steps,
         usage: outcome.usage,
         cost: outcome.cost,
@@ -270,6 +283,7 @@ export function createAgentService(appRef: () => App, deps: AgentServiceDeps): A
       a.runs.append(run.id, 'run.finished', {
         status: outcome.status,
         reason: outcome.reason,
+        ...(outcome.failure ? { failure: outcome.failure } : {}),
         steps: outcome.steps,
         usage: outcome.usage,
         cost: outcome.cost,
@@ -279,9 +293,19 @@ export function createAgentService(appRef: () => App, deps: AgentServiceDeps): A
         run_id: run.id,
         status: outcome.status,
         ...(outcome.reason ? { reason: outcome.reason } : {}),
+        ...(outcome.failure ? { failure: outcome.failure } : {}),
         steps: outcome.steps,
         usage: { input_tokens: outcome.usage.input_tokens, output_tokens: outcome.usage.output_tokens },
         cost: outcome.cost,
+      });
+      a.log.info('run finished', {
+        run_id: run.id,
+        session_id: sessionId,
+        status: outcome.status,
+        ...(outcome.reason ? { reason: outcome.reason } : {}),
+        ...(outcome.failure ? { code: outcome.failure.code } : {}),
+        steps: outcome.steps,
+        model: outcome.model,
       });
     } catch (error) {
       a.log.error('run finalize failed', { run_id: run.id, error });

@@ -7,6 +7,7 @@ import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { App } from '../app';
 import { SvcError, toSvcError } from '../errors';
+import { rotatedLogFiles } from '../log';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionView, workflowPhase } from '../sessions/session-views';
 import { historyMessages } from './history';
@@ -221,7 +222,9 @@ const TAIL_BYTES = 1024 * 1024;
 /** The tail of `<dataDir>/logs/svc.log`: counts by level and the most recent entries. */
 export function logsReport(app: App, options: { limit: number; level: (typeof LEVELS)[number] }) {
   const path = join(app.dataDir, 'logs', 'svc.log');
-  if (!existsSync(path)) return { path, exists: false, size_bytes: 0, counts: {}, entries: [] };
+  const rotated = rotatedLogFiles(path);
+  if (!existsSync(path))
+    return { path, exists: false, size_bytes: 0, rotated_files: rotated, counts: {}, entries: [] };
   const size = statSync(path).size;
   const start = Math.max(0, size - TAIL_BYTES);
   const buffer = Buffer.alloc(size - start);
@@ -254,6 +257,7 @@ export function logsReport(app: App, options: { limit: number; level: (typeof LE
     path,
     exists: true,
     size_bytes: size,
+    rotated_files: rotated,
     scanned_from_byte: start,
     counts,
     entries: entries.slice(-options.limit).reverse(),

@@ -19,9 +19,11 @@ import type { AgentRun, FinalRunStatus, RunUsage } from '../runs/run-ledger';
 import type { Usage } from '../sessions/session-store';
 import { atomically } from '../store/db';
 import { type AgentKind, kindPolicies } from './agent-kinds';
+import { type Failure, runFailure } from './failure';
 import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import { assembleSystemPrompt } from './prompt';
+import { providerFailure, recordFailure } from './run-failure';
 import { StepRecorder } from './step-recorder';
 import { FINAL_STEP_NOTE, LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { createToolBridge } from './tool-bridge';
@@ -32,6 +34,8 @@ import type { AgentToolbox, AgentToolSpec } from './toolbox';
 export interface StopState {
   status?: FinalRunStatus;
   reason?: string;
+  /** The classified failure when the stopper failed the run (a detected loop). */
+  failure?: Failure;
 }
 
 export interface RunExecution {
@@ -59,6 +63,8 @@ export interface RunOutcome {
   status: FinalRunStatus;
   reason: string | null;
   error: string | null;
+  /** What failed, with the provider, the model and the next step (./failure.ts); null unless failed. */
+  failure: Failure | null;
   steps: number;
   usage: RunUsage;
   cost: number;
@@ -82,10 +88,16 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
       app.log.warn('run ledger append failed', { run_id: run.id, type, error });
     }
   };
-  const outcome = (status: FinalRunStatus, reason: string | null, error: string | null): RunOutcome => ({
+  const outcome = (
+    status: FinalRunStatus,
+    reason: string | null,
+    error: string | null,
+    failure: Failure | null = null,
+  ): RunOutcome => ({
     status,
     reason,
     error,
+    failure,
     steps,
     usage,
     cost,
@@ -97,6 +109,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
       x.stop.status ?? 'cancelled',
       x.stop.reason ?? 'cancelled',
       x.stop.status === 'failed' ? (x.stop.reason ?? null) : null,
+      x.stop.status === 'failed' && x.stop.failure ? recordFailure(app, x.stop.failure, run.id) : null,
     );
 
   try {
@@ -200,6 +213,12 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
         if (!verdict || signal.aborted) return;
         x.stop.status ??= 'failed';
         x.stop.reason ??= `loop detected: ${verdict.tool} was called ${verdict.repeats} times in a row with the same input and the same result; the run was stopped`;
+        x.stop.failure ??= runFailure('loop_detected', {
+          model: model?.selector,
+          message: x.stop.reason,
+          tool: verdict.tool,
+          repeats: verdict.repeats,
+        });
         app.bus.publish(sessionId, 'loop.detected', {
           session_id: sessionId,
           run_id: run.id,
@@ -434,13 +453,24 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
 
     if (signal.aborted) return stopped();
     const limit = `max_steps: the step limit (${maxSteps}) was reached before the model finished`;
-    if (isToolChoiceViolation(streamError)) return outcome('failed', limit, limit);
+    const limited = () =>
+      outcome(
+        'failed',
+        limit,
+        limit,
+        recordFailure(
+          app,
+          runFailure('step_limit', { model: model?.selector, message: limit, maxSteps }),
+          run.id,
+        ),
+      );
+    if (isToolChoiceViolation(streamError)) return limited();
     if (streamError !== undefined) {
-      const message = providerErrorMessage(app, streamError, model?.provider);
-      ledger('error', { source: 'provider', message });
-      return outcome('failed', 'provider_error', message);
+      const { failure, message } = providerFailure(app, model, streamError, run.id);
+      ledger('error', { source: 'provider', message, failure });
+      return outcome('failed', 'provider_error', message, failure);
     }
-    if (finishReason === 'tool-calls' && lastToolCalls > 0) return outcome('failed', limit, limit);
+    if (finishReason === 'tool-calls' && lastToolCalls > 0) return limited();
     const reason = finishReason === 'length' ? 'length: the model reached its output token limit' : null;
     return outcome('completed', reason, null);
   } catch (error) {
@@ -448,8 +478,17 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const e = toSvcError(error);
     if (e.code === 'internal') app.log.error('run failed', { run_id: run.id, error: e.cause ?? e });
     const message = app.redactor.string(e.message);
-    ledger('error', { source: model ? 'run' : 'model_resolution', code: e.code, message });
-    return outcome('failed', e.code === 'config_error' || !model ? 'model_unavailable' : 'error', message);
+    const unavailable = e.code === 'config_error' || !model;
+    const failure = recordFailure(
+      app,
+      runFailure(unavailable ? 'model_unavailable' : 'run_error', {
+        model: model?.selector ?? run.model,
+        message,
+      }),
+      run.id,
+    );
+    ledger('error', { source: model ? 'run' : 'model_resolution', code: e.code, message, failure });
+    return outcome('failed', unavailable ? 'model_unavailable' : 'error', message, failure);
   }
 }
 
@@ -493,15 +532,6 @@ function errorText(error: unknown): string {
   if (error instanceof Error) return error.message;
   if (typeof error === 'string') return error;
   return JSON.stringify(error ?? 'tool failed');
-}
-
-/** Redacted, and naming the provider (the recovery layer's own messages already start with it). */
-function providerErrorMessage(app: App, error: unknown, provider?: string): string {
-  const e = error as { message?: string; statusCode?: number; responseBody?: string };
-  const status = typeof e?.statusCode === 'number' ? ` (HTTP ${e.statusCode})` : '';
-  const message = (e?.message ?? String(error)).slice(0, 500);
-  const named = !provider || message.startsWith(`${provider}:`) ? message : `${provider}: ${message}`;
-  return app.redactor.string(`provider error${status}: ${named}`);
 }
 
 export function titleFromPrompt(prompt: string): string {

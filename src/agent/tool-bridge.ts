@@ -16,6 +16,7 @@ import { SvcError, toSvcError } from '../errors';
 import type { PermissionAskContext } from '../permissions/permission-service';
 import { callTitle, oneLine } from '../permissions/tool-policy';
 import { atomically } from '../store/db';
+import { classifySandboxDenial, classifyToolError, type Failure } from './failure';
 import type { AgentCallResult, AgentToolbox, AgentToolSpec } from './toolbox';
 
 /** Longest tool output handed to the model; the rest is cut with a note. */
@@ -74,6 +75,9 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     let output: string;
     let isError = false;
     let errorCode: string | undefined;
+    let failure: Failure | undefined;
+    // The OS sandbox stopped part of a command that otherwise ran (src/sandbox/denials.ts).
+    let denial: Record<string, unknown> | undefined;
     // A tool that threw something other than an SvcError crashed (a bug, not an expected failure).
     let crashed = false;
     const result: AgentCallResult = options.signal.aborted
@@ -87,8 +91,10 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           ask: async (request) => {
             await app.permissions.ask(request, askContext);
           },
-          event: (type, payload) =>
-            ledger(app, options.runId, type, { tool_call_id: toolCallId, ...app.redactor.value(payload) }),
+          event: (type, payload) => {
+            if (type === 'sandbox_denied') denial ??= payload;
+            ledger(app, options.runId, type, { tool_call_id: toolCallId, ...app.redactor.value(payload) });
+          },
           gate: (tool) =>
             options.isActive(tool)
               ? undefined
@@ -104,9 +110,20 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       if (e.code === 'internal') app.log.error('tool failed', { tool: name, error: e.cause ?? e });
       isError = true;
       errorCode = e.code;
+      failure = classifyToolError(name, e);
       // A tool stopped by a cancel threw because of it: not a crash.
       crashed = result.crashed && !(e.cause instanceof ToolFailure) && !options.signal.aborted;
       output = cap(app.redactor.string(`${e.code}: ${e.message}`));
+    }
+    failure ??= denial ? classifySandboxDenial(name, denial) : undefined;
+    if (failure) {
+      failure = app.redactor.value(failure);
+      app.log.warn('tool refused', {
+        run_id: options.runId,
+        code: failure.code,
+        summary: failure.summary,
+        next: failure.next,
+      });
     }
     const duration_ms = app.clock.now() - started;
     atomically(
@@ -120,6 +137,7 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           is_error: isError,
           duration_ms,
           summary: summaryOf(output),
+          ...(failure ? { failure } : {}),
         });
         ledger(app, options.runId, 'tool.finished', {
           tool_call_id: toolCallId,
@@ -127,6 +145,7 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           is_error: isError,
           duration_ms,
           ...(isError ? { error: summaryOf(output), error_code: errorCode } : {}),
+          ...(failure ? { failure } : {}),
           ...(crashed ? { crash: true } : {}),
         });
       },

@@ -6,6 +6,7 @@
  * for the catalog.
  * @module
  */
+import type { FailureReport } from '../errors';
 import type { SessionEvent } from '../events/bus';
 import type {
   PendingPermission,
@@ -65,6 +66,8 @@ export interface RunResult {
   reason: string | null;
   /** Redacted failure message. */
   error: string | null;
+  /** What failed, with the provider, the model and the next step; null unless the run failed. */
+  failure: FailureReport | null;
   /** The final assistant text of the run. */
   text: string;
   steps: number;

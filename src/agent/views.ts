@@ -39,6 +39,7 @@ export function runView(run: AgentRun) {
     prompt_preview: preview(run.prompt, 120),
     reason: run.reason,
     error: run.error,
+    failure: run.failure,
     steps: run.steps,
     usage: run.usage,
     cost: run.cost,

@@ -53,6 +53,11 @@ export const providerSchema = z.strictObject({
   command: z.string().optional().describe('Vendor CLI or ACP child binary.'),
   args: z.array(z.string()).optional(),
   provider_options: providerOptionsSchema.optional(),
+  timeout_seconds: z
+    .number()
+    .positive()
+    .optional()
+    .describe('Seconds to wait for the provider to start answering a request (default 600).'),
 });
 
 const agentToolsSchema = z

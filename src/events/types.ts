@@ -6,6 +6,7 @@
  * only: never prompt text in lifecycle events, never secrets (deltas carry model output).
  * @module
  */
+import type { FailureReport } from '../errors';
 
 export interface SessionEventPayloads {
   'session.created': { session_id: string; parent_id: string | null; title: string };
@@ -33,6 +34,8 @@ export interface SessionEventPayloads {
     run_id: string;
     status: 'completed' | 'failed' | 'cancelled' | 'interrupted';
     reason?: string;
+    /** What failed, with the provider, the model and the next step (failed runs only). */
+    failure?: FailureReport;
     steps: number;
     usage: { input_tokens: number; output_tokens: number };
     cost: number;
@@ -57,6 +60,8 @@ export interface SessionEventPayloads {
     duration_ms: number;
     /** Short, redacted summary for UIs (not the full output). */
     summary: string;
+    /** A call refused by the operator, the headless rule, the bash rules or the sandbox. */
+    failure?: FailureReport;
   };
   'permission.requested': {
     session_id: string;

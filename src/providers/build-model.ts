@@ -20,6 +20,7 @@ import { COPILOT_HEADERS, copilotAccess, copilotSettings } from './oauth/copilot
 import { hyperAccess, hyperSettings } from './oauth/hyper';
 import { whichBinary } from './process-model';
 import type { ProviderEntry } from './provider-entries';
+import { providerTimeoutSeconds, withResponseTimeout } from './timeout';
 import { CLI_KINDS, type CliKind, cliCommand, isCliKind, VendorCliLanguageModel } from './vendor-cli';
 
 export interface BuildRequest {
@@ -78,7 +79,7 @@ export async function buildLanguageModel(request: BuildRequest): Promise<Languag
 async function createLanguageModel(request: BuildRequest): Promise<LanguageModelV3> {
   const { deps, entry, modelId, credential } = request;
   const headers = entry.config?.headers;
-  const fetchFn = deps.fetch;
+  const fetchFn = withResponseTimeout(deps.fetch, providerTimeoutSeconds(entry.config), entry.id);
   const needKey = (): string => {
     if (credential.value) return credential.value;
     throw new SvcError('unauthorized', credential.missing ?? missingKeyHint(entry), {

@@ -50,9 +50,13 @@ export function providerStatus(service: ProviderService) {
   service.seedSecrets();
   const catalog = service.catalog();
   const config = service.deps.config();
+  // Ready first, then configured, then the rest of the catalog (its order otherwise): the one
+  // provider a user set up is at the top, not at row 27 (issue 16).
+  const rank = (row: ProviderStatusRow) => (row.ready ? 0 : row.configured ? 1 : 2);
   const providers: ProviderStatusRow[] = service
     .entries()
-    .map((entry) => statusRow(entry, service.readiness(entry)));
+    .map((entry) => statusRow(entry, service.readiness(entry)))
+    .sort((a, b) => rank(a) - rank(b));
   return {
     providers,
     counts: {

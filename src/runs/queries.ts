@@ -8,6 +8,7 @@
  * @module
  */
 import type { Statement } from 'better-sqlite3';
+import type { FailureReport } from '../errors';
 import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
 import type { AgentRun, RunEvent, RunFilter, RunOptions } from './types';
@@ -110,9 +111,16 @@ export interface RunQueries extends RunLookups, RunReadModels, RunEventReads {}
 interface RunRow
   extends Omit<
     AgentRun,
-    'options' | 'usage' | 'cancel_requested' | 'input_tokens' | 'output_tokens' | 'reasoning_tokens'
+    | 'options'
+    | 'usage'
+    | 'cancel_requested'
+    | 'input_tokens'
+    | 'output_tokens'
+    | 'reasoning_tokens'
+    | 'failure'
   > {
   options: string;
+  failure: string | null;
   input_tokens: number;
   output_tokens: number;
   reasoning_tokens: number;
@@ -139,6 +147,7 @@ export function toRun(row: RunRow): AgentRun {
   return {
     ...rest,
     options: objectOf(row.options) as RunOptions,
+    failure: row.failure ? (objectOf(row.failure) as unknown as FailureReport) : null,
     usage: { input_tokens, output_tokens, reasoning_tokens, cached_input_tokens },
     cancel_requested: row.cancel_requested === 1,
   };

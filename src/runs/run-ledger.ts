@@ -9,7 +9,7 @@
  * @module
  */
 import { hostname } from 'node:os';
-import { SvcError } from '../errors';
+import { type FailureReport, SvcError } from '../errors';
 import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
@@ -44,6 +44,7 @@ export interface RunPatch {
   model?: string | null;
   reason?: string | null;
   error?: string | null;
+  failure?: FailureReport | null;
   steps?: number;
   usage?: RunUsage;
   cost?: number;
@@ -326,6 +327,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
       if (patch.model !== undefined) set('model', patch.model);
       if (patch.reason !== undefined) set('reason', patch.reason);
       if (patch.error !== undefined) set('error', patch.error);
+      if (patch.failure !== undefined) set('failure', patch.failure ? JSON.stringify(patch.failure) : null);
       if (patch.steps !== undefined) set('steps', patch.steps);
       if (patch.usage) {
         set('input_tokens', patch.usage.input_tokens);

@@ -3,6 +3,8 @@
  * (writes, recovery), its queries (`./queries.ts`) and every domain that reads runs.
  * @module
  */
+import type { FailureReport } from '../errors';
+
 export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
 export const RUN_STATUSES: readonly RunStatus[] = [
   'queued',
@@ -48,6 +50,8 @@ export interface AgentRun {
   reason: string | null;
   /** Redacted failure message. */
   error: string | null;
+  /** The classified failure (src/agent/failure.ts): summary, next step, details; null unless failed. */
+  failure: FailureReport | null;
   steps: number;
   usage: RunUsage;
   cost: number;

@@ -146,7 +146,9 @@ describe('svc run', () => {
     const ws = workspace(provider.url);
     const result = await runBin(['run', 'hello'], { cwd: ws, env: env(ws) });
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^svc: run failed: provider error: .*HTTP 401/);
+    expect(result.stderr).toMatch(
+      /^svc: run failed: the provider rejected the API key \(HTTP 401\) \(provider fake, model fake\/m1\)\n/,
+    );
     expect(result.stderr).not.toContain('sk-live-abcdefghijklmnopqrstuvwxyz');
   });
 

@@ -24,7 +24,7 @@ export interface AgentAppOptions extends TestAppOptions {
 export async function agentApp(
   script: ScriptEntry[],
   options: AgentAppOptions = {},
-): Promise<{ app: App; provider: FakeProvider; events: SessionEvent[] }> {
+): Promise<{ app: Awaited<ReturnType<typeof makeTestApp>>; provider: FakeProvider; events: SessionEvent[] }> {
   const provider = await fakeProvider(script, { allowExtra: options.allowExtra });
   const { extraTools = [], extraConfig = {}, modelInfo, ...rest } = options;
   const app = await makeTestApp({

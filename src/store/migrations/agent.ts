@@ -72,4 +72,10 @@ export const agentMigrations: Migration[] = [
       );
     `,
   },
+  {
+    id: 202,
+    name: 'classified run failure',
+    // JSON { code, summary, next, details } (src/agent/failure.ts); NULL unless the run failed.
+    sql: 'ALTER TABLE agent_runs ADD COLUMN failure TEXT;',
+  },
 ];

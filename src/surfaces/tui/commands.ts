@@ -28,6 +28,7 @@ const withSession = (_args: string, sessionId: string | undefined) =>
 export const COMMANDS: SlashCommand[] = [
   { name: 'help', description: 'keys and slash commands', kind: 'dialog' },
   { name: 'new', description: 'start a new session', kind: 'action' },
+  { name: 'why', description: 'details of the latest failure: what failed, the next step', kind: 'dialog' },
   { name: 'sessions', description: 'list, switch to, or start sessions', kind: 'dialog' },
   {
     name: 'model',

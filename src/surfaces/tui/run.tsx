@@ -55,6 +55,8 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
   if (sessionId) await controller.open(sessionId);
 
   const history = options.historyFile ? fileHistory(options.historyFile) : undefined;
+  const info = options.client.info();
+  log.info('tui started', { transport: info.transport, target: info.target, session_id: sessionId ?? null });
 
   let unmount: (() => void) | undefined;
   const onFatal = (error: unknown) => {
@@ -121,6 +123,7 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
     process.off('SIGHUP', onSignal);
     controller.dispose();
     await options.client.close();
+    log.info('tui stopped');
   }
 }
 

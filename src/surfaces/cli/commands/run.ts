@@ -15,11 +15,12 @@ import { createInterface, type Interface } from 'node:readline';
 import { Option } from 'commander';
 import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
-import { SvcError } from '../../../errors';
+import { type FailureReport, SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
 import type { PermissionDecision } from '../../../permissions/permission-service';
 import { callTool } from '../../../tools/core/call-tool';
 import type { CliContext, CliIo, CliRegistrar } from '../context';
+import { runEndLines, toolRefusedLine } from '../failure-lines';
 
 interface RunOptions {
   output: 'text' | 'json' | 'stream-json';
@@ -165,14 +166,10 @@ function createOutput(io: CliIo, format: RunOptions['output'], sessionId: string
   let endedWithNewline = true;
   const hinted = new Set<string>();
   const hint = (event: SessionEvent) => {
-    const p = event.payload as { is_error?: boolean; summary?: string; tool?: string };
-    if (event.type === 'tool.finished' && p.is_error && p.summary?.includes('no one is attached')) {
-      if (hinted.has(p.tool ?? '')) return;
-      hinted.add(p.tool ?? '');
-      io.stderr.write(
-        `svc: ${p.tool} needed permission and nobody could answer; re-run with --yolo or add "${p.tool}" to [permissions].allowed_tools\n`,
-      );
-    }
+    const p = event.payload as { failure?: FailureReport; tool?: string };
+    if (event.type !== 'tool.finished' || !p.failure || hinted.has(p.tool ?? '')) return;
+    hinted.add(p.tool ?? '');
+    io.stderr.write(toolRefusedLine(p.failure));
   };
   switch (format) {
     case 'stream-json':
@@ -185,8 +182,7 @@ function createOutput(io: CliIo, format: RunOptions['output'], sessionId: string
         },
         finish(result) {
           io.stdout.write(`${JSON.stringify({ type: 'result', ...result })}\n`);
-          if (result.status !== 'completed')
-            io.stderr.write(`svc: run ${result.status}: ${result.error ?? result.reason ?? ''}\n`);
+          io.stderr.write(runEndLines(result));
         },
       };
     case 'json':
@@ -194,8 +190,7 @@ function createOutput(io: CliIo, format: RunOptions['output'], sessionId: string
         onEvent: hint,
         finish(result) {
           io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-          if (result.status !== 'completed')
-            io.stderr.write(`svc: run ${result.status}: ${result.error ?? result.reason ?? ''}\n`);
+          io.stderr.write(runEndLines(result));
         },
       };
     case 'text':
@@ -220,11 +215,7 @@ function createOutput(io: CliIo, format: RunOptions['output'], sessionId: string
         finish(result) {
           if (!wroteText && result.text) io.stdout.write(`${result.text}\n`);
           else if (wroteText && !endedWithNewline) io.stdout.write('\n');
-          if (result.status !== 'completed') {
-            io.stderr.write(
-              `svc: run ${result.status}: ${result.error ?? result.reason ?? 'no reason recorded'}\n`,
-            );
-          }
+          io.stderr.write(runEndLines(result));
         },
       };
     default: {

@@ -24,7 +24,9 @@ export function usageOf(result: RunResult) {
 }
 
 export function runFailure(result: RunResult): { status: number; message: string } {
-  const what = result.error ?? result.reason ?? result.status;
+  const what = result.failure
+    ? `${result.failure.summary}; next: ${result.failure.next}`
+    : (result.error ?? result.reason ?? result.status);
   const message = `the run ${result.status}: ${what}`;
   if (result.reason === 'provider_error') return { status: 502, message };
   if (

@@ -3,6 +3,7 @@
  * the state the chat shows. Used by the reducers, the TUI's views and the web UI.
  * @module
  */
+import type { FailureReport } from '../../../errors';
 import type { SessionEventPayloads } from '../../../events/types';
 import type { PermissionPrompt } from '../client';
 
@@ -42,6 +43,8 @@ export interface NoticeItem {
   key: string;
   level: 'info' | 'warn' | 'error';
   text: string;
+  /** A classified failure: its next step is shown under the text, its details one key away. */
+  failure?: FailureReport;
 }
 export type Item = UserItem | AssistantItem | ToolItem | NoticeItem;
 
@@ -63,4 +66,6 @@ export interface TranscriptState {
   context?: { input_tokens: number; context_window: number; ratio: number };
   lastEventId: number;
   connection: 'connected' | 'reconnecting' | 'closed';
+  /** The latest classified failure (a failed run or a refused tool call): what /why shows. */
+  lastFailure?: { run_id?: string; tool?: string; failure: FailureReport };
 }

@@ -110,6 +110,7 @@ export function TuiApp(props: TuiAppProps) {
           controller={controller}
           sessionId={sessionId}
           model={state.model}
+          lastFailure={state.lastFailure}
           setDialog={setDialog}
           setEditor={prompt.setEditor}
           commands={commands}
@@ -129,7 +130,7 @@ export function TuiApp(props: TuiAppProps) {
           <InputBox editor={editor} maxRows={inputRows} busy={state.state !== 'idle'} hint={hint} />
         </Box>
       )}
-      <StatusLine state={state} target={controller.client.info().target} />
+      <StatusLine state={state} target={controller.client.info().target} width={size.columns} />
     </Box>
   );
 }

@@ -17,7 +17,8 @@ export type Dialog =
   | { kind: 'readout'; command: SlashCommand; args: string }
   | { kind: 'dashboard' }
   | { kind: 'pack' }
-  | { kind: 'undo' };
+  | { kind: 'undo' }
+  | { kind: 'why' };
 
 export type DialogSetter = (
   next: Dialog | undefined | ((current: Dialog | undefined) => Dialog | undefined),

@@ -7,6 +7,7 @@
 import { useCallback } from 'react';
 import { COMMANDS, type ParsedCommand } from '../commands';
 import type { ChatController } from '../state/chat-controller';
+import type { TranscriptState } from '../state/transcript-types';
 import type { Dialog, DialogSetter } from './dialog-state';
 import { CommandPalette } from './dialogs/command-palette';
 import { DashboardView } from './dialogs/dashboard-view';
@@ -18,6 +19,7 @@ import { ProvidersDialog } from './dialogs/providers-dialog';
 import { ReadoutView } from './dialogs/readout-view';
 import { SessionList } from './dialogs/session-list';
 import { UndoDialog } from './dialogs/undo-dialog';
+import { WhyView } from './dialogs/why-view';
 import type { EditorState } from './editor';
 import type { SlashCommands } from './use-slash-commands';
 
@@ -28,6 +30,8 @@ export interface DialogViewProps {
   sessionId: string | undefined;
   /** The session's own model (the model picker marks it). */
   model: string | null;
+  /** The latest classified failure of the transcript (what /why shows first). */
+  lastFailure?: TranscriptState['lastFailure'];
   setDialog: DialogSetter;
   setEditor(next: EditorState): void;
   commands: SlashCommands;
@@ -109,8 +113,9 @@ export function DialogView(props: DialogViewProps) {
         <Onboarding
           {...common}
           client={controller.client}
-          onDone={() => {
+          onDone={(saved) => {
             setDialog(undefined);
+            if (saved) controller.notice(saved.includes(' is ready') ? 'info' : 'warn', saved);
             void controller.refresh();
           }}
         />
@@ -122,6 +127,16 @@ export function DialogView(props: DialogViewProps) {
           key={`${d.command.name}:${d.args}`}
           title={`/${d.command.name}${d.args ? ` ${d.args}` : ''} · ${d.command.description}`}
           load={(signal) => commands.callReadout(d.command, d.args, signal)}
+          onClose={close}
+        />
+      );
+    case 'why':
+      return (
+        <WhyView
+          {...common}
+          client={controller.client}
+          seen={props.lastFailure}
+          sessionId={sessionId}
           onClose={close}
         />
       );

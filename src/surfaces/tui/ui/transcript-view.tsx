@@ -49,13 +49,25 @@ export const ItemView = memo(function ItemView({
       );
     case 'tool':
       return <ToolView item={item} diffLines={diffLines} />;
-    case 'notice':
-      return (
+    case 'notice': {
+      const line = (
         <Text color={item.level === 'error' ? 'red' : item.level === 'warn' ? 'yellow' : 'gray'} wrap="wrap">
           {item.level === 'error' ? '✗ ' : item.level === 'warn' ? '! ' : '· '}
           {item.text}
         </Text>
       );
+      if (!item.failure) return line;
+      return (
+        <Box flexDirection="column">
+          {line}
+          <Text wrap="wrap">
+            <Text bold>{'  next: '}</Text>
+            {item.failure.next}
+            <Text dimColor>{' · /why for details'}</Text>
+          </Text>
+        </Box>
+      );
+    }
     default: {
       const never: never = item;
       return never;

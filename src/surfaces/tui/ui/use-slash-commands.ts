@@ -70,6 +70,7 @@ export function useSlashCommands(options: {
         case 'pack':
         case 'undo':
         case 'providers':
+        case 'why':
           return setDialog({ kind: command.name });
         case 'multiplayer_dashboard':
           return setDialog({ kind: 'dashboard' });

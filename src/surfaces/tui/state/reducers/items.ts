@@ -3,6 +3,7 @@
  * an event, replacing an item, finding the last matching one.
  * @module
  */
+import type { FailureReport } from '../../../../errors';
 import type { SessionEvent } from '../../../../events/bus';
 import type { NoticeItem, TranscriptState } from '../transcript-types';
 
@@ -26,6 +27,14 @@ export function ensureAssistant(state: TranscriptState, messageId: string): Tran
 
 export function notice(event: SessionEvent, level: NoticeItem['level'], text: string): NoticeItem {
   return { kind: 'notice', key: `n:${event.id}:${event.type}`, level, text };
+}
+
+export function failureNotice(
+  event: SessionEvent,
+  level: NoticeItem['level'],
+  failure: FailureReport,
+): NoticeItem {
+  return { ...notice(event, level, failure.summary), failure };
 }
 
 export function replaceAt<T>(list: T[], index: number, value: T): T[] {

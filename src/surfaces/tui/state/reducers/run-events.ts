@@ -4,7 +4,7 @@
  * @module
  */
 import type { EventHandlers } from './handlers';
-import { notice } from './items';
+import { failureNotice, notice } from './items';
 
 export const runEvents: EventHandlers = {
   'state.changed': (next, e) => {
@@ -45,7 +45,10 @@ export const runEvents: EventHandlers = {
           ? { ...item, status: e.status === 'completed' ? 'done' : 'error' }
           : item,
     );
-    if (e.status !== 'completed') {
+    if (e.status === 'failed' && e.failure) {
+      next.lastFailure = { run_id: e.run_id, failure: e.failure };
+      next.items = [...next.items, failureNotice(event, 'error', e.failure)];
+    } else if (e.status !== 'completed') {
       next.items = [
         ...next.items,
         notice(

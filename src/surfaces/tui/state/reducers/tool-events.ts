@@ -5,7 +5,7 @@
  */
 import type { ToolItem } from '../transcript-types';
 import type { EventHandlers } from './handlers';
-import { lastIndex, replaceAt } from './items';
+import { failureNotice, lastIndex, replaceAt } from './items';
 
 export const toolEvents: EventHandlers = {
   'tool.started': (next, e) => {
@@ -27,7 +27,7 @@ export const toolEvents: EventHandlers = {
     ];
     return next;
   },
-  'tool.finished': (next, e) => {
+  'tool.finished': (next, e, event) => {
     next.items = next.items.map((i) =>
       i.kind === 'tool' && i.tool_call_id === e.tool_call_id
         ? {
@@ -38,6 +38,10 @@ export const toolEvents: EventHandlers = {
           }
         : i,
     );
+    if (e.failure) {
+      next.lastFailure = { run_id: e.run_id, tool: e.tool, failure: e.failure };
+      next.items = [...next.items, failureNotice(event, 'warn', e.failure)];
+    }
     return next;
   },
   'file.changed': (next, e) => {

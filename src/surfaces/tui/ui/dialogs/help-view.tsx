@@ -2,21 +2,26 @@
  * `/help`: keys and slash commands.
  * @module
  */
-import { useInput } from 'ink';
+import { useInput, useStdout } from 'ink';
 import { COMMANDS } from '../../commands';
 import { Frame } from '../frame';
 import { KEYS } from '../keys';
 import { ScrollView } from '../scroll-view';
+import { columnLines } from '../wrap-lines';
 
-export function helpLines(): string[] {
+/** Keys and commands in `width` columns; descriptions wrap instead of being cut. */
+export function helpLines(width = 100): string[] {
   return [
     'Keys',
-    ...KEYS.map(([k, v]) => `  ${k.padEnd(38)} ${v}`),
+    ...columnLines(KEYS, width),
     '',
     'Slash commands',
-    ...COMMANDS.map(
-      (c) =>
-        `  /${`${c.name}${c.args ? ` ${c.args}` : ''}`.padEnd(36)} ${c.description}${c.aliases?.length ? ` (also /${c.aliases.join(', /')})` : ''}`,
+    ...columnLines(
+      COMMANDS.map((c) => [
+        `/${c.name}${c.args ? ` ${c.args}` : ''}`,
+        `${c.description}${c.aliases?.length ? ` (also /${c.aliases.join(', /')})` : ''}`,
+      ]),
+      width,
     ),
   ];
 }
@@ -36,9 +41,12 @@ export function HelpView({
     },
     { isActive: isActive !== false },
   );
+  const { stdout } = useStdout();
+  // Inside the frame: its border and padding take four columns.
+  const width = Math.max(20, (stdout.columns || 80) - 4);
   return (
     <Frame title="Help" hint="↑↓ pgup pgdn scroll · esc close">
-      <ScrollView lines={helpLines()} height={Math.max(3, height - 4)} isActive={isActive} />
+      <ScrollView lines={helpLines(width)} height={Math.max(3, height - 5)} isActive={isActive} />
     </Frame>
   );
 }

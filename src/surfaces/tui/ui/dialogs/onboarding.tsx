@@ -7,6 +7,7 @@ import { Box, Text } from 'ink';
 import { useEffect, useState } from 'react';
 import { toSvcError } from '../../../../errors';
 import type { ProviderRow, TuiClient } from '../../client';
+import { keySavedText } from '../../key-saved';
 import { Frame } from '../frame';
 import { SelectList } from '../select-list';
 import { TextPrompt } from '../text-prompt';
@@ -15,7 +16,8 @@ export interface OnboardingProps {
   client: TuiClient;
   height: number;
   isActive?: boolean;
-  onDone(): void;
+  /** Closed: with the confirmation to show when a key was saved. */
+  onDone(saved?: string): void;
 }
 
 const OTHER: ProviderRow = {
@@ -39,7 +41,7 @@ export function Onboarding({ client, height, isActive, onDone }: OnboardingProps
   const store = async (provider: string, key: string) => {
     try {
       await client.storeApiKey(provider, key);
-      onDone();
+      onDone(await keySavedText(client, provider));
     } catch (e) {
       setMessage(toSvcError(e).message);
       setStep({ kind: 'pick' });
@@ -63,7 +65,7 @@ export function Onboarding({ client, height, isActive, onDone }: OnboardingProps
             isActive={isActive}
             keyOf={(r) => r.id}
             onSelect={(r) => setStep(r === OTHER ? { kind: 'id' } : { kind: 'key', provider: r.id })}
-            onCancel={onDone}
+            onCancel={() => onDone()}
             renderItem={(r) => (
               <Text wrap="truncate-end">
                 {r.id === '…' ? r.name : r.id}

@@ -4,17 +4,20 @@
  * opens so a keystroke meant for the prompt cannot approve by accident (crush #2799).
  * @module
  */
-import { Box, Text, useInput } from 'ink';
+import { Box, Text, useInput, useStdout } from 'ink';
 import { useEffect, useState } from 'react';
 import type { PermissionDecision, PermissionPrompt } from '../../client';
-import { diffFromDetails, renderDiff } from '../../render/diff';
+import { diffFromDetails } from '../../render/diff';
+import { diffWindow } from '../../render/diff-window';
 import { Frame } from '../frame';
 
-const CHOICES: { decision: PermissionDecision; key: string; label: string }[] = [
-  { decision: 'allow_once', key: 'a', label: 'allow once' },
-  { decision: 'allow_session', key: 's', label: 'allow for this session' },
-  { decision: 'deny', key: 'd', label: 'deny' },
+const CHOICES: { decision: PermissionDecision; key: string; label: string; short: string }[] = [
+  { decision: 'allow_once', key: 'a', label: 'allow once', short: 'once' },
+  { decision: 'allow_session', key: 's', label: 'allow for this session', short: 'session' },
+  { decision: 'deny', key: 'd', label: 'deny', short: 'deny' },
 ];
+/** Below this width the choices and the hint use their short forms (one row each). */
+const NARROW = 60;
 
 export interface PermissionDialogProps {
   request: PermissionPrompt;
@@ -36,9 +39,13 @@ export function PermissionDialog({
 }: PermissionDialogProps) {
   const [index, setIndex] = useState(0);
   const [armed, setArmed] = useState(armDelayMs <= 0);
+  const [scroll, setScroll] = useState(0);
+  const { stdout } = useStdout();
+  const narrow = (stdout.columns || 80) < NARROW;
   // biome-ignore lint/correctness/useExhaustiveDependencies: re-arm for each new request
   useEffect(() => {
     setIndex(0);
+    setScroll(0);
     if (armDelayMs <= 0) return;
     setArmed(false);
     const timer = setTimeout(() => setArmed(true), armDelayMs);
@@ -47,6 +54,11 @@ export function PermissionDialog({
 
   useInput(
     (input, key) => {
+      // Scrolling the diff is always safe, armed or not.
+      if (key.pageDown || key.pageUp) {
+        const step = Math.max(1, budget - 1) * (key.pageDown ? 1 : -1);
+        return setScroll((s) => Math.max(0, s + step));
+      }
       if (!armed) return;
       const byKey = CHOICES.find((c) => c.key === input.toLowerCase());
       if (byKey) return onDecision(byKey.decision);
@@ -61,17 +73,25 @@ export function PermissionDialog({
   const details = request.details ?? {};
   const diff = diffFromDetails(details);
   const command = typeof details.command === 'string' ? details.command : undefined;
-  const budget = Math.max(3, height - 7);
+  // The frame's border (2), its title and hint rows, the request title and the choices: 6 rows.
+  const budget = Math.max(2, height - 6);
+  const view = diff ? diffWindow(diff, budget, scroll) : undefined;
   return (
     <Frame
       title={`Permission: ${request.tool}${waiting ? ` (+${waiting} waiting)` : ''}`}
       color="yellow"
-      hint={armed ? 'a allow once · s allow for session · d/esc deny · ←→ enter' : 'read the request…'}
+      hint={
+        armed
+          ? narrow
+            ? 'esc deny · ←→ enter'
+            : `a allow once · s allow for session · d/esc deny · ←→ enter${view?.scrolls ? ' · pgup pgdn' : ''}`
+          : 'read the request…'
+      }
     >
       <Text wrap="truncate-end">{request.title}</Text>
-      {diff ? (
+      {view ? (
         <Box flexDirection="column">
-          {renderDiff(diff, budget).map((line, i) => (
+          {view.lines.map((line, i) => (
             // biome-ignore lint/suspicious/noArrayIndexKey: diff lines are positional
             <Text key={i} wrap="truncate-end">
               {line}
@@ -90,15 +110,16 @@ export function PermissionDialog({
             .join('  ') || ' '}
         </Text>
       )}
-      <Box gap={2}>
+      <Box gap={narrow ? 1 : 2}>
         {CHOICES.map((c, i) => (
           <Text
             key={c.decision}
             inverse={armed && i === index}
             dimColor={!armed}
             color={c.decision === 'deny' ? 'red' : 'green'}
+            wrap="truncate-end"
           >
-            [{c.key}] {c.label}
+            [{c.key}] {narrow ? c.short : c.label}
           </Text>
         ))}
       </Box>

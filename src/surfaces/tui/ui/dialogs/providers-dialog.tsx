@@ -8,6 +8,7 @@ import { Box, Text } from 'ink';
 import { useCallback, useEffect, useState } from 'react';
 import { toSvcError } from '../../../../errors';
 import type { ProviderRow, TuiClient } from '../../client';
+import { keySavedText } from '../../key-saved';
 import { Frame } from '../frame';
 import { SelectList } from '../select-list';
 import { TextPrompt } from '../text-prompt';
@@ -45,7 +46,7 @@ export function ProvidersDialog({ client, height, isActive, onRunAuth, onCancel 
     setKeyFor(undefined);
     try {
       await client.storeApiKey(row.id, key);
-      setMessage(`key stored for ${row.id}`);
+      setMessage(await keySavedText(client, row.id));
       load();
     } catch (e) {
       setMessage(toSvcError(e).message);
@@ -118,7 +119,11 @@ export function ProvidersDialog({ client, height, isActive, onRunAuth, onCancel 
           onCancel={() => setKeyFor(undefined)}
         />
       ) : null}
-      {message ? <Text color="yellow">{message}</Text> : null}
+      {message ? (
+        <Text color={message.includes(' is ready') ? 'green' : 'yellow'} wrap="wrap">
+          {message}
+        </Text>
+      ) : null}
     </Frame>
   );
 }

@@ -4,10 +4,11 @@
  * "not available" line.
  * @module
  */
-import { Text, useInput } from 'ink';
+import { Text, useInput, useStdout } from 'ink';
 import type { ToolResult } from '../../client';
 import { Frame } from '../frame';
 import { ScrollView } from '../scroll-view';
+import { wrapLines } from '../wrap-lines';
 import { useLoad } from './use-load';
 
 export interface ReadoutViewProps {
@@ -16,6 +17,8 @@ export interface ReadoutViewProps {
   height: number;
   isActive?: boolean;
   timeoutMs?: number;
+  /** Wrap long lines to the frame (prose such as /why) instead of cutting them (tables). */
+  wrap?: boolean;
   onClose(): void;
 }
 
@@ -25,9 +28,11 @@ export function ReadoutView({
   height,
   isActive,
   timeoutMs = 10_000,
+  wrap,
   onClose,
 }: ReadoutViewProps) {
   const { state, reload } = useLoad(load, timeoutMs);
+  const { stdout } = useStdout();
   useInput(
     (input, key) => {
       if (key.escape || input === 'q') onClose();
@@ -35,10 +40,12 @@ export function ReadoutView({
     },
     { isActive: isActive !== false },
   );
-  const lines =
+  const text =
     state.status === 'ready'
       ? (state.value.text ?? JSON.stringify(state.value.value, null, 2)).split('\n')
       : ['loading…'];
+  // Inside the frame: its border and padding take four columns.
+  const lines = wrap ? wrapLines(text, Math.max(20, (stdout.columns || 80) - 4)) : text;
   return (
     <Frame title={title} hint="r refresh · ↑↓ pgup pgdn scroll · esc close">
       {state.status === 'error' ? (

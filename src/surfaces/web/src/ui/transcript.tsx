@@ -63,10 +63,23 @@ const ItemView = memo(function ItemView({ item }: { item: Item }) {
       return <ToolView item={item} />;
     case 'notice':
       return (
-        <p class={`item notice ${item.level}`} role={item.level === 'error' ? 'alert' : undefined}>
-          {item.level === 'error' ? '✗ ' : item.level === 'warn' ? '! ' : '· '}
-          {item.text}
-        </p>
+        <div class={`item notice ${item.level}`} role={item.level === 'error' ? 'alert' : undefined}>
+          <p>
+            {item.level === 'error' ? '✗ ' : item.level === 'warn' ? '! ' : '· '}
+            {item.text}
+          </p>
+          {item.failure ? (
+            <>
+              <p class="next">
+                <strong>Next:</strong> {item.failure.next}
+              </p>
+              <details>
+                <summary>Details</summary>
+                <pre>{JSON.stringify({ code: item.failure.code, ...item.failure.details }, null, 2)}</pre>
+              </details>
+            </>
+          ) : null}
+        </div>
       );
     default: {
       const never: never = item;

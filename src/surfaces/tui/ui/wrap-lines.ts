@@ -1,0 +1,70 @@
+/**
+ * Word wrapping for the scrollable text views (help, /why): a long line continues on the next
+ * rows under its own indent instead of being cut at the frame's edge.
+ * @module
+ */
+
+/** `text` in rows of at most `width` characters, breaking at spaces (a longer word is split). */
+export function wrapText(text: string, width: number): string[] {
+  const max = Math.max(1, width);
+  const rows: string[] = [];
+  let row = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    let rest = word;
+    while (rest.length > max) {
+      if (row) {
+        rows.push(row);
+        row = '';
+      }
+      rows.push(rest.slice(0, max));
+      rest = rest.slice(max);
+    }
+    if (!row) row = rest;
+    else if (row.length + 1 + rest.length <= max) row += ` ${rest}`;
+    else {
+      rows.push(row);
+      row = rest;
+    }
+  }
+  if (row || rows.length === 0) rows.push(row);
+  return rows;
+}
+
+/** Each line wrapped to `width`; continuation rows keep the line's leading indent (plus two). */
+export function wrapLines(lines: string[], width: number): string[] {
+  const out: string[] = [];
+  for (const line of lines) {
+    if (line.length <= width) {
+      out.push(line);
+      continue;
+    }
+    const indent = /^\s*/.exec(line)?.[0] ?? '';
+    const hanging = indent.length + 2 < width / 2 ? `${indent}  ` : '';
+    const [first, ...rest] = wrapText(line.trim(), width - indent.length);
+    out.push(`${indent}${first}`);
+    for (const row of rest.flatMap((r) => wrapText(r, width - hanging.length))) out.push(`${hanging}${row}`);
+  }
+  return out;
+}
+
+/**
+ * Two columns (a key or command, then its description) in `width`: the description wraps under
+ * its own column; a left side too wide for its column gets a row of its own.
+ */
+export function columnLines(rows: [string, string][], width: number, indent = 2, maxLeft = 38): string[] {
+  const col = Math.min(maxLeft, Math.max(10, Math.floor((width - indent) * 0.45)));
+  const descWidth = Math.max(10, width - indent - col - 1);
+  const pad = ' '.repeat(indent);
+  const out: string[] = [];
+  for (const [left, description] of rows) {
+    const wrapped = wrapText(description, descWidth);
+    if (left.length > col) {
+      for (const row of wrapText(left, width - indent)) out.push(`${pad}${row}`);
+      for (const row of wrapped) out.push(`${pad}${' '.repeat(col + 1)}${row}`);
+      continue;
+    }
+    out.push(`${pad}${left.padEnd(col)} ${wrapped[0]}`);
+    for (const row of wrapped.slice(1)) out.push(`${pad}${' '.repeat(col + 1)}${row}`);
+  }
+  return out;
+}
