@@ -6,6 +6,7 @@ import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import { SvcError, toSvcError } from '../errors';
 import { migrate, openDb } from './db';
 import { migrations } from './migrations/index';
+import { sqlitePackage } from './sqlite-driver';
 
 describe('database', () => {
   it('opens in WAL mode with foreign keys and applies every migration once', () => {
@@ -143,7 +144,7 @@ describe('database', () => {
       process.execPath,
       [
         '-e',
-        `const db = new (require('better-sqlite3'))(${JSON.stringify(join(dataDir, 'svc.db'))});
+        `const db = new (require(${JSON.stringify(sqlitePackage())}))(${JSON.stringify(join(dataDir, 'svc.db'))});
          db.exec('BEGIN IMMEDIATE'); console.log('locked');
          setTimeout(() => { db.exec('COMMIT'); db.close(); }, 300);`,
       ],

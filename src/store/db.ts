@@ -7,12 +7,12 @@
  * @module
  */
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../errors';
 import { immediateTransactions, retryBusy } from './busy';
 import { ensureDataDir } from './data-dir';
+import { loadSqlite } from './sqlite-driver';
 import { migrations as allMigrations, type Migration } from './migrations/index';
 
 export type Db = BetterSqlite3.Database;
@@ -57,8 +57,7 @@ export function openDb(options: OpenDbOptions): Db {
       );
     }
   }
-  const require = createRequire(import.meta.url);
-  const Database = require('better-sqlite3') as typeof BetterSqlite3;
+  const Database = loadSqlite();
   let db: Db;
   try {
     if (options.readonly && !existsSync(file)) throw new SvcError('not_found', `no database at ${file}`);

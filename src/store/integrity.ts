@@ -5,10 +5,10 @@
  * @module
  */
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DB_FILE } from './db';
+import { loadSqlite } from './sqlite-driver';
 
 export interface DatabaseCheck {
   path: string;
@@ -52,8 +52,7 @@ export function checkDatabase(dataDir: string): DatabaseCheck {
     mode: (stat.mode & 0o777).toString(8).padStart(4, '0'),
     writable: (stat.mode & 0o222) !== 0 && writable(path) && writable(dataDir),
   };
-  const require = createRequire(import.meta.url);
-  const Database = require('better-sqlite3') as typeof BetterSqlite3;
+  const Database = loadSqlite();
   let db: BetterSqlite3.Database | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });

@@ -7,8 +7,8 @@
  * in the ledger cancels its running tasks; shutting down interrupts it.
  */
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { loadSqlite } from '../../src/store/sqlite-driver';
 import { dagProblems, findCycle } from '../../src/workflows/dag';
 import { agentApp } from '../helpers/agent-harness';
 import { type RecordedRequest, reply } from '../helpers/fake-provider';
@@ -242,7 +242,7 @@ describe('execute_dag', () => {
     expect(result.status).toBe('interrupted');
     expect(result.tasks.map((t: { status: string }) => t.status)).toEqual(['cancelled', 'skipped']);
     // Durable: the ledger and the workflow row say so after the process is gone.
-    const db = new Database(join(app.dataDir, 'svc.db'), { readonly: true });
+    const db = new (loadSqlite())(join(app.dataDir, 'svc.db'), { readonly: true });
     onTestFinished(() => {
       db.close();
     });
