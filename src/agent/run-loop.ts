@@ -208,6 +208,13 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
       signal,
       permission: { yolo: run.options.yolo, unattended: run.options.unattended },
       isActive: (name) => active.has(name),
+      beforeCall(call) {
+        called.add(call.tool);
+        atomically(
+          () => app.db,
+          () => recorder?.toolCall(call),
+        );
+      },
       onResult(call) {
         const verdict = loop.record(call.tool, call.input, call.output);
         if (!verdict || signal.aborted) return;

@@ -74,7 +74,19 @@ export class StepRecorder {
     this.schedule();
   }
 
+  /** Records a call once (the tool may start before the stream's part arrives); metadata merges. */
   toolCall(call: RecordedToolCall, metadata?: ProviderMetadata): void {
+    const known = this.parts.find(
+      (p): p is Extract<typeof p, { type: 'tool-call' }> =>
+        p.type === 'tool-call' && p.tool_call_id === call.tool_call_id,
+    );
+    if (known) {
+      if (!metadata) return;
+      known.provider_metadata = { ...known.provider_metadata, ...metadata };
+      this.dirty = true;
+      this.flush();
+      return;
+    }
     this.ensureAssistant();
     this.openText = undefined;
     this.openReasoning = undefined;

@@ -33,6 +33,12 @@ export interface ToolBridgeOptions {
   permission: Omit<PermissionAskContext, 'toolCallId' | 'signal' | 'sessionId' | 'runId'>;
   /** Whether the tool is in the effective set of the current step (the funnel, re-checked per call). */
   isActive(name: string): boolean;
+  /**
+   * Before a call starts: the run records the call in the assistant message first, so every
+   * surface sees the message that holds a call before the call's `tool.started` (the AI SDK may
+   * run a tool before the stream's `tool-call` part reaches the run's reader).
+   */
+  beforeCall?(call: { tool_call_id: string; tool: string; input: unknown }): void;
   /** After each call (loop detection); may stop the run. */
   onResult(call: { tool: string; input: unknown; output: string; isError: boolean }): void;
 }
@@ -51,6 +57,7 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
   const execute = async (name: string, rawInput: unknown, toolCallId: string): Promise<string> => {
     const started = app.clock.now();
     const title = callTitle(name, rawInput);
+    options.beforeCall?.({ tool_call_id: toolCallId, tool: name, input: rawInput });
     // The event and its ledger row: one commit.
     atomically(
       () => app.db,
