@@ -267,6 +267,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
         system: prompt.system,
         messages,
         tools: bridge.toolSet(ai, x.toolbox.registered()),
+        experimental_context: bridge.context,
         activeTools: [...active],
         stopWhen: ai.stepCountIs(maxSteps - stepsBefore),
         abortSignal: signal,
