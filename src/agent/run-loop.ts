@@ -416,7 +416,10 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
                 cached_input_tokens: part.usage.inputTokenDetails?.cacheReadTokens ?? 0,
               };
               // One transaction for the step's writes (messages, usage, ledger, bus log).
-              app.db.transaction(() => endStep(false))();
+              atomically(
+                () => app.db,
+                () => endStep(false),
+              );
               break;
             case 'error':
               streamError ??= part.error;

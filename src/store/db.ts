@@ -12,16 +12,17 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../errors';
 import { immediateTransactions, retryBusy } from './busy';
 import { ensureDataDir } from './data-dir';
-import { loadSqlite } from './sqlite-driver';
 import { migrations as allMigrations, type Migration } from './migrations/index';
+import { loadSqlite } from './sqlite-driver';
 
 export type Db = BetterSqlite3.Database;
 
 /**
  * Run synchronous writes in one transaction (one commit instead of one per statement; nested
- * calls become savepoints). The commit happens before this returns, so the rows are as durable as
- * when written one by one. When the database cannot be opened the writes run as they are and fail
- * (or not) on their own, with their own messages.
+ * calls become savepoints). The transaction joins the turn's group commit (groupCommit below):
+ * the rows commit together at the end of this turn of the event loop, with the other writes of
+ * the turn. When the database cannot be opened the writes run as they are and fail (or not) on
+ * their own, with their own messages.
  */
 export function atomically<T>(db: () => Db, fn: () => T): T {
   let handle: Db;
@@ -30,7 +31,53 @@ export function atomically<T>(db: () => Db, fn: () => T): T {
   } catch {
     return fn();
   }
+  groupCommit(handle);
   return handle.transaction(fn)();
+}
+
+/**
+ * Group commit: the hot writes of the agent (run ledger events, messages, run updates) call this
+ * first. Outside a transaction it opens one (`BEGIN IMMEDIATE`) that commits at the end of the
+ * current turn of the event loop (`setImmediate`), so every write of that turn — one step's
+ * message, ledger and usage rows, and those of other runs and compat requests that ran in the
+ * same turn — is one commit instead of one per statement. Nested `db.transaction()` calls become
+ * savepoints. Readers on this connection see the rows at once; other processes one turn later.
+ * The batch is committed before the database closes and when the process exits. Off with
+ * `SVC_GROUP_COMMIT=0` (every statement commits on its own, as before).
+ */
+export function groupCommit(db: Db): void {
+  if (db.inTransaction || groupCommitOff || !db.open) return;
+  try {
+    db.exec('BEGIN IMMEDIATE');
+  } catch {
+    return; // busy: this write commits on its own, waiting on the busy timeout as before
+  }
+  openBatches.add(db);
+  if (openBatches.size === 1) process.once('exit', commitAllBatches);
+  setImmediate(() => commitBatch(db));
+}
+
+/** Commit the turn's batch now (before a close, at exit); a no-op without one. */
+export function commitBatch(db: Db): void {
+  if (!openBatches.delete(db)) return;
+  if (openBatches.size === 0) process.removeListener('exit', commitAllBatches);
+  if (!db.open || !db.inTransaction) return;
+  try {
+    db.exec('COMMIT');
+  } catch (error) {
+    try {
+      db.exec('ROLLBACK');
+    } catch {
+      // nothing left to roll back
+    }
+    process.emitWarning(`svc: a group commit failed: ${(error as Error).message}`);
+  }
+}
+
+const groupCommitOff = process.env.SVC_GROUP_COMMIT === '0';
+const openBatches = new Set<Db>();
+function commitAllBatches(): void {
+  for (const db of [...openBatches]) commitBatch(db);
 }
 
 export interface OpenDbOptions {
@@ -85,6 +132,11 @@ export function openDb(options: OpenDbOptions): Db {
   }
   immediateTransactions(db);
   cacheStatements(db);
+  const close = db.close.bind(db);
+  db.close = () => {
+    commitBatch(db);
+    return close();
+  };
   return db;
 }
 

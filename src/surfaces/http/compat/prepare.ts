@@ -8,6 +8,7 @@ import type { Context } from 'hono';
 import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
+import { atomically } from '../../../store/db';
 import { type Conversation, planConversation } from './conversation';
 import { ledgerEnabled, recordRequest } from './ledger';
 import { type CompatModel, resolveCompatModel } from './model';
@@ -82,17 +83,20 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   try {
     if (pending.length) {
       // The pending tool calls run first, in the run's name, then the run starts.
-      const id = app.db.transaction(begin)();
+      const id = atomically(() => app.db, begin);
       runId = app.agent.enqueue({ ...send(id), start: false }).run_id;
       await runPendingCalls(app, id, runId, conversation, signal);
       app.agent.drain(id);
       record(runId);
     } else {
-      runId = app.db.transaction(() => {
-        const started = app.agent.send(send(begin())).run_id;
-        record(started);
-        return started;
-      })();
+      runId = atomically(
+        () => app.db,
+        () => {
+          const started = app.agent.send(send(begin())).run_id;
+          record(started);
+          return started;
+        },
+      );
     }
   } catch (error) {
     if (runId) cancelRun(app, runId);
@@ -145,44 +149,47 @@ function recordStart(
 ): void {
   const { request, requestId, runId, model, conversation, bound } = start;
   try {
-    app.db.transaction(() => {
-      recordRequest(app, {
-        request_id: requestId,
-        run_id: runId,
-        session_id: start.sessionId,
-        requested_model: request.model,
-        model: model.resolved.selector,
-        model_source: model.source,
-        stream: request.stream,
-        include_usage: request.include_usage,
-        session_binding: bound ? 'header' : 'new',
-        message_count: request.messages.length,
-        ignored_fields: request.ignored,
-        status: 'running',
-        finish_reason: null,
-        http_status: null,
-        error: null,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        created_at: app.clock.now(),
-      });
-      app.runs.append(runId, 'openai_compat.request', {
-        request_id: requestId,
-        stream: request.stream,
-        include_usage: request.include_usage,
-        requested_model: request.model,
-        model: model.resolved.selector,
-        model_source: model.source,
-        messages: request.messages.length,
-        session_binding: bound ? 'header' : 'new',
-        imported_messages: bound ? 0 : conversation.history.length,
-        pending_tool_calls: bound ? 0 : conversation.pending.length,
-        prompt: conversation.continued ? 'continue' : 'user',
-        ignored_fields: request.ignored,
-        unknown_fields: request.unknown,
-        tool_policy: toolPolicyOf(app).policy,
-      });
-    })();
+    atomically(
+      () => app.db,
+      () => {
+        recordRequest(app, {
+          request_id: requestId,
+          run_id: runId,
+          session_id: start.sessionId,
+          requested_model: request.model,
+          model: model.resolved.selector,
+          model_source: model.source,
+          stream: request.stream,
+          include_usage: request.include_usage,
+          session_binding: bound ? 'header' : 'new',
+          message_count: request.messages.length,
+          ignored_fields: request.ignored,
+          status: 'running',
+          finish_reason: null,
+          http_status: null,
+          error: null,
+          prompt_tokens: 0,
+          completion_tokens: 0,
+          created_at: app.clock.now(),
+        });
+        app.runs.append(runId, 'openai_compat.request', {
+          request_id: requestId,
+          stream: request.stream,
+          include_usage: request.include_usage,
+          requested_model: request.model,
+          model: model.resolved.selector,
+          model_source: model.source,
+          messages: request.messages.length,
+          session_binding: bound ? 'header' : 'new',
+          imported_messages: bound ? 0 : conversation.history.length,
+          pending_tool_calls: bound ? 0 : conversation.pending.length,
+          prompt: conversation.continued ? 'continue' : 'user',
+          ignored_fields: request.ignored,
+          unknown_fields: request.unknown,
+          tool_policy: toolPolicyOf(app).policy,
+        });
+      },
+    );
   } catch (error) {
     app.log.warn('compat ledger write failed', { request_id: requestId, error });
   }

@@ -9,6 +9,7 @@ import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { toSvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
+import { atomically } from '../../../store/db';
 import { finishRequest } from './ledger';
 import type { CompatModel } from './model';
 import type { ChatRequest } from './request';
@@ -58,7 +59,10 @@ export function finish(app: App, prepared: Prepared, outcome: RequestOutcome): v
   // The row's end and its ledger event: one commit (a savepoint when the run's own finish is
   // committing around it: the stream answers from the run.finished event).
   try {
-    app.db.transaction(() => finishOutcome(app, prepared, outcome))();
+    atomically(
+      () => app.db,
+      () => finishOutcome(app, prepared, outcome),
+    );
   } catch (error) {
     app.log.warn('compat ledger write failed', { request_id: prepared.requestId, error });
   }
