@@ -37,13 +37,14 @@ export function atomically<T>(db: () => Db, fn: () => T): T {
 
 /**
  * Group commit: the hot writes of the agent (run ledger events, messages, run updates) call this
- * first. Outside a transaction it opens one (`BEGIN IMMEDIATE`) that commits at the end of the
- * current turn of the event loop (`setImmediate`), so every write of that turn — one step's
- * message, ledger and usage rows, and those of other runs and compat requests that ran in the
- * same turn — is one commit instead of one per statement. Nested `db.transaction()` calls become
- * savepoints. Readers on this connection see the rows at once; other processes one turn later.
- * The batch is committed before the database closes and when the process exits. Off with
- * `SVC_GROUP_COMMIT=0` (every statement commits on its own, as before).
+ * first. Outside a transaction it opens one (`BEGIN IMMEDIATE`) that commits as soon as the
+ * current synchronous stretch of code and the promise callbacks already queued behind it are done
+ * (a microtask), so the writes of that stretch — a step's message, ledger, usage and event rows,
+ * spread over several functions — are one commit instead of one per statement, and the write lock
+ * is never held across I/O (other processes on the same svc.db wait no longer than before).
+ * Nested `db.transaction()` calls become savepoints. The batch is committed before the database
+ * closes and when the process exits. On in the HTTP service (enableGroupCommit) or with
+ * `SVC_GROUP_COMMIT=1`; elsewhere every statement commits on its own, as before.
  */
 export function groupCommit(db: Db): void {
   if (db.inTransaction || groupCommitOff || !db.open) return;
@@ -54,7 +55,7 @@ export function groupCommit(db: Db): void {
   }
   openBatches.add(db);
   if (openBatches.size === 1) process.once('exit', commitAllBatches);
-  setImmediate(() => commitBatch(db));
+  queueMicrotask(() => commitBatch(db));
 }
 
 /** Commit the turn's batch now (before a close, at exit); a no-op without one. */
@@ -74,7 +75,17 @@ export function commitBatch(db: Db): void {
   }
 }
 
-const groupCommitOff = process.env.SVC_GROUP_COMMIT === '0';
+let groupCommitOff = process.env.SVC_GROUP_COMMIT !== '1';
+
+/**
+ * Turn group commit on for this process (the HTTP service, where many runs share one process and
+ * its stretches of code are short); `SVC_GROUP_COMMIT=0` keeps it off. CLI processes leave it
+ * off: ten `svc run` at once on one svc.db wait on each other's write lock, and a run's start-up
+ * stretch is long.
+ */
+export function enableGroupCommit(): void {
+  if (process.env.SVC_GROUP_COMMIT !== '0') groupCommitOff = false;
+}
 const openBatches = new Set<Db>();
 function commitAllBatches(): void {
   for (const db of [...openBatches]) commitBatch(db);

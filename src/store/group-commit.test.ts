@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
-import { atomically, commitBatch, groupCommit, openDb } from './db';
+import { atomically, commitBatch, enableGroupCommit, groupCommit, openDb } from './db';
+
+enableGroupCommit();
 
 const insert = (db: ReturnType<typeof openDb>, id: string) =>
   db.prepare('INSERT INTO sessions (id, title, created_at, updated_at) VALUES (?, ?, 1, 1)').run(id, id);
@@ -9,7 +11,7 @@ const count = (db: ReturnType<typeof openDb>) =>
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('group commit', () => {
-  it('the writes of one turn are one transaction, committed at the end of the turn', async () => {
+  it('the writes of one synchronous stretch are one transaction, committed right after it', async () => {
     const dataDir = tmpWorkspace();
     const db = openDb({ dataDir });
     const other = openDb({ dataDir });
@@ -22,7 +24,7 @@ describe('group commit', () => {
     groupCommit(db); // already open: joins it
     expect(db.inTransaction).toBe(true);
     expect(count(db)).toBe(2); // this connection sees its rows at once
-    expect(count(other)).toBe(0); // another connection (process) once the turn ends
+    expect(count(other)).toBe(0); // another connection (process) once the stretch ends
     await nextTurn();
     await nextTurn();
     expect(db.inTransaction).toBe(false);
