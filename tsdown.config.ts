@@ -1,10 +1,26 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { defineConfig } from 'tsdown';
 
 const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 
+/**
+ * Modules that a bundled package imports but svc never runs, replaced per importer (issue 17):
+ * `ai`'s gateway provider (and its OIDC client) and OpenTelemetry API, and the zod 3 runtime that
+ * @ai-sdk/provider-utils loads for one enum. See build/shims/.
+ */
+const SHIMS: { id: string; importer: RegExp; file: string }[] = [
+  { id: '@ai-sdk/gateway', importer: /node_modules\/ai\//, file: 'build/shims/ai-gateway.mjs' },
+  { id: '@opentelemetry/api', importer: /node_modules\/ai\//, file: 'build/shims/opentelemetry-api.mjs' },
+  { id: 'zod/v3', importer: /node_modules\/@ai-sdk\/provider-utils\//, file: 'build/shims/zod-v3-kinds.mjs' },
+];
+
 // One ESM entry; everything imported with `await import()` lands in its own chunk, so
-// `svc --version` loads almost nothing. Dependencies stay in node_modules (not bundled).
+// `svc --version` loads almost nothing. The pure-JS dependencies on the hot paths (the AI SDK and
+// its providers, zod, hono, the config and CLI parsers) are bundled and tree-shaken: `svc run`
+// opens a few dozen files instead of ~250 in node_modules. Native modules (better-sqlite3), the
+// packages that locate files next to themselves (ripgrep, tree-sitter) and the TUI's packages stay
+// in node_modules.
 export default defineConfig({
   entry: { main: 'src/main.ts' },
   format: 'esm',
@@ -18,4 +34,39 @@ export default defineConfig({
   shims: false,
   fixedExtension: false,
   define: { __SVC_VERSION__: JSON.stringify(version) },
+  deps: {
+    alwaysBundle: [
+      /^ai$/,
+      /^@ai-sdk\//,
+      /^@openrouter\//,
+      /^zod(\/|$)/,
+      /^hono(\/|$)/,
+      /^@hono\//,
+      /^smol-toml$/,
+      /^commander$/,
+      /^eventsource-parser(\/|$)/,
+      /^diff$/,
+      /^cron-parser$/,
+    ],
+    neverBundle: [
+      /^better-sqlite3/,
+      /^ink(\/|$)/,
+      /^ink-/,
+      /^react(\/|$)/,
+      /^@vscode\//,
+      /^web-tree-sitter/,
+      /^chalk$/,
+      /^lowlight$/,
+      /^marked$/,
+    ],
+  },
+  plugins: [
+    {
+      name: 'svc-shims',
+      resolveId(id: string, importer: string | undefined) {
+        const shim = SHIMS.find((s) => s.id === id && importer && s.importer.test(importer));
+        return shim ? resolve(shim.file) : null;
+      },
+    },
+  ],
 });

@@ -274,6 +274,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
         system: prompt.system,
         messages,
         tools: bridge.toolSet(ai, x.toolbox.registered()),
+        experimental_context: bridge.context,
         activeTools: [...active],
         stopWhen: ai.stepCountIs(maxSteps - stepsBefore),
         abortSignal: signal,
@@ -422,7 +423,10 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
                 cached_input_tokens: part.usage.inputTokenDetails?.cacheReadTokens ?? 0,
               };
               // One transaction for the step's writes (messages, usage, ledger, bus log).
-              app.db.transaction(() => endStep(false))();
+              atomically(
+                () => app.db,
+                () => endStep(false),
+              );
               break;
             case 'error':
               streamError ??= part.error;

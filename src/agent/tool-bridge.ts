@@ -44,8 +44,20 @@ export interface ToolBridgeOptions {
 }
 
 export interface ToolBridge {
-  /** The AI SDK tool set for these tools (schemas cached per tool definition). */
+  /**
+   * The AI SDK tool set for these tools: one shared object per tool set (sharedToolSet), whose
+   * calls reach this bridge through the stream's `experimental_context` (`context`).
+   */
   toolSet(ai: typeof import('ai'), tools: readonly AgentToolSpec[]): ToolSet;
+  /** What `streamText` gets as `experimental_context`, so the shared tool set calls this run. */
+  readonly context: BridgeContext;
+  /** One call in this run's order (what the model's tool call runs). */
+  call(name: string, input: unknown, toolCallId: string): Promise<string>;
+}
+
+/** The run a shared tool set's call belongs to (the stream's `experimental_context`). */
+export interface BridgeContext {
+  svcToolBridge: ToolBridge;
 }
 
 export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
@@ -162,29 +174,75 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     return output;
   };
 
-  return {
-    toolSet(ai, tools) {
-      const set: ToolSet = {};
-      for (const tool of tools) {
-        set[tool.name] = ai.tool({
-          description: tool.description,
-          inputSchema: sdkSchemaOf(ai, tool),
-          execute: (input: unknown, { toolCallId }: { toolCallId: string }) => {
-            if (toolbox.concurrent(tool.name, options.sessionId)) {
-              const next = barrier.then(() => execute(tool.name, input, toolCallId));
-              group.push(next.catch(() => {}));
-              return next;
-            }
-            const next = Promise.all([barrier, ...group]).then(() => execute(tool.name, input, toolCallId));
-            barrier = next.catch(() => {});
-            group = [];
-            return next;
-          },
-        }) as ToolSet[string];
+  const bridge: ToolBridge = {
+    toolSet: (ai, tools) => sharedToolSet(ai, tools),
+    get context() {
+      return context;
+    },
+    call(name, input, toolCallId) {
+      if (toolbox.concurrent(name, options.sessionId)) {
+        const next = barrier.then(() => execute(name, input, toolCallId));
+        group.push(next.catch(() => {}));
+        return next;
       }
-      return set;
+      const next = Promise.all([barrier, ...group]).then(() => execute(name, input, toolCallId));
+      barrier = next.catch(() => {});
+      group = [];
+      return next;
     },
   };
+  const context: BridgeContext = { svcToolBridge: bridge };
+  return bridge;
+}
+
+/**
+ * The AI SDK tool sets built so far, per SDK module and tool set (the names in order, then the
+ * spec objects compared one by one): a run, a compat request or a sub-agent with the same tools as
+ * an earlier one reuses its tool set, descriptions and JSON Schemas included, instead of building
+ * ~150 tool objects again. Bounded: a changed tool set (an MCP server connecting, a reload)
+ * replaces the oldest entries.
+ */
+const toolSets = new WeakMap<
+  typeof import('ai'),
+  Map<string, { specs: readonly AgentToolSpec[]; set: ToolSet }>
+>();
+const MAX_TOOL_SETS = 32;
+let toolSetBuilds = 0;
+
+/** How many AI SDK tool sets were built since start (a cache miss each): for tests and benches. */
+export function toolSetBuildCount(): number {
+  return toolSetBuilds;
+}
+
+export function sharedToolSet(ai: typeof import('ai'), tools: readonly AgentToolSpec[]): ToolSet {
+  let cache = toolSets.get(ai);
+  if (!cache) {
+    cache = new Map();
+    toolSets.set(ai, cache);
+  }
+  const key = tools.map((t) => t.name).join('\n');
+  const hit = cache.get(key);
+  if (hit && hit.specs.length === tools.length && hit.specs.every((spec, i) => spec === tools[i])) {
+    return hit.set;
+  }
+  toolSetBuilds++;
+  const set: ToolSet = {};
+  for (const tool of tools) {
+    const name = tool.name;
+    set[name] = ai.tool({
+      description: tool.description,
+      inputSchema: sdkSchemaOf(ai, tool),
+      execute: (input: unknown, { toolCallId, experimental_context }) => {
+        const bridge = (experimental_context as BridgeContext | undefined)?.svcToolBridge;
+        if (!bridge) throw new ToolFailure(`internal: ${name} was called outside an svc run`);
+        return bridge.call(name, input, toolCallId);
+      },
+    }) as ToolSet[string];
+  }
+  cache.delete(key);
+  cache.set(key, { specs: [...tools], set });
+  if (cache.size > MAX_TOOL_SETS) cache.delete(cache.keys().next().value as string);
+  return set;
 }
 
 /** A tool error whose message is already the model-facing text. */

@@ -391,6 +391,22 @@ export const optionsSchema = z.strictObject({
       fallback_model: selector
         .optional()
         .describe('Serves a compat request whose model the resolver does not know (instead of 400).'),
+      max_concurrent_runs: z
+        .number()
+        .int()
+        .positive()
+        .optional()
+        .describe(
+          'Chat-completions requests whose agent runs at once; the others wait in the run queue. Default: 2x the CPU cores.',
+        ),
+      max_queued_requests: z
+        .number()
+        .int()
+        .nonnegative()
+        .default(256)
+        .describe(
+          'Requests that may wait in the compat run queue; past it a request gets 429 with Retry-After.',
+        ),
       edit_predictions: z
         .strictObject({
           enabled: z

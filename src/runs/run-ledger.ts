@@ -10,7 +10,7 @@
  */
 import { hostname } from 'node:os';
 import { type FailureReport, SvcError } from '../errors';
-import type { Db } from '../store/db';
+import { type Db, groupCommit } from '../store/db';
 import { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
 import { createRunQueries, type RunQueries } from './queries';
@@ -205,6 +205,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     type: string,
     payload: Record<string, unknown>,
   ): RunEvent {
+    groupCommit(rawDb());
     const created_at = deps.clock.now();
     const row = prepare(
       `INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
@@ -316,7 +317,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
         .immediate();
     },
     update(id, patch) {
-      db();
+      groupCommit(db());
       const sets: string[] = [];
       const params: unknown[] = [];
       const set = (column: string, value: unknown) => {

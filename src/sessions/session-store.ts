@@ -4,7 +4,7 @@
  */
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
-import type { Db } from '../store/db';
+import { type Db, groupCommit } from '../store/db';
 import { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
 
@@ -275,11 +275,13 @@ export function createSessionStore(deps: {
       }));
     },
     addUsage(id, usage) {
+      groupCommit(db());
       sql(
         'UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, cost = cost + ?, updated_at = ? WHERE id = ?',
       ).run(usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id);
     },
     appendMessage(input) {
+      groupCommit(db());
       const now = deps.clock.now();
       // The session must exist; checked by the UPDATE below (one statement instead of a read).
       if (sql('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, input.session_id).changes === 0) {
@@ -321,6 +323,7 @@ export function createSessionStore(deps: {
       };
     },
     updateMessage(id, patch) {
+      groupCommit(db());
       const now = deps.clock.now();
       // One statement: fields left out of the patch keep their stored value.
       const changed = sql(

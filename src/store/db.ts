@@ -12,16 +12,17 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../errors';
 import { immediateTransactions, retryBusy } from './busy';
 import { ensureDataDir } from './data-dir';
-import { loadSqlite } from './sqlite-driver';
 import { migrations as allMigrations, type Migration } from './migrations/index';
+import { loadSqlite } from './sqlite-driver';
 
 export type Db = BetterSqlite3.Database;
 
 /**
  * Run synchronous writes in one transaction (one commit instead of one per statement; nested
- * calls become savepoints). The commit happens before this returns, so the rows are as durable as
- * when written one by one. When the database cannot be opened the writes run as they are and fail
- * (or not) on their own, with their own messages.
+ * calls become savepoints). The transaction joins the turn's group commit (groupCommit below):
+ * the rows commit together at the end of this turn of the event loop, with the other writes of
+ * the turn. When the database cannot be opened the writes run as they are and fail (or not) on
+ * their own, with their own messages.
  */
 export function atomically<T>(db: () => Db, fn: () => T): T {
   let handle: Db;
@@ -30,7 +31,64 @@ export function atomically<T>(db: () => Db, fn: () => T): T {
   } catch {
     return fn();
   }
+  groupCommit(handle);
   return handle.transaction(fn)();
+}
+
+/**
+ * Group commit: the hot writes of the agent (run ledger events, messages, run updates) call this
+ * first. Outside a transaction it opens one (`BEGIN IMMEDIATE`) that commits as soon as the
+ * current synchronous stretch of code and the promise callbacks already queued behind it are done
+ * (a microtask), so the writes of that stretch — a step's message, ledger, usage and event rows,
+ * spread over several functions — are one commit instead of one per statement, and the write lock
+ * is never held across I/O (other processes on the same svc.db wait no longer than before).
+ * Nested `db.transaction()` calls become savepoints. The batch is committed before the database
+ * closes and when the process exits. On in the HTTP service (enableGroupCommit) or with
+ * `SVC_GROUP_COMMIT=1`; elsewhere every statement commits on its own, as before.
+ */
+export function groupCommit(db: Db): void {
+  if (db.inTransaction || groupCommitOff || !db.open) return;
+  try {
+    db.exec('BEGIN IMMEDIATE');
+  } catch {
+    return; // busy: this write commits on its own, waiting on the busy timeout as before
+  }
+  openBatches.add(db);
+  if (openBatches.size === 1) process.once('exit', commitAllBatches);
+  queueMicrotask(() => commitBatch(db));
+}
+
+/** Commit the turn's batch now (before a close, at exit); a no-op without one. */
+export function commitBatch(db: Db): void {
+  if (!openBatches.delete(db)) return;
+  if (openBatches.size === 0) process.removeListener('exit', commitAllBatches);
+  if (!db.open || !db.inTransaction) return;
+  try {
+    db.exec('COMMIT');
+  } catch (error) {
+    try {
+      db.exec('ROLLBACK');
+    } catch {
+      // nothing left to roll back
+    }
+    process.emitWarning(`svc: a group commit failed: ${(error as Error).message}`);
+  }
+}
+
+let groupCommitOff = process.env.SVC_GROUP_COMMIT !== '1';
+
+/**
+ * Turn group commit on for this process (the HTTP service, where many runs share one process and
+ * its stretches of code are short); `SVC_GROUP_COMMIT=0` keeps it off. CLI processes leave it
+ * off: ten `svc run` at once on one svc.db wait on each other's write lock, and a run's start-up
+ * stretch is long.
+ */
+export function enableGroupCommit(): void {
+  if (process.env.SVC_GROUP_COMMIT !== '0') groupCommitOff = false;
+}
+const openBatches = new Set<Db>();
+function commitAllBatches(): void {
+  for (const db of [...openBatches]) commitBatch(db);
 }
 
 export interface OpenDbOptions {
@@ -85,6 +143,11 @@ export function openDb(options: OpenDbOptions): Db {
   }
   immediateTransactions(db);
   cacheStatements(db);
+  const close = db.close.bind(db);
+  db.close = () => {
+    commitBatch(db);
+    return close();
+  };
   return db;
 }
 

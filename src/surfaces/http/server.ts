@@ -12,6 +12,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import type { App, BackgroundWorker } from '../../app';
 import type { Config } from '../../config/schema';
 import { SvcError } from '../../errors';
+import { enableGroupCommit } from '../../store/db';
 import { createHttpApp, errorStyleFor, type HttpAppOptions } from './index';
 import { markSessionPublisher } from './session-events';
 import { createStreamTracker, type StreamTracker } from './sse';
@@ -115,6 +116,8 @@ export function resolveHttpSettings(config: Config, flags: HttpServerFlags = {})
 export async function startHttpServer(options: StartHttpServerOptions): Promise<HttpServerHandle> {
   const flags = options.flags ?? {};
   const settings = resolveHttpSettings(options.config, flags);
+  // Many runs and compat requests share this process: their writes commit in groups (store/db.ts).
+  enableGroupCommit();
   const graceMs = options.graceMs ?? 5000;
   const streams = createStreamTracker();
   let app: App | undefined;

@@ -17,6 +17,7 @@ import type { StreamTracker } from '../sse';
 import { CONTINUE_PROMPT } from './conversation';
 import { jsonAnswer } from './json-answer';
 import { COMPAT_ORIGIN, prepare, SESSION_HEADER } from './prepare';
+import { compatRunQueue } from './run-queue';
 import { streamAnswer } from './stream-answer';
 
 export interface ChatCompletionsOptions {
@@ -24,23 +25,40 @@ export interface ChatCompletionsOptions {
 }
 
 /**
- * One request: prepare (session, run, ledger row: prepare.ts), then answer as JSON
- * (json-answer.ts) or as SSE chunks (stream-answer.ts).
+ * One request: a slot in the run queue (run-queue.ts: 429 past its depth), then prepare (session,
+ * run, ledger row: prepare.ts), then answer as JSON (json-answer.ts) or as SSE chunks
+ * (stream-answer.ts). The slot is held until the answer ends (the stream closes or the JSON is
+ * built), so at most `max_concurrent_runs` agent runs of the surface are live at once.
  */
 export async function chatCompletions(
   c: Context,
   app: App,
   options: ChatCompletionsOptions,
 ): Promise<Response> {
-  const prepared = await prepare(c, app);
+  const free = await compatRunQueue(app).acquire(c.req.raw.signal);
+  let prepared: Awaited<ReturnType<typeof prepare>>;
+  try {
+    prepared = await prepare(c, app);
+  } catch (error) {
+    free();
+    throw error;
+  }
+  const release = prepared.release;
+  prepared.release = () => {
+    release();
+    free();
+  };
   const headers = {
     'x-request-id': prepared.requestId,
     [SESSION_HEADER]: prepared.sessionId,
     'x-svc-run-id': prepared.runId,
   };
-  return prepared.request.stream
-    ? streamAnswer(c, app, prepared, headers, options.streams)
-    : jsonAnswer(c, app, prepared, headers);
+  if (prepared.request.stream) return streamAnswer(c, app, prepared, headers, options.streams);
+  try {
+    return await jsonAnswer(c, app, prepared, headers);
+  } finally {
+    free();
+  }
 }
 
 export { COMPAT_ORIGIN, CONTINUE_PROMPT, SESSION_HEADER };

@@ -17,7 +17,6 @@ export async function runPendingCalls(
   conversation: Conversation,
   signal: AbortSignal,
 ): Promise<void> {
-  const ai = await import('ai');
   const runtime = compatRuntime(app);
   const effective = new Set(
     app
@@ -53,10 +52,8 @@ export async function runPendingCalls(
       results.push({ tool_call_id: call.id, tool: call.name, output, is_error: true });
       continue;
     }
-    const set = bridge.toolSet(ai, [toolbox.get(tool.name)!]);
-    const execute = set[tool.name].execute as (input: unknown, options: unknown) => Promise<string>;
     try {
-      const output = await execute(call.input, { toolCallId: call.id, messages: [] });
+      const output = await bridge.call(tool.name, call.input, call.id);
       results.push({ tool_call_id: call.id, tool: call.name, output, is_error: false });
     } catch (error) {
       results.push({

@@ -8,6 +8,7 @@ import type { Context } from 'hono';
 import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
+import { atomically } from '../../../store/db';
 import { type Conversation, planConversation } from './conversation';
 import { ledgerEnabled, recordRequest } from './ledger';
 import { type CompatModel, resolveCompatModel } from './model';
@@ -33,42 +34,69 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   const model = await resolveCompatModel(app, request.model, { sessionModel: bound?.model, signal });
   const conversation = planConversation(request.messages);
   const requestId = app.ids.next('chatcmpl').replace('_', '-');
-  // spec: messages are routed into the session. A bound session keeps its own history: only the
-  // trailing user messages (and system messages) of the request are used. A new session and its
-  // imported history are written in one transaction (one commit).
-  const session =
-    bound ??
-    app.db.transaction(() => {
-      const created = app.agent.createSession({ metadata: { openai_compat: { request_id: requestId } } });
-      importHistory(app, created.id, conversation);
-      return created;
-    })();
   const runtime = compatRuntime(app);
-  const release = runtime.enter(session.id, conversation.system);
-
+  const ledger = ledgerEnabled(app);
+  const created = Math.floor(app.clock.now() / 1000);
   const early: SessionEvent[] = [];
   let listener: ((event: SessionEvent) => void) | undefined;
-  const unsubscribe = app.bus.subscribe(session.id, (event) => {
-    if (listener) listener(event);
-    else early.push(event);
-  });
+  let sessionId: string | undefined;
+  let release = () => {};
+  let unsubscribe = () => {};
   let runId: string | undefined;
+  const pending = bound ? [] : conversation.pending;
+  const record = (id: string) => {
+    if (!ledger.enabled || !sessionId) return;
+    recordStart(app, {
+      request,
+      requestId,
+      runId: id,
+      sessionId,
+      bound: Boolean(bound),
+      model,
+      conversation,
+    });
+  };
+  // spec: messages are routed into the session. A bound session keeps its own history: only the
+  // trailing user messages (and system messages) of the request are used. A new session, its
+  // imported history, the run's start and the request's ledger row are one transaction (one
+  // commit); with pending tool calls (which run first, awaited) the session is one and the rest
+  // another.
+  const begin = () => {
+    const session =
+      bound ?? app.agent.createSession({ metadata: { openai_compat: { request_id: requestId } } });
+    if (!bound) importHistory(app, session.id, conversation);
+    sessionId = session.id;
+    release = runtime.enter(session.id, conversation.system);
+    unsubscribe = app.bus.subscribe(session.id, (event) => {
+      if (listener) listener(event);
+      else early.push(event);
+    });
+    return session.id;
+  };
+  const send = (id: string) => ({
+    sessionId: id,
+    prompt: conversation.prompt,
+    model: model.resolved.selector,
+    origin: COMPAT_ORIGIN,
+    ifBusy: 'queue' as const,
+  });
   try {
-    const pending = bound ? [] : conversation.pending;
-    const send = {
-      sessionId: session.id,
-      prompt: conversation.prompt,
-      model: model.resolved.selector,
-      origin: COMPAT_ORIGIN,
-      ifBusy: 'queue' as const,
-    };
     if (pending.length) {
       // The pending tool calls run first, in the run's name, then the run starts.
-      runId = app.agent.enqueue({ ...send, start: false }).run_id;
-      await runPendingCalls(app, session.id, runId, conversation, signal);
-      app.agent.drain(session.id);
+      const id = atomically(() => app.db, begin);
+      runId = app.agent.enqueue({ ...send(id), start: false }).run_id;
+      await runPendingCalls(app, id, runId, conversation, signal);
+      app.agent.drain(id);
+      record(runId);
     } else {
-      runId = app.agent.send(send).run_id;
+      runId = atomically(
+        () => app.db,
+        () => {
+          const started = app.agent.send(send(begin())).run_id;
+          record(started);
+          return started;
+        },
+      );
     }
   } catch (error) {
     if (runId) cancelRun(app, runId);
@@ -77,23 +105,10 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
     throw error;
   }
 
-  const ledger = ledgerEnabled(app);
-  const created = Math.floor(app.clock.now() / 1000);
-  if (ledger.enabled) {
-    recordStart(app, {
-      request,
-      requestId,
-      runId,
-      sessionId: session.id,
-      bound: Boolean(bound),
-      model,
-      conversation,
-    });
-  }
   return {
     request,
     requestId,
-    sessionId: session.id,
+    sessionId: sessionId as string,
     runId,
     model,
     recorded: ledger.enabled,
@@ -109,20 +124,17 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
 }
 
 function importHistory(app: App, sessionId: string, conversation: Conversation): void {
-  if (conversation.history.length === 0) return;
-  app.db.transaction(() => {
-    for (const entry of conversation.history) {
-      app.sessions.appendMessage({
-        session_id: sessionId,
-        role: entry.role,
-        parts: entry.parts,
-        finished: true,
-      });
-    }
-  })();
+  for (const entry of conversation.history) {
+    app.sessions.appendMessage({
+      session_id: sessionId,
+      role: entry.role,
+      parts: entry.parts,
+      finished: true,
+    });
+  }
 }
 
-/** The request row and its run ledger event (`openai_compat.request`): one commit. */
+/** The request row and its run ledger event (`openai_compat.request`): one savepoint in the start's transaction. */
 function recordStart(
   app: App,
   start: {
@@ -137,44 +149,47 @@ function recordStart(
 ): void {
   const { request, requestId, runId, model, conversation, bound } = start;
   try {
-    app.db.transaction(() => {
-      recordRequest(app, {
-        request_id: requestId,
-        run_id: runId,
-        session_id: start.sessionId,
-        requested_model: request.model,
-        model: model.resolved.selector,
-        model_source: model.source,
-        stream: request.stream,
-        include_usage: request.include_usage,
-        session_binding: bound ? 'header' : 'new',
-        message_count: request.messages.length,
-        ignored_fields: request.ignored,
-        status: 'running',
-        finish_reason: null,
-        http_status: null,
-        error: null,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        created_at: app.clock.now(),
-      });
-      app.runs.append(runId, 'openai_compat.request', {
-        request_id: requestId,
-        stream: request.stream,
-        include_usage: request.include_usage,
-        requested_model: request.model,
-        model: model.resolved.selector,
-        model_source: model.source,
-        messages: request.messages.length,
-        session_binding: bound ? 'header' : 'new',
-        imported_messages: bound ? 0 : conversation.history.length,
-        pending_tool_calls: bound ? 0 : conversation.pending.length,
-        prompt: conversation.continued ? 'continue' : 'user',
-        ignored_fields: request.ignored,
-        unknown_fields: request.unknown,
-        tool_policy: toolPolicyOf(app).policy,
-      });
-    })();
+    atomically(
+      () => app.db,
+      () => {
+        recordRequest(app, {
+          request_id: requestId,
+          run_id: runId,
+          session_id: start.sessionId,
+          requested_model: request.model,
+          model: model.resolved.selector,
+          model_source: model.source,
+          stream: request.stream,
+          include_usage: request.include_usage,
+          session_binding: bound ? 'header' : 'new',
+          message_count: request.messages.length,
+          ignored_fields: request.ignored,
+          status: 'running',
+          finish_reason: null,
+          http_status: null,
+          error: null,
+          prompt_tokens: 0,
+          completion_tokens: 0,
+          created_at: app.clock.now(),
+        });
+        app.runs.append(runId, 'openai_compat.request', {
+          request_id: requestId,
+          stream: request.stream,
+          include_usage: request.include_usage,
+          requested_model: request.model,
+          model: model.resolved.selector,
+          model_source: model.source,
+          messages: request.messages.length,
+          session_binding: bound ? 'header' : 'new',
+          imported_messages: bound ? 0 : conversation.history.length,
+          pending_tool_calls: bound ? 0 : conversation.pending.length,
+          prompt: conversation.continued ? 'continue' : 'user',
+          ignored_fields: request.ignored,
+          unknown_fields: request.unknown,
+          tool_policy: toolPolicyOf(app).policy,
+        });
+      },
+    );
   } catch (error) {
     app.log.warn('compat ledger write failed', { request_id: requestId, error });
   }

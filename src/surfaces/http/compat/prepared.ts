@@ -9,6 +9,7 @@ import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { toSvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
+import { atomically } from '../../../store/db';
 import { finishRequest } from './ledger';
 import type { CompatModel } from './model';
 import type { ChatRequest } from './request';
@@ -55,26 +56,35 @@ export function cleanup(prepared: Prepared): void {
 
 export function finish(app: App, prepared: Prepared, outcome: RequestOutcome): void {
   if (!prepared.recorded) return;
+  // The row's end and its ledger event: one commit (a savepoint when the run's own finish is
+  // committing around it: the stream answers from the run.finished event).
   try {
-    finishRequest(app, prepared.requestId, {
+    atomically(
+      () => app.db,
+      () => finishOutcome(app, prepared, outcome),
+    );
+  } catch (error) {
+    app.log.warn('compat ledger write failed', { request_id: prepared.requestId, error });
+  }
+}
+
+function finishOutcome(app: App, prepared: Prepared, outcome: RequestOutcome): void {
+  finishRequest(app, prepared.requestId, {
+    status: outcome.status,
+    finish_reason: outcome.finish_reason,
+    http_status: outcome.http_status,
+    error: outcome.error,
+    prompt_tokens: outcome.usage?.input_tokens ?? 0,
+    completion_tokens: outcome.usage?.output_tokens ?? 0,
+  });
+  if (app.runs.get(prepared.runId)) {
+    app.runs.append(prepared.runId, 'openai_compat.response', {
+      request_id: prepared.requestId,
       status: outcome.status,
       finish_reason: outcome.finish_reason,
       http_status: outcome.http_status,
-      error: outcome.error,
-      prompt_tokens: outcome.usage?.input_tokens ?? 0,
-      completion_tokens: outcome.usage?.output_tokens ?? 0,
+      stream: prepared.request.stream,
+      ...(outcome.error ? { error: outcome.error } : {}),
     });
-    if (app.runs.get(prepared.runId)) {
-      app.runs.append(prepared.runId, 'openai_compat.response', {
-        request_id: prepared.requestId,
-        status: outcome.status,
-        finish_reason: outcome.finish_reason,
-        http_status: outcome.http_status,
-        stream: prepared.request.stream,
-        ...(outcome.error ? { error: outcome.error } : {}),
-      });
-    }
-  } catch (error) {
-    app.log.warn('compat ledger write failed', { request_id: prepared.requestId, error });
   }
 }

@@ -55,7 +55,8 @@ async function handle(c: Context, appRef: AppRef, handler: (app: App) => Respons
     return await handler(app);
   } catch (error) {
     const response = errorResponse(c, error, { style: 'flat', app });
-    response.headers.set('x-should-retry', 'false');
+    // A 429 from the run queue started nothing: a retry after Retry-After is safe.
+    response.headers.set('x-should-retry', response.status === 429 ? 'true' : 'false');
     return response;
   }
 }
