@@ -4,7 +4,7 @@
  *   effective tools are listed by name in the system prompt, stay callable, and are sent in full
  *   once called;
  * - all: every effective tool is sent;
- * - auto: deferred when the schemas would take over a tenth of the window; all with no window;
+ * - auto: deferred when the schemas would take over a tenth of the window, and with no known window;
  * - the funnel report is untouched (a deferred tool is still in the effective set).
  */
 import { describe, expect, it } from 'vitest';
@@ -96,17 +96,18 @@ describe('tool exposure', () => {
     expect(systemOf(provider, 0)).not.toContain('# More tools');
   });
 
-  it('auto: defers against a small window, sends everything against a large or unknown one', async () => {
-    const small = await agentApp([reply().text('done')], {
-      extraTools: [echoTool],
-      modelInfo: { context_window: 32_000 },
-    });
-    await small.app.agent.run({ prompt: 'go' });
-    expect(toolNames(small.provider, 0)).not.toContain('echo');
-    for (const info of [{ context_window: 2_000_000 }, undefined]) {
-      const large = await agentApp([reply().text('done')], { extraTools: [echoTool], modelInfo: info });
-      await large.app.agent.run({ prompt: 'go' });
-      expect(toolNames(large.provider, 0)).toContain('echo');
+  it('auto: defers against a small or unknown window, sends everything against a large one', async () => {
+    for (const info of [{ context_window: 32_000 }, undefined]) {
+      const small = await agentApp([reply().text('done')], { extraTools: [echoTool], modelInfo: info });
+      await small.app.agent.run({ prompt: 'go' });
+      expect(toolNames(small.provider, 0)).not.toContain('echo');
+      expect(systemOf(small.provider, 0)).toMatch(/^- echo: Echo/m);
     }
+    const large = await agentApp([reply().text('done')], {
+      extraTools: [echoTool],
+      modelInfo: { context_window: 2_000_000 },
+    });
+    await large.app.agent.run({ prompt: 'go' });
+    expect(toolNames(large.provider, 0)).toContain('echo');
   });
 });
