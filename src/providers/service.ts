@@ -213,7 +213,7 @@ function createResolver(service: ProviderService): ModelResolver {
         } else {
           parsed = await probe(service, request.signal);
           source = 'local_server';
-          if (!parsed) throw noProviderError(config.options.local_probe.urls);
+          if (!parsed) throw notReadyError(service) ?? noProviderError(config.options.local_probe.urls);
         }
       }
       const primary = await link(parsed, request.signal);
@@ -380,6 +380,24 @@ async function probe(service: ProviderService, signal?: AbortSignal): Promise<Pa
       ? template.default_large
       : found.models[0];
   return { entry, model: preferred };
+}
+
+/** Providers are configured but none can serve a turn: say which and why, not "none configured". */
+function notReadyError(service: ProviderService): SvcError | undefined {
+  const entries = Object.keys(service.deps.config().providers)
+    .map((id) => service.entry(id))
+    .filter((e): e is ProviderEntry => e !== undefined && !e.disabled);
+  const first = entries[0];
+  if (!first) return undefined;
+  const reason =
+    service.readiness(first).reason ??
+    `no model is set; add [models] large = "${first.id}/<model>" to svc.toml`;
+  const more = entries.length > 1 ? ` (and ${entries.length - 1} more configured)` : '';
+  return new SvcError(
+    'config_error',
+    `providers.${first.id} is configured but cannot serve a turn${more}: ${reason}; no local model server answered either. svc config show-provider-status says what each provider still needs`,
+    { details: { provider: first.id } },
+  );
 }
 
 function noProviderError(probes: string[]): SvcError {

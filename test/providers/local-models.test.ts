@@ -207,6 +207,29 @@ describe('context window learned from the server', () => {
   });
 });
 
+describe('a configured provider that cannot serve a turn', () => {
+  it('is named with its reason instead of "no model provider is configured"', async () => {
+    const app = await makeTestApp({
+      config: {
+        providers: {
+          corp: {
+            type: 'openai-compat',
+            base_url: 'https://llm.corp.example/v1',
+          },
+        },
+        options: { local_probe: { enabled: false } },
+      },
+    });
+    const error = await app.models.resolve().catch((e: Error) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toMatch(
+      /^providers\.corp is configured but cannot serve a turn: .*key/i,
+    );
+    expect((error as Error).message).toContain('svc config show-provider-status');
+    expect((error as Error).message).not.toContain('no model provider is configured');
+  });
+});
+
 describe('a configured provider with no model set (svc run, the real binary)', () => {
   const env = (ws: string) => ({
     HOME: join(ws, '.home'),
