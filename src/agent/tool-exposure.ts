@@ -14,7 +14,7 @@
  *   model's context window; else `deferred` when the core tools fit in that tenth; else (a small
  *   window, or no known window: a local model whose server did not tell, see
  *   src/providers/context-window.ts) the `essential` level of `deferred`: only the essential
- *   coding tools (view, write, edit, ls, glob, grep, bash, fetch, todos, set_plan_artifact), the MCP tools and the
+ *   coding tools (view, write, edit, ls, glob, grep, bash, fetch, todos, agent, set_plan_artifact), the MCP tools and the
  *   tools already called go in full, and the others are listed by name only (their descriptions
  *   are one `list_tool_capabilities` call away). The whole set is ≈30k tokens, more than many
  *   local servers' whole default window.
@@ -63,7 +63,8 @@ export function toolTokens(tool: AgentToolSpec): number {
 /** How much of the effective set a request carries in full (see the module comment). */
 export type ExposureLevel = 'all' | 'deferred' | 'essential';
 
-// set_plan_artifact: the one tool a plan agent must call (its schema is small).
+// agent: sub-agents (a fan_out choreography relies on it); set_plan_artifact: the one tool a plan
+// agent must call.
 const ESSENTIAL_NAMES = new Set([
   'view',
   'write',
@@ -74,6 +75,7 @@ const ESSENTIAL_NAMES = new Set([
   'bash',
   'fetch',
   'todos',
+  'agent',
   'set_plan_artifact',
 ]);
 

@@ -122,7 +122,8 @@ describe('tool exposure', () => {
       await small.app.agent.run({ prompt: 'go' });
       const sent = toolNames(small.provider, 0);
       expect(sent).toEqual(expect.arrayContaining(['view', 'write', 'edit', 'bash', 'grep']));
-      expect(sent).not.toContain('agent');
+      expect(sent).toContain('agent');
+      expect(sent).not.toContain('checkpoint_create');
       expect(sent).not.toContain('echo');
       const system = systemOf(small.provider, 0);
       expect(system).toContain('# More tools');
