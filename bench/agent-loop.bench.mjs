@@ -39,6 +39,12 @@ function startServer(steps, childPid) {
   const cpu = {};
   let lastEnd;
   const server = createServer((req, res) => {
+    if (!req.url?.includes('/chat/completions')) {
+      // The context-window and model-list probes (src/providers/server-models.ts): this server tells nothing.
+      req.resume();
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no route"}}');
+      return;
+    }
     const arrived = process.hrtime.bigint();
     if (lastEnd !== undefined) gaps.push(Number(arrived - lastEnd) / 1e6);
     req.resume();
@@ -80,8 +86,8 @@ function startServer(steps, childPid) {
 }
 
 export async function run() {
-  // Once as shipped for a model with no known window (every tool schema on every step), once with
-  // options.tool_exposure = "deferred" (what a model with a known window gets): the core tools only.
+  // Once with options.tool_exposure = "all" (every tool schema on every step), once with "deferred"
+  // (the core tools only: what `auto` gives a model with no known window or a small one).
   const all = await runOnce('all');
   const deferred = await runOnce('deferred');
   return [

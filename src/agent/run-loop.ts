@@ -27,7 +27,7 @@ import { providerFailure, recordFailure } from './run-failure';
 import { StepRecorder } from './step-recorder';
 import { FINAL_STEP_NOTE, LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { createToolBridge } from './tool-bridge';
-import { deferredToolsBlock, defersTools, isCoreTool } from './tool-exposure';
+import { deferredToolsBlock, exposureLevel, sentInFull } from './tool-exposure';
 import type { AgentToolbox, AgentToolSpec } from './toolbox';
 
 /** Who stopped the run, set by whoever aborts its controller first. */
@@ -151,6 +151,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
           model: resolvedModel.selector,
           source: resolvedModel.source,
           context_window: resolvedModel.info.context_window ?? null,
+          context_window_source: resolvedModel.window_source ?? null,
         });
       },
     );
@@ -173,10 +174,14 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     // Tool exposure (src/agent/tool-exposure.ts): with many tools against the window, only the
     // core ones (and those already called in this run) travel with their schemas.
     const effective = toolsFor(x, sessionId, kind, run, policies);
-    const defer = defersTools(config.options.tool_exposure, effective, window);
+    const level = exposureLevel(config.options.tool_exposure, effective, window);
+    const defer = level !== 'all';
     const called = new Set<string>();
     const deferredBlock = defer
-      ? deferredToolsBlock(effective.filter((tool) => !isCoreTool(tool)))
+      ? deferredToolsBlock(
+          effective.filter((tool) => !sentInFull(tool, level)),
+          level,
+        )
       : undefined;
     const prompt = await assembleSystemPrompt(app, {
       sessionId,
@@ -243,7 +248,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const sendsInFull = (name: string) => {
       if (called.has(name)) return true;
       const tool = x.toolbox.get(name);
-      return tool ? isCoreTool(tool) : true;
+      return tool ? sentInFull(tool, level) : true;
     };
     const exposing = (sdk: typeof ai, inner: LanguageModel) =>
       sdk.wrapLanguageModel({

@@ -10,8 +10,14 @@
  *   other effective tools are listed by name with one line each in the system prompt. The model
  *   can call a listed tool by name at once (the call is checked against its schema, and a bad
  *   input comes back as a tool error naming the fields); from then on the tool is sent in full;
- * - `auto` (default): `deferred` when the schemas of the effective tools would take more than
- *   a tenth of the model's context window, else `all`. With no known window, `all`.
+ * - `auto` (default): `all` when the schemas of the effective tools take at most a tenth of the
+ *   model's context window; else `deferred` when the core tools fit in that tenth; else (a small
+ *   window, or no known window: a local model whose server did not tell, see
+ *   src/providers/context-window.ts) the `essential` level of `deferred`: only the essential
+ *   coding tools (view, write, edit, ls, glob, grep, bash, fetch, todos, agent, set_plan_artifact), the MCP tools and the
+ *   tools already called go in full, and the others are listed by name only (their descriptions
+ *   are one `list_tool_capabilities` call away). The whole set is ≈30k tokens, more than many
+ *   local servers' whole default window.
  *
  * The funnel is untouched: a deferred tool is in the effective set, callable and reported as such.
  * @module
@@ -37,7 +43,7 @@ const CORE_NAMES = new Set([
 
 /** Sent in full whatever the exposure: the tools a coding turn needs, and the user's MCP tools. */
 export function isCoreTool(tool: AgentToolSpec): boolean {
-  return CORE_FAMILIES.has(tool.family) || CORE_NAMES.has(tool.name) || tool.name.startsWith('mcp_');
+  return CORE_FAMILIES.has(tool.family) || CORE_NAMES.has(tool.name) || isMcpTool(tool);
 }
 
 const tokenCache = new WeakMap<AgentToolSpec, number>();
@@ -54,22 +60,69 @@ export function toolTokens(tool: AgentToolSpec): number {
   return tokens;
 }
 
-/** Whether this run defers the non-core tools. */
-export function defersTools(
+/** How much of the effective set a request carries in full (see the module comment). */
+export type ExposureLevel = 'all' | 'deferred' | 'essential';
+
+// agent: sub-agents (a fan_out choreography relies on it); set_plan_artifact: the one tool a plan
+// agent must call.
+const ESSENTIAL_NAMES = new Set([
+  'view',
+  'write',
+  'edit',
+  'ls',
+  'glob',
+  'grep',
+  'bash',
+  'fetch',
+  'todos',
+  'agent',
+  'set_plan_artifact',
+]);
+
+/** A user's MCP tool (`mcp_<server>_<tool>`), not svc's own `mcp_status`. */
+function isMcpTool(tool: AgentToolSpec): boolean {
+  return tool.name.startsWith('mcp_') && tool.family !== 'mcp';
+}
+
+/** Whether a tool travels with its schema at this level (before any call made it so). */
+export function sentInFull(tool: AgentToolSpec, level: ExposureLevel): boolean {
+  if (level === 'all') return true;
+  if (level === 'deferred') return isCoreTool(tool);
+  return ESSENTIAL_NAMES.has(tool.name) || isMcpTool(tool);
+}
+
+const tokensOf = (tools: readonly AgentToolSpec[]) => tools.reduce((sum, tool) => sum + toolTokens(tool), 0);
+
+/** The level of this run: `mode` as configured, `auto` decided against the context window. */
+export function exposureLevel(
   mode: ToolExposure,
   tools: readonly AgentToolSpec[],
   contextWindow: number,
-): boolean {
-  if (mode === 'all') return false;
-  if (mode === 'deferred') return true;
-  if (contextWindow <= 0) return false;
-  const total = tools.reduce((sum, tool) => sum + toolTokens(tool), 0);
-  return total > contextWindow * AUTO_DEFER_SHARE;
+): ExposureLevel {
+  if (mode === 'all') return 'all';
+  if (mode === 'deferred') return 'deferred';
+  if (contextWindow <= 0) return 'essential';
+  const budget = contextWindow * AUTO_DEFER_SHARE;
+  if (tokensOf(tools) <= budget) return 'all';
+  return tokensOf(tools.filter(isCoreTool)) <= budget ? 'deferred' : 'essential';
 }
 
-/** The system prompt block that lists the deferred tools, one line each; undefined when none. */
-export function deferredToolsBlock(deferred: readonly AgentToolSpec[]): string | undefined {
+/**
+ * The system prompt block that lists the deferred tools: one line each, or at the `essential`
+ * level their names only; undefined when none.
+ */
+export function deferredToolsBlock(
+  deferred: readonly AgentToolSpec[],
+  level: ExposureLevel = 'deferred',
+): string | undefined {
   if (deferred.length === 0) return undefined;
+  if (level === 'essential') {
+    return [
+      '# More tools',
+      `These ${deferred.length} tools are available too; their schemas are not in this request to save context. Call one by name: a wrong argument comes back as an error naming the fields, and from then on the tool is sent with its full schema. list_tool_capabilities describes them all.`,
+      deferred.map((tool) => tool.name).join(', '),
+    ].join('\n');
+  }
   const lines = deferred.map((tool) => `- ${tool.name}: ${firstSentence(tool.description)}`);
   return [
     '# More tools',

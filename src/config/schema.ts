@@ -157,6 +157,20 @@ export const optionsSchema = z.strictObject({
         ])
         .describe('Probed in order with GET <url>/models: <provider>=<base_url>.'),
       timeout_ms: z.number().int().positive().default(400),
+      learn_window: z
+        .boolean()
+        .default(true)
+        .describe(
+          'Ask an OpenAI-compatible server for the context window of a model that sets none (Ollama /api/show, LM Studio, llama.cpp /props, vLLM max_model_len); cached in <data dir>/cache/context-windows.json.',
+        ),
+      window_timeout_ms: z
+        .number()
+        .int()
+        .positive()
+        .default(1500)
+        .describe(
+          'Time limit of the context-window probe; on timeout the turn goes on with the catalog window.',
+        ),
     })
     .prefault({}),
   tpm_recovery: z

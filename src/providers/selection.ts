@@ -128,11 +128,18 @@ export function choose(
     purpose,
     selector: winner?.selector ?? null,
     source: winner?.source ?? 'none',
-    reason: winner
-      ? reasons[winner.source]
-      : 'no provider is configured or ready; at turn time svc probes loopback for a local model server (ollama, LM Studio, llama.cpp, vLLM)',
+    reason: winner ? reasons[winner.source] : noSelectionReason(env),
     candidates,
   };
+}
+
+function noSelectionReason(env: SelectionEnv): string {
+  const unset = Object.keys(env.config.providers)
+    .map((id) => env.entries.find((e) => e.id === id))
+    .find((e) => e && !e.disabled && e.problems.length === 0 && env.readiness(e).ready);
+  return unset
+    ? `providers.${unset.id} is configured but names no model: at turn time svc asks its server for its models and uses the only one (with several, add [models] large = "${unset.id}/<model>")`
+    : 'no provider is configured or ready; at turn time svc probes loopback for a local model server (ollama, LM Studio, llama.cpp, vLLM)';
 }
 
 /** Providers that can serve a turn without more setup, config order first, then catalog order. */

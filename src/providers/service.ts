@@ -8,12 +8,14 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { SvcError } from '../errors';
 import { type Catalog, loadCatalog, type RefreshResult, refreshCatalog } from './catalog';
 import { defaultSleep, type ProviderDeps } from './context';
+import { clearWindowCache, contextWindowFor } from './context-window';
 import { type CredentialStore, createCredentialStore } from './credential-store';
 import { probeLocalServers } from './local-probe';
 import { readSession } from './oauth/chatgpt';
 import { buildEntries, type ProviderEntry } from './provider-entries';
 import { type Readiness, type ReadinessContext, readiness } from './readiness';
 import { choose, type ParsedSelector, parseSelector, type Selection, type SelectionEnv } from './selection';
+import { listServerModels } from './server-models';
 import type { ModelInfo, ModelResolver, ResolvedModel, ResolveRequest } from './types';
 
 export interface ProviderService {
@@ -138,6 +140,7 @@ export function createProviderService(deps: ProviderDeps): ProviderService {
         signal,
       });
       memo = undefined;
+      clearWindowCache(deps.dataDir);
       return result;
     },
     seedSecrets() {
@@ -182,7 +185,13 @@ function createResolver(service: ProviderService): ModelResolver {
       credential: ready.credential,
       signal,
     });
-    return { selector: `${entry.id}/${model}`, provider: entry.id, model: languageModel, entry };
+    return {
+      selector: `${entry.id}/${model}`,
+      provider: entry.id,
+      model: languageModel,
+      entry,
+      apiKey: ready.credential.value,
+    };
   };
 
   return {
@@ -193,10 +202,19 @@ function createResolver(service: ProviderService): ModelResolver {
       let source: string = selection.source;
       if (selection.selector) {
         parsed = service.parse(selection.selector);
+        // `[providers.ollama]` with no model set: the catalog's recommendation may not be pulled.
+        if (selection.source === 'first_ready' && modelUnset(parsed.entry))
+          parsed = await modelFromServer(service, parsed.entry, parsed.model, request.signal);
       } else {
-        parsed = await probe(service, request.signal);
-        source = 'local_server';
-        if (!parsed) throw noProviderError(config.options.local_probe.urls);
+        const unset = firstModelUnset(service);
+        if (unset) {
+          parsed = await modelFromServer(service, unset, undefined, request.signal);
+          source = 'first_ready';
+        } else {
+          parsed = await probe(service, request.signal);
+          source = 'local_server';
+          if (!parsed) throw notReadyError(service) ?? noProviderError(config.options.local_probe.urls);
+        }
       }
       const primary = await link(parsed, request.signal);
       const fallbacks = config.options.tpm_recovery.provider_model_fallback
@@ -230,6 +248,12 @@ function createResolver(service: ProviderService): ModelResolver {
         const { source: _s, created: _c, ...rest } = found;
         Object.assign(info, rest, { id: parsed.model });
       }
+      const window = await contextWindowFor(deps, parsed.entry, parsed.model, {
+        apiKey: primary.apiKey,
+        signal: request.signal,
+      });
+      if (window.context_window) info.context_window = window.context_window;
+      else delete info.context_window;
       return {
         selector: primary.selector,
         provider: primary.provider,
@@ -237,9 +261,83 @@ function createResolver(service: ProviderService): ModelResolver {
         language_model,
         info,
         source,
+        window_source: window.source,
       };
     },
   };
+}
+
+/** A configured provider that names no model (no `[[providers.<id>.models]]`, no `default_model`). */
+function modelUnset(entry: ProviderEntry): boolean {
+  return (
+    entry.configured &&
+    entry.type === 'openai-compat' &&
+    !entry.config?.default_model &&
+    (entry.config?.models ?? []).length === 0 &&
+    (entry.auth === 'local' || entry.catalog === undefined)
+  );
+}
+
+/** The first configured, ready provider with no model at all (nothing to recommend), config order. */
+function firstModelUnset(service: ProviderService): ProviderEntry | undefined {
+  return Object.keys(service.deps.config().providers)
+    .map((id) => service.entry(id))
+    .find(
+      (entry): entry is ProviderEntry =>
+        entry !== undefined &&
+        !entry.disabled &&
+        entry.problems.length === 0 &&
+        modelUnset(entry) &&
+        !entry.default_large &&
+        service.readiness(entry).ready,
+    );
+}
+
+/**
+ * A configured provider with no model set: ask its server which models it serves. The
+ * recommended one if served, else the only one; with several, or none, a one-line error naming
+ * the `[models]` line to add.
+ */
+async function modelFromServer(
+  service: ProviderService,
+  entry: ProviderEntry,
+  recommended: string | undefined,
+  signal?: AbortSignal,
+): Promise<ParsedSelector> {
+  const { deps } = service;
+  const key = service.readiness(entry).credential.value;
+  const listed = await listServerModels({
+    fetch: deps.fetch,
+    base_url: entry.base_url!,
+    timeoutMs: deps.config().options.local_probe.window_timeout_ms,
+    signal,
+    headers: key ? { authorization: `Bearer ${key}` } : undefined,
+  });
+  const { models } = listed;
+  const chosen =
+    recommended && models.includes(recommended) ? recommended : models.length === 1 ? models[0] : undefined;
+  if (chosen) {
+    deps.log.info('model taken from the server', {
+      provider: entry.id,
+      model: chosen,
+      served: models.length,
+    });
+    return { entry, model: chosen };
+  }
+  const unset = `no model is set for providers.${entry.id}`;
+  if (models.length === 0) {
+    throw new SvcError(
+      'config_error',
+      `${unset}, and its server at ${entry.base_url} listed none (${listed.error ?? 'an empty model list'}); start the server and load a model, or add [models] large = "${entry.id}/<model>" to svc.toml`,
+      { details: { provider: entry.id } },
+    );
+  }
+  const shown = models.slice(0, 12).join(', ') + (models.length > 12 ? `, … (${models.length} in all)` : '');
+  throw new SvcError(
+    'config_error',
+    `${unset}, and its server serves ${models.length} models: ${shown}; pick one with [models] large = "${entry.id}/${models[0]}" in svc.toml (or svc run --model ${entry.id}/<model>)`,
+    { details: { provider: entry.id, models } },
+  );
 }
 
 async function probe(service: ProviderService, signal?: AbortSignal): Promise<ParsedSelector | undefined> {
@@ -282,6 +380,24 @@ async function probe(service: ProviderService, signal?: AbortSignal): Promise<Pa
       ? template.default_large
       : found.models[0];
   return { entry, model: preferred };
+}
+
+/** Providers are configured but none can serve a turn: say which and why, not "none configured". */
+function notReadyError(service: ProviderService): SvcError | undefined {
+  const entries = Object.keys(service.deps.config().providers)
+    .map((id) => service.entry(id))
+    .filter((e): e is ProviderEntry => e !== undefined && !e.disabled);
+  const first = entries[0];
+  if (!first) return undefined;
+  const reason =
+    service.readiness(first).reason ??
+    `no model is set; add [models] large = "${first.id}/<model>" to svc.toml`;
+  const more = entries.length > 1 ? ` (and ${entries.length - 1} more configured)` : '';
+  return new SvcError(
+    'config_error',
+    `providers.${first.id} is configured but cannot serve a turn${more}: ${reason}; no local model server answered either. svc config show-provider-status says what each provider still needs`,
+    { details: { provider: first.id } },
+  );
 }
 
 function noProviderError(probes: string[]): SvcError {

@@ -32,6 +32,12 @@ export interface ResolvedModel {
    * (nothing configured: a local model server answered on loopback).
    */
   source: string;
+  /**
+   * Where `info.context_window` comes from: `config`, `catalog`, the server endpoint that told it
+   * (`ollama /api/show num_ctx`, `vllm`…, cached in `<data dir>/cache/context-windows.json`), or
+   * `unknown`.
+   */
+  window_source?: string;
 }
 
 export interface ResolveRequest {

@@ -43,7 +43,8 @@ describe('agent kinds and sub-agents', () => {
         reply().text('echo is used in 3 places'),
         reply().text('The sub-agent found 3 places.'),
       ],
-      { extraTools: [echoTool, touchTool(log)] },
+      // Every effective tool in the request (the fake model tells no window, so auto would defer).
+      { extraTools: [echoTool, touchTool(log)], extraConfig: { options: { tool_exposure: 'all' } } },
     );
     const result = await app.agent.run({ prompt: 'where is echo used?' });
     expect(result).toMatchObject({ status: 'completed', text: 'The sub-agent found 3 places.' });

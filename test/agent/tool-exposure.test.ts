@@ -4,7 +4,8 @@
  *   effective tools are listed by name in the system prompt, stay callable, and are sent in full
  *   once called;
  * - all: every effective tool is sent;
- * - auto: deferred when the schemas would take over a tenth of the window; all with no window;
+ * - auto: all when the schemas fit in a tenth of the window, deferred when the core tools do, else
+ *   (and with no known window) essential: the essential tools in full, the rest by name;
  * - the funnel report is untouched (a deferred tool is still in the effective set).
  */
 import { describe, expect, it } from 'vitest';
@@ -96,17 +97,38 @@ describe('tool exposure', () => {
     expect(systemOf(provider, 0)).not.toContain('# More tools');
   });
 
-  it('auto: defers against a small window, sends everything against a large or unknown one', async () => {
-    const small = await agentApp([reply().text('done')], {
+  it('auto: all against a large window, deferred against a mid one, essential against a small or unknown one', async () => {
+    const large = await agentApp([reply().text('done')], {
       extraTools: [echoTool],
-      modelInfo: { context_window: 32_000 },
+      modelInfo: { context_window: 2_000_000 },
     });
-    await small.app.agent.run({ prompt: 'go' });
-    expect(toolNames(small.provider, 0)).not.toContain('echo');
-    for (const info of [{ context_window: 2_000_000 }, undefined]) {
-      const large = await agentApp([reply().text('done')], { extraTools: [echoTool], modelInfo: info });
-      await large.app.agent.run({ prompt: 'go' });
-      expect(toolNames(large.provider, 0)).toContain('echo');
+    await large.app.agent.run({ prompt: 'go' });
+    expect(toolNames(large.provider, 0)).toContain('echo');
+    expect(systemOf(large.provider, 0)).not.toContain('# More tools');
+
+    const mid = await agentApp([reply().text('done')], {
+      extraTools: [echoTool],
+      modelInfo: { context_window: 128_000 },
+    });
+    await mid.app.agent.run({ prompt: 'go' });
+    expect(toolNames(mid.provider, 0)).toEqual(
+      expect.arrayContaining(['view', 'agent', 'checkpoint_create']),
+    );
+    expect(toolNames(mid.provider, 0)).not.toContain('echo');
+    expect(systemOf(mid.provider, 0)).toMatch(/^- echo: Echo/m);
+
+    for (const info of [{ context_window: 32_000 }, undefined]) {
+      const small = await agentApp([reply().text('done')], { extraTools: [echoTool], modelInfo: info });
+      await small.app.agent.run({ prompt: 'go' });
+      const sent = toolNames(small.provider, 0);
+      expect(sent).toEqual(expect.arrayContaining(['view', 'write', 'edit', 'bash', 'grep']));
+      expect(sent).toContain('agent');
+      expect(sent).not.toContain('checkpoint_create');
+      expect(sent).not.toContain('echo');
+      const system = systemOf(small.provider, 0);
+      expect(system).toContain('# More tools');
+      expect(system).not.toMatch(/^- echo: /m);
+      expect(system).toMatch(/(^|, )echo(, |$)/m);
     }
   });
 });

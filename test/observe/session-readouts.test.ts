@@ -520,6 +520,8 @@ describe('prompt stack ledger', () => {
   it('records every assembly with sections, sizes and hashes, never the text', async () => {
     const { app, provider } = await agentApp([reply().text('one'), reply().text('two')], {
       files: { 'AGENTS.md': 'Project rule: be brief.\n' },
+      // Every tool sent: no deferred_tools section (the fake model tells no window, so auto would defer).
+      extraConfig: { options: { tool_exposure: 'all' } },
     });
     const empty = await call(app, 'get_prompt_stack_status');
     expect(empty).toMatchObject({

@@ -11,7 +11,8 @@ import { PREAMBLE_MARKER, REVIEW_PACK } from './fixtures';
 describe('operating pack in the agent loop', () => {
   it('OPMODE-26 effect: the active pack preamble is in the request the model receives, and its denied tool is not offered', async () => {
     const { app, provider } = await agentApp([reply().text('first'), reply().text('second')], {
-      extraConfig: { options: { operating_packs: true } },
+      // tool_exposure all: every effective tool in the request (auto defers on the fake's unknown window).
+      extraConfig: { options: { operating_packs: true, tool_exposure: 'all' } },
     });
     writeFiles(app.workspace, { '.svc/packs/review/pack.toml': REVIEW_PACK });
     const packed = app.agent.createSession({ title: 'packed' });
