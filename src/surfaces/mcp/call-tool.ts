@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { App } from '../../app';
 import { SvcError } from '../../errors';
 import { callTool as callThrough } from '../../tools/core/call-tool';
-import type { AnyTool } from '../../tools/core/types';
+import type { AnyTool, CallContext } from '../../tools/core/types';
 import type { ExposedTool } from './exposed-tools';
 
 export interface McpToolListing {
@@ -59,8 +59,8 @@ export function inputSchemaOf(schema: z.ZodType): McpToolListing['inputSchema'] 
 
 export interface CallOptions {
   signal: AbortSignal;
-  /** The MCP-bound session: tools with an optional `session_id` default to it. */
-  sessionId?: string;
+  /** The MCP-bound session: tools with an optional `session_id` default to it (a function: read lazily). */
+  sessionId?: string | (() => string);
 }
 
 export async function callTool(
@@ -72,13 +72,10 @@ export async function callTool(
 ): Promise<McpCallResult> {
   const entry = exposed.find((e) => e.mcpName === name);
   if (!entry) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${name}`);
-  const outcome = await callThrough(
-    app,
-    entry.tool.name,
-    args,
-    { surface: 'mcp', signal: options.signal, sessionId: options.sessionId },
-    { tool: entry.tool, gate: (tool) => mcpGateError(app, tool) },
-  );
+  const outcome = await callThrough(app, entry.tool.name, args, boundContext(options), {
+    tool: entry.tool,
+    gate: (tool) => mcpGateError(app, tool),
+  });
   if (outcome.ok) {
     let result: unknown = outcome.value;
     if (result instanceof Response) {
@@ -114,6 +111,19 @@ export async function callTool(
       throw new McpError(ErrorCode.InternalError, `unknown call stage ${String(exhaustive)}`);
     }
   }
+}
+
+/**
+ * The call context. A lazy session is a getter: the session is created only when the tool reads
+ * `ctx.sessionId` (a status readout that needs no session creates none).
+ */
+function boundContext(options: CallOptions): CallContext {
+  const { sessionId, signal } = options;
+  if (typeof sessionId !== 'function') return { surface: 'mcp', signal, sessionId };
+  return Object.defineProperty({ surface: 'mcp', signal } as CallContext, 'sessionId', {
+    get: sessionId,
+    enumerable: true,
+  });
 }
 
 /** Why the tool's `mcpGate` does not offer it over MCP now, or undefined when it does. */
