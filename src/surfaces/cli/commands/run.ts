@@ -11,13 +11,12 @@
  * clear message unless `--yolo` or `[permissions].allowed_tools` allows the tool.
  * @module
  */
-import { createInterface, type Interface } from 'node:readline';
 import { Option } from 'commander';
 import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { type FailureReport, SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
-import type { PermissionDecision } from '../../../permissions/permission-service';
+import { decisionForKey, permissionChoices, permissionLabel } from '../../../permissions/keys';
 import { callTool } from '../../../tools/core/call-tool';
 import type { CliContext, CliIo, CliRegistrar } from '../context';
 import { runEndLines, toolRefusedLine } from '../failure-lines';
@@ -225,12 +224,23 @@ function createOutput(io: CliIo, format: RunOptions['output'], sessionId: string
   }
 }
 
-/** Answers permission requests on the terminal: y (once), a (always, this session), n (deny). */
+/**
+ * Answers permission requests on the terminal with one keypress, the keys of every surface
+ * (src/permissions/keys.ts): y allow once, s allow for this session, n (or Esc) deny. Ctrl-C
+ * denies and interrupts the run. Other keys are ignored.
+ */
 function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): () => void {
   const detach = app.agent.attach(sessionId, 'svc run (terminal)');
-  let reader: Interface | undefined;
+  const stdin = io.stdin as NodeJS.ReadStream;
   const waiting: { session_id: string; request_id: string; title: string }[] = [];
   let asking = false;
+  let onKey: ((chunk: Buffer | string) => void) | undefined;
+  const release = () => {
+    if (onKey) stdin.off('data', onKey);
+    onKey = undefined;
+    stdin.setRawMode?.(false);
+    stdin.pause();
+  };
   const ask = () => {
     const next = waiting.shift();
     if (!next) {
@@ -238,15 +248,16 @@ function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): () => v
       return;
     }
     asking = true;
-    reader ??= createInterface({
-      input: io.stdin!,
-      output: io.stderr as NodeJS.WritableStream,
-      terminal: false,
-    });
-    reader.question(`\n? allow ${next.title}  [y] once  [a] always (this session)  [n] deny: `, (answer) => {
-      const key = answer.trim().toLowerCase()[0];
-      const decision: PermissionDecision =
-        key === 'y' ? 'allow_once' : key === 'a' ? 'allow_session' : 'deny';
+    io.stderr.write(`\n? allow ${next.title}\n  ${permissionChoices()} `);
+    onKey = (chunk) => {
+      const input = String(chunk);
+      // An escape sequence (an arrow key) is not Esc: only a lone key counts.
+      const escapeSequence = input.length > 1 && input[0] === '\u001b';
+      const decision = escapeSequence ? undefined : decisionForKey(input[0] ?? '');
+      if (!decision) return;
+      release();
+      io.stderr.write(`${permissionLabel(decision)}\n`);
+      if (input[0] === '\u0003') process.kill(process.pid, 'SIGINT');
       // Through answer_permission, like every client; answered elsewhere or cancelled meanwhile
       // is no error here (the first answer won).
       void callTool(
@@ -255,7 +266,10 @@ function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): () => v
         { session_id: next.session_id, request_id: next.request_id, decision, by: 'terminal' },
         { surface: 'cli', sessionId },
       ).then(ask);
-    });
+    };
+    stdin.setRawMode?.(true);
+    stdin.on('data', onKey);
+    stdin.resume();
   };
   const unsubscribe = app.agent.subscribe(
     sessionId,
@@ -271,7 +285,7 @@ function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): () => v
   return () => {
     unsubscribe();
     detach();
-    reader?.close();
+    release();
   };
 }
 
