@@ -25,6 +25,7 @@ import { runFailure } from './failure';
 import { textOf } from './history';
 import { recordProject } from './project-registry';
 import { executeRun, type RunOutcome, type StopState } from './run-loop';
+import { refusedCall } from './refused';
 import type { AgentToolbox } from './toolbox';
 import type {
   AgentService,
@@ -147,6 +148,7 @@ export function createAgentService(appRef: () => App, deps: AgentServiceDeps): A
       reason: run.reason,
       error: run.error,
       failure: run.failure,
+      refused: run.status === 'completed' ? refusedCall(app().runs, run.id) : null,
       text: message ? textOf(message.parts) : '',
       steps: run.steps,
       usage: run.usage,

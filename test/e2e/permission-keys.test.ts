@@ -50,6 +50,8 @@ describe.skipIf(!hasTmux)('svc run permission keys (tmux)', () => {
   it('n denies with a single keypress and the file stays as it was', { timeout: 150_000 }, async () => {
     const { ws, done } = await editRun('n');
     expect(done).toContain(`${permissionChoices()} deny`);
+    expect(done).toContain('svc: run refused: edit was denied by the operator');
+    expect(done).toContain('svc-exit=3');
     expect(readFileSync(join(ws, 'hello.txt'), 'utf8')).toBe('hello world\n');
   });
 });

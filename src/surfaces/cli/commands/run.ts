@@ -1,8 +1,9 @@
 /**
  * `svc run "<prompt>"`: the headless main job. Runs the agent in the workspace on one prompt
  * (from the arguments or stdin) through the session API (`app.agent`), streams the answer, and
- * exits 0 when the run completed, 1 when it failed (or was cancelled), 2 on bad usage (including
- * no model configured: the message says how to configure one).
+ * exits 0 when the run completed, 1 when it failed (or was cancelled; a step or budget limit is a
+ * failure), 2 on bad usage (including no model configured: the message says how to configure
+ * one), 3 when it completed but a mutating call was refused (the change was not made).
  *
  * Output: `text` (the model's text as it streams; tool activity on stderr when it is a
  * terminal), `json` (one result object at the end), `stream-json` (one JSON event per line as it
@@ -19,7 +20,7 @@ import type { SessionEvent } from '../../../events/bus';
 import { decisionForKey, permissionChoices, permissionLabel } from '../../../permissions/keys';
 import { callTool } from '../../../tools/core/call-tool';
 import type { CliContext, CliIo, CliRegistrar } from '../context';
-import { runEndLines, toolRefusedLine } from '../failure-lines';
+import { runEndLines, runExitCode, toolRefusedLine } from '../failure-lines';
 
 interface RunOptions {
   output: 'text' | 'json' | 'stream-json';
@@ -30,6 +31,7 @@ interface RunOptions {
   yolo?: boolean;
   dangerouslySkipPermissions?: boolean;
   agent?: string;
+  json?: boolean;
 }
 
 export const registerRun: CliRegistrar = (program, ctx) => {
@@ -42,6 +44,7 @@ export const registerRun: CliRegistrar = (program, ctx) => {
         .choices(['text', 'json', 'stream-json'])
         .default('text'),
     )
+    .option('--json', 'the same as --output json')
     .option('--session <id>', 'continue this session')
     .option('--continue', 'continue the current session (the last one svc run used or switch_session chose)')
     .option('--model <selector>', 'model for this run, <provider>/<model>')
@@ -54,8 +57,12 @@ export const registerRun: CliRegistrar = (program, ctx) => {
     });
 };
 
-async function runCommand(ctx: CliContext, words: string[], options: RunOptions) {
+async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
   const { io } = ctx;
+  if (flags.json && flags.output !== 'text' && flags.output !== 'json') {
+    throw new SvcError('invalid_input', `--json conflicts with --output ${flags.output}; drop one of them`);
+  }
+  const options: RunOptions = flags.json ? { ...flags, output: 'json' } : flags;
   const fromStdin = words.length === 0;
   const prompt = fromStdin ? await readStdin(io) : words.join(' ');
   if (!prompt.trim()) {
@@ -151,7 +158,7 @@ async function runCommand(ctx: CliContext, words: string[], options: RunOptions)
     unsubscribe();
   }
   output.finish(result);
-  ctx.exitCode = result.status === 'completed' ? 0 : 1;
+  ctx.exitCode = runExitCode(result);
 }
 
 interface Output {
