@@ -15,7 +15,9 @@ const svc = (ws: string, ...args: string[]) => runBin(args, { cwd: ws, env: env(
 
 describe('svc config set / validate: one validation, one answer', () => {
   it('a typo elsewhere does not stop config set options.max_steps 5; validate agrees', async () => {
-    const ws = tmpWorkspace({ files: { 'svc.toml': '[options]\nmax_step = 3\n\n[providrs.x]\nbase_url = "http://a"\n' } });
+    const ws = tmpWorkspace({
+      files: { 'svc.toml': '[options]\nmax_step = 3\n\n[providrs.x]\nbase_url = "http://a"\n' },
+    });
     const validate = await svc(ws, 'config', 'validate', '--json');
     expect(validate.code, validate.stderr).toBe(0);
     expect(JSON.parse(validate.stdout)).toMatchObject({ valid: true, errors: [] });
@@ -35,12 +37,16 @@ describe('svc config set / validate: one validation, one answer', () => {
     const ws = tmpWorkspace({ files: { 'svc.toml': '[options]\nmax_steps = 3\n' } });
     const set = await svc(ws, 'config', 'set', 'options.max_stepz', '5');
     expect(set.code).toBe(2);
-    expect(set.stderr).toContain('svc: config: refusing to write options.max_stepz: options: unknown key max_stepz');
+    expect(set.stderr).toContain(
+      'svc: config: refusing to write options.max_stepz: options: unknown key max_stepz',
+    );
     expect(readFileSync(join(ws, 'svc.toml'), 'utf8')).toBe('[options]\nmax_steps = 3\n');
   });
 
   it('a real problem elsewhere: set names its line and why, and validate reports the same', async () => {
-    const ws = tmpWorkspace({ files: { 'svc.toml': '[options]\nmax_steps = 3\n\n[providers.x]\nbase_url = 42\n' } });
+    const ws = tmpWorkspace({
+      files: { 'svc.toml': '[options]\nmax_steps = 3\n\n[providers.x]\nbase_url = 42\n' },
+    });
     const validate = await svc(ws, 'config', 'validate');
     expect(validate.code).toBe(2);
     const line = 'svc.toml:5: providers.x.base_url: expected string, got number 42';

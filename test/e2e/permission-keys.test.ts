@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PERMISSION_KEYS, permissionChoices } from '../../src/permissions/keys';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import { hasTmux, svcInTmux } from '../helpers/tmux';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
+import { hasTmux, svcInTmux } from '../helpers/tmux';
 
 async function editRun(key: string) {
   const provider = await fakeProvider([
@@ -39,7 +39,9 @@ describe.skipIf(!hasTmux)('svc run permission keys (tmux)', () => {
     expect(permissionChoices()).toBe('[y] allow once  [s] allow for this session  [n] deny');
   });
 
-  it('y allows the edit with a single keypress (no Enter) and names the answer', { timeout: 150_000 }, async () => {
+  it('y allows the edit with a single keypress (no Enter) and names the answer', {
+    timeout: 150_000,
+  }, async () => {
     const { ws, done } = await editRun('y');
     expect(done).toContain(`${permissionChoices()} allow once`);
     expect(done).toContain('Done editing.');

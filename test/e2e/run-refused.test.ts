@@ -44,7 +44,9 @@ describe('a refused change is reported, not done', () => {
     expect(result.stderr).toContain(
       'svc: run refused: edit needed permission and no one was there to answer; the change was not made',
     );
-    expect(result.stderr).toMatch(/svc: next: re-run with --yolo, add "edit" to \[permissions\]\.allowed_tools/);
+    expect(result.stderr).toMatch(
+      /svc: next: re-run with --yolo, add "edit" to \[permissions\]\.allowed_tools/,
+    );
     expect(readFileSync(join(ws, 'hello.txt'), 'utf8')).toBe('hello world\n');
   });
 

@@ -5,7 +5,7 @@
  * route serves, redacted the same way.
  * @module
  */
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { App } from '../../app';
 import { SvcError } from '../../errors';
@@ -71,7 +71,7 @@ export async function callTool(
   options: CallOptions,
 ): Promise<McpCallResult> {
   const entry = exposed.find((e) => e.mcpName === name);
-  if (!entry) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${name}`);
+  if (!entry) throw protocolError(ErrorCode.InvalidParams, `unknown tool ${name}`);
   const outcome = await callThrough(app, entry.tool.name, args, boundContext(options), {
     tool: entry.tool,
     gate: (tool) => mcpGateError(app, tool),
@@ -96,7 +96,7 @@ export async function callTool(
       );
     }
     case 'input':
-      throw new McpError(ErrorCode.InvalidParams, e.message, e.details);
+      throw protocolError(ErrorCode.InvalidParams, e.message, e.details);
     case 'run': {
       if (e.code === 'internal') app.log.error('mcp tool failed', { tool: name, error: e.cause ?? e });
       let message = e.message;
@@ -108,7 +108,7 @@ export async function callTool(
     }
     default: {
       const exhaustive: never = outcome.stage;
-      throw new McpError(ErrorCode.InternalError, `unknown call stage ${String(exhaustive)}`);
+      throw protocolError(ErrorCode.InternalError, `unknown call stage ${String(exhaustive)}`);
     }
   }
 }
@@ -144,6 +144,19 @@ function mcpGateError(app: App, tool: AnyTool): SvcError | undefined {
   return new SvcError('unavailable', `${tool.name} is not offered over MCP: ${reason}`, {
     details: { tool: tool.name, reason },
   });
+}
+
+/**
+ * A JSON-RPC error for the SDK to answer with: its code, data and the message as it is. (An
+ * `McpError` carries `MCP error <code>: ` in its message, which went onto the wire and was
+ * prefixed again by the client: `MCP error -32602: MCP error -32602: …`.)
+ */
+function protocolError(
+  code: number,
+  message: string,
+  data?: unknown,
+): Error & { code: number; data?: unknown } {
+  return Object.assign(new Error(message), { code, ...(data !== undefined ? { data } : {}) });
 }
 
 function errorResult(text: string): McpCallResult {

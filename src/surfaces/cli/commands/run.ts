@@ -68,7 +68,7 @@ async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
   if (!prompt.trim()) {
     throw new SvcError(
       'invalid_input',
-      'svc run: no prompt; pass it as an argument (svc run "<prompt>") or on stdin',
+      'no prompt; pass it as an argument (svc run "<prompt>") or on stdin',
     );
   }
   const maxSteps = options.maxSteps === undefined ? undefined : Number(options.maxSteps);
