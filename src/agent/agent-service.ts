@@ -24,8 +24,8 @@ import { compactHistory } from './compaction';
 import { runFailure } from './failure';
 import { textOf } from './history';
 import { recordProject } from './project-registry';
-import { executeRun, type RunOutcome, type StopState } from './run-loop';
 import { refusedCall } from './refused';
+import { executeRun, type RunOutcome, type StopState } from './run-loop';
 import type { AgentToolbox } from './toolbox';
 import type {
   AgentService,

@@ -9,8 +9,8 @@
  * @module
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { App, BackgroundWorker } from '../app';
 import { refusedCall } from '../agent/refused';
+import type { App, BackgroundWorker } from '../app';
 import { toSvcError } from '../errors';
 
 export interface AutopilotState {

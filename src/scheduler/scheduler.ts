@@ -218,7 +218,12 @@ export function createScheduler(appRef: () => App): Scheduler {
         // A run that finished with a refused change records `refused`, not `completed`.
         (run) =>
           run.refused
-            ? finishFiring(record, schedule.id, 'refused', `${run.refused.summary}; next: ${run.refused.next}`)
+            ? finishFiring(
+                record,
+                schedule.id,
+                'refused',
+                `${run.refused.summary}; next: ${run.refused.next}`,
+              )
             : finishFiring(record, schedule.id, run.status, run.error),
         (error) => finishFiring(record, schedule.id, 'failed', toSvcError(error).message),
       );

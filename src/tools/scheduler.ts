@@ -156,7 +156,11 @@ export const schedule = defineTool({
         args: ['schedule_id'],
         fixed: { action: 'run' },
         exitCode: (result: { outcome?: string }) =>
-          result.outcome === undefined || result.outcome === 'completed' ? 0 : result.outcome === 'refused' ? 3 : 1,
+          result.outcome === undefined || result.outcome === 'completed'
+            ? 0
+            : result.outcome === 'refused'
+              ? 3
+              : 1,
       },
       {
         command: 'schedule pause',

@@ -66,10 +66,7 @@ async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
   const fromStdin = words.length === 0;
   const prompt = fromStdin ? await readStdin(io) : words.join(' ');
   if (!prompt.trim()) {
-    throw new SvcError(
-      'invalid_input',
-      'no prompt; pass it as an argument (svc run "<prompt>") or on stdin',
-    );
+    throw new SvcError('invalid_input', 'no prompt; pass it as an argument (svc run "<prompt>") or on stdin');
   }
   const maxSteps = options.maxSteps === undefined ? undefined : Number(options.maxSteps);
   if (maxSteps !== undefined && (!Number.isInteger(maxSteps) || maxSteps < 1)) {
