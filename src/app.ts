@@ -563,7 +563,7 @@ function checkAllowlists(config: Config) {
     ...Object.entries(config.agents).flatMap(([id, agent]) =>
       agent.tools?.allow ? allowlistProblems(agent.tools.allow, `agents.${id}.tools.allow`) : [],
     ),
-    ...allowlistProblems(config.services.mcp.exposed_tools, 'services.mcp.exposed_tools'),
+    ...allowlistProblems(config.services.mcp.exposed_tools ?? [], 'services.mcp.exposed_tools'),
   ];
   if (problems.length)
     throw new SvcError('config_error', `config: ${problems[0]}`, { details: { problems } });

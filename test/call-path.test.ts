@@ -78,9 +78,7 @@ describe('one invalid-input message on every surface', () => {
     expect(cli.stderr).toBe(`svc: ${RANGE}\n`);
 
     // The SDK prefixes the code on the wire (McpError) and again in the client's error.
-    expect(await mcpError(app, 'svc_list_sessions', { limit: 0 })).toBe(
-      `MCP error -32602: MCP error -32602: ${RANGE}`,
-    );
+    expect(await mcpError(app, 'svc_list_sessions', { limit: 0 })).toBe(`MCP error -32602: ${RANGE}`);
 
     const run = await app.agent.run({ prompt: 'list them', sessionId: session.id });
     expect(run.status).toBe('completed');
@@ -111,7 +109,7 @@ describe('one invalid-input message on every surface', () => {
     expect(body.error.message).toBe(TYPE);
 
     expect(await mcpError(app, 'svc_message', { action: 'send', session_id: session.id, text: 7 })).toBe(
-      `MCP error -32602: MCP error -32602: ${TYPE}`,
+      `MCP error -32602: ${TYPE}`,
     );
 
     const run = await app.agent.run({ prompt: 'send it', sessionId: session.id });

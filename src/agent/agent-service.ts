@@ -24,6 +24,7 @@ import { compactHistory } from './compaction';
 import { runFailure } from './failure';
 import { textOf } from './history';
 import { recordProject } from './project-registry';
+import { refusedCall } from './refused';
 import { executeRun, type RunOutcome, type StopState } from './run-loop';
 import type { AgentToolbox } from './toolbox';
 import type {
@@ -147,6 +148,7 @@ export function createAgentService(appRef: () => App, deps: AgentServiceDeps): A
       reason: run.reason,
       error: run.error,
       failure: run.failure,
+      refused: run.status === 'completed' ? refusedCall(app().runs, run.id) : null,
       text: message ? textOf(message.parts) : '',
       steps: run.steps,
       usage: run.usage,

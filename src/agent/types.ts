@@ -17,6 +17,7 @@ import type { AgentRun, FinalRunStatus, RunStatus } from '../runs/run-ledger';
 import type { CreateSessionInput, Session } from '../sessions/session-store';
 import type { Workspace } from '../workspace/workspace';
 import type { AgentKind } from './agent-kinds';
+import type { RefusedCall } from './refused';
 
 /** The agent state machine of one session. */
 export type SessionState = 'idle' | 'running' | 'cancelling' | 'compacting';
@@ -68,6 +69,11 @@ export interface RunResult {
   error: string | null;
   /** What failed, with the provider, the model and the next step; null unless the run failed. */
   failure: FailureReport | null;
+  /**
+   * The refused mutating call a completed run ended with (denied, nobody to ask, refused by the
+   * command rules), or null: the run finished but that change was not made.
+   */
+  refused: RefusedCall | null;
   /** The final assistant text of the run. */
   text: string;
   steps: number;

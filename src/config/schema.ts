@@ -606,8 +606,10 @@ export const servicesSchema = z.strictObject({
     .strictObject({
       ...serviceAuth,
       exposed_tools: toolList
-        .default([])
-        .describe('MCP tool names svc service start mcp exposes (e.g. svc_get_workflow_tools_status).'),
+        .optional()
+        .describe(
+          'MCP tool names svc service start mcp exposes (e.g. svc_get_workflow_tools_status). Unset: the read-only default set (docs/mcp.md); [] serves none.',
+        ),
       transport: z
         .enum(['stdio', 'http'])
         .default('stdio')

@@ -49,18 +49,13 @@ export function writeConfigKey(
   } else {
     setPath(next, path, value);
   }
-  // Validate the whole file as it would be, before anything is written.
-  const check = configSchema.safeParse(next);
-  if (!check.success) {
-    const problem = check.error.issues.find((i) => i.code !== 'unrecognized_keys');
-    const unknown = check.error.issues.find((i) => i.code === 'unrecognized_keys');
-    const issue = problem ?? unknown!;
-    const where = issue.path.join('.');
-    const reason = problem ? issue.message : `unknown key ${(issue as { keys: string[] }).keys.join(', ')}`;
-    throw new SvcError(
-      'invalid_input',
-      `config: refusing to write ${key}: ${where ? `${where}: ` : ''}${reason}; ${file} is unchanged`,
-    );
+  // Validate the file as it would be, before anything is written. Only what this edit brings in
+  // refuses it: an unknown key elsewhere is a warning, as for the loader and `config validate`
+  // (one validation, one answer), and a problem the file already had is the loader's to name, with
+  // its line (the `check` below).
+  const problem = newProblem(tree, next, path);
+  if (problem) {
+    throw new SvcError('invalid_input', `config: refusing to write ${key}: ${problem}; ${file} is unchanged`);
   }
   let text = lineEdit(before, path, value);
   if (text === undefined || !sameTree(text, next)) text = stringifyToml(next);
@@ -69,9 +64,11 @@ export function writeConfigKey(
     options.check?.(text);
   } catch (error) {
     const reason = (error instanceof Error ? error.message : String(error)).replace(/^config: /, '');
-    throw new SvcError('invalid_input', `config: refusing to write ${key}: ${reason}; ${file} is unchanged`, {
-      cause: error,
-    });
+    throw new SvcError(
+      'invalid_input',
+      `config: refusing to write ${key}: ${reason}; ${file} is unchanged (fix that first; svc config validate lists every problem)`,
+      { cause: error },
+    );
   }
   const temp = join(dirname(file), `.${Date.now()}.${process.pid}.svc.toml.tmp`);
   writeFileSync(temp, text, { mode: 0o600 });
@@ -151,4 +148,38 @@ function quoteKey(key: string): string {
 
 function same(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+type SchemaIssue = { code: string; path: PropertyKey[]; message: string; keys?: string[] };
+
+/** The first schema problem of `next` that `before` did not have and that concerns the edit. */
+function newProblem(before: Record<string, unknown>, next: Record<string, unknown>, edited: string[]) {
+  const check = configSchema.safeParse(next);
+  if (check.success) return undefined;
+  const had = new Set(issuesOf(before).map(issueId));
+  const describe = (issue: SchemaIssue, reason: string) => {
+    const where = issue.path.join('.');
+    return `${where ? `${where}: ` : ''}${reason}`;
+  };
+  for (const issue of check.error.issues as SchemaIssue[]) {
+    if (issue.code === 'unrecognized_keys') {
+      // Refused only when the key being written is the unknown one (or under it).
+      const unknown = (issue.keys ?? []).find((k) => isPrefix([...issue.path.map(String), k], edited));
+      if (unknown !== undefined) return describe(issue, `unknown key ${unknown}`);
+      continue;
+    }
+    if (!had.has(issueId(issue))) return describe(issue, issue.message);
+  }
+  return undefined;
+}
+
+function issuesOf(tree: Record<string, unknown>): SchemaIssue[] {
+  const check = configSchema.safeParse(tree);
+  return check.success ? [] : (check.error.issues as SchemaIssue[]);
+}
+
+const issueId = (issue: SchemaIssue) => `${issue.path.map(String).join('.')}|${issue.code}|${issue.message}`;
+
+function isPrefix(prefix: string[], path: string[]): boolean {
+  return prefix.length <= path.length && prefix.every((part, i) => part === path[i]);
 }

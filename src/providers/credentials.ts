@@ -5,8 +5,10 @@
  * say when two sources disagree (ambiguous); the first present one wins.
  * @module
  */
-import { join } from 'node:path';
-import type { LoadedConfig } from '../config/load';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { globalConfigPath, type LoadedConfig } from '../config/load';
 import { writeConfigKey } from '../config/write';
 import { SvcError } from '../errors';
 import type { Clock } from '../util/ids';
@@ -134,8 +136,10 @@ export interface StoreKeyDeps {
   };
   redactor: { add(secret: string): void };
   clock: Clock;
-  /** The workspace whose svc.toml receives the `keychain:<provider>` sentinel. */
+  /** The workspace: its svc.toml is never written (it is meant to be committed), only read. */
   workspace: string;
+  /** HOME / XDG_CONFIG_HOME: the user config `<config dir>/svc/svc.toml` receives the sentinel. */
+  env: Readonly<Record<string, string | undefined>>;
   reloadConfig(): unknown;
 }
 
@@ -155,7 +159,13 @@ export interface StoredKey {
   kind: 'api_key' | 'bearer';
   backend: string;
   sentinel_written: boolean;
+  /** The user config that holds the sentinel (never the workspace svc.toml). */
   config_file: string | null;
+  /**
+   * Set when the workspace svc.toml gives the provider another `api_key`, which wins over the user
+   * config: the stored key is not used until that line goes.
+   */
+  shadowed_by?: string;
 }
 
 /**
@@ -177,14 +187,17 @@ export function storeKey(deps: StoreKeyDeps, input: StoreKeyInput): StoredKey {
     stored_at: new Date(deps.clock.now()).toISOString(),
   });
   let file: string | null = null;
-  // AUTH-28: with durable storage the provider's api_key becomes the keychain:<provider> sentinel.
+  // AUTH-28: with durable storage the provider's api_key becomes the keychain:<provider> sentinel,
+  // in the user config: the workspace svc.toml is meant to be committed and is never edited here.
   if (store.durable()) {
-    file = join(deps.workspace, 'svc.toml');
-    const id = /^[A-Za-z0-9_-]+$/.test(provider) ? provider : `"${provider}"`;
+    file = globalConfigPath(deps.env as Record<string, string | undefined>);
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    const id = tableId(provider);
     if (input.type && !entry) writeConfigKey(file, `providers.${id}.type`, input.type);
-    writeConfigKey(file, `providers.${id}.api_key`, `keychain:${provider}`);
+    writeConfigKey(file, `providers.${id}.api_key`, sentinelOf(provider));
     deps.reloadConfig();
   }
+  const workspaceKey = workspaceApiKey(deps.workspace, provider);
   return {
     provider,
     stored: true,
@@ -192,7 +205,60 @@ export function storeKey(deps: StoreKeyDeps, input: StoreKeyInput): StoredKey {
     backend: store.status().backend,
     sentinel_written: file !== null,
     config_file: file,
+    ...(workspaceKey !== undefined && workspaceKey !== sentinelOf(provider)
+      ? { shadowed_by: join(deps.workspace, 'svc.toml') }
+      : {}),
   };
+}
+
+export interface ForgottenKey {
+  provider: string;
+  /** A credential was in the store and is gone. */
+  removed: boolean;
+  /** Config files whose `keychain:<provider>` sentinel was removed. */
+  sentinel_removed_from: string[];
+}
+
+/**
+ * `svc auth logout`: undo what storing a key did: the stored credential, and the
+ * `keychain:<provider>` sentinel in the user config (and in the workspace svc.toml, where older
+ * versions wrote it). An `api_key` that is anything else (a literal, `${ENV}`) is left alone.
+ */
+export function forgetKey(deps: Omit<StoreKeyDeps, 'clock' | 'redactor'>, id: string): ForgottenKey {
+  const provider = id.trim();
+  const removed = deps.providers.store.delete(provider);
+  const sentinel_removed_from: string[] = [];
+  const key = `providers.${tableId(provider)}.api_key`;
+  for (const file of [
+    globalConfigPath(deps.env as Record<string, string | undefined>),
+    join(deps.workspace, 'svc.toml'),
+  ]) {
+    if (apiKeyIn(file, provider) !== sentinelOf(provider)) continue;
+    writeConfigKey(file, key, undefined);
+    sentinel_removed_from.push(file);
+  }
+  if (sentinel_removed_from.length) deps.reloadConfig();
+  return { provider, removed, sentinel_removed_from };
+}
+
+const sentinelOf = (provider: string) => `keychain:${provider}`;
+const tableId = (provider: string) => (/^[A-Za-z0-9_-]+$/.test(provider) ? provider : `"${provider}"`);
+
+function workspaceApiKey(workspace: string, provider: string): unknown {
+  return apiKeyIn(join(workspace, 'svc.toml'), provider);
+}
+
+/** `providers.<id>.api_key` as written in a config file (undefined when absent or unreadable). */
+function apiKeyIn(file: string, provider: string): unknown {
+  if (!existsSync(file)) return undefined;
+  try {
+    const tree = parseToml(readFileSync(file, 'utf8')) as {
+      providers?: Record<string, { api_key?: unknown }>;
+    };
+    return tree.providers?.[provider]?.api_key;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -9,6 +9,7 @@
  * @module
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { refusedCall } from '../agent/refused';
 import type { App, BackgroundWorker } from '../app';
 import { toSvcError } from '../errors';
 
@@ -50,7 +51,14 @@ export function createAutopilotWorker(appRef: () => App): AutopilotWorker {
   const pruneStarted = (app: App) => {
     for (const runId of started) {
       const run = app.runs.get(runId);
-      if (!run || (run.status !== 'running' && run.status !== 'queued')) started.delete(runId);
+      if (run && (run.status === 'running' || run.status === 'queued')) continue;
+      started.delete(runId);
+      // A run that finished with a refused change is an outcome to look at, not a success.
+      const refused = run?.status === 'completed' ? refusedCall(app.runs, runId) : null;
+      if (refused) {
+        state.errors++;
+        state.last_error = `run ${runId} refused: ${refused.summary}; next: ${refused.next}`;
+      }
     }
     state.active_runs = [...started];
   };

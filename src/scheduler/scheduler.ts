@@ -215,7 +215,16 @@ export function createScheduler(appRef: () => App): Scheduler {
       });
       store.attachRun(record.id, { run_id: sent.run_id, session_id: sessionId });
       const job = a.agent.wait(sent.run_id).then(
-        (run) => finishFiring(record, schedule.id, run.status, run.error),
+        // A run that finished with a refused change records `refused`, not `completed`.
+        (run) =>
+          run.refused
+            ? finishFiring(
+                record,
+                schedule.id,
+                'refused',
+                `${run.refused.summary}; next: ${run.refused.next}`,
+              )
+            : finishFiring(record, schedule.id, run.status, run.error),
         (error) => finishFiring(record, schedule.id, 'failed', toSvcError(error).message),
       );
       track(job);

@@ -152,9 +152,15 @@ export const schedule = defineTool({
       },
       {
         command: 'schedule run',
-        description: 'Run a job now and wait for its run to finish.',
+        description: 'Run a job now and wait for its run to finish (exit 1 failed, 3 a change was refused).',
         args: ['schedule_id'],
         fixed: { action: 'run' },
+        exitCode: (result: { outcome?: string }) =>
+          result.outcome === undefined || result.outcome === 'completed'
+            ? 0
+            : result.outcome === 'refused'
+              ? 3
+              : 1,
       },
       {
         command: 'schedule pause',
@@ -225,7 +231,9 @@ export const schedule = defineTool({
         const wait = input.wait || ctx.surface === 'cli';
         if (!wait || !fired.run_id) return { action: 'run', ...fired };
         const result = await app.agent.wait(fired.run_id, { signal: ctx.signal });
-        return { action: 'run', ...fired, result };
+        // The firing's outcome as the schedule records it: `refused` when a change was refused.
+        const outcome = result.refused ? 'refused' : result.status;
+        return { action: 'run', ...fired, outcome, result };
       }
       case 'pause':
         return { action: 'pause', schedule: view(app.scheduler.pause(need('pause'))) };

@@ -144,6 +144,61 @@ describe('svc service start mcp (built binary)', () => {
     });
   });
 
+  it('CFG-31 / OPMODE-42 / ADAPT-35: exposed_tools unset serves the read-only default, says so on stderr, and creates no session until a tool needs one', async () => {
+    const ws = tmpWorkspace({ files: { 'hello.txt': 'hi\n' } });
+    const { client, stderr } = await stdioClient(ws);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    for (const name of [
+      'svc_view',
+      'svc_grep',
+      'svc_search',
+      'svc_get_provider_status',
+      'svc_runtime_features',
+      'svc_get_workflow_tools_status',
+      'svc_get_multiplayer_coordination_dashboard',
+    ]) {
+      expect(names).toContain(name);
+    }
+    for (const name of [
+      'svc_get_operating_mode',
+      'svc_get_adaptive_orchestration',
+      'svc_config',
+      'svc_bash',
+      'svc_write',
+      'svc_edit',
+      'svc_create_session',
+      'svc_agent',
+    ]) {
+      expect(names).not.toContain(name);
+    }
+    for (const tool of (await client.listTools()).tools) expect(tool.annotations?.readOnlyHint).toBe(true);
+    expect(stderr()).toContain('svc: services.mcp.exposed_tools is unset: serving the');
+    expect(stderr()).toContain('svc_view');
+    expect(stderr()).toContain('[services.mcp] exposed_tools');
+    expect(stderr().trim().split('\n')).toHaveLength(1);
+
+    const features = await client.callTool({ name: 'svc_runtime_features', arguments: {} });
+    expect(features.isError ?? false, text(features)).toBe(false);
+    const app = await makeTestApp({ workspace: ws });
+    expect(app.sessions.list()).toEqual([]);
+
+    // A tool that reads the bound session (view records what it read; the funnel readout) creates it, once.
+    const viewed = await client.callTool({ name: 'svc_view', arguments: { path: 'hello.txt' } });
+    expect(viewed.isError ?? false, text(viewed)).toBe(false);
+    expect(text(viewed)).toContain('hi');
+    const status = await client.callTool({ name: 'svc_get_workflow_tools_status', arguments: {} });
+    const bound = JSON.parse(text(status)).context.session_id as string;
+    expect(app.sessions.list().map((s) => s.id)).toEqual([bound]);
+  });
+
+  it('CFG-31: exposed_tools = [] serves no tools and prints nothing', async () => {
+    const ws = workspace([]);
+    const { client, stderr } = await stdioClient(ws);
+    expect((await client.listTools()).tools).toEqual([]);
+    await client.close();
+    expect(stderr()).toBe('');
+  });
+
   it('writes only protocol frames to stdout and stops when stdin closes', async () => {
     const ws = workspace(['svc_get_primitive_tools_status']);
     const frames = [

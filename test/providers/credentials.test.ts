@@ -9,6 +9,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateText } from 'ai';
 import { describe, expect, it } from 'vitest';
+import { globalConfigPath } from '../../src/config/load';
 import { embeddedCatalog } from '../../src/providers/catalog';
 import { createCredentialStore, credentialFilePath } from '../../src/providers/credential-store';
 import { storeKey } from '../../src/providers/credentials';
@@ -283,9 +284,73 @@ describe('storeKey: one way to store an API key', () => {
         stored_by: by,
       });
       expect(app.config.providers.mistral.api_key).toBe('keychain:mistral');
-      expect(readFileSync(join(app.workspace, 'svc.toml'), 'utf8')).toContain('api_key = "keychain:mistral"');
+      // AUTH-28: the sentinel goes to the user config, never the workspace svc.toml (meant to be committed).
+      expect(readFileSync(globalConfigPath(app.env), 'utf8')).toContain('api_key = "keychain:mistral"');
+      expect(readFileSync(join(app.workspace, 'svc.toml'), 'utf8')).not.toContain('keychain');
       expect((await status(app, 'mistral')).providers[0].credential_source_kind).toBe('keychain');
     }
+  });
+
+  it('AUTH-28: svc auth token writes the user config, leaves the workspace svc.toml byte for byte; logout removes both the key and the sentinel', async () => {
+    const app = await appWith({ providers: { mistral: { base_url: 'http://127.0.0.1:9/v1' } } });
+    const workspaceFile = join(app.workspace, 'svc.toml');
+    const before = readFileSync(workspaceFile, 'utf8');
+    const stored = await svc(app, ['auth', 'token', 'mistral', '--token-stdin'], {
+      stdin: 'key-mistral-0003\n',
+    });
+    expect(stored.code, stored.stderr).toBe(0);
+    expect(stored.stdout).toContain(
+      `${globalConfigPath(app.env)}: providers.mistral.api_key = "keychain:mistral"`,
+    );
+    expect(readFileSync(workspaceFile, 'utf8')).toBe(before);
+    app.reloadConfig();
+    expect((await status(app, 'mistral')).providers[0]).toMatchObject({ credential_source_kind: 'keychain' });
+
+    const out = await svc(app, ['auth', 'logout', 'mistral', '--json']);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.json).toEqual({
+      provider: 'mistral',
+      removed: true,
+      sentinel_removed_from: [globalConfigPath(app.env)],
+    });
+    expect(readFileSync(globalConfigPath(app.env), 'utf8')).not.toContain('keychain');
+    expect(readFileSync(workspaceFile, 'utf8')).toBe(before);
+    app.reloadConfig();
+    expect(app.providers.store.get('mistral')).toBeUndefined();
+    expect(app.config.providers.mistral.api_key).toBeUndefined();
+  });
+
+  it('logout also removes a sentinel an older version wrote to the workspace svc.toml, and nothing else', async () => {
+    const app = await appWith({
+      providers: {
+        mistral: { base_url: 'http://127.0.0.1:9/v1', api_key: 'keychain:mistral' },
+        groq: { api_key: 'literal-groq-key-1234' },
+      },
+    });
+    const out = await svc(app, ['auth', 'logout', 'mistral']);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toContain('mistral: nothing was stored');
+    expect(out.stdout).toContain(
+      `${join(app.workspace, 'svc.toml')}: providers.mistral.api_key = "keychain:mistral" removed`,
+    );
+    const text = readFileSync(join(app.workspace, 'svc.toml'), 'utf8');
+    expect(text).not.toContain('keychain:mistral');
+    expect(text).toContain('literal-groq-key-1234');
+    expect((await svc(app, ['auth', 'logout', 'groq'])).stdout).toBe('groq: nothing was stored\n');
+    expect(readFileSync(join(app.workspace, 'svc.toml'), 'utf8')).toContain('literal-groq-key-1234');
+  });
+
+  it('a key the workspace svc.toml overrides is stored, with a warning naming the line to remove', async () => {
+    const app = await appWith({
+      providers: { mistral: { base_url: 'http://127.0.0.1:9/v1', api_key: 'literal-mistral-key-9876' } },
+    });
+    const stored = await svc(app, ['auth', 'token', 'mistral', '--token-stdin'], {
+      stdin: 'key-mistral-0004\n',
+    });
+    expect(stored.code, stored.stderr).toBe(0);
+    expect(stored.stdout).toContain(
+      `warning: ${join(app.workspace, 'svc.toml')} sets providers.mistral.api_key, which wins over the user config; remove that line to use the stored key`,
+    );
   });
 
   it('checks the provider before the key: an id, known, and one that takes a key', async () => {

@@ -66,7 +66,8 @@ describe('svc attach: the TUI over HTTP + SSE', () => {
     expect(frame()).toContain('+goodbye world');
     const sessionId = controller.sessionId()!;
     expect(app.agent.pendingPermissions(sessionId)).toHaveLength(1);
-    view.stdin.write('a');
+    expect(frame()).toContain('[y] allow once  [s] allow for this session  [n] deny');
+    view.stdin.write('y');
 
     await until((f) => f.includes('Changed the greeting.') && f.includes('○ idle'));
     expect(frame()).toMatch(/✓ edit hello\.txt/);

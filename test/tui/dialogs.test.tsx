@@ -24,9 +24,9 @@ describe('permission dialog', () => {
   };
 
   it.each([
-    ['a', 'allow_once'],
+    ['y', 'allow_once'],
     ['s', 'allow_session'],
-    ['d', 'deny'],
+    ['n', 'deny'],
     ['\x1b', 'deny'],
   ])('shows the diff and answers %j with %s', async (key, decision) => {
     const decisions: PermissionDecision[] = [];
@@ -55,7 +55,7 @@ describe('permission dialog', () => {
     );
     await tick();
     expect(view.lastFrame()).toContain('$ npm test');
-    view.stdin.write('a');
+    view.stdin.write('y');
     await tick();
     expect(decisions).toEqual([]);
     await tick(200);

@@ -93,8 +93,10 @@ describe('svc TUI end to end', () => {
     expect(dialog).toContain('-hello world');
     expect(dialog).toContain('+goodbye world');
     // The dialog ignores keys for a moment (a keystroke meant for the prompt must not approve).
-    await t.until((s) => s.includes('a allow once'), 'the dialog to take keys');
-    t.type('a');
+    await t.until((s) => s.includes('press y, s, n'), 'the dialog to take keys');
+    // The keys of every surface (src/permissions/keys.ts), the same as svc run's prompt.
+    expect(t.screen()).toContain('[y] allow once  [s] allow for this session  [n] deny');
+    t.type('y');
 
     const done = await t.until((s) => s.includes('Changed the greeting.'), 'the final answer');
     expect(done).toMatch(/✓ edit hello\.txt/);

@@ -298,7 +298,7 @@ export function cliReport(
       },
       mcp_tool: {
         name: ADAPTIVE_MCP_TOOL,
-        exposed: app.config.services.mcp.exposed_tools.includes(ADAPTIVE_MCP_TOOL),
+        exposed: app.config.services.mcp.exposed_tools?.includes(ADAPTIVE_MCP_TOOL) ?? false,
       },
       cli: 'svc config show-adaptive-orchestration',
       sse: { route: '/v1/sessions/{id}/events', events: [...ADAPTIVE_EVENTS], include_snapshot: true },

@@ -83,6 +83,12 @@ export async function runCli(
   program.allowExcessArguments(true);
 
   try {
+    // Before commander: `svc <typo> --help` would print the top-level help and exit 0.
+    const unknown = unknownCommand(program, argv);
+    if (unknown) {
+      io.stderr.write(`svc: ${unknown}\n`);
+      return 2;
+    }
     await program.parseAsync(argv, { from: 'user' });
     return ctx.exitCode ?? 0;
   } catch (error) {
@@ -105,6 +111,78 @@ export async function runCli(
   } finally {
     if (app && !ctx.keepAlive) await app.close();
   }
+}
+
+/** Root options that take a value as the next word. */
+const ROOT_VALUE_OPTIONS = new Set(['--cwd', '--data-dir', '--config', '-c']);
+
+/**
+ * The error for a command word that names no command (`svc sesion list`, `svc session lst
+ * --help`), with the nearest known one; undefined when the words name commands (or reach a
+ * command's own arguments).
+ */
+export function unknownCommand(program: Command, argv: readonly string[]): string | undefined {
+  let command = program;
+  const path: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i];
+    if (word === '--') return undefined;
+    if (word.startsWith('-')) {
+      // Only the root's own options are skipped; after a subcommand, options end the walk.
+      if (command !== program) return undefined;
+      if (ROOT_VALUE_OPTIONS.has(word)) i++;
+      continue;
+    }
+    const subcommands = command.commands;
+    if (subcommands.length === 0) return undefined;
+    const next = subcommands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (next) {
+      command = next;
+      path.push(word);
+      continue;
+    }
+    // A command with subcommands that also takes arguments: the word is an argument.
+    if (command !== program && command.registeredArguments.length > 0) return undefined;
+    const names = subcommands.map((c) => c.name()).filter((n) => n !== 'help');
+    const nearest = nearestName(word, names);
+    const where = ['svc', ...path].join(' ');
+    return (
+      `unknown command '${[...path, word].join(' ')}'` +
+      (nearest ? `; did you mean '${[...path, nearest].join(' ')}'?` : '') +
+      ` (${where} --help lists the commands)`
+    );
+  }
+  return undefined;
+}
+
+/** The known name closest to `word` (edit distance at most a third of its length, at least 2). */
+function nearestName(word: string, names: string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
+  for (const name of names) {
+    const d = name.startsWith(word) && word.length >= 3 ? 1 : editDistance(word, name);
+    if (d < bestDistance) {
+      best = name;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        previous[j] + 1,
+        current[j - 1] + 1,
+        previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length];
 }
 
 function collect(value: string, previous: string[]): string[] {

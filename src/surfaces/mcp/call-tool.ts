@@ -5,12 +5,12 @@
  * route serves, redacted the same way.
  * @module
  */
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { App } from '../../app';
 import { SvcError } from '../../errors';
 import { callTool as callThrough } from '../../tools/core/call-tool';
-import type { AnyTool } from '../../tools/core/types';
+import type { AnyTool, CallContext } from '../../tools/core/types';
 import type { ExposedTool } from './exposed-tools';
 
 export interface McpToolListing {
@@ -59,8 +59,8 @@ export function inputSchemaOf(schema: z.ZodType): McpToolListing['inputSchema'] 
 
 export interface CallOptions {
   signal: AbortSignal;
-  /** The MCP-bound session: tools with an optional `session_id` default to it. */
-  sessionId?: string;
+  /** The MCP-bound session: tools with an optional `session_id` default to it (a function: read lazily). */
+  sessionId?: string | (() => string);
 }
 
 export async function callTool(
@@ -71,14 +71,11 @@ export async function callTool(
   options: CallOptions,
 ): Promise<McpCallResult> {
   const entry = exposed.find((e) => e.mcpName === name);
-  if (!entry) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${name}`);
-  const outcome = await callThrough(
-    app,
-    entry.tool.name,
-    args,
-    { surface: 'mcp', signal: options.signal, sessionId: options.sessionId },
-    { tool: entry.tool, gate: (tool) => mcpGateError(app, tool) },
-  );
+  if (!entry) throw protocolError(ErrorCode.InvalidParams, `unknown tool ${name}`);
+  const outcome = await callThrough(app, entry.tool.name, args, boundContext(options), {
+    tool: entry.tool,
+    gate: (tool) => mcpGateError(app, tool),
+  });
   if (outcome.ok) {
     let result: unknown = outcome.value;
     if (result instanceof Response) {
@@ -99,7 +96,7 @@ export async function callTool(
       );
     }
     case 'input':
-      throw new McpError(ErrorCode.InvalidParams, e.message, e.details);
+      throw protocolError(ErrorCode.InvalidParams, e.message, e.details);
     case 'run': {
       if (e.code === 'internal') app.log.error('mcp tool failed', { tool: name, error: e.cause ?? e });
       let message = e.message;
@@ -111,9 +108,22 @@ export async function callTool(
     }
     default: {
       const exhaustive: never = outcome.stage;
-      throw new McpError(ErrorCode.InternalError, `unknown call stage ${String(exhaustive)}`);
+      throw protocolError(ErrorCode.InternalError, `unknown call stage ${String(exhaustive)}`);
     }
   }
+}
+
+/**
+ * The call context. A lazy session is a getter: the session is created only when the tool reads
+ * `ctx.sessionId` (a status readout that needs no session creates none).
+ */
+function boundContext(options: CallOptions): CallContext {
+  const { sessionId, signal } = options;
+  if (typeof sessionId !== 'function') return { surface: 'mcp', signal, sessionId };
+  return Object.defineProperty({ surface: 'mcp', signal } as CallContext, 'sessionId', {
+    get: sessionId,
+    enumerable: true,
+  });
 }
 
 /** Why the tool's `mcpGate` does not offer it over MCP now, or undefined when it does. */
@@ -134,6 +144,19 @@ function mcpGateError(app: App, tool: AnyTool): SvcError | undefined {
   return new SvcError('unavailable', `${tool.name} is not offered over MCP: ${reason}`, {
     details: { tool: tool.name, reason },
   });
+}
+
+/**
+ * A JSON-RPC error for the SDK to answer with: its code, data and the message as it is. (An
+ * `McpError` carries `MCP error <code>: ` in its message, which went onto the wire and was
+ * prefixed again by the client: `MCP error -32602: MCP error -32602: …`.)
+ */
+function protocolError(
+  code: number,
+  message: string,
+  data?: unknown,
+): Error & { code: number; data?: unknown } {
+  return Object.assign(new Error(message), { code, ...(data !== undefined ? { data } : {}) });
 }
 
 function errorResult(text: string): McpCallResult {

@@ -22,6 +22,28 @@ import { SvcError } from '../../errors';
 import type { AnyTool } from '../../tools/core/define-tool';
 
 export const OPERATING_MODE_MCP_TOOL = 'svc_get_operating_mode';
+/** MCP tools the contract says are served only when listed (OPMODE-42, ADAPT-35): never defaulted. */
+export const EXPLICIT_ONLY_MCP_TOOLS: ReadonlySet<string> = new Set([
+  OPERATING_MODE_MCP_TOOL,
+  'svc_get_adaptive_orchestration',
+]);
+/** Families whose tools only read: readouts, status, inspection, provider status. */
+const READ_ONLY_FAMILIES: ReadonlySet<string> = new Set(['status', 'inspect', 'readouts', 'providers']);
+/** Read-only tools of other families: view and search the workspace, config and session reads. */
+const READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
+  'view',
+  'ls',
+  'glob',
+  'grep',
+  'search',
+  'config_status',
+  'get_config_status',
+  'list_sessions',
+  'get_session',
+  'list_agent_runs',
+  'get_agent_run',
+  'get_agent_run_events',
+]);
 export const OPERATING_MODE_NATIVE_TOOL = 'get_operating_mode';
 /** The coordinator method that makes it operating-mode parity capable. */
 export const OPERATING_MODE_PARITY_METHOD = 'snapshot';
@@ -37,6 +59,30 @@ export function mcpBindings(app: App): Map<string, AnyTool> {
   const out = new Map<string, AnyTool>();
   for (const { tool } of app.tools.gates()) if (tool.surfaces?.mcp) out.set(tool.surfaces.mcp, tool);
   return out;
+}
+
+/**
+ * The safe default when `services.mcp.exposed_tools` is unset: every MCP-bound tool that does not
+ * mutate and only reads (the families above and the listed view/search/session reads), never an
+ * explicit-only tool. Sorted by MCP name.
+ */
+export function defaultExposedNames(app: App): string[] {
+  return [...mcpBindings(app)]
+    .filter(
+      ([mcpName, tool]) =>
+        !tool.mutates &&
+        !EXPLICIT_ONLY_MCP_TOOLS.has(mcpName) &&
+        (READ_ONLY_FAMILIES.has(tool.family) || READ_ONLY_TOOLS.has(tool.name)),
+    )
+    .map(([mcpName]) => mcpName)
+    .sort();
+}
+
+/** What the server exposes: the configured list, or the read-only default when it is unset. */
+export function servedTools(app: App): { exposed: ExposedTool[]; defaulted: boolean } {
+  const configured = app.config.services.mcp.exposed_tools;
+  if (configured) return { exposed: resolveExposedTools(app, configured), defaulted: false };
+  return { exposed: resolveExposedTools(app, defaultExposedNames(app)), defaulted: true };
 }
 
 /**

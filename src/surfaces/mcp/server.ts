@@ -9,12 +9,15 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import type { App } from '../../app';
 import { VERSION } from '../../version';
 import { callTool, listTools } from './call-tool';
-import { type ExposedTool, resolveExposedTools } from './exposed-tools';
+import { type ExposedTool, resolveExposedTools, servedTools } from './exposed-tools';
 import { guardTransport } from './stdio-transport';
 
 export interface McpServerOptions {
-  /** The MCP-bound session; tools with an optional `session_id` default to it. */
-  sessionId?: string;
+  /**
+   * The MCP-bound session; tools with an optional `session_id` default to it. A function is
+   * called only when a tool reads the session (the server creates its session lazily).
+   */
+  sessionId?: string | (() => string);
   /** Names to expose instead of `services.mcp.exposed_tools` (tests, the parity walker). */
   exposedTools?: readonly string[];
   /** Resolved exposure, when the caller has checked it already (one per process). */
@@ -26,7 +29,7 @@ export interface McpServerOptions {
 export function createMcpServer(app: App, options: McpServerOptions = {}): Server {
   const exposed =
     options.exposed ??
-    resolveExposedTools(app, options.exposedTools ?? app.config.services.mcp.exposed_tools);
+    (options.exposedTools ? resolveExposedTools(app, options.exposedTools) : servedTools(app).exposed);
   const server = new Server(
     { name: 'svc', version: VERSION },
     {

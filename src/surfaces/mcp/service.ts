@@ -7,7 +7,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { App } from '../../app';
 import { SvcError } from '../../errors';
 import { isLoopbackHost } from '../http/server';
-import { resolveExposedTools } from './exposed-tools';
+import { servedTools } from './exposed-tools';
 import { startMcpHttp } from './http-transport';
 import { createMcpServer } from './server';
 import { StrictStdioServerTransport } from './stdio-transport';
@@ -28,7 +28,13 @@ export interface McpServiceOptions {
 }
 
 export interface McpService {
-  sessionId: string;
+  /** The bound session; reading it creates the server's own session when none exists yet. */
+  readonly sessionId: string;
+  /**
+   * Set when `services.mcp.exposed_tools` is unset: which tools the read-only default serves and
+   * how to widen the set (the CLI prints it on stderr).
+   */
+  notice?: string;
   transport: McpTransportKind;
   /** The streamable HTTP endpoint (http transport only). */
   url?: string;
@@ -93,19 +99,22 @@ export async function startMcpService(app: App, options: McpServiceOptions = {})
   const log = app.log.child({ component: 'mcp-server' });
   const settings = app.config.services.mcp;
   const transport = options.transport ?? settings.transport;
-  const exposed = resolveExposedTools(app, settings.exposed_tools);
+  const { exposed, defaulted } = servedTools(app);
   const host = options.host ?? settings.host;
   const auth = transport === 'http' ? resolveServiceAuth(options, settings, host) : undefined;
 
-  let sessionId = options.sessionId;
-  if (sessionId) {
-    if (!app.sessions.get(sessionId)) {
-      throw new SvcError('invalid_input', `--session-id: no session "${sessionId}"; see svc session list`);
-    }
-  } else {
-    sessionId = app.sessions.create({ title: 'MCP server', metadata: { created_by: 'mcp_server' } }).id;
+  if (options.sessionId && !app.sessions.get(options.sessionId)) {
+    throw new SvcError(
+      'invalid_input',
+      `--session-id: no session "${options.sessionId}"; see svc session list`,
+    );
   }
-  const boundSession = sessionId;
+  // No session until a tool reads one: listing tools or a status readout leaves the session list alone.
+  let created = options.sessionId;
+  const boundSession = (): string => {
+    created ??= app.sessions.create({ title: 'MCP server', metadata: { created_by: 'mcp_server' } }).id;
+    return created;
+  };
   app.runtime.surfaces.add('mcp');
   app.runtime.server = true;
   app.runtime.mcpOnly = true;
@@ -126,7 +135,7 @@ export async function startMcpService(app: App, options: McpServiceOptions = {})
         log.warn('mcp service teardown failed', { error });
       }
     }
-    log.info('mcp server stopped', { session_id: boundSession });
+    log.info('mcp server stopped', { session_id: created });
     resolveClosed();
   };
 
@@ -174,10 +183,29 @@ export async function startMcpService(app: App, options: McpServiceOptions = {})
 
   app.runtime.ready = true;
   log.info('mcp server started', {
-    session_id: boundSession,
+    session_id: created,
+    default_tools: defaulted,
     transport,
     url,
     exposed_tools: exposed.map((e) => e.mcpName),
   });
-  return { sessionId: boundSession, transport, url, warning: auth?.warning, closed, close };
+  const notice = defaulted ? defaultNotice(exposed.map((e) => e.mcpName)) : undefined;
+  return {
+    get sessionId() {
+      return boundSession();
+    },
+    notice,
+    transport,
+    url,
+    warning: auth?.warning,
+    closed,
+    close,
+  };
+}
+
+function defaultNotice(names: string[]): string {
+  return (
+    `services.mcp.exposed_tools is unset: serving the ${names.length} read-only tools (${names.join(', ')}). ` +
+    'To choose the set, list MCP tool names in [services.mcp] exposed_tools in svc.toml (names: svc tools, docs/mcp.md); exposed_tools = [] serves none.'
+  );
 }

@@ -160,8 +160,10 @@ async function contextFor(
     });
     approved = true;
   }
-  return {
-    ...context,
+  // The caller's fields copied as they are: a getter (a session the MCP server creates on first
+  // read) stays a getter instead of being read here.
+  const out = Object.defineProperties({}, Object.getOwnPropertyDescriptors(context)) as ToolContext;
+  return Object.assign(out, {
     app: host,
     // Defaults last: a caller's explicit `signal: undefined` must not erase them.
     signal: context.signal ?? new AbortController().signal,
@@ -169,7 +171,7 @@ async function contextFor(
     ask: async (request: PermissionRequest) => {
       if (ask && !approved) await ask(request);
     },
-  };
+  });
 }
 
 /** The error as it leaves svc: its message through the redactor. */

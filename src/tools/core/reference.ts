@@ -68,8 +68,8 @@ not listed here.
 - **HTTP**: the route serves the tool; the request is its input (path, query or JSON body) and the
   response is exactly the JSON the tool returns. A route whose tool is gated off answers 404.
   See [http.md](http.md).
-- **MCP**: the tool name on \`svc service start mcp\`, served only when it is listed in
-  \`services.mcp.exposed_tools\`. See [mcp.md](mcp.md).
+- **MCP**: the tool name on \`svc service start mcp\`, served when it is listed in
+  \`services.mcp.exposed_tools\` (unset: the read-only default set). See [mcp.md](mcp.md).
 - **CLI**: the command; every input field not taken as an argument is an option
   (\`session_id\` → \`--session-id <value>\`), and \`--json\` prints the same payload as HTTP and MCP.
   See [cli.md](cli.md).

@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
-import { keyTarget, type StoredKey, storeKey } from '../../../providers/credentials';
+import { forgetKey, keyTarget, type StoredKey, storeKey } from '../../../providers/credentials';
 import type { CliContext } from '../context';
 
 export function registerCredentialCommands(auth: Command, ctx: CliContext): void {
@@ -35,7 +35,7 @@ export function registerCredentialCommands(auth: Command, ctx: CliContext): void
   auth
     .command('token')
     .description(
-      'store an API key for a provider in the durable credential store and point its api_key at keychain:<provider>',
+      'store an API key for a provider in the durable credential store and point its api_key at keychain:<provider> in the user config',
     )
     .argument('<provider>', 'provider id')
     .option('--token-stdin', 'read the key from standard input')
@@ -53,14 +53,21 @@ export function registerCredentialCommands(auth: Command, ctx: CliContext): void
 
   auth
     .command('logout')
-    .description('remove a stored credential (the provider then falls back to env vars or config)')
+    .description(
+      'remove a stored credential and the keychain:<provider> line login wrote (the provider then falls back to env vars or config)',
+    )
     .argument('<provider>', 'provider id')
     .option('--json', 'print the result as JSON')
     .action(async (provider: string, opts: { json?: boolean }) => {
       const app = await ctx.app();
-      const removed = app.providers.store.delete(provider);
-      print(ctx, app, opts.json, { provider, removed }, () =>
-        removed ? `${provider}: stored credential removed` : `${provider}: nothing was stored`,
+      const result = forgetKey(app, provider);
+      print(ctx, app, opts.json, result, () =>
+        [
+          result.removed ? `${provider}: stored credential removed` : `${provider}: nothing was stored`,
+          ...result.sentinel_removed_from.map(
+            (file) => `${file}: providers.${provider}.api_key = "keychain:${provider}" removed`,
+          ),
+        ].join('\n'),
       );
     });
 }
@@ -90,6 +97,11 @@ export function tokenText(result: StoredKey): string {
     result.sentinel_written
       ? `${result.config_file}: providers.${result.provider}.api_key = "keychain:${result.provider}"`
       : 'no durable store: nothing written to config',
+    ...(result.shadowed_by
+      ? [
+          `warning: ${result.shadowed_by} sets providers.${result.provider}.api_key, which wins over the user config; remove that line to use the stored key`,
+        ]
+      : []),
   ].join('\n');
 }
 

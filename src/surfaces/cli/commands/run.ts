@@ -1,8 +1,9 @@
 /**
  * `svc run "<prompt>"`: the headless main job. Runs the agent in the workspace on one prompt
  * (from the arguments or stdin) through the session API (`app.agent`), streams the answer, and
- * exits 0 when the run completed, 1 when it failed (or was cancelled), 2 on bad usage (including
- * no model configured: the message says how to configure one).
+ * exits 0 when the run completed, 1 when it failed (or was cancelled; a step or budget limit is a
+ * failure), 2 on bad usage (including no model configured: the message says how to configure
+ * one), 3 when it completed but a mutating call was refused (the change was not made).
  *
  * Output: `text` (the model's text as it streams; tool activity on stderr when it is a
  * terminal), `json` (one result object at the end), `stream-json` (one JSON event per line as it
@@ -11,16 +12,15 @@
  * clear message unless `--yolo` or `[permissions].allowed_tools` allows the tool.
  * @module
  */
-import { createInterface, type Interface } from 'node:readline';
 import { Option } from 'commander';
 import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { type FailureReport, SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
-import type { PermissionDecision } from '../../../permissions/permission-service';
+import { decisionForKey, permissionChoices, permissionLabel } from '../../../permissions/keys';
 import { callTool } from '../../../tools/core/call-tool';
 import type { CliContext, CliIo, CliRegistrar } from '../context';
-import { runEndLines, toolRefusedLine } from '../failure-lines';
+import { runEndLines, runExitCode, toolRefusedLine } from '../failure-lines';
 
 interface RunOptions {
   output: 'text' | 'json' | 'stream-json';
@@ -31,6 +31,7 @@ interface RunOptions {
   yolo?: boolean;
   dangerouslySkipPermissions?: boolean;
   agent?: string;
+  json?: boolean;
 }
 
 export const registerRun: CliRegistrar = (program, ctx) => {
@@ -43,6 +44,7 @@ export const registerRun: CliRegistrar = (program, ctx) => {
         .choices(['text', 'json', 'stream-json'])
         .default('text'),
     )
+    .option('--json', 'the same as --output json')
     .option('--session <id>', 'continue this session')
     .option('--continue', 'continue the current session (the last one svc run used or switch_session chose)')
     .option('--model <selector>', 'model for this run, <provider>/<model>')
@@ -55,15 +57,16 @@ export const registerRun: CliRegistrar = (program, ctx) => {
     });
 };
 
-async function runCommand(ctx: CliContext, words: string[], options: RunOptions) {
+async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
   const { io } = ctx;
+  if (flags.json && flags.output !== 'text' && flags.output !== 'json') {
+    throw new SvcError('invalid_input', `--json conflicts with --output ${flags.output}; drop one of them`);
+  }
+  const options: RunOptions = flags.json ? { ...flags, output: 'json' } : flags;
   const fromStdin = words.length === 0;
   const prompt = fromStdin ? await readStdin(io) : words.join(' ');
   if (!prompt.trim()) {
-    throw new SvcError(
-      'invalid_input',
-      'svc run: no prompt; pass it as an argument (svc run "<prompt>") or on stdin',
-    );
+    throw new SvcError('invalid_input', 'no prompt; pass it as an argument (svc run "<prompt>") or on stdin');
   }
   const maxSteps = options.maxSteps === undefined ? undefined : Number(options.maxSteps);
   if (maxSteps !== undefined && (!Number.isInteger(maxSteps) || maxSteps < 1)) {
@@ -152,7 +155,7 @@ async function runCommand(ctx: CliContext, words: string[], options: RunOptions)
     unsubscribe();
   }
   output.finish(result);
-  ctx.exitCode = result.status === 'completed' ? 0 : 1;
+  ctx.exitCode = runExitCode(result);
 }
 
 interface Output {
@@ -225,12 +228,23 @@ function createOutput(io: CliIo, format: RunOptions['output'], sessionId: string
   }
 }
 
-/** Answers permission requests on the terminal: y (once), a (always, this session), n (deny). */
+/**
+ * Answers permission requests on the terminal with one keypress, the keys of every surface
+ * (src/permissions/keys.ts): y allow once, s allow for this session, n (or Esc) deny. Ctrl-C
+ * denies and interrupts the run. Other keys are ignored.
+ */
 function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): () => void {
   const detach = app.agent.attach(sessionId, 'svc run (terminal)');
-  let reader: Interface | undefined;
+  const stdin = io.stdin as NodeJS.ReadStream;
   const waiting: { session_id: string; request_id: string; title: string }[] = [];
   let asking = false;
+  let onKey: ((chunk: Buffer | string) => void) | undefined;
+  const release = () => {
+    if (onKey) stdin.off('data', onKey);
+    onKey = undefined;
+    stdin.setRawMode?.(false);
+    stdin.pause();
+  };
   const ask = () => {
     const next = waiting.shift();
     if (!next) {
@@ -238,15 +252,16 @@ function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): () => v
       return;
     }
     asking = true;
-    reader ??= createInterface({
-      input: io.stdin!,
-      output: io.stderr as NodeJS.WritableStream,
-      terminal: false,
-    });
-    reader.question(`\n? allow ${next.title}  [y] once  [a] always (this session)  [n] deny: `, (answer) => {
-      const key = answer.trim().toLowerCase()[0];
-      const decision: PermissionDecision =
-        key === 'y' ? 'allow_once' : key === 'a' ? 'allow_session' : 'deny';
+    io.stderr.write(`\n? allow ${next.title}\n  ${permissionChoices()} `);
+    onKey = (chunk) => {
+      const input = String(chunk);
+      // An escape sequence (an arrow key) is not Esc: only a lone key counts.
+      const escapeSequence = input.length > 1 && input[0] === '\u001b';
+      const decision = escapeSequence ? undefined : decisionForKey(input[0] ?? '');
+      if (!decision) return;
+      release();
+      io.stderr.write(`${permissionLabel(decision)}\n`);
+      if (input[0] === '\u0003') process.kill(process.pid, 'SIGINT');
       // Through answer_permission, like every client; answered elsewhere or cancelled meanwhile
       // is no error here (the first answer won).
       void callTool(
@@ -255,7 +270,10 @@ function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): () => v
         { session_id: next.session_id, request_id: next.request_id, decision, by: 'terminal' },
         { surface: 'cli', sessionId },
       ).then(ask);
-    });
+    };
+    stdin.setRawMode?.(true);
+    stdin.on('data', onKey);
+    stdin.resume();
   };
   const unsubscribe = app.agent.subscribe(
     sessionId,
@@ -271,7 +289,7 @@ function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): () => v
   return () => {
     unsubscribe();
     detach();
-    reader?.close();
+    release();
   };
 }
 

@@ -20,7 +20,7 @@ export const registerServiceMcp: CliRegistrar = (program, ctx) => {
   const command = ensureCommand(
     program,
     ['service', 'start', 'mcp'],
-    'serve svc tools over MCP (stdio by default); only services.mcp.exposed_tools are listed',
+    'serve svc tools over MCP (stdio by default): services.mcp.exposed_tools, or the read-only tools when unset',
   );
   command
     .addOption(
@@ -41,7 +41,10 @@ export const registerServiceMcp: CliRegistrar = (program, ctx) => {
       '--token <token>',
       'bearer token clients must send (default [services.mcp].token or SVC_MCP_TOKEN; never printed)',
     )
-    .option('--session-id <id>', 'bind to this session (default: a new session for this server)')
+    .option(
+      '--session-id <id>',
+      'bind to this session (default: a new session, created when a tool first needs one)',
+    )
     .action(async (flags: ServiceMcpFlags) => {
       const port = flags.port === undefined ? undefined : Number(flags.port);
       if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
@@ -68,6 +71,7 @@ export const registerServiceMcp: CliRegistrar = (program, ctx) => {
         await app.close();
         throw error;
       }
+      if (service.notice) ctx.io.stderr.write(`svc: ${service.notice}\n`);
       if (service.warning) ctx.io.stderr.write(`svc: warning: ${service.warning}\n`);
       // Like svc service start http: one line on stdout once ready (stdout is free without stdio).
       if (service.url) ctx.out(`svc: listening on ${service.url}`);

@@ -6,16 +6,15 @@
  */
 import { Box, Text, useInput, useStdout } from 'ink';
 import { useEffect, useState } from 'react';
+import { decisionForKey, PERMISSION_KEYS } from '../../../../permissions/keys';
 import type { PermissionDecision, PermissionPrompt } from '../../client';
 import { diffFromDetails } from '../../render/diff';
 import { diffWindow } from '../../render/diff-window';
 import { Frame } from '../frame';
 
-const CHOICES: { decision: PermissionDecision; key: string; label: string; short: string }[] = [
-  { decision: 'allow_once', key: 'a', label: 'allow once', short: 'once' },
-  { decision: 'allow_session', key: 's', label: 'allow for this session', short: 'session' },
-  { decision: 'deny', key: 'd', label: 'deny', short: 'deny' },
-];
+/** The keys every surface answers with (src/permissions/keys.ts). */
+const CHOICES = PERMISSION_KEYS;
+const KEY_HINT = `press ${CHOICES.map((c) => c.key).join(', ')}`;
 /** Below this width the choices and the hint use their short forms (one row each). */
 const NARROW = 60;
 
@@ -60,8 +59,8 @@ export function PermissionDialog({
         return setScroll((s) => Math.max(0, s + step));
       }
       if (!armed) return;
-      const byKey = CHOICES.find((c) => c.key === input.toLowerCase());
-      if (byKey) return onDecision(byKey.decision);
+      const byKey = input.length === 1 ? decisionForKey(input) : undefined;
+      if (byKey) return onDecision(byKey);
       if (key.escape) return onDecision('deny');
       if (key.leftArrow || key.upArrow) return setIndex((i) => (i + CHOICES.length - 1) % CHOICES.length);
       if (key.rightArrow || key.downArrow || key.tab) return setIndex((i) => (i + 1) % CHOICES.length);
@@ -84,7 +83,7 @@ export function PermissionDialog({
         armed
           ? narrow
             ? 'esc deny · ←→ enter'
-            : `a allow once · s allow for session · d/esc deny · ←→ enter${view?.scrolls ? ' · pgup pgdn' : ''}`
+            : `${KEY_HINT} · esc deny · ←→ enter${view?.scrolls ? ' · pgup pgdn' : ''}`
           : 'read the request…'
       }
     >

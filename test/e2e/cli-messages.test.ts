@@ -1,0 +1,46 @@
+/**
+ * Issue 16 item 10, through the built binary: one `svc: ` prefix, never two; an unknown command
+ * (with or without --help) is an error naming it and the nearest known one, exit 2.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runBin } from '../helpers/run-bin';
+import { tmpWorkspace } from '../helpers/tmp-workspace';
+
+const env = (ws: string) => ({ HOME: join(ws, '.home'), XDG_CONFIG_HOME: join(ws, '.home', '.config') });
+
+describe('CLI messages', () => {
+  it('svc run with no prompt says so once: no doubled prefix', async () => {
+    const ws = tmpWorkspace();
+    const result = await runBin(['run'], { cwd: ws, env: env(ws), input: '' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('svc: no prompt; pass it as an argument (svc run "<prompt>") or on stdin\n');
+  });
+
+  it('an unknown command, with or without --help, names it and the nearest one, exit 2', async () => {
+    const ws = tmpWorkspace();
+    for (const [args, line] of [
+      [
+        ['sesion', '--help'],
+        "svc: unknown command 'sesion'; did you mean 'session'? (svc --help lists the commands)",
+      ],
+      [
+        ['sesion', 'list'],
+        "svc: unknown command 'sesion'; did you mean 'session'? (svc --help lists the commands)",
+      ],
+      [
+        ['session', 'lst', '--help'],
+        "svc: unknown command 'session lst'; did you mean 'session list'? (svc session --help lists the commands)",
+      ],
+      [['xyzzyq', '-h'], "svc: unknown command 'xyzzyq' (svc --help lists the commands)"],
+    ] as const) {
+      const result = await runBin([...args], { cwd: ws, env: env(ws) });
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(`${line}\n`);
+    }
+    const help = await runBin(['session', '--help'], { cwd: ws, env: env(ws) });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: svc session');
+  });
+});

@@ -1,0 +1,61 @@
+/**
+ * `svc config set` and `svc config validate` give one answer (issue 16 item 8), through the built
+ * binary: an unknown key elsewhere in svc.toml is a warning for both, so set writes; an unknown
+ * key being set is refused; a real problem elsewhere refuses with its file, line and reason, and
+ * validate reports the same problem.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runBin } from '../helpers/run-bin';
+import { tmpWorkspace } from '../helpers/tmp-workspace';
+
+const env = (ws: string) => ({ HOME: join(ws, '.home'), XDG_CONFIG_HOME: join(ws, '.home', '.config') });
+const svc = (ws: string, ...args: string[]) => runBin(args, { cwd: ws, env: env(ws) });
+
+describe('svc config set / validate: one validation, one answer', () => {
+  it('a typo elsewhere does not stop config set options.max_steps 5; validate agrees', async () => {
+    const ws = tmpWorkspace({
+      files: { 'svc.toml': '[options]\nmax_step = 3\n\n[providrs.x]\nbase_url = "http://a"\n' },
+    });
+    const validate = await svc(ws, 'config', 'validate', '--json');
+    expect(validate.code, validate.stderr).toBe(0);
+    expect(JSON.parse(validate.stdout)).toMatchObject({ valid: true, errors: [] });
+    expect(JSON.parse(validate.stdout).warnings.join('\n')).toContain('unknown config key options.max_step');
+
+    const set = await svc(ws, 'config', 'set', 'options.max_steps', '5');
+    expect(set.code, set.stderr).toBe(0);
+    const text = readFileSync(join(ws, 'svc.toml'), 'utf8');
+    expect(text).toContain('max_steps = 5');
+    expect(text).toContain('max_step = 3');
+    expect(text).toContain('[providrs.x]');
+    const read = await svc(ws, 'config', 'get', 'options.max_steps', '--json');
+    expect(read.stdout).toContain('5');
+  });
+
+  it('setting an unknown key is refused, naming it', async () => {
+    const ws = tmpWorkspace({ files: { 'svc.toml': '[options]\nmax_steps = 3\n' } });
+    const set = await svc(ws, 'config', 'set', 'options.max_stepz', '5');
+    expect(set.code).toBe(2);
+    expect(set.stderr).toContain(
+      'svc: config: refusing to write options.max_stepz: options: unknown key max_stepz',
+    );
+    expect(readFileSync(join(ws, 'svc.toml'), 'utf8')).toBe('[options]\nmax_steps = 3\n');
+  });
+
+  it('a real problem elsewhere: set names its line and why, and validate reports the same', async () => {
+    const ws = tmpWorkspace({
+      files: { 'svc.toml': '[options]\nmax_steps = 3\n\n[providers.x]\nbase_url = 42\n' },
+    });
+    const validate = await svc(ws, 'config', 'validate');
+    expect(validate.code).toBe(2);
+    const line = 'svc.toml:5: providers.x.base_url: expected string, got number 42';
+    expect(validate.stderr).toContain(line);
+    const set = await svc(ws, 'config', 'set', 'options.max_steps', '5');
+    expect(set.code).toBe(2);
+    expect(set.stderr).toContain(line);
+    expect(set.stderr).toBe(validate.stderr);
+    expect(readFileSync(join(ws, 'svc.toml'), 'utf8')).toContain('max_steps = 3');
+    expect(set.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
