@@ -8,7 +8,18 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import type { LspServerConfig } from '../config/schema';
 import { SvcError } from '../errors';
-import type { Diagnostic } from './lsp';
+
+export interface Diagnostic {
+  /** 1-based. */
+  line: number;
+  column: number;
+  end_line: number;
+  end_column: number;
+  severity: 'error' | 'warning' | 'information' | 'hint';
+  message: string;
+  source?: string;
+  code?: string | number;
+}
 
 const SEVERITY: Record<number, Diagnostic['severity']> = {
   1: 'error',

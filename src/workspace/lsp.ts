@@ -11,19 +11,10 @@ import { pathToFileURL } from 'node:url';
 import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
 import { type LspServerStatus, type ResolvedServer, resolveLanguageServers } from './lsp-catalog';
-import { LspClient } from './lsp-client';
+import { type Diagnostic, LspClient } from './lsp-client';
 import type { ResolvedPath } from './paths';
-export interface Diagnostic {
-  /** 1-based. */
-  line: number;
-  column: number;
-  end_line: number;
-  end_column: number;
-  severity: 'error' | 'warning' | 'information' | 'hint';
-  message: string;
-  source?: string;
-  code?: string | number;
-}
+
+export type { Diagnostic } from './lsp-client';
 
 export interface DiagnosticsResult {
   path: string;
