@@ -442,6 +442,40 @@ export const optionsSchema = z.strictObject({
     })
     .optional()
     .describe('The chat-completions compat surface; configuring it turns on its run ledger.'),
+  lsp: z
+    .strictObject({
+      auto: z
+        .boolean()
+        .default(true)
+        .describe(
+          'Start the built-in language server of each language the workspace uses (typescript, python, go, rust) when it is installed; [lsp.<id>] entries always apply.',
+        ),
+      diagnostics_after_edit: z
+        .boolean()
+        .default(true)
+        .describe(
+          "After edit, write and multiedit, append the touched files' new diagnostics to the tool result.",
+        ),
+      diagnostics_wait_seconds: z
+        .number()
+        .min(0.5)
+        .max(120)
+        .default(8)
+        .describe('How long an edit waits for the language server (the first one also starts it).'),
+      max_diagnostics: z
+        .int()
+        .min(1)
+        .max(200)
+        .default(20)
+        .describe('At most this many diagnostics per edit result, errors first.'),
+      idle_minutes: z
+        .number()
+        .min(0.01)
+        .default(10)
+        .describe('A language server nobody asked for this long is stopped (started again on the next use).'),
+    })
+    .prefault({})
+    .describe('Language servers: automatic start, diagnostics after edits, idle stop.'),
   edit_capsules: z
     .boolean()
     .default(false)

@@ -42,7 +42,7 @@ export const config = defineTool({
   description:
     'Read or change svc configuration. read returns effective values with their source; set/unset edit the workspace svc.toml atomically after validating; reload re-reads config files; validate checks the config files without applying them; refresh reloads and reports which tools were added or removed.',
   input: configInput,
-  mutates: false,
+  mutates: true,
   surfaces: {
     mcp: 'svc_config',
     cli: [

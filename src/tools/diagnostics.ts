@@ -1,11 +1,14 @@
 /**
- * `diagnostics` (family core-code): errors and warnings for a file from the language server
- * configured for it under `[lsp.<id>]`. Registered only when at least one server is configured.
+ * `diagnostics` (family core-code): errors and warnings for a file from its language server
+ * (configured under `[lsp.<id>]` or built-in and found). Registered only when some server is
+ * available. `lsp_status` (`svc config show-lsp`): which servers were found, which are missing
+ * and how to install them, which run.
  * @module
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { SvcError } from '../errors';
+import type { LspRuntimeStatus } from '../workspace/lsp';
 import { defineTool } from './core/define-tool';
 
 /** Errors carried by the `diagnostics.reported` ledger event. */
@@ -31,13 +34,13 @@ export const diagnostics = defineTool({
   family: 'core-code',
   tag: 'primitive',
   description:
-    "Get a file's errors and warnings from its language server (type errors, unresolved imports, lint rules the server reports): line, column, severity, message. Use it after editing to check the change compiles. Needs a language server configured for the file type under [lsp.<id>].",
+    "Get a file's errors and warnings from its language server (type errors, unresolved imports, lint rules the server reports): line, column, severity, message. Use it after editing to check the change compiles. Uses the language server of the file's language: a built-in one (typescript, python, go, rust) when the workspace uses that language and it is installed, or one configured under [lsp.<id>].",
   input: diagnosticsInput,
   mutates: false,
   gate: ({ app }) =>
-    Object.values(app.config.lsp).some((s) => !s.disabled)
+    app.ws.lsp.available()
       ? true
-      : 'no language server configured under [lsp.<id>]',
+      : "no language server configured under [lsp.<id>] or found for the workspace's languages (svc config show-lsp)",
   surfaces: { mcp: 'svc_diagnostics' },
   // Answers come from a language server (an external process): nothing for the parity walker.
   parity: false,
@@ -86,3 +89,59 @@ export const diagnostics = defineTool({
     return `${head}${lines.join('\n')}\n(${result.counts.error} errors, ${result.counts.warning} warnings)`;
   },
 });
+
+export const lspStatus = defineTool({
+  name: 'lsp_status',
+  family: 'core-code',
+  tag: 'primitive',
+  description:
+    'The language servers of this workspace: configured ones ([lsp.<id>]), built-ins found for the languages it uses, missing ones with the install command, and which are running (they start on first use and stop when idle).',
+  input: z.strictObject({}),
+  mutates: false,
+  surfaces: {
+    mcp: 'svc_lsp_status',
+    http: { method: 'GET', path: '/v1/lsp' },
+    cli: {
+      command: 'config show-lsp',
+      description: 'language servers: found, missing (with the install command), running',
+      text: (r: LspStatusResult) => renderLspStatus(r),
+    },
+  },
+  // Running state depends on what this process started: nothing for the parity walker.
+  parity: false,
+  run: (ctx): LspStatusResult => {
+    const { options } = ctx.app.config;
+    return {
+      auto: options.lsp.auto,
+      diagnostics_after_edit: options.lsp.diagnostics_after_edit,
+      servers: ctx.app.ws.lsp.status(),
+    };
+  },
+});
+
+interface LspStatusResult {
+  auto: boolean;
+  diagnostics_after_edit: boolean;
+  servers: LspRuntimeStatus[];
+}
+
+function renderLspStatus(r: LspStatusResult): string {
+  const relevant = r.servers.filter((s) => s.state !== 'not_needed');
+  const lines = relevant.map((s) => {
+    const what =
+      s.state === 'missing'
+        ? `missing (${s.note}); install: ${s.install}`
+        : s.state === 'disabled'
+          ? `disabled (${s.note})`
+          : `${s.state}: ${[s.command, ...(s.args ?? [])].join(' ')}${s.running ? ' (running)' : ''}`;
+    return `${s.id.padEnd(12)} ${s.source.padEnd(8)} .${s.extensions.join(' .')}  ${what}`;
+  });
+  if (lines.length === 0)
+    lines.push(
+      'No language server: the workspace uses none of typescript, python, go, rust, and [lsp] is empty.',
+    );
+  lines.push(
+    `automatic start ${r.auto ? 'on' : 'off'} (options.lsp.auto); diagnostics after edits ${r.diagnostics_after_edit ? 'on' : 'off'} (options.lsp.diagnostics_after_edit)`,
+  );
+  return lines.join('\n');
+}

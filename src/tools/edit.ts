@@ -13,7 +13,9 @@ import type { EditOutcome } from '../workspace/files';
 import type { StructuralEditResult } from '../workspace/semantic';
 import { defineTool } from './core/define-tool';
 import { opContext } from './core/op-context';
+import type { ToolContext } from './core/types';
 import { editPrompt } from './edit.prompt';
+import { type AfterEdit, renderAfterEdit, withDiagnostics } from './edit-diagnostics';
 import { describeEdit } from './files';
 
 export const editInput = z.strictObject({
@@ -82,7 +84,7 @@ export const editInput = z.strictObject({
     .describe('rename_symbol: directory or file whose references are renamed. Default: the whole workspace.'),
 });
 
-type EditResult = EditOutcome | StructuralEditResult | PatchResult;
+type EditResult = (EditOutcome | StructuralEditResult | PatchResult) & { diagnostics?: AfterEdit };
 
 const NOT_FOR_PATCH = ['old_string', 'new_string', 'name_path', 'symbol_key', 'new_name', 'scope'] as const;
 
@@ -97,74 +99,89 @@ export const edit = defineTool({
   asksPermission: true,
   surfaces: { mcp: 'svc_edit' },
   async run(ctx, input): Promise<EditResult> {
-    const op = opContext(ctx, 'edit');
-    const inferred = input.mode === 'replace' && input.patch !== undefined && input.old_string === undefined;
-    if (input.mode === 'apply_patch' || inferred) {
-      if (input.patch === undefined) {
-        throw new SvcError('invalid_input', 'patch: apply_patch mode needs the patch text');
-      }
-      const stray = NOT_FOR_PATCH.find((field) => input[field] !== undefined);
-      if (stray) {
-        throw new SvcError(
-          'invalid_input',
-          `${stray}: not used by apply_patch mode; put every change in patch and leave ${stray} out`,
-        );
-      }
-      return ctx.app.quality.patches.apply({ patch: input.patch, path: input.path }, op);
+    const result = await runEdit(ctx, input);
+    return withDiagnostics(ctx, result, touchedFiles(result));
+  },
+  toModelOutput: (result) => describeResult(result) + renderAfterEdit(result.diagnostics),
+});
+
+/** The files an edit changed (not the deleted ones, not an edit that changed nothing). */
+function touchedFiles(result: EditResult): string[] {
+  if ('change' in result) return result.change === 'none' || result.change === 'delete' ? [] : [result.path];
+  if (result.mode === 'apply_patch')
+    return result.files.filter((f) => f.change !== 'delete' && !f.moved_to).map((f) => f.path);
+  return result.files.map((f) => f.path);
+}
+
+async function runEdit(ctx: ToolContext, input: z.output<typeof editInput>): Promise<EditResult> {
+  const op = opContext(ctx, 'edit');
+  const inferred = input.mode === 'replace' && input.patch !== undefined && input.old_string === undefined;
+  if (input.mode === 'apply_patch' || inferred) {
+    if (input.patch === undefined) {
+      throw new SvcError('invalid_input', 'patch: apply_patch mode needs the patch text');
     }
-    if (input.patch !== undefined) {
+    const stray = NOT_FOR_PATCH.find((field) => input[field] !== undefined);
+    if (stray) {
       throw new SvcError(
         'invalid_input',
-        `patch: only apply_patch mode takes a patch; set mode to apply_patch (and leave ${input.mode === 'replace' ? 'old_string and new_string' : 'the symbol fields'} out)`,
+        `${stray}: not used by apply_patch mode; put every change in patch and leave ${stray} out`,
       );
     }
-    if (input.mode === 'replace') {
-      if (!input.path) throw new SvcError('invalid_input', 'path: replace mode needs the file to edit');
-      if (input.old_string === undefined)
-        throw new SvcError('invalid_input', 'old_string: replace mode needs the text to replace');
-      if (input.new_string === undefined)
-        throw new SvcError('invalid_input', 'new_string: replace mode needs the replacement text');
-      return ctx.app.ws.files.edit(
-        {
-          path: input.path,
-          old_string: input.old_string,
-          new_string: input.new_string,
-          replace_all: input.replace_all,
-        },
-        op,
-      );
-    }
-    if (!input.name_path && !input.symbol_key) {
-      throw new SvcError(
-        'invalid_input',
-        `name_path: ${input.mode} needs name_path or symbol_key to choose the symbol`,
-      );
-    }
-    return ctx.app.ws.semantic.structuralEdit(
+    return ctx.app.quality.patches.apply({ patch: input.patch, path: input.path }, op);
+  }
+  if (input.patch !== undefined) {
+    throw new SvcError(
+      'invalid_input',
+      `patch: only apply_patch mode takes a patch; set mode to apply_patch (and leave ${input.mode === 'replace' ? 'old_string and new_string' : 'the symbol fields'} out)`,
+    );
+  }
+  if (input.mode === 'replace') {
+    if (!input.path) throw new SvcError('invalid_input', 'path: replace mode needs the file to edit');
+    if (input.old_string === undefined)
+      throw new SvcError('invalid_input', 'old_string: replace mode needs the text to replace');
+    if (input.new_string === undefined)
+      throw new SvcError('invalid_input', 'new_string: replace mode needs the replacement text');
+    return ctx.app.ws.files.edit(
       {
-        mode: input.mode,
-        path: input.symbol_key ? undefined : input.path,
-        name_path: input.name_path,
-        symbol_key: input.symbol_key,
+        path: input.path,
+        old_string: input.old_string,
         new_string: input.new_string,
-        new_name: input.new_name,
-        scope: input.scope,
+        replace_all: input.replace_all,
       },
       op,
     );
-  },
-  toModelOutput(result) {
-    if ('change' in result) return describeEdit(result, 'Edited');
-    if (result.mode === 'apply_patch') return describePatch(result);
-    const files = result.files.map((f) => `${f.path} (+${f.additions} −${f.deletions})`).join(', ');
-    const what =
-      result.mode === 'rename_symbol'
-        ? `Renamed ${result.symbol.name_path}: ${result.replacements} occurrence(s) in ${files}`
-        : `${result.mode.replace(/_/g, ' ')} ${result.symbol.name_path}: ${files}`;
-    const diff = result.diff.length > 4000 ? `${result.diff.slice(0, 4000)}\n… (diff cut)` : result.diff;
-    return `${what}.\n${diff}`;
-  },
-});
+  }
+  if (!input.name_path && !input.symbol_key) {
+    throw new SvcError(
+      'invalid_input',
+      `name_path: ${input.mode} needs name_path or symbol_key to choose the symbol`,
+    );
+  }
+  return ctx.app.ws.semantic.structuralEdit(
+    {
+      mode: input.mode,
+      path: input.symbol_key ? undefined : input.path,
+      name_path: input.name_path,
+      symbol_key: input.symbol_key,
+      new_string: input.new_string,
+      new_name: input.new_name,
+      scope: input.scope,
+    },
+    op,
+  );
+}
+
+function describeResult(result: EditResult): string {
+  if ('change' in result) return describeEdit(result, 'Edited');
+  if (result.mode === 'apply_patch') return describePatch(result);
+  const files = result.files.map((f) => `${f.path} (+${f.additions} −${f.deletions})`).join(', ');
+  const what =
+    result.mode === 'rename_symbol'
+      ? `Renamed ${result.symbol.name_path}: ${result.replacements} occurrence(s) in ${files}`
+      : `${result.mode.replace(/_/g, ' ')} ${result.symbol.name_path}: ${files}`;
+  const diff = result.diff.length > 4000 ? `${result.diff.slice(0, 4000)}\n… (diff cut)` : result.diff;
+  return `${what}.\n${diff}`;
+}
 
 function describePatch(result: PatchResult): string {
   if (result.files.length === 0)

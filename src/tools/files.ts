@@ -12,6 +12,7 @@ import type { MatchKind } from '../workspace/text-replace';
 import { defineTool } from './core/define-tool';
 import { opContext } from './core/op-context';
 import type { ToolAttachment } from './core/tool-output';
+import { type AfterEdit, renderAfterEdit, withDiagnostics } from './edit-diagnostics';
 import { grepPrompt } from './grep.prompt';
 import { viewPrompt } from './view.prompt';
 
@@ -89,8 +90,11 @@ export const write = defineTool({
   // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
   asksPermission: true,
   surfaces: { mcp: 'svc_write' },
-  run: (ctx, input) => ctx.app.ws.files.write(input, opContext(ctx, 'write')),
-  toModelOutput: (result) => describeEdit(result, 'Wrote'),
+  run: async (ctx, input): Promise<EditOutcome & { diagnostics?: AfterEdit }> => {
+    const result = await ctx.app.ws.files.write(input, opContext(ctx, 'write'));
+    return result.change === 'none' ? result : withDiagnostics(ctx, result, [result.path]);
+  },
+  toModelOutput: (result) => describeEdit(result, 'Wrote') + renderAfterEdit(result.diagnostics),
 });
 
 const editEntry = z.strictObject({
@@ -129,8 +133,11 @@ export const multiedit = defineTool({
   // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
   asksPermission: true,
   surfaces: { mcp: 'svc_multiedit' },
-  run: (ctx, input) => ctx.app.ws.files.multiedit(input, opContext(ctx, 'multiedit')),
-  toModelOutput: (result) => describeEdit(result, 'Edited'),
+  run: async (ctx, input): Promise<EditOutcome & { diagnostics?: AfterEdit }> => {
+    const result = await ctx.app.ws.files.multiedit(input, opContext(ctx, 'multiedit'));
+    return result.change === 'none' ? result : withDiagnostics(ctx, result, [result.path]);
+  },
+  toModelOutput: (result) => describeEdit(result, 'Edited') + renderAfterEdit(result.diagnostics),
 });
 
 export const lsInput = z.strictObject({

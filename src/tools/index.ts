@@ -25,7 +25,7 @@ import {
 import { contractTools } from './contracts';
 import { leaveMarker, workspaceClaim } from './coordination';
 import type { AnyTool } from './core/define-tool';
-import { diagnostics } from './diagnostics';
+import { diagnostics, lspStatus } from './diagnostics';
 import { edit } from './edit';
 import { glob, grep, ls, multiedit, view, write } from './files';
 import { healthTools } from './health';
@@ -91,6 +91,7 @@ export const allTools: readonly AnyTool[] = [
   download,
   todos,
   diagnostics,
+  lspStatus,
   // semantic
   search,
   // checkpoints

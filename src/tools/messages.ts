@@ -37,7 +37,7 @@ export const message = defineTool({
       .describe('send: wait for the run to finish and return its answer (always on from the CLI).'),
     agent: z.string().min(1).optional().describe('send: agent kind for this run.'),
   }),
-  mutates: false,
+  mutates: true,
   surfaces: {
     mcp: 'svc_message',
     http: [

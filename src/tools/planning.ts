@@ -283,7 +283,7 @@ export const summarizeSession = defineTool({
   description:
     "Compact a session's history now: older turns are summarized by the small model (the auto-compaction pipeline). For the session of an active run it happens before that run's next step.",
   input: z.strictObject({ session_id: sessionIdField }),
-  mutates: false,
+  mutates: true,
   surfaces: {
     http: { method: 'POST', path: '/v1/sessions/:id/summarize', params: { id: 'session_id' } },
     mcp: 'svc_summarize_session',

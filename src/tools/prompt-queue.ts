@@ -54,7 +54,7 @@ export const queueEnqueue = defineTool({
         'When the session is idle: start it at once (default), or false to leave it queued until the next send.',
       ),
   }),
-  mutates: false,
+  mutates: true,
   surfaces: {
     mcp: 'svc_queue_enqueue',
     http: { ...route(SESSION_ROUTES.enqueue), params: { id: 'session_id' }, status: 202 },

@@ -65,7 +65,7 @@ export const createTeam = defineTool({
   description:
     'Create a named team of agent roles (members and a coordinator) that persists, and optionally run a task with it: the coordinator splits the task, members work in parallel as sub-agents, the coordinator combines their answers. Returns team_id, and for a task task_id, run_id, session_id, the plan, each member run and the answer. get_teams_status reports teams and their runs.',
   input: createTeamInput,
-  mutates: false,
+  mutates: true,
   parity: false,
   surfaces: { mcp: 'svc_create_team' },
   run: async (ctx, input) => {

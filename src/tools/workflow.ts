@@ -152,7 +152,7 @@ export const executeDagTool = defineTool({
   description:
     'Run a DAG of sub-agent tasks: each task starts when the tasks it depends_on have completed, independent tasks run in parallel. A cycle or unknown dependency is refused before anything runs; a task whose dependency failed is skipped. Returns dag_run_id, run_id, session_id and each task with its status, run_id and output.',
   input: executeDagInput,
-  mutates: false,
+  mutates: true,
   parity: false,
   surfaces: { mcp: 'svc_execute_dag' },
   run: (ctx, input) =>
@@ -184,7 +184,7 @@ export const orchestrateWorkflowTool = defineTool({
   description:
     'Run a saved workflow template (workflow_template): its recipe and agent steps as a DAG, independent steps in parallel, each step a child run. Returns workflow_run_id, run_id, session_id and each step with its status, run_id and output.',
   input: orchestrateWorkflowInput,
-  mutates: false,
+  mutates: true,
   parity: false,
   surfaces: { mcp: 'svc_orchestrate_workflow' },
   run: (ctx, input) =>

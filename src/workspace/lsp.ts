@@ -1,29 +1,20 @@
 /**
- * Language-server diagnostics. Servers configured under `[lsp.<id>]` are started on first use
- * (one process per server, stdio JSON-RPC with Content-Length framing), given the workspace as
- * root, sent the file's current text (didOpen, then didChange), and asked for diagnostics: pulled
- * with `textDocument/diagnostic` when the server offers it, else the `publishDiagnostics` it pushes
- * (waiting a short quiet period, since servers often push an empty list first). Servers stop with
- * the app.
+ * Language servers for diagnostics and semantic edits. The servers are the `[lsp.<id>]` entries
+ * and the built-ins of the languages the workspace uses (lsp-catalog.ts). Each starts on first use
+ * (one process per server for the whole app, so every session shares it), is started again when
+ * it crashed (up to MAX_RESTARTS times), and is stopped after `options.lsp.idle_minutes` without
+ * use. Diagnostics are pulled with `textDocument/diagnostic` when the server offers it, else the
+ * `publishDiagnostics` it pushes (waiting a short quiet period). Servers stop with the app.
  * @module
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
-import type { Config, LspServerConfig } from '../config/schema';
+import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
+import { type LspServerStatus, type ResolvedServer, resolveLanguageServers } from './lsp-catalog';
+import { type Diagnostic, LspClient } from './lsp-client';
 import type { ResolvedPath } from './paths';
 
-export interface Diagnostic {
-  /** 1-based. */
-  line: number;
-  column: number;
-  end_line: number;
-  end_column: number;
-  severity: 'error' | 'warning' | 'information' | 'hint';
-  message: string;
-  source?: string;
-  code?: string | number;
-}
+export type { Diagnostic } from './lsp-client';
 
 export interface DiagnosticsResult {
   path: string;
@@ -34,24 +25,39 @@ export interface DiagnosticsResult {
   complete: boolean;
 }
 
+/** A server's live state, for the status readout. */
+export interface LspRuntimeStatus extends LspServerStatus {
+  running: boolean;
+  pid?: number;
+  restarts: number;
+}
+
 export interface LanguageServers {
-  /** The configured server id for a file, if any. */
+  /** The server id for a file, if any (configured or built-in). */
   serverFor(path: string): string | undefined;
+  /** Every known server: configured, found, missing (with the install command), not needed. */
+  status(): LspRuntimeStatus[];
+  /** Any server svc may start for this workspace. */
+  available(): boolean;
   diagnostics(
     target: ResolvedPath,
     text: string,
     options: { waitMs: number; signal?: AbortSignal },
   ): Promise<DiagnosticsResult>;
+  /**
+   * Run `fn` with the client of the file's server (started if needed, the file's text synced);
+   * undefined when no server handles the file. The server is not stopped as idle meanwhile.
+   */
+  withClient<T>(
+    target: ResolvedPath,
+    text: string,
+    fn: (lsp: { id: string; client: LspClient; uri: string }) => Promise<T>,
+  ): Promise<T | undefined>;
   close(): Promise<void>;
 }
 
-const SEVERITY: Record<number, Diagnostic['severity']> = {
-  1: 'error',
-  2: 'warning',
-  3: 'information',
-  4: 'hint',
-};
-const QUIET_MS = 300;
+/** A server that crashed this many times is not started again until the app restarts. */
+const MAX_RESTARTS = 3;
 const LANGUAGE_IDS: Record<string, string> = {
   ts: 'typescript',
   tsx: 'typescriptreact',
@@ -83,317 +89,128 @@ export function createLanguageServers(deps: {
   config: () => Config;
 }): LanguageServers {
   const clients = new Map<string, Promise<LspClient>>();
+  const restarts = new Map<string, number>();
+  const idleTimers = new Map<string, NodeJS.Timeout>();
+  let cached: { config: Config; resolved: ReturnType<typeof resolveLanguageServers> } | undefined;
 
-  const serverFor = (path: string) => {
-    const ext = path.split('.').pop()?.toLowerCase() ?? '';
-    return Object.entries(deps.config().lsp).find(([, s]) => !s.disabled && s.extensions.includes(ext))?.[0];
+  // Detection looks at the file system: redone when the config object changes (a reload).
+  const resolved = () => {
+    const config = deps.config();
+    if (cached?.config !== config)
+      cached = { config, resolved: resolveLanguageServers(config, deps.root, deps.env) };
+    return cached.resolved;
   };
 
-  const client = (id: string, server: LspServerConfig) => {
+  const serverOf = (path: string): ResolvedServer | undefined => {
+    const ext = path.split('.').pop()?.toLowerCase() ?? '';
+    return resolved().servers.find((s) => s.extensions.includes(ext));
+  };
+
+  const stopIdle = (id: string) => {
+    const pending = clients.get(id);
+    clients.delete(id);
+    idleTimers.delete(id);
+    void pending?.then((c) => c.stop()).catch(() => undefined);
+  };
+
+  const inFlight = new Map<string, number>();
+  // The idle clock runs only while nothing uses the server.
+  const touch = (id: string) => {
+    clearTimeout(idleTimers.get(id));
+    idleTimers.delete(id);
+    if ((inFlight.get(id) ?? 0) > 0 || !clients.has(id)) return;
+    const ms = deps.config().options.lsp.idle_minutes * 60_000;
+    idleTimers.set(id, setTimeout(() => stopIdle(id), ms).unref());
+  };
+  const using = async <T>(server: ResolvedServer, fn: (client: LspClient) => Promise<T>): Promise<T> => {
+    inFlight.set(server.id, (inFlight.get(server.id) ?? 0) + 1);
+    clearTimeout(idleTimers.get(server.id));
+    idleTimers.delete(server.id);
+    try {
+      return await fn(await client(server));
+    } finally {
+      inFlight.set(server.id, (inFlight.get(server.id) ?? 1) - 1);
+      touch(server.id);
+    }
+  };
+
+  const client = async (server: ResolvedServer): Promise<LspClient> => {
+    const { id } = server;
     let pending = clients.get(id);
+    const current = pending ? await pending.catch(() => undefined) : undefined;
+    if (current?.exited) {
+      // It crashed since the last use: start it again, a bounded number of times.
+      clients.delete(id);
+      pending = undefined;
+    }
     if (!pending) {
+      const count = restarts.get(id) ?? 0;
+      if (count > MAX_RESTARTS) {
+        throw new SvcError(
+          'unavailable',
+          `language server ${id} crashed ${MAX_RESTARTS + 1} times; fix it (svc config show-lsp) and restart svc`,
+        );
+      }
       pending = LspClient.start(id, server, deps.root, deps.env);
-      pending.catch(() => clients.delete(id));
+      pending.then(
+        (started) => {
+          started.onExit = () => {
+            if (clients.get(id) === pending && !started.stopping)
+              restarts.set(id, (restarts.get(id) ?? 0) + 1);
+          };
+        },
+        () => clients.delete(id),
+      );
       clients.set(id, pending);
     }
     return pending;
   };
 
+  const languageId = (server: ResolvedServer, abs: string) => {
+    const ext = abs.split('.').pop()?.toLowerCase() ?? '';
+    return server.language_id ?? LANGUAGE_IDS[ext] ?? ext;
+  };
+
   return {
-    serverFor,
+    serverFor: (path) => serverOf(path)?.id,
+    available: () => resolved().servers.length > 0,
+    status() {
+      return resolved().statuses.map((s) => {
+        const running = clients.has(s.id);
+        return { ...s, running, restarts: restarts.get(s.id) ?? 0 };
+      });
+    },
     async diagnostics(target, text, options) {
-      const id = serverFor(target.abs);
-      if (!id) {
+      const server = serverOf(target.abs);
+      if (!server) {
         const ext = target.rel.split('.').pop();
         throw new SvcError(
           'invalid_input',
-          `path: no language server is configured for .${ext} files; add one, e.g. [lsp.typescript] command = "typescript-language-server", args = ["--stdio"], extensions = ["ts", "tsx"]`,
+          `path: no language server handles .${ext} files here; svc config show-lsp lists the servers, or add one, e.g. [lsp.typescript] command = "typescript-language-server", args = ["--stdio"], extensions = ["ts", "tsx"]`,
         );
       }
-      const server = deps.config().lsp[id];
-      const lsp = await client(id, server);
-      const ext = target.abs.split('.').pop()?.toLowerCase() ?? '';
-      const { diagnostics, complete } = await lsp.diagnose(
-        pathToFileURL(target.abs).href,
-        server.language_id ?? LANGUAGE_IDS[ext] ?? ext,
-        text,
-        options,
+      const { diagnostics, complete } = await using(server, (lsp) =>
+        lsp.diagnose(pathToFileURL(target.abs).href, languageId(server, target.abs), text, options),
       );
       const counts = { error: 0, warning: 0, information: 0, hint: 0 };
       for (const d of diagnostics) counts[d.severity]++;
-      return { path: target.rel, server: id, diagnostics, counts, complete };
+      return { path: target.rel, server: server.id, diagnostics, counts, complete };
+    },
+    async withClient(target, text, fn) {
+      const server = serverOf(target.abs);
+      if (!server) return undefined;
+      return using(server, (lsp) => {
+        const uri = pathToFileURL(target.abs).href;
+        lsp.sync(uri, languageId(server, target.abs), text);
+        return fn({ id: server.id, client: lsp, uri });
+      });
     },
     async close() {
+      for (const timer of idleTimers.values()) clearTimeout(timer);
+      idleTimers.clear();
       const all = [...clients.values()];
       clients.clear();
       await Promise.all(all.map(async (c) => (await c.catch(() => undefined))?.stop()));
     },
-  };
-}
-
-interface RawDiagnostic {
-  range: { start: { line: number; character: number }; end: { line: number; character: number } };
-  severity?: number;
-  message: string;
-  source?: string;
-  code?: string | number;
-}
-
-class LspClient {
-  private nextId = 1;
-  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
-  private readonly versions = new Map<string, number>();
-  private readonly published = new Map<string, { diagnostics: RawDiagnostic[]; at: number }>();
-  private readonly listeners = new Set<(uri: string) => void>();
-  private buffer = Buffer.alloc(0);
-  private capabilities: Record<string, unknown> = {};
-  private exited = false;
-  private stderr = '';
-
-  private constructor(
-    readonly id: string,
-    private readonly child: ChildProcess,
-  ) {
-    child.stdout?.on('data', (chunk: Buffer) => this.onData(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => {
-      if (this.stderr.length < 4000) this.stderr += chunk.toString();
-    });
-    child.on('exit', () => {
-      this.exited = true;
-      for (const p of this.pending.values())
-        p.reject(
-          new SvcError(
-            'unavailable',
-            `language server ${id} exited${this.stderr ? `: ${this.stderr.trim().slice(0, 300)}` : ''}`,
-          ),
-        );
-      this.pending.clear();
-    });
-  }
-
-  static async start(
-    id: string,
-    server: LspServerConfig,
-    root: string,
-    env: Readonly<Record<string, string | undefined>>,
-  ): Promise<LspClient> {
-    const child = spawn(server.command, server.args, {
-      cwd: root,
-      env: { ...env, ...server.env } as NodeJS.ProcessEnv,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const started = await new Promise<boolean>((resolve) => {
-      child.once('error', () => resolve(false));
-      child.once('spawn', () => resolve(true));
-    });
-    if (!started) {
-      throw new SvcError(
-        'unavailable',
-        `language server ${id}: cannot start "${server.command}"; is it installed and on PATH?`,
-      );
-    }
-    const client = new LspClient(id, child);
-    const init = (await client.request(
-      'initialize',
-      {
-        processId: process.pid,
-        rootUri: pathToFileURL(root).href,
-        workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'workspace' }],
-        capabilities: {
-          textDocument: {
-            publishDiagnostics: { relatedInformation: false },
-            diagnostic: { dynamicRegistration: false },
-            synchronization: { didSave: false },
-          },
-          workspace: { configuration: true, workspaceFolders: true },
-        },
-        initializationOptions: server.initialization_options,
-      },
-      30_000,
-    )) as { capabilities?: Record<string, unknown> };
-    client.capabilities = init?.capabilities ?? {};
-    client.notify('initialized', {});
-    return client;
-  }
-
-  async diagnose(
-    uri: string,
-    languageId: string,
-    text: string,
-    options: { waitMs: number; signal?: AbortSignal },
-  ): Promise<{ diagnostics: Diagnostic[]; complete: boolean }> {
-    const sentAt = Date.now();
-    const version = (this.versions.get(uri) ?? 0) + 1;
-    this.versions.set(uri, version);
-    if (version === 1)
-      this.notify('textDocument/didOpen', { textDocument: { uri, languageId, version, text } });
-    else
-      this.notify('textDocument/didChange', { textDocument: { uri, version }, contentChanges: [{ text }] });
-
-    if (this.capabilities.diagnosticProvider) {
-      try {
-        const report = (await this.request(
-          'textDocument/diagnostic',
-          { textDocument: { uri } },
-          options.waitMs,
-        )) as {
-          items?: RawDiagnostic[];
-        };
-        return { diagnostics: (report?.items ?? []).map(convert), complete: true };
-      } catch (error) {
-        if (!SvcError.is(error) || error.code !== 'timeout') throw error;
-        return { diagnostics: [], complete: false };
-      }
-    }
-    // Push model: wait for a publish after our change, then for a quiet period.
-    const complete = await new Promise<boolean>((resolve) => {
-      let quiet: NodeJS.Timeout | undefined;
-      const finish = (value: boolean) => {
-        clearTimeout(deadline);
-        if (quiet) clearTimeout(quiet);
-        this.listeners.delete(listener);
-        options.signal?.removeEventListener('abort', onAbort);
-        resolve(value);
-      };
-      const listener = (published: string) => {
-        if (published !== uri) return;
-        if (quiet) clearTimeout(quiet);
-        quiet = setTimeout(() => finish(true), QUIET_MS);
-      };
-      const deadline = setTimeout(() => finish((this.published.get(uri)?.at ?? 0) >= sentAt), options.waitMs);
-      const onAbort = () => finish(false);
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      this.listeners.add(listener);
-    });
-    if (options.signal?.aborted) throw new SvcError('cancelled', 'diagnostics was cancelled');
-    return { diagnostics: (this.published.get(uri)?.diagnostics ?? []).map(convert), complete };
-  }
-
-  async stop(): Promise<void> {
-    if (this.exited) return;
-    try {
-      await this.request('shutdown', null, 2000);
-      this.notify('exit', null);
-    } catch {
-      // a server that does not answer shutdown is killed below
-    }
-    setTimeout(() => {
-      if (!this.exited) this.child.kill('SIGKILL');
-    }, 1000).unref();
-  }
-
-  private request(method: string, params: unknown, timeoutMs: number): Promise<unknown> {
-    if (this.exited)
-      return Promise.reject(new SvcError('unavailable', `language server ${this.id} is not running`));
-    const id = this.nextId++;
-    this.send({ jsonrpc: '2.0', id, method, params });
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(
-          new SvcError(
-            'timeout',
-            `language server ${this.id} did not answer ${method} within ${timeoutMs} ms`,
-          ),
-        );
-      }, timeoutMs);
-      this.pending.set(id, {
-        resolve: (v) => {
-          clearTimeout(timer);
-          resolve(v);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      });
-    });
-  }
-
-  private notify(method: string, params: unknown): void {
-    if (!this.exited) this.send({ jsonrpc: '2.0', method, params });
-  }
-
-  private send(message: unknown): void {
-    const body = Buffer.from(JSON.stringify(message), 'utf8');
-    this.child.stdin?.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]));
-  }
-
-  private onData(chunk: Buffer): void {
-    this.buffer = Buffer.concat([this.buffer, chunk]);
-    for (;;) {
-      const headerEnd = this.buffer.indexOf('\r\n\r\n');
-      if (headerEnd < 0) return;
-      const length = Number(
-        /Content-Length:\s*(\d+)/i.exec(this.buffer.subarray(0, headerEnd).toString())?.[1],
-      );
-      if (!Number.isFinite(length)) {
-        this.buffer = this.buffer.subarray(headerEnd + 4);
-        continue;
-      }
-      if (this.buffer.length < headerEnd + 4 + length) return;
-      const body = this.buffer.subarray(headerEnd + 4, headerEnd + 4 + length).toString('utf8');
-      this.buffer = this.buffer.subarray(headerEnd + 4 + length);
-      let message: {
-        id?: number;
-        method?: string;
-        params?: any;
-        result?: unknown;
-        error?: { message: string };
-      };
-      try {
-        message = JSON.parse(body);
-      } catch {
-        continue; // a garbled frame from the server: skip it
-      }
-      this.dispatch(message);
-    }
-  }
-
-  private dispatch(message: {
-    id?: number;
-    method?: string;
-    params?: any;
-    result?: unknown;
-    error?: { message: string };
-  }): void {
-    if (message.method && message.id !== undefined) {
-      // Requests from the server: answer the usual ones so it does not wait on us.
-      const result =
-        message.method === 'workspace/configuration'
-          ? (message.params?.items ?? []).map(() => null)
-          : message.method === 'workspace/workspaceFolders'
-            ? []
-            : null;
-      this.send({ jsonrpc: '2.0', id: message.id, result });
-      return;
-    }
-    if (message.method === 'textDocument/publishDiagnostics') {
-      const uri = message.params?.uri as string;
-      this.published.set(uri, { diagnostics: message.params?.diagnostics ?? [], at: Date.now() });
-      for (const listener of this.listeners) listener(uri);
-      return;
-    }
-    if (message.id !== undefined) {
-      const pending = this.pending.get(message.id);
-      if (!pending) return;
-      this.pending.delete(message.id);
-      if (message.error)
-        pending.reject(new SvcError('unavailable', `language server ${this.id}: ${message.error.message}`));
-      else pending.resolve(message.result);
-    }
-  }
-}
-
-function convert(d: RawDiagnostic): Diagnostic {
-  return {
-    line: d.range.start.line + 1,
-    column: d.range.start.character + 1,
-    end_line: d.range.end.line + 1,
-    end_column: d.range.end.character + 1,
-    severity: SEVERITY[d.severity ?? 1] ?? 'error',
-    message: d.message,
-    ...(d.source ? { source: d.source } : {}),
-    ...(d.code !== undefined ? { code: d.code } : {}),
   };
 }

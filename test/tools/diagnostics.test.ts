@@ -22,7 +22,7 @@ describe('diagnostics', () => {
     const h = await toolHarness();
     expect(h.app.tools.get('diagnostics')).toBeUndefined();
     expect(h.app.tools.gates().find((g) => g.tool.name === 'diagnostics')?.reason).toBe(
-      'no language server configured under [lsp.<id>]',
+      "no language server configured under [lsp.<id>] or found for the workspace's languages (svc config show-lsp)",
     );
   });
 
@@ -97,7 +97,7 @@ describe('diagnostics', () => {
       },
     });
     await expect(h.call('diagnostics', { path: 'a.py' })).rejects.toThrow(
-      /no language server is configured for \.py files/,
+      /no language server handles \.py files here; svc config show-lsp lists the servers/,
     );
     await expect(h.call('diagnostics', { path: 'b.go' })).rejects.toThrow(
       /cannot start "no-such-language-server-xyz"/,

@@ -11,6 +11,10 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { loadSqlite } from '../../src/store/sqlite-driver';
 import { dagProblems, findCycle } from '../../src/workflows/dag';
 import { agentApp } from '../helpers/agent-harness';
+
+// execute_dag mutates (it starts runs): a headless run needs it allowed.
+const ALLOW = { extraConfig: { permissions: { allowed_tools: ['execute_dag'] } } };
+
 import { type RecordedRequest, reply } from '../helpers/fake-provider';
 import {
   afterTool,
@@ -41,7 +45,10 @@ function answer(dag: unknown) {
 
 describe('execute_dag', () => {
   it('TOOLS-55: runs independent tasks as overlapping child runs and a dependent one after them', async () => {
-    const { app, provider, events } = await agentApp(router(5, answer({ tasks: DIAMOND, title: 'diamond' })));
+    const { app, provider, events } = await agentApp(
+      router(5, answer({ tasks: DIAMOND, title: 'diamond' })),
+      ALLOW,
+    );
     expect(app.tools.get('execute_dag')?.tag).toBe('workflow');
     const parent = await app.agent.run({ prompt: 'run the dag' });
     expect(parent.status).toBe('completed');
@@ -92,7 +99,7 @@ describe('execute_dag', () => {
   });
 
   it('max_parallel 1 runs one task at a time', async () => {
-    const { app, events } = await agentApp(router(5, answer({ tasks: DIAMOND, max_parallel: 1 })));
+    const { app, events } = await agentApp(router(5, answer({ tasks: DIAMOND, max_parallel: 1 })), ALLOW);
     const parent = await app.agent.run({ prompt: 'run the dag' });
     const [dagRun] = childRuns(app, parent.run_id);
     const tasks = childRuns(app, dagRun.id);
@@ -113,7 +120,7 @@ describe('execute_dag', () => {
         { id: 'c', prompt: 'Task C', depends_on: ['b'] },
       ],
     };
-    const { app } = await agentApp(router(2, answer(cyclic)));
+    const { app } = await agentApp(router(2, answer(cyclic)), ALLOW);
     const parent = await app.agent.run({ prompt: 'run the dag' });
     const [result] = toolResults(app, parent.session_id);
     expect(result).toMatchObject({

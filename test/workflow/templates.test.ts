@@ -11,6 +11,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { invokeTool } from '../../src/tools/core/call-tool';
 import { agentApp } from '../helpers/agent-harness';
+
+// orchestrate_workflow mutates (it starts runs): a headless run needs it allowed.
+const ALLOW = { extraConfig: { permissions: { allowed_tools: ['orchestrate_workflow'] } } };
+
 import { type RecordedRequest, reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 import { afterTool, childRuns, lastToolResult, maxConcurrent, promptOf, router } from './helpers';
@@ -121,7 +125,7 @@ describe('orchestrate_workflow', () => {
       if (afterTool(request)) return reply().text(`parent: ${lastToolResult(request).split('\n')[0]}`);
       return reply().toolCall('orchestrate_workflow', { name: 'ship', params: { target: 'src/app.ts' } });
     };
-    const { app, events } = await agentApp(router(5, answer));
+    const { app, events } = await agentApp(router(5, answer), ALLOW);
     withRecipe(app.workspace);
     expect(app.tools.get('orchestrate_workflow')?.tag).toBe('workflow');
     await invokeTool(app, 'workflow_template', { action: 'save', name: 'ship', ...SHIP }, { surface: 'cli' });

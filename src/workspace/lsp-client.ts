@@ -1,0 +1,336 @@
+/**
+ * One language server process: stdio JSON-RPC with Content-Length framing, the initialize
+ * handshake, document sync, pulled or pushed diagnostics, and plain requests (rename, references,
+ * definition) for the semantic edits.
+ * @module
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import type { LspServerConfig } from '../config/schema';
+import { SvcError } from '../errors';
+
+export interface Diagnostic {
+  /** 1-based. */
+  line: number;
+  column: number;
+  end_line: number;
+  end_column: number;
+  severity: 'error' | 'warning' | 'information' | 'hint';
+  message: string;
+  source?: string;
+  code?: string | number;
+}
+
+const SEVERITY: Record<number, Diagnostic['severity']> = {
+  1: 'error',
+  2: 'warning',
+  3: 'information',
+  4: 'hint',
+};
+const QUIET_MS = 300;
+
+export interface RawDiagnostic {
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+  severity?: number;
+  message: string;
+  source?: string;
+  code?: string | number;
+}
+
+export class LspClient {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  private readonly versions = new Map<string, number>();
+  private readonly published = new Map<string, { diagnostics: RawDiagnostic[]; at: number }>();
+  private readonly listeners = new Set<(uri: string) => void>();
+  private buffer = Buffer.alloc(0);
+  private capabilities: Record<string, unknown> = {};
+  private exitedFlag = false;
+  private stderr = '';
+  /** Called once when the process exits (a crash or a stop). */
+  onExit?: () => void;
+
+  private constructor(
+    readonly id: string,
+    private readonly child: ChildProcess,
+  ) {
+    child.stdout?.on('data', (chunk: Buffer) => this.onData(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => {
+      if (this.stderr.length < 4000) this.stderr += chunk.toString();
+    });
+    child.on('exit', () => {
+      this.exitedFlag = true;
+      this.onExit?.();
+      // Waiters for pushed diagnostics stop waiting: nothing more will come.
+      for (const listener of this.listeners) listener('');
+      for (const p of this.pending.values())
+        p.reject(
+          new SvcError(
+            'unavailable',
+            `language server ${id} exited${this.stderr ? `: ${this.stderr.trim().slice(0, 300)}` : ''}`,
+          ),
+        );
+      this.pending.clear();
+    });
+  }
+
+  static async start(
+    id: string,
+    server: LspServerConfig,
+    root: string,
+    env: Readonly<Record<string, string | undefined>>,
+  ): Promise<LspClient> {
+    const child = spawn(server.command, server.args, {
+      cwd: root,
+      env: { ...env, ...server.env } as NodeJS.ProcessEnv,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const started = await new Promise<boolean>((resolve) => {
+      child.once('error', () => resolve(false));
+      child.once('spawn', () => resolve(true));
+    });
+    if (!started) {
+      throw new SvcError(
+        'unavailable',
+        `language server ${id}: cannot start "${server.command}"; is it installed and on PATH?`,
+      );
+    }
+    const client = new LspClient(id, child);
+    const init = (await client.request(
+      'initialize',
+      {
+        processId: process.pid,
+        rootUri: pathToFileURL(root).href,
+        workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'workspace' }],
+        capabilities: {
+          textDocument: {
+            publishDiagnostics: { relatedInformation: false },
+            diagnostic: { dynamicRegistration: false },
+            synchronization: { didSave: false },
+            rename: { prepareSupport: false },
+            references: {},
+            definition: { linkSupport: false },
+          },
+          workspace: {
+            configuration: true,
+            workspaceFolders: true,
+            workspaceEdit: { documentChanges: true },
+          },
+        },
+        initializationOptions: server.initialization_options,
+      },
+      30_000,
+    )) as { capabilities?: Record<string, unknown> };
+    client.capabilities = init?.capabilities ?? {};
+    client.notify('initialized', {});
+    return client;
+  }
+
+  /** The process has exited (crashed or stopped). */
+  get exited(): boolean {
+    return this.exitedFlag;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** What the server said it can do in its initialize answer. */
+  can(capability: string): boolean {
+    return Boolean(this.capabilities[capability]);
+  }
+
+  /** Send the file's current text: didOpen the first time, didChange after. */
+  sync(uri: string, languageId: string, text: string): void {
+    const version = (this.versions.get(uri) ?? 0) + 1;
+    this.versions.set(uri, version);
+    if (version === 1)
+      this.notify('textDocument/didOpen', { textDocument: { uri, languageId, version, text } });
+    else
+      this.notify('textDocument/didChange', { textDocument: { uri, version }, contentChanges: [{ text }] });
+  }
+
+  async diagnose(
+    uri: string,
+    languageId: string,
+    text: string,
+    options: { waitMs: number; signal?: AbortSignal },
+  ): Promise<{ diagnostics: Diagnostic[]; complete: boolean }> {
+    const sentAt = Date.now();
+    this.sync(uri, languageId, text);
+
+    if (this.capabilities.diagnosticProvider) {
+      try {
+        const report = (await this.request(
+          'textDocument/diagnostic',
+          { textDocument: { uri } },
+          options.waitMs,
+        )) as {
+          items?: RawDiagnostic[];
+        };
+        return { diagnostics: (report?.items ?? []).map(convert), complete: true };
+      } catch (error) {
+        if (!SvcError.is(error) || error.code !== 'timeout') throw error;
+        return { diagnostics: [], complete: false };
+      }
+    }
+    // Push model: wait for a publish after our change, then for a quiet period.
+    const complete = await new Promise<boolean>((resolve) => {
+      let quiet: NodeJS.Timeout | undefined;
+      const finish = (value: boolean) => {
+        clearTimeout(deadline);
+        if (quiet) clearTimeout(quiet);
+        this.listeners.delete(listener);
+        options.signal?.removeEventListener('abort', onAbort);
+        resolve(value);
+      };
+      const listener = (published: string) => {
+        if (this.exitedFlag) return finish(false);
+        if (published !== uri) return;
+        if (quiet) clearTimeout(quiet);
+        quiet = setTimeout(() => finish(true), QUIET_MS);
+      };
+      const deadline = setTimeout(() => finish((this.published.get(uri)?.at ?? 0) >= sentAt), options.waitMs);
+      const onAbort = () => finish(false);
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      this.listeners.add(listener);
+    });
+    if (options.signal?.aborted) throw new SvcError('cancelled', 'diagnostics was cancelled');
+    if (this.exitedFlag && !complete) {
+      throw new SvcError('unavailable', `language server ${this.id} exited before it reported diagnostics`);
+    }
+    return { diagnostics: (this.published.get(uri)?.diagnostics ?? []).map(convert), complete };
+  }
+
+  /** Set by stop(): the exit that follows is not a crash. */
+  stopping = false;
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.exitedFlag) return;
+    try {
+      await this.request('shutdown', null, 2000);
+      this.notify('exit', null);
+    } catch {
+      // a server that does not answer shutdown is killed below
+    }
+    setTimeout(() => {
+      if (!this.exitedFlag) this.child.kill('SIGKILL');
+    }, 1000).unref();
+  }
+
+  request(method: string, params: unknown, timeoutMs: number): Promise<unknown> {
+    if (this.exitedFlag)
+      return Promise.reject(new SvcError('unavailable', `language server ${this.id} is not running`));
+    const id = this.nextId++;
+    this.send({ jsonrpc: '2.0', id, method, params });
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(
+          new SvcError(
+            'timeout',
+            `language server ${this.id} did not answer ${method} within ${timeoutMs} ms`,
+          ),
+        );
+      }, timeoutMs);
+      this.pending.set(id, {
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+    });
+  }
+
+  notify(method: string, params: unknown): void {
+    if (!this.exitedFlag) this.send({ jsonrpc: '2.0', method, params });
+  }
+
+  private send(message: unknown): void {
+    const body = Buffer.from(JSON.stringify(message), 'utf8');
+    this.child.stdin?.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]));
+  }
+
+  private onData(chunk: Buffer): void {
+    this.buffer = Buffer.concat([this.buffer, chunk]);
+    for (;;) {
+      const headerEnd = this.buffer.indexOf('\r\n\r\n');
+      if (headerEnd < 0) return;
+      const length = Number(
+        /Content-Length:\s*(\d+)/i.exec(this.buffer.subarray(0, headerEnd).toString())?.[1],
+      );
+      if (!Number.isFinite(length)) {
+        this.buffer = this.buffer.subarray(headerEnd + 4);
+        continue;
+      }
+      if (this.buffer.length < headerEnd + 4 + length) return;
+      const body = this.buffer.subarray(headerEnd + 4, headerEnd + 4 + length).toString('utf8');
+      this.buffer = this.buffer.subarray(headerEnd + 4 + length);
+      let message: {
+        id?: number;
+        method?: string;
+        params?: any;
+        result?: unknown;
+        error?: { message: string };
+      };
+      try {
+        message = JSON.parse(body);
+      } catch {
+        continue; // a garbled frame from the server: skip it
+      }
+      this.dispatch(message);
+    }
+  }
+
+  private dispatch(message: {
+    id?: number;
+    method?: string;
+    params?: any;
+    result?: unknown;
+    error?: { message: string };
+  }): void {
+    if (message.method && message.id !== undefined) {
+      // Requests from the server: answer the usual ones so it does not wait on us.
+      const result =
+        message.method === 'workspace/configuration'
+          ? (message.params?.items ?? []).map(() => null)
+          : message.method === 'workspace/workspaceFolders'
+            ? []
+            : null;
+      this.send({ jsonrpc: '2.0', id: message.id, result });
+      return;
+    }
+    if (message.method === 'textDocument/publishDiagnostics') {
+      const uri = message.params?.uri as string;
+      this.published.set(uri, { diagnostics: message.params?.diagnostics ?? [], at: Date.now() });
+      for (const listener of this.listeners) listener(uri);
+      return;
+    }
+    if (message.id !== undefined) {
+      const pending = this.pending.get(message.id);
+      if (!pending) return;
+      this.pending.delete(message.id);
+      if (message.error)
+        pending.reject(new SvcError('unavailable', `language server ${this.id}: ${message.error.message}`));
+      else pending.resolve(message.result);
+    }
+  }
+}
+
+export function convert(d: RawDiagnostic): Diagnostic {
+  return {
+    line: d.range.start.line + 1,
+    column: d.range.start.character + 1,
+    end_line: d.range.end.line + 1,
+    end_column: d.range.end.character + 1,
+    severity: SEVERITY[d.severity ?? 1] ?? 'error',
+    message: d.message,
+    ...(d.source ? { source: d.source } : {}),
+    ...(d.code !== undefined ? { code: d.code } : {}),
+  };
+}
