@@ -120,7 +120,7 @@ describe('the TUI in the first hour', () => {
     expect(dialog).toContain('-hello world');
     expect(dialog).toContain('+goodbye world');
     for (const line of dialog.split('\n')) expect(line.length).toBeLessThanOrEqual(40);
-    t.type('d');
+    t.type('n');
     await t.until((s) => s.includes('Left it.'), 'the answer after the denial');
     const flat = t.history().replace(/\s+/g, ' ');
     expect(flat).toContain('edit was denied by the operator');
