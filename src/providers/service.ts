@@ -10,9 +10,11 @@ import { type Catalog, loadCatalog, type RefreshResult, refreshCatalog } from '.
 import { defaultSleep, type ProviderDeps } from './context';
 import { type CredentialStore, createCredentialStore } from './credential-store';
 import { probeLocalServers } from './local-probe';
+import { MeteredLanguageModel } from './metered-model';
 import { readSession } from './oauth/chatgpt';
 import { buildEntries, type ProviderEntry } from './provider-entries';
 import { type Readiness, type ReadinessContext, readiness } from './readiness';
+import type { RecoveringLanguageModel } from './recovery';
 import { choose, type ParsedSelector, parseSelector, type Selection, type SelectionEnv } from './selection';
 import type { ModelInfo, ModelResolver, ResolvedModel, ResolveRequest } from './types';
 
@@ -185,6 +187,28 @@ function createResolver(service: ProviderService): ModelResolver {
     return { selector: `${entry.id}/${model}`, provider: entry.id, model: languageModel, entry };
   };
 
+  const priceOf = (selector: string): ModelInfo => {
+    try {
+      return modelInfo(service.parse(selector));
+    } catch {
+      return { id: selector };
+    }
+  };
+  const meter = (inner: RecoveringLanguageModel, request: ResolveRequest): LanguageModelV3 => {
+    const sink = service.deps.calls;
+    if (!sink) return inner;
+    return new MeteredLanguageModel({
+      inner,
+      sink,
+      purpose: request.call_purpose ?? 'agent_step',
+      sessionId: request.sessionId,
+      runId: request.runId,
+      current: () => inner.current,
+      priceOf,
+      now: () => service.deps.clock.now(),
+    });
+  };
+
   return {
     async resolve(request: ResolveRequest = {}): Promise<ResolvedModel> {
       const config = deps.config();
@@ -211,7 +235,7 @@ function createResolver(service: ProviderService): ModelResolver {
         })
         .filter((s): s is string => Boolean(s) && s !== primary.selector);
       const { RecoveringLanguageModel } = await import('./recovery');
-      const language_model: LanguageModelV3 = new RecoveringLanguageModel({
+      const language_model = new RecoveringLanguageModel({
         primary,
         fallbacks: [...new Set(fallbacks)],
         build: (selector) => link(service.parse(selector), request.signal),
@@ -224,22 +248,28 @@ function createResolver(service: ProviderService): ModelResolver {
         sleep,
         authHint: (provider) => service.authHint(provider),
       });
-      const found = parsed.entry.models.find((m) => m.id === parsed!.model);
-      const info: ModelInfo = { id: parsed.model };
-      if (found) {
-        const { source: _s, created: _c, ...rest } = found;
-        Object.assign(info, rest, { id: parsed.model });
-      }
+      const info = modelInfo(parsed);
       return {
         selector: primary.selector,
         provider: primary.provider,
         model_id: parsed.model,
-        language_model,
+        language_model: meter(language_model, request),
         info,
         source,
       };
     },
   };
+}
+
+/** The catalog's facts about a parsed selector's model (prices, window, capabilities). */
+function modelInfo(parsed: ParsedSelector): ModelInfo {
+  const found = parsed.entry.models.find((m) => m.id === parsed.model);
+  const info: ModelInfo = { id: parsed.model };
+  if (found) {
+    const { source: _s, created: _c, ...rest } = found;
+    Object.assign(info, rest, { id: parsed.model });
+  }
+  return info;
 }
 
 async function probe(service: ProviderService, signal?: AbortSignal): Promise<ParsedSelector | undefined> {
