@@ -141,53 +141,7 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     return text.length > CONTENT_LIMIT ? `${text.slice(0, CONTENT_LIMIT)}…` : text;
   };
 
-  const calls: ModelCallSink = {
-    start(call: ModelCallStart) {
-      const run = call.run_id ? runSpans.get(call.run_id) : undefined;
-      const span = otel?.startSpan(`chat ${call.model}`, {
-        parent: run?.run ?? active.getStore(),
-        kind: 'client',
-        attributes: {
-          'gen_ai.operation.name': 'chat',
-          'gen_ai.provider.name': call.provider,
-          'gen_ai.system': call.provider,
-          'gen_ai.request.model': call.model,
-          'svc.purpose': call.purpose,
-          ...(call.session_id
-            ? { 'gen_ai.conversation.id': call.session_id, 'svc.session.id': call.session_id }
-            : {}),
-          ...(call.run_id ? { 'svc.run.id': call.run_id } : {}),
-        },
-      });
-      if (span && run) run.step = span.context;
-      if (span) span.set({ 'gen_ai.input.messages': content(call.prompt) });
-      return {
-        end(end: ModelCallEnd) {
-          try {
-            ledger.record(call, end);
-          } catch (error) {
-            deps.log.warn('cost ledger write failed', { error });
-          }
-          metrics.modelCall(call, end);
-          otel?.metrics.modelCall(call, end);
-          if (!span) return;
-          span.set({
-            'gen_ai.response.model': end.model,
-            'gen_ai.usage.input_tokens': end.input_tokens,
-            'gen_ai.usage.output_tokens': end.output_tokens,
-            'gen_ai.usage.reasoning_tokens': end.reasoning_tokens,
-            'gen_ai.usage.cached_input_tokens': end.cached_input_tokens,
-            'svc.cost_usd': end.cost,
-            'svc.ttft_ms': end.ttft_ms ?? undefined,
-            'gen_ai.output.messages': content(end.output),
-          });
-          span.end(
-            end.status === 'error' ? { error: redactor.string(end.error ?? 'model call failed') } : undefined,
-          );
-        },
-      };
-    },
-  };
+  const calls = createCallSink(deps, () => otel, runSpans, active, content);
 
   const spanned = <T>(span: OtelSpan | undefined, fn: () => Promise<T>): Promise<T> =>
     span ? active.run(span.context, fn) : fn();
@@ -284,6 +238,65 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     async shutdown() {
       await loading;
       await otel?.shutdown();
+    },
+  };
+}
+
+/** The sink every model call reports to: a ledger row, metrics, and a `chat` span when on. */
+function createCallSink(
+  deps: TelemetryDeps,
+  getOtel: () => Otel | undefined,
+  runSpans: Map<string, { run: SpanParent; step?: SpanParent }>,
+  active: AsyncLocalStorage<SpanParent>,
+  content: (value: unknown) => string | undefined,
+): ModelCallSink {
+  return {
+    start(call: ModelCallStart) {
+      const run = call.run_id ? runSpans.get(call.run_id) : undefined;
+      const span = getOtel()?.startSpan(`chat ${call.model}`, {
+        parent: run?.run ?? active.getStore(),
+        kind: 'client',
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': call.provider,
+          'gen_ai.system': call.provider,
+          'gen_ai.request.model': call.model,
+          'svc.purpose': call.purpose,
+          ...(call.session_id
+            ? { 'gen_ai.conversation.id': call.session_id, 'svc.session.id': call.session_id }
+            : {}),
+          ...(call.run_id ? { 'svc.run.id': call.run_id } : {}),
+        },
+      });
+      if (span && run) run.step = span.context;
+      if (span) span.set({ 'gen_ai.input.messages': content(call.prompt) });
+      return {
+        end(end: ModelCallEnd) {
+          try {
+            deps.ledger.record(call, end);
+          } catch (error) {
+            deps.log.warn('cost ledger write failed', { error });
+          }
+          deps.metrics.modelCall(call, end);
+          getOtel()?.metrics.modelCall(call, end);
+          if (!span) return;
+          span.set({
+            'gen_ai.response.model': end.model,
+            'gen_ai.usage.input_tokens': end.input_tokens,
+            'gen_ai.usage.output_tokens': end.output_tokens,
+            'gen_ai.usage.reasoning_tokens': end.reasoning_tokens,
+            'gen_ai.usage.cached_input_tokens': end.cached_input_tokens,
+            'svc.cost_usd': end.cost,
+            'svc.ttft_ms': end.ttft_ms ?? undefined,
+            'gen_ai.output.messages': content(end.output),
+          });
+          span.end(
+            end.status === 'error'
+              ? { error: deps.redactor.string(end.error ?? 'model call failed') }
+              : undefined,
+          );
+        },
+      };
     },
   };
 }
