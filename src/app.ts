@@ -49,6 +49,10 @@ import { createScheduler, type Scheduler } from './scheduler/scheduler';
 import { createSessionStore } from './sessions/session-store';
 import { ensureDataDir } from './store/data-dir';
 import { DB_FILE, type Db, openDb } from './store/db';
+import { createCostLedger } from './telemetry/cost-ledger';
+import { createMetrics } from './telemetry/metrics';
+import { createModelCallStore } from './telemetry/model-call-store';
+import { createTelemetry } from './telemetry/service';
 import { createAgentToolbox } from './tools/core/agent-toolbox';
 import { allowlistProblems, canonicalToolName, isConfigAlias } from './tools/core/aliases';
 import { runFunnel } from './tools/core/funnel';
@@ -65,6 +69,7 @@ import type {
 } from './tools/core/types';
 import { allTools } from './tools/index';
 import { type Clock, createIds, type Ids, systemClock } from './util/ids';
+import { VERSION } from './version';
 import { createWorkflowService, type WorkflowService } from './workflows/workflow-service';
 import { createWorkspace, type Workspace } from './workspace/workspace';
 
@@ -204,7 +209,25 @@ export async function createApp(options: AppOptions): Promise<App> {
     sessions,
     runs,
   });
+  const telemetry = createTelemetry({
+    config: () => loaded.config.telemetry,
+    env,
+    ledger: createCostLedger({
+      store: createModelCallStore(openDatabase),
+      clock,
+      ids,
+      budget: () => loaded.config.budget,
+    }),
+    metrics: createMetrics(),
+    redactor,
+    log,
+    clock,
+    version: VERSION,
+  });
+  closers.push(() => telemetry.shutdown());
+  telemetry.metrics.gauge('queue_depth', () => (db ? runs.count({ status: ['queued'] }) : 0));
   const providers = createProviderService({
+    calls: telemetry.calls,
     config: () => loaded.config,
     loaded: () => loaded,
     env,
@@ -282,6 +305,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     spawner: undefined as unknown as CommandSpawner,
     models: providers.models,
     providers,
+    telemetry,
     tools: undefined as unknown as ToolRegistry,
     sessions,
     runs,

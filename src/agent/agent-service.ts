@@ -225,21 +225,25 @@ export function createAgentService(appRef: () => App, deps: AgentServiceDeps): A
     }, CANCEL_POLL_MS);
     poll.unref();
     const runApp = options.workspace ? withWorkspace(a, options.workspace) : a;
-    rt.promise = executeRun({
-      app: runApp,
-      toolbox: deps.toolboxFor(runApp),
-      run: claimed,
-      kind: options.kind,
-      controller,
-      stop,
-      subagent: options.subagent ?? false,
-      compact: (compactOptions) => compactDuringRun(sessionId, claimed.id, controller.signal, compactOptions),
-      takeCompactionRequest: () => {
-        const requested = rt.compactRequested;
-        rt.compactRequested = undefined;
-        return requested;
-      },
-    })
+    const execute = () =>
+      executeRun({
+        app: runApp,
+        toolbox: deps.toolboxFor(runApp),
+        run: claimed,
+        kind: options.kind,
+        controller,
+        stop,
+        subagent: options.subagent ?? false,
+        compact: (compactOptions) =>
+          compactDuringRun(sessionId, claimed.id, controller.signal, compactOptions),
+        takeCompactionRequest: () => {
+          const requested = rt.compactRequested;
+          rt.compactRequested = undefined;
+          return requested;
+        },
+      });
+    rt.promise = a.telemetry
+      .run(claimed, execute)
       .catch(
         (error): RunOutcome => ({
           status: 'failed',

@@ -104,7 +104,13 @@ async function resolveSmallModel(
   sessionModel: string | null,
   context: { sessionId: string; runId?: string; signal?: AbortSignal },
 ) {
-  const turn = { sessionId: context.sessionId, runId: context.runId, signal: context.signal };
+  const turn = {
+    sessionId: context.sessionId,
+    runId: context.runId,
+    signal: context.signal,
+    // Inside a run it is the automatic compaction; outside one, a summary someone asked for.
+    call_purpose: context.runId ? ('compaction' as const) : ('summary' as const),
+  };
   try {
     return await app.models.resolve({ purpose: 'small', ...turn });
   } catch (error) {

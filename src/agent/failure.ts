@@ -32,6 +32,7 @@ export const FAILURE_CODES = [
   'model_unavailable',
   'step_limit',
   'loop_detected',
+  'budget_exceeded',
   'tool_refused',
   'sandbox_denied',
   'run_error',
@@ -257,6 +258,24 @@ export function runFailure(
       return never;
     }
   }
+}
+
+/** A spend limit of `[budget]` reached: the run does not start. */
+export function budgetFailure(input: {
+  scope: 'session' | 'day';
+  spent: number;
+  limit: number;
+  sessionId: string;
+  day: string;
+}): Failure {
+  const where = input.scope === 'session' ? `session ${input.sessionId}` : `today (${input.day} UTC)`;
+  const key = input.scope === 'session' ? 'budget.session_usd' : 'budget.daily_usd';
+  return {
+    code: 'budget_exceeded',
+    summary: `budget spent: ${where} cost $${input.spent.toFixed(4)} of its $${input.limit.toFixed(2)} limit, so no new run starts`,
+    next: `raise ${key} in svc.toml (svc stats --by day shows the spend)${input.scope === 'session' ? ', or start a new session' : ''}`,
+    details: { scope: input.scope, spent_usd: input.spent, limit_usd: input.limit, config_key: key },
+  };
 }
 
 /**

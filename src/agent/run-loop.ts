@@ -19,7 +19,7 @@ import type { AgentRun, FinalRunStatus, RunUsage } from '../runs/run-ledger';
 import type { Usage } from '../sessions/session-store';
 import { atomically } from '../store/db';
 import { type AgentKind, kindPolicies } from './agent-kinds';
-import { type Failure, runFailure } from './failure';
+import { budgetFailure, type Failure, failureLine, runFailure } from './failure';
 import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import { assembleSystemPrompt } from './prompt';
@@ -29,6 +29,9 @@ import { FINAL_STEP_NOTE, LENGTH_CONTINUATION_NOTE } from './system-prompt.promp
 import { createToolBridge } from './tool-bridge';
 import { deferredToolsBlock, exposureLevel, sentInFull } from './tool-exposure';
 import type { AgentToolbox, AgentToolSpec } from './toolbox';
+
+/** The run origin of the OpenAI-compatible surface (surfaces/http/compat): its calls bill as `compat`. */
+const COMPAT_ORIGIN = 'openai_compat';
 
 /** Who stopped the run, set by whoever aborts its controller first. */
 export interface StopState {
@@ -134,7 +137,16 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     let session = app.sessions.require(sessionId);
     if (!session.title) session = app.sessions.update(sessionId, { title: titleFromPrompt(run.prompt) });
 
+    // [budget]: a session or day whose spend reached its limit starts no new run.
+    const spent = app.telemetry.ledger.spent(sessionId);
+    if (spent) {
+      const failure = recordFailure(app, budgetFailure(spent), run.id);
+      ledger('error', { source: 'budget', failure });
+      return outcome('failed', 'budget_exceeded', failureLine(failure), failure);
+    }
+
     model = await app.models.resolve({
+      call_purpose: run.origin === COMPAT_ORIGIN ? 'compat' : x.subagent ? 'subagent' : 'agent_step',
       selector: run.model ?? undefined,
       sessionModel: session.model,
       agentModel: kind.model ?? undefined,

@@ -800,6 +800,41 @@ export const obligationSchema = z.discriminatedUnion('kind', [
   }),
 ]);
 
+export const telemetrySchema = z.strictObject({
+  otlp_endpoint: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe(
+      'OTLP/HTTP base URL (traces go to <url>/v1/traces, metrics to <url>/v1/metrics). Unset, the standard OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT variables turn telemetry on; neither, it is off and no OpenTelemetry code loads.',
+    ),
+  include_content: z
+    .boolean()
+    .default(false)
+    .describe('Put prompts, model answers and tool inputs/results (redacted, truncated) on spans.'),
+  service_name: z.string().min(1).default('svc').describe('service.name of the exported resource.'),
+  metrics_interval_ms: z
+    .number()
+    .int()
+    .min(100)
+    .default(15_000)
+    .describe('How often metrics are pushed over OTLP.'),
+});
+
+export const budgetSchema = z.strictObject({
+  session_usd: z
+    .number()
+    .positive()
+    .optional()
+    .describe(
+      'Spend limit per session (its model calls, USD from the catalog): new runs stop once it is reached.',
+    ),
+  daily_usd: z
+    .number()
+    .positive()
+    .optional()
+    .describe('Spend limit per UTC day across every session: new runs stop once it is reached.'),
+});
+
 export const configSchema = z.strictObject({
   models: z
     .strictObject({ large: selector.optional(), small: selector.optional() })
@@ -834,6 +869,8 @@ export const configSchema = z.strictObject({
   log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') }).prefault({}),
   a2a: a2aSchema.prefault({}),
   deploy: deploySchema.prefault({}),
+  telemetry: telemetrySchema.prefault({}).describe('OpenTelemetry traces and metrics (docs/telemetry.md).'),
+  budget: budgetSchema.prefault({}).describe('Spend limits checked before each new run (docs/telemetry.md).'),
   contracts: z
     .record(z.string(), obligationSchema)
     .default({})
@@ -852,3 +889,5 @@ export type A2aConfig = z.output<typeof a2aSchema>;
 export type DeployConfig = z.output<typeof deploySchema>;
 export type DeployTarget = z.output<typeof deployTargetSchema>;
 export type Obligation = z.output<typeof obligationSchema>;
+export type TelemetryConfig = z.output<typeof telemetrySchema>;
+export type BudgetConfig = z.output<typeof budgetSchema>;

@@ -11,6 +11,7 @@ import type { EventBus } from '../events/bus';
 import type { Logger } from '../log';
 import type { Redactor } from '../redact';
 import type { Clock } from '../util/ids';
+import type { ModelCallSink } from './types';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -25,6 +26,8 @@ export interface ProviderDeps {
   bus: EventBus;
   redactor: Redactor;
   clock: Clock;
+  /** Where every model call is reported (the cost ledger); unset, calls go unrecorded. */
+  calls?: ModelCallSink;
   /** Wait (backoff); injectable so tests need not sleep. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }

@@ -11,9 +11,11 @@ import { defaultSleep, type ProviderDeps } from './context';
 import { clearWindowCache, contextWindowFor } from './context-window';
 import { type CredentialStore, createCredentialStore } from './credential-store';
 import { probeLocalServers } from './local-probe';
+import { MeteredLanguageModel } from './metered-model';
 import { readSession } from './oauth/chatgpt';
 import { buildEntries, type ProviderEntry } from './provider-entries';
 import { type Readiness, type ReadinessContext, readiness } from './readiness';
+import type { RecoveringLanguageModel } from './recovery';
 import { choose, type ParsedSelector, parseSelector, type Selection, type SelectionEnv } from './selection';
 import { listServerModels } from './server-models';
 import type { ModelInfo, ModelResolver, ResolvedModel, ResolveRequest } from './types';
@@ -194,6 +196,28 @@ function createResolver(service: ProviderService): ModelResolver {
     };
   };
 
+  const priceOf = (selector: string): ModelInfo => {
+    try {
+      return modelInfo(service.parse(selector));
+    } catch {
+      return { id: selector };
+    }
+  };
+  const meter = (inner: RecoveringLanguageModel, request: ResolveRequest): LanguageModelV3 => {
+    const sink = service.deps.calls;
+    if (!sink) return inner;
+    return new MeteredLanguageModel({
+      inner,
+      sink,
+      purpose: request.call_purpose ?? 'agent_step',
+      sessionId: request.sessionId,
+      runId: request.runId,
+      current: () => inner.current,
+      priceOf,
+      now: () => service.deps.clock.now(),
+    });
+  };
+
   return {
     async resolve(request: ResolveRequest = {}): Promise<ResolvedModel> {
       const config = deps.config();
@@ -229,7 +253,7 @@ function createResolver(service: ProviderService): ModelResolver {
         })
         .filter((s): s is string => Boolean(s) && s !== primary.selector);
       const { RecoveringLanguageModel } = await import('./recovery');
-      const language_model: LanguageModelV3 = new RecoveringLanguageModel({
+      const language_model = new RecoveringLanguageModel({
         primary,
         fallbacks: [...new Set(fallbacks)],
         build: (selector) => link(service.parse(selector), request.signal),
@@ -242,12 +266,7 @@ function createResolver(service: ProviderService): ModelResolver {
         sleep,
         authHint: (provider) => service.authHint(provider),
       });
-      const found = parsed.entry.models.find((m) => m.id === parsed!.model);
-      const info: ModelInfo = { id: parsed.model };
-      if (found) {
-        const { source: _s, created: _c, ...rest } = found;
-        Object.assign(info, rest, { id: parsed.model });
-      }
+      const info = modelInfo(parsed);
       const window = await contextWindowFor(deps, parsed.entry, parsed.model, {
         apiKey: primary.apiKey,
         signal: request.signal,
@@ -258,7 +277,7 @@ function createResolver(service: ProviderService): ModelResolver {
         selector: primary.selector,
         provider: primary.provider,
         model_id: parsed.model,
-        language_model,
+        language_model: meter(language_model, request),
         info,
         source,
         window_source: window.source,
@@ -338,6 +357,17 @@ async function modelFromServer(
     `${unset}, and its server serves ${models.length} models: ${shown}; pick one with [models] large = "${entry.id}/${models[0]}" in svc.toml (or svc run --model ${entry.id}/<model>)`,
     { details: { provider: entry.id, models } },
   );
+}
+
+/** The catalog's facts about a parsed selector's model (prices, window, capabilities). */
+function modelInfo(parsed: ParsedSelector): ModelInfo {
+  const found = parsed.entry.models.find((m) => m.id === parsed.model);
+  const info: ModelInfo = { id: parsed.model };
+  if (found) {
+    const { source: _s, created: _c, ...rest } = found;
+    Object.assign(info, rest, { id: parsed.model });
+  }
+  return info;
 }
 
 async function probe(service: ProviderService, signal?: AbortSignal): Promise<ParsedSelector | undefined> {

@@ -58,6 +58,48 @@ export interface ResolveRequest {
   runId?: string;
   /** Cancels credential fetches and the local-server probe. */
   signal?: AbortSignal;
+  /** Why the call is made, for the cost ledger (default `agent_step`). */
+  call_purpose?: CallPurpose;
+}
+
+/** Why svc calls a model; every call is recorded in the cost ledger under one of these. */
+export const CALL_PURPOSES = ['agent_step', 'subagent', 'compat', 'compaction', 'summary', 'other'] as const;
+export type CallPurpose = (typeof CALL_PURPOSES)[number];
+
+/** One model call as it starts. */
+export interface ModelCallStart {
+  purpose: CallPurpose;
+  session_id: string | null;
+  run_id: string | null;
+  provider: string;
+  model: string;
+  /** The prompt the model gets (read only when telemetry includes content). */
+  prompt: unknown;
+}
+
+/** One model call as it ended. Tokens are the provider's report (0 when it gave none). */
+export interface ModelCallEnd {
+  /** The provider and model that served it (differs from the start after a rate-limit fallback). */
+  provider: string;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  cached_input_tokens: number;
+  /** USD, from the catalog's per-million prices of the model that served it. */
+  cost: number;
+  ttft_ms: number | null;
+  duration_ms: number;
+  status: 'ok' | 'error';
+  /** The error's class name and message when status is error. */
+  error?: string;
+  /** The text the model answered (read only when telemetry includes content). */
+  output?: string;
+}
+
+/** Where every model call is reported (the telemetry domain: ledger, metrics, spans). */
+export interface ModelCallSink {
+  start(call: ModelCallStart): { end(result: ModelCallEnd): void };
 }
 
 export interface ModelResolver {

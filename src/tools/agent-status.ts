@@ -8,6 +8,8 @@ import { z } from 'zod';
 import { readProjects } from '../agent/project-registry';
 import { diagnoseSession, logsReport, requireDb, usageStats } from '../agent/reports';
 import { sessionIdInput } from '../sessions/session-input';
+import type { StatsReport } from '../telemetry/cost-ledger';
+import { renderText } from '../util/render-text';
 import { defineTool } from './core/define-tool';
 
 type Diagnosis = Awaited<ReturnType<typeof diagnoseSession>>;
@@ -54,15 +56,30 @@ export const statsReport = defineTool({
   family: 'status',
   tag: 'primitive',
   description:
-    'Usage statistics of this workspace: sessions, messages, runs by status and origin, tokens, cost, per-model and per-tool counts, and runs per day.',
+    'Usage statistics of this workspace: sessions, messages, runs by status and origin, tokens, cost, per-model and per-tool counts, and runs per day. With `by`: the cost ledger of every model call svc made (agent and sub-agent steps, compat turns, compaction, summaries) grouped by purpose, model or UTC day.',
   input: z.strictObject({
     days: z.number().int().min(1).max(3650).default(30).describe('Days covered by the per-day breakdown.'),
+    by: z
+      .enum(['purpose', 'model', 'day'])
+      .optional()
+      .describe('Group the cost ledger (every model call, hidden ones included) by purpose, model or day.'),
   }),
   mutates: false,
-  surfaces: { mcp: 'svc_stats_report', cli: { command: 'stats' } },
+  surfaces: {
+    mcp: 'svc_stats_report',
+    cli: {
+      command: 'stats',
+      text: (result: unknown, input: { by?: string }) =>
+        input.by ? renderLedgerStats(result as StatsReport) : renderText(result),
+    },
+  },
   run: (ctx, input) => {
     requireDb(ctx.app);
-    return usageStats(ctx.app, { days: input.days });
+    if (input.by) return ctx.app.telemetry.ledger.stats(input.by, input.days);
+    return {
+      ...usageStats(ctx.app, { days: input.days }),
+      cost_ledger: ctx.app.telemetry.ledger.stats('purpose', input.days),
+    };
   },
 });
 
@@ -108,3 +125,33 @@ export const logsReportTool = defineTool({
 });
 
 export const agentStatusTools = [sessionDiagnose, statsReport, listProjects, logsReportTool];
+
+function renderLedgerStats(report: StatsReport): string {
+  const usd = (n: number) => `$${n.toFixed(4)}`;
+  const rows = report.rows.map((r) => [
+    r.key,
+    String(r.calls),
+    String(r.errors),
+    String(r.input_tokens),
+    String(r.output_tokens),
+    usd(r.cost),
+  ]);
+  const t = report.totals;
+  rows.push([
+    'total',
+    String(t.calls),
+    String(t.errors),
+    String(t.input_tokens),
+    String(t.output_tokens),
+    usd(t.cost),
+  ]);
+  const head = [report.by, 'calls', 'errors', 'tokens in', 'tokens out', 'cost'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [
+    `model calls since ${report.since} (${report.window_days} days), by ${report.by}`,
+    line(head),
+    ...rows.map(line),
+  ].join('\n');
+}

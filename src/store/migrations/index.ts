@@ -2,7 +2,8 @@
  * Every migration, in one list. Ids are numbered by area so branches do not collide:
  * 1–99 foundation, 100–199 providers, 200–299 agent core, 300–399 http/scheduler, 400–499 mcp,
  * 500–599 readouts I, 600–699 readouts II, 700–749 remote agents, deploy, plugins and contracts,
- * 750–799 quality (apply_patch log, edit capsules, finding lifecycle). Applied ids are tracked one
+ * 750–799 quality (apply_patch log, edit capsules, finding lifecycle), 800–819 telemetry (the
+ * model call cost ledger). Applied ids are tracked one
  * by one, so a migration merged late still runs. Forward-only: never edit a migration that has
  * shipped.
  * @module
@@ -18,6 +19,7 @@ import { packsMigrations } from './packs';
 import { qualityMigrations } from './quality';
 import { readoutMigrations } from './readouts';
 import { remoteMigrations } from './remote';
+import { telemetryMigrations } from './telemetry';
 import { workflowMigrations } from './workflow';
 
 export interface Migration {
@@ -39,4 +41,5 @@ export const migrations: readonly Migration[] = [
   ...remoteMigrations,
   ...healthMigrations,
   ...qualityMigrations,
+  ...telemetryMigrations,
 ];

@@ -106,6 +106,25 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
   // The browser UI's files: before auth (the page holds no data; its API calls carry the token).
   mountWebUi(hono, { root: options.webRoot });
 
+  // One HTTP server span per request (W3C trace context from the caller) when telemetry is on;
+  // the open SSE streams count as the svc_sse_subscribers gauge.
+  const gauged = new WeakSet<object>();
+  hono.use(async (c, next) => {
+    const app = appRef();
+    if (!app) return next();
+    if (!gauged.has(app)) {
+      gauged.add(app);
+      app.onClose(app.telemetry.metrics.gauge('sse_subscribers', () => streams.size));
+    }
+    await app.telemetry.http(
+      { method: c.req.method, path: c.req.path, headers: c.req.raw.headers },
+      async () => {
+        await next();
+        return c.res;
+      },
+    );
+  });
+
   const setting = <T>(value: T | (() => T) | undefined): (() => T | undefined) =>
     typeof value === 'function' ? (value as () => T) : () => value;
   const token = setting(options.token);
@@ -132,6 +151,14 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
     }),
   );
 
+  // Prometheus text of svc's metrics (src/telemetry/metrics.ts), behind the bearer like every route.
+  hono.get('/metrics', async (c) => {
+    const app = appRef();
+    if (!app) return errorResponse(c, new SvcError('unavailable', 'App not ready'));
+    return new Response(await app.telemetry.metrics.render(), {
+      headers: { 'content-type': app.telemetry.metrics.contentType },
+    });
+  });
   mountTools(hono, appRef, tools);
 
   const heartbeatMs =

@@ -68,15 +68,30 @@ export async function callTool(
     return { ok: false, tool, stage: 'input', error: redacted(host, error) };
   }
 
-  try {
-    const value = await tool.run(await contextFor(host, tool, raw, parsed.data, context), parsed.data);
-    // A tool may answer with a ready HTTP response (its own status and body): it passes as it is.
-    const shown = value instanceof Response ? value : host.redactor.value(value);
-    return { ok: true, tool, input: parsed.data, value: shown };
-  } catch (thrown) {
-    const error = redacted(host, toSvcError(thrown));
-    return { ok: false, tool, stage: 'run', error, crashed: !SvcError.is(thrown) };
-  }
+  const run = async (): Promise<CallOutcome> => {
+    try {
+      const value = await tool.run(await contextFor(host, tool, raw, parsed.data, context), parsed.data);
+      // A tool may answer with a ready HTTP response (its own status and body): it passes as it is.
+      const shown = value instanceof Response ? value : host.redactor.value(value);
+      return { ok: true, tool, input: parsed.data, value: shown };
+    } catch (thrown) {
+      const error = redacted(host, toSvcError(thrown));
+      return { ok: false, tool, stage: 'run', error, crashed: !SvcError.is(thrown) };
+    }
+  };
+  // One span and one latency/outcome sample per tool call (src/telemetry/service.ts).
+  return host.telemetry.tool(
+    {
+      tool: tool.name,
+      surface: context.surface,
+      sessionId: context.sessionId,
+      runId: context.runId,
+      toolCallId: context.toolCallId,
+      input: parsed.data,
+    },
+    run,
+    (outcome) => (outcome.ok ? { output: outcome.value } : { error: outcome.error.code }),
+  );
 }
 
 /** callTool for in-process callers that want the value or a thrown SvcError (tests, scripts). */

@@ -41,6 +41,7 @@ import type { ProcessTracker } from '../../scheduler/process-tracker';
 import type { Scheduler } from '../../scheduler/scheduler';
 import type { SessionStore } from '../../sessions/session-store';
 import type { Db } from '../../store/db';
+import type { Telemetry } from '../../telemetry/service';
 import type { Clock, Ids } from '../../util/ids';
 import type { WorkflowService } from '../../workflows/workflow-service';
 import type { Workspace } from '../../workspace/workspace';
@@ -138,6 +139,8 @@ export interface ToolHost {
   readonly models: ModelResolver;
   /** The providers domain: catalog, credential store, readiness, selection, status read models. */
   readonly providers: ProviderService;
+  /** The cost ledger of every model call, metrics (Prometheus text, OTLP) and traces (OTLP). */
+  readonly telemetry: Telemetry;
   readonly tools: ToolRegistry;
   readonly sessions: SessionStore;
   /** The durable run ledger (runs, their events, the prompt queue). */

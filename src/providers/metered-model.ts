@@ -1,0 +1,160 @@
+/**
+ * The outermost layer of the model callers get: every `doGenerate`/`doStream` is reported to the
+ * model call sink (the cost ledger, metrics and spans) with the provider and model that served it,
+ * the tokens the provider reported, the cost from the catalog, the time to first token and the
+ * total time. Wraps the recovering model, so a rate-limit fallback is billed to the model that
+ * answered. Parts pass through unchanged.
+ * @module
+ */
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3GenerateResult,
+  LanguageModelV3StreamPart,
+  LanguageModelV3StreamResult,
+  LanguageModelV3Usage,
+} from '@ai-sdk/provider';
+import type { CallPurpose, ModelCallEnd, ModelCallSink, ModelInfo } from './types';
+
+export interface MeterOptions {
+  inner: LanguageModelV3 & { readonly current?: string };
+  sink: ModelCallSink;
+  purpose: CallPurpose;
+  sessionId?: string;
+  runId?: string;
+  /** The selector serving calls now (`provider/model`). */
+  current(): string;
+  /** Catalog prices of a selector's model. */
+  priceOf(selector: string): Pick<ModelInfo, 'cost_per_1m_in' | 'cost_per_1m_out'>;
+  now(): number;
+}
+
+/** Parts that mean the model has started answering. */
+const FIRST_OUTPUT = new Set(['text-delta', 'reasoning-delta', 'tool-input-start', 'tool-call']);
+
+type Tokens = Pick<
+  ModelCallEnd,
+  'input_tokens' | 'output_tokens' | 'reasoning_tokens' | 'cached_input_tokens'
+>;
+
+export function tokensOf(usage: LanguageModelV3Usage | undefined): Tokens {
+  return {
+    input_tokens: usage?.inputTokens.total ?? 0,
+    output_tokens: usage?.outputTokens.total ?? 0,
+    reasoning_tokens: usage?.outputTokens.reasoning ?? 0,
+    cached_input_tokens: usage?.inputTokens.cacheRead ?? 0,
+  };
+}
+
+/** USD for these tokens at the catalog's per-million prices (the agent loop's step cost formula). */
+export function costOf(tokens: Tokens, price: Pick<ModelInfo, 'cost_per_1m_in' | 'cost_per_1m_out'>): number {
+  return (
+    (tokens.input_tokens * (price.cost_per_1m_in ?? 0) +
+      tokens.output_tokens * (price.cost_per_1m_out ?? 0)) /
+    1_000_000
+  );
+}
+
+export class MeteredLanguageModel implements LanguageModelV3 {
+  readonly specificationVersion = 'v3' as const;
+  readonly provider: string;
+  readonly modelId: string;
+
+  constructor(private readonly options: MeterOptions) {
+    this.provider = options.inner.provider;
+    this.modelId = options.inner.modelId;
+  }
+
+  get supportedUrls() {
+    return this.options.inner.supportedUrls;
+  }
+
+  /** The selector currently serving calls (after any recovery). */
+  get current(): string {
+    return this.options.current();
+  }
+
+  async doGenerate(params: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult> {
+    const call = this.begin(params);
+    try {
+      const result = await this.options.inner.doGenerate(params);
+      const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+      call.end({ usage: result.usage, ttft: null, output: text });
+      return result;
+    } catch (error) {
+      call.end({ error });
+      throw error;
+    }
+  }
+
+  async doStream(params: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
+    const call = this.begin(params);
+    let result: LanguageModelV3StreamResult;
+    try {
+      result = await this.options.inner.doStream(params);
+    } catch (error) {
+      call.end({ error });
+      throw error;
+    }
+    let ttft: number | null = null;
+    let error: unknown;
+    let output = '';
+    const stream = result.stream.pipeThrough(
+      new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
+        transform: (part, controller) => {
+          if (ttft === null && FIRST_OUTPUT.has(part.type)) ttft = this.options.now() - call.at;
+          if (part.type === 'text-delta') output += part.delta;
+          if (part.type === 'error') error = part.error;
+          // Recorded at the finish part: a consumer that stops reading after it is still billed.
+          if (part.type === 'finish') call.end({ usage: part.usage, ttft, output, error });
+          controller.enqueue(part);
+        },
+        flush: () =>
+          call.end({ ttft, output, error: error ?? new Error('stream ended without a finish part') }),
+      }),
+    );
+    return { ...result, stream };
+  }
+
+  private begin(params: LanguageModelV3CallOptions) {
+    const { options } = this;
+    const at = options.now();
+    const [provider, ...rest] = options.current().split('/');
+    const handle = options.sink.start({
+      purpose: options.purpose,
+      session_id: options.sessionId ?? null,
+      run_id: options.runId ?? null,
+      provider,
+      model: rest.join('/'),
+      prompt: params.prompt,
+    });
+    let ended = false;
+    return {
+      at,
+      end(result: { usage?: LanguageModelV3Usage; ttft?: number | null; output?: string; error?: unknown }) {
+        if (ended) return;
+        ended = true;
+        const selector = options.current();
+        const [servedBy, ...model] = selector.split('/');
+        const tokens = tokensOf(result.usage);
+        const failed = result.error !== undefined && result.error !== null;
+        handle.end({
+          provider: servedBy,
+          model: model.join('/'),
+          ...tokens,
+          cost: costOf(tokens, options.priceOf(selector)),
+          ttft_ms: result.ttft ?? null,
+          duration_ms: Math.max(0, options.now() - at),
+          status: failed ? 'error' : 'ok',
+          ...(failed ? { error: describe(result.error) } : {}),
+          ...(result.output ? { output: result.output } : {}),
+        });
+      },
+    };
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message.split('\n')[0]}`;
+  return String(error).split('\n')[0];
+}

@@ -1,0 +1,143 @@
+/**
+ * svc's metrics, one set of instruments fed from the cost ledger, the tool funnel and the run
+ * ledger: kept in a prom-client registry (served as Prometheus text at GET /metrics whether or
+ * not OTLP is on) and, when telemetry is on, mirrored into OpenTelemetry instruments pushed over
+ * OTLP (./otel.ts). Gauges (queue depth, SSE subscribers) are read when scraped or collected.
+ * @module
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ModelCallEnd, ModelCallStart } from '../providers/types';
+
+/** What every metrics sink records. */
+export interface MetricsSink {
+  modelCall(start: ModelCallStart, end: ModelCallEnd): void;
+  toolCall(tool: string, status: 'ok' | 'error', seconds: number): void;
+  runEnded(status: string): void;
+}
+
+export type GaugeName = 'queue_depth' | 'sse_subscribers';
+
+export interface Metrics extends MetricsSink {
+  /** Prometheus text exposition format (version 0.0.4). */
+  render(): Promise<string>;
+  readonly contentType: string;
+  /** Register a reading of a gauge (summed across readers; a reader that throws counts 0). */
+  gauge(name: GaugeName, read: () => number): () => void;
+  /** Current value of a gauge (OTLP observable gauges read this). */
+  read(name: GaugeName): number;
+}
+
+const LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120];
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  const readers: Record<GaugeName, Set<() => number>> = {
+    queue_depth: new Set(),
+    sse_subscribers: new Set(),
+  };
+  const read = (name: GaugeName) => {
+    let total = 0;
+    for (const r of readers[name]) {
+      try {
+        total += r();
+      } catch {
+        // A reader whose source is closed counts 0.
+      }
+    }
+    return total;
+  };
+  const tokens = new Counter({
+    name: 'svc_model_tokens_total',
+    help: 'Tokens of every model call, by direction (input, output), provider, model and purpose.',
+    labelNames: ['direction', 'provider', 'model', 'purpose'],
+    registers: [registry],
+  });
+  const cost = new Counter({
+    name: 'svc_model_cost_usd_total',
+    help: 'Cost in USD of every model call (catalog prices), by provider, model and purpose.',
+    labelNames: ['provider', 'model', 'purpose'],
+    registers: [registry],
+  });
+  const calls = new Counter({
+    name: 'svc_model_calls_total',
+    help: 'Model calls, by provider, model, purpose and status (ok, error).',
+    labelNames: ['provider', 'model', 'purpose', 'status'],
+    registers: [registry],
+  });
+  const ttft = new Histogram({
+    name: 'svc_model_ttft_seconds',
+    help: 'Time to first token of streamed model calls.',
+    labelNames: ['provider', 'model'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'svc_model_duration_seconds',
+    help: 'Total time of model calls.',
+    labelNames: ['provider', 'model', 'purpose'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const toolCalls = new Counter({
+    name: 'svc_tool_calls_total',
+    help: 'Tool calls, by tool and status (ok, error).',
+    labelNames: ['tool', 'status'],
+    registers: [registry],
+  });
+  const toolDuration = new Histogram({
+    name: 'svc_tool_duration_seconds',
+    help: 'Tool call latency.',
+    labelNames: ['tool'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const runs = new Counter({
+    name: 'svc_runs_total',
+    help: 'Finished agent runs, by outcome (completed, failed, cancelled, …).',
+    labelNames: ['status'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'svc_queue_depth',
+    help: 'Prompts queued behind a running run.',
+    registers: [registry],
+    collect() {
+      this.set(read('queue_depth'));
+    },
+  });
+  new Gauge({
+    name: 'svc_sse_subscribers',
+    help: 'Open server-sent event streams.',
+    registers: [registry],
+    collect() {
+      this.set(read('sse_subscribers'));
+    },
+  });
+
+  return {
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+    gauge(name, reader) {
+      readers[name].add(reader);
+      return () => readers[name].delete(reader);
+    },
+    read,
+    modelCall(start, end) {
+      const labels = { provider: end.provider, model: end.model, purpose: start.purpose };
+      tokens.inc({ ...labels, direction: 'input' }, end.input_tokens);
+      tokens.inc({ ...labels, direction: 'output' }, end.output_tokens);
+      cost.inc(labels, end.cost);
+      calls.inc({ ...labels, status: end.status });
+      if (end.ttft_ms !== null)
+        ttft.observe({ provider: end.provider, model: end.model }, end.ttft_ms / 1000);
+      duration.observe(labels, end.duration_ms / 1000);
+    },
+    toolCall(tool, status, seconds) {
+      toolCalls.inc({ tool, status });
+      toolDuration.observe({ tool }, seconds);
+    },
+    runEnded(status) {
+      runs.inc({ status });
+    },
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * The cost ledger's table, `model_calls`: one row per model call svc made (agent steps,
+ * sub-agent steps, compat turns, compaction and summaries), with the provider and model that
+ * served it, why it was made, its tokens, its cost from the catalog and its latency. The only
+ * place that knows how these rows are stored.
+ * @module
+ */
+import type { CallPurpose } from '../providers/types';
+import type { Db } from '../store/db';
+
+export interface ModelCallRow {
+  id: string;
+  at: number;
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  session_id: string | null;
+  run_id: string | null;
+  provider: string;
+  model: string;
+  purpose: CallPurpose;
+  input_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  cached_input_tokens: number;
+  cost: number;
+  ttft_ms: number | null;
+  duration_ms: number;
+  status: 'ok' | 'error';
+}
+
+export type StatsKey = 'purpose' | 'model' | 'day';
+
+export interface StatsRow {
+  key: string;
+  calls: number;
+  errors: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost: number;
+}
+
+export interface Totals {
+  calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost: number;
+}
+
+export interface ModelCallStore {
+  insert(row: ModelCallRow): void;
+  /** Grouped totals since `since` (ms epoch), largest cost first (days: newest first). */
+  stats(by: StatsKey, since: number): StatsRow[];
+  totals(filter: { sessionId?: string; day?: string; since?: number }): Totals;
+  list(filter: { sessionId?: string; runId?: string; limit: number }): ModelCallRow[];
+}
+
+const COLUMN: Record<StatsKey, string> = {
+  purpose: 'purpose',
+  model: "provider || '/' || model",
+  day: 'day',
+};
+
+export function createModelCallStore(db: () => Db): ModelCallStore {
+  return {
+    insert(row) {
+      db()
+        .prepare(
+          `INSERT INTO model_calls (id, at, day, session_id, run_id, provider, model, purpose, input_tokens,
+            output_tokens, reasoning_tokens, cached_input_tokens, cost, ttft_ms, duration_ms, status)
+           VALUES (@id, @at, @day, @session_id, @run_id, @provider, @model, @purpose, @input_tokens,
+            @output_tokens, @reasoning_tokens, @cached_input_tokens, @cost, @ttft_ms, @duration_ms, @status)`,
+        )
+        .run(row);
+    },
+    stats(by, since) {
+      const key = COLUMN[by];
+      const order = by === 'day' ? 'key DESC' : 'cost DESC, key';
+      return db()
+        .prepare(
+          `SELECT ${key} AS key, count(*) AS calls, coalesce(sum(status = 'error'), 0) AS errors,
+                  coalesce(sum(input_tokens), 0) AS input_tokens, coalesce(sum(output_tokens), 0) AS output_tokens,
+                  coalesce(sum(cost), 0) AS cost
+           FROM model_calls WHERE at >= ? GROUP BY key ORDER BY ${order}`,
+        )
+        .all(since) as StatsRow[];
+    },
+    totals(filter) {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (filter.sessionId !== undefined) {
+        where.push('session_id = ?');
+        params.push(filter.sessionId);
+      }
+      if (filter.day !== undefined) {
+        where.push('day = ?');
+        params.push(filter.day);
+      }
+      if (filter.since !== undefined) {
+        where.push('at >= ?');
+        params.push(filter.since);
+      }
+      return db()
+        .prepare(
+          `SELECT count(*) AS calls, coalesce(sum(input_tokens), 0) AS input_tokens,
+                  coalesce(sum(output_tokens), 0) AS output_tokens, coalesce(sum(cost), 0) AS cost
+           FROM model_calls ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`,
+        )
+        .get(...params) as Totals;
+    },
+    list(filter) {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (filter.sessionId !== undefined) {
+        where.push('session_id = ?');
+        params.push(filter.sessionId);
+      }
+      if (filter.runId !== undefined) {
+        where.push('run_id = ?');
+        params.push(filter.runId);
+      }
+      params.push(filter.limit);
+      return db()
+        .prepare(
+          `SELECT * FROM model_calls ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY at, id LIMIT ?`,
+        )
+        .all(...params) as ModelCallRow[];
+    },
+  };
+}

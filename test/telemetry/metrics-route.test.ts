@@ -1,0 +1,41 @@
+/** GET /metrics (issue 21): Prometheus text behind the bearer, counting what a run spent. */
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { describe, expect, it } from 'vitest';
+import { createHttpApp } from '../../src/surfaces/http/index';
+import { agentApp } from '../helpers/agent-harness';
+import { reply } from '../helpers/fake-provider';
+
+const TOKEN = 'svc-test-token-metrics-1234';
+
+describe('GET /metrics', () => {
+  it('needs the bearer and shows the ledger spend as Prometheus counters', async () => {
+    const { app } = await agentApp([reply().text('done').usage(70, 9)], {
+      modelInfo: { cost_per_1m_in: 2, cost_per_1m_out: 10 },
+      extraConfig: { services: { http: { token: TOKEN } } },
+    });
+    const hono = createHttpApp(app);
+    expect((await hono.request('/metrics')).status).toBe(401);
+    await app.agent.run({ prompt: 'hi' });
+    const response = await hono.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/plain');
+    const text = await response.text();
+    expect(text).not.toContain(TOKEN);
+    const families = parsePrometheusTextFormat(text);
+    const value = (name: string, labels: Record<string, string> = {}) =>
+      families
+        .find((f) => f.name === name)
+        ?.metrics.filter((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))
+        .reduce((n, m) => n + Number(m.value), 0);
+    const ledger = app.telemetry.ledger.stats('model', 1);
+    expect(ledger.rows).toEqual([expect.objectContaining({ key: 'fake/m1', calls: 1, input_tokens: 70 })]);
+    expect(value('svc_model_tokens_total', { direction: 'input', model: 'm1' })).toBe(
+      ledger.totals.input_tokens,
+    );
+    expect(value('svc_model_tokens_total', { direction: 'output' })).toBe(ledger.totals.output_tokens);
+    expect(value('svc_model_cost_usd_total')).toBeCloseTo(ledger.totals.cost, 10);
+    expect(value('svc_runs_total', { status: 'completed' })).toBe(1);
+    expect(value('svc_queue_depth')).toBe(0);
+    expect(value('svc_sse_subscribers')).toBe(0);
+  });
+});
