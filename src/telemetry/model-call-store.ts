@@ -5,27 +5,18 @@
  * place that knows how these rows are stored.
  * @module
  */
-import type { CallPurpose } from '../providers/types';
+import type { CallPurpose, ModelCallEnd } from '../providers/types';
 import type { Db } from '../store/db';
 
-export interface ModelCallRow {
+/** A stored call: the call as it ended (without its error text), when, and why it was made. */
+export interface ModelCallRow extends Omit<ModelCallEnd, 'error'> {
   id: string;
   at: number;
   /** UTC day, YYYY-MM-DD. */
   day: string;
   session_id: string | null;
   run_id: string | null;
-  provider: string;
-  model: string;
   purpose: CallPurpose;
-  input_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  cached_input_tokens: number;
-  cost: number;
-  ttft_ms: number | null;
-  duration_ms: number;
-  status: 'ok' | 'error';
 }
 
 export type StatsKey = 'purpose' | 'model' | 'day';
