@@ -84,7 +84,9 @@ export async function callTool(
     {
       tool: tool.name,
       surface: context.surface,
-      sessionId: context.sessionId,
+      // A surface may bind its session lazily (MCP creates it when a tool first reads it): the
+      // span takes the id only when it is already there, and never creates one.
+      sessionId: settledValue(context, 'sessionId'),
       runId: context.runId,
       toolCallId: context.toolCallId,
       input: parsed.data,
@@ -92,6 +94,12 @@ export async function callTool(
     run,
     (outcome) => (outcome.ok ? { output: outcome.value } : { error: outcome.error.code }),
   );
+}
+
+/** An own data property's value; undefined for a getter (reading it may have effects). */
+function settledValue<T extends object, K extends keyof T>(object: T, key: K): T[K] | undefined {
+  const descriptor = Object.getOwnPropertyDescriptor(object, key);
+  return descriptor && 'value' in descriptor ? (descriptor.value as T[K]) : undefined;
 }
 
 /** callTool for in-process callers that want the value or a thrown SvcError (tests, scripts). */
