@@ -76,45 +76,31 @@ export function createModelCallStore(db: () => Db): ModelCallStore {
         .all(since) as StatsRow[];
     },
     totals(filter) {
-      const where: string[] = [];
-      const params: unknown[] = [];
-      if (filter.sessionId !== undefined) {
-        where.push('session_id = ?');
-        params.push(filter.sessionId);
-      }
-      if (filter.day !== undefined) {
-        where.push('day = ?');
-        params.push(filter.day);
-      }
-      if (filter.since !== undefined) {
-        where.push('at >= ?');
-        params.push(filter.since);
-      }
+      const where = whereClause({ session_id: filter.sessionId, day: filter.day, 'at >=': filter.since });
       return db()
         .prepare(
           `SELECT count(*) AS calls, coalesce(sum(input_tokens), 0) AS input_tokens,
                   coalesce(sum(output_tokens), 0) AS output_tokens, coalesce(sum(cost), 0) AS cost
-           FROM model_calls ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`,
+           FROM model_calls ${where.sql}`,
         )
-        .get(...params) as Totals;
+        .get(...where.params) as Totals;
     },
     list(filter) {
-      const where: string[] = [];
-      const params: unknown[] = [];
-      if (filter.sessionId !== undefined) {
-        where.push('session_id = ?');
-        params.push(filter.sessionId);
-      }
-      if (filter.runId !== undefined) {
-        where.push('run_id = ?');
-        params.push(filter.runId);
-      }
-      params.push(filter.limit);
+      const where = whereClause({ session_id: filter.sessionId, run_id: filter.runId });
       return db()
-        .prepare(
-          `SELECT * FROM model_calls ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY at, id LIMIT ?`,
-        )
-        .all(...params) as ModelCallRow[];
+        .prepare(`SELECT * FROM model_calls ${where.sql} ORDER BY at, id LIMIT ?`)
+        .all(...where.params, filter.limit) as ModelCallRow[];
     },
   };
+}
+
+/**
+ * `WHERE` over the conditions that are set: a key is a column (`= ?`) or a column and its
+ * operator (`'at >='`); an undefined value leaves its condition out.
+ */
+function whereClause(conditions: Record<string, unknown>): { sql: string; params: unknown[] } {
+  const set = Object.entries(conditions).filter(([, value]) => value !== undefined);
+  if (set.length === 0) return { sql: '', params: [] };
+  const sql = set.map(([key]) => (key.includes(' ') ? `${key} ?` : `${key} = ?`)).join(' AND ');
+  return { sql: `WHERE ${sql}`, params: set.map(([, value]) => value) };
 }
