@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { PERMISSION_KEYS, permissionChoices } from '../../src/permissions/keys';
 import { fakeProvider, reply } from '../helpers/fake-provider';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
-import { hasTmux, svcInTmux } from '../helpers/tmux';
+import { svcInTmux } from '../helpers/tmux';
 
 async function editRun(key: string) {
   const provider = await fakeProvider([
@@ -29,7 +29,7 @@ async function editRun(key: string) {
   return { ws, done };
 }
 
-describe.skipIf(!hasTmux)('svc run permission keys (tmux)', () => {
+describe('svc run permission keys (tmux)', () => {
   it('the keys are the same set on every surface: y once, s session, n deny', () => {
     expect(PERMISSION_KEYS.map((k) => [k.key, k.decision])).toEqual([
       ['y', 'allow_once'],
