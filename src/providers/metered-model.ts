@@ -26,6 +26,7 @@ export interface MeterOptions {
   current(): string;
   /** Catalog prices of a selector's model. */
   priceOf(selector: string): Pick<ModelInfo, 'cost_per_1m_in' | 'cost_per_1m_out'>;
+  /** A monotonic clock in ms (`performance.now`): time to first token and duration. */
   now(): number;
 }
 

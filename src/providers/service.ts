@@ -214,7 +214,8 @@ function createResolver(service: ProviderService): ModelResolver {
       runId: request.runId,
       current: () => inner.current,
       priceOf,
-      now: () => service.deps.clock.now(),
+      // Latency is measured on the monotonic clock: the app clock may be fixed (tests) or step.
+      now: () => performance.now(),
     });
   };
 

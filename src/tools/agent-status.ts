@@ -11,6 +11,7 @@ import { sessionIdInput } from '../sessions/session-input';
 import type { StatsReport } from '../telemetry/cost-ledger';
 import { renderText } from '../util/render-text';
 import { defineTool } from './core/define-tool';
+import type { ToolHost } from './core/types';
 
 type Diagnosis = Awaited<ReturnType<typeof diagnoseSession>>;
 
@@ -63,10 +64,15 @@ export const statsReport = defineTool({
       .enum(['purpose', 'model', 'day'])
       .optional()
       .describe('Group the cost ledger (every model call, hidden ones included) by purpose, model or day.'),
+    session_id: sessionIdInput(
+      'none',
+      "Also report this session's spend (every model call made for it) in `spend.session`.",
+    ),
   }),
   mutates: false,
   surfaces: {
     mcp: 'svc_stats_report',
+    http: { method: 'GET', path: '/v1/stats' },
     cli: {
       command: 'stats',
       text: (result: unknown, input: { by?: string }) =>
@@ -75,13 +81,30 @@ export const statsReport = defineTool({
   },
   run: (ctx, input) => {
     requireDb(ctx.app);
-    if (input.by) return ctx.app.telemetry.ledger.stats(input.by, input.days);
+    const spend = spendOf(ctx.app, input.session_id);
+    if (input.by) return { ...ctx.app.telemetry.ledger.stats(input.by, input.days), spend };
     return {
       ...usageStats(ctx.app, { days: input.days }),
       cost_ledger: ctx.app.telemetry.ledger.stats('purpose', input.days),
+      spend,
     };
   },
 });
+
+/**
+ * The spend the TUI's status line shows: a session's and today's (UTC) totals from the cost
+ * ledger, hidden calls included, and the `[budget]` limits they count against.
+ */
+function spendOf(app: Pick<ToolHost, 'telemetry' | 'config' | 'sessions'>, sessionId: string | undefined) {
+  // An unknown id is a not_found naming it, not a zero spend.
+  if (sessionId) app.sessions.require(sessionId);
+  const spend = app.telemetry.ledger.spend(sessionId);
+  const budget = app.config.budget;
+  return {
+    ...spend,
+    budget: { session_usd: budget.session_usd ?? null, daily_usd: budget.daily_usd ?? null },
+  };
+}
 
 export const listProjects = defineTool({
   name: 'list_projects',

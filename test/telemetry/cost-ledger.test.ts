@@ -56,6 +56,20 @@ describe('cost ledger', () => {
     expect(sum('svc_tool_calls_total', { tool: 'echo', status: 'ok' })).toBe(1);
   });
 
+  it('time to first token and duration are measured from the stream (first text after the delays, end after the last chunk)', async () => {
+    // Each chunk waits 60 ms: the role chunk, then the text in pieces, then the finish.
+    const { app } = await agentApp([reply().text('one two three four').slow(60).usage(10, 4)], {
+      modelInfo: prices,
+    });
+    const result = await app.agent.run({ prompt: 'hi' });
+    expect(result.status).toBe('completed');
+    const [call] = app.telemetry.ledger.calls({ runId: result.run_id });
+    expect(call.ttft_ms).not.toBeNull();
+    // Two delays before the first text piece; at least one more before the stream ends.
+    expect(call.ttft_ms!).toBeGreaterThanOrEqual(110);
+    expect(call.duration_ms).toBeGreaterThanOrEqual(call.ttft_ms! + 55);
+  });
+
   it('a spent session budget stops the next run with one line naming the limit and the fix', async () => {
     const { app } = await agentApp([reply().text('one').usage(1_000_000, 0), reply().text('two')], {
       modelInfo: prices,

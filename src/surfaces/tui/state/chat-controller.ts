@@ -7,7 +7,7 @@
 import { toSvcError } from '../../../errors';
 import type { PermissionDecision, SessionSummary, TuiClient } from '../client';
 import { createPromptCheckpoint } from './prompt-checkpoints';
-import { loadNextModel, loadSessionStore, withSessionRow } from './session-loading';
+import { loadNextModel, loadSessionStore, loadSpend, withSessionRow } from './session-loading';
 import { createTranscriptStore, type StoreOptions, type TranscriptStore } from './store';
 import { initialState, type NoticeItem } from './transcript';
 
@@ -75,8 +75,11 @@ export function createChatController(client: TuiClient, options: ChatControllerO
     const id = store.getSnapshot().sessionId;
     if (!id) return;
     try {
-      const session = await client.getSession(id);
-      store.update((s) => withSessionRow(s, session));
+      const [session, spend] = await Promise.all([client.getSession(id), loadSpend(client, id)]);
+      store.update((s) => {
+        const next = withSessionRow(s, session);
+        return spend && next.sessionId === id ? { ...next, spend } : next;
+      });
     } catch {
       // The status line keeps what it had; the next event retries.
     }
@@ -96,6 +99,7 @@ export function createChatController(client: TuiClient, options: ChatControllerO
         })
       : createTranscriptStore(initialState(DRAFT), options.store);
     void loadNextModel(client, store, sessionId);
+    if (sessionId) void refresh();
     previous.dispose();
     if (!disposed) for (const listener of [...switchListeners]) listener();
   };

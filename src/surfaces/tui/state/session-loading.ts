@@ -7,6 +7,7 @@
 import type { EventSubscription, PermissionPrompt, SessionSummary, TuiClient } from '../client';
 import { createTranscriptStore, type StoreOptions, type TranscriptStore } from './store';
 import { initialState, type TranscriptState } from './transcript';
+import type { Spend } from './transcript-types';
 
 /**
  * A store for the session, subscribed to its events before its history is read so nothing
@@ -62,6 +63,7 @@ function withHistory(
     nextModel: s.nextModel,
     queue: s.queue,
     context: s.context,
+    spend: s.spend,
     lastEventId: s.lastEventId,
     permissions: [
       ...permissions,
@@ -102,5 +104,38 @@ export async function loadNextModel(
     if (selector) target.update((s) => ({ ...s, nextModel: selector }));
   } catch {
     // An older server without the route: the status line says "default model".
+  }
+}
+
+interface SpendReadout {
+  spend?: {
+    session: { cost: number } | null;
+    today: { cost: number };
+    budget?: { session_usd: number | null; daily_usd: number | null };
+  };
+}
+
+/**
+ * The session's and today's spend from the cost ledger (`stats_report`), hidden model calls
+ * included. Undefined when the server has no ledger (an older server) or the read fails: the
+ * status line then keeps the run totals.
+ */
+export async function loadSpend(client: TuiClient, sessionId: string): Promise<Spend | undefined> {
+  try {
+    const { value } = await client.callTool('stats_report', {
+      by: 'purpose',
+      days: 1,
+      session_id: sessionId,
+    });
+    const spend = (value as SpendReadout).spend;
+    if (!spend || typeof spend.today?.cost !== 'number') return undefined;
+    return {
+      session: spend.session?.cost ?? 0,
+      today: spend.today.cost,
+      session_limit: spend.budget?.session_usd ?? undefined,
+      daily_limit: spend.budget?.daily_usd ?? undefined,
+    };
+  } catch {
+    return undefined;
   }
 }

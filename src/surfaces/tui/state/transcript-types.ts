@@ -63,9 +63,23 @@ export interface TranscriptState {
   queue: { id: string; preview: string }[];
   permissions: PermissionPrompt[];
   usage: { input_tokens: number; output_tokens: number; cost: number };
+  /**
+   * The cost ledger's figures (every model call, titles, summaries and compaction included), when
+   * the server has them: what the status line shows instead of the run totals.
+   */
+  spend?: Spend;
   context?: { input_tokens: number; context_window: number; ratio: number };
   lastEventId: number;
   connection: 'connected' | 'reconnecting' | 'closed';
   /** The latest classified failure (a failed run or a refused tool call): what /why shows. */
   lastFailure?: { run_id?: string; tool?: string; failure: FailureReport };
+}
+
+/** Spend from the cost ledger (`stats_report`'s `spend`), in USD. */
+export interface Spend {
+  session: number;
+  today: number;
+  /** `[budget] session_usd` / `daily_usd`, when set. */
+  session_limit?: number;
+  daily_limit?: number;
 }

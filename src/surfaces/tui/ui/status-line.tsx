@@ -1,6 +1,7 @@
 /**
  * The status line: run state (a spinner and the elapsed time while a run works), session title,
- * workspace path, then model, context use, tokens, cost and queue. It always fits one row of the
+ * workspace path, then model, context use, tokens, spend (the session's and today's, from the
+ * cost ledger, against the `[budget]` limits when set) and queue. It always fits one row of the
  * terminal: the path gives way first (an ellipsis in its middle keeps its last folder), then the
  * title, and the two sides are always kept apart by a gap.
  * @module
@@ -31,7 +32,7 @@ export function StatusLine({
     state.model ?? state.runModel ?? state.nextModel ?? 'default model',
     ctx,
     tokens,
-    `$${state.usage.cost.toFixed(state.usage.cost < 1 ? 4 : 2)}`,
+    ...costLabels(state),
     state.queue.length ? `queue ${state.queue.length}` : undefined,
     state.connection === 'reconnecting' ? 'reconnecting…' : undefined,
   ]
@@ -132,6 +133,22 @@ function ellipsisMiddle(text: string, max: number): string {
   const tail = Math.ceil((max - 1) * 0.7);
   const head = max - 1 - tail;
   return `${text.slice(0, head)}…${text.slice(text.length - tail)}`;
+}
+
+/**
+ * The session's spend and today's, from the cost ledger when the server reported it (every model
+ * call, titles and compaction included), else the run totals counted from events.
+ */
+export function costLabels(state: Pick<TranscriptState, 'usage' | 'spend'>): string[] {
+  const spend = state.spend;
+  if (!spend) return [usd(state.usage.cost)];
+  const session = `${usd(Math.max(spend.session, state.usage.cost))}${spend.session_limit !== undefined ? `/${usd(spend.session_limit)}` : ''}`;
+  const today = `today ${usd(spend.today)}${spend.daily_limit !== undefined ? `/${usd(spend.daily_limit)}` : ''}`;
+  return [session, today];
+}
+
+function usd(n: number): string {
+  return `$${n.toFixed(n < 1 ? 4 : 2)}`;
 }
 
 function compact(n: number): string {
