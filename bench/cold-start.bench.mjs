@@ -1,11 +1,14 @@
 // Cold start of the built binary against bare `node -e 0`, same environment, median of N runs.
-// Target (issue #2): `svc --version` within 1.5x of `node -e 0`.
+// Target (issue 17): the `svc` command (bin/svc.cjs) `--version` within 1.1x of `node -e 0`;
+// dist/main.js (the ESM bundle's entry, what tests spawn) is shown beside it.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-const BIN = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../dist/main.js');
+const ROOT = import.meta.dirname ?? new URL('.', import.meta.url).pathname;
+const BIN = resolve(ROOT, '../dist/main.js');
+const COMMAND = resolve(ROOT, '../bin/svc.cjs');
 const RUNS = Number(process.env.BENCH_RUNS ?? 25);
 
 function median(values) {
@@ -33,9 +36,10 @@ export async function run() {
   const env = { PATH: process.env.PATH, HOME: join(ws, '.home') };
   if (process.env.NODE_EXTRA_CA_CERTS) env.NODE_EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
   try {
-    const [node, version, status] = timeAll(
+    const [node, command, version, status] = timeAll(
       [
         ['-e', '0'],
+        [COMMAND, '--version'],
         [BIN, '--version'],
         [BIN, 'config', 'show-config-status', '--json'],
       ],
@@ -44,13 +48,14 @@ export async function run() {
     );
     return [
       { name: 'node -e 0 (median ms)', value: node.toFixed(1) },
-      { name: 'svc --version (median ms)', value: version.toFixed(1) },
+      { name: 'svc --version (bin/svc.cjs, median ms)', value: command.toFixed(1) },
       {
         name: 'svc --version / node -e 0',
-        value: (version / node).toFixed(2),
-        target: '<= 1.5',
-        pass: version / node <= 1.5,
+        value: (command / node).toFixed(2),
+        target: '<= 1.1',
+        pass: command / node <= 1.1,
       },
+      { name: 'dist/main.js --version / node -e 0', value: (version / node).toFixed(2) },
       { name: 'svc config show-config-status --json (median ms)', value: status.toFixed(1) },
       { name: 'show-config-status / node -e 0', value: (status / node).toFixed(2) },
     ];
