@@ -6,6 +6,7 @@
  */
 import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
+import { createWorkflowRunRepository, type WorkflowRunRow } from './workflow-runs-repository';
 
 export type WorkflowKind = 'recipe' | 'dag' | 'workflow' | 'csv' | 'team';
 export type WorkflowStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
@@ -26,11 +27,6 @@ export interface WorkflowRun {
   created_at: number;
   updated_at: number;
   finished_at: number | null;
-}
-
-interface Row extends Omit<WorkflowRun, 'input' | 'result'> {
-  input: string;
-  result: string;
 }
 
 export interface WorkflowRunStore {
@@ -58,8 +54,15 @@ export function createWorkflowRunStore(deps: {
   /** The ledger status of a run (a dead process's pipeline reads as interrupted). */
   runStatus: (runId: string) => string | undefined;
 }): WorkflowRunStore {
-  const toRun = (row: Row): WorkflowRun => {
-    const run: WorkflowRun = { ...row, input: JSON.parse(row.input), result: JSON.parse(row.result) };
+  const repo = createWorkflowRunRepository(deps.db);
+  const toRun = (row: WorkflowRunRow): WorkflowRun => {
+    const run: WorkflowRun = {
+      ...row,
+      kind: row.kind as WorkflowKind,
+      status: row.status as WorkflowStatus,
+      input: JSON.parse(row.input),
+      result: JSON.parse(row.result),
+    };
     if (run.status === 'running') {
       const ledger = deps.runStatus(run.run_id);
       if (ledger && ledger !== 'running' && ledger !== 'queued') run.status = ledger as WorkflowStatus;
@@ -70,61 +73,33 @@ export function createWorkflowRunStore(deps: {
     create(input) {
       const now = deps.clock.now();
       const id = deps.ids.next('wfr');
-      deps
-        .db()
-        .prepare(
-          `INSERT INTO workflow_runs (id, kind, name, ref, session_id, run_id, parent_run_id, status, input, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
-        )
-        .run(
-          id,
-          input.kind,
-          input.name,
-          input.ref ?? null,
-          input.session_id,
-          input.run_id,
-          input.parent_run_id,
-          JSON.stringify(input.input),
-          now,
-          now,
-        );
+      repo.insert({
+        id,
+        kind: input.kind,
+        name: input.name,
+        ref: input.ref ?? null,
+        session_id: input.session_id,
+        run_id: input.run_id,
+        parent_run_id: input.parent_run_id,
+        input: JSON.stringify(input.input),
+        now,
+      });
       return this.get(id)!;
     },
     finish(id, outcome) {
-      const now = deps.clock.now();
-      deps
-        .db()
-        .prepare(
-          'UPDATE workflow_runs SET status = ?, result = ?, error = ?, updated_at = ?, finished_at = ? WHERE id = ?',
-        )
-        .run(outcome.status, JSON.stringify(outcome.result), outcome.error, now, now, id);
+      repo.finish(id, {
+        status: outcome.status,
+        result: JSON.stringify(outcome.result),
+        error: outcome.error,
+        now: deps.clock.now(),
+      });
     },
     get(id) {
-      const row = deps.db().prepare('SELECT * FROM workflow_runs WHERE id = ?').get(id) as Row | undefined;
+      const row = repo.get(id);
       return row ? toRun(row) : undefined;
     },
     list(filter) {
-      const where: string[] = [];
-      const params: unknown[] = [];
-      if (filter.kind) {
-        where.push('kind = ?');
-        params.push(filter.kind);
-      }
-      if (filter.name) {
-        where.push('name = ?');
-        params.push(filter.name);
-      }
-      if (filter.ref) {
-        where.push('ref = ?');
-        params.push(filter.ref);
-      }
-      const rows = deps
-        .db()
-        .prepare(
-          `SELECT * FROM workflow_runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ?`,
-        )
-        .all(...params, filter.limit ?? 20) as Row[];
-      return rows.map(toRun);
+      return repo.list({ ...filter, limit: filter.limit ?? 20 }).map(toRun);
     },
   };
 }
