@@ -419,7 +419,19 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   (app as { ws: Workspace }).ws = ws;
   closers.push(() => ws.close());
-  const workflows = createWorkflowService(app);
+  const workflows = createWorkflowService({
+    db: openDatabase,
+    clock,
+    ids,
+    log,
+    bus,
+    redactor,
+    config: () => loaded.config,
+    sessions,
+    runs,
+    agent: () => app.agent,
+    tools: () => app.tools,
+  });
   Object.assign(app, { workflows, recipes: createRecipeService(app, () => workflows) });
   closers.push(() => workflows.close());
   const quality = createQuality({

@@ -7,10 +7,13 @@
  * @module
  */
 import { kindPolicies } from '../agent/agent-kinds';
-import type { App } from '../app';
+import type { AgentService } from '../agent/types';
+import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
 import { effectiveNames, type ToolPolicy } from '../permissions/tool-policy';
-import type { Session } from '../sessions/session-store';
+import type { RunLedger } from '../runs/run-ledger';
+import type { Session, SessionStore } from '../sessions/session-store';
+import type { ToolCatalog, ToolFunnel } from './ports';
 
 /** The calling agent, as a workflow inherits it. */
 export interface Caller {
@@ -30,7 +33,24 @@ export interface CallerContext {
   signal: AbortSignal;
 }
 
-export function callerOf(app: App, ctx: CallerContext, sessionId?: string): Caller {
+/** What computing a caller's ceiling reads (a tool handler's `ctx.app` has it). */
+export interface CallerDeps extends ToolFunnel {
+  readonly runs: Pick<RunLedger, 'get' | 'require'>;
+  readonly agent: Pick<AgentService, 'kinds'>;
+}
+
+/** What the nesting bound reads. */
+export interface DepthDeps {
+  readonly sessions: Pick<SessionStore, 'get'>;
+  readonly config: Pick<Config, 'options'>;
+}
+
+/** What finding or opening a workflow's session needs. */
+export interface ParentSessionDeps {
+  readonly sessions: Pick<SessionStore, 'require' | 'create'>;
+}
+
+export function callerOf(app: CallerDeps, ctx: CallerContext, sessionId?: string): Caller {
   const run = ctx.runId ? app.runs.get(ctx.runId) : undefined;
   return {
     sessionId: sessionId ?? ctx.sessionId,
@@ -43,7 +63,7 @@ export function callerOf(app: App, ctx: CallerContext, sessionId?: string): Call
 }
 
 /** The effective tool names of a run, as its loop computes them before each step. */
-export function toolCeiling(app: App, runId: string): string[] {
+export function toolCeiling(app: CallerDeps, runId: string): string[] {
   const run = app.runs.require(runId);
   const kind = app.agent.kinds().find((k) => k.id === run.agent);
   const policies: ToolPolicy[] = [
@@ -84,7 +104,7 @@ export interface NarrowedTools {
  * refused; names the caller lacks are dropped (and reported); nothing left is refused.
  */
 export function narrowTools(
-  app: App,
+  app: { readonly tools: ToolCatalog },
   requested: readonly string[] | undefined,
   ceiling: readonly string[] | undefined,
   field: string,
@@ -114,7 +134,7 @@ export function narrowTools(
 }
 
 /** How many sessions lie above this one. */
-export function sessionDepth(app: App, sessionId: string): number {
+export function sessionDepth(app: Pick<DepthDeps, 'sessions'>, sessionId: string): number {
   let depth = 0;
   let current = app.sessions.get(sessionId);
   while (current?.parent_id && depth < 100) {
@@ -125,7 +145,7 @@ export function sessionDepth(app: App, sessionId: string): number {
 }
 
 /** Refuse to nest workflows deeper than `options.workflows.max_depth` sessions. */
-export function assertDepth(app: App, sessionId: string, what: string): void {
+export function assertDepth(app: DepthDeps, sessionId: string, what: string): void {
   const max = app.config.options.workflows.max_depth;
   const depth = sessionDepth(app, sessionId);
   if (depth >= max) {
@@ -140,7 +160,7 @@ export function assertDepth(app: App, sessionId: string, what: string): void {
  * The session a workflow works under: the given one or the caller's, or a new top-level session
  * titled `title` when there is none (an operator's call from the CLI, HTTP or the scheduler).
  */
-export function parentSession(app: App, caller: Caller, title: string): Session {
+export function parentSession(app: ParentSessionDeps, caller: Caller, title: string): Session {
   if (caller.sessionId) return app.sessions.require(caller.sessionId);
   return app.sessions.create({ title });
 }

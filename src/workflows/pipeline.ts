@@ -8,11 +8,19 @@
  * (what was asked) and an assistant message (the summary), so it reads like any session.
  * @module
  */
-import type { RunResult } from '../agent/types';
-import type { App } from '../app';
+import type { AgentService, RunResult } from '../agent/types';
+import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
+import type { EventBus } from '../events/bus';
+import type { Logger } from '../log';
+import type { Redactor } from '../redact';
+import type { RunLedger } from '../runs/run-ledger';
+import type { AgentRun } from '../runs/types';
+import type { Session, SessionStore } from '../sessions/session-store';
+import type { Clock } from '../util/ids';
 import type { Caller } from './lineage';
 import { assertDepth, narrowTools } from './lineage';
+import type { ToolCatalog } from './ports';
 import type { WorkflowKind, WorkflowRun, WorkflowRunStore, WorkflowStatus } from './workflow-runs';
 
 const CANCEL_POLL_MS = 500;
@@ -85,17 +93,118 @@ export interface PipelineRegistry {
   add(entry: PipelineEntry): () => void;
 }
 
-export function startPipeline(
-  app: App,
-  deps: { store: WorkflowRunStore; registry: PipelineRegistry },
-  caller: Caller,
-  spec: PipelineSpec,
-): Pipeline {
+/** What a pipeline uses: its stores, the session and run ledgers, the agent for its steps. */
+export interface PipelineDeps {
+  readonly store: WorkflowRunStore;
+  readonly registry: PipelineRegistry;
+  readonly sessions: Pick<SessionStore, 'get' | 'require' | 'create' | 'root' | 'appendMessage'>;
+  readonly runs: Pick<RunLedger, 'create' | 'cancelRequested' | 'append' | 'update'>;
+  readonly bus: Pick<EventBus, 'publish'>;
+  readonly redactor: Pick<Redactor, 'string' | 'value'>;
+  readonly log: Pick<Logger, 'warn' | 'error'>;
+  readonly clock: Clock;
+  readonly config: () => Config;
+  readonly agent: () => Pick<AgentService, 'runChild'>;
+  readonly tools: () => ToolCatalog;
+}
+
+/** The records a pipeline starts with: its session, its ledger run, its workflow_runs row. */
+interface PipelineRecords {
+  session: Session;
+  familySessionId: string;
+  run: AgentRun;
+  row: WorkflowRun;
+}
+
+export function startPipeline(deps: PipelineDeps, caller: Caller, spec: PipelineSpec): Pipeline {
   deps.registry.assertOpen();
-  const parent = caller.sessionId ? app.sessions.require(caller.sessionId) : undefined;
-  if (parent) assertDepth(app, parent.id, spec.kind);
+  const { session, familySessionId, run, row } = openRecords(deps, caller, spec);
+  const stopper = createStopper(deps, caller, run.id);
+  const event = (type: string, payload: Record<string, unknown>) => {
+    try {
+      deps.runs.append(run.id, type, deps.redactor.value(payload) as Record<string, unknown>);
+    } catch (error) {
+      deps.log.warn('workflow ledger append failed', { run_id: run.id, type, error });
+    }
+  };
+  event('workflow.started', { workflow_run_id: row.id, kind: spec.kind, name: spec.name });
+  let finished: WorkflowRun | undefined;
+
+  const pipeline: Pipeline = {
+    id: row.id,
+    sessionId: session.id,
+    runId: run.id,
+    parentRunId: run.parent_run_id,
+    familySessionId,
+    signal: stopper.signal,
+    warnings: [],
+    event,
+    throwIfStopped: () => stopper.throwIfStopped(),
+    async child(task) {
+      pipeline.throwIfStopped();
+      const narrowed = narrowTools(
+        { tools: deps.tools() },
+        task.tools,
+        caller.ceiling,
+        `${task.field}.tools`,
+      );
+      if (narrowed.dropped.length) {
+        pipeline.warnings.push(
+          `${task.field}.tools: ${narrowed.dropped.join(', ')} dropped (not available to the calling agent)`,
+        );
+      }
+      const result = await deps.agent().runChild({
+        parentSessionId: session.id,
+        parentRunId: run.id,
+        prompt: task.prompt,
+        agent: task.agent,
+        title: task.title,
+        signal: stopper.signal,
+        tools: narrowed.tools,
+        yolo: caller.yolo,
+        unattended: caller.unattended,
+        maxSteps: task.maxSteps,
+        model: task.model,
+        metadata: { workflow_run_id: row.id, ...task.metadata },
+      });
+      event('workflow.child.finished', {
+        ...task.metadata,
+        run_id: result.run_id,
+        session_id: result.session_id,
+        status: result.status,
+      });
+      return result;
+    },
+    finish(outcome) {
+      if (finished) return finished;
+      const { status: stopStatus, reason: stopReason } = stopper.settle();
+      const status: WorkflowStatus =
+        stopStatus && outcome.status !== 'completed' ? stopStatus : outcome.status;
+      const error = outcome.error ?? (stopStatus && status === stopStatus ? (stopReason ?? null) : null);
+      try {
+        finished = recordFinish(deps, { session, run, row }, spec, event, {
+          status,
+          error,
+          stopReason,
+          outcome,
+        });
+      } catch (failure) {
+        deps.log.error('workflow finish failed', { workflow_run_id: row.id, error: failure });
+        finished = { ...row, status, error };
+      } finally {
+        stopper.done();
+      }
+      return finished;
+    },
+  };
+  return pipeline;
+}
+
+function openRecords(deps: PipelineDeps, caller: Caller, spec: PipelineSpec): PipelineRecords {
+  const parent = caller.sessionId ? deps.sessions.require(caller.sessionId) : undefined;
+  if (parent) assertDepth({ sessions: deps.sessions, config: deps.config() }, parent.id, spec.kind);
   const phase = parent?.metadata.workflow_phase;
-  const session = app.sessions.create({
+  const session = deps.sessions.create({
     parent_id: parent?.id ?? null,
     title: spec.title,
     ...(parent ? { mode: parent.mode, model: parent.model } : {}),
@@ -106,8 +215,8 @@ export function startPipeline(
       ...(typeof phase === 'string' ? { workflow_phase: phase } : {}),
     },
   });
-  const familySessionId = app.sessions.root(session.id);
-  const run = app.runs.create({
+  const familySessionId = deps.sessions.root(session.id);
+  const run = deps.runs.create({
     session_id: session.id,
     family_session_id: familySessionId,
     parent_run_id: caller.runId ?? null,
@@ -130,24 +239,8 @@ export function startPipeline(
     parent_run_id: caller.runId ?? null,
     input: spec.input,
   });
-  const user = app.sessions.appendMessage({
-    session_id: session.id,
-    role: 'user',
-    parts: [{ type: 'text', text: spec.request }],
-    run_id: run.id,
-  });
-  app.bus.publish(session.id, 'message.created', {
-    session_id: session.id,
-    message_id: user.id,
-    role: 'user',
-    run_id: run.id,
-  });
-  app.bus.publish(session.id, 'message.completed', {
-    session_id: session.id,
-    message_id: user.id,
-    run_id: run.id,
-  });
-  app.bus.publish(session.id, 'run.started', {
+  postMessage(deps, session.id, run.id, 'user', spec.request);
+  deps.bus.publish(session.id, 'run.started', {
     session_id: session.id,
     run_id: run.id,
     parent_run_id: run.parent_run_id,
@@ -156,7 +249,55 @@ export function startPipeline(
     model: '',
     origin: 'workflow',
   });
+  return { session, familySessionId, run, row };
+}
 
+/** Append a text message to the pipeline session and announce it (created, then completed). */
+function postMessage(
+  deps: Pick<PipelineDeps, 'sessions' | 'bus'>,
+  sessionId: string,
+  runId: string,
+  role: 'user' | 'assistant',
+  text: string,
+): string {
+  const message = deps.sessions.appendMessage({
+    session_id: sessionId,
+    role,
+    parts: [{ type: 'text', text }],
+    run_id: runId,
+  });
+  deps.bus.publish(sessionId, 'message.created', {
+    session_id: sessionId,
+    message_id: message.id,
+    role,
+    run_id: runId,
+  });
+  deps.bus.publish(sessionId, 'message.completed', {
+    session_id: sessionId,
+    message_id: message.id,
+    run_id: runId,
+  });
+  return message.id;
+}
+
+interface Stopper {
+  readonly signal: AbortSignal;
+  throwIfStopped(): void;
+  /** Stop watching (caller abort, ledger cancel); what stopped the pipeline, if anything. */
+  settle(): { status?: 'cancelled' | 'interrupted'; reason?: string };
+  /** The pipeline recorded its end: untrack it and release a waiting shutdown. */
+  done(): void;
+}
+
+/**
+ * What stops a pipeline: the caller's signal, a cancel requested through the run ledger
+ * (polled), and svc shutting down (the registry's interrupt, then abort).
+ */
+function createStopper(
+  deps: Pick<PipelineDeps, 'runs' | 'registry'>,
+  caller: Caller,
+  runId: string,
+): Stopper {
   const controller = new AbortController();
   let stopStatus: 'cancelled' | 'interrupted' | undefined;
   let stopReason: string | undefined;
@@ -171,7 +312,7 @@ export function startPipeline(
   if (caller.signal.aborted) onCallerAbort();
   const poll = setInterval(() => {
     try {
-      if (app.runs.cancelRequested(run.id)) stop('cancelled', 'cancelled (requested through the run ledger)');
+      if (deps.runs.cancelRequested(runId)) stop('cancelled', 'cancelled (requested through the run ledger)');
     } catch {
       // database closing: shutdown stops the pipeline
     }
@@ -191,122 +332,67 @@ export function startPipeline(
     abort: (reason) => stop('interrupted', reason),
     done,
   });
-  let finished: WorkflowRun | undefined;
-
-  const event = (type: string, payload: Record<string, unknown>) => {
-    try {
-      app.runs.append(run.id, type, app.redactor.value(payload) as Record<string, unknown>);
-    } catch (error) {
-      app.log.warn('workflow ledger append failed', { run_id: run.id, type, error });
-    }
-  };
-  event('workflow.started', { workflow_run_id: row.id, kind: spec.kind, name: spec.name });
-
-  const pipeline: Pipeline = {
-    id: row.id,
-    sessionId: session.id,
-    runId: run.id,
-    parentRunId: run.parent_run_id,
-    familySessionId,
+  return {
     signal: controller.signal,
-    warnings: [],
-    event,
     throwIfStopped() {
       if (interrupted) throw new SvcError('unavailable', stopReason ?? 'svc is shutting down');
       if (controller.signal.aborted) {
         throw new SvcError('cancelled', stopReason ?? 'the workflow was cancelled');
       }
     },
-    async child(task) {
-      pipeline.throwIfStopped();
-      const narrowed = narrowTools(app, task.tools, caller.ceiling, `${task.field}.tools`);
-      if (narrowed.dropped.length) {
-        pipeline.warnings.push(
-          `${task.field}.tools: ${narrowed.dropped.join(', ')} dropped (not available to the calling agent)`,
-        );
-      }
-      const result = await app.agent.runChild({
-        parentSessionId: session.id,
-        parentRunId: run.id,
-        prompt: task.prompt,
-        agent: task.agent,
-        title: task.title,
-        signal: controller.signal,
-        tools: narrowed.tools,
-        yolo: caller.yolo,
-        unattended: caller.unattended,
-        maxSteps: task.maxSteps,
-        model: task.model,
-        metadata: { workflow_run_id: row.id, ...task.metadata },
-      });
-      event('workflow.child.finished', {
-        ...task.metadata,
-        run_id: result.run_id,
-        session_id: result.session_id,
-        status: result.status,
-      });
-      return result;
-    },
-    finish(outcome) {
-      if (finished) return finished;
+    settle() {
       clearInterval(poll);
       caller.signal.removeEventListener('abort', onCallerAbort);
-      const status: WorkflowStatus =
-        stopStatus && outcome.status !== 'completed' ? stopStatus : outcome.status;
-      const error = outcome.error ?? (stopStatus && status === stopStatus ? (stopReason ?? null) : null);
-      try {
-        const answer = app.sessions.appendMessage({
-          session_id: session.id,
-          role: 'assistant',
-          parts: [{ type: 'text', text: outcome.text || `(${spec.kind} ${status})` }],
-          run_id: run.id,
-        });
-        app.bus.publish(session.id, 'message.created', {
-          session_id: session.id,
-          message_id: answer.id,
-          role: 'assistant',
-          run_id: run.id,
-        });
-        app.bus.publish(session.id, 'message.completed', {
-          session_id: session.id,
-          message_id: answer.id,
-          run_id: run.id,
-        });
-        const redactedError = error ? app.redactor.string(error) : null;
-        app.runs.update(run.id, {
-          status,
-          reason: status === 'completed' ? null : (stopReason ?? redactedError),
-          error: status === 'failed' ? redactedError : null,
-          result_message_id: answer.id,
-          finished_at: app.clock.now(),
-        });
-        event('run.finished', { status, workflow_run_id: row.id });
-        app.bus.publish(session.id, 'run.finished', {
-          session_id: session.id,
-          run_id: run.id,
-          status,
-          ...(status !== 'completed' && (stopReason ?? redactedError)
-            ? { reason: (stopReason ?? redactedError)! }
-            : {}),
-          steps: 0,
-          usage: { input_tokens: 0, output_tokens: 0 },
-          cost: 0,
-        });
-        deps.store.finish(row.id, {
-          status,
-          result: app.redactor.value(outcome.result) as Record<string, unknown>,
-          error: redactedError,
-        });
-        finished = deps.store.get(row.id)!;
-      } catch (failure) {
-        app.log.error('workflow finish failed', { workflow_run_id: row.id, error: failure });
-        finished = { ...row, status, error };
-      } finally {
-        untrack();
-        resolveDone();
-      }
-      return finished;
+      return { status: stopStatus, reason: stopReason };
+    },
+    done() {
+      untrack();
+      resolveDone();
     },
   };
-  return pipeline;
+}
+
+/** Record the end: the session's answer, the ledger run's status, the workflow_runs row. */
+function recordFinish(
+  deps: PipelineDeps,
+  records: Pick<PipelineRecords, 'session' | 'run' | 'row'>,
+  spec: PipelineSpec,
+  event: (type: string, payload: Record<string, unknown>) => void,
+  end: { status: WorkflowStatus; error: string | null; stopReason?: string; outcome: PipelineOutcome },
+): WorkflowRun {
+  const { session, run, row } = records;
+  const { status, error, stopReason, outcome } = end;
+  const answerId = postMessage(
+    deps,
+    session.id,
+    run.id,
+    'assistant',
+    outcome.text || `(${spec.kind} ${status})`,
+  );
+  const redactedError = error ? deps.redactor.string(error) : null;
+  deps.runs.update(run.id, {
+    status,
+    reason: status === 'completed' ? null : (stopReason ?? redactedError),
+    error: status === 'failed' ? redactedError : null,
+    result_message_id: answerId,
+    finished_at: deps.clock.now(),
+  });
+  event('run.finished', { status, workflow_run_id: row.id });
+  deps.bus.publish(session.id, 'run.finished', {
+    session_id: session.id,
+    run_id: run.id,
+    status,
+    ...(status !== 'completed' && (stopReason ?? redactedError)
+      ? { reason: (stopReason ?? redactedError)! }
+      : {}),
+    steps: 0,
+    usage: { input_tokens: 0, output_tokens: 0 },
+    cost: 0,
+  });
+  deps.store.finish(row.id, {
+    status,
+    result: deps.redactor.value(outcome.result) as Record<string, unknown>,
+    error: redactedError,
+  });
+  return deps.store.get(row.id)!;
 }

@@ -4,11 +4,14 @@
  * stops running pipelines when svc shuts down (their runs end `interrupted`).
  * @module
  */
-import type { App } from '../app';
 import { SvcError } from '../errors';
+import type { RunLedger } from '../runs/run-ledger';
+import type { Db } from '../store/db';
+import type { Ids } from '../util/ids';
 import type { Caller } from './lineage';
 import {
   type Pipeline,
+  type PipelineDeps,
   type PipelineEntry,
   type PipelineRegistry,
   type PipelineSpec,
@@ -40,9 +43,20 @@ export interface WorkflowService {
   close(): Promise<void>;
 }
 
-export function createWorkflowService(app: App): WorkflowService {
-  const deps = { db: () => app.db, clock: app.clock, ids: app.ids };
-  const runs = createWorkflowRunStore({ ...deps, runStatus: (runId) => app.runs.get(runId)?.status });
+/**
+ * What the workflows domain needs: the database of its tables, the session and run ledgers its
+ * pipelines record in, the agent that runs their steps (a thunk: the agent is wired first) and
+ * the tool catalog that narrows a step's tools.
+ */
+export interface WorkflowDeps extends Omit<PipelineDeps, 'store' | 'registry' | 'runs'> {
+  readonly db: () => Db;
+  readonly ids: Ids;
+  readonly runs: PipelineDeps['runs'] & Pick<RunLedger, 'get'>;
+}
+
+export function createWorkflowService(deps: WorkflowDeps): WorkflowService {
+  const stores = { db: deps.db, clock: deps.clock, ids: deps.ids };
+  const runs = createWorkflowRunStore({ ...stores, runStatus: (runId) => deps.runs.get(runId)?.status });
   const running = new Set<PipelineEntry>();
   let closing = false;
   const reason = 'svc shut down while the workflow was running';
@@ -57,10 +71,10 @@ export function createWorkflowService(app: App): WorkflowService {
   };
   const service: WorkflowService = {
     runs,
-    teams: createTeamStore(deps),
-    templates: createTemplateStore(deps),
-    worktrees: createWorktreeStore(deps),
-    start: (caller, spec) => startPipeline(app, { store: runs, registry }, caller, spec),
+    teams: createTeamStore(stores),
+    templates: createTemplateStore(stores),
+    worktrees: createWorktreeStore(stores),
+    start: (caller, spec) => startPipeline({ ...deps, store: runs, registry }, caller, spec),
     active: () => running.size,
     quiesce() {
       closing = true;
