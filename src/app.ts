@@ -432,7 +432,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     agent: () => app.agent,
     tools: () => app.tools,
   });
-  Object.assign(app, { workflows, recipes: createRecipeService(app, () => workflows) });
+  const recipes = createRecipeService({
+    workspace,
+    env,
+    config: () => loaded.config,
+    tools: () => app.tools,
+    ws,
+    redactor,
+    workflows: () => workflows,
+  });
+  Object.assign(app, { workflows, recipes });
   closers.push(() => workflows.close());
   const quality = createQuality({
     dataDir,

@@ -9,12 +9,13 @@
  * @module
  */
 import type { RunResult } from '../agent/types';
-import type { App } from '../app';
 import { SvcError, toSvcError } from '../errors';
+import type { Redactor } from '../redact';
 import type { Pipeline } from '../workflows/pipeline';
 import { renderTemplate, shellQuote } from '../workflows/template';
 import type { OpContext } from '../workspace/context';
 import type { BashResult } from '../workspace/shell';
+import type { Workspace } from '../workspace/workspace';
 import type { RecipeDefinition, RecipeStep } from './recipe-schema';
 
 export type ParamValue = string | number | boolean;
@@ -107,7 +108,8 @@ export function resolveParams(
 }
 
 export interface RecipeExecution {
-  app: App;
+  /** Expect commands run through the workspace shell; errors are redacted. */
+  deps: { ws: Pick<Workspace, 'shell'>; redactor: Pick<Redactor, 'string'> };
   name: string;
   recipe: RecipeDefinition;
   params: Record<string, ParamValue>;
@@ -151,7 +153,7 @@ async function runStep(
   index: number,
   lookup: (reference: string) => string | undefined,
 ): Promise<RecipeStepResult> {
-  const { app, pipeline, recipe } = x;
+  const { deps, pipeline, recipe } = x;
   const field = `steps[${index}]`;
   const prompt = renderTemplate(step.prompt, lookup, `${field}.prompt`);
   const attempts = 1 + (step.retries ?? recipe.retry.attempts);
@@ -175,7 +177,7 @@ async function runStep(
     } catch (error) {
       const e = toSvcError(error);
       result.status = pipeline.signal.aborted ? 'cancelled' : 'failed';
-      result.error = app.redactor.string(e.message);
+      result.error = deps.redactor.string(e.message);
       return result;
     }
     result.run_id = run.run_id;
@@ -220,7 +222,7 @@ async function runStep(
       result.error = null;
       return result;
     }
-    result.error = app.redactor.string(failures.map((f) => f.split('\n')[0]).join('; '));
+    result.error = deps.redactor.string(failures.map((f) => f.split('\n')[0]).join('; '));
     if (pipeline.signal.aborted || run.status === 'cancelled' || run.status === 'interrupted') {
       result.status = 'cancelled';
       return result;
@@ -237,7 +239,7 @@ async function checkExpect(
   field: string,
   answer: string,
 ): Promise<ExpectOutcome> {
-  const { app, params, pipeline } = x;
+  const { deps, params, pipeline } = x;
   const paramOnly = (reference: string) => (reference in params ? String(params[reference]) : undefined);
   if (expect.contains !== undefined) {
     const text = renderTemplate(expect.contains, paramOnly, `${field}.contains`);
@@ -252,7 +254,7 @@ async function checkExpect(
     `${field}.command`,
   );
   try {
-    const outcome = (await app.ws.shell.run(
+    const outcome = (await deps.ws.shell.run(
       {
         command,
         timeout_seconds: expect.timeout_seconds,
@@ -284,7 +286,7 @@ async function checkExpect(
       check: command,
       passed: false,
       exit_code: null,
-      output: app.redactor.string(`${e.code}: ${e.message}`),
+      output: deps.redactor.string(`${e.code}: ${e.message}`),
     };
   }
 }

@@ -10,7 +10,7 @@ import { agentKinds } from '../agent/agent-kinds';
 import type { Config } from '../config/schema';
 import type { ToolFacts } from '../permissions/tool-policy';
 import { recipeParameterSchema } from '../recipes/recipe-schema';
-import type { RecipeService } from '../recipes/recipe-service';
+import type { RecipeCatalog } from '../recipes/types';
 import { ancestors, type DagProblem, dagProblems } from './dag';
 import { outputReference, templateRefs } from './template';
 
@@ -68,7 +68,7 @@ export type WorkflowStep = z.output<typeof workflowStepSchema>;
 export interface WorkflowCheckEnv {
   config: Config;
   tools: readonly ToolFacts[];
-  recipes: RecipeService;
+  recipes: RecipeCatalog;
 }
 
 /** Every problem of a definition, by field; empty when it can run. */
@@ -107,7 +107,7 @@ export function workflowProblems(definition: WorkflowDefinition, env: WorkflowCh
         if (step[key] !== undefined)
           problem(`${field}.${key}`, 'applies to agent steps only (the recipe sets its own)');
       }
-      let recipe: ReturnType<RecipeService['get']> | undefined;
+      let recipe: ReturnType<RecipeCatalog['get']> | undefined;
       try {
         recipe = env.recipes.get(step.recipe);
       } catch (error) {
