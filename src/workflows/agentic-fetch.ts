@@ -5,12 +5,12 @@
  * ceiling: an agent without fetch cannot reach the network through this tool either.
  * @module
  */
-import type { RunResult } from '../agent/types';
-import type { App } from '../app';
+import type { AgentService, RunResult } from '../agent/types';
 import { SvcError } from '../errors';
 import type { OpContext } from '../workspace/context';
 import type { FetchResult } from '../workspace/web';
-import { assertDepth, type Caller, parentSession } from './lineage';
+import type { Workspace } from '../workspace/workspace';
+import { assertDepth, type Caller, type DepthDeps, type ParentSessionDeps, parentSession } from './lineage';
 
 /** Page characters handed to the sub-agent (the fetch tool returns at most 100 000). */
 const PAGE_CHARS = 60_000;
@@ -31,8 +31,15 @@ export interface AgenticFetchResult {
   error: string | null;
 }
 
+/** What agentic_fetch uses: the workspace's fetch, the session tree, the agent for the reader. */
+export interface AgenticFetchDeps extends DepthDeps {
+  readonly sessions: DepthDeps['sessions'] & ParentSessionDeps['sessions'];
+  readonly ws: Pick<Workspace, 'web'>;
+  readonly agent: Pick<AgentService, 'runChild'>;
+}
+
 export async function agenticFetch(
-  app: App,
+  app: AgenticFetchDeps,
   caller: Caller,
   input: {
     url: string;

@@ -8,12 +8,15 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
-import type { App } from '../app';
+import type { Config } from '../config/schema';
 import { SvcError, toSvcError } from '../errors';
+import type { Redactor } from '../redact';
 import type { OpContext } from '../workspace/context';
+import type { Workspace } from '../workspace/workspace';
 import { type CsvTable, parseCsv, toCsv } from './csv';
 import { mapBounded } from './dag';
 import type { Caller } from './lineage';
+import type { Pipeline } from './pipeline';
 import { renderTemplate, templateRefs } from './template';
 import type { WorkflowRun } from './workflow-runs';
 import type { WorkflowService } from './workflow-service';
@@ -67,9 +70,16 @@ const slugOf = (header: string) =>
     .replace(/[^a-z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '');
 
+/** What a CSV fan-out uses: the workspace's paths and files, the config's defaults, the redactor. */
+export interface CsvRunnerDeps {
+  readonly config: Pick<Config, 'options'>;
+  readonly ws: Pick<Workspace, 'paths' | 'files'>;
+  readonly redactor: Pick<Redactor, 'string'>;
+}
+
 export async function spawnAgentsOnCsv(
-  app: App,
-  workflows: WorkflowService,
+  app: CsvRunnerDeps,
+  workflows: Pick<WorkflowService, 'start'>,
   caller: Caller,
   input: CsvFanOutInput,
   approve: OpContext['approve'],
@@ -120,78 +130,10 @@ export async function spawnAgentsOnCsv(
   let failure: string | null = null;
   let results: CsvRowResult[] = [];
   try {
-    results = await mapBounded(table.rows, maxParallel, async (row, index): Promise<CsvRowResult> => {
-      const result: CsvRowResult = {
-        row: index + 1,
-        input: row,
-        status: 'failed',
-        output: '',
-        error: null,
-        run_id: null,
-        session_id: null,
-      };
-      try {
-        const prompt = renderTemplate(
-          input.prompt,
-          (ref) => (ref === 'row_number' ? String(index + 1) : row[columns.get(ref) ?? '']),
-          'prompt',
-        );
-        const run = await pipeline.child({
-          prompt,
-          agent: input.agent,
-          tools: input.tools,
-          maxSteps: input.max_turns,
-          title: `row ${index + 1}`,
-          metadata: { csv_row: index + 1 },
-          field: 'spawn_agents_on_csv',
-        });
-        result.run_id = run.run_id;
-        result.session_id = run.session_id;
-        result.output = run.text;
-        result.status =
-          run.status === 'completed' ? 'completed' : run.status === 'failed' ? 'failed' : 'cancelled';
-        if (run.status !== 'completed') {
-          result.error = `the run ended ${run.status}${run.reason ? ` (${run.reason})` : ''}${run.error ? `: ${run.error}` : ''}`;
-        }
-      } catch (error) {
-        result.status = pipeline.signal.aborted ? 'cancelled' : 'failed';
-        result.error = app.redactor.string(toSvcError(error).message);
-      }
-      return result;
-    });
-    const content =
-      output.format === 'json'
-        ? `${JSON.stringify({ source: input.csv_path ?? null, prompt: input.prompt, rows: results }, null, 2)}\n`
-        : toCsv(
-            [
-              'agent_row',
-              ...table.headers,
-              'agent_status',
-              'agent_output',
-              'agent_error',
-              'agent_run_id',
-              'agent_session_id',
-            ],
-            results.map((r) => ({
-              ...r.input,
-              agent_row: r.row,
-              agent_status: r.status,
-              agent_output: r.output,
-              agent_error: r.error ?? '',
-              agent_run_id: r.run_id ?? '',
-              agent_session_id: r.session_id ?? '',
-            })),
-          );
-    const opContext: OpContext = {
-      tool: 'spawn_agents_on_csv',
-      sessionId: pipeline.sessionId,
-      runId: pipeline.runId,
-      signal: caller.signal,
-      approve,
-    };
-    if (existsSync(output.abs))
-      app.ws.files.markRead(pipeline.sessionId, output.target, readFileSync(output.abs));
-    await app.ws.files.write({ path: output.rel, content: app.redactor.string(content) }, opContext);
+    results = await mapBounded(table.rows, maxParallel, (row, index) =>
+      runRow(app, pipeline, input, columns, row, index),
+    );
+    await writeResults(app, { pipeline, signal: caller.signal, approve }, input, table, output, results);
   } catch (error) {
     failure = app.redactor.string(toSvcError(error).message);
   }
@@ -230,7 +172,99 @@ export async function spawnAgentsOnCsv(
   };
 }
 
-function readTable(app: App, input: CsvFanOutInput): CsvTable {
+async function runRow(
+  app: Pick<CsvRunnerDeps, 'redactor'>,
+  pipeline: Pipeline,
+  input: CsvFanOutInput,
+  columns: Map<string, string>,
+  row: Record<string, string>,
+  index: number,
+): Promise<CsvRowResult> {
+  const result: CsvRowResult = {
+    row: index + 1,
+    input: row,
+    status: 'failed',
+    output: '',
+    error: null,
+    run_id: null,
+    session_id: null,
+  };
+  try {
+    const prompt = renderTemplate(
+      input.prompt,
+      (ref) => (ref === 'row_number' ? String(index + 1) : row[columns.get(ref) ?? '']),
+      'prompt',
+    );
+    const run = await pipeline.child({
+      prompt,
+      agent: input.agent,
+      tools: input.tools,
+      maxSteps: input.max_turns,
+      title: `row ${index + 1}`,
+      metadata: { csv_row: index + 1 },
+      field: 'spawn_agents_on_csv',
+    });
+    result.run_id = run.run_id;
+    result.session_id = run.session_id;
+    result.output = run.text;
+    result.status =
+      run.status === 'completed' ? 'completed' : run.status === 'failed' ? 'failed' : 'cancelled';
+    if (run.status !== 'completed') {
+      result.error = `the run ended ${run.status}${run.reason ? ` (${run.reason})` : ''}${run.error ? `: ${run.error}` : ''}`;
+    }
+  } catch (error) {
+    result.status = pipeline.signal.aborted ? 'cancelled' : 'failed';
+    result.error = app.redactor.string(toSvcError(error).message);
+  }
+  return result;
+}
+
+/** Collect every row's answer into the output file, through the file tools' pipeline. */
+async function writeResults(
+  app: CsvRunnerDeps,
+  x: { pipeline: Pipeline; signal: AbortSignal; approve: OpContext['approve'] },
+  input: CsvFanOutInput,
+  table: CsvTable,
+  output: ReturnType<typeof outputTarget>,
+  results: CsvRowResult[],
+): Promise<void> {
+  const { pipeline } = x;
+  const content =
+    output.format === 'json'
+      ? `${JSON.stringify({ source: input.csv_path ?? null, prompt: input.prompt, rows: results }, null, 2)}\n`
+      : toCsv(
+          [
+            'agent_row',
+            ...table.headers,
+            'agent_status',
+            'agent_output',
+            'agent_error',
+            'agent_run_id',
+            'agent_session_id',
+          ],
+          results.map((r) => ({
+            ...r.input,
+            agent_row: r.row,
+            agent_status: r.status,
+            agent_output: r.output,
+            agent_error: r.error ?? '',
+            agent_run_id: r.run_id ?? '',
+            agent_session_id: r.session_id ?? '',
+          })),
+        );
+  const opContext: OpContext = {
+    tool: 'spawn_agents_on_csv',
+    sessionId: pipeline.sessionId,
+    runId: pipeline.runId,
+    signal: x.signal,
+    approve: x.approve,
+  };
+  if (existsSync(output.abs))
+    app.ws.files.markRead(pipeline.sessionId, output.target, readFileSync(output.abs));
+  await app.ws.files.write({ path: output.rel, content: app.redactor.string(content) }, opContext);
+}
+
+function readTable(app: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput): CsvTable {
   if (input.csv !== undefined) return parseCsv(input.csv, 'csv');
   const target = app.ws.paths.resolve(input.csv_path!, 'csv_path');
   let stat: ReturnType<typeof statSync>;
@@ -249,7 +283,7 @@ function readTable(app: App, input: CsvFanOutInput): CsvTable {
   return parseCsv(readFileSync(target.abs, 'utf8'), `csv_path ${target.rel}`);
 }
 
-function outputTarget(app: App, input: CsvFanOutInput) {
+function outputTarget(app: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput) {
   const defaultPath = input.csv_path
     ? join(
         dirname(input.csv_path),

@@ -8,8 +8,9 @@
  */
 import { z } from 'zod';
 import { agentKinds } from '../agent/agent-kinds';
-import type { App } from '../app';
+import type { Config } from '../config/schema';
 import { SvcError, toSvcError } from '../errors';
+import type { Redactor } from '../redact';
 import {
   ancestors,
   applyOutcomes,
@@ -21,6 +22,7 @@ import {
 } from './dag';
 import type { Caller } from './lineage';
 import type { Pipeline } from './pipeline';
+import type { ToolCatalog } from './ports';
 import { outputReference, renderTemplate, templateRefs } from './template';
 import type { WorkflowRun } from './workflow-runs';
 import type { WorkflowService } from './workflow-service';
@@ -79,7 +81,18 @@ export interface DagRunResult {
 }
 
 /** Every problem of a task list, by field. */
-export function dagTaskProblems(app: App, tasks: readonly DagTask[]): DagProblem[] {
+/** What checking a DAG reads: the agent kinds (config) and the tool catalog. */
+export interface DagCheckDeps {
+  readonly config: Config;
+  readonly tools: Pick<ToolCatalog, 'gates'>;
+}
+
+/** What running a DAG uses besides its pipeline. */
+export interface DagDeps extends DagCheckDeps {
+  readonly redactor: Pick<Redactor, 'string'>;
+}
+
+export function dagTaskProblems(app: DagCheckDeps, tasks: readonly DagTask[]): DagProblem[] {
   const problems = dagProblems(tasks, 'tasks');
   if (problems.length) return problems;
   const kinds = agentKinds(app.config);
@@ -128,8 +141,8 @@ export function dagTaskProblems(app: App, tasks: readonly DagTask[]): DagProblem
 }
 
 export async function executeDag(
-  app: App,
-  workflows: WorkflowService,
+  app: DagDeps,
+  workflows: Pick<WorkflowService, 'start'>,
   caller: Caller,
   input: { tasks: DagTask[]; max_parallel?: number; title?: string },
 ): Promise<DagRunResult> {

@@ -6,12 +6,12 @@
  * sub-agent run. Independent steps run in parallel up to `max_parallel`.
  * @module
  */
-import type { App } from '../app';
 import { SvcError, toSvcError } from '../errors';
 import { type ParamValue, resolveParams } from '../recipes/recipe-runner';
-import type { RecipeService } from '../recipes/recipe-service';
+import type { RecipeService } from '../recipes/types';
 import type { OpContext } from '../workspace/context';
 import { applyOutcomes, dagVerdict, type NodeStatus, runDag } from './dag';
+import type { DagDeps } from './dag-runner';
 import type { Caller } from './lineage';
 import type { Pipeline } from './pipeline';
 import { outputReference, renderTemplate } from './template';
@@ -49,9 +49,15 @@ export interface OrchestrationResult {
   warnings: string[];
 }
 
+/** The workflows and recipes domains, as a workflow template's run uses them. */
+export interface OrchestrationServices {
+  workflows: Pick<WorkflowService, 'templates' | 'start'>;
+  recipes: Pick<RecipeService, 'get' | 'validate' | 'run'>;
+}
+
 export async function orchestrateWorkflow(
-  app: App,
-  deps: { workflows: WorkflowService; recipes: RecipeService },
+  app: DagDeps,
+  deps: OrchestrationServices,
   caller: Caller,
   input: {
     name: string;
@@ -183,8 +189,8 @@ export async function orchestrateWorkflow(
 }
 
 async function runStep(
-  app: App,
-  deps: { recipes: RecipeService },
+  app: Pick<DagDeps, 'redactor'>,
+  deps: Pick<OrchestrationServices, 'recipes'>,
   pipeline: Pipeline,
   caller: Caller,
   step: WorkflowStep,

@@ -9,15 +9,23 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, posix } from 'node:path';
-import type { App } from '../app';
 import { createGitRunner } from '../workspace/git';
 import { fileSymbols, identifierRanges, languageFor } from '../workspace/symbols';
+import type { Workspace } from '../workspace/workspace';
 
 const CODE_GLOB = '*.{ts,tsx,mts,cts,js,jsx,mjs,cjs,py,go,rs,java,rb,php,cs,cpp,cc,h,hpp}';
 const JS_EXT = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
 const MAX_READ_BYTES = 1024 * 1024;
 const FAN_IN_HIGH = 5;
 const REFERENCES_HIGH = 10;
+
+/** What the analysis reads: the workspace (paths, search), its git repository and data dir. */
+export interface RippleDeps {
+  readonly workspace: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly dataDir: string;
+  readonly ws: Pick<Workspace, 'paths' | 'search'>;
+}
 
 export interface RippleInput {
   files?: string[];
@@ -42,18 +50,55 @@ interface Note {
   message: string;
 }
 
-export async function analyzeRipple(app: App, input: RippleInput, signal: AbortSignal) {
-  const op = { tool: 'analyze_ripple_impact', signal };
+type Op = { tool: string; signal: AbortSignal };
+type SymbolHits = { symbol: string; name: string } & Awaited<ReturnType<typeof references>>;
+type ChangedFile = Awaited<ReturnType<typeof describeChanged>>[number];
+
+export async function analyzeRipple(app: RippleDeps, input: RippleInput, signal: AbortSignal) {
+  const op: Op = { tool: 'analyze_ripple_impact', signal };
   let source: 'input' | 'git' = 'input';
   let changedPaths = (input.files ?? []).map((f) => app.ws.paths.resolve(f, 'files').rel);
   if (!input.files?.length && !input.symbols?.length) {
     source = 'git';
     changedPaths = await gitChanges(app);
   }
-  const notes: Note[] = [];
-  let truncated = false;
+  const found = await findDependents(app, changedPaths, input, op);
+  const dependents = found.dependents;
+  let truncated = found.truncated;
 
-  // Importers, breadth-first from the changed files.
+  // Symbols: the given ones, plus what the changed files export (looked up in their importers).
+  const symbols: SymbolHits[] = [];
+  for (const symbol of input.symbols ?? []) {
+    const name = symbolName(symbol);
+    const hits = await references(app, name, undefined, op);
+    if (hits.truncated) truncated = true;
+    symbols.push({ symbol, name, ...hits });
+  }
+  const changed = await describeChanged(app, changedPaths, dependents);
+  const tests = await coveringTests(app, changedPaths, dependents, symbols, op);
+  const notes = riskNotes(app, changed, tests, symbols, dependents);
+  const weight = { high: 3, medium: 2, low: 1 } as const;
+  const score = notes.reduce((n, note) => n + weight[note.severity], 0);
+  const testPaths = [...tests.keys()].sort();
+  return {
+    source,
+    changed,
+    dependents: [...dependents.values()].sort((a, b) => a.depth - b.depth || a.path.localeCompare(b.path)),
+    symbols,
+    tests: testPaths.map((path) => ({ path, reasons: [...tests.get(path)!] })),
+    risk: {
+      level: notes.some((n) => n.severity === 'high') || score >= 6 ? 'high' : score >= 3 ? 'medium' : 'low',
+      score,
+      notes,
+    },
+    test_commands: testCommands(app, testPaths),
+    truncated,
+  };
+}
+
+/** Importers, breadth-first from the changed files, up to `depth` and `max_results`. */
+async function findDependents(app: RippleDeps, changedPaths: string[], input: RippleInput, op: Op) {
+  let truncated = false;
   const dependents = new Map<string, Dependent>();
   const changedSet = new Set(changedPaths);
   let frontier = changedPaths.map((path) => ({ path, changed: path }));
@@ -79,15 +124,11 @@ export async function analyzeRipple(app: App, input: RippleInput, signal: AbortS
     }
     frontier = next;
   }
+  return { dependents, truncated };
+}
 
-  // Symbols: the given ones, plus what the changed files export (looked up in their importers).
-  const symbols = [];
-  for (const symbol of input.symbols ?? []) {
-    const name = symbolName(symbol);
-    const hits = await references(app, name, undefined, op);
-    if (hits.truncated) truncated = true;
-    symbols.push({ symbol, name, ...hits });
-  }
+/** Each changed file: whether it exists, what it exports, which direct importers use what. */
+async function describeChanged(app: RippleDeps, changedPaths: string[], dependents: Map<string, Dependent>) {
   const changed = [];
   for (const path of changedPaths) {
     const abs = join(app.ws.paths.root, path);
@@ -119,8 +160,17 @@ export async function analyzeRipple(app: App, input: RippleInput, signal: AbortS
       used_by: used,
     });
   }
+  return changed;
+}
 
-  // Tests: importers that are tests, tests named after a changed file, tests using a symbol.
+/** Tests: importers that are tests, tests named after a changed file, tests using a symbol. */
+async function coveringTests(
+  app: RippleDeps,
+  changedPaths: string[],
+  dependents: Map<string, Dependent>,
+  symbols: SymbolHits[],
+  op: Op,
+) {
   const tests = new Map<string, Set<string>>();
   const addTest = (path: string, reason: string) =>
     tests.set(path, (tests.get(path) ?? new Set()).add(reason));
@@ -142,8 +192,18 @@ export async function analyzeRipple(app: App, input: RippleInput, signal: AbortS
   for (const symbol of symbols) {
     for (const ref of symbol.references) if (isTest(ref.path)) addTest(ref.path, `references ${symbol.name}`);
   }
+  return tests;
+}
 
-  // Risk notes from the facts above.
+/** Risk notes from the facts gathered. */
+function riskNotes(
+  app: RippleDeps,
+  changed: ChangedFile[],
+  tests: Map<string, Set<string>>,
+  symbols: SymbolHits[],
+  dependents: Map<string, Dependent>,
+): Note[] {
+  const notes: Note[] = [];
   for (const item of changed) {
     const covering = [...tests.entries()].filter(([, reasons]) =>
       [...reasons].some((r) => r.includes(item.path)),
@@ -209,26 +269,10 @@ export async function analyzeRipple(app: App, input: RippleInput, signal: AbortS
       severity: 'low',
       message: `${transitive} file(s) depend on the change indirectly (depth 2+)`,
     });
-  const weight = { high: 3, medium: 2, low: 1 } as const;
-  const score = notes.reduce((n, note) => n + weight[note.severity], 0);
-  const testPaths = [...tests.keys()].sort();
-  return {
-    source,
-    changed,
-    dependents: [...dependents.values()].sort((a, b) => a.depth - b.depth || a.path.localeCompare(b.path)),
-    symbols,
-    tests: testPaths.map((path) => ({ path, reasons: [...tests.get(path)!] })),
-    risk: {
-      level: notes.some((n) => n.severity === 'high') || score >= 6 ? 'high' : score >= 3 ? 'medium' : 'low',
-      score,
-      notes,
-    },
-    test_commands: testCommands(app, testPaths),
-    truncated,
-  };
+  return notes;
 }
 
-async function gitChanges(app: App): Promise<string[]> {
+async function gitChanges(app: RippleDeps): Promise<string[]> {
   const git = createGitRunner(app.workspace, app.env);
   const head = await git.run(['rev-parse', '--verify', '--quiet', 'HEAD'], { allowFail: true });
   const tracked =
@@ -247,7 +291,7 @@ async function gitChanges(app: App): Promise<string[]> {
 }
 
 /** Files whose import statements resolve to `target`. */
-async function importersOf(app: App, target: string, op: { tool: string; signal: AbortSignal }) {
+async function importersOf(app: RippleDeps, target: string, op: { tool: string; signal: AbortSignal }) {
   const stem = stemOf(target);
   if (!stem) return [];
   // An index file is imported by its directory or as `./dir/index`.
@@ -303,7 +347,7 @@ function resolvesTo(importer: string, specifier: string, target: string): boolea
 }
 
 async function references(
-  app: App,
+  app: RippleDeps,
   name: string,
   scope: string | undefined,
   op: { tool: string; signal: AbortSignal },
@@ -362,7 +406,7 @@ export function isTest(path: string): boolean {
   return testStem(path) !== undefined || /(^|\/)(test|tests|__tests__|spec)\//.test(path);
 }
 
-function isEntryPoint(app: App, path: string): boolean {
+function isEntryPoint(app: RippleDeps, path: string): boolean {
   if (/(^|\/)src\/index\.[cm]?[jt]sx?$|^index\.[cm]?[jt]sx?$/.test(path)) return true;
   const text = readText(join(app.ws.paths.root, 'package.json'));
   if (!text) return false;
@@ -380,7 +424,7 @@ function isEntryPoint(app: App, path: string): boolean {
   }
 }
 
-function testCommands(app: App, tests: string[]): string[] {
+function testCommands(app: RippleDeps, tests: string[]): string[] {
   if (tests.length === 0) return [];
   const commands: string[] = [];
   const js = tests.filter((t) => /\.[cm]?[jt]sx?$/.test(t));

@@ -8,8 +8,10 @@
  * @module
  */
 import { z } from 'zod';
-import type { App } from '../app';
 import { toSvcError } from '../errors';
+import type { Redactor } from '../redact';
+import type { RunLedger } from '../runs/run-ledger';
+import type { SessionStore } from '../sessions/session-store';
 import { mapBounded } from './dag';
 import type { Caller } from './lineage';
 import type { Pipeline } from './pipeline';
@@ -54,8 +56,8 @@ const planSchema = z.object({
 });
 
 export async function runTeamTask(
-  app: App,
-  workflows: WorkflowService,
+  app: { readonly redactor: Pick<Redactor, 'string'> },
+  workflows: Pick<WorkflowService, 'start'>,
   caller: Caller,
   team: Team,
   task: string,
@@ -162,7 +164,7 @@ function coordinator(pipeline: Pipeline, team: Team, phase: 'plan' | 'synthesis'
 }
 
 async function runMember(
-  app: App,
+  app: { readonly redactor: Pick<Redactor, 'string'> },
   pipeline: Pipeline,
   team: Team,
   member: TeamRole,
@@ -285,7 +287,11 @@ export function readPlan(text: string, team: Team, task: string): TeamTaskResult
 }
 
 /** get_teams_status: every team (or one), its members, and each member's sessions and runs. */
-export function teamsStatus(app: App, workflows: WorkflowService, name?: string) {
+export function teamsStatus(
+  app: { readonly sessions: Pick<SessionStore, 'list'>; readonly runs: Pick<RunLedger, 'list'> },
+  workflows: Pick<WorkflowService, 'teams' | 'runs'>,
+  name?: string,
+) {
   const teams = name
     ? [workflows.teams.get(name)].filter((t): t is Team => t !== undefined)
     : workflows.teams.list();

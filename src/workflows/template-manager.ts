@@ -4,10 +4,13 @@
  * the template's recent runs).
  * @module
  */
-import type { App } from '../app';
+import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
 import type { PermissionRequest } from '../permissions/permission-service';
+import type { RecipeCatalog } from '../recipes/types';
+import type { ToolCatalog } from './ports';
 import { type WorkflowDefinition, workflowDefinitionSchema, workflowProblems } from './workflow-definition';
+import type { WorkflowService } from './workflow-service';
 
 export interface TemplateAction {
   action: 'save' | 'list' | 'inspect' | 'update' | 'delete';
@@ -18,8 +21,16 @@ export interface TemplateAction {
   max_parallel?: number;
 }
 
+/** What workflow_template reads and writes: the template store, its runs, what a definition is checked against. */
+export interface TemplateManagerDeps {
+  readonly workflows: Pick<WorkflowService, 'templates' | 'runs'>;
+  readonly recipes: RecipeCatalog;
+  readonly config: Config;
+  readonly tools: Pick<ToolCatalog, 'gates'>;
+}
+
 export async function manageTemplate(
-  app: App,
+  app: TemplateManagerDeps,
   input: TemplateAction,
   ask: (request: PermissionRequest) => Promise<void>,
 ) {

@@ -9,12 +9,27 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { RunResult } from '../agent/types';
-import type { App } from '../app';
+import type { AgentService, RunResult } from '../agent/types';
+import type { Config } from '../config/schema';
 import { SvcError, toSvcError } from '../errors';
+import type { EventBus } from '../events/bus';
+import type { Redactor } from '../redact';
+import type { Sandbox } from '../sandbox/sandbox';
+import type { CommandSpawner } from '../sandbox/spawn';
+import type { Db } from '../store/db';
+import type { Clock, Ids } from '../util/ids';
+import type { MutationGuard } from '../workspace/context';
 import { createGitRunner, type GitRunner } from '../workspace/git';
 import { createWorkspace } from '../workspace/workspace';
-import { assertDepth, type Caller, narrowTools, parentSession } from './lineage';
+import {
+  assertDepth,
+  type Caller,
+  type DepthDeps,
+  narrowTools,
+  type ParentSessionDeps,
+  parentSession,
+} from './lineage';
+import type { ToolCatalog } from './ports';
 import type { WorkflowService } from './workflow-service';
 import type { WorktreeOverride } from './worktree-store';
 
@@ -59,9 +74,34 @@ export interface WorktreeResult {
   instructions: { diff: string; merge: string; cherry_pick: string; cleanup: string } | null;
 }
 
+/**
+ * What a worktree override uses: the repository (workspace, env), the data dir that holds the
+ * worktrees, what a second workspace over the worktree is built from (config, db, bus, clock, ids,
+ * redactor, fetch, the mutation guards, the sandbox and spawner), the session tree, the tool
+ * catalog and the agent that runs the sub-agent. A tool handler's `ctx.app` has all of it.
+ */
+export interface WorktreeDeps extends DepthDeps {
+  readonly workspace: string;
+  readonly dataDir: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly config: Config;
+  readonly db: Db;
+  readonly bus: EventBus;
+  readonly clock: Clock;
+  readonly ids: Ids;
+  readonly redactor: Redactor;
+  readonly fetch: typeof fetch;
+  readonly mutationGuards: readonly MutationGuard[];
+  readonly sandbox: Pick<Sandbox, 'forWorkspace'>;
+  readonly spawner: Pick<CommandSpawner, 'withSandbox'>;
+  readonly sessions: DepthDeps['sessions'] & ParentSessionDeps['sessions'];
+  readonly tools: ToolCatalog;
+  readonly agent: Pick<AgentService, 'runChild'>;
+}
+
 export async function spawnWorktreeOverride(
-  app: App,
-  workflows: WorkflowService,
+  app: WorktreeDeps,
+  workflows: Pick<WorkflowService, 'worktrees'>,
   caller: Caller,
   input: WorktreeInput,
 ): Promise<WorktreeResult> {
