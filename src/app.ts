@@ -34,7 +34,7 @@ import {
   type RecommendationLedger,
 } from './readouts/cognition/recommendation-store';
 import { startRecommendationRecorder } from './readouts/cognition/recorder';
-import { createRecipeService, type RecipeService } from './recipes/recipe-service';
+import { createRecipeService } from './recipes/recipe-service';
 import { createRedactor, type Redactor } from './redact';
 import { createRemoteAgents, type RemoteAgents } from './remote/delegation';
 import { createProcessReaper } from './runs/process-reaper';
@@ -70,7 +70,7 @@ import type {
 import { allTools } from './tools/index';
 import { type Clock, createIds, type Ids, systemClock } from './util/ids';
 import { VERSION } from './version';
-import { createWorkflowService, type WorkflowService } from './workflows/workflow-service';
+import { createWorkflowService } from './workflows/workflow-service';
 import { createWorkspace, type Workspace } from './workspace/workspace';
 
 export interface AppOptions {
@@ -250,6 +250,30 @@ export async function createApp(options: AppOptions): Promise<App> {
     ws: () => ws,
   });
 
+  const workflows = createWorkflowService({
+    db: openDatabase,
+    clock,
+    ids,
+    log,
+    bus,
+    redactor,
+    config: () => loaded.config,
+    sessions,
+    runs,
+    agent: () => app.agent,
+    tools: () => app.tools,
+  });
+  const recipes = createRecipeService({
+    workspace,
+    env,
+    config: () => loaded.config,
+    tools: () => app.tools,
+    // Built below; read when a recipe is validated by path or runs an expect command.
+    ws: () => ws,
+    redactor,
+    workflows: () => workflows,
+  });
+
   const app: App = {
     workspace,
     dataDir,
@@ -313,8 +337,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     agent: createAgentService(() => app, { toolboxFor: (host) => createAgentToolbox(host) }),
     observe,
     ws: undefined as unknown as Workspace,
-    recipes: undefined as unknown as RecipeService,
-    workflows: undefined as unknown as WorkflowService,
+    recipes,
+    workflows,
     quality: undefined as unknown as Quality,
     mcpClients: undefined as unknown as McpClientManager,
     runtime,
@@ -419,29 +443,6 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   (app as { ws: Workspace }).ws = ws;
   closers.push(() => ws.close());
-  const workflows = createWorkflowService({
-    db: openDatabase,
-    clock,
-    ids,
-    log,
-    bus,
-    redactor,
-    config: () => loaded.config,
-    sessions,
-    runs,
-    agent: () => app.agent,
-    tools: () => app.tools,
-  });
-  const recipes = createRecipeService({
-    workspace,
-    env,
-    config: () => loaded.config,
-    tools: () => app.tools,
-    ws,
-    redactor,
-    workflows: () => workflows,
-  });
-  Object.assign(app, { workflows, recipes });
   closers.push(() => workflows.close());
   const quality = createQuality({
     dataDir,

@@ -44,7 +44,8 @@ export interface RecipeDeps {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly config: () => Config;
   readonly tools: () => ToolCatalog;
-  readonly ws: Pick<Workspace, 'paths' | 'shell'>;
+  /** The workspace (a thunk: it is built after the recipes domain). */
+  readonly ws: () => Pick<Workspace, 'paths' | 'shell'>;
   readonly redactor: Pick<Redactor, 'string'>;
   readonly workflows: () => Pick<WorkflowService, 'runs' | 'start'>;
 }
@@ -85,7 +86,7 @@ export function createRecipeService(deps: RecipeDeps): RecipeService {
       if (input.content !== undefined) {
         return validation(loadRecipe({ name: 'inline', source: 'inline', path: null, text: input.content }));
       }
-      const target = deps.ws.paths.resolve(input.path!, 'path');
+      const target = deps.ws().paths.resolve(input.path!, 'path');
       let text: string;
       try {
         if (!statSync(target.abs).isFile()) throw new Error('not a file');
@@ -206,7 +207,7 @@ async function runRecipe(
   let failure: string | null = null;
   try {
     steps = await executeRecipe({
-      deps,
+      deps: { ws: deps.ws(), redactor: deps.redactor },
       name,
       recipe: definition,
       params,
