@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { type AdaptiveService, createAdaptiveService } from './adaptive/service';
 import { createAgentService } from './agent/agent-service';
 import type { ConfigSourcesInput, LoadedConfig } from './config/load';
-import { globalConfigDir, loadConfig } from './config/load';
+import { globalConfigDir, loadConfig, userCacheDir } from './config/load';
 import type { Config } from './config/schema';
 import { type ContractService, createContractService } from './contracts/contract-service';
 import { type ClaimService, createClaimService, hardClaimGuard } from './coordination/claims';
@@ -156,7 +156,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   let db: Db | undefined;
   const openDatabase = (): Db => {
     if (!db) {
-      db = openDb({ dataDir, readonly: options.readOnlyDb });
+      db = openDb({ dataDir, readonly: options.readOnlyDb, templateDir: userCacheDir(env) });
       log.debug('database open', { path: join(dataDir, DB_FILE) });
     }
     return db;

@@ -99,6 +99,15 @@ export function globalConfigDir(env: Record<string, string | undefined>): string
   return join(base, 'svc');
 }
 
+/**
+ * `$XDG_CACHE_HOME/svc`, else `$HOME/.cache/svc`: what svc can rebuild (the template database).
+ * Undefined when neither is set, so an environment without a home keeps no cache.
+ */
+export function userCacheDir(env: Record<string, string | undefined>): string | undefined {
+  if (env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, 'svc');
+  return env.HOME ? join(env.HOME, '.cache', 'svc') : undefined;
+}
+
 export function globalConfigPath(env: Record<string, string | undefined>): string {
   return join(globalConfigDir(env), 'svc.toml');
 }
