@@ -12,7 +12,9 @@ import type { ConfigSourcesInput, LoadedConfig } from './config/load';
 import { globalConfigDir, loadConfig } from './config/load';
 import type { Config } from './config/schema';
 import { type ContractService, createContractService } from './contracts/contract-service';
+import { createClaimRepository } from './coordination/claim-repository';
 import { type ClaimService, createClaimService, hardClaimGuard } from './coordination/claims';
+import { createMarkerRepository } from './coordination/marker-repository';
 import { createMarkerService, type MarkerService } from './coordination/markers';
 import { createDeployService, type DeployService } from './deploy/deploy-service';
 import { SvcError } from './errors';
@@ -440,9 +442,21 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // AUTH-07: /config-status reports the cloud credential sources.
   app.statusSections.set('cloud_identity', () => cloudIdentity(providers));
-  const claims = createClaimService(app);
+  const claims = createClaimService({
+    claims: createClaimRepository(openDatabase),
+    workspace,
+    clock,
+    ids,
+    bus,
+  });
+  const markers = createMarkerService({
+    markers: createMarkerRepository(openDatabase),
+    workspace,
+    clock,
+    ids,
+  });
   const recommendations = createRecommendationLedger({ db: openDatabase, clock, ids });
-  Object.assign(app, { claims, markers: createMarkerService(app), recommendations });
+  Object.assign(app, { claims, markers, recommendations });
   app.mutationGuards.push(hardClaimGuard(claims));
   app.onClose(startRecommendationRecorder({ bus, clock, config: () => loaded.config, log }, recommendations));
   // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
