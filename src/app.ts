@@ -47,7 +47,8 @@ import { type CommandSpawner, createCommandSpawner } from './sandbox/spawn';
 import { type AutopilotWorker, createAutopilotWorker } from './scheduler/autopilot-worker';
 import { createDaemonRegistry } from './scheduler/daemons';
 import { createProcessTracker } from './scheduler/process-tracker';
-import { createScheduler, type Scheduler } from './scheduler/scheduler';
+import { createScheduleStore } from './scheduler/schedule-store';
+import { createScheduler, recipeToolAvailable, type Scheduler } from './scheduler/scheduler';
 import { createSessionStore } from './sessions/session-store';
 import { ensureDataDir } from './store/data-dir';
 import { DB_FILE, type Db, openDb } from './store/db';
@@ -385,8 +386,28 @@ export async function createApp(options: AppOptions): Promise<App> {
     plugins: undefined as unknown as PluginService,
     contracts: undefined as unknown as ContractService,
   };
-  const autopilot = createAutopilotWorker(() => app);
-  Object.assign(app, { scheduler: createScheduler(() => app), autopilot, autopilotWorker: autopilot });
+  const scheduler = createScheduler({
+    store: createScheduleStore({ db: openDatabase, clock, ids }),
+    clock,
+    log,
+    redactor,
+    config: () => loaded.config,
+    sessions,
+    permissions,
+    agent: () => app.agent,
+    recipes: () => app.recipes,
+    recipeToolAvailable: () => recipeToolAvailable(app),
+  });
+  const autopilot = createAutopilotWorker({
+    runs,
+    agent: () => app.agent,
+    scheduler,
+    config: () => loaded.config,
+    clock,
+    log,
+    redactor,
+  });
+  Object.assign(app, { scheduler, autopilot, autopilotWorker: autopilot });
 
   const sandbox = createSandbox({
     config: () => loaded.config,
