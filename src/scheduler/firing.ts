@@ -49,45 +49,6 @@ export function createFiring(deps: SchedulerDeps): Firing {
     }
   };
 
-  const begin = (schedule: Schedule, trigger: ScheduleTrigger, dueAt: number | null): Started => {
-    const now = deps.clock.now();
-    const record = store.addRun({
-      schedule_id: schedule.id,
-      trigger,
-      due_at: dueAt,
-      session_id: null,
-      run_id: null,
-      status: 'started',
-      error: null,
-      runner_pid: process.pid,
-      started_at: now,
-      finished_at: null,
-    });
-    const result = (patch: Partial<FireResult>): FireResult => ({
-      schedule_id: schedule.id,
-      schedule_run_id: record.id,
-      trigger,
-      status: 'started',
-      session_id: null,
-      run_id: null,
-      error: null,
-      ...patch,
-    });
-    const failed = (error: unknown, sessionId: string | null = null): FireResult => {
-      const message = deps.redactor.string(toSvcError(error).message);
-      store.finishRun(record.id, { status: 'failed', error: message, session_id: sessionId });
-      store.update(schedule.id, {
-        last_run_at: now,
-        last_status: 'failed',
-        last_error: message,
-        run_count: schedule.run_count + 1,
-      });
-      deps.log.warn('schedule firing failed', { schedule_id: schedule.id, error: message });
-      return result({ status: 'failed', error: message, session_id: sessionId });
-    };
-    return { now, record, result, failed };
-  };
-
   const fireRecipe = (schedule: Schedule, recipe: string, sessionId: string, started: Started) => {
     if (!deps.recipeToolAvailable()) {
       return started.failed(
@@ -160,7 +121,7 @@ export function createFiring(deps: SchedulerDeps): Firing {
 
   return {
     async fire(schedule, trigger, dueAt) {
-      const started = begin(schedule, trigger, dueAt);
+      const started = beginFiring(deps, schedule, trigger, dueAt);
       let sessionId: string;
       try {
         sessionId = sessionFor(deps, schedule);
@@ -183,6 +144,52 @@ export function createFiring(deps: SchedulerDeps): Firing {
     },
     inFlight: () => inflight.size,
   };
+}
+
+/** Record a firing as started; its result and its failure (recorded on the job too). */
+function beginFiring(
+  deps: Pick<SchedulerDeps, 'store' | 'clock' | 'redactor' | 'log'>,
+  schedule: Schedule,
+  trigger: ScheduleTrigger,
+  dueAt: number | null,
+): Started {
+  const { store } = deps;
+  const now = deps.clock.now();
+  const record = store.addRun({
+    schedule_id: schedule.id,
+    trigger,
+    due_at: dueAt,
+    session_id: null,
+    run_id: null,
+    status: 'started',
+    error: null,
+    runner_pid: process.pid,
+    started_at: now,
+    finished_at: null,
+  });
+  const result = (patch: Partial<FireResult>): FireResult => ({
+    schedule_id: schedule.id,
+    schedule_run_id: record.id,
+    trigger,
+    status: 'started',
+    session_id: null,
+    run_id: null,
+    error: null,
+    ...patch,
+  });
+  const failed = (error: unknown, sessionId: string | null = null): FireResult => {
+    const message = deps.redactor.string(toSvcError(error).message);
+    store.finishRun(record.id, { status: 'failed', error: message, session_id: sessionId });
+    store.update(schedule.id, {
+      last_run_at: now,
+      last_status: 'failed',
+      last_error: message,
+      run_count: schedule.run_count + 1,
+    });
+    deps.log.warn('schedule firing failed', { schedule_id: schedule.id, error: message });
+    return result({ status: 'failed', error: message, session_id: sessionId });
+  };
+  return { now, record, result, failed };
 }
 
 function sessionFor(deps: Pick<SchedulerDeps, 'sessions' | 'agent'>, schedule: Schedule): string {
