@@ -18,7 +18,10 @@ const repo = () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-gitsum-'));
   dirs.push(dir);
   const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.email=t@e', '-c', 'user.name=t', ...args], { cwd: dir, encoding: 'utf8' });
+    execFileSync('git', ['-c', 'user.email=t@e', '-c', 'user.name=t', ...args], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
   git('init', '-q', '-b', 'trunk');
   return { dir, git };
 };

@@ -60,7 +60,11 @@ async function readGitSummary(workspace: string, signal?: AbortSignal): Promise<
   if (!root) return undefined;
   const [status, log] = await Promise.all([
     // --no-optional-locks: never take the index lock the user's own git commands need.
-    git(workspace, ['--no-optional-locks', 'status', '--porcelain=v1', '-b', '--untracked-files=normal'], signal),
+    git(
+      workspace,
+      ['--no-optional-locks', 'status', '--porcelain=v1', '-b', '--untracked-files=normal'],
+      signal,
+    ),
     git(workspace, ['log', '--oneline', '-5', '--no-decorate'], signal),
   ]);
   // Not a repository git can read (a stray `.git`, a repository of another owner): no summary.
