@@ -9,12 +9,14 @@ import { join, resolve } from 'node:path';
 import { type AdaptiveService, createAdaptiveService } from './adaptive/service';
 import { createAgentService } from './agent/agent-service';
 import type { ConfigSourcesInput, LoadedConfig } from './config/load';
-import { globalConfigDir, loadConfig } from './config/load';
+import { globalConfigDir, loadConfig, userCacheDir } from './config/load';
 import type { Config } from './config/schema';
-import { type ContractService, createContractService } from './contracts/contract-service';
-import { type ClaimService, createClaimService, hardClaimGuard } from './coordination/claims';
-import { createMarkerService, type MarkerService } from './coordination/markers';
-import { createDeployService, type DeployService } from './deploy/deploy-service';
+import { createContractService } from './contracts/contract-service';
+import { createClaimRepository } from './coordination/claim-repository';
+import { createClaimService, hardClaimGuard } from './coordination/claims';
+import { createMarkerRepository } from './coordination/marker-repository';
+import { createMarkerService } from './coordination/markers';
+import { createDeployService } from './deploy/deploy-service';
 import { SvcError } from './errors';
 import { createEventBus } from './events/bus';
 import { createHealthFollowons, type HealthFollowons } from './health/followons';
@@ -25,7 +27,7 @@ import { createObserveService } from './observe/service';
 import { createPackController, type PackController } from './packs/controller';
 import { createPermissionService } from './permissions/permission-service';
 import { pluginConfigLayers, pluginsDir } from './plugins/config-layer';
-import { createPluginService, type PluginService } from './plugins/plugin-service';
+import { createPluginService } from './plugins/plugin-service';
 import { cloudIdentity } from './providers/reports';
 import { createProviderService } from './providers/service';
 import { createQuality, type Quality } from './quality/quality';
@@ -36,16 +38,17 @@ import {
 import { startRecommendationRecorder } from './readouts/cognition/recorder';
 import { createRecipeService } from './recipes/recipe-service';
 import { createRedactor, type Redactor } from './redact';
-import { createRemoteAgents, type RemoteAgents } from './remote/delegation';
+import { createRemoteAgents } from './remote/delegation';
 import { createProcessReaper } from './runs/process-reaper';
 import { createProcessRepository } from './runs/process-repository';
 import { createRunLedger, isLiveRunner, registerRunner } from './runs/run-ledger';
 import { createSandbox, type Sandbox } from './sandbox/sandbox';
 import { type CommandSpawner, createCommandSpawner } from './sandbox/spawn';
-import { type AutopilotWorker, createAutopilotWorker } from './scheduler/autopilot-worker';
+import { createAutopilotWorker } from './scheduler/autopilot-worker';
 import { createDaemonRegistry } from './scheduler/daemons';
 import { createProcessTracker } from './scheduler/process-tracker';
-import { createScheduler, type Scheduler } from './scheduler/scheduler';
+import { createScheduleStore } from './scheduler/schedule-store';
+import { createScheduler, recipeToolAvailable } from './scheduler/scheduler';
 import { createSessionStore } from './sessions/session-store';
 import { ensureDataDir } from './store/data-dir';
 import { DB_FILE, type Db, openDb } from './store/db';
@@ -156,7 +159,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   let db: Db | undefined;
   const openDatabase = (): Db => {
     if (!db) {
-      db = openDb({ dataDir, readonly: options.readOnlyDb });
+      db = openDb({ dataDir, readonly: options.readOnlyDb, templateDir: userCacheDir(env) });
       log.debug('database open', { path: join(dataDir, DB_FILE) });
     }
     return db;
@@ -240,6 +243,85 @@ export async function createApp(options: AppOptions): Promise<App> {
     clock,
   });
 
+  // Scheduler, coordination, remote agents, deployments, plugins and contracts. The agent, the
+  // recipes and the tool registry are built later: the scheduler reads them when a job fires.
+  const scheduler = createScheduler({
+    store: createScheduleStore({ db: openDatabase, clock, ids }),
+    clock,
+    log,
+    redactor,
+    config: () => loaded.config,
+    sessions,
+    permissions,
+    agent: () => app.agent,
+    recipes: () => app.recipes,
+    recipeToolAvailable: () => recipeToolAvailable(app),
+  });
+  const autopilot = createAutopilotWorker({
+    runs,
+    agent: () => app.agent,
+    scheduler,
+    config: () => loaded.config,
+    clock,
+    log,
+    redactor,
+  });
+  const claims = createClaimService({
+    claims: createClaimRepository(openDatabase),
+    workspace,
+    clock,
+    ids,
+    bus,
+  });
+  const markers = createMarkerService({
+    markers: createMarkerRepository(openDatabase),
+    workspace,
+    clock,
+    ids,
+  });
+  const deploy = createDeployService({
+    db: openDatabase,
+    clock,
+    config: () => loaded.config,
+    workspace,
+    dataDir,
+    env,
+    credentials: providers.store,
+    fetch: options.fetch ?? globalThis.fetch,
+    redactor,
+    log,
+  });
+  const remote = createRemoteAgents({
+    db: openDatabase,
+    clock,
+    ids,
+    fetch: options.fetch ?? globalThis.fetch,
+    config: () => loaded.config,
+    redactor,
+    log,
+    deployed: () => deploy.endpoints(),
+  });
+  const plugins = createPluginService({
+    db: openDatabase,
+    clock,
+    dataDir,
+    workspace,
+    env,
+    config: () => loaded.config,
+    provenance: () => loaded.provenance,
+    reload: () => app.reloadConfig(),
+    log,
+  });
+  const contracts = createContractService({
+    db: openDatabase,
+    clock,
+    config: () => loaded.config,
+    workspace,
+    markers: () => markers,
+    session: (id) => sessions.get(id),
+    redactor,
+  });
+
   const observe = createObserveService({
     db: openDatabase,
     clock,
@@ -321,8 +403,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       return status;
     },
     bus,
-    claims: undefined as unknown as ClaimService,
-    markers: undefined as unknown as MarkerService,
+    claims,
+    markers,
     recommendations: undefined as unknown as RecommendationLedger,
     health: undefined as unknown as HealthFollowons,
     sandbox: undefined as unknown as Sandbox,
@@ -397,19 +479,17 @@ export async function createApp(options: AppOptions): Promise<App> {
       };
     },
     packs: undefined,
-    scheduler: undefined as unknown as Scheduler,
-    autopilot: undefined as unknown as AutopilotWorker,
+    scheduler,
+    autopilot,
+    autopilotWorker: autopilot,
     processes: createProcessTracker({ now: () => clock.now() }),
     daemons: createDaemonRegistry({ db: openDatabase, clock, ids }),
     adaptive: undefined,
-    remote: undefined as unknown as RemoteAgents,
-    deploy: undefined as unknown as DeployService,
-    plugins: undefined as unknown as PluginService,
-    contracts: undefined as unknown as ContractService,
+    remote,
+    deploy,
+    plugins,
+    contracts,
   };
-  const autopilot = createAutopilotWorker(() => app);
-  Object.assign(app, { scheduler: createScheduler(() => app), autopilot, autopilotWorker: autopilot });
-
   const sandbox = createSandbox({
     config: () => loaded.config,
     workspace,
@@ -462,9 +542,8 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // AUTH-07: /config-status reports the cloud credential sources.
   app.statusSections.set('cloud_identity', () => cloudIdentity(providers));
-  const claims = createClaimService(app);
   const recommendations = createRecommendationLedger({ db: openDatabase, clock, ids });
-  Object.assign(app, { claims, markers: createMarkerService(app), recommendations });
+  Object.assign(app, { recommendations });
   app.mutationGuards.push(hardClaimGuard(claims));
   app.onClose(startRecommendationRecorder({ bus, clock, config: () => loaded.config, log }, recommendations));
   // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
@@ -481,50 +560,6 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   (app as { health: HealthFollowons }).health = health;
   app.onClose(() => health.close());
-
-  const deploy = createDeployService({
-    db: openDatabase,
-    clock,
-    config: () => loaded.config,
-    workspace,
-    dataDir,
-    env,
-    credentials: providers.store,
-    fetch: app.fetch,
-    redactor,
-    log,
-  });
-  const remote = createRemoteAgents({
-    db: openDatabase,
-    clock,
-    ids,
-    fetch: app.fetch,
-    config: () => loaded.config,
-    redactor,
-    log,
-    deployed: () => deploy.endpoints(),
-  });
-  const plugins = createPluginService({
-    db: openDatabase,
-    clock,
-    dataDir,
-    workspace,
-    env,
-    config: () => loaded.config,
-    provenance: () => loaded.provenance,
-    reload: () => app.reloadConfig(),
-    log,
-  });
-  const contracts = createContractService({
-    db: openDatabase,
-    clock,
-    config: () => loaded.config,
-    workspace,
-    markers: () => app.markers,
-    session: (id) => app.sessions.get(id),
-    redactor,
-  });
-  Object.assign(app, { remote, deploy, plugins, contracts });
 
   // The cached codebase summary (describe_context) joins the prompt when there is one: one
   // indexed read, never a workspace walk.

@@ -99,6 +99,15 @@ export function globalConfigDir(env: Record<string, string | undefined>): string
   return join(base, 'svc');
 }
 
+/**
+ * `$XDG_CACHE_HOME/svc`, else `$HOME/.cache/svc`: what svc can rebuild (the template database).
+ * Undefined when neither is set, so an environment without a home keeps no cache.
+ */
+export function userCacheDir(env: Record<string, string | undefined>): string | undefined {
+  if (env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, 'svc');
+  return env.HOME ? join(env.HOME, '.cache', 'svc') : undefined;
+}
+
 export function globalConfigPath(env: Record<string, string | undefined>): string {
   return join(globalConfigDir(env), 'svc.toml');
 }
@@ -206,7 +215,9 @@ function validate(
   let data = structuredClone(raw);
   // Unknown keys are warnings, never errors: strip them and validate what is left.
   for (let attempt = 0; attempt < 20; attempt++) {
-    const result = configSchema.safeParse(data);
+    // jitless: the config is parsed once or twice a process; compiling zod's fast path for its
+    // hundreds of fields cost ~15 ms of every start (issue 17), interpreting it ~3 ms.
+    const result = configSchema.safeParse(data, { jitless: true });
     if (result.success) return { config: result.data, errors: [] };
     const unknown = result.error.issues.filter((i) => i.code === 'unrecognized_keys');
     if (unknown.length === 0) {

@@ -10,8 +10,6 @@
  * `pending` when never evaluated, `disabled` when its config says so.
  * @module
  */
-import { existsSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
 import type { Config, Obligation } from '../config/schema';
 import { obligationSchema } from '../config/schema';
 import type { MarkerService } from '../coordination/markers';
@@ -20,20 +18,13 @@ import type { Redactor } from '../redact';
 import type { Session } from '../sessions/session-store';
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
+import { createContractRepository, type ObligationResult } from './contract-repository';
+import { type CommandRunner, evaluateObligation } from './evaluate';
+
+export type { ObligationResult, ResultStatus } from './contract-repository';
+export type { CommandOutcome, CommandRunner } from './evaluate';
 
 export type ObligationStatus = 'pending' | 'passed' | 'failed' | 'waived' | 'disabled';
-export type ResultStatus = 'passed' | 'failed';
-
-export interface ObligationResult {
-  status: ResultStatus;
-  detail: string;
-  exit_code: number | null;
-  duration_ms: number | null;
-  ran_at: number;
-  /** The scope the result was recorded in ('' = workspace). */
-  scope: string;
-}
-
 export interface Waiver {
   reason: string;
   by: string;
@@ -60,16 +51,6 @@ export interface ContractView {
   counts: Record<ObligationStatus, number> & { total: number };
   obligations: ObligationView[];
 }
-
-export interface CommandOutcome {
-  exit_code: number | null;
-  output: string;
-  timed_out: boolean;
-  duration_ms: number;
-}
-
-/** Runs a command obligation (the tool layer runs it through the workspace shell and its asks). */
-export type CommandRunner = (command: string, timeoutSeconds: number) => Promise<CommandOutcome>;
 
 export interface ContractService {
   list(sessionId?: string): ContractView;
@@ -101,11 +82,10 @@ interface Entry {
   obligation: Obligation;
 }
 
-const DEFAULT_TIMEOUT_SECONDS = 300;
-const DETAIL_CHARS = 2000;
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
 export function createContractService(deps: ContractDeps): ContractService {
+  const store = createContractRepository(deps.db);
   const checkSession = (sessionId: string | undefined): string => {
     if (sessionId === undefined) return '';
     if (!deps.session(sessionId))
@@ -120,17 +100,7 @@ export function createContractService(deps: ContractDeps): ContractService {
       obligation,
     }));
     if (!scope) return workspace;
-    const attached = (
-      deps
-        .db()
-        .prepare(
-          'SELECT obligation_id, spec FROM contract_obligations WHERE scope = ? ORDER BY obligation_id',
-        )
-        .all(scope) as {
-        obligation_id: string;
-        spec: string;
-      }[]
-    ).flatMap((row) => {
+    const attached = store.attached(scope).flatMap((row) => {
       const parsed = obligationSchema.safeParse(JSON.parse(row.spec));
       return parsed.success
         ? [{ id: row.obligation_id, origin: 'session' as const, obligation: parsed.data }]
@@ -139,23 +109,13 @@ export function createContractService(deps: ContractDeps): ContractService {
     return [...workspace, ...attached];
   };
 
-  const lastResult = (scope: string, id: string): ObligationResult | null => {
-    const row = deps
-      .db()
-      .prepare(
-        'SELECT status, detail, exit_code, duration_ms, ran_at, scope FROM contract_results WHERE scope = ? AND obligation_id = ? ORDER BY id DESC LIMIT 1',
-      )
-      .get(scope, id) as ObligationResult | undefined;
-    return row ?? null;
-  };
+  const lastResult = (scope: string, id: string): ObligationResult | null =>
+    store.lastResult(scope, id) ?? null;
 
   const waiverOf = (scope: string, entry: Entry): Waiver | null => {
     const scopes = entry.origin === 'workspace' && scope ? [scope, ''] : [scope];
     for (const s of scopes) {
-      const row = deps
-        .db()
-        .prepare('SELECT reason, by, at FROM contract_waivers WHERE scope = ? AND obligation_id = ?')
-        .get(s, entry.id) as Omit<Waiver, 'session_id'> | undefined;
+      const row = store.waiver(s, entry.id);
       if (row) return { ...row, session_id: s || null };
     }
     return null;
@@ -183,101 +143,7 @@ export function createContractService(deps: ContractDeps): ContractService {
 
   const contract = (scope: string): ContractView => {
     const obligations = entries(scope).map((entry) => view(scope, entry));
-    const counts = { total: obligations.length, pending: 0, passed: 0, failed: 0, waived: 0, disabled: 0 };
-    for (const o of obligations) counts[o.status]++;
-    const state: ContractView['state'] =
-      counts.total === counts.disabled
-        ? 'empty'
-        : counts.failed > 0
-          ? 'unsatisfied'
-          : counts.pending > 0
-            ? 'pending'
-            : 'satisfied';
-    return { session_id: scope || null, state, counts, obligations };
-  };
-
-  const evaluate = async (
-    scope: string,
-    entry: Entry,
-    runCommand: CommandRunner,
-  ): Promise<Omit<ObligationResult, 'ran_at' | 'scope'>> => {
-    const o = entry.obligation;
-    switch (o.kind) {
-      case 'command': {
-        const outcome = await runCommand(o.command, o.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS);
-        const tail = outcome.output.trim().slice(-DETAIL_CHARS);
-        const passed = outcome.exit_code === 0 && !outcome.timed_out;
-        const why = outcome.timed_out ? 'timed out' : `exit ${outcome.exit_code ?? 'killed'}`;
-        return {
-          status: passed ? 'passed' : 'failed',
-          detail: tail ? `${why}\n${tail}` : why,
-          exit_code: outcome.exit_code,
-          duration_ms: outcome.duration_ms,
-        };
-      }
-      case 'file_exists': {
-        const full = resolve(deps.workspace, o.path);
-        if (relative(deps.workspace, full).startsWith('..')) {
-          return {
-            status: 'failed',
-            detail: `${o.path} is outside the workspace`,
-            exit_code: null,
-            duration_ms: null,
-          };
-        }
-        const found = existsSync(full);
-        return {
-          status: found ? 'passed' : 'failed',
-          detail: found ? `${o.path} exists` : `${o.path} does not exist`,
-          exit_code: null,
-          duration_ms: null,
-        };
-      }
-      case 'no_markers': {
-        const open = deps
-          .markers()
-          .list(o.path ? { path: o.path } : {})
-          .filter((marker) => marker.kind === o.marker_kind);
-        const detail = open.length
-          ? `${open.length} open ${o.marker_kind} marker(s): ${open
-              .slice(0, 5)
-              .map((m) => `${m.path}: ${m.message.slice(0, 80)}`)
-              .join('; ')}`
-          : `no open ${o.marker_kind} markers`;
-        return { status: open.length ? 'failed' : 'passed', detail, exit_code: null, duration_ms: null };
-      }
-      case 'plan_approved': {
-        if (!scope)
-          return {
-            status: 'failed',
-            detail: 'plan approval is per session: evaluate with a session_id',
-            exit_code: null,
-            duration_ms: null,
-          };
-        const session = deps.session(scope);
-        const plan = session?.metadata.plan as { markdown?: unknown } | undefined;
-        const phase = session?.metadata.workflow_phase;
-        if (!plan || typeof plan.markdown !== 'string')
-          return {
-            status: 'failed',
-            detail: 'the session has no plan (set_plan_artifact)',
-            exit_code: null,
-            duration_ms: null,
-          };
-        if (phase !== 'execute')
-          return {
-            status: 'failed',
-            detail: 'the plan is not approved yet (approve_plan or /approve)',
-            exit_code: null,
-            duration_ms: null,
-          };
-        return { status: 'passed', detail: 'the plan is approved', exit_code: null, duration_ms: null };
-      }
-      default: {
-        const never: never = o;
-        throw new SvcError('internal', `unknown obligation kind ${String((never as { kind: string }).kind)}`);
-      }
-    }
+    return { session_id: scope || null, ...tally(obligations), obligations };
   };
 
   return {
@@ -299,24 +165,19 @@ export function createContractService(deps: ContractDeps): ContractService {
       const chosen = all.filter((entry) => (wanted ? wanted.includes(entry.id) : !entry.obligation.disabled));
       const evaluated: string[] = [];
       for (const entry of chosen) {
-        const result = await evaluate(scope, entry, runCommand);
-        deps
-          .db()
-          .prepare(
-            'INSERT INTO contract_results (scope, obligation_id, origin, kind, command, status, detail, exit_code, duration_ms, ran_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-          )
-          .run(
-            scope,
-            entry.id,
-            entry.origin,
-            entry.obligation.kind,
-            entry.obligation.kind === 'command' ? entry.obligation.command.trim() : null,
-            result.status,
-            deps.redactor.string(result.detail),
-            result.exit_code,
-            result.duration_ms,
-            deps.clock.now(),
-          );
+        const result = await evaluateObligation(deps, scope, entry.obligation, runCommand);
+        store.insertResult({
+          scope,
+          obligation_id: entry.id,
+          origin: entry.origin,
+          kind: entry.obligation.kind,
+          command: entry.obligation.kind === 'command' ? entry.obligation.command.trim() : null,
+          status: result.status,
+          detail: deps.redactor.string(result.detail),
+          exit_code: result.exit_code,
+          duration_ms: result.duration_ms,
+          ran_at: deps.clock.now(),
+        });
         evaluated.push(entry.id);
       }
       return { ...contract(scope), evaluated };
@@ -333,55 +194,61 @@ export function createContractService(deps: ContractDeps): ContractService {
       }
       if (!input.reason.trim())
         throw new SvcError('invalid_input', 'reason: say why the obligation is waived');
-      deps
-        .db()
-        .prepare(
-          `INSERT INTO contract_waivers (scope, obligation_id, reason, by, at) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT(scope, obligation_id) DO UPDATE SET reason = excluded.reason, by = excluded.by, at = excluded.at`,
-        )
-        .run(scope, entry.id, deps.redactor.string(input.reason.trim()), input.by, deps.clock.now());
+      store.waive(scope, entry.id, {
+        reason: deps.redactor.string(input.reason.trim()),
+        by: input.by,
+        at: deps.clock.now(),
+      });
       return view(scope, entry);
     },
 
     attach(sessionId, obligations) {
       const scope = checkSession(sessionId);
-      const workspaceIds = new Set(Object.keys(deps.config().contracts));
-      const parsed: Entry[] = [];
-      for (const [id, raw] of Object.entries(obligations)) {
-        if (!ID.test(id))
-          throw new SvcError('invalid_input', `attach.${id}: obligation ids are letters, digits, ., - and _`);
-        if (workspaceIds.has(id))
-          throw new SvcError(
-            'conflict',
-            `attach.${id}: the workspace contract already has an obligation "${id}"; pick another id`,
-          );
-        const result = obligationSchema.safeParse(raw);
-        if (!result.success) {
-          const issue = result.error.issues[0];
-          throw new SvcError(
-            'invalid_input',
-            `attach.${id}${issue.path.length ? `.${issue.path.join('.')}` : ''}: ${issue.message}`,
-          );
-        }
-        parsed.push({ id, origin: 'session', obligation: result.data });
-      }
-      const insert = deps.db().prepare(
-        `INSERT INTO contract_obligations (scope, obligation_id, spec, created_at) VALUES (?, ?, ?, ?)
-           ON CONFLICT(scope, obligation_id) DO UPDATE SET spec = excluded.spec, created_at = excluded.created_at`,
-      );
+      const parsed = parseAttached(obligations, new Set(Object.keys(deps.config().contracts)));
       for (const entry of parsed)
-        insert.run(scope, entry.id, JSON.stringify(entry.obligation), deps.clock.now());
+        store.attach(scope, entry.id, JSON.stringify(entry.obligation), deps.clock.now());
       return parsed.map((entry) => view(scope, entry));
     },
 
-    latestForCommand(command) {
-      const row = deps
-        .db()
-        .prepare(
-          'SELECT status, detail, exit_code, duration_ms, ran_at, scope FROM contract_results WHERE command = ? ORDER BY id DESC LIMIT 1',
-        )
-        .get(command.trim()) as ObligationResult | undefined;
-      return row;
-    },
+    latestForCommand: (command) => store.latestForCommand(command.trim()),
   };
+}
+
+/** The counts of a contract's obligations by status, and the state they make. */
+function tally(obligations: ObligationView[]): Pick<ContractView, 'state' | 'counts'> {
+  const counts = { total: obligations.length, pending: 0, passed: 0, failed: 0, waived: 0, disabled: 0 };
+  for (const o of obligations) counts[o.status]++;
+  const state: ContractView['state'] =
+    counts.total === counts.disabled
+      ? 'empty'
+      : counts.failed > 0
+        ? 'unsatisfied'
+        : counts.pending > 0
+          ? 'pending'
+          : 'satisfied';
+  return { state, counts };
+}
+
+/** Validate obligations a session attaches: ids, no clash with the workspace's, each one's shape. */
+function parseAttached(obligations: Record<string, unknown>, workspaceIds: Set<string>): Entry[] {
+  const parsed: Entry[] = [];
+  for (const [id, raw] of Object.entries(obligations)) {
+    if (!ID.test(id))
+      throw new SvcError('invalid_input', `attach.${id}: obligation ids are letters, digits, ., - and _`);
+    if (workspaceIds.has(id))
+      throw new SvcError(
+        'conflict',
+        `attach.${id}: the workspace contract already has an obligation "${id}"; pick another id`,
+      );
+    const result = obligationSchema.safeParse(raw);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      throw new SvcError(
+        'invalid_input',
+        `attach.${id}${issue.path.length ? `.${issue.path.join('.')}` : ''}: ${issue.message}`,
+      );
+    }
+    parsed.push({ id, origin: 'session', obligation: result.data });
+  }
+  return parsed;
 }

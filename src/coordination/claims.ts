@@ -5,9 +5,15 @@
  * the workspace, so claims are seen by all of them.
  * @module
  */
-import type { App, MutationRequest } from '../app';
 import { SvcError } from '../errors';
+import type { EventBus } from '../events/bus';
+import type { Clock, Ids } from '../util/ids';
+import type { MutationGuard } from '../workspace/context';
+import type { ClaimRepository, ClaimRow } from './claim-repository';
 import { normalizeScope, overlaps } from './paths';
+
+/** A mutation a guard checks (the workspace's guard request: tool, session, paths). */
+export type MutationRequest = Parameters<MutationGuard>[0];
 
 export type ClaimMode = 'soft' | 'hard';
 
@@ -59,30 +65,28 @@ export interface ClaimService {
   posture(): { active: number; hard: number; soft: number };
 }
 
-interface Row extends Omit<Claim, 'paths' | 'active'> {
-  paths: string;
+export interface ClaimDeps {
+  claims: ClaimRepository;
+  /** The workspace root claim paths are relative to. */
+  workspace: string;
+  clock: Clock;
+  ids: Ids;
+  bus: Pick<EventBus, 'publish'>;
 }
 
-export function createClaimService(app: App): ClaimService {
-  const now = () => app.clock.now();
-  const toClaim = (row: Row): Claim => ({
+export function createClaimService(deps: ClaimDeps): ClaimService {
+  const now = () => deps.clock.now();
+  const toClaim = (row: ClaimRow): Claim => ({
     ...row,
     paths: JSON.parse(row.paths),
     active: row.released_at === null && row.expires_at > now(),
   });
   const get = (id: string): Claim => {
-    const row = app.db.prepare('SELECT * FROM workspace_claims WHERE id = ?').get(id) as Row | undefined;
+    const row = deps.claims.get(id);
     if (!row) throw new SvcError('not_found', `claim_id: no claim "${id}"; see workspace_claim action list`);
     return toClaim(row);
   };
-  const active = (): Claim[] =>
-    (
-      app.db
-        .prepare(
-          'SELECT * FROM workspace_claims WHERE released_at IS NULL AND expires_at > ? ORDER BY created_at',
-        )
-        .all(now()) as Row[]
-    ).map(toClaim);
+  const active = (): Claim[] => deps.claims.active(now()).map(toClaim);
   const owned = (claim: Claim, sessionId: string) => {
     if (claim.session_id !== sessionId) {
       throw new SvcError(
@@ -106,7 +110,7 @@ export function createClaimService(app: App): ClaimService {
           'invalid_input',
           'paths: at least one path (a file, a directory ending in /, or . for everything)',
         );
-      const paths = [...new Set(input.paths.map((p) => normalizeScope(app.workspace, p)))];
+      const paths = [...new Set(input.paths.map((p) => normalizeScope(deps.workspace, p)))];
       const others = active().filter(
         (c) => c.session_id !== input.session_id && c.paths.some((a) => paths.some((b) => overlaps(a, b))),
       );
@@ -119,23 +123,18 @@ export function createClaimService(app: App): ClaimService {
           { details: { conflicts: hard.map(conflictOf) } },
         );
       }
-      const id = app.ids.next('clm');
+      const id = deps.ids.next('clm');
       const t = now();
-      app.db
-        .prepare(
-          `INSERT INTO workspace_claims (id, session_id, paths, mode, reason, created_at, renewed_at, expires_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          id,
-          input.session_id,
-          JSON.stringify(paths),
-          input.mode,
-          input.reason ?? '',
-          t,
-          t,
-          t + input.ttl_seconds * 1000,
-        );
+      deps.claims.insert({
+        id,
+        session_id: input.session_id,
+        paths: JSON.stringify(paths),
+        mode: input.mode,
+        reason: input.reason ?? '',
+        created_at: t,
+        renewed_at: t,
+        expires_at: t + input.ttl_seconds * 1000,
+      });
       return { claim: get(id), overlapping: others.map(conflictOf) };
     },
     renew(input) {
@@ -144,46 +143,37 @@ export function createClaimService(app: App): ClaimService {
       if (claim.released_at !== null)
         throw new SvcError('conflict', `claim ${claim.id} was released; acquire a new one`);
       const t = now();
-      app.db
-        .prepare('UPDATE workspace_claims SET renewed_at = ?, expires_at = ? WHERE id = ?')
-        .run(t, t + input.ttl_seconds * 1000, claim.id);
+      deps.claims.renew(claim.id, t, t + input.ttl_seconds * 1000);
       return get(claim.id);
     },
     release(input) {
       const claim = get(input.claim_id);
       owned(claim, input.session_id);
       if (claim.released_at === null) {
-        app.db
-          .prepare('UPDATE workspace_claims SET released_at = ?, release_reason = ? WHERE id = ?')
-          .run(now(), input.reason ?? 'released', claim.id);
+        deps.claims.release(claim.id, now(), input.reason ?? 'released');
       }
       return get(claim.id);
     },
     list(input = {}) {
-      const rows = (
-        input.include_inactive
-          ? app.db.prepare('SELECT * FROM workspace_claims ORDER BY created_at DESC LIMIT 500').all()
-          : app.db
-              .prepare(
-                'SELECT * FROM workspace_claims WHERE released_at IS NULL AND expires_at > ? ORDER BY created_at DESC',
-              )
-              .all(now())
-      ) as Row[];
+      const rows = deps.claims.list({ now: now(), includeInactive: input.include_inactive === true });
       return rows.map(toClaim).filter((c) => !input.session_id || c.session_id === input.session_id);
     },
     negotiate(input) {
       const claim = get(input.claim_id);
-      const id = app.ids.next('neg');
+      const id = deps.ids.next('neg');
       const outcome =
         claim.session_id === input.session_id ? 'own_claim' : claim.active ? 'pending' : 'claim_expired';
-      app.db
-        .prepare(
-          'INSERT INTO claim_negotiations (id, claim_id, from_session_id, message, created_at, outcome) VALUES (?, ?, ?, ?, ?, ?)',
-        )
-        .run(id, claim.id, input.session_id, input.message ?? '', now(), outcome);
+      deps.claims.insertNegotiation({
+        id,
+        claim_id: claim.id,
+        from_session_id: input.session_id,
+        message: input.message ?? '',
+        created_at: now(),
+        outcome,
+      });
       if (outcome === 'pending') {
         // The holder sees the request on its event stream (TUI, SSE) and can release.
-        app.bus.publish(claim.session_id, 'claim.negotiation_requested', {
+        deps.bus.publish(claim.session_id, 'claim.negotiation_requested', {
           session_id: claim.session_id,
           claim_id: claim.id,
           negotiation_id: id,
@@ -194,7 +184,7 @@ export function createClaimService(app: App): ClaimService {
     },
     blocking(request) {
       if (request.paths.length === 0) return [];
-      const scopes = request.paths.map((p) => normalizeScope(app.workspace, p));
+      const scopes = request.paths.map((p) => normalizeScope(deps.workspace, p));
       return active().filter(
         (c) =>
           c.mode === 'hard' &&

@@ -3,22 +3,12 @@
  * work in progress). Advisory only.
  * @module
  */
-import type { App } from '../app';
 import { SvcError } from '../errors';
+import type { Clock, Ids } from '../util/ids';
+import type { Marker, MarkerKind, MarkerRepository } from './marker-repository';
 import { normalizeScope, overlaps } from './paths';
 
-export const MARKER_KINDS = ['note', 'todo', 'warning', 'handoff', 'in_progress'] as const;
-export type MarkerKind = (typeof MARKER_KINDS)[number];
-
-export interface Marker {
-  id: string;
-  session_id: string;
-  path: string;
-  kind: MarkerKind;
-  message: string;
-  created_at: number;
-  expires_at: number | null;
-}
+export { MARKER_KINDS, type Marker, type MarkerKind } from './marker-repository';
 
 export interface MarkerService {
   create(input: {
@@ -32,40 +22,40 @@ export interface MarkerService {
   delete(input: { marker_id: string; session_id?: string }): Marker;
 }
 
-export function createMarkerService(app: App): MarkerService {
-  const now = () => app.clock.now();
+export interface MarkerDeps {
+  markers: MarkerRepository;
+  /** The workspace root marker paths are relative to. */
+  workspace: string;
+  clock: Clock;
+  ids: Ids;
+}
+
+export function createMarkerService(deps: MarkerDeps): MarkerService {
+  const now = () => deps.clock.now();
   const get = (id: string) => {
-    const row = app.db.prepare('SELECT * FROM workspace_markers WHERE id = ?').get(id) as Marker | undefined;
+    const row = deps.markers.get(id);
     if (!row) throw new SvcError('not_found', `marker_id: no marker "${id}"; see leave_marker action list`);
     return row;
   };
   return {
     create(input) {
       if (!input.message.trim()) throw new SvcError('invalid_input', 'message: a marker needs a message');
-      const id = app.ids.next('mrk');
+      const id = deps.ids.next('mrk');
       const t = now();
-      app.db
-        .prepare(
-          'INSERT INTO workspace_markers (id, session_id, path, kind, message, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        )
-        .run(
-          id,
-          input.session_id,
-          normalizeScope(app.workspace, input.path),
-          input.kind,
-          input.message,
-          t,
-          input.ttl_seconds ? t + input.ttl_seconds * 1000 : null,
-        );
+      deps.markers.insert({
+        id,
+        session_id: input.session_id,
+        path: normalizeScope(deps.workspace, input.path),
+        kind: input.kind,
+        message: input.message,
+        created_at: t,
+        expires_at: input.ttl_seconds ? t + input.ttl_seconds * 1000 : null,
+      });
       return get(id);
     },
     list(input = {}) {
-      const rows = app.db
-        .prepare(
-          'SELECT * FROM workspace_markers WHERE expires_at IS NULL OR expires_at > ? ORDER BY created_at DESC',
-        )
-        .all(now()) as Marker[];
-      const scope = input.path ? normalizeScope(app.workspace, input.path) : undefined;
+      const rows = deps.markers.open(now());
+      const scope = input.path ? normalizeScope(deps.workspace, input.path) : undefined;
       return rows.filter(
         (m) =>
           (!scope || overlaps(m.path, scope)) && (!input.session_id || m.session_id === input.session_id),
@@ -73,7 +63,7 @@ export function createMarkerService(app: App): MarkerService {
     },
     delete(input) {
       const marker = get(input.marker_id);
-      app.db.prepare('DELETE FROM workspace_markers WHERE id = ?').run(marker.id);
+      deps.markers.delete(marker.id);
       return marker;
     },
   };

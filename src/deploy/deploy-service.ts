@@ -19,6 +19,11 @@ import type { Redactor } from '../redact';
 import type { DeployedEndpoint } from '../remote/delegation';
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
+import {
+  createDeploymentRepository,
+  type DeploymentRepository,
+  type DeploymentRow,
+} from './deployment-repository';
 import { isOurProcess, pidAlive, probeHealth, selfCommand, startDetached, stopProcess } from './spawn';
 import { resolveTarget, type Target } from './targets';
 
@@ -93,10 +98,17 @@ export interface DeployDeps {
   log: Logger;
 }
 
-interface Row extends Omit<Deployment, 'tools' | 'skills'> {
-  tools: string;
-  skills: string;
-  overrides: string;
+type Row = DeploymentRow;
+
+/** What the factory's operations share: the deps, the table, the views and the patch. */
+interface DeployContext {
+  deps: DeployDeps;
+  rows: DeploymentRepository;
+  log: Logger;
+  credentialKey(name: string): string;
+  view(row: Row): Deployment;
+  require(name: string): Row;
+  patch(name: string, fields: Partial<Row>): void;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -107,8 +119,8 @@ export function createDeployService(deps: DeployDeps): DeployService {
   const scope = createHash('sha256').update(deps.dataDir).digest('hex').slice(0, 8);
   const credentialKey = (name: string) => `deploy:${scope}:${name}`;
 
-  const read = (name: string): Row | undefined =>
-    deps.db().prepare('SELECT * FROM deployments WHERE name = ?').get(name) as Row | undefined;
+  const rows = createDeploymentRepository(deps.db);
+  const read = (name: string): Row | undefined => rows.get(name);
   const view = (row: Row): Deployment => {
     const { overrides: _overrides, ...rest } = row;
     return { ...rest, tools: JSON.parse(row.tools), skills: JSON.parse(row.skills) };
@@ -119,15 +131,8 @@ export function createDeployService(deps: DeployDeps): DeployService {
       throw new SvcError('not_found', `name: no deployed agent "${name}"; see deploy_agent action list`);
     return row;
   };
-  const patch = (name: string, fields: Partial<Row>) => {
-    const entries = Object.entries(fields);
-    deps
-      .db()
-      .prepare(
-        `UPDATE deployments SET ${entries.map(([key]) => `${key} = ?`).join(', ')}, updated_at = ? WHERE name = ?`,
-      )
-      .run(...entries.map(([, value]) => value as string | number | null), deps.clock.now(), name);
-  };
+  const patch = (name: string, fields: Partial<Row>) => rows.patch(name, fields, deps.clock.now());
+  const context: DeployContext = { deps, rows, log, credentialKey, view, require, patch };
   const targetOf = (row: Row): Target =>
     resolveTarget(deps.config(), row.target, { workspace: deps.workspace, dataDir: deps.dataDir });
 
@@ -140,113 +145,7 @@ export function createDeployService(deps: DeployDeps): DeployService {
   };
 
   return {
-    async deploy(input, options = {}) {
-      if (!NAME.test(input.name)) {
-        throw new SvcError(
-          'invalid_input',
-          `name: "${input.name}" must be 1-63 letters, digits, - or _, starting with a letter or digit`,
-        );
-      }
-      const config = deps.config();
-      const target = resolveTarget(config, input.target, {
-        workspace: deps.workspace,
-        dataDir: deps.dataDir,
-      });
-      const existing = read(input.name);
-      if (existing && existing.status === 'running' && existing.pid !== null && pidAlive(existing.pid)) {
-        throw new SvcError(
-          'conflict',
-          `name: agent "${input.name}" is already deployed and running at ${existing.url}; stop it first (deploy_agent action stop)`,
-        );
-      }
-      const dataDir = target.dataDirFor(input.name);
-      const logPath = join(deps.dataDir, 'deploy', input.name, 'service.log');
-      if (target.local) mkdirSync(dataDir, { recursive: true });
-      const token = randomBytes(32).toString('hex');
-      deps.redactor.add(token);
-      const overrides = settingsFor(input);
-      const argv = [
-        ...(target.local
-          ? (config.deploy.command ?? selfCommand())
-          : [...target.prefix, ...target.svcCommand]),
-        '--cwd',
-        target.workspace,
-        '--data-dir',
-        dataDir,
-        ...overrides.flatMap((setting) => ['-c', setting]),
-        'service',
-        'start',
-        'http',
-        '--host',
-        target.listenHost,
-        '--port',
-        '0',
-      ];
-      const env = { ...deps.env, SVC_HTTP_TOKEN: token, SVC_DATA_DIR: undefined, SVC_CONFIG: undefined };
-      const now = deps.clock.now();
-      const tokenRef = `credentials:${credentialKey(input.name)}`;
-      deps
-        .db()
-        .prepare(
-          `INSERT INTO deployments (name, fleet, target, agent, model, tools, skills, url, pid, token_ref, data_dir, overrides, log_path, status, health, last_error, checked_at, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?, 'failed', 'unknown', 'starting', NULL, ?, ?)
-           ON CONFLICT(name) DO UPDATE SET fleet = excluded.fleet, target = excluded.target, agent = excluded.agent,
-             model = excluded.model, tools = excluded.tools, skills = excluded.skills, url = NULL, pid = NULL,
-             token_ref = excluded.token_ref, data_dir = excluded.data_dir, overrides = excluded.overrides,
-             log_path = excluded.log_path, status = 'failed', health = 'unknown', last_error = 'starting',
-             updated_at = excluded.updated_at`,
-        )
-        .run(
-          input.name,
-          input.fleet ?? null,
-          target.name,
-          input.agent,
-          input.model ?? null,
-          JSON.stringify(input.tools ?? {}),
-          JSON.stringify(input.skills ?? []),
-          tokenRef,
-          dataDir,
-          JSON.stringify(overrides),
-          logPath,
-          now,
-          now,
-        );
-      deps.credentials.set(credentialKey(input.name), {
-        kind: 'bearer',
-        value: token,
-        account: input.name,
-        stored_by: 'svc deploy_agent',
-        stored_at: new Date(now).toISOString(),
-      });
-      log.info('deploy start', { name: input.name, target: target.name, agent: input.agent });
-      try {
-        const started = await startDetached({
-          argv,
-          env,
-          cwd: target.local ? deps.workspace : process.cwd(),
-          logPath,
-          readyTimeoutMs: config.deploy.ready_timeout_seconds * 1000,
-          fetch: deps.fetch,
-          signal: options.signal,
-          publicUrl: target.local ? undefined : (listening) => withHost(listening, target.host),
-          redact: deps.redactor.string,
-        });
-        patch(input.name, {
-          url: started.url,
-          pid: started.pid,
-          status: 'running',
-          health: 'healthy',
-          last_error: null,
-          checked_at: deps.clock.now(),
-        });
-        log.info('deployed', { name: input.name, url: started.url, pid: started.pid });
-      } catch (error) {
-        const message = deps.redactor.string(SvcError.is(error) ? error.message : String(error));
-        patch(input.name, { status: 'failed', health: 'unreachable', last_error: message.slice(0, 2000) });
-        throw error;
-      }
-      return view(require(input.name));
-    },
+    deploy: (input, options = {}) => deployAgent(context, input, options),
 
     async stop(name) {
       const row = require(name);
@@ -259,7 +158,7 @@ export function createDeployService(deps: DeployDeps): DeployService {
     async remove(name) {
       const row = require(name);
       const outcome = await stopRow(row);
-      deps.db().prepare('DELETE FROM deployments WHERE name = ?').run(name);
+      rows.delete(name);
       deps.credentials.delete(credentialKey(name));
       if (targetOf(row).local) rmSync(join(deps.dataDir, 'deploy', name), { recursive: true, force: true });
       log.info('deployment removed', { name, outcome });
@@ -291,12 +190,7 @@ export function createDeployService(deps: DeployDeps): DeployService {
     },
 
     list(options = {}) {
-      const rows = (
-        options.fleet
-          ? deps.db().prepare('SELECT * FROM deployments WHERE fleet = ? ORDER BY name').all(options.fleet)
-          : deps.db().prepare('SELECT * FROM deployments ORDER BY name').all()
-      ) as Row[];
-      return rows.map(view);
+      return rows.list(options.fleet).map(view);
     },
 
     get: (name) => {
@@ -308,17 +202,120 @@ export function createDeployService(deps: DeployDeps): DeployService {
       resolveTarget(deps.config(), name, { workspace: deps.workspace, dataDir: deps.dataDir }),
 
     endpoints() {
-      const rows = deps
-        .db()
-        .prepare("SELECT * FROM deployments WHERE status = 'running' AND url IS NOT NULL")
-        .all() as Row[];
-      return rows.map((row) => ({
+      return rows.running().map((row) => ({
         name: row.name,
         url: row.url as string,
         token: deps.credentials.get(credentialKey(row.name))?.value,
       }));
     },
   };
+}
+
+/** Deploy (or redeploy) a named agent: record it, store its token, start it and wait for it. */
+async function deployAgent(
+  context: DeployContext,
+  input: DeployInput,
+  options: { signal?: AbortSignal },
+): Promise<Deployment> {
+  const { deps, log, patch } = context;
+  if (!NAME.test(input.name)) {
+    throw new SvcError(
+      'invalid_input',
+      `name: "${input.name}" must be 1-63 letters, digits, - or _, starting with a letter or digit`,
+    );
+  }
+  const config = deps.config();
+  const target = resolveTarget(config, input.target, {
+    workspace: deps.workspace,
+    dataDir: deps.dataDir,
+  });
+  const existing = context.rows.get(input.name);
+  if (existing && existing.status === 'running' && existing.pid !== null && pidAlive(existing.pid)) {
+    throw new SvcError(
+      'conflict',
+      `name: agent "${input.name}" is already deployed and running at ${existing.url}; stop it first (deploy_agent action stop)`,
+    );
+  }
+  const dataDir = target.dataDirFor(input.name);
+  const logPath = join(deps.dataDir, 'deploy', input.name, 'service.log');
+  if (target.local) mkdirSync(dataDir, { recursive: true });
+  const token = randomBytes(32).toString('hex');
+  deps.redactor.add(token);
+  const overrides = settingsFor(input);
+  const argv = serviceArgv(config, target, dataDir, overrides);
+  const env = { ...deps.env, SVC_HTTP_TOKEN: token, SVC_DATA_DIR: undefined, SVC_CONFIG: undefined };
+  const now = deps.clock.now();
+  const tokenRef = `credentials:${context.credentialKey(input.name)}`;
+  context.rows.upsertStarting(
+    {
+      name: input.name,
+      fleet: input.fleet ?? null,
+      target: target.name,
+      agent: input.agent,
+      model: input.model ?? null,
+      tools: JSON.stringify(input.tools ?? {}),
+      skills: JSON.stringify(input.skills ?? []),
+      token_ref: tokenRef,
+      data_dir: dataDir,
+      overrides: JSON.stringify(overrides),
+      log_path: logPath,
+    },
+    now,
+  );
+  deps.credentials.set(context.credentialKey(input.name), {
+    kind: 'bearer',
+    value: token,
+    account: input.name,
+    stored_by: 'svc deploy_agent',
+    stored_at: new Date(now).toISOString(),
+  });
+  log.info('deploy start', { name: input.name, target: target.name, agent: input.agent });
+  try {
+    const started = await startDetached({
+      argv,
+      env,
+      cwd: target.local ? deps.workspace : process.cwd(),
+      logPath,
+      readyTimeoutMs: config.deploy.ready_timeout_seconds * 1000,
+      fetch: deps.fetch,
+      signal: options.signal,
+      publicUrl: target.local ? undefined : (listening) => withHost(listening, target.host),
+      redact: deps.redactor.string,
+    });
+    patch(input.name, {
+      url: started.url,
+      pid: started.pid,
+      status: 'running',
+      health: 'healthy',
+      last_error: null,
+      checked_at: deps.clock.now(),
+    });
+    log.info('deployed', { name: input.name, url: started.url, pid: started.pid });
+  } catch (error) {
+    const message = deps.redactor.string(SvcError.is(error) ? error.message : String(error));
+    patch(input.name, { status: 'failed', health: 'unreachable', last_error: message.slice(0, 2000) });
+    throw error;
+  }
+  return context.view(context.require(input.name));
+}
+
+/** The command line of a deployed agent's `svc service start http` (local: this svc; else the target's). */
+function serviceArgv(config: Config, target: Target, dataDir: string, overrides: string[]): string[] {
+  return [
+    ...(target.local ? (config.deploy.command ?? selfCommand()) : [...target.prefix, ...target.svcCommand]),
+    '--cwd',
+    target.workspace,
+    '--data-dir',
+    dataDir,
+    ...overrides.flatMap((setting) => ['-c', setting]),
+    'service',
+    'start',
+    'http',
+    '--host',
+    target.listenHost,
+    '--port',
+    '0',
+  ];
 }
 
 /** The `-c key=value` settings of a deployed agent: serve A2A with this agent kind and policy. */

@@ -3,13 +3,19 @@
  * methods `message/send`, `tasks/get` and `tasks/cancel` over the one session API (`app.agent`).
  * A task is an agent run (task id = run id); a context is a session, so follow-up messages with
  * the same `contextId` continue the same conversation. Surface-free: the HTTP routes in
- * `a2a-routes.ts` pass parsed bodies in and send the returned objects out.
+ * `src/surfaces/a2a/routes.ts` pass parsed bodies in and send the returned objects out.
  * @module
  */
 import { agentKind } from '../agent/agent-kinds';
-import type { RunResult } from '../agent/types';
-import type { App } from '../app';
+import type { AgentService, RunResult } from '../agent/types';
+import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
+import type { Logger } from '../log';
+import type { Redactor } from '../redact';
+import type { RunLedger } from '../runs/run-ledger';
+import type { SessionStore } from '../sessions/session-store';
+import type { Db } from '../store/db';
+import type { Clock } from '../util/ids';
 import { VERSION } from '../version';
 import {
   A2A_PROTOCOL_VERSION,
@@ -19,6 +25,11 @@ import {
   RPC_PATH,
   type TaskState,
 } from './a2a-wire';
+import {
+  createServedTaskRepository,
+  type ServedTask,
+  type ServedTaskRepository,
+} from './served-task-repository';
 
 type RpcId = string | number | null;
 
@@ -29,14 +40,26 @@ export interface RpcResponse {
   error?: { code: number; message: string; data?: unknown };
 }
 
-interface ServedTask {
-  task_id: string;
-  context_id: string;
-  session_id: string;
+/** What serving A2A reads (a ToolHost, the App, satisfies it). */
+export interface A2aAgentHost {
+  readonly config: Config;
+  readonly agent: Pick<AgentService, 'send' | 'wait' | 'cancelRun' | 'result'>;
+  readonly runs: Pick<RunLedger, 'require'>;
+  readonly sessions: Pick<SessionStore, 'get'>;
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly redactor: Redactor;
+  readonly log: Logger;
+}
+
+/** The host's services plus the served-tasks repository over its database. */
+interface Served {
+  host: A2aAgentHost;
+  tasks: ServedTaskRepository;
 }
 
 /** The agent card of this process, with its JSON-RPC endpoint under `baseUrl`. */
-export function buildAgentCard(app: App, baseUrl: string): Record<string, unknown> {
+export function buildAgentCard(app: { readonly config: Config }, baseUrl: string): Record<string, unknown> {
   const a2a = app.config.a2a;
   const kind = agentKind(app.config, a2a.agent, 'primary');
   const skills = a2a.skills.length
@@ -74,7 +97,12 @@ export function buildAgentCard(app: App, baseUrl: string): Record<string, unknow
 }
 
 /** Handle one parsed JSON-RPC request body. Never throws: failures are JSON-RPC errors. */
-export async function handleA2aRpc(app: App, body: unknown, signal: AbortSignal): Promise<RpcResponse> {
+export async function handleA2aRpc(
+  app: A2aAgentHost,
+  body: unknown,
+  signal: AbortSignal,
+): Promise<RpcResponse> {
+  const served: Served = { host: app, tasks: createServedTaskRepository(() => app.db) };
   const request = body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown } | null;
   const id: RpcId =
     request && (typeof request.id === 'string' || typeof request.id === 'number') ? request.id : null;
@@ -92,11 +120,11 @@ export async function handleA2aRpc(app: App, body: unknown, signal: AbortSignal)
   try {
     switch (request.method) {
       case 'message/send':
-        return { jsonrpc: '2.0', id, result: await sendMessage(app, params, signal) };
+        return { jsonrpc: '2.0', id, result: await sendMessage(served, params, signal) };
       case 'tasks/get':
-        return { jsonrpc: '2.0', id, result: getTask(app, params) };
+        return { jsonrpc: '2.0', id, result: getTask(served, params) };
       case 'tasks/cancel':
-        return { jsonrpc: '2.0', id, result: cancelTask(app, params) };
+        return { jsonrpc: '2.0', id, result: cancelTask(served, params) };
       case 'message/stream':
       case 'tasks/resubscribe':
         return rpcError(
@@ -132,7 +160,11 @@ class RpcFailure extends Error {
   }
 }
 
-async function sendMessage(app: App, params: Record<string, unknown>, signal: AbortSignal) {
+async function sendMessage(
+  { host: app, tasks }: Served,
+  params: Record<string, unknown>,
+  signal: AbortSignal,
+) {
   const parsed = messageSchema.safeParse(params.message);
   if (!parsed.success)
     throw new RpcFailure(RPC_ERRORS.invalidParams, 'params.message: expected an A2A message with parts');
@@ -144,7 +176,7 @@ async function sendMessage(app: App, params: Record<string, unknown>, signal: Ab
   const a2a = app.config.a2a;
 
   const contextId = message.contextId ?? undefined;
-  const known = contextId ? servedByContext(app, contextId) : undefined;
+  const known = contextId ? servedByContext({ host: app, tasks }, contextId) : undefined;
   const sent = app.agent.send({
     sessionId: known?.session_id,
     prompt: text,
@@ -158,9 +190,7 @@ async function sendMessage(app: App, params: Record<string, unknown>, signal: Ab
     context_id: contextId ?? sent.session_id,
     session_id: sent.session_id,
   };
-  app.db
-    .prepare('INSERT INTO a2a_served_tasks (task_id, context_id, session_id, created_at) VALUES (?, ?, ?, ?)')
-    .run(served.task_id, served.context_id, served.session_id, app.clock.now());
+  tasks.insert(served, app.clock.now());
   app.log.info('a2a task accepted', { task_id: served.task_id, session_id: served.session_id, blocking });
 
   if (blocking) {
@@ -175,12 +205,13 @@ async function sendMessage(app: App, params: Record<string, unknown>, signal: Ab
   return taskOf(app, served);
 }
 
-function getTask(app: App, params: Record<string, unknown>) {
-  return taskOf(app, requireServed(app, params));
+function getTask(context: Served, params: Record<string, unknown>) {
+  return taskOf(context.host, requireServed(context, params));
 }
 
-function cancelTask(app: App, params: Record<string, unknown>) {
-  const served = requireServed(app, params);
+function cancelTask(context: Served, params: Record<string, unknown>) {
+  const app = context.host;
+  const served = requireServed(context, params);
   const run = app.runs.require(served.task_id);
   if (run.status !== 'queued' && run.status !== 'running') {
     throw new RpcFailure(
@@ -192,22 +223,16 @@ function cancelTask(app: App, params: Record<string, unknown>) {
   return taskOf(app, served);
 }
 
-function requireServed(app: App, params: Record<string, unknown>): ServedTask {
+function requireServed({ tasks }: Served, params: Record<string, unknown>): ServedTask {
   if (typeof params.id !== 'string' || !params.id)
     throw new RpcFailure(RPC_ERRORS.invalidParams, 'params.id: give the task id');
-  const row = app.db
-    .prepare('SELECT task_id, context_id, session_id FROM a2a_served_tasks WHERE task_id = ?')
-    .get(params.id) as ServedTask | undefined;
+  const row = tasks.get(params.id);
   if (!row) throw new RpcFailure(RPC_ERRORS.taskNotFound, `Task not found: ${params.id}`);
   return row;
 }
 
-function servedByContext(app: App, contextId: string): ServedTask | undefined {
-  const row = app.db
-    .prepare(
-      'SELECT task_id, context_id, session_id FROM a2a_served_tasks WHERE context_id = ? ORDER BY created_at DESC LIMIT 1',
-    )
-    .get(contextId) as ServedTask | undefined;
+function servedByContext({ host: app, tasks }: Served, contextId: string): ServedTask | undefined {
+  const row = tasks.latestInContext(contextId);
   if (row && app.sessions.get(row.session_id)) return row;
   // A context this agent created is a session id.
   if (app.sessions.get(contextId)) return { task_id: '', context_id: contextId, session_id: contextId };
@@ -232,7 +257,7 @@ function stateOf(status: string): TaskState {
   }
 }
 
-function taskOf(app: App, served: ServedTask) {
+function taskOf(app: A2aAgentHost, served: ServedTask) {
   const result: RunResult = app.agent.result(served.task_id);
   const state = stateOf(result.status);
   const at = result.finished_at ?? result.started_at ?? app.clock.now();

@@ -10,8 +10,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { refusedCall } from '../agent/refused';
-import type { App, BackgroundWorker } from '../app';
+import type { AgentService } from '../agent/types';
+import type { Config } from '../config/schema';
 import { toSvcError } from '../errors';
+import type { Logger } from '../log';
+import type { Redactor } from '../redact';
+import type { RunLedger } from '../runs/run-ledger';
+import type { Clock } from '../util/ids';
+import type { Scheduler } from './scheduler';
 
 export interface AutopilotState {
   running: boolean;
@@ -27,13 +33,28 @@ export interface AutopilotState {
   active_runs: string[];
 }
 
-export interface AutopilotWorker extends BackgroundWorker {
+/** A background worker (the App's `BackgroundWorker`): runs until the signal aborts. */
+export interface AutopilotWorker {
+  readonly name: string;
+  /** Runs until `signal` aborts; the promise settles once the worker has stopped. */
+  run(signal: AbortSignal): Promise<void>;
   readonly state: AutopilotState;
   /** One pass: due schedules, then queued prompts. The loop calls it; tests call it with a fixed clock. */
   tick(): Promise<{ fired: number; drained: number }>;
 }
 
-export function createAutopilotWorker(appRef: () => App): AutopilotWorker {
+export interface AutopilotDeps {
+  runs: Pick<RunLedger, 'get' | 'list' | 'events'>;
+  /** Built after the worker: read on each tick. */
+  agent: () => Pick<AgentService, 'state' | 'drain'>;
+  scheduler: Pick<Scheduler, 'tick'>;
+  config: () => Config;
+  clock: Clock;
+  log: Logger;
+  redactor: Redactor;
+}
+
+export function createAutopilotWorker(deps: AutopilotDeps): AutopilotWorker {
   const state: AutopilotState = {
     running: false,
     started_at: null,
@@ -48,13 +69,13 @@ export function createAutopilotWorker(appRef: () => App): AutopilotWorker {
   };
   const started = new Set<string>();
 
-  const pruneStarted = (app: App) => {
+  const pruneStarted = () => {
     for (const runId of started) {
-      const run = app.runs.get(runId);
+      const run = deps.runs.get(runId);
       if (run && (run.status === 'running' || run.status === 'queued')) continue;
       started.delete(runId);
       // A run that finished with a refused change is an outcome to look at, not a success.
-      const refused = run?.status === 'completed' ? refusedCall(app.runs, runId) : null;
+      const refused = run?.status === 'completed' ? refusedCall(deps.runs, runId) : null;
       if (refused) {
         state.errors++;
         state.last_error = `run ${runId} refused: ${refused.summary}; next: ${refused.next}`;
@@ -63,20 +84,23 @@ export function createAutopilotWorker(appRef: () => App): AutopilotWorker {
     state.active_runs = [...started];
   };
 
-  const drainQueues = (app: App, room: number): number => {
-    if (!app.config.services.autopilot.drain_queues || room <= 0) return 0;
-    const sessions = [...new Set(app.runs.list({ status: ['queued'], limit: 500 }).map((r) => r.session_id))];
+  const drainQueues = (room: number): number => {
+    if (!deps.config().services.autopilot.drain_queues || room <= 0) return 0;
+    const agent = deps.agent();
+    const sessions = [
+      ...new Set(deps.runs.list({ status: ['queued'], limit: 500 }).map((r) => r.session_id)),
+    ];
     let drained = 0;
     for (const sessionId of sessions) {
       if (drained >= room) break;
-      const status = app.agent.state(sessionId);
+      const status = agent.state(sessionId);
       if (status.state !== 'idle' || status.busy_elsewhere) continue;
-      const last = app.runs
+      const last = deps.runs
         .list({ session_id: sessionId, limit: 20 })
         .find((r) => r.status !== 'queued' && r.status !== 'running');
       // After a failure or a cancel the queue waits for a person (the agent's rule for its queue).
       if (last && last.status !== 'completed') continue;
-      const runId = app.agent.drain(sessionId);
+      const runId = agent.drain(sessionId);
       if (runId) {
         started.add(runId);
         drained++;
@@ -89,14 +113,13 @@ export function createAutopilotWorker(appRef: () => App): AutopilotWorker {
     name: 'autopilot',
     state,
     async tick() {
-      const app = appRef();
-      pruneStarted(app);
-      const max = app.config.services.autopilot.max_concurrent_runs;
+      pruneStarted();
+      const max = deps.config().services.autopilot.max_concurrent_runs;
       let fired = 0;
       let drained = 0;
       try {
         const room = Math.max(0, max - started.size);
-        const results = room > 0 ? await app.scheduler.tick(app.clock.now(), { limit: room }) : [];
+        const results = room > 0 ? await deps.scheduler.tick(deps.clock.now(), { limit: room }) : [];
         for (const result of results) {
           if (result.run_id) started.add(result.run_id);
           if (result.status === 'failed') {
@@ -105,38 +128,37 @@ export function createAutopilotWorker(appRef: () => App): AutopilotWorker {
           }
         }
         fired = results.length;
-        drained = drainQueues(app, Math.max(0, max - started.size));
+        drained = drainQueues(Math.max(0, max - started.size));
       } catch (error) {
         state.errors++;
-        state.last_error = app.redactor.string(toSvcError(error).message);
-        app.log.error('autopilot tick failed', { error });
+        state.last_error = deps.redactor.string(toSvcError(error).message);
+        deps.log.error('autopilot tick failed', { error });
       }
       state.ticks++;
-      state.last_tick_at = app.clock.now();
+      state.last_tick_at = deps.clock.now();
       state.schedules_fired += fired;
       state.prompts_drained += drained;
       state.active_runs = [...started];
       return { fired, drained };
     },
     async run(signal) {
-      const app = appRef();
-      const log = app.log.child({ component: 'autopilot' });
+      const log = deps.log.child({ component: 'autopilot' });
       state.running = true;
-      state.started_at = app.clock.now();
+      state.started_at = deps.clock.now();
       state.stopped_at = null;
-      log.info('autopilot worker started', { tick_seconds: app.config.services.autopilot.tick_seconds });
+      log.info('autopilot worker started', { tick_seconds: deps.config().services.autopilot.tick_seconds });
       try {
         while (!signal.aborted) {
           await worker.tick();
           try {
-            await sleep(appRef().config.services.autopilot.tick_seconds * 1000, undefined, { signal });
+            await sleep(deps.config().services.autopilot.tick_seconds * 1000, undefined, { signal });
           } catch {
             break;
           }
         }
       } finally {
         state.running = false;
-        state.stopped_at = app.clock.now();
+        state.stopped_at = deps.clock.now();
         log.info('autopilot worker stopped', { ticks: state.ticks, fired: state.schedules_fired });
       }
     },

@@ -9,6 +9,7 @@
 import { hostname } from 'node:os';
 import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
+import { createDaemonRepository, type DaemonRecord } from './daemon-repository';
 
 export type DaemonKind = 'http' | 'autopilot';
 
@@ -33,11 +34,6 @@ export interface DaemonView extends DaemonRow {
   alive: boolean;
   /** This very process. */
   self: boolean;
-}
-
-interface Row extends Omit<DaemonRow, 'argv' | 'status' | 'cwd'> {
-  argv: string;
-  status: string;
 }
 
 export interface DaemonRegistry {
@@ -65,8 +61,9 @@ export function createDaemonRegistry(deps: {
   pid?: number;
 }): DaemonRegistry {
   const self = deps.pid ?? process.pid;
+  const rows = createDaemonRepository(deps.db);
   const host = hostname();
-  const toView = (row: Row): DaemonView => {
+  const toView = (row: DaemonRecord): DaemonView => {
     const status = JSON.parse(row.status) as Record<string, unknown>;
     const view: DaemonView = {
       ...row,
@@ -87,61 +84,41 @@ export function createDaemonRegistry(deps: {
     register(input) {
       const now = deps.clock.now();
       const id = deps.ids.next('dmn');
-      deps
-        .db()
-        .prepare(
-          `INSERT INTO service_processes (id, kind, pid, host, url, argv, worker, started_at, heartbeat_at, status)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          id,
-          input.kind,
-          self,
-          host,
-          input.url,
-          JSON.stringify(input.argv),
-          input.worker,
-          now,
-          now,
-          JSON.stringify({ cwd: input.cwd }),
-        );
+      rows.insert({
+        id,
+        kind: input.kind,
+        pid: self,
+        host,
+        url: input.url,
+        argv: JSON.stringify(input.argv),
+        worker: input.worker,
+        started_at: now,
+        heartbeat_at: now,
+        status: JSON.stringify({ cwd: input.cwd }),
+      });
       return registry.get(id)!;
     },
     heartbeat(id, status) {
       const current = registry.get(id);
-      deps
-        .db()
-        .prepare('UPDATE service_processes SET heartbeat_at = ?, status = ? WHERE id = ?')
-        .run(
-          deps.clock.now(),
-          JSON.stringify({ ...(current?.cwd ? { cwd: current.cwd } : {}), ...status }),
-          id,
-        );
+      rows.heartbeat(
+        id,
+        deps.clock.now(),
+        JSON.stringify({ ...(current?.cwd ? { cwd: current.cwd } : {}), ...status }),
+      );
     },
     stopped(id, reason) {
-      deps
-        .db()
-        .prepare(
-          'UPDATE service_processes SET stopped_at = ?, stop_reason = ? WHERE id = ? AND stopped_at IS NULL',
-        )
-        .run(deps.clock.now(), reason, id);
+      rows.stopped(id, deps.clock.now(), reason);
     },
     list(options = {}) {
-      const rows = deps
-        .db()
-        .prepare(
-          `SELECT * FROM service_processes ${options.includeStopped ? '' : 'WHERE stopped_at IS NULL'} ORDER BY started_at DESC, rowid DESC LIMIT ?`,
-        )
-        .all(options.limit ?? 20) as Row[];
-      return rows.map(toView);
+      return rows
+        .list({ includeStopped: options.includeStopped === true, limit: options.limit ?? 20 })
+        .map(toView);
     },
     live(kind) {
       return registry.list().filter((d) => d.alive && (!kind || d.kind === kind));
     },
     get(id) {
-      const row = deps.db().prepare('SELECT * FROM service_processes WHERE id = ?').get(id) as
-        | Row
-        | undefined;
+      const row = rows.get(id);
       return row ? toView(row) : undefined;
     },
   };

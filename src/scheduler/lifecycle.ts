@@ -9,18 +9,35 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { App } from '../app';
+import type { Config } from '../config/schema';
 import { resolveTarget } from '../deploy/targets';
 import { SvcError } from '../errors';
-import { type DaemonKind, type DaemonView, pidAlive } from './daemons';
+import type { Redactor } from '../redact';
+import { type DaemonKind, type DaemonRegistry, type DaemonView, pidAlive } from './daemons';
+import type { ProcessTracker } from './process-tracker';
+
+/** What the lifecycle operations read (a ToolHost satisfies it). */
+export interface LifecycleHost {
+  readonly daemons: Pick<DaemonRegistry, 'live' | 'get'>;
+  readonly processes: Pick<ProcessTracker, 'register'>;
+  readonly workspace: string;
+  readonly dataDir: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly config: Config;
+  readonly redactor: Redactor;
+}
 
 const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 15_000;
 
-export function requireLiveDaemon(app: App, daemonId: string | undefined, kind?: DaemonKind): DaemonView {
-  const live = app.daemons.live(kind);
+export function requireLiveDaemon(
+  host: LifecycleHost,
+  daemonId: string | undefined,
+  kind?: DaemonKind,
+): DaemonView {
+  const live = host.daemons.live(kind);
   if (daemonId) {
-    const found = app.daemons.get(daemonId);
+    const found = host.daemons.get(daemonId);
     if (!found?.alive || (kind && found.kind !== kind)) {
       throw new SvcError(
         'not_found',
@@ -44,9 +61,9 @@ export function requireLiveDaemon(app: App, daemonId: string | undefined, kind?:
 }
 
 /** The svc entry script to start daemons with: env SVC_BIN, else this process's own script. */
-function svcBin(app: App): string {
-  const bin = app.env.SVC_BIN || process.argv[1];
-  if (!bin || !existsSync(bin) || (!app.env.SVC_BIN && !/^main\.(m?js)$/.test(basename(bin)))) {
+function svcBin(host: LifecycleHost): string {
+  const bin = host.env.SVC_BIN || process.argv[1];
+  if (!bin || !existsSync(bin) || (!host.env.SVC_BIN && !/^main\.(m?js)$/.test(basename(bin)))) {
     throw new SvcError(
       'unavailable',
       'cannot find the svc executable to start a daemon from this process; set SVC_BIN to the path of svc (dist/main.js)',
@@ -56,10 +73,10 @@ function svcBin(app: App): string {
 }
 
 export async function startAutopilot(
-  app: App,
+  host: LifecycleHost,
   options: { port: number; host: string; signal?: AbortSignal },
 ) {
-  const live = app.daemons.live('autopilot');
+  const live = host.daemons.live('autopilot');
   if (live.length) {
     throw new SvcError(
       'conflict',
@@ -67,11 +84,11 @@ export async function startAutopilot(
     );
   }
   const argv = [
-    svcBin(app),
+    svcBin(host),
     '--cwd',
-    app.workspace,
+    host.workspace,
     '--data-dir',
-    app.dataDir,
+    host.dataDir,
     'service',
     'start',
     'autopilot',
@@ -80,17 +97,17 @@ export async function startAutopilot(
     '--host',
     options.host,
   ];
-  const started = await spawnDaemon(app, argv, app.workspace, options.signal);
+  const started = await spawnDaemon(host, argv, host.workspace, options.signal);
   return { started: true, kind: 'autopilot', pid: started.pid, url: started.url };
 }
 
 export async function stopDaemons(
-  app: App,
+  host: LifecycleHost,
   options: { kind?: DaemonKind; daemonId?: string; signal?: AbortSignal },
 ) {
   const targets = options.daemonId
-    ? [requireLiveDaemon(app, options.daemonId, options.kind)]
-    : app.daemons.live(options.kind);
+    ? [requireLiveDaemon(host, options.daemonId, options.kind)]
+    : host.daemons.live(options.kind);
   if (targets.length === 0)
     throw new SvcError('not_found', `no live ${options.kind ?? 'service'} daemon in this data dir`);
   const stopped: { id: string; pid: number; url: string | null }[] = [];
@@ -101,12 +118,12 @@ export async function stopDaemons(
   return { stopped, count: stopped.length };
 }
 
-export async function restartDaemon(app: App, daemonId: string | undefined, signal?: AbortSignal) {
-  const daemon = requireLiveDaemon(app, daemonId);
+export async function restartDaemon(host: LifecycleHost, daemonId: string | undefined, signal?: AbortSignal) {
+  const daemon = requireLiveDaemon(host, daemonId);
   if (daemon.argv.length === 0)
     throw new SvcError('unavailable', `daemon ${daemon.id} recorded no arguments to restart with`);
   await stopOne(daemon, signal);
-  const started = await spawnDaemon(app, daemon.argv, daemon.cwd ?? app.workspace, signal);
+  const started = await spawnDaemon(host, daemon.argv, daemon.cwd ?? host.workspace, signal);
   return {
     restarted: daemon.id,
     kind: daemon.kind,
@@ -141,19 +158,19 @@ async function stopOne(daemon: DaemonView, signal?: AbortSignal): Promise<void> 
 }
 
 async function spawnDaemon(
-  app: App,
+  host: LifecycleHost,
   argv: string[],
   cwd: string,
   signal?: AbortSignal,
 ): Promise<{ pid: number; url: string }> {
   const child = spawn(process.execPath, argv, {
     cwd,
-    env: app.env as NodeJS.ProcessEnv,
+    env: host.env as NodeJS.ProcessEnv,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (child.pid === undefined) throw new SvcError('unavailable', 'could not start the daemon process');
-  const handle = app.processes.register({ pid: child.pid, kind: 'daemon', label: argv.slice(1).join(' ') });
+  const handle = host.processes.register({ pid: child.pid, kind: 'daemon', label: argv.slice(1).join(' ') });
   child.on('exit', () => handle.exited());
   let stdout = '';
   let stderr = '';
@@ -178,7 +195,7 @@ async function spawnDaemon(
         reject(
           new SvcError(
             'unavailable',
-            `the daemon exited (${code}) before listening: ${app.redactor.string(stderr.trim().slice(-500))}`,
+            `the daemon exited (${code}) before listening: ${host.redactor.string(stderr.trim().slice(-500))}`,
           ),
         );
       });
@@ -203,8 +220,13 @@ async function spawnDaemon(
  * the target's command prefix (e.g. `ssh build-box`): `svc --cwd <workspace> <command> --json`,
  * with `SVC_ENABLE_PROCESS_LIFECYCLE_TOOLS=1` set for that command, and returns its JSON.
  */
-export async function remoteLifecycle(app: App, targetName: string, command: string[], signal?: AbortSignal) {
-  const target = resolveTarget(app.config, targetName, { workspace: app.workspace, dataDir: app.dataDir });
+export async function remoteLifecycle(
+  host: LifecycleHost,
+  targetName: string,
+  command: string[],
+  signal?: AbortSignal,
+) {
+  const target = resolveTarget(host.config, targetName, { workspace: host.workspace, dataDir: host.dataDir });
   if (target.local) {
     throw new SvcError('invalid_input', 'target: "local" is this machine; omit target for a local operation');
   }
@@ -224,7 +246,7 @@ export async function remoteLifecycle(app: App, targetName: string, command: str
       execFile(
         file,
         args,
-        { env: app.env as NodeJS.ProcessEnv, timeout: 120_000, signal, maxBuffer: 4 * 1024 * 1024 },
+        { env: host.env as NodeJS.ProcessEnv, timeout: 120_000, signal, maxBuffer: 4 * 1024 * 1024 },
         (error, stdout, stderr) =>
           resolvePromise({
             code: error
@@ -239,7 +261,7 @@ export async function remoteLifecycle(app: App, targetName: string, command: str
     },
   );
   if (result.code !== 0) {
-    const line = app.redactor.string(result.stderr.trim().split('\n').at(-1) ?? '');
+    const line = host.redactor.string(result.stderr.trim().split('\n').at(-1) ?? '');
     throw new SvcError(
       'unavailable',
       `target ${targetName}: ${command.join(' ')} failed (exit ${result.code}): ${line}`,
@@ -255,6 +277,6 @@ export async function remoteLifecycle(app: App, targetName: string, command: str
     target: targetName,
     host: target.host,
     command: command.join(' '),
-    remote: app.redactor.value(remote),
+    remote: host.redactor.value(remote),
   };
 }

@@ -14,6 +14,7 @@ import { immediateTransactions, retryBusy } from './busy';
 import { ensureDataDir } from './data-dir';
 import { migrations as allMigrations, type Migration } from './migrations/index';
 import { loadSqlite } from './sqlite-driver';
+import { copyTemplate, templatePath, writeTemplate } from './template';
 
 export type Db = BetterSqlite3.Database;
 
@@ -97,6 +98,11 @@ export interface OpenDbOptions {
   migrations?: readonly Migration[];
   readonly?: boolean;
   busyTimeoutMs?: number;
+  /**
+   * Where the pre-migrated template database lives (the user's cache dir, ./template.ts): a new
+   * database starts as a copy of it, and is the template when there is none yet.
+   */
+  templateDir?: string;
 }
 
 export const DB_FILE = 'svc.db';
@@ -116,6 +122,13 @@ export function openDb(options: OpenDbOptions): Db {
     }
   }
   const Database = loadSqlite();
+  const migrations = options.migrations ?? allMigrations;
+  // Only the full schema has a template (tests that build an "old" database pass a prefix).
+  const template =
+    options.templateDir && !options.readonly && !options.migrations
+      ? templatePath(options.templateDir, migrations)
+      : undefined;
+  const fresh = template !== undefined && !existsSync(file) && !copyTemplate(template, file);
   let db: Db;
   try {
     if (options.readonly && !existsSync(file)) throw new SvcError('not_found', `no database at ${file}`);
@@ -136,7 +149,8 @@ export function openDb(options: OpenDbOptions): Db {
     if (!options.readonly) retryBusy(() => db.pragma('journal_mode = WAL'));
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
-    if (!options.readonly) migrate(db, options.migrations ?? allMigrations);
+    if (!options.readonly) migrate(db, migrations);
+    if (fresh && template) writeTemplate(db, template);
   } catch (error) {
     db.close();
     throw dbError(error, file);

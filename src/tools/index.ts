@@ -25,6 +25,8 @@ import {
 import { contractTools } from './contracts';
 import { leaveMarker, workspaceClaim } from './coordination';
 import type { AnyTool } from './core/define-tool';
+import { registerGeneratedSchemas } from './core/input-schema';
+import generatedSchemas from './core/input-schemas.generated.json';
 import { diagnostics, lspStatus } from './diagnostics';
 import { edit } from './edit';
 import { glob, grep, ls, multiedit, view, write } from './files';
@@ -149,3 +151,6 @@ export const allTools: readonly AnyTool[] = [
   // quality: apply_patch status, edit capsules, finding lifecycle
   ...qualityTools,
 ] as AnyTool[];
+
+// The built-in tools' JSON Schemas, generated ahead of time (core/input-schema.ts, `npm run docs`).
+registerGeneratedSchemas(allTools, generatedSchemas);

@@ -11,6 +11,7 @@ import { sessionIdInput } from '../sessions/session-input';
 import { VERSION } from '../version';
 import { type AnyTool, defineTool, type ToolTag } from './core/define-tool';
 import { FUNNEL_STAGES, type FunnelEntry } from './core/funnel';
+import { inputSchemaOf } from './core/input-schema';
 import type { ToolHost } from './core/types';
 
 export const funnelInput = z.strictObject({
@@ -154,9 +155,7 @@ export const listToolCapabilities = defineTool({
           ...entry,
           description: tool.description,
           surfaces: surfacesOf(tool),
-          ...(input.include_schemas
-            ? { input_schema: z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) }
-            : {}),
+          ...(input.include_schemas ? { input_schema: inputSchemaOf(tool) } : {}),
         };
       })
       .sort((a, b) => a.name.localeCompare(b.name));

@@ -4,6 +4,7 @@
  * @module
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'smol-toml';
 import { onTestFinished } from 'vitest';
@@ -41,6 +42,9 @@ export function testClock(start = Date.UTC(2026, 10, 22, 12, 0, 0)): TestClock {
   };
 }
 
+/** The cache dir of every test app and binary run (the template database lives there). */
+export const TEST_CACHE_HOME = join(tmpdir(), 'svc-test-cache');
+
 export function isolatedEnv(
   root: string,
   extra: Record<string, string | undefined> = {},
@@ -51,6 +55,8 @@ export function isolatedEnv(
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),
     XDG_DATA_HOME: join(home, '.local', 'share'),
+    // Outside the workspace (readouts walk it) and shared: the template database is built once.
+    XDG_CACHE_HOME: TEST_CACHE_HOME,
     PATH: process.env.PATH,
     ...extra,
   };

@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const BIN = resolve(__dirname, '../../dist/main.js');
@@ -22,7 +23,13 @@ export function runBin(
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: options.cwd,
-      env: { PATH: process.env.PATH, HOME: join(options.cwd, '.home'), ...options.env } as NodeJS.ProcessEnv,
+      env: {
+        PATH: process.env.PATH,
+        HOME: join(options.cwd, '.home'),
+        // Outside the workspace (readouts walk it): where the template database is kept.
+        XDG_CACHE_HOME: join(tmpdir(), 'svc-test-cache'),
+        ...options.env,
+      } as NodeJS.ProcessEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -6,10 +6,10 @@
  * @module
  */
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import type { App } from '../../app';
 import { SvcError } from '../../errors';
 import { callTool as callThrough } from '../../tools/core/call-tool';
+import { inputSchemaOf } from '../../tools/core/input-schema';
 import type { AnyTool, CallContext } from '../../tools/core/types';
 import type { ExposedTool } from './exposed-tools';
 
@@ -46,15 +46,9 @@ export function listTools(app: App, exposed: readonly ExposedTool[]): McpToolLis
     .map(({ mcpName, tool }) => ({
       name: mcpName,
       description: tool.description,
-      inputSchema: inputSchemaOf(tool.input),
+      inputSchema: { ...(inputSchemaOf(tool) as Record<string, unknown>), type: 'object' },
       annotations: tool.mutates ? { readOnlyHint: false } : { readOnlyHint: true },
     }));
-}
-
-export function inputSchemaOf(schema: z.ZodType): McpToolListing['inputSchema'] {
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  delete json.$schema;
-  return { ...json, type: 'object' };
 }
 
 export interface CallOptions {

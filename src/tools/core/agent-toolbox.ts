@@ -4,11 +4,10 @@
  * redaction path as every surface's, and the answer becomes the text the model reads.
  * @module
  */
-import type { JSONSchema7 } from 'ai';
-import { z } from 'zod';
 import type { AgentToolbox, AgentToolSpec } from '../../agent/toolbox';
 import { callTool } from './call-tool';
 import { effectiveTools } from './funnel';
+import { inputSchemaOf } from './input-schema';
 import type { AnyTool, ToolHost } from './types';
 
 /** The toolbox over one host (a run's host: the App, or its view of a worktree). */
@@ -52,17 +51,11 @@ function specOf(tool: AnyTool): AgentToolSpec {
       name: tool.name,
       family: tool.family,
       description: tool.description,
-      inputSchema: schemaOf(tool),
+      inputSchema: inputSchemaOf(tool),
     };
     specs.set(tool, spec);
   }
   return spec;
-}
-
-export function schemaOf(tool: AnyTool): JSONSchema7 {
-  const schema = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as JSONSchema7;
-  delete (schema as Record<string, unknown>).$schema;
-  return schema;
 }
 
 /** Text the model reads of a result: the tool's own rendering, else the JSON. */

@@ -61,7 +61,9 @@ export async function callTool(
   } catch (thrown) {
     return { ok: false, tool, stage: 'input', error: redacted(host, toSvcError(thrown)) };
   }
-  const parsed = tool.input.safeParse(raw);
+  // jitless: zod would compile a parser for each tool's schema on its first call, which costs
+  // more than the few calls a process makes of most tools (issue 17).
+  const parsed = tool.input.safeParse(raw, { jitless: true });
   if (!parsed.success) {
     const issues = inputIssues(parsed.error, raw);
     const error = invalidInput(tool.name, issues, options.leadField?.(issues));

@@ -1,0 +1,87 @@
+/**
+ * The plugins' tables: `plugins` (what is installed and from where) and `plugin_events` (every
+ * install, update and removal, and who approved it). The only place that knows how they are stored.
+ * @module
+ */
+import type { Db } from '../store/db';
+import type { SourceType } from './fetch-source';
+
+export interface PluginRow {
+  name: string;
+  version: string;
+  description: string;
+  source_type: SourceType;
+  source: string;
+  commit_sha: string | null;
+  dir: string;
+  /** The manifest summary as JSON. */
+  summary: string;
+  installed_at: number;
+  updated_at: number;
+}
+
+export interface PluginEvent {
+  name: string;
+  action: string;
+  version: string;
+  source: string;
+  by: string;
+  session_id: string | null;
+  at: number;
+}
+
+export interface PluginRepository {
+  list(): PluginRow[];
+  get(name: string): PluginRow | undefined;
+  /** Insert, or update an installed plugin's row (keeps its installed_at). */
+  upsert(row: Omit<PluginRow, 'installed_at' | 'updated_at'>, installedAt: number, now: number): void;
+  delete(name: string): void;
+  record(event: PluginEvent): void;
+  /** Newest first. */
+  events(limit: number): PluginEvent[];
+}
+
+export function createPluginRepository(db: () => Db): PluginRepository {
+  return {
+    list: () => db().prepare('SELECT * FROM plugins ORDER BY name').all() as PluginRow[],
+    get: (name) => db().prepare('SELECT * FROM plugins WHERE name = ?').get(name) as PluginRow | undefined,
+    upsert(row, installedAt, now) {
+      db()
+        .prepare(
+          `INSERT INTO plugins (name, version, description, source_type, source, commit_sha, dir, summary, installed_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT(name) DO UPDATE SET version = excluded.version, description = excluded.description,
+             source_type = excluded.source_type, source = excluded.source, commit_sha = excluded.commit_sha,
+             dir = excluded.dir, summary = excluded.summary, updated_at = excluded.updated_at`,
+        )
+        .run(
+          row.name,
+          row.version,
+          row.description,
+          row.source_type,
+          row.source,
+          row.commit_sha,
+          row.dir,
+          row.summary,
+          installedAt,
+          now,
+        );
+    },
+    delete(name) {
+      db().prepare('DELETE FROM plugins WHERE name = ?').run(name);
+    },
+    record(event) {
+      db()
+        .prepare(
+          'INSERT INTO plugin_events (name, action, version, source, by, session_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(event.name, event.action, event.version, event.source, event.by, event.session_id, event.at);
+    },
+    events: (limit) =>
+      db()
+        .prepare(
+          'SELECT name, action, version, source, by, session_id, at FROM plugin_events ORDER BY id DESC LIMIT ?',
+        )
+        .all(limit) as PluginEvent[],
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * Where a delegation goes: the named endpoints (configured remotes and deployed agents), the
+ * token of a URL's endpoint, and the resolution of a target (a card URL, a name, or a capability
+ * matched against the known cards' skills).
+ * @module
+ */
+import { SvcError } from '../errors';
+import type { Logger } from '../log';
+import { type A2aHttp, fetchAgentCard } from './a2a-client';
+import { capabilityScore } from './a2a-wire';
+import { type DelegateInput, type RemoteAgentDeps, safeOrigin } from './delegation-types';
+import type { A2aStore, KnownCard, TargetKind, TaskRow } from './task-store';
+
+export interface Endpoint {
+  url: string;
+  token?: string;
+  source: string;
+}
+
+export interface ResolvedTarget {
+  kind: TargetKind;
+  value: string;
+  card: KnownCard;
+  token?: string;
+}
+
+export interface Endpoints {
+  /** Configured remotes and deployed agents by name (a deployed agent wins a name). */
+  all(): Map<string, Endpoint>;
+  /** The HTTP of a call to `url`, with the token of its endpoint unless one is given. */
+  httpFor(url: string, signal: AbortSignal, token?: string): A2aHttp;
+  /** The token to reach a tracked task's agent with. */
+  tokenForRow(row: TaskRow): string | undefined;
+  resolve(input: DelegateInput, signal: AbortSignal): Promise<ResolvedTarget>;
+}
+
+const CARD_TTL_MS = 10 * 60 * 1000;
+
+export function createEndpoints(
+  deps: Pick<RemoteAgentDeps, 'config' | 'deployed' | 'fetch' | 'clock'>,
+  store: Pick<A2aStore, 'rememberCard' | 'cards'>,
+  log: Logger,
+): Endpoints {
+  const remember = store.rememberCard;
+  const knownCards = store.cards;
+
+  const all = (): Map<string, Endpoint> => {
+    const out = new Map<string, Endpoint>();
+    for (const [name, remote] of Object.entries(deps.config().a2a.remotes)) {
+      out.set(name, { url: remote.url, token: remote.token, source: `remote:${name}` });
+    }
+    // A deployed agent of the same name wins: it is the one this machine runs.
+    for (const agent of deps.deployed())
+      out.set(agent.name, { url: agent.url, token: agent.token, source: `deployed:${agent.name}` });
+    return out;
+  };
+
+  /** The token of the endpoint a URL belongs to (same origin), if any. */
+  const tokenFor = (url: string): string | undefined => {
+    const origin = safeOrigin(url);
+    for (const endpoint of all().values())
+      if (origin && safeOrigin(endpoint.url) === origin) return endpoint.token;
+    return undefined;
+  };
+
+  const httpFor = (url: string, signal: AbortSignal, token = tokenFor(url)): A2aHttp => ({
+    fetch: deps.fetch,
+    token,
+    origin: safeOrigin(url),
+    signal,
+  });
+
+  const matchCapability = async (capability: string, signal: AbortSignal): Promise<ResolvedTarget> => {
+    // Refresh the cards of every agent we can name (best effort), then score all known cards.
+    const cached = new Map(knownCards().map((card) => [card.source, card]));
+    const tokens = new Map<string, string | undefined>();
+    for (const endpoint of all().values()) {
+      const fresh = cached.get(endpoint.source);
+      tokens.set(endpoint.source, endpoint.token);
+      if (fresh && deps.clock.now() - fresh.fetched_at < CARD_TTL_MS) continue;
+      try {
+        remember(
+          await fetchAgentCard(endpoint.url, httpFor(endpoint.url, signal, endpoint.token)),
+          endpoint.source,
+        );
+      } catch (error) {
+        if (signal.aborted) throw error;
+        log.warn('agent card refresh failed', {
+          source: endpoint.source,
+          error: SvcError.is(error) ? error.message : String(error),
+        });
+      }
+    }
+    const ranked = knownCards()
+      .map((card) => ({ card, score: capabilityScore(card.skills, card, capability) }))
+      .filter((entry) => entry.score > 0)
+      .sort((a, b) => b.score - a.score || a.card.name.localeCompare(b.card.name));
+    const best = ranked[0];
+    if (!best) {
+      const skills = knownCards().flatMap((card) => card.skills.map((skill) => `${card.name}:${skill.id}`));
+      throw new SvcError(
+        'not_found',
+        `capability: no known agent card has a skill matching "${capability}"${skills.length ? `; known skills: ${skills.slice(0, 20).join(', ')}` : ' (no agent cards known yet: deploy an agent or configure [a2a.remotes])'}`,
+      );
+    }
+    const token = tokens.get(best.card.source) ?? tokenFor(best.card.card_url);
+    return { kind: 'capability' as const, value: capability, card: best.card, token };
+  };
+
+  const resolve = async (input: DelegateInput, signal: AbortSignal): Promise<ResolvedTarget> => {
+    const given = [input.card_url, input.agent_name, input.capability].filter((v) => v !== undefined);
+    if (given.length !== 1) {
+      throw new SvcError(
+        'invalid_input',
+        'give exactly one of card_url, agent_name or capability (or task_id to check a tracked task)',
+      );
+    }
+    if (input.card_url !== undefined) {
+      const fetched = await fetchAgentCard(input.card_url, httpFor(input.card_url, signal));
+      return {
+        kind: 'card_url',
+        value: input.card_url,
+        card: remember(fetched, 'url'),
+        token: tokenFor(fetched.card_url),
+      };
+    }
+    if (input.agent_name !== undefined) {
+      const endpoint = all().get(input.agent_name);
+      if (!endpoint) {
+        const names = [...all().keys()];
+        throw new SvcError(
+          'not_found',
+          `agent_name: no deployed or configured agent "${input.agent_name}"${names.length ? `; known: ${names.join(', ')}` : ''} (deploy one with deploy_agent or add [a2a.remotes.${input.agent_name}])`,
+        );
+      }
+      const fetched = await fetchAgentCard(endpoint.url, httpFor(endpoint.url, signal, endpoint.token));
+      return {
+        kind: 'name',
+        value: input.agent_name,
+        card: remember(fetched, endpoint.source),
+        token: endpoint.token,
+      };
+    }
+    return matchCapability(input.capability as string, signal);
+  };
+
+  return {
+    all,
+    httpFor,
+    tokenForRow: (row) =>
+      row.target_kind === 'name'
+        ? (all().get(row.target)?.token ?? tokenFor(row.card_url))
+        : tokenFor(row.card_url),
+    resolve,
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * A tool's input as JSON Schema (what models, MCP clients and `list_tool_capabilities` see).
+ * Converting 150 zod schemas took ~30 ms of every `svc run` (issue 17), so the built-in tools'
+ * schemas are generated ahead of time into `input-schemas.generated.json` (by `npm run docs`; the
+ * docs test fails when it is stale) and registered here by `tools/index.ts`. Any other tool (MCP
+ * servers' tools, plugins, tests' tools) is converted on first use, once per definition.
+ * @module
+ */
+import type { JSONSchema7 } from 'ai';
+import { z } from 'zod';
+import type { AnyTool } from './types';
+
+const schemas = new WeakMap<AnyTool, JSONSchema7>();
+
+/** Convert a zod input schema (no `$schema` key): the one conversion every surface uses. */
+export function convertInputSchema(input: z.ZodType): JSONSchema7 {
+  const schema = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as JSONSchema7;
+  delete (schema as Record<string, unknown>).$schema;
+  return schema;
+}
+
+/** The JSON Schema of a tool's input: generated ahead of time for built-ins, else converted once. */
+export function inputSchemaOf(tool: AnyTool): JSONSchema7 {
+  let schema = schemas.get(tool);
+  if (!schema) {
+    schema = convertInputSchema(tool.input);
+    schemas.set(tool, schema);
+  }
+  return schema;
+}
+
+/**
+ * Register generated schemas for these definitions. A generated schema whose properties differ
+ * from the definition's (an edited tool before `npm run docs`) is not used: that tool is converted.
+ */
+export function registerGeneratedSchemas(
+  tools: readonly AnyTool[],
+  generated: Readonly<Record<string, unknown>>,
+): void {
+  for (const tool of tools) {
+    const schema = generated[tool.name] as JSONSchema7 | undefined;
+    if (schema && sameFields(tool.input, schema)) schemas.set(tool, schema);
+  }
+}
+
+function sameFields(input: z.ZodType, schema: JSONSchema7): boolean {
+  const shape = (input as { shape?: Record<string, unknown> }).shape;
+  if (!shape || typeof shape !== 'object') return false;
+  const fields = Object.keys(shape);
+  const properties = Object.keys(schema.properties ?? {});
+  return fields.length === properties.length && fields.every((f) => properties.includes(f));
+}
