@@ -39,7 +39,7 @@ export interface AgenticFetchDeps extends DepthDeps {
 }
 
 export async function agenticFetch(
-  app: AgenticFetchDeps,
+  deps: AgenticFetchDeps,
   caller: Caller,
   input: {
     url: string;
@@ -57,15 +57,15 @@ export async function agenticFetch(
       'agentic_fetch: the fetch tool is not available to this agent (withheld by its funnel)',
     );
   }
-  const page: FetchResult = await app.ws.web.fetch(
+  const page: FetchResult = await deps.ws.web.fetch(
     { url: input.url, format: input.format, timeout_seconds: input.timeout_seconds },
     op,
   );
   const truncated = page.truncated || page.content.length > PAGE_CHARS;
   const content = page.content.slice(0, PAGE_CHARS);
-  const parent = parentSession(app, caller, `fetch: ${page.final_url}`.slice(0, 80));
-  assertDepth(app, parent.id, 'agentic_fetch');
-  const run = await app.agent.runChild({
+  const parent = parentSession(deps, caller, `fetch: ${page.final_url}`.slice(0, 80));
+  assertDepth(deps, parent.id, 'agentic_fetch');
+  const run = await deps.agent.runChild({
     parentSessionId: parent.id,
     parentRunId: caller.runId,
     agent: input.agent,

@@ -78,7 +78,7 @@ export interface CsvRunnerDeps {
 }
 
 export async function spawnAgentsOnCsv(
-  app: CsvRunnerDeps,
+  deps: CsvRunnerDeps,
   workflows: Pick<WorkflowService, 'start'>,
   caller: Caller,
   input: CsvFanOutInput,
@@ -90,7 +90,7 @@ export async function spawnAgentsOnCsv(
       'give exactly one of csv_path (a workspace file) or csv (the CSV text)',
     );
   }
-  const table = readTable(app, input);
+  const table = readTable(deps, input);
   if (table.rows.length === 0)
     throw new SvcError('invalid_input', `${input.csv_path ? 'csv_path' : 'csv'}: no rows under the header`);
   if (table.rows.length > input.max_rows) {
@@ -112,8 +112,8 @@ export async function spawnAgentsOnCsv(
       `prompt: ${unknown.map((u) => `{{ ${u} }}`).join(', ')} ${unknown.length > 1 ? 'are not columns' : 'is not a column'}; columns: ${table.headers.join(', ')} (or {{ row_number }})`,
     );
   }
-  const output = outputTarget(app, input);
-  const maxParallel = input.max_parallel ?? app.config.options.workflows.max_parallel;
+  const output = outputTarget(deps, input);
+  const maxParallel = input.max_parallel ?? deps.config.options.workflows.max_parallel;
   const pipeline = workflows.start(caller, {
     kind: 'csv',
     name: input.csv_path ?? 'inline csv',
@@ -131,11 +131,11 @@ export async function spawnAgentsOnCsv(
   let results: CsvRowResult[] = [];
   try {
     results = await mapBounded(table.rows, maxParallel, (row, index) =>
-      runRow(app, pipeline, input, columns, row, index),
+      runRow(deps, pipeline, input, columns, row, index),
     );
-    await writeResults(app, { pipeline, signal: caller.signal, approve }, input, table, output, results);
+    await writeResults(deps, { pipeline, signal: caller.signal, approve }, input, table, output, results);
   } catch (error) {
-    failure = app.redactor.string(toSvcError(error).message);
+    failure = deps.redactor.string(toSvcError(error).message);
   }
   const completed = results.filter((r) => r.status === 'completed').length;
   const failed = results.length - completed;
@@ -173,7 +173,7 @@ export async function spawnAgentsOnCsv(
 }
 
 async function runRow(
-  app: Pick<CsvRunnerDeps, 'redactor'>,
+  deps: Pick<CsvRunnerDeps, 'redactor'>,
   pipeline: Pipeline,
   input: CsvFanOutInput,
   columns: Map<string, string>,
@@ -214,14 +214,14 @@ async function runRow(
     }
   } catch (error) {
     result.status = pipeline.signal.aborted ? 'cancelled' : 'failed';
-    result.error = app.redactor.string(toSvcError(error).message);
+    result.error = deps.redactor.string(toSvcError(error).message);
   }
   return result;
 }
 
 /** Collect every row's answer into the output file, through the file tools' pipeline. */
 async function writeResults(
-  app: CsvRunnerDeps,
+  deps: CsvRunnerDeps,
   x: { pipeline: Pipeline; signal: AbortSignal; approve: OpContext['approve'] },
   input: CsvFanOutInput,
   table: CsvTable,
@@ -260,13 +260,13 @@ async function writeResults(
     approve: x.approve,
   };
   if (existsSync(output.abs))
-    app.ws.files.markRead(pipeline.sessionId, output.target, readFileSync(output.abs));
-  await app.ws.files.write({ path: output.rel, content: app.redactor.string(content) }, opContext);
+    deps.ws.files.markRead(pipeline.sessionId, output.target, readFileSync(output.abs));
+  await deps.ws.files.write({ path: output.rel, content: deps.redactor.string(content) }, opContext);
 }
 
-function readTable(app: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput): CsvTable {
+function readTable(deps: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput): CsvTable {
   if (input.csv !== undefined) return parseCsv(input.csv, 'csv');
-  const target = app.ws.paths.resolve(input.csv_path!, 'csv_path');
+  const target = deps.ws.paths.resolve(input.csv_path!, 'csv_path');
   let stat: ReturnType<typeof statSync>;
   try {
     stat = statSync(target.abs);
@@ -283,14 +283,14 @@ function readTable(app: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput): CsvTa
   return parseCsv(readFileSync(target.abs, 'utf8'), `csv_path ${target.rel}`);
 }
 
-function outputTarget(app: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput) {
+function outputTarget(deps: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput) {
   const defaultPath = input.csv_path
     ? join(
         dirname(input.csv_path),
         `${basename(input.csv_path, extname(input.csv_path))}.results.${input.format ?? 'csv'}`,
       )
     : `agents-on-csv.results.${input.format ?? 'csv'}`;
-  const target = app.ws.paths.resolve(input.output_path ?? defaultPath, 'output_path');
+  const target = deps.ws.paths.resolve(input.output_path ?? defaultPath, 'output_path');
   const format = input.format ?? (extname(target.rel).toLowerCase() === '.json' ? 'json' : 'csv');
   if (existsSync(target.abs)) {
     if (statSync(target.abs).isDirectory()) {
@@ -303,7 +303,7 @@ function outputTarget(app: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput) {
       );
     }
   }
-  if (input.csv_path && app.ws.paths.resolve(input.csv_path, 'csv_path').abs === target.abs) {
+  if (input.csv_path && deps.ws.paths.resolve(input.csv_path, 'csv_path').abs === target.abs) {
     throw new SvcError('invalid_input', 'output_path: is the input file itself; choose another path');
   }
   return { target, abs: target.abs, rel: target.rel, format };

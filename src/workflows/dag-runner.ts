@@ -92,11 +92,11 @@ export interface DagDeps extends DagCheckDeps {
   readonly redactor: Pick<Redactor, 'string'>;
 }
 
-export function dagTaskProblems(app: DagCheckDeps, tasks: readonly DagTask[]): DagProblem[] {
+export function dagTaskProblems(deps: DagCheckDeps, tasks: readonly DagTask[]): DagProblem[] {
   const problems = dagProblems(tasks, 'tasks');
   if (problems.length) return problems;
-  const kinds = agentKinds(app.config);
-  const known = new Map(app.tools.gates().map((g) => [g.tool.name, g.tool]));
+  const kinds = agentKinds(deps.config);
+  const known = new Map(deps.tools.gates().map((g) => [g.tool.name, g.tool]));
   tasks.forEach((task, i) => {
     const field = `tasks[${i}]`;
     const kind = kinds.find((k) => k.id === task.agent);
@@ -141,18 +141,18 @@ export function dagTaskProblems(app: DagCheckDeps, tasks: readonly DagTask[]): D
 }
 
 export async function executeDag(
-  app: DagDeps,
+  deps: DagDeps,
   workflows: Pick<WorkflowService, 'start'>,
   caller: Caller,
   input: { tasks: DagTask[]; max_parallel?: number; title?: string },
 ): Promise<DagRunResult> {
-  const problems = dagTaskProblems(app, input.tasks);
+  const problems = dagTaskProblems(deps, input.tasks);
   if (problems.length) {
     throw new SvcError('invalid_input', problems.map((p) => `${p.field}: ${p.message}`).join('; '), {
       details: { problems },
     });
   }
-  const maxParallel = input.max_parallel ?? app.config.options.workflows.max_parallel;
+  const maxParallel = input.max_parallel ?? deps.config.options.workflows.max_parallel;
   const pipeline = workflows.start(caller, {
     kind: 'dag',
     name: input.title ?? 'dag',
@@ -196,7 +196,7 @@ export async function executeDag(
     });
     applyOutcomes(results, outcomes);
   } catch (error) {
-    failure = app.redactor.string(toSvcError(error).message);
+    failure = deps.redactor.string(toSvcError(error).message);
   }
   const tasks = input.tasks.map((t) => results.get(t.id)!);
   const { status, error } = dagVerdict(tasks, failure, pipeline.signal.aborted);

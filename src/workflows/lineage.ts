@@ -50,29 +50,29 @@ export interface ParentSessionDeps {
   readonly sessions: Pick<SessionStore, 'require' | 'create'>;
 }
 
-export function callerOf(app: CallerDeps, ctx: CallerContext, sessionId?: string): Caller {
-  const run = ctx.runId ? app.runs.get(ctx.runId) : undefined;
+export function callerOf(deps: CallerDeps, ctx: CallerContext, sessionId?: string): Caller {
+  const run = ctx.runId ? deps.runs.get(ctx.runId) : undefined;
   return {
     sessionId: sessionId ?? ctx.sessionId,
     runId: run?.id,
     signal: ctx.signal,
-    ceiling: run ? toolCeiling(app, run.id) : undefined,
+    ceiling: run ? toolCeiling(deps, run.id) : undefined,
     yolo: run?.options.yolo,
     unattended: run?.options.unattended,
   };
 }
 
 /** The effective tool names of a run, as its loop computes them before each step. */
-export function toolCeiling(app: CallerDeps, runId: string): string[] {
-  const run = app.runs.require(runId);
-  const kind = app.agent.kinds().find((k) => k.id === run.agent);
+export function toolCeiling(deps: CallerDeps, runId: string): string[] {
+  const run = deps.runs.require(runId);
+  const kind = deps.agent.kinds().find((k) => k.id === run.agent);
   const policies: ToolPolicy[] = [
     ...(kind ? kindPolicies(kind, { subagent: run.origin === 'subagent' }) : []),
     ...onlyTools(run.options.tools),
   ];
   return effectiveNames(
-    app.funnel(
-      app.funnelContext(run.session_id, {
+    deps.funnel(
+      deps.funnelContext(run.session_id, {
         ...(kind ? { agent: kind.id } : {}),
         yolo: run.options.yolo,
         policies,
@@ -104,13 +104,13 @@ export interface NarrowedTools {
  * refused; names the caller lacks are dropped (and reported); nothing left is refused.
  */
 export function narrowTools(
-  app: { readonly tools: ToolCatalog },
+  deps: { readonly tools: ToolCatalog },
   requested: readonly string[] | undefined,
   ceiling: readonly string[] | undefined,
   field: string,
 ): NarrowedTools {
   if (requested) {
-    const known = new Set(app.tools.gates().map((g) => g.tool.name));
+    const known = new Set(deps.tools.gates().map((g) => g.tool.name));
     const unknown = requested.filter((name) => !known.has(name));
     if (unknown.length) {
       throw new SvcError(
@@ -134,20 +134,20 @@ export function narrowTools(
 }
 
 /** How many sessions lie above this one. */
-export function sessionDepth(app: Pick<DepthDeps, 'sessions'>, sessionId: string): number {
+export function sessionDepth(deps: Pick<DepthDeps, 'sessions'>, sessionId: string): number {
   let depth = 0;
-  let current = app.sessions.get(sessionId);
+  let current = deps.sessions.get(sessionId);
   while (current?.parent_id && depth < 100) {
     depth++;
-    current = app.sessions.get(current.parent_id);
+    current = deps.sessions.get(current.parent_id);
   }
   return depth;
 }
 
 /** Refuse to nest workflows deeper than `options.workflows.max_depth` sessions. */
-export function assertDepth(app: DepthDeps, sessionId: string, what: string): void {
-  const max = app.config.options.workflows.max_depth;
-  const depth = sessionDepth(app, sessionId);
+export function assertDepth(deps: DepthDeps, sessionId: string, what: string): void {
+  const max = deps.config.options.workflows.max_depth;
+  const depth = sessionDepth(deps, sessionId);
   if (depth >= max) {
     throw new SvcError(
       'conflict',
@@ -160,7 +160,7 @@ export function assertDepth(app: DepthDeps, sessionId: string, what: string): vo
  * The session a workflow works under: the given one or the caller's, or a new top-level session
  * titled `title` when there is none (an operator's call from the CLI, HTTP or the scheduler).
  */
-export function parentSession(app: ParentSessionDeps, caller: Caller, title: string): Session {
-  if (caller.sessionId) return app.sessions.require(caller.sessionId);
-  return app.sessions.create({ title });
+export function parentSession(deps: ParentSessionDeps, caller: Caller, title: string): Session {
+  if (caller.sessionId) return deps.sessions.require(caller.sessionId);
+  return deps.sessions.create({ title });
 }

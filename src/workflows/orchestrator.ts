@@ -56,7 +56,7 @@ export interface OrchestrationServices {
 }
 
 export async function orchestrateWorkflow(
-  app: DagDeps,
+  host: DagDeps,
   deps: OrchestrationServices,
   caller: Caller,
   input: {
@@ -76,8 +76,8 @@ export async function orchestrateWorkflow(
   }
   const definition = template.definition;
   const problems = workflowProblems(definition, {
-    config: app.config,
-    tools: app.tools.gates().map((g) => g.tool),
+    config: host.config,
+    tools: host.tools.gates().map((g) => g.tool),
     recipes: deps.recipes,
   });
   if (problems.length) {
@@ -89,7 +89,7 @@ export async function orchestrateWorkflow(
   }
   const params = resolveParams(input.name, definition, input.params);
   const maxParallel =
-    input.max_parallel ?? definition.max_parallel ?? app.config.options.workflows.max_parallel;
+    input.max_parallel ?? definition.max_parallel ?? host.config.options.workflows.max_parallel;
   const pipeline = deps.workflows.start(caller, {
     kind: 'workflow',
     name: input.name,
@@ -136,7 +136,7 @@ export async function orchestrateWorkflow(
       run: async (node) => {
         const index = definition.steps.findIndex((s) => s.id === node.id);
         const outcome = await runStep(
-          app,
+          host,
           deps,
           pipeline,
           caller,
@@ -156,7 +156,7 @@ export async function orchestrateWorkflow(
     });
     applyOutcomes(results, outcomes);
   } catch (error) {
-    failure = app.redactor.string(toSvcError(error).message);
+    failure = host.redactor.string(toSvcError(error).message);
   }
   const steps = definition.steps.map((s) => results.get(s.id)!);
   const { status, error } = dagVerdict(steps, failure, pipeline.signal.aborted);
@@ -189,7 +189,7 @@ export async function orchestrateWorkflow(
 }
 
 async function runStep(
-  app: Pick<DagDeps, 'redactor'>,
+  host: Pick<DagDeps, 'redactor'>,
   deps: Pick<OrchestrationServices, 'recipes'>,
   pipeline: Pipeline,
   caller: Caller,
@@ -255,7 +255,7 @@ async function runStep(
       reason: result.error,
     };
   } catch (error) {
-    result.error = app.redactor.string(toSvcError(error).message);
+    result.error = host.redactor.string(toSvcError(error).message);
     return { status: pipeline.signal.aborted ? 'cancelled' : 'failed', reason: result.error };
   }
 }

@@ -54,15 +54,15 @@ type Op = { tool: string; signal: AbortSignal };
 type SymbolHits = { symbol: string; name: string } & Awaited<ReturnType<typeof references>>;
 type ChangedFile = Awaited<ReturnType<typeof describeChanged>>[number];
 
-export async function analyzeRipple(app: RippleDeps, input: RippleInput, signal: AbortSignal) {
+export async function analyzeRipple(deps: RippleDeps, input: RippleInput, signal: AbortSignal) {
   const op: Op = { tool: 'analyze_ripple_impact', signal };
   let source: 'input' | 'git' = 'input';
-  let changedPaths = (input.files ?? []).map((f) => app.ws.paths.resolve(f, 'files').rel);
+  let changedPaths = (input.files ?? []).map((f) => deps.ws.paths.resolve(f, 'files').rel);
   if (!input.files?.length && !input.symbols?.length) {
     source = 'git';
-    changedPaths = await gitChanges(app);
+    changedPaths = await gitChanges(deps);
   }
-  const found = await findDependents(app, changedPaths, input, op);
+  const found = await findDependents(deps, changedPaths, input, op);
   const dependents = found.dependents;
   let truncated = found.truncated;
 
@@ -70,13 +70,13 @@ export async function analyzeRipple(app: RippleDeps, input: RippleInput, signal:
   const symbols: SymbolHits[] = [];
   for (const symbol of input.symbols ?? []) {
     const name = symbolName(symbol);
-    const hits = await references(app, name, undefined, op);
+    const hits = await references(deps, name, undefined, op);
     if (hits.truncated) truncated = true;
     symbols.push({ symbol, name, ...hits });
   }
-  const changed = await describeChanged(app, changedPaths, dependents);
-  const tests = await coveringTests(app, changedPaths, dependents, symbols, op);
-  const notes = riskNotes(app, changed, tests, symbols, dependents);
+  const changed = await describeChanged(deps, changedPaths, dependents);
+  const tests = await coveringTests(deps, changedPaths, dependents, symbols, op);
+  const notes = riskNotes(deps, changed, tests, symbols, dependents);
   const weight = { high: 3, medium: 2, low: 1 } as const;
   const score = notes.reduce((n, note) => n + weight[note.severity], 0);
   const testPaths = [...tests.keys()].sort();
@@ -91,13 +91,13 @@ export async function analyzeRipple(app: RippleDeps, input: RippleInput, signal:
       score,
       notes,
     },
-    test_commands: testCommands(app, testPaths),
+    test_commands: testCommands(deps, testPaths),
     truncated,
   };
 }
 
 /** Importers, breadth-first from the changed files, up to `depth` and `max_results`. */
-async function findDependents(app: RippleDeps, changedPaths: string[], input: RippleInput, op: Op) {
+async function findDependents(deps: RippleDeps, changedPaths: string[], input: RippleInput, op: Op) {
   let truncated = false;
   const dependents = new Map<string, Dependent>();
   const changedSet = new Set(changedPaths);
@@ -105,7 +105,7 @@ async function findDependents(app: RippleDeps, changedPaths: string[], input: Ri
   for (let depth = 1; depth <= input.depth && frontier.length; depth++) {
     const next: typeof frontier = [];
     for (const target of frontier) {
-      for (const hit of await importersOf(app, target.path, op)) {
+      for (const hit of await importersOf(deps, target.path, op)) {
         if (changedSet.has(hit.path) || dependents.has(hit.path)) continue;
         if (dependents.size >= input.max_results) {
           truncated = true;
@@ -128,10 +128,10 @@ async function findDependents(app: RippleDeps, changedPaths: string[], input: Ri
 }
 
 /** Each changed file: whether it exists, what it exports, which direct importers use what. */
-async function describeChanged(app: RippleDeps, changedPaths: string[], dependents: Map<string, Dependent>) {
+async function describeChanged(deps: RippleDeps, changedPaths: string[], dependents: Map<string, Dependent>) {
   const changed = [];
   for (const path of changedPaths) {
-    const abs = join(app.ws.paths.root, path);
+    const abs = join(deps.ws.paths.root, path);
     const exists = existsSync(abs) && statSync(abs).isFile();
     const text = exists ? readText(abs) : undefined;
     const exported =
@@ -141,7 +141,7 @@ async function describeChanged(app: RippleDeps, changedPaths: string[], dependen
     const importers = [...dependents.values()].filter((d) => d.depth === 1 && d.imports === path);
     const used = [];
     for (const importer of importers) {
-      const importerText = readText(join(app.ws.paths.root, importer.path));
+      const importerText = readText(join(deps.ws.paths.root, importer.path));
       if (importerText === undefined) continue;
       const names = [];
       for (const symbol of exported) {
@@ -165,7 +165,7 @@ async function describeChanged(app: RippleDeps, changedPaths: string[], dependen
 
 /** Tests: importers that are tests, tests named after a changed file, tests using a symbol. */
 async function coveringTests(
-  app: RippleDeps,
+  deps: RippleDeps,
   changedPaths: string[],
   dependents: Map<string, Dependent>,
   symbols: SymbolHits[],
@@ -183,7 +183,7 @@ async function coveringTests(
   }
   const stems = new Map(changedPaths.filter((p) => !isTest(p)).map((p) => [stemOf(p), p]));
   if (stems.size) {
-    const all = await app.ws.search.files({ globs: [CODE_GLOB], limit: 20_000 }, op);
+    const all = await deps.ws.search.files({ globs: [CODE_GLOB], limit: 20_000 }, op);
     for (const file of all.files.filter(isTest)) {
       const stem = testStem(file);
       if (stem && stems.has(stem)) addTest(file, `named after ${stems.get(stem)}`);
@@ -197,7 +197,7 @@ async function coveringTests(
 
 /** Risk notes from the facts gathered. */
 function riskNotes(
-  app: RippleDeps,
+  deps: RippleDeps,
   changed: ChangedFile[],
   tests: Map<string, Set<string>>,
   symbols: SymbolHits[],
@@ -247,7 +247,7 @@ function riskNotes(
         message: `${item.path} is project configuration: it affects every build and test`,
       });
     }
-    if (isEntryPoint(app, item.path))
+    if (isEntryPoint(deps, item.path))
       notes.push({
         severity: 'medium',
         message: `${item.path} is a package entry point: changes reach outside consumers`,
@@ -272,15 +272,15 @@ function riskNotes(
   return notes;
 }
 
-async function gitChanges(app: RippleDeps): Promise<string[]> {
-  const git = createGitRunner(app.workspace, app.env);
+async function gitChanges(deps: RippleDeps): Promise<string[]> {
+  const git = createGitRunner(deps.workspace, deps.env);
   const head = await git.run(['rev-parse', '--verify', '--quiet', 'HEAD'], { allowFail: true });
   const tracked =
     head.code === 0
       ? await git.run(['diff', '--name-only', '--relative', 'HEAD'], { allowFail: true })
       : { stdout: '', code: 1 };
   const untracked = await git.run(['ls-files', '--others', '--exclude-standard'], { allowFail: true });
-  const data = posix.normalize(app.ws.paths.display(app.dataDir));
+  const data = posix.normalize(deps.ws.paths.display(deps.dataDir));
   return [
     ...new Set(
       [...tracked.stdout.split('\n'), ...untracked.stdout.split('\n')].map((l) => l.trim()).filter(Boolean),
@@ -291,21 +291,21 @@ async function gitChanges(app: RippleDeps): Promise<string[]> {
 }
 
 /** Files whose import statements resolve to `target`. */
-async function importersOf(app: RippleDeps, target: string, op: { tool: string; signal: AbortSignal }) {
+async function importersOf(deps: RippleDeps, target: string, op: { tool: string; signal: AbortSignal }) {
   const stem = stemOf(target);
   if (!stem) return [];
   // An index file is imported by its directory or as `./dir/index`.
   const file = basename(target, extname(target));
   const name = [...new Set([stem, file])].map(escapeRegex).join('|');
   const pattern = `(from|import|require|export)[^\\n]*['"][^'"]*\\b(${name})(\\.[A-Za-z]+)?['"]|^\\s*(from|import)\\s+[^\\n]*\\b(${name})\\b`;
-  const result = await app.ws.search.grep(
+  const result = await deps.ws.search.grep(
     { pattern, glob: CODE_GLOB, output_mode: 'files', limit: 2000 },
     op,
   );
   const out: { path: string; specifier: string }[] = [];
   for (const path of result.files ?? []) {
     if (path === target) continue;
-    const text = readText(join(app.ws.paths.root, path));
+    const text = readText(join(deps.ws.paths.root, path));
     if (text === undefined) continue;
     const specifier = specifiersOf(path, text).find((spec) => resolvesTo(path, spec, target));
     if (specifier) out.push({ path, specifier });
@@ -347,12 +347,12 @@ function resolvesTo(importer: string, specifier: string, target: string): boolea
 }
 
 async function references(
-  app: RippleDeps,
+  deps: RippleDeps,
   name: string,
   scope: string | undefined,
   op: { tool: string; signal: AbortSignal },
 ) {
-  const result = await app.ws.search.grep(
+  const result = await deps.ws.search.grep(
     {
       pattern: `\\b${escapeRegex(name)}\\b`,
       glob: CODE_GLOB,
@@ -365,7 +365,7 @@ async function references(
   const refs: { path: string; count: number; lines: number[] }[] = [];
   const definitions: { path: string; line: number; kind: string }[] = [];
   for (const path of result.files ?? []) {
-    const text = readText(join(app.ws.paths.root, path));
+    const text = readText(join(deps.ws.paths.root, path));
     if (text === undefined) continue;
     const ranges = await identifierRanges(path, text, name);
     const symbols = (await fileSymbols(path, text)).filter((s) => s.name === name);
@@ -406,9 +406,9 @@ export function isTest(path: string): boolean {
   return testStem(path) !== undefined || /(^|\/)(test|tests|__tests__|spec)\//.test(path);
 }
 
-function isEntryPoint(app: RippleDeps, path: string): boolean {
+function isEntryPoint(deps: RippleDeps, path: string): boolean {
   if (/(^|\/)src\/index\.[cm]?[jt]sx?$|^index\.[cm]?[jt]sx?$/.test(path)) return true;
-  const text = readText(join(app.ws.paths.root, 'package.json'));
+  const text = readText(join(deps.ws.paths.root, 'package.json'));
   if (!text) return false;
   try {
     const pkg = JSON.parse(text) as Record<string, unknown>;
@@ -424,12 +424,12 @@ function isEntryPoint(app: RippleDeps, path: string): boolean {
   }
 }
 
-function testCommands(app: RippleDeps, tests: string[]): string[] {
+function testCommands(deps: RippleDeps, tests: string[]): string[] {
   if (tests.length === 0) return [];
   const commands: string[] = [];
   const js = tests.filter((t) => /\.[cm]?[jt]sx?$/.test(t));
   if (js.length) {
-    const pkg = readText(join(app.ws.paths.root, 'package.json')) ?? '';
+    const pkg = readText(join(deps.ws.paths.root, 'package.json')) ?? '';
     const runner = pkg.includes('"vitest"')
       ? 'npx vitest run'
       : pkg.includes('"jest"')

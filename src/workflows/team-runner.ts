@@ -56,7 +56,7 @@ const planSchema = z.object({
 });
 
 export async function runTeamTask(
-  app: { readonly redactor: Pick<Redactor, 'string'> },
+  deps: { readonly redactor: Pick<Redactor, 'string'> },
   workflows: Pick<WorkflowService, 'start'>,
   caller: Caller,
   team: Team,
@@ -97,7 +97,7 @@ export async function runTeamTask(
     });
     members = await mapBounded(plan.assignments, maxParallel, (assignment) =>
       runMember(
-        app,
+        deps,
         pipeline,
         team,
         team.members.find((m) => m.name === assignment.member)!,
@@ -120,7 +120,7 @@ export async function runTeamTask(
     }
     answer = synthesis.text;
   } catch (error) {
-    failure = app.redactor.string(toSvcError(error).message);
+    failure = deps.redactor.string(toSvcError(error).message);
   }
   const incomplete = members.filter((m) => m.status !== 'completed');
   const status = failure ? (pipeline.signal.aborted ? 'cancelled' : 'failed') : 'completed';
@@ -164,7 +164,7 @@ function coordinator(pipeline: Pipeline, team: Team, phase: 'plan' | 'synthesis'
 }
 
 async function runMember(
-  app: { readonly redactor: Pick<Redactor, 'string'> },
+  deps: { readonly redactor: Pick<Redactor, 'string'> },
   pipeline: Pipeline,
   team: Team,
   member: TeamRole,
@@ -199,7 +199,7 @@ async function runMember(
       result.error = `the run ended ${run.status}${run.error ? `: ${run.error}` : ''}`;
   } catch (error) {
     result.status = pipeline.signal.aborted ? 'cancelled' : 'failed';
-    result.error = app.redactor.string(toSvcError(error).message);
+    result.error = deps.redactor.string(toSvcError(error).message);
   }
   return result;
 }
@@ -288,7 +288,7 @@ export function readPlan(text: string, team: Team, task: string): TeamTaskResult
 
 /** get_teams_status: every team (or one), its members, and each member's sessions and runs. */
 export function teamsStatus(
-  app: { readonly sessions: Pick<SessionStore, 'list'>; readonly runs: Pick<RunLedger, 'list'> },
+  deps: { readonly sessions: Pick<SessionStore, 'list'>; readonly runs: Pick<RunLedger, 'list'> },
   workflows: Pick<WorkflowService, 'teams' | 'runs'>,
   name?: string,
 ) {
@@ -298,8 +298,8 @@ export function teamsStatus(
   const view = teams.map((team) => {
     const tasks = workflows.runs.list({ kind: 'team', ref: team.id, limit: 20 });
     const sessions = tasks.flatMap((task) =>
-      app.sessions.list({ parent_id: task.session_id, limit: 200 }).map((session) => {
-        const run = app.runs.list({ session_id: session.id, limit: 1 })[0];
+      deps.sessions.list({ parent_id: task.session_id, limit: 200 }).map((session) => {
+        const run = deps.runs.list({ session_id: session.id, limit: 1 })[0];
         return {
           task_id: task.id,
           role: String(session.metadata.team_role ?? ''),

@@ -30,11 +30,11 @@ export interface TemplateManagerDeps {
 }
 
 export async function manageTemplate(
-  app: TemplateManagerDeps,
+  deps: TemplateManagerDeps,
   input: TemplateAction,
   ask: (request: PermissionRequest) => Promise<void>,
 ) {
-  const templates = app.workflows.templates;
+  const templates = deps.workflows.templates;
   const requireName = () => {
     if (!input.name) throw new SvcError('invalid_input', `name: required for action ${input.action}`);
     return input.name;
@@ -57,9 +57,9 @@ export async function manageTemplate(
   const checked = (definition: unknown): WorkflowDefinition => {
     const parsed = workflowDefinitionSchema.parse(definition);
     const problems = workflowProblems(parsed, {
-      config: app.config,
-      tools: app.tools.gates().map((g) => g.tool),
-      recipes: app.recipes,
+      config: deps.config,
+      tools: deps.tools.gates().map((g) => g.tool),
+      recipes: deps.recipes,
     });
     if (problems.length) {
       throw new SvcError('invalid_input', problems.map((p) => `${p.field}: ${p.message}`).join('; '), {
@@ -69,7 +69,7 @@ export async function manageTemplate(
     return parsed;
   };
   const runsOf = (name: string) =>
-    app.workflows.runs.list({ kind: 'workflow', ref: name, limit: 10 }).map((run) => ({
+    deps.workflows.runs.list({ kind: 'workflow', ref: name, limit: 10 }).map((run) => ({
       workflow_run_id: run.id,
       status: run.status,
       run_id: run.run_id,

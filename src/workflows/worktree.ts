@@ -100,17 +100,17 @@ export interface WorktreeDeps extends DepthDeps {
 }
 
 export async function spawnWorktreeOverride(
-  app: WorktreeDeps,
+  deps: WorktreeDeps,
   workflows: Pick<WorkflowService, 'worktrees'>,
   caller: Caller,
   input: WorktreeInput,
 ): Promise<WorktreeResult> {
-  const git = createGitRunner(app.workspace, app.env);
+  const git = createGitRunner(deps.workspace, deps.env);
   const top = await git.run(['rev-parse', '--show-toplevel'], { allowFail: true });
   if (top.code !== 0) {
     throw new SvcError(
       'invalid_input',
-      `spawn_worktree_override: ${app.workspace} is not in a git repository; run git init (and commit) first`,
+      `spawn_worktree_override: ${deps.workspace} is not in a git repository; run git init (and commit) first`,
     );
   }
   const repoRoot = top.stdout.trim();
@@ -124,24 +124,24 @@ export async function spawnWorktreeOverride(
     );
   }
   const baseCommit = baseResult.stdout.trim();
-  const narrowed = narrowTools(app, input.tools, caller.ceiling, 'tools');
-  const allTools = narrowed.tools ?? app.tools.registered().map((t) => t.name);
+  const narrowed = narrowTools(deps, input.tools, caller.ceiling, 'tools');
+  const allTools = narrowed.tools ?? deps.tools.registered().map((t) => t.name);
   const tools = allTools.filter((name) => !WITHHELD.includes(name));
 
   const parent = parentSession(
-    app,
+    deps,
     caller,
     `worktree: ${input.description ?? input.prompt.split('\n')[0].slice(0, 50)}`,
   );
-  assertDepth(app, parent.id, 'spawn_worktree_override');
-  const id = app.ids.next('wt');
+  assertDepth(deps, parent.id, 'spawn_worktree_override');
+  const id = deps.ids.next('wt');
   const slug = id.toLowerCase();
   const branch = `svc/worktree/${slug}`;
-  const path = join(app.dataDir, 'worktrees', slug);
-  mkdirSync(join(app.dataDir, 'worktrees'), { recursive: true });
-  const repo = createGitRunner(repoRoot, app.env);
+  const path = join(deps.dataDir, 'worktrees', slug);
+  mkdirSync(join(deps.dataDir, 'worktrees'), { recursive: true });
+  const repo = createGitRunner(repoRoot, deps.env);
   await repo.run(['worktree', 'add', '--quiet', '-b', branch, path, baseCommit]);
-  const workspaceRoot = join(path, relative(repoRoot, app.workspace));
+  const workspaceRoot = join(path, relative(repoRoot, deps.workspace));
   mkdirSync(workspaceRoot, { recursive: true });
   let override = workflows.worktrees.create({
     id,
@@ -151,30 +151,30 @@ export async function spawnWorktreeOverride(
     branch,
     base_commit: baseCommit,
   });
-  const worktreeData = join(app.dataDir, 'worktrees', `${slug}.data`);
+  const worktreeData = join(deps.dataDir, 'worktrees', `${slug}.data`);
   // The worktree sits inside the main data dir: its sandbox keeps the rest of that dir protected.
-  const sandbox = app.sandbox.forWorkspace(workspaceRoot, worktreeData);
+  const sandbox = deps.sandbox.forWorkspace(workspaceRoot, worktreeData);
   const ws = createWorkspace({
     root: workspaceRoot,
     // Its own scratch (search ignore file, job logs): never the main workspace's.
     dataDir: worktreeData,
-    env: app.env,
-    config: () => app.config,
-    db: () => app.db,
-    bus: app.bus,
-    clock: app.clock,
-    ids: app.ids,
-    redactor: app.redactor,
-    fetch: app.fetch,
-    guards: () => app.mutationGuards,
+    env: deps.env,
+    config: () => deps.config,
+    db: () => deps.db,
+    bus: deps.bus,
+    clock: deps.clock,
+    ids: deps.ids,
+    redactor: deps.redactor,
+    fetch: deps.fetch,
+    guards: () => deps.mutationGuards,
     sandbox,
-    spawner: app.spawner.withSandbox(sandbox),
+    spawner: deps.spawner.withSandbox(sandbox),
   });
 
   let run: RunResult | undefined;
   let error: string | null = null;
   try {
-    run = await app.agent.runChild({
+    run = await deps.agent.runChild({
       parentSessionId: parent.id,
       parentRunId: caller.runId,
       prompt: `${input.prompt}\n\n(You work in a separate git worktree at ${workspaceRoot} on branch ${branch}; the user's checkout is not affected. Your changes are committed on that branch when you finish.)`,
@@ -192,11 +192,11 @@ export async function spawnWorktreeOverride(
     if (run.status !== 'completed')
       error = `the run ended ${run.status}${run.reason ? ` (${run.reason})` : ''}${run.error ? `: ${run.error}` : ''}`;
   } catch (failure) {
-    error = app.redactor.string(toSvcError(failure).message);
+    error = deps.redactor.string(toSvcError(failure).message);
   }
 
   // Whatever happened, keep the work: commit it on the branch, then clean up.
-  const tree = createGitRunner(path, app.env);
+  const tree = createGitRunner(path, deps.env);
   let head: string | null = null;
   let files: string[] = [];
   let stat = '';
@@ -228,7 +228,7 @@ export async function spawnWorktreeOverride(
     head_commit: head,
     files_changed: files.length,
     status: error && !run ? 'failed' : kept ? 'kept' : 'removed',
-    finished_at: app.clock.now(),
+    finished_at: deps.clock.now(),
   });
   return view(override, {
     run,
