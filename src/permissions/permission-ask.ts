@@ -1,18 +1,21 @@
 /**
- * `ask` of the permission service: the policy shortcuts, the refusals (unverified under --yolo,
- * nobody attached), and otherwise a pending request that waits for the first answer.
+ * `ask` and `answer` of the permission service: the policy shortcuts, the refusals (unverified
+ * under --yolo, nobody attached), a pending request that waits for the first answer, and the
+ * answer (a session grant also settles the requests it covers).
  * @module
  */
 import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
 import type { SessionEventPayloads } from '../events/types';
 import type { Clock, Ids } from '../util/ids';
-import type {
-  PendingPermission,
-  PermissionAskContext,
-  PermissionDecision,
-  PermissionRequest,
-  PermissionVia,
+import { ANY_SCOPE, type GrantRepository } from './grant-repository';
+import {
+  PERMISSION_DECISIONS,
+  type PendingPermission,
+  type PermissionAskContext,
+  type PermissionDecision,
+  type PermissionRequest,
+  type PermissionVia,
 } from './permission-types';
 
 export interface Waiter {
@@ -27,6 +30,7 @@ export interface AskCore {
   config: () => Config;
   clock: Clock;
   ids: Ids;
+  grants: Pick<GrantRepository, 'add' | 'has'>;
   waiters: Map<string, Waiter>;
   rootOf(sessionId: string): string;
   isAttached(sessionId: string, root: string): boolean;
@@ -123,4 +127,59 @@ export async function askPermission(
   } finally {
     context.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** Answer a pending request; first answer wins (a late one is a not_found error). */
+export function answerPermission(
+  core: AskCore,
+  requestId: string,
+  decision: PermissionDecision,
+  options: { by?: string; message?: string },
+): PendingPermission {
+  const { waiters, settle } = core;
+  if (!PERMISSION_DECISIONS.includes(decision)) {
+    throw new SvcError(
+      'invalid_input',
+      `decision: "${decision}" is not one of ${PERMISSION_DECISIONS.join(', ')}`,
+    );
+  }
+  const waiter = waiters.get(requestId);
+  if (!waiter) {
+    throw new SvcError(
+      'not_found',
+      `request_id: no pending permission request "${requestId}" (already answered, cancelled, or unknown)`,
+    );
+  }
+  const by = options.by ?? 'operator';
+  const { pending } = waiter;
+  if (decision === 'allow_session') {
+    core.grants.add(waiter.root, pending.tool, pending.scope ?? ANY_SCOPE, core.clock.now());
+  }
+  const message = options.message?.trim() || undefined;
+  settle(waiter, decision, by, message);
+  if (decision === 'deny') {
+    const says = message ? ` (the operator says: ${message})` : '';
+    waiter.reject(
+      new SvcError(
+        'forbidden',
+        `permission denied by the operator: ${pending.title}${says}. Do not retry the same call; ask the user or try another approach`,
+        { details: { reason: 'denied', tool: pending.tool } },
+      ),
+    );
+  } else {
+    waiter.resolve('operator');
+  }
+  if (decision === 'allow_session') {
+    // The new grant may cover other requests already waiting in the same family.
+    for (const other of [...waiters.values()]) {
+      if (
+        other.root === waiter.root &&
+        core.grants.has(other.root, other.pending.tool, other.pending.scope ?? undefined)
+      ) {
+        settle(other, 'allow_session', by);
+        other.resolve('session_grant');
+      }
+    }
+  }
+  return pending;
 }

@@ -17,23 +17,21 @@
  * @module
  */
 import type { Config } from '../config/schema';
-import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { SessionEventPayloads } from '../events/types';
 import type { RunLedger } from '../runs/run-ledger';
 import type { SessionStore } from '../sessions/session-store';
 import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
-import { ANY_SCOPE, createGrantRepository } from './grant-repository';
-import { askPermission, type Waiter } from './permission-ask';
-import {
-  PERMISSION_DECISIONS,
-  type PermissionAskContext,
-  type PermissionAttachment,
-  type PermissionDecision,
-  type PermissionRequest,
-  type PermissionService,
-  type PermissionVia,
+import { createGrantRepository } from './grant-repository';
+import { answerPermission, askPermission, type Waiter } from './permission-ask';
+import type {
+  PermissionAskContext,
+  PermissionAttachment,
+  PermissionDecision,
+  PermissionRequest,
+  PermissionService,
+  PermissionVia,
 } from './permission-types';
 
 export * from './permission-types';
@@ -54,8 +52,6 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
   const attachments = new Map<string, PermissionAttachment>();
 
   const rootOf = (sessionId: string): string => deps.sessions.root(sessionId);
-
-  const hasGrant = grants.has;
 
   const isAttached = (sessionId: string, root: string) => {
     for (const a of attachments.values()) {
@@ -89,7 +85,7 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
     const config = deps.config();
     if (config.permissions.allowed_tools.includes(request.tool)) return 'allowed_tools';
     if (context.yolo) return 'yolo';
-    if (context.sessionId && hasGrant(rootOf(context.sessionId), request.tool, request.scope))
+    if (context.sessionId && grants.has(rootOf(context.sessionId), request.tool, request.scope))
       return 'session_grant';
     if (request.safe && config.permissions.auto_allow_read_only_bash) return 'read_only';
     return 'ask';
@@ -118,6 +114,7 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
     config: deps.config,
     clock: deps.clock,
     ids: deps.ids,
+    grants,
     waiters,
     rootOf,
     isAttached,
@@ -137,53 +134,7 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
         : all;
       return list.map((w) => w.pending).sort((a, b) => a.created_at - b.created_at);
     },
-    answer(requestId, decision, options = {}) {
-      if (!PERMISSION_DECISIONS.includes(decision)) {
-        throw new SvcError(
-          'invalid_input',
-          `decision: "${decision}" is not one of ${PERMISSION_DECISIONS.join(', ')}`,
-        );
-      }
-      const waiter = waiters.get(requestId);
-      if (!waiter) {
-        throw new SvcError(
-          'not_found',
-          `request_id: no pending permission request "${requestId}" (already answered, cancelled, or unknown)`,
-        );
-      }
-      const by = options.by ?? 'operator';
-      const { pending } = waiter;
-      if (decision === 'allow_session') {
-        grants.add(waiter.root, pending.tool, pending.scope ?? ANY_SCOPE, deps.clock.now());
-      }
-      const message = options.message?.trim() || undefined;
-      settle(waiter, decision, by, message);
-      if (decision === 'deny') {
-        const says = message ? ` (the operator says: ${message})` : '';
-        waiter.reject(
-          new SvcError(
-            'forbidden',
-            `permission denied by the operator: ${pending.title}${says}. Do not retry the same call; ask the user or try another approach`,
-            { details: { reason: 'denied', tool: pending.tool } },
-          ),
-        );
-      } else {
-        waiter.resolve('operator');
-      }
-      if (decision === 'allow_session') {
-        // The new grant may cover other requests already waiting in the same family.
-        for (const other of [...waiters.values()]) {
-          if (
-            other.root === waiter.root &&
-            hasGrant(other.root, other.pending.tool, other.pending.scope ?? undefined)
-          ) {
-            settle(other, 'allow_session', by);
-            other.resolve('session_grant');
-          }
-        }
-      }
-      return pending;
-    },
+    answer: (requestId, decision, options = {}) => answerPermission(core, requestId, decision, options),
     grants(sessionId) {
       return grants.list(rootOf(sessionId));
     },

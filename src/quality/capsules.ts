@@ -19,7 +19,7 @@ import type { OpContext } from '../workspace/context';
 import type { BeforeWriteHook, ChangeCommitter } from '../workspace/file-changes';
 import type { FileChange, FileHistory } from '../workspace/file-history';
 import type { PathResolver } from '../workspace/paths';
-import { createCapsuleRepository } from './capsule-repository';
+import { type CapsuleRepository, createCapsuleRepository } from './capsule-repository';
 import { revertCapsule, showCapsule } from './capsule-review';
 import type { CapsuleService, EditCapsule, EditCapsuleFile } from './capsule-types';
 import { lineCounts } from './line-diff';
@@ -29,7 +29,7 @@ export * from './capsule-types';
 
 const FINAL_RUN_STATUSES = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 
-export function createCapsuleService(deps: {
+export interface CapsuleDeps {
   db: QualityDb;
   clock: Clock;
   ids: Ids;
@@ -41,40 +41,13 @@ export function createCapsuleService(deps: {
   changes: ChangeCommitter;
   paths: PathResolver;
   runs: RunLedger;
-}): CapsuleService {
+}
+
+export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
   const repo = createCapsuleRepository(deps.db);
   const recording = new Map<string, Promise<void>>();
 
-  const open = async (ctx: OpContext & { runId: string; sessionId: string }) => {
-    if (repo.byRun(ctx.runId)) return;
-    let checkpointId: string | null = null;
-    let note: string | null = null;
-    try {
-      const checkpoint = await deps.checkpoints.create(
-        {
-          name: `before run ${ctx.runId}`,
-          description: `edit capsule: the workspace before run ${ctx.runId} first changed a file`,
-        },
-        { tool: 'edit_capsule', sessionId: ctx.sessionId, runId: ctx.runId },
-        true,
-      );
-      checkpointId = checkpoint.id;
-    } catch (error) {
-      const message = SvcError.is(error) ? error.message : String(error);
-      note = `no checkpoint (${message}); the capsule still reverts from file history`;
-      deps.log.info('edit capsule without checkpoint', { run_id: ctx.runId, reason: message });
-    }
-    const run = deps.runs.get(ctx.runId);
-    repo.insertRecording({
-      id: deps.ids.next('cap'),
-      session_id: ctx.sessionId,
-      run_id: ctx.runId,
-      parent_run_id: run?.parent_run_id ?? null,
-      checkpoint_id: checkpointId,
-      checkpoint_note: note,
-      created_at: deps.clock.now(),
-    });
-  };
+  const open = (ctx: OpContext & { runId: string; sessionId: string }) => openCapsule(deps, repo, ctx);
 
   const beforeWrite: BeforeWriteHook = async (_changes, ctx) => {
     const { runId, sessionId } = ctx;
@@ -194,6 +167,42 @@ export function createCapsuleService(deps: {
       };
     },
   };
+}
+
+/** The first change of a run: a checkpoint of the workspace and a `recording` capsule. */
+async function openCapsule(
+  deps: CapsuleDeps,
+  repo: CapsuleRepository,
+  ctx: OpContext & { runId: string; sessionId: string },
+): Promise<void> {
+  if (repo.byRun(ctx.runId)) return;
+  let checkpointId: string | null = null;
+  let note: string | null = null;
+  try {
+    const checkpoint = await deps.checkpoints.create(
+      {
+        name: `before run ${ctx.runId}`,
+        description: `edit capsule: the workspace before run ${ctx.runId} first changed a file`,
+      },
+      { tool: 'edit_capsule', sessionId: ctx.sessionId, runId: ctx.runId },
+      true,
+    );
+    checkpointId = checkpoint.id;
+  } catch (error) {
+    const message = SvcError.is(error) ? error.message : String(error);
+    note = `no checkpoint (${message}); the capsule still reverts from file history`;
+    deps.log.info('edit capsule without checkpoint', { run_id: ctx.runId, reason: message });
+  }
+  const run = deps.runs.get(ctx.runId);
+  repo.insertRecording({
+    id: deps.ids.next('cap'),
+    session_id: ctx.sessionId,
+    run_id: ctx.runId,
+    parent_run_id: run?.parent_run_id ?? null,
+    checkpoint_id: checkpointId,
+    checkpoint_note: note,
+    created_at: deps.clock.now(),
+  });
 }
 
 /** The run's file history folded into one net change per path (paths back to their start drop out). */

@@ -152,60 +152,8 @@ export function createFindingRepository(qdb: QualityDb): FindingRepository {
         (handle) => handle.prepare('SELECT * FROM findings WHERE id = ?').get(id) as FindingRow | undefined,
       );
     },
-    list(filter) {
-      const where: string[] = [];
-      const params: unknown[] = [];
-      if (filter.states?.length) {
-        where.push(`state IN (${filter.states.map(() => '?').join(', ')})`);
-        params.push(...filter.states);
-      }
-      if (filter.kind) {
-        where.push('kind = ?');
-        params.push(filter.kind);
-      }
-      if (filter.sessionId) {
-        where.push('(session_id = ? OR last_session_id = ?)');
-        params.push(filter.sessionId, filter.sessionId);
-      }
-      return readOr(
-        qdb,
-        [] as FindingRow[],
-        (handle) =>
-          handle
-            .prepare(
-              `SELECT * FROM findings ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-             ORDER BY last_seen_at DESC, id DESC LIMIT ?`,
-            )
-            .all(...params, filter.limit ?? 50) as FindingRow[],
-      );
-    },
-    events(filter) {
-      const where: string[] = [];
-      const params: unknown[] = [];
-      if (filter.findingId) {
-        where.push('e.finding_id = ?');
-        params.push(filter.findingId);
-      }
-      if (filter.sessionId) {
-        where.push('e.session_id = ?');
-        params.push(filter.sessionId);
-      }
-      const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-      return readOr(qdb, { events: [], total: 0 }, (handle) => {
-        const events = handle
-          .prepare(
-            `SELECT e.*, f.title AS title FROM finding_events e JOIN findings f ON f.id = e.finding_id
-             ${clause} ORDER BY e.id DESC LIMIT ?`,
-          )
-          .all(...params, filter.limit ?? 20) as (FindingEvent & { title: string })[];
-        const total = (
-          handle.prepare(`SELECT count(*) AS n FROM finding_events e ${clause}`).get(...params) as {
-            n: number;
-          }
-        ).n;
-        return { events, total };
-      });
-    },
+    list: (filter) => listFindings(qdb, filter),
+    events: (filter) => findingEvents(qdb, filter),
     countsByStateAndKind(sessionId) {
       const session = sessionId ? 'WHERE session_id = ? OR last_session_id = ?' : '';
       const params = sessionId ? [sessionId, sessionId] : [];
@@ -231,4 +179,63 @@ export function createFindingRepository(qdb: QualityDb): FindingRepository {
       );
     },
   };
+}
+
+function listFindings(qdb: QualityDb, filter: FindingListFilter): FindingRow[] {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (filter.states?.length) {
+    where.push(`state IN (${filter.states.map(() => '?').join(', ')})`);
+    params.push(...filter.states);
+  }
+  if (filter.kind) {
+    where.push('kind = ?');
+    params.push(filter.kind);
+  }
+  if (filter.sessionId) {
+    where.push('(session_id = ? OR last_session_id = ?)');
+    params.push(filter.sessionId, filter.sessionId);
+  }
+  return readOr(
+    qdb,
+    [] as FindingRow[],
+    (handle) =>
+      handle
+        .prepare(
+          `SELECT * FROM findings ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+         ORDER BY last_seen_at DESC, id DESC LIMIT ?`,
+        )
+        .all(...params, filter.limit ?? 50) as FindingRow[],
+  );
+}
+
+function findingEvents(
+  qdb: QualityDb,
+  filter: { findingId?: string; sessionId?: string; limit?: number },
+): { events: (FindingEvent & { title: string })[]; total: number } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (filter.findingId) {
+    where.push('e.finding_id = ?');
+    params.push(filter.findingId);
+  }
+  if (filter.sessionId) {
+    where.push('e.session_id = ?');
+    params.push(filter.sessionId);
+  }
+  const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+  return readOr(qdb, { events: [], total: 0 }, (handle) => {
+    const events = handle
+      .prepare(
+        `SELECT e.*, f.title AS title FROM finding_events e JOIN findings f ON f.id = e.finding_id
+         ${clause} ORDER BY e.id DESC LIMIT ?`,
+      )
+      .all(...params, filter.limit ?? 20) as (FindingEvent & { title: string })[];
+    const total = (
+      handle.prepare(`SELECT count(*) AS n FROM finding_events e ${clause}`).get(...params) as {
+        n: number;
+      }
+    ).n;
+    return { events, total };
+  });
 }
