@@ -5,9 +5,9 @@
  * Events flow one way: domain → bus → subscribers (SSE, TUI, svc run, tests).
  * @module
  */
-import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
+import { createEventStore, type EventStore } from './event-store';
 
 export interface SessionEvent<P extends Record<string, unknown> = Record<string, unknown>> {
   id: number;
@@ -63,34 +63,17 @@ export function createEventBus(deps: {
   let delivering = false;
   const backlog: SessionEvent[] = [];
 
-  let statements:
-    | {
-        insert: Statement;
-        maxId: Statement;
-        after: Statement;
-      }
-    | undefined;
+  let store: EventStore | undefined;
   const sql = () => {
     if (!deps.db || closed) return undefined;
-    if (!statements) {
-      const db = deps.db();
-      statements = {
-        insert: db.prepare(
-          'INSERT INTO session_events (session_id, type, payload, created_at) VALUES (?, ?, ?, ?)',
-        ),
-        maxId: db.prepare('SELECT coalesce(max(id), 0) AS id FROM session_events WHERE session_id = ?'),
-        after: db.prepare(
-          'SELECT id, session_id, type, payload, created_at FROM session_events WHERE session_id = ? AND id > ? ORDER BY id',
-        ),
-      };
-    }
-    return statements;
+    store ??= createEventStore(deps.db());
+    return store;
   };
 
   const ringFor = (sessionId: string): Ring => {
     let ring = rings.get(sessionId);
     if (!ring) {
-      const persisted = (sql()?.maxId.get(sessionId) as { id: number } | undefined)?.id ?? 0;
+      const persisted = sql()?.maxId(sessionId) ?? 0;
       ring = { events: [], evictedUpTo: persisted };
       rings.set(sessionId, ring);
     }
@@ -116,7 +99,7 @@ export function createEventBus(deps: {
       const ring = ringFor(sessionId);
       const statements = sql();
       const id = statements
-        ? Number(statements.insert.run(sessionId, type, JSON.stringify(payload), created_at).lastInsertRowid)
+        ? statements.insert(sessionId, type, JSON.stringify(payload), created_at)
         : ++memoryId;
       const event = { id, session_id: sessionId, type, payload, created_at };
       ring.events.push(event);
@@ -155,13 +138,7 @@ export function createEventBus(deps: {
       if (afterId >= ring.evictedUpTo || !statements) {
         return { events: ring.events.filter((e) => e.id > afterId), source: 'ring' };
       }
-      const rows = statements.after.all(sessionId, afterId) as {
-        id: number;
-        session_id: string;
-        type: string;
-        payload: string;
-        created_at: number;
-      }[];
+      const rows = statements.after(sessionId, afterId);
       return {
         events: rows.map((r) => ({ ...r, payload: JSON.parse(r.payload) as Record<string, unknown> })),
         source: 'log',

@@ -208,58 +208,8 @@ export function validateManifest(
     .map((item, i) => v.string('skills', `skills[${i}]`, item, { required: true, pattern: NAME }))
     .filter((s): s is string => s !== undefined);
 
-  const hooks: PackHook[] = [];
-  v.array('hooks', 'hooks', merged.hooks, MAX_HOOKS).forEach((item, i) => {
-    const at = `hooks[${i}]`;
-    const hook = v.table('hooks', at, item, true);
-    if (!hook) return;
-    v.onlyKeys('hooks', at, hook, ['event', 'command', 'tool', 'timeout_seconds']);
-    const event = v.oneOf('hooks', `${at}.event`, hook.event, HOOK_EVENTS);
-    const command = v.string('hooks', `${at}.command`, hook.command, { required: true, max: 8192 });
-    const tool = v.string('hooks', `${at}.tool`, hook.tool, { pattern: TOOL_PATTERN });
-    if (tool !== undefined && event !== undefined && !event.startsWith('tool.')) {
-      v.warn('hooks', `${at}.tool`, 'only tool.started and tool.finished hooks filter by tool; ignored');
-    }
-    const timeout = v.integer('hooks', `${at}.timeout_seconds`, hook.timeout_seconds, {
-      min: 1,
-      max: MAX_HOOK_TIMEOUT_SECONDS,
-    });
-    if (event !== undefined && command !== undefined) {
-      hooks.push({
-        event,
-        command,
-        ...(tool !== undefined && event.startsWith('tool.') ? { tool } : {}),
-        timeout_seconds: timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS,
-      });
-    }
-  });
-
-  const policy: PackPolicyRule[] = [];
-  v.array('policy', 'policy', merged.policy, MAX_POLICY_RULES).forEach((item, i) => {
-    const at = `policy[${i}]`;
-    const rule = v.table('policy', at, item, true);
-    if (!rule) return;
-    v.onlyKeys('policy', at, rule, ['tool', 'effect', 'reason']);
-    const tool = v.string('policy', `${at}.tool`, rule.tool, { required: true, pattern: TOOL_PATTERN });
-    const effect = v.oneOf('policy', `${at}.effect`, rule.effect, ['allow', 'deny'] as const);
-    v.string('policy', `${at}.reason`, rule.reason, { max: 500 });
-    if (tool === undefined || effect === undefined) return;
-    // spec, Native agent tools: old config tool names are rejected in explicit allowlists.
-    if (effect === 'allow' && options.tools?.rejectedInAllowlist(tool)) {
-      v.error(
-        'policy',
-        `${at}.tool`,
-        'is an old config tool name, not accepted in an allow rule; use config',
-      );
-      return;
-    }
-    const canonical = options.tools?.canonical(tool) ?? tool;
-    const matches = toolMatcher(canonical);
-    if (options.tools && !options.tools.known.some(matches)) {
-      v.warn('policy', `${at}.tool`, 'matches no defined tool; the rule has no effect');
-    }
-    policy.push({ tool: canonical, effect });
-  });
+  const hooks = validateHooks(v, merged.hooks);
+  const policy = validatePolicy(v, merged.policy, options.tools);
 
   const taskRules: PackTaskRule[] = [];
   v.array('task_rules', 'task_rules', merged.task_rules, 64).forEach((item, i) => {
@@ -317,6 +267,67 @@ export function validateManifest(
       choreography,
     },
   };
+}
+
+/** The `[[hooks]]` entries. */
+function validateHooks(v: Validator, value: unknown): PackHook[] {
+  const hooks: PackHook[] = [];
+  v.array('hooks', 'hooks', value, MAX_HOOKS).forEach((item, i) => {
+    const at = `hooks[${i}]`;
+    const hook = v.table('hooks', at, item, true);
+    if (!hook) return;
+    v.onlyKeys('hooks', at, hook, ['event', 'command', 'tool', 'timeout_seconds']);
+    const event = v.oneOf('hooks', `${at}.event`, hook.event, HOOK_EVENTS);
+    const command = v.string('hooks', `${at}.command`, hook.command, { required: true, max: 8192 });
+    const tool = v.string('hooks', `${at}.tool`, hook.tool, { pattern: TOOL_PATTERN });
+    if (tool !== undefined && event !== undefined && !event.startsWith('tool.')) {
+      v.warn('hooks', `${at}.tool`, 'only tool.started and tool.finished hooks filter by tool; ignored');
+    }
+    const timeout = v.integer('hooks', `${at}.timeout_seconds`, hook.timeout_seconds, {
+      min: 1,
+      max: MAX_HOOK_TIMEOUT_SECONDS,
+    });
+    if (event !== undefined && command !== undefined) {
+      hooks.push({
+        event,
+        command,
+        ...(tool !== undefined && event.startsWith('tool.') ? { tool } : {}),
+        timeout_seconds: timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS,
+      });
+    }
+  });
+  return hooks;
+}
+
+/** The `[[policy]]` rules, with tool names made canonical. */
+function validatePolicy(v: Validator, value: unknown, tools: ValidateOptions['tools']): PackPolicyRule[] {
+  const policy: PackPolicyRule[] = [];
+  v.array('policy', 'policy', value, MAX_POLICY_RULES).forEach((item, i) => {
+    const at = `policy[${i}]`;
+    const rule = v.table('policy', at, item, true);
+    if (!rule) return;
+    v.onlyKeys('policy', at, rule, ['tool', 'effect', 'reason']);
+    const tool = v.string('policy', `${at}.tool`, rule.tool, { required: true, pattern: TOOL_PATTERN });
+    const effect = v.oneOf('policy', `${at}.effect`, rule.effect, ['allow', 'deny'] as const);
+    v.string('policy', `${at}.reason`, rule.reason, { max: 500 });
+    if (tool === undefined || effect === undefined) return;
+    // spec, Native agent tools: old config tool names are rejected in explicit allowlists.
+    if (effect === 'allow' && tools?.rejectedInAllowlist(tool)) {
+      v.error(
+        'policy',
+        `${at}.tool`,
+        'is an old config tool name, not accepted in an allow rule; use config',
+      );
+      return;
+    }
+    const canonical = tools?.canonical(tool) ?? tool;
+    const matches = toolMatcher(canonical);
+    if (tools && !tools.known.some(matches)) {
+      v.warn('policy', `${at}.tool`, 'matches no defined tool; the rule has no effect');
+    }
+    policy.push({ tool: canonical, effect });
+  });
+  return policy;
 }
 
 /** Glob (`*`, `?`) → anchored RegExp over tool names. */

@@ -1,0 +1,208 @@
+/**
+ * The edit capsules' table (`edit_capsules`): every statement the capsule service runs. Writes
+ * use the app database; reads answer empty when there is none yet (./store.ts).
+ * @module
+ */
+import type { CapsuleStatus, EditCapsule, EditCapsuleFile } from './capsule-types';
+import { jsonColumn, type QualityDb, readOr } from './store';
+
+interface Row {
+  id: string;
+  session_id: string;
+  run_id: string;
+  parent_run_id: string | null;
+  status: CapsuleStatus;
+  run_status: string | null;
+  checkpoint_id: string | null;
+  checkpoint_note: string | null;
+  files: string;
+  file_count: number;
+  additions: number;
+  deletions: number;
+  created_at: number;
+  closed_at: number | null;
+  reverted_at: number | null;
+  reverted_by_session_id: string | null;
+  revert_history_ids: string | null;
+}
+
+/** The files and line totals a closing capsule is written with. */
+export interface CapsuleContent {
+  files: EditCapsuleFile[];
+  additions: number;
+  deletions: number;
+}
+
+export interface CapsuleRepository {
+  byRun(runId: string): EditCapsule | undefined;
+  /** A `recording` capsule for the run, unless it has one. */
+  insertRecording(row: {
+    id: string;
+    session_id: string;
+    run_id: string;
+    parent_run_id: string | null;
+    checkpoint_id: string | null;
+    checkpoint_note: string | null;
+    created_at: number;
+  }): void;
+  /** A capsule opened at run end (edit capsules were off when the run first changed a file). */
+  insertOpen(
+    row: {
+      id: string;
+      session_id: string;
+      run_id: string;
+      parent_run_id: string | null;
+      run_status: string;
+      checkpoint_note: string;
+      now: number;
+    },
+    content: CapsuleContent,
+  ): void;
+  /** Recording → open with the run's changes. */
+  close(id: string, runStatus: string, content: CapsuleContent, now: number): void;
+  delete(id: string): void;
+  /** Capsules still recording for runs other than this one. */
+  strandedExcept(runId: string): { run_id: string; session_id: string }[];
+  markReverted(id: string, now: number, bySessionId: string | null, historyIds: number[]): void;
+  /** Reads (empty without a database). */
+  find(id: string): EditCapsule | undefined;
+  list(filter: { sessionId?: string; status?: CapsuleStatus; limit?: number }): EditCapsule[];
+  totals(sessionId?: string): Record<string, number | null> | undefined;
+}
+
+const toCapsule = (row: Row): EditCapsule => ({
+  ...row,
+  files: jsonColumn<EditCapsuleFile[]>(row.files, []),
+  revert_history_ids: jsonColumn<number[]>(row.revert_history_ids, []),
+});
+
+export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
+  const db = () => qdb.write();
+  return {
+    byRun(runId) {
+      const row = db().prepare('SELECT * FROM edit_capsules WHERE run_id = ?').get(runId) as Row | undefined;
+      return row ? toCapsule(row) : undefined;
+    },
+    insertRecording(row) {
+      db()
+        .prepare(
+          `INSERT INTO edit_capsules (id, session_id, run_id, parent_run_id, status, checkpoint_id, checkpoint_note, created_at)
+           VALUES (?, ?, ?, ?, 'recording', ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+        )
+        .run(
+          row.id,
+          row.session_id,
+          row.run_id,
+          row.parent_run_id,
+          row.checkpoint_id,
+          row.checkpoint_note,
+          row.created_at,
+        );
+    },
+    insertOpen(row, content) {
+      db()
+        .prepare(
+          `INSERT INTO edit_capsules (id, session_id, run_id, parent_run_id, status, run_status, checkpoint_note,
+             files, file_count, additions, deletions, created_at, closed_at)
+           VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          row.id,
+          row.session_id,
+          row.run_id,
+          row.parent_run_id,
+          row.run_status,
+          row.checkpoint_note,
+          JSON.stringify(content.files),
+          content.files.length,
+          content.additions,
+          content.deletions,
+          row.now,
+          row.now,
+        );
+    },
+    close(id, runStatus, content, now) {
+      db()
+        .prepare(
+          `UPDATE edit_capsules SET status = 'open', run_status = ?, files = ?, file_count = ?, additions = ?,
+             deletions = ?, closed_at = ? WHERE id = ?`,
+        )
+        .run(
+          runStatus,
+          JSON.stringify(content.files),
+          content.files.length,
+          content.additions,
+          content.deletions,
+          now,
+          id,
+        );
+    },
+    delete(id) {
+      db().prepare('DELETE FROM edit_capsules WHERE id = ?').run(id);
+    },
+    strandedExcept(runId) {
+      return db()
+        .prepare("SELECT run_id, session_id FROM edit_capsules WHERE status = 'recording' AND run_id != ?")
+        .all(runId) as { run_id: string; session_id: string }[];
+    },
+    markReverted(id, now, bySessionId, historyIds) {
+      db()
+        .prepare(
+          `UPDATE edit_capsules SET status = 'reverted', reverted_at = ?, reverted_by_session_id = ?,
+             revert_history_ids = ? WHERE id = ? AND status = 'open'`,
+        )
+        .run(now, bySessionId, JSON.stringify(historyIds), id);
+    },
+    find(id) {
+      const row = readOr(
+        qdb,
+        undefined,
+        (handle) => handle.prepare('SELECT * FROM edit_capsules WHERE id = ?').get(id) as Row | undefined,
+      );
+      return row ? toCapsule(row) : undefined;
+    },
+    list(filter) {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (filter.sessionId) {
+        where.push('session_id = ?');
+        params.push(filter.sessionId);
+      }
+      if (filter.status) {
+        where.push('status = ?');
+        params.push(filter.status);
+      }
+      const rows = readOr(
+        qdb,
+        [] as Row[],
+        (handle) =>
+          handle
+            .prepare(
+              `SELECT * FROM edit_capsules ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+             ORDER BY created_at DESC, id DESC LIMIT ?`,
+            )
+            .all(...params, filter.limit ?? 20) as Row[],
+      );
+      return rows.map(toCapsule);
+    },
+    totals(sessionId) {
+      const where = sessionId ? 'WHERE session_id = ?' : '';
+      const params = sessionId ? [sessionId] : [];
+      return readOr(
+        qdb,
+        undefined,
+        (handle) =>
+          handle
+            .prepare(
+              `SELECT count(*) AS total,
+               sum(status = 'recording') AS recording, sum(status = 'open') AS open,
+               sum(status = 'reverted') AS reverted, sum(checkpoint_id IS NOT NULL) AS with_checkpoint,
+               sum(file_count) AS files, sum(additions) AS additions, sum(deletions) AS deletions,
+               max(created_at) AS last
+             FROM edit_capsules ${where}`,
+            )
+            .get(...params) as Record<string, number | null>,
+      );
+    },
+  };
+}

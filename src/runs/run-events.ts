@@ -1,0 +1,97 @@
+/**
+ * The ledger's events: appending one (with its per-run sequence number) and the listeners that
+ * observe every append.
+ * @module
+ */
+import { SvcError } from '../errors';
+import { type Db, groupCommit } from '../store/db';
+import type { Clock } from '../util/ids';
+import type { RunLookups } from './queries';
+import type { RunWrites } from './run-repository';
+import type { RunEvent } from './types';
+
+export interface RunEventsDeps {
+  /** The handle without the first-use recovery (appends happen during recovery). */
+  rawDb: () => Db;
+  clock: Clock;
+  queries: Pick<RunLookups, 'sessionOf'>;
+  writes: Pick<RunWrites, 'insertEvent'>;
+  onListenerError?: (error: unknown, event: RunEvent) => void;
+}
+
+export interface RunEvents {
+  /** Appends to a run whose session is known. */
+  appendTo(runId: string, sessionId: string, type: string, payload: Record<string, unknown>): RunEvent;
+  /** Appends to a run, looking its session up (cached per run). */
+  append(runId: string, type: string, payload: Record<string, unknown>): RunEvent;
+  onAppend(listener: (event: RunEvent) => void): () => void;
+  /** Drops the cached session of a deleted run. */
+  forget(runId: string): void;
+}
+
+export function createRunEvents(deps: RunEventsDeps): RunEvents {
+  const appendListeners: ((event: RunEvent) => void)[] = [];
+  // run id → session id of the runs this process appends to (a run never changes session).
+  const sessionOfRun = new Map<string, string>();
+  const remember = (runId: string, sessionId: string) => {
+    if (sessionOfRun.size > 1000) sessionOfRun.clear();
+    sessionOfRun.set(runId, sessionId);
+  };
+
+  function appendTo(
+    runId: string,
+    sessionId: string,
+    type: string,
+    payload: Record<string, unknown>,
+  ): RunEvent {
+    groupCommit(deps.rawDb());
+    const created_at = deps.clock.now();
+    const row = deps.writes.insertEvent({
+      run_id: runId,
+      session_id: sessionId,
+      type,
+      payload: JSON.stringify(payload),
+      created_at,
+    });
+    const event = {
+      id: row.id,
+      run_id: runId,
+      session_id: sessionId,
+      seq: row.seq,
+      type,
+      payload,
+      created_at,
+    };
+    for (const listener of [...appendListeners]) {
+      try {
+        listener(event);
+      } catch (error) {
+        deps.onListenerError?.(error, event);
+      }
+    }
+    return event;
+  }
+
+  return {
+    appendTo,
+    append(runId, type, payload) {
+      let sessionId = sessionOfRun.get(runId);
+      if (!sessionId) {
+        sessionId = deps.queries.sessionOf(runId);
+        if (!sessionId) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+        remember(runId, sessionId);
+      }
+      return appendTo(runId, sessionId, type, payload);
+    },
+    onAppend(listener) {
+      appendListeners.push(listener);
+      return () => {
+        const at = appendListeners.indexOf(listener);
+        if (at >= 0) appendListeners.splice(at, 1);
+      };
+    },
+    forget(runId) {
+      sessionOfRun.delete(runId);
+    },
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * Every write of the run ledger (`agent_runs`, `agent_run_events`): the statements the ledger's
+ * writes, events and recovery run. Reads are in ./queries.ts. A second storage backend implements
+ * `RunWrites` next to `RunQueries`.
+ * @module
+ */
+import type { Statement } from 'better-sqlite3';
+import type { FailureReport } from '../errors';
+import type { RunStatus, RunUsage } from './types';
+
+/** The columns a new run row is written with. */
+export interface RunRowInsert {
+  id: string;
+  session_id: string;
+  parent_run_id: string | null;
+  family_session_id: string;
+  status: 'queued' | 'running';
+  agent: string;
+  model: string | null;
+  origin: string;
+  prompt: string;
+  options: string;
+  created_at: number;
+  started_at: number | null;
+  pid: number | null;
+  host: string | null;
+  runner: string | null;
+}
+
+/** The columns an update changes (`undefined` leaves one as it is). */
+export interface RunRowPatch {
+  status?: RunStatus;
+  model?: string | null;
+  reason?: string | null;
+  error?: string | null;
+  failure?: FailureReport | null;
+  steps?: number;
+  usage?: RunUsage;
+  cost?: number;
+  result_message_id?: string | null;
+  started_at?: number | null;
+  finished_at?: number | null;
+}
+
+export interface RunWrites {
+  insertRun(row: RunRowInsert): void;
+  /** Running → interrupted; returns false when the run was no longer running. */
+  interruptIfRunning(id: string, reason: string, now: number): boolean;
+  /** Marks a run interrupted whatever its status. */
+  interrupt(id: string, reason: string, now: number): void;
+  /** Queued → running, owned by this process. */
+  markRunning(id: string, now: number, owner: { pid: number; host: string; runner: string }): void;
+  /** Returns false when there is no such run. */
+  updateRun(id: string, patch: RunRowPatch, now: number): boolean;
+  requestCancel(id: string, now: number): void;
+  /** Deletes these runs (their events go with them). */
+  deleteRuns(ids: readonly string[]): void;
+  /** Appends an event with the run's next sequence number. */
+  insertEvent(event: {
+    run_id: string;
+    session_id: string;
+    type: string;
+    payload: string;
+    created_at: number;
+  }): { id: number; seq: number };
+}
+
+/** The writes over a statement cache; `transaction` wraps the multi-row delete. */
+export function createRunWrites(
+  prepare: (text: string) => Statement,
+  transaction: (fn: () => void) => void,
+): RunWrites {
+  return {
+    insertRun(row) {
+      prepare(
+        `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
+             prompt, options, created_at, updated_at, started_at, pid, host, runner)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        row.id,
+        row.session_id,
+        row.parent_run_id,
+        row.family_session_id,
+        row.status,
+        row.agent,
+        row.model,
+        row.origin,
+        row.prompt,
+        row.options,
+        row.created_at,
+        row.created_at,
+        row.started_at,
+        row.pid,
+        row.host,
+        row.runner,
+      );
+    },
+    interruptIfRunning(id, reason, now) {
+      return (
+        prepare(
+          "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ? AND status = 'running'",
+        ).run(reason, now, now, id).changes > 0
+      );
+    },
+    interrupt(id, reason, now) {
+      prepare(
+        "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ?",
+      ).run(reason, now, now, id);
+    },
+    markRunning(id, now, owner) {
+      prepare(
+        "UPDATE agent_runs SET status = 'running', started_at = ?, updated_at = ?, pid = ?, host = ?, runner = ? WHERE id = ?",
+      ).run(now, now, owner.pid, owner.host, owner.runner, id);
+    },
+    updateRun(id, patch, now) {
+      const sets: string[] = [];
+      const params: unknown[] = [];
+      const set = (column: string, value: unknown) => {
+        sets.push(`${column} = ?`);
+        params.push(value);
+      };
+      if (patch.status !== undefined) set('status', patch.status);
+      if (patch.model !== undefined) set('model', patch.model);
+      if (patch.reason !== undefined) set('reason', patch.reason);
+      if (patch.error !== undefined) set('error', patch.error);
+      if (patch.failure !== undefined) set('failure', patch.failure ? JSON.stringify(patch.failure) : null);
+      if (patch.steps !== undefined) set('steps', patch.steps);
+      if (patch.usage) {
+        set('input_tokens', patch.usage.input_tokens);
+        set('output_tokens', patch.usage.output_tokens);
+        set('reasoning_tokens', patch.usage.reasoning_tokens);
+        set('cached_input_tokens', patch.usage.cached_input_tokens);
+      }
+      if (patch.cost !== undefined) set('cost', patch.cost);
+      if (patch.result_message_id !== undefined) set('result_message_id', patch.result_message_id);
+      if (patch.started_at !== undefined) set('started_at', patch.started_at);
+      if (patch.finished_at !== undefined) set('finished_at', patch.finished_at);
+      set('updated_at', now);
+      return prepare(`UPDATE agent_runs SET ${sets.join(', ')} WHERE id = ?`).run(...params, id).changes > 0;
+    },
+    requestCancel(id, now) {
+      prepare('UPDATE agent_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?').run(now, id);
+    },
+    deleteRuns(ids) {
+      const remove = prepare('DELETE FROM agent_runs WHERE id = ?');
+      transaction(() => {
+        for (const runId of ids) remove.run(runId);
+      });
+    },
+    insertEvent(event) {
+      return prepare(
+        `INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
+           VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM agent_run_events WHERE run_id = ?), ?, ?, ?)
+           RETURNING id, seq`,
+      ).get(event.run_id, event.session_id, event.run_id, event.type, event.payload, event.created_at) as {
+        id: number;
+        seq: number;
+      };
+    },
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * The ledger's writes: creating a run, claiming a queued one, updating, cancelling, deleting.
+ * @module
+ */
+import { SvcError } from '../errors';
+import { type Db, groupCommit } from '../store/db';
+import type { Clock, Ids } from '../util/ids';
+import type { RunLookups } from './queries';
+import type { RunEvents } from './run-events';
+import type { RunOwner } from './run-recovery';
+import type { RunRowPatch, RunWrites } from './run-repository';
+import type { AgentRun, RunOptions } from './types';
+
+export interface CreateRunInput {
+  session_id: string;
+  family_session_id: string;
+  parent_run_id?: string | null;
+  agent: string;
+  model?: string | null;
+  origin: string;
+  prompt: string;
+  options?: RunOptions;
+  status?: 'queued' | 'running';
+}
+
+export type RunPatch = RunRowPatch;
+
+export type ClaimResult = { ok: true; run: AgentRun } | { ok: false; blocking: AgentRun };
+
+export interface RunWriteOpsDeps {
+  /** The handle after the first-use recovery. */
+  db: () => Db;
+  clock: Clock;
+  ids: Ids;
+  owner: RunOwner;
+  queries: Pick<RunLookups, 'get' | 'runningOthers' | 'subtree'>;
+  writes: RunWrites;
+  events: Pick<RunEvents, 'appendTo' | 'forget'>;
+  ownerAlive(run: AgentRun): boolean;
+  require(id: string): AgentRun;
+}
+
+export interface RunWriteOps {
+  create(input: CreateRunInput): AgentRun;
+  claim(runId: string): ClaimResult;
+  update(id: string, patch: RunPatch): AgentRun;
+  requestCancel(id: string): void;
+  delete(id: string): string[];
+}
+
+export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
+  const { owner, queries, writes } = deps;
+  return {
+    create(input) {
+      deps.db();
+      const now = deps.clock.now();
+      const id = deps.ids.next('run');
+      const status = input.status ?? 'queued';
+      const running = status === 'running';
+      writes.insertRun({
+        id,
+        session_id: input.session_id,
+        parent_run_id: input.parent_run_id ?? null,
+        family_session_id: input.family_session_id,
+        status,
+        agent: input.agent,
+        model: input.model ?? null,
+        origin: input.origin,
+        prompt: input.prompt,
+        options: JSON.stringify(input.options ?? {}),
+        created_at: now,
+        started_at: running ? now : null,
+        pid: running ? owner.pid : null,
+        host: running ? owner.host : null,
+        runner: running ? owner.runner : null,
+      });
+      deps.events.appendTo(id, input.session_id, status === 'queued' ? 'run.queued' : 'run.created', {
+        origin: input.origin,
+        agent: input.agent,
+      });
+      return queries.get(id)!;
+    },
+    claim(runId) {
+      const handle = deps.db();
+      return handle
+        .transaction((): ClaimResult => {
+          const run = queries.get(runId);
+          if (!run) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+          if (run.status !== 'queued')
+            throw new SvcError('conflict', `run ${runId} is ${run.status}, not queued`);
+          const others = queries.runningOthers(run.session_id, runId);
+          const now = deps.clock.now();
+          for (const other of others) {
+            if (deps.ownerAlive(other)) return { ok: false, blocking: other };
+            // Its process is gone: the run was interrupted (recovery missed it, e.g. a crash just now).
+            writes.interrupt(other.id, `the process running it (pid ${other.pid ?? '?'}) exited`, now);
+          }
+          writes.markRunning(runId, now, owner);
+          return { ok: true, run: queries.get(runId)! };
+        })
+        .immediate();
+    },
+    update(id, patch) {
+      groupCommit(deps.db());
+      if (!writes.updateRun(id, patch, deps.clock.now()))
+        throw new SvcError('not_found', `run_id: no run "${id}"`);
+      return queries.get(id)!;
+    },
+    requestCancel(id) {
+      deps.db();
+      writes.requestCancel(id, deps.clock.now());
+    },
+    delete(id) {
+      deps.db();
+      deps.require(id);
+      const ids = queries.subtree(id);
+      writes.deleteRuns(ids);
+      for (const runId of ids) deps.events.forget(runId);
+      return ids;
+    },
+  };
+}
