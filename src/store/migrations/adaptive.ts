@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './types';
 
 /** Adaptive orchestration (readouts II, ids 650–699). */
 export const adaptiveMigrations: Migration[] = [

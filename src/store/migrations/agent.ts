@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './types';
 
 /** Agent core (ids 200–249): the run ledger, its events, permission grants, agent key/values. */
 export const agentMigrations: Migration[] = [

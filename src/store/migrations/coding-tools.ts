@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './types';
 
 /** Coding tools (ids 250–299): per-session file history, read tracking, todos. */
 export const codingToolsMigrations: Migration[] = [

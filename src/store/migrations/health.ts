@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './types';
 
 /** Runtime health (ids 540–559): health follow-on activations, and lookups of the logs by type. */
 export const healthMigrations: Migration[] = [

@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './types';
 
 /** HTTP service and scheduler (ids 300–399): the compat ledger, schedules, service processes. */
 export const httpMigrations: Migration[] = [

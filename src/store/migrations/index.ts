@@ -20,13 +20,10 @@ import { qualityMigrations } from './quality';
 import { readoutMigrations } from './readouts';
 import { remoteMigrations } from './remote';
 import { telemetryMigrations } from './telemetry';
+import type { Migration } from './types';
 import { workflowMigrations } from './workflow';
 
-export interface Migration {
-  id: number;
-  name: string;
-  sql: string;
-}
+export type { Migration } from './types';
 
 export const migrations: readonly Migration[] = [
   ...foundationMigrations,

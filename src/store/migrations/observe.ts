@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './types';
 
 /**
  * Observability and context readouts (ids 520–539): every system-prompt assembly of the agent

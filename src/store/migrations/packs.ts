@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './types';
 
 /** Operating packs (readouts II, ids 600–649). */
 export const packsMigrations: Migration[] = [

@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './types';
 
 /** Quality (ids 750–799): apply_patch log, edit capsules, finding lifecycle. */
 export const qualityMigrations: Migration[] = [

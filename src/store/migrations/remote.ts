@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './types';
 
 /**
  * Remote agents (A2A), deployments, plugins and contracts (ids 700–749): 700–709 A2A,

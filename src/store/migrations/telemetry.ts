@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './types';
 
 /** Telemetry (ids 800–819): the cost ledger of every model call. */
 export const telemetryMigrations: Migration[] = [

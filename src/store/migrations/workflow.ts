@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './types';
 
 /** Recipes, DAGs, teams, workflow templates and worktree overrides (readouts I, ids 560–599). */
 export const workflowMigrations: Migration[] = [
