@@ -51,7 +51,7 @@ import { createScheduleStore } from './scheduler/schedule-store';
 import { createScheduler, recipeToolAvailable } from './scheduler/scheduler';
 import { createSessionStore } from './sessions/session-store';
 import { ensureDataDir } from './store/data-dir';
-import { DB_FILE, type Db, openDb } from './store/db';
+import { DB_FILE, type Db, openDb, schemaVersion } from './store/db';
 import { createCostLedger } from './telemetry/cost-ledger';
 import { createMetrics } from './telemetry/metrics';
 import { createModelCallStore } from './telemetry/model-call-store';
@@ -393,9 +393,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         const handle = db ?? (status.exists ? openDatabase() : undefined);
         if (handle) {
           status.open = true;
-          status.schema_version = (
-            handle.prepare('SELECT coalesce(max(id), 0) AS v FROM schema_migrations').get() as { v: number }
-          ).v;
+          status.schema_version = schemaVersion(handle);
         }
       } catch (error) {
         status.error = SvcError.is(error) ? error.message : String(error);
