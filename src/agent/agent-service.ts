@@ -13,7 +13,6 @@
  * @module
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { App } from '../app';
 import { SvcError, toSvcError } from '../errors';
 import type { SessionEvent } from '../events/bus';
 import type { SessionEventPayloads, SessionEventType } from '../events/types';
@@ -21,16 +20,18 @@ import type { AgentRun, FinalRunStatus } from '../runs/run-ledger';
 import { atomically as inTransaction } from '../store/db';
 import { type AgentKind, agentKind, agentKinds } from './agent-kinds';
 import { compactHistory } from './compaction';
+import type { AgentDeps } from './deps';
 import { runFailure } from './failure';
 import { textOf } from './history';
+import { createAgentHost, withWorkspace } from './host';
 import { recordProject } from './project-registry';
 import { refusedCall } from './refused';
 import { executeRun, type RunOutcome, type StopState } from './run-loop';
-import type { AgentToolbox } from './toolbox';
 import type {
   AgentService,
   ChildRunInput,
   CompactionResult,
+  PromptSection,
   QueueStatus,
   RunResult,
   SendInput,
@@ -58,17 +59,15 @@ const CANCEL_POLL_MS = 1000;
 const WAIT_POLL_MS = 200;
 const CLOSE_TIMEOUT_MS = 5000;
 
-export interface AgentServiceDeps {
-  /** The tools of a run, over the run's host (the App, or its view of a worktree). */
-  toolboxFor(host: App): AgentToolbox;
-}
-
-export function createAgentService(appRef: () => App, deps: AgentServiceDeps): AgentService {
+export function createAgentService(deps: AgentDeps): AgentService {
   const runtimes = new Map<string, Runtime>();
   const deferreds = new Map<string, Deferred>();
   let closing = false;
 
-  const app = () => appRef();
+  /** The sections other domains add to the system prompt (addPromptSection), in order. */
+  const promptSections: PromptSection[] = [];
+  const host = createAgentHost(deps, promptSections);
+  const app = () => host;
   const runtime = (sessionId: string): Runtime => {
     let rt = runtimes.get(sessionId);
     if (!rt) {
@@ -224,11 +223,11 @@ export function createAgentService(appRef: () => App, deps: AgentServiceDeps): A
       }
     }, CANCEL_POLL_MS);
     poll.unref();
-    const runApp = options.workspace ? withWorkspace(a, options.workspace) : a;
+    const runApp = options.workspace ? withWorkspace(a, options.workspace.root) : a;
     const execute = () =>
       executeRun({
         app: runApp,
-        toolbox: deps.toolboxFor(runApp),
+        toolbox: deps.toolbox(options.workspace),
         run: claimed,
         kind: options.kind,
         controller,
@@ -780,6 +779,10 @@ export function createAgentService(appRef: () => App, deps: AgentServiceDeps): A
         )
         .run(sessionId, a.clock.now());
     },
+    promptSections,
+    addPromptSection(section) {
+      promptSections.push(section);
+    },
     async close() {
       closing = true;
       const active = [...runtimes.entries()].filter(([, rt]) => rt.controller && rt.promise);
@@ -835,14 +838,3 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 export type { FinalRunStatus };
-
-/**
- * The app as a run against another checkout sees it: the same services, with `workspace` and `ws`
- * replaced (spawn_worktree_override). Everything else is read through to the real app.
- */
-function withWorkspace(app: App, workspace: NonNullable<ChildRunInput['workspace']>): App {
-  return Object.create(app, {
-    workspace: { value: workspace.root, enumerable: true },
-    ws: { value: workspace.ws, enumerable: true },
-  }) as App;
-}

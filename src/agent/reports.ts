@@ -5,12 +5,18 @@
  */
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { App } from '../app';
 import { SvcError, toSvcError } from '../errors';
 import { rotatedLogFiles } from '../log';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionView, workflowPhase } from '../sessions/session-views';
+import type { AgentHost } from './deps';
 import { historyMessages } from './history';
+import type { AgentService } from './types';
+
+/** What the reports read: the agent's host and the agent's own read models. */
+export type ReportHost = AgentHost & {
+  readonly agent: Pick<AgentService, 'kinds' | 'state' | 'currentSession'>;
+};
 
 export interface Check {
   name: string;
@@ -22,7 +28,7 @@ export interface Check {
  * Diagnose a session: the one named, else the calling run's, else the current one, else the most
  * recent one.
  */
-export async function diagnoseSession(app: App, sessionId?: string, contextSessionId?: string) {
+export async function diagnoseSession(app: ReportHost, sessionId?: string, contextSessionId?: string) {
   const ledger = app.runs.available();
   const checks: Check[] = [
     ledger.ok
@@ -150,7 +156,7 @@ export async function diagnoseSession(app: App, sessionId?: string, contextSessi
   };
 }
 
-async function modelCheck(app: App, sessionModel: string | null, agent: string): Promise<Check> {
+async function modelCheck(app: ReportHost, sessionModel: string | null, agent: string): Promise<Check> {
   try {
     const kind = app.agent.kinds().find((k) => k.id === agent);
     const model = await app.models.resolve({ sessionModel, agentModel: kind?.model ?? undefined });
@@ -166,7 +172,7 @@ async function modelCheck(app: App, sessionModel: string | null, agent: string):
 }
 
 /** Usage statistics of this data directory. */
-export function usageStats(app: App, options: { days: number }) {
+export function usageStats(app: ReportHost, options: { days: number }) {
   const db = app.db;
   const one = <T>(sql: string, ...params: unknown[]) => db.prepare(sql).get(...params) as T;
   const all = <T>(sql: string, ...params: unknown[]) => db.prepare(sql).all(...params) as T[];
@@ -220,7 +226,7 @@ const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 const TAIL_BYTES = 1024 * 1024;
 
 /** The tail of `<dataDir>/logs/svc.log`: counts by level and the most recent entries. */
-export function logsReport(app: App, options: { limit: number; level: (typeof LEVELS)[number] }) {
+export function logsReport(app: ReportHost, options: { limit: number; level: (typeof LEVELS)[number] }) {
   const path = join(app.dataDir, 'logs', 'svc.log');
   const rotated = rotatedLogFiles(path);
   if (!existsSync(path))
@@ -264,13 +270,13 @@ export function logsReport(app: App, options: { limit: number; level: (typeof LE
   };
 }
 
-export function requireDb(app: App): void {
+export function requireDb(app: ReportHost): void {
   const status = app.runs.available();
   if (!status.ok) throw new SvcError('unavailable', status.reason);
 }
 
 /** issue 15: processes an interrupted run left running, which svc killed when it started again. */
-function reapedProcesses(app: App, runs: { id: string }[]): Check | undefined {
+function reapedProcesses(app: ReportHost, runs: { id: string }[]): Check | undefined {
   const killed = runs.slice(0, 50).flatMap((run) =>
     app.runs
       .events(run.id, { types: ['process_reaped'] })

@@ -11,7 +11,6 @@
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
-import type { App } from '../app';
 import { toSvcError } from '../errors';
 import type { ToolPolicy } from '../permissions/tool-policy';
 import type { ResolvedModel } from '../providers/types';
@@ -19,6 +18,7 @@ import type { AgentRun, FinalRunStatus, RunUsage } from '../runs/run-ledger';
 import type { Usage } from '../sessions/session-store';
 import { atomically } from '../store/db';
 import { type AgentKind, kindPolicies } from './agent-kinds';
+import type { AgentHost } from './deps';
 import { budgetFailure, type Failure, failureLine, runFailure } from './failure';
 import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
@@ -42,7 +42,7 @@ export interface StopState {
 }
 
 export interface RunExecution {
-  app: App;
+  app: AgentHost;
   /** The tools, through the agent's port (tools/core/agent-toolbox.ts implements it). */
   toolbox: AgentToolbox;
   run: AgentRun;
