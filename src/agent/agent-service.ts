@@ -19,6 +19,7 @@ import type { SessionEventPayloads, SessionEventType } from '../events/types';
 import type { AgentRun, FinalRunStatus } from '../runs/run-ledger';
 import { atomically as inTransaction } from '../store/db';
 import { type AgentKind, agentKind, agentKinds } from './agent-kinds';
+import { createAgentStateStore } from './agent-state-store';
 import { compactHistory } from './compaction';
 import type { AgentDeps } from './deps';
 import { runFailure } from './failure';
@@ -68,6 +69,7 @@ export function createAgentService(deps: AgentDeps): AgentService {
   const promptSections: PromptSection[] = [];
   const host = createAgentHost(deps, promptSections);
   const app = () => host;
+  const state = createAgentStateStore(deps.db);
   const runtime = (sessionId: string): Runtime => {
     let rt = runtimes.get(sessionId);
     if (!rt) {
@@ -759,25 +761,17 @@ export function createAgentService(deps: AgentDeps): AgentService {
         .map(([sessionId, rt]) => ({ session_id: sessionId, run_id: rt.runId!, state: rt.state }));
     },
     currentSession() {
-      const a = app();
-      const row = a.db.prepare("SELECT value FROM agent_state WHERE key = 'current_session_id'").get() as
-        | { value: string }
-        | undefined;
-      if (!row) return null;
-      return a.sessions.get(row.value) ? row.value : null;
+      const id = state.currentSession();
+      if (!id) return null;
+      return app().sessions.get(id) ? id : null;
     },
     setCurrentSession(sessionId) {
-      const a = app();
       if (sessionId === null) {
-        a.db.prepare("DELETE FROM agent_state WHERE key = 'current_session_id'").run();
+        state.clearCurrentSession();
         return;
       }
-      a.sessions.require(sessionId);
-      a.db
-        .prepare(
-          "INSERT INTO agent_state (key, value, updated_at) VALUES ('current_session_id', ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        )
-        .run(sessionId, a.clock.now());
+      app().sessions.require(sessionId);
+      state.setCurrentSession(sessionId, app().clock.now());
     },
     promptSections,
     addPromptSection(section) {

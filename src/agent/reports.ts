@@ -9,6 +9,7 @@ import { SvcError, toSvcError } from '../errors';
 import { rotatedLogFiles } from '../log';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionView, workflowPhase } from '../sessions/session-views';
+import { sessionUsage } from '../sessions/usage-queries';
 import type { AgentHost } from './deps';
 import { historyMessages } from './history';
 import type { AgentService } from './types';
@@ -173,30 +174,7 @@ async function modelCheck(app: ReportHost, sessionModel: string | null, agent: s
 
 /** Usage statistics of this data directory. */
 export function usageStats(app: ReportHost, options: { days: number }) {
-  const db = app.db;
-  const one = <T>(sql: string, ...params: unknown[]) => db.prepare(sql).get(...params) as T;
-  const all = <T>(sql: string, ...params: unknown[]) => db.prepare(sql).all(...params) as T[];
-  const sessions = one<{ total: number; top: number; tokens_in: number; tokens_out: number; cost: number }>(
-    `SELECT count(*) AS total, coalesce(sum(parent_id IS NULL), 0) AS top,
-            coalesce(sum(prompt_tokens), 0) AS tokens_in, coalesce(sum(completion_tokens), 0) AS tokens_out,
-            coalesce(sum(cost), 0) AS cost FROM sessions`,
-  );
-  const byRole = all<{ role: string; n: number }>(
-    'SELECT role, count(*) AS n FROM messages GROUP BY role ORDER BY role',
-  );
-  const models = all<{
-    model: string;
-    messages: number;
-    input_tokens: number;
-    output_tokens: number;
-    cost: number;
-  }>(
-    `SELECT model, count(*) AS messages,
-            coalesce(sum(json_extract(usage, '$.input_tokens')), 0) AS input_tokens,
-            coalesce(sum(json_extract(usage, '$.output_tokens')), 0) AS output_tokens,
-            coalesce(sum(cost), 0) AS cost
-     FROM messages WHERE model IS NOT NULL AND usage IS NOT NULL GROUP BY model ORDER BY messages DESC, model`,
-  );
+  const { sessions, byRole, models } = sessionUsage(app.db);
   const runs = app.runs.queries.usageStats({ since: app.clock.now() - options.days * 86_400_000 });
   const { by_status: byStatus, by_origin: byOrigin, totals: runTotals, tools, days } = runs;
   return {
