@@ -33,6 +33,43 @@ export type AgentAdaptive = Pick<AdaptiveService, 'compactionThreshold'>;
 /** The MCP client connections as the run loop waits for them. */
 export type AgentMcpClients = Pick<McpClientManager, 'settled'>;
 
+/** The sessions as the agent uses them: conversations, their messages and usage. */
+export type AgentSessions = Pick<
+  SessionStore,
+  | 'addUsage'
+  | 'appendMessage'
+  | 'create'
+  | 'family'
+  | 'get'
+  | 'getMessage'
+  | 'messages'
+  | 'require'
+  | 'root'
+  | 'update'
+  | 'updateMessage'
+>;
+
+/** The run ledger as the agent uses it: the runs, the queue, claims, cancels and events. */
+export type AgentRuns = Pick<
+  RunLedger,
+  | 'append'
+  | 'available'
+  | 'cancelRequested'
+  | 'claim'
+  | 'create'
+  | 'events'
+  | 'list'
+  | 'owner'
+  | 'ownerAlive'
+  | 'queries'
+  | 'queued'
+  | 'recover'
+  | 'requestCancel'
+  | 'require'
+  | 'running'
+  | 'update'
+>;
+
 /** The funnel context of a session (mode, phase, agent and policy layers). */
 export type FunnelContextOf = (sessionId?: string, overrides?: FunnelContext) => FunnelContext;
 
@@ -49,8 +86,8 @@ export interface AgentHost {
   /** The database, for the transactions that group the run's writes. */
   readonly db: Db;
   readonly bus: EventBus;
-  readonly sessions: SessionStore;
-  readonly runs: RunLedger;
+  readonly sessions: AgentSessions;
+  readonly runs: AgentRuns;
   readonly permissions: PermissionService;
   readonly models: ModelResolver;
   readonly providers: Pick<ProviderService, 'entry' | 'authHint'>;
@@ -75,8 +112,8 @@ export interface AgentDeps {
   config(): Config;
   db(): Db;
   bus: EventBus;
-  sessions: SessionStore;
-  runs: RunLedger;
+  sessions: AgentSessions;
+  runs: AgentRuns;
   permissions: PermissionService;
   models: ModelResolver;
   providers: Pick<ProviderService, 'entry' | 'authHint'>;

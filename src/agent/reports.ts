@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { SvcError, toSvcError } from '../errors';
 import { rotatedLogFiles } from '../log';
 import { resolveSession } from '../sessions/resolve-session';
+import type { SessionStore } from '../sessions/session-store';
 import { sessionView, workflowPhase } from '../sessions/session-views';
 import { sessionUsage } from '../sessions/usage-queries';
 import type { AgentHost } from './deps';
@@ -15,7 +16,8 @@ import { historyMessages } from './history';
 import type { AgentService } from './types';
 
 /** What the reports read: the agent's host and the agent's own read models. */
-export type ReportHost = AgentHost & {
+export type ReportHost = Omit<AgentHost, 'sessions'> & {
+  readonly sessions: SessionStore;
   readonly agent: Pick<AgentService, 'kinds' | 'state' | 'currentSession'>;
 };
 
