@@ -40,10 +40,12 @@ async function spentSession() {
 
 async function statusLine(app: App, client: TuiClient, sessionId: string) {
   const controller = createChatController(client, { store: { intervalMs: 0 } });
-  onTestFinished(() => controller.dispose());
   await controller.open(sessionId);
   const view = render(<TuiApp controller={controller} armDelayMs={0} />);
-  onTestFinished(() => view.unmount());
+  onTestFinished(() => {
+    view.unmount();
+    controller.dispose();
+  });
   const ledger = app.telemetry.ledger.spend(sessionId);
   await waitFor(() => controller.store().getSnapshot().spend !== undefined, 10_000);
   await tick();
