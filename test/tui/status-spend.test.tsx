@@ -82,12 +82,12 @@ describe('TUI status line: spend from the cost ledger (issue 21)', () => {
 
     // A second run: the run.finished event makes the status line re-read the ledger.
     await controller.send('again');
-    const after = () => app.telemetry.ledger.spend(sessionId).session!.cost;
+    const ledgerNow = () => app.telemetry.ledger.spend(sessionId).session!.cost;
     await waitFor(
       () =>
         controller.store().getSnapshot().state === 'idle' &&
-        Math.abs((controller.store().getSnapshot().spend?.session ?? 0) - after()) < 1e-12 &&
-        after() > ledger.session!.cost,
+        Math.abs((controller.store().getSnapshot().spend?.session ?? 0) - ledgerNow()) < 1e-12 &&
+        ledgerNow() > ledger.session!.cost,
       20_000,
     );
   });
