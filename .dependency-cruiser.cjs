@@ -6,7 +6,7 @@
 const INFRA =
   '^src/(config|store|events|shell|sandbox|workspace|util)/|^src/(log|errors|redact|version)\\.ts$';
 const SURFACES = '^src/(surfaces/|main\\.ts$)';
-const APP = '^src/app\\.ts$';
+const APP = '^src/app(\\.ts$|/)';
 const TOOLS = '^src/tools/';
 
 module.exports = {

@@ -45,14 +45,30 @@ export function createToolRegistry(definitions: readonly AnyTool[], env: () => G
 
   check(definitions);
   defs = [...definitions];
-  evaluate();
+  // Gates are evaluated on first use, not here: createApp builds the registry before the host
+  // its gates read is complete, and a process that calls no tool never evaluates them.
+  let evaluated = false;
+  const ready = () => {
+    if (!evaluated) {
+      evaluated = true;
+      evaluate();
+    }
+  };
 
-  const get = (name: string) =>
-    byName.get(name) ?? (CONFIG_TOOL_ALIASES[name] ? byName.get('config') : undefined);
+  const get = (name: string) => {
+    ready();
+    return byName.get(name) ?? (CONFIG_TOOL_ALIASES[name] ? byName.get('config') : undefined);
+  };
 
   return {
-    gates: () => results,
-    registered: () => [...byName.values()],
+    gates: () => {
+      ready();
+      return results;
+    },
+    registered: () => {
+      ready();
+      return [...byName.values()];
+    },
     get,
     require(name) {
       const tool = get(name);
@@ -61,17 +77,25 @@ export function createToolRegistry(definitions: readonly AnyTool[], env: () => G
       if (gated) throw new SvcError('not_found', `tool ${name} is not registered: ${gated.reason}`);
       throw new SvcError('not_found', `no tool named ${name}; see list_tool_capabilities`);
     },
-    byMcpName: (name) => byMcp.get(name),
+    byMcpName: (name) => {
+      ready();
+      return byMcp.get(name);
+    },
     add(tools) {
       const names = new Set(tools.map((t) => t.name));
       defs = [...defs.filter((d) => !names.has(d.name)), ...tools];
       check(defs);
+      evaluated = true;
       evaluate();
     },
     remove(predicate) {
       defs = defs.filter((d) => !predicate(d));
+      evaluated = true;
       evaluate();
     },
-    refresh: evaluate,
+    refresh: () => {
+      evaluated = true;
+      evaluate();
+    },
   };
 }

@@ -1,0 +1,130 @@
+/**
+ * The first phase of createApp: the workspace, the loaded config (reloadable), the data dir, the
+ * redactor, the log, the lazily opened database and the close list that later phases build on.
+ * @module
+ */
+import { existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { ConfigSourcesInput, LoadedConfig } from '../config/load';
+import { loadConfig, userCacheDir } from '../config/load';
+import type { Config } from '../config/schema';
+import { SvcError } from '../errors';
+import { createFileLogger, type Logger } from '../log';
+import { pluginConfigLayers, pluginsDir } from '../plugins/config-layer';
+import { createRedactor, type Redactor } from '../redact';
+import { ensureDataDir } from '../store/data-dir';
+import { DB_FILE, type Db, openDb } from '../store/db';
+import type { RuntimeState } from '../tools/core/types';
+import { type Clock, createIds, type Ids, systemClock } from '../util/ids';
+import { checkAllowlists, seedSecrets } from './config-checks';
+import type { AppOptions } from './types';
+
+export interface AppBase {
+  workspace: string;
+  dataDir: string;
+  env: Record<string, string | undefined>;
+  clock: Clock;
+  ids: Ids;
+  fetch: typeof fetch;
+  log: Logger;
+  redactor: Redactor;
+  configSources: ConfigSourcesInput;
+  loaded(): LoadedConfig;
+  config(): Config;
+  /** Load the config files again; the new config replaces the old one once it is valid. */
+  reload(): LoadedConfig;
+  /** Open the database on first use. */
+  openDatabase(): Db;
+  hasDb(): boolean;
+  /** Whether there is a database, open or on disk. */
+  dbPresent(): boolean;
+  closeDatabase(): void;
+  /** Teardown steps, run last to first by App.close(). */
+  closers: (() => void | Promise<void>)[];
+  runtime: RuntimeState;
+}
+
+export function createBase(options: AppOptions): AppBase {
+  const workspace = resolve(options.workspace);
+  if (!existsSync(workspace) || !statSync(workspace).isDirectory()) {
+    throw new SvcError('invalid_input', `--cwd: ${workspace} is not a directory`);
+  }
+  const env = options.env ?? {};
+  const clock = options.clock ?? systemClock;
+  const configSources: ConfigSourcesInput = {
+    workspace,
+    env,
+    configFile: options.configFile,
+    overrides: options.overrides,
+  };
+  let loaded = loadConfig(configSources);
+  checkAllowlists(loaded.config);
+
+  const dataDir = resolve(
+    workspace,
+    options.dataDir ?? (env.SVC_DATA_DIR || undefined) ?? loaded.config.options.data_directory ?? '.svc',
+  );
+  // Installed plugins add [mcp.<id>] and [agents.<id>] blocks as a config layer below every file
+  // (src/plugins/config-layer.ts); they live in the data dir, so the first load cannot see them.
+  const pluginRoot = pluginsDir(dataDir);
+  configSources.layers = () => pluginConfigLayers(pluginRoot);
+  if (pluginConfigLayers(pluginRoot).length) {
+    loaded = loadConfig(configSources);
+    checkAllowlists(loaded.config);
+  }
+  const redactor = createRedactor();
+  seedSecrets(redactor, loaded, env);
+  const log =
+    options.log ??
+    createFileLogger(join(dataDir, 'logs', 'svc.log'), {
+      level: loaded.config.log.level,
+      redactor,
+      prepare: () => ensureDataDir(dataDir),
+    });
+
+  let db: Db | undefined;
+  const openDatabase = (): Db => {
+    if (!db) {
+      db = openDb({ dataDir, readonly: options.readOnlyDb, templateDir: userCacheDir(env) });
+      log.debug('database open', { path: join(dataDir, DB_FILE) });
+    }
+    return db;
+  };
+
+  return {
+    workspace,
+    dataDir,
+    env,
+    clock,
+    ids: options.ids ?? createIds(clock),
+    fetch: options.fetch ?? globalThis.fetch,
+    log,
+    redactor,
+    configSources,
+    loaded: () => loaded,
+    config: () => loaded.config,
+    reload() {
+      const next = loadConfig(configSources);
+      checkAllowlists(next.config);
+      loaded = next;
+      seedSecrets(redactor, loaded, env);
+      return loaded;
+    },
+    openDatabase,
+    hasDb: () => db !== undefined,
+    dbPresent: () => db !== undefined || existsSync(join(dataDir, DB_FILE)),
+    closeDatabase() {
+      if (db?.open) db.close();
+      db = undefined;
+    },
+    closers: [],
+    runtime: {
+      surfaces: new Set(),
+      ready: false,
+      mcpOnly: false,
+      server: false,
+      stopping: false,
+      sessionPublisher: false,
+    },
+  };
+}

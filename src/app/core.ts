@@ -1,0 +1,106 @@
+/**
+ * The second phase of createApp: what every other domain builds on: the event bus, sessions,
+ * the run ledger (with the reaper of processes a killed svc left), permissions, telemetry with the
+ * cost ledger, and the providers.
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { createEventBus, type EventBus } from '../events/bus';
+import { createPermissionService, type PermissionService } from '../permissions/permission-service';
+import { createProviderService, type ProviderService } from '../providers/service';
+import { createProcessReaper } from '../runs/process-reaper';
+import { createProcessRepository } from '../runs/process-repository';
+import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from '../runs/run-ledger';
+import { createSessionStore, type SessionStore } from '../sessions/session-store';
+import { DB_FILE } from '../store/db';
+import { createCostLedger } from '../telemetry/cost-ledger';
+import { createMetrics } from '../telemetry/metrics';
+import { createModelCallStore } from '../telemetry/model-call-store';
+import { createTelemetry, type Telemetry } from '../telemetry/service';
+import { VERSION } from '../version';
+import type { AppBase } from './base';
+
+export interface AppCore {
+  bus: EventBus;
+  sessions: SessionStore;
+  runs: RunLedger;
+  /** Drop this process from the live runners (at close). */
+  unregisterRunner(): void;
+  permissions: PermissionService;
+  telemetry: Telemetry;
+  providers: ProviderService;
+}
+
+export function createCore(base: AppBase): AppCore {
+  const { clock, ids, log, openDatabase } = base;
+  const bus = createEventBus({
+    db: openDatabase,
+    clock,
+    ringSize: base.config().services.http.event_ring_size,
+    onError: (error) => log.error('event listener failed', { error }),
+  });
+  const sessions = createSessionStore({ db: openDatabase, clock, ids, bus, workspace: base.workspace });
+  const runner = `rnr_${randomBytes(8).toString('hex')}`;
+  const unregisterRunner = registerRunner(runner);
+  // Processes a killed svc left running (issue 15): reaped once this process first opens the ledger.
+  const reaper = createProcessReaper({
+    processes: createProcessRepository(openDatabase),
+    append: (runId, type, payload) => runs.append(runId, type, payload),
+    now: () => clock.now(),
+    onError: (error) => log.warn('process reaper failed', { error }),
+  });
+  const runs = createRunLedger({
+    db: openDatabase,
+    dbPath: join(base.dataDir, DB_FILE),
+    clock,
+    ids,
+    runner,
+    isLiveRunner,
+    afterFirstRecovery: () => {
+      const killed = reaper.reap().filter((p) => p.killed.length > 0);
+      if (killed.length) log.warn('reaped processes left by an exited svc', { processes: killed });
+    },
+    onListenerError: (error, event) => log.warn('run ledger listener failed', { type: event.type, error }),
+  });
+  const permissions = createPermissionService({
+    config: base.config,
+    db: openDatabase,
+    bus,
+    clock,
+    ids,
+    sessions,
+    runs,
+  });
+  const telemetry = createTelemetry({
+    config: () => base.config().telemetry,
+    env: base.env,
+    ledger: createCostLedger({
+      store: createModelCallStore(openDatabase),
+      clock,
+      ids,
+      budget: () => base.config().budget,
+    }),
+    metrics: createMetrics(),
+    redactor: base.redactor,
+    log,
+    clock,
+    version: VERSION,
+  });
+  base.closers.push(() => telemetry.shutdown());
+  telemetry.metrics.gauge('queue_depth', () => (base.hasDb() ? runs.count({ status: ['queued'] }) : 0));
+  const providers = createProviderService({
+    calls: telemetry.calls,
+    config: base.config,
+    loaded: base.loaded,
+    env: base.env,
+    fetch: base.fetch,
+    dataDir: base.dataDir,
+    workspace: base.workspace,
+    log,
+    bus,
+    redactor: base.redactor,
+    clock,
+  });
+  return { bus, sessions, runs, unregisterRunner, permissions, telemetry, providers };
+}

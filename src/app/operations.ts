@@ -1,0 +1,122 @@
+/**
+ * The third phase of createApp: the scheduler and the autopilot, workspace claims and markers,
+ * deployments, remote agents, plugins and contracts. What they read of later phases (the agent,
+ * the recipes, the App for a reload) they read through `late` when a job fires, never at build.
+ * @module
+ */
+import { createContractService } from '../contracts/contract-service';
+import { createClaimRepository } from '../coordination/claim-repository';
+import { createClaimService } from '../coordination/claims';
+import { createMarkerRepository } from '../coordination/marker-repository';
+import { createMarkerService } from '../coordination/markers';
+import { createDeployService } from '../deploy/deploy-service';
+import { createPluginService } from '../plugins/plugin-service';
+import { createRemoteAgents } from '../remote/delegation';
+import { createAutopilotWorker } from '../scheduler/autopilot-worker';
+import { createDaemonRegistry } from '../scheduler/daemons';
+import { createProcessTracker } from '../scheduler/process-tracker';
+import { createScheduleStore } from '../scheduler/schedule-store';
+import { createScheduler, recipeToolAvailable } from '../scheduler/scheduler';
+import type { AppBase } from './base';
+import type { AppCore } from './core';
+import type { App } from './types';
+
+/** The App as it is once createApp returns: read only inside callbacks, never while building. */
+export interface Late {
+  app(): App;
+}
+
+export function createOperations(base: AppBase, core: AppCore, late: Late) {
+  const { clock, ids, log, redactor, openDatabase, workspace } = base;
+  const { sessions, permissions } = core;
+  const scheduler = createScheduler({
+    store: createScheduleStore({ db: openDatabase, clock, ids }),
+    clock,
+    log,
+    redactor,
+    config: base.config,
+    sessions,
+    permissions,
+    agent: () => late.app().agent,
+    recipes: () => late.app().recipes,
+    recipeToolAvailable: () => recipeToolAvailable(late.app()),
+  });
+  const autopilot = createAutopilotWorker({
+    runs: core.runs,
+    agent: () => late.app().agent,
+    scheduler,
+    config: base.config,
+    clock,
+    log,
+    redactor,
+  });
+  const claims = createClaimService({
+    claims: createClaimRepository(openDatabase),
+    workspace,
+    clock,
+    ids,
+    bus: core.bus,
+  });
+  const markers = createMarkerService({
+    markers: createMarkerRepository(openDatabase),
+    workspace,
+    clock,
+    ids,
+  });
+  const deploy = createDeployService({
+    db: openDatabase,
+    clock,
+    config: base.config,
+    workspace,
+    dataDir: base.dataDir,
+    env: base.env,
+    credentials: core.providers.store,
+    fetch: base.fetch,
+    redactor,
+    log,
+  });
+  const remote = createRemoteAgents({
+    db: openDatabase,
+    clock,
+    ids,
+    fetch: base.fetch,
+    config: base.config,
+    redactor,
+    log,
+    deployed: () => deploy.endpoints(),
+  });
+  const plugins = createPluginService({
+    db: openDatabase,
+    clock,
+    dataDir: base.dataDir,
+    workspace,
+    env: base.env,
+    config: base.config,
+    provenance: () => base.loaded().provenance,
+    reload: () => late.app().reloadConfig(),
+    log,
+  });
+  const contracts = createContractService({
+    db: openDatabase,
+    clock,
+    config: base.config,
+    workspace,
+    markers: () => markers,
+    session: (id) => sessions.get(id),
+    redactor,
+  });
+  return {
+    scheduler,
+    autopilot,
+    claims,
+    markers,
+    deploy,
+    remote,
+    plugins,
+    contracts,
+    processes: createProcessTracker({ now: () => clock.now() }),
+    daemons: createDaemonRegistry({ db: openDatabase, clock, ids }),
+  };
+}
+
+export type AppOperations = ReturnType<typeof createOperations>;

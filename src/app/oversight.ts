@@ -1,0 +1,127 @@
+/**
+ * The fifth phase of createApp: what watches and shapes the work: the recommendation ledger and
+ * the health follow-ons, operating packs and the adaptive layer (each optional), the tool
+ * registry (its gates are evaluated on first use, once the App is whole) and the MCP clients.
+ * @module
+ */
+import { join } from 'node:path';
+import { createAdaptiveService } from '../adaptive/service';
+import { globalConfigDir } from '../config/load';
+import { createHealthFollowons } from '../health/followons';
+import { createFileAuthStore } from '../mcp-client/auth-store';
+import { createMcpClientManager } from '../mcp-client/manager';
+import { createPackController } from '../packs/controller';
+import type { ToolPolicy } from '../permissions/tool-policy';
+import { createRecommendationLedger } from '../readouts/cognition/recommendation-store';
+import { startRecommendationRecorder } from '../readouts/cognition/recorder';
+import { canonicalToolName, isConfigAlias } from '../tools/core/aliases';
+import { createToolRegistry } from '../tools/core/registry';
+import { allTools } from '../tools/index';
+import type { AppBase } from './base';
+import type { AppCore } from './core';
+import type { AppOperations, Late } from './operations';
+import type { AppOptions } from './types';
+import type { AppWork } from './work';
+
+export function createOversight(
+  base: AppBase,
+  core: AppCore,
+  ops: AppOperations,
+  work: AppWork,
+  options: AppOptions,
+  late: Late,
+) {
+  const { clock, ids, log, redactor, openDatabase } = base;
+  const { bus, sessions, runs } = core;
+  const recommendations = createRecommendationLedger({ db: openDatabase, clock, ids });
+  base.closers.push(startRecommendationRecorder({ bus, clock, config: base.config, log }, recommendations));
+  // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
+  const health = createHealthFollowons({
+    db: openDatabase,
+    bus,
+    clock,
+    ids,
+    log,
+    config: base.config,
+    agent: work.agent,
+    recommendations,
+    sessionPublisher: () => base.runtime.sessionPublisher,
+  });
+  base.closers.push(() => health.close());
+  // The cached codebase summary (describe_context) joins the prompt when there is one: one
+  // indexed read, never a workspace walk.
+  work.agent.addPromptSection(() => work.observe.promptSection());
+  /** Tool policies of the session's operating pack (the funnel reads them). */
+  const policyProviders: ((sessionId: string | undefined) => ToolPolicy[])[] = [];
+  const packs =
+    options.packs === false
+      ? undefined
+      : createPackController({
+          workspace: base.workspace,
+          env: base.env,
+          config: base.config,
+          db: openDatabase,
+          dbPresent: base.dbPresent,
+          sessions,
+          bus,
+          clock,
+          log,
+          redactor,
+          pluginPackDirs: () => ops.plugins.packDirs(),
+          spawner: work.spawner,
+          toolNames: () => ({
+            known: registry.gates().map((g) => g.tool.name),
+            canonical: canonicalToolName,
+            rejectedInAllowlist: isConfigAlias,
+          }),
+        });
+  if (packs) {
+    work.agent.addPromptSection((sessionId) => packs.promptSection(sessionId));
+    policyProviders.push((sessionId) => packs.policies(sessionId));
+    base.closers.push(() => packs.close());
+  }
+  const adaptive =
+    options.adaptive === false
+      ? undefined
+      : createAdaptiveService({
+          db: openDatabase,
+          dbPresent: base.dbPresent,
+          bus,
+          clock,
+          ids,
+          log,
+          redactor,
+          config: base.config,
+          sessions,
+          runs,
+          agent: work.agent,
+          packs,
+          // Read when a reshape is checked, once the App is whole.
+          toolFunnel: (sessionId) => late.app().funnel(late.app().funnelContext(sessionId)),
+        });
+  if (adaptive) {
+    work.agent.addPromptSection((sessionId) => adaptive.promptSection(sessionId));
+    base.closers.push(() => adaptive.close());
+  }
+  const registry = createToolRegistry(options.tools ?? allTools, () => ({ app: late.app() }));
+  const mcpClients = createMcpClientManager({
+    config: base.config,
+    workspace: base.workspace,
+    env: base.env,
+    log,
+    clock,
+    fetch: base.fetch,
+    tools: registry,
+    authStore: options.mcpAuthStore ?? createFileAuthStore(join(globalConfigDir(base.env), 'mcp-auth.json')),
+    onSecret: (value) => redactor.add(value),
+  });
+  base.closers.push(() => mcpClients.close());
+  // MCP servers connect lazily: the first prompt assembly of a turn starts them (never blocking).
+  work.agent.addPromptSection(() => {
+    mcpClients.start();
+    return undefined;
+  });
+  return { recommendations, health, packs, adaptive, registry, mcpClients, policyProviders };
+}
+
+export type AppOversight = ReturnType<typeof createOversight>;

@@ -1,0 +1,47 @@
+/**
+ * The App's shape and createApp's options, apart from the wiring (src/app.ts) so the wiring's
+ * phases (src/app/*.ts) can name them without importing app.ts.
+ * @module
+ */
+import type { Logger } from '../log';
+import type { McpAuthStore } from '../mcp-client/auth-store';
+import type { AnyTool, ToolHost } from '../tools/core/types';
+import type { Clock, Ids } from '../util/ids';
+
+export interface AppOptions {
+  workspace: string;
+  dataDir?: string;
+  env?: Record<string, string | undefined>;
+  configFile?: string;
+  overrides?: string[];
+  clock?: Clock;
+  ids?: Ids;
+  fetch?: typeof fetch;
+  log?: Logger;
+  tools?: readonly AnyTool[];
+  /** Open the database at start (servers) instead of on first use (CLI reads). */
+  eagerDb?: boolean;
+  /**
+   * Open an existing database read-only (inspecting a data dir this process must not write).
+   * Domains that persist report it; operating packs then have no pack-mutation provider.
+   */
+  readOnlyDb?: boolean;
+  /**
+   * Build the session pack controller (default true). A minimal runtime that hosts no sessions
+   * passes false: it has no operating-mode parity (routes answer 503, pack tools are absent).
+   */
+  packs?: boolean;
+  /**
+   * Build the adaptive orchestration layer (default true). A runtime without it has no
+   * coordinator-backed adaptive parity: `get_adaptive_orchestration` is absent.
+   */
+  adaptive?: boolean;
+  /** Where MCP client OAuth credentials live; default `<user config dir>/svc/mcp-auth.json`. */
+  mcpAuthStore?: McpAuthStore;
+}
+
+/**
+ * The App: the tool host (every domain service, under the names tool handlers use) as createApp
+ * wires it. Surfaces see the App; tool handlers see the ToolHost (src/tools/core/types.ts).
+ */
+export interface App extends ToolHost {}

@@ -1,0 +1,129 @@
+/**
+ * The fourth phase of createApp: where the work happens: the codebase summary, workflows and
+ * recipes, the agent, the OS sandbox and the command spawner, the workspace (files, processes,
+ * git) with its mutation guards, and the quality services over it.
+ * @module
+ */
+import { createAgentService } from '../agent/agent-service';
+import { createObserveService } from '../observe/service';
+import { createQuality } from '../quality/quality';
+import { createRecipeService } from '../recipes/recipe-service';
+import { createSandbox } from '../sandbox/sandbox';
+import { createCommandSpawner } from '../sandbox/spawn';
+import { createAgentToolbox, withWorkspace } from '../tools/core/agent-toolbox';
+import type { MutationRequest } from '../tools/core/types';
+import { createWorkflowService } from '../workflows/workflow-service';
+import { createWorkspace } from '../workspace/workspace';
+import type { AppBase } from './base';
+import type { AppCore } from './core';
+import type { Late } from './operations';
+
+export function createWork(base: AppBase, core: AppCore, late: Late) {
+  const { clock, ids, log, redactor, openDatabase, workspace, dataDir, env } = base;
+  const { bus, sessions, runs, providers } = core;
+  const observe = createObserveService({
+    db: openDatabase,
+    clock,
+    ids,
+    config: base.config,
+    workspace,
+    // Read only when describe_context computes a summary, after the workspace is built.
+    ws: () => ws,
+  });
+  const workflows = createWorkflowService({
+    db: openDatabase,
+    clock,
+    ids,
+    log,
+    bus,
+    redactor,
+    config: base.config,
+    sessions,
+    runs,
+    agent: () => agent,
+    tools: () => late.app().tools,
+  });
+  const recipes = createRecipeService({
+    workspace,
+    env,
+    config: base.config,
+    tools: () => late.app().tools,
+    ws: () => ws,
+    redactor,
+    workflows: () => workflows,
+  });
+  const agent = createAgentService({
+    workspace,
+    dataDir,
+    env,
+    clock,
+    ids,
+    log,
+    redactor,
+    config: base.config,
+    db: openDatabase,
+    bus,
+    sessions,
+    runs,
+    permissions: core.permissions,
+    models: providers.models,
+    providers,
+    telemetry: core.telemetry,
+    observe,
+    adaptive: () => late.app().adaptive,
+    mcpClients: () => late.app().mcpClients,
+    funnelContext: (sessionId, overrides) => late.app().funnelContext(sessionId, overrides),
+    onClose: (fn) => base.closers.push(fn),
+    toolbox: (root) => createAgentToolbox(root ? withWorkspace(late.app(), root) : late.app()),
+  });
+  const sandbox = createSandbox({
+    config: base.config,
+    workspace,
+    dataDir,
+    env,
+    credentialEnv: () => providers.entries().flatMap((e) => e.api_key_env),
+  });
+  // Every command svc starts goes through it: the OS sandbox when active, a scrubbed environment.
+  const spawner = createCommandSpawner({
+    sandbox,
+    env,
+    isSecretValue: (value) => redactor.string(value) !== value,
+    record: (runId, type, payload) => runs.append(runId, type, payload),
+  });
+  /** Checks every mutating tool runs first (hard workspace claims); later phases add theirs. */
+  const mutationGuards: ((request: MutationRequest) => void)[] = [];
+  const ws = createWorkspace({
+    root: workspace,
+    dataDir,
+    env,
+    config: base.config,
+    db: openDatabase,
+    bus,
+    clock,
+    ids,
+    redactor,
+    fetch: base.fetch,
+    guards: () => mutationGuards,
+    spawner,
+    sandbox,
+  });
+  base.closers.push(() => ws.close());
+  base.closers.push(() => workflows.close());
+  const quality = createQuality({
+    dataDir,
+    db: openDatabase,
+    hasDb: base.hasDb,
+    config: base.config,
+    clock,
+    ids,
+    bus,
+    log,
+    redactor,
+    runs,
+    ws,
+  });
+  base.closers.push(() => quality.close());
+  return { observe, workflows, recipes, agent, sandbox, spawner, mutationGuards, ws, quality };
+}
+
+export type AppWork = ReturnType<typeof createWork>;
