@@ -19,6 +19,8 @@ import type { AgentRun, FinalRunStatus, RunUsage } from '../runs/run-ledger';
 import type { Usage } from '../sessions/session-store';
 import { atomically } from '../store/db';
 import { type AgentKind, kindPolicies } from './agent-kinds';
+import { MAX_FAILED_COMPACTIONS } from './compaction';
+import { fitToBudget, freshToolTokens } from './context-fit';
 import { budgetFailure, type Failure, failureLine, runFailure } from './failure';
 import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
@@ -175,8 +177,15 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const autoCompact = config.options.auto_compact && window > 0;
     const prior = historyMessages(app.sessions, session);
     const lastTokens = lastReportedTokens(prior);
+    // Auto-compactions that failed in this run: after MAX_FAILED_COMPACTIONS the run stops trying.
+    let failedCompactions = 0;
+    const compactCounted = async (options: Parameters<RunExecution['compact']>[0]) => {
+      const before = app.sessions.require(sessionId).metadata.compactions;
+      await x.compact(options);
+      if (app.sessions.require(sessionId).metadata.compactions === before) failedCompactions++;
+    };
     if (autoCompact && lastTokens / window >= threshold && prior.length > 2) {
-      await x.compact({ keepFromMessageId: user.id });
+      await compactCounted({ keepFromMessageId: user.id });
     }
 
     const policies: ToolPolicy[] = [
@@ -277,6 +286,11 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     // messages before `cut` (the SDK keeps accumulating its own list).
     let compacted: { prefix: ModelMessage[]; cut: number } | undefined;
     let lastContext = 0;
+    // What the messages of a request may take: under the threshold, after the system prompt.
+    const messageBudget = Math.max(
+      Math.floor(window * threshold) - Math.ceil(prompt.system.length / 4),
+      Math.floor(window / 4),
+    );
     const recovery = config.options.length_recovery;
     const maxRecoveries = recovery.enabled ? recovery.max_attempts : 0;
     let recoveries = 0;
@@ -307,8 +321,12 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
               x.controller.abort(new Error('cancelled'));
             }
             const requested = x.takeCompactionRequest();
-            if (!signal.aborted && (requested || (autoCompact && lastContext / window >= threshold))) {
-              await x.compact({ reason: requested ?? 'auto' });
+            // The last step's reported context plus the tool results it produced since.
+            const context = lastContext + freshToolTokens(stepMessages);
+            const auto =
+              autoCompact && failedCompactions < MAX_FAILED_COMPACTIONS && context / window >= threshold;
+            if (!signal.aborted && (requested || auto)) {
+              await compactCounted({ reason: requested ?? 'auto' });
               compacted = {
                 prefix: toModelMessages(historyMessages(app.sessions, app.sessions.require(sessionId))),
                 cut: stepMessages.length,
@@ -317,12 +335,20 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
           }
           active = new Set(toolsFor(x, sessionId, kind, run, policies).map((t) => t.name));
           const final = step === maxSteps - 1;
+          // A window already overflowing (a huge tool result, a long history): the largest tool
+          // outputs are cut in the request (not in the store) so it fits (./context-fit.ts).
+          const outgoing = compacted
+            ? [...compacted.prefix, ...stepMessages.slice(compacted.cut)]
+            : stepMessages;
+          const fitted =
+            window > 0 ? fitToBudget(outgoing, messageBudget) : { messages: outgoing, trimmed: 0 };
+          if (fitted.trimmed > 0) ledger('context.trimmed', { step: steps, characters: fitted.trimmed });
           return {
             activeTools: [...active],
             ...(final
               ? { toolChoice: 'none' as const, system: `${prompt.system}\n\n${FINAL_STEP_NOTE}` }
               : {}),
-            ...(compacted ? { messages: [...compacted.prefix, ...stepMessages.slice(compacted.cut)] } : {}),
+            ...(compacted || fitted.trimmed > 0 ? { messages: fitted.messages } : {}),
           };
         },
         // Errors arrive as stream parts; the SDK's default handler would print to the console.
