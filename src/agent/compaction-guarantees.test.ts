@@ -13,8 +13,10 @@ import { z } from 'zod';
 import { agentApp, echoTool } from '../../test/helpers/agent-harness';
 import { type RecordedRequest, reply } from '../../test/helpers/fake-provider';
 import type { SessionEvent } from '../events/bus';
+import { invokeTool } from '../tools/core/call-tool';
 import { defineTool } from '../tools/core/define-tool';
 import { LATEST_REQUEST_HEADING, MAX_FAILED_COMPACTIONS } from './compaction';
+import { historyMessages, textOf } from './history';
 import { SUMMARY_PROMPT } from './system-prompt.prompt';
 
 const isSummary = (r: RecordedRequest) => r.body.messages?.[0]?.content === SUMMARY_PROMPT;
@@ -360,6 +362,34 @@ describe('compaction guarantees (issue 22)', () => {
       const next = stepRequests(provider.requests).at(-1)!.body.messages;
       expect(next.at(-1)).toEqual({ role: 'user', content: 'second question' });
       expect(next.at(-2).content).not.toContain(LATEST_REQUEST_HEADING);
+    });
+
+    it('issue 22: a compaction is undone by forking from the run before it', async () => {
+      const { app } = await agentApp(
+        [
+          reply().text('first answer').usage(880, 20),
+          reply().text('## Task\nFirst question answered.'),
+          reply().text('second answer'),
+        ],
+        { modelInfo: { context_window: 1000 } },
+      );
+      const first = await app.agent.run({ prompt: 'first question' });
+      await app.agent.run({ sessionId: first.session_id, prompt: 'second question' });
+      expect(app.sessions.require(first.session_id).metadata.compactions).toBe(1);
+      const fork = (await invokeTool(
+        app,
+        'fork_agent_run',
+        { run_id: first.run_id },
+        { surface: 'cli' },
+      )) as {
+        session_id: string;
+      };
+      const forked = app.sessions.require(fork.session_id);
+      expect(forked.metadata.summary_message_id).toBeUndefined();
+      expect(historyMessages(app.sessions, forked).map((m) => [m.role, textOf(m.parts)])).toEqual([
+        ['user', 'first question'],
+        ['assistant', 'first answer'],
+      ]);
     });
   });
 });
