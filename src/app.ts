@@ -51,12 +51,12 @@ import { createScheduleStore } from './scheduler/schedule-store';
 import { createScheduler, recipeToolAvailable } from './scheduler/scheduler';
 import { createSessionStore } from './sessions/session-store';
 import { ensureDataDir } from './store/data-dir';
-import { DB_FILE, type Db, openDb } from './store/db';
+import { DB_FILE, type Db, openDb, schemaVersion } from './store/db';
 import { createCostLedger } from './telemetry/cost-ledger';
 import { createMetrics } from './telemetry/metrics';
 import { createModelCallStore } from './telemetry/model-call-store';
 import { createTelemetry } from './telemetry/service';
-import { createAgentToolbox } from './tools/core/agent-toolbox';
+import { createAgentToolbox, withWorkspace } from './tools/core/agent-toolbox';
 import { allowlistProblems, canonicalToolName, isConfigAlias } from './tools/core/aliases';
 import { runFunnel } from './tools/core/funnel';
 import { createToolRegistry, type ToolRegistry } from './tools/core/registry';
@@ -356,6 +356,32 @@ export async function createApp(options: AppOptions): Promise<App> {
     workflows: () => workflows,
   });
 
+  const agent = createAgentService({
+    workspace,
+    dataDir,
+    env,
+    clock,
+    ids,
+    log,
+    redactor,
+    config: () => loaded.config,
+    db: openDatabase,
+    bus,
+    sessions,
+    runs,
+    permissions,
+    models: providers.models,
+    providers,
+    telemetry,
+    observe,
+    // Built below: the adaptive layer, the MCP clients, the funnel and the tool registry.
+    adaptive: () => app.adaptive,
+    mcpClients: () => app.mcpClients,
+    funnelContext: (sessionId, overrides) => app.funnelContext(sessionId, overrides),
+    onClose: (fn) => closers.push(fn),
+    toolbox: (workspace) => createAgentToolbox(workspace ? withWorkspace(app, workspace) : app),
+  });
+
   const app: App = {
     workspace,
     dataDir,
@@ -393,9 +419,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         const handle = db ?? (status.exists ? openDatabase() : undefined);
         if (handle) {
           status.open = true;
-          status.schema_version = (
-            handle.prepare('SELECT coalesce(max(id), 0) AS v FROM schema_migrations').get() as { v: number }
-          ).v;
+          status.schema_version = schemaVersion(handle);
         }
       } catch (error) {
         status.error = SvcError.is(error) ? error.message : String(error);
@@ -416,7 +440,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     sessions,
     runs,
     permissions,
-    agent: createAgentService(() => app, { toolboxFor: (host) => createAgentToolbox(host) }),
+    agent,
     observe,
     ws: undefined as unknown as Workspace,
     recipes,
@@ -463,7 +487,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     statusSections: new Map(),
     policyProviders: [],
     mutationGuards: [],
-    promptSections: [],
+    promptSections: agent.promptSections,
     funnelContext(sessionId, overrides = {}) {
       const session = sessionId ? app.sessions.get(sessionId) : undefined;
       const phase = session?.metadata.workflow_phase;
@@ -563,7 +587,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // The cached codebase summary (describe_context) joins the prompt when there is one: one
   // indexed read, never a workspace walk.
-  app.promptSections.push(() => observe.promptSection());
+  agent.addPromptSection(() => observe.promptSection());
 
   if (options.packs !== false) {
     const packs = createPackController({
@@ -586,7 +610,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       }),
     });
     (app as { packs: PackController }).packs = packs;
-    app.promptSections.push((sessionId) => packs.promptSection(sessionId));
+    agent.addPromptSection((sessionId) => packs.promptSection(sessionId));
     app.policyProviders.push((sessionId) => packs.policies(sessionId));
     closers.push(() => packs.close());
   }
@@ -610,7 +634,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       toolFunnel: (sessionId) => app.funnel(app.funnelContext(sessionId)),
     });
     (app as { adaptive: AdaptiveService }).adaptive = adaptive;
-    app.promptSections.push((sessionId) => adaptive.promptSection(sessionId));
+    agent.addPromptSection((sessionId) => adaptive.promptSection(sessionId));
     closers.push(() => adaptive.close());
   }
 
@@ -630,7 +654,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   (app as { mcpClients: McpClientManager }).mcpClients = mcpClients;
   closers.push(() => mcpClients.close());
   // MCP servers connect lazily: the first prompt assembly of a turn starts them (never blocking).
-  app.promptSections.push(() => {
+  agent.addPromptSection(() => {
     mcpClients.start();
     return undefined;
   });

@@ -5,9 +5,10 @@
  * pipeline. The agent service owns the state machine and the events around it.
  * @module
  */
-import type { App } from '../app';
+
 import { SvcError, toSvcError } from '../errors';
 import type { Message } from '../sessions/session-store';
+import type { AgentHost } from './deps';
 import { historyMessages, textOf } from './history';
 import { SUMMARY_PROMPT } from './system-prompt.prompt';
 
@@ -30,7 +31,7 @@ export interface CompactionOutcome {
 }
 
 export async function compactHistory(
-  app: App,
+  app: AgentHost,
   input: {
     sessionId: string;
     runId?: string;
@@ -121,7 +122,7 @@ export async function compactHistory(
 }
 
 async function resolveSmallModel(
-  app: App,
+  app: AgentHost,
   sessionModel: string | null,
   context: { sessionId: string; runId?: string; signal?: AbortSignal },
 ) {

@@ -29,7 +29,10 @@ export const INTERRUPTED_RESULT =
  * after the last one it covers (`summary_covers_until`; a prompt kept out of a pre-run
  * compaction comes after the summary this way even though it was stored before it).
  */
-export function historyMessages(sessions: SessionStore, session: Session): Message[] {
+export function historyMessages(
+  sessions: Pick<SessionStore, 'getMessage' | 'messages'>,
+  session: Session,
+): Message[] {
   const summaryId = session.metadata.summary_message_id;
   if (typeof summaryId === 'string') {
     const summary = sessions.getMessage(summaryId);

@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { App } from '../app';
+import type { AgentHost } from './deps';
 import { findRepoRoot } from './environment';
 
 export interface ProjectEntry {
@@ -32,7 +32,7 @@ export function userDataDir(env: Readonly<Record<string, string | undefined>>): 
   return null;
 }
 
-export function readProjects(app: App): ProjectRegistry {
+export function readProjects(app: AgentHost): ProjectRegistry {
   const dir = userDataDir(app.env);
   if (!dir) return { path: null, projects: [], warning: 'neither XDG_DATA_HOME nor HOME is set' };
   const path = join(dir, 'projects.json');
@@ -46,10 +46,10 @@ export function readProjects(app: App): ProjectRegistry {
   }
 }
 
-/** Registry writes are coalesced to at most one per second per App (runs in a burst add up). */
+/** Registry writes are coalesced to at most one per second per agent host (runs in a burst add up). */
 const WRITE_INTERVAL_MS = 1000;
 const pending = new WeakMap<
-  App,
+  AgentHost,
   { runs: number; lastWrite: number; timer?: ReturnType<typeof setTimeout> }
 >();
 
@@ -57,7 +57,7 @@ const pending = new WeakMap<
  * Record that a run started in this workspace. The first run writes at once; runs within the next
  * second are added in one later write (and at close). Never throws.
  */
-export function recordProject(app: App): void {
+export function recordProject(app: AgentHost): void {
   let state = pending.get(app);
   if (!state) {
     const created = { runs: 0, lastWrite: 0 } as {
@@ -82,7 +82,10 @@ export function recordProject(app: App): void {
   current.timer.unref?.();
 }
 
-function flush(app: App, state: { runs: number; lastWrite: number; timer?: ReturnType<typeof setTimeout> }) {
+function flush(
+  app: AgentHost,
+  state: { runs: number; lastWrite: number; timer?: ReturnType<typeof setTimeout> },
+) {
   if (state.timer) clearTimeout(state.timer);
   state.timer = undefined;
   if (state.runs === 0) return;
@@ -92,7 +95,7 @@ function flush(app: App, state: { runs: number; lastWrite: number; timer?: Retur
   writeProject(app, runs);
 }
 
-function writeProject(app: App, runs: number): void {
+function writeProject(app: AgentHost, runs: number): void {
   try {
     const registry = readProjects(app);
     if (!registry.path) return;

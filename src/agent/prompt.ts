@@ -5,8 +5,9 @@
  * guidance…). The effective tool set goes to the model as tool definitions, not as prose.
  * @module
  */
-import type { App } from '../app';
+
 import type { AgentKind } from './agent-kinds';
+import type { AgentHost } from './deps';
 import { type ContextFile, findContextFiles, type GitSummary, gitSummary } from './environment';
 import { SYSTEM_PROMPT } from './system-prompt.prompt';
 
@@ -23,7 +24,7 @@ export interface PromptParts {
 }
 
 export async function assembleSystemPrompt(
-  app: App,
+  app: AgentHost,
   input: {
     sessionId: string;
     kind: AgentKind;
@@ -94,7 +95,7 @@ export async function assembleSystemPrompt(
   };
 }
 
-function environmentBlock(app: App, git: GitSummary | undefined): string {
+function environmentBlock(app: AgentHost, git: GitSummary | undefined): string {
   const date = new Date(app.clock.now()).toISOString().slice(0, 10);
   const lines = [
     '# Environment',

@@ -5,12 +5,21 @@
  */
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { App } from '../app';
 import { SvcError, toSvcError } from '../errors';
 import { rotatedLogFiles } from '../log';
 import { resolveSession } from '../sessions/resolve-session';
+import type { SessionStore } from '../sessions/session-store';
 import { sessionView, workflowPhase } from '../sessions/session-views';
+import { sessionUsage } from '../sessions/usage-queries';
+import type { AgentHost } from './deps';
 import { historyMessages } from './history';
+import type { AgentService } from './types';
+
+/** What the reports read: the agent's host and the agent's own read models. */
+export type ReportHost = Omit<AgentHost, 'sessions'> & {
+  readonly sessions: SessionStore;
+  readonly agent: Pick<AgentService, 'kinds' | 'state' | 'currentSession'>;
+};
 
 export interface Check {
   name: string;
@@ -22,7 +31,7 @@ export interface Check {
  * Diagnose a session: the one named, else the calling run's, else the current one, else the most
  * recent one.
  */
-export async function diagnoseSession(app: App, sessionId?: string, contextSessionId?: string) {
+export async function diagnoseSession(app: ReportHost, sessionId?: string, contextSessionId?: string) {
   const ledger = app.runs.available();
   const checks: Check[] = [
     ledger.ok
@@ -150,7 +159,7 @@ export async function diagnoseSession(app: App, sessionId?: string, contextSessi
   };
 }
 
-async function modelCheck(app: App, sessionModel: string | null, agent: string): Promise<Check> {
+async function modelCheck(app: ReportHost, sessionModel: string | null, agent: string): Promise<Check> {
   try {
     const kind = app.agent.kinds().find((k) => k.id === agent);
     const model = await app.models.resolve({ sessionModel, agentModel: kind?.model ?? undefined });
@@ -166,31 +175,8 @@ async function modelCheck(app: App, sessionModel: string | null, agent: string):
 }
 
 /** Usage statistics of this data directory. */
-export function usageStats(app: App, options: { days: number }) {
-  const db = app.db;
-  const one = <T>(sql: string, ...params: unknown[]) => db.prepare(sql).get(...params) as T;
-  const all = <T>(sql: string, ...params: unknown[]) => db.prepare(sql).all(...params) as T[];
-  const sessions = one<{ total: number; top: number; tokens_in: number; tokens_out: number; cost: number }>(
-    `SELECT count(*) AS total, coalesce(sum(parent_id IS NULL), 0) AS top,
-            coalesce(sum(prompt_tokens), 0) AS tokens_in, coalesce(sum(completion_tokens), 0) AS tokens_out,
-            coalesce(sum(cost), 0) AS cost FROM sessions`,
-  );
-  const byRole = all<{ role: string; n: number }>(
-    'SELECT role, count(*) AS n FROM messages GROUP BY role ORDER BY role',
-  );
-  const models = all<{
-    model: string;
-    messages: number;
-    input_tokens: number;
-    output_tokens: number;
-    cost: number;
-  }>(
-    `SELECT model, count(*) AS messages,
-            coalesce(sum(json_extract(usage, '$.input_tokens')), 0) AS input_tokens,
-            coalesce(sum(json_extract(usage, '$.output_tokens')), 0) AS output_tokens,
-            coalesce(sum(cost), 0) AS cost
-     FROM messages WHERE model IS NOT NULL AND usage IS NOT NULL GROUP BY model ORDER BY messages DESC, model`,
-  );
+export function usageStats(app: ReportHost, options: { days: number }) {
+  const { sessions, byRole, models } = sessionUsage(app.db);
   const runs = app.runs.queries.usageStats({ since: app.clock.now() - options.days * 86_400_000 });
   const { by_status: byStatus, by_origin: byOrigin, totals: runTotals, tools, days } = runs;
   return {
@@ -220,7 +206,7 @@ const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 const TAIL_BYTES = 1024 * 1024;
 
 /** The tail of `<dataDir>/logs/svc.log`: counts by level and the most recent entries. */
-export function logsReport(app: App, options: { limit: number; level: (typeof LEVELS)[number] }) {
+export function logsReport(app: ReportHost, options: { limit: number; level: (typeof LEVELS)[number] }) {
   const path = join(app.dataDir, 'logs', 'svc.log');
   const rotated = rotatedLogFiles(path);
   if (!existsSync(path))
@@ -264,13 +250,13 @@ export function logsReport(app: App, options: { limit: number; level: (typeof LE
   };
 }
 
-export function requireDb(app: App): void {
+export function requireDb(app: ReportHost): void {
   const status = app.runs.available();
   if (!status.ok) throw new SvcError('unavailable', status.reason);
 }
 
 /** issue 15: processes an interrupted run left running, which svc killed when it started again. */
-function reapedProcesses(app: App, runs: { id: string }[]): Check | undefined {
+function reapedProcesses(app: ReportHost, runs: { id: string }[]): Check | undefined {
   const killed = runs.slice(0, 50).flatMap((run) =>
     app.runs
       .events(run.id, { types: ['process_reaped'] })

@@ -5,8 +5,9 @@
  * end, so a crash loses at most a few milliseconds of streamed text.
  * @module
  */
-import type { App } from '../app';
+
 import type { Message, MessagePart, ProviderMetadata, Usage } from '../sessions/session-store';
+import type { AgentHost } from './deps';
 import { INTERRUPTED_RESULT } from './history';
 
 const FLUSH_MS = 50;
@@ -36,7 +37,7 @@ export class StepRecorder {
   readonly toolCalls: RecordedToolCall[] = [];
 
   constructor(
-    private readonly app: App,
+    private readonly app: AgentHost,
     private readonly options: StepRecorderOptions,
   ) {}
 

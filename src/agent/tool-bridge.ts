@@ -11,11 +11,11 @@
  * @module
  */
 import type { ToolSet } from 'ai';
-import type { App } from '../app';
 import { SvcError, toSvcError } from '../errors';
 import type { PermissionAskContext } from '../permissions/permission-service';
 import { callTitle, oneLine } from '../permissions/tool-policy';
 import { atomically } from '../store/db';
+import type { AgentHost } from './deps';
 import { classifySandboxDenial, classifyToolError, type Failure } from './failure';
 import type { AgentCallResult, AgentToolbox, AgentToolSpec } from './toolbox';
 
@@ -23,7 +23,7 @@ import type { AgentCallResult, AgentToolbox, AgentToolSpec } from './toolbox';
 export const MAX_TOOL_OUTPUT_CHARS = 100_000;
 
 export interface ToolBridgeOptions {
-  app: App;
+  app: AgentHost;
   /** The tools, through the agent's port (registry, funnel, the one call path). */
   toolbox: AgentToolbox;
   sessionId: string;
@@ -274,7 +274,7 @@ export function summaryOf(output: string): string {
   return oneLine(output, 200);
 }
 
-function ledger(app: App, runId: string, type: string, payload: Record<string, unknown>) {
+function ledger(app: AgentHost, runId: string, type: string, payload: Record<string, unknown>) {
   try {
     app.runs.append(runId, type, payload);
   } catch (error) {

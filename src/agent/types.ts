@@ -267,8 +267,18 @@ export interface AgentService {
   /** The client's current session (set by `switch_session`, `svc run`), if any. */
   currentSession(): string | null;
   setCurrentSession(sessionId: string | null): void;
+  /**
+   * The sections other domains add to the system prompt of a session's turns, in registration
+   * order (the live list `addPromptSection` appends to; the App's `promptSections` is this list).
+   */
+  readonly promptSections: PromptSection[];
+  /** Add a section to the system prompt of every turn (pack preamble, adaptive guidance…). */
+  addPromptSection(section: PromptSection): void;
   /** Stop every run of this process (status `interrupted`) and wait for them to settle. */
   close(): Promise<void>;
 }
+
+/** A section of the system prompt contributed by another domain: text, or undefined for none. */
+export type PromptSection = (sessionId: string) => { source: string; text: string } | undefined;
 
 export type { FinalRunStatus };

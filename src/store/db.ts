@@ -210,6 +210,11 @@ export function migrate(db: Db, migrations: readonly Migration[]): number[] {
   );
 }
 
+/** The highest migration id applied (0 for a database without any). */
+export function schemaVersion(db: Db): number {
+  return (db.prepare('SELECT coalesce(max(id), 0) AS v FROM schema_migrations').get() as { v: number }).v;
+}
+
 /** Migrations not applied yet, or undefined when the database has no migration table yet. */
 function pendingOf(db: Db, sorted: readonly Migration[]): Migration[] | undefined {
   const table = db

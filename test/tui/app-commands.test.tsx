@@ -75,9 +75,9 @@ async function openApp(client: FakeClient, props: Partial<TuiAppProps> = {}, ses
 
 /**
  * The tool calls a command made (the TUI's own start-up reads left out: the status line's model
- * selection and the once-only sandbox notice).
+ * selection and spend, and the once-only sandbox notice).
  */
-const STARTUP_READS = new Set(['get_model_selection', 'sandbox_status']);
+const STARTUP_READS = new Set(['get_model_selection', 'sandbox_status', 'stats_report']);
 const toolCalls = (client: ReturnType<typeof fakeClient>) =>
   client.callsOf('callTool').filter((call) => !STARTUP_READS.has(call[0] as string));
 

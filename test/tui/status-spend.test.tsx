@@ -40,10 +40,12 @@ async function spentSession() {
 
 async function statusLine(app: App, client: TuiClient, sessionId: string) {
   const controller = createChatController(client, { store: { intervalMs: 0 } });
-  onTestFinished(() => controller.dispose());
   await controller.open(sessionId);
   const view = render(<TuiApp controller={controller} armDelayMs={0} />);
-  onTestFinished(() => view.unmount());
+  onTestFinished(() => {
+    view.unmount();
+    controller.dispose();
+  });
   const ledger = app.telemetry.ledger.spend(sessionId);
   await waitFor(() => controller.store().getSnapshot().spend !== undefined, 10_000);
   await tick();
@@ -80,12 +82,12 @@ describe('TUI status line: spend from the cost ledger (issue 21)', () => {
 
     // A second run: the run.finished event makes the status line re-read the ledger.
     await controller.send('again');
-    const after = () => app.telemetry.ledger.spend(sessionId).session!.cost;
+    const ledgerNow = () => app.telemetry.ledger.spend(sessionId).session!.cost;
     await waitFor(
       () =>
         controller.store().getSnapshot().state === 'idle' &&
-        Math.abs((controller.store().getSnapshot().spend?.session ?? 0) - after()) < 1e-12 &&
-        after() > ledger.session!.cost,
+        Math.abs((controller.store().getSnapshot().spend?.session ?? 0) - ledgerNow()) < 1e-12 &&
+        ledgerNow() > ledger.session!.cost,
       20_000,
     );
   });

@@ -64,3 +64,17 @@ function modelText(tool: AnyTool, result: unknown): string {
   if (typeof result === 'string') return result;
   return JSON.stringify(result ?? null);
 }
+
+/**
+ * The host as a run against another checkout sees it: the same services, with `workspace` and `ws`
+ * replaced (spawn_worktree_override). Everything else is read through to the real host.
+ */
+export function withWorkspace<H extends ToolHost>(
+  host: H,
+  workspace: { root: string; ws: ToolHost['ws'] },
+): H {
+  return Object.create(host, {
+    workspace: { value: workspace.root, enumerable: true },
+    ws: { value: workspace.ws, enumerable: true },
+  }) as H;
+}

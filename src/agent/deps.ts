@@ -1,0 +1,133 @@
+/**
+ * What the agent needs, named: the factory's dependencies (`AgentDeps`, given by createApp) and
+ * the host its modules read (`AgentHost`: the run loop, the prompt, compaction, the step recorder,
+ * the tool bridge, the reports). The agent never sees the App: `createAgentService` builds its
+ * host from its deps (./host.ts). A ToolHost has every member of `AgentHost` under the same name,
+ * so a tool handler (or a test) may pass `ctx.app` where a host is expected.
+ * @module
+ */
+import type { AdaptiveService } from '../adaptive/service';
+import type { Config } from '../config/schema';
+import type { EventBus } from '../events/bus';
+import type { Logger } from '../log';
+import type { McpClientManager } from '../mcp-client/manager';
+import type { ObserveService } from '../observe/service';
+import type { PermissionService } from '../permissions/permission-service';
+import type { FunnelContext } from '../permissions/tool-policy';
+import type { ProviderService } from '../providers/service';
+import type { ModelResolver } from '../providers/types';
+import type { Redactor } from '../redact';
+import type { RunLedger } from '../runs/run-ledger';
+import type { SessionStore } from '../sessions/session-store';
+import type { Db } from '../store/db';
+import type { Telemetry } from '../telemetry/service';
+import type { Clock, Ids } from '../util/ids';
+import type { AgentToolbox } from './toolbox';
+import type { ChildRunInput, PromptSection } from './types';
+
+export type { PromptSection };
+
+/** The adaptive layer as the run loop reads it (the compaction threshold of a session's genome). */
+export type AgentAdaptive = Pick<AdaptiveService, 'compactionThreshold'>;
+
+/** The MCP client connections as the run loop waits for them. */
+export type AgentMcpClients = Pick<McpClientManager, 'settled'>;
+
+/** The sessions as the agent uses them: conversations, their messages and usage. */
+export type AgentSessions = Pick<
+  SessionStore,
+  | 'addUsage'
+  | 'appendMessage'
+  | 'create'
+  | 'family'
+  | 'get'
+  | 'getMessage'
+  | 'messages'
+  | 'require'
+  | 'root'
+  | 'update'
+  | 'updateMessage'
+>;
+
+/** The run ledger as the agent uses it: the runs, the queue, claims, cancels and events. */
+export type AgentRuns = Pick<
+  RunLedger,
+  | 'append'
+  | 'available'
+  | 'cancelRequested'
+  | 'claim'
+  | 'create'
+  | 'events'
+  | 'list'
+  | 'owner'
+  | 'ownerAlive'
+  | 'queries'
+  | 'queued'
+  | 'recover'
+  | 'requestCancel'
+  | 'require'
+  | 'running'
+  | 'update'
+>;
+
+/** The funnel context of a session (mode, phase, agent and policy layers). */
+export type FunnelContextOf = (sessionId?: string, overrides?: FunnelContext) => FunnelContext;
+
+/** What the agent's modules read. Same member names as the ToolHost, narrower types. */
+export interface AgentHost {
+  readonly workspace: string;
+  readonly dataDir: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly redactor: Redactor;
+  /** The current config (replaced by a reload). */
+  readonly config: Config;
+  /** The database, for the transactions that group the run's writes. */
+  readonly db: Db;
+  readonly bus: EventBus;
+  readonly sessions: AgentSessions;
+  readonly runs: AgentRuns;
+  readonly permissions: PermissionService;
+  readonly models: ModelResolver;
+  readonly providers: Pick<ProviderService, 'entry' | 'authHint'>;
+  readonly telemetry: Telemetry;
+  readonly observe: Pick<ObserveService, 'promptStack'>;
+  readonly adaptive: AgentAdaptive | undefined;
+  readonly mcpClients: AgentMcpClients;
+  readonly promptSections: readonly PromptSection[];
+  funnelContext: FunnelContextOf;
+  onClose(fn: () => void | Promise<void>): void;
+}
+
+/** The dependencies of `createAgentService`, wired by createApp. */
+export interface AgentDeps {
+  workspace: string;
+  dataDir: string;
+  env: Readonly<Record<string, string | undefined>>;
+  clock: Clock;
+  ids: Ids;
+  log: Logger;
+  redactor: Redactor;
+  config(): Config;
+  db(): Db;
+  bus: EventBus;
+  sessions: AgentSessions;
+  runs: AgentRuns;
+  permissions: PermissionService;
+  models: ModelResolver;
+  providers: Pick<ProviderService, 'entry' | 'authHint'>;
+  telemetry: Telemetry;
+  observe: Pick<ObserveService, 'promptStack'>;
+  /** Built after the agent; undefined in a runtime without the adaptive layer. */
+  adaptive(): AgentAdaptive | undefined;
+  /** Built after the agent (they register their tools in the registry). */
+  mcpClients(): AgentMcpClients;
+  funnelContext: FunnelContextOf;
+  onClose(fn: () => void | Promise<void>): void;
+  /**
+   * The tools of a run (tools/core/agent-toolbox.ts implements the port): over the workspace, or
+   * over another checkout for a child run with `workspace` (spawn_worktree_override).
+   */
+  toolbox(workspace?: ChildRunInput['workspace']): AgentToolbox;
+}

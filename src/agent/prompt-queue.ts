@@ -1,0 +1,132 @@
+/**
+ * The prompt queue of the agent service: a session's `queued` runs in the ledger (FIFO, durable,
+ * visible to every process). send and enqueue add a run and start it when the session is idle;
+ * a queued run can be removed.
+ * @module
+ */
+import { SvcError } from '../errors';
+import type { AgentRun } from '../runs/run-ledger';
+import { type AgentKind, agentKind } from './agent-kinds';
+import { drainQueue } from './run-control';
+import { type AgentCore, busyElsewhere, preview, stateOf } from './session-runtime';
+import type { AgentService, QueueStatus, SendInput } from './types';
+
+function enqueueRun(core: AgentCore, input: SendInput & { sessionId: string }, kind: AgentKind): AgentRun {
+  const a = core.host;
+  const session = a.sessions.require(input.sessionId);
+  if (!input.prompt.trim()) throw new SvcError('invalid_input', 'prompt: must not be empty');
+  if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
+    throw new SvcError('invalid_input', `max_steps: must be a positive integer, got ${input.maxSteps}`);
+  }
+  const run = a.runs.create({
+    session_id: session.id,
+    family_session_id: a.sessions.root(session.id),
+    agent: kind.id,
+    model: input.model ?? null,
+    origin: input.origin ?? 'api',
+    prompt: input.prompt,
+    options: {
+      ...(input.maxSteps !== undefined ? { max_steps: input.maxSteps } : {}),
+      ...(input.yolo ? { yolo: true } : {}),
+      ...(input.unattended ? { unattended: input.unattended } : {}),
+    },
+  });
+  core.publishQueue(session.id);
+  return run;
+}
+
+const position = (core: AgentCore, sessionId: string, runId: string) =>
+  core.host.runs.queued(sessionId).findIndex((r) => r.id === runId) + 1;
+
+export function sendNow(
+  core: AgentCore,
+  input: Parameters<AgentService['send']>[0],
+): ReturnType<AgentService['send']> {
+  const a = core.host;
+  if (core.closing) throw new SvcError('unavailable', 'svc is shutting down; the prompt was not sent');
+  const session = input.sessionId
+    ? a.sessions.require(input.sessionId)
+    : a.sessions.create({ title: input.title ?? '', ...(input.agent ? { agent: input.agent } : {}) });
+  const kind = agentKind(a.config, input.agent ?? session.agent, 'primary');
+  if (input.ifBusy === 'refuse') {
+    const rt = core.runtime(session.id);
+    if (rt.state !== 'idle') {
+      throw new SvcError(
+        'conflict',
+        `session ${session.id} is busy: run ${rt.runId} is ${rt.state}; wait for it or cancel it`,
+      );
+    }
+    const other = busyElsewhere(a, session.id);
+    if (other) {
+      throw new SvcError(
+        'conflict',
+        `session ${session.id} is busy: run ${other.id} is running in another svc process (pid ${other.pid ?? '?'}); wait for it to finish, cancel it (update_agent_run action cancel), or use another session`,
+        { details: { run_id: other.id, pid: other.pid } },
+      );
+    }
+  }
+  const run = enqueueRun(core, { ...input, sessionId: session.id }, kind);
+  core.deferred(run.id);
+  drainQueue(core, session.id);
+  return receipt(core, session.id, run.id);
+}
+
+/** What send/enqueue answer: the run, and whether it is running or where it waits in the queue. */
+function receipt(core: AgentCore, sessionId: string, runId: string): ReturnType<AgentService['enqueue']> {
+  const queued = core.host.runs.require(runId).status === 'queued';
+  return {
+    session_id: sessionId,
+    run_id: runId,
+    status: queued ? 'queued' : 'running',
+    position: queued ? position(core, sessionId, runId) : 0,
+  };
+}
+
+export function enqueueNow(
+  core: AgentCore,
+  input: Parameters<AgentService['enqueue']>[0],
+): ReturnType<AgentService['enqueue']> {
+  const a = core.host;
+  const session = a.sessions.require(input.sessionId);
+  const kind = agentKind(a.config, input.agent ?? session.agent, 'primary');
+  const run = enqueueRun(core, input, kind);
+  core.deferred(run.id);
+  if (input.start !== false) drainQueue(core, session.id);
+  return receipt(core, session.id, run.id);
+}
+
+export function queueStatus(core: AgentCore, sessionId: string): QueueStatus {
+  const a = core.host;
+  a.sessions.require(sessionId);
+  const rt = core.runtime(sessionId);
+  const items = a.runs.queued(sessionId);
+  const active = rt.runId ?? a.runs.running(sessionId)?.id ?? null;
+  return {
+    session_id: sessionId,
+    state: stateOf(core, sessionId),
+    active_run_id: active,
+    length: items.length,
+    items: items.map((run) => ({
+      run_id: run.id,
+      preview: preview(run.prompt),
+      agent: run.agent,
+      origin: run.origin,
+      created_at: run.created_at,
+    })),
+  };
+}
+
+export function removeQueued(core: AgentCore, runId: string): AgentRun {
+  const a = core.host;
+  const run = a.runs.require(runId);
+  if (run.status !== 'queued') throw new SvcError('conflict', `run ${runId} is ${run.status}, not queued`);
+  const updated = a.runs.update(runId, {
+    status: 'cancelled',
+    reason: 'removed from the queue',
+    finished_at: a.clock.now(),
+  });
+  a.runs.append(runId, 'run.finished', { status: 'cancelled', reason: 'removed from the queue' });
+  core.publishQueue(run.session_id);
+  core.settle(runId);
+  return updated;
+}

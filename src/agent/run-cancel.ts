@@ -1,0 +1,141 @@
+/**
+ * Stopping and awaiting runs: cancel a session's run (here, or through the ledger in another
+ * process), cancel one run, wait for a run or for an idle session, and stop every run at close.
+ * @module
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SvcError } from '../errors';
+import type { AgentRun } from '../runs/run-ledger';
+import { removeQueued } from './prompt-queue';
+import { type AgentCore, abortRun, busyElsewhere, runResult } from './session-runtime';
+import type { AgentService, RunResult } from './types';
+
+const WAIT_POLL_MS = 200;
+const CLOSE_TIMEOUT_MS = 5000;
+
+export function cancelSession(
+  core: AgentCore,
+  sessionId: string,
+  options: Parameters<AgentService['cancel']>[1] = {},
+): ReturnType<AgentService['cancel']> {
+  const a = core.host;
+  a.sessions.require(sessionId);
+  const rt = core.runtime(sessionId);
+  let cancelled: string | null = null;
+  if (rt.runId && rt.controller) {
+    cancelled = rt.runId;
+    abortRun(core, sessionId, options.reason ?? 'cancelled by the operator');
+  } else {
+    const other = busyElsewhere(a, sessionId);
+    if (other) {
+      a.runs.requestCancel(other.id);
+      a.runs.append(other.id, 'run.cancel_requested', {
+        reason: options.reason ?? 'cancelled by the operator',
+      });
+      cancelled = other.id;
+    }
+  }
+  const cleared: string[] = [];
+  if (options.clearQueue) {
+    for (const run of a.runs.queued(sessionId)) {
+      removeQueued(core, run.id);
+      cleared.push(run.id);
+    }
+  }
+  return { cancelled_run_id: cancelled, cleared };
+}
+
+export function cancelRun(core: AgentCore, runId: string, reason = 'cancelled by the operator'): AgentRun {
+  const a = core.host;
+  const run = a.runs.require(runId);
+  if (run.status === 'queued') return removeQueued(core, runId);
+  if (run.status !== 'running') {
+    throw new SvcError(
+      'conflict',
+      `run ${runId} is ${run.status}; only queued or running runs can be cancelled`,
+    );
+  }
+  const rt = core.runtime(run.session_id);
+  if (rt.runId === runId && rt.controller) {
+    abortRun(core, run.session_id, reason);
+  } else if (a.runs.ownerAlive(run)) {
+    a.runs.requestCancel(runId);
+    a.runs.append(runId, 'run.cancel_requested', { reason });
+  } else {
+    a.runs.recover();
+  }
+  return a.runs.require(runId);
+}
+
+export async function waitRun(
+  core: AgentCore,
+  runId: string,
+  options: { signal?: AbortSignal } = {},
+): Promise<RunResult> {
+  const a = core.host;
+  let run = a.runs.require(runId);
+  const d = core.deferreds.get(runId);
+  if (d && (run.status === 'queued' || run.status === 'running')) {
+    if (!options.signal) return d.promise;
+    return abortable(d.promise, options.signal);
+  }
+  while (run.status === 'queued' || run.status === 'running') {
+    await sleep(WAIT_POLL_MS, undefined, { signal: options.signal });
+    if (run.status === 'running' && !a.runs.ownerAlive(run)) a.runs.recover();
+    run = a.runs.require(runId);
+  }
+  return runResult(a, runId);
+}
+
+export async function waitIdle(
+  core: AgentCore,
+  sessionId: string,
+  options: { signal?: AbortSignal } = {},
+): Promise<void> {
+  const rt = core.runtime(sessionId);
+  if (rt.state === 'idle') return;
+  await new Promise<void>((resolve, reject) => {
+    const done = () => {
+      rt.idleWaiters.delete(done);
+      options.signal?.removeEventListener('abort', onAbort);
+      resolve();
+    };
+    const onAbort = () => {
+      rt.idleWaiters.delete(done);
+      reject(new SvcError('cancelled', 'stopped waiting'));
+    };
+    rt.idleWaiters.add(done);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Stop every run of this process (status `interrupted`) and wait for them, bounded. */
+export async function closeRuns(core: AgentCore): Promise<void> {
+  core.closing = true;
+  const active = [...core.runtimes.entries()].filter(([, rt]) => rt.controller && rt.promise);
+  for (const [sessionId, rt] of active) {
+    rt.stop!.status ??= 'interrupted';
+    rt.stop!.reason ??= 'svc shut down while the run was active';
+    abortRun(core, sessionId, 'svc shut down while the run was active', false);
+  }
+  const settled = Promise.all(active.map(([, rt]) => rt.promise));
+  await Promise.race([settled, sleep(CLOSE_TIMEOUT_MS, undefined, { ref: false })]);
+}
+
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new SvcError('cancelled', 'stopped waiting'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new SvcError('cancelled', 'stopped waiting'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,335 @@
+/**
+ * Run control of the agent service: claim and start a run (its execution through the run loop,
+ * the cross-process cancel poll), finish it (ledger, events, the next queued prompt), compaction
+ * during a run and on demand, and sub-agent runs.
+ * @module
+ */
+import { SvcError, toSvcError } from '../errors';
+import type { AgentRun } from '../runs/run-ledger';
+import { type AgentKind, agentKind } from './agent-kinds';
+import { compactHistory } from './compaction';
+import { runFailure } from './failure';
+import { withWorkspace } from './host';
+import { recordProject } from './project-registry';
+import { executeRun, type RunOutcome, type StopState } from './run-loop';
+import { type AgentCore, abortRun, busyElsewhere, preview } from './session-runtime';
+import type { AgentService, ChildRunInput, CompactionResult, RunResult } from './types';
+
+const CANCEL_POLL_MS = 1000;
+
+const NO_USAGE = { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0 };
+
+/** Claim and start the run; false when another live process runs the session. */
+export function startRun(
+  core: AgentCore,
+  run: AgentRun,
+  options: { subagent?: boolean; kind: AgentKind; workspace?: ChildRunInput['workspace'] },
+): boolean {
+  const a = core.host;
+  const claim = a.runs.claim(run.id);
+  if (!claim.ok) return false;
+  const claimed = claim.run;
+  const sessionId = claimed.session_id;
+  const controller = new AbortController();
+  const stop: StopState = {};
+  const rt = core.runtime(sessionId);
+  rt.controller = controller;
+  rt.stop = stop;
+  core.setState(sessionId, 'running', claimed.id);
+  core.publishQueue(sessionId);
+  core.deferred(claimed.id);
+  const session = a.sessions.get(sessionId);
+  core.publish(sessionId, 'run.started', {
+    session_id: sessionId,
+    run_id: claimed.id,
+    parent_run_id: claimed.parent_run_id,
+    family_session_id: claimed.family_session_id,
+    agent: claimed.agent,
+    model: claimed.model ?? session?.model ?? options.kind.model ?? a.config.models.large ?? '',
+    origin: claimed.origin,
+  });
+  a.runs.append(claimed.id, 'run.started', {
+    agent: claimed.agent,
+    origin: claimed.origin,
+    pid: claimed.pid,
+    options: claimed.options,
+  });
+  a.log.info('run started', {
+    run_id: claimed.id,
+    session_id: sessionId,
+    origin: claimed.origin,
+    agent: claimed.agent,
+    ...(claimed.parent_run_id ? { parent_run_id: claimed.parent_run_id } : {}),
+  });
+  if (!options.subagent) recordProject(a);
+  const poll = pollCancel(core, claimed, controller, stop);
+  const runApp = options.workspace ? withWorkspace(a, options.workspace.root) : a;
+  const execute = () =>
+    executeRun({
+      app: runApp,
+      toolbox: core.deps.toolbox(options.workspace),
+      run: claimed,
+      kind: options.kind,
+      controller,
+      stop,
+      subagent: options.subagent ?? false,
+      compact: (compactOptions) =>
+        compactDuringRun(core, sessionId, claimed.id, controller.signal, compactOptions),
+      takeCompactionRequest: () => {
+        const requested = rt.compactRequested;
+        rt.compactRequested = undefined;
+        return requested;
+      },
+    });
+  rt.promise = a.telemetry
+    .run(claimed, execute)
+    .catch(
+      (error): RunOutcome => ({
+        status: 'failed',
+        reason: 'error',
+        error: a.redactor.string(toSvcError(error).message),
+        failure: a.redactor.value(
+          runFailure('run_error', { model: claimed.model, message: toSvcError(error).message }),
+        ),
+        steps: 0,
+        usage: { ...NO_USAGE },
+        cost: 0,
+        model: claimed.model,
+        result_message_id: null,
+      }),
+    )
+    .then((outcome) => {
+      clearInterval(poll);
+      core.atomically(() => finishRun(core, claimed, outcome));
+    });
+  return true;
+}
+
+/** A cancel asked through the ledger by another process (update_agent_run there). */
+function pollCancel(core: AgentCore, run: AgentRun, controller: AbortController, stop: StopState) {
+  const poll = setInterval(() => {
+    try {
+      if (!controller.signal.aborted && core.host.runs.cancelRequested(run.id)) {
+        stop.status ??= 'cancelled';
+        stop.reason ??= 'cancelled (requested through the run ledger)';
+        core.setState(run.session_id, 'cancelling', run.id);
+        controller.abort(new Error('cancelled'));
+      }
+    } catch {
+      // database closing: the run ends with the app
+    }
+  }, CANCEL_POLL_MS);
+  poll.unref();
+  return poll;
+}
+
+function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome) {
+  const a = core.host;
+  const sessionId = run.session_id;
+  try {
+    a.runs.update(run.id, {
+      status: outcome.status,
+      reason: outcome.reason,
+      error: outcome.error,
+      failure: outcome.failure,
+      steps: outcome.steps,
+      usage: outcome.usage,
+      cost: outcome.cost,
+      model: outcome.model,
+      result_message_id: outcome.result_message_id,
+      finished_at: a.clock.now(),
+    });
+    a.runs.append(run.id, 'run.finished', {
+      status: outcome.status,
+      reason: outcome.reason,
+      ...(outcome.failure ? { failure: outcome.failure } : {}),
+      steps: outcome.steps,
+      usage: outcome.usage,
+      cost: outcome.cost,
+    });
+    core.publish(sessionId, 'run.finished', {
+      session_id: sessionId,
+      run_id: run.id,
+      status: outcome.status,
+      ...(outcome.reason ? { reason: outcome.reason } : {}),
+      ...(outcome.failure ? { failure: outcome.failure } : {}),
+      steps: outcome.steps,
+      usage: { input_tokens: outcome.usage.input_tokens, output_tokens: outcome.usage.output_tokens },
+      cost: outcome.cost,
+    });
+    a.log.info('run finished', {
+      run_id: run.id,
+      session_id: sessionId,
+      status: outcome.status,
+      ...(outcome.reason ? { reason: outcome.reason } : {}),
+      ...(outcome.failure ? { code: outcome.failure.code } : {}),
+      steps: outcome.steps,
+      model: outcome.model,
+    });
+  } catch (error) {
+    a.log.error('run finalize failed', { run_id: run.id, error });
+  }
+  const rt = core.runtime(sessionId);
+  rt.controller = undefined;
+  rt.stop = undefined;
+  rt.promise = undefined;
+  // A request the run did not reach a step boundary for ends with it (it was for this run).
+  rt.compactRequested = undefined;
+  core.setState(sessionId, 'idle', null);
+  core.settle(run.id);
+  if (outcome.status === 'completed' && !core.closing && !run.parent_run_id) {
+    try {
+      if (drainQueue(core, sessionId)) return;
+    } catch (error) {
+      a.log.warn('queue drain failed', { session_id: sessionId, error });
+    }
+  }
+  core.notifyIdle(sessionId);
+}
+
+async function compactDuringRun(
+  core: AgentCore,
+  sessionId: string,
+  runId: string,
+  signal: AbortSignal,
+  options: { keepFromMessageId?: string; reason?: 'auto' | 'manual' | 'health_followon' },
+) {
+  const a = core.host;
+  core.setState(sessionId, 'compacting', runId);
+  core.publish(sessionId, 'compaction.started', {
+    session_id: sessionId,
+    run_id: runId,
+    reason: options.reason ?? 'auto',
+  });
+  a.runs.append(runId, 'phase', { phase: 'compaction' });
+  try {
+    const outcome = await compactHistory(a, {
+      sessionId,
+      runId,
+      signal,
+      keepFromMessageId: options.keepFromMessageId,
+    });
+    core.publish(sessionId, 'compaction.finished', {
+      session_id: sessionId,
+      summary_message_id: outcome.summary_message_id,
+      tokens_before: outcome.tokens_before,
+      tokens_after: outcome.tokens_after,
+    });
+    a.runs.append(runId, 'compaction.finished', { ...outcome });
+  } catch (error) {
+    if (signal.aborted) throw error;
+    // A failed summary must not fail the run: it goes on with the full history.
+    const e = toSvcError(error);
+    a.log.warn('auto-compaction failed', { session_id: sessionId, error: e.message });
+    a.runs.append(runId, 'compaction.failed', { code: e.code, message: a.redactor.string(e.message) });
+  } finally {
+    if (core.runtime(sessionId).state === 'compacting') core.setState(sessionId, 'running', runId);
+  }
+}
+
+/** Start the session's next queued prompt when it is idle; the run id, or undefined. */
+export function drainQueue(core: AgentCore, sessionId: string): string | undefined {
+  const rt = core.runtime(sessionId);
+  if (rt.state !== 'idle' || core.closing) return undefined;
+  const next = core.host.runs.queued(sessionId)[0];
+  if (!next) return undefined;
+  const kind = agentKind(core.host.config, next.agent);
+  return startRun(core, next, { kind }) ? next.id : undefined;
+}
+
+/** Summarize the older turns of an idle session (summarize_session). */
+export async function summarizeSession(
+  core: AgentCore,
+  sessionId: string,
+  options: Parameters<AgentService['summarize']>[1] = {},
+): Promise<CompactionResult> {
+  const a = core.host;
+  a.sessions.require(sessionId);
+  const rt = core.runtime(sessionId);
+  if (rt.state !== 'idle' || busyElsewhere(a, sessionId)) {
+    throw new SvcError(
+      'conflict',
+      `session ${sessionId} has an active run; wait for it or cancel it before summarizing`,
+    );
+  }
+  core.setState(sessionId, 'compacting', null);
+  core.publish(sessionId, 'compaction.started', {
+    session_id: sessionId,
+    reason: options.reason ?? 'manual',
+  });
+  try {
+    const outcome = await compactHistory(a, { sessionId, signal: options.signal });
+    core.publish(sessionId, 'compaction.finished', {
+      session_id: sessionId,
+      summary_message_id: outcome.summary_message_id,
+      tokens_before: outcome.tokens_before,
+      tokens_after: outcome.tokens_after,
+    });
+    return {
+      session_id: sessionId,
+      summary_message_id: outcome.summary_message_id,
+      messages_summarized: outcome.messages_summarized,
+      tokens_before: outcome.tokens_before,
+      tokens_after: outcome.tokens_after,
+    };
+  } finally {
+    core.setState(sessionId, 'idle', null);
+    core.notifyIdle(sessionId);
+  }
+}
+
+/** Run a sub-agent in a child session of the parent's and wait for its result. */
+export async function runChild(core: AgentCore, input: ChildRunInput): Promise<RunResult> {
+  const a = core.host;
+  if (core.closing) throw new SvcError('unavailable', 'svc is shutting down; the sub-agent was not started');
+  const parent = a.sessions.require(input.parentSessionId);
+  const kind = agentKind(a.config, input.agent ?? 'general', 'subagent');
+  if (!input.prompt.trim()) throw new SvcError('invalid_input', 'prompt: must not be empty');
+  if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
+    throw new SvcError('invalid_input', `max_steps: must be a positive integer, got ${input.maxSteps}`);
+  }
+  // The child works under the parent's constraints: same mode and staged-workflow phase.
+  const child = a.sessions.create({
+    parent_id: parent.id,
+    title: input.title ?? `${kind.id}: ${preview(input.prompt)}`,
+    agent: kind.id,
+    mode: parent.mode,
+    model: parent.model,
+    metadata: {
+      ...input.metadata,
+      subagent: true,
+      ...(input.parentRunId ? { parent_run_id: input.parentRunId } : {}),
+      ...(input.workspace ? { workspace_root: input.workspace.root } : {}),
+      ...(typeof parent.metadata.workflow_phase === 'string'
+        ? { workflow_phase: parent.metadata.workflow_phase }
+        : {}),
+    },
+  });
+  const run = a.runs.create({
+    session_id: child.id,
+    family_session_id: a.sessions.root(child.id),
+    parent_run_id: input.parentRunId ?? null,
+    agent: kind.id,
+    model: input.model ?? null,
+    origin: 'subagent',
+    prompt: input.prompt,
+    options: {
+      ...(input.maxSteps !== undefined ? { max_steps: input.maxSteps } : {}),
+      ...(input.yolo ? { yolo: true } : {}),
+      ...(input.unattended ? { unattended: input.unattended } : {}),
+      ...(input.tools?.length ? { tools: input.tools } : {}),
+    },
+  });
+  const waiting = core.deferred(run.id).promise;
+  if (!startRun(core, run, { kind, subagent: true, workspace: input.workspace })) {
+    throw new SvcError('conflict', `could not start the sub-agent run ${run.id}`);
+  }
+  const onAbort = () => abortRun(core, child.id, 'the parent run was cancelled');
+  input.signal?.addEventListener('abort', onAbort, { once: true });
+  if (input.signal?.aborted) onAbort();
+  try {
+    return await waiting;
+  } finally {
+    input.signal?.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,346 @@
+/**
+ * The stream of a run's steps: one AI SDK `streamText` call drives every step (multi-step tool
+ * calling) with the tool bridge, deferred tool exposure and the per-step preparation (tool set,
+ * last-step note, compaction); its parts are recorded as they arrive (./step-recorder.ts).
+ * @module
+ */
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type { LanguageModel, ModelMessage } from 'ai';
+import { atomically } from '../store/db';
+import { kindPolicies } from './agent-kinds';
+import { MAX_FAILED_COMPACTIONS } from './compaction';
+import { fitToBudget, freshToolTokens } from './context-fit';
+import { runFailure } from './failure';
+import { historyMessages, toModelMessages } from './history';
+import { createLoopDetector } from './loop-detector';
+import type { RunContext, RunTurn } from './run-types';
+import { StepRecorder } from './step-recorder';
+import { FINAL_STEP_NOTE } from './system-prompt.prompt';
+import { createToolBridge } from './tool-bridge';
+import { sentInFull } from './tool-exposure';
+import type { AgentToolSpec } from './toolbox';
+
+type Ai = typeof import('ai');
+export type StartStream = (messages: ModelMessage[], stepsBefore: number) => ReturnType<Ai['streamText']>;
+
+/** The effective tools of the run's session context (the funnel) for its next step. */
+export function toolsFor(c: RunContext, policies: RunTurn['policies']): AgentToolSpec[] {
+  return c.x.toolbox.effective(
+    c.app.funnelContext(c.sessionId, { agent: c.kind.id, yolo: c.run.options.yolo, policies }),
+  );
+}
+
+/** The run's policies: its kind's, and a sub-agent task's tool list. */
+export function runPolicies(c: RunContext) {
+  return [...kindPolicies(c.kind, { subagent: c.x.subagent }), ...onlyTools(c.run.options.tools)];
+}
+
+function onlyTools(names: string[] | undefined): RunTurn['policies'] {
+  if (!names?.length) return [];
+  const allowed = new Set(names);
+  return [
+    {
+      source: 'sub-agent task',
+      removes: (tool) => (allowed.has(tool.name) ? undefined : 'not in the task tool list'),
+    },
+  ];
+}
+
+/** The tool bridge of the run, with the loop detector that stops a run repeating itself. */
+function bridgeFor(c: RunContext, t: RunTurn) {
+  const { app, run, x, sessionId, signal } = c;
+  const loop = createLoopDetector(t.config.options.loop_detection.max_repeats);
+  return createToolBridge({
+    app,
+    toolbox: x.toolbox,
+    sessionId,
+    runId: run.id,
+    agent: c.kind.id,
+    signal,
+    permission: { yolo: run.options.yolo, unattended: run.options.unattended },
+    isActive: (name) => t.active.has(name),
+    beforeCall(call) {
+      t.called.add(call.tool);
+      atomically(
+        () => app.db,
+        () => t.recorder?.toolCall(call),
+      );
+    },
+    onResult(call) {
+      const verdict = loop.record(call.tool, call.input, call.output);
+      if (!verdict || signal.aborted) return;
+      x.stop.status ??= 'failed';
+      x.stop.reason ??= `loop detected: ${verdict.tool} was called ${verdict.repeats} times in a row with the same input and the same result; the run was stopped`;
+      x.stop.failure ??= runFailure('loop_detected', {
+        model: c.model?.selector,
+        message: x.stop.reason,
+        tool: verdict.tool,
+        repeats: verdict.repeats,
+      });
+      app.bus.publish(sessionId, 'loop.detected', {
+        session_id: sessionId,
+        run_id: run.id,
+        tool: verdict.tool,
+        repeats: verdict.repeats,
+      });
+      c.ledger('loop.detected', { tool: verdict.tool, repeats: verdict.repeats });
+      x.controller.abort(new Error('loop detected'));
+    },
+  });
+}
+
+/**
+ * The stream starter of the run. One streamText call drives every step (the AI SDK's multi-step
+ * tool calling): the history is validated once, and prepareStep adjusts each step (tool set,
+ * last-step note, compaction). A step cut by the output token limit ends the stream; length
+ * recovery starts another one from the stored history plus a continuation note (not stored).
+ */
+export function streamStarter(
+  c: RunContext,
+  t: RunTurn,
+  ai: Ai,
+  providerOptions: Record<string, Record<string, never>> | undefined,
+): StartStream {
+  const { app, run, x, sessionId, signal } = c;
+  const bridge = bridgeFor(c, t);
+  const resolved = t.resolved;
+  // Deferred exposure: the request carries the core tools and those called in this run; every
+  // effective tool stays callable (the SDK parses calls against the whole active set).
+  const sendsInFull = (name: string) => {
+    if (t.called.has(name)) return true;
+    const tool = x.toolbox.get(name);
+    return tool ? sentInFull(tool, t.level) : true;
+  };
+  const exposing = (sdk: Ai, inner: LanguageModel) =>
+    sdk.wrapLanguageModel({
+      model: inner as LanguageModelV3,
+      middleware: {
+        specificationVersion: 'v3',
+        transformParams: async ({ params }) =>
+          params.tools
+            ? {
+                ...params,
+                tools: params.tools.filter((tool) => tool.type !== 'function' || sendsInFull(tool.name)),
+              }
+            : params,
+      },
+    });
+  return (messages, stepsBefore) =>
+    ai.streamText({
+      model: t.defer ? exposing(ai, resolved.language_model) : resolved.language_model,
+      system: t.system,
+      messages,
+      tools: bridge.toolSet(ai, x.toolbox.registered()),
+      experimental_context: bridge.context,
+      activeTools: [...t.active],
+      stopWhen: ai.stepCountIs(t.maxSteps - stepsBefore),
+      abortSignal: signal,
+      maxRetries: 2,
+      ...(resolved.info.max_output ? { maxOutputTokens: resolved.info.max_output } : {}),
+      ...(providerOptions ? { providerOptions } : {}),
+      prepareStep: async ({ stepNumber, messages: stepMessages }) => {
+        const step = stepsBefore + stepNumber;
+        if (step > 0) {
+          if (app.runs.cancelRequested(run.id)) {
+            x.stop.status ??= 'cancelled';
+            x.stop.reason ??= 'cancelled (requested through the run ledger)';
+            x.controller.abort(new Error('cancelled'));
+          }
+          const requested = x.takeCompactionRequest();
+          // The last step's reported context plus the tool results it produced since.
+          const context = t.lastContext + freshToolTokens(stepMessages);
+          const auto =
+            t.autoCompact &&
+            t.failedCompactions < MAX_FAILED_COMPACTIONS &&
+            context / t.window >= t.threshold;
+          if (!signal.aborted && (requested || auto)) {
+            if (!(await compactCounted(c, { reason: requested ?? 'auto' }))) t.failedCompactions++;
+            t.compacted = {
+              prefix: toModelMessages(historyMessages(app.sessions, app.sessions.require(sessionId))),
+              cut: stepMessages.length,
+            };
+          }
+        }
+        t.active = new Set(toolsFor(c, t.policies).map((tool) => tool.name));
+        const final = step === t.maxSteps - 1;
+        // A window already overflowing (a huge tool result, a long history): the largest tool
+        // outputs are cut in the request (not in the store) so it fits (./context-fit.ts).
+        const outgoing = t.compacted
+          ? [...t.compacted.prefix, ...stepMessages.slice(t.compacted.cut)]
+          : stepMessages;
+        const fitted =
+          t.window > 0 ? fitToBudget(outgoing, messageBudget(t)) : { messages: outgoing, trimmed: 0 };
+        if (fitted.trimmed > 0) c.ledger('context.trimmed', { step: c.steps, characters: fitted.trimmed });
+        return {
+          activeTools: [...t.active],
+          ...(final ? { toolChoice: 'none' as const, system: `${t.system}\n\n${FINAL_STEP_NOTE}` } : {}),
+          ...(t.compacted || fitted.trimmed > 0 ? { messages: fitted.messages } : {}),
+        };
+      },
+      // Errors arrive as stream parts; the SDK's default handler would print to the console.
+      onError: () => {},
+    });
+}
+
+/** Close the current step: its message, usage, cost, the context gauge and the ledger. */
+function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
+  const { app, run, sessionId, usage } = c;
+  const recorder = t.recorder;
+  if (!recorder) return;
+  if (interrupted) recorder.closeDanglingCalls();
+  const stepUsage = t.stepUsage;
+  const stepCost = stepUsage
+    ? (stepUsage.input_tokens * (t.resolved.info.cost_per_1m_in ?? 0) +
+        stepUsage.output_tokens * (t.resolved.info.cost_per_1m_out ?? 0)) /
+      1e6
+    : 0;
+  recorder.finish(stepUsage, stepCost);
+  if (recorder.text.trim()) c.resultMessageId = recorder.assistantId ?? c.resultMessageId;
+  if (stepUsage) {
+    usage.input_tokens += stepUsage.input_tokens;
+    usage.output_tokens += stepUsage.output_tokens;
+    usage.reasoning_tokens += stepUsage.reasoning_tokens ?? 0;
+    usage.cached_input_tokens += stepUsage.cached_input_tokens ?? 0;
+    c.cost += stepCost;
+    app.sessions.addUsage(sessionId, {
+      input_tokens: stepUsage.input_tokens,
+      output_tokens: stepUsage.output_tokens,
+      cost: stepCost,
+    });
+    t.lastContext = stepUsage.input_tokens + stepUsage.output_tokens;
+    app.bus.publish(sessionId, 'context.usage', {
+      session_id: sessionId,
+      run_id: run.id,
+      input_tokens: t.lastContext,
+      context_window: t.window,
+      ratio: t.window > 0 ? round(t.lastContext / t.window) : 0,
+    });
+  }
+  app.runs.update(run.id, { steps: c.steps, usage, cost: c.cost });
+  c.ledger('step.finished', {
+    step: c.steps,
+    finish_reason: t.finishReason ?? null,
+    tool_calls: recorder.toolCalls.length,
+    usage: stepUsage,
+    cost: stepCost,
+  });
+  t.lastToolCalls = recorder.toolCalls.length;
+  t.recorder = undefined;
+}
+
+type StreamPart = ReturnType<Ai['streamText']>['fullStream'] extends AsyncIterable<infer P> ? P : never;
+
+/** Record one part of the stream. */
+function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
+  const { app } = c;
+  switch (part.type) {
+    case 'start-step':
+      c.steps++;
+      t.stepUsage = null;
+      t.finishReason = undefined;
+      c.ledger('phase', { phase: 'model', step: c.steps });
+      t.recorder = new StepRecorder(app, {
+        sessionId: c.sessionId,
+        runId: c.run.id,
+        model: t.resolved.selector,
+        provider: t.resolved.provider,
+      });
+      break;
+    case 'text-delta':
+      t.recorder?.textDelta(part.id, part.text, part.providerMetadata as never);
+      break;
+    case 'text-end':
+      t.recorder?.partMetadata('text', part.id, part.providerMetadata as never);
+      break;
+    case 'reasoning-delta':
+      t.recorder?.reasoningDelta(part.id, part.text, part.providerMetadata as never);
+      break;
+    case 'reasoning-end':
+      t.recorder?.partMetadata('reasoning', part.id, part.providerMetadata as never);
+      break;
+    // A call or a result is written at once (message row and event): one commit each.
+    case 'tool-call': {
+      // Called (even with an input its schema refuses): sent in full from the next step.
+      t.called.add(part.toolName);
+      const call = { tool_call_id: part.toolCallId, tool: part.toolName, input: part.input };
+      const metadata = part.providerMetadata as never;
+      atomically(
+        () => app.db,
+        () => t.recorder?.toolCall(call, metadata),
+      );
+      break;
+    }
+    case 'tool-result': {
+      const output = String(part.output ?? '');
+      atomically(
+        () => app.db,
+        () => t.recorder?.toolResult(part.toolCallId, part.toolName, output, false),
+      );
+      break;
+    }
+    case 'tool-error': {
+      const output = errorText(part.error);
+      atomically(
+        () => app.db,
+        () => t.recorder?.toolResult(part.toolCallId, part.toolName, output, true),
+      );
+      break;
+    }
+    case 'finish-step':
+      t.finishReason = part.finishReason;
+      t.stepUsage = {
+        input_tokens: part.usage.inputTokens ?? 0,
+        output_tokens: part.usage.outputTokens ?? 0,
+        reasoning_tokens: part.usage.outputTokenDetails?.reasoningTokens ?? 0,
+        cached_input_tokens: part.usage.inputTokenDetails?.cacheReadTokens ?? 0,
+      };
+      // One transaction for the step's writes (messages, usage, ledger, bus log).
+      atomically(
+        () => app.db,
+        () => endStep(c, t, false),
+      );
+      break;
+    case 'error':
+      t.streamError ??= part.error;
+      break;
+    default:
+      break;
+  }
+}
+
+/** Consume one stream to its end; a step cut short is closed so the history stays valid. */
+export async function consumeStream(c: RunContext, t: RunTurn, result: ReturnType<StartStream>) {
+  try {
+    for await (const part of result.fullStream) recordPart(c, t, part);
+  } catch (error) {
+    if (!c.signal.aborted) t.streamError ??= error;
+  }
+  // A step cut short (cancel, loop stop, provider error) is closed so the history stays valid.
+  endStep(c, t, true);
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'string') return error;
+  return JSON.stringify(error ?? 'tool failed');
+}
+
+const round = (n: number) => Math.round(n * 10_000) / 10_000;
+
+/** A compaction through the run's service; false when it failed (the history was not replaced). */
+export async function compactCounted(
+  c: RunContext,
+  options: Parameters<RunContext['x']['compact']>[0],
+): Promise<boolean> {
+  const before = c.app.sessions.require(c.sessionId).metadata.compactions;
+  await c.x.compact(options);
+  return c.app.sessions.require(c.sessionId).metadata.compactions !== before;
+}
+
+/** What the messages of a request may take: under the threshold, after the system prompt. */
+function messageBudget(t: RunTurn): number {
+  return Math.max(
+    Math.floor(t.window * t.threshold) - Math.ceil(t.system.length / 4),
+    Math.floor(t.window / 4),
+  );
+}

@@ -1,0 +1,108 @@
+/**
+ * The types of one agent run's execution, shared by the run loop's phases (./run-loop.ts) and
+ * its stream (./run-stream.ts).
+ * @module
+ */
+import type { ModelMessage } from 'ai';
+import type { Config } from '../config/schema';
+import type { ToolPolicy } from '../permissions/tool-policy';
+import type { ResolvedModel } from '../providers/types';
+import type { AgentRun, FinalRunStatus, RunUsage } from '../runs/run-ledger';
+import type { Session, Usage } from '../sessions/session-store';
+import type { AgentKind } from './agent-kinds';
+import type { AgentHost } from './deps';
+import type { Failure } from './failure';
+import type { StepRecorder } from './step-recorder';
+import type { ExposureLevel } from './tool-exposure';
+import type { AgentToolbox } from './toolbox';
+
+/** Who stopped the run, set by whoever aborts its controller first. */
+export interface StopState {
+  status?: FinalRunStatus;
+  reason?: string;
+  /** The classified failure when the stopper failed the run (a detected loop). */
+  failure?: Failure;
+}
+
+export interface RunExecution {
+  app: AgentHost;
+  /** The tools, through the agent's port (tools/core/agent-toolbox.ts implements it). */
+  toolbox: AgentToolbox;
+  run: AgentRun;
+  kind: AgentKind;
+  controller: AbortController;
+  stop: StopState;
+  subagent: boolean;
+  /** Compaction with the service's state transitions and events around it. */
+  compact(options: {
+    keepFromMessageId?: string;
+    reason?: 'auto' | 'manual' | 'health_followon';
+  }): Promise<void>;
+  /**
+   * The reason once after a compaction was asked for during this run (summarize_session, a
+   * health follow-on), else undefined.
+   */
+  takeCompactionRequest(): 'manual' | 'health_followon' | undefined;
+}
+
+export interface RunOutcome {
+  status: FinalRunStatus;
+  reason: string | null;
+  error: string | null;
+  /** What failed, with the provider, the model and the next step (./failure.ts); null unless failed. */
+  failure: Failure | null;
+  steps: number;
+  usage: RunUsage;
+  cost: number;
+  model: string | null;
+  result_message_id: string | null;
+}
+
+/** One run's running totals, shared by its phases. */
+export interface RunContext {
+  readonly x: RunExecution;
+  readonly app: AgentHost;
+  readonly run: AgentRun;
+  readonly kind: AgentKind;
+  readonly signal: AbortSignal;
+  readonly sessionId: string;
+  readonly usage: RunUsage;
+  cost: number;
+  steps: number;
+  model: ResolvedModel | undefined;
+  resultMessageId: string | null;
+  /** Append to the run's ledger; a failed append is logged, never thrown. */
+  ledger(type: string, payload?: Record<string, unknown>): void;
+}
+
+/** What the run prepared before its first step, and the state of its steps as they stream. */
+export interface RunTurn {
+  readonly session: Session;
+  readonly resolved: ResolvedModel;
+  readonly config: Config;
+  readonly window: number;
+  readonly threshold: number;
+  readonly autoCompact: boolean;
+  readonly policies: ToolPolicy[];
+  readonly level: ExposureLevel;
+  readonly defer: boolean;
+  readonly system: string;
+  readonly maxSteps: number;
+  /** Tools called in this run: sent in full from the next step. */
+  readonly called: Set<string>;
+  /** The effective tool names of the current step. */
+  active: Set<string>;
+  /**
+   * After a compaction inside a stream, every later step sends the summary instead of the
+   * messages before `cut` (the SDK keeps accumulating its own list).
+   */
+  compacted: { prefix: ModelMessage[]; cut: number } | undefined;
+  lastContext: number;
+  /** Auto-compactions that failed in this run: after MAX_FAILED_COMPACTIONS it stops trying. */
+  failedCompactions: number;
+  recorder: StepRecorder | undefined;
+  stepUsage: Usage | null;
+  finishReason: string | undefined;
+  streamError: unknown;
+  lastToolCalls: number;
+}

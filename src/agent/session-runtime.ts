@@ -1,0 +1,179 @@
+/**
+ * The agent's per-session runtime state in this process: the state machine (idle → running →
+ * idle, with cancelling and compacting), the active run's controller, the waiters of runs and of
+ * idleness, and the events that tell the surfaces (`state.changed`, `queue.changed`). The agent
+ * service's parts (./prompt-queue.ts, ./run-control.ts, ./agent-service.ts) share one `AgentCore`.
+ * @module
+ */
+
+import type { SessionEventPayloads, SessionEventType } from '../events/types';
+import type { AgentRun } from '../runs/run-ledger';
+import { atomically as inTransaction } from '../store/db';
+import type { AgentDeps, AgentHost } from './deps';
+import { textOf } from './history';
+import { refusedCall } from './refused';
+import type { StopState } from './run-loop';
+import type { RunResult, SessionState } from './types';
+
+export interface Runtime {
+  state: SessionState;
+  runId: string | null;
+  /** A compaction asked for during the active run (requestCompaction), with its reason. */
+  compactRequested?: 'manual' | 'health_followon';
+  controller?: AbortController;
+  stop?: StopState;
+  promise?: Promise<void>;
+  idleWaiters: Set<() => void>;
+}
+
+interface Deferred {
+  promise: Promise<RunResult>;
+  resolve(result: RunResult): void;
+}
+
+/** What the parts of the agent service share. */
+export interface AgentCore {
+  readonly deps: AgentDeps;
+  readonly host: AgentHost;
+  readonly runtimes: Map<string, Runtime>;
+  readonly deferreds: Map<string, Deferred>;
+  /** True once close() began: no new runs start. */
+  closing: boolean;
+  runtime(sessionId: string): Runtime;
+  /**
+   * The synchronous writes of one step of the service (enqueue, claim and the start of the run up
+   * to its first await; or a run's finish) in one SQLite transaction: one commit, made before
+   * control returns to the caller, so the ledger rows are durable at the same points as before.
+   */
+  atomically<T>(fn: () => T): T;
+  publish<T extends SessionEventType>(sessionId: string, type: T, payload: SessionEventPayloads[T]): void;
+  setState(sessionId: string, state: SessionState, runId: string | null): void;
+  /** The promise of a run's result, created on first ask. */
+  deferred(runId: string): Deferred;
+  /** Resolve the waiters of a finished run. */
+  settle(runId: string): void;
+  publishQueue(sessionId: string): void;
+  notifyIdle(sessionId: string): void;
+}
+
+export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
+  const runtimes = new Map<string, Runtime>();
+  const deferreds = new Map<string, Deferred>();
+  const core: AgentCore = {
+    deps,
+    host,
+    runtimes,
+    deferreds,
+    closing: false,
+    runtime(sessionId) {
+      let rt = runtimes.get(sessionId);
+      if (!rt) {
+        rt = { state: 'idle', runId: null, idleWaiters: new Set() };
+        runtimes.set(sessionId, rt);
+      }
+      return rt;
+    },
+    atomically: (fn) => inTransaction(() => host.db, fn),
+    publish: (sessionId, type, payload) => host.bus.publish(sessionId, type, payload),
+    setState(sessionId, state, runId) {
+      const rt = core.runtime(sessionId);
+      if (rt.state === state && rt.runId === runId) return;
+      rt.state = state;
+      rt.runId = runId;
+      core.publish(sessionId, 'state.changed', {
+        session_id: sessionId,
+        state,
+        ...(runId ? { run_id: runId } : {}),
+      });
+    },
+    deferred(runId) {
+      let d = deferreds.get(runId);
+      if (!d) {
+        let resolve!: (result: RunResult) => void;
+        const promise = new Promise<RunResult>((r) => {
+          resolve = r;
+        });
+        d = { promise, resolve };
+        deferreds.set(runId, d);
+      }
+      return d;
+    },
+    settle(runId) {
+      const d = deferreds.get(runId);
+      if (!d) return;
+      deferreds.delete(runId);
+      d.resolve(runResult(host, runId));
+    },
+    publishQueue(sessionId) {
+      const items = host.runs.queued(sessionId);
+      core.publish(sessionId, 'queue.changed', {
+        session_id: sessionId,
+        length: items.length,
+        items: items.map((run) => ({ id: run.id, preview: preview(run.prompt) })),
+      });
+    },
+    notifyIdle(sessionId) {
+      const rt = core.runtime(sessionId);
+      if (rt.state !== 'idle') return;
+      for (const waiter of [...rt.idleWaiters]) waiter();
+    },
+  };
+  return core;
+}
+
+/** A run's result as the service answers it: the ledger row with the final answer's text. */
+export function runResult(host: AgentHost, runId: string): RunResult {
+  const run = host.runs.require(runId);
+  const message = run.result_message_id ? host.sessions.getMessage(run.result_message_id) : undefined;
+  return {
+    run_id: run.id,
+    session_id: run.session_id,
+    parent_run_id: run.parent_run_id,
+    family_session_id: run.family_session_id,
+    status: run.status,
+    reason: run.reason,
+    error: run.error,
+    failure: run.failure,
+    refused: run.status === 'completed' ? refusedCall(host.runs, run.id) : null,
+    text: message ? textOf(message.parts) : '',
+    steps: run.steps,
+    usage: run.usage,
+    cost: run.cost,
+    model: run.model,
+    agent: run.agent,
+    started_at: run.started_at,
+    finished_at: run.finished_at,
+    duration_ms:
+      run.started_at !== null && run.finished_at !== null ? run.finished_at - run.started_at : null,
+  };
+}
+
+/** The session's run in another live svc process, if any. */
+export function busyElsewhere(host: AgentHost, sessionId: string): AgentRun | undefined {
+  const running = host.runs.running(sessionId);
+  if (!running || running.runner === host.runs.owner.runner) return undefined;
+  return host.runs.ownerAlive(running) ? running : undefined;
+}
+
+/** The session's state as a caller sees it: running when another process runs it. */
+export function stateOf(core: AgentCore, sessionId: string): SessionState {
+  const rt = core.runtime(sessionId);
+  if (rt.state !== 'idle') return rt.state;
+  return busyElsewhere(core.host, sessionId) ? 'running' : 'idle';
+}
+
+/** Abort the session's active run in this process (the first stopper's status and reason win). */
+export function abortRun(core: AgentCore, sessionId: string, reason: string, publishCancelling = true) {
+  const rt = core.runtime(sessionId);
+  if (!rt.controller || rt.controller.signal.aborted) return;
+  rt.stop!.status ??= 'cancelled';
+  rt.stop!.reason ??= reason;
+  if (publishCancelling) core.setState(sessionId, 'cancelling', rt.runId);
+  rt.controller.abort(new Error(reason));
+}
+
+/** The first line of a prompt, at most 80 characters. */
+export function preview(prompt: string): string {
+  const line = prompt.trim().split('\n')[0].replace(/\s+/g, ' ');
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
