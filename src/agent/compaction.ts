@@ -15,6 +15,12 @@ import { SUMMARY_PROMPT } from './system-prompt.prompt';
 /** Longest transcript sent to the summarizer; the middle is cut first. */
 const MAX_TRANSCRIPT_CHARS = 240_000;
 const MAX_TOOL_OUTPUT_CHARS = 2_000;
+/** Share of the summarizing model's window the transcript may take (the rest: prompt and answer). */
+const TRANSCRIPT_WINDOW_SHARE = 0.5;
+/** Auto-compactions that may fail in one run before it stops trying (docs/compaction.md). */
+export const MAX_FAILED_COMPACTIONS = 2;
+/** Heading of the latest user request, kept verbatim at the end of a summary that covers it. */
+export const LATEST_REQUEST_HEADING = "## The user's latest request (verbatim)";
 
 export interface CompactionOutcome {
   summary_message_id: string;
@@ -45,7 +51,13 @@ export async function compactHistory(
     );
   }
   const model = await resolveSmallModel(app, session.model, input);
-  const transcript = renderTranscript(messages);
+  const window = model.info.context_window ?? 0;
+  const transcript = renderTranscript(
+    messages,
+    window > 0
+      ? Math.min(MAX_TRANSCRIPT_CHARS, Math.floor(window * 4 * TRANSCRIPT_WINDOW_SHARE))
+      : MAX_TRANSCRIPT_CHARS,
+  );
   const ai = await import('ai');
   let result: Awaited<ReturnType<typeof ai.generateText>>;
   try {
@@ -68,6 +80,15 @@ export async function compactHistory(
   }
   const text = result.text.trim();
   if (!text) throw new SvcError('unavailable', 'summarizing failed: the model returned an empty summary');
+  // A summary must make the history smaller, else it is not applied (the history stays as it was).
+  const tokensBefore = contextTokens(messages);
+  if (estimateTokens(text) >= tokensBefore) {
+    throw new SvcError(
+      'unavailable',
+      `summarizing failed: the summary (~${estimateTokens(text)} tokens) is not smaller than the history it would replace (~${tokensBefore} tokens)`,
+    );
+  }
+  const stored = withLatestRequest(text, messages, keepIndex === -1);
   const inputTokens = result.usage.inputTokens ?? 0;
   const outputTokens = result.usage.outputTokens ?? 0;
   const cost =
@@ -75,7 +96,7 @@ export async function compactHistory(
   const summary = app.sessions.appendMessage({
     session_id: session.id,
     role: 'system',
-    parts: [{ type: 'text', text }],
+    parts: [{ type: 'text', text: stored }],
     model: model.selector,
     provider: model.provider,
     usage: { input_tokens: inputTokens, output_tokens: outputTokens },
@@ -94,8 +115,8 @@ export async function compactHistory(
   return {
     summary_message_id: summary.id,
     messages_summarized: messages.length,
-    tokens_before: contextTokens(messages),
-    tokens_after: outputTokens || estimateTokens(text),
+    tokens_before: tokensBefore,
+    tokens_after: estimateTokens(stored),
     cost,
   };
 }
@@ -134,7 +155,18 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-function renderTranscript(messages: readonly Message[]): string {
+/**
+ * The summary as stored: when it covers the latest user request (a compaction in the middle of
+ * a run), that request follows it verbatim, so the model still reads what it was asked.
+ */
+function withLatestRequest(summary: string, messages: readonly Message[], coversAll: boolean): string {
+  if (!coversAll) return summary;
+  const last = messages.findLast((m) => m.role === 'user');
+  const request = last ? textOf(last.parts).trim() : '';
+  return request ? `${summary}\n\n${LATEST_REQUEST_HEADING}\n${request}` : summary;
+}
+
+function renderTranscript(messages: readonly Message[], maxChars: number): string {
   const lines: string[] = [];
   for (const message of messages) {
     if (message.role === 'system') {
@@ -170,9 +202,9 @@ function renderTranscript(messages: readonly Message[]): string {
     }
   }
   const transcript = lines.join('\n\n');
-  if (transcript.length <= MAX_TRANSCRIPT_CHARS) return transcript;
-  const half = MAX_TRANSCRIPT_CHARS / 2;
-  return `${transcript.slice(0, half)}\n\n[… ${transcript.length - MAX_TRANSCRIPT_CHARS} characters of the middle left out …]\n\n${transcript.slice(-half)}`;
+  if (transcript.length <= maxChars) return transcript;
+  const half = Math.floor(maxChars / 2);
+  return `${transcript.slice(0, half)}\n\n[… ${transcript.length - 2 * half} characters of the middle left out …]\n\n${transcript.slice(-half)}`;
 }
 
 function clip(text: string, max: number): string {

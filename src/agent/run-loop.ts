@@ -19,7 +19,7 @@ import { budgetFailure, type Failure, failureLine, runFailure } from './failure'
 import { historyMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
 import { providerFailure, recordFailure } from './run-failure';
-import { consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
+import { compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { deferredToolsBlock, exposureLevel, sentInFull } from './tool-exposure';
@@ -178,8 +178,9 @@ async function prepareRun(c: RunContext, user: Message, session: RunTurn['sessio
   const autoCompact = config.options.auto_compact && window > 0;
   const prior = historyMessages(app.sessions, session);
   const lastTokens = lastReportedTokens(prior);
+  let failedCompactions = 0;
   if (autoCompact && lastTokens / window >= threshold && prior.length > 2) {
-    await c.x.compact({ keepFromMessageId: user.id });
+    if (!(await compactCounted(c, { keepFromMessageId: user.id }))) failedCompactions++;
   }
 
   const policies = runPolicies(c);
@@ -225,6 +226,7 @@ async function prepareRun(c: RunContext, user: Message, session: RunTurn['sessio
     active: new Set(effective.map((tool) => tool.name)),
     compacted: undefined,
     lastContext: 0,
+    failedCompactions,
     recorder: undefined,
     stepUsage: null,
     finishReason: undefined,

@@ -8,6 +8,8 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
 import { atomically } from '../store/db';
 import { kindPolicies } from './agent-kinds';
+import { MAX_FAILED_COMPACTIONS } from './compaction';
+import { fitToBudget, freshToolTokens } from './context-fit';
 import { runFailure } from './failure';
 import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
@@ -145,8 +147,14 @@ export function streamStarter(
             x.controller.abort(new Error('cancelled'));
           }
           const requested = x.takeCompactionRequest();
-          if (!signal.aborted && (requested || (t.autoCompact && t.lastContext / t.window >= t.threshold))) {
-            await x.compact({ reason: requested ?? 'auto' });
+          // The last step's reported context plus the tool results it produced since.
+          const context = t.lastContext + freshToolTokens(stepMessages);
+          const auto =
+            t.autoCompact &&
+            t.failedCompactions < MAX_FAILED_COMPACTIONS &&
+            context / t.window >= t.threshold;
+          if (!signal.aborted && (requested || auto)) {
+            if (!(await compactCounted(c, { reason: requested ?? 'auto' }))) t.failedCompactions++;
             t.compacted = {
               prefix: toModelMessages(historyMessages(app.sessions, app.sessions.require(sessionId))),
               cut: stepMessages.length,
@@ -155,12 +163,18 @@ export function streamStarter(
         }
         t.active = new Set(toolsFor(c, t.policies).map((tool) => tool.name));
         const final = step === t.maxSteps - 1;
+        // A window already overflowing (a huge tool result, a long history): the largest tool
+        // outputs are cut in the request (not in the store) so it fits (./context-fit.ts).
+        const outgoing = t.compacted
+          ? [...t.compacted.prefix, ...stepMessages.slice(t.compacted.cut)]
+          : stepMessages;
+        const fitted =
+          t.window > 0 ? fitToBudget(outgoing, messageBudget(t)) : { messages: outgoing, trimmed: 0 };
+        if (fitted.trimmed > 0) c.ledger('context.trimmed', { step: c.steps, characters: fitted.trimmed });
         return {
           activeTools: [...t.active],
           ...(final ? { toolChoice: 'none' as const, system: `${t.system}\n\n${FINAL_STEP_NOTE}` } : {}),
-          ...(t.compacted
-            ? { messages: [...t.compacted.prefix, ...stepMessages.slice(t.compacted.cut)] }
-            : {}),
+          ...(t.compacted || fitted.trimmed > 0 ? { messages: fitted.messages } : {}),
         };
       },
       // Errors arrive as stream parts; the SDK's default handler would print to the console.
@@ -312,3 +326,21 @@ function errorText(error: unknown): string {
 }
 
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
+
+/** A compaction through the run's service; false when it failed (the history was not replaced). */
+export async function compactCounted(
+  c: RunContext,
+  options: Parameters<RunContext['x']['compact']>[0],
+): Promise<boolean> {
+  const before = c.app.sessions.require(c.sessionId).metadata.compactions;
+  await c.x.compact(options);
+  return c.app.sessions.require(c.sessionId).metadata.compactions !== before;
+}
+
+/** What the messages of a request may take: under the threshold, after the system prompt. */
+function messageBudget(t: RunTurn): number {
+  return Math.max(
+    Math.floor(t.window * t.threshold) - Math.ceil(t.system.length / 4),
+    Math.floor(t.window / 4),
+  );
+}

@@ -98,6 +98,8 @@ export interface RunTurn {
    */
   compacted: { prefix: ModelMessage[]; cut: number } | undefined;
   lastContext: number;
+  /** Auto-compactions that failed in this run: after MAX_FAILED_COMPACTIONS it stops trying. */
+  failedCompactions: number;
   recorder: StepRecorder | undefined;
   stepUsage: Usage | null;
   finishReason: string | undefined;
