@@ -201,6 +201,7 @@ export function createSemanticOps(deps: SemanticDeps): SemanticOps {
         scope: input.mode === 'rename_symbol' ? `rename:${symbol.symbol_key}` : symbol.path,
         details: { mode: input.mode, symbol_key: symbol.symbol_key },
       });
+      if (plan?.engine === 'lsp') await showServer(deps, pending);
       return {
         mode: input.mode,
         symbol: strip(symbol),
@@ -272,6 +273,20 @@ async function planRename(
     ...(await treeSitterRename(deps, finder, symbol, newName, scope, ctx)),
     note: `${TREE_SITTER_NOTE} (${why})`,
   };
+}
+
+/**
+ * After a language-server rename, give the server the new text of every file it was shown, so its
+ * open documents (and the diagnostics after the next edit) do not keep the old names.
+ */
+async function showServer(deps: SemanticDeps, pending: PendingChange[]): Promise<void> {
+  const [first, ...rest] = pending;
+  if (!first || typeof first.after !== 'string') return;
+  await deps.lsp
+    ?.withClient(first.target, first.after, async ({ open }) => {
+      for (const change of rest) if (typeof change.after === 'string') open(change.target, change.after);
+    })
+    .catch(() => undefined);
 }
 
 async function treeSitterRename(

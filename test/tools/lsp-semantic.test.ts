@@ -2,7 +2,7 @@
  * Semantic edits through the language server (issue 22 item 2), with the real
  * typescript-language-server. Pins:
  * - rename_symbol across two files renames the symbol and its import and use, and leaves a
- *   same-named local in another scope alone (engine "lsp");
+ *   same-named local in another scope alone (engine "lsp"); the server then sees the new texts;
  * - with built-in servers switched off (options.lsp.auto = false) the tree-sitter fallback answers,
  *   says engine "tree-sitter" and notes what it may get wrong (it renames the local too);
  * - search symbol-references and symbol-definition answer through the server;
@@ -65,6 +65,9 @@ describe('semantic edits through the language server (real typescript-language-s
     );
     expect(h.read('src/b.ts')).toContain('  const total = 2;\n  return total;');
     expect(h.modelText('edit', renamed)).toContain('(language server typescript)');
+    // The server was given the renamed texts: b.ts still type-checks against the new a.ts.
+    const after = await h.call('diagnostics', { path: 'src/b.ts', wait_seconds: 60 });
+    expect(after.counts.error).toBe(0);
 
     const off = await toolHarness({
       files: FILES,
