@@ -9,7 +9,7 @@ Default mode (replace): replace old_string with new_string exactly.
 - For several changes to one file use multiedit; to replace a whole file use write.
 
 Structural modes work on symbols (functions, classes, methods, interfaces, types…) in TypeScript, JavaScript, Python, Go, Rust, Java, Ruby, PHP, C# and C++, parsed with tree-sitter; pick the symbol with name_path (e.g. "UserService.save", as search's symbol-overview prints it) or symbol_key (the exact key search returns):
-- rename_symbol: rename the symbol's definition and its references (identifier matches) in every file under path (default: the whole workspace); new_name is the new identifier.
+- rename_symbol: rename the symbol's definition and its references in every file under scope (default: the whole workspace); new_name is the new identifier. The file's language server computes the edits when one handles it (engine "lsp": only this symbol, not same-named ones elsewhere); otherwise tree-sitter renames every identifier with that name (engine "tree-sitter", with a note). A rename that would edit a file outside the workspace or under node_modules is refused.
 - replace_symbol_body: replace the symbol's whole definition with new_string.
 - insert_before_symbol / insert_after_symbol: insert new_string on its own lines before / after the symbol's definition.
 

@@ -177,7 +177,7 @@ function describeResult(result: EditResult): string {
   const files = result.files.map((f) => `${f.path} (+${f.additions} −${f.deletions})`).join(', ');
   const what =
     result.mode === 'rename_symbol'
-      ? `Renamed ${result.symbol.name_path}: ${result.replacements} occurrence(s) in ${files}`
+      ? `Renamed ${result.symbol.name_path}: ${result.replacements} occurrence(s) in ${files}${result.engine ? ` (${result.engine === 'lsp' ? `language server ${result.server}` : 'tree-sitter, by name'})` : ''}${result.note ? `\nNote: ${result.note}` : ''}`
       : `${result.mode.replace(/_/g, ' ')} ${result.symbol.name_path}: ${files}`;
   const diff = result.diff.length > 4000 ? `${result.diff.slice(0, 4000)}\n… (diff cut)` : result.diff;
   return `${what}.\n${diff}`;

@@ -1,12 +1,19 @@
 /**
- * `search` (family semantic): text search (ripgrep, as grep) and the symbol modes
- * symbol-overview and symbol-lookup (tree-sitter), with selectors name_path and symbol_key.
+ * `search` (family semantic): text search (ripgrep, as grep), the symbol modes symbol-overview
+ * and symbol-lookup (tree-sitter), with selectors name_path and symbol_key, and
+ * symbol-references / symbol-definition (the file's language server, else tree-sitter by name).
  * @module
  */
 import { z } from 'zod';
 import { SvcError } from '../errors';
 import type { GrepResult } from '../workspace/search';
-import type { LookupResult, OverviewResult } from '../workspace/semantic';
+import type {
+  CodeLocation,
+  DefinitionResult,
+  LookupResult,
+  OverviewResult,
+  ReferencesResult,
+} from '../workspace/semantic';
 import type { SymbolInfo } from '../workspace/symbols';
 import { defineTool } from './core/define-tool';
 import { opContext } from './core/op-context';
@@ -15,10 +22,10 @@ import { searchPrompt } from './search.prompt';
 
 export const searchInput = z.strictObject({
   mode: z
-    .enum(['text', 'symbol-overview', 'symbol-lookup'])
+    .enum(['text', 'symbol-overview', 'symbol-lookup', 'symbol-references', 'symbol-definition'])
     .default('text')
     .describe(
-      'text: content search (like grep); symbol-overview: the symbols of a file or directory; symbol-lookup: find symbols by name_path or symbol_key. Default text.',
+      'text: content search (like grep); symbol-overview: the symbols of a file or directory; symbol-lookup: find symbols by name_path or symbol_key; symbol-references: every use of one symbol (name_path or symbol_key); symbol-definition: where the name at path, line, column is defined. Default text.',
     ),
   pattern: z
     .string()
@@ -41,14 +48,28 @@ export const searchInput = z.strictObject({
     .min(1)
     .optional()
     .describe(
-      'symbol-lookup: a symbol name or dotted path of containers and name ("save", "UserService.save"); a leading "/" anchors it at top level.',
+      'symbol-lookup, symbol-references: a symbol name or dotted path of containers and name ("save", "UserService.save"); a leading "/" anchors it at top level.',
     ),
   symbol_key: z
     .string()
     .min(1)
     .optional()
     .describe(
-      'symbol-lookup: the exact key of one symbol, as a previous search returned it (more precise than name_path).',
+      'symbol-lookup, symbol-references: the exact key of one symbol, as a previous search returned it (more precise than name_path).',
+    ),
+  line: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('symbol-definition: the 1-based line, in the file given by path, where the name is used.'),
+  column: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      'symbol-definition: the 1-based column of (any character of) the name on that line. Omit it for the first name on the line.',
     ),
   depth: z
     .number()
@@ -72,7 +93,7 @@ export const searchInput = z.strictObject({
     .describe('Most matches or symbols to return. Default 100.'),
 });
 
-type SearchResult = GrepResult | OverviewResult | LookupResult;
+type SearchResult = GrepResult | OverviewResult | LookupResult | ReferencesResult | DefinitionResult;
 
 export const search = defineTool({
   name: 'search',
@@ -122,6 +143,34 @@ export const search = defineTool({
         );
         return { mode: input.mode, ...result };
       }
+      case 'symbol-references': {
+        if (!input.name_path && !input.symbol_key) {
+          throw new SvcError('invalid_input', 'name_path: symbol-references needs name_path or symbol_key');
+        }
+        const result = await ctx.app.ws.semantic.references(
+          {
+            name_path: input.name_path,
+            symbol_key: input.symbol_key,
+            path: input.symbol_key ? undefined : input.path,
+            limit: input.limit,
+          },
+          op,
+        );
+        return { mode: input.mode, ...result };
+      }
+      case 'symbol-definition': {
+        if (input.path === '.' || input.line === undefined) {
+          throw new SvcError(
+            'invalid_input',
+            'line: symbol-definition needs path (the file) and line (and column) of the name whose definition you want',
+          );
+        }
+        const result = await ctx.app.ws.semantic.definition(
+          { path: input.path, line: input.line, column: input.column },
+          op,
+        );
+        return { mode: input.mode, ...result };
+      }
       default: {
         const never: never = input.mode;
         throw new SvcError('invalid_input', `mode: unknown mode ${never}`);
@@ -140,6 +189,8 @@ export const search = defineTool({
         .join('\n\n');
       return `${text}${overview.truncated ? '\n(truncated: give a narrower path)' : ''}`;
     }
+    if (result.mode === 'symbol-references' || result.mode === 'symbol-definition')
+      return renderNavigation(result as (ReferencesResult | DefinitionResult) & { mode: string });
     const lookup = result as LookupResult;
     if (lookup.symbols.length === 0) return 'No symbol matches.';
     return lookup.symbols
@@ -147,3 +198,17 @@ export const search = defineTool({
       .join('\n\n');
   },
 });
+
+function renderNavigation(result: (ReferencesResult | DefinitionResult) & { mode: string }): string {
+  const at = (l: CodeLocation) => `${l.path}:${l.line}:${l.column}: ${l.text}`;
+  const engine = result.engine === 'lsp' ? `language server ${result.server}` : 'tree-sitter (by name)';
+  const note = result.note ? `\nNote: ${result.note}` : '';
+  if ('references' in result) {
+    const head = `${result.references.length} reference(s) to ${result.symbol.name_path} (${engine})`;
+    const more = result.truncated ? '\n(truncated: raise limit or narrow path)' : '';
+    return `${head}:\n${result.references.map(at).join('\n')}${more}${note}`;
+  }
+  const asked = `${result.name} at ${result.path}:${result.line}:${result.column}`;
+  if (result.definitions.length === 0) return `No definition found for ${asked} (${engine}).${note}`;
+  return `Definition of ${asked} (${engine}):\n${result.definitions.map(at).join('\n')}${note}`;
+}

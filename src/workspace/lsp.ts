@@ -47,11 +47,18 @@ export interface LanguageServers {
   /**
    * Run `fn` with the client of the file's server (started if needed, the file's text synced);
    * undefined when no server handles the file. The server is not stopped as idle meanwhile.
+   * `open` syncs another file's text with the same server (ignored for a file it does not handle),
+   * so a server without a project file knows the files a rename or a reference search may reach.
    */
   withClient<T>(
     target: ResolvedPath,
     text: string,
-    fn: (lsp: { id: string; client: LspClient; uri: string }) => Promise<T>,
+    fn: (lsp: {
+      id: string;
+      client: LspClient;
+      uri: string;
+      open(other: ResolvedPath, text: string): void;
+    }) => Promise<T>,
   ): Promise<T | undefined>;
   close(): Promise<void>;
 }
@@ -201,8 +208,12 @@ export function createLanguageServers(deps: {
       if (!server) return undefined;
       return using(server, (lsp) => {
         const uri = pathToFileURL(target.abs).href;
-        lsp.sync(uri, languageId(server, target.abs), text);
-        return fn({ id: server.id, client: lsp, uri });
+        const open = (other: ResolvedPath, otherText: string) => {
+          if (serverOf(other.abs)?.id === server.id)
+            lsp.sync(pathToFileURL(other.abs).href, languageId(server, other.abs), otherText);
+        };
+        open(target, text);
+        return fn({ id: server.id, client: lsp, uri, open });
       });
     },
     async close() {

@@ -1,28 +1,55 @@
 /**
- * Semantic code operations on tree-sitter symbols: `search` modes symbol-overview and
- * symbol-lookup, and the structural `edit` modes (rename a symbol across files, replace its
- * definition, insert before or after it). Every change goes through the change committer: one
- * approval with the diff of every file, then history and file.changed for each.
+ * Semantic code operations: `search` modes symbol-overview, symbol-lookup, symbol-references and
+ * symbol-definition, and the structural `edit` modes (rename a symbol across files, replace its
+ * definition, insert before or after it). Symbols are found with tree-sitter (semantic-find.ts);
+ * rename, references and definition ask the file's language server when one handles it
+ * (semantic-lsp.ts) and fall back to tree-sitter by name, saying so (`engine`, `note`). Every
+ * change goes through the change committer: one approval with the diff of every file, then
+ * history and file.changed for each.
  * @module
  */
-import { readFileSync } from 'node:fs';
 import { SvcError } from '../errors';
 import type { OpContext } from './context';
 import type { ChangeCommitter, PendingChange } from './file-changes';
-import { looksBinary } from './file-io';
+import type { LanguageServers } from './lsp';
 import type { PathResolver } from './paths';
 import type { SearchOps } from './search';
 import {
-  fileSymbols,
+  createSymbolFinder,
+  type FoundSymbol,
+  SEMANTIC_LIMITS,
+  type SymbolFinder,
+  strip,
+} from './semantic-find';
+import { applyTextEdits, lspRename, type SemanticEngine } from './semantic-lsp';
+import {
+  type DefinitionInput,
+  type DefinitionResult,
+  definition,
+  nameOffset,
+  type ReferencesInput,
+  type ReferencesResult,
+  references,
+  relatedFiles,
+  TREE_SITTER_NOTE,
+} from './semantic-navigate';
+import {
   identifierRanges,
   type LocatedSymbol,
   languageFor,
-  matchesNamePath,
   SYMBOL_EXTENSIONS,
   type SymbolInfo,
 } from './symbols';
 
-export const SEMANTIC_LIMITS = { maxFiles: 500, maxSymbols: 2000, maxRenameFiles: 500 } as const;
+export { SEMANTIC_LIMITS } from './semantic-find';
+export type { CodeLocation, SemanticEngine } from './semantic-lsp';
+export type {
+  DefinitionInput,
+  DefinitionResult,
+  ReferencesInput,
+  ReferencesResult,
+} from './semantic-navigate';
+export { TREE_SITTER_NOTE } from './semantic-navigate';
 
 export type StructuralMode =
   | 'rename_symbol'
@@ -48,6 +75,12 @@ export interface StructuralEditResult {
   files: { path: string; additions: number; deletions: number; history_id: number }[];
   /** Identifiers renamed (rename_symbol). */
   replacements?: number;
+  /** rename_symbol: "lsp" when the language server computed the edits, else "tree-sitter". */
+  engine?: SemanticEngine;
+  /** rename_symbol with engine lsp: the server's id. */
+  server?: string;
+  /** rename_symbol with engine tree-sitter: what may be wrong or missed, and why no server answered. */
+  note?: string;
   diff: string;
 }
 
@@ -57,6 +90,10 @@ export interface SemanticOps {
     input: { name_path?: string; symbol_key?: string; path?: string; include_body?: boolean; limit?: number },
     ctx: OpContext,
   ): Promise<LookupResult>;
+  /** Find references: the language server's, else every same-named identifier (tree-sitter). */
+  references(input: ReferencesInput, ctx: OpContext): Promise<ReferencesResult>;
+  /** Go to definition of the name at path:line:column. */
+  definition(input: DefinitionInput, ctx: OpContext): Promise<DefinitionResult>;
   structuralEdit(
     input: {
       mode: StructuralMode;
@@ -73,107 +110,28 @@ export interface SemanticOps {
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-export function createSemanticOps(deps: {
+type SemanticDeps = {
   paths: PathResolver;
   search: SearchOps;
   changes: ChangeCommitter;
-}): SemanticOps {
-  const symbolGlobs = [`*.{${SYMBOL_EXTENSIONS.join(',')}}`];
+  /** The language servers; without them (or without one for the file) tree-sitter answers. */
+  lsp?: LanguageServers;
+};
 
-  const readText = (rel: string): string | undefined => {
-    const target = deps.paths.resolve(rel);
-    try {
-      const buffer = readFileSync(target.abs);
-      return looksBinary(buffer) ? undefined : buffer.toString('utf8');
-    } catch {
-      return undefined;
-    }
-  };
+type RenamePlan = {
+  pending: PendingChange[];
+  replacements: number;
+  engine: SemanticEngine;
+  server?: string;
+  note?: string;
+};
 
-  const symbolsOf = async (rel: string) => {
-    const text = readText(rel);
-    return text === undefined
-      ? { text: '', symbols: [] as LocatedSymbol[] }
-      : { text, symbols: await fileSymbols(rel, text) };
-  };
-
-  /** Candidate files for a name: ripgrep narrows a directory to files mentioning it. */
-  const candidates = async (path: string | undefined, name: string | undefined, ctx: OpContext) => {
-    const listing = await deps.search.files(
-      { path, globs: symbolGlobs, limit: SEMANTIC_LIMITS.maxFiles * 4 },
-      ctx,
-    );
-    if (listing.isFile || !name)
-      return { files: listing.files.slice(0, SEMANTIC_LIMITS.maxFiles), truncated: listing.truncated };
-    const hits = await deps.search.grep(
-      {
-        pattern: name,
-        literal: true,
-        path,
-        glob: symbolGlobs[0],
-        output_mode: 'files',
-        limit: SEMANTIC_LIMITS.maxFiles,
-      },
-      ctx,
-    );
-    return { files: hits.files ?? [], truncated: hits.truncated };
-  };
-
-  const find = async (
-    input: { name_path?: string; symbol_key?: string; path?: string },
-    ctx: OpContext,
-  ): Promise<{ matches: (LocatedSymbol & { text: string })[]; truncated: boolean }> => {
-    if (input.symbol_key) {
-      const [file] = input.symbol_key.split('::');
-      if (!file || !input.symbol_key.includes('::')) {
-        throw new SvcError(
-          'invalid_input',
-          `symbol_key: "${input.symbol_key}" is not a symbol key; use one that search returned`,
-        );
-      }
-      deps.paths.resolve(file, 'symbol_key');
-      const { text, symbols } = await symbolsOf(file);
-      const hit = symbols.filter((s) => s.symbol_key === input.symbol_key);
-      return { matches: hit.map((s) => ({ ...s, text })), truncated: false };
-    }
-    if (!input.name_path)
-      throw new SvcError('invalid_input', 'name_path: give name_path or symbol_key to select a symbol');
-    const last = input.name_path.split(/[./]/).filter(Boolean).pop();
-    const { files, truncated } = await candidates(input.path, last, ctx);
-    const matches: (LocatedSymbol & { text: string })[] = [];
-    for (const file of files) {
-      ctx.signal?.throwIfAborted();
-      const { text, symbols } = await symbolsOf(file);
-      for (const s of symbols) if (matchesNamePath(s, input.name_path)) matches.push({ ...s, text });
-    }
-    return { matches, truncated };
-  };
-
-  const one = async (input: { name_path?: string; symbol_key?: string; path?: string }, ctx: OpContext) => {
-    const { matches } = await find(input, ctx);
-    const what = input.symbol_key ? `symbol_key ${input.symbol_key}` : `name_path ${input.name_path}`;
-    if (matches.length === 0) {
-      throw new SvcError(
-        'not_found',
-        `${input.symbol_key ? 'symbol_key' : 'name_path'}: no symbol matches ${what}${input.path ? ` under ${input.path}` : ''}; list symbols with search mode symbol-overview`,
-      );
-    }
-    if (matches.length > 1) {
-      throw new SvcError(
-        'invalid_input',
-        `name_path: ${input.name_path} matches ${matches.length} symbols; pick one by symbol_key: ${matches
-          .slice(0, 10)
-          .map((m) => m.symbol_key)
-          .join(', ')}`,
-        { details: { candidates: matches.slice(0, 20).map(strip) } },
-      );
-    }
-    return matches[0];
-  };
+export function createSemanticOps(deps: SemanticDeps): SemanticOps {
+  const finder = createSymbolFinder(deps);
 
   return {
     async overview(input, ctx) {
-      const { files, truncated } = await candidates(input.path, undefined, ctx);
+      const { files, truncated } = await finder.candidates(input.path, undefined, ctx);
       const depth = input.depth ?? (files.length === 1 ? 5 : 1);
       const out: OverviewResult['files'] = [];
       let total = 0;
@@ -181,7 +139,7 @@ export function createSemanticOps(deps: {
       for (const file of files) {
         ctx.signal?.throwIfAborted();
         if (!languageFor(file)) continue;
-        const { symbols } = await symbolsOf(file);
+        const { symbols } = await finder.symbolsOf(file);
         const kept = symbols.filter((s) => s.depth < depth).map(strip);
         if (kept.length === 0) continue;
         if (total + kept.length > SEMANTIC_LIMITS.maxSymbols) {
@@ -201,7 +159,7 @@ export function createSemanticOps(deps: {
     },
 
     async lookup(input, ctx) {
-      const { matches, truncated } = await find(input, ctx);
+      const { matches, truncated } = await finder.find(input, ctx);
       const limit = input.limit ?? 50;
       return {
         symbols: matches.slice(0, limit).map((m) => ({
@@ -212,45 +170,17 @@ export function createSemanticOps(deps: {
       };
     },
 
-    async structuralEdit(input, ctx) {
-      const symbol = await one(input, ctx);
-      const target = deps.paths.resolve(symbol.path);
-      const text = symbol.text;
-      const before = Buffer.from(text);
-      const pending: PendingChange[] = [];
-      let replacements: number | undefined;
+    references: (input, ctx) => references(deps, finder, input, ctx),
+    definition: (input, ctx) => definition(deps, finder, input, ctx),
 
+    async structuralEdit(input, ctx) {
+      const symbol = await finder.one(input, ctx);
+      const target = deps.paths.resolve(symbol.path);
+      let plan: RenamePlan | undefined;
+      let pending: PendingChange[];
       if (input.mode === 'rename_symbol') {
-        const newName = input.new_name ?? '';
-        if (!IDENTIFIER.test(newName)) {
-          throw new SvcError(
-            'invalid_input',
-            `new_name: "${newName}" is not a valid identifier; give the new name only`,
-          );
-        }
-        if (newName === symbol.name)
-          throw new SvcError('invalid_input', 'new_name: it is the current name already');
-        const scope = await candidates(input.scope ?? '.', symbol.name, ctx);
-        if (scope.truncated) {
-          throw new SvcError(
-            'invalid_input',
-            `scope: more than ${SEMANTIC_LIMITS.maxRenameFiles} files mention ${symbol.name}; narrow scope`,
-          );
-        }
-        const files = [...new Set([symbol.path, ...scope.files])];
-        replacements = 0;
-        for (const file of files) {
-          const content = file === symbol.path ? text : readText(file);
-          if (content === undefined) continue;
-          const ranges = await identifierRanges(file, content, symbol.name);
-          if (ranges.length === 0) continue;
-          let next = content;
-          for (const [start, end] of [...ranges].sort((a, b) => b[0] - a[0])) {
-            next = next.slice(0, start) + newName + next.slice(end);
-          }
-          replacements += ranges.length;
-          pending.push({ target: deps.paths.resolve(file), before: Buffer.from(content), after: next });
-        }
+        plan = await planRename(deps, finder, symbol, input.new_name ?? '', input.scope, ctx);
+        pending = plan.pending;
       } else {
         if (input.new_string === undefined) {
           throw new SvcError(
@@ -258,7 +188,8 @@ export function createSemanticOps(deps: {
             `new_string: ${input.mode} needs the code to ${input.mode === 'replace_symbol_body' ? 'put in place of the definition' : 'insert'}`,
           );
         }
-        pending.push({ target, before, after: applyAround(text, symbol, input.mode, input.new_string) });
+        const after = applyAround(symbol.text, symbol, input.mode, input.new_string);
+        pending = [{ target, before: Buffer.from(symbol.text), after }];
       }
 
       const title =
@@ -270,6 +201,7 @@ export function createSemanticOps(deps: {
         scope: input.mode === 'rename_symbol' ? `rename:${symbol.symbol_key}` : symbol.path,
         details: { mode: input.mode, symbol_key: symbol.symbol_key },
       });
+      if (plan?.engine === 'lsp') await showServer(deps, pending);
       return {
         mode: input.mode,
         symbol: strip(symbol),
@@ -279,24 +211,114 @@ export function createSemanticOps(deps: {
           deletions: a.deletions,
           history_id: a.history_id,
         })),
-        ...(replacements === undefined ? {} : { replacements }),
+        ...(plan
+          ? {
+              replacements: plan.replacements,
+              engine: plan.engine,
+              ...(plan.server ? { server: plan.server } : {}),
+              ...(plan.note ? { note: plan.note } : {}),
+            }
+          : {}),
         diff: applied.map((a) => a.diff).join(''),
       };
     },
   };
 }
 
-function strip(s: LocatedSymbol & { text?: string }): SymbolInfo {
+const underScope = (file: string, scope: string | undefined) =>
+  !scope || scope === '.' || file === scope || file.startsWith(`${scope.replace(/\/+$/, '')}/`);
+
+async function planRename(
+  deps: SemanticDeps,
+  finder: SymbolFinder,
+  symbol: FoundSymbol,
+  newName: string,
+  scope: string | undefined,
+  ctx: OpContext,
+): Promise<RenamePlan> {
+  if (!IDENTIFIER.test(newName)) {
+    throw new SvcError(
+      'invalid_input',
+      `new_name: "${newName}" is not a valid identifier; give the new name only`,
+    );
+  }
+  if (newName === symbol.name)
+    throw new SvcError('invalid_input', 'new_name: it is the current name already');
+  const target = deps.paths.resolve(symbol.path);
+  const related = await relatedFiles(deps, finder, target.abs, symbol.name, ctx);
+  const answer = await lspRename(deps, target, symbol.text, await nameOffset(symbol), newName, related);
+  if (answer.ok) {
+    const scopeRel = scope ? deps.paths.resolve(scope, 'scope').rel : undefined;
+    const pending: PendingChange[] = [];
+    let replacements = 0;
+    // The symbol's own file first, then the others in the server's order.
+    const ordered = [...answer.value].sort(
+      ([a], [b]) => Number(b === symbol.path) - Number(a === symbol.path),
+    );
+    for (const [file, edits] of ordered) {
+      if (file !== symbol.path && !underScope(file, scopeRel)) continue;
+      const content = file === symbol.path ? symbol.text : finder.readText(file);
+      if (content === undefined || edits.length === 0) continue;
+      replacements += edits.length;
+      pending.push({
+        target: deps.paths.resolve(file),
+        before: Buffer.from(content),
+        after: applyTextEdits(content, edits),
+      });
+    }
+    if (pending.length > 0) return { pending, replacements, engine: 'lsp', server: answer.server };
+  }
+  const why = !answer.ok ? answer.reason : `language server ${answer.server} found nothing to rename`;
   return {
-    name: s.name,
-    kind: s.kind,
-    name_path: s.name_path,
-    symbol_key: s.symbol_key,
-    path: s.path,
-    start_line: s.start_line,
-    end_line: s.end_line,
-    depth: s.depth,
+    ...(await treeSitterRename(deps, finder, symbol, newName, scope, ctx)),
+    note: `${TREE_SITTER_NOTE} (${why})`,
   };
+}
+
+/**
+ * After a language-server rename, give the server the new text of every file it was shown, so its
+ * open documents (and the diagnostics after the next edit) do not keep the old names.
+ */
+async function showServer(deps: SemanticDeps, pending: PendingChange[]): Promise<void> {
+  const [first, ...rest] = pending;
+  if (!first || typeof first.after !== 'string') return;
+  await deps.lsp
+    ?.withClient(first.target, first.after, async ({ open }) => {
+      for (const change of rest) if (typeof change.after === 'string') open(change.target, change.after);
+    })
+    .catch(() => undefined);
+}
+
+async function treeSitterRename(
+  deps: SemanticDeps,
+  finder: SymbolFinder,
+  symbol: FoundSymbol,
+  newName: string,
+  scope: string | undefined,
+  ctx: OpContext,
+): Promise<RenamePlan> {
+  const found = await finder.candidates(scope ?? '.', symbol.name, ctx);
+  if (found.truncated) {
+    throw new SvcError(
+      'invalid_input',
+      `scope: more than ${SEMANTIC_LIMITS.maxRenameFiles} files mention ${symbol.name}; narrow scope`,
+    );
+  }
+  const pending: PendingChange[] = [];
+  let replacements = 0;
+  for (const file of [...new Set([symbol.path, ...found.files])]) {
+    const content = file === symbol.path ? symbol.text : finder.readText(file);
+    if (content === undefined) continue;
+    const ranges = await identifierRanges(file, content, symbol.name);
+    if (ranges.length === 0) continue;
+    let next = content;
+    for (const [start, end] of [...ranges].sort((a, b) => b[0] - a[0])) {
+      next = next.slice(0, start) + newName + next.slice(end);
+    }
+    replacements += ranges.length;
+    pending.push({ target: deps.paths.resolve(file), before: Buffer.from(content), after: next });
+  }
+  return { pending, replacements, engine: 'tree-sitter' };
 }
 
 function applyAround(

@@ -131,7 +131,7 @@ export function createWorkspace(deps: {
     paths,
     files: createFileOps({ paths, reads, changes }),
     search,
-    semantic: createSemanticOps({ paths, search, changes }),
+    semantic: createSemanticOps({ paths, search, changes, lsp }),
     shell,
     jobs,
     web: createWebOps({

@@ -1,0 +1,236 @@
+/**
+ * Semantic operations through the file's language server (issue 22 item 2): rename
+ * (`textDocument/rename`), find references (`textDocument/references`) and go to definition
+ * (`textDocument/definition`), each asked through `LanguageServers.withClient()`. Every function
+ * answers undefined (with the reason) when no server handles the file or it cannot answer, so the
+ * caller falls back to tree-sitter. A rename whose edits reach outside the workspace or into
+ * `node_modules` is refused here, before anything is written.
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import { relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SvcError } from '../errors';
+import type { LanguageServers } from './lsp';
+import type { LspClient } from './lsp-client';
+import type { PathResolver, ResolvedPath } from './paths';
+
+export type SemanticEngine = 'lsp' | 'tree-sitter';
+
+/** One place in a file, 1-based line and column (UTF-16 code units, as the editor counts). */
+export interface CodeLocation {
+  path: string;
+  line: number;
+  column: number;
+  end_line: number;
+  end_column: number;
+  /** The line's text, trimmed. */
+  text: string;
+}
+
+interface Position {
+  line: number;
+  character: number;
+}
+interface Range {
+  start: Position;
+  end: Position;
+}
+interface TextEdit {
+  range: Range;
+  newText: string;
+}
+interface WorkspaceEdit {
+  changes?: Record<string, TextEdit[]>;
+  documentChanges?: (
+    | { textDocument: { uri: string }; edits: TextEdit[] }
+    | { kind: string; uri?: string; oldUri?: string; newUri?: string }
+  )[];
+}
+type LocationLike =
+  | { uri: string; range: Range }
+  | { targetUri: string; targetRange: Range; targetSelectionRange?: Range };
+
+/** Renames and definitions may load the whole project the first time. */
+const REQUEST_MS = 60_000;
+
+export type LspAnswer<T> = { ok: true; value: T; server: string } | { ok: false; reason: string };
+
+/** Other files to show the server first (those mentioning the name), with their current text. */
+export type RelatedFiles = { target: ResolvedPath; text: string }[];
+
+export interface SemanticLspDeps {
+  paths: PathResolver;
+  lsp?: LanguageServers;
+}
+
+/** Offset of a 0-based LSP position in `text`. */
+export function offsetAt(text: string, position: Position): number {
+  let offset = 0;
+  for (let line = 0; line < position.line; line++) {
+    const next = text.indexOf('\n', offset);
+    if (next === -1) return text.length;
+    offset = next + 1;
+  }
+  return Math.min(offset + position.character, text.length);
+}
+
+/** 0-based LSP position of an offset in `text`. */
+export function positionAt(text: string, offset: number): Position {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length - 1;
+  return { line, character: offset - (before.lastIndexOf('\n') + 1) };
+}
+
+async function ask<T>(
+  deps: SemanticLspDeps,
+  target: ResolvedPath,
+  text: string,
+  related: RelatedFiles,
+  fn: (lsp: { client: LspClient; uri: string }) => Promise<T>,
+): Promise<LspAnswer<T>> {
+  if (!deps.lsp) return { ok: false, reason: 'no language servers in this workspace' };
+  const server = deps.lsp.serverFor(target.abs);
+  if (!server) return { ok: false, reason: `no language server handles ${target.rel}` };
+  try {
+    const answer = await deps.lsp.withClient(target, text, async (lsp) => {
+      for (const file of related) if (file.target.abs !== target.abs) lsp.open(file.target, file.text);
+      return { ok: true as const, value: await fn(lsp), server: lsp.id };
+    });
+    return answer ?? { ok: false, reason: `no language server handles ${target.rel}` };
+  } catch (error) {
+    if (error instanceof SvcError && (error.code === 'unavailable' || error.code === 'timeout'))
+      return { ok: false, reason: error.message };
+    // A server that answers with an error (it cannot rename there, say) is a fallback too.
+    if (error instanceof Error && !(error instanceof SvcError)) return { ok: false, reason: error.message };
+    throw error;
+  }
+}
+
+/** The edits a rename makes, per workspace-relative file; refused when one is not ours to edit. */
+export async function lspRename(
+  deps: SemanticLspDeps,
+  target: ResolvedPath,
+  text: string,
+  offset: number,
+  newName: string,
+  related: RelatedFiles,
+): Promise<LspAnswer<Map<string, TextEdit[]>>> {
+  const answer = await ask(deps, target, text, related, ({ client, uri }) =>
+    client.request(
+      'textDocument/rename',
+      { textDocument: { uri }, position: positionAt(text, offset), newName },
+      REQUEST_MS,
+    ),
+  );
+  if (!answer.ok) return answer;
+  const edit = (answer.value ?? {}) as WorkspaceEdit;
+  const byFile = new Map<string, TextEdit[]>();
+  const add = (uri: string, edits: TextEdit[]) => {
+    const rel = ownFile(deps.paths, uri, target.rel);
+    byFile.set(rel, [...(byFile.get(rel) ?? []), ...edits]);
+  };
+  for (const change of edit.documentChanges ?? []) {
+    if ('kind' in change) {
+      throw new SvcError(
+        'invalid_input',
+        `rename_symbol: the language server's rename of ${target.rel} would also ${change.kind} the file ${change.uri ?? change.oldUri}; svc applies text edits only. Rename the file yourself (bash git mv) and then the symbol`,
+      );
+    }
+    add(change.textDocument.uri, change.edits);
+  }
+  for (const [uri, edits] of Object.entries(edit.changes ?? {})) add(uri, edits);
+  return { ok: true, value: byFile, server: answer.server };
+}
+
+/** A file the rename may edit: inside the workspace and not under node_modules. */
+function ownFile(paths: PathResolver, uri: string, from: string): string {
+  const abs = uri.startsWith('file:') ? fileURLToPath(uri) : uri;
+  const inside = uri.startsWith('file:') && paths.contains(abs);
+  const dependency = inside && relative(paths.root, abs).split(sep).includes('node_modules');
+  if (!inside || dependency) {
+    const shown = inside ? paths.display(abs) : abs;
+    throw new SvcError(
+      'forbidden',
+      `rename_symbol: renaming the symbol in ${from} would also edit ${shown}, which is ${dependency ? 'under node_modules (a dependency)' : 'outside the workspace'}; nothing was changed. The symbol is declared or used by code you do not own: rename a symbol your workspace declares, or change its uses with edit mode replace after search mode symbol-references`,
+      { details: { file: shown, reason: dependency ? 'node_modules' : 'outside_workspace' } },
+    );
+  }
+  return paths.display(abs);
+}
+
+/** Apply LSP text edits to a file's text (last edit first, so offsets stay valid). */
+export function applyTextEdits(text: string, edits: TextEdit[]): string {
+  const located = edits
+    .map((e) => ({ start: offsetAt(text, e.range.start), end: offsetAt(text, e.range.end), text: e.newText }))
+    .sort((a, b) => b.start - a.start);
+  let next = text;
+  for (const e of located) next = next.slice(0, e.start) + e.text + next.slice(e.end);
+  return next;
+}
+
+export async function lspReferences(
+  deps: SemanticLspDeps,
+  target: ResolvedPath,
+  text: string,
+  offset: number,
+  related: RelatedFiles,
+): Promise<LspAnswer<CodeLocation[]>> {
+  const answer = await ask(deps, target, text, related, ({ client, uri }) =>
+    client.request(
+      'textDocument/references',
+      { textDocument: { uri }, position: positionAt(text, offset), context: { includeDeclaration: true } },
+      REQUEST_MS,
+    ),
+  );
+  if (!answer.ok) return answer;
+  return { ok: true, value: toLocations(deps.paths, answer.value), server: answer.server };
+}
+
+export async function lspDefinition(
+  deps: SemanticLspDeps,
+  target: ResolvedPath,
+  text: string,
+  offset: number,
+  related: RelatedFiles,
+): Promise<LspAnswer<CodeLocation[]>> {
+  const answer = await ask(deps, target, text, related, ({ client, uri }) =>
+    client.request(
+      'textDocument/definition',
+      { textDocument: { uri }, position: positionAt(text, offset) },
+      REQUEST_MS,
+    ),
+  );
+  if (!answer.ok) return answer;
+  return { ok: true, value: toLocations(deps.paths, answer.value), server: answer.server };
+}
+
+function toLocations(paths: PathResolver, raw: unknown): CodeLocation[] {
+  const list = (Array.isArray(raw) ? raw : raw ? [raw] : []) as LocationLike[];
+  const texts = new Map<string, string[]>();
+  const lineOf = (abs: string, line: number) => {
+    let lines = texts.get(abs);
+    if (!lines) {
+      try {
+        lines = readFileSync(abs, 'utf8').split('\n');
+      } catch {
+        lines = [];
+      }
+      texts.set(abs, lines);
+    }
+    return (lines[line] ?? '').trim();
+  };
+  return list.map((item) => {
+    const uri = 'uri' in item ? item.uri : item.targetUri;
+    const range = 'uri' in item ? item.range : (item.targetSelectionRange ?? item.targetRange);
+    const abs = uri.startsWith('file:') ? fileURLToPath(uri) : uri;
+    return {
+      path: paths.contains(abs) ? paths.display(abs) : abs,
+      line: range.start.line + 1,
+      column: range.start.character + 1,
+      end_line: range.end.line + 1,
+      end_column: range.end.character + 1,
+      text: lineOf(abs, range.start.line),
+    };
+  });
+}
