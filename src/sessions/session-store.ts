@@ -9,7 +9,9 @@ import { type Db, groupCommit } from '../store/db';
 import { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
 import { createMessageStore } from './message-store';
-import type { MessagePart, Session, SessionRow, SessionStore } from './types';
+import { createSessionSearch } from './session-search';
+import { createSessionSearchRepository } from './session-search-repository';
+import type { Session, SessionRow, SessionStore } from './types';
 
 export type {
   CreateSessionInput,
@@ -60,6 +62,7 @@ export function createSessionStore(deps: {
     ids: deps.ids,
     requireSession: require,
   });
+  const search = createSessionSearch({ repository: createSessionSearchRepository(db), get });
 
   return {
     create(input = {}) {
@@ -153,20 +156,7 @@ export function createSessionStore(deps: {
       for (const removed of ids) deps.bus?.publish(removed, 'session.deleted', { session_id: removed });
       return ids;
     },
-    search(query, options = {}) {
-      const like = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      const rows = sql(
-        `SELECT s.*, (SELECT m.parts FROM messages m WHERE m.session_id = s.id AND m.parts LIKE ? ESCAPE '\\'
-                         ORDER BY m.created_at DESC LIMIT 1) AS hit
-           FROM sessions s
-           WHERE s.title LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.parts LIKE ? ESCAPE '\\')
-           ORDER BY s.updated_at DESC LIMIT ?`,
-      ).all(like, like, like, options.limit ?? 20) as (SessionRow & { hit: string | null })[];
-      return rows.map(({ hit, ...row }) => ({
-        session: toSession(row),
-        snippet: snippetOf(hit, row.title, query),
-      }));
-    },
+    search,
     addUsage(id, usage) {
       groupCommit(db());
       sql(
@@ -178,13 +168,4 @@ export function createSessionStore(deps: {
       return (sql('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;
     },
   };
-}
-
-function snippetOf(parts: string | null, title: string, query: string): string {
-  const text = parts
-    ? (JSON.parse(parts) as MessagePart[]).map((p) => ('text' in p ? p.text : '')).join(' ')
-    : title;
-  const index = text.toLowerCase().indexOf(query.toLowerCase());
-  if (index === -1) return text.slice(0, 120);
-  return text.slice(Math.max(0, index - 40), index + query.length + 80);
 }
