@@ -10,7 +10,7 @@ import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import { type Db, openDb } from '../store/db';
 import { migrations } from '../store/migrations/index';
 import { createSequentialIds } from '../util/ids';
-import { ftsMatch } from './session-search';
+import { ftsMatch, snippetOf } from './session-search';
 import { createSessionStore } from './session-store';
 import type { MessagePart } from './types';
 
@@ -179,6 +179,16 @@ describe('session search', () => {
     ]);
     const m = store.appendMessage({ session_id: s.id, role: 'user', parts: text('another quokka') });
     expect(store.search('quokka', { role: 'user' }).map((r) => r.message_id)).toEqual([m.id]);
+  });
+
+  it('cuts a long snippet around the first match and highlights every matched token', () => {
+    const words = Array.from({ length: 60 }, (_, i) => `w${i}`);
+    words[30] = 'Kräken';
+    words[33] = 'krakens';
+    const { snippet, highlight } = snippetOf(words.join(' '), ['kraken']);
+    expect(snippet).toBe(`…${words.slice(24, 48).join(' ')}…`);
+    expect(highlight).toContain('**Kräken** w31 w32 **krakens**');
+    expect(snippetOf('', ['x'])).toEqual({ snippet: '', highlight: '' });
   });
 
   it('quotes every word of the query into a prefix phrase', () => {

@@ -6,12 +6,21 @@
  * quoted prefix phrase, so quotes, `*`, `NEAR`, `-`, parentheses or any script cannot throw.
  * @module
  */
-import type { SessionSearchRepository } from './session-search-repository';
+import {
+  ALL_DOCS,
+  type DocRange,
+  type MessageHitRow,
+  type SessionSearchRepository,
+} from './session-search-repository';
 import type { Session, SessionSearchHit, SessionSearchOptions } from './types';
 
-/** Snippet markers: control characters that never occur in indexed text worth showing. */
-const OPEN = '\u0002';
-const CLOSE = '\u0003';
+/** Letters, digits and marks: the characters FTS5's unicode61 tokenizer keeps in a token. */
+const TOKEN = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
+/** Tokens of context a snippet shows around its first matched term. */
+const SNIPPET_TOKENS = 24;
+
+/** A token as unicode61 with remove_diacritics compares it: no accents, lower case. */
+const fold = (token: string) => token.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
 
 /**
  * The FTS5 MATCH expression for a user's query: every whitespace-separated word as a quoted
@@ -21,7 +30,7 @@ const CLOSE = '\u0003';
 export function ftsMatch(query: string): string | undefined {
   const phrases = query
     .split(/\s+/u)
-    .map((word) => (word.match(/[\p{L}\p{N}\p{M}\p{Co}]+/gu) ?? []).join(' '))
+    .map((word) => (word.match(TOKEN) ?? []).join(' '))
     .filter((tokens) => tokens.length > 0)
     .map((tokens) => `"${tokens.replaceAll('"', '""')}"*`);
   return phrases.length > 0 ? phrases.join(' AND ') : undefined;
@@ -35,14 +44,18 @@ export function createSessionSearch(deps: {
     const limit = options.limit ?? 20;
     const match = ftsMatch(query);
     const results: SessionSearchHit[] = [];
-    for (const hit of match ? deps.repository.messageHits(match, options, limit) : []) {
+    const hits = match ? rankedHits(deps.repository, match, options, limit) : [];
+    const bodies =
+      hits.length > 0 ? deps.repository.bodies(hits.map((h) => h.doc)) : new Map<number, string>();
+    const terms = (query.match(TOKEN) ?? []).map(fold);
+    for (const hit of hits) {
       const session = deps.get(hit.session_id);
-      if (!session || !match) continue;
-      const marked = deps.repository.snippet(match, hit.doc, OPEN, CLOSE) ?? '';
+      if (!session) continue;
+      const { snippet, highlight } = snippetOf(bodies.get(hit.doc) ?? '', terms);
       results.push({
         session,
-        snippet: marked.replaceAll(OPEN, '').replaceAll(CLOSE, ''),
-        highlight: marked.replaceAll(OPEN, '**').replaceAll(CLOSE, '**'),
+        snippet,
+        highlight,
         message_id: hit.message_id,
         role: hit.role,
         matched_at: hit.created_at,
@@ -62,6 +75,70 @@ export function createSessionSearch(deps: {
       if (!seen.has(session.id)) results.push({ session, snippet: titleSnippet(session.title, query) });
     }
     return results;
+  };
+}
+
+/** Messages ranked at first: the newest this many matches; widened ×WIDEN until enough sessions. */
+export const FIRST_WINDOW = 5000;
+const WIDEN = 10;
+
+/**
+ * Sessions by their best message. bm25 costs time in proportion to the messages matched, so a
+ * query matching more than FIRST_WINDOW messages ranks the newest FIRST_WINDOW of them, widening
+ * the window (×10) until it yields `limit` sessions or covers every match. The session and date
+ * filters narrow the rowid range first (rowids follow write order).
+ */
+function rankedHits(
+  repository: SessionSearchRepository,
+  match: string,
+  options: SessionSearchOptions,
+  limit: number,
+): MessageHitRow[] {
+  const narrowed =
+    options.session_id !== undefined || options.since !== undefined || options.until !== undefined;
+  const range: DocRange = narrowed ? repository.docRange(options) : ALL_DOCS;
+  if (range.lo > range.hi) return [];
+  for (let window = FIRST_WINDOW; ; window *= WIDEN) {
+    const oldest = repository.newestMatch(match, range, window - 1);
+    const hits = repository.messageHits(match, options, { lo: oldest ?? range.lo, hi: range.hi }, limit);
+    if (oldest === undefined || oldest === range.lo || hits.length >= limit) return hits;
+  }
+}
+
+/**
+ * The text around the first token that starts with a query term (as FTS5 matched it: prefix,
+ * case- and accent-insensitive), SNIPPET_TOKENS tokens wide, `…` where it is cut; the highlight
+ * wraps every matched token in `**`.
+ */
+export function snippetOf(body: string, terms: string[]): { snippet: string; highlight: string } {
+  const tokens = [...body.matchAll(TOKEN)].map((m) => ({
+    start: m.index,
+    end: m.index + m[0].length,
+    hit: terms.some((term) => fold(m[0]).startsWith(term)),
+  }));
+  if (tokens.length === 0) return { snippet: body.slice(0, 120), highlight: body.slice(0, 120) };
+  const first = Math.max(
+    0,
+    tokens.findIndex((t) => t.hit),
+  );
+  const from = Math.max(0, first - Math.floor(SNIPPET_TOKENS / 4));
+  const to = Math.min(tokens.length, from + SNIPPET_TOKENS);
+  const start = from === 0 ? 0 : tokens[from]!.start;
+  const end = to === tokens.length ? body.length : tokens[to - 1]!.end;
+  const prefix = from === 0 ? '' : '…';
+  const suffix = to === tokens.length ? '' : '…';
+  let highlight = '';
+  let at = start;
+  for (const token of tokens.slice(from, to)) {
+    if (!token.hit) continue;
+    highlight += `${body.slice(at, token.start)}**${body.slice(token.start, token.end)}**`;
+    at = token.end;
+  }
+  highlight += body.slice(at, end);
+  const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
+  return {
+    snippet: oneLine(prefix + body.slice(start, end) + suffix),
+    highlight: oneLine(prefix + highlight + suffix),
   };
 }
 

@@ -44,6 +44,7 @@ export const sessionSearchMigrations: Migration[] = [
         body TEXT NOT NULL DEFAULT ''
       );
       CREATE INDEX message_search_docs_session ON message_search_docs(session_id, created_at);
+      CREATE INDEX message_search_docs_time ON message_search_docs(created_at);
       CREATE VIRTUAL TABLE message_search USING fts5(
         body,
         content = 'message_search_docs',
