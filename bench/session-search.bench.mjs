@@ -7,7 +7,7 @@
 // Target (issue 22): the median query under 50 ms.
 // The store is bundled from src/ with tsdown's API into node_modules/.cache (dist/ holds only the CLI).
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -88,7 +88,10 @@ function vocabulary(rand) {
   const list = [...words].filter((w) => w !== 'kraken');
   const cumulative = [];
   let total = 0;
-  for (let i = 0; i < list.length; i++) cumulative.push((total += 1 / (i + 1)));
+  for (let i = 0; i < list.length; i++) {
+    total += 1 / (i + 1);
+    cumulative.push(total);
+  }
   return (count) => {
     const out = [];
     for (let i = 0; i < count; i++) {
@@ -182,7 +185,10 @@ export async function run() {
       { name: 'messages (sessions × per session)', value: `${messages} (${SESSIONS} × ${PER_SESSION})` },
       { name: 'writes with the index (messages/s)', value: Math.round(messages / seconds).toString() },
       { name: 'database size (MB)', value: sizeMb.toFixed(1) },
-      { name: 'machine', value: `${process.platform} ${process.arch}, node ${process.version}` },
+      {
+        name: 'machine',
+        value: `${process.platform} ${process.arch}, ${cpus().length} × ${cpus()[0]?.model.trim()}, node ${process.version}, load ${loadavg()[0].toFixed(1)}`,
+      },
     ];
     const medians = [];
     for (const q of queries) {
