@@ -10,7 +10,8 @@ import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import { type Db, openDb } from '../store/db';
 import { migrations } from '../store/migrations/index';
 import { createSequentialIds } from '../util/ids';
-import { ftsMatch, snippetOf } from './session-search';
+import { createSessionSearch, ftsMatch, snippetOf } from './session-search';
+import { createSessionSearchRepository } from './session-search-repository';
 import { createSessionStore } from './session-store';
 import type { MessagePart } from './types';
 
@@ -179,6 +180,31 @@ describe('session search', () => {
     ]);
     const m = store.appendMessage({ session_id: s.id, role: 'user', parts: text('another quokka') });
     expect(store.search('quokka', { role: 'user' }).map((r) => r.message_id)).toEqual([m.id]);
+  });
+
+  it('ranks the newest matches of a common query first, widening until enough sessions', () => {
+    const db = openDb({ dataDir: tmpWorkspace() });
+    const { store } = storeOn(db);
+    const sessions = Array.from({ length: 4 }, () => store.create());
+    for (const s of sessions)
+      for (let i = 0; i < 3; i++)
+        store.appendMessage({ session_id: s.id, role: 'user', parts: text('walrus') });
+    const search = createSessionSearch({
+      repository: createSessionSearchRepository(() => db),
+      get: store.get,
+      firstWindow: 2,
+    });
+    // Window 2: the newest session only; limit 1 is satisfied by it.
+    expect(search('walrus', { limit: 1 }).map((r) => r.session.id)).toEqual([sessions[3]!.id]);
+    // Limit 4 widens the window (2, 20) until every session is found.
+    expect(
+      search('walrus', { limit: 4 })
+        .map((r) => r.session.id)
+        .sort(),
+    ).toEqual(sessions.map((s) => s.id).sort());
+    expect(search('walrus', { limit: 4, session_id: sessions[1]!.id }).map((r) => r.session.id)).toEqual([
+      sessions[1]!.id,
+    ]);
   });
 
   it('cuts a long snippet around the first match and highlights every matched token', () => {

@@ -39,12 +39,16 @@ export function ftsMatch(query: string): string | undefined {
 export function createSessionSearch(deps: {
   repository: SessionSearchRepository;
   get: (id: string) => Session | undefined;
+  /** Matches ranked in the first window (FIRST_WINDOW; tests pass a small one). */
+  firstWindow?: number;
 }): (query: string, options?: SessionSearchOptions) => SessionSearchHit[] {
   return (query, options = {}) => {
     const limit = options.limit ?? 20;
     const match = ftsMatch(query);
     const results: SessionSearchHit[] = [];
-    const hits = match ? rankedHits(deps.repository, match, options, limit) : [];
+    const hits = match
+      ? rankedHits(deps.repository, match, options, limit, deps.firstWindow ?? FIRST_WINDOW)
+      : [];
     const bodies =
       hits.length > 0 ? deps.repository.bodies(hits.map((h) => h.doc)) : new Map<number, string>();
     const terms = (query.match(TOKEN) ?? []).map(fold);
@@ -93,12 +97,13 @@ function rankedHits(
   match: string,
   options: SessionSearchOptions,
   limit: number,
+  firstWindow: number,
 ): MessageHitRow[] {
   const narrowed =
     options.session_id !== undefined || options.since !== undefined || options.until !== undefined;
   const range: DocRange = narrowed ? repository.docRange(options) : ALL_DOCS;
   if (range.lo > range.hi) return [];
-  for (let window = FIRST_WINDOW; ; window *= WIDEN) {
+  for (let window = firstWindow; ; window *= WIDEN) {
     const oldest = repository.newestMatch(match, range, window - 1);
     const hits = repository.messageHits(match, options, { lo: oldest ?? range.lo, hi: range.hi }, limit);
     if (oldest === undefined || oldest === range.lo || hits.length >= limit) return hits;
