@@ -223,10 +223,29 @@ export const sessionSearch = defineTool({
   name: 'session_search',
   family: 'sessions',
   tag: 'primitive',
-  description: 'Find sessions whose title or messages contain the text (case-insensitive), newest first.',
+  description:
+    'Find sessions by full-text search over message text and tool output (every word, as a prefix, case- and accent-insensitive), best match first (bm25) with a snippet of the best message; sessions whose title contains the text follow, newest first. Filter by session, role, tool and date.',
   input: z.strictObject({
     query: z.string().min(1).describe('Text to look for.'),
     limit: z.number().int().min(1).max(200).default(20).describe('Most sessions to return.'),
+    session_id: z.string().min(1).optional().describe('Only this session.'),
+    role: z
+      .enum(['user', 'assistant', 'system', 'tool'])
+      .optional()
+      .describe('Only messages of this role (leaves out title-only matches).'),
+    tool: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Only messages that call this tool or carry its output (leaves out title-only matches).'),
+    since: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Only messages from this time on: ISO 8601 (2026-11-01 or 2026-11-01T09:00:00Z) or epoch ms.',
+      ),
+    until: z.string().min(1).optional().describe('Only messages up to this time: ISO 8601 or epoch ms.'),
   }),
   mutates: false,
   surfaces: {
@@ -234,9 +253,16 @@ export const sessionSearch = defineTool({
     cli: { command: 'session search', args: ['query'] },
     http: { method: 'GET', path: '/v1/session-search' },
   },
-  examples: [{ query: 'test' }],
+  examples: [{ query: 'test' }, { query: 'failing test', role: 'tool', tool: 'bash' }],
   run: (ctx, input) => {
-    const results = ctx.app.sessions.search(input.query, { limit: input.limit });
+    const results = ctx.app.sessions.search(input.query, {
+      limit: input.limit,
+      session_id: input.session_id,
+      role: input.role,
+      tool: input.tool,
+      since: input.since === undefined ? undefined : timeOf('since', input.since),
+      until: input.until === undefined ? undefined : timeOf('until', input.until),
+    });
     return {
       query: input.query,
       results: results.map((r) => ({
@@ -244,11 +270,28 @@ export const sessionSearch = defineTool({
         title: r.session.title,
         updated_at: r.session.updated_at,
         snippet: r.snippet,
+        highlight: r.highlight,
+        message_id: r.message_id,
+        role: r.role,
+        matched_at: r.matched_at,
+        score: r.score,
       })),
       count: results.length,
     };
   },
 });
+
+/** A time filter: epoch ms digits or an ISO 8601 date or time. */
+function timeOf(field: string, value: string): number {
+  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  if (Number.isNaN(ms)) {
+    throw new SvcError(
+      'invalid_input',
+      `${field}: "${value}" is not a time; use ISO 8601 (2026-11-01) or epoch ms`,
+    );
+  }
+  return ms;
+}
 
 export const sessionTools = [
   createSession,

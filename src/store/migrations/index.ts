@@ -19,6 +19,7 @@ import { packsMigrations } from './packs';
 import { qualityMigrations } from './quality';
 import { readoutMigrations } from './readouts';
 import { remoteMigrations } from './remote';
+import { sessionSearchMigrations } from './session-search';
 import { telemetryMigrations } from './telemetry';
 import type { Migration } from './types';
 import { workflowMigrations } from './workflow';
@@ -27,6 +28,7 @@ export type { Migration } from './types';
 
 export const migrations: readonly Migration[] = [
   ...foundationMigrations,
+  ...sessionSearchMigrations,
   ...codingToolsMigrations,
   ...readoutMigrations,
   ...packsMigrations,

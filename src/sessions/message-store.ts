@@ -1,0 +1,124 @@
+/**
+ * The messages of sessions in svc.db: append, update, read, delete. Part of the session store
+ * (./session-store.ts), which owns the sessions table and hands this its statement cache.
+ * @module
+ */
+import { SvcError } from '../errors';
+import { type Db, groupCommit } from '../store/db';
+import type { statementCache } from '../store/statement-cache';
+import type { Clock, Ids } from '../util/ids';
+import type { Message, MessagePart, MessageRow, SessionStore } from './types';
+
+export type MessageStore = Pick<
+  SessionStore,
+  'appendMessage' | 'updateMessage' | 'getMessage' | 'messages' | 'deleteMessage' | 'messageCount'
+>;
+
+export const toMessage = (row: MessageRow): Message => ({
+  ...row,
+  parts: JSON.parse(row.parts),
+  usage: row.usage ? JSON.parse(row.usage) : null,
+});
+
+export function createMessageStore(deps: {
+  db: () => Db;
+  sql: ReturnType<typeof statementCache>;
+  clock: Clock;
+  ids: Ids;
+  /** Throws not_found when the session does not exist. */
+  requireSession: (id: string) => unknown;
+}): MessageStore {
+  const { db, sql } = deps;
+  const getMessage = (id: string) => {
+    const row = sql('SELECT * FROM messages WHERE id = ?').get(id) as MessageRow | undefined;
+    return row ? toMessage(row) : undefined;
+  };
+  return {
+    appendMessage(input) {
+      groupCommit(db());
+      const now = deps.clock.now();
+      // The session must exist; checked by the UPDATE below (one statement instead of a read).
+      if (sql('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, input.session_id).changes === 0) {
+        deps.requireSession(input.session_id);
+      }
+      const id = deps.ids.next('msg');
+      const partsJson = JSON.stringify(input.parts);
+      sql(
+        `INSERT INTO messages (id, session_id, role, parts, model, provider, usage, cost, run_id, created_at, updated_at, finished_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        id,
+        input.session_id,
+        input.role,
+        partsJson,
+        input.model ?? null,
+        input.provider ?? null,
+        input.usage ? JSON.stringify(input.usage) : null,
+        input.cost ?? 0,
+        input.run_id ?? null,
+        now,
+        now,
+        input.finished === false ? null : now,
+      );
+      return {
+        id,
+        session_id: input.session_id,
+        role: input.role,
+        // A copy, as a read would return: the caller's array stays its own.
+        parts: JSON.parse(partsJson) as MessagePart[],
+        model: input.model ?? null,
+        provider: input.provider ?? null,
+        usage: input.usage ? { ...input.usage } : null,
+        cost: input.cost ?? 0,
+        run_id: input.run_id ?? null,
+        created_at: now,
+        updated_at: now,
+        finished_at: input.finished === false ? null : now,
+      };
+    },
+    updateMessage(id, patch) {
+      groupCommit(db());
+      const now = deps.clock.now();
+      // One statement: fields left out of the patch keep their stored value.
+      const changed = sql(
+        `UPDATE messages SET parts = coalesce(?, parts), usage = CASE WHEN ? THEN ? ELSE usage END,
+           cost = coalesce(?, cost), updated_at = ?, finished_at = CASE WHEN ? THEN ? ELSE finished_at END
+         WHERE id = ?`,
+      ).run(
+        patch.parts ? JSON.stringify(patch.parts) : null,
+        patch.usage === undefined ? 0 : 1,
+        patch.usage ? JSON.stringify(patch.usage) : null,
+        patch.cost ?? null,
+        now,
+        patch.finished ? 1 : 0,
+        now,
+        id,
+      ).changes;
+      if (changed === 0) throw new SvcError('not_found', `message_id: no message "${id}"`);
+      return getMessage(id)!;
+    },
+    getMessage,
+    messages(sessionId, options = {}) {
+      const rows = sql('SELECT * FROM messages WHERE session_id = ? ORDER BY created_at, rowid').all(
+        sessionId,
+      ) as MessageRow[];
+      let list = rows.map(toMessage);
+      if (options.after) {
+        const index = list.findIndex((m) => m.id === options.after);
+        list = index === -1 ? list : list.slice(index + 1);
+      }
+      return options.limit ? list.slice(-options.limit) : list;
+    },
+    deleteMessage(id) {
+      const result = sql('DELETE FROM messages WHERE id = ?').run(id);
+      if (result.changes === 0) throw new SvcError('not_found', `message_id: no message "${id}"`);
+    },
+    messageCount(sessionId) {
+      return (
+        sql('SELECT count(*) AS n FROM messages WHERE session_id = ?').get(sessionId) as {
+          n: number;
+        }
+      ).n;
+    },
+  };
+}

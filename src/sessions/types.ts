@@ -1,0 +1,158 @@
+/**
+ * The shapes of sessions and their messages, and the store's interface (./session-store.ts builds
+ * it). Kept apart so the store's parts (message writes, search) share them without a cycle.
+ * @module
+ */
+export type MessageRole = 'user' | 'assistant' | 'system' | 'tool';
+
+/** Provider data that must go back with a part on later turns (e.g. reasoning signatures). */
+export type ProviderMetadata = Record<string, Record<string, unknown>>;
+
+export type MessagePart =
+  | { type: 'text'; text: string; provider_metadata?: ProviderMetadata }
+  | { type: 'reasoning'; text: string; provider_metadata?: ProviderMetadata }
+  | {
+      type: 'tool-call';
+      tool_call_id: string;
+      tool: string;
+      input: unknown;
+      provider_metadata?: ProviderMetadata;
+    }
+  | { type: 'tool-result'; tool_call_id: string; tool: string; output: unknown; is_error?: boolean }
+  | { type: 'file'; path?: string; media_type: string; data?: string; url?: string }
+  | { type: 'error'; message: string; code?: string };
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  reasoning_tokens?: number;
+  cached_input_tokens?: number;
+}
+
+export interface Session {
+  id: string;
+  parent_id: string | null;
+  title: string;
+  mode: string;
+  agent: string;
+  model: string | null;
+  reasoning_effort: string | null;
+  workspace: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+  metadata: Record<string, unknown>;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface Message {
+  id: string;
+  session_id: string;
+  role: MessageRole;
+  parts: MessagePart[];
+  model: string | null;
+  provider: string | null;
+  usage: Usage | null;
+  cost: number;
+  run_id: string | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+}
+
+export interface CreateSessionInput {
+  title?: string;
+  parent_id?: string | null;
+  mode?: string;
+  agent?: string;
+  model?: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+export interface SessionPatch {
+  title?: string;
+  mode?: string;
+  agent?: string;
+  model?: string | null;
+  reasoning_effort?: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+export interface SessionStore {
+  create(input?: CreateSessionInput): Session;
+  get(id: string): Session | undefined;
+  /** Like get, but a not_found SvcError naming the id. */
+  require(id: string): Session;
+  list(options?: { limit?: number; parent_id?: string | null; offset?: number }): Session[];
+  /** The session and every descendant, parents first. */
+  family(rootId: string): Session[];
+  /** The id of the family's root session (the session itself when it has no parent). */
+  root(id: string): string;
+  update(id: string, patch: SessionPatch): Session;
+  /** Deletes the session with its children and messages; returns the ids removed. */
+  delete(id: string): string[];
+  /** Full-text search over titles, message text and tool output, best sessions first (./session-search.ts). */
+  search(query: string, options?: SessionSearchOptions): SessionSearchHit[];
+  addUsage(id: string, usage: { input_tokens: number; output_tokens: number; cost: number }): void;
+
+  appendMessage(input: {
+    session_id: string;
+    role: MessageRole;
+    parts: MessagePart[];
+    model?: string | null;
+    provider?: string | null;
+    usage?: Usage | null;
+    cost?: number;
+    run_id?: string | null;
+    finished?: boolean;
+  }): Message;
+  updateMessage(
+    id: string,
+    patch: { parts?: MessagePart[]; usage?: Usage | null; cost?: number; finished?: boolean },
+  ): Message;
+  getMessage(id: string): Message | undefined;
+  messages(sessionId: string, options?: { limit?: number; after?: string }): Message[];
+  deleteMessage(id: string): void;
+  /** Messages stored for the session. */
+  messageCount(sessionId: string): number;
+  count(): number;
+}
+
+/** Filters of a session search; message filters (role, tool, dates) leave out title-only hits. */
+export interface SessionSearchOptions {
+  limit?: number;
+  /** Only this session. */
+  session_id?: string;
+  /** Only messages of this role. */
+  role?: MessageRole;
+  /** Only messages that call this tool or carry its result. */
+  tool?: string;
+  /** Only messages created at or after this time (epoch ms). */
+  since?: number;
+  /** Only messages created at or before this time (epoch ms). */
+  until?: number;
+}
+
+/** One session found, with its best-ranked matching message when a message matched. */
+export interface SessionSearchHit {
+  session: Session;
+  /** Plain text around the match. */
+  snippet: string;
+  /** The snippet with each matched term wrapped in `**`; absent for a title-only hit. */
+  highlight?: string;
+  message_id?: string;
+  role?: MessageRole;
+  /** When the matching message was created (epoch ms). */
+  matched_at?: number;
+  /** bm25 score of the best message (lower is better). */
+  score?: number;
+}
+
+export interface SessionRow extends Omit<Session, 'metadata'> {
+  metadata: string;
+}
+export interface MessageRow extends Omit<Message, 'parts' | 'usage'> {
+  parts: string;
+  usage: string | null;
+}
