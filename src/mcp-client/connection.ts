@@ -7,35 +7,28 @@
  * The MCP SDK is loaded on the first connect.
  * @module
  */
-import { accessSync, constants, statSync } from 'node:fs';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { z } from 'zod';
 import type { McpServerConfig } from '../config/schema';
-import { SvcError, toSvcError } from '../errors';
+import { SvcError } from '../errors';
 import type { Logger } from '../log';
 import type { Clock } from '../util/ids';
 import { VERSION } from '../version';
 import type { McpAuthStore } from './auth-store';
-import { createOAuthProvider, type SvcOAuthProvider } from './oauth-provider';
-import {
-  checkRemoteTool,
-  type RemoteCallResult,
-  type RemoteToolDef,
-  registryName,
-  remoteToolDefinition,
-} from './remote-tools';
+import { callFailure, raceAbort, startFailure } from './connection-errors';
+import { createOAuthProvider } from './oauth-provider';
+import { type RemoteCallResult, type RemoteToolDef, registryName } from './remote-tools';
+import { listRawTools, toolDefinitions } from './tool-listing';
+import { type McpTransportType, openTransport, targetOf, transportType } from './transport';
 
 export type McpServerState = 'disabled' | 'idle' | 'connecting' | 'connected' | 'needs_auth' | 'failed';
-export type McpTransportType = 'stdio' | 'http' | 'sse';
+export type { McpTransportType };
+export { targetOf, transportType };
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 /** Spawning a server (npx, a cold interpreter) can take longer than one request may. */
 const MIN_START_SECONDS = 10;
 const STDERR_LINES = 20;
 const STDERR_LINE_CHARS = 400;
-const MAX_TOOL_PAGES = 50;
 
 export interface McpServerStatus {
   id: string;
@@ -74,24 +67,6 @@ export interface ConnectionDeps {
   reconnectDelaysMs: readonly number[];
   /** Crashes older than this no longer count against the budget. */
   crashWindowMs: number;
-}
-
-// Lenient (STYLE: payloads from peers): one malformed entry must not sink the whole list.
-const lenientToolList = z.looseObject({
-  tools: z.array(z.unknown()).default([]),
-  nextCursor: z.string().optional(),
-});
-
-class NeedsAuth extends Error {}
-
-export function transportType(config: McpServerConfig): McpTransportType {
-  return config.type ?? (config.url && !config.command ? 'http' : 'stdio');
-}
-
-export function targetOf(config: McpServerConfig): string {
-  return transportType(config) === 'stdio'
-    ? [config.command ?? '', ...(config.args ?? [])].join(' ').trim()
-    : (config.url ?? '');
 }
 
 export class McpConnection {
@@ -287,20 +262,14 @@ export class McpConnection {
   }
 
   private fail(error: unknown) {
-    const unauthorized = (error as Error)?.name === 'UnauthorizedError' || isUnauthorized(error);
-    if (error instanceof NeedsAuth) {
-      this.state = 'needs_auth';
-      this.error = error.message;
-    } else if (unauthorized && this.config.auth === 'oauth') {
-      this.state = 'needs_auth';
-      this.error = `the stored token was refused and could not be refreshed: run svc mcp auth ${this.id}`;
-    } else if (unauthorized) {
-      this.state = 'failed';
-      this.error = `the server answered 401 Unauthorized; set headers (e.g. Authorization) or auth = "oauth" in [mcp.${this.id}]`;
-    } else {
-      this.state = 'failed';
-      this.error = this.describe(error);
-    }
+    const failure = startFailure(error, {
+      id: this.id,
+      config: this.config,
+      startTimeoutMs: this.startTimeoutMs,
+      hasStderr: this.stderrTail.length > 0,
+    });
+    this.state = failure.state;
+    this.error = failure.error;
     this.deps.log.warn('mcp server failed', {
       server: this.id,
       state: this.state,
@@ -309,85 +278,17 @@ export class McpConnection {
     });
   }
 
-  private describe(error: unknown): string {
-    if (SvcError.is(error)) return error.message;
-    const code = (error as { code?: unknown })?.code;
-    const message = error instanceof Error ? error.message : String(error);
-    if (code === -32001) {
-      return `no answer within ${this.startTimeoutMs / 1000}s while starting (mcp.${this.id}.timeout)`;
-    }
-    if (code === -32000 || /connection closed/i.test(message)) {
-      return `the server exited or closed the connection while starting${this.stderrTail.length ? ' (see stderr_tail)' : ''}`;
-    }
-    if (code === 'ENOENT') return `mcp.${this.id}.command: command not found: ${this.config.command}`;
-    if (code === 'ECONNREFUSED' || /fetch failed|ECONNREFUSED/.test(message)) {
-      return `cannot reach ${this.config.url}: ${message}`;
-    }
-    return message;
-  }
-
-  private async makeTransport(): Promise<Transport> {
-    const type = transportType(this.config);
-    if (type === 'stdio') return this.stdioTransport();
-    const raw = this.config.url;
-    if (!raw) throw new SvcError('config_error', `mcp.${this.id}.url is required for a ${type} server`);
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw new SvcError('config_error', `mcp.${this.id}.url: not a valid URL: ${raw}`);
-    }
-    let authProvider: SvcOAuthProvider | undefined;
-    if (this.config.auth === 'oauth') {
-      const entry = this.deps.authStore.get(this.id);
-      const stored =
-        entry?.server_url === raw &&
-        entry.tokens &&
-        (entry.client_information || this.config.oauth?.client_id);
-      if (!stored) throw new NeedsAuth(`not authorized yet: run svc mcp auth ${this.id}`);
-      authProvider = this.oauthProvider();
-    }
-    const requestInit = { headers: { ...(this.config.headers ?? {}) } };
-    if (type === 'sse') {
-      const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
-      return new SSEClientTransport(url, { requestInit, authProvider, fetch: this.deps.fetch });
-    }
-    const { StreamableHTTPClientTransport } = await import(
-      '@modelcontextprotocol/sdk/client/streamableHttp.js'
-    );
-    return new StreamableHTTPClientTransport(url, { requestInit, authProvider, fetch: this.deps.fetch });
-  }
-
-  private async stdioTransport(): Promise<Transport> {
-    const { StdioClientTransport, DEFAULT_INHERITED_ENV_VARS } = await import(
-      '@modelcontextprotocol/sdk/client/stdio.js'
-    );
-    const command = this.config.command;
-    if (!command) throw new SvcError('config_error', `mcp.${this.id}.command is required for a stdio server`);
-    const cwd = resolve(this.deps.workspace, this.config.cwd ?? '.');
-    if (!isDirectory(cwd))
-      throw new SvcError('config_error', `mcp.${this.id}.cwd: ${cwd} is not a directory`);
-    const env: Record<string, string> = {};
-    for (const name of DEFAULT_INHERITED_ENV_VARS) {
-      const value = this.deps.env[name];
-      if (value !== undefined) env[name] = value;
-    }
-    Object.assign(env, this.config.env ?? {});
-    if (!findExecutable(command, env.PATH ?? '', cwd)) {
-      throw new SvcError(
-        'not_found',
-        `mcp.${this.id}.command: command not found: ${command}${command.includes('/') ? '' : ' (searched PATH)'}`,
-      );
-    }
-    const transport = new StdioClientTransport({
-      command,
-      args: this.config.args ?? [],
-      env,
-      cwd,
-      stderr: 'pipe',
+  private makeTransport() {
+    return openTransport({
+      id: this.id,
+      config: this.config,
+      workspace: this.deps.workspace,
+      env: this.deps.env,
+      fetch: this.deps.fetch,
+      authStore: this.deps.authStore,
+      oauthProvider: () => this.oauthProvider(),
+      onStderr: (text) => this.appendStderr(text),
     });
-    transport.stderr?.on('data', (chunk: Buffer) => this.appendStderr(chunk.toString('utf8')));
-    return transport;
   }
 
   private appendStderr(text: string) {
@@ -399,39 +300,10 @@ export class McpConnection {
   }
 
   private async refreshTools(client: Client, timeout = this.timeoutMs) {
-    const raw: unknown[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-      const answer = await client.request(
-        { method: 'tools/list', params: cursor ? { cursor } : {} },
-        lenientToolList,
-        { timeout },
-      );
-      raw.push(...answer.tools);
-      cursor = answer.nextCursor;
-      if (!cursor) break;
-    }
-    const warnings: string[] = [];
-    const defs: RemoteToolDef[] = [];
-    const names = new Set<string>();
-    for (const item of raw) {
-      const checked = checkRemoteTool(item);
-      if (!checked.ok) {
-        warnings.push(`skipped: ${checked.reason}`);
-        continue;
-      }
-      const def = remoteToolDefinition(this.id, checked.tool, (tool, args, signal) =>
-        this.callTool(tool, args, signal),
-      );
-      if (names.has(def.name)) {
-        warnings.push(
-          `skipped: tool "${checked.tool.name}" has the same svc name (${def.name}) as another tool`,
-        );
-        continue;
-      }
-      names.add(def.name);
-      defs.push(def);
-    }
+    const raw = await listRawTools(client, timeout);
+    const { defs, warnings } = toolDefinitions(this.id, raw, (tool, args, signal) =>
+      this.callTool(tool, args, signal),
+    );
     const rejected = this.deps.setTools(defs);
     for (const name of rejected) warnings.push(`skipped: ${name} would replace a built-in tool`);
     this.tools = defs.map((d) => d.name).filter((n) => !rejected.includes(n));
@@ -486,40 +358,9 @@ export class McpConnection {
   }
 
   private callError(name: string, error: unknown, signal: AbortSignal): SvcError {
-    if (signal.aborted) return new SvcError('cancelled', `${name}: cancelled`, { cause: error });
-    const code = (error as { code?: unknown })?.code;
-    const message = error instanceof Error ? error.message : String(error);
-    if (code === -32001) {
-      return new SvcError(
-        'timeout',
-        `${name}: MCP server ${this.id} did not answer within ${this.timeoutMs / 1000}s (mcp.${this.id}.timeout)`,
-        { cause: error },
-      );
-    }
-    if (code === -32000 || /connection closed/i.test(message)) {
-      return new SvcError(
-        'unavailable',
-        `${name}: MCP server ${this.id} closed the connection during the call`,
-        {
-          cause: error,
-        },
-      );
-    }
-    if (code === -32602 || code === -32601) {
-      return new SvcError('invalid_input', `${name}: ${message.replace(/^MCP error -?\d+: /, '')}`, {
-        cause: error,
-      });
-    }
-    if ((error as Error)?.name === 'UnauthorizedError' || isUnauthorized(error)) {
-      this.state = this.config.auth === 'oauth' ? 'needs_auth' : 'failed';
-      return new SvcError('unauthorized', `${name}: MCP server ${this.id} refused the credentials`, {
-        cause: error,
-      });
-    }
-    const e = toSvcError(error);
-    return SvcError.is(error)
-      ? e
-      : new SvcError('unavailable', `${name}: MCP server ${this.id}: ${message}`, { cause: error });
+    const failure = callFailure(name, error, signal, { id: this.id, timeoutMs: this.timeoutMs });
+    if (failure.refused) this.state = this.config.auth === 'oauth' ? 'needs_auth' : 'failed';
+    return failure.error;
   }
 
   private async dropClient() {
@@ -532,58 +373,4 @@ export class McpConnection {
       this.deps.log.debug('mcp client close failed', { server: this.id, error });
     }
   }
-}
-
-function isUnauthorized(error: unknown): boolean {
-  return (error as { code?: unknown })?.code === 401;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    if (!statSync(path).isFile()) return false;
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** `which`, against the PATH the server will get. */
-export function findExecutable(command: string, path: string, cwd: string): string | undefined {
-  if (command.includes('/') || isAbsolute(command)) {
-    const full = resolve(cwd, command);
-    return isExecutable(full) ? full : undefined;
-  }
-  for (const dir of path.split(delimiter)) {
-    if (!dir) continue;
-    const full = join(resolve(cwd, dir), command);
-    if (isExecutable(full)) return full;
-  }
-  return undefined;
-}
-
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new SvcError('cancelled', 'cancelled'));
-  return new Promise<T>((resolvePromise, reject) => {
-    const onAbort = () => reject(new SvcError('cancelled', 'cancelled', { cause: signal.reason }));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolvePromise(value);
-      },
-      (error) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }

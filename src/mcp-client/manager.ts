@@ -15,15 +15,11 @@ import { SvcError } from '../errors';
 import type { Logger } from '../log';
 import type { Clock } from '../util/ids';
 import type { McpAuthStore } from './auth-store';
-import { McpConnection, type McpServerStatus, targetOf, transportType } from './connection';
-import { startOAuthCallback } from './oauth-callback';
-import {
-  isRemoteTool,
-  type RemoteToolDef,
-  type RemoteToolSink,
-  sanitizeName,
-  toolPrefix,
-} from './remote-tools';
+import { type AuthorizeOptions, authorizeServer } from './authorize';
+import { McpConnection, type McpServerStatus } from './connection';
+import { markBlocked } from './duplicates';
+import type { RemoteToolDef, RemoteToolSink } from './remote-tools';
+import { createToolOwnership } from './tool-ownership';
 
 export type { McpServerState, McpServerStatus } from './connection';
 
@@ -43,12 +39,6 @@ export interface McpClientManagerDeps {
   reconnectDelaysMs?: readonly number[];
   /** How long a failed server rests before `start()` retries it (default 30 s). */
   retryCooldownMs?: number;
-}
-
-export interface AuthorizeOptions {
-  /** Show the authorization URL to the operator (print it, open a browser). */
-  onAuthorizationUrl(url: URL): void | Promise<void>;
-  signal: AbortSignal;
 }
 
 export interface McpClientManager {
@@ -74,31 +64,12 @@ export interface McpClientManager {
 export function createMcpClientManager(deps: McpClientManagerDeps): McpClientManager {
   const log = deps.log.child({ component: 'mcp-client' });
   const connections = new Map<string, McpConnection>();
-  /** Registry names each server currently owns. */
-  const owned = new Map<string, Set<string>>();
+  const ownership = createToolOwnership(deps.tools);
   const inflight = new Set<Promise<void>>();
   const cooldown = deps.retryCooldownMs ?? 30_000;
   let closed = false;
 
-  const setTools = (id: string, defs: RemoteToolDef[]): string[] => {
-    if (closed) return [];
-    const mine = owned.get(id) ?? new Set<string>();
-    // Never replace a tool this server does not own (a built-in one, another server's).
-    const foreign = new Set(
-      deps.tools
-        .gates()
-        .map((g) => g.tool.name)
-        .filter((name) => !mine.has(name)),
-    );
-    const rejected = defs.filter((d) => foreign.has(d.name)).map((d) => d.name);
-    const accepted = defs.filter((d) => !foreign.has(d.name));
-    const next = new Set(accepted.map((d) => d.name));
-    const stale = [...mine].filter((name) => !next.has(name));
-    if (stale.length) deps.tools.remove((t) => isRemoteTool(t) && stale.includes(t.name));
-    if (accepted.length) deps.tools.add(accepted);
-    owned.set(id, next);
-    return rejected;
-  };
+  const setTools = (id: string, defs: RemoteToolDef[]): string[] => (closed ? [] : ownership.set(id, defs));
 
   /** Builds connections for new config blocks and marks the ones that cannot run. */
   const sync = () => {
@@ -135,26 +106,7 @@ export function createMcpClientManager(deps: McpClientManagerDeps): McpClientMan
         setTools(id, []);
       }
     }
-    // A server listed twice (same command line or URL under two ids), or two ids whose tool
-    // prefixes collide after sanitizing: the first keeps running, the others explain why not.
-    const byTarget = new Map<string, string>();
-    const byPrefix = new Map<string, string>();
-    for (const [id, connection] of connections) {
-      connection.blocked = null;
-      if (connection.config.disabled) continue;
-      const target = `${transportType(connection.config)} ${targetKey(connection.config)}`;
-      const prefix = toolPrefix(id);
-      const twin = byTarget.get(target);
-      const clash = byPrefix.get(prefix);
-      if (twin) {
-        connection.blocked = `mcp.${id} is the same server as mcp.${twin} (${targetOf(connection.config)}): listed twice; remove one of the two blocks`;
-      } else if (clash) {
-        connection.blocked = `mcp.${id} and mcp.${clash} both give tool names starting ${prefix}; rename one (ids are sanitized to ${sanitizeName(id)})`;
-      } else {
-        byTarget.set(target, id);
-        byPrefix.set(prefix, id);
-      }
-    }
+    markBlocked(connections);
   };
 
   const track = (promise: Promise<void>) => {
@@ -197,22 +149,7 @@ export function createMcpClientManager(deps: McpClientManagerDeps): McpClientMan
         }
       }
     },
-    async settled(options = {}) {
-      const deadline = Date.now() + (options.timeoutMs ?? 30_000);
-      while (inflight.size && !options.signal?.aborted) {
-        const left = deadline - Date.now();
-        if (left <= 0) return;
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([
-          Promise.allSettled([...inflight]),
-          new Promise<void>((resolvePromise) => {
-            timer = setTimeout(resolvePromise, left);
-            options.signal?.addEventListener('abort', () => resolvePromise(), { once: true });
-          }),
-        ]);
-        clearTimeout(timer);
-      }
-    },
+    settled: (options = {}) => waitSettled(inflight, options),
     async connect(id) {
       const connection = require(id);
       if (connection.blocked) return connection.status();
@@ -227,53 +164,7 @@ export function createMcpClientManager(deps: McpClientManagerDeps): McpClientMan
       return [...connections.values()].map((c) => c.status());
     },
     async authorize(id, options) {
-      const connection = require(id);
-      const config = connection.config;
-      const type = transportType(config);
-      if (type === 'stdio') {
-        throw new SvcError(
-          'invalid_input',
-          `mcp.${id} is a stdio server; OAuth applies to http and sse servers`,
-        );
-      }
-      if (config.auth !== 'oauth') {
-        throw new SvcError(
-          'invalid_input',
-          `mcp.${id}.auth is not "oauth"; set auth = "oauth" in [mcp.${id}] first`,
-        );
-      }
-      if (!config.url) throw new SvcError('config_error', `mcp.${id}.url is required for a ${type} server`);
-      const configuredPort = config.oauth?.redirect_port;
-      const storedUri = deps.authStore.get(id)?.redirect_uri;
-      const storedPort = storedUri ? Number(new URL(storedUri).port) || undefined : undefined;
-      const callback = await startOAuthCallback(configuredPort ?? storedPort ?? 0).catch((error) => {
-        // The port of an earlier registration is taken: register again on a free one.
-        if (configuredPort === undefined && storedPort !== undefined) return startOAuthCallback(0);
-        throw error;
-      });
-      try {
-        const provider = connection.oauthProvider({
-          redirectUrl: callback.url,
-          onAuthorizationUrl: options.onAuthorizationUrl,
-        });
-        const { auth } = await import('@modelcontextprotocol/sdk/client/auth.js');
-        const run = (authorizationCode?: string) =>
-          auth(provider, { serverUrl: config.url!, authorizationCode, fetchFn: deps.fetch }).catch(
-            (error) => {
-              throw new SvcError('unavailable', `mcp.${id}: OAuth failed: ${(error as Error).message}`, {
-                cause: error,
-              });
-            },
-          );
-        let result = await run();
-        if (result === 'REDIRECT') {
-          const code = await callback.waitForCode(() => provider.expectedState, options.signal);
-          result = await run(code);
-        }
-        log.info('mcp server authorized', { server: id, result });
-      } finally {
-        await callback.close();
-      }
+      await authorizeServer(require(id), options, { authStore: deps.authStore, fetch: deps.fetch, log });
       return this.connect(id);
     },
     async logout(id) {
@@ -288,29 +179,9 @@ export function createMcpClientManager(deps: McpClientManagerDeps): McpClientMan
       if (closed) return;
       closed = true;
       await Promise.allSettled([...connections.values()].map((c) => c.close()));
-      const names = new Set([...owned.values()].flatMap((s) => [...s]));
-      if (names.size) deps.tools.remove((t) => isRemoteTool(t) && names.has(t.name));
-      owned.clear();
+      ownership.releaseAll();
     },
   };
-}
-
-function targetKey(config: McpServerConfig): string {
-  if (transportType(config) === 'stdio') {
-    return JSON.stringify([config.command ?? '', config.args ?? [], config.cwd ?? '.', sorted(config.env)]);
-  }
-  let url = config.url ?? '';
-  try {
-    url = new URL(url).href;
-  } catch {
-    // reported by the connection itself
-  }
-  return JSON.stringify([url, sorted(config.headers)]);
-}
-
-/** Same command line, cwd and env (or URL and headers) = the same server listed twice. */
-function sorted(record: Record<string, string> | undefined): [string, string][] {
-  return Object.entries(record ?? {}).sort(([a], [b]) => a.localeCompare(b));
 }
 
 function sameConfig(a: McpServerConfig, b: McpServerConfig): boolean {
@@ -320,4 +191,25 @@ function sameConfig(a: McpServerConfig, b: McpServerConfig): boolean {
 function hasTokens(store: McpAuthStore, connection: McpConnection): boolean {
   const entry = store.get(connection.id);
   return Boolean(entry?.tokens && entry.server_url === connection.config.url);
+}
+
+/** Wait until `inflight` is empty (it shrinks as attempts end), at most `timeoutMs`. */
+async function waitSettled(
+  inflight: ReadonlySet<Promise<void>>,
+  options: { timeoutMs?: number; signal?: AbortSignal },
+): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  while (inflight.size && !options.signal?.aborted) {
+    const left = deadline - Date.now();
+    if (left <= 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...inflight]),
+      new Promise<void>((resolvePromise) => {
+        timer = setTimeout(resolvePromise, left);
+        options.signal?.addEventListener('abort', () => resolvePromise(), { once: true });
+      }),
+    ]);
+    clearTimeout(timer);
+  }
 }

@@ -7,30 +7,15 @@
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { SvcError } from '../errors';
-import { VERSION } from '../version';
-import { AcpLanguageModel } from './acp';
-import { azureTokenProvider, inspectAzure } from './cloud/azure';
-import { bedrockSettings } from './cloud/bedrock';
-import { inspectVertex } from './cloud/vertex';
-import type { ProviderDeps } from './context';
-import type { CredentialStore } from './credential-store';
-import { type CredentialResolution, missingKeyHint } from './credentials';
-import { chatgptAccess, chatgptSettings } from './oauth/chatgpt';
-import { COPILOT_HEADERS, copilotAccess, copilotSettings } from './oauth/copilot';
-import { hyperAccess, hyperSettings } from './oauth/hyper';
-import { whichBinary } from './process-model';
+import { type BuildRequest, type ModelBuild, openAICompatible } from './build-request';
+import { azureModel, bedrockModel, vertexModel } from './cloud-models';
+import { missingKeyHint } from './credentials';
+import { acpModel, vendorCliModel } from './process-models';
 import type { ProviderEntry } from './provider-entries';
+import { chatgptModel, copilotModel, hyperModel } from './subscription-models';
 import { providerTimeoutSeconds, withResponseTimeout } from './timeout';
-import { CLI_KINDS, type CliKind, cliCommand, isCliKind, VendorCliLanguageModel } from './vendor-cli';
 
-export interface BuildRequest {
-  deps: ProviderDeps;
-  store: CredentialStore;
-  entry: ProviderEntry;
-  modelId: string;
-  credential: CredentialResolution;
-  signal?: AbortSignal;
-}
+export type { BuildRequest };
 
 /**
  * Provider types whose model is a pure function of the entry (type, base URL, headers), the model
@@ -95,6 +80,7 @@ async function createLanguageModel(request: BuildRequest): Promise<LanguageModel
     headers,
     fetch: fetchFn,
   });
+  const build: ModelBuild = { request, fetchFn, headers };
   const type = entry.type;
   switch (type) {
     case 'anthropic':
@@ -120,63 +106,12 @@ async function createLanguageModel(request: BuildRequest): Promise<LanguageModel
       const { createGoogleGenerativeAI } = await import('@ai-sdk/google');
       return createGoogleGenerativeAI(common())(modelId);
     }
-    case 'google-vertex': {
-      const inspection = inspectVertex(entry, deps.env, credential);
-      if (!inspection.ready)
-        throw new SvcError('config_error', inspection.problems.join('; '), {
-          details: { provider: entry.id },
-        });
-      const { createVertex } = await import('@ai-sdk/google-vertex');
-      return createVertex({
-        project: inspection.project!,
-        location: inspection.location!,
-        baseURL: entry.config?.base_url,
-        headers,
-        fetch: fetchFn,
-        ...(credential.value
-          ? { apiKey: credential.value }
-          : // apiKey '' keeps the SDK from reading GOOGLE_VERTEX_API_KEY from process.env.
-            {
-              apiKey: '',
-              googleAuthOptions: { keyFilename: inspection.key_file, projectId: inspection.project! },
-            }),
-      })(modelId);
-    }
-    case 'amazon-bedrock': {
-      const settings = await bedrockSettings({
-        entry,
-        env: deps.env,
-        store: request.store,
-        auth: deps.config().auth.bedrock ?? {},
-        fetch: fetchFn,
-        signal: request.signal,
-      });
-      for (const secret of settings.secrets) deps.redactor.add(secret);
-      const { createAmazonBedrock } = await import('@ai-sdk/amazon-bedrock');
-      const { secrets: _secrets, ...options } = settings;
-      return createAmazonBedrock({ ...options, baseURL: entry.config?.base_url, headers, fetch: fetchFn })(
-        modelId,
-      );
-    }
-    case 'azure': {
-      const inspection = inspectAzure(entry, deps.env, credential);
-      if (!inspection.ready)
-        throw new SvcError('config_error', inspection.problems.join('; '), {
-          details: { provider: entry.id },
-        });
-      const { createAzure } = await import('@ai-sdk/azure');
-      const dated = /^\d{4}-\d{2}-\d{2}/.test(inspection.api_version);
-      return createAzure({
-        baseURL: inspection.base_url!,
-        apiVersion: inspection.api_version,
-        useDeploymentBasedUrls: dated,
-        headers,
-        fetch: fetchFn,
-        ...(inspection.credential === 'directory_identity'
-          ? { tokenProvider: azureTokenProvider(deps.env, fetchFn) }
-          : { apiKey: credential.value! }),
-      }).chat(modelId);
-    }
+    case 'google-vertex':
+      return vertexModel(build);
+    case 'amazon-bedrock':
+      return bedrockModel(build);
+    case 'azure':
+      return azureModel(build);
     case 'openrouter': {
       const { createOpenRouter } = await import('@openrouter/ai-sdk-provider');
       return createOpenRouter({ ...common(), compatibility: 'strict' }).chat(
@@ -219,137 +154,22 @@ async function createLanguageModel(request: BuildRequest): Promise<LanguageModel
       const { createHuggingFace } = await import('@ai-sdk/huggingface');
       return createHuggingFace(common())(modelId);
     }
-    case 'copilot': {
-      const settings = copilotSettings(deps.config().auth);
-      const authed = authedFetch(fetchFn, async (signal) => {
-        const token = await copilotAccess({
-          store: request.store,
-          settings,
-          fetch: fetchFn,
-          now: deps.clock.now,
-          signal,
-        });
-        deps.redactor.add(token);
-        return { authorization: `Bearer ${token}`, ...COPILOT_HEADERS };
-      });
-      return openAICompatible(entry, modelId, { headers, fetch: authed });
-    }
-    case 'hyper': {
-      const settings = hyperSettings(deps.config().auth);
-      const authed = authedFetch(fetchFn, async (signal) => {
-        const token =
-          credential.value ??
-          (await hyperAccess({
-            store: request.store,
-            settings,
-            fetch: fetchFn,
-            now: deps.clock.now,
-            signal,
-          }));
-        deps.redactor.add(token);
-        return { authorization: `Bearer ${token}` };
-      });
-      return openAICompatible(entry, modelId, { headers, fetch: authed });
-    }
-    case 'chatgpt': {
-      const settings = chatgptSettings(deps.config().auth);
-      const authed = authedFetch(fetchFn, async (signal) => {
-        const session = await chatgptAccess({
-          dataDir: deps.dataDir,
-          settings,
-          fetch: fetchFn,
-          now: deps.clock.now,
-          signal,
-        });
-        deps.redactor.add(session.access_token);
-        deps.redactor.add(session.refresh_token);
-        return {
-          authorization: `Bearer ${session.access_token}`,
-          ...(session.account_id ? { 'chatgpt-account-id': session.account_id } : {}),
-          originator: 'svc',
-          'user-agent': `svc/${VERSION}`,
-        };
-      });
-      const { createOpenAI } = await import('@ai-sdk/openai');
-      // The Codex backend speaks the Responses API with the session as bearer (not an API key).
-      return createOpenAI({
-        apiKey: 'chatgpt-session',
-        baseURL: entry.base_url,
-        headers,
-        fetch: authed,
-      }).responses(modelId);
-    }
+    case 'copilot':
+      return copilotModel(build);
+    case 'hyper':
+      return hyperModel(build);
+    case 'chatgpt':
+      return chatgptModel(build);
     case 'openai-compat': {
       return openAICompatible(entry, modelId, { apiKey: keyOrLocal(), headers, fetch: fetchFn });
     }
-    case 'vendor-cli': {
-      const kind = (entry.cli_kind ?? entry.config?.type) as CliKind;
-      const cli: CliKind = isCliKind(kind) ? kind : guessKind(entry.config?.command);
-      const command = cliCommand(cli, deps.config().auth, entry.config?.command);
-      const path = whichBinary(command, deps.env, deps.workspace);
-      if (!path)
-        throw new SvcError(
-          'unavailable',
-          `${entry.id}: ${CLI_KINDS[cli].name} is not installed (\`${command}\` is not on PATH); check with svc auth ${cli}`,
-        );
-      return new VendorCliLanguageModel(entry.id, modelId, {
-        kind: cli,
-        path,
-        args: entry.config?.args,
-        env: deps.env,
-        cwd: deps.workspace,
-      });
-    }
-    case 'acp': {
-      const command = entry.config?.command;
-      const path = command ? whichBinary(command, deps.env, deps.workspace) : undefined;
-      if (!path)
-        throw new SvcError(
-          'unavailable',
-          `${entry.id}: the ACP child agent \`${command ?? '(no command)'}\` is not found; set providers.${entry.id}.command`,
-        );
-      return new AcpLanguageModel(entry.id, modelId, {
-        path,
-        args: entry.config?.args ?? [],
-        env: deps.env,
-        cwd: deps.workspace,
-      });
-    }
+    case 'vendor-cli':
+      return vendorCliModel(build);
+    case 'acp':
+      return acpModel(build);
     default: {
       const never: never = type;
       throw new SvcError('config_error', `providers.${entry.id}.type: unsupported type ${never}`);
     }
   }
-}
-
-function guessKind(command: string | undefined): CliKind {
-  const base = (command ?? '').split('/').pop() ?? '';
-  if (base.includes('codex')) return 'codex';
-  if (base.includes('gemini')) return 'gemini';
-  return 'claude';
-}
-
-/** An OpenAI-compatible chat model at the entry's base URL, with usage in streamed replies. */
-async function openAICompatible(
-  entry: { id: string; base_url?: string },
-  modelId: string,
-  options: { apiKey?: string; headers?: Record<string, string>; fetch: typeof fetch },
-): Promise<LanguageModelV3> {
-  const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
-  return createOpenAICompatible({ name: entry.id, baseURL: entry.base_url!, includeUsage: true, ...options })(
-    modelId,
-  );
-}
-
-/** A fetch that adds fresh auth headers to every request (tokens that refresh themselves). */
-function authedFetch(
-  fetchFn: typeof fetch,
-  auth: (signal?: AbortSignal) => Promise<Record<string, string>>,
-): typeof fetch {
-  return (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
-    const extra = await auth(init?.signal ?? undefined);
-    const headers = new Headers(init?.headers);
-    for (const [k, v] of Object.entries(extra)) headers.set(k, v);
-    return fetchFn(input, { ...init, headers });
-  }) as typeof fetch;
 }

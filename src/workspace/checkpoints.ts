@@ -6,11 +6,13 @@
  * automatic safety checkpoint, so both can themselves be undone.
  * @module
  */
-import { existsSync, readdirSync, readFileSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { Clock, Ids } from '../util/ids';
+import { type Checkpoint, createCheckpointRefs, type Meta, metaOf, REF_PREFIX } from './checkpoint-refs';
+import { type UndoResult, undoCommits } from './checkpoint-undo';
 import { approve, type MutationGuard, type OpContext } from './context';
 import type { FileHistory } from './file-history';
 import { looksBinary } from './file-io';
@@ -24,27 +26,10 @@ import {
   snapshotTree,
 } from './git';
 
-const REF_PREFIX = 'refs/svc/checkpoints/';
-const META_PREFIX = 'svc-checkpoint ';
+export type { Checkpoint, UndoResult };
+
 const MAX_HISTORY_FILES = 200;
 const MAX_HISTORY_BYTES = 1024 * 1024;
-
-export interface Checkpoint {
-  id: string;
-  name: string;
-  description: string | null;
-  /** The snapshot commit (parent: HEAD at creation). */
-  commit: string;
-  tree: string;
-  /** HEAD and branch when the checkpoint was taken. */
-  head: string | null;
-  branch: string | null;
-  session_id: string | null;
-  /** Made by svc before a restore or an undo. */
-  automatic: boolean;
-  created_at: number;
-  updated_at: number;
-}
 
 export interface CheckpointDetail extends Checkpoint {
   /** How the workspace differs from the checkpoint now (what a restore would change). */
@@ -61,13 +46,6 @@ export interface RestoreResult {
   safety_checkpoint: string | null;
 }
 
-export interface UndoResult {
-  head_before: string;
-  head_after: string;
-  undone: { commit: string; subject: string }[];
-  safety_checkpoint: string;
-}
-
 export interface Checkpoints {
   create(
     input: { name?: string; description?: string },
@@ -82,18 +60,6 @@ export interface Checkpoints {
   undo(input: { n: number; confirm: boolean }, ctx: OpContext): Promise<UndoResult>;
 }
 
-interface Meta {
-  id: string;
-  name: string;
-  description: string | null;
-  session_id: string | null;
-  head: string | null;
-  branch: string | null;
-  automatic: boolean;
-  created_at: number;
-  updated_at: number;
-}
-
 export function createCheckpoints(deps: {
   git: GitRunner;
   root: string;
@@ -105,59 +71,11 @@ export function createCheckpoints(deps: {
   guards: () => readonly MutationGuard[];
 }): Checkpoints {
   const { git } = deps;
+  const { writeCommit, list, find } = createCheckpointRefs(deps);
   const excludes = () => {
     const data = insideRel(deps.root, deps.dataDir);
     return data ? [data] : [];
   };
-  const identity = () => {
-    const date = `${Math.floor(deps.clock.now() / 1000)} +0000`;
-    return {
-      GIT_AUTHOR_NAME: 'svc',
-      GIT_AUTHOR_EMAIL: 'svc@localhost',
-      GIT_COMMITTER_NAME: 'svc',
-      GIT_COMMITTER_EMAIL: 'svc@localhost',
-      GIT_AUTHOR_DATE: date,
-      GIT_COMMITTER_DATE: date,
-    };
-  };
-
-  const writeCommit = async (tree: string, parent: string | null, meta: Meta) => {
-    const message = `svc checkpoint: ${meta.name}\n\n${META_PREFIX}${JSON.stringify(meta)}\n`;
-    const args = ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-F', '-'];
-    return (await git.run(args, { env: identity(), input: message })).stdout.trim();
-  };
-
-  const list = async (): Promise<Checkpoint[]> => {
-    await repoInfo(git);
-    const out = await git.run([
-      'for-each-ref',
-      '--format=%(objectname)%00%(tree)%00%(contents)%1e',
-      REF_PREFIX,
-    ]);
-    const checkpoints: Checkpoint[] = [];
-    for (const record of out.stdout.split('\x1e')) {
-      const [commit, tree, contents] = record.replace(/^\n/, '').split('\0');
-      if (!commit || !tree) continue;
-      const meta = parseMeta(contents ?? '');
-      if (meta) checkpoints.push({ ...meta, commit, tree });
-    }
-    return checkpoints.sort((a, b) => b.created_at - a.created_at || b.id.localeCompare(a.id));
-  };
-
-  const find = async (id: string): Promise<Checkpoint> => {
-    if (!/^[A-Za-z0-9_-]+$/.test(id))
-      throw new SvcError('invalid_input', `id: "${id}" is not a checkpoint id`);
-    const all = await list();
-    const found = all.find((c) => c.id === id);
-    if (!found) {
-      throw new SvcError(
-        'not_found',
-        `id: no checkpoint "${id}"${all.length ? `; see checkpoint_list (${all.length} exist)` : '; none exist yet (checkpoint_create makes one)'}`,
-      );
-    }
-    return found;
-  };
-
   const create = async (
     input: { name?: string; description?: string },
     ctx: OpContext,
@@ -265,133 +183,58 @@ export function createCheckpoints(deps: {
         }
         pruneEmptyDirs(dirname(abs), deps.root);
       }
-      for (const change of changes) {
-        const kind = change.status === 'A' ? 'delete' : change.status === 'D' ? 'create' : 'modify';
-        if (before.has(change.path)) {
-          const prior = before.get(change.path) ?? null;
-          const after = kind === 'delete' ? null : readSmall(join(deps.root, change.path));
-          deps.history.record({
-            sessionId: ctx.sessionId,
-            runId: ctx.runId,
-            tool: ctx.tool,
-            path: change.path,
-            change: kind,
-            before: prior,
-            after,
-            binary: (prior !== null && looksBinary(prior)) || (after !== null && looksBinary(after)),
-          });
-        }
-        if (ctx.sessionId) {
-          deps.bus.publish(ctx.sessionId, 'file.changed', {
-            session_id: ctx.sessionId,
-            ...(ctx.runId ? { run_id: ctx.runId } : {}),
-            tool: ctx.tool,
-            path: change.path,
-            change: kind,
-          });
-        }
-      }
+      recordRestored(deps, changes, before, ctx);
       return { checkpoint, restored: restore, deleted: remove, safety_checkpoint: safety.id };
     },
 
-    async undo(input, ctx) {
-      if (input.confirm !== true) {
-        throw new SvcError(
-          'invalid_input',
-          `confirm: checkpoint_undo hard-resets HEAD by ${input.n} commit${input.n === 1 ? '' : 's'} and discards uncommitted changes; call it again with confirm: true to proceed`,
-        );
-      }
-      const repo = await repoInfo(git);
-      if (!repo.head) throw new SvcError('conflict', 'checkpoint_undo: the repository has no commits yet');
-      const count = Number((await git.run(['rev-list', '--count', 'HEAD'])).stdout.trim());
-      if (input.n >= count) {
-        throw new SvcError(
-          'invalid_input',
-          `n: HEAD has ${count} commit${count === 1 ? '' : 's'}; at most ${count - 1} can be undone (the first commit stays)`,
-        );
-      }
-      const log = await git.run(['log', '-z', '--format=%H%x1f%s', '-n', String(input.n), 'HEAD']);
-      const undone = log.stdout
-        .split('\0')
-        .filter(Boolean)
-        .map((line) => {
-          const [commit, subject] = line.split('\x1f');
-          return { commit, subject: subject ?? '' };
-        });
-      const target = (await git.run(['rev-parse', `HEAD~${input.n}`])).stdout.trim();
-      const touched = (await git.run(['diff', '--relative', '--name-only', target])).stdout
-        .split('\n')
-        .filter(Boolean);
-      for (const guard of deps.guards()) guard({ tool: ctx.tool, sessionId: ctx.sessionId, paths: touched });
-      await approve(ctx, {
-        title: `checkpoint_undo: git reset --hard HEAD~${input.n}`,
-        scope: `undo:${input.n}`,
-        details: {
-          n: input.n,
-          head: repo.head,
-          target,
-          branch: repo.branch,
-          undone,
-          files: touched,
-          note: 'Uncommitted changes are discarded; a safety checkpoint is taken first.',
+    undo: (input, ctx) =>
+      undoCommits(
+        {
+          git,
+          root: deps.root,
+          bus: deps.bus,
+          guards: deps.guards,
+          safety: (name) => create({ name }, ctx, true),
         },
-      });
-      const safety = await create(
-        { name: `before undoing ${input.n} commit${input.n === 1 ? '' : 's'}` },
+        input,
         ctx,
-        true,
-      );
-      await git.run(['reset', '--hard', '-q', target]);
-      if (ctx.sessionId) {
-        for (const path of touched.slice(0, MAX_HISTORY_FILES)) {
-          deps.bus.publish(ctx.sessionId, 'file.changed', {
-            session_id: ctx.sessionId,
-            ...(ctx.runId ? { run_id: ctx.runId } : {}),
-            tool: ctx.tool,
-            path,
-            change: existsSync(join(deps.root, path)) ? 'modify' : 'delete',
-          });
-        }
-      }
-      return { head_before: repo.head, head_after: target, undone, safety_checkpoint: safety.id };
-    },
+      ),
   };
 }
 
-function parseMeta(contents: string): Meta | undefined {
-  const line = contents.split('\n').find((l) => l.startsWith(META_PREFIX));
-  if (!line) return undefined;
-  try {
-    const meta = JSON.parse(line.slice(META_PREFIX.length)) as Partial<Meta>;
-    if (typeof meta.id !== 'string' || typeof meta.name !== 'string') return undefined;
-    return {
-      id: meta.id,
-      name: meta.name,
-      description: meta.description ?? null,
-      session_id: meta.session_id ?? null,
-      head: meta.head ?? null,
-      branch: meta.branch ?? null,
-      automatic: meta.automatic === true,
-      created_at: Number(meta.created_at) || 0,
-      updated_at: Number(meta.updated_at) || Number(meta.created_at) || 0,
-    };
-  } catch {
-    return undefined; // a foreign or damaged ref: not ours to list
+/** Records each restored file in the history (when its content was read before) and announces it. */
+function recordRestored(
+  deps: { root: string; history: FileHistory; bus: EventBus },
+  changes: readonly { path: string; status: string }[],
+  before: ReadonlyMap<string, Buffer | null>,
+  ctx: OpContext,
+): void {
+  for (const change of changes) {
+    const kind = change.status === 'A' ? 'delete' : change.status === 'D' ? 'create' : 'modify';
+    if (before.has(change.path)) {
+      const prior = before.get(change.path) ?? null;
+      const after = kind === 'delete' ? null : readSmall(join(deps.root, change.path));
+      deps.history.record({
+        sessionId: ctx.sessionId,
+        runId: ctx.runId,
+        tool: ctx.tool,
+        path: change.path,
+        change: kind,
+        before: prior,
+        after,
+        binary: (prior !== null && looksBinary(prior)) || (after !== null && looksBinary(after)),
+      });
+    }
+    if (ctx.sessionId) {
+      deps.bus.publish(ctx.sessionId, 'file.changed', {
+        session_id: ctx.sessionId,
+        ...(ctx.runId ? { run_id: ctx.runId } : {}),
+        tool: ctx.tool,
+        path: change.path,
+        change: kind,
+      });
+    }
   }
-}
-
-function metaOf(c: Checkpoint): Meta {
-  return {
-    id: c.id,
-    name: c.name,
-    description: c.description,
-    session_id: c.session_id,
-    head: c.head,
-    branch: c.branch,
-    automatic: c.automatic,
-    created_at: c.created_at,
-    updated_at: c.updated_at,
-  };
 }
 
 function readSmall(abs: string): Buffer | null {

@@ -7,11 +7,16 @@
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
 import { unifiedDiff } from './diff';
+import {
+  createFileHistoryRepository,
+  type FileChangeKind,
+  type FileHistoryRow,
+} from './file-history-repository';
 import { sha256 } from './file-io';
 
 const MAX_TEXT = 1024 * 1024;
 
-export type FileChangeKind = 'create' | 'modify' | 'delete';
+export type { FileChangeKind };
 
 export interface FileChangeInput {
   sessionId?: string;
@@ -51,25 +56,9 @@ export interface FileHistory {
   diff(id: number): Promise<string | undefined>;
 }
 
-interface Row {
-  id: number;
-  session_id: string | null;
-  run_id: string | null;
-  tool: string;
-  path: string;
-  change: FileChangeKind;
-  before_text: string | null;
-  after_text: string | null;
-  before_sha: string | null;
-  after_sha: string | null;
-  before_size: number | null;
-  after_size: number | null;
-  binary: number;
-  created_at: number;
-}
-
 export function createFileHistory(deps: { db: () => Db; clock: Clock }): FileHistory {
-  const toChange = (row: Row): FileChange => ({
+  const repository = createFileHistoryRepository(deps.db);
+  const toChange = (row: FileHistoryRow): FileChange => ({
     id: row.id,
     session_id: row.session_id,
     run_id: row.run_id,
@@ -89,7 +78,7 @@ export function createFileHistory(deps: { db: () => Db; clock: Clock }): FileHis
   });
 
   const get = (id: number) => {
-    const row = deps.db().prepare('SELECT * FROM file_history WHERE id = ?').get(id) as Row | undefined;
+    const row = repository.get(id);
     return row ? { ...toChange(row), before: row.before_text, after: row.after_text } : undefined;
   };
 
@@ -99,57 +88,28 @@ export function createFileHistory(deps: { db: () => Db; clock: Clock }): FileHis
       const after = input.after ?? null;
       const storable = (value: Buffer | string | null) =>
         value === null || input.binary || Buffer.byteLength(value) > MAX_TEXT ? null : value.toString();
-      const info = deps
-        .db()
-        .prepare(
-          `INSERT INTO file_history (session_id, run_id, tool, path, change, before_text, after_text,
-             before_sha, after_sha, before_size, after_size, binary, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          input.sessionId ?? null,
-          input.runId ?? null,
-          input.tool,
-          input.path,
-          input.change,
-          storable(before),
-          storable(after),
-          before === null ? null : sha256(before),
-          after === null ? null : sha256(after),
-          before === null ? null : Buffer.byteLength(before),
-          after === null ? null : Buffer.byteLength(after),
-          input.binary ? 1 : 0,
-          deps.clock.now(),
-        );
-      const change = get(Number(info.lastInsertRowid));
+      const id = repository.insert({
+        session_id: input.sessionId ?? null,
+        run_id: input.runId ?? null,
+        tool: input.tool,
+        path: input.path,
+        change: input.change,
+        before_text: storable(before),
+        after_text: storable(after),
+        before_sha: before === null ? null : sha256(before),
+        after_sha: after === null ? null : sha256(after),
+        before_size: before === null ? null : Buffer.byteLength(before),
+        after_size: after === null ? null : Buffer.byteLength(after),
+        binary: input.binary ? 1 : 0,
+        created_at: deps.clock.now(),
+      });
+      const change = get(id);
       if (!change) throw new Error('file history row vanished');
       const { before: _b, after: _a, ...summary } = change;
       return summary;
     },
     list(filter = {}) {
-      const where: string[] = [];
-      const params: unknown[] = [];
-      if (filter.sessionId) {
-        where.push('session_id = ?');
-        params.push(filter.sessionId);
-      }
-      if (filter.runId) {
-        where.push('run_id = ?');
-        params.push(filter.runId);
-      }
-      if (filter.path) {
-        where.push('path = ?');
-        params.push(filter.path);
-      }
-      const sql = `SELECT * FROM (SELECT * FROM file_history ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-        ORDER BY id DESC LIMIT ?) ORDER BY id`;
-      params.push(filter.limit ?? 1000);
-      return (
-        deps
-          .db()
-          .prepare(sql)
-          .all(...params) as Row[]
-      ).map(toChange);
+      return repository.list(filter).map(toChange);
     },
     get,
     async diff(id) {

@@ -5,24 +5,18 @@
  * committer (guards, approval with the diff, history, events).
  * @module
  */
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
 import { SvcError } from '../errors';
 import type { OpContext } from './context';
 import type { AppliedChange, ChangeCommitter } from './file-changes';
-import { imageMediaType, looksBinary, sha256 } from './file-io';
+import { imageMediaType, looksBinary } from './file-io';
+import { createFileLoader, type LoadedFile, notFound, statOrUndefined, VIEW_LIMITS } from './file-load';
 import type { PathResolver, ResolvedPath } from './paths';
 import type { ReadTracker } from './read-tracker';
 import { type MatchKind, replaceText } from './text-replace';
 
-export const VIEW_LIMITS = {
-  defaultLines: 400,
-  maxLines: 2000,
-  maxLineChars: 2000,
-  maxOutputChars: 100_000,
-  maxTextBytes: 50 * 1024 * 1024,
-  maxImageBytes: 5 * 1024 * 1024,
-} as const;
+export type { LoadedFile };
+export { VIEW_LIMITS };
 
 export interface TextView {
   kind: 'text';
@@ -64,12 +58,6 @@ export interface EditOutcome {
 
 type MatchInfo = Pick<EditOutcome, 'match' | 'matches' | 'line'>;
 
-export interface LoadedFile {
-  target: ResolvedPath;
-  buffer: Buffer;
-  text: string;
-}
-
 export interface FileOps {
   view(
     input: { path: string; offset?: number; limit?: number },
@@ -95,65 +83,7 @@ export function createFileOps(deps: {
   reads: ReadTracker;
   changes: ChangeCommitter;
 }): FileOps {
-  const markRead = (sessionId: string | undefined, target: ResolvedPath, buffer: Buffer) => {
-    if (!sessionId) return;
-    deps.reads.record(sessionId, target.rel, {
-      sha256: sha256(buffer),
-      size: buffer.length,
-      mtimeMs: statSync(target.abs).mtimeMs,
-    });
-  };
-
-  const checkFresh = (ctx: OpContext, target: ResolvedPath, buffer: Buffer, verb: string) => {
-    if (!ctx.sessionId) return; // the operator's own call (CLI, HTTP, MCP): nothing to protect against
-    const record = deps.reads.get(ctx.sessionId, target.rel);
-    if (!record) {
-      throw new SvcError(
-        'conflict',
-        `${target.rel} has not been read in this session; view it before you ${verb} it, so the change is based on its current content`,
-        { details: { path: target.rel, reason: 'not_read' } },
-      );
-    }
-    if (record.sha256 !== sha256(buffer)) {
-      throw new SvcError(
-        'conflict',
-        `${target.rel} changed on disk since this session last read it; view it again, then redo the ${verb} against the current content`,
-        { details: { path: target.rel, reason: 'stale_read', read_at: record.read_at } },
-      );
-    }
-  };
-
-  const loadText = (target: ResolvedPath, field: string): LoadedFile => {
-    const stat = statOrUndefined(target.abs);
-    if (!stat) throw notFound(target, field);
-    if (stat.isDirectory()) {
-      throw new SvcError(
-        'invalid_input',
-        `${field}: ${target.rel} is a directory, not a file; use ls to list it`,
-      );
-    }
-    if (stat.size > VIEW_LIMITS.maxTextBytes) {
-      throw new SvcError(
-        'invalid_input',
-        `${field}: ${target.rel} is ${stat.size} bytes, more than the ${VIEW_LIMITS.maxTextBytes} a file tool handles; use grep or bash (head, tail, sed -n) on it`,
-      );
-    }
-    const buffer = readFileSync(target.abs);
-    if (looksBinary(buffer)) {
-      throw new SvcError(
-        'invalid_input',
-        `${field}: ${target.rel} is a binary file; it cannot be edited as text`,
-      );
-    }
-    return { target, buffer, text: buffer.toString('utf8') };
-  };
-
-  const loadForEdit = (path: string, ctx: OpContext, field = 'path'): LoadedFile => {
-    const target = deps.paths.resolve(path, field);
-    const file = loadText(target, field);
-    checkFresh(ctx, target, file.buffer, ctx.tool === 'write' ? 'overwrite' : 'edit');
-    return file;
-  };
+  const { markRead, checkFresh, loadText, loadForEdit } = createFileLoader(deps);
 
   const outcome = (applied: AppliedChange, replacements?: number, how?: MatchInfo): EditOutcome => ({
     path: applied.path,
@@ -183,23 +113,7 @@ export function createFileOps(deps: {
     return outcome(applied, replacements, how);
   };
 
-  // Edits of one file run one at a time: parallel tool calls on the same file then each see the
-  // previous one's result instead of failing as stale.
-  const locks = new Map<string, Promise<unknown>>();
-  const serialized = <T>(path: string, fn: () => Promise<T>): Promise<T> => {
-    const key = deps.paths.resolve(path).abs;
-    const previous = locks.get(key) ?? Promise.resolve();
-    const run = previous.then(fn, fn);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    locks.set(key, settled);
-    void settled.then(() => {
-      if (locks.get(key) === settled) locks.delete(key);
-    });
-    return run;
-  };
+  const serialized = serializePerFile((path) => deps.paths.resolve(path).abs);
 
   return {
     loadForEdit,
@@ -286,29 +200,7 @@ export function createFileOps(deps: {
       serialized(input.path, async () => {
         if (input.edits.length === 0) throw new SvcError('invalid_input', 'edits: give at least one edit');
         const file = loadForEdit(input.path, ctx);
-        let content = file.text;
-        let replacements = 0;
-        const matches: MatchKind[] = [];
-        for (const [index, edit] of input.edits.entries()) {
-          const previous = index === 0 ? '' : ` (after applying edits[0]–edits[${index - 1}])`;
-          try {
-            const result = replaceText(content, edit.old_string, edit.new_string, {
-              replaceAll: edit.replace_all ?? false,
-              path: file.target.rel,
-              field: `edits[${index}]`,
-            });
-            content = result.content;
-            replacements += result.replacements;
-            matches.push(result.match);
-          } catch (error) {
-            if (SvcError.is(error) && previous) {
-              throw new SvcError(error.code, `${error.message}${previous}; no edit was applied`, {
-                details: error.details,
-              });
-            }
-            throw error;
-          }
-        }
+        const { content, replacements, matches } = applyEdits(file.text, input.edits, file.target.rel);
         return commitText(
           file,
           content,
@@ -319,6 +211,63 @@ export function createFileOps(deps: {
         );
       }),
   };
+}
+
+/** Applies the edits in order; one that does not match fails them all, naming the edits before it. */
+function applyEdits(
+  text: string,
+  edits: readonly { old_string: string; new_string: string; replace_all?: boolean }[],
+  path: string,
+): { content: string; replacements: number; matches: MatchKind[] } {
+  let content = text;
+  let replacements = 0;
+  const matches: MatchKind[] = [];
+  for (const [index, edit] of edits.entries()) {
+    const previous = index === 0 ? '' : ` (after applying edits[0]–edits[${index - 1}])`;
+    try {
+      const result = replaceText(content, edit.old_string, edit.new_string, {
+        replaceAll: edit.replace_all ?? false,
+        path,
+        field: `edits[${index}]`,
+      });
+      content = result.content;
+      replacements += result.replacements;
+      matches.push(result.match);
+    } catch (error) {
+      if (SvcError.is(error) && previous) {
+        throw new SvcError(error.code, `${error.message}${previous}; no edit was applied`, {
+          details: error.details,
+        });
+      }
+      throw error;
+    }
+  }
+  return { content, replacements, matches };
+}
+
+/**
+ * Edits of one file run one at a time: parallel tool calls on the same file then each see the
+ * previous one's result instead of failing as stale.
+ */
+function serializePerFile(
+  keyOf: (path: string) => string,
+): <T>(path: string, fn: () => Promise<T>) => Promise<T> {
+  const locks = new Map<string, Promise<unknown>>();
+  const serialized = <T>(path: string, fn: () => Promise<T>): Promise<T> => {
+    const key = keyOf(path);
+    const previous = locks.get(key) ?? Promise.resolve();
+    const run = previous.then(fn, fn);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    locks.set(key, settled);
+    void settled.then(() => {
+      if (locks.get(key) === settled) locks.delete(key);
+    });
+    return run;
+  };
+  return serialized;
 }
 
 export function renderLines(path: string, text: string, offset: number, limit: number): TextView {
@@ -367,37 +316,4 @@ function readHead(abs: string): Buffer {
   } finally {
     closeSync(fd);
   }
-}
-
-function statOrUndefined(abs: string) {
-  try {
-    return statSync(abs);
-  } catch {
-    return undefined;
-  }
-}
-
-/** not_found with the names of similar files in the same directory, when there are any. */
-function notFound(target: ResolvedPath, field: string): SvcError {
-  const dir = dirname(target.abs);
-  const wanted = basename(target.abs).toLowerCase();
-  const stem = wanted.replace(/\.[^.]+$/, '');
-  let similar: string[] = [];
-  try {
-    similar = readdirSync(dir)
-      .filter((name) => {
-        const lower = name.toLowerCase();
-        const other = lower.replace(/\.[^.]+$/, '');
-        return (stem.length >= 3 && lower.includes(stem)) || (other.length >= 3 && stem.includes(other));
-      })
-      .slice(0, 5);
-  } catch {
-    // the directory does not exist either
-  }
-  const hint = similar.length
-    ? `; similar names in that directory: ${similar.join(', ')}`
-    : '; check the path with ls or glob';
-  return new SvcError('not_found', `${field}: ${target.rel} does not exist${hint}`, {
-    details: { path: target.rel, similar },
-  });
 }

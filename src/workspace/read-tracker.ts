@@ -7,15 +7,9 @@
  */
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
+import { createFileReadRepository, type FileReadRow } from './file-read-repository';
 
-export interface ReadRecord {
-  session_id: string;
-  path: string;
-  sha256: string;
-  size: number;
-  mtime_ms: number;
-  read_at: number;
-}
+export type ReadRecord = FileReadRow;
 
 export interface ReadTracker {
   record(sessionId: string, path: string, file: { sha256: string; size: number; mtimeMs: number }): void;
@@ -24,25 +18,21 @@ export interface ReadTracker {
 }
 
 export function createReadTracker(deps: { db: () => Db; clock: Clock }): ReadTracker {
+  const repository = createFileReadRepository(deps.db);
   return {
     record(sessionId, path, file) {
-      deps
-        .db()
-        .prepare(
-          `INSERT INTO file_reads (session_id, path, sha256, size, mtime_ms, read_at) VALUES (?, ?, ?, ?, ?, ?)
-           ON CONFLICT (session_id, path) DO UPDATE SET sha256 = excluded.sha256, size = excluded.size,
-             mtime_ms = excluded.mtime_ms, read_at = excluded.read_at`,
-        )
-        .run(sessionId, path, file.sha256, file.size, file.mtimeMs, deps.clock.now());
+      repository.upsert({
+        session_id: sessionId,
+        path,
+        sha256: file.sha256,
+        size: file.size,
+        mtime_ms: file.mtimeMs,
+        read_at: deps.clock.now(),
+      });
     },
-    get(sessionId, path) {
-      return deps
-        .db()
-        .prepare('SELECT * FROM file_reads WHERE session_id = ? AND path = ?')
-        .get(sessionId, path) as ReadRecord | undefined;
-    },
+    get: (sessionId, path) => repository.get(sessionId, path),
     forgetSession(sessionId) {
-      deps.db().prepare('DELETE FROM file_reads WHERE session_id = ?').run(sessionId);
+      repository.deleteSession(sessionId);
     },
   };
 }

@@ -108,9 +108,6 @@ export function createSearchOps(deps: {
     return { target, arg: target.inside ? (target.rel === '.' ? '.' : target.rel) : target.abs };
   };
 
-  // ripgrep prints `./x` for the root and `src/x` for a relative path; outside paths are absolute.
-  const clean = (p: string) => (p.startsWith('./') ? p.slice(2) : p);
-
   const listFiles = async (args: string[], ctx: OpContext, maxBytes: number) => {
     const result = await runRg(['--files', ...baseArgs(), ...args], {
       cwd: deps.paths.root,
@@ -190,19 +187,7 @@ export function createSearchOps(deps: {
       const { target, arg } = searchRoot(input.path);
       const mode = input.output_mode ?? 'content';
       const limit = input.limit ?? SEARCH_LIMITS.grepDefault;
-      const args = [...baseArgs(), '--color', 'never', '--no-messages'];
-      if (input.literal) args.push('--fixed-strings');
-      if (input.case_insensitive) args.push('--ignore-case');
-      if (input.multiline) args.push('--multiline', '--multiline-dotall');
-      if (input.glob) args.push('--glob', input.glob);
-      if (mode === 'files') args.push('--files-with-matches');
-      else if (mode === 'count') args.push('--count-matches', '--with-filename');
-      else {
-        args.push('--line-number', '--with-filename', '--null', '--no-heading');
-        args.push('--max-columns', String(SEARCH_LIMITS.maxLineChars), '--max-columns-preview');
-        if (input.context) args.push('--context', String(input.context));
-      }
-      args.push('--regexp', input.pattern, '--', arg);
+      const args = [...baseArgs(), ...grepArgs(input, mode), '--regexp', input.pattern, '--', arg];
       const result = await runRg(args, { cwd: deps.paths.root, signal: ctx.signal });
       if (result.code === 2 && !result.stdout) throw rgError(result.stderr);
       const lines = result.stdout.split('\n');
@@ -235,32 +220,7 @@ export function createSearchOps(deps: {
           truncated: result.truncated || counts.length > limit,
         };
       }
-      const matches: GrepMatch[] = [];
-      let total = 0;
-      for (const line of lines) {
-        const nul = line.indexOf('\0');
-        if (nul < 0) continue; // `--` separators between context groups
-        const path = clean(line.slice(0, nul));
-        const rest = line.slice(nul + 1);
-        const sepAt = rest.search(/[:-]/);
-        if (sepAt < 0) continue;
-        const isMatch = rest[sepAt] === ':';
-        if (isMatch) total++;
-        const match: GrepMatch = { path, line: Number(rest.slice(0, sepAt)), text: rest.slice(sepAt + 1) };
-        if (!isMatch) match.context = true;
-        matches.push(match);
-      }
-      matches.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
-      // Keep `limit` matches (with their context lines).
-      const kept: GrepMatch[] = [];
-      let seen = 0;
-      for (const m of matches) {
-        if (!m.context) {
-          if (seen === limit) break;
-          seen++;
-        } else if (seen === limit) break;
-        kept.push(m);
-      }
+      const { kept, total } = contentMatches(lines, limit);
       return {
         pattern: input.pattern,
         path: target.rel,
@@ -271,6 +231,59 @@ export function createSearchOps(deps: {
       };
     },
   };
+}
+
+/** ripgrep's flags for a grep input: matching options, then the output mode's format. */
+function grepArgs(input: GrepInput, mode: GrepResult['output_mode']): string[] {
+  const args = ['--color', 'never', '--no-messages'];
+  if (input.literal) args.push('--fixed-strings');
+  if (input.case_insensitive) args.push('--ignore-case');
+  if (input.multiline) args.push('--multiline', '--multiline-dotall');
+  if (input.glob) args.push('--glob', input.glob);
+  if (mode === 'files') args.push('--files-with-matches');
+  else if (mode === 'count') args.push('--count-matches', '--with-filename');
+  else {
+    args.push('--line-number', '--with-filename', '--null', '--no-heading');
+    args.push('--max-columns', String(SEARCH_LIMITS.maxLineChars), '--max-columns-preview');
+    if (input.context) args.push('--context', String(input.context));
+  }
+  return args;
+}
+
+/** Content-mode output (path NUL line sep text) as matches in path and line order, `limit` kept. */
+function contentMatches(lines: readonly string[], limit: number): { kept: GrepMatch[]; total: number } {
+  const matches: GrepMatch[] = [];
+  let total = 0;
+  for (const line of lines) {
+    const nul = line.indexOf('\0');
+    if (nul < 0) continue; // `--` separators between context groups
+    const path = clean(line.slice(0, nul));
+    const rest = line.slice(nul + 1);
+    const sepAt = rest.search(/[:-]/);
+    if (sepAt < 0) continue;
+    const isMatch = rest[sepAt] === ':';
+    if (isMatch) total++;
+    const match: GrepMatch = { path, line: Number(rest.slice(0, sepAt)), text: rest.slice(sepAt + 1) };
+    if (!isMatch) match.context = true;
+    matches.push(match);
+  }
+  matches.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
+  // Keep `limit` matches (with their context lines).
+  const kept: GrepMatch[] = [];
+  let seen = 0;
+  for (const m of matches) {
+    if (!m.context) {
+      if (seen === limit) break;
+      seen++;
+    } else if (seen === limit) break;
+    kept.push(m);
+  }
+  return { kept, total };
+}
+
+// ripgrep prints `./x` for the root and `src/x` for a relative path; outside paths are absolute.
+function clean(p: string): string {
+  return p.startsWith('./') ? p.slice(2) : p;
 }
 
 function rgError(stderr: string): SvcError {

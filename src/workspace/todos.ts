@@ -5,6 +5,7 @@
  */
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
+import { createTodoRepository } from './todo-repository';
 
 export type TodoStatus = 'pending' | 'in_progress' | 'completed' | 'cancelled';
 
@@ -27,21 +28,10 @@ export interface TodoStore {
   replace(sessionId: string, todos: Todo[]): TodoList;
 }
 
-interface Row {
-  content: string;
-  status: TodoStatus;
-  active_form: string | null;
-  updated_at: number;
-}
-
 export function createTodoStore(deps: { db: () => Db; clock: Clock }): TodoStore {
+  const repository = createTodoRepository(deps.db);
   const get = (sessionId: string): TodoList => {
-    const rows = deps
-      .db()
-      .prepare(
-        'SELECT content, status, active_form, updated_at FROM session_todos WHERE session_id = ? ORDER BY position',
-      )
-      .all(sessionId) as Row[];
+    const rows = repository.list(sessionId);
     const todos = rows.map((r) => ({
       content: r.content,
       status: r.status,
@@ -59,16 +49,8 @@ export function createTodoStore(deps: { db: () => Db; clock: Clock }): TodoStore
   return {
     get,
     replace(sessionId, todos) {
-      const db = deps.db();
       const now = deps.clock.now();
-      db.transaction(() => {
-        db.prepare('DELETE FROM session_todos WHERE session_id = ?').run(sessionId);
-        const insert = db.prepare(
-          'INSERT INTO session_todos (session_id, position, content, status, active_form, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-        );
-        for (const [i, t] of todos.entries())
-          insert.run(sessionId, i, t.content, t.status, t.active_form ?? null, now);
-      })();
+      repository.replace(sessionId, todos, now);
       const list = get(sessionId);
       return { ...list, updated_at: now };
     },

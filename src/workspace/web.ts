@@ -167,20 +167,7 @@ export function createWebOps(deps: {
       mkdirSync(dirname(temp), { recursive: true });
       let bytes = 0;
       try {
-        if (!response.body) throw new SvcError('unavailable', `url: ${url.href} sent no body`);
-        const source = Readable.fromWeb(response.body as unknown as WebReadableStream<Uint8Array>);
-        source.on('data', (chunk: Buffer) => {
-          bytes += chunk.length;
-          if (bytes > maxBytes) {
-            source.destroy(
-              new SvcError(
-                'invalid_input',
-                `url: ${url.href} is larger than the ${maxBytes}-byte limit; stopped`,
-              ),
-            );
-          }
-        });
-        await pipeline(source, createWriteStream(temp));
+        bytes = await streamCapped(response, temp, maxBytes, url);
         throwIfCancelled(ctx.signal, 'the download');
         // Re-check at the end: guards may have changed while the bytes arrived.
         deps.changes.guard(ctx.tool, ctx.sessionId, target.inside ? [target.rel] : []);
@@ -227,6 +214,23 @@ export function createWebOps(deps: {
       };
     },
   };
+}
+
+/** Writes the response body to `temp`, stopping past `maxBytes`; returns the bytes written. */
+async function streamCapped(response: Response, temp: string, maxBytes: number, url: URL): Promise<number> {
+  if (!response.body) throw new SvcError('unavailable', `url: ${url.href} sent no body`);
+  let bytes = 0;
+  const source = Readable.fromWeb(response.body as unknown as WebReadableStream<Uint8Array>);
+  source.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > maxBytes) {
+      source.destroy(
+        new SvcError('invalid_input', `url: ${url.href} is larger than the ${maxBytes}-byte limit; stopped`),
+      );
+    }
+  });
+  await pipeline(source, createWriteStream(temp));
+  return bytes;
 }
 
 function parseUrl(raw: string): URL {

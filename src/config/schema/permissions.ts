@@ -1,0 +1,31 @@
+/**
+ * `[permissions]`: which tools and commands run without a prompt, and what an unattended prompt does.
+ * @module
+ */
+import { z } from 'zod';
+import { toolList } from './shared';
+
+export const permissionsSchema = z.strictObject({
+  allowed_tools: toolList.default([]).describe('Only skips permission prompts for the named tools.'),
+  bash_allow: z.array(z.string()).default([]).describe('Command prefixes auto-allowed after parsing.'),
+  bash_deny: z
+    .array(z.string())
+    .default([])
+    .describe(
+      'Commands blocked outright: word prefixes matched against every parsed command (e.g. "git push").',
+    ),
+  auto_allow_read_only_bash: z
+    .boolean()
+    .default(true)
+    .describe('Let bash commands that analysis finds read-only run without a prompt.'),
+  allow_outside_workspace: z
+    .boolean()
+    .default(false)
+    .describe('Let file tools and bash reach paths outside the workspace (after asking).'),
+  unattended: z
+    .enum(['fail', 'wait'])
+    .default('fail')
+    .describe(
+      'A permission prompt with no surface attached: fail the tool call at once (default) or wait for one to attach and answer. svc run always fails.',
+    ),
+});

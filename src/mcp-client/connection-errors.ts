@@ -1,0 +1,134 @@
+/**
+ * What an MCP connection's failures mean to the operator and to the caller: the state and message
+ * a failed start leaves, and the SvcError a failed tool call becomes. Pure functions over the
+ * error; the connection applies the result.
+ * @module
+ */
+import type { McpServerConfig } from '../config/schema';
+import { SvcError, toSvcError } from '../errors';
+import { NeedsAuth } from './transport';
+
+export interface FailureContext {
+  id: string;
+  config: McpServerConfig;
+  /** The time limit of the start-up, in ms. */
+  startTimeoutMs: number;
+  /** Whether the server wrote anything to stderr (the message then points at stderr_tail). */
+  hasStderr: boolean;
+}
+
+export function isUnauthorized(error: unknown): boolean {
+  return (error as Error)?.name === 'UnauthorizedError' || (error as { code?: unknown })?.code === 401;
+}
+
+/** The state and message a failed connection attempt leaves. */
+export function startFailure(
+  error: unknown,
+  context: FailureContext,
+): { state: 'needs_auth' | 'failed'; error: string } {
+  const { id, config } = context;
+  const unauthorized = isUnauthorized(error);
+  if (error instanceof NeedsAuth) return { state: 'needs_auth', error: error.message };
+  if (unauthorized && config.auth === 'oauth') {
+    return {
+      state: 'needs_auth',
+      error: `the stored token was refused and could not be refreshed: run svc mcp auth ${id}`,
+    };
+  }
+  if (unauthorized) {
+    return {
+      state: 'failed',
+      error: `the server answered 401 Unauthorized; set headers (e.g. Authorization) or auth = "oauth" in [mcp.${id}]`,
+    };
+  }
+  return { state: 'failed', error: describeStartError(error, context) };
+}
+
+function describeStartError(error: unknown, context: FailureContext): string {
+  const { id, config } = context;
+  if (SvcError.is(error)) return error.message;
+  const code = (error as { code?: unknown })?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === -32001) {
+    return `no answer within ${context.startTimeoutMs / 1000}s while starting (mcp.${id}.timeout)`;
+  }
+  if (code === -32000 || /connection closed/i.test(message)) {
+    return `the server exited or closed the connection while starting${context.hasStderr ? ' (see stderr_tail)' : ''}`;
+  }
+  if (code === 'ENOENT') return `mcp.${id}.command: command not found: ${config.command}`;
+  if (code === 'ECONNREFUSED' || /fetch failed|ECONNREFUSED/.test(message)) {
+    return `cannot reach ${config.url}: ${message}`;
+  }
+  return message;
+}
+
+/**
+ * The SvcError a failed call of tool `name` becomes (the registry name, for the message);
+ * `refused` when the server refused the credentials, which changes the connection's state.
+ */
+export function callFailure(
+  name: string,
+  error: unknown,
+  signal: AbortSignal,
+  context: { id: string; timeoutMs: number },
+): { error: SvcError; refused: boolean } {
+  const failure = callError(name, error, signal, context);
+  return { error: failure, refused: failure.code === 'unauthorized' && !SvcError.is(error) };
+}
+
+function callError(
+  name: string,
+  error: unknown,
+  signal: AbortSignal,
+  context: { id: string; timeoutMs: number },
+): SvcError {
+  const { id } = context;
+  if (signal.aborted) return new SvcError('cancelled', `${name}: cancelled`, { cause: error });
+  const code = (error as { code?: unknown })?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === -32001) {
+    return new SvcError(
+      'timeout',
+      `${name}: MCP server ${id} did not answer within ${context.timeoutMs / 1000}s (mcp.${id}.timeout)`,
+      { cause: error },
+    );
+  }
+  if (code === -32000 || /connection closed/i.test(message)) {
+    return new SvcError('unavailable', `${name}: MCP server ${id} closed the connection during the call`, {
+      cause: error,
+    });
+  }
+  if (code === -32602 || code === -32601) {
+    return new SvcError('invalid_input', `${name}: ${message.replace(/^MCP error -?\d+: /, '')}`, {
+      cause: error,
+    });
+  }
+  if (isUnauthorized(error)) {
+    return new SvcError('unauthorized', `${name}: MCP server ${id} refused the credentials`, {
+      cause: error,
+    });
+  }
+  const e = toSvcError(error);
+  return SvcError.is(error)
+    ? e
+    : new SvcError('unavailable', `${name}: MCP server ${id}: ${message}`, { cause: error });
+}
+
+/** `promise`, or a `cancelled` SvcError as soon as the signal aborts. */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new SvcError('cancelled', 'cancelled'));
+  return new Promise<T>((resolvePromise, reject) => {
+    const onAbort = () => reject(new SvcError('cancelled', 'cancelled', { cause: signal.reason }));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolvePromise(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

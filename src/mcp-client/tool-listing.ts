@@ -1,0 +1,67 @@
+/**
+ * Listing one MCP server's tools: every page of `tools/list` (leniently parsed: one malformed
+ * entry must not sink the whole list), checked and turned into registry definitions, with a
+ * warning for each tool that is skipped.
+ * @module
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { z } from 'zod';
+import {
+  checkRemoteTool,
+  type RemoteCallResult,
+  type RemoteToolDef,
+  remoteToolDefinition,
+} from './remote-tools';
+
+const MAX_TOOL_PAGES = 50;
+
+// Lenient (STYLE: payloads from peers): one malformed entry must not sink the whole list.
+const lenientToolList = z.looseObject({
+  tools: z.array(z.unknown()).default([]),
+  nextCursor: z.string().optional(),
+});
+
+/** The raw entries of every page of the server's tool list (at most MAX_TOOL_PAGES pages). */
+export async function listRawTools(client: Client, timeout: number): Promise<unknown[]> {
+  const raw: unknown[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+    const answer = await client.request(
+      { method: 'tools/list', params: cursor ? { cursor } : {} },
+      lenientToolList,
+      { timeout },
+    );
+    raw.push(...answer.tools);
+    cursor = answer.nextCursor;
+    if (!cursor) break;
+  }
+  return raw;
+}
+
+/** Registry definitions of the valid, distinctly named entries, and why the others were skipped. */
+export function toolDefinitions(
+  serverId: string,
+  raw: readonly unknown[],
+  call: (tool: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<RemoteCallResult>,
+): { defs: RemoteToolDef[]; warnings: string[] } {
+  const warnings: string[] = [];
+  const defs: RemoteToolDef[] = [];
+  const names = new Set<string>();
+  for (const item of raw) {
+    const checked = checkRemoteTool(item);
+    if (!checked.ok) {
+      warnings.push(`skipped: ${checked.reason}`);
+      continue;
+    }
+    const def = remoteToolDefinition(serverId, checked.tool, call);
+    if (names.has(def.name)) {
+      warnings.push(
+        `skipped: tool "${checked.tool.name}" has the same svc name (${def.name}) as another tool`,
+      );
+      continue;
+    }
+    names.add(def.name);
+    defs.push(def);
+  }
+  return { defs, warnings };
+}
