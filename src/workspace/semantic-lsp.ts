@@ -169,35 +169,42 @@ export function applyTextEdits(text: string, edits: TextEdit[]): string {
   return next;
 }
 
-export async function lspReferences(
+export function lspReferences(
   deps: SemanticLspDeps,
   target: ResolvedPath,
   text: string,
   offset: number,
   related: RelatedFiles,
 ): Promise<LspAnswer<CodeLocation[]>> {
-  const answer = await ask(deps, target, text, related, ({ client, uri }) =>
-    client.request(
-      'textDocument/references',
-      { textDocument: { uri }, position: positionAt(text, offset), context: { includeDeclaration: true } },
-      REQUEST_MS,
-    ),
-  );
-  if (!answer.ok) return answer;
-  return { ok: true, value: toLocations(deps.paths, answer.value), server: answer.server };
+  return locate(deps, target, text, offset, related, 'textDocument/references', {
+    context: { includeDeclaration: true },
+  });
 }
 
-export async function lspDefinition(
+export function lspDefinition(
   deps: SemanticLspDeps,
   target: ResolvedPath,
   text: string,
   offset: number,
   related: RelatedFiles,
 ): Promise<LspAnswer<CodeLocation[]>> {
+  return locate(deps, target, text, offset, related, 'textDocument/definition', {});
+}
+
+/** A position request whose answer is locations (references, definition). */
+async function locate(
+  deps: SemanticLspDeps,
+  target: ResolvedPath,
+  text: string,
+  offset: number,
+  related: RelatedFiles,
+  method: string,
+  extra: Record<string, unknown>,
+): Promise<LspAnswer<CodeLocation[]>> {
   const answer = await ask(deps, target, text, related, ({ client, uri }) =>
     client.request(
-      'textDocument/definition',
-      { textDocument: { uri }, position: positionAt(text, offset) },
+      method,
+      { textDocument: { uri }, position: positionAt(text, offset), ...extra },
       REQUEST_MS,
     ),
   );
