@@ -66,7 +66,7 @@ export function compatRuntime(app: App): CompatRuntime {
     removes: (tool) => policyDenies(app, tool),
   };
   app.policyProviders.push((sessionId) => (sessionId && active.has(rootOf(sessionId)) ? [layer] : []));
-  app.promptSections.push((sessionId) => {
+  app.agent.addPromptSection((sessionId) => {
     const text = systems.get(sessionId);
     return text
       ? {

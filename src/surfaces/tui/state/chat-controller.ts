@@ -71,15 +71,18 @@ export function createChatController(client: TuiClient, options: ChatControllerO
 
   const checkpoint = createPromptCheckpoint(client, notice, options.checkpoints === true);
 
+  /** The session's spend from the cost ledger, onto the status line (when the server has it). */
+  const refreshSpend = async (id: string) => {
+    const spend = await loadSpend(client, id);
+    if (spend) store.update((s) => (s.sessionId === id ? { ...s, spend } : s));
+  };
+
   const refresh = async () => {
     const id = store.getSnapshot().sessionId;
     if (!id) return;
     try {
-      const [session, spend] = await Promise.all([client.getSession(id), loadSpend(client, id)]);
-      store.update((s) => {
-        const next = withSessionRow(s, session);
-        return spend && next.sessionId === id ? { ...next, spend } : next;
-      });
+      const [session] = await Promise.all([client.getSession(id), refreshSpend(id)]);
+      store.update((s) => withSessionRow(s, session));
     } catch {
       // The status line keeps what it had; the next event retries.
     }
@@ -99,7 +102,8 @@ export function createChatController(client: TuiClient, options: ChatControllerO
         })
       : createTranscriptStore(initialState(DRAFT), options.store);
     void loadNextModel(client, store, sessionId);
-    if (sessionId) void refresh();
+    // The session row was just read by loadSessionStore: only the spend is missing.
+    if (sessionId) void refreshSpend(sessionId);
     previous.dispose();
     if (!disposed) for (const listener of [...switchListeners]) listener();
   };
