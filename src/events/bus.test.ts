@@ -79,4 +79,35 @@ describe('session event bus', () => {
     const e = bus.publish('s', 'x', {});
     expect(got).toEqual([e.id]);
   });
+
+  it('keeps only the most recently used rings in memory and reads a dropped one back as it was', () => {
+    const db = openDb({ dataDir: tmpWorkspace() });
+    const bus = createEventBus({ db: () => db, clock: testClock(), ringSize: 2, maxRings: 2 });
+    const listened: number[] = [];
+    bus.subscribe('live', (e) => listened.push(e.id));
+    bus.publish('live', 'tick', { n: 0 });
+    for (const id of ['a', 'b', 'c']) for (const n of [1, 2, 3]) bus.publish(id, 'tick', { n });
+    // 'a' left memory (least recently used, no listener); 'live' stayed although older.
+    expect(bus.retained('a').map((e) => e.payload.n)).toEqual([2, 3]);
+    expect(bus.replay('a', 0)).toMatchObject({ source: 'log' });
+    expect(bus.replay('a', bus.retained('a')[0].id)).toMatchObject({ source: 'ring' });
+    expect(bus.retained('live').map((e) => e.payload.n)).toEqual([0]);
+    expect(bus.retained('b').map((e) => e.payload.n)).toEqual([2, 3]);
+    const next = bus.publish('a', 'tick', { n: 4 });
+    expect(bus.lastId('a')).toBe(next.id);
+    expect(bus.retained('a').map((e) => e.payload.n)).toEqual([3, 4]);
+    expect(listened).toHaveLength(1);
+  });
+
+  it('forgets a session without listeners left', () => {
+    const { bus } = setup(10);
+    const got: number[] = [];
+    const off = bus.subscribe('s', (e) => got.push(e.id));
+    off();
+    const again = bus.subscribe('s', (e) => got.push(e.id));
+    off();
+    const e = bus.publish('s', 'x', {});
+    expect(got).toEqual([e.id]);
+    again();
+  });
 });

@@ -1,7 +1,10 @@
 /**
  * The session event bus. Every published session event gets a monotonically increasing id (the
  * session_events rowid), is kept in a bounded per-session ring for replay, and is appended to the
- * database so a reconnect older than the ring can resync from the log.
+ * database so a reconnect older than the ring can resync from the log. Only the most recently used
+ * rings stay in memory (`maxRings`, sessions with listeners always): a long-lived server creates a
+ * session per compat request, and a ring per session would grow with every one (issue 17). A ring
+ * dropped from memory is read back from the log when its session is used again, as it was.
  * Events flow one way: domain → bus → subscribers (SSE, TUI, svc run, tests).
  * @module
  */
@@ -49,10 +52,16 @@ export function createEventBus(deps: {
   db?: () => Db;
   clock: Clock;
   ringSize?: number;
+  /** Rings kept in memory at most, least recently used dropped first (default 128). */
+  maxRings?: number;
   onError?: (e: unknown) => void;
 }): EventBus {
   const ringSize = deps.ringSize ?? 1000;
+  const maxRings = deps.maxRings ?? 128;
+  // In use order, least recent first.
   const rings = new Map<string, Ring>();
+  // Sessions whose ring left memory → the ring's evictedUpTo then, to read it back from the log.
+  const dropped = new Map<string, number>();
   const listeners = new Map<string, Set<EventListener>>();
   let memoryId = 0;
   let closed = false;
@@ -72,12 +81,46 @@ export function createEventBus(deps: {
 
   const ringFor = (sessionId: string): Ring => {
     let ring = rings.get(sessionId);
-    if (!ring) {
+    if (ring) {
+      rings.delete(sessionId);
+      rings.set(sessionId, ring);
+      return ring;
+    }
+    const from = dropped.get(sessionId);
+    if (from !== undefined) {
+      dropped.delete(sessionId);
+      ring = reload(sessionId, from);
+    } else {
       const persisted = sql()?.maxId(sessionId) ?? 0;
       ring = { events: [], evictedUpTo: persisted };
-      rings.set(sessionId, ring);
     }
+    rings.set(sessionId, ring);
+    if (rings.size > maxRings) dropIdleRings(sessionId);
     return ring;
+  };
+
+  /** The ring of a session as it was when it left memory: its events after `from`, from the log. */
+  const reload = (sessionId: string, from: number): Ring => {
+    const rows = sql()?.after(sessionId, from) ?? [];
+    const kept = rows.slice(Math.max(0, rows.length - ringSize));
+    return {
+      events: kept.map((r) => ({ ...r, payload: JSON.parse(r.payload) as Record<string, unknown> })),
+      evictedUpTo: rows.length > kept.length ? rows[rows.length - kept.length - 1].id : from,
+    };
+  };
+
+  /** Drops least recently used rings without listeners until `maxRings` are left (never `keep`). */
+  const dropIdleRings = (keep: string) => {
+    // Without a log a ring is the only copy of its events.
+    if (!sql()) return;
+    for (const [id, ring] of rings) {
+      if (rings.size <= maxRings) break;
+      if (id === keep || listeners.get(id)?.size) continue;
+      rings.delete(id);
+      dropped.set(id, ring.evictedUpTo);
+      // The marks are small, but bounded too: past this a session's ring starts empty, as after a restart.
+      if (dropped.size > maxRings * 64) dropped.delete(dropped.keys().next().value as string);
+    }
   };
 
   const deliver = (event: SessionEvent) => {
@@ -130,6 +173,7 @@ export function createEventBus(deps: {
       set.add(listener);
       return () => {
         set.delete(listener);
+        if (set.size === 0 && listeners.get(sessionId) === set) listeners.delete(sessionId);
       };
     },
     replay(sessionId, afterId) {
