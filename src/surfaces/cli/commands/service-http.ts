@@ -10,6 +10,7 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { SvcError } from '../../../errors';
+import { tuneHeapForLongRunning } from '../../../util/heap';
 import type { CliContext, CliRegistrar } from '../context';
 import { ensureCommand } from '../tool-commands';
 
@@ -75,6 +76,7 @@ export async function runServer(
     overrides: globals.c ?? [],
   });
   ctx.keepAlive = true;
+  tuneHeapForLongRunning(ctx.io.env);
   const handle = await startHttpServer({
     config: loaded.config,
     flags: { host: options.host, port, token: options.token, auth: options.auth },

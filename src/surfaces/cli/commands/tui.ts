@@ -4,6 +4,7 @@
  * @module
  */
 import { join } from 'node:path';
+import { tuneHeapForLongRunning } from '../../../util/heap';
 import type { CliContext, CliRegistrar } from '../context';
 
 interface TuiOptions {
@@ -36,6 +37,7 @@ async function openTui(ctx: CliContext, options: TuiOptions): Promise<void> {
     import('../../tui/local-client'),
   ]);
   const io = ctx.io;
+  tuneHeapForLongRunning(io.env);
   app.runtime.surfaces.add('tui');
   await runTui({
     client: createLocalClient(app),
