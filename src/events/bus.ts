@@ -57,11 +57,6 @@ export function createEventBus(deps: {
   onError?: (e: unknown) => void;
 }): EventBus {
   const ringSize = deps.ringSize ?? 1000;
-  const maxRings = deps.maxRings ?? 128;
-  // In use order, least recent first.
-  const rings = new Map<string, Ring>();
-  // Sessions whose ring left memory → the ring's evictedUpTo then, to read it back from the log.
-  const dropped = new Map<string, number>();
   const listeners = new Map<string, Set<EventListener>>();
   let memoryId = 0;
   let closed = false;
@@ -79,49 +74,12 @@ export function createEventBus(deps: {
     return store;
   };
 
-  const ringFor = (sessionId: string): Ring => {
-    let ring = rings.get(sessionId);
-    if (ring) {
-      rings.delete(sessionId);
-      rings.set(sessionId, ring);
-      return ring;
-    }
-    const from = dropped.get(sessionId);
-    if (from !== undefined) {
-      dropped.delete(sessionId);
-      ring = reload(sessionId, from);
-    } else {
-      const persisted = sql()?.maxId(sessionId) ?? 0;
-      ring = { events: [], evictedUpTo: persisted };
-    }
-    rings.set(sessionId, ring);
-    if (rings.size > maxRings) dropIdleRings(sessionId);
-    return ring;
-  };
-
-  /** The ring of a session as it was when it left memory: its events after `from`, from the log. */
-  const reload = (sessionId: string, from: number): Ring => {
-    const rows = sql()?.after(sessionId, from) ?? [];
-    const kept = rows.slice(Math.max(0, rows.length - ringSize));
-    return {
-      events: kept.map((r) => ({ ...r, payload: JSON.parse(r.payload) as Record<string, unknown> })),
-      evictedUpTo: rows.length > kept.length ? rows[rows.length - kept.length - 1].id : from,
-    };
-  };
-
-  /** Drops least recently used rings without listeners until `maxRings` are left (never `keep`). */
-  const dropIdleRings = (keep: string) => {
-    // Without a log a ring is the only copy of its events.
-    if (!sql()) return;
-    for (const [id, ring] of rings) {
-      if (rings.size <= maxRings) break;
-      if (id === keep || listeners.get(id)?.size) continue;
-      rings.delete(id);
-      dropped.set(id, ring.evictedUpTo);
-      // The marks are small, but bounded too: past this a session's ring starts empty, as after a restart.
-      if (dropped.size > maxRings * 64) dropped.delete(dropped.keys().next().value as string);
-    }
-  };
+  const ringFor = ringCache({
+    ringSize,
+    maxRings: deps.maxRings ?? 128,
+    log: sql,
+    listened: (sessionId) => (listeners.get(sessionId)?.size ?? 0) > 0,
+  });
 
   const deliver = (event: SessionEvent) => {
     for (const key of [event.session_id, '*']) {
@@ -199,5 +157,64 @@ export function createEventBus(deps: {
       closed = true;
       listeners.clear();
     },
+  };
+}
+
+/**
+ * The rings kept in memory, most recently used last: at most `maxRings`; a ring of a session
+ * without listeners leaves first, and is read back from the log as it was when it is used again.
+ */
+function ringCache(options: {
+  ringSize: number;
+  maxRings: number;
+  log: () => EventStore | undefined;
+  listened: (sessionId: string) => boolean;
+}): (sessionId: string) => Ring {
+  const { ringSize, maxRings, log } = options;
+  const rings = new Map<string, Ring>();
+  // Sessions whose ring left memory → the ring's evictedUpTo then.
+  const dropped = new Map<string, number>();
+
+  /** The ring of a session as it was when it left memory: its events after `from`, from the log. */
+  const reload = (sessionId: string, from: number): Ring => {
+    const rows = log()?.after(sessionId, from) ?? [];
+    const kept = rows.slice(Math.max(0, rows.length - ringSize));
+    return {
+      events: kept.map((r) => ({ ...r, payload: JSON.parse(r.payload) as Record<string, unknown> })),
+      evictedUpTo: rows.length > kept.length ? rows[rows.length - kept.length - 1].id : from,
+    };
+  };
+
+  /** Drops least recently used rings without listeners until `maxRings` are left (never `keep`). */
+  const dropIdle = (keep: string) => {
+    // Without a log a ring is the only copy of its events.
+    if (!log()) return;
+    for (const [id, ring] of rings) {
+      if (rings.size <= maxRings) break;
+      if (id === keep || options.listened(id)) continue;
+      rings.delete(id);
+      dropped.set(id, ring.evictedUpTo);
+      // The marks are small, but bounded too: past this a session's ring starts empty, as after a restart.
+      if (dropped.size > maxRings * 64) dropped.delete(dropped.keys().next().value as string);
+    }
+  };
+
+  return (sessionId) => {
+    let ring = rings.get(sessionId);
+    if (ring) {
+      rings.delete(sessionId);
+      rings.set(sessionId, ring);
+      return ring;
+    }
+    const from = dropped.get(sessionId);
+    if (from !== undefined) {
+      dropped.delete(sessionId);
+      ring = reload(sessionId, from);
+    } else {
+      ring = { events: [], evictedUpTo: log()?.maxId(sessionId) ?? 0 };
+    }
+    rings.set(sessionId, ring);
+    if (rings.size > maxRings) dropIdle(sessionId);
+    return ring;
   };
 }
