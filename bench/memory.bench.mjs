@@ -8,13 +8,23 @@
 //    Targets: idle RSS ≤ 120 MB a minute after the load, no growth between rounds 3 and 5.
 // 2. The TUI (`svc` in a tmux pane of a private tmux server): a scripted 200-message session
 //    (100 prompts, 100 answers from the fake provider), RSS and peak RSS after it.
+//    RSS and peak right after it, RSS after 15 s idle (BENCH_MEMORY_TUI_IDLE_SECONDS).
 //    Target: ≤ 150 MB. Skipped without tmux.
 //
 // BENCH_SVC_BIN runs another build (a main checkout) for a before/after pair in one run;
 // BENCH_MEMORY_IDLE_SECONDS (default 60), BENCH_MEMORY_ROUNDS (5), BENCH_MEMORY_CONCURRENCY (200),
 // BENCH_MEMORY_TUI_PROMPTS (100); BENCH_MEMORY_ONLY=service|tui runs one half.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -26,7 +36,10 @@ const CONCURRENCY = Number(process.env.BENCH_MEMORY_CONCURRENCY ?? 200);
 const ROUNDS = Number(process.env.BENCH_MEMORY_ROUNDS ?? 5);
 const IDLE_SECONDS = Number(process.env.BENCH_MEMORY_IDLE_SECONDS ?? 60);
 const TUI_PROMPTS = Number(process.env.BENCH_MEMORY_TUI_PROMPTS ?? 100);
+const TUI_IDLE_SECONDS = Number(process.env.BENCH_MEMORY_TUI_IDLE_SECONDS ?? 15);
 const ONLY = process.env.BENCH_MEMORY_ONLY;
+// Extra node flags for svc (e.g. `--max-semi-space-size=4`), for trying V8 settings.
+const NODE_FLAGS = (process.env.BENCH_MEMORY_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const TOKEN = 'bench-token';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -61,7 +74,10 @@ async function heapMb(pid, dir) {
           const at = fields.indexOf('self_size');
           let total = 0;
           for (let i = at; i < snapshot.nodes.length; i += fields.length) total += snapshot.nodes[i];
-          if (!process.env.BENCH_MEMORY_KEEP_SNAPSHOTS) rmSync(path);
+          // BENCH_MEMORY_KEEP_SNAPSHOTS=<dir> keeps the snapshot there, for a look in DevTools.
+          const keep = process.env.BENCH_MEMORY_KEEP_SNAPSHOTS;
+          if (keep) copyFileSync(path, join(keep, file));
+          rmSync(path);
           return total / 1024 / 1024;
         } catch {
           // still being written
@@ -230,7 +246,7 @@ function findPid(panePid) {
     const pid = queue.shift();
     try {
       const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      if (argv[0] === process.execPath && argv[1] === BIN) return Number(pid);
+      if (argv[0] === process.execPath && argv.includes(BIN)) return Number(pid);
     } catch {
       // gone
     }
@@ -247,8 +263,10 @@ async function tui(provider) {
     execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const quote = (s) => `'${s.replace(/'/g, "'\\''")}'`;
   const home = join(ws, '.home');
-  const env = `PATH=${quote(process.env.PATH ?? '')} HOME=${quote(home)} XDG_CONFIG_HOME=${quote(join(home, '.config'))} TERM=xterm-256color`;
-  const script = `cd ${quote(ws)}; env -i ${env} ${quote(process.execPath)} ${quote(BIN)}; sleep 600`;
+  // BENCH_MEMORY_TUI_ENV adds variables to the TUI's environment (`NAME=value NAME2=value`).
+  const env = `PATH=${quote(process.env.PATH ?? '')} HOME=${quote(home)} XDG_CONFIG_HOME=${quote(join(home, '.config'))} TERM=xterm-256color ${process.env.BENCH_MEMORY_TUI_ENV ?? ''}`;
+  const flags = [...NODE_FLAGS, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${join(ws, 'diag')}`];
+  const script = `cd ${quote(ws)}; env -i ${env} ${[process.execPath, ...flags, BIN].map(quote).join(' ')}; sleep 600`;
   try {
     tmux('new-session', '-d', '-s', 'svc', '-x', '120', '-y', '40', script);
     const screen = () => tmux('capture-pane', '-p', '-t', 'svc');
@@ -287,11 +305,21 @@ async function tui(provider) {
     await sleep(2000);
     const rss = statusMb(pid);
     const peak = statusMb(pid, 'VmHWM');
+    await sleep(TUI_IDLE_SECONDS * 1000);
+    const idle = statusMb(pid);
+    const heap = await heapMb(pid, join(ws, 'diag'));
     return [
       { name: 'tui: messages in the session', value: String(TUI_PROMPTS * 2) },
       { name: 'tui: RSS at start (MB)', value: mb(rssStart) },
       { name: 'tui: RSS after the session (MB)', value: mb(rss), target: '≤ 150', pass: rss <= 150 },
       { name: 'tui: peak RSS (MB)', value: mb(peak), target: '≤ 150', pass: peak <= 150 },
+      {
+        name: `tui: RSS after ${TUI_IDLE_SECONDS} s idle (MB)`,
+        value: mb(idle),
+        target: '≤ 150',
+        pass: idle <= 150,
+      },
+      { name: 'tui: live JS heap at the end (MB)', value: heap === undefined ? 'n/a' : heap.toFixed(1) },
     ];
   } finally {
     spawnSync('tmux', ['-L', socket, 'kill-server']);
