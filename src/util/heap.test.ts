@@ -1,6 +1,6 @@
 import { getHeapStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { tuneHeapForLongRunning } from './heap';
+import { dropUserTimingEntries, tuneHeapForLongRunning } from './heap';
 
 describe('tuneHeapForLongRunning', () => {
   it('sets the growing factor and ignores values that are no positive integer', () => {
@@ -8,5 +8,15 @@ describe('tuneHeapForLongRunning', () => {
       expect(() => tuneHeapForLongRunning({ SVC_HEAP_GROWING_PERCENT: value })).not.toThrow();
     }
     expect(getHeapStatistics().used_heap_size).toBeGreaterThan(0);
+  });
+});
+
+describe('dropUserTimingEntries', () => {
+  it('clears the recorded measures on its interval', async () => {
+    performance.measure('svc-heap-test', { start: 0, end: 1 });
+    const stop = dropUserTimingEntries(5);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    stop();
+    expect(performance.getEntriesByName('svc-heap-test')).toHaveLength(0);
   });
 });
