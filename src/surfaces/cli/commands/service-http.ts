@@ -10,7 +10,7 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { SvcError } from '../../../errors';
-import { tuneHeapForLongRunning } from '../../../util/heap';
+import { trimWhenIdle, tuneHeapForLongRunning } from '../../../util/heap';
 import type { CliContext, CliRegistrar } from '../context';
 import { ensureCommand } from '../tool-commands';
 
@@ -77,6 +77,7 @@ export async function runServer(
   });
   ctx.keepAlive = true;
   tuneHeapForLongRunning(ctx.io.env);
+  const stopTrimming = trimWhenIdle();
   const handle = await startHttpServer({
     config: loaded.config,
     flags: { host: options.host, port, token: options.token, auth: options.auth },
@@ -118,6 +119,7 @@ export async function runServer(
   const reason = await waitForStop(ctx);
   ctx.io.stderr.write(`svc: shutting down (${reason})\n`);
   clearInterval(heartbeat);
+  stopTrimming();
   try {
     app.daemons.stopped(daemon.id, reason);
   } catch (error) {

@@ -4,7 +4,7 @@
  * @module
  */
 import { join } from 'node:path';
-import { dropUserTimingEntries, tuneHeapForLongRunning } from '../../../util/heap';
+import { dropUserTimingEntries, trimWhenIdle, tuneHeapForLongRunning } from '../../../util/heap';
 import type { CliContext, CliRegistrar } from '../context';
 
 interface TuiOptions {
@@ -39,6 +39,7 @@ async function openTui(ctx: CliContext, options: TuiOptions): Promise<void> {
   const io = ctx.io;
   tuneHeapForLongRunning(io.env);
   dropUserTimingEntries();
+  trimWhenIdle();
   app.runtime.surfaces.add('tui');
   await runTui({
     client: createLocalClient(app),
