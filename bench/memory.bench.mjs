@@ -8,7 +8,7 @@
 //    Targets: idle RSS ≤ 120 MB a minute after the load, no growth between rounds 3 and 5.
 // 2. The TUI (`svc` in a tmux pane of a private tmux server): a scripted 200-message session
 //    (100 prompts, 100 answers from the fake provider), RSS and peak RSS after it.
-//    RSS and peak right after it, RSS after 15 s idle (BENCH_MEMORY_TUI_IDLE_SECONDS).
+//    RSS and peak right after it, RSS after 30 s idle (BENCH_MEMORY_TUI_IDLE_SECONDS).
 //    Target: ≤ 150 MB. Skipped without tmux.
 //
 // BENCH_SVC_BIN runs another build (a main checkout) for a before/after pair in one run;
@@ -36,7 +36,7 @@ const CONCURRENCY = Number(process.env.BENCH_MEMORY_CONCURRENCY ?? 200);
 const ROUNDS = Number(process.env.BENCH_MEMORY_ROUNDS ?? 5);
 const IDLE_SECONDS = Number(process.env.BENCH_MEMORY_IDLE_SECONDS ?? 60);
 const TUI_PROMPTS = Number(process.env.BENCH_MEMORY_TUI_PROMPTS ?? 100);
-const TUI_IDLE_SECONDS = Number(process.env.BENCH_MEMORY_TUI_IDLE_SECONDS ?? 15);
+const TUI_IDLE_SECONDS = Number(process.env.BENCH_MEMORY_TUI_IDLE_SECONDS ?? 30);
 const ONLY = process.env.BENCH_MEMORY_ONLY;
 // Extra node flags for svc (e.g. `--max-semi-space-size=4`), for trying V8 settings.
 const NODE_FLAGS = (process.env.BENCH_MEMORY_NODE_FLAGS ?? '').split(' ').filter(Boolean);
