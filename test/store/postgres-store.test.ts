@@ -1,0 +1,142 @@
+/**
+ * The PostgreSQL store foundation (issue 18) on a real, throwaway cluster (test/helpers/postgres.ts):
+ * - the client reads BIGINT as numbers, runs transactions on one connection and rolls back on throw;
+ * - migrations create every table of the SQLite schema, are recorded, run once when two nodes
+ *   migrate a new database at the same moment, and a newer schema is refused naming both versions;
+ * - a wrong URL (nothing listening, unknown database, wrong password) is one SvcError naming host,
+ *   port and database with the password masked, never a stack trace.
+ */
+import { describe, expect, it } from 'vitest';
+import { SvcError } from '../../src/errors';
+import { migrations as sqliteMigrations } from '../../src/store/migrations/index';
+import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
+import {
+  binarySchemaVersion,
+  migratePostgres,
+  postgresSchemaVersion,
+} from '../../src/store/postgres/migrate';
+import { postgresForFile } from '../helpers/postgres';
+import { sqliteTables } from './sqlite-tables';
+
+const pg = postgresForFile();
+
+async function client(url: string, extra: Partial<Parameters<typeof createPostgresClient>[0]> = {}) {
+  return createPostgresClient({
+    url,
+    pool_size: 4,
+    statement_timeout_ms: 30_000,
+    connect_timeout_ms: 2_000,
+    ...extra,
+  });
+}
+
+async function fails(promise: Promise<unknown>): Promise<SvcError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (SvcError.is(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a failure');
+}
+
+describe.skipIf(!pg.available)('PostgreSQL store', () => {
+  it('STORE-PG-10: the client reads BIGINT as numbers; a transaction commits, or rolls back when it throws', async () => {
+    const db = await client(await pg.cluster().createDatabase());
+    try {
+      expect(
+        await db.one('SELECT 1700000000123::bigint AS at, count(*) AS n FROM pg_class WHERE false'),
+      ).toEqual({ at: 1700000000123, n: 0 });
+      await db.run('CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)');
+      await db.transaction(async (tx) => {
+        await tx.run('INSERT INTO t VALUES ($1, $2)', [1, 'a']);
+      });
+      const error = await fails(
+        db.transaction(async (tx) => {
+          await tx.run('INSERT INTO t VALUES ($1, $2)', [2, 'b']);
+          throw new SvcError('conflict', 'stop');
+        }),
+      );
+      expect(error.message).toBe('stop');
+      expect(await db.query('SELECT id, v FROM t ORDER BY id')).toEqual([{ id: 1, v: 'a' }]);
+      expect(await db.run('UPDATE t SET v = $1', ['z'])).toBe(1);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('STORE-PG-11: migration 1 creates every table of the SQLite schema and records its version', async () => {
+    const db = await client(await pg.cluster().createDatabase());
+    try {
+      expect(await migratePostgres(db)).toEqual({ applied: [1], version: 1 });
+      expect(await migratePostgres(db)).toEqual({ applied: [], version: 1 });
+      const tables = (
+        await db.query<{ name: string }>(
+          "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'",
+        )
+      ).map((r) => r.name);
+      const expected = sqliteTables(sqliteMigrations);
+      expect(expected.length).toBeGreaterThanOrEqual(45);
+      expect(tables.sort()).toEqual([...expected, 'schema_migrations'].sort());
+      expect(await postgresSchemaVersion(db)).toBe(binarySchemaVersion());
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('STORE-PG-12: two nodes migrating a new database at once: applied once, both succeed', async () => {
+    const url = await pg.cluster().createDatabase();
+    const a = await client(url);
+    const b = await client(url);
+    try {
+      const [ra, rb] = await Promise.all([migratePostgres(a), migratePostgres(b)]);
+      expect([ra.applied, rb.applied].sort()).toEqual([[], [1]]);
+      expect(ra.version).toBe(1);
+      expect(rb.version).toBe(1);
+      expect(await a.query('SELECT id FROM schema_migrations')).toEqual([{ id: 1 }]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('STORE-PG-13: a database migrated by a newer svc is refused with both version numbers, untouched', async () => {
+    const db = await client(await pg.cluster().createDatabase());
+    try {
+      await migratePostgres(db);
+      await db.run("INSERT INTO schema_migrations (id, name, applied_at) VALUES (7, 'future', 0)");
+      const error = await fails(migratePostgres(db));
+      expect(error.message).toMatch(/has schema version 7, newer than this svc knows \(1\)/);
+      expect(error.details).toMatchObject({ schema_version: 7, binary_schema_version: 1 });
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('STORE-PG-14: a wrong URL is one clear error naming host, port and database, password masked', async () => {
+    const cluster = pg.cluster();
+    // Nothing listens on port 1.
+    let db: SqlClient = await client('postgres://svc:hunter2-secret@127.0.0.1:1/svc_prod');
+    let error = await fails(db.query('SELECT 1'));
+    await db.close();
+    expect(error.code).toBe('unavailable');
+    expect(error.message).toContain('cannot reach PostgreSQL at 127.0.0.1:1 (database "svc_prod"');
+    expect(error.message).toContain('postgres://svc:***@127.0.0.1:1/svc_prod');
+    expect(error.message).toContain('connection refused');
+    expect(error.message).not.toContain('hunter2-secret');
+    expect(error.stack ?? '').not.toContain('hunter2-secret');
+
+    db = await client(cluster.urlOf('no_such_db'));
+    error = await fails(db.query('SELECT 1'));
+    await db.close();
+    expect(error.code).toBe('config_error');
+    expect(error.message).toContain(`database "no_such_db" does not exist`);
+    expect(error.message).toContain(`${cluster.host}:${cluster.port}`);
+
+    db = await client(`postgres://svc:pw@no-such-host.invalid:5432/x`);
+    error = await fails(db.query('SELECT 1'));
+    await db.close();
+    expect(error.message).toMatch(
+      /cannot reach PostgreSQL at no-such-host\.invalid:5432.*host "no-such-host\.invalid" not found/,
+    );
+  });
+});
