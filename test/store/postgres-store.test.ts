@@ -60,6 +60,25 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
       expect(error.message).toBe('stop');
       expect(await db.query('SELECT id, v FROM t ORDER BY id')).toEqual([{ id: 1, v: 'a' }]);
       expect(await db.run('UPDATE t SET v = $1', ['z'])).toBe(1);
+      // A transaction holds one connection throughout.
+      const pids = await db.transaction(async (tx) => [
+        await tx.one<{ pid: number }>('SELECT pg_backend_pid() AS pid'),
+        await tx.one<{ pid: number }>('SELECT pg_backend_pid() AS pid'),
+      ]);
+      expect(pids[0]).toEqual(pids[1]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('STORE-PG-16: statement_timeout_ms is set on every connection; a slow statement is a timeout error', async () => {
+    const db = await client(await pg.cluster().createDatabase(), { statement_timeout_ms: 150 });
+    try {
+      expect(await db.one('SHOW statement_timeout')).toEqual({ statement_timeout: '150ms' });
+      const error = await fails(db.query('SELECT pg_sleep(2)'));
+      expect(error.code).toBe('timeout');
+      expect(error.message).toContain('statement_timeout_ms');
+      expect(await db.one('SELECT 1 AS ok')).toEqual({ ok: 1 });
     } finally {
       await db.close();
     }

@@ -21,6 +21,12 @@ describe('PostgreSQL errors', () => {
         /host "db.example" not found/,
       ],
       [new Error('timeout expired'), 'unavailable', /timed out connecting/],
+      [new Error('Connection terminated due to connection timeout'), 'unavailable', /timed out connecting/],
+      [
+        new Error('timeout exceeded when trying to connect'),
+        'unavailable',
+        /every pooled connection stayed busy/,
+      ],
       [
         pgError('28P01', 'password authentication failed for user "svc" (p4ssw0rd-x)'),
         'unauthorized',

@@ -57,6 +57,13 @@ export function storeError(error: unknown, context: StoreErrorContext): SvcError
       details: { ...details, reason: 'unreachable' },
     });
   }
+  if (/timeout exceeded when trying to connect/i.test(raw)) {
+    return new SvcError(
+      'unavailable',
+      `${where}: every pooled connection stayed busy past [store] connect_timeout_ms; raise [store] pool_size or look for slow statements`,
+      { details: { ...details, reason: 'pool_busy' } },
+    );
+  }
   if (code === '28P01' || code === '28000') {
     return new SvcError(
       'unauthorized',
