@@ -36,6 +36,8 @@ export interface PostgresCluster {
   createDatabase(prefix?: string): Promise<string>;
   /** The URL of a database by name (it may not exist). */
   urlOf(database: string): string;
+  /** A streaming-replication standby of this cluster (pg_basebackup -R), on its own port. */
+  startStandby(): Promise<PostgresCluster>;
   stop(): void;
 }
 
@@ -54,7 +56,7 @@ function freePort(): Promise<number> {
 function asClusterUser(bin: string, args: string[]): void {
   const root = process.getuid?.() === 0;
   const [command, argv] = root ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
-  execFileSync(command, argv, { stdio: 'pipe', cwd: '/' });
+  execFileSync(command, argv, { stdio: 'pipe', cwd: '/', timeout: 60_000 });
 }
 
 let databases = 0;
@@ -66,12 +68,7 @@ export async function startPostgres(): Promise<PostgresCluster> {
     throw new Error(
       `PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin): ${POSTGRES_INSTALL}`,
     );
-  const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
-  if (process.getuid?.() === 0) {
-    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-    chownSync(dir, uid, gid);
-  }
+  const dir = clusterDir();
   const data = join(dir, 'data');
   asClusterUser(join(bin, 'initdb'), [
     '-D',
@@ -84,6 +81,22 @@ export async function startPostgres(): Promise<PostgresCluster> {
     '-E',
     'UTF8',
   ]);
+  return launch(bin, dir);
+}
+
+function clusterDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
+  if (process.getuid?.() === 0) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+    chownSync(dir, uid, gid);
+  }
+  return dir;
+}
+
+/** Start the cluster in `dir/data` on a free port; stopped (and removed) at stop() or exit. */
+async function launch(bin: string, dir: string): Promise<PostgresCluster> {
+  const data = join(dir, 'data');
   const port = await freePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
   asClusterUser(join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
@@ -118,6 +131,27 @@ export async function startPostgres(): Promise<PostgresCluster> {
         await client.end();
       }
       return urlOf(name);
+    },
+    async startStandby() {
+      const standbyDir = clusterDir();
+      const args = [
+        '-D',
+        join(standbyDir, 'data'),
+        '-R',
+        '-X',
+        'stream',
+        // A fast checkpoint: the default spreads it over minutes.
+        '--checkpoint=fast',
+        '--no-sync',
+        '-h',
+        host,
+        '-p',
+        String(port),
+        '-U',
+        'postgres',
+      ];
+      asClusterUser(join(bin, 'pg_basebackup'), args);
+      return launch(bin, standbyDir);
     },
     stop,
   };

@@ -4,7 +4,8 @@
  * - migrations create every table of the SQLite schema, are recorded, run once when two nodes
  *   migrate a new database at the same moment, and a newer schema is refused naming both versions;
  * - a wrong URL (nothing listening, unknown database, wrong password) is one SvcError naming host,
- *   port and database with the password masked, never a stack trace.
+ *   port and database with the password masked, never a stack trace;
+ * - the store check (svc doctor --store) tells a primary from a standby and reports its replay lag.
  */
 import { describe, expect, it } from 'vitest';
 import { SvcError } from '../../src/errors';
@@ -15,6 +16,7 @@ import {
   migratePostgres,
   postgresSchemaVersion,
 } from '../../src/store/postgres/migrate';
+import { checkStore } from '../../src/store/store-check';
 import { postgresForFile } from '../helpers/postgres';
 import { sqliteTables } from './sqlite-tables';
 
@@ -128,6 +130,35 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
       expect(error.details).toMatchObject({ schema_version: 7, binary_schema_version: 1 });
     } finally {
       await db.close();
+    }
+  });
+
+  it('STORE-PG-17: the store check reports the primary, and a standby with its replay lag', async () => {
+    const cluster = pg.cluster();
+    const url = await cluster.createDatabase();
+    const primary = await client(url);
+    const standby = await cluster.startStandby();
+    try {
+      await migratePostgres(primary);
+      const store = { pool_size: 2, statement_timeout_ms: 5_000, connect_timeout_ms: 5_000 };
+      expect(await checkStore({ ...store, url }, '/nonexistent')).toMatchObject({
+        kind: 'postgres',
+        ok: true,
+        role: 'primary',
+        schema_version: 1,
+        binary_schema_version: 1,
+      });
+      const standbyUrl = url.replace(`:${cluster.port}/`, `:${standby.port}/`);
+      let report = await checkStore({ ...store, url: standbyUrl }, '/nonexistent');
+      for (let i = 0; i < 50 && report.schema_version !== 1; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        report = await checkStore({ ...store, url: standbyUrl }, '/nonexistent');
+      }
+      expect(report).toMatchObject({ kind: 'postgres', ok: true, role: 'standby', schema_version: 1 });
+      expect(report.replication_lag_ms === null || typeof report.replication_lag_ms === 'number').toBe(true);
+    } finally {
+      await primary.close();
+      standby.stop();
     }
   });
 
