@@ -14,9 +14,9 @@ import { asyncSessionStore } from './async-session-store';
 import { sessionStoreContract } from './sessions.contract';
 
 describe('SessionStore contract on SQLite', () => {
-  sessionStoreContract(async ({ clock, ids }) => {
+  sessionStoreContract(async ({ clock, ids, bus }) => {
     const db = openDb({ dataDir: tmpWorkspace() });
-    const store = createSessionStore({ db: () => db, clock, ids, workspace: '/w' });
+    const store = createSessionStore({ db: () => db, clock, ids, bus, workspace: '/w' });
     return {
       store: asyncSessionStore(store),
       close: async () => {
@@ -29,7 +29,7 @@ describe('SessionStore contract on SQLite', () => {
 const pg = postgresForFile();
 
 describe.skipIf(!pg.available)('SessionStore contract on PostgreSQL', () => {
-  sessionStoreContract(async ({ clock, ids }) => {
+  sessionStoreContract(async ({ clock, ids, bus }) => {
     const sql = await createPostgresClient({
       url: await pg.cluster().createDatabase(),
       pool_size: 4,
@@ -38,7 +38,7 @@ describe.skipIf(!pg.available)('SessionStore contract on PostgreSQL', () => {
     });
     await migratePostgres(sql);
     return {
-      store: createPostgresSessionStore({ sql, clock, ids, workspace: '/w' }),
+      store: createPostgresSessionStore({ sql, clock, ids, bus, workspace: '/w' }),
       close: () => sql.close(),
     };
   });

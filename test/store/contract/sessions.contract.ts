@@ -5,6 +5,7 @@
  * - list: newest update first (id breaks ties), limit and offset, top-level or one parent's children;
  * - family (parents first) and root; delete removes the session, its children and their messages;
  * - update merges metadata and bumps updated_at; addUsage adds; count and messageCount;
+ * - session.created, session.updated and session.deleted are published on the bus;
  * - messages: append returns what a read returns, write order within one millisecond, `after`
  *   and `limit`, a partial update keeps the other fields, finished, delete; unknown ids not_found;
  * - search: best message first then title-only sessions, snippet and highlight, the session,
@@ -12,11 +13,12 @@
  *   updated and deleted messages (no longer) found.
  */
 import { describe, expect, it } from 'vitest';
+import { createEventBus, type EventBus } from '../../../src/events/bus';
 import type { AsyncOf } from '../../../src/sessions/async-of';
 import type { MessagePart, SessionStore } from '../../../src/sessions/types';
 import { type Clock, createSequentialIds, type Ids } from '../../../src/util/ids';
 
-export type OpenSessionStore = (deps: { clock: Clock; ids: Ids }) => Promise<{
+export type OpenSessionStore = (deps: { clock: Clock; ids: Ids; bus: EventBus }) => Promise<{
   store: AsyncOf<SessionStore>;
   close: () => Promise<void>;
 }>;
@@ -26,8 +28,14 @@ const text = (t: string): MessagePart[] => [{ type: 'text', text: t }];
 export function sessionStoreContract(open: OpenSessionStore): void {
   async function setup(start = 1_000) {
     let now = start;
-    const { store, close } = await open({ clock: { now: () => now }, ids: createSequentialIds() });
-    return { store, close, at: (ms: number) => (now = ms) };
+    const clock = { now: () => now };
+    const bus = createEventBus({ clock });
+    const events: { session: string; type: string; payload: Record<string, unknown> }[] = [];
+    bus.subscribe('*', (event) =>
+      events.push({ session: event.session_id, type: event.type, payload: event.payload }),
+    );
+    const { store, close } = await open({ clock, ids: createSequentialIds(), bus });
+    return { store, close, events, at: (ms: number) => (now = ms) };
   }
   /** Runs a case on a fresh store and closes it whatever happens. */
   const withStore =
@@ -184,6 +192,25 @@ export function sessionStoreContract(open: OpenSessionStore): void {
           cost: 0.75,
           updated_at: 6_000,
         });
+      }),
+    );
+  });
+
+  describe('events', () => {
+    it(
+      'STORE-PG-19: create, update and delete publish session events',
+      withStore(async ({ store, events }) => {
+        const parent = await store.create({ title: 'p' });
+        const child = await store.create({ parent_id: parent.id, title: 'c' });
+        await store.update(parent.id, { title: 'q', model: 'm' });
+        await store.delete(parent.id);
+        expect(events.map((e) => [e.session, e.type, e.payload])).toEqual([
+          [parent.id, 'session.created', { session_id: parent.id, parent_id: null, title: 'p' }],
+          [child.id, 'session.created', { session_id: child.id, parent_id: parent.id, title: 'c' }],
+          [parent.id, 'session.updated', { session_id: parent.id, changed: ['title', 'model'] }],
+          [parent.id, 'session.deleted', { session_id: parent.id }],
+          [child.id, 'session.deleted', { session_id: child.id }],
+        ]);
       }),
     );
   });
