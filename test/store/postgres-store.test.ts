@@ -18,7 +18,7 @@ import {
 } from '../../src/store/postgres/migrate';
 import { checkStore } from '../../src/store/store-check';
 import { postgresForFile } from '../helpers/postgres';
-import { sqliteTables } from './sqlite-tables';
+import { sqliteColumns, sqliteTables } from './sqlite-tables';
 
 const pg = postgresForFile();
 
@@ -100,6 +100,21 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
       expect(expected.length).toBeGreaterThanOrEqual(45);
       expect(tables.sort()).toEqual([...expected, 'schema_migrations'].sort());
       expect(await postgresSchemaVersion(db)).toBe(binarySchemaVersion());
+      // Column by column: INTEGER → bigint, REAL → double precision, TEXT → text; PostgreSQL adds
+      // only row_seq (SQLite's rowid order) and message_search_docs.terms (the tsvector index).
+      const columns = await db.query<{ table_name: string; column_name: string; data_type: string }>(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = 'public'",
+      );
+      const translate: Record<string, string> = { INTEGER: 'bigint', REAL: 'double precision', TEXT: 'text' };
+      for (const [table, sqlite] of sqliteColumns(sqliteMigrations)) {
+        const pgColumns = new Map(
+          columns.filter((c) => c.table_name === table).map((c) => [c.column_name, c.data_type]),
+        );
+        const expectedColumns = new Map([...sqlite].map(([name, type]) => [name, translate[type] ?? type]));
+        if (pgColumns.has('row_seq')) expectedColumns.set('row_seq', 'bigint');
+        if (table === 'message_search_docs') expectedColumns.set('terms', 'tsvector');
+        expect(Object.fromEntries(pgColumns), table).toEqual(Object.fromEntries(expectedColumns));
+      }
     } finally {
       await db.close();
     }
