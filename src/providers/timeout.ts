@@ -5,6 +5,7 @@
  * cut: the timer is cleared as soon as the headers arrive.
  * @module
  */
+import { requestBody } from './request-body';
 
 /** Default wait for the response headers: generous, since local servers load models on demand. */
 export const DEFAULT_PROVIDER_TIMEOUT_SECONDS = 600;
@@ -33,30 +34,9 @@ export function withResponseTimeout(fetchFn: typeof fetch, seconds: number, prov
     );
     const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
     try {
-      return await fetchFn(input, { ...init, body: asBytes(init), signal });
+      return await fetchFn(input, { ...init, body: requestBody(init), signal });
     } finally {
       clearTimeout(timer);
     }
   }) as typeof fetch;
-}
-
-/**
- * A JSON request body as bytes. The AI SDK hands fetch the request as a string (with every tool
- * schema, ~100 KB); undici would first rewrite the string as a well-formed Unicode string and then
- * encode it, two passes in JS over the whole body on every step. `Buffer.from` encodes it in one
- * native pass, with the same bytes (lone surrogates become U+FFFD either way). Only for a body
- * whose content type the caller set: a bare string body would otherwise lose undici's default
- * `text/plain;charset=UTF-8`.
- */
-function asBytes(init: RequestInit | undefined): RequestInit['body'] {
-  const body = init?.body;
-  if (typeof body !== 'string' || body.length < 1024 || !hasContentType(init?.headers)) return body;
-  return Buffer.from(body, 'utf8');
-}
-
-function hasContentType(headers: RequestInit['headers']): boolean {
-  if (!headers) return false;
-  if (headers instanceof Headers) return headers.has('content-type');
-  if (Array.isArray(headers)) return headers.some(([name]) => name.toLowerCase() === 'content-type');
-  return Object.keys(headers).some((name) => name.toLowerCase() === 'content-type');
 }
