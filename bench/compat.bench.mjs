@@ -20,6 +20,8 @@ const BIN =
   resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../dist/main.js');
 const CONCURRENCY = Number(process.env.BENCH_COMPAT_CONCURRENCY ?? 200);
 const ROUNDS = Number(process.env.BENCH_COMPAT_ROUNDS ?? 5);
+// BENCH_NODE_ARGS adds Node flags to the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 const TOKEN = 'bench-token';
 
@@ -141,6 +143,7 @@ export async function run() {
     child = spawn(
       process.execPath,
       [
+        ...NODE_ARGS,
         '--heapsnapshot-signal=SIGUSR2',
         `--diagnostic-dir=${diag}`,
         BIN,

@@ -1,6 +1,7 @@
+import { createServer } from 'node:http';
 import type { LanguageModelV3, LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
-import { requestBody, withSerializedTools } from './request-body';
+import { requestBody, sendOnce, withSerializedTools } from './request-body';
 
 const long = (text: string) => `${text} ${'·'.repeat(80)}`;
 
@@ -80,5 +81,46 @@ describe('request bodies with tool schemas encoded once', () => {
     const bytes = new Uint8Array([1, 2]);
     expect(requestBody({ body: bytes, headers: json })).toBe(bytes);
     expect(requestBody(undefined)).toBeUndefined();
+  });
+
+  it('replaces the markers of a small body too, and follows a redirect with the same body', async () => {
+    const { model, calls } = recordingModel();
+    const schema = { type: 'object', properties: {} };
+    const params: LanguageModelV3CallOptions = {
+      prompt: [],
+      tools: [{ type: 'function', name: 'one', description: long('One tool'), inputSchema: schema }],
+    };
+    await withSerializedTools(model).doStream(params);
+    const marked = bodyOf(calls[0], 'hi');
+    const plain = bodyOf(params, 'hi');
+    expect(marked.length).toBeLessThan(1024);
+    expect(Buffer.from(requestBody({ body: marked }) as Buffer).toString('utf8')).toBe(plain);
+
+    const received: { url: string; body: string }[] = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        received.push({ url: req.url ?? '', body: Buffer.concat(chunks).toString('utf8') });
+        if (req.url === '/moved') res.writeHead(307, { location: '/here' }).end();
+        else res.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      for (const path of ['/here', '/moved']) {
+        const response = await sendOnce(fetch, `http://127.0.0.1:${port}${path}`, {
+          method: 'POST',
+          headers: json,
+          body: marked,
+        });
+        expect(await response.text()).toBe('ok');
+      }
+    } finally {
+      server.close();
+    }
+    expect(received.map((r) => r.url)).toEqual(['/here', '/moved', '/moved', '/here']);
+    expect(received.map((r) => r.body === plain)).toEqual([true, true, true, true]);
   });
 });

@@ -21,11 +21,13 @@ const SCHEMA_KEY = '$svcSchema';
 /** A description marker: NUL, a per-process nonce and the id (a string no description equals). */
 const NONCE = randomBytes(6).toString('hex');
 const DESCRIPTION_PREFIX = `\u0000svc:${NONCE}:`;
+/** The description prefix as it appears in a JSON body (NUL escaped). */
+const DESCRIPTION_PREFIX_JSON = `"\\u0000svc:${NONCE}:`;
 const MARKER = new RegExp(`\\{"\\$svcSchema":(\\d+)\\}|"\\\\u0000svc:${NONCE}:(\\d+)"`, 'g');
 /** At most this many descriptions and schemas are kept; later ones are sent as they are. */
 const MAX_ENTRIES = 20_000;
 
-const bytes: Buffer[] = [];
+const bytes: Buffer<ArrayBuffer>[] = [];
 const schemaIds = new WeakMap<object, number>();
 const descriptionIds = new Map<string, number>();
 
@@ -92,19 +94,56 @@ export function withSerializedTools(model: LanguageModelV3): LanguageModelV3 {
  * The body to hand fetch. A JSON body (a string with a content type the caller set) becomes bytes:
  * one native encode instead of undici's two passes in JS over the string (the same bytes: lone
  * surrogates become U+FFFD either way), with the markers of withSerializedTools replaced by the
- * bytes they stand for. A bare string body keeps undici's default `text/plain` and is left as is.
+ * bytes they stand for. A bare string body keeps undici's default `text/plain` and is left as is
+ * (unless it carries markers: those are always replaced).
  */
 export function requestBody(init: RequestInit | undefined): RequestInit['body'] {
   const body = init?.body;
-  if (typeof body !== 'string' || body.length < 1024 || !hasContentType(init?.headers)) return body;
-  const parts: Buffer[] = [];
+  if (typeof body !== 'string') return body;
+  const marked = hasMarkers(body);
+  if (!marked && (body.length < 1024 || !hasContentType(init?.headers))) return body;
+  return encode(body);
+}
+
+/**
+ * fetch with the request's body as bytes (requestBody), sent once. Following redirects, undici
+ * keeps a clone of the request (a tee of the body stream, every chunk copied) in case a redirect
+ * must send it again, and Node 20's undici cannot send a byte body again at all (its buffer is
+ * detached by then). So the bytes go with `redirect: 'error'`, which sends the request itself;
+ * a provider that does redirect is then asked again the ordinary way, with the body as a string
+ * (the server answered the first request with a redirect, not with work done).
+ */
+export async function sendOnce(
+  fetchFn: typeof fetch,
+  input: Parameters<typeof fetch>[0],
+  init: RequestInit,
+): Promise<Response> {
+  const bytes = requestBody(init);
+  if (bytes === init.body) return fetchFn(input, init);
+  // The body as a string, markers replaced: what fetch gets when it may have to send it twice.
+  const asString = () => ({ ...init, body: encode(init.body as string).toString('utf8') });
+  if ((init.redirect ?? 'follow') !== 'follow' || 'window' in init) return fetchFn(input, asString());
+  try {
+    return await fetchFn(input, { ...init, body: bytes, redirect: 'error', window: null });
+  } catch (error) {
+    if ((error as { cause?: { message?: unknown } })?.cause?.message !== 'unexpected redirect') throw error;
+    return fetchFn(input, asString());
+  }
+}
+
+function hasMarkers(body: string): boolean {
+  return bytes.length > 0 && (body.includes('{"$svcSchema":') || body.includes(DESCRIPTION_PREFIX_JSON));
+}
+
+function encode(body: string): Buffer<ArrayBuffer> {
+  if (!hasMarkers(body)) return Buffer.from(body, 'utf8');
+  const parts: Uint8Array[] = [];
   let last = 0;
   for (const match of body.matchAll(MARKER)) {
     const id = Number(match[1] ?? match[2]);
     parts.push(Buffer.from(body.slice(last, match.index), 'utf8'), bytes[id]);
     last = match.index + match[0].length;
   }
-  if (last === 0) return Buffer.from(body, 'utf8');
   parts.push(Buffer.from(body.slice(last), 'utf8'));
   return Buffer.concat(parts);
 }
