@@ -149,6 +149,7 @@ async function runOnce(exposure) {
     return rows;
   } finally {
     server.close();
-    rmSync(ws, { recursive: true, force: true });
+    if (!process.env.BENCH_KEEP) rmSync(ws, { recursive: true, force: true });
+    else process.stderr.write(`kept ${ws}\n`);
   }
 }

@@ -180,6 +180,10 @@ export function openDb(options: OpenDbOptions): Db {
     if (!options.readonly) retryBusy(() => db.pragma('journal_mode = WAL'));
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
+    // Statement journals (an UPDATE of a message runs the session-search triggers: SQLite keeps
+    // the pages it may have to roll back) and transient sort/index data stay in memory: with the
+    // default they spilled to a new file in /var/tmp on every step (~140 page writes per step).
+    db.pragma('temp_store = MEMORY');
     if (!options.readonly) migrate(db, migrations);
     if (fresh && template) writeTemplate(db, template);
   } catch (error) {
