@@ -4,7 +4,7 @@
  * tool set) is stringified, then encoded, on every step of every run, although the tool set
  * changes rarely. For providers that copy a tool's description and schema into the body
  * unchanged, the model handed to the SDK (`withSerializedTools`) replaces them with small
- * markers, and the provider's fetch (`requestBody`, in ./timeout.ts) splices the bytes of each
+ * markers, and the provider's fetch (`sendOnce`, in ./timeout.ts) splices the bytes of each
  * description and schema back in, encoded once per process. The bytes sent are the same as
  * without it.
  * @module
