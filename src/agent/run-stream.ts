@@ -231,11 +231,22 @@ function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
 
 type StreamPart = ReturnType<Ai['streamText']>['fullStream'] extends AsyncIterable<infer P> ? P : never;
 
+/** The parts whose recording writes to the database (the others take no write lock). */
+const WRITING_PARTS = new Set<string>([
+  'start-step',
+  'text-delta',
+  'reasoning-delta',
+  'tool-call',
+  'tool-result',
+  'tool-error',
+  'finish-step',
+]);
+
 /** Record one part of the stream. */
 function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
   const { app } = c;
   // The step's writes of this busy stretch share one commit (stepBatch in src/store/db.ts).
-  stepBatch(() => app.db);
+  if (WRITING_PARTS.has(part.type)) stepBatch(() => app.db);
   switch (part.type) {
     case 'start-step':
       c.steps++;
