@@ -63,9 +63,14 @@ export default defineConfig({
   plugins: [
     {
       name: 'svc-shims',
-      resolveId(id: string, importer: string | undefined) {
-        const shim = SHIMS.find((s) => s.id === id && importer && s.importer.test(importer));
-        return shim ? resolve(shim.file) : null;
+      // Before tsdown's dependency plugin: a shimmed id that is also a dependency of svc
+      // (@opentelemetry/api, for otel.ts) would otherwise be left external, and loaded.
+      resolveId: {
+        order: 'pre',
+        handler(id: string, importer: string | undefined) {
+          const shim = SHIMS.find((s) => s.id === id && importer && s.importer.test(importer));
+          return shim ? resolve(shim.file) : null;
+        },
       },
     },
   ],
