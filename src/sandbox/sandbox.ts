@@ -18,7 +18,7 @@
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { globalConfigDir } from '../config/load';
+import { globalConfigDir, userCacheDir } from '../config/load';
 import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
 import type { ProtectedEntry } from '../shell/bash-analysis';
@@ -148,7 +148,11 @@ export function createSandbox(deps: SandboxDeps): Sandbox {
     const key = `${options.bwrap_path ?? ''}\0${options.network}\0${deps.env.PATH ?? ''}`;
     const now = Date.now();
     if (!cached || cached.key !== key || now - cached.at > PROBE_TTL_MS) {
-      cached = { key, at: now, probe: probeBwrap(options.bwrap_path, deps.env, options.network) };
+      // The first probe of a process may use the result a previous process stored (issue 17:
+      // the probe was ~15-20 ms of every `svc run`); later ones probe again and store theirs.
+      const dir = userCacheDir(deps.env as Record<string, string | undefined>);
+      const cache = dir ? { dir, refresh: cached !== undefined } : undefined;
+      cached = { key, at: now, probe: probeBwrap(options.bwrap_path, deps.env, options.network, cache) };
     }
     return cached.probe;
   };
