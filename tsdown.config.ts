@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { defineConfig } from 'tsdown';
+import { defineConfig, type UserConfig } from 'tsdown';
 
 const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 
@@ -21,18 +21,13 @@ const SHIMS: { id: string; importer: RegExp; file: string }[] = [
 // opens a few dozen files instead of ~250 in node_modules. Native modules (better-sqlite3), the
 // packages that locate files next to themselves (ripgrep, tree-sitter) and the TUI's packages stay
 // in node_modules.
-export default defineConfig({
+const common = {
   entry: { main: 'src/main.ts' },
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   outDir: 'dist',
-  // dist/web is the browser UI, built by Vite after this (vite.web.config.ts): keep it.
-  clean: ['dist/*', '!dist/web'],
   dts: false,
   sourcemap: false,
-  shims: false,
-  fixedExtension: false,
   define: { __SVC_VERSION__: JSON.stringify(version) },
   deps: {
     alwaysBundle: [
@@ -74,4 +69,22 @@ export default defineConfig({
       },
     },
   ],
-});
+} satisfies UserConfig;
+
+// Two builds of the same entry into dist/: the ESM bundle (dist/main.js, what every command but
+// `svc run` loads, and what tests spawn) and a CommonJS one (dist/main.cjs and *.cjs chunks) that
+// bin/svc.cjs loads for `svc run` on Node < 22.1 through V8's code cache (no
+// module.enableCompileCache there; ESM cannot use vm's cachedData without a flag): the run path
+// then skips compiling the bundle (issue 17). Its `import.meta.url` is shimmed from __filename.
+// Only the first cleans dist/.
+export default defineConfig([
+  {
+    ...common,
+    format: 'esm',
+    // dist/web is the browser UI, built by Vite after this (vite.web.config.ts): keep it.
+    clean: ['dist/*', '!dist/web'],
+    shims: false,
+    fixedExtension: false,
+  },
+  { ...common, format: 'cjs', clean: false, shims: true, fixedExtension: true },
+]);
