@@ -26,8 +26,14 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
   } else if (argv[0] === 'run') {
     // Node 20 has no such cache: `svc run` loads the CommonJS build through a code cache of its
     // own (./code-cache.cjs; SVC_CODE_CACHE=0 turns it off).
+    let runWithCodeCache;
     try {
-      started = require('./code-cache.cjs').runWithCodeCache(join(__dirname, '..', 'dist'), process.env);
+      ({ runWithCodeCache } = require('./code-cache.cjs'));
+    } catch {
+      // not installed next to this file: load dist/main.js
+    }
+    try {
+      started = runWithCodeCache?.(join(__dirname, '..', 'dist'), process.env) ?? false;
     } catch (error) {
       started = true;
       fail(error);
