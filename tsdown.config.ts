@@ -86,5 +86,15 @@ export default defineConfig([
     shims: false,
     fixedExtension: false,
   },
-  { ...common, format: 'cjs', clean: false, shims: true, fixedExtension: true },
+  {
+    ...common,
+    format: 'cjs',
+    clean: false,
+    shims: true,
+    fixedExtension: true,
+    // `import()` of a package left in node_modules becomes require() (Node 20.19+ requires ESM
+    // too): a vm.Script compiled from a code cache loses its dynamic-import callback on Node 20
+    // (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING), so the chunks must not use `import()`.
+    outputOptions: { dynamicImportInCjs: false },
+  },
 ]);

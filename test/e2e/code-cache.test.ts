@@ -1,13 +1,16 @@
 /**
  * `svc run` on Node < 22.1 loads the CommonJS build through V8's code cache (bin/code-cache.cjs,
  * issue 17). Pins: the same answer with and without a cache, the cache written on the first run
- * and used (not rewritten) on the next, a corrupt or foreign cache ignored and rewritten, and
- * SVC_CODE_CACHE=0 writing nothing. On Node 22.1+ the command uses Node's own compile cache and
+ * and used (not rewritten) on the next, a corrupt or foreign cache ignored and rewritten,
+ * SVC_CODE_CACHE=0 writing nothing, and a package loaded on demand (the fetch tool's HTML
+ * converter) still loading when the chunk that loads it came from the cache. On Node 22.1+ the command uses Node's own compile cache and
  * writes none of these files.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -96,6 +99,35 @@ describe.skipIf(nodeCompileCache)('svc run through the code cache (Node < 22.1)'
     // every file the run loaded was rewritten (the rest belong to chunks this run did not load)
     expect(rewritten.length).toBeGreaterThan(0);
     expect(rewritten).toContainEqual(expect.stringMatching(/[\\/]main\.cjs\.bin$/));
+  });
+
+  it('loads a package on demand from a cached chunk (fetch converts HTML with node-html-markdown)', async () => {
+    const page = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html><body><h1>Cached</h1><p>page <b>body</b></p></body></html>');
+    });
+    await new Promise<void>((done) => page.listen(0, '127.0.0.1', done));
+    const url = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
+    const cacheHome = mkdtempSync(join(tmpdir(), 'svc-code-cache-'));
+    try {
+      for (const round of [1, 2]) {
+        const fake = await fakeProvider([
+          reply().toolCall('fetch', { url, format: 'markdown' }),
+          reply().text(`fetched ${round}`),
+        ]);
+        const ws = tmpWorkspace({
+          files: {
+            'svc.toml': `[providers.fake]\ntype = "openai-compat"\nbase_url = "${fake.url}"\n[models]\nlarge = "fake/m1"\n`,
+          },
+        });
+        const result = await svc(['run', 'fetch it', '--yolo'], ws, { XDG_CACHE_HOME: cacheHome });
+        expect(result).toMatchObject({ code: 0, stdout: `fetched ${round}\n`, stderr: '' });
+        expect(JSON.stringify(fake.requests[1].body)).toContain('# Cached');
+      }
+      expect(entries(cacheHome).size).toBeGreaterThan(0);
+    } finally {
+      page.close();
+    }
   });
 
   it('writes nothing with SVC_CODE_CACHE=0', async () => {
