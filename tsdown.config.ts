@@ -19,8 +19,9 @@ const SHIMS: { id: string; importer: RegExp; file: string }[] = [
 // `svc --version` loads almost nothing. The pure-JS dependencies on the hot paths (the AI SDK and
 // its providers, zod, hono, the config and CLI parsers) are bundled and tree-shaken: `svc run`
 // opens a few dozen files instead of ~250 in node_modules. Native modules (better-sqlite3), the
-// packages that locate files next to themselves (ripgrep, tree-sitter) and the TUI's packages stay
-// in node_modules.
+// PostgreSQL driver (pg, imported only when `[store] url` names PostgreSQL), the packages that
+// locate files next to themselves (ripgrep, tree-sitter) and the TUI's packages stay in
+// node_modules.
 const common = {
   entry: { main: 'src/main.ts' },
   platform: 'node',
@@ -45,6 +46,8 @@ const common = {
     ],
     neverBundle: [
       /^better-sqlite3/,
+      // the PostgreSQL driver: loaded with `await import('pg')` only when `[store] url` names one
+      /^pg(\/|$)/,
       /^ink(\/|$)/,
       /^ink-/,
       /^react(\/|$)/,
