@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { defineConfig } from 'tsdown';
+import { defineConfig, type UserConfig } from 'tsdown';
 
 const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 
@@ -19,20 +19,16 @@ const SHIMS: { id: string; importer: RegExp; file: string }[] = [
 // `svc --version` loads almost nothing. The pure-JS dependencies on the hot paths (the AI SDK and
 // its providers, zod, hono, the config and CLI parsers) are bundled and tree-shaken: `svc run`
 // opens a few dozen files instead of ~250 in node_modules. Native modules (better-sqlite3), the
-// packages that locate files next to themselves (ripgrep, tree-sitter) and the TUI's packages stay
-// in node_modules.
-export default defineConfig({
+// PostgreSQL driver (pg, imported only when `[store] url` names PostgreSQL), the packages that
+// locate files next to themselves (ripgrep, tree-sitter) and the TUI's packages stay in
+// node_modules.
+const common = {
   entry: { main: 'src/main.ts' },
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   outDir: 'dist',
-  // dist/web is the browser UI, built by Vite after this (vite.web.config.ts): keep it.
-  clean: ['dist/*', '!dist/web'],
   dts: false,
   sourcemap: false,
-  shims: false,
-  fixedExtension: false,
   define: { __SVC_VERSION__: JSON.stringify(version) },
   deps: {
     alwaysBundle: [
@@ -50,6 +46,8 @@ export default defineConfig({
     ],
     neverBundle: [
       /^better-sqlite3/,
+      // the PostgreSQL driver: loaded with `await import('pg')` only when `[store] url` names one
+      /^pg(\/|$)/,
       /^ink(\/|$)/,
       /^ink-/,
       /^react(\/|$)/,
@@ -63,10 +61,43 @@ export default defineConfig({
   plugins: [
     {
       name: 'svc-shims',
-      resolveId(id: string, importer: string | undefined) {
-        const shim = SHIMS.find((s) => s.id === id && importer && s.importer.test(importer));
-        return shim ? resolve(shim.file) : null;
+      // Before tsdown's dependency plugin: a shimmed id that is also a dependency of svc
+      // (@opentelemetry/api, for otel.ts) would otherwise be left external, and loaded.
+      resolveId: {
+        order: 'pre',
+        handler(id: string, importer: string | undefined) {
+          const shim = SHIMS.find((s) => s.id === id && importer && s.importer.test(importer));
+          return shim ? resolve(shim.file) : null;
+        },
       },
     },
   ],
-});
+} satisfies UserConfig;
+
+// Two builds of the same entry into dist/: the ESM bundle (dist/main.js, what every command but
+// `svc run` loads, and what tests spawn) and a CommonJS one (dist/main.cjs and *.cjs chunks) that
+// bin/svc.cjs loads for `svc run` on Node < 22.1 through V8's code cache (no
+// module.enableCompileCache there; ESM cannot use vm's cachedData without a flag): the run path
+// then skips compiling the bundle (issue 17). Its `import.meta.url` is shimmed from __filename.
+// Only the first cleans dist/.
+export default defineConfig([
+  {
+    ...common,
+    format: 'esm',
+    // dist/web is the browser UI, built by Vite after this (vite.web.config.ts): keep it.
+    clean: ['dist/*', '!dist/web'],
+    shims: false,
+    fixedExtension: false,
+  },
+  {
+    ...common,
+    format: 'cjs',
+    clean: false,
+    shims: true,
+    fixedExtension: true,
+    // `import()` of a package left in node_modules becomes require() (Node 20.19+ requires ESM
+    // too): a vm.Script compiled from a code cache loses its dynamic-import callback on Node 20
+    // (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING), so the chunks must not use `import()`.
+    outputOptions: { dynamicImportInCjs: false },
+  },
+]);

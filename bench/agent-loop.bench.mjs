@@ -18,6 +18,10 @@ const BIN =
   process.env.BENCH_SVC_BIN ??
   resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../dist/main.js');
 const STEPS = Number(process.env.BENCH_STEPS ?? 100);
+// BENCH_NODE_ARGS adds Node flags to the svc process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+// BENCH_EXPOSURE runs one tool exposure only ("all" or "deferred").
+const EXPOSURES = (process.env.BENCH_EXPOSURE ?? 'all,deferred').split(',');
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
 function percentile(values, p) {
@@ -88,6 +92,7 @@ function startServer(steps, childPid) {
 export async function run() {
   // Once with options.tool_exposure = "all" (every tool schema on every step), once with "deferred"
   // (the core tools only: what `auto` gives a model with no known window or a small one).
+  if (EXPOSURES.length === 1) return runOnce(EXPOSURES[0]);
   const all = await runOnce('all');
   const deferred = await runOnce('deferred');
   return [
@@ -111,14 +116,19 @@ async function runOnce(exposure) {
       PATH: process.env.PATH,
       HOME: join(ws, '.home'),
       XDG_DATA_HOME: join(ws, '.home', 'share'),
+      ...(process.env.SVC_GROUP_COMMIT ? { SVC_GROUP_COMMIT: process.env.SVC_GROUP_COMMIT } : {}),
     };
     const started = process.hrtime.bigint();
     const code = await new Promise((resolvePromise) => {
-      child = spawn(process.execPath, [BIN, 'run', '--max-steps', String(STEPS + 5), '--yolo', 'bench'], {
-        cwd: ws,
-        env,
-        stdio: 'ignore',
-      });
+      child = spawn(
+        process.execPath,
+        [...NODE_ARGS, BIN, 'run', '--max-steps', String(STEPS + 5), '--yolo', 'bench'],
+        {
+          cwd: ws,
+          env,
+          stdio: 'ignore',
+        },
+      );
       child.on('exit', resolvePromise);
     });
     const total = Number(process.hrtime.bigint() - started) / 1e6;
@@ -139,6 +149,7 @@ async function runOnce(exposure) {
     return rows;
   } finally {
     server.close();
-    rmSync(ws, { recursive: true, force: true });
+    if (!process.env.BENCH_KEEP) rmSync(ws, { recursive: true, force: true });
+    else process.stderr.write(`kept ${ws}\n`);
   }
 }

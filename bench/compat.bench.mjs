@@ -4,7 +4,8 @@
 // "added latency" is what svc costs per request: a fresh session, the agent run (system prompt,
 // model resolution, the AI SDK stream, message and ledger writes, bus events) and the SSE
 // re-encoding. Reported: requests/s, p50/p95 latency both ways, the p50 added latency over 5 rounds
-// of 200 (and for one request at a time, with no queuing), errors, svc's CPU per request (utime +
+// of 200 (and for one request at a time, with no queuing, with the added time to the first chunk
+// of answer text), errors, svc's CPU per request (utime +
 // stime from /proc over the 5 rounds), its peak RSS (VmHWM) and RSS after rounds 1, 3 and 5.
 // BENCH_SVC_BIN runs another build (a main checkout) for a side-by-side comparison.
 // Targets (issue 17): zero errors, p50 added latency ≤ 300 ms, peak RSS ≤ 200 MB, CPU per request
@@ -20,6 +21,8 @@ const BIN =
   resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../dist/main.js');
 const CONCURRENCY = Number(process.env.BENCH_COMPAT_CONCURRENCY ?? 200);
 const ROUNDS = Number(process.env.BENCH_COMPAT_ROUNDS ?? 5);
+// BENCH_NODE_ARGS adds Node flags to the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 const TOKEN = 'bench-token';
 
@@ -141,6 +144,7 @@ export async function run() {
     child = spawn(
       process.execPath,
       [
+        ...NODE_ARGS,
         '--heapsnapshot-signal=SIGUSR2',
         `--diagnostic-dir=${diag}`,
         BIN,
@@ -205,6 +209,7 @@ export async function run() {
       cpuBefore !== undefined && cpuAfter !== undefined && served
         ? (cpuAfter - cpuBefore) / served
         : undefined;
+    const single = await sequential(svcUrl, provider.url, auth, body);
     const rows = [
       { name: 'concurrent streaming requests × rounds', value: `${CONCURRENCY} × ${ROUNDS}` },
       { name: 'direct to the fake provider: requests/s', value: direct.rps.toFixed(0) },
@@ -225,8 +230,15 @@ export async function run() {
       },
       {
         name: 'added latency, single request p50 (ms)',
-        value: (await sequential(svcUrl, provider.url, auth, body)).toFixed(1),
+        value: single.added.toFixed(1),
         target: '≤ 3',
+        pass: single.added <= 3,
+      },
+      {
+        name: 'added time to first content chunk, p50 (ms)',
+        value: single.firstContent.toFixed(1),
+        target: '≤ 5',
+        pass: single.firstContent <= 5,
       },
       { name: 'errors', value: String(errors), target: '0', pass: errors === 0 },
     ];
@@ -262,13 +274,39 @@ export async function run() {
   }
 }
 
-/** The added latency of one request at a time (no queuing): median of 30 pairs. */
+/**
+ * The added latency of one request at a time (no queuing), and the added time to the first chunk
+ * with answer text: medians of 30 pairs.
+ */
 async function sequential(svcUrl, providerUrl, auth, body) {
   const diffs = [];
+  const firstDiffs = [];
   for (let i = 0; i < 30; i++) {
-    const viaSvc = await streamOnce(svcUrl, auth, body(i));
-    const direct = await streamOnce(providerUrl, {}, body(i));
-    diffs.push(viaSvc - direct);
+    const viaSvc = await timedStream(svcUrl, auth, body(i));
+    const direct = await timedStream(providerUrl, {}, body(i));
+    diffs.push(viaSvc.total - direct.total);
+    firstDiffs.push(viaSvc.firstContent - direct.firstContent);
   }
-  return percentile(diffs, 50);
+  return { added: percentile(diffs, 50), firstContent: percentile(firstDiffs, 50) };
+}
+
+/** One streaming request read as it arrives: the whole time and the time to the first answer text. */
+async function timedStream(url, headers, body) {
+  const started = performance.now();
+  const response = await fetch(`${url}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+  const decoder = new TextDecoder();
+  let text = '';
+  let firstContent;
+  for await (const bytes of response.body) {
+    text += decoder.decode(bytes, { stream: true });
+    if (firstContent === undefined && /"content":"[^"]/.test(text))
+      firstContent = performance.now() - started;
+  }
+  if (!text.trimEnd().endsWith('data: [DONE]')) throw new Error(`no [DONE]: ${text.slice(-200)}`);
+  return { total: performance.now() - started, firstContent: firstContent ?? Number.NaN };
 }

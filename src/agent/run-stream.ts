@@ -6,7 +6,7 @@
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
-import { atomically } from '../store/db';
+import { atomically, stepBatch } from '../store/db';
 import { kindPolicies } from './agent-kinds';
 import { MAX_FAILED_COMPACTIONS } from './compaction';
 import { fitToBudget, freshToolTokens } from './context-fit';
@@ -60,6 +60,7 @@ function bridgeFor(c: RunContext, t: RunTurn) {
     permission: { yolo: run.options.yolo, unattended: run.options.unattended },
     isActive: (name) => t.active.has(name),
     beforeCall(call) {
+      stepBatch(() => app.db);
       t.called.add(call.tool);
       atomically(
         () => app.db,
@@ -230,9 +231,22 @@ function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
 
 type StreamPart = ReturnType<Ai['streamText']>['fullStream'] extends AsyncIterable<infer P> ? P : never;
 
+/** The parts whose recording writes to the database (the others take no write lock). */
+const WRITING_PARTS = new Set<string>([
+  'start-step',
+  'text-delta',
+  'reasoning-delta',
+  'tool-call',
+  'tool-result',
+  'tool-error',
+  'finish-step',
+]);
+
 /** Record one part of the stream. */
 function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
   const { app } = c;
+  // The step's writes of this busy stretch share one commit (stepBatch in src/store/db.ts).
+  if (WRITING_PARTS.has(part.type)) stepBatch(() => app.db);
   switch (part.type) {
     case 'start-step':
       c.steps++;

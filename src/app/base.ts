@@ -14,6 +14,8 @@ import { pluginConfigLayers, pluginsDir } from '../plugins/config-layer';
 import { createRedactor, type Redactor } from '../redact';
 import { ensureDataDir } from '../store/data-dir';
 import { DB_FILE, type Db, openDb } from '../store/db';
+import { postgresNotServed } from '../store/postgres-pending';
+import { isPostgresUrl } from '../store/store-url';
 import type { RuntimeState } from '../tools/core/types';
 import { type Clock, createIds, type Ids, systemClock } from '../util/ids';
 import { checkAllowlists, seedSecrets } from './config-checks';
@@ -85,6 +87,9 @@ export function createBase(options: AppOptions): AppBase {
   let db: Db | undefined;
   const openDatabase = (): Db => {
     if (!db) {
+      // issue 18: with a PostgreSQL store configured, svc.db is never opened (nor created).
+      const storeUrl = loaded.config.store.url;
+      if (isPostgresUrl(storeUrl)) throw postgresNotServed(storeUrl);
       db = openDb({ dataDir, readonly: options.readOnlyDb, templateDir: userCacheDir(env) });
       log.debug('database open', { path: join(dataDir, DB_FILE) });
     }

@@ -8,6 +8,7 @@ import type { LoadedConfig } from '../config/load';
 import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
 import type { Redactor } from '../redact';
+import { storeUrlPassword } from '../store/store-url';
 import { allowlistProblems } from '../tools/core/aliases';
 
 export function checkAllowlists(config: Config) {
@@ -42,4 +43,5 @@ export function seedSecrets(
   }
   redactor.add(loaded.config.services.http.token);
   redactor.add(loaded.config.services.mcp.token);
+  redactor.add(storeUrlPassword(loaded.config.store.url));
 }

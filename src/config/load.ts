@@ -84,6 +84,7 @@ export const ENV_OVERRIDES: Record<string, { path: string[]; parse?: (v: string)
   SVC_MODEL: { path: ['models', 'large'] },
   SVC_SMALL_MODEL: { path: ['models', 'small'] },
   SVC_LOG_LEVEL: { path: ['log', 'level'] },
+  SVC_STORE_URL: { path: ['store', 'url'] },
   SVC_DISABLED_TOOLS: {
     path: ['options', 'disabled_tools'],
     parse: (v) =>

@@ -12,6 +12,7 @@ import { azureModel, bedrockModel, vertexModel } from './cloud-models';
 import { missingKeyHint } from './credentials';
 import { acpModel, vendorCliModel } from './process-models';
 import type { ProviderEntry } from './provider-entries';
+import { withSerializedTools } from './request-body';
 import { chatgptModel, copilotModel, hyperModel } from './subscription-models';
 import { providerTimeoutSeconds, withResponseTimeout } from './timeout';
 
@@ -44,6 +45,17 @@ const CACHEABLE = new Set<ProviderEntry['type']>([
 const MAX_MODELS_PER_ENTRY = 32;
 const built = new WeakMap<ProviderEntry, Map<string, { fetch: typeof fetch; model: LanguageModelV3 }>>();
 
+/**
+ * Provider types whose request carries a function tool's description and JSON Schema verbatim:
+ * those are encoded once per process and spliced into each request (./request-body.ts).
+ */
+const VERBATIM_TOOLS = new Set<ProviderEntry['type']>([
+  'openai-compat',
+  'openai',
+  'anthropic',
+  'anthropic-compat',
+]);
+
 export async function buildLanguageModel(request: BuildRequest): Promise<LanguageModelV3> {
   const { deps, entry, modelId, credential } = request;
   if (!CACHEABLE.has(entry.type)) return createLanguageModel(request);
@@ -51,7 +63,8 @@ export async function buildLanguageModel(request: BuildRequest): Promise<Languag
   let models = built.get(entry);
   const hit = models?.get(key);
   if (hit && hit.fetch === deps.fetch) return hit.model;
-  const model = await createLanguageModel(request);
+  const created = await createLanguageModel(request);
+  const model = VERBATIM_TOOLS.has(entry.type) ? withSerializedTools(created) : created;
   if (!models) {
     models = new Map();
     built.set(entry, models);

@@ -8,12 +8,16 @@
  * - else unknown (then `options.tool_exposure = "auto"` defers, see src/agent/tool-exposure.ts).
  *
  * A learned window is kept for a day, an unknown one for ten minutes (so a server that does not
- * tell is not asked on every turn). `svc update-providers` clears the cache, and so does deleting
- * the file. A failed probe never fails the turn.
+ * tell is not asked on every turn). The same rows are kept in the user cache dir
+ * (`~/.cache/svc/context-windows.json`), shared by every data dir: a `svc run` in a new workspace
+ * does not ask the server again (issue 17: the probe's four requests came before every first
+ * model request). `svc update-providers` clears both, and so does deleting both files. A failed
+ * probe never fails the turn.
  * @module
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { userCacheDir } from '../config/load';
 import type { ProviderDeps } from './context';
 import type { ProviderEntry } from './provider-entries';
 import { learnContextWindow } from './server-models';
@@ -38,8 +42,16 @@ export function windowCachePath(dataDir: string): string {
   return join(dataDir, 'cache', 'context-windows.json');
 }
 
-export function clearWindowCache(dataDir: string): void {
+/** The cache shared by every data dir (the user cache dir), or undefined without one. */
+export function sharedWindowCachePath(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const dir = userCacheDir(env);
+  return dir ? join(dir, 'context-windows.json') : undefined;
+}
+
+export function clearWindowCache(dataDir: string, env?: Readonly<Record<string, string | undefined>>): void {
   rmSync(windowCachePath(dataDir), { force: true });
+  const shared = env ? sharedWindowCachePath(env) : undefined;
+  if (shared) rmSync(shared, { force: true });
 }
 
 function readCache(path: string): Record<string, CacheRow> {
@@ -56,6 +68,16 @@ function writeCache(path: string, rows: Record<string, CacheRow>): void {
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(rows, null, 2)}\n`, { mode: 0o600 });
   renameSync(tmp, path);
+}
+
+function isRow(row: unknown): row is CacheRow {
+  if (typeof row !== 'object' || row === null) return false;
+  const r = row as Record<string, unknown>;
+  return (
+    typeof r.at === 'number' &&
+    (r.context_window === null || (typeof r.context_window === 'number' && r.context_window > 0)) &&
+    (r.source === null || r.source === undefined || typeof r.source === 'string')
+  );
 }
 
 /** Whether the server behind this entry is worth asking (OpenAI-compatible HTTP servers only). */
@@ -82,10 +104,14 @@ export async function contextWindowFor(
   const probe = deps.config().options.local_probe;
   if (!probesWindow(entry) || !probe.learn_window) return catalog;
   const path = windowCachePath(deps.dataDir);
+  const shared = sharedWindowCachePath(deps.env);
   const key = `${entry.id} ${entry.base_url} ${model}`;
   const now = deps.clock.now();
-  const row = readCache(path)[key];
-  if (row && now - row.at < (row.context_window ? LEARNED_TTL_MS : UNKNOWN_TTL_MS) && now >= row.at) {
+  const fresh = (row: CacheRow | undefined): row is CacheRow =>
+    isRow(row) && now - row.at < (row.context_window ? LEARNED_TTL_MS : UNKNOWN_TTL_MS) && now >= row.at;
+  let row: CacheRow | undefined = readCache(path)[key];
+  if (!fresh(row) && shared) row = readCache(shared)[key];
+  if (fresh(row)) {
     return row.context_window
       ? { context_window: row.context_window, source: row.source ?? 'server', cached: true }
       : { ...catalog, cached: true };
@@ -101,12 +127,19 @@ export async function contextWindowFor(
     model,
   ).catch(() => undefined);
   if (options.signal?.aborted) return catalog;
-  try {
-    const rows = readCache(path);
-    rows[key] = { context_window: learned?.context_window ?? null, source: learned?.source ?? null, at: now };
-    writeCache(path, rows);
-  } catch (error) {
-    deps.log.warn('context window cache not written', { path, error: (error as Error).message });
+  const learnedRow = {
+    context_window: learned?.context_window ?? null,
+    source: learned?.source ?? null,
+    at: now,
+  };
+  for (const file of shared ? [path, shared] : [path]) {
+    try {
+      const rows = readCache(file);
+      rows[key] = learnedRow;
+      writeCache(file, rows);
+    } catch (error) {
+      deps.log.warn('context window cache not written', { path: file, error: (error as Error).message });
+    }
   }
   deps.log.info('context window probed', {
     provider: entry.id,

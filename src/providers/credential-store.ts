@@ -171,8 +171,8 @@ interface KeyringEntry {
 
 /** Loaded on demand: the native module is optional and absent on some machines. */
 function keyringBackend(): Backend {
-  const require = createRequire(import.meta.url);
-  const { Entry } = require('@napi-rs/keyring') as {
+  const requireHere = createRequire(import.meta.url);
+  const { Entry } = requireHere('@napi-rs/keyring') as {
     Entry: new (service: string, account: string) => KeyringEntry;
   };
   const entry = (account: string) => new Entry(KEYRING_SERVICE, account);

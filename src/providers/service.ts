@@ -142,7 +142,7 @@ export function createProviderService(deps: ProviderDeps): ProviderService {
         signal,
       });
       memo = undefined;
-      clearWindowCache(deps.dataDir);
+      clearWindowCache(deps.dataDir, deps.env);
       return result;
     },
     seedSecrets() {

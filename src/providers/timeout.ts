@@ -5,6 +5,7 @@
  * cut: the timer is cleared as soon as the headers arrive.
  * @module
  */
+import { sendOnce } from './request-body';
 
 /** Default wait for the response headers: generous, since local servers load models on demand. */
 export const DEFAULT_PROVIDER_TIMEOUT_SECONDS = 600;
@@ -33,7 +34,7 @@ export function withResponseTimeout(fetchFn: typeof fetch, seconds: number, prov
     );
     const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
     try {
-      return await fetchFn(input, { ...init, signal });
+      return await sendOnce(fetchFn, input, { ...init, signal });
     } finally {
       clearTimeout(timer);
     }

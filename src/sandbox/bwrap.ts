@@ -10,7 +10,18 @@
  * @module
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  accessSync,
+  constants,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 export interface BwrapProbe {
@@ -63,10 +74,17 @@ export function findBwrap(configured: string | undefined, pathEnv: string | unde
   return null;
 }
 
+/**
+ * Find bwrap and check it can create a sandbox here: `bwrap --version` and a trivial command in
+ * the base layout (a fresh /proc, else the host's), two or three processes, ~15-20 ms. With
+ * `cache` a result is kept on disk for the next process, see
+ * {@link cachedProbe}.
+ */
 export function probeBwrap(
   configured: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
   network: 'none' | 'host',
+  cache?: ProbeCache,
 ): BwrapProbe {
   const path = findBwrap(configured, env.PATH);
   if (!path) {
@@ -80,6 +98,18 @@ export function probeBwrap(
         : 'bwrap is not installed (not found in PATH); install the bubblewrap package',
     };
   }
+  if (!cache) return runProbe(path, network);
+  return cachedProbe(path, network, cache, () => runProbe(path, network));
+}
+
+/** Where a probe's result is kept between processes (the user cache dir). */
+export interface ProbeCache {
+  dir: string;
+  /** Probe anyway and store the result (a long-running process checking again). */
+  refresh?: boolean;
+}
+
+function runProbe(path: string, network: 'none' | 'host'): BwrapProbe {
   const versionRun = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS });
   const version = /(\d+\.\d+(?:\.\d+)?)/.exec(versionRun.stdout ?? '')?.[1] ?? null;
   let lastError = '';
@@ -96,6 +126,109 @@ export function probeBwrap(
     proc: null,
     error: `bwrap cannot create a sandbox here: ${lastError} (user namespaces may be disabled)`,
   };
+}
+
+/** Bump when the probe's layout or result changes: older cached results are then ignored. */
+const PROBE_CACHE_FORMAT = 1;
+/** A cached result is used this long at most, whatever its key says. */
+const PROBE_CACHE_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The probe's result cached in `cacheDir` (issue 17: the probe's processes were ~15-20 ms of every
+ * `svc run`). The key is everything the result depends on: the executable (path, inode, size,
+ * mtime), the network layout, the user, this boot, the user and mount namespaces, and the kernel
+ * switches for unprivileged user namespaces; a result older than a day is probed again. A missing,
+ * corrupt or foreign cache file is ignored and rewritten; failing to write it is ignored.
+ */
+function cachedProbe(
+  path: string,
+  network: 'none' | 'host',
+  cache: ProbeCache,
+  probe: () => BwrapProbe,
+): BwrapProbe {
+  const key = probeKey(path, network);
+  if (!key) return probe();
+  const cacheDir = cache.dir;
+  const file = join(
+    cacheDir,
+    `bwrap-probe-${createHash('sha256').update(`${path}\0${network}`).digest('hex').slice(0, 16)}.json`,
+  );
+  try {
+    if (cache.refresh) throw new Error('refresh');
+    const cached = JSON.parse(readFileSync(file, 'utf8')) as { key?: unknown; at?: unknown; probe?: unknown };
+    const age = Date.now() - Number(cached.at);
+    if (cached.key === key && age >= 0 && age < PROBE_CACHE_TTL_MS && isProbe(cached.probe, path)) {
+      return cached.probe;
+    }
+  } catch {
+    // no cache yet, or unreadable: probe
+  }
+  const result = probe();
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    mkdirSync(cacheDir, { recursive: true });
+    writeFileSync(tmp, JSON.stringify({ key, at: Date.now(), probe: result }));
+    renameSync(tmp, file);
+  } catch {
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      // the cache dir is not a directory: nothing was written
+    }
+  }
+  return result;
+}
+
+function probeKey(path: string, network: 'none' | 'host'): string | undefined {
+  let stat: ReturnType<typeof statSync>;
+  try {
+    stat = statSync(path);
+  } catch {
+    return undefined;
+  }
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
+  const link = (file: string) => {
+    try {
+      return readlinkSync(file);
+    } catch {
+      return '';
+    }
+  };
+  return JSON.stringify([
+    PROBE_CACHE_FORMAT,
+    path,
+    network,
+    stat.ino,
+    stat.size,
+    stat.mtimeMs,
+    process.getuid?.() ?? null,
+    read('/proc/sys/kernel/random/boot_id'),
+    link('/proc/self/ns/user'),
+    link('/proc/self/ns/mnt'),
+    read('/proc/sys/kernel/unprivileged_userns_clone'),
+    read('/proc/sys/user/max_user_namespaces'),
+    read('/proc/sys/kernel/apparmor_restrict_unprivileged_userns'),
+  ]);
+}
+
+function isProbe(value: unknown, path: string): value is BwrapProbe {
+  if (!value || typeof value !== 'object') return false;
+  const v = value as Record<string, unknown>;
+  const stringOrNull = (x: unknown) => x === null || typeof x === 'string';
+  return (
+    v.path === path &&
+    stringOrNull(v.version) &&
+    typeof v.usable === 'boolean' &&
+    (v.proc === 'fresh' || v.proc === 'host' || v.proc === null) &&
+    stringOrNull(v.error) &&
+    (v.usable ? v.proc !== null : v.proc === null)
+  );
 }
 
 /** The mounts every sandbox starts with, before the workspace. */

@@ -18,11 +18,11 @@
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { globalConfigDir } from '../config/load';
+import { globalConfigDir, userCacheDir } from '../config/load';
 import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
 import type { ProtectedEntry } from '../shell/bash-analysis';
-import { type BindMount, type BwrapProbe, layoutArgs, probeBwrap } from './bwrap';
+import { type BindMount, type BwrapProbe, layoutArgs, type ProbeCache, probeBwrap } from './bwrap';
 import { CREDENTIAL_ENV, ENV_ALLOWLIST, type ShellEnvPolicy, scrubEnv, visibleVariable } from './env';
 import { installCommand } from './install-hint';
 import { buildLayout, prepareDataDir } from './layout';
@@ -140,6 +140,15 @@ export interface SandboxDeps {
   outerDataDirs?: readonly string[];
 }
 
+/**
+ * The first probe of a process may use the result a previous process stored (issue 17: the probe
+ * was ~15-20 ms of every `svc run`); later ones probe again and store theirs.
+ */
+function probeCache(env: SandboxDeps['env'], again: boolean): ProbeCache | undefined {
+  const dir = userCacheDir(env as Record<string, string | undefined>);
+  return dir ? { dir, refresh: again } : undefined;
+}
+
 export function createSandbox(deps: SandboxDeps): Sandbox {
   const platform = deps.platform ?? process.platform;
   let cached: { key: string; at: number; probe: BwrapProbe } | undefined;
@@ -148,7 +157,8 @@ export function createSandbox(deps: SandboxDeps): Sandbox {
     const key = `${options.bwrap_path ?? ''}\0${options.network}\0${deps.env.PATH ?? ''}`;
     const now = Date.now();
     if (!cached || cached.key !== key || now - cached.at > PROBE_TTL_MS) {
-      cached = { key, at: now, probe: probeBwrap(options.bwrap_path, deps.env, options.network) };
+      const cache = probeCache(deps.env, cached !== undefined);
+      cached = { key, at: now, probe: probeBwrap(options.bwrap_path, deps.env, options.network, cache) };
     }
     return cached.probe;
   };

@@ -147,7 +147,8 @@ export function snippetOf(body: string, terms: string[]): { snippet: string; hig
   };
 }
 
-function titleSnippet(title: string, query: string): string {
+/** The title around the first case-insensitive occurrence of the query. */
+export function titleSnippet(title: string, query: string): string {
   const index = title.toLowerCase().indexOf(query.toLowerCase());
   if (index === -1) return title.slice(0, 120);
   return title.slice(Math.max(0, index - 40), index + query.length + 80);

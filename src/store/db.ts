@@ -76,6 +76,37 @@ export function commitBatch(db: Db): void {
   }
 }
 
+/**
+ * Step batch: the agent's step loop calls this before it records a part of the model's stream.
+ * Outside a transaction it opens one (`BEGIN IMMEDIATE`) that commits when the event loop next
+ * reaches its check phase (setImmediate), that is as soon as this process has nothing left to
+ * compute and would wait for I/O: the writes of a step that arrive in one busy stretch (the step's
+ * start, the assistant message, the tool call and the writes of a quick tool, its result, the
+ * step's end with its usage and ledger rows) are one commit instead of several, and the write lock
+ * is never held while the process waits (for the model, a slow tool, a timer). On in every process
+ * (also `svc run`, where group commit is off: a run's start-up stretch is not covered);
+ * `SVC_GROUP_COMMIT=0` turns it off with group commit.
+ */
+export function stepBatch(handle: () => Db): void {
+  if (stepBatchOff) return;
+  let db: Db;
+  try {
+    db = handle();
+  } catch {
+    return; // no database: the writes fail (or not) on their own
+  }
+  if (db.inTransaction || !db.open) return;
+  try {
+    db.exec('BEGIN IMMEDIATE');
+  } catch {
+    return; // busy: the writes commit on their own, waiting on the busy timeout as before
+  }
+  openBatches.add(db);
+  if (openBatches.size === 1) process.once('exit', commitAllBatches);
+  setImmediate(() => commitBatch(db));
+}
+
+const stepBatchOff = process.env.SVC_GROUP_COMMIT === '0';
 let groupCommitOff = process.env.SVC_GROUP_COMMIT !== '1';
 
 /**
@@ -149,6 +180,10 @@ export function openDb(options: OpenDbOptions): Db {
     if (!options.readonly) retryBusy(() => db.pragma('journal_mode = WAL'));
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
+    // Statement journals (an UPDATE of a message runs the session-search triggers: SQLite keeps
+    // the pages it may have to roll back) and transient sort/index data stay in memory: with the
+    // default they spilled to a new file in /var/tmp on every step (~140 page writes per step).
+    db.pragma('temp_store = MEMORY');
     if (!options.readonly) migrate(db, migrations);
     if (fresh && template) writeTemplate(db, template);
   } catch (error) {

@@ -31,10 +31,10 @@ export function sqlitePackageFor(nodeApiVersion: number, napiBuildInstalled: boo
 
 /** The package svc loads on this runtime. */
 export function sqlitePackage(): string {
-  const require = createRequire(import.meta.url);
+  const requireHere = createRequire(import.meta.url);
   let installed = true;
   try {
-    require.resolve('better-sqlite3-napi');
+    requireHere.resolve('better-sqlite3-napi');
   } catch {
     installed = false;
   }

@@ -5,7 +5,8 @@
  * OTLP (./otel.ts). Gauges (queue depth, SSE subscribers) are read when scraped or collected.
  * @module
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type * as PromClient from 'prom-client';
 import type { ModelCallEnd, ModelCallStart } from '../providers/types';
 
 /** What every metrics sink records. */
@@ -29,23 +30,35 @@ export interface Metrics extends MetricsSink {
 
 const LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120];
 
-export function createMetrics(): Metrics {
+/** Prometheus text exposition format 0.0.4 (prom-client's `Registry.PROMETHEUS_CONTENT_TYPE`). */
+const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/**
+ * Recordings kept before the registry is built. prom-client (with the OpenTelemetry API it loads)
+ * took ~27 ms of every `svc run` that never reads a metric (issue 17), so the registry is built
+ * on the first read (`render`, a scrape), or once this many recordings wait, which bounds them.
+ */
+const MAX_PENDING = 1000;
+
+interface Instruments {
+  registry: PromClient.Registry;
+  tokens: PromClient.Counter;
+  cost: PromClient.Counter;
+  calls: PromClient.Counter;
+  ttft: PromClient.Histogram;
+  duration: PromClient.Histogram;
+  toolCalls: PromClient.Counter;
+  toolDuration: PromClient.Histogram;
+  runs: PromClient.Counter;
+}
+
+function loadPromClient(): typeof PromClient {
+  return createRequire(import.meta.url)('prom-client') as typeof PromClient;
+}
+
+function buildInstruments(read: (name: GaugeName) => number): Instruments {
+  const { Counter, Gauge, Histogram, Registry } = loadPromClient();
   const registry = new Registry();
-  const readers: Record<GaugeName, Set<() => number>> = {
-    queue_depth: new Set(),
-    sse_subscribers: new Set(),
-  };
-  const read = (name: GaugeName) => {
-    let total = 0;
-    for (const r of readers[name]) {
-      try {
-        total += r();
-      } catch {
-        // A reader whose source is closed counts 0.
-      }
-    }
-    return total;
-  };
   const tokens = new Counter({
     name: 'svc_model_tokens_total',
     help: 'Tokens of every model call, by direction (input, output), provider, model and purpose.',
@@ -114,30 +127,70 @@ export function createMetrics(): Metrics {
     },
   });
 
+  return { registry, tokens, cost, calls, ttft, duration, toolCalls, toolDuration, runs };
+}
+
+export function createMetrics(): Metrics {
+  const readers: Record<GaugeName, Set<() => number>> = {
+    queue_depth: new Set(),
+    sse_subscribers: new Set(),
+  };
+  const read = (name: GaugeName) => {
+    let total = 0;
+    for (const r of readers[name]) {
+      try {
+        total += r();
+      } catch {
+        // A reader whose source is closed counts 0.
+      }
+    }
+    return total;
+  };
+  let instruments: Instruments | undefined;
+  const pending: ((i: Instruments) => void)[] = [];
+  const built = (): Instruments => {
+    if (!instruments) {
+      instruments = buildInstruments(read);
+      for (const record of pending.splice(0)) record(instruments);
+    }
+    return instruments;
+  };
+  const record = (apply: (i: Instruments) => void) => {
+    if (instruments) apply(instruments);
+    else {
+      pending.push(apply);
+      if (pending.length >= MAX_PENDING) built();
+    }
+  };
+
   return {
-    contentType: registry.contentType,
-    render: () => registry.metrics(),
+    contentType: CONTENT_TYPE,
+    render: () => built().registry.metrics(),
     gauge(name, reader) {
       readers[name].add(reader);
       return () => readers[name].delete(reader);
     },
     read,
     modelCall(start, end) {
-      const labels = { provider: end.provider, model: end.model, purpose: start.purpose };
-      tokens.inc({ ...labels, direction: 'input' }, end.input_tokens);
-      tokens.inc({ ...labels, direction: 'output' }, end.output_tokens);
-      cost.inc(labels, end.cost);
-      calls.inc({ ...labels, status: end.status });
-      if (end.ttft_ms !== null)
-        ttft.observe({ provider: end.provider, model: end.model }, end.ttft_ms / 1000);
-      duration.observe(labels, end.duration_ms / 1000);
+      record(({ tokens, cost, calls, ttft, duration }) => {
+        const labels = { provider: end.provider, model: end.model, purpose: start.purpose };
+        tokens.inc({ ...labels, direction: 'input' }, end.input_tokens);
+        tokens.inc({ ...labels, direction: 'output' }, end.output_tokens);
+        cost.inc(labels, end.cost);
+        calls.inc({ ...labels, status: end.status });
+        if (end.ttft_ms !== null)
+          ttft.observe({ provider: end.provider, model: end.model }, end.ttft_ms / 1000);
+        duration.observe(labels, end.duration_ms / 1000);
+      });
     },
     toolCall(tool, status, seconds) {
-      toolCalls.inc({ tool, status });
-      toolDuration.observe({ tool }, seconds);
+      record(({ toolCalls, toolDuration }) => {
+        toolCalls.inc({ tool, status });
+        toolDuration.observe({ tool }, seconds);
+      });
     },
     runEnded(status) {
-      runs.inc({ status });
+      record(({ runs }) => runs.inc({ status }));
     },
   };
 }

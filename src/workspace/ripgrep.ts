@@ -14,8 +14,8 @@ let cachedPath: string | undefined;
 export function rgPath(): string {
   if (cachedPath) return cachedPath;
   try {
-    const require = createRequire(import.meta.url);
-    cachedPath = (require('@vscode/ripgrep') as { rgPath: string }).rgPath;
+    const requireHere = createRequire(import.meta.url);
+    cachedPath = (requireHere('@vscode/ripgrep') as { rgPath: string }).rgPath;
   } catch {
     cachedPath = 'rg';
   }

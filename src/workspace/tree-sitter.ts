@@ -40,9 +40,9 @@ export function parserFor(name: GrammarName): Promise<Parser> {
   if (!parser) {
     parser = (async () => {
       const { Parser: P, Language: L } = await loadRuntime();
-      const require = createRequire(import.meta.url);
+      const requireHere = createRequire(import.meta.url);
       const language: Language = await L.load(
-        require.resolve(`@vscode/tree-sitter-wasm/wasm/tree-sitter-${name}.wasm`),
+        requireHere.resolve(`@vscode/tree-sitter-wasm/wasm/tree-sitter-${name}.wasm`),
       );
       const p = new P();
       p.setLanguage(language);

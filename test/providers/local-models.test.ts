@@ -3,7 +3,7 @@
  * - the context window is learned from the server (Ollama /api/show num_ctx, then model_info
  *   *.context_length; LM Studio /api/v0/models; llama.cpp /props n_ctx; vLLM max_model_len in
  *   /v1/models), cached per provider and model in <data dir>/cache/context-windows.json (a second
- *   turn asks nothing), a window set in config wins with no probe, the catalog is the fallback,
+ *   turn asks nothing) and in the user cache dir (a new workspace asks nothing), a window set in config wins with no probe, the catalog is the fallback,
  *   and a server that hangs does not fail the turn;
  * - the learned window is what the run uses: a large one sends every tool, an unknown one defers
  *   to the essential tools with the rest listed by name;
@@ -15,7 +15,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { windowCachePath } from '../../src/providers/context-window';
+import { clearWindowCache, windowCachePath } from '../../src/providers/context-window';
 import { fakeProvider, reply } from '../helpers/fake-provider';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { runBin } from '../helpers/run-bin';
@@ -64,7 +64,9 @@ async function modelServer(routes: Record<string, Route>, chat?: string) {
 async function appFor(baseUrl: string, extra: Record<string, unknown> = {}, workspace = tmpWorkspace()) {
   return makeTestApp({
     workspace,
-    env: isolatedEnv(workspace),
+    // Its own cache dir: the windows learned there are shared by every data dir, and these
+    // servers (same provider and model, ephemeral ports) answer differently.
+    env: isolatedEnv(workspace, { XDG_CACHE_HOME: join(workspace, '.home', '.cache') }),
     config: {
       providers: { local: { type: 'openai-compat', base_url: baseUrl } },
       models: { large: 'local/m1' },
@@ -98,6 +100,31 @@ describe('context window learned from the server', () => {
     const again = await (await appFor(server.url, {}, workspace)).models.resolve();
     expect(again.info.context_window).toBe(8192);
     expect(server.hits.filter((h) => h === 'POST /api/show')).toHaveLength(1);
+  });
+
+  it('a new data dir of the same user asks nothing: the user cache dir keeps it too', async () => {
+    const server = await modelServer({ 'POST /api/show': ollamaShow('num_ctx 4096') });
+    const first = tmpWorkspace();
+    const cacheHome = join(first, '.home', '.cache');
+    const appIn = (workspace: string) =>
+      makeTestApp({
+        workspace,
+        env: isolatedEnv(workspace, { XDG_CACHE_HOME: cacheHome }),
+        config: {
+          providers: { local: { type: 'openai-compat', base_url: server.url } },
+          models: { large: 'local/m1' },
+        },
+      });
+    expect((await (await appIn(first)).models.resolve()).info.context_window).toBe(4096);
+    const other = await appIn(tmpWorkspace());
+    const again = await other.models.resolve();
+    expect(again.info.context_window).toBe(4096);
+    expect(again.window_source).toBe('ollama /api/show num_ctx');
+    expect(server.hits.filter((h) => h === 'POST /api/show')).toHaveLength(1);
+    // update-providers clears both caches: the next turn asks again
+    clearWindowCache(other.providers.deps.dataDir, other.providers.deps.env);
+    await (await appIn(tmpWorkspace())).models.resolve();
+    expect(server.hits.filter((h) => h === 'POST /api/show')).toHaveLength(2);
   });
 
   it('Ollama without num_ctx: the model_info context_length', async () => {

@@ -116,6 +116,7 @@ describe('a svc.db svc cannot use', () => {
       ok: true,
       ready: false,
       reason: `database ${corrupt.file} is corrupt or not an SQLite database; it was left untouched (run svc doctor for details; move it aside to start fresh, or restore a backup)`,
+      store: { kind: 'sqlite', ok: false },
       version: expect.any(String),
     });
     const readOnly = await appWithDb('read-only');
@@ -125,6 +126,7 @@ describe('a svc.db svc cannot use', () => {
     expect(await (await createHttpApp(sound.app, { allowNoAuth: true }).request('/healthz')).json()).toEqual({
       ok: true,
       ready: true,
+      store: { kind: 'sqlite', ok: true, schema_version: expect.any(Number) },
       version: expect.any(String),
     });
   });

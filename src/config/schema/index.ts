@@ -16,6 +16,7 @@ import { permissionsSchema } from './permissions';
 import { providerModelSchema, providerOptionsSchema, providerSchema } from './providers';
 import { servicesSchema } from './services';
 import { selector } from './shared';
+import { storeSchema } from './store';
 import { budgetSchema, telemetrySchema } from './telemetry';
 
 export {
@@ -33,6 +34,7 @@ export {
   providerOptionsSchema,
   providerSchema,
   servicesSchema,
+  storeSchema,
   telemetrySchema,
 };
 
@@ -71,6 +73,9 @@ export const configSchema = z.strictObject({
   a2a: a2aSchema.prefault({}),
   deploy: deploySchema.prefault({}),
   telemetry: telemetrySchema.prefault({}).describe('OpenTelemetry traces and metrics (docs/telemetry.md).'),
+  store: storeSchema
+    .prefault({})
+    .describe('Durable state: the SQLite file (default) or PostgreSQL with url (docs/cluster.md).'),
   budget: budgetSchema.prefault({}).describe('Spend limits checked before each new run (docs/telemetry.md).'),
   contracts: z
     .record(z.string(), obligationSchema)
@@ -92,3 +97,4 @@ export type DeployTarget = z.output<typeof deployTargetSchema>;
 export type Obligation = z.output<typeof obligationSchema>;
 export type TelemetryConfig = z.output<typeof telemetrySchema>;
 export type BudgetConfig = z.output<typeof budgetSchema>;
+export type StoreConfig = z.output<typeof storeSchema>;

@@ -95,11 +95,19 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
   hono.get('/healthz', (c) => {
     const app = appRef();
     // issue 15: a svc.db that cannot be opened (read-only, corrupt) is not ready, and says why.
-    const reason = app?.runtime.ready ? app.dbStatus().error : undefined;
+    const status = app?.runtime.ready ? app.dbStatus() : undefined;
+    const reason = status?.error;
+    // issue 18: the store this node serves from (the HTTP service runs on SQLite only, so far).
+    const store = {
+      kind: 'sqlite',
+      ok: !reason,
+      ...(status?.schema_version !== undefined ? { schema_version: status.schema_version } : {}),
+    };
     return c.json({
       ok: true,
       ready: Boolean(app?.runtime.ready) && !reason,
       ...(reason ? { reason } : {}),
+      store,
       version: VERSION,
     });
   });
@@ -219,9 +227,20 @@ function describeBuiltinRoutes(openapi: OpenApiRoutes): void {
                 ok: { type: 'boolean' },
                 ready: { type: 'boolean' },
                 reason: { type: 'string' },
+                store: {
+                  type: 'object',
+                  description:
+                    'The store: `kind` (sqlite or postgres), `ok` (false while it cannot be used), `schema_version` once open.',
+                  properties: {
+                    kind: { type: 'string', enum: ['sqlite', 'postgres'] },
+                    ok: { type: 'boolean' },
+                    schema_version: { type: 'integer' },
+                  },
+                  required: ['kind', 'ok'],
+                },
                 version: { type: 'string' },
               },
-              required: ['ok', 'ready', 'version'],
+              required: ['ok', 'ready', 'store', 'version'],
             },
           },
         },

@@ -3,11 +3,14 @@
  * SQLite database that passes `PRAGMA integrity_check`, opened read-only so nothing is written),
  * and the command sandbox (active, fallback or off, why, and the install command). Each check is
  * ok, warn or error with what to do; exit 1 when any is an error. `--json` prints the report.
+ * `--store` checks the store instead (issue 18): SQLite's file and schema version, or PostgreSQL's
+ * reachability, round trip, server version, schema version and role (primary, or standby and lag).
  * @module
  */
 import { accessSync, constants, existsSync } from 'node:fs';
 import type { SandboxStatus } from '../../../sandbox/sandbox';
 import { checkDatabase, type DatabaseCheck } from '../../../store/integrity';
+import { checkStore, type StoreCheck } from '../../../store/store-check';
 import type { CliRegistrar } from '../context';
 
 interface DoctorCheck {
@@ -31,8 +34,16 @@ export const registerDoctor: CliRegistrar = (program, ctx) => {
     .command('doctor')
     .description("check the data directory, svc.db's integrity (read-only) and the command sandbox")
     .option('--json', 'print the report as JSON')
-    .action(async (opts: { json?: boolean }) => {
+    .option('--store', 'check the store instead: SQLite file, or PostgreSQL connectivity, schema and lag')
+    .action(async (opts: { json?: boolean; store?: boolean }) => {
       const app = await ctx.app();
+      if (opts.store) {
+        const store = await checkStore(app.config.store, app.dataDir);
+        ctx.exitCode = store.ok ? 0 : 1;
+        if (opts.json) ctx.json(app.redactor.value(store));
+        else ctx.out(app.redactor.string(storeLines(store).join('\n')));
+        return;
+      }
       const database = checkDatabase(app.dataDir);
       const sandbox = app.sandbox.status();
       const checks = [dataDirCheck(app.dataDir), databaseCheck(database), sandboxCheck(sandbox)];
@@ -67,6 +78,31 @@ export const registerDoctor: CliRegistrar = (program, ctx) => {
       );
     });
 };
+
+function storeLines(store: StoreCheck): string[] {
+  const schema = `${store.schema_version ?? 'none'} applied, this svc knows ${store.binary_schema_version}`;
+  const lines = [`svc doctor --store: ${store.ok ? 'ok' : 'problems found'}`, `  kind     ${store.kind}`];
+  if (store.kind === 'sqlite') {
+    lines.push(`  file     ${store.location}`, `  schema   ${schema}`);
+  } else {
+    lines.push(`  url      ${store.location}`);
+    lines.push(
+      store.round_trip_ms === undefined
+        ? '  reached  no'
+        : `  reached  yes, round trip ${store.round_trip_ms} ms, PostgreSQL ${store.server_version ?? '?'}`,
+    );
+    if (store.round_trip_ms !== undefined) {
+      lines.push(`  schema   ${schema}`);
+      lines.push(
+        store.role === 'standby'
+          ? `  role     standby, replay lag ${store.replication_lag_ms === null || store.replication_lag_ms === undefined ? 'unknown' : `${store.replication_lag_ms} ms`}`
+          : '  role     primary',
+      );
+    }
+  }
+  if (store.detail) lines.push(`  ${(store.ok ? 'note' : 'problem').padEnd(8)} ${store.detail}`);
+  return lines;
+}
 
 function dataDirCheck(dir: string): DoctorCheck {
   if (!existsSync(dir)) return { name: 'data_dir', status: 'ok', detail: `${dir} (created on first use)` };

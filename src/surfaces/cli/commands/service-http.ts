@@ -75,6 +75,14 @@ export async function runServer(
     configFile: globals.config,
     overrides: globals.c ?? [],
   });
+  // issue 18: a PostgreSQL store is connected to and migrated first (a wrong URL is the error
+  // shown at start), then refused: the domains do not run on it yet, and nothing touches svc.db.
+  const storeUrl = loaded.config.store.url;
+  const { isPostgresUrl } = await import('../../../store/store-url');
+  if (isPostgresUrl(storeUrl)) {
+    const { postgresNotServed, preparePostgres } = await import('../../../store/postgres-pending');
+    throw postgresNotServed(storeUrl, await preparePostgres({ ...loaded.config.store, url: storeUrl }));
+  }
   ctx.keepAlive = true;
   tuneHeapForLongRunning(ctx.io.env);
   const stopTrimming = trimWhenIdle();

@@ -1,0 +1,156 @@
+/**
+ * Provider request bodies without re-serializing the tool list on every step. The AI SDK builds
+ * each request afresh: every active tool's description and JSON Schema (~120 KB for svc's full
+ * tool set) is stringified, then encoded, on every step of every run, although the tool set
+ * changes rarely. For providers that copy a tool's description and schema into the body
+ * unchanged, the model handed to the SDK (`withSerializedTools`) replaces them with small
+ * markers, and the provider's fetch (`sendOnce`, in ./timeout.ts) splices the bytes of each
+ * description and schema back in, encoded once per process. The bytes sent are the same as
+ * without it.
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3FunctionTool,
+} from '@ai-sdk/provider';
+
+/** `{"$svcSchema":N}`: an object no schema of a tool contains (a schema's keys are JSON Schema's). */
+const SCHEMA_KEY = '$svcSchema';
+/** A description marker: NUL, a per-process nonce and the id (a string no description equals). */
+const NONCE = randomBytes(6).toString('hex');
+const DESCRIPTION_PREFIX = `\u0000svc:${NONCE}:`;
+/** The description prefix as it appears in a JSON body (NUL escaped). */
+const DESCRIPTION_PREFIX_JSON = `"\\u0000svc:${NONCE}:`;
+const MARKER = new RegExp(`\\{"\\$svcSchema":(\\d+)\\}|"\\\\u0000svc:${NONCE}:(\\d+)"`, 'g');
+/** At most this many descriptions and schemas are kept; later ones are sent as they are. */
+const MAX_ENTRIES = 20_000;
+
+const bytes: Buffer<ArrayBuffer>[] = [];
+const schemaIds = new WeakMap<object, number>();
+const descriptionIds = new Map<string, number>();
+
+function idOf<K>(
+  key: K,
+  ids: { get(k: K): number | undefined; set(k: K, v: number): unknown },
+  json: () => string,
+) {
+  let id = ids.get(key);
+  if (id === undefined) {
+    if (bytes.length >= MAX_ENTRIES) return undefined;
+    id = bytes.length;
+    bytes.push(Buffer.from(json(), 'utf8'));
+    ids.set(key, id);
+  }
+  return id;
+}
+
+/** The call's function tools with markers for their descriptions and schemas. */
+function markTools(params: LanguageModelV3CallOptions): LanguageModelV3CallOptions {
+  if (!params.tools?.length) return params;
+  const tools = params.tools.map((tool) => {
+    if (tool.type !== 'function') return tool;
+    const marked: LanguageModelV3FunctionTool = { ...tool };
+    const schema = tool.inputSchema;
+    if (schema && typeof schema === 'object') {
+      const id = idOf(schema, schemaIds, () => JSON.stringify(schema));
+      if (id !== undefined)
+        marked.inputSchema = { [SCHEMA_KEY]: id } as LanguageModelV3FunctionTool['inputSchema'];
+    }
+    const description = tool.description;
+    if (description && description.length > 64) {
+      const id = idOf(description, descriptionIds, () => JSON.stringify(description));
+      if (id !== undefined) marked.description = `${DESCRIPTION_PREFIX}${id}`;
+    }
+    return marked;
+  });
+  return { ...params, tools };
+}
+
+/**
+ * The model with its tools' descriptions and schemas sent as bytes encoded once (see the module
+ * comment). Only for provider types whose request carries a function tool's `description` and
+ * `inputSchema` verbatim, and whose fetch is ./timeout.ts's (which splices them back).
+ */
+export function withSerializedTools(model: LanguageModelV3): LanguageModelV3 {
+  return {
+    specificationVersion: model.specificationVersion,
+    get provider() {
+      return model.provider;
+    },
+    get modelId() {
+      return model.modelId;
+    },
+    get supportedUrls() {
+      return model.supportedUrls;
+    },
+    doGenerate: (params) => model.doGenerate(markTools(params)),
+    doStream: (params) => model.doStream(markTools(params)),
+  };
+}
+
+/**
+ * The body to hand fetch. A JSON body (a string with a content type the caller set) becomes bytes:
+ * one native encode instead of undici's two passes in JS over the string (the same bytes: lone
+ * surrogates become U+FFFD either way), with the markers of withSerializedTools replaced by the
+ * bytes they stand for. A bare string body keeps undici's default `text/plain` and is left as is
+ * (unless it carries markers: those are always replaced).
+ */
+export function requestBody(init: RequestInit | undefined): RequestInit['body'] {
+  const body = init?.body;
+  if (typeof body !== 'string') return body;
+  const marked = hasMarkers(body);
+  if (!marked && (body.length < 1024 || !hasContentType(init?.headers))) return body;
+  return encode(body);
+}
+
+/**
+ * fetch with the request's body as bytes (requestBody), sent once. Following redirects, undici
+ * keeps a clone of the request (a tee of the body stream, every chunk copied) in case a redirect
+ * must send it again, and Node 20's undici cannot send a byte body again at all (its buffer is
+ * detached by then). So the bytes go with `redirect: 'error'`, which sends the request itself;
+ * a provider that does redirect is then asked again the ordinary way, with the body as a string
+ * (the server answered the first request with a redirect, not with work done).
+ */
+export async function sendOnce(
+  fetchFn: typeof fetch,
+  input: Parameters<typeof fetch>[0],
+  init: RequestInit,
+): Promise<Response> {
+  const bytes = requestBody(init);
+  if (bytes === init.body) return fetchFn(input, init);
+  // The body as a string, markers replaced: what fetch gets when it may have to send it twice.
+  const asString = () => ({ ...init, body: encode(init.body as string).toString('utf8') });
+  if ((init.redirect ?? 'follow') !== 'follow' || 'window' in init) return fetchFn(input, asString());
+  try {
+    return await fetchFn(input, { ...init, body: bytes, redirect: 'error', window: null });
+  } catch (error) {
+    if ((error as { cause?: { message?: unknown } })?.cause?.message !== 'unexpected redirect') throw error;
+    return fetchFn(input, asString());
+  }
+}
+
+function hasMarkers(body: string): boolean {
+  return bytes.length > 0 && (body.includes('{"$svcSchema":') || body.includes(DESCRIPTION_PREFIX_JSON));
+}
+
+function encode(body: string): Buffer<ArrayBuffer> {
+  if (!hasMarkers(body)) return Buffer.from(body, 'utf8');
+  const parts: Uint8Array[] = [];
+  let last = 0;
+  for (const match of body.matchAll(MARKER)) {
+    const id = Number(match[1] ?? match[2]);
+    parts.push(Buffer.from(body.slice(last, match.index), 'utf8'), bytes[id]);
+    last = match.index + match[0].length;
+  }
+  parts.push(Buffer.from(body.slice(last), 'utf8'));
+  return Buffer.concat(parts);
+}
+
+function hasContentType(headers: RequestInit['headers']): boolean {
+  if (!headers) return false;
+  if (headers instanceof Headers) return headers.has('content-type');
+  if (Array.isArray(headers)) return headers.some(([name]) => name.toLowerCase() === 'content-type');
+  return Object.keys(headers).some((name) => name.toLowerCase() === 'content-type');
+}

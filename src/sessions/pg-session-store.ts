@@ -1,0 +1,179 @@
+/**
+ * Sessions and their messages on PostgreSQL (issue 18, first stage): the same semantics as
+ * ./session-store.ts (ids, ordering, family and root, delete with children and messages, the
+ * not_found errors, search), every method async. Nothing serves from it yet; it is checked by the
+ * repository contract suite (test/store/contract/) against the SQLite store.
+ * @module
+ */
+import { SvcError } from '../errors';
+import type { EventBus } from '../events/bus';
+import type { SqlClient } from '../store/postgres/client';
+import type { Clock, Ids } from '../util/ids';
+import type { AsyncOf } from './async-of';
+import { createPostgresMessageStore } from './pg-message-store';
+import { createPostgresSessionSearch } from './pg-session-search-repository';
+import type { Session, SessionRow, SessionStore } from './types';
+
+export type PostgresSessionStore = AsyncOf<SessionStore>;
+
+const toSession = (row: SessionRow): Session => ({ ...row, metadata: JSON.parse(row.metadata) });
+
+export function createPostgresSessionStore(deps: {
+  sql: SqlClient;
+  clock: Clock;
+  ids: Ids;
+  bus?: EventBus;
+  workspace: string;
+}): PostgresSessionStore {
+  const { sql } = deps;
+  const get = async (id: string) => {
+    const row = await sql.one<SessionRow>('SELECT * FROM sessions WHERE id = $1', [id]);
+    return row ? toSession(row) : undefined;
+  };
+  const require = async (id: string) => {
+    const session = await get(id);
+    if (!session) throw new SvcError('not_found', `session_id: no session "${id}"; see svc session list`);
+    return session;
+  };
+  const family = async (rootId: string) => {
+    const rows = await sql.query<SessionRow>(
+      `WITH RECURSIVE fam(id, depth) AS (SELECT id, 0 FROM sessions WHERE id = $1
+           UNION ALL SELECT s.id, fam.depth + 1 FROM sessions s JOIN fam ON s.parent_id = fam.id)
+         SELECT s.* FROM sessions s JOIN fam ON s.id = fam.id ORDER BY fam.depth, s.created_at`,
+      [rootId],
+    );
+    return rows.map(toSession);
+  };
+  const messageStore = createPostgresMessageStore({
+    sql,
+    clock: deps.clock,
+    ids: deps.ids,
+    requireSession: require,
+  });
+  return {
+    ...sessionWrites({ ...deps, require, family }),
+    get,
+    require,
+    async list(options = {}) {
+      const limit = options.limit ?? 100;
+      const offset = options.offset ?? 0;
+      const rows =
+        options.parent_id === undefined
+          ? await sql.query<SessionRow>(
+              'SELECT * FROM sessions ORDER BY updated_at DESC, id DESC LIMIT $1 OFFSET $2',
+              [limit, offset],
+            )
+          : options.parent_id === null
+            ? await sql.query<SessionRow>(
+                'SELECT * FROM sessions WHERE parent_id IS NULL ORDER BY updated_at DESC, id DESC LIMIT $1 OFFSET $2',
+                [limit, offset],
+              )
+            : await sql.query<SessionRow>(
+                'SELECT * FROM sessions WHERE parent_id = $1 ORDER BY updated_at DESC, id DESC LIMIT $2 OFFSET $3',
+                [options.parent_id, limit, offset],
+              );
+      return rows.map(toSession);
+    },
+    family,
+    async root(id) {
+      const row = await sql.one<{ id: string }>(
+        `WITH RECURSIVE up(id, parent_id, depth) AS (SELECT id, parent_id, 0 FROM sessions WHERE id = $1
+             UNION ALL SELECT s.id, s.parent_id, up.depth + 1 FROM sessions s JOIN up ON s.id = up.parent_id WHERE up.depth < 64)
+           SELECT id FROM up ORDER BY depth DESC LIMIT 1`,
+        [id],
+      );
+      return row?.id ?? id;
+    },
+    search: createPostgresSessionSearch({ sql, toSession }),
+    ...messageStore,
+    async count() {
+      return (await sql.one<{ n: number }>('SELECT count(*) AS n FROM sessions'))?.n ?? 0;
+    },
+  };
+}
+
+/** create, update, delete and addUsage: the writes to the sessions table. */
+function sessionWrites(deps: {
+  sql: SqlClient;
+  clock: Clock;
+  ids: Ids;
+  bus?: EventBus;
+  workspace: string;
+  require: (id: string) => Promise<Session>;
+  family: (id: string) => Promise<Session[]>;
+}): Pick<PostgresSessionStore, 'create' | 'update' | 'delete' | 'addUsage'> {
+  const { sql, require } = deps;
+  return {
+    async create(input = {}) {
+      const now = deps.clock.now();
+      if (input.parent_id) await require(input.parent_id);
+      const id = deps.ids.next('ses');
+      await sql.run(
+        `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [
+          id,
+          input.parent_id ?? null,
+          input.title ?? '',
+          input.mode ?? 'build',
+          input.agent ?? 'build',
+          input.model ?? null,
+          deps.workspace,
+          JSON.stringify(input.metadata ?? {}),
+          now,
+          now,
+        ],
+      );
+      const session = await require(id);
+      deps.bus?.publish(id, 'session.created', {
+        session_id: id,
+        parent_id: session.parent_id,
+        title: session.title,
+      });
+      return session;
+    },
+    async update(id, patch) {
+      const current = await require(id);
+      const next = {
+        title: patch.title ?? current.title,
+        mode: patch.mode ?? current.mode,
+        agent: patch.agent ?? current.agent,
+        model: patch.model === undefined ? current.model : patch.model,
+        reasoning_effort:
+          patch.reasoning_effort === undefined ? current.reasoning_effort : patch.reasoning_effort,
+        metadata: patch.metadata ? { ...current.metadata, ...patch.metadata } : current.metadata,
+      };
+      await sql.run(
+        `UPDATE sessions SET title = $1, mode = $2, agent = $3, model = $4, reasoning_effort = $5, metadata = $6, updated_at = $7
+           WHERE id = $8`,
+        [
+          next.title,
+          next.mode,
+          next.agent,
+          next.model,
+          next.reasoning_effort,
+          JSON.stringify(next.metadata),
+          deps.clock.now(),
+          id,
+        ],
+      );
+      const session = await require(id);
+      deps.bus?.publish(id, 'session.updated', { session_id: id, changed: Object.keys(patch) });
+      return session;
+    },
+    async delete(id) {
+      const ids = (await deps.family(id)).map((s) => s.id);
+      if (ids.length === 0) await require(id);
+      // Children and messages (and their search rows) go with it: ON DELETE CASCADE.
+      await sql.run('DELETE FROM sessions WHERE id = $1', [id]);
+      for (const removed of ids) deps.bus?.publish(removed, 'session.deleted', { session_id: removed });
+      return ids;
+    },
+    async addUsage(id, usage) {
+      await sql.run(
+        'UPDATE sessions SET prompt_tokens = prompt_tokens + $1, completion_tokens = completion_tokens + $2, cost = cost + $3, updated_at = $4 WHERE id = $5',
+        [usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id],
+      );
+    },
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * The PostgreSQL connection (issue 18): a pool built from `[store]` (size, statement timeout,
+ * connect timeout) behind a small async `SqlClient`. The `pg` driver is loaded here with a dynamic
+ * import, so the SQLite path (every process without a postgres URL) never loads it. BIGINT
+ * columns (epoch ms, counters, identities) read as numbers, as they do from SQLite.
+ * @module
+ */
+import type { Pool, PoolClient, PoolConfig, QueryResult, QueryResultRow } from 'pg';
+import type { StoreConfig } from '../../config/schema';
+import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
+import { storeError } from './errors';
+
+/** Statements on one connection (the pool, or the connection a transaction holds). */
+export interface SqlExecutor {
+  /** Every row. Parameters are `$1`, `$2`, …; values are never spliced into the text. */
+  query<T extends QueryResultRow = QueryResultRow>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  /** The first row, undefined when there is none. */
+  one<T extends QueryResultRow = QueryResultRow>(
+    text: string,
+    params?: readonly unknown[],
+  ): Promise<T | undefined>;
+  /** The number of rows the statement changed. */
+  run(text: string, params?: readonly unknown[]): Promise<number>;
+}
+
+export interface SqlClient extends SqlExecutor {
+  /** `fn` runs on one checked-out connection between BEGIN and COMMIT (ROLLBACK when it throws). */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Host, port, database and user (for messages). */
+  readonly target: StoreTarget;
+  /** The URL with its password masked. */
+  readonly redactedUrl: string;
+  close(): Promise<void>;
+}
+
+export type PostgresOptions = Pick<
+  StoreConfig,
+  'pool_size' | 'statement_timeout_ms' | 'connect_timeout_ms'
+> & {
+  url: string;
+};
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+/**
+ * A pool for the URL; nothing connects until the first statement (or `connect()` below). Errors
+ * become `SvcError`s naming host, port and database with the password masked (./errors.ts).
+ */
+export async function createPostgresClient(options: PostgresOptions): Promise<SqlClient> {
+  const pg = await import('pg');
+  const driver = pg.default ?? pg;
+  const target = storeTarget(options.url);
+  const redactedUrl = redactStoreUrl(options.url);
+  const fail = (error: unknown) => storeError(error, { target, redactedUrl, url: options.url });
+  const config: PoolConfig = {
+    connectionString: options.url,
+    max: options.pool_size,
+    connectionTimeoutMillis: options.connect_timeout_ms,
+    statement_timeout: options.statement_timeout_ms > 0 ? options.statement_timeout_ms : undefined,
+    application_name: 'svc',
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+        if (oid === INT8_OID || oid === NUMERIC_OID) return (value: string) => Number(value);
+        return format === 'binary'
+          ? driver.types.getTypeParser(oid, 'binary')
+          : driver.types.getTypeParser(oid, 'text');
+      }) as typeof driver.types.getTypeParser,
+    },
+  };
+  const pool: Pool = new driver.Pool(config);
+  // An idle connection the server drops must not take the process down; the next query reports it.
+  pool.on('error', () => {});
+
+  const executor = (on: Pool | PoolClient): SqlExecutor => {
+    const send = async <T extends QueryResultRow>(text: string, params: readonly unknown[]) => {
+      try {
+        return (await on.query<T>(text, [...params])) as QueryResult<T>;
+      } catch (error) {
+        throw fail(error);
+      }
+    };
+    return {
+      query: async <T extends QueryResultRow>(text: string, params: readonly unknown[] = []) =>
+        (await send<T>(text, params)).rows,
+      one: async <T extends QueryResultRow>(
+        text: string,
+        params: readonly unknown[] = [],
+      ): Promise<T | undefined> => (await send<T>(text, params)).rows[0],
+      run: async (text: string, params: readonly unknown[] = []) => (await send(text, params)).rowCount ?? 0,
+    };
+  };
+
+  return {
+    ...executor(pool),
+    target,
+    redactedUrl,
+    async transaction(fn) {
+      let connection: PoolClient;
+      try {
+        connection = await pool.connect();
+      } catch (error) {
+        throw fail(error);
+      }
+      let broken = false;
+      try {
+        await connection.query('BEGIN');
+        const result = await fn(executor(connection));
+        await connection.query('COMMIT');
+        return result;
+      } catch (error) {
+        try {
+          await connection.query('ROLLBACK');
+        } catch {
+          broken = true; // the connection is gone: do not hand it back to the pool
+        }
+        throw fail(error);
+      } finally {
+        connection.release(broken);
+      }
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,15 @@
+/**
+ * The PostgreSQL migration history (issue 18): its own numbering, separate from SQLite's
+ * (src/store/migrations/). Migration 1 is the SQLite schema as of this backend's first release,
+ * translated; later changes to a table get a migration in both histories. Forward-only: never edit
+ * a migration that has shipped.
+ * @module
+ */
+import type { Migration } from '../../migrations/types';
+import { coreDdl } from './baseline-core';
+import { operationsDdl } from './baseline-operations';
+import { oversightDdl } from './baseline-oversight';
+
+export const postgresMigrations: readonly Migration[] = [
+  { id: 1, name: 'baseline', sql: [coreDdl, operationsDdl, oversightDdl].join('\n') },
+];

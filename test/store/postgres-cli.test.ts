@@ -1,0 +1,126 @@
+/**
+ * The PostgreSQL store from the command line (issue 18, first stage), with the built binary:
+ * - `svc doctor --store` reports the kind, the redacted URL, the round trip, the server version,
+ *   the schema version against the binary's and the role (primary); exit 1 when unreachable;
+ *   for SQLite the file and its schema version;
+ * - `svc service start http` with a postgres URL connects and migrates, then refuses naming why;
+ *   a wrong URL is one line naming host, port and database, password masked, no stack trace;
+ * - with a postgres URL nothing is written to SQLite (no svc.db), from any command;
+ * - the password given through ${ENV} interpolation is never printed.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { postgresForFile } from '../helpers/postgres';
+import { runBin } from '../helpers/run-bin';
+import { tmpWorkspace } from '../helpers/tmp-workspace';
+
+const pg = postgresForFile();
+const PASSWORD = 'hunter2-secret-pw';
+
+function env(workspace: string, extra: Record<string, string> = {}) {
+  return { SVC_DATA_DIR: join(workspace, 'data'), XDG_CONFIG_HOME: join(workspace, '.config'), ...extra };
+}
+
+const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at .+:\d+:\d+/);
+
+describe.skipIf(!pg.available)('PostgreSQL store from the CLI', () => {
+  it('STORE-PG-30: doctor --store on PostgreSQL; service start connects, migrates, then refuses; svc.db untouched', async () => {
+    const cluster = pg.cluster();
+    const url = await cluster.createDatabase();
+    const withPassword = url.replace('postgres@', `postgres:${PASSWORD}@`);
+    const workspace = tmpWorkspace();
+    const vars = env(workspace, { SVC_STORE_URL: withPassword });
+
+    const before = await runBin(['doctor', '--store', '--json'], { cwd: workspace, env: vars });
+    expect(before.code, before.stderr).toBe(0);
+    const report = JSON.parse(before.stdout);
+    expect(report).toMatchObject({
+      kind: 'postgres',
+      ok: true,
+      location: url.replace('postgres@', 'postgres:***@'),
+      schema_version: 0,
+      binary_schema_version: 1,
+      server_version: expect.stringMatching(/^\d+/),
+      role: 'primary',
+      detail: expect.stringContaining('1 migration(s) pending'),
+    });
+    expect(report.round_trip_ms).toBeGreaterThan(0);
+
+    const start = await runBin(['service', 'start', 'http', '--port', '0'], { cwd: workspace, env: vars });
+    expect(start.code).toBe(2);
+    expect(start.stdout).toBe('');
+    expect(start.stderr).toContain('connected and migrated it (schema version 1)');
+    expect(start.stderr).toContain('svc cannot serve from PostgreSQL yet');
+    expect(start.stderr).toContain(url.replace('postgres@', 'postgres:***@'));
+    noStack(start.stderr);
+
+    const after = await runBin(['doctor', '--store'], { cwd: workspace, env: vars });
+    expect(after.code, after.stderr).toBe(0);
+    expect(after.stdout).toContain('kind     postgres');
+    expect(after.stdout).toContain('schema   1 applied, this svc knows 1');
+    expect(after.stdout).toContain('role     primary');
+
+    const list = await runBin(['session', 'list'], { cwd: workspace, env: vars });
+    expect(list.code).toBe(2);
+    expect(list.stderr).toMatch(/^svc: \[store\] url names PostgreSQL/);
+
+    for (const output of [before, start, after, list])
+      expect(output.stdout + output.stderr).not.toContain(PASSWORD);
+    expect(existsSync(join(workspace, 'data', 'svc.db'))).toBe(false);
+  });
+
+  it('STORE-PG-31: a wrong URL is a clear error at start (host, port, database; password masked; no stack)', async () => {
+    const cluster = pg.cluster();
+    const workspace = tmpWorkspace();
+    const unreachable = env(workspace, { SVC_STORE_URL: `postgres://svc:${PASSWORD}@127.0.0.1:1/svc_prod` });
+    const start = await runBin(['service', 'start', 'http', '--port', '0'], {
+      cwd: workspace,
+      env: unreachable,
+    });
+    expect(start.code).toBe(1);
+    expect(start.stderr).toBe(
+      'svc: cannot reach PostgreSQL at 127.0.0.1:1 (database "svc_prod", user "svc", postgres://svc:***@127.0.0.1:1/svc_prod): connection refused; start the server or check [store] url or SVC_STORE_URL, then run svc doctor --store\n',
+    );
+    const doctor = await runBin(['doctor', '--store'], { cwd: workspace, env: unreachable });
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toContain('reached  no');
+    expect(doctor.stdout).toContain('problem  cannot reach PostgreSQL at 127.0.0.1:1');
+
+    const missing = env(workspace, { SVC_STORE_URL: cluster.urlOf('no_such_db') });
+    const noDb = await runBin(['service', 'start', 'http', '--port', '0'], { cwd: workspace, env: missing });
+    expect(noDb.code).toBe(2);
+    expect(noDb.stderr).toMatch(
+      new RegExp(
+        `^svc: PostgreSQL at 127\\.0\\.0\\.1:${cluster.port} \\(database "no_such_db".*does not exist; create it`,
+      ),
+    );
+    for (const output of [start, doctor, noDb]) {
+      noStack(output.stderr);
+      expect(output.stdout + output.stderr).not.toContain(PASSWORD);
+    }
+    expect(existsSync(join(workspace, 'data', 'svc.db'))).toBe(false);
+  });
+
+  it('STORE-PG-32: [store] url with ${ENV} interpolation; the password never printed; SQLite doctor --store', async () => {
+    const cluster = pg.cluster();
+    const url = await cluster.createDatabase();
+    const workspace = tmpWorkspace({
+      files: {
+        'svc.toml': `[store]\nurl = "${url.replace('postgres@', 'postgres:${PG_PASSWORD}@')}"\npool_size = 2\n`,
+      },
+    });
+    const vars = env(workspace, { PG_PASSWORD: PASSWORD });
+    const doctor = await runBin(['doctor', '--store', '--json'], { cwd: workspace, env: vars });
+    expect(doctor.code, doctor.stderr).toBe(0);
+    expect(JSON.parse(doctor.stdout)).toMatchObject({ kind: 'postgres', ok: true });
+    const shown = await runBin(['config', 'show-config'], { cwd: workspace, env: vars });
+    expect(shown.stdout + shown.stderr + doctor.stdout).not.toContain(PASSWORD);
+
+    const plain = tmpWorkspace();
+    const sqlite = await runBin(['doctor', '--store'], { cwd: plain, env: env(plain) });
+    expect(sqlite.code, sqlite.stderr).toBe(0);
+    expect(sqlite.stdout).toContain('kind     sqlite');
+    expect(sqlite.stdout).toContain(`file     ${join(plain, 'data', 'svc.db')}`);
+  });
+});
