@@ -6,6 +6,7 @@
  */
 import { SvcError, toSvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
+import { commitPending } from '../store/db';
 import { type AgentKind, agentKind } from './agent-kinds';
 import { compactHistory } from './compaction';
 import { runFailure } from './failure';
@@ -101,6 +102,8 @@ export function startRun(
     .then((outcome) => {
       clearInterval(poll);
       core.atomically(() => finishRun(core, claimed, outcome));
+      // The run's writes are committed before its end is announced (waiters resume after this).
+      commitPending(() => core.host.db);
     });
   return true;
 }

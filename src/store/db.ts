@@ -106,6 +106,18 @@ export function stepBatch(handle: () => Db): void {
   setImmediate(() => commitBatch(db));
 }
 
+/**
+ * Commit the open batch of this handle now, if there is one: a run's end calls it so that what
+ * the run wrote is durable and visible to other connections before anyone learns the run ended.
+ */
+export function commitPending(handle: () => Db): void {
+  try {
+    commitBatch(handle());
+  } catch {
+    // no database: nothing was batched
+  }
+}
+
 const stepBatchOff = process.env.SVC_GROUP_COMMIT === '0';
 let groupCommitOff = process.env.SVC_GROUP_COMMIT !== '1';
 
