@@ -38,11 +38,14 @@ export function atomically<T>(db: () => Db, fn: () => T): T {
 
 /**
  * Group commit: the hot writes of the agent (run ledger events, messages, run updates) call this
- * first. Outside a transaction it opens one (`BEGIN IMMEDIATE`) that commits as soon as the
- * current synchronous stretch of code and the promise callbacks already queued behind it are done
- * (a microtask), so the writes of that stretch — a step's message, ledger, usage and event rows,
- * spread over several functions — are one commit instead of one per statement, and the write lock
- * is never held across I/O (other processes on the same svc.db wait no longer than before).
+ * first. Outside a transaction it opens one (`BEGIN IMMEDIATE`) that commits at the end of the
+ * current turn of the event loop (setImmediate): after the synchronous stretch of code and every
+ * promise callback chained behind it, so the writes of that stretch — a step's message, ledger,
+ * usage and event rows, spread over several functions and over awaits of the async repositories
+ * (issue 18), which the SQLite backend resolves at once — are one commit instead of one per
+ * statement. The write lock is never held across an I/O wait: the event loop does not block in its
+ * poll phase while an immediate is pending (other processes on the same svc.db wait no longer than
+ * before).
  * Nested `db.transaction()` calls become savepoints. The batch is committed before the database
  * closes and when the process exits. On in the HTTP service (enableGroupCommit) or with
  * `SVC_GROUP_COMMIT=1`; elsewhere every statement commits on its own, as before.
@@ -56,7 +59,7 @@ export function groupCommit(db: Db): void {
   }
   openBatches.add(db);
   if (openBatches.size === 1) process.once('exit', commitAllBatches);
-  queueMicrotask(() => commitBatch(db));
+  setImmediate(() => commitBatch(db));
 }
 
 /** Commit the turn's batch now (before a close, at exit); a no-op without one. */
