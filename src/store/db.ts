@@ -6,6 +6,7 @@
  * never a silent reset: nothing is written to a file svc cannot read as its database.
  * @module
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -37,15 +38,65 @@ export function atomically<T>(db: () => Db, fn: () => T): T {
 }
 
 /**
+ * `atomically` for an async body whose awaits are the async repositories (issue 18): the SQLite
+ * backend resolves them at once, so the body still runs within one turn of the event loop and the
+ * transaction is never held across an I/O wait. One body at a time per connection (two
+ * interleaved bodies' savepoints would not nest); a call from inside a body joins it. An open
+ * group-commit batch is committed first: the body is one transaction of its own.
+ */
+export async function atomicallyAsync<T>(db: () => Db, fn: () => Promise<T>): Promise<T> {
+  let handle: Db;
+  try {
+    handle = db();
+  } catch {
+    return fn();
+  }
+  const scope = asyncScope.getStore();
+  if (scope?.open && scope.db === handle) return fn();
+  const previous = asyncQueues.get(handle) ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  asyncQueues.set(handle, mine);
+  await previous;
+  const own = { db: handle, open: true };
+  try {
+    // The turn's group commit would commit at a microtask, in the middle of the body: it commits
+    // now, and the body is its own transaction (group-commit writes inside it join it).
+    commitBatch(handle);
+    const outer = handle.inTransaction;
+    const savepoint = `svc_async_${++savepoints}`;
+    if (outer) handle.exec(`SAVEPOINT ${savepoint}`);
+    else retryBusy(() => handle.exec('BEGIN IMMEDIATE'));
+    try {
+      const result = await asyncScope.run(own, fn);
+      if (handle.inTransaction) handle.exec(outer ? `RELEASE ${savepoint}` : 'COMMIT');
+      return result;
+    } catch (error) {
+      if (handle.open && handle.inTransaction) {
+        if (outer) handle.exec(`ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+        else handle.exec('ROLLBACK');
+      }
+      throw error;
+    }
+  } finally {
+    own.open = false;
+    if (asyncQueues.get(handle) === mine) asyncQueues.delete(handle);
+    release();
+  }
+}
+const asyncScope = new AsyncLocalStorage<{ db: Db; open: boolean }>();
+const asyncQueues = new WeakMap<Db, Promise<void>>();
+let savepoints = 0;
+
+/**
  * Group commit: the hot writes of the agent (run ledger events, messages, run updates) call this
- * first. Outside a transaction it opens one (`BEGIN IMMEDIATE`) that commits at the end of the
- * current turn of the event loop (setImmediate): after the synchronous stretch of code and every
- * promise callback chained behind it, so the writes of that stretch — a step's message, ledger,
- * usage and event rows, spread over several functions and over awaits of the async repositories
- * (issue 18), which the SQLite backend resolves at once — are one commit instead of one per
- * statement. The write lock is never held across an I/O wait: the event loop does not block in its
- * poll phase while an immediate is pending (other processes on the same svc.db wait no longer than
- * before).
+ * first. Outside a transaction it opens one (`BEGIN IMMEDIATE`) that commits as soon as the
+ * current synchronous stretch of code and the promise callbacks already queued behind it are done
+ * (a microtask), so the writes of that stretch — a step's message, ledger, usage and event rows,
+ * spread over several functions — are one commit instead of one per statement, and the write lock
+ * is never held across I/O (other processes on the same svc.db wait no longer than before).
  * Nested `db.transaction()` calls become savepoints. The batch is committed before the database
  * closes and when the process exits. On in the HTTP service (enableGroupCommit) or with
  * `SVC_GROUP_COMMIT=1`; elsewhere every statement commits on its own, as before.
@@ -59,7 +110,7 @@ export function groupCommit(db: Db): void {
   }
   openBatches.add(db);
   if (openBatches.size === 1) process.once('exit', commitAllBatches);
-  setImmediate(() => commitBatch(db));
+  queueMicrotask(() => commitBatch(db));
 }
 
 /** Commit the turn's batch now (before a close, at exit); a no-op without one. */
