@@ -125,8 +125,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     policyProviders: oversight.policyProviders,
     mutationGuards: work.mutationGuards,
     promptSections: agent.promptSections,
-    funnelContext(sessionId, overrides = {}) {
-      const session = sessionId ? core.sessions.get(sessionId) : undefined;
+    async funnelContext(sessionId, overrides = {}) {
+      const session = sessionId ? await core.sessions.get(sessionId) : undefined;
       const phase = session?.metadata.workflow_phase;
       return {
         mode: session?.mode,
@@ -134,7 +134,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         phase: typeof phase === 'string' ? phase : undefined,
         ...overrides,
         policies: [
-          ...oversight.policyProviders.flatMap((provider) => provider(sessionId)),
+          ...(await Promise.all(oversight.policyProviders.map((provider) => provider(sessionId)))).flat(),
           ...(overrides.policies ?? []),
         ],
       };

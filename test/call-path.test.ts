@@ -65,7 +65,7 @@ describe('one invalid-input message on every surface', () => {
       reply().toolCall('list_sessions', { limit: 0 }),
       reply().text('noted'),
     ]);
-    const session = app.sessions.create({ title: 'call path' });
+    const session = await app.sessions.create({ title: 'call path' });
     const { hono, client } = attached(app);
 
     const http = await hono.request('/v1/sessions?limit=0', { headers: { authorization: 'Bearer t' } });
@@ -96,7 +96,7 @@ describe('one invalid-input message on every surface', () => {
       reply().toolCall('message', { action: 'send', text: 7 }),
       reply().text('noted'),
     ]);
-    const session = app.sessions.create({ title: 'call path' });
+    const session = await app.sessions.create({ title: 'call path' });
     const { hono, client } = attached(app);
 
     const http = await hono.request(`/v1/sessions/${session.id}/messages`, {

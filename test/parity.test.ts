@@ -57,7 +57,7 @@ async function parityApp() {
       lsp: { typescript: { command: 'typescript-language-server', args: ['--stdio'], extensions: ['ts'] } },
     },
   });
-  const session = app.sessions.create({ title: 'parity' });
+  const session = await app.sessions.create({ title: 'parity' });
   // One finished run (run_0001), so the run read tools have one to read.
   const run = app.runs.create({
     session_id: session.id,

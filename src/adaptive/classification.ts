@@ -14,9 +14,9 @@ import { type AdaptiveSnapshot, bounded } from './snapshot';
 
 export interface Classification {
   /** At a top-level run's start, before its prompt and tool set are assembled. */
-  atRunStart(root: string, runId: string): void;
+  atRunStart(root: string, runId: string): Promise<void>;
   /** Remove a session's adaptive state (`action` cleared); the next run classifies again. */
-  reset(sessionId: string, reason: string): AdaptiveSnapshot;
+  reset(sessionId: string, reason: string): Promise<AdaptiveSnapshot>;
 }
 
 export function createClassification(
@@ -27,12 +27,12 @@ export function createClassification(
 ): Classification {
   const { store, deps } = ctx;
 
-  function reset(sessionId: string, reason: string): AdaptiveSnapshot {
-    deps.sessions.require(sessionId);
+  async function reset(sessionId: string, reason: string): Promise<AdaptiveSnapshot> {
+    await deps.sessions.require(sessionId);
     const row = store.get(sessionId);
     const hadProposal = row?.proposal !== null && row?.proposal !== undefined;
     if (row && (row.genome !== null || hadProposal)) {
-      committer.commit(
+      await committer.commit(
         sessionId,
         (current) => ({
           ...current,
@@ -60,14 +60,14 @@ export function createClassification(
       );
       ctx.log.info('adaptive state cleared', { session_id: sessionId, reason });
     }
-    return reads.snapshot(sessionId, { posture: true });
+    return await reads.snapshot(sessionId, { posture: true });
   }
 
-  function atRunStart(root: string, runId: string) {
+  async function atRunStart(root: string, runId: string) {
     const row = store.get(root);
     const decoded = row ? decodeGenome(row.genome) : undefined;
     if (decoded && !decoded.ok) return; // written by a newer svc: leave it alone
-    const session = deps.sessions.require(root);
+    const session = await deps.sessions.require(root);
     const packPreset = deps.packs?.choreography(root);
     if (decoded?.ok && row) {
       const source = row.classification_source;
@@ -75,7 +75,7 @@ export function createClassification(
         (source === 'pack' && packPreset !== row.classified_preset) ||
         ((source === 'heuristic' || source === 'config') && packPreset !== undefined);
       if (!packChanged) return;
-      reset(
+      await reset(
         root,
         packPreset === undefined
           ? 'the operating pack that chose the genome no longer sets a choreography'
@@ -106,7 +106,7 @@ export function createClassification(
       preset: result.genome.choreography_preset,
       source: result.source,
     });
-    committer.commit(
+    await committer.commit(
       root,
       (current) => ({
         ...current,
@@ -125,7 +125,7 @@ export function createClassification(
         last_action: 'updated',
         cleared_reason: '',
       }),
-      { effects: (next) => gates.applyPlanGate(root, next) },
+      { effects: async (next) => await gates.applyPlanGate(root, next) },
     );
   }
 

@@ -14,7 +14,7 @@ export interface CommitOptions {
   reshape?: ReshapeAction[];
   monitorEvaluation?: boolean;
   /** Runs after the commit, before the trace (a failure is logged). */
-  effects?: (row: AdaptiveRow) => void;
+  effects?: (row: AdaptiveRow) => Promise<void>;
 }
 
 export interface Committer {
@@ -23,9 +23,9 @@ export interface Committer {
     root: string,
     mutate: (row: AdaptiveRow) => AdaptiveRow | undefined,
     options?: CommitOptions,
-  ): AdaptiveRow | undefined;
+  ): Promise<AdaptiveRow | undefined>;
   /** Steps 2 and 3 for a change already committed. */
-  announce(root: string, reshape?: ReshapeAction[], monitorEvaluation?: boolean): void;
+  announce(root: string, reshape?: ReshapeAction[], monitorEvaluation?: boolean): Promise<void>;
 }
 
 export function createCommitter(
@@ -36,8 +36,8 @@ export function createCommitter(
   const { store, deps } = ctx;
 
   /** Step 3: the snapshot-backed payloads, read from the committed state. */
-  function publish(root: string, reshape: ReshapeAction[] = [], monitorEvaluation = false) {
-    const snap = reads.snapshot(root, { posture: true });
+  async function publish(root: string, reshape: ReshapeAction[] = [], monitorEvaluation = false) {
+    const snap = await reads.snapshot(root, { posture: true });
     if (snap.action === 'updated') {
       deps.bus.publish(root, EVENT.changed, { type: EVENT.changed, session_id: root, action: 'updated' });
     }
@@ -49,13 +49,13 @@ export function createCommitter(
     for (const action of reshape) deps.bus.publish(root, EVENT.reshape, { ...snap, reshape_action: action });
   }
 
-  const announce = (root: string, reshape?: ReshapeAction[], monitorEvaluation?: boolean) => {
-    traces.assemble(root);
-    publish(root, reshape, monitorEvaluation);
+  const announce = async (root: string, reshape?: ReshapeAction[], monitorEvaluation?: boolean) => {
+    await traces.assemble(root);
+    await publish(root, reshape, monitorEvaluation);
   };
 
   return {
-    commit(root, mutate, options = {}) {
+    async commit(root, mutate, options = {}) {
       const next = store.transaction(() => {
         const current = store.get(root) ?? emptyRow(root, deps.clock.now());
         const updated = mutate(current);
@@ -64,11 +64,11 @@ export function createCommitter(
       });
       if (!next) return undefined;
       try {
-        options.effects?.(next);
+        await options.effects?.(next);
       } catch (error) {
         ctx.log.warn('adaptive effect failed', { session_id: root, error: describe(error) });
       }
-      announce(root, options.reshape, options.monitorEvaluation);
+      await announce(root, options.reshape, options.monitorEvaluation);
       return next;
     },
     announce,

@@ -42,7 +42,7 @@ export interface AdaptiveDeps {
   /** The operating packs: the choreography the session's active pack sets, if any. */
   packs?: { choreography(sessionId: string): string | undefined };
   /** The session's tool set after every funnel stage (a genome's required tools must pass). */
-  toolFunnel: (sessionId: string) => ToolFunnelEntry[];
+  toolFunnel: (sessionId: string) => Promise<ToolFunnelEntry[]>;
 }
 
 /** What this process's monitor did (never anything a read does). */
@@ -72,11 +72,11 @@ export interface AdaptiveContext {
   historyMax(): number;
   defaults(compactionThreshold?: number): { parallelCap: number; compactionThreshold: number };
   /** The root session of a session's family; undefined for an unknown session. */
-  rootOf(sessionId: string): string | undefined;
+  rootOf(sessionId: string): Promise<string | undefined>;
   genomeOf(row: AdaptiveRow | undefined): Genome | undefined;
   /** The session has a run (or a compaction) going. */
-  sessionActive(root: string): boolean;
-  safeState(root: string): ReturnType<AgentService['state']> | undefined;
+  sessionActive(root: string): Promise<boolean>;
+  safeState(root: string): Promise<Awaited<ReturnType<AgentService['state']>> | undefined>;
   /** Appends to a run's ledger, when there is a run; a failure is logged, never thrown. */
   ledger(runId: string | null | undefined, type: string, payload: Record<string, unknown>): void;
 }
@@ -84,9 +84,9 @@ export interface AdaptiveContext {
 export function createAdaptiveContext(deps: AdaptiveDeps): AdaptiveContext {
   const log = deps.log.child({ component: 'adaptive' });
   const settings = () => deps.config().options.adaptive_orchestration;
-  const safeState = (root: string) => {
+  const safeState = async (root: string) => {
     try {
-      return deps.agent.state(root);
+      return await deps.agent.state(root);
     } catch {
       return undefined;
     }
@@ -104,18 +104,18 @@ export function createAdaptiveContext(deps: AdaptiveDeps): AdaptiveContext {
       parallelCap: settings().max_parallel_agents,
       compactionThreshold: compactionThreshold ?? deps.config().options.compaction_threshold,
     }),
-    rootOf(sessionId) {
-      const session = deps.sessions.get(sessionId);
+    async rootOf(sessionId) {
+      const session = await deps.sessions.get(sessionId);
       if (!session) return undefined;
-      return session.parent_id ? deps.sessions.root(sessionId) : session.id;
+      return session.parent_id ? await deps.sessions.root(sessionId) : session.id;
     },
     genomeOf(row) {
       const decoded = row ? decodeGenome(row.genome) : undefined;
       return decoded?.ok ? decoded.genome : undefined;
     },
-    sessionActive(root) {
+    async sessionActive(root) {
       try {
-        return deps.agent.state(root).state !== 'idle';
+        return (await deps.agent.state(root)).state !== 'idle';
       } catch {
         return false;
       }

@@ -13,20 +13,20 @@ import type { AdaptiveRow } from './store';
 
 export interface GenomeGates {
   /** Why the session's policy forbids a genome (a tool it needs is withheld), if it does. */
-  blockedReason(root: string, genome: Genome): string | undefined;
+  blockedReason(root: string, genome: Genome): Promise<string | undefined>;
   /** Throws when this runtime cannot run the genome (checked before every apply). */
   validate(genome: Genome): void;
   /** plan_gate: enter the staged workflow's planning phase once per genome revision. */
-  applyPlanGate(root: string, row: AdaptiveRow): void;
+  applyPlanGate(root: string, row: AdaptiveRow): Promise<void>;
 }
 
 export function createGenomeGates(ctx: AdaptiveContext): GenomeGates {
   const { deps } = ctx;
   return {
-    blockedReason(root, genome) {
+    async blockedReason(root, genome) {
       const needed = requiredTools(genome);
       if (!needed.length) return undefined;
-      const entries = deps.toolFunnel(root);
+      const entries = await deps.toolFunnel(root);
       for (const name of needed) {
         const entry = entries.find((e) => e.name === name);
         if (!entry?.registered) return `${name} is not registered (${entry?.reason ?? 'unknown tool'})`;
@@ -48,15 +48,15 @@ export function createGenomeGates(ctx: AdaptiveContext): GenomeGates {
         );
       }
     },
-    applyPlanGate(root, row) {
+    async applyPlanGate(root, row) {
       const genome = ctx.genomeOf(row);
       if (!genome?.plan_gate) return;
-      const session = deps.sessions.get(root);
+      const session = await deps.sessions.get(root);
       if (!session || workflowPhase(session) !== 'none') return;
       const history = Array.isArray(session.metadata.workflow_history)
         ? session.metadata.workflow_history
         : [];
-      deps.sessions.update(root, {
+      await deps.sessions.update(root, {
         metadata: {
           workflow_phase: 'planning',
           workflow_history: [

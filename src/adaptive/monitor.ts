@@ -27,7 +27,7 @@ import {
 
 export interface Monitor {
   /** An ended run of the family joins the window; at the cadence the window is evaluated. */
-  runEnded(root: string, runId: string, status: string): void;
+  runEnded(root: string, runId: string, status: string): Promise<void>;
 }
 
 /** What one evaluation found. */
@@ -50,7 +50,7 @@ export function createMonitor(
 ): Monitor {
   const { store, deps } = ctx;
 
-  function runEnded(root: string, runId: string, status: string) {
+  async function runEnded(root: string, runId: string, status: string) {
     const monitor = ctx.settings().monitor;
     if (!monitor.enabled) return;
     let row = store.get(root) ?? emptyRow(root, deps.clock.now());
@@ -74,19 +74,19 @@ export function createMonitor(
       const before = JSON.stringify(reads.read(root));
       store.put({ ...row, updated_at: deps.clock.now() });
       // The efficacy verdict may have moved: a snapshot change is always published.
-      if (JSON.stringify(reads.read(root)) !== before) committer.announce(root);
+      if (JSON.stringify(reads.read(root)) !== before) await committer.announce(root);
       return;
     }
     store.put({ ...row, updated_at: deps.clock.now() });
-    evaluate(root, runId);
+    await evaluate(root, runId);
   }
 
-  function evaluate(root: string, triggerRunId: string) {
+  async function evaluate(root: string, triggerRunId: string) {
     ctx.stats.evaluations++;
     const row = store.get(root)!;
     const signalId = deps.ids.next('sig');
     const genome = ctx.genomeOf(row);
-    const { evaluation, signals, proposal, blocked, shadow, hints } = assess(ctx, gates, {
+    const { evaluation, signals, proposal, blocked, shadow, hints } = await assess(ctx, gates, {
       root,
       row,
       genome,
@@ -101,7 +101,7 @@ export function createMonitor(
       ...(proposal ? { rule: proposal.rule, blocked: blocked !== undefined } : {}),
     });
     const accepted = proposal && !blocked ? proposal : undefined;
-    const next = committer.commit(
+    const next = await committer.commit(
       root,
       (current) => {
         store.addEvaluation(
@@ -145,8 +145,8 @@ export function createMonitor(
       },
     );
     if (!next || !accepted) return;
-    if (ctx.sessionActive(root)) queue(ctx, committer, root, accepted);
-    else reshaper.applyPending(root);
+    if (await ctx.sessionActive(root)) await queue(ctx, committer, root, accepted);
+    else await reshaper.applyPending(root);
   }
 
   return { runEnded };
@@ -165,11 +165,11 @@ const regulatorSettings = (ctx: AdaptiveContext): RegulatorSettings => {
 };
 
 /** The evaluation of the window: skipped, recorded (monitor only), or a regulator decision. */
-function assess(
+async function assess(
   ctx: AdaptiveContext,
   gates: GenomeGates,
   input: { root: string; row: AdaptiveRow; genome: Genome | undefined; signalId: string },
-): Assessment {
+): Promise<Assessment> {
   const { root, row, genome, signalId } = input;
   const { store, deps } = ctx;
   const cadence = ctx.settings().monitor.cadence;
@@ -220,7 +220,7 @@ function assess(
   let blocked: string | undefined;
   if (regulated.proposal) {
     try {
-      blocked = gates.blockedReason(root, regulated.proposal.genome);
+      blocked = await gates.blockedReason(root, regulated.proposal.genome);
     } catch (error) {
       blocked = `the tool set could not be checked: ${describe(error)}`;
     }
@@ -298,10 +298,10 @@ function regulateWithShadow(
 }
 
 /** The session's run is active: the reshape waits for the next safe boundary. */
-function queue(ctx: AdaptiveContext, committer: Committer, root: string, accepted: RegulatorProposal) {
+async function queue(ctx: AdaptiveContext, committer: Committer, root: string, accepted: RegulatorProposal) {
   const { deps } = ctx;
-  const runId = ctx.safeState(root)?.run_id;
-  committer.commit(
+  const runId = (await ctx.safeState(root))?.run_id;
+  await committer.commit(
     root,
     (current) =>
       current.proposal

@@ -20,9 +20,9 @@ export interface PromptTrace {
 
 export interface PromptTraces {
   /** The system-prompt section of a top-level session (undefined: none, or not a root session). */
-  promptSection(sessionId: string): { source: string; text: string } | undefined;
+  promptSection(sessionId: string): Promise<{ source: string; text: string } | undefined>;
   /** Step 2 of the ordering contract: the trace of the committed state, recorded on the active run. */
-  assemble(root: string): PromptTrace;
+  assemble(root: string): Promise<PromptTrace>;
   get(sessionId: string): PromptTrace | undefined;
 }
 
@@ -61,10 +61,10 @@ export function createPromptTraces(ctx: AdaptiveContext): PromptTraces {
   };
 
   return {
-    promptSection(sessionId) {
+    async promptSection(sessionId) {
       if (!ctx.enabled() || !ctx.deps.dbPresent()) return undefined;
       try {
-        const session = ctx.deps.sessions.get(sessionId);
+        const session = await ctx.deps.sessions.get(sessionId);
         if (!session || session.parent_id) return undefined;
         const section = renderSection(sessionId);
         traceOf(sessionId, section);
@@ -74,9 +74,9 @@ export function createPromptTraces(ctx: AdaptiveContext): PromptTraces {
         return undefined;
       }
     },
-    assemble(root) {
+    async assemble(root) {
       const trace = traceOf(root, renderSection(root));
-      const runId = ctx.safeState(root)?.run_id;
+      const runId = (await ctx.safeState(root))?.run_id;
       if (runId) {
         ctx.ledger(runId, 'adaptive.prompt_trace', {
           genome_fingerprint: trace.genome_fingerprint,

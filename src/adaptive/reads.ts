@@ -22,10 +22,10 @@ export interface AdaptiveResync {
 export interface SnapshotReader {
   /** The snapshot from the stored state (no gate or session check). */
   read(sessionId: string): AdaptiveSnapshot;
-  snapshot(sessionId: string | undefined, options?: { posture?: boolean }): AdaptiveSnapshot;
-  resync(sessionId: string): AdaptiveResync;
+  snapshot(sessionId: string | undefined, options?: { posture?: boolean }): Promise<AdaptiveSnapshot>;
+  resync(sessionId: string): Promise<AdaptiveResync>;
   /** The genome in force for a session's family, when the layer is on and a database exists. */
-  currentGenome(sessionId: string | undefined): Genome | undefined;
+  currentGenome(sessionId: string | undefined): Promise<Genome | undefined>;
 }
 
 export function createSnapshotReader(ctx: AdaptiveContext): SnapshotReader {
@@ -44,7 +44,10 @@ export function createSnapshotReader(ctx: AdaptiveContext): SnapshotReader {
     });
   }
 
-  function snapshot(sessionId: string | undefined, options: { posture?: boolean } = {}): AdaptiveSnapshot {
+  async function snapshot(
+    sessionId: string | undefined,
+    options: { posture?: boolean } = {},
+  ): Promise<AdaptiveSnapshot> {
     const posture = options.posture === true;
     const enabled = ctx.enabled();
     if (!posture && !enabled) {
@@ -74,7 +77,7 @@ export function createSnapshotReader(ctx: AdaptiveContext): SnapshotReader {
       });
     }
     try {
-      if (!ctx.deps.sessions.get(sessionId)) {
+      if (!(await ctx.deps.sessions.get(sessionId))) {
         if (!posture)
           throw new SvcError('not_found', `session_id: no session "${sessionId}"; see svc session list`);
         return buildSnapshot({
@@ -94,17 +97,17 @@ export function createSnapshotReader(ctx: AdaptiveContext): SnapshotReader {
   return {
     read,
     snapshot,
-    resync(sessionId) {
-      const snap = snapshot(sessionId, { posture: true });
+    async resync(sessionId) {
+      const snap = await snapshot(sessionId, { posture: true });
       if (snap.action === 'monitor_evaluation') {
         return { event: EVENT.monitor, payload: { ...monitorPayload(snap) } };
       }
       return { event: EVENT.genome, payload: { ...snap } };
     },
-    currentGenome(sessionId) {
+    async currentGenome(sessionId) {
       if (!sessionId || !ctx.enabled() || !ctx.deps.dbPresent()) return undefined;
       try {
-        const root = ctx.rootOf(sessionId);
+        const root = await ctx.rootOf(sessionId);
         return root ? ctx.genomeOf(store.get(root)) : undefined;
       } catch {
         return undefined;

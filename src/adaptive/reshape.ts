@@ -15,14 +15,14 @@ import { type AdaptiveRow, EVALUATION_RETENTION, type StoredProposal } from './s
 
 export interface Reshaper {
   /** Apply the queued reshape of the session (or clear, block or fail it); nothing queued: no-op. */
-  applyPending(root: string): void;
+  applyPending(root: string): Promise<void>;
 }
 
 export function createReshaper(ctx: AdaptiveContext, committer: Committer, gates: GenomeGates): Reshaper {
   const { store, deps } = ctx;
 
-  const drop = (root: string, reason: string, action: ReshapeAction) =>
-    committer.commit(
+  const drop = async (root: string, reason: string, action: ReshapeAction) =>
+    await committer.commit(
       root,
       (current) => ({
         ...current,
@@ -84,25 +84,30 @@ export function createReshaper(ctx: AdaptiveContext, committer: Committer, gates
     return { applied, conflict };
   }
 
-  function applyPending(root: string) {
+  async function applyPending(root: string) {
     const row = store.get(root);
     if (!row?.proposal) return;
     const proposal = row.proposal;
-    if (!ctx.enabled()) return void drop(root, 'options.adaptive_orchestration.enabled is false', 'cleared');
+    if (!ctx.enabled())
+      return void (await drop(root, 'options.adaptive_orchestration.enabled is false', 'cleared'));
     if (proposal.base_revision !== row.revision) {
-      return void drop(root, 'superseded: the genome changed after the reshape was proposed', 'cleared');
+      return void (await drop(
+        root,
+        'superseded: the genome changed after the reshape was proposed',
+        'cleared',
+      ));
     }
-    const blocked = gates.blockedReason(root, proposal.genome);
+    const blocked = await gates.blockedReason(root, proposal.genome);
     if (blocked) {
       ctx.log.info('adaptive reshape blocked', { session_id: root, reason: blocked });
-      return void drop(root, blocked, 'blocked');
+      return void (await drop(root, blocked, 'blocked'));
     }
     try {
       gates.validate(proposal.genome);
     } catch (error) {
       const message = bounded(deps.redactor.string(describe(error)));
       ctx.log.warn('adaptive reshape apply failed', { session_id: root, error: message });
-      committer.commit(root, (current) => ({
+      await committer.commit(root, (current) => ({
         ...current,
         apply_status: 'pending',
         pending_since: current.pending_since ?? deps.clock.now(),
@@ -114,7 +119,8 @@ export function createReshaper(ctx: AdaptiveContext, committer: Committer, gates
     const previous = rowFingerprint(row) ?? null;
     const next = fingerprint(proposal.genome);
     const { applied, conflict } = write(root, proposal, previous, next);
-    if (conflict) return void drop(root, 'superseded: another process changed the genome first', 'cleared');
+    if (conflict)
+      return void (await drop(root, 'superseded: another process changed the genome first', 'cleared'));
     if (!applied) return;
     ctx.stats.reshapes_applied++;
     ctx.log.info('adaptive reshape applied', {
@@ -124,11 +130,11 @@ export function createReshaper(ctx: AdaptiveContext, committer: Committer, gates
       to: next,
     });
     try {
-      gates.applyPlanGate(root, applied);
+      await gates.applyPlanGate(root, applied);
     } catch (error) {
       ctx.log.warn('adaptive plan gate failed', { session_id: root, error: describe(error) });
     }
-    committer.announce(root, ['applied']);
+    await committer.announce(root, ['applied']);
   }
 
   return { applyPending };

@@ -13,7 +13,7 @@ export interface ReviewPasses {
   /** A completed run whose pass starts at the session's next idle boundary. */
   due(root: string, runId: string): void;
   /** The session is idle: start its due pass (when the layer is on). */
-  startDue(root: string): void;
+  startDue(root: string): Promise<void>;
   /** A child run started: when it is a reviewer's, link it to its pass. */
   childStarted(sessionId: string, runId: string, parentRunId: string | null): void;
   /** A run ended: true when it was a reviewer's run (the monitor ignores those). */
@@ -35,7 +35,7 @@ export function createReviewPasses(ctx: AdaptiveContext): ReviewPasses {
   /** Run id → paths the run changed (for the reviewer's prompt). */
   const changedPaths = new Map<string, Set<string>>();
 
-  function start(root: string, runId: string) {
+  async function start(root: string, runId: string) {
     const run = deps.runs.get(runId);
     if (run?.status !== 'completed') return;
     const reviewer = ctx.settings().reviewer_agent;
@@ -68,7 +68,7 @@ export function createReviewPasses(ctx: AdaptiveContext): ReviewPasses {
       finished_at: null,
     });
     reviewsInFlight.set(runId, reviewId);
-    const answer = deps.agent.result(runId).text;
+    const answer = (await deps.agent.result(runId)).text;
     const promise = deps.agent
       .runChild({
         parentSessionId: root,
@@ -110,11 +110,11 @@ export function createReviewPasses(ctx: AdaptiveContext): ReviewPasses {
 
   return {
     due: (root, runId) => void reviewDue.set(root, runId),
-    startDue(root) {
+    async startDue(root) {
       const due = reviewDue.get(root);
       if (!due) return;
       reviewDue.delete(root);
-      if (ctx.enabled()) start(root, due);
+      if (ctx.enabled()) await start(root, due);
     },
     childStarted(sessionId, runId, parentRunId) {
       const reviewId = parentRunId ? reviewsInFlight.get(parentRunId) : undefined;

@@ -53,17 +53,17 @@ export interface AdaptiveService {
    * resync) it never throws for a closed gate or an unknown session: the posture says so.
    * Reading never classifies, evaluates or writes.
    */
-  snapshot(sessionId: string | undefined, options?: { posture?: boolean }): AdaptiveSnapshot;
+  snapshot(sessionId: string | undefined, options?: { posture?: boolean }): Promise<AdaptiveSnapshot>;
   /** The SSE `include_snapshot` resync event of a session. */
-  resync(sessionId: string): AdaptiveResync;
+  resync(sessionId: string): Promise<AdaptiveResync>;
   /** The system-prompt section of a session: the genome guidance (and the last reviewer findings). */
-  promptSection(sessionId: string): { source: string; text: string } | undefined;
+  promptSection(sessionId: string): Promise<{ source: string; text: string } | undefined>;
   /** The prompt trace last assembled for the session (ordering contract, step 2). */
   promptTrace(sessionId: string): PromptTrace | undefined;
   /** The session's auto-compaction threshold from its genome; undefined → the config default. */
-  compactionThreshold(sessionId: string): number | undefined;
+  compactionThreshold(sessionId: string): Promise<number | undefined>;
   /** Sub-agents a run of the session may run at once: `max_parallel_agents` of its genome, else 1. */
-  spawnLimit(sessionId: string | undefined): number;
+  spawnLimit(sessionId: string | undefined): Promise<number>;
   /**
    * Wait for a sub-agent slot of the session family (limit: its genome's `max_parallel_agents`;
    * unlimited without a genome). Returns the release function.
@@ -72,15 +72,21 @@ export interface AdaptiveService {
   /** Sub-agents running and waiting for a slot in this process, per session family. */
   spawnSlots(): Map<string, { active: number; waiting: number }>;
   /** Remove a session's adaptive state (`action` cleared); the next run classifies again. */
-  reset(sessionId: string, reason: string): AdaptiveSnapshot;
+  reset(sessionId: string, reason: string): Promise<AdaptiveSnapshot>;
   readonly store: AdaptiveStore;
   /** Whether a database exists to read (reads never create one). */
   dbPresent(): boolean;
   /** The current genome of a session (decoded), if any. */
-  genome(sessionId: string): Genome | undefined;
+  genome(sessionId: string): Promise<Genome | undefined>;
   monitorStats(): MonitorStats;
   /** Resolves when every reviewer pass started by this process has finished. */
   idle(): Promise<void>;
+  /**
+   * The bus events already delivered are handled (their handlers are async since the store is,
+   * issue 18): the agent waits for it after a run's start and before answering its waiters, where
+   * the handlers used to finish within the microtask after the event.
+   */
+  settled(): Promise<void>;
   close(): void;
 }
 
@@ -104,33 +110,33 @@ export function createAdaptiveService(deps: AdaptiveDeps): AdaptiveService {
   const monitor = createMonitor(ctx, reads, committer, gates, reshaper);
   const reviews = createReviewPasses(ctx);
   const slots = createSpawnSlots();
-  const unsubscribe = subscribe(ctx, {
-    runStarted(sessionId, runId, parentRunId) {
-      const session = deps.sessions.get(sessionId);
+  const subscription = subscribe(ctx, {
+    async runStarted(sessionId, runId, parentRunId) {
+      const session = await deps.sessions.get(sessionId);
       if (!session) return;
       if (session.parent_id) return reviews.childStarted(sessionId, runId, parentRunId);
-      classification.atRunStart(sessionId, runId);
+      await classification.atRunStart(sessionId, runId);
       // A run start is a safe boundary too (nothing of this run is assembled yet).
-      reshaper.applyPending(sessionId);
+      await reshaper.applyPending(sessionId);
     },
-    runFinished(sessionId, runId, status) {
+    async runFinished(sessionId, runId, status) {
       if (reviews.reviewerRunEnded(runId)) return;
-      const root = ctx.rootOf(sessionId);
+      const root = await ctx.rootOf(sessionId);
       if (!root) return;
       if (root === sessionId && status === 'completed' && ctx.genomeOf(ctx.store.get(root))?.review_gate) {
         reviews.due(root, runId);
       }
       // The session's run has ended: a reshape queued during it applies before this run is evaluated.
-      if (!ctx.sessionActive(root)) reshaper.applyPending(root);
-      monitor.runEnded(root, runId, status);
+      if (!(await ctx.sessionActive(root))) await reshaper.applyPending(root);
+      await monitor.runEnded(root, runId, status);
     },
-    idle(sessionId) {
-      const session = deps.sessions.get(sessionId);
+    async idle(sessionId) {
+      const session = await deps.sessions.get(sessionId);
       if (!session || session.parent_id) return;
-      reshaper.applyPending(sessionId);
-      reviews.startDue(sessionId);
+      await reshaper.applyPending(sessionId);
+      await reviews.startDue(sessionId);
     },
-    applyPending: (sessionId) => reshaper.applyPending(sessionId),
+    applyPending: async (sessionId) => await reshaper.applyPending(sessionId),
     fileChanged: (runId, path) => reviews.fileChanged(runId, path),
   });
 
@@ -139,65 +145,71 @@ export function createAdaptiveService(deps: AdaptiveDeps): AdaptiveService {
     resync: reads.resync,
     promptSection: traces.promptSection,
     promptTrace: traces.get,
-    compactionThreshold(sessionId) {
-      const session = deps.sessions.get(sessionId);
+    async compactionThreshold(sessionId) {
+      const session = await deps.sessions.get(sessionId);
       if (!session || session.parent_id) return undefined;
-      return reads.currentGenome(sessionId)?.compaction_threshold;
+      return (await reads.currentGenome(sessionId))?.compaction_threshold;
     },
-    spawnLimit: (sessionId) => reads.currentGenome(sessionId)?.max_parallel_agents ?? 1,
-    acquireSpawnSlot(sessionId, signal) {
-      const root = (sessionId && ctx.rootOf(sessionId)) || '';
-      const genome = reads.currentGenome(root || undefined);
+    spawnLimit: async (sessionId) => (await reads.currentGenome(sessionId))?.max_parallel_agents ?? 1,
+    async acquireSpawnSlot(sessionId, signal) {
+      const root = (sessionId && (await ctx.rootOf(sessionId))) || '';
+      const genome = await reads.currentGenome(root || undefined);
       return slots.acquire(root, genome ? genome.max_parallel_agents : Number.POSITIVE_INFINITY, signal);
     },
     spawnSlots: slots.usage,
     reset: classification.reset,
     store: ctx.store,
     dbPresent: deps.dbPresent,
-    genome: (sessionId) => reads.currentGenome(sessionId),
+    genome: async (sessionId) => await reads.currentGenome(sessionId),
     monitorStats: () => ({ ...ctx.stats }),
     idle: reviews.idle,
+    settled: subscription.settled,
     close() {
       ctx.lifecycle.closed = true;
-      unsubscribe();
+      subscription.unsubscribe();
     },
   };
 }
 
 interface BusHandlers {
-  runStarted(sessionId: string, runId: string, parentRunId: string | null): void;
-  runFinished(sessionId: string, runId: string, status: string): void;
-  idle(sessionId: string): void;
+  runStarted(sessionId: string, runId: string, parentRunId: string | null): Promise<void>;
+  runFinished(sessionId: string, runId: string, status: string): Promise<void>;
+  idle(sessionId: string): Promise<void>;
   /** With the layer off: a reshape queued before the gate closed is cleared at the next boundary. */
-  applyPending(sessionId: string): void;
+  applyPending(sessionId: string): Promise<void>;
   fileChanged(runId: string, path: string): void;
 }
 
 /**
- * The monitor handles each event after its delivery has finished (a microtask, in publish
- * order): its own events are then delivered at once, so a subscriber that reads the state when
- * one arrives reads exactly the state it was built from (EVT-28). A run.started is handled before
- * the run goes on to assemble its prompt and tool set (the run awaits the model first).
+ * The monitor handles each event after the publisher's stretch of work (at the end of the
+ * event-loop turn, in publish order; the store's awaits resolve within the turn): its own events
+ * are then delivered at once, so a subscriber that reads the state when one arrives reads exactly
+ * the state it was built from (EVT-28). A run.started is handled before the run goes on to
+ * assemble its prompt and tool set, a run.finished and the idle state before the run's waiters are
+ * answered: the agent waits for `settled()` there.
  */
-function subscribe(ctx: ReturnType<typeof createAdaptiveContext>, on: BusHandlers): () => void {
-  const onEvent = (event: SessionEvent) => {
+function subscribe(
+  ctx: ReturnType<typeof createAdaptiveContext>,
+  on: BusHandlers,
+): { unsubscribe: () => void; settled: () => Promise<void> } {
+  const onEvent = async (event: SessionEvent) => {
     if (ctx.lifecycle.closed) return;
     const p = event.payload as Record<string, unknown>;
     try {
       if (!ctx.enabled()) {
         if (event.type === 'state.changed' && p.state === 'idle' && ctx.deps.dbPresent())
-          on.applyPending(event.session_id);
+          await on.applyPending(event.session_id);
         return;
       }
       switch (event.type) {
         case 'run.started':
-          on.runStarted(event.session_id, String(p.run_id), (p.parent_run_id as string | null) ?? null);
+          await on.runStarted(event.session_id, String(p.run_id), (p.parent_run_id as string | null) ?? null);
           break;
         case 'run.finished':
-          on.runFinished(event.session_id, String(p.run_id), String(p.status));
+          await on.runFinished(event.session_id, String(p.run_id), String(p.status));
           break;
         case 'state.changed':
-          if (p.state === 'idle') on.idle(event.session_id);
+          if (p.state === 'idle') await on.idle(event.session_id);
           break;
         case 'provider_recovery.changed':
           ctx.ledger(p.run_id as string | undefined, 'provider_recovery.changed', {
@@ -219,20 +231,23 @@ function subscribe(ctx: ReturnType<typeof createAdaptiveContext>, on: BusHandler
     }
   };
   const work: SessionEvent[] = [];
-  let scheduled = false;
-  const drain = () => {
+  let draining: Promise<void> | undefined;
+  const drain = async () => {
     try {
-      for (let event = work.shift(); event; event = work.shift()) onEvent(event);
+      for (let event = work.shift(); event; event = work.shift()) await onEvent(event);
     } finally {
-      scheduled = false;
+      draining = undefined;
     }
   };
-  return ctx.deps.bus.subscribe('*', (event) => {
+  const unsubscribe = ctx.deps.bus.subscribe('*', (event) => {
     if (ctx.lifecycle.closed || !HANDLED.has(event.type)) return;
     work.push(event);
-    if (!scheduled) {
-      scheduled = true;
-      queueMicrotask(drain);
-    }
+    draining ??= new Promise<void>((resolve) => setImmediate(() => void drain().then(resolve)));
   });
+  return {
+    unsubscribe,
+    async settled() {
+      while (draining) await draining;
+    },
+  };
 }

@@ -31,7 +31,7 @@ describe('agent loop', () => {
     expect(
       provider.requests[1].body.tools.map((t: { function: { name: string } }) => t.function.name),
     ).toContain('echo');
-    const messages = app.sessions.messages(result.session_id);
+    const messages = await app.sessions.messages(result.session_id);
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
     expect(messages[1].parts).toEqual([
       { type: 'tool-call', tool_call_id: expect.any(String), tool: 'echo', input: { text: 'hi' } },
@@ -51,7 +51,7 @@ describe('agent loop', () => {
       run_id: result.run_id,
     });
     expect(messages.every((m) => m.finished_at !== null)).toBe(true);
-    const session = app.sessions.require(result.session_id);
+    const session = await app.sessions.require(result.session_id);
     expect(session).toMatchObject({
       prompt_tokens: 230,
       completion_tokens: 28,
@@ -119,7 +119,7 @@ describe('agent loop', () => {
       'internal: internal error: kaboom',
       expect.stringContaining("unavailable tool 'no_such_tool'"),
     ]);
-    const stored = app.sessions.messages(result.session_id).find((m) => m.role === 'tool')!;
+    const stored = (await app.sessions.messages(result.session_id)).find((m) => m.role === 'tool')!;
     expect(stored.parts.every((p) => p.type === 'tool-result' && p.is_error)).toBe(true);
   });
 
@@ -135,7 +135,7 @@ describe('agent loop', () => {
     expect(result.error).not.toContain('sk-abcdefghijklmnopqrstuvwx');
     expect(app.runs.require(result.run_id).status).toBe('failed');
     // The prompt is kept even though no answer came.
-    expect(app.sessions.messages(result.session_id).map((m) => m.role)).toEqual(['user']);
+    expect((await app.sessions.messages(result.session_id)).map((m) => m.role)).toEqual(['user']);
   });
 
   it('names the provider in any provider error, not only credential ones', async () => {
@@ -179,7 +179,7 @@ describe('agent loop', () => {
       repeats: 3,
     });
     // The session stays consistent: every tool call has its result.
-    const parts = app.sessions.messages(result.session_id).flatMap((m) => m.parts);
+    const parts = (await app.sessions.messages(result.session_id)).flatMap((m) => m.parts);
     const calls = parts.filter((p) => p.type === 'tool-call').length;
     expect(parts.filter((p) => p.type === 'tool-result').length).toBe(calls);
   });
@@ -200,7 +200,7 @@ describe('agent loop', () => {
         .map((d) => d.delta)
         .join(''),
     ).toBe('answer');
-    const assistant = app.sessions.messages(result.session_id).find((m) => m.role === 'assistant')!;
+    const assistant = (await app.sessions.messages(result.session_id)).find((m) => m.role === 'assistant')!;
     expect(assistant.parts.map((p) => p.type)).toEqual(['reasoning', 'text']);
   });
 });

@@ -24,10 +24,10 @@ describe('agent service', () => {
       ],
       { extraTools: [gate.tool] },
     );
-    const first = app.agent.send({ prompt: 'first' });
+    const first = await app.agent.send({ prompt: 'first' });
     expect(first).toMatchObject({ status: 'running', position: 0 });
     await gate.reached;
-    const second = app.agent.send({ sessionId: first.session_id, prompt: 'second' });
+    const second = await app.agent.send({ sessionId: first.session_id, prompt: 'second' });
     expect(second).toMatchObject({ status: 'queued', position: 1 });
     const third = (await invokeTool(
       app,
@@ -47,8 +47,8 @@ describe('agent service', () => {
       },
     )) as { sessions: unknown[]; total_queued: number };
     expect(status.total_queued).toBe(2);
-    expect(status.sessions).toEqual([app.agent.queue(first.session_id)]);
-    expect(app.agent.queue(first.session_id)).toMatchObject({
+    expect(status.sessions).toEqual([await app.agent.queue(first.session_id)]);
+    expect(await app.agent.queue(first.session_id)).toMatchObject({
       state: 'running',
       active_run_id: first.run_id,
       length: 2,
@@ -71,10 +71,7 @@ describe('agent service', () => {
     expect(lengths).toEqual([1, 0, 1, 2, 1, 0]);
     // Prompts ran in order, never interleaved.
     expect(
-      app.sessions
-        .messages(first.session_id)
-        .filter((m) => m.role === 'user')
-        .map((m) => m.parts[0]),
+      (await app.sessions.messages(first.session_id)).filter((m) => m.role === 'user').map((m) => m.parts[0]),
     ).toEqual([
       { type: 'text', text: 'first' },
       { type: 'text', text: 'second' },
@@ -84,14 +81,14 @@ describe('agent service', () => {
 
   it('enqueue on an idle session starts at once, or waits with start: false until the next send', async () => {
     const { app } = await agentApp([reply().text('now'), reply().text('held'), reply().text('after')]);
-    const session = app.agent.createSession();
-    const now = app.agent.enqueue({ sessionId: session.id, prompt: 'now' });
+    const session = await app.agent.createSession();
+    const now = await app.agent.enqueue({ sessionId: session.id, prompt: 'now' });
     expect(now).toMatchObject({ status: 'running', position: 0 });
     await app.agent.wait(now.run_id);
-    const held = app.agent.enqueue({ sessionId: session.id, prompt: 'held', start: false });
+    const held = await app.agent.enqueue({ sessionId: session.id, prompt: 'held', start: false });
     expect(held).toMatchObject({ status: 'queued', position: 1 });
-    expect(app.agent.queue(session.id)).toMatchObject({ state: 'idle', length: 1 });
-    const after = app.agent.send({ sessionId: session.id, prompt: 'after' });
+    expect(await app.agent.queue(session.id)).toMatchObject({ state: 'idle', length: 1 });
+    const after = await app.agent.send({ sessionId: session.id, prompt: 'after' });
     expect(after).toMatchObject({ status: 'queued', position: 1 });
     expect((await app.agent.wait(held.run_id)).text).toBe('held');
     expect((await app.agent.wait(after.run_id)).text).toBe('after');
@@ -102,9 +99,9 @@ describe('agent service', () => {
     const { app, events } = await agentApp([reply().text('thinking…').toolCall('gate', {})], {
       extraTools: [gate.tool],
     });
-    const sent = app.agent.send({ prompt: 'wait' });
+    const sent = await app.agent.send({ prompt: 'wait' });
     await gate.reached;
-    const cancel = app.agent.cancel(sent.session_id);
+    const cancel = await app.agent.cancel(sent.session_id);
     expect(cancel).toEqual({ cancelled_run_id: sent.run_id, cleared: [] });
     const result = await app.agent.wait(sent.run_id);
     expect(result).toMatchObject({
@@ -116,7 +113,7 @@ describe('agent service', () => {
       .filter((e) => e.type === 'state.changed')
       .map((e) => (e.payload as { state: string }).state);
     expect(states).toEqual(['running', 'cancelling', 'idle']);
-    const messages = app.sessions.messages(sent.session_id);
+    const messages = await app.sessions.messages(sent.session_id);
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
     expect(messages.every((m) => m.finished_at !== null)).toBe(true);
     expect(messages[2].parts).toEqual([
@@ -126,23 +123,23 @@ describe('agent service', () => {
         output: expect.stringMatching(/^internal|^error/),
       }),
     ]);
-    expect(app.agent.state(sent.session_id)).toMatchObject({ state: 'idle', run_id: null });
+    expect(await app.agent.state(sent.session_id)).toMatchObject({ state: 'idle', run_id: null });
   });
 
   it('cancels a run waiting on the model, and clears the queue on request', async () => {
     const { app } = await agentApp([reply().hang()]);
-    const first = app.agent.send({ prompt: 'slow' });
-    const queued = app.agent.send({ sessionId: first.session_id, prompt: 'later' });
+    const first = await app.agent.send({ prompt: 'slow' });
+    const queued = await app.agent.send({ sessionId: first.session_id, prompt: 'later' });
     await new Promise((r) => setTimeout(r, 50));
-    const outcome = app.agent.cancel(first.session_id, { clearQueue: true });
+    const outcome = await app.agent.cancel(first.session_id, { clearQueue: true });
     expect(outcome).toEqual({ cancelled_run_id: first.run_id, cleared: [queued.run_id] });
     expect(await app.agent.wait(first.run_id)).toMatchObject({ status: 'cancelled' });
     expect(await app.agent.wait(queued.run_id)).toMatchObject({
       status: 'cancelled',
       reason: 'removed from the queue',
     });
-    expect(app.agent.queue(first.session_id).length).toBe(0);
-    expect(app.sessions.messages(first.session_id).map((m) => m.role)).toEqual(['user']);
+    expect((await app.agent.queue(first.session_id)).length).toBe(0);
+    expect((await app.sessions.messages(first.session_id)).map((m) => m.role)).toEqual(['user']);
   });
 
   it('after a failed run the queue waits; the next send runs the queued prompt first', async () => {
@@ -151,13 +148,13 @@ describe('agent service', () => {
       [reply().toolCall('gate', {}), reply().httpError(400), reply().text('B'), reply().text('C')],
       { extraTools: [gate.tool] },
     );
-    const a = app.agent.send({ prompt: 'A' });
+    const a = await app.agent.send({ prompt: 'A' });
     await gate.reached;
-    const b = app.agent.send({ sessionId: a.session_id, prompt: 'B' });
+    const b = await app.agent.send({ sessionId: a.session_id, prompt: 'B' });
     gate.release();
     expect((await app.agent.wait(a.run_id)).status).toBe('failed');
-    expect(app.agent.queue(a.session_id)).toMatchObject({ state: 'idle', length: 1 });
-    const c = app.agent.send({ sessionId: a.session_id, prompt: 'C' });
+    expect(await app.agent.queue(a.session_id)).toMatchObject({ state: 'idle', length: 1 });
+    const c = await app.agent.send({ sessionId: a.session_id, prompt: 'C' });
     expect(c).toMatchObject({ status: 'queued', position: 1 });
     expect((await app.agent.wait(b.run_id)).text).toBe('B');
     expect((await app.agent.wait(c.run_id)).text).toBe('C');
@@ -171,7 +168,7 @@ describe('agent service', () => {
 
   it('another App on the same database sees the session busy, is refused, and cancels through the ledger', async () => {
     const { app } = await agentApp([reply().hang()]);
-    const sent = app.agent.send({ prompt: 'long job' });
+    const sent = await app.agent.send({ prompt: 'long job' });
     await new Promise((r) => setTimeout(r, 50));
     const other = await makeTestApp({
       workspace: app.workspace,
@@ -179,14 +176,14 @@ describe('agent service', () => {
       env: app.env as Record<string, string>,
       tools: allTools,
     });
-    expect(other.agent.state(sent.session_id)).toMatchObject({
+    expect(await other.agent.state(sent.session_id)).toMatchObject({
       state: 'running',
       run_id: null,
       busy_elsewhere: { run_id: sent.run_id, pid: process.pid },
     });
-    expect(() =>
+    await expect(
       other.agent.send({ sessionId: sent.session_id, prompt: 'me too', ifBusy: 'refuse' }),
-    ).toThrow(/is busy: run run_0001 is running in another svc process/);
+    ).rejects.toThrow(/is busy: run run_0001 is running in another svc process/);
     const update = await invokeTool(
       other,
       'update_agent_run',
@@ -211,7 +208,7 @@ describe('agent service', () => {
     const all = app.bus.retained(first.session_id);
     const middle = all[Math.floor(all.length / 2)].id;
     const seen: number[] = [];
-    const off = app.agent.subscribe(first.session_id, (e) => seen.push(e.id), { afterId: middle });
+    const off = await app.agent.subscribe(first.session_id, (e) => seen.push(e.id), { afterId: middle });
     await app.agent.run({ sessionId: first.session_id, prompt: 'two' });
     off();
     const expected = app.bus
@@ -223,7 +220,7 @@ describe('agent service', () => {
 
   it('close() stops active runs as interrupted', async () => {
     const { app } = await agentApp([reply().hang()]);
-    const sent = app.agent.send({ prompt: 'x' });
+    const sent = await app.agent.send({ prompt: 'x' });
     await new Promise((r) => setTimeout(r, 50));
     await app.agent.close();
     expect(app.runs.require(sent.run_id)).toMatchObject({

@@ -33,13 +33,13 @@ export function createAgentService(deps: AgentDeps): AgentService {
   const state = createAgentStateStore(deps.db);
 
   const service: AgentService = {
-    createSession: (input) => host.sessions.create(input),
-    send: (input) => core.atomically(() => sendNow(core, input)),
+    createSession: async (input) => await host.sessions.create(input),
+    send: async (input) => await core.atomically(() => sendNow(core, input)),
     async run(input) {
-      const sent = service.send(input);
-      const onAbort = () => {
+      const sent = await service.send(input);
+      const onAbort = async () => {
         try {
-          service.cancelRun(sent.run_id, 'cancelled by the caller');
+          await service.cancelRun(sent.run_id, 'cancelled by the caller');
         } catch {
           // already over
         }
@@ -51,15 +51,15 @@ export function createAgentService(deps: AgentDeps): AgentService {
         input.signal?.removeEventListener('abort', onAbort);
       }
     },
-    enqueue: (input) => core.atomically(() => enqueueNow(core, input)),
-    drain(sessionId) {
-      host.sessions.require(sessionId);
-      return drainQueue(core, sessionId);
+    enqueue: async (input) => await core.atomically(() => enqueueNow(core, input)),
+    async drain(sessionId) {
+      await host.sessions.require(sessionId);
+      return await drainQueue(core, sessionId);
     },
-    queue: (sessionId) => queueStatus(core, sessionId),
-    removeQueued: (runId) => removeQueued(core, runId),
-    state(sessionId): SessionRuntimeStatus {
-      host.sessions.require(sessionId);
+    queue: async (sessionId) => await queueStatus(core, sessionId),
+    removeQueued: async (runId) => await removeQueued(core, runId),
+    async state(sessionId): Promise<SessionRuntimeStatus> {
+      await host.sessions.require(sessionId);
       const rt = core.runtime(sessionId);
       const other = busyElsewhere(host, sessionId);
       return {
@@ -72,12 +72,13 @@ export function createAgentService(deps: AgentDeps): AgentService {
         queue_length: host.runs.queued(sessionId).length,
       };
     },
-    cancel: (sessionId, options) => cancelSession(core, sessionId, options),
-    cancelRun: (runId, reason) => cancelRun(core, runId, reason),
+    cancel: async (sessionId, options) => await cancelSession(core, sessionId, options),
+    cancelRun: async (runId, reason) => await cancelRun(core, runId, reason),
     wait: (runId, options) => waitRun(core, runId, options),
     waitIdle: (sessionId, options) => waitIdle(core, sessionId, options),
-    result: (runId) => runResult(host, runId),
-    subscribe: (sessionId, listener, options) => subscribeSession(host, sessionId, listener, options),
+    result: async (runId) => await runResult(host, runId),
+    subscribe: async (sessionId, listener, options) =>
+      await subscribeSession(host, sessionId, listener, options),
     pendingPermissions: (sessionId) => host.permissions.pending(sessionId),
     answerPermission: (requestId, decision, by, message) =>
       host.permissions.answer(requestId, decision, { by, message }),
@@ -99,17 +100,17 @@ export function createAgentService(deps: AgentDeps): AgentService {
         .filter(([, rt]) => rt.runId !== null)
         .map(([sessionId, rt]) => ({ session_id: sessionId, run_id: rt.runId!, state: rt.state }));
     },
-    currentSession() {
+    async currentSession() {
       const id = state.currentSession();
       if (!id) return null;
-      return host.sessions.get(id) ? id : null;
+      return (await host.sessions.get(id)) ? id : null;
     },
-    setCurrentSession(sessionId) {
+    async setCurrentSession(sessionId) {
       if (sessionId === null) {
         state.clearCurrentSession();
         return;
       }
-      host.sessions.require(sessionId);
+      await host.sessions.require(sessionId);
       state.setCurrentSession(sessionId, host.clock.now());
     },
     promptSections,

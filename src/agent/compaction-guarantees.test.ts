@@ -33,7 +33,7 @@ const bigTool = (size: number) =>
     description: 'Dump a large output.',
     input: z.strictObject({}),
     mutates: false,
-    run: () => `HEAD-OF-OUTPUT ${'x'.repeat(size)} TAIL-OF-OUTPUT`,
+    run: async () => `HEAD-OF-OUTPUT ${'x'.repeat(size)} TAIL-OF-OUTPUT`,
   });
 
 /** A model with a hard window: a request larger than `window` tokens fails as a real one would. */
@@ -178,7 +178,7 @@ describe('compaction guarantees (issue 22)', () => {
       const failed = app.runs.events(result.run_id, { types: ['compaction.failed'] });
       expect(failed).toHaveLength(MAX_FAILED_COMPACTIONS);
       expect(failed[0].payload.message).toContain('summarizing failed');
-      expect(app.sessions.require(result.session_id).metadata.compactions).toBeUndefined();
+      expect((await app.sessions.require(result.session_id)).metadata.compactions).toBeUndefined();
     });
 
     it('issue 22 (a)(b): a summary that is not smaller than the history is rejected and the history stays whole', async () => {
@@ -202,7 +202,7 @@ describe('compaction guarantees (issue 22)', () => {
         expect.stringContaining('is not smaller than the history'),
         expect.stringContaining('is not smaller than the history'),
       ]);
-      const session = app.sessions.require(result.session_id);
+      const session = await app.sessions.require(result.session_id);
       expect(session.metadata.summary_message_id).toBeUndefined();
       // The last request still carries every step: nothing was replaced by the oversized summary.
       const last = stepRequests(provider.requests).at(-1)!;
@@ -282,7 +282,7 @@ describe('compaction guarantees (issue 22)', () => {
       expect(sent).toContain('characters left out to fit the context window');
       expect(app.runs.events(result.run_id, { types: ['context.trimmed'] })).toHaveLength(1);
       // Only the request was cut: the store keeps the whole output.
-      const stored = app.sessions.messages(result.session_id).find((m) => m.role === 'tool')!;
+      const stored = (await app.sessions.messages(result.session_id)).find((m) => m.role === 'tool')!;
       expect(JSON.stringify(stored.parts).length).toBeGreaterThan(100_000);
     });
 
@@ -375,7 +375,7 @@ describe('compaction guarantees (issue 22)', () => {
       );
       const first = await app.agent.run({ prompt: 'first question' });
       await app.agent.run({ sessionId: first.session_id, prompt: 'second question' });
-      expect(app.sessions.require(first.session_id).metadata.compactions).toBe(1);
+      expect((await app.sessions.require(first.session_id)).metadata.compactions).toBe(1);
       const fork = (await invokeTool(
         app,
         'fork_agent_run',
@@ -384,9 +384,9 @@ describe('compaction guarantees (issue 22)', () => {
       )) as {
         session_id: string;
       };
-      const forked = app.sessions.require(fork.session_id);
+      const forked = await app.sessions.require(fork.session_id);
       expect(forked.metadata.summary_message_id).toBeUndefined();
-      expect(historyMessages(app.sessions, forked).map((m) => [m.role, textOf(m.parts)])).toEqual([
+      expect((await historyMessages(app.sessions, forked)).map((m) => [m.role, textOf(m.parts)])).toEqual([
         ['user', 'first question'],
         ['assistant', 'first answer'],
       ]);

@@ -46,14 +46,17 @@ describe('compaction', () => {
       reason: 'auto',
       run_id: result.run_id,
     });
-    const session = app.sessions.require(result.session_id);
+    const session = await app.sessions.require(result.session_id);
     expect(session.metadata).toMatchObject({
       summary_message_id: finished.summary_message_id,
       compactions: 1,
     });
-    expect(historyMessages(app.sessions, session).map((m) => m.role)).toEqual(['system', 'assistant']);
+    expect((await historyMessages(app.sessions, session)).map((m) => m.role)).toEqual([
+      'system',
+      'assistant',
+    ]);
     // Nothing was deleted: the full conversation is still stored.
-    expect(app.sessions.messages(result.session_id).map((m) => m.role)).toEqual([
+    expect((await app.sessions.messages(result.session_id)).map((m) => m.role)).toEqual([
       'user',
       'assistant',
       'tool',

@@ -40,8 +40,8 @@ export async function compactHistory(
     keepFromMessageId?: string;
   },
 ): Promise<CompactionOutcome> {
-  const session = app.sessions.require(input.sessionId);
-  const all = historyMessages(app.sessions, session);
+  const session = await app.sessions.require(input.sessionId);
+  const all = await historyMessages(app.sessions, session);
   const keepIndex = input.keepFromMessageId ? all.findIndex((m) => m.id === input.keepFromMessageId) : -1;
   const messages = keepIndex === -1 ? all : all.slice(0, keepIndex);
   if (messages.filter((m) => m.role !== 'system').length < 2) {
@@ -93,7 +93,7 @@ export async function compactHistory(
   const outputTokens = result.usage.outputTokens ?? 0;
   const cost =
     (inputTokens * (model.info.cost_per_1m_in ?? 0) + outputTokens * (model.info.cost_per_1m_out ?? 0)) / 1e6;
-  const summary = app.sessions.appendMessage({
+  const summary = await app.sessions.appendMessage({
     session_id: session.id,
     role: 'system',
     parts: [{ type: 'text', text: stored }],
@@ -104,14 +104,14 @@ export async function compactHistory(
     run_id: input.runId ?? null,
   });
   const compactions = typeof session.metadata.compactions === 'number' ? session.metadata.compactions : 0;
-  app.sessions.update(session.id, {
+  await app.sessions.update(session.id, {
     metadata: {
       summary_message_id: summary.id,
       summary_covers_until: messages[messages.length - 1].id,
       compactions: compactions + 1,
     },
   });
-  app.sessions.addUsage(session.id, { input_tokens: inputTokens, output_tokens: outputTokens, cost });
+  await app.sessions.addUsage(session.id, { input_tokens: inputTokens, output_tokens: outputTokens, cost });
   return {
     summary_message_id: summary.id,
     messages_summarized: messages.length,

@@ -27,8 +27,11 @@ import type { ChildRunInput, PromptSection } from './types';
 
 export type { PromptSection };
 
-/** The adaptive layer as the run loop reads it (the compaction threshold of a session's genome). */
-export type AgentAdaptive = Pick<AdaptiveService, 'compactionThreshold'>;
+/**
+ * The adaptive layer as the run loop reads it (the compaction threshold of a session's genome), and
+ * waits for it at a run's boundaries.
+ */
+export type AgentAdaptive = Pick<AdaptiveService, 'compactionThreshold' | 'settled'>;
 
 /** The MCP client connections as the run loop waits for them. */
 export type AgentMcpClients = Pick<McpClientManager, 'settled'>;
@@ -71,7 +74,7 @@ export type AgentRuns = Pick<
 >;
 
 /** The funnel context of a session (mode, phase, agent and policy layers). */
-export type FunnelContextOf = (sessionId?: string, overrides?: FunnelContext) => FunnelContext;
+export type FunnelContextOf = (sessionId?: string, overrides?: FunnelContext) => Promise<FunnelContext>;
 
 /** What the agent's modules read. Same member names as the ToolHost, narrower types. */
 export interface AgentHost {

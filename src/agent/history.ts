@@ -29,22 +29,22 @@ export const INTERRUPTED_RESULT =
  * after the last one it covers (`summary_covers_until`; a prompt kept out of a pre-run
  * compaction comes after the summary this way even though it was stored before it).
  */
-export function historyMessages(
+export async function historyMessages(
   sessions: Pick<SessionStore, 'getMessage' | 'messages'>,
   session: Session,
-): Message[] {
+): Promise<Message[]> {
   const summaryId = session.metadata.summary_message_id;
   if (typeof summaryId === 'string') {
-    const summary = sessions.getMessage(summaryId);
+    const summary = await sessions.getMessage(summaryId);
     if (summary) {
       const coversUntil = session.metadata.summary_covers_until;
-      const tail = sessions.messages(session.id, {
+      const tail = await sessions.messages(session.id, {
         after: typeof coversUntil === 'string' ? coversUntil : summaryId,
       });
       return [summary, ...tail.filter((m) => m.role !== 'system')];
     }
   }
-  return sessions.messages(session.id);
+  return await sessions.messages(session.id);
 }
 
 export function toModelMessages(messages: readonly Message[]): ModelMessage[] {

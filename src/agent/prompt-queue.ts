@@ -11,16 +11,20 @@ import { drainQueue } from './run-control';
 import { type AgentCore, busyElsewhere, preview, stateOf } from './session-runtime';
 import type { AgentService, QueueStatus, SendInput } from './types';
 
-function enqueueRun(core: AgentCore, input: SendInput & { sessionId: string }, kind: AgentKind): AgentRun {
+async function enqueueRun(
+  core: AgentCore,
+  input: SendInput & { sessionId: string },
+  kind: AgentKind,
+): Promise<AgentRun> {
   const a = core.host;
-  const session = a.sessions.require(input.sessionId);
+  const session = await a.sessions.require(input.sessionId);
   if (!input.prompt.trim()) throw new SvcError('invalid_input', 'prompt: must not be empty');
   if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
     throw new SvcError('invalid_input', `max_steps: must be a positive integer, got ${input.maxSteps}`);
   }
   const run = a.runs.create({
     session_id: session.id,
-    family_session_id: a.sessions.root(session.id),
+    family_session_id: await a.sessions.root(session.id),
     agent: kind.id,
     model: input.model ?? null,
     origin: input.origin ?? 'api',
@@ -38,15 +42,15 @@ function enqueueRun(core: AgentCore, input: SendInput & { sessionId: string }, k
 const position = (core: AgentCore, sessionId: string, runId: string) =>
   core.host.runs.queued(sessionId).findIndex((r) => r.id === runId) + 1;
 
-export function sendNow(
+export async function sendNow(
   core: AgentCore,
   input: Parameters<AgentService['send']>[0],
-): ReturnType<AgentService['send']> {
+): Promise<ReturnType<AgentService['send']>> {
   const a = core.host;
   if (core.closing) throw new SvcError('unavailable', 'svc is shutting down; the prompt was not sent');
   const session = input.sessionId
-    ? a.sessions.require(input.sessionId)
-    : a.sessions.create({ title: input.title ?? '', ...(input.agent ? { agent: input.agent } : {}) });
+    ? await a.sessions.require(input.sessionId)
+    : await a.sessions.create({ title: input.title ?? '', ...(input.agent ? { agent: input.agent } : {}) });
   const kind = agentKind(a.config, input.agent ?? session.agent, 'primary');
   if (input.ifBusy === 'refuse') {
     const rt = core.runtime(session.id);
@@ -65,14 +69,18 @@ export function sendNow(
       );
     }
   }
-  const run = enqueueRun(core, { ...input, sessionId: session.id }, kind);
+  const run = await enqueueRun(core, { ...input, sessionId: session.id }, kind);
   core.deferred(run.id);
-  drainQueue(core, session.id);
+  await drainQueue(core, session.id);
   return receipt(core, session.id, run.id);
 }
 
 /** What send/enqueue answer: the run, and whether it is running or where it waits in the queue. */
-function receipt(core: AgentCore, sessionId: string, runId: string): ReturnType<AgentService['enqueue']> {
+function receipt(
+  core: AgentCore,
+  sessionId: string,
+  runId: string,
+): Awaited<ReturnType<AgentService['enqueue']>> {
   const queued = core.host.runs.require(runId).status === 'queued';
   return {
     session_id: sessionId,
@@ -82,22 +90,22 @@ function receipt(core: AgentCore, sessionId: string, runId: string): ReturnType<
   };
 }
 
-export function enqueueNow(
+export async function enqueueNow(
   core: AgentCore,
   input: Parameters<AgentService['enqueue']>[0],
-): ReturnType<AgentService['enqueue']> {
+): Promise<ReturnType<AgentService['enqueue']>> {
   const a = core.host;
-  const session = a.sessions.require(input.sessionId);
+  const session = await a.sessions.require(input.sessionId);
   const kind = agentKind(a.config, input.agent ?? session.agent, 'primary');
-  const run = enqueueRun(core, input, kind);
+  const run = await enqueueRun(core, input, kind);
   core.deferred(run.id);
-  if (input.start !== false) drainQueue(core, session.id);
+  if (input.start !== false) await drainQueue(core, session.id);
   return receipt(core, session.id, run.id);
 }
 
-export function queueStatus(core: AgentCore, sessionId: string): QueueStatus {
+export async function queueStatus(core: AgentCore, sessionId: string): Promise<QueueStatus> {
   const a = core.host;
-  a.sessions.require(sessionId);
+  await a.sessions.require(sessionId);
   const rt = core.runtime(sessionId);
   const items = a.runs.queued(sessionId);
   const active = rt.runId ?? a.runs.running(sessionId)?.id ?? null;
@@ -116,7 +124,7 @@ export function queueStatus(core: AgentCore, sessionId: string): QueueStatus {
   };
 }
 
-export function removeQueued(core: AgentCore, runId: string): AgentRun {
+export async function removeQueued(core: AgentCore, runId: string): Promise<AgentRun> {
   const a = core.host;
   const run = a.runs.require(runId);
   if (run.status !== 'queued') throw new SvcError('conflict', `run ${runId} is ${run.status}, not queued`);
@@ -127,6 +135,6 @@ export function removeQueued(core: AgentCore, runId: string): AgentRun {
   });
   a.runs.append(runId, 'run.finished', { status: 'cancelled', reason: 'removed from the queue' });
   core.publishQueue(run.session_id);
-  core.settle(runId);
+  await core.settle(runId);
   return updated;
 }

@@ -39,7 +39,7 @@ export async function assembleSystemPrompt(
   const sections: { source: string; text: string }[] = [];
   for (const section of app.promptSections) {
     try {
-      const value = section(input.sessionId);
+      const value = await section(input.sessionId);
       if (value?.text.trim()) sections.push(value);
     } catch (error) {
       app.log.warn('prompt section failed', { error });

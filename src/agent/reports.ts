@@ -39,7 +39,7 @@ export async function diagnoseSession(app: ReportHost, sessionId?: string, conte
       : { name: 'run_ledger', status: 'error', detail: ledger.reason },
   ];
   if (!ledger.ok) return { session_id: null, ok: false, session: null, checks };
-  const { session } = resolveSession(
+  const { session } = await resolveSession(
     app,
     { session_id: sessionId },
     { onMissing: 'most-recent', context: contextSessionId },
@@ -53,7 +53,7 @@ export async function diagnoseSession(app: ReportHost, sessionId?: string, conte
     checks.push(await modelCheck(app, null, 'build'));
     return { session_id: null, ok: !checks.some((c) => c.status === 'error'), session: null, checks };
   }
-  const state = app.agent.state(session.id);
+  const state = await app.agent.state(session.id);
   checks.push({
     name: 'state',
     status: 'ok',
@@ -88,7 +88,7 @@ export async function diagnoseSession(app: ReportHost, sessionId?: string, conte
     const reaped = reapedProcesses(app, interrupted);
     if (reaped) checks.push(reaped);
   }
-  const messages = app.sessions.messages(session.id);
+  const messages = await app.sessions.messages(session.id);
   const calls = new Set<string>();
   const results = new Set<string>();
   for (const m of messages) {
@@ -138,11 +138,11 @@ export async function diagnoseSession(app: ReportHost, sessionId?: string, conte
   } else if (phase !== 'none') {
     checks.push({ name: 'workflow', status: 'ok', detail: `phase ${phase}` });
   }
-  const history = historyMessages(app.sessions, session);
+  const history = await historyMessages(app.sessions, session);
   return {
     session_id: session.id,
     ok: !checks.some((c) => c.status === 'error'),
-    session: sessionView(app, session),
+    session: await sessionView(app, session),
     runs: {
       total: runs.length,
       failed: failed.length,

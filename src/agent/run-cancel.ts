@@ -13,13 +13,13 @@ import type { AgentService, RunResult } from './types';
 const WAIT_POLL_MS = 200;
 const CLOSE_TIMEOUT_MS = 5000;
 
-export function cancelSession(
+export async function cancelSession(
   core: AgentCore,
   sessionId: string,
   options: Parameters<AgentService['cancel']>[1] = {},
-): ReturnType<AgentService['cancel']> {
+): Promise<ReturnType<AgentService['cancel']>> {
   const a = core.host;
-  a.sessions.require(sessionId);
+  await a.sessions.require(sessionId);
   const rt = core.runtime(sessionId);
   let cancelled: string | null = null;
   if (rt.runId && rt.controller) {
@@ -38,17 +38,21 @@ export function cancelSession(
   const cleared: string[] = [];
   if (options.clearQueue) {
     for (const run of a.runs.queued(sessionId)) {
-      removeQueued(core, run.id);
+      await removeQueued(core, run.id);
       cleared.push(run.id);
     }
   }
   return { cancelled_run_id: cancelled, cleared };
 }
 
-export function cancelRun(core: AgentCore, runId: string, reason = 'cancelled by the operator'): AgentRun {
+export async function cancelRun(
+  core: AgentCore,
+  runId: string,
+  reason = 'cancelled by the operator',
+): Promise<AgentRun> {
   const a = core.host;
   const run = a.runs.require(runId);
-  if (run.status === 'queued') return removeQueued(core, runId);
+  if (run.status === 'queued') return await removeQueued(core, runId);
   if (run.status !== 'running') {
     throw new SvcError(
       'conflict',
@@ -84,7 +88,7 @@ export async function waitRun(
     if (run.status === 'running' && !a.runs.ownerAlive(run)) a.runs.recover();
     run = a.runs.require(runId);
   }
-  return runResult(a, runId);
+  return await runResult(a, runId);
 }
 
 export async function waitIdle(

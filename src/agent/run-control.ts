@@ -6,7 +6,6 @@
  */
 import { SvcError, toSvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
-import { commitPending } from '../store/db';
 import { type AgentKind, agentKind } from './agent-kinds';
 import { compactHistory } from './compaction';
 import { runFailure } from './failure';
@@ -21,11 +20,11 @@ const CANCEL_POLL_MS = 1000;
 const NO_USAGE = { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0 };
 
 /** Claim and start the run; false when another live process runs the session. */
-export function startRun(
+export async function startRun(
   core: AgentCore,
   run: AgentRun,
   options: { subagent?: boolean; kind: AgentKind; workspace?: ChildRunInput['workspace'] },
-): boolean {
+): Promise<boolean> {
   const a = core.host;
   const claim = a.runs.claim(run.id);
   if (!claim.ok) return false;
@@ -39,7 +38,7 @@ export function startRun(
   core.setState(sessionId, 'running', claimed.id);
   core.publishQueue(sessionId);
   core.deferred(claimed.id);
-  const session = a.sessions.get(sessionId);
+  const session = await a.sessions.get(sessionId);
   core.publish(sessionId, 'run.started', {
     session_id: sessionId,
     run_id: claimed.id,
@@ -101,9 +100,7 @@ export function startRun(
     )
     .then((outcome) => {
       clearInterval(poll);
-      core.atomically(() => finishRun(core, claimed, outcome));
-      // The run's writes are committed before its end is announced (waiters resume after this).
-      commitPending(() => core.host.db);
+      return core.atomically(() => finishRun(core, claimed, outcome));
     });
   return true;
 }
@@ -126,7 +123,7 @@ function pollCancel(core: AgentCore, run: AgentRun, controller: AbortController,
   return poll;
 }
 
-function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome) {
+async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome) {
   const a = core.host;
   const sessionId = run.session_id;
   try {
@@ -179,10 +176,12 @@ function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome) {
   // A request the run did not reach a step boundary for ends with it (it was for this run).
   rt.compactRequested = undefined;
   core.setState(sessionId, 'idle', null);
-  core.settle(run.id);
+  // The adaptive monitor handles run.finished and the idle state before the waiters go on.
+  await a.adaptive?.settled();
+  await core.settle(run.id);
   if (outcome.status === 'completed' && !core.closing && !run.parent_run_id) {
     try {
-      if (drainQueue(core, sessionId)) return;
+      if (await drainQueue(core, sessionId)) return;
     } catch (error) {
       a.log.warn('queue drain failed', { session_id: sessionId, error });
     }
@@ -231,13 +230,13 @@ async function compactDuringRun(
 }
 
 /** Start the session's next queued prompt when it is idle; the run id, or undefined. */
-export function drainQueue(core: AgentCore, sessionId: string): string | undefined {
+export async function drainQueue(core: AgentCore, sessionId: string): Promise<string | undefined> {
   const rt = core.runtime(sessionId);
   if (rt.state !== 'idle' || core.closing) return undefined;
   const next = core.host.runs.queued(sessionId)[0];
   if (!next) return undefined;
   const kind = agentKind(core.host.config, next.agent);
-  return startRun(core, next, { kind }) ? next.id : undefined;
+  return (await startRun(core, next, { kind })) ? next.id : undefined;
 }
 
 /** Summarize the older turns of an idle session (summarize_session). */
@@ -247,7 +246,7 @@ export async function summarizeSession(
   options: Parameters<AgentService['summarize']>[1] = {},
 ): Promise<CompactionResult> {
   const a = core.host;
-  a.sessions.require(sessionId);
+  await a.sessions.require(sessionId);
   const rt = core.runtime(sessionId);
   if (rt.state !== 'idle' || busyElsewhere(a, sessionId)) {
     throw new SvcError(
@@ -285,14 +284,14 @@ export async function summarizeSession(
 export async function runChild(core: AgentCore, input: ChildRunInput): Promise<RunResult> {
   const a = core.host;
   if (core.closing) throw new SvcError('unavailable', 'svc is shutting down; the sub-agent was not started');
-  const parent = a.sessions.require(input.parentSessionId);
+  const parent = await a.sessions.require(input.parentSessionId);
   const kind = agentKind(a.config, input.agent ?? 'general', 'subagent');
   if (!input.prompt.trim()) throw new SvcError('invalid_input', 'prompt: must not be empty');
   if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
     throw new SvcError('invalid_input', `max_steps: must be a positive integer, got ${input.maxSteps}`);
   }
   // The child works under the parent's constraints: same mode and staged-workflow phase.
-  const child = a.sessions.create({
+  const child = await a.sessions.create({
     parent_id: parent.id,
     title: input.title ?? `${kind.id}: ${preview(input.prompt)}`,
     agent: kind.id,
@@ -310,7 +309,7 @@ export async function runChild(core: AgentCore, input: ChildRunInput): Promise<R
   });
   const run = a.runs.create({
     session_id: child.id,
-    family_session_id: a.sessions.root(child.id),
+    family_session_id: await a.sessions.root(child.id),
     parent_run_id: input.parentRunId ?? null,
     agent: kind.id,
     model: input.model ?? null,
@@ -324,7 +323,7 @@ export async function runChild(core: AgentCore, input: ChildRunInput): Promise<R
     },
   });
   const waiting = core.deferred(run.id).promise;
-  if (!startRun(core, run, { kind, subagent: true, workspace: input.workspace })) {
+  if (!(await startRun(core, run, { kind, subagent: true, workspace: input.workspace }))) {
     throw new SvcError('conflict', `could not start the sub-agent run ${run.id}`);
   }
   const onAbort = () => abortRun(core, child.id, 'the parent run was cancelled');

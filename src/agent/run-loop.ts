@@ -52,13 +52,15 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     },
   };
   try {
-    const started = openRun(c);
+    const started = await openRun(c);
     if ('status' in started) return started;
+    // The adaptive monitor handles run.started before the run assembles its prompt and tools.
+    await app.adaptive?.settled();
     await resolveModel(c, started.session);
     const t = await prepareRun(c, started.user, started.session);
     const ai = await import('ai');
     const history: ModelMessage[] = toModelMessages(
-      historyMessages(app.sessions, app.sessions.require(c.sessionId)),
+      await historyMessages(app.sessions, await app.sessions.require(c.sessionId)),
     );
     const providerOptions = providerOptionsFor(
       t.resolved,
@@ -107,10 +109,10 @@ function stopped(c: RunContext): RunOutcome {
 }
 
 /** The prompt joins the session (and titles it); a spent budget refuses the run. */
-function openRun(c: RunContext): { session: RunTurn['session']; user: Message } | RunOutcome {
+async function openRun(c: RunContext): Promise<{ session: RunTurn['session']; user: Message } | RunOutcome> {
   const { app, run, sessionId } = c;
   c.ledger('phase', { phase: 'prompt' });
-  const user = app.sessions.appendMessage({
+  const user = await app.sessions.appendMessage({
     session_id: sessionId,
     role: 'user',
     parts: [{ type: 'text', text: run.prompt }],
@@ -127,8 +129,8 @@ function openRun(c: RunContext): { session: RunTurn['session']; user: Message } 
     message_id: user.id,
     run_id: run.id,
   });
-  let session = app.sessions.require(sessionId);
-  if (!session.title) session = app.sessions.update(sessionId, { title: titleFromPrompt(run.prompt) });
+  let session = await app.sessions.require(sessionId);
+  if (!session.title) session = await app.sessions.update(sessionId, { title: titleFromPrompt(run.prompt) });
 
   // [budget]: a session or day whose spend reached its limit starts no new run.
   const spent = app.telemetry.ledger.spent(sessionId);
@@ -174,9 +176,10 @@ async function prepareRun(c: RunContext, user: Message, session: RunTurn['sessio
   const config = app.config;
   const window = resolved.info.context_window ?? 0;
   // An adaptive genome sets the session's own threshold (compaction_threshold).
-  const threshold = app.adaptive?.compactionThreshold(sessionId) ?? config.options.compaction_threshold;
+  const threshold =
+    (await app.adaptive?.compactionThreshold(sessionId)) ?? config.options.compaction_threshold;
   const autoCompact = config.options.auto_compact && window > 0;
-  const prior = historyMessages(app.sessions, session);
+  const prior = await historyMessages(app.sessions, session);
   const lastTokens = lastReportedTokens(prior);
   let failedCompactions = 0;
   if (autoCompact && lastTokens / window >= threshold && prior.length > 2) {
@@ -186,7 +189,7 @@ async function prepareRun(c: RunContext, user: Message, session: RunTurn['sessio
   const policies = runPolicies(c);
   // Tool exposure (src/agent/tool-exposure.ts): with many tools against the window, only the
   // core ones (and those already called in this run) travel with their schemas.
-  const effective = toolsFor(c, policies);
+  const effective = await toolsFor(c, policies);
   const level = exposureLevel(config.options.tool_exposure, effective, window);
   const defer = level !== 'all';
   const deferredBlock = defer
@@ -255,7 +258,9 @@ async function recoverLength(c: RunContext, t: RunTurn, startStream: ReturnType<
       output_tokens: (t.stepUsage as Usage | null)?.output_tokens ?? null,
     });
     t.compacted = undefined;
-    const stored = toModelMessages(historyMessages(c.app.sessions, c.app.sessions.require(c.sessionId)));
+    const stored = toModelMessages(
+      await historyMessages(c.app.sessions, await c.app.sessions.require(c.sessionId)),
+    );
     await consumeStream(
       c,
       t,

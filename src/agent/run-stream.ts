@@ -6,7 +6,7 @@
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
-import { atomically, stepBatch } from '../store/db';
+import { atomicallyAsync, stepBatch } from '../store/db';
 import { kindPolicies } from './agent-kinds';
 import { MAX_FAILED_COMPACTIONS } from './compaction';
 import { fitToBudget, freshToolTokens } from './context-fit';
@@ -24,9 +24,9 @@ type Ai = typeof import('ai');
 export type StartStream = (messages: ModelMessage[], stepsBefore: number) => ReturnType<Ai['streamText']>;
 
 /** The effective tools of the run's session context (the funnel) for its next step. */
-export function toolsFor(c: RunContext, policies: RunTurn['policies']): AgentToolSpec[] {
+export async function toolsFor(c: RunContext, policies: RunTurn['policies']): Promise<AgentToolSpec[]> {
   return c.x.toolbox.effective(
-    c.app.funnelContext(c.sessionId, { agent: c.kind.id, yolo: c.run.options.yolo, policies }),
+    await c.app.funnelContext(c.sessionId, { agent: c.kind.id, yolo: c.run.options.yolo, policies }),
   );
 }
 
@@ -59,12 +59,11 @@ function bridgeFor(c: RunContext, t: RunTurn) {
     signal,
     permission: { yolo: run.options.yolo, unattended: run.options.unattended },
     isActive: (name) => t.active.has(name),
-    beforeCall(call) {
-      stepBatch(() => app.db);
+    async beforeCall(call) {
       t.called.add(call.tool);
-      atomically(
+      await atomicallyAsync(
         () => app.db,
-        () => t.recorder?.toolCall(call),
+        async () => t.recorder?.toolCall(call),
       );
     },
     onResult(call) {
@@ -157,12 +156,14 @@ export function streamStarter(
           if (!signal.aborted && (requested || auto)) {
             if (!(await compactCounted(c, { reason: requested ?? 'auto' }))) t.failedCompactions++;
             t.compacted = {
-              prefix: toModelMessages(historyMessages(app.sessions, app.sessions.require(sessionId))),
+              prefix: toModelMessages(
+                await historyMessages(app.sessions, await app.sessions.require(sessionId)),
+              ),
               cut: stepMessages.length,
             };
           }
         }
-        t.active = new Set(toolsFor(c, t.policies).map((tool) => tool.name));
+        t.active = new Set((await toolsFor(c, t.policies)).map((tool) => tool.name));
         const final = step === t.maxSteps - 1;
         // A window already overflowing (a huge tool result, a long history): the largest tool
         // outputs are cut in the request (not in the store) so it fits (./context-fit.ts).
@@ -184,18 +185,18 @@ export function streamStarter(
 }
 
 /** Close the current step: its message, usage, cost, the context gauge and the ledger. */
-function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
+async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   const { app, run, sessionId, usage } = c;
   const recorder = t.recorder;
   if (!recorder) return;
-  if (interrupted) recorder.closeDanglingCalls();
+  if (interrupted) await recorder.closeDanglingCalls();
   const stepUsage = t.stepUsage;
   const stepCost = stepUsage
     ? (stepUsage.input_tokens * (t.resolved.info.cost_per_1m_in ?? 0) +
         stepUsage.output_tokens * (t.resolved.info.cost_per_1m_out ?? 0)) /
       1e6
     : 0;
-  recorder.finish(stepUsage, stepCost);
+  await recorder.finish(stepUsage, stepCost);
   if (recorder.text.trim()) c.resultMessageId = recorder.assistantId ?? c.resultMessageId;
   if (stepUsage) {
     usage.input_tokens += stepUsage.input_tokens;
@@ -203,7 +204,7 @@ function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
     usage.reasoning_tokens += stepUsage.reasoning_tokens ?? 0;
     usage.cached_input_tokens += stepUsage.cached_input_tokens ?? 0;
     c.cost += stepCost;
-    app.sessions.addUsage(sessionId, {
+    await app.sessions.addUsage(sessionId, {
       input_tokens: stepUsage.input_tokens,
       output_tokens: stepUsage.output_tokens,
       cost: stepCost,
@@ -243,7 +244,7 @@ const WRITING_PARTS = new Set<string>([
 ]);
 
 /** Record one part of the stream. */
-function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
+async function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
   const { app } = c;
   // The step's writes of this busy stretch share one commit (stepBatch in src/store/db.ts).
   if (WRITING_PARTS.has(part.type)) stepBatch(() => app.db);
@@ -261,13 +262,13 @@ function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
       });
       break;
     case 'text-delta':
-      t.recorder?.textDelta(part.id, part.text, part.providerMetadata as never);
+      await t.recorder?.textDelta(part.id, part.text, part.providerMetadata as never);
       break;
     case 'text-end':
       t.recorder?.partMetadata('text', part.id, part.providerMetadata as never);
       break;
     case 'reasoning-delta':
-      t.recorder?.reasoningDelta(part.id, part.text, part.providerMetadata as never);
+      await t.recorder?.reasoningDelta(part.id, part.text, part.providerMetadata as never);
       break;
     case 'reasoning-end':
       t.recorder?.partMetadata('reasoning', part.id, part.providerMetadata as never);
@@ -278,25 +279,25 @@ function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
       t.called.add(part.toolName);
       const call = { tool_call_id: part.toolCallId, tool: part.toolName, input: part.input };
       const metadata = part.providerMetadata as never;
-      atomically(
+      await atomicallyAsync(
         () => app.db,
-        () => t.recorder?.toolCall(call, metadata),
+        async () => t.recorder?.toolCall(call, metadata),
       );
       break;
     }
     case 'tool-result': {
       const output = String(part.output ?? '');
-      atomically(
+      await atomicallyAsync(
         () => app.db,
-        () => t.recorder?.toolResult(part.toolCallId, part.toolName, output, false),
+        async () => t.recorder?.toolResult(part.toolCallId, part.toolName, output, false),
       );
       break;
     }
     case 'tool-error': {
       const output = errorText(part.error);
-      atomically(
+      await atomicallyAsync(
         () => app.db,
-        () => t.recorder?.toolResult(part.toolCallId, part.toolName, output, true),
+        async () => t.recorder?.toolResult(part.toolCallId, part.toolName, output, true),
       );
       break;
     }
@@ -309,9 +310,9 @@ function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
         cached_input_tokens: part.usage.inputTokenDetails?.cacheReadTokens ?? 0,
       };
       // One transaction for the step's writes (messages, usage, ledger, bus log).
-      atomically(
+      await atomicallyAsync(
         () => app.db,
-        () => endStep(c, t, false),
+        async () => endStep(c, t, false),
       );
       break;
     case 'error':
@@ -325,12 +326,12 @@ function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
 /** Consume one stream to its end; a step cut short is closed so the history stays valid. */
 export async function consumeStream(c: RunContext, t: RunTurn, result: ReturnType<StartStream>) {
   try {
-    for await (const part of result.fullStream) recordPart(c, t, part);
+    for await (const part of result.fullStream) await recordPart(c, t, part);
   } catch (error) {
     if (!c.signal.aborted) t.streamError ??= error;
   }
   // A step cut short (cancel, loop stop, provider error) is closed so the history stays valid.
-  endStep(c, t, true);
+  await endStep(c, t, true);
 }
 
 function errorText(error: unknown): string {
@@ -346,9 +347,9 @@ export async function compactCounted(
   c: RunContext,
   options: Parameters<RunContext['x']['compact']>[0],
 ): Promise<boolean> {
-  const before = c.app.sessions.require(c.sessionId).metadata.compactions;
+  const before = (await c.app.sessions.require(c.sessionId)).metadata.compactions;
   await c.x.compact(options);
-  return c.app.sessions.require(c.sessionId).metadata.compactions !== before;
+  return (await c.app.sessions.require(c.sessionId)).metadata.compactions !== before;
 }
 
 /** What the messages of a request may take: under the threshold, after the system prompt. */

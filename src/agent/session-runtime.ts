@@ -8,7 +8,7 @@
 
 import type { SessionEventPayloads, SessionEventType } from '../events/types';
 import type { AgentRun } from '../runs/run-ledger';
-import { atomically as inTransaction } from '../store/db';
+import { atomicallyAsync as inTransaction } from '../store/db';
 import type { AgentDeps, AgentHost } from './deps';
 import { textOf } from './history';
 import { refusedCall } from './refused';
@@ -41,17 +41,18 @@ export interface AgentCore {
   closing: boolean;
   runtime(sessionId: string): Runtime;
   /**
-   * The synchronous writes of one step of the service (enqueue, claim and the start of the run up
-   * to its first await; or a run's finish) in one SQLite transaction: one commit, made before
-   * control returns to the caller, so the ledger rows are durable at the same points as before.
+   * The writes of one step of the service (enqueue, claim and the start of the run up to its
+   * first await on anything but the store; or a run's finish) in one SQLite transaction: one
+   * commit, made before the returned promise settles, so the ledger rows are durable at the same
+   * points as before (store/db.ts atomicallyAsync).
    */
-  atomically<T>(fn: () => T): T;
+  atomically<T>(fn: () => Promise<T>): Promise<T>;
   publish<T extends SessionEventType>(sessionId: string, type: T, payload: SessionEventPayloads[T]): void;
   setState(sessionId: string, state: SessionState, runId: string | null): void;
   /** The promise of a run's result, created on first ask. */
   deferred(runId: string): Deferred;
   /** Resolve the waiters of a finished run. */
-  settle(runId: string): void;
+  settle(runId: string): Promise<void>;
   publishQueue(sessionId: string): void;
   notifyIdle(sessionId: string): void;
 }
@@ -73,7 +74,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
       }
       return rt;
     },
-    atomically: (fn) => inTransaction(() => host.db, fn),
+    atomically: async (fn) => inTransaction(() => host.db, fn),
     publish: (sessionId, type, payload) => host.bus.publish(sessionId, type, payload),
     setState(sessionId, state, runId) {
       const rt = core.runtime(sessionId);
@@ -98,11 +99,11 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
       }
       return d;
     },
-    settle(runId) {
+    async settle(runId) {
       const d = deferreds.get(runId);
       if (!d) return;
       deferreds.delete(runId);
-      d.resolve(runResult(host, runId));
+      d.resolve(await runResult(host, runId));
     },
     publishQueue(sessionId) {
       const items = host.runs.queued(sessionId);
@@ -122,9 +123,9 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
 }
 
 /** A run's result as the service answers it: the ledger row with the final answer's text. */
-export function runResult(host: AgentHost, runId: string): RunResult {
+export async function runResult(host: AgentHost, runId: string): Promise<RunResult> {
   const run = host.runs.require(runId);
-  const message = run.result_message_id ? host.sessions.getMessage(run.result_message_id) : undefined;
+  const message = run.result_message_id ? await host.sessions.getMessage(run.result_message_id) : undefined;
   return {
     run_id: run.id,
     session_id: run.session_id,

@@ -58,12 +58,12 @@ export class StepRecorder {
     return this.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
   }
 
-  textDelta(id: string, delta: string, metadata?: ProviderMetadata): void {
-    this.delta('text', id, delta, metadata);
+  async textDelta(id: string, delta: string, metadata?: ProviderMetadata): Promise<void> {
+    await this.delta('text', id, delta, metadata);
   }
 
-  reasoningDelta(id: string, delta: string, metadata?: ProviderMetadata): void {
-    this.delta('reasoning', id, delta, metadata);
+  async reasoningDelta(id: string, delta: string, metadata?: ProviderMetadata): Promise<void> {
+    await this.delta('reasoning', id, delta, metadata);
   }
 
   /** Provider metadata that arrives at the end of a part (e.g. a reasoning signature). */
@@ -76,7 +76,7 @@ export class StepRecorder {
   }
 
   /** Records a call once (the tool may start before the stream's part arrives); metadata merges. */
-  toolCall(call: RecordedToolCall, metadata?: ProviderMetadata): void {
+  async toolCall(call: RecordedToolCall, metadata?: ProviderMetadata): Promise<void> {
     const known = this.parts.find(
       (p): p is Extract<typeof p, { type: 'tool-call' }> =>
         p.type === 'tool-call' && p.tool_call_id === call.tool_call_id,
@@ -85,10 +85,10 @@ export class StepRecorder {
       if (!metadata) return;
       known.provider_metadata = { ...known.provider_metadata, ...metadata };
       this.dirty = true;
-      this.flush();
+      await this.flush();
       return;
     }
-    this.ensureAssistant();
+    await this.ensureAssistant();
     this.openText = undefined;
     this.openReasoning = undefined;
     this.parts.push({
@@ -100,15 +100,15 @@ export class StepRecorder {
     });
     this.toolCalls.push(call);
     this.dirty = true;
-    this.flush();
+    await this.flush();
   }
 
-  toolResult(toolCallId: string, tool: string, output: string, isError: boolean): void {
+  async toolResult(toolCallId: string, tool: string, output: string, isError: boolean): Promise<void> {
     if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === toolCallId)) return;
     this.results.push({ type: 'tool-result', tool_call_id: toolCallId, tool, output, is_error: isError });
     const sessions = this.app.sessions;
     if (!this.tool) {
-      this.tool = sessions.appendMessage({
+      this.tool = await sessions.appendMessage({
         session_id: this.options.sessionId,
         role: 'tool',
         parts: [...this.results],
@@ -122,28 +122,33 @@ export class StepRecorder {
         run_id: this.options.runId,
       });
     } else {
-      sessions.updateMessage(this.tool.id, { parts: [...this.results] });
+      await sessions.updateMessage(this.tool.id, { parts: [...this.results] });
     }
   }
 
   /** Calls that never got a result (cancel, loop stop) get an error result, so history stays valid. */
-  closeDanglingCalls(reason = INTERRUPTED_RESULT): number {
+  async closeDanglingCalls(reason = INTERRUPTED_RESULT): Promise<number> {
     let closed = 0;
     for (const call of this.toolCalls) {
       if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === call.tool_call_id))
         continue;
-      this.toolResult(call.tool_call_id, call.tool, reason, true);
+      await this.toolResult(call.tool_call_id, call.tool, reason, true);
       closed++;
     }
     return closed;
   }
 
   /** Write everything and mark the step's messages finished. */
-  finish(usage: Usage | null, cost: number): void {
+  async finish(usage: Usage | null, cost: number): Promise<void> {
     this.cancelTimer();
     const sessions = this.app.sessions;
     if (this.assistant) {
-      sessions.updateMessage(this.assistant.id, { parts: [...this.parts], usage, cost, finished: true });
+      await sessions.updateMessage(this.assistant.id, {
+        parts: [...this.parts],
+        usage,
+        cost,
+        finished: true,
+      });
       this.app.bus.publish(this.options.sessionId, 'message.completed', {
         session_id: this.options.sessionId,
         message_id: this.assistant.id,
@@ -151,7 +156,7 @@ export class StepRecorder {
       });
     }
     if (this.tool) {
-      sessions.updateMessage(this.tool.id, { parts: this.orderedResults(), finished: true });
+      await sessions.updateMessage(this.tool.id, { parts: this.orderedResults(), finished: true });
       this.app.bus.publish(this.options.sessionId, 'message.completed', {
         session_id: this.options.sessionId,
         message_id: this.tool.id,
@@ -161,16 +166,16 @@ export class StepRecorder {
     this.dirty = false;
   }
 
-  flush(): void {
+  async flush(): Promise<void> {
     this.cancelTimer();
     if (!this.dirty || !this.assistant) return;
     this.dirty = false;
-    this.app.sessions.updateMessage(this.assistant.id, { parts: [...this.parts] });
+    await this.app.sessions.updateMessage(this.assistant.id, { parts: [...this.parts] });
   }
 
-  private delta(kind: 'text' | 'reasoning', id: string, delta: string, metadata?: ProviderMetadata) {
+  private async delta(kind: 'text' | 'reasoning', id: string, delta: string, metadata?: ProviderMetadata) {
     if (!delta && !metadata) return;
-    this.ensureAssistant();
+    await this.ensureAssistant();
     const key = kind === 'text' ? 'openText' : 'openReasoning';
     let open = this[key];
     if (!open || open.id !== id) {
@@ -202,9 +207,9 @@ export class StepRecorder {
     return [...this.results].sort((a, b) => index(a) - index(b));
   }
 
-  private ensureAssistant() {
+  private async ensureAssistant() {
     if (this.assistant) return;
-    this.assistant = this.app.sessions.appendMessage({
+    this.assistant = await this.app.sessions.appendMessage({
       session_id: this.options.sessionId,
       role: 'assistant',
       parts: [],
@@ -226,11 +231,9 @@ export class StepRecorder {
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      try {
-        this.flush();
-      } catch (error) {
+      this.flush().catch((error) => {
         this.app.log.warn('streamed message write failed', { error });
-      }
+      });
     }, FLUSH_MS);
     this.timer.unref();
   }

@@ -7,13 +7,15 @@ import type { SessionEvent } from '../events/bus';
 import type { AgentHost } from './deps';
 import type { SubscribeOptions } from './types';
 
-export function subscribeSession(
+export async function subscribeSession(
   host: Pick<AgentHost, 'sessions' | 'bus'>,
   sessionId: string,
   listener: (event: SessionEvent) => void,
   options: SubscribeOptions = {},
-): () => void {
-  const members = new Set(options.family ? host.sessions.family(sessionId).map((s) => s.id) : [sessionId]);
+): Promise<() => void> {
+  const members = new Set(
+    options.family ? (await host.sessions.family(sessionId)).map((s) => s.id) : [sessionId],
+  );
   if (members.size === 0) members.add(sessionId);
   let buffer: SessionEvent[] | undefined = [];
   const accept = (event: SessionEvent) => {

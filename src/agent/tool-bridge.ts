@@ -38,7 +38,7 @@ export interface ToolBridgeOptions {
    * surface sees the message that holds a call before the call's `tool.started` (the AI SDK may
    * run a tool before the stream's `tool-call` part reaches the run's reader).
    */
-  beforeCall?(call: { tool_call_id: string; tool: string; input: unknown }): void;
+  beforeCall?(call: { tool_call_id: string; tool: string; input: unknown }): void | Promise<void>;
   /** After each call (loop detection); may stop the run. */
   onResult(call: { tool: string; input: unknown; output: string; isError: boolean }): void;
 }
@@ -69,7 +69,7 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
   const execute = async (name: string, rawInput: unknown, toolCallId: string): Promise<string> => {
     const started = app.clock.now();
     const title = callTitle(name, rawInput);
-    options.beforeCall?.({ tool_call_id: toolCallId, tool: name, input: rawInput });
+    await options.beforeCall?.({ tool_call_id: toolCallId, tool: name, input: rawInput });
     // The event and its ledger row: one commit.
     atomically(
       () => app.db,
@@ -179,8 +179,8 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     get context() {
       return context;
     },
-    call(name, input, toolCallId) {
-      if (toolbox.concurrent(name, options.sessionId)) {
+    async call(name, input, toolCallId) {
+      if (await toolbox.concurrent(name, options.sessionId)) {
         const next = barrier.then(() => execute(name, input, toolCallId));
         group.push(next.catch(() => {}));
         return next;
@@ -232,10 +232,10 @@ export function sharedToolSet(ai: typeof import('ai'), tools: readonly AgentTool
     set[name] = ai.tool({
       description: tool.description,
       inputSchema: sdkSchemaOf(ai, tool),
-      execute: (input: unknown, { toolCallId, experimental_context }) => {
+      execute: async (input: unknown, { toolCallId, experimental_context }) => {
         const bridge = (experimental_context as BridgeContext | undefined)?.svcToolBridge;
         if (!bridge) throw new ToolFailure(`internal: ${name} was called outside an svc run`);
-        return bridge.call(name, input, toolCallId);
+        return await bridge.call(name, input, toolCallId);
       },
     }) as ToolSet[string];
   }

@@ -54,6 +54,6 @@ export interface AgentToolbox {
   /** A registered tool by name. */
   get(name: string): AgentToolSpec | undefined;
   /** Calls of this tool in one step may run side by side (the `agent` tool under fan_out). */
-  concurrent(name: string, sessionId: string): boolean;
+  concurrent(name: string, sessionId: string): Promise<boolean>;
   call(name: string, input: unknown, context: AgentCallContext): Promise<AgentCallResult>;
 }

@@ -169,13 +169,13 @@ export interface ChildRunInput {
 
 export interface AgentService {
   /** Create a session (a child when `parent_id` is set). Publishes `session.created`. */
-  createSession(input?: CreateSessionInput): Session;
+  createSession(input?: CreateSessionInput): Promise<Session>;
   /**
    * Send a prompt. Starts a run when the session is idle; otherwise the prompt joins the
    * session's queue (or, with `ifBusy: 'refuse'`, a `conflict` error). Returns at once; follow
    * the run with `wait` or `subscribe`.
    */
-  send(input: SendInput): SendResult;
+  send(input: SendInput): Promise<SendResult>;
   /** `send`, then wait for that run to end. Aborting `signal` cancels the run. */
   run(input: SendInput & { signal?: AbortSignal }): Promise<RunResult>;
   /**
@@ -183,15 +183,15 @@ export interface AgentService {
    * after the active run and the prompts queued before it. When the session is idle it starts at
    * once, unless `start` is false (then it waits for the next send or `drain`).
    */
-  enqueue(input: SendInput & { sessionId: string; start?: boolean }): SendResult;
+  enqueue(input: SendInput & { sessionId: string; start?: boolean }): Promise<SendResult>;
   /** Start the oldest queued prompt when the session is idle. Returns the run started, if any. */
-  drain(sessionId: string): string | undefined;
+  drain(sessionId: string): Promise<string | undefined>;
   /** The session's queue. */
-  queue(sessionId: string): QueueStatus;
+  queue(sessionId: string): Promise<QueueStatus>;
   /** Remove one queued prompt (its run becomes `cancelled`). */
-  removeQueued(runId: string): AgentRun;
+  removeQueued(runId: string): Promise<AgentRun>;
   /** The session's state here, and whether another process runs it. */
-  state(sessionId: string): SessionRuntimeStatus;
+  state(sessionId: string): Promise<SessionRuntimeStatus>;
   /**
    * Cancel the session's active run (and, with `clearQueue`, its queued prompts). The session
    * stays consistent: partial output is kept, unfinished tool calls get a "cancelled" result.
@@ -199,22 +199,22 @@ export interface AgentService {
   cancel(
     sessionId: string,
     options?: { clearQueue?: boolean; reason?: string },
-  ): {
+  ): Promise<{
     cancelled_run_id: string | null;
     cleared: string[];
-  };
+  }>;
   /**
    * Cancel one run: a queued one leaves the queue, a running one here is aborted, one running in
    * another process is asked to stop at its next check (about a second). Throws `conflict` for a
    * run that already ended.
    */
-  cancelRun(runId: string, reason?: string): AgentRun;
+  cancelRun(runId: string, reason?: string): Promise<AgentRun>;
   /** Wait for a run to end (in this or another process). */
   wait(runId: string, options?: { signal?: AbortSignal }): Promise<RunResult>;
   /** Wait until the session is idle here with an empty queue (or stopped draining after a failure). */
   waitIdle(sessionId: string, options?: { signal?: AbortSignal }): Promise<void>;
   /** The result view of a run row (text from its final message). */
-  result(runId: string): RunResult;
+  result(runId: string): Promise<RunResult>;
   /**
    * Subscribe to a session's events (see `src/events/types.ts`). With `afterId`, retained events
    * after it are replayed first, without gaps or duplicates. Returns the unsubscribe function.
@@ -223,7 +223,7 @@ export interface AgentService {
     sessionId: string,
     listener: (event: SessionEvent) => void,
     options?: SubscribeOptions,
-  ): () => void;
+  ): Promise<() => void>;
   /** Pending permission requests (of one session family, or all). */
   pendingPermissions(sessionId?: string): PendingPermission[];
   /**
@@ -265,8 +265,8 @@ export interface AgentService {
   /** Sessions with an active run in this process. */
   active(): { session_id: string; run_id: string; state: SessionState }[];
   /** The client's current session (set by `switch_session`, `svc run`), if any. */
-  currentSession(): string | null;
-  setCurrentSession(sessionId: string | null): void;
+  currentSession(): Promise<string | null>;
+  setCurrentSession(sessionId: string | null): Promise<void>;
   /**
    * The sections other domains add to the system prompt of a session's turns, in registration
    * order (the live list `addPromptSection` appends to; the App's `promptSections` is this list).
@@ -279,6 +279,9 @@ export interface AgentService {
 }
 
 /** A section of the system prompt contributed by another domain: text, or undefined for none. */
-export type PromptSection = (sessionId: string) => { source: string; text: string } | undefined;
+export type PromptSection = (
+  sessionId: string,
+) => PromptSectionText | undefined | Promise<PromptSectionText | undefined>;
+type PromptSectionText = { source: string; text: string };
 
 export type { FinalRunStatus };

@@ -102,7 +102,7 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
     config: base.config,
     workspace,
     markers: () => markers,
-    session: (id) => sessions.get(id),
+    session: async (id) => await sessions.get(id),
     redactor,
   });
   return {

@@ -52,7 +52,7 @@ export function createOversight(
   // indexed read, never a workspace walk.
   work.agent.addPromptSection(() => work.observe.promptSection());
   /** Tool policies of the session's operating pack (the funnel reads them). */
-  const policyProviders: ((sessionId: string | undefined) => ToolPolicy[])[] = [];
+  const policyProviders: ((sessionId: string | undefined) => ToolPolicy[] | Promise<ToolPolicy[]>)[] = [];
   const packs =
     options.packs === false
       ? undefined
@@ -97,7 +97,7 @@ export function createOversight(
           agent: work.agent,
           packs,
           // Read when a reshape is checked, once the App is whole.
-          toolFunnel: (sessionId) => late.app().funnel(late.app().funnelContext(sessionId)),
+          toolFunnel: async (sessionId) => late.app().funnel(await late.app().funnelContext(sessionId)),
         });
   if (adaptive) {
     work.agent.addPromptSection((sessionId) => adaptive.promptSection(sessionId));

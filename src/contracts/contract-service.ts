@@ -53,15 +53,20 @@ export interface ContractView {
 }
 
 export interface ContractService {
-  list(sessionId?: string): ContractView;
+  list(sessionId?: string): Promise<ContractView>;
   /** Evaluate now (all enabled obligations, or the named ones) and record the results. */
   rerun(
     input: { session_id?: string; obligation_ids?: string[] },
     runCommand: CommandRunner,
   ): Promise<ContractView & { evaluated: string[] }>;
-  waive(input: { session_id?: string; obligation_id: string; reason: string; by: string }): ObligationView;
+  waive(input: {
+    session_id?: string;
+    obligation_id: string;
+    reason: string;
+    by: string;
+  }): Promise<ObligationView>;
   /** Attach obligations to a session's contract (replacing same-id session obligations). */
-  attach(sessionId: string, obligations: Record<string, unknown>): ObligationView[];
+  attach(sessionId: string, obligations: Record<string, unknown>): Promise<ObligationView[]>;
   /** Latest result of a command, whatever obligation ran it. */
   latestForCommand(command: string): ObligationResult | undefined;
 }
@@ -72,7 +77,7 @@ export interface ContractDeps {
   config: () => Config;
   workspace: string;
   markers: () => MarkerService;
-  session: (id: string) => Session | undefined;
+  session: (id: string) => Promise<Session | undefined>;
   redactor: Redactor;
 }
 
@@ -86,9 +91,9 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
 export function createContractService(deps: ContractDeps): ContractService {
   const store = createContractRepository(deps.db);
-  const checkSession = (sessionId: string | undefined): string => {
+  const checkSession = async (sessionId: string | undefined): Promise<string> => {
     if (sessionId === undefined) return '';
-    if (!deps.session(sessionId))
+    if (!(await deps.session(sessionId)))
       throw new SvcError('not_found', `session_id: no session "${sessionId}"; see list_sessions`);
     return sessionId;
   };
@@ -147,10 +152,10 @@ export function createContractService(deps: ContractDeps): ContractService {
   };
 
   return {
-    list: (sessionId) => contract(checkSession(sessionId)),
+    list: async (sessionId) => contract(await checkSession(sessionId)),
 
     async rerun(input, runCommand) {
-      const scope = checkSession(input.session_id);
+      const scope = await checkSession(input.session_id);
       const all = entries(scope);
       const wanted = input.obligation_ids;
       if (wanted) {
@@ -183,8 +188,8 @@ export function createContractService(deps: ContractDeps): ContractService {
       return { ...contract(scope), evaluated };
     },
 
-    waive(input) {
-      const scope = checkSession(input.session_id);
+    async waive(input) {
+      const scope = await checkSession(input.session_id);
       const entry = entries(scope).find((e) => e.id === input.obligation_id);
       if (!entry) {
         throw new SvcError(
@@ -202,8 +207,8 @@ export function createContractService(deps: ContractDeps): ContractService {
       return view(scope, entry);
     },
 
-    attach(sessionId, obligations) {
-      const scope = checkSession(sessionId);
+    async attach(sessionId, obligations) {
+      const scope = await checkSession(sessionId);
       const parsed = parseAttached(obligations, new Set(Object.keys(deps.config().contracts)));
       for (const entry of parsed)
         store.attach(scope, entry.id, JSON.stringify(entry.obligation), deps.clock.now());

@@ -25,7 +25,7 @@ export type CommandRunner = (command: string, timeoutSeconds: number) => Promise
 export interface EvaluateDeps {
   workspace: string;
   markers: () => Pick<MarkerService, 'list'>;
-  session: (id: string) => Session | undefined;
+  session: (id: string) => Promise<Session | undefined>;
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 300;
@@ -89,7 +89,7 @@ export async function evaluateObligation(
           exit_code: null,
           duration_ms: null,
         };
-      const session = deps.session(scope);
+      const session = await deps.session(scope);
       const plan = session?.metadata.plan as { markdown?: unknown } | undefined;
       const phase = session?.metadata.workflow_phase;
       if (!plan || typeof plan.markdown !== 'string')

@@ -44,13 +44,13 @@ export interface QualityGatesPosture {
 const SCRIPT =
   /^(test|tests|lint|typecheck|type-check|check|build|e2e|format:check|fmt:check|lint:.*|test:.*)$/;
 
-export function qualityGatesPosture(
+export async function qualityGatesPosture(
   workspace: string,
   contracts: ContractService,
   sessionId?: string,
-): QualityGatesPosture {
+): Promise<QualityGatesPosture> {
   const warnings: string[] = [];
-  const contract = contracts.list(sessionId);
+  const contract = await contracts.list(sessionId);
   const gates: QualityGate[] = contract.obligations
     .filter((o) => o.kind === 'command')
     .map((o) => ({

@@ -63,14 +63,14 @@ export interface AlertsStatus {
 
 const SEVERITY_ORDER: Record<AlertSeverity, number> = { critical: 0, warning: 1, info: 2 };
 
-export function alertsStatus(
+export async function alertsStatus(
   app: AlertsDeps,
   input: { session_id?: string; window_minutes?: number },
-): AlertsStatus {
+): Promise<AlertsStatus> {
   const config = app.config.options;
   const windowMinutes = input.window_minutes ?? config.alerts.window_minutes;
   const since = app.clock.now() - windowMinutes * 60_000;
-  const scope = scopeOf(app, { session_id: input.session_id, since_ms: since });
+  const scope = await scopeOf(app, { session_id: input.session_id, since_ms: since });
   const thresholds = {
     token_pressure_ratio: config.health_followons.token_pressure_threshold,
     repeated_failures: config.alerts.repeated_failures,

@@ -62,12 +62,12 @@ export interface CompactionReactionsStatus {
 
 const ERROR_LIMIT = 3;
 
-export function compactionReactions(
+export async function compactionReactions(
   app: HealthReadoutDeps,
   input: { session_id?: string; since_hours: number; limit: number },
-): CompactionReactionsStatus {
+): Promise<CompactionReactionsStatus> {
   const since = app.clock.now() - input.since_hours * 3_600_000;
-  const scope = scopeOf(app, { session_id: input.session_id, since_ms: since });
+  const scope = await scopeOf(app, { session_id: input.session_id, since_ms: since });
   const logged = loggedEvents(app, scope, ['compaction.started', 'compaction.finished']);
   const finished = logged.filter((e) => e.type === 'compaction.finished');
   const reactions = finished.map((event) => reactionTo(app, event, logged));

@@ -24,7 +24,7 @@ export interface EnforcementDeps extends HealthReadoutDeps {
   readonly permissions: Pick<PermissionService, 'grants' | 'pending'>;
   readonly claims: { posture(): { hard: number } };
   /** The funnel context of a session (its mode, phase, agent and policy layers). */
-  funnelContext(sessionId?: string): object;
+  funnelContext(sessionId?: string): Promise<object>;
   /** The session's tool set after every funnel stage. */
   funnel(context?: object): FunnelEntryView[];
 }
@@ -64,13 +64,13 @@ export interface EnforcementStatus {
 
 const RECENT = 5;
 
-export function enforcementStatus(
+export async function enforcementStatus(
   app: EnforcementDeps,
   input: { session_id?: string; since_hours: number },
   defaultSession?: string,
-): EnforcementStatus {
+): Promise<EnforcementStatus> {
   const since = app.clock.now() - input.since_hours * 3_600_000;
-  const scope = scopeOf(app, { session_id: input.session_id, since_ms: since });
+  const scope = await scopeOf(app, { session_id: input.session_id, since_ms: since });
   const config = app.config;
   const sandbox = app.sandbox.status();
 
@@ -102,7 +102,7 @@ export function enforcementStatus(
     payloadContains: { error: 'hard workspace claim' },
   });
   const sessionId = input.session_id ?? defaultSession;
-  const grants = sessionId ? app.permissions.grants(sessionId) : allGrants(app.db);
+  const grants = sessionId ? await app.permissions.grants(sessionId) : allGrants(app.db);
 
   return {
     session_id: input.session_id ?? null,
@@ -148,13 +148,16 @@ export function enforcementStatus(
         summary: app.redactor.string(clip(e.payload.error, 300)),
       })),
     },
-    pack_policy_removals: sessionId ? packRemovals(app, sessionId) : [],
+    pack_policy_removals: sessionId ? await packRemovals(app, sessionId) : [],
   };
 }
 
-function packRemovals(app: EnforcementDeps, sessionId: string): EnforcementStatus['pack_policy_removals'] {
+async function packRemovals(
+  app: EnforcementDeps,
+  sessionId: string,
+): Promise<EnforcementStatus['pack_policy_removals']> {
   return app
-    .funnel(app.funnelContext(sessionId))
+    .funnel(await app.funnelContext(sessionId))
     .filter((entry) => entry.removed_by === 'agent_policy' && entry.reason?.startsWith('pack '))
     .map((entry) => {
       const reason = entry.reason ?? '';

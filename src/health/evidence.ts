@@ -38,16 +38,16 @@ export interface Scope {
 }
 
 /** The window and session family of a readout call; throws when the store is unavailable. */
-export function scopeOf(
+export async function scopeOf(
   app: Pick<HealthReadoutDeps, 'runs' | 'sessions'>,
   input: { session_id?: string; since_ms?: number },
-): Scope {
+): Promise<Scope> {
   const status = app.runs.available();
   if (!status.ok) throw new SvcError('unavailable', status.reason);
   let sessions: string[] | undefined;
   if (input.session_id) {
-    app.sessions.require(input.session_id);
-    sessions = app.sessions.family(input.session_id).map((s) => s.id);
+    await app.sessions.require(input.session_id);
+    sessions = (await app.sessions.family(input.session_id)).map((s) => s.id);
     if (!sessions.includes(input.session_id)) sessions.push(input.session_id);
   }
   return { since: input.since_ms ?? 0, sessions };

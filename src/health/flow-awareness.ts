@@ -50,11 +50,11 @@ export interface FlowAwarenessEvents {
   events: FlowEvent[];
 }
 
-export function recentFlowAwarenessEvents(
+export async function recentFlowAwarenessEvents(
   app: HealthReadoutDeps,
   input: { session_id?: string; kinds?: FlowKind[]; limit: number; after_id?: number },
-): FlowAwarenessEvents {
-  const scope = scopeOf(app, { session_id: input.session_id });
+): Promise<FlowAwarenessEvents> {
+  const scope = await scopeOf(app, { session_id: input.session_id });
   const kinds = input.kinds?.length ? [...new Set(input.kinds)] : [...FLOW_KINDS];
   const rows = loggedEvents(
     app,

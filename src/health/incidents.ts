@@ -44,12 +44,12 @@ export interface IncidentStatus {
   recent: Incident[];
 }
 
-export function runtimeIncidentStatus(
+export async function runtimeIncidentStatus(
   app: HealthReadoutDeps,
   input: { session_id?: string; since_hours: number; limit: number },
-): IncidentStatus {
+): Promise<IncidentStatus> {
   const since = app.clock.now() - input.since_hours * 3_600_000;
-  const scope = scopeOf(app, { session_id: input.session_id, since_ms: since });
+  const scope = await scopeOf(app, { session_id: input.session_id, since_ms: since });
   const incidents: Incident[] = [];
   for (const event of ledgerEvents(app, scope, ['error'])) {
     const source = String(event.payload.source ?? 'run');

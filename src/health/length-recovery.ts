@@ -37,12 +37,12 @@ export interface LengthRecoveryStatus {
   recent: LengthRecoveryRun[];
 }
 
-export function lengthRecoveryStatus(
+export async function lengthRecoveryStatus(
   app: HealthReadoutDeps,
   input: { session_id?: string; since_hours: number; limit: number },
-): LengthRecoveryStatus {
+): Promise<LengthRecoveryStatus> {
   const since = app.clock.now() - input.since_hours * 3_600_000;
-  const scope = scopeOf(app, { session_id: input.session_id, since_ms: since });
+  const scope = await scopeOf(app, { session_id: input.session_id, since_ms: since });
   const events = [
     ...ledgerEvents(app, scope, ['step.finished'], {
       payloadEquals: { finish_reason: 'length' },

@@ -31,12 +31,12 @@ export interface LoopDetectionStatus {
   }[];
 }
 
-export function loopDetectionStatus(
+export async function loopDetectionStatus(
   app: HealthReadoutDeps,
   input: { session_id?: string; since_hours: number; limit: number },
-): LoopDetectionStatus {
+): Promise<LoopDetectionStatus> {
   const since = app.clock.now() - input.since_hours * 3_600_000;
-  const scope = scopeOf(app, { session_id: input.session_id, since_ms: since });
+  const scope = await scopeOf(app, { session_id: input.session_id, since_ms: since });
   const maxRepeats = app.config.options.loop_detection.max_repeats;
   const detected = ledgerEvents(app, scope, ['loop.detected']);
   const byTool = new Map<string, number>();

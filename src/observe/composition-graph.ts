@@ -41,12 +41,12 @@ const NODE_ORDER: NodeType[] = ['session', 'run', 'tool', 'mcp_server', 'file'];
 
 type EdgeAdder = (from: string, to: string, type: EdgeType, count?: number, errors?: number) => void;
 
-export function buildCompositionGraph(
+export async function buildCompositionGraph(
   app: SessionReadoutDeps,
   input: { session_id?: string; max_nodes: number },
   contextSessionId?: string,
 ) {
-  const scope = resolveSessionScope(app, input.session_id, contextSessionId);
+  const scope = await resolveSessionScope(app, input.session_id, contextSessionId);
   const header = { ...readoutHeader(app, scope), filters_applied: { max_nodes: input.max_nodes } };
   if (!scope.session) {
     return {
@@ -60,8 +60,8 @@ export function buildCompositionGraph(
       warnings: scope.warnings,
     };
   }
-  const root = app.sessions.root(scope.session.id);
-  const sessions = app.sessions.family(root);
+  const root = await app.sessions.root(scope.session.id);
+  const sessions = await app.sessions.family(root);
   const sessionIds = sessions.map((s) => s.id);
   const runs = app.runs.queries.ofFamily(root, { order: 'desc' });
   const calls = sessionIds.length
@@ -252,7 +252,7 @@ function countsOf(nodes: GraphNode[], edges: GraphEdge[]) {
   };
 }
 
-export type CompositionGraph = ReturnType<typeof buildCompositionGraph>;
+export type CompositionGraph = Awaited<ReturnType<typeof buildCompositionGraph>>;
 
 /** `svc config show-composition-graph` without --json: the graph as an indented outline. */
 export function renderCompositionGraph(graph: CompositionGraph): string {

@@ -94,12 +94,12 @@ const LEDGER_CUES = [
 
 const SESSION_CUES = ['state.changed', 'provider_recovery.changed', 'compaction.started'];
 
-export function buildRunCueLedger(
+export async function buildRunCueLedger(
   app: SessionReadoutDeps,
   input: { session_id?: string; limit: number },
   contextSessionId?: string,
 ) {
-  const scope = resolveSessionScope(app, input.session_id, contextSessionId);
+  const scope = await resolveSessionScope(app, input.session_id, contextSessionId);
   const header = { ...readoutHeader(app, scope), filters_applied: { limit: input.limit } };
   if (!scope.session)
     return {
@@ -112,7 +112,7 @@ export function buildRunCueLedger(
     };
 
   const queries = app.runs.queries;
-  const root = app.sessions.root(scope.session.id);
+  const root = await app.sessions.root(scope.session.id);
   const total = queries.count({ family_session_id: root });
   // The newest `limit` runs, shown oldest first.
   const runs = queries.ofFamily(root, { order: 'desc', limit: input.limit }).reverse();

@@ -18,12 +18,12 @@ export type { JournalEntry, JournalKind } from './journal-entries';
 export const DEFAULT_JOURNAL_LIMIT = 200;
 export const MAX_JOURNAL_LIMIT = 2000;
 
-export function buildJournal(
+export async function buildJournal(
   app: SessionReadoutDeps,
   input: { session_id?: string; limit: number },
   contextSessionId?: string,
 ) {
-  const scope = resolveSessionScope(app, input.session_id, contextSessionId);
+  const scope = await resolveSessionScope(app, input.session_id, contextSessionId);
   const header = { ...readoutHeader(app, scope), filters_applied: { limit: input.limit } };
   const session = scope.session;
   if (!session) {
@@ -46,7 +46,7 @@ export function buildJournal(
   return {
     ...header,
     title: app.redactor.string(session.title),
-    family_session_id: app.sessions.root(session.id),
+    family_session_id: await app.sessions.root(session.id),
     total_entries: all.length,
     truncated: entries.length < all.length,
     span: { first_at: all[0]?.at ?? null, last_at: all.at(-1)?.at ?? null },
@@ -56,7 +56,7 @@ export function buildJournal(
   };
 }
 
-export type Journal = ReturnType<typeof buildJournal>;
+export type Journal = Awaited<ReturnType<typeof buildJournal>>;
 
 const clock = (at: number) => new Date(at).toISOString().slice(11, 19);
 
@@ -83,7 +83,7 @@ export function renderJournalNarrative(journal: Journal): string {
 }
 
 /** `get_journal_posture`: can the journal be built, what does it hold, how long is it kept. */
-export function journalPosture(
+export async function journalPosture(
   app: JournalDeps & {
     readonly clock: SessionReadoutDeps['clock'];
     readonly sessions: Pick<SessionStore, 'get'>;
@@ -123,7 +123,7 @@ export function journalPosture(
   let session: Record<string, unknown> | null = null;
   const warnings: string[] = [];
   if (input.session_id) {
-    const known = app.sessions.get(input.session_id);
+    const known = await app.sessions.get(input.session_id);
     if (!known) warnings.push(`session_unknown: no session "${input.session_id}"; see list_sessions`);
     const entries = known ? journalEntries({ db, redactor: app.redactor }, known.id) : [];
     const counts: Record<string, number> = {};

@@ -33,16 +33,16 @@ function recording(app: PromptStackReadoutDeps) {
   };
 }
 
-function scopeOf(app: PromptStackReadoutDeps, sessionId: string | undefined) {
+async function scopeOf(app: PromptStackReadoutDeps, sessionId: string | undefined) {
   const warnings: string[] = [];
-  if (sessionId && !app.sessions.get(sessionId))
+  if (sessionId && !(await app.sessions.get(sessionId)))
     warnings.push(`session_unknown: no session "${sessionId}"; see list_sessions`);
   return { session_id: sessionId ?? null, warnings };
 }
 
-export function promptStackStatus(app: PromptStackReadoutDeps, input: { session_id?: string }) {
+export async function promptStackStatus(app: PromptStackReadoutDeps, input: { session_id?: string }) {
   const rec = recording(app);
-  const scope = scopeOf(app, input.session_id);
+  const scope = await scopeOf(app, input.session_id);
   const base = { generated_at: app.clock.now(), recording: rec, scope: { session_id: scope.session_id } };
   if (!rec.available) {
     return {
@@ -144,12 +144,12 @@ function stabilityOf(chronological: PromptBuild[]) {
   };
 }
 
-export function recentPromptStackBuilds(
+export async function recentPromptStackBuilds(
   app: PromptStackReadoutDeps,
   input: { session_id?: string; limit: number },
 ) {
   const rec = recording(app);
-  const scope = scopeOf(app, input.session_id);
+  const scope = await scopeOf(app, input.session_id);
   if (!rec.available) {
     return {
       generated_at: app.clock.now(),

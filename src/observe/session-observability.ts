@@ -80,12 +80,12 @@ export function runSummary(app: { readonly redactor: Redactor }, run: AgentRun):
   };
 }
 
-export function buildSessionObservability(
+export async function buildSessionObservability(
   app: SessionReadoutDeps,
   input: { session_id?: string; recent_runs_limit: number },
   contextSessionId?: string,
 ) {
-  const scope = resolveSessionScope(app, input.session_id, contextSessionId);
+  const scope = await resolveSessionScope(app, input.session_id, contextSessionId);
   const header = {
     ...readoutHeader(app, scope),
     filters_applied: { recent_runs_limit: input.recent_runs_limit },
@@ -98,12 +98,12 @@ export function buildSessionObservability(
   const activity = runActivity(app.runs.queries.findEvents({ types: EVENT_TYPES, sessionId: session.id }));
   const compactions = compactionsOf(app.db, session.id, activity.compactionFailures);
   const context = contextUsageOf(app.db, session.id);
-  const family = familyIds(app, session);
+  const family = await familyIds(app, session);
   // Sub-agent work below this session: its descendants (not its parent or siblings).
-  const descendants = app.sessions.family(session.id).filter((s) => s.id !== session.id);
+  const descendants = (await app.sessions.family(session.id)).filter((s) => s.id !== session.id);
   const familyRuns = app.runs.queries.statusCountsOf(descendants.map((s) => s.id));
 
-  const state = app.agent.state(session.id);
+  const state = await app.agent.state(session.id);
   const warnings = [...scope.warnings];
   const threshold = app.config.options.compaction_threshold;
   if (context.ratio !== null && context.ratio >= threshold)

@@ -50,11 +50,11 @@ export interface SessionScope {
  * recently updated top-level session. No session at all is a warning, never an error: the
  * CLI show-* projections must run in a fresh workspace.
  */
-export function resolveSessionScope(
+export async function resolveSessionScope(
   app: SessionScopeDeps,
   requested: string | undefined,
   contextSessionId?: string,
-): SessionScope {
+): Promise<SessionScope> {
   // No database yet means no sessions: answer without creating one (CLI-07, read-only projections).
   if (!app.hasDb() && !existsSync(join(app.dataDir, DB_FILE))) {
     return {
@@ -68,7 +68,7 @@ export function resolveSessionScope(
       ],
     };
   }
-  const resolved = resolveSession(
+  const resolved = await resolveSession(
     app,
     { session_id: requested },
     { onMissing: 'most-recent', context: contextSessionId, onUnknown: 'keep' },
@@ -151,12 +151,12 @@ export const round = (value: number, digits = 4): number => {
 export const ratio = (part: number, whole: number): number => (whole > 0 ? round(part / whole) : 0);
 
 /** The session ids of a family (the root and every descendant). */
-export function familyIds(
+export async function familyIds(
   app: Pick<SessionScopeDeps, 'sessions'>,
   session: Session,
-): { root: string; ids: string[] } {
-  const root = app.sessions.root(session.id);
-  return { root, ids: app.sessions.family(root).map((s) => s.id) };
+): Promise<{ root: string; ids: string[] }> {
+  const root = await app.sessions.root(session.id);
+  return { root, ids: (await app.sessions.family(root)).map((s) => s.id) };
 }
 
 /** One line, at most `max` characters, redacted. */

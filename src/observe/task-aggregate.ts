@@ -35,17 +35,17 @@ export function reasonKind(status: string, reason: string | null): string {
   return 'error';
 }
 
-export function buildTaskAggregate(
+export async function buildTaskAggregate(
   app: TaskAggregateDeps,
   input: { session_id?: string },
   contextSessionId?: string,
 ) {
-  const scope = resolveSessionScope(app, input.session_id, contextSessionId);
+  const scope = await resolveSessionScope(app, input.session_id, contextSessionId);
   const header = readoutHeader(app, scope);
   if (!scope.session) return { ...header, family_session_id: null, warnings: scope.warnings };
 
-  const root = app.sessions.root(scope.session.id);
-  const family = app.sessions.family(root);
+  const root = await app.sessions.root(scope.session.id);
+  const family = await app.sessions.family(root);
   const runs = app.runs.queries.ofFamily(root, { order: 'asc' });
 
   const todoCounts: Record<TodoStatus, number> = { pending: 0, in_progress: 0, completed: 0, cancelled: 0 };

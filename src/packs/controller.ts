@@ -57,15 +57,15 @@ export function createPackController(deps: PackControllerDeps): PackController {
       });
     },
 
-    snapshot: (sessionId, options = {}) => packSnapshot(core, sessionId, options),
+    snapshot: async (sessionId, options = {}) => await packSnapshot(core, sessionId, options),
 
     mutationUnavailable: core.mutationUnavailable,
 
-    activate: (sessionId, ref) => activatePack(core, sessionId, ref),
+    activate: async (sessionId, ref) => await activatePack(core, sessionId, ref),
 
-    clear(sessionId) {
+    async clear(sessionId) {
       core.requireEnabled();
-      deps.sessions.require(sessionId);
+      await deps.sessions.require(sessionId);
       core.requireMutations();
       const current = core.readRow(sessionId);
       core.save({
@@ -78,9 +78,9 @@ export function createPackController(deps: PackControllerDeps): PackController {
       return { status: 'cleared', session_id: sessionId };
     },
 
-    activePack(sessionId) {
+    async activePack(sessionId) {
       core.requireEnabled();
-      deps.sessions.require(sessionId);
+      await deps.sessions.require(sessionId);
       const pack = appliedFor(core, sessionId);
       return describeActivePack(sessionId, pack, pack ? store.hookRuns(sessionId, 10) : []);
     },

@@ -13,11 +13,11 @@ import { ensureApplied } from './pack-hydration';
 import { buildSnapshot, type OperatingModeSnapshot, type OperatingModeState } from './snapshot';
 import { emptyRow, type PackRow } from './store';
 
-export function packSnapshot(
+export async function packSnapshot(
   core: PackCore,
   sessionId: string | undefined,
   options: { posture?: boolean },
-): OperatingModeSnapshot {
+): Promise<OperatingModeSnapshot> {
   const posture = options.posture === true;
   const id = sessionId ?? '';
   const base = { session_id: id, enabled: core.enabled() };
@@ -39,10 +39,10 @@ export function packSnapshot(
     }
     return buildSnapshot({ ...base, ...postureState(core), evidence_at: core.now() }, core.deps.redactor);
   }
-  let session: ReturnType<SessionStore['get']>;
+  let session: Awaited<ReturnType<SessionStore['get']>>;
   let row: PackRow | undefined;
   try {
-    session = posture && !core.deps.dbPresent() ? undefined : core.deps.sessions.get(sessionId);
+    session = posture && !core.deps.dbPresent() ? undefined : await core.deps.sessions.get(sessionId);
   } catch (error) {
     return buildSnapshot(
       { ...base, state: 'persistence_unavailable', reason: describeError(error), evidence_at: core.now() },
@@ -87,13 +87,13 @@ export function packSnapshot(
   );
 }
 
-export function activatePack(
+export async function activatePack(
   core: PackCore,
   sessionId: string,
   ref: string,
-): { status: 'activated'; session_id: string; pack_name: string } {
+): Promise<{ status: 'activated'; session_id: string; pack_name: string }> {
   core.requireEnabled();
-  core.deps.sessions.require(sessionId);
+  await core.deps.sessions.require(sessionId);
   core.requireMutations();
   const current = core.readRow(sessionId) ?? emptyRow(sessionId, core.now());
   const presets = core.deps.config().options.operating_mode_presets;

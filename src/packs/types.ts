@@ -102,17 +102,20 @@ export interface PackController {
    * never hydrates or writes, the session is optional, and the CLI-only states `disabled` and
    * `unavailable` are reported instead of failing closed.
    */
-  snapshot(sessionId: string | undefined, options?: { posture?: boolean }): OperatingModeSnapshot;
+  snapshot(sessionId: string | undefined, options?: { posture?: boolean }): Promise<OperatingModeSnapshot>;
   /**
    * Why this runtime has no pack-mutation provider (its database is open read-only), or
    * undefined when packs can be activated and cleared here.
    */
   mutationUnavailable(): string | undefined;
   /** Activate a pack by preset id, path or name; a failure records `validation_failed` and throws. */
-  activate(sessionId: string, ref: string): { status: 'activated'; session_id: string; pack_name: string };
-  clear(sessionId: string): { status: 'cleared'; session_id: string };
+  activate(
+    sessionId: string,
+    ref: string,
+  ): Promise<{ status: 'activated'; session_id: string; pack_name: string }>;
+  clear(sessionId: string): Promise<{ status: 'cleared'; session_id: string }>;
   /** Metadata of the session's pack in force (never preamble, hook commands or rule bodies). */
-  activePack(sessionId: string): ActivePackDetails;
+  activePack(sessionId: string): Promise<ActivePackDetails>;
   /** The pack in force for a session in this process, hydrating a persisted reference. */
   applied(sessionId: string): AppliedPack | undefined;
   /** Pushed into `app.promptSections`: the pack preamble and rules for the session's system prompt. */

@@ -32,9 +32,9 @@ export interface AskCore {
   ids: Ids;
   grants: Pick<GrantRepository, 'add' | 'has'>;
   waiters: Map<string, Waiter>;
-  rootOf(sessionId: string): string;
+  rootOf(sessionId: string): Promise<string>;
   isAttached(sessionId: string, root: string): boolean;
-  check(request: PermissionRequest, context: PermissionAskContext): PermissionVia | 'ask';
+  check(request: PermissionRequest, context: PermissionAskContext): Promise<PermissionVia | 'ask'>;
   ledger(runId: string | undefined, type: string, payload: Record<string, unknown>): void;
   publish<T extends 'permission.requested' | 'permission.resolved'>(
     sessionId: string,
@@ -64,7 +64,7 @@ export async function askPermission(
       { details: { reason: 'unverified_yolo', tool: request.tool } },
     );
   }
-  const via = core.check(request, context);
+  const via = await core.check(request, context);
   if (via !== 'ask') {
     ledger(context.runId, 'permission.allowed', { tool: request.tool, title: request.title, via });
     return via;
@@ -76,7 +76,7 @@ export async function askPermission(
     );
   }
   context.signal?.throwIfAborted();
-  const root = core.rootOf(context.sessionId);
+  const root = await core.rootOf(context.sessionId);
   const unattended = context.unattended ?? core.config().permissions.unattended;
   if (unattended === 'fail' && !core.isAttached(context.sessionId, root)) {
     ledger(context.runId, 'permission.unattended', { tool: request.tool, title: request.title });

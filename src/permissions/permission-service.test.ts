@@ -24,9 +24,8 @@ function answerWith(app: App, decisions: PermissionDecision[]) {
   return seen;
 }
 
-const toolOutputs = (app: App, sessionId: string) =>
-  app.sessions
-    .messages(sessionId)
+const toolOutputs = async (app: App, sessionId: string) =>
+  (await app.sessions.messages(sessionId))
     .flatMap((m) => m.parts)
     .filter((p) => p.type === 'tool-result')
     .map((p) => (p as { output: string }).output);
@@ -40,7 +39,7 @@ describe('permission service', () => {
     const result = await app.agent.run({ prompt: 'touch a' });
     expect(result).toMatchObject({ status: 'completed', text: 'could not' });
     expect(log).toEqual([]);
-    expect(toolOutputs(app, result.session_id)).toEqual([
+    expect(await toolOutputs(app, result.session_id)).toEqual([
       'forbidden: permission needed to touch, but no one is attached to approve it (headless run). Re-run with --yolo, add "touch" to [permissions].allowed_tools, or run it where an operator can answer (TUI, HTTP client)',
     ]);
     expect(app.runs.events(result.run_id).map((e) => e.type)).toContain('permission.unattended');
@@ -85,7 +84,7 @@ describe('permission service', () => {
     const result = await app.agent.run({ prompt: 'clean' });
     expect(result.status).toBe('completed');
     expect(log).toEqual([]);
-    expect(toolOutputs(app, result.session_id)[0]).toMatch(
+    expect((await toolOutputs(app, result.session_id))[0]).toMatch(
       /^forbidden: permission denied by the operator: shell: rm -rf build\. Do not retry/,
     );
   });
@@ -108,7 +107,7 @@ describe('permission service', () => {
     expect(log).toEqual(['npm test', 'npm run build', 'make all']);
     // npm (scope "npm") asked once; make (scope "make") asked again.
     expect(seen.map((s) => s.title)).toEqual(['shell: npm test', 'shell: make all']);
-    expect(app.permissions.grants(result.session_id)).toEqual([
+    expect(await app.permissions.grants(result.session_id)).toEqual([
       { session_id: result.session_id, tool: 'shell', scope: 'npm', created_at: expect.any(Number) },
     ]);
   });
@@ -149,7 +148,9 @@ describe('permission service', () => {
     });
     const result = await app.agent.run({ prompt: 'list' });
     expect(log).toEqual([]);
-    expect(toolOutputs(app, result.session_id)[0]).toMatch(/^forbidden: permission needed to shell: ls/);
+    expect((await toolOutputs(app, result.session_id))[0]).toMatch(
+      /^forbidden: permission needed to shell: ls/,
+    );
   });
 
   it('asks once, centrally, for a mutating tool that does not ask itself, before it runs', async () => {
@@ -204,7 +205,7 @@ describe('permission service', () => {
     app.bus.subscribe('*', (event) => {
       if (event.type === 'permission.requested') {
         sessionId = event.session_id;
-        queueMicrotask(() => app.agent.cancel(event.session_id));
+        queueMicrotask(() => void app.agent.cancel(event.session_id));
       }
     });
     const result = await app.agent.run({ prompt: 'x' });
@@ -216,8 +217,8 @@ describe('permission service', () => {
       by: 'cancel',
     });
     // The dangling call got a result, so the next turn's history is valid.
-    expect(toolOutputs(app, sessionId)).toEqual([expect.stringContaining('did not complete')]);
-    expect(app.agent.state(sessionId).state).toBe('idle');
+    expect(await toolOutputs(app, sessionId)).toEqual([expect.stringContaining('did not complete')]);
+    expect((await app.agent.state(sessionId)).state).toBe('idle');
   });
 
   it('answering an unknown or already answered request is a not_found error', () => {

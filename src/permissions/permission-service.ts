@@ -51,7 +51,7 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
   const waiters = new Map<string, Waiter>();
   const attachments = new Map<string, PermissionAttachment>();
 
-  const rootOf = (sessionId: string): string => deps.sessions.root(sessionId);
+  const rootOf = async (sessionId: string): Promise<string> => await deps.sessions.root(sessionId);
 
   const isAttached = (sessionId: string, root: string) => {
     for (const a of attachments.values()) {
@@ -80,12 +80,15 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
     if (root !== sessionId) deps.bus.publish(root, type, payload);
   };
 
-  const check = (request: PermissionRequest, context: PermissionAskContext): PermissionVia | 'ask' => {
+  const check = async (
+    request: PermissionRequest,
+    context: PermissionAskContext,
+  ): Promise<PermissionVia | 'ask'> => {
     if (request.unverified) return 'ask';
     const config = deps.config();
     if (config.permissions.allowed_tools.includes(request.tool)) return 'allowed_tools';
     if (context.yolo) return 'yolo';
-    if (context.sessionId && grants.has(rootOf(context.sessionId), request.tool, request.scope))
+    if (context.sessionId && grants.has(await rootOf(context.sessionId), request.tool, request.scope))
       return 'session_grant';
     if (request.safe && config.permissions.auto_allow_read_only_bash) return 'read_only';
     return 'ask';
@@ -135,11 +138,11 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
       return list.map((w) => w.pending).sort((a, b) => a.created_at - b.created_at);
     },
     answer: (requestId, decision, options = {}) => answerPermission(core, requestId, decision, options),
-    grants(sessionId) {
-      return grants.list(rootOf(sessionId));
+    async grants(sessionId) {
+      return grants.list(await rootOf(sessionId));
     },
-    revokeGrants(sessionId) {
-      return grants.revoke(rootOf(sessionId));
+    async revokeGrants(sessionId) {
+      return grants.revoke(await rootOf(sessionId));
     },
     attach(sessionId, client) {
       const id = deps.ids.next('att');

@@ -69,7 +69,7 @@ export interface PermissionService {
    */
   ask(request: PermissionRequest, context: PermissionAskContext): Promise<PermissionVia>;
   /** The policy decision without prompting: how it would be allowed, or 'ask'. */
-  check(request: PermissionRequest, context: PermissionAskContext): PermissionVia | 'ask';
+  check(request: PermissionRequest, context: PermissionAskContext): Promise<PermissionVia | 'ask'>;
   /** Requests waiting for an answer (of one session family, or all). */
   pending(sessionId?: string): PendingPermission[];
   /**
@@ -81,9 +81,9 @@ export interface PermissionService {
     decision: PermissionDecision,
     options?: { by?: string; message?: string },
   ): PendingPermission;
-  grants(sessionId: string): PermissionGrant[];
+  grants(sessionId: string): Promise<PermissionGrant[]>;
   /** Removes every session grant of the session family; returns how many. */
-  revokeGrants(sessionId: string): number;
+  revokeGrants(sessionId: string): Promise<number>;
   /**
    * A surface says it is attached to a session (or '*' for all) and answers its permission
    * requests. Returns the detach function.

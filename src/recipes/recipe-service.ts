@@ -190,7 +190,7 @@ async function runRecipe(
   }
   const definition = recipe.definition;
   const params: Record<string, ParamValue> = resolveParams(name, definition, given);
-  const pipeline = deps.workflows().start(options.caller, {
+  const pipeline = await deps.workflows().start(options.caller, {
     kind: 'recipe',
     name,
     title: `recipe ${name}`,
@@ -239,7 +239,7 @@ async function runRecipe(
     ...(error ? [`Error: ${error}`] : []),
     ...(output ? ['', output] : []),
   ].join('\n');
-  const row = pipeline.finish({
+  const row = await pipeline.finish({
     status,
     text: summary,
     error,

@@ -122,9 +122,9 @@ export async function handleA2aRpc(
       case 'message/send':
         return { jsonrpc: '2.0', id, result: await sendMessage(served, params, signal) };
       case 'tasks/get':
-        return { jsonrpc: '2.0', id, result: getTask(served, params) };
+        return { jsonrpc: '2.0', id, result: await getTask(served, params) };
       case 'tasks/cancel':
-        return { jsonrpc: '2.0', id, result: cancelTask(served, params) };
+        return { jsonrpc: '2.0', id, result: await cancelTask(served, params) };
       case 'message/stream':
       case 'tasks/resubscribe':
         return rpcError(
@@ -176,8 +176,8 @@ async function sendMessage(
   const a2a = app.config.a2a;
 
   const contextId = message.contextId ?? undefined;
-  const known = contextId ? servedByContext({ host: app, tasks }, contextId) : undefined;
-  const sent = app.agent.send({
+  const known = contextId ? await servedByContext({ host: app, tasks }, contextId) : undefined;
+  const sent = await app.agent.send({
     sessionId: known?.session_id,
     prompt: text,
     agent: a2a.agent,
@@ -202,14 +202,14 @@ async function sendMessage(
       if (!limit.aborted && !signal.aborted) throw error;
     }
   }
-  return taskOf(app, served);
+  return await taskOf(app, served);
 }
 
-function getTask(context: Served, params: Record<string, unknown>) {
-  return taskOf(context.host, requireServed(context, params));
+async function getTask(context: Served, params: Record<string, unknown>) {
+  return await taskOf(context.host, requireServed(context, params));
 }
 
-function cancelTask(context: Served, params: Record<string, unknown>) {
+async function cancelTask(context: Served, params: Record<string, unknown>) {
   const app = context.host;
   const served = requireServed(context, params);
   const run = app.runs.require(served.task_id);
@@ -219,8 +219,8 @@ function cancelTask(context: Served, params: Record<string, unknown>) {
       `task ${served.task_id} is already ${stateOf(run.status)}`,
     );
   }
-  app.agent.cancelRun(served.task_id, 'cancelled by the A2A client');
-  return taskOf(app, served);
+  await app.agent.cancelRun(served.task_id, 'cancelled by the A2A client');
+  return await taskOf(app, served);
 }
 
 function requireServed({ tasks }: Served, params: Record<string, unknown>): ServedTask {
@@ -231,11 +231,14 @@ function requireServed({ tasks }: Served, params: Record<string, unknown>): Serv
   return row;
 }
 
-function servedByContext({ host: app, tasks }: Served, contextId: string): ServedTask | undefined {
+async function servedByContext(
+  { host: app, tasks }: Served,
+  contextId: string,
+): Promise<ServedTask | undefined> {
   const row = tasks.latestInContext(contextId);
-  if (row && app.sessions.get(row.session_id)) return row;
+  if (row && (await app.sessions.get(row.session_id))) return row;
   // A context this agent created is a session id.
-  if (app.sessions.get(contextId)) return { task_id: '', context_id: contextId, session_id: contextId };
+  if (await app.sessions.get(contextId)) return { task_id: '', context_id: contextId, session_id: contextId };
   return undefined;
 }
 
@@ -257,8 +260,8 @@ function stateOf(status: string): TaskState {
   }
 }
 
-function taskOf(app: A2aAgentHost, served: ServedTask) {
-  const result: RunResult = app.agent.result(served.task_id);
+async function taskOf(app: A2aAgentHost, served: ServedTask) {
+  const result: RunResult = await app.agent.result(served.task_id);
   const state = stateOf(result.status);
   const at = result.finished_at ?? result.started_at ?? app.clock.now();
   const text = state === 'failed' ? (result.error ?? result.reason ?? 'the run failed') : result.text;

@@ -84,7 +84,7 @@ export function createAutopilotWorker(deps: AutopilotDeps): AutopilotWorker {
     state.active_runs = [...started];
   };
 
-  const drainQueues = (room: number): number => {
+  const drainQueues = async (room: number): Promise<number> => {
     if (!deps.config().services.autopilot.drain_queues || room <= 0) return 0;
     const agent = deps.agent();
     const sessions = [
@@ -93,14 +93,14 @@ export function createAutopilotWorker(deps: AutopilotDeps): AutopilotWorker {
     let drained = 0;
     for (const sessionId of sessions) {
       if (drained >= room) break;
-      const status = agent.state(sessionId);
+      const status = await agent.state(sessionId);
       if (status.state !== 'idle' || status.busy_elsewhere) continue;
       const last = deps.runs
         .list({ session_id: sessionId, limit: 20 })
         .find((r) => r.status !== 'queued' && r.status !== 'running');
       // After a failure or a cancel the queue waits for a person (the agent's rule for its queue).
       if (last && last.status !== 'completed') continue;
-      const runId = agent.drain(sessionId);
+      const runId = await agent.drain(sessionId);
       if (runId) {
         started.add(runId);
         drained++;
@@ -128,7 +128,7 @@ export function createAutopilotWorker(deps: AutopilotDeps): AutopilotWorker {
           }
         }
         fired = results.length;
-        drained = drainQueues(Math.max(0, max - started.size));
+        drained = await drainQueues(Math.max(0, max - started.size));
       } catch (error) {
         state.errors++;
         state.last_error = deps.redactor.string(toSvcError(error).message);

@@ -85,12 +85,12 @@ export function createFiring(deps: SchedulerDeps): Firing {
     return started.result({ session_id: sessionId });
   };
 
-  const firePrompt = (schedule: Schedule, sessionId: string, started: Started) => {
+  const firePrompt = async (schedule: Schedule, sessionId: string, started: Started) => {
     const { record } = started;
     try {
       const unattended = deps.config().services.autopilot.unattended;
       const agent = deps.agent();
-      const sent = agent.send({
+      const sent = await agent.send({
         sessionId,
         prompt: schedule.prompt ?? '',
         ...(schedule.agent ? { agent: schedule.agent } : {}),
@@ -124,7 +124,7 @@ export function createFiring(deps: SchedulerDeps): Firing {
       const started = beginFiring(deps, schedule, trigger, dueAt);
       let sessionId: string;
       try {
-        sessionId = sessionFor(deps, schedule);
+        sessionId = await sessionFor(deps, schedule);
       } catch (error) {
         return started.failed(error);
       }
@@ -137,7 +137,7 @@ export function createFiring(deps: SchedulerDeps): Firing {
       });
       return schedule.recipe
         ? fireRecipe(schedule, schedule.recipe, sessionId, started)
-        : firePrompt(schedule, sessionId, started);
+        : await firePrompt(schedule, sessionId, started);
     },
     async settled() {
       while (inflight.size) await Promise.all([...inflight]);
@@ -192,8 +192,15 @@ function beginFiring(
   return { now, record, result, failed };
 }
 
-function sessionFor(deps: Pick<SchedulerDeps, 'sessions' | 'agent'>, schedule: Schedule): string {
-  if (schedule.session_mode === 'reuse' && schedule.session_id && deps.sessions.get(schedule.session_id)) {
+async function sessionFor(
+  deps: Pick<SchedulerDeps, 'sessions' | 'agent'>,
+  schedule: Schedule,
+): Promise<string> {
+  if (
+    schedule.session_mode === 'reuse' &&
+    schedule.session_id &&
+    (await deps.sessions.get(schedule.session_id))
+  ) {
     return schedule.session_id;
   }
   if (schedule.session_mode === 'reuse' && schedule.session_id) {
@@ -202,9 +209,11 @@ function sessionFor(deps: Pick<SchedulerDeps, 'sessions' | 'agent'>, schedule: S
       `session ${schedule.session_id} of schedule ${schedule.name} no longer exists; update its session_id`,
     );
   }
-  return deps.agent().createSession({
-    title: `schedule: ${schedule.name}`,
-    ...(schedule.agent ? { agent: schedule.agent } : {}),
-    metadata: { schedule_id: schedule.id },
-  }).id;
+  return (
+    await deps.agent().createSession({
+      title: `schedule: ${schedule.name}`,
+      ...(schedule.agent ? { agent: schedule.agent } : {}),
+      metadata: { schedule_id: schedule.id },
+    })
+  ).id;
 }

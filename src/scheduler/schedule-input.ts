@@ -65,7 +65,7 @@ export async function validateSchedule(
       'run_recipe is not available in this build: the job fails when it fires until recipes are installed',
     );
   }
-  if (input.session_id) deps.sessions.require(input.session_id);
+  if (input.session_id) await deps.sessions.require(input.session_id);
   return { next, timezone, warnings };
 }
 

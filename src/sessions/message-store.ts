@@ -34,7 +34,7 @@ export function createMessageStore(deps: {
     return row ? toMessage(row) : undefined;
   };
   return {
-    appendMessage(input) {
+    async appendMessage(input) {
       groupCommit(db());
       const now = deps.clock.now();
       // The session must exist; checked by the UPDATE below (one statement instead of a read).
@@ -76,7 +76,7 @@ export function createMessageStore(deps: {
         finished_at: input.finished === false ? null : now,
       };
     },
-    updateMessage(id, patch) {
+    async updateMessage(id, patch) {
       groupCommit(db());
       const now = deps.clock.now();
       // One statement: fields left out of the patch keep their stored value.
@@ -97,8 +97,8 @@ export function createMessageStore(deps: {
       if (changed === 0) throw new SvcError('not_found', `message_id: no message "${id}"`);
       return getMessage(id)!;
     },
-    getMessage,
-    messages(sessionId, options = {}) {
+    getMessage: async (id) => getMessage(id),
+    async messages(sessionId, options = {}) {
       const rows = sql('SELECT * FROM messages WHERE session_id = ? ORDER BY created_at, rowid').all(
         sessionId,
       ) as MessageRow[];
@@ -109,11 +109,11 @@ export function createMessageStore(deps: {
       }
       return options.limit ? list.slice(-options.limit) : list;
     },
-    deleteMessage(id) {
+    async deleteMessage(id) {
       const result = sql('DELETE FROM messages WHERE id = ?').run(id);
       if (result.changes === 0) throw new SvcError('not_found', `message_id: no message "${id}"`);
     },
-    messageCount(sessionId) {
+    async messageCount(sessionId) {
       return (
         sql('SELECT count(*) AS n FROM messages WHERE session_id = ?').get(sessionId) as {
           n: number;

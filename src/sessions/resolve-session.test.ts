@@ -18,21 +18,21 @@ function deps(ids: string[], current: string | null = null): SessionResolverDeps
   const rows = new Map(ids.map((id) => [id, row(id)]));
   return {
     sessions: {
-      get: (id) => rows.get(id),
-      require: (id) => {
+      get: async (id) => rows.get(id),
+      require: async (id) => {
         const found = rows.get(id);
         if (!found) throw new SvcError('not_found', `session_id: no session "${id}"; see svc session list`);
         return found;
       },
-      list: () => [...rows.values()].slice(-1),
+      list: async () => [...rows.values()].slice(-1),
     },
-    agent: { currentSession: () => current },
+    agent: { currentSession: async () => current },
   };
 }
 
-const code = (fn: () => unknown) => {
+const code = async (fn: () => Promise<unknown>) => {
   try {
-    fn();
+    await fn();
   } catch (error) {
     return [(error as SvcError).code, (error as SvcError).message];
   }
@@ -40,89 +40,111 @@ const code = (fn: () => unknown) => {
 };
 
 describe('resolveSession', () => {
-  it('uses a named session; an unknown one is not_found unless kept', () => {
+  it('uses a named session; an unknown one is not_found unless kept', async () => {
     const d = deps(['ses_a']);
-    expect(resolveSession(d, { session_id: 'ses_a' }, { onMissing: 'current' })).toMatchObject({
+    expect(await resolveSession(d, { session_id: 'ses_a' }, { onMissing: 'current' })).toMatchObject({
       session_id: 'ses_a',
       selected_by: 'input',
     });
-    expect(code(() => resolveSession(d, { session_id: 'ses_x' }, { onMissing: 'none' }))).toEqual([
-      'not_found',
-      'session_id: no session "ses_x"; see svc session list',
-    ]);
-    expect(resolveSession(d, { session_id: 'ses_x' }, { onMissing: 'none', onUnknown: 'keep' })).toEqual({
+    expect(
+      await code(async () => await resolveSession(d, { session_id: 'ses_x' }, { onMissing: 'none' })),
+    ).toEqual(['not_found', 'session_id: no session "ses_x"; see svc session list']);
+    expect(
+      await resolveSession(d, { session_id: 'ses_x' }, { onMissing: 'none', onUnknown: 'keep' }),
+    ).toEqual({
       session_id: 'ses_x',
       session: undefined,
       selected_by: 'input',
     });
   });
 
-  it('current: the calling run, then the client current session, then an error naming the field', () => {
+  it('current: the calling run, then the client current session, then an error naming the field', async () => {
     expect(
-      resolveSession(deps(['ses_a', 'ses_b'], 'ses_b'), {}, { onMissing: 'current', context: 'ses_a' })
-        .session_id,
+      (
+        await resolveSession(
+          deps(['ses_a', 'ses_b'], 'ses_b'),
+          {},
+          { onMissing: 'current', context: 'ses_a' },
+        )
+      ).session_id,
     ).toBe('ses_a');
-    expect(resolveSession(deps(['ses_a', 'ses_b'], 'ses_b'), {}, { onMissing: 'current' })).toMatchObject({
+    expect(
+      await resolveSession(deps(['ses_a', 'ses_b'], 'ses_b'), {}, { onMissing: 'current' }),
+    ).toMatchObject({
       session_id: 'ses_b',
       selected_by: 'current',
     });
-    expect(code(() => resolveSession(deps(['ses_a']), {}, { onMissing: 'current' }))).toEqual([
+    expect(
+      await code(async () => await resolveSession(deps(['ses_a']), {}, { onMissing: 'current' })),
+    ).toEqual([
       'invalid_input',
       'session_id: required here (there is no current session); pass session_id, or create one with create_session',
     ]);
   });
 
-  it('client-current: skips the calling run', () => {
+  it('client-current: skips the calling run', async () => {
     expect(
-      resolveSession(deps(['ses_a', 'ses_b'], 'ses_b'), {}, { onMissing: 'client-current', context: 'ses_a' })
-        .session_id,
+      (
+        await resolveSession(
+          deps(['ses_a', 'ses_b'], 'ses_b'),
+          {},
+          { onMissing: 'client-current', context: 'ses_a' },
+        )
+      ).session_id,
     ).toBe('ses_b');
   });
 
-  it('context: only the calling run, with the tool’s own words when there is none', () => {
+  it('context: only the calling run, with the tool’s own words when there is none', async () => {
     const d = deps(['ses_a'], 'ses_a');
-    expect(resolveSession(d, {}, { onMissing: 'context', context: 'ses_a' }).selected_by).toBe('context');
+    expect((await resolveSession(d, {}, { onMissing: 'context', context: 'ses_a' })).selected_by).toBe(
+      'context',
+    );
     // The calling run's session is taken as given under `context` (its row may be looked up).
-    expect(resolveSession(d, {}, { onMissing: 'context', context: 'ses_gone' })).toEqual({
+    expect(await resolveSession(d, {}, { onMissing: 'context', context: 'ses_gone' })).toEqual({
       session_id: 'ses_gone',
       session: undefined,
       selected_by: 'context',
     });
     expect(
-      resolveSession(d, { session_id: 'ses_a' }, { onMissing: 'context', onUnknown: 'unchecked' }),
+      await resolveSession(d, { session_id: 'ses_a' }, { onMissing: 'context', onUnknown: 'unchecked' }),
     ).toEqual({
       session_id: 'ses_a',
       session: undefined,
       selected_by: 'input',
     });
-    expect(code(() => resolveSession(d, {}, { onMissing: 'context' }))).toEqual([
+    expect(await code(async () => await resolveSession(d, {}, { onMissing: 'context' }))).toEqual([
       'invalid_input',
       'session_id: required (no current session to default to)',
     ]);
     expect(
-      code(() =>
-        resolveSession(d, {}, { onMissing: 'context', required: 'session_id: todos belong to a session' }),
+      await code(
+        async () =>
+          await resolveSession(
+            d,
+            {},
+            { onMissing: 'context', required: 'session_id: todos belong to a session' },
+          ),
       ),
     ).toEqual(['invalid_input', 'session_id: todos belong to a session']);
-    expect(code(() => resolveSession(d, {}, { onMissing: 'required' }))).toEqual([
+    expect(await code(async () => await resolveSession(d, {}, { onMissing: 'required' }))).toEqual([
       'invalid_input',
       'session_id: required',
     ]);
   });
 
-  it('context-or-none and none answer with no session; most-recent falls through to the newest', () => {
+  it('context-or-none and none answer with no session; most-recent falls through to the newest', async () => {
     const d = deps(['ses_old', 'ses_new']);
     const none = { session_id: null, session: undefined, selected_by: 'none' };
-    expect(resolveSession(d, {}, { onMissing: 'context-or-none' })).toEqual(none);
-    expect(resolveSession(d, {}, { onMissing: 'none', context: 'ses_old' })).toEqual(none);
-    expect(resolveSession(d, {}, { onMissing: 'context-or-none', context: 'ses_old' }).session_id).toBe(
-      'ses_old',
-    );
-    expect(resolveSession(d, {}, { onMissing: 'most-recent', context: 'ses_gone' })).toMatchObject({
+    expect(await resolveSession(d, {}, { onMissing: 'context-or-none' })).toEqual(none);
+    expect(await resolveSession(d, {}, { onMissing: 'none', context: 'ses_old' })).toEqual(none);
+    expect(
+      (await resolveSession(d, {}, { onMissing: 'context-or-none', context: 'ses_old' })).session_id,
+    ).toBe('ses_old');
+    expect(await resolveSession(d, {}, { onMissing: 'most-recent', context: 'ses_gone' })).toMatchObject({
       session_id: 'ses_new',
       selected_by: 'most_recent',
     });
-    expect(resolveSession(deps([]), {}, { onMissing: 'most-recent' })).toEqual(none);
+    expect(await resolveSession(deps([]), {}, { onMissing: 'most-recent' })).toEqual(none);
   });
 });
 

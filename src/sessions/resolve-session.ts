@@ -32,7 +32,7 @@ type IdMissing = RowMissing | 'context';
 export interface SessionResolverDeps {
   sessions: Pick<SessionStore, 'get' | 'require' | 'list'>;
   /** The client's current session (switch_session, svc run --continue). */
-  agent: { currentSession(): string | null };
+  agent: { currentSession(): Promise<string | null> };
 }
 
 export interface ResolveOptions {
@@ -71,36 +71,36 @@ export function resolveSession(
   deps: SessionResolverDeps,
   input: { session_id?: string | null },
   options: ResolveOptions & { onMissing: RowMissing; onUnknown?: 'error' },
-): ResolvedSession;
+): Promise<ResolvedSession>;
 export function resolveSession(
   deps: SessionResolverDeps,
   input: { session_id?: string | null },
   options: ResolveOptions & { onMissing: IdMissing },
-): SessionResolution & { session_id: string };
+): Promise<SessionResolution & { session_id: string }>;
 export function resolveSession(
   deps: SessionResolverDeps,
   input: { session_id?: string | null },
   options: ResolveOptions,
-): SessionResolution;
-export function resolveSession(
+): Promise<SessionResolution>;
+export async function resolveSession(
   deps: SessionResolverDeps,
   input: { session_id?: string | null },
   options: ResolveOptions,
-): SessionResolution {
+): Promise<SessionResolution> {
   const named = input.session_id;
   const onUnknown = options.onUnknown ?? 'error';
-  if (named) return found(deps, named, 'input', onUnknown);
+  if (named) return await found(deps, named, 'input', onUnknown);
   const { onMissing, context } = options;
   // The calling run's session: `current` hands back its row; the others take the id as given.
-  if (context && onMissing === 'current') return found(deps, context, 'context', 'error');
+  if (context && onMissing === 'current') return await found(deps, context, 'context', 'error');
   if (context && (onMissing === 'context' || onMissing === 'context-or-none')) {
-    return found(deps, context, 'context', onUnknown === 'unchecked' ? 'unchecked' : 'keep');
+    return await found(deps, context, 'context', onUnknown === 'unchecked' ? 'unchecked' : 'keep');
   }
   switch (onMissing) {
     case 'current':
     case 'client-current': {
-      const current = deps.agent.currentSession();
-      if (current) return found(deps, current, 'current', 'error');
+      const current = await deps.agent.currentSession();
+      if (current) return await found(deps, current, 'current', 'error');
       throw new SvcError(
         'invalid_input',
         options.required ??
@@ -109,13 +109,13 @@ export function resolveSession(
     }
     case 'most-recent': {
       if (context) {
-        const session = deps.sessions.get(context);
+        const session = await deps.sessions.get(context);
         if (session) return { session, session_id: session.id, selected_by: 'context' };
       }
-      const current = deps.agent.currentSession();
-      const session = current ? deps.sessions.get(current) : undefined;
+      const current = await deps.agent.currentSession();
+      const session = current ? await deps.sessions.get(current) : undefined;
       if (session) return { session, session_id: session.id, selected_by: 'current' };
-      const newest = deps.sessions.list({ limit: 1, parent_id: null })[0];
+      const newest = (await deps.sessions.list({ limit: 1, parent_id: null }))[0];
       if (newest) return { session: newest, session_id: newest.id, selected_by: 'most_recent' };
       return NONE;
     }
@@ -138,17 +138,17 @@ export function resolveSession(
 
 const NONE: SessionResolution = { session_id: null, session: undefined, selected_by: 'none' };
 
-function found(
+async function found(
   deps: SessionResolverDeps,
   id: string,
   selectedBy: SelectedBy,
   onUnknown: 'error' | 'keep' | 'unchecked',
-): SessionResolution {
+): Promise<SessionResolution> {
   const session =
     onUnknown === 'unchecked'
       ? undefined
       : onUnknown === 'error'
-        ? deps.sessions.require(id)
-        : deps.sessions.get(id);
+        ? await deps.sessions.require(id)
+        : await deps.sessions.get(id);
   return { session, session_id: id, selected_by: selectedBy };
 }

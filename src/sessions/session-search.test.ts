@@ -27,27 +27,27 @@ const toolRun = (tool: string, output: string): MessagePart[] => [
   { type: 'tool-result', tool_call_id: 'c1', tool, output },
 ];
 
-function seeded() {
+async function seeded() {
   const db = openDb({ dataDir: tmpWorkspace() });
   const { store, at } = storeOn(db);
-  const a = store.create({ title: 'alpha' });
-  const b = store.create({ title: 'beta' });
-  const c = store.create({ title: 'about the kraken' });
+  const a = await store.create({ title: 'alpha' });
+  const b = await store.create({ title: 'beta' });
+  const c = await store.create({ title: 'about the kraken' });
   at(2_000);
-  store.appendMessage({ session_id: a.id, role: 'user', parts: text('the kraken appears once here') });
+  await store.appendMessage({ session_id: a.id, role: 'user', parts: text('the kraken appears once here') });
   at(3_000);
-  store.appendMessage({
+  await store.appendMessage({
     session_id: b.id,
     role: 'assistant',
     parts: text('kraken kraken kraken: the kraken is everywhere in this kraken story'),
   });
   at(4_000);
-  store.appendMessage({
+  await store.appendMessage({
     session_id: b.id,
     role: 'tool',
     parts: toolRun('bash', 'npm test: 3 failing specs'),
   });
-  store.appendMessage({
+  await store.appendMessage({
     session_id: a.id,
     role: 'assistant',
     parts: [{ type: 'tool-call', tool_call_id: 'c2', tool: 'read', input: { path: 'src/failing.ts' } }],
@@ -56,45 +56,45 @@ function seeded() {
 }
 
 describe('session search', () => {
-  it('ranks sessions by their best message (bm25), then title-only matches', () => {
-    const { store, a, b, c } = seeded();
-    const found = store.search('kraken');
+  it('ranks sessions by their best message (bm25), then title-only matches', async () => {
+    const { store, a, b, c } = await seeded();
+    const found = await store.search('kraken');
     expect(found.map((r) => r.session.id)).toEqual([b.id, a.id, c.id]);
     expect(found[0]!.score!).toBeLessThan(found[1]!.score!);
     expect(found[2]).toMatchObject({ snippet: 'about the kraken' });
     expect(found[2]!.message_id).toBeUndefined();
-    expect(store.search('kraken', { limit: 1 })).toHaveLength(1);
+    expect(await store.search('kraken', { limit: 1 })).toHaveLength(1);
   });
 
-  it('gives a snippet of the best message, plain and highlighted, with its id, role and time', () => {
-    const { store, a } = seeded();
-    const [hit] = store.search('APPEAR', { session_id: a.id });
+  it('gives a snippet of the best message, plain and highlighted, with its id, role and time', async () => {
+    const { store, a } = await seeded();
+    const [hit] = await store.search('APPEAR', { session_id: a.id });
     expect(hit).toMatchObject({
       snippet: 'the kraken appears once here',
       highlight: 'the kraken **appears** once here',
       role: 'user',
       matched_at: 2_000,
     });
-    expect(store.getMessage(hit!.message_id!)?.session_id).toBe(a.id);
+    expect((await store.getMessage(hit!.message_id!))?.session_id).toBe(a.id);
   });
 
-  it('filters by session, role, tool and date', () => {
-    const { store, a, b } = seeded();
+  it('filters by session, role, tool and date', async () => {
+    const { store, a, b } = await seeded();
     const ids = (found: { session: { id: string } }[]) => found.map((r) => r.session.id);
-    expect(ids(store.search('kraken', { session_id: a.id }))).toEqual([a.id]);
-    expect(ids(store.search('kraken', { role: 'user' }))).toEqual([a.id]);
-    expect(ids(store.search('kraken', { role: 'system' }))).toEqual([]);
-    expect(ids(store.search('failing'))).toEqual(expect.arrayContaining([a.id, b.id]));
-    expect(ids(store.search('failing', { tool: 'bash' }))).toEqual([b.id]);
-    expect(ids(store.search('failing', { tool: 'read' }))).toEqual([a.id]);
-    expect(ids(store.search('failing', { tool: 'bas' }))).toEqual([]);
-    expect(ids(store.search('kraken', { since: 2_500 }))).toEqual([b.id]);
-    expect(ids(store.search('kraken', { until: 2_500 }))).toEqual([a.id]);
-    expect(ids(store.search('kraken', { since: 2_000, until: 2_000 }))).toEqual([a.id]);
+    expect(ids(await store.search('kraken', { session_id: a.id }))).toEqual([a.id]);
+    expect(ids(await store.search('kraken', { role: 'user' }))).toEqual([a.id]);
+    expect(ids(await store.search('kraken', { role: 'system' }))).toEqual([]);
+    expect(ids(await store.search('failing'))).toEqual(expect.arrayContaining([a.id, b.id]));
+    expect(ids(await store.search('failing', { tool: 'bash' }))).toEqual([b.id]);
+    expect(ids(await store.search('failing', { tool: 'read' }))).toEqual([a.id]);
+    expect(ids(await store.search('failing', { tool: 'bas' }))).toEqual([]);
+    expect(ids(await store.search('kraken', { since: 2_500 }))).toEqual([b.id]);
+    expect(ids(await store.search('kraken', { until: 2_500 }))).toEqual([a.id]);
+    expect(ids(await store.search('kraken', { since: 2_000, until: 2_000 }))).toEqual([a.id]);
   });
 
-  it('never throws on hostile queries', () => {
-    const { store, b } = seeded();
+  it('never throws on hostile queries', async () => {
+    const { store, b } = await seeded();
     const hostile = [
       '"',
       '"kraken',
@@ -125,46 +125,46 @@ describe('session search', () => {
       'naïve café',
       '\u0000',
     ];
-    for (const query of hostile) expect(() => store.search(query), query).not.toThrow();
-    expect(store.search('kraken)').map((r) => r.session.id)[0]).toBe(b.id);
-    expect(store.search('(kraken story)').map((r) => r.session.id)).toEqual([b.id]);
-    expect(store.search('NEAR(kraken story)')).toEqual([]);
-    expect(store.search('*')).toEqual([]);
+    for (const query of hostile) await expect(store.search(query), query).resolves.toBeInstanceOf(Array);
+    expect((await store.search('kraken)')).map((r) => r.session.id)[0]).toBe(b.id);
+    expect((await store.search('(kraken story)')).map((r) => r.session.id)).toEqual([b.id]);
+    expect(await store.search('NEAR(kraken story)')).toEqual([]);
+    expect(await store.search('*')).toEqual([]);
   });
 
-  it('matches non-ASCII text, case and accent insensitive', () => {
+  it('matches non-ASCII text, case and accent insensitive', async () => {
     const db = openDb({ dataDir: tmpWorkspace() });
     const { store } = storeOn(db);
-    const s = store.create();
-    store.appendMessage({ session_id: s.id, role: 'user', parts: text('Ωμέγα Café naïve カニ') });
+    const s = await store.create();
+    await store.appendMessage({ session_id: s.id, role: 'user', parts: text('Ωμέγα Café naïve カニ') });
     for (const query of ['ωμέγα', 'cafe', 'NAIVE', 'カニ'])
       expect(
-        store.search(query).map((r) => r.session.id),
+        (await store.search(query)).map((r) => r.session.id),
         query,
       ).toEqual([s.id]);
   });
 
-  it('finds messages written, updated and deleted after the migration', () => {
-    const { store, a, b } = seeded();
-    expect(store.search('leviathan')).toEqual([]);
-    const m = store.appendMessage({ session_id: a.id, role: 'assistant', parts: text('draft') });
-    expect(store.search('leviathan')).toEqual([]);
-    store.updateMessage(m.id, { parts: text('a leviathan rises') });
-    expect(store.search('leviathan').map((r) => r.message_id)).toEqual([m.id]);
-    store.updateMessage(m.id, { finished: true });
-    expect(store.search('leviathan').map((r) => r.message_id)).toEqual([m.id]);
-    store.deleteMessage(m.id);
-    expect(store.search('leviathan')).toEqual([]);
-    store.delete(b.id);
-    expect(store.search('kraken', { role: 'assistant' })).toEqual([]);
+  it('finds messages written, updated and deleted after the migration', async () => {
+    const { store, a, b } = await seeded();
+    expect(await store.search('leviathan')).toEqual([]);
+    const m = await store.appendMessage({ session_id: a.id, role: 'assistant', parts: text('draft') });
+    expect(await store.search('leviathan')).toEqual([]);
+    await store.updateMessage(m.id, { parts: text('a leviathan rises') });
+    expect((await store.search('leviathan')).map((r) => r.message_id)).toEqual([m.id]);
+    await store.updateMessage(m.id, { finished: true });
+    expect((await store.search('leviathan')).map((r) => r.message_id)).toEqual([m.id]);
+    await store.deleteMessage(m.id);
+    expect(await store.search('leviathan')).toEqual([]);
+    await store.delete(b.id);
+    expect(await store.search('kraken', { role: 'assistant' })).toEqual([]);
   });
 
-  it('searches a database migrated from before the index existed (backfill)', () => {
+  it('searches a database migrated from before the index existed (backfill)', async () => {
     const dataDir = tmpWorkspace();
     const before = migrations.filter((m) => m.id !== 3);
     const old = openDb({ dataDir, migrations: before });
     const { store: oldStore, at } = storeOn(old);
-    const s = oldStore.create({ title: 'old' });
+    const s = await oldStore.create({ title: 'old' });
     at(5_000);
     old
       .prepare(
@@ -175,36 +175,35 @@ describe('session search', () => {
     old.close();
     const db = openDb({ dataDir });
     const { store } = storeOn(db);
-    expect(store.search('quokka', { tool: 'grep' })).toMatchObject([
+    expect(await store.search('quokka', { tool: 'grep' })).toMatchObject([
       { session: { id: s.id }, message_id: 'msg_old', role: 'tool', matched_at: 5_000 },
     ]);
-    const m = store.appendMessage({ session_id: s.id, role: 'user', parts: text('another quokka') });
-    expect(store.search('quokka', { role: 'user' }).map((r) => r.message_id)).toEqual([m.id]);
+    const m = await store.appendMessage({ session_id: s.id, role: 'user', parts: text('another quokka') });
+    expect((await store.search('quokka', { role: 'user' })).map((r) => r.message_id)).toEqual([m.id]);
   });
 
-  it('ranks the newest matches of a common query first, widening until enough sessions', () => {
+  it('ranks the newest matches of a common query first, widening until enough sessions', async () => {
     const db = openDb({ dataDir: tmpWorkspace() });
     const { store } = storeOn(db);
-    const sessions = Array.from({ length: 4 }, () => store.create());
+    const sessions: Awaited<ReturnType<typeof store.create>>[] = [];
+    for (let i = 0; i < 4; i++) sessions.push(await store.create());
     for (const s of sessions)
       for (let i = 0; i < 3; i++)
-        store.appendMessage({ session_id: s.id, role: 'user', parts: text('walrus') });
+        await store.appendMessage({ session_id: s.id, role: 'user', parts: text('walrus') });
     const search = createSessionSearch({
       repository: createSessionSearchRepository(() => db),
       get: store.get,
       firstWindow: 2,
     });
     // Window 2: the newest session only; limit 1 is satisfied by it.
-    expect(search('walrus', { limit: 1 }).map((r) => r.session.id)).toEqual([sessions[3]!.id]);
+    expect((await search('walrus', { limit: 1 })).map((r) => r.session.id)).toEqual([sessions[3]!.id]);
     // Limit 4 widens the window (2, 20) until every session is found.
+    expect((await search('walrus', { limit: 4 })).map((r) => r.session.id).sort()).toEqual(
+      sessions.map((s) => s.id).sort(),
+    );
     expect(
-      search('walrus', { limit: 4 })
-        .map((r) => r.session.id)
-        .sort(),
-    ).toEqual(sessions.map((s) => s.id).sort());
-    expect(search('walrus', { limit: 4, session_id: sessions[1]!.id }).map((r) => r.session.id)).toEqual([
-      sessions[1]!.id,
-    ]);
+      (await search('walrus', { limit: 4, session_id: sessions[1]!.id })).map((r) => r.session.id),
+    ).toEqual([sessions[1]!.id]);
   });
 
   it('cuts a long snippet around the first match and highlights every matched token', () => {

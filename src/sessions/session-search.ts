@@ -38,11 +38,11 @@ export function ftsMatch(query: string): string | undefined {
 
 export function createSessionSearch(deps: {
   repository: SessionSearchRepository;
-  get: (id: string) => Session | undefined;
+  get: (id: string) => Promise<Session | undefined>;
   /** Matches ranked in the first window (FIRST_WINDOW; tests pass a small one). */
   firstWindow?: number;
-}): (query: string, options?: SessionSearchOptions) => SessionSearchHit[] {
-  return (query, options = {}) => {
+}): (query: string, options?: SessionSearchOptions) => Promise<SessionSearchHit[]> {
+  return async (query, options = {}) => {
     const limit = options.limit ?? 20;
     const match = ftsMatch(query);
     const results: SessionSearchHit[] = [];
@@ -53,7 +53,7 @@ export function createSessionSearch(deps: {
       hits.length > 0 ? deps.repository.bodies(hits.map((h) => h.doc)) : new Map<number, string>();
     const terms = (query.match(TOKEN) ?? []).map(fold);
     for (const hit of hits) {
-      const session = deps.get(hit.session_id);
+      const session = await deps.get(hit.session_id);
       if (!session) continue;
       const { snippet, highlight } = snippetOf(bodies.get(hit.doc) ?? '', terms);
       results.push({

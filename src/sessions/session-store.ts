@@ -62,13 +62,17 @@ export function createSessionStore(deps: {
     ids: deps.ids,
     requireSession: require,
   });
-  const search = createSessionSearch({ repository: createSessionSearchRepository(db), get });
+  const search = createSessionSearch({
+    repository: createSessionSearchRepository(db),
+    get: async (id) => get(id),
+  });
+  // The interface is async (issue 18: a second backend); SQLite answers synchronously inside.
 
   return {
-    create(input = {}) {
+    async create(input = {}) {
       const now = deps.clock.now();
       if (input.parent_id) require(input.parent_id);
-      const id = deps.ids.next('ses');
+      const id = input.id ?? deps.ids.next('ses');
       sql(
         `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -92,9 +96,9 @@ export function createSessionStore(deps: {
       });
       return session;
     },
-    get,
-    require,
-    list(options = {}) {
+    get: async (id) => get(id),
+    require: async (id) => require(id),
+    async list(options = {}) {
       const limit = options.limit ?? 100;
       const offset = options.offset ?? 0;
       const rows =
@@ -112,8 +116,8 @@ export function createSessionStore(deps: {
               ).all(options.parent_id, limit, offset);
       return (rows as SessionRow[]).map(toSession);
     },
-    family,
-    root(id) {
+    family: async (rootId) => family(rootId),
+    async root(id) {
       const row = sql(
         `WITH RECURSIVE up(id, parent_id, depth) AS (SELECT id, parent_id, 0 FROM sessions WHERE id = ?
              UNION ALL SELECT s.id, s.parent_id, up.depth + 1 FROM sessions s JOIN up ON s.id = up.parent_id WHERE up.depth < 64)
@@ -121,7 +125,7 @@ export function createSessionStore(deps: {
       ).get(id) as { id: string } | undefined;
       return row?.id ?? id;
     },
-    update(id, patch) {
+    async update(id, patch) {
       const current = require(id);
       const next = {
         title: patch.title ?? current.title,
@@ -149,7 +153,7 @@ export function createSessionStore(deps: {
       deps.bus?.publish(id, 'session.updated', { session_id: id, changed: Object.keys(patch) });
       return session;
     },
-    delete(id) {
+    async delete(id) {
       const ids = family(id).map((s) => s.id);
       if (ids.length === 0) require(id);
       sql('DELETE FROM sessions WHERE id = ?').run(id);
@@ -157,14 +161,14 @@ export function createSessionStore(deps: {
       return ids;
     },
     search,
-    addUsage(id, usage) {
+    async addUsage(id, usage) {
       groupCommit(db());
       sql(
         'UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, cost = cost + ?, updated_at = ? WHERE id = ?',
       ).run(usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id);
     },
     ...messageStore,
-    count() {
+    async count() {
       return (sql('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;
     },
   };

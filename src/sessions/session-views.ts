@@ -45,11 +45,11 @@ export type SessionSummary = Pick<
 /** What the session view reads besides the row: the agent's state of it, its message count. */
 export interface SessionViewDeps {
   sessions: Pick<SessionStore, 'messageCount'>;
-  agent: { state(sessionId: string): { state: string; queue_length: number } };
+  agent: { state(sessionId: string): Promise<{ state: string; queue_length: number }> };
 }
 
-export function sessionView(deps: SessionViewDeps, session: Session): SessionView {
-  const state = deps.agent.state(session.id);
+export async function sessionView(deps: SessionViewDeps, session: Session): Promise<SessionView> {
+  const state = await deps.agent.state(session.id);
   return {
     id: session.id,
     parent_id: session.parent_id,
@@ -61,7 +61,7 @@ export function sessionView(deps: SessionViewDeps, session: Session): SessionVie
     workflow_phase: workflowPhase(session),
     state: state.state,
     queue_length: state.queue_length,
-    message_count: deps.sessions.messageCount(session.id),
+    message_count: await deps.sessions.messageCount(session.id),
     prompt_tokens: session.prompt_tokens,
     completion_tokens: session.completion_tokens,
     cost: session.cost,

@@ -62,6 +62,8 @@ export interface Message {
 }
 
 export interface CreateSessionInput {
+  /** An id reserved by the caller (ids.next('ses')) that must answer before the row is read back. */
+  id?: string;
   title?: string;
   parent_id?: string | null;
   mode?: string;
@@ -80,21 +82,21 @@ export interface SessionPatch {
 }
 
 export interface SessionStore {
-  create(input?: CreateSessionInput): Session;
-  get(id: string): Session | undefined;
+  create(input?: CreateSessionInput): Promise<Session>;
+  get(id: string): Promise<Session | undefined>;
   /** Like get, but a not_found SvcError naming the id. */
-  require(id: string): Session;
-  list(options?: { limit?: number; parent_id?: string | null; offset?: number }): Session[];
+  require(id: string): Promise<Session>;
+  list(options?: { limit?: number; parent_id?: string | null; offset?: number }): Promise<Session[]>;
   /** The session and every descendant, parents first. */
-  family(rootId: string): Session[];
+  family(rootId: string): Promise<Session[]>;
   /** The id of the family's root session (the session itself when it has no parent). */
-  root(id: string): string;
-  update(id: string, patch: SessionPatch): Session;
+  root(id: string): Promise<string>;
+  update(id: string, patch: SessionPatch): Promise<Session>;
   /** Deletes the session with its children and messages; returns the ids removed. */
-  delete(id: string): string[];
+  delete(id: string): Promise<string[]>;
   /** Full-text search over titles, message text and tool output, best sessions first (./session-search.ts). */
-  search(query: string, options?: SessionSearchOptions): SessionSearchHit[];
-  addUsage(id: string, usage: { input_tokens: number; output_tokens: number; cost: number }): void;
+  search(query: string, options?: SessionSearchOptions): Promise<SessionSearchHit[]>;
+  addUsage(id: string, usage: { input_tokens: number; output_tokens: number; cost: number }): Promise<void>;
 
   appendMessage(input: {
     session_id: string;
@@ -106,17 +108,17 @@ export interface SessionStore {
     cost?: number;
     run_id?: string | null;
     finished?: boolean;
-  }): Message;
+  }): Promise<Message>;
   updateMessage(
     id: string,
     patch: { parts?: MessagePart[]; usage?: Usage | null; cost?: number; finished?: boolean },
-  ): Message;
-  getMessage(id: string): Message | undefined;
-  messages(sessionId: string, options?: { limit?: number; after?: string }): Message[];
-  deleteMessage(id: string): void;
+  ): Promise<Message>;
+  getMessage(id: string): Promise<Message | undefined>;
+  messages(sessionId: string, options?: { limit?: number; after?: string }): Promise<Message[]>;
+  deleteMessage(id: string): Promise<void>;
   /** Messages stored for the session. */
-  messageCount(sessionId: string): number;
-  count(): number;
+  messageCount(sessionId: string): Promise<number>;
+  count(): Promise<number>;
 }
 
 /** Filters of a session search; message filters (role, tool, dates) leave out title-only hits. */

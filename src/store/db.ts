@@ -6,6 +6,7 @@
  * never a silent reset: nothing is written to a file svc cannot read as its database.
  * @module
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -35,6 +36,59 @@ export function atomically<T>(db: () => Db, fn: () => T): T {
   groupCommit(handle);
   return handle.transaction(fn)();
 }
+
+/**
+ * `atomically` for an async body whose awaits are the async repositories (issue 18): the SQLite
+ * backend resolves them at once, so the body still runs within one turn of the event loop and the
+ * transaction is never held across an I/O wait. One body at a time per connection (two
+ * interleaved bodies' savepoints would not nest); a call from inside a body joins it. An open
+ * group-commit batch is committed first: the body is one transaction of its own.
+ */
+export async function atomicallyAsync<T>(db: () => Db, fn: () => Promise<T>): Promise<T> {
+  let handle: Db;
+  try {
+    handle = db();
+  } catch {
+    return fn();
+  }
+  const scope = asyncScope.getStore();
+  if (scope?.open && scope.db === handle) return fn();
+  const previous = asyncQueues.get(handle) ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  asyncQueues.set(handle, mine);
+  await previous;
+  const own = { db: handle, open: true };
+  try {
+    // The turn's group commit would commit at a microtask, in the middle of the body: it commits
+    // now, and the body is its own transaction (group-commit writes inside it join it).
+    commitBatch(handle);
+    const outer = handle.inTransaction;
+    const savepoint = `svc_async_${++savepoints}`;
+    if (outer) handle.exec(`SAVEPOINT ${savepoint}`);
+    else retryBusy(() => handle.exec('BEGIN IMMEDIATE'));
+    try {
+      const result = await asyncScope.run(own, fn);
+      if (handle.inTransaction) handle.exec(outer ? `RELEASE ${savepoint}` : 'COMMIT');
+      return result;
+    } catch (error) {
+      if (handle.open && handle.inTransaction) {
+        if (outer) handle.exec(`ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+        else handle.exec('ROLLBACK');
+      }
+      throw error;
+    }
+  } finally {
+    own.open = false;
+    if (asyncQueues.get(handle) === mine) asyncQueues.delete(handle);
+    release();
+  }
+}
+const asyncScope = new AsyncLocalStorage<{ db: Db; open: boolean }>();
+const asyncQueues = new WeakMap<Db, Promise<void>>();
+let savepoints = 0;
 
 /**
  * Group commit: the hot writes of the agent (run ledger events, messages, run updates) call this
@@ -104,18 +158,6 @@ export function stepBatch(handle: () => Db): void {
   openBatches.add(db);
   if (openBatches.size === 1) process.once('exit', commitAllBatches);
   setImmediate(() => commitBatch(db));
-}
-
-/**
- * Commit the open batch of this handle now, if there is one: a run's end calls it so that what
- * the run wrote is durable and visible to other connections before anyone learns the run ended.
- */
-export function commitPending(handle: () => Db): void {
-  try {
-    commitBatch(handle());
-  } catch {
-    // no database: nothing was batched
-  }
 }
 
 const stepBatchOff = process.env.SVC_GROUP_COMMIT === '0';

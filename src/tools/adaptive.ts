@@ -53,7 +53,7 @@ export const getAdaptiveOrchestration = defineTool({
     },
   },
   examples: [{ session_id: 'ses_0001' }],
-  run(ctx, input) {
+  async run(ctx, input) {
     const { app } = ctx;
     const posture = ctx.surface === 'cli';
     if (!app.adaptive) {
@@ -67,12 +67,12 @@ export const getAdaptiveOrchestration = defineTool({
       });
     }
     // The CLI posture describes the named session only; a call defaults to its own session.
-    const { session_id } = resolveSession(app, input, {
+    const { session_id } = await resolveSession(app, input, {
       onMissing: posture ? 'none' : 'context-or-none',
       context: ctx.sessionId,
       onUnknown: 'unchecked',
     });
-    return app.adaptive.snapshot(session_id ?? undefined, { posture });
+    return await app.adaptive.snapshot(session_id ?? undefined, { posture });
   },
 });
 
@@ -85,7 +85,7 @@ export const fleetRegulationStatusTool = defineTool({
   input: z.strictObject({}),
   mutates: false,
   surfaces: { mcp: 'svc_fleet_regulation_status', cli: { command: 'config show-fleet-regulation' } },
-  run: (ctx) => fleetRegulationStatus(ctx.app),
+  run: async (ctx) => fleetRegulationStatus(ctx.app),
 });
 
 export const getSpawnStatus = defineTool({
@@ -101,7 +101,7 @@ export const getSpawnStatus = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_get_spawn_status', cli: { command: 'config show-spawn-status' } },
   examples: [{}, { session_id: 'ses_0001' }],
-  run: (ctx, input) => spawnStatus(ctx.app, input),
+  run: async (ctx, input) => await spawnStatus(ctx.app, input),
 });
 
 export const evalShadowSummaryTool = defineTool({
@@ -117,7 +117,7 @@ export const evalShadowSummaryTool = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_eval_shadow_summary', cli: { command: 'config show-eval-shadow' } },
   examples: [{}, { session_id: 'ses_0001' }],
-  run: (ctx, input) => evalShadowSummary(ctx.app, input),
+  run: async (ctx, input) => await evalShadowSummary(ctx.app, input),
 });
 
 export const adaptiveTools: AnyTool[] = [

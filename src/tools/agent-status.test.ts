@@ -87,7 +87,7 @@ describe('agent status tools', () => {
 
   it("TOOLS-22: cancel_session_run cancels the current or a given session's run", async () => {
     const { app } = await agentApp([reply().hang()]);
-    const sent = app.agent.send({ prompt: 'long' });
+    const sent = await app.agent.send({ prompt: 'long' });
     await new Promise((r) => setTimeout(r, 30));
     expect(await call(app, 'cancel_session_run', { session_id: sent.session_id })).toEqual({
       session_id: sent.session_id,

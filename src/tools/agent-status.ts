@@ -49,7 +49,7 @@ export const sessionDiagnose = defineTool({
       },
     ],
   },
-  run: (ctx, input) => diagnoseSession(ctx.app, input.session_id, ctx.sessionId),
+  run: async (ctx, input) => diagnoseSession(ctx.app, input.session_id, ctx.sessionId),
 });
 
 export const statsReport = defineTool({
@@ -79,9 +79,9 @@ export const statsReport = defineTool({
         input.by ? renderLedgerStats(result as StatsReport) : renderText(result),
     },
   },
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     requireDb(ctx.app);
-    const spend = spendOf(ctx.app, input.session_id);
+    const spend = await spendOf(ctx.app, input.session_id);
     if (input.by) return { ...ctx.app.telemetry.ledger.stats(input.by, input.days), spend };
     return {
       ...usageStats(ctx.app, { days: input.days }),
@@ -95,9 +95,12 @@ export const statsReport = defineTool({
  * The spend the TUI's status line shows: a session's and today's (UTC) totals from the cost
  * ledger, hidden calls included, and the `[budget]` limits they count against.
  */
-function spendOf(app: Pick<ToolHost, 'telemetry' | 'config' | 'sessions'>, sessionId: string | undefined) {
+async function spendOf(
+  app: Pick<ToolHost, 'telemetry' | 'config' | 'sessions'>,
+  sessionId: string | undefined,
+) {
   // An unknown id is a not_found naming it, not a zero spend.
-  if (sessionId) app.sessions.require(sessionId);
+  if (sessionId) await app.sessions.require(sessionId);
   const spend = app.telemetry.ledger.spend(sessionId);
   const budget = app.config.budget;
   return {
@@ -126,7 +129,7 @@ export const listProjects = defineTool({
               .join('\n'),
     },
   },
-  run: (ctx) => {
+  run: async (ctx) => {
     const registry = readProjects(ctx.app);
     return { ...registry, count: registry.projects.length };
   },
@@ -144,7 +147,7 @@ export const logsReportTool = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_logs_report', cli: { command: 'logs' } },
-  run: (ctx, input) => logsReport(ctx.app, input),
+  run: async (ctx, input) => logsReport(ctx.app, input),
 });
 
 export const agentStatusTools = [sessionDiagnose, statsReport, listProjects, logsReportTool];

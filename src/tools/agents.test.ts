@@ -65,7 +65,7 @@ describe('agent kinds and sub-agents', () => {
       role: 'tool',
       content: 'echo is used in 3 places',
     });
-    const [child] = app.sessions.list({ parent_id: result.session_id });
+    const [child] = await app.sessions.list({ parent_id: result.session_id });
     expect(child).toMatchObject({ title: 'find echo', agent: 'explore' });
     const childRun = app.runs.list({ session_id: child.id })[0];
     expect(childRun).toMatchObject({
@@ -82,8 +82,7 @@ describe('agent kinds and sub-agents', () => {
       reply().text('ok'),
     ]);
     const result = await app.agent.run({ prompt: 'x', agent: 'plan' });
-    const output = app.sessions
-      .messages(result.session_id)
+    const output = (await app.sessions.messages(result.session_id))
       .flatMap((m) => m.parts)
       .find((p) => p.type === 'tool-result') as { output: string };
     expect(output.output).toContain('a read-only agent (plan) can only start read-only sub-agents');

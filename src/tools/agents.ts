@@ -34,7 +34,7 @@ export const listAgentKinds = defineTool({
           .join('\n'),
     },
   },
-  run: (ctx) => ({
+  run: async (ctx) => ({
     default: 'build',
     kinds: ctx.app.agent.kinds().map((k) => ({
       id: k.id,
@@ -73,13 +73,14 @@ export const agent = defineTool({
   }),
   mutates: false,
   // fan_out genome: several agent calls of one step run in parallel (adaptive orchestration).
-  concurrent: ({ app, sessionId }) => (app.adaptive?.spawnLimit(sessionId) ?? 1) > 1,
+  concurrent: async ({ app, sessionId }) => ((await app.adaptive?.spawnLimit(sessionId)) ?? 1) > 1,
   surfaces: { mcp: 'svc_agent' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
   run: async (ctx, input): Promise<RunResult & { child_session_id: string }> => {
     const { app } = ctx;
-    const parent = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+    const parent = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
     const kind = agentKind(app.config, input.agent, 'subagent');
     const parentRun = ctx.runId ? app.runs.get(ctx.runId) : undefined;
     const parentKind = ctx.agent ? app.agent.kinds().find((k) => k.id === ctx.agent) : undefined;

@@ -35,7 +35,7 @@ export const checkpointCreate = defineTool({
   input: checkpointCreateInput,
   mutates: false,
   surfaces: { http: { method: 'POST', path: '/v1/checkpoints' }, mcp: 'svc_checkpoint_create' },
-  run: (ctx, input) => ctx.app.ws.checkpoints.create(input, opContext(ctx, 'checkpoint_create')),
+  run: async (ctx, input) => ctx.app.ws.checkpoints.create(input, opContext(ctx, 'checkpoint_create')),
   toModelOutput: (c) => `Checkpoint ${c.id} "${c.name}" created (commit ${c.commit.slice(0, 12)}).`,
 });
 
@@ -62,7 +62,7 @@ export const checkpointGet = defineTool({
   input: z.strictObject({ id }),
   mutates: false,
   surfaces: { mcp: 'svc_checkpoint_get' },
-  run: (ctx, input) => ctx.app.ws.checkpoints.get(input.id),
+  run: async (ctx, input) => ctx.app.ws.checkpoints.get(input.id),
 });
 
 export const checkpointUpdate = defineTool({
@@ -80,7 +80,7 @@ export const checkpointUpdate = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_checkpoint_update' },
-  run: (ctx, input) =>
+  run: async (ctx, input) =>
     ctx.app.ws.checkpoints.update(input.id, { name: input.name, description: input.description }),
 });
 
@@ -98,7 +98,7 @@ export const checkpointRestore = defineTool({
     http: { method: 'POST', path: '/v1/checkpoints/:id/restore', params: { id: 'id' } },
     mcp: 'svc_checkpoint_restore',
   },
-  run: (ctx, input) => ctx.app.ws.checkpoints.restore(input.id, opContext(ctx, 'checkpoint_restore')),
+  run: async (ctx, input) => ctx.app.ws.checkpoints.restore(input.id, opContext(ctx, 'checkpoint_restore')),
   toModelOutput: (r) =>
     r.safety_checkpoint === null
       ? `The workspace already matches checkpoint ${r.checkpoint.id}; nothing changed.`
@@ -116,7 +116,7 @@ export const checkpointDelete = defineTool({
   // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
   asksPermission: true,
   surfaces: { mcp: 'svc_checkpoint_delete' },
-  run: (ctx, input) => ctx.app.ws.checkpoints.delete(input.id, opContext(ctx, 'checkpoint_delete')),
+  run: async (ctx, input) => ctx.app.ws.checkpoints.delete(input.id, opContext(ctx, 'checkpoint_delete')),
 });
 
 export const checkpointUndoInput = z.strictObject({
@@ -140,7 +140,7 @@ export const checkpointUndo = defineTool({
   // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
   asksPermission: true,
   surfaces: { mcp: 'svc_checkpoint_undo' },
-  run: (ctx, input) => ctx.app.ws.checkpoints.undo(input, opContext(ctx, 'checkpoint_undo')),
+  run: async (ctx, input) => ctx.app.ws.checkpoints.undo(input, opContext(ctx, 'checkpoint_undo')),
   toModelOutput: (r) =>
     `HEAD moved from ${r.head_before.slice(0, 12)} to ${r.head_after.slice(0, 12)}, undoing ${r.undone.length} commit(s): ${r.undone.map((c) => c.subject).join('; ')}. Safety checkpoint: ${r.safety_checkpoint}.`,
 });

@@ -155,7 +155,7 @@ export const getConfig = defineTool({
   description: 'The effective configuration (secrets redacted), or one key of it.',
   input: getConfigInput,
   mutates: false,
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const fields = explainConfig(ctx.app.loaded, ctx.app.redactor, input.key);
     return { key: input.key ?? null, values: Object.fromEntries(fields.map((f) => [f.key, f.value])) };
   },
@@ -177,7 +177,7 @@ export const getConfigFieldProvenance = defineTool({
         result.fields.map((f) => `${f.key} = ${JSON.stringify(f.value)}    # ${f.source}`).join('\n'),
     },
   },
-  run: (ctx, input) => ({ fields: explainConfig(ctx.app.loaded, ctx.app.redactor, input.key) }),
+  run: async (ctx, input) => ({ fields: explainConfig(ctx.app.loaded, ctx.app.redactor, input.key) }),
 });
 
 export function configStatus(app: ToolHost) {
@@ -222,7 +222,7 @@ const configStatusDef = defineTool({
       text: renderConfigStatus,
     },
   },
-  run: (ctx) => configStatus(ctx.app),
+  run: async (ctx) => configStatus(ctx.app),
 });
 
 export const configStatusTool = configStatusDef;

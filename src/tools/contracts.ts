@@ -29,7 +29,7 @@ export const contractListObligations = defineTool({
   input: z.strictObject({ session_id: sessionIdField }),
   mutates: false,
   surfaces: { mcp: 'svc_contract_list_obligations', cli: { command: 'contract list' } },
-  run: (ctx, input) => ctx.app.contracts.list(agentOrCurrentSession(ctx, input.session_id)),
+  run: async (ctx, input) => await ctx.app.contracts.list(await agentOrCurrentSession(ctx, input.session_id)),
 });
 
 const obligationInput = z
@@ -61,14 +61,14 @@ export const contractRerun = defineTool({
   },
   parity: false,
   run: async (ctx, input) => {
-    const sessionId = agentOrCurrentSession(ctx, input.session_id);
+    const sessionId = await agentOrCurrentSession(ctx, input.session_id);
     if (input.attach) {
       if (!sessionId)
         throw new SvcError(
           'invalid_input',
           'attach: obligations attach to a session; give session_id (workspace obligations live in [contracts] config)',
         );
-      ctx.app.contracts.attach(sessionId, input.attach);
+      await ctx.app.contracts.attach(sessionId, input.attach);
     }
     return ctx.app.contracts.rerun(
       { session_id: sessionId, obligation_ids: input.obligation_ids },
@@ -96,8 +96,8 @@ export const contractWaiveObligation = defineTool({
   },
   parity: false,
   run: async (ctx, input) => {
-    const sessionId = agentOrCurrentSession(ctx, input.session_id);
-    const contract = ctx.app.contracts.list(sessionId);
+    const sessionId = await agentOrCurrentSession(ctx, input.session_id);
+    const contract = await ctx.app.contracts.list(sessionId);
     const obligation = contract.obligations.find((o) => o.id === input.obligation_id);
     if (!obligation) {
       throw new SvcError(
@@ -116,7 +116,7 @@ export const contractWaiveObligation = defineTool({
         session_id: sessionId ?? null,
       },
     });
-    return ctx.app.contracts.waive({
+    return await ctx.app.contracts.waive({
       session_id: sessionId,
       obligation_id: input.obligation_id,
       reason: input.reason,
@@ -134,8 +134,12 @@ export const qualityGatesPostureTool = defineTool({
   input: z.strictObject({ session_id: sessionIdField }),
   mutates: false,
   surfaces: { mcp: 'svc_quality_gates_posture', cli: { command: 'quality-gates' } },
-  run: (ctx, input) =>
-    qualityGatesPosture(ctx.app.workspace, ctx.app.contracts, agentOrCurrentSession(ctx, input.session_id)),
+  run: async (ctx, input) =>
+    await qualityGatesPosture(
+      ctx.app.workspace,
+      ctx.app.contracts,
+      await agentOrCurrentSession(ctx, input.session_id),
+    ),
 });
 
 /** Command obligations run through the workspace shell: same analysis, guards and asks as bash. */
@@ -155,8 +159,11 @@ function commandRunner(ctx: ToolContext): CommandRunner {
 }
 
 /** The named session, else the session the agent runs in; none means the workspace contract. */
-function agentOrCurrentSession(ctx: ToolContext, sessionId: string | undefined): string | undefined {
-  const resolved = resolveSession(
+async function agentOrCurrentSession(
+  ctx: ToolContext,
+  sessionId: string | undefined,
+): Promise<string | undefined> {
+  const resolved = await resolveSession(
     ctx.app,
     { session_id: sessionId },
     { onMissing: 'context-or-none', context: ctx.sessionId, onUnknown: 'unchecked' },

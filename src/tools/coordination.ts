@@ -42,15 +42,17 @@ export const workspaceClaimInput = z.strictObject({
   include_inactive: z.boolean().default(false).describe('list: include released and expired claims.'),
 });
 
-function sessionOf(ctx: ToolContext, given: string | undefined, action: string): string {
+async function sessionOf(ctx: ToolContext, given: string | undefined, action: string): Promise<string> {
   // The calling run's session counts as named: claims and markers need a session that exists.
-  return resolveSession(
-    ctx.app,
-    { session_id: given ?? ctx.sessionId },
-    {
-      onMissing: 'required',
-      required: `session_id: required for ${action} (claims and markers belong to a session)`,
-    },
+  return (
+    await resolveSession(
+      ctx.app,
+      { session_id: given ?? ctx.sessionId },
+      {
+        onMissing: 'required',
+        required: `session_id: required for ${action} (claims and markers belong to a session)`,
+      },
+    )
   ).session_id;
 }
 
@@ -72,11 +74,11 @@ export const workspaceClaim = defineTool({
     cli: { command: 'claims list', fixed: { action: 'list' }, description: 'active workspace claims' },
   },
   examples: [{ action: 'list' }],
-  run(ctx, input) {
+  async run(ctx, input) {
     const claims = ctx.app.claims;
     switch (input.action) {
       case 'acquire': {
-        const session_id = sessionOf(ctx, input.session_id, 'acquire');
+        const session_id = await sessionOf(ctx, input.session_id, 'acquire');
         const { claim, overlapping } = claims.acquire({
           session_id,
           paths: need(input.paths, 'paths', 'acquire'),
@@ -94,7 +96,7 @@ export const workspaceClaim = defineTool({
         return {
           action: 'renew',
           claim: claims.renew({
-            session_id: sessionOf(ctx, input.session_id, 'renew'),
+            session_id: await sessionOf(ctx, input.session_id, 'renew'),
             claim_id: need(input.claim_id, 'claim_id', 'renew'),
             ttl_seconds: input.ttl_seconds,
           }),
@@ -103,7 +105,7 @@ export const workspaceClaim = defineTool({
         return {
           action: 'release',
           claim: claims.release({
-            session_id: sessionOf(ctx, input.session_id, 'release'),
+            session_id: await sessionOf(ctx, input.session_id, 'release'),
             claim_id: need(input.claim_id, 'claim_id', 'release'),
             reason: input.reason,
           }),
@@ -116,7 +118,7 @@ export const workspaceClaim = defineTool({
         return {
           action: 'negotiate',
           ...claims.negotiate({
-            session_id: sessionOf(ctx, input.session_id, 'negotiate'),
+            session_id: await sessionOf(ctx, input.session_id, 'negotiate'),
             claim_id: need(input.claim_id, 'claim_id', 'negotiate'),
             message: input.message,
           }),
@@ -162,14 +164,14 @@ export const leaveMarker = defineTool({
     cli: { command: 'markers list', fixed: { action: 'list' }, description: 'workspace markers' },
   },
   examples: [{ action: 'list' }],
-  run(ctx, input) {
+  async run(ctx, input) {
     const markers = ctx.app.markers;
     switch (input.action) {
       case 'create':
         return {
           action: 'create',
           marker: markers.create({
-            session_id: sessionOf(ctx, input.session_id, 'create'),
+            session_id: await sessionOf(ctx, input.session_id, 'create'),
             path: need(input.path, 'path', 'create'),
             kind: input.kind,
             message: need(input.message, 'message', 'create'),

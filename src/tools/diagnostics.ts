@@ -109,7 +109,7 @@ export const lspStatus = defineTool({
   },
   // Running state depends on what this process started: nothing for the parity walker.
   parity: false,
-  run: (ctx): LspStatusResult => {
+  run: async (ctx): Promise<LspStatusResult> => {
     const { options } = ctx.app.config;
     return {
       auto: options.lsp.auto,

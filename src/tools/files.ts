@@ -169,7 +169,7 @@ export const ls = defineTool({
   input: lsInput,
   mutates: false,
   surfaces: { mcp: 'svc_ls' },
-  run: (ctx, input) => ctx.app.ws.search.ls(input, opContext(ctx, 'ls')),
+  run: async (ctx, input) => ctx.app.ws.search.ls(input, opContext(ctx, 'ls')),
   toModelOutput: (result) =>
     `${result.tree}${result.truncated ? '\n(listing truncated: give a deeper path, a smaller depth or ignore patterns)' : ''}`,
 });
@@ -205,7 +205,7 @@ export const glob = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_glob' },
   examples: [{ pattern: '*.md' }],
-  run: (ctx, input) => ctx.app.ws.search.glob(input, opContext(ctx, 'glob')),
+  run: async (ctx, input) => ctx.app.ws.search.glob(input, opContext(ctx, 'glob')),
   toModelOutput: (result) => {
     if (result.files.length === 0) return `No files match ${result.pattern} under ${result.path}.`;
     const more = result.truncated
@@ -267,7 +267,7 @@ export const grep = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_grep' },
   examples: [{ pattern: 'svc', output_mode: 'files' }],
-  run: (ctx, input) => ctx.app.ws.search.grep(input, opContext(ctx, 'grep')),
+  run: async (ctx, input) => ctx.app.ws.search.grep(input, opContext(ctx, 'grep')),
   toModelOutput: renderGrep,
 });
 

@@ -71,7 +71,7 @@ export const getRuntimeIncidentStatus = defineTool({
     },
   },
   examples,
-  run: (ctx, input) => runtimeIncidentStatus(ctx.app, input),
+  run: async (ctx, input) => await runtimeIncidentStatus(ctx.app, input),
 });
 
 export const getLoopDetectionStatus = defineTool({
@@ -95,7 +95,7 @@ export const getLoopDetectionStatus = defineTool({
     },
   },
   examples,
-  run: (ctx, input) => loopDetectionStatus(ctx.app, input),
+  run: async (ctx, input) => await loopDetectionStatus(ctx.app, input),
 });
 
 export const getLengthRecoveryStatus = defineTool({
@@ -120,7 +120,7 @@ export const getLengthRecoveryStatus = defineTool({
     },
   },
   examples,
-  run: (ctx, input) => lengthRecoveryStatus(ctx.app, input),
+  run: async (ctx, input) => await lengthRecoveryStatus(ctx.app, input),
 });
 
 export const getCompactionReactions = defineTool({
@@ -146,7 +146,7 @@ export const getCompactionReactions = defineTool({
     },
   },
   examples,
-  run: (ctx, input) => compactionReactions(ctx.app, input),
+  run: async (ctx, input) => await compactionReactions(ctx.app, input),
 });
 
 export const getAlertsStatus = defineTool({
@@ -180,7 +180,7 @@ export const getAlertsStatus = defineTool({
     },
   },
   examples: [{}, { window_minutes: 5 }],
-  run: (ctx, input) => alertsStatus(ctx.app, input),
+  run: async (ctx, input) => await alertsStatus(ctx.app, input),
 });
 
 export const getEnforcementStatus = defineTool({
@@ -207,7 +207,7 @@ export const getEnforcementStatus = defineTool({
     },
   },
   examples: [{}, { since_hours: 2 }],
-  run: (ctx, input) => enforcementStatus(ctx.app, input, ctx.sessionId),
+  run: async (ctx, input) => await enforcementStatus(ctx.app, input, ctx.sessionId),
 });
 
 export const listRecentFlowAwarenessEvents = defineTool({
@@ -246,7 +246,7 @@ export const listRecentFlowAwarenessEvents = defineTool({
     },
   },
   examples: [{}, { kinds: ['handoff', 'queue_change'], limit: 5 }],
-  run: (ctx, input) => recentFlowAwarenessEvents(ctx.app, input),
+  run: async (ctx, input) => await recentFlowAwarenessEvents(ctx.app, input),
 });
 
 export const sandboxStatus = defineTool({
@@ -277,7 +277,7 @@ export const sandboxStatus = defineTool({
         ].join('\n'),
     },
   },
-  run: (ctx) => ctx.app.sandbox.status(),
+  run: async (ctx) => ctx.app.sandbox.status(),
 });
 
 export const healthTools = [

@@ -28,18 +28,18 @@ export const funnelInput = z.strictObject({
 });
 type FunnelInput = z.output<typeof funnelInput>;
 
-export function funnelFor(
+export async function funnelFor(
   app: ToolHost,
   input: FunnelInput,
   defaultSession?: string,
-): { context: Record<string, unknown>; entries: FunnelEntry[] } {
+): Promise<{ context: Record<string, unknown>; entries: FunnelEntry[] }> {
   const sessionId =
-    resolveSession(app, input, { onMissing: 'context-or-none', context: defaultSession }).session_id ??
-    undefined;
+    (await resolveSession(app, input, { onMissing: 'context-or-none', context: defaultSession }))
+      .session_id ?? undefined;
   const overrides: Record<string, unknown> = {};
   if (input.agent) overrides.agent = input.agent;
   if (input.mode) overrides.mode = input.mode;
-  const context = app.funnelContext(sessionId, overrides);
+  const context = await app.funnelContext(sessionId, overrides);
   // No session: report what a new session gets, and a new session's agent is build (session store).
   context.agent ??= 'build';
   return {
@@ -53,8 +53,8 @@ export function funnelFor(
   };
 }
 
-function tagStatus(app: ToolHost, tag: ToolTag, input: FunnelInput, sessionId?: string) {
-  const { context, entries } = funnelFor(app, input, sessionId);
+async function tagStatus(app: ToolHost, tag: ToolTag, input: FunnelInput, sessionId?: string) {
+  const { context, entries } = await funnelFor(app, input, sessionId);
   const rows = entries.filter((e) => e.tag === tag).sort((a, b) => a.name.localeCompare(b.name));
   return {
     tag,
@@ -69,7 +69,7 @@ function tagStatus(app: ToolHost, tag: ToolTag, input: FunnelInput, sessionId?: 
   };
 }
 
-const renderStatus = (result: ReturnType<typeof tagStatus>) =>
+const renderStatus = (result: Awaited<ReturnType<typeof tagStatus>>) =>
   [
     `${result.tag} tools: ${result.counts.effective} effective / ${result.counts.registered} registered / ${result.counts.defined} defined`,
     ...result.tools.map(
@@ -91,7 +91,7 @@ export const getWorkflowToolsStatus = defineTool({
     mcp: 'svc_get_workflow_tools_status',
     cli: { command: 'config show-workflow-tools', text: renderStatus },
   },
-  run: (ctx, input) => tagStatus(ctx.app, 'workflow', input, ctx.sessionId),
+  run: async (ctx, input) => await tagStatus(ctx.app, 'workflow', input, ctx.sessionId),
 });
 
 export const getPrimitiveToolsStatus = defineTool({
@@ -107,7 +107,7 @@ export const getPrimitiveToolsStatus = defineTool({
     mcp: 'svc_get_primitive_tools_status',
     cli: { command: 'config show-primitive-tools', text: renderStatus },
   },
-  run: (ctx, input) => tagStatus(ctx.app, 'primitive', input, ctx.sessionId),
+  run: async (ctx, input) => await tagStatus(ctx.app, 'primitive', input, ctx.sessionId),
 });
 
 function surfacesOf(tool: AnyTool) {
@@ -145,8 +145,8 @@ export const listToolCapabilities = defineTool({
           .join('\n'),
     },
   },
-  run: (ctx, input) => {
-    const { context, entries } = funnelFor(ctx.app, input, ctx.sessionId);
+  run: async (ctx, input) => {
+    const { context, entries } = await funnelFor(ctx.app, input, ctx.sessionId);
     const byName = new Map(ctx.app.tools.gates().map((g) => [g.tool.name, g.tool]));
     const tools = entries
       .map((entry) => {
@@ -212,7 +212,7 @@ export const runtimeFeaturesTool = defineTool({
   input: z.strictObject({}),
   mutates: false,
   surfaces: { mcp: 'svc_runtime_features', cli: { command: 'features' } },
-  run: (ctx) => ({ features: runtimeFeatures(ctx.app) }),
+  run: async (ctx) => ({ features: runtimeFeatures(ctx.app) }),
 });
 
 export const capabilities = defineTool({
@@ -227,9 +227,9 @@ export const capabilities = defineTool({
     mcp: 'svc_capabilities',
     cli: { command: 'capabilities' },
   },
-  run: (ctx) => {
+  run: async (ctx) => {
     const { app } = ctx;
-    const entries = app.funnel(app.funnelContext(ctx.sessionId));
+    const entries = app.funnel(await app.funnelContext(ctx.sessionId));
     const families: Record<string, { defined: number; registered: number; effective: number }> = {};
     for (const e of entries) {
       families[e.family] ??= { defined: 0, registered: 0, effective: 0 };

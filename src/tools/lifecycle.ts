@@ -79,7 +79,7 @@ export const daemonStatus = defineTool({
     http: { method: 'GET', path: '/v1/daemon/status' },
     cli: { command: 'daemon status' },
   },
-  run: (ctx) => daemonReport(ctx.app),
+  run: async (ctx) => daemonReport(ctx.app),
 });
 
 export const autopilotStatus = defineTool({

@@ -59,7 +59,8 @@ export const message = defineTool({
     switch (input.action) {
       case 'send': {
         if (!input.text) throw new SvcError('invalid_input', 'text: required for action send');
-        const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+        const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+          .session;
         const wait = input.wait || ctx.surface === 'cli';
         if (wait && session.id === ctx.sessionId) {
           throw new SvcError(
@@ -67,7 +68,7 @@ export const message = defineTool({
             'wait: cannot wait for a prompt sent to the session this run works in (it runs after this run); send without wait',
           );
         }
-        const sent = app.agent.send({
+        const sent = await app.agent.send({
           sessionId: session.id,
           prompt: input.text,
           agent: input.agent,
@@ -78,38 +79,39 @@ export const message = defineTool({
         return { action: 'send', ...sent, result };
       }
       case 'list': {
-        const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
-        const messages = app.sessions.messages(session.id, { limit: input.limit });
+        const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+          .session;
+        const messages = await app.sessions.messages(session.id, { limit: input.limit });
         return {
           action: 'list',
           session_id: session.id,
           messages: messages.map(messageView),
           count: messages.length,
-          total: app.sessions.messageCount(session.id),
+          total: await app.sessions.messageCount(session.id),
         };
       }
       case 'inspect': {
-        const found = requireMessage(app, input.message_id);
+        const found = await requireMessage(app, input.message_id);
         return { action: 'inspect', message: messageView(found) };
       }
       case 'update': {
-        const found = requireMessage(app, input.message_id);
+        const found = await requireMessage(app, input.message_id);
         if (!input.text) throw new SvcError('invalid_input', 'text: required for action update');
         if (found.role !== 'user' && found.role !== 'assistant') {
           throw new SvcError('invalid_input', `message_id: a ${found.role} message has no text to update`);
         }
-        busyGuard(app, found.session_id, 'edit its messages');
+        await busyGuard(app, found.session_id, 'edit its messages');
         const parts: MessagePart[] = [
           { type: 'text', text: input.text },
           ...found.parts.filter((p) => p.type !== 'text'),
         ];
-        const updated = app.sessions.updateMessage(found.id, { parts });
+        const updated = await app.sessions.updateMessage(found.id, { parts });
         return { action: 'update', message: messageView(updated), previous_text: textOf(found.parts) };
       }
       case 'delete': {
-        const found = requireMessage(app, input.message_id);
-        busyGuard(app, found.session_id, 'delete its messages');
-        app.sessions.deleteMessage(found.id);
+        const found = await requireMessage(app, input.message_id);
+        await busyGuard(app, found.session_id, 'delete its messages');
+        await app.sessions.deleteMessage(found.id);
         return { action: 'delete', deleted: found.id, session_id: found.session_id };
       }
       default: {
@@ -120,9 +122,9 @@ export const message = defineTool({
   },
 });
 
-function requireMessage(app: ToolHost, id: string | undefined) {
+async function requireMessage(app: ToolHost, id: string | undefined) {
   if (!id) throw new SvcError('invalid_input', 'message_id: required for this action');
-  const found = app.sessions.getMessage(id);
+  const found = await app.sessions.getMessage(id);
   if (!found) throw new SvcError('not_found', `message_id: no message "${id}"; see message action list`);
   return found;
 }

@@ -76,7 +76,7 @@ export const sessionObservability = defineTool({
     mcp: 'svc_session_observability',
   },
   examples: [...SESSION_EXAMPLES, { session_id: 'ses_0001', recent_runs_limit: 1 }],
-  run: (ctx, input) => buildSessionObservability(ctx.app, input, ctx.sessionId),
+  run: async (ctx, input) => await buildSessionObservability(ctx.app, input, ctx.sessionId),
 });
 
 export const runCueLedger = defineTool({
@@ -100,7 +100,7 @@ export const runCueLedger = defineTool({
     mcp: 'svc_run_cue_ledger',
   },
   examples: SESSION_EXAMPLES,
-  run: (ctx, input) => buildRunCueLedger(ctx.app, input, ctx.sessionId),
+  run: async (ctx, input) => await buildRunCueLedger(ctx.app, input, ctx.sessionId),
 });
 
 export const getJournal = defineTool({
@@ -124,7 +124,7 @@ export const getJournal = defineTool({
     },
   },
   examples: SESSION_EXAMPLES,
-  run: (ctx, input) => buildJournal(ctx.app, input, ctx.sessionId),
+  run: async (ctx, input) => await buildJournal(ctx.app, input, ctx.sessionId),
 });
 
 export const getJournalPosture = defineTool({
@@ -142,7 +142,7 @@ export const getJournalPosture = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_get_journal_posture' },
   examples: [{}, { session_id: 'ses_0001' }],
-  run: (ctx, input) => journalPosture(ctx.app, input),
+  run: async (ctx, input) => await journalPosture(ctx.app, input),
 });
 
 export const getCompositionGraph = defineTool({
@@ -166,7 +166,7 @@ export const getCompositionGraph = defineTool({
     },
   },
   examples: SESSION_EXAMPLES,
-  run: (ctx, input) => buildCompositionGraph(ctx.app, input, ctx.sessionId),
+  run: async (ctx, input) => await buildCompositionGraph(ctx.app, input, ctx.sessionId),
 });
 
 export const getTaskAggregate = defineTool({
@@ -179,7 +179,7 @@ export const getTaskAggregate = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_get_task_aggregate' },
   examples: SESSION_EXAMPLES,
-  run: (ctx, input) => buildTaskAggregate(ctx.app, input, ctx.sessionId),
+  run: async (ctx, input) => await buildTaskAggregate(ctx.app, input, ctx.sessionId),
 });
 
 export const getPromptStackStatus = defineTool({
@@ -194,7 +194,7 @@ export const getPromptStackStatus = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_get_prompt_stack_status' },
   examples: [{}, { session_id: 'ses_0001' }],
-  run: (ctx, input) => promptStackStatus(ctx.app, input),
+  run: async (ctx, input) => await promptStackStatus(ctx.app, input),
 });
 
 export const listRecentPromptStackBuilds = defineTool({
@@ -210,7 +210,7 @@ export const listRecentPromptStackBuilds = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_list_recent_prompt_stack_builds' },
   examples: [{}, { session_id: 'ses_0001', limit: 5 }],
-  run: (ctx, input) => recentPromptStackBuilds(ctx.app, input),
+  run: async (ctx, input) => await recentPromptStackBuilds(ctx.app, input),
 });
 
 export const describeContext = defineTool({
@@ -231,7 +231,8 @@ export const describeContext = defineTool({
   surfaces: { mcp: 'svc_describe_context' },
   // A refresh changes the cache between surfaces; the walker compares cached reads only.
   examples: [{}, { refresh_codebase_context: false }],
-  run: (ctx, input) => buildDescribeContext(ctx.app, input, { sessionId: ctx.sessionId, signal: ctx.signal }),
+  run: async (ctx, input) =>
+    buildDescribeContext(ctx.app, input, { sessionId: ctx.sessionId, signal: ctx.signal }),
 });
 
 export const workspaceSnapshot = defineTool({
@@ -243,7 +244,7 @@ export const workspaceSnapshot = defineTool({
   input: z.strictObject({}),
   mutates: false,
   surfaces: { mcp: 'svc_workspace_snapshot' },
-  run: (ctx) => buildWorkspaceSnapshot(ctx.app, ctx.signal),
+  run: async (ctx) => buildWorkspaceSnapshot(ctx.app, ctx.signal),
 });
 
 export const getRepoPreflightStatus = defineTool({
@@ -255,7 +256,7 @@ export const getRepoPreflightStatus = defineTool({
   input: z.strictObject({}),
   mutates: false,
   surfaces: { mcp: 'svc_get_repo_preflight_status' },
-  run: (ctx) => buildRepoPreflight(ctx.app, ctx.signal),
+  run: async (ctx) => buildRepoPreflight(ctx.app, ctx.signal),
 });
 
 export const observeTools = [

@@ -76,12 +76,14 @@ function controller(ctx: ToolContext): PackController {
 }
 
 /** The session named, else the tool-context (MCP-bound) one; an unknown one the controller reports. */
-function sessionOf(ctx: ToolContext, input: { session_id?: string }): string {
-  return resolveSession(ctx.app, input, {
-    onMissing: 'context',
-    context: ctx.sessionId,
-    onUnknown: 'unchecked',
-  }).session_id;
+async function sessionOf(ctx: ToolContext, input: { session_id?: string }): Promise<string> {
+  return (
+    await resolveSession(ctx.app, input, {
+      onMissing: 'context',
+      context: ctx.sessionId,
+      onUnknown: 'unchecked',
+    })
+  ).session_id;
 }
 
 export const getOperatingMode = defineTool({
@@ -105,7 +107,7 @@ export const getOperatingMode = defineTool({
     },
   },
   examples: [{ session_id: 'ses_0001' }],
-  run(ctx, input) {
+  async run(ctx, input) {
     // spec, States: disabled and unavailable come only from svc config show-operating-mode;
     // every other surface fails closed (the tool is unregistered, or this throws).
     const posture = ctx.surface === 'cli';
@@ -120,7 +122,9 @@ export const getOperatingMode = defineTool({
         ctx.app.redactor,
       );
     }
-    return controller(ctx).snapshot(posture ? input.session_id : sessionOf(ctx, input), { posture });
+    return await controller(ctx).snapshot(posture ? input.session_id : await sessionOf(ctx, input), {
+      posture,
+    });
   },
 });
 
@@ -138,7 +142,7 @@ export const sessionSetPack = defineTool({
   surfaces: { http: { method: 'POST', ...route } },
   async run(ctx, input) {
     const packs = controller(ctx);
-    const sessionId = sessionOf(ctx, input);
+    const sessionId = await sessionOf(ctx, input);
     // spec: a coordinator without the pack-mutation provider answers 503, before anything else.
     const readOnly = packs.mutationUnavailable();
     if (readOnly) throw new SvcError('unavailable', readOnly);
@@ -148,7 +152,7 @@ export const sessionSetPack = defineTool({
       scope: `session_set_pack:${sessionId}`,
       details: { session_id: sessionId, pack_path_or_name: input.pack_path_or_name },
     });
-    return packs.activate(sessionId, input.pack_path_or_name);
+    return await packs.activate(sessionId, input.pack_path_or_name);
   },
 });
 
@@ -166,7 +170,7 @@ export const sessionClearPack = defineTool({
   surfaces: { http: { method: 'DELETE', ...route } },
   async run(ctx, input) {
     const packs = controller(ctx);
-    const sessionId = sessionOf(ctx, input);
+    const sessionId = await sessionOf(ctx, input);
     const readOnly = packs.mutationUnavailable();
     if (readOnly) throw new SvcError('unavailable', readOnly);
     await ctx.ask({
@@ -175,7 +179,7 @@ export const sessionClearPack = defineTool({
       scope: `session_clear_pack:${sessionId}`,
       details: { session_id: sessionId },
     });
-    return packs.clear(sessionId);
+    return await packs.clear(sessionId);
   },
 });
 
@@ -190,7 +194,7 @@ export const sessionListPacks = defineTool({
   gate: packsGate,
   // The TUI's /pack picker lists packs through this route over `svc attach`.
   surfaces: { http: { method: 'GET', ...route, path: '/v1/operating-packs' } },
-  run: (ctx) => controller(ctx).discover(),
+  run: async (ctx) => controller(ctx).discover(),
 });
 
 export const sessionGetActivePack = defineTool({
@@ -202,7 +206,7 @@ export const sessionGetActivePack = defineTool({
   input: sessionGetActivePackInput,
   mutates: false,
   gate: packsGate,
-  run: (ctx, input) => controller(ctx).activePack(sessionOf(ctx, input)),
+  run: async (ctx, input) => await controller(ctx).activePack(await sessionOf(ctx, input)),
 });
 
 export const packTools: AnyTool[] = [

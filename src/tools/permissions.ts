@@ -28,9 +28,9 @@ export const listPermissionRequests = defineTool({
   },
   // Pending requests live in the process that runs the agent: nothing for the parity walker.
   parity: false,
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
-    const session = app.sessions.require(input.session_id);
+    const session = await app.sessions.require(input.session_id);
     const pending = app.agent.pendingPermissions(session.id);
     return { session_id: session.id, permissions: pending, count: pending.length };
   },
@@ -75,9 +75,9 @@ export const answerPermission = defineTool({
   },
   // Answers change state that lives in the agent's process: nothing for the parity walker.
   parity: false,
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
-    const session = app.sessions.require(input.session_id);
+    const session = await app.sessions.require(input.session_id);
     // Only a request of this session (or its sub-agents): a client answers for the session it drives.
     const pending = app.agent.pendingPermissions(session.id).find((p) => p.request_id === input.request_id);
     if (!pending) {
@@ -88,7 +88,7 @@ export const answerPermission = defineTool({
     }
     // An agent never approves its own requests (nor its sub-agents'): the operator answers them.
     if (ctx.surface === 'agent' && ctx.sessionId) {
-      if (app.sessions.root(ctx.sessionId) === app.sessions.root(pending.session_id)) {
+      if ((await app.sessions.root(ctx.sessionId)) === (await app.sessions.root(pending.session_id))) {
         throw new SvcError(
           'forbidden',
           'answer_permission: a request of your own session family is answered by the operator, not by the agent',

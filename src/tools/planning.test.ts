@@ -35,7 +35,7 @@ describe('staged workflow', () => {
   it('TOOLS-02, TOOLS-03, TOOLS-04, TOOLS-43, TOOLS-46: plan → planning (mutations withheld) → approve → execute → return → clear', async () => {
     const log: string[] = [];
     const { app } = await agentApp([], { extraTools: [touchTool(log)] });
-    const session = app.agent.createSession({ title: 'planned' });
+    const session = await app.agent.createSession({ title: 'planned' });
     const markdown = '# Plan\n\n1. Edit `a.ts`\n2. Run `npm test`\n';
     const set = await call(app, 'set_plan_artifact', { session_id: session.id, markdown, title: 'fix a' });
     expect(set).toMatchObject({
@@ -54,7 +54,7 @@ describe('staged workflow', () => {
       next_action: expect.stringContaining('/approve'),
     });
     expect(status.withheld_tools).toContain('touch');
-    expect(app.funnel(app.funnelContext(session.id)).find((e) => e.name === 'touch')).toMatchObject({
+    expect(app.funnel(await app.funnelContext(session.id)).find((e) => e.name === 'touch')).toMatchObject({
       effective: false,
       removed_by: 'mode',
     });
@@ -64,7 +64,9 @@ describe('staged workflow', () => {
       previous: 'planning',
       changed: true,
     });
-    expect(app.funnel(app.funnelContext(session.id)).find((e) => e.name === 'touch')?.effective).toBe(true);
+    expect(app.funnel(await app.funnelContext(session.id)).find((e) => e.name === 'touch')?.effective).toBe(
+      true,
+    );
     expect(await call(app, 'approve_plan', { session_id: session.id })).toMatchObject({ changed: false });
 
     expect(await call(app, 'return_to_plan', { session_id: session.id, reason: 'tests fail' })).toMatchObject(
@@ -105,12 +107,11 @@ describe('staged workflow', () => {
     const tools = provider.requests[0].body.tools.map((t: { function: { name: string } }) => t.function.name);
     expect(tools).toContain('set_plan_artifact');
     expect(tools).not.toContain('delete_session'); // read-only agent kind: mutating tools withheld
-    const outputs = app.sessions
-      .messages(result.session_id)
+    const outputs = (await app.sessions.messages(result.session_id))
       .flatMap((m) => m.parts)
       .filter((p) => p.type === 'tool-result')
       .map((p) => (p as { output: string }).output);
     expect(outputs[1]).toMatch(/^forbidden: permission needed to approve the plan and start executing it/);
-    expect(app.sessions.require(result.session_id).metadata.workflow_phase).toBe('planning');
+    expect((await app.sessions.require(result.session_id)).metadata.workflow_phase).toBe('planning');
   });
 });

@@ -46,7 +46,7 @@ const planMeta = (plan: StoredPlan | undefined) =>
     : null;
 
 /** Move the session to a phase ('none' ends the workflow), recording the change and publishing it. */
-function setPhase(
+async function setPhase(
   app: ToolHost,
   session: Session,
   to: string,
@@ -59,7 +59,7 @@ function setPhase(
     : [];
   const next =
     from === to ? history : [...history, { from, to, at: app.clock.now(), by }].slice(-HISTORY_MAX);
-  const updated = app.sessions.update(session.id, {
+  const updated = await app.sessions.update(session.id, {
     metadata: { ...extra, workflow_phase: to === 'none' ? null : to, workflow_history: next },
   });
   if (from !== to) {
@@ -91,9 +91,10 @@ export const setPlanArtifact = defineTool({
   surfaces: { mcp: 'svc_set_plan_artifact' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+    const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
     const previous = planOf(session);
     const plan: StoredPlan = {
       markdown: input.markdown,
@@ -102,7 +103,9 @@ export const setPlanArtifact = defineTool({
       updated_at: app.clock.now(),
     };
     const phase = workflowPhase(session);
-    const { updated } = setPhase(app, session, phase === 'none' ? 'planning' : phase, ctx.surface, { plan });
+    const { updated } = await setPhase(app, session, phase === 'none' ? 'planning' : phase, ctx.surface, {
+      plan,
+    });
     app.bus.publish(session.id, 'plan.updated', { session_id: session.id, has_plan: true });
     return { session_id: session.id, phase: workflowPhase(updated), plan: planMeta(plan) };
   },
@@ -117,8 +120,9 @@ export const getPlan = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_get_plan' },
   examples: [{ session_id: 'ses_0001' }],
-  run: (ctx, input) => {
-    const session = resolveSession(ctx.app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+  run: async (ctx, input) => {
+    const session = (await resolveSession(ctx.app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
     const plan = planOf(session);
     return {
       session_id: session.id,
@@ -143,11 +147,12 @@ export const clearPlan = defineTool({
   surfaces: { mcp: 'svc_clear_plan' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+    const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
     const had = planOf(session) !== undefined;
-    setPhase(app, session, 'none', ctx.surface, { plan: null });
+    await setPhase(app, session, 'none', ctx.surface, { plan: null });
     if (had) app.bus.publish(session.id, 'plan.updated', { session_id: session.id, has_plan: false });
     return { session_id: session.id, cleared: had, phase: 'none' };
   },
@@ -163,8 +168,9 @@ export const getWorkflowPhase = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_get_workflow_phase' },
   examples: [{ session_id: 'ses_0001' }],
-  run: (ctx, input) => {
-    const session = resolveSession(ctx.app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+  run: async (ctx, input) => {
+    const session = (await resolveSession(ctx.app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
     return { session_id: session.id, phase: workflowPhase(session), has_plan: planOf(session) !== undefined };
   },
 });
@@ -179,13 +185,14 @@ export const getStagedWorkflowStatus = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_get_staged_workflow_status' },
   examples: [{ session_id: 'ses_0001' }],
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+    const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
     const phase = workflowPhase(session);
     const plan = planOf(session);
     const withheld = app
-      .funnel(app.funnelContext(session.id))
+      .funnel(await app.funnelContext(session.id))
       .filter((e) => e.removed_by === 'mode' && phase === 'planning' && e.mutates)
       .map((e) => e.name)
       .sort();
@@ -227,7 +234,8 @@ export const approvePlan = defineTool({
   parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+    const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
     const plan = planOf(session);
     if (!plan) {
       throw new SvcError(
@@ -243,7 +251,7 @@ export const approvePlan = defineTool({
       title: `approve the plan${plan.title ? ` "${plan.title}"` : ''} and start executing it`,
       details: { plan_chars: plan.markdown.length, revision: plan.revision },
     });
-    const { from, changed } = setPhase(app, session, 'execute', ctx.surface);
+    const { from, changed } = await setPhase(app, session, 'execute', ctx.surface);
     return { session_id: session.id, phase: 'execute', previous: from, changed };
   },
 });
@@ -262,10 +270,11 @@ export const returnToPlan = defineTool({
   surfaces: { mcp: 'svc_return_to_plan' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
-    const { from, changed } = setPhase(app, session, 'planning', ctx.surface);
+    const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
+    const { from, changed } = await setPhase(app, session, 'planning', ctx.surface);
     return {
       session_id: session.id,
       phase: 'planning',
@@ -292,7 +301,8 @@ export const summarizeSession = defineTool({
   parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+    const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
     if (app.agent.requestCompaction(session.id)) {
       return {
         session_id: session.id,

@@ -24,7 +24,7 @@ export const pluginList = defineTool({
   input: z.strictObject({}),
   mutates: false,
   surfaces: { mcp: 'svc_plugin_list', cli: { command: 'plugin list' } },
-  run: (ctx) => ({ plugins: ctx.app.plugins.list(), recent_changes: ctx.app.plugins.events(20) }),
+  run: async (ctx) => ({ plugins: ctx.app.plugins.list(), recent_changes: ctx.app.plugins.events(20) }),
 });
 
 export const pluginInstall = defineTool({
@@ -46,7 +46,7 @@ export const pluginInstall = defineTool({
   asksPermission: true,
   surfaces: { mcp: 'svc_plugin_install', cli: { command: 'plugin install', args: ['source'] } },
   parity: false,
-  run: (ctx, input) => ctx.app.plugins.install(input, changeOptions(ctx, 'plugin_install')),
+  run: async (ctx, input) => ctx.app.plugins.install(input, changeOptions(ctx, 'plugin_install')),
 });
 
 export const pluginUpdate = defineTool({
@@ -68,7 +68,7 @@ export const pluginUpdate = defineTool({
   asksPermission: true,
   surfaces: { mcp: 'svc_plugin_update', cli: { command: 'plugin update', args: ['name'] } },
   parity: false,
-  run: (ctx, input) => ctx.app.plugins.update(input, changeOptions(ctx, 'plugin_update')),
+  run: async (ctx, input) => ctx.app.plugins.update(input, changeOptions(ctx, 'plugin_update')),
 });
 
 export const pluginRemove = defineTool({
@@ -82,7 +82,7 @@ export const pluginRemove = defineTool({
   asksPermission: true,
   surfaces: { mcp: 'svc_plugin_remove', cli: { command: 'plugin remove', args: ['name'] } },
   parity: false,
-  run: (ctx, input) => ctx.app.plugins.remove(input, changeOptions(ctx, 'plugin_remove')),
+  run: async (ctx, input) => ctx.app.plugins.remove(input, changeOptions(ctx, 'plugin_remove')),
 });
 
 function changeOptions(ctx: ToolContext, tool: string): ChangeOptions {

@@ -22,17 +22,17 @@ export const getPromptQueueStatus = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_get_prompt_queue_status' },
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
     const ids = input.session_id
-      ? [app.sessions.require(input.session_id).id]
+      ? [(await app.sessions.require(input.session_id)).id]
       : [
           ...new Set([
             ...app.runs.list({ status: ['queued', 'running'], limit: 500 }).map((r) => r.session_id),
             ...app.agent.active().map((a) => a.session_id),
           ]),
         ];
-    const sessions = ids.map((id) => app.agent.queue(id));
+    const sessions = await Promise.all(ids.map((id) => app.agent.queue(id)));
     return { sessions, total_queued: sessions.reduce((n, s) => n + s.length, 0) };
   },
 });
@@ -61,16 +61,17 @@ export const queueEnqueue = defineTool({
   },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
-    const sent = app.agent.enqueue({
+    const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
+    const sent = await app.agent.enqueue({
       sessionId: session.id,
       prompt: input.prompt,
       agent: input.agent,
       origin: ctx.surface,
       start: input.start,
     });
-    return { ...sent, queue: app.agent.queue(session.id) };
+    return { ...sent, queue: await app.agent.queue(session.id) };
   },
 });

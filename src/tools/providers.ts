@@ -43,7 +43,7 @@ export const getProviderStatus = defineTool({
     },
   },
   examples: [{}, { provider: 'anthropic' }],
-  run(ctx, input) {
+  async run(ctx, input) {
     const status = providerStatus(ctx.app.providers);
     if (!input.provider) return status;
     const providers = status.providers.filter((p) => p.id === input.provider);
@@ -87,12 +87,12 @@ export const getModelSelection = defineTool({
     },
   },
   examples: [{}, { purpose: 'small' }, { agent: 'build' }],
-  run(ctx, input) {
+  async run(ctx, input) {
     const { app } = ctx;
     let sessionModel: string | null | undefined;
     let sessionAgent: string | null | undefined;
     if (input.session_id) {
-      const session = app.sessions.get(input.session_id);
+      const session = await app.sessions.get(input.session_id);
       if (!session)
         throw new SvcError('not_found', `session_id: no session "${input.session_id}"; see list_sessions`);
       sessionModel = session.model;
@@ -139,7 +139,7 @@ export const getProviderAuthWizard = defineTool({
         ].join('\n'),
     },
   },
-  run: (ctx, input) => authWizard(ctx.app.providers, input),
+  run: async (ctx, input) => authWizard(ctx.app.providers, input),
 });
 
 export const listModelsInput = z.strictObject({
@@ -164,7 +164,7 @@ export const listModelsTool = defineTool({
     },
   },
   examples: [{}, { provider: 'openai' }],
-  run: (ctx, input) => listModels(ctx.app.providers, input),
+  run: async (ctx, input) => listModels(ctx.app.providers, input),
 });
 
 function renderStatus(status: ReturnType<typeof providerStatus>): string {

@@ -34,7 +34,8 @@ export const getApplyPatchStatus = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_get_apply_patch_status' },
   examples: [{}, { limit: 1 }],
-  run: (ctx, input) => ctx.app.quality.patches.status({ limit: input.limit, sessionId: input.session_id }),
+  run: async (ctx, input) =>
+    ctx.app.quality.patches.status({ limit: input.limit, sessionId: input.session_id }),
   toModelOutput: (r: ApplyPatchStatus) =>
     `apply_patch: ${r.counts.applied} applied, ${r.counts.failed} failed (${r.counts.files_changed} files changed, ${r.counts.fuzzy_hunks} loosely matched hunks).${r.recent_failures.length ? `\nRecent failures:\n${r.recent_failures.map((f) => `- ${f.message}`).join('\n')}` : ''}`,
 });
@@ -58,7 +59,8 @@ export const getEditCapsulesStatus = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_get_edit_capsules_status' },
   examples: [{}, { limit: 1 }],
-  run: (ctx, input) => ctx.app.quality.capsules.status({ limit: input.limit, sessionId: input.session_id }),
+  run: async (ctx, input) =>
+    ctx.app.quality.capsules.status({ limit: input.limit, sessionId: input.session_id }),
   toModelOutput: (r: EditCapsulesStatus) =>
     `Edit capsules are ${r.enabled ? 'on' : 'off'} (options.edit_capsules): ${r.counts.total} capsules (${r.counts.open} open, ${r.counts.reverted} reverted, ${r.counts.recording} recording).${r.recent.length ? `\n${r.recent.map(capsuleLine).join('\n')}` : ''}`,
 });
@@ -126,7 +128,7 @@ export const revertEditCapsule = defineTool({
     mcp: 'svc_revert_edit_capsule',
     cli: { command: 'capsules revert', args: ['capsule_id'], description: 'Revert an edit capsule.' },
   },
-  run: (ctx, input) =>
+  run: async (ctx, input) =>
     ctx.app.quality.capsules.revert(input.capsule_id, opContext(ctx, 'revert_edit_capsule')),
   toModelOutput: (r: { capsule: EditCapsule; files: { path: string; change: string }[] }) =>
     `Reverted edit capsule ${r.capsule.id} (run ${r.capsule.run_id}): ${r.files.map((f) => `${f.path} (${f.change})`).join(', ')}.`,
@@ -152,7 +154,8 @@ export const getFindingLifecycleStatus = defineTool({
     },
   },
   examples: [{}, { limit: 1 }],
-  run: (ctx, input) => ctx.app.quality.findings.status({ limit: input.limit, sessionId: input.session_id }),
+  run: async (ctx, input) =>
+    ctx.app.quality.findings.status({ limit: input.limit, sessionId: input.session_id }),
   toModelOutput: renderFindingStatus,
 });
 
@@ -170,7 +173,7 @@ export const listRecentFindingLifecycleEvents = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_list_recent_finding_lifecycle_events' },
   examples: [{}, { limit: 5 }],
-  run: (ctx, input) =>
+  run: async (ctx, input) =>
     ctx.app.quality.findings.events({
       limit: input.limit,
       findingId: input.finding_id,

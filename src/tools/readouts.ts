@@ -136,7 +136,7 @@ export const operatorCognitionReadout = defineTool({
     cli: { command: 'stigmergy cognition', text: renderCognition },
   },
   examples: [{}, { zone: 'token_pressure' }, { zone: '' }],
-  run: (ctx, input) => buildCognitionReadout(ctx.app, ctx.app.recommendations, input.zone || undefined),
+  run: async (ctx, input) => buildCognitionReadout(ctx.app, ctx.app.recommendations, input.zone || undefined),
 });
 
 export const recommendationsInput = z.strictObject({
@@ -157,7 +157,7 @@ export const recommendations = defineTool({
   input: recommendationsInput,
   mutates: false,
   surfaces: { cli: { command: 'stigmergy recommendations', fixed: { action: 'list' } } },
-  run(ctx, input) {
+  async run(ctx, input) {
     const ledger = ctx.app.recommendations;
     if (input.action === 'dismiss') {
       if (!input.recommendation_id)
@@ -196,7 +196,7 @@ export const multiplayerExportInput = z.strictObject({
     .describe('Fail (CLI exit 1) and say why when the evidence is incomplete.'),
 });
 
-type Export = ReturnType<typeof buildMultiplayerExport>;
+type Export = Awaited<ReturnType<typeof buildMultiplayerExport>>;
 
 function renderExport(e: Export): string {
   const lines = [
@@ -235,5 +235,5 @@ export const getMultiplayerTraceExport = defineTool({
       exitCode: (r: Export) => (r.strict && r.strict_failures.length > 0 ? 1 : 0),
     },
   },
-  run: (ctx, input) => buildMultiplayerExport(ctx.app, input),
+  run: async (ctx, input) => await buildMultiplayerExport(ctx.app, input),
 });

@@ -56,9 +56,9 @@ export const runRecipe = defineTool({
       exitCode: (r: RecipeRunResult) => (r.status === 'completed' ? 0 : 1),
     },
   },
-  run: (ctx, input) =>
+  run: async (ctx, input) =>
     ctx.app.recipes.run(input.name, input.params, {
-      caller: callerOf(ctx.app, ctx, input.session_id),
+      caller: await callerOf(ctx.app, ctx, input.session_id),
       approve: opContext(ctx, 'bash').approve,
     }),
   toModelOutput: (r: RecipeRunResult) =>
@@ -94,7 +94,7 @@ export const recipeList = defineTool({
           .join('\n') || 'no recipes',
     },
   },
-  run: (ctx) => {
+  run: async (ctx) => {
     const recipes = ctx.app.recipes.list();
     return { recipes, dirs: ctx.app.recipes.dirs, count: recipes.length };
   },
@@ -132,7 +132,7 @@ export const recipeValidate = defineTool({
       exitCode: (r: RecipeValidation) => (r.valid ? 0 : 2),
     },
   },
-  run: (ctx, input) => ctx.app.recipes.validate(input),
+  run: async (ctx, input) => ctx.app.recipes.validate(input),
 });
 
 /** `k=v,k2=v2` (or a JSON object) from the CLI's --params. */

@@ -152,7 +152,7 @@ export const deleteA2aTask = defineTool({
   mutates: true,
   surfaces: { mcp: 'svc_delete_a2a_task', cli: { command: 'a2a delete-task', args: ['task_id'] } },
   parity: false,
-  run: (ctx, input) => ctx.app.remote.remove(input.task_id, { signal: ctx.signal }),
+  run: async (ctx, input) => ctx.app.remote.remove(input.task_id, { signal: ctx.signal }),
 });
 
 const toolPolicy = z

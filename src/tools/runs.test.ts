@@ -69,7 +69,7 @@ describe('runs tools', () => {
       agent: 'explore',
     });
     expect(child.session_id).not.toBe(parent.session_id);
-    expect(app.sessions.require(child.session_id).parent_id).toBe(parent.session_id);
+    expect((await app.sessions.require(child.session_id)).parent_id).toBe(parent.session_id);
 
     const all = await call(app, 'list_agent_runs');
     expect(all.runs.map((r: { id: string }) => r.id).sort()).toEqual(
@@ -126,11 +126,11 @@ describe('runs tools', () => {
     const schema = app.tools.require('update_agent_run').input.safeParse({});
     expect(schema.success).toBe(false);
     expect(schema.error!.issues.map((i) => i.path.join('.')).sort()).toEqual(['action', 'run_id']);
-    const sent = app.agent.send({ prompt: 'hang' });
+    const sent = await app.agent.send({ prompt: 'hang' });
     await expect(call(app, 'update_agent_run', { run_id: sent.run_id, action: 'pause' })).rejects.toThrow(
       'action: "pause" is not supported; the only action is "cancel" (for queued or running runs)',
     );
-    const queued = app.agent.send({ sessionId: sent.session_id, prompt: 'next' });
+    const queued = await app.agent.send({ sessionId: sent.session_id, prompt: 'next' });
     expect(await call(app, 'update_agent_run', { run_id: queued.run_id, action: 'cancel' })).toMatchObject({
       outcome: 'dequeued',
       status: 'cancelled',
@@ -218,17 +218,17 @@ describe('runs tools', () => {
 
     const fork = await call(app, 'fork_agent_run', { run_id: parent.run_id });
     expect(fork).toMatchObject({ messages_copied: 4, forked_from: { run_id: parent.run_id } });
-    expect(app.sessions.messages(fork.session_id).map((m) => m.role)).toEqual([
+    expect((await app.sessions.messages(fork.session_id)).map((m) => m.role)).toEqual([
       'user',
       'assistant',
       'tool',
       'assistant',
     ]);
-    expect(app.sessions.require(fork.session_id).title).toBe('fork of where is the config loaded?');
+    expect((await app.sessions.require(fork.session_id)).title).toBe('fork of where is the config loaded?');
 
     const deleted = await call(app, 'delete_agent_run', { run_id: parent.run_id });
     expect(deleted.count).toBe(2); // with its sub-agent run
     expect(app.runs.get(parent.run_id)).toBeUndefined();
-    expect(app.sessions.messages(parent.session_id)).toHaveLength(4);
+    expect(await app.sessions.messages(parent.session_id)).toHaveLength(4);
   });
 });

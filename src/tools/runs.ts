@@ -62,7 +62,7 @@ export const listAgentRuns = defineTool({
               .join('\n'),
     },
   },
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const ledger = ledgerOf(ctx.app);
     const filter = {
       session_id: input.family_session_id ? undefined : input.session_id,
@@ -99,14 +99,14 @@ export const getAgentRun = defineTool({
   },
   // The parity state has one completed run (test/parity.test.ts).
   examples: [{ run_id: 'run_0001' }],
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const ledger = ledgerOf(ctx.app);
     const run = ledger.require(input.run_id);
     return {
       run: runView(run),
       children: ledger.list({ parent_run_id: run.id, limit: 500 }).map(runView),
       event_count: ledger.eventCount(run.id),
-      result_text: ctx.app.agent.result(run.id).text,
+      result_text: (await ctx.app.agent.result(run.id)).text,
     };
   },
 });
@@ -135,7 +135,7 @@ export const getAgentRunEvents = defineTool({
   },
   // The parity state has one completed run (test/parity.test.ts).
   examples: [{ run_id: 'run_0001' }],
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const ledger = ledgerOf(ctx.app);
     ledger.require(input.run_id);
     const events = ledger.events(input.run_id, {
@@ -166,10 +166,11 @@ export const getSessionPhases = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_get_session_phases' },
   examples: [{ session_id: 'ses_0001' }],
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
     const ledger = ledgerOf(app);
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+    const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
     const runs = ledger.list({ session_id: session.id, limit: input.limit });
     return {
       session_id: session.id,
@@ -201,7 +202,7 @@ export const updateAgentRun = defineTool({
   surfaces: { mcp: 'svc_update_agent_run', cli: { command: 'runs update', args: ['run_id', 'action'] } },
   // An action, not a read: nothing for the parity walker to compare.
   parity: false,
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
     if (input.action !== 'cancel') {
       throw new SvcError(
@@ -214,7 +215,7 @@ export const updateAgentRun = defineTool({
     if (ctx.runId === before.id) {
       throw new SvcError('invalid_input', 'run_id: a run cannot cancel itself; finish your answer instead');
     }
-    const after = app.agent.cancelRun(before.id, `cancelled with update_agent_run (${ctx.surface})`);
+    const after = await app.agent.cancelRun(before.id, `cancelled with update_agent_run (${ctx.surface})`);
     return {
       run_id: before.id,
       action: 'cancel',
@@ -248,16 +249,16 @@ export const cancelSessionRun = defineTool({
   },
   // An action, not a read: nothing for the parity walker to compare.
   parity: false,
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'client-current' }).session;
+    const session = (await resolveSession(app, input, { onMissing: 'client-current' })).session;
     if (ctx.sessionId === session.id && ctx.runId) {
       throw new SvcError(
         'invalid_input',
         'session_id: a run cannot cancel itself; finish your answer instead',
       );
     }
-    const outcome = app.agent.cancel(session.id, {
+    const outcome = await app.agent.cancel(session.id, {
       clearQueue: input.clear_queue,
       reason: `cancelled with cancel_session_run (${ctx.surface})`,
     });
@@ -279,17 +280,17 @@ export const forkAgentRun = defineTool({
   surfaces: { mcp: 'svc_fork_agent_run' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
     const ledger = ledgerOf(app);
     const run = ledger.require(input.run_id);
     if (run.status === 'queued')
       throw new SvcError('conflict', `run ${run.id} has not started; nothing to fork`);
-    const source = app.sessions.require(run.session_id);
-    const messages = app.sessions.messages(source.id);
+    const source = await app.sessions.require(run.session_id);
+    const messages = await app.sessions.messages(source.id);
     const lastIndex = messages.map((m) => m.run_id).lastIndexOf(run.id);
     const copied = lastIndex === -1 ? [] : messages.slice(0, lastIndex + 1);
-    const fork = app.sessions.create({
+    const fork = await app.sessions.create({
       title: input.title ?? `fork of ${source.title || source.id}`,
       agent: source.agent,
       model: source.model,
@@ -297,7 +298,7 @@ export const forkAgentRun = defineTool({
       metadata: { forked_from: { session_id: source.id, run_id: run.id } },
     });
     for (const m of copied) {
-      app.sessions.appendMessage({
+      await app.sessions.appendMessage({
         session_id: fork.id,
         role: m.role,
         parts: m.parts,
@@ -325,7 +326,7 @@ export const deleteAgentRun = defineTool({
   input: z.strictObject({ run_id: runIdField }),
   mutates: true,
   surfaces: { mcp: 'svc_delete_agent_run', cli: { command: 'runs delete', args: ['run_id'] } },
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const ledger = ledgerOf(ctx.app);
     const run = ledger.require(input.run_id);
     if (run.status === 'queued' || run.status === 'running') {
@@ -353,7 +354,7 @@ export const inspectRunTrace = defineTool({
   },
   // The parity state has one completed run (test/parity.test.ts).
   examples: [{ run_id: 'run_0001' }],
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const ledger = ledgerOf(ctx.app);
     const run = ledger.require(input.run_id);
     const trace = buildTrace(ledger, run);
@@ -374,7 +375,7 @@ export const runLedgerStatus = defineTool({
     mcp: 'svc_run_ledger_status',
     cli: { command: 'config show-run-ledger' },
   },
-  run: (ctx) => {
+  run: async (ctx) => {
     const { app } = ctx;
     const compat = app.config.options.openai_compat;
     const compatLedger = { configured: compat !== undefined, enabled: compat?.ledger ?? false };
@@ -427,7 +428,7 @@ export const listRecentRunLedgerEvents = defineTool({
   }),
   mutates: false,
   surfaces: { mcp: 'svc_list_recent_run_ledger_events' },
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const events = ledgerOf(ctx.app).recentEvents({
       limit: input.limit,
       sessionId: input.session_id,

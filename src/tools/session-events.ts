@@ -46,15 +46,17 @@ export const listSessionEvents = defineTool({
     mcp: 'svc_list_session_events',
   },
   examples: [{ session_id: 'ses_example_unknown' }, { session_id: 'ses_example_unknown', after_id: 3 }],
-  run(ctx, input): ListSessionEventsResult {
+  async run(ctx, input): Promise<ListSessionEventsResult> {
     const { app } = ctx;
     // An unknown session has no retained events: the list is empty, not an error.
-    const sessionId = resolveSession(app, input, {
-      onMissing: 'context',
-      context: ctx.sessionId,
-      onUnknown: 'unchecked',
-      required: 'session_id: required outside a session; see list_sessions',
-    }).session_id;
+    const sessionId = (
+      await resolveSession(app, input, {
+        onMissing: 'context',
+        context: ctx.sessionId,
+        onUnknown: 'unchecked',
+        required: 'session_id: required outside a session; see list_sessions',
+      })
+    ).session_id;
     const retained = app.bus.retained(sessionId);
     const events = retained
       .filter((e) => e.id > (input.after_id ?? 0))
@@ -63,7 +65,7 @@ export const listSessionEvents = defineTool({
     return {
       session_id: sessionId,
       // The buffer is keyed by session id and may outlive the session row (deleted sessions).
-      session_exists: app.sessions.get(sessionId) !== undefined,
+      session_exists: (await app.sessions.get(sessionId)) !== undefined,
       ring_size: app.config.services.http.event_ring_size,
       retained: retained.length,
       oldest_retained_id: retained[0]?.id ?? null,

@@ -7,8 +7,8 @@ import { SvcError } from '../errors';
 import type { ToolHost } from './core/types';
 
 /** Refuses with `conflict` while the session has an active run. */
-export const busyGuard = (app: ToolHost, sessionId: string, what: string) => {
-  const state = app.agent.state(sessionId);
+export const busyGuard = async (app: ToolHost, sessionId: string, what: string) => {
+  const state = await app.agent.state(sessionId);
   if (state.state !== 'idle' || state.busy_elsewhere) {
     throw new SvcError(
       'conflict',

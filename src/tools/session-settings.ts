@@ -20,9 +20,10 @@ export const getSessionPostureStatus = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_get_session_posture_status' },
   examples: [{ session_id: 'ses_0001' }],
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+    const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
     const config = app.config;
     const kind = app.agent.kinds().find((k) => k.id === session.agent);
     const [model, modelSource] = session.model
@@ -32,10 +33,9 @@ export const getSessionPostureStatus = defineTool({
         : config.models.large
           ? [config.models.large, 'config models.large']
           : [null, 'none configured'];
-    const state = app.agent.state(session.id);
-    const entries = app.funnel(app.funnelContext(session.id));
-    const lastAssistant = app.sessions
-      .messages(session.id, { limit: 20 })
+    const state = await app.agent.state(session.id);
+    const entries = app.funnel(await app.funnelContext(session.id));
+    const lastAssistant = (await app.sessions.messages(session.id, { limit: 20 }))
       .reverse()
       .find((m) => m.role === 'assistant' && m.usage);
     const plan = session.metadata.plan as { revision?: number } | undefined;
@@ -54,7 +54,7 @@ export const getSessionPostureStatus = defineTool({
         allowed_tools: config.permissions.allowed_tools,
         auto_allow_read_only_bash: config.permissions.auto_allow_read_only_bash,
         unattended: config.permissions.unattended,
-        grants: app.permissions.grants(session.id).map((g) => ({ tool: g.tool, scope: g.scope })),
+        grants: (await app.permissions.grants(session.id)).map((g) => ({ tool: g.tool, scope: g.scope })),
         pending: app.permissions.pending(session.id).length,
         attached: app.permissions.attachments(session.id).map((a) => a.client),
       },
@@ -95,9 +95,10 @@ export const setSessionModel = defineTool({
   parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+    const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
     const resolved = input.model ? await app.models.resolve({ selector: input.model }) : undefined;
-    const updated = app.sessions.update(session.id, { model: resolved?.selector ?? null });
+    const updated = await app.sessions.update(session.id, { model: resolved?.selector ?? null });
     return { session_id: session.id, model: updated.model, previous: session.model };
   },
 });
@@ -118,11 +119,12 @@ export const setReasoningEffort = defineTool({
   surfaces: { mcp: 'svc_set_reasoning_effort' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+    const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
     const effort = input.effort === 'none' ? null : input.effort;
-    app.sessions.update(session.id, { reasoning_effort: effort });
+    await app.sessions.update(session.id, { reasoning_effort: effort });
     return { session_id: session.id, reasoning_effort: effort, previous: session.reasoning_effort };
   },
 });

@@ -105,8 +105,8 @@ describe('sessions tools', () => {
 
     const deleted = await call(app, 'delete_session', { session_id: a.id });
     expect(deleted.deleted.sort()).toEqual([a.id, child.id].sort());
-    expect(app.sessions.get(child.id)).toBeUndefined();
-    expect(app.agent.currentSession()).toBeNull();
+    expect(await app.sessions.get(child.id)).toBeUndefined();
+    expect(await app.agent.currentSession()).toBeNull();
     await expect(call(app, 'get_session')).rejects.toThrow(
       'session_id: required here (there is no current session)',
     );

@@ -44,18 +44,18 @@ export const createSession = defineTool({
   surfaces: { mcp: 'svc_create_session', http: { ...route(SESSION_ROUTES.create), status: 201 } },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
     if (input.agent) agentKind(app.config, input.agent, 'primary');
-    const session = app.agent.createSession({
+    const session = await app.agent.createSession({
       title: input.title,
       parent_id: input.parent_id,
       agent: input.agent,
       model: input.model,
       mode: input.mode,
     });
-    if (input.switch) app.agent.setCurrentSession(session.id);
-    return { session: sessionView(app, session), current: input.switch };
+    if (input.switch) await app.agent.setCurrentSession(session.id);
+    return { session: await sessionView(app, session), current: input.switch };
   },
 });
 
@@ -69,12 +69,16 @@ export const switchSession = defineTool({
   surfaces: { mcp: 'svc_switch_session', cli: { command: 'session switch', args: ['session_id'] } },
   // An action, not a read: nothing for the parity walker to compare.
   parity: false,
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
-    const previous = app.agent.currentSession();
-    const session = app.sessions.require(input.session_id);
-    app.agent.setCurrentSession(session.id);
-    return { session_id: session.id, previous_session_id: previous, session: sessionView(app, session) };
+    const previous = await app.agent.currentSession();
+    const session = await app.sessions.require(input.session_id);
+    await app.agent.setCurrentSession(session.id);
+    return {
+      session_id: session.id,
+      previous_session_id: previous,
+      session: await sessionView(app, session),
+    };
   },
 });
 
@@ -95,7 +99,10 @@ export const listSessions = defineTool({
     http: route(SESSION_ROUTES.list),
     cli: {
       command: 'session list',
-      text: (r: { sessions: ReturnType<typeof sessionView>[]; current_session_id: string | null }) =>
+      text: (r: {
+        sessions: Awaited<ReturnType<typeof sessionView>>[];
+        current_session_id: string | null;
+      }) =>
         r.sessions.length === 0
           ? 'no sessions yet; start one with svc run "<prompt>"'
           : r.sessions
@@ -106,15 +113,15 @@ export const listSessions = defineTool({
               .join('\n'),
     },
   },
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
     const parent = input.parent_id ?? (input.roots_only ? null : undefined);
-    const sessions = app.sessions.list({ limit: input.limit, offset: input.offset, parent_id: parent });
+    const sessions = await app.sessions.list({ limit: input.limit, offset: input.offset, parent_id: parent });
     return {
-      sessions: sessions.map((s) => sessionView(app, s)),
+      sessions: await Promise.all(sessions.map((s) => sessionView(app, s))),
       count: sessions.length,
-      total: app.sessions.count(),
-      current_session_id: app.agent.currentSession(),
+      total: await app.sessions.count(),
+      current_session_id: await app.agent.currentSession(),
     };
   },
 });
@@ -128,17 +135,18 @@ export const getSession = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_get_session', http: { ...route(SESSION_ROUTES.get), params: { id: 'session_id' } } },
   examples: [{ session_id: 'ses_0001' }],
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+    const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
     const last = app.runs.list({ session_id: session.id, limit: 1 })[0];
     return {
-      session: sessionView(app, session),
-      children: app.sessions.list({ parent_id: session.id, limit: 100 }).map(sessionSummary),
+      session: await sessionView(app, session),
+      children: (await app.sessions.list({ parent_id: session.id, limit: 100 })).map(sessionSummary),
       last_run: last
         ? { id: last.id, status: last.status, agent: last.agent, steps: last.steps, reason: last.reason }
         : null,
-      queue: app.agent.queue(session.id).items,
+      queue: (await app.agent.queue(session.id)).items,
       pending_permissions: app.permissions.pending(session.id).map((p) => ({
         request_id: p.request_id,
         tool: p.tool,
@@ -174,7 +182,8 @@ export const updateSession = defineTool({
   parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
-    const session = resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }).session;
+    const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
+      .session;
     if (input.agent) agentKind(app.config, input.agent, 'primary');
     if (input.model) await app.models.resolve({ selector: input.model });
     const { session_id: _ignored, ...patch } = input;
@@ -184,7 +193,10 @@ export const updateSession = defineTool({
         'nothing to update: pass title, mode, agent, model or reasoning_effort',
       );
     }
-    return { session: sessionView(app, app.sessions.update(session.id, patch)), changed: Object.keys(patch) };
+    return {
+      session: await sessionView(app, await app.sessions.update(session.id, patch)),
+      changed: Object.keys(patch),
+    };
   },
 });
 
@@ -201,20 +213,20 @@ export const deleteSession = defineTool({
     cli: { command: 'session delete', args: ['session_id'] },
     http: { ...route(SESSION_ROUTES.delete), params: { id: 'session_id' } },
   },
-  run: (ctx, input) => {
+  run: async (ctx, input) => {
     const { app } = ctx;
-    const family = app.sessions.family(input.session_id);
-    if (family.length === 0) app.sessions.require(input.session_id);
+    const family = await app.sessions.family(input.session_id);
+    if (family.length === 0) await app.sessions.require(input.session_id);
     if (ctx.sessionId && family.some((s) => s.id === ctx.sessionId)) {
       throw new SvcError(
         'conflict',
         `session_id: ${input.session_id} is (or contains) the session this run works in`,
       );
     }
-    for (const member of family) busyGuard(app, member.id, 'delete it');
-    const current = app.agent.currentSession();
-    const deleted = app.sessions.delete(input.session_id);
-    if (current && deleted.includes(current)) app.agent.setCurrentSession(null);
+    for (const member of family) await busyGuard(app, member.id, 'delete it');
+    const current = await app.agent.currentSession();
+    const deleted = await app.sessions.delete(input.session_id);
+    if (current && deleted.includes(current)) await app.agent.setCurrentSession(null);
     return { deleted, count: deleted.length };
   },
 });
@@ -254,8 +266,8 @@ export const sessionSearch = defineTool({
     http: { method: 'GET', path: '/v1/session-search' },
   },
   examples: [{ query: 'test' }, { query: 'failing test', role: 'tool', tool: 'bash' }],
-  run: (ctx, input) => {
-    const results = ctx.app.sessions.search(input.query, {
+  run: async (ctx, input) => {
+    const results = await ctx.app.sessions.search(input.query, {
       limit: input.limit,
       session_id: input.session_id,
       role: input.role,

@@ -46,7 +46,7 @@ export const bash = defineTool({
   // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
   asksPermission: true,
   surfaces: { mcp: 'svc_bash' },
-  run: (ctx, input) => ctx.app.ws.shell.run(input, opContext(ctx, 'bash')),
+  run: async (ctx, input) => ctx.app.ws.shell.run(input, opContext(ctx, 'bash')),
   toModelOutput: (result: BashResult | BackgroundStart) => {
     if ('job_id' in result) {
       return `Started background job ${result.job_id} (pid ${result.pid ?? '?'}) in ${result.cwd}. Read its output with job_output, stop it with job_kill.`;
@@ -93,7 +93,7 @@ export const jobOutput = defineTool({
   input: jobOutputInput,
   mutates: false,
   surfaces: { mcp: 'svc_job_output' },
-  run: (ctx, input) =>
+  run: async (ctx, input) =>
     ctx.app.ws.jobs.output(input.job_id, {
       sessionId: ctx.sessionId,
       offset: input.offset,
@@ -117,7 +117,7 @@ export const jobKill = defineTool({
   // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
   asksPermission: true,
   surfaces: { mcp: 'svc_job_kill' },
-  run: (ctx, input) =>
+  run: async (ctx, input) =>
     ctx.app.ws.jobs.kill(input.job_id, {
       sessionId: ctx.sessionId,
       maxBytes: ctx.app.config.options.bash.max_output_bytes,

@@ -129,7 +129,7 @@ export const createTeam = defineTool({
       ? await runTeamTask(
           app,
           app.workflows,
-          callerOf(app, ctx, input.session_id),
+          await callerOf(app, ctx, input.session_id),
           team,
           input.task,
           input.max_parallel ?? app.config.options.workflows.max_parallel,
@@ -162,7 +162,7 @@ export const getTeamsStatus = defineTool({
     mcp: 'svc_get_teams_status',
     cli: {
       command: 'teams status',
-      text: (r: ReturnType<typeof teamsStatus>) =>
+      text: (r: Awaited<ReturnType<typeof teamsStatus>>) =>
         r.teams.length
           ? r.teams
               .map((t) =>
@@ -177,5 +177,5 @@ export const getTeamsStatus = defineTool({
           : 'no teams',
     },
   },
-  run: (ctx, input) => teamsStatus(ctx.app, ctx.app.workflows, input.name),
+  run: async (ctx, input) => teamsStatus(ctx.app, ctx.app.workflows, input.name),
 });

@@ -41,12 +41,14 @@ export const todos = defineTool({
   input: todosInput,
   mutates: false,
   surfaces: { mcp: 'svc_todos' },
-  run(ctx, input): TodoList {
-    const sessionId = resolveSession(ctx.app, input, {
-      onMissing: 'context',
-      context: ctx.sessionId,
-      required: 'session_id: todos belong to a session; give session_id or call from a session',
-    }).session_id;
+  async run(ctx, input): Promise<TodoList> {
+    const sessionId = (
+      await resolveSession(ctx.app, input, {
+        onMissing: 'context',
+        context: ctx.sessionId,
+        required: 'session_id: todos belong to a session; give session_id or call from a session',
+      })
+    ).session_id;
     if (input.todos === undefined) return ctx.app.ws.todos.get(sessionId);
     return ctx.app.ws.todos.replace(sessionId, input.todos);
   },

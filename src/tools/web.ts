@@ -37,7 +37,7 @@ export const fetchTool = defineTool({
   input: fetchInput,
   mutates: false,
   surfaces: { mcp: 'svc_fetch' },
-  run: (ctx, input) => ctx.app.ws.web.fetch(input, opContext(ctx, 'fetch')),
+  run: async (ctx, input) => ctx.app.ws.web.fetch(input, opContext(ctx, 'fetch')),
   toModelOutput: (result) =>
     `${result.content}${result.truncated ? `\n\n(truncated: ${result.final_url} is longer than what fetch returns)` : ''}`,
 });
@@ -79,7 +79,7 @@ export const download = defineTool({
   // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
   asksPermission: true,
   surfaces: { mcp: 'svc_download' },
-  run: (ctx, input) => ctx.app.ws.web.download(input, opContext(ctx, 'download')),
+  run: async (ctx, input) => ctx.app.ws.web.download(input, opContext(ctx, 'download')),
   toModelOutput: (result) =>
     `Saved ${result.url} to ${result.path} (${result.bytes} bytes${result.content_type ? `, ${result.content_type}` : ''}).`,
 });

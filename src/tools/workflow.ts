@@ -73,11 +73,11 @@ export const spawnAgentsOnCsvTool = defineTool({
   mutates: true,
   parity: false,
   surfaces: { mcp: 'svc_spawn_agents_on_csv' },
-  run: (ctx, input) =>
+  run: async (ctx, input) =>
     spawnAgentsOnCsv(
       ctx.app,
       ctx.app.workflows,
-      callerOf(ctx.app, ctx, input.session_id),
+      await callerOf(ctx.app, ctx, input.session_id),
       input,
       opContext(ctx, 'spawn_agents_on_csv').approve,
     ),
@@ -114,10 +114,10 @@ export const agenticFetchTool = defineTool({
   mutates: false,
   parity: false,
   surfaces: { mcp: 'svc_agentic_fetch' },
-  run: (ctx, input) =>
+  run: async (ctx, input) =>
     agenticFetch(
       ctx.app,
-      callerOf(ctx.app, ctx, input.session_id),
+      await callerOf(ctx.app, ctx, input.session_id),
       {
         url: input.url,
         question: input.prompt,
@@ -155,8 +155,8 @@ export const executeDagTool = defineTool({
   mutates: true,
   parity: false,
   surfaces: { mcp: 'svc_execute_dag' },
-  run: (ctx, input) =>
-    executeDag(ctx.app, ctx.app.workflows, callerOf(ctx.app, ctx, input.session_id), input),
+  run: async (ctx, input) =>
+    executeDag(ctx.app, ctx.app.workflows, await callerOf(ctx.app, ctx, input.session_id), input),
   toModelOutput: (r) =>
     [
       `DAG ${r.status} (dag_run_id ${r.dag_run_id}, run ${r.run_id}).`,
@@ -187,11 +187,11 @@ export const orchestrateWorkflowTool = defineTool({
   mutates: true,
   parity: false,
   surfaces: { mcp: 'svc_orchestrate_workflow' },
-  run: (ctx, input) =>
+  run: async (ctx, input) =>
     orchestrateWorkflow(
       ctx.app,
       { workflows: ctx.app.workflows, recipes: ctx.app.recipes },
-      callerOf(ctx.app, ctx, input.session_id),
+      await callerOf(ctx.app, ctx, input.session_id),
       {
         name: input.name,
         params: input.params,
@@ -260,7 +260,7 @@ export const workflowTemplate = defineTool({
       },
     ],
   },
-  run: (ctx, input) => manageTemplate(ctx.app, input, (request) => ctx.ask(request)),
+  run: async (ctx, input) => manageTemplate(ctx.app, input, (request) => ctx.ask(request)),
 });
 
 export const analyzeRippleImpactInput = z.strictObject({
@@ -297,7 +297,7 @@ export const analyzeRippleImpact = defineTool({
     mcp: 'svc_analyze_ripple_impact',
     cli: { command: 'ripple' },
   },
-  run: (ctx, input) => analyzeRipple(ctx.app, input, ctx.signal),
+  run: async (ctx, input) => analyzeRipple(ctx.app, input, ctx.signal),
 });
 
 export const spawnWorktreeOverrideInput = z.strictObject({
@@ -336,8 +336,8 @@ export const spawnWorktreeOverrideTool = defineTool({
   mutates: true,
   parity: false,
   surfaces: { mcp: 'svc_spawn_worktree_override' },
-  run: (ctx, input) =>
-    spawnWorktreeOverride(ctx.app, ctx.app.workflows, callerOf(ctx.app, ctx, input.session_id), input),
+  run: async (ctx, input) =>
+    spawnWorktreeOverride(ctx.app, ctx.app.workflows, await callerOf(ctx.app, ctx, input.session_id), input),
   toModelOutput: (r) =>
     [
       `Worktree sub-agent ${r.status} (run ${r.run_id}).`,

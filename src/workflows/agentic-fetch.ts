@@ -63,8 +63,8 @@ export async function agenticFetch(
   );
   const truncated = page.truncated || page.content.length > PAGE_CHARS;
   const content = page.content.slice(0, PAGE_CHARS);
-  const parent = parentSession(deps, caller, `fetch: ${page.final_url}`.slice(0, 80));
-  assertDepth(deps, parent.id, 'agentic_fetch');
+  const parent = await parentSession(deps, caller, `fetch: ${page.final_url}`.slice(0, 80));
+  await assertDepth(deps, parent.id, 'agentic_fetch');
   const run = await deps.agent.runChild({
     parentSessionId: parent.id,
     parentRunId: caller.runId,

@@ -114,7 +114,7 @@ export async function spawnAgentsOnCsv(
   }
   const output = outputTarget(deps, input);
   const maxParallel = input.max_parallel ?? deps.config.options.workflows.max_parallel;
-  const pipeline = workflows.start(caller, {
+  const pipeline = await workflows.start(caller, {
     kind: 'csv',
     name: input.csv_path ?? 'inline csv',
     title: `csv: ${table.rows.length} agents${input.csv_path ? ` over ${input.csv_path}` : ''}`,
@@ -141,7 +141,7 @@ export async function spawnAgentsOnCsv(
   const failed = results.length - completed;
   const status = failure || failed ? (pipeline.signal.aborted ? 'cancelled' : 'failed') : 'completed';
   const error = failure ?? (failed ? `${failed} of ${results.length} rows did not complete` : null);
-  const row = pipeline.finish({
+  const row = await pipeline.finish({
     status,
     error,
     text: `${completed} of ${table.rows.length} rows completed; results in ${output.rel}.${error ? `\nError: ${error}` : ''}`,

@@ -153,7 +153,7 @@ export async function executeDag(
     });
   }
   const maxParallel = input.max_parallel ?? deps.config.options.workflows.max_parallel;
-  const pipeline = workflows.start(caller, {
+  const pipeline = await workflows.start(caller, {
     kind: 'dag',
     name: input.title ?? 'dag',
     title: input.title ? `dag: ${input.title}` : `dag of ${input.tasks.length} tasks`,
@@ -200,7 +200,7 @@ export async function executeDag(
   }
   const tasks = input.tasks.map((t) => results.get(t.id)!);
   const { status, error } = dagVerdict(tasks, failure, pipeline.signal.aborted);
-  const row = pipeline.finish({
+  const row = await pipeline.finish({
     status,
     error,
     text: [

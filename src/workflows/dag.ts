@@ -195,9 +195,16 @@ export async function runDag<O extends NodeOutcome>(
 
   while (pending.length || running.size) {
     settleBlocked();
+    let started = 0;
     for (const node of [...pending]) {
       if (running.size >= limit) break;
       if (!node.depends_on.every((dep) => outcomes.get(dep)?.status === 'completed')) continue;
+      if (started++ > 0) {
+        // Tasks ready together start in order: the one before reaches its first wait (its run is
+        // created; the store's awaits resolve within the turn) before the next one starts.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (options.signal.aborted) break;
+      }
       pending.splice(pending.indexOf(node), 1);
       const task = options
         .run(node)

@@ -50,20 +50,20 @@ export interface ParentSessionDeps {
   readonly sessions: Pick<SessionStore, 'require' | 'create'>;
 }
 
-export function callerOf(deps: CallerDeps, ctx: CallerContext, sessionId?: string): Caller {
+export async function callerOf(deps: CallerDeps, ctx: CallerContext, sessionId?: string): Promise<Caller> {
   const run = ctx.runId ? deps.runs.get(ctx.runId) : undefined;
   return {
     sessionId: sessionId ?? ctx.sessionId,
     runId: run?.id,
     signal: ctx.signal,
-    ceiling: run ? toolCeiling(deps, run.id) : undefined,
+    ceiling: run ? await toolCeiling(deps, run.id) : undefined,
     yolo: run?.options.yolo,
     unattended: run?.options.unattended,
   };
 }
 
 /** The effective tool names of a run, as its loop computes them before each step. */
-export function toolCeiling(deps: CallerDeps, runId: string): string[] {
+export async function toolCeiling(deps: CallerDeps, runId: string): Promise<string[]> {
   const run = deps.runs.require(runId);
   const kind = deps.agent.kinds().find((k) => k.id === run.agent);
   const policies: ToolPolicy[] = [
@@ -72,7 +72,7 @@ export function toolCeiling(deps: CallerDeps, runId: string): string[] {
   ];
   return effectiveNames(
     deps.funnel(
-      deps.funnelContext(run.session_id, {
+      await deps.funnelContext(run.session_id, {
         ...(kind ? { agent: kind.id } : {}),
         yolo: run.options.yolo,
         policies,
@@ -134,20 +134,20 @@ export function narrowTools(
 }
 
 /** How many sessions lie above this one. */
-export function sessionDepth(deps: Pick<DepthDeps, 'sessions'>, sessionId: string): number {
+export async function sessionDepth(deps: Pick<DepthDeps, 'sessions'>, sessionId: string): Promise<number> {
   let depth = 0;
-  let current = deps.sessions.get(sessionId);
+  let current = await deps.sessions.get(sessionId);
   while (current?.parent_id && depth < 100) {
     depth++;
-    current = deps.sessions.get(current.parent_id);
+    current = await deps.sessions.get(current.parent_id);
   }
   return depth;
 }
 
 /** Refuse to nest workflows deeper than `options.workflows.max_depth` sessions. */
-export function assertDepth(deps: DepthDeps, sessionId: string, what: string): void {
+export async function assertDepth(deps: DepthDeps, sessionId: string, what: string): Promise<void> {
   const max = deps.config.options.workflows.max_depth;
-  const depth = sessionDepth(deps, sessionId);
+  const depth = await sessionDepth(deps, sessionId);
   if (depth >= max) {
     throw new SvcError(
       'conflict',
@@ -160,7 +160,11 @@ export function assertDepth(deps: DepthDeps, sessionId: string, what: string): v
  * The session a workflow works under: the given one or the caller's, or a new top-level session
  * titled `title` when there is none (an operator's call from the CLI, HTTP or the scheduler).
  */
-export function parentSession(deps: ParentSessionDeps, caller: Caller, title: string): Session {
-  if (caller.sessionId) return deps.sessions.require(caller.sessionId);
-  return deps.sessions.create({ title });
+export async function parentSession(
+  deps: ParentSessionDeps,
+  caller: Caller,
+  title: string,
+): Promise<Session> {
+  if (caller.sessionId) return await deps.sessions.require(caller.sessionId);
+  return await deps.sessions.create({ title });
 }

@@ -90,7 +90,7 @@ export async function orchestrateWorkflow(
   const params = resolveParams(input.name, definition, input.params);
   const maxParallel =
     input.max_parallel ?? definition.max_parallel ?? host.config.options.workflows.max_parallel;
-  const pipeline = deps.workflows.start(caller, {
+  const pipeline = await deps.workflows.start(caller, {
     kind: 'workflow',
     name: input.name,
     ref: input.name,
@@ -161,7 +161,7 @@ export async function orchestrateWorkflow(
   const steps = definition.steps.map((s) => results.get(s.id)!);
   const { status, error } = dagVerdict(steps, failure, pipeline.signal.aborted);
   const last = finished.length ? results.get(finished.at(-1)!) : undefined;
-  const row = pipeline.finish({
+  const row = await pipeline.finish({
     status,
     error,
     text: [

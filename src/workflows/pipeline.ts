@@ -76,7 +76,7 @@ export interface Pipeline {
   /** Throw a `cancelled` error when the pipeline was stopped. */
   throwIfStopped(): void;
   /** End the pipeline run (once); the final status accounts for a cancel or a shutdown. */
-  finish(outcome: PipelineOutcome): WorkflowRun;
+  finish(outcome: PipelineOutcome): Promise<WorkflowRun>;
 }
 
 export interface PipelineEntry {
@@ -116,9 +116,13 @@ interface PipelineRecords {
   row: WorkflowRun;
 }
 
-export function startPipeline(deps: PipelineDeps, caller: Caller, spec: PipelineSpec): Pipeline {
+export async function startPipeline(
+  deps: PipelineDeps,
+  caller: Caller,
+  spec: PipelineSpec,
+): Promise<Pipeline> {
   deps.registry.assertOpen();
-  const { session, familySessionId, run, row } = openRecords(deps, caller, spec);
+  const { session, familySessionId, run, row } = await openRecords(deps, caller, spec);
   const stopper = createStopper(deps, caller, run.id);
   const event = (type: string, payload: Record<string, unknown>) => {
     try {
@@ -175,14 +179,14 @@ export function startPipeline(deps: PipelineDeps, caller: Caller, spec: Pipeline
       });
       return result;
     },
-    finish(outcome) {
+    async finish(outcome) {
       if (finished) return finished;
       const { status: stopStatus, reason: stopReason } = stopper.settle();
       const status: WorkflowStatus =
         stopStatus && outcome.status !== 'completed' ? stopStatus : outcome.status;
       const error = outcome.error ?? (stopStatus && status === stopStatus ? (stopReason ?? null) : null);
       try {
-        finished = recordFinish(deps, { session, run, row }, spec, event, {
+        finished = await recordFinish(deps, { session, run, row }, spec, event, {
           status,
           error,
           stopReason,
@@ -200,11 +204,11 @@ export function startPipeline(deps: PipelineDeps, caller: Caller, spec: Pipeline
   return pipeline;
 }
 
-function openRecords(deps: PipelineDeps, caller: Caller, spec: PipelineSpec): PipelineRecords {
-  const parent = caller.sessionId ? deps.sessions.require(caller.sessionId) : undefined;
-  if (parent) assertDepth({ sessions: deps.sessions, config: deps.config() }, parent.id, spec.kind);
+async function openRecords(deps: PipelineDeps, caller: Caller, spec: PipelineSpec): Promise<PipelineRecords> {
+  const parent = caller.sessionId ? await deps.sessions.require(caller.sessionId) : undefined;
+  if (parent) await assertDepth({ sessions: deps.sessions, config: deps.config() }, parent.id, spec.kind);
   const phase = parent?.metadata.workflow_phase;
-  const session = deps.sessions.create({
+  const session = await deps.sessions.create({
     parent_id: parent?.id ?? null,
     title: spec.title,
     ...(parent ? { mode: parent.mode, model: parent.model } : {}),
@@ -215,7 +219,7 @@ function openRecords(deps: PipelineDeps, caller: Caller, spec: PipelineSpec): Pi
       ...(typeof phase === 'string' ? { workflow_phase: phase } : {}),
     },
   });
-  const familySessionId = deps.sessions.root(session.id);
+  const familySessionId = await deps.sessions.root(session.id);
   const run = deps.runs.create({
     session_id: session.id,
     family_session_id: familySessionId,
@@ -239,7 +243,7 @@ function openRecords(deps: PipelineDeps, caller: Caller, spec: PipelineSpec): Pi
     parent_run_id: caller.runId ?? null,
     input: spec.input,
   });
-  postMessage(deps, session.id, run.id, 'user', spec.request);
+  await postMessage(deps, session.id, run.id, 'user', spec.request);
   deps.bus.publish(session.id, 'run.started', {
     session_id: session.id,
     run_id: run.id,
@@ -253,14 +257,14 @@ function openRecords(deps: PipelineDeps, caller: Caller, spec: PipelineSpec): Pi
 }
 
 /** Append a text message to the pipeline session and announce it (created, then completed). */
-function postMessage(
+async function postMessage(
   deps: Pick<PipelineDeps, 'sessions' | 'bus'>,
   sessionId: string,
   runId: string,
   role: 'user' | 'assistant',
   text: string,
-): string {
-  const message = deps.sessions.appendMessage({
+): Promise<string> {
+  const message = await deps.sessions.appendMessage({
     session_id: sessionId,
     role,
     parts: [{ type: 'text', text }],
@@ -353,16 +357,16 @@ function createStopper(
 }
 
 /** Record the end: the session's answer, the ledger run's status, the workflow_runs row. */
-function recordFinish(
+async function recordFinish(
   deps: PipelineDeps,
   records: Pick<PipelineRecords, 'session' | 'run' | 'row'>,
   spec: PipelineSpec,
   event: (type: string, payload: Record<string, unknown>) => void,
   end: { status: WorkflowStatus; error: string | null; stopReason?: string; outcome: PipelineOutcome },
-): WorkflowRun {
+): Promise<WorkflowRun> {
   const { session, run, row } = records;
   const { status, error, stopReason, outcome } = end;
-  const answerId = postMessage(
+  const answerId = await postMessage(
     deps,
     session.id,
     run.id,

@@ -17,5 +17,5 @@ export interface ToolCatalog {
 export interface ToolFunnel {
   funnel(context?: FunnelContext): FunnelEntry[];
   /** The funnel context of a session: its mode, phase, agent and policy layers. */
-  funnelContext(sessionId?: string, overrides?: FunnelContext): FunnelContext;
+  funnelContext(sessionId?: string, overrides?: FunnelContext): Promise<FunnelContext>;
 }

@@ -63,7 +63,7 @@ export async function runTeamTask(
   task: string,
   maxParallel: number,
 ): Promise<TeamTaskResult> {
-  const pipeline = workflows.start(caller, {
+  const pipeline = await workflows.start(caller, {
     kind: 'team',
     name: team.name,
     ref: team.id,
@@ -129,7 +129,7 @@ export async function runTeamTask(
       `${incomplete.map((m) => m.member).join(', ')} did not complete; the answer says what is missing`,
     );
   }
-  const row = pipeline.finish({
+  const row = await pipeline.finish({
     status,
     error: failure,
     text: answer || `Team ${team.name} ${status}.${failure ? ` ${failure}` : ''}`,
@@ -287,7 +287,7 @@ export function readPlan(text: string, team: Team, task: string): TeamTaskResult
 }
 
 /** get_teams_status: every team (or one), its members, and each member's sessions and runs. */
-export function teamsStatus(
+export async function teamsStatus(
   deps: { readonly sessions: Pick<SessionStore, 'list'>; readonly runs: Pick<RunLedger, 'list'> },
   workflows: Pick<WorkflowService, 'teams' | 'runs'>,
   name?: string,
@@ -295,10 +295,20 @@ export function teamsStatus(
   const teams = name
     ? [workflows.teams.get(name)].filter((t): t is Team => t !== undefined)
     : workflows.teams.list();
+  // The sessions each task started, read first (the store is async).
+  const tasksOf = new Map(
+    teams.map((team) => [team.id, workflows.runs.list({ kind: 'team', ref: team.id, limit: 20 })]),
+  );
+  const children = new Map<string, Awaited<ReturnType<SessionStore['list']>>>();
+  for (const tasks of tasksOf.values()) {
+    for (const task of tasks) {
+      children.set(task.session_id, await deps.sessions.list({ parent_id: task.session_id, limit: 200 }));
+    }
+  }
   const view = teams.map((team) => {
-    const tasks = workflows.runs.list({ kind: 'team', ref: team.id, limit: 20 });
+    const tasks = tasksOf.get(team.id)!;
     const sessions = tasks.flatMap((task) =>
-      deps.sessions.list({ parent_id: task.session_id, limit: 200 }).map((session) => {
+      children.get(task.session_id)!.map((session) => {
         const run = deps.runs.list({ session_id: session.id, limit: 1 })[0];
         return {
           task_id: task.id,

@@ -30,7 +30,7 @@ export interface WorkflowService {
   readonly templates: TemplateStore;
   readonly worktrees: WorktreeStore;
   /** Open a pipeline (its session, its ledger run, its workflow_runs row) for the caller. */
-  start(caller: Caller, spec: PipelineSpec): Pipeline;
+  start(caller: Caller, spec: PipelineSpec): Promise<Pipeline>;
   /** Pipelines running in this process. */
   active(): number;
   /**
@@ -74,7 +74,7 @@ export function createWorkflowService(deps: WorkflowDeps): WorkflowService {
     teams: createTeamStore(stores),
     templates: createTemplateStore(stores),
     worktrees: createWorktreeStore(stores),
-    start: (caller, spec) => startPipeline({ ...deps, store: runs, registry }, caller, spec),
+    start: async (caller, spec) => await startPipeline({ ...deps, store: runs, registry }, caller, spec),
     active: () => running.size,
     quiesce() {
       closing = true;

@@ -128,12 +128,12 @@ export async function spawnWorktreeOverride(
   const allTools = narrowed.tools ?? deps.tools.registered().map((t) => t.name);
   const tools = allTools.filter((name) => !WITHHELD.includes(name));
 
-  const parent = parentSession(
+  const parent = await parentSession(
     deps,
     caller,
     `worktree: ${input.description ?? input.prompt.split('\n')[0].slice(0, 50)}`,
   );
-  assertDepth(deps, parent.id, 'spawn_worktree_override');
+  await assertDepth(deps, parent.id, 'spawn_worktree_override');
   const id = deps.ids.next('wt');
   const slug = id.toLowerCase();
   const branch = `svc/worktree/${slug}`;

@@ -112,7 +112,7 @@ describe('plan_gate', () => {
       effective_genome: { choreography_preset: 'plan_then_execute', plan_gate: true },
       last_reshape_reason: 'loop_detected: 1 loop stop(s) in 1 run(s); plan first (plan_then_execute)',
     });
-    expect(app.sessions.get(first.session_id)?.metadata.workflow_phase).toBe('planning');
+    expect((await app.sessions.get(first.session_id))?.metadata.workflow_phase).toBe('planning');
 
     const second = await app.agent.run({ prompt: 'Now do it', sessionId: first.session_id });
     expect(second.status).toBe('completed');
@@ -123,12 +123,12 @@ describe('plan_gate', () => {
     expect(systemOf(request)).toContain('Plan first');
     // Approving the plan ends the gate for this genome: the next run executes with every tool.
     await invokeTool(app, 'approve_plan', { session_id: first.session_id }, { surface: 'cli' });
-    expect(app.sessions.get(first.session_id)?.metadata.workflow_phase).toBe('execute');
+    expect((await app.sessions.get(first.session_id))?.metadata.workflow_phase).toBe('execute');
     await app.agent.run({ prompt: 'Execute it', sessionId: first.session_id });
     expect(toolNamesOf(requestFor(provider, 'Execute it'))).toEqual(
       expect.arrayContaining(['write', 'bash']),
     );
-    expect(app.sessions.get(first.session_id)?.metadata.workflow_phase).toBe('execute');
+    expect((await app.sessions.get(first.session_id))?.metadata.workflow_phase).toBe('execute');
   });
 });
 
@@ -141,7 +141,7 @@ describe('fan_out', () => {
         extraTools: [rendezvous(2, 3000)],
       },
     );
-    const session = app.agent.createSession({ metadata: { adaptive_preset: 'fan_out' } });
+    const session = await app.agent.createSession({ metadata: { adaptive_preset: 'fan_out' } });
     const run = await app.agent.run({ prompt: 'Do both parts', sessionId: session.id, yolo: true });
     expect(run).toMatchObject({ status: 'completed', text: 'all parts done' });
     const childResults = provider.requests
@@ -180,7 +180,7 @@ describe('fan_out', () => {
         extraTools: [rendezvous(2, 300)],
       },
     );
-    const session = app.agent.createSession({ metadata: { adaptive_preset: 'solo' } });
+    const session = await app.agent.createSession({ metadata: { adaptive_preset: 'solo' } });
     const run = await app.agent.run({ prompt: 'Do both parts', sessionId: session.id, yolo: true });
     expect(run.status).toBe('completed');
     const childResults = provider.requests
@@ -196,7 +196,7 @@ describe('fan_out', () => {
       { max_parallel_agents: 2 },
       { extraTools: [tool] },
     );
-    const session = app.agent.createSession({ metadata: { adaptive_preset: 'fan_out' } });
+    const session = await app.agent.createSession({ metadata: { adaptive_preset: 'fan_out' } });
     const run = await app.agent.run({ prompt: 'Do three parts', sessionId: session.id, yolo: true });
     expect(run.status).toBe('completed');
     expect(state.peak).toBe(2);
@@ -213,7 +213,7 @@ describe('executor_reviewer', () => {
       reply().text('Fixed it.'),
       reply().text('All good.\nVERDICT: approve'),
     ]);
-    const session = app.agent.createSession({ metadata: { adaptive_preset: 'executor_reviewer' } });
+    const session = await app.agent.createSession({ metadata: { adaptive_preset: 'executor_reviewer' } });
     const first = await app.agent.run({ prompt: 'Change the thing', sessionId: session.id });
     await app.adaptive!.idle();
     const reviewRequest = provider.requests[1];
@@ -289,7 +289,7 @@ describe('fleet_regulation_status', () => {
       fail(),
       reply().text('VERDICT: approve'),
     ]);
-    const a = app.agent.createSession({ metadata: { adaptive_preset: 'fan_out' } });
+    const a = await app.agent.createSession({ metadata: { adaptive_preset: 'fan_out' } });
     await app.agent.run({ prompt: 'Say hi', sessionId: a.id });
     const b = await app.agent.run({ prompt: 'Say hi' });
     await app.agent.run({ prompt: 'Try', sessionId: b.session_id });

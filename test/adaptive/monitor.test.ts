@@ -53,7 +53,7 @@ const payloads = (events: SessionEvent[], type: string) =>
 describe('adaptive orchestration: classification', () => {
   it('ADAPT-01, ADAPT-05, ADAPT-16, ADAPT-17, ADAPT-27: a fresh session has no evidence: action unknown', async () => {
     const { app } = await adaptiveApp([]);
-    const session = app.sessions.create({ title: 'fresh' });
+    const session = await app.sessions.create({ title: 'fresh' });
     const snapshot = await snapshotOf(app, session.id);
     expect(snapshot).toEqual({
       session_id: session.id,
@@ -158,10 +158,10 @@ describe('adaptive orchestration: classification', () => {
       effective_genome: { choreography_preset: 'plan_then_execute', plan_gate: true },
     });
     // plan_gate: the session entered the planning phase before the run assembled its tools.
-    expect(configured.app.sessions.get(a.session_id)?.metadata.workflow_phase).toBe('planning');
+    expect((await configured.app.sessions.get(a.session_id))?.metadata.workflow_phase).toBe('planning');
 
     const overridden = await adaptiveApp([reply().text('ok'), reply().text('VERDICT: approve')]);
-    const session = overridden.app.agent.createSession({
+    const session = await overridden.app.agent.createSession({
       metadata: { adaptive_preset: 'executor_reviewer' },
     });
     await overridden.app.agent.run({ prompt: 'Say hi', sessionId: session.id });
@@ -179,7 +179,7 @@ describe('adaptive orchestration: classification', () => {
         files: { '.svc/packs/swarm/pack.toml': 'name = "swarm"\n[choreography]\npreset = "fan_out"\n' },
       },
     );
-    const p = packed.app.agent.createSession({ title: 'packed' });
+    const p = await packed.app.agent.createSession({ title: 'packed' });
     await invokeTool(
       packed.app,
       'session_set_pack',
@@ -283,16 +283,23 @@ describe('adaptive orchestration: the monitor reshapes after failures', () => {
     const clock = app.clock as TestClock;
     // Every adaptive event, checked against the committed state at the moment it is published.
     const atPublish: { type: string; payload: any; state: any; trace: unknown; revision: number }[] = [];
+    const snapshots: Promise<void>[] = [];
     app.bus.subscribe('*', (event) => {
       if (!event.type.startsWith('adaptive_orchestration.')) return;
       clock.advance(1000);
-      atPublish.push({
+      const seen = {
         type: event.type,
         payload: event.payload,
-        state: app.adaptive!.snapshot(event.session_id),
+        state: undefined as any,
         trace: app.adaptive!.promptTrace(event.session_id),
         revision: app.adaptive!.store.get(event.session_id)!.revision,
-      });
+      };
+      atPublish.push(seen);
+      snapshots.push(
+        app.adaptive!.snapshot(event.session_id).then((state) => {
+          seen.state = state;
+        }),
+      );
     });
 
     const first = await app.agent.run({ prompt: 'Do both parts', yolo: true });
@@ -325,6 +332,7 @@ describe('adaptive orchestration: the monitor reshapes after failures', () => {
       });
     }
     // EVT-28, EVT-29: at publish time the state equals the payload and the prompt trace matches it.
+    await Promise.all(snapshots);
     for (const seen of atPublish.filter((s) => s.type !== 'adaptive_orchestration.changed')) {
       const { reshape_action, ...fields } = seen.payload;
       expect(fields).toEqual(seen.state);
@@ -435,9 +443,9 @@ describe('adaptive orchestration: the monitor reshapes after failures', () => {
   it('ADAPT-15: a window of cancelled runs is skipped with a skip_reason', async () => {
     const gate = gateTool();
     const { app } = await adaptiveApp([reply().toolCall('gate', {})], {}, { extraTools: [gate.tool] });
-    const sent = app.agent.send({ prompt: 'Wait at the gate' });
+    const sent = await app.agent.send({ prompt: 'Wait at the gate' });
     await gate.reached;
-    app.agent.cancel(sent.session_id);
+    await app.agent.cancel(sent.session_id);
     const result = await app.agent.wait(sent.run_id);
     expect(result.status).toBe('cancelled');
     const snapshot = await snapshotOf(app, sent.session_id);
@@ -488,7 +496,7 @@ describe('adaptive orchestration: the monitor reshapes after failures', () => {
         },
       },
     );
-    const session = app.agent.createSession({ title: 'blocked' });
+    const session = await app.agent.createSession({ title: 'blocked' });
     await invokeTool(
       app,
       'session_set_pack',
@@ -544,7 +552,7 @@ describe('adaptive orchestration: the monitor reshapes after failures', () => {
   it('ADAPT-03: removed or unavailable adaptive state answers action cleared', async () => {
     const { app, events } = await adaptiveApp([reply().text('ok')]);
     const run = await app.agent.run({ prompt: 'Say hi' });
-    const removed = app.adaptive!.reset(run.session_id, 'reset by the operator');
+    const removed = await app.adaptive!.reset(run.session_id, 'reset by the operator');
     expect(removed).toMatchObject({
       action: 'cleared',
       posture: {
@@ -558,7 +566,7 @@ describe('adaptive orchestration: the monitor reshapes after failures', () => {
     updateConfig(app, (c) => {
       c.options.adaptive_orchestration.enabled = false;
     });
-    expect(app.adaptive!.snapshot(run.session_id, { posture: true })).toMatchObject({
+    expect(await app.adaptive!.snapshot(run.session_id, { posture: true })).toMatchObject({
       action: 'cleared',
       posture: { state: 'disabled', configured: false, available: false },
     });
@@ -587,7 +595,7 @@ describe('adaptive orchestration: the monitor reshapes after failures', () => {
 
   it('ADAPT-27: a genome written by a newer svc is unknown and never applied', async () => {
     const { app, provider } = await adaptiveApp([reply().text('ok')]);
-    const session = app.agent.createSession({ title: 'future' });
+    const session = await app.agent.createSession({ title: 'future' });
     app.db
       .prepare(
         'INSERT INTO adaptive_sessions (session_id, genome, revision, last_action, updated_at) VALUES (?, ?, 1, ?, 0)',

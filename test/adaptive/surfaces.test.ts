@@ -100,7 +100,7 @@ async function reshapedSession() {
   });
   const { app } = setup;
   const server = await serve(app);
-  const session = app.agent.createSession({ title: 'sse' });
+  const session = await app.agent.createSession({ title: 'sse' });
   const url = `${server.url}/v1/sessions/${session.id}/events`;
   const live = listen(url, ['connected', 'run.started', 'run.finished', ...ADAPTIVE_TYPES]);
   await live.waitFor(() => live.received.some((r) => r.type === 'connected'), 'connected');
@@ -226,7 +226,10 @@ describe('adaptive orchestration: one payload on every surface', () => {
     expect(mcpBound.json).toEqual(lastGenome);
     expect((cli.json as any).snapshot).toEqual(lastGenome);
     expect((cli.json as any).posture).toEqual(lastGenome.posture);
-    expect(app.adaptive!.resync(session.id)).toEqual({ event: `${ADAPTIVE}genome`, payload: lastGenome });
+    expect(await app.adaptive!.resync(session.id)).toEqual({
+      event: `${ADAPTIVE}genome`,
+      payload: lastGenome,
+    });
   });
 
   it('ADAPT-33: the MCP tool is pull-only: no notification while the genome is reshaped', async () => {
@@ -235,7 +238,7 @@ describe('adaptive orchestration: one payload on every surface', () => {
       default_preset: 'fan_out',
     });
     const { app } = setup;
-    const session = app.agent.createSession({ title: 'mcp' });
+    const session = await app.agent.createSession({ title: 'mcp' });
     const server = createMcpServer(app, {
       exposedTools: ['svc_get_adaptive_orchestration'],
       sessionId: session.id,
@@ -266,13 +269,13 @@ describe('adaptive orchestration: one payload on every surface', () => {
 
   it('ADAPT-34: the MCP tool answers in a runtime with the adaptive layer and fails closed without it', async () => {
     const { app } = await adaptiveApp([]);
-    const session = app.sessions.create({ title: 'mcp' });
+    const session = await app.sessions.create({ title: 'mcp' });
     const ok = await viaMcp(app, getAdaptiveOrchestration, { session_id: session.id });
     expect(ok.isError).toBe(false);
     expect(ok.json).toMatchObject({ session_id: session.id, action: 'unknown' });
 
     const bare = await adaptiveApp([], {}, { adaptive: false });
-    const other = bare.app.sessions.create({ title: 'mcp' });
+    const other = await bare.app.sessions.create({ title: 'mcp' });
     const missing = await viaMcp(bare.app, getAdaptiveOrchestration, { session_id: other.id });
     expect(missing).toMatchObject({
       isError: true,
@@ -280,7 +283,7 @@ describe('adaptive orchestration: one payload on every surface', () => {
     });
     const off = await adaptiveApp([], { enabled: false });
     const closed = await viaMcp(off.app, getAdaptiveOrchestration, {
-      session_id: off.app.sessions.create().id,
+      session_id: (await off.app.sessions.create()).id,
     });
     expect(closed.isError).toBe(true);
     expect(closed.text).toContain('options.adaptive_orchestration.enabled is false');
@@ -339,7 +342,7 @@ describe('svc config show-adaptive-orchestration', () => {
   it('ADAPT-36, ADAPT-38/ADAPT-39/ADAPT-40/ADAPT-41/ADAPT-42: reports each part, and never classifies, evaluates, calls a provider or prints a body', async () => {
     const { app, provider } = await adaptiveApp([reply().text(`${BODY_MARKERS[1]} hello`)]);
     const run = await app.agent.run({ prompt: `Say hello ${BODY_MARKERS[0]}` });
-    const fresh = app.sessions.create({ title: 'never ran' });
+    const fresh = await app.sessions.create({ title: 'never ran' });
     const requests = provider.requests.length;
     const before = dump(app);
 

@@ -22,8 +22,7 @@ describe('agent loop with the coding tools', () => {
     );
     const result = await app.agent.run({ prompt: 'list and write' });
     expect(result.status).toBe('completed');
-    const outputs = app.sessions
-      .messages(result.session_id)
+    const outputs = (await app.sessions.messages(result.session_id))
       .flatMap((m) => m.parts)
       .filter((p) => p.type === 'tool-result') as { output: string; is_error: boolean }[];
     expect(outputs[0]).toMatchObject({ is_error: false, output: expect.stringContaining('a.txt') });

@@ -131,7 +131,7 @@ describe('contracts', () => {
     });
 
     // A workspace waiver holds in every session's contract too.
-    const session = h.app.sessions.create({ title: 'work' });
+    const session = await h.app.sessions.create({ title: 'work' });
     const inSession = await h.call('contract_list_obligations', { session_id: session.id });
     expect(inSession.obligations.find((o: { id: string }) => o.id === 'lint')).toMatchObject({
       status: 'waived',
@@ -144,7 +144,7 @@ describe('contracts', () => {
 
   it('attaches session obligations: plan_approved and no todo markers follow the real state', async () => {
     const h = await toolHarness({ files: { 'README.md': '# hi\n' } });
-    const session = h.app.sessions.create({ title: 'feature' });
+    const session = await h.app.sessions.create({ title: 'feature' });
     const as = { sessionId: session.id };
     h.app.markers.create({
       session_id: session.id,

@@ -13,8 +13,8 @@ function guard(app: App, sessionId: string, paths: string[]) {
 describe('workspace claims', () => {
   it('TOOLS-34: supports acquire, renew, release, list and negotiate', async () => {
     const app = await makeTestApp();
-    const a = app.sessions.create({ title: 'a' }).id;
-    const b = app.sessions.create({ title: 'b' }).id;
+    const a = (await app.sessions.create({ title: 'a' })).id;
+    const b = (await app.sessions.create({ title: 'b' })).id;
     const acquired = await call(
       app,
       'workspace_claim',
@@ -58,8 +58,8 @@ describe('workspace claims', () => {
 
   it('TOOLS-36: a hard claim blocks overlapping mutations of other sessions, naming the claim', async () => {
     const app = await makeTestApp();
-    const a = app.sessions.create().id;
-    const b = app.sessions.create().id;
+    const a = (await app.sessions.create()).id;
+    const b = (await app.sessions.create()).id;
     const { claim } = await call(
       app,
       'workspace_claim',
@@ -78,8 +78,8 @@ describe('workspace claims', () => {
 
   it('TOOLS-35: a soft claim is advisory: other sessions may still mutate, with a warning on overlap', async () => {
     const app = await makeTestApp();
-    const a = app.sessions.create().id;
-    const b = app.sessions.create().id;
+    const a = (await app.sessions.create()).id;
+    const b = (await app.sessions.create()).id;
     await call(app, 'workspace_claim', { action: 'acquire', paths: ['src/a.ts'], mode: 'soft' }, a);
     expect(() => guard(app, b, ['src/a.ts'])).not.toThrow();
     const second = await call(
@@ -93,8 +93,8 @@ describe('workspace claims', () => {
 
   it('claims expire', async () => {
     const app = await makeTestApp();
-    const a = app.sessions.create().id;
-    const b = app.sessions.create().id;
+    const a = (await app.sessions.create()).id;
+    const b = (await app.sessions.create()).id;
     await call(app, 'workspace_claim', { action: 'acquire', paths: ['.'], mode: 'hard', ttl_seconds: 10 }, a);
     expect(() => guard(app, b, ['README.md'])).toThrow();
     (app.clock as unknown as { advance(ms: number): void }).advance(11_000);
@@ -103,7 +103,7 @@ describe('workspace claims', () => {
 
   it('refuses bad input by name', async () => {
     const app = await makeTestApp();
-    const a = app.sessions.create().id;
+    const a = (await app.sessions.create()).id;
     await expect(call(app, 'workspace_claim', { action: 'acquire', paths: ['x'] })).rejects.toThrow(
       /session_id: required/,
     );
@@ -120,7 +120,7 @@ describe('workspace claims', () => {
 describe('markers', () => {
   it('TOOLS-37: supports create, list and delete', async () => {
     const app = await makeTestApp();
-    const a = app.sessions.create().id;
+    const a = (await app.sessions.create()).id;
     const created = await call(
       app,
       'leave_marker',
@@ -148,8 +148,8 @@ describe('hard claims against the real coding tools', () => {
     const app = await makeTestApp({
       files: { 'src/billing/invoice.ts': 'export const total = 1;\n', 'src/other.ts': 'x\n' },
     });
-    const owner = app.sessions.create().id;
-    const other = app.sessions.create().id;
+    const owner = (await app.sessions.create()).id;
+    const other = (await app.sessions.create()).id;
     const { claim } = await call(
       app,
       'workspace_claim',

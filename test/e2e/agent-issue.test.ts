@@ -103,7 +103,7 @@ describe('svc run: read, edit, test, checkpoint, answer', () => {
     expect(types.at(-1)).toBe('run.finished');
 
     // The session: every step stored as typed parts, in order.
-    const messages = app.sessions.messages(run.session_id);
+    const messages = await app.sessions.messages(run.session_id);
     expect(messages.map((m) => m.role)).toEqual([
       'user',
       'assistant',

@@ -52,7 +52,7 @@ describe('svc run crash safety', () => {
       await new Promise((r) => setTimeout(r, 100));
 
       const observer = await makeTestApp({ workspace: ws, env, tools: allTools });
-      const [session] = observer.sessions.list();
+      const [session] = await observer.sessions.list();
       const [running] = observer.runs.list({ session_id: session.id });
       expect(running).toMatchObject({ status: 'running', pid: child.pid });
 
@@ -93,7 +93,7 @@ describe('svc run crash safety', () => {
       expect(after.runs.events(run.id).map((e) => e.type)).toEqual(
         expect.arrayContaining(['run.started', 'tool.finished', 'step.finished', 'phase', 'run.interrupted']),
       );
-      const messages = after.sessions.messages(session.id);
+      const messages = await after.sessions.messages(session.id);
       expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
       expect(messages[0].parts).toEqual([{ type: 'text', text: 'do the long thing' }]);
       expect(messages[1].parts).toEqual([
@@ -152,8 +152,8 @@ describe('svc run crash safety', () => {
       const app = await makeTestApp({ workspace: ws, env, tools: allTools });
       const [run] = app.runs.list();
       expect(run).toMatchObject({ status: 'cancelled', reason: 'interrupted (SIGINT)' });
-      expect(app.agent.state(run.session_id)).toMatchObject({ state: 'idle', busy_elsewhere: null });
-      expect(app.sessions.messages(run.session_id).map((m) => m.role)).toEqual(['user']);
+      expect(await app.agent.state(run.session_id)).toMatchObject({ state: 'idle', busy_elsewhere: null });
+      expect((await app.sessions.messages(run.session_id)).map((m) => m.role)).toEqual(['user']);
       await app.close();
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -70,7 +70,7 @@ async function served(script: ScriptEntry[], config: Record<string, unknown>) {
     createApp: async () => app,
   });
   onTestFinished(() => server.close());
-  const session = app.agent.createSession({ title: 'health' });
+  const session = await app.agent.createSession({ title: 'health' });
   const response = await fetch(`${server.url}/v1/sessions/${session.id}/events`);
   expect(response.status).toBe(200);
   const stream = sseReader(response);
@@ -432,6 +432,6 @@ describe('health follow-ons: boundaries', () => {
       session_id: result.session_id,
       reason: 'health_followon',
     });
-    expect(app.sessions.require(result.session_id).metadata.compactions).toBe(1);
+    expect((await app.sessions.require(result.session_id)).metadata.compactions).toBe(1);
   });
 });

@@ -59,7 +59,7 @@ describe('get_length_recovery_status and length recovery', () => {
     const messages = provider.requests[1].body.messages;
     expect(messages.at(-2)).toMatchObject({ role: 'assistant', content: 'first half' });
     expect(messages.at(-1)).toEqual({ role: 'user', content: LENGTH_CONTINUATION_NOTE });
-    expect(app.sessions.messages(result.session_id).map((m) => m.role)).toEqual([
+    expect((await app.sessions.messages(result.session_id)).map((m) => m.role)).toEqual([
       'user',
       'assistant',
       'assistant',
@@ -156,7 +156,7 @@ describe('get_loop_detection_status', () => {
       },
     ]);
     // A session filter narrows it; another session sees none.
-    const other = app.sessions.create({ title: 'other' });
+    const other = await app.sessions.create({ title: 'other' });
     expect((await status(app, 'get_loop_detection_status', { session_id: other.id })).detections.total).toBe(
       0,
     );
@@ -281,7 +281,7 @@ describe('get_runtime_incident_status', () => {
     expect(crashed.status).toBe('completed');
     const failed = await app.agent.run({ prompt: 'fail' });
     expect(failed).toMatchObject({ status: 'failed', reason: 'provider_error' });
-    const sent = app.agent.send({ prompt: 'wait at the gate' });
+    const sent = await app.agent.send({ prompt: 'wait at the gate' });
     await gate.reached;
     await app.agent.close();
     expect(app.runs.require(sent.run_id).status).toBe('interrupted');
@@ -378,7 +378,7 @@ describe('get_alerts_status', () => {
     await app.agent.summarize(pressured.session_id);
     expect((await status(app, 'get_alerts_status')).active).toEqual([]);
 
-    const session = app.agent.createSession({ title: 'failing' });
+    const session = await app.agent.createSession({ title: 'failing' });
     await app.agent.run({ sessionId: session.id, prompt: 'one' });
     await app.agent.run({ sessionId: session.id, prompt: 'two' });
     const failing = await status(app, 'get_alerts_status');
@@ -418,7 +418,7 @@ describe('get_alerts_status', () => {
       },
       extraConfig: { options: { operating_packs: true } },
     });
-    const session = app.agent.createSession({ title: 'packed' });
+    const session = await app.agent.createSession({ title: 'packed' });
     await invokeTool(
       app,
       'session_set_pack',
@@ -548,7 +548,7 @@ describe('get_enforcement_status', () => {
       },
       extraConfig: { options: { operating_packs: true } },
     });
-    const session = app.agent.createSession({ title: 'packed' });
+    const session = await app.agent.createSession({ title: 'packed' });
     expect((await status(app, 'get_enforcement_status', {}, session.id)).pack_policy_removals).toEqual([]);
     await invokeTool(
       app,
@@ -582,7 +582,7 @@ describe('list_recent_flow_awareness_events', () => {
       { surface: 'agent', sessionId: session },
     );
     await invokeTool(app, 'approve_plan', {}, { surface: 'agent', sessionId: session });
-    const other = app.agent.createSession({ title: 'other' });
+    const other = await app.agent.createSession({ title: 'other' });
     const claim = (await invokeTool(
       app,
       'workspace_claim',

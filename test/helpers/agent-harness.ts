@@ -55,7 +55,7 @@ export const echoTool = defineTool({
   description: 'Echo the text back.',
   input: z.strictObject({ text: z.string().describe('Text to echo.') }),
   mutates: false,
-  run: (_ctx, input) => `echo: ${input.text}`,
+  run: async (_ctx, input) => `echo: ${input.text}`,
 });
 
 /** A read-only tool that always throws a plain Error (a bug in a tool). */
@@ -66,7 +66,7 @@ export const throwingTool = defineTool({
   description: 'Always fails.',
   input: z.strictObject({}),
   mutates: false,
-  run: () => {
+  run: async () => {
     throw new Error('kaboom');
   },
 });
@@ -80,7 +80,7 @@ export function touchTool(log: string[]) {
     description: 'Record a mutation.',
     input: z.strictObject({ name: z.string() }),
     mutates: true,
-    run: (_ctx, input) => {
+    run: async (_ctx, input) => {
       log.push(input.name);
       return `touched ${input.name}`;
     },

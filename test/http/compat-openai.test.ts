@@ -39,7 +39,7 @@ describe('POST /v1/chat/completions with the openai client', () => {
     const last = provider.requests[0].body.messages.at(-1);
     expect(last).toMatchObject({ role: 'user' });
     expect(JSON.stringify(last.content)).toContain('Say hello.');
-    const sessions = app.sessions.list();
+    const sessions = await app.sessions.list();
     expect(sessions).toHaveLength(1);
     expect(sessions[0].metadata).toEqual({ openai_compat: { request_id: completion.id } });
   });

@@ -137,7 +137,7 @@ describe('compat sessions', () => {
       ['assistant', expect.stringContaining('First.')],
       ['user', expect.stringContaining('Which word?')],
     ]);
-    expect(app.sessions.list()).toHaveLength(1);
+    expect(await app.sessions.list()).toHaveLength(1);
     const unknown = await post('/v1/chat/completions', ask('x'), { 'x-svc-session-id': 'ses_nope' });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({

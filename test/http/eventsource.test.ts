@@ -97,7 +97,7 @@ describe('SSE session events with the eventsource client', () => {
   it('EVT-08: receives, disconnects, reconnects with Last-Event-ID and gets exactly the missed events', async () => {
     const app = await makeTestApp();
     const server = await serve(app);
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const es = client(`${server.url}/v1/sessions/${session.id}/events`);
     try {
       await es.waitFor(() => es.busEvents().length === 1, 'the replayed session.created');
@@ -134,7 +134,7 @@ describe('SSE session events with the eventsource client', () => {
   it('EVT-09: resyncs from the session event log when the missed events left the ring', async () => {
     const app = await makeTestApp({ config: { services: { http: { event_ring_size: 3 } } } });
     const server = await serve(app);
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const es = client(`${server.url}/v1/sessions/${session.id}/events`);
     try {
       const first = app.bus.publish(session.id, 'tick', { n: 1 });
@@ -176,7 +176,7 @@ describe('SSE session events with the eventsource client', () => {
     it(`EVT-03: include_snapshot=${value} sends the resync event through the client`, async () => {
       const app = await makeTestApp();
       const server = await serve(app);
-      const session = app.sessions.create();
+      const session = await app.sessions.create();
       const es = client(`${server.url}/v1/sessions/${session.id}/events?include_snapshot=${value}`);
       try {
         await es.waitFor(() => es.busEvents().length === 1, 'the replay');
@@ -196,7 +196,7 @@ describe('SSE session events with the eventsource client', () => {
   it('stops on 401 instead of reconnecting forever', async () => {
     const app = await makeTestApp();
     const server = await serve(app);
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const es = client(`${server.url}/v1/sessions/${session.id}/events`, { token: 'wrong-token-000000' });
     try {
       const error = await new Promise<{ code?: number }>((resolve) => {
@@ -214,7 +214,7 @@ describe('SSE session events with the eventsource client', () => {
 
   it('EVT-01: the eventsource client receives a real run: deltas, tool calls and the finish', async () => {
     const { url, app } = await compatServer([reply().toolCall('ls', {}), reply().text('Listed.')]);
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const received: { type: string; data: any }[] = [];
     const source = new EventSource(`${url}/v1/sessions/${session.id}/events?attach=0`, {
       fetch: (input, init) => {
@@ -237,7 +237,7 @@ describe('SSE session events with the eventsource client', () => {
     try {
       await waitUntil(() => received.some((r) => r.type === 'connected'), 'connected');
       expect(app.permissions.attachments(session.id)).toEqual([]);
-      const sent = app.agent.send({ sessionId: session.id, prompt: 'list files' });
+      const sent = await app.agent.send({ sessionId: session.id, prompt: 'list files' });
       await waitUntil(() => received.some((r) => r.type === 'run.finished'), 'run.finished');
       const seen = received.map((r) => r.type);
       expect(seen.indexOf('run.started')).toBeLessThan(seen.indexOf('tool.started'));

@@ -30,7 +30,7 @@ const echo = defineTool({
   }),
   mutates: false,
   surfaces: { http: { method: 'POST', path: '/v1/test-echo' } },
-  run: (_ctx, input) => ({ echoed: input.text.repeat(input.times) }),
+  run: async (_ctx, input) => ({ echoed: input.text.repeat(input.times) }),
 });
 
 const json = async (response: Response) => (await response.json()) as any;
@@ -104,7 +104,7 @@ describe('HTTP adapter', () => {
 
   it('names a bad query value by its field, out of range as well as malformed', async () => {
     const app = await makeTestApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const hono = createHttpApp(app, { allowNoAuth: true });
     for (const bad of ['abc', '2.5', '-1']) {
       const res = await hono.request(`/v1/sessions/${session.id}/observability?recent_runs_limit=${bad}`);

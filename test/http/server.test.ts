@@ -171,7 +171,7 @@ describe('startHttpServer', () => {
           }),
       }),
     });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const response = await fetch(`${server.url}/v1/sessions/${session.id}/events`, { headers: auth });
     expect(response.status).toBe(200);
     const reader = sseReader(response);

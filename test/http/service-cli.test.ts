@@ -25,7 +25,7 @@ function envFor(ws: string, extra: Record<string, string> = {}) {
 async function seedSession(ws: string): Promise<string> {
   const app = await createApp({ workspace: ws, env: envFor(ws) });
   try {
-    return app.sessions.create({ title: 'e2e' }).id;
+    return (await app.sessions.create({ title: 'e2e' })).id;
   } finally {
     await app.close();
   }

@@ -29,7 +29,7 @@ async function setup(options: Parameters<typeof makeTestApp>[0] = {}) {
   const app = await makeTestApp(options);
   const streams = createStreamTracker();
   const hono = createHttpApp(app, { allowNoAuth: true, streams, sseHeartbeatMs: 0 });
-  const session = app.sessions.create({ title: 'sse' });
+  const session = await app.sessions.create({ title: 'sse' });
   const open = async (query = '', headers: Record<string, string> = {}) => {
     const response = await hono.request(`/v1/sessions/${session.id}/events${query}`, { headers });
     expect(response.status, await peek(response)).toBe(200);
@@ -157,7 +157,7 @@ describe('GET /v1/sessions/{id}/events', () => {
       posture: { state: 'active' },
       effective_genome: { schema_version: 1, choreography_preset: 'solo', topology: 'single' },
     };
-    vi.spyOn(app.adaptive!, 'resync').mockImplementation((id) => ({
+    vi.spyOn(app.adaptive!, 'resync').mockImplementation(async (id) => ({
       event: 'adaptive_orchestration.genome',
       payload: { ...payload, session_id: id },
     }));
@@ -260,7 +260,7 @@ describe('GET /v1/sessions/{id}/events', () => {
   it('delivers an event published while the stream is set up exactly once, after the replay', async () => {
     const { app, session, open } = await setup();
     let published: number | undefined;
-    vi.spyOn(app.adaptive!, 'resync').mockImplementation((id) => {
+    vi.spyOn(app.adaptive!, 'resync').mockImplementation(async (id) => {
       published = app.bus.publish(id, 'during.setup', { session_id: id }).id;
       return { event: 'adaptive_orchestration.genome', payload: { session_id: id } };
     });
@@ -300,7 +300,7 @@ describe('GET /v1/sessions/{id}/events', () => {
   it('sends heartbeat comments that never move the cursor', async () => {
     const app = await makeTestApp();
     const hono = createHttpApp(app, { allowNoAuth: true, sseHeartbeatMs: 20 });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const reader = sseReader(await hono.request(`/v1/sessions/${session.id}/events`));
     await reader.take(2);
     await new Promise((resolve) => setTimeout(resolve, 120));
@@ -325,7 +325,7 @@ describe('GET /v1/sessions/{id}/events', () => {
     const setIntervalSpy = vi.spyOn(globalThis, 'setInterval');
     const clearIntervalSpy = vi.spyOn(globalThis, 'clearInterval');
     const hono = createHttpApp(app, { allowNoAuth: true, streams, sseHeartbeatMs: 10_000 });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const reader = sseReader(await hono.request(`/v1/sessions/${session.id}/events`));
     await reader.take(2);
     expect(streams.size).toBe(1);

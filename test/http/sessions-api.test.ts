@@ -90,7 +90,7 @@ describe('session API', () => {
       await gate.reached;
       const second = await client.enqueue(session.id, 'then this');
       expect(second).toMatchObject({ queued: true, queue_length: 1 });
-      expect(app.agent.queue(session.id).items.map((i) => i.run_id)).toEqual([second.run_id]);
+      expect((await app.agent.queue(session.id)).items.map((i) => i.run_id)).toEqual([second.run_id]);
       await client.cancel(session.id);
       expect((await app.agent.wait(first.run_id!)).status).toBe('cancelled');
     } finally {

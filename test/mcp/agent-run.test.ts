@@ -18,7 +18,7 @@ describe('agent run with an MCP server', () => {
         extraConfig: { mcp: { local: { command: process.execPath, args: [FIXTURE] } } },
       },
     );
-    const session = app.agent.createSession({ title: 'mcp' });
+    const session = await app.agent.createSession({ title: 'mcp' });
     const result = await app.agent.run({ sessionId: session.id, prompt: 'use the echo tool' });
     expect(result.status).toBe('completed');
     const first = provider.requests[0].body as { tools: { function: { name: string } }[] };
@@ -39,7 +39,7 @@ describe('agent run with an MCP server', () => {
         },
       },
     );
-    const session = app.agent.createSession({ title: 'mcp-deny' });
+    const session = await app.agent.createSession({ title: 'mcp-deny' });
     const result = await app.agent.run({ sessionId: session.id, prompt: 'write a note' });
     expect(result.status).toBe('completed');
     expect(JSON.stringify(provider.requests[1].body.messages)).toMatch(

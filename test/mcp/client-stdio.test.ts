@@ -57,7 +57,7 @@ describe('MCP client: stdio servers', () => {
 
   it('the first prompt assembly starts the connections', async () => {
     const app = await makeTestApp({ config: { mcp: { one: stdio() } } });
-    for (const section of app.promptSections) section('ses_x');
+    for (const section of app.promptSections) await section('ses_x');
     expect(status(app, 'one').state).toBe('connecting');
     await app.mcpClients.settled({ timeoutMs: 15_000 });
     expect(status(app, 'one').state).toBe('connected');

@@ -38,7 +38,7 @@ const fakeUnwired = defineTool({
   input: z.strictObject({}),
   mutates: false,
   surfaces: { mcp: 'svc_unwired_readout' },
-  run: () => {
+  run: async () => {
     throw new SvcError('unavailable', 'the readout provider is not wired in this runtime');
   },
 });
@@ -50,7 +50,7 @@ const fakeBroken = defineTool({
   input: z.strictObject({}),
   mutates: false,
   surfaces: { mcp: 'svc_broken_readout' },
-  run: () => {
+  run: async () => {
     throw new Error('boom');
   },
 });
@@ -140,7 +140,7 @@ describe('MCP server', () => {
 
   it('TOOLS-65 / TOOLS-67: answers the HTTP payload for the same session as JSON text', async () => {
     const app = await appWith(['svc_get_workflow_tools_status', 'svc_get_primitive_tools_status']);
-    const session = app.sessions.create({ title: 'bound' });
+    const session = await app.sessions.create({ title: 'bound' });
     const client = await connect(app, session.id);
     for (const [name, route] of [
       ['svc_get_workflow_tools_status', '/v1/workflow-tools'],
@@ -152,7 +152,7 @@ describe('MCP server', () => {
       expect(JSON.parse(bound.text)).toEqual(await http(app, `${route}?session_id=${session.id}`));
       expect(JSON.parse(bound.text).context.session_id).toBe(session.id);
       // An explicit session_id wins.
-      const other = app.sessions.create({ title: 'other', mode: 'plan' });
+      const other = await app.sessions.create({ title: 'other', mode: 'plan' });
       const explicit = await call(client, name, { session_id: other.id });
       expect(JSON.parse(explicit.text)).toEqual(await http(app, `${route}?session_id=${other.id}`));
     }
@@ -218,7 +218,7 @@ describe('MCP server', () => {
 
   it('DASH-47: svc_get_multiplayer_coordination_dashboard answers the HTTP JSON', async () => {
     const app = await appWith(['svc_get_multiplayer_coordination_dashboard']);
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const client = await connect(app, session.id);
     for (const args of [{}, { session_id: session.id, recent_runs_limit: 2 }]) {
       const result = await call(client, 'svc_get_multiplayer_coordination_dashboard', args);
@@ -241,8 +241,8 @@ describe('MCP server', () => {
 
   it('OPMODE-41: svc_get_operating_mode defaults to the MCP-bound session', async () => {
     const app = await appWith(['svc_get_operating_mode'], { config: { options: { operating_packs: true } } });
-    const session = app.sessions.create();
-    const other = app.sessions.create();
+    const session = await app.sessions.create();
+    const other = await app.sessions.create();
     const client = await connect(app, session.id);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['svc_get_operating_mode']);
     const bound = await call(client, 'svc_get_operating_mode');
@@ -333,7 +333,7 @@ describe('svc service start mcp, streamable HTTP', () => {
     expect(service.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     expect(app.runtime).toMatchObject({ ready: true, server: true, mcpOnly: true });
     expect([...app.runtime.surfaces]).toEqual(['mcp']);
-    expect(app.sessions.get(service.sessionId)?.metadata).toEqual({ created_by: 'mcp_server' });
+    expect((await app.sessions.get(service.sessionId))?.metadata).toEqual({ created_by: 'mcp_server' });
 
     await expect(httpClient(service.url!)).rejects.toThrow(/authentication required: missing bearer token/);
     await expect(httpClient(service.url!, 'wrong-token-xyz')).rejects.toThrow(

@@ -57,7 +57,7 @@ describe('svc service start mcp (built binary)', () => {
   it('GEN-05 / TOOLS-65 / TOOLS-67: an MCP client lists the exposed tools and gets the HTTP payloads', async () => {
     const ws = workspace(EXPOSED);
     const app = await makeTestApp({ workspace: ws });
-    const session = app.sessions.create({ title: 'bound', mode: 'plan' });
+    const session = await app.sessions.create({ title: 'bound', mode: 'plan' });
 
     const { client, stderr } = await stdioClient(ws, ['--session-id', session.id]);
     const { tools } = await client.listTools();
@@ -89,7 +89,7 @@ describe('svc service start mcp (built binary)', () => {
   it('DASH-32 / DASH-47: the dashboard served by svc service start mcp reports the minimal MCP-only runtime', async () => {
     const ws = workspace(['svc_get_multiplayer_coordination_dashboard']);
     const app = await makeTestApp({ workspace: ws });
-    const session = app.sessions.create({ title: 'bound' });
+    const session = await app.sessions.create({ title: 'bound' });
     const { client } = await stdioClient(ws, ['--session-id', session.id]);
     const result = await client.callTool({
       name: 'svc_get_multiplayer_coordination_dashboard',
@@ -120,7 +120,7 @@ describe('svc service start mcp (built binary)', () => {
   it('OPMODE-41: with operating packs on, svc_get_operating_mode starts and answers the bound session', async () => {
     const ws = workspace(['svc_get_operating_mode'], '[options]\noperating_packs = true\n');
     const app = await makeTestApp({ workspace: ws });
-    const session = app.sessions.create({ title: 'bound' });
+    const session = await app.sessions.create({ title: 'bound' });
     const { client } = await stdioClient(ws, ['--session-id', session.id]);
     const result = await client.callTool({ name: 'svc_get_operating_mode', arguments: {} });
     expect(result.isError ?? false, text(result)).toBe(false);
@@ -138,7 +138,7 @@ describe('svc service start mcp (built binary)', () => {
     const bound = JSON.parse(text(result)).context.session_id as string;
     expect(bound).toMatch(/^ses_/);
     const app = await makeTestApp({ workspace: ws });
-    expect(app.sessions.get(bound)).toMatchObject({
+    expect(await app.sessions.get(bound)).toMatchObject({
       title: 'MCP server',
       metadata: { created_by: 'mcp_server' },
     });
@@ -180,7 +180,7 @@ describe('svc service start mcp (built binary)', () => {
     const features = await client.callTool({ name: 'svc_runtime_features', arguments: {} });
     expect(features.isError ?? false, text(features)).toBe(false);
     const app = await makeTestApp({ workspace: ws });
-    expect(app.sessions.list()).toEqual([]);
+    expect(await app.sessions.list()).toEqual([]);
 
     // A tool that reads the bound session (view records what it read; the funnel readout) creates it, once.
     const viewed = await client.callTool({ name: 'svc_view', arguments: { path: 'hello.txt' } });
@@ -188,7 +188,7 @@ describe('svc service start mcp (built binary)', () => {
     expect(text(viewed)).toContain('hi');
     const status = await client.callTool({ name: 'svc_get_workflow_tools_status', arguments: {} });
     const bound = JSON.parse(text(status)).context.session_id as string;
-    expect(app.sessions.list().map((s) => s.id)).toEqual([bound]);
+    expect((await app.sessions.list()).map((s) => s.id)).toEqual([bound]);
   });
 
   it('CFG-31: exposed_tools = [] serves no tools and prints nothing', async () => {

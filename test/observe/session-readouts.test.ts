@@ -133,7 +133,7 @@ describe('session_observability', () => {
       { extraTools: [throwingTool], modelInfo: { context_window: 1000 } },
     );
     autoApprove(app);
-    const session = app.sessions.create({ title: 'observed' });
+    const session = await app.sessions.create({ title: 'observed' });
     const before = await call(app, 'session_observability', { session_id: session.id });
     expect(before).toMatchObject({
       session_known: true,
@@ -214,9 +214,9 @@ describe('run_cue_ledger', () => {
       { extraTools: [gate.tool] },
     );
     autoApprove(app);
-    const first = app.agent.send({ prompt: 'SECRET-PROMPT-ONE', origin: 'cli' });
+    const first = await app.agent.send({ prompt: 'SECRET-PROMPT-ONE', origin: 'cli' });
     await gate.reached;
-    const second = app.agent.send({
+    const second = await app.agent.send({
       sessionId: first.session_id,
       prompt: 'SECRET-PROMPT-TWO',
       origin: 'tui',
@@ -273,9 +273,9 @@ describe('run_cue_ledger', () => {
       ],
       { extraTools: [gate.tool, echoTool], extraConfig: { options: { loop_detection: { max_repeats: 3 } } } },
     );
-    const cancelled = app.agent.send({ prompt: 'wait at the gate' });
+    const cancelled = await app.agent.send({ prompt: 'wait at the gate' });
     await gate.reached;
-    app.agent.cancel(cancelled.session_id);
+    await app.agent.cancel(cancelled.session_id);
     await app.agent.wait(cancelled.run_id);
     const looped = await app.agent.run({ sessionId: cancelled.session_id, prompt: 'spawn then loop' });
     expect(looped.status).toBe('failed');
@@ -417,7 +417,7 @@ describe('get_composition_graph and get_task_aggregate', () => {
     const root = await app.agent.run({ prompt: 'get notes written' });
     expect(root.status).toBe('completed');
     const graph = await call(app, 'get_composition_graph', { session_id: root.session_id });
-    const child = app.sessions.list({ parent_id: root.session_id })[0];
+    const child = (await app.sessions.list({ parent_id: root.session_id }))[0];
     const childRun = app.runs.list({ session_id: child.id })[0];
     expect(graph.counts).toEqual({
       nodes: 9,

@@ -76,7 +76,7 @@ const cliOf = (name: string): CliBinding => {
 describe('observability readouts on every surface', () => {
   it('return the same JSON through the tool, HTTP, MCP and CLI after real runs', async () => {
     const { app, run } = await busyApp();
-    const child = app.sessions.list({ parent_id: run.session_id })[0];
+    const child = (await app.sessions.list({ parent_id: run.session_id }))[0];
     const inputs: Record<string, Record<string, unknown>[]> = {
       session_observability: [{ session_id: run.session_id, recent_runs_limit: 1 }, { session_id: child.id }],
       run_cue_ledger: [{ session_id: run.session_id }, { session_id: child.id, limit: 1 }],

@@ -59,7 +59,7 @@ describe('operating pack tools and activation', () => {
 
   it('OPMODE-26 / OPMODE-28 / OPMODE-03: session_set_pack activates a pack by name', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const result = await invokeTool(
       app,
       'session_set_pack',
@@ -82,7 +82,7 @@ describe('operating pack tools and activation', () => {
     const app = await packsApp({
       files: packFiles({ 'elsewhere/solo/pack.toml': 'name = "solo"\n[prompt]\npreamble = "hi"\n' }),
     });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'elsewhere/solo' }, agent(session.id));
     const snap = await invokeTool(app, 'get_operating_mode', { session_id: session.id }, agent());
     expect(snap).toMatchObject({
@@ -93,19 +93,19 @@ describe('operating pack tools and activation', () => {
       has_prompt_preamble: true,
     });
     // An absolute path to the file works the same way.
-    const other = app.sessions.create();
+    const other = await app.sessions.create();
     await invokeTool(
       app,
       'session_set_pack',
       { pack_path_or_name: join(app.workspace, 'elsewhere/solo/pack.toml') },
       agent(other.id),
     );
-    expect(app.packs!.snapshot(other.id).active_operating_pack).toBe('solo');
+    expect((await app.packs!.snapshot(other.id)).active_operating_pack).toBe('solo');
   });
 
   it('CFG-19 / OPMODE-05: activation by preset id echoes the id and applies its overrides', async () => {
     const app = await packsApp({ config: PRESETS });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const result = await invokeTool(
       app,
       'session_set_pack',
@@ -113,7 +113,7 @@ describe('operating pack tools and activation', () => {
       agent(session.id),
     );
     expect(result).toEqual({ status: 'activated', session_id: session.id, pack_name: 'careful' });
-    const snap = app.packs!.snapshot(session.id);
+    const snap = await app.packs!.snapshot(session.id);
     expect(snap).toMatchObject({
       state: 'active',
       active_operating_pack: 'review',
@@ -126,11 +126,11 @@ describe('operating pack tools and activation', () => {
 
   it('CFG-19: a preset whose overrides do not validate fails with a preset diagnostic', async () => {
     const app = await packsApp({ config: PRESETS });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     await expect(
       invokeTool(app, 'session_set_pack', { pack_path_or_name: 'badpreset' }, agent(session.id)),
     ).rejects.toMatchObject({ code: 'invalid_input' });
-    const snap = app.packs!.snapshot(session.id);
+    const snap = await app.packs!.snapshot(session.id);
     expect(snap.state).toBe('validation_failed');
     expect(snap.diagnostics).toEqual([
       {
@@ -143,7 +143,7 @@ describe('operating pack tools and activation', () => {
     await expect(
       invokeTool(app, 'session_set_pack', { pack_path_or_name: 'missing' }, agent(session.id)),
     ).rejects.toMatchObject({ code: 'invalid_input' });
-    expect(app.packs!.snapshot(session.id).diagnostics[0]).toMatchObject({
+    expect((await app.packs!.snapshot(session.id)).diagnostics[0]).toMatchObject({
       section: 'preset',
       field: 'operating_mode_presets.missing.pack',
     });
@@ -151,11 +151,11 @@ describe('operating pack tools and activation', () => {
 
   it('OPMODE-29 / OPMODE-31 / OPMODE-04: session_clear_pack clears the pack', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
     const cleared = await invokeTool(app, 'session_clear_pack', {}, agent(session.id));
     expect(cleared).toEqual({ status: 'cleared', session_id: session.id });
-    const snap = app.packs!.snapshot(session.id);
+    const snap = await app.packs!.snapshot(session.id);
     expect(snap).toMatchObject({
       state: 'enabled_inactive',
       active_operating_pack: '',
@@ -169,7 +169,7 @@ describe('operating pack tools and activation', () => {
 
   it('OPMODE-01 / OPMODE-02 / OPMODE-04 / OPMODE-07 / OPMODE-10 / OPMODE-20: a fresh session has every field, no manifest path and a UTC evidence time', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const snap = (await invokeTool(app, 'get_operating_mode', {}, agent(session.id))) as Record<
       string,
       unknown
@@ -197,9 +197,9 @@ describe('operating pack tools and activation', () => {
 
   it('OPMODE-11 / OPMODE-12: the active pack is summarized by counts and names only', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
-    const snap = app.packs!.snapshot(session.id);
+    const snap = await app.packs!.snapshot(session.id);
     expect(snap).toMatchObject({
       skills: ['code-review', 'testing'],
       hook_count: 2,
@@ -210,13 +210,16 @@ describe('operating pack tools and activation', () => {
       has_prompt_preamble: true,
     });
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'strict' }, agent(session.id));
-    expect(app.packs!.snapshot(session.id)).toMatchObject({ has_prompt_preamble: false, policy_rules: 2 });
+    expect(await app.packs!.snapshot(session.id)).toMatchObject({
+      has_prompt_preamble: false,
+      policy_rules: 2,
+    });
     expectNoMarkers(JSON.stringify(snap));
   });
 
   it('OPMODE-09 / OPMODE-57: an invalid pack is not applied; diagnostics name section and field, never values', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
     const error = (await invokeTool(
       app,
@@ -226,7 +229,7 @@ describe('operating pack tools and activation', () => {
     ).catch((e: unknown) => e)) as SvcError;
     expect(error).toMatchObject({ code: 'invalid_input', status: 400 });
     expect(error.message).toContain('pack_path_or_name: pack "elsewhere/broken" failed validation');
-    const snap = app.packs!.snapshot(session.id);
+    const snap = await app.packs!.snapshot(session.id);
     expect(snap.state).toBe('validation_failed');
     // The previous pack stays in force.
     expect(snap.active_operating_pack).toBe('review');
@@ -243,13 +246,13 @@ describe('operating pack tools and activation', () => {
     expectNoMarkers(error.message + JSON.stringify(error.details));
     // A good activation clears the failure.
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'strict' }, agent(session.id));
-    expect(app.packs!.snapshot(session.id)).toMatchObject({ state: 'active', diagnostics: [] });
+    expect(await app.packs!.snapshot(session.id)).toMatchObject({ state: 'active', diagnostics: [] });
     expect(BROKEN_PACK).toContain('effect');
   });
 
   it('OPMODE-57: an unknown pack name or session fails with a clear message', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     await expect(
       invokeTool(app, 'session_set_pack', { pack_path_or_name: 'nope' }, agent(session.id)),
     ).rejects.toThrow(
@@ -265,8 +268,8 @@ describe('operating pack tools and activation', () => {
 
   it('OPMODE-39 / OPMODE-40: get_operating_mode is read-only and defaults to the tool-context session', async () => {
     const app = await packsApp();
-    const a = app.sessions.create();
-    const b = app.sessions.create();
+    const a = await app.sessions.create();
+    const b = await app.sessions.create();
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'review' }, agent(a.id));
     const rowBefore = app.db.prepare('SELECT * FROM session_operating_packs').all();
     const first = await invokeTool(app, 'get_operating_mode', {}, agent(a.id));
@@ -307,14 +310,14 @@ describe('operating pack tools and activation', () => {
       ['careful', true],
       ['missing', false],
     ]);
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'mine' }, agent(session.id));
-    expect(app.packs!.snapshot(session.id).active_operating_pack).toBe('mine');
+    expect((await app.packs!.snapshot(session.id)).active_operating_pack).toBe('mine');
   });
 
   it('session_get_active_pack describes the pack in force with metadata only', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
     const details = await invokeTool(app, 'session_get_active_pack', {}, agent(session.id));
     expect(details).toMatchObject({

@@ -15,8 +15,8 @@ describe('operating pack in the agent loop', () => {
       extraConfig: { options: { operating_packs: true, tool_exposure: 'all' } },
     });
     writeFiles(app.workspace, { '.svc/packs/review/pack.toml': REVIEW_PACK });
-    const packed = app.agent.createSession({ title: 'packed' });
-    const plain = app.agent.createSession({ title: 'plain' });
+    const packed = await app.agent.createSession({ title: 'packed' });
+    const plain = await app.agent.createSession({ title: 'plain' });
     await app.packs!.activate(packed.id, 'review');
     await app.agent.run({ sessionId: packed.id, prompt: 'hello' });
     await app.agent.run({ sessionId: plain.id, prompt: 'hello' });

@@ -29,59 +29,59 @@ import {
 } from './fixtures';
 
 const agent = (sessionId?: string) => ({ surface: 'agent' as const, sessionId });
-const entry = (app: App, sessionId: string, name: string) =>
-  app.funnel(app.funnelContext(sessionId)).find((e) => e.name === name)!;
-const sections = (app: App, sessionId: string) =>
-  app.promptSections.map((section) => section(sessionId)).filter((s) => s !== undefined);
+const entry = async (app: App, sessionId: string, name: string) =>
+  app.funnel(await app.funnelContext(sessionId)).find((e) => e.name === name)!;
+const sections = async (app: App, sessionId: string) =>
+  (await Promise.all(app.promptSections.map((section) => section(sessionId)))).filter((s) => s !== undefined);
 
 describe('an applied operating pack', () => {
   it('removes a denied tool from the funnel in the agent_policy stage, for its session only', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
-    const other = app.sessions.create();
-    expect(entry(app, session.id, 'config').effective).toBe(true);
+    const session = await app.sessions.create();
+    const other = await app.sessions.create();
+    expect((await entry(app, session.id, 'config')).effective).toBe(true);
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
-    expect(entry(app, session.id, 'config')).toMatchObject({
+    expect(await entry(app, session.id, 'config')).toMatchObject({
       effective: false,
       removed_by: 'agent_policy',
       reason: 'pack review: denied by the operating pack policy',
     });
-    expect(entry(app, session.id, 'get_config').effective).toBe(true);
-    expect(entry(app, other.id, 'config').effective).toBe(true);
+    expect((await entry(app, session.id, 'get_config')).effective).toBe(true);
+    expect((await entry(app, other.id, 'config')).effective).toBe(true);
     // The funnel report never shows the rule's reason text.
-    expectNoMarkers(JSON.stringify(app.funnel(app.funnelContext(session.id))));
+    expectNoMarkers(JSON.stringify(app.funnel(await app.funnelContext(session.id))));
     await invokeTool(app, 'session_clear_pack', {}, agent(session.id));
-    expect(entry(app, session.id, 'config').effective).toBe(true);
+    expect((await entry(app, session.id, 'config')).effective).toBe(true);
   });
 
   it('with any allow rule the pack is an allowlist, and deny wins over allow', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'strict' }, agent(session.id));
     const effective = app
-      .funnel(app.funnelContext(session.id))
+      .funnel(await app.funnelContext(session.id))
       .filter((e) => e.effective)
       .map((e) => e.name);
     expect(effective.length).toBeGreaterThan(0);
     expect(effective.every((name) => name.startsWith('get_'))).toBe(true);
     expect(effective).toContain('get_operating_mode');
     expect(effective).not.toContain('get_config');
-    expect(entry(app, session.id, 'config')).toMatchObject({
+    expect(await entry(app, session.id, 'config')).toMatchObject({
       removed_by: 'agent_policy',
       reason: 'pack strict: not in the operating pack allowlist',
     });
-    expect(entry(app, session.id, 'get_config').reason).toBe(
+    expect((await entry(app, session.id, 'get_config')).reason).toBe(
       'pack strict: denied by the operating pack policy',
     );
   });
 
   it('adds the preamble and task rules to the prompt sections of its session only', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
-    const other = app.sessions.create();
-    expect(sections(app, session.id)).toEqual([]);
+    const session = await app.sessions.create();
+    const other = await app.sessions.create();
+    expect(await sections(app, session.id)).toEqual([]);
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
-    const [section] = sections(app, session.id);
+    const [section] = await sections(app, session.id);
     expect(section.source).toBe('pack review');
     expect(section.text).toContain(`${PREAMBLE_MARKER}: review every diff before writing.`);
     expect(section.text).toContain(
@@ -89,27 +89,27 @@ describe('an applied operating pack', () => {
     );
     expect(section.text).toContain('Skills this operating pack relies on: code-review, testing.');
     expect(section.text).toContain('- use testing when a change touches src/');
-    expect(sections(app, other.id)).toEqual([]);
+    expect(await sections(app, other.id)).toEqual([]);
     await invokeTool(app, 'session_clear_pack', {}, agent(session.id));
-    expect(sections(app, session.id)).toEqual([]);
+    expect(await sections(app, session.id)).toEqual([]);
   });
 
   it('applies nothing once options.operating_packs is turned off', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
     await invokeTool(app, 'config', { action: 'set', key: 'options.operating_packs', value: false }, agent());
     expect(app.tools.get('get_operating_mode')).toBeUndefined();
-    expect(sections(app, session.id)).toEqual([]);
-    expect(entry(app, session.id, 'config').effective).toBe(true);
+    expect(await sections(app, session.id)).toEqual([]);
+    expect((await entry(app, session.id, 'config')).effective).toBe(true);
   });
 
   it('runs hooks on bus events in the workspace with a minimal environment and records the outcome', async () => {
     const workspace = tmpWorkspace({ files: packFiles() });
     const env = isolatedEnv(workspace, { DEPLOY_API_KEY: ENV_SECRET, GITHUB_TOKEN: 'ghp_notinherited' });
     const app = await makeTestApp({ workspace, env, config: ON });
-    const session = app.sessions.create();
-    const other = app.sessions.create();
+    const session = await app.sessions.create();
+    const other = await app.sessions.create();
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
 
     app.bus.publish(session.id, 'tool.finished', {
@@ -192,7 +192,7 @@ describe('an applied operating pack', () => {
       ],
     });
     const app = await packsApp({ files: packFiles({ '.svc/packs/hooky/pack.toml': pack }) });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'hooky' }, agent(session.id));
     app.bus.publish(session.id, 'tool.started', { session_id: session.id, tool: 'view' });
     app.bus.publish(session.id, 'tool.started', { session_id: session.id, tool: 'bash' });
@@ -222,7 +222,7 @@ describe('an applied operating pack', () => {
 
   it('OPMODE-32: a new App on the same data dir hydrates the persisted pack on read (last_action hydrate)', async () => {
     const first = await packsApp();
-    const session = first.sessions.create();
+    const session = await first.sessions.create();
     await invokeTool(first, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
     await first.close();
 
@@ -236,8 +236,8 @@ describe('an applied operating pack', () => {
       has_prompt_preamble: true,
     });
     // Applied for real, not only reported.
-    expect(sections(app, session.id)[0].text).toContain(PREAMBLE_MARKER);
-    expect(entry(app, session.id, 'config').removed_by).toBe('agent_policy');
+    expect((await sections(app, session.id))[0].text).toContain(PREAMBLE_MARKER);
+    expect((await entry(app, session.id, 'config')).removed_by).toBe('agent_policy');
     // Hydration is recorded once; later reads do not rewrite it.
     const row = app.db.prepare('SELECT last_action, updated_at FROM session_operating_packs').get();
     await invokeTool(app, 'get_operating_mode', { session_id: session.id }, agent());
@@ -246,24 +246,24 @@ describe('an applied operating pack', () => {
 
   it('OPMODE-32: after a restart the policy applies even before anyone reads the snapshot', async () => {
     const first = await packsApp();
-    const session = first.sessions.create();
+    const session = await first.sessions.create();
     await invokeTool(first, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
     await first.close();
     const app = await makeTestApp({ workspace: first.workspace, env: first.env });
-    expect(entry(app, session.id, 'config').removed_by).toBe('agent_policy');
-    expect(app.packs!.snapshot(session.id).last_action).toBe('hydrate');
+    expect((await entry(app, session.id, 'config')).removed_by).toBe('agent_policy');
+    expect((await app.packs!.snapshot(session.id)).last_action).toBe('hydrate');
   });
 
   it('OPMODE-08: a pack that cannot be hydrated reports hydration_failed and applies nothing until it is back', async () => {
     const first = await packsApp();
-    const session = first.sessions.create();
+    const session = await first.sessions.create();
     await invokeTool(first, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
     await first.close();
     const manifest = join(first.workspace, '.svc/packs/review/pack.toml');
     renameSync(manifest, `${manifest}.bak`);
 
     const app = await makeTestApp({ workspace: first.workspace, env: first.env });
-    const snap = app.packs!.snapshot(session.id);
+    const snap = await app.packs!.snapshot(session.id);
     expect(snap).toMatchObject({
       state: 'hydration_failed',
       active_operating_pack: '',
@@ -277,15 +277,15 @@ describe('an applied operating pack', () => {
     expect(snap.unavailable_reason).toBe(
       `pack "review" could not be hydrated from ${manifest}: pack.toml: cannot read the manifest (ENOENT)`,
     );
-    expect(sections(app, session.id)).toEqual([]);
-    expect(entry(app, session.id, 'config').effective).toBe(true);
+    expect(await sections(app, session.id)).toEqual([]);
+    expect((await entry(app, session.id, 'config')).effective).toBe(true);
 
     renameSync(`${manifest}.bak`, manifest);
-    expect(app.packs!.snapshot(session.id)).toMatchObject({
+    expect(await app.packs!.snapshot(session.id)).toMatchObject({
       state: 'active',
       active_operating_pack: 'review',
     });
-    expect(entry(app, session.id, 'config').removed_by).toBe('agent_policy');
+    expect((await entry(app, session.id, 'config')).removed_by).toBe('agent_policy');
   });
 
   it('OPMODE-08: an unusable database gives persistence_unavailable on read and 503 on activation', async () => {
@@ -306,36 +306,36 @@ describe('an applied operating pack', () => {
     expect(((await got.json()) as { state: string }).state).toBe('persistence_unavailable');
     expect((await routes.post({ session_id: 'ses_0001', pack_path_or_name: 'review' })).status).toBe(503);
     // The agent's prompt and funnel still work: no pack applies.
-    expect(sections(app, 'ses_0001')).toEqual([]);
+    expect(await sections(app, 'ses_0001')).toEqual([]);
   });
 
   it('OPMODE-25: the documented transitions, in order', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
-    const state = () => app.packs!.snapshot(session.id);
+    const session = await app.sessions.create();
+    const state = async () => await app.packs!.snapshot(session.id);
     const set = (ref: string) =>
       invokeTool(app, 'session_set_pack', { pack_path_or_name: ref }, agent(session.id)).catch(
         () => undefined,
       );
-    expect(state()).toMatchObject({ state: 'enabled_inactive' });
-    expect(state()).not.toHaveProperty('last_action');
+    expect(await state()).toMatchObject({ state: 'enabled_inactive' });
+    expect(await state()).not.toHaveProperty('last_action');
     await set('nope');
-    expect(state()).toMatchObject({
+    expect(await state()).toMatchObject({
       state: 'validation_failed',
       active_operating_pack: '',
       last_action: 'activate',
     });
     await set('review');
-    expect(state()).toMatchObject({
+    expect(await state()).toMatchObject({
       state: 'active',
       active_operating_pack: 'review',
       last_action: 'activate',
     });
     await set('elsewhere/broken');
-    expect(state()).toMatchObject({ state: 'validation_failed', active_operating_pack: 'review' });
+    expect(await state()).toMatchObject({ state: 'validation_failed', active_operating_pack: 'review' });
     await invokeTool(app, 'session_clear_pack', {}, agent(session.id));
-    expect(state()).toMatchObject({ state: 'enabled_inactive', last_action: 'clear', diagnostics: [] });
+    expect(await state()).toMatchObject({ state: 'enabled_inactive', last_action: 'clear', diagnostics: [] });
     await set('strict');
-    expect(state()).toMatchObject({ state: 'active', active_operating_pack: 'strict' });
+    expect(await state()).toMatchObject({ state: 'active', active_operating_pack: 'strict' });
   });
 });

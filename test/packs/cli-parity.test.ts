@@ -58,7 +58,7 @@ describe('svc config show-operating-mode', () => {
 
   it('OPMODE-18 / OPMODE-19: --json holds posture plus the discovery fields; --session-id goes inside posture', async () => {
     const app = await packsApp({ config: PRESETS });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'careful' }, agent(session.id));
     const out = await show(app, ['--json', '--session-id', session.id]);
     expect(out.code, out.stderr).toBe(0);
@@ -81,7 +81,7 @@ describe('svc config show-operating-mode', () => {
 
   it('OPMODE-21 / CFG-18: with the gate off the CLI still runs and reports disabled', async () => {
     const app = await makeTestApp({ files: packFiles() });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const out = await show(app, ['--json', '--session-id', session.id]);
     expect(out.code, out.stderr).toBe(0);
     expect(out.json.posture).toMatchObject({
@@ -127,7 +127,7 @@ describe('svc config show-operating-mode', () => {
       code: 'not_found',
     });
     // And a direct controller call fails closed too.
-    expect(() => off.packs!.snapshot('ses_0001')).toThrow('operating packs are disabled');
+    await expect(off.packs!.snapshot('ses_0001')).rejects.toThrow('operating packs are disabled');
   });
 
   it('CLI-07: is a read-only projection: it creates no database, hydrates and writes nothing', async () => {
@@ -136,7 +136,7 @@ describe('svc config show-operating-mode', () => {
     expect(out.json.posture.state).toBe('enabled_inactive');
     expect(existsSync(join(app.dataDir, 'svc.db'))).toBe(false);
 
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     await invokeTool(app, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
     await app.close();
     // A restarted process has not hydrated yet; the projection reports the stored action.
@@ -150,7 +150,7 @@ describe('svc config show-operating-mode', () => {
 describe('operating mode parity', () => {
   it('OPMODE-46: GET, the native tool and the CLI --json posture return the same snapshot', async () => {
     const app = await packsApp({ config: PRESETS });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     expect(session.id).toBe('ses_0001'); // the tool's example input
     for (const ref of [undefined, 'careful', 'elsewhere/broken']) {
       if (ref)
@@ -171,7 +171,7 @@ describe('operating mode parity', () => {
 
   it('OPMODE-46: after a restart the hydrated snapshot is the same on every surface', async () => {
     const first = await packsApp();
-    const session = first.sessions.create();
+    const session = await first.sessions.create();
     await invokeTool(first, 'session_set_pack', { pack_path_or_name: 'review' }, agent(session.id));
     await first.close();
     const app = await makeTestApp({ workspace: first.workspace, env: first.env });
@@ -185,8 +185,8 @@ describe('operating mode parity', () => {
 
   it('OPMODE-47 / OPMODE-48: POST and DELETE give the same resulting snapshot as session_set_pack and session_clear_pack', async () => {
     const app = await packsApp();
-    const a = app.sessions.create();
-    const b = app.sessions.create();
+    const a = await app.sessions.create();
+    const b = await app.sessions.create();
     const routes = http(app);
     const posted = await routes.post({ session_id: a.id, pack_path_or_name: 'review' });
     const called = await invokeTool(
@@ -200,18 +200,18 @@ describe('operating mode parity', () => {
       session_id: '-',
     });
     const same = (x: object) => ({ ...x, session_id: '-' });
-    expect(same(app.packs!.snapshot(a.id))).toEqual(same(app.packs!.snapshot(b.id)));
+    expect(same(await app.packs!.snapshot(a.id))).toEqual(same(await app.packs!.snapshot(b.id)));
     await routes.delete(`?session_id=${a.id}`);
     await invokeTool(app, 'session_clear_pack', { session_id: b.id }, agent());
-    expect(same(app.packs!.snapshot(a.id))).toEqual(same(app.packs!.snapshot(b.id)));
-    expect(app.packs!.snapshot(a.id).last_action).toBe('clear');
+    expect(same(await app.packs!.snapshot(a.id))).toEqual(same(await app.packs!.snapshot(b.id)));
+    expect((await app.packs!.snapshot(a.id)).last_action).toBe('clear');
   });
 });
 
 describe('nothing but metadata leaves', () => {
   it('OPMODE-13 / OPMODE-14 / OPMODE-15 / OPMODE-16: no preamble, hook command, policy or secret in any output', async () => {
     const app = await packsApp({ config: PRESETS });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const outputs: string[] = [];
     const routes = http(app);
     outputs.push(await (await routes.post({ session_id: session.id, pack_path_or_name: 'review' })).text());
@@ -223,7 +223,7 @@ describe('nothing but metadata leaves', () => {
     for (const name of ['get_operating_mode', 'session_get_active_pack', 'session_list_packs']) {
       outputs.push(JSON.stringify(app.redactor.value(await invokeTool(app, name, {}, agent(session.id)))));
     }
-    outputs.push(JSON.stringify(app.funnel(app.funnelContext(session.id))));
+    outputs.push(JSON.stringify(app.funnel(await app.funnelContext(session.id))));
     for (const args of [
       [],
       ['--json'],

@@ -26,7 +26,7 @@ describe('svc config show-operating-mode (binary)', () => {
       env: env(ws),
       config: { options: { operating_packs: true } },
     });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     await invokeTool(
       app,
       'session_set_pack',

@@ -16,7 +16,7 @@ import { expectNoMarkers, http, ON, packFiles, packsApp } from './fixtures';
 describe('/v1/session-operating-mode', () => {
   it('OPMODE-50 / OPMODE-22 / CFG-18: with options.operating_packs false every method is a plain-text 404', async () => {
     const app = await makeTestApp({ files: packFiles() });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const routes = http(app);
     for (const response of [
       await routes.get(`?session_id=${session.id}`),
@@ -34,7 +34,7 @@ describe('/v1/session-operating-mode', () => {
 
   it('OPMODE-52: before the app is ready every method answers 503', async () => {
     const app = await packsApp({ ready: false });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const routes = http(app);
     for (const response of [
       await routes.get(`?session_id=${session.id}`),
@@ -50,7 +50,7 @@ describe('/v1/session-operating-mode', () => {
 
   it('OPMODE-52: a runtime without operating-mode parity (no pack controller) answers 503 with the gate on', async () => {
     const app = await makeTestApp({ files: packFiles(), config: ON, packs: false });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const routes = http(app);
     for (const response of [
       await routes.get(`?session_id=${session.id}`),
@@ -64,7 +64,7 @@ describe('/v1/session-operating-mode', () => {
 
   it('OPMODE-33 / OPMODE-34 / OPMODE-35 / OPMODE-36 / OPMODE-27: POST activates; GET returns the snapshot', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const routes = http(app);
     const posted = await routes.post({ session_id: session.id, pack_path_or_name: './.svc/packs/review' });
     expect(posted.status).toBe(200);
@@ -88,7 +88,7 @@ describe('/v1/session-operating-mode', () => {
 
   it('OPMODE-37 / OPMODE-38 / OPMODE-30: DELETE clears; GET then shows no pack', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const routes = http(app);
     await routes.post({ session_id: session.id, pack_path_or_name: 'review' });
     const deleted = await routes.delete(`?session_id=${session.id}`);
@@ -111,7 +111,7 @@ describe('/v1/session-operating-mode', () => {
 
   it('OPMODE-54: GET is 400 when the stored state cannot be serialized as the parity snapshot', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const routes = http(app);
     await routes.post({ session_id: session.id, pack_path_or_name: 'review' });
     // A hand-edited or newer-version row: its diagnostics are not the snapshot's shape.
@@ -127,7 +127,7 @@ describe('/v1/session-operating-mode', () => {
 
   it('OPMODE-55: POST or DELETE with a missing field is 400', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const routes = http(app);
     const noPack = await routes.post({ session_id: session.id });
     expect(noPack.status).toBe(400);
@@ -153,7 +153,7 @@ describe('/v1/session-operating-mode', () => {
 
   it('OPMODE-57: a failed activation is 400 and leaves the snapshot in validation_failed', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const routes = http(app);
     const response = await routes.post({ session_id: session.id, pack_path_or_name: 'elsewhere/broken' });
     expect(response.status).toBe(400);
@@ -169,7 +169,7 @@ describe('/v1/session-operating-mode', () => {
 
   it('OPMODE-58: with the database open read-only there is no pack-mutation provider: POST and DELETE are 503', async () => {
     const first = await packsApp();
-    const session = first.sessions.create();
+    const session = await first.sessions.create();
     await http(first).post({ session_id: session.id, pack_path_or_name: 'review' });
     await first.close();
 
@@ -191,14 +191,14 @@ describe('/v1/session-operating-mode', () => {
         { section: 'persistence', field: 'mutation_provider', level: 'warning', message: expect.any(String) },
       ],
     });
-    expect(app.funnel(app.funnelContext(session.id)).find((e) => e.name === 'config')?.removed_by).toBe(
+    expect(app.funnel(await app.funnelContext(session.id)).find((e) => e.name === 'config')?.removed_by).toBe(
       'agent_policy',
     );
   });
 
   it('AUTH-50: the routes use the same bearer style: 401 without the token on GET, POST and DELETE', async () => {
     const app = await packsApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const hono = createHttpApp(app, { token: 'op-token-123456' });
     const path = `/v1/session-operating-mode?session_id=${session.id}`;
     for (const init of [
@@ -215,6 +215,6 @@ describe('/v1/session-operating-mode', () => {
     }
     const ok = await hono.request(path, { headers: { authorization: 'Bearer op-token-123456' } });
     expect(ok.status).toBe(200);
-    expect(app.packs!.snapshot(session.id).active_operating_pack).toBe('');
+    expect((await app.packs!.snapshot(session.id)).active_operating_pack).toBe('');
   });
 });

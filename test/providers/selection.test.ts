@@ -62,7 +62,7 @@ describe('model selection', () => {
       selector: 'acme/review',
       source: 'agent',
     });
-    const session = app.sessions.create({ title: 't', agent: 'reviewer', model: 'acme/pinned' });
+    const session = await app.sessions.create({ title: 't', agent: 'reviewer', model: 'acme/pinned' });
     const s = await selection(app, { session_id: session.id });
     expect(s).toMatchObject({ selector: 'acme/pinned', source: 'session', agent: 'reviewer' });
     expect(s.candidates.slice(0, 4).map((c: any) => [c.source, c.selector, c.applies])).toEqual([

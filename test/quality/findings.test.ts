@@ -116,7 +116,7 @@ describe('finding lifecycle', () => {
 
   it('follows diagnostics errors from the run ledger until a complete clean run fixes them', async () => {
     const app = await makeTestApp({ files: { 'src/a.ts': 'const x: number = "s";\n' } });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const runId = app.runs.create({
       session_id: session.id,
       family_session_id: session.id,
@@ -161,7 +161,7 @@ describe('finding lifecycle', () => {
   it('moves reported findings by hand, refuses to resolve a check by hand, and goes stale', async () => {
     const app = await makeTestApp({ files: { 'src/b.ts': 'export {};\n' } });
     const clock = app.clock as TestClock;
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const reported = await agent(
       app,
       {

@@ -16,9 +16,9 @@ import { makeTestApp, type TestClock } from '../helpers/make-test-app';
 import { maskVolatile, viaCli, viaHttp } from '../helpers/surfaces';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 
-function seed(app: App) {
+async function seed(app: App) {
   const clock = app.clock as TestClock;
-  const s = app.sessions.create().id;
+  const s = (await app.sessions.create()).id;
   const r = (zone: 'token_pressure' | 'loop_detection', kind: string) =>
     app.recommendations.record({ zone, kind, session_id: s, payload: { zone }, window_seconds: 3600 });
   const a = r('token_pressure', 'compact_session');
@@ -36,7 +36,7 @@ function seed(app: App) {
 describe('operator cognition readout', () => {
   it('COG-02/COG-05/COG-08/COG-09: summarizes follow-through per zone from the ledger', async () => {
     const app = await makeTestApp();
-    seed(app);
+    await seed(app);
     const global = (await invokeTool(app, 'operator_cognition_readout', {}, { surface: 'agent' })) as any;
     expect(global.schema_version).toBe('svc.operator_cognition.v1');
     expect(global.scope).toBe('global');
@@ -80,7 +80,7 @@ describe('operator cognition readout', () => {
 
   it('COG-06: the complete field list is the one docs/readouts.md documents', async () => {
     const app = await makeTestApp();
-    seed(app);
+    await seed(app);
     const out = (await invokeTool(app, 'operator_cognition_readout', {}, { surface: 'agent' })) as any;
     expect(Object.keys(out).sort()).toEqual(
       [
@@ -135,7 +135,7 @@ describe('operator cognition readout', () => {
 
   it('COG-01/COG-03/COG-04/EVT-33: read-only, no grades or traits, no events', async () => {
     const app = await makeTestApp();
-    const s = seed(app);
+    const s = await seed(app);
     const before = app.bus.lastId(s);
     const rows = JSON.stringify(app.db.prepare('SELECT * FROM recommendations ORDER BY id').all());
     const out = await invokeTool(app, 'operator_cognition_readout', {}, { surface: 'agent' });
@@ -172,7 +172,7 @@ describe('operator cognition readout', () => {
 
   it('COG-10/COG-11/COG-12: HTTP, CLI --json and the tool give the same payload, per zone too', async () => {
     const app = await makeTestApp();
-    seed(app);
+    await seed(app);
     for (const input of [{}, { zone: 'token_pressure' }]) {
       const tool = await invokeTool(app, 'operator_cognition_readout', input, { surface: 'agent' });
       const http = await viaHttp(app, operatorCognitionReadout.surfaces!.http as never, input);
@@ -188,7 +188,7 @@ describe('recommendation recorder', () => {
     // The recorder alone: the health follow-on would add its own token_pressure recommendation once
     // the recorder's is closed (test/health/followons.test.ts covers that).
     const app = await makeTestApp({ config: { options: { health_followons: { enabled: false } } } });
-    const s = app.sessions.create().id;
+    const s = (await app.sessions.create()).id;
     app.bus.publish(s, 'context.usage', {
       session_id: s,
       run_id: 'run_1',

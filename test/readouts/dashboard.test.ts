@@ -137,7 +137,7 @@ describe('dashboard readout shape', () => {
 
   it('DASH-09/DASH-41/DASH-54: filters echo session_id only when given; empty session_id is session-less', async () => {
     const app = await makeTestApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const scoped = (await get(app, `?session_id=${session.id}&recent_runs_limit=2`)).json();
     expect(scoped.filters_applied).toEqual({ recent_runs_limit: 2, session_id: session.id });
     const empty = (await get(app, '?session_id=')).json();
@@ -147,7 +147,7 @@ describe('dashboard readout shape', () => {
 
   it('DASH-12/DASH-28/DASH-29/DASH-30/DASH-31/DASH-32/DASH-33/DASH-34/DASH-35/DASH-36/DASH-37/DASH-64: a known session gets operator_runtime with seven checks, even with an empty ledger', async () => {
     const app = await makeTestApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const body = (await get(app, `?session_id=${session.id}`)).json();
     const runtime = body.operator_runtime;
     expect(runtime).toBeDefined();
@@ -189,7 +189,7 @@ describe('dashboard readout shape', () => {
 
   it('DASH-32: workspace_state turns advisory with only soft claims, and boundary_honesty reflects an MCP-only runtime', async () => {
     const app = await makeTestApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     app.claims.acquire({ session_id: session.id, paths: ['src/'], mode: 'soft', ttl_seconds: 60 });
     let runtime = (await get(app, `?session_id=${session.id}`)).json().operator_runtime;
     expect(runtime.checks.workspace_state.status).toBe('advisory');
@@ -203,7 +203,7 @@ describe('dashboard readout shape', () => {
 
   it('DASH-02/DASH-03/DASH-04/EVT-32/GEN-10: reading changes nothing: no claims, no events', async () => {
     const app = await makeTestApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const before = app.bus.lastId(session.id);
     await get(app, `?session_id=${session.id}`);
     await invokeTool(
@@ -303,7 +303,7 @@ describe('dashboard route errors', () => {
 describe('dashboard surfaces', () => {
   it('DASH-42/DASH-43/DASH-44/DASH-46/DASH-56: HTTP, agent tool and CLI --json give the same JSON except generated_at_unix', async () => {
     const app = await makeTestApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const input = { session_id: session.id, recent_runs_limit: 3 };
     const binding = getMultiplayerCoordinationDashboard.surfaces!.http as never;
     const http = await viaHttp(app, binding, input);
@@ -327,7 +327,7 @@ describe('dashboard surfaces', () => {
     // `svc stigmergy multiplayer dashboard --json` runs in a detached process while the HTTP route
     // runs in the server (surfaces {http}); both read the same full app runtime.
     const app = await makeTestApp();
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const detached = (await get(app, `?session_id=${session.id}`)).json();
     app.runtime.surfaces.add('http');
     app.runtime.server = true;
@@ -378,7 +378,7 @@ describe('dashboard over real runs', () => {
     const { agentApp } = await import('../helpers/agent-harness');
     const { reply } = await import('../helpers/fake-provider');
     const { app } = await agentApp([reply().text('one'), reply().text('two'), reply().text('three')]);
-    const session = app.agent.createSession({ title: 'dash' });
+    const session = await app.agent.createSession({ title: 'dash' });
     for (const prompt of ['a', 'b', 'c']) await app.agent.run({ sessionId: session.id, prompt });
     const full = (await get(app, `?session_id=${session.id}&recent_runs_limit=5`)).json().operator_runtime;
     expect(full.recent_runs).toHaveLength(3);
@@ -406,7 +406,7 @@ describe('runtime export', () => {
       ],
       { config: undefined, extraConfig: { permissions: { allowed_tools: ['write'] } } },
     );
-    const session = app.agent.createSession({ title: 'export' });
+    const session = await app.agent.createSession({ title: 'export' });
     app.claims.acquire({ session_id: session.id, paths: ['notes.md'], mode: 'hard', ttl_seconds: 60 });
     await app.agent.run({ sessionId: session.id, prompt: 'please write SECRET-PROMPT-WORDS to notes.md' });
     const cli = await viaCli(app, { command: 'stigmergy multiplayer export' }, {});

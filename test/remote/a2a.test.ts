@@ -95,7 +95,7 @@ describe('A2A between two svc servers', () => {
     });
     const served = b.app.db.prepare('SELECT * FROM a2a_served_tasks').all() as { session_id: string }[];
     expect(served).toHaveLength(1);
-    expect(b.app.sessions.get(served[0].session_id)).toBeDefined();
+    expect(await b.app.sessions.get(served[0].session_id)).toBeDefined();
 
     // B delegates to A by card URL (A's token is known for A's origin).
     const byUrl = await call(b.app, 'a2a_delegate', {

@@ -71,7 +71,7 @@ async function attack(
       extraConfig: { options: { max_steps: 200, loop_detection: { max_repeats: 50 } }, ...extraConfig },
     },
   );
-  const session = app.agent.createSession({ title: 'attacker' });
+  const session = await app.agent.createSession({ title: 'attacker' });
   if (mode === 'approve-all') {
     app.agent.attach(session.id, 'operator who approves everything');
     app.bus.subscribe(session.id, (event) => {
@@ -145,10 +145,10 @@ function seedDb(p: Planted, marker: string) {
   db.close();
 }
 
-function expectDatabaseWhole(app: App, dbMarker: string) {
+async function expectDatabaseWhole(app: App, dbMarker: string) {
   const check = checkDatabase(app.dataDir);
   expect(check.integrity).toBe('ok');
-  expect(app.sessions.list({ limit: 100 }).map((s) => s.title)).toContain(dbMarker);
+  expect((await app.sessions.list({ limit: 100 })).map((s) => s.title)).toContain(dbMarker);
 }
 
 describe.each<Mode>(['approve-all', 'yolo'])('escape attempts through the agent (%s, sandbox on)', (mode) => {
@@ -166,7 +166,7 @@ describe.each<Mode>(['approve-all', 'yolo'])('escape attempts through the agent 
     const attempts = dataDirAttempts(t);
     const { app, results } = await attack(p, attempts, mode);
     expectNoLeaks(p, app, attempts, results, t.dbMarker);
-    expectDatabaseWhole(app, t.dbMarker);
+    await expectDatabaseWhole(app, t.dbMarker);
   }, 300_000);
 
   it('writes nothing outside the workspace, through any indirection', async () => {
@@ -231,7 +231,7 @@ describe('escape attempts without the OS sandbox (auto mode, no bubblewrap), wit
     const { app, results } = await attack(p, attempts, 'yolo', FALLBACK);
     expect(app.sandbox.status().state).toBe('fallback');
     expectNoLeaks(p, app, attempts, results, t.dbMarker);
-    expectDatabaseWhole(app, t.dbMarker);
+    await expectDatabaseWhole(app, t.dbMarker);
     expect([t.out, t.hostTmp, join(p.home, '.bashrc')].filter((f) => existsSync(f))).toEqual([]);
     const refused = attempts.filter((_, i) => results[i].includes('refused under --yolo'));
     expect(refused.map((a) => a.name)).toEqual(

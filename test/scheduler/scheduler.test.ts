@@ -141,7 +141,7 @@ describe('firing with a fixed clock', () => {
     await settle(app);
     const run = app.runs.require(fired[0].run_id!);
     expect(run).toMatchObject({ status: 'completed', origin: 'scheduler', session_id: fired[0].session_id });
-    expect(app.sessions.require(fired[0].session_id!)).toMatchObject({
+    expect(await app.sessions.require(fired[0].session_id!)).toMatchObject({
       title: 'schedule: five',
       metadata: { schedule_id: schedule.id },
     });
@@ -260,8 +260,8 @@ describe('autopilot worker', () => {
       cron: '*/5 * * * *',
       timezone: 'UTC',
     });
-    const session = app.sessions.create({ title: 'waiting' });
-    const queued = app.agent.enqueue({ sessionId: session.id, prompt: 'queued prompt', start: false });
+    const session = await app.sessions.create({ title: 'waiting' });
+    const queued = await app.agent.enqueue({ sessionId: session.id, prompt: 'queued prompt', start: false });
     expect(app.runs.require(queued.run_id).status).toBe('queued');
     clock.set(NOON + 5 * 60_000);
     expect(await app.autopilot.tick()).toEqual({ fired: 1, drained: 1 });
@@ -299,10 +299,10 @@ describe('autopilot worker', () => {
 
   it('leaves the queue of a session whose last run failed for an operator', async () => {
     const { app } = await schedulerApp([reply().httpError(400, { error: { message: 'nope' } })]);
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const failed = await app.agent.run({ sessionId: session.id, prompt: 'fails' });
     expect(failed.status).toBe('failed');
-    app.agent.enqueue({ sessionId: session.id, prompt: 'later', start: false });
+    await app.agent.enqueue({ sessionId: session.id, prompt: 'later', start: false });
     expect(await app.autopilot.tick()).toEqual({ fired: 0, drained: 0 });
   });
 

@@ -44,7 +44,7 @@ describe('events across parts', () => {
         options: { tpm_recovery: { provider_model_fallback: ['alpha/fast', 'beta/big'] } },
       },
     });
-    const session = app.agent.createSession({ title: 'recovery' });
+    const session = await app.agent.createSession({ title: 'recovery' });
     const hono = createHttpApp(app, { allowNoAuth: true });
     const controller = new AbortController();
     const stream = sseReader(
@@ -88,7 +88,7 @@ describe('routes', () => {
       reply().text('child says hi'),
       reply().text('parent done'),
     ]);
-    const parent = app.agent.createSession({ title: 'parent' });
+    const parent = await app.agent.createSession({ title: 'parent' });
     await app.agent.run({ sessionId: parent.id, prompt: 'delegate' });
     const hono = createHttpApp(app, { allowNoAuth: true });
     const body = (await (await hono.request(`/v1/agent-runs?family_session_id=${parent.id}`)).json()) as {
@@ -213,7 +213,7 @@ describe('MCP', () => {
         services: { mcp: { exposed_tools: ['svc_get_operating_mode'] } },
       },
     });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const server = createMcpServer(app, { sessionId: session.id, exposedTools: ['svc_get_operating_mode'] });
     await call(app, 'config', { action: 'set', key: 'options.operating_packs', value: false });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();

@@ -30,9 +30,9 @@ async function waitFor<T>(probe: () => T | undefined | false): Promise<T> {
 async function waiting(script = [reply().toolCall('touch', { name: 'marker' }), reply().text('done')]) {
   const log: string[] = [];
   const { app, provider } = await agentApp(script, { extraTools: [touchTool(log)] });
-  const session = app.sessions.create({ title: 'permissions' });
+  const session = await app.sessions.create({ title: 'permissions' });
   app.agent.attach(session.id, 'test');
-  const sent = app.agent.send({ sessionId: session.id, prompt: 'touch the marker' });
+  const sent = await app.agent.send({ sessionId: session.id, prompt: 'touch the marker' });
   const listed = await waitFor(() => {
     const pending = app.agent.pendingPermissions(session.id);
     return pending.length ? pending : undefined;
@@ -137,7 +137,7 @@ describe('answer_permission', () => {
     );
     expect(inProcess).toMatchObject({ ok: false, stage: 'input', error: { message: expected } });
 
-    const other = app.sessions.create({ title: 'other' });
+    const other = await app.sessions.create({ title: 'other' });
     const elsewhere = await post({ decision: 'allow_once' }, request.request_id, other.id);
     expect(elsewhere.status).toBe(404);
     expect(((await elsewhere.json()) as { error: { message: string } }).error.message).toContain(
@@ -154,7 +154,7 @@ describe('answer_permission', () => {
       by: 'web dashboard',
     });
     expect((await app.agent.wait(sent.run_id)).status).toBe('completed');
-    expect(app.permissions.grants(session.id)).toMatchObject([{ tool: 'touch' }]);
+    expect(await app.permissions.grants(session.id)).toMatchObject([{ tool: 'touch' }]);
   });
 
   it('refuses an agent answering a request of its own session family', async () => {
@@ -167,7 +167,7 @@ describe('answer_permission', () => {
     );
     expect(outcome).toMatchObject({ ok: false, stage: 'run', error: { code: 'forbidden' } });
     expect(app.agent.pendingPermissions(session.id)).toHaveLength(1);
-    app.agent.cancel(session.id);
+    await app.agent.cancel(session.id);
     await app.agent.wait(sent.run_id);
   });
 });

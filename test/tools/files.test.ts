@@ -509,7 +509,7 @@ describe('ls, glob, grep', () => {
 describe('hard workspace claims', () => {
   it("refuses writes, edits and shell redirects into another session's hard claim", async () => {
     const h = await toolHarness({ files: { 'src/a.ts': 'a\n', 'other/b.ts': 'b\n' } });
-    const holder = h.app.sessions.create({ title: 'holder' }).id;
+    const holder = (await h.app.sessions.create({ title: 'holder' })).id;
     await h.call(
       'workspace_claim',
       { action: 'acquire', paths: ['src/'], mode: 'hard' },

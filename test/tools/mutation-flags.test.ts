@@ -51,8 +51,8 @@ function fileHashes(root: string, skip: string[]): Record<string, string> {
   return out;
 }
 
-function snapshot(app: App) {
-  const sessions = app.sessions.list({ limit: 1000 });
+async function snapshot(app: App) {
+  const sessions = await app.sessions.list({ limit: 1000 });
   return {
     git: execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], {
       cwd: app.workspace,
@@ -65,7 +65,11 @@ function snapshot(app: App) {
     ]),
     // A new, empty session (create_session) is not history; messages anywhere are.
     history: Object.fromEntries(
-      sessions.map((s) => [s.id, JSON.stringify(app.sessions.messages(s.id))]).filter(([, m]) => m !== '[]'),
+      (
+        await Promise.all(
+          sessions.map(async (s) => [s.id, JSON.stringify(await app.sessions.messages(s.id))] as const),
+        )
+      ).filter(([, m]) => m !== '[]'),
     ),
     runs: app.runs
       .list({ limit: 1000 })
@@ -97,24 +101,24 @@ describe('mutation flags', () => {
 
   it('TOOLS-MUT-02: a sub-agent started from a plan-mode session works in plan mode (no mutating tool reaches it)', async () => {
     const { app } = await agentApp([reply().text('child done')]);
-    const parent = app.agent.createSession({ title: 'planner' });
-    app.sessions.update(parent.id, { mode: 'plan' });
+    const parent = await app.agent.createSession({ title: 'planner' });
+    await app.sessions.update(parent.id, { mode: 'plan' });
     const child = await app.agent.runChild({
       parentSessionId: parent.id,
       prompt: 'look around',
       agent: 'general',
     });
     expect(child.status).toBe('completed');
-    const childSession = app.sessions.require(child.session_id);
+    const childSession = await app.sessions.require(child.session_id);
     expect(childSession.mode).toBe('plan');
-    const effective = app.funnel(app.funnelContext(childSession.id)).filter((e) => e.effective);
+    const effective = app.funnel(await app.funnelContext(childSession.id)).filter((e) => e.effective);
     expect(effective.length).toBeGreaterThan(0);
     expect(effective.filter((e) => e.mutates).map((e) => e.name)).toEqual([]);
   });
 
   it('TOOLS-MUT-03: running every read-only tool example changes no file, no history and no run', async () => {
     const app = await seededApp();
-    const before = snapshot(app);
+    const before = await snapshot(app);
     expect(Object.keys(before.history).length).toBeGreaterThan(0);
     expect(before.runs.length).toBeGreaterThan(0);
     const ran: string[] = [];
@@ -127,7 +131,7 @@ describe('mutation flags', () => {
         // Outcomes may be errors (an example naming a missing id); what matters is what changed.
         await callTool(app, tool.name, input, { surface: 'cli' });
         ran.push(tool.name);
-        const after = snapshot(app);
+        const after = await snapshot(app);
         expect(after, `${tool.name} ${JSON.stringify(input)}`).toEqual(before);
       }
     }

@@ -113,7 +113,7 @@ describe('local TUI client', () => {
       expect.objectContaining({ run_id: fromTui.run_id, preview: 'next task', origin: 'tui' }),
       expect.objectContaining({ preview: 'after that', origin: 'mcp' }),
     ]);
-    app.agent.cancel(session.id, { clearQueue: true });
+    await app.agent.cancel(session.id, { clearQueue: true });
   });
 
   it('AUTH-15: /model <name> sets the session model the resolver uses next turn', async () => {
@@ -127,7 +127,9 @@ describe('local TUI client', () => {
     const session = await client.createSession();
     const updated = await client.setSessionModel(session.id, 'fake/m2');
     expect(updated.model).toBe('fake/m2');
-    const resolved = await app.models.resolve({ sessionModel: app.sessions.require(session.id).model });
+    const resolved = await app.models.resolve({
+      sessionModel: (await app.sessions.require(session.id)).model,
+    });
     expect(resolved.selector).toBe('fake/m2');
     // The providers' list_models and get_provider_status tools back the dialogs (catalog rows too).
     // Ready providers' models first, each marked with its provider's readiness.
@@ -193,7 +195,7 @@ describe('local TUI client', () => {
     const client = createLocalClient(app);
     const session = await client.createSession();
     const sent = await client.sendPrompt(session.id, 'take your time');
-    await until(async () => app.agent.state(session.id).state === 'running' || undefined);
+    await until(async () => (await app.agent.state(session.id)).state === 'running' || undefined);
     await client.cancel(session.id);
     expect((await app.agent.wait(sent.run_id!)).status).toBe('cancelled');
   });
@@ -265,7 +267,7 @@ describe('HTTP TUI client', () => {
       config: { options: { operating_packs: true } },
       git: true,
     });
-    const session = app.sessions.create();
+    const session = await app.sessions.create();
     const hono = createHttpApp(app, { token: 't' });
     const fetch = ((url: string, init?: RequestInit) =>
       hono.request(String(url), init)) as typeof globalThis.fetch;

@@ -59,7 +59,7 @@ describe('slash commands over the real tools', () => {
         models: { large: 'fake/m1' },
       },
     });
-    const session = app.agent.createSession({ title: 'sweep' });
+    const session = await app.agent.createSession({ title: 'sweep' });
     const tui = await openTui(app, { sessionId: session.id });
     const expectations: Record<string, string> = {
       'model-selection': 'large: fake/m1',
@@ -96,7 +96,7 @@ describe('slash commands over the real tools', () => {
         '.svc/packs/strict/pack.toml': 'name = "strict"\ndescription = "read-only status"\n',
       },
     });
-    const session = app.agent.createSession({ title: 'packs' });
+    const session = await app.agent.createSession({ title: 'packs' });
     const tui = await openTui(app, { sessionId: session.id });
     await tui.type('/pack');
     await tui.until((f) => f.includes('strict') && f.includes('read-only status'));
@@ -110,13 +110,13 @@ describe('slash commands over the real tools', () => {
     expect(await response.json()).toMatchObject({ active_operating_pack: 'strict', session_id: session.id });
     tui.stdin.write('c');
     await tui.until((f) => f.includes('pack cleared'));
-    expect(app.packs?.snapshot(session.id)).toMatchObject({ active_operating_pack: '' });
+    expect(await app.packs?.snapshot(session.id)).toMatchObject({ active_operating_pack: '' });
     tui.unmount();
   });
 
   it('TOOLS-46: /approve moves the staged plan to the execute phase', async () => {
     const app = await makeTestApp();
-    const session = app.agent.createSession({ title: 'plan' });
+    const session = await app.agent.createSession({ title: 'plan' });
     await invokeTool(
       app,
       'set_plan_artifact',

@@ -71,7 +71,7 @@ describe('spawn_agents_on_csv', () => {
       ['3', 'Linus', 'completed', 'Hello Linus, "Helsinki"!'],
     ]);
     expect(new Set(written.rows.map((r) => r.agent_run_id))).toEqual(new Set(rows.map((r) => r.id)));
-    const [result] = toolResults(app, parent.session_id);
+    const [result] = await toolResults(app, parent.session_id);
     expect(result.output).toBe(
       `3 of 3 rows completed (run ${csvRun.id}); results written to people.results.csv.`,
     );

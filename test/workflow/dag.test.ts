@@ -62,7 +62,12 @@ describe('execute_dag', () => {
     });
     const tasks = childRuns(app, dagRun.id);
     const byTask = Object.fromEntries(
-      tasks.map((run) => [app.sessions.require(run.session_id).metadata.dag_task as string, run]),
+      await Promise.all(
+        tasks.map(
+          async (run) =>
+            [(await app.sessions.require(run.session_id)).metadata.dag_task as string, run] as const,
+        ),
+      ),
     );
     expect(Object.keys(byTask).sort()).toEqual(['a', 'b', 'c']);
     for (const run of tasks)
@@ -90,7 +95,7 @@ describe('execute_dag', () => {
       'Task C: combine A says 3 files\n\n---\nResults of the tasks this one depends on:\n\n### b\nB says hello',
     );
 
-    const [result] = toolResults(app, parent.session_id);
+    const [result] = await toolResults(app, parent.session_id);
     expect(result.output).toContain('DAG completed');
     expect(result.output).toContain('## c: completed\nC combined');
     const row = app.workflows.runs.list({ kind: 'dag' })[0];
@@ -122,7 +127,7 @@ describe('execute_dag', () => {
     };
     const { app } = await agentApp(router(2, answer(cyclic)), ALLOW);
     const parent = await app.agent.run({ prompt: 'run the dag' });
-    const [result] = toolResults(app, parent.session_id);
+    const [result] = await toolResults(app, parent.session_id);
     expect(result).toMatchObject({
       is_error: true,
       output:
@@ -200,7 +205,7 @@ describe('execute_dag', () => {
     expect(result.tasks[2].run_id).toBeNull();
     // Called from outside a run: a new top-level session holds the DAG run.
     expect(app.runs.require(result.run_id).parent_run_id).toBeNull();
-    expect(app.sessions.require(result.session_id).parent_id).toBeNull();
+    expect((await app.sessions.require(result.session_id)).parent_id).toBeNull();
   });
 
   it('cancelling the DAG run in the ledger cancels its running tasks', async () => {
@@ -220,7 +225,7 @@ describe('execute_dag', () => {
       dagRunId = app.runs.list({ status: ['running'] }).find((r) => r.origin === 'workflow')?.id;
     }
     expect(dagRunId).toBeDefined();
-    app.agent.cancelRun(dagRunId!, 'stop it');
+    await app.agent.cancelRun(dagRunId!, 'stop it');
     const result = await pending;
     expect(result.status).toBe('cancelled');
     expect(result.tasks.map((t: { status: string }) => t.status)).toEqual(['cancelled', 'cancelled']);

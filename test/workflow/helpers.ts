@@ -43,12 +43,11 @@ export function router(count: number, answer: (request: RecordedRequest) => Repl
 }
 
 /** The tool-result outputs of a session, in order. */
-export function toolResults(
+export async function toolResults(
   app: App,
   sessionId: string,
-): { tool: string; output: string; is_error: boolean }[] {
-  return app.sessions
-    .messages(sessionId)
+): Promise<{ tool: string; output: string; is_error: boolean }[]> {
+  return (await app.sessions.messages(sessionId))
     .flatMap((m) => m.parts)
     .filter((p) => p.type === 'tool-result') as unknown as {
     tool: string;

@@ -223,17 +223,16 @@ command = "make {{ steps.first.output }}"
       ['general', 'subagent', 'completed', parent.session_id],
       ['explore', 'subagent', 'completed', parent.session_id],
     ]);
-    const recipeSession = app.sessions.require(recipeRun.session_id);
+    const recipeSession = await app.sessions.require(recipeRun.session_id);
     expect(recipeSession.parent_id).toBe(parent.session_id);
-    expect(steps.map((r) => app.sessions.require(r.session_id).parent_id)).toEqual([
-      recipeSession.id,
-      recipeSession.id,
-    ]);
+    expect(
+      await Promise.all(steps.map(async (r) => (await app.sessions.require(r.session_id)).parent_id)),
+    ).toEqual([recipeSession.id, recipeSession.id]);
     const family = app.runs.list({ family_session_id: parent.session_id }).map((r) => r.id);
     expect(family).toEqual(expect.arrayContaining([parent.run_id, recipeRun.id, ...steps.map((s) => s.id)]));
 
     // The tool result the parent read, and the durable workflow row.
-    const [result] = toolResults(app, parent.session_id);
+    const [result] = await toolResults(app, parent.session_id);
     expect(result.output).toContain('Recipe make-file completed');
     expect(result.output).toContain('out.txt exists, and it says hello');
     const row = app.workflows.runs.list({ kind: 'recipe', name: 'make-file' })[0];
@@ -241,7 +240,7 @@ command = "make {{ steps.first.output }}"
     expect((row.result.steps as { expect: unknown[] }[])[0].expect).toEqual([
       { kind: 'command', check: 'test -f out.txt', passed: true, exit_code: 0, timed_out: false, output: '' },
     ]);
-    expect(app.agent.result(recipeRun.id).text).toContain('Recipe make-file completed');
+    expect((await app.agent.result(recipeRun.id)).text).toContain('Recipe make-file completed');
     expect(app.runs.events(recipeRun.id).map((e) => e.type)).toEqual(
       expect.arrayContaining([
         'workflow.started',

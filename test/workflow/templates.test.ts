@@ -155,7 +155,9 @@ describe('orchestrate_workflow', () => {
     });
     // review's recipe step and lint overlapped; the summary saw both answers.
     expect(maxConcurrent(events, [recipeStep.id, steps[1].id])).toBe(2);
-    expect(app.agent.result(steps[2].id).text).toBe('summary of (app.ts wires services / no lint issues)');
+    expect((await app.agent.result(steps[2].id)).text).toBe(
+      'summary of (app.ts wires services / no lint issues)',
+    );
 
     const inspected = (await invokeTool(
       app,

@@ -133,7 +133,7 @@ describe('agentic_fetch', () => {
     expect(promptOf(child)).toContain(`Page: ${url} (HTTP 200, text/html; charset=utf-8)`);
     expect(promptOf(child)).toContain('# Release notes');
     expect(promptOf(child)).toContain('Version 4.2 adds streaming.');
-    const [result] = toolResults(app, parent.session_id);
+    const [result] = await toolResults(app, parent.session_id);
     expect(result.output).toBe('4.2 adds streaming ("Version 4.2 adds streaming.")');
     const [run] = childRuns(app, parent.run_id);
     expect(run).toMatchObject({
@@ -153,7 +153,7 @@ describe('agentic_fetch', () => {
       },
     );
     const parent = await app.agent.run({ prompt: 'x', agent: 'offline' });
-    const [result] = toolResults(app, parent.session_id);
+    const [result] = await toolResults(app, parent.session_id);
     expect(result).toMatchObject({
       is_error: true,
       output:

@@ -67,7 +67,7 @@ describe('spawn_worktree_override', () => {
     expect(override).toMatchObject({ status: 'removed', files_changed: 2 });
 
     // The report the parent read, and the lineage.
-    const [result] = toolResults(app, parent.session_id);
+    const [result] = await toolResults(app, parent.session_id);
     expect(result.output).toContain(`Changes on branch ${branch} (2 file(s))`);
     expect(result.output).toContain(`Merge: git merge --no-ff ${branch}`);
     const [childRun] = childRuns(app, parent.run_id);
@@ -77,7 +77,7 @@ describe('spawn_worktree_override', () => {
       family_session_id: parent.session_id,
       id: override.run_id,
     });
-    expect(app.sessions.require(childRun.session_id).metadata).toMatchObject({
+    expect((await app.sessions.require(childRun.session_id)).metadata).toMatchObject({
       worktree_override: override.id,
       workspace_root: override.path,
     });
@@ -108,7 +108,7 @@ describe('spawn_worktree_override', () => {
       `git worktree remove ${kept.worktree_path} && git branch -D ${kept.branch}`,
     );
     // Called from the CLI: a new top-level session holds the sub-agent.
-    expect(app.sessions.require(kept.parent_session_id).parent_id).toBeNull();
+    expect((await app.sessions.require(kept.parent_session_id)).parent_id).toBeNull();
 
     const plain = await makeTestApp({ files: { 'a.txt': 'a\n' } });
     await expect(

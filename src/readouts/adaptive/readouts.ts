@@ -132,15 +132,15 @@ export function fleetRegulationStatus(app: AdaptiveReadoutDeps) {
   };
 }
 
-export function spawnStatus(app: SpawnStatusDeps, input: { session_id?: string; limit: number }) {
+export async function spawnStatus(app: SpawnStatusDeps, input: { session_id?: string; limit: number }) {
   let root: string | undefined;
   if (input.session_id) {
-    if (!app.sessions.get(input.session_id)) {
+    if (!(await app.sessions.get(input.session_id))) {
       throw new SvcError('not_found', `session_id: no session "${input.session_id}"; see svc session list`);
     }
-    root = app.sessions.root(input.session_id);
+    root = await app.sessions.root(input.session_id);
   }
-  const genome = root ? app.adaptive?.genome(root) : undefined;
+  const genome = root ? await app.adaptive?.genome(root) : undefined;
   const reviews = new Map<string, string>();
   const queries = app.runs.queries;
   const running = queries.childRuns({ state: 'running', familySessionId: root });
@@ -198,12 +198,12 @@ export function spawnStatus(app: SpawnStatusDeps, input: { session_id?: string; 
   };
 }
 
-export function evalShadowSummary(
+export async function evalShadowSummary(
   app: AdaptiveReadoutDeps & Pick<SpawnStatusDeps, 'sessions'>,
   input: { session_id?: string; limit: number },
 ) {
   const settings = app.config.options.adaptive_orchestration;
-  if (input.session_id && !app.sessions.get(input.session_id)) {
+  if (input.session_id && !(await app.sessions.get(input.session_id))) {
     throw new SvcError('not_found', `session_id: no session "${input.session_id}"; see svc session list`);
   }
   const scored = app.adaptive?.dbPresent() ? app.adaptive.store.scored(input.session_id, 100_000) : [];

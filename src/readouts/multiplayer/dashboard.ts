@@ -71,7 +71,7 @@ export async function buildDashboard(app: DashboardDeps, input: DashboardInput) 
   if (sessionId) {
     let sessionKnown: boolean | undefined;
     try {
-      sessionKnown = app.sessions.get(sessionId) !== undefined;
+      sessionKnown = (await app.sessions.get(sessionId)) !== undefined;
     } catch (error) {
       // spec, Errors: session service unavailable → 200 with a warning and no operator_runtime.
       warnings.push(`session_service_unavailable: ${SvcError.is(error) ? error.message : String(error)}`);

@@ -38,7 +38,7 @@ export interface ExportInput {
   strict: boolean;
 }
 
-export function buildMultiplayerExport(app: ExportDeps, input: ExportInput) {
+export async function buildMultiplayerExport(app: ExportDeps, input: ExportInput) {
   const warnings: string[] = [];
   const strictFailures: string[] = [];
   const ledger = app.runs.available();
@@ -48,8 +48,8 @@ export function buildMultiplayerExport(app: ExportDeps, input: ExportInput) {
   }
   const since = input.since_unix ? input.since_unix * 1000 : 0;
   const sessions = input.session_id
-    ? app.sessions.family(app.sessions.root(input.session_id))
-    : app.sessions.list({ limit: 10_000 });
+    ? await app.sessions.family(await app.sessions.root(input.session_id))
+    : await app.sessions.list({ limit: 10_000 });
   const sessionIds = new Set(sessions.map((s) => s.id));
   const actorOf = (sessionId: string) => `session:${sessionId}`;
   const actors = new Map<string, Trace['actors'][number]>();

@@ -44,10 +44,10 @@ export interface Check {
 export const OPERATOR_RUNTIME_PROFILE = 'svc.local_workspace_runtime';
 
 export async function buildOperatorRuntime(app: OperatorRuntimeDeps, sessionId: string, limit: number) {
-  const session = app.sessions.require(sessionId);
+  const session = await app.sessions.require(sessionId);
   const warnings: string[] = [];
-  const root = app.sessions.root(sessionId);
-  const family = app.sessions.family(root);
+  const root = await app.sessions.root(sessionId);
+  const family = await app.sessions.family(root);
   const ledger = runLedgerEvidence(app, root, limit);
   if (!ledger.available || ledger.rows === 0) warnings.push('no_recent_runs');
 

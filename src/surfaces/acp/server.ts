@@ -76,7 +76,7 @@ export function createAcpAgent(options: AcpServerOptions): { agent: acp.AgentApp
       guard(async () => {
         const app = await options.appFor(params.cwd);
         ignoredMcpServers(log, params.mcpServers);
-        const session = app.agent.createSession({ title: '' });
+        const session = await app.agent.createSession({ title: '' });
         await open(session.id, params.cwd);
         log.info('acp session opened', { session_id: session.id, workspace: app.workspace });
         return { sessionId: session.id };
@@ -85,10 +85,11 @@ export function createAcpAgent(options: AcpServerOptions): { agent: acp.AgentApp
     .onRequest('session/load', ({ params, client }) =>
       guard(async () => {
         const app = await options.appFor(params.cwd);
-        if (!app.sessions.get(params.sessionId)) throw acp.RequestError.sessionNotFound(params.sessionId);
+        if (!(await app.sessions.get(params.sessionId)))
+          throw acp.RequestError.sessionNotFound(params.sessionId);
         ignoredMcpServers(log, params.mcpServers);
         await open(params.sessionId, params.cwd);
-        for (const update of replayUpdates(app.sessions.messages(params.sessionId), app.workspace))
+        for (const update of replayUpdates(await app.sessions.messages(params.sessionId), app.workspace))
           await client.notify('session/update', { sessionId: params.sessionId, update });
         return {};
       }),
@@ -101,12 +102,12 @@ export function createAcpAgent(options: AcpServerOptions): { agent: acp.AgentApp
         return await runTurn(session, params.sessionId, text, client, log);
       }),
     )
-    .onNotification('session/cancel', ({ params }) => {
+    .onNotification('session/cancel', async ({ params }) => {
       const session = sessions.get(params.sessionId);
       if (!session) return;
       for (const ask of session.asks.values()) ask.abort();
       try {
-        session.app.agent.cancel(params.sessionId, { reason: 'cancelled by the ACP client' });
+        await session.app.agent.cancel(params.sessionId, { reason: 'cancelled by the ACP client' });
       } catch (error) {
         log.warn('acp cancel failed', { error });
       }

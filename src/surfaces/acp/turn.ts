@@ -26,16 +26,16 @@ export async function runTurn(
   const early: SessionEvent[] = [];
   const onEvent = turnEventHandler(turn, () => runId, early);
 
-  const unsubscribe = app.agent.subscribe(sessionId, onEvent);
+  const unsubscribe = await app.agent.subscribe(sessionId, onEvent);
   try {
-    const sent = app.agent.send({ sessionId, prompt: text, origin: 'acp' });
+    const sent = await app.agent.send({ sessionId, prompt: text, origin: 'acp' });
     runId = sent.run_id;
     for (const event of early.splice(0)) onEvent(event);
-    if (!app.sessions.require(sessionId).title)
+    if (!(await app.sessions.require(sessionId)).title)
       updates.update({ sessionUpdate: 'session_info_update', title: text.split('\n')[0].slice(0, 80) });
     const result = await app.agent.wait(sent.run_id);
     await updates.drained();
-    const title = app.sessions.require(sessionId).title;
+    const title = (await app.sessions.require(sessionId)).title;
     if (title)
       await client.notify('session/update', {
         sessionId,

@@ -77,28 +77,32 @@ export function markSessionPublisher(app: App): void {
   app.runtime.sessionPublisher = true;
 }
 
-function handleSessionEvents(c: Context, appRef: AppRef, options: SessionEventsOptions): Response {
+async function handleSessionEvents(
+  c: Context,
+  appRef: AppRef,
+  options: SessionEventsOptions,
+): Promise<Response> {
   const app = appRef();
   if (!app?.runtime.ready) return errorResponse(c, new SvcError('unavailable', 'App not ready'));
   try {
     const sessionId = c.req.param('id') ?? '';
-    app.sessions.require(sessionId);
+    await app.sessions.require(sessionId);
     const includeSnapshot = parseIncludeSnapshot(c.req.query('include_snapshot'));
     const lastEventId = parseLastEventId(c.req.header('last-event-id') ?? c.req.query('last_event_id'));
     const attach = parseFlag(c.req.query('attach'), 'attach', true);
-    return openSessionStream(c, app, sessionId, { includeSnapshot, lastEventId, attach }, options);
+    return await openSessionStream(c, app, sessionId, { includeSnapshot, lastEventId, attach }, options);
   } catch (error) {
     return errorResponse(c, error, { app });
   }
 }
 
-function openSessionStream(
+async function openSessionStream(
   c: Context,
   app: App,
   sessionId: string,
   request: { includeSnapshot: boolean; lastEventId?: number; attach: boolean },
   options: SessionEventsOptions,
-): Response {
+): Promise<Response> {
   const retryMs = options.retryMs ?? 1000;
   let cursor = 0;
   let live = false;
@@ -174,7 +178,7 @@ function openSessionStream(
   stream.send({ event: 'connected', id: cursor, retry: retryMs, data: JSON.stringify(connected) });
 
   if (request.includeSnapshot) {
-    const resync = adaptiveResync(app, sessionId);
+    const resync = await adaptiveResync(app, sessionId);
     stream.send({
       event: resync.event,
       id: cursor,
@@ -213,10 +217,10 @@ function openSessionStream(
  * in the snapshot's own shape that says honestly that there is no adaptive evidence:
  * `{session_id, action: "unknown", posture: {state: "disabled" | "unavailable", reason, …false}}`.
  */
-export function adaptiveResync(app: App, sessionId: string): AdaptiveResync {
+export async function adaptiveResync(app: App, sessionId: string): Promise<AdaptiveResync> {
   if (app.adaptive) {
     try {
-      return app.adaptive.resync(sessionId);
+      return await app.adaptive.resync(sessionId);
     } catch (error) {
       app.log.error('adaptive snapshot failed', { session_id: sessionId, error });
       return minimalAdaptiveResync(app, sessionId, 'adaptive snapshot failed; see the server log');

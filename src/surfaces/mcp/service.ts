@@ -103,7 +103,7 @@ export async function startMcpService(app: App, options: McpServiceOptions = {})
   const host = options.host ?? settings.host;
   const auth = transport === 'http' ? resolveServiceAuth(options, settings, host) : undefined;
 
-  if (options.sessionId && !app.sessions.get(options.sessionId)) {
+  if (options.sessionId && !(await app.sessions.get(options.sessionId))) {
     throw new SvcError(
       'invalid_input',
       `--session-id: no session "${options.sessionId}"; see svc session list`,
@@ -111,9 +111,19 @@ export async function startMcpService(app: App, options: McpServiceOptions = {})
   }
   // No session until a tool reads one: listing tools or a status readout leaves the session list alone.
   let created = options.sessionId;
+  // The id is reserved at once (a tool reads ctx.sessionId synchronously); the row is written by
+  // the create call, which the SQLite store runs before it returns its promise.
   const boundSession = (): string => {
-    created ??= app.sessions.create({ title: 'MCP server', metadata: { created_by: 'mcp_server' } }).id;
-    return created;
+    if (created) return created;
+    const id = app.ids.next('ses');
+    created = id;
+    app.sessions
+      .create({ id, title: 'MCP server', metadata: { created_by: 'mcp_server' } })
+      .catch((error: unknown) => {
+        if (created === id) created = undefined;
+        log.warn('mcp session could not be created', { error });
+      });
+    return id;
   };
   app.runtime.surfaces.add('mcp');
   app.runtime.server = true;

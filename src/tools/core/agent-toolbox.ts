@@ -19,9 +19,9 @@ export function createAgentToolbox(host: ToolHost): AgentToolbox {
       const tool = host.tools.get(name);
       return tool ? specOf(tool) : undefined;
     },
-    concurrent(name, sessionId) {
+    async concurrent(name, sessionId) {
       try {
-        return host.tools.get(name)?.concurrent?.({ app: host, sessionId }) === true;
+        return (await host.tools.get(name)?.concurrent?.({ app: host, sessionId })) === true;
       } catch {
         return false;
       }

@@ -31,7 +31,7 @@ const echo = defineTool({
     api_key: z.string().min(40).optional().describe('A secret-named field.'),
   }),
   mutates: false,
-  run: (_ctx, input) => ({ echoed: input.text.repeat(input.times), token: 'tok-should-be-masked' }),
+  run: async (_ctx, input) => ({ echoed: input.text.repeat(input.times), token: 'tok-should-be-masked' }),
 });
 
 const gated = defineTool({
@@ -42,7 +42,7 @@ const gated = defineTool({
   input: z.strictObject({}),
   mutates: false,
   gate: () => 'closed for the test',
-  run: () => ({ ran: true }),
+  run: async () => ({ ran: true }),
 });
 
 const failing = defineTool({
@@ -52,7 +52,7 @@ const failing = defineTool({
   description: 'Fails as asked.',
   input: z.strictObject({ how: z.enum(['svc', 'bug']).describe('How to fail.') }),
   mutates: false,
-  run: (_ctx, input) => {
+  run: async (_ctx, input) => {
     if (input.how === 'svc') throw new SvcError('conflict', 'busy right now');
     throw new Error('boom');
   },

@@ -16,7 +16,7 @@ const read = (name: string, extra: Partial<AnyTool> = {}) =>
     description: name,
     input: z.strictObject({}),
     mutates: false,
-    run: () => ({}),
+    run: async () => ({}),
     ...extra,
   });
 const write = (name: string, extra: Partial<AnyTool> = {}) => read(name, { mutates: true, ...extra });
@@ -96,7 +96,7 @@ describe('the funnel', () => {
     const report = (await invokeTool(app, 'get_primitive_tools_status', {}, { surface: 'cli' })) as Report;
     expect(report.context.agent).toBe('build');
     expect(report.tools.find((t) => t.name === 'view')).toMatchObject({ removed_by: 'agent_policy' });
-    const session = app.sessions.create({ title: 'x' });
+    const session = await app.sessions.create({ title: 'x' });
     const forSession = (await invokeTool(
       app,
       'get_primitive_tools_status',

@@ -179,7 +179,7 @@ export interface ToolHost {
   readonly runtime: RuntimeState;
   funnel(context?: FunnelContext): FunnelEntry[];
   /** The funnel context of a session: its mode, phase, agent and policy layers. */
-  funnelContext(sessionId?: string, overrides?: FunnelContext): FunnelContext;
+  funnelContext(sessionId?: string, overrides?: FunnelContext): Promise<FunnelContext>;
   /** Extra sections of config-status, contributed by domains (e.g. cloud identity). */
   readonly statusSections: Map<string, () => unknown>;
   /**
@@ -234,9 +234,14 @@ export interface ToolHost {
    * Sections added to the system prompt of a session's turns (active pack preamble, adaptive
    * genome guidance…). Each returns text or undefined; order is registration order.
    */
-  readonly promptSections: ((sessionId: string) => { source: string; text: string } | undefined)[];
+  readonly promptSections: ((
+    sessionId: string,
+  ) =>
+    | { source: string; text: string }
+    | undefined
+    | Promise<{ source: string; text: string } | undefined>)[];
   /** Extra agent-policy layers for a session's funnel (active pack rules…). */
-  readonly policyProviders: ((sessionId: string | undefined) => ToolPolicy[])[];
+  readonly policyProviders: ((sessionId: string | undefined) => ToolPolicy[] | Promise<ToolPolicy[]>)[];
   /**
    * The autopilot worker (due schedules, queued prompts). Filled by the scheduler layer;
    * `svc service start autopilot` runs it once the HTTP server is ready and stops it before close.
@@ -356,7 +361,7 @@ export interface ToolDef<I extends z.ZodType = z.ZodType, O = unknown> {
    * Calls of this tool made in one model step may run side by side instead of one at a time
    * (the `agent` tool under a fan_out genome). Asked per call; default one at a time.
    */
-  concurrent?: (env: { app: ToolHost; sessionId: string }) => boolean;
+  concurrent?: (env: { app: ToolHost; sessionId: string }) => Promise<boolean>;
   /** Registered at all? `true`, or a string saying why not (shown by the funnel report). */
   gate?: (env: GateEnv) => true | string;
   surfaces?: ToolSurfaces;

@@ -86,11 +86,11 @@ async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
 
   let sessionId = options.session;
   if (options.continue) {
-    sessionId = app.agent.currentSession() ?? undefined;
+    sessionId = (await app.agent.currentSession()) ?? undefined;
     if (!sessionId)
       throw new SvcError('invalid_input', '--continue: there is no current session; omit it to start one');
   }
-  const existing = sessionId ? app.sessions.get(sessionId) : undefined;
+  const existing = sessionId ? await app.sessions.get(sessionId) : undefined;
   if (sessionId && !existing) {
     throw new SvcError('invalid_input', `--session: no session "${sessionId}"; see svc session list`);
   }
@@ -113,7 +113,7 @@ async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
     throw error;
   }
   if (existing) {
-    const state = app.agent.state(existing.id);
+    const state = await app.agent.state(existing.id);
     if (state.busy_elsewhere) {
       throw new SvcError(
         'conflict',
@@ -121,21 +121,22 @@ async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
       );
     }
   }
-  const session = existing ?? app.agent.createSession({ ...(options.agent ? { agent: options.agent } : {}) });
-  app.agent.setCurrentSession(session.id);
+  const session =
+    existing ?? (await app.agent.createSession({ ...(options.agent ? { agent: options.agent } : {}) }));
+  await app.agent.setCurrentSession(session.id);
   // issue 15: said once, when commands would run without the OS sandbox (auto mode, no bubblewrap).
   const notice = app.sandbox.notice();
   if (notice) io.stderr.write(`svc: ${notice}\n`);
 
   const output = createOutput(io, options.output, session.id);
-  const unsubscribe = app.agent.subscribe(session.id, output.onEvent, { family: true });
+  const unsubscribe = await app.agent.subscribe(session.id, output.onEvent, { family: true });
   const interactive = !yolo && !fromStdin && io.stdin?.isTTY === true && io.stderr.isTTY === true;
-  const detach = interactive ? attachTerminalPrompter(app, session.id, io) : undefined;
-  const onSignal = () => app.agent.cancel(session.id, { reason: 'interrupted (SIGINT)' });
+  const detach = interactive ? await attachTerminalPrompter(app, session.id, io) : undefined;
+  const onSignal = async () => await app.agent.cancel(session.id, { reason: 'interrupted (SIGINT)' });
   io.signal?.addEventListener('abort', onSignal, { once: true });
   let result: RunResult;
   try {
-    const sent = app.agent.send({
+    const sent = await app.agent.send({
       sessionId: session.id,
       prompt,
       agent: options.agent,
@@ -233,7 +234,7 @@ function createOutput(io: CliIo, format: RunOptions['output'], sessionId: string
  * (src/permissions/keys.ts): y allow once, s allow for this session, n (or Esc) deny. Ctrl-C
  * denies and interrupts the run. Other keys are ignored.
  */
-function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): () => void {
+async function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): Promise<() => void> {
   const detach = app.agent.attach(sessionId, 'svc run (terminal)');
   const stdin = io.stdin as NodeJS.ReadStream;
   const waiting: { session_id: string; request_id: string; title: string }[] = [];
@@ -275,7 +276,7 @@ function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): () => v
     stdin.on('data', onKey);
     stdin.resume();
   };
-  const unsubscribe = app.agent.subscribe(
+  const unsubscribe = await app.agent.subscribe(
     sessionId,
     (event) => {
       if (event.type !== 'permission.requested') return;

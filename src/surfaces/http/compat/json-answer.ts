@@ -22,7 +22,7 @@ export async function jsonAnswer(
   try {
     result = await app.agent.wait(prepared.runId, { signal: c.req.raw.signal });
   } catch (error) {
-    cancelRun(app, prepared.runId);
+    await cancelRun(app, prepared.runId);
     finish(app, prepared, {
       status: 'disconnected',
       finish_reason: null,
@@ -62,7 +62,7 @@ export async function jsonAnswer(
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: answerText(app, prepared), refusal: null },
+        message: { role: 'assistant', content: await answerText(app, prepared), refusal: null },
         logprobs: null,
         finish_reason: finishReason,
       },
@@ -73,9 +73,8 @@ export async function jsonAnswer(
 }
 
 /** Every assistant text of the run, in order (what the stream sent, joined the same way). */
-function answerText(app: App, prepared: Prepared): string {
-  return app.sessions
-    .messages(prepared.sessionId)
+async function answerText(app: App, prepared: Prepared): Promise<string> {
+  return (await app.sessions.messages(prepared.sessionId))
     .filter((m) => m.run_id === prepared.runId && m.role === 'assistant')
     .map((m) => textOf(m.parts))
     .filter(Boolean)

@@ -20,7 +20,7 @@ export async function runPendingCalls(
   const runtime = compatRuntime(app);
   const effective = new Set(
     app
-      .funnel(app.funnelContext(sessionId))
+      .funnel(await app.funnelContext(sessionId))
       .filter((e) => e.effective)
       .map((e) => e.name),
   );
@@ -30,7 +30,7 @@ export async function runPendingCalls(
     toolbox,
     sessionId,
     runId,
-    agent: app.sessions.require(sessionId).agent,
+    agent: (await app.sessions.require(sessionId)).agent,
     signal,
     permission: {},
     isActive: (name) => effective.has(name),
@@ -65,9 +65,9 @@ export async function runPendingCalls(
     }
   }
   // The client's partial results of that turn come first, then the ones run here: one tool turn.
-  const messages = app.sessions.messages(sessionId);
+  const messages = await app.sessions.messages(sessionId);
   const last = messages.at(-1);
   const parts = results.map((r) => ({ type: 'tool-result' as const, ...r }));
-  if (last?.role === 'tool') app.sessions.updateMessage(last.id, { parts: [...last.parts, ...parts] });
-  else app.sessions.appendMessage({ session_id: sessionId, role: 'tool', parts, finished: true });
+  if (last?.role === 'tool') await app.sessions.updateMessage(last.id, { parts: [...last.parts, ...parts] });
+  else await app.sessions.appendMessage({ session_id: sessionId, role: 'tool', parts, finished: true });
 }

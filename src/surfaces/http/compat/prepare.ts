@@ -8,7 +8,7 @@ import type { Context } from 'hono';
 import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
-import { atomically } from '../../../store/db';
+import { atomically, atomicallyAsync } from '../../../store/db';
 import { type Conversation, planConversation } from './conversation';
 import { ledgerEnabled, recordRequest } from './ledger';
 import { type CompatModel, resolveCompatModel } from './model';
@@ -24,7 +24,7 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   const request = parseChatRequest(await c.req.text());
   const signal = c.req.raw.signal;
   const boundId = c.req.header(SESSION_HEADER)?.trim();
-  const bound = boundId ? app.sessions.get(boundId) : undefined;
+  const bound = boundId ? await app.sessions.get(boundId) : undefined;
   if (boundId && !bound) {
     throw new SvcError(
       'not_found',
@@ -61,10 +61,10 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   // imported history, the run's start and the request's ledger row are one transaction (one
   // commit); with pending tool calls (which run first, awaited) the session is one and the rest
   // another.
-  const begin = () => {
+  const begin = async () => {
     const session =
-      bound ?? app.agent.createSession({ metadata: { openai_compat: { request_id: requestId } } });
-    if (!bound) importHistory(app, session.id, conversation);
+      bound ?? (await app.agent.createSession({ metadata: { openai_compat: { request_id: requestId } } }));
+    if (!bound) await importHistory(app, session.id, conversation);
     sessionId = session.id;
     release = runtime.enter(session.id, conversation.system);
     unsubscribe = app.bus.subscribe(session.id, (event) => {
@@ -83,23 +83,23 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   try {
     if (pending.length) {
       // The pending tool calls run first, in the run's name, then the run starts.
-      const id = atomically(() => app.db, begin);
-      runId = app.agent.enqueue({ ...send(id), start: false }).run_id;
+      const id = await atomicallyAsync(() => app.db, begin);
+      runId = (await app.agent.enqueue({ ...send(id), start: false })).run_id;
       await runPendingCalls(app, id, runId, conversation, signal);
-      app.agent.drain(id);
+      await app.agent.drain(id);
       record(runId);
     } else {
-      runId = atomically(
+      runId = await atomicallyAsync(
         () => app.db,
-        () => {
-          const started = app.agent.send(send(begin())).run_id;
+        async () => {
+          const started = (await app.agent.send(send(await begin()))).run_id;
           record(started);
           return started;
         },
       );
     }
   } catch (error) {
-    if (runId) cancelRun(app, runId);
+    if (runId) await cancelRun(app, runId);
     unsubscribe();
     release();
     throw error;
@@ -123,9 +123,9 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   };
 }
 
-function importHistory(app: App, sessionId: string, conversation: Conversation): void {
+async function importHistory(app: App, sessionId: string, conversation: Conversation): Promise<void> {
   for (const entry of conversation.history) {
-    app.sessions.appendMessage({
+    await app.sessions.appendMessage({
       session_id: sessionId,
       role: entry.role,
       parts: entry.parts,

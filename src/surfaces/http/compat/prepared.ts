@@ -38,11 +38,11 @@ export interface RequestOutcome {
   usage?: RunResult['usage'];
 }
 
-export function cancelRun(app: App, runId: string): void {
+export async function cancelRun(app: App, runId: string): Promise<void> {
   try {
     const run = app.runs.get(runId);
     if (run && (run.status === 'queued' || run.status === 'running')) {
-      app.agent.cancelRun(runId, 'the chat-completions client disconnected');
+      await app.agent.cancelRun(runId, 'the chat-completions client disconnected');
     }
   } catch (error) {
     app.log.warn('compat cancel failed', { run_id: runId, error: toSvcError(error).message });

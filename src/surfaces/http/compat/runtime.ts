@@ -54,9 +54,9 @@ export function compatRuntime(app: App): CompatRuntime {
   if (runtime) return runtime;
   const active = new Map<string, number>();
   const systems = new Map<string, string>();
-  const rootOf = (sessionId: string) => {
+  const rootOf = async (sessionId: string) => {
     try {
-      return app.sessions.root(sessionId);
+      return await app.sessions.root(sessionId);
     } catch {
       return sessionId;
     }
@@ -65,7 +65,9 @@ export function compatRuntime(app: App): CompatRuntime {
     source: 'openai_compat.tool_policy',
     removes: (tool) => policyDenies(app, tool),
   };
-  app.policyProviders.push((sessionId) => (sessionId && active.has(rootOf(sessionId)) ? [layer] : []));
+  app.policyProviders.push(async (sessionId) =>
+    sessionId && active.has(await rootOf(sessionId)) ? [layer] : [],
+  );
   app.agent.addPromptSection((sessionId) => {
     const text = systems.get(sessionId);
     return text

@@ -6,6 +6,8 @@
  */
 import type { Context } from 'hono';
 import type { App } from '../../../app';
+import { toSvcError } from '../../../errors';
+import type { SessionEvent } from '../../../events/bus';
 import { openSseStream, type SseStream, type StreamTracker } from '../sse';
 import { cancelRun, cleanup, finish, type Prepared } from './prepared';
 import { finishReasonOf, runFailure, usageOf } from './run-result';
@@ -58,12 +60,12 @@ export function streamAnswer(
   chunk({ role: 'assistant', content: '', refusal: null });
   let lastMessage: string | undefined;
   let wroteText = false;
-  stream.onClose(() => {
+  stream.onClose(async () => {
     cleanup(prepared);
     if (finished) return;
     // The client went away before the answer ended: stop the run, nobody reads it.
     finished = true;
-    cancelRun(app, runId);
+    await cancelRun(app, runId);
     finish(app, prepared, {
       status: 'disconnected',
       finish_reason: null,
@@ -71,7 +73,7 @@ export function streamAnswer(
       error: 'client disconnected',
     });
   });
-  prepared.onEvent((event) => {
+  const onEvent = async (event: SessionEvent) => {
     if (finished) return;
     const payload = event.payload as { run_id?: string };
     if (payload.run_id !== runId) return;
@@ -86,7 +88,7 @@ export function streamAnswer(
     }
     if (event.type !== 'run.finished') return;
     finished = true;
-    const result = app.agent.result(runId);
+    const result = await app.agent.result(runId);
     if (result.status !== 'completed') {
       const failure = runFailure(result);
       finish(app, prepared, {
@@ -112,6 +114,12 @@ export function streamAnswer(
       usage: result.usage,
     });
     stream.close({ data: '[DONE]' });
+  };
+  prepared.onEvent((event) => {
+    onEvent(event).catch((error: unknown) => {
+      app.log.warn('compat stream answer failed', { error });
+      sendError(stream, app.redactor.string(toSvcError(error).message));
+    });
   });
   return response;
 }
