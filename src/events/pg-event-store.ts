@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { AsyncOf } from '../sessions/async-of';
+import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
 import type { EventStore, StoredEventRow } from './event-store';
 
