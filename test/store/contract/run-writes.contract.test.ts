@@ -3,7 +3,7 @@
  * (through an async adapter) and the PostgreSQL writes on a throwaway cluster.
  */
 import { describe } from 'vitest';
-import { createPostgresRunWrites } from '../../../src/runs/pg-run-writes';
+import { createPostgresRunWrites } from '../../../src/runs/pg-run-write-repository';
 import { createRunWrites } from '../../../src/runs/run-repository';
 import { openDb } from '../../../src/store/db';
 import { createPostgresClient } from '../../../src/store/postgres/client';
