@@ -1,0 +1,132 @@
+/**
+ * The cross-node wake-up for the event log on PostgreSQL (issue 18): one dedicated connection
+ * that LISTENs on `svc_events` (./pg-event-store.ts notifies there after an append commits) and
+ * calls subscribers with the session and event id. The table stays the source of truth: a
+ * subscriber reads the events after its last id from it. When the connection drops, the listener
+ * reconnects by itself (after `reconnectDelayMs`, again until it succeeds) and then calls every
+ * subscriber's `resync`, since notifications sent while it was away are lost: the subscriber
+ * re-reads from its last id, so no event is missed.
+ * @module
+ */
+import type { Client } from 'pg';
+import { EVENTS_CHANNEL } from './pg-event-store';
+
+export interface EventNotice {
+  sessionId: string;
+  eventId: number;
+}
+
+export interface EventSubscriber {
+  /** An event was committed (possibly on another node). */
+  event(notice: EventNotice): void;
+  /** The listener reconnected: notices may have been missed, re-read from the last id. */
+  resync(): void;
+}
+
+export interface EventListener {
+  /** Resolves once the first LISTEN is in place. */
+  ready: Promise<void>;
+  subscribe(subscriber: EventSubscriber): () => void;
+  /** The backend pid of the listening connection (undefined while reconnecting). */
+  backendPid(): number | undefined;
+  close(): Promise<void>;
+}
+
+/** `<session id>:<event id>`; the session id may itself hold colons. */
+export function parseNotice(payload: string | undefined): EventNotice | undefined {
+  if (!payload) return undefined;
+  const at = payload.lastIndexOf(':');
+  const eventId = Number(payload.slice(at + 1));
+  if (at <= 0 || !Number.isInteger(eventId)) return undefined;
+  return { sessionId: payload.slice(0, at), eventId };
+}
+
+export async function createEventListener(options: {
+  url: string;
+  reconnectDelayMs?: number;
+}): Promise<EventListener> {
+  const pg = await import('pg');
+  const driver = pg.default ?? pg;
+  const delay = options.reconnectDelayMs ?? 1_000;
+  const subscribers = new Set<EventSubscriber>();
+  let client: Client | undefined;
+  let pid: number | undefined;
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  const each = (fn: (s: EventSubscriber) => void) => {
+    for (const s of [...subscribers]) {
+      try {
+        fn(s);
+      } catch {
+        // one subscriber's failure does not stop the others
+      }
+    }
+  };
+
+  const connect = async (): Promise<void> => {
+    const next: Client = new driver.Client({ connectionString: options.url, application_name: 'svc-listen' });
+    let dropped = false;
+    const drop = () => {
+      if (dropped) return;
+      dropped = true;
+      if (client === next) {
+        client = undefined;
+        pid = undefined;
+      }
+      next.end().catch(() => {});
+      schedule();
+    };
+    next.on('error', drop);
+    next.on('end', drop);
+    next.on('notification', (message) => {
+      if (message.channel !== EVENTS_CHANNEL) return;
+      const notice = parseNotice(message.payload);
+      if (notice) each((s) => s.event(notice));
+    });
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${EVENTS_CHANNEL}`);
+      const row = (await next.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0];
+      pid = row?.pid;
+    } catch (error) {
+      dropped = true;
+      next.end().catch(() => {});
+      throw error;
+    }
+    if (closed) {
+      await next.end().catch(() => {});
+      return;
+    }
+    client = next;
+  };
+
+  const schedule = () => {
+    if (closed || timer) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      connect().then(
+        () => each((s) => s.resync()),
+        () => schedule(),
+      );
+    }, delay);
+  };
+
+  const ready = connect();
+  await ready;
+  return {
+    ready,
+    subscribe(subscriber) {
+      subscribers.add(subscriber);
+      return () => subscribers.delete(subscriber);
+    },
+    backendPid: () => pid,
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      const current = client;
+      client = undefined;
+      await current?.end().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * The run ledger's writes (`agent_runs`, `agent_run_events`) on PostgreSQL (issue 18): the
+ * `RunWrites` of ./run-repository.ts, every method async, same semantics. An event's sequence
+ * number is the run's next one: the run's row is locked (FOR UPDATE) for the insert, so two
+ * nodes appending to one run never take the same seq. The reads (./queries.ts), the ledger
+ * operations and recovery on PostgreSQL are the next step; nothing serves from this yet.
+ * @module
+ */
+import type { AsyncOf } from '../store/async-of';
+import type { SqlClient } from '../store/postgres/client';
+import type { RunWrites } from './run-repository';
+
+export type PostgresRunWrites = AsyncOf<RunWrites>;
+
+export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWrites {
+  const { sql } = deps;
+  return {
+    async insertRun(row) {
+      await sql.run(
+        `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
+             prompt, options, created_at, updated_at, started_at, pid, host, runner)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $14, $15)`,
+        [
+          row.id,
+          row.session_id,
+          row.parent_run_id,
+          row.family_session_id,
+          row.status,
+          row.agent,
+          row.model,
+          row.origin,
+          row.prompt,
+          row.options,
+          row.created_at,
+          row.started_at,
+          row.pid,
+          row.host,
+          row.runner,
+        ],
+      );
+    },
+    async interruptIfRunning(id, reason, now) {
+      return (
+        (await sql.run(
+          "UPDATE agent_runs SET status = 'interrupted', reason = $1, finished_at = $2, updated_at = $2 WHERE id = $3 AND status = 'running'",
+          [reason, now, id],
+        )) > 0
+      );
+    },
+    async interrupt(id, reason, now) {
+      await sql.run(
+        "UPDATE agent_runs SET status = 'interrupted', reason = $1, finished_at = $2, updated_at = $2 WHERE id = $3",
+        [reason, now, id],
+      );
+    },
+    async markRunning(id, now, owner) {
+      await sql.run(
+        "UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4 WHERE id = $5",
+        [now, owner.pid, owner.host, owner.runner, id],
+      );
+    },
+    async updateRun(id, patch, now) {
+      const sets: string[] = [];
+      const params: unknown[] = [];
+      const set = (column: string, value: unknown) => {
+        params.push(value);
+        sets.push(`${column} = $${params.length}`);
+      };
+      if (patch.status !== undefined) set('status', patch.status);
+      if (patch.model !== undefined) set('model', patch.model);
+      if (patch.reason !== undefined) set('reason', patch.reason);
+      if (patch.error !== undefined) set('error', patch.error);
+      if (patch.failure !== undefined) set('failure', patch.failure ? JSON.stringify(patch.failure) : null);
+      if (patch.steps !== undefined) set('steps', patch.steps);
+      if (patch.usage) {
+        set('input_tokens', patch.usage.input_tokens);
+        set('output_tokens', patch.usage.output_tokens);
+        set('reasoning_tokens', patch.usage.reasoning_tokens);
+        set('cached_input_tokens', patch.usage.cached_input_tokens);
+      }
+      if (patch.cost !== undefined) set('cost', patch.cost);
+      if (patch.result_message_id !== undefined) set('result_message_id', patch.result_message_id);
+      if (patch.started_at !== undefined) set('started_at', patch.started_at);
+      if (patch.finished_at !== undefined) set('finished_at', patch.finished_at);
+      set('updated_at', now);
+      params.push(id);
+      return (
+        (await sql.run(`UPDATE agent_runs SET ${sets.join(', ')} WHERE id = $${params.length}`, params)) > 0
+      );
+    },
+    async requestCancel(id, now) {
+      await sql.run('UPDATE agent_runs SET cancel_requested = 1, updated_at = $1 WHERE id = $2', [now, id]);
+    },
+    async deleteRuns(ids) {
+      if (ids.length === 0) return;
+      await sql.run('DELETE FROM agent_runs WHERE id = ANY($1::text[])', [[...ids]]);
+    },
+    insertEvent: (event) =>
+      sql.transaction(async (tx) => {
+        await tx.query('SELECT 1 FROM agent_runs WHERE id = $1 FOR UPDATE', [event.run_id]);
+        const row = await tx.one<{ id: number; seq: number }>(
+          `INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
+             VALUES ($1, $2, (SELECT coalesce(max(seq), 0) + 1 FROM agent_run_events WHERE run_id = $1), $3, $4, $5)
+             RETURNING id, seq`,
+          [event.run_id, event.session_id, event.type, event.payload, event.created_at],
+        );
+        if (!row) throw new Error(`agent_run_events: no row returned for run ${event.run_id}`);
+        return row;
+      }),
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * The EventStore contract (issue 18): what every backend's session event log answers, run on
+ * SQLite and on PostgreSQL by ./events.contract.test.ts. Pins: ids increase across sessions and
+ * within one; maxId is 0 for an unknown session, else the highest; `after` is exclusive, in id
+ * order, one session only, with the stored row (type, payload text, created_at).
+ */
+import { expect, it } from 'vitest';
+import type { EventStore } from '../../../src/events/event-store';
+import type { AsyncOf } from '../../../src/sessions/async-of';
+
+export type OpenEventStore = () => Promise<{ store: AsyncOf<EventStore>; close: () => Promise<void> }>;
+
+export function eventStoreContract(open: OpenEventStore): void {
+  const withStore = (fn: (store: AsyncOf<EventStore>) => Promise<void>) => async () => {
+    const { store, close } = await open();
+    try {
+      await fn(store);
+    } finally {
+      await close();
+    }
+  };
+
+  it(
+    'STORE-PG-50 insert returns increasing ids across and within sessions; maxId follows',
+    withStore(async (store) => {
+      expect(await store.maxId('s1')).toBe(0);
+      const a = await store.insert('s1', 'x', '{"n":1}', 10);
+      const b = await store.insert('s2', 'x', '{"n":2}', 11);
+      const c = await store.insert('s1', 'y', '{"n":3}', 12);
+      expect(a).toBeGreaterThan(0);
+      expect(b).toBeGreaterThan(a);
+      expect(c).toBeGreaterThan(b);
+      expect(await store.maxId('s1')).toBe(c);
+      expect(await store.maxId('s2')).toBe(b);
+      expect(await store.maxId('nope')).toBe(0);
+    }),
+  );
+
+  it(
+    'STORE-PG-51 after(id) replays one session after the id, exclusive, in id order, rows intact',
+    withStore(async (store) => {
+      const ids: number[] = [];
+      for (let n = 0; n < 5; n++) {
+        ids.push(await store.insert('s1', `t${n}`, JSON.stringify({ n }), 100 + n));
+        await store.insert('s2', 'other', '{}', 200 + n);
+      }
+      const all = await store.after('s1', 0);
+      expect(all.map((r) => r.id)).toEqual(ids);
+      expect(all[0]).toEqual({
+        id: ids[0],
+        session_id: 's1',
+        type: 't0',
+        payload: '{"n":0}',
+        created_at: 100,
+      });
+      expect((await store.after('s1', ids[2] ?? 0)).map((r) => r.type)).toEqual(['t3', 't4']);
+      expect(await store.after('s1', ids[4] ?? 0)).toEqual([]);
+      expect(await store.after('nope', 0)).toEqual([]);
+    }),
+  );
+}
