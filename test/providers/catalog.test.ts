@@ -11,7 +11,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { catalogCachePath, embeddedCatalog } from '../../src/providers/catalog';
+import { catalogCachePath, embeddedCatalog, parseCatalog } from '../../src/providers/catalog';
+import embeddedJson from '../../src/providers/catalog.json';
 import { credentialFilePath } from '../../src/providers/credential-store';
 import { invokeTool } from '../../src/tools/core/call-tool';
 import { makeTestApp } from '../helpers/make-test-app';
@@ -68,6 +69,13 @@ async function serveJson(status: number, body: string) {
 }
 
 describe('catalog inventory', () => {
+  it('the embedded catalog is valid as bundled (it is not parsed at start-up)', () => {
+    // parseCatalog throws on an invalid entry or a duplicate id; equality means no default is
+    // left for the schema to fill in, so the unparsed file is what a parse would give.
+    expect(parseCatalog(embeddedJson, 'embedded')).toEqual(embeddedJson);
+    expect(embeddedCatalog()).toEqual(parseCatalog(embeddedJson, 'embedded'));
+  });
+
   it('GEN-06 / CLI-10: svc models --json lists at least 15 providers with metadata', async () => {
     const app = await makeTestApp();
     const result = await svc(app, ['models', '--json']);

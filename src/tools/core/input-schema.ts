@@ -30,8 +30,9 @@ export function inputSchemaOf(tool: AnyTool): JSONSchema7 {
 }
 
 /**
- * Register generated schemas for these definitions. A generated schema whose properties differ
- * from the definition's (an edited tool before `npm run docs`) is not used: that tool is converted.
+ * Register generated schemas for these definitions, as they are: start-up reads no definition's
+ * zod schema (issue 17). That each generated schema still matches its definition is checked at
+ * test time (`staleGeneratedSchemas`, test/docs/tool-schemas.test.ts; `npm run docs` regenerates).
  */
 export function registerGeneratedSchemas(
   tools: readonly AnyTool[],
@@ -39,14 +40,24 @@ export function registerGeneratedSchemas(
 ): void {
   for (const tool of tools) {
     const schema = generated[tool.name] as JSONSchema7 | undefined;
-    if (schema && sameFields(tool.input, schema)) schemas.set(tool, schema);
+    if (schema) schemas.set(tool, schema);
   }
 }
 
-function sameFields(input: z.ZodType, schema: JSONSchema7): boolean {
-  const shape = (input as { shape?: Record<string, unknown> }).shape;
-  if (!shape || typeof shape !== 'object') return false;
-  const fields = Object.keys(shape);
-  const properties = Object.keys(schema.properties ?? {});
-  return fields.length === properties.length && fields.every((f) => properties.includes(f));
+/**
+ * The names of the tools whose generated schema is missing or differs from a fresh conversion of
+ * the definition (an edited tool before `npm run docs`). For tests and build checks, not start-up.
+ */
+export function staleGeneratedSchemas(
+  tools: readonly AnyTool[],
+  generated: Readonly<Record<string, unknown>>,
+): string[] {
+  return tools
+    .filter((tool) => {
+      const schema = generated[tool.name];
+      return (
+        schema === undefined || JSON.stringify(schema) !== JSON.stringify(convertInputSchema(tool.input))
+      );
+    })
+    .map((tool) => tool.name);
 }
