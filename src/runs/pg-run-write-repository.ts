@@ -8,7 +8,7 @@
  */
 import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
-import type { RunWrites } from './run-repository';
+import { type RunWrites, runPatchColumns } from './run-repository';
 
 export type PostgresRunWrites = AsyncOf<RunWrites>;
 
@@ -60,33 +60,10 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       );
     },
     async updateRun(id, patch, now) {
-      const sets: string[] = [];
-      const params: unknown[] = [];
-      const set = (column: string, value: unknown) => {
-        params.push(value);
-        sets.push(`${column} = $${params.length}`);
-      };
-      if (patch.status !== undefined) set('status', patch.status);
-      if (patch.model !== undefined) set('model', patch.model);
-      if (patch.reason !== undefined) set('reason', patch.reason);
-      if (patch.error !== undefined) set('error', patch.error);
-      if (patch.failure !== undefined) set('failure', patch.failure ? JSON.stringify(patch.failure) : null);
-      if (patch.steps !== undefined) set('steps', patch.steps);
-      if (patch.usage) {
-        set('input_tokens', patch.usage.input_tokens);
-        set('output_tokens', patch.usage.output_tokens);
-        set('reasoning_tokens', patch.usage.reasoning_tokens);
-        set('cached_input_tokens', patch.usage.cached_input_tokens);
-      }
-      if (patch.cost !== undefined) set('cost', patch.cost);
-      if (patch.result_message_id !== undefined) set('result_message_id', patch.result_message_id);
-      if (patch.started_at !== undefined) set('started_at', patch.started_at);
-      if (patch.finished_at !== undefined) set('finished_at', patch.finished_at);
-      set('updated_at', now);
-      params.push(id);
-      return (
-        (await sql.run(`UPDATE agent_runs SET ${sets.join(', ')} WHERE id = $${params.length}`, params)) > 0
-      );
+      const columns = runPatchColumns(patch, now);
+      const sets = columns.map(([column], i) => `${column} = $${i + 1}`).join(', ');
+      const params = [...columns.map(([, value]) => value), id];
+      return (await sql.run(`UPDATE agent_runs SET ${sets} WHERE id = $${params.length}`, params)) > 0;
     },
     async requestCancel(id, now) {
       await sql.run('UPDATE agent_runs SET cancel_requested = 1, updated_at = $1 WHERE id = $2', [now, id]);

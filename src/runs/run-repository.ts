@@ -66,6 +66,30 @@ export interface RunWrites {
 }
 
 /** The writes over a statement cache; `transaction` wraps the multi-row delete. */
+/** The columns a run patch sets, with their values, `updated_at` last (both backends use it). */
+export function runPatchColumns(patch: RunRowPatch, now: number): [string, unknown][] {
+  const columns: [string, unknown][] = [];
+  const set = (column: string, value: unknown) => columns.push([column, value]);
+  if (patch.status !== undefined) set('status', patch.status);
+  if (patch.model !== undefined) set('model', patch.model);
+  if (patch.reason !== undefined) set('reason', patch.reason);
+  if (patch.error !== undefined) set('error', patch.error);
+  if (patch.failure !== undefined) set('failure', patch.failure ? JSON.stringify(patch.failure) : null);
+  if (patch.steps !== undefined) set('steps', patch.steps);
+  if (patch.usage) {
+    set('input_tokens', patch.usage.input_tokens);
+    set('output_tokens', patch.usage.output_tokens);
+    set('reasoning_tokens', patch.usage.reasoning_tokens);
+    set('cached_input_tokens', patch.usage.cached_input_tokens);
+  }
+  if (patch.cost !== undefined) set('cost', patch.cost);
+  if (patch.result_message_id !== undefined) set('result_message_id', patch.result_message_id);
+  if (patch.started_at !== undefined) set('started_at', patch.started_at);
+  if (patch.finished_at !== undefined) set('finished_at', patch.finished_at);
+  set('updated_at', now);
+  return columns;
+}
+
 export function createRunWrites(
   prepare: (text: string) => Statement,
   transaction: (fn: () => void) => void,
@@ -113,30 +137,10 @@ export function createRunWrites(
       ).run(now, now, owner.pid, owner.host, owner.runner, id);
     },
     updateRun(id, patch, now) {
-      const sets: string[] = [];
-      const params: unknown[] = [];
-      const set = (column: string, value: unknown) => {
-        sets.push(`${column} = ?`);
-        params.push(value);
-      };
-      if (patch.status !== undefined) set('status', patch.status);
-      if (patch.model !== undefined) set('model', patch.model);
-      if (patch.reason !== undefined) set('reason', patch.reason);
-      if (patch.error !== undefined) set('error', patch.error);
-      if (patch.failure !== undefined) set('failure', patch.failure ? JSON.stringify(patch.failure) : null);
-      if (patch.steps !== undefined) set('steps', patch.steps);
-      if (patch.usage) {
-        set('input_tokens', patch.usage.input_tokens);
-        set('output_tokens', patch.usage.output_tokens);
-        set('reasoning_tokens', patch.usage.reasoning_tokens);
-        set('cached_input_tokens', patch.usage.cached_input_tokens);
-      }
-      if (patch.cost !== undefined) set('cost', patch.cost);
-      if (patch.result_message_id !== undefined) set('result_message_id', patch.result_message_id);
-      if (patch.started_at !== undefined) set('started_at', patch.started_at);
-      if (patch.finished_at !== undefined) set('finished_at', patch.finished_at);
-      set('updated_at', now);
-      return prepare(`UPDATE agent_runs SET ${sets.join(', ')} WHERE id = ?`).run(...params, id).changes > 0;
+      const columns = runPatchColumns(patch, now);
+      const sets = columns.map(([column]) => `${column} = ?`).join(', ');
+      const params = columns.map(([, value]) => value);
+      return prepare(`UPDATE agent_runs SET ${sets} WHERE id = ?`).run(...params, id).changes > 0;
     },
     requestCancel(id, now) {
       prepare('UPDATE agent_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?').run(now, id);

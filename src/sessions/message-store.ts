@@ -20,6 +20,31 @@ export const toMessage = (row: MessageRow): Message => ({
   usage: row.usage ? JSON.parse(row.usage) : null,
 });
 
+/** The message an append returns, as a read would return it (the caller's parts stay its own). */
+export function appendedMessage(
+  input: AppendInput,
+  id: string,
+  partsJson: string,
+  now: number,
+  finishedAt: number | null,
+): Message {
+  return {
+    id,
+    session_id: input.session_id,
+    role: input.role,
+    parts: JSON.parse(partsJson) as MessagePart[],
+    model: input.model ?? null,
+    provider: input.provider ?? null,
+    usage: input.usage ? { ...input.usage } : null,
+    cost: input.cost ?? 0,
+    run_id: input.run_id ?? null,
+    created_at: now,
+    updated_at: now,
+    finished_at: finishedAt,
+  };
+}
+type AppendInput = Parameters<SessionStore['appendMessage']>[0];
+
 export function createMessageStore(deps: {
   db: () => Db;
   sql: ReturnType<typeof statementCache>;
@@ -60,21 +85,7 @@ export function createMessageStore(deps: {
         now,
         input.finished === false ? null : now,
       );
-      return {
-        id,
-        session_id: input.session_id,
-        role: input.role,
-        // A copy, as a read would return: the caller's array stays its own.
-        parts: JSON.parse(partsJson) as MessagePart[],
-        model: input.model ?? null,
-        provider: input.provider ?? null,
-        usage: input.usage ? { ...input.usage } : null,
-        cost: input.cost ?? 0,
-        run_id: input.run_id ?? null,
-        created_at: now,
-        updated_at: now,
-        finished_at: input.finished === false ? null : now,
-      };
+      return appendedMessage(input, id, partsJson, now, input.finished === false ? null : now);
     },
     async updateMessage(id, patch) {
       groupCommit(db());

@@ -7,7 +7,7 @@ import { SvcError } from '../errors';
 import type { SqlClient, SqlExecutor } from '../store/postgres/client';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
-import { toMessage } from './message-store';
+import { appendedMessage, toMessage } from './message-store';
 import { searchDocOf, tsvectorOf } from './search-doc';
 import type { Message, MessagePart, MessageRow, SessionStore } from './types';
 
@@ -70,21 +70,7 @@ export function createPostgresMessageStore(deps: {
         return true;
       });
       if (!found) await deps.requireSession(input.session_id);
-      return {
-        id,
-        session_id: input.session_id,
-        role: input.role,
-        // A copy, as a read would return: the caller's array stays its own.
-        parts: JSON.parse(partsJson) as MessagePart[],
-        model: input.model ?? null,
-        provider: input.provider ?? null,
-        usage: input.usage ? { ...input.usage } : null,
-        cost: input.cost ?? 0,
-        run_id: input.run_id ?? null,
-        created_at: now,
-        updated_at: now,
-        finished_at: finishedAt,
-      };
+      return appendedMessage(input, id, partsJson, now, finishedAt);
     },
     async updateMessage(id, patch) {
       const now = deps.clock.now();
