@@ -15,6 +15,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, it } from 'vitest';
+import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
+import { migratePostgres } from '../../src/store/postgres/migrate';
 
 export const POSTGRES_INSTALL = 'apt-get install postgresql';
 
@@ -189,4 +191,16 @@ export function postgresForFile(): { available: boolean; cluster: () => Postgres
       return cluster;
     },
   };
+}
+
+/** A fresh database on the cluster, migrated, and a client of 4 connections to it. */
+export async function migratedDatabase(cluster: PostgresCluster): Promise<SqlClient> {
+  const sql = await createPostgresClient({
+    url: await cluster.createDatabase(),
+    pool_size: 4,
+    statement_timeout_ms: 30_000,
+    connect_timeout_ms: 5_000,
+  });
+  await migratePostgres(sql);
+  return sql;
 }

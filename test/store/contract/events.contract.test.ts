@@ -6,9 +6,7 @@ import { describe } from 'vitest';
 import { createEventStore } from '../../../src/events/event-store';
 import { createPostgresEventStore } from '../../../src/events/pg-event-store';
 import { openDb } from '../../../src/store/db';
-import { createPostgresClient } from '../../../src/store/postgres/client';
-import { migratePostgres } from '../../../src/store/postgres/migrate';
-import { postgresForFile } from '../../helpers/postgres';
+import { migratedDatabase, postgresForFile } from '../../helpers/postgres';
 import { tmpWorkspace } from '../../helpers/tmp-workspace';
 import { eventStoreContract } from './events.contract';
 
@@ -34,13 +32,7 @@ const pg = postgresForFile();
 
 describe.skipIf(!pg.available)('EventStore contract on PostgreSQL', () => {
   eventStoreContract(async () => {
-    const sql = await createPostgresClient({
-      url: await pg.cluster().createDatabase(),
-      pool_size: 4,
-      statement_timeout_ms: 30_000,
-      connect_timeout_ms: 5_000,
-    });
-    await migratePostgres(sql);
+    const sql = await migratedDatabase(pg.cluster());
     return { store: createPostgresEventStore({ sql }), close: () => sql.close() };
   });
 });

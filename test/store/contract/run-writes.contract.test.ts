@@ -6,9 +6,7 @@ import { describe } from 'vitest';
 import { createPostgresRunWrites } from '../../../src/runs/pg-run-write-repository';
 import { createRunWrites } from '../../../src/runs/run-repository';
 import { openDb } from '../../../src/store/db';
-import { createPostgresClient } from '../../../src/store/postgres/client';
-import { migratePostgres } from '../../../src/store/postgres/migrate';
-import { postgresForFile } from '../../helpers/postgres';
+import { migratedDatabase, postgresForFile } from '../../helpers/postgres';
 import { tmpWorkspace } from '../../helpers/tmp-workspace';
 import { runWritesContract } from './run-writes.contract';
 
@@ -52,13 +50,7 @@ const pg = postgresForFile();
 
 describe.skipIf(!pg.available)('RunWrites contract on PostgreSQL', () => {
   runWritesContract(async () => {
-    const sql = await createPostgresClient({
-      url: await pg.cluster().createDatabase(),
-      pool_size: 4,
-      statement_timeout_ms: 30_000,
-      connect_timeout_ms: 5_000,
-    });
-    await migratePostgres(sql);
+    const sql = await migratedDatabase(pg.cluster());
     return {
       writes: createPostgresRunWrites({ sql }),
       addSession: async (id) => {
