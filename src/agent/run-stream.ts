@@ -60,6 +60,7 @@ function bridgeFor(c: RunContext, t: RunTurn) {
     permission: { yolo: run.options.yolo, unattended: run.options.unattended },
     isActive: (name) => t.active.has(name),
     async beforeCall(call) {
+      stepBatch(() => app.db);
       t.called.add(call.tool);
       await atomicallyAsync(
         () => app.db,

@@ -41,8 +41,9 @@ export function atomically<T>(db: () => Db, fn: () => T): T {
  * `atomically` for an async body whose awaits are the async repositories (issue 18): the SQLite
  * backend resolves them at once, so the body still runs within one turn of the event loop and the
  * transaction is never held across an I/O wait. One body at a time per connection (two
- * interleaved bodies' savepoints would not nest); a call from inside a body joins it. An open
- * group-commit batch is committed first: the body is one transaction of its own.
+ * interleaved bodies' savepoints would not nest); a call from inside a body joins it. Inside an
+ * open batch (group commit, step batch) the body is a savepoint of the batch and the batch's
+ * scheduled commit waits for the body to end, so a step's writes stay one commit.
  */
 export async function atomicallyAsync<T>(db: () => Db, fn: () => Promise<T>): Promise<T> {
   let handle: Db;
@@ -60,11 +61,14 @@ export async function atomicallyAsync<T>(db: () => Db, fn: () => Promise<T>): Pr
   });
   asyncQueues.set(handle, mine);
   await previous;
-  const own = { db: handle, open: true };
+  const own = { db: handle, open: true, unpin: false };
   try {
-    // The turn's group commit would commit at a microtask, in the middle of the body: it commits
-    // now, and the body is its own transaction (group-commit writes inside it join it).
-    commitBatch(handle);
+    // Inside an open batch the body joins it as a savepoint, and the batch's scheduled commit
+    // (a microtask or the next check phase, possibly in the middle of the body) waits for it.
+    const inBatch = openBatches.has(handle) && handle.inTransaction;
+    if (inBatch) pinnedBatches.set(handle, (pinnedBatches.get(handle) ?? 0) + 1);
+    else commitBatch(handle);
+    own.unpin = inBatch;
     const outer = handle.inTransaction;
     const savepoint = `svc_async_${++savepoints}`;
     if (outer) handle.exec(`SAVEPOINT ${savepoint}`);
@@ -82,9 +86,30 @@ export async function atomicallyAsync<T>(db: () => Db, fn: () => Promise<T>): Pr
     }
   } finally {
     own.open = false;
+    if (own.unpin) unpinBatch(handle);
     if (asyncQueues.get(handle) === mine) asyncQueues.delete(handle);
     release();
   }
+}
+/** Open async bodies per connection inside a batch; the batch commits when the last one ends. */
+const pinnedBatches = new Map<Db, number>();
+const commitAfterBodies = new Set<Db>();
+function unpinBatch(handle: Db): void {
+  const left = (pinnedBatches.get(handle) ?? 1) - 1;
+  if (left > 0) {
+    pinnedBatches.set(handle, left);
+    return;
+  }
+  pinnedBatches.delete(handle);
+  if (commitAfterBodies.delete(handle)) commitBatch(handle);
+}
+/** The batch's own scheduled commit: deferred while an async body is open inside it. */
+function scheduledCommit(db: Db): void {
+  if (pinnedBatches.has(db)) {
+    if (openBatches.has(db)) commitAfterBodies.add(db);
+    return;
+  }
+  commitBatch(db);
 }
 const asyncScope = new AsyncLocalStorage<{ db: Db; open: boolean }>();
 const asyncQueues = new WeakMap<Db, Promise<void>>();
@@ -110,7 +135,7 @@ export function groupCommit(db: Db): void {
   }
   openBatches.add(db);
   if (openBatches.size === 1) process.once('exit', commitAllBatches);
-  queueMicrotask(() => commitBatch(db));
+  queueMicrotask(() => scheduledCommit(db));
 }
 
 /** Commit the turn's batch now (before a close, at exit); a no-op without one. */
@@ -157,7 +182,7 @@ export function stepBatch(handle: () => Db): void {
   }
   openBatches.add(db);
   if (openBatches.size === 1) process.once('exit', commitAllBatches);
-  setImmediate(() => commitBatch(db));
+  setImmediate(() => scheduledCommit(db));
 }
 
 const stepBatchOff = process.env.SVC_GROUP_COMMIT === '0';

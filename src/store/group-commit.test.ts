@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
-import { atomically, commitBatch, enableGroupCommit, groupCommit, openDb } from './db';
+import {
+  atomically,
+  atomicallyAsync,
+  commitBatch,
+  enableGroupCommit,
+  groupCommit,
+  openDb,
+  stepBatch,
+} from './db';
 
 enableGroupCommit();
 
@@ -29,6 +37,43 @@ describe('group commit', () => {
     await nextTurn();
     expect(db.inTransaction).toBe(false);
     expect(count(other)).toBe(2);
+    other.close();
+    db.close();
+  });
+
+  it('an async body inside a batch joins it: the batch commits once, after the body, even past its turn', async () => {
+    const dataDir = tmpWorkspace();
+    const db = openDb({ dataDir });
+    const other = openDb({ dataDir });
+    stepBatch(() => db);
+    insert(db, 'ses_a');
+    const body = atomicallyAsync(
+      () => db,
+      async () => {
+        insert(db, 'ses_b');
+        await nextTurn(); // the batch's scheduled commit comes and goes while the body is open
+        expect(db.inTransaction).toBe(true);
+        expect(count(other)).toBe(0);
+        insert(db, 'ses_c');
+      },
+    );
+    await body;
+    expect(db.inTransaction).toBe(false); // committed when the body ended
+    expect(count(other)).toBe(3);
+    // A failing body inside a batch rolls back only its own writes.
+    stepBatch(() => db);
+    insert(db, 'ses_d');
+    await expect(
+      atomicallyAsync(
+        () => db,
+        async () => {
+          insert(db, 'ses_e');
+          throw new Error('no');
+        },
+      ),
+    ).rejects.toThrow('no');
+    await nextTurn();
+    expect(count(other)).toBe(4);
     other.close();
     db.close();
   });
