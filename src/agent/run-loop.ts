@@ -229,6 +229,8 @@ async function prepareRun(c: RunContext, user: Message, session: RunTurn['sessio
     active: new Set(effective.map((tool) => tool.name)),
     compacted: undefined,
     lastContext: 0,
+    stepsClosed: 0,
+    stepClosedWaiters: new Set(),
     failedCompactions,
     recorder: undefined,
     stepUsage: null,

@@ -141,6 +141,9 @@ export function streamStarter(
       ...(providerOptions ? { providerOptions } : {}),
       prepareStep: async ({ stepNumber, messages: stepMessages }) => {
         const step = stepsBefore + stepNumber;
+        // The stream's reader records the previous step (its usage, the context gauge) while the
+        // SDK already prepares this one: wait until it is closed, so the decisions below see it.
+        if (stepNumber > 0) await stepsClosed(t, step);
         if (step > 0) {
           if (app.runs.cancelRequested(run.id)) {
             x.stop.status ??= 'cancelled';
@@ -229,7 +232,33 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   });
   t.lastToolCalls = recorder.toolCalls.length;
   t.recorder = undefined;
+  t.stepsClosed++;
+  for (const wake of [...t.stepClosedWaiters]) wake();
 }
+
+/**
+ * Resolves once `count` steps of the run are closed, or after STEP_CLOSE_WAIT_MS (a stream that
+ * never delivers the step's end must not hang the run; the step is then judged without it).
+ */
+function stepsClosed(t: RunTurn, count: number): Promise<void> {
+  if (t.stepsClosed >= count) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      if (t.stepsClosed < count && !timedOut) return;
+      t.stepClosedWaiters.delete(done);
+      clearTimeout(timer);
+      resolve();
+    };
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      done();
+    }, STEP_CLOSE_WAIT_MS);
+    timer.unref();
+    t.stepClosedWaiters.add(done);
+  });
+}
+const STEP_CLOSE_WAIT_MS = 5_000;
 
 type StreamPart = ReturnType<Ai['streamText']>['fullStream'] extends AsyncIterable<infer P> ? P : never;
 

@@ -98,6 +98,9 @@ export interface RunTurn {
    */
   compacted: { prefix: ModelMessage[]; cut: number } | undefined;
   lastContext: number;
+  /** Steps closed in this run (their usage and lastContext recorded), and who waits for the next. */
+  stepsClosed: number;
+  stepClosedWaiters: Set<() => void>;
   /** Auto-compactions that failed in this run: after MAX_FAILED_COMPACTIONS it stops trying. */
   failedCompactions: number;
   recorder: StepRecorder | undefined;
