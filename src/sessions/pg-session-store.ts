@@ -12,6 +12,7 @@ import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
 import { createPostgresMessageStore } from './pg-message-store';
 import { createPostgresSessionSearch } from './pg-session-search-repository';
+import { newSessionValues } from './session-store';
 import type { Session, SessionRow, SessionStore } from './types';
 
 export type PostgresSessionStore = AsyncOf<SessionStore>;
@@ -107,22 +108,11 @@ function sessionWrites(deps: {
     async create(input = {}) {
       const now = deps.clock.now();
       if (input.parent_id) await require(input.parent_id);
-      const id = deps.ids.next('ses');
+      const id = input.id ?? deps.ids.next('ses');
       await sql.run(
         `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [
-          id,
-          input.parent_id ?? null,
-          input.title ?? '',
-          input.mode ?? 'build',
-          input.agent ?? 'build',
-          input.model ?? null,
-          deps.workspace,
-          JSON.stringify(input.metadata ?? {}),
-          now,
-          now,
-        ],
+        newSessionValues(input, id, deps.workspace, now),
       );
       const session = await require(id);
       deps.bus?.publish(id, 'session.created', {

@@ -11,7 +11,7 @@ import type { Clock, Ids } from '../util/ids';
 import { createMessageStore } from './message-store';
 import { createSessionSearch } from './session-search';
 import { createSessionSearchRepository } from './session-search-repository';
-import type { Session, SessionRow, SessionStore } from './types';
+import type { CreateSessionInput, Session, SessionRow, SessionStore } from './types';
 
 export type {
   CreateSessionInput,
@@ -26,6 +26,22 @@ export type {
   SessionStore,
   Usage,
 } from './types';
+
+/** The values of a new session row, in the column order both backends insert them. */
+export function newSessionValues(input: CreateSessionInput, id: string, workspace: string, now: number) {
+  return [
+    id,
+    input.parent_id ?? null,
+    input.title ?? '',
+    input.mode ?? 'build',
+    input.agent ?? 'build',
+    input.model ?? null,
+    workspace,
+    JSON.stringify(input.metadata ?? {}),
+    now,
+    now,
+  ];
+}
 
 export function createSessionStore(deps: {
   db: () => Db;
@@ -76,18 +92,7 @@ export function createSessionStore(deps: {
       sql(
         `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        id,
-        input.parent_id ?? null,
-        input.title ?? '',
-        input.mode ?? 'build',
-        input.agent ?? 'build',
-        input.model ?? null,
-        deps.workspace,
-        JSON.stringify(input.metadata ?? {}),
-        now,
-        now,
-      );
+      ).run(...newSessionValues(input, id, deps.workspace, now));
       const session = require(id);
       deps.bus?.publish(id, 'session.created', {
         session_id: id,

@@ -81,6 +81,14 @@ export function sessionStoreContract(open: OpenSessionStore): void {
 
   describe('sessions', () => {
     it(
+      'STORE-PG-20b: create keeps an id reserved by the caller',
+      withStore(async ({ store }) => {
+        const s = await store.create({ id: 'ses_reserved', title: 'r' });
+        expect(s.id).toBe('ses_reserved');
+        expect((await store.require('ses_reserved')).title).toBe('r');
+      }),
+    );
+    it(
       'STORE-PG-20: create, get and require',
       withStore(async ({ store }) => {
         const s = await store.create({ title: 't', metadata: { k: [1, 'x'] }, model: 'm/1' });
