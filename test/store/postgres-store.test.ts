@@ -17,6 +17,7 @@ import {
   postgresSchemaVersion,
 } from '../../src/store/postgres/migrate';
 import { checkStore } from '../../src/store/store-check';
+import { postgresTransactions } from '../../src/store/transactions';
 import { postgresForFile } from '../helpers/postgres';
 import { sqliteColumns, sqliteTables } from './sqlite-tables';
 
@@ -69,6 +70,58 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
       ]);
       expect(pids[0]).toEqual(pids[1]);
     } finally {
+      await db.close();
+    }
+  });
+
+  it("STORE-PG-18: a transaction is ambient: the client's own statements inside it join it, a nested one is a savepoint", async () => {
+    const url = await pg.cluster().createDatabase();
+    const db = await client(url);
+    const other = await client(url);
+    try {
+      await db.run('CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)');
+      // Two "repositories" that only hold the client, written in one transaction: nothing is seen
+      // from another connection before the commit, and a throw rolls both back.
+      const repoA = { put: (id: number) => db.run('INSERT INTO t VALUES ($1, $2)', [id, 'a']) };
+      const repoB = { put: (id: number) => db.run('INSERT INTO t VALUES ($1, $2)', [id, 'b']) };
+      const transactions = postgresTransactions(db);
+      let seenInside = -1;
+      await transactions.run(async () => {
+        expect(db.inTransaction()).toBe(true);
+        await repoA.put(1);
+        await repoB.put(2);
+        seenInside = (await other.one<{ n: number }>('SELECT count(*) AS n FROM t'))?.n ?? -1;
+      });
+      expect(seenInside).toBe(0);
+      expect(db.inTransaction()).toBe(false);
+      expect(await other.query('SELECT id, v FROM t ORDER BY id')).toEqual([
+        { id: 1, v: 'a' },
+        { id: 2, v: 'b' },
+      ]);
+      await fails(
+        transactions.run(async () => {
+          await repoA.put(3);
+          await repoB.put(4);
+          throw new SvcError('conflict', 'stop');
+        }),
+      );
+      expect((await db.one<{ n: number }>('SELECT count(*) AS n FROM t'))?.n).toBe(2);
+      // A nested transaction that fails rolls back to its savepoint; the outer one commits.
+      await transactions.run(async () => {
+        await repoA.put(5);
+        await fails(
+          db.transaction(async () => {
+            await repoB.put(6);
+            await repoB.put(5); // duplicate key
+          }),
+        );
+        await repoB.put(7);
+      });
+      expect((await db.query<{ id: number }>('SELECT id FROM t ORDER BY id')).map((r) => r.id)).toEqual([
+        1, 2, 5, 7,
+      ]);
+    } finally {
+      await other.close();
       await db.close();
     }
   });

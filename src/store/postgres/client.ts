@@ -5,6 +5,7 @@
  * columns (epoch ms, counters, identities) read as numbers, as they do from SQLite.
  * @module
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Pool, PoolClient, PoolConfig, QueryResult, QueryResultRow } from 'pg';
 import type { StoreConfig } from '../../config/schema';
 import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
@@ -24,8 +25,16 @@ export interface SqlExecutor {
 }
 
 export interface SqlClient extends SqlExecutor {
-  /** `fn` runs on one checked-out connection between BEGIN and COMMIT (ROLLBACK when it throws). */
+  /**
+   * `fn` runs on one checked-out connection between BEGIN and COMMIT (ROLLBACK when it throws).
+   * The transaction is ambient for the body's async context: the client's own `query`, `one` and
+   * `run` called anywhere inside `fn` (a repository that only holds the client) run on the
+   * transaction's connection, and a nested `transaction` is a savepoint of it. So a service can
+   * make several repositories' writes one transaction without passing `tx` through them.
+   */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** True inside a `transaction` body of this client. */
+  inTransaction(): boolean;
   /** Host, port, database and user (for messages). */
   readonly target: StoreTarget;
   /** The URL with its password masked. */
@@ -91,11 +100,31 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     };
   };
 
+  const ambient = new AsyncLocalStorage<{ tx: SqlExecutor; savepoints: number }>();
+  const pooled = executor(pool);
+  const current = (): SqlExecutor => ambient.getStore()?.tx ?? pooled;
+
   return {
-    ...executor(pool),
+    query: (text, params) => current().query(text, params),
+    one: (text, params) => current().one(text, params),
+    run: (text, params) => current().run(text, params),
     target,
     redactedUrl,
+    inTransaction: () => ambient.getStore() !== undefined,
     async transaction(fn) {
+      const outer = ambient.getStore();
+      if (outer) {
+        const savepoint = `svc_sp_${++outer.savepoints}`;
+        await outer.tx.run(`SAVEPOINT ${savepoint}`);
+        try {
+          const result = await fn(outer.tx);
+          await outer.tx.run(`RELEASE SAVEPOINT ${savepoint}`);
+          return result;
+        } catch (error) {
+          await outer.tx.run(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {});
+          throw error;
+        }
+      }
       let connection: PoolClient;
       try {
         connection = await pool.connect();
@@ -103,9 +132,10 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         throw fail(error);
       }
       let broken = false;
+      const tx = executor(connection);
       try {
         await connection.query('BEGIN');
-        const result = await fn(executor(connection));
+        const result = await ambient.run({ tx, savepoints: 0 }, () => fn(tx));
         await connection.query('COMMIT');
         return result;
       } catch (error) {
