@@ -11,11 +11,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { binarySchemaVersion } from '../../src/store/postgres/migrate';
 import { postgresForFile } from '../helpers/postgres';
 import { runBin } from '../helpers/run-bin';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 
 const pg = postgresForFile();
+const LATEST = binarySchemaVersion();
 const PASSWORD = 'hunter2-secret-pw';
 
 function env(workspace: string, extra: Record<string, string> = {}) {
@@ -40,17 +42,17 @@ describe.skipIf(!pg.available)('PostgreSQL store from the CLI', () => {
       ok: true,
       location: url.replace('postgres@', 'postgres:***@'),
       schema_version: 0,
-      binary_schema_version: 1,
+      binary_schema_version: LATEST,
       server_version: expect.stringMatching(/^\d+/),
       role: 'primary',
-      detail: expect.stringContaining('1 migration(s) pending'),
+      detail: expect.stringContaining(`${LATEST} migration(s) pending`),
     });
     expect(report.round_trip_ms).toBeGreaterThan(0);
 
     const start = await runBin(['service', 'start', 'http', '--port', '0'], { cwd: workspace, env: vars });
     expect(start.code).toBe(2);
     expect(start.stdout).toBe('');
-    expect(start.stderr).toContain('connected and migrated it (schema version 1)');
+    expect(start.stderr).toContain(`connected and migrated it (schema version ${LATEST})`);
     expect(start.stderr).toContain('svc cannot serve from PostgreSQL yet');
     expect(start.stderr).toContain(url.replace('postgres@', 'postgres:***@'));
     noStack(start.stderr);
@@ -58,7 +60,7 @@ describe.skipIf(!pg.available)('PostgreSQL store from the CLI', () => {
     const after = await runBin(['doctor', '--store'], { cwd: workspace, env: vars });
     expect(after.code, after.stderr).toBe(0);
     expect(after.stdout).toContain('kind     postgres');
-    expect(after.stdout).toContain('schema   1 applied, this svc knows 1');
+    expect(after.stdout).toContain(`schema   ${LATEST} applied, this svc knows ${LATEST}`);
     expect(after.stdout).toContain('role     primary');
 
     const list = await runBin(['session', 'list'], { cwd: workspace, env: vars });

@@ -16,12 +16,15 @@ import {
   migratePostgres,
   postgresSchemaVersion,
 } from '../../src/store/postgres/migrate';
+import { postgresMigrations } from '../../src/store/postgres/migrations/index';
 import { checkStore } from '../../src/store/store-check';
 import { postgresTransactions } from '../../src/store/transactions';
 import { postgresForFile } from '../helpers/postgres';
 import { sqliteColumns, sqliteTables } from './sqlite-tables';
 
 const pg = postgresForFile();
+const LATEST = binarySchemaVersion();
+const ALL = postgresMigrations.map((m) => m.id);
 
 async function client(url: string, extra: Partial<Parameters<typeof createPostgresClient>[0]> = {}) {
   return createPostgresClient({
@@ -142,8 +145,8 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
   it('STORE-PG-11: migration 1 creates every table of the SQLite schema and records its version', async () => {
     const db = await client(await pg.cluster().createDatabase());
     try {
-      expect(await migratePostgres(db)).toEqual({ applied: [1], version: 1 });
-      expect(await migratePostgres(db)).toEqual({ applied: [], version: 1 });
+      expect(await migratePostgres(db)).toEqual({ applied: ALL, version: LATEST });
+      expect(await migratePostgres(db)).toEqual({ applied: [], version: LATEST });
       const tables = (
         await db.query<{ name: string }>(
           "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'",
@@ -179,10 +182,10 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
     const b = await client(url);
     try {
       const [ra, rb] = await Promise.all([migratePostgres(a), migratePostgres(b)]);
-      expect([ra.applied, rb.applied].sort()).toEqual([[], [1]]);
-      expect(ra.version).toBe(1);
-      expect(rb.version).toBe(1);
-      expect(await a.query('SELECT id FROM schema_migrations')).toEqual([{ id: 1 }]);
+      expect([ra.applied, rb.applied].sort()).toEqual([[], ALL]);
+      expect(ra.version).toBe(LATEST);
+      expect(rb.version).toBe(LATEST);
+      expect(await a.query('SELECT id FROM schema_migrations')).toEqual(ALL.map((id) => ({ id })));
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
@@ -194,8 +197,10 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
       await migratePostgres(db);
       await db.run("INSERT INTO schema_migrations (id, name, applied_at) VALUES (7, 'future', 0)");
       const error = await fails(migratePostgres(db));
-      expect(error.message).toMatch(/has schema version 7, newer than this svc knows \(1\)/);
-      expect(error.details).toMatchObject({ schema_version: 7, binary_schema_version: 1 });
+      expect(error.message).toMatch(
+        new RegExp(`has schema version 7, newer than this svc knows \\(${LATEST}\\)`),
+      );
+      expect(error.details).toMatchObject({ schema_version: 7, binary_schema_version: LATEST });
     } finally {
       await db.close();
     }
@@ -213,16 +218,16 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
         kind: 'postgres',
         ok: true,
         role: 'primary',
-        schema_version: 1,
-        binary_schema_version: 1,
+        schema_version: LATEST,
+        binary_schema_version: LATEST,
       });
       const standbyUrl = url.replace(`:${cluster.port}/`, `:${standby.port}/`);
       let report = await checkStore({ ...store, url: standbyUrl }, '/nonexistent');
-      for (let i = 0; i < 50 && report.schema_version !== 1; i++) {
+      for (let i = 0; i < 50 && report.schema_version !== LATEST; i++) {
         await new Promise((r) => setTimeout(r, 100));
         report = await checkStore({ ...store, url: standbyUrl }, '/nonexistent');
       }
-      expect(report).toMatchObject({ kind: 'postgres', ok: true, role: 'standby', schema_version: 1 });
+      expect(report).toMatchObject({ kind: 'postgres', ok: true, role: 'standby', schema_version: LATEST });
       expect(report.replication_lag_ms === null || typeof report.replication_lag_ms === 'number').toBe(true);
     } finally {
       await primary.close();

@@ -3,13 +3,14 @@
  * 1–99 foundation, 100–199 providers, 200–299 agent core, 300–399 http/scheduler, 400–499 mcp,
  * 500–599 readouts I, 600–699 readouts II, 700–749 remote agents, deploy, plugins and contracts,
  * 750–799 quality (apply_patch log, edit capsules, finding lifecycle), 800–819 telemetry (the
- * model call cost ledger). Applied ids are tracked one
+ * model call cost ledger), 820–839 cluster (workspace leases, node heartbeats). Applied ids are tracked one
  * by one, so a migration merged late still runs. Forward-only: never edit a migration that has
  * shipped.
  * @module
  */
 import { adaptiveMigrations } from './adaptive';
 import { agentMigrations } from './agent';
+import { clusterMigrations } from './cluster';
 import { codingToolsMigrations } from './coding-tools';
 import { foundationMigrations } from './foundation';
 import { healthMigrations } from './health';
@@ -41,4 +42,5 @@ export const migrations: readonly Migration[] = [
   ...healthMigrations,
   ...qualityMigrations,
   ...telemetryMigrations,
+  ...clusterMigrations,
 ];

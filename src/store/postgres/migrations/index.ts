@@ -9,7 +9,9 @@ import type { Migration } from '../../migrations/types';
 import { coreDdl } from './baseline-core';
 import { operationsDdl } from './baseline-operations';
 import { oversightDdl } from './baseline-oversight';
+import { clusterDdl } from './cluster';
 
 export const postgresMigrations: readonly Migration[] = [
   { id: 1, name: 'baseline', sql: [coreDdl, operationsDdl, oversightDdl].join('\n') },
+  { id: 2, name: 'workspace leases and node heartbeats', sql: clusterDdl },
 ];
