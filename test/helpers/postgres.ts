@@ -40,6 +40,8 @@ export interface PostgresCluster {
   urlOf(database: string): string;
   /** A streaming-replication standby of this cluster (pg_basebackup -R), on its own port. */
   startStandby(): Promise<PostgresCluster>;
+  /** `pg_ctl restart -m immediate`: a crash and a restart on the same port; resolves once it accepts. */
+  restart(): void;
   stop(): void;
 }
 
@@ -154,6 +156,20 @@ async function launch(bin: string, dir: string): Promise<PostgresCluster> {
       ];
       asClusterUser(join(bin, 'pg_basebackup'), args);
       return launch(bin, standbyDir);
+    },
+    restart() {
+      asClusterUser(join(bin, 'pg_ctl'), [
+        '-D',
+        data,
+        '-m',
+        'immediate',
+        '-o',
+        options,
+        '-l',
+        join(dir, 'log'),
+        '-w',
+        'restart',
+      ]);
     },
     stop,
   };
