@@ -14,15 +14,28 @@ import { pluginConfigLayers, pluginsDir } from '../plugins/config-layer';
 import { createRedactor, type Redactor } from '../redact';
 import { ensureDataDir } from '../store/data-dir';
 import { DB_FILE, type Db, openDb } from '../store/db';
+import type { SqlClient } from '../store/postgres/client';
 import { postgresNotServed } from '../store/postgres-pending';
 import { isPostgresUrl } from '../store/store-url';
+import { postgresTransactions, type StoreTransactions, sqliteTransactions } from '../store/transactions';
 import type { RuntimeState } from '../tools/core/types';
 import { type Clock, createIds, type Ids, systemClock } from '../util/ids';
 import { checkAllowlists, seedSecrets } from './config-checks';
 import type { AppOptions } from './types';
 
+/** Where the App's durable state lives (issue 18). */
+export type AppStore =
+  | { kind: 'sqlite'; transactions: StoreTransactions }
+  | { kind: 'postgres'; sql: SqlClient; transactions: StoreTransactions };
+
 export interface AppBase {
   workspace: string;
+  store: AppStore;
+  /**
+   * A repository on the App's store: the SQLite one over the lazily opened database, or the
+   * PostgreSQL one over the client.
+   */
+  repository<T>(sqlite: (db: () => Db) => T, postgres: (sql: SqlClient) => T): T;
   dataDir: string;
   env: Record<string, string | undefined>;
   clock: Clock;
@@ -87,17 +100,26 @@ export function createBase(options: AppOptions): AppBase {
   let db: Db | undefined;
   const openDatabase = (): Db => {
     if (!db) {
-      // issue 18: with a PostgreSQL store configured, svc.db is never opened (nor created).
+      // issue 18: with a PostgreSQL store configured, svc.db is never opened (nor created); a
+      // part of svc that still reaches for it fails with this error instead.
       const storeUrl = loaded.config.store.url;
-      if (isPostgresUrl(storeUrl)) throw postgresNotServed(storeUrl);
+      if (options.postgres || isPostgresUrl(storeUrl))
+        throw postgresNotServed(storeUrl ?? options.postgres?.redactedUrl ?? '');
       db = openDb({ dataDir, readonly: options.readOnlyDb, templateDir: userCacheDir(env) });
       log.debug('database open', { path: join(dataDir, DB_FILE) });
     }
     return db;
   };
 
+  const store: AppStore = options.postgres
+    ? { kind: 'postgres', sql: options.postgres, transactions: postgresTransactions(options.postgres) }
+    : { kind: 'sqlite', transactions: sqliteTransactions(openDatabase) };
+
   return {
     workspace,
+    store,
+    repository: (sqlite, postgres) =>
+      store.kind === 'postgres' ? postgres(store.sql) : sqlite(openDatabase),
     dataDir,
     env,
     clock,

@@ -5,6 +5,7 @@
  */
 import type { Logger } from '../log';
 import type { McpAuthStore } from '../mcp-client/auth-store';
+import type { SqlClient } from '../store/postgres/client';
 import type { AnyTool, ToolHost } from '../tools/core/types';
 import type { Clock, Ids } from '../util/ids';
 
@@ -36,6 +37,11 @@ export interface AppOptions {
    * coordinator-backed adaptive parity: `get_adaptive_orchestration` is absent.
    */
   adaptive?: boolean;
+  /**
+   * The PostgreSQL store to serve from (issue 18), connected and migrated by the caller (`svc
+   * service start` with `[store] url`). Without it the App keeps its state in SQLite.
+   */
+  postgres?: SqlClient;
   /** Where MCP client OAuth credentials live; default `<user config dir>/svc/mcp-auth.json`. */
   mcpAuthStore?: McpAuthStore;
 }
