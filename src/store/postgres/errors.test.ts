@@ -21,6 +21,11 @@ describe('PostgreSQL errors', () => {
         /host "db.example" not found/,
       ],
       [new Error('timeout expired'), 'unavailable', /timed out connecting/],
+      [
+        pgError('23505', 'duplicate key value violates unique constraint "workspace_leases_pkey"'),
+        'conflict',
+        /duplicate key value/,
+      ],
       [new Error('Connection terminated due to connection timeout'), 'unavailable', /timed out connecting/],
       [
         new Error('timeout exceeded when trying to connect'),

@@ -85,6 +85,12 @@ export function storeError(error: unknown, context: StoreErrorContext): SvcError
       { details: { ...details, reason: 'permission' } },
     );
   }
+  if (code === '23505' || code === '23503') {
+    // A unique or foreign key constraint: the database decided a race (two nodes, one key).
+    return new SvcError('conflict', `${where}: ${raw}`, {
+      details: { ...details, reason: code === '23505' ? 'unique_violation' : 'foreign_key_violation' },
+    });
+  }
   if (code === '57014') {
     return new SvcError('timeout', `${where}: a statement ran past [store] statement_timeout_ms (${raw})`, {
       details: { ...details, reason: 'statement_timeout' },
