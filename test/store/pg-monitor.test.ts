@@ -1,0 +1,88 @@
+/**
+ * The store monitor (issue 18: a node that loses the database answers 503 with the reason and
+ * recovers by itself), on a real PostgreSQL reached through a TCP proxy the test can cut:
+ * ok while the database answers; not ok, with a reason naming host and port, once it cannot be
+ * reached; ok again, by itself, when it returns.
+ */
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { createPostgresClient } from '../../src/store/postgres/client';
+import { migratePostgres } from '../../src/store/postgres/migrate';
+import { createStoreMonitor } from '../../src/store/postgres/monitor';
+import { postgresForFile } from '../helpers/postgres';
+
+const pg = postgresForFile();
+
+/** A TCP proxy to the cluster that can be taken down (every connection cut) and brought back. */
+async function proxy(port: number) {
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let listenPort = 0;
+  const up = () =>
+    new Promise<void>((resolve) => {
+      server = createServer((client) => {
+        const upstream = createConnection({ host: '127.0.0.1', port });
+        for (const s of [client, upstream]) {
+          sockets.add(s);
+          s.on('close', () => sockets.delete(s));
+          s.on('error', () => {});
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.listen(listenPort, '127.0.0.1', () => {
+        const address = server?.address();
+        listenPort = typeof address === 'object' && address ? address.port : 0;
+        resolve();
+      });
+    });
+  const down = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server?.close(() => resolve());
+    });
+  await up();
+  return { port: () => listenPort, up, down };
+}
+
+async function until(predicate: () => boolean, what: string) {
+  const deadline = Date.now() + 10_000;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe.skipIf(!pg.available)('PostgreSQL store monitor', () => {
+  it('STORE-PG-19: the monitor reports the store lost with the reason, and recovered by itself', async () => {
+    const cluster = pg.cluster();
+    const direct = await cluster.createDatabase();
+    const tunnel = await proxy(cluster.port);
+    const url = direct.replace(`:${cluster.port}/`, `:${tunnel.port()}/`);
+    const sql = await createPostgresClient({
+      url,
+      pool_size: 2,
+      statement_timeout_ms: 5_000,
+      connect_timeout_ms: 1_000,
+    });
+    await migratePostgres(sql);
+    const changes: boolean[] = [];
+    const monitor = createStoreMonitor(sql, { intervalMs: 50, onChange: (s) => changes.push(s.ok) });
+    try {
+      await until(() => monitor.status().schema_version !== undefined, 'the first probe');
+      expect(monitor.status()).toMatchObject({ ok: true, schema_version: expect.any(Number) });
+      await tunnel.down();
+      await until(() => !monitor.status().ok, 'the store to be reported lost');
+      expect(monitor.status().reason).toMatch(new RegExp(`127\\.0\\.0\\.1:${tunnel.port()}`));
+      expect(monitor.status().reason).not.toMatch(/\n\s+at /);
+      await tunnel.up();
+      await until(() => monitor.status().ok, 'the store to be reported back');
+      expect(changes).toEqual([false, true]);
+      // Statements work again on the same pool.
+      expect(await sql.one<{ one: number }>('SELECT 1 AS one')).toEqual({ one: 1 });
+    } finally {
+      monitor.stop();
+      await tunnel.down();
+      await sql.close();
+    }
+  });
+});
