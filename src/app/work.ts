@@ -13,6 +13,7 @@ import { createCommandSpawner } from '../sandbox/spawn';
 import { createAgentToolbox, withWorkspace } from '../tools/core/agent-toolbox';
 import type { MutationRequest } from '../tools/core/types';
 import { createWorkflowService } from '../workflows/workflow-service';
+import { createSqliteWorkspaceStores } from '../workspace/stores';
 import { createWorkspace } from '../workspace/workspace';
 import type { AppBase } from './base';
 import type { AppCore } from './core';
@@ -98,6 +99,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     env,
     config: base.config,
     db: openDatabase,
+    stores: createSqliteWorkspaceStores(openDatabase),
     bus,
     clock,
     ids,

@@ -51,8 +51,10 @@ export async function buildTaskAggregate(
   const todoCounts: Record<TodoStatus, number> = { pending: 0, in_progress: 0, completed: 0, cancelled: 0 };
   const inProgress: { session_id: string; task: string }[] = [];
   const pending: { session_id: string; task: string }[] = [];
-  const sessions = family.map((session) => {
-    const list = app.ws.todos.get(session.id);
+  const withTodos = await Promise.all(
+    family.map(async (session) => ({ session, list: await app.ws.todos.get(session.id) })),
+  );
+  const sessions = withTodos.map(({ session, list }) => {
     for (const todo of list.todos) {
       todoCounts[todo.status]++;
       const entry = { session_id: session.id, task: oneLine(app, todo.content, 160) };

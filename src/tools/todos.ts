@@ -49,8 +49,8 @@ export const todos = defineTool({
         required: 'session_id: todos belong to a session; give session_id or call from a session',
       })
     ).session_id;
-    if (input.todos === undefined) return ctx.app.ws.todos.get(sessionId);
-    return ctx.app.ws.todos.replace(sessionId, input.todos);
+    if (input.todos === undefined) return await ctx.app.ws.todos.get(sessionId);
+    return await ctx.app.ws.todos.replace(sessionId, input.todos);
   },
   toModelOutput(result) {
     if (result.todos.length === 0) return 'The todo list is empty.';

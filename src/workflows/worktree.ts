@@ -20,6 +20,7 @@ import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
 import type { MutationGuard } from '../workspace/context';
 import { createGitRunner, type GitRunner } from '../workspace/git';
+import { createSqliteWorkspaceStores } from '../workspace/stores';
 import { createWorkspace } from '../workspace/workspace';
 import {
   assertDepth,
@@ -161,6 +162,7 @@ export async function spawnWorktreeOverride(
     env: deps.env,
     config: () => deps.config,
     db: () => deps.db,
+    stores: createSqliteWorkspaceStores(() => deps.db),
     bus: deps.bus,
     clock: deps.clock,
     ids: deps.ids,

@@ -14,24 +14,24 @@ export interface TodoRow {
 
 export interface TodoRepository {
   /** The session's todos in list order. */
-  list(sessionId: string): TodoRow[];
+  list(sessionId: string): Promise<TodoRow[]>;
   /** Replaces the session's todos with these, in one transaction, stamped `updatedAt`. */
   replace(
     sessionId: string,
     todos: readonly { content: string; status: TodoRow['status']; active_form?: string }[],
     updatedAt: number,
-  ): void;
+  ): Promise<void>;
 }
 
 export function createTodoRepository(db: () => Db): TodoRepository {
   return {
-    list: (sessionId) =>
+    list: async (sessionId) =>
       db()
         .prepare(
           'SELECT content, status, active_form, updated_at FROM session_todos WHERE session_id = ? ORDER BY position',
         )
         .all(sessionId) as TodoRow[],
-    replace(sessionId, todos, updatedAt) {
+    async replace(sessionId, todos, updatedAt) {
       const handle = db();
       handle.transaction(() => {
         handle.prepare('DELETE FROM session_todos WHERE session_id = ?').run(sessionId);

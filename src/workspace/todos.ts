@@ -3,9 +3,8 @@
  * each write so the model always states the full plan. Stored in svc.db per session.
  * @module
  */
-import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
-import { createTodoRepository } from './todo-repository';
+import type { TodoRepository } from './todo-repository';
 
 export type TodoStatus = 'pending' | 'in_progress' | 'completed' | 'cancelled';
 
@@ -24,14 +23,14 @@ export interface TodoList {
 }
 
 export interface TodoStore {
-  get(sessionId: string): TodoList;
-  replace(sessionId: string, todos: Todo[]): TodoList;
+  get(sessionId: string): Promise<TodoList>;
+  replace(sessionId: string, todos: Todo[]): Promise<TodoList>;
 }
 
-export function createTodoStore(deps: { db: () => Db; clock: Clock }): TodoStore {
-  const repository = createTodoRepository(deps.db);
-  const get = (sessionId: string): TodoList => {
-    const rows = repository.list(sessionId);
+export function createTodoStore(deps: { todos: TodoRepository; clock: Clock }): TodoStore {
+  const repository = deps.todos;
+  const get = async (sessionId: string): Promise<TodoList> => {
+    const rows = await repository.list(sessionId);
     const todos = rows.map((r) => ({
       content: r.content,
       status: r.status,
@@ -48,10 +47,10 @@ export function createTodoStore(deps: { db: () => Db; clock: Clock }): TodoStore
   };
   return {
     get,
-    replace(sessionId, todos) {
+    async replace(sessionId, todos) {
       const now = deps.clock.now();
-      repository.replace(sessionId, todos, now);
-      const list = get(sessionId);
+      await repository.replace(sessionId, todos, now);
+      const list = await get(sessionId);
       return { ...list, updated_at: now };
     },
   };

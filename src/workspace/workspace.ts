@@ -23,6 +23,7 @@ import { createReadTracker, type ReadTracker } from './read-tracker';
 import { createSearchOps, type SearchOps } from './search';
 import { createSemanticOps, type SemanticOps } from './semantic';
 import { createShell, type Shell, type ShellSandbox } from './shell';
+import type { WorkspaceStores } from './stores';
 import { createTodoStore, type TodoStore } from './todos';
 import { createWebOps, type WebOps } from './web';
 
@@ -56,6 +57,8 @@ export function createWorkspace(deps: {
   env: Readonly<Record<string, string | undefined>>;
   config: () => Config;
   db: () => Db;
+  /** The repositories (./stores.ts): SQLite or PostgreSQL. */
+  stores: WorkspaceStores;
   bus: EventBus;
   clock: Clock;
   ids: Ids;
@@ -147,7 +150,7 @@ export function createWorkspace(deps: {
     history,
     reads,
     changes,
-    todos: createTodoStore({ db: deps.db, clock: deps.clock }),
+    todos: createTodoStore({ todos: deps.stores.todos, clock: deps.clock }),
     lsp,
     async close() {
       unsubscribe();

@@ -19,6 +19,11 @@ export interface OpenSession {
 export interface UpdateQueue {
   /** Send a `session/update` after everything queued before it. */
   update(update: acp.SessionUpdate): void;
+  /**
+   * Send the update `pending` resolves to (none when undefined) in this place of the order: it is
+   * read from the store now, sent after everything queued before it.
+   */
+  updateFrom(pending: Promise<acp.SessionUpdate | undefined>): void;
   /** Run a step after everything queued before it (it does not hold the queue up itself). */
   after(step: () => void): void;
   /** Resolves when everything queued so far has gone out. */
@@ -40,6 +45,17 @@ export function createUpdateQueue(client: acp.AgentContext, sessionId: string, l
     update(u) {
       chain = chain
         .then(() => client.notify('session/update', { sessionId, update: u }))
+        .catch((error) => log.warn('acp update failed', { error }));
+    },
+    updateFrom(pending) {
+      // Observed at once, so a failed read is logged here and never unhandled.
+      const settled = pending.catch((error) => {
+        log.warn('acp update failed', { error });
+        return undefined;
+      });
+      chain = chain
+        .then(() => settled)
+        .then((u) => (u ? client.notify('session/update', { sessionId, update: u }) : undefined))
         .catch((error) => log.warn('acp update failed', { error }));
     },
     after(step) {

@@ -78,7 +78,11 @@ export function turnEventHandler(
           ],
         });
         if (e.tool === 'todos' && !e.is_error)
-          update({ sessionUpdate: 'plan', entries: todoPlan(app.ws.todos.get(sessionId).todos) });
+          updates.updateFrom(
+            app.ws.todos
+              .get(sessionId)
+              .then((list) => ({ sessionUpdate: 'plan' as const, entries: todoPlan(list.todos) })),
+          );
         return;
       }
       case 'plan.updated': {

@@ -1,0 +1,17 @@
+/**
+ * The workspace's repositories, handed to `createWorkspace` so the app picks the backend: the
+ * SQLite ones here (the default), PostgreSQL twins beside each repository (issue 18).
+ * @module
+ */
+import type { Db } from '../store/db';
+import { createTodoRepository, type TodoRepository } from './todo-repository';
+
+export interface WorkspaceStores {
+  /** `session_todos`. */
+  todos: TodoRepository;
+}
+
+/** The workspace's repositories on the SQLite database. */
+export function createSqliteWorkspaceStores(db: () => Db): WorkspaceStores {
+  return { todos: createTodoRepository(db) };
+}
