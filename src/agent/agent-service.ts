@@ -15,7 +15,6 @@
 
 import type { FinalRunStatus } from '../runs/run-ledger';
 import { agentKinds } from './agent-kinds';
-import { createAgentStateStore } from './agent-state-store';
 import type { AgentDeps } from './deps';
 import { createAgentHost } from './host';
 import { enqueueNow, queueStatus, removeQueued, sendNow } from './prompt-queue';
@@ -30,7 +29,7 @@ export function createAgentService(deps: AgentDeps): AgentService {
   const promptSections: PromptSection[] = [];
   const host = createAgentHost(deps, promptSections);
   const core = createAgentCore(deps, host);
-  const state = createAgentStateStore(deps.db);
+  const state = deps.agentState;
 
   const service: AgentService = {
     createSession: async (input) => await host.sessions.create(input),
@@ -101,17 +100,17 @@ export function createAgentService(deps: AgentDeps): AgentService {
         .map(([sessionId, rt]) => ({ session_id: sessionId, run_id: rt.runId!, state: rt.state }));
     },
     async currentSession() {
-      const id = state.currentSession();
+      const id = await state.currentSession();
       if (!id) return null;
       return (await host.sessions.get(id)) ? id : null;
     },
     async setCurrentSession(sessionId) {
       if (sessionId === null) {
-        state.clearCurrentSession();
+        await state.clearCurrentSession();
         return;
       }
       await host.sessions.require(sessionId);
-      state.setCurrentSession(sessionId, host.clock.now());
+      await state.setCurrentSession(sessionId, host.clock.now());
     },
     promptSections,
     addPromptSection(section) {

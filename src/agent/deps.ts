@@ -22,6 +22,7 @@ import type { SessionStore } from '../sessions/session-store';
 import type { Db } from '../store/db';
 import type { Telemetry } from '../telemetry/service';
 import type { Clock, Ids } from '../util/ids';
+import type { AgentStateStore } from './agent-state-store';
 import type { AgentToolbox } from './toolbox';
 import type { ChildRunInput, PromptSection } from './types';
 
@@ -114,6 +115,8 @@ export interface AgentDeps {
   redactor: Redactor;
   config(): Config;
   db(): Db;
+  /** The agent's own table (the current session): ./agent-state-store.ts or its PostgreSQL twin. */
+  agentState: AgentStateStore;
   bus: EventBus;
   sessions: AgentSessions;
   runs: AgentRuns;

@@ -5,6 +5,7 @@
  * @module
  */
 import { createAgentService } from '../agent/agent-service';
+import { createAgentStateStore } from '../agent/agent-state-store';
 import { createObserveService } from '../observe/service';
 import { createQuality } from '../quality/quality';
 import { createRecipeService } from '../recipes/recipe-service';
@@ -63,6 +64,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     redactor,
     config: base.config,
     db: openDatabase,
+    agentState: createAgentStateStore(openDatabase),
     bus,
     sessions,
     runs,
