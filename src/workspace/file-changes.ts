@@ -114,7 +114,7 @@ export function createChangeCommitter(deps: {
           binary: change.binary,
         });
         if (ctx.sessionId && change.after !== null) {
-          deps.reads.record(ctx.sessionId, change.target.rel, {
+          await deps.reads.record(ctx.sessionId, change.target.rel, {
             sha256: sha256(change.after),
             size: Buffer.byteLength(change.after),
             mtimeMs: statSync(change.target.abs).mtimeMs,

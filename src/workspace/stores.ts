@@ -4,14 +4,17 @@
  * @module
  */
 import type { Db } from '../store/db';
+import { createFileReadRepository, type FileReadRepository } from './file-read-repository';
 import { createTodoRepository, type TodoRepository } from './todo-repository';
 
 export interface WorkspaceStores {
   /** `session_todos`. */
   todos: TodoRepository;
+  /** `file_reads`: the read-before-edit records. */
+  reads: FileReadRepository;
 }
 
 /** The workspace's repositories on the SQLite database. */
 export function createSqliteWorkspaceStores(db: () => Db): WorkspaceStores {
-  return { todos: createTodoRepository(db) };
+  return { todos: createTodoRepository(db), reads: createFileReadRepository(db) };
 }

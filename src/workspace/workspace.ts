@@ -77,7 +77,7 @@ export function createWorkspace(deps: {
     protectedPath: (real) => deps.sandbox.protectedPath(real),
   });
   const history = createFileHistory({ db: deps.db, clock: deps.clock });
-  const reads = createReadTracker({ db: deps.db, clock: deps.clock });
+  const reads = createReadTracker({ reads: deps.stores.reads, clock: deps.clock });
   const changes = createChangeCommitter({ guards: deps.guards, history, reads, bus: deps.bus });
   const jobs = createJobs({
     dataDir: deps.dataDir,
@@ -126,7 +126,9 @@ export function createWorkspace(deps: {
   });
   const lsp = createLanguageServers({ root: paths.root, env: deps.env, config: deps.config });
   const unsubscribe = deps.bus.subscribe('*', (event) => {
-    if (event.type === 'session.deleted') reads.forgetSession(event.session_id);
+    // Order does not matter here (nothing reads a deleted session's records); a failure only
+    // leaves rows no edit consults, so it is not worth failing the bus's listener for.
+    if (event.type === 'session.deleted') void reads.forgetSession(event.session_id).catch(() => undefined);
   });
 
   return {
