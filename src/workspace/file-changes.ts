@@ -103,7 +103,7 @@ export function createChangeCommitter(deps: {
         const kind = change.before === null ? 'create' : change.after === null ? 'delete' : 'modify';
         if (change.after === null) unlinkSync(change.target.abs);
         else atomicWrite(change.target.abs, change.after);
-        const record: FileChange = deps.history.record({
+        const record: FileChange = await deps.history.record({
           sessionId: ctx.sessionId,
           runId: ctx.runId,
           tool: ctx.tool,

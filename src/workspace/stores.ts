@@ -4,17 +4,24 @@
  * @module
  */
 import type { Db } from '../store/db';
+import { createFileHistoryRepository, type FileHistoryRepository } from './file-history-repository';
 import { createFileReadRepository, type FileReadRepository } from './file-read-repository';
 import { createTodoRepository, type TodoRepository } from './todo-repository';
 
 export interface WorkspaceStores {
   /** `session_todos`. */
   todos: TodoRepository;
+  /** `file_history`: every file change with its before and after. */
+  history: FileHistoryRepository;
   /** `file_reads`: the read-before-edit records. */
   reads: FileReadRepository;
 }
 
 /** The workspace's repositories on the SQLite database. */
 export function createSqliteWorkspaceStores(db: () => Db): WorkspaceStores {
-  return { todos: createTodoRepository(db), reads: createFileReadRepository(db) };
+  return {
+    todos: createTodoRepository(db),
+    history: createFileHistoryRepository(db),
+    reads: createFileReadRepository(db),
+  };
 }
