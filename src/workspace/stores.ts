@@ -4,8 +4,12 @@
  * @module
  */
 import type { Db } from '../store/db';
+import type { SqlClient } from '../store/postgres/client';
 import { createFileHistoryRepository, type FileHistoryRepository } from './file-history-repository';
 import { createFileReadRepository, type FileReadRepository } from './file-read-repository';
+import { createPostgresFileHistoryRepository } from './pg-file-history-repository';
+import { createPostgresFileReadRepository } from './pg-file-read-repository';
+import { createPostgresTodoRepository } from './pg-todo-repository';
 import { createTodoRepository, type TodoRepository } from './todo-repository';
 
 export interface WorkspaceStores {
@@ -23,5 +27,14 @@ export function createSqliteWorkspaceStores(db: () => Db): WorkspaceStores {
     todos: createTodoRepository(db),
     history: createFileHistoryRepository(db),
     reads: createFileReadRepository(db),
+  };
+}
+
+/** The workspace's repositories on PostgreSQL (issue 18). */
+export function createPostgresWorkspaceStores(deps: { sql: SqlClient }): WorkspaceStores {
+  return {
+    todos: createPostgresTodoRepository(deps),
+    history: createPostgresFileHistoryRepository(deps),
+    reads: createPostgresFileReadRepository(deps),
   };
 }
