@@ -100,7 +100,6 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     dataDir,
     env,
     config: base.config,
-    db: openDatabase,
     stores: createSqliteWorkspaceStores(openDatabase),
     bus,
     clock,

@@ -98,7 +98,7 @@ export function createPatchService(deps: PatchDeps): PatchService {
         const parsed = parsePatch(input.patch, input.path);
         format = parsed.format;
         checkPatch(deps, parsed.files, input.path, ctx);
-        const entries = [...planPatch(deps, parsed.files, parsed.format, ctx).values()];
+        const entries = [...(await planPatch(deps, parsed.files, parsed.format, ctx)).values()];
         return await commitPlan(deps, log, entries, parsed.format, ctx);
       } catch (error) {
         logFailure(ctx, format, error);

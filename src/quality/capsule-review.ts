@@ -31,8 +31,8 @@ export async function showCapsule(deps: CapsuleReviewDeps, id: string): Promise<
   const capsule = deps.get(id);
   const diffs: string[] = [];
   for (const file of capsule.files) {
-    const first = deps.history.get(file.first_history_id);
-    const last = deps.history.get(file.last_history_id);
+    const first = await deps.history.get(file.first_history_id);
+    const last = await deps.history.get(file.last_history_id);
     if (!first || !last || !file.revertible) {
       diffs.push(`(no stored content for ${file.path}: ${file.change}, binary or over 1 MiB)\n`);
       continue;
@@ -69,8 +69,8 @@ export async function revertCapsule(
   const conflicts: string[] = [];
   const missing: string[] = [];
   for (const file of capsule.files) {
-    const first = deps.history.get(file.first_history_id);
-    const last = deps.history.get(file.last_history_id);
+    const first = await deps.history.get(file.first_history_id);
+    const last = await deps.history.get(file.last_history_id);
     if (!first || !last || !file.revertible) {
       missing.push(file.path);
       continue;

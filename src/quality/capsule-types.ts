@@ -85,7 +85,7 @@ export interface CapsuleService {
   /** The checkpoint-before-first-change hook (registered on the change committer). */
   readonly beforeWrite: BeforeWriteHook;
   /** Fold a finished run's changes into its capsule (called on `run.finished`). */
-  finalize(run: { sessionId: string; runId: string; status: string }): EditCapsule | undefined;
+  finalize(run: { sessionId: string; runId: string; status: string }): Promise<EditCapsule | undefined>;
   list(filter?: { sessionId?: string; status?: CapsuleStatus; limit?: number }): EditCapsule[];
   get(id: string): EditCapsule;
   show(id: string): Promise<CapsuleDetail>;

@@ -84,11 +84,15 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
     }
   };
 
-  const finalizeRow = (runId: string, sessionId: string, runStatus: string): EditCapsule | undefined => {
+  const finalizeRow = async (
+    runId: string,
+    sessionId: string,
+    runStatus: string,
+  ): Promise<EditCapsule | undefined> => {
     const existing = repo.byRun(runId);
     if (!existing && !deps.enabled()) return undefined;
     if (existing && existing.status !== 'recording') return existing;
-    const files = summarize(deps.history, deps.history.list({ runId, limit: 100_000 }));
+    const files = await summarize(deps.history, await deps.history.list({ runId, limit: 100_000 }));
     if (files.length === 0) {
       if (existing) discard(existing, sessionId);
       return undefined;
@@ -128,19 +132,36 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
 
   const review = { ...deps, get, repo };
 
+  const finalizeRun = async ({
+    sessionId,
+    runId,
+    status,
+  }: {
+    sessionId: string;
+    runId: string;
+    status: string;
+  }) => {
+    const capsule = await finalizeRow(runId, sessionId, status);
+    // Capsules left recording by a run that ended without a run.finished here (a crash).
+    for (const row of repo.strandedExcept(runId)) {
+      const run = deps.runs.get(row.run_id);
+      if (!run || FINAL_RUN_STATUSES.has(run.status)) {
+        await finalizeRow(row.run_id, row.session_id, run?.status ?? 'interrupted');
+      }
+    }
+    return capsule;
+  };
+  let finalizing: Promise<unknown> = Promise.resolve();
+
   return {
     enabled: deps.enabled,
     beforeWrite,
-    finalize({ sessionId, runId, status }) {
-      const capsule = finalizeRow(runId, sessionId, status);
-      // Capsules left recording by a run that ended without a run.finished here (a crash).
-      for (const row of repo.strandedExcept(runId)) {
-        const run = deps.runs.get(row.run_id);
-        if (!run || FINAL_RUN_STATUSES.has(run.status)) {
-          finalizeRow(row.run_id, row.session_id, run?.status ?? 'interrupted');
-        }
-      }
-      return capsule;
+    finalize(run) {
+      // One at a time, in the order the runs finished: a finalization reads the file history
+      // (async) and must not interleave with the next one's stranded-capsule sweep.
+      const next = finalizing.then(() => finalizeRun(run));
+      finalizing = next.catch(() => undefined);
+      return next;
     },
     list,
     get,
@@ -206,7 +227,7 @@ async function openCapsule(
 }
 
 /** The run's file history folded into one net change per path (paths back to their start drop out). */
-function summarize(history: FileHistory, changes: FileChange[]): EditCapsuleFile[] {
+async function summarize(history: FileHistory, changes: FileChange[]): Promise<EditCapsuleFile[]> {
   const byPath = new Map<string, FileChange[]>();
   for (const change of changes) {
     const list = byPath.get(change.path) ?? [];
@@ -219,8 +240,8 @@ function summarize(history: FileHistory, changes: FileChange[]): EditCapsuleFile
     const last = list[list.length - 1];
     if (first.before_sha === last.after_sha) continue;
     const change = first.before_sha === null ? 'create' : last.after_sha === null ? 'delete' : 'modify';
-    const before = history.get(first.id);
-    const after = history.get(last.id);
+    const before = await history.get(first.id);
+    const after = await history.get(last.id);
     const beforeText = first.before_sha === null ? '' : before?.before;
     const afterText = last.after_sha === null ? '' : after?.after;
     const revertible = typeof beforeText === 'string' && typeof afterText === 'string';

@@ -33,12 +33,12 @@ export interface Entry {
   movedTo?: string;
 }
 
-export function planPatch(
+export async function planPatch(
   deps: PlanDeps,
   files: FilePatch[],
   format: PatchFormat,
   ctx: OpContext,
-): Map<string, Entry> {
+): Promise<Map<string, Entry>> {
   const entries = new Map<string, Entry>();
   const load = (raw: string): Entry => {
     const target = deps.paths.resolve(raw, 'patch');
@@ -95,7 +95,7 @@ export function planPatch(
         break;
       case 'delete':
         if (entry.current === null) refuse(entry, `Delete File ${rel}: no such file`, 'file_not_found');
-        checkFresh(deps, entry, ctx);
+        await checkFresh(deps, entry, ctx);
         entry.current = null;
         break;
       case 'update': {
@@ -139,10 +139,10 @@ export function planPatch(
   return entries;
 }
 
-function checkFresh(deps: PlanDeps, entry: Entry, ctx: OpContext): void {
+async function checkFresh(deps: PlanDeps, entry: Entry, ctx: OpContext): Promise<void> {
   // A delete checks no context: refuse it when the session saw an older version of the file.
   if (!ctx.sessionId || entry.disk === null) return;
-  const record = deps.reads.get(ctx.sessionId, entry.target.rel);
+  const record = await deps.reads.get(ctx.sessionId, entry.target.rel);
   if (record && record.sha256 !== sha256(entry.disk)) {
     throw new SvcError(
       'conflict',

@@ -77,11 +77,11 @@ export function createQuality(deps: {
   const unsubscribe = deps.bus.subscribe('*', (event) => {
     if (event.type !== 'run.finished') return;
     const payload = event.payload as SessionEventPayloads['run.finished'];
-    try {
-      capsules.finalize({ sessionId: payload.session_id, runId: payload.run_id, status: payload.status });
-    } catch (error) {
-      log.warn('edit capsule not built', { run_id: payload.run_id, error });
-    }
+    // A bus listener is sync: the capsule is built in the background, finalizations one at a
+    // time in run order (the capsule service queues them); a failure is logged as before.
+    void capsules
+      .finalize({ sessionId: payload.session_id, runId: payload.run_id, status: payload.status })
+      .catch((error) => log.warn('edit capsule not built', { run_id: payload.run_id, error }));
   });
 
   return {

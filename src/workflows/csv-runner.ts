@@ -260,7 +260,7 @@ async function writeResults(
     approve: x.approve,
   };
   if (existsSync(output.abs))
-    deps.ws.files.markRead(pipeline.sessionId, output.target, readFileSync(output.abs));
+    await deps.ws.files.markRead(pipeline.sessionId, output.target, readFileSync(output.abs));
   await deps.ws.files.write({ path: output.rel, content: deps.redactor.string(content) }, opContext);
 }
 

@@ -161,7 +161,6 @@ export async function spawnWorktreeOverride(
     dataDir: worktreeData,
     env: deps.env,
     config: () => deps.config,
-    db: () => deps.db,
     stores: createSqliteWorkspaceStores(() => deps.db),
     bus: deps.bus,
     clock: deps.clock,

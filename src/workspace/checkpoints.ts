@@ -183,7 +183,7 @@ export function createCheckpoints(deps: {
         }
         pruneEmptyDirs(dirname(abs), deps.root);
       }
-      recordRestored(deps, changes, before, ctx);
+      await recordRestored(deps, changes, before, ctx);
       return { checkpoint, restored: restore, deleted: remove, safety_checkpoint: safety.id };
     },
 
@@ -203,18 +203,18 @@ export function createCheckpoints(deps: {
 }
 
 /** Records each restored file in the history (when its content was read before) and announces it. */
-function recordRestored(
+async function recordRestored(
   deps: { root: string; history: FileHistory; bus: EventBus },
   changes: readonly { path: string; status: string }[],
   before: ReadonlyMap<string, Buffer | null>,
   ctx: OpContext,
-): void {
+): Promise<void> {
   for (const change of changes) {
     const kind = change.status === 'A' ? 'delete' : change.status === 'D' ? 'create' : 'modify';
     if (before.has(change.path)) {
       const prior = before.get(change.path) ?? null;
       const after = kind === 'delete' ? null : readSmall(join(deps.root, change.path));
-      deps.history.record({
+      await deps.history.record({
         sessionId: ctx.sessionId,
         runId: ctx.runId,
         tool: ctx.tool,

@@ -103,7 +103,7 @@ export function createChangeCommitter(deps: {
         const kind = change.before === null ? 'create' : change.after === null ? 'delete' : 'modify';
         if (change.after === null) unlinkSync(change.target.abs);
         else atomicWrite(change.target.abs, change.after);
-        const record: FileChange = deps.history.record({
+        const record: FileChange = await deps.history.record({
           sessionId: ctx.sessionId,
           runId: ctx.runId,
           tool: ctx.tool,
@@ -114,7 +114,7 @@ export function createChangeCommitter(deps: {
           binary: change.binary,
         });
         if (ctx.sessionId && change.after !== null) {
-          deps.reads.record(ctx.sessionId, change.target.rel, {
+          await deps.reads.record(ctx.sessionId, change.target.rel, {
             sha256: sha256(change.after),
             size: Buffer.byteLength(change.after),
             mtimeMs: statSync(change.target.abs).mtimeMs,

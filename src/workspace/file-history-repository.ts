@@ -34,15 +34,15 @@ export interface FileHistoryFilter {
 
 export interface FileHistoryRepository {
   /** Inserts a change and returns its id. */
-  insert(row: Omit<FileHistoryRow, 'id'>): number;
-  get(id: number): FileHistoryRow | undefined;
+  insert(row: Omit<FileHistoryRow, 'id'>): Promise<number>;
+  get(id: number): Promise<FileHistoryRow | undefined>;
   /** The last `limit` (default 1000) matching changes, oldest first. */
-  list(filter: FileHistoryFilter): FileHistoryRow[];
+  list(filter: FileHistoryFilter): Promise<FileHistoryRow[]>;
 }
 
 export function createFileHistoryRepository(db: () => Db): FileHistoryRepository {
   return {
-    insert(row) {
+    async insert(row) {
       const info = db()
         .prepare(
           `INSERT INTO file_history (session_id, run_id, tool, path, change, before_text, after_text,
@@ -66,9 +66,9 @@ export function createFileHistoryRepository(db: () => Db): FileHistoryRepository
         );
       return Number(info.lastInsertRowid);
     },
-    get: (id) =>
+    get: async (id) =>
       db().prepare('SELECT * FROM file_history WHERE id = ?').get(id) as FileHistoryRow | undefined,
-    list(filter) {
+    async list(filter) {
       const where: string[] = [];
       const params: unknown[] = [];
       if (filter.sessionId) {

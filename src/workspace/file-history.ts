@@ -4,14 +4,9 @@
  * Text up to MAX_TEXT bytes is stored; larger or binary content keeps only its hash and size.
  * @module
  */
-import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
 import { unifiedDiff } from './diff';
-import {
-  createFileHistoryRepository,
-  type FileChangeKind,
-  type FileHistoryRow,
-} from './file-history-repository';
+import type { FileChangeKind, FileHistoryRepository, FileHistoryRow } from './file-history-repository';
 import { sha256 } from './file-io';
 
 const MAX_TEXT = 1024 * 1024;
@@ -48,16 +43,16 @@ export interface FileChange {
 }
 
 export interface FileHistory {
-  record(input: FileChangeInput): FileChange;
+  record(input: FileChangeInput): Promise<FileChange>;
   /** Changes of a session (or of every session), oldest first; optionally for one path or run. */
-  list(filter?: { sessionId?: string; runId?: string; path?: string; limit?: number }): FileChange[];
-  get(id: number): (FileChange & { before: string | null; after: string | null }) | undefined;
+  list(filter?: { sessionId?: string; runId?: string; path?: string; limit?: number }): Promise<FileChange[]>;
+  get(id: number): Promise<(FileChange & { before: string | null; after: string | null }) | undefined>;
   /** A unified diff of one recorded change; undefined for binary or oversized content. */
   diff(id: number): Promise<string | undefined>;
 }
 
-export function createFileHistory(deps: { db: () => Db; clock: Clock }): FileHistory {
-  const repository = createFileHistoryRepository(deps.db);
+export function createFileHistory(deps: { history: FileHistoryRepository; clock: Clock }): FileHistory {
+  const repository = deps.history;
   const toChange = (row: FileHistoryRow): FileChange => ({
     id: row.id,
     session_id: row.session_id,
@@ -77,18 +72,18 @@ export function createFileHistory(deps: { db: () => Db; clock: Clock }): FileHis
     created_at: row.created_at,
   });
 
-  const get = (id: number) => {
-    const row = repository.get(id);
+  const get = async (id: number) => {
+    const row = await repository.get(id);
     return row ? { ...toChange(row), before: row.before_text, after: row.after_text } : undefined;
   };
 
   return {
-    record(input) {
+    async record(input) {
       const before = input.before ?? null;
       const after = input.after ?? null;
       const storable = (value: Buffer | string | null) =>
         value === null || input.binary || Buffer.byteLength(value) > MAX_TEXT ? null : value.toString();
-      const id = repository.insert({
+      const id = await repository.insert({
         session_id: input.sessionId ?? null,
         run_id: input.runId ?? null,
         tool: input.tool,
@@ -103,17 +98,17 @@ export function createFileHistory(deps: { db: () => Db; clock: Clock }): FileHis
         binary: input.binary ? 1 : 0,
         created_at: deps.clock.now(),
       });
-      const change = get(id);
+      const change = await get(id);
       if (!change) throw new Error('file history row vanished');
       const { before: _b, after: _a, ...summary } = change;
       return summary;
     },
-    list(filter = {}) {
-      return repository.list(filter).map(toChange);
+    async list(filter = {}) {
+      return (await repository.list(filter)).map(toChange);
     },
     get,
     async diff(id) {
-      const change = get(id);
+      const change = await get(id);
       if (!change?.has_content) return undefined;
       return (await unifiedDiff(change.path, change.before ?? '', change.after ?? '')).diff;
     },

@@ -29,28 +29,28 @@ export interface LoadedFile {
 
 export interface FileLoader {
   /** Record that the session has seen the file as it is now. */
-  markRead(sessionId: string | undefined, target: ResolvedPath, buffer: Buffer): void;
+  markRead(sessionId: string | undefined, target: ResolvedPath, buffer: Buffer): Promise<void>;
   /** Refuse (conflict) when the session never read the file, or it changed since. */
-  checkFresh(ctx: OpContext, target: ResolvedPath, buffer: Buffer, verb: string): void;
+  checkFresh(ctx: OpContext, target: ResolvedPath, buffer: Buffer, verb: string): Promise<void>;
   /** An existing text file within the limits; `field` names the input in messages. */
   loadText(target: ResolvedPath, field: string): LoadedFile;
   /** Load an existing text file for editing, enforcing read-before-edit and staleness for the session. */
-  loadForEdit(path: string, ctx: OpContext, field?: string): LoadedFile;
+  loadForEdit(path: string, ctx: OpContext, field?: string): Promise<LoadedFile>;
 }
 
 export function createFileLoader(deps: { paths: PathResolver; reads: ReadTracker }): FileLoader {
-  const markRead = (sessionId: string | undefined, target: ResolvedPath, buffer: Buffer) => {
+  const markRead = async (sessionId: string | undefined, target: ResolvedPath, buffer: Buffer) => {
     if (!sessionId) return;
-    deps.reads.record(sessionId, target.rel, {
+    await deps.reads.record(sessionId, target.rel, {
       sha256: sha256(buffer),
       size: buffer.length,
       mtimeMs: statSync(target.abs).mtimeMs,
     });
   };
 
-  const checkFresh = (ctx: OpContext, target: ResolvedPath, buffer: Buffer, verb: string) => {
+  const checkFresh = async (ctx: OpContext, target: ResolvedPath, buffer: Buffer, verb: string) => {
     if (!ctx.sessionId) return; // the operator's own call (CLI, HTTP, MCP): nothing to protect against
-    const record = deps.reads.get(ctx.sessionId, target.rel);
+    const record = await deps.reads.get(ctx.sessionId, target.rel);
     if (!record) {
       throw new SvcError(
         'conflict',
@@ -92,10 +92,10 @@ export function createFileLoader(deps: { paths: PathResolver; reads: ReadTracker
     return { target, buffer, text: buffer.toString('utf8') };
   };
 
-  const loadForEdit = (path: string, ctx: OpContext, field = 'path'): LoadedFile => {
+  const loadForEdit = async (path: string, ctx: OpContext, field = 'path'): Promise<LoadedFile> => {
     const target = deps.paths.resolve(path, field);
     const file = loadText(target, field);
-    checkFresh(ctx, target, file.buffer, ctx.tool === 'write' ? 'overwrite' : 'edit');
+    await checkFresh(ctx, target, file.buffer, ctx.tool === 'write' ? 'overwrite' : 'edit');
     return file;
   };
 

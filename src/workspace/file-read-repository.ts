@@ -16,14 +16,14 @@ export interface FileReadRow {
 
 export interface FileReadRepository {
   /** Inserts or replaces the session's record of this path. */
-  upsert(row: FileReadRow): void;
-  get(sessionId: string, path: string): FileReadRow | undefined;
-  deleteSession(sessionId: string): void;
+  upsert(row: FileReadRow): Promise<void>;
+  get(sessionId: string, path: string): Promise<FileReadRow | undefined>;
+  deleteSession(sessionId: string): Promise<void>;
 }
 
 export function createFileReadRepository(db: () => Db): FileReadRepository {
   return {
-    upsert(row) {
+    async upsert(row) {
       db()
         .prepare(
           `INSERT INTO file_reads (session_id, path, sha256, size, mtime_ms, read_at) VALUES (?, ?, ?, ?, ?, ?)
@@ -32,11 +32,11 @@ export function createFileReadRepository(db: () => Db): FileReadRepository {
         )
         .run(row.session_id, row.path, row.sha256, row.size, row.mtime_ms, row.read_at);
     },
-    get: (sessionId, path) =>
+    get: async (sessionId, path) =>
       db().prepare('SELECT * FROM file_reads WHERE session_id = ? AND path = ?').get(sessionId, path) as
         | FileReadRow
         | undefined,
-    deleteSession(sessionId) {
+    async deleteSession(sessionId) {
       db().prepare('DELETE FROM file_reads WHERE session_id = ?').run(sessionId);
     },
   };

@@ -73,9 +73,9 @@ export interface FileOps {
     ctx: OpContext,
   ): Promise<EditOutcome>;
   /** Load an existing text file for editing, enforcing read-before-edit and staleness for the session. */
-  loadForEdit(path: string, ctx: OpContext, field?: string): LoadedFile;
+  loadForEdit(path: string, ctx: OpContext, field?: string): Promise<LoadedFile>;
   /** Record that the session has seen the file as it is now. */
-  markRead(sessionId: string | undefined, target: ResolvedPath, buffer: Buffer): void;
+  markRead(sessionId: string | undefined, target: ResolvedPath, buffer: Buffer): Promise<void>;
 }
 
 export function createFileOps(deps: {
@@ -135,7 +135,7 @@ export function createFileOps(deps: {
           );
         }
         const buffer = readFileSync(target.abs);
-        markRead(ctx.sessionId, target, buffer);
+        await markRead(ctx.sessionId, target, buffer);
         return {
           kind: 'image',
           path: target.rel,
@@ -151,7 +151,7 @@ export function createFileOps(deps: {
         );
       }
       const file = loadText(target, 'path');
-      markRead(ctx.sessionId, target, file.buffer);
+      await markRead(ctx.sessionId, target, file.buffer);
       return renderLines(target.rel, file.text, input.offset ?? 0, input.limit ?? VIEW_LIMITS.defaultLines);
     },
 
@@ -165,7 +165,7 @@ export function createFileOps(deps: {
         let before: Buffer | null = null;
         if (stat) {
           before = readFileSync(target.abs);
-          checkFresh(ctx, target, before, 'overwrite');
+          await checkFresh(ctx, target, before, 'overwrite');
         }
         return commitText({ target, buffer: before }, input.content, ctx, `write ${target.rel}`);
       }),
@@ -182,10 +182,10 @@ export function createFileOps(deps: {
               `old_string: empty, but ${target.rel} already exists and is not empty; give the exact text to replace, or use write to replace the whole file`,
             );
           }
-          if (existing) checkFresh(ctx, target, existing, 'edit');
+          if (existing) await checkFresh(ctx, target, existing, 'edit');
           return commitText({ target, buffer: existing }, input.new_string, ctx, `edit ${target.rel}`);
         }
-        const file = loadForEdit(input.path, ctx);
+        const file = await loadForEdit(input.path, ctx);
         const result = replaceText(file.text, input.old_string, input.new_string, {
           replaceAll: input.replace_all ?? false,
           path: file.target.rel,
@@ -199,7 +199,7 @@ export function createFileOps(deps: {
     multiedit: (input, ctx) =>
       serialized(input.path, async () => {
         if (input.edits.length === 0) throw new SvcError('invalid_input', 'edits: give at least one edit');
-        const file = loadForEdit(input.path, ctx);
+        const file = await loadForEdit(input.path, ctx);
         const { content, replacements, matches } = applyEdits(file.text, input.edits, file.target.rel);
         return commitText(
           file,

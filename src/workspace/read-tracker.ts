@@ -5,23 +5,26 @@
  * content it has not seen. Content hashes, not mtimes, decide: mtime resolution is too coarse.
  * @module
  */
-import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
-import { createFileReadRepository, type FileReadRow } from './file-read-repository';
+import type { FileReadRepository, FileReadRow } from './file-read-repository';
 
 export type ReadRecord = FileReadRow;
 
 export interface ReadTracker {
-  record(sessionId: string, path: string, file: { sha256: string; size: number; mtimeMs: number }): void;
-  get(sessionId: string, path: string): ReadRecord | undefined;
-  forgetSession(sessionId: string): void;
+  record(
+    sessionId: string,
+    path: string,
+    file: { sha256: string; size: number; mtimeMs: number },
+  ): Promise<void>;
+  get(sessionId: string, path: string): Promise<ReadRecord | undefined>;
+  forgetSession(sessionId: string): Promise<void>;
 }
 
-export function createReadTracker(deps: { db: () => Db; clock: Clock }): ReadTracker {
-  const repository = createFileReadRepository(deps.db);
+export function createReadTracker(deps: { reads: FileReadRepository; clock: Clock }): ReadTracker {
+  const repository = deps.reads;
   return {
-    record(sessionId, path, file) {
-      repository.upsert({
+    async record(sessionId, path, file) {
+      await repository.upsert({
         session_id: sessionId,
         path,
         sha256: file.sha256,
@@ -31,8 +34,8 @@ export function createReadTracker(deps: { db: () => Db; clock: Clock }): ReadTra
       });
     },
     get: (sessionId, path) => repository.get(sessionId, path),
-    forgetSession(sessionId) {
-      repository.deleteSession(sessionId);
+    async forgetSession(sessionId) {
+      await repository.deleteSession(sessionId);
     },
   };
 }

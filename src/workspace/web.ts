@@ -174,7 +174,7 @@ export function createWebOps(deps: {
         const before = exists ? readFileSync(target.abs) : null;
         mkdirSync(dirname(target.abs), { recursive: true });
         renameSync(temp, target.abs);
-        deps.history.record({
+        await deps.history.record({
           sessionId: ctx.sessionId,
           runId: ctx.runId,
           tool: ctx.tool,

@@ -8,7 +8,6 @@ import type { Config } from '../config/schema';
 import type { EventBus } from '../events/bus';
 import type { Redactor } from '../redact';
 import type { CommandSpawner } from '../sandbox/spawn';
-import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
 import { type Checkpoints, createCheckpoints } from './checkpoints';
 import type { MutationGuard } from './context';
@@ -56,7 +55,6 @@ export function createWorkspace(deps: {
   dataDir: string;
   env: Readonly<Record<string, string | undefined>>;
   config: () => Config;
-  db: () => Db;
   /** The repositories (./stores.ts): SQLite or PostgreSQL. */
   stores: WorkspaceStores;
   bus: EventBus;
@@ -76,8 +74,8 @@ export function createWorkspace(deps: {
     allowOutside: () => deps.config().permissions.allow_outside_workspace,
     protectedPath: (real) => deps.sandbox.protectedPath(real),
   });
-  const history = createFileHistory({ db: deps.db, clock: deps.clock });
-  const reads = createReadTracker({ db: deps.db, clock: deps.clock });
+  const history = createFileHistory({ history: deps.stores.history, clock: deps.clock });
+  const reads = createReadTracker({ reads: deps.stores.reads, clock: deps.clock });
   const changes = createChangeCommitter({ guards: deps.guards, history, reads, bus: deps.bus });
   const jobs = createJobs({
     dataDir: deps.dataDir,
@@ -126,7 +124,9 @@ export function createWorkspace(deps: {
   });
   const lsp = createLanguageServers({ root: paths.root, env: deps.env, config: deps.config });
   const unsubscribe = deps.bus.subscribe('*', (event) => {
-    if (event.type === 'session.deleted') reads.forgetSession(event.session_id);
+    // Order does not matter here (nothing reads a deleted session's records); a failure only
+    // leaves rows no edit consults, so it is not worth failing the bus's listener for.
+    if (event.type === 'session.deleted') void reads.forgetSession(event.session_id).catch(() => undefined);
   });
 
   return {

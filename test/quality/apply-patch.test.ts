@@ -100,7 +100,7 @@ describe('edit apply_patch', () => {
       expect(diff).toContain(line);
     }
     // History and events, one per file; the session has read what it wrote.
-    const history = h.app.ws.history.list({ sessionId: h.sessionId });
+    const history = await h.app.ws.history.list({ sessionId: h.sessionId });
     expect(history.map((c) => [c.tool, c.path, c.change, c.run_id])).toEqual([
       ['edit', 'src/greet.py', 'modify', 'run_test'],
       ['edit', 'src/util.ts', 'delete', 'run_test'],
@@ -147,7 +147,7 @@ describe('edit apply_patch', () => {
     expect(h.read('README.md')).toBe('# demo\nMore text.\n');
     expect(h.read('docs/guide.md')).toBe('# Guide\nRead me.\n');
     expect(h.asks).toHaveLength(1);
-    expect(h.app.ws.history.list({ sessionId: h.sessionId })).toHaveLength(3);
+    expect(await h.app.ws.history.list({ sessionId: h.sessionId })).toHaveLength(3);
   });
 
   it('refuses a hunk that does not apply: nothing written, nothing asked, the file and hunk named', async () => {
@@ -162,7 +162,7 @@ describe('edit apply_patch', () => {
     for (const [path, content] of Object.entries(FILES)) expect(h.read(path)).toBe(content);
     expect(existsSync(join(h.app.workspace, 'src/new.ts'))).toBe(false);
     expect(h.asks).toHaveLength(0);
-    expect(h.app.ws.history.list()).toHaveLength(0);
+    expect(await h.app.ws.history.list()).toHaveLength(0);
     expect(h.busEvents.filter((e) => e.type === 'file.changed')).toHaveLength(0);
     expect(h.events).toEqual([
       {
@@ -184,7 +184,7 @@ describe('edit apply_patch', () => {
     h.denyAll();
     await expect(h.call('edit', { patch: codexPatch })).rejects.toMatchObject({ code: 'forbidden' });
     for (const [path, content] of Object.entries(FILES)) expect(h.read(path)).toBe(content);
-    expect(h.app.ws.history.list()).toHaveLength(0);
+    expect(await h.app.ws.history.list()).toHaveLength(0);
   });
 
   it('refuses section errors by name: Add onto an existing file, Update of a missing one, stray fields', async () => {

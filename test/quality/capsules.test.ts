@@ -149,9 +149,9 @@ describe('edit capsules', () => {
     expect(asks).toHaveLength(1);
     expect(asks[0].title).toBe(`revert edit capsule ${capsule.id} (run ${run.run_id}, 3 files)`);
     expect(reverted.capsule).toMatchObject({ status: 'reverted', reverted_by_session_id: run.session_id });
-    const history = app.ws.history
-      .list({ sessionId: run.session_id })
-      .filter((c) => c.tool === 'revert_edit_capsule');
+    const history = (await app.ws.history.list({ sessionId: run.session_id })).filter(
+      (c) => c.tool === 'revert_edit_capsule',
+    );
     expect(history.map((c) => [c.path, c.change])).toEqual([
       ['src/a.ts', 'modify'],
       ['src/new.ts', 'delete'],

@@ -154,7 +154,7 @@ describe('checkpoints', () => {
       path: 'src/deep/new.ts',
       change: 'delete',
     });
-    const history = h.app.ws.history.list({ sessionId: 'ses_test' });
+    const history = await h.app.ws.history.list({ sessionId: 'ses_test' });
     expect(history.find((c) => c.path === 'src/app.ts')).toMatchObject({
       change: 'modify',
       has_content: true,

@@ -137,7 +137,7 @@ describe('write', () => {
         change: 'create',
       },
     ]);
-    const [entry] = h.app.ws.history.list({ sessionId: 'ses_test' });
+    const [entry] = await h.app.ws.history.list({ sessionId: 'ses_test' });
     expect(entry).toMatchObject({
       tool: 'write',
       path: 'src/new/hello.ts',
@@ -176,7 +176,7 @@ describe('write', () => {
       code: 'forbidden',
     });
     expect(() => h.read('x.txt')).toThrow();
-    expect(h.app.ws.history.list()).toEqual([]);
+    expect(await h.app.ws.history.list()).toEqual([]);
   });
 
   it('runs the mutation guards before asking, and refuses when one throws', async () => {

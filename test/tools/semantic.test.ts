@@ -209,7 +209,7 @@ describe('edit structural modes', () => {
     });
     expect(h.asks[0].details?.diff).toContain('+++ b/src/app.ts');
     expect(h.asks[0].details?.diff).toContain('+++ b/src/user-service.ts');
-    const history = h.app.ws.history.list({ sessionId: 'ses_test' });
+    const history = await h.app.ws.history.list({ sessionId: 'ses_test' });
     expect(history.map((c) => `${c.tool} ${c.path} ${c.change}`)).toEqual([
       'edit src/user-service.ts modify',
       'edit src/app.ts modify',
@@ -225,7 +225,7 @@ describe('edit structural modes', () => {
       h.call('edit', { mode: 'rename_symbol', name_path: 'formatUser', new_name: 'renderUser' }),
     ).rejects.toMatchObject({ code: 'forbidden' });
     expect(h.read('src/app.ts')).toContain('formatUser');
-    expect(h.app.ws.history.list()).toEqual([]);
+    expect(await h.app.ws.history.list()).toEqual([]);
   });
 
   it('asks for a symbol_key when name_path is ambiguous, and validates its inputs', async () => {

@@ -112,7 +112,7 @@ describe('download', () => {
       tool: 'download',
       title: `download ${base}/blob.bin → assets/blob.bin`,
     });
-    expect(h.app.ws.history.list()[0]).toMatchObject({
+    expect((await h.app.ws.history.list())[0]).toMatchObject({
       tool: 'download',
       change: 'create',
       binary: true,

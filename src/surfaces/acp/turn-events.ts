@@ -22,7 +22,8 @@ export function turnEventHandler(
 ): (event: SessionEvent) => void {
   const { app, session, sessionId, updates } = turn;
   const update = updates.update;
-  const diffs = new Map<string, acp.ToolCallContent[]>();
+  // The diffs of a call's file changes, read from the file history when the change is announced.
+  const diffs = new Map<string, Promise<acp.ToolCallContent | undefined>[]>();
   const running: { id: string; tool: string }[] = [];
 
   return (event: SessionEvent) => {
@@ -58,25 +59,31 @@ export function turnEventHandler(
       case 'file.changed': {
         const e = p as SessionEventPayloads['file.changed'];
         const call = [...running].reverse().find((c) => c.tool === e.tool);
-        const diff = call ? fileDiff(app, sessionId, e.path) : undefined;
-        if (call && diff) diffs.set(call.id, [...(diffs.get(call.id) ?? []), diff]);
+        if (call) {
+          // A history read that fails leaves the diff out, as a missing change did before.
+          const diff = fileDiff(app, sessionId, e.path).catch(() => undefined);
+          diffs.set(call.id, [...(diffs.get(call.id) ?? []), diff]);
+        }
         return;
       }
       case 'tool.finished': {
         const e = p as SessionEventPayloads['tool.finished'];
         const at = running.findIndex((c) => c.id === e.tool_call_id);
         if (at !== -1) running.splice(at, 1);
-        update({
-          sessionUpdate: 'tool_call_update',
-          toolCallId: e.tool_call_id,
-          status: e.is_error ? 'failed' : 'completed',
-          content: [
-            ...(diffs.get(e.tool_call_id) ?? []),
-            ...(e.summary
-              ? [{ type: 'content' as const, content: { type: 'text' as const, text: e.summary } }]
-              : []),
-          ],
-        });
+        const pending = diffs.get(e.tool_call_id) ?? [];
+        updates.updateFrom(
+          Promise.all(pending).then((read) => ({
+            sessionUpdate: 'tool_call_update' as const,
+            toolCallId: e.tool_call_id,
+            status: e.is_error ? ('failed' as const) : ('completed' as const),
+            content: [
+              ...read.filter((d) => d !== undefined),
+              ...(e.summary
+                ? [{ type: 'content' as const, content: { type: 'text' as const, text: e.summary } }]
+                : []),
+            ],
+          })),
+        );
         if (e.tool === 'todos' && !e.is_error)
           updates.updateFrom(
             app.ws.todos
@@ -108,10 +115,10 @@ export function turnEventHandler(
 }
 
 /** The latest recorded change of a file in this session, as an ACP diff. */
-function fileDiff(app: App, sessionId: string, path: string): acp.ToolCallContent | undefined {
-  const changes = app.ws.history.list({ sessionId, path });
+async function fileDiff(app: App, sessionId: string, path: string): Promise<acp.ToolCallContent | undefined> {
+  const changes = await app.ws.history.list({ sessionId, path });
   const last = changes[changes.length - 1];
-  const change = last ? app.ws.history.get(last.id) : undefined;
+  const change = last ? await app.ws.history.get(last.id) : undefined;
   if (!change || change.after === null) return undefined;
   return {
     type: 'diff',
