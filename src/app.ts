@@ -70,7 +70,25 @@ export async function createApp(options: AppOptions): Promise<App> {
       return base.openDatabase();
     },
     hasDb: base.hasDb,
+    storeUnavailable() {
+      const store = base.store;
+      if (store.kind !== 'postgres') return undefined;
+      const now = store.monitor.status();
+      return now.ok ? undefined : `the PostgreSQL store is unreachable: ${now.reason ?? 'unknown'}`;
+    },
     dbStatus() {
+      const store = base.store;
+      if (store.kind === 'postgres') {
+        const now = store.monitor.status();
+        return {
+          kind: 'postgres',
+          path: store.sql.redactedUrl,
+          exists: true,
+          open: now.ok,
+          ...(now.ok ? {} : { error: `the PostgreSQL store is unreachable: ${now.reason ?? 'unknown'}` }),
+          ...(now.schema_version !== undefined ? { schema_version: now.schema_version } : {}),
+        };
+      }
       const path = join(base.dataDir, DB_FILE);
       const status: DbStatus = { path, exists: existsSync(path), open: base.hasDb() };
       try {

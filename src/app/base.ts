@@ -15,6 +15,7 @@ import { createRedactor, type Redactor } from '../redact';
 import { ensureDataDir } from '../store/data-dir';
 import { DB_FILE, type Db, openDb } from '../store/db';
 import type { SqlClient } from '../store/postgres/client';
+import { createStoreMonitor, type StoreMonitor } from '../store/postgres/monitor';
 import { postgresNotServed } from '../store/postgres-pending';
 import { isPostgresUrl } from '../store/store-url';
 import { postgresTransactions, type StoreTransactions, sqliteTransactions } from '../store/transactions';
@@ -26,7 +27,7 @@ import type { AppOptions } from './types';
 /** Where the App's durable state lives (issue 18). */
 export type AppStore =
   | { kind: 'sqlite'; transactions: StoreTransactions }
-  | { kind: 'postgres'; sql: SqlClient; transactions: StoreTransactions };
+  | { kind: 'postgres'; sql: SqlClient; transactions: StoreTransactions; monitor: StoreMonitor };
 
 export interface AppBase {
   workspace: string;
@@ -112,8 +113,23 @@ export function createBase(options: AppOptions): AppBase {
   };
 
   const store: AppStore = options.postgres
-    ? { kind: 'postgres', sql: options.postgres, transactions: postgresTransactions(options.postgres) }
+    ? {
+        kind: 'postgres',
+        sql: options.postgres,
+        transactions: postgresTransactions(options.postgres),
+        monitor: createStoreMonitor(options.postgres, {
+          onChange: (status) =>
+            status.ok
+              ? log.info('store reachable again', { store: options.postgres?.redactedUrl })
+              : log.warn('store unreachable', {
+                  store: options.postgres?.redactedUrl,
+                  reason: status.reason,
+                }),
+        }),
+      }
     : { kind: 'sqlite', transactions: sqliteTransactions(openDatabase) };
+  const closers: (() => void | Promise<void>)[] = [];
+  if (store.kind === 'postgres') closers.push(() => store.monitor.stop());
 
   return {
     workspace,
@@ -144,7 +160,7 @@ export function createBase(options: AppOptions): AppBase {
       if (db?.open) db.close();
       db = undefined;
     },
-    closers: [],
+    closers,
     runtime: {
       surfaces: new Set(),
       ready: false,

@@ -108,10 +108,10 @@ describe('a svc.db svc cannot use', () => {
     expect(readFileSync(file).equals(before)).toBe(true);
   });
 
-  it('/healthz says ready: false with the reason while svc.db cannot be opened', async () => {
+  it('/healthz says ready: false with the reason (503) while svc.db cannot be opened', async () => {
     const corrupt = await appWithDb('corrupt');
     const health = await createHttpApp(corrupt.app, { allowNoAuth: true }).request('/healthz');
-    expect(health.status).toBe(200);
+    expect(health.status).toBe(503);
     expect(await health.json()).toEqual({
       ok: true,
       ready: false,

@@ -4,45 +4,14 @@
  * ok while the database answers; not ok, with a reason naming host and port, once it cannot be
  * reached; ok again, by itself, when it returns.
  */
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createPostgresClient } from '../../src/store/postgres/client';
 import { migratePostgres } from '../../src/store/postgres/migrate';
 import { createStoreMonitor } from '../../src/store/postgres/monitor';
 import { postgresForFile } from '../helpers/postgres';
+import { tcpProxy } from '../helpers/tcp-proxy';
 
 const pg = postgresForFile();
-
-/** A TCP proxy to the cluster that can be taken down (every connection cut) and brought back. */
-async function proxy(port: number) {
-  const sockets = new Set<Socket>();
-  let server: Server | undefined;
-  let listenPort = 0;
-  const up = () =>
-    new Promise<void>((resolve) => {
-      server = createServer((client) => {
-        const upstream = createConnection({ host: '127.0.0.1', port });
-        for (const s of [client, upstream]) {
-          sockets.add(s);
-          s.on('close', () => sockets.delete(s));
-          s.on('error', () => {});
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      server.listen(listenPort, '127.0.0.1', () => {
-        const address = server?.address();
-        listenPort = typeof address === 'object' && address ? address.port : 0;
-        resolve();
-      });
-    });
-  const down = () =>
-    new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server?.close(() => resolve());
-    });
-  await up();
-  return { port: () => listenPort, up, down };
-}
 
 async function until(predicate: () => boolean, what: string) {
   const deadline = Date.now() + 10_000;
@@ -56,7 +25,7 @@ describe.skipIf(!pg.available)('PostgreSQL store monitor', () => {
   it('STORE-PG-19: the monitor reports the store lost with the reason, and recovered by itself', async () => {
     const cluster = pg.cluster();
     const direct = await cluster.createDatabase();
-    const tunnel = await proxy(cluster.port);
+    const tunnel = await tcpProxy(cluster.port);
     const url = direct.replace(`:${cluster.port}/`, `:${tunnel.port()}/`);
     const sql = await createPostgresClient({
       url,

@@ -97,19 +97,23 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
     // issue 15: a svc.db that cannot be opened (read-only, corrupt) is not ready, and says why.
     const status = app?.runtime.ready ? app.dbStatus() : undefined;
     const reason = status?.error;
-    // issue 18: the store this node serves from (the HTTP service runs on SQLite only, so far).
+    // issue 18: the store this node serves from. A store this node cannot use makes it unhealthy
+    // (503: a load balancer takes it out); it comes back by itself when the store does.
     const store = {
-      kind: 'sqlite',
+      kind: status?.kind ?? 'sqlite',
       ok: !reason,
       ...(status?.schema_version !== undefined ? { schema_version: status.schema_version } : {}),
     };
-    return c.json({
-      ok: true,
-      ready: Boolean(app?.runtime.ready) && !reason,
-      ...(reason ? { reason } : {}),
-      store,
-      version: VERSION,
-    });
+    return c.json(
+      {
+        ok: true,
+        ready: Boolean(app?.runtime.ready) && !reason,
+        ...(reason ? { reason } : {}),
+        store,
+        version: VERSION,
+      },
+      reason ? 503 : 200,
+    );
   });
   // The browser UI's files: before auth (the page holds no data; its API calls carry the token).
   mountWebUi(hono, { root: options.webRoot });
@@ -146,6 +150,14 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
       styleFor,
     }),
   );
+  // issue 18: while this node cannot reach its PostgreSQL store, every protected request is a 503
+  // naming why (at once, rather than after the pool's connect timeout); the store monitor sees the
+  // database return and the node serves again by itself.
+  hono.use(async (c, next) => {
+    const down = appRef()?.storeUnavailable();
+    if (down) return errorResponse(c, new SvcError('unavailable', down), { style: styleFor(c.req.path) });
+    return next();
+  });
   const limit = options.maxBodyBytes ?? initial?.config.services.http.max_body_bytes ?? 10 * 1024 * 1024;
   hono.use(
     bodyLimit({

@@ -72,6 +72,9 @@ export interface RuntimeState {
 }
 
 export interface DbStatus {
+  /** Where the state lives: the SQLite file (default), or PostgreSQL (issue 18). */
+  kind?: 'sqlite' | 'postgres';
+  /** The SQLite file, or the PostgreSQL URL with its password masked. */
   path: string;
   exists: boolean;
   open: boolean;
@@ -120,6 +123,11 @@ export interface ToolHost {
   readonly db: Db;
   hasDb(): boolean;
   dbStatus(): DbStatus;
+  /**
+   * Why the store cannot be used right now, without waiting (the PostgreSQL store monitor's last
+   * probe); undefined when it can, and always on SQLite.
+   */
+  storeUnavailable(): string | undefined;
   readonly bus: EventBus;
   /** Workspace claims (soft: advisory; hard: block other sessions' mutations). */
   readonly claims: ClaimService;
