@@ -1,24 +1,14 @@
-/**
- * createApp(): the wiring, and nothing else. Every surface and every test starts from an App.
- * No module-level singletons; no process.env reads outside config/. The domains are built in
- * dependency order by the phases in src/app/ (base → core → operations → work → oversight), each
- * taking what the earlier ones built; the App is assembled from them last, with no placeholder.
- * @module
- */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { createBase } from './app/base';
 import { checkAllowlists } from './app/config-checks';
 import { createCore } from './app/core';
 import { createOperations, type Late } from './app/operations';
 import { createOversight } from './app/oversight';
+import { dbStatus, storeUnavailable } from './app/store-status';
 import type { App, AppOptions } from './app/types';
 import { createWork } from './app/work';
 import { loadConfig } from './config/load';
 import { hardClaimGuard } from './coordination/claims';
-import { SvcError } from './errors';
 import { cloudIdentity } from './providers/reports';
-import { DB_FILE, schemaVersion } from './store/db';
 import { runFunnel } from './tools/core/funnel';
 import type {
   BackgroundWorker,
@@ -70,38 +60,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       return base.openDatabase();
     },
     hasDb: base.hasDb,
-    storeUnavailable() {
-      const store = base.store;
-      if (store.kind !== 'postgres') return undefined;
-      const now = store.monitor.status();
-      return now.ok ? undefined : `the PostgreSQL store is unreachable: ${now.reason ?? 'unknown'}`;
-    },
-    dbStatus() {
-      const store = base.store;
-      if (store.kind === 'postgres') {
-        const now = store.monitor.status();
-        return {
-          kind: 'postgres',
-          path: store.sql.redactedUrl,
-          exists: true,
-          open: now.ok,
-          ...(now.ok ? {} : { error: `the PostgreSQL store is unreachable: ${now.reason ?? 'unknown'}` }),
-          ...(now.schema_version !== undefined ? { schema_version: now.schema_version } : {}),
-        };
-      }
-      const path = join(base.dataDir, DB_FILE);
-      const status: DbStatus = { path, exists: existsSync(path), open: base.hasDb() };
-      try {
-        const handle = base.hasDb() || status.exists ? base.openDatabase() : undefined;
-        if (handle) {
-          status.open = true;
-          status.schema_version = schemaVersion(handle);
-        }
-      } catch (error) {
-        status.error = SvcError.is(error) ? error.message : String(error);
-      }
-      return status;
-    },
+    storeUnavailable: () => storeUnavailable(base),
+    dbStatus: () => dbStatus(base),
     bus: core.bus,
     claims: ops.claims,
     markers: ops.markers,
