@@ -102,7 +102,7 @@ export function fakeClient(overrides: Partial<FakeClient> = {}): FakeClient {
     async answerPermission(id, requestId, decision) {
       record('answerPermission', id, requestId, decision);
     },
-    subscribe(sessionId, listener) {
+    async subscribe(sessionId, listener) {
       record('subscribe', sessionId);
       const set = listeners.get(sessionId) ?? new Set();
       listeners.set(sessionId, set);
