@@ -79,10 +79,10 @@ export async function alertsStatus(
     hook_failures: config.alerts.hook_failures,
   };
   const active: Alert[] = [
-    ...await tokenPressure(app, scope, thresholds.token_pressure_ratio),
+    ...(await tokenPressure(app, scope, thresholds.token_pressure_ratio)),
     ...repeatedFailures(app, scope, thresholds.repeated_failures),
     ...incidentAlerts(app, scope, thresholds),
-    ...await providerRecovery(app, scope),
+    ...(await providerRecovery(app, scope)),
     ...hookFailures(app, scope, thresholds.hook_failures),
     ...cappedActivations(app, scope),
   ].sort(

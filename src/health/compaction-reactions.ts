@@ -157,9 +157,11 @@ async function reactionTo(
 
 /** The session's first run started after a compaction between runs (event log order). */
 async function nextRun(app: HealthReadoutDeps, finished: LoggedEvent): Promise<RunRow | undefined> {
-  const started = (await loggedEvents(app, { since: 0, sessions: [finished.session_id] }, ['run.started'], {
-    afterId: finished.id,
-  })).at(-1);
+  const started = (
+    await loggedEvents(app, { since: 0, sessions: [finished.session_id] }, ['run.started'], {
+      afterId: finished.id,
+    })
+  ).at(-1);
   const runId = started?.payload.run_id;
   return typeof runId === 'string' ? runById(app, runId) : undefined;
 }

@@ -319,7 +319,9 @@ async function compactionsOf(db: Db, sessionId: string, failed: number) {
 
 /** The last `context.usage` of the session; `ratio` is null when the window is unknown. */
 async function contextUsageOf(db: Db, sessionId: string) {
-  const last = (await findLoggedEvents(db, { sessionId, types: ['context.usage'], order: 'desc', limit: 1 }))[0];
+  const last = (
+    await findLoggedEvents(db, { sessionId, types: ['context.usage'], order: 'desc', limit: 1 })
+  )[0];
   const usage = last?.payload ?? {};
   // A model of unknown window reports ratio 0: that is "unknown", not "empty".
   const window = num(usage.context_window);

@@ -84,7 +84,7 @@ export const statsReport = defineTool({
     const spend = await spendOf(ctx.app, input.session_id);
     if (input.by) return { ...(await ctx.app.telemetry.ledger.stats(input.by, input.days)), spend };
     return {
-      ...await usageStats(ctx.app, { days: input.days }),
+      ...(await usageStats(ctx.app, { days: input.days })),
       cost_ledger: await ctx.app.telemetry.ledger.stats('purpose', input.days),
       spend,
     };
