@@ -205,16 +205,13 @@ describe('agent service', () => {
   it('subscribe with afterId replays retained events, then streams live ones without gaps', async () => {
     const { app } = await agentApp([reply().text('one'), reply().text('two')], { extraTools: [echoTool] });
     const first = await app.agent.run({ prompt: 'one' });
-    const all = app.bus.retained(first.session_id);
+    const all = await app.bus.retained(first.session_id);
     const middle = all[Math.floor(all.length / 2)].id;
     const seen: number[] = [];
     const off = await app.agent.subscribe(first.session_id, (e) => seen.push(e.id), { afterId: middle });
     await app.agent.run({ sessionId: first.session_id, prompt: 'two' });
     off();
-    const expected = app.bus
-      .retained(first.session_id)
-      .filter((e) => e.id > middle)
-      .map((e) => e.id);
+    const expected = (await app.bus.retained(first.session_id)).filter((e) => e.id > middle).map((e) => e.id);
     expect(seen).toEqual(expected);
   });
 

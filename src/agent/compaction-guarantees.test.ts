@@ -152,7 +152,7 @@ describe('compaction guarantees (issue 22)', () => {
       };
       expect(finished.tokens_before).toBe(920);
       expect(finished.tokens_after).toBeLessThan(finished.tokens_before);
-      const purposes = app.telemetry.ledger.calls({ runId: result.run_id }).map((c) => c.purpose);
+      const purposes = (await app.telemetry.ledger.calls({ runId: result.run_id })).map((c) => c.purpose);
       expect(purposes.filter((p) => p === 'compaction')).toHaveLength(1);
       expect(purposes.filter((p) => p === 'agent_step')).toHaveLength(4);
     });

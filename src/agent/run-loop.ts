@@ -133,7 +133,7 @@ async function openRun(c: RunContext): Promise<{ session: RunTurn['session']; us
   if (!session.title) session = await app.sessions.update(sessionId, { title: titleFromPrompt(run.prompt) });
 
   // [budget]: a session or day whose spend reached its limit starts no new run.
-  const spent = app.telemetry.ledger.spent(sessionId);
+  const spent = await app.telemetry.ledger.spent(sessionId);
   if (spent) {
     const failure = recordFailure(app, budgetFailure(spent), run.id);
     c.ledger('error', { source: 'budget', failure });

@@ -32,9 +32,9 @@ export async function subscribeSession(
   });
   let last = options.afterId ?? Number.MAX_SAFE_INTEGER;
   if (options.afterId !== undefined) {
-    const replayed = [...members]
-      .flatMap((id) => host.bus.replay(id, options.afterId!).events)
-      .sort((x, y) => x.id - y.id);
+    const afterId = options.afterId;
+    const replays = await Promise.all([...members].map((id) => host.bus.replay(id, afterId)));
+    const replayed = replays.flatMap((replay) => replay.events).sort((x, y) => x.id - y.id);
     last = options.afterId;
     for (const event of replayed) {
       listener(event);

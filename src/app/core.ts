@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createEventBus, type EventBus } from '../events/bus';
+import { createEventStore } from '../events/event-store';
 import { createPermissionService, type PermissionService } from '../permissions/permission-service';
 import { createProviderService, type ProviderService } from '../providers/service';
 import { createProcessReaper } from '../runs/process-reaper';
@@ -35,7 +36,7 @@ export interface AppCore {
 export function createCore(base: AppBase): AppCore {
   const { clock, ids, log, openDatabase } = base;
   const bus = createEventBus({
-    db: openDatabase,
+    store: () => createEventStore(openDatabase()),
     clock,
     ringSize: base.config().services.http.event_ring_size,
     onError: (error) => log.error('event listener failed', { error }),

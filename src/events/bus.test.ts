@@ -2,112 +2,198 @@ import { describe, expect, it } from 'vitest';
 import { testClock } from '../../test/helpers/make-test-app';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import { openDb } from '../store/db';
-import { createEventBus } from './bus';
+import { createEventBus, type EventBus } from './bus';
+import { createEventStore, type EventStore } from './event-store';
 
-function setup(ringSize: number) {
-  const db = openDb({ dataDir: tmpWorkspace() });
-  return { db, bus: createEventBus({ db: () => db, clock: testClock(), ringSize }) };
+/**
+ * The bus on the SQLite log (`immediate`: stored and delivered before publish returns), and on a
+ * log that only answers asynchronously, a tick later (as PostgreSQL does): the same cases hold.
+ */
+const backends = {
+  immediate: (db: ReturnType<typeof openDb>) => ({ db: () => db }),
+  async: (db: ReturnType<typeof openDb>) => ({ store: () => slowStore(createEventStore(db)) }),
+};
+
+/** Every answer a macrotask later, so appends and reads interleave with publishes. */
+function slowStore(inner: EventStore): EventStore {
+  const later = <T>(fn: () => Promise<T>) =>
+    new Promise<T>((resolve, reject) => setImmediate(() => fn().then(resolve, reject)));
+  return {
+    insert: (...args) => later(() => inner.insert(...args)),
+    maxId: (sessionId) => later(() => inner.maxId(sessionId)),
+    after: (sessionId, afterId) => later(() => inner.after(sessionId, afterId)),
+  };
 }
 
-describe('session event bus', () => {
-  it('gives every event a monotonically increasing id and delivers it to session and * listeners', () => {
-    const { bus } = setup(10);
-    const seen: string[] = [];
-    bus.subscribe('s1', (e) => seen.push(`s1:${e.type}:${e.id}`));
-    bus.subscribe('*', (e) => seen.push(`*:${e.session_id}`));
-    const a = bus.publish('s1', 'a', {});
-    const b = bus.publish('s2', 'b', {});
-    const c = bus.publish('s1', 'c', { n: 1 });
-    expect(a.id).toBeLessThan(b.id);
-    expect(b.id).toBeLessThan(c.id);
-    expect(seen).toEqual([`s1:a:${a.id}`, '*:s1', '*:s2', `s1:c:${c.id}`, '*:s1']);
-  });
+for (const [name, backend] of Object.entries(backends)) {
+  describe(`session event bus (${name} log)`, () => {
+    function setup(ringSize: number, maxRings?: number) {
+      const db = openDb({ dataDir: tmpWorkspace() });
+      const restart = () => createEventBus({ ...backend(db), clock: testClock(), ringSize, maxRings });
+      return { db, bus: restart(), restart };
+    }
 
-  it('delivers an event published by a listener after the event being delivered, to every listener', () => {
-    const { bus } = setup(10);
-    const seen: string[] = [];
-    bus.subscribe('*', (e) => {
-      if (e.type === 'run.started') {
-        const nested = bus.publish('s1', 'reaction', {});
-        // Delivered later, but it has its id (and its place in the ring) already.
-        expect(bus.lastId('s1')).toBe(nested.id);
-      }
+    it('gives every event a monotonically increasing id and delivers it to session and * listeners', async () => {
+      const { bus } = setup(10);
+      const seen: string[] = [];
+      bus.subscribe('s1', (e) => seen.push(`s1:${e.type}:${e.id}`));
+      bus.subscribe('*', (e) => seen.push(`*:${e.session_id}`));
+      const stored = [bus.publishStored('s1', 'a', {}), bus.publishStored('s2', 'b', {})];
+      bus.publish('s1', 'c', { n: 1 });
+      await bus.flush();
+      const [a, b] = await Promise.all(stored);
+      const c = (await bus.retained('s1'))[1];
+      expect(a.id).toBeLessThan(b.id);
+      expect(b.id).toBeLessThan(c.id);
+      expect(seen).toEqual([`s1:a:${a.id}`, '*:s1', '*:s2', `s1:c:${c.id}`, '*:s1']);
     });
-    bus.subscribe('*', (e) => seen.push(`${e.type}:${e.id}`));
-    const started = bus.publish('s1', 'run.started', {});
-    expect(seen).toEqual([`run.started:${started.id}`, `reaction:${started.id + 1}`]);
-    expect(bus.retained('s1').map((e) => e.type)).toEqual(['run.started', 'reaction']);
-  });
 
-  it('replays from the ring after a known id', () => {
-    const { bus } = setup(10);
-    const events = [1, 2, 3, 4].map((n) => bus.publish('s', 'tick', { n }));
-    const replay = bus.replay('s', events[1].id);
-    expect(replay.source).toBe('ring');
-    expect(replay.events.map((e) => e.payload.n)).toEqual([3, 4]);
-  });
-
-  it('resyncs from the database log when the id is older than the ring', () => {
-    const { bus } = setup(2);
-    const events = [1, 2, 3, 4, 5].map((n) => bus.publish('s', 'tick', { n }));
-    expect(bus.retained('s').map((e) => e.payload.n)).toEqual([4, 5]);
-    const replay = bus.replay('s', events[0].id);
-    expect(replay.source).toBe('log');
-    expect(replay.events.map((e) => e.payload.n)).toEqual([2, 3, 4, 5]);
-  });
-
-  it('survives a restart: a new bus serves old ids from the log', () => {
-    const { db, bus } = setup(10);
-    const first = bus.publish('s', 'tick', { n: 1 });
-    bus.publish('s', 'tick', { n: 2 });
-    const restarted = createEventBus({ db: () => db, clock: testClock(), ringSize: 10 });
-    expect(restarted.lastId('s')).toBeGreaterThan(first.id);
-    const replay = restarted.replay('s', first.id);
-    expect(replay).toMatchObject({ source: 'log' });
-    expect(replay.events.map((e) => e.payload.n)).toEqual([2]);
-    const next = restarted.publish('s', 'tick', { n: 3 });
-    expect(next.id).toBeGreaterThan(replay.events[0].id);
-  });
-
-  it('keeps delivering when one listener throws', () => {
-    const { bus } = setup(10);
-    const got: number[] = [];
-    bus.subscribe('s', () => {
-      throw new Error('boom');
+    it('delivers an event published by a listener after the event being delivered, to every listener', async () => {
+      const { bus } = setup(10);
+      const seen: string[] = [];
+      bus.subscribe('*', (e) => {
+        // Queued behind the event being delivered: stored and delivered after it.
+        if (e.type === 'run.started') bus.publish('s1', 'reaction', {});
+      });
+      bus.subscribe('*', (e) => seen.push(`${e.type}:${e.id}`));
+      const started = await bus.publishStored('s1', 'run.started', {});
+      await bus.flush();
+      const reaction = (await bus.retained('s1'))[1];
+      expect(reaction.id).toBeGreaterThan(started.id);
+      expect(await bus.lastId('s1')).toBe(reaction.id);
+      expect(seen).toEqual([`run.started:${started.id}`, `reaction:${reaction.id}`]);
+      expect((await bus.retained('s1')).map((e) => e.type)).toEqual(['run.started', 'reaction']);
     });
-    bus.subscribe('s', (e) => got.push(e.id));
-    const e = bus.publish('s', 'x', {});
-    expect(got).toEqual([e.id]);
-  });
 
-  it('keeps only the most recently used rings in memory and reads a dropped one back as it was', () => {
+    it('replays from the ring after a known id', async () => {
+      const { bus } = setup(10);
+      const events = await Promise.all([1, 2, 3, 4].map((n) => bus.publishStored('s', 'tick', { n })));
+      const replay = await bus.replay('s', events[1].id);
+      expect(replay.source).toBe('ring');
+      expect(replay.events.map((e) => e.payload.n)).toEqual([3, 4]);
+    });
+
+    it('resyncs from the database log when the id is older than the ring', async () => {
+      const { bus } = setup(2);
+      const events = await Promise.all([1, 2, 3, 4, 5].map((n) => bus.publishStored('s', 'tick', { n })));
+      expect((await bus.retained('s')).map((e) => e.payload.n)).toEqual([4, 5]);
+      const replay = await bus.replay('s', events[0].id);
+      expect(replay.source).toBe('log');
+      expect(replay.events.map((e) => e.payload.n)).toEqual([2, 3, 4, 5]);
+    });
+
+    it('survives a restart: a new bus serves old ids from the log', async () => {
+      const { bus, restart } = setup(10);
+      const first = await bus.publishStored('s', 'tick', { n: 1 });
+      bus.publish('s', 'tick', { n: 2 });
+      await bus.flush();
+      const restarted = restart();
+      expect(await restarted.lastId('s')).toBeGreaterThan(first.id);
+      const replay = await restarted.replay('s', first.id);
+      expect(replay).toMatchObject({ source: 'log' });
+      expect(replay.events.map((e) => e.payload.n)).toEqual([2]);
+      const next = await restarted.publishStored('s', 'tick', { n: 3 });
+      expect(next.id).toBeGreaterThan(replay.events[0].id);
+    });
+
+    it('keeps delivering when one listener throws', async () => {
+      const { bus } = setup(10);
+      const got: number[] = [];
+      bus.subscribe('s', () => {
+        throw new Error('boom');
+      });
+      bus.subscribe('s', (e) => got.push(e.id));
+      const e = await bus.publishStored('s', 'x', {});
+      expect(got).toEqual([e.id]);
+    });
+
+    it('keeps only the most recently used rings in memory and reads a dropped one back as it was', async () => {
+      const { bus } = setup(2, 2);
+      const listened: number[] = [];
+      bus.subscribe('live', (e) => listened.push(e.id));
+      bus.publish('live', 'tick', { n: 0 });
+      for (const id of ['a', 'b', 'c']) for (const n of [1, 2, 3]) bus.publish(id, 'tick', { n });
+      await bus.flush();
+      // 'a' left memory (least recently used, no listener); 'live' stayed although older.
+      expect((await bus.retained('a')).map((e) => e.payload.n)).toEqual([2, 3]);
+      expect(await bus.replay('a', 0)).toMatchObject({ source: 'log' });
+      expect(await bus.replay('a', (await bus.retained('a'))[0].id)).toMatchObject({ source: 'ring' });
+      expect((await bus.retained('live')).map((e) => e.payload.n)).toEqual([0]);
+      expect((await bus.retained('b')).map((e) => e.payload.n)).toEqual([2, 3]);
+      const next = await bus.publishStored('a', 'tick', { n: 4 });
+      expect(await bus.lastId('a')).toBe(next.id);
+      expect((await bus.retained('a')).map((e) => e.payload.n)).toEqual([3, 4]);
+      expect(listened).toHaveLength(1);
+    });
+
+    it('forgets a session without listeners left', async () => {
+      const { bus } = setup(10);
+      const got: number[] = [];
+      const off = bus.subscribe('s', (e) => got.push(e.id));
+      off();
+      const again = bus.subscribe('s', (e) => got.push(e.id));
+      off();
+      const e = await bus.publishStored('s', 'x', {});
+      expect(got).toEqual([e.id]);
+      again();
+    });
+
+    it('subscribe, replay after an id, then live: every event once, in id order, while publishing', async () => {
+      const { bus } = setup(3);
+      const before = await Promise.all([1, 2, 3, 4].map((n) => bus.publishStored('s', 'tick', { n })));
+      // Published, not necessarily stored yet, while the subscriber connects.
+      for (const n of [5, 6, 7]) bus.publish('s', 'tick', { n });
+      let cursor = before[0].id;
+      const got: number[] = [];
+      const pending: { id: number; payload: Record<string, unknown> }[] = [];
+      let live = false;
+      const take = (e: { id: number; payload: Record<string, unknown> }) => {
+        if (e.id <= cursor) return;
+        cursor = e.id;
+        got.push(e.payload.n as number);
+      };
+      bus.subscribe('s', (e) => (live ? take(e) : pending.push(e)));
+      const replay = await bus.replay('s', cursor);
+      for (const e of replay.events) take(e);
+      live = true;
+      for (const e of pending.splice(0)) take(e);
+      bus.publish('s', 'tick', { n: 8 });
+      await bus.flush();
+      expect(got).toEqual([2, 3, 4, 5, 6, 7, 8]);
+    });
+  });
+}
+
+describe('session event bus on a failing log', () => {
+  it('reports a failed append, does not deliver it, and keeps the queue going', async () => {
     const db = openDb({ dataDir: tmpWorkspace() });
-    const bus = createEventBus({ db: () => db, clock: testClock(), ringSize: 2, maxRings: 2 });
-    const listened: number[] = [];
-    bus.subscribe('live', (e) => listened.push(e.id));
-    bus.publish('live', 'tick', { n: 0 });
-    for (const id of ['a', 'b', 'c']) for (const n of [1, 2, 3]) bus.publish(id, 'tick', { n });
-    // 'a' left memory (least recently used, no listener); 'live' stayed although older.
-    expect(bus.retained('a').map((e) => e.payload.n)).toEqual([2, 3]);
-    expect(bus.replay('a', 0)).toMatchObject({ source: 'log' });
-    expect(bus.replay('a', bus.retained('a')[0].id)).toMatchObject({ source: 'ring' });
-    expect(bus.retained('live').map((e) => e.payload.n)).toEqual([0]);
-    expect(bus.retained('b').map((e) => e.payload.n)).toEqual([2, 3]);
-    const next = bus.publish('a', 'tick', { n: 4 });
-    expect(bus.lastId('a')).toBe(next.id);
-    expect(bus.retained('a').map((e) => e.payload.n)).toEqual([3, 4]);
-    expect(listened).toHaveLength(1);
-  });
-
-  it('forgets a session without listeners left', () => {
-    const { bus } = setup(10);
-    const got: number[] = [];
-    const off = bus.subscribe('s', (e) => got.push(e.id));
-    off();
-    const again = bus.subscribe('s', (e) => got.push(e.id));
-    off();
-    const e = bus.publish('s', 'x', {});
-    expect(got).toEqual([e.id]);
-    again();
+    const inner = createEventStore(db);
+    const errors: unknown[] = [];
+    let fail = true;
+    const store: EventStore = {
+      insert: async (...args) => {
+        if (fail) {
+          fail = false;
+          throw new Error('log down');
+        }
+        return await inner.insert(...args);
+      },
+      maxId: inner.maxId,
+      after: inner.after,
+    };
+    const bus: EventBus = createEventBus({
+      store: () => store,
+      clock: testClock(),
+      onError: (e) => errors.push(e),
+    });
+    const got: string[] = [];
+    bus.subscribe('s', (e) => got.push(e.type));
+    const lost = bus.publishStored('s', 'lost', {});
+    bus.publish('s', 'kept', {});
+    await expect(lost).rejects.toThrow('log down');
+    await bus.flush();
+    expect(got).toEqual(['kept']);
+    expect(errors).toHaveLength(1);
+    expect((await bus.replay('s', 0)).events.map((e) => e.type)).toEqual(['kept']);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * The bus's log (`session_events`): appending a published event, the highest id of a session, and
- * the events after an id for a replay older than the ring. Other reads: ./log-queries.ts.
+ * the events after an id for a replay older than the ring. Async (issue 18): the PostgreSQL twin
+ * is ./pg-event-store.ts. Other reads: ./log-queries.ts.
  * @module
  */
 import type { Db } from '../store/db';
@@ -15,16 +16,29 @@ export interface StoredEventRow {
 }
 
 export interface EventStore {
-  /** Appends an event; returns its id. */
-  insert(sessionId: string, type: string, payload: string, createdAt: number): number;
+  /** Appends an event; resolves its id. */
+  insert(sessionId: string, type: string, payload: string, createdAt: number): Promise<number>;
   /** Highest id logged for the session (0 when none). */
-  maxId(sessionId: string): number;
+  maxId(sessionId: string): Promise<number>;
   /** The session's events after `afterId` (exclusive), in id order. */
+  after(sessionId: string, afterId: number): Promise<StoredEventRow[]>;
+}
+
+/** The same operations answered at once: a store on an embedded database (SQLite). */
+export interface ImmediateEventStore {
+  insert(sessionId: string, type: string, payload: string, createdAt: number): number;
+  maxId(sessionId: string): number;
   after(sessionId: string, afterId: number): StoredEventRow[];
 }
 
+/**
+ * The SQLite log. `now` answers the same operations synchronously (better-sqlite3): the bus uses
+ * it to store and deliver an event before `publish` returns, as it always has on SQLite.
+ */
+export type SqliteEventStore = EventStore & { readonly now: ImmediateEventStore };
+
 /** Prepares the statements once on the handle. */
-export function createEventStore(db: Db): EventStore {
+export function createEventStore(db: Db): SqliteEventStore {
   const insert = db.prepare(
     'INSERT INTO session_events (session_id, type, payload, created_at) VALUES (?, ?, ?, ?)',
   );
@@ -32,10 +46,16 @@ export function createEventStore(db: Db): EventStore {
   const after = db.prepare(
     'SELECT id, session_id, type, payload, created_at FROM session_events WHERE session_id = ? AND id > ? ORDER BY id',
   );
-  return {
+  const now: ImmediateEventStore = {
     insert: (sessionId, type, payload, createdAt) =>
       Number(insert.run(sessionId, type, payload, createdAt).lastInsertRowid),
     maxId: (sessionId) => (maxId.get(sessionId) as { id: number } | undefined)?.id ?? 0,
     after: (sessionId, afterId) => after.all(sessionId, afterId) as StoredEventRow[],
+  };
+  return {
+    now,
+    insert: async (sessionId, type, payload, createdAt) => now.insert(sessionId, type, payload, createdAt),
+    maxId: async (sessionId) => now.maxId(sessionId),
+    after: async (sessionId, afterId) => now.after(sessionId, afterId),
   };
 }

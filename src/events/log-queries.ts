@@ -1,7 +1,9 @@
 /**
  * Reads of the session event log (`session_events`, what the bus persisted) for the read models
  * that look back further than a bus subscriber can: health readouts, the journal, the cue ledger,
- * session observability. Read-only; the bus (./bus.ts) owns the writes and the replay.
+ * session observability. Read-only; the bus (./bus.ts) owns the writes and the replay. Async
+ * (issue 18): `EventLogQueries`, with its PostgreSQL twin in ./pg-log-queries.ts; the functions
+ * over a `Db` below are the SQLite one, as the read models call it today.
  * @module
  */
 import type { Db } from '../store/db';
@@ -21,12 +23,27 @@ export interface EventLogFilter {
   limit?: number;
 }
 
-type Row = Omit<SessionEvent, 'payload'> & { payload: string };
+export type LoggedEventRow = Omit<SessionEvent, 'payload'> & { payload: string };
+
+/** When events of some types were logged, and in how many sessions. */
+export interface LoggedEventSpan {
+  first_at: number | null;
+  last_at: number | null;
+  sessions: number;
+}
+
+export interface EventLogQueries {
+  find(filter: EventLogFilter): Promise<SessionEvent[]>;
+  count(filter: { sessionId: string; type: string }): Promise<number>;
+  /** Logged events per type, among these types. */
+  typeCounts(types: readonly string[]): Promise<{ type: string; n: number }[]>;
+  span(types: readonly string[]): Promise<LoggedEventSpan>;
+}
 
 const marks = (values: readonly unknown[]) => values.map(() => '?').join(', ') || 'NULL';
 
 /** A stored payload; anything but a JSON object (or malformed text) reads as an empty object. */
-function payloadOf(text: string): Record<string, unknown> {
+export function payloadOf(text: string): Record<string, unknown> {
   try {
     const value = JSON.parse(text) as unknown;
     return value && typeof value === 'object' && !Array.isArray(value)
@@ -37,7 +54,41 @@ function payloadOf(text: string): Record<string, unknown> {
   }
 }
 
-export function findLoggedEvents(db: Db, filter: EventLogFilter): SessionEvent[] {
+/** The SQLite queries on a handle, as the read models call them. */
+export async function findLoggedEvents(db: Db, filter: EventLogFilter): Promise<SessionEvent[]> {
+  return await createEventLogQueries(() => db).find(filter);
+}
+
+export async function countLoggedEvents(
+  db: Db,
+  filter: { sessionId: string; type: string },
+): Promise<number> {
+  return await createEventLogQueries(() => db).count(filter);
+}
+
+/** Logged events per type, among these types. */
+export async function loggedEventTypeCounts(
+  db: Db,
+  types: readonly string[],
+): Promise<{ type: string; n: number }[]> {
+  return await createEventLogQueries(() => db).typeCounts(types);
+}
+
+/** When events of these types were logged, and in how many sessions. */
+export async function loggedEventSpan(db: Db, types: readonly string[]): Promise<LoggedEventSpan> {
+  return await createEventLogQueries(() => db).span(types);
+}
+
+export function createEventLogQueries(db: () => Db): EventLogQueries {
+  return {
+    find: async (filter) => findLoggedEventsNow(db(), filter),
+    count: async (filter) => countLoggedEventsNow(db(), filter),
+    typeCounts: async (types) => loggedEventTypeCountsNow(db(), types),
+    span: async (types) => loggedEventSpanNow(db(), types),
+  };
+}
+
+function findLoggedEventsNow(db: Db, filter: EventLogFilter): SessionEvent[] {
   const clauses: string[] = [];
   const params: unknown[] = [];
   if (filter.types) {
@@ -66,11 +117,11 @@ export function findLoggedEvents(db: Db, filter: EventLogFilter): SessionEvent[]
         ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''}
         ORDER BY id ${filter.order === 'desc' ? 'DESC' : 'ASC'}${filter.limit === undefined ? '' : ' LIMIT ?'}`,
     )
-    .all(...params, ...(filter.limit === undefined ? [] : [filter.limit])) as Row[];
+    .all(...params, ...(filter.limit === undefined ? [] : [filter.limit])) as LoggedEventRow[];
   return rows.map((row) => ({ ...row, payload: payloadOf(row.payload) }));
 }
 
-export function countLoggedEvents(db: Db, filter: { sessionId: string; type: string }): number {
+function countLoggedEventsNow(db: Db, filter: { sessionId: string; type: string }): number {
   return (
     db
       .prepare('SELECT count(*) AS n FROM session_events WHERE session_id = ? AND type = ?')
@@ -79,21 +130,18 @@ export function countLoggedEvents(db: Db, filter: { sessionId: string; type: str
 }
 
 /** Logged events per type, among these types. */
-export function loggedEventTypeCounts(db: Db, types: readonly string[]): { type: string; n: number }[] {
+function loggedEventTypeCountsNow(db: Db, types: readonly string[]): { type: string; n: number }[] {
   return db
     .prepare(`SELECT type, count(*) AS n FROM session_events WHERE type IN (${marks(types)}) GROUP BY type`)
     .all(...types) as { type: string; n: number }[];
 }
 
 /** When events of these types were logged, and in how many sessions. */
-export function loggedEventSpan(
-  db: Db,
-  types: readonly string[],
-): { first_at: number | null; last_at: number | null; sessions: number } {
+function loggedEventSpanNow(db: Db, types: readonly string[]): LoggedEventSpan {
   return db
     .prepare(
       `SELECT min(created_at) AS first_at, max(created_at) AS last_at, count(DISTINCT session_id) AS sessions
          FROM session_events WHERE type IN (${marks(types)})`,
     )
-    .get(...types) as { first_at: number | null; last_at: number | null; sessions: number };
+    .get(...types) as LoggedEventSpan;
 }

@@ -4,18 +4,17 @@
  * and globally; `after` for a Last-Event-ID replay in id order), every method async. An append
  * also sends `NOTIFY svc_events, '<session id>:<event id>'` in its transaction, so PostgreSQL
  * delivers it only once the row is committed: a listener on another node (./pg-notify.ts) that
- * is woken reads the event from the table. Nothing serves from it yet.
+ * is woken reads the event from the table. The bus (./bus.ts) takes it as its store; nothing serves from it yet.
  * @module
  */
 
-import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
 import type { EventStore, StoredEventRow } from './event-store';
 
 /** The channel an append notifies on; the payload is `<session id>:<event id>`. */
 export const EVENTS_CHANNEL = 'svc_events';
 
-export type PostgresEventStore = AsyncOf<EventStore>;
+export type PostgresEventStore = EventStore;
 
 export function createPostgresEventStore(deps: { sql: SqlClient }): PostgresEventStore {
   const { sql } = deps;

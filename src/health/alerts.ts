@@ -79,10 +79,10 @@ export async function alertsStatus(
     hook_failures: config.alerts.hook_failures,
   };
   const active: Alert[] = [
-    ...tokenPressure(app, scope, thresholds.token_pressure_ratio),
+    ...(await tokenPressure(app, scope, thresholds.token_pressure_ratio)),
     ...repeatedFailures(app, scope, thresholds.repeated_failures),
     ...incidentAlerts(app, scope, thresholds),
-    ...providerRecovery(app, scope),
+    ...(await providerRecovery(app, scope)),
     ...hookFailures(app, scope, thresholds.hook_failures),
     ...cappedActivations(app, scope),
   ].sort(
@@ -108,10 +108,10 @@ export async function alertsStatus(
   };
 }
 
-function tokenPressure(app: AlertsDeps, scope: Scope, threshold: number): Alert[] {
+async function tokenPressure(app: AlertsDeps, scope: Scope, threshold: number): Promise<Alert[]> {
   const alerts: Alert[] = [];
   const decided = new Set<string>();
-  for (const event of loggedEvents(app, scope, ['context.usage', 'compaction.finished'])) {
+  for (const event of await loggedEvents(app, scope, ['context.usage', 'compaction.finished'])) {
     if (decided.has(event.session_id)) continue;
     decided.add(event.session_id);
     const ratio = Number(event.payload.ratio);
@@ -200,8 +200,8 @@ function incidentAlerts(
   return alerts;
 }
 
-function providerRecovery(app: AlertsDeps, scope: Scope): Alert[] {
-  const events = loggedEvents(app, scope, ['provider_recovery.changed']);
+async function providerRecovery(app: AlertsDeps, scope: Scope): Promise<Alert[]> {
+  const events = await loggedEvents(app, scope, ['provider_recovery.changed']);
   if (events.length === 0) return [];
   const last = events[0].payload;
   return [

@@ -68,9 +68,10 @@ export async function compactionReactions(
 ): Promise<CompactionReactionsStatus> {
   const since = app.clock.now() - input.since_hours * 3_600_000;
   const scope = await scopeOf(app, { session_id: input.session_id, since_ms: since });
-  const logged = loggedEvents(app, scope, ['compaction.started', 'compaction.finished']);
+  const logged = await loggedEvents(app, scope, ['compaction.started', 'compaction.finished']);
   const finished = logged.filter((e) => e.type === 'compaction.finished');
-  const reactions = finished.map((event) => reactionTo(app, event, logged));
+  const reactions: Awaited<ReturnType<typeof reactionTo>>[] = [];
+  for (const event of finished) reactions.push(await reactionTo(app, event, logged));
   const failures = ledgerEvents(app, scope, ['compaction.failed']).map((event) => ({
     at: event.created_at,
     session_id: event.session_id,
@@ -96,18 +97,18 @@ export async function compactionReactions(
   };
 }
 
-function reactionTo(
+async function reactionTo(
   app: HealthReadoutDeps,
   finished: LoggedEvent,
   logged: LoggedEvent[],
-): CompactionReaction {
+): Promise<CompactionReaction> {
   const started = logged.find(
     (e) => e.type === 'compaction.started' && e.session_id === finished.session_id && e.id < finished.id,
   );
   const runId = typeof started?.payload.run_id === 'string' ? started.payload.run_id : null;
   const before = Number(finished.payload.tokens_before ?? 0);
   const after = Number(finished.payload.tokens_after ?? 0);
-  const observed = runId ? runById(app, runId) : nextRun(app, finished);
+  const observed = runId ? runById(app, runId) : await nextRun(app, finished);
   let stepsAfter: number | null = null;
   let errors: CompactionReaction['errors'] = [];
   if (observed) {
@@ -155,10 +156,12 @@ function reactionTo(
 }
 
 /** The session's first run started after a compaction between runs (event log order). */
-function nextRun(app: HealthReadoutDeps, finished: LoggedEvent): RunRow | undefined {
-  const started = loggedEvents(app, { since: 0, sessions: [finished.session_id] }, ['run.started'], {
-    afterId: finished.id,
-  }).at(-1);
+async function nextRun(app: HealthReadoutDeps, finished: LoggedEvent): Promise<RunRow | undefined> {
+  const started = (
+    await loggedEvents(app, { since: 0, sessions: [finished.session_id] }, ['run.started'], {
+      afterId: finished.id,
+    })
+  ).at(-1);
   const runId = started?.payload.run_id;
   return typeof runId === 'string' ? runById(app, runId) : undefined;
 }

@@ -82,13 +82,13 @@ export function ledgerEvents(
 }
 
 /** Session event log entries of these types in the scope, newest first. */
-export function loggedEvents(
+export async function loggedEvents(
   app: Pick<HealthReadoutDeps, 'db'>,
   scope: Scope,
   types: readonly string[],
   options: { limit?: number; afterId?: number } = {},
-): LoggedEvent[] {
-  return findLoggedEvents(app.db, {
+): Promise<LoggedEvent[]> {
+  return await findLoggedEvents(app.db, {
     types,
     since: scope.since,
     afterId: options.afterId ?? 0,

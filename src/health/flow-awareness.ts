@@ -56,7 +56,7 @@ export async function recentFlowAwarenessEvents(
 ): Promise<FlowAwarenessEvents> {
   const scope = await scopeOf(app, { session_id: input.session_id });
   const kinds = input.kinds?.length ? [...new Set(input.kinds)] : [...FLOW_KINDS];
-  const rows = loggedEvents(
+  const rows = await loggedEvents(
     app,
     scope,
     kinds.map((k) => TYPE_OF[k]),

@@ -96,7 +96,7 @@ export async function runtimeIncidentStatus(
       tool_crash: count('tool_crash'),
       failed_run: count('failed_run'),
       interrupted_run: count('interrupted_run'),
-      provider_recoveries: loggedEvents(app, scope, ['provider_recovery.changed']).length,
+      provider_recoveries: (await loggedEvents(app, scope, ['provider_recovery.changed'])).length,
     },
     total: incidents.length,
     last_incident_at: incidents[0]?.at ?? null,

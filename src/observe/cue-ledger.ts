@@ -119,7 +119,7 @@ export async function buildRunCueLedger(
   const ids = runs.map((r) => r.id);
   const ledger = ids.length ? queries.findEvents({ runIds: ids, types: LEDGER_CUES }) : [];
   const sessionIds = [...new Set(runs.map((r) => r.session_id))];
-  const logged = sessionIds.length ? findLoggedEvents(app.db, { sessionIds, types: SESSION_CUES }) : [];
+  const logged = sessionIds.length ? await findLoggedEvents(app.db, { sessionIds, types: SESSION_CUES }) : [];
 
   const cues = new Map<string, Cue[]>(ids.map((id) => [id, []]));
   const add = (runId: string, cue: Cue) => cues.get(runId)?.push(cue);

@@ -89,10 +89,10 @@ interface Walk {
 type Reader = (p: Record<string, unknown>, runId: string | null, walk: Walk) => void;
 
 /** Every journal entry of a session, oldest first. */
-export function journalEntries(app: JournalDeps, sessionId: string): JournalEntry[] {
-  const rows = findLoggedEvents(app.db, { sessionId, types: JOURNAL_EVENT_TYPES });
+export async function journalEntries(app: JournalDeps, sessionId: string): Promise<JournalEntry[]> {
+  const rows = await findLoggedEvents(app.db, { sessionId, types: JOURNAL_EVENT_TYPES });
   // Only prompts and answers: tool messages (large outputs) are never read.
-  const messages = new Map(conversationMessages(app.db, sessionId).map((m) => [m.id, m]));
+  const messages = new Map((await conversationMessages(app.db, sessionId)).map((m) => [m.id, m]));
   const entries: JournalEntry[] = [];
   let current: SessionEvent | undefined;
   const walk: Walk = {

@@ -39,7 +39,7 @@ export async function buildJournal(
       warnings: scope.warnings,
     };
   }
-  const all = journalEntries(app, session.id);
+  const all = await journalEntries(app, session.id);
   const entries = all.length > input.limit ? all.slice(all.length - input.limit) : all;
   const counts: Record<string, number> = {};
   for (const entry of all) counts[entry.kind] = (counts[entry.kind] ?? 0) + 1;
@@ -118,14 +118,14 @@ export async function journalPosture(
       warnings: [] as string[],
     };
   }
-  const byType = loggedEventTypeCounts(db, JOURNAL_EVENT_TYPES);
-  const span = loggedEventSpan(db, JOURNAL_EVENT_TYPES);
+  const byType = await loggedEventTypeCounts(db, JOURNAL_EVENT_TYPES);
+  const span = await loggedEventSpan(db, JOURNAL_EVENT_TYPES);
   let session: Record<string, unknown> | null = null;
   const warnings: string[] = [];
   if (input.session_id) {
     const known = await app.sessions.get(input.session_id);
     if (!known) warnings.push(`session_unknown: no session "${input.session_id}"; see list_sessions`);
-    const entries = known ? journalEntries({ db, redactor: app.redactor }, known.id) : [];
+    const entries = known ? await journalEntries({ db, redactor: app.redactor }, known.id) : [];
     const counts: Record<string, number> = {};
     for (const entry of entries) counts[entry.kind] = (counts[entry.kind] ?? 0) + 1;
     session = {

@@ -96,8 +96,8 @@ export async function buildSessionObservability(
   const runs = app.runs.queries.ofSession(session.id);
   const totals = runTotals(runs);
   const activity = runActivity(app.runs.queries.findEvents({ types: EVENT_TYPES, sessionId: session.id }));
-  const compactions = compactionsOf(app.db, session.id, activity.compactionFailures);
-  const context = contextUsageOf(app.db, session.id);
+  const compactions = await compactionsOf(app.db, session.id, activity.compactionFailures);
+  const context = await contextUsageOf(app.db, session.id);
   const family = await familyIds(app, session);
   // Sub-agent work below this session: its descendants (not its parent or siblings).
   const descendants = (await app.sessions.family(session.id)).filter((s) => s.id !== session.id);
@@ -146,7 +146,7 @@ export async function buildSessionObservability(
     interventions: {
       loop_stops: activity.loopStops,
       cancel_requests: activity.cancelRequests,
-      provider_recoveries: countLoggedEvents(app.db, {
+      provider_recoveries: await countLoggedEvents(app.db, {
         sessionId: session.id,
         type: 'provider_recovery.changed',
       }),
@@ -293,10 +293,10 @@ function toolCallsOf(tools: ToolStats) {
   };
 }
 
-function compactionsOf(db: Db, sessionId: string, failed: number) {
-  const logged = (type: string) => findLoggedEvents(db, { sessionId, types: [type] });
-  const starts = logged('compaction.started');
-  const ends = logged('compaction.finished');
+async function compactionsOf(db: Db, sessionId: string, failed: number) {
+  const logged = async (type: string) => await findLoggedEvents(db, { sessionId, types: [type] });
+  const starts = await logged('compaction.started');
+  const ends = await logged('compaction.finished');
   const startedBy: Record<string, number> = {};
   for (const row of starts) {
     const reason = str(row.payload.reason) ?? 'unknown';
@@ -318,8 +318,10 @@ function compactionsOf(db: Db, sessionId: string, failed: number) {
 }
 
 /** The last `context.usage` of the session; `ratio` is null when the window is unknown. */
-function contextUsageOf(db: Db, sessionId: string) {
-  const last = findLoggedEvents(db, { sessionId, types: ['context.usage'], order: 'desc', limit: 1 })[0];
+async function contextUsageOf(db: Db, sessionId: string) {
+  const last = (
+    await findLoggedEvents(db, { sessionId, types: ['context.usage'], order: 'desc', limit: 1 })
+  )[0];
   const usage = last?.payload ?? {};
   // A model of unknown window reports ratio 0: that is "unknown", not "empty".
   const window = num(usage.context_window);

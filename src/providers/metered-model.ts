@@ -80,10 +80,10 @@ export class MeteredLanguageModel implements LanguageModelV3 {
     try {
       const result = await this.options.inner.doGenerate(params);
       const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
-      call.end({ usage: result.usage, ttft: null, output: text });
+      await call.end({ usage: result.usage, ttft: null, output: text });
       return result;
     } catch (error) {
-      call.end({ error });
+      await call.end({ error });
       throw error;
     }
   }
@@ -94,7 +94,7 @@ export class MeteredLanguageModel implements LanguageModelV3 {
     try {
       result = await this.options.inner.doStream(params);
     } catch (error) {
-      call.end({ error });
+      await call.end({ error });
       throw error;
     }
     let ttft: number | null = null;
@@ -102,16 +102,16 @@ export class MeteredLanguageModel implements LanguageModelV3 {
     let output = '';
     const stream = result.stream.pipeThrough(
       new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
-        transform: (part, controller) => {
+        transform: async (part, controller) => {
           if (ttft === null && FIRST_OUTPUT.has(part.type)) ttft = this.options.now() - call.at;
           if (part.type === 'text-delta') output += part.delta;
           if (part.type === 'error') error = part.error;
           // Recorded at the finish part: a consumer that stops reading after it is still billed.
-          if (part.type === 'finish') call.end({ usage: part.usage, ttft, output, error });
+          if (part.type === 'finish') await call.end({ usage: part.usage, ttft, output, error });
           controller.enqueue(part);
         },
-        flush: () =>
-          call.end({ ttft, output, error: error ?? new Error('stream ended without a finish part') }),
+        flush: async () =>
+          await call.end({ ttft, output, error: error ?? new Error('stream ended without a finish part') }),
       }),
     );
     return { ...result, stream };
@@ -132,14 +132,19 @@ export class MeteredLanguageModel implements LanguageModelV3 {
     let ended = false;
     return {
       at,
-      end(result: { usage?: LanguageModelV3Usage; ttft?: number | null; output?: string; error?: unknown }) {
+      async end(result: {
+        usage?: LanguageModelV3Usage;
+        ttft?: number | null;
+        output?: string;
+        error?: unknown;
+      }) {
         if (ended) return;
         ended = true;
         const selector = options.current();
         const [servedBy, ...model] = selector.split('/');
         const tokens = tokensOf(result.usage);
         const failed = result.error !== undefined && result.error !== null;
-        handle.end({
+        await handle.end({
           provider: servedBy,
           model: model.join('/'),
           ...tokens,

@@ -99,7 +99,7 @@ export interface ModelCallEnd {
 
 /** Where every model call is reported (the telemetry domain: ledger, metrics, spans). */
 export interface ModelCallSink {
-  start(call: ModelCallStart): { end(result: ModelCallEnd): void };
+  start(call: ModelCallStart): { end(result: ModelCallEnd): Promise<void> };
 }
 
 export interface ModelResolver {

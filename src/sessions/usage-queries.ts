@@ -11,7 +11,21 @@ export interface SessionUsage {
   models: { model: string; messages: number; input_tokens: number; output_tokens: number; cost: number }[];
 }
 
-export function sessionUsage(db: Db): SessionUsage {
+/** Async (issue 18): the PostgreSQL twin is ./pg-usage-queries.ts. */
+export interface UsageQueries {
+  sessionUsage(): Promise<SessionUsage>;
+}
+
+export function createUsageQueries(db: () => Db): UsageQueries {
+  return { sessionUsage: async () => sessionUsageNow(db()) };
+}
+
+/** The usage statistics on SQLite, as the usage_stats readout calls it. */
+export async function sessionUsage(db: Db): Promise<SessionUsage> {
+  return await createUsageQueries(() => db).sessionUsage();
+}
+
+function sessionUsageNow(db: Db): SessionUsage {
   const sessions = db
     .prepare(
       `SELECT count(*) AS total, coalesce(sum(parent_id IS NULL), 0) AS top,

@@ -35,13 +35,13 @@ export interface BudgetSpent {
 }
 
 export interface CostLedger {
-  record(start: ModelCallStart, end: ModelCallEnd): ModelCallRow;
-  stats(by: StatsKey, days: number): StatsReport;
+  record(start: ModelCallStart, end: ModelCallEnd): Promise<ModelCallRow>;
+  stats(by: StatsKey, days: number): Promise<StatsReport>;
   /** Spend of a session (every call made for it) and of today (UTC). */
-  spend(sessionId?: string): { session: Totals | null; today: Totals; day: string };
-  calls(filter: { sessionId?: string; runId?: string; limit?: number }): ModelCallRow[];
+  spend(sessionId?: string): Promise<{ session: Totals | null; today: Totals; day: string }>;
+  calls(filter: { sessionId?: string; runId?: string; limit?: number }): Promise<ModelCallRow[]>;
   /** The first `[budget]` limit this session or today has reached, if any. */
-  spent(sessionId: string): BudgetSpent | undefined;
+  spent(sessionId: string): Promise<BudgetSpent | undefined>;
 }
 
 export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
@@ -49,7 +49,7 @@ export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0
 export function createCostLedger(deps: CostLedgerDeps): CostLedger {
   const { store, clock } = deps;
   return {
-    record(start, end) {
+    async record(start, end) {
       const at = clock.now();
       const row: ModelCallRow = {
         id: deps.ids.next('mc'),
@@ -69,12 +69,12 @@ export function createCostLedger(deps: CostLedgerDeps): CostLedger {
         duration_ms: end.duration_ms,
         status: end.status,
       };
-      store.insert(row);
+      await store.insert(row);
       return row;
     },
-    stats(by, days) {
+    async stats(by, days) {
       const since = startOfDay(clock.now()) - (days - 1) * 86_400_000;
-      const rows = store.stats(by, since);
+      const rows = await store.stats(by, since);
       const totals = rows.reduce(
         (t, r) => ({
           calls: t.calls + r.calls,
@@ -87,28 +87,32 @@ export function createCostLedger(deps: CostLedgerDeps): CostLedger {
       );
       return { by, window_days: days, since: utcDay(since), rows, totals };
     },
-    spend(sessionId) {
+    async spend(sessionId) {
       const day = utcDay(clock.now());
       return {
-        session: sessionId ? store.totals({ sessionId }) : null,
-        today: store.totals({ day }),
+        session: sessionId ? await store.totals({ sessionId }) : null,
+        today: await store.totals({ day }),
         day,
       };
     },
-    calls(filter) {
-      return store.list({ sessionId: filter.sessionId, runId: filter.runId, limit: filter.limit ?? 1000 });
+    async calls(filter) {
+      return await store.list({
+        sessionId: filter.sessionId,
+        runId: filter.runId,
+        limit: filter.limit ?? 1000,
+      });
     },
-    spent(sessionId) {
+    async spent(sessionId) {
       const budget = deps.budget();
       if (budget.session_usd === undefined && budget.daily_usd === undefined) return undefined;
       const day = utcDay(clock.now());
       if (budget.session_usd !== undefined) {
-        const spent = store.totals({ sessionId }).cost;
+        const spent = (await store.totals({ sessionId })).cost;
         if (spent >= budget.session_usd)
           return { scope: 'session', spent, limit: budget.session_usd, sessionId, day };
       }
       if (budget.daily_usd !== undefined) {
-        const spent = store.totals({ day }).cost;
+        const spent = (await store.totals({ day })).cost;
         if (spent >= budget.daily_usd)
           return { scope: 'day', spent, limit: budget.daily_usd, sessionId, day };
       }

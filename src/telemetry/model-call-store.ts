@@ -37,12 +37,13 @@ export interface Totals {
   cost: number;
 }
 
+/** Async (issue 18): the PostgreSQL twin is ./pg-model-call-store.ts. */
 export interface ModelCallStore {
-  insert(row: ModelCallRow): void;
+  insert(row: ModelCallRow): Promise<void>;
   /** Grouped totals since `since` (ms epoch), largest cost first (days: newest first). */
-  stats(by: StatsKey, since: number): StatsRow[];
-  totals(filter: { sessionId?: string; day?: string; since?: number }): Totals;
-  list(filter: { sessionId?: string; runId?: string; limit: number }): ModelCallRow[];
+  stats(by: StatsKey, since: number): Promise<StatsRow[]>;
+  totals(filter: { sessionId?: string; day?: string; since?: number }): Promise<Totals>;
+  list(filter: { sessionId?: string; runId?: string; limit: number }): Promise<ModelCallRow[]>;
 }
 
 const COLUMN: Record<StatsKey, string> = {
@@ -53,7 +54,7 @@ const COLUMN: Record<StatsKey, string> = {
 
 export function createModelCallStore(db: () => Db): ModelCallStore {
   return {
-    insert(row) {
+    async insert(row) {
       db()
         .prepare(
           `INSERT INTO model_calls (id, at, day, session_id, run_id, provider, model, purpose, input_tokens,
@@ -63,7 +64,7 @@ export function createModelCallStore(db: () => Db): ModelCallStore {
         )
         .run(row);
     },
-    stats(by, since) {
+    async stats(by, since) {
       const key = COLUMN[by];
       const order = by === 'day' ? 'key DESC' : 'cost DESC, key';
       return db()
@@ -75,7 +76,7 @@ export function createModelCallStore(db: () => Db): ModelCallStore {
         )
         .all(since) as StatsRow[];
     },
-    totals(filter) {
+    async totals(filter) {
       const where = whereClause({ session_id: filter.sessionId, day: filter.day, 'at >=': filter.since });
       return db()
         .prepare(
@@ -85,7 +86,7 @@ export function createModelCallStore(db: () => Db): ModelCallStore {
         )
         .get(...where.params) as Totals;
     },
-    list(filter) {
+    async list(filter) {
       const where = whereClause({ session_id: filter.sessionId, run_id: filter.runId });
       return db()
         .prepare(`SELECT * FROM model_calls ${where.sql} ORDER BY at, id LIMIT ?`)

@@ -271,9 +271,9 @@ function createCallSink(
       if (span && run) run.step = span.context;
       if (span) span.set({ 'gen_ai.input.messages': content(call.prompt) });
       return {
-        end(end: ModelCallEnd) {
+        async end(end: ModelCallEnd) {
           try {
-            deps.ledger.record(call, end);
+            await deps.ledger.record(call, end);
           } catch (error) {
             deps.log.warn('cost ledger write failed', { error });
           }

@@ -82,10 +82,10 @@ export const statsReport = defineTool({
   run: async (ctx, input) => {
     requireDb(ctx.app);
     const spend = await spendOf(ctx.app, input.session_id);
-    if (input.by) return { ...ctx.app.telemetry.ledger.stats(input.by, input.days), spend };
+    if (input.by) return { ...(await ctx.app.telemetry.ledger.stats(input.by, input.days)), spend };
     return {
-      ...usageStats(ctx.app, { days: input.days }),
-      cost_ledger: ctx.app.telemetry.ledger.stats('purpose', input.days),
+      ...(await usageStats(ctx.app, { days: input.days })),
+      cost_ledger: await ctx.app.telemetry.ledger.stats('purpose', input.days),
       spend,
     };
   },
@@ -101,7 +101,7 @@ async function spendOf(
 ) {
   // An unknown id is a not_found naming it, not a zero spend.
   if (sessionId) await app.sessions.require(sessionId);
-  const spend = app.telemetry.ledger.spend(sessionId);
+  const spend = await app.telemetry.ledger.spend(sessionId);
   const budget = app.config.budget;
   return {
     ...spend,

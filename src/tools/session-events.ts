@@ -57,7 +57,7 @@ export const listSessionEvents = defineTool({
         required: 'session_id: required outside a session; see list_sessions',
       })
     ).session_id;
-    const retained = app.bus.retained(sessionId);
+    const retained = await app.bus.retained(sessionId);
     const events = retained
       .filter((e) => e.id > (input.after_id ?? 0))
       .filter((e) => input.type === undefined || e.type === input.type)
@@ -69,7 +69,7 @@ export const listSessionEvents = defineTool({
       ring_size: app.config.services.http.event_ring_size,
       retained: retained.length,
       oldest_retained_id: retained[0]?.id ?? null,
-      last_event_id: app.bus.lastId(sessionId),
+      last_event_id: await app.bus.lastId(sessionId),
       total: events.length,
       events,
     };

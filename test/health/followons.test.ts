@@ -89,8 +89,8 @@ async function untilRunFinished(stream: SseReader): Promise<WireEvent[]> {
   }
 }
 
-const logged = (app: App, sessionId: string, type: string) =>
-  app.bus.replay(sessionId, 0).events.filter((e) => e.type === type);
+const logged = async (app: App, sessionId: string, type: string) =>
+  (await app.bus.replay(sessionId, 0)).events.filter((e) => e.type === type);
 
 describe('health_followon.activation over SSE', () => {
   it('EVT-18, CFG-23: all gates on (enabled omitted) → token pressure compacts and the event streams', async () => {
@@ -170,7 +170,7 @@ describe('health_followon.activation over SSE', () => {
       const seen = await untilRunFinished(stream);
       await app.health.idle();
       expect(seen.map((e) => e.event)).not.toContain(ACTIVATION);
-      expect(logged(app, session.id, ACTIVATION)).toEqual([]);
+      expect(await logged(app, session.id, ACTIVATION)).toEqual([]);
       // The activation (and its compaction) is independent of the publishing gates.
       const compactions = seen.filter((e) => e.event === 'compaction.started');
       const stored = app.health.activations({ sessionId: session.id });
@@ -210,7 +210,7 @@ describe('health_followon.activation over SSE', () => {
     const result = await app.agent.run({ prompt: 'echo big' });
     await app.health.idle();
     expect(events.map((e) => e.type)).not.toContain(ACTIVATION);
-    expect(logged(app, result.session_id, ACTIVATION)).toEqual([]);
+    expect(await logged(app, result.session_id, ACTIVATION)).toEqual([]);
     expect(events.find((e) => e.type === 'compaction.started')?.payload).toMatchObject({
       reason: 'health_followon',
     });
@@ -341,7 +341,7 @@ describe('health follow-ons: boundaries', () => {
     const result = await app.agent.run({ prompt: 'echo big' });
     await app.health.idle();
     // The event exists (all gates on) …
-    expect(logged(app, result.session_id, ACTIVATION)).toHaveLength(1);
+    expect(await logged(app, result.session_id, ACTIVATION)).toHaveLength(1);
     // … and nothing reached the MCP client.
     await client.ping();
     expect(JSON.stringify(notifications)).not.toContain('health_followon');

@@ -102,15 +102,17 @@ describe('SSE session events with the eventsource client', () => {
     try {
       await es.waitFor(() => es.busEvents().length === 1, 'the replayed session.created');
       expect(es.received[0]).toMatchObject({ type: 'connected', data: { session_id: session.id } });
-      const before = [1, 2].map((n) => app.bus.publish(session.id, 'tick', { n }));
+      const before = await Promise.all([1, 2].map((n) => app.bus.publishStored(session.id, 'tick', { n })));
       await es.waitFor(() => es.busEvents().length === 3, 'two live ticks');
 
       const release = es.drop();
       await es.waitFor(() => server.streams.size === 0, 'the server to see the drop');
-      const missed = [3, 4, 5].map((n) => app.bus.publish(session.id, 'tick', { n }));
+      const missed = await Promise.all(
+        [3, 4, 5].map((n) => app.bus.publishStored(session.id, 'tick', { n })),
+      );
       release();
       await es.waitFor(() => es.busEvents().length === 6, 'the three missed ticks');
-      const after = app.bus.publish(session.id, 'tick', { n: 6 });
+      const after = await app.bus.publishStored(session.id, 'tick', { n: 6 });
       await es.waitFor(() => es.busEvents().length === 7, 'a live tick after the reconnect');
 
       expect(es.requests.map((r) => r.lastEventId)).toEqual([null, String(before[1].id)]);
@@ -137,12 +139,14 @@ describe('SSE session events with the eventsource client', () => {
     const session = await app.sessions.create();
     const es = client(`${server.url}/v1/sessions/${session.id}/events`);
     try {
-      const first = app.bus.publish(session.id, 'tick', { n: 1 });
+      const first = await app.bus.publishStored(session.id, 'tick', { n: 1 });
       await es.waitFor(() => es.busEvents().some((r) => r.data.n === 1), 'tick 1');
       const release = es.drop();
       await es.waitFor(() => server.streams.size === 0, 'the server to see the drop');
-      const missed = [2, 3, 4, 5, 6].map((n) => app.bus.publish(session.id, 'tick', { n }));
-      expect(app.bus.retained(session.id).map((e) => e.payload.n)).toEqual([4, 5, 6]);
+      const missed = await Promise.all(
+        [2, 3, 4, 5, 6].map((n) => app.bus.publishStored(session.id, 'tick', { n })),
+      );
+      expect((await app.bus.retained(session.id)).map((e) => e.payload.n)).toEqual([4, 5, 6]);
       release();
       await es.waitFor(
         () => es.busEvents().filter((r) => r.type === 'tick').length === 6,

@@ -42,7 +42,8 @@ async function peek(response: Response): Promise<string> {
   return response.status === 200 ? '' : await response.clone().text();
 }
 
-const busIds = (app: App, sessionId: string) => app.bus.retained(sessionId).map((e) => String(e.id));
+const busIds = async (app: App, sessionId: string) =>
+  (await app.bus.retained(sessionId)).map((e) => String(e.id));
 
 describe('GET /v1/sessions/{id}/events', () => {
   it('EVT-02, EVT-05: is an SSE stream whose first event is connected', async () => {
@@ -53,7 +54,7 @@ describe('GET /v1/sessions/{id}/events', () => {
     expect(response.headers.get('cache-control')).toBe('no-cache, no-transform');
     const reader = sseReader(response);
     const connected = await reader.next();
-    const created = app.bus.retained(session.id)[0];
+    const created = (await app.bus.retained(session.id))[0];
     expect(connected).toMatchObject({ event: 'connected', id: String(created.id - 1), retry: 1000 });
     expect(connected.json).toEqual({
       type: 'connected',
@@ -71,13 +72,19 @@ describe('GET /v1/sessions/{id}/events', () => {
 
   it('replays the retained ring on a fresh connection, then streams live events with bus ids', async () => {
     const { app, session, open } = await setup();
-    const a = app.bus.publish(session.id, 'state.changed', { session_id: session.id, state: 'running' });
+    const a = await app.bus.publishStored(session.id, 'state.changed', {
+      session_id: session.id,
+      state: 'running',
+    });
     const reader = await open();
     const [, created, first] = await reader.take(3);
-    expect(created).toMatchObject({ event: 'session.created', id: busIds(app, session.id)[0] });
+    expect(created).toMatchObject({ event: 'session.created', id: (await busIds(app, session.id))[0] });
     expect(first).toMatchObject({ event: 'state.changed', id: String(a.id) });
     expect(first.json).toEqual({ session_id: session.id, state: 'running' });
-    const b = app.bus.publish(session.id, 'state.changed', { session_id: session.id, state: 'idle' });
+    const b = await app.bus.publishStored(session.id, 'state.changed', {
+      session_id: session.id,
+      state: 'idle',
+    });
     app.bus.publish('another-session', 'state.changed', { session_id: 'another-session', state: 'idle' });
     const live = await reader.next();
     expect(live).toMatchObject({ event: 'state.changed', id: String(b.id) });
@@ -183,7 +190,7 @@ describe('GET /v1/sessions/{id}/events', () => {
 
   it('EVT-08: with Last-Event-ID replays exactly the retained events after it', async () => {
     const { app, session, open } = await setup();
-    const sent = [1, 2, 3, 4].map((n) => app.bus.publish(session.id, 'tick', { n }));
+    const sent = await Promise.all([1, 2, 3, 4].map((n) => app.bus.publishStored(session.id, 'tick', { n })));
     const reader = await open('', { 'last-event-id': String(sent[1].id) });
     const connected = await reader.next();
     expect(connected.id).toBe(String(sent[1].id));
@@ -208,8 +215,10 @@ describe('GET /v1/sessions/{id}/events', () => {
 
   it('EVT-09: resyncs from the session event log when Last-Event-ID is older than the ring', async () => {
     const { app, session, open } = await setup({ config: { services: { http: { event_ring_size: 2 } } } });
-    const sent = [1, 2, 3, 4, 5].map((n) => app.bus.publish(session.id, 'tick', { n }));
-    expect(app.bus.retained(session.id).map((e) => e.payload.n)).toEqual([4, 5]);
+    const sent = await Promise.all(
+      [1, 2, 3, 4, 5].map((n) => app.bus.publishStored(session.id, 'tick', { n })),
+    );
+    expect((await app.bus.retained(session.id)).map((e) => e.payload.n)).toEqual([4, 5]);
     const reader = await open('?include_snapshot=on', { 'last-event-id': String(sent[0].id) });
     const events = await reader.take(7);
     expect(events.map((e) => e.event)).toEqual([
@@ -242,7 +251,7 @@ describe('GET /v1/sessions/{id}/events', () => {
     const [connected, resync, created] = await reader.take(3);
     expect(connected.json.replay.source).toBe('ring');
     expect(resync.json).toMatchObject({ reason: 'last_event_id_unknown', source: 'ring', count: 1 });
-    expect(created.id).toBe(busIds(app, session.id)[0]);
+    expect(created.id).toBe((await busIds(app, session.id))[0]);
     await reader.cancel();
   });
 
@@ -261,7 +270,7 @@ describe('GET /v1/sessions/{id}/events', () => {
     const { app, session, open } = await setup();
     let published: number | undefined;
     vi.spyOn(app.adaptive!, 'resync').mockImplementation(async (id) => {
-      published = app.bus.publish(id, 'during.setup', { session_id: id }).id;
+      published = (await app.bus.publishStored(id, 'during.setup', { session_id: id })).id;
       return { event: 'adaptive_orchestration.genome', payload: { session_id: id } };
     });
     const reader = await open('?include_snapshot=1');
@@ -273,7 +282,7 @@ describe('GET /v1/sessions/{id}/events', () => {
       'during.setup',
     ]);
     expect(events[3].id).toBe(String(published));
-    const after = app.bus.publish(session.id, 'tick', {});
+    const after = await app.bus.publishStored(session.id, 'tick', {});
     expect((await reader.next()).id).toBe(String(after.id));
     expect(reader.seen.filter((e) => e.event === 'during.setup')).toHaveLength(1);
     await reader.cancel();
@@ -304,7 +313,7 @@ describe('GET /v1/sessions/{id}/events', () => {
     const reader = sseReader(await hono.request(`/v1/sessions/${session.id}/events`));
     await reader.take(2);
     await new Promise((resolve) => setTimeout(resolve, 120));
-    const next = app.bus.publish(session.id, 'tick', {});
+    const next = await app.bus.publishStored(session.id, 'tick', {});
     expect((await reader.next()).id).toBe(String(next.id));
     expect(reader.comments.filter((c) => /^ping \d+$/.test(c)).length).toBeGreaterThanOrEqual(2);
     await reader.cancel();
@@ -352,7 +361,7 @@ describe('GET /v1/sessions/{id}/events', () => {
     const { app, session, streams, open } = await setup();
     const reader = await open();
     await reader.take(2);
-    const last = app.bus.publish(session.id, 'tick', {});
+    const last = await app.bus.publishStored(session.id, 'tick', {});
     await reader.next();
     streams.closeAll();
     const shutdown = await reader.next();
@@ -387,7 +396,7 @@ describe('GET /v1/sessions/{id}/events', () => {
 describe('list_session_events', () => {
   it('EVT-04: returns the retained entries that a Last-Event-ID replay sends', async () => {
     const { app, session, open } = await setup({ config: { services: { http: { event_ring_size: 3 } } } });
-    const sent = [1, 2, 3, 4].map((n) => app.bus.publish(session.id, 'tick', { n }));
+    const sent = await Promise.all([1, 2, 3, 4].map((n) => app.bus.publishStored(session.id, 'tick', { n })));
     const listed = (await viaTool(app, listSessionEvents, { session_id: session.id })) as {
       events: { id: number; type: string; payload: unknown }[];
     };

@@ -107,7 +107,7 @@ describe('session API', () => {
     const client = createHttpClient({ url, token: TOKEN });
     const session = await client.createSession();
     const events: string[] = [];
-    const subscription = client.subscribe(session.id, (event) => events.push(event.type));
+    const subscription = await client.subscribe(session.id, (event) => events.push(event.type));
     try {
       await waitFor(() => app.permissions.attachments(session.id).length > 0, 'the stream to attach');
       const sent = await client.sendPrompt(session.id, 'touch the marker');

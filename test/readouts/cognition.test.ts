@@ -136,11 +136,11 @@ describe('operator cognition readout', () => {
   it('COG-01/COG-03/COG-04/EVT-33: read-only, no grades or traits, no events', async () => {
     const app = await makeTestApp();
     const s = await seed(app);
-    const before = app.bus.lastId(s);
+    const before = await app.bus.lastId(s);
     const rows = JSON.stringify(app.db.prepare('SELECT * FROM recommendations ORDER BY id').all());
     const out = await invokeTool(app, 'operator_cognition_readout', {}, { surface: 'agent' });
     expect(JSON.stringify(app.db.prepare('SELECT * FROM recommendations ORDER BY id').all())).toBe(rows);
-    expect(app.bus.lastId(s)).toBe(before);
+    expect(await app.bus.lastId(s)).toBe(before);
     expect(JSON.stringify(out)).not.toMatch(/"(grade|score|operator_score|personality|trait|skill_level)"/);
   });
 

@@ -204,7 +204,7 @@ describe('dashboard readout shape', () => {
   it('DASH-02/DASH-03/DASH-04/EVT-32/GEN-10: reading changes nothing: no claims, no events', async () => {
     const app = await makeTestApp();
     const session = await app.sessions.create();
-    const before = app.bus.lastId(session.id);
+    const before = await app.bus.lastId(session.id);
     await get(app, `?session_id=${session.id}`);
     await invokeTool(
       app,
@@ -213,7 +213,7 @@ describe('dashboard readout shape', () => {
       { surface: 'agent' },
     );
     expect(app.claims.list({ include_inactive: true })).toEqual([]);
-    expect(app.bus.lastId(session.id)).toBe(before);
+    expect(await app.bus.lastId(session.id)).toBe(before);
   });
 });
 

@@ -28,14 +28,14 @@ describe('cost ledger', () => {
     const run = app.runs.require(result.run_id);
     await app.agent.summarize(run.session_id);
 
-    const calls = app.telemetry.ledger.calls({ sessionId: run.session_id });
+    const calls = await app.telemetry.ledger.calls({ sessionId: run.session_id });
     expect(calls.map((c) => c.purpose)).toEqual(['agent_step', 'agent_step', 'summary']);
     expect(calls.every((c) => c.provider === 'fake' && c.model === 'm1' && c.status === 'ok')).toBe(true);
     const steps = calls.filter((c) => c.run_id === run.id);
     expect(steps.reduce((n, c) => n + c.input_tokens, 0)).toBe(run.usage.input_tokens);
     expect(steps.reduce((n, c) => n + c.cost, 0)).toBeCloseTo(run.cost, 10);
 
-    const byPurpose = app.telemetry.ledger.stats('purpose', 1);
+    const byPurpose = await app.telemetry.ledger.stats('purpose', 1);
     expect(byPurpose.totals.calls).toBe(3);
     expect(byPurpose.totals.input_tokens).toBe(650);
     expect(byPurpose.totals.output_tokens).toBe(100);
@@ -63,7 +63,7 @@ describe('cost ledger', () => {
     });
     const result = await app.agent.run({ prompt: 'hi' });
     expect(result.status).toBe('completed');
-    const [call] = app.telemetry.ledger.calls({ runId: result.run_id });
+    const [call] = await app.telemetry.ledger.calls({ runId: result.run_id });
     expect(call.ttft_ms).not.toBeNull();
     // Two delays before the first text piece; at least one more before the stream ends.
     expect(call.ttft_ms!).toBeGreaterThanOrEqual(110);

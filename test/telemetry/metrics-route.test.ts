@@ -27,7 +27,7 @@ describe('GET /metrics', () => {
         .find((f) => f.name === name)
         ?.metrics.filter((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))
         .reduce((n, m) => n + Number(m.value), 0);
-    const ledger = app.telemetry.ledger.stats('model', 1);
+    const ledger = await app.telemetry.ledger.stats('model', 1);
     expect(ledger.rows).toEqual([expect.objectContaining({ key: 'fake/m1', calls: 1, input_tokens: 70 })]);
     expect(value('svc_model_tokens_total', { direction: 'input', model: 'm1' })).toBe(
       ledger.totals.input_tokens,

@@ -71,8 +71,8 @@ describe('local TUI client', () => {
     app.bus.publish(session.id, 'state.changed', { session_id: session.id, state: 'running' });
     const live: string[] = [];
     const replayed: string[] = [];
-    const a = client.subscribe(session.id, (e) => live.push(e.type));
-    const b = client.subscribe(session.id, (e) => replayed.push(e.type), { afterId: 0 });
+    const a = await client.subscribe(session.id, (e) => live.push(e.type));
+    const b = await client.subscribe(session.id, (e) => replayed.push(e.type), { afterId: 0 });
     app.bus.publish(session.id, 'state.changed', { session_id: session.id, state: 'idle' });
     a.close();
     b.close();
@@ -166,7 +166,7 @@ describe('local TUI client', () => {
     const session = await client.createSession();
     const events: string[] = [];
     // Subscribing attaches the TUI: the agent's permission request waits for its answer.
-    const subscription = client.subscribe(session.id, (e) => events.push(e.type));
+    const subscription = await client.subscribe(session.id, (e) => events.push(e.type));
     const sent = await client.sendPrompt(session.id, 'edit a.txt');
     expect(sent).toMatchObject({ queued: false, run_id: expect.stringMatching(/^run_/) });
     const pending = await until(async () => (await client.pendingPermissions(session.id))[0]);

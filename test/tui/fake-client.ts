@@ -102,7 +102,7 @@ export function fakeClient(overrides: Partial<FakeClient> = {}): FakeClient {
     async answerPermission(id, requestId, decision) {
       record('answerPermission', id, requestId, decision);
     },
-    subscribe(sessionId, listener) {
+    async subscribe(sessionId, listener) {
       record('subscribe', sessionId);
       const set = listeners.get(sessionId) ?? new Set();
       listeners.set(sessionId, set);
@@ -150,9 +150,9 @@ export const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms));
  * shown component's key handler in an effect after the frame is written, so a key sent at once
  * could arrive before anyone listens.
  */
-export async function waitFor(check: () => boolean, timeoutMs = 3000): Promise<void> {
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 3000): Promise<void> {
   const start = Date.now();
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() - start > timeoutMs) throw new Error('waitFor timed out');
     await tick(15);
   }

@@ -46,7 +46,7 @@ async function statusLine(app: App, client: TuiClient, sessionId: string) {
     view.unmount();
     controller.dispose();
   });
-  const ledger = app.telemetry.ledger.spend(sessionId);
+  const ledger = await app.telemetry.ledger.spend(sessionId);
   await waitFor(() => controller.store().getSnapshot().spend !== undefined, 10_000);
   await tick();
   return { controller, frame: view.lastFrame() ?? '', ledger };
@@ -82,12 +82,12 @@ describe('TUI status line: spend from the cost ledger (issue 21)', () => {
 
     // A second run: the run.finished event makes the status line re-read the ledger.
     await controller.send('again');
-    const ledgerNow = () => app.telemetry.ledger.spend(sessionId).session!.cost;
+    const ledgerNow = async () => (await app.telemetry.ledger.spend(sessionId)).session!.cost;
     await waitFor(
-      () =>
+      async () =>
         controller.store().getSnapshot().state === 'idle' &&
-        Math.abs((controller.store().getSnapshot().spend?.session ?? 0) - ledgerNow()) < 1e-12 &&
-        ledgerNow() > ledger.session!.cost,
+        Math.abs((controller.store().getSnapshot().spend?.session ?? 0) - (await ledgerNow())) < 1e-12 &&
+        (await ledgerNow()) > ledger.session!.cost,
       20_000,
     );
   });

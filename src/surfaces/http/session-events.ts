@@ -140,20 +140,21 @@ async function openSessionStream(
   // unattended. A monitor that never answers opts out with attach=0.
   if (request.attach) stream.onClose(app.agent.attach(sessionId, 'http (SSE)'));
 
-  const latest = app.bus.lastId(sessionId);
+  // Events stored while these are read arrive in `pending`; `deliver` drops the ids already sent.
+  const latest = await app.bus.lastId(sessionId);
   let replay: { events: SessionEvent[]; source: 'ring' | 'log' };
   let afterId: number;
   let resyncReason: 'last_event_id_evicted' | 'last_event_id_unknown' | undefined;
   if (request.lastEventId === undefined) {
-    replay = { events: app.bus.retained(sessionId), source: 'ring' };
+    replay = { events: await app.bus.retained(sessionId), source: 'ring' };
     afterId = replay.events.length ? replay.events[0].id - 1 : latest;
   } else if (request.lastEventId > latest) {
     // An id this server never gave for the session (another data dir, a reset): start over from the ring.
     resyncReason = 'last_event_id_unknown';
-    replay = { events: app.bus.retained(sessionId), source: 'ring' };
+    replay = { events: await app.bus.retained(sessionId), source: 'ring' };
     afterId = replay.events.length ? replay.events[0].id - 1 : latest;
   } else {
-    replay = app.bus.replay(sessionId, request.lastEventId);
+    replay = await app.bus.replay(sessionId, request.lastEventId);
     afterId = request.lastEventId;
     if (replay.source === 'log') resyncReason = 'last_event_id_evicted';
   }

@@ -134,7 +134,7 @@ export interface TuiClient {
     sessionId: string,
     listener: (event: SessionEvent) => void,
     options?: SubscribeOptions,
-  ): EventSubscription;
+  ): Promise<EventSubscription>;
 
   /** The native name of the tool behind a CLI command (`config show-model-selection`), if any. */
   toolForCli(command: string): string | undefined;

@@ -79,7 +79,7 @@ export function createHttpClient(options: HttpClientOptions): TuiClient {
     async answerPermission(id, requestId, decision) {
       await request(SESSION_ROUTES.answer, { id, request_id: requestId }, { decision });
     },
-    subscribe(sessionId, listener, opts = {}): EventSubscription {
+    async subscribe(sessionId, listener, opts = {}): Promise<EventSubscription> {
       const controller = new AbortController();
       streams.add(controller);
       const path = SESSION_ROUTES.events.split(' ')[1].replace(':id', encodeURIComponent(sessionId));

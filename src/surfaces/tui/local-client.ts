@@ -72,14 +72,17 @@ export function createLocalClient(app: App): TuiClient {
     async answerPermission(sessionId, requestId, decision) {
       await call('answer_permission', { session_id: sessionId, request_id: requestId, decision });
     },
-    subscribe(sessionId, listener, options: SubscribeOptions = {}): EventSubscription {
+    async subscribe(sessionId, listener, options: SubscribeOptions = {}): Promise<EventSubscription> {
       // Subscribe first, then replay, then drop duplicates: no event falls in the gap. Without
-      // afterId only new events are delivered (the caller loads history itself).
-      let lastId = options.afterId ?? app.bus.lastId(sessionId);
+      // afterId only new events are delivered (the caller loads history itself): the bus delivers
+      // an event once it is stored, so the listener gets exactly those stored from now on.
+      const afterId = options.afterId;
+      let lastId = afterId ?? 0;
       const buffered: Parameters<typeof listener>[0][] = [];
-      let replaying = true;
+      let replaying = afterId !== undefined;
+      let closed = false;
       const deliver = (event: Parameters<typeof listener>[0]) => {
-        if (event.id <= lastId) return;
+        if (closed || event.id <= lastId) return;
         lastId = event.id;
         listener(event);
       };
@@ -89,15 +92,22 @@ export function createLocalClient(app: App): TuiClient {
         if (replaying) buffered.push(event);
         else deliver(event);
       });
-      try {
-        for (const event of app.bus.replay(sessionId, lastId).events) deliver(event);
-      } finally {
-        replaying = false;
+      if (afterId !== undefined) {
+        try {
+          for (const event of (await app.bus.replay(sessionId, afterId)).events) deliver(event);
+        } catch (error) {
+          unsubscribe();
+          detach();
+          throw error;
+        } finally {
+          replaying = false;
+        }
+        for (const event of buffered.splice(0)) deliver(event);
       }
-      for (const event of buffered) deliver(event);
       options.onStatus?.('connected');
       return {
         close() {
+          closed = true;
           unsubscribe();
           detach();
           options.onStatus?.('closed');

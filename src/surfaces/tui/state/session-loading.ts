@@ -26,7 +26,7 @@ export async function loadSessionStore(
   const session = await client.getSession(sessionId);
   const next = createTranscriptStore(initialState(session), options.store);
   options.onSubscribed(
-    client.subscribe(
+    await client.subscribe(
       session.id,
       (event) => {
         next.dispatch(event);
