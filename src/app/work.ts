@@ -7,6 +7,7 @@
 import { createAgentService } from '../agent/agent-service';
 import { createObserveService } from '../observe/service';
 import { createQuality } from '../quality/quality';
+import { createSqliteQualityStores, sqliteQualityDb } from '../quality/stores';
 import { createRecipeService } from '../recipes/recipe-service';
 import { createSandbox } from '../sandbox/sandbox';
 import { createCommandSpawner } from '../sandbox/spawn';
@@ -114,6 +115,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     dataDir,
     db: openDatabase,
     hasDb: base.hasDb,
+    stores: createSqliteQualityStores(sqliteQualityDb({ dataDir, db: openDatabase, hasDb: base.hasDb })),
     config: base.config,
     clock,
     ids,
