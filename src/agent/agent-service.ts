@@ -79,8 +79,8 @@ export function createAgentService(deps: AgentDeps): AgentService {
     subscribe: async (sessionId, listener, options) =>
       await subscribeSession(host, sessionId, listener, options),
     pendingPermissions: (sessionId) => host.permissions.pending(sessionId),
-    answerPermission: (requestId, decision, by, message) =>
-      host.permissions.answer(requestId, decision, { by, message }),
+    answerPermission: async (requestId, decision, by, message) =>
+      await host.permissions.answer(requestId, decision, { by, message }),
     attach: (sessionId, client) => host.permissions.attach(sessionId, client),
     get permissions() {
       return host.permissions;

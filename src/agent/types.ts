@@ -235,7 +235,7 @@ export interface AgentService {
     decision: PermissionDecision,
     by?: string,
     message?: string,
-  ): PendingPermission;
+  ): Promise<PendingPermission>;
   /**
    * Say that a client is attached to a session ('*' for all) and answers its permission
    * requests. Without one, prompts follow `permissions.unattended`. Returns detach.

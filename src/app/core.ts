@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createEventBus, type EventBus } from '../events/bus';
 import { createEventStore } from '../events/event-store';
 import { createPermissionService, type PermissionService } from '../permissions/permission-service';
+import { createSqlitePermissionStores } from '../permissions/stores';
 import { createProviderService, type ProviderService } from '../providers/service';
 import { createProcessReaper } from '../runs/process-reaper';
 import { createProcessRepository } from '../runs/process-repository';
@@ -66,7 +67,7 @@ export function createCore(base: AppBase): AppCore {
   });
   const permissions = createPermissionService({
     config: base.config,
-    db: openDatabase,
+    stores: createSqlitePermissionStores(openDatabase),
     bus,
     clock,
     ids,

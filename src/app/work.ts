@@ -8,6 +8,7 @@ import { createAgentService } from '../agent/agent-service';
 import { createAgentStateStore } from '../agent/agent-state-store';
 import { createObserveService } from '../observe/service';
 import { createQuality } from '../quality/quality';
+import { createSqliteQualityStores, sqliteQualityDb } from '../quality/stores';
 import { createRecipeService } from '../recipes/recipe-service';
 import { createSandbox } from '../sandbox/sandbox';
 import { createCommandSpawner } from '../sandbox/spawn';
@@ -116,6 +117,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     dataDir,
     db: openDatabase,
     hasDb: base.hasDb,
+    stores: createSqliteQualityStores(sqliteQualityDb({ dataDir, db: openDatabase, hasDb: base.hasDb })),
     config: base.config,
     clock,
     ids,

@@ -7,7 +7,6 @@
  * workspace claim, and the tools an active operating pack's policy removes for the session.
  * @module
  */
-import { allGrants } from '../permissions/grant-queries';
 import type { PermissionService } from '../permissions/permission-service';
 import type { Sandbox } from '../sandbox/sandbox';
 import { clip, type HealthReadoutDeps, ledgerEvents, runs, scopeOf } from './evidence';
@@ -21,7 +20,7 @@ export interface FunnelEntryView {
 
 export interface EnforcementDeps extends HealthReadoutDeps {
   readonly sandbox: Pick<Sandbox, 'status'>;
-  readonly permissions: Pick<PermissionService, 'grants' | 'pending'>;
+  readonly permissions: Pick<PermissionService, 'grants' | 'allGrants' | 'pending'>;
   readonly claims: { posture(): { hard: number } };
   /** The funnel context of a session (its mode, phase, agent and policy layers). */
   funnelContext(sessionId?: string): Promise<object>;
@@ -102,7 +101,7 @@ export async function enforcementStatus(
     payloadContains: { error: 'hard workspace claim' },
   });
   const sessionId = input.session_id ?? defaultSession;
-  const grants = sessionId ? await app.permissions.grants(sessionId) : allGrants(app.db);
+  const grants = sessionId ? await app.permissions.grants(sessionId) : await app.permissions.allGrants();
 
   return {
     session_id: input.session_id ?? null,

@@ -12,7 +12,6 @@ import type { Config } from '../config/schema';
 import type { Redactor } from '../redact';
 import type { AgentRun, RunEvent } from '../runs/run-ledger';
 import type { Session } from '../sessions/session-store';
-import { fileChangesByTool } from '../workspace/file-history-queries';
 import { readoutHeader, resolveSessionScope, type SessionReadoutDeps, str } from './session-scope';
 
 export const DEFAULT_GRAPH_MAX_NODES = 300;
@@ -67,7 +66,7 @@ export async function buildCompositionGraph(
   const calls = sessionIds.length
     ? app.runs.queries.findEvents({ sessionIds, types: ['tool.finished'] })
     : [];
-  const changes = fileChangesByTool(app.db, sessionIds);
+  const changes = await app.ws.history.queries.fileChangesByTool(sessionIds);
 
   const nodes: GraphNode[] = [];
   const edges = new Map<string, GraphEdge>();

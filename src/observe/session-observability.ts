@@ -10,7 +10,6 @@ import type { Redactor } from '../redact';
 import { type AgentRun, RUN_STATUSES, type RunEvent, type RunStatus } from '../runs/run-ledger';
 import type { Session } from '../sessions/session-store';
 import type { Db } from '../store/db';
-import { sessionFileChanges } from '../workspace/file-history-queries';
 import {
   type Distribution,
   distribution,
@@ -152,7 +151,7 @@ export async function buildSessionObservability(
       }),
       errors_by_source: activity.errorsBySource,
     },
-    file_changes: fileChangesOf(app, session),
+    file_changes: await fileChangesOf(app, session),
     family: {
       child_sessions: descendants.length,
       sub_agent_runs: familyRuns.reduce((sum, r) => sum + r.n, 0),
@@ -340,8 +339,8 @@ async function contextUsageOf(db: Db, sessionId: string) {
   };
 }
 
-function fileChangesOf(app: Pick<SessionReadoutDeps, 'db' | 'redactor'>, session: Session) {
-  const files = sessionFileChanges(app.db, session.id);
+async function fileChangesOf(app: Pick<SessionReadoutDeps, 'ws' | 'redactor'>, session: Session) {
+  const files = await app.ws.history.queries.sessionFileChanges(session.id);
   return {
     total: files.by_change.reduce((sum, f) => sum + f.n, 0),
     distinct_paths: files.distinct_paths,

@@ -5,6 +5,7 @@
  * answer, they do not 404 on a session the store does not know).
  * @module
  */
+
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentService } from '../agent/types';
@@ -15,6 +16,7 @@ import { resolveSession, type SelectedBy } from '../sessions/resolve-session';
 import type { Session, SessionStore } from '../sessions/session-store';
 import { DB_FILE, type Db } from '../store/db';
 import type { Clock } from '../util/ids';
+import type { FileHistory } from '../workspace/file-history';
 
 /** Which session a readout describes: the stores it asks, never a write. */
 export interface SessionScopeDeps {
@@ -31,6 +33,8 @@ export interface SessionReadoutDeps extends SessionScopeDeps {
   /** Opened on first use (the session event log, file history, messages). */
   readonly db: Db;
   readonly runs: Pick<RunLedger, 'queries'>;
+  /** The file history's aggregate reads. */
+  readonly ws: { readonly history: Pick<FileHistory, 'queries'> };
   readonly redactor: Redactor;
   readonly config: Config;
 }

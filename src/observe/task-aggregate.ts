@@ -20,7 +20,7 @@ import {
 const MAX_LISTED_TASKS = 20;
 
 export interface TaskAggregateDeps extends SessionReadoutDeps {
-  readonly ws: { readonly todos: Pick<TodoStore, 'get'> };
+  readonly ws: SessionReadoutDeps['ws'] & { readonly todos: Pick<TodoStore, 'get'> };
 }
 
 /** A stable kind for a run's end reason (svc's own wording, see run-loop and the run ledger). */

@@ -12,9 +12,18 @@ export interface GrantRow {
   created_at: number;
 }
 
-/** Every session's grants, oldest first. */
-export function allGrants(db: Db): GrantRow[] {
-  return db
-    .prepare('SELECT session_id, tool, scope, created_at FROM permission_grants ORDER BY created_at, tool')
-    .all() as GrantRow[];
+export interface GrantQueries {
+  /** Every session's grants, oldest first (then by tool). */
+  all(): Promise<GrantRow[]>;
+}
+
+export function createGrantQueries(db: () => Db): GrantQueries {
+  return {
+    all: async () =>
+      db()
+        .prepare(
+          'SELECT session_id, tool, scope, created_at FROM permission_grants ORDER BY created_at, tool',
+        )
+        .all() as GrantRow[],
+  };
 }

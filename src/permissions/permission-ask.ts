@@ -130,12 +130,12 @@ export async function askPermission(
 }
 
 /** Answer a pending request; first answer wins (a late one is a not_found error). */
-export function answerPermission(
+export async function answerPermission(
   core: AskCore,
   requestId: string,
   decision: PermissionDecision,
   options: { by?: string; message?: string },
-): PendingPermission {
+): Promise<PendingPermission> {
   const { waiters, settle } = core;
   if (!PERMISSION_DECISIONS.includes(decision)) {
     throw new SvcError(
@@ -153,7 +153,15 @@ export function answerPermission(
   const by = options.by ?? 'operator';
   const { pending } = waiter;
   if (decision === 'allow_session') {
-    core.grants.add(waiter.root, pending.tool, pending.scope ?? ANY_SCOPE, core.clock.now());
+    // Claimed before the grant is stored (async): a second answer meanwhile is not_found, as it
+    // is once this one has settled; a failed write puts the request back for another answer.
+    waiters.delete(requestId);
+    try {
+      await core.grants.add(waiter.root, pending.tool, pending.scope ?? ANY_SCOPE, core.clock.now());
+    } catch (error) {
+      waiters.set(requestId, waiter);
+      throw error;
+    }
   }
   const message = options.message?.trim() || undefined;
   settle(waiter, decision, by, message);
@@ -174,7 +182,9 @@ export function answerPermission(
     for (const other of [...waiters.values()]) {
       if (
         other.root === waiter.root &&
-        core.grants.has(other.root, other.pending.tool, other.pending.scope ?? undefined)
+        (await core.grants.has(other.root, other.pending.tool, other.pending.scope ?? undefined)) &&
+        // still waiting after the read (not answered or cancelled meanwhile)
+        waiters.get(other.pending.request_id) === other
       ) {
         settle(other, 'allow_session', by);
         other.resolve('session_grant');

@@ -19,7 +19,7 @@ function answerWith(app: App, decisions: PermissionDecision[]) {
     const payload = event.payload as { request_id: string; tool: string; title: string };
     seen.push({ tool: payload.tool, title: payload.title });
     const decision = decisions.shift() ?? 'deny';
-    queueMicrotask(() => app.agent.answerPermission(payload.request_id, decision, 'test'));
+    queueMicrotask(async () => await app.agent.answerPermission(payload.request_id, decision, 'test'));
   });
   return seen;
 }
@@ -160,10 +160,10 @@ describe('permission service', () => {
     });
     app.agent.attach('*', 'test');
     const order: string[] = [];
-    app.bus.subscribe('*', (event) => {
+    app.bus.subscribe('*', async (event) => {
       if (event.type !== 'permission.requested') return;
       order.push(`asked with ${log.length} mutations done`);
-      app.agent.answerPermission((event.payload as { request_id: string }).request_id, 'allow_once');
+      await app.agent.answerPermission((event.payload as { request_id: string }).request_id, 'allow_once');
     });
     await app.agent.run({ prompt: 'x' });
     expect(order).toEqual(['asked with 0 mutations done']);
@@ -181,11 +181,11 @@ describe('permission service', () => {
     );
     app.bus.subscribe('*', (event) => {
       if (event.type !== 'permission.requested') return;
-      setTimeout(() => {
+      setTimeout(async () => {
         const detach = app.agent.attach(event.session_id, 'late client');
         const pending = app.agent.pendingPermissions(event.session_id);
         expect(pending).toHaveLength(1);
-        app.agent.answerPermission(pending[0].request_id, 'allow_once', 'late client');
+        await app.agent.answerPermission(pending[0].request_id, 'allow_once', 'late client');
         detach();
       }, 20);
     });
@@ -222,8 +222,8 @@ describe('permission service', () => {
   });
 
   it('answering an unknown or already answered request is a not_found error', () => {
-    return agentApp([]).then(({ app }) => {
-      expect(() => app.agent.answerPermission('perm_nope', 'allow_once')).toThrow(
+    return agentApp([]).then(async ({ app }) => {
+      await expect(app.agent.answerPermission('perm_nope', 'allow_once')).rejects.toThrow(
         'request_id: no pending permission request "perm_nope"',
       );
     });

@@ -21,9 +21,7 @@ import type { EventBus } from '../events/bus';
 import type { SessionEventPayloads } from '../events/types';
 import type { RunLedger } from '../runs/run-ledger';
 import type { SessionStore } from '../sessions/session-store';
-import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
-import { createGrantRepository } from './grant-repository';
 import { answerPermission, askPermission, type Waiter } from './permission-ask';
 import type {
   PermissionAskContext,
@@ -33,12 +31,14 @@ import type {
   PermissionService,
   PermissionVia,
 } from './permission-types';
+import type { PermissionStores } from './stores';
 
 export * from './permission-types';
 
 export interface PermissionServiceDeps {
   config: () => Config;
-  db: () => Db;
+  /** The grants' repositories (./stores.ts): SQLite or PostgreSQL. */
+  stores: PermissionStores;
   bus: EventBus;
   clock: Clock;
   ids: Ids;
@@ -47,7 +47,7 @@ export interface PermissionServiceDeps {
 }
 
 export function createPermissionService(deps: PermissionServiceDeps): PermissionService {
-  const grants = createGrantRepository(deps.db);
+  const { grants } = deps.stores;
   const waiters = new Map<string, Waiter>();
   const attachments = new Map<string, PermissionAttachment>();
 
@@ -88,7 +88,7 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
     const config = deps.config();
     if (config.permissions.allowed_tools.includes(request.tool)) return 'allowed_tools';
     if (context.yolo) return 'yolo';
-    if (context.sessionId && grants.has(await rootOf(context.sessionId), request.tool, request.scope))
+    if (context.sessionId && (await grants.has(await rootOf(context.sessionId), request.tool, request.scope)))
       return 'session_grant';
     if (request.safe && config.permissions.auto_allow_read_only_bash) return 'read_only';
     return 'ask';
@@ -137,12 +137,14 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
         : all;
       return list.map((w) => w.pending).sort((a, b) => a.created_at - b.created_at);
     },
-    answer: (requestId, decision, options = {}) => answerPermission(core, requestId, decision, options),
+    answer: async (requestId, decision, options = {}) =>
+      await answerPermission(core, requestId, decision, options),
     async grants(sessionId) {
-      return grants.list(await rootOf(sessionId));
+      return await grants.list(await rootOf(sessionId));
     },
+    allGrants: () => deps.stores.grantQueries.all(),
     async revokeGrants(sessionId) {
-      return grants.revoke(await rootOf(sessionId));
+      return await grants.revoke(await rootOf(sessionId));
     },
     attach(sessionId, client) {
       const id = deps.ids.next('att');

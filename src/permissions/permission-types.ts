@@ -80,8 +80,10 @@ export interface PermissionService {
     requestId: string,
     decision: PermissionDecision,
     options?: { by?: string; message?: string },
-  ): PendingPermission;
+  ): Promise<PendingPermission>;
   grants(sessionId: string): Promise<PermissionGrant[]>;
+  /** Every session's grants, oldest first (the enforcement readout). */
+  allGrants(): Promise<PermissionGrant[]>;
   /** Removes every session grant of the session family; returns how many. */
   revokeGrants(sessionId: string): Promise<number>;
   /**

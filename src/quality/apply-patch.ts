@@ -13,12 +13,11 @@ import type { OpContext } from '../workspace/context';
 import type { ChangeCommitter, PendingChange } from '../workspace/file-changes';
 import type { PathResolver } from '../workspace/paths';
 import type { ReadTracker } from '../workspace/read-tracker';
-import { createPatchLogRepository } from './patch-log-repository';
+import type { PatchLogRepository } from './patch-log-repository';
 import { detectFormat, type FilePatch, type PatchFormat, parsePatch } from './patch-parse';
 import { type Entry, planPatch } from './patch-plan';
 import { applyPatchStatus } from './patch-status';
 import type { PatchFileResult, PatchResult, PatchService } from './patch-types';
-import type { QualityDb } from './store';
 
 export type {
   ApplyPatchStatus,
@@ -31,7 +30,8 @@ export type {
 const MAX_PATCH_FILES = 500;
 
 interface PatchDeps {
-  db: QualityDb;
+  /** The attempts' log (`apply_patch_log`). */
+  log: PatchLogRepository;
   clock: Clock;
   paths: PathResolver;
   changes: ChangeCommitter;
@@ -51,10 +51,10 @@ interface Attempt {
 }
 
 export function createPatchService(deps: PatchDeps): PatchService {
-  const repo = createPatchLogRepository(deps.db);
-  const log = (ctx: OpContext, row: Attempt): number => {
+  const repo = deps.log;
+  const log = async (ctx: OpContext, row: Attempt): Promise<number> => {
     const details = (row.error?.details ?? {}) as { path?: string; hunk?: number; reason?: string };
-    return repo.insert({
+    return await repo.insert({
       session_id: ctx.sessionId ?? null,
       run_id: ctx.runId ?? null,
       format: row.format,
@@ -72,11 +72,11 @@ export function createPatchService(deps: PatchDeps): PatchService {
     });
   };
 
-  const logFailure = (ctx: OpContext, format: PatchFormat | 'unknown', error: unknown) => {
+  const logFailure = async (ctx: OpContext, format: PatchFormat | 'unknown', error: unknown) => {
     const e = toSvcError(error);
     if (e.code === 'cancelled') return;
     try {
-      const patchId = log(ctx, { format, outcome: 'failed', files: [], error: e });
+      const patchId = await log(ctx, { format, outcome: 'failed', files: [], error: e });
       const details = (e.details ?? {}) as Record<string, unknown>;
       ctx.event?.('apply_patch.failed', {
         patch_id: patchId,
@@ -101,11 +101,11 @@ export function createPatchService(deps: PatchDeps): PatchService {
         const entries = [...(await planPatch(deps, parsed.files, parsed.format, ctx)).values()];
         return await commitPlan(deps, log, entries, parsed.format, ctx);
       } catch (error) {
-        logFailure(ctx, format, error);
+        await logFailure(ctx, format, error);
         throw error;
       }
     },
-    status: (options = {}) => applyPatchStatus(repo, options),
+    status: async (options = {}) => await applyPatchStatus(repo, options),
   };
 }
 
@@ -134,7 +134,7 @@ function checkPatch(deps: PatchDeps, files: FilePatch[], path: string | undefine
 /** Writes the planned files in one commit, logs the attempt and appends it to the run. */
 async function commitPlan(
   deps: PatchDeps,
-  log: (ctx: OpContext, row: Attempt) => number,
+  log: (ctx: OpContext, row: Attempt) => Promise<number>,
   entries: Entry[],
   format: PatchFormat,
   ctx: OpContext,
@@ -155,7 +155,7 @@ async function commitPlan(
   }
   const fuzzy = planned.reduce((n, e) => n + (e.hunks ?? []).filter((h) => h.fuzz !== 'exact').length, 0);
   if (pending.length === 0) {
-    const patchId = log(ctx, { format, outcome: 'applied', files: [] });
+    const patchId = await log(ctx, { format, outcome: 'applied', files: [] });
     ctx.event?.('apply_patch.applied', { patch_id: patchId, format, files: 0 });
     return {
       mode: 'apply_patch',
@@ -197,7 +197,7 @@ async function commitPlan(
   });
   const additions = files.reduce((n, f) => n + f.additions, 0);
   const deletions = files.reduce((n, f) => n + f.deletions, 0);
-  const patchId = log(ctx, {
+  const patchId = await log(ctx, {
     format,
     outcome: 'applied',
     files: files.map(({ hunks: _h, ...f }) => f),

@@ -48,16 +48,16 @@ export interface FailureRow {
 
 export interface PatchLogRepository {
   /** Returns the attempt's id. */
-  insert(row: PatchLogRow): number;
+  insert(row: PatchLogRow): Promise<number>;
   /** Attempts per format, outcome and reason. */
-  aggregates(sessionId?: string): AggregateRow[];
+  aggregates(sessionId?: string): Promise<AggregateRow[]>;
   /** The latest failed attempts, newest first. */
-  recentFailures(sessionId: string | undefined, limit: number): FailureRow[];
+  recentFailures(sessionId: string | undefined, limit: number): Promise<FailureRow[]>;
 }
 
 export function createPatchLogRepository(qdb: QualityDb): PatchLogRepository {
   return {
-    insert(row) {
+    async insert(row) {
       const info = qdb
         .write()
         .prepare(
@@ -84,7 +84,7 @@ export function createPatchLogRepository(qdb: QualityDb): PatchLogRepository {
         );
       return Number(info.lastInsertRowid);
     },
-    aggregates(sessionId) {
+    async aggregates(sessionId) {
       const where = sessionId ? 'WHERE session_id = ?' : '';
       const params = sessionId ? [sessionId] : [];
       return readOr(
@@ -99,7 +99,7 @@ export function createPatchLogRepository(qdb: QualityDb): PatchLogRepository {
             .all(...params) as AggregateRow[],
       );
     },
-    recentFailures(sessionId, limit) {
+    async recentFailures(sessionId, limit) {
       const params = sessionId ? [sessionId] : [];
       return readOr(
         qdb,

@@ -23,10 +23,10 @@ const FORMATS: ApplyPatchStatus['formats'] = [
   },
 ];
 
-export function applyPatchStatus(
+export async function applyPatchStatus(
   repo: Pick<PatchLogRepository, 'aggregates' | 'recentFailures'>,
   options: { limit?: number; sessionId?: string },
-): ApplyPatchStatus {
+): Promise<ApplyPatchStatus> {
   const limit = options.limit ?? 5;
   const empty = { applied: 0, failed: 0 };
   const counts: ApplyPatchStatus['counts'] = {
@@ -40,7 +40,7 @@ export function applyPatchStatus(
   };
   let lastApplied: number | null = null;
   let lastFailed: number | null = null;
-  for (const row of repo.aggregates(options.sessionId)) {
+  for (const row of await repo.aggregates(options.sessionId)) {
     const format = (row.format in counts.by_format ? row.format : 'unknown') as PatchFormat | 'unknown';
     counts.total += row.n;
     if (row.outcome === 'applied') {
@@ -57,7 +57,7 @@ export function applyPatchStatus(
       lastFailed = Math.max(lastFailed ?? 0, row.last);
     }
   }
-  const failures = repo.recentFailures(options.sessionId, limit);
+  const failures = await repo.recentFailures(options.sessionId, limit);
   return {
     formats: FORMATS.map((format) => ({ ...format, operations: [...format.operations] })),
     entry_point: { tool: 'edit', mode: 'apply_patch', field: 'patch' },

@@ -67,5 +67,5 @@ export interface ApplyPatchStatus {
 
 export interface PatchService {
   apply(input: { patch: string; path?: string }, ctx: OpContext): Promise<PatchResult>;
-  status(options?: { limit?: number; sessionId?: string }): ApplyPatchStatus;
+  status(options?: { limit?: number; sessionId?: string }): Promise<ApplyPatchStatus>;
 }

@@ -6,15 +6,13 @@
  * into the agent loop.
  * @module
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Config } from '../config/schema';
 import type { EventBus } from '../events/bus';
 import type { SessionEventPayloads } from '../events/types';
 import type { Logger } from '../log';
 import type { Redactor } from '../redact';
 import type { RunLedger } from '../runs/run-ledger';
-import { DB_FILE, type Db } from '../store/db';
+import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
 import type { Workspace } from '../workspace/workspace';
 import { createPatchService, type PatchService } from './apply-patch';
@@ -22,6 +20,7 @@ import { type CapsuleService, createCapsuleService } from './capsules';
 import { startFindingObserver } from './finding-observer';
 import { createFindingService, type FindingService } from './findings';
 import type { QualityDb } from './store';
+import { type QualityStores, sqliteQualityDb } from './stores';
 
 export interface Quality {
   readonly patches: PatchService;
@@ -34,6 +33,8 @@ export function createQuality(deps: {
   dataDir: string;
   db: () => Db;
   hasDb: () => boolean;
+  /** The async repositories (./stores.ts): SQLite or PostgreSQL. */
+  stores: QualityStores;
   config: () => Config;
   clock: Clock;
   ids: Ids;
@@ -44,13 +45,9 @@ export function createQuality(deps: {
   ws: Workspace;
 }): Quality {
   const log = deps.log.child({ component: 'quality' });
-  const db: QualityDb = {
-    write: deps.db,
-    // Readouts never create the database (CLI-07: show-finding-lifecycle is a read-only projection).
-    read: () => (deps.hasDb() || existsSync(join(deps.dataDir, DB_FILE)) ? deps.db() : undefined),
-  };
+  const db: QualityDb = sqliteQualityDb(deps);
   const patches = createPatchService({
-    db,
+    log: deps.stores.patchLog,
     clock: deps.clock,
     paths: deps.ws.paths,
     changes: deps.ws.changes,

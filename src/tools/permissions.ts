@@ -96,7 +96,7 @@ export const answerPermission = defineTool({
       }
     }
     const by = input.by ?? ctx.surface;
-    const answered = app.agent.answerPermission(pending.request_id, input.decision, by, input.message);
+    const answered = await app.agent.answerPermission(pending.request_id, input.decision, by, input.message);
     return {
       session_id: session.id,
       request_id: answered.request_id,

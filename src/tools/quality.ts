@@ -35,7 +35,7 @@ export const getApplyPatchStatus = defineTool({
   surfaces: { mcp: 'svc_get_apply_patch_status' },
   examples: [{}, { limit: 1 }],
   run: async (ctx, input) =>
-    ctx.app.quality.patches.status({ limit: input.limit, sessionId: input.session_id }),
+    await ctx.app.quality.patches.status({ limit: input.limit, sessionId: input.session_id }),
   toModelOutput: (r: ApplyPatchStatus) =>
     `apply_patch: ${r.counts.applied} applied, ${r.counts.failed} failed (${r.counts.files_changed} files changed, ${r.counts.fuzzy_hunks} loosely matched hunks).${r.recent_failures.length ? `\nRecent failures:\n${r.recent_failures.map((f) => `- ${f.message}`).join('\n')}` : ''}`,
 });

@@ -7,6 +7,37 @@ import type { Db } from '../store/db';
 
 const marks = (values: readonly unknown[]) => values.map(() => '?').join(', ');
 
+export interface FileChangeByTool {
+  tool: string;
+  path: string;
+  change: string;
+  n: number;
+}
+
+export interface SessionFileEdit {
+  session_id: string;
+  path: string;
+  created_at: number;
+}
+
+/** The aggregate reads, async (a PostgreSQL twin: ./pg-file-history-queries.ts). */
+export interface FileHistoryQueries {
+  /** A session's change counts by kind, its distinct paths and the ten changed last. */
+  sessionFileChanges(sessionId: string): Promise<SessionFileChanges>;
+  /** Changes per tool, path and kind in these sessions (none for an empty list). */
+  fileChangesByTool(sessionIds: readonly string[]): Promise<FileChangeByTool[]>;
+  /** Edits made by sessions since a time (ms), oldest first. */
+  fileEditsSince(since: number): Promise<SessionFileEdit[]>;
+}
+
+export function createFileHistoryQueries(db: () => Db): FileHistoryQueries {
+  return {
+    sessionFileChanges: async (sessionId) => sessionFileChanges(db(), sessionId),
+    fileChangesByTool: async (sessionIds) => fileChangesByTool(db(), sessionIds),
+    fileEditsSince: async (since) => fileEditsSince(db(), since),
+  };
+}
+
 export interface SessionFileChanges {
   by_change: { change: string; n: number; paths: number }[];
   distinct_paths: number;
@@ -14,7 +45,7 @@ export interface SessionFileChanges {
   recent_paths: string[];
 }
 
-export function sessionFileChanges(db: Db, sessionId: string): SessionFileChanges {
+function sessionFileChanges(db: Db, sessionId: string): SessionFileChanges {
   const byChange = db
     .prepare(
       'SELECT change, count(*) AS n, count(DISTINCT path) AS paths FROM file_history WHERE session_id = ? GROUP BY change',
@@ -36,7 +67,7 @@ export function sessionFileChanges(db: Db, sessionId: string): SessionFileChange
 }
 
 /** Changes per tool, path and kind in these sessions. */
-export function fileChangesByTool(
+function fileChangesByTool(
   db: Db,
   sessionIds: readonly string[],
 ): { tool: string; path: string; change: string; n: number }[] {
@@ -50,10 +81,7 @@ export function fileChangesByTool(
 }
 
 /** Edits made by sessions since a time (ms), oldest first. */
-export function fileEditsSince(
-  db: Db,
-  since: number,
-): { session_id: string; path: string; created_at: number }[] {
+function fileEditsSince(db: Db, since: number): { session_id: string; path: string; created_at: number }[] {
   return db
     .prepare(
       'SELECT session_id, path, created_at FROM file_history WHERE session_id IS NOT NULL AND created_at >= ? ORDER BY id',

@@ -6,6 +6,7 @@
  */
 import type { Clock } from '../util/ids';
 import { unifiedDiff } from './diff';
+import type { FileHistoryQueries } from './file-history-queries';
 import type { FileChangeKind, FileHistoryRepository, FileHistoryRow } from './file-history-repository';
 import { sha256 } from './file-io';
 
@@ -49,9 +50,15 @@ export interface FileHistory {
   get(id: number): Promise<(FileChange & { before: string | null; after: string | null }) | undefined>;
   /** A unified diff of one recorded change; undefined for binary or oversized content. */
   diff(id: number): Promise<string | undefined>;
+  /** The aggregate reads the read models use (counts per session, per tool, edits since). */
+  readonly queries: FileHistoryQueries;
 }
 
-export function createFileHistory(deps: { history: FileHistoryRepository; clock: Clock }): FileHistory {
+export function createFileHistory(deps: {
+  history: FileHistoryRepository;
+  queries: FileHistoryQueries;
+  clock: Clock;
+}): FileHistory {
   const repository = deps.history;
   const toChange = (row: FileHistoryRow): FileChange => ({
     id: row.id,
@@ -78,6 +85,7 @@ export function createFileHistory(deps: { history: FileHistoryRepository; clock:
   };
 
   return {
+    queries: deps.queries,
     async record(input) {
       const before = input.before ?? null;
       const after = input.after ?? null;

@@ -5,8 +5,10 @@
  */
 import type { Db } from '../store/db';
 import type { SqlClient } from '../store/postgres/client';
+import { createFileHistoryQueries, type FileHistoryQueries } from './file-history-queries';
 import { createFileHistoryRepository, type FileHistoryRepository } from './file-history-repository';
 import { createFileReadRepository, type FileReadRepository } from './file-read-repository';
+import { createPostgresFileHistoryQueries } from './pg-file-history-queries';
 import { createPostgresFileHistoryRepository } from './pg-file-history-repository';
 import { createPostgresFileReadRepository } from './pg-file-read-repository';
 import { createPostgresTodoRepository } from './pg-todo-repository';
@@ -17,6 +19,8 @@ export interface WorkspaceStores {
   todos: TodoRepository;
   /** `file_history`: every file change with its before and after. */
   history: FileHistoryRepository;
+  /** `file_history`'s aggregate reads for the read models. */
+  historyQueries: FileHistoryQueries;
   /** `file_reads`: the read-before-edit records. */
   reads: FileReadRepository;
 }
@@ -26,6 +30,7 @@ export function createSqliteWorkspaceStores(db: () => Db): WorkspaceStores {
   return {
     todos: createTodoRepository(db),
     history: createFileHistoryRepository(db),
+    historyQueries: createFileHistoryQueries(db),
     reads: createFileReadRepository(db),
   };
 }
@@ -35,6 +40,7 @@ export function createPostgresWorkspaceStores(deps: { sql: SqlClient }): Workspa
   return {
     todos: createPostgresTodoRepository(deps),
     history: createPostgresFileHistoryRepository(deps),
+    historyQueries: createPostgresFileHistoryQueries(deps),
     reads: createPostgresFileReadRepository(deps),
   };
 }

@@ -74,7 +74,11 @@ export function createWorkspace(deps: {
     allowOutside: () => deps.config().permissions.allow_outside_workspace,
     protectedPath: (real) => deps.sandbox.protectedPath(real),
   });
-  const history = createFileHistory({ history: deps.stores.history, clock: deps.clock });
+  const history = createFileHistory({
+    history: deps.stores.history,
+    queries: deps.stores.historyQueries,
+    clock: deps.clock,
+  });
   const reads = createReadTracker({ reads: deps.stores.reads, clock: deps.clock });
   const changes = createChangeCommitter({ guards: deps.guards, history, reads, bus: deps.bus });
   const jobs = createJobs({

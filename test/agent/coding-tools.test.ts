@@ -50,7 +50,7 @@ describe('agent loop with the coding tools', () => {
       if (event.type !== 'permission.requested') return;
       const p = event.payload as { request_id: string; title: string; details?: Record<string, unknown> };
       asked.push(p);
-      queueMicrotask(() => app.agent.answerPermission(p.request_id, 'allow_session', 'test'));
+      queueMicrotask(async () => await app.agent.answerPermission(p.request_id, 'allow_session', 'test'));
     });
     const result = await app.agent.run({ prompt: 'write notes' });
     expect(result).toMatchObject({ status: 'completed', text: 'written twice' });

@@ -488,7 +488,7 @@ describe('get_enforcement_status', () => {
     const off = app.bus.subscribe(session, (event) => {
       if (event.type !== 'permission.requested') return;
       const id = (event.payload as { request_id: string }).request_id;
-      queueMicrotask(() => app.agent.answerPermission(id, answers[answered++]));
+      queueMicrotask(async () => await app.agent.answerPermission(id, answers[answered++]));
     });
     await app.agent.run({ sessionId: session, prompt: 'touch things' });
     off();

@@ -48,9 +48,9 @@ function autoApprove(app: App) {
   app.bus.subscribe('*', (event) => {
     if (event.type !== 'permission.requested') return;
     const request = event.payload as { request_id: string };
-    queueMicrotask(() => {
+    queueMicrotask(async () => {
       try {
-        app.agent.answerPermission(request.request_id, 'allow_session', 'test');
+        await app.agent.answerPermission(request.request_id, 'allow_session', 'test');
       } catch {
         // answered through the parent session already
       }

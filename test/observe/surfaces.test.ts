@@ -51,9 +51,9 @@ async function busyApp() {
   app.agent.attach('*', 'test');
   app.bus.subscribe('*', (event) => {
     if (event.type === 'permission.requested')
-      queueMicrotask(() => {
+      queueMicrotask(async () => {
         try {
-          app.agent.answerPermission(
+          await app.agent.answerPermission(
             (event.payload as { request_id: string }).request_id,
             'allow_once',
             'test',

@@ -77,7 +77,7 @@ async function attack(
     app.bus.subscribe(session.id, (event) => {
       if (event.type !== 'permission.requested') return;
       const id = (event.payload as { request_id: string }).request_id;
-      queueMicrotask(() => app.agent.answerPermission(id, 'allow_once'));
+      queueMicrotask(async () => await app.agent.answerPermission(id, 'allow_once'));
     });
   }
   const run = await app.agent.run({

@@ -13,7 +13,7 @@ import type { RunLedger } from '../../runs/run-ledger';
 import type { SessionStore } from '../../sessions/session-store';
 import type { Db } from '../../store/db';
 import type { Clock } from '../../util/ids';
-import { fileEditsSince } from '../../workspace/file-history-queries';
+import type { FileHistory } from '../../workspace/file-history';
 import { structuralProblems, type Trace, type TraceStep } from './corpus';
 
 /** What the export reads: the run ledger, the sessions, file history, claims and markers. */
@@ -24,6 +24,7 @@ export interface ExportDeps {
   readonly sessions: Pick<SessionStore, 'family' | 'root' | 'list'>;
   /** Opened on first use: file history, workspace claims and markers. */
   readonly db: Db;
+  readonly ws: { readonly history: Pick<FileHistory, 'queries'> };
 }
 
 export const EXPORT_SCHEMA_VERSION = 'svc.multiplayer_trace_export.v1';
@@ -82,7 +83,7 @@ export async function buildMultiplayerExport(app: ExportDeps, input: ExportInput
     if (run.finished_at) steps.push({ at: run.finished_at, actor, action: 'run.end', paths: [] });
   }
 
-  for (const edit of fileEditsSince(db, since)) {
+  for (const edit of await app.ws.history.queries.fileEditsSince(since)) {
     if (!sessionIds.has(edit.session_id)) continue;
     const actor = addActor(edit.session_id);
     if (actor) steps.push({ at: edit.created_at, actor, action: 'file.edit', paths: [edit.path] });

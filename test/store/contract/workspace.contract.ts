@@ -160,4 +160,43 @@ export function workspaceContract(open: OpenWorkspaceStores): void {
       expect(await history.list({ sessionId: 'nope' })).toEqual([]);
     }),
   );
+
+  it(
+    'STORE-PG-ws: file history aggregates: per-session counts and recent paths, per tool, edits since',
+    withStores(async ({ history, historyQueries }) => {
+      expect(await historyQueries.sessionFileChanges('s1')).toEqual({
+        by_change: [],
+        distinct_paths: 0,
+        recent_paths: [],
+      });
+      await history.insert(change({ path: 'a.ts', change: 'create', created_at: 10 }));
+      await history.insert(change({ path: 'b.ts', created_at: 20 }));
+      await history.insert(change({ path: 'a.ts', tool: 'write', created_at: 30 }));
+      await history.insert(change({ session_id: 's2', path: 'c.ts', created_at: 40 }));
+      await history.insert(change({ session_id: null, path: 'd.ts', created_at: 50 }));
+      const own = await historyQueries.sessionFileChanges('s1');
+      expect([...own.by_change].sort((x, y) => x.change.localeCompare(y.change))).toEqual([
+        { change: 'create', n: 1, paths: 1 },
+        { change: 'modify', n: 2, paths: 2 },
+      ]);
+      expect(own.distinct_paths).toBe(2);
+      expect(own.recent_paths).toEqual(['a.ts', 'b.ts']);
+      const byTool = await historyQueries.fileChangesByTool(['s1', 's2']);
+      expect(
+        [...byTool].sort((x, y) =>
+          `${x.tool}${x.path}${x.change}`.localeCompare(`${y.tool}${y.path}${y.change}`),
+        ),
+      ).toEqual([
+        { tool: 'edit', path: 'a.ts', change: 'create', n: 1 },
+        { tool: 'edit', path: 'b.ts', change: 'modify', n: 1 },
+        { tool: 'edit', path: 'c.ts', change: 'modify', n: 1 },
+        { tool: 'write', path: 'a.ts', change: 'modify', n: 1 },
+      ]);
+      expect(await historyQueries.fileChangesByTool([])).toEqual([]);
+      expect(await historyQueries.fileEditsSince(30)).toEqual([
+        { session_id: 's1', path: 'a.ts', created_at: 30 },
+        { session_id: 's2', path: 'c.ts', created_at: 40 },
+      ]);
+    }),
+  );
 }
