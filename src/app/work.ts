@@ -95,7 +95,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     record: (runId, type, payload) => runs.append(runId, type, payload),
   });
   /** Checks every mutating tool runs first (hard workspace claims); later phases add theirs. */
-  const mutationGuards: ((request: MutationRequest) => void)[] = [];
+  const mutationGuards: ((request: MutationRequest) => void | Promise<void>)[] = [];
   const ws = createWorkspace({
     root: workspace,
     dataDir,

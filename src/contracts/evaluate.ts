@@ -69,10 +69,9 @@ export async function evaluateObligation(
       };
     }
     case 'no_markers': {
-      const open = deps
-        .markers()
-        .list(o.path ? { path: o.path } : {})
-        .filter((marker) => marker.kind === o.marker_kind);
+      const open = (await deps.markers().list(o.path ? { path: o.path } : {})).filter(
+        (marker) => marker.kind === o.marker_kind,
+      );
       const detail = open.length
         ? `${open.length} open ${o.marker_kind} marker(s): ${open
             .slice(0, 5)

@@ -4,7 +4,7 @@
  * export reads through ./trace-queries.ts.
  * @module
  */
-import type { Db } from '../store/db';
+import { atomicallyAsync, type Db } from '../store/db';
 
 /** A stored claim: `paths` is the JSON array as written. */
 export interface ClaimRow {
@@ -20,15 +20,16 @@ export interface ClaimRow {
   release_reason: string | null;
 }
 
+/** Async (issue 18): the SQLite one answers at once; the PostgreSQL twin is ./pg-claim-repository.ts. */
 export interface ClaimRepository {
-  get(id: string): ClaimRow | undefined;
+  get(id: string): Promise<ClaimRow | undefined>;
   /** Unreleased claims that expire after `now`, oldest first. */
-  active(now: number): ClaimRow[];
+  active(now: number): Promise<ClaimRow[]>;
   /** Newest first: the active ones, or (include_inactive) the last 500 of any state. */
-  list(options: { now: number; includeInactive: boolean }): ClaimRow[];
-  insert(row: Omit<ClaimRow, 'released_at' | 'release_reason'>): void;
-  renew(id: string, renewedAt: number, expiresAt: number): void;
-  release(id: string, releasedAt: number, reason: string): void;
+  list(options: { now: number; includeInactive: boolean }): Promise<ClaimRow[]>;
+  insert(row: Omit<ClaimRow, 'released_at' | 'release_reason'>): Promise<void>;
+  renew(id: string, renewedAt: number, expiresAt: number): Promise<void>;
+  release(id: string, releasedAt: number, reason: string): Promise<void>;
   insertNegotiation(row: {
     id: string;
     claim_id: string;
@@ -36,19 +37,27 @@ export interface ClaimRepository {
     message: string;
     created_at: number;
     outcome: string;
-  }): void;
+  }): Promise<void>;
+  /**
+   * `fn` (an overlap check and the insert that depends on it) as one transaction holding the
+   * claims' write lock, so two acquires never both pass the check: SQLite's BEGIN IMMEDIATE, a
+   * PostgreSQL advisory transaction lock.
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 export function createClaimRepository(db: () => Db): ClaimRepository {
   return {
-    get: (id) => db().prepare('SELECT * FROM workspace_claims WHERE id = ?').get(id) as ClaimRow | undefined,
-    active: (now) =>
+    exclusive: (fn) => atomicallyAsync(db, fn),
+    get: async (id) =>
+      db().prepare('SELECT * FROM workspace_claims WHERE id = ?').get(id) as ClaimRow | undefined,
+    active: async (now) =>
       db()
         .prepare(
           'SELECT * FROM workspace_claims WHERE released_at IS NULL AND expires_at > ? ORDER BY created_at',
         )
         .all(now) as ClaimRow[],
-    list: ({ now, includeInactive }) =>
+    list: async ({ now, includeInactive }) =>
       (includeInactive
         ? db().prepare('SELECT * FROM workspace_claims ORDER BY created_at DESC LIMIT 500').all()
         : db()
@@ -56,7 +65,7 @@ export function createClaimRepository(db: () => Db): ClaimRepository {
               'SELECT * FROM workspace_claims WHERE released_at IS NULL AND expires_at > ? ORDER BY created_at DESC',
             )
             .all(now)) as ClaimRow[],
-    insert(row) {
+    async insert(row) {
       db()
         .prepare(
           `INSERT INTO workspace_claims (id, session_id, paths, mode, reason, created_at, renewed_at, expires_at)
@@ -73,17 +82,17 @@ export function createClaimRepository(db: () => Db): ClaimRepository {
           row.expires_at,
         );
     },
-    renew(id, renewedAt, expiresAt) {
+    async renew(id, renewedAt, expiresAt) {
       db()
         .prepare('UPDATE workspace_claims SET renewed_at = ?, expires_at = ? WHERE id = ?')
         .run(renewedAt, expiresAt, id);
     },
-    release(id, releasedAt, reason) {
+    async release(id, releasedAt, reason) {
       db()
         .prepare('UPDATE workspace_claims SET released_at = ?, release_reason = ? WHERE id = ?')
         .run(releasedAt, reason, id);
     },
-    insertNegotiation(row) {
+    async insertNegotiation(row) {
       db()
         .prepare(
           'INSERT INTO claim_negotiations (id, claim_id, from_session_id, message, created_at, outcome) VALUES (?, ?, ?, ?, ?, ?)',

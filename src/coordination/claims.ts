@@ -46,23 +46,23 @@ export interface ClaimService {
     mode: ClaimMode;
     ttl_seconds: number;
     reason?: string;
-  }): {
+  }): Promise<{
     claim: Claim;
     overlapping: ClaimConflict[];
-  };
-  renew(input: { session_id: string; claim_id: string; ttl_seconds: number }): Claim;
-  release(input: { session_id: string; claim_id: string; reason?: string }): Claim;
-  list(input?: { session_id?: string; include_inactive?: boolean }): Claim[];
-  negotiate(input: { session_id: string; claim_id: string; message?: string }): {
+  }>;
+  renew(input: { session_id: string; claim_id: string; ttl_seconds: number }): Promise<Claim>;
+  release(input: { session_id: string; claim_id: string; reason?: string }): Promise<Claim>;
+  list(input?: { session_id?: string; include_inactive?: boolean }): Promise<Claim[]>;
+  negotiate(input: { session_id: string; claim_id: string; message?: string }): Promise<{
     negotiation_id: string;
     claim: Claim;
     holder_session_id: string;
     outcome: 'pending' | 'claim_expired' | 'own_claim';
-  };
+  }>;
   /** Active hard claims of other sessions that overlap the paths. */
-  blocking(request: MutationRequest): Claim[];
+  blocking(request: MutationRequest): Promise<Claim[]>;
   /** Counts for readouts. */
-  posture(): { active: number; hard: number; soft: number };
+  posture(): Promise<{ active: number; hard: number; soft: number }>;
 }
 
 export interface ClaimDeps {
@@ -81,12 +81,12 @@ export function createClaimService(deps: ClaimDeps): ClaimService {
     paths: JSON.parse(row.paths),
     active: row.released_at === null && row.expires_at > now(),
   });
-  const get = (id: string): Claim => {
-    const row = deps.claims.get(id);
+  const get = async (id: string): Promise<Claim> => {
+    const row = await deps.claims.get(id);
     if (!row) throw new SvcError('not_found', `claim_id: no claim "${id}"; see workspace_claim action list`);
     return toClaim(row);
   };
-  const active = (): Claim[] => deps.claims.active(now()).map(toClaim);
+  const active = async (): Promise<Claim[]> => (await deps.claims.active(now())).map(toClaim);
   const owned = (claim: Claim, sessionId: string) => {
     if (claim.session_id !== sessionId) {
       throw new SvcError(
@@ -104,66 +104,69 @@ export function createClaimService(deps: ClaimDeps): ClaimService {
   });
 
   return {
-    acquire(input) {
+    async acquire(input) {
       if (input.paths.length === 0)
         throw new SvcError(
           'invalid_input',
           'paths: at least one path (a file, a directory ending in /, or . for everything)',
         );
       const paths = [...new Set(input.paths.map((p) => normalizeScope(deps.workspace, p)))];
-      const others = active().filter(
-        (c) => c.session_id !== input.session_id && c.paths.some((a) => paths.some((b) => overlaps(a, b))),
-      );
-      const hard = others.filter((c) => c.mode === 'hard');
-      if (input.mode === 'hard' && hard.length > 0) {
-        const c = hard[0];
-        throw new SvcError(
-          'conflict',
-          `workspace claim ${c.id} (hard, session ${c.session_id}) already covers ${c.paths.join(', ')} until ${new Date(c.expires_at).toISOString()}; use action negotiate or wait`,
-          { details: { conflicts: hard.map(conflictOf) } },
+      // The check and the insert hold the claims' write lock together (one acquire at a time).
+      return deps.claims.exclusive(async () => {
+        const others = (await active()).filter(
+          (c) => c.session_id !== input.session_id && c.paths.some((a) => paths.some((b) => overlaps(a, b))),
         );
-      }
-      const id = deps.ids.next('clm');
-      const t = now();
-      deps.claims.insert({
-        id,
-        session_id: input.session_id,
-        paths: JSON.stringify(paths),
-        mode: input.mode,
-        reason: input.reason ?? '',
-        created_at: t,
-        renewed_at: t,
-        expires_at: t + input.ttl_seconds * 1000,
+        const hard = others.filter((c) => c.mode === 'hard');
+        if (input.mode === 'hard' && hard.length > 0) {
+          const c = hard[0];
+          throw new SvcError(
+            'conflict',
+            `workspace claim ${c.id} (hard, session ${c.session_id}) already covers ${c.paths.join(', ')} until ${new Date(c.expires_at).toISOString()}; use action negotiate or wait`,
+            { details: { conflicts: hard.map(conflictOf) } },
+          );
+        }
+        const id = deps.ids.next('clm');
+        const t = now();
+        await deps.claims.insert({
+          id,
+          session_id: input.session_id,
+          paths: JSON.stringify(paths),
+          mode: input.mode,
+          reason: input.reason ?? '',
+          created_at: t,
+          renewed_at: t,
+          expires_at: t + input.ttl_seconds * 1000,
+        });
+        return { claim: await get(id), overlapping: others.map(conflictOf) };
       });
-      return { claim: get(id), overlapping: others.map(conflictOf) };
     },
-    renew(input) {
-      const claim = get(input.claim_id);
+    async renew(input) {
+      const claim = await get(input.claim_id);
       owned(claim, input.session_id);
       if (claim.released_at !== null)
         throw new SvcError('conflict', `claim ${claim.id} was released; acquire a new one`);
       const t = now();
-      deps.claims.renew(claim.id, t, t + input.ttl_seconds * 1000);
-      return get(claim.id);
+      await deps.claims.renew(claim.id, t, t + input.ttl_seconds * 1000);
+      return await get(claim.id);
     },
-    release(input) {
-      const claim = get(input.claim_id);
+    async release(input) {
+      const claim = await get(input.claim_id);
       owned(claim, input.session_id);
       if (claim.released_at === null) {
-        deps.claims.release(claim.id, now(), input.reason ?? 'released');
+        await deps.claims.release(claim.id, now(), input.reason ?? 'released');
       }
-      return get(claim.id);
+      return await get(claim.id);
     },
-    list(input = {}) {
-      const rows = deps.claims.list({ now: now(), includeInactive: input.include_inactive === true });
+    async list(input = {}) {
+      const rows = await deps.claims.list({ now: now(), includeInactive: input.include_inactive === true });
       return rows.map(toClaim).filter((c) => !input.session_id || c.session_id === input.session_id);
     },
-    negotiate(input) {
-      const claim = get(input.claim_id);
+    async negotiate(input) {
+      const claim = await get(input.claim_id);
       const id = deps.ids.next('neg');
       const outcome =
         claim.session_id === input.session_id ? 'own_claim' : claim.active ? 'pending' : 'claim_expired';
-      deps.claims.insertNegotiation({
+      await deps.claims.insertNegotiation({
         id,
         claim_id: claim.id,
         from_session_id: input.session_id,
@@ -182,18 +185,18 @@ export function createClaimService(deps: ClaimDeps): ClaimService {
       }
       return { negotiation_id: id, claim, holder_session_id: claim.session_id, outcome };
     },
-    blocking(request) {
+    async blocking(request) {
       if (request.paths.length === 0) return [];
       const scopes = request.paths.map((p) => normalizeScope(deps.workspace, p));
-      return active().filter(
+      return (await active()).filter(
         (c) =>
           c.mode === 'hard' &&
           c.session_id !== request.sessionId &&
           c.paths.some((a) => scopes.some((b) => overlaps(a, b))),
       );
     },
-    posture() {
-      const list = active();
+    async posture() {
+      const list = await active();
       return {
         active: list.length,
         hard: list.filter((c) => c.mode === 'hard').length,
@@ -205,8 +208,8 @@ export function createClaimService(deps: ClaimDeps): ClaimService {
 
 /** The mutation guard: a hard claim of another session refuses the mutation, naming the claim. */
 export function hardClaimGuard(claims: ClaimService) {
-  return function hardClaimGuard(request: MutationRequest): void {
-    const [claim] = claims.blocking(request);
+  return async function hardClaimGuard(request: MutationRequest): Promise<void> {
+    const [claim] = await claims.blocking(request);
     if (!claim) return;
     throw new SvcError(
       'conflict',

@@ -18,18 +18,20 @@ export interface Marker {
   expires_at: number | null;
 }
 
+/** Async (issue 18): the SQLite one answers at once; the PostgreSQL twin is ./pg-marker-repository.ts. */
 export interface MarkerRepository {
-  get(id: string): Marker | undefined;
-  insert(marker: Marker): void;
+  get(id: string): Promise<Marker | undefined>;
+  insert(marker: Marker): Promise<void>;
   /** Markers that never expire or expire after `now`, newest first. */
-  open(now: number): Marker[];
-  delete(id: string): void;
+  open(now: number): Promise<Marker[]>;
+  delete(id: string): Promise<void>;
 }
 
 export function createMarkerRepository(db: () => Db): MarkerRepository {
   return {
-    get: (id) => db().prepare('SELECT * FROM workspace_markers WHERE id = ?').get(id) as Marker | undefined,
-    insert(marker) {
+    get: async (id) =>
+      db().prepare('SELECT * FROM workspace_markers WHERE id = ?').get(id) as Marker | undefined,
+    async insert(marker) {
       db()
         .prepare(
           'INSERT INTO workspace_markers (id, session_id, path, kind, message, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -44,13 +46,13 @@ export function createMarkerRepository(db: () => Db): MarkerRepository {
           marker.expires_at,
         );
     },
-    open: (now) =>
+    open: async (now) =>
       db()
         .prepare(
           'SELECT * FROM workspace_markers WHERE expires_at IS NULL OR expires_at > ? ORDER BY created_at DESC',
         )
         .all(now) as Marker[],
-    delete(id) {
+    async delete(id) {
       db().prepare('DELETE FROM workspace_markers WHERE id = ?').run(id);
     },
   };

@@ -17,9 +17,9 @@ export interface MarkerService {
     kind: MarkerKind;
     message: string;
     ttl_seconds?: number;
-  }): Marker;
-  list(input?: { path?: string; session_id?: string }): Marker[];
-  delete(input: { marker_id: string; session_id?: string }): Marker;
+  }): Promise<Marker>;
+  list(input?: { path?: string; session_id?: string }): Promise<Marker[]>;
+  delete(input: { marker_id: string; session_id?: string }): Promise<Marker>;
 }
 
 export interface MarkerDeps {
@@ -32,17 +32,17 @@ export interface MarkerDeps {
 
 export function createMarkerService(deps: MarkerDeps): MarkerService {
   const now = () => deps.clock.now();
-  const get = (id: string) => {
-    const row = deps.markers.get(id);
+  const get = async (id: string) => {
+    const row = await deps.markers.get(id);
     if (!row) throw new SvcError('not_found', `marker_id: no marker "${id}"; see leave_marker action list`);
     return row;
   };
   return {
-    create(input) {
+    async create(input) {
       if (!input.message.trim()) throw new SvcError('invalid_input', 'message: a marker needs a message');
       const id = deps.ids.next('mrk');
       const t = now();
-      deps.markers.insert({
+      await deps.markers.insert({
         id,
         session_id: input.session_id,
         path: normalizeScope(deps.workspace, input.path),
@@ -51,19 +51,19 @@ export function createMarkerService(deps: MarkerDeps): MarkerService {
         created_at: t,
         expires_at: input.ttl_seconds ? t + input.ttl_seconds * 1000 : null,
       });
-      return get(id);
+      return await get(id);
     },
-    list(input = {}) {
-      const rows = deps.markers.open(now());
+    async list(input = {}) {
+      const rows = await deps.markers.open(now());
       const scope = input.path ? normalizeScope(deps.workspace, input.path) : undefined;
       return rows.filter(
         (m) =>
           (!scope || overlaps(m.path, scope)) && (!input.session_id || m.session_id === input.session_id),
       );
     },
-    delete(input) {
-      const marker = get(input.marker_id);
-      deps.markers.delete(marker.id);
+    async delete(input) {
+      const marker = await get(input.marker_id);
+      await deps.markers.delete(marker.id);
       return marker;
     },
   };

@@ -21,7 +21,7 @@ export interface FunnelEntryView {
 export interface EnforcementDeps extends HealthReadoutDeps {
   readonly sandbox: Pick<Sandbox, 'status'>;
   readonly permissions: Pick<PermissionService, 'grants' | 'allGrants' | 'pending'>;
-  readonly claims: { posture(): { hard: number } };
+  readonly claims: { posture(): Promise<{ hard: number }> };
   /** The funnel context of a session (its mode, phase, agent and policy layers). */
   funnelContext(sessionId?: string): Promise<object>;
   /** The session's tool set after every funnel stage. */
@@ -139,7 +139,7 @@ export async function enforcementStatus(
     },
     hard_claim_refusals: {
       count: claimRefusals.length,
-      active_hard_claims: app.claims.posture().hard,
+      active_hard_claims: (await app.claims.posture()).hard,
       recent: claimRefusals.slice(0, RECENT).map((e) => ({
         at: e.created_at,
         run_id: e.run_id,

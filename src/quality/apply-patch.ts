@@ -97,7 +97,7 @@ export function createPatchService(deps: PatchDeps): PatchService {
       try {
         const parsed = parsePatch(input.patch, input.path);
         format = parsed.format;
-        checkPatch(deps, parsed.files, input.path, ctx);
+        await checkPatch(deps, parsed.files, input.path, ctx);
         const entries = [...(await planPatch(deps, parsed.files, parsed.format, ctx)).values()];
         return await commitPlan(deps, log, entries, parsed.format, ctx);
       } catch (error) {
@@ -110,7 +110,12 @@ export function createPatchService(deps: PatchDeps): PatchService {
 }
 
 /** The checks before anything is read: the size, the `path` given, hard claims (fail fast). */
-function checkPatch(deps: PatchDeps, files: FilePatch[], path: string | undefined, ctx: OpContext): void {
+async function checkPatch(
+  deps: PatchDeps,
+  files: FilePatch[],
+  path: string | undefined,
+  ctx: OpContext,
+): Promise<void> {
   if (files.length > MAX_PATCH_FILES) {
     throw new SvcError(
       'invalid_input',
@@ -121,7 +126,7 @@ function checkPatch(deps: PatchDeps, files: FilePatch[], path: string | undefine
   if (path) checkPathMatches(path, files, deps.paths);
   // Fail fast on hard claims before reading and matching anything.
   const early = files.flatMap((f) => (f.kind === 'update' && f.moveTo ? [f.path, f.moveTo] : [f.path]));
-  deps.changes.guard(
+  await deps.changes.guard(
     ctx.tool,
     ctx.sessionId,
     early

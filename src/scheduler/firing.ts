@@ -21,7 +21,7 @@ interface Started {
   now: number;
   record: ScheduleRun;
   result(patch: Partial<FireResult>): FireResult;
-  failed(error: unknown, sessionId?: string | null): FireResult;
+  failed(error: unknown, sessionId?: string | null): Promise<FireResult>;
 }
 
 export function createFiring(deps: SchedulerDeps): Firing {
@@ -34,7 +34,7 @@ export function createFiring(deps: SchedulerDeps): Firing {
     void settled.finally(() => inflight.delete(settled));
   };
 
-  const finishFiring = (
+  const finishFiring = async (
     record: ScheduleRun,
     scheduleId: string,
     status: string,
@@ -42,14 +42,15 @@ export function createFiring(deps: SchedulerDeps): Firing {
     runId?: string,
   ) => {
     try {
-      store.finishRun(record.id, { status, error, ...(runId ? { run_id: runId } : {}) });
-      if (store.get(scheduleId)) store.update(scheduleId, { last_status: status, last_error: error });
+      await store.finishRun(record.id, { status, error, ...(runId ? { run_id: runId } : {}) });
+      if (await store.get(scheduleId))
+        await store.update(scheduleId, { last_status: status, last_error: error });
     } catch (e) {
       deps.log.warn('schedule run bookkeeping failed', { schedule_run_id: record.id, error: e });
     }
   };
 
-  const fireRecipe = (schedule: Schedule, recipe: string, sessionId: string, started: Started) => {
+  const fireRecipe = async (schedule: Schedule, recipe: string, sessionId: string, started: Started) => {
     if (!deps.recipeToolAvailable()) {
       return started.failed(
         new SvcError(
@@ -75,9 +76,7 @@ export function createFiring(deps: SchedulerDeps): Firing {
         },
       })
       .then(
-        (value) => {
-          finishFiring(record, schedule.id, value.status, null, value.run_id);
-        },
+        (value) => finishFiring(record, schedule.id, value.status, null, value.run_id),
         (error) =>
           finishFiring(record, schedule.id, 'failed', deps.redactor.string(toSvcError(error).message)),
       );
@@ -98,7 +97,7 @@ export function createFiring(deps: SchedulerDeps): Firing {
         origin: 'scheduler',
         ...(unattended ? { unattended } : {}),
       });
-      store.attachRun(record.id, { run_id: sent.run_id, session_id: sessionId });
+      await store.attachRun(record.id, { run_id: sent.run_id, session_id: sessionId });
       const job = agent.wait(sent.run_id).then(
         // A run that finished with a refused change records `refused`, not `completed`.
         (run) =>
@@ -121,14 +120,14 @@ export function createFiring(deps: SchedulerDeps): Firing {
 
   return {
     async fire(schedule, trigger, dueAt) {
-      const started = beginFiring(deps, schedule, trigger, dueAt);
+      const started = await beginFiring(deps, schedule, trigger, dueAt);
       let sessionId: string;
       try {
         sessionId = await sessionFor(deps, schedule);
       } catch (error) {
         return started.failed(error);
       }
-      store.update(schedule.id, {
+      await store.update(schedule.id, {
         last_run_at: started.now,
         last_status: 'started',
         last_error: null,
@@ -136,7 +135,7 @@ export function createFiring(deps: SchedulerDeps): Firing {
         ...(schedule.session_mode === 'reuse' ? { session_id: sessionId } : {}),
       });
       return schedule.recipe
-        ? fireRecipe(schedule, schedule.recipe, sessionId, started)
+        ? await fireRecipe(schedule, schedule.recipe, sessionId, started)
         : await firePrompt(schedule, sessionId, started);
     },
     async settled() {
@@ -147,15 +146,15 @@ export function createFiring(deps: SchedulerDeps): Firing {
 }
 
 /** Record a firing as started; its result and its failure (recorded on the job too). */
-function beginFiring(
+async function beginFiring(
   deps: Pick<SchedulerDeps, 'store' | 'clock' | 'redactor' | 'log'>,
   schedule: Schedule,
   trigger: ScheduleTrigger,
   dueAt: number | null,
-): Started {
+): Promise<Started> {
   const { store } = deps;
   const now = deps.clock.now();
-  const record = store.addRun({
+  const record = await store.addRun({
     schedule_id: schedule.id,
     trigger,
     due_at: dueAt,
@@ -177,10 +176,10 @@ function beginFiring(
     error: null,
     ...patch,
   });
-  const failed = (error: unknown, sessionId: string | null = null): FireResult => {
+  const failed = async (error: unknown, sessionId: string | null = null): Promise<FireResult> => {
     const message = deps.redactor.string(toSvcError(error).message);
-    store.finishRun(record.id, { status: 'failed', error: message, session_id: sessionId });
-    store.update(schedule.id, {
+    await store.finishRun(record.id, { status: 'failed', error: message, session_id: sessionId });
+    await store.update(schedule.id, {
       last_run_at: now,
       last_status: 'failed',
       last_error: message,

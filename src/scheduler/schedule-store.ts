@@ -53,21 +53,25 @@ export interface ScheduleRun {
 
 type ScheduleRow = Omit<Schedule, 'recipe_params'> & { recipe_params: string };
 
+/**
+ * `schedules` and `schedule_runs`. Async (issue 18): the SQLite one answers at once; the PostgreSQL
+ * twin is ./pg-schedule-store.ts.
+ */
 export interface ScheduleStore {
   insert(
     input: Omit<
       Schedule,
       'id' | 'created_at' | 'updated_at' | 'run_count' | 'last_run_at' | 'last_status' | 'last_error'
     >,
-  ): Schedule;
-  get(id: string): Schedule | undefined;
+  ): Promise<Schedule>;
+  get(id: string): Promise<Schedule | undefined>;
   /** By id or by name; a not_found error naming the field otherwise. */
-  require(idOrName: string): Schedule;
-  list(filter?: { status?: ScheduleStatus }): Schedule[];
-  update(id: string, patch: Partial<Omit<Schedule, 'id' | 'created_at'>>): Schedule;
-  delete(id: string): boolean;
+  require(idOrName: string): Promise<Schedule>;
+  list(filter?: { status?: ScheduleStatus }): Promise<Schedule[]>;
+  update(id: string, patch: Partial<Omit<Schedule, 'id' | 'created_at'>>): Promise<Schedule>;
+  delete(id: string): Promise<boolean>;
   /** Active jobs due at `now`, oldest due first. */
-  due(now: number, limit: number): Schedule[];
+  due(now: number, limit: number): Promise<Schedule[]>;
   /**
    * Move a due job to its next time, only if nobody else did (several processes may tick): true
    * when this caller claimed the firing.
@@ -76,16 +80,16 @@ export interface ScheduleStore {
     id: string,
     expectedNext: number,
     patch: { next_run_at: number | null; status: ScheduleStatus },
-  ): boolean;
-  addRun(run: Omit<ScheduleRun, 'id'>): ScheduleRun;
+  ): Promise<boolean>;
+  addRun(run: Omit<ScheduleRun, 'id'>): Promise<ScheduleRun>;
   /** The firing started this run (in this session). */
-  attachRun(id: string, patch: { run_id: string; session_id: string }): void;
+  attachRun(id: string, patch: { run_id: string; session_id: string }): Promise<void>;
   finishRun(
     id: string,
     patch: { status: string; error: string | null; run_id?: string | null; session_id?: string | null },
-  ): void;
-  runs(filter?: { schedule_id?: string; limit?: number }): ScheduleRun[];
-  counts(): Record<ScheduleStatus, number>;
+  ): Promise<void>;
+  runs(filter?: { schedule_id?: string; limit?: number }): Promise<ScheduleRun[]>;
+  counts(): Promise<Record<ScheduleStatus, number>>;
 }
 
 export function createScheduleStore(deps: { db: () => Db; clock: Clock; ids: Ids }): ScheduleStore {
@@ -99,7 +103,7 @@ export function createScheduleStore(deps: { db: () => Db; clock: Clock; ids: Ids
     return row ? toSchedule(row) : undefined;
   };
   const store: ScheduleStore = {
-    insert(input) {
+    async insert(input) {
       const now = deps.clock.now();
       const id = deps.ids.next('sch');
       try {
@@ -122,8 +126,8 @@ export function createScheduleStore(deps: { db: () => Db; clock: Clock; ids: Ids
       }
       return get(id)!;
     },
-    get,
-    require(idOrName) {
+    get: async (id) => get(id),
+    async require(idOrName) {
       const found =
         get(idOrName) ??
         (() => {
@@ -137,7 +141,7 @@ export function createScheduleStore(deps: { db: () => Db; clock: Clock; ids: Ids
       }
       return found;
     },
-    list(filter = {}) {
+    async list(filter = {}) {
       const rows = (
         filter.status
           ? db()
@@ -147,7 +151,7 @@ export function createScheduleStore(deps: { db: () => Db; clock: Clock; ids: Ids
       ) as ScheduleRow[];
       return rows.map(toSchedule);
     },
-    update(id, patch) {
+    async update(id, patch) {
       const current = get(id);
       if (!current) throw new SvcError('not_found', `schedule_id: no schedule "${id}"`);
       const next = { ...current, ...patch, updated_at: deps.clock.now() };
@@ -162,10 +166,10 @@ export function createScheduleStore(deps: { db: () => Db; clock: Clock; ids: Ids
         .run({ ...next, recipe_params: JSON.stringify(next.recipe_params) });
       return get(id)!;
     },
-    delete(id) {
+    async delete(id) {
       return db().prepare('DELETE FROM schedules WHERE id = ?').run(id).changes > 0;
     },
-    due(now, limit) {
+    async due(now, limit) {
       const rows = db()
         .prepare(
           "SELECT * FROM schedules WHERE status = 'active' AND next_run_at IS NOT NULL AND next_run_at <= ? ORDER BY next_run_at, id LIMIT ?",
@@ -173,7 +177,7 @@ export function createScheduleStore(deps: { db: () => Db; clock: Clock; ids: Ids
         .all(now, limit) as ScheduleRow[];
       return rows.map(toSchedule);
     },
-    claim(id, expectedNext, patch) {
+    async claim(id, expectedNext, patch) {
       return (
         db()
           .prepare(
@@ -182,7 +186,7 @@ export function createScheduleStore(deps: { db: () => Db; clock: Clock; ids: Ids
           .run(patch.next_run_at, patch.status, deps.clock.now(), id, expectedNext).changes === 1
       );
     },
-    addRun(run) {
+    async addRun(run) {
       const id = deps.ids.next('schrun');
       db()
         .prepare(
@@ -192,12 +196,12 @@ export function createScheduleStore(deps: { db: () => Db; clock: Clock; ids: Ids
         .run({ ...run, id });
       return { ...run, id };
     },
-    attachRun(id, patch) {
+    async attachRun(id, patch) {
       db()
         .prepare('UPDATE schedule_runs SET run_id = ?, session_id = ? WHERE id = ?')
         .run(patch.run_id, patch.session_id, id);
     },
-    finishRun(id, patch) {
+    async finishRun(id, patch) {
       db()
         .prepare(
           `UPDATE schedule_runs SET status = @status, error = @error, run_id = coalesce(@run_id, run_id),
@@ -212,7 +216,7 @@ export function createScheduleStore(deps: { db: () => Db; clock: Clock; ids: Ids
           finished_at: deps.clock.now(),
         });
     },
-    runs(filter = {}) {
+    async runs(filter = {}) {
       const limit = filter.limit ?? 20;
       return (
         filter.schedule_id
@@ -226,7 +230,7 @@ export function createScheduleStore(deps: { db: () => Db; clock: Clock; ids: Ids
               .all(limit)
       ) as ScheduleRun[];
     },
-    counts() {
+    async counts() {
       const rows = db().prepare('SELECT status, count(*) AS n FROM schedules GROUP BY status').all() as {
         status: ScheduleStatus;
         n: number;

@@ -24,9 +24,9 @@ export interface Scheduler {
     idOrName: string,
     patch: Partial<ScheduleInput>,
   ): Promise<{ schedule: Schedule; warnings: string[] }>;
-  pause(idOrName: string): Schedule;
+  pause(idOrName: string): Promise<Schedule>;
   unpause(idOrName: string): Promise<Schedule>;
-  delete(idOrName: string): Schedule;
+  delete(idOrName: string): Promise<Schedule>;
   /** Fire one job now (does not move its next time). */
   run(idOrName: string): Promise<FireResult>;
   /** Fire every job due at `now` (default the App clock); returns what fired. */
@@ -54,7 +54,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     async create(input) {
       const now = clock.now();
       const { next, timezone, warnings } = await validate(input, now);
-      const schedule = store.insert({
+      const schedule = await store.insert({
         name: input.name.trim(),
         cron: input.cron?.trim() ?? null,
         timezone: input.cron !== undefined ? timezone : null,
@@ -73,7 +73,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       return { schedule, warnings };
     },
     async update(idOrName, patch) {
-      const current = store.require(idOrName);
+      const current = await store.require(idOrName);
       const merged = mergeSchedulePatch(current, patch);
       const timing = patch.cron !== undefined || patch.at !== undefined || patch.timezone !== undefined;
       const now = clock.now();
@@ -82,7 +82,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       const { next, timezone, warnings } = checkTime
         ? await validate(merged, now)
         : { next: null, timezone: merged.timezone ?? null, warnings: [] as string[] };
-      const schedule = store.update(current.id, {
+      const schedule = await store.update(current.id, {
         name: merged.name.trim(),
         prompt: merged.prompt ?? null,
         recipe: merged.recipe ?? null,
@@ -99,18 +99,18 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       });
       return { schedule, warnings };
     },
-    pause(idOrName) {
-      const current = store.require(idOrName);
+    async pause(idOrName) {
+      const current = await store.require(idOrName);
       if (current.status === 'completed') {
         throw new SvcError(
           'conflict',
           `schedule ${current.id} already completed (a one-shot job that fired); update its time to reuse it`,
         );
       }
-      return store.update(current.id, { status: 'paused' });
+      return await store.update(current.id, { status: 'paused' });
     },
     async unpause(idOrName) {
-      const current = store.require(idOrName);
+      const current = await store.require(idOrName);
       if (current.status === 'completed') {
         throw new SvcError(
           'conflict',
@@ -123,19 +123,19 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       if (current.cron)
         [next] = await nextFireTimes(current.cron, { after: now, timezone: current.timezone ?? 'UTC' });
       else if (current.run_at !== null && current.run_at <= now) next = now;
-      return store.update(current.id, { status: 'active', next_run_at: next });
+      return await store.update(current.id, { status: 'active', next_run_at: next });
     },
-    delete(idOrName) {
-      const current = store.require(idOrName);
-      store.delete(current.id);
+    async delete(idOrName) {
+      const current = await store.require(idOrName);
+      await store.delete(current.id);
       return current;
     },
     async run(idOrName) {
-      return firing.fire(store.require(idOrName), 'manual', null);
+      return firing.fire(await store.require(idOrName), 'manual', null);
     },
     async tick(now = clock.now(), options = {}) {
       const fired: FireResult[] = [];
-      for (const schedule of store.due(now, options.limit ?? 50)) {
+      for (const schedule of await store.due(now, options.limit ?? 50)) {
         const dueAt = schedule.next_run_at as number;
         let next: number | null = null;
         let status: Schedule['status'] = 'active';
@@ -144,15 +144,19 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
             // Missed times (the worker was down) fire once, then the schedule goes on from now.
             [next] = await nextFireTimes(schedule.cron, { after: now, timezone: schedule.timezone ?? 'UTC' });
           } catch (error) {
-            store.update(schedule.id, { status: 'paused', last_error: toSvcError(error).message });
+            await store.update(schedule.id, { status: 'paused', last_error: toSvcError(error).message });
             continue;
           }
         } else {
           status = 'completed';
         }
-        if (!store.claim(schedule.id, dueAt, { next_run_at: next, status })) continue;
+        if (!(await store.claim(schedule.id, dueAt, { next_run_at: next, status }))) continue;
         fired.push(
-          await firing.fire(store.get(schedule.id) ?? schedule, schedule.cron ? 'cron' : 'once', dueAt),
+          await firing.fire(
+            (await store.get(schedule.id)) ?? schedule,
+            schedule.cron ? 'cron' : 'once',
+            dueAt,
+          ),
         );
       }
       return fired;

@@ -79,7 +79,7 @@ export const workspaceClaim = defineTool({
     switch (input.action) {
       case 'acquire': {
         const session_id = await sessionOf(ctx, input.session_id, 'acquire');
-        const { claim, overlapping } = claims.acquire({
+        const { claim, overlapping } = await claims.acquire({
           session_id,
           paths: need(input.paths, 'paths', 'acquire'),
           mode: input.mode,
@@ -95,7 +95,7 @@ export const workspaceClaim = defineTool({
       case 'renew':
         return {
           action: 'renew',
-          claim: claims.renew({
+          claim: await claims.renew({
             session_id: await sessionOf(ctx, input.session_id, 'renew'),
             claim_id: need(input.claim_id, 'claim_id', 'renew'),
             ttl_seconds: input.ttl_seconds,
@@ -104,24 +104,27 @@ export const workspaceClaim = defineTool({
       case 'release':
         return {
           action: 'release',
-          claim: claims.release({
+          claim: await claims.release({
             session_id: await sessionOf(ctx, input.session_id, 'release'),
             claim_id: need(input.claim_id, 'claim_id', 'release'),
             reason: input.reason,
           }),
         };
       case 'list': {
-        const list = claims.list({ session_id: input.session_id, include_inactive: input.include_inactive });
+        const list = await claims.list({
+          session_id: input.session_id,
+          include_inactive: input.include_inactive,
+        });
         return { action: 'list', count: list.length, claims: list };
       }
       case 'negotiate':
         return {
           action: 'negotiate',
-          ...claims.negotiate({
+          ...(await claims.negotiate({
             session_id: await sessionOf(ctx, input.session_id, 'negotiate'),
             claim_id: need(input.claim_id, 'claim_id', 'negotiate'),
             message: input.message,
-          }),
+          })),
         };
       default: {
         const never: never = input.action;
@@ -170,7 +173,7 @@ export const leaveMarker = defineTool({
       case 'create':
         return {
           action: 'create',
-          marker: markers.create({
+          marker: await markers.create({
             session_id: await sessionOf(ctx, input.session_id, 'create'),
             path: need(input.path, 'path', 'create'),
             kind: input.kind,
@@ -179,13 +182,13 @@ export const leaveMarker = defineTool({
           }),
         };
       case 'list': {
-        const list = markers.list({ path: input.path, session_id: input.session_id });
+        const list = await markers.list({ path: input.path, session_id: input.session_id });
         return { action: 'list', count: list.length, markers: list };
       }
       case 'delete':
         return {
           action: 'delete',
-          marker: markers.delete({ marker_id: need(input.marker_id, 'marker_id', 'delete') }),
+          marker: await markers.delete({ marker_id: need(input.marker_id, 'marker_id', 'delete') }),
         };
       default: {
         const never: never = input.action;

@@ -50,7 +50,7 @@ export const scheduleInspect = defineTool({
     if (input.schedule_id) return inspectSchedule(app, input.schedule_id);
     const status = await schedulerStatus(app);
     return {
-      schedules: app.scheduler.store.list().map((s) => ({
+      schedules: (await app.scheduler.store.list()).map((s) => ({
         id: s.id,
         name: s.name,
         status: s.status,

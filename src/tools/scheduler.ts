@@ -221,7 +221,7 @@ export const schedule = defineTool({
         return { action: 'create', schedule: view(created.schedule), warnings: created.warnings };
       }
       case 'list': {
-        const schedules = app.scheduler.store.list();
+        const schedules = await app.scheduler.store.list();
         return { action: 'list', schedules: schedules.map(view), count: schedules.length };
       }
       case 'inspect':
@@ -236,7 +236,7 @@ export const schedule = defineTool({
         return { action: 'run', ...fired, outcome, result };
       }
       case 'pause':
-        return { action: 'pause', schedule: view(app.scheduler.pause(need('pause'))) };
+        return { action: 'pause', schedule: view(await app.scheduler.pause(need('pause'))) };
       case 'unpause':
         return { action: 'unpause', schedule: view(await app.scheduler.unpause(need('unpause'))) };
       case 'update': {
@@ -255,7 +255,7 @@ export const schedule = defineTool({
         return { action: 'update', schedule: view(updated.schedule), warnings: updated.warnings };
       }
       case 'delete':
-        return { action: 'delete', deleted: view(app.scheduler.delete(need('delete'))) };
+        return { action: 'delete', deleted: view(await app.scheduler.delete(need('delete'))) };
       default: {
         const exhaustive: never = input.action;
         throw new SvcError('invalid_input', `action: unknown ${String(exhaustive)}`);
@@ -282,7 +282,7 @@ export const getSchedulerStatus = defineTool({
 
 export async function schedulerStatus(app: ToolHost) {
   const now = app.clock.now();
-  const schedules = app.scheduler.store.list({ status: 'active' });
+  const schedules = await app.scheduler.store.list({ status: 'active' });
   const upcoming = schedules
     .filter((s) => s.next_run_at !== null)
     .sort((a, b) => (a.next_run_at as number) - (b.next_run_at as number));
@@ -291,15 +291,15 @@ export async function schedulerStatus(app: ToolHost) {
   if (schedules.length && !runner.available) {
     warnings.push('no autopilot worker is running: due jobs wait until svc service start autopilot runs');
   }
-  if (app.scheduler.store.list().some((s) => s.recipe) && !recipeToolAvailable(app)) {
+  if ((await app.scheduler.store.list()).some((s) => s.recipe) && !recipeToolAvailable(app)) {
     warnings.push('recipe jobs are scheduled but run_recipe is not available in this build');
   }
   return {
     enabled: true,
-    counts: app.scheduler.store.counts(),
+    counts: await app.scheduler.store.counts(),
     due_now: upcoming.filter((s) => (s.next_run_at as number) <= now).length,
     next: upcoming.slice(0, 5).map((s) => ({ id: s.id, name: s.name, next_run_at: s.next_run_at })),
-    recent_runs: app.scheduler.store.runs({ limit: 10 }),
+    recent_runs: await app.scheduler.store.runs({ limit: 10 }),
     in_flight_here: app.scheduler.inFlight(),
     runner,
     recipes_available: recipeToolAvailable(app),
@@ -317,7 +317,7 @@ export function autopilotRunner(app: ToolHost) {
 }
 
 export async function inspectSchedule(app: ToolHost, idOrName: string) {
-  const found = app.scheduler.store.require(idOrName);
+  const found = await app.scheduler.store.require(idOrName);
   const warnings: string[] = [];
   if (found.recipe && !recipeToolAvailable(app))
     warnings.push('run_recipe is not available: this job fails when it fires');
@@ -327,7 +327,7 @@ export async function inspectSchedule(app: ToolHost, idOrName: string) {
   return {
     schedule: view(found),
     next_runs: await app.scheduler.preview(found, 5),
-    runs: app.scheduler.store.runs({ schedule_id: found.id, limit: 20 }),
+    runs: await app.scheduler.store.runs({ schedule_id: found.id, limit: 20 }),
     runner,
     warnings,
   };

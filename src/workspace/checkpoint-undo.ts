@@ -62,7 +62,8 @@ export async function undoCommits(
   const touched = (await git.run(['diff', '--relative', '--name-only', target])).stdout
     .split('\n')
     .filter(Boolean);
-  for (const guard of deps.guards()) guard({ tool: ctx.tool, sessionId: ctx.sessionId, paths: touched });
+  for (const guard of deps.guards())
+    await guard({ tool: ctx.tool, sessionId: ctx.sessionId, paths: touched });
   await approve(ctx, {
     title: `checkpoint_undo: git reset --hard HEAD~${input.n}`,
     scope: `undo:${input.n}`,

@@ -160,14 +160,14 @@ export function createCheckpoints(deps: {
       const restore = changes.filter((c) => c.status !== 'A').map((c) => c.path);
       const remove = changes.filter((c) => c.status === 'A').map((c) => c.path);
       const paths = changes.map((c) => c.path);
-      for (const guard of deps.guards()) guard({ tool: ctx.tool, sessionId: ctx.sessionId, paths });
+      for (const guard of deps.guards()) await guard({ tool: ctx.tool, sessionId: ctx.sessionId, paths });
       const diff = await git.run(['diff', '--relative', '--stat', now, checkpoint.tree]);
       await approve(ctx, {
         title: `restore checkpoint ${checkpoint.name} (${changes.length} file${changes.length === 1 ? '' : 's'})`,
         scope: id,
         details: { id, name: checkpoint.name, restore, delete: remove, stat: diff.stdout.trim() },
       });
-      for (const guard of deps.guards()) guard({ tool: ctx.tool, sessionId: ctx.sessionId, paths });
+      for (const guard of deps.guards()) await guard({ tool: ctx.tool, sessionId: ctx.sessionId, paths });
       const safety = await create({ name: `before restoring ${checkpoint.name}` }, ctx, true);
 
       const before = new Map(

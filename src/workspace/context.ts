@@ -36,7 +36,11 @@ export interface OpContext {
 }
 
 /** The shape of `app.mutationGuards` entries, restated so workspace/ does not import app.ts. */
-export type MutationGuard = (request: { tool: string; sessionId?: string; paths: string[] }) => void;
+export type MutationGuard = (request: {
+  tool: string;
+  sessionId?: string;
+  paths: string[];
+}) => void | Promise<void>;
 
 export async function approve(ctx: OpContext, request: ApprovalRequest): Promise<void> {
   throwIfCancelled(ctx.signal);

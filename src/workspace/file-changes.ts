@@ -48,7 +48,7 @@ export interface ChangeCommitter {
     prompt: { title: string; scope?: string; details?: Record<string, unknown> },
   ): Promise<AppliedChange[]>;
   /** Check guards for these paths without changing anything (before doing expensive work). */
-  guard(tool: string, sessionId: string | undefined, paths: string[]): void;
+  guard(tool: string, sessionId: string | undefined, paths: string[]): Promise<void>;
   /** Register a hook run before the writes of every approved change set; returns its removal. */
   beforeWrite(hook: BeforeWriteHook): () => void;
 }
@@ -59,8 +59,8 @@ export function createChangeCommitter(deps: {
   reads: ReadTracker;
   bus: EventBus;
 }): ChangeCommitter {
-  const guard = (tool: string, sessionId: string | undefined, paths: string[]) => {
-    for (const check of deps.guards()) check({ tool, sessionId, paths });
+  const guard = async (tool: string, sessionId: string | undefined, paths: string[]) => {
+    for (const check of deps.guards()) await check({ tool, sessionId, paths });
   };
   const hooks: BeforeWriteHook[] = [];
 
@@ -77,7 +77,7 @@ export function createChangeCommitter(deps: {
       const paths = changes.map((c) => c.target.rel);
       // Guards (hard workspace claims) speak workspace-relative paths; outside ones (when allowed) are not theirs.
       const guarded = changes.filter((c) => c.target.inside).map((c) => c.target.rel);
-      guard(ctx.tool, ctx.sessionId, guarded);
+      await guard(ctx.tool, ctx.sessionId, guarded);
       const diffs: DiffResult[] = [];
       for (const change of changes) diffs.push(await diffOf(change));
       const combined = diffs.map((d) => d.diff).join('');
@@ -95,7 +95,7 @@ export function createChangeCommitter(deps: {
       for (const hook of [...hooks]) await hook(changes, ctx);
       // The operator (and the hooks) may have taken a while: hard claims could have appeared,
       // files could have moved.
-      guard(ctx.tool, ctx.sessionId, guarded);
+      await guard(ctx.tool, ctx.sessionId, guarded);
       for (const change of changes) verifyUnchanged(change);
 
       const applied: AppliedChange[] = [];

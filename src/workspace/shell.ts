@@ -72,7 +72,7 @@ export function createShell(deps: ShellDeps): Shell {
       // Before asking: a command the configured sandbox cannot run is refused, never run bare.
       const plan = deps.spawner.plan(cwd);
       for (const guard of deps.guards()) {
-        guard({
+        await guard({
           tool: ctx.tool,
           sessionId: ctx.sessionId,
           paths: analysis.writes.filter((w) => deps.paths.contains(w)).map((w) => deps.paths.display(w)),

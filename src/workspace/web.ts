@@ -140,7 +140,7 @@ export function createWebOps(deps: {
         );
       }
       const maxBytes = Math.min(input.max_bytes ?? WEB_LIMITS.downloadMaxBytes, WEB_LIMITS.downloadMaxBytes);
-      deps.changes.guard(ctx.tool, ctx.sessionId, target.inside ? [target.rel] : []);
+      await deps.changes.guard(ctx.tool, ctx.sessionId, target.inside ? [target.rel] : []);
       await approve(ctx, {
         title: `download ${url.href} → ${target.rel}`,
         scope: target.rel,
@@ -170,7 +170,7 @@ export function createWebOps(deps: {
         bytes = await streamCapped(response, temp, maxBytes, url);
         throwIfCancelled(ctx.signal, 'the download');
         // Re-check at the end: guards may have changed while the bytes arrived.
-        deps.changes.guard(ctx.tool, ctx.sessionId, target.inside ? [target.rel] : []);
+        await deps.changes.guard(ctx.tool, ctx.sessionId, target.inside ? [target.rel] : []);
         const before = exists ? readFileSync(target.abs) : null;
         mkdirSync(dirname(target.abs), { recursive: true });
         renameSync(temp, target.abs);

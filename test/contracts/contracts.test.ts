@@ -146,7 +146,7 @@ describe('contracts', () => {
     const h = await toolHarness({ files: { 'README.md': '# hi\n' } });
     const session = await h.app.sessions.create({ title: 'feature' });
     const as = { sessionId: session.id };
-    h.app.markers.create({
+    await h.app.markers.create({
       session_id: session.id,
       path: 'src/a.ts',
       kind: 'todo',
@@ -185,7 +185,7 @@ describe('contracts', () => {
       (await h.call('contract_rerun', { obligation_ids: ['plan'] }, as)).obligations[1].last_result.detail,
     ).toBe('the plan is not approved yet (approve_plan or /approve)');
     await h.call('approve_plan', {}, as);
-    for (const marker of h.app.markers.list()) h.app.markers.delete({ marker_id: marker.id });
+    for (const marker of await h.app.markers.list()) await h.app.markers.delete({ marker_id: marker.id });
     const done = await h.call('contract_rerun', {}, as);
     expect(done).toMatchObject({ state: 'satisfied', counts: { passed: 3 } });
 

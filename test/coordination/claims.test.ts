@@ -6,8 +6,8 @@ import { makeTestApp } from '../helpers/make-test-app';
 const call = (app: App, name: string, input: Record<string, unknown>, sessionId?: string) =>
   invokeTool(app, name, input, { surface: 'agent', sessionId }) as Promise<any>;
 
-function guard(app: App, sessionId: string, paths: string[]) {
-  for (const g of app.mutationGuards) g({ tool: 'edit', sessionId, paths });
+async function guard(app: App, sessionId: string, paths: string[]) {
+  for (const g of app.mutationGuards) await g({ tool: 'edit', sessionId, paths });
 }
 
 describe('workspace claims', () => {
@@ -66,11 +66,11 @@ describe('workspace claims', () => {
       { action: 'acquire', paths: ['src/billing/'], mode: 'hard' },
       a,
     );
-    expect(() => guard(app, b, ['src/billing/invoice.ts'])).toThrowError(
+    await expect(guard(app, b, ['src/billing/invoice.ts'])).rejects.toThrowError(
       new RegExp(`hard workspace claim ${claim.id} held by session ${a}`),
     );
-    expect(() => guard(app, b, ['src/other.ts'])).not.toThrow();
-    expect(() => guard(app, a, ['src/billing/invoice.ts'])).not.toThrow();
+    await expect(guard(app, b, ['src/other.ts'])).resolves.toBeUndefined();
+    await expect(guard(app, a, ['src/billing/invoice.ts'])).resolves.toBeUndefined();
     await expect(
       call(app, 'workspace_claim', { action: 'acquire', paths: ['src/'], mode: 'hard' }, b),
     ).rejects.toThrow(/already covers/);
@@ -81,7 +81,7 @@ describe('workspace claims', () => {
     const a = (await app.sessions.create()).id;
     const b = (await app.sessions.create()).id;
     await call(app, 'workspace_claim', { action: 'acquire', paths: ['src/a.ts'], mode: 'soft' }, a);
-    expect(() => guard(app, b, ['src/a.ts'])).not.toThrow();
+    await expect(guard(app, b, ['src/a.ts'])).resolves.toBeUndefined();
     const second = await call(
       app,
       'workspace_claim',
@@ -96,9 +96,9 @@ describe('workspace claims', () => {
     const a = (await app.sessions.create()).id;
     const b = (await app.sessions.create()).id;
     await call(app, 'workspace_claim', { action: 'acquire', paths: ['.'], mode: 'hard', ttl_seconds: 10 }, a);
-    expect(() => guard(app, b, ['README.md'])).toThrow();
+    await expect(guard(app, b, ['README.md'])).rejects.toThrow();
     (app.clock as unknown as { advance(ms: number): void }).advance(11_000);
-    expect(() => guard(app, b, ['README.md'])).not.toThrow();
+    await expect(guard(app, b, ['README.md'])).resolves.toBeUndefined();
   });
 
   it('refuses bad input by name', async () => {

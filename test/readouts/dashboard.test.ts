@@ -190,7 +190,7 @@ describe('dashboard readout shape', () => {
   it('DASH-32: workspace_state turns advisory with only soft claims, and boundary_honesty reflects an MCP-only runtime', async () => {
     const app = await makeTestApp();
     const session = await app.sessions.create();
-    app.claims.acquire({ session_id: session.id, paths: ['src/'], mode: 'soft', ttl_seconds: 60 });
+    await app.claims.acquire({ session_id: session.id, paths: ['src/'], mode: 'soft', ttl_seconds: 60 });
     let runtime = (await get(app, `?session_id=${session.id}`)).json().operator_runtime;
     expect(runtime.checks.workspace_state.status).toBe('advisory');
     expect(runtime.warnings).toContain('workspace_claims_advisory');
@@ -212,7 +212,7 @@ describe('dashboard readout shape', () => {
       { session_id: session.id },
       { surface: 'agent' },
     );
-    expect(app.claims.list({ include_inactive: true })).toEqual([]);
+    expect(await app.claims.list({ include_inactive: true })).toEqual([]);
     expect(await app.bus.lastId(session.id)).toBe(before);
   });
 });
@@ -407,7 +407,7 @@ describe('runtime export', () => {
       { config: undefined, extraConfig: { permissions: { allowed_tools: ['write'] } } },
     );
     const session = await app.agent.createSession({ title: 'export' });
-    app.claims.acquire({ session_id: session.id, paths: ['notes.md'], mode: 'hard', ttl_seconds: 60 });
+    await app.claims.acquire({ session_id: session.id, paths: ['notes.md'], mode: 'hard', ttl_seconds: 60 });
     await app.agent.run({ sessionId: session.id, prompt: 'please write SECRET-PROMPT-WORDS to notes.md' });
     const cli = await viaCli(app, { command: 'stigmergy multiplayer export' }, {});
     expect(cli.code, cli.stderr).toBe(0);

@@ -146,14 +146,14 @@ describe('firing with a fixed clock', () => {
       metadata: { schedule_id: schedule.id },
     });
     expect(JSON.stringify(provider.requests[0].body.messages.at(-1))).toContain('write the report');
-    const after = app.scheduler.store.require(schedule.id);
+    const after = await app.scheduler.store.require(schedule.id);
     expect(after).toMatchObject({
       next_run_at: NOON + 10 * 60_000,
       run_count: 1,
       last_status: 'completed',
       status: 'active',
     });
-    expect(app.scheduler.store.runs({ schedule_id: schedule.id })[0]).toMatchObject({
+    expect((await app.scheduler.store.runs({ schedule_id: schedule.id }))[0]).toMatchObject({
       status: 'completed',
       trigger: 'cron',
       due_at: NOON + 5 * 60_000,
@@ -173,12 +173,12 @@ describe('firing with a fixed clock', () => {
     await settle(app);
     clock.set(NOON + 3_600_000);
     expect(await app.scheduler.tick()).toEqual([]);
-    expect(app.scheduler.store.require(once.id)).toMatchObject({
+    expect(await app.scheduler.store.require(once.id)).toMatchObject({
       status: 'completed',
       next_run_at: null,
       run_count: 1,
     });
-    expect(app.scheduler.store.require(paused.id)).toMatchObject({ status: 'paused', run_count: 0 });
+    expect(await app.scheduler.store.require(paused.id)).toMatchObject({ status: 'paused', run_count: 0 });
   });
 
   it('claims a firing once when two ticks race', async () => {
@@ -208,7 +208,7 @@ describe('firing with a fixed clock', () => {
     expect(fired.error).toBe(
       'recipe release-notes: run_recipe is not available in this build; schedule a prompt instead',
     );
-    expect(app.scheduler.store.require(created.schedule.id)).toMatchObject({ last_status: 'failed' });
+    expect(await app.scheduler.store.require(created.schedule.id)).toMatchObject({ last_status: 'failed' });
   });
 
   it('fires a recipe job through run_recipe', async () => {
@@ -238,7 +238,7 @@ describe('firing with a fixed clock', () => {
     const [fired] = await app.scheduler.tick();
     expect(fired).toMatchObject({ schedule_id: schedule.id, status: 'started', trigger: 'once' });
     await settle(app);
-    const [firing] = app.scheduler.store.runs({ schedule_id: schedule.id });
+    const [firing] = await app.scheduler.store.runs({ schedule_id: schedule.id });
     expect(firing).toMatchObject({ status: 'completed', error: null });
     expect(firing.run_id).toMatch(/^run_/);
   });

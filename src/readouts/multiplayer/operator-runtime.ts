@@ -17,7 +17,7 @@ export interface OperatorRuntimeDeps {
   readonly sessions: Pick<SessionStore, 'require' | 'root' | 'family'> &
     Partial<Pick<SessionStore, 'search'>>;
   readonly runs: Pick<RunLedger, 'available' | 'list' | 'eventCount'>;
-  readonly claims: { posture(): { active: number; hard: number; soft: number } };
+  readonly claims: { posture(): Promise<{ active: number; hard: number; soft: number }> };
   readonly runtime: { readonly mcpOnly: boolean };
   /** Checks run before workspace mutations in this process (the hard claim guard). */
   readonly mutationGuards: readonly unknown[];
@@ -51,7 +51,7 @@ export async function buildOperatorRuntime(app: OperatorRuntimeDeps, sessionId: 
   const ledger = runLedgerEvidence(app, root, limit);
   if (!ledger.available || ledger.rows === 0) warnings.push('no_recent_runs');
 
-  const claimPosture = app.claims.posture();
+  const claimPosture = await app.claims.posture();
   if (claimPosture.active > 0 && claimPosture.hard === 0) warnings.push('workspace_claims_advisory');
   if (app.runtime.mcpOnly) warnings.push('minimal_mcp_only');
 

@@ -237,7 +237,7 @@ export interface ToolHost {
    * Checks run before any workspace mutation (write, edit, bash…). A guard throws an SvcError to
    * refuse (hard workspace claims of other sessions).
    */
-  readonly mutationGuards: ((request: MutationRequest) => void)[];
+  readonly mutationGuards: ((request: MutationRequest) => void | Promise<void>)[];
   /**
    * Sections added to the system prompt of a session's turns (active pack preamble, adaptive
    * genome guidance…). Each returns text or undefined; order is registration order.
