@@ -4,6 +4,7 @@
  * the recipes, the App for a reload) they read through `late` when a job fires, never at build.
  * @module
  */
+import { createContractRepository } from '../contracts/contract-repository';
 import { createContractService } from '../contracts/contract-service';
 import { createClaimRepository } from '../coordination/claim-repository';
 import { createClaimService } from '../coordination/claims';
@@ -97,7 +98,7 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
     log,
   });
   const contracts = createContractService({
-    db: openDatabase,
+    store: createContractRepository(openDatabase),
     clock,
     config: base.config,
     workspace,
