@@ -11,6 +11,7 @@ import { createClaimService } from '../coordination/claims';
 import { createMarkerRepository } from '../coordination/marker-repository';
 import { createMarkerService } from '../coordination/markers';
 import { createDeployService } from '../deploy/deploy-service';
+import { createPluginRepository } from '../plugins/plugin-repository';
 import { createPluginService } from '../plugins/plugin-service';
 import { createRemoteAgents } from '../remote/delegation';
 import { createAutopilotWorker } from '../scheduler/autopilot-worker';
@@ -87,7 +88,7 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
     deployed: () => deploy.endpoints(),
   });
   const plugins = createPluginService({
-    db: openDatabase,
+    rows: createPluginRepository(openDatabase),
     clock,
     dataDir: base.dataDir,
     workspace,
