@@ -4,12 +4,14 @@
  * the recipes, the App for a reload) they read through `late` when a job fires, never at build.
  * @module
  */
+import { createContractRepository } from '../contracts/contract-repository';
 import { createContractService } from '../contracts/contract-service';
 import { createClaimRepository } from '../coordination/claim-repository';
 import { createClaimService } from '../coordination/claims';
 import { createMarkerRepository } from '../coordination/marker-repository';
 import { createMarkerService } from '../coordination/markers';
 import { createDeployService } from '../deploy/deploy-service';
+import { createPluginRepository } from '../plugins/plugin-repository';
 import { createPluginService } from '../plugins/plugin-service';
 import { createRemoteAgents } from '../remote/delegation';
 import { createAutopilotWorker } from '../scheduler/autopilot-worker';
@@ -86,7 +88,7 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
     deployed: () => deploy.endpoints(),
   });
   const plugins = createPluginService({
-    db: openDatabase,
+    rows: createPluginRepository(openDatabase),
     clock,
     dataDir: base.dataDir,
     workspace,
@@ -97,7 +99,7 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
     log,
   });
   const contracts = createContractService({
-    db: openDatabase,
+    store: createContractRepository(openDatabase),
     clock,
     config: base.config,
     workspace,

@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { createAdaptiveService } from '../adaptive/service';
 import { globalConfigDir } from '../config/load';
+import { createActivationStore } from '../health/activation-store';
 import { createHealthFollowons } from '../health/followons';
 import { createFileAuthStore } from '../mcp-client/auth-store';
 import { createMcpClientManager } from '../mcp-client/manager';
@@ -37,7 +38,7 @@ export function createOversight(
   base.closers.push(startRecommendationRecorder({ bus, clock, config: base.config, log }, recommendations));
   // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
   const health = createHealthFollowons({
-    db: openDatabase,
+    activations: createActivationStore(openDatabase),
     bus,
     clock,
     ids,

@@ -20,12 +20,12 @@ export interface ObligationResult {
 
 export interface ContractRepository {
   /** A scope's attached obligations, by id: the stored spec JSON. */
-  attached(scope: string): { obligation_id: string; spec: string }[];
+  attached(scope: string): Promise<{ obligation_id: string; spec: string }[]>;
   /** Insert or replace an attached obligation. */
-  attach(scope: string, obligationId: string, spec: string, createdAt: number): void;
-  lastResult(scope: string, obligationId: string): ObligationResult | undefined;
+  attach(scope: string, obligationId: string, spec: string, createdAt: number): Promise<void>;
+  lastResult(scope: string, obligationId: string): Promise<ObligationResult | undefined>;
   /** The newest result of a command, whatever obligation and scope ran it. */
-  latestForCommand(command: string): ObligationResult | undefined;
+  latestForCommand(command: string): Promise<ObligationResult | undefined>;
   insertResult(
     row: Omit<ObligationResult, 'ran_at'> & {
       obligation_id: string;
@@ -34,21 +34,28 @@ export interface ContractRepository {
       command: string | null;
       ran_at: number;
     },
-  ): void;
-  waiver(scope: string, obligationId: string): { reason: string; by: string; at: number } | undefined;
+  ): Promise<void>;
+  waiver(
+    scope: string,
+    obligationId: string,
+  ): Promise<{ reason: string; by: string; at: number } | undefined>;
   /** Insert or replace a waiver. */
-  waive(scope: string, obligationId: string, waiver: { reason: string; by: string; at: number }): void;
+  waive(
+    scope: string,
+    obligationId: string,
+    waiver: { reason: string; by: string; at: number },
+  ): Promise<void>;
 }
 
 export function createContractRepository(db: () => Db): ContractRepository {
   return {
-    attached: (scope) =>
+    attached: async (scope) =>
       db()
         .prepare(
           'SELECT obligation_id, spec FROM contract_obligations WHERE scope = ? ORDER BY obligation_id',
         )
         .all(scope) as { obligation_id: string; spec: string }[],
-    attach(scope, obligationId, spec, createdAt) {
+    async attach(scope, obligationId, spec, createdAt) {
       db()
         .prepare(
           `INSERT INTO contract_obligations (scope, obligation_id, spec, created_at) VALUES (?, ?, ?, ?)
@@ -56,19 +63,19 @@ export function createContractRepository(db: () => Db): ContractRepository {
         )
         .run(scope, obligationId, spec, createdAt);
     },
-    lastResult: (scope, obligationId) =>
+    lastResult: async (scope, obligationId) =>
       db()
         .prepare(
           'SELECT status, detail, exit_code, duration_ms, ran_at, scope FROM contract_results WHERE scope = ? AND obligation_id = ? ORDER BY id DESC LIMIT 1',
         )
         .get(scope, obligationId) as ObligationResult | undefined,
-    latestForCommand: (command) =>
+    latestForCommand: async (command) =>
       db()
         .prepare(
           'SELECT status, detail, exit_code, duration_ms, ran_at, scope FROM contract_results WHERE command = ? ORDER BY id DESC LIMIT 1',
         )
         .get(command) as ObligationResult | undefined,
-    insertResult(row) {
+    async insertResult(row) {
       db()
         .prepare(
           'INSERT INTO contract_results (scope, obligation_id, origin, kind, command, status, detail, exit_code, duration_ms, ran_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -86,11 +93,11 @@ export function createContractRepository(db: () => Db): ContractRepository {
           row.ran_at,
         );
     },
-    waiver: (scope, obligationId) =>
+    waiver: async (scope, obligationId) =>
       db()
         .prepare('SELECT reason, by, at FROM contract_waivers WHERE scope = ? AND obligation_id = ?')
         .get(scope, obligationId) as { reason: string; by: string; at: number } | undefined,
-    waive(scope, obligationId, waiver) {
+    async waive(scope, obligationId, waiver) {
       db()
         .prepare(
           `INSERT INTO contract_waivers (scope, obligation_id, reason, by, at) VALUES (?, ?, ?, ?, ?)

@@ -16,9 +16,8 @@ import type { MarkerService } from '../coordination/markers';
 import { SvcError } from '../errors';
 import type { Redactor } from '../redact';
 import type { Session } from '../sessions/session-store';
-import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
-import { createContractRepository, type ObligationResult } from './contract-repository';
+import type { ContractRepository, ObligationResult } from './contract-repository';
 import { type CommandRunner, evaluateObligation } from './evaluate';
 
 export type { ObligationResult, ResultStatus } from './contract-repository';
@@ -68,11 +67,12 @@ export interface ContractService {
   /** Attach obligations to a session's contract (replacing same-id session obligations). */
   attach(sessionId: string, obligations: Record<string, unknown>): Promise<ObligationView[]>;
   /** Latest result of a command, whatever obligation ran it. */
-  latestForCommand(command: string): ObligationResult | undefined;
+  latestForCommand(command: string): Promise<ObligationResult | undefined>;
 }
 
 export interface ContractDeps {
-  db: () => Db;
+  /** The contracts' tables (SQLite: createContractRepository, PostgreSQL: its pg- twin). */
+  store: ContractRepository;
   clock: Clock;
   config: () => Config;
   workspace: string;
@@ -90,7 +90,7 @@ interface Entry {
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
 export function createContractService(deps: ContractDeps): ContractService {
-  const store = createContractRepository(deps.db);
+  const { store } = deps;
   const checkSession = async (sessionId: string | undefined): Promise<string> => {
     if (sessionId === undefined) return '';
     if (!(await deps.session(sessionId)))
@@ -98,14 +98,14 @@ export function createContractService(deps: ContractDeps): ContractService {
     return sessionId;
   };
 
-  const entries = (scope: string): Entry[] => {
+  const entries = async (scope: string): Promise<Entry[]> => {
     const workspace = Object.entries(deps.config().contracts).map(([id, obligation]) => ({
       id,
       origin: 'workspace' as const,
       obligation,
     }));
     if (!scope) return workspace;
-    const attached = store.attached(scope).flatMap((row) => {
+    const attached = (await store.attached(scope)).flatMap((row) => {
       const parsed = obligationSchema.safeParse(JSON.parse(row.spec));
       return parsed.success
         ? [{ id: row.obligation_id, origin: 'session' as const, obligation: parsed.data }]
@@ -114,25 +114,25 @@ export function createContractService(deps: ContractDeps): ContractService {
     return [...workspace, ...attached];
   };
 
-  const lastResult = (scope: string, id: string): ObligationResult | null =>
-    store.lastResult(scope, id) ?? null;
+  const lastResult = async (scope: string, id: string): Promise<ObligationResult | null> =>
+    (await store.lastResult(scope, id)) ?? null;
 
-  const waiverOf = (scope: string, entry: Entry): Waiver | null => {
+  const waiverOf = async (scope: string, entry: Entry): Promise<Waiver | null> => {
     const scopes = entry.origin === 'workspace' && scope ? [scope, ''] : [scope];
     for (const s of scopes) {
-      const row = store.waiver(s, entry.id);
+      const row = await store.waiver(s, entry.id);
       if (row) return { ...row, session_id: s || null };
     }
     return null;
   };
 
-  const view = (scope: string, entry: Entry): ObligationView => {
+  const view = async (scope: string, entry: Entry): Promise<ObligationView> => {
     const { kind, description, disabled, ...spec } = entry.obligation as Obligation & {
       description?: string;
       disabled: boolean;
     };
-    const last = lastResult(scope, entry.id);
-    const waiver = waiverOf(scope, entry);
+    const last = await lastResult(scope, entry.id);
+    const waiver = await waiverOf(scope, entry);
     const status: ObligationStatus = disabled ? 'disabled' : waiver ? 'waived' : (last?.status ?? 'pending');
     return {
       id: entry.id,
@@ -146,17 +146,18 @@ export function createContractService(deps: ContractDeps): ContractService {
     };
   };
 
-  const contract = (scope: string): ContractView => {
-    const obligations = entries(scope).map((entry) => view(scope, entry));
+  const contract = async (scope: string): Promise<ContractView> => {
+    const obligations: ObligationView[] = [];
+    for (const entry of await entries(scope)) obligations.push(await view(scope, entry));
     return { session_id: scope || null, ...tally(obligations), obligations };
   };
 
   return {
-    list: async (sessionId) => contract(await checkSession(sessionId)),
+    list: async (sessionId) => await contract(await checkSession(sessionId)),
 
     async rerun(input, runCommand) {
       const scope = await checkSession(input.session_id);
-      const all = entries(scope);
+      const all = await entries(scope);
       const wanted = input.obligation_ids;
       if (wanted) {
         const unknown = wanted.filter((id) => !all.some((entry) => entry.id === id));
@@ -171,7 +172,7 @@ export function createContractService(deps: ContractDeps): ContractService {
       const evaluated: string[] = [];
       for (const entry of chosen) {
         const result = await evaluateObligation(deps, scope, entry.obligation, runCommand);
-        store.insertResult({
+        await store.insertResult({
           scope,
           obligation_id: entry.id,
           origin: entry.origin,
@@ -185,12 +186,12 @@ export function createContractService(deps: ContractDeps): ContractService {
         });
         evaluated.push(entry.id);
       }
-      return { ...contract(scope), evaluated };
+      return { ...(await contract(scope)), evaluated };
     },
 
     async waive(input) {
       const scope = await checkSession(input.session_id);
-      const entry = entries(scope).find((e) => e.id === input.obligation_id);
+      const entry = (await entries(scope)).find((e) => e.id === input.obligation_id);
       if (!entry) {
         throw new SvcError(
           'not_found',
@@ -199,23 +200,25 @@ export function createContractService(deps: ContractDeps): ContractService {
       }
       if (!input.reason.trim())
         throw new SvcError('invalid_input', 'reason: say why the obligation is waived');
-      store.waive(scope, entry.id, {
+      await store.waive(scope, entry.id, {
         reason: deps.redactor.string(input.reason.trim()),
         by: input.by,
         at: deps.clock.now(),
       });
-      return view(scope, entry);
+      return await view(scope, entry);
     },
 
     async attach(sessionId, obligations) {
       const scope = await checkSession(sessionId);
       const parsed = parseAttached(obligations, new Set(Object.keys(deps.config().contracts)));
       for (const entry of parsed)
-        store.attach(scope, entry.id, JSON.stringify(entry.obligation), deps.clock.now());
-      return parsed.map((entry) => view(scope, entry));
+        await store.attach(scope, entry.id, JSON.stringify(entry.obligation), deps.clock.now());
+      const views: ObligationView[] = [];
+      for (const entry of parsed) views.push(await view(scope, entry));
+      return views;
     },
 
-    latestForCommand: (command) => store.latestForCommand(command.trim()),
+    latestForCommand: async (command) => await store.latestForCommand(command.trim()),
   };
 }
 

@@ -71,7 +71,7 @@ export async function qualityGatesPosture(
       continue;
     }
     if (enforcedCommands.has(normalize(gate.command))) continue;
-    const last = contracts.latestForCommand(gate.command);
+    const last = await contracts.latestForCommand(gate.command);
     gates.push({ ...gate, status: last ? last.status : 'unknown', last_result: last ? pick(last) : null });
   }
   const summary = { total: gates.length, enforced: 0, passing: 0, failing: 0, unknown: 0, waived: 0 };

@@ -31,8 +31,8 @@ export interface HealthActivation {
 }
 
 export interface ActivationStore {
-  insert(activation: HealthActivation): void;
-  list(filter?: { sessionId?: string; since?: number; limit?: number }): HealthActivation[];
+  insert(activation: HealthActivation): Promise<void>;
+  list(filter?: { sessionId?: string; since?: number; limit?: number }): Promise<HealthActivation[]>;
 }
 
 interface Row extends Omit<HealthActivation, 'actions' | 'event_published'> {
@@ -43,7 +43,7 @@ interface Row extends Omit<HealthActivation, 'actions' | 'event_published'> {
 export function createActivationStore(db: () => Db): ActivationStore {
   const sql = statementCache(db);
   return {
-    insert(a) {
+    async insert(a) {
       sql(
         `INSERT INTO health_activations (id, session_id, run_id, signal, rule_id, outcome, actions,
            actions_planned, actions_run, reason, ratio, event_published, created_at)
@@ -64,7 +64,7 @@ export function createActivationStore(db: () => Db): ActivationStore {
         a.created_at,
       );
     },
-    list(filter = {}) {
+    async list(filter = {}) {
       const rows = sql(
         `SELECT * FROM health_activations
           WHERE (? IS NULL OR session_id = ?) AND created_at >= ?

@@ -47,7 +47,7 @@ export interface ActivationReport {
     rule: HealthRuleId;
     actions: HealthActionName[];
     execution: Execution;
-  }): void;
+  }): Promise<void>;
 }
 
 const HOUR_SECONDS = 3_600;
@@ -94,7 +94,7 @@ export function createActivationReport(
       }
       recordRecommendation(sessionId, usage);
     },
-    complete(input) {
+    async complete(input) {
       const { sessionId, execution } = input;
       const outcome = execution.run > 0 ? 'dispatched' : 'skipped';
       const g = gates();
@@ -114,7 +114,7 @@ export function createActivationReport(
         created_at: deps.clock.now(),
       };
       try {
-        store.insert(activation);
+        await store.insert(activation);
       } catch (error) {
         deps.log.warn('health follow-on activation not stored', { session_id: sessionId, error });
       }

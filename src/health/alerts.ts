@@ -84,7 +84,7 @@ export async function alertsStatus(
     ...incidentAlerts(app, scope, thresholds),
     ...(await providerRecovery(app, scope)),
     ...hookFailures(app, scope, thresholds.hook_failures),
-    ...cappedActivations(app, scope),
+    ...(await cappedActivations(app, scope)),
   ].sort(
     (a, b) =>
       SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] ||
@@ -239,10 +239,10 @@ function hookFailures(app: AlertsDeps, scope: Scope, threshold: number): Alert[]
   ];
 }
 
-function cappedActivations(app: AlertsDeps, scope: Scope): Alert[] {
-  const capped = app.health
-    .activations({ since: scope.since, limit: 1000 })
-    .filter((a) => (!scope.sessions || scope.sessions.includes(a.session_id)) && a.reason?.endsWith('_cap'));
+async function cappedActivations(app: AlertsDeps, scope: Scope): Promise<Alert[]> {
+  const capped = (await app.health.activations({ since: scope.since, limit: 1000 })).filter(
+    (a) => (!scope.sessions || scope.sessions.includes(a.session_id)) && a.reason?.endsWith('_cap'),
+  );
   if (capped.length === 0) return [];
   return [
     {

@@ -33,10 +33,9 @@ import type { EventBus, SessionEvent } from '../events/bus';
 import type { SessionEventPayloads } from '../events/types';
 import type { Logger } from '../log';
 import type { RecommendationLedger } from '../readouts/cognition/recommendation-store';
-import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
 import { createHealthActions, type Execution, type HealthActionName } from './actions';
-import { createActivationStore, type HealthActivation } from './activation-store';
+import type { ActivationStore, HealthActivation } from './activation-store';
 import { type ActivationGates, createActivationReport, type HealthRuleId } from './activations';
 import { type CapLimits, type CapUsage, createActivationCaps } from './caps';
 import { createPressureTracker } from './pressure';
@@ -54,7 +53,7 @@ export interface HealthRuleInfo {
 
 export interface HealthFollowons {
   /** Stored activations (any process), newest first. */
-  activations(filter?: { sessionId?: string; since?: number; limit?: number }): HealthActivation[];
+  activations(filter?: { sessionId?: string; since?: number; limit?: number }): Promise<HealthActivation[]>;
   /** Cap limits and this process's use of them. */
   caps(): CapUsage;
   gates(): ActivationGates;
@@ -67,8 +66,8 @@ export interface HealthFollowons {
 }
 
 export interface HealthFollowonDeps {
-  /** The database, opened on first use (stored activations). */
-  db: () => Db;
+  /** The activations' table (SQLite: createActivationStore, PostgreSQL: its pg- twin). */
+  activations: ActivationStore;
   bus: Pick<EventBus, 'publish' | 'subscribe'>;
   clock: Clock;
   ids: Ids;
@@ -86,7 +85,7 @@ const CLOSE_TIMEOUT_MS = 5_000;
 
 /** Subscribes to the session bus at once; `close()` stops it and waits for work in progress. */
 export function createHealthFollowons(deps: HealthFollowonDeps): HealthFollowons {
-  const store = createActivationStore(deps.db);
+  const store = deps.activations;
   const caps = createActivationCaps(deps.clock);
   const pressure = createPressureTracker();
   const inFlight = new Set<Promise<void>>();
@@ -136,9 +135,9 @@ export function createHealthFollowons(deps: HealthFollowonDeps): HealthFollowons
     const planned: HealthActionName[] = ['compact'];
     // compact is synchronous: the request is in place before the run's next step.
     const execution = actions.execute(sessionId, planned, usage.ratio) as Execution;
-    schedule(() => {
+    schedule(async () => {
       report.announce(sessionId, usage);
-      report.complete({
+      await report.complete({
         sessionId,
         runId: usage.run_id,
         ratio: usage.ratio,
@@ -160,7 +159,7 @@ export function createHealthFollowons(deps: HealthFollowonDeps): HealthFollowons
     schedule(async () => {
       const planned: HealthActionName[] = ['summarize'];
       const execution = await actions.execute(sessionId, planned);
-      report.complete({
+      await report.complete({
         sessionId,
         runId: runId ?? null,
         ratio: ended.ratio,
@@ -189,7 +188,7 @@ export function createHealthFollowons(deps: HealthFollowonDeps): HealthFollowons
   const unsubscribe = deps.bus.subscribe('*', onEvent);
 
   return {
-    activations: (filter) => store.list(filter),
+    activations: async (filter) => await store.list(filter),
     caps: () => caps.usage(limits()),
     gates,
     rules: () => rulesOf(options()),

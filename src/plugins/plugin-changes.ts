@@ -27,7 +27,7 @@ export interface ChangeContext {
     version: string,
     source: string,
     options: ChangeOptions,
-  ): void;
+  ): Promise<void>;
   /** Reload the config; warnings when it failed. */
   reload(): string[];
 }
@@ -48,7 +48,7 @@ export async function installPlugin(
   const staged = await stage(context, source, input.ref, options.signal);
   try {
     const { manifest, summary } = staged.loaded;
-    if (rows.get(manifest.name)) {
+    if (await rows.get(manifest.name)) {
       throw new SvcError(
         'conflict',
         `plugin "${manifest.name}" is already installed; use plugin_update to change it or plugin_remove first`,
@@ -71,7 +71,7 @@ export async function installPlugin(
     rmSync(dir, { recursive: true, force: true }); // leftovers of a directory nobody recorded
     renameSync(staged.staging, dir);
     const now = deps.clock.now();
-    rows.upsert(
+    await rows.upsert(
       {
         name: manifest.name,
         version: manifest.version,
@@ -85,7 +85,7 @@ export async function installPlugin(
       now,
       deps.clock.now(),
     );
-    context.record(manifest.name, 'install', manifest.version, source.location, options);
+    await context.record(manifest.name, 'install', manifest.version, source.location, options);
     log.info('plugin installed', {
       name: manifest.name,
       version: manifest.version,
@@ -110,7 +110,7 @@ export async function updatePlugin(
   options: ChangeOptions,
 ): Promise<PluginChange> {
   const { deps, rows, root, log } = context;
-  const row = rows.get(input.name);
+  const row = await rows.get(input.name);
   if (!row) throw new SvcError('not_found', `name: no installed plugin "${input.name}"; see plugin_list`);
   const source: ResolvedSource = input.source
     ? resolveSource(input.source, deps.workspace)
@@ -141,7 +141,7 @@ export async function updatePlugin(
     if (existsSync(row.dir)) renameSync(row.dir, old);
     renameSync(staged.staging, row.dir);
     rmSync(old, { recursive: true, force: true });
-    rows.upsert(
+    await rows.upsert(
       {
         name: row.name,
         version: manifest.version,
@@ -155,7 +155,7 @@ export async function updatePlugin(
       row.installed_at,
       deps.clock.now(),
     );
-    context.record(row.name, 'update', manifest.version, source.location, options);
+    await context.record(row.name, 'update', manifest.version, source.location, options);
     log.info('plugin updated', { name: row.name, from: row.version, to: manifest.version });
     return {
       action: 'update',

@@ -31,21 +31,26 @@ export interface PluginEvent {
 }
 
 export interface PluginRepository {
-  list(): PluginRow[];
-  get(name: string): PluginRow | undefined;
+  list(): Promise<PluginRow[]>;
+  get(name: string): Promise<PluginRow | undefined>;
   /** Insert, or update an installed plugin's row (keeps its installed_at). */
-  upsert(row: Omit<PluginRow, 'installed_at' | 'updated_at'>, installedAt: number, now: number): void;
-  delete(name: string): void;
-  record(event: PluginEvent): void;
+  upsert(
+    row: Omit<PluginRow, 'installed_at' | 'updated_at'>,
+    installedAt: number,
+    now: number,
+  ): Promise<void>;
+  delete(name: string): Promise<void>;
+  record(event: PluginEvent): Promise<void>;
   /** Newest first. */
-  events(limit: number): PluginEvent[];
+  events(limit: number): Promise<PluginEvent[]>;
 }
 
 export function createPluginRepository(db: () => Db): PluginRepository {
   return {
-    list: () => db().prepare('SELECT * FROM plugins ORDER BY name').all() as PluginRow[],
-    get: (name) => db().prepare('SELECT * FROM plugins WHERE name = ?').get(name) as PluginRow | undefined,
-    upsert(row, installedAt, now) {
+    list: async () => db().prepare('SELECT * FROM plugins ORDER BY name').all() as PluginRow[],
+    get: async (name) =>
+      db().prepare('SELECT * FROM plugins WHERE name = ?').get(name) as PluginRow | undefined,
+    async upsert(row, installedAt, now) {
       db()
         .prepare(
           `INSERT INTO plugins (name, version, description, source_type, source, commit_sha, dir, summary, installed_at, updated_at)
@@ -67,17 +72,17 @@ export function createPluginRepository(db: () => Db): PluginRepository {
           now,
         );
     },
-    delete(name) {
+    async delete(name) {
       db().prepare('DELETE FROM plugins WHERE name = ?').run(name);
     },
-    record(event) {
+    async record(event) {
       db()
         .prepare(
           'INSERT INTO plugin_events (name, action, version, source, by, session_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)',
         )
         .run(event.name, event.action, event.version, event.source, event.by, event.session_id, event.at);
     },
-    events: (limit) =>
+    events: async (limit) =>
       db()
         .prepare(
           'SELECT name, action, version, source, by, session_id, at FROM plugin_events ORDER BY id DESC LIMIT ?',

@@ -15,7 +15,7 @@ import { SvcError } from '../errors';
 import { pluginsDir } from './config-layer';
 import { type LoadedManifest, loadManifest, MANIFEST_FILE, type PluginSummary } from './manifest';
 import { type ChangeContext, installPlugin, updatePlugin } from './plugin-changes';
-import { createPluginRepository, type PluginRow } from './plugin-repository';
+import type { PluginRow } from './plugin-repository';
 import type {
   ChangeOptions,
   ContributionKind,
@@ -34,7 +34,7 @@ export type {
 } from './plugin-types';
 
 export interface PluginService {
-  list(): InstalledPlugin[];
+  list(): Promise<InstalledPlugin[]>;
   install(input: { source: string; ref?: string }, options: ChangeOptions): Promise<PluginChange>;
   update(
     input: { name: string; source?: string; ref?: string },
@@ -46,21 +46,23 @@ export interface PluginService {
   /** Installed plugins' recipe or command directories, by plugin (recipes and slash commands). */
   contributions(kind: ContributionKind): { plugin: string; dir: string }[];
   /** Recent install/update/remove records. */
-  events(limit?: number): {
-    name: string;
-    action: string;
-    version: string;
-    source: string;
-    by: string;
-    session_id: string | null;
-    at: number;
-  }[];
+  events(limit?: number): Promise<
+    {
+      name: string;
+      action: string;
+      version: string;
+      source: string;
+      by: string;
+      session_id: string | null;
+      at: number;
+    }[]
+  >;
 }
 
 export function createPluginService(deps: PluginDeps): PluginService {
   const log = deps.log.child({ component: 'plugins' });
   const root = pluginsDir(deps.dataDir);
-  const rows = createPluginRepository(deps.db);
+  const { rows } = deps;
 
   // Files, not the database: discovery (packs, config) must work where no database is opened.
   const installedManifests = (): { name: string; loaded: LoadedManifest }[] => {
@@ -81,14 +83,14 @@ export function createPluginService(deps: PluginDeps): PluginService {
     });
   };
 
-  const record = (
+  const record = async (
     name: string,
     action: PluginChange['action'],
     version: string,
     source: string,
     options: ChangeOptions,
   ) =>
-    rows.record({
+    await rows.record({
       name,
       action,
       version,
@@ -114,14 +116,14 @@ export function createPluginService(deps: PluginDeps): PluginService {
   const context: ChangeContext = { deps, rows, root, log, record, reload };
 
   return {
-    list: () => rows.list().map(viewInstalled),
+    list: async () => (await rows.list()).map(viewInstalled),
 
     install: (input, options) => installPlugin(context, input, options),
 
     update: (input, options) => updatePlugin(context, input, options),
 
     async remove(input, options) {
-      const row = rows.get(input.name);
+      const row = await rows.get(input.name);
       if (!row) throw new SvcError('not_found', `name: no installed plugin "${input.name}"; see plugin_list`);
       const provides = JSON.parse(row.summary) as PluginSummary;
       await options.ask({
@@ -129,8 +131,8 @@ export function createPluginService(deps: PluginDeps): PluginService {
         details: { name: row.name, version: row.version, dir: row.dir, provides },
       });
       rmSync(row.dir, { recursive: true, force: true });
-      rows.delete(row.name);
-      record(row.name, 'remove', row.version, row.source, options);
+      await rows.delete(row.name);
+      await record(row.name, 'remove', row.version, row.source, options);
       log.info('plugin removed', { name: row.name });
       return {
         action: 'remove',
@@ -150,7 +152,7 @@ export function createPluginService(deps: PluginDeps): PluginService {
         loaded.dirs[kind] ? [{ plugin: name, dir: loaded.dirs[kind] as string }] : [],
       ),
 
-    events: (limit = 50) => rows.events(limit),
+    events: async (limit = 50) => await rows.events(limit),
   };
 }
 

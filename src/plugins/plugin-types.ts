@@ -6,10 +6,10 @@
 import type { ConfigSource } from '../config/load';
 import type { Config } from '../config/schema';
 import type { Logger } from '../log';
-import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
 import type { SourceType } from './fetch-source';
 import type { PluginSummary } from './manifest';
+import type { PluginRepository } from './plugin-repository';
 
 export interface PluginApproval {
   title: string;
@@ -52,7 +52,8 @@ export interface PluginChange {
 export type ContributionKind = 'packs' | 'recipes' | 'commands';
 
 export interface PluginDeps {
-  db: () => Db;
+  /** The plugins' tables (SQLite: createPluginRepository, PostgreSQL: its pg- twin). */
+  rows: PluginRepository;
   clock: Clock;
   dataDir: string;
   workspace: string;

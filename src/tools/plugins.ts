@@ -24,7 +24,10 @@ export const pluginList = defineTool({
   input: z.strictObject({}),
   mutates: false,
   surfaces: { mcp: 'svc_plugin_list', cli: { command: 'plugin list' } },
-  run: async (ctx) => ({ plugins: ctx.app.plugins.list(), recent_changes: ctx.app.plugins.events(20) }),
+  run: async (ctx) => ({
+    plugins: await ctx.app.plugins.list(),
+    recent_changes: await ctx.app.plugins.events(20),
+  }),
 });
 
 export const pluginInstall = defineTool({

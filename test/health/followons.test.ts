@@ -118,7 +118,7 @@ describe('health_followon.activation over SSE', () => {
       reason: 'health_followon',
       run_id: result.run_id,
     });
-    expect(app.health.activations({ sessionId: session.id })).toMatchObject([
+    expect(await app.health.activations({ sessionId: session.id })).toMatchObject([
       { rule_id: 'token_pressure.compact', outcome: 'dispatched', event_published: true, ratio: 0.62 },
     ]);
   });
@@ -173,7 +173,7 @@ describe('health_followon.activation over SSE', () => {
       expect(await logged(app, session.id, ACTIVATION)).toEqual([]);
       // The activation (and its compaction) is independent of the publishing gates.
       const compactions = seen.filter((e) => e.event === 'compaction.started');
-      const stored = app.health.activations({ sessionId: session.id });
+      const stored = await app.health.activations({ sessionId: session.id });
       if (runs) {
         expect(compactions.map((e) => e.json.reason)).toEqual(['health_followon']);
         expect(stored).toMatchObject([{ outcome: 'dispatched', event_published: false }]);
@@ -197,7 +197,7 @@ describe('health_followon.activation over SSE', () => {
     expect(seen.map((e) => e.event)).toContain('context.usage');
     expect(seen.map((e) => e.event)).not.toContain(ACTIVATION);
     expect(seen.map((e) => e.event)).not.toContain('health.token_pressure');
-    expect(app.health.activations()).toEqual([]);
+    expect(await app.health.activations()).toEqual([]);
   });
 
   it('EVT-23: without the HTTP session publisher the activation runs but is not published', async () => {
@@ -214,7 +214,7 @@ describe('health_followon.activation over SSE', () => {
     expect(events.find((e) => e.type === 'compaction.started')?.payload).toMatchObject({
       reason: 'health_followon',
     });
-    expect(app.health.activations()).toMatchObject([{ outcome: 'dispatched', event_published: false }]);
+    expect(await app.health.activations()).toMatchObject([{ outcome: 'dispatched', event_published: false }]);
     expect(app.health.gates()).toMatchObject({
       session_publisher_wired: false,
       activation_event_enabled: false,
