@@ -59,7 +59,7 @@ async function parityApp() {
   });
   const session = await app.sessions.create({ title: 'parity' });
   // One finished run (run_0001), so the run read tools have one to read.
-  const run = app.runs.create({
+  const run = await app.runs.create({
     session_id: session.id,
     family_session_id: session.id,
     agent: 'build',
@@ -67,7 +67,11 @@ async function parityApp() {
     prompt: 'walk the parity',
     status: 'running',
   });
-  app.runs.update(run.id, { status: 'completed', started_at: app.clock.now(), finished_at: app.clock.now() });
+  await app.runs.update(run.id, {
+    status: 'completed',
+    started_at: app.clock.now(),
+    finished_at: app.clock.now(),
+  });
   return app;
 }
 

@@ -82,7 +82,7 @@ export function createClassification(
           : `the operating pack now sets the choreography ${packPreset}`,
       );
     }
-    const run = deps.runs.get(runId);
+    const run = await deps.runs.get(runId);
     const settings = ctx.settings();
     const result = classify({
       mode: settings.classifier,
@@ -94,7 +94,7 @@ export function createClassification(
     });
     if (!result) return;
     ctx.stats.classifications++;
-    ctx.ledger(runId, 'adaptive.classified', {
+    await ctx.ledger(runId, 'adaptive.classified', {
       preset: result.genome.choreography_preset,
       source: result.source,
       genome_fingerprint: fingerprint(result.genome),

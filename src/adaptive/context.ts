@@ -78,7 +78,7 @@ export interface AdaptiveContext {
   sessionActive(root: string): Promise<boolean>;
   safeState(root: string): Promise<Awaited<ReturnType<AgentService['state']>> | undefined>;
   /** Appends to a run's ledger, when there is a run; a failure is logged, never thrown. */
-  ledger(runId: string | null | undefined, type: string, payload: Record<string, unknown>): void;
+  ledger(runId: string | null | undefined, type: string, payload: Record<string, unknown>): Promise<void>;
 }
 
 export function createAdaptiveContext(deps: AdaptiveDeps): AdaptiveContext {
@@ -121,10 +121,10 @@ export function createAdaptiveContext(deps: AdaptiveDeps): AdaptiveContext {
       }
     },
     safeState,
-    ledger(runId, type, payload) {
+    async ledger(runId, type, payload) {
       if (!runId) return;
       try {
-        deps.runs.append(runId, type, payload);
+        await deps.runs.append(runId, type, payload);
       } catch (error) {
         log.warn('run ledger append failed', { run_id: runId, type, error });
       }

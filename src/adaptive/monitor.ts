@@ -94,7 +94,7 @@ export function createMonitor(
     });
     const fpNow = genome ? fingerprint(genome) : null;
     const fpNext = proposal && !blocked ? fingerprint(proposal.genome) : null;
-    ctx.ledger(triggerRunId, 'adaptive.evaluation', {
+    await ctx.ledger(triggerRunId, 'adaptive.evaluation', {
       decision: evaluation.decision,
       signal_id: signalId,
       ...(evaluation.skip_reason ? { skip_reason: evaluation.skip_reason } : {}),
@@ -190,7 +190,7 @@ async function assess(
     const rejections = store
       .reviewsOfRuns(row.window_runs)
       .filter((r) => r.status === 'changes_requested').length;
-    signals = windowSignals(deps.runs, row.window_runs, rejections);
+    signals = await windowSignals(deps.runs, row.window_runs, rejections);
   } catch (error) {
     return skipped(bounded(`the run ledger could not be read: ${describe(error)}`), 'ledger_unavailable');
   }

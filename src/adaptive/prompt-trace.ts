@@ -30,14 +30,16 @@ export function createPromptTraces(ctx: AdaptiveContext): PromptTraces {
   const { store } = ctx;
   const traces = new Map<string, PromptTrace>();
 
-  function renderSection(root: string): { text: string; review: boolean; preset: Preset } | undefined {
+  async function renderSection(
+    root: string,
+  ): Promise<{ text: string; review: boolean; preset: Preset } | undefined> {
     if (!ctx.enabled()) return undefined;
     const genome = ctx.genomeOf(store.get(root));
     if (!genome) return undefined;
     const blocks = [renderGuidance(genome)];
     let review = false;
     if (genome.review_gate) {
-      const latest = ctx.deps.runs.list({ session_id: root, status: ['completed'], limit: 1 })[0];
+      const latest = (await ctx.deps.runs.list({ session_id: root, status: ['completed'], limit: 1 }))[0];
       const last = latest ? store.reviews(root, 5).find((r) => r.run_id === latest.id) : undefined;
       if (last && (last.status === 'approved' || last.status === 'changes_requested') && last.findings) {
         blocks.push(reviewPromptBlock(last.status, last.findings));
@@ -47,7 +49,7 @@ export function createPromptTraces(ctx: AdaptiveContext): PromptTraces {
     return { text: blocks.join('\n\n'), review, preset: genome.choreography_preset };
   }
 
-  const traceOf = (root: string, section: ReturnType<typeof renderSection>): PromptTrace => {
+  const traceOf = (root: string, section: Awaited<ReturnType<typeof renderSection>>): PromptTrace => {
     const row = store.get(root);
     const trace: PromptTrace = {
       session_id: root,
@@ -66,7 +68,7 @@ export function createPromptTraces(ctx: AdaptiveContext): PromptTraces {
       try {
         const session = await ctx.deps.sessions.get(sessionId);
         if (!session || session.parent_id) return undefined;
-        const section = renderSection(sessionId);
+        const section = await renderSection(sessionId);
         traceOf(sessionId, section);
         return section ? { source: `adaptive genome ${section.preset}`, text: section.text } : undefined;
       } catch (error) {
@@ -75,10 +77,10 @@ export function createPromptTraces(ctx: AdaptiveContext): PromptTraces {
       }
     },
     async assemble(root) {
-      const trace = traceOf(root, renderSection(root));
+      const trace = traceOf(root, await renderSection(root));
       const runId = (await ctx.safeState(root))?.run_id;
       if (runId) {
-        ctx.ledger(runId, 'adaptive.prompt_trace', {
+        await ctx.ledger(runId, 'adaptive.prompt_trace', {
           genome_fingerprint: trace.genome_fingerprint,
           revision: trace.revision,
           chars: trace.chars,

@@ -36,7 +36,7 @@ export function createReviewPasses(ctx: AdaptiveContext): ReviewPasses {
   const changedPaths = new Map<string, Set<string>>();
 
   async function start(root: string, runId: string) {
-    const run = deps.runs.get(runId);
+    const run = await deps.runs.get(runId);
     if (run?.status !== 'completed') return;
     const reviewer = ctx.settings().reviewer_agent;
     const now = deps.clock.now();
@@ -79,7 +79,7 @@ export function createReviewPasses(ctx: AdaptiveContext): ReviewPasses {
         yolo: run.options.yolo,
         unattended: 'fail',
       })
-      .then((result) => {
+      .then(async (result) => {
         if (ctx.lifecycle.closed) return;
         const status = result.status === 'completed' ? parseVerdict(result.text) : 'failed';
         store.updateReview(reviewId, {
@@ -89,7 +89,7 @@ export function createReviewPasses(ctx: AdaptiveContext): ReviewPasses {
           child_run_id: result.run_id,
           finished_at: deps.clock.now(),
         });
-        ctx.ledger(runId, 'adaptive.review', { child_run_id: result.run_id, status });
+        await ctx.ledger(runId, 'adaptive.review', { child_run_id: result.run_id, status });
       })
       .catch((error) => {
         if (ctx.lifecycle.closed) return;

@@ -212,7 +212,7 @@ function subscribe(
           if (p.state === 'idle') await on.idle(event.session_id);
           break;
         case 'provider_recovery.changed':
-          ctx.ledger(p.run_id as string | undefined, 'provider_recovery.changed', {
+          await ctx.ledger(p.run_id as string | undefined, 'provider_recovery.changed', {
             from: p.from,
             to: p.to,
             reason: p.reason,

@@ -58,16 +58,16 @@ const LEDGER_TYPES = [
   'step.finished',
 ];
 
-export function windowSignals(
+export async function windowSignals(
   runs: Pick<RunLedger, 'get' | 'events'>,
   runIds: readonly string[],
   reviewRejections: number,
-): WindowSignals {
+): Promise<WindowSignals> {
   const signals: WindowSignals = { ...EMPTY_SIGNALS, review_rejections: reviewRejections };
   const failedPrompts = new Set<string>();
-  const rows = runIds
-    .map((id) => runs.get(id))
-    .filter((r): r is AgentRun => r !== undefined && r.status !== 'queued' && r.status !== 'running');
+  const rows = (await Promise.all(runIds.map((id) => runs.get(id)))).filter(
+    (r): r is AgentRun => r !== undefined && r.status !== 'queued' && r.status !== 'running',
+  );
   for (const run of rows) {
     signals.runs++;
     const digest = createHash('sha256').update(run.prompt.trim()).digest('hex');
@@ -78,7 +78,7 @@ export function windowSignals(
       failedPrompts.add(digest);
     }
     let window = 0;
-    for (const event of runs.events(run.id, { types: LEDGER_TYPES, limit: 10_000 })) {
+    for (const event of await runs.events(run.id, { types: LEDGER_TYPES, limit: 10_000 })) {
       const p = event.payload;
       switch (event.type) {
         case 'loop.detected':

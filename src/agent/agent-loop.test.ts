@@ -84,7 +84,7 @@ describe('agent loop', () => {
     ]);
     const usage = events.find((e) => e.type === 'context.usage')!.payload;
     expect(usage).toMatchObject({ input_tokens: 120, context_window: 1000, ratio: 0.12 });
-    const ledgerTypes = app.runs.events(result.run_id).map((e) => e.type);
+    const ledgerTypes = (await app.runs.events(result.run_id)).map((e) => e.type);
     expect(ledgerTypes).toEqual([
       'run.queued',
       'run.started',
@@ -133,7 +133,7 @@ describe('agent loop', () => {
     expect(result.reason).toBe('provider_error');
     expect(result.error).toContain('HTTP 401');
     expect(result.error).not.toContain('sk-abcdefghijklmnopqrstuvwx');
-    expect(app.runs.require(result.run_id).status).toBe('failed');
+    expect((await app.runs.require(result.run_id)).status).toBe('failed');
     // The prompt is kept even though no answer came.
     expect((await app.sessions.messages(result.session_id)).map((m) => m.role)).toEqual(['user']);
   });

@@ -64,7 +64,9 @@ describe('agent service', () => {
     // The third runs after the second completes (the queue drains after each completed run).
     await app.agent.waitIdle(first.session_id);
     expect(provider.remaining()).toBe(0);
-    expect(app.runs.require((third as unknown as { run_id: string }).run_id).status).toBe('completed');
+    expect((await app.runs.require((third as unknown as { run_id: string }).run_id)).status).toBe(
+      'completed',
+    );
     const lengths = events
       .filter((e) => e.type === 'queue.changed')
       .map((e) => (e.payload as { length: number }).length);
@@ -220,7 +222,7 @@ describe('agent service', () => {
     const sent = await app.agent.send({ prompt: 'x' });
     await new Promise((r) => setTimeout(r, 50));
     await app.agent.close();
-    expect(app.runs.require(sent.run_id)).toMatchObject({
+    expect(await app.runs.require(sent.run_id)).toMatchObject({
       status: 'interrupted',
       reason: 'svc shut down while the run was active',
     });

@@ -60,15 +60,15 @@ export function createAgentService(deps: AgentDeps): AgentService {
     async state(sessionId): Promise<SessionRuntimeStatus> {
       await host.sessions.require(sessionId);
       const rt = core.runtime(sessionId);
-      const other = busyElsewhere(host, sessionId);
+      const other = await busyElsewhere(host, sessionId);
       return {
         session_id: sessionId,
-        state: stateOf(core, sessionId),
+        state: await stateOf(core, sessionId),
         run_id: rt.runId,
         busy_elsewhere: other
           ? { run_id: other.id, pid: other.pid, host: other.host, started_at: other.started_at }
           : null,
-        queue_length: host.runs.queued(sessionId).length,
+        queue_length: (await host.runs.queued(sessionId)).length,
       };
     },
     cancel: async (sessionId, options) => await cancelSession(core, sessionId, options),

@@ -175,7 +175,7 @@ describe('compaction guarantees (issue 22)', () => {
       const result = await app.agent.run({ prompt: 'go' });
       expect(result).toMatchObject({ status: 'completed', text: 'done anyway', steps: 5 });
       expect(provider.requests.filter(isSummary)).toHaveLength(MAX_FAILED_COMPACTIONS);
-      const failed = app.runs.events(result.run_id, { types: ['compaction.failed'] });
+      const failed = await app.runs.events(result.run_id, { types: ['compaction.failed'] });
       expect(failed).toHaveLength(MAX_FAILED_COMPACTIONS);
       expect(failed[0].payload.message).toContain('summarizing failed');
       expect((await app.sessions.require(result.session_id)).metadata.compactions).toBeUndefined();
@@ -197,7 +197,7 @@ describe('compaction guarantees (issue 22)', () => {
       const result = await app.agent.run({ prompt: 'go' });
       expect(result).toMatchObject({ status: 'completed', text: 'done' });
       expect(provider.requests.filter(isSummary)).toHaveLength(MAX_FAILED_COMPACTIONS);
-      const failed = app.runs.events(result.run_id, { types: ['compaction.failed'] });
+      const failed = await app.runs.events(result.run_id, { types: ['compaction.failed'] });
       expect(failed.map((e) => e.payload.message)).toEqual([
         expect.stringContaining('is not smaller than the history'),
         expect.stringContaining('is not smaller than the history'),
@@ -280,7 +280,7 @@ describe('compaction guarantees (issue 22)', () => {
       const sent = JSON.stringify(last.body.messages);
       expect(sent).toContain('HEAD-OF-OUTPUT');
       expect(sent).toContain('characters left out to fit the context window');
-      expect(app.runs.events(result.run_id, { types: ['context.trimmed'] })).toHaveLength(1);
+      expect(await app.runs.events(result.run_id, { types: ['context.trimmed'] })).toHaveLength(1);
       // Only the request was cut: the store keeps the whole output.
       const stored = (await app.sessions.messages(result.session_id)).find((m) => m.role === 'tool')!;
       expect(JSON.stringify(stored.parts).length).toBeGreaterThan(100_000);

@@ -126,8 +126,8 @@ describe('compaction', () => {
       'assistant',
       'tool',
     ]);
-    expect(app.runs.events(result.run_id, { types: ['compaction.failed'] })[0].payload.message).toContain(
-      'summarizing failed',
-    );
+    expect(
+      (await app.runs.events(result.run_id, { types: ['compaction.failed'] }))[0].payload.message,
+    ).toContain('summarizing failed');
   });
 });

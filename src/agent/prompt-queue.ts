@@ -22,7 +22,7 @@ async function enqueueRun(
   if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
     throw new SvcError('invalid_input', `max_steps: must be a positive integer, got ${input.maxSteps}`);
   }
-  const run = a.runs.create({
+  const run = await a.runs.create({
     session_id: session.id,
     family_session_id: await a.sessions.root(session.id),
     agent: kind.id,
@@ -35,12 +35,12 @@ async function enqueueRun(
       ...(input.unattended ? { unattended: input.unattended } : {}),
     },
   });
-  core.publishQueue(session.id);
+  await core.publishQueue(session.id);
   return run;
 }
 
-const position = (core: AgentCore, sessionId: string, runId: string) =>
-  core.host.runs.queued(sessionId).findIndex((r) => r.id === runId) + 1;
+const position = async (core: AgentCore, sessionId: string, runId: string) =>
+  (await core.host.runs.queued(sessionId)).findIndex((r) => r.id === runId) + 1;
 
 export async function sendNow(
   core: AgentCore,
@@ -60,7 +60,7 @@ export async function sendNow(
         `session ${session.id} is busy: run ${rt.runId} is ${rt.state}; wait for it or cancel it`,
       );
     }
-    const other = busyElsewhere(a, session.id);
+    const other = await busyElsewhere(a, session.id);
     if (other) {
       throw new SvcError(
         'conflict',
@@ -72,21 +72,21 @@ export async function sendNow(
   const run = await enqueueRun(core, { ...input, sessionId: session.id }, kind);
   core.deferred(run.id);
   await drainQueue(core, session.id);
-  return receipt(core, session.id, run.id);
+  return await receipt(core, session.id, run.id);
 }
 
 /** What send/enqueue answer: the run, and whether it is running or where it waits in the queue. */
-function receipt(
+async function receipt(
   core: AgentCore,
   sessionId: string,
   runId: string,
-): Awaited<ReturnType<AgentService['enqueue']>> {
-  const queued = core.host.runs.require(runId).status === 'queued';
+): Promise<Awaited<ReturnType<AgentService['enqueue']>>> {
+  const queued = (await core.host.runs.require(runId)).status === 'queued';
   return {
     session_id: sessionId,
     run_id: runId,
     status: queued ? 'queued' : 'running',
-    position: queued ? position(core, sessionId, runId) : 0,
+    position: queued ? await position(core, sessionId, runId) : 0,
   };
 }
 
@@ -100,18 +100,18 @@ export async function enqueueNow(
   const run = await enqueueRun(core, input, kind);
   core.deferred(run.id);
   if (input.start !== false) await drainQueue(core, session.id);
-  return receipt(core, session.id, run.id);
+  return await receipt(core, session.id, run.id);
 }
 
 export async function queueStatus(core: AgentCore, sessionId: string): Promise<QueueStatus> {
   const a = core.host;
   await a.sessions.require(sessionId);
   const rt = core.runtime(sessionId);
-  const items = a.runs.queued(sessionId);
-  const active = rt.runId ?? a.runs.running(sessionId)?.id ?? null;
+  const items = await a.runs.queued(sessionId);
+  const active = rt.runId ?? (await a.runs.running(sessionId))?.id ?? null;
   return {
     session_id: sessionId,
-    state: stateOf(core, sessionId),
+    state: await stateOf(core, sessionId),
     active_run_id: active,
     length: items.length,
     items: items.map((run) => ({
@@ -126,15 +126,15 @@ export async function queueStatus(core: AgentCore, sessionId: string): Promise<Q
 
 export async function removeQueued(core: AgentCore, runId: string): Promise<AgentRun> {
   const a = core.host;
-  const run = a.runs.require(runId);
+  const run = await a.runs.require(runId);
   if (run.status !== 'queued') throw new SvcError('conflict', `run ${runId} is ${run.status}, not queued`);
-  const updated = a.runs.update(runId, {
+  const updated = await a.runs.update(runId, {
     status: 'cancelled',
     reason: 'removed from the queue',
     finished_at: a.clock.now(),
   });
-  a.runs.append(runId, 'run.finished', { status: 'cancelled', reason: 'removed from the queue' });
-  core.publishQueue(run.session_id);
+  await a.runs.append(runId, 'run.finished', { status: 'cancelled', reason: 'removed from the queue' });
+  await core.publishQueue(run.session_id);
   await core.settle(runId);
   return updated;
 }

@@ -86,7 +86,7 @@ describe('system prompt', () => {
     const systemMessage = provider.requests[0].body.messages[0];
     expect(systemMessage.role).toBe('system');
     expect(systemMessage.content).toContain('secret-ish house rules');
-    const assembled = app.runs.events(result.run_id, { types: ['prompt.assembled'] })[0];
+    const assembled = (await app.runs.events(result.run_id, { types: ['prompt.assembled'] }))[0];
     expect(JSON.stringify(assembled.payload)).not.toContain('house rules');
     expect(assembled.payload).toMatchObject({ context_files: [{ path: 'AGENTS.md' }] });
   });

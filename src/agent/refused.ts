@@ -27,12 +27,12 @@ const SCAN_LIMIT = 10_000;
  * The last refused call of the run that no later successful call of the same tool made good, or
  * null. Read from the run ledger's `tool.finished` events, so every reader of a run sees the same.
  */
-export function refusedCall(
-  runs: { events(runId: string, options?: { limit?: number; types?: string[] }): RunEvent[] },
+export async function refusedCall(
+  runs: { events(runId: string, options?: { limit?: number; types?: string[] }): Promise<RunEvent[]> },
   runId: string,
-): RefusedCall | null {
+): Promise<RefusedCall | null> {
   let refused: RefusedCall | null = null;
-  for (const event of runs.events(runId, { types: ['tool.finished'], limit: SCAN_LIMIT })) {
+  for (const event of await runs.events(runId, { types: ['tool.finished'], limit: SCAN_LIMIT })) {
     const p = event.payload as {
       tool?: string;
       is_error?: boolean;

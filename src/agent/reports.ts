@@ -63,7 +63,7 @@ export async function diagnoseSession(app: ReportHost, sessionId?: string, conte
         ? `${state.state} (run ${state.run_id})`
         : state.state,
   });
-  const runs = app.runs.list({ session_id: session.id, limit: 200 });
+  const runs = await app.runs.list({ session_id: session.id, limit: 200 });
   const last = runs[0];
   const interrupted = runs.filter((r) => r.status === 'interrupted');
   const failed = runs.filter((r) => r.status === 'failed');
@@ -85,7 +85,7 @@ export async function diagnoseSession(app: ReportHost, sessionId?: string, conte
         .map((r) => r.id)
         .join(', ')}`,
     });
-    const reaped = reapedProcesses(app, interrupted);
+    const reaped = await reapedProcesses(app, interrupted);
     if (reaped) checks.push(reaped);
   }
   const messages = await app.sessions.messages(session.id);
@@ -109,7 +109,7 @@ export async function diagnoseSession(app: ReportHost, sessionId?: string, conte
         }
       : { name: 'history', status: 'ok', detail: `${messages.length} messages, consistent` },
   );
-  const queue = app.runs.queued(session.id);
+  const queue = await app.runs.queued(session.id);
   checks.push(
     queue.length && state.state === 'idle' && !state.busy_elsewhere
       ? {
@@ -256,10 +256,14 @@ export function requireDb(app: ReportHost): void {
 }
 
 /** issue 15: processes an interrupted run left running, which svc killed when it started again. */
-function reapedProcesses(app: ReportHost, runs: { id: string }[]): Check | undefined {
-  const killed = runs.slice(0, 50).flatMap((run) =>
-    app.runs
-      .events(run.id, { types: ['process_reaped'] })
+async function reapedProcesses(app: ReportHost, runs: { id: string }[]): Promise<Check | undefined> {
+  const reaped = await Promise.all(
+    runs
+      .slice(0, 50)
+      .map(async (run) => ({ run, events: await app.runs.events(run.id, { types: ['process_reaped'] }) })),
+  );
+  const killed = reaped.flatMap(({ run, events }) =>
+    events
       .filter((e) => Array.isArray(e.payload.killed) && e.payload.killed.length > 0)
       .map(
         (e) =>

@@ -26,10 +26,10 @@ export async function cancelSession(
     cancelled = rt.runId;
     abortRun(core, sessionId, options.reason ?? 'cancelled by the operator');
   } else {
-    const other = busyElsewhere(a, sessionId);
+    const other = await busyElsewhere(a, sessionId);
     if (other) {
-      a.runs.requestCancel(other.id);
-      a.runs.append(other.id, 'run.cancel_requested', {
+      await a.runs.requestCancel(other.id);
+      await a.runs.append(other.id, 'run.cancel_requested', {
         reason: options.reason ?? 'cancelled by the operator',
       });
       cancelled = other.id;
@@ -37,7 +37,7 @@ export async function cancelSession(
   }
   const cleared: string[] = [];
   if (options.clearQueue) {
-    for (const run of a.runs.queued(sessionId)) {
+    for (const run of await a.runs.queued(sessionId)) {
       await removeQueued(core, run.id);
       cleared.push(run.id);
     }
@@ -51,7 +51,7 @@ export async function cancelRun(
   reason = 'cancelled by the operator',
 ): Promise<AgentRun> {
   const a = core.host;
-  const run = a.runs.require(runId);
+  const run = await a.runs.require(runId);
   if (run.status === 'queued') return await removeQueued(core, runId);
   if (run.status !== 'running') {
     throw new SvcError(
@@ -63,12 +63,12 @@ export async function cancelRun(
   if (rt.runId === runId && rt.controller) {
     abortRun(core, run.session_id, reason);
   } else if (a.runs.ownerAlive(run)) {
-    a.runs.requestCancel(runId);
-    a.runs.append(runId, 'run.cancel_requested', { reason });
+    await a.runs.requestCancel(runId);
+    await a.runs.append(runId, 'run.cancel_requested', { reason });
   } else {
-    a.runs.recover();
+    await a.runs.recover();
   }
-  return a.runs.require(runId);
+  return await a.runs.require(runId);
 }
 
 export async function waitRun(
@@ -77,7 +77,7 @@ export async function waitRun(
   options: { signal?: AbortSignal } = {},
 ): Promise<RunResult> {
   const a = core.host;
-  let run = a.runs.require(runId);
+  let run = await a.runs.require(runId);
   const d = core.deferreds.get(runId);
   if (d && (run.status === 'queued' || run.status === 'running')) {
     if (!options.signal) return d.promise;
@@ -85,8 +85,8 @@ export async function waitRun(
   }
   while (run.status === 'queued' || run.status === 'running') {
     await sleep(WAIT_POLL_MS, undefined, { signal: options.signal });
-    if (run.status === 'running' && !a.runs.ownerAlive(run)) a.runs.recover();
-    run = a.runs.require(runId);
+    if (run.status === 'running' && !a.runs.ownerAlive(run)) await a.runs.recover();
+    run = await a.runs.require(runId);
   }
   return await runResult(a, runId);
 }

@@ -26,7 +26,7 @@ export async function startRun(
   options: { subagent?: boolean; kind: AgentKind; workspace?: ChildRunInput['workspace'] },
 ): Promise<boolean> {
   const a = core.host;
-  const claim = a.runs.claim(run.id);
+  const claim = await a.runs.claim(run.id);
   if (!claim.ok) return false;
   const claimed = claim.run;
   const sessionId = claimed.session_id;
@@ -36,7 +36,7 @@ export async function startRun(
   rt.controller = controller;
   rt.stop = stop;
   core.setState(sessionId, 'running', claimed.id);
-  core.publishQueue(sessionId);
+  await core.publishQueue(sessionId);
   core.deferred(claimed.id);
   const session = await a.sessions.get(sessionId);
   core.publish(sessionId, 'run.started', {
@@ -48,7 +48,7 @@ export async function startRun(
     model: claimed.model ?? session?.model ?? options.kind.model ?? a.config.models.large ?? '',
     origin: claimed.origin,
   });
-  a.runs.append(claimed.id, 'run.started', {
+  await a.runs.append(claimed.id, 'run.started', {
     agent: claimed.agent,
     origin: claimed.origin,
     pid: claimed.pid,
@@ -107,17 +107,25 @@ export async function startRun(
 
 /** A cancel asked through the ledger by another process (update_agent_run there). */
 function pollCancel(core: AgentCore, run: AgentRun, controller: AbortController, stop: StopState) {
+  let checking = false;
   const poll = setInterval(() => {
-    try {
-      if (!controller.signal.aborted && core.host.runs.cancelRequested(run.id)) {
+    if (checking || controller.signal.aborted) return;
+    checking = true;
+    core.host.runs
+      .cancelRequested(run.id)
+      .then((requested) => {
+        if (!requested || controller.signal.aborted) return;
         stop.status ??= 'cancelled';
         stop.reason ??= 'cancelled (requested through the run ledger)';
         core.setState(run.session_id, 'cancelling', run.id);
         controller.abort(new Error('cancelled'));
-      }
-    } catch {
-      // database closing: the run ends with the app
-    }
+      })
+      .catch(() => {
+        // database closing: the run ends with the app
+      })
+      .finally(() => {
+        checking = false;
+      });
   }, CANCEL_POLL_MS);
   poll.unref();
   return poll;
@@ -127,7 +135,7 @@ async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome) {
   const a = core.host;
   const sessionId = run.session_id;
   try {
-    a.runs.update(run.id, {
+    await a.runs.update(run.id, {
       status: outcome.status,
       reason: outcome.reason,
       error: outcome.error,
@@ -139,7 +147,7 @@ async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome) {
       result_message_id: outcome.result_message_id,
       finished_at: a.clock.now(),
     });
-    a.runs.append(run.id, 'run.finished', {
+    await a.runs.append(run.id, 'run.finished', {
       status: outcome.status,
       reason: outcome.reason,
       ...(outcome.failure ? { failure: outcome.failure } : {}),
@@ -203,7 +211,7 @@ async function compactDuringRun(
     run_id: runId,
     reason: options.reason ?? 'auto',
   });
-  a.runs.append(runId, 'phase', { phase: 'compaction' });
+  await a.runs.append(runId, 'phase', { phase: 'compaction' });
   try {
     const outcome = await compactHistory(a, {
       sessionId,
@@ -217,13 +225,13 @@ async function compactDuringRun(
       tokens_before: outcome.tokens_before,
       tokens_after: outcome.tokens_after,
     });
-    a.runs.append(runId, 'compaction.finished', { ...outcome });
+    await a.runs.append(runId, 'compaction.finished', { ...outcome });
   } catch (error) {
     if (signal.aborted) throw error;
     // A failed summary must not fail the run: it goes on with the full history.
     const e = toSvcError(error);
     a.log.warn('auto-compaction failed', { session_id: sessionId, error: e.message });
-    a.runs.append(runId, 'compaction.failed', { code: e.code, message: a.redactor.string(e.message) });
+    await a.runs.append(runId, 'compaction.failed', { code: e.code, message: a.redactor.string(e.message) });
   } finally {
     if (core.runtime(sessionId).state === 'compacting') core.setState(sessionId, 'running', runId);
   }
@@ -233,7 +241,7 @@ async function compactDuringRun(
 export async function drainQueue(core: AgentCore, sessionId: string): Promise<string | undefined> {
   const rt = core.runtime(sessionId);
   if (rt.state !== 'idle' || core.closing) return undefined;
-  const next = core.host.runs.queued(sessionId)[0];
+  const next = (await core.host.runs.queued(sessionId))[0];
   if (!next) return undefined;
   const kind = agentKind(core.host.config, next.agent);
   return (await startRun(core, next, { kind })) ? next.id : undefined;
@@ -248,7 +256,7 @@ export async function summarizeSession(
   const a = core.host;
   await a.sessions.require(sessionId);
   const rt = core.runtime(sessionId);
-  if (rt.state !== 'idle' || busyElsewhere(a, sessionId)) {
+  if (rt.state !== 'idle' || (await busyElsewhere(a, sessionId))) {
     throw new SvcError(
       'conflict',
       `session ${sessionId} has an active run; wait for it or cancel it before summarizing`,
@@ -307,7 +315,7 @@ export async function runChild(core: AgentCore, input: ChildRunInput): Promise<R
         : {}),
     },
   });
-  const run = a.runs.create({
+  const run = await a.runs.create({
     session_id: child.id,
     family_session_id: await a.sessions.root(child.id),
     parent_run_id: input.parentRunId ?? null,

@@ -14,7 +14,7 @@ import { toSvcError } from '../errors';
 import type { ResolvedModel } from '../providers/types';
 import type { FinalRunStatus } from '../runs/run-ledger';
 import type { Message, Usage } from '../sessions/session-store';
-import { atomically } from '../store/db';
+import { atomicallyAsync } from '../store/db';
 import { budgetFailure, type Failure, failureLine, runFailure } from './failure';
 import { historyMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
@@ -43,9 +43,9 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     steps: 0,
     model: undefined,
     resultMessageId: null,
-    ledger(type, payload = {}) {
+    async ledger(type, payload = {}) {
       try {
-        app.runs.append(run.id, type, payload);
+        await app.runs.append(run.id, type, payload);
       } catch (error) {
         app.log.warn('run ledger append failed', { run_id: run.id, type, error });
       }
@@ -69,9 +69,9 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const startStream = streamStarter(c, t, ai, providerOptions);
     await consumeStream(c, t, startStream(history, 0));
     await recoverLength(c, t, startStream);
-    return settleRun(c, t);
+    return await settleRun(c, t);
   } catch (error) {
-    return failedRun(c, error);
+    return await failedRun(c, error);
   }
 }
 
@@ -111,7 +111,7 @@ function stopped(c: RunContext): RunOutcome {
 /** The prompt joins the session (and titles it); a spent budget refuses the run. */
 async function openRun(c: RunContext): Promise<{ session: RunTurn['session']; user: Message } | RunOutcome> {
   const { app, run, sessionId } = c;
-  c.ledger('phase', { phase: 'prompt' });
+  await c.ledger('phase', { phase: 'prompt' });
   const user = await app.sessions.appendMessage({
     session_id: sessionId,
     role: 'user',
@@ -136,7 +136,7 @@ async function openRun(c: RunContext): Promise<{ session: RunTurn['session']; us
   const spent = await app.telemetry.ledger.spent(sessionId);
   if (spent) {
     const failure = recordFailure(app, budgetFailure(spent), run.id);
-    c.ledger('error', { source: 'budget', failure });
+    await c.ledger('error', { source: 'budget', failure });
     return outcome(c, 'failed', 'budget_exceeded', failureLine(failure), failure);
   }
   return { session, user };
@@ -155,11 +155,11 @@ async function resolveModel(c: RunContext, session: RunTurn['session']): Promise
     signal: c.signal,
   });
   c.model = model;
-  atomically(
+  await atomicallyAsync(
     () => app.db,
-    () => {
-      app.runs.update(run.id, { model: model.selector });
-      c.ledger('model.resolved', {
+    async () => {
+      await app.runs.update(run.id, { model: model.selector });
+      await c.ledger('model.resolved', {
         model: model.selector,
         source: model.source,
         context_window: model.info.context_window ?? null,
@@ -205,7 +205,7 @@ async function prepareRun(c: RunContext, user: Message, session: RunTurn['sessio
     runId: c.run.id,
     extra: deferredBlock ? [{ name: 'deferred_tools', source: 'tool_exposure', text: deferredBlock }] : [],
   });
-  c.ledger('prompt.assembled', prompt.manifest);
+  await c.ledger('prompt.assembled', prompt.manifest);
   // Prompt assembly started the [mcp.<id>] connections; give them a bounded moment so the first
   // step already sees their tools (later steps pick up servers that connect late).
   if (Object.keys(config.mcp).length > 0)
@@ -253,7 +253,7 @@ async function recoverLength(c: RunContext, t: RunTurn, startStream: ReturnType<
     t.streamError === undefined
   ) {
     recoveries++;
-    c.ledger('length_recovery', {
+    await c.ledger('length_recovery', {
       attempt: recoveries,
       max_attempts: maxRecoveries,
       step: c.steps,
@@ -272,7 +272,7 @@ async function recoverLength(c: RunContext, t: RunTurn, startStream: ReturnType<
 }
 
 /** How the streams ended: stopped, the step limit, a provider failure, or completed. */
-function settleRun(c: RunContext, t: RunTurn): RunOutcome {
+async function settleRun(c: RunContext, t: RunTurn): Promise<RunOutcome> {
   if (c.signal.aborted) return stopped(c);
   const limit = `max_steps: the step limit (${t.maxSteps}) was reached before the model finished`;
   const limited = () =>
@@ -290,7 +290,7 @@ function settleRun(c: RunContext, t: RunTurn): RunOutcome {
   if (isToolChoiceViolation(t.streamError)) return limited();
   if (t.streamError !== undefined) {
     const { failure, message } = providerFailure(c.app, t.resolved, t.streamError, c.run.id);
-    c.ledger('error', { source: 'provider', message, failure });
+    await c.ledger('error', { source: 'provider', message, failure });
     return outcome(c, 'failed', 'provider_error', message, failure);
   }
   if (t.finishReason === 'tool-calls' && t.lastToolCalls > 0) return limited();
@@ -299,7 +299,7 @@ function settleRun(c: RunContext, t: RunTurn): RunOutcome {
 }
 
 /** A run that threw: stopped, or failed (the model unavailable, or an error of the run). */
-function failedRun(c: RunContext, error: unknown): RunOutcome {
+async function failedRun(c: RunContext, error: unknown): Promise<RunOutcome> {
   if (c.signal.aborted) return stopped(c);
   const { app, run } = c;
   const model = c.model;
@@ -315,7 +315,7 @@ function failedRun(c: RunContext, error: unknown): RunOutcome {
     }),
     run.id,
   );
-  c.ledger('error', { source: model ? 'run' : 'model_resolution', code: e.code, message, failure });
+  await c.ledger('error', { source: model ? 'run' : 'model_resolution', code: e.code, message, failure });
   return outcome(c, 'failed', unavailable ? 'model_unavailable' : 'error', message, failure);
 }
 

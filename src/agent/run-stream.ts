@@ -67,7 +67,7 @@ function bridgeFor(c: RunContext, t: RunTurn) {
         async () => t.recorder?.toolCall(call),
       );
     },
-    onResult(call) {
+    async onResult(call) {
       const verdict = loop.record(call.tool, call.input, call.output);
       if (!verdict || signal.aborted) return;
       x.stop.status ??= 'failed';
@@ -84,7 +84,7 @@ function bridgeFor(c: RunContext, t: RunTurn) {
         tool: verdict.tool,
         repeats: verdict.repeats,
       });
-      c.ledger('loop.detected', { tool: verdict.tool, repeats: verdict.repeats });
+      await c.ledger('loop.detected', { tool: verdict.tool, repeats: verdict.repeats });
       x.controller.abort(new Error('loop detected'));
     },
   });
@@ -145,7 +145,7 @@ export function streamStarter(
         // SDK already prepares this one: wait until it is closed, so the decisions below see it.
         if (stepNumber > 0) await stepsClosed(t, step);
         if (step > 0) {
-          if (app.runs.cancelRequested(run.id)) {
+          if (await app.runs.cancelRequested(run.id)) {
             x.stop.status ??= 'cancelled';
             x.stop.reason ??= 'cancelled (requested through the run ledger)';
             x.controller.abort(new Error('cancelled'));
@@ -176,7 +176,8 @@ export function streamStarter(
           : stepMessages;
         const fitted =
           t.window > 0 ? fitToBudget(outgoing, messageBudget(t)) : { messages: outgoing, trimmed: 0 };
-        if (fitted.trimmed > 0) c.ledger('context.trimmed', { step: c.steps, characters: fitted.trimmed });
+        if (fitted.trimmed > 0)
+          await c.ledger('context.trimmed', { step: c.steps, characters: fitted.trimmed });
         return {
           activeTools: [...t.active],
           ...(final ? { toolChoice: 'none' as const, system: `${t.system}\n\n${FINAL_STEP_NOTE}` } : {}),
@@ -222,8 +223,8 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
       ratio: t.window > 0 ? round(t.lastContext / t.window) : 0,
     });
   }
-  app.runs.update(run.id, { steps: c.steps, usage, cost: c.cost });
-  c.ledger('step.finished', {
+  await app.runs.update(run.id, { steps: c.steps, usage, cost: c.cost });
+  await c.ledger('step.finished', {
     step: c.steps,
     finish_reason: t.finishReason ?? null,
     tool_calls: recorder.toolCalls.length,
@@ -283,7 +284,7 @@ async function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
       c.steps++;
       t.stepUsage = null;
       t.finishReason = undefined;
-      c.ledger('phase', { phase: 'model', step: c.steps });
+      await c.ledger('phase', { phase: 'model', step: c.steps });
       t.recorder = new StepRecorder(app, {
         sessionId: c.sessionId,
         runId: c.run.id,

@@ -72,7 +72,7 @@ export interface RunContext {
   model: ResolvedModel | undefined;
   resultMessageId: string | null;
   /** Append to the run's ledger; a failed append is logged, never thrown. */
-  ledger(type: string, payload?: Record<string, unknown>): void;
+  ledger(type: string, payload?: Record<string, unknown>): Promise<void>;
 }
 
 /** What the run prepared before its first step, and the state of its steps as they stream. */

@@ -53,7 +53,7 @@ export interface AgentCore {
   deferred(runId: string): Deferred;
   /** Resolve the waiters of a finished run. */
   settle(runId: string): Promise<void>;
-  publishQueue(sessionId: string): void;
+  publishQueue(sessionId: string): Promise<void>;
   notifyIdle(sessionId: string): void;
 }
 
@@ -105,8 +105,8 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
       deferreds.delete(runId);
       d.resolve(await runResult(host, runId));
     },
-    publishQueue(sessionId) {
-      const items = host.runs.queued(sessionId);
+    async publishQueue(sessionId) {
+      const items = await host.runs.queued(sessionId);
       core.publish(sessionId, 'queue.changed', {
         session_id: sessionId,
         length: items.length,
@@ -124,7 +124,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
 
 /** A run's result as the service answers it: the ledger row with the final answer's text. */
 export async function runResult(host: AgentHost, runId: string): Promise<RunResult> {
-  const run = host.runs.require(runId);
+  const run = await host.runs.require(runId);
   const message = run.result_message_id ? await host.sessions.getMessage(run.result_message_id) : undefined;
   return {
     run_id: run.id,
@@ -135,7 +135,7 @@ export async function runResult(host: AgentHost, runId: string): Promise<RunResu
     reason: run.reason,
     error: run.error,
     failure: run.failure,
-    refused: run.status === 'completed' ? refusedCall(host.runs, run.id) : null,
+    refused: run.status === 'completed' ? await refusedCall(host.runs, run.id) : null,
     text: message ? textOf(message.parts) : '',
     steps: run.steps,
     usage: run.usage,
@@ -150,17 +150,17 @@ export async function runResult(host: AgentHost, runId: string): Promise<RunResu
 }
 
 /** The session's run in another live svc process, if any. */
-export function busyElsewhere(host: AgentHost, sessionId: string): AgentRun | undefined {
-  const running = host.runs.running(sessionId);
+export async function busyElsewhere(host: AgentHost, sessionId: string): Promise<AgentRun | undefined> {
+  const running = await host.runs.running(sessionId);
   if (!running || running.runner === host.runs.owner.runner) return undefined;
   return host.runs.ownerAlive(running) ? running : undefined;
 }
 
 /** The session's state as a caller sees it: running when another process runs it. */
-export function stateOf(core: AgentCore, sessionId: string): SessionState {
+export async function stateOf(core: AgentCore, sessionId: string): Promise<SessionState> {
   const rt = core.runtime(sessionId);
   if (rt.state !== 'idle') return rt.state;
-  return busyElsewhere(core.host, sessionId) ? 'running' : 'idle';
+  return (await busyElsewhere(core.host, sessionId)) ? 'running' : 'idle';
 }
 
 /** Abort the session's active run in this process (the first stopper's status and reason win). */

@@ -14,7 +14,7 @@ import type { ToolSet } from 'ai';
 import { SvcError, toSvcError } from '../errors';
 import type { PermissionAskContext } from '../permissions/permission-service';
 import { callTitle, oneLine } from '../permissions/tool-policy';
-import { atomically } from '../store/db';
+import { atomicallyAsync } from '../store/db';
 import type { AgentHost } from './deps';
 import { classifySandboxDenial, classifyToolError, type Failure } from './failure';
 import type { AgentCallResult, AgentToolbox, AgentToolSpec } from './toolbox';
@@ -40,7 +40,7 @@ export interface ToolBridgeOptions {
    */
   beforeCall?(call: { tool_call_id: string; tool: string; input: unknown }): void | Promise<void>;
   /** After each call (loop detection); may stop the run. */
-  onResult(call: { tool: string; input: unknown; output: string; isError: boolean }): void;
+  onResult(call: { tool: string; input: unknown; output: string; isError: boolean }): Promise<void>;
 }
 
 export interface ToolBridge {
@@ -71,9 +71,9 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     const title = callTitle(name, rawInput);
     await options.beforeCall?.({ tool_call_id: toolCallId, tool: name, input: rawInput });
     // The event and its ledger row: one commit.
-    atomically(
+    await atomicallyAsync(
       () => app.db,
-      () => {
+      async () => {
         app.bus.publish(options.sessionId, 'tool.started', {
           session_id: options.sessionId,
           run_id: options.runId,
@@ -81,7 +81,7 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           tool: name,
           title: app.redactor.string(title),
         });
-        ledger(app, options.runId, 'tool.started', { tool_call_id: toolCallId, tool: name, title });
+        await ledger(app, options.runId, 'tool.started', { tool_call_id: toolCallId, tool: name, title });
       },
     );
     const askContext: PermissionAskContext = {
@@ -110,9 +110,12 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           ask: async (request) => {
             await app.permissions.ask(request, askContext);
           },
-          event: (type, payload) => {
+          event: async (type, payload) => {
             if (type === 'sandbox_denied') denial ??= payload;
-            ledger(app, options.runId, type, { tool_call_id: toolCallId, ...app.redactor.value(payload) });
+            await ledger(app, options.runId, type, {
+              tool_call_id: toolCallId,
+              ...app.redactor.value(payload),
+            });
           },
           gate: (tool) =>
             options.isActive(tool)
@@ -145,9 +148,9 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       });
     }
     const duration_ms = app.clock.now() - started;
-    atomically(
+    await atomicallyAsync(
       () => app.db,
-      () => {
+      async () => {
         app.bus.publish(options.sessionId, 'tool.finished', {
           session_id: options.sessionId,
           run_id: options.runId,
@@ -158,7 +161,7 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           summary: summaryOf(output),
           ...(failure ? { failure } : {}),
         });
-        ledger(app, options.runId, 'tool.finished', {
+        await ledger(app, options.runId, 'tool.finished', {
           tool_call_id: toolCallId,
           tool: name,
           is_error: isError,
@@ -169,7 +172,7 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
         });
       },
     );
-    options.onResult({ tool: name, input: rawInput, output, isError });
+    await options.onResult({ tool: name, input: rawInput, output, isError });
     if (isError) throw new ToolFailure(output);
     return output;
   };
@@ -274,9 +277,9 @@ export function summaryOf(output: string): string {
   return oneLine(output, 200);
 }
 
-function ledger(app: AgentHost, runId: string, type: string, payload: Record<string, unknown>) {
+async function ledger(app: AgentHost, runId: string, type: string, payload: Record<string, unknown>) {
   try {
-    app.runs.append(runId, type, payload);
+    await app.runs.append(runId, type, payload);
   } catch (error) {
     app.log.warn('run ledger append failed', { run_id: runId, type, error });
   }

@@ -31,7 +31,7 @@ export interface AgentCallContext {
   /** Ask the operator (the permission service with the run's ask context). */
   ask(request: PermissionRequest): Promise<void>;
   /** Append an event to the run's ledger (`local_shell_started`, …). */
-  event(type: string, payload: Record<string, unknown>): void;
+  event(type: string, payload: Record<string, unknown>): Promise<void>;
   /** The run's own gate (the funnel of the current step): an error refuses the call. */
   gate?(name: string): SvcError | undefined;
 }

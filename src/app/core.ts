@@ -48,7 +48,9 @@ export function createCore(base: AppBase): AppCore {
   // Processes a killed svc left running (issue 15): reaped once this process first opens the ledger.
   const reaper = createProcessReaper({
     processes: createProcessRepository(openDatabase),
-    append: (runId, type, payload) => runs.append(runId, type, payload),
+    append: async (runId, type, payload) => {
+      await runs.append(runId, type, payload);
+    },
     now: () => clock.now(),
     onError: (error) => log.warn('process reaper failed', { error }),
   });
@@ -60,8 +62,10 @@ export function createCore(base: AppBase): AppCore {
     runner,
     isLiveRunner,
     afterFirstRecovery: () => {
-      const killed = reaper.reap().filter((p) => p.killed.length > 0);
-      if (killed.length) log.warn('reaped processes left by an exited svc', { processes: killed });
+      void reaper.reap().then((reaped) => {
+        const killed = reaped.filter((p) => p.killed.length > 0);
+        if (killed.length) log.warn('reaped processes left by an exited svc', { processes: killed });
+      });
     },
     onListenerError: (error, event) => log.warn('run ledger listener failed', { type: event.type, error }),
   });
@@ -90,7 +94,9 @@ export function createCore(base: AppBase): AppCore {
     version: VERSION,
   });
   base.closers.push(() => telemetry.shutdown());
-  telemetry.metrics.gauge('queue_depth', () => (base.hasDb() ? runs.count({ status: ['queued'] }) : 0));
+  telemetry.metrics.gauge('queue_depth', () =>
+    base.hasDb() ? runs.queries.count({ status: ['queued'] }) : 0,
+  );
   const providers = createProviderService({
     calls: telemetry.calls,
     config: base.config,

@@ -42,7 +42,7 @@ describe('permission service', () => {
     expect(await toolOutputs(app, result.session_id)).toEqual([
       'forbidden: permission needed to touch, but no one is attached to approve it (headless run). Re-run with --yolo, add "touch" to [permissions].allowed_tools, or run it where an operator can answer (TUI, HTTP client)',
     ]);
-    expect(app.runs.events(result.run_id).map((e) => e.type)).toContain('permission.unattended');
+    expect((await app.runs.events(result.run_id)).map((e) => e.type)).toContain('permission.unattended');
   });
 
   it('asks the attached surface: allow once runs the tool, and the next call asks again', async () => {
@@ -132,9 +132,11 @@ describe('permission service', () => {
     expect((await app.agent.run({ prompt: 'b', yolo: true })).status).toBe('completed');
     const third = await app.agent.run({ prompt: 'c' });
     expect(log).toEqual(['allowed', 'rm x', 'git status']);
-    const vias = app.runs
-      .list({ limit: 10 })
-      .flatMap((r) => app.runs.events(r.id, { types: ['permission.allowed'] }))
+    const listed = await app.runs.list({ limit: 10 });
+    const vias = (
+      await Promise.all(listed.map((r) => app.runs.events(r.id, { types: ['permission.allowed'] })))
+    )
+      .flat()
       .map((e) => e.payload.via);
     expect(vias.sort()).toEqual(['allowed_tools', 'read_only', 'yolo']);
     expect(third.status).toBe('completed');

@@ -60,10 +60,10 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
     return false;
   };
 
-  const ledger = (runId: string | undefined, type: string, payload: Record<string, unknown>) => {
+  const ledger = async (runId: string | undefined, type: string, payload: Record<string, unknown>) => {
     if (!runId) return;
     try {
-      deps.runs.append(runId, type, payload);
+      await deps.runs.append(runId, type, payload);
     } catch {
       // The ledger is evidence, not a gate: a missing run row must not block a permission answer.
     }
@@ -94,10 +94,10 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
     return 'ask';
   };
 
-  const settle = (waiter: Waiter, decision: PermissionDecision, by: string, message?: string) => {
+  const settle = async (waiter: Waiter, decision: PermissionDecision, by: string, message?: string) => {
     waiters.delete(waiter.pending.request_id);
     const { pending } = waiter;
-    ledger(pending.run_id ?? undefined, 'permission.resolved', {
+    await ledger(pending.run_id ?? undefined, 'permission.resolved', {
       request_id: pending.request_id,
       tool: pending.tool,
       decision,

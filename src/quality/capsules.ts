@@ -109,7 +109,7 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
           id,
           session_id: sessionId,
           run_id: runId,
-          parent_run_id: deps.runs.get(runId)?.parent_run_id ?? null,
+          parent_run_id: (await deps.runs.get(runId))?.parent_run_id ?? null,
           run_status: runStatus,
           checkpoint_note: 'no checkpoint: edit capsules were off when the run first changed a file',
           now,
@@ -144,7 +144,7 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
     const capsule = await finalizeRow(runId, sessionId, status);
     // Capsules left recording by a run that ended without a run.finished here (a crash).
     for (const row of repo.strandedExcept(runId)) {
-      const run = deps.runs.get(row.run_id);
+      const run = await deps.runs.get(row.run_id);
       if (!run || FINAL_RUN_STATUSES.has(run.status)) {
         await finalizeRow(row.run_id, row.session_id, run?.status ?? 'interrupted');
       }
@@ -214,7 +214,7 @@ async function openCapsule(
     note = `no checkpoint (${message}); the capsule still reverts from file history`;
     deps.log.info('edit capsule without checkpoint', { run_id: ctx.runId, reason: message });
   }
-  const run = deps.runs.get(ctx.runId);
+  const run = await deps.runs.get(ctx.runId);
   repo.insertRecording({
     id: deps.ids.next('cap'),
     session_id: ctx.sessionId,

@@ -212,7 +212,7 @@ async function getTask(context: Served, params: Record<string, unknown>) {
 async function cancelTask(context: Served, params: Record<string, unknown>) {
   const app = context.host;
   const served = requireServed(context, params);
-  const run = app.runs.require(served.task_id);
+  const run = await app.runs.require(served.task_id);
   if (run.status !== 'queued' && run.status !== 'running') {
     throw new RpcFailure(
       RPC_ERRORS.taskNotCancelable,

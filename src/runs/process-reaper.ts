@@ -23,7 +23,7 @@ export interface ReapedProcess {
 
 export interface ProcessReaper {
   /** Reap what dead svc processes left; returns what was looked at (killed or found gone). */
-  reap(): ReapedProcess[];
+  reap(): Promise<ReapedProcess[]>;
 }
 
 /** Processes started longer ago than this are not looked at any more. */
@@ -31,14 +31,14 @@ const WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 
 export function createProcessReaper(deps: {
   processes: ProcessRepository;
-  append: (runId: string, type: string, payload: Record<string, unknown>) => void;
+  append: (runId: string, type: string, payload: Record<string, unknown>) => Promise<void>;
   now: () => number;
   host?: string;
   onError?: (error: unknown) => void;
 }): ProcessReaper {
   const host = deps.host ?? hostname();
   return {
-    reap() {
+    async reap() {
       const out: ReapedProcess[] = [];
       let pending: ReturnType<ProcessRepository['pending']>;
       try {
@@ -61,7 +61,7 @@ export function createProcessReaper(deps: {
           killed,
         };
         try {
-          deps.append(run_id, 'process_reaped', {
+          await deps.append(run_id, 'process_reaped', {
             pid: identity.pid,
             kind: reaped.kind,
             command: reaped.command,

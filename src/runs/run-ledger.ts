@@ -39,46 +39,49 @@ export interface RunLedger {
   readonly owner: { pid: number; host: string; runner: string };
   /** Whether the durable store can be used, and why not. Never throws. */
   available(): { ok: true; path: string } | { ok: false; reason: string };
-  create(input: CreateRunInput): AgentRun;
-  get(id: string): AgentRun | undefined;
+  create(input: CreateRunInput): Promise<AgentRun>;
+  get(id: string): Promise<AgentRun | undefined>;
   /** Like get, but a not_found SvcError naming the id. */
-  require(id: string): AgentRun;
-  list(filter?: RunFilter): AgentRun[];
-  count(filter?: Omit<RunFilter, 'limit' | 'offset'>): number;
+  require(id: string): Promise<AgentRun>;
+  list(filter?: RunFilter): Promise<AgentRun[]>;
+  count(filter?: Omit<RunFilter, 'limit' | 'offset'>): Promise<number>;
   /** The session's prompt queue: its queued runs, oldest first. */
-  queued(sessionId: string): AgentRun[];
+  queued(sessionId: string): Promise<AgentRun[]>;
   /** The running run of a session, if any (any process). */
-  running(sessionId: string): AgentRun | undefined;
+  running(sessionId: string): Promise<AgentRun | undefined>;
   /**
    * Atomically move a queued run to running for this process, unless another live process
    * already runs one in the same session.
    */
-  claim(runId: string): ClaimResult;
-  update(id: string, patch: RunPatch): AgentRun;
+  claim(runId: string): Promise<ClaimResult>;
+  update(id: string, patch: RunPatch): Promise<AgentRun>;
   /** Append an event; returns it with its per-run sequence number. */
-  append(runId: string, type: string, payload?: Record<string, unknown>): RunEvent;
+  append(runId: string, type: string, payload?: Record<string, unknown>): Promise<RunEvent>;
   /**
    * Observe every event this ledger appends (e.g. the finding lifecycle reads `local_shell_finished`).
    * Listeners run synchronously after the row is written; one that throws is logged by the caller's
    * `onListenerError` and never fails the append. Returns the removal.
    */
   onAppend(listener: (event: RunEvent) => void): () => void;
-  events(runId: string, options?: { afterSeq?: number; limit?: number; types?: string[] }): RunEvent[];
-  eventCount(runId?: string): number;
-  recentEvents(options?: { limit?: number; sessionId?: string; type?: string }): RunEvent[];
-  requestCancel(id: string): void;
-  cancelRequested(id: string): boolean;
+  events(
+    runId: string,
+    options?: { afterSeq?: number; limit?: number; types?: string[] },
+  ): Promise<RunEvent[]>;
+  eventCount(runId?: string): Promise<number>;
+  recentEvents(options?: { limit?: number; sessionId?: string; type?: string }): Promise<RunEvent[]>;
+  requestCancel(id: string): Promise<void>;
+  cancelRequested(id: string): Promise<boolean>;
   /** Deletes the run, its events and its descendant runs; returns the ids removed. */
-  delete(id: string): string[];
+  delete(id: string): Promise<string[]>;
   /** True when the row's owning process is alive (this process counts when `mine` says so). */
   ownerAlive(run: AgentRun): boolean;
   /**
    * Marks running runs whose owner is gone `interrupted` (done once per process on first use,
    * and callable again). Returns the runs it marked.
    */
-  recover(): AgentRun[];
+  recover(): Promise<AgentRun[]>;
   /** Runs this ledger marked interrupted since it was created. */
-  recovered(): AgentRun[];
+  recovered(): Promise<AgentRun[]>;
   /**
    * The ledger's reads as stored, without the first-use recovery (readouts, other domains'
    * read models): see ./queries.ts.
@@ -148,12 +151,13 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     isLiveRunner: deps.isLiveRunner,
     onRecovered: deps.onRecovered,
   });
-  const get = (id: string) => {
+  const get = async (id: string) => {
     db();
     return queries.get(id);
   };
-  const require = (id: string) => {
-    const run = get(id);
+  const requireNow = (id: string) => {
+    db();
+    const run = queries.get(id);
     if (!run) throw new SvcError('not_found', `run_id: no run "${id}"; see list_agent_runs`);
     return run;
   };
@@ -166,12 +170,14 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     writes,
     events,
     ownerAlive: recovery.ownerAlive,
-    require,
+    require: requireNow,
   });
   /** A read after the first-use recovery. */
   const read =
     <A extends unknown[], R>(fn: (...args: A) => R) =>
-    (...args: A): R => {
+    // No await before `fn`: on SQLite the statement runs when the method is called, so a caller
+    // that does not wait (a sync event callback) still writes in call order.
+    async (...args: A): Promise<R> => {
       db();
       return fn(...args);
     };
@@ -186,9 +192,14 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
         return { ok: false, reason: SvcError.is(error) ? error.message : String(error) };
       }
     },
-    ...writeOps,
+    // The SQLite writes stay synchronous inside: each method has run its statements when it returns.
+    create: async (input) => writeOps.create(input),
+    claim: async (runId) => writeOps.claim(runId),
+    update: async (id, patch) => writeOps.update(id, patch),
+    requestCancel: async (id) => writeOps.requestCancel(id),
+    delete: async (id) => writeOps.delete(id),
     get,
-    require,
+    require: async (id) => requireNow(id),
     list: read((filter: RunFilter = {}) => queries.list(filter)),
     count: read((filter: Omit<RunFilter, 'limit' | 'offset'> = {}) => queries.count(filter)),
     queued: read(queries.queued),
@@ -202,11 +213,11 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     recentEvents: read(queries.recentEvents),
     cancelRequested: read(queries.cancelRequested),
     ownerAlive: recovery.ownerAlive,
-    recover: () => {
+    recover: async () => {
       rawDb();
       return recovery.recover();
     },
-    recovered: recovery.recovered,
+    recovered: async () => recovery.recovered(),
     queries,
   };
 }

@@ -88,8 +88,8 @@ export function phaseSpans(events: readonly RunEvent[], run: AgentRun): PhaseSpa
   return spans;
 }
 
-export function buildTrace(ledger: RunLedger, run: AgentRun) {
-  const events = ledger.events(run.id, { limit: 100_000 });
+export async function buildTrace(ledger: RunLedger, run: AgentRun) {
+  const events = await ledger.events(run.id, { limit: 100_000 });
   const steps: TraceStep[] = [];
   const calls = new Map<string, TraceToolCall>();
   const permissions: Record<string, unknown>[] = [];
@@ -168,7 +168,7 @@ export function buildTrace(ledger: RunLedger, run: AgentRun) {
         }
     }
   }
-  const children = ledger.list({ parent_run_id: run.id, limit: 500 });
+  const children = await ledger.list({ parent_run_id: run.id, limit: 500 });
   const toolCalls = [...calls.values()];
   return {
     phases: phaseSpans(events, run),

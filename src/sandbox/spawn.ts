@@ -65,7 +65,7 @@ export interface SpawnerDeps {
   /** True for a value the redactor knows as a secret. */
   isSecretValue?: (value: string) => boolean;
   /** Append to the run ledger (errors are swallowed: the ledger is evidence, not a gate). */
-  record?: (runId: string, type: string, payload: Record<string, unknown>) => void;
+  record?: (runId: string, type: string, payload: Record<string, unknown>) => void | Promise<unknown>;
 }
 
 /** Set for every command: no pagers or editors waiting on a terminal, and marked as svc's. */
@@ -102,7 +102,8 @@ export function createCommandSpawner(deps: SpawnerDeps): CommandSpawner {
   const record = (runId: string | undefined, type: string, payload: Record<string, unknown>) => {
     if (!runId || !deps.record) return;
     try {
-      deps.record(runId, type, payload);
+      // Not awaited: the SQLite ledger writes at the call; a failed append is dropped either way.
+      void Promise.resolve(deps.record(runId, type, payload)).catch(() => {});
     } catch {
       // a run the ledger does not know (a direct call), or a closed database
     }

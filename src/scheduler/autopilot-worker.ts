@@ -69,13 +69,13 @@ export function createAutopilotWorker(deps: AutopilotDeps): AutopilotWorker {
   };
   const started = new Set<string>();
 
-  const pruneStarted = () => {
+  const pruneStarted = async () => {
     for (const runId of started) {
-      const run = deps.runs.get(runId);
+      const run = await deps.runs.get(runId);
       if (run && (run.status === 'running' || run.status === 'queued')) continue;
       started.delete(runId);
       // A run that finished with a refused change is an outcome to look at, not a success.
-      const refused = run?.status === 'completed' ? refusedCall(deps.runs, runId) : null;
+      const refused = run?.status === 'completed' ? await refusedCall(deps.runs, runId) : null;
       if (refused) {
         state.errors++;
         state.last_error = `run ${runId} refused: ${refused.summary}; next: ${refused.next}`;
@@ -88,16 +88,16 @@ export function createAutopilotWorker(deps: AutopilotDeps): AutopilotWorker {
     if (!deps.config().services.autopilot.drain_queues || room <= 0) return 0;
     const agent = deps.agent();
     const sessions = [
-      ...new Set(deps.runs.list({ status: ['queued'], limit: 500 }).map((r) => r.session_id)),
+      ...new Set((await deps.runs.list({ status: ['queued'], limit: 500 })).map((r) => r.session_id)),
     ];
     let drained = 0;
     for (const sessionId of sessions) {
       if (drained >= room) break;
       const status = await agent.state(sessionId);
       if (status.state !== 'idle' || status.busy_elsewhere) continue;
-      const last = deps.runs
-        .list({ session_id: sessionId, limit: 20 })
-        .find((r) => r.status !== 'queued' && r.status !== 'running');
+      const last = (await deps.runs.list({ session_id: sessionId, limit: 20 })).find(
+        (r) => r.status !== 'queued' && r.status !== 'running',
+      );
       // After a failure or a cancel the queue waits for a person (the agent's rule for its queue).
       if (last && last.status !== 'completed') continue;
       const runId = await agent.drain(sessionId);
@@ -113,7 +113,7 @@ export function createAutopilotWorker(deps: AutopilotDeps): AutopilotWorker {
     name: 'autopilot',
     state,
     async tick() {
-      pruneStarted();
+      await pruneStarted();
       const max = deps.config().services.autopilot.max_concurrent_runs;
       let fired = 0;
       let drained = 0;

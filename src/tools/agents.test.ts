@@ -67,7 +67,7 @@ describe('agent kinds and sub-agents', () => {
     });
     const [child] = await app.sessions.list({ parent_id: result.session_id });
     expect(child).toMatchObject({ title: 'find echo', agent: 'explore' });
-    const childRun = app.runs.list({ session_id: child.id })[0];
+    const childRun = (await app.runs.list({ session_id: child.id }))[0];
     expect(childRun).toMatchObject({
       parent_run_id: result.run_id,
       family_session_id: result.session_id,

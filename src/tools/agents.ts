@@ -82,7 +82,7 @@ export const agent = defineTool({
     const parent = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
       .session;
     const kind = agentKind(app.config, input.agent, 'subagent');
-    const parentRun = ctx.runId ? app.runs.get(ctx.runId) : undefined;
+    const parentRun = ctx.runId ? await app.runs.get(ctx.runId) : undefined;
     const parentKind = ctx.agent ? app.agent.kinds().find((k) => k.id === ctx.agent) : undefined;
     if (parentKind?.read_only && !kind.read_only) {
       throw new SvcError(

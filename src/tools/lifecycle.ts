@@ -123,7 +123,7 @@ export const autopilotStatus = defineTool({
         unattended_source: settings.unattended ? 'services.autopilot.unattended' : 'permissions.unattended',
       },
       schedules: { counts: status.counts, due_now: status.due_now, next: status.next },
-      queued_prompts: app.runs.count({ status: ['queued'] }),
+      queued_prompts: await app.runs.count({ status: ['queued'] }),
       warnings: status.warnings,
     };
   },

@@ -28,7 +28,7 @@ export const getPromptQueueStatus = defineTool({
       ? [(await app.sessions.require(input.session_id)).id]
       : [
           ...new Set([
-            ...app.runs.list({ status: ['queued', 'running'], limit: 500 }).map((r) => r.session_id),
+            ...(await app.runs.list({ status: ['queued', 'running'], limit: 500 })).map((r) => r.session_id),
             ...app.agent.active().map((a) => a.session_id),
           ]),
         ];

@@ -62,7 +62,7 @@ describe('runs tools', () => {
 
   it('TOOLS-15, TOOLS-16, TOOLS-17: session_id and family_session_id filter; family returns parent and child rows and wins', async () => {
     const { app, parent, other } = await familyFixture();
-    const child = app.runs.list({ parent_run_id: parent.run_id })[0];
+    const child = (await app.runs.list({ parent_run_id: parent.run_id }))[0];
     expect(child).toMatchObject({
       parent_run_id: parent.run_id,
       family_session_id: parent.session_id,
@@ -228,7 +228,7 @@ describe('runs tools', () => {
 
     const deleted = await call(app, 'delete_agent_run', { run_id: parent.run_id });
     expect(deleted.count).toBe(2); // with its sub-agent run
-    expect(app.runs.get(parent.run_id)).toBeUndefined();
+    expect(await app.runs.get(parent.run_id)).toBeUndefined();
     expect(await app.sessions.messages(parent.session_id)).toHaveLength(4);
   });
 });

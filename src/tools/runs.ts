@@ -69,7 +69,7 @@ export const listAgentRuns = defineTool({
       family_session_id: input.family_session_id,
       status: input.status,
     };
-    const runs = ledger.list({ ...filter, limit: input.limit, offset: input.offset });
+    const runs = await ledger.list({ ...filter, limit: input.limit, offset: input.offset });
     return {
       filter: {
         applied: input.family_session_id ? 'family_session_id' : input.session_id ? 'session_id' : 'none',
@@ -79,7 +79,7 @@ export const listAgentRuns = defineTool({
       },
       runs: runs.map(runView),
       count: runs.length,
-      total: ledger.count(filter),
+      total: await ledger.count(filter),
     };
   },
 });
@@ -101,11 +101,11 @@ export const getAgentRun = defineTool({
   examples: [{ run_id: 'run_0001' }],
   run: async (ctx, input) => {
     const ledger = ledgerOf(ctx.app);
-    const run = ledger.require(input.run_id);
+    const run = await ledger.require(input.run_id);
     return {
       run: runView(run),
-      children: ledger.list({ parent_run_id: run.id, limit: 500 }).map(runView),
-      event_count: ledger.eventCount(run.id),
+      children: (await ledger.list({ parent_run_id: run.id, limit: 500 })).map(runView),
+      event_count: await ledger.eventCount(run.id),
       result_text: (await ctx.app.agent.result(run.id)).text,
     };
   },
@@ -137,8 +137,8 @@ export const getAgentRunEvents = defineTool({
   examples: [{ run_id: 'run_0001' }],
   run: async (ctx, input) => {
     const ledger = ledgerOf(ctx.app);
-    ledger.require(input.run_id);
-    const events = ledger.events(input.run_id, {
+    await ledger.require(input.run_id);
+    const events = await ledger.events(input.run_id, {
       afterSeq: input.after_seq,
       limit: input.limit,
       types: input.type,
@@ -147,7 +147,7 @@ export const getAgentRunEvents = defineTool({
       run_id: input.run_id,
       events: events.map((e) => ({ seq: e.seq, type: e.type, payload: e.payload, created_at: e.created_at })),
       count: events.length,
-      total: ledger.eventCount(input.run_id),
+      total: await ledger.eventCount(input.run_id),
       next_after_seq: events.length ? events[events.length - 1].seq : input.after_seq,
     };
   },
@@ -171,19 +171,21 @@ export const getSessionPhases = defineTool({
     const ledger = ledgerOf(app);
     const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
       .session;
-    const runs = ledger.list({ session_id: session.id, limit: input.limit });
+    const runs = await ledger.list({ session_id: session.id, limit: input.limit });
     return {
       session_id: session.id,
       workflow_phase: workflowPhase(session),
       workflow_history: Array.isArray(session.metadata.workflow_history)
         ? session.metadata.workflow_history
         : [],
-      runs: runs.map((run) => ({
-        run_id: run.id,
-        status: run.status,
-        agent: run.agent,
-        phases: phaseSpans(ledger.events(run.id, { types: ['phase'] }), run),
-      })),
+      runs: await Promise.all(
+        runs.map(async (run) => ({
+          run_id: run.id,
+          status: run.status,
+          agent: run.agent,
+          phases: phaseSpans(await ledger.events(run.id, { types: ['phase'] }), run),
+        })),
+      ),
     };
   },
 });
@@ -211,7 +213,7 @@ export const updateAgentRun = defineTool({
       );
     }
     const ledger = ledgerOf(app);
-    const before = ledger.require(input.run_id);
+    const before = await ledger.require(input.run_id);
     if (ctx.runId === before.id) {
       throw new SvcError('invalid_input', 'run_id: a run cannot cancel itself; finish your answer instead');
     }
@@ -283,7 +285,7 @@ export const forkAgentRun = defineTool({
   run: async (ctx, input) => {
     const { app } = ctx;
     const ledger = ledgerOf(app);
-    const run = ledger.require(input.run_id);
+    const run = await ledger.require(input.run_id);
     if (run.status === 'queued')
       throw new SvcError('conflict', `run ${run.id} has not started; nothing to fork`);
     const source = await app.sessions.require(run.session_id);
@@ -328,14 +330,14 @@ export const deleteAgentRun = defineTool({
   surfaces: { mcp: 'svc_delete_agent_run', cli: { command: 'runs delete', args: ['run_id'] } },
   run: async (ctx, input) => {
     const ledger = ledgerOf(ctx.app);
-    const run = ledger.require(input.run_id);
+    const run = await ledger.require(input.run_id);
     if (run.status === 'queued' || run.status === 'running') {
       throw new SvcError(
         'conflict',
         `run ${run.id} is ${run.status}; cancel it first (update_agent_run action cancel)`,
       );
     }
-    const deleted = ledger.delete(run.id);
+    const deleted = await ledger.delete(run.id);
     return { deleted, count: deleted.length };
   },
 });
@@ -356,8 +358,8 @@ export const inspectRunTrace = defineTool({
   examples: [{ run_id: 'run_0001' }],
   run: async (ctx, input) => {
     const ledger = ledgerOf(ctx.app);
-    const run = ledger.require(input.run_id);
-    const trace = buildTrace(ledger, run);
+    const run = await ledger.require(input.run_id);
+    const trace = await buildTrace(ledger, run);
     return { run: runView(run), ...trace, children: trace.children.map(runView) };
   },
 });
@@ -388,13 +390,15 @@ export const runLedgerStatus = defineTool({
       };
     }
     const ledger = app.runs;
-    const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, ledger.count({ status: [s] })]));
-    const active = ledger.list({ status: ['running'], limit: 100 });
+    const byStatus = Object.fromEntries(
+      await Promise.all(RUN_STATUSES.map(async (s) => [s, await ledger.count({ status: [s] })] as const)),
+    );
+    const active = await ledger.list({ status: ['running'], limit: 100 });
     return {
       store: { kind: 'sqlite', available: true, path: available.path, reason: null },
       durable: true,
-      runs: { total: ledger.count(), by_status: byStatus },
-      events_total: ledger.eventCount(),
+      runs: { total: await ledger.count(), by_status: byStatus },
+      events_total: await ledger.eventCount(),
       active: active.map((r) => ({
         run_id: r.id,
         session_id: r.session_id,
@@ -403,9 +407,11 @@ export const runLedgerStatus = defineTool({
         started_at: r.started_at,
       })),
       queued_total: byStatus.queued,
-      recovered_at_start: ledger
-        .recovered()
-        .map((r) => ({ run_id: r.id, session_id: r.session_id, reason: r.reason })),
+      recovered_at_start: (await ledger.recovered()).map((r) => ({
+        run_id: r.id,
+        session_id: r.session_id,
+        reason: r.reason,
+      })),
       compat_ledger: compatLedger,
     };
   },
@@ -429,7 +435,7 @@ export const listRecentRunLedgerEvents = defineTool({
   mutates: false,
   surfaces: { mcp: 'svc_list_recent_run_ledger_events' },
   run: async (ctx, input) => {
-    const events = ledgerOf(ctx.app).recentEvents({
+    const events = await ledgerOf(ctx.app).recentEvents({
       limit: input.limit,
       sessionId: input.session_id,
       type: input.type,

@@ -139,7 +139,7 @@ export const getSession = defineTool({
     const { app } = ctx;
     const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
       .session;
-    const last = app.runs.list({ session_id: session.id, limit: 1 })[0];
+    const last = (await app.runs.list({ session_id: session.id, limit: 1 }))[0];
     return {
       session: await sessionView(app, session),
       children: (await app.sessions.list({ parent_id: session.id, limit: 100 })).map(sessionSummary),

@@ -51,7 +51,7 @@ export interface ParentSessionDeps {
 }
 
 export async function callerOf(deps: CallerDeps, ctx: CallerContext, sessionId?: string): Promise<Caller> {
-  const run = ctx.runId ? deps.runs.get(ctx.runId) : undefined;
+  const run = ctx.runId ? await deps.runs.get(ctx.runId) : undefined;
   return {
     sessionId: sessionId ?? ctx.sessionId,
     runId: run?.id,
@@ -64,7 +64,7 @@ export async function callerOf(deps: CallerDeps, ctx: CallerContext, sessionId?:
 
 /** The effective tool names of a run, as its loop computes them before each step. */
 export async function toolCeiling(deps: CallerDeps, runId: string): Promise<string[]> {
-  const run = deps.runs.require(runId);
+  const run = await deps.runs.require(runId);
   const kind = deps.agent.kinds().find((k) => k.id === run.agent);
   const policies: ToolPolicy[] = [
     ...(kind ? kindPolicies(kind, { subagent: run.origin === 'subagent' }) : []),

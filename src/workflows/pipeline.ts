@@ -124,14 +124,14 @@ export async function startPipeline(
   deps.registry.assertOpen();
   const { session, familySessionId, run, row } = await openRecords(deps, caller, spec);
   const stopper = createStopper(deps, caller, run.id);
-  const event = (type: string, payload: Record<string, unknown>) => {
+  const event = async (type: string, payload: Record<string, unknown>) => {
     try {
-      deps.runs.append(run.id, type, deps.redactor.value(payload) as Record<string, unknown>);
+      await deps.runs.append(run.id, type, deps.redactor.value(payload) as Record<string, unknown>);
     } catch (error) {
       deps.log.warn('workflow ledger append failed', { run_id: run.id, type, error });
     }
   };
-  event('workflow.started', { workflow_run_id: row.id, kind: spec.kind, name: spec.name });
+  await event('workflow.started', { workflow_run_id: row.id, kind: spec.kind, name: spec.name });
   let finished: WorkflowRun | undefined;
 
   const pipeline: Pipeline = {
@@ -171,7 +171,7 @@ export async function startPipeline(
         model: task.model,
         metadata: { workflow_run_id: row.id, ...task.metadata },
       });
-      event('workflow.child.finished', {
+      await event('workflow.child.finished', {
         ...task.metadata,
         run_id: result.run_id,
         session_id: result.session_id,
@@ -220,7 +220,7 @@ async function openRecords(deps: PipelineDeps, caller: Caller, spec: PipelineSpe
     },
   });
   const familySessionId = await deps.sessions.root(session.id);
-  const run = deps.runs.create({
+  const run = await deps.runs.create({
     session_id: session.id,
     family_session_id: familySessionId,
     parent_run_id: caller.runId ?? null,
@@ -234,7 +234,7 @@ async function openRecords(deps: PipelineDeps, caller: Caller, spec: PipelineSpe
       ...(caller.ceiling ? { tools: caller.ceiling } : {}),
     },
   });
-  const row = deps.store.create({
+  const row = await deps.store.create({
     kind: spec.kind,
     name: spec.name,
     ref: spec.ref,
@@ -315,11 +315,14 @@ function createStopper(
   caller.signal.addEventListener('abort', onCallerAbort, { once: true });
   if (caller.signal.aborted) onCallerAbort();
   const poll = setInterval(() => {
-    try {
-      if (deps.runs.cancelRequested(runId)) stop('cancelled', 'cancelled (requested through the run ledger)');
-    } catch {
-      // database closing: shutdown stops the pipeline
-    }
+    deps.runs.cancelRequested(runId).then(
+      (requested) => {
+        if (requested) stop('cancelled', 'cancelled (requested through the run ledger)');
+      },
+      () => {
+        // database closing: shutdown stops the pipeline
+      },
+    );
   }, CANCEL_POLL_MS);
   poll.unref();
   let resolveDone!: () => void;
@@ -374,7 +377,7 @@ async function recordFinish(
     outcome.text || `(${spec.kind} ${status})`,
   );
   const redactedError = error ? deps.redactor.string(error) : null;
-  deps.runs.update(run.id, {
+  await deps.runs.update(run.id, {
     status,
     reason: status === 'completed' ? null : (stopReason ?? redactedError),
     error: status === 'failed' ? redactedError : null,
@@ -398,5 +401,5 @@ async function recordFinish(
     result: deps.redactor.value(outcome.result) as Record<string, unknown>,
     error: redactedError,
   });
-  return deps.store.get(row.id)!;
+  return (await deps.store.get(row.id))!;
 }

@@ -305,11 +305,16 @@ export async function teamsStatus(
       children.set(task.session_id, await deps.sessions.list({ parent_id: task.session_id, limit: 200 }));
     }
   }
+  const lastRuns = new Map<string, Awaited<ReturnType<typeof deps.runs.list>>[number] | undefined>();
+  for (const sessions of children.values()) {
+    for (const session of sessions)
+      lastRuns.set(session.id, (await deps.runs.list({ session_id: session.id, limit: 1 }))[0]);
+  }
   const view = teams.map((team) => {
     const tasks = tasksOf.get(team.id)!;
     const sessions = tasks.flatMap((task) =>
       children.get(task.session_id)!.map((session) => {
-        const run = deps.runs.list({ session_id: session.id, limit: 1 })[0];
+        const run = lastRuns.get(session.id);
         return {
           task_id: task.id,
           role: String(session.metadata.team_role ?? ''),

@@ -51,12 +51,15 @@ export interface WorkflowService {
 export interface WorkflowDeps extends Omit<PipelineDeps, 'store' | 'registry' | 'runs'> {
   readonly db: () => Db;
   readonly ids: Ids;
-  readonly runs: PipelineDeps['runs'] & Pick<RunLedger, 'get'>;
+  readonly runs: PipelineDeps['runs'] & Pick<RunLedger, 'get' | 'queries'>;
 }
 
 export function createWorkflowService(deps: WorkflowDeps): WorkflowService {
   const stores = { db: deps.db, clock: deps.clock, ids: deps.ids };
-  const runs = createWorkflowRunStore({ ...stores, runStatus: (runId) => deps.runs.get(runId)?.status });
+  const runs = createWorkflowRunStore({
+    ...stores,
+    runStatus: (runId) => deps.runs.queries.get(runId)?.status,
+  });
   const running = new Set<PipelineEntry>();
   let closing = false;
   const reason = 'svc shut down while the workflow was running';

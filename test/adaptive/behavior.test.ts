@@ -223,7 +223,7 @@ describe('executor_reviewer', () => {
     expect(reviewerPrompt).toContain('Implemented the change.');
     // The reviewer is read-only: no mutating tools.
     expect(toolNamesOf(reviewRequest)).not.toContain('write');
-    expect(app.runs.events(first.run_id, { types: ['adaptive.review'] })[0].payload).toMatchObject({
+    expect((await app.runs.events(first.run_id, { types: ['adaptive.review'] }))[0].payload).toMatchObject({
       status: 'changes_requested',
     });
 

@@ -140,7 +140,7 @@ describe('adaptive orchestration: classification', () => {
     // The genome was in force before the run's prompt was assembled.
     expect(systemOf(provider.requests[0])).toContain('Choreography: fan_out (topology hub_and_spoke).');
     expect(systemOf(provider.requests[0])).toContain('Up to 4 sub-agents run in parallel');
-    const classified = app.runs.events(run.run_id, { types: ['adaptive.classified'] });
+    const classified = await app.runs.events(run.run_id, { types: ['adaptive.classified'] });
     expect(classified).toHaveLength(1);
     expect(classified[0].payload).toMatchObject({ preset: 'fan_out', source: 'heuristic' });
     expect(JSON.stringify(classified[0].payload)).not.toContain('Audit');

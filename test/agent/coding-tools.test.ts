@@ -31,7 +31,9 @@ describe('agent loop with the coding tools', () => {
       output: expect.stringMatching(/^forbidden: permission needed to .*new\.txt/),
     });
     expect(existsSync(join(app.workspace, 'new.txt'))).toBe(false);
-    const vias = app.runs.events(result.run_id, { types: ['permission.allowed', 'permission.unattended'] });
+    const vias = await app.runs.events(result.run_id, {
+      types: ['permission.allowed', 'permission.unattended'],
+    });
     expect(vias.map((e) => [e.type, e.payload.tool, e.payload.via ?? null])).toEqual([
       ['permission.allowed', 'bash', 'read_only'],
       ['permission.unattended', 'write', null],

@@ -66,7 +66,7 @@ describe('run failures', () => {
     expect(result.failure?.next).toContain('svc auth token fake --token-stdin');
     expectClean(app, result);
     // Recorded on the run, in the ledger and in the log with the classified fields.
-    expect(app.runs.get(result.run_id)?.failure).toEqual(result.failure);
+    expect((await app.runs.get(result.run_id))?.failure).toEqual(result.failure);
     const logged = app.memoryLog.records.find((r) => r.message === 'provider call failed');
     expect(logged).toMatchObject({ level: 'warn', code: 'provider_unauthorized', provider: 'fake' });
   });

@@ -68,7 +68,7 @@ describe('svc run: read, edit, test, checkpoint, answer', () => {
 
     const app = await makeTestApp({ workspace: ws, env, tools: allTools });
     // The run ledger: one completed run with every step and tool call, and the shell event.
-    const [run] = app.runs.list();
+    const [run] = await app.runs.list();
     expect(run).toMatchObject({
       status: 'completed',
       steps: 5,
@@ -76,7 +76,7 @@ describe('svc run: read, edit, test, checkpoint, answer', () => {
       agent: 'build',
       model: 'fake/m1',
     });
-    const events = app.runs.events(run.id);
+    const events = await app.runs.events(run.id);
     const tools = events
       .filter((e) => e.type === 'tool.finished')
       .map((e) => [e.payload.tool, e.payload.is_error]);

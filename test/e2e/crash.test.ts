@@ -53,7 +53,7 @@ describe('svc run crash safety', () => {
 
       const observer = await makeTestApp({ workspace: ws, env, tools: allTools });
       const [session] = await observer.sessions.list();
-      const [running] = observer.runs.list({ session_id: session.id });
+      const [running] = await observer.runs.list({ session_id: session.id });
       expect(running).toMatchObject({ status: 'running', pid: child.pid });
 
       const concurrent = await runBin(['run', '--session', session.id, 'me too'], { cwd: ws, env });
@@ -84,13 +84,13 @@ describe('svc run crash safety', () => {
       );
 
       const after = await makeTestApp({ workspace: ws, env, tools: allTools });
-      const run = after.runs.require(running.id);
+      const run = await after.runs.require(running.id);
       expect(run).toMatchObject({
         status: 'interrupted',
         reason: `the process running it (pid ${child.pid}) exited before the run finished`,
         steps: 1,
       });
-      expect(after.runs.events(run.id).map((e) => e.type)).toEqual(
+      expect((await after.runs.events(run.id)).map((e) => e.type)).toEqual(
         expect.arrayContaining(['run.started', 'tool.finished', 'step.finished', 'phase', 'run.interrupted']),
       );
       const messages = await after.sessions.messages(session.id);
@@ -150,7 +150,7 @@ describe('svc run crash safety', () => {
       expect(await exited).toBe(1);
       expect(stderr).toBe('svc: run cancelled: interrupted (SIGINT)\n');
       const app = await makeTestApp({ workspace: ws, env, tools: allTools });
-      const [run] = app.runs.list();
+      const [run] = await app.runs.list();
       expect(run).toMatchObject({ status: 'cancelled', reason: 'interrupted (SIGINT)' });
       expect(await app.agent.state(run.session_id)).toMatchObject({ state: 'idle', busy_elsewhere: null });
       expect((await app.sessions.messages(run.session_id)).map((m) => m.role)).toEqual(['user']);

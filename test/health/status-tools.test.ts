@@ -64,7 +64,7 @@ describe('get_length_recovery_status and length recovery', () => {
       'assistant',
       'assistant',
     ]);
-    const ledger = app.runs.events(result.run_id, { types: ['length_recovery'] });
+    const ledger = await app.runs.events(result.run_id, { types: ['length_recovery'] });
     expect(ledger.map((e) => e.payload)).toEqual([
       { attempt: 1, max_attempts: 2, step: 1, output_tokens: 100 },
     ]);
@@ -284,7 +284,7 @@ describe('get_runtime_incident_status', () => {
     const sent = await app.agent.send({ prompt: 'wait at the gate' });
     await gate.reached;
     await app.agent.close();
-    expect(app.runs.require(sent.run_id).status).toBe('interrupted');
+    expect((await app.runs.require(sent.run_id)).status).toBe('interrupted');
 
     const readout = await status(app, 'get_runtime_incident_status', { limit: 10 });
     expect(readout.status).toBe('incidents');

@@ -25,9 +25,9 @@ import { compatServer, sseData } from './compat-helpers';
 
 const ask = (content: string) => ({ model: 'fake/m1', messages: [{ role: 'user' as const, content }] });
 
-async function waitFor(predicate: () => boolean, what: string, timeoutMs = 5000) {
+async function waitFor(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000) {
   const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
+  while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -264,7 +264,7 @@ describe('compat errors and disconnects', () => {
     });
     const runId = response.headers.get('x-svc-run-id')!;
     const requestId = response.headers.get('x-request-id')!;
-    await waitFor(() => app.runs.get(runId)?.status === 'running', 'the run to start');
+    await waitFor(async () => (await app.runs.get(runId))?.status === 'running', 'the run to start');
     // Read the compat ledger row while the database is still open (closers run before it closes).
     let row: ReturnType<typeof getRequest>;
     app.onClose(() => {
@@ -302,7 +302,7 @@ describe('compat errors and disconnects', () => {
     await reader.read(); // the role chunk
     const runId = response.headers.get('x-svc-run-id')!;
     controller.abort();
-    await waitFor(() => app.runs.get(runId)?.status === 'cancelled', 'the run to be cancelled');
+    await waitFor(async () => (await app.runs.get(runId))?.status === 'cancelled', 'the run to be cancelled');
     const runs = (await (await get('/v1/openai-compat/runs')).json()) as any;
     await waitFor(() => true, 'nothing');
     expect(runs.runs[0]).toMatchObject({ status: 'disconnected', run_status: 'cancelled' });

@@ -25,7 +25,7 @@ describe('agent run with an MCP server', () => {
     expect(first.tools.map((t) => t.function.name)).toContain('mcp_local_echo');
     const second = JSON.stringify(provider.requests[1].body.messages);
     expect(second).toContain('ping from svc');
-    const events = app.runs.events(result.run_id).map((e) => e.type);
+    const events = (await app.runs.events(result.run_id)).map((e) => e.type);
     expect(events).toContain('tool.finished');
   });
 

@@ -418,7 +418,7 @@ describe('get_composition_graph and get_task_aggregate', () => {
     expect(root.status).toBe('completed');
     const graph = await call(app, 'get_composition_graph', { session_id: root.session_id });
     const child = (await app.sessions.list({ parent_id: root.session_id }))[0];
-    const childRun = app.runs.list({ session_id: child.id })[0];
+    const childRun = (await app.runs.list({ session_id: child.id }))[0];
     expect(graph.counts).toEqual({
       nodes: 9,
       edges: 8,

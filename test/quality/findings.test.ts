@@ -93,7 +93,7 @@ describe('finding lifecycle', () => {
       ['acknowledged', 'fixed'],
     ]);
     // The evidence came from the run ledger.
-    const shells = app.runs.events(run.run_id, { types: ['local_shell_finished'] });
+    const shells = await app.runs.events(run.run_id, { types: ['local_shell_finished'] });
     expect(shells.map((e) => [e.payload.command, e.payload.exit_code, e.payload.commands])).toEqual([
       ['npm test', 1, [['npm', 'test']]],
       ['npm test', 0, [['npm', 'test']]],
@@ -117,16 +117,18 @@ describe('finding lifecycle', () => {
   it('follows diagnostics errors from the run ledger until a complete clean run fixes them', async () => {
     const app = await makeTestApp({ files: { 'src/a.ts': 'const x: number = "s";\n' } });
     const session = await app.sessions.create();
-    const runId = app.runs.create({
-      session_id: session.id,
-      family_session_id: session.id,
-      agent: 'build',
-      origin: 'cli',
-      prompt: 'check',
-      status: 'running',
-    }).id;
-    const report = (errors: object[], complete = true) =>
-      app.runs.append(runId, 'diagnostics.reported', {
+    const runId = (
+      await app.runs.create({
+        session_id: session.id,
+        family_session_id: session.id,
+        agent: 'build',
+        origin: 'cli',
+        prompt: 'check',
+        status: 'running',
+      })
+    ).id;
+    const report = async (errors: object[], complete = true) =>
+      await app.runs.append(runId, 'diagnostics.reported', {
         path: 'src/a.ts',
         server: 'typescript',
         complete,
@@ -139,7 +141,7 @@ describe('finding lifecycle', () => {
       source: 'ts',
       code: '2322',
     };
-    report([error]);
+    await report([error]);
     const [opened] = app.quality.findings.list();
     expect(opened).toMatchObject({
       kind: 'diagnostic',
@@ -148,13 +150,13 @@ describe('finding lifecycle', () => {
       line: 1,
       title: "src/a.ts:1:7 ts 2322: Type 'string' is not assignable to type 'number'.",
     });
-    report([{ ...error, line: 3 }]); // the same error after lines moved: one finding, seen twice
+    await report([{ ...error, line: 3 }]); // the same error after lines moved: one finding, seen twice
     expect(app.quality.findings.get(opened.id)).toMatchObject({ state: 'open', occurrences: 2, line: 3 });
-    report([], false); // an incomplete answer proves nothing
+    await report([], false); // an incomplete answer proves nothing
     expect(app.quality.findings.get(opened.id).state).toBe('open');
-    report([]);
+    await report([]);
     expect(app.quality.findings.get(opened.id).state).toBe('fixed');
-    report([error]); // it came back
+    await report([error]); // it came back
     expect(app.quality.findings.get(opened.id).state).toBe('open');
   });
 

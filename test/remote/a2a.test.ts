@@ -158,12 +158,12 @@ describe('A2A between two svc servers', () => {
     expect(pending).toMatchObject({ state: 'working', done: false, text: null });
     expect(pending.note).toMatch(/still working after 1s: call a2a_delegate with task_id/);
     const runId = pending.remote_task_id as string;
-    expect(b.app.runs.require(runId).status).toBe('running');
+    expect((await b.app.runs.require(runId)).status).toBe('running');
 
     const deleted = await call(a.app, 'delete_a2a_task', { task_id: pending.task_id });
     expect(deleted).toMatchObject({ task_id: pending.task_id, deleted: true, cancelled: true });
     await b.app.agent.wait(runId, { signal: AbortSignal.timeout(10_000) });
-    expect(b.app.runs.require(runId).status).toBe('cancelled');
+    expect((await b.app.runs.require(runId)).status).toBe('cancelled');
     // tasks/cancel on an ended task is refused with TaskNotCancelable.
     const again = await fetch(`${b.url}/a2a`, {
       method: 'POST',

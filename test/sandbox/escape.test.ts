@@ -185,7 +185,7 @@ describe.each<Mode>(['approve-all', 'yolo'])('escape attempts through the agent 
     expect(written).toEqual([]);
     expect(existsSync(join(p.workspace, '..', t.out.slice(t.out.lastIndexOf('/') + 1)))).toBe(false);
     // The model reads what stopped it, as a denial, not as a broken machine.
-    const denied = app.runs.events(runId, { types: ['sandbox_denied'] });
+    const denied = await app.runs.events(runId, { types: ['sandbox_denied'] });
     expect(denied.length).toBeGreaterThan(0);
     expect(results.some((r) => r.includes('commands may only write inside the workspace'))).toBe(true);
   }, 300_000);

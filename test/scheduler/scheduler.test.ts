@@ -139,7 +139,7 @@ describe('firing with a fixed clock', () => {
     expect(fired).toHaveLength(1);
     expect(fired[0]).toMatchObject({ schedule_id: schedule.id, trigger: 'cron', status: 'started' });
     await settle(app);
-    const run = app.runs.require(fired[0].run_id!);
+    const run = await app.runs.require(fired[0].run_id!);
     expect(run).toMatchObject({ status: 'completed', origin: 'scheduler', session_id: fired[0].session_id });
     expect(await app.sessions.require(fired[0].session_id!)).toMatchObject({
       title: 'schedule: five',
@@ -262,7 +262,7 @@ describe('autopilot worker', () => {
     });
     const session = await app.sessions.create({ title: 'waiting' });
     const queued = await app.agent.enqueue({ sessionId: session.id, prompt: 'queued prompt', start: false });
-    expect(app.runs.require(queued.run_id).status).toBe('queued');
+    expect((await app.runs.require(queued.run_id)).status).toBe('queued');
     clock.set(NOON + 5 * 60_000);
     expect(await app.autopilot.tick()).toEqual({ fired: 1, drained: 1 });
     await settle(app);

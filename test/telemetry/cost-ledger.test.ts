@@ -25,7 +25,7 @@ describe('cost ledger', () => {
     );
     const result = await app.agent.run({ prompt: 'hi' });
     expect(result.status).toBe('completed');
-    const run = app.runs.require(result.run_id);
+    const run = await app.runs.require(result.run_id);
     await app.agent.summarize(run.session_id);
 
     const calls = await app.telemetry.ledger.calls({ sessionId: run.session_id });
@@ -79,7 +79,7 @@ describe('cost ledger', () => {
     expect(first.status).toBe('completed');
     const second = await app.agent.run({
       prompt: 'again',
-      sessionId: app.runs.require(first.run_id).session_id,
+      sessionId: (await app.runs.require(first.run_id)).session_id,
     });
     expect(second.status).toBe('failed');
     expect(second.failure?.code).toBe('budget_exceeded');

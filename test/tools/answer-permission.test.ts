@@ -106,13 +106,13 @@ describe('answer_permission', () => {
     expect(toolMessage?.content).toBe(
       'forbidden: permission denied by the operator: touch (the operator says: not on a Friday). Do not retry the same call; ask the user or try another approach',
     );
-    expect(app.runs.events(sent.run_id).find((e) => e.type === 'permission.resolved')?.payload).toMatchObject(
-      {
-        decision: 'deny',
-        by: 'reviewer',
-        message: 'not on a Friday',
-      },
-    );
+    expect(
+      (await app.runs.events(sent.run_id)).find((e) => e.type === 'permission.resolved')?.payload,
+    ).toMatchObject({
+      decision: 'deny',
+      by: 'reviewer',
+      message: 'not on a Friday',
+    });
   });
 
   it('answers over HTTP on the session route, with the same validation as in process', async () => {

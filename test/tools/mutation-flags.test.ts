@@ -71,9 +71,11 @@ async function snapshot(app: App) {
         )
       ).filter(([, m]) => m !== '[]'),
     ),
-    runs: app.runs
-      .list({ limit: 1000 })
-      .map((r) => ({ id: r.id, status: r.status, session_id: r.session_id })),
+    runs: (await app.runs.list({ limit: 1000 })).map((r) => ({
+      id: r.id,
+      status: r.status,
+      session_id: r.session_id,
+    })),
   };
 }
 

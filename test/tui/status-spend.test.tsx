@@ -33,9 +33,9 @@ async function spentSession() {
   );
   const first = await app.agent.run({ prompt: 'hi' });
   expect(first.status).toBe('completed');
-  const sessionId = app.runs.require(first.run_id).session_id;
+  const sessionId = (await app.runs.require(first.run_id)).session_id;
   await app.agent.summarize(sessionId);
-  return { app, sessionId, runCost: app.runs.require(first.run_id).cost };
+  return { app, sessionId, runCost: (await app.runs.require(first.run_id)).cost };
 }
 
 async function statusLine(app: App, client: TuiClient, sessionId: string) {

@@ -43,9 +43,9 @@ describe('spawn_agents_on_csv', () => {
       'Greet Grace from Arlington (row 2)',
       'Greet Linus from Helsinki (row 3)',
     ]);
-    const [csvRun] = childRuns(app, parent.run_id);
+    const [csvRun] = await childRuns(app, parent.run_id);
     expect(csvRun).toMatchObject({ agent: 'csv', origin: 'workflow', status: 'completed' });
-    const rows = childRuns(app, csvRun.id);
+    const rows = await childRuns(app, csvRun.id);
     expect(rows).toHaveLength(3);
     expect(
       maxConcurrent(
@@ -93,7 +93,7 @@ describe('spawn_agents_on_csv', () => {
     await expect(call({ csv: 'a,b\n1,2,3\n', prompt: 'x' })).rejects.toThrow(
       'csv: row 1 has 3 fields but the header has 2',
     );
-    expect(app.runs.count()).toBe(0);
+    expect(await app.runs.count()).toBe(0);
     const result = await call({
       csv: 'name\nx\ny\n',
       prompt: 'Say {{ name }}',
@@ -180,7 +180,7 @@ describe('create_team and get_teams_status', () => {
     ).toEqual(['view', 'write']);
 
     // Runs: plan, two members (overlapping), synthesis — all children of the task's run.
-    const runs = childRuns(app, created.task.run_id);
+    const runs = await childRuns(app, created.task.run_id);
     expect(runs).toHaveLength(4);
     const memberRuns = created.task.members.map((m: { run_id: string }) => m.run_id);
     expect(maxConcurrent(events, memberRuns)).toBe(2);

@@ -53,14 +53,14 @@ describe('execute_dag', () => {
     const parent = await app.agent.run({ prompt: 'run the dag' });
     expect(parent.status).toBe('completed');
 
-    const [dagRun] = childRuns(app, parent.run_id);
+    const [dagRun] = await childRuns(app, parent.run_id);
     expect(dagRun).toMatchObject({
       agent: 'dag',
       origin: 'workflow',
       status: 'completed',
       family_session_id: parent.session_id,
     });
-    const tasks = childRuns(app, dagRun.id);
+    const tasks = await childRuns(app, dagRun.id);
     const byTask = Object.fromEntries(
       await Promise.all(
         tasks.map(
@@ -98,7 +98,7 @@ describe('execute_dag', () => {
     const [result] = await toolResults(app, parent.session_id);
     expect(result.output).toContain('DAG completed');
     expect(result.output).toContain('## c: completed\nC combined');
-    const row = app.workflows.runs.list({ kind: 'dag' })[0];
+    const row = (await app.workflows.runs.list({ kind: 'dag' }))[0];
     expect(row).toMatchObject({ name: 'diamond', status: 'completed', run_id: dagRun.id });
     expect((row.result.finished_order as string[]).at(-1)).toBe('c');
   });
@@ -106,8 +106,8 @@ describe('execute_dag', () => {
   it('max_parallel 1 runs one task at a time', async () => {
     const { app, events } = await agentApp(router(5, answer({ tasks: DIAMOND, max_parallel: 1 })), ALLOW);
     const parent = await app.agent.run({ prompt: 'run the dag' });
-    const [dagRun] = childRuns(app, parent.run_id);
-    const tasks = childRuns(app, dagRun.id);
+    const [dagRun] = await childRuns(app, parent.run_id);
+    const tasks = await childRuns(app, dagRun.id);
     expect(tasks).toHaveLength(3);
     expect(
       maxConcurrent(
@@ -133,8 +133,8 @@ describe('execute_dag', () => {
       output:
         'invalid_input: tasks: dependency cycle: a → c → b → a (each depends on the next); remove one of these depends_on entries',
     });
-    expect(childRuns(app, parent.run_id)).toEqual([]);
-    expect(app.workflows.runs.list({ kind: 'dag' })).toEqual([]);
+    expect(await childRuns(app, parent.run_id)).toEqual([]);
+    expect(await app.workflows.runs.list({ kind: 'dag' })).toEqual([]);
   });
 
   it('names unknown, self and duplicate dependencies and references to non-dependencies by field', () => {
@@ -204,7 +204,7 @@ describe('execute_dag', () => {
     expect(result.tasks[2].error).toBe('dependency "a" failed');
     expect(result.tasks[2].run_id).toBeNull();
     // Called from outside a run: a new top-level session holds the DAG run.
-    expect(app.runs.require(result.run_id).parent_run_id).toBeNull();
+    expect((await app.runs.require(result.run_id)).parent_run_id).toBeNull();
     expect((await app.sessions.require(result.session_id)).parent_id).toBeNull();
   });
 
@@ -222,15 +222,15 @@ describe('execute_dag', () => {
     let dagRunId: string | undefined;
     for (let i = 0; i < 100 && !dagRunId; i++) {
       await new Promise((r) => setTimeout(r, 20));
-      dagRunId = app.runs.list({ status: ['running'] }).find((r) => r.origin === 'workflow')?.id;
+      dagRunId = (await app.runs.list({ status: ['running'] })).find((r) => r.origin === 'workflow')?.id;
     }
     expect(dagRunId).toBeDefined();
     await app.agent.cancelRun(dagRunId!, 'stop it');
     const result = await pending;
     expect(result.status).toBe('cancelled');
     expect(result.tasks.map((t: { status: string }) => t.status)).toEqual(['cancelled', 'cancelled']);
-    expect(app.runs.require(dagRunId!)).toMatchObject({ status: 'cancelled' });
-    const [taskRun] = childRuns(app, dagRunId!);
+    expect(await app.runs.require(dagRunId!)).toMatchObject({ status: 'cancelled' });
+    const [taskRun] = await childRuns(app, dagRunId!);
     expect(taskRun.status).toBe('cancelled');
   });
 
@@ -246,9 +246,9 @@ describe('execute_dag', () => {
       ],
     });
     for (let i = 0; i < 100 && app.workflows.active() === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    for (let i = 0; i < 100 && app.runs.list({ status: ['running'] }).length < 2; i++)
+    for (let i = 0; i < 100 && (await app.runs.list({ status: ['running'] })).length < 2; i++)
       await new Promise((r) => setTimeout(r, 10));
-    const dagRunId = app.runs.list({ status: ['running'] }).find((r) => r.origin === 'workflow')!.id;
+    const dagRunId = (await app.runs.list({ status: ['running'] })).find((r) => r.origin === 'workflow')!.id;
     await app.close();
     const result = await pending;
     expect(result.status).toBe('interrupted');

@@ -57,8 +57,8 @@ export async function toolResults(
 }
 
 /** Child runs of a run, oldest first. */
-export const childRuns = (app: App, runId: string) =>
-  app.runs.list({ parent_run_id: runId, limit: 200 }).sort((a, b) => (a.id < b.id ? -1 : 1));
+export const childRuns = async (app: App, runId: string) =>
+  (await app.runs.list({ parent_run_id: runId, limit: 200 })).sort((a, b) => (a.id < b.id ? -1 : 1));
 
 /**
  * The most runs of `runIds` active at once, from the bus `run.started` / `run.finished` events in

@@ -211,14 +211,14 @@ command = "make {{ steps.first.output }}"
     expect(promptOf(provider.requests[3])).toBe('In a dry tone, report on: made out.txt');
 
     // Lineage: parent run → recipe pipeline run → one run per step; one family.
-    const [recipeRun] = childRuns(app, parent.run_id);
+    const [recipeRun] = await childRuns(app, parent.run_id);
     expect(recipeRun).toMatchObject({
       origin: 'workflow',
       agent: 'recipe',
       status: 'completed',
       family_session_id: parent.session_id,
     });
-    const steps = childRuns(app, recipeRun.id);
+    const steps = await childRuns(app, recipeRun.id);
     expect(steps.map((r) => [r.agent, r.origin, r.status, r.family_session_id])).toEqual([
       ['general', 'subagent', 'completed', parent.session_id],
       ['explore', 'subagent', 'completed', parent.session_id],
@@ -228,20 +228,20 @@ command = "make {{ steps.first.output }}"
     expect(
       await Promise.all(steps.map(async (r) => (await app.sessions.require(r.session_id)).parent_id)),
     ).toEqual([recipeSession.id, recipeSession.id]);
-    const family = app.runs.list({ family_session_id: parent.session_id }).map((r) => r.id);
+    const family = (await app.runs.list({ family_session_id: parent.session_id })).map((r) => r.id);
     expect(family).toEqual(expect.arrayContaining([parent.run_id, recipeRun.id, ...steps.map((s) => s.id)]));
 
     // The tool result the parent read, and the durable workflow row.
     const [result] = await toolResults(app, parent.session_id);
     expect(result.output).toContain('Recipe make-file completed');
     expect(result.output).toContain('out.txt exists, and it says hello');
-    const row = app.workflows.runs.list({ kind: 'recipe', name: 'make-file' })[0];
+    const row = (await app.workflows.runs.list({ kind: 'recipe', name: 'make-file' }))[0];
     expect(row).toMatchObject({ status: 'completed', run_id: recipeRun.id, parent_run_id: parent.run_id });
     expect((row.result.steps as { expect: unknown[] }[])[0].expect).toEqual([
       { kind: 'command', check: 'test -f out.txt', passed: true, exit_code: 0, timed_out: false, output: '' },
     ]);
     expect((await app.agent.result(recipeRun.id)).text).toContain('Recipe make-file completed');
-    expect(app.runs.events(recipeRun.id).map((e) => e.type)).toEqual(
+    expect((await app.runs.events(recipeRun.id)).map((e) => e.type)).toEqual(
       expect.arrayContaining([
         'workflow.started',
         'recipe.step.started',
@@ -290,7 +290,7 @@ command = "make {{ steps.first.output }}"
       ['b', 'skipped'],
     ]);
     expect(result.error).toBe('step "a" failed: the answer does not contain "DONE"');
-    expect(app.runs.require(result.run_id)).toMatchObject({ status: 'failed', parent_run_id: null });
+    expect(await app.runs.require(result.run_id)).toMatchObject({ status: 'failed', parent_run_id: null });
   });
 
   it('refuses unknown, missing and ill-typed parameters by name, before anything runs', async () => {
@@ -308,7 +308,7 @@ command = "make {{ steps.first.output }}"
     await expect(
       app.recipes.run('nope', {}, { caller: { signal: new AbortController().signal } }),
     ).rejects.toThrow(/name: no recipe "nope"; known: /);
-    expect(app.runs.count()).toBe(0);
+    expect(await app.runs.count()).toBe(0);
   });
 
   it("narrows a step's tools to the calling agent's ceiling and says what it dropped", async () => {
@@ -328,7 +328,7 @@ command = "make {{ steps.first.output }}"
     const parent = await app.agent.run({ prompt: 'peek', agent: 'limited', yolo: true });
     expect(parent.status).toBe('completed');
     expect(toolsOf(provider.requests[1])).toEqual(['view']);
-    const row = app.workflows.runs.list({ kind: 'recipe' })[0];
+    const row = (await app.workflows.runs.list({ kind: 'recipe' }))[0];
     expect(row.result.warnings).toEqual([
       'steps[0].tools: write dropped (not available to the calling agent)',
     ]);

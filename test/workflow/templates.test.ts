@@ -132,21 +132,21 @@ describe('orchestrate_workflow', () => {
 
     const parent = await app.agent.run({ prompt: 'ship it' });
     expect(parent.text).toMatch(/^parent: Workflow ship completed \(workflow_run_id wfr_/);
-    const [workflowRun] = childRuns(app, parent.run_id);
+    const [workflowRun] = await childRuns(app, parent.run_id);
     expect(workflowRun).toMatchObject({
       agent: 'workflow',
       origin: 'workflow',
       status: 'completed',
       family_session_id: parent.session_id,
     });
-    const steps = childRuns(app, workflowRun.id);
+    const steps = await childRuns(app, workflowRun.id);
     // review is a nested recipe run; lint and summary are sub-agent runs.
     expect(steps.map((r) => [r.agent, r.origin])).toEqual([
       ['recipe', 'workflow'],
       ['explore', 'subagent'],
       ['general', 'subagent'],
     ]);
-    const [recipeStep] = childRuns(app, steps[0].id);
+    const [recipeStep] = await childRuns(app, steps[0].id);
     expect(recipeStep).toMatchObject({
       agent: 'explore',
       origin: 'subagent',

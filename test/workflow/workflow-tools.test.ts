@@ -135,7 +135,7 @@ describe('agentic_fetch', () => {
     expect(promptOf(child)).toContain('Version 4.2 adds streaming.');
     const [result] = await toolResults(app, parent.session_id);
     expect(result.output).toBe('4.2 adds streaming ("Version 4.2 adds streaming.")');
-    const [run] = childRuns(app, parent.run_id);
+    const [run] = await childRuns(app, parent.run_id);
     expect(run).toMatchObject({
       origin: 'subagent',
       status: 'completed',

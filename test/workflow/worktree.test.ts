@@ -70,7 +70,7 @@ describe('spawn_worktree_override', () => {
     const [result] = await toolResults(app, parent.session_id);
     expect(result.output).toContain(`Changes on branch ${branch} (2 file(s))`);
     expect(result.output).toContain(`Merge: git merge --no-ff ${branch}`);
-    const [childRun] = childRuns(app, parent.run_id);
+    const [childRun] = await childRuns(app, parent.run_id);
     expect(childRun).toMatchObject({
       origin: 'subagent',
       status: 'completed',

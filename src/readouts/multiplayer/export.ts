@@ -64,7 +64,7 @@ export async function buildMultiplayerExport(app: ExportDeps, input: ExportInput
   const steps: Step[] = [];
   const db = app.db;
 
-  for (const run of app.runs.list({ limit: 100_000 })) {
+  for (const run of await app.runs.list({ limit: 100_000 })) {
     if (!sessionIds.has(run.session_id) || run.created_at < since) continue;
     const actor = addActor(run.session_id);
     if (!actor) continue;
@@ -74,7 +74,7 @@ export async function buildMultiplayerExport(app: ExportDeps, input: ExportInput
         actors.set(operatorId, { id: operatorId, type: 'operator', session: run.family_session_id });
     }
     if (run.origin === 'subagent' && run.parent_run_id) {
-      const parent = app.runs.get(run.parent_run_id);
+      const parent = await app.runs.get(run.parent_run_id);
       const from = parent ? addActor(parent.session_id) : undefined;
       if (from && from !== actor)
         steps.push({ at: run.created_at, actor: from, action: 'handoff', paths: [], to: actor });

@@ -48,7 +48,7 @@ export async function buildOperatorRuntime(app: OperatorRuntimeDeps, sessionId: 
   const warnings: string[] = [];
   const root = await app.sessions.root(sessionId);
   const family = await app.sessions.family(root);
-  const ledger = runLedgerEvidence(app, root, limit);
+  const ledger = await runLedgerEvidence(app, root, limit);
   if (!ledger.available || ledger.rows === 0) warnings.push('no_recent_runs');
 
   const claimPosture = await app.claims.posture();
@@ -163,11 +163,11 @@ interface LedgerEvidence {
 }
 
 /** The durable run ledger's rows for the session family (spec: session-family run references). */
-function runLedgerEvidence(
+async function runLedgerEvidence(
   app: Pick<OperatorRuntimeDeps, 'runs'>,
   rootSessionId: string,
   limit: number,
-): LedgerEvidence {
+): Promise<LedgerEvidence> {
   const availability = app.runs.available();
   if (!availability.ok) {
     return {
@@ -181,8 +181,9 @@ function runLedgerEvidence(
       interrupted: 0,
     };
   }
-  const runs = app.runs.list({ family_session_id: rootSessionId, limit: 1000 });
-  const events = runs.reduce((n, r) => n + app.runs.eventCount(r.id), 0);
+  const runs = await app.runs.list({ family_session_id: rootSessionId, limit: 1000 });
+  const counts = await Promise.all(runs.map((r) => app.runs.eventCount(r.id)));
+  const events = counts.reduce((n, c) => n + c, 0);
   return {
     available: true,
     reason: '',

@@ -54,8 +54,8 @@ export function getRequest(app: App, requestId: string): CompatRequestRow | unde
   return requests(app).get(requestId);
 }
 
-export function requestEvents(app: App, row: CompatRequestRow): RunEvent[] {
-  return app.runs.get(row.run_id) ? app.runs.events(row.run_id) : [];
+export async function requestEvents(app: App, row: CompatRequestRow): Promise<RunEvent[]> {
+  return (await app.runs.get(row.run_id)) ? await app.runs.events(row.run_id) : [];
 }
 
 /** The table's repository over the App's database (opened on first use, like every store). */

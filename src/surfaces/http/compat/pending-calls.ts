@@ -34,7 +34,7 @@ export async function runPendingCalls(
     signal,
     permission: {},
     isActive: (name) => effective.has(name),
-    onResult: () => {},
+    onResult: async () => {},
   });
   const results: { tool_call_id: string; tool: string; output: string; is_error: boolean }[] = [];
   for (const call of conversation.pending) {
@@ -44,7 +44,7 @@ export async function runPendingCalls(
       const output = tool
         ? `forbidden: ${call.name} was not run: ${denied}`
         : `not_found: ${call.name} is not an svc tool (request tools are ignored; svc runs only its own registry)`;
-      app.runs.append(runId, 'openai_compat.tool_denied', {
+      await app.runs.append(runId, 'openai_compat.tool_denied', {
         tool_call_id: call.id,
         tool: call.name,
         reason: tool ? denied : 'unknown_tool',

@@ -9,7 +9,7 @@ import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { toSvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
-import { atomically } from '../../../store/db';
+import { atomicallyAsync } from '../../../store/db';
 import { finishRequest } from './ledger';
 import type { CompatModel } from './model';
 import type { ChatRequest } from './request';
@@ -40,7 +40,7 @@ export interface RequestOutcome {
 
 export async function cancelRun(app: App, runId: string): Promise<void> {
   try {
-    const run = app.runs.get(runId);
+    const run = await app.runs.get(runId);
     if (run && (run.status === 'queued' || run.status === 'running')) {
       await app.agent.cancelRun(runId, 'the chat-completions client disconnected');
     }
@@ -54,12 +54,12 @@ export function cleanup(prepared: Prepared): void {
   prepared.release();
 }
 
-export function finish(app: App, prepared: Prepared, outcome: RequestOutcome): void {
+export async function finish(app: App, prepared: Prepared, outcome: RequestOutcome): Promise<void> {
   if (!prepared.recorded) return;
   // The row's end and its ledger event: one commit (a savepoint when the run's own finish is
   // committing around it: the stream answers from the run.finished event).
   try {
-    atomically(
+    await atomicallyAsync(
       () => app.db,
       () => finishOutcome(app, prepared, outcome),
     );
@@ -68,7 +68,7 @@ export function finish(app: App, prepared: Prepared, outcome: RequestOutcome): v
   }
 }
 
-function finishOutcome(app: App, prepared: Prepared, outcome: RequestOutcome): void {
+async function finishOutcome(app: App, prepared: Prepared, outcome: RequestOutcome): Promise<void> {
   finishRequest(app, prepared.requestId, {
     status: outcome.status,
     finish_reason: outcome.finish_reason,
@@ -77,8 +77,8 @@ function finishOutcome(app: App, prepared: Prepared, outcome: RequestOutcome): v
     prompt_tokens: outcome.usage?.input_tokens ?? 0,
     completion_tokens: outcome.usage?.output_tokens ?? 0,
   });
-  if (app.runs.get(prepared.runId)) {
-    app.runs.append(prepared.runId, 'openai_compat.response', {
+  if (await app.runs.get(prepared.runId)) {
+    await app.runs.append(prepared.runId, 'openai_compat.response', {
       request_id: prepared.requestId,
       status: outcome.status,
       finish_reason: outcome.finish_reason,

@@ -61,7 +61,7 @@ async function handle(c: Context, appRef: AppRef, handler: (app: App) => Respons
   }
 }
 
-function listRuns(c: Context, app: App): Response {
+async function listRuns(c: Context, app: App): Promise<Response> {
   const raw = c.req.query('limit');
   const limit = raw === undefined || raw === '' ? 50 : Number(raw);
   if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
@@ -69,34 +69,36 @@ function listRuns(c: Context, app: App): Response {
   }
   const ledger = ledgerEnabled(app);
   const { rows, total } = safeList(app, limit);
-  const runs = rows.map((row) => {
-    const run = app.runs.get(row.run_id);
-    return {
-      request_id: row.request_id,
-      run_id: row.run_id,
-      session_id: row.session_id,
-      model: row.model,
-      requested_model: row.requested_model,
-      model_source: row.model_source,
-      stream: row.stream,
-      include_usage: row.include_usage,
-      session_binding: row.session_binding,
-      message_count: row.message_count,
-      ignored_fields: row.ignored_fields,
-      status: row.status,
-      run_status: run?.status ?? null,
-      finish_reason: row.finish_reason,
-      http_status: row.http_status,
-      error: row.error,
-      usage: {
-        prompt_tokens: row.prompt_tokens,
-        completion_tokens: row.completion_tokens,
-        total_tokens: row.prompt_tokens + row.completion_tokens,
-      },
-      created_at: row.created_at,
-      finished_at: row.finished_at,
-    };
-  });
+  const runs = await Promise.all(
+    rows.map(async (row) => {
+      const run = await app.runs.get(row.run_id);
+      return {
+        request_id: row.request_id,
+        run_id: row.run_id,
+        session_id: row.session_id,
+        model: row.model,
+        requested_model: row.requested_model,
+        model_source: row.model_source,
+        stream: row.stream,
+        include_usage: row.include_usage,
+        session_binding: row.session_binding,
+        message_count: row.message_count,
+        ignored_fields: row.ignored_fields,
+        status: row.status,
+        run_status: run?.status ?? null,
+        finish_reason: row.finish_reason,
+        http_status: row.http_status,
+        error: row.error,
+        usage: {
+          prompt_tokens: row.prompt_tokens,
+          completion_tokens: row.completion_tokens,
+          total_tokens: row.prompt_tokens + row.completion_tokens,
+        },
+        created_at: row.created_at,
+        finished_at: row.finished_at,
+      };
+    }),
+  );
   // spec, Compat surface divergence 2: an empty list is JSON null, not [].
   return c.json(
     app.redactor.value({
@@ -118,10 +120,10 @@ function safeList(app: App, limit: number) {
   }
 }
 
-function runEvents(c: Context, app: App): Response {
+async function runEvents(c: Context, app: App): Promise<Response> {
   const requestId = decodeURIComponent(c.req.param('request_id') ?? '');
   const row = getRequest(app, requestId);
-  const events = row ? requestEvents(app, row) : [];
+  const events = row ? await requestEvents(app, row) : [];
   // spec, Compat surface divergence 3: an unknown request_id answers 200 with total 0, not 404;
   // divergence 2: no events is JSON null.
   return c.json(
