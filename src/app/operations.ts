@@ -14,6 +14,7 @@ import { createPluginService } from '../plugins/plugin-service';
 import { createRemoteAgents } from '../remote/delegation';
 import { createAutopilotWorker } from '../scheduler/autopilot-worker';
 import { createDaemonRegistry } from '../scheduler/daemons';
+import { createPostgresScheduleStore } from '../scheduler/pg-schedule-store';
 import { createProcessTracker } from '../scheduler/process-tracker';
 import { createScheduleStore } from '../scheduler/schedule-store';
 import { createScheduler, recipeToolAvailable } from '../scheduler/scheduler';
@@ -30,7 +31,10 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
   const { clock, ids, log, redactor, openDatabase, workspace } = base;
   const { sessions, permissions } = core;
   const scheduler = createScheduler({
-    store: createScheduleStore({ db: openDatabase, clock, ids }),
+    store: base.repository(
+      (db) => createScheduleStore({ db, clock, ids }),
+      (sql) => createPostgresScheduleStore({ sql, clock, ids }),
+    ),
     clock,
     log,
     redactor,
