@@ -9,6 +9,8 @@ import { createClaimRepository } from '../coordination/claim-repository';
 import { createClaimService } from '../coordination/claims';
 import { createMarkerRepository } from '../coordination/marker-repository';
 import { createMarkerService } from '../coordination/markers';
+import { createPostgresClaimRepository } from '../coordination/pg-claim-repository';
+import { createPostgresMarkerRepository } from '../coordination/pg-marker-repository';
 import { createDeployService } from '../deploy/deploy-service';
 import { createPluginService } from '../plugins/plugin-service';
 import { createRemoteAgents } from '../remote/delegation';
@@ -55,14 +57,14 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
     redactor,
   });
   const claims = createClaimService({
-    claims: createClaimRepository(openDatabase),
+    claims: base.repository(createClaimRepository, (sql) => createPostgresClaimRepository({ sql })),
     workspace,
     clock,
     ids,
     bus: core.bus,
   });
   const markers = createMarkerService({
-    markers: createMarkerRepository(openDatabase),
+    markers: base.repository(createMarkerRepository, (sql) => createPostgresMarkerRepository({ sql })),
     workspace,
     clock,
     ids,
