@@ -128,12 +128,15 @@ export function coordinationContract(open: () => Promise<CoordinationFixture>): 
           },
         });
       const [a, b] = [service(claims), service(otherClaims)];
-      const results = await Promise.allSettled([
-        a.acquire({ session_id: 'ses_a', paths: ['src/'], mode: 'hard', ttl_seconds: 60 }),
-        b.acquire({ session_id: 'ses_b', paths: ['src/x.ts'], mode: 'hard', ttl_seconds: 60 }),
-        a.acquire({ session_id: 'ses_c', paths: ['src/y/'], mode: 'hard', ttl_seconds: 60 }),
-        b.acquire({ session_id: 'ses_d', paths: ['.'], mode: 'hard', ttl_seconds: 60 }),
-      ]);
+      // Both nodes connected first, so their checks really overlap in time.
+      await Promise.all([claims.active(0), otherClaims.active(0)]);
+      // Every scope covers src/a/x.ts, so any two of them overlap.
+      const scopes = ['src/', 'src/a/', 'src/a/x.ts', '.', 'src/a/', 'src/a/x.ts'];
+      const results = await Promise.allSettled(
+        scopes.map((scope, i) =>
+          (i % 2 ? b : a).acquire({ session_id: `ses_${i}`, paths: [scope], mode: 'hard', ttl_seconds: 60 }),
+        ),
+      );
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       for (const r of results) {
         if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'conflict' });
