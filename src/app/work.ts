@@ -7,6 +7,7 @@
 import { createAgentService } from '../agent/agent-service';
 import { createAgentStateStore } from '../agent/agent-state-store';
 import { createObserveService } from '../observe/service';
+import { createSqliteObserveStores } from '../observe/stores';
 import { createQuality } from '../quality/quality';
 import { createRecipeService } from '../recipes/recipe-service';
 import { createSandbox } from '../sandbox/sandbox';
@@ -24,7 +25,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
   const { clock, ids, log, redactor, openDatabase, workspace, dataDir, env } = base;
   const { bus, sessions, runs, providers } = core;
   const observe = createObserveService({
-    db: openDatabase,
+    stores: createSqliteObserveStores(openDatabase),
     clock,
     ids,
     config: base.config,
