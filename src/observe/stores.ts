@@ -7,7 +7,8 @@ import { SvcError } from '../errors';
 import type { Db } from '../store/db';
 import type { SqlClient } from '../store/postgres/client';
 import { type CodebaseCacheStore, createCodebaseCacheStore } from './codebase-cache-store';
-import { createPostgresCodebaseCacheStore, createPostgresPromptStackStore } from './pg-observe-stores';
+import { createPostgresCodebaseCacheStore } from './pg-codebase-cache-store';
+import { createPostgresPromptStackStore } from './pg-prompt-stack-store';
 import { createPromptStackStore, type PromptStackStore } from './prompt-stack-store';
 
 export interface ObserveStores {

@@ -1,11 +1,9 @@
 /**
- * The observe tables on PostgreSQL (issue 18): the twins of ./prompt-stack-store.ts and
- * ./codebase-cache-store.ts, the same answers (builds numbered in insertion order and newest
- * first, sections JSON parsed; the summary cache one row per workspace counting computations).
+ * `prompt_stack_builds` on PostgreSQL (issue 18): the twin of ./prompt-stack-store.ts, the same
+ * answers (builds numbered in insertion order and newest first, sections JSON parsed).
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import type { CachedSummaryRow, CodebaseCacheStore } from './codebase-cache-store';
 import type { PromptBuild, PromptSectionRecord, PromptStackStore } from './prompt-stack-store';
 
 type BuildRow = Omit<PromptBuild, 'sections'> & { sections: string };
@@ -65,26 +63,6 @@ export function createPostgresPromptStackStore(deps: { sql: SqlClient }): Prompt
     },
     async probe() {
       await sql.query('SELECT 1 FROM prompt_stack_builds LIMIT 1');
-    },
-  };
-}
-
-export function createPostgresCodebaseCacheStore(deps: { sql: SqlClient }): CodebaseCacheStore {
-  const { sql } = deps;
-  return {
-    get: (workspace) =>
-      sql.one<CachedSummaryRow & Record<string, unknown>>(
-        'SELECT summary, computed_at, compute_ms, computations FROM codebase_context_cache WHERE workspace = $1',
-        [workspace],
-      ),
-    async put(workspace, entry) {
-      await sql.run(
-        `INSERT INTO codebase_context_cache (workspace, summary, computed_at, compute_ms, computations)
-           VALUES ($1, $2, $3, $4, 1)
-           ON CONFLICT (workspace) DO UPDATE SET summary = excluded.summary, computed_at = excluded.computed_at,
-             compute_ms = excluded.compute_ms, computations = codebase_context_cache.computations + 1`,
-        [workspace, entry.summary, entry.computed_at, entry.compute_ms],
-      );
     },
   };
 }
