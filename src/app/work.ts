@@ -14,6 +14,7 @@ import { createSandbox } from '../sandbox/sandbox';
 import { createCommandSpawner } from '../sandbox/spawn';
 import { createAgentToolbox, withWorkspace } from '../tools/core/agent-toolbox';
 import type { MutationRequest } from '../tools/core/types';
+import { createSqliteWorkflowStores } from '../workflows/stores';
 import { createWorkflowService } from '../workflows/workflow-service';
 import { createSqliteWorkspaceStores } from '../workspace/stores';
 import { createWorkspace } from '../workspace/workspace';
@@ -35,6 +36,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
   });
   const workflows = createWorkflowService({
     db: openDatabase,
+    stores: createSqliteWorkflowStores({ db: openDatabase, clock, ids }),
     clock,
     ids,
     log,
