@@ -23,7 +23,7 @@ export interface ReapedProcess {
 
 export interface ProcessReaper {
   /** Reap what dead svc processes left; returns what was looked at (killed or found gone). */
-  reap(): ReapedProcess[];
+  reap(): Promise<ReapedProcess[]>;
 }
 
 /** Processes started longer ago than this are not looked at any more. */
@@ -38,11 +38,11 @@ export function createProcessReaper(deps: {
 }): ProcessReaper {
   const host = deps.host ?? hostname();
   return {
-    reap() {
+    async reap() {
       const out: ReapedProcess[] = [];
-      let pending: ReturnType<ProcessRepository['pending']>;
+      let pending: Awaited<ReturnType<ProcessRepository['pending']>>;
       try {
-        pending = deps.processes.pending(deps.now() - WINDOW_MS);
+        pending = await deps.processes.pending(deps.now() - WINDOW_MS);
       } catch (error) {
         deps.onError?.(error);
         return out;

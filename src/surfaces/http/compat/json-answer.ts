@@ -23,7 +23,7 @@ export async function jsonAnswer(
     result = await app.agent.wait(prepared.runId, { signal: c.req.raw.signal });
   } catch (error) {
     await cancelRun(app, prepared.runId);
-    finish(app, prepared, {
+    await finish(app, prepared, {
       status: 'disconnected',
       finish_reason: null,
       http_status: null,
@@ -35,7 +35,7 @@ export async function jsonAnswer(
   cleanup(prepared);
   if (result.status !== 'completed') {
     const failure = runFailure(result);
-    finish(app, prepared, {
+    await finish(app, prepared, {
       status: result.status === 'cancelled' || result.status === 'interrupted' ? 'cancelled' : 'failed',
       finish_reason: null,
       http_status: failure.status,
@@ -47,7 +47,7 @@ export async function jsonAnswer(
     });
   }
   const finishReason = finishReasonOf(result);
-  finish(app, prepared, {
+  await finish(app, prepared, {
     status: 'completed',
     finish_reason: finishReason,
     http_status: 200,

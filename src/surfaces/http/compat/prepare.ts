@@ -8,7 +8,7 @@ import type { Context } from 'hono';
 import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
-import { atomically, atomicallyAsync } from '../../../store/db';
+import { atomicallyAsync } from '../../../store/db';
 import { type Conversation, planConversation } from './conversation';
 import { ledgerEnabled, recordRequest } from './ledger';
 import { type CompatModel, resolveCompatModel } from './model';
@@ -44,9 +44,9 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   let unsubscribe = () => {};
   let runId: string | undefined;
   const pending = bound ? [] : conversation.pending;
-  const record = (id: string) => {
+  const record = async (id: string) => {
     if (!ledger.enabled || !sessionId) return;
-    recordStart(app, {
+    await recordStart(app, {
       request,
       requestId,
       runId: id,
@@ -87,13 +87,13 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
       runId = (await app.agent.enqueue({ ...send(id), start: false })).run_id;
       await runPendingCalls(app, id, runId, conversation, signal);
       await app.agent.drain(id);
-      record(runId);
+      await record(runId);
     } else {
       runId = await atomicallyAsync(
         () => app.db,
         async () => {
           const started = (await app.agent.send(send(await begin()))).run_id;
-          record(started);
+          await record(started);
           return started;
         },
       );
@@ -135,7 +135,7 @@ async function importHistory(app: App, sessionId: string, conversation: Conversa
 }
 
 /** The request row and its run ledger event (`openai_compat.request`): one savepoint in the start's transaction. */
-function recordStart(
+async function recordStart(
   app: App,
   start: {
     request: ChatRequest;
@@ -146,13 +146,13 @@ function recordStart(
     model: CompatModel;
     conversation: Conversation;
   },
-): void {
+): Promise<void> {
   const { request, requestId, runId, model, conversation, bound } = start;
   try {
-    atomically(
+    await atomicallyAsync(
       () => app.db,
-      () => {
-        recordRequest(app, {
+      async () => {
+        await recordRequest(app, {
           request_id: requestId,
           run_id: runId,
           session_id: start.sessionId,

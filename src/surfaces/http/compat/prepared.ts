@@ -9,7 +9,7 @@ import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { toSvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
-import { atomically } from '../../../store/db';
+import { atomicallyAsync } from '../../../store/db';
 import { finishRequest } from './ledger';
 import type { CompatModel } from './model';
 import type { ChatRequest } from './request';
@@ -54,12 +54,12 @@ export function cleanup(prepared: Prepared): void {
   prepared.release();
 }
 
-export function finish(app: App, prepared: Prepared, outcome: RequestOutcome): void {
+export async function finish(app: App, prepared: Prepared, outcome: RequestOutcome): Promise<void> {
   if (!prepared.recorded) return;
   // The row's end and its ledger event: one commit (a savepoint when the run's own finish is
   // committing around it: the stream answers from the run.finished event).
   try {
-    atomically(
+    await atomicallyAsync(
       () => app.db,
       () => finishOutcome(app, prepared, outcome),
     );
@@ -68,8 +68,8 @@ export function finish(app: App, prepared: Prepared, outcome: RequestOutcome): v
   }
 }
 
-function finishOutcome(app: App, prepared: Prepared, outcome: RequestOutcome): void {
-  finishRequest(app, prepared.requestId, {
+async function finishOutcome(app: App, prepared: Prepared, outcome: RequestOutcome): Promise<void> {
+  await finishRequest(app, prepared.requestId, {
     status: outcome.status,
     finish_reason: outcome.finish_reason,
     http_status: outcome.http_status,

@@ -61,14 +61,14 @@ async function handle(c: Context, appRef: AppRef, handler: (app: App) => Respons
   }
 }
 
-function listRuns(c: Context, app: App): Response {
+async function listRuns(c: Context, app: App): Promise<Response> {
   const raw = c.req.query('limit');
   const limit = raw === undefined || raw === '' ? 50 : Number(raw);
   if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
     throw new SvcError('invalid_input', 'invalid limit (an integer from 1 to 500)');
   }
   const ledger = ledgerEnabled(app);
-  const { rows, total } = safeList(app, limit);
+  const { rows, total } = await safeList(app, limit);
   const runs = rows.map((row) => {
     const run = app.runs.get(row.run_id);
     return {
@@ -107,9 +107,9 @@ function listRuns(c: Context, app: App): Response {
   );
 }
 
-function safeList(app: App, limit: number) {
+async function safeList(app: App, limit: number) {
   try {
-    return listRequests(app, { limit });
+    return await listRequests(app, { limit });
   } catch (error) {
     throw new SvcError('unavailable', `the compat ledger cannot be read: ${(error as Error).message}`, {
       status: 503,
@@ -118,9 +118,9 @@ function safeList(app: App, limit: number) {
   }
 }
 
-function runEvents(c: Context, app: App): Response {
+async function runEvents(c: Context, app: App): Promise<Response> {
   const requestId = decodeURIComponent(c.req.param('request_id') ?? '');
-  const row = getRequest(app, requestId);
+  const row = await getRequest(app, requestId);
   const events = row ? requestEvents(app, row) : [];
   // spec, Compat surface divergence 3: an unknown request_id answers 200 with total 0, not 404;
   // divergence 2: no events is JSON null.

@@ -30,7 +30,7 @@ export function streamAnswer(
         if (finished) return;
         finished = true;
         // The ledger row ends here too: the App closes right after, and nothing else would finish it.
-        finish(app, prepared, {
+        void finish(app, prepared, {
           status: 'cancelled',
           finish_reason: null,
           http_status: 200,
@@ -66,7 +66,7 @@ export function streamAnswer(
     // The client went away before the answer ended: stop the run, nobody reads it.
     finished = true;
     await cancelRun(app, runId);
-    finish(app, prepared, {
+    await finish(app, prepared, {
       status: 'disconnected',
       finish_reason: null,
       http_status: 200,
@@ -91,7 +91,7 @@ export function streamAnswer(
     const result = await app.agent.result(runId);
     if (result.status !== 'completed') {
       const failure = runFailure(result);
-      finish(app, prepared, {
+      await finish(app, prepared, {
         status: result.status === 'cancelled' || result.status === 'interrupted' ? 'cancelled' : 'failed',
         finish_reason: null,
         http_status: 200,
@@ -106,7 +106,7 @@ export function streamAnswer(
     if (request.include_usage) {
       stream.send({ data: JSON.stringify({ ...base, choices: [], usage: usageOf(result) }) });
     }
-    finish(app, prepared, {
+    await finish(app, prepared, {
       status: 'completed',
       finish_reason: finishReason,
       http_status: 200,
