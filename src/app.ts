@@ -148,6 +148,8 @@ export async function createApp(options: AppOptions): Promise<App> {
         base.log.error('close failed', { error });
       }
     }
+    // Events still on their way to the log are stored before it closes (at once on SQLite).
+    await core.bus.flush();
     core.bus.close();
     base.closeDatabase();
   }

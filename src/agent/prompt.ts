@@ -68,7 +68,7 @@ export async function assembleSystemPrompt(
   ].filter((b) => b !== undefined);
   const system = stack.map((b) => b.text).join('\n\n');
   try {
-    app.observe.promptStack.record({
+    await app.observe.promptStack.record({
       sessionId: input.sessionId,
       runId: input.runId,
       agent: input.kind.id,

@@ -61,11 +61,16 @@ export function createCore(base: AppBase): AppCore {
     ids,
     runner,
     isLiveRunner,
+    // A sync hook (inside the ledger's first open): the reap's read runs at once, its kills and
+    // events right after; nothing waits on it.
     afterFirstRecovery: () => {
-      void reaper.reap().then((reaped) => {
-        const killed = reaped.filter((p) => p.killed.length > 0);
-        if (killed.length) log.warn('reaped processes left by an exited svc', { processes: killed });
-      });
+      void reaper
+        .reap()
+        .then((reaped) => {
+          const killed = reaped.filter((p) => p.killed.length > 0);
+          if (killed.length) log.warn('reaped processes left by an exited svc', { processes: killed });
+        })
+        .catch((error) => log.warn('process reaper failed', { error }));
     },
     onListenerError: (error, event) => log.warn('run ledger listener failed', { type: event.type, error }),
   });

@@ -10,12 +10,15 @@ import { createClaimRepository } from '../coordination/claim-repository';
 import { createClaimService } from '../coordination/claims';
 import { createMarkerRepository } from '../coordination/marker-repository';
 import { createMarkerService } from '../coordination/markers';
+import { createPostgresClaimRepository } from '../coordination/pg-claim-repository';
+import { createPostgresMarkerRepository } from '../coordination/pg-marker-repository';
 import { createDeployService } from '../deploy/deploy-service';
 import { createPluginRepository } from '../plugins/plugin-repository';
 import { createPluginService } from '../plugins/plugin-service';
 import { createRemoteAgents } from '../remote/delegation';
 import { createAutopilotWorker } from '../scheduler/autopilot-worker';
 import { createDaemonRegistry } from '../scheduler/daemons';
+import { createPostgresScheduleStore } from '../scheduler/pg-schedule-store';
 import { createProcessTracker } from '../scheduler/process-tracker';
 import { createScheduleStore } from '../scheduler/schedule-store';
 import { createScheduler, recipeToolAvailable } from '../scheduler/scheduler';
@@ -32,7 +35,10 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
   const { clock, ids, log, redactor, openDatabase, workspace } = base;
   const { sessions, permissions } = core;
   const scheduler = createScheduler({
-    store: createScheduleStore({ db: openDatabase, clock, ids }),
+    store: base.repository(
+      (db) => createScheduleStore({ db, clock, ids }),
+      (sql) => createPostgresScheduleStore({ sql, clock, ids }),
+    ),
     clock,
     log,
     redactor,
@@ -53,14 +59,14 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
     redactor,
   });
   const claims = createClaimService({
-    claims: createClaimRepository(openDatabase),
+    claims: base.repository(createClaimRepository, (sql) => createPostgresClaimRepository({ sql })),
     workspace,
     clock,
     ids,
     bus: core.bus,
   });
   const markers = createMarkerService({
-    markers: createMarkerRepository(openDatabase),
+    markers: base.repository(createMarkerRepository, (sql) => createPostgresMarkerRepository({ sql })),
     workspace,
     clock,
     ids,

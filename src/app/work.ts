@@ -7,6 +7,7 @@
 import { createAgentService } from '../agent/agent-service';
 import { createAgentStateStore } from '../agent/agent-state-store';
 import { createObserveService } from '../observe/service';
+import { createSqliteObserveStores } from '../observe/stores';
 import { createQuality } from '../quality/quality';
 import { createSqliteQualityStores, sqliteQualityDb } from '../quality/stores';
 import { createRecipeService } from '../recipes/recipe-service';
@@ -14,6 +15,7 @@ import { createSandbox } from '../sandbox/sandbox';
 import { createCommandSpawner } from '../sandbox/spawn';
 import { createAgentToolbox, withWorkspace } from '../tools/core/agent-toolbox';
 import type { MutationRequest } from '../tools/core/types';
+import { createSqliteWorkflowStores } from '../workflows/stores';
 import { createWorkflowService } from '../workflows/workflow-service';
 import { createSqliteWorkspaceStores } from '../workspace/stores';
 import { createWorkspace } from '../workspace/workspace';
@@ -25,7 +27,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
   const { clock, ids, log, redactor, openDatabase, workspace, dataDir, env } = base;
   const { bus, sessions, runs, providers } = core;
   const observe = createObserveService({
-    db: openDatabase,
+    stores: createSqliteObserveStores(openDatabase),
     clock,
     ids,
     config: base.config,
@@ -35,6 +37,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
   });
   const workflows = createWorkflowService({
     db: openDatabase,
+    stores: createSqliteWorkflowStores({ db: openDatabase, clock, ids }),
     clock,
     ids,
     log,

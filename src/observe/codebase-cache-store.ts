@@ -15,21 +15,21 @@ export interface CachedSummaryRow {
 }
 
 export interface CodebaseCacheStore {
-  get(workspace: string): CachedSummaryRow | undefined;
+  get(workspace: string): Promise<CachedSummaryRow | undefined>;
   /** Stores a fresh computation (and counts it). */
-  put(workspace: string, entry: { summary: string; computed_at: number; compute_ms: number }): void;
+  put(workspace: string, entry: { summary: string; computed_at: number; compute_ms: number }): Promise<void>;
 }
 
 export function createCodebaseCacheStore(db: () => Db): CodebaseCacheStore {
   return {
-    get(workspace) {
+    async get(workspace) {
       return db()
         .prepare(
           'SELECT summary, computed_at, compute_ms, computations FROM codebase_context_cache WHERE workspace = ?',
         )
         .get(workspace) as CachedSummaryRow | undefined;
     },
-    put(workspace, entry) {
+    async put(workspace, entry) {
       db()
         .prepare(
           `INSERT INTO codebase_context_cache (workspace, summary, computed_at, compute_ms, computations)

@@ -8,9 +8,8 @@
  */
 import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
-import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
-import { createCodebaseCacheStore } from './codebase-cache-store';
+import type { CodebaseCacheStore } from './codebase-cache-store';
 import {
   type CodebaseSummary,
   computeCodebaseSummary,
@@ -42,13 +41,14 @@ export interface CodebaseContextService {
     refresh: RefreshOutcome;
   }>;
   /** The cached summary without computing anything (undefined when none or unreadable). */
-  peek(): CachedSummary | undefined;
+  peek(): Promise<CachedSummary | undefined>;
   /** The system-prompt section from the cached summary, or undefined. */
-  promptSection(): { source: string; text: string } | undefined;
+  promptSection(): Promise<{ source: string; text: string } | undefined>;
 }
 
 export interface CodebaseContextDeps {
-  db: () => Db;
+  /** The summary cache (`codebase_context_cache`). */
+  codebaseCache: CodebaseCacheStore;
   clock: Clock;
   config: () => Config;
   /** The workspace the summary describes (the cache key). */
@@ -58,11 +58,11 @@ export interface CodebaseContextDeps {
 }
 
 export function createCodebaseContext(deps: CodebaseContextDeps): CodebaseContextService {
-  const store = createCodebaseCacheStore(deps.db);
+  const store = deps.codebaseCache;
   let inflight: Promise<CachedSummary> | undefined;
 
-  const peek = (): CachedSummary | undefined => {
-    const row = store.get(deps.workspace);
+  const peek = async (): Promise<CachedSummary | undefined> => {
+    const row = await store.get(deps.workspace);
     if (!row) return undefined;
     try {
       return {
@@ -83,12 +83,12 @@ export function createCodebaseContext(deps: CodebaseContextDeps): CodebaseContex
         const summary = await computeCodebaseSummary(deps.ws(), signal);
         const computedAt = deps.clock.now();
         const computeMs = Date.now() - started;
-        store.put(deps.workspace, {
+        await store.put(deps.workspace, {
           summary: JSON.stringify(summary),
           computed_at: computedAt,
           compute_ms: computeMs,
         });
-        const stored = peek();
+        const stored = await peek();
         if (!stored) throw new SvcError('internal', 'the codebase summary was not stored');
         return stored;
       } finally {
@@ -101,7 +101,7 @@ export function createCodebaseContext(deps: CodebaseContextDeps): CodebaseContex
   return {
     async describe(options) {
       const intervalMs = deps.config().options.codebase_context.min_refresh_interval_seconds * 1000;
-      const current = peek();
+      const current = await peek();
       if (!current) {
         const cached = await compute(options.signal);
         return {
@@ -144,17 +144,17 @@ export function createCodebaseContext(deps: CodebaseContextDeps): CodebaseContex
         },
       };
     },
-    peek() {
+    async peek() {
       try {
-        return peek();
+        return await peek();
       } catch {
         return undefined;
       }
     },
-    promptSection() {
+    async promptSection() {
       let cached: CachedSummary | undefined;
       try {
-        cached = peek();
+        cached = await peek();
       } catch {
         return undefined;
       }

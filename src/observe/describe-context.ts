@@ -65,7 +65,7 @@ export async function buildDescribeContext(
 
   let lastBuild: Record<string, unknown> | null = null;
   try {
-    const build = app.observe.promptStack.recent({ sessionId: context.sessionId, limit: 1 })[0];
+    const build = (await app.observe.promptStack.recent({ sessionId: context.sessionId, limit: 1 }))[0];
     if (build) {
       lastBuild = {
         build_id: build.build_id,

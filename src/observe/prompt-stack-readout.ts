@@ -22,8 +22,8 @@ export const STATUS_WINDOW = 200;
 const RECORDS =
   'metadata of every system-prompt assembly: section names, sources, sizes, token estimates (chars / 4) and sha256 prefixes; never the text';
 
-function recording(app: PromptStackReadoutDeps) {
-  const available = app.observe.promptStack.available();
+async function recording(app: PromptStackReadoutDeps) {
+  const available = await app.observe.promptStack.available();
   return {
     available: available.ok,
     reason: available.ok ? null : available.reason,
@@ -41,7 +41,7 @@ async function scopeOf(app: PromptStackReadoutDeps, sessionId: string | undefine
 }
 
 export async function promptStackStatus(app: PromptStackReadoutDeps, input: { session_id?: string }) {
-  const rec = recording(app);
+  const rec = await recording(app);
   const scope = await scopeOf(app, input.session_id);
   const base = { generated_at: app.clock.now(), recording: rec, scope: { session_id: scope.session_id } };
   if (!rec.available) {
@@ -56,8 +56,8 @@ export async function promptStackStatus(app: PromptStackReadoutDeps, input: { se
     };
   }
   const ledger = app.observe.promptStack;
-  const total = ledger.count(input.session_id);
-  const window = ledger.recent({ sessionId: input.session_id, limit: STATUS_WINDOW });
+  const total = await ledger.count(input.session_id);
+  const window = await ledger.recent({ sessionId: input.session_id, limit: STATUS_WINDOW });
   const chronological = [...window].reverse();
   const chars = distribution(window.map((b) => b.total_chars));
   const tokens = distribution(window.map((b) => b.token_estimate));
@@ -148,7 +148,7 @@ export async function recentPromptStackBuilds(
   app: PromptStackReadoutDeps,
   input: { session_id?: string; limit: number },
 ) {
-  const rec = recording(app);
+  const rec = await recording(app);
   const scope = await scopeOf(app, input.session_id);
   if (!rec.available) {
     return {
@@ -160,12 +160,12 @@ export async function recentPromptStackBuilds(
       warnings: [...scope.warnings, `prompt_stack_unavailable: ${rec.reason}`],
     };
   }
-  const builds = app.observe.promptStack.recent({ sessionId: input.session_id, limit: input.limit });
+  const builds = await app.observe.promptStack.recent({ sessionId: input.session_id, limit: input.limit });
   return {
     generated_at: app.clock.now(),
     scope: { session_id: scope.session_id },
     filters_applied: { limit: input.limit },
-    total: app.observe.promptStack.count(input.session_id),
+    total: await app.observe.promptStack.count(input.session_id),
     builds,
     warnings: scope.warnings,
   };

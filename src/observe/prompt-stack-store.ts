@@ -29,14 +29,14 @@ export interface PromptBuild {
 
 export interface PromptStackStore {
   /** Stores a build; returns its row id (builds are numbered in insertion order). */
-  insert(build: PromptBuild): number;
+  insert(build: PromptBuild): Promise<number>;
   /** Drops the builds up to this row id. */
-  pruneThrough(id: number): void;
+  pruneThrough(id: number): Promise<void>;
   /** Newest first. */
-  recent(options: { sessionId?: string; limit: number }): PromptBuild[];
-  count(sessionId?: string): number;
+  recent(options: { sessionId?: string; limit: number }): Promise<PromptBuild[]>;
+  count(sessionId?: string): Promise<number>;
   /** Throws when the table cannot be read. */
-  probe(): void;
+  probe(): Promise<void>;
 }
 
 interface Row extends Omit<PromptBuild, 'sections'> {
@@ -51,7 +51,7 @@ const toBuild = ({ id: _id, sections, ...rest }: Row): PromptBuild => ({
 
 export function createPromptStackStore(db: () => Db): PromptStackStore {
   return {
-    insert(build) {
+    async insert(build) {
       return Number(
         db()
           .prepare(
@@ -72,10 +72,10 @@ export function createPromptStackStore(db: () => Db): PromptStackStore {
           ).lastInsertRowid,
       );
     },
-    pruneThrough(id) {
+    async pruneThrough(id) {
       db().prepare('DELETE FROM prompt_stack_builds WHERE id <= ?').run(id);
     },
-    recent(options) {
+    async recent(options) {
       const rows = (
         options.sessionId
           ? db()
@@ -85,7 +85,7 @@ export function createPromptStackStore(db: () => Db): PromptStackStore {
       ) as Row[];
       return rows.map(toBuild);
     },
-    count(sessionId) {
+    async count(sessionId) {
       const row = (
         sessionId
           ? db().prepare('SELECT count(*) AS n FROM prompt_stack_builds WHERE session_id = ?').get(sessionId)
@@ -93,7 +93,7 @@ export function createPromptStackStore(db: () => Db): PromptStackStore {
       ) as { n: number };
       return row.n;
     },
-    probe() {
+    async probe() {
       db().prepare('SELECT 1 FROM prompt_stack_builds LIMIT 1').get();
     },
   };

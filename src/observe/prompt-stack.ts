@@ -7,9 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { SvcError } from '../errors';
-import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
-import { createPromptStackStore, type PromptBuild } from './prompt-stack-store';
+import type { PromptBuild, PromptStackStore } from './prompt-stack-store';
 
 export type { PromptBuild, PromptSectionRecord } from './prompt-stack-store';
 
@@ -32,12 +31,12 @@ export interface PromptStackLedger {
     agent: string;
     system: string;
     sections: PromptSectionInput[];
-  }): PromptBuild;
+  }): Promise<PromptBuild>;
   /** Newest first. */
-  recent(options?: { sessionId?: string; limit?: number }): PromptBuild[];
-  count(sessionId?: string): number;
+  recent(options?: { sessionId?: string; limit?: number }): Promise<PromptBuild[]>;
+  count(sessionId?: string): Promise<number>;
   /** Whether the table can be read, and why not. */
-  available(): { ok: true } | { ok: false; reason: string };
+  available(): Promise<{ ok: true } | { ok: false; reason: string }>;
 }
 
 /** A rough, tokenizer-free estimate (about four characters per token for English and code). */
@@ -46,22 +45,15 @@ export const estimateTokens = (chars: number): number => Math.ceil(chars / 4);
 export const sha256Prefix = (text: string, length = 16): string =>
   createHash('sha256').update(text).digest('hex').slice(0, length);
 
-export function createPromptStackLedger(deps: { db: () => Db; clock: Clock; ids: Ids }): PromptStackLedger {
-  const db = (): Db => {
-    try {
-      return deps.db();
-    } catch (error) {
-      throw new SvcError(
-        'unavailable',
-        `prompt stack ledger unavailable: ${SvcError.is(error) ? error.message : String(error)}`,
-        { cause: error },
-      );
-    }
-  };
-  const store = createPromptStackStore(db);
+export function createPromptStackLedger(deps: {
+  store: PromptStackStore;
+  clock: Clock;
+  ids: Ids;
+}): PromptStackLedger {
+  const { store } = deps;
 
   return {
-    record(input) {
+    async record(input) {
       const sections = input.sections.map((s) => ({
         name: s.name,
         source: s.source,
@@ -81,15 +73,16 @@ export function createPromptStackLedger(deps: { db: () => Db; clock: Clock; ids:
         sections,
         created_at: deps.clock.now(),
       };
-      const id = store.insert(build);
-      if (id > PROMPT_STACK_RETENTION) store.pruneThrough(id - PROMPT_STACK_RETENTION);
+      const id = await store.insert(build);
+      if (id > PROMPT_STACK_RETENTION) await store.pruneThrough(id - PROMPT_STACK_RETENTION);
       return build;
     },
-    recent: (options = {}) => store.recent({ sessionId: options.sessionId, limit: options.limit ?? 20 }),
-    count: (sessionId) => store.count(sessionId),
-    available() {
+    recent: async (options = {}) =>
+      await store.recent({ sessionId: options.sessionId, limit: options.limit ?? 20 }),
+    count: async (sessionId) => await store.count(sessionId),
+    async available() {
       try {
-        store.probe();
+        await store.probe();
         return { ok: true };
       } catch (error) {
         return { ok: false, reason: SvcError.is(error) ? error.message : String(error) };

@@ -6,11 +6,11 @@
  * @module
  */
 import type { Config } from '../config/schema';
-import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
 import { type CodebaseContextService, createCodebaseContext } from './codebase-context';
 import type { WorkspaceFiles } from './codebase-summary';
 import { createPromptStackLedger, type PromptStackLedger } from './prompt-stack';
+import type { ObserveStores } from './stores';
 
 export interface ObserveService {
   readonly promptStack: PromptStackLedger;
@@ -19,12 +19,12 @@ export interface ObserveService {
    * The system-prompt section of the cached codebase summary (one indexed read, never a
    * workspace walk), or undefined when there is none.
    */
-  promptSection(): { source: string; text: string } | undefined;
+  promptSection(): Promise<{ source: string; text: string } | undefined>;
 }
 
 export interface ObserveDeps {
-  /** The database, opened on first use. */
-  db: () => Db;
+  /** The observe tables (SQLite: createSqliteObserveStores, PostgreSQL: createPostgresObserveStores). */
+  stores: ObserveStores;
   clock: Clock;
   ids: Ids;
   config: () => Config;
@@ -34,10 +34,14 @@ export interface ObserveDeps {
 }
 
 export function createObserveService(deps: ObserveDeps): ObserveService {
-  const codebase = createCodebaseContext(deps);
+  const codebase = createCodebaseContext({ ...deps, codebaseCache: deps.stores.codebaseCache });
   return {
-    promptStack: createPromptStackLedger({ db: deps.db, clock: deps.clock, ids: deps.ids }),
+    promptStack: createPromptStackLedger({
+      store: deps.stores.promptStacks,
+      clock: deps.clock,
+      ids: deps.ids,
+    }),
     codebase,
-    promptSection: () => codebase.promptSection(),
+    promptSection: async () => await codebase.promptSection(),
   };
 }

@@ -34,7 +34,7 @@ export interface CapsuleContent {
 }
 
 export interface CapsuleRepository {
-  byRun(runId: string): EditCapsule | undefined;
+  byRun(runId: string): Promise<EditCapsule | undefined>;
   /** A `recording` capsule for the run, unless it has one. */
   insertRecording(row: {
     id: string;
@@ -44,7 +44,7 @@ export interface CapsuleRepository {
     checkpoint_id: string | null;
     checkpoint_note: string | null;
     created_at: number;
-  }): void;
+  }): Promise<void>;
   /** A capsule opened at run end (edit capsules were off when the run first changed a file). */
   insertOpen(
     row: {
@@ -57,17 +57,17 @@ export interface CapsuleRepository {
       now: number;
     },
     content: CapsuleContent,
-  ): void;
+  ): Promise<void>;
   /** Recording → open with the run's changes. */
-  close(id: string, runStatus: string, content: CapsuleContent, now: number): void;
-  delete(id: string): void;
+  close(id: string, runStatus: string, content: CapsuleContent, now: number): Promise<void>;
+  delete(id: string): Promise<void>;
   /** Capsules still recording for runs other than this one. */
-  strandedExcept(runId: string): { run_id: string; session_id: string }[];
-  markReverted(id: string, now: number, bySessionId: string | null, historyIds: number[]): void;
+  strandedExcept(runId: string): Promise<{ run_id: string; session_id: string }[]>;
+  markReverted(id: string, now: number, bySessionId: string | null, historyIds: number[]): Promise<void>;
   /** Reads (empty without a database). */
-  find(id: string): EditCapsule | undefined;
-  list(filter: { sessionId?: string; status?: CapsuleStatus; limit?: number }): EditCapsule[];
-  totals(sessionId?: string): Record<string, number | null> | undefined;
+  find(id: string): Promise<EditCapsule | undefined>;
+  list(filter: { sessionId?: string; status?: CapsuleStatus; limit?: number }): Promise<EditCapsule[]>;
+  totals(sessionId?: string): Promise<Record<string, number | null> | undefined>;
 }
 
 const toCapsule = (row: Row): EditCapsule => ({
@@ -79,11 +79,11 @@ const toCapsule = (row: Row): EditCapsule => ({
 export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
   const db = () => qdb.write();
   return {
-    byRun(runId) {
+    async byRun(runId) {
       const row = db().prepare('SELECT * FROM edit_capsules WHERE run_id = ?').get(runId) as Row | undefined;
       return row ? toCapsule(row) : undefined;
     },
-    insertRecording(row) {
+    async insertRecording(row) {
       db()
         .prepare(
           `INSERT INTO edit_capsules (id, session_id, run_id, parent_run_id, status, checkpoint_id, checkpoint_note, created_at)
@@ -99,7 +99,7 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
           row.created_at,
         );
     },
-    insertOpen(row, content) {
+    async insertOpen(row, content) {
       db()
         .prepare(
           `INSERT INTO edit_capsules (id, session_id, run_id, parent_run_id, status, run_status, checkpoint_note,
@@ -121,7 +121,7 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
           row.now,
         );
     },
-    close(id, runStatus, content, now) {
+    async close(id, runStatus, content, now) {
       db()
         .prepare(
           `UPDATE edit_capsules SET status = 'open', run_status = ?, files = ?, file_count = ?, additions = ?,
@@ -137,15 +137,15 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
           id,
         );
     },
-    delete(id) {
+    async delete(id) {
       db().prepare('DELETE FROM edit_capsules WHERE id = ?').run(id);
     },
-    strandedExcept(runId) {
+    async strandedExcept(runId) {
       return db()
         .prepare("SELECT run_id, session_id FROM edit_capsules WHERE status = 'recording' AND run_id != ?")
         .all(runId) as { run_id: string; session_id: string }[];
     },
-    markReverted(id, now, bySessionId, historyIds) {
+    async markReverted(id, now, bySessionId, historyIds) {
       db()
         .prepare(
           `UPDATE edit_capsules SET status = 'reverted', reverted_at = ?, reverted_by_session_id = ?,
@@ -153,7 +153,7 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
         )
         .run(now, bySessionId, JSON.stringify(historyIds), id);
     },
-    find(id) {
+    async find(id) {
       const row = readOr(
         qdb,
         undefined,
@@ -161,7 +161,7 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
       );
       return row ? toCapsule(row) : undefined;
     },
-    list(filter) {
+    async list(filter) {
       const where: string[] = [];
       const params: unknown[] = [];
       if (filter.sessionId) {
@@ -185,7 +185,7 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
       );
       return rows.map(toCapsule);
     },
-    totals(sessionId) {
+    async totals(sessionId) {
       const where = sessionId ? 'WHERE session_id = ?' : '';
       const params = sessionId ? [sessionId] : [];
       return readOr(

@@ -17,7 +17,7 @@ import type { CapsuleRepository } from './capsule-repository';
 import type { CapsuleDetail, EditCapsule, RevertResult } from './capsule-types';
 
 export interface CapsuleReviewDeps {
-  get(id: string): EditCapsule;
+  get(id: string): Promise<EditCapsule>;
   repo: Pick<CapsuleRepository, 'markReverted'>;
   clock: Clock;
   bus: EventBus;
@@ -28,7 +28,7 @@ export interface CapsuleReviewDeps {
 
 /** A capsule with the diff of its files. */
 export async function showCapsule(deps: CapsuleReviewDeps, id: string): Promise<CapsuleDetail> {
-  const capsule = deps.get(id);
+  const capsule = await deps.get(id);
   const diffs: string[] = [];
   for (const file of capsule.files) {
     const first = await deps.history.get(file.first_history_id);
@@ -55,7 +55,7 @@ export async function revertCapsule(
   id: string,
   ctx: OpContext,
 ): Promise<RevertResult> {
-  const capsule = deps.get(id);
+  const capsule = await deps.get(id);
   if (capsule.status !== 'open') {
     throw new SvcError(
       'conflict',
@@ -108,7 +108,7 @@ export async function revertCapsule(
     details: { capsule_id: id, run_id: capsule.run_id, checkpoint_id: capsule.checkpoint_id },
   });
   const historyIds = applied.map((a) => a.history_id);
-  deps.repo.markReverted(id, deps.clock.now(), ctx.sessionId ?? null, historyIds);
+  await deps.repo.markReverted(id, deps.clock.now(), ctx.sessionId ?? null, historyIds);
   deps.bus.publish(capsule.session_id, 'edit_capsule.reverted', {
     session_id: capsule.session_id,
     capsule_id: id,
@@ -117,7 +117,7 @@ export async function revertCapsule(
     ...(ctx.sessionId ? { by_session_id: ctx.sessionId } : {}),
   });
   return {
-    capsule: deps.get(id),
+    capsule: await deps.get(id),
     files: applied.map((a) => ({
       path: a.path,
       change: a.change,

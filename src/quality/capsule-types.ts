@@ -86,9 +86,9 @@ export interface CapsuleService {
   readonly beforeWrite: BeforeWriteHook;
   /** Fold a finished run's changes into its capsule (called on `run.finished`). */
   finalize(run: { sessionId: string; runId: string; status: string }): Promise<EditCapsule | undefined>;
-  list(filter?: { sessionId?: string; status?: CapsuleStatus; limit?: number }): EditCapsule[];
-  get(id: string): EditCapsule;
+  list(filter?: { sessionId?: string; status?: CapsuleStatus; limit?: number }): Promise<EditCapsule[]>;
+  get(id: string): Promise<EditCapsule>;
   show(id: string): Promise<CapsuleDetail>;
   revert(id: string, ctx: OpContext): Promise<RevertResult>;
-  status(options?: { limit?: number; sessionId?: string }): EditCapsulesStatus;
+  status(options?: { limit?: number; sessionId?: string }): Promise<EditCapsulesStatus>;
 }

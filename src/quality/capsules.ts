@@ -19,18 +19,18 @@ import type { OpContext } from '../workspace/context';
 import type { BeforeWriteHook, ChangeCommitter } from '../workspace/file-changes';
 import type { FileChange, FileHistory } from '../workspace/file-history';
 import type { PathResolver } from '../workspace/paths';
-import { type CapsuleRepository, createCapsuleRepository } from './capsule-repository';
+import type { CapsuleRepository } from './capsule-repository';
 import { revertCapsule, showCapsule } from './capsule-review';
 import type { CapsuleService, EditCapsule, EditCapsuleFile } from './capsule-types';
 import { lineCounts } from './line-diff';
-import type { QualityDb } from './store';
 
 export * from './capsule-types';
 
 const FINAL_RUN_STATUSES = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 
 export interface CapsuleDeps {
-  db: QualityDb;
+  /** `edit_capsules` (./capsule-repository.ts or its PostgreSQL twin). */
+  capsules: CapsuleRepository;
   clock: Clock;
   ids: Ids;
   bus: EventBus;
@@ -44,7 +44,7 @@ export interface CapsuleDeps {
 }
 
 export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
-  const repo = createCapsuleRepository(deps.db);
+  const repo = deps.capsules;
   const recording = new Map<string, Promise<void>>();
 
   const open = (ctx: OpContext & { runId: string; sessionId: string }) => openCapsule(deps, repo, ctx);
@@ -60,8 +60,8 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
     await pending;
   };
 
-  const get = (id: string): EditCapsule => {
-    const capsule = repo.find(id);
+  const get = async (id: string): Promise<EditCapsule> => {
+    const capsule = await repo.find(id);
     if (!capsule) {
       throw new SvcError(
         'not_found',
@@ -71,11 +71,11 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
     return capsule;
   };
 
-  const list: CapsuleService['list'] = (filter = {}) => repo.list(filter);
+  const list: CapsuleService['list'] = async (filter = {}) => await repo.list(filter);
 
   /** Nothing changed in the end: drop the capsule and the checkpoint taken for it. */
-  const discard = (existing: EditCapsule, sessionId: string) => {
-    repo.delete(existing.id);
+  const discard = async (existing: EditCapsule, sessionId: string) => {
+    await repo.delete(existing.id);
     if (existing.checkpoint_id) {
       const checkpointId = existing.checkpoint_id;
       void deps.checkpoints
@@ -89,12 +89,12 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
     sessionId: string,
     runStatus: string,
   ): Promise<EditCapsule | undefined> => {
-    const existing = repo.byRun(runId);
+    const existing = await repo.byRun(runId);
     if (!existing && !deps.enabled()) return undefined;
     if (existing && existing.status !== 'recording') return existing;
     const files = await summarize(deps.history, await deps.history.list({ runId, limit: 100_000 }));
     if (files.length === 0) {
-      if (existing) discard(existing, sessionId);
+      if (existing) await discard(existing, sessionId);
       return undefined;
     }
     const now = deps.clock.now();
@@ -102,9 +102,9 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
     const deletions = files.reduce((n, f) => n + (f.deletions ?? 0), 0);
     const id = existing?.id ?? deps.ids.next('cap');
     if (existing) {
-      repo.close(id, runStatus, { files, additions, deletions }, now);
+      await repo.close(id, runStatus, { files, additions, deletions }, now);
     } else {
-      repo.insertOpen(
+      await repo.insertOpen(
         {
           id,
           session_id: sessionId,
@@ -117,7 +117,7 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
         { files, additions, deletions },
       );
     }
-    const capsule = get(id);
+    const capsule = await get(id);
     deps.bus.publish(sessionId, 'edit_capsule.created', {
       session_id: sessionId,
       capsule_id: id,
@@ -143,7 +143,7 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
   }) => {
     const capsule = await finalizeRow(runId, sessionId, status);
     // Capsules left recording by a run that ended without a run.finished here (a crash).
-    for (const row of repo.strandedExcept(runId)) {
+    for (const row of await repo.strandedExcept(runId)) {
       const run = await deps.runs.get(row.run_id);
       if (!run || FINAL_RUN_STATUSES.has(run.status)) {
         await finalizeRow(row.run_id, row.session_id, run?.status ?? 'interrupted');
@@ -167,8 +167,8 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
     get,
     show: (id) => showCapsule(review, id),
     revert: (id, ctx) => revertCapsule(review, id, ctx),
-    status(options = {}) {
-      const totals = repo.totals(options.sessionId);
+    async status(options = {}) {
+      const totals = await repo.totals(options.sessionId);
       const n = (key: string) => Number(totals?.[key] ?? 0);
       return {
         enabled: deps.enabled(),
@@ -184,7 +184,7 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
           deletions: n('deletions'),
         },
         last_capsule_at: totals?.last ?? null,
-        recent: list({ sessionId: options.sessionId, limit: options.limit ?? 10 }),
+        recent: await list({ sessionId: options.sessionId, limit: options.limit ?? 10 }),
       };
     },
   };
@@ -196,7 +196,7 @@ async function openCapsule(
   repo: CapsuleRepository,
   ctx: OpContext & { runId: string; sessionId: string },
 ): Promise<void> {
-  if (repo.byRun(ctx.runId)) return;
+  if (await repo.byRun(ctx.runId)) return;
   let checkpointId: string | null = null;
   let note: string | null = null;
   try {
@@ -215,7 +215,7 @@ async function openCapsule(
     deps.log.info('edit capsule without checkpoint', { run_id: ctx.runId, reason: message });
   }
   const run = await deps.runs.get(ctx.runId);
-  repo.insertRecording({
+  await repo.insertRecording({
     id: deps.ids.next('cap'),
     session_id: ctx.sessionId,
     run_id: ctx.runId,

@@ -55,7 +55,7 @@ export function createQuality(deps: {
     redact: (text) => deps.redactor.string(text),
   });
   const capsules = createCapsuleService({
-    db,
+    capsules: deps.stores.capsules,
     clock: deps.clock,
     ids: deps.ids,
     bus: deps.bus,

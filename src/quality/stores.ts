@@ -7,13 +7,17 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DB_FILE, type Db } from '../store/db';
 import type { SqlClient } from '../store/postgres/client';
+import { type CapsuleRepository, createCapsuleRepository } from './capsule-repository';
 import { createPatchLogRepository, type PatchLogRepository } from './patch-log-repository';
+import { createPostgresCapsuleRepository } from './pg-capsule-repository';
 import { createPostgresPatchLogRepository } from './pg-patch-log-repository';
 import type { QualityDb } from './store';
 
 export interface QualityStores {
   /** `apply_patch_log`: every apply_patch attempt. */
   patchLog: PatchLogRepository;
+  /** `edit_capsules`: each run's changes as one reviewable unit. */
+  capsules: CapsuleRepository;
 }
 
 /**
@@ -28,9 +32,12 @@ export function sqliteQualityDb(deps: { dataDir: string; db: () => Db; hasDb: ()
 }
 
 export function createSqliteQualityStores(db: QualityDb): QualityStores {
-  return { patchLog: createPatchLogRepository(db) };
+  return { patchLog: createPatchLogRepository(db), capsules: createCapsuleRepository(db) };
 }
 
 export function createPostgresQualityStores(deps: { sql: SqlClient }): QualityStores {
-  return { patchLog: createPostgresPatchLogRepository(deps) };
+  return {
+    patchLog: createPostgresPatchLogRepository(deps),
+    capsules: createPostgresCapsuleRepository(deps),
+  };
 }

@@ -190,7 +190,7 @@ async function sendMessage(
     context_id: contextId ?? sent.session_id,
     session_id: sent.session_id,
   };
-  tasks.insert(served, app.clock.now());
+  await tasks.insert(served, app.clock.now());
   app.log.info('a2a task accepted', { task_id: served.task_id, session_id: served.session_id, blocking });
 
   if (blocking) {
@@ -206,12 +206,12 @@ async function sendMessage(
 }
 
 async function getTask(context: Served, params: Record<string, unknown>) {
-  return await taskOf(context.host, requireServed(context, params));
+  return await taskOf(context.host, await requireServed(context, params));
 }
 
 async function cancelTask(context: Served, params: Record<string, unknown>) {
   const app = context.host;
-  const served = requireServed(context, params);
+  const served = await requireServed(context, params);
   const run = await app.runs.require(served.task_id);
   if (run.status !== 'queued' && run.status !== 'running') {
     throw new RpcFailure(
@@ -223,10 +223,10 @@ async function cancelTask(context: Served, params: Record<string, unknown>) {
   return await taskOf(app, served);
 }
 
-function requireServed({ tasks }: Served, params: Record<string, unknown>): ServedTask {
+async function requireServed({ tasks }: Served, params: Record<string, unknown>): Promise<ServedTask> {
   if (typeof params.id !== 'string' || !params.id)
     throw new RpcFailure(RPC_ERRORS.invalidParams, 'params.id: give the task id');
-  const row = tasks.get(params.id);
+  const row = await tasks.get(params.id);
   if (!row) throw new RpcFailure(RPC_ERRORS.taskNotFound, `Task not found: ${params.id}`);
   return row;
 }
@@ -235,7 +235,7 @@ async function servedByContext(
   { host: app, tasks }: Served,
   contextId: string,
 ): Promise<ServedTask | undefined> {
-  const row = tasks.latestInContext(contextId);
+  const row = await tasks.latestInContext(contextId);
   if (row && (await app.sessions.get(row.session_id))) return row;
   // A context this agent created is a session id.
   if (await app.sessions.get(contextId)) return { task_id: '', context_id: contextId, session_id: contextId };

@@ -11,27 +11,28 @@ export interface ServedTask {
   session_id: string;
 }
 
+/** Async (issue 18): the SQLite one answers at once. */
 export interface ServedTaskRepository {
-  insert(task: ServedTask, createdAt: number): void;
-  get(taskId: string): ServedTask | undefined;
+  insert(task: ServedTask, createdAt: number): Promise<void>;
+  get(taskId: string): Promise<ServedTask | undefined>;
   /** The newest task served in a context. */
-  latestInContext(contextId: string): ServedTask | undefined;
+  latestInContext(contextId: string): Promise<ServedTask | undefined>;
 }
 
 export function createServedTaskRepository(db: () => Db): ServedTaskRepository {
   return {
-    insert(task, createdAt) {
+    async insert(task, createdAt) {
       db()
         .prepare(
           'INSERT INTO a2a_served_tasks (task_id, context_id, session_id, created_at) VALUES (?, ?, ?, ?)',
         )
         .run(task.task_id, task.context_id, task.session_id, createdAt);
     },
-    get: (taskId) =>
+    get: async (taskId) =>
       db()
         .prepare('SELECT task_id, context_id, session_id FROM a2a_served_tasks WHERE task_id = ?')
         .get(taskId) as ServedTask | undefined,
-    latestInContext: (contextId) =>
+    latestInContext: async (contextId) =>
       db()
         .prepare(
           'SELECT task_id, context_id, session_id FROM a2a_served_tasks WHERE context_id = ? ORDER BY created_at DESC LIMIT 1',

@@ -35,12 +35,13 @@ export type CompatRequestOutcome = Pick<
   'status' | 'finish_reason' | 'http_status' | 'error' | 'prompt_tokens' | 'completion_tokens' | 'finished_at'
 >;
 
+/** Async (issue 18): the SQLite implementation below resolves at once. */
 export interface CompatRequestRepository {
-  insert(row: Omit<CompatRequestRow, 'finished_at'>): void;
-  finish(requestId: string, outcome: CompatRequestOutcome): void;
+  insert(row: Omit<CompatRequestRow, 'finished_at'>): Promise<void>;
+  finish(requestId: string, outcome: CompatRequestOutcome): Promise<void>;
   /** Newest first, at most `limit`, with the count of every row. */
-  list(options: { limit: number }): { rows: CompatRequestRow[]; total: number };
-  get(requestId: string): CompatRequestRow | undefined;
+  list(options: { limit: number }): Promise<{ rows: CompatRequestRow[]; total: number }>;
+  get(requestId: string): Promise<CompatRequestRow | undefined>;
 }
 
 interface StoredRow extends Omit<CompatRequestRow, 'stream' | 'include_usage' | 'ignored_fields'> {
@@ -51,7 +52,7 @@ interface StoredRow extends Omit<CompatRequestRow, 'stream' | 'include_usage' | 
 
 export function createCompatRequestRepository(db: () => Db): CompatRequestRepository {
   return {
-    insert(row) {
+    async insert(row) {
       db()
         .prepare(
           `INSERT INTO openai_compat_requests (request_id, run_id, session_id, requested_model, model, model_source,
@@ -68,7 +69,7 @@ export function createCompatRequestRepository(db: () => Db): CompatRequestReposi
           ignored_fields: JSON.stringify(row.ignored_fields),
         });
     },
-    finish(requestId, outcome) {
+    async finish(requestId, outcome) {
       db()
         .prepare(
           `UPDATE openai_compat_requests SET status = @status, finish_reason = @finish_reason, http_status = @http_status,
@@ -77,7 +78,7 @@ export function createCompatRequestRepository(db: () => Db): CompatRequestReposi
         )
         .run({ ...outcome, request_id: requestId });
     },
-    list(options) {
+    async list(options) {
       const rows = db()
         .prepare('SELECT * FROM openai_compat_requests ORDER BY created_at DESC, rowid DESC LIMIT ?')
         .all(options.limit) as StoredRow[];
@@ -85,7 +86,7 @@ export function createCompatRequestRepository(db: () => Db): CompatRequestReposi
         .n;
       return { rows: rows.map(fromStored), total };
     },
-    get(requestId) {
+    async get(requestId) {
       const row = db().prepare('SELECT * FROM openai_compat_requests WHERE request_id = ?').get(requestId) as
         | StoredRow
         | undefined;

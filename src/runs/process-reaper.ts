@@ -40,9 +40,9 @@ export function createProcessReaper(deps: {
   return {
     async reap() {
       const out: ReapedProcess[] = [];
-      let pending: ReturnType<ProcessRepository['pending']>;
+      let pending: Awaited<ReturnType<ProcessRepository['pending']>>;
       try {
-        pending = deps.processes.pending(deps.now() - WINDOW_MS);
+        pending = await deps.processes.pending(deps.now() - WINDOW_MS);
       } catch (error) {
         deps.onError?.(error);
         return out;

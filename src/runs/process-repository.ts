@@ -14,15 +14,16 @@ export interface PendingProcess {
   payload: Record<string, unknown>;
 }
 
+/** Async (issue 18): the SQLite implementation below resolves at once. */
 export interface ProcessRepository {
   /** Started since `sinceMs` (ledger time) with neither an exit nor a reap recorded, oldest first. */
-  pending(sinceMs: number, limit?: number): PendingProcess[];
+  pending(sinceMs: number, limit?: number): Promise<PendingProcess[]>;
 }
 
 export function createProcessRepository(db: () => Db): ProcessRepository {
   const sql = statementCache(db);
   return {
-    pending(sinceMs, limit = 500) {
+    async pending(sinceMs, limit = 500) {
       const rows = sql(
         `SELECT e.run_id, e.session_id, e.payload FROM agent_run_events e
          WHERE e.type = 'process_started' AND e.created_at >= ?

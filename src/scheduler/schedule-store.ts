@@ -51,7 +51,8 @@ export interface ScheduleRun {
   finished_at: number | null;
 }
 
-type ScheduleRow = Omit<Schedule, 'recipe_params'> & { recipe_params: string };
+/** A stored schedule: `recipe_params` is the JSON text as written. */
+export type ScheduleRow = Omit<Schedule, 'recipe_params'> & { recipe_params: string };
 
 /**
  * `schedules` and `schedule_runs`. Async (issue 18): the SQLite one answers at once; the PostgreSQL

@@ -60,7 +60,7 @@ export const getEditCapsulesStatus = defineTool({
   surfaces: { mcp: 'svc_get_edit_capsules_status' },
   examples: [{}, { limit: 1 }],
   run: async (ctx, input) =>
-    ctx.app.quality.capsules.status({ limit: input.limit, sessionId: input.session_id }),
+    await ctx.app.quality.capsules.status({ limit: input.limit, sessionId: input.session_id }),
   toModelOutput: (r: EditCapsulesStatus) =>
     `Edit capsules are ${r.enabled ? 'on' : 'off'} (options.edit_capsules): ${r.counts.total} capsules (${r.counts.open} open, ${r.counts.reverted} reverted, ${r.counts.recording} recording).${r.recent.length ? `\n${r.recent.map(capsuleLine).join('\n')}` : ''}`,
 });
@@ -101,7 +101,7 @@ export const editCapsule = defineTool({
   async run(ctx, input) {
     if (input.action === 'list') {
       return {
-        capsules: ctx.app.quality.capsules.list({
+        capsules: await ctx.app.quality.capsules.list({
           sessionId: input.session_id,
           status: input.status,
           limit: input.limit,

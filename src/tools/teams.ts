@@ -70,7 +70,7 @@ export const createTeam = defineTool({
   surfaces: { mcp: 'svc_create_team' },
   run: async (ctx, input) => {
     const { app } = ctx;
-    const existing = app.workflows.teams.get(input.name);
+    const existing = await app.workflows.teams.get(input.name);
     let team = existing;
     let created = false;
     if (input.members) {
@@ -104,7 +104,7 @@ export const createTeam = defineTool({
           );
         }
       }
-      team = app.workflows.teams.save({
+      team = await app.workflows.teams.save({
         name: input.name,
         description: input.description ?? existing?.description ?? '',
         coordinator: {

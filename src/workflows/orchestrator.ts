@@ -66,9 +66,9 @@ export async function orchestrateWorkflow(
     approve?: OpContext['approve'];
   },
 ): Promise<OrchestrationResult> {
-  const template = deps.workflows.templates.get(input.name);
+  const template = await deps.workflows.templates.get(input.name);
   if (!template) {
-    const known = deps.workflows.templates.list().map((t) => t.name);
+    const known = (await deps.workflows.templates.list()).map((t) => t.name);
     throw new SvcError(
       'not_found',
       `name: no workflow template "${input.name}"; ${known.length ? `saved: ${known.join(', ')}` : 'none saved yet'} (workflow_template action save)`,

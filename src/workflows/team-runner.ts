@@ -293,8 +293,8 @@ export async function teamsStatus(
   name?: string,
 ) {
   const teams = name
-    ? [workflows.teams.get(name)].filter((t): t is Team => t !== undefined)
-    : workflows.teams.list();
+    ? [await workflows.teams.get(name)].filter((t): t is Team => t !== undefined)
+    : await workflows.teams.list();
   // The sessions each task started, read first (the store is async).
   const tasksOf = new Map(
     teams.map((team) => [team.id, workflows.runs.list({ kind: 'team', ref: team.id, limit: 20 })]),

@@ -39,11 +39,11 @@ interface Row {
 }
 
 export interface TeamStore {
-  get(name: string): Team | undefined;
-  list(): Team[];
+  get(name: string): Promise<Team | undefined>;
+  list(): Promise<Team[]>;
   /** Insert, or replace the definition of the team of that name (same id, created_at kept). */
-  save(definition: TeamDefinition): Team;
-  delete(name: string): boolean;
+  save(definition: TeamDefinition): Promise<Team>;
+  delete(name: string): Promise<boolean>;
 }
 
 export function createTeamStore(deps: { db: () => Db; clock: Clock; ids: Ids }): TeamStore {
@@ -53,16 +53,16 @@ export function createTeamStore(deps: { db: () => Db; clock: Clock; ids: Ids }):
     members: JSON.parse(row.members),
   });
   const store: TeamStore = {
-    get(name) {
+    async get(name) {
       const row = deps.db().prepare('SELECT * FROM teams WHERE name = ?').get(name) as Row | undefined;
       return row ? toTeam(row) : undefined;
     },
-    list() {
+    async list() {
       return (deps.db().prepare('SELECT * FROM teams ORDER BY name').all() as Row[]).map(toTeam);
     },
-    save(definition) {
+    async save(definition) {
       const now = deps.clock.now();
-      const existing = store.get(definition.name);
+      const existing = await store.get(definition.name);
       if (existing) {
         deps
           .db()
@@ -92,9 +92,9 @@ export function createTeamStore(deps: { db: () => Db; clock: Clock; ids: Ids }):
             now,
           );
       }
-      return store.get(definition.name)!;
+      return (await store.get(definition.name))!;
     },
-    delete(name) {
+    async delete(name) {
       return deps.db().prepare('DELETE FROM teams WHERE name = ?').run(name).changes > 0;
     },
   };

@@ -39,16 +39,13 @@ export async function manageTemplate(
     if (!input.name) throw new SvcError('invalid_input', `name: required for action ${input.action}`);
     return input.name;
   };
-  const existing = (name: string) => {
-    const template = templates.get(name);
+  const existing = async (name: string) => {
+    const template = await templates.get(name);
     if (!template) {
       throw new SvcError(
         'not_found',
         `name: no workflow template "${name}"; saved: ${
-          templates
-            .list()
-            .map((t) => t.name)
-            .join(', ') || '(none)'
+          (await templates.list()).map((t) => t.name).join(', ') || '(none)'
         }`,
       );
     }
@@ -82,7 +79,7 @@ export async function manageTemplate(
 
   switch (input.action) {
     case 'list': {
-      const list = templates.list().map((t) => ({
+      const list = (await templates.list()).map((t) => ({
         name: t.name,
         description: t.description,
         revision: t.revision,
@@ -94,13 +91,13 @@ export async function manageTemplate(
       return { action: 'list', templates: list, count: list.length };
     }
     case 'inspect': {
-      const template = existing(requireName());
+      const template = await existing(requireName());
       return { action: 'inspect', template, runs: runsOf(template.name) };
     }
     case 'save': {
       const name = requireName();
       if (!input.steps) throw new SvcError('invalid_input', 'steps: required for action save');
-      if (templates.get(name))
+      if (await templates.get(name))
         throw new SvcError(
           'conflict',
           `name: workflow template "${name}" exists; use action update (or delete it first)`,
@@ -116,11 +113,11 @@ export async function manageTemplate(
         title: `save workflow template ${name}`,
         scope: `workflow_template:${name}`,
       });
-      return { action: 'save', template: templates.insert(name, definition) };
+      return { action: 'save', template: await templates.insert(name, definition) };
     }
     case 'update': {
       const name = requireName();
-      const current = existing(name);
+      const current = await existing(name);
       if (
         [input.description, input.parameters, input.steps, input.max_parallel].every((v) => v === undefined)
       ) {
@@ -141,17 +138,17 @@ export async function manageTemplate(
         title: `update workflow template ${name}`,
         scope: `workflow_template:${name}`,
       });
-      return { action: 'update', template: templates.replace(name, definition) };
+      return { action: 'update', template: await templates.replace(name, definition) };
     }
     case 'delete': {
       const name = requireName();
-      existing(name);
+      await existing(name);
       await ask({
         tool: 'workflow_template',
         title: `delete workflow template ${name}`,
         scope: `workflow_template:${name}`,
       });
-      templates.delete(name);
+      await templates.delete(name);
       return { action: 'delete', name, deleted: true };
     }
     default: {

@@ -22,29 +22,29 @@ interface Row extends Omit<WorkflowTemplate, 'definition'> {
 }
 
 export interface TemplateStore {
-  get(name: string): WorkflowTemplate | undefined;
-  list(): WorkflowTemplate[];
-  insert(name: string, definition: WorkflowDefinition): WorkflowTemplate;
+  get(name: string): Promise<WorkflowTemplate | undefined>;
+  list(): Promise<WorkflowTemplate[]>;
+  insert(name: string, definition: WorkflowDefinition): Promise<WorkflowTemplate>;
   /** Replace the definition; the revision goes up by one. */
-  replace(name: string, definition: WorkflowDefinition): WorkflowTemplate;
-  delete(name: string): boolean;
+  replace(name: string, definition: WorkflowDefinition): Promise<WorkflowTemplate>;
+  delete(name: string): Promise<boolean>;
 }
 
 export function createTemplateStore(deps: { db: () => Db; clock: Clock; ids: Ids }): TemplateStore {
   const toTemplate = (row: Row): WorkflowTemplate => ({ ...row, definition: JSON.parse(row.definition) });
   const store: TemplateStore = {
-    get(name) {
+    async get(name) {
       const row = deps.db().prepare('SELECT * FROM workflow_templates WHERE name = ?').get(name) as
         | Row
         | undefined;
       return row ? toTemplate(row) : undefined;
     },
-    list() {
+    async list() {
       return (deps.db().prepare('SELECT * FROM workflow_templates ORDER BY name').all() as Row[]).map(
         toTemplate,
       );
     },
-    insert(name, definition) {
+    async insert(name, definition) {
       const now = deps.clock.now();
       deps
         .db()
@@ -52,18 +52,18 @@ export function createTemplateStore(deps: { db: () => Db; clock: Clock; ids: Ids
           'INSERT INTO workflow_templates (name, description, definition, revision, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)',
         )
         .run(name, definition.description, JSON.stringify(definition), now, now);
-      return store.get(name)!;
+      return (await store.get(name))!;
     },
-    replace(name, definition) {
+    async replace(name, definition) {
       deps
         .db()
         .prepare(
           'UPDATE workflow_templates SET description = ?, definition = ?, revision = revision + 1, updated_at = ? WHERE name = ?',
         )
         .run(definition.description, JSON.stringify(definition), deps.clock.now(), name);
-      return store.get(name)!;
+      return (await store.get(name))!;
     },
-    delete(name) {
+    async delete(name) {
       return deps.db().prepare('DELETE FROM workflow_templates WHERE name = ?').run(name).changes > 0;
     },
   };

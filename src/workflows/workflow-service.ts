@@ -17,8 +17,9 @@ import {
   type PipelineSpec,
   startPipeline,
 } from './pipeline';
-import { createTeamStore, type TeamStore } from './team-store';
-import { createTemplateStore, type TemplateStore } from './template-store';
+import type { WorkflowStores } from './stores';
+import type { TeamStore } from './team-store';
+import type { TemplateStore } from './template-store';
 import { createWorkflowRunStore, type WorkflowRunStore } from './workflow-runs';
 import { createWorktreeStore, type WorktreeStore } from './worktree-store';
 
@@ -50,6 +51,8 @@ export interface WorkflowService {
  */
 export interface WorkflowDeps extends Omit<PipelineDeps, 'store' | 'registry' | 'runs'> {
   readonly db: () => Db;
+  /** Teams and templates (SQLite: createSqliteWorkflowStores, PostgreSQL: createPostgresWorkflowStores). */
+  readonly stores: WorkflowStores;
   readonly ids: Ids;
   readonly runs: PipelineDeps['runs'] & Pick<RunLedger, 'get' | 'queries'>;
 }
@@ -74,8 +77,8 @@ export function createWorkflowService(deps: WorkflowDeps): WorkflowService {
   };
   const service: WorkflowService = {
     runs,
-    teams: createTeamStore(stores),
-    templates: createTemplateStore(stores),
+    teams: deps.stores.teams,
+    templates: deps.stores.templates,
     worktrees: createWorktreeStore(stores),
     start: async (caller, spec) => await startPipeline({ ...deps, store: runs, registry }, caller, spec),
     active: () => running.size,

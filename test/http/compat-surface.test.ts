@@ -266,9 +266,9 @@ describe('compat errors and disconnects', () => {
     const requestId = response.headers.get('x-request-id')!;
     await waitFor(async () => (await app.runs.get(runId))?.status === 'running', 'the run to start');
     // Read the compat ledger row while the database is still open (closers run before it closes).
-    let row: ReturnType<typeof getRequest>;
-    app.onClose(() => {
-      row = getRequest(app, requestId);
+    let row: Awaited<ReturnType<typeof getRequest>>;
+    app.onClose(async () => {
+      row = await getRequest(app, requestId);
     });
     const body = response.text();
     await server.close('test');

@@ -174,7 +174,7 @@ describe('edit capsules', () => {
       extraConfig: { options: { edit_capsules: true } },
     });
     const run = await app.agent.run({ prompt: 'change things', yolo: true });
-    const [capsule] = app.quality.capsules.list();
+    const [capsule] = await app.quality.capsules.list();
     writeFileSync(join(app.workspace, 'src/a.ts'), 'export const a = 99;\n');
     const error = await invokeTool(
       app,
@@ -190,7 +190,7 @@ describe('edit capsules', () => {
     expect(read(app, 'src/a.ts')).toBe('export const a = 99;\n');
     expect(existsSync(join(app.workspace, 'src/new.ts'))).toBe(true);
     expect(existsSync(join(app.workspace, 'docs/old.md'))).toBe(false);
-    expect(app.quality.capsules.get(capsule.id).status).toBe('open');
+    expect((await app.quality.capsules.get(capsule.id)).status).toBe('open');
   });
 
   it('makes no capsule and no checkpoint when the option is off', async () => {
@@ -206,7 +206,7 @@ describe('edit capsules', () => {
       extraConfig: { options: { edit_capsules: true } },
     });
     await app.agent.run({ prompt: 'change things', yolo: true });
-    const [capsule] = app.quality.capsules.list();
+    const [capsule] = await app.quality.capsules.list();
     expect(capsule.checkpoint_id).toBeNull();
     expect(capsule.checkpoint_note).toMatch(/^no checkpoint \(checkpoints need a git repository/);
     await invokeTool(app, 'revert_edit_capsule', { capsule_id: capsule.id }, { surface: 'cli' });

@@ -111,7 +111,7 @@ describe('workflow_template', () => {
         'steps[1].params.what: required by recipe "peek"; steps[2].agent: "build" is a primary agent; steps run as sub-agents (e.g. general, explore); ' +
         'steps[2].prompt: {{ steps.a.output }}: step "a" is not among the steps this one depends on; add it to depends_on; steps[2].prompt: {{ who }}: unknown parameter; parameters: (none)',
     );
-    expect(app.workflows.templates.list()).toEqual([]);
+    expect(await app.workflows.templates.list()).toEqual([]);
   });
 });
 

@@ -106,4 +106,135 @@ export function qualityContract(open: OpenQualityStores): void {
       expect(await patchLog.recentFailures('nope', 10)).toEqual([]);
     }),
   );
+
+  const recording = (
+    runId: string,
+    over: { session_id?: string; created_at?: number; checkpoint_id?: string | null } = {},
+  ) => ({
+    id: `cap_${runId}`,
+    session_id: over.session_id ?? 's1',
+    run_id: runId,
+    parent_run_id: null,
+    checkpoint_id: over.checkpoint_id === undefined ? 'ck1' : over.checkpoint_id,
+    checkpoint_note: null,
+    created_at: over.created_at ?? 100,
+  });
+  const content = {
+    files: [
+      {
+        path: 'a.ts',
+        change: 'modify' as const,
+        additions: 2,
+        deletions: 1,
+        edits: 2,
+        tools: ['edit', 'write'],
+        first_history_id: 1,
+        last_history_id: 2,
+        revertible: true,
+      },
+    ],
+    additions: 2,
+    deletions: 1,
+  };
+
+  it(
+    'STORE-PG-quality: capsules record once per run, close with JSON files, revert only when open, totals',
+    withStores(async ({ capsules }) => {
+      expect(await capsules.totals()).toEqual({
+        total: 0,
+        recording: null,
+        open: null,
+        reverted: null,
+        with_checkpoint: null,
+        files: null,
+        additions: null,
+        deletions: null,
+        last: null,
+      });
+      await capsules.insertRecording(recording('r1'));
+      await capsules.insertRecording({ ...recording('r1'), id: 'cap_other', created_at: 999 });
+      expect(await capsules.byRun('r1')).toEqual({
+        id: 'cap_r1',
+        session_id: 's1',
+        run_id: 'r1',
+        parent_run_id: null,
+        status: 'recording',
+        run_status: null,
+        checkpoint_id: 'ck1',
+        checkpoint_note: null,
+        files: [],
+        file_count: 0,
+        additions: 0,
+        deletions: 0,
+        created_at: 100,
+        closed_at: null,
+        reverted_at: null,
+        reverted_by_session_id: null,
+        revert_history_ids: [],
+      });
+      expect(await capsules.find('cap_other')).toBeUndefined();
+      await capsules.markReverted('cap_r1', 150, 's9', [7]);
+      expect((await capsules.find('cap_r1'))?.status).toBe('recording');
+      await capsules.close('cap_r1', 'completed', content, 200);
+      expect(await capsules.find('cap_r1')).toMatchObject({
+        status: 'open',
+        run_status: 'completed',
+        files: content.files,
+        file_count: 1,
+        additions: 2,
+        deletions: 1,
+        closed_at: 200,
+      });
+      await capsules.markReverted('cap_r1', 300, 's9', [7, 8]);
+      expect(await capsules.find('cap_r1')).toMatchObject({
+        status: 'reverted',
+        reverted_at: 300,
+        reverted_by_session_id: 's9',
+        revert_history_ids: [7, 8],
+      });
+      await capsules.insertOpen(
+        {
+          id: 'cap_r2',
+          session_id: 's2',
+          run_id: 'r2',
+          parent_run_id: 'r1',
+          run_status: 'failed',
+          checkpoint_note: 'no git',
+          now: 400,
+        },
+        content,
+      );
+      expect(await capsules.totals()).toEqual({
+        total: 2,
+        recording: 0,
+        open: 1,
+        reverted: 1,
+        with_checkpoint: 1,
+        files: 2,
+        additions: 4,
+        deletions: 2,
+        last: 400,
+      });
+      expect((await capsules.totals('s2'))?.total).toBe(1);
+      await capsules.delete('cap_r2');
+      expect(await capsules.byRun('r2')).toBeUndefined();
+    }),
+  );
+
+  it(
+    'STORE-PG-quality: capsule lists newest first with filters and limit; stranded recordings of other runs',
+    withStores(async ({ capsules }) => {
+      await capsules.insertRecording(recording('r1', { created_at: 10 }));
+      await capsules.insertRecording(recording('r2', { created_at: 20, session_id: 's2' }));
+      await capsules.insertRecording(recording('r3', { created_at: 30 }));
+      await capsules.close('cap_r3', 'completed', content, 40);
+      expect((await capsules.list({})).map((c) => c.id)).toEqual(['cap_r3', 'cap_r2', 'cap_r1']);
+      expect((await capsules.list({ limit: 2 })).map((c) => c.id)).toEqual(['cap_r3', 'cap_r2']);
+      expect((await capsules.list({ sessionId: 's1' })).map((c) => c.id)).toEqual(['cap_r3', 'cap_r1']);
+      expect((await capsules.list({ status: 'recording' })).map((c) => c.id)).toEqual(['cap_r2', 'cap_r1']);
+      expect((await capsules.list({ sessionId: 's1', status: 'open' })).map((c) => c.id)).toEqual(['cap_r3']);
+      const stranded = await capsules.strandedExcept('r1');
+      expect(stranded).toEqual([{ run_id: 'r2', session_id: 's2' }]);
+    }),
+  );
 }

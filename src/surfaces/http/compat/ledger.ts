@@ -28,30 +28,30 @@ export function ledgerEnabled(app: App): { enabled: boolean; reason: string } {
   return { enabled: true, reason: 'recording every compat request as a run' };
 }
 
-export function recordRequest(app: App, row: Omit<CompatRequestRow, 'finished_at'>): void {
-  requests(app).insert(row);
+export async function recordRequest(app: App, row: Omit<CompatRequestRow, 'finished_at'>): Promise<void> {
+  await requests(app).insert(row);
 }
 
-export function finishRequest(
+export async function finishRequest(
   app: App,
   requestId: string,
   patch: Pick<
     CompatRequestRow,
     'status' | 'finish_reason' | 'http_status' | 'error' | 'prompt_tokens' | 'completion_tokens'
   >,
-): void {
-  requests(app).finish(requestId, { ...patch, finished_at: app.clock.now() });
+): Promise<void> {
+  await requests(app).finish(requestId, { ...patch, finished_at: app.clock.now() });
 }
 
-export function listRequests(
+export async function listRequests(
   app: App,
   options: { limit: number },
-): { rows: CompatRequestRow[]; total: number } {
-  return requests(app).list(options);
+): Promise<{ rows: CompatRequestRow[]; total: number }> {
+  return await requests(app).list(options);
 }
 
-export function getRequest(app: App, requestId: string): CompatRequestRow | undefined {
-  return requests(app).get(requestId);
+export async function getRequest(app: App, requestId: string): Promise<CompatRequestRow | undefined> {
+  return await requests(app).get(requestId);
 }
 
 export async function requestEvents(app: App, row: CompatRequestRow): Promise<RunEvent[]> {

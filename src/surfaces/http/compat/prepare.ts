@@ -152,7 +152,7 @@ async function recordStart(
     await atomicallyAsync(
       () => app.db,
       async () => {
-        recordRequest(app, {
+        await recordRequest(app, {
           request_id: requestId,
           run_id: runId,
           session_id: start.sessionId,

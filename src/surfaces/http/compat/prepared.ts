@@ -69,7 +69,7 @@ export async function finish(app: App, prepared: Prepared, outcome: RequestOutco
 }
 
 async function finishOutcome(app: App, prepared: Prepared, outcome: RequestOutcome): Promise<void> {
-  finishRequest(app, prepared.requestId, {
+  await finishRequest(app, prepared.requestId, {
     status: outcome.status,
     finish_reason: outcome.finish_reason,
     http_status: outcome.http_status,

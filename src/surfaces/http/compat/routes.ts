@@ -68,7 +68,7 @@ async function listRuns(c: Context, app: App): Promise<Response> {
     throw new SvcError('invalid_input', 'invalid limit (an integer from 1 to 500)');
   }
   const ledger = ledgerEnabled(app);
-  const { rows, total } = safeList(app, limit);
+  const { rows, total } = await safeList(app, limit);
   const runs = await Promise.all(
     rows.map(async (row) => {
       const run = await app.runs.get(row.run_id);
@@ -109,9 +109,9 @@ async function listRuns(c: Context, app: App): Promise<Response> {
   );
 }
 
-function safeList(app: App, limit: number) {
+async function safeList(app: App, limit: number) {
   try {
-    return listRequests(app, { limit });
+    return await listRequests(app, { limit });
   } catch (error) {
     throw new SvcError('unavailable', `the compat ledger cannot be read: ${(error as Error).message}`, {
       status: 503,
@@ -122,7 +122,7 @@ function safeList(app: App, limit: number) {
 
 async function runEvents(c: Context, app: App): Promise<Response> {
   const requestId = decodeURIComponent(c.req.param('request_id') ?? '');
-  const row = getRequest(app, requestId);
+  const row = await getRequest(app, requestId);
   const events = row ? await requestEvents(app, row) : [];
   // spec, Compat surface divergence 3: an unknown request_id answers 200 with total 0, not 404;
   // divergence 2: no events is JSON null.
