@@ -97,7 +97,7 @@ export async function waitIdle(
   options: { signal?: AbortSignal } = {},
 ): Promise<void> {
   const rt = core.runtime(sessionId);
-  if (rt.state === 'idle') return;
+  if (rt.state === 'idle' && !rt.draining) return;
   await new Promise<void>((resolve, reject) => {
     const done = () => {
       rt.idleWaiters.delete(done);

@@ -183,16 +183,22 @@ async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome) {
   rt.promise = undefined;
   // A request the run did not reach a step boundary for ends with it (it was for this run).
   rt.compactRequested = undefined;
+  const drains = outcome.status === 'completed' && !core.closing && !run.parent_run_id;
+  rt.draining = drains;
   core.setState(sessionId, 'idle', null);
   // The adaptive monitor handles run.finished and the idle state before the waiters go on.
-  await a.adaptive?.settled();
-  await core.settle(run.id);
-  if (outcome.status === 'completed' && !core.closing && !run.parent_run_id) {
-    try {
-      if (await drainQueue(core, sessionId)) return;
-    } catch (error) {
-      a.log.warn('queue drain failed', { session_id: sessionId, error });
+  try {
+    await a.adaptive?.settled();
+    await core.settle(run.id);
+    if (drains) {
+      try {
+        if (await drainQueue(core, sessionId)) return;
+      } catch (error) {
+        a.log.warn('queue drain failed', { session_id: sessionId, error });
+      }
     }
+  } finally {
+    rt.draining = false;
   }
   core.notifyIdle(sessionId);
 }

@@ -24,6 +24,11 @@ export interface Runtime {
   stop?: StopState;
   promise?: Promise<void>;
   idleWaiters: Set<() => void>;
+  /**
+   * A finished run is looking for the next queued prompt: the session shows `idle` meanwhile, but
+   * `waitIdle` waits for the outcome (the next run, or idle with an empty queue).
+   */
+  draining?: boolean;
 }
 
 interface Deferred {
