@@ -5,9 +5,15 @@
  * also sends `NOTIFY svc_events, '<session id>:<event id>'` in its transaction, so PostgreSQL
  * delivers it only once the row is committed: a listener on another node (./pg-notify.ts) that
  * is woken reads the event from the table. The bus (./bus.ts) takes it as its store; nothing serves from it yet.
+ *
+ * Appends to one session are serialized by a transaction-level advisory lock on the session id,
+ * taken before the id is drawn: within a session, ids are committed in id order, so a reader that
+ * has seen id N and asks for the events after N never misses one committed later with a smaller id
+ * (two nodes appending to one session at once). Other sessions are not held up.
  * @module
  */
 
+import { createHash } from 'node:crypto';
 import type { SqlClient } from '../store/postgres/client';
 import type { EventStore, StoredEventRow } from './event-store';
 
@@ -21,6 +27,7 @@ export function createPostgresEventStore(deps: { sql: SqlClient }): PostgresEven
   return {
     insert: (sessionId, type, payload, createdAt) =>
       sql.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [sessionLockKey(sessionId)]);
         const row = await tx.one<{ id: number }>(
           'INSERT INTO session_events (session_id, type, payload, created_at) VALUES ($1, $2, $3, $4) RETURNING id',
           [sessionId, type, payload, createdAt],
@@ -42,4 +49,9 @@ export function createPostgresEventStore(deps: { sql: SqlClient }): PostgresEven
         [sessionId, afterId],
       ),
   };
+}
+
+/** A 64-bit advisory lock key for a session's appends (distinct from svc's other lock keys by prefix). */
+export function sessionLockKey(sessionId: string): string {
+  return createHash('sha256').update(`svc:session_events:${sessionId}`).digest().readBigInt64BE(0).toString();
 }
