@@ -65,7 +65,7 @@ export interface SpawnerDeps {
   /** True for a value the redactor knows as a secret. */
   isSecretValue?: (value: string) => boolean;
   /** Append to the run ledger (errors are swallowed: the ledger is evidence, not a gate). */
-  record?: (runId: string, type: string, payload: Record<string, unknown>) => void | Promise<unknown>;
+  record?: (runId: string, type: string, payload: Record<string, unknown>) => unknown;
 }
 
 /** Set for every command: no pagers or editors waiting on a terminal, and marked as svc's. */
