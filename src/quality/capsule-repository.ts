@@ -6,7 +6,8 @@
 import type { CapsuleStatus, EditCapsule, EditCapsuleFile } from './capsule-types';
 import { jsonColumn, type QualityDb, readOr } from './store';
 
-interface Row {
+/** An `edit_capsules` row as both backends read it. */
+export type CapsuleRow = {
   id: string;
   session_id: string;
   run_id: string;
@@ -24,7 +25,7 @@ interface Row {
   reverted_at: number | null;
   reverted_by_session_id: string | null;
   revert_history_ids: string | null;
-}
+};
 
 /** The files and line totals a closing capsule is written with. */
 export interface CapsuleContent {
@@ -70,7 +71,8 @@ export interface CapsuleRepository {
   totals(sessionId?: string): Promise<Record<string, number | null> | undefined>;
 }
 
-const toCapsule = (row: Row): EditCapsule => ({
+/** The row as a capsule, its JSON columns parsed. */
+export const toCapsule = (row: CapsuleRow): EditCapsule => ({
   ...row,
   files: jsonColumn<EditCapsuleFile[]>(row.files, []),
   revert_history_ids: jsonColumn<number[]>(row.revert_history_ids, []),
@@ -80,7 +82,9 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
   const db = () => qdb.write();
   return {
     async byRun(runId) {
-      const row = db().prepare('SELECT * FROM edit_capsules WHERE run_id = ?').get(runId) as Row | undefined;
+      const row = db().prepare('SELECT * FROM edit_capsules WHERE run_id = ?').get(runId) as
+        | CapsuleRow
+        | undefined;
       return row ? toCapsule(row) : undefined;
     },
     async insertRecording(row) {
@@ -157,7 +161,8 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
       const row = readOr(
         qdb,
         undefined,
-        (handle) => handle.prepare('SELECT * FROM edit_capsules WHERE id = ?').get(id) as Row | undefined,
+        (handle) =>
+          handle.prepare('SELECT * FROM edit_capsules WHERE id = ?').get(id) as CapsuleRow | undefined,
       );
       return row ? toCapsule(row) : undefined;
     },
@@ -174,14 +179,14 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
       }
       const rows = readOr(
         qdb,
-        [] as Row[],
+        [] as CapsuleRow[],
         (handle) =>
           handle
             .prepare(
               `SELECT * FROM edit_capsules ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
              ORDER BY created_at DESC, id DESC LIMIT ?`,
             )
-            .all(...params, filter.limit ?? 20) as Row[],
+            .all(...params, filter.limit ?? 20) as CapsuleRow[],
       );
       return rows.map(toCapsule);
     },

@@ -6,39 +6,12 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import type { CapsuleRepository } from './capsule-repository';
-import type { CapsuleStatus, EditCapsule, EditCapsuleFile } from './capsule-types';
-import { jsonColumn } from './store';
+import { type CapsuleRepository, type CapsuleRow, toCapsule } from './capsule-repository';
 
-interface Row extends Record<string, unknown> {
-  id: string;
-  session_id: string;
-  run_id: string;
-  parent_run_id: string | null;
-  status: CapsuleStatus;
-  run_status: string | null;
-  checkpoint_id: string | null;
-  checkpoint_note: string | null;
-  files: string;
-  file_count: number;
-  additions: number;
-  deletions: number;
-  created_at: number;
-  closed_at: number | null;
-  reverted_at: number | null;
-  reverted_by_session_id: string | null;
-  revert_history_ids: string | null;
-}
+type Row = CapsuleRow;
 
 const COLUMNS = `id, session_id, run_id, parent_run_id, status, run_status, checkpoint_id, checkpoint_note, files,
   file_count, additions, deletions, created_at, closed_at, reverted_at, reverted_by_session_id, revert_history_ids`;
-
-// The row's columns in table order (as SQLite's `SELECT *`), the JSON columns parsed in place.
-const toCapsule = (row: Row): EditCapsule => ({
-  ...row,
-  files: jsonColumn<EditCapsuleFile[]>(row.files, []),
-  revert_history_ids: jsonColumn<number[]>(row.revert_history_ids, []),
-});
 
 export function createPostgresCapsuleRepository(deps: { sql: SqlClient }): CapsuleRepository {
   const { sql } = deps;
