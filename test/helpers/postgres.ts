@@ -220,3 +220,23 @@ export async function migratedDatabase(cluster: PostgresCluster): Promise<SqlCli
   await migratePostgres(sql);
   return sql;
 }
+
+/** Two nodes on one fresh database, migrated by the first: two pools of 4 connections each. */
+export async function twoNodes(
+  cluster: PostgresCluster,
+): Promise<{ sql: SqlClient; other: SqlClient; close(): Promise<void> }> {
+  const url = await cluster.createDatabase();
+  const node = () =>
+    createPostgresClient({ url, pool_size: 4, statement_timeout_ms: 30_000, connect_timeout_ms: 5_000 });
+  const sql = await node();
+  await migratePostgres(sql);
+  const other = await node();
+  return {
+    sql,
+    other,
+    close: async () => {
+      await other.close();
+      await sql.close();
+    },
+  };
+}

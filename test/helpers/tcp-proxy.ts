@@ -4,6 +4,8 @@
  * @module
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { createPostgresClient } from '../../src/store/postgres/client';
+import { migratePostgres } from '../../src/store/postgres/migrate';
 
 export async function tcpProxy(port: number) {
   const sockets = new Set<Socket>();
@@ -33,4 +35,31 @@ export async function tcpProxy(port: number) {
     });
   await up();
   return { port: () => listenPort, up, down };
+}
+
+/**
+ * A fresh, migrated database reached through a TCP proxy the test can take down and bring back:
+ * a node losing its PostgreSQL store and getting it back. Short timeouts, so a lost store shows.
+ */
+export async function proxiedDatabase(cluster: { port: number; createDatabase(): Promise<string> }) {
+  const direct = await cluster.createDatabase();
+  const tunnel = await tcpProxy(cluster.port);
+  const url = direct.replace(`:${cluster.port}/`, `:${tunnel.port()}/`);
+  const sql = await createPostgresClient({
+    url,
+    pool_size: 2,
+    statement_timeout_ms: 5_000,
+    connect_timeout_ms: 1_000,
+  });
+  await migratePostgres(sql);
+  return { sql, tunnel };
+}
+
+/** Polls `probe` (sync or async) until it is true; fails naming `what` after `timeoutMs`. */
+export async function until(probe: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }

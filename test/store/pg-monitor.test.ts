@@ -5,35 +5,16 @@
  * reached; ok again, by itself, when it returns.
  */
 import { describe, expect, it } from 'vitest';
-import { createPostgresClient } from '../../src/store/postgres/client';
-import { migratePostgres } from '../../src/store/postgres/migrate';
 import { createStoreMonitor } from '../../src/store/postgres/monitor';
 import { postgresForFile } from '../helpers/postgres';
-import { tcpProxy } from '../helpers/tcp-proxy';
+import { proxiedDatabase, until } from '../helpers/tcp-proxy';
 
 const pg = postgresForFile();
-
-async function until(predicate: () => boolean, what: string) {
-  const deadline = Date.now() + 10_000;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe.skipIf(!pg.available)('PostgreSQL store monitor', () => {
   it('STORE-PG-19: the monitor reports the store lost with the reason, and recovered by itself', async () => {
     const cluster = pg.cluster();
-    const direct = await cluster.createDatabase();
-    const tunnel = await tcpProxy(cluster.port);
-    const url = direct.replace(`:${cluster.port}/`, `:${tunnel.port()}/`);
-    const sql = await createPostgresClient({
-      url,
-      pool_size: 2,
-      statement_timeout_ms: 5_000,
-      connect_timeout_ms: 1_000,
-    });
-    await migratePostgres(sql);
+    const { sql, tunnel } = await proxiedDatabase(cluster);
     const changes: boolean[] = [];
     const monitor = createStoreMonitor(sql, { intervalMs: 50, onChange: (s) => changes.push(s.ok) });
     try {

@@ -4,36 +4,17 @@
  * again by itself. The database is reached through a TCP proxy the test takes down and brings back.
  */
 import { describe, expect, it } from 'vitest';
-import { createPostgresClient } from '../../src/store/postgres/client';
-import { migratePostgres } from '../../src/store/postgres/migrate';
 import { createHttpApp } from '../../src/surfaces/http/index';
 import { makeTestApp } from '../helpers/make-test-app';
 import { postgresForFile } from '../helpers/postgres';
-import { tcpProxy } from '../helpers/tcp-proxy';
+import { proxiedDatabase, until } from '../helpers/tcp-proxy';
 
 const pg = postgresForFile();
-
-async function until(probe: () => Promise<boolean>, what: string) {
-  const deadline = Date.now() + 15_000;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe.skipIf(!pg.available)('a node that loses its PostgreSQL store', () => {
   it('STORE-PG-40: /healthz and protected routes answer 503 with the reason, and the node recovers by itself', async () => {
     const cluster = pg.cluster();
-    const direct = await cluster.createDatabase();
-    const tunnel = await tcpProxy(cluster.port);
-    const url = direct.replace(`:${cluster.port}/`, `:${tunnel.port()}/`);
-    const sql = await createPostgresClient({
-      url,
-      pool_size: 2,
-      statement_timeout_ms: 5_000,
-      connect_timeout_ms: 1_000,
-    });
-    await migratePostgres(sql);
+    const { sql, tunnel } = await proxiedDatabase(cluster);
     try {
       const app = await makeTestApp({ postgres: sql });
       const http = createHttpApp(app, { allowNoAuth: true });

@@ -9,9 +9,7 @@ import { createMarkerRepository } from '../../../src/coordination/marker-reposit
 import { createPostgresClaimRepository } from '../../../src/coordination/pg-claim-repository';
 import { createPostgresMarkerRepository } from '../../../src/coordination/pg-marker-repository';
 import { openDb } from '../../../src/store/db';
-import { createPostgresClient } from '../../../src/store/postgres/client';
-import { migratePostgres } from '../../../src/store/postgres/migrate';
-import { postgresForFile } from '../../helpers/postgres';
+import { postgresForFile, twoNodes } from '../../helpers/postgres';
 import { tmpWorkspace } from '../../helpers/tmp-workspace';
 import { coordinationContract } from './coordination.contract';
 
@@ -33,20 +31,12 @@ const pg = postgresForFile();
 
 describe.skipIf(!pg.available)('coordination repositories contract on PostgreSQL', () => {
   coordinationContract(async () => {
-    const url = await pg.cluster().createDatabase();
-    const node = () =>
-      createPostgresClient({ url, pool_size: 4, statement_timeout_ms: 30_000, connect_timeout_ms: 5_000 });
-    const sql = await node();
-    await migratePostgres(sql);
-    const otherSql = await node();
+    const { sql, other: otherSql, close } = await twoNodes(pg.cluster());
     return {
       claims: createPostgresClaimRepository({ sql }),
       markers: createPostgresMarkerRepository({ sql }),
       otherClaims: createPostgresClaimRepository({ sql: otherSql }),
-      close: async () => {
-        await otherSql.close();
-        await sql.close();
-      },
+      close,
     };
   });
 });

@@ -4,11 +4,9 @@
  */
 import { describe } from 'vitest';
 import { openDb } from '../../../src/store/db';
-import { createPostgresClient } from '../../../src/store/postgres/client';
-import { migratePostgres } from '../../../src/store/postgres/migrate';
 import { createLeaseRepository } from '../../../src/workspace/lease-repository';
 import { createPostgresLeaseRepository } from '../../../src/workspace/pg-lease-repository';
-import { postgresForFile } from '../../helpers/postgres';
+import { postgresForFile, twoNodes } from '../../helpers/postgres';
 import { tmpWorkspace } from '../../helpers/tmp-workspace';
 import { leasesContract } from './leases.contract';
 
@@ -32,19 +30,11 @@ const pg = postgresForFile();
 
 describe.skipIf(!pg.available)('Workspace lease contract on PostgreSQL', () => {
   leasesContract(async () => {
-    const url = await pg.cluster().createDatabase();
-    const node = () =>
-      createPostgresClient({ url, pool_size: 4, statement_timeout_ms: 30_000, connect_timeout_ms: 5_000 });
-    const sql = await node();
-    await migratePostgres(sql);
-    const otherSql = await node();
+    const { sql, other, close } = await twoNodes(pg.cluster());
     return {
       repo: createPostgresLeaseRepository({ sql }),
-      other: createPostgresLeaseRepository({ sql: otherSql }),
-      close: async () => {
-        await otherSql.close();
-        await sql.close();
-      },
+      other: createPostgresLeaseRepository({ sql: other }),
+      close,
     };
   });
 });
