@@ -46,6 +46,25 @@ export interface FailureRow {
   created_at: number;
 }
 
+/** The insert's parameters in column order (session_id … created_at), for both backends. */
+export const patchLogValues = (row: PatchLogRow): unknown[] => [
+  row.session_id,
+  row.run_id,
+  row.format,
+  row.outcome,
+  JSON.stringify(row.files),
+  row.files.length,
+  row.additions,
+  row.deletions,
+  row.fuzzy_hunks,
+  row.error_code,
+  row.reason,
+  row.failed_path,
+  row.failed_hunk,
+  row.error_message,
+  row.created_at,
+];
+
 export interface PatchLogRepository {
   /** Returns the attempt's id. */
   insert(row: PatchLogRow): Promise<number>;
@@ -65,23 +84,7 @@ export function createPatchLogRepository(qdb: QualityDb): PatchLogRepository {
              deletions, fuzzy_hunks, error_code, reason, failed_path, failed_hunk, error_message, created_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(
-          row.session_id,
-          row.run_id,
-          row.format,
-          row.outcome,
-          JSON.stringify(row.files),
-          row.files.length,
-          row.additions,
-          row.deletions,
-          row.fuzzy_hunks,
-          row.error_code,
-          row.reason,
-          row.failed_path,
-          row.failed_hunk,
-          row.error_message,
-          row.created_at,
-        );
+        .run(...patchLogValues(row));
       return Number(info.lastInsertRowid);
     },
     async aggregates(sessionId) {

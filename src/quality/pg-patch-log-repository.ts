@@ -6,7 +6,12 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import type { AggregateRow, FailureRow, PatchLogRepository } from './patch-log-repository';
+import {
+  type AggregateRow,
+  type FailureRow,
+  type PatchLogRepository,
+  patchLogValues,
+} from './patch-log-repository';
 
 const FAILURE_COLUMNS = `id, session_id, run_id, format, outcome, files, file_count, additions, deletions, fuzzy_hunks,
   error_code, reason, failed_path, failed_hunk, error_message, created_at`;
@@ -19,23 +24,7 @@ export function createPostgresPatchLogRepository(deps: { sql: SqlClient }): Patc
         `INSERT INTO apply_patch_log (session_id, run_id, format, outcome, files, file_count, additions,
            deletions, fuzzy_hunks, error_code, reason, failed_path, failed_hunk, error_message, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
-        [
-          row.session_id,
-          row.run_id,
-          row.format,
-          row.outcome,
-          JSON.stringify(row.files),
-          row.files.length,
-          row.additions,
-          row.deletions,
-          row.fuzzy_hunks,
-          row.error_code,
-          row.reason,
-          row.failed_path,
-          row.failed_hunk,
-          row.error_message,
-          row.created_at,
-        ],
+        patchLogValues(row),
       );
       return Number(inserted?.id);
     },
