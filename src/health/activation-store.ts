@@ -30,6 +30,23 @@ export interface HealthActivation {
   created_at: number;
 }
 
+/** The insert's parameters in column order (id … created_at), for both backends. */
+export const activationValues = (a: HealthActivation): unknown[] => [
+  a.id,
+  a.session_id,
+  a.run_id,
+  a.signal,
+  a.rule_id,
+  a.outcome,
+  JSON.stringify(a.actions),
+  a.actions_planned,
+  a.actions_run,
+  a.reason,
+  a.ratio,
+  a.event_published ? 1 : 0,
+  a.created_at,
+];
+
 export interface ActivationStore {
   insert(activation: HealthActivation): Promise<void>;
   list(filter?: { sessionId?: string; since?: number; limit?: number }): Promise<HealthActivation[]>;
@@ -48,21 +65,7 @@ export function createActivationStore(db: () => Db): ActivationStore {
         `INSERT INTO health_activations (id, session_id, run_id, signal, rule_id, outcome, actions,
            actions_planned, actions_run, reason, ratio, event_published, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        a.id,
-        a.session_id,
-        a.run_id,
-        a.signal,
-        a.rule_id,
-        a.outcome,
-        JSON.stringify(a.actions),
-        a.actions_planned,
-        a.actions_run,
-        a.reason,
-        a.ratio,
-        a.event_published ? 1 : 0,
-        a.created_at,
-      );
+      ).run(...activationValues(a));
     },
     async list(filter = {}) {
       const rows = sql(

@@ -5,7 +5,7 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import type { ActivationStore, HealthActivation } from './activation-store';
+import { type ActivationStore, activationValues, type HealthActivation } from './activation-store';
 
 type Row = Omit<HealthActivation, 'actions' | 'event_published'> & {
   actions: string;
@@ -20,21 +20,7 @@ export function createPostgresActivationStore(deps: { sql: SqlClient }): Activat
         `INSERT INTO health_activations (id, session_id, run_id, signal, rule_id, outcome, actions,
            actions_planned, actions_run, reason, ratio, event_published, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-        [
-          a.id,
-          a.session_id,
-          a.run_id,
-          a.signal,
-          a.rule_id,
-          a.outcome,
-          JSON.stringify(a.actions),
-          a.actions_planned,
-          a.actions_run,
-          a.reason,
-          a.ratio,
-          a.event_published ? 1 : 0,
-          a.created_at,
-        ],
+        activationValues(a),
       );
     },
     async list(filter = {}) {
