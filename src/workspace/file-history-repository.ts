@@ -32,6 +32,23 @@ export interface FileHistoryFilter {
   limit?: number;
 }
 
+/** The insert's parameters in column order (session_id … created_at), for both backends. */
+export const fileHistoryValues = (row: Omit<FileHistoryRow, 'id'>): unknown[] => [
+  row.session_id,
+  row.run_id,
+  row.tool,
+  row.path,
+  row.change,
+  row.before_text,
+  row.after_text,
+  row.before_sha,
+  row.after_sha,
+  row.before_size,
+  row.after_size,
+  row.binary,
+  row.created_at,
+];
+
 export interface FileHistoryRepository {
   /** Inserts a change and returns its id. */
   insert(row: Omit<FileHistoryRow, 'id'>): Promise<number>;
@@ -49,21 +66,7 @@ export function createFileHistoryRepository(db: () => Db): FileHistoryRepository
              before_sha, after_sha, before_size, after_size, binary, created_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(
-          row.session_id,
-          row.run_id,
-          row.tool,
-          row.path,
-          row.change,
-          row.before_text,
-          row.after_text,
-          row.before_sha,
-          row.after_sha,
-          row.before_size,
-          row.after_size,
-          row.binary,
-          row.created_at,
-        );
+        .run(...fileHistoryValues(row));
       return Number(info.lastInsertRowid);
     },
     get: async (id) =>

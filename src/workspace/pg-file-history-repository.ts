@@ -5,7 +5,11 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import type { FileHistoryRepository, FileHistoryRow } from './file-history-repository';
+import {
+  type FileHistoryRepository,
+  type FileHistoryRow,
+  fileHistoryValues,
+} from './file-history-repository';
 
 const COLUMNS = `id, session_id, run_id, tool, path, change, before_text, after_text, before_sha, after_sha,
   before_size, after_size, "binary", created_at`;
@@ -20,21 +24,7 @@ export function createPostgresFileHistoryRepository(deps: { sql: SqlClient }): F
         `INSERT INTO file_history (session_id, run_id, tool, path, change, before_text, after_text,
            before_sha, after_sha, before_size, after_size, "binary", created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
-        [
-          row.session_id,
-          row.run_id,
-          row.tool,
-          row.path,
-          row.change,
-          row.before_text,
-          row.after_text,
-          row.before_sha,
-          row.after_sha,
-          row.before_size,
-          row.after_size,
-          row.binary,
-          row.created_at,
-        ],
+        fileHistoryValues(row),
       );
       return Number(inserted?.id);
     },
