@@ -4,7 +4,13 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import type { PluginEvent, PluginRepository, PluginRow } from './plugin-repository';
+import {
+  PLUGIN_UPSERT,
+  type PluginEvent,
+  type PluginRepository,
+  type PluginRow,
+  pluginUpsertValues,
+} from './plugin-repository';
 
 type Row = PluginRow & Record<string, unknown>;
 type EventRow = PluginEvent & Record<string, unknown>;
@@ -16,23 +22,8 @@ export function createPostgresPluginRepository(deps: { sql: SqlClient }): Plugin
     get: (name) => sql.one<Row>('SELECT * FROM plugins WHERE name = $1', [name]),
     async upsert(row, installedAt, now) {
       await sql.run(
-        `INSERT INTO plugins (name, version, description, source_type, source, commit_sha, dir, summary, installed_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-         ON CONFLICT (name) DO UPDATE SET version = excluded.version, description = excluded.description,
-           source_type = excluded.source_type, source = excluded.source, commit_sha = excluded.commit_sha,
-           dir = excluded.dir, summary = excluded.summary, updated_at = excluded.updated_at`,
-        [
-          row.name,
-          row.version,
-          row.description,
-          row.source_type,
-          row.source,
-          row.commit_sha,
-          row.dir,
-          row.summary,
-          installedAt,
-          now,
-        ],
+        PLUGIN_UPSERT((n) => `$${n}`),
+        pluginUpsertValues(row, installedAt, now),
       );
     },
     async delete(name) {

@@ -30,6 +30,31 @@ export interface PluginEvent {
   at: number;
 }
 
+/** The plugin upsert both backends run (`?` here, `$n` on PostgreSQL). */
+export const PLUGIN_UPSERT = (p: (n: number) => string) =>
+  `INSERT INTO plugins (name, version, description, source_type, source, commit_sha, dir, summary, installed_at, updated_at)
+   VALUES (${Array.from({ length: 10 }, (_, i) => p(i + 1)).join(', ')})
+   ON CONFLICT (name) DO UPDATE SET version = excluded.version, description = excluded.description,
+     source_type = excluded.source_type, source = excluded.source, commit_sha = excluded.commit_sha,
+     dir = excluded.dir, summary = excluded.summary, updated_at = excluded.updated_at`;
+
+export const pluginUpsertValues = (
+  row: Omit<PluginRow, 'installed_at' | 'updated_at'>,
+  installedAt: number,
+  now: number,
+): unknown[] => [
+  row.name,
+  row.version,
+  row.description,
+  row.source_type,
+  row.source,
+  row.commit_sha,
+  row.dir,
+  row.summary,
+  installedAt,
+  now,
+];
+
 export interface PluginRepository {
   list(): Promise<PluginRow[]>;
   get(name: string): Promise<PluginRow | undefined>;
@@ -52,25 +77,8 @@ export function createPluginRepository(db: () => Db): PluginRepository {
       db().prepare('SELECT * FROM plugins WHERE name = ?').get(name) as PluginRow | undefined,
     async upsert(row, installedAt, now) {
       db()
-        .prepare(
-          `INSERT INTO plugins (name, version, description, source_type, source, commit_sha, dir, summary, installed_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT(name) DO UPDATE SET version = excluded.version, description = excluded.description,
-             source_type = excluded.source_type, source = excluded.source, commit_sha = excluded.commit_sha,
-             dir = excluded.dir, summary = excluded.summary, updated_at = excluded.updated_at`,
-        )
-        .run(
-          row.name,
-          row.version,
-          row.description,
-          row.source_type,
-          row.source,
-          row.commit_sha,
-          row.dir,
-          row.summary,
-          installedAt,
-          now,
-        );
+        .prepare(PLUGIN_UPSERT(() => '?'))
+        .run(...pluginUpsertValues(row, installedAt, now));
     },
     async delete(name) {
       db().prepare('DELETE FROM plugins WHERE name = ?').run(name);
