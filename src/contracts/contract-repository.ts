@@ -18,6 +18,29 @@ export interface ObligationResult {
   scope: string;
 }
 
+/** A `contract_results` row as both backends insert it. */
+export type ContractResultRow = Omit<ObligationResult, 'ran_at'> & {
+  obligation_id: string;
+  origin: string;
+  kind: string;
+  command: string | null;
+  ran_at: number;
+};
+
+/** The result insert's parameters in column order (scope … ran_at), for both backends. */
+export const contractResultValues = (row: ContractResultRow): unknown[] => [
+  row.scope,
+  row.obligation_id,
+  row.origin,
+  row.kind,
+  row.command,
+  row.status,
+  row.detail,
+  row.exit_code,
+  row.duration_ms,
+  row.ran_at,
+];
+
 export interface ContractRepository {
   /** A scope's attached obligations, by id: the stored spec JSON. */
   attached(scope: string): Promise<{ obligation_id: string; spec: string }[]>;
@@ -26,15 +49,7 @@ export interface ContractRepository {
   lastResult(scope: string, obligationId: string): Promise<ObligationResult | undefined>;
   /** The newest result of a command, whatever obligation and scope ran it. */
   latestForCommand(command: string): Promise<ObligationResult | undefined>;
-  insertResult(
-    row: Omit<ObligationResult, 'ran_at'> & {
-      obligation_id: string;
-      origin: string;
-      kind: string;
-      command: string | null;
-      ran_at: number;
-    },
-  ): Promise<void>;
+  insertResult(row: ContractResultRow): Promise<void>;
   waiver(
     scope: string,
     obligationId: string,
@@ -80,18 +95,7 @@ export function createContractRepository(db: () => Db): ContractRepository {
         .prepare(
           'INSERT INTO contract_results (scope, obligation_id, origin, kind, command, status, detail, exit_code, duration_ms, ran_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         )
-        .run(
-          row.scope,
-          row.obligation_id,
-          row.origin,
-          row.kind,
-          row.command,
-          row.status,
-          row.detail,
-          row.exit_code,
-          row.duration_ms,
-          row.ran_at,
-        );
+        .run(...contractResultValues(row));
     },
     waiver: async (scope, obligationId) =>
       db()

@@ -5,7 +5,7 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import type { ContractRepository, ObligationResult } from './contract-repository';
+import { type ContractRepository, contractResultValues, type ObligationResult } from './contract-repository';
 
 type ResultRow = ObligationResult & Record<string, unknown>;
 type WaiverRow = { reason: string; by: string; at: number } & Record<string, unknown>;
@@ -40,18 +40,7 @@ export function createPostgresContractRepository(deps: { sql: SqlClient }): Cont
     async insertResult(row) {
       await sql.run(
         'INSERT INTO contract_results (scope, obligation_id, origin, kind, command, status, detail, exit_code, duration_ms, ran_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
-        [
-          row.scope,
-          row.obligation_id,
-          row.origin,
-          row.kind,
-          row.command,
-          row.status,
-          row.detail,
-          row.exit_code,
-          row.duration_ms,
-          row.ran_at,
-        ],
+        contractResultValues(row),
       );
     },
     waiver: (scope, obligationId) =>
