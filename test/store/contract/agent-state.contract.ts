@@ -6,18 +6,12 @@
  */
 import { expect, it } from 'vitest';
 import type { AgentStateStore } from '../../../src/agent/agent-state-store';
+import { withOpened } from './fixture';
 
 export type OpenAgentStateStore = () => Promise<{ store: AgentStateStore; close: () => Promise<void> }>;
 
 export function agentStateContract(open: OpenAgentStateStore): void {
-  const withStore = (fn: (store: AgentStateStore) => Promise<void>) => async () => {
-    const { store, close } = await open();
-    try {
-      await fn(store);
-    } finally {
-      await close();
-    }
-  };
+  const withStore = withOpened(open, (f) => f.store);
 
   it(
     'STORE-PG-agent-state: the current session is set, replaced and cleared',

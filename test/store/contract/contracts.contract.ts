@@ -7,18 +7,12 @@
  */
 import { expect, it } from 'vitest';
 import type { ContractRepository } from '../../../src/contracts/contract-repository';
+import { withOpened } from './fixture';
 
 export type OpenContractRepository = () => Promise<{ store: ContractRepository; close: () => Promise<void> }>;
 
 export function contractRepositoryContract(open: OpenContractRepository): void {
-  const withStore = (fn: (store: ContractRepository) => Promise<void>) => async () => {
-    const { store, close } = await open();
-    try {
-      await fn(store);
-    } finally {
-      await close();
-    }
-  };
+  const withStore = withOpened(open, (f) => f.store);
 
   it(
     'STORE-PG-contracts: attached obligations per scope in id order, re-attach replaces the spec',

@@ -13,6 +13,7 @@ import { createClaimService } from '../../../src/coordination/claims';
 import type { Marker, MarkerRepository } from '../../../src/coordination/marker-repository';
 import { createSequentialIds } from '../../../src/util/ids';
 import { tmpWorkspace } from '../../helpers/tmp-workspace';
+import { withOpened } from './fixture';
 
 export interface CoordinationFixture {
   claims: ClaimRepository;
@@ -45,14 +46,7 @@ const marker = (id: string, createdAt: number, expiresAt: number | null): Marker
 });
 
 export function coordinationContract(open: () => Promise<CoordinationFixture>): void {
-  const withFixture = (fn: (f: CoordinationFixture) => Promise<void>) => async () => {
-    const f = await open();
-    try {
-      await fn(f);
-    } finally {
-      await f.close();
-    }
-  };
+  const withFixture = withOpened(open, (f) => f);
 
   it(
     'STORE-PG-coord: claims round-trip; active oldest first without released or expired; list newest first',

@@ -12,6 +12,7 @@ import type { EventStore } from '../../../src/events/event-store';
 import type { EventLogQueries } from '../../../src/events/log-queries';
 import type { MessageQueries } from '../../../src/sessions/message-queries';
 import type { UsageQueries } from '../../../src/sessions/usage-queries';
+import { withOpened } from './fixture';
 
 export interface ReadModels {
   log: EventLogQueries;
@@ -24,14 +25,7 @@ export interface ReadModels {
 }
 
 export function readModelsContract(open: () => Promise<ReadModels>): void {
-  const withModels = (fn: (models: ReadModels) => Promise<void>) => async () => {
-    const models = await open();
-    try {
-      await fn(models);
-    } finally {
-      await models.close();
-    }
-  };
+  const withModels = withOpened(open, (f) => f);
 
   const session = (
     m: ReadModels,

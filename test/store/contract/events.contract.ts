@@ -7,18 +7,12 @@
 import { expect, it } from 'vitest';
 import type { EventStore } from '../../../src/events/event-store';
 import type { AsyncOf } from '../../../src/sessions/async-of';
+import { withOpened } from './fixture';
 
 export type OpenEventStore = () => Promise<{ store: AsyncOf<EventStore>; close: () => Promise<void> }>;
 
 export function eventStoreContract(open: OpenEventStore): void {
-  const withStore = (fn: (store: AsyncOf<EventStore>) => Promise<void>) => async () => {
-    const { store, close } = await open();
-    try {
-      await fn(store);
-    } finally {
-      await close();
-    }
-  };
+  const withStore = withOpened(open, (f) => f.store);
 
   it(
     'STORE-PG-50 insert returns increasing ids across and within sessions; maxId follows',

@@ -7,18 +7,12 @@
  */
 import { expect, it } from 'vitest';
 import type { ActivationStore, HealthActivation } from '../../../src/health/activation-store';
+import { withOpened } from './fixture';
 
 export type OpenActivationStore = () => Promise<{ store: ActivationStore; close: () => Promise<void> }>;
 
 export function activationStoreContract(open: OpenActivationStore): void {
-  const withStore = (fn: (store: ActivationStore) => Promise<void>) => async () => {
-    const { store, close } = await open();
-    try {
-      await fn(store);
-    } finally {
-      await close();
-    }
-  };
+  const withStore = withOpened(open, (f) => f.store);
 
   const activation = (n: number, over: Partial<HealthActivation> = {}): HealthActivation => ({
     id: `hfa_${String(n).padStart(4, '0')}`,

@@ -7,6 +7,7 @@
 import { expect, it } from 'vitest';
 import type { LeaseRepository } from '../../../src/workspace/lease-repository';
 import { createWorkspaceLeases } from '../../../src/workspace/leases';
+import { withOpened } from './fixture';
 
 export interface LeaseFixture {
   repo: LeaseRepository;
@@ -25,14 +26,7 @@ const claim = (holder: string, now: number, ttlMs = 1000) => ({
 });
 
 export function leasesContract(open: () => Promise<LeaseFixture>) {
-  const withFixture = (fn: (f: LeaseFixture) => Promise<void>) => async () => {
-    const f = await open();
-    try {
-      await fn(f);
-    } finally {
-      await f.close();
-    }
-  };
+  const withFixture = withOpened(open, (f) => f);
 
   it(
     'STORE-PG-lease-1: a free workspace is taken; another holder is refused while it stands, the holder extends it',

@@ -8,6 +8,7 @@
  */
 import { expect, it } from 'vitest';
 import type { ModelCallRow, ModelCallStore } from '../../../src/telemetry/model-call-store';
+import { withOpened } from './fixture';
 
 export type OpenModelCallStore = () => Promise<{ store: ModelCallStore; close: () => Promise<void> }>;
 
@@ -36,14 +37,7 @@ function call(id: string, at: number, patch: Partial<ModelCallRow> = {}): ModelC
 }
 
 export function modelCallsContract(open: OpenModelCallStore): void {
-  const withStore = (fn: (store: ModelCallStore) => Promise<void>) => async () => {
-    const { store, close } = await open();
-    try {
-      await fn(store);
-    } finally {
-      await close();
-    }
-  };
+  const withStore = withOpened(open, (f) => f.store);
 
   it(
     'STORE-PG-model-calls: rows round-trip; list filters, orders by time then id, and limits',

@@ -8,18 +8,12 @@
 import { expect, it } from 'vitest';
 import type { PromptBuild } from '../../../src/observe/prompt-stack-store';
 import type { ObserveStores } from '../../../src/observe/stores';
+import { withOpened } from './fixture';
 
 export type OpenObserveStores = () => Promise<{ stores: ObserveStores; close: () => Promise<void> }>;
 
 export function observeStoresContract(open: OpenObserveStores): void {
-  const withStores = (fn: (stores: ObserveStores) => Promise<void>) => async () => {
-    const { stores, close } = await open();
-    try {
-      await fn(stores);
-    } finally {
-      await close();
-    }
-  };
+  const withStores = withOpened(open, (f) => f.stores);
 
   const build = (n: number, sessionId: string | null): PromptBuild => ({
     build_id: `psb_${n}`,

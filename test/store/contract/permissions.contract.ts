@@ -7,18 +7,12 @@
  */
 import { expect, it } from 'vitest';
 import type { PermissionStores } from '../../../src/permissions/stores';
+import { withOpened } from './fixture';
 
 export type OpenPermissionStores = () => Promise<{ stores: PermissionStores; close: () => Promise<void> }>;
 
 export function permissionsContract(open: OpenPermissionStores): void {
-  const withStores = (fn: (stores: PermissionStores) => Promise<void>) => async () => {
-    const { stores, close } = await open();
-    try {
-      await fn(stores);
-    } finally {
-      await close();
-    }
-  };
+  const withStores = withOpened(open, (f) => f.stores);
 
   it(
     'STORE-PG-perm: has matches the scope or a * grant, per root and tool',

@@ -6,18 +6,12 @@
  */
 import { expect, it } from 'vitest';
 import type { PluginRepository, PluginRow } from '../../../src/plugins/plugin-repository';
+import { withOpened } from './fixture';
 
 export type OpenPluginRepository = () => Promise<{ rows: PluginRepository; close: () => Promise<void> }>;
 
 export function pluginRepositoryContract(open: OpenPluginRepository): void {
-  const withRows = (fn: (rows: PluginRepository) => Promise<void>) => async () => {
-    const { rows, close } = await open();
-    try {
-      await fn(rows);
-    } finally {
-      await close();
-    }
-  };
+  const withRows = withOpened(open, (f) => f.rows);
 
   const plugin = (name: string, over: Partial<PluginRow> = {}) => ({
     name,

@@ -8,6 +8,7 @@
 import { expect, it } from 'vitest';
 import type { PatchLogRow } from '../../../src/quality/patch-log-repository';
 import type { QualityStores } from '../../../src/quality/stores';
+import { withOpened } from './fixture';
 
 export type OpenQualityStores = () => Promise<{ stores: QualityStores; close: () => Promise<void> }>;
 
@@ -44,14 +45,7 @@ const failed = (over: Partial<PatchLogRow> = {}) =>
   });
 
 export function qualityContract(open: OpenQualityStores): void {
-  const withStores = (fn: (stores: QualityStores) => Promise<void>) => async () => {
-    const { stores, close } = await open();
-    try {
-      await fn(stores);
-    } finally {
-      await close();
-    }
-  };
+  const withStores = withOpened(open, (f) => f.stores);
 
   it(
     'STORE-PG-quality: patch log aggregates per format, outcome and reason, for all or one session',

@@ -10,18 +10,12 @@
 import { expect, it } from 'vitest';
 import type { FileHistoryRow } from '../../../src/workspace/file-history-repository';
 import type { WorkspaceStores } from '../../../src/workspace/stores';
+import { withOpened } from './fixture';
 
 export type OpenWorkspaceStores = () => Promise<{ stores: WorkspaceStores; close: () => Promise<void> }>;
 
 export function workspaceContract(open: OpenWorkspaceStores): void {
-  const withStores = (fn: (stores: WorkspaceStores) => Promise<void>) => async () => {
-    const { stores, close } = await open();
-    try {
-      await fn(stores);
-    } finally {
-      await close();
-    }
-  };
+  const withStores = withOpened(open, (f) => f.stores);
 
   it(
     'STORE-PG-ws: todos list in order, replace whole per session, active_form null when absent',
