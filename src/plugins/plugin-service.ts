@@ -15,7 +15,7 @@ import { SvcError } from '../errors';
 import { pluginsDir } from './config-layer';
 import { type LoadedManifest, loadManifest, MANIFEST_FILE, type PluginSummary } from './manifest';
 import { type ChangeContext, installPlugin, updatePlugin } from './plugin-changes';
-import type { PluginRow } from './plugin-repository';
+import type { PluginEvent, PluginRow } from './plugin-repository';
 import type {
   ChangeOptions,
   ContributionKind,
@@ -46,17 +46,7 @@ export interface PluginService {
   /** Installed plugins' recipe or command directories, by plugin (recipes and slash commands). */
   contributions(kind: ContributionKind): { plugin: string; dir: string }[];
   /** Recent install/update/remove records. */
-  events(limit?: number): Promise<
-    {
-      name: string;
-      action: string;
-      version: string;
-      source: string;
-      by: string;
-      session_id: string | null;
-      at: number;
-    }[]
-  >;
+  events(limit?: number): Promise<PluginEvent[]>;
 }
 
 export function createPluginService(deps: PluginDeps): PluginService {

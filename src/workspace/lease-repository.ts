@@ -73,29 +73,30 @@ export const LEASE_UPSERT = (p: (n: number) => string) => `
     expires_at = excluded.expires_at
   WHERE workspace_leases.holder = excluded.holder OR workspace_leases.expires_at <= excluded.acquired_at`;
 
-const COLUMNS = 'workspace, holder, run_id, node, acquired_at, expires_at';
+export const LEASE_COLUMNS = 'workspace, holder, run_id, node, acquired_at, expires_at';
+
+/** The upsert's parameters, in LEASE_UPSERT's order, for both backends. */
+export const leaseClaimValues = (claim: LeaseClaim): unknown[] => [
+  claim.workspace,
+  claim.holder,
+  claim.runId,
+  claim.node,
+  claim.now,
+  claim.now + claim.ttlMs,
+];
 
 export function createLeaseRepository(db: () => Db): LeaseRepository {
   const get = (workspace: string) => {
-    const row = db().prepare(`SELECT ${COLUMNS} FROM workspace_leases WHERE workspace = ?`).get(workspace) as
-      | LeaseRow
-      | undefined;
+    const row = db()
+      .prepare(`SELECT ${LEASE_COLUMNS} FROM workspace_leases WHERE workspace = ?`)
+      .get(workspace) as LeaseRow | undefined;
     return row ? leaseOfRow(row) : undefined;
   };
   return {
     async tryAcquire(claim) {
       const handle = db();
       return handle.transaction(() => {
-        const changed = handle
-          .prepare(LEASE_UPSERT(() => '?'))
-          .run(
-            claim.workspace,
-            claim.holder,
-            claim.runId,
-            claim.node,
-            claim.now,
-            claim.now + claim.ttlMs,
-          ).changes;
+        const changed = handle.prepare(LEASE_UPSERT(() => '?')).run(...leaseClaimValues(claim)).changes;
         const lease = get(claim.workspace);
         if (!lease) throw new Error(`workspace lease of ${claim.workspace} vanished`);
         return { acquired: changed > 0, lease };

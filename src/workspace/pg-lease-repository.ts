@@ -4,27 +4,29 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import { LEASE_UPSERT, type LeaseRepository, type LeaseRow, leaseOfRow } from './lease-repository';
-
-const COLUMNS = 'workspace, holder, run_id, node, acquired_at, expires_at';
+import {
+  LEASE_COLUMNS,
+  LEASE_UPSERT,
+  type LeaseRepository,
+  type LeaseRow,
+  leaseClaimValues,
+  leaseOfRow,
+} from './lease-repository';
 
 export function createPostgresLeaseRepository({ sql }: { sql: SqlClient }): LeaseRepository {
   const get = async (workspace: string) => {
-    const row = await sql.one<LeaseRow>(`SELECT ${COLUMNS} FROM workspace_leases WHERE workspace = $1`, [
-      workspace,
-    ]);
+    const row = await sql.one<LeaseRow>(
+      `SELECT ${LEASE_COLUMNS} FROM workspace_leases WHERE workspace = $1`,
+      [workspace],
+    );
     return row ? leaseOfRow(row) : undefined;
   };
   return {
     async tryAcquire(claim) {
-      const taken = await sql.one<LeaseRow>(`${LEASE_UPSERT((n) => `$${n}`)} RETURNING ${COLUMNS}`, [
-        claim.workspace,
-        claim.holder,
-        claim.runId,
-        claim.node,
-        claim.now,
-        claim.now + claim.ttlMs,
-      ]);
+      const taken = await sql.one<LeaseRow>(
+        `${LEASE_UPSERT((n) => `$${n}`)} RETURNING ${LEASE_COLUMNS}`,
+        leaseClaimValues(claim),
+      );
       if (taken) return { acquired: true, lease: leaseOfRow(taken) };
       const lease = await get(claim.workspace);
       // Released between the upsert and the read: try once more.
