@@ -58,6 +58,10 @@ export function isolatedEnv(
     // Outside the workspace (readouts walk it) and shared: the template database is built once.
     XDG_CACHE_HOME: TEST_CACHE_HOME,
     PATH: process.env.PATH,
+    // npm run by a test must not check for updates or write a cache in the background.
+    npm_config_update_notifier: 'false',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
     ...extra,
   };
 }

@@ -30,7 +30,9 @@ export function tmpWorkspace(options: TmpWorkspaceOptions = {}): string {
   }
   if (!options.keep) {
     try {
-      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+      // A process the test started (npm writing its cache or log) may still be writing while the
+      // tree is removed: retry on ENOTEMPTY/EBUSY instead of failing a passing test.
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
     } catch {
       // Called outside a test (beforeAll): the caller cleans up.
     }

@@ -38,7 +38,7 @@ export function svcInTmux(options: {
 }): TmuxPane & { home: string } {
   if (!hasTmux) throw new Error('tmux is required (apt-get install tmux)');
   const home = realpathSync(mkdtempSync(join(tmpdir(), 'svc-home-')));
-  onTestFinished(() => rmSync(home, { recursive: true, force: true }));
+  onTestFinished(() => rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
   const socket = `svc-t-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const run = (...args: string[]) =>
     execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
