@@ -8,17 +8,21 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createEventBus, type EventBus } from '../events/bus';
 import { createEventStore } from '../events/event-store';
+import { createPostgresEventStore } from '../events/pg-event-store';
 import { createPermissionService, type PermissionService } from '../permissions/permission-service';
-import { createSqlitePermissionStores } from '../permissions/stores';
+import { createPostgresPermissionStores, createSqlitePermissionStores } from '../permissions/stores';
 import { createProviderService, type ProviderService } from '../providers/service';
+import { createPostgresProcessRepository } from '../runs/pg-process-repository';
 import { createProcessReaper } from '../runs/process-reaper';
 import { createProcessRepository } from '../runs/process-repository';
 import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from '../runs/run-ledger';
+import { createPostgresSessionStore } from '../sessions/pg-session-store';
 import { createSessionStore, type SessionStore } from '../sessions/session-store';
 import { DB_FILE } from '../store/db';
 import { createCostLedger } from '../telemetry/cost-ledger';
 import { createMetrics } from '../telemetry/metrics';
 import { createModelCallStore } from '../telemetry/model-call-store';
+import { createPostgresModelCallStore } from '../telemetry/pg-model-call-store';
 import { createTelemetry, type Telemetry } from '../telemetry/service';
 import { VERSION } from '../version';
 import type { AppBase } from './base';
@@ -37,17 +41,23 @@ export interface AppCore {
 export function createCore(base: AppBase): AppCore {
   const { clock, ids, log, openDatabase } = base;
   const bus = createEventBus({
-    store: () => createEventStore(openDatabase()),
+    store: base.repository(
+      (db) => () => createEventStore(db()),
+      (sql) => () => createPostgresEventStore({ sql }),
+    ),
     clock,
     ringSize: base.config().services.http.event_ring_size,
     onError: (error) => log.error('event listener failed', { error }),
   });
-  const sessions = createSessionStore({ db: openDatabase, clock, ids, bus, workspace: base.workspace });
+  const sessions: SessionStore = base.repository(
+    (db) => createSessionStore({ db, clock, ids, bus, workspace: base.workspace }),
+    (sql) => createPostgresSessionStore({ sql, clock, ids, bus, workspace: base.workspace }),
+  );
   const runner = `rnr_${randomBytes(8).toString('hex')}`;
   const unregisterRunner = registerRunner(runner);
   // Processes a killed svc left running (issue 15): reaped once this process first opens the ledger.
   const reaper = createProcessReaper({
-    processes: createProcessRepository(openDatabase),
+    processes: base.repository(createProcessRepository, (sql) => createPostgresProcessRepository({ sql })),
     append: async (runId, type, payload) => {
       await runs.append(runId, type, payload);
     },
@@ -76,7 +86,7 @@ export function createCore(base: AppBase): AppCore {
   });
   const permissions = createPermissionService({
     config: base.config,
-    stores: createSqlitePermissionStores(openDatabase),
+    stores: base.repository(createSqlitePermissionStores, (sql) => createPostgresPermissionStores({ sql })),
     bus,
     clock,
     ids,
@@ -87,7 +97,7 @@ export function createCore(base: AppBase): AppCore {
     config: () => base.config().telemetry,
     env: base.env,
     ledger: createCostLedger({
-      store: createModelCallStore(openDatabase),
+      store: base.repository(createModelCallStore, (sql) => createPostgresModelCallStore({ sql })),
       clock,
       ids,
       budget: () => base.config().budget,

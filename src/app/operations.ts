@@ -6,6 +6,7 @@
  */
 import { createContractRepository } from '../contracts/contract-repository';
 import { createContractService } from '../contracts/contract-service';
+import { createPostgresContractRepository } from '../contracts/pg-contract-repository';
 import { createClaimRepository } from '../coordination/claim-repository';
 import { createClaimService } from '../coordination/claims';
 import { createMarkerRepository } from '../coordination/marker-repository';
@@ -13,6 +14,7 @@ import { createMarkerService } from '../coordination/markers';
 import { createPostgresClaimRepository } from '../coordination/pg-claim-repository';
 import { createPostgresMarkerRepository } from '../coordination/pg-marker-repository';
 import { createDeployService } from '../deploy/deploy-service';
+import { createPostgresPluginRepository } from '../plugins/pg-plugin-repository';
 import { createPluginRepository } from '../plugins/plugin-repository';
 import { createPluginService } from '../plugins/plugin-service';
 import { createRemoteAgents } from '../remote/delegation';
@@ -94,7 +96,7 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
     deployed: () => deploy.endpoints(),
   });
   const plugins = createPluginService({
-    rows: createPluginRepository(openDatabase),
+    rows: base.repository(createPluginRepository, (sql) => createPostgresPluginRepository({ sql })),
     clock,
     dataDir: base.dataDir,
     workspace,
@@ -105,7 +107,7 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
     log,
   });
   const contracts = createContractService({
-    store: createContractRepository(openDatabase),
+    store: base.repository(createContractRepository, (sql) => createPostgresContractRepository({ sql })),
     clock,
     config: base.config,
     workspace,

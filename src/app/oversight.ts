@@ -9,6 +9,7 @@ import { createAdaptiveService } from '../adaptive/service';
 import { globalConfigDir } from '../config/load';
 import { createActivationStore } from '../health/activation-store';
 import { createHealthFollowons } from '../health/followons';
+import { createPostgresActivationStore } from '../health/pg-activation-store';
 import { createFileAuthStore } from '../mcp-client/auth-store';
 import { createMcpClientManager } from '../mcp-client/manager';
 import { createPackController } from '../packs/controller';
@@ -38,7 +39,7 @@ export function createOversight(
   base.closers.push(startRecommendationRecorder({ bus, clock, config: base.config, log }, recommendations));
   // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
   const health = createHealthFollowons({
-    activations: createActivationStore(openDatabase),
+    activations: base.repository(createActivationStore, (sql) => createPostgresActivationStore({ sql })),
     bus,
     clock,
     ids,

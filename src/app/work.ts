@@ -6,8 +6,9 @@
  */
 import { createAgentService } from '../agent/agent-service';
 import { createAgentStateStore } from '../agent/agent-state-store';
+import { createPostgresAgentStateStore } from '../agent/pg-agent-state-store';
 import { createObserveService } from '../observe/service';
-import { createSqliteObserveStores } from '../observe/stores';
+import { createPostgresObserveStores, createSqliteObserveStores } from '../observe/stores';
 import { createQuality } from '../quality/quality';
 import { createSqliteQualityStores, sqliteQualityDb } from '../quality/stores';
 import { createRecipeService } from '../recipes/recipe-service';
@@ -17,7 +18,7 @@ import { createAgentToolbox, withWorkspace } from '../tools/core/agent-toolbox';
 import type { MutationRequest } from '../tools/core/types';
 import { createSqliteWorkflowStores } from '../workflows/stores';
 import { createWorkflowService } from '../workflows/workflow-service';
-import { createSqliteWorkspaceStores } from '../workspace/stores';
+import { createPostgresWorkspaceStores, createSqliteWorkspaceStores } from '../workspace/stores';
 import { createWorkspace } from '../workspace/workspace';
 import type { AppBase } from './base';
 import type { AppCore } from './core';
@@ -27,7 +28,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
   const { clock, ids, log, redactor, openDatabase, workspace, dataDir, env } = base;
   const { bus, sessions, runs, providers } = core;
   const observe = createObserveService({
-    stores: createSqliteObserveStores(openDatabase),
+    stores: base.repository(createSqliteObserveStores, (sql) => createPostgresObserveStores({ sql })),
     clock,
     ids,
     config: base.config,
@@ -68,7 +69,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     redactor,
     config: base.config,
     db: openDatabase,
-    agentState: createAgentStateStore(openDatabase),
+    agentState: base.repository(createAgentStateStore, (sql) => createPostgresAgentStateStore({ sql })),
     bus,
     sessions,
     runs,
@@ -104,7 +105,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     dataDir,
     env,
     config: base.config,
-    stores: createSqliteWorkspaceStores(openDatabase),
+    stores: base.repository(createSqliteWorkspaceStores, (sql) => createPostgresWorkspaceStores({ sql })),
     bus,
     clock,
     ids,
