@@ -24,7 +24,7 @@ export type { App, AppOptions } from './app/types';
 export type { BackgroundWorker, DbStatus, MutationRequest, RuntimeState };
 
 export async function createApp(options: AppOptions): Promise<App> {
-  const base = createBase(options);
+  const base = await createBase(options);
   const late: Late = { app: () => app };
   const core = createCore(base);
   const ops = createOperations(base, core, late);
@@ -157,6 +157,6 @@ export async function createApp(options: AppOptions): Promise<App> {
   // AUTH-07: /config-status reports the cloud credential sources.
   app.statusSections.set('cloud_identity', () => cloudIdentity(core.providers));
   work.mutationGuards.push(hardClaimGuard(ops.claims));
-  if (options.eagerDb) base.openDatabase();
+  if (options.eagerDb && base.store.kind === 'sqlite') base.openDatabase();
   return app;
 }

@@ -16,7 +16,7 @@ import { ensureDataDir } from '../store/data-dir';
 import { DB_FILE, type Db, openDb } from '../store/db';
 import type { SqlClient } from '../store/postgres/client';
 import { createStoreMonitor, type StoreMonitor } from '../store/postgres/monitor';
-import { postgresNotServed } from '../store/postgres-pending';
+import { connectPostgres, postgresNotServed } from '../store/postgres-pending';
 import { isPostgresUrl } from '../store/store-url';
 import { postgresTransactions, type StoreTransactions, sqliteTransactions } from '../store/transactions';
 import type { RuntimeState } from '../tools/core/types';
@@ -60,7 +60,7 @@ export interface AppBase {
   runtime: RuntimeState;
 }
 
-export function createBase(options: AppOptions): AppBase {
+export async function createBase(options: AppOptions): Promise<AppBase> {
   const workspace = resolve(options.workspace);
   if (!existsSync(workspace) || !statSync(workspace).isDirectory()) {
     throw new SvcError('invalid_input', `--cwd: ${workspace} is not a directory`);
@@ -98,37 +98,46 @@ export function createBase(options: AppOptions): AppBase {
       prepare: () => ensureDataDir(dataDir),
     });
 
+  // issue 18: `[store] url` naming PostgreSQL: connect and migrate it (a wrong URL, a schema newer
+  // than this binary: the error at start), serve from it, close it with the App.
+  const storeUrl = loaded.config.store.url;
+  let postgres = options.postgres;
+  const closers: (() => void | Promise<void>)[] = [];
+  if (!postgres && isPostgresUrl(storeUrl) && options.connectStore !== false) {
+    const owned = await connectPostgres({ ...loaded.config.store, url: storeUrl });
+    closers.push(() => owned.close());
+    postgres = owned;
+  }
+
   let db: Db | undefined;
   const openDatabase = (): Db => {
     if (!db) {
-      // issue 18: with a PostgreSQL store configured, svc.db is never opened (nor created); a
-      // part of svc that still reaches for it fails with this error instead.
-      const storeUrl = loaded.config.store.url;
-      if (options.postgres || isPostgresUrl(storeUrl))
-        throw postgresNotServed(storeUrl ?? options.postgres?.redactedUrl ?? '');
+      // With a PostgreSQL store, svc.db is never opened (nor created); a part of svc that still
+      // reaches for it fails with this error instead.
+      if (postgres || isPostgresUrl(storeUrl))
+        throw postgresNotServed(postgres?.redactedUrl ?? storeUrl ?? '');
       db = openDb({ dataDir, readonly: options.readOnlyDb, templateDir: userCacheDir(env) });
       log.debug('database open', { path: join(dataDir, DB_FILE) });
     }
     return db;
   };
 
-  const store: AppStore = options.postgres
+  const store: AppStore = postgres
     ? {
         kind: 'postgres',
-        sql: options.postgres,
-        transactions: postgresTransactions(options.postgres),
-        monitor: createStoreMonitor(options.postgres, {
+        sql: postgres,
+        transactions: postgresTransactions(postgres),
+        monitor: createStoreMonitor(postgres, {
           onChange: (status) =>
             status.ok
-              ? log.info('store reachable again', { store: options.postgres?.redactedUrl })
+              ? log.info('store reachable again', { store: postgres?.redactedUrl })
               : log.warn('store unreachable', {
-                  store: options.postgres?.redactedUrl,
+                  store: postgres?.redactedUrl,
                   reason: status.reason,
                 }),
         }),
       }
     : { kind: 'sqlite', transactions: sqliteTransactions(openDatabase) };
-  const closers: (() => void | Promise<void>)[] = [];
   if (store.kind === 'postgres') closers.push(() => store.monitor.stop());
 
   return {

@@ -42,6 +42,11 @@ export interface AppOptions {
    * service start` with `[store] url`). Without it the App keeps its state in SQLite.
    */
   postgres?: SqlClient;
+  /**
+   * Connect to (and migrate) the PostgreSQL store `[store] url` names (default true). `svc doctor
+   * --store` passes false: it inspects the database as it is, and needs no store of the App's.
+   */
+  connectStore?: boolean;
   /** Where MCP client OAuth credentials live; default `<user config dir>/svc/mcp-auth.json`. */
   mcpAuthStore?: McpAuthStore;
 }

@@ -36,7 +36,8 @@ export const registerDoctor: CliRegistrar = (program, ctx) => {
     .option('--json', 'print the report as JSON')
     .option('--store', 'check the store instead: SQLite file, or PostgreSQL connectivity, schema and lag')
     .action(async (opts: { json?: boolean; store?: boolean }) => {
-      const app = await ctx.app();
+      // --store inspects the store itself: the App must not connect to (or migrate) PostgreSQL.
+      const app = await ctx.app(opts.store ? { connectStore: false } : {});
       if (opts.store) {
         const store = await checkStore(app.config.store, app.dataDir);
         ctx.exitCode = store.ok ? 0 : 1;
