@@ -23,6 +23,7 @@ import type { Db } from '../store/db';
 import type { Telemetry } from '../telemetry/service';
 import type { Clock, Ids } from '../util/ids';
 import type { AgentStateStore } from './agent-state-store';
+import type { RunLeases } from './run-leases';
 import type { AgentToolbox } from './toolbox';
 import type { ChildRunInput, PromptSection } from './types';
 
@@ -136,4 +137,9 @@ export interface AgentDeps {
    * over another checkout for a child run with `workspace` (spawn_worktree_override).
    */
   toolbox(workspace?: ChildRunInput['workspace']): AgentToolbox;
+  /**
+   * One writer per workspace (issue 18, cluster mode): runs take the workspace lease before their
+   * first change. Absent on SQLite, where one process owns the store.
+   */
+  runLeases?: RunLeases;
 }

@@ -64,6 +64,7 @@ export async function startRun(
   if (!options.subagent) recordProject(a);
   const poll = pollCancel(core, claimed, controller, stop);
   const runApp = options.workspace ? withWorkspace(a, options.workspace.root) : a;
+  core.deps.runLeases?.begin(claimed, runApp.workspace, controller.signal);
   const execute = () =>
     executeRun({
       app: runApp,
@@ -177,6 +178,7 @@ async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome) {
   } catch (error) {
     a.log.error('run finalize failed', { run_id: run.id, error });
   }
+  await core.deps.runLeases?.end(run);
   const rt = core.runtime(sessionId);
   rt.controller = undefined;
   rt.stop = undefined;

@@ -31,6 +31,8 @@ export interface AppCore {
   bus: EventBus;
   sessions: SessionStore;
   runs: RunLedger;
+  /** This process's runner id (the ledger's, and the node named on workspace leases). */
+  runner: string;
   /** Drop this process from the live runners (at close). */
   unregisterRunner(): void;
   permissions: PermissionService;
@@ -125,5 +127,5 @@ export function createCore(base: AppBase): AppCore {
     redactor: base.redactor,
     clock,
   });
-  return { bus, sessions, runs, unregisterRunner, permissions, telemetry, providers };
+  return { bus, sessions, runs, runner, unregisterRunner, permissions, telemetry, providers };
 }

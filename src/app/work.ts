@@ -7,6 +7,7 @@
 import { createAgentService } from '../agent/agent-service';
 import { createAgentStateStore } from '../agent/agent-state-store';
 import { createPostgresAgentStateStore } from '../agent/pg-agent-state-store';
+import { createRunLeases } from '../agent/run-leases';
 import { createObserveService } from '../observe/service';
 import { createPostgresObserveStores, createSqliteObserveStores } from '../observe/stores';
 import { createQuality } from '../quality/quality';
@@ -18,6 +19,8 @@ import { createAgentToolbox, withWorkspace } from '../tools/core/agent-toolbox';
 import type { MutationRequest } from '../tools/core/types';
 import { createSqliteWorkflowStores } from '../workflows/stores';
 import { createWorkflowService } from '../workflows/workflow-service';
+import { createWorkspaceLeases } from '../workspace/leases';
+import { createPostgresLeaseRepository } from '../workspace/pg-lease-repository';
 import { createPostgresWorkspaceStores, createSqliteWorkspaceStores } from '../workspace/stores';
 import { createWorkspace } from '../workspace/workspace';
 import type { AppBase } from './base';
@@ -59,6 +62,22 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     redactor,
     workflows: () => workflows,
   });
+  /** Checks every mutating tool runs first (hard workspace claims); later phases add theirs. */
+  const mutationGuards: ((request: MutationRequest) => void | Promise<void>)[] = [];
+  // Cluster mode: one writer per workspace across nodes (a run's first change takes the lease).
+  const runLeases =
+    base.store.kind === 'postgres'
+      ? createRunLeases({
+          leases: createWorkspaceLeases({
+            repo: createPostgresLeaseRepository({ sql: base.store.sql }),
+            clock,
+            node: core.runner,
+            onError: (error) => log.warn('workspace lease renewal failed', { error }),
+          }),
+          log,
+        })
+      : undefined;
+  if (runLeases) mutationGuards.push((request) => runLeases.guard(request));
   const agent = createAgentService({
     workspace,
     dataDir,
@@ -83,6 +102,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     funnelContext: async (sessionId, overrides) => await late.app().funnelContext(sessionId, overrides),
     onClose: (fn) => base.closers.push(fn),
     toolbox: (root) => createAgentToolbox(root ? withWorkspace(late.app(), root) : late.app()),
+    runLeases,
   });
   const sandbox = createSandbox({
     config: base.config,
@@ -98,8 +118,6 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     isSecretValue: (value) => redactor.string(value) !== value,
     record: (runId, type, payload) => runs.append(runId, type, payload),
   });
-  /** Checks every mutating tool runs first (hard workspace claims); later phases add theirs. */
-  const mutationGuards: ((request: MutationRequest) => void | Promise<void>)[] = [];
   const ws = createWorkspace({
     root: workspace,
     dataDir,
