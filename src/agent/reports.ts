@@ -177,7 +177,7 @@ async function modelCheck(app: ReportHost, sessionModel: string | null, agent: s
 /** Usage statistics of this data directory. */
 export async function usageStats(app: ReportHost, options: { days: number }) {
   const { sessions, byRole, models } = await sessionUsage(app.db);
-  const runs = app.runs.queries.usageStats({ since: app.clock.now() - options.days * 86_400_000 });
+  const runs = await app.runs.queries.usageStats({ since: app.clock.now() - options.days * 86_400_000 });
   const { by_status: byStatus, by_origin: byOrigin, totals: runTotals, tools, days } = runs;
   return {
     window_days: options.days,
