@@ -126,7 +126,7 @@ export type SyncOf<T> = {
  */
 export type SqliteRunQueries = SyncOf<RunQueries>;
 
-interface RunRow
+export interface RunRow
   extends Omit<
     AgentRun,
     | 'options'
@@ -146,7 +146,7 @@ interface RunRow
   cancel_requested: number;
 }
 
-type EventRow = Omit<RunEvent, 'payload'> & { payload: string };
+export type EventRow = Omit<RunEvent, 'payload'> & { payload: string };
 
 const PAYLOAD_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -171,7 +171,7 @@ export function toRun(row: RunRow): AgentRun {
   };
 }
 
-const toEvent = (row: EventRow): RunEvent => ({ ...row, payload: objectOf(row.payload) });
+export const toEvent = (row: EventRow): RunEvent => ({ ...row, payload: objectOf(row.payload) });
 
 /** `?, ?, ?` for an IN list; `NULL` for an empty one (which matches nothing). */
 const marks = (values: readonly unknown[]) => values.map(() => '?').join(', ') || 'NULL';
@@ -491,7 +491,7 @@ function runEventReads({ cached, once }: Sql): SyncOf<RunEventReads> {
 }
 
 /** A payload field name goes into a JSON path: only plain identifiers. */
-function payloadField(name: string): string {
+export function payloadField(name: string): string {
   if (!PAYLOAD_FIELD.test(name)) throw new Error(`run event payload field "${name}" is not an identifier`);
   return name;
 }
