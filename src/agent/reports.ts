@@ -176,7 +176,7 @@ async function modelCheck(app: ReportHost, sessionModel: string | null, agent: s
 /** Usage statistics of this data directory. */
 export async function usageStats(app: ReportHost, options: { days: number }) {
   const { sessions, byRole, models } = await app.observe.queries.usage.sessionUsage();
-  const runs = app.runs.queries.usageStats({ since: app.clock.now() - options.days * 86_400_000 });
+  const runs = await app.runs.queries.usageStats({ since: app.clock.now() - options.days * 86_400_000 });
   const { by_status: byStatus, by_origin: byOrigin, totals: runTotals, tools, days } = runs;
   return {
     window_days: options.days,

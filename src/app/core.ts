@@ -111,9 +111,25 @@ export function createCore(base: AppBase): AppCore {
     version: VERSION,
   });
   base.closers.push(() => telemetry.shutdown());
-  telemetry.metrics.gauge('queue_depth', () =>
-    base.hasDb() ? runs.queries.count({ status: ['queued'] }) : 0,
-  );
+  // The gauge's reader is synchronous and the ledger's reads are async: it answers the last count,
+  // refreshed after each reading and whenever a run's status changes.
+  let queueDepth = 0;
+  const refreshQueueDepth = () => {
+    if (!base.hasDb() && base.store.kind === 'sqlite') return;
+    void runs.queries
+      .count({ status: ['queued'] })
+      .then((n) => {
+        queueDepth = n;
+      })
+      .catch((error) => log.debug('queue depth unavailable', { error }));
+  };
+  runs.onAppend((event) => {
+    if (event.type.startsWith('run.')) refreshQueueDepth();
+  });
+  telemetry.metrics.gauge('queue_depth', () => {
+    refreshQueueDepth();
+    return queueDepth;
+  });
   const providers = createProviderService({
     calls: telemetry.calls,
     config: base.config,

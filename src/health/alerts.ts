@@ -79,8 +79,8 @@ export async function alertsStatus(
   };
   const active: Alert[] = [
     ...(await tokenPressure(app, scope, thresholds.token_pressure_ratio)),
-    ...repeatedFailures(app, scope, thresholds.repeated_failures),
-    ...incidentAlerts(app, scope, thresholds),
+    ...(await repeatedFailures(app, scope, thresholds.repeated_failures)),
+    ...(await incidentAlerts(app, scope, thresholds)),
     ...(await providerRecovery(app, scope)),
     ...(await hookFailures(app, scope, thresholds.hook_failures)),
     ...(await cappedActivations(app, scope)),
@@ -130,9 +130,11 @@ async function tokenPressure(app: AlertsDeps, scope: Scope, threshold: number): 
   return alerts;
 }
 
-function repeatedFailures(app: AlertsDeps, scope: Scope, threshold: number): Alert[] {
+async function repeatedFailures(app: AlertsDeps, scope: Scope, threshold: number): Promise<Alert[]> {
   const bySession = new Map<string, { status: string; at: number }[]>();
-  for (const run of runs(app, scope, { statuses: ['completed', 'failed', 'cancelled', 'interrupted'] })) {
+  for (const run of await runs(app, scope, {
+    statuses: ['completed', 'failed', 'cancelled', 'interrupted'],
+  })) {
     const list = bySession.get(run.session_id) ?? [];
     list.push({ status: run.status, at: run.finished_at ?? run.created_at });
     bySession.set(run.session_id, list);
@@ -157,13 +159,13 @@ function repeatedFailures(app: AlertsDeps, scope: Scope, threshold: number): Ale
   return alerts;
 }
 
-function incidentAlerts(
+async function incidentAlerts(
   app: AlertsDeps,
   scope: Scope,
   thresholds: { provider_errors: number; tool_crashes: number },
-): Alert[] {
+): Promise<Alert[]> {
   const alerts: Alert[] = [];
-  const providerErrors = ledgerEvents(app, scope, ['error'], {
+  const providerErrors = await ledgerEvents(app, scope, ['error'], {
     payloadEquals: { source: 'provider' },
   });
   if (providerErrors.length >= thresholds.provider_errors) {
@@ -179,7 +181,7 @@ function incidentAlerts(
       last_at: providerErrors[0].created_at,
     });
   }
-  const crashes = ledgerEvents(app, scope, ['tool.finished'], {
+  const crashes = await ledgerEvents(app, scope, ['tool.finished'], {
     payloadEquals: { crash: 1 },
   });
   if (crashes.length >= thresholds.tool_crashes) {

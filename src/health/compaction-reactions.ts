@@ -72,7 +72,7 @@ export async function compactionReactions(
   const finished = logged.filter((e) => e.type === 'compaction.finished');
   const reactions: Awaited<ReturnType<typeof reactionTo>>[] = [];
   for (const event of finished) reactions.push(await reactionTo(app, event, logged));
-  const failures = ledgerEvents(app, scope, ['compaction.failed']).map((event) => ({
+  const failures = (await ledgerEvents(app, scope, ['compaction.failed'])).map((event) => ({
     at: event.created_at,
     session_id: event.session_id,
     run_id: event.run_id,
@@ -108,20 +108,22 @@ async function reactionTo(
   const runId = typeof started?.payload.run_id === 'string' ? started.payload.run_id : null;
   const before = Number(finished.payload.tokens_before ?? 0);
   const after = Number(finished.payload.tokens_after ?? 0);
-  const observed = runId ? runById(app, runId) : await nextRun(app, finished);
+  const observed = runId ? await runById(app, runId) : await nextRun(app, finished);
   let stepsAfter: number | null = null;
   let errors: CompactionReaction['errors'] = [];
   if (observed) {
     // In the same run: what came after the ledger's own compaction.finished; else the whole run.
     const marker = runId
-      ? ledgerEvents(app, { since: 0 }, ['compaction.finished'], { runId }).find(
+      ? (await ledgerEvents(app, { since: 0 }, ['compaction.finished'], { runId })).find(
           (e) => e.payload.summary_message_id === finished.payload.summary_message_id,
         )
       : undefined;
     const afterMarker = (e: LedgerEvent) => !marker || e.seq > marker.seq;
-    const followed = ledgerEvents(app, { since: 0 }, ['step.finished', 'tool.finished', 'error'], {
-      runId: observed.id,
-    }).filter(afterMarker);
+    const followed = (
+      await ledgerEvents(app, { since: 0 }, ['step.finished', 'tool.finished', 'error'], {
+        runId: observed.id,
+      })
+    ).filter(afterMarker);
     stepsAfter = followed.filter((e) => e.type === 'step.finished').length;
     errors = followed
       .filter((e) => e.type === 'error' || (e.type === 'tool.finished' && e.payload.is_error === true))
@@ -163,5 +165,5 @@ async function nextRun(app: HealthReadoutDeps, finished: LoggedEvent): Promise<R
     })
   ).at(-1);
   const runId = started?.payload.run_id;
-  return typeof runId === 'string' ? runById(app, runId) : undefined;
+  return typeof runId === 'string' ? await runById(app, runId) : undefined;
 }

@@ -74,13 +74,13 @@ export async function enforcementStatus(
   const sandbox = app.sandbox.status();
 
   const allowed = { total: 0, allowed_tools: 0, yolo: 0, session_grant: 0, read_only: 0, operator: 0 };
-  for (const event of ledgerEvents(app, scope, ['permission.allowed'])) {
+  for (const event of await ledgerEvents(app, scope, ['permission.allowed'])) {
     const via = String(event.payload.via) as Via;
     if (via in allowed) allowed[via]++;
     allowed.total++;
   }
   const denied = { total: 0, operator: 0, cancelled: 0, unattended: 0 };
-  for (const event of ledgerEvents(app, scope, ['permission.resolved', 'permission.unattended'])) {
+  for (const event of await ledgerEvents(app, scope, ['permission.resolved', 'permission.unattended'])) {
     if (event.type === 'permission.unattended') denied.unattended++;
     else if (event.payload.decision === 'deny') {
       if (event.payload.by === 'cancel') denied.cancelled++;
@@ -92,11 +92,11 @@ export async function enforcementStatus(
     }
     denied.total++;
   }
-  const asks = ledgerEvents(app, scope, ['permission.requested']).length;
+  const asks = (await ledgerEvents(app, scope, ['permission.requested'])).length;
 
-  const yoloRuns = runs(app, scope, { yolo: true });
-  const blocks = ledgerEvents(app, scope, ['bash_blocked']);
-  const claimRefusals = ledgerEvents(app, scope, ['tool.finished'], {
+  const yoloRuns = await runs(app, scope, { yolo: true });
+  const blocks = await ledgerEvents(app, scope, ['bash_blocked']);
+  const claimRefusals = await ledgerEvents(app, scope, ['tool.finished'], {
     payloadEquals: { error_code: 'conflict' },
     payloadContains: { error: 'hard workspace claim' },
   });

@@ -57,7 +57,7 @@ export function windowStart(app: Pick<HealthReadoutDeps, 'clock'>, minutes: numb
 }
 
 /** Run ledger events of these types in the scope, newest first. */
-export function ledgerEvents(
+export async function ledgerEvents(
   app: Pick<HealthReadoutDeps, 'runs'>,
   scope: Scope,
   types: readonly string[],
@@ -67,8 +67,8 @@ export function ledgerEvents(
     payloadEquals?: Record<string, string | number>;
     payloadContains?: Record<string, string>;
   } = {},
-): LedgerEvent[] {
-  return app.runs.queries.findEvents({
+): Promise<LedgerEvent[]> {
+  return await app.runs.queries.findEvents({
     types,
     since: scope.since,
     sessionIds: scope.sessions,
@@ -98,12 +98,12 @@ export async function loggedEvents(
 }
 
 /** Runs that ended (or were created) in the window, newest first. */
-export function runs(
+export async function runs(
   app: Pick<HealthReadoutDeps, 'runs'>,
   scope: Scope,
   options: { statuses?: readonly string[]; yolo?: boolean; reasonPrefix?: string; limit?: number } = {},
-): RunRow[] {
-  return app.runs.queries.inWindow({
+): Promise<RunRow[]> {
+  return await app.runs.queries.inWindow({
     since: scope.since,
     statuses: options.statuses,
     sessionIds: scope.sessions,
@@ -113,8 +113,11 @@ export function runs(
   });
 }
 
-export function runById(app: Pick<HealthReadoutDeps, 'runs'>, runId: string): RunRow | undefined {
-  return app.runs.queries.get(runId);
+export async function runById(
+  app: Pick<HealthReadoutDeps, 'runs'>,
+  runId: string,
+): Promise<RunRow | undefined> {
+  return await app.runs.queries.get(runId);
 }
 
 /** One line, at most `max` characters. */

@@ -51,7 +51,7 @@ export async function runtimeIncidentStatus(
   const since = app.clock.now() - input.since_hours * 3_600_000;
   const scope = await scopeOf(app, { session_id: input.session_id, since_ms: since });
   const incidents: Incident[] = [];
-  for (const event of ledgerEvents(app, scope, ['error'])) {
+  for (const event of await ledgerEvents(app, scope, ['error'])) {
     const source = String(event.payload.source ?? 'run');
     if (source !== 'provider' && source !== 'model_resolution') continue;
     incidents.push({
@@ -62,7 +62,7 @@ export async function runtimeIncidentStatus(
       summary: clip(event.payload.message),
     });
   }
-  for (const event of ledgerEvents(app, scope, ['tool.finished'], {
+  for (const event of await ledgerEvents(app, scope, ['tool.finished'], {
     payloadEquals: { crash: 1 },
   })) {
     incidents.push({
@@ -74,7 +74,7 @@ export async function runtimeIncidentStatus(
       summary: clip(event.payload.error),
     });
   }
-  for (const run of runs(app, scope, { statuses: ['failed', 'interrupted'] })) {
+  for (const run of await runs(app, scope, { statuses: ['failed', 'interrupted'] })) {
     incidents.push({
       kind: run.status === 'failed' ? 'failed_run' : 'interrupted_run',
       at: run.finished_at ?? run.started_at ?? run.created_at,

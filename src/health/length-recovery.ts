@@ -44,10 +44,10 @@ export async function lengthRecoveryStatus(
   const since = app.clock.now() - input.since_hours * 3_600_000;
   const scope = await scopeOf(app, { session_id: input.session_id, since_ms: since });
   const events = [
-    ...ledgerEvents(app, scope, ['step.finished'], {
+    ...(await ledgerEvents(app, scope, ['step.finished'], {
       payloadEquals: { finish_reason: 'length' },
-    }),
-    ...ledgerEvents(app, scope, ['length_recovery']),
+    })),
+    ...(await ledgerEvents(app, scope, ['length_recovery'])),
   ];
   const byRun = new Map<string, { session_id: string; finishes: number; attempts: number; last: number }>();
   for (const event of events) {
@@ -62,8 +62,9 @@ export async function lengthRecoveryStatus(
     entry.last = Math.max(entry.last, event.created_at);
     byRun.set(event.run_id, entry);
   }
-  const rows: LengthRecoveryRun[] = [...byRun.entries()].map(([runId, entry]) => {
-    const run = runById(app, runId);
+  const rows: LengthRecoveryRun[] = [];
+  for (const [runId, entry] of byRun) {
+    const run = await runById(app, runId);
     const status = run?.status ?? 'unknown';
     const endedOnLimit = run?.reason?.startsWith('length') ?? false;
     const outcome: LengthRecoveryOutcome =
@@ -74,7 +75,7 @@ export async function lengthRecoveryStatus(
           : endedOnLimit
             ? 'exhausted'
             : 'recovered';
-    return {
+    rows.push({
       run_id: runId,
       session_id: entry.session_id,
       length_finishes: entry.finishes,
@@ -82,8 +83,8 @@ export async function lengthRecoveryStatus(
       outcome,
       run_status: status,
       last_at: entry.last,
-    };
-  });
+    });
+  }
   rows.sort((a, b) => b.last_at - a.last_at || b.run_id.localeCompare(a.run_id));
   const count = (outcome: LengthRecoveryOutcome) => rows.filter((r) => r.outcome === outcome).length;
   const recovery = app.config.options.length_recovery;

@@ -38,13 +38,13 @@ export async function loopDetectionStatus(
   const since = app.clock.now() - input.since_hours * 3_600_000;
   const scope = await scopeOf(app, { session_id: input.session_id, since_ms: since });
   const maxRepeats = app.config.options.loop_detection.max_repeats;
-  const detected = ledgerEvents(app, scope, ['loop.detected']);
+  const detected = await ledgerEvents(app, scope, ['loop.detected']);
   const byTool = new Map<string, number>();
   for (const event of detected) {
     const tool = String(event.payload.tool ?? '');
     byTool.set(tool, (byTool.get(tool) ?? 0) + 1);
   }
-  const stops = runs(app, scope, { reasonPrefix: 'loop detected', limit: input.limit });
+  const stops = await runs(app, scope, { reasonPrefix: 'loop detected', limit: input.limit });
   return {
     session_id: input.session_id ?? null,
     since_hours: input.since_hours,

@@ -62,9 +62,9 @@ export async function buildCompositionGraph(
   const root = await app.sessions.root(scope.session.id);
   const sessions = await app.sessions.family(root);
   const sessionIds = sessions.map((s) => s.id);
-  const runs = app.runs.queries.ofFamily(root, { order: 'desc' });
+  const runs = await app.runs.queries.ofFamily(root, { order: 'desc' });
   const calls = sessionIds.length
-    ? app.runs.queries.findEvents({ sessionIds, types: ['tool.finished'] })
+    ? await app.runs.queries.findEvents({ sessionIds, types: ['tool.finished'] })
     : [];
   const changes = await app.ws.history.queries.fileChangesByTool(sessionIds);
 

@@ -112,11 +112,11 @@ export async function buildRunCueLedger(
 
   const queries = app.runs.queries;
   const root = await app.sessions.root(scope.session.id);
-  const total = queries.count({ family_session_id: root });
+  const total = await queries.count({ family_session_id: root });
   // The newest `limit` runs, shown oldest first.
-  const runs = queries.ofFamily(root, { order: 'desc', limit: input.limit }).reverse();
+  const runs = (await queries.ofFamily(root, { order: 'desc', limit: input.limit })).reverse();
   const ids = runs.map((r) => r.id);
-  const ledger = ids.length ? queries.findEvents({ runIds: ids, types: LEDGER_CUES }) : [];
+  const ledger = ids.length ? await queries.findEvents({ runIds: ids, types: LEDGER_CUES }) : [];
   const sessionIds = [...new Set(runs.map((r) => r.session_id))];
   const logged = sessionIds.length
     ? await app.observe.queries.events.find({ sessionIds, types: SESSION_CUES })

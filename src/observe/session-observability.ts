@@ -91,9 +91,11 @@ export async function buildSessionObservability(
   const session = scope.session;
   if (!session) return { ...header, family_session_id: null, warnings: scope.warnings };
 
-  const runs = app.runs.queries.ofSession(session.id);
+  const runs = await app.runs.queries.ofSession(session.id);
   const totals = runTotals(runs);
-  const activity = runActivity(app.runs.queries.findEvents({ types: EVENT_TYPES, sessionId: session.id }));
+  const activity = runActivity(
+    await app.runs.queries.findEvents({ types: EVENT_TYPES, sessionId: session.id }),
+  );
   const compactions = await compactionsOf(
     app.observe.queries.events,
     session.id,
@@ -103,7 +105,7 @@ export async function buildSessionObservability(
   const family = await familyIds(app, session);
   // Sub-agent work below this session: its descendants (not its parent or siblings).
   const descendants = (await app.sessions.family(session.id)).filter((s) => s.id !== session.id);
-  const familyRuns = app.runs.queries.statusCountsOf(descendants.map((s) => s.id));
+  const familyRuns = await app.runs.queries.statusCountsOf(descendants.map((s) => s.id));
 
   const state = await app.agent.state(session.id);
   const warnings = [...scope.warnings];

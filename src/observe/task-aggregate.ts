@@ -46,7 +46,7 @@ export async function buildTaskAggregate(
 
   const root = await app.sessions.root(scope.session.id);
   const family = await app.sessions.family(root);
-  const runs = app.runs.queries.ofFamily(root, { order: 'asc' });
+  const runs = await app.runs.queries.ofFamily(root, { order: 'asc' });
 
   const todoCounts: Record<TodoStatus, number> = { pending: 0, in_progress: 0, completed: 0, cancelled: 0 };
   const inProgress: { session_id: string; task: string }[] = [];

@@ -61,7 +61,7 @@ export function createRecipeService(deps: RecipeDeps): RecipeService {
   const service: RecipeService = {
     dirs,
     list() {
-      return discover().map((recipe) => summaryOf(recipe, validation(recipe), deps.workflows()));
+      return Promise.all(discover().map((recipe) => summaryOf(recipe, validation(recipe), deps.workflows())));
     },
     get(name) {
       const all = discover();
@@ -137,12 +137,12 @@ function validationOf(deps: RecipeDeps, recipe: LoadedRecipe): RecipeValidation 
   };
 }
 
-function summaryOf(
+async function summaryOf(
   recipe: LoadedRecipe,
   v: RecipeValidation,
   workflows: Pick<WorkflowService, 'runs'>,
-): RecipeSummary {
-  const last = workflows.runs.list({ kind: 'recipe', name: recipe.name, limit: 1 })[0];
+): Promise<RecipeSummary> {
+  const last = (await workflows.runs.list({ kind: 'recipe', name: recipe.name, limit: 1 }))[0];
   return {
     name: recipe.name,
     description: recipe.definition?.description ?? '',

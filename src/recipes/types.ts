@@ -63,7 +63,7 @@ export interface RecipeRunOptions {
 export interface RecipeService {
   /** Recipe directories: workspace and user. */
   readonly dirs: { workspace: string; user: string };
-  list(): RecipeSummary[];
+  list(): Promise<RecipeSummary[]>;
   /** The effective recipe of a name; `not_found` naming the known ones. */
   get(name: string): LoadedRecipe;
   /** Validate by name, by file path, or inline TOML text. Never throws for a bad recipe. */

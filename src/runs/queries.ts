@@ -62,53 +62,71 @@ export interface RunUsageStats {
 
 /** The ledger's own lookups (by id, by session, the queue). */
 export interface RunLookups {
-  get(id: string): AgentRun | undefined;
+  get(id: string): Promise<AgentRun | undefined>;
   /** Newest first (`created_at DESC, id DESC`), paged. */
-  list(filter?: RunFilter): AgentRun[];
-  count(filter?: Omit<RunFilter, 'limit' | 'offset'>): number;
+  list(filter?: RunFilter): Promise<AgentRun[]>;
+  count(filter?: Omit<RunFilter, 'limit' | 'offset'>): Promise<number>;
   /** A session's queued runs, oldest first (its prompt queue). */
-  queued(sessionId: string): AgentRun[];
+  queued(sessionId: string): Promise<AgentRun[]>;
   /** The running run of a session, if any. */
-  running(sessionId: string): AgentRun | undefined;
+  running(sessionId: string): Promise<AgentRun | undefined>;
   /** Every running run (any process), for recovery. */
-  runningAll(): AgentRun[];
+  runningAll(): Promise<AgentRun[]>;
   /** The session's other running runs. */
-  runningOthers(sessionId: string, exceptRunId: string): AgentRun[];
-  sessionOf(runId: string): string | undefined;
-  cancelRequested(id: string): boolean;
+  runningOthers(sessionId: string, exceptRunId: string): Promise<AgentRun[]>;
+  sessionOf(runId: string): Promise<string | undefined>;
+  cancelRequested(id: string): Promise<boolean>;
   /** The run and every run below it (sub-agent runs), ids only. */
-  subtree(id: string): string[];
+  subtree(id: string): Promise<string[]>;
 }
 
 /** The runs the read models look at: a session's, a family's, a time window's, sub-agents'. */
 export interface RunReadModels {
   /** Every run of a session, newest first. */
-  ofSession(sessionId: string): AgentRun[];
+  ofSession(sessionId: string): Promise<AgentRun[]>;
   /** Every run of a session family: oldest first, or the newest `limit` newest first. */
-  ofFamily(familySessionId: string, options: { order: 'asc' | 'desc'; limit?: number }): AgentRun[];
-  inWindow(filter: RunWindowFilter): AgentRun[];
+  ofFamily(familySessionId: string, options: { order: 'asc' | 'desc'; limit?: number }): Promise<AgentRun[]>;
+  inWindow(filter: RunWindowFilter): Promise<AgentRun[]>;
   /** Sub-agent runs, running (oldest first) or ended (newest first), in a family or everywhere. */
-  childRuns(options: { state: 'running' | 'ended'; familySessionId?: string; limit?: number }): AgentRun[];
+  childRuns(options: {
+    state: 'running' | 'ended';
+    familySessionId?: string;
+    limit?: number;
+  }): Promise<AgentRun[]>;
   /** Sub-agent runs per status, in a family or everywhere. */
-  childStatusCounts(familySessionId?: string): StatusCount[];
+  childStatusCounts(familySessionId?: string): Promise<StatusCount[]>;
   /** Runs per status of these sessions. */
-  statusCountsOf(sessionIds: readonly string[]): StatusCount[];
-  usageStats(options: { since: number }): RunUsageStats;
+  statusCountsOf(sessionIds: readonly string[]): Promise<StatusCount[]>;
+  usageStats(options: { since: number }): Promise<RunUsageStats>;
 }
 
 /** The runs' events. */
 export interface RunEventReads {
   /** A run's events in sequence order. */
-  events(runId: string, options?: { afterSeq?: number; limit?: number; types?: string[] }): RunEvent[];
-  eventCount(runId?: string): number;
+  events(
+    runId: string,
+    options?: { afterSeq?: number; limit?: number; types?: string[] },
+  ): Promise<RunEvent[]>;
+  eventCount(runId?: string): Promise<number>;
   /** Newest first. */
-  recentEvents(options?: { limit?: number; sessionId?: string; type?: string }): RunEvent[];
-  findEvents(filter: RunEventFilter): RunEvent[];
+  recentEvents(options?: { limit?: number; sessionId?: string; type?: string }): Promise<RunEvent[]>;
+  findEvents(filter: RunEventFilter): Promise<RunEvent[]>;
 }
 
 export interface RunQueries extends RunLookups, RunReadModels, RunEventReads {}
 
-interface RunRow
+/** `T` with each promise-returning method answering at once: the SQLite reads as they run inside. */
+export type SyncOf<T> = {
+  [K in keyof T]: T[K] extends (...a: infer A) => Promise<infer R> ? (...a: A) => R : T[K];
+};
+
+/**
+ * The SQLite reads, synchronous: the ledger's own SQLite transactions (claim, recovery) run them
+ * inside one better-sqlite3 transaction.
+ */
+export type SqliteRunQueries = SyncOf<RunQueries>;
+
+export interface RunRow
   extends Omit<
     AgentRun,
     | 'options'
@@ -128,7 +146,7 @@ interface RunRow
   cancel_requested: number;
 }
 
-type EventRow = Omit<RunEvent, 'payload'> & { payload: string };
+export type EventRow = Omit<RunEvent, 'payload'> & { payload: string };
 
 const PAYLOAD_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -153,7 +171,7 @@ export function toRun(row: RunRow): AgentRun {
   };
 }
 
-const toEvent = (row: EventRow): RunEvent => ({ ...row, payload: objectOf(row.payload) });
+export const toEvent = (row: EventRow): RunEvent => ({ ...row, payload: objectOf(row.payload) });
 
 /** `?, ?, ?` for an IN list; `NULL` for an empty one (which matches nothing). */
 const marks = (values: readonly unknown[]) => values.map(() => '?').join(', ') || 'NULL';
@@ -167,13 +185,45 @@ interface Sql {
 const runs = (statement: Statement, ...params: unknown[]) =>
   (statement.all(...params) as RunRow[]).map(toRun);
 
-/** The reads over a database handle (opened on first use). */
+/** The reads over a database handle (opened on first use), async: each statement runs when called. */
 export function createRunQueries(db: () => Db): RunQueries {
+  return asyncRunQueries(createSqliteRunQueries(db));
+}
+
+/** The SQLite reads as they are, synchronous (the ledger's own transactions use them). */
+export function createSqliteRunQueries(db: () => Db): SqliteRunQueries {
   const sql: Sql = { cached: statementCache(db), once: (text) => db().prepare(text) };
   return { ...runLookups(sql), ...runReadModels(sql), ...runEventReads(sql) };
 }
 
-function runLookups({ cached }: Sql): RunLookups {
+/** The synchronous reads behind the async interface; each runs its statement when it is called. */
+export function asyncRunQueries(q: SqliteRunQueries): RunQueries {
+  return {
+    get: async (id) => q.get(id),
+    list: async (filter) => q.list(filter),
+    count: async (filter) => q.count(filter),
+    queued: async (sessionId) => q.queued(sessionId),
+    running: async (sessionId) => q.running(sessionId),
+    runningAll: async () => q.runningAll(),
+    runningOthers: async (sessionId, exceptRunId) => q.runningOthers(sessionId, exceptRunId),
+    sessionOf: async (runId) => q.sessionOf(runId),
+    cancelRequested: async (id) => q.cancelRequested(id),
+    subtree: async (id) => q.subtree(id),
+    ofSession: async (sessionId) => q.ofSession(sessionId),
+    ofFamily: async (familySessionId, options) => q.ofFamily(familySessionId, options),
+    inWindow: async (filter) => q.inWindow(filter),
+    childRuns: async (options) => q.childRuns(options),
+    childStatusCounts: async (familySessionId) => q.childStatusCounts(familySessionId),
+    statusCountsOf: async (sessionIds) => q.statusCountsOf(sessionIds),
+    usageStats: async (options) => q.usageStats(options),
+    events: async (runId, options) => q.events(runId, options),
+    eventCount: async (runId) => q.eventCount(runId),
+    recentEvents: async (options) => q.recentEvents(options),
+    findEvents: async (filter) => q.findEvents(filter),
+  };
+}
+
+function runLookups({ cached }: Sql): SyncOf<RunLookups> {
   const where = (filter: Omit<RunFilter, 'limit' | 'offset'>) => {
     const clauses: string[] = [];
     const params: unknown[] = [];
@@ -262,7 +312,7 @@ function runLookups({ cached }: Sql): RunLookups {
   };
 }
 
-function runReadModels({ once }: Sql): RunReadModels {
+function runReadModels({ once }: Sql): SyncOf<RunReadModels> {
   return {
     ofSession(sessionId) {
       return runs(
@@ -370,7 +420,7 @@ function runReadModels({ once }: Sql): RunReadModels {
   };
 }
 
-function runEventReads({ cached, once }: Sql): RunEventReads {
+function runEventReads({ cached, once }: Sql): SyncOf<RunEventReads> {
   return {
     events(runId, options = {}) {
       const types = options.types?.length ? options.types : undefined;
@@ -441,7 +491,7 @@ function runEventReads({ cached, once }: Sql): RunEventReads {
 }
 
 /** A payload field name goes into a JSON path: only plain identifiers. */
-function payloadField(name: string): string {
+export function payloadField(name: string): string {
   if (!PAYLOAD_FIELD.test(name)) throw new Error(`run event payload field "${name}" is not an identifier`);
   return name;
 }

@@ -6,7 +6,7 @@
 import { SvcError } from '../errors';
 import { type Db, groupCommit } from '../store/db';
 import type { Clock } from '../util/ids';
-import type { RunLookups } from './queries';
+import type { SqliteRunQueries } from './queries';
 import type { RunWrites } from './run-repository';
 import type { RunEvent } from './types';
 
@@ -14,7 +14,7 @@ export interface RunEventsDeps {
   /** The handle without the first-use recovery (appends happen during recovery). */
   rawDb: () => Db;
   clock: Clock;
-  queries: Pick<RunLookups, 'sessionOf'>;
+  queries: Pick<SqliteRunQueries, 'sessionOf'>;
   writes: Pick<RunWrites, 'insertEvent'>;
   onListenerError?: (error: unknown, event: RunEvent) => void;
 }

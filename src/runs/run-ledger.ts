@@ -13,7 +13,7 @@ import { SvcError } from '../errors';
 import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
-import { createRunQueries, type RunQueries } from './queries';
+import { asyncRunQueries, createSqliteRunQueries, type RunQueries } from './queries';
 import { createRunEvents } from './run-events';
 import { createRunRecovery } from './run-recovery';
 import { createRunWrites } from './run-repository';
@@ -133,7 +133,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     return handle;
   };
 
-  const queries = createRunQueries(rawDb);
+  const queries = createSqliteRunQueries(rawDb);
   const writes = createRunWrites(statementCache(rawDb), (fn) => rawDb().transaction(fn)());
   const events = createRunEvents({
     rawDb,
@@ -218,6 +218,6 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
       return recovery.recover();
     },
     recovered: async () => recovery.recovered(),
-    queries,
+    queries: asyncRunQueries(queries),
   };
 }

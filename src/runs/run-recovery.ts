@@ -4,7 +4,7 @@
  * @module
  */
 import type { Clock } from '../util/ids';
-import type { RunLookups } from './queries';
+import type { SqliteRunQueries } from './queries';
 import type { RunWrites } from './run-repository';
 import type { AgentRun, RunEvent } from './types';
 
@@ -17,7 +17,7 @@ export interface RunOwner {
 export interface RunRecoveryDeps {
   owner: RunOwner;
   clock: Clock;
-  queries: Pick<RunLookups, 'get' | 'runningAll'>;
+  queries: Pick<SqliteRunQueries, 'get' | 'runningAll'>;
   writes: Pick<RunWrites, 'interruptIfRunning'>;
   appendEvent(runId: string, sessionId: string, type: string, payload: Record<string, unknown>): RunEvent;
   isLiveRunner?: (runner: string) => boolean;

@@ -6,6 +6,7 @@
  */
 import type { Statement } from 'better-sqlite3';
 import type { FailureReport } from '../errors';
+import type { AsyncOf } from '../store/async-of';
 import type { RunStatus, RunUsage } from './types';
 
 /** The columns a new run row is written with. */
@@ -161,5 +162,19 @@ export function createRunWrites(
         seq: number;
       };
     },
+  };
+}
+
+/** The SQLite writes behind the async interface; each runs its statements when it is called. */
+export function asyncRunWrites(w: RunWrites): AsyncOf<RunWrites> {
+  return {
+    insertRun: async (row) => w.insertRun(row),
+    interruptIfRunning: async (id, reason, now) => w.interruptIfRunning(id, reason, now),
+    interrupt: async (id, reason, now) => w.interrupt(id, reason, now),
+    markRunning: async (id, now, owner) => w.markRunning(id, now, owner),
+    updateRun: async (id, patch, now) => w.updateRun(id, patch, now),
+    requestCancel: async (id, now) => w.requestCancel(id, now),
+    deleteRuns: async (ids) => w.deleteRuns(ids),
+    insertEvent: async (event) => w.insertEvent(event),
   };
 }

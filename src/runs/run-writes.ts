@@ -5,7 +5,7 @@
 import { SvcError } from '../errors';
 import { type Db, groupCommit } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
-import type { RunLookups } from './queries';
+import type { SqliteRunQueries } from './queries';
 import type { RunEvents } from './run-events';
 import type { RunOwner } from './run-recovery';
 import type { RunRowPatch, RunWrites } from './run-repository';
@@ -33,7 +33,7 @@ export interface RunWriteOpsDeps {
   clock: Clock;
   ids: Ids;
   owner: RunOwner;
-  queries: Pick<RunLookups, 'get' | 'runningOthers' | 'subtree'>;
+  queries: Pick<SqliteRunQueries, 'get' | 'runningOthers' | 'subtree'>;
   writes: RunWrites;
   events: Pick<RunEvents, 'appendTo' | 'forget'>;
   ownerAlive(run: AgentRun): boolean;

@@ -95,7 +95,7 @@ export const recipeList = defineTool({
     },
   },
   run: async (ctx) => {
-    const recipes = ctx.app.recipes.list();
+    const recipes = await ctx.app.recipes.list();
     return { recipes, dirs: ctx.app.recipes.dirs, count: recipes.length };
   },
 });

@@ -296,9 +296,9 @@ export async function teamsStatus(
     ? [await workflows.teams.get(name)].filter((t): t is Team => t !== undefined)
     : await workflows.teams.list();
   // The sessions each task started, read first (the store is async).
-  const tasksOf = new Map(
-    teams.map((team) => [team.id, workflows.runs.list({ kind: 'team', ref: team.id, limit: 20 })]),
-  );
+  const tasksOf = new Map<string, Awaited<ReturnType<typeof workflows.runs.list>>>();
+  for (const team of teams)
+    tasksOf.set(team.id, await workflows.runs.list({ kind: 'team', ref: team.id, limit: 20 }));
   const children = new Map<string, Awaited<ReturnType<SessionStore['list']>>>();
   for (const tasks of tasksOf.values()) {
     for (const task of tasks) {

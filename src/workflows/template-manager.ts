@@ -65,8 +65,8 @@ export async function manageTemplate(
     }
     return parsed;
   };
-  const runsOf = (name: string) =>
-    deps.workflows.runs.list({ kind: 'workflow', ref: name, limit: 10 }).map((run) => ({
+  const runsOf = async (name: string) =>
+    (await deps.workflows.runs.list({ kind: 'workflow', ref: name, limit: 10 })).map((run) => ({
       workflow_run_id: run.id,
       status: run.status,
       run_id: run.run_id,
@@ -79,20 +79,22 @@ export async function manageTemplate(
 
   switch (input.action) {
     case 'list': {
-      const list = (await templates.list()).map((t) => ({
-        name: t.name,
-        description: t.description,
-        revision: t.revision,
-        steps: t.definition.steps.length,
-        parameters: t.definition.parameters.map((p) => p.name),
-        updated_at: t.updated_at,
-        last_run: runsOf(t.name)[0] ?? null,
-      }));
+      const list = await Promise.all(
+        (await templates.list()).map(async (t) => ({
+          name: t.name,
+          description: t.description,
+          revision: t.revision,
+          steps: t.definition.steps.length,
+          parameters: t.definition.parameters.map((p) => p.name),
+          updated_at: t.updated_at,
+          last_run: (await runsOf(t.name))[0] ?? null,
+        })),
+      );
       return { action: 'list', templates: list, count: list.length };
     }
     case 'inspect': {
       const template = await existing(requireName());
-      return { action: 'inspect', template, runs: runsOf(template.name) };
+      return { action: 'inspect', template, runs: await runsOf(template.name) };
     }
     case 'save': {
       const name = requireName();

@@ -38,13 +38,13 @@ export interface WorkflowRunStore {
     run_id: string;
     parent_run_id: string | null;
     input: Record<string, unknown>;
-  }): WorkflowRun;
+  }): Promise<WorkflowRun>;
   finish(
     id: string,
     outcome: { status: WorkflowStatus; result: Record<string, unknown>; error: string | null },
   ): void;
-  get(id: string): WorkflowRun | undefined;
-  list(filter: { kind?: WorkflowKind; name?: string; ref?: string; limit?: number }): WorkflowRun[];
+  get(id: string): Promise<WorkflowRun | undefined>;
+  list(filter: { kind?: WorkflowKind; name?: string; ref?: string; limit?: number }): Promise<WorkflowRun[]>;
 }
 
 export function createWorkflowRunStore(deps: {
@@ -52,10 +52,10 @@ export function createWorkflowRunStore(deps: {
   clock: Clock;
   ids: Ids;
   /** The ledger status of a run (a dead process's pipeline reads as interrupted). */
-  runStatus: (runId: string) => string | undefined;
+  runStatus: (runId: string) => Promise<string | undefined>;
 }): WorkflowRunStore {
   const repo = createWorkflowRunRepository(deps.db);
-  const toRun = (row: WorkflowRunRow): WorkflowRun => {
+  const toRun = async (row: WorkflowRunRow): Promise<WorkflowRun> => {
     const run: WorkflowRun = {
       ...row,
       kind: row.kind as WorkflowKind,
@@ -64,13 +64,13 @@ export function createWorkflowRunStore(deps: {
       result: JSON.parse(row.result),
     };
     if (run.status === 'running') {
-      const ledger = deps.runStatus(run.run_id);
+      const ledger = await deps.runStatus(run.run_id);
       if (ledger && ledger !== 'running' && ledger !== 'queued') run.status = ledger as WorkflowStatus;
     }
     return run;
   };
   return {
-    create(input) {
+    async create(input) {
       const now = deps.clock.now();
       const id = deps.ids.next('wfr');
       repo.insert({
@@ -84,7 +84,7 @@ export function createWorkflowRunStore(deps: {
         input: JSON.stringify(input.input),
         now,
       });
-      return this.get(id)!;
+      return (await this.get(id))!;
     },
     finish(id, outcome) {
       repo.finish(id, {
@@ -94,12 +94,12 @@ export function createWorkflowRunStore(deps: {
         now: deps.clock.now(),
       });
     },
-    get(id) {
+    async get(id) {
       const row = repo.get(id);
-      return row ? toRun(row) : undefined;
+      return row ? await toRun(row) : undefined;
     },
-    list(filter) {
-      return repo.list({ ...filter, limit: filter.limit ?? 20 }).map(toRun);
+    async list(filter) {
+      return Promise.all(repo.list({ ...filter, limit: filter.limit ?? 20 }).map(toRun));
     },
   };
 }

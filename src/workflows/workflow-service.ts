@@ -61,7 +61,7 @@ export function createWorkflowService(deps: WorkflowDeps): WorkflowService {
   const stores = { db: deps.db, clock: deps.clock, ids: deps.ids };
   const runs = createWorkflowRunStore({
     ...stores,
-    runStatus: (runId) => deps.runs.queries.get(runId)?.status,
+    runStatus: async (runId) => (await deps.runs.queries.get(runId))?.status,
   });
   const running = new Set<PipelineEntry>();
   let closing = false;

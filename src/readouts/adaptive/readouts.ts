@@ -143,9 +143,9 @@ export async function spawnStatus(app: SpawnStatusDeps, input: { session_id?: st
   const genome = root ? await app.adaptive?.genome(root) : undefined;
   const reviews = new Map<string, string>();
   const queries = app.runs.queries;
-  const running = queries.childRuns({ state: 'running', familySessionId: root });
-  const recent = queries.childRuns({ state: 'ended', familySessionId: root, limit: input.limit });
-  const totals = queries.childStatusCounts(root);
+  const running = await queries.childRuns({ state: 'running', familySessionId: root });
+  const recent = await queries.childRuns({ state: 'ended', familySessionId: root, limit: input.limit });
+  const totals = await queries.childStatusCounts(root);
   const reviewRows = app.adaptive?.dbPresent() ? app.adaptive.store.reviewOutcomes(root) : [];
   for (const r of reviewRows) if (r.child_run_id) reviews.set(r.child_run_id, r.status);
   const role = (runId: string) => (reviews.has(runId) ? 'reviewer' : 'subagent');
