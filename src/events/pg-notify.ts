@@ -9,6 +9,7 @@
  * @module
  */
 import type { Client } from 'pg';
+import type { SqlClient } from '../store/postgres/client';
 import { EVENTS_CHANNEL } from './pg-event-store';
 
 export interface EventNotice {
@@ -41,12 +42,23 @@ export function parseNotice(payload: string | undefined): EventNotice | undefine
   return { sessionId: payload.slice(0, at), eventId };
 }
 
+/**
+ * Listens on its own connection: to `url`, or a connection outside the App's pool (`sql`, with the
+ * pool's settings). Resolves once the first LISTEN is in place; rejects when that first connect fails.
+ */
 export async function createEventListener(options: {
-  url: string;
+  url?: string;
+  sql?: Pick<SqlClient, 'dedicated'>;
   reconnectDelayMs?: number;
 }): Promise<EventListener> {
-  const pg = await import('pg');
-  const driver = pg.default ?? pg;
+  const { sql, url } = options;
+  let open: () => Client;
+  if (sql) open = () => sql.dedicated('svc-listen');
+  else if (url !== undefined) {
+    const pg = await import('pg');
+    const driver = pg.default ?? pg;
+    open = () => new driver.Client({ connectionString: url, application_name: 'svc-listen' });
+  } else throw new Error('createEventListener: give url or sql');
   const delay = options.reconnectDelayMs ?? 1_000;
   const subscribers = new Set<EventSubscriber>();
   let client: Client | undefined;
@@ -65,7 +77,7 @@ export async function createEventListener(options: {
   };
 
   const connect = async (): Promise<void> => {
-    const next: Client = new driver.Client({ connectionString: options.url, application_name: 'svc-listen' });
+    const next: Client = open();
     let dropped = false;
     const drop = () => {
       if (dropped) return;
