@@ -19,11 +19,30 @@
  * needs the id, `publishStored` resolves the stored event; `flush` waits for the queue.
  * Events published by a listener during a delivery join the queue behind it, so every listener
  * sees events in id order.
+ *
+ * Several nodes on one log (issue 18, PostgreSQL; `shared`): the log is the source of truth and
+ * ids are the one order. Per session the bus has delivered exactly the log's events up to the
+ * ring's last id (a prefix of the log), and delivers the next ones in ascending id, each once:
+ * - a local event whose append says another node's events came before it (`append`'s previous id
+ *   is past the ring) is delivered after those, read from the log in the same queue step;
+ * - `follow` takes a feed of "event N of session S was committed" (./pg-notify.ts): for a session
+ *   with listeners here, a catch-up step in the write queue reads the log after the ring's last id
+ *   and delivers what it finds; the feed's `resync` (its connection came back, notices may be lost)
+ *   catches up every listened session the same way;
+ * - `replay`, `retained` and `lastId` catch the session up from the log first, so a client that
+ *   reconnects with a `Last-Event-ID` from another node gets exactly the events after it.
+ * A listener of one session gets other nodes' events committed after the session's ring is in
+ * memory here (`subscribe` loads it); subscribing, then replaying after an id (as the SSE route
+ * does) misses nothing in between. Another node's events reach this node's listeners of their
+ * session, not the '*' listeners:
+ * those are node-local observers (hooks, findings, workspace reactions) that already ran on the
+ * node that published the event.
  * @module
  */
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
 import {
+  type AppendedEvent,
   createEventStore,
   type EventStore,
   type ImmediateEventStore,
@@ -44,6 +63,15 @@ export interface ReplayResult {
   events: SessionEvent[];
   /** ring: served from memory; log: the id was older than the ring, served from the database. */
   source: 'ring' | 'log';
+}
+
+/** "Event N of session S was committed" (by any node); ./pg-notify.ts's listener is one. */
+export interface EventFeed {
+  subscribe(subscriber: {
+    event(notice: { sessionId: string; eventId: number }): void;
+    /** Notices may have been lost: re-read from the last id. */
+    resync(): void;
+  }): () => void;
 }
 
 export interface EventBus {
@@ -68,6 +96,11 @@ export interface EventBus {
   retained(sessionId: string): Promise<SessionEvent[]>;
   /** Highest event id published for the session (0 when none). */
   lastId(sessionId: string): Promise<number>;
+  /**
+   * Deliver other nodes' events on the same log: woken by the feed, read from the log (the bus
+   * becomes `shared`). Returns the function that stops following.
+   */
+  follow(feed: EventFeed): () => void;
   close(): void;
 }
 
@@ -84,6 +117,7 @@ interface RingLog {
 }
 
 interface Queued {
+  kind?: undefined;
   sessionId: string;
   type: string;
   payload: Record<string, unknown>;
@@ -91,6 +125,20 @@ interface Queued {
   stored?: (event: SessionEvent) => void;
   failed?: (error: unknown) => void;
 }
+
+/** A write-queue step that reads another node's events of a session from the log (shared bus). */
+interface CatchUp {
+  kind: 'catch-up';
+  sessionId: string;
+  done?: () => void;
+  failed?: (error: unknown) => void;
+}
+
+type Task = Queued | CatchUp;
+
+/** The highest id the ring has delivered (or that predates it). */
+const seen = (ring: Ring): number =>
+  ring.events.length ? ring.events[ring.events.length - 1].id : ring.evictedUpTo;
 
 export function createEventBus(deps: {
   /** The event log, opened on first publish/replay; without it (and `db`) events live in memory only. */
@@ -101,12 +149,18 @@ export function createEventBus(deps: {
   ringSize?: number;
   /** Rings kept in memory at most, least recently used dropped first (default 128). */
   maxRings?: number;
+  /**
+   * Other nodes append to the same log (PostgreSQL): ids are the one order, reads catch up from
+   * the log (see the module doc). `follow` sets it too.
+   */
+  shared?: boolean;
   onError?: (e: unknown) => void;
 }): EventBus {
   const ringSize = deps.ringSize ?? 1000;
   const listeners = new Map<string, Set<EventListener>>();
   let memoryId = 0;
   let closed = false;
+  let shared = deps.shared ?? false;
 
   const open = deps.store ?? (deps.db ? () => createEventStore(deps.db!()) : undefined);
   let store: (EventStore & { readonly now?: ImmediateEventStore }) | undefined;
@@ -117,6 +171,8 @@ export function createEventBus(deps: {
   };
   const immediate = (): ImmediateEventStore | undefined => log()?.now;
   const ringLog = (): RingLog | undefined => immediate() ?? log();
+  /** The log other nodes append to as well, when there is one (never SQLite's immediate one). */
+  const sharedLog = (): EventStore | undefined => (shared && !immediate() ? log() : undefined);
 
   const rings = ringCache({
     ringSize,
@@ -125,8 +181,9 @@ export function createEventBus(deps: {
     listened: (sessionId) => (listeners.get(sessionId)?.size ?? 0) > 0,
   });
 
-  const deliver = (event: SessionEvent) => {
-    for (const key of [event.session_id, '*']) {
+  /** To the session's listeners, and to '*' for an event published on this node (`local`). */
+  const deliver = (event: SessionEvent, local = true) => {
+    for (const key of local ? [event.session_id, '*'] : [event.session_id]) {
       for (const listener of listeners.get(key) ?? []) {
         try {
           listener(event);
@@ -150,32 +207,93 @@ export function createEventBus(deps: {
     if (now) return stored(item, ring, now.insert(item.sessionId, item.type, text, item.created_at));
     const current = log();
     if (!current) return stored(item, ring, ++memoryId);
+    const other = sharedLog();
+    if (other) return appendShared(item, ring, other, text);
     return current
       .insert(item.sessionId, item.type, text, item.created_at)
       .then((id) => stored(item, ring, id));
   };
 
-  const stored = (item: Queued, ring: Ring, id: number) => {
-    const event = {
-      id,
-      session_id: item.sessionId,
-      type: item.type,
-      payload: item.payload,
-      created_at: item.created_at,
-    };
+  /**
+   * A local append on a log other nodes append to: when events came between the ring's last id and
+   * this one (the append's previous id says so; without `append`, always read), they are read from
+   * the log and delivered first, then this one, in id order.
+   */
+  const appendShared = async (item: Queued, ring: Ring, current: EventStore, text: string) => {
+    const appended: AppendedEvent | { id: number; previous?: undefined } = current.append
+      ? await current.append(item.sessionId, item.type, text, item.created_at)
+      : { id: await current.insert(item.sessionId, item.type, text, item.created_at) };
+    if (appended.previous !== undefined && appended.previous <= seen(ring))
+      return stored(item, ring, appended.id);
+    const rows = await current.after(item.sessionId, seen(ring));
+    let mine: SessionEvent | undefined;
+    for (const row of rows) {
+      if (row.id <= seen(ring)) continue;
+      if (row.id === appended.id) {
+        mine = localEvent(item, row.id);
+        admit(ring, mine, true);
+      } else admit(ring, eventOf(row), false);
+    }
+    // The row is committed, so the read found it; should it not have, deliver it as on one node.
+    if (!mine && appended.id > seen(ring)) return stored(item, ring, appended.id);
+    item.stored?.(mine ?? localEvent(item, appended.id));
+  };
+
+  const localEvent = (item: Queued, id: number): SessionEvent => ({
+    id,
+    session_id: item.sessionId,
+    type: item.type,
+    payload: item.payload,
+    created_at: item.created_at,
+  });
+
+  /** Rings and delivers one event (ids ascending per ring). */
+  const admit = (ring: Ring, event: SessionEvent, local: boolean) => {
     ring.events.push(event);
     if (ring.events.length > ringSize) {
       const evicted = ring.events.splice(0, ring.events.length - ringSize);
       ring.evictedUpTo = evicted[evicted.length - 1].id;
     }
-    deliver(event);
+    deliver(event, local);
+  };
+
+  const stored = (item: Queued, ring: Ring, id: number) => {
+    const event = localEvent(item, id);
+    admit(ring, event, true);
     item.stored?.(event);
   };
 
-  const { enqueue, flush } = writeQueue((item) => store1(item), deps.onError);
+  /** A catch-up step: the session's events after the ring's last id, from the log, delivered in order. */
+  const catchUp = async (task: CatchUp): Promise<void> => {
+    queuedCatchUps.delete(task.sessionId);
+    const current = sharedLog();
+    if (current) {
+      const ring = await rings.get(task.sessionId);
+      for (const row of await current.after(task.sessionId, seen(ring))) {
+        if (row.id > seen(ring)) admit(ring, eventOf(row), false);
+      }
+    }
+    task.done?.();
+  };
+
+  const { enqueue, flush } = writeQueue<Task>(
+    (task) => (task.kind === 'catch-up' ? catchUp(task) : store1(task)),
+    deps.onError,
+  );
+
+  // Sessions with a catch-up queued and not started: a second notice needs no second step.
+  const queuedCatchUps = new Set<string>();
+  const requestCatchUp = (sessionId: string) => {
+    if (queuedCatchUps.has(sessionId)) return;
+    queuedCatchUps.add(sessionId);
+    enqueue({ kind: 'catch-up', sessionId });
+  };
 
   const ringFor = async (sessionId: string): Promise<Ring> => {
-    await flush();
+    if (sharedLog()) {
+      // Behind every queued publish, then the log's events after the ring (another node's too).
+      await new Promise<void>((done, failed) => enqueue({ kind: 'catch-up', sessionId, done, failed }));
+    } else await flush();
     return await rings.get(sessionId);
   };
 
@@ -203,6 +321,8 @@ export function createEventBus(deps: {
         listeners.set(sessionId, set);
       }
       set.add(listener);
+      // Shared: load the ring now; other nodes' events committed from then on are delivered live.
+      if (sessionId !== '*' && !rings.peek(sessionId) && sharedLog()) requestCatchUp(sessionId);
       return () => {
         set.delete(listener);
         if (set.size === 0 && listeners.get(sessionId) === set) listeners.delete(sessionId);
@@ -224,6 +344,22 @@ export function createEventBus(deps: {
       const ring = await ringFor(sessionId);
       return ring.events.length ? ring.events[ring.events.length - 1].id : ring.evictedUpTo;
     },
+    follow(feed) {
+      shared = true;
+      return feed.subscribe({
+        event: ({ sessionId, eventId }) => {
+          if (closed || !listeners.get(sessionId)?.size) return;
+          const ring = rings.peek(sessionId);
+          if (ring && eventId <= seen(ring)) return;
+          requestCatchUp(sessionId);
+        },
+        resync: () => {
+          if (closed) return;
+          for (const [sessionId, set] of listeners)
+            if (sessionId !== '*' && set.size) requestCatchUp(sessionId);
+        },
+      });
+    },
     close() {
       closed = true;
       listeners.clear();
@@ -235,11 +371,11 @@ export function createEventBus(deps: {
  * The bus's ordered write queue: `write` runs for one item at a time, in enqueue order; it
  * answers at once (no promise) when it can, and then the queue drains before `enqueue` returns.
  */
-function writeQueue(
-  write: (item: Queued) => void | Promise<void>,
+function writeQueue<T extends { failed?: (error: unknown) => void }>(
+  write: (item: T) => void | Promise<void>,
   onError: ((e: unknown) => void) | undefined,
-): { enqueue(item: Queued): void; flush(): Promise<void> } {
-  const queue: Queued[] = [];
+): { enqueue(item: T): void; flush(): Promise<void> } {
+  const queue: T[] = [];
   let pumping = false;
   // Items enqueued and written so far; `flush` waits for the count at its call, not for an empty queue.
   let enqueued = 0;
@@ -274,7 +410,7 @@ function writeQueue(
     }
   };
 
-  const enqueue = (item: Queued) => {
+  const enqueue = (item: T) => {
     enqueued++;
     queue.push(item);
     void pump();
@@ -304,7 +440,7 @@ function ringCache(options: {
   maxRings: number;
   log: () => RingLog | undefined;
   listened: (sessionId: string) => boolean;
-}): { get(sessionId: string): Ring | Promise<Ring> } {
+}): { get(sessionId: string): Ring | Promise<Ring>; peek(sessionId: string): Ring | undefined } {
   const { ringSize, maxRings, log } = options;
   const rings = new Map<string, Ring>();
   const loading = new Map<string, Promise<Ring>>();
@@ -341,6 +477,7 @@ function ringCache(options: {
   };
 
   return {
+    peek: (sessionId) => rings.get(sessionId),
     get(sessionId) {
       const ring = rings.get(sessionId);
       if (ring) {

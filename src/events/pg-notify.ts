@@ -142,3 +142,60 @@ export async function createEventListener(options: {
     },
   };
 }
+
+/**
+ * Makes a bus on the PostgreSQL log follow other nodes' appends (issue 18): a listener on a
+ * connection of its own (`sql.dedicated`), started now; when its first connect fails it is tried
+ * again every `retryMs` until it succeeds or `stop` is called. Once it listens, the bus catches up
+ * its listened sessions (events committed before the LISTEN). `stop` ends the listener.
+ */
+export function followOtherNodes(
+  bus: { follow(feed: EventFeedLike): () => void },
+  sql: Pick<SqlClient, 'dedicated'>,
+  options: { onError?: (error: unknown) => void; reconnectDelayMs?: number; retryMs?: number } = {},
+): { started: Promise<void>; stop(): Promise<void> } {
+  let stopped = false;
+  let listener: EventListener | undefined;
+  let unfollow: (() => void) | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let resolveStarted: () => void = () => {};
+  const started = new Promise<void>((resolve) => {
+    resolveStarted = resolve;
+  });
+  const start = () => {
+    createEventListener({ sql, reconnectDelayMs: options.reconnectDelayMs }).then(
+      async (opened) => {
+        if (stopped) {
+          await opened.close();
+          return;
+        }
+        listener = opened;
+        unfollow = bus.follow({
+          subscribe(subscriber) {
+            const off = opened.subscribe(subscriber);
+            subscriber.resync();
+            return off;
+          },
+        });
+        resolveStarted();
+      },
+      (error: unknown) => {
+        options.onError?.(error);
+        if (!stopped) retry = setTimeout(start, options.retryMs ?? 2_000);
+      },
+    );
+  };
+  start();
+  return {
+    started,
+    async stop() {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      unfollow?.();
+      await listener?.close();
+    },
+  };
+}
+
+/** The feed a bus follows (./bus.ts `EventFeed`), restated to keep this module free of the bus. */
+type EventFeedLike = { subscribe(subscriber: EventSubscriber): () => void };
