@@ -4,12 +4,15 @@
  * behave as one bus for subscribers of a session: every event once, in id order, on both; a killed
  * listening connection loses nothing; a replay after an id published on the other node is exact.
  */
+import { EventSource } from 'eventsource';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app';
 import { createEventBus, type EventBus, type SessionEvent } from '../../src/events/bus';
 import { createPostgresEventStore } from '../../src/events/pg-event-store';
 import { followOtherNodes } from '../../src/events/pg-notify';
 import type { SqlClient } from '../../src/store/postgres/client';
-import { testClock } from '../helpers/make-test-app';
+import { startHttpServer } from '../../src/surfaces/http/server';
+import { makeTestApp, testClock } from '../helpers/make-test-app';
 import { postgresForFile, twoNodes } from '../helpers/postgres';
 
 const pg = postgresForFile();
@@ -156,5 +159,96 @@ describe.skipIf(!pg.available)('STORE-PG-fanout: session events across two nodes
     await b.store.insert('x', 't', '{}', 3);
     const third = await append('s', 't', '{}', 4);
     expect(third.previous).toBe(other);
+  });
+});
+
+describe.skipIf(!pg.available)('STORE-PG-fanout: SSE across two Apps on one database', () => {
+  const TOKEN = 'fanout-token-123';
+
+  async function serve(app: App) {
+    return await startHttpServer({
+      config: app.config,
+      flags: { port: 0, token: TOKEN },
+      createApp: async () => app,
+      http: { sseHeartbeatMs: 0, sseRetryMs: 50 },
+    });
+  }
+
+  it('STORE-PG-fanout: an SSE client on B gets the events published on A; reconnecting to A replays exactly', async () => {
+    const nodes = await twoNodes(pg.cluster());
+    const appA = await makeTestApp({ postgres: nodes.sql });
+    const appB = await makeTestApp({ postgres: nodes.other });
+    const serverA = await serve(appA);
+    const serverB = await serve(appB);
+    const received: { type: string; id: number; n?: number }[] = [];
+    const requests: { url: string; lastEventId: string | null }[] = [];
+    let target = serverB.url;
+    let cut: (() => void) | undefined;
+    let hold: Promise<void> | undefined;
+    let source: EventSource | undefined;
+    try {
+      const session = await appA.sessions.create();
+      const path = `/v1/sessions/${session.id}/events`;
+      source = new EventSource(`${serverB.url}${path}`, {
+        // Each connection goes to the node `target` names: the load balancer of a cluster.
+        fetch: async (_input, init) => {
+          const headers = new Headers(init?.headers);
+          requests.push({ url: target, lastEventId: headers.get('last-event-id') });
+          if (hold) await hold;
+          headers.set('authorization', `Bearer ${TOKEN}`);
+          const controller = new AbortController();
+          const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
+          cut = () => controller.abort(new Error('network drop'));
+          return fetch(`${target}${path}`, { ...init, headers, signal });
+        },
+      });
+      for (const type of ['connected', 'resync', 'session.created', 'tick']) {
+        source.addEventListener(type, (event) => {
+          const data = JSON.parse(event.data) as { n?: number };
+          received.push({ type, id: Number(event.lastEventId), n: data.n });
+        });
+      }
+      const ticks = () => received.filter((r) => r.type === 'tick');
+      await until(() => received.some((r) => r.type === 'session.created'), 'the replayed session.created');
+
+      const live = [];
+      for (const n of [1, 2, 3]) live.push(await appA.bus.publishStored(session.id, 'tick', { n }));
+      await until(() => ticks().length === 3, "A's ticks through B's stream");
+
+      // Drop the stream; the next connection goes to A, held until A has published what it missed.
+      let release!: () => void;
+      hold = new Promise((resolve) => {
+        release = resolve;
+      });
+      cut?.();
+      await until(() => serverB.streams.size === 0, 'B to see the drop');
+      target = serverA.url;
+      const missed = [];
+      for (const n of [4, 5]) missed.push(await appA.bus.publishStored(session.id, 'tick', { n }));
+      missed.push(await appB.bus.publishStored(session.id, 'tick', { n: 6 }));
+      hold = undefined;
+      release();
+      await until(() => ticks().length === 6, 'the missed ticks from A');
+      const after = await appB.bus.publishStored(session.id, 'tick', { n: 7 });
+      await until(() => ticks().length === 7, "a live tick B published, through A's stream");
+      await settle();
+
+      expect(requests.map((r) => [r.url, r.lastEventId])).toEqual([
+        [serverB.url, null],
+        [serverA.url, String(live[2].id)],
+      ]);
+      expect(ticks().map((r) => [r.id, r.n])).toEqual(
+        [...live, ...missed, after].map((e, i) => [e.id, i + 1]),
+      );
+      const reconnect = received.filter((r) => r.type === 'connected')[1];
+      expect(reconnect.id).toBe(live[2].id);
+    } finally {
+      source?.close();
+      await serverB.close();
+      await serverA.close();
+      await appB.close();
+      await appA.close();
+      await nodes.close();
+    }
   });
 });
