@@ -37,25 +37,18 @@
  * session, not the '*' listeners:
  * those are node-local observers (hooks, findings, workspace reactions) that already ran on the
  * node that published the event.
+ *
+ * The write-queue steps are in ./bus-writes.ts, the rings in ./ring.ts, the queue in ./write-queue.ts.
  * @module
  */
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
-import {
-  type AppendedEvent,
-  createEventStore,
-  type EventStore,
-  type ImmediateEventStore,
-  type StoredEventRow,
-} from './event-store';
+import { createBusWrites, type Task } from './bus-writes';
+import { createEventStore, type EventStore, type ImmediateEventStore } from './event-store';
+import { eventOf, type Ring, type RingLog, ringCache, type SessionEvent, seen } from './ring';
+import { writeQueue } from './write-queue';
 
-export interface SessionEvent<P extends Record<string, unknown> = Record<string, unknown>> {
-  id: number;
-  session_id: string;
-  type: string;
-  payload: P;
-  created_at: number;
-}
+export type { SessionEvent };
 
 export type EventListener = (event: SessionEvent) => void;
 
@@ -104,42 +97,6 @@ export interface EventBus {
   close(): void;
 }
 
-interface Ring {
-  events: SessionEvent[];
-  /** Highest id that is not in the ring any more (or predates this process). */
-  evictedUpTo: number;
-}
-
-/** The log as the bus reads it: at once where the store can, else a promise. */
-interface RingLog {
-  maxId(sessionId: string): number | Promise<number>;
-  after(sessionId: string, afterId: number): StoredEventRow[] | Promise<StoredEventRow[]>;
-}
-
-interface Queued {
-  kind?: undefined;
-  sessionId: string;
-  type: string;
-  payload: Record<string, unknown>;
-  created_at: number;
-  stored?: (event: SessionEvent) => void;
-  failed?: (error: unknown) => void;
-}
-
-/** A write-queue step that reads another node's events of a session from the log (shared bus). */
-interface CatchUp {
-  kind: 'catch-up';
-  sessionId: string;
-  done?: () => void;
-  failed?: (error: unknown) => void;
-}
-
-type Task = Queued | CatchUp;
-
-/** The highest id the ring has delivered (or that predates it). */
-const seen = (ring: Ring): number =>
-  ring.events.length ? ring.events[ring.events.length - 1].id : ring.evictedUpTo;
-
 export function createEventBus(deps: {
   /** The event log, opened on first publish/replay; without it (and `db`) events live in memory only. */
   store?: () => EventStore & { readonly now?: ImmediateEventStore };
@@ -158,7 +115,6 @@ export function createEventBus(deps: {
 }): EventBus {
   const ringSize = deps.ringSize ?? 1000;
   const listeners = new Map<string, Set<EventListener>>();
-  let memoryId = 0;
   let closed = false;
   let shared = deps.shared ?? false;
 
@@ -195,91 +151,12 @@ export function createEventBus(deps: {
     }
   };
 
-  /** Stores one queued event (at once when the store can: no promise then), then rings and delivers it. */
-  const store1 = (item: Queued): void | Promise<void> => {
-    const ring = rings.get(item.sessionId);
-    return ring instanceof Promise ? ring.then((loaded) => append(item, loaded)) : append(item, ring);
-  };
-
-  const append = (item: Queued, ring: Ring): void | Promise<void> => {
-    const text = JSON.stringify(item.payload);
-    const now = immediate();
-    if (now) return stored(item, ring, now.insert(item.sessionId, item.type, text, item.created_at));
-    const current = log();
-    if (!current) return stored(item, ring, ++memoryId);
-    const other = sharedLog();
-    if (other) return appendShared(item, ring, other, text);
-    return current
-      .insert(item.sessionId, item.type, text, item.created_at)
-      .then((id) => stored(item, ring, id));
-  };
-
-  /**
-   * A local append on a log other nodes append to: when events came between the ring's last id and
-   * this one (the append's previous id says so; without `append`, always read), they are read from
-   * the log and delivered first, then this one, in id order.
-   */
-  const appendShared = async (item: Queued, ring: Ring, current: EventStore, text: string) => {
-    const appended: AppendedEvent | { id: number; previous?: undefined } = current.append
-      ? await current.append(item.sessionId, item.type, text, item.created_at)
-      : { id: await current.insert(item.sessionId, item.type, text, item.created_at) };
-    if (appended.previous !== undefined && appended.previous <= seen(ring))
-      return stored(item, ring, appended.id);
-    const rows = await current.after(item.sessionId, seen(ring));
-    let mine: SessionEvent | undefined;
-    for (const row of rows) {
-      if (row.id <= seen(ring)) continue;
-      if (row.id === appended.id) {
-        mine = localEvent(item, row.id);
-        admit(ring, mine, true);
-      } else admit(ring, eventOf(row), false);
-    }
-    // The row is committed, so the read found it; should it not have, deliver it as on one node.
-    if (!mine && appended.id > seen(ring)) return stored(item, ring, appended.id);
-    item.stored?.(mine ?? localEvent(item, appended.id));
-  };
-
-  const localEvent = (item: Queued, id: number): SessionEvent => ({
-    id,
-    session_id: item.sessionId,
-    type: item.type,
-    payload: item.payload,
-    created_at: item.created_at,
-  });
-
-  /** Rings and delivers one event (ids ascending per ring). */
-  const admit = (ring: Ring, event: SessionEvent, local: boolean) => {
-    ring.events.push(event);
-    if (ring.events.length > ringSize) {
-      const evicted = ring.events.splice(0, ring.events.length - ringSize);
-      ring.evictedUpTo = evicted[evicted.length - 1].id;
-    }
-    deliver(event, local);
-  };
-
-  const stored = (item: Queued, ring: Ring, id: number) => {
-    const event = localEvent(item, id);
-    admit(ring, event, true);
-    item.stored?.(event);
-  };
-
-  /** A catch-up step: the session's events after the ring's last id, from the log, delivered in order. */
-  const catchUp = async (task: CatchUp): Promise<void> => {
-    queuedCatchUps.delete(task.sessionId);
-    const current = sharedLog();
-    if (current) {
-      const ring = await rings.get(task.sessionId);
-      for (const row of await current.after(task.sessionId, seen(ring))) {
-        if (row.id > seen(ring)) admit(ring, eventOf(row), false);
-      }
-    }
-    task.done?.();
-  };
-
-  const { enqueue, flush } = writeQueue<Task>(
-    (task) => (task.kind === 'catch-up' ? catchUp(task) : store1(task)),
-    deps.onError,
-  );
+  const writes = createBusWrites({ rings, ringSize, immediate, log, sharedLog, deliver });
+  const { enqueue, flush } = writeQueue<Task>((task) => {
+    if (task.kind !== 'catch-up') return writes.store1(task);
+    if (!task.done) queuedCatchUps.delete(task.sessionId);
+    return writes.catchUp(task);
+  }, deps.onError);
 
   // Sessions with a catch-up queued and not started: a second notice needs no second step.
   const queuedCatchUps = new Set<string>();
@@ -365,154 +242,4 @@ export function createEventBus(deps: {
       listeners.clear();
     },
   };
-}
-
-/**
- * The bus's ordered write queue: `write` runs for one item at a time, in enqueue order; it
- * answers at once (no promise) when it can, and then the queue drains before `enqueue` returns.
- */
-function writeQueue<T extends { failed?: (error: unknown) => void }>(
-  write: (item: T) => void | Promise<void>,
-  onError: ((e: unknown) => void) | undefined,
-): { enqueue(item: T): void; flush(): Promise<void> } {
-  const queue: T[] = [];
-  let pumping = false;
-  // Items enqueued and written so far; `flush` waits for the count at its call, not for an empty queue.
-  let enqueued = 0;
-  let written = 0;
-  const waiters: { upTo: number; resolve: () => void }[] = [];
-
-  const settle = () => {
-    written++;
-    for (let i = waiters.length - 1; i >= 0; i--) {
-      if (waiters[i].upTo <= written) waiters.splice(i, 1)[0].resolve();
-    }
-  };
-
-  /** Drains the queue in order; runs synchronously as long as nothing has to be awaited. */
-  const pump = async (): Promise<void> => {
-    if (pumping) return;
-    pumping = true;
-    try {
-      for (let item = queue.shift(); item; item = queue.shift()) {
-        try {
-          const storing = write(item);
-          if (storing) await storing;
-        } catch (error) {
-          onError?.(error);
-          item.failed?.(error);
-        } finally {
-          settle();
-        }
-      }
-    } finally {
-      pumping = false;
-    }
-  };
-
-  const enqueue = (item: T) => {
-    enqueued++;
-    queue.push(item);
-    void pump();
-  };
-
-  const flush = (): Promise<void> => {
-    if (written >= enqueued) return Promise.resolve();
-    return new Promise<void>((resolve) => waiters.push({ upTo: enqueued, resolve }));
-  };
-
-  return { enqueue, flush };
-}
-
-const eventOf = (row: StoredEventRow): SessionEvent => ({
-  ...row,
-  payload: JSON.parse(row.payload) as Record<string, unknown>,
-});
-
-/**
- * The rings kept in memory, most recently used last: at most `maxRings`; a ring of a session
- * without listeners leaves first, and is read back from the log as it was when it is used again.
- * `get` answers at once for a ring in memory (or from a log that answers at once), else a promise;
- * one load per session at a time.
- */
-function ringCache(options: {
-  ringSize: number;
-  maxRings: number;
-  log: () => RingLog | undefined;
-  listened: (sessionId: string) => boolean;
-}): { get(sessionId: string): Ring | Promise<Ring>; peek(sessionId: string): Ring | undefined } {
-  const { ringSize, maxRings, log } = options;
-  const rings = new Map<string, Ring>();
-  const loading = new Map<string, Promise<Ring>>();
-  // Sessions whose ring left memory → the ring's evictedUpTo then.
-  const dropped = new Map<string, number>();
-
-  /** The ring of a session as it was when it left memory: its events after `from`, from the log. */
-  const reloaded = (rows: StoredEventRow[], from: number): Ring => {
-    const kept = rows.slice(Math.max(0, rows.length - ringSize));
-    return {
-      events: kept.map(eventOf),
-      evictedUpTo: rows.length > kept.length ? rows[rows.length - kept.length - 1].id : from,
-    };
-  };
-
-  /** Drops least recently used rings without listeners until `maxRings` are left (never `keep`). */
-  const dropIdle = (keep: string) => {
-    // Without a log a ring is the only copy of its events.
-    if (!log()) return;
-    for (const [id, ring] of rings) {
-      if (rings.size <= maxRings) break;
-      if (id === keep || options.listened(id)) continue;
-      rings.delete(id);
-      dropped.set(id, ring.evictedUpTo);
-      // The marks are small, but bounded too: past this a session's ring starts empty, as after a restart.
-      if (dropped.size > maxRings * 64) dropped.delete(dropped.keys().next().value as string);
-    }
-  };
-
-  const keep = (sessionId: string, ring: Ring): Ring => {
-    rings.set(sessionId, ring);
-    if (rings.size > maxRings) dropIdle(sessionId);
-    return ring;
-  };
-
-  return {
-    peek: (sessionId) => rings.get(sessionId),
-    get(sessionId) {
-      const ring = rings.get(sessionId);
-      if (ring) {
-        rings.delete(sessionId);
-        rings.set(sessionId, ring);
-        return ring;
-      }
-      const inFlight = loading.get(sessionId);
-      if (inFlight) return inFlight;
-      const from = dropped.get(sessionId);
-      dropped.delete(sessionId);
-      const source = log();
-      const read =
-        from !== undefined
-          ? mapMaybe(source?.after(sessionId, from) ?? [], (rows) => reloaded(rows, from))
-          : mapMaybe(source?.maxId(sessionId) ?? 0, (id) => ({ events: [], evictedUpTo: id }));
-      if (!(read instanceof Promise)) return keep(sessionId, read);
-      const load = read.then(
-        (loaded) => {
-          loading.delete(sessionId);
-          return keep(sessionId, loaded);
-        },
-        (error: unknown) => {
-          loading.delete(sessionId);
-          if (from !== undefined) dropped.set(sessionId, from);
-          throw error;
-        },
-      );
-      loading.set(sessionId, load);
-      return load;
-    },
-  };
-}
-
-/** `fn` of a value, at once when it is not a promise. */
-function mapMaybe<T, R>(value: T | Promise<T>, fn: (value: T) => R): R | Promise<R> {
-  return value instanceof Promise ? value.then(fn) : fn(value);
 }
