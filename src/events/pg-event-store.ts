@@ -4,7 +4,9 @@
  * and globally; `after` for a Last-Event-ID replay in id order), every method async. An append
  * also sends `NOTIFY svc_events, '<session id>:<event id>'` in its transaction, so PostgreSQL
  * delivers it only once the row is committed: a listener on another node (./pg-notify.ts) that
- * is woken reads the event from the table. The bus (./bus.ts) takes it as its store; nothing serves from it yet.
+ * is woken reads the event from the table. The bus (./bus.ts) takes it as its store on a postgres
+ * store; `append` also answers the session's previous id, so the bus knows when another node's events
+ * came between.
  *
  * Appends to one session are serialized by a transaction-level advisory lock on the session id,
  * taken before the id is drawn: within a session, ids are committed in id order, so a reader that

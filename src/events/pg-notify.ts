@@ -5,7 +5,8 @@
  * subscriber reads the events after its last id from it. When the connection drops, the listener
  * reconnects by itself (after `reconnectDelayMs`, again until it succeeds) and then calls every
  * subscriber's `resync`, since notifications sent while it was away are lost: the subscriber
- * re-reads from its last id, so no event is missed.
+ * re-reads from its last id, so no event is missed. `followOtherNodes` makes a bus (./bus.ts)
+ * follow the listener: the App's bus on a postgres store (src/app/core.ts).
  * @module
  */
 import type { Client } from 'pg';
