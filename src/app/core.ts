@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createEventBus, type EventBus } from '../events/bus';
 import { createEventStore } from '../events/event-store';
 import { createPostgresEventStore } from '../events/pg-event-store';
+import { followOtherNodes } from '../events/pg-notify';
 import { createPermissionService, type PermissionService } from '../permissions/permission-service';
 import { createPostgresPermissionStores, createSqlitePermissionStores } from '../permissions/stores';
 import { createProviderService, type ProviderService } from '../providers/service';
@@ -49,8 +50,16 @@ export function createCore(base: AppBase): AppCore {
     ),
     clock,
     ringSize: base.config().services.http.event_ring_size,
+    // issue 18: other nodes append to the same PostgreSQL log; LISTEN/NOTIFY wakes the bus to read them.
+    shared: base.store.kind === 'postgres',
     onError: (error) => log.error('event listener failed', { error }),
   });
+  if (base.store.kind === 'postgres') {
+    const following = followOtherNodes(bus, base.store.sql, {
+      onError: (error) => log.warn('cannot listen for the events of other nodes; retrying', { error }),
+    });
+    base.closers.push(() => following.stop());
+  }
   const sessions: SessionStore = base.repository(
     (db) => createSessionStore({ db, clock, ids, bus, workspace: base.workspace }),
     (sql) => createPostgresSessionStore({ sql, clock, ids, bus, workspace: base.workspace }),

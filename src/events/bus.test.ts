@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { testClock } from '../../test/helpers/make-test-app';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import { openDb } from '../store/db';
-import { createEventBus, type EventBus } from './bus';
+import { createEventBus, type EventBus, type EventFeed } from './bus';
 import { createEventStore, type EventStore } from './event-store';
 
 /**
@@ -195,5 +195,76 @@ describe('session event bus on a failing log', () => {
     expect(got).toEqual(['kept']);
     expect(errors).toHaveLength(1);
     expect((await bus.replay('s', 0)).events.map((e) => e.type)).toEqual(['kept']);
+  });
+});
+
+/**
+ * Two buses on one log, as two nodes on PostgreSQL are (`shared`): a hand-driven feed stands for
+ * LISTEN/NOTIFY (test/store/pg-fanout.test.ts runs the same on a real PostgreSQL).
+ */
+describe('session event bus on a log shared by two nodes', () => {
+  function feed() {
+    const subscribers: Parameters<EventFeed['subscribe']>[0][] = [];
+    return {
+      subscribe: (s: Parameters<EventFeed['subscribe']>[0]) => {
+        subscribers.push(s);
+        return () => subscribers.splice(subscribers.indexOf(s), 1);
+      },
+      notify: (sessionId: string, eventId: number) => {
+        for (const s of subscribers) s.event({ sessionId, eventId });
+      },
+      resync: () => {
+        for (const s of subscribers) s.resync();
+      },
+    };
+  }
+  function nodes() {
+    const db = openDb({ dataDir: tmpWorkspace() });
+    const store = slowStore(createEventStore(db));
+    const node = () => createEventBus({ store: () => store, clock: testClock(), ringSize: 10, shared: true });
+    return { a: node(), b: node() };
+  }
+
+  it("delivers another node's events to the session's listeners once, in id order, not to '*'", async () => {
+    const { a, b } = nodes();
+    const wake = feed();
+    b.follow(wake);
+    const onB: number[] = [];
+    const starB: number[] = [];
+    b.subscribe('s', (e) => onB.push(e.payload.n as number));
+    b.subscribe('*', (e) => starB.push(e.payload.n as number));
+    await b.lastId('s');
+    const first = await a.publishStored('s', 'tick', { n: 1 });
+    const second = await a.publishStored('s', 'tick', { n: 2 });
+    wake.notify('s', first.id);
+    wake.notify('s', second.id);
+    wake.notify('s', second.id);
+    await b.flush();
+    expect(onB).toEqual([1, 2]);
+    // B's own event after A's it has not been told of yet: A's first, then B's, by id.
+    await a.publishStored('s', 'tick', { n: 3 });
+    const own = await b.publishStored('s', 'tick', { n: 4 });
+    expect(onB).toEqual([1, 2, 3, 4]);
+    expect(starB).toEqual([4]);
+    expect(await b.retained('s')).toEqual([first, second, expect.objectContaining({ id: own.id - 1 }), own]);
+  });
+
+  it('catches up after a resync and on replay, with no notice at all', async () => {
+    const { a, b } = nodes();
+    const wake = feed();
+    b.follow(wake);
+    const onB: number[] = [];
+    b.subscribe('s', (e) => onB.push(e.payload.n as number));
+    await b.lastId('s');
+    const sent = [];
+    for (const n of [1, 2, 3]) sent.push(await a.publishStored('s', 'tick', { n }));
+    expect(onB).toEqual([]);
+    wake.resync();
+    await b.flush();
+    expect(onB).toEqual([1, 2, 3]);
+    const more = await a.publishStored('s', 'tick', { n: 4 });
+    expect((await b.replay('s', sent[2].id)).events).toEqual([more]);
+    expect(await b.lastId('s')).toBe(more.id);
+    expect(onB).toEqual([1, 2, 3, 4]);
   });
 });

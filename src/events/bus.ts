@@ -19,25 +19,36 @@
  * needs the id, `publishStored` resolves the stored event; `flush` waits for the queue.
  * Events published by a listener during a delivery join the queue behind it, so every listener
  * sees events in id order.
+ *
+ * Several nodes on one log (issue 18, PostgreSQL; `shared`): the log is the source of truth and
+ * ids are the one order. Per session the bus has delivered exactly the log's events up to the
+ * ring's last id (a prefix of the log), and delivers the next ones in ascending id, each once:
+ * - a local event whose append says another node's events came before it (`append`'s previous id
+ *   is past the ring) is delivered after those, read from the log in the same queue step;
+ * - `follow` takes a feed of "event N of session S was committed" (./pg-notify.ts): for a session
+ *   with listeners here, a catch-up step in the write queue reads the log after the ring's last id
+ *   and delivers what it finds; the feed's `resync` (its connection came back, notices may be lost)
+ *   catches up every listened session the same way;
+ * - `replay`, `retained` and `lastId` catch the session up from the log first, so a client that
+ *   reconnects with a `Last-Event-ID` from another node gets exactly the events after it.
+ * A listener of one session gets other nodes' events committed after the session's ring is in
+ * memory here (`subscribe` loads it); subscribing, then replaying after an id (as the SSE route
+ * does) misses nothing in between. Another node's events reach this node's listeners of their
+ * session, not the '*' listeners:
+ * those are node-local observers (hooks, findings, workspace reactions) that already ran on the
+ * node that published the event.
+ *
+ * The write-queue steps are in ./bus-writes.ts, the rings in ./ring.ts, the queue in ./write-queue.ts.
  * @module
  */
-import { AsyncResource } from 'node:async_hooks';
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
-import {
-  createEventStore,
-  type EventStore,
-  type ImmediateEventStore,
-  type StoredEventRow,
-} from './event-store';
+import { createBusWrites, type Task } from './bus-writes';
+import { createEventStore, type EventStore, type ImmediateEventStore } from './event-store';
+import { eventOf, type Ring, type RingLog, ringCache, type SessionEvent, seen } from './ring';
+import { writeQueue } from './write-queue';
 
-export interface SessionEvent<P extends Record<string, unknown> = Record<string, unknown>> {
-  id: number;
-  session_id: string;
-  type: string;
-  payload: P;
-  created_at: number;
-}
+export type { SessionEvent };
 
 export type EventListener = (event: SessionEvent) => void;
 
@@ -45,6 +56,15 @@ export interface ReplayResult {
   events: SessionEvent[];
   /** ring: served from memory; log: the id was older than the ring, served from the database. */
   source: 'ring' | 'log';
+}
+
+/** "Event N of session S was committed" (by any node); ./pg-notify.ts's listener is one. */
+export interface EventFeed {
+  subscribe(subscriber: {
+    event(notice: { sessionId: string; eventId: number }): void;
+    /** Notices may have been lost: re-read from the last id. */
+    resync(): void;
+  }): () => void;
 }
 
 export interface EventBus {
@@ -69,28 +89,12 @@ export interface EventBus {
   retained(sessionId: string): Promise<SessionEvent[]>;
   /** Highest event id published for the session (0 when none). */
   lastId(sessionId: string): Promise<number>;
+  /**
+   * Deliver other nodes' events on the same log: woken by the feed, read from the log (the bus
+   * becomes `shared`). Returns the function that stops following.
+   */
+  follow(feed: EventFeed): () => void;
   close(): void;
-}
-
-interface Ring {
-  events: SessionEvent[];
-  /** Highest id that is not in the ring any more (or predates this process). */
-  evictedUpTo: number;
-}
-
-/** The log as the bus reads it: at once where the store can, else a promise. */
-interface RingLog {
-  maxId(sessionId: string): number | Promise<number>;
-  after(sessionId: string, afterId: number): StoredEventRow[] | Promise<StoredEventRow[]>;
-}
-
-interface Queued {
-  sessionId: string;
-  type: string;
-  payload: Record<string, unknown>;
-  created_at: number;
-  stored?: (event: SessionEvent) => void;
-  failed?: (error: unknown) => void;
 }
 
 export function createEventBus(deps: {
@@ -102,12 +106,17 @@ export function createEventBus(deps: {
   ringSize?: number;
   /** Rings kept in memory at most, least recently used dropped first (default 128). */
   maxRings?: number;
+  /**
+   * Other nodes append to the same log (PostgreSQL): ids are the one order, reads catch up from
+   * the log (see the module doc). `follow` sets it too.
+   */
+  shared?: boolean;
   onError?: (e: unknown) => void;
 }): EventBus {
   const ringSize = deps.ringSize ?? 1000;
   const listeners = new Map<string, Set<EventListener>>();
-  let memoryId = 0;
   let closed = false;
+  let shared = deps.shared ?? false;
 
   const open = deps.store ?? (deps.db ? () => createEventStore(deps.db!()) : undefined);
   let store: (EventStore & { readonly now?: ImmediateEventStore }) | undefined;
@@ -118,6 +127,8 @@ export function createEventBus(deps: {
   };
   const immediate = (): ImmediateEventStore | undefined => log()?.now;
   const ringLog = (): RingLog | undefined => immediate() ?? log();
+  /** The log other nodes append to as well, when there is one (never SQLite's immediate one). */
+  const sharedLog = (): EventStore | undefined => (shared && !immediate() ? log() : undefined);
 
   const rings = ringCache({
     ringSize,
@@ -126,8 +137,9 @@ export function createEventBus(deps: {
     listened: (sessionId) => (listeners.get(sessionId)?.size ?? 0) > 0,
   });
 
-  const deliver = (event: SessionEvent) => {
-    for (const key of [event.session_id, '*']) {
+  /** To the session's listeners, and to '*' for an event published on this node (`local`). */
+  const deliver = (event: SessionEvent, local = true) => {
+    for (const key of local ? [event.session_id, '*'] : [event.session_id]) {
       for (const listener of listeners.get(key) ?? []) {
         try {
           listener(event);
@@ -139,44 +151,26 @@ export function createEventBus(deps: {
     }
   };
 
-  /** Stores one queued event (at once when the store can: no promise then), then rings and delivers it. */
-  const store1 = (item: Queued): void | Promise<void> => {
-    const ring = rings.get(item.sessionId);
-    return ring instanceof Promise ? ring.then((loaded) => append(item, loaded)) : append(item, ring);
-  };
+  const writes = createBusWrites({ rings, ringSize, immediate, log, sharedLog, deliver });
+  const { enqueue, flush } = writeQueue<Task>((task) => {
+    if (task.kind !== 'catch-up') return writes.store1(task);
+    if (!task.done) queuedCatchUps.delete(task.sessionId);
+    return writes.catchUp(task);
+  }, deps.onError);
 
-  const append = (item: Queued, ring: Ring): void | Promise<void> => {
-    const text = JSON.stringify(item.payload);
-    const now = immediate();
-    if (now) return stored(item, ring, now.insert(item.sessionId, item.type, text, item.created_at));
-    const current = log();
-    if (!current) return stored(item, ring, ++memoryId);
-    return current
-      .insert(item.sessionId, item.type, text, item.created_at)
-      .then((id) => stored(item, ring, id));
+  // Sessions with a catch-up queued and not started: a second notice needs no second step.
+  const queuedCatchUps = new Set<string>();
+  const requestCatchUp = (sessionId: string) => {
+    if (queuedCatchUps.has(sessionId)) return;
+    queuedCatchUps.add(sessionId);
+    enqueue({ kind: 'catch-up', sessionId });
   };
-
-  const stored = (item: Queued, ring: Ring, id: number) => {
-    const event = {
-      id,
-      session_id: item.sessionId,
-      type: item.type,
-      payload: item.payload,
-      created_at: item.created_at,
-    };
-    ring.events.push(event);
-    if (ring.events.length > ringSize) {
-      const evicted = ring.events.splice(0, ring.events.length - ringSize);
-      ring.evictedUpTo = evicted[evicted.length - 1].id;
-    }
-    deliver(event);
-    item.stored?.(event);
-  };
-
-  const { enqueue, flush } = writeQueue((item) => store1(item), deps.onError);
 
   const ringFor = async (sessionId: string): Promise<Ring> => {
-    await flush();
+    if (sharedLog()) {
+      // Behind every queued publish, then the log's events after the ring (another node's too).
+      await new Promise<void>((done, failed) => enqueue({ kind: 'catch-up', sessionId, done, failed }));
+    } else await flush();
     return await rings.get(sessionId);
   };
 
@@ -204,6 +198,8 @@ export function createEventBus(deps: {
         listeners.set(sessionId, set);
       }
       set.add(listener);
+      // Shared: load the ring now; other nodes' events committed from then on are delivered live.
+      if (sessionId !== '*' && !rings.peek(sessionId) && sharedLog()) requestCatchUp(sessionId);
       return () => {
         set.delete(listener);
         if (set.size === 0 && listeners.get(sessionId) === set) listeners.delete(sessionId);
@@ -225,163 +221,25 @@ export function createEventBus(deps: {
       const ring = await ringFor(sessionId);
       return ring.events.length ? ring.events[ring.events.length - 1].id : ring.evictedUpTo;
     },
+    follow(feed) {
+      shared = true;
+      return feed.subscribe({
+        event: ({ sessionId, eventId }) => {
+          if (closed || !listeners.get(sessionId)?.size) return;
+          const ring = rings.peek(sessionId);
+          if (ring && eventId <= seen(ring)) return;
+          requestCatchUp(sessionId);
+        },
+        resync: () => {
+          if (closed) return;
+          for (const [sessionId, set] of listeners)
+            if (sessionId !== '*' && set.size) requestCatchUp(sessionId);
+        },
+      });
+    },
     close() {
       closed = true;
       listeners.clear();
     },
   };
-}
-
-/**
- * The bus's ordered write queue: `write` runs for one item at a time, in enqueue order; it
- * answers at once (no promise) when it can, and then the queue drains before `enqueue` returns.
- */
-function writeQueue(
-  write: (item: Queued) => void | Promise<void>,
-  onError: ((e: unknown) => void) | undefined,
-): { enqueue(item: Queued): void; flush(): Promise<void> } {
-  const queue: Queued[] = [];
-  let pumping = false;
-  // Items enqueued and written so far; `flush` waits for the count at its call, not for an empty queue.
-  let enqueued = 0;
-  let written = 0;
-  const waiters: { upTo: number; resolve: () => void }[] = [];
-
-  const settle = () => {
-    written++;
-    for (let i = waiters.length - 1; i >= 0; i--) {
-      if (waiters[i].upTo <= written) waiters.splice(i, 1)[0].resolve();
-    }
-  };
-
-  /**
-   * Drains the queue in order; runs synchronously as long as nothing has to be awaited. Bound to
-   * the context the bus was made in: a publish inside a PostgreSQL store transaction (a step's
-   * writes, src/store/transactions.ts) must not start a drain that joins that ambient transaction,
-   * whose commit would not wait for it (the append would run after COMMIT and fail).
-   */
-  const pump = AsyncResource.bind(async (): Promise<void> => {
-    if (pumping) return;
-    pumping = true;
-    try {
-      for (let item = queue.shift(); item; item = queue.shift()) {
-        try {
-          const storing = write(item);
-          if (storing) await storing;
-        } catch (error) {
-          onError?.(error);
-          item.failed?.(error);
-        } finally {
-          settle();
-        }
-      }
-    } finally {
-      pumping = false;
-    }
-  });
-
-  const enqueue = (item: Queued) => {
-    enqueued++;
-    queue.push(item);
-    void pump();
-  };
-
-  const flush = (): Promise<void> => {
-    if (written >= enqueued) return Promise.resolve();
-    return new Promise<void>((resolve) => waiters.push({ upTo: enqueued, resolve }));
-  };
-
-  return { enqueue, flush };
-}
-
-const eventOf = (row: StoredEventRow): SessionEvent => ({
-  ...row,
-  payload: JSON.parse(row.payload) as Record<string, unknown>,
-});
-
-/**
- * The rings kept in memory, most recently used last: at most `maxRings`; a ring of a session
- * without listeners leaves first, and is read back from the log as it was when it is used again.
- * `get` answers at once for a ring in memory (or from a log that answers at once), else a promise;
- * one load per session at a time.
- */
-function ringCache(options: {
-  ringSize: number;
-  maxRings: number;
-  log: () => RingLog | undefined;
-  listened: (sessionId: string) => boolean;
-}): { get(sessionId: string): Ring | Promise<Ring> } {
-  const { ringSize, maxRings, log } = options;
-  const rings = new Map<string, Ring>();
-  const loading = new Map<string, Promise<Ring>>();
-  // Sessions whose ring left memory → the ring's evictedUpTo then.
-  const dropped = new Map<string, number>();
-
-  /** The ring of a session as it was when it left memory: its events after `from`, from the log. */
-  const reloaded = (rows: StoredEventRow[], from: number): Ring => {
-    const kept = rows.slice(Math.max(0, rows.length - ringSize));
-    return {
-      events: kept.map(eventOf),
-      evictedUpTo: rows.length > kept.length ? rows[rows.length - kept.length - 1].id : from,
-    };
-  };
-
-  /** Drops least recently used rings without listeners until `maxRings` are left (never `keep`). */
-  const dropIdle = (keep: string) => {
-    // Without a log a ring is the only copy of its events.
-    if (!log()) return;
-    for (const [id, ring] of rings) {
-      if (rings.size <= maxRings) break;
-      if (id === keep || options.listened(id)) continue;
-      rings.delete(id);
-      dropped.set(id, ring.evictedUpTo);
-      // The marks are small, but bounded too: past this a session's ring starts empty, as after a restart.
-      if (dropped.size > maxRings * 64) dropped.delete(dropped.keys().next().value as string);
-    }
-  };
-
-  const keep = (sessionId: string, ring: Ring): Ring => {
-    rings.set(sessionId, ring);
-    if (rings.size > maxRings) dropIdle(sessionId);
-    return ring;
-  };
-
-  return {
-    get(sessionId) {
-      const ring = rings.get(sessionId);
-      if (ring) {
-        rings.delete(sessionId);
-        rings.set(sessionId, ring);
-        return ring;
-      }
-      const inFlight = loading.get(sessionId);
-      if (inFlight) return inFlight;
-      const from = dropped.get(sessionId);
-      dropped.delete(sessionId);
-      const source = log();
-      const read =
-        from !== undefined
-          ? mapMaybe(source?.after(sessionId, from) ?? [], (rows) => reloaded(rows, from))
-          : mapMaybe(source?.maxId(sessionId) ?? 0, (id) => ({ events: [], evictedUpTo: id }));
-      if (!(read instanceof Promise)) return keep(sessionId, read);
-      const load = read.then(
-        (loaded) => {
-          loading.delete(sessionId);
-          return keep(sessionId, loaded);
-        },
-        (error: unknown) => {
-          loading.delete(sessionId);
-          if (from !== undefined) dropped.set(sessionId, from);
-          throw error;
-        },
-      );
-      loading.set(sessionId, load);
-      return load;
-    },
-  };
-}
-
-/** `fn` of a value, at once when it is not a promise. */
-function mapMaybe<T, R>(value: T | Promise<T>, fn: (value: T) => R): R | Promise<R> {
-  return value instanceof Promise ? value.then(fn) : fn(value);
 }

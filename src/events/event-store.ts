@@ -15,9 +15,21 @@ export interface StoredEventRow {
   created_at: number;
 }
 
+/** An appended event's id and the session's highest id before it (0 when none). */
+export interface AppendedEvent {
+  id: number;
+  previous: number;
+}
+
 export interface EventStore {
   /** Appends an event; resolves its id. */
   insert(sessionId: string, type: string, payload: string, createdAt: number): Promise<number>;
+  /**
+   * `insert`, also resolving the session's highest id before the event, read in the same statement:
+   * where other nodes append to the log too, the bus learns whether events came between (a log
+   * shared by nodes, ./pg-event-store.ts). Optional: without it the bus reads the log after each append.
+   */
+  append?(sessionId: string, type: string, payload: string, createdAt: number): Promise<AppendedEvent>;
   /** Highest id logged for the session (0 when none). */
   maxId(sessionId: string): Promise<number>;
   /** The session's events after `afterId` (exclusive), in id order. */

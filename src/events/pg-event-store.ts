@@ -4,7 +4,9 @@
  * and globally; `after` for a Last-Event-ID replay in id order), every method async. An append
  * also sends `NOTIFY svc_events, '<session id>:<event id>'` in its transaction, so PostgreSQL
  * delivers it only once the row is committed: a listener on another node (./pg-notify.ts) that
- * is woken reads the event from the table. The bus (./bus.ts) takes it as its store; nothing serves from it yet.
+ * is woken reads the event from the table. The bus (./bus.ts) takes it as its store on a postgres
+ * store; `append` also answers the session's previous id, so the bus knows when another node's events
+ * came between.
  *
  * Appends to one session are serialized by a transaction-level advisory lock on the session id,
  * taken before the id is drawn: within a session, ids are committed in id order, so a reader that
@@ -24,18 +26,24 @@ export type PostgresEventStore = EventStore;
 
 export function createPostgresEventStore(deps: { sql: SqlClient }): PostgresEventStore {
   const { sql } = deps;
+  const append: NonNullable<EventStore['append']> = (sessionId, type, payload, createdAt) =>
+    sql.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [sessionLockKey(sessionId)]);
+      // The CTE reads the snapshot before the insert: the session's highest id before this event.
+      const row = await tx.one<{ id: number; previous: number }>(
+        `WITH prev AS (SELECT coalesce(max(id), 0) AS id FROM session_events WHERE session_id = $1)
+         INSERT INTO session_events (session_id, type, payload, created_at) VALUES ($1, $2, $3, $4)
+         RETURNING id, (SELECT id FROM prev) AS previous`,
+        [sessionId, type, payload, createdAt],
+      );
+      const id = Number(row?.id);
+      await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, `${sessionId}:${id}`]);
+      return { id, previous: Number(row?.previous ?? 0) };
+    });
   return {
-    insert: (sessionId, type, payload, createdAt) =>
-      sql.transaction(async (tx) => {
-        await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [sessionLockKey(sessionId)]);
-        const row = await tx.one<{ id: number }>(
-          'INSERT INTO session_events (session_id, type, payload, created_at) VALUES ($1, $2, $3, $4) RETURNING id',
-          [sessionId, type, payload, createdAt],
-        );
-        const id = Number(row?.id);
-        await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, `${sessionId}:${id}`]);
-        return id;
-      }),
+    insert: async (sessionId, type, payload, createdAt) =>
+      (await append(sessionId, type, payload, createdAt)).id,
+    append,
     maxId: async (sessionId) =>
       (
         await sql.one<{ id: number }>(

@@ -5,10 +5,12 @@
  * subscriber reads the events after its last id from it. When the connection drops, the listener
  * reconnects by itself (after `reconnectDelayMs`, again until it succeeds) and then calls every
  * subscriber's `resync`, since notifications sent while it was away are lost: the subscriber
- * re-reads from its last id, so no event is missed.
+ * re-reads from its last id, so no event is missed. `followOtherNodes` makes a bus (./bus.ts)
+ * follow the listener: the App's bus on a postgres store (src/app/core.ts).
  * @module
  */
 import type { Client } from 'pg';
+import type { SqlClient } from '../store/postgres/client';
 import { EVENTS_CHANNEL } from './pg-event-store';
 
 export interface EventNotice {
@@ -41,12 +43,23 @@ export function parseNotice(payload: string | undefined): EventNotice | undefine
   return { sessionId: payload.slice(0, at), eventId };
 }
 
+/**
+ * Listens on its own connection: to `url`, or a connection outside the App's pool (`sql`, with the
+ * pool's settings). Resolves once the first LISTEN is in place; rejects when that first connect fails.
+ */
 export async function createEventListener(options: {
-  url: string;
+  url?: string;
+  sql?: Pick<SqlClient, 'dedicated'>;
   reconnectDelayMs?: number;
 }): Promise<EventListener> {
-  const pg = await import('pg');
-  const driver = pg.default ?? pg;
+  const { sql, url } = options;
+  let open: () => Client;
+  if (sql) open = () => sql.dedicated('svc-listen');
+  else if (url !== undefined) {
+    const pg = await import('pg');
+    const driver = pg.default ?? pg;
+    open = () => new driver.Client({ connectionString: url, application_name: 'svc-listen' });
+  } else throw new Error('createEventListener: give url or sql');
   const delay = options.reconnectDelayMs ?? 1_000;
   const subscribers = new Set<EventSubscriber>();
   let client: Client | undefined;
@@ -65,7 +78,7 @@ export async function createEventListener(options: {
   };
 
   const connect = async (): Promise<void> => {
-    const next: Client = new driver.Client({ connectionString: options.url, application_name: 'svc-listen' });
+    const next: Client = open();
     let dropped = false;
     const drop = () => {
       if (dropped) return;
@@ -130,3 +143,60 @@ export async function createEventListener(options: {
     },
   };
 }
+
+/**
+ * Makes a bus on the PostgreSQL log follow other nodes' appends (issue 18): a listener on a
+ * connection of its own (`sql.dedicated`), started now; when its first connect fails it is tried
+ * again every `retryMs` until it succeeds or `stop` is called. Once it listens, the bus catches up
+ * its listened sessions (events committed before the LISTEN). `stop` ends the listener.
+ */
+export function followOtherNodes(
+  bus: { follow(feed: EventFeedLike): () => void },
+  sql: Pick<SqlClient, 'dedicated'>,
+  options: { onError?: (error: unknown) => void; reconnectDelayMs?: number; retryMs?: number } = {},
+): { started: Promise<void>; stop(): Promise<void> } {
+  let stopped = false;
+  let listener: EventListener | undefined;
+  let unfollow: (() => void) | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let resolveStarted: () => void = () => {};
+  const started = new Promise<void>((resolve) => {
+    resolveStarted = resolve;
+  });
+  const start = () => {
+    createEventListener({ sql, reconnectDelayMs: options.reconnectDelayMs }).then(
+      async (opened) => {
+        if (stopped) {
+          await opened.close();
+          return;
+        }
+        listener = opened;
+        unfollow = bus.follow({
+          subscribe(subscriber) {
+            const off = opened.subscribe(subscriber);
+            subscriber.resync();
+            return off;
+          },
+        });
+        resolveStarted();
+      },
+      (error: unknown) => {
+        options.onError?.(error);
+        if (!stopped) retry = setTimeout(start, options.retryMs ?? 2_000);
+      },
+    );
+  };
+  start();
+  return {
+    started,
+    async stop() {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      unfollow?.();
+      await listener?.close();
+    },
+  };
+}
+
+/** The feed a bus follows (./bus.ts `EventFeed`), restated to keep this module free of the bus. */
+type EventFeedLike = { subscribe(subscriber: EventSubscriber): () => void };

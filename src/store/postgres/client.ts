@@ -6,7 +6,7 @@
  * @module
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Pool, PoolClient, PoolConfig, QueryResult, QueryResultRow } from 'pg';
+import type { Client, Pool, PoolClient, PoolConfig, QueryResult, QueryResultRow } from 'pg';
 import type { StoreConfig } from '../../config/schema';
 import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
 import { storeError } from './errors';
@@ -42,6 +42,11 @@ export interface SqlClient extends SqlExecutor {
   readonly target: StoreTarget;
   /** The URL with its password masked. */
   readonly redactedUrl: string;
+  /**
+   * A new connection outside the pool, with the pool's URL, connect timeout and type parsers, not
+   * yet connected: for a session of its own (the event listener's LISTEN). The caller ends it.
+   */
+  dedicated(applicationName: string): Client;
   close(): Promise<void>;
 }
 
@@ -119,6 +124,13 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     target,
     redactedUrl,
     inTransaction: () => joined() !== undefined,
+    dedicated: (applicationName) =>
+      new driver.Client({
+        connectionString: options.url,
+        connectionTimeoutMillis: options.connect_timeout_ms,
+        application_name: applicationName,
+        types: config.types,
+      }),
     async transaction(fn) {
       const outer = joined();
       if (outer) {

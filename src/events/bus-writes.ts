@@ -1,0 +1,122 @@
+/**
+ * The bus's write-queue steps (./bus.ts): storing a published event, then ringing and delivering
+ * it; and, on a log other nodes append to (`sharedLog`), reading their events after a ring's last
+ * id (a catch-up) so each session's events are delivered once, in id order.
+ * @module
+ */
+import type { AppendedEvent, EventStore, ImmediateEventStore } from './event-store';
+import { eventOf, pushToRing, type Ring, type SessionEvent, seen } from './ring';
+
+export interface Queued {
+  kind?: undefined;
+  sessionId: string;
+  type: string;
+  payload: Record<string, unknown>;
+  created_at: number;
+  stored?: (event: SessionEvent) => void;
+  failed?: (error: unknown) => void;
+}
+
+/** A write-queue step that reads another node's events of a session from the log (shared bus). */
+export interface CatchUp {
+  kind: 'catch-up';
+  sessionId: string;
+  done?: () => void;
+  failed?: (error: unknown) => void;
+}
+
+export type Task = Queued | CatchUp;
+
+export function createBusWrites(deps: {
+  rings: { get(sessionId: string): Ring | Promise<Ring> };
+  ringSize: number;
+  /** The log answering at once (SQLite), if that is the log. */
+  immediate: () => ImmediateEventStore | undefined;
+  /** The log; none: events live in memory only. */
+  log: () => EventStore | undefined;
+  /** The log when other nodes append to it too. */
+  sharedLog: () => EventStore | undefined;
+  /** To the session's listeners, and to '*' when `local`. */
+  deliver: (event: SessionEvent, local: boolean) => void;
+}): { store1(item: Queued): void | Promise<void>; catchUp(task: CatchUp): Promise<void> } {
+  const { rings, ringSize, immediate, log, sharedLog, deliver } = deps;
+  let memoryId = 0;
+
+  /** Stores one queued event (at once when the store can: no promise then), then rings and delivers it. */
+  const store1 = (item: Queued): void | Promise<void> => {
+    const ring = rings.get(item.sessionId);
+    return ring instanceof Promise ? ring.then((loaded) => append(item, loaded)) : append(item, ring);
+  };
+
+  const append = (item: Queued, ring: Ring): void | Promise<void> => {
+    const text = JSON.stringify(item.payload);
+    const now = immediate();
+    if (now) return stored(item, ring, now.insert(item.sessionId, item.type, text, item.created_at));
+    const current = log();
+    if (!current) return stored(item, ring, ++memoryId);
+    const other = sharedLog();
+    if (other) return appendShared(item, ring, other, text);
+    return current
+      .insert(item.sessionId, item.type, text, item.created_at)
+      .then((id) => stored(item, ring, id));
+  };
+
+  /**
+   * A local append on a log other nodes append to: when events came between the ring's last id and
+   * this one (the append's previous id says so; without `append`, always read), they are read from
+   * the log and delivered first, then this one, in id order.
+   */
+  const appendShared = async (item: Queued, ring: Ring, current: EventStore, text: string) => {
+    const appended: AppendedEvent | { id: number; previous?: undefined } = current.append
+      ? await current.append(item.sessionId, item.type, text, item.created_at)
+      : { id: await current.insert(item.sessionId, item.type, text, item.created_at) };
+    if (appended.previous !== undefined && appended.previous <= seen(ring))
+      return stored(item, ring, appended.id);
+    const rows = await current.after(item.sessionId, seen(ring));
+    let mine: SessionEvent | undefined;
+    for (const row of rows) {
+      if (row.id <= seen(ring)) continue;
+      if (row.id === appended.id) {
+        mine = localEvent(item, row.id);
+        admit(ring, mine, true);
+      } else admit(ring, eventOf(row), false);
+    }
+    // The row is committed, so the read found it; should it not have, deliver it as on one node.
+    if (!mine && appended.id > seen(ring)) return stored(item, ring, appended.id);
+    item.stored?.(mine ?? localEvent(item, appended.id));
+  };
+
+  const localEvent = (item: Queued, id: number): SessionEvent => ({
+    id,
+    session_id: item.sessionId,
+    type: item.type,
+    payload: item.payload,
+    created_at: item.created_at,
+  });
+
+  /** Rings and delivers one event (ids ascending per ring). */
+  const admit = (ring: Ring, event: SessionEvent, local: boolean) => {
+    pushToRing(ring, event, ringSize);
+    deliver(event, local);
+  };
+
+  const stored = (item: Queued, ring: Ring, id: number) => {
+    const event = localEvent(item, id);
+    admit(ring, event, true);
+    item.stored?.(event);
+  };
+
+  /** A catch-up step: the session's events after the ring's last id, from the log, delivered in order. */
+  const catchUp = async (task: CatchUp): Promise<void> => {
+    const current = sharedLog();
+    if (current) {
+      const ring = await rings.get(task.sessionId);
+      for (const row of await current.after(task.sessionId, seen(ring))) {
+        if (row.id > seen(ring)) admit(ring, eventOf(row), false);
+      }
+    }
+    task.done?.();
+  };
+
+  return { store1, catchUp };
+}

@@ -1,0 +1,61 @@
+/**
+ * The bus's ordered write queue (./bus.ts).
+ * @module
+ */
+
+/**
+ * The bus's ordered write queue: `write` runs for one item at a time, in enqueue order; it
+ * answers at once (no promise) when it can, and then the queue drains before `enqueue` returns.
+ */
+export function writeQueue<T extends { failed?: (error: unknown) => void }>(
+  write: (item: T) => void | Promise<void>,
+  onError: ((e: unknown) => void) | undefined,
+): { enqueue(item: T): void; flush(): Promise<void> } {
+  const queue: T[] = [];
+  let pumping = false;
+  // Items enqueued and written so far; `flush` waits for the count at its call, not for an empty queue.
+  let enqueued = 0;
+  let written = 0;
+  const waiters: { upTo: number; resolve: () => void }[] = [];
+
+  const settle = () => {
+    written++;
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      if (waiters[i].upTo <= written) waiters.splice(i, 1)[0].resolve();
+    }
+  };
+
+  /** Drains the queue in order; runs synchronously as long as nothing has to be awaited. */
+  const pump = async (): Promise<void> => {
+    if (pumping) return;
+    pumping = true;
+    try {
+      for (let item = queue.shift(); item; item = queue.shift()) {
+        try {
+          const storing = write(item);
+          if (storing) await storing;
+        } catch (error) {
+          onError?.(error);
+          item.failed?.(error);
+        } finally {
+          settle();
+        }
+      }
+    } finally {
+      pumping = false;
+    }
+  };
+
+  const enqueue = (item: T) => {
+    enqueued++;
+    queue.push(item);
+    void pump();
+  };
+
+  const flush = (): Promise<void> => {
+    if (written >= enqueued) return Promise.resolve();
+    return new Promise<void>((resolve) => waiters.push({ upTo: enqueued, resolve }));
+  };
+
+  return { enqueue, flush };
+}
