@@ -14,7 +14,7 @@ import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { Clock, Ids } from '../util/ids';
 import { covers } from './checks';
-import { createFindingRepository, type FindingRow as Row } from './finding-repository';
+import type { FindingRepository, FindingRow as Row } from './finding-repository';
 import { ACTIVE, findingStatus, STALE_AFTER_MS } from './finding-status';
 import type {
   Actor,
@@ -24,7 +24,6 @@ import type {
   FindingState,
   Observation,
 } from './finding-types';
-import type { QualityDb } from './store';
 
 export { STALE_AFTER_MS } from './finding-status';
 export * from './finding-types';
@@ -44,22 +43,34 @@ const notFound = (id: string) =>
   );
 
 export function createFindingService(deps: {
-  db: QualityDb;
+  /** `findings`, `finding_events` (./finding-repository.ts or its PostgreSQL twin). */
+  findings: FindingRepository;
   clock: Clock;
   ids: Ids;
   bus: EventBus;
 }): FindingService {
-  const repo = createFindingRepository(deps.db);
+  const repo = deps.findings;
   const toFinding = ({ fingerprint: _f, ...row }: Row): Finding => row;
 
-  const transition = (row: Row, to: FindingState, reason: string, actor: Actor): Row => {
+  // Changes run one at a time, in call order: the observer calls from sync listeners without
+  // awaiting, and a file change must apply after the failing check seen before it.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = <T>(change: () => Promise<T>): Promise<T> => {
+    const result = queue.then(change);
+    queue = result.catch(() => undefined);
+    return result;
+  };
+  /** Reads see every change called before them. */
+  const settled = <T>(read: () => Promise<T>): Promise<T> => queue.then(read);
+
+  const transition = async (row: Row, to: FindingState, reason: string, actor: Actor): Promise<Row> => {
     const now = deps.clock.now();
-    repo.setState(row.id, to, now);
-    record(row, row.state, to, reason, actor, now);
+    await repo.setState(row.id, to, now);
+    await record(row, row.state, to, reason, actor, now);
     return { ...row, state: to, state_changed_at: now };
   };
 
-  const record = (
+  const record = async (
     row: Row,
     from: FindingState | null,
     to: FindingState,
@@ -67,7 +78,7 @@ export function createFindingService(deps: {
     actor: Actor,
     now: number,
   ) => {
-    repo.insertEvent(row.id, from, to, reason, actor, now);
+    await repo.insertEvent(row.id, from, to, reason, actor, now);
     const sessionId = actor.sessionId ?? row.last_session_id ?? row.session_id;
     if (sessionId) {
       deps.bus.publish(sessionId, 'finding.changed', {
@@ -82,78 +93,96 @@ export function createFindingService(deps: {
     }
   };
 
-  const list: FindingService['list'] = (filter = {}) => repo.list(filter).map(toFinding);
+  /** Each active row in order, moved by `step` (the ones it returns are collected). */
+  const each = async (rows: Row[], step: (row: Row) => Promise<Finding | undefined>): Promise<Finding[]> => {
+    const moved: Finding[] = [];
+    for (const row of rows) {
+      const finding = await step(row);
+      if (finding) moved.push(finding);
+    }
+    return moved;
+  };
+
+  const listNow = async (filter: Parameters<FindingService['list']>[0] = {}) =>
+    (await repo.list(filter)).map(toFinding);
+
+  const observe = async (observation: Observation, actor: Actor): Promise<Finding> => {
+    const now = deps.clock.now();
+    let existing = await repo.byFingerprint(observation.fingerprint);
+    if (!existing) {
+      const id = deps.ids.next('fnd');
+      // The database decides: another writer may have opened it since; then this is a sighting.
+      if (await repo.insert(id, observation, actor, now)) {
+        const row = (await repo.byId(id)) as Row;
+        await record(row, null, 'open', openReason(observation), actor, now);
+        return toFinding(row);
+      }
+      existing = (await repo.byFingerprint(observation.fingerprint)) as Row;
+    }
+    await repo.sighted(existing, observation, actor, now);
+    let row = (await repo.byId(existing.id)) as Row;
+    if (row.state === 'fixed' || row.state === 'stale') {
+      row = await transition(
+        row,
+        'open',
+        `observed again after it was ${row.state}: ${openReason(observation)}`,
+        actor,
+      );
+    }
+    return toFinding(row);
+  };
 
   return {
     newReportFingerprint: () => `reported:${deps.ids.next('rep')}`,
 
-    observe(observation, actor) {
-      const now = deps.clock.now();
-      const existing = repo.byFingerprint(observation.fingerprint);
-      if (!existing) {
-        const id = deps.ids.next('fnd');
-        repo.insert(id, observation, actor, now);
-        const row = repo.byId(id) as Row;
-        record(row, null, 'open', openReason(observation), actor, now);
-        return toFinding(row);
-      }
-      repo.sighted(existing, observation, actor, now);
-      let row = repo.byId(existing.id) as Row;
-      if (row.state === 'fixed' || row.state === 'stale') {
-        row = transition(
-          row,
-          'open',
-          `observed again after it was ${row.state}: ${openReason(observation)}`,
-          actor,
-        );
-      }
-      return toFinding(row);
-    },
+    observe: (observation, actor) => serial(() => observe(observation, actor)),
 
-    checkPassed(check, actor) {
-      const fixed: Finding[] = [];
-      for (const row of repo.active({ with: 'check' })) {
-        if (!row.check_key || !covers(check, row.check_key)) continue;
-        fixed.push(toFinding(transition(row, 'fixed', `the check passed: ${check.label} (exit 0)`, actor)));
-      }
-      return fixed;
-    },
+    checkPassed: (check, actor) =>
+      serial(async () =>
+        each(await repo.active({ with: 'check' }), async (row) => {
+          if (!row.check_key || !covers(check, row.check_key)) return undefined;
+          return toFinding(
+            await transition(row, 'fixed', `the check passed: ${check.label} (exit 0)`, actor),
+          );
+        }),
+      ),
 
-    diagnosticsReported(path, present, actor) {
-      const fixed: Finding[] = [];
-      const still = new Set(present);
-      for (const row of repo.active({ with: 'diagnostics_of', path })) {
-        if (still.has(row.fingerprint)) continue;
-        fixed.push(toFinding(transition(row, 'fixed', `diagnostics of ${path} no longer report it`, actor)));
-      }
-      return fixed;
-    },
+    diagnosticsReported: (path, present, actor) =>
+      serial(async () => {
+        const still = new Set(present);
+        return each(await repo.active({ with: 'diagnostics_of', path }), async (row) => {
+          if (still.has(row.fingerprint)) return undefined;
+          return toFinding(
+            await transition(row, 'fixed', `diagnostics of ${path} no longer report it`, actor),
+          );
+        });
+      }),
 
-    fileChanged(path, change, actor) {
-      if (change === 'delete') {
-        for (const row of repo.active({ with: 'path', path })) {
-          transition(row, 'stale', `${path} was deleted`, actor);
+    fileChanged: (path, change, actor) =>
+      serial(async () => {
+        if (change === 'delete') {
+          for (const row of await repo.active({ with: 'path', path })) {
+            await transition(row, 'stale', `${path} was deleted`, actor);
+          }
+          return;
         }
-        return;
-      }
-      if (!actor.sessionId) return;
-      for (const row of repo.active({ with: 'touched_by', path, sessionId: actor.sessionId })) {
-        transition(
-          row,
-          'acknowledged',
-          `session ${actor.sessionId} changed ${path} after the finding was observed`,
-          actor,
-        );
-      }
-    },
+        if (!actor.sessionId) return;
+        for (const row of await repo.active({ with: 'touched_by', path, sessionId: actor.sessionId })) {
+          await transition(
+            row,
+            'acknowledged',
+            `session ${actor.sessionId} changed ${path} after the finding was observed`,
+            actor,
+          );
+        }
+      }),
 
-    sweep(actor) {
-      const cutoff = deps.clock.now() - STALE_AFTER_MS;
-      return repo
-        .active({ with: 'seen_before', cutoff })
-        .map((row) =>
+    sweep: (actor) =>
+      serial(async () => {
+        const cutoff = deps.clock.now() - STALE_AFTER_MS;
+        return each(await repo.active({ with: 'seen_before', cutoff }), async (row) =>
           toFinding(
-            transition(
+            await transition(
               row,
               'stale',
               `not observed for ${Math.round(STALE_AFTER_MS / 3_600_000)} hours`,
@@ -161,29 +190,35 @@ export function createFindingService(deps: {
             ),
           ),
         );
-    },
+      }),
 
-    act(id, action, reason, actor) {
-      const row = repo.byId(id);
-      if (!row) throw notFound(id);
-      const rule = ACTIONS[action];
-      checkAction(row, action, rule.from);
-      const why = reason?.trim() || `${action.replace('_', ' ')} by ${actor.source}`;
-      return toFinding(transition(row, rule.to, why, actor));
-    },
+    act: (id, action, reason, actor) =>
+      serial(async () => {
+        const row = await repo.byId(id);
+        if (!row) throw notFound(id);
+        const rule = ACTIONS[action];
+        checkAction(row, action, rule.from);
+        const why = reason?.trim() || `${action.replace('_', ' ')} by ${actor.source}`;
+        return toFinding(await transition(row, rule.to, why, actor));
+      }),
 
-    get(id) {
-      const row = repo.find(id);
-      if (!row) throw notFound(id);
-      return toFinding(row);
-    },
+    get: (id) =>
+      settled(async () => {
+        const row = await repo.find(id);
+        if (!row) throw notFound(id);
+        return toFinding(row);
+      }),
 
-    list,
+    list: (filter = {}) => settled(() => listNow(filter)),
 
-    events: (filter = {}) => repo.events(filter),
+    events: (filter = {}) => settled(() => repo.events(filter)),
 
     status: (options = {}) =>
-      findingStatus(repo, (sessionId, limit) => list({ states: ACTIVE, sessionId, limit }), options),
+      settled(() =>
+        findingStatus(repo, (sessionId, limit) => listNow({ states: ACTIVE, sessionId, limit }), options),
+      ),
+
+    flush: () => queue.then(() => undefined),
   };
 }
 
