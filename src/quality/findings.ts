@@ -54,54 +54,9 @@ export function createFindingService(deps: {
 
   // Changes run one at a time, in call order: the observer calls from sync listeners without
   // awaiting, and a file change must apply after the failing check seen before it.
-  let queue: Promise<unknown> = Promise.resolve();
-  const serial = <T>(change: () => Promise<T>): Promise<T> => {
-    const result = queue.then(change);
-    queue = result.catch(() => undefined);
-    return result;
-  };
-  /** Reads see every change called before them. */
-  const settled = <T>(read: () => Promise<T>): Promise<T> => queue.then(read);
+  const { serial, settled, flush } = createChangeQueue();
 
-  const transition = async (row: Row, to: FindingState, reason: string, actor: Actor): Promise<Row> => {
-    const now = deps.clock.now();
-    await repo.setState(row.id, to, now);
-    await record(row, row.state, to, reason, actor, now);
-    return { ...row, state: to, state_changed_at: now };
-  };
-
-  const record = async (
-    row: Row,
-    from: FindingState | null,
-    to: FindingState,
-    reason: string,
-    actor: Actor,
-    now: number,
-  ) => {
-    await repo.insertEvent(row.id, from, to, reason, actor, now);
-    const sessionId = actor.sessionId ?? row.last_session_id ?? row.session_id;
-    if (sessionId) {
-      deps.bus.publish(sessionId, 'finding.changed', {
-        session_id: sessionId,
-        finding_id: row.id,
-        kind: row.kind,
-        from,
-        to,
-        reason,
-        ...(actor.runId ? { run_id: actor.runId } : {}),
-      });
-    }
-  };
-
-  /** Each active row in order, moved by `step` (the ones it returns are collected). */
-  const each = async (rows: Row[], step: (row: Row) => Promise<Finding | undefined>): Promise<Finding[]> => {
-    const moved: Finding[] = [];
-    for (const row of rows) {
-      const finding = await step(row);
-      if (finding) moved.push(finding);
-    }
-    return moved;
-  };
+  const { transition, record } = createTransitions(deps);
 
   const listNow = async (filter: Parameters<FindingService['list']>[0] = {}) =>
     (await repo.list(filter)).map(toFinding);
@@ -218,8 +173,70 @@ export function createFindingService(deps: {
         findingStatus(repo, (sessionId, limit) => listNow({ states: ACTIVE, sessionId, limit }), options),
       ),
 
-    flush: () => queue.then(() => undefined),
+    flush,
   };
+}
+
+/** A finding's state change: stored, logged and announced on the bus. */
+function createTransitions(deps: { findings: FindingRepository; clock: Clock; bus: EventBus }) {
+  const repo = deps.findings;
+  const transition = async (row: Row, to: FindingState, reason: string, actor: Actor): Promise<Row> => {
+    const now = deps.clock.now();
+    await repo.setState(row.id, to, now);
+    await record(row, row.state, to, reason, actor, now);
+    return { ...row, state: to, state_changed_at: now };
+  };
+
+  const record = async (
+    row: Row,
+    from: FindingState | null,
+    to: FindingState,
+    reason: string,
+    actor: Actor,
+    now: number,
+  ) => {
+    await repo.insertEvent(row.id, from, to, reason, actor, now);
+    const sessionId = actor.sessionId ?? row.last_session_id ?? row.session_id;
+    if (sessionId) {
+      deps.bus.publish(sessionId, 'finding.changed', {
+        session_id: sessionId,
+        finding_id: row.id,
+        kind: row.kind,
+        from,
+        to,
+        reason,
+        ...(actor.runId ? { run_id: actor.runId } : {}),
+      });
+    }
+  };
+  return { transition, record };
+}
+
+/**
+ * Changes one at a time in call order; reads after the changes called before them. A failed
+ * change rejects its own caller only.
+ */
+export function createChangeQueue() {
+  let queue: Promise<unknown> = Promise.resolve();
+  return {
+    serial<T>(change: () => Promise<T>): Promise<T> {
+      const result = queue.then(change);
+      queue = result.catch(() => undefined);
+      return result;
+    },
+    settled: <T>(read: () => Promise<T>): Promise<T> => queue.then(read),
+    flush: (): Promise<void> => queue.then(() => undefined),
+  };
+}
+
+/** Each row in order, moved by `step` (the findings it returns are collected). */
+async function each(rows: Row[], step: (row: Row) => Promise<Finding | undefined>): Promise<Finding[]> {
+  const moved: Finding[] = [];
+  for (const row of rows) {
+    const finding = await step(row);
+    if (finding) moved.push(finding);
+  }
+  return moved;
 }
 
 /** Throws unless the action applies to the finding. */
