@@ -12,6 +12,7 @@
  */
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
+import { createChangeQueue } from '../util/change-queue';
 import type { Clock, Ids } from '../util/ids';
 import { covers } from './checks';
 import type { FindingRepository, FindingRow as Row } from './finding-repository';
@@ -210,23 +211,6 @@ function createTransitions(deps: { findings: FindingRepository; clock: Clock; bu
     }
   };
   return { transition, record };
-}
-
-/**
- * Changes one at a time in call order; reads after the changes called before them. A failed
- * change rejects its own caller only.
- */
-export function createChangeQueue() {
-  let queue: Promise<unknown> = Promise.resolve();
-  return {
-    serial<T>(change: () => Promise<T>): Promise<T> {
-      const result = queue.then(change);
-      queue = result.catch(() => undefined);
-      return result;
-    },
-    settled: <T>(read: () => Promise<T>): Promise<T> => queue.then(read),
-    flush: (): Promise<void> => queue.then(() => undefined),
-  };
 }
 
 /** Each row in order, moved by `step` (the findings it returns are collected). */
