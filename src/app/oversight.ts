@@ -13,6 +13,8 @@ import { createPostgresActivationStore } from '../health/pg-activation-store';
 import { createFileAuthStore } from '../mcp-client/auth-store';
 import { createMcpClientManager } from '../mcp-client/manager';
 import { createPackController } from '../packs/controller';
+import { createPostgresPackStore } from '../packs/pg-store';
+import { createPackStore } from '../packs/store';
 import type { ToolPolicy } from '../permissions/tool-policy';
 import { createPostgresRecommendationRepository } from '../readouts/cognition/pg-recommendation-store';
 import {
@@ -71,7 +73,7 @@ export function createOversight(
           workspace: base.workspace,
           env: base.env,
           config: base.config,
-          db: openDatabase,
+          store: base.repository(createPackStore, (sql) => createPostgresPackStore({ sql })),
           dbPresent: base.dbPresent,
           sessions,
           bus,
