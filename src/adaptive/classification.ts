@@ -68,7 +68,7 @@ export function createClassification(
     const decoded = row ? decodeGenome(row.genome) : undefined;
     if (decoded && !decoded.ok) return; // written by a newer svc: leave it alone
     const session = await deps.sessions.require(root);
-    const packPreset = deps.packs?.choreography(root);
+    const packPreset = await deps.packs?.choreography(root);
     if (decoded?.ok && row) {
       const source = row.classification_source;
       const packChanged =

@@ -40,7 +40,7 @@ export interface AdaptiveDeps {
   /** Session states, run results and the reviewer's sub-agent run. */
   agent: Pick<AgentService, 'state' | 'result' | 'runChild'>;
   /** The operating packs: the choreography the session's active pack sets, if any. */
-  packs?: { choreography(sessionId: string): string | undefined };
+  packs?: { choreography(sessionId: string): Promise<string | undefined> };
   /** The session's tool set after every funnel stage (a genome's required tools must pass). */
   toolFunnel: (sessionId: string) => Promise<ToolFunnelEntry[]>;
 }

@@ -13,8 +13,14 @@ import { createPostgresActivationStore } from '../health/pg-activation-store';
 import { createFileAuthStore } from '../mcp-client/auth-store';
 import { createMcpClientManager } from '../mcp-client/manager';
 import { createPackController } from '../packs/controller';
+import { createPostgresPackStore } from '../packs/pg-store';
+import { createPackStore } from '../packs/store';
 import type { ToolPolicy } from '../permissions/tool-policy';
-import { createRecommendationLedger } from '../readouts/cognition/recommendation-store';
+import { createPostgresRecommendationRepository } from '../readouts/cognition/pg-recommendation-store';
+import {
+  createRecommendationLedger,
+  createRecommendationRepository,
+} from '../readouts/cognition/recommendation-store';
 import { startRecommendationRecorder } from '../readouts/cognition/recorder';
 import { canonicalToolName, isConfigAlias } from '../tools/core/aliases';
 import { createToolRegistry } from '../tools/core/registry';
@@ -35,7 +41,12 @@ export function createOversight(
 ) {
   const { clock, ids, log, redactor, openDatabase } = base;
   const { bus, sessions, runs } = core;
-  const recommendations = createRecommendationLedger({ db: openDatabase, clock, ids });
+  const recommendations = createRecommendationLedger({
+    store: base.repository(
+      (db) => createRecommendationRepository({ db, clock, ids }),
+      (sql) => createPostgresRecommendationRepository({ sql, clock, ids }),
+    ),
+  });
   base.closers.push(startRecommendationRecorder({ bus, clock, config: base.config, log }, recommendations));
   // After the recorder: a signal's recommendation is recorded once (followons.ts checks).
   const health = createHealthFollowons({
@@ -62,7 +73,7 @@ export function createOversight(
           workspace: base.workspace,
           env: base.env,
           config: base.config,
-          db: openDatabase,
+          store: base.repository(createPackStore, (sql) => createPostgresPackStore({ sql })),
           dbPresent: base.dbPresent,
           sessions,
           bus,

@@ -11,7 +11,7 @@ import { createRunLeases } from '../agent/run-leases';
 import { createObserveService } from '../observe/service';
 import { createPostgresObserveStores, createSqliteObserveStores } from '../observe/stores';
 import { createQuality } from '../quality/quality';
-import { createSqliteQualityStores, sqliteQualityDb } from '../quality/stores';
+import { createPostgresQualityStores, createSqliteQualityStores, sqliteQualityDb } from '../quality/stores';
 import { createRecipeService } from '../recipes/recipe-service';
 import { createSandbox } from '../sandbox/sandbox';
 import { createCommandSpawner } from '../sandbox/spawn';
@@ -136,10 +136,10 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
   base.closers.push(() => ws.close());
   base.closers.push(() => workflows.close());
   const quality = createQuality({
-    dataDir,
-    db: openDatabase,
-    hasDb: base.hasDb,
-    stores: createSqliteQualityStores(sqliteQualityDb({ dataDir, db: openDatabase, hasDb: base.hasDb })),
+    stores: base.repository(
+      (db) => createSqliteQualityStores(sqliteQualityDb({ dataDir, db, hasDb: base.hasDb })),
+      (sql) => createPostgresQualityStores({ sql }),
+    ),
     config: base.config,
     clock,
     ids,

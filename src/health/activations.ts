@@ -33,7 +33,7 @@ export interface ActivationReportDeps {
   clock: Clock;
   ids: Ids;
   log: Logger;
-  recommendations: Pick<RecommendationLedger, 'pending' | 'record'>;
+  recommendations: Pick<RecommendationLedger, 'serial'>;
 }
 
 export interface ActivationReport {
@@ -57,27 +57,32 @@ export function createActivationReport(
   store: ActivationStore,
   gates: () => ActivationGates,
 ): ActivationReport {
-  const recordRecommendation = (sessionId: string, usage: SessionEventPayloads['context.usage']) => {
-    try {
-      const pending = deps.recommendations.pending({
-        session_id: sessionId,
-        zone: 'token_pressure',
-        kind: 'compact_session',
+  /**
+   * One step in the ledger's order: the recorder's step for the same signal (queued when the bus
+   * delivered it, before this) is applied first, so a recommendation is recorded once.
+   */
+  const recordRecommendation = (sessionId: string, usage: SessionEventPayloads['context.usage']) =>
+    deps.recommendations
+      .serial(async (ledger) => {
+        const pending = await ledger.pending({
+          session_id: sessionId,
+          zone: 'token_pressure',
+          kind: 'compact_session',
+        });
+        if (pending.length > 0) return;
+        await ledger.record({
+          zone: 'token_pressure',
+          kind: 'compact_session',
+          session_id: sessionId,
+          run_id: usage.run_id,
+          payload: { ratio: usage.ratio },
+          window_seconds: HOUR_SECONDS,
+          evidence: { ratio: usage.ratio, source: 'health_followon' },
+        });
+      })
+      .catch((error) => {
+        deps.log.warn('health follow-on recommendation not recorded', { session_id: sessionId, error });
       });
-      if (pending.length > 0) return;
-      deps.recommendations.record({
-        zone: 'token_pressure',
-        kind: 'compact_session',
-        session_id: sessionId,
-        run_id: usage.run_id,
-        payload: { ratio: usage.ratio },
-        window_seconds: HOUR_SECONDS,
-        evidence: { ratio: usage.ratio, source: 'health_followon' },
-      });
-    } catch (error) {
-      deps.log.warn('health follow-on recommendation not recorded', { session_id: sessionId, error });
-    }
-  };
 
   return {
     announce(sessionId, usage) {
@@ -92,7 +97,9 @@ export function createActivationReport(
           context_window: usage.context_window,
         } satisfies SessionEventPayloads['health.token_pressure']);
       }
-      recordRecommendation(sessionId, usage);
+      // Queued in the ledger's order, not awaited: the activation is not held up by it (readers of
+      // the ledger wait for it).
+      void recordRecommendation(sessionId, usage);
     },
     async complete(input) {
       const { sessionId, execution } = input;

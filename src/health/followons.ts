@@ -76,7 +76,7 @@ export interface HealthFollowonDeps {
   /** The actions: compaction requests and summaries. */
   agent: Pick<AgentService, 'requestCompaction' | 'summarize'>;
   /** The operator cognition ledger (the signal's `token_pressure` recommendation). */
-  recommendations: Pick<RecommendationLedger, 'pending' | 'record'>;
+  recommendations: Pick<RecommendationLedger, 'serial'>;
   /** Whether the HTTP service mounted the SSE session route (publishes session events to clients). */
   sessionPublisher: () => boolean;
 }

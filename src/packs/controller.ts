@@ -41,8 +41,8 @@ export function createPackController(deps: PackControllerDeps): PackController {
     log,
     redactor: deps.redactor,
     applied: safeApplied,
-    record: (run) => {
-      if (!core.mutationUnavailable()) store.recordHookRun(run);
+    record: async (run) => {
+      if (!core.mutationUnavailable()) await store.recordHookRun(run);
     },
     spawner: deps.spawner,
   });
@@ -67,8 +67,8 @@ export function createPackController(deps: PackControllerDeps): PackController {
       core.requireEnabled();
       await deps.sessions.require(sessionId);
       core.requireMutations();
-      const current = core.readRow(sessionId);
-      core.save({
+      const current = await core.readRow(sessionId);
+      await core.save({
         ...emptyRow(sessionId, core.now()),
         ref_revision: (current?.ref_revision ?? 0) + 1,
         last_action: 'clear',
@@ -81,27 +81,27 @@ export function createPackController(deps: PackControllerDeps): PackController {
     async activePack(sessionId) {
       core.requireEnabled();
       await deps.sessions.require(sessionId);
-      const pack = appliedFor(core, sessionId);
-      return describeActivePack(sessionId, pack, pack ? store.hookRuns(sessionId, 10) : []);
+      const pack = await appliedFor(core, sessionId);
+      return describeActivePack(sessionId, pack, pack ? await store.hookRuns(sessionId, 10) : []);
     },
 
-    applied: (sessionId) => appliedFor(core, sessionId),
+    applied: async (sessionId) => await appliedFor(core, sessionId),
 
-    promptSection(sessionId) {
-      const pack = safeApplied(sessionId);
+    async promptSection(sessionId) {
+      const pack = await safeApplied(sessionId);
       const text = pack ? renderPackPrompt(pack.manifest) : undefined;
       return pack && text ? { source: `pack ${pack.manifest.name}`, text } : undefined;
     },
 
-    policies(sessionId) {
+    async policies(sessionId) {
       if (!sessionId) return [];
-      const pack = safeApplied(sessionId);
+      const pack = await safeApplied(sessionId);
       const policy = pack ? packPolicy(pack.manifest) : undefined;
       return policy ? [policy] : [];
     },
 
-    choreography(sessionId) {
-      return safeApplied(sessionId)?.manifest.choreography || undefined;
+    async choreography(sessionId) {
+      return (await safeApplied(sessionId))?.manifest.choreography || undefined;
     },
 
     hooksIdle: () => hooks.idle(),

@@ -32,9 +32,9 @@ export function startHookDispatch(deps: {
   log: Logger;
   redactor: Redactor;
   /** The pack in force for a session (hydrating), or undefined; never throws. */
-  applied(sessionId: string): AppliedPack | undefined;
+  applied(sessionId: string): Promise<AppliedPack | undefined>;
   /** Persist an outcome; may throw (logged). */
-  record(run: HookRun): void;
+  record(run: HookRun): Promise<void>;
   /** The App's command spawner (OS sandbox, scrubbed environment); without it, a plain shell. */
   spawner?: CommandSpawner;
 }): HookDispatch {
@@ -85,7 +85,7 @@ export function startHookDispatch(deps: {
     // Never the command: the index and the event identify the hook.
     deps.log.info('pack hook finished', { ...run });
     try {
-      deps.record(run);
+      await deps.record(run);
     } catch (error) {
       deps.log.warn('pack hook outcome not recorded', {
         session_id: event.session_id,
@@ -96,18 +96,19 @@ export function startHookDispatch(deps: {
 
   const unsubscribe = deps.bus.subscribe('*', (event) => {
     if (closed || !HOOK_EVENT_SET.has(event.type)) return;
-    const pack = deps.applied(event.session_id);
-    if (!pack) return;
+    // The pack in force when the event came (looked up now), its hooks run in the session's order.
+    const lookup = deps.applied(event.session_id);
     const tool = typeof event.payload.tool === 'string' ? event.payload.tool : undefined;
-    const hooks = pack.manifest.hooks
-      .map((hook, index) => ({ hook, index }))
-      .filter(
-        ({ hook }) =>
-          hook.event === event.type && (!hook.tool || (tool !== undefined && toolMatcher(hook.tool)(tool))),
-      );
-    if (hooks.length === 0) return;
     const previous = queues.get(event.session_id) ?? Promise.resolve();
     const next = previous.then(async () => {
+      const pack = await lookup;
+      if (!pack) return;
+      const hooks = pack.manifest.hooks
+        .map((hook, index) => ({ hook, index }))
+        .filter(
+          ({ hook }) =>
+            hook.event === event.type && (!hook.tool || (tool !== undefined && toolMatcher(hook.tool)(tool))),
+        );
       for (const { hook, index } of hooks) {
         if (closed) return;
         await runHook(pack, hook, index, event);

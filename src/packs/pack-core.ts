@@ -9,7 +9,7 @@ import { SvcError } from '../errors';
 import type { Logger } from '../log';
 import type { ResolvedRef } from './discovery';
 import { type PackDiagnostic, type ParsedManifest, parseManifestText } from './manifest';
-import { createPackStore, type PackRow, type PackStore } from './store';
+import type { PackRow, PackStore } from './store';
 import type { AppliedPack, PackControllerDeps } from './types';
 
 const READ_ONLY_REASON =
@@ -34,9 +34,9 @@ export interface PackCore {
   mutationUnavailable(): string | undefined;
   requireMutations(): void;
   /** The persisted row, or this process's overlay of it (same ref_revision only). */
-  readRow(sessionId: string): PackRow | undefined;
+  readRow(sessionId: string): Promise<PackRow | undefined>;
   /** Persist a row; a read-only process keeps it as this process's overlay instead. */
-  save(row: PackRow): void;
+  save(row: PackRow): Promise<void>;
   loadManifest(manifestPath: string, options: ManifestLoadOptions): ParsedManifest;
   loadResolved(resolved: ResolvedRef): ParsedManifest;
   discoveryEnv(): {
@@ -47,16 +47,13 @@ export interface PackCore {
 }
 
 export function createPackCore(deps: PackControllerDeps): PackCore {
-  const store = createPackStore(deps.db);
+  const store = deps.store;
   /** Hydration outcomes a read-only process could not persist, by session (same ref_revision only). */
   const overlays = new Map<string, PackRow>();
   const enabled = () => deps.config().options.operating_packs === true;
 
   const mutationUnavailable = (): string | undefined => {
-    const db = deps.db();
-    if (db.readonly) return READ_ONLY_REASON;
-    if (db.pragma('query_only', { simple: true })) return READ_ONLY_REASON;
-    return undefined;
+    return store.readOnly() ? READ_ONLY_REASON : undefined;
   };
 
   const loadManifest = (manifestPath: string, options: ManifestLoadOptions): ParsedManifest => {
@@ -100,19 +97,19 @@ export function createPackCore(deps: PackControllerDeps): PackCore {
       const reason = mutationUnavailable();
       if (reason) throw new SvcError('unavailable', reason);
     },
-    readRow(sessionId) {
-      const row = store.get(sessionId);
+    async readRow(sessionId) {
+      const row = await store.get(sessionId);
       const overlay = overlays.get(sessionId);
       if (overlay && row && overlay.ref_revision === row.ref_revision) return overlay;
       return row;
     },
-    save(row) {
+    async save(row) {
       if (mutationUnavailable()) {
         overlays.set(row.session_id, row);
         return;
       }
       overlays.delete(row.session_id);
-      store.put(row);
+      await store.put(row);
     },
     loadManifest,
     loadResolved: (resolved) =>

@@ -11,7 +11,7 @@ import type { PackRow } from './store';
 import type { AppliedPack } from './types';
 
 /** Re-apply a persisted reference in this process; records `last_action` hydrate. */
-export function hydrate(core: PackCore, row: PackRow): PackRow {
+export async function hydrate(core: PackCore, row: PackRow): Promise<PackRow> {
   const { applied, log } = core;
   let parsed: ParsedManifest;
   const presets = core.deps.config().options.operating_mode_presets;
@@ -47,10 +47,10 @@ export function hydrate(core: PackCore, row: PackRow): PackRow {
       diagnostics: parsed.diagnostics,
     };
     if (!sameOutcome(row, next)) {
-      core.save({ ...next, updated_at: core.now() });
+      await core.save({ ...next, updated_at: core.now() });
       log.warn('pack hydration failed', { session_id: row.session_id, pack: row.pack_name });
     }
-    return core.readRow(row.session_id) ?? next;
+    return (await core.readRow(row.session_id)) ?? next;
   }
   const manifest = parsed.manifest;
   applied.set(row.session_id, {
@@ -72,13 +72,13 @@ export function hydrate(core: PackCore, row: PackRow): PackRow {
     failure_reason: keepValidation ? row.failure_reason : '',
     diagnostics: keepValidation ? row.diagnostics : parsed.diagnostics,
   };
-  if (!sameOutcome(row, next)) core.save({ ...next, updated_at: core.now() });
+  if (!sameOutcome(row, next)) await core.save({ ...next, updated_at: core.now() });
   log.info('pack hydrated', { session_id: row.session_id, pack: manifest.name });
-  return core.readRow(row.session_id) ?? next;
+  return (await core.readRow(row.session_id)) ?? next;
 }
 
 /** The row after making sure this process applies what it references. */
-export function ensureApplied(core: PackCore, row: PackRow): PackRow {
+export async function ensureApplied(core: PackCore, row: PackRow): Promise<PackRow> {
   if (!row.active) {
     core.applied.delete(row.session_id);
     return row;
@@ -87,26 +87,26 @@ export function ensureApplied(core: PackCore, row: PackRow): PackRow {
   if (current && current.ref_revision === row.ref_revision && row.failure_state !== 'hydration_failed') {
     return row;
   }
-  return hydrate(core, row);
+  return await hydrate(core, row);
 }
 
-export function appliedFor(core: PackCore, sessionId: string): AppliedPack | undefined {
+export async function appliedFor(core: PackCore, sessionId: string): Promise<AppliedPack | undefined> {
   if (!core.enabled()) return undefined;
-  const row = core.readRow(sessionId);
+  const row = await core.readRow(sessionId);
   if (!row) {
     core.applied.delete(sessionId);
     return undefined;
   }
-  ensureApplied(core, row);
+  await ensureApplied(core, row);
   return core.applied.get(sessionId);
 }
 
 /** For the prompt, funnel and hook paths: a storage problem is logged, and no pack applies. */
-export function safeAppliedLookup(core: PackCore): (sessionId: string) => AppliedPack | undefined {
+export function safeAppliedLookup(core: PackCore): (sessionId: string) => Promise<AppliedPack | undefined> {
   const warned = new Map<string, string>();
-  return (sessionId) => {
+  return async (sessionId) => {
     try {
-      const pack = appliedFor(core, sessionId);
+      const pack = await appliedFor(core, sessionId);
       warned.delete(sessionId);
       return pack;
     } catch (error) {

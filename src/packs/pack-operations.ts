@@ -63,8 +63,8 @@ export async function packSnapshot(
     );
   }
   try {
-    row = core.readRow(sessionId);
-    if (row && !posture) row = ensureApplied(core, row);
+    row = await core.readRow(sessionId);
+    if (row && !posture) row = await ensureApplied(core, row);
   } catch (error) {
     // A row that exists but cannot be decoded is a serialization failure, not a storage outage.
     if (SvcError.is(error) && error.details?.reason === 'serialization') throw error;
@@ -95,7 +95,7 @@ export async function activatePack(
   core.requireEnabled();
   await core.deps.sessions.require(sessionId);
   core.requireMutations();
-  const current = core.readRow(sessionId) ?? emptyRow(sessionId, core.now());
+  const current = (await core.readRow(sessionId)) ?? emptyRow(sessionId, core.now());
   const presets = core.deps.config().options.operating_mode_presets;
   const resolved = resolveRef(ref, { ...core.discoveryEnv(), presets });
   if (!resolved) {
@@ -116,7 +116,7 @@ export async function activatePack(
             message: 'no preset id, pack manifest path or pack name matches; see session_list_packs',
           },
     ];
-    return fail(
+    return await fail(
       core,
       current,
       ref,
@@ -126,7 +126,7 @@ export async function activatePack(
   }
   const parsed = core.loadResolved(resolved);
   if (!parsed.manifest) {
-    return fail(
+    return await fail(
       core,
       current,
       ref,
@@ -152,7 +152,7 @@ export async function activatePack(
     diagnostics: parsed.diagnostics,
     updated_at: core.now(),
   };
-  core.save(row);
+  await core.save(row);
   core.applied.set(sessionId, {
     session_id: sessionId,
     ref_revision: row.ref_revision,
@@ -165,14 +165,14 @@ export async function activatePack(
   return { status: 'activated', session_id: sessionId, pack_name: ref };
 }
 
-function fail(
+async function fail(
   core: PackCore,
   current: PackRow,
   requested: string,
   diagnostics: PackDiagnostic[],
   reason: string,
-): never {
-  core.save({
+): Promise<never> {
+  await core.save({
     ...current,
     last_action: 'activate',
     failure_state: 'validation_failed',

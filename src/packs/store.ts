@@ -77,11 +77,17 @@ export interface HookRun {
   started_at: number;
 }
 
+/**
+ * `session_operating_packs`, `pack_hook_runs` (issue 18: async; PostgreSQL twin ./pg-store.ts).
+ */
 export interface PackStore {
-  get(sessionId: string): PackRow | undefined;
-  put(row: PackRow): void;
-  recordHookRun(run: HookRun): void;
-  hookRuns(sessionId: string, limit?: number): HookRun[];
+  get(sessionId: string): Promise<PackRow | undefined>;
+  put(row: PackRow): Promise<void>;
+  recordHookRun(run: HookRun): Promise<void>;
+  /** Newest first. */
+  hookRuns(sessionId: string, limit?: number): Promise<HookRun[]>;
+  /** Whether this process's connection cannot write (a database opened read-only). */
+  readOnly(): boolean;
 }
 
 export function emptyRow(sessionId: string, now: number): PackRow {
@@ -104,21 +110,35 @@ export function emptyRow(sessionId: string, now: number): PackRow {
   };
 }
 
-type RawRow = Omit<PackRow, 'active' | 'summary' | 'diagnostics'> & {
+export type RawRow = Omit<PackRow, 'active' | 'summary' | 'diagnostics'> & {
   active: number;
   summary: string;
   diagnostics: string;
 };
 
+/** A row as stored: the flag as 0/1, summary and diagnostics as JSON text. */
+export function encode(row: PackRow): RawRow {
+  return {
+    ...row,
+    active: row.active ? 1 : 0,
+    summary: JSON.stringify(row.summary),
+    diagnostics: JSON.stringify(row.diagnostics),
+  };
+}
+
 export function createPackStore(db: () => Db): PackStore {
   return {
-    get(sessionId) {
+    readOnly() {
+      const handle = db();
+      return handle.readonly || Boolean(handle.pragma('query_only', { simple: true }));
+    },
+    async get(sessionId) {
       const raw = db().prepare('SELECT * FROM session_operating_packs WHERE session_id = ?').get(sessionId) as
         | RawRow
         | undefined;
       return raw ? decode(raw) : undefined;
     },
-    put(row) {
+    async put(row) {
       db()
         .prepare(
           `INSERT INTO session_operating_packs (session_id, active, pack_name, requested, manifest_path, source,
@@ -132,14 +152,9 @@ export function createPackStore(db: () => Db): PackStore {
              failure_state = excluded.failure_state, failure_reason = excluded.failure_reason,
              diagnostics = excluded.diagnostics, updated_at = excluded.updated_at`,
         )
-        .run({
-          ...row,
-          active: row.active ? 1 : 0,
-          summary: JSON.stringify(row.summary),
-          diagnostics: JSON.stringify(row.diagnostics),
-        });
+        .run(encode(row));
     },
-    recordHookRun(run) {
+    async recordHookRun(run) {
       db()
         .prepare(
           `INSERT INTO pack_hook_runs (session_id, pack_name, hook_index, event, event_id, status, exit_code, duration_ms, started_at)
@@ -147,7 +162,7 @@ export function createPackStore(db: () => Db): PackStore {
         )
         .run(run);
     },
-    hookRuns(sessionId, limit = 20) {
+    async hookRuns(sessionId, limit = 20) {
       return db()
         .prepare(
           `SELECT session_id, pack_name, hook_index, event, event_id, status, exit_code, duration_ms, started_at
@@ -162,7 +177,7 @@ export function createPackStore(db: () => Db): PackStore {
  * A row that does not decode (a hand-edited or newer-version database) cannot become a snapshot:
  * spec, Errors → Operating mode routes: a parity serialization failure answers 400.
  */
-function decode(raw: RawRow): PackRow {
+export function decode(raw: RawRow): PackRow {
   const fail = (why: string) =>
     new SvcError('internal', `operating mode snapshot cannot be serialized: stored ${why} is invalid`, {
       status: 400,

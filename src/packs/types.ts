@@ -10,17 +10,17 @@ import type { ToolPolicy } from '../permissions/tool-policy';
 import type { Redactor } from '../redact';
 import type { CommandSpawner } from '../sandbox/spawn';
 import type { SessionStore } from '../sessions/session-store';
-import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
 import type { PackManifest, ToolNames } from './manifest';
 import type { OperatingModeSnapshot } from './snapshot';
-import type { HookRun } from './store';
+import type { HookRun, PackStore } from './store';
 
 export interface PackControllerDeps {
   workspace: string;
   env: Readonly<Record<string, string | undefined>>;
   config: () => Config;
-  db: () => Db;
+  /** `session_operating_packs`, `pack_hook_runs` (./store.ts or its PostgreSQL twin). */
+  store: PackStore;
   /** Whether the database file exists (a read-only projection must not create it). */
   dbPresent: () => boolean;
   sessions: SessionStore;
@@ -117,13 +117,13 @@ export interface PackController {
   /** Metadata of the session's pack in force (never preamble, hook commands or rule bodies). */
   activePack(sessionId: string): Promise<ActivePackDetails>;
   /** The pack in force for a session in this process, hydrating a persisted reference. */
-  applied(sessionId: string): AppliedPack | undefined;
+  applied(sessionId: string): Promise<AppliedPack | undefined>;
   /** Pushed into `app.promptSections`: the pack preamble and rules for the session's system prompt. */
-  promptSection(sessionId: string): { source: string; text: string } | undefined;
+  promptSection(sessionId: string): Promise<{ source: string; text: string } | undefined>;
   /** Pushed into `app.policyProviders`: the pack's funnel layer (agent_policy stage). */
-  policies(sessionId: string | undefined): ToolPolicy[];
+  policies(sessionId: string | undefined): Promise<ToolPolicy[]>;
   /** The choreography preset the session's pack asks for (read by adaptive orchestration). */
-  choreography(sessionId: string): string | undefined;
+  choreography(sessionId: string): Promise<string | undefined>;
   /** Resolves when every queued hook has finished. */
   hooksIdle(): Promise<void>;
   close(): Promise<void>;

@@ -39,13 +39,18 @@ export function startFindingObserver(deps: {
   log: Logger;
 }): () => void {
   const { findings } = deps;
+  const failed = (what: string) => (error: unknown) =>
+    deps.log.warn('finding lifecycle update failed', { what, error });
+  // Listeners are sync: each update is queued by the finding service in event order (await
+  // `findings.flush()` to see them applied); a failure is logged.
   const guarded = (what: string, fn: () => void) => {
     try {
       fn();
     } catch (error) {
-      deps.log.warn('finding lifecycle update failed', { what, error });
+      failed(what)(error);
     }
   };
+  const queued = (what: string, update: Promise<unknown>) => void update.catch(failed(what));
 
   const onShell = (event: RunEvent) => {
     const payload = event.payload as ShellFinished;
@@ -54,10 +59,10 @@ export function startFindingObserver(deps: {
     if (payload.timed_out || typeof payload.exit_code !== 'number' || NOT_RUN.has(payload.exit_code)) return;
     const actor: Actor = { sessionId: event.session_id, runId: event.run_id, source: 'bash' };
     if (payload.exit_code === 0) {
-      findings.checkPassed(check, actor);
+      queued(event.type, findings.checkPassed(check, actor));
       return;
     }
-    findings.observe(
+    const update = findings.observe(
       {
         kind: 'check',
         fingerprint: `check:${check.key}`,
@@ -69,6 +74,7 @@ export function startFindingObserver(deps: {
       },
       actor,
     );
+    queued(event.type, update);
   };
 
   const onDiagnostics = (event: RunEvent) => {
@@ -81,7 +87,7 @@ export function startFindingObserver(deps: {
       present.push(fingerprint);
       const where = `${payload.path}:${error.line}:${error.column}`;
       const origin = [error.source ?? payload.server, error.code].filter(Boolean).join(' ');
-      findings.observe(
+      const update = findings.observe(
         {
           kind: 'diagnostic',
           fingerprint,
@@ -92,9 +98,11 @@ export function startFindingObserver(deps: {
         },
         actor,
       );
+      queued(event.type, update);
     }
     // A partial answer proves nothing about the errors it did not list.
-    if (payload.complete && !payload.truncated) findings.diagnosticsReported(payload.path, present, actor);
+    if (payload.complete && !payload.truncated)
+      queued(event.type, findings.diagnosticsReported(payload.path, present, actor));
   };
 
   const offLedger = deps.runs.onAppend((event) => {
@@ -104,7 +112,8 @@ export function startFindingObserver(deps: {
   const offBus = deps.bus.subscribe('*', (event) => {
     if (event.type === 'file.changed') {
       const payload = event.payload as SessionEventPayloads['file.changed'];
-      guarded(event.type, () =>
+      queued(
+        event.type,
         findings.fileChanged(payload.path, payload.change, {
           sessionId: payload.session_id,
           runId: payload.run_id,
@@ -113,7 +122,8 @@ export function startFindingObserver(deps: {
       );
     } else if (event.type === 'run.finished') {
       const payload = event.payload as SessionEventPayloads['run.finished'];
-      guarded(event.type, () =>
+      queued(
+        event.type,
         findings.sweep({ sessionId: payload.session_id, runId: payload.run_id, source: 'sweep' }),
       );
     }

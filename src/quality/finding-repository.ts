@@ -25,13 +25,18 @@ export type ActiveScope =
   | { with: 'touched_by'; path: string; sessionId: string }
   | { with: 'seen_before'; cutoff: number };
 
+/** The finding lifecycle's repository (issue 18: async; PostgreSQL twin ./pg-finding-repository.ts). */
 export interface FindingRepository {
-  byFingerprint(fingerprint: string): FindingRow | undefined;
-  byId(id: string): FindingRow | undefined;
-  insert(id: string, observation: Observation, actor: Actor, now: number): void;
+  byFingerprint(fingerprint: string): Promise<FindingRow | undefined>;
+  byId(id: string): Promise<FindingRow | undefined>;
+  /**
+   * Insert a new open finding; false (and nothing written) when a finding with its fingerprint
+   * exists already: the database decides, so two writers cannot open the same finding twice.
+   */
+  insert(id: string, observation: Observation, actor: Actor, now: number): Promise<boolean>;
   /** Another sighting of an existing finding. */
-  sighted(existing: FindingRow, observation: Observation, actor: Actor, now: number): void;
-  setState(id: string, state: FindingState, now: number): void;
+  sighted(existing: FindingRow, observation: Observation, actor: Actor, now: number): Promise<void>;
+  setState(id: string, state: FindingState, now: number): Promise<void>;
   insertEvent(
     findingId: string,
     from: FindingState | null,
@@ -39,17 +44,79 @@ export interface FindingRepository {
     reason: string,
     actor: Actor,
     now: number,
-  ): void;
-  active(scope: ActiveScope): FindingRow[];
+  ): Promise<void>;
+  active(scope: ActiveScope): Promise<FindingRow[]>;
   /** Reads (empty without a database). */
-  find(id: string): FindingRow | undefined;
-  list(filter: FindingListFilter): FindingRow[];
-  events(filter: { findingId?: string; sessionId?: string; limit?: number }): {
-    events: (FindingEvent & { title: string })[];
-    total: number;
-  };
-  countsByStateAndKind(sessionId?: string): { state: FindingState; kind: FindingKind; n: number }[];
-  logSummary(sessionId?: string): { n: number; last: number | null };
+  find(id: string): Promise<FindingRow | undefined>;
+  list(filter: FindingListFilter): Promise<FindingRow[]>;
+  events(filter: FindingEventFilter): Promise<FindingEventPage>;
+  countsByStateAndKind(sessionId?: string): Promise<FindingCount[]>;
+  logSummary(sessionId?: string): Promise<{ n: number; last: number | null }>;
+}
+
+export interface FindingEventFilter {
+  findingId?: string;
+  sessionId?: string;
+  limit?: number;
+}
+
+export interface FindingEventPage {
+  events: (FindingEvent & { title: string })[];
+  total: number;
+}
+
+export interface FindingCount {
+  state: FindingState;
+  kind: FindingKind;
+  n: number;
+}
+
+/** The insert's values, in column order (shared with the PostgreSQL twin). */
+export function findingInsertValues(
+  id: string,
+  observation: Observation,
+  actor: Actor,
+  now: number,
+): unknown[] {
+  return [
+    id,
+    observation.kind,
+    observation.fingerprint,
+    observation.title,
+    observation.detail ?? null,
+    observation.severity ?? 'error',
+    observation.path ?? null,
+    observation.line ?? null,
+    observation.checkKey ?? null,
+    observation.checkCommand ?? null,
+    observation.checkKind ?? null,
+    actor.sessionId ?? null,
+    actor.runId ?? null,
+    actor.sessionId ?? null,
+    actor.runId ?? null,
+    now,
+    now,
+    now,
+  ];
+}
+
+/** The sighting's values: title, detail, line, check_command, last session, last run, now, id. */
+export function sightedValues(
+  existing: FindingRow,
+  observation: Observation,
+  actor: Actor,
+  now: number,
+): unknown[] {
+  return [
+    observation.title,
+    observation.detail ?? existing.detail,
+    observation.line ?? existing.line,
+    observation.checkCommand ?? null,
+    actor.sessionId ?? existing.last_session_id,
+    actor.runId ?? existing.last_run_id,
+    now,
+    existing.id,
+  ];
 }
 
 const ACTIVE_SCOPES: Record<ActiveScope['with'], string> = {
@@ -78,59 +145,33 @@ const scopeParams = (scope: ActiveScope): unknown[] => {
 export function createFindingRepository(qdb: QualityDb): FindingRepository {
   const db = () => qdb.write();
   return {
-    byFingerprint: (fingerprint) =>
+    byFingerprint: async (fingerprint) =>
       db().prepare('SELECT * FROM findings WHERE fingerprint = ?').get(fingerprint) as FindingRow | undefined,
-    byId: (id) => db().prepare('SELECT * FROM findings WHERE id = ?').get(id) as FindingRow | undefined,
-    insert(id, observation, actor, now) {
-      db()
+    byId: async (id) => db().prepare('SELECT * FROM findings WHERE id = ?').get(id) as FindingRow | undefined,
+    async insert(id, observation, actor, now) {
+      const result = db()
         .prepare(
           `INSERT INTO findings (id, kind, fingerprint, state, title, detail, severity, path, line, check_key,
              check_command, check_kind, session_id, run_id, last_session_id, last_run_id, occurrences,
              first_seen_at, last_seen_at, state_changed_at)
-           VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
+           VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+           ON CONFLICT (fingerprint) DO NOTHING`,
         )
-        .run(
-          id,
-          observation.kind,
-          observation.fingerprint,
-          observation.title,
-          observation.detail ?? null,
-          observation.severity ?? 'error',
-          observation.path ?? null,
-          observation.line ?? null,
-          observation.checkKey ?? null,
-          observation.checkCommand ?? null,
-          observation.checkKind ?? null,
-          actor.sessionId ?? null,
-          actor.runId ?? null,
-          actor.sessionId ?? null,
-          actor.runId ?? null,
-          now,
-          now,
-          now,
-        );
+        .run(...findingInsertValues(id, observation, actor, now));
+      return result.changes > 0;
     },
-    sighted(existing, observation, actor, now) {
+    async sighted(existing, observation, actor, now) {
       db()
         .prepare(
           `UPDATE findings SET title = ?, detail = ?, line = ?, check_command = coalesce(?, check_command),
              last_session_id = ?, last_run_id = ?, occurrences = occurrences + 1, last_seen_at = ? WHERE id = ?`,
         )
-        .run(
-          observation.title,
-          observation.detail ?? existing.detail,
-          observation.line ?? existing.line,
-          observation.checkCommand ?? null,
-          actor.sessionId ?? existing.last_session_id,
-          actor.runId ?? existing.last_run_id,
-          now,
-          existing.id,
-        );
+        .run(...sightedValues(existing, observation, actor, now));
     },
-    setState(id, state, now) {
+    async setState(id, state, now) {
       db().prepare('UPDATE findings SET state = ?, state_changed_at = ? WHERE id = ?').run(state, now, id);
     },
-    insertEvent(findingId, from, to, reason, actor, now) {
+    async insertEvent(findingId, from, to, reason, actor, now) {
       db()
         .prepare(
           `INSERT INTO finding_events (finding_id, from_state, to_state, reason, source, session_id, run_id, created_at)
@@ -138,35 +179,35 @@ export function createFindingRepository(qdb: QualityDb): FindingRepository {
         )
         .run(findingId, from, to, reason, actor.source, actor.sessionId ?? null, actor.runId ?? null, now);
     },
-    active(scope) {
+    async active(scope) {
       return db()
         .prepare(
           `SELECT * FROM findings WHERE state IN ('open', 'acknowledged') AND ${ACTIVE_SCOPES[scope.with]} ORDER BY first_seen_at, id`,
         )
         .all(...scopeParams(scope)) as FindingRow[];
     },
-    find(id) {
+    async find(id) {
       return readOr(
         qdb,
         undefined,
         (handle) => handle.prepare('SELECT * FROM findings WHERE id = ?').get(id) as FindingRow | undefined,
       );
     },
-    list: (filter) => listFindings(qdb, filter),
-    events: (filter) => findingEvents(qdb, filter),
-    countsByStateAndKind(sessionId) {
+    list: async (filter) => listFindings(qdb, filter),
+    events: async (filter) => findingEvents(qdb, filter),
+    async countsByStateAndKind(sessionId) {
       const session = sessionId ? 'WHERE session_id = ? OR last_session_id = ?' : '';
       const params = sessionId ? [sessionId, sessionId] : [];
       return readOr(
         qdb,
-        [] as { state: FindingState; kind: FindingKind; n: number }[],
+        [] as FindingCount[],
         (handle) =>
           handle
             .prepare(`SELECT state, kind, count(*) AS n FROM findings ${session} GROUP BY state, kind`)
-            .all(...params) as { state: FindingState; kind: FindingKind; n: number }[],
+            .all(...params) as FindingCount[],
       );
     },
-    logSummary(sessionId) {
+    async logSummary(sessionId) {
       return readOr(
         qdb,
         { n: 0, last: null as number | null },
@@ -209,10 +250,7 @@ function listFindings(qdb: QualityDb, filter: FindingListFilter): FindingRow[] {
   );
 }
 
-function findingEvents(
-  qdb: QualityDb,
-  filter: { findingId?: string; sessionId?: string; limit?: number },
-): { events: (FindingEvent & { title: string })[]; total: number } {
+function findingEvents(qdb: QualityDb, filter: FindingEventFilter): FindingEventPage {
   const where: string[] = [];
   const params: unknown[] = [];
   if (filter.findingId) {

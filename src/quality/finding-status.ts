@@ -31,23 +31,23 @@ const SOURCES: FindingLifecycleStatus['sources'] = [
   },
 ];
 
-export function findingStatus(
+export async function findingStatus(
   repo: Pick<FindingRepository, 'countsByStateAndKind' | 'logSummary'>,
-  listActive: (sessionId: string | undefined, limit: number) => Finding[],
+  listActive: (sessionId: string | undefined, limit: number) => Promise<Finding[]>,
   options: { limit?: number; sessionId?: string },
-): FindingLifecycleStatus {
+): Promise<FindingLifecycleStatus> {
   const counts = { open: 0, acknowledged: 0, fixed: 0, waived: 0, stale: 0, total: 0 };
   const active: Record<FindingKind, number> = { check: 0, diagnostic: 0, reported: 0 };
-  for (const row of repo.countsByStateAndKind(options.sessionId)) {
+  for (const row of await repo.countsByStateAndKind(options.sessionId)) {
     counts[row.state] += row.n;
     counts.total += row.n;
     if (ACTIVE.includes(row.state)) active[row.kind] += row.n;
   }
-  const log = repo.logSummary(options.sessionId);
+  const log = await repo.logSummary(options.sessionId);
   return {
     counts,
     active_by_kind: active,
-    open: listActive(options.sessionId, options.limit ?? 20),
+    open: await listActive(options.sessionId, options.limit ?? 20),
     events_total: log.n,
     last_event_at: log.last,
     stale_after_hours: Math.round(STALE_AFTER_MS / 3_600_000),

@@ -82,30 +82,37 @@ export interface FindingLifecycleStatus {
   sources: { kind: FindingKind; observed_from: string; fixed_by: string }[];
 }
 
+/**
+ * The finding lifecycle (issue 18: async). Changes run one at a time in call order (a bus or
+ * ledger listener calls without awaiting: its updates still apply in event order); reads wait for
+ * the changes called before them.
+ */
 export interface FindingService {
   /** Open a finding, or count another sighting (reopening a fixed or stale one). */
-  observe(observation: Observation, actor: Actor): Finding;
+  observe(observation: Observation, actor: Actor): Promise<Finding>;
   /** A check passed: fix the open findings it covers. */
-  checkPassed(check: ShellCheck, actor: Actor): Finding[];
+  checkPassed(check: ShellCheck, actor: Actor): Promise<Finding[]>;
   /** A complete diagnostics run of `path` reported exactly these error fingerprints. */
-  diagnosticsReported(path: string, present: readonly string[], actor: Actor): Finding[];
+  diagnosticsReported(path: string, present: readonly string[], actor: Actor): Promise<Finding[]>;
   /** A session changed (or deleted) a file. */
-  fileChanged(path: string, change: 'create' | 'modify' | 'delete', actor: Actor): void;
+  fileChanged(path: string, change: 'create' | 'modify' | 'delete', actor: Actor): Promise<void>;
   /** Open findings not seen for STALE_AFTER_MS go stale. */
-  sweep(actor: Actor): Finding[];
-  act(id: string, action: FindingAction, reason: string | undefined, actor: Actor): Finding;
-  get(id: string): Finding;
+  sweep(actor: Actor): Promise<Finding[]>;
+  act(id: string, action: FindingAction, reason: string | undefined, actor: Actor): Promise<Finding>;
+  get(id: string): Promise<Finding>;
   list(filter?: {
     states?: FindingState[];
     kind?: FindingKind;
     sessionId?: string;
     limit?: number;
-  }): Finding[];
-  events(filter?: { findingId?: string; sessionId?: string; limit?: number }): {
+  }): Promise<Finding[]>;
+  events(filter?: { findingId?: string; sessionId?: string; limit?: number }): Promise<{
     events: (FindingEvent & { title: string })[];
     total: number;
-  };
-  status(options?: { limit?: number; sessionId?: string }): FindingLifecycleStatus;
+  }>;
+  status(options?: { limit?: number; sessionId?: string }): Promise<FindingLifecycleStatus>;
   /** A new id for an explicitly reported finding's fingerprint. */
   newReportFingerprint(): string;
+  /** Resolves once every change called so far has been applied (or has failed). */
+  flush(): Promise<void>;
 }

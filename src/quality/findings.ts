@@ -12,9 +12,10 @@
  */
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
+import { createChangeQueue } from '../util/change-queue';
 import type { Clock, Ids } from '../util/ids';
 import { covers } from './checks';
-import { createFindingRepository, type FindingRow as Row } from './finding-repository';
+import type { FindingRepository, FindingRow as Row } from './finding-repository';
 import { ACTIVE, findingStatus, STALE_AFTER_MS } from './finding-status';
 import type {
   Actor,
@@ -24,7 +25,6 @@ import type {
   FindingState,
   Observation,
 } from './finding-types';
-import type { QualityDb } from './store';
 
 export { STALE_AFTER_MS } from './finding-status';
 export * from './finding-types';
@@ -44,22 +44,151 @@ const notFound = (id: string) =>
   );
 
 export function createFindingService(deps: {
-  db: QualityDb;
+  /** `findings`, `finding_events` (./finding-repository.ts or its PostgreSQL twin). */
+  findings: FindingRepository;
   clock: Clock;
   ids: Ids;
   bus: EventBus;
 }): FindingService {
-  const repo = createFindingRepository(deps.db);
+  const repo = deps.findings;
   const toFinding = ({ fingerprint: _f, ...row }: Row): Finding => row;
 
-  const transition = (row: Row, to: FindingState, reason: string, actor: Actor): Row => {
+  // Changes run one at a time, in call order: the observer calls from sync listeners without
+  // awaiting, and a file change must apply after the failing check seen before it.
+  const { serial, settled, flush } = createChangeQueue();
+
+  const { transition, record } = createTransitions(deps);
+
+  const listNow = async (filter: Parameters<FindingService['list']>[0] = {}) =>
+    (await repo.list(filter)).map(toFinding);
+
+  const observe = async (observation: Observation, actor: Actor): Promise<Finding> => {
     const now = deps.clock.now();
-    repo.setState(row.id, to, now);
-    record(row, row.state, to, reason, actor, now);
+    let existing = await repo.byFingerprint(observation.fingerprint);
+    if (!existing) {
+      const id = deps.ids.next('fnd');
+      // The database decides: another writer may have opened it since; then this is a sighting.
+      if (await repo.insert(id, observation, actor, now)) {
+        const row = (await repo.byId(id)) as Row;
+        await record(row, null, 'open', openReason(observation), actor, now);
+        return toFinding(row);
+      }
+      existing = (await repo.byFingerprint(observation.fingerprint)) as Row;
+    }
+    await repo.sighted(existing, observation, actor, now);
+    let row = (await repo.byId(existing.id)) as Row;
+    if (row.state === 'fixed' || row.state === 'stale') {
+      row = await transition(
+        row,
+        'open',
+        `observed again after it was ${row.state}: ${openReason(observation)}`,
+        actor,
+      );
+    }
+    return toFinding(row);
+  };
+
+  return {
+    newReportFingerprint: () => `reported:${deps.ids.next('rep')}`,
+
+    observe: (observation, actor) => serial(() => observe(observation, actor)),
+
+    checkPassed: (check, actor) =>
+      serial(async () =>
+        each(await repo.active({ with: 'check' }), async (row) => {
+          if (!row.check_key || !covers(check, row.check_key)) return undefined;
+          return toFinding(
+            await transition(row, 'fixed', `the check passed: ${check.label} (exit 0)`, actor),
+          );
+        }),
+      ),
+
+    diagnosticsReported: (path, present, actor) =>
+      serial(async () => {
+        const still = new Set(present);
+        return each(await repo.active({ with: 'diagnostics_of', path }), async (row) => {
+          if (still.has(row.fingerprint)) return undefined;
+          return toFinding(
+            await transition(row, 'fixed', `diagnostics of ${path} no longer report it`, actor),
+          );
+        });
+      }),
+
+    fileChanged: (path, change, actor) =>
+      serial(async () => {
+        if (change === 'delete') {
+          for (const row of await repo.active({ with: 'path', path })) {
+            await transition(row, 'stale', `${path} was deleted`, actor);
+          }
+          return;
+        }
+        if (!actor.sessionId) return;
+        for (const row of await repo.active({ with: 'touched_by', path, sessionId: actor.sessionId })) {
+          await transition(
+            row,
+            'acknowledged',
+            `session ${actor.sessionId} changed ${path} after the finding was observed`,
+            actor,
+          );
+        }
+      }),
+
+    sweep: (actor) =>
+      serial(async () => {
+        const cutoff = deps.clock.now() - STALE_AFTER_MS;
+        return each(await repo.active({ with: 'seen_before', cutoff }), async (row) =>
+          toFinding(
+            await transition(
+              row,
+              'stale',
+              `not observed for ${Math.round(STALE_AFTER_MS / 3_600_000)} hours`,
+              actor,
+            ),
+          ),
+        );
+      }),
+
+    act: (id, action, reason, actor) =>
+      serial(async () => {
+        const row = await repo.byId(id);
+        if (!row) throw notFound(id);
+        const rule = ACTIONS[action];
+        checkAction(row, action, rule.from);
+        const why = reason?.trim() || `${action.replace('_', ' ')} by ${actor.source}`;
+        return toFinding(await transition(row, rule.to, why, actor));
+      }),
+
+    get: (id) =>
+      settled(async () => {
+        const row = await repo.find(id);
+        if (!row) throw notFound(id);
+        return toFinding(row);
+      }),
+
+    list: (filter = {}) => settled(() => listNow(filter)),
+
+    events: (filter = {}) => settled(() => repo.events(filter)),
+
+    status: (options = {}) =>
+      settled(() =>
+        findingStatus(repo, (sessionId, limit) => listNow({ states: ACTIVE, sessionId, limit }), options),
+      ),
+
+    flush,
+  };
+}
+
+/** A finding's state change: stored, logged and announced on the bus. */
+function createTransitions(deps: { findings: FindingRepository; clock: Clock; bus: EventBus }) {
+  const repo = deps.findings;
+  const transition = async (row: Row, to: FindingState, reason: string, actor: Actor): Promise<Row> => {
+    const now = deps.clock.now();
+    await repo.setState(row.id, to, now);
+    await record(row, row.state, to, reason, actor, now);
     return { ...row, state: to, state_changed_at: now };
   };
 
-  const record = (
+  const record = async (
     row: Row,
     from: FindingState | null,
     to: FindingState,
@@ -67,7 +196,7 @@ export function createFindingService(deps: {
     actor: Actor,
     now: number,
   ) => {
-    repo.insertEvent(row.id, from, to, reason, actor, now);
+    await repo.insertEvent(row.id, from, to, reason, actor, now);
     const sessionId = actor.sessionId ?? row.last_session_id ?? row.session_id;
     if (sessionId) {
       deps.bus.publish(sessionId, 'finding.changed', {
@@ -81,110 +210,17 @@ export function createFindingService(deps: {
       });
     }
   };
+  return { transition, record };
+}
 
-  const list: FindingService['list'] = (filter = {}) => repo.list(filter).map(toFinding);
-
-  return {
-    newReportFingerprint: () => `reported:${deps.ids.next('rep')}`,
-
-    observe(observation, actor) {
-      const now = deps.clock.now();
-      const existing = repo.byFingerprint(observation.fingerprint);
-      if (!existing) {
-        const id = deps.ids.next('fnd');
-        repo.insert(id, observation, actor, now);
-        const row = repo.byId(id) as Row;
-        record(row, null, 'open', openReason(observation), actor, now);
-        return toFinding(row);
-      }
-      repo.sighted(existing, observation, actor, now);
-      let row = repo.byId(existing.id) as Row;
-      if (row.state === 'fixed' || row.state === 'stale') {
-        row = transition(
-          row,
-          'open',
-          `observed again after it was ${row.state}: ${openReason(observation)}`,
-          actor,
-        );
-      }
-      return toFinding(row);
-    },
-
-    checkPassed(check, actor) {
-      const fixed: Finding[] = [];
-      for (const row of repo.active({ with: 'check' })) {
-        if (!row.check_key || !covers(check, row.check_key)) continue;
-        fixed.push(toFinding(transition(row, 'fixed', `the check passed: ${check.label} (exit 0)`, actor)));
-      }
-      return fixed;
-    },
-
-    diagnosticsReported(path, present, actor) {
-      const fixed: Finding[] = [];
-      const still = new Set(present);
-      for (const row of repo.active({ with: 'diagnostics_of', path })) {
-        if (still.has(row.fingerprint)) continue;
-        fixed.push(toFinding(transition(row, 'fixed', `diagnostics of ${path} no longer report it`, actor)));
-      }
-      return fixed;
-    },
-
-    fileChanged(path, change, actor) {
-      if (change === 'delete') {
-        for (const row of repo.active({ with: 'path', path })) {
-          transition(row, 'stale', `${path} was deleted`, actor);
-        }
-        return;
-      }
-      if (!actor.sessionId) return;
-      for (const row of repo.active({ with: 'touched_by', path, sessionId: actor.sessionId })) {
-        transition(
-          row,
-          'acknowledged',
-          `session ${actor.sessionId} changed ${path} after the finding was observed`,
-          actor,
-        );
-      }
-    },
-
-    sweep(actor) {
-      const cutoff = deps.clock.now() - STALE_AFTER_MS;
-      return repo
-        .active({ with: 'seen_before', cutoff })
-        .map((row) =>
-          toFinding(
-            transition(
-              row,
-              'stale',
-              `not observed for ${Math.round(STALE_AFTER_MS / 3_600_000)} hours`,
-              actor,
-            ),
-          ),
-        );
-    },
-
-    act(id, action, reason, actor) {
-      const row = repo.byId(id);
-      if (!row) throw notFound(id);
-      const rule = ACTIONS[action];
-      checkAction(row, action, rule.from);
-      const why = reason?.trim() || `${action.replace('_', ' ')} by ${actor.source}`;
-      return toFinding(transition(row, rule.to, why, actor));
-    },
-
-    get(id) {
-      const row = repo.find(id);
-      if (!row) throw notFound(id);
-      return toFinding(row);
-    },
-
-    list,
-
-    events: (filter = {}) => repo.events(filter),
-
-    status: (options = {}) =>
-      findingStatus(repo, (sessionId, limit) => list({ states: ACTIVE, sessionId, limit }), options),
-  };
+/** Each row in order, moved by `step` (the findings it returns are collected). */
+async function each(rows: Row[], step: (row: Row) => Promise<Finding | undefined>): Promise<Finding[]> {
+  const moved: Finding[] = [];
+  for (const row of rows) {
+    const finding = await step(row);
+    if (finding) moved.push(finding);
+  }
+  return moved;
 }
 
 /** Throws unless the action applies to the finding. */

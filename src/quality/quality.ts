@@ -12,15 +12,13 @@ import type { SessionEventPayloads } from '../events/types';
 import type { Logger } from '../log';
 import type { Redactor } from '../redact';
 import type { RunLedger } from '../runs/run-ledger';
-import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
 import type { Workspace } from '../workspace/workspace';
 import { createPatchService, type PatchService } from './apply-patch';
 import { type CapsuleService, createCapsuleService } from './capsules';
 import { startFindingObserver } from './finding-observer';
 import { createFindingService, type FindingService } from './findings';
-import type { QualityDb } from './store';
-import { type QualityStores, sqliteQualityDb } from './stores';
+import type { QualityStores } from './stores';
 
 export interface Quality {
   readonly patches: PatchService;
@@ -30,9 +28,6 @@ export interface Quality {
 }
 
 export function createQuality(deps: {
-  dataDir: string;
-  db: () => Db;
-  hasDb: () => boolean;
   /** The async repositories (./stores.ts): SQLite or PostgreSQL. */
   stores: QualityStores;
   config: () => Config;
@@ -45,7 +40,6 @@ export function createQuality(deps: {
   ws: Workspace;
 }): Quality {
   const log = deps.log.child({ component: 'quality' });
-  const db: QualityDb = sqliteQualityDb(deps);
   const patches = createPatchService({
     log: deps.stores.patchLog,
     clock: deps.clock,
@@ -67,7 +61,12 @@ export function createQuality(deps: {
     paths: deps.ws.paths,
     runs: deps.runs,
   });
-  const findings = createFindingService({ db, clock: deps.clock, ids: deps.ids, bus: deps.bus });
+  const findings = createFindingService({
+    findings: deps.stores.findings,
+    clock: deps.clock,
+    ids: deps.ids,
+    bus: deps.bus,
+  });
 
   const removeHook = deps.ws.changes.beforeWrite(capsules.beforeWrite);
   const stopObserver = startFindingObserver({ runs: deps.runs, bus: deps.bus, findings, log });

@@ -8,8 +8,10 @@ import { join } from 'node:path';
 import { DB_FILE, type Db } from '../store/db';
 import type { SqlClient } from '../store/postgres/client';
 import { type CapsuleRepository, createCapsuleRepository } from './capsule-repository';
+import { createFindingRepository, type FindingRepository } from './finding-repository';
 import { createPatchLogRepository, type PatchLogRepository } from './patch-log-repository';
 import { createPostgresCapsuleRepository } from './pg-capsule-repository';
+import { createPostgresFindingRepository } from './pg-finding-repository';
 import { createPostgresPatchLogRepository } from './pg-patch-log-repository';
 import type { QualityDb } from './store';
 
@@ -18,6 +20,8 @@ export interface QualityStores {
   patchLog: PatchLogRepository;
   /** `edit_capsules`: each run's changes as one reviewable unit. */
   capsules: CapsuleRepository;
+  /** `findings`, `finding_events`: the finding lifecycle. */
+  findings: FindingRepository;
 }
 
 /**
@@ -32,12 +36,17 @@ export function sqliteQualityDb(deps: { dataDir: string; db: () => Db; hasDb: ()
 }
 
 export function createSqliteQualityStores(db: QualityDb): QualityStores {
-  return { patchLog: createPatchLogRepository(db), capsules: createCapsuleRepository(db) };
+  return {
+    patchLog: createPatchLogRepository(db),
+    capsules: createCapsuleRepository(db),
+    findings: createFindingRepository(db),
+  };
 }
 
 export function createPostgresQualityStores(deps: { sql: SqlClient }): QualityStores {
   return {
     patchLog: createPostgresPatchLogRepository(deps),
     capsules: createPostgresCapsuleRepository(deps),
+    findings: createPostgresFindingRepository(deps),
   };
 }

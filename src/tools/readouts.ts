@@ -100,7 +100,7 @@ export const cognitionInput = z.strictObject({
     ),
 });
 
-type Cognition = ReturnType<typeof buildCognitionReadout>;
+type Cognition = Awaited<ReturnType<typeof buildCognitionReadout>>;
 
 function renderCognition(c: Cognition): string {
   const lines = [
@@ -162,18 +162,20 @@ export const recommendations = defineTool({
     if (input.action === 'dismiss') {
       if (!input.recommendation_id)
         throw new SvcError('invalid_input', 'recommendation_id: required for dismiss');
-      const rec = ledger.get(input.recommendation_id);
+      const rec = await ledger.get(input.recommendation_id);
       if (!rec)
         throw new SvcError('not_found', `recommendation_id: no recommendation "${input.recommendation_id}"`);
-      const closed = ledger.close(rec.id, 'dismissed', { dismissed_via: ctx.surface });
+      const closed = await ledger.close(rec.id, 'dismissed', { dismissed_via: ctx.surface });
       return {
         action: 'dismiss',
         recommendation_id: rec.id,
         dismissed: closed,
-        outcome: ledger.get(rec.id)?.outcome,
+        outcome: (await ledger.get(rec.id))?.outcome,
       };
     }
-    const pending = ledger.pending({ session_id: input.session_id }).map(({ payload_digest: _d, ...r }) => r);
+    const pending = (await ledger.pending({ session_id: input.session_id })).map(
+      ({ payload_digest: _d, ...r }) => r,
+    );
     return { action: 'list', count: pending.length, recommendations: pending };
   },
 });

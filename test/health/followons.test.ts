@@ -371,7 +371,7 @@ describe('health follow-ons: boundaries', () => {
     });
     const result = await app.agent.run({ prompt: 'echo big' });
     await app.health.idle();
-    const recorded = app.recommendations.window({ since: 0, max: 10, zone: 'token_pressure' });
+    const recorded = await app.recommendations.window({ since: 0, max: 10, zone: 'token_pressure' });
     // One recommendation (the recorder's), not a second one from the follow-on; the compaction
     // the follow-on asked for is what followed it.
     expect(recorded).toMatchObject([
@@ -388,14 +388,16 @@ describe('health follow-ons: boundaries', () => {
     // Close the one pending before the follow-on looks: it must add its own.
     const off = app.bus.subscribe('*', (event) => {
       if (event.type !== 'context.usage') return;
-      for (const rec of app.recommendations.pending({ zone: 'token_pressure' })) {
-        app.recommendations.close(rec.id, 'dismissed');
-      }
+      void app.recommendations.serial(async (ledger) => {
+        for (const rec of await ledger.pending({ zone: 'token_pressure' })) {
+          await ledger.close(rec.id, 'dismissed');
+        }
+      });
     });
     const result = await app.agent.run({ prompt: 'echo big' });
     off();
     await app.health.idle();
-    const recorded = app.recommendations.window({ since: 0, max: 10, zone: 'token_pressure' });
+    const recorded = await app.recommendations.window({ since: 0, max: 10, zone: 'token_pressure' });
     expect(recorded).toHaveLength(2);
     expect(recorded.find((r) => r.evidence.source === 'health_followon')).toMatchObject({
       session_id: result.session_id,

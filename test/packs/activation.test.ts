@@ -121,7 +121,7 @@ describe('operating pack tools and activation', () => {
       choreography: 'plan_then_execute',
       skills: ['code-review'],
     });
-    expect(app.packs!.choreography(session.id)).toBe('plan_then_execute');
+    expect(await app.packs!.choreography(session.id)).toBe('plan_then_execute');
   });
 
   it('CFG-19: a preset whose overrides do not validate fails with a preset diagnostic', async () => {

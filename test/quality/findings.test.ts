@@ -56,7 +56,7 @@ describe('finding lifecycle', () => {
     const status = await agent(app, {}, 'get_finding_lifecycle_status');
     expect(status.counts).toEqual({ open: 0, acknowledged: 0, fixed: 1, waived: 0, stale: 0, total: 1 });
     expect(status.open).toEqual([]);
-    const [finding] = app.quality.findings.list();
+    const [finding] = await app.quality.findings.list();
     expect(finding).toMatchObject({
       kind: 'check',
       state: 'fixed',
@@ -142,7 +142,7 @@ describe('finding lifecycle', () => {
       code: '2322',
     };
     await report([error]);
-    const [opened] = app.quality.findings.list();
+    const [opened] = await app.quality.findings.list();
     expect(opened).toMatchObject({
       kind: 'diagnostic',
       state: 'open',
@@ -151,13 +151,17 @@ describe('finding lifecycle', () => {
       title: "src/a.ts:1:7 ts 2322: Type 'string' is not assignable to type 'number'.",
     });
     await report([{ ...error, line: 3 }]); // the same error after lines moved: one finding, seen twice
-    expect(app.quality.findings.get(opened.id)).toMatchObject({ state: 'open', occurrences: 2, line: 3 });
+    expect(await app.quality.findings.get(opened.id)).toMatchObject({
+      state: 'open',
+      occurrences: 2,
+      line: 3,
+    });
     await report([], false); // an incomplete answer proves nothing
-    expect(app.quality.findings.get(opened.id).state).toBe('open');
+    expect((await app.quality.findings.get(opened.id)).state).toBe('open');
     await report([]);
-    expect(app.quality.findings.get(opened.id).state).toBe('fixed');
+    expect((await app.quality.findings.get(opened.id)).state).toBe('fixed');
     await report([error]); // it came back
-    expect(app.quality.findings.get(opened.id).state).toBe('open');
+    expect((await app.quality.findings.get(opened.id)).state).toBe('open');
   });
 
   it('moves reported findings by hand, refuses to resolve a check by hand, and goes stale', async () => {
@@ -217,7 +221,7 @@ describe('finding lifecycle', () => {
     ).rejects.toMatchObject({
       code: 'invalid_input',
     });
-    const checkFinding = app.quality.findings.observe(
+    const checkFinding = await app.quality.findings.observe(
       {
         kind: 'check',
         fingerprint: 'check:.::npm test',
@@ -234,15 +238,18 @@ describe('finding lifecycle', () => {
     });
 
     // Stale: the file of a diagnostic goes away; anything unseen for a week.
-    const diagnostic = app.quality.findings.observe(
+    const diagnostic = await app.quality.findings.observe(
       { kind: 'diagnostic', fingerprint: 'diagnostic:src/b.ts:ts::oops', title: 'oops', path: 'src/b.ts' },
       { source: 'diagnostics' },
     );
     unlinkSync(join(app.workspace, 'src/b.ts'));
-    app.quality.findings.fileChanged('src/b.ts', 'delete', { sessionId: session.id, source: 'file_change' });
-    expect(app.quality.findings.get(diagnostic.id).state).toBe('stale');
+    await app.quality.findings.fileChanged('src/b.ts', 'delete', {
+      sessionId: session.id,
+      source: 'file_change',
+    });
+    expect((await app.quality.findings.get(diagnostic.id)).state).toBe('stale');
     clock.advance(STALE_AFTER_MS + 1);
-    const swept = app.quality.findings.sweep({ source: 'sweep' });
+    const swept = await app.quality.findings.sweep({ source: 'sweep' });
     expect(swept.map((f) => f.id).sort()).toEqual([withCheck.id, checkFinding.id].sort());
     const status = await agent(app, {}, 'get_finding_lifecycle_status');
     expect(status.counts).toEqual({ open: 0, acknowledged: 0, fixed: 1, waived: 0, stale: 3, total: 4 });
@@ -257,7 +264,7 @@ describe('finding lifecycle', () => {
     expect(existsSync(join(fresh.dataDir, 'svc.db'))).toBe(false);
 
     const app = await makeTestApp();
-    app.quality.findings.observe(
+    await app.quality.findings.observe(
       {
         kind: 'check',
         fingerprint: 'check:.::npm test',
@@ -270,7 +277,7 @@ describe('finding lifecycle', () => {
     const again = await viaCli(app, binding, {});
     expect(again.json).toEqual(before.json);
     expect((before.json as any).counts).toMatchObject({ open: 1, total: 1 });
-    expect(app.quality.findings.events().total).toBe(1);
+    expect((await app.quality.findings.events()).total).toBe(1);
     const text = await viaCli(app, binding, {}, []);
     expect(text.stdout).toContain('findings: 1 open, 0 acknowledged, 0 fixed, 0 waived, 0 stale (1 total)');
     expect(text.stdout).toContain('[check, open] npm test failed (exit 1)');

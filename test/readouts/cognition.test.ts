@@ -21,15 +21,15 @@ async function seed(app: App) {
   const s = (await app.sessions.create()).id;
   const r = (zone: 'token_pressure' | 'loop_detection', kind: string) =>
     app.recommendations.record({ zone, kind, session_id: s, payload: { zone }, window_seconds: 3600 });
-  const a = r('token_pressure', 'compact_session');
+  const a = await r('token_pressure', 'compact_session');
   clock.advance(30_000);
-  app.recommendations.close(a.id, 'followed');
-  const b = r('token_pressure', 'compact_session');
+  await app.recommendations.close(a.id, 'followed');
+  const b = await r('token_pressure', 'compact_session');
   clock.advance(90_000);
-  app.recommendations.close(b.id, 'followed');
-  const c = r('token_pressure', 'compact_session');
-  app.recommendations.close(c.id, 'dismissed');
-  r('loop_detection', 'revise_instructions');
+  await app.recommendations.close(b.id, 'followed');
+  const c = await r('token_pressure', 'compact_session');
+  await app.recommendations.close(c.id, 'dismissed');
+  await r('loop_detection', 'revise_instructions');
   return s;
 }
 
@@ -121,7 +121,7 @@ describe('operator cognition readout', () => {
 
   it('counts a pending recommendation past its window as expired without writing', async () => {
     const app = await makeTestApp();
-    const rec = app.recommendations.record({
+    const rec = await app.recommendations.record({
       zone: 'loop_detection',
       kind: 'revise_instructions',
       payload: {},
@@ -130,7 +130,7 @@ describe('operator cognition readout', () => {
     (app.clock as TestClock).advance(61_000);
     const out = (await invokeTool(app, 'operator_cognition_readout', {}, { surface: 'agent' })) as any;
     expect(out.patterns[0]).toMatchObject({ expired: 1, pending: 0 });
-    expect(app.recommendations.get(rec.id)?.outcome).toBe('pending');
+    expect((await app.recommendations.get(rec.id))?.outcome).toBe('pending');
   });
 
   it('COG-01/COG-03/COG-04/EVT-33: read-only, no grades or traits, no events', async () => {
@@ -203,14 +203,14 @@ describe('recommendation recorder', () => {
       context_window: 1000,
       ratio: 0.95,
     });
-    expect(app.recommendations.pending({ zone: 'token_pressure' })).toHaveLength(1);
+    expect(await app.recommendations.pending({ zone: 'token_pressure' })).toHaveLength(1);
     app.bus.publish(s, 'compaction.finished', {
       session_id: s,
       summary_message_id: 'msg_1',
       tokens_before: 950,
       tokens_after: 200,
     });
-    expect(app.recommendations.pending({ zone: 'token_pressure' })).toHaveLength(0);
+    expect(await app.recommendations.pending({ zone: 'token_pressure' })).toHaveLength(0);
 
     app.bus.publish(s, 'loop.detected', { session_id: s, run_id: 'run_2', tool: 'bash', repeats: 4 });
     app.bus.publish(s, 'run.started', { session_id: s, run_id: 'run_3' });
@@ -239,7 +239,7 @@ describe('recommendation recorder', () => {
 
   it('dismisses through the recommendations tool', async () => {
     const app = await makeTestApp();
-    const rec = app.recommendations.record({
+    const rec = await app.recommendations.record({
       zone: 'compaction',
       kind: 'start_new_session',
       payload: {},

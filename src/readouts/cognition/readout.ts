@@ -33,7 +33,7 @@ export interface CognitionPattern {
   kinds: Record<string, number>;
 }
 
-export function buildCognitionReadout(
+export async function buildCognitionReadout(
   app: { readonly config: Config; readonly clock: Clock },
   ledger: Pick<RecommendationLedger, 'window'>,
   zone?: string,
@@ -43,7 +43,7 @@ export function buildCognitionReadout(
   const since = now - cfg.window_days * 86_400_000;
   let recs: Recommendation[];
   try {
-    recs = ledger.window({ since, max: cfg.window_max, zone: zone || undefined });
+    recs = await ledger.window({ since, max: cfg.window_max, zone: zone || undefined });
   } catch (error) {
     throw new SvcError(
       'unavailable',

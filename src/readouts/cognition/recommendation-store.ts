@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Db } from '../../store/db';
+import { createChangeQueue } from '../../util/change-queue';
 import type { Clock, Ids } from '../../util/ids';
 
 export const COGNITION_ZONES = [
@@ -32,48 +33,109 @@ export interface Recommendation {
   window_seconds: number;
 }
 
-export interface RecommendationLedger {
-  record(input: {
-    zone: CognitionZone;
-    kind: string;
-    session_id?: string | null;
-    run_id?: string | null;
-    /** What was recommended, digested (never stored verbatim). */
-    payload: unknown;
-    window_seconds: number;
-    evidence?: Record<string, unknown>;
-  }): Recommendation;
+export interface RecordInput {
+  zone: CognitionZone;
+  kind: string;
+  session_id?: string | null;
+  run_id?: string | null;
+  /** What was recommended, digested (never stored verbatim). */
+  payload: unknown;
+  window_seconds: number;
+  evidence?: Record<string, unknown>;
+}
+
+export interface PendingFilter {
+  session_id?: string;
+  zone?: CognitionZone;
+  kind?: string;
+}
+
+/**
+ * `recommendations` (issue 18: async; PostgreSQL twin ./pg-recommendation-store.ts). The ledger
+ * (below) runs its changes in order over it.
+ */
+export interface RecommendationRepository {
+  record(input: RecordInput): Promise<Recommendation>;
   /** Sets the outcome of a pending recommendation; returns false if it was already closed. */
-  close(id: string, outcome: Exclude<Outcome, 'pending'>, evidence?: Record<string, unknown>): boolean;
-  pending(filter?: { session_id?: string; zone?: CognitionZone; kind?: string }): Recommendation[];
+  close(
+    id: string,
+    outcome: Exclude<Outcome, 'pending'>,
+    evidence?: Record<string, unknown>,
+  ): Promise<boolean>;
+  /** Oldest first. */
+  pending(filter?: PendingFilter): Promise<Recommendation[]>;
   /** Newest first, within the calibration window (days and max count, whichever is smaller). */
-  window(options: { since: number; max: number; zone?: string }): Recommendation[];
-  get(id: string): Recommendation | undefined;
+  window(options: { since: number; max: number; zone?: string }): Promise<Recommendation[]>;
+  get(id: string): Promise<Recommendation | undefined>;
   /** Marks pending recommendations whose window passed as expired. */
-  expire(): number;
+  expire(): Promise<number>;
+}
+
+/**
+ * The recommendation outcome ledger. Its changes run one at a time in call order (the recorder,
+ * a sync bus listener, queues one step per event); its reads wait for the changes called before
+ * them, so "recorded once" checks see every earlier record.
+ */
+export interface RecommendationLedger extends RecommendationRepository {
+  /** Several reads and writes as one step in the ledger's order (no other change in between). */
+  serial<T>(step: (store: RecommendationRepository) => Promise<T>): Promise<T>;
+  /** Resolves once every change called so far is applied (or has failed). */
+  flush(): Promise<void>;
+}
+
+export function createRecommendationLedger(deps: { store: RecommendationRepository }): RecommendationLedger {
+  const { store } = deps;
+  const { serial, settled, flush } = createChangeQueue();
+  return {
+    record: (input) => serial(() => store.record(input)),
+    close: (id, outcome, evidence) => serial(() => store.close(id, outcome, evidence)),
+    expire: () => serial(() => store.expire()),
+    pending: (filter) => settled(() => store.pending(filter)),
+    window: (options) => settled(() => store.window(options)),
+    get: (id) => settled(() => store.get(id)),
+    serial: (step) => serial(() => step(store)),
+    flush,
+  };
 }
 
 interface Row extends Omit<Recommendation, 'evidence'> {
   evidence: string;
 }
 
-export function createRecommendationLedger(deps: {
+/** What was recommended, digested (never stored verbatim). */
+export function payloadDigest(payload: unknown): string {
+  return createHash('sha256')
+    .update(JSON.stringify(payload ?? null))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+export const toRecommendation = (row: Row): Recommendation => ({
+  ...row,
+  evidence: JSON.parse(row.evidence),
+});
+
+/** The pending filter applied to rows read oldest first (shared by both backends). */
+export function matchesPending(filter: PendingFilter): (r: Recommendation) => boolean {
+  return (r) =>
+    (!filter.session_id || r.session_id === filter.session_id) &&
+    (!filter.zone || r.zone === filter.zone) &&
+    (!filter.kind || r.kind === filter.kind);
+}
+
+export function createRecommendationRepository(deps: {
   db: () => Db;
   clock: Clock;
   ids: Ids;
-}): RecommendationLedger {
-  const toRec = (row: Row): Recommendation => ({ ...row, evidence: JSON.parse(row.evidence) });
+}): RecommendationRepository {
+  const toRec = toRecommendation;
   const get = (id: string) => {
     const row = deps.db().prepare('SELECT * FROM recommendations WHERE id = ?').get(id) as Row | undefined;
     return row ? toRec(row) : undefined;
   };
   return {
-    record(input) {
+    async record(input) {
       const id = deps.ids.next('rec');
-      const digest = createHash('sha256')
-        .update(JSON.stringify(input.payload ?? null))
-        .digest('hex')
-        .slice(0, 16);
       deps
         .db()
         .prepare(
@@ -87,13 +149,13 @@ export function createRecommendationLedger(deps: {
           deps.clock.now(),
           input.session_id ?? null,
           input.run_id ?? null,
-          digest,
+          payloadDigest(input.payload),
           JSON.stringify(input.evidence ?? {}),
           input.window_seconds,
         );
-      return get(id)!;
+      return get(id) as Recommendation;
     },
-    close(id, outcome, evidence) {
+    async close(id, outcome, evidence) {
       const current = get(id);
       if (current?.outcome !== 'pending') return false;
       deps
@@ -104,40 +166,33 @@ export function createRecommendationLedger(deps: {
         .run(outcome, deps.clock.now(), JSON.stringify({ ...current.evidence, ...evidence }), id);
       return true;
     },
-    pending(filter = {}) {
+    async pending(filter = {}) {
       const rows = deps
         .db()
-        .prepare("SELECT * FROM recommendations WHERE outcome = 'pending' ORDER BY recommended_at")
+        .prepare("SELECT * FROM recommendations WHERE outcome = 'pending' ORDER BY recommended_at, id")
         .all() as Row[];
-      return rows
-        .map(toRec)
-        .filter(
-          (r) =>
-            (!filter.session_id || r.session_id === filter.session_id) &&
-            (!filter.zone || r.zone === filter.zone) &&
-            (!filter.kind || r.kind === filter.kind),
-        );
+      return rows.map(toRec).filter(matchesPending(filter));
     },
-    window(options) {
+    async window(options) {
       const rows = (
         options.zone
           ? deps
               .db()
               .prepare(
-                'SELECT * FROM recommendations WHERE recommended_at >= ? AND zone = ? ORDER BY recommended_at DESC LIMIT ?',
+                'SELECT * FROM recommendations WHERE recommended_at >= ? AND zone = ? ORDER BY recommended_at DESC, id DESC LIMIT ?',
               )
               .all(options.since, options.zone, options.max)
           : deps
               .db()
               .prepare(
-                'SELECT * FROM recommendations WHERE recommended_at >= ? ORDER BY recommended_at DESC LIMIT ?',
+                'SELECT * FROM recommendations WHERE recommended_at >= ? ORDER BY recommended_at DESC, id DESC LIMIT ?',
               )
               .all(options.since, options.max)
       ) as Row[];
       return rows.map(toRec);
     },
-    get,
-    expire() {
+    get: async (id) => get(id),
+    async expire() {
       return deps
         .db()
         .prepare(

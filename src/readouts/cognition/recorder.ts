@@ -17,9 +17,21 @@ import type { Config } from '../../config/schema';
 import type { EventBus, SessionEvent } from '../../events/bus';
 import type { Logger } from '../../log';
 import type { Clock } from '../../util/ids';
-import type { CognitionZone, RecommendationLedger } from './recommendation-store';
+import type { CognitionZone, RecommendationLedger, RecommendationRepository } from './recommendation-store';
 
 const HOUR = 3600;
+
+/** The events a rule reads (the others never reach the ledger). */
+const RECORDED = new Set([
+  'context.usage',
+  'compaction.finished',
+  'loop.detected',
+  'run.started',
+  'permission.resolved',
+  'session.created',
+  'provider_recovery.changed',
+  'session.updated',
+]);
 
 export interface RecommendationRecorderDeps {
   bus: Pick<EventBus, 'subscribe'>;
@@ -36,145 +48,158 @@ export function startRecommendationRecorder(
   const allowCounts = new Map<string, number>();
   const compactions = new Map<string, number>();
 
-  const follow = (
+  const follow = async (
+    ledger: RecommendationRepository,
     sessionId: string | undefined,
     zone: CognitionZone,
     kind: string,
     evidence: Record<string, unknown>,
     match?: (e: Record<string, unknown>) => boolean,
   ) => {
-    for (const rec of ledger.pending({ session_id: sessionId, zone, kind })) {
+    for (const rec of await ledger.pending({ session_id: sessionId, zone, kind })) {
       if (match && !match(rec.evidence)) continue;
-      ledger.close(rec.id, 'followed', evidence);
+      await ledger.close(rec.id, 'followed', evidence);
     }
   };
-  const once = (sessionId: string, zone: CognitionZone, kind: string) =>
-    ledger.pending({ session_id: sessionId, zone, kind }).length > 0;
+  const once = async (
+    ledger: RecommendationRepository,
+    sessionId: string,
+    zone: CognitionZone,
+    kind: string,
+  ) => (await ledger.pending({ session_id: sessionId, zone, kind })).length > 0;
 
-  const onEvent = (event: SessionEvent) => {
+  /** One event's step, run in the ledger's order (a bus listener cannot await). */
+  const handle = async (ledger: RecommendationRepository, event: SessionEvent) => {
     const p = event.payload as Record<string, any>;
     const session = event.session_id;
-    try {
-      switch (event.type) {
-        case 'context.usage': {
-          const threshold = app.config().options.health_followons.token_pressure_threshold;
-          if (
-            typeof p.ratio === 'number' &&
-            p.ratio >= threshold &&
-            !once(session, 'token_pressure', 'compact_session')
-          ) {
-            ledger.record({
-              zone: 'token_pressure',
-              kind: 'compact_session',
-              session_id: session,
-              run_id: p.run_id,
-              payload: { ratio: p.ratio },
-              window_seconds: HOUR,
-              evidence: { ratio: p.ratio },
-            });
-          }
-          break;
-        }
-        case 'compaction.finished': {
-          follow(session, 'token_pressure', 'compact_session', {
-            compaction_message_id: p.summary_message_id,
-          });
-          const n = (compactions.get(session) ?? 0) + 1;
-          compactions.set(session, n);
-          if (n === 2)
-            ledger.record({
-              zone: 'compaction',
-              kind: 'start_new_session',
-              session_id: session,
-              payload: { compactions: n },
-              window_seconds: 24 * HOUR,
-            });
-          break;
-        }
-        case 'loop.detected':
-          ledger.record({
-            zone: 'loop_detection',
-            kind: 'revise_instructions',
+    switch (event.type) {
+      case 'context.usage': {
+        const threshold = app.config().options.health_followons.token_pressure_threshold;
+        if (
+          typeof p.ratio === 'number' &&
+          p.ratio >= threshold &&
+          !(await once(ledger, session, 'token_pressure', 'compact_session'))
+        ) {
+          await ledger.record({
+            zone: 'token_pressure',
+            kind: 'compact_session',
             session_id: session,
             run_id: p.run_id,
-            payload: { tool: p.tool, repeats: p.repeats },
+            payload: { ratio: p.ratio },
             window_seconds: HOUR,
-            evidence: { tool: p.tool },
+            evidence: { ratio: p.ratio },
           });
-          break;
-        case 'run.started':
-          follow(session, 'loop_detection', 'revise_instructions', { run_id: p.run_id });
-          break;
-        case 'permission.resolved': {
-          const tool = String(p.tool ?? '');
-          if (!tool) break;
-          if (p.decision === 'deny') {
-            for (const rec of ledger.pending({
-              session_id: session,
-              zone: 'permission_policy',
-              kind: 'allow_tool',
-            })) {
-              if (rec.evidence.tool === tool)
-                ledger.close(rec.id, 'dismissed', { denied_at: app.clock.now() });
-            }
-          } else if (p.decision === 'allow_session') {
-            follow(
-              session,
-              'permission_policy',
-              'allow_tool',
-              { decision: 'allow_session' },
-              (e) => e.tool === tool,
-            );
-          } else {
-            const key = `${session}:${tool}`;
-            const n = (allowCounts.get(key) ?? 0) + 1;
-            allowCounts.set(key, n);
-            if (n === 3) {
-              ledger.record({
-                zone: 'permission_policy',
-                kind: 'allow_tool',
-                session_id: session,
-                payload: { tool },
-                window_seconds: 24 * HOUR,
-                evidence: { tool },
-              });
-            }
-          }
-          break;
         }
-        case 'session.created':
-          if (p.parent_id === null)
-            follow(undefined, 'compaction', 'start_new_session', { new_session_id: session });
-          break;
-        case 'provider_recovery.changed':
-          ledger.record({
-            zone: 'provider_recovery',
-            kind: 'review_model',
+        break;
+      }
+      case 'compaction.finished': {
+        await follow(ledger, session, 'token_pressure', 'compact_session', {
+          compaction_message_id: p.summary_message_id,
+        });
+        const n = (compactions.get(session) ?? 0) + 1;
+        compactions.set(session, n);
+        if (n === 2)
+          await ledger.record({
+            zone: 'compaction',
+            kind: 'start_new_session',
             session_id: session,
-            run_id: p.run_id,
-            payload: { from: p.from, to: p.to },
+            payload: { compactions: n },
             window_seconds: 24 * HOUR,
           });
-          break;
-        case 'session.updated':
-          if (Array.isArray(p.changed) && p.changed.includes('model'))
-            follow(session, 'provider_recovery', 'review_model', { model_changed: true });
-          break;
-        default:
-          return;
+        break;
       }
-      ledger.expire();
-    } catch (error) {
-      app.log.warn('recommendation recorder failed', { type: event.type, error });
+      case 'loop.detected':
+        await ledger.record({
+          zone: 'loop_detection',
+          kind: 'revise_instructions',
+          session_id: session,
+          run_id: p.run_id,
+          payload: { tool: p.tool, repeats: p.repeats },
+          window_seconds: HOUR,
+          evidence: { tool: p.tool },
+        });
+        break;
+      case 'run.started':
+        await follow(ledger, session, 'loop_detection', 'revise_instructions', { run_id: p.run_id });
+        break;
+      case 'permission.resolved': {
+        const tool = String(p.tool ?? '');
+        if (!tool) break;
+        if (p.decision === 'deny') {
+          for (const rec of await ledger.pending({
+            session_id: session,
+            zone: 'permission_policy',
+            kind: 'allow_tool',
+          })) {
+            if (rec.evidence.tool === tool)
+              await ledger.close(rec.id, 'dismissed', { denied_at: app.clock.now() });
+          }
+        } else if (p.decision === 'allow_session') {
+          await follow(
+            ledger,
+            session,
+            'permission_policy',
+            'allow_tool',
+            { decision: 'allow_session' },
+            (e) => e.tool === tool,
+          );
+        } else {
+          const key = `${session}:${tool}`;
+          const n = (allowCounts.get(key) ?? 0) + 1;
+          allowCounts.set(key, n);
+          if (n === 3) {
+            await ledger.record({
+              zone: 'permission_policy',
+              kind: 'allow_tool',
+              session_id: session,
+              payload: { tool },
+              window_seconds: 24 * HOUR,
+              evidence: { tool },
+            });
+          }
+        }
+        break;
+      }
+      case 'session.created':
+        if (p.parent_id === null)
+          await follow(ledger, undefined, 'compaction', 'start_new_session', { new_session_id: session });
+        break;
+      case 'provider_recovery.changed':
+        await ledger.record({
+          zone: 'provider_recovery',
+          kind: 'review_model',
+          session_id: session,
+          run_id: p.run_id,
+          payload: { from: p.from, to: p.to },
+          window_seconds: 24 * HOUR,
+        });
+        break;
+      case 'session.updated':
+        if (Array.isArray(p.changed) && p.changed.includes('model'))
+          await follow(ledger, session, 'provider_recovery', 'review_model', { model_changed: true });
+        break;
+      default:
+        return;
     }
+    await ledger.expire();
+  };
+  const onEvent = (event: SessionEvent) => {
+    if (!RECORDED.has(event.type)) return;
+    void ledger
+      .serial((store) => handle(store, event))
+      .catch((error) => app.log.warn('recommendation recorder failed', { type: event.type, error }));
   };
   return app.bus.subscribe('*', onEvent);
 }
 
 /** Checks allowed_tools on demand (config is not an event): follows allow_tool recommendations. */
-export function followConfiguredAllows(app: { readonly config: Config }, ledger: RecommendationLedger): void {
+export async function followConfiguredAllows(
+  app: { readonly config: Config },
+  ledger: RecommendationLedger,
+): Promise<void> {
   const allowed = new Set(app.config.permissions.allowed_tools);
-  for (const rec of ledger.pending({ zone: 'permission_policy', kind: 'allow_tool' })) {
-    if (allowed.has(String(rec.evidence.tool))) ledger.close(rec.id, 'followed', { allowed_tools: true });
+  for (const rec of await ledger.pending({ zone: 'permission_policy', kind: 'allow_tool' })) {
+    if (allowed.has(String(rec.evidence.tool)))
+      await ledger.close(rec.id, 'followed', { allowed_tools: true });
   }
 }

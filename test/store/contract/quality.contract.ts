@@ -231,4 +231,161 @@ export function qualityContract(open: OpenQualityStores): void {
       expect(stranded).toEqual([{ run_id: 'r2', session_id: 's2' }]);
     }),
   );
+
+  it(
+    'STORE-PG-findings: one finding per fingerprint, sightings, states, active scopes in order',
+    withStores(async ({ findings }) => {
+      const check = {
+        kind: 'check' as const,
+        fingerprint: 'check:.::npm test',
+        title: 'npm test failed',
+        checkKey: '.::npm test',
+      };
+      expect(await findings.byFingerprint(check.fingerprint)).toBeUndefined();
+      expect(
+        await findings.insert('fnd_b', check, { source: 'bash', sessionId: 's1', runId: 'r1' }, 10),
+      ).toBe(true);
+      // The database decides: a second insert of the fingerprint writes nothing.
+      expect(await findings.insert('fnd_x', check, { source: 'bash' }, 11)).toBe(false);
+      expect(await findings.byId('fnd_x')).toBeUndefined();
+      const row = await findings.byFingerprint(check.fingerprint);
+      expect(row).toEqual({
+        id: 'fnd_b',
+        kind: 'check',
+        fingerprint: 'check:.::npm test',
+        state: 'open',
+        title: 'npm test failed',
+        detail: null,
+        severity: 'error',
+        path: null,
+        line: null,
+        check_key: '.::npm test',
+        check_command: null,
+        check_kind: null,
+        session_id: 's1',
+        run_id: 'r1',
+        last_session_id: 's1',
+        last_run_id: 'r1',
+        occurrences: 1,
+        first_seen_at: 10,
+        last_seen_at: 10,
+        state_changed_at: 10,
+      });
+      await findings.sighted(
+        row!,
+        { ...check, title: 'again', checkCommand: 'npm test' },
+        { source: 'bash' },
+        20,
+      );
+      expect(await findings.byId('fnd_b')).toMatchObject({
+        title: 'again',
+        check_command: 'npm test',
+        last_session_id: 's1',
+        occurrences: 2,
+        last_seen_at: 20,
+      });
+      const diag = (fingerprint: string, path: string) => ({
+        kind: 'diagnostic' as const,
+        fingerprint,
+        title: fingerprint,
+        path,
+        line: 3,
+      });
+      await findings.insert('fnd_a', diag('d1', 'a.ts'), { source: 'diagnostics', sessionId: 's2' }, 10);
+      await findings.insert('fnd_c', diag('d2', 'a.ts'), { source: 'diagnostics' }, 5);
+      await findings.insert(
+        'fnd_r',
+        { kind: 'reported', fingerprint: 'rep', title: 'r' },
+        { source: 'agent', sessionId: 's2' },
+        30,
+      );
+      const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+      expect(ids(await findings.active({ with: 'check' }))).toEqual(['fnd_b']);
+      expect(ids(await findings.active({ with: 'diagnostics_of', path: 'a.ts' }))).toEqual([
+        'fnd_c',
+        'fnd_a',
+      ]);
+      expect(ids(await findings.active({ with: 'path', path: 'a.ts' }))).toEqual(['fnd_c', 'fnd_a']);
+      expect(ids(await findings.active({ with: 'touched_by', path: 'b.ts', sessionId: 's2' }))).toEqual([
+        'fnd_r',
+      ]);
+      expect(ids(await findings.active({ with: 'seen_before', cutoff: 15 }))).toEqual(['fnd_c', 'fnd_a']);
+      await findings.setState('fnd_c', 'fixed', 40);
+      expect(await findings.find('fnd_c')).toMatchObject({ state: 'fixed', state_changed_at: 40 });
+      expect(ids(await findings.active({ with: 'path', path: 'a.ts' }))).toEqual(['fnd_a']);
+      expect(await findings.find('fnd_none')).toBeUndefined();
+      // Most recently seen first; filters by state, kind and session (first or last seen).
+      expect(ids(await findings.list({}))).toEqual(['fnd_r', 'fnd_b', 'fnd_a', 'fnd_c']);
+      expect(ids(await findings.list({ limit: 2 }))).toEqual(['fnd_r', 'fnd_b']);
+      expect(ids(await findings.list({ states: ['open', 'acknowledged'], kind: 'diagnostic' }))).toEqual([
+        'fnd_a',
+      ]);
+      expect(ids(await findings.list({ sessionId: 's2' }))).toEqual(['fnd_r', 'fnd_a']);
+      expect(await findings.countsByStateAndKind()).toEqual([
+        { state: 'fixed', kind: 'diagnostic', n: 1 },
+        { state: 'open', kind: 'check', n: 1 },
+        { state: 'open', kind: 'diagnostic', n: 1 },
+        { state: 'open', kind: 'reported', n: 1 },
+      ]);
+      expect(await findings.countsByStateAndKind('s1')).toEqual([{ state: 'open', kind: 'check', n: 1 }]);
+    }),
+  );
+
+  it(
+    'STORE-PG-findings: the finding log newest first with titles, totals, per finding and session',
+    withStores(async ({ findings }) => {
+      expect(await findings.events({})).toEqual({ events: [], total: 0 });
+      expect(await findings.logSummary()).toEqual({ n: 0, last: null });
+      await findings.insert(
+        'fnd_1',
+        { kind: 'reported', fingerprint: 'r1', title: 'one' },
+        { source: 'agent' },
+        1,
+      );
+      await findings.insert(
+        'fnd_2',
+        { kind: 'reported', fingerprint: 'r2', title: 'two' },
+        { source: 'agent' },
+        1,
+      );
+      await findings.insertEvent(
+        'fnd_1',
+        null,
+        'open',
+        'reported',
+        { source: 'agent', sessionId: 's1', runId: 'r1' },
+        10,
+      );
+      await findings.insertEvent('fnd_2', null, 'open', 'reported', { source: 'agent' }, 20);
+      await findings.insertEvent(
+        'fnd_1',
+        'open',
+        'waived',
+        'fine',
+        { source: 'operator', sessionId: 's1' },
+        30,
+      );
+      const all = await findings.events({});
+      expect(all.total).toBe(3);
+      expect(all.events.map((e) => [e.finding_id, e.from_state, e.to_state, e.title, e.created_at])).toEqual([
+        ['fnd_1', 'open', 'waived', 'one', 30],
+        ['fnd_2', null, 'open', 'two', 20],
+        ['fnd_1', null, 'open', 'one', 10],
+      ]);
+      expect(all.events[2]).toMatchObject({
+        reason: 'reported',
+        source: 'agent',
+        session_id: 's1',
+        run_id: 'r1',
+      });
+      expect(all.events[1]).toMatchObject({ session_id: null, run_id: null });
+      expect(all.events[0].id).toBeGreaterThan(all.events[1].id);
+      const one = await findings.events({ findingId: 'fnd_1', limit: 1 });
+      expect([one.total, one.events.map((e) => e.to_state)]).toEqual([2, ['waived']]);
+      expect((await findings.events({ sessionId: 's1' })).total).toBe(2);
+      expect(await findings.logSummary()).toEqual({ n: 3, last: 30 });
+      expect(await findings.logSummary('s1')).toEqual({ n: 2, last: 30 });
+      expect(await findings.logSummary('s9')).toEqual({ n: 0, last: null });
+    }),
+  );
 }

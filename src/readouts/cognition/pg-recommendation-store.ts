@@ -1,0 +1,96 @@
+/**
+ * `recommendations` on PostgreSQL (issue 18): the twin of ./recommendation-store.ts's SQLite
+ * repository, the same answers: evidence as a JSON object, pending oldest first, the window newest
+ * first (ties by id, bytewise), a close only of a pending recommendation (its evidence merged, in
+ * one transaction with the row locked), expiry by each row's own window.
+ * @module
+ */
+import type { SqlClient } from '../../store/postgres/client';
+import type { Clock, Ids } from '../../util/ids';
+import {
+  matchesPending,
+  payloadDigest,
+  type Recommendation,
+  type RecommendationRepository,
+  toRecommendation,
+} from './recommendation-store';
+
+const COLUMNS =
+  'id, zone, kind, recommended_at, session_id, run_id, payload_digest, outcome, outcome_at, evidence, window_seconds';
+
+type Row = Omit<Recommendation, 'evidence'> & { evidence: string } & Record<string, unknown>;
+
+export function createPostgresRecommendationRepository(deps: {
+  sql: SqlClient;
+  clock: Clock;
+  ids: Ids;
+}): RecommendationRepository {
+  const { sql } = deps;
+  const get = async (id: string) => {
+    const row = await sql.one<Row>(`SELECT ${COLUMNS} FROM recommendations WHERE id = $1`, [id]);
+    return row ? toRecommendation(row) : undefined;
+  };
+  return {
+    async record(input) {
+      const row = await sql.one<Row>(
+        `INSERT INTO recommendations (id, zone, kind, recommended_at, session_id, run_id, payload_digest, evidence, window_seconds)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+        [
+          deps.ids.next('rec'),
+          input.zone,
+          input.kind,
+          deps.clock.now(),
+          input.session_id ?? null,
+          input.run_id ?? null,
+          payloadDigest(input.payload),
+          JSON.stringify(input.evidence ?? {}),
+          input.window_seconds,
+        ],
+      );
+      return toRecommendation(row as Row);
+    },
+    close(id, outcome, evidence) {
+      return sql.transaction(async (tx) => {
+        const row = await tx.one<Row>(`SELECT ${COLUMNS} FROM recommendations WHERE id = $1 FOR UPDATE`, [
+          id,
+        ]);
+        if (row?.outcome !== 'pending') return false;
+        const current = toRecommendation(row);
+        await tx.run(
+          'UPDATE recommendations SET outcome = $1, outcome_at = $2, evidence = $3 WHERE id = $4',
+          [outcome, deps.clock.now(), JSON.stringify({ ...current.evidence, ...evidence }), id],
+        );
+        return true;
+      });
+    },
+    async pending(filter = {}) {
+      const rows = await sql.query<Row>(
+        `SELECT ${COLUMNS} FROM recommendations WHERE outcome = 'pending' ORDER BY recommended_at, id COLLATE "C"`,
+      );
+      return rows.map(toRecommendation).filter(matchesPending(filter));
+    },
+    async window(options) {
+      const rows = options.zone
+        ? await sql.query<Row>(
+            `SELECT ${COLUMNS} FROM recommendations WHERE recommended_at >= $1 AND zone = $2
+             ORDER BY recommended_at DESC, id COLLATE "C" DESC LIMIT $3`,
+            [options.since, options.zone, options.max],
+          )
+        : await sql.query<Row>(
+            `SELECT ${COLUMNS} FROM recommendations WHERE recommended_at >= $1
+             ORDER BY recommended_at DESC, id COLLATE "C" DESC LIMIT $2`,
+            [options.since, options.max],
+          );
+      return rows.map(toRecommendation);
+    },
+    get,
+    expire() {
+      const now = deps.clock.now();
+      return sql.run(
+        `UPDATE recommendations SET outcome = 'expired', outcome_at = $1
+         WHERE outcome = 'pending' AND recommended_at + window_seconds * 1000 < $2`,
+        [now, now],
+      );
+    },
+  };
+}
