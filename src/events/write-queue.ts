@@ -2,6 +2,7 @@
  * The bus's ordered write queue (./bus.ts).
  * @module
  */
+import { AsyncResource } from 'node:async_hooks';
 
 /**
  * The bus's ordered write queue: `write` runs for one item at a time, in enqueue order; it
@@ -25,8 +26,13 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
     }
   };
 
-  /** Drains the queue in order; runs synchronously as long as nothing has to be awaited. */
-  const pump = async (): Promise<void> => {
+  /**
+   * Drains the queue in order; runs synchronously as long as nothing has to be awaited. Bound to
+   * the context the bus was made in: a publish inside a PostgreSQL store transaction (a step's
+   * writes, src/store/transactions.ts) must not start a drain that joins that ambient transaction,
+   * whose commit would not wait for it (the append would run after COMMIT and fail).
+   */
+  const pump = AsyncResource.bind(async (): Promise<void> => {
     if (pumping) return;
     pumping = true;
     try {
@@ -44,7 +50,7 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
     } finally {
       pumping = false;
     }
-  };
+  });
 
   const enqueue = (item: T) => {
     enqueued++;
