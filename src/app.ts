@@ -76,6 +76,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     tools: registry,
     sessions: core.sessions,
     runs: core.runs,
+    compatRequests: core.compatRequests,
     permissions: core.permissions,
     agent,
     observe: work.observe,

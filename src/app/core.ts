@@ -13,6 +13,11 @@ import { followOtherNodes } from '../events/pg-notify';
 import { createPermissionService, type PermissionService } from '../permissions/permission-service';
 import { createPostgresPermissionStores, createSqlitePermissionStores } from '../permissions/stores';
 import { createProviderService, type ProviderService } from '../providers/service';
+import {
+  type CompatRequestRepository,
+  createCompatRequestRepository,
+} from '../runs/compat-request-repository';
+import { createPostgresCompatRequestRepository } from '../runs/pg-compat-request-repository';
 import { createPostgresProcessRepository } from '../runs/pg-process-repository';
 import { createProcessReaper } from '../runs/process-reaper';
 import { createProcessRepository } from '../runs/process-repository';
@@ -32,6 +37,7 @@ export interface AppCore {
   bus: EventBus;
   sessions: SessionStore;
   runs: RunLedger;
+  compatRequests: CompatRequestRepository;
   /** This process's runner id (the ledger's, and the node named on workspace leases). */
   runner: string;
   /** Drop this process from the live runners (at close). */
@@ -152,5 +158,8 @@ export function createCore(base: AppBase): AppCore {
     redactor: base.redactor,
     clock,
   });
-  return { bus, sessions, runs, runner, unregisterRunner, permissions, telemetry, providers };
+  const compatRequests = base.repository(createCompatRequestRepository, (sql) =>
+    createPostgresCompatRequestRepository({ sql }),
+  );
+  return { bus, sessions, runs, compatRequests, runner, unregisterRunner, permissions, telemetry, providers };
 }

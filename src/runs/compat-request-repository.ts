@@ -44,10 +44,22 @@ export interface CompatRequestRepository {
   get(requestId: string): Promise<CompatRequestRow | undefined>;
 }
 
-interface StoredRow extends Omit<CompatRequestRow, 'stream' | 'include_usage' | 'ignored_fields'> {
+/** A row as both backends store it: booleans as 0/1, the ignored fields as a JSON array. */
+export interface CompatStoredRow
+  extends Omit<CompatRequestRow, 'stream' | 'include_usage' | 'ignored_fields'> {
   stream: number;
   include_usage: number;
   ignored_fields: string;
+}
+
+/** The values of an insert, as stored. */
+export function compatRowValues(row: Omit<CompatRequestRow, 'finished_at'>) {
+  return {
+    ...row,
+    stream: row.stream ? 1 : 0,
+    include_usage: row.include_usage ? 1 : 0,
+    ignored_fields: JSON.stringify(row.ignored_fields),
+  };
 }
 
 export function createCompatRequestRepository(db: () => Db): CompatRequestRepository {
@@ -62,12 +74,7 @@ export function createCompatRequestRepository(db: () => Db): CompatRequestReposi
             @session_binding, @message_count, @ignored_fields, @status, @finish_reason, @http_status, @error,
             @prompt_tokens, @completion_tokens, @created_at)`,
         )
-        .run({
-          ...row,
-          stream: row.stream ? 1 : 0,
-          include_usage: row.include_usage ? 1 : 0,
-          ignored_fields: JSON.stringify(row.ignored_fields),
-        });
+        .run(compatRowValues(row));
     },
     async finish(requestId, outcome) {
       db()
@@ -81,21 +88,21 @@ export function createCompatRequestRepository(db: () => Db): CompatRequestReposi
     async list(options) {
       const rows = db()
         .prepare('SELECT * FROM openai_compat_requests ORDER BY created_at DESC, rowid DESC LIMIT ?')
-        .all(options.limit) as StoredRow[];
+        .all(options.limit) as CompatStoredRow[];
       const total = (db().prepare('SELECT count(*) AS n FROM openai_compat_requests').get() as { n: number })
         .n;
-      return { rows: rows.map(fromStored), total };
+      return { rows: rows.map(fromCompatStored), total };
     },
     async get(requestId) {
       const row = db().prepare('SELECT * FROM openai_compat_requests WHERE request_id = ?').get(requestId) as
-        | StoredRow
+        | CompatStoredRow
         | undefined;
-      return row ? fromStored(row) : undefined;
+      return row ? fromCompatStored(row) : undefined;
     },
   };
 }
 
-function fromStored(row: StoredRow): CompatRequestRow {
+export function fromCompatStored(row: CompatStoredRow): CompatRequestRow {
   return {
     ...row,
     stream: row.stream === 1,

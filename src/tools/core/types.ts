@@ -32,6 +32,7 @@ import type { RecommendationLedger } from '../../readouts/cognition/recommendati
 import type { RecipeService } from '../../recipes/recipe-service';
 import type { Redactor } from '../../redact';
 import type { RemoteAgents } from '../../remote/delegation';
+import type { CompatRequestRepository } from '../../runs/compat-request-repository';
 import type { RunLedger } from '../../runs/run-ledger';
 import type { Sandbox } from '../../sandbox/sandbox';
 import type { CommandSpawner } from '../../sandbox/spawn';
@@ -156,6 +157,8 @@ export interface ToolHost {
   readonly sessions: SessionStore;
   /** The durable run ledger (runs, their events, the prompt queue). */
   readonly runs: RunLedger;
+  /** The compat surface's request ledger (`openai_compat_requests`), on the App's store. */
+  readonly compatRequests: CompatRequestRepository;
   /** `ctx.ask` of agent runs: policy, session grants, pending requests, attached surfaces. */
   readonly permissions: PermissionService;
   /** The one session API: drive the agent (send, queue, cancel, subscribe, answer permissions). */

@@ -10,10 +10,12 @@ import { coreDdl } from './baseline-core';
 import { operationsDdl } from './baseline-operations';
 import { oversightDdl } from './baseline-oversight';
 import { clusterDdl } from './cluster';
+import { compatOrderDdl } from './compat-order';
 import { runOrderDdl } from './run-order';
 
 export const postgresMigrations: readonly Migration[] = [
   { id: 1, name: 'baseline', sql: [coreDdl, operationsDdl, oversightDdl].join('\n') },
   { id: 2, name: 'workspace leases and node heartbeats', sql: clusterDdl },
   { id: 4, name: 'agent_runs row order', sql: runOrderDdl },
+  { id: 9, name: 'openai_compat_requests row order', sql: compatOrderDdl },
 ];

@@ -9,11 +9,7 @@
  * @module
  */
 import type { App } from '../../../app';
-import {
-  type CompatRequestRepository,
-  type CompatRequestRow,
-  createCompatRequestRepository,
-} from '../../../runs/compat-request-repository';
+import type { CompatRequestRepository, CompatRequestRow } from '../../../runs/compat-request-repository';
 import type { RunEvent } from '../../../runs/run-ledger';
 
 export type { CompatRequestRow };
@@ -58,7 +54,7 @@ export async function requestEvents(app: App, row: CompatRequestRow): Promise<Ru
   return (await app.runs.get(row.run_id)) ? await app.runs.events(row.run_id) : [];
 }
 
-/** The table's repository over the App's database (opened on first use, like every store). */
+/** The table's repository on the App's store. */
 function requests(app: App): CompatRequestRepository {
-  return createCompatRequestRepository(() => app.db);
+  return app.compatRequests;
 }

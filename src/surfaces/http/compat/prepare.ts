@@ -8,7 +8,6 @@ import type { Context } from 'hono';
 import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
-import { atomicallyAsync } from '../../../store/db';
 import { type Conversation, planConversation } from './conversation';
 import { ledgerEnabled, recordRequest } from './ledger';
 import { type CompatModel, resolveCompatModel } from './model';
@@ -83,20 +82,17 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   try {
     if (pending.length) {
       // The pending tool calls run first, in the run's name, then the run starts.
-      const id = await atomicallyAsync(() => app.db, begin);
+      const id = await app.store.transactions.run(begin);
       runId = (await app.agent.enqueue({ ...send(id), start: false })).run_id;
       await runPendingCalls(app, id, runId, conversation, signal);
       await app.agent.drain(id);
       await record(runId);
     } else {
-      runId = await atomicallyAsync(
-        () => app.db,
-        async () => {
-          const started = (await app.agent.send(send(await begin()))).run_id;
-          await record(started);
-          return started;
-        },
-      );
+      runId = await app.store.transactions.run(async () => {
+        const started = (await app.agent.send(send(await begin()))).run_id;
+        await record(started);
+        return started;
+      });
     }
   } catch (error) {
     if (runId) await cancelRun(app, runId);
@@ -149,47 +145,44 @@ async function recordStart(
 ): Promise<void> {
   const { request, requestId, runId, model, conversation, bound } = start;
   try {
-    await atomicallyAsync(
-      () => app.db,
-      async () => {
-        await recordRequest(app, {
-          request_id: requestId,
-          run_id: runId,
-          session_id: start.sessionId,
-          requested_model: request.model,
-          model: model.resolved.selector,
-          model_source: model.source,
-          stream: request.stream,
-          include_usage: request.include_usage,
-          session_binding: bound ? 'header' : 'new',
-          message_count: request.messages.length,
-          ignored_fields: request.ignored,
-          status: 'running',
-          finish_reason: null,
-          http_status: null,
-          error: null,
-          prompt_tokens: 0,
-          completion_tokens: 0,
-          created_at: app.clock.now(),
-        });
-        await app.runs.append(runId, 'openai_compat.request', {
-          request_id: requestId,
-          stream: request.stream,
-          include_usage: request.include_usage,
-          requested_model: request.model,
-          model: model.resolved.selector,
-          model_source: model.source,
-          messages: request.messages.length,
-          session_binding: bound ? 'header' : 'new',
-          imported_messages: bound ? 0 : conversation.history.length,
-          pending_tool_calls: bound ? 0 : conversation.pending.length,
-          prompt: conversation.continued ? 'continue' : 'user',
-          ignored_fields: request.ignored,
-          unknown_fields: request.unknown,
-          tool_policy: toolPolicyOf(app).policy,
-        });
-      },
-    );
+    await app.store.transactions.run(async () => {
+      await recordRequest(app, {
+        request_id: requestId,
+        run_id: runId,
+        session_id: start.sessionId,
+        requested_model: request.model,
+        model: model.resolved.selector,
+        model_source: model.source,
+        stream: request.stream,
+        include_usage: request.include_usage,
+        session_binding: bound ? 'header' : 'new',
+        message_count: request.messages.length,
+        ignored_fields: request.ignored,
+        status: 'running',
+        finish_reason: null,
+        http_status: null,
+        error: null,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        created_at: app.clock.now(),
+      });
+      await app.runs.append(runId, 'openai_compat.request', {
+        request_id: requestId,
+        stream: request.stream,
+        include_usage: request.include_usage,
+        requested_model: request.model,
+        model: model.resolved.selector,
+        model_source: model.source,
+        messages: request.messages.length,
+        session_binding: bound ? 'header' : 'new',
+        imported_messages: bound ? 0 : conversation.history.length,
+        pending_tool_calls: bound ? 0 : conversation.pending.length,
+        prompt: conversation.continued ? 'continue' : 'user',
+        ignored_fields: request.ignored,
+        unknown_fields: request.unknown,
+        tool_policy: toolPolicyOf(app).policy,
+      });
+    });
   } catch (error) {
     app.log.warn('compat ledger write failed', { request_id: requestId, error });
   }

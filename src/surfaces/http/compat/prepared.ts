@@ -9,7 +9,6 @@ import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { toSvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
-import { atomicallyAsync } from '../../../store/db';
 import { finishRequest } from './ledger';
 import type { CompatModel } from './model';
 import type { ChatRequest } from './request';
@@ -59,10 +58,7 @@ export async function finish(app: App, prepared: Prepared, outcome: RequestOutco
   // The row's end and its ledger event: one commit (a savepoint when the run's own finish is
   // committing around it: the stream answers from the run.finished event).
   try {
-    await atomicallyAsync(
-      () => app.db,
-      () => finishOutcome(app, prepared, outcome),
-    );
+    await app.store.transactions.run(() => finishOutcome(app, prepared, outcome));
   } catch (error) {
     app.log.warn('compat ledger write failed', { request_id: prepared.requestId, error });
   }

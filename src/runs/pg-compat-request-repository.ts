@@ -1,0 +1,86 @@
+/**
+ * The compat ledger's table on PostgreSQL (issue 18): the `CompatRequestRepository` of
+ * ./compat-request-repository.ts with the same answers, pinned by
+ * test/store/contract/compat-requests.contract.ts. SQLite's rowid tie-break is `row_seq`
+ * (PostgreSQL migration 9); booleans and the ignored-field list are stored as SQLite stores them.
+ * @module
+ */
+import type { SqlClient } from '../store/postgres/client';
+import {
+  type CompatRequestRepository,
+  type CompatRequestRow,
+  type CompatStoredRow,
+  compatRowValues,
+  fromCompatStored,
+} from './compat-request-repository';
+
+export function createPostgresCompatRequestRepository(deps: { sql: SqlClient }): CompatRequestRepository {
+  const { sql } = deps;
+  const read = (row: CompatStoredRow & { row_seq?: number }): CompatRequestRow => {
+    const { row_seq: _order, ...rest } = row;
+    return fromCompatStored(rest);
+  };
+  return {
+    async insert(row) {
+      const v = compatRowValues(row);
+      await sql.run(
+        `INSERT INTO openai_compat_requests (request_id, run_id, session_id, requested_model, model, model_source,
+          stream, include_usage, session_binding, message_count, ignored_fields, status, finish_reason, http_status,
+          error, prompt_tokens, completion_tokens, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+        [
+          v.request_id,
+          v.run_id,
+          v.session_id,
+          v.requested_model,
+          v.model,
+          v.model_source,
+          v.stream,
+          v.include_usage,
+          v.session_binding,
+          v.message_count,
+          v.ignored_fields,
+          v.status,
+          v.finish_reason,
+          v.http_status,
+          v.error,
+          v.prompt_tokens,
+          v.completion_tokens,
+          v.created_at,
+        ],
+      );
+    },
+    async finish(requestId, o) {
+      await sql.run(
+        `UPDATE openai_compat_requests SET status = $1, finish_reason = $2, http_status = $3, error = $4,
+          prompt_tokens = $5, completion_tokens = $6, finished_at = $7
+         WHERE request_id = $8`,
+        [
+          o.status,
+          o.finish_reason,
+          o.http_status,
+          o.error,
+          o.prompt_tokens,
+          o.completion_tokens,
+          o.finished_at,
+          requestId,
+        ],
+      );
+    },
+    async list(options) {
+      const rows = await sql.query<CompatStoredRow>(
+        'SELECT * FROM openai_compat_requests ORDER BY created_at DESC, row_seq DESC LIMIT $1',
+        [options.limit],
+      );
+      const total = await sql.one<{ n: number }>('SELECT count(*)::bigint AS n FROM openai_compat_requests');
+      return { rows: rows.map(read), total: total?.n ?? 0 };
+    },
+    async get(requestId) {
+      const row = await sql.one<CompatStoredRow>(
+        'SELECT * FROM openai_compat_requests WHERE request_id = $1',
+        [requestId],
+      );
+      return row ? read(row) : undefined;
+    },
+  };
+}
