@@ -61,6 +61,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
     hasDb: base.hasDb,
     storeUnavailable: () => storeUnavailable(base),
+    store: base.store,
     dbStatus: () => dbStatus(base),
     bus: core.bus,
     claims: ops.claims,

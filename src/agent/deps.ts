@@ -19,7 +19,7 @@ import type { ModelResolver } from '../providers/types';
 import type { Redactor } from '../redact';
 import type { RunLedger } from '../runs/run-ledger';
 import type { SessionStore } from '../sessions/session-store';
-import type { Db } from '../store/db';
+import type { StoreTransactions, StoreView } from '../store/transactions';
 import type { Telemetry } from '../telemetry/service';
 import type { Clock, Ids } from '../util/ids';
 import type { AgentStateStore } from './agent-state-store';
@@ -88,8 +88,8 @@ export interface AgentHost {
   readonly redactor: Redactor;
   /** The current config (replaced by a reload). */
   readonly config: Config;
-  /** The database, for the transactions that group the run's writes. */
-  readonly db: Db;
+  /** The store's transactions, that group the run's writes (SQLite or PostgreSQL). */
+  readonly store: Pick<StoreView, 'transactions'>;
   readonly bus: EventBus;
   readonly sessions: AgentSessions;
   readonly runs: AgentRuns;
@@ -97,7 +97,7 @@ export interface AgentHost {
   readonly models: ModelResolver;
   readonly providers: Pick<ProviderService, 'entry' | 'authHint'>;
   readonly telemetry: Telemetry;
-  readonly observe: Pick<ObserveService, 'promptStack'>;
+  readonly observe: Pick<ObserveService, 'promptStack' | 'queries'>;
   readonly adaptive: AgentAdaptive | undefined;
   readonly mcpClients: AgentMcpClients;
   readonly promptSections: readonly PromptSection[];
@@ -115,7 +115,8 @@ export interface AgentDeps {
   log: Logger;
   redactor: Redactor;
   config(): Config;
-  db(): Db;
+  /** The App store's transactions (src/store/transactions.ts). */
+  transactions: StoreTransactions;
   /** The agent's own table (the current session): ./agent-state-store.ts or its PostgreSQL twin. */
   agentState: AgentStateStore;
   bus: EventBus;
@@ -125,7 +126,7 @@ export interface AgentDeps {
   models: ModelResolver;
   providers: Pick<ProviderService, 'entry' | 'authHint'>;
   telemetry: Telemetry;
-  observe: Pick<ObserveService, 'promptStack'>;
+  observe: Pick<ObserveService, 'promptStack' | 'queries'>;
   /** Built after the agent; undefined in a runtime without the adaptive layer. */
   adaptive(): AgentAdaptive | undefined;
   /** Built after the agent (they register their tools in the registry). */

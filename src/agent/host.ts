@@ -1,6 +1,6 @@
 /**
  * The agent's host, built from its deps: what its modules read, under the member names a
- * ToolHost has too. The config, the database and the layers built after the agent are read
+ * ToolHost has too. The config and the layers built after the agent are read
  * through when used, never captured.
  * @module
  */
@@ -17,9 +17,7 @@ export function createAgentHost(deps: AgentDeps, promptSections: readonly Prompt
     get config() {
       return deps.config();
     },
-    get db() {
-      return deps.db();
-    },
+    store: { transactions: deps.transactions },
     bus: deps.bus,
     sessions: deps.sessions,
     runs: deps.runs,

@@ -10,7 +10,6 @@ import { rotatedLogFiles } from '../log';
 import { resolveSession } from '../sessions/resolve-session';
 import type { SessionStore } from '../sessions/session-store';
 import { sessionView, workflowPhase } from '../sessions/session-views';
-import { sessionUsage } from '../sessions/usage-queries';
 import type { AgentHost } from './deps';
 import { historyMessages } from './history';
 import type { AgentService } from './types';
@@ -176,7 +175,7 @@ async function modelCheck(app: ReportHost, sessionModel: string | null, agent: s
 
 /** Usage statistics of this data directory. */
 export async function usageStats(app: ReportHost, options: { days: number }) {
-  const { sessions, byRole, models } = await sessionUsage(app.db);
+  const { sessions, byRole, models } = await app.observe.queries.usage.sessionUsage();
   const runs = await app.runs.queries.usageStats({ since: app.clock.now() - options.days * 86_400_000 });
   const { by_status: byStatus, by_origin: byOrigin, totals: runTotals, tools, days } = runs;
   return {

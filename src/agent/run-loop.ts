@@ -14,7 +14,6 @@ import { toSvcError } from '../errors';
 import type { ResolvedModel } from '../providers/types';
 import type { FinalRunStatus } from '../runs/run-ledger';
 import type { Message, Usage } from '../sessions/session-store';
-import { atomicallyAsync } from '../store/db';
 import { budgetFailure, type Failure, failureLine, runFailure } from './failure';
 import { historyMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
@@ -155,18 +154,15 @@ async function resolveModel(c: RunContext, session: RunTurn['session']): Promise
     signal: c.signal,
   });
   c.model = model;
-  await atomicallyAsync(
-    () => app.db,
-    async () => {
-      await app.runs.update(run.id, { model: model.selector });
-      await c.ledger('model.resolved', {
-        model: model.selector,
-        source: model.source,
-        context_window: model.info.context_window ?? null,
-        context_window_source: model.window_source ?? null,
-      });
-    },
-  );
+  await app.store.transactions.run(async () => {
+    await app.runs.update(run.id, { model: model.selector });
+    await c.ledger('model.resolved', {
+      model: model.selector,
+      source: model.source,
+      context_window: model.info.context_window ?? null,
+      context_window_source: model.window_source ?? null,
+    });
+  });
 }
 
 /** Before the first step: compaction of a full context, the tool exposure, the system prompt. */

@@ -6,7 +6,6 @@
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
-import { atomicallyAsync, stepBatch } from '../store/db';
 import { kindPolicies } from './agent-kinds';
 import { MAX_FAILED_COMPACTIONS } from './compaction';
 import { fitToBudget, freshToolTokens } from './context-fit';
@@ -60,12 +59,9 @@ function bridgeFor(c: RunContext, t: RunTurn) {
     permission: { yolo: run.options.yolo, unattended: run.options.unattended },
     isActive: (name) => t.active.has(name),
     async beforeCall(call) {
-      stepBatch(() => app.db);
+      app.store.transactions.stepBatch();
       t.called.add(call.tool);
-      await atomicallyAsync(
-        () => app.db,
-        async () => t.recorder?.toolCall(call),
-      );
+      await app.store.transactions.run(async () => t.recorder?.toolCall(call));
     },
     async onResult(call) {
       const verdict = loop.record(call.tool, call.input, call.output);
@@ -278,7 +274,7 @@ const WRITING_PARTS = new Set<string>([
 async function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
   const { app } = c;
   // The step's writes of this busy stretch share one commit (stepBatch in src/store/db.ts).
-  if (WRITING_PARTS.has(part.type)) stepBatch(() => app.db);
+  if (WRITING_PARTS.has(part.type)) app.store.transactions.stepBatch();
   switch (part.type) {
     case 'start-step':
       c.steps++;
@@ -310,25 +306,20 @@ async function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
       t.called.add(part.toolName);
       const call = { tool_call_id: part.toolCallId, tool: part.toolName, input: part.input };
       const metadata = part.providerMetadata as never;
-      await atomicallyAsync(
-        () => app.db,
-        async () => t.recorder?.toolCall(call, metadata),
-      );
+      await app.store.transactions.run(async () => t.recorder?.toolCall(call, metadata));
       break;
     }
     case 'tool-result': {
       const output = String(part.output ?? '');
-      await atomicallyAsync(
-        () => app.db,
-        async () => t.recorder?.toolResult(part.toolCallId, part.toolName, output, false),
+      await app.store.transactions.run(async () =>
+        t.recorder?.toolResult(part.toolCallId, part.toolName, output, false),
       );
       break;
     }
     case 'tool-error': {
       const output = errorText(part.error);
-      await atomicallyAsync(
-        () => app.db,
-        async () => t.recorder?.toolResult(part.toolCallId, part.toolName, output, true),
+      await app.store.transactions.run(async () =>
+        t.recorder?.toolResult(part.toolCallId, part.toolName, output, true),
       );
       break;
     }
@@ -341,10 +332,7 @@ async function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
         cached_input_tokens: part.usage.inputTokenDetails?.cacheReadTokens ?? 0,
       };
       // One transaction for the step's writes (messages, usage, ledger, bus log).
-      await atomicallyAsync(
-        () => app.db,
-        async () => endStep(c, t, false),
-      );
+      await app.store.transactions.run(async () => endStep(c, t, false));
       break;
     case 'error':
       t.streamError ??= part.error;

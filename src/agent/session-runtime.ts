@@ -8,7 +8,6 @@
 
 import type { SessionEventPayloads, SessionEventType } from '../events/types';
 import type { AgentRun } from '../runs/run-ledger';
-import { atomicallyAsync as inTransaction } from '../store/db';
 import type { AgentDeps, AgentHost } from './deps';
 import { textOf } from './history';
 import { refusedCall } from './refused';
@@ -79,7 +78,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
       }
       return rt;
     },
-    atomically: async (fn) => inTransaction(() => host.db, fn),
+    atomically: async (fn) => host.store.transactions.run(fn),
     publish: (sessionId, type, payload) => host.bus.publish(sessionId, type, payload),
     setState(sessionId, state, runId) {
       const rt = core.runtime(sessionId);

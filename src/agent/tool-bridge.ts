@@ -14,7 +14,6 @@ import type { ToolSet } from 'ai';
 import { SvcError, toSvcError } from '../errors';
 import type { PermissionAskContext } from '../permissions/permission-service';
 import { callTitle, oneLine } from '../permissions/tool-policy';
-import { atomicallyAsync } from '../store/db';
 import type { AgentHost } from './deps';
 import { classifySandboxDenial, classifyToolError, type Failure } from './failure';
 import type { AgentCallResult, AgentToolbox, AgentToolSpec } from './toolbox';
@@ -71,19 +70,16 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     const title = callTitle(name, rawInput);
     await options.beforeCall?.({ tool_call_id: toolCallId, tool: name, input: rawInput });
     // The event and its ledger row: one commit.
-    await atomicallyAsync(
-      () => app.db,
-      async () => {
-        app.bus.publish(options.sessionId, 'tool.started', {
-          session_id: options.sessionId,
-          run_id: options.runId,
-          tool_call_id: toolCallId,
-          tool: name,
-          title: app.redactor.string(title),
-        });
-        await ledger(app, options.runId, 'tool.started', { tool_call_id: toolCallId, tool: name, title });
-      },
-    );
+    await app.store.transactions.run(async () => {
+      app.bus.publish(options.sessionId, 'tool.started', {
+        session_id: options.sessionId,
+        run_id: options.runId,
+        tool_call_id: toolCallId,
+        tool: name,
+        title: app.redactor.string(title),
+      });
+      await ledger(app, options.runId, 'tool.started', { tool_call_id: toolCallId, tool: name, title });
+    });
     const askContext: PermissionAskContext = {
       ...options.permission,
       sessionId: options.sessionId,
@@ -148,30 +144,27 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       });
     }
     const duration_ms = app.clock.now() - started;
-    await atomicallyAsync(
-      () => app.db,
-      async () => {
-        app.bus.publish(options.sessionId, 'tool.finished', {
-          session_id: options.sessionId,
-          run_id: options.runId,
-          tool_call_id: toolCallId,
-          tool: name,
-          is_error: isError,
-          duration_ms,
-          summary: summaryOf(output),
-          ...(failure ? { failure } : {}),
-        });
-        await ledger(app, options.runId, 'tool.finished', {
-          tool_call_id: toolCallId,
-          tool: name,
-          is_error: isError,
-          duration_ms,
-          ...(isError ? { error: summaryOf(output), error_code: errorCode } : {}),
-          ...(failure ? { failure } : {}),
-          ...(crashed ? { crash: true } : {}),
-        });
-      },
-    );
+    await app.store.transactions.run(async () => {
+      app.bus.publish(options.sessionId, 'tool.finished', {
+        session_id: options.sessionId,
+        run_id: options.runId,
+        tool_call_id: toolCallId,
+        tool: name,
+        is_error: isError,
+        duration_ms,
+        summary: summaryOf(output),
+        ...(failure ? { failure } : {}),
+      });
+      await ledger(app, options.runId, 'tool.finished', {
+        tool_call_id: toolCallId,
+        tool: name,
+        is_error: isError,
+        duration_ms,
+        ...(isError ? { error: summaryOf(output), error_code: errorCode } : {}),
+        ...(failure ? { failure } : {}),
+        ...(crashed ? { crash: true } : {}),
+      });
+    });
     await options.onResult({ tool: name, input: rawInput, output, isError });
     if (isError) throw new ToolFailure(output);
     return output;

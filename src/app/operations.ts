@@ -19,7 +19,9 @@ import { createPluginRepository } from '../plugins/plugin-repository';
 import { createPluginService } from '../plugins/plugin-service';
 import { createRemoteAgents } from '../remote/delegation';
 import { createAutopilotWorker } from '../scheduler/autopilot-worker';
+import { createDaemonRepository } from '../scheduler/daemon-repository';
 import { createDaemonRegistry } from '../scheduler/daemons';
+import { createPostgresDaemonRepository } from '../scheduler/pg-daemon-repository';
 import { createPostgresScheduleStore } from '../scheduler/pg-schedule-store';
 import { createProcessTracker } from '../scheduler/process-tracker';
 import { createScheduleStore } from '../scheduler/schedule-store';
@@ -125,7 +127,11 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
     plugins,
     contracts,
     processes: createProcessTracker({ now: () => clock.now() }),
-    daemons: createDaemonRegistry({ db: openDatabase, clock, ids }),
+    daemons: createDaemonRegistry({
+      rows: base.repository(createDaemonRepository, (sql) => createPostgresDaemonRepository({ sql })),
+      clock,
+      ids,
+    }),
   };
 }
 

@@ -87,7 +87,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     log,
     redactor,
     config: base.config,
-    db: openDatabase,
+    transactions: base.store.transactions,
     agentState: base.repository(createAgentStateStore, (sql) => createPostgresAgentStateStore({ sql })),
     bus,
     sessions,

@@ -21,6 +21,7 @@
  * sees events in id order.
  * @module
  */
+import { AsyncResource } from 'node:async_hooks';
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
 import {
@@ -253,8 +254,13 @@ function writeQueue(
     }
   };
 
-  /** Drains the queue in order; runs synchronously as long as nothing has to be awaited. */
-  const pump = async (): Promise<void> => {
+  /**
+   * Drains the queue in order; runs synchronously as long as nothing has to be awaited. Bound to
+   * the context the bus was made in: a publish inside a PostgreSQL store transaction (a step's
+   * writes, src/store/transactions.ts) must not start a drain that joins that ambient transaction,
+   * whose commit would not wait for it (the append would run after COMMIT and fail).
+   */
+  const pump = AsyncResource.bind(async (): Promise<void> => {
     if (pumping) return;
     pumping = true;
     try {
@@ -272,7 +278,7 @@ function writeQueue(
     } finally {
       pumping = false;
     }
-  };
+  });
 
   const enqueue = (item: Queued) => {
     enqueued++;

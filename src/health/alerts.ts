@@ -14,7 +14,6 @@
  * | health_followon_capped | info   | a health follow-on activation was skipped by a cap in the window          |
  * @module
  */
-import { failedHookRuns } from '../packs/hook-run-queries';
 import { type HealthReadoutDeps, ledgerEvents, loggedEvents, runs, type Scope, scopeOf } from './evidence';
 import type { HealthFollowons } from './followons';
 
@@ -83,7 +82,7 @@ export async function alertsStatus(
     ...(await repeatedFailures(app, scope, thresholds.repeated_failures)),
     ...(await incidentAlerts(app, scope, thresholds)),
     ...(await providerRecovery(app, scope)),
-    ...hookFailures(app, scope, thresholds.hook_failures),
+    ...(await hookFailures(app, scope, thresholds.hook_failures)),
     ...(await cappedActivations(app, scope)),
   ].sort(
     (a, b) =>
@@ -221,9 +220,9 @@ async function providerRecovery(app: AlertsDeps, scope: Scope): Promise<Alert[]>
   ];
 }
 
-function hookFailures(app: AlertsDeps, scope: Scope, threshold: number): Alert[] {
+async function hookFailures(app: AlertsDeps, scope: Scope, threshold: number): Promise<Alert[]> {
   const sessions = scope.sessions;
-  const rows = failedHookRuns(app.db, { since: scope.since, sessionIds: sessions });
+  const rows = await app.observe.queries.hookRuns.failed({ since: scope.since, sessionIds: sessions });
   if (rows.length < threshold) return [];
   const packs = [...new Set(rows.map((r) => r.pack_name))].sort();
   return [

@@ -8,18 +8,17 @@
 import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
 import type { SessionEvent } from '../events/bus';
-import { findLoggedEvents } from '../events/log-queries';
+import type { ReadModelQueries } from '../observe/read-model-queries';
 import type { Redactor } from '../redact';
 import type { AgentRun, RunEvent, RunLedger } from '../runs/run-ledger';
 import type { SessionStore } from '../sessions/session-store';
-import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
 
 /** What the health readouts read: the run ledger, the session event log, the session tree. */
 export interface HealthReadoutDeps {
   readonly runs: Pick<RunLedger, 'available' | 'queries'>;
-  /** Opened on first use: the session event log. */
-  readonly db: Db;
+  /** The session event log's reads, on the App's store. */
+  readonly observe: { readonly queries: Pick<ReadModelQueries, 'events' | 'hookRuns'> };
   readonly sessions: Pick<SessionStore, 'require' | 'family'>;
   readonly clock: Clock;
   readonly config: Config;
@@ -83,12 +82,12 @@ export async function ledgerEvents(
 
 /** Session event log entries of these types in the scope, newest first. */
 export async function loggedEvents(
-  app: Pick<HealthReadoutDeps, 'db'>,
+  app: Pick<HealthReadoutDeps, 'observe'>,
   scope: Scope,
   types: readonly string[],
   options: { limit?: number; afterId?: number } = {},
 ): Promise<LoggedEvent[]> {
-  return await findLoggedEvents(app.db, {
+  return await app.observe.queries.events.find({
     types,
     since: scope.since,
     afterId: options.afterId ?? 0,

@@ -9,7 +9,6 @@
  * `openai_compat` → compat, `autopilot` → autopilot, `queue` → queue; anything else → other.
  * @module
  */
-import { findLoggedEvents } from '../events/log-queries';
 import type { Redactor } from '../redact';
 import type { AgentRun, RunEvent } from '../runs/run-ledger';
 import { num, readoutHeader, resolveSessionScope, type SessionReadoutDeps, str } from './session-scope';
@@ -119,7 +118,9 @@ export async function buildRunCueLedger(
   const ids = runs.map((r) => r.id);
   const ledger = ids.length ? await queries.findEvents({ runIds: ids, types: LEDGER_CUES }) : [];
   const sessionIds = [...new Set(runs.map((r) => r.session_id))];
-  const logged = sessionIds.length ? await findLoggedEvents(app.db, { sessionIds, types: SESSION_CUES }) : [];
+  const logged = sessionIds.length
+    ? await app.observe.queries.events.find({ sessionIds, types: SESSION_CUES })
+    : [];
 
   const cues = new Map<string, Cue[]>(ids.map((id) => [id, []]));
   const add = (runId: string, cue: Cue) => cues.get(runId)?.push(cue);

@@ -5,10 +5,9 @@
  * @module
  */
 import type { SessionEvent } from '../events/bus';
-import { findLoggedEvents } from '../events/log-queries';
 import type { Redactor } from '../redact';
-import { type ConversationMessage, conversationMessages } from '../sessions/message-queries';
-import type { Db } from '../store/db';
+import type { ConversationMessage } from '../sessions/message-queries';
+import type { ReadModelQueries } from './read-model-queries';
 import { num, oneLine, str } from './session-scope';
 
 export type JournalKind =
@@ -66,8 +65,8 @@ export const JOURNAL_EVENT_TYPES = [
 ] as const;
 
 export interface JournalDeps {
-  /** Opened on first use: the session event log and the messages. */
-  readonly db: Db;
+  /** The session event log and the messages, on the App's store. */
+  readonly observe: { readonly queries: Pick<ReadModelQueries, 'events' | 'messages'> };
   readonly redactor: Redactor;
 }
 
@@ -90,9 +89,11 @@ type Reader = (p: Record<string, unknown>, runId: string | null, walk: Walk) => 
 
 /** Every journal entry of a session, oldest first. */
 export async function journalEntries(app: JournalDeps, sessionId: string): Promise<JournalEntry[]> {
-  const rows = await findLoggedEvents(app.db, { sessionId, types: JOURNAL_EVENT_TYPES });
+  const rows = await app.observe.queries.events.find({ sessionId, types: JOURNAL_EVENT_TYPES });
   // Only prompts and answers: tool messages (large outputs) are never read.
-  const messages = new Map((await conversationMessages(app.db, sessionId)).map((m) => [m.id, m]));
+  const messages = new Map(
+    (await app.observe.queries.messages.conversation(sessionId)).map((m) => [m.id, m]),
+  );
   const entries: JournalEntry[] = [];
   let current: SessionEvent | undefined;
   const walk: Walk = {

@@ -8,7 +8,6 @@
  * `get_journal_posture` says whether the journal can be built and what it holds.
  * @module
  */
-import { loggedEventSpan, loggedEventTypeCounts } from '../events/log-queries';
 import type { SessionStore } from '../sessions/session-store';
 import { JOURNAL_EVENT_TYPES, type JournalDeps, type JournalEntry, journalEntries } from './journal-entries';
 import { readoutHeader, resolveSessionScope, type SessionReadoutDeps } from './session-scope';
@@ -103,9 +102,10 @@ export async function journalPosture(
       'previews redacted and cut to 160 characters; tool calls by title only; no tool inputs or outputs',
     retention,
   };
-  let db: JournalDeps['db'];
+  const events = app.observe.queries.events;
+  let byType: { type: string; n: number }[];
   try {
-    db = app.db;
+    byType = await events.typeCounts(JOURNAL_EVENT_TYPES);
   } catch (error) {
     return {
       ...base,
@@ -118,14 +118,13 @@ export async function journalPosture(
       warnings: [] as string[],
     };
   }
-  const byType = await loggedEventTypeCounts(db, JOURNAL_EVENT_TYPES);
-  const span = await loggedEventSpan(db, JOURNAL_EVENT_TYPES);
+  const span = await events.span(JOURNAL_EVENT_TYPES);
   let session: Record<string, unknown> | null = null;
   const warnings: string[] = [];
   if (input.session_id) {
     const known = await app.sessions.get(input.session_id);
     if (!known) warnings.push(`session_unknown: no session "${input.session_id}"; see list_sessions`);
-    const entries = known ? await journalEntries({ db, redactor: app.redactor }, known.id) : [];
+    const entries = known ? await journalEntries(app, known.id) : [];
     const counts: Record<string, number> = {};
     for (const entry of entries) counts[entry.kind] = (counts[entry.kind] ?? 0) + 1;
     session = {

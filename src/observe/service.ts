@@ -5,16 +5,23 @@
  * dependencies they read (session-scope.ts, workspace-snapshot.ts).
  * @module
  */
+
 import type { Config } from '../config/schema';
 import type { Clock, Ids } from '../util/ids';
 import { type CodebaseContextService, createCodebaseContext } from './codebase-context';
 import type { WorkspaceFiles } from './codebase-summary';
 import { createPromptStackLedger, type PromptStackLedger } from './prompt-stack';
+import type { ReadModelQueries } from './read-model-queries';
 import type { ObserveStores } from './stores';
 
 export interface ObserveService {
   readonly promptStack: PromptStackLedger;
   readonly codebase: CodebaseContextService;
+  /**
+   * The read models' reads of the event log, messages, usage, hook runs and the coordination
+   * trace, on the App's store (./read-model-queries.ts).
+   */
+  readonly queries: ReadModelQueries;
   /**
    * The system-prompt section of the cached codebase summary (one indexed read, never a
    * workspace walk), or undefined when there is none.
@@ -42,6 +49,7 @@ export function createObserveService(deps: ObserveDeps): ObserveService {
       ids: deps.ids,
     }),
     codebase,
+    queries: deps.stores.queries,
     promptSection: async () => await codebase.promptSection(),
   };
 }

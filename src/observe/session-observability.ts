@@ -5,11 +5,10 @@
  * tool inputs or outputs.
  * @module
  */
-import { countLoggedEvents, findLoggedEvents } from '../events/log-queries';
+import type { EventLogQueries } from '../events/log-queries';
 import type { Redactor } from '../redact';
 import { type AgentRun, RUN_STATUSES, type RunEvent, type RunStatus } from '../runs/run-ledger';
 import type { Session } from '../sessions/session-store';
-import type { Db } from '../store/db';
 import {
   type Distribution,
   distribution,
@@ -97,8 +96,12 @@ export async function buildSessionObservability(
   const activity = runActivity(
     await app.runs.queries.findEvents({ types: EVENT_TYPES, sessionId: session.id }),
   );
-  const compactions = await compactionsOf(app.db, session.id, activity.compactionFailures);
-  const context = await contextUsageOf(app.db, session.id);
+  const compactions = await compactionsOf(
+    app.observe.queries.events,
+    session.id,
+    activity.compactionFailures,
+  );
+  const context = await contextUsageOf(app.observe.queries.events, session.id);
   const family = await familyIds(app, session);
   // Sub-agent work below this session: its descendants (not its parent or siblings).
   const descendants = (await app.sessions.family(session.id)).filter((s) => s.id !== session.id);
@@ -147,7 +150,7 @@ export async function buildSessionObservability(
     interventions: {
       loop_stops: activity.loopStops,
       cancel_requests: activity.cancelRequests,
-      provider_recoveries: await countLoggedEvents(app.db, {
+      provider_recoveries: await app.observe.queries.events.count({
         sessionId: session.id,
         type: 'provider_recovery.changed',
       }),
@@ -294,8 +297,8 @@ function toolCallsOf(tools: ToolStats) {
   };
 }
 
-async function compactionsOf(db: Db, sessionId: string, failed: number) {
-  const logged = async (type: string) => await findLoggedEvents(db, { sessionId, types: [type] });
+async function compactionsOf(events: EventLogQueries, sessionId: string, failed: number) {
+  const logged = async (type: string) => await events.find({ sessionId, types: [type] });
   const starts = await logged('compaction.started');
   const ends = await logged('compaction.finished');
   const startedBy: Record<string, number> = {};
@@ -319,10 +322,8 @@ async function compactionsOf(db: Db, sessionId: string, failed: number) {
 }
 
 /** The last `context.usage` of the session; `ratio` is null when the window is unknown. */
-async function contextUsageOf(db: Db, sessionId: string) {
-  const last = (
-    await findLoggedEvents(db, { sessionId, types: ['context.usage'], order: 'desc', limit: 1 })
-  )[0];
+async function contextUsageOf(events: EventLogQueries, sessionId: string) {
+  const last = (await events.find({ sessionId, types: ['context.usage'], order: 'desc', limit: 1 }))[0];
   const usage = last?.payload ?? {};
   // A model of unknown window reports ratio 0: that is "unknown", not "empty".
   const window = num(usage.context_window);

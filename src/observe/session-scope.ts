@@ -14,15 +14,19 @@ import type { Redactor } from '../redact';
 import type { RunLedger } from '../runs/run-ledger';
 import { resolveSession, type SelectedBy } from '../sessions/resolve-session';
 import type { Session, SessionStore } from '../sessions/session-store';
-import { DB_FILE, type Db } from '../store/db';
+import { DB_FILE } from '../store/db';
+import type { StoreView } from '../store/transactions';
 import type { Clock } from '../util/ids';
 import type { FileHistory } from '../workspace/file-history';
+import type { ReadModelQueries } from './read-model-queries';
 
 /** Which session a readout describes: the stores it asks, never a write. */
 export interface SessionScopeDeps {
   readonly dataDir: string;
   /** Whether this process opened the database (no database yet means no sessions). */
   hasDb(): boolean;
+  /** The App's backend: on PostgreSQL there is no SQLite file to look for. */
+  readonly store: Pick<StoreView, 'kind'>;
   readonly sessions: Pick<SessionStore, 'get' | 'require' | 'list' | 'root' | 'family'>;
   readonly agent: Pick<AgentService, 'currentSession' | 'state'>;
   readonly clock: Clock;
@@ -30,8 +34,8 @@ export interface SessionScopeDeps {
 
 /** What the session readouts read: the scope, the run ledger's queries and the database. */
 export interface SessionReadoutDeps extends SessionScopeDeps {
-  /** Opened on first use (the session event log, file history, messages). */
-  readonly db: Db;
+  /** The session event log and the messages, on the App's store. */
+  readonly observe: { readonly queries: Pick<ReadModelQueries, 'events' | 'messages'> };
   readonly runs: Pick<RunLedger, 'queries'>;
   /** The file history's aggregate reads. */
   readonly ws: { readonly history: Pick<FileHistory, 'queries'> };
@@ -60,7 +64,7 @@ export async function resolveSessionScope(
   contextSessionId?: string,
 ): Promise<SessionScope> {
   // No database yet means no sessions: answer without creating one (CLI-07, read-only projections).
-  if (!app.hasDb() && !existsSync(join(app.dataDir, DB_FILE))) {
+  if (app.store.kind === 'sqlite' && !app.hasDb() && !existsSync(join(app.dataDir, DB_FILE))) {
     return {
       session: undefined,
       session_id: requested ?? null,

@@ -10,12 +10,19 @@ import { type CodebaseCacheStore, createCodebaseCacheStore } from './codebase-ca
 import { createPostgresCodebaseCacheStore } from './pg-codebase-cache-store';
 import { createPostgresPromptStackStore } from './pg-prompt-stack-store';
 import { createPromptStackStore, type PromptStackStore } from './prompt-stack-store';
+import {
+  createPostgresReadModelQueries,
+  createSqliteReadModelQueries,
+  type ReadModelQueries,
+} from './read-model-queries';
 
 export interface ObserveStores {
   /** `prompt_stack_builds`: the prompt stack ledger. */
   promptStacks: PromptStackStore;
   /** `codebase_context_cache`: the cached codebase summary. */
   codebaseCache: CodebaseCacheStore;
+  /** The read models' reads of other domains' tables (./read-model-queries.ts). */
+  queries: ReadModelQueries;
 }
 
 /** The observe stores on the SQLite database; the prompt stack ledger is `unavailable` when it cannot open. */
@@ -31,7 +38,11 @@ export function createSqliteObserveStores(db: () => Db): ObserveStores {
       );
     }
   };
-  return { promptStacks: createPromptStackStore(ledgerDb), codebaseCache: createCodebaseCacheStore(db) };
+  return {
+    promptStacks: createPromptStackStore(ledgerDb),
+    codebaseCache: createCodebaseCacheStore(db),
+    queries: createSqliteReadModelQueries(db),
+  };
 }
 
 /** The observe stores on PostgreSQL (issue 18). */
@@ -39,5 +50,6 @@ export function createPostgresObserveStores(deps: { sql: SqlClient }): ObserveSt
   return {
     promptStacks: createPostgresPromptStackStore(deps),
     codebaseCache: createPostgresCodebaseCacheStore(deps),
+    queries: createPostgresReadModelQueries(deps),
   };
 }

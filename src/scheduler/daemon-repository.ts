@@ -22,18 +22,18 @@ export interface DaemonRecord {
 }
 
 export interface DaemonRepository {
-  insert(row: Omit<DaemonRecord, 'stopped_at' | 'stop_reason'>): void;
-  heartbeat(id: string, at: number, status: string): void;
+  insert(row: Omit<DaemonRecord, 'stopped_at' | 'stop_reason'>): Promise<void>;
+  heartbeat(id: string, at: number, status: string): Promise<void>;
   /** Marks a running row stopped (a stopped row keeps its first stop). */
-  stopped(id: string, at: number, reason: string): void;
+  stopped(id: string, at: number, reason: string): Promise<void>;
   /** Newest first; running ones only unless `includeStopped`. */
-  list(options: { includeStopped: boolean; limit: number }): DaemonRecord[];
-  get(id: string): DaemonRecord | undefined;
+  list(options: { includeStopped: boolean; limit: number }): Promise<DaemonRecord[]>;
+  get(id: string): Promise<DaemonRecord | undefined>;
 }
 
 export function createDaemonRepository(db: () => Db): DaemonRepository {
   return {
-    insert(row) {
+    async insert(row) {
       db()
         .prepare(
           `INSERT INTO service_processes (id, kind, pid, host, url, argv, worker, started_at, heartbeat_at, status)
@@ -52,25 +52,25 @@ export function createDaemonRepository(db: () => Db): DaemonRepository {
           row.status,
         );
     },
-    heartbeat(id, at, status) {
+    async heartbeat(id, at, status) {
       db()
         .prepare('UPDATE service_processes SET heartbeat_at = ?, status = ? WHERE id = ?')
         .run(at, status, id);
     },
-    stopped(id, at, reason) {
+    async stopped(id, at, reason) {
       db()
         .prepare(
           'UPDATE service_processes SET stopped_at = ?, stop_reason = ? WHERE id = ? AND stopped_at IS NULL',
         )
         .run(at, reason, id);
     },
-    list: ({ includeStopped, limit }) =>
+    list: async ({ includeStopped, limit }) =>
       db()
         .prepare(
           `SELECT * FROM service_processes ${includeStopped ? '' : 'WHERE stopped_at IS NULL'} ORDER BY started_at DESC, rowid DESC LIMIT ?`,
         )
         .all(limit) as DaemonRecord[],
-    get: (id) =>
+    get: async (id) =>
       db().prepare('SELECT * FROM service_processes WHERE id = ?').get(id) as DaemonRecord | undefined,
   };
 }

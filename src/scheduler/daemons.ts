@@ -7,9 +7,8 @@
  * @module
  */
 import { hostname } from 'node:os';
-import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
-import { createDaemonRepository, type DaemonRecord } from './daemon-repository';
+import type { DaemonRecord, DaemonRepository } from './daemon-repository';
 
 export type DaemonKind = 'http' | 'autopilot';
 
@@ -43,25 +42,26 @@ export interface DaemonRegistry {
     argv: string[];
     cwd: string;
     worker: string | null;
-  }): DaemonRow;
-  heartbeat(id: string, status: Record<string, unknown>): void;
-  stopped(id: string, reason: string): void;
-  list(options?: { includeStopped?: boolean; limit?: number }): DaemonView[];
-  live(kind?: DaemonKind): DaemonView[];
-  get(id: string): DaemonView | undefined;
+  }): Promise<DaemonRow>;
+  heartbeat(id: string, status: Record<string, unknown>): Promise<void>;
+  stopped(id: string, reason: string): Promise<void>;
+  list(options?: { includeStopped?: boolean; limit?: number }): Promise<DaemonView[]>;
+  live(kind?: DaemonKind): Promise<DaemonView[]>;
+  get(id: string): Promise<DaemonView | undefined>;
 }
 
 /** A heartbeat older than this (ms) means the daemon is gone even if its pid was reused. */
 export const STALE_AFTER_MS = 60_000;
 
 export function createDaemonRegistry(deps: {
-  db: () => Db;
+  /** The `service_processes` rows (./daemon-repository.ts, or its PostgreSQL twin). */
+  rows: DaemonRepository;
   clock: Clock;
   ids: Ids;
   pid?: number;
 }): DaemonRegistry {
   const self = deps.pid ?? process.pid;
-  const rows = createDaemonRepository(deps.db);
+  const { rows } = deps;
   const host = hostname();
   const toView = (row: DaemonRecord): DaemonView => {
     const status = JSON.parse(row.status) as Record<string, unknown>;
@@ -81,10 +81,10 @@ export function createDaemonRegistry(deps: {
     return view;
   };
   const registry: DaemonRegistry = {
-    register(input) {
+    async register(input) {
       const now = deps.clock.now();
       const id = deps.ids.next('dmn');
-      rows.insert({
+      await rows.insert({
         id,
         kind: input.kind,
         pid: self,
@@ -96,29 +96,29 @@ export function createDaemonRegistry(deps: {
         heartbeat_at: now,
         status: JSON.stringify({ cwd: input.cwd }),
       });
-      return registry.get(id)!;
+      return (await registry.get(id))!;
     },
-    heartbeat(id, status) {
-      const current = registry.get(id);
-      rows.heartbeat(
+    async heartbeat(id, status) {
+      const current = await registry.get(id);
+      await rows.heartbeat(
         id,
         deps.clock.now(),
         JSON.stringify({ ...(current?.cwd ? { cwd: current.cwd } : {}), ...status }),
       );
     },
-    stopped(id, reason) {
-      rows.stopped(id, deps.clock.now(), reason);
+    async stopped(id, reason) {
+      await rows.stopped(id, deps.clock.now(), reason);
     },
-    list(options = {}) {
-      return rows
-        .list({ includeStopped: options.includeStopped === true, limit: options.limit ?? 20 })
-        .map(toView);
+    async list(options = {}) {
+      return (
+        await rows.list({ includeStopped: options.includeStopped === true, limit: options.limit ?? 20 })
+      ).map(toView);
     },
-    live(kind) {
-      return registry.list().filter((d) => d.alive && (!kind || d.kind === kind));
+    async live(kind) {
+      return (await registry.list()).filter((d) => d.alive && (!kind || d.kind === kind));
     },
-    get(id) {
-      const row = rows.get(id);
+    async get(id) {
+      const row = await rows.get(id);
       return row ? toView(row) : undefined;
     },
   };

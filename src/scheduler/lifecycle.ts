@@ -30,14 +30,14 @@ export interface LifecycleHost {
 const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 15_000;
 
-export function requireLiveDaemon(
+export async function requireLiveDaemon(
   host: LifecycleHost,
   daemonId: string | undefined,
   kind?: DaemonKind,
-): DaemonView {
-  const live = host.daemons.live(kind);
+): Promise<DaemonView> {
+  const live = await host.daemons.live(kind);
   if (daemonId) {
-    const found = host.daemons.get(daemonId);
+    const found = await host.daemons.get(daemonId);
     if (!found?.alive || (kind && found.kind !== kind)) {
       throw new SvcError(
         'not_found',
@@ -76,7 +76,7 @@ export async function startAutopilot(
   host: LifecycleHost,
   options: { port: number; host: string; signal?: AbortSignal },
 ) {
-  const live = host.daemons.live('autopilot');
+  const live = await host.daemons.live('autopilot');
   if (live.length) {
     throw new SvcError(
       'conflict',
@@ -106,8 +106,8 @@ export async function stopDaemons(
   options: { kind?: DaemonKind; daemonId?: string; signal?: AbortSignal },
 ) {
   const targets = options.daemonId
-    ? [requireLiveDaemon(host, options.daemonId, options.kind)]
-    : host.daemons.live(options.kind);
+    ? [await requireLiveDaemon(host, options.daemonId, options.kind)]
+    : await host.daemons.live(options.kind);
   if (targets.length === 0)
     throw new SvcError('not_found', `no live ${options.kind ?? 'service'} daemon in this data dir`);
   const stopped: { id: string; pid: number; url: string | null }[] = [];
@@ -119,7 +119,7 @@ export async function stopDaemons(
 }
 
 export async function restartDaemon(host: LifecycleHost, daemonId: string | undefined, signal?: AbortSignal) {
-  const daemon = requireLiveDaemon(host, daemonId);
+  const daemon = await requireLiveDaemon(host, daemonId);
   if (daemon.argv.length === 0)
     throw new SvcError('unavailable', `daemon ${daemon.id} recorded no arguments to restart with`);
   await stopOne(daemon, signal);

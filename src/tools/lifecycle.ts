@@ -79,7 +79,7 @@ export const daemonStatus = defineTool({
     http: { method: 'GET', path: '/v1/daemon/status' },
     cli: { command: 'daemon status' },
   },
-  run: async (ctx) => daemonReport(ctx.app),
+  run: async (ctx) => await daemonReport(ctx.app),
 });
 
 export const autopilotStatus = defineTool({
@@ -105,7 +105,7 @@ export const autopilotStatus = defineTool({
         worker_running: app.autopilot.state.running,
         worker: app.autopilot.state,
       },
-      daemons: app.daemons.live('autopilot').map((d) => ({
+      daemons: (await app.daemons.live('autopilot')).map((d) => ({
         id: d.id,
         pid: d.pid,
         url: d.url,
@@ -114,7 +114,7 @@ export const autopilotStatus = defineTool({
         heartbeat_at: d.heartbeat_at,
         worker: (d.status.autopilot as Record<string, unknown> | undefined) ?? null,
       })),
-      running: autopilotRunner(app).available,
+      running: (await autopilotRunner(app)).available,
       settings: {
         tick_seconds: settings.tick_seconds,
         drain_queues: settings.drain_queues,
@@ -225,9 +225,9 @@ export const autopilotDown = defineTool({
   },
 });
 
-export function daemonReport(app: ToolHost) {
+export async function daemonReport(app: ToolHost) {
   const started = Math.floor(process.uptime());
-  const daemons = app.daemons.list({ includeStopped: false }).map((d: DaemonView) => ({
+  const daemons = (await app.daemons.list({ includeStopped: false })).map((d: DaemonView) => ({
     id: d.id,
     kind: d.kind,
     pid: d.pid,

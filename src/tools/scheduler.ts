@@ -286,7 +286,7 @@ export async function schedulerStatus(app: ToolHost) {
   const upcoming = schedules
     .filter((s) => s.next_run_at !== null)
     .sort((a, b) => (a.next_run_at as number) - (b.next_run_at as number));
-  const runner = autopilotRunner(app);
+  const runner = await autopilotRunner(app);
   const warnings: string[] = [];
   if (schedules.length && !runner.available) {
     warnings.push('no autopilot worker is running: due jobs wait until svc service start autopilot runs');
@@ -308,10 +308,13 @@ export async function schedulerStatus(app: ToolHost) {
 }
 
 /** Who fires due jobs: this process's worker, or a live autopilot daemon of the data dir. */
-export function autopilotRunner(app: ToolHost) {
-  const daemons = app.daemons
-    .live('autopilot')
-    .map((d) => ({ id: d.id, pid: d.pid, url: d.url, self: d.self }));
+export async function autopilotRunner(app: ToolHost) {
+  const daemons = (await app.daemons.live('autopilot')).map((d) => ({
+    id: d.id,
+    pid: d.pid,
+    url: d.url,
+    self: d.self,
+  }));
   const here = app.autopilot.state.running;
   return { available: here || daemons.length > 0, worker_here: here, daemons };
 }
@@ -321,7 +324,7 @@ export async function inspectSchedule(app: ToolHost, idOrName: string) {
   const warnings: string[] = [];
   if (found.recipe && !recipeToolAvailable(app))
     warnings.push('run_recipe is not available: this job fails when it fires');
-  const runner = autopilotRunner(app);
+  const runner = await autopilotRunner(app);
   if (found.status === 'active' && !runner.available)
     warnings.push('no autopilot worker is running to fire this job');
   return {

@@ -7,11 +7,10 @@
  * arguments beyond paths, no outputs.
  * @module
  */
-import { claimsSince, markersSince, negotiationsSince } from '../../coordination/trace-queries';
 import { SvcError } from '../../errors';
+import type { ReadModelQueries } from '../../observe/read-model-queries';
 import type { RunLedger } from '../../runs/run-ledger';
 import type { SessionStore } from '../../sessions/session-store';
-import type { Db } from '../../store/db';
 import type { Clock } from '../../util/ids';
 import type { FileHistory } from '../../workspace/file-history';
 import { structuralProblems, type Trace, type TraceStep } from './corpus';
@@ -22,8 +21,8 @@ export interface ExportDeps {
   readonly clock: Clock;
   readonly runs: Pick<RunLedger, 'available' | 'list' | 'get'>;
   readonly sessions: Pick<SessionStore, 'family' | 'root' | 'list'>;
-  /** Opened on first use: file history, workspace claims and markers. */
-  readonly db: Db;
+  /** Workspace claims, negotiations and markers, on the App's store. */
+  readonly observe: { readonly queries: Pick<ReadModelQueries, 'trace'> };
   readonly ws: { readonly history: Pick<FileHistory, 'queries'> };
 }
 
@@ -62,7 +61,7 @@ export async function buildMultiplayerExport(app: ExportDeps, input: ExportInput
     return id;
   };
   const steps: Step[] = [];
-  const db = app.db;
+  const coordination = app.observe.queries.trace;
 
   for (const run of await app.runs.list({ limit: 100_000 })) {
     if (!sessionIds.has(run.session_id) || run.created_at < since) continue;
@@ -89,14 +88,14 @@ export async function buildMultiplayerExport(app: ExportDeps, input: ExportInput
     if (actor) steps.push({ at: edit.created_at, actor, action: 'file.edit', paths: [edit.path] });
   }
 
-  for (const claim of claimsSince(db, since)) {
+  for (const claim of await coordination.claimsSince(since)) {
     const actor = sessionIds.has(claim.session_id) ? addActor(claim.session_id) : undefined;
     if (!actor) continue;
     const paths = claim.paths;
     steps.push({ at: claim.created_at, actor, action: 'claim.acquire', paths, claim: { mode: claim.mode } });
     if (claim.released_at) steps.push({ at: claim.released_at, actor, action: 'claim.release', paths });
   }
-  for (const n of negotiationsSince(db, since)) {
+  for (const n of await coordination.negotiationsSince(since)) {
     const actor = sessionIds.has(n.from_session_id) ? addActor(n.from_session_id) : undefined;
     if (actor)
       steps.push({
@@ -107,7 +106,7 @@ export async function buildMultiplayerExport(app: ExportDeps, input: ExportInput
         claim: { mode: n.mode },
       });
   }
-  for (const m of markersSince(db, since)) {
+  for (const m of await coordination.markersSince(since)) {
     const actor = sessionIds.has(m.session_id) ? addActor(m.session_id) : undefined;
     if (actor) steps.push({ at: m.created_at, actor, action: 'marker.create', paths: [m.path] });
   }

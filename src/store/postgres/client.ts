@@ -30,7 +30,10 @@ export interface SqlClient extends SqlExecutor {
    * The transaction is ambient for the body's async context: the client's own `query`, `one` and
    * `run` called anywhere inside `fn` (a repository that only holds the client) run on the
    * transaction's connection, and a nested `transaction` is a savepoint of it. So a service can
-   * make several repositories' writes one transaction without passing `tx` through them.
+   * make several repositories' writes one transaction without passing `tx` through them. Work
+   * the body starts and does not await (a run it starts, a timer) joins the transaction only
+   * while the body runs: once it has ended, that work's statements go to the pool again, and its
+   * own `transaction` is a new one (as `atomicallyAsync` on SQLite).
    */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /** True inside a `transaction` body of this client. */
@@ -100,9 +103,14 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     };
   };
 
-  const ambient = new AsyncLocalStorage<{ tx: SqlExecutor; savepoints: number }>();
+  // `open`: the body is running; work it started that outlives it must not use the connection.
+  const ambient = new AsyncLocalStorage<{ tx: SqlExecutor; savepoints: number; open: boolean }>();
   const pooled = executor(pool);
-  const current = (): SqlExecutor => ambient.getStore()?.tx ?? pooled;
+  const joined = () => {
+    const store = ambient.getStore();
+    return store?.open ? store : undefined;
+  };
+  const current = (): SqlExecutor => joined()?.tx ?? pooled;
 
   return {
     query: (text, params) => current().query(text, params),
@@ -110,9 +118,9 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     run: (text, params) => current().run(text, params),
     target,
     redactedUrl,
-    inTransaction: () => ambient.getStore() !== undefined,
+    inTransaction: () => joined() !== undefined,
     async transaction(fn) {
-      const outer = ambient.getStore();
+      const outer = joined();
       if (outer) {
         const savepoint = `svc_sp_${++outer.savepoints}`;
         await outer.tx.run(`SAVEPOINT ${savepoint}`);
@@ -135,7 +143,13 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       const tx = executor(connection);
       try {
         await connection.query('BEGIN');
-        const result = await ambient.run({ tx, savepoints: 0 }, () => fn(tx));
+        const scope = { tx, savepoints: 0, open: true };
+        let result: Awaited<ReturnType<typeof fn>>;
+        try {
+          result = await ambient.run(scope, () => fn(tx));
+        } finally {
+          scope.open = false;
+        }
         await connection.query('COMMIT');
         return result;
       } catch (error) {

@@ -41,6 +41,7 @@ import type { ProcessTracker } from '../../scheduler/process-tracker';
 import type { Scheduler } from '../../scheduler/scheduler';
 import type { SessionStore } from '../../sessions/session-store';
 import type { Db } from '../../store/db';
+import type { StoreView } from '../../store/transactions';
 import type { Telemetry } from '../../telemetry/service';
 import type { Clock, Ids } from '../../util/ids';
 import type { WorkflowService } from '../../workflows/workflow-service';
@@ -128,6 +129,8 @@ export interface ToolHost {
    * probe); undefined when it can, and always on SQLite.
    */
   storeUnavailable(): string | undefined;
+  /** The App's store (issue 18): its backend, and transactions over its repositories. */
+  readonly store: StoreView;
   readonly bus: EventBus;
   /** Workspace claims (soft: advisory; hard: block other sessions' mutations). */
   readonly claims: ClaimService;

@@ -94,16 +94,16 @@ export async function runServer(
   });
   // The data dir's service registry: the CLI and the lifecycle tools find this daemon there.
   const app = handle.app;
-  const daemon = app.daemons.register({
+  const daemon = await app.daemons.register({
     kind,
     url: handle.url,
     argv: process.argv.slice(1),
     cwd: ctx.io.cwd,
     worker: kind === 'autopilot' ? 'autopilot' : null,
   });
-  const beat = () => {
+  const beat = async () => {
     try {
-      app.daemons.heartbeat(daemon.id, {
+      await app.daemons.heartbeat(daemon.id, {
         open_streams: handle.streams.size,
         active_runs: app.agent.active().length,
         ...(kind === 'autopilot' ? { autopilot: app.autopilot.state } : {}),
@@ -112,7 +112,7 @@ export async function runServer(
       app.log.warn('daemon heartbeat failed', { error });
     }
   };
-  const heartbeat = setInterval(beat, 10_000);
+  const heartbeat = setInterval(() => void beat(), 10_000);
   heartbeat.unref();
   if (
     authMode(handle.settings, { auth: options.auth, token: options.token }, handle.app.config) === 'closed'
@@ -129,7 +129,7 @@ export async function runServer(
   clearInterval(heartbeat);
   stopTrimming();
   try {
-    app.daemons.stopped(daemon.id, reason);
+    await app.daemons.stopped(daemon.id, reason);
   } catch (error) {
     app.log.warn('daemon stop record failed', { error });
   }

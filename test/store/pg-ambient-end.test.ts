@@ -1,0 +1,54 @@
+/**
+ * The PostgreSQL client's ambient transaction ends with its body (issue 18): work a body starts
+ * and does not await (the agent starting a run inside `send`'s transaction, a timer) joins the
+ * transaction only while the body runs; after it, that work's statements go to the pool and its
+ * own transaction is a new one, as `atomicallyAsync` on SQLite.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { createPostgresClient } from '../../src/store/postgres/client';
+import { postgresTransactions } from '../../src/store/transactions';
+import { postgresForFile } from '../helpers/postgres';
+
+const pg = postgresForFile();
+
+describe.skipIf(!pg.available)('the ambient transaction ends with its body', () => {
+  it('STORE-PG-agent: work a transaction body started runs on the pool after it, in transactions of its own', async () => {
+    const url = await pg.cluster().createDatabase();
+    const db = await createPostgresClient({
+      url,
+      pool_size: 4,
+      statement_timeout_ms: 30_000,
+      connect_timeout_ms: 2_000,
+    });
+    try {
+      await db.run('CREATE TABLE t (id BIGINT PRIMARY KEY)');
+      const transactions = postgresTransactions(db);
+      let later: Promise<unknown> = Promise.resolve();
+      const seen: boolean[] = [];
+      await transactions.run(async () => {
+        await db.run('INSERT INTO t VALUES (1)');
+        // Started inside the body, not awaited: it goes on after the commit (a run the body starts).
+        later = (async () => {
+          seen.push(db.inTransaction());
+          await sleep(50);
+          seen.push(db.inTransaction());
+          await db.run('INSERT INTO t VALUES (2)');
+          await transactions.run(async () => {
+            seen.push(db.inTransaction());
+            await db.run('INSERT INTO t VALUES (3)');
+          });
+          await db.run('INSERT INTO t VALUES (4)');
+        })();
+      });
+      await later;
+      expect(seen).toEqual([true, false, true]);
+      expect(db.inTransaction()).toBe(false);
+      expect((await db.query<{ id: number }>('SELECT id FROM t ORDER BY id')).map((r) => r.id)).toEqual([
+        1, 2, 3, 4,
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+});
