@@ -19,9 +19,16 @@ import {
 } from '../runs/compat-request-repository';
 import { createPostgresCompatRequestRepository } from '../runs/pg-compat-request-repository';
 import { createPostgresProcessRepository } from '../runs/pg-process-repository';
+import { createPostgresRunLedger } from '../runs/pg-run-ledger';
 import { createProcessReaper } from '../runs/process-reaper';
 import { createProcessRepository } from '../runs/process-repository';
-import { createRunLedger, isLiveRunner, type RunLedger, registerRunner } from '../runs/run-ledger';
+import {
+  createRunLedger,
+  isLiveRunner,
+  type RunEvent,
+  type RunLedger,
+  registerRunner,
+} from '../runs/run-ledger';
 import { createPostgresSessionStore } from '../sessions/pg-session-store';
 import { createSessionStore, type SessionStore } from '../sessions/session-store';
 import { DB_FILE } from '../store/db';
@@ -48,7 +55,7 @@ export interface AppCore {
 }
 
 export function createCore(base: AppBase): AppCore {
-  const { clock, ids, log, openDatabase } = base;
+  const { clock, ids, log } = base;
   const bus = createEventBus({
     store: base.repository(
       (db) => () => createEventStore(db()),
@@ -81,9 +88,7 @@ export function createCore(base: AppBase): AppCore {
     now: () => clock.now(),
     onError: (error) => log.warn('process reaper failed', { error }),
   });
-  const runs = createRunLedger({
-    db: openDatabase,
-    dbPath: join(base.dataDir, DB_FILE),
+  const ledger = {
     clock,
     ids,
     runner,
@@ -99,8 +104,13 @@ export function createCore(base: AppBase): AppCore {
         })
         .catch((error) => log.warn('process reaper failed', { error }));
     },
-    onListenerError: (error, event) => log.warn('run ledger listener failed', { type: event.type, error }),
-  });
+    onListenerError: (error: unknown, event: RunEvent) =>
+      log.warn('run ledger listener failed', { type: event.type, error }),
+  };
+  const runs: RunLedger = base.repository(
+    (db) => createRunLedger({ ...ledger, db, dbPath: join(base.dataDir, DB_FILE) }),
+    (sql) => createPostgresRunLedger({ ...ledger, sql }),
+  );
   const permissions = createPermissionService({
     config: base.config,
     stores: base.repository(createSqlitePermissionStores, (sql) => createPostgresPermissionStores({ sql })),

@@ -2,15 +2,28 @@
  * The run ledger's writes (`agent_runs`, `agent_run_events`) on PostgreSQL (issue 18): the
  * `RunWrites` of ./run-repository.ts, every method async, same semantics. An event's sequence
  * number is the run's next one: the run's row is locked (FOR UPDATE) for the insert, so two
- * nodes appending to one run never take the same seq. The reads (./queries.ts), the ledger
- * operations and recovery on PostgreSQL are the next step; nothing serves from this yet.
+ * nodes appending to one run never take the same seq. A claim is one conditional UPDATE under an
+ * advisory lock on the session. The reads are ./pg-run-queries.ts, the ledger over both is
+ * ./pg-run-ledger.ts.
  * @module
  */
 import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
 import { type RunWrites, runPatchColumns } from './run-repository';
 
-export type PostgresRunWrites = AsyncOf<RunWrites>;
+export interface PostgresRunWrites extends AsyncOf<RunWrites> {
+  /**
+   * Queued → running for this owner, decided by the database (`WHERE status = 'queued'`): of
+   * several nodes claiming one run exactly one gets true.
+   */
+  claimQueued(
+    id: string,
+    now: number,
+    owner: { pid: number; host: string; runner: string },
+  ): Promise<boolean>;
+  /** Serializes the claims of one session until the surrounding transaction ends. */
+  lockSession(sessionId: string): Promise<void>;
+}
 
 export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWrites {
   const { sql } = deps;
@@ -64,6 +77,18 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       const sets = columns.map(([column], i) => `${column} = $${i + 1}`).join(', ');
       const params = [...columns.map(([, value]) => value), id];
       return (await sql.run(`UPDATE agent_runs SET ${sets} WHERE id = $${params.length}`, params)) > 0;
+    },
+    async claimQueued(id, now, owner) {
+      return (
+        (await sql.run(
+          `UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4
+             WHERE id = $5 AND status = 'queued'`,
+          [now, owner.pid, owner.host, owner.runner, id],
+        )) > 0
+      );
+    },
+    async lockSession(sessionId) {
+      await sql.query("SELECT pg_advisory_xact_lock(hashtext('svc.runs.claim:' || $1))", [sessionId]);
     },
     async requestCancel(id, now) {
       await sql.run('UPDATE agent_runs SET cancel_requested = 1, updated_at = $1 WHERE id = $2', [now, id]);

@@ -34,13 +34,7 @@ export function createRunRecovery(deps: RunRecoveryDeps): RunRecovery {
   const { owner } = deps;
   let recoveredRuns: AgentRun[] = [];
 
-  const ownerAlive = (run: AgentRun): boolean => {
-    if (run.runner === owner.runner) return true;
-    if (run.pid === null) return false;
-    if (run.host !== owner.host) return true; // another machine: cannot tell, assume alive
-    if (run.pid === owner.pid) return run.runner !== null && (deps.isLiveRunner?.(run.runner) ?? false);
-    return processAlive(run.pid);
-  };
+  const ownerAlive = runOwnerAlive(owner, deps.isLiveRunner);
 
   function recover(): AgentRun[] {
     const orphans = deps.queries.runningAll().filter((run) => !ownerAlive(run));
@@ -59,6 +53,23 @@ export function createRunRecovery(deps: RunRecoveryDeps): RunRecovery {
   }
 
   return { ownerAlive, recover, recovered: () => [...recoveredRuns] };
+}
+
+/**
+ * Whether a run's owner is alive: this App; a live App of this process; on this machine, a
+ * process that still exists. A run of another machine cannot be checked and counts as alive.
+ */
+export function runOwnerAlive(
+  owner: RunOwner,
+  isLiveRunner?: (runner: string) => boolean,
+): (run: AgentRun) => boolean {
+  return (run) => {
+    if (run.runner === owner.runner) return true;
+    if (run.pid === null) return false;
+    if (run.host !== owner.host) return true; // another machine: cannot tell, assume alive
+    if (run.pid === owner.pid) return run.runner !== null && (isLiveRunner?.(run.runner) ?? false);
+    return processAlive(run.pid);
+  };
 }
 
 /**
