@@ -83,7 +83,7 @@ export async function alertsStatus(
     ...repeatedFailures(app, scope, thresholds.repeated_failures),
     ...incidentAlerts(app, scope, thresholds),
     ...(await providerRecovery(app, scope)),
-    ...hookFailures(app, scope, thresholds.hook_failures),
+    ...(await hookFailures(app, scope, thresholds.hook_failures)),
     ...(await cappedActivations(app, scope)),
   ].sort(
     (a, b) =>
@@ -219,9 +219,9 @@ async function providerRecovery(app: AlertsDeps, scope: Scope): Promise<Alert[]>
   ];
 }
 
-function hookFailures(app: AlertsDeps, scope: Scope, threshold: number): Alert[] {
+async function hookFailures(app: AlertsDeps, scope: Scope, threshold: number): Promise<Alert[]> {
   const sessions = scope.sessions;
-  const rows = failedHookRuns(app.db, { since: scope.since, sessionIds: sessions });
+  const rows = await failedHookRuns(app.db, { since: scope.since, sessionIds: sessions });
   if (rows.length < threshold) return [];
   const packs = [...new Set(rows.map((r) => r.pack_name))].sort();
   return [

@@ -14,11 +14,23 @@ export interface FailedHookRun {
   started_at: number;
 }
 
+export interface FailedHookRunFilter {
+  since: number;
+  sessionIds?: readonly string[];
+}
+
+/** The alerts' read (issue 18: async; PostgreSQL twin ./pg-hook-run-queries.ts). */
+export interface HookRunQueries {
+  /** Newest first; `sessionIds` limits them to those sessions (an empty list matches none). */
+  failed(filter: FailedHookRunFilter): Promise<FailedHookRun[]>;
+}
+
+export function createHookRunQueries(db: () => Db): HookRunQueries {
+  return { failed: (filter) => failedHookRuns(db(), filter) };
+}
+
 /** Newest first; `sessionIds` limits them to those sessions (an empty list matches none). */
-export function failedHookRuns(
-  db: Db,
-  filter: { since: number; sessionIds?: readonly string[] },
-): FailedHookRun[] {
+export async function failedHookRuns(db: Db, filter: FailedHookRunFilter): Promise<FailedHookRun[]> {
   const sessions = filter.sessionIds;
   return db
     .prepare(
