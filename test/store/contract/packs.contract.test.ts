@@ -3,6 +3,8 @@
  * reference `sessions` on PostgreSQL, so the sessions exist.
  */
 import { describe } from 'vitest';
+import { createHookRunQueries } from '../../../src/packs/hook-run-queries';
+import { createPostgresHookRunQueries } from '../../../src/packs/pg-hook-run-queries';
 import { createPostgresPackStore } from '../../../src/packs/pg-store';
 import { createPackStore } from '../../../src/packs/store';
 import { openDb } from '../../../src/store/db';
@@ -17,6 +19,7 @@ describe('operating packs store contract on SQLite', () => {
       db.prepare('INSERT INTO sessions (id, created_at, updated_at) VALUES (?, 1, 1)').run(id);
     return {
       store: createPackStore(() => db),
+      queries: createHookRunQueries(() => db),
       damage: async (id) => {
         db.prepare("UPDATE session_operating_packs SET summary = 'nope' WHERE session_id = ?").run(id);
       },
@@ -36,6 +39,7 @@ describe.skipIf(!pg.available)('operating packs store contract on PostgreSQL', (
       await sql.run('INSERT INTO sessions (id, created_at, updated_at) VALUES ($1, 1, 1)', [id]);
     return {
       store: createPostgresPackStore({ sql }),
+      queries: createPostgresHookRunQueries({ sql }),
       damage: async (id) => {
         await sql.run("UPDATE session_operating_packs SET summary = 'nope' WHERE session_id = $1", [id]);
       },

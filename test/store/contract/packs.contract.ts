@@ -3,14 +3,18 @@
  * and `pack_hook_runs` answer, run on SQLite and on PostgreSQL by ./packs.contract.test.ts. Pins:
  * a missing row reads undefined; a put round-trips every field (the flag, the summary and the
  * diagnostics decoded) and a second put replaces it; a stored row that does not decode fails as a
- * serialization error; hook runs newest first, per session, limited (20 by default), nulls kept.
+ * serialization error; hook runs newest first, per session, limited (20 by default), nulls kept;
+ * the failed runs since a time newest first, of some sessions (none for an empty list) or all.
  */
 import { expect, it } from 'vitest';
+import type { HookRunQueries } from '../../../src/packs/hook-run-queries';
 import { EMPTY_SUMMARY, emptyRow, type HookRun, type PackStore } from '../../../src/packs/store';
 import { withOpened } from './fixture';
 
 export type OpenPackStore = () => Promise<{
   store: PackStore;
+  /** The alerts' read of the hook runs. */
+  queries: HookRunQueries;
   /** Damage the stored summary of a session's row (a hand-edited database). */
   damage: (sessionId: string) => Promise<void>;
   close: () => Promise<void>;
@@ -87,6 +91,58 @@ export function packsContract(open: OpenPackStore): void {
       expect(await store.hookRuns('s2')).toEqual([
         run({ session_id: 's2', status: 'timeout', exit_code: null, event_id: null }),
       ]);
+    }),
+  );
+
+  it(
+    'STORE-PG-packs: failed hook runs since a time, newest first, of some sessions or all',
+    withStore(async ({ store, queries }) => {
+      const run = (session_id: string, hook_index: number, status: HookRun['status'], started_at: number) =>
+        store.recordHookRun({
+          session_id,
+          pack_name: `pack-${session_id}`,
+          hook_index,
+          event: 'tool.finished',
+          event_id: null,
+          status,
+          exit_code: status === 'failed' ? 1 : null,
+          duration_ms: 5,
+          started_at,
+        });
+      await run('s1', 0, 'failed', 100);
+      await run('s1', 1, 'ok', 200);
+      await run('s2', 2, 'timeout', 300);
+      await run('s1', 3, 'error', 400);
+      const picked = (rows: { session_id: string; hook_index: number }[]) =>
+        rows.map((r) => [r.session_id, r.hook_index]);
+      expect(picked(await queries.failed({ since: 0 }))).toEqual([
+        ['s1', 3],
+        ['s2', 2],
+        ['s1', 0],
+      ]);
+      expect(await queries.failed({ since: 300 })).toEqual([
+        {
+          session_id: 's1',
+          pack_name: 'pack-s1',
+          hook_index: 3,
+          event: 'tool.finished',
+          status: 'error',
+          started_at: 400,
+        },
+        {
+          session_id: 's2',
+          pack_name: 'pack-s2',
+          hook_index: 2,
+          event: 'tool.finished',
+          status: 'timeout',
+          started_at: 300,
+        },
+      ]);
+      expect(picked(await queries.failed({ since: 0, sessionIds: ['s1'] }))).toEqual([
+        ['s1', 3],
+        ['s1', 0],
+      ]);
+      expect(await queries.failed({ since: 0, sessionIds: [] })).toEqual([]);
     }),
   );
 }
