@@ -17,6 +17,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeProvider, fakeProvider, reply } from '../helpers/fake-provider';
 import { postgresForFile } from '../helpers/postgres';
+import { maskVolatile } from '../helpers/surfaces';
 import { auth, type SvcCluster, startCluster, TOKEN, until } from './cluster-harness';
 
 const pg = postgresForFile();
@@ -69,6 +70,13 @@ describe.skipIf(!pg.available)('cluster: three nodes on one PostgreSQL', () => {
     expect(completion.choices[0]?.message.content).toBe('Compat answer from C.');
     const runs = await a.get('/v1/agent-runs?limit=50');
     expect(runs.runs.filter((r: any) => r.origin === 'openai_compat')).toHaveLength(1);
+
+    // Parity readouts answer the same JSON on every node (volatile fields masked).
+    for (const path of ['/v1/agent-runs?limit=50', '/v1/stats', `/v1/sessions/${id}/messages`]) {
+      const [fromA, fromB, fromC] = await Promise.all([a, b, c].map((node) => node.get(path)));
+      expect(maskVolatile(fromB), path).toEqual(maskVolatile(fromA));
+      expect(maskVolatile(fromC), path).toEqual(maskVolatile(fromA));
+    }
   });
 
   it('CLUSTER-2: an SSE client cut from node A reconnects to node B with Last-Event-ID: each missed event once', async () => {
