@@ -3,7 +3,7 @@
  * - `svc doctor --store` reports the kind, the redacted URL, the round trip, the server version,
  *   the schema version against the binary's and the role (primary); exit 1 when unreachable;
  *   for SQLite the file and its schema version;
- * - `svc service start http` with a postgres URL connects and migrates, then refuses naming why;
+ * - `svc service start http` with a postgres URL connects, migrates and serves from it;
  *   a wrong URL is one line naming host, port and database, password masked, no stack trace;
  * - with a postgres URL a command reads from PostgreSQL and nothing is written to SQLite (no svc.db);
  * - the password given through ${ENV} interpolation is never printed.
@@ -15,6 +15,7 @@ import { binarySchemaVersion } from '../../src/store/postgres/migrate';
 import { postgresForFile } from '../helpers/postgres';
 import { runBin } from '../helpers/run-bin';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
+import { spawnServer } from '../http/spawn-server';
 
 const pg = postgresForFile();
 const LATEST = binarySchemaVersion();
@@ -27,7 +28,7 @@ function env(workspace: string, extra: Record<string, string> = {}) {
 const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at .+:\d+:\d+/);
 
 describe.skipIf(!pg.available)('PostgreSQL store from the CLI', () => {
-  it('STORE-PG-30: doctor --store on PostgreSQL; service start connects, migrates, then refuses; svc.db untouched', async () => {
+  it('STORE-PG-30: doctor --store on PostgreSQL; service start connects, migrates and serves from it; svc.db untouched', async () => {
     const cluster = pg.cluster();
     const url = await cluster.createDatabase();
     const withPassword = url.replace('postgres@', `postgres:${PASSWORD}@`);
@@ -49,12 +50,24 @@ describe.skipIf(!pg.available)('PostgreSQL store from the CLI', () => {
     });
     expect(report.round_trip_ms).toBeGreaterThan(0);
 
-    const start = await runBin(['service', 'start', 'http', '--port', '0'], { cwd: workspace, env: vars });
-    expect(start.code).toBe(2);
-    expect(start.stdout).toBe('');
-    expect(start.stderr).toContain(`connected and migrated it (schema version ${LATEST})`);
-    expect(start.stderr).toContain('svc cannot serve from PostgreSQL yet');
-    expect(start.stderr).toContain(url.replace('postgres@', 'postgres:***@'));
+    // The server connects, migrates and serves from PostgreSQL.
+    const server = spawnServer(['service', 'start', 'http', '--port', '0', '--auth', 'none'], {
+      cwd: workspace,
+      env: { ...vars, HOME: join(workspace, '.home') },
+      timeoutMs: 60_000,
+    });
+    const served = await server.ready;
+    const health = (await (await fetch(`${served}/healthz`)).json()) as any;
+    expect(health).toMatchObject({ ok: true, store: { kind: 'postgres', ok: true, schema_version: LATEST } });
+    const created = await fetch(`${served}/v1/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'on postgres' }),
+    });
+    expect(created.status).toBe(201);
+    server.child.kill('SIGTERM');
+    expect(await server.exit).toBe(0);
+    const start = { stdout: server.stdout(), stderr: server.stderr() };
     noStack(start.stderr);
 
     const after = await runBin(['doctor', '--store'], { cwd: workspace, env: vars });
@@ -66,7 +79,7 @@ describe.skipIf(!pg.available)('PostgreSQL store from the CLI', () => {
     // A command reads its state from PostgreSQL (sessions are served from it).
     const list = await runBin(['session', 'list', '--json'], { cwd: workspace, env: vars });
     expect(list.code, list.stderr).toBe(0);
-    expect(JSON.parse(list.stdout)).toMatchObject({ sessions: [] });
+    expect(JSON.parse(list.stdout).sessions.map((x: any) => x.title)).toEqual(['on postgres']);
 
     for (const output of [before, start, after, list])
       expect(output.stdout + output.stderr).not.toContain(PASSWORD);

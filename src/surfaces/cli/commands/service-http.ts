@@ -75,14 +75,8 @@ export async function runServer(
     configFile: globals.config,
     overrides: globals.c ?? [],
   });
-  // issue 18: a PostgreSQL store is connected to and migrated first (a wrong URL is the error
-  // shown at start), then refused: the domains do not run on it yet, and nothing touches svc.db.
-  const storeUrl = loaded.config.store.url;
-  const { isPostgresUrl } = await import('../../../store/store-url');
-  if (isPostgresUrl(storeUrl)) {
-    const { postgresNotServed, preparePostgres } = await import('../../../store/postgres-pending');
-    throw postgresNotServed(storeUrl, await preparePostgres({ ...loaded.config.store, url: storeUrl }));
-  }
+  // issue 18: with `[store] url` naming PostgreSQL the App connects to it and migrates it as it is
+  // built (a wrong URL is the error shown at start) and serves from it; svc.db is never opened.
   ctx.keepAlive = true;
   tuneHeapForLongRunning(ctx.io.env);
   const stopTrimming = trimWhenIdle();
@@ -94,13 +88,22 @@ export async function runServer(
   });
   // The data dir's service registry: the CLI and the lifecycle tools find this daemon there.
   const app = handle.app;
-  const daemon = await app.daemons.register({
-    kind,
-    url: handle.url,
-    argv: process.argv.slice(1),
-    cwd: ctx.io.cwd,
-    worker: kind === 'autopilot' ? 'autopilot' : null,
-  });
+  let daemon: Awaited<ReturnType<typeof app.daemons.register>>;
+  try {
+    daemon = await app.daemons.register({
+      kind,
+      url: handle.url,
+      argv: process.argv.slice(1),
+      cwd: ctx.io.cwd,
+      worker: kind === 'autopilot' ? 'autopilot' : null,
+    });
+  } catch (error) {
+    // A server that cannot register does not stay up half-started: it stops, and the error shows.
+    stopTrimming();
+    await handle.close('start failed');
+    ctx.keepAlive = false;
+    throw error;
+  }
   const beat = async () => {
     try {
       await app.daemons.heartbeat(daemon.id, {
