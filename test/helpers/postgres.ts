@@ -66,7 +66,16 @@ function asClusterUser(bin: string, args: string[]): void {
 let databases = 0;
 
 /** Start a cluster; throws naming the install command when PostgreSQL is missing. */
-export async function startPostgres(): Promise<PostgresCluster> {
+export interface StartOptions {
+  /**
+   * Commits that survive a crash of the server (`pg_ctl restart -m immediate`): synchronous_commit
+   * stays on. Otherwise the cluster trades that for speed (a commit returns before its WAL is
+   * written), which a test that restarts the server mid-run must not.
+   */
+  durable?: boolean;
+}
+
+export async function startPostgres(options: StartOptions = {}): Promise<PostgresCluster> {
   const bin = findPostgresBin();
   if (!bin)
     throw new Error(
@@ -85,7 +94,7 @@ export async function startPostgres(): Promise<PostgresCluster> {
     '-E',
     'UTF8',
   ]);
-  return launch(bin, dir);
+  return launch(bin, dir, options.durable);
 }
 
 function clusterDir(): string {
@@ -99,10 +108,10 @@ function clusterDir(): string {
 }
 
 /** Start the cluster in `dir/data` on a free port; stopped (and removed) at stop() or exit. */
-async function launch(bin: string, dir: string): Promise<PostgresCluster> {
+async function launch(bin: string, dir: string, durable = false): Promise<PostgresCluster> {
   const data = join(dir, 'data');
   const port = await freePort();
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=${durable ? 'on' : 'off'} -c full_page_writes=off`;
   asClusterUser(join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
   let stopped = false;
   const stop = () => {
@@ -180,7 +189,10 @@ async function launch(bin: string, dir: string): Promise<PostgresCluster> {
  * says whether the file's PostgreSQL tests run; when PostgreSQL is missing a test named after the
  * install command fails under CI=true (and is skipped elsewhere), so the reason is always shown.
  */
-export function postgresForFile(): { available: boolean; cluster: () => PostgresCluster } {
+export function postgresForFile(options: StartOptions = {}): {
+  available: boolean;
+  cluster: () => PostgresCluster;
+} {
   const available = findPostgresBin() !== undefined;
   const ci = process.env.CI === 'true';
   let cluster: PostgresCluster | undefined;
@@ -196,7 +208,7 @@ export function postgresForFile(): { available: boolean; cluster: () => Postgres
     };
   }
   beforeAll(async () => {
-    cluster = await startPostgres();
+    cluster = await startPostgres(options);
   }, 60_000);
   afterAll(() => cluster?.stop());
   return {

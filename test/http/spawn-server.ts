@@ -56,8 +56,12 @@ export function spawnServer(
     );
   });
   ready.catch(() => {});
-  onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
+  try {
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
+  } catch {
+    // Started outside a test (beforeAll): the caller stops it.
+  }
   return { child, stdout: () => stdout, stderr: () => stderr, ready, exit };
 }

@@ -108,8 +108,24 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     };
   };
 
-  // `open`: the body is running; work it started that outlives it must not use the connection.
-  const ambient = new AsyncLocalStorage<{ tx: SqlExecutor; savepoints: number; open: boolean }>();
+  // A scope is a transaction's body or a savepoint's. `open`: the body is running; work it started
+  // that outlives it must not use the connection. `nested`: savepoints begun in it while it was
+  // open; it ends (RELEASE, COMMIT) only after them, so a nested transaction the body started and
+  // did not await still runs inside it, as on SQLite, and nothing new joins after. `chain`: its
+  // savepoints run one after another (savepoints are a stack on the one connection: two siblings
+  // interleaved would release or roll back each other).
+  type Scope = {
+    root: { tx: SqlExecutor; savepoints: number };
+    tx: SqlExecutor;
+    open: boolean;
+    chain: Promise<unknown>;
+    nested: Set<Promise<unknown>>;
+  };
+  const ambient = new AsyncLocalStorage<Scope>();
+  const settle = async (scope: Scope) => {
+    scope.open = false;
+    while (scope.nested.size) await Promise.allSettled([...scope.nested]);
+  };
   const pooled = executor(pool);
   const joined = () => {
     const store = ambient.getStore();
@@ -134,15 +150,33 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     async transaction(fn) {
       const outer = joined();
       if (outer) {
-        const savepoint = `svc_sp_${++outer.savepoints}`;
-        await outer.tx.run(`SAVEPOINT ${savepoint}`);
+        const { root } = outer;
+        const scope: Scope = { root, tx: root.tx, open: true, chain: Promise.resolve(), nested: new Set() };
+        const before = outer.chain;
+        const nested = (async () => {
+          await before.catch(() => {});
+          const savepoint = `svc_sp_${++root.savepoints}`;
+          await root.tx.run(`SAVEPOINT ${savepoint}`);
+          try {
+            let result: Awaited<ReturnType<typeof fn>>;
+            try {
+              result = await ambient.run(scope, () => fn(root.tx));
+            } finally {
+              await settle(scope);
+            }
+            await root.tx.run(`RELEASE SAVEPOINT ${savepoint}`);
+            return result;
+          } catch (error) {
+            await root.tx.run(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {});
+            throw error;
+          }
+        })();
+        outer.chain = nested;
+        outer.nested.add(nested);
         try {
-          const result = await fn(outer.tx);
-          await outer.tx.run(`RELEASE SAVEPOINT ${savepoint}`);
-          return result;
-        } catch (error) {
-          await outer.tx.run(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {});
-          throw error;
+          return await nested;
+        } finally {
+          outer.nested.delete(nested);
         }
       }
       let connection: PoolClient;
@@ -155,12 +189,18 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       const tx = executor(connection);
       try {
         await connection.query('BEGIN');
-        const scope = { tx, savepoints: 0, open: true };
+        const scope: Scope = {
+          root: { tx, savepoints: 0 },
+          tx,
+          open: true,
+          chain: Promise.resolve(),
+          nested: new Set(),
+        };
         let result: Awaited<ReturnType<typeof fn>>;
         try {
           result = await ambient.run(scope, () => fn(tx));
         } finally {
-          scope.open = false;
+          await settle(scope);
         }
         await connection.query('COMMIT');
         return result;

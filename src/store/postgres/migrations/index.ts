@@ -11,6 +11,7 @@ import { operationsDdl } from './baseline-operations';
 import { oversightDdl } from './baseline-oversight';
 import { clusterDdl } from './cluster';
 import { compatOrderDdl } from './compat-order';
+import { modelCallTimesDdl } from './model-call-times';
 import { runOrderDdl } from './run-order';
 
 export const postgresMigrations: readonly Migration[] = [
@@ -18,4 +19,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 2, name: 'workspace leases and node heartbeats', sql: clusterDdl },
   { id: 4, name: 'agent_runs row order', sql: runOrderDdl },
   { id: 9, name: 'openai_compat_requests row order', sql: compatOrderDdl },
+  { id: 10, name: 'model_calls times in fractional ms', sql: modelCallTimesDdl },
 ];
