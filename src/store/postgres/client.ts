@@ -108,24 +108,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     };
   };
 
-  // A scope is a transaction's body or a savepoint's. `open`: the body is running; work it started
-  // that outlives it must not use the connection. `nested`: savepoints begun in it while it was
-  // open; it ends (RELEASE, COMMIT) only after them, so a nested transaction the body started and
-  // did not await still runs inside it, as on SQLite, and nothing new joins after. `chain`: its
-  // savepoints run one after another (savepoints are a stack on the one connection: two siblings
-  // interleaved would release or roll back each other).
-  type Scope = {
-    root: { tx: SqlExecutor; savepoints: number };
-    tx: SqlExecutor;
-    open: boolean;
-    chain: Promise<unknown>;
-    nested: Set<Promise<unknown>>;
-  };
   const ambient = new AsyncLocalStorage<Scope>();
-  const settle = async (scope: Scope) => {
-    scope.open = false;
-    while (scope.nested.size) await Promise.allSettled([...scope.nested]);
-  };
   const pooled = executor(pool);
   const joined = () => {
     const store = ambient.getStore();
@@ -149,36 +132,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       }),
     async transaction(fn) {
       const outer = joined();
-      if (outer) {
-        const { root } = outer;
-        const scope: Scope = { root, tx: root.tx, open: true, chain: Promise.resolve(), nested: new Set() };
-        const before = outer.chain;
-        const nested = (async () => {
-          await before.catch(() => {});
-          const savepoint = `svc_sp_${++root.savepoints}`;
-          await root.tx.run(`SAVEPOINT ${savepoint}`);
-          try {
-            let result: Awaited<ReturnType<typeof fn>>;
-            try {
-              result = await ambient.run(scope, () => fn(root.tx));
-            } finally {
-              await settle(scope);
-            }
-            await root.tx.run(`RELEASE SAVEPOINT ${savepoint}`);
-            return result;
-          } catch (error) {
-            await root.tx.run(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {});
-            throw error;
-          }
-        })();
-        outer.chain = nested;
-        outer.nested.add(nested);
-        try {
-          return await nested;
-        } finally {
-          outer.nested.delete(nested);
-        }
-      }
+      if (outer) return inSavepoint(ambient, outer, fn);
       let connection: PoolClient;
       try {
         connection = await pool.connect();
@@ -219,4 +173,61 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       await pool.end();
     },
   };
+}
+
+/**
+ * A scope is a transaction's body or a savepoint's. `open`: the body is running; work it started
+ * that outlives it must not use the connection. `nested`: savepoints begun in it while it was
+ * open; it ends (RELEASE, COMMIT) only after them, so a nested transaction the body started and
+ * did not await still runs inside it, as on SQLite, and nothing new joins after. `chain`: its
+ * savepoints run one after another (savepoints are a stack on the one connection: two siblings
+ * interleaved would release or roll back each other).
+ */
+type Scope = {
+  root: { tx: SqlExecutor; savepoints: number };
+  tx: SqlExecutor;
+  open: boolean;
+  chain: Promise<unknown>;
+  nested: Set<Promise<unknown>>;
+};
+
+async function settle(scope: Scope): Promise<void> {
+  scope.open = false;
+  while (scope.nested.size) await Promise.allSettled([...scope.nested]);
+}
+
+/** A nested transaction: a savepoint of the scope's transaction, after its earlier siblings. */
+async function inSavepoint<T>(
+  ambient: AsyncLocalStorage<Scope>,
+  outer: Scope,
+  fn: (tx: SqlExecutor) => Promise<T>,
+): Promise<T> {
+  const { root } = outer;
+  const scope: Scope = { root, tx: root.tx, open: true, chain: Promise.resolve(), nested: new Set() };
+  const before = outer.chain;
+  const nested = (async () => {
+    await before.catch(() => {});
+    const savepoint = `svc_sp_${++root.savepoints}`;
+    await root.tx.run(`SAVEPOINT ${savepoint}`);
+    try {
+      let result: T;
+      try {
+        result = await ambient.run(scope, () => fn(root.tx));
+      } finally {
+        await settle(scope);
+      }
+      await root.tx.run(`RELEASE SAVEPOINT ${savepoint}`);
+      return result;
+    } catch (error) {
+      await root.tx.run(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {});
+      throw error;
+    }
+  })();
+  outer.chain = nested;
+  outer.nested.add(nested);
+  try {
+    return await nested;
+  } finally {
+    outer.nested.delete(nested);
+  }
 }
