@@ -117,6 +117,8 @@ async function runOnce(exposure) {
       HOME: join(ws, '.home'),
       XDG_DATA_HOME: join(ws, '.home', 'share'),
       ...(process.env.SVC_GROUP_COMMIT ? { SVC_GROUP_COMMIT: process.env.SVC_GROUP_COMMIT } : {}),
+      // BENCH_STORE_URL runs svc on that PostgreSQL store (issue 18) instead of SQLite.
+      ...(process.env.BENCH_STORE_URL ? { SVC_STORE_URL: process.env.BENCH_STORE_URL } : {}),
     };
     const started = process.hrtime.bigint();
     const code = await new Promise((resolvePromise) => {

@@ -160,6 +160,8 @@ export async function run() {
           PATH: process.env.PATH,
           HOME: join(ws, '.home'),
           XDG_CONFIG_HOME: join(ws, '.home', '.config'),
+          // BENCH_STORE_URL serves from that PostgreSQL store (issue 18) instead of SQLite.
+          ...(process.env.BENCH_STORE_URL ? { SVC_STORE_URL: process.env.BENCH_STORE_URL } : {}),
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
