@@ -140,6 +140,12 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         throw fail(error);
       }
       let broken = false;
+      // A checked-out connection the server drops (a restart, a kill) emits 'error' between
+      // statements; unhandled, that would end the process. The statement in flight fails anyway.
+      const dropped = () => {
+        broken = true;
+      };
+      connection.on('error', dropped);
       const tx = executor(connection);
       try {
         await connection.query('BEGIN');
@@ -166,6 +172,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         }
         throw fail(error);
       } finally {
+        connection.off('error', dropped);
         connection.release(broken);
       }
     },
