@@ -5,7 +5,7 @@
  * - a session created on node A is listed and read on B and prompted on B; C's compat surface
  *   answers through the `openai` client and its run is in the ledger every node reads;
  * - three autopilot nodes fire each due schedule exactly once;
- * - (todo) two runs changing the shared workspace from two nodes serialized by the workspace lease;
+ * - two runs changing the shared workspace from two nodes are serialized by the workspace lease;
  * - an SSE client cut from node A reconnects to node B with Last-Event-ID and receives exactly
  *   the events it missed, each once;
  * - a node killed with SIGKILL in the middle of a request: the others keep serving;
@@ -175,10 +175,43 @@ describe.skipIf(!pg.available)('cluster: three nodes on one PostgreSQL', () => {
     }
   });
 
-  // CLUSTER-4 is not met yet: with A holding the workspace lease while its answer streams, B's
-  // write on another node went through without waiting (two runs of 2; STORE-PG-61 serializes two
-  // Apps in one process). Kept as a todo until the cross-process case is found and fixed.
-  it.todo('CLUSTER-4: two runs changing the shared workspace from two nodes are serialized by the lease');
+  it('CLUSTER-4: two runs changing the shared workspace from two nodes are serialized by the lease', async () => {
+    const [a, b] = cluster.nodes;
+    const first = (await a.post('/v1/sessions', { title: 'writer on A' })).body.session.id as string;
+    const second = (await b.post('/v1/sessions', { title: 'writer on B' })).body.session.id as string;
+    // Both runs ask for a write first (two new files, so each write passes its own checks at once
+    // and only the lease orders them); whichever writes first holds the workspace while its slow
+    // answer streams, and the other waits for the lease before its write.
+    provider.push(
+      reply().toolCall('write', { path: 'cluster-lease-one.txt', content: 'one\n' }),
+      reply().toolCall('write', { path: 'cluster-lease-two.txt', content: 'two\n' }),
+      reply().text('first writer done, slowly').slow(300),
+      reply().text('second writer done, slowly').slow(300),
+    );
+    const [ra, rb] = await Promise.all([
+      a.post(`/v1/sessions/${first}/messages`, { prompt: 'write it', wait: true }),
+      b.post(`/v1/sessions/${second}/messages`, { prompt: 'write it', wait: true }),
+    ]);
+    expect(ra.status, JSON.stringify(ra.body)).toBeLessThan(300);
+    expect(rb.status, JSON.stringify(rb.body)).toBeLessThan(300);
+    const runs = await Promise.all(
+      [ra.body.run_id, rb.body.run_id].map(async (id: string) => (await a.get(`/v1/agent-runs/${id}`)).run),
+    );
+    for (const run of runs) expect(run.status).toBe('completed');
+    // The tool results of each run, with their times: the later writer's write comes after the
+    // earlier writer's run finished.
+    const writes = await Promise.all(
+      runs.map(async (run: any) => {
+        const events = (await a.get(`/v1/agent-runs/${run.id}/events?limit=200`)).events as any[];
+        const tool = events.find((e) => e.type === 'tool.finished');
+        expect(tool?.payload?.is_error, JSON.stringify(tool)).toBe(false);
+        return { run, at: tool?.created_at };
+      }),
+    );
+    writes.sort((x, y) => x.at - y.at);
+    expect(writes[0]!.at).toBeDefined();
+    expect(writes[1]!.at).toBeGreaterThanOrEqual(writes[0]!.run.finished_at);
+  });
 
   it('CLUSTER-5: a node killed with SIGKILL mid-request; the others keep serving', async () => {
     const [, b, c] = cluster.nodes;

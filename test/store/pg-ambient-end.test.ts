@@ -2,7 +2,9 @@
  * The PostgreSQL client's ambient transaction ends with its body (issue 18): work a body starts
  * and does not await (the agent starting a run inside `send`'s transaction, a timer) joins the
  * transaction only while the body runs; after it, that work's statements go to the pool and its
- * own transaction is a new one, as `atomicallyAsync` on SQLite.
+ * own transaction is a new one, as `atomicallyAsync` on SQLite. Such work always sees the
+ * writes of the transaction that started it: it joins the nearest scope still open, or waits for
+ * the COMMIT (on SQLite's one connection it sees them at once).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -47,6 +49,50 @@ describe.skipIf(!pg.available)('the ambient transaction ends with its body', () 
       expect((await db.query<{ id: number }>('SELECT id FROM t ORDER BY id')).map((r) => r.id)).toEqual([
         1, 2, 3, 4,
       ]);
+    } finally {
+      await db.close();
+    }
+  });
+  it('STORE-PG-agent: work that outlives its transaction sees its writes: it waits for the COMMIT, or joins the scope still open', async () => {
+    const url = await pg.cluster().createDatabase();
+    const db = await createPostgresClient({
+      url,
+      pool_size: 4,
+      statement_timeout_ms: 30_000,
+      connect_timeout_ms: 2_000,
+    });
+    try {
+      await db.run('CREATE TABLE t (id BIGINT PRIMARY KEY)');
+      const transactions = postgresTransactions(db);
+      const count = async () => (await db.one<{ n: number }>('SELECT count(*) AS n FROM t'))!.n;
+      // The body ends while a savepoint it began is still running, so the COMMIT comes ~150 ms
+      // after the body; work it started reads in between.
+      let reader: Promise<number> = Promise.resolve(-1);
+      await transactions.run(async () => {
+        await db.run('INSERT INTO t VALUES (1)');
+        void transactions.run(async () => {
+          await sleep(150);
+        });
+        reader = (async () => {
+          await sleep(30);
+          return count();
+        })();
+      });
+      expect(await reader).toBe(1);
+      // Work started in a savepoint that has ended, while its transaction still runs, joins the
+      // transaction and sees its uncommitted rows.
+      let inner: Promise<number> = Promise.resolve(-1);
+      await transactions.run(async () => {
+        await transactions.run(async () => {
+          await db.run('INSERT INTO t VALUES (2)');
+          inner = (async () => {
+            await sleep(30);
+            return count();
+          })();
+        });
+        await sleep(100);
+      });
+      expect(await inner).toBe(2);
     } finally {
       await db.close();
     }

@@ -2,7 +2,7 @@
  * An App served from PostgreSQL (issue 18): the agent runs a session end to end with every write
  * on the database, and nothing is written to SQLite (no svc.db in the data dir).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createIds, systemClock } from '../../src/util/ids';
@@ -47,8 +47,10 @@ describe.skipIf(!pg.available)('two Apps served from one PostgreSQL database', (
     try {
       const workspace = tmpWorkspace();
       const provider = await fakeProvider([
-        reply().toolCall('write', { path: 'lease.txt', content: 'one\n' }),
-        reply().toolCall('write', { path: 'lease.txt', content: 'two\n' }),
+        // Two new files: each write passes its own checks at once, so only the lease orders them
+        // (one file for both would refuse the second write as never read, without waiting).
+        reply().toolCall('write', { path: 'lease-one.txt', content: 'one\n' }),
+        reply().toolCall('write', { path: 'lease-two.txt', content: 'two\n' }),
         reply().text('first done').slow(100),
         reply().text('second done').slow(100),
       ]);
@@ -78,12 +80,15 @@ describe.skipIf(!pg.available)('two Apps served from one PostgreSQL database', (
         [ra, rb].map(async (r) => {
           const events = await a.runs.events(r.run_id);
           const tool = events.find((e) => e.type === 'tool.finished');
+          expect((tool?.payload as { is_error?: boolean } | undefined)?.is_error).toBe(false);
           return { at: tool?.created_at, finished: (await a.runs.get(r.run_id))!.finished_at! };
         }),
       );
       writes.sort((x, y) => x.at! - y.at!);
       expect(writes[0]!.at).toBeDefined();
       expect(writes[1]!.at).toBeGreaterThanOrEqual(writes[0]!.finished);
+      expect(readFileSync(join(workspace, 'lease-one.txt'), 'utf8')).toBe('one\n');
+      expect(readFileSync(join(workspace, 'lease-two.txt'), 'utf8')).toBe('two\n');
       expect(await nodes.sql.query('SELECT * FROM workspace_leases')).toEqual([]);
       await provider.close();
     } finally {

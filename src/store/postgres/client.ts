@@ -32,8 +32,11 @@ export interface SqlClient extends SqlExecutor {
    * transaction's connection, and a nested `transaction` is a savepoint of it. So a service can
    * make several repositories' writes one transaction without passing `tx` through them. Work
    * the body starts and does not await (a run it starts, a timer) joins the transaction only
-   * while the body runs: once it has ended, that work's statements go to the pool again, and its
-   * own `transaction` is a new one (as `atomicallyAsync` on SQLite).
+   * while the body runs: once it has ended, that work's statements join the nearest enclosing
+   * scope still open, or, when the whole transaction has ended, go to the pool after its COMMIT
+   * (or ROLLBACK), and its own `transaction` is a new one (as `atomicallyAsync` on SQLite). So
+   * such work always sees the writes of the transaction that started it, as on SQLite's one
+   * connection: a run started in a transaction never reads before its session is committed.
    */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /** True inside a `transaction` body of this client. */
@@ -110,16 +113,28 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
 
   const ambient = new AsyncLocalStorage<Scope>();
   const pooled = executor(pool);
-  const joined = () => {
-    const store = ambient.getStore();
-    return store?.open ? store : undefined;
+  /** The innermost scope of this context still open (a savepoint's body, else its transaction's). */
+  const joined = (): Scope | undefined => {
+    for (let scope = ambient.getStore(); scope; scope = scope.parent) if (scope.open) return scope;
+    return undefined;
   };
-  const current = (): SqlExecutor => joined()?.tx ?? pooled;
+  /** Work that outlived its whole transaction: the transaction's end, to wait for. */
+  const ended = (): Promise<void> | undefined => {
+    const store = ambient.getStore();
+    return store && !joined() ? store.root.done : undefined;
+  };
+  const current = async (): Promise<SqlExecutor> => {
+    const scope = joined();
+    if (scope) return scope.tx;
+    const end = ended();
+    if (end) await end;
+    return pooled;
+  };
 
   return {
-    query: (text, params) => current().query(text, params),
-    one: (text, params) => current().one(text, params),
-    run: (text, params) => current().run(text, params),
+    query: async (text, params) => (await current()).query(text, params),
+    one: async (text, params) => (await current()).one(text, params),
+    run: async (text, params) => (await current()).run(text, params),
     target,
     redactedUrl,
     inTransaction: () => joined() !== undefined,
@@ -133,6 +148,8 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     async transaction(fn) {
       const outer = joined();
       if (outer) return inSavepoint(ambient, outer, fn);
+      const end = ended();
+      if (end) await end;
       let connection: PoolClient;
       try {
         connection = await pool.connect();
@@ -147,10 +164,14 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       };
       connection.on('error', dropped);
       const tx = executor(connection);
+      let finished!: () => void;
+      const done = new Promise<void>((resolve) => {
+        finished = resolve;
+      });
       try {
         await connection.query('BEGIN');
         const scope: Scope = {
-          root: { tx, savepoints: 0 },
+          root: { tx, savepoints: 0, done },
           tx,
           open: true,
           chain: Promise.resolve(),
@@ -174,6 +195,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       } finally {
         connection.off('error', dropped);
         connection.release(broken);
+        finished();
       }
     },
     async close() {
@@ -191,7 +213,10 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
  * interleaved would release or roll back each other).
  */
 type Scope = {
-  root: { tx: SqlExecutor; savepoints: number };
+  /** The transaction: its connection, its savepoint counter, its end (COMMIT or ROLLBACK done). */
+  root: { tx: SqlExecutor; savepoints: number; done: Promise<void> };
+  /** The scope this savepoint was begun in (none for the transaction's own). */
+  parent?: Scope;
   tx: SqlExecutor;
   open: boolean;
   chain: Promise<unknown>;
@@ -210,7 +235,14 @@ async function inSavepoint<T>(
   fn: (tx: SqlExecutor) => Promise<T>,
 ): Promise<T> {
   const { root } = outer;
-  const scope: Scope = { root, tx: root.tx, open: true, chain: Promise.resolve(), nested: new Set() };
+  const scope: Scope = {
+    root,
+    parent: outer,
+    tx: root.tx,
+    open: true,
+    chain: Promise.resolve(),
+    nested: new Set(),
+  };
   const before = outer.chain;
   const nested = (async () => {
     await before.catch(() => {});
