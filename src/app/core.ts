@@ -109,8 +109,18 @@ export function createCore(base: AppBase): AppCore {
   };
   const runs: RunLedger = base.repository(
     (db) => createRunLedger({ ...ledger, db, dbPath: join(base.dataDir, DB_FILE) }),
-    (sql) => createPostgresRunLedger({ ...ledger, sql }),
+    (sql) =>
+      createPostgresRunLedger({
+        ...ledger,
+        sql,
+        nodes: {
+          heartbeatMs: base.config().store.node_heartbeat_ms,
+          staleMs: base.config().store.node_stale_ms,
+        },
+        onJanitorError: (error) => log.warn('node heartbeat or run recovery failed', { error }),
+      }),
   );
+  base.closers.push(() => runs.close?.());
   const permissions = createPermissionService({
     config: base.config,
     stores: base.repository(createSqlitePermissionStores, (sql) => createPostgresPermissionStores({ sql })),

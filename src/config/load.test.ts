@@ -167,6 +167,15 @@ describe('bad config', () => {
     );
   });
 
+  it('refuses a node staleness shorter than two heartbeats, naming the key and why', () => {
+    const { workspace, env } = setup({
+      'svc.toml': '[store]\nnode_heartbeat_ms = 5000\nnode_stale_ms = 6000\n',
+    });
+    expect(() => loadConfig({ workspace, env })).toThrowError(
+      /store\.node_stale_ms: node_stale_ms must be at least twice node_heartbeat_ms/,
+    );
+  });
+
   it('reports a bad enum value with the allowed values', () => {
     const { workspace, env } = setup({
       'svc.toml': '[providers.x.provider_options]\nauth_source = "magic"\n',

@@ -9,15 +9,19 @@
  * - the cancel flag is a column every node reads (`cancelRequested`);
  * - an event's per-run seq is taken under the run's row lock; `onAppend` listeners run once the
  *   row is written, on the node that appended.
- * Recovery on first use marks `interrupted` the running runs whose owner is gone, with the SQLite
- * rule (./run-recovery.ts `runOwnerAlive`): this App's and this process's live Apps' runs are
- * alive, a run of this machine whose process is gone is recovered, and a run of another machine is
- * never taken from it (no node heartbeat is written yet).
+ * Recovery marks `interrupted` the running runs whose owner is gone, with the SQLite rule
+ * (./run-recovery.ts `runOwnerAlive`: this App's and this process's live Apps' runs are alive, a
+ * run of this machine whose process is gone is recovered) and, for a run of another machine, the
+ * nodes' heartbeats (./pg-node-liveness.ts): its node's heartbeat older than `staleMs` means the
+ * node is gone. It runs on first use and then on every heartbeat (`heartbeatMs`), so a dead node's
+ * runs are interrupted by the live nodes within about `staleMs + heartbeatMs`; of several live
+ * nodes exactly one marks each (a conditional UPDATE) and appends `run.interrupted`.
  * @module
  */
 import { hostname } from 'node:os';
 import { SvcError } from '../errors';
 import type { SqlClient } from '../store/postgres/client';
+import { createNodeLiveness } from './pg-node-liveness';
 import { createPostgresRunQueries } from './pg-run-queries';
 import { createPostgresRunWrites, type PostgresRunWrites } from './pg-run-write-repository';
 import type { RunQueries } from './queries';
@@ -31,6 +35,10 @@ export interface PostgresRunLedgerDeps extends Omit<RunLedgerDeps, 'db' | 'dbPat
   /** The reads and writes (default: the PostgreSQL repositories over `sql`). */
   queries?: RunQueries;
   writes?: PostgresRunWrites;
+  /** The nodes' heartbeats (`[store] node_heartbeat_ms`, `node_stale_ms`); unset, none are written. */
+  nodes?: { heartbeatMs: number; staleMs: number };
+  /** A heartbeat or a periodic recovery failed (the database is away: the next one tries again). */
+  onJanitorError?: (error: unknown) => void;
 }
 
 export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger {
@@ -38,19 +46,40 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
   const queries = deps.queries ?? createPostgresRunQueries({ sql });
   const writes = deps.writes ?? createPostgresRunWrites({ sql });
   const owner = { pid: deps.pid ?? process.pid, host: deps.host ?? hostname(), runner: deps.runner };
-  const ownerAlive = runOwnerAlive(owner, deps.isLiveRunner);
+  const liveness = deps.nodes
+    ? createNodeLiveness({ sql, clock, ...owner, staleMs: deps.nodes.staleMs })
+    : undefined;
+  const localAlive = runOwnerAlive(owner, deps.isLiveRunner);
+  /** A run of another machine: its node's heartbeat says (alive until the first read of them). */
+  const ownerAlive = (run: AgentRun): boolean =>
+    liveness && run.host !== null && run.host !== owner.host && run.runner !== null
+      ? (liveness.alive(run.runner) ?? true)
+      : localAlive(run);
   const events = postgresRunEvents(deps, queries, writes);
   const { appendTo } = events;
   let recoveredRuns: AgentRun[] = [];
+
+  const whyGone = (run: AgentRun): string => {
+    const node = run.runner ? liveness?.node(run.runner) : undefined;
+    if (run.host !== null && run.host !== owner.host)
+      return node
+        ? `its node (${run.host}, pid ${run.pid ?? '?'}) stopped sending heartbeats ${Math.round((clock.now() - node.heartbeat_at) / 1000)} s ago, before the run finished`
+        : `its node (${run.host}, pid ${run.pid ?? '?'}) stopped before the run finished`;
+    return `the process running it (pid ${run.pid ?? '?'}) exited before the run finished`;
+  };
 
   async function recover(): Promise<AgentRun[]> {
     const orphans = (await queries.runningAll()).filter((run) => !ownerAlive(run));
     const now = clock.now();
     const marked: AgentRun[] = [];
     for (const run of orphans) {
-      const reason = `the process running it (pid ${run.pid ?? '?'}) exited before the run finished`;
+      const reason = whyGone(run);
       if (!(await writes.interruptIfRunning(run.id, reason, now))) continue;
-      await appendTo(run.id, run.session_id, 'run.interrupted', { reason, pid: run.pid });
+      await appendTo(run.id, run.session_id, 'run.interrupted', {
+        reason,
+        pid: run.pid,
+        ...(run.host !== owner.host ? { host: run.host, by_node: owner.runner } : {}),
+      });
       const after = await queries.get(run.id);
       if (after) marked.push(after);
     }
@@ -59,10 +88,49 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     return marked;
   }
 
+  let janitor: ReturnType<typeof setInterval> | undefined;
+  let closed = false;
+  /** Every heartbeat: this node's beat, everyone's read again, the dead nodes' runs recovered. */
+  const tick = async () => {
+    if (!liveness) return;
+    await liveness.beat();
+    await liveness.refresh();
+    await recover();
+  };
+  const startJanitor = (heartbeatMs: number) => {
+    let busy = false;
+    janitor = setInterval(() => {
+      if (busy || closed) return;
+      busy = true;
+      tick()
+        .catch((error) => deps.onJanitorError?.(error))
+        .finally(() => {
+          busy = false;
+        });
+    }, heartbeatMs);
+    janitor.unref();
+  };
+
   let first: Promise<void> | undefined;
   /** The first-use recovery, once per ledger; every operation waits for it. */
   const ready = (): Promise<void> => {
-    first ??= recover().then(() => deps.afterFirstRecovery?.());
+    first ??= (async () => {
+      if (liveness && deps.nodes && !closed && !janitor) {
+        try {
+          await liveness.beat();
+          await liveness.refresh();
+        } catch (error) {
+          deps.onJanitorError?.(error);
+        }
+        startJanitor(deps.nodes.heartbeatMs);
+      }
+      await recover();
+      deps.afterFirstRecovery?.();
+    })().catch((error: unknown) => {
+      // The database was away: the next operation tries again.
+      first = undefined;
+      throw error;
+    });
     return first;
   };
   const read =
@@ -159,6 +227,12 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     }),
     ownerAlive,
     recover: () => recover(),
+    async close() {
+      closed = true;
+      if (janitor) clearInterval(janitor);
+      // Only a node that beat has a row to take away.
+      if (liveness && first) await liveness.close();
+    },
     recovered: async () => [...recoveredRuns],
     queries,
   };

@@ -80,6 +80,8 @@ export interface RunLedger {
    * and callable again). Returns the runs it marked.
    */
   recover(): Promise<AgentRun[]>;
+  /** The ledger stops its background work (PostgreSQL: the node's heartbeat, its row removed). */
+  close?(): Promise<void>;
   /** Runs this ledger marked interrupted since it was created. */
   recovered(): Promise<AgentRun[]>;
   /**

@@ -229,6 +229,14 @@ describe.skipIf(!pg.available)('cluster: three nodes on one PostgreSQL', () => {
     await extra.kill('SIGKILL');
     await pending;
     expect((await b.get(`/v1/sessions/${id}`)).session.id).toBe(id);
+    // The live nodes look for runs whose node is gone on every heartbeat: the victim's run is
+    // interrupted without any node restarting, and the session is free again.
+    const interrupted = await until(async () => {
+      const runs = (await b.get('/v1/agent-runs?limit=50')).runs as any[];
+      const run = runs.find((r) => r.session_id === id);
+      return run?.status === 'interrupted' ? run : undefined;
+    }, "the killed node's run to be interrupted by a live node");
+    expect(interrupted.reason).toMatch(/exited before the run finished/);
     answer('still serving');
     const sent = await c.post(`/v1/sessions/${(await c.post('/v1/sessions', {})).body.session.id}/messages`, {
       prompt: 'are you there',

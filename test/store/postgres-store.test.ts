@@ -217,7 +217,13 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
     const standby = await cluster.startStandby();
     try {
       await migratePostgres(primary);
-      const store = { pool_size: 2, statement_timeout_ms: 5_000, connect_timeout_ms: 5_000 };
+      const store = {
+        pool_size: 2,
+        statement_timeout_ms: 5_000,
+        connect_timeout_ms: 5_000,
+        node_heartbeat_ms: 3_000,
+        node_stale_ms: 10_000,
+      };
       expect(await checkStore({ ...store, url }, '/nonexistent')).toMatchObject({
         kind: 'postgres',
         ok: true,

@@ -41,6 +41,11 @@ export interface SqlClient extends SqlExecutor {
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /** True inside a `transaction` body of this client. */
   inTransaction(): boolean;
+  /**
+   * Statements on the pool, each its own transaction, never joining (nor waiting for) an ambient
+   * one: for what other nodes must see at once whatever the caller is in (a node's heartbeat).
+   */
+  readonly autocommit: SqlExecutor;
   /** Host, port, database and user (for messages). */
   readonly target: StoreTarget;
   /** The URL with its password masked. */
@@ -138,6 +143,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     target,
     redactedUrl,
     inTransaction: () => joined() !== undefined,
+    autocommit: pooled,
     dedicated: (applicationName) =>
       new driver.Client({
         connectionString: options.url,

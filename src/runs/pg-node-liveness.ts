@@ -1,0 +1,79 @@
+/**
+ * The nodes' heartbeats on PostgreSQL (issue 18; issue 19 adopts on top of them): every App that
+ * uses the shared run ledger writes a row to `cluster_nodes` (its runner id, host, pid) and renews
+ * `heartbeat_at` every `heartbeatMs`; a clean close deletes the row. A node whose heartbeat is
+ * older than `staleMs` is dead: the runs it was running are marked `interrupted` by whichever live
+ * node looks first (./pg-run-ledger.ts, one conditional UPDATE, so exactly one does). On one
+ * machine the process check of ./run-recovery.ts answers first; the heartbeat is what tells a run
+ * of another machine from a run whose node is gone.
+ * @module
+ */
+import type { SqlClient } from '../store/postgres/client';
+import type { Clock } from '../util/ids';
+
+export interface NodeRecord {
+  id: string;
+  host: string;
+  pid: number;
+  heartbeat_at: number;
+}
+
+export interface NodeLiveness {
+  /** This node's heartbeat, now (the row is written the first time). */
+  beat(): Promise<void>;
+  /** Every node's last heartbeat, read again. */
+  refresh(): Promise<void>;
+  /**
+   * Whether the node of `runner` beat within `staleMs` as of the last refresh: true or false once
+   * a refresh has happened (no row: the node closed or never beat, so it is not alive), undefined
+   * before the first one.
+   */
+  alive(runner: string): boolean | undefined;
+  /** The node's row as of the last refresh (for the reason a run was interrupted). */
+  node(runner: string): NodeRecord | undefined;
+  /** The row goes: this node has stopped (a clean close). */
+  close(): Promise<void>;
+}
+
+export interface NodeLivenessDeps {
+  sql: SqlClient;
+  clock: Clock;
+  runner: string;
+  host: string;
+  pid: number;
+  staleMs: number;
+}
+
+export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
+  const { sql, clock } = deps;
+  let nodes: Map<string, NodeRecord> | undefined;
+  let refreshedAt = 0;
+  return {
+    async beat() {
+      const now = clock.now();
+      await sql.autocommit.run(
+        `INSERT INTO cluster_nodes (id, host, pid, url, started_at, heartbeat_at)
+         VALUES ($1, $2, $3, NULL, $4, $4)
+         ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`,
+        [deps.runner, deps.host, deps.pid, now],
+      );
+    },
+    async refresh() {
+      const rows = await sql.autocommit.query<NodeRecord>(
+        'SELECT id, host, pid, heartbeat_at FROM cluster_nodes',
+      );
+      refreshedAt = clock.now();
+      nodes = new Map(rows.map((row) => [row.id, row]));
+    },
+    alive(runner) {
+      if (!nodes) return undefined;
+      if (runner === deps.runner) return true;
+      const node = nodes.get(runner);
+      return node !== undefined && node.heartbeat_at >= refreshedAt - deps.staleMs;
+    },
+    node: (runner) => nodes?.get(runner),
+    async close() {
+      await sql.autocommit.run('DELETE FROM cluster_nodes WHERE id = $1', [deps.runner]);
+    },
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * Nodes' heartbeats on PostgreSQL (issue 18; the ground issue 19's adoption stands on): a run of
+ * another machine whose node stopped sending heartbeats is interrupted by the live nodes, exactly
+ * once, with the reason; a run whose node still beats is left alone; a clean close removes the
+ * node's row.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { createPostgresRunLedger } from '../../src/runs/pg-run-ledger';
+import type { RunLedger } from '../../src/runs/run-ledger';
+import { createIds, systemClock } from '../../src/util/ids';
+import { postgresForFile, twoNodes } from '../helpers/postgres';
+
+const pg = postgresForFile();
+
+const input = (session_id: string) => ({
+  session_id,
+  family_session_id: session_id,
+  agent: 'build',
+  origin: 'http',
+  prompt: 'hello',
+});
+
+async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+describe.skipIf(!pg.available)('node heartbeats on PostgreSQL', () => {
+  it("STORE-PG-nodes: a stale node's running run is interrupted by the live nodes exactly once; a beating node's run is left alone", async () => {
+    const nodes = await twoNodes(pg.cluster());
+    const ledgers: RunLedger[] = [];
+    const open = (runner: string, host: string, heartbeatMs: number, sql = nodes.sql) => {
+      const ledger = createPostgresRunLedger({
+        clock: systemClock,
+        ids: createIds(),
+        sql,
+        runner,
+        host,
+        pid: 4242,
+        nodes: { heartbeatMs, staleMs: 300 },
+      });
+      ledgers.push(ledger);
+      return ledger;
+    };
+    try {
+      for (const id of ['s-dead', 's-live'])
+        await nodes.sql.run('INSERT INTO sessions (id, created_at, updated_at) VALUES ($1, 1, 1)', [id]);
+      // The node that will die beats once (at first use) and never again; the other beats.
+      const dying = open('rnr_dying', 'host-dying', 3_600_000);
+      const beating = open('rnr_beating', 'host-beating', 50, nodes.other);
+      const deadRun = await dying.create(input('s-dead'));
+      expect((await dying.claim(deadRun.id)).ok).toBe(true);
+      const liveRun = await beating.create(input('s-live'));
+      expect((await beating.claim(liveRun.id)).ok).toBe(true);
+      // Two live watchers on other machines: each looks on every heartbeat.
+      const watchers = [open('rnr_w1', 'host-w1', 50), open('rnr_w2', 'host-w2', 50, nodes.other)];
+      await Promise.all(watchers.map((w) => w.list()));
+
+      const interrupted = await until(async () => {
+        const run = await watchers[0]!.get(deadRun.id);
+        return run?.status === 'interrupted' ? run : undefined;
+      }, 'the dead node’s run to be interrupted');
+      expect(interrupted.reason).toMatch(
+        /its node \(host-dying, pid 4242\) stopped sending heartbeats \d+ s ago/,
+      );
+      // Every watcher had its chances; the run was marked once.
+      await sleep(300);
+      const events = (await watchers[1]!.events(deadRun.id)).filter((e) => e.type === 'run.interrupted');
+      expect(events).toHaveLength(1);
+      expect(events[0]!.payload).toMatchObject({ host: 'host-dying', pid: 4242 });
+      expect(['rnr_w1', 'rnr_w2', 'rnr_beating']).toContain(events[0]!.payload.by_node);
+      // The beating node's run is still running, and every node sees it alive.
+      expect((await watchers[1]!.get(liveRun.id))!.status).toBe('running');
+      expect(watchers[0]!.ownerAlive((await watchers[0]!.get(liveRun.id))!)).toBe(true);
+
+      // A clean close takes the node's row away.
+      await beating.close?.();
+      const ids = (await nodes.sql.query<{ id: string }>('SELECT id FROM cluster_nodes ORDER BY id')).map(
+        (r) => r.id,
+      );
+      expect(ids).not.toContain('rnr_beating');
+      expect(ids).toEqual(expect.arrayContaining(['rnr_dying', 'rnr_w1', 'rnr_w2']));
+    } finally {
+      for (const ledger of ledgers) await ledger.close?.().catch(() => {});
+      await nodes.close();
+    }
+  });
+});
