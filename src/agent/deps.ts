@@ -63,6 +63,7 @@ export type AgentRuns = Pick<
   | 'claim'
   | 'create'
   | 'events'
+  | 'get'
   | 'list'
   | 'owner'
   | 'ownerAlive'
@@ -72,6 +73,7 @@ export type AgentRuns = Pick<
   | 'requestCancel'
   | 'require'
   | 'running'
+  | 'takeOver'
   | 'update'
 >;
 
@@ -143,4 +145,15 @@ export interface AgentDeps {
    * first change. Absent on SQLite, where one process owns the store.
    */
   runLeases?: RunLeases;
+  /**
+   * Durable runs (issue 19, `[engine] kind = "dbos"`): a root run's execution runs as the engine's
+   * workflow, so another node resumes it when this one dies. Absent: runs live in this process.
+   */
+  durable?: DurableRuns;
+}
+
+/** The durable engine's side of a run (src/engine/dbos-engine.ts implements it). */
+export interface DurableRuns {
+  /** Runs `body` (the run's execution) as the run's workflow; resolves with its outcome. */
+  execute<T>(runId: string, body: () => Promise<T>): Promise<T>;
 }

@@ -25,10 +25,40 @@ export async function startRun(
   run: AgentRun,
   options: { subagent?: boolean; kind: AgentKind; workspace?: ChildRunInput['workspace'] },
 ): Promise<boolean> {
-  const a = core.host;
-  const claim = await a.runs.claim(run.id);
+  const claim = await core.host.runs.claim(run.id);
   if (!claim.ok) return false;
-  const claimed = claim.run;
+  await launchRun(core, claim.run, options);
+  return true;
+}
+
+/**
+ * Resume here a run whose node died (the durable engine calls it on the node that took the run
+ * over): the run is this node's from now on, its execution goes on from its first unfinished
+ * step (./run-resume.ts), and it finishes here. Undefined when the run is not running any more.
+ */
+export async function resumeRun(core: AgentCore, runId: string): Promise<RunOutcome | undefined> {
+  const a = core.host;
+  const run = await a.runs.get(runId);
+  if (!run || run.status !== 'running' || !a.runs.takeOver) return undefined;
+  const taken = await a.runs.takeOver(runId);
+  if (!taken) return undefined;
+  const kind = agentKind(a.config, taken.agent);
+  let outcome: RunOutcome | undefined;
+  await launchRun(core, taken, { kind, subagent: Boolean(taken.parent_run_id) }, (result) => {
+    outcome = result;
+  });
+  await core.runtime(taken.session_id).promise;
+  return outcome;
+}
+
+/** The run's execution and its finish, on this node (a claimed run, or one resumed here). */
+async function launchRun(
+  core: AgentCore,
+  claimed: AgentRun,
+  options: { subagent?: boolean; kind: AgentKind; workspace?: ChildRunInput['workspace'] },
+  resumed?: (outcome: RunOutcome) => void,
+): Promise<void> {
+  const a = core.host;
   const sessionId = claimed.session_id;
   const controller = new AbortController();
   const stop: StopState = {};
@@ -63,6 +93,7 @@ export async function startRun(
   });
   if (!options.subagent) recordProject(a);
   const poll = pollCancel(core, claimed, controller, stop);
+  const resume = resumed !== undefined;
   const runApp = options.workspace ? withWorkspace(a, options.workspace.root) : a;
   core.deps.runLeases?.begin(claimed, runApp.workspace, controller.signal);
   const execute = () =>
@@ -81,9 +112,12 @@ export async function startRun(
         rt.compactRequested = undefined;
         return requested;
       },
+      resume,
     });
-  rt.promise = a.telemetry
-    .run(claimed, execute)
+  // A root run started here runs as the durable engine's workflow (one resumed here already is).
+  const durable = !resume && !options.subagent ? core.deps.durable : undefined;
+  const body = () => a.telemetry.run(claimed, execute);
+  rt.promise = (durable ? durable.execute(claimed.id, body) : body())
     .catch(
       (error): RunOutcome => ({
         status: 'failed',
@@ -101,9 +135,9 @@ export async function startRun(
     )
     .then((outcome) => {
       clearInterval(poll);
-      return core.atomically(() => finishRun(core, claimed, outcome));
+      resumed?.(outcome);
+      return core.atomically(() => finishRun(core, claimed, outcome, { drain: !resume }));
     });
-  return true;
 }
 
 /** A cancel asked through the ledger by another process (update_agent_run there). */
@@ -132,7 +166,7 @@ function pollCancel(core: AgentCore, run: AgentRun, controller: AbortController,
   return poll;
 }
 
-async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome) {
+async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome, options: { drain: boolean }) {
   const a = core.host;
   const sessionId = run.session_id;
   try {
@@ -185,7 +219,9 @@ async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome) {
   rt.promise = undefined;
   // A request the run did not reach a step boundary for ends with it (it was for this run).
   rt.compactRequested = undefined;
-  const drains = outcome.status === 'completed' && !core.closing && !run.parent_run_id;
+  // A run resumed inside the engine's workflow starts no other run from there (the session's
+  // next queued prompt starts with its next prompt or on the node that queued it).
+  const drains = options.drain && outcome.status === 'completed' && !core.closing && !run.parent_run_id;
   rt.draining = drains;
   core.setState(sessionId, 'idle', null);
   // The adaptive monitor handles run.finished and the idle state before the waiters go on.

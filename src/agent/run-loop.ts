@@ -18,6 +18,7 @@ import { budgetFailure, type Failure, failureLine, runFailure } from './failure'
 import { historyMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
 import { providerFailure, recordFailure } from './run-failure';
+import { reopenedTurn, settleUnfinishedCalls } from './run-resume';
 import { compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
@@ -51,7 +52,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     },
   };
   try {
-    const started = await openRun(c);
+    const started = x.resume ? await resumeRun(c) : await openRun(c);
     if ('status' in started) return started;
     // The adaptive monitor handles run.started before the run assembles its prompt and tools.
     await app.adaptive?.settled();
@@ -66,7 +67,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
       t.session.reasoning_effort ?? c.kind.reasoning_effort,
     );
     const startStream = streamStarter(c, t, ai, providerOptions);
-    await consumeStream(c, t, startStream(history, 0));
+    await consumeStream(c, t, startStream(history, c.steps));
     await recoverLength(c, t, startStream);
     return await settleRun(c, t);
   } catch (error) {
@@ -139,6 +140,18 @@ async function openRun(c: RunContext): Promise<{ session: RunTurn['session']; us
     return outcome(c, 'failed', 'budget_exceeded', failureLine(failure), failure);
   }
   return { session, user };
+}
+
+/** A run resumed after its node died: its stored prompt, its unfinished calls settled (./run-resume.ts). */
+async function resumeRun(c: RunContext): Promise<{ session: RunTurn['session']; user: Message } | RunOutcome> {
+  const reopened = await reopenedTurn(c);
+  if (!reopened) {
+    const message = `run ${c.run.id} cannot be resumed: its prompt is not in session ${c.sessionId}`;
+    return outcome(c, 'failed', 'resume_failed', message);
+  }
+  const settled = await settleUnfinishedCalls(c);
+  await c.ledger('phase', { phase: 'resumed', step: c.steps, unknown_outcomes: settled.length });
+  return { session: await c.app.sessions.require(c.sessionId), user: reopened.user };
 }
 
 /** Resolve the run's model (run, session, agent kind, config) and record it. */

@@ -43,6 +43,11 @@ export interface RunExecution {
    * health follow-on), else undefined.
    */
   takeCompactionRequest(): 'manual' | 'health_followon' | undefined;
+  /**
+   * The run is resumed on this node after the node running it died (./run-resume.ts): its prompt
+   * is already stored, its finished steps are not asked again, its unfinished calls not re-run.
+   */
+  resume?: boolean;
 }
 
 export interface RunOutcome {

@@ -68,11 +68,15 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     return `the process running it (pid ${run.pid ?? '?'}) exited before the run finished`;
   };
 
+  let orphanHandler: ((run: AgentRun) => Promise<boolean>) | undefined;
+
   async function recover(): Promise<AgentRun[]> {
     const orphans = (await queries.runningAll()).filter((run) => !ownerAlive(run));
     const now = clock.now();
     const marked: AgentRun[] = [];
     for (const run of orphans) {
+      // The durable engine takes over what it can resume; the rest is interrupted.
+      if (orphanHandler && (await orphanHandler(run))) continue;
       const reason = whyGone(run);
       if (!(await writes.interruptIfRunning(run.id, reason, now))) continue;
       await appendTo(run.id, run.session_id, 'run.interrupted', {
@@ -227,6 +231,16 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     }),
     ownerAlive,
     recover: () => recover(),
+    onOrphan(handler) {
+      orphanHandler = handler;
+    },
+    async takeOver(runId) {
+      const run = await queries.get(runId);
+      if (!run || run.status !== 'running') return undefined;
+      if (run.runner !== owner.runner && !(await writes.takeOverRunning(runId, run.runner, clock.now(), owner)))
+        return undefined;
+      return queries.get(runId);
+    },
     async close() {
       closed = true;
       if (janitor) clearInterval(janitor);

@@ -23,6 +23,16 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
   ): Promise<boolean>;
   /** Serializes the claims of one session until the surrounding transaction ends. */
   lockSession(sessionId: string): Promise<void>;
+  /**
+   * A running run owned by `from` becomes `owner`'s (its node died; issue 19), decided by the
+   * database: of several nodes taking it over exactly one gets true.
+   */
+  takeOverRunning(
+    id: string,
+    from: string | null,
+    now: number,
+    owner: { pid: number; host: string; runner: string },
+  ): Promise<boolean>;
 }
 
 export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWrites {
@@ -84,6 +94,15 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
           `UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4
              WHERE id = $5 AND status = 'queued'`,
           [now, owner.pid, owner.host, owner.runner, id],
+        )) > 0
+      );
+    },
+    async takeOverRunning(id, from, now, owner) {
+      return (
+        (await sql.run(
+          `UPDATE agent_runs SET updated_at = $1, pid = $2, host = $3, runner = $4
+             WHERE id = $5 AND status = 'running' AND runner IS NOT DISTINCT FROM $6`,
+          [now, owner.pid, owner.host, owner.runner, id, from],
         )) > 0
       );
     },

@@ -80,6 +80,16 @@ export interface RunLedger {
    * and callable again). Returns the runs it marked.
    */
   recover(): Promise<AgentRun[]>;
+  /**
+   * PostgreSQL: a running run whose node died becomes this node's (its runner, host and pid), to
+   * be resumed here (issue 19); undefined when it is not running any more.
+   */
+  takeOver?(runId: string): Promise<AgentRun | undefined>;
+  /**
+   * PostgreSQL: who may take over a running run whose node is gone before the recovery marks it
+   * interrupted (the durable engine); true when it did.
+   */
+  onOrphan?(handler: (run: AgentRun) => Promise<boolean>): void;
   /** The ledger stops its background work (PostgreSQL: the node's heartbeat, its row removed). */
   close?(): Promise<void>;
   /** Runs this ledger marked interrupted since it was created. */

@@ -1,0 +1,113 @@
+/**
+ * Resuming a run on another node (issue 19): the node that ran it died; the durable engine
+ * (src/engine/dbos-engine.ts) starts it again here. Its checkpoint is what the run already stored:
+ * the transcript (each step's assistant message and each finished call's result are written as
+ * they happen, and a call's `tool-call` part before the tool acts) and the ledger (steps, usage,
+ * cost on the run's row). So the run goes on from the first unfinished step: the model is not
+ * asked again for the steps already answered, and a call that started and never reported back is
+ * not run again. The model is told its outcome is unknown, with what the workspace shows now, and
+ * decides (call it again, look first, or go on).
+ * @module
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { Message, MessagePart } from '../sessions/session-store';
+import type { RunContext } from './run-types';
+
+const run = promisify(execFile);
+
+/** What a call that never reported back gets instead of its result. */
+export const UNKNOWN_OUTCOME =
+  'outcome unknown: the node running this call stopped while it ran, and the run was resumed on another node. The call was NOT run again: it may have run completely, partly or not at all. Check the workspace before you repeat it.';
+
+type ToolCallPart = Extract<MessagePart, { type: 'tool-call' }>;
+
+/** The run's prompt as stored, and its totals so far from the run's row. */
+export async function reopenedTurn(c: RunContext): Promise<{ user: Message } | undefined> {
+  const { app, run, sessionId } = c;
+  const messages = await app.sessions.messages(sessionId);
+  const user = [...messages].reverse().find((m) => m.role === 'user' && m.run_id === run.id);
+  if (!user) return undefined;
+  c.steps = run.steps;
+  Object.assign(c.usage, run.usage);
+  c.cost = run.cost;
+  return { user };
+}
+
+/**
+ * The calls of this run with a `tool-call` part and no result get the unknown outcome (stored, so
+ * the history and every later read agree); an assistant message cut mid-stream is closed as it
+ * is. Returns the calls closed.
+ */
+export async function settleUnfinishedCalls(c: RunContext): Promise<ToolCallPart[]> {
+  const { app, run, sessionId } = c;
+  const messages = (await app.sessions.messages(sessionId)).filter((m) => m.run_id === run.id);
+  const answered = new Set<string>();
+  for (const m of messages)
+    for (const part of m.parts) if (part.type === 'tool-result') answered.add(part.tool_call_id);
+  const open: { call: ToolCallPart; after: Message }[] = [];
+  for (const m of messages) {
+    if (m.role !== 'assistant') continue;
+    if (m.finished_at === null) await app.sessions.updateMessage(m.id, { finished: true });
+    for (const part of m.parts)
+      if (part.type === 'tool-call' && !answered.has(part.tool_call_id)) open.push({ call: part, after: m });
+  }
+  if (open.length === 0) return [];
+  const workspace = await workspaceNow(app.workspace);
+  const output = workspace ? `${UNKNOWN_OUTCOME}\n\nThe workspace now (git status --short):\n${workspace}` : UNKNOWN_OUTCOME;
+  // Results go to the tool message that follows their call's assistant message (made if none).
+  const byAssistant = new Map<string, ToolCallPart[]>();
+  for (const { call, after } of open) byAssistant.set(after.id, [...(byAssistant.get(after.id) ?? []), call]);
+  for (const [assistantId, calls] of byAssistant) {
+    const at = messages.findIndex((m) => m.id === assistantId);
+    const next = messages[at + 1];
+    const results: MessagePart[] = calls.map((call) => ({
+      type: 'tool-result',
+      tool_call_id: call.tool_call_id,
+      tool: call.tool,
+      output,
+      is_error: true,
+    }));
+    if (next?.role === 'tool') {
+      await app.sessions.updateMessage(next.id, { parts: [...next.parts, ...results], finished: true });
+    } else {
+      const made = await app.sessions.appendMessage({
+        session_id: sessionId,
+        role: 'tool',
+        parts: results,
+        run_id: run.id,
+        finished: true,
+      });
+      app.bus.publish(sessionId, 'message.created', {
+        session_id: sessionId,
+        message_id: made.id,
+        role: 'tool',
+        run_id: run.id,
+      });
+    }
+  }
+  for (const { call } of open) {
+    await c.ledger('tool.outcome_unknown', { tool_call_id: call.tool_call_id, tool: call.tool });
+    app.bus.publish(sessionId, 'tool.finished', {
+      session_id: sessionId,
+      run_id: run.id,
+      tool_call_id: call.tool_call_id,
+      tool: call.tool,
+      is_error: true,
+      error: 'outcome unknown (the node running it stopped; not run again)',
+      error_code: 'outcome_unknown',
+    });
+  }
+  return open.map((o) => o.call);
+}
+
+/** `git status --short` of the workspace, bounded; empty when it is not a repository. */
+async function workspaceNow(root: string): Promise<string> {
+  try {
+    const { stdout } = await run('git', ['status', '--short'], { cwd: root, timeout: 5_000, maxBuffer: 1 << 20 });
+    const text = stdout.trim();
+    return text.length > 2_000 ? `${text.slice(0, 2_000)}\n…` : text || '(no changes)';
+  } catch {
+    return '';
+  }
+}
