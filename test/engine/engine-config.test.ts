@@ -20,13 +20,13 @@ async function startError(config: Record<string, unknown>): Promise<SvcError> {
 }
 
 describe('[engine] kind', () => {
-  it('ENGINE-6: defaults to the in-process engine', async () => {
+  it('ENGINE-7: defaults to the in-process engine', async () => {
     const app = await makeTestApp();
     expect(app.config.engine).toEqual({ kind: 'in-process' });
     expect(app.engine.kind).toBe('in-process');
   });
 
-  it('ENGINE-7: dbos with the SQLite store is a start-up error that says to set [store] url', async () => {
+  it('ENGINE-8: dbos with the SQLite store is a start-up error that says to set [store] url', async () => {
     const error = await startError({ engine: { kind: 'dbos' } });
     expect(error.code).toBe('config_error');
     expect(error.message).toBe(
@@ -34,7 +34,7 @@ describe('[engine] kind', () => {
     );
   });
 
-  it('ENGINE-8: dbos with a PostgreSQL store says the DBOS engine is not in this build yet', async () => {
+  it('ENGINE-9: dbos with a PostgreSQL store says the DBOS engine is not in this build yet', async () => {
     // Port 1 answers nothing: the check comes before any connection is tried.
     const error = await startError({
       engine: { kind: 'dbos' },
@@ -46,7 +46,7 @@ describe('[engine] kind', () => {
     );
   });
 
-  it('ENGINE-9: an unknown kind is a config error naming engine.kind', async () => {
+  it('ENGINE-10: an unknown kind is a config error naming engine.kind', async () => {
     const error = await startError({ engine: { kind: 'temporal' } });
     expect(error.code).toBe('config_error');
     expect(error.message).toContain('engine.kind');
