@@ -79,6 +79,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     compatRequests: core.compatRequests,
     permissions: core.permissions,
     agent,
+    engine: work.engine,
     observe: work.observe,
     ws: work.ws,
     recipes: work.recipes,

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import type { ConfigSourcesInput, LoadedConfig } from '../config/load';
 import { loadConfig, userCacheDir } from '../config/load';
 import type { Config } from '../config/schema';
+import { checkEngineKind } from '../engine/engine-kind';
 import { SvcError } from '../errors';
 import { createFileLogger, type Logger } from '../log';
 import { pluginConfigLayers, pluginsDir } from '../plugins/config-layer';
@@ -102,6 +103,8 @@ export async function createBase(options: AppOptions): Promise<AppBase> {
   // than this binary: the error at start), serve from it, close it with the App.
   const storeUrl = loaded.config.store.url;
   let postgres = options.postgres;
+  // issue 19: a run engine the store cannot carry is refused before anything is opened.
+  checkEngineKind(loaded.config.engine.kind, postgres || isPostgresUrl(storeUrl) ? 'postgres' : 'sqlite');
   const closers: (() => void | Promise<void>)[] = [];
   if (!postgres && isPostgresUrl(storeUrl) && options.connectStore !== false) {
     const owned = await connectPostgres({ ...loaded.config.store, url: storeUrl });

@@ -3,6 +3,7 @@
  * phases (src/app/*.ts) can name them without importing app.ts.
  * @module
  */
+import type { RunEngine } from '../engine/run-engine';
 import type { Logger } from '../log';
 import type { McpAuthStore } from '../mcp-client/auth-store';
 import type { SqlClient } from '../store/postgres/client';
@@ -55,4 +56,7 @@ export interface AppOptions {
  * The App: the tool host (every domain service, under the names tool handlers use) as createApp
  * wires it. Surfaces see the App; tool handlers see the ToolHost (src/tools/core/types.ts).
  */
-export interface App extends ToolHost {}
+export interface App extends ToolHost {
+  /** What runs the agent's runs (issue 19, docs/engine.md): in-process by default. */
+  readonly engine: RunEngine;
+}

@@ -8,6 +8,7 @@ import { createAgentService } from '../agent/agent-service';
 import { createAgentStateStore } from '../agent/agent-state-store';
 import { createPostgresAgentStateStore } from '../agent/pg-agent-state-store';
 import { createRunLeases } from '../agent/run-leases';
+import { createRunEngine } from '../engine/create-engine';
 import { createObserveService } from '../observe/service';
 import { createPostgresObserveStores, createSqliteObserveStores } from '../observe/stores';
 import { createQuality } from '../quality/quality';
@@ -104,6 +105,11 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     toolbox: (root) => createAgentToolbox(root ? withWorkspace(late.app(), root) : late.app()),
     runLeases,
   });
+  // issue 19: the run engine seam; the in-process engine over the agent and the ledger.
+  const engine = createRunEngine(
+    { kind: base.config().engine.kind, store: base.store.kind },
+    { agent, runs, sessions },
+  );
   const sandbox = createSandbox({
     config: base.config,
     workspace,
@@ -150,7 +156,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     ws,
   });
   base.closers.push(() => quality.close());
-  return { observe, workflows, recipes, agent, sandbox, spawner, mutationGuards, ws, quality };
+  return { observe, workflows, recipes, agent, engine, sandbox, spawner, mutationGuards, ws, quality };
 }
 
 export type AppWork = ReturnType<typeof createWork>;

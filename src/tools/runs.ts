@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { runView } from '../agent/views';
+import { forkRun } from '../engine/fork';
 import { SvcError } from '../errors';
 import { RUN_STATUSES } from '../runs/run-ledger';
 import { buildTrace, phaseSpans } from '../runs/run-trace';
@@ -282,41 +283,11 @@ export const forkAgentRun = defineTool({
   surfaces: { mcp: 'svc_fork_agent_run' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
-  run: async (ctx, input) => {
-    const { app } = ctx;
-    const ledger = ledgerOf(app);
-    const run = await ledger.require(input.run_id);
-    if (run.status === 'queued')
-      throw new SvcError('conflict', `run ${run.id} has not started; nothing to fork`);
-    const source = await app.sessions.require(run.session_id);
-    const messages = await app.sessions.messages(source.id);
-    const lastIndex = messages.map((m) => m.run_id).lastIndexOf(run.id);
-    const copied = lastIndex === -1 ? [] : messages.slice(0, lastIndex + 1);
-    const fork = await app.sessions.create({
-      title: input.title ?? `fork of ${source.title || source.id}`,
-      agent: source.agent,
-      model: source.model,
-      mode: source.mode,
-      metadata: { forked_from: { session_id: source.id, run_id: run.id } },
-    });
-    for (const m of copied) {
-      await app.sessions.appendMessage({
-        session_id: fork.id,
-        role: m.role,
-        parts: m.parts,
-        model: m.model,
-        provider: m.provider,
-        usage: m.usage,
-        cost: m.cost,
-        run_id: m.run_id,
-      });
-    }
-    return {
-      session_id: fork.id,
-      forked_from: { session_id: source.id, run_id: run.id },
-      messages_copied: copied.length,
-    };
-  },
+  // The engine's fork (src/engine/fork.ts) without a step: up to the end of the run.
+  run: async (ctx, input) =>
+    await forkRun({ runs: ledgerOf(ctx.app), sessions: ctx.app.sessions }, input.run_id, {
+      title: input.title,
+    }),
 });
 
 export const deleteAgentRun = defineTool({

@@ -9,6 +9,7 @@ import { a2aSchema } from './a2a';
 import { agentSchema } from './agents';
 import { obligationSchema } from './contracts';
 import { deploySchema, deployTargetSchema } from './deploy';
+import { engineSchema } from './engine';
 import { lspServerSchema } from './lsp';
 import { mcpServerSchema } from './mcp';
 import { optionsSchema } from './options';
@@ -25,6 +26,7 @@ export {
   budgetSchema,
   deploySchema,
   deployTargetSchema,
+  engineSchema,
   lspServerSchema,
   mcpServerSchema,
   obligationSchema,
@@ -76,6 +78,9 @@ export const configSchema = z.strictObject({
   store: storeSchema
     .prefault({})
     .describe('Durable state: the SQLite file (default) or PostgreSQL with url (docs/cluster.md).'),
+  engine: engineSchema
+    .prefault({})
+    .describe('The run engine: in-process (default) or dbos (PostgreSQL store; docs/engine.md).'),
   budget: budgetSchema.prefault({}).describe('Spend limits checked before each new run (docs/telemetry.md).'),
   contracts: z
     .record(z.string(), obligationSchema)
@@ -98,3 +103,4 @@ export type Obligation = z.output<typeof obligationSchema>;
 export type TelemetryConfig = z.output<typeof telemetrySchema>;
 export type BudgetConfig = z.output<typeof budgetSchema>;
 export type StoreConfig = z.output<typeof storeSchema>;
+export type EngineConfig = z.output<typeof engineSchema>;

@@ -1,0 +1,71 @@
+/**
+ * The in-process run engine, the default (issue 19, docs/engine.md): a thin adapter over the
+ * agent service (runs live in the memory of the node that started them) and the run ledger (the
+ * events, the list), on the SQLite or the PostgreSQL store. It adds no behaviour of its own:
+ * what the agent and the ledger do today is what it does.
+ * @module
+ */
+import type { AgentService } from '../agent/types';
+import { SvcError } from '../errors';
+import type { PendingPermission } from '../permissions/permission-types';
+import type { RunLedger } from '../runs/run-ledger';
+import type { SessionStore } from '../sessions/types';
+import { forkRun } from './fork';
+import type { EngineReply, RunEngine } from './run-engine';
+
+export interface InProcessEngineDeps {
+  agent: Pick<AgentService, 'send' | 'cancelRun' | 'pendingPermissions' | 'answerPermission'>;
+  runs: Pick<RunLedger, 'get' | 'require' | 'events' | 'list'>;
+  sessions: Pick<SessionStore, 'get' | 'require' | 'messages' | 'create' | 'appendMessage'>;
+}
+
+export function createInProcessEngine(deps: InProcessEngineDeps): RunEngine {
+  const { agent, runs, sessions } = deps;
+
+  /** The requests pending for a run (its own), or for a session (and its sub-agents'). */
+  async function pendingOf(id: string): Promise<PendingPermission[]> {
+    const run = await runs.get(id);
+    if (run) return agent.pendingPermissions(run.session_id).filter((p) => p.run_id === run.id);
+    if (await sessions.get(id)) return agent.pendingPermissions(id);
+    throw new SvcError('not_found', `run_id: no run or session "${id}"; see list_agent_runs`);
+  }
+
+  async function pick(id: string, answer: EngineReply): Promise<PendingPermission> {
+    const pending = await pendingOf(id);
+    if (answer.request_id !== undefined) {
+      const named = pending.find((p) => p.request_id === answer.request_id);
+      if (!named) {
+        throw new SvcError(
+          'not_found',
+          `request_id: no pending request "${answer.request_id}" for ${id}; see list_permission_requests`,
+        );
+      }
+      return named;
+    }
+    const [only, ...more] = pending;
+    if (!only) throw new SvcError('not_found', `${id} has no pending permission request`);
+    if (more.length) {
+      throw new SvcError(
+        'conflict',
+        `${id} has ${pending.length} pending permission requests; pass request_id (one of ${pending.map((p) => p.request_id).join(', ')})`,
+      );
+    }
+    return only;
+  }
+
+  return {
+    kind: 'in-process',
+    start: (request) => agent.send(request),
+    cancel: (runId, reason) => agent.cancelRun(runId, reason),
+    async reply(id, answer) {
+      const request = await pick(id, answer);
+      return await agent.answerPermission(request.request_id, answer.decision, answer.by, answer.message);
+    },
+    async events(runId, options = {}) {
+      await runs.require(runId);
+      return await runs.events(runId, { afterSeq: options.after, limit: options.limit });
+    },
+    fork: (runId, options) => forkRun({ runs, sessions }, runId, options),
+    list: (filter) => runs.list(filter),
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * `[engine] kind` at start-up (issue 19, docs/engine.md). Pins:
+ * - unset, the in-process engine is built (app.engine.kind);
+ * - `dbos` with the SQLite store is a config_error naming the problem and `[store] url`;
+ * - `dbos` with a PostgreSQL URL is a config_error saying this build has no DBOS engine yet,
+ *   refused before the store is connected (the URL here reaches nothing);
+ * - an unknown kind is a config error naming the key.
+ */
+import { describe, expect, it } from 'vitest';
+import { SvcError } from '../../src/errors';
+import { makeTestApp } from '../helpers/make-test-app';
+
+async function startError(config: Record<string, unknown>): Promise<SvcError> {
+  const error = await makeTestApp({ config }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!SvcError.is(error)) throw new Error(`expected a SvcError, got ${String(error)}`);
+  return error;
+}
+
+describe('[engine] kind', () => {
+  it('ENGINE-7: defaults to the in-process engine', async () => {
+    const app = await makeTestApp();
+    expect(app.config.engine).toEqual({ kind: 'in-process' });
+    expect(app.engine.kind).toBe('in-process');
+  });
+
+  it('ENGINE-8: dbos with the SQLite store is a start-up error that says to set [store] url', async () => {
+    const error = await startError({ engine: { kind: 'dbos' } });
+    expect(error.code).toBe('config_error');
+    expect(error.message).toBe(
+      '[engine] kind = "dbos" needs the PostgreSQL store, and [store] is the SQLite file: set [store] url to a postgres:// URL (or SVC_STORE_URL), or set [engine] kind = "in-process"',
+    );
+  });
+
+  it('ENGINE-9: dbos with a PostgreSQL store says the DBOS engine is not in this build yet', async () => {
+    // Port 1 answers nothing: the check comes before any connection is tried.
+    const error = await startError({
+      engine: { kind: 'dbos' },
+      store: { url: 'postgres://svc@127.0.0.1:1/svc', connect_timeout_ms: 100 },
+    });
+    expect(error.code).toBe('config_error');
+    expect(error.message).toBe(
+      '[engine] kind = "dbos": the DBOS engine is not available in this build yet; set [engine] kind = "in-process" (the default) to run on this build',
+    );
+  });
+
+  it('ENGINE-10: an unknown kind is a config error naming engine.kind', async () => {
+    const error = await startError({ engine: { kind: 'temporal' } });
+    expect(error.code).toBe('config_error');
+    expect(error.message).toContain('engine.kind');
+  });
+});
