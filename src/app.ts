@@ -1,15 +1,17 @@
-import { createBase } from './app/base';
+import { type AppBase, createBase } from './app/base';
 import { checkAllowlists } from './app/config-checks';
-import { createCore } from './app/core';
+import { type AppCore, createCore } from './app/core';
 import { createOperations, type Late } from './app/operations';
 import { createOversight } from './app/oversight';
 import { dbStatus, storeUnavailable } from './app/store-status';
 import type { App, AppOptions } from './app/types';
-import { createWork } from './app/work';
+import { type AppWork, createWork } from './app/work';
 import { loadConfig } from './config/load';
 import { hardClaimGuard } from './coordination/claims';
+import { SvcError } from './errors';
 import { cloudIdentity } from './providers/reports';
 import { runFunnel } from './tools/core/funnel';
+import { VERSION } from './version';
 import type {
   BackgroundWorker,
   DbStatus,
@@ -161,5 +163,30 @@ export async function createApp(options: AppOptions): Promise<App> {
   app.statusSections.set('cloud_identity', () => cloudIdentity(core.providers));
   work.mutationGuards.push(hardClaimGuard(ops.claims));
   if (options.eagerDb && base.store.kind === 'sqlite') base.openDatabase();
+  if (options.durableRuns && base.config().engine.kind === 'dbos') await launchDurableRuns(base, core, work);
   return app;
+}
+
+/** `[engine] kind = "dbos"` on a serving node: DBOS launched, runs durable, dead nodes' runs taken over. */
+async function launchDurableRuns(base: AppBase, core: AppCore, work: AppWork): Promise<void> {
+  const url = base.config().store.url;
+  if (!url || base.store.kind !== 'postgres')
+    throw new SvcError(
+      'config_error',
+      '[engine] kind = "dbos" needs the PostgreSQL store: set [store] url (or SVC_STORE_URL) to a postgres:// URL',
+    );
+  const { createDbosRuns } = await import('./engine/dbos-runs');
+  const dbos = await createDbosRuns({
+    url,
+    node: core.runner,
+    version: VERSION,
+    log: base.log,
+    runs: core.runs,
+    resume: (runId) => work.agent.resume(runId),
+  });
+  await dbos.launch();
+  base.log.info('durable runs: DBOS launched', { node: core.runner });
+  base.closers.push(() => dbos.close());
+  work.attachDurable(dbos);
+  core.runs.onOrphan?.((run) => dbos.adoptOrphan(run));
 }

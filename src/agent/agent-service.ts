@@ -19,7 +19,7 @@ import type { AgentDeps } from './deps';
 import { createAgentHost } from './host';
 import { enqueueNow, queueStatus, removeQueued, sendNow } from './prompt-queue';
 import { cancelRun, cancelSession, closeRuns, waitIdle, waitRun } from './run-cancel';
-import { drainQueue, runChild, summarizeSession } from './run-control';
+import { drainQueue, resumeRun, runChild, summarizeSession } from './run-control';
 import { busyElsewhere, createAgentCore, runResult, stateOf } from './session-runtime';
 import { subscribeSession } from './subscribe';
 import type { AgentService, PromptSection, SessionRuntimeStatus } from './types';
@@ -93,6 +93,7 @@ export function createAgentService(deps: AgentDeps): AgentService {
       return true;
     },
     runChild: (input) => runChild(core, input),
+    resume: (runId) => resumeRun(core, runId),
     kinds: () => agentKinds(host.config),
     active() {
       return [...core.runtimes.entries()]

@@ -150,6 +150,11 @@ async function resumeRun(c: RunContext): Promise<{ session: RunTurn['session']; 
     return outcome(c, 'failed', 'resume_failed', message);
   }
   const settled = await settleUnfinishedCalls(c);
+  // The step whose calls were cut off is closed here (its usage died with the node).
+  if (settled.length > 0) {
+    c.steps++;
+    await c.app.runs.update(c.run.id, { steps: c.steps });
+  }
   await c.ledger('phase', { phase: 'resumed', step: c.steps, unknown_outcomes: settled.length });
   return { session: await c.app.sessions.require(c.sessionId), user: reopened.user };
 }

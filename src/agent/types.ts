@@ -260,6 +260,11 @@ export interface AgentService {
   requestCompaction(sessionId: string, options?: { reason?: 'manual' | 'health_followon' }): boolean;
   /** Run a sub-agent task in a child session and return its result (the `agent` tool). */
   runChild(input: ChildRunInput): Promise<RunResult>;
+  /**
+   * Resume here a running run whose node died (the durable engine calls it): it goes on from its
+   * first unfinished step and finishes here. Its outcome, or undefined when it was not running.
+   */
+  resume(runId: string): Promise<{ status: FinalRunStatus; steps: number } | undefined>;
   /** Agent kinds (built in + `[agents.<id>]`). */
   kinds(): AgentKind[];
   /** Sessions with an active run in this process. */

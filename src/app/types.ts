@@ -24,6 +24,12 @@ export interface AppOptions {
   /** Open the database at start (servers) instead of on first use (CLI reads). */
   eagerDb?: boolean;
   /**
+   * A serving node (`svc service start`): with `[engine] kind = "dbos"` its root runs are durable
+   * workflows and it takes over the runs of nodes that died (issue 19). Other processes (a CLI
+   * command, `svc run`) run in-process and never pick up another node's run.
+   */
+  durableRuns?: boolean;
+  /**
    * Open an existing database read-only (inspecting a data dir this process must not write).
    * Domains that persist report it; operating packs then have no pack-mutation provider.
    */

@@ -7,6 +7,7 @@
 import { createAgentService } from '../agent/agent-service';
 import { createAgentStateStore } from '../agent/agent-state-store';
 import { createPostgresAgentStateStore } from '../agent/pg-agent-state-store';
+import type { DurableRuns } from '../agent/deps';
 import { createRunLeases } from '../agent/run-leases';
 import { createRunEngine } from '../engine/create-engine';
 import { createObserveService } from '../observe/service';
@@ -79,6 +80,10 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
         })
       : undefined;
   if (runLeases) mutationGuards.push((request) => runLeases.guard(request));
+  // issue 19: with [engine] kind = "dbos" a serving node's root runs run as DBOS workflows; the
+  // engine is attached once launched (createApp), until then runs execute in-process.
+  let dbos: DurableRuns | undefined;
+  const durable: DurableRuns = { execute: (runId, body) => (dbos ? dbos.execute(runId, body) : body()) };
   const agent = createAgentService({
     workspace,
     dataDir,
@@ -104,6 +109,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     onClose: (fn) => base.closers.push(fn),
     toolbox: (root) => createAgentToolbox(root ? withWorkspace(late.app(), root) : late.app()),
     runLeases,
+    durable,
   });
   // issue 19: the run engine seam; the in-process engine over the agent and the ledger.
   const engine = createRunEngine(
@@ -156,7 +162,22 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     ws,
   });
   base.closers.push(() => quality.close());
-  return { observe, workflows, recipes, agent, engine, sandbox, spawner, mutationGuards, ws, quality };
+  return {
+    observe,
+    workflows,
+    recipes,
+    agent,
+    engine,
+    sandbox,
+    spawner,
+    mutationGuards,
+    ws,
+    quality,
+    /** The durable engine, once launched: root runs started from now on are its workflows. */
+    attachDurable(engine: DurableRuns) {
+      dbos = engine;
+    },
+  };
 }
 
 export type AppWork = ReturnType<typeof createWork>;

@@ -1,6 +1,6 @@
 /**
- * The run engine a config selects (`[engine] kind`, docs/engine.md). Only the in-process engine
- * is in this build; `dbos` is refused with the reason (./engine-kind.ts).
+ * The run engine a config selects (`[engine] kind`, docs/engine.md): `dbos` needs the PostgreSQL
+ * store (./engine-kind.ts).
  * @module
  */
 import { checkEngineKind, type EngineKind } from './engine-kind';
@@ -11,6 +11,7 @@ export function createRunEngine(
   selection: { kind: EngineKind; store: 'sqlite' | 'postgres' },
   deps: InProcessEngineDeps,
 ): RunEngine {
-  checkEngineKind(selection.kind, selection.store);
-  return createInProcessEngine(deps);
+  // The DBOS engine works under the agent (its root runs are DBOS workflows: ./dbos-runs.ts,
+  // launched by a serving node); the operations on runs are the same.
+  return createInProcessEngine(deps, checkEngineKind(selection.kind, selection.store));
 }

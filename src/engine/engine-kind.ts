@@ -1,7 +1,6 @@
 /**
  * Which run engine a config selects, checked at start-up before any store is opened (issue 19):
- * `in-process` runs on either store; `dbos` needs the PostgreSQL store, and this build does not
- * ship the DBOS engine yet. docs/engine.md.
+ * `in-process` runs on either store; `dbos` needs the PostgreSQL store. docs/engine.md.
  * @module
  */
 import type { EngineConfig } from '../config/schema';
@@ -22,11 +21,7 @@ export function checkEngineKind(kind: EngineKind, store: 'sqlite' | 'postgres'):
           { details: { engine: kind, store } },
         );
       }
-      throw new SvcError(
-        'config_error',
-        '[engine] kind = "dbos": the DBOS engine is not available in this build yet; set [engine] kind = "in-process" (the default) to run on this build',
-        { details: { engine: kind, store } },
-      );
+      return kind;
     default: {
       const never: never = kind;
       throw new SvcError('config_error', `[engine] kind: unknown engine "${String(never)}"`);

@@ -10,6 +10,7 @@ import { SvcError } from '../errors';
 import type { PendingPermission } from '../permissions/permission-types';
 import type { RunLedger } from '../runs/run-ledger';
 import type { SessionStore } from '../sessions/types';
+import type { EngineKind } from './engine-kind';
 import { forkRun } from './fork';
 import type { EngineReply, RunEngine } from './run-engine';
 
@@ -19,7 +20,7 @@ export interface InProcessEngineDeps {
   sessions: Pick<SessionStore, 'get' | 'require' | 'messages' | 'create' | 'appendMessage'>;
 }
 
-export function createInProcessEngine(deps: InProcessEngineDeps): RunEngine {
+export function createInProcessEngine(deps: InProcessEngineDeps, kind: EngineKind = 'in-process'): RunEngine {
   const { agent, runs, sessions } = deps;
 
   /** The requests pending for a run (its own), or for a session (and its sub-agents'). */
@@ -54,7 +55,7 @@ export function createInProcessEngine(deps: InProcessEngineDeps): RunEngine {
   }
 
   return {
-    kind: 'in-process',
+    kind,
     start: (request) => agent.send(request),
     cancel: (runId, reason) => agent.cancelRun(runId, reason),
     async reply(id, answer) {

@@ -234,11 +234,14 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     onOrphan(handler) {
       orphanHandler = handler;
     },
-    async takeOver(runId) {
+    // Not behind the first recovery: the recovery's orphan handler calls it.
+    async takeOver(runId, from, record) {
       const run = await queries.get(runId);
       if (!run || run.status !== 'running') return undefined;
-      if (run.runner !== owner.runner && !(await writes.takeOverRunning(runId, run.runner, clock.now(), owner)))
-        return undefined;
+      const previous = from === undefined ? run.runner : from;
+      if (run.runner === owner.runner && from === undefined) return run;
+      if (!(await writes.takeOverRunning(runId, previous, clock.now(), owner))) return undefined;
+      if (record) await appendTo(runId, run.session_id, record.type, record.payload);
       return queries.get(runId);
     },
     async close() {

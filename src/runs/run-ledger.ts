@@ -82,9 +82,15 @@ export interface RunLedger {
   recover(): Promise<AgentRun[]>;
   /**
    * PostgreSQL: a running run whose node died becomes this node's (its runner, host and pid), to
-   * be resumed here (issue 19); undefined when it is not running any more.
+   * be resumed here (issue 19); with `from`, only while that runner still owns it (of several
+   * nodes taking over one run exactly one gets it), and `record` appended to its events when it
+   * is (callable from the recovery itself). Undefined when not taken.
    */
-  takeOver?(runId: string): Promise<AgentRun | undefined>;
+  takeOver?(
+    runId: string,
+    from?: string | null,
+    record?: { type: string; payload: Record<string, unknown> },
+  ): Promise<AgentRun | undefined>;
   /**
    * PostgreSQL: who may take over a running run whose node is gone before the recovery marks it
    * interrupted (the durable engine); true when it did.

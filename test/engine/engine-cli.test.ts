@@ -24,17 +24,16 @@ describe('[engine] kind through the CLI', () => {
     expect(existsSync(join(ws, '.svc', 'svc.db'))).toBe(false);
   });
 
-  it('ENGINE-12: dbos on PostgreSQL says this build has no DBOS engine yet, exit 2', async () => {
+  it('ENGINE-12: dbos on PostgreSQL passes the engine check; an unreachable store is the error, exit 1', async () => {
     const ws = tmpWorkspace();
     writeFileSync(join(ws, 'svc.toml'), '[engine]\nkind = "dbos"\n');
-    // Nothing listens on port 1: the engine check comes before any connection.
+    // Nothing listens on port 1: the store's connection error names host, port and database.
     const result = await runBin(['session', 'list'], {
       cwd: ws,
       env: { ...env(ws), SVC_STORE_URL: 'postgres://svc@127.0.0.1:1/svc' },
     });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toBe(
-      'svc: [engine] kind = "dbos": the DBOS engine is not available in this build yet; set [engine] kind = "in-process" (the default) to run on this build\n',
-    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('svc: cannot reach PostgreSQL at 127.0.0.1:1 (database "svc"');
+    expect(result.stderr).not.toContain('[engine]');
   });
 });

@@ -83,7 +83,7 @@ export async function runServer(
   const handle = await startHttpServer({
     config: loaded.config,
     flags: { host: options.host, port, token: options.token, auth: options.auth },
-    createApp: () => ctx.app({ eagerDb: true }),
+    createApp: () => ctx.app({ eagerDb: true, durableRuns: true }),
     worker: kind === 'autopilot' ? (app) => app.autopilotWorker : undefined,
   });
   // The data dir's service registry: the CLI and the lifecycle tools find this daemon there.

@@ -1,0 +1,158 @@
+/**
+ * Durable runs on DBOS Transact (issue 19, `[engine] kind = "dbos"`; docs/engine.md). A root run
+ * started on this node runs as a DBOS workflow whose id is the run id, checkpointed in the same
+ * PostgreSQL database as the rest of svc (DBOS's own schema `dbos`); this node is DBOS executor
+ * `<runner id>`. When a node dies, the live nodes' recovery (src/runs/pg-run-ledger.ts, on every
+ * heartbeat) offers its running runs here: exactly one node takes each over (a conditional UPDATE
+ * on the run's owner), records `run_adopted` (from node, to node, step) and hands the workflow
+ * back to DBOS (`resumeWorkflow`), which queues it for one live node to run. There the workflow's
+ * unfinished step runs again and resumes the run from its first unfinished step
+ * (src/agent/run-resume.ts): the model is not asked again for what it already answered, and a call
+ * that started and never reported back is not run again.
+ *
+ * DBOS is one per process (a static singleton): one App per process may use this engine (a server
+ * node is one). `@dbos-inc/dbos-sdk` is loaded only here, only when the engine is selected.
+ * @module
+ */
+import type { DurableRuns } from '../agent/deps';
+import { SvcError } from '../errors';
+import type { Logger } from '../log';
+import type { AgentRun, RunLedger } from '../runs/run-ledger';
+
+type Dbos = typeof import('@dbos-inc/dbos-sdk').DBOS;
+
+export interface DbosRunsDeps {
+  /** The PostgreSQL store's URL (DBOS's system database; never logged). */
+  url: string;
+  /** This node's runner id: its DBOS executor id. */
+  node: string;
+  /** svc's version: DBOS resumes a workflow only on nodes of the same application version. */
+  version: string;
+  log: Logger;
+  runs: Pick<RunLedger, 'takeOver' | 'owner'>;
+  /** Resume a run whose node died, here (src/agent/run-control.ts `resumeRun`); bound late. */
+  resume(runId: string): Promise<unknown>;
+}
+
+export interface DbosRuns extends DurableRuns {
+  /** DBOS connects, migrates its schema and starts dequeuing (resumed runs) on this node. */
+  launch(): Promise<void>;
+  /** The recovery's hook: take over a running run whose node is gone; true when handled here. */
+  adoptOrphan(run: AgentRun): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** The App of this process that holds DBOS (it is a process-wide singleton). */
+let holder: string | undefined;
+
+export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
+  if (holder && holder !== deps.node)
+    throw new SvcError(
+      'config_error',
+      '[engine] kind = "dbos": another App of this process already runs the DBOS engine (DBOS is one per process); run one svc node per process',
+    );
+  holder = deps.node;
+  const { DBOS } = (await import('@dbos-inc/dbos-sdk')) as { DBOS: Dbos };
+  /** Executions of runs started here, waiting for their workflow to call them. */
+  const local = new Map<string, () => Promise<unknown>>();
+  const dispatch = async (runId: string): Promise<unknown> => {
+    const body = local.get(runId);
+    if (body) {
+      local.delete(runId);
+      return (await body()) ?? null;
+    }
+    // Not started here: the node that started it died and this node was given it.
+    deps.log.info('resuming a run whose node died', { run_id: runId, node: deps.node });
+    return (await deps.resume(runId)) ?? null;
+  };
+  const workflow = DBOS.registerWorkflow(
+    async (runId: string) => DBOS.runStep(() => dispatch(runId), { name: 'run' }),
+    { name: 'svc.run' },
+  );
+  DBOS.setConfig({
+    name: 'svc',
+    systemDatabaseUrl: deps.url,
+    executorID: deps.node,
+    applicationVersion: deps.version,
+    logger: dbosLogger(deps.log),
+  });
+  let launched = false;
+
+  return {
+    async launch() {
+      try {
+        await DBOS.launch();
+        launched = true;
+      } catch (error) {
+        holder = undefined;
+        throw new SvcError(
+          'unavailable',
+          `[engine] kind = "dbos": DBOS could not start on the PostgreSQL store: ${firstLine(error)}`,
+          { cause: error },
+        );
+      }
+    },
+    async execute<T>(runId: string, body: () => Promise<T>): Promise<T> {
+      // A run started from inside another run's workflow (a tool starting a run) runs in it.
+      if (!launched || DBOS.isWithinWorkflow()) return body();
+      local.set(runId, body);
+      try {
+        const handle = await DBOS.startWorkflow(workflow, { workflowID: runId })(runId);
+        return (await handle.getResult()) as T;
+      } catch (error) {
+        if (!local.has(runId)) throw error;
+        // DBOS could not record the workflow (the database is away): the run goes on here,
+        // not durable, rather than not at all.
+        local.delete(runId);
+        deps.log.warn('the run is not durable: DBOS could not start its workflow', {
+          run_id: runId,
+          error: firstLine(error),
+        });
+        return body();
+      }
+    },
+    async adoptOrphan(run) {
+      if (!launched || run.parent_run_id || !deps.runs.takeOver) return false;
+      const status = await DBOS.getWorkflowStatus(run.id);
+      if (!status || (status.status !== 'PENDING' && status.status !== 'ENQUEUED')) return false;
+      // Exactly one live node takes it over; the others see it owned by a live node.
+      const taken = await deps.runs.takeOver(run.id, run.runner, {
+        type: 'run_adopted',
+        payload: {
+          from_node: run.runner,
+          from_host: run.host,
+          from_pid: run.pid,
+          to_node: deps.node,
+          to_host: deps.runs.owner.host,
+          step: run.steps,
+        },
+      });
+      if (!taken) return true;
+      deps.log.info('adopted a run whose node is gone', { run_id: run.id, from_node: run.runner, step: run.steps });
+      await DBOS.resumeWorkflow(run.id);
+      return true;
+    },
+    async close() {
+      if (launched) {
+        launched = false;
+        await DBOS.shutdown();
+      }
+      if (holder === deps.node) holder = undefined;
+    },
+  };
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+}
+
+/** DBOS's logs go to svc's log file (never stdout: MCP stdio and the TUI own it). */
+function dbosLogger(log: Logger) {
+  const text = (entry: unknown) => (typeof entry === 'string' ? entry : firstLine(entry));
+  return {
+    info: (entry: unknown) => log.debug(`dbos: ${text(entry)}`),
+    debug: (entry: unknown) => log.debug(`dbos: ${text(entry)}`),
+    warn: (entry: unknown) => log.warn(`dbos: ${text(entry)}`),
+    error: (entry: unknown) => log.error(`dbos: ${text(entry)}`),
+  };
+}
