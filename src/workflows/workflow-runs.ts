@@ -42,7 +42,7 @@ export interface WorkflowRunStore {
   finish(
     id: string,
     outcome: { status: WorkflowStatus; result: Record<string, unknown>; error: string | null },
-  ): void;
+  ): Promise<void>;
   get(id: string): Promise<WorkflowRun | undefined>;
   list(filter: { kind?: WorkflowKind; name?: string; ref?: string; limit?: number }): Promise<WorkflowRun[]>;
 }
@@ -73,7 +73,7 @@ export function createWorkflowRunStore(deps: {
     async create(input) {
       const now = deps.clock.now();
       const id = deps.ids.next('wfr');
-      repo.insert({
+      await repo.insert({
         id,
         kind: input.kind,
         name: input.name,
@@ -86,8 +86,8 @@ export function createWorkflowRunStore(deps: {
       });
       return (await this.get(id))!;
     },
-    finish(id, outcome) {
-      repo.finish(id, {
+    async finish(id, outcome) {
+      await repo.finish(id, {
         status: outcome.status,
         result: JSON.stringify(outcome.result),
         error: outcome.error,
@@ -95,11 +95,11 @@ export function createWorkflowRunStore(deps: {
       });
     },
     async get(id) {
-      const row = repo.get(id);
+      const row = await repo.get(id);
       return row ? await toRun(row) : undefined;
     },
     async list(filter) {
-      return Promise.all(repo.list({ ...filter, limit: filter.limit ?? 20 }).map(toRun));
+      return Promise.all((await repo.list({ ...filter, limit: filter.limit ?? 20 })).map(toRun));
     },
   };
 }
