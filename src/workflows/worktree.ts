@@ -144,7 +144,7 @@ export async function spawnWorktreeOverride(
   await repo.run(['worktree', 'add', '--quiet', '-b', branch, path, baseCommit]);
   const workspaceRoot = join(path, relative(repoRoot, deps.workspace));
   mkdirSync(workspaceRoot, { recursive: true });
-  let override = workflows.worktrees.create({
+  let override = await workflows.worktrees.create({
     id,
     session_id: parent.id,
     path,
@@ -189,7 +189,7 @@ export async function spawnWorktreeOverride(
       workspace: { root: workspaceRoot, ws },
       metadata: { worktree_override: id, worktree_branch: branch },
     });
-    override = workflows.worktrees.update(id, { child_session_id: run.session_id, run_id: run.run_id });
+    override = await workflows.worktrees.update(id, { child_session_id: run.session_id, run_id: run.run_id });
     if (run.status !== 'completed')
       error = `the run ended ${run.status}${run.reason ? ` (${run.reason})` : ''}${run.error ? `: ${run.error}` : ''}`;
   } catch (failure) {
@@ -225,7 +225,7 @@ export async function spawnWorktreeOverride(
     await repo.run(['worktree', 'remove', '--force', path], { allowFail: true });
     if (!changed) await repo.run(['branch', '-D', branch], { allowFail: true });
   }
-  override = workflows.worktrees.update(id, {
+  override = await workflows.worktrees.update(id, {
     head_commit: head,
     files_changed: files.length,
     status: error && !run ? 'failed' : kept ? 'kept' : 'removed',
