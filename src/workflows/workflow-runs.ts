@@ -4,9 +4,8 @@
  * its ledger run: a pipeline whose process died reads as the ledger marked it (interrupted).
  * @module
  */
-import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
-import { createWorkflowRunRepository, type WorkflowRunRow } from './workflow-runs-repository';
+import type { WorkflowRunRepository, WorkflowRunRow } from './workflow-runs-repository';
 
 export type WorkflowKind = 'recipe' | 'dag' | 'workflow' | 'csv' | 'team';
 export type WorkflowStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
@@ -48,13 +47,14 @@ export interface WorkflowRunStore {
 }
 
 export function createWorkflowRunStore(deps: {
-  db: () => Db;
+  /** `workflow_runs` (SQLite or PostgreSQL). */
+  repo: WorkflowRunRepository;
   clock: Clock;
   ids: Ids;
   /** The ledger status of a run (a dead process's pipeline reads as interrupted). */
   runStatus: (runId: string) => Promise<string | undefined>;
 }): WorkflowRunStore {
-  const repo = createWorkflowRunRepository(deps.db);
+  const { repo } = deps;
   const toRun = async (row: WorkflowRunRow): Promise<WorkflowRun> => {
     const run: WorkflowRun = {
       ...row,
