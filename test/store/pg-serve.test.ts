@@ -1,12 +1,13 @@
 /**
  * An App served from PostgreSQL (issue 18): the agent runs a session end to end with every write
- * on the database, and nothing is written to SQLite (no svc.db in the data dir); a workflow (a DAG
- * and a worktree override) runs and records its rows there too.
+ * on the database, and nothing is written to SQLite (no svc.db in the data dir); workflows (a DAG,
+ * a worktree override, a team task) run and record their rows there too.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { createIds, systemClock } from '../../src/util/ids';
 import { agentApp, echoTool } from '../helpers/agent-harness';
 import { fakeProvider, reply } from '../helpers/fake-provider';
@@ -43,7 +44,7 @@ describe.skipIf(!pg.available)('an App served from PostgreSQL', () => {
     }
   });
 
-  it('STORE-PG-62: a DAG and a worktree override run on PostgreSQL; their rows are there; no svc.db', async () => {
+  it('STORE-PG-62: a DAG, a worktree override and a team task run on PostgreSQL; their rows are there; no svc.db', async () => {
     const sql = await migratedDatabase(pg.cluster());
     try {
       const dag = {
@@ -54,8 +55,12 @@ describe.skipIf(!pg.available)('an App served from PostgreSQL', () => {
         ],
       };
       const { app } = await agentApp(
-        router(8, (request) => {
+        router(11, (request) => {
           const prompt = promptOf(request);
+          if (prompt.includes('Answer with a JSON object only'))
+            return reply().text(JSON.stringify({ assignments: [{ member: 'scout', task: 'Look around' }] }));
+          if (prompt.startsWith('Dig deep.')) return reply().text('found it');
+          if (prompt.includes('The members reported:')) return reply().text('Team done.');
           if (prompt.startsWith('Task A')) return reply().text('three');
           if (prompt.startsWith('Task B')) return reply().text('summed three');
           if (prompt.startsWith('Write it')) {
@@ -97,6 +102,23 @@ describe.skipIf(!pg.available)('an App served from PostgreSQL', () => {
           override.child_session_id,
         ]),
       ).toHaveLength(1);
+
+      // A team's task: the team and its workflow run are PostgreSQL rows.
+      const team = (await invokeTool(
+        app,
+        'create_team',
+        {
+          name: 'crew',
+          members: [{ name: 'scout', agent: 'explore', instructions: 'Dig deep.' }],
+          task: 'Survey the code',
+        },
+        { surface: 'cli' },
+      )) as { task: { status: string; answer: string } };
+      expect(team.task).toMatchObject({ status: 'completed', answer: 'Team done.' });
+      expect(await sql.query('SELECT name FROM teams')).toEqual([{ name: 'crew' }]);
+      expect((await app.workflows.runs.list({ kind: 'team' })).map((run) => run.status)).toEqual([
+        'completed',
+      ]);
       const problems = app.memoryLog.records.filter((r) => r.level === 'warn' || r.level === 'error');
       expect(problems.map((r) => `${r.message}: ${JSON.stringify(r)}`)).toEqual([]);
       await app.close();
