@@ -19,7 +19,7 @@ import { createSandbox } from '../sandbox/sandbox';
 import { createCommandSpawner } from '../sandbox/spawn';
 import { createAgentToolbox, withWorkspace } from '../tools/core/agent-toolbox';
 import type { MutationRequest } from '../tools/core/types';
-import { createSqliteWorkflowStores } from '../workflows/stores';
+import { createPostgresWorkflowStores, createSqliteWorkflowStores } from '../workflows/stores';
 import { createWorkflowService } from '../workflows/workflow-service';
 import { createWorkspaceLeases } from '../workspace/leases';
 import { createPostgresLeaseRepository } from '../workspace/pg-lease-repository';
@@ -30,7 +30,7 @@ import type { AppCore } from './core';
 import type { Late } from './operations';
 
 export function createWork(base: AppBase, core: AppCore, late: Late) {
-  const { clock, ids, log, redactor, openDatabase, workspace, dataDir, env } = base;
+  const { clock, ids, log, redactor, workspace, dataDir, env } = base;
   const { bus, sessions, runs, providers } = core;
   const observe = createObserveService({
     stores: base.repository(createSqliteObserveStores, (sql) => createPostgresObserveStores({ sql })),
@@ -42,8 +42,10 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     ws: () => ws,
   });
   const workflows = createWorkflowService({
-    db: openDatabase,
-    stores: createSqliteWorkflowStores({ db: openDatabase, clock, ids }),
+    stores: base.repository(
+      (db) => createSqliteWorkflowStores({ db, clock, ids }),
+      (sql) => createPostgresWorkflowStores({ sql, clock, ids }),
+    ),
     clock,
     ids,
     log,

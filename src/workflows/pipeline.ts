@@ -396,7 +396,7 @@ async function recordFinish(
     usage: { input_tokens: 0, output_tokens: 0 },
     cost: 0,
   });
-  deps.store.finish(row.id, {
+  await deps.store.finish(row.id, {
     status,
     result: deps.redactor.value(outcome.result) as Record<string, unknown>,
     error: redactedError,

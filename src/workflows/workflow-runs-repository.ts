@@ -36,16 +36,21 @@ export interface WorkflowRunInsert {
   now: number;
 }
 
+/** `workflow_runs` (issue 18: async; PostgreSQL twin ./pg-workflow-runs-repository.ts). */
 export interface WorkflowRunRepository {
-  insert(row: WorkflowRunInsert): void;
-  finish(id: string, outcome: { status: string; result: string; error: string | null; now: number }): void;
-  get(id: string): WorkflowRunRow | undefined;
-  list(filter: { kind?: string; name?: string; ref?: string; limit: number }): WorkflowRunRow[];
+  insert(row: WorkflowRunInsert): Promise<void>;
+  finish(
+    id: string,
+    outcome: { status: string; result: string; error: string | null; now: number },
+  ): Promise<void>;
+  get(id: string): Promise<WorkflowRunRow | undefined>;
+  /** Newest first (created_at, then id, descending). */
+  list(filter: { kind?: string; name?: string; ref?: string; limit: number }): Promise<WorkflowRunRow[]>;
 }
 
 export function createWorkflowRunRepository(db: () => Db): WorkflowRunRepository {
   return {
-    insert(row) {
+    async insert(row) {
       db()
         .prepare(
           `INSERT INTO workflow_runs (id, kind, name, ref, session_id, run_id, parent_run_id, status, input, created_at, updated_at)
@@ -64,17 +69,17 @@ export function createWorkflowRunRepository(db: () => Db): WorkflowRunRepository
           row.now,
         );
     },
-    finish(id, outcome) {
+    async finish(id, outcome) {
       db()
         .prepare(
           'UPDATE workflow_runs SET status = ?, result = ?, error = ?, updated_at = ?, finished_at = ? WHERE id = ?',
         )
         .run(outcome.status, outcome.result, outcome.error, outcome.now, outcome.now, id);
     },
-    get(id) {
+    async get(id) {
       return db().prepare('SELECT * FROM workflow_runs WHERE id = ?').get(id) as WorkflowRunRow | undefined;
     },
-    list(filter) {
+    async list(filter) {
       const where: string[] = [];
       const params: unknown[] = [];
       if (filter.kind) {

@@ -4,9 +4,8 @@
  * its ledger run: a pipeline whose process died reads as the ledger marked it (interrupted).
  * @module
  */
-import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
-import { createWorkflowRunRepository, type WorkflowRunRow } from './workflow-runs-repository';
+import type { WorkflowRunRepository, WorkflowRunRow } from './workflow-runs-repository';
 
 export type WorkflowKind = 'recipe' | 'dag' | 'workflow' | 'csv' | 'team';
 export type WorkflowStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
@@ -42,19 +41,20 @@ export interface WorkflowRunStore {
   finish(
     id: string,
     outcome: { status: WorkflowStatus; result: Record<string, unknown>; error: string | null },
-  ): void;
+  ): Promise<void>;
   get(id: string): Promise<WorkflowRun | undefined>;
   list(filter: { kind?: WorkflowKind; name?: string; ref?: string; limit?: number }): Promise<WorkflowRun[]>;
 }
 
 export function createWorkflowRunStore(deps: {
-  db: () => Db;
+  /** `workflow_runs` (SQLite or PostgreSQL). */
+  repo: WorkflowRunRepository;
   clock: Clock;
   ids: Ids;
   /** The ledger status of a run (a dead process's pipeline reads as interrupted). */
   runStatus: (runId: string) => Promise<string | undefined>;
 }): WorkflowRunStore {
-  const repo = createWorkflowRunRepository(deps.db);
+  const { repo } = deps;
   const toRun = async (row: WorkflowRunRow): Promise<WorkflowRun> => {
     const run: WorkflowRun = {
       ...row,
@@ -73,7 +73,7 @@ export function createWorkflowRunStore(deps: {
     async create(input) {
       const now = deps.clock.now();
       const id = deps.ids.next('wfr');
-      repo.insert({
+      await repo.insert({
         id,
         kind: input.kind,
         name: input.name,
@@ -86,8 +86,8 @@ export function createWorkflowRunStore(deps: {
       });
       return (await this.get(id))!;
     },
-    finish(id, outcome) {
-      repo.finish(id, {
+    async finish(id, outcome) {
+      await repo.finish(id, {
         status: outcome.status,
         result: JSON.stringify(outcome.result),
         error: outcome.error,
@@ -95,11 +95,11 @@ export function createWorkflowRunStore(deps: {
       });
     },
     async get(id) {
-      const row = repo.get(id);
+      const row = await repo.get(id);
       return row ? await toRun(row) : undefined;
     },
     async list(filter) {
-      return Promise.all(repo.list({ ...filter, limit: filter.limit ?? 20 }).map(toRun));
+      return Promise.all((await repo.list({ ...filter, limit: filter.limit ?? 20 })).map(toRun));
     },
   };
 }

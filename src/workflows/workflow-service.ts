@@ -6,8 +6,8 @@
  */
 import { SvcError } from '../errors';
 import type { RunLedger } from '../runs/run-ledger';
-import type { Db } from '../store/db';
 import type { Ids } from '../util/ids';
+import type { WorkspaceStores } from '../workspace/stores';
 import type { Caller } from './lineage';
 import {
   type Pipeline,
@@ -21,7 +21,7 @@ import type { WorkflowStores } from './stores';
 import type { TeamStore } from './team-store';
 import type { TemplateStore } from './template-store';
 import { createWorkflowRunStore, type WorkflowRunStore } from './workflow-runs';
-import { createWorktreeStore, type WorktreeStore } from './worktree-store';
+import type { WorktreeStore } from './worktree-store';
 
 const CLOSE_TIMEOUT_MS = 5000;
 
@@ -30,6 +30,8 @@ export interface WorkflowService {
   readonly teams: TeamStore;
   readonly templates: TemplateStore;
   readonly worktrees: WorktreeStore;
+  /** The workspace repositories a worktree override's own workspace records in. */
+  readonly worktreeWorkspace: WorkspaceStores;
   /** Open a pipeline (its session, its ledger run, its workflow_runs row) for the caller. */
   start(caller: Caller, spec: PipelineSpec): Promise<Pipeline>;
   /** Pipelines running in this process. */
@@ -45,22 +47,22 @@ export interface WorkflowService {
 }
 
 /**
- * What the workflows domain needs: the database of its tables, the session and run ledgers its
+ * What the workflows domain needs: the repositories of its tables, the session and run ledgers its
  * pipelines record in, the agent that runs their steps (a thunk: the agent is wired first) and
  * the tool catalog that narrows a step's tools.
  */
 export interface WorkflowDeps extends Omit<PipelineDeps, 'store' | 'registry' | 'runs'> {
-  readonly db: () => Db;
-  /** Teams and templates (SQLite: createSqliteWorkflowStores, PostgreSQL: createPostgresWorkflowStores). */
+  /** The repositories (SQLite: createSqliteWorkflowStores, PostgreSQL: createPostgresWorkflowStores). */
   readonly stores: WorkflowStores;
   readonly ids: Ids;
   readonly runs: PipelineDeps['runs'] & Pick<RunLedger, 'get' | 'queries'>;
 }
 
 export function createWorkflowService(deps: WorkflowDeps): WorkflowService {
-  const stores = { db: deps.db, clock: deps.clock, ids: deps.ids };
   const runs = createWorkflowRunStore({
-    ...stores,
+    repo: deps.stores.runs,
+    clock: deps.clock,
+    ids: deps.ids,
     runStatus: async (runId) => (await deps.runs.queries.get(runId))?.status,
   });
   const running = new Set<PipelineEntry>();
@@ -79,7 +81,8 @@ export function createWorkflowService(deps: WorkflowDeps): WorkflowService {
     runs,
     teams: deps.stores.teams,
     templates: deps.stores.templates,
-    worktrees: createWorktreeStore(stores),
+    worktrees: deps.stores.worktrees,
+    worktreeWorkspace: deps.stores.worktreeWorkspace,
     start: async (caller, spec) => await startPipeline({ ...deps, store: runs, registry }, caller, spec),
     active: () => running.size,
     quiesce() {

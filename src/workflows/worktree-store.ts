@@ -27,12 +27,13 @@ export interface WorktreeOverride {
   finished_at: number | null;
 }
 
+/** `worktree_overrides` (issue 18: async; PostgreSQL twin ./pg-worktree-store.ts). */
 export interface WorktreeStore {
   create(
     input: Pick<WorktreeOverride, 'session_id' | 'path' | 'workspace_root' | 'branch' | 'base_commit'> & {
       id: string;
     },
-  ): WorktreeOverride;
+  ): Promise<WorktreeOverride>;
   update(
     id: string,
     patch: Partial<
@@ -41,14 +42,15 @@ export interface WorktreeStore {
         'child_session_id' | 'run_id' | 'head_commit' | 'status' | 'files_changed' | 'finished_at'
       >
     >,
-  ): WorktreeOverride;
-  get(id: string): WorktreeOverride | undefined;
-  list(filter?: { status?: WorktreeStatus; limit?: number }): WorktreeOverride[];
+  ): Promise<WorktreeOverride>;
+  get(id: string): Promise<WorktreeOverride | undefined>;
+  /** Newest first (created_at, then id, descending); 50 unless a limit is given. */
+  list(filter?: { status?: WorktreeStatus; limit?: number }): Promise<WorktreeOverride[]>;
 }
 
 export function createWorktreeStore(deps: { db: () => Db; clock: Clock; ids: Ids }): WorktreeStore {
   const store: WorktreeStore = {
-    create(input) {
+    async create(input) {
       deps
         .db()
         .prepare(
@@ -64,9 +66,9 @@ export function createWorktreeStore(deps: { db: () => Db; clock: Clock; ids: Ids
           input.base_commit,
           deps.clock.now(),
         );
-      return store.get(input.id)!;
+      return (await store.get(input.id))!;
     },
-    update(id, patch) {
+    async update(id, patch) {
       const keys = Object.keys(patch) as (keyof typeof patch)[];
       if (keys.length) {
         deps
@@ -74,14 +76,14 @@ export function createWorktreeStore(deps: { db: () => Db; clock: Clock; ids: Ids
           .prepare(`UPDATE worktree_overrides SET ${keys.map((k) => `${k} = ?`).join(', ')} WHERE id = ?`)
           .run(...keys.map((k) => patch[k] ?? null), id);
       }
-      return store.get(id)!;
+      return (await store.get(id))!;
     },
-    get(id) {
+    async get(id) {
       return deps.db().prepare('SELECT * FROM worktree_overrides WHERE id = ?').get(id) as
         | WorktreeOverride
         | undefined;
     },
-    list(filter = {}) {
+    async list(filter = {}) {
       const rows = filter.status
         ? deps
             .db()

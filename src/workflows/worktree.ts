@@ -16,11 +16,9 @@ import type { EventBus } from '../events/bus';
 import type { Redactor } from '../redact';
 import type { Sandbox } from '../sandbox/sandbox';
 import type { CommandSpawner } from '../sandbox/spawn';
-import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
 import type { MutationGuard } from '../workspace/context';
 import { createGitRunner, type GitRunner } from '../workspace/git';
-import { createSqliteWorkspaceStores } from '../workspace/stores';
 import { createWorkspace } from '../workspace/workspace';
 import {
   assertDepth,
@@ -77,7 +75,7 @@ export interface WorktreeResult {
 
 /**
  * What a worktree override uses: the repository (workspace, env), the data dir that holds the
- * worktrees, what a second workspace over the worktree is built from (config, db, bus, clock, ids,
+ * worktrees, what a second workspace over the worktree is built from (config, bus, clock, ids,
  * redactor, fetch, the mutation guards, the sandbox and spawner), the session tree, the tool
  * catalog and the agent that runs the sub-agent. A tool handler's `ctx.app` has all of it.
  */
@@ -86,7 +84,6 @@ export interface WorktreeDeps extends DepthDeps {
   readonly dataDir: string;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly config: Config;
-  readonly db: Db;
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly ids: Ids;
@@ -102,7 +99,7 @@ export interface WorktreeDeps extends DepthDeps {
 
 export async function spawnWorktreeOverride(
   deps: WorktreeDeps,
-  workflows: Pick<WorkflowService, 'worktrees'>,
+  workflows: Pick<WorkflowService, 'worktrees' | 'worktreeWorkspace'>,
   caller: Caller,
   input: WorktreeInput,
 ): Promise<WorktreeResult> {
@@ -144,7 +141,7 @@ export async function spawnWorktreeOverride(
   await repo.run(['worktree', 'add', '--quiet', '-b', branch, path, baseCommit]);
   const workspaceRoot = join(path, relative(repoRoot, deps.workspace));
   mkdirSync(workspaceRoot, { recursive: true });
-  let override = workflows.worktrees.create({
+  let override = await workflows.worktrees.create({
     id,
     session_id: parent.id,
     path,
@@ -161,7 +158,7 @@ export async function spawnWorktreeOverride(
     dataDir: worktreeData,
     env: deps.env,
     config: () => deps.config,
-    stores: createSqliteWorkspaceStores(() => deps.db),
+    stores: workflows.worktreeWorkspace,
     bus: deps.bus,
     clock: deps.clock,
     ids: deps.ids,
@@ -189,7 +186,7 @@ export async function spawnWorktreeOverride(
       workspace: { root: workspaceRoot, ws },
       metadata: { worktree_override: id, worktree_branch: branch },
     });
-    override = workflows.worktrees.update(id, { child_session_id: run.session_id, run_id: run.run_id });
+    override = await workflows.worktrees.update(id, { child_session_id: run.session_id, run_id: run.run_id });
     if (run.status !== 'completed')
       error = `the run ended ${run.status}${run.reason ? ` (${run.reason})` : ''}${run.error ? `: ${run.error}` : ''}`;
   } catch (failure) {
@@ -225,7 +222,7 @@ export async function spawnWorktreeOverride(
     await repo.run(['worktree', 'remove', '--force', path], { allowFail: true });
     if (!changed) await repo.run(['branch', '-D', branch], { allowFail: true });
   }
-  override = workflows.worktrees.update(id, {
+  override = await workflows.worktrees.update(id, {
     head_commit: head,
     files_changed: files.length,
     status: error && !run ? 'failed' : kept ? 'kept' : 'removed',

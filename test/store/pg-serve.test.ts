@@ -1,16 +1,20 @@
 /**
  * An App served from PostgreSQL (issue 18): the agent runs a session end to end with every write
- * on the database, and nothing is written to SQLite (no svc.db in the data dir).
+ * on the database, and nothing is written to SQLite (no svc.db in the data dir); workflows (a DAG,
+ * a worktree override, a team task) run and record their rows there too.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { createIds, systemClock } from '../../src/util/ids';
 import { agentApp, echoTool } from '../helpers/agent-harness';
 import { fakeProvider, reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 import { migratedDatabase, postgresForFile, twoNodes } from '../helpers/postgres';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
+import { afterTool, lastToolResult, promptOf, router } from '../workflow/helpers';
 
 const pg = postgresForFile();
 
@@ -31,6 +35,90 @@ describe.skipIf(!pg.available)('an App served from PostgreSQL', () => {
       expect(messages.map((m) => m.role)).toContain('assistant');
       expect(events.some((e) => e.type === 'tool.finished')).toBe(true);
       // Every write landed: no ledger, cost or event write failed on the way.
+      const problems = app.memoryLog.records.filter((r) => r.level === 'warn' || r.level === 'error');
+      expect(problems.map((r) => `${r.message}: ${JSON.stringify(r)}`)).toEqual([]);
+      await app.close();
+      expect(existsSync(join(app.dataDir, 'svc.db'))).toBe(false);
+    } finally {
+      await sql.close();
+    }
+  });
+
+  it('STORE-PG-62: a DAG, a worktree override and a team task run on PostgreSQL; their rows are there; no svc.db', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    try {
+      const dag = {
+        title: 'pair',
+        tasks: [
+          { id: 'a', prompt: 'Task A: count' },
+          { id: 'b', prompt: 'Task B: sum {{ tasks.a.output }}', depends_on: ['a'] },
+        ],
+      };
+      const { app } = await agentApp(
+        router(11, (request) => {
+          const prompt = promptOf(request);
+          if (prompt.includes('Answer with a JSON object only'))
+            return reply().text(JSON.stringify({ assignments: [{ member: 'scout', task: 'Look around' }] }));
+          if (prompt.startsWith('Dig deep.')) return reply().text('found it');
+          if (prompt.includes('The members reported:')) return reply().text('Team done.');
+          if (prompt.startsWith('Task A')) return reply().text('three');
+          if (prompt.startsWith('Task B')) return reply().text('summed three');
+          if (prompt.startsWith('Write it')) {
+            return afterTool(request)
+              ? reply().text('wrote it')
+              : reply().toolCall('write', { path: 'wt.txt', content: 'from the worktree\n' });
+          }
+          if (afterTool(request)) return reply().text(`parent saw: ${lastToolResult(request).slice(0, 30)}`);
+          return prompt === 'run the dag'
+            ? reply().toolCall('execute_dag', dag)
+            : reply().toolCall('spawn_worktree_override', { prompt: 'Write it', description: 'pg work' });
+        }),
+        {
+          postgres: sql,
+          git: true,
+          files: { 'a.txt': 'original\n' },
+          extraConfig: { permissions: { allowed_tools: ['execute_dag', 'spawn_worktree_override'] } },
+        },
+      );
+      const dagParent = await app.agent.run({ prompt: 'run the dag', yolo: true });
+      expect(dagParent.text).toMatch(/^parent saw: /);
+      const [row] = await app.workflows.runs.list({ kind: 'dag' });
+      expect(row).toMatchObject({ name: 'pair', status: 'completed' });
+      expect(row.result.finished_order).toEqual(['a', 'b']);
+      expect(await sql.query('SELECT id, status FROM workflow_runs')).toEqual([
+        { id: row.id, status: 'completed' },
+      ]);
+
+      const wtParent = await app.agent.run({ prompt: 'work in a worktree', yolo: true });
+      expect(wtParent.status).toBe('completed');
+      const [override] = await app.workflows.worktrees.list();
+      expect(override).toMatchObject({ status: 'removed', files_changed: 1 });
+      expect(
+        execFileSync('git', ['show', `${override.branch}:wt.txt`], { cwd: app.workspace, encoding: 'utf8' }),
+      ).toBe('from the worktree\n');
+      // The worktree's own workspace recorded its file change on PostgreSQL too.
+      expect(
+        await sql.query<{ path: string }>('SELECT path FROM file_history WHERE session_id = $1', [
+          override.child_session_id,
+        ]),
+      ).toHaveLength(1);
+
+      // A team's task: the team and its workflow run are PostgreSQL rows.
+      const team = (await invokeTool(
+        app,
+        'create_team',
+        {
+          name: 'crew',
+          members: [{ name: 'scout', agent: 'explore', instructions: 'Dig deep.' }],
+          task: 'Survey the code',
+        },
+        { surface: 'cli' },
+      )) as { task: { status: string; answer: string } };
+      expect(team.task).toMatchObject({ status: 'completed', answer: 'Team done.' });
+      expect(await sql.query('SELECT name FROM teams')).toEqual([{ name: 'crew' }]);
+      expect((await app.workflows.runs.list({ kind: 'team' })).map((run) => run.status)).toEqual([
+        'completed',
+      ]);
       const problems = app.memoryLog.records.filter((r) => r.level === 'warn' || r.level === 'error');
       expect(problems.map((r) => `${r.message}: ${JSON.stringify(r)}`)).toEqual([]);
       await app.close();

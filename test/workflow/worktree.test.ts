@@ -50,7 +50,7 @@ describe('spawn_worktree_override', () => {
     expect(existsSync(join(app.workspace, 'feature.txt'))).toBe(false);
     expect(userStatus(app.workspace)).toBe(statusBefore);
 
-    const override = app.workflows.worktrees.list()[0];
+    const override = (await app.workflows.worktrees.list())[0];
     const branch = override.branch;
     expect(branch).toMatch(/^svc\/worktree\/wt_/);
     expect(override.path.startsWith(join(app.dataDir, 'worktrees'))).toBe(true);
