@@ -45,23 +45,23 @@ export type NewDeployment = Pick<
 >;
 
 export interface DeploymentRepository {
-  get(name: string): DeploymentRow | undefined;
+  get(name: string): Promise<DeploymentRow | undefined>;
   /** Insert, or reset an existing row of the name to the new deployment (keeps created_at). */
-  upsertStarting(row: NewDeployment, now: number): void;
+  upsertStarting(row: NewDeployment, now: number): Promise<void>;
   /** Set some columns, and updated_at. */
-  patch(name: string, fields: Partial<DeploymentRow>, now: number): void;
-  delete(name: string): void;
+  patch(name: string, fields: Partial<DeploymentRow>, now: number): Promise<void>;
+  delete(name: string): Promise<void>;
   /** By name; only one fleet's when given. */
-  list(fleet?: string): DeploymentRow[];
+  list(fleet?: string): Promise<DeploymentRow[]>;
   /** Running deployments that have a URL. */
-  running(): DeploymentRow[];
+  running(): Promise<DeploymentRow[]>;
 }
 
 export function createDeploymentRepository(db: () => Db): DeploymentRepository {
   return {
-    get: (name) =>
+    get: async (name) =>
       db().prepare('SELECT * FROM deployments WHERE name = ?').get(name) as DeploymentRow | undefined,
-    upsertStarting(row, now) {
+    async upsertStarting(row, now) {
       db()
         .prepare(
           `INSERT INTO deployments (name, fleet, target, agent, model, tools, skills, url, pid, token_ref, data_dir, overrides, log_path, status, health, last_error, checked_at, created_at, updated_at)
@@ -88,7 +88,7 @@ export function createDeploymentRepository(db: () => Db): DeploymentRepository {
           now,
         );
     },
-    patch(name, fields, now) {
+    async patch(name, fields, now) {
       const entries = Object.entries(fields);
       db()
         .prepare(
@@ -96,14 +96,14 @@ export function createDeploymentRepository(db: () => Db): DeploymentRepository {
         )
         .run(...entries.map(([, value]) => value as string | number | null), now, name);
     },
-    delete(name) {
+    async delete(name) {
       db().prepare('DELETE FROM deployments WHERE name = ?').run(name);
     },
-    list: (fleet) =>
+    list: async (fleet) =>
       (fleet
         ? db().prepare('SELECT * FROM deployments WHERE fleet = ? ORDER BY name').all(fleet)
         : db().prepare('SELECT * FROM deployments ORDER BY name').all()) as DeploymentRow[],
-    running: () =>
+    running: async () =>
       db()
         .prepare("SELECT * FROM deployments WHERE status = 'running' AND url IS NOT NULL")
         .all() as DeploymentRow[],

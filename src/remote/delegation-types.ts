@@ -40,7 +40,7 @@ export interface RemoteAgentDeps {
   config: () => Config;
   redactor: Redactor;
   log: Logger;
-  deployed: () => DeployedEndpoint[];
+  deployed: () => Promise<DeployedEndpoint[]>;
 }
 
 /** At most this many characters of a message or a result are stored. */

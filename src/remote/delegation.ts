@@ -73,7 +73,7 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
         sent = await sendMessage(
           target.card.rpc_url,
           { text: input.message, contextId: input.context_id, blocking: false },
-          httpFor(target.card.rpc_url, ctx.signal, target.token),
+          await httpFor(target.card.rpc_url, ctx.signal, target.token),
         );
       } catch (error) {
         update(id, {
@@ -109,7 +109,7 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
         const task = await getTask(
           current.rpc_url,
           current.remote_task_id,
-          httpFor(current.rpc_url, ctx.signal, tokenForRow(current)),
+          await httpFor(current.rpc_url, ctx.signal, await tokenForRow(current)),
         );
         sync.apply(taskId, task);
         return view(row(taskId));

@@ -55,7 +55,7 @@ export function createTaskSync(
       const task = await cancelTask(
         r.rpc_url,
         r.remote_task_id,
-        httpFor(r.rpc_url, AbortSignal.timeout(10_000), tokenForRow(r)),
+        await httpFor(r.rpc_url, AbortSignal.timeout(10_000), await tokenForRow(r)),
       );
       if (task) apply(r.id, task);
       else update(r.id, { state: 'canceled' });
@@ -96,7 +96,7 @@ export function createTaskSync(
         task = await getTask(
           current.rpc_url,
           current.remote_task_id,
-          httpFor(current.rpc_url, signal, tokenForRow(current)),
+          await httpFor(current.rpc_url, signal, await tokenForRow(current)),
         );
       } catch (error) {
         if (!signal.aborted) throw error;
