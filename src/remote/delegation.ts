@@ -35,16 +35,14 @@ export interface RemoteAgents {
     taskId: string,
     ctx: CallContext,
   ): Promise<{ task_id: string; deleted: true; cancelled: boolean; state: string; warning?: string }>;
-  get(taskId: string): TrackedTask;
-  list(options?: { session_id?: string; limit?: number }): TrackedTask[];
-  knownCards(): KnownCard[];
+  get(taskId: string): Promise<TrackedTask>;
+  list(options?: { session_id?: string; limit?: number }): Promise<TrackedTask[]>;
+  knownCards(): Promise<KnownCard[]>;
 }
 
 export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
   const log = deps.log.child({ component: 'a2a' });
   const store = createA2aStore({ db: deps.db, clock: deps.clock });
-  const row = store.task;
-  const update = store.updateTask;
   const view = viewTask;
   const endpoints = createEndpoints(deps, store, log);
   const { httpFor, tokenForRow } = endpoints;
@@ -56,7 +54,7 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
         throw new SvcError('invalid_input', 'message: give the task for the remote agent');
       const target = await endpoints.resolve(input, ctx.signal);
       const id = deps.ids.next('a2a');
-      store.insertTask({
+      await store.insertTask({
         id,
         session_id: ctx.sessionId ?? null,
         run_id: ctx.runId ?? null,
@@ -76,7 +74,7 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
           await httpFor(target.card.rpc_url, ctx.signal, target.token),
         );
       } catch (error) {
-        update(id, {
+        await store.updateTask(id, {
           state: 'failed',
           error: clip(deps.redactor.string(SvcError.is(error) ? error.message : String(error))),
         });
@@ -84,17 +82,17 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
       }
       if (sent.kind === 'message') {
         // Agents may answer a simple request with a message instead of a task: it is done.
-        update(id, {
+        await store.updateTask(id, {
           state: 'completed',
           context_id: sent.message.contextId ?? null,
           result_text: clip(deps.redactor.string(partsText(sent.message.parts))),
         });
-        return view(row(id));
+        return view(await store.task(id));
       }
-      sync.apply(id, sent.task);
+      await sync.apply(id, sent.task);
       if (!input.wait)
         return view(
-          row(id),
+          await store.task(id),
           TERMINAL_STATES.has(sent.task.status.state)
             ? undefined
             : `call a2a_delegate with task_id "${id}" to wait for it`,
@@ -103,7 +101,7 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
     },
 
     async check(taskId, options, ctx) {
-      const current = row(taskId);
+      const current = await store.task(taskId);
       if (TERMINAL_STATES.has(current.state) || !current.remote_task_id) return view(current);
       if (!options.wait) {
         const task = await getTask(
@@ -111,18 +109,18 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
           current.remote_task_id,
           await httpFor(current.rpc_url, ctx.signal, await tokenForRow(current)),
         );
-        sync.apply(taskId, task);
-        return view(row(taskId));
+        await sync.apply(taskId, task);
+        return view(await store.task(taskId));
       }
       return sync.poll(taskId, options.timeout_seconds, ctx.signal);
     },
 
     async remove(taskId) {
-      const current = row(taskId);
+      const current = await store.task(taskId);
       const running = !TERMINAL_STATES.has(current.state) && current.remote_task_id !== null;
       const cancelled = running ? await sync.cancelQuietly(current) : false;
-      const state = row(taskId).state;
-      store.deleteTask(taskId);
+      const state = (await store.task(taskId)).state;
+      await store.deleteTask(taskId);
       return {
         task_id: taskId,
         deleted: true,
@@ -134,10 +132,10 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
       };
     },
 
-    get: (taskId) => view(row(taskId)),
+    get: async (taskId) => view(await store.task(taskId)),
 
-    list: (options = {}) => store.tasks(options).map((r) => view(r)),
+    list: async (options = {}) => (await store.tasks(options)).map((r) => view(r)),
 
-    knownCards: store.cards,
+    knownCards: () => store.cards(),
   };
 }

@@ -41,9 +41,6 @@ export function createEndpoints(
   store: Pick<A2aStore, 'rememberCard' | 'cards'>,
   log: Logger,
 ): Endpoints {
-  const remember = store.rememberCard;
-  const knownCards = store.cards;
-
   const all = async (): Promise<Map<string, Endpoint>> => {
     const out = new Map<string, Endpoint>();
     for (const [name, remote] of Object.entries(deps.config().a2a.remotes)) {
@@ -72,14 +69,14 @@ export function createEndpoints(
 
   const matchCapability = async (capability: string, signal: AbortSignal): Promise<ResolvedTarget> => {
     // Refresh the cards of every agent we can name (best effort), then score all known cards.
-    const cached = new Map(knownCards().map((card) => [card.source, card]));
+    const cached = new Map((await store.cards()).map((card) => [card.source, card]));
     const tokens = new Map<string, string | undefined>();
     for (const endpoint of (await all()).values()) {
       const fresh = cached.get(endpoint.source);
       tokens.set(endpoint.source, endpoint.token);
       if (fresh && deps.clock.now() - fresh.fetched_at < CARD_TTL_MS) continue;
       try {
-        remember(
+        await store.rememberCard(
           await fetchAgentCard(endpoint.url, await httpFor(endpoint.url, signal, endpoint.token)),
           endpoint.source,
         );
@@ -91,13 +88,15 @@ export function createEndpoints(
         });
       }
     }
-    const ranked = knownCards()
+    const ranked = (await store.cards())
       .map((card) => ({ card, score: capabilityScore(card.skills, card, capability) }))
       .filter((entry) => entry.score > 0)
       .sort((a, b) => b.score - a.score || a.card.name.localeCompare(b.card.name));
     const best = ranked[0];
     if (!best) {
-      const skills = knownCards().flatMap((card) => card.skills.map((skill) => `${card.name}:${skill.id}`));
+      const skills = (await store.cards()).flatMap((card) =>
+        card.skills.map((skill) => `${card.name}:${skill.id}`),
+      );
       throw new SvcError(
         'not_found',
         `capability: no known agent card has a skill matching "${capability}"${skills.length ? `; known skills: ${skills.slice(0, 20).join(', ')}` : ' (no agent cards known yet: deploy an agent or configure [a2a.remotes])'}`,
@@ -120,7 +119,7 @@ export function createEndpoints(
       return {
         kind: 'card_url',
         value: input.card_url,
-        card: remember(fetched, 'url'),
+        card: await store.rememberCard(fetched, 'url'),
         token: await tokenFor(fetched.card_url),
       };
     }
@@ -137,7 +136,7 @@ export function createEndpoints(
       return {
         kind: 'name',
         value: input.agent_name,
-        card: remember(fetched, endpoint.source),
+        card: await store.rememberCard(fetched, endpoint.source),
         token: endpoint.token,
       };
     }

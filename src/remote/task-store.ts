@@ -70,19 +70,19 @@ export type NewTask = Pick<
 >;
 
 export interface A2aStore {
-  rememberCard(fetched: FetchedCard, source: string): KnownCard;
-  cards(): KnownCard[];
-  insertTask(task: NewTask): void;
+  rememberCard(fetched: FetchedCard, source: string): Promise<KnownCard>;
+  cards(): Promise<KnownCard[]>;
+  insertTask(task: NewTask): Promise<void>;
   /** The task row; `not_found` naming task_id when there is none. */
-  task(id: string): TaskRow;
-  updateTask(id: string, patch: Partial<TaskRow>): void;
-  deleteTask(id: string): void;
-  tasks(options?: { session_id?: string; limit?: number }): TaskRow[];
+  task(id: string): Promise<TaskRow>;
+  updateTask(id: string, patch: Partial<TaskRow>): Promise<void>;
+  deleteTask(id: string): Promise<void>;
+  tasks(options?: { session_id?: string; limit?: number }): Promise<TaskRow[]>;
 }
 
 export function createA2aStore(deps: { db: () => Db; clock: Clock }): A2aStore {
   return {
-    rememberCard(fetched, source) {
+    async rememberCard(fetched, source) {
       const known: KnownCard = {
         card_url: fetched.card_url,
         name: fetched.card.name,
@@ -114,7 +114,7 @@ export function createA2aStore(deps: { db: () => Db; clock: Clock }): A2aStore {
       return known;
     },
 
-    cards: () =>
+    cards: async () =>
       (
         deps.db().prepare('SELECT * FROM a2a_cards ORDER BY name, card_url').all() as (Omit<
           KnownCard,
@@ -130,7 +130,7 @@ export function createA2aStore(deps: { db: () => Db; clock: Clock }): A2aStore {
         fetched_at: row.fetched_at,
       })),
 
-    insertTask(task) {
+    async insertTask(task) {
       const now = deps.clock.now();
       deps
         .db()
@@ -153,7 +153,7 @@ export function createA2aStore(deps: { db: () => Db; clock: Clock }): A2aStore {
         );
     },
 
-    task(id) {
+    async task(id) {
       const found = deps.db().prepare('SELECT * FROM a2a_tasks WHERE id = ?').get(id) as TaskRow | undefined;
       if (!found) {
         throw new SvcError(
@@ -164,7 +164,7 @@ export function createA2aStore(deps: { db: () => Db; clock: Clock }): A2aStore {
       return found;
     },
 
-    updateTask(id, patch) {
+    async updateTask(id, patch) {
       const entries = Object.entries(patch);
       deps
         .db()
@@ -174,11 +174,11 @@ export function createA2aStore(deps: { db: () => Db; clock: Clock }): A2aStore {
         .run(...entries.map(([, value]) => value as string | number | null), deps.clock.now(), id);
     },
 
-    deleteTask(id) {
+    async deleteTask(id) {
       deps.db().prepare('DELETE FROM a2a_tasks WHERE id = ?').run(id);
     },
 
-    tasks(options = {}) {
+    async tasks(options = {}) {
       const limit = options.limit ?? 50;
       return (
         options.session_id
