@@ -14,10 +14,13 @@ import { createMarkerService } from '../coordination/markers';
 import { createPostgresClaimRepository } from '../coordination/pg-claim-repository';
 import { createPostgresMarkerRepository } from '../coordination/pg-marker-repository';
 import { createDeployService } from '../deploy/deploy-service';
+import { createDeploymentRepository } from '../deploy/deployment-repository';
 import { createPostgresPluginRepository } from '../plugins/pg-plugin-repository';
 import { createPluginRepository } from '../plugins/plugin-repository';
 import { createPluginService } from '../plugins/plugin-service';
 import { createRemoteAgents } from '../remote/delegation';
+import { createServedTaskRepository } from '../remote/served-task-repository';
+import { createA2aStore } from '../remote/task-store';
 import { createAutopilotWorker } from '../scheduler/autopilot-worker';
 import { createDaemonRepository } from '../scheduler/daemon-repository';
 import { createDaemonRegistry } from '../scheduler/daemons';
@@ -76,7 +79,7 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
     ids,
   });
   const deploy = createDeployService({
-    db: openDatabase,
+    rows: createDeploymentRepository(openDatabase),
     clock,
     config: base.config,
     workspace,
@@ -88,7 +91,8 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
     log,
   });
   const remote = createRemoteAgents({
-    db: openDatabase,
+    store: createA2aStore({ db: openDatabase, clock }),
+    served: createServedTaskRepository(openDatabase),
     clock,
     ids,
     fetch: base.fetch,

@@ -17,13 +17,8 @@ import type { Logger } from '../log';
 import type { CredentialStore } from '../providers/credential-store';
 import type { Redactor } from '../redact';
 import type { DeployedEndpoint } from '../remote/delegation';
-import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
-import {
-  createDeploymentRepository,
-  type DeploymentRepository,
-  type DeploymentRow,
-} from './deployment-repository';
+import type { DeploymentRepository, DeploymentRow } from './deployment-repository';
 import { isOurProcess, pidAlive, probeHealth, selfCommand, startDetached, stopProcess } from './spawn';
 import { resolveTarget, type Target } from './targets';
 
@@ -86,7 +81,8 @@ export interface DeployService {
 }
 
 export interface DeployDeps {
-  db: () => Db;
+  /** The deployments table (SQLite or PostgreSQL, chosen by the app wiring). */
+  rows: DeploymentRepository;
   clock: Clock;
   config: () => Config;
   workspace: string;
@@ -119,7 +115,7 @@ export function createDeployService(deps: DeployDeps): DeployService {
   const scope = createHash('sha256').update(deps.dataDir).digest('hex').slice(0, 8);
   const credentialKey = (name: string) => `deploy:${scope}:${name}`;
 
-  const rows = createDeploymentRepository(deps.db);
+  const { rows } = deps;
   const read = (name: string): Promise<Row | undefined> => rows.get(name);
   const view = (row: Row): Deployment => {
     const { overrides: _overrides, ...rest } = row;

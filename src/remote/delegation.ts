@@ -11,7 +11,8 @@ import { getTask, sendMessage } from './a2a-client';
 import { partsText, TERMINAL_STATES } from './a2a-wire';
 import { type CallContext, clip, type DelegateInput, type RemoteAgentDeps } from './delegation-types';
 import { createEndpoints } from './endpoints';
-import { createA2aStore, type KnownCard, type TrackedTask, viewTask } from './task-store';
+import type { ServedTaskRepository } from './served-task-repository';
+import { type KnownCard, type TrackedTask, viewTask } from './task-store';
 import { createTaskSync } from './task-sync';
 
 export type {
@@ -38,11 +39,13 @@ export interface RemoteAgents {
   get(taskId: string): Promise<TrackedTask>;
   list(options?: { session_id?: string; limit?: number }): Promise<TrackedTask[]>;
   knownCards(): Promise<KnownCard[]>;
+  /** The tasks this process served as an A2A agent (`a2a_served_tasks`, ./a2a-agent.ts). */
+  readonly served: ServedTaskRepository;
 }
 
 export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
   const log = deps.log.child({ component: 'a2a' });
-  const store = createA2aStore({ db: deps.db, clock: deps.clock });
+  const { store } = deps;
   const view = viewTask;
   const endpoints = createEndpoints(deps, store, log);
   const { httpFor, tokenForRow } = endpoints;
@@ -137,5 +140,7 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
     list: async (options = {}) => (await store.tasks(options)).map((r) => view(r)),
 
     knownCards: () => store.cards(),
+
+    served: deps.served,
   };
 }
