@@ -14,10 +14,16 @@ import { createMarkerService } from '../coordination/markers';
 import { createPostgresClaimRepository } from '../coordination/pg-claim-repository';
 import { createPostgresMarkerRepository } from '../coordination/pg-marker-repository';
 import { createDeployService } from '../deploy/deploy-service';
+import { createDeploymentRepository } from '../deploy/deployment-repository';
+import { createPostgresDeploymentRepository } from '../deploy/pg-deployment-repository';
 import { createPostgresPluginRepository } from '../plugins/pg-plugin-repository';
 import { createPluginRepository } from '../plugins/plugin-repository';
 import { createPluginService } from '../plugins/plugin-service';
 import { createRemoteAgents } from '../remote/delegation';
+import { createPostgresServedTaskRepository } from '../remote/pg-served-task-repository';
+import { createPostgresA2aStore } from '../remote/pg-task-store';
+import { createServedTaskRepository } from '../remote/served-task-repository';
+import { createA2aStore } from '../remote/task-store';
 import { createAutopilotWorker } from '../scheduler/autopilot-worker';
 import { createDaemonRepository } from '../scheduler/daemon-repository';
 import { createDaemonRegistry } from '../scheduler/daemons';
@@ -36,7 +42,7 @@ export interface Late {
 }
 
 export function createOperations(base: AppBase, core: AppCore, late: Late) {
-  const { clock, ids, log, redactor, openDatabase, workspace } = base;
+  const { clock, ids, log, redactor, workspace } = base;
   const { sessions, permissions } = core;
   const scheduler = createScheduler({
     store: base.repository(
@@ -76,7 +82,7 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
     ids,
   });
   const deploy = createDeployService({
-    db: openDatabase,
+    rows: base.repository(createDeploymentRepository, (sql) => createPostgresDeploymentRepository({ sql })),
     clock,
     config: base.config,
     workspace,
@@ -88,7 +94,11 @@ export function createOperations(base: AppBase, core: AppCore, late: Late) {
     log,
   });
   const remote = createRemoteAgents({
-    db: openDatabase,
+    store: base.repository(
+      (db) => createA2aStore({ db, clock }),
+      (sql) => createPostgresA2aStore({ sql, clock }),
+    ),
+    served: base.repository(createServedTaskRepository, (sql) => createPostgresServedTaskRepository({ sql })),
     clock,
     ids,
     fetch: base.fetch,

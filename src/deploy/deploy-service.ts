@@ -17,13 +17,8 @@ import type { Logger } from '../log';
 import type { CredentialStore } from '../providers/credential-store';
 import type { Redactor } from '../redact';
 import type { DeployedEndpoint } from '../remote/delegation';
-import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
-import {
-  createDeploymentRepository,
-  type DeploymentRepository,
-  type DeploymentRow,
-} from './deployment-repository';
+import type { DeploymentRepository, DeploymentRow } from './deployment-repository';
 import { isOurProcess, pidAlive, probeHealth, selfCommand, startDetached, stopProcess } from './spawn';
 import { resolveTarget, type Target } from './targets';
 
@@ -77,16 +72,17 @@ export interface DeployService {
   remove(name: string): Promise<{ name: string; removed: true; stop: string }>;
   /** Probe liveness and health now, and record it. */
   status(name: string): Promise<Deployment>;
-  list(options?: { fleet?: string }): Deployment[];
-  get(name: string): Deployment | undefined;
+  list(options?: { fleet?: string }): Promise<Deployment[]>;
+  get(name: string): Promise<Deployment | undefined>;
   /** Running deployments with their tokens, for delegation by name. */
-  endpoints(): DeployedEndpoint[];
+  endpoints(): Promise<DeployedEndpoint[]>;
   /** Resolve a target name; refuses remote targets without `[deploy] enabled` (TOOLS-29). */
   target(name: string): Target;
 }
 
 export interface DeployDeps {
-  db: () => Db;
+  /** The deployments table (SQLite or PostgreSQL, chosen by the app wiring). */
+  rows: DeploymentRepository;
   clock: Clock;
   config: () => Config;
   workspace: string;
@@ -107,8 +103,8 @@ interface DeployContext {
   log: Logger;
   credentialKey(name: string): string;
   view(row: Row): Deployment;
-  require(name: string): Row;
-  patch(name: string, fields: Partial<Row>): void;
+  require(name: string): Promise<Row>;
+  patch(name: string, fields: Partial<Row>): Promise<void>;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -119,14 +115,14 @@ export function createDeployService(deps: DeployDeps): DeployService {
   const scope = createHash('sha256').update(deps.dataDir).digest('hex').slice(0, 8);
   const credentialKey = (name: string) => `deploy:${scope}:${name}`;
 
-  const rows = createDeploymentRepository(deps.db);
-  const read = (name: string): Row | undefined => rows.get(name);
+  const { rows } = deps;
+  const read = (name: string): Promise<Row | undefined> => rows.get(name);
   const view = (row: Row): Deployment => {
     const { overrides: _overrides, ...rest } = row;
     return { ...rest, tools: JSON.parse(row.tools), skills: JSON.parse(row.skills) };
   };
-  const require = (name: string): Row => {
-    const row = read(name);
+  const require = async (name: string): Promise<Row> => {
+    const row = await read(name);
     if (!row)
       throw new SvcError('not_found', `name: no deployed agent "${name}"; see deploy_agent action list`);
     return row;
@@ -148,17 +144,17 @@ export function createDeployService(deps: DeployDeps): DeployService {
     deploy: (input, options = {}) => deployAgent(context, input, options),
 
     async stop(name) {
-      const row = require(name);
+      const row = await require(name);
       const outcome = await stopRow(row);
-      patch(name, { status: 'stopped', health: 'stopped', pid: null, checked_at: deps.clock.now() });
+      await patch(name, { status: 'stopped', health: 'stopped', pid: null, checked_at: deps.clock.now() });
       log.info('deployment stopped', { name, outcome });
-      return { ...view(require(name)), stop: outcome };
+      return { ...view(await require(name)), stop: outcome };
     },
 
     async remove(name) {
-      const row = require(name);
+      const row = await require(name);
       const outcome = await stopRow(row);
-      rows.delete(name);
+      await rows.delete(name);
       deps.credentials.delete(credentialKey(name));
       if (targetOf(row).local) rmSync(join(deps.dataDir, 'deploy', name), { recursive: true, force: true });
       log.info('deployment removed', { name, outcome });
@@ -166,43 +162,43 @@ export function createDeployService(deps: DeployDeps): DeployService {
     },
 
     async status(name) {
-      const row = require(name);
+      const row = await require(name);
       if (row.status !== 'running' || row.pid === null || row.url === null) return view(row);
       const local = targetOf(row).local;
       const alive = local ? isOurProcess(row.pid, row.data_dir) : pidAlive(row.pid);
       if (!alive) {
-        patch(name, {
+        await patch(name, {
           status: 'exited',
           health: 'stopped',
           pid: null,
           checked_at: deps.clock.now(),
           last_error: 'the service process is gone',
         });
-        return view(require(name));
+        return view(await require(name));
       }
       const health = await probeHealth(row.url, deps.fetch, 3000);
-      patch(name, {
+      await patch(name, {
         health: health.ready ? 'healthy' : health.reachable ? 'unhealthy' : 'unreachable',
         checked_at: deps.clock.now(),
         last_error: health.error ? deps.redactor.string(health.error) : null,
       });
-      return view(require(name));
+      return view(await require(name));
     },
 
-    list(options = {}) {
-      return rows.list(options.fleet).map(view);
+    async list(options = {}) {
+      return (await rows.list(options.fleet)).map(view);
     },
 
-    get: (name) => {
-      const row = read(name);
+    get: async (name) => {
+      const row = await read(name);
       return row ? view(row) : undefined;
     },
 
     target: (name) =>
       resolveTarget(deps.config(), name, { workspace: deps.workspace, dataDir: deps.dataDir }),
 
-    endpoints() {
-      return rows.running().map((row) => ({
+    async endpoints() {
+      return (await rows.running()).map((row) => ({
         name: row.name,
         url: row.url as string,
         token: deps.credentials.get(credentialKey(row.name))?.value,
@@ -229,7 +225,7 @@ async function deployAgent(
     workspace: deps.workspace,
     dataDir: deps.dataDir,
   });
-  const existing = context.rows.get(input.name);
+  const existing = await context.rows.get(input.name);
   if (existing && existing.status === 'running' && existing.pid !== null && pidAlive(existing.pid)) {
     throw new SvcError(
       'conflict',
@@ -246,7 +242,7 @@ async function deployAgent(
   const env = { ...deps.env, SVC_HTTP_TOKEN: token, SVC_DATA_DIR: undefined, SVC_CONFIG: undefined };
   const now = deps.clock.now();
   const tokenRef = `credentials:${context.credentialKey(input.name)}`;
-  context.rows.upsertStarting(
+  await context.rows.upsertStarting(
     {
       name: input.name,
       fleet: input.fleet ?? null,
@@ -282,7 +278,7 @@ async function deployAgent(
       publicUrl: target.local ? undefined : (listening) => withHost(listening, target.host),
       redact: deps.redactor.string,
     });
-    patch(input.name, {
+    await patch(input.name, {
       url: started.url,
       pid: started.pid,
       status: 'running',
@@ -293,10 +289,10 @@ async function deployAgent(
     log.info('deployed', { name: input.name, url: started.url, pid: started.pid });
   } catch (error) {
     const message = deps.redactor.string(SvcError.is(error) ? error.message : String(error));
-    patch(input.name, { status: 'failed', health: 'unreachable', last_error: message.slice(0, 2000) });
+    await patch(input.name, { status: 'failed', health: 'unreachable', last_error: message.slice(0, 2000) });
     throw error;
   }
-  return context.view(context.require(input.name));
+  return context.view(await context.require(input.name));
 }
 
 /** The command line of a deployed agent's `svc service start http` (local: this svc; else the target's). */

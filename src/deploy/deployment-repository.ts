@@ -45,65 +45,82 @@ export type NewDeployment = Pick<
 >;
 
 export interface DeploymentRepository {
-  get(name: string): DeploymentRow | undefined;
+  get(name: string): Promise<DeploymentRow | undefined>;
   /** Insert, or reset an existing row of the name to the new deployment (keeps created_at). */
-  upsertStarting(row: NewDeployment, now: number): void;
+  upsertStarting(row: NewDeployment, now: number): Promise<void>;
   /** Set some columns, and updated_at. */
-  patch(name: string, fields: Partial<DeploymentRow>, now: number): void;
-  delete(name: string): void;
+  patch(name: string, fields: Partial<DeploymentRow>, now: number): Promise<void>;
+  delete(name: string): Promise<void>;
   /** By name; only one fleet's when given. */
-  list(fleet?: string): DeploymentRow[];
+  list(fleet?: string): Promise<DeploymentRow[]>;
   /** Running deployments that have a URL. */
-  running(): DeploymentRow[];
+  running(): Promise<DeploymentRow[]>;
+}
+
+/** The upsert of a deployment about to start, with placeholders `p(1)`…`p(13)` (SQLite and PostgreSQL). */
+export const DEPLOYMENT_UPSERT = (p: (n: number) => string) =>
+  `INSERT INTO deployments (name, fleet, target, agent, model, tools, skills, url, pid, token_ref, data_dir, overrides, log_path, status, health, last_error, checked_at, created_at, updated_at)
+   VALUES (${[1, 2, 3, 4, 5, 6, 7].map(p).join(', ')}, NULL, NULL, ${[8, 9, 10, 11].map(p).join(', ')}, 'failed', 'unknown', 'starting', NULL, ${p(12)}, ${p(13)})
+   ON CONFLICT(name) DO UPDATE SET fleet = excluded.fleet, target = excluded.target, agent = excluded.agent,
+     model = excluded.model, tools = excluded.tools, skills = excluded.skills, url = NULL, pid = NULL,
+     token_ref = excluded.token_ref, data_dir = excluded.data_dir, overrides = excluded.overrides,
+     log_path = excluded.log_path, status = 'failed', health = 'unknown', last_error = 'starting',
+     updated_at = excluded.updated_at`;
+
+export const deploymentUpsertValues = (row: NewDeployment, now: number): unknown[] => [
+  row.name,
+  row.fleet,
+  row.target,
+  row.agent,
+  row.model,
+  row.tools,
+  row.skills,
+  row.token_ref,
+  row.data_dir,
+  row.overrides,
+  row.log_path,
+  now,
+  now,
+];
+
+/** The UPDATE of some columns and updated_at of one deployment, placeholders by `p`. */
+export function deploymentPatch(
+  fields: Partial<DeploymentRow>,
+  now: number,
+  name: string,
+  p: (n: number) => string,
+): { sql: string; values: unknown[] } {
+  const entries = Object.entries(fields);
+  const sets = entries.map(([key], i) => `${key} = ${p(i + 1)}`);
+  return {
+    sql: `UPDATE deployments SET ${[...sets, `updated_at = ${p(entries.length + 1)}`].join(', ')} WHERE name = ${p(entries.length + 2)}`,
+    values: [...entries.map(([, value]) => value), now, name],
+  };
 }
 
 export function createDeploymentRepository(db: () => Db): DeploymentRepository {
   return {
-    get: (name) =>
+    get: async (name) =>
       db().prepare('SELECT * FROM deployments WHERE name = ?').get(name) as DeploymentRow | undefined,
-    upsertStarting(row, now) {
+    async upsertStarting(row, now) {
       db()
-        .prepare(
-          `INSERT INTO deployments (name, fleet, target, agent, model, tools, skills, url, pid, token_ref, data_dir, overrides, log_path, status, health, last_error, checked_at, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?, 'failed', 'unknown', 'starting', NULL, ?, ?)
-           ON CONFLICT(name) DO UPDATE SET fleet = excluded.fleet, target = excluded.target, agent = excluded.agent,
-             model = excluded.model, tools = excluded.tools, skills = excluded.skills, url = NULL, pid = NULL,
-             token_ref = excluded.token_ref, data_dir = excluded.data_dir, overrides = excluded.overrides,
-             log_path = excluded.log_path, status = 'failed', health = 'unknown', last_error = 'starting',
-             updated_at = excluded.updated_at`,
-        )
-        .run(
-          row.name,
-          row.fleet,
-          row.target,
-          row.agent,
-          row.model,
-          row.tools,
-          row.skills,
-          row.token_ref,
-          row.data_dir,
-          row.overrides,
-          row.log_path,
-          now,
-          now,
-        );
+        .prepare(DEPLOYMENT_UPSERT(() => '?'))
+        .run(...deploymentUpsertValues(row, now));
     },
-    patch(name, fields, now) {
-      const entries = Object.entries(fields);
+    async patch(name, fields, now) {
+      const { sql, values } = deploymentPatch(fields, now, name, () => '?');
       db()
-        .prepare(
-          `UPDATE deployments SET ${entries.map(([key]) => `${key} = ?`).join(', ')}, updated_at = ? WHERE name = ?`,
-        )
-        .run(...entries.map(([, value]) => value as string | number | null), now, name);
+        .prepare(sql)
+        .run(...values);
     },
-    delete(name) {
+    async delete(name) {
       db().prepare('DELETE FROM deployments WHERE name = ?').run(name);
     },
-    list: (fleet) =>
+    list: async (fleet) =>
       (fleet
         ? db().prepare('SELECT * FROM deployments WHERE fleet = ? ORDER BY name').all(fleet)
         : db().prepare('SELECT * FROM deployments ORDER BY name').all()) as DeploymentRow[],
-    running: () =>
+    running: async () =>
       db()
         .prepare("SELECT * FROM deployments WHERE status = 'running' AND url IS NOT NULL")
         .all() as DeploymentRow[],

@@ -14,7 +14,6 @@ import type { Logger } from '../log';
 import type { Redactor } from '../redact';
 import type { RunLedger } from '../runs/run-ledger';
 import type { SessionStore } from '../sessions/session-store';
-import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
 import { VERSION } from '../version';
 import {
@@ -25,11 +24,8 @@ import {
   RPC_PATH,
   type TaskState,
 } from './a2a-wire';
-import {
-  createServedTaskRepository,
-  type ServedTask,
-  type ServedTaskRepository,
-} from './served-task-repository';
+import type { RemoteAgents } from './delegation';
+import type { ServedTask, ServedTaskRepository } from './served-task-repository';
 
 type RpcId = string | number | null;
 
@@ -46,13 +42,13 @@ export interface A2aAgentHost {
   readonly agent: Pick<AgentService, 'send' | 'wait' | 'cancelRun' | 'result'>;
   readonly runs: Pick<RunLedger, 'require'>;
   readonly sessions: Pick<SessionStore, 'get'>;
-  readonly db: Db;
+  readonly remote: Pick<RemoteAgents, 'served'>;
   readonly clock: Clock;
   readonly redactor: Redactor;
   readonly log: Logger;
 }
 
-/** The host's services plus the served-tasks repository over its database. */
+/** The host's services plus the served-tasks repository (the App's, on its store). */
 interface Served {
   host: A2aAgentHost;
   tasks: ServedTaskRepository;
@@ -102,7 +98,7 @@ export async function handleA2aRpc(
   body: unknown,
   signal: AbortSignal,
 ): Promise<RpcResponse> {
-  const served: Served = { host: app, tasks: createServedTaskRepository(() => app.db) };
+  const served: Served = { host: app, tasks: app.remote.served };
   const request = body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown } | null;
   const id: RpcId =
     request && (typeof request.id === 'string' || typeof request.id === 'number') ? request.id : null;

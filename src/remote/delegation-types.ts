@@ -6,8 +6,9 @@
 import type { Config } from '../config/schema';
 import type { Logger } from '../log';
 import type { Redactor } from '../redact';
-import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
+import type { ServedTaskRepository } from './served-task-repository';
+import type { A2aStore } from './task-store';
 
 export interface DelegateInput {
   card_url?: string;
@@ -33,14 +34,17 @@ export interface DeployedEndpoint {
 }
 
 export interface RemoteAgentDeps {
-  db: () => Db;
+  /** The delegated tasks and known cards (SQLite or PostgreSQL, chosen by the app wiring). */
+  store: A2aStore;
+  /** The tasks this process served as an A2A agent (./a2a-agent.ts reads them through the App). */
+  served: ServedTaskRepository;
   clock: Clock;
   ids: Ids;
   fetch: typeof fetch;
   config: () => Config;
   redactor: Redactor;
   log: Logger;
-  deployed: () => DeployedEndpoint[];
+  deployed: () => Promise<DeployedEndpoint[]>;
 }
 
 /** At most this many characters of a message or a result are stored. */

@@ -11,7 +11,8 @@ import { getTask, sendMessage } from './a2a-client';
 import { partsText, TERMINAL_STATES } from './a2a-wire';
 import { type CallContext, clip, type DelegateInput, type RemoteAgentDeps } from './delegation-types';
 import { createEndpoints } from './endpoints';
-import { createA2aStore, type KnownCard, type TrackedTask, viewTask } from './task-store';
+import type { ServedTaskRepository } from './served-task-repository';
+import { type KnownCard, type TrackedTask, viewTask } from './task-store';
 import { createTaskSync } from './task-sync';
 
 export type {
@@ -35,16 +36,16 @@ export interface RemoteAgents {
     taskId: string,
     ctx: CallContext,
   ): Promise<{ task_id: string; deleted: true; cancelled: boolean; state: string; warning?: string }>;
-  get(taskId: string): TrackedTask;
-  list(options?: { session_id?: string; limit?: number }): TrackedTask[];
-  knownCards(): KnownCard[];
+  get(taskId: string): Promise<TrackedTask>;
+  list(options?: { session_id?: string; limit?: number }): Promise<TrackedTask[]>;
+  knownCards(): Promise<KnownCard[]>;
+  /** The tasks this process served as an A2A agent (`a2a_served_tasks`, ./a2a-agent.ts). */
+  readonly served: ServedTaskRepository;
 }
 
 export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
   const log = deps.log.child({ component: 'a2a' });
-  const store = createA2aStore({ db: deps.db, clock: deps.clock });
-  const row = store.task;
-  const update = store.updateTask;
+  const { store } = deps;
   const view = viewTask;
   const endpoints = createEndpoints(deps, store, log);
   const { httpFor, tokenForRow } = endpoints;
@@ -56,7 +57,7 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
         throw new SvcError('invalid_input', 'message: give the task for the remote agent');
       const target = await endpoints.resolve(input, ctx.signal);
       const id = deps.ids.next('a2a');
-      store.insertTask({
+      await store.insertTask({
         id,
         session_id: ctx.sessionId ?? null,
         run_id: ctx.runId ?? null,
@@ -73,10 +74,10 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
         sent = await sendMessage(
           target.card.rpc_url,
           { text: input.message, contextId: input.context_id, blocking: false },
-          httpFor(target.card.rpc_url, ctx.signal, target.token),
+          await httpFor(target.card.rpc_url, ctx.signal, target.token),
         );
       } catch (error) {
-        update(id, {
+        await store.updateTask(id, {
           state: 'failed',
           error: clip(deps.redactor.string(SvcError.is(error) ? error.message : String(error))),
         });
@@ -84,17 +85,17 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
       }
       if (sent.kind === 'message') {
         // Agents may answer a simple request with a message instead of a task: it is done.
-        update(id, {
+        await store.updateTask(id, {
           state: 'completed',
           context_id: sent.message.contextId ?? null,
           result_text: clip(deps.redactor.string(partsText(sent.message.parts))),
         });
-        return view(row(id));
+        return view(await store.task(id));
       }
-      sync.apply(id, sent.task);
+      await sync.apply(id, sent.task);
       if (!input.wait)
         return view(
-          row(id),
+          await store.task(id),
           TERMINAL_STATES.has(sent.task.status.state)
             ? undefined
             : `call a2a_delegate with task_id "${id}" to wait for it`,
@@ -103,26 +104,26 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
     },
 
     async check(taskId, options, ctx) {
-      const current = row(taskId);
+      const current = await store.task(taskId);
       if (TERMINAL_STATES.has(current.state) || !current.remote_task_id) return view(current);
       if (!options.wait) {
         const task = await getTask(
           current.rpc_url,
           current.remote_task_id,
-          httpFor(current.rpc_url, ctx.signal, tokenForRow(current)),
+          await httpFor(current.rpc_url, ctx.signal, await tokenForRow(current)),
         );
-        sync.apply(taskId, task);
-        return view(row(taskId));
+        await sync.apply(taskId, task);
+        return view(await store.task(taskId));
       }
       return sync.poll(taskId, options.timeout_seconds, ctx.signal);
     },
 
     async remove(taskId) {
-      const current = row(taskId);
+      const current = await store.task(taskId);
       const running = !TERMINAL_STATES.has(current.state) && current.remote_task_id !== null;
       const cancelled = running ? await sync.cancelQuietly(current) : false;
-      const state = row(taskId).state;
-      store.deleteTask(taskId);
+      const state = (await store.task(taskId)).state;
+      await store.deleteTask(taskId);
       return {
         task_id: taskId,
         deleted: true,
@@ -134,10 +135,12 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
       };
     },
 
-    get: (taskId) => view(row(taskId)),
+    get: async (taskId) => view(await store.task(taskId)),
 
-    list: (options = {}) => store.tasks(options).map((r) => view(r)),
+    list: async (options = {}) => (await store.tasks(options)).map((r) => view(r)),
 
-    knownCards: store.cards,
+    knownCards: () => store.cards(),
+
+    served: deps.served,
   };
 }

@@ -26,11 +26,11 @@ export interface ResolvedTarget {
 
 export interface Endpoints {
   /** Configured remotes and deployed agents by name (a deployed agent wins a name). */
-  all(): Map<string, Endpoint>;
+  all(): Promise<Map<string, Endpoint>>;
   /** The HTTP of a call to `url`, with the token of its endpoint unless one is given. */
-  httpFor(url: string, signal: AbortSignal, token?: string): A2aHttp;
+  httpFor(url: string, signal: AbortSignal, token?: string): Promise<A2aHttp>;
   /** The token to reach a tracked task's agent with. */
-  tokenForRow(row: TaskRow): string | undefined;
+  tokenForRow(row: TaskRow): Promise<string | undefined>;
   resolve(input: DelegateInput, signal: AbortSignal): Promise<ResolvedTarget>;
 }
 
@@ -41,46 +41,43 @@ export function createEndpoints(
   store: Pick<A2aStore, 'rememberCard' | 'cards'>,
   log: Logger,
 ): Endpoints {
-  const remember = store.rememberCard;
-  const knownCards = store.cards;
-
-  const all = (): Map<string, Endpoint> => {
+  const all = async (): Promise<Map<string, Endpoint>> => {
     const out = new Map<string, Endpoint>();
     for (const [name, remote] of Object.entries(deps.config().a2a.remotes)) {
       out.set(name, { url: remote.url, token: remote.token, source: `remote:${name}` });
     }
     // A deployed agent of the same name wins: it is the one this machine runs.
-    for (const agent of deps.deployed())
+    for (const agent of await deps.deployed())
       out.set(agent.name, { url: agent.url, token: agent.token, source: `deployed:${agent.name}` });
     return out;
   };
 
   /** The token of the endpoint a URL belongs to (same origin), if any. */
-  const tokenFor = (url: string): string | undefined => {
+  const tokenFor = async (url: string): Promise<string | undefined> => {
     const origin = safeOrigin(url);
-    for (const endpoint of all().values())
+    for (const endpoint of (await all()).values())
       if (origin && safeOrigin(endpoint.url) === origin) return endpoint.token;
     return undefined;
   };
 
-  const httpFor = (url: string, signal: AbortSignal, token = tokenFor(url)): A2aHttp => ({
+  const httpFor = async (url: string, signal: AbortSignal, token?: string): Promise<A2aHttp> => ({
     fetch: deps.fetch,
-    token,
+    token: token === undefined ? await tokenFor(url) : token,
     origin: safeOrigin(url),
     signal,
   });
 
   const matchCapability = async (capability: string, signal: AbortSignal): Promise<ResolvedTarget> => {
     // Refresh the cards of every agent we can name (best effort), then score all known cards.
-    const cached = new Map(knownCards().map((card) => [card.source, card]));
+    const cached = new Map((await store.cards()).map((card) => [card.source, card]));
     const tokens = new Map<string, string | undefined>();
-    for (const endpoint of all().values()) {
+    for (const endpoint of (await all()).values()) {
       const fresh = cached.get(endpoint.source);
       tokens.set(endpoint.source, endpoint.token);
       if (fresh && deps.clock.now() - fresh.fetched_at < CARD_TTL_MS) continue;
       try {
-        remember(
-          await fetchAgentCard(endpoint.url, httpFor(endpoint.url, signal, endpoint.token)),
+        await store.rememberCard(
+          await fetchAgentCard(endpoint.url, await httpFor(endpoint.url, signal, endpoint.token)),
           endpoint.source,
         );
       } catch (error) {
@@ -91,19 +88,21 @@ export function createEndpoints(
         });
       }
     }
-    const ranked = knownCards()
+    const ranked = (await store.cards())
       .map((card) => ({ card, score: capabilityScore(card.skills, card, capability) }))
       .filter((entry) => entry.score > 0)
       .sort((a, b) => b.score - a.score || a.card.name.localeCompare(b.card.name));
     const best = ranked[0];
     if (!best) {
-      const skills = knownCards().flatMap((card) => card.skills.map((skill) => `${card.name}:${skill.id}`));
+      const skills = (await store.cards()).flatMap((card) =>
+        card.skills.map((skill) => `${card.name}:${skill.id}`),
+      );
       throw new SvcError(
         'not_found',
         `capability: no known agent card has a skill matching "${capability}"${skills.length ? `; known skills: ${skills.slice(0, 20).join(', ')}` : ' (no agent cards known yet: deploy an agent or configure [a2a.remotes])'}`,
       );
     }
-    const token = tokens.get(best.card.source) ?? tokenFor(best.card.card_url);
+    const token = tokens.get(best.card.source) ?? (await tokenFor(best.card.card_url));
     return { kind: 'capability' as const, value: capability, card: best.card, token };
   };
 
@@ -116,28 +115,28 @@ export function createEndpoints(
       );
     }
     if (input.card_url !== undefined) {
-      const fetched = await fetchAgentCard(input.card_url, httpFor(input.card_url, signal));
+      const fetched = await fetchAgentCard(input.card_url, await httpFor(input.card_url, signal));
       return {
         kind: 'card_url',
         value: input.card_url,
-        card: remember(fetched, 'url'),
-        token: tokenFor(fetched.card_url),
+        card: await store.rememberCard(fetched, 'url'),
+        token: await tokenFor(fetched.card_url),
       };
     }
     if (input.agent_name !== undefined) {
-      const endpoint = all().get(input.agent_name);
+      const endpoint = (await all()).get(input.agent_name);
       if (!endpoint) {
-        const names = [...all().keys()];
+        const names = [...(await all()).keys()];
         throw new SvcError(
           'not_found',
           `agent_name: no deployed or configured agent "${input.agent_name}"${names.length ? `; known: ${names.join(', ')}` : ''} (deploy one with deploy_agent or add [a2a.remotes.${input.agent_name}])`,
         );
       }
-      const fetched = await fetchAgentCard(endpoint.url, httpFor(endpoint.url, signal, endpoint.token));
+      const fetched = await fetchAgentCard(endpoint.url, await httpFor(endpoint.url, signal, endpoint.token));
       return {
         kind: 'name',
         value: input.agent_name,
-        card: remember(fetched, endpoint.source),
+        card: await store.rememberCard(fetched, endpoint.source),
         token: endpoint.token,
       };
     }
@@ -147,10 +146,10 @@ export function createEndpoints(
   return {
     all,
     httpFor,
-    tokenForRow: (row) =>
+    tokenForRow: async (row) =>
       row.target_kind === 'name'
-        ? (all().get(row.target)?.token ?? tokenFor(row.card_url))
-        : tokenFor(row.card_url),
+        ? ((await all()).get(row.target)?.token ?? (await tokenFor(row.card_url)))
+        : await tokenFor(row.card_url),
     resolve,
   };
 }

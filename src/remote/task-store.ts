@@ -70,115 +70,139 @@ export type NewTask = Pick<
 >;
 
 export interface A2aStore {
-  rememberCard(fetched: FetchedCard, source: string): KnownCard;
-  cards(): KnownCard[];
-  insertTask(task: NewTask): void;
+  rememberCard(fetched: FetchedCard, source: string): Promise<KnownCard>;
+  cards(): Promise<KnownCard[]>;
+  insertTask(task: NewTask): Promise<void>;
   /** The task row; `not_found` naming task_id when there is none. */
-  task(id: string): TaskRow;
-  updateTask(id: string, patch: Partial<TaskRow>): void;
-  deleteTask(id: string): void;
-  tasks(options?: { session_id?: string; limit?: number }): TaskRow[];
+  task(id: string): Promise<TaskRow>;
+  updateTask(id: string, patch: Partial<TaskRow>): Promise<void>;
+  deleteTask(id: string): Promise<void>;
+  tasks(options?: { session_id?: string; limit?: number }): Promise<TaskRow[]>;
+}
+
+/** A fetched card as stored; `fetched_at` is now. */
+export function knownCard(fetched: FetchedCard, source: string, now: number): KnownCard {
+  return {
+    card_url: fetched.card_url,
+    name: fetched.card.name,
+    description: fetched.card.description ?? '',
+    rpc_url: fetched.rpc_url,
+    skills: cardSkills(fetched.card),
+    source,
+    fetched_at: now,
+  };
+}
+
+/** The upsert of a fetched card, placeholders `p(1)`…`p(8)` (SQLite and PostgreSQL). */
+export const CARD_UPSERT = (p: (n: number) => string) =>
+  `INSERT INTO a2a_cards (card_url, name, description, rpc_url, skills, card, source, fetched_at)
+   VALUES (${[1, 2, 3, 4, 5, 6, 7, 8].map(p).join(', ')})
+   ON CONFLICT(card_url) DO UPDATE SET name = excluded.name, description = excluded.description,
+     rpc_url = excluded.rpc_url, skills = excluded.skills, card = excluded.card, source = excluded.source,
+     fetched_at = excluded.fetched_at`;
+
+export const cardUpsertValues = (known: KnownCard, fetched: FetchedCard): unknown[] => [
+  known.card_url,
+  known.name,
+  known.description,
+  known.rpc_url,
+  JSON.stringify(known.skills),
+  JSON.stringify(fetched.card),
+  known.source,
+  known.fetched_at,
+];
+
+/** An `a2a_cards` row as read: skills are the JSON as written. */
+export type CardRow = Omit<KnownCard, 'skills'> & { skills: string };
+
+export const cardOf = (row: CardRow): KnownCard => ({
+  card_url: row.card_url,
+  name: row.name,
+  description: row.description,
+  rpc_url: row.rpc_url,
+  skills: JSON.parse(row.skills) as CardSkill[],
+  source: row.source,
+  fetched_at: row.fetched_at,
+});
+
+/** The insert of a new task (state `submitted`), placeholders `p(1)`…`p(11)`. */
+export const TASK_INSERT = (p: (n: number) => string) =>
+  `INSERT INTO a2a_tasks (id, session_id, run_id, target_kind, target, card_url, agent_name, rpc_url, state, message, created_at, updated_at)
+   VALUES (${[1, 2, 3, 4, 5, 6, 7, 8].map(p).join(', ')}, 'submitted', ${[9, 10, 11].map(p).join(', ')})`;
+
+export const taskInsertValues = (task: NewTask, now: number): unknown[] => [
+  task.id,
+  task.session_id,
+  task.run_id,
+  task.target_kind,
+  task.target,
+  task.card_url,
+  task.agent_name,
+  task.rpc_url,
+  task.message,
+  now,
+  now,
+];
+
+/** The UPDATE of some columns and updated_at of one task, placeholders by `p`. */
+export function taskPatch(
+  id: string,
+  patch: Partial<TaskRow>,
+  now: number,
+  p: (n: number) => string,
+): { sql: string; values: unknown[] } {
+  const entries = Object.entries(patch);
+  const sets = entries.map(([key], i) => `${key} = ${p(i + 1)}`);
+  return {
+    sql: `UPDATE a2a_tasks SET ${[...sets, `updated_at = ${p(entries.length + 1)}`].join(', ')} WHERE id = ${p(entries.length + 2)}`,
+    values: [...entries.map(([, value]) => value), now, id],
+  };
+}
+
+export function taskNotFound(id: string): SvcError {
+  return new SvcError('not_found', `task_id: no tracked A2A task "${id}"; a2a_delegate returns task ids`);
 }
 
 export function createA2aStore(deps: { db: () => Db; clock: Clock }): A2aStore {
   return {
-    rememberCard(fetched, source) {
-      const known: KnownCard = {
-        card_url: fetched.card_url,
-        name: fetched.card.name,
-        description: fetched.card.description ?? '',
-        rpc_url: fetched.rpc_url,
-        skills: cardSkills(fetched.card),
-        source,
-        fetched_at: deps.clock.now(),
-      };
+    async rememberCard(fetched, source) {
+      const known = knownCard(fetched, source, deps.clock.now());
       deps
         .db()
-        .prepare(
-          `INSERT INTO a2a_cards (card_url, name, description, rpc_url, skills, card, source, fetched_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT(card_url) DO UPDATE SET name = excluded.name, description = excluded.description,
-             rpc_url = excluded.rpc_url, skills = excluded.skills, card = excluded.card, source = excluded.source,
-             fetched_at = excluded.fetched_at`,
-        )
-        .run(
-          known.card_url,
-          known.name,
-          known.description,
-          known.rpc_url,
-          JSON.stringify(known.skills),
-          JSON.stringify(fetched.card),
-          source,
-          known.fetched_at,
-        );
+        .prepare(CARD_UPSERT(() => '?'))
+        .run(...cardUpsertValues(known, fetched));
       return known;
     },
 
-    cards: () =>
-      (
-        deps.db().prepare('SELECT * FROM a2a_cards ORDER BY name, card_url').all() as (Omit<
-          KnownCard,
-          'skills'
-        > & { skills: string })[]
-      ).map((row) => ({
-        card_url: row.card_url,
-        name: row.name,
-        description: row.description,
-        rpc_url: row.rpc_url,
-        skills: JSON.parse(row.skills) as CardSkill[],
-        source: row.source,
-        fetched_at: row.fetched_at,
-      })),
+    cards: async () =>
+      (deps.db().prepare('SELECT * FROM a2a_cards ORDER BY name, card_url').all() as CardRow[]).map(cardOf),
 
-    insertTask(task) {
-      const now = deps.clock.now();
+    async insertTask(task) {
       deps
         .db()
-        .prepare(
-          `INSERT INTO a2a_tasks (id, session_id, run_id, target_kind, target, card_url, agent_name, rpc_url, state, message, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'submitted', ?, ?, ?)`,
-        )
-        .run(
-          task.id,
-          task.session_id,
-          task.run_id,
-          task.target_kind,
-          task.target,
-          task.card_url,
-          task.agent_name,
-          task.rpc_url,
-          task.message,
-          now,
-          now,
-        );
+        .prepare(TASK_INSERT(() => '?'))
+        .run(...taskInsertValues(task, deps.clock.now()));
     },
 
-    task(id) {
+    async task(id) {
       const found = deps.db().prepare('SELECT * FROM a2a_tasks WHERE id = ?').get(id) as TaskRow | undefined;
-      if (!found) {
-        throw new SvcError(
-          'not_found',
-          `task_id: no tracked A2A task "${id}"; a2a_delegate returns task ids`,
-        );
-      }
+      if (!found) throw taskNotFound(id);
       return found;
     },
 
-    updateTask(id, patch) {
-      const entries = Object.entries(patch);
+    async updateTask(id, patch) {
+      const update = taskPatch(id, patch, deps.clock.now(), () => '?');
       deps
         .db()
-        .prepare(
-          `UPDATE a2a_tasks SET ${entries.map(([key]) => `${key} = ?`).join(', ')}, updated_at = ? WHERE id = ?`,
-        )
-        .run(...entries.map(([, value]) => value as string | number | null), deps.clock.now(), id);
+        .prepare(update.sql)
+        .run(...update.values);
     },
 
-    deleteTask(id) {
+    async deleteTask(id) {
       deps.db().prepare('DELETE FROM a2a_tasks WHERE id = ?').run(id);
     },
 
-    tasks(options = {}) {
+    async tasks(options = {}) {
       const limit = options.limit ?? 50;
       return (
         options.session_id

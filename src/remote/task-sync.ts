@@ -15,7 +15,7 @@ import { type A2aStore, type TaskRow, type TrackedTask, viewTask } from './task-
 
 export interface TaskSync {
   /** Record what the remote said about a task. */
-  apply(id: string, task: TaskWire): void;
+  apply(id: string, task: TaskWire): Promise<void>;
   /** Poll until the task ends or `timeoutSeconds` pass (then the view says how to wait again). */
   poll(id: string, timeoutSeconds: number, signal: AbortSignal): Promise<TrackedTask>;
   /** Ask the remote to cancel a running task; false when it could not be asked. */
@@ -28,11 +28,9 @@ export function createTaskSync(
   redactor: Redactor,
   log: Logger,
 ): TaskSync {
-  const row = store.task;
-  const update = store.updateTask;
   const { httpFor, tokenForRow } = endpoints;
 
-  const apply = (id: string, task: TaskWire) => {
+  const apply = async (id: string, task: TaskWire) => {
     const done = TERMINAL_STATES.has(task.status.state);
     const artifacts = (task.artifacts ?? [])
       .map((artifact) => partsText(artifact.parts))
@@ -40,7 +38,7 @@ export function createTaskSync(
       .join('\n\n');
     const statusText = partsText(task.status.message?.parts);
     const failed = task.status.state === 'failed' || task.status.state === 'rejected';
-    update(id, {
+    await store.updateTask(id, {
       remote_task_id: task.id,
       context_id: task.contextId ?? null,
       state: task.status.state,
@@ -55,10 +53,10 @@ export function createTaskSync(
       const task = await cancelTask(
         r.rpc_url,
         r.remote_task_id,
-        httpFor(r.rpc_url, AbortSignal.timeout(10_000), tokenForRow(r)),
+        await httpFor(r.rpc_url, AbortSignal.timeout(10_000), await tokenForRow(r)),
       );
-      if (task) apply(r.id, task);
-      else update(r.id, { state: 'canceled' });
+      if (task) await apply(r.id, task);
+      else await store.updateTask(r.id, { state: 'canceled' });
       return true;
     } catch (error) {
       log.warn('remote task cancel failed', {
@@ -72,7 +70,7 @@ export function createTaskSync(
   const poll = async (id: string, timeoutSeconds: number, signal: AbortSignal): Promise<TrackedTask> => {
     const deadline = Date.now() + timeoutSeconds * 1000;
     let interval = 250;
-    let current = row(id);
+    let current = await store.task(id);
     while (!TERMINAL_STATES.has(current.state) && current.remote_task_id) {
       const left = deadline - Date.now();
       if (left <= 0) {
@@ -96,7 +94,7 @@ export function createTaskSync(
         task = await getTask(
           current.rpc_url,
           current.remote_task_id,
-          httpFor(current.rpc_url, signal, tokenForRow(current)),
+          await httpFor(current.rpc_url, signal, await tokenForRow(current)),
         );
       } catch (error) {
         if (!signal.aborted) throw error;
@@ -106,8 +104,8 @@ export function createTaskSync(
           `stopped waiting for A2A task ${id}; the remote task was asked to cancel`,
         );
       }
-      apply(id, task);
-      current = row(id);
+      await apply(id, task);
+      current = await store.task(id);
     }
     return viewTask(current);
   };

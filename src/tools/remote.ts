@@ -249,7 +249,7 @@ export const deployAgent = defineTool({
   parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
-    if (input.action === 'list') return { deployments: app.deploy.list() };
+    if (input.action === 'list') return { deployments: await app.deploy.list() };
     const name = requireName(input.name, input.action);
     switch (input.action) {
       case 'deploy':
@@ -305,7 +305,7 @@ export const deployFleet = defineTool({
   run: async (ctx, input) => {
     const { app } = ctx;
     const members = () => app.deploy.list({ fleet: input.fleet });
-    if (input.action === 'list') return { fleet: input.fleet, deployments: members() };
+    if (input.action === 'list') return { fleet: input.fleet, deployments: await members() };
     if (input.action !== 'deploy') {
       if (input.agents)
         throw new SvcError(
@@ -313,7 +313,7 @@ export const deployFleet = defineTool({
           `agents: only action deploy takes agents; ${input.action} acts on the fleet's recorded agents`,
         );
       const results = [];
-      for (const member of members()) {
+      for (const member of await members()) {
         try {
           const result =
             input.action === 'stop'

@@ -29,7 +29,8 @@ async function deployingApp(script: ScriptEntry[], extra: Record<string, unknown
   });
   // Deployed services outlive the App on purpose: the test stops them.
   onTestFinished(async () => {
-    for (const deployment of app.deploy.list()) await app.deploy.remove(deployment.name).catch(() => {});
+    for (const deployment of await app.deploy.list())
+      await app.deploy.remove(deployment.name).catch(() => {});
   });
   return { app, provider };
 }
@@ -113,7 +114,7 @@ describe('deploy_agent', () => {
     await expect(
       call(app, 'deploy_fleet', { fleet: 'f', agents: [{ name: 'far', target: 'box' }] }),
     ).rejects.toThrow(/need enabled deploy configuration/);
-    expect(app.deploy.list()).toEqual([]);
+    expect(await app.deploy.list()).toEqual([]);
   });
 
   it('TOOLS-29: deploys to a configured remote target once [deploy] is enabled', async () => {
