@@ -143,39 +143,52 @@ export function emptyRow(sessionId: string, now: number): AdaptiveRow {
 
 /** The session rows: the genome, the queued reshape, the monitor window. */
 export interface AdaptiveSessionRows {
-  get(sessionId: string): AdaptiveRow | undefined;
-  put(row: AdaptiveRow): void;
-  /** Compare-and-set on `revision`: false when another writer changed the row first. */
-  putIfRevision(row: AdaptiveRow, expected: number): boolean;
-  all(): AdaptiveRow[];
+  get(sessionId: string): Promise<AdaptiveRow | undefined>;
+  put(row: AdaptiveRow): Promise<void>;
+  all(): Promise<AdaptiveRow[]>;
 }
 
 /** The evaluation ring behind `regulatory_history` and the eval-shadow summary. */
 export interface AdaptiveEvaluations {
-  addEvaluation(row: Omit<EvaluationRow, 'id'>, keep: number): number;
+  addEvaluation(row: Omit<EvaluationRow, 'id'>, keep: number): Promise<number>;
   /** Newest first. */
-  evaluations(sessionId: string, limit: number): EvaluationRow[];
+  evaluations(sessionId: string, limit: number): Promise<EvaluationRow[]>;
   /** Newest first, every session when undefined (eval-shadow summary). */
-  scored(sessionId: string | undefined, limit: number): EvaluationRow[];
-  counts(): { recorded: number; skipped: number; reshapes: number };
+  scored(sessionId: string | undefined, limit: number): Promise<EvaluationRow[]>;
+  counts(): Promise<{ recorded: number; skipped: number; reshapes: number }>;
   /** When the last evaluation was recorded (any session), if ever. */
-  lastEvaluationAt(): number | null;
+  lastEvaluationAt(): Promise<number | null>;
 }
 
 /** The reviewer passes. */
 export interface AdaptiveReviews {
-  addReview(row: Omit<ReviewRow, 'id'>): number;
-  updateReview(id: number, patch: Partial<Omit<ReviewRow, 'id' | 'session_id' | 'run_id'>>): void;
-  reviews(sessionId: string, limit: number): ReviewRow[];
-  reviewsOfRuns(runIds: readonly string[]): ReviewRow[];
-  reviewByChildRun(childRunId: string): ReviewRow | undefined;
+  addReview(row: Omit<ReviewRow, 'id'>): Promise<number>;
+  updateReview(id: number, patch: Partial<Omit<ReviewRow, 'id' | 'session_id' | 'run_id'>>): Promise<void>;
+  reviews(sessionId: string, limit: number): Promise<ReviewRow[]>;
+  reviewsOfRuns(runIds: readonly string[]): Promise<ReviewRow[]>;
+  reviewByChildRun(childRunId: string): Promise<ReviewRow | undefined>;
   /** Status and child run of every pass, of one session or all. */
-  reviewOutcomes(sessionId?: string): { status: string; child_run_id: string | null }[];
+  reviewOutcomes(sessionId?: string): Promise<{ status: string; child_run_id: string | null }[]>;
+}
+
+/** What one `update` writes: the session row, and with it an evaluation of the ring. */
+export interface AdaptiveChange {
+  row: AdaptiveRow;
+  /** Recorded in the same transaction (the ring keeps the newest `keep` of the session). */
+  evaluation?: { row: Omit<EvaluationRow, 'id'>; keep: number };
 }
 
 export interface AdaptiveStore extends AdaptiveSessionRows, AdaptiveEvaluations, AdaptiveReviews {
-  /** Runs `fn` in one transaction (nested calls become savepoints). */
-  transaction<T>(fn: () => T): T;
+  /**
+   * Read-modify-write of a session row in one transaction: `change` (synchronous, no I/O) gets the
+   * stored row and returns what to write, or undefined to write nothing. Resolves to the row
+   * written (undefined when nothing was). The read and the write are one transaction, so two
+   * writers (processes or nodes) never both change the revision they read.
+   */
+  update(
+    sessionId: string,
+    change: (current: AdaptiveRow | undefined) => AdaptiveChange | undefined,
+  ): Promise<AdaptiveRow | undefined>;
 }
 
 interface RawRow extends Omit<AdaptiveRow, 'proposal' | 'window_runs' | 'last_evaluation' | 'efficacy'> {
@@ -222,17 +235,27 @@ const json = <T>(text: string | null, fallback: T): T => {
 
 export function createAdaptiveStore(db: () => Db): AdaptiveStore {
   const sql = statementCache(db);
+  const sync = sessionRowStatements(sql);
   return {
     ...sessionRows(sql),
     ...evaluations(sql),
     ...reviews(sql, db),
-    transaction: (fn) => db().transaction(fn)(),
+    // A synchronous better-sqlite3 transaction (a savepoint inside an open one): nothing awaits
+    // inside it, so it never waits on another async body's transaction (store/db.ts).
+    update: async (sessionId, change) =>
+      db().transaction(() => {
+        const next = change(sync.get(sessionId));
+        if (!next) return undefined;
+        sync.put(next.row);
+        if (next.evaluation) addEvaluation(sql, next.evaluation.row, next.evaluation.keep);
+        return next.row;
+      })(),
   };
 }
 
 type Sql = (text: string) => Statement;
 
-function sessionRows(sql: Sql): AdaptiveSessionRows {
+function sessionRowStatements(sql: Sql) {
   const decode = (raw: RawRow): AdaptiveRow => ({
     ...raw,
     shadow_preset: raw.shadow_preset as AdaptiveRow['shadow_preset'],
@@ -273,27 +296,53 @@ function sessionRows(sql: Sql): AdaptiveSessionRows {
       .map((c) => `${c} = excluded.${c}`)
       .join(', ')}`;
   return {
-    get(sessionId) {
+    get(sessionId: string): AdaptiveRow | undefined {
       const raw = sql('SELECT * FROM adaptive_sessions WHERE session_id = ?').get(sessionId) as
         | RawRow
         | undefined;
       return raw ? decode(raw) : undefined;
     },
-    put(row) {
+    put(row: AdaptiveRow): void {
       sql(upsert).run(...values(row));
     },
-    putIfRevision(row, expected) {
-      const current = sql('SELECT revision FROM adaptive_sessions WHERE session_id = ?').get(
-        row.session_id,
-      ) as { revision: number } | undefined;
-      if ((current?.revision ?? 0) !== expected) return false;
-      sql(upsert).run(...values(row));
-      return true;
-    },
-    all() {
+    all(): AdaptiveRow[] {
       return (sql('SELECT * FROM adaptive_sessions ORDER BY session_id').all() as RawRow[]).map(decode);
     },
   };
+}
+
+function sessionRows(sql: Sql): AdaptiveSessionRows {
+  const rows = sessionRowStatements(sql);
+  return {
+    get: async (sessionId) => rows.get(sessionId),
+    put: async (row) => rows.put(row),
+    all: async () => rows.all(),
+  };
+}
+
+function addEvaluation(sql: Sql, row: Omit<EvaluationRow, 'id'>, keep: number): number {
+  const id = Number(
+    sql(
+      `INSERT INTO adaptive_evaluations (session_id, event_kind, at, evaluation, previous_fingerprint,
+         next_fingerprint, effective_preset, signals, shadow) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      row.session_id,
+      row.event_kind,
+      row.at,
+      JSON.stringify(row.evaluation),
+      row.previous_fingerprint,
+      row.next_fingerprint,
+      row.effective_preset,
+      JSON.stringify(row.signals),
+      row.shadow ? JSON.stringify(row.shadow) : null,
+    ).lastInsertRowid,
+  );
+  // The ring: drop what is older than the newest `keep` of the session.
+  sql(
+    `DELETE FROM adaptive_evaluations WHERE session_id = ? AND id <= coalesce(
+       (SELECT id FROM adaptive_evaluations WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?), 0)`,
+  ).run(row.session_id, row.session_id, keep);
+  return id;
 }
 
 function evaluations(sql: Sql): AdaptiveEvaluations {
@@ -316,31 +365,8 @@ function evaluations(sql: Sql): AdaptiveEvaluations {
   });
 
   return {
-    addEvaluation(row, keep) {
-      const id = Number(
-        sql(
-          `INSERT INTO adaptive_evaluations (session_id, event_kind, at, evaluation, previous_fingerprint,
-             next_fingerprint, effective_preset, signals, shadow) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(
-          row.session_id,
-          row.event_kind,
-          row.at,
-          JSON.stringify(row.evaluation),
-          row.previous_fingerprint,
-          row.next_fingerprint,
-          row.effective_preset,
-          JSON.stringify(row.signals),
-          row.shadow ? JSON.stringify(row.shadow) : null,
-        ).lastInsertRowid,
-      );
-      // The ring: drop what is older than the newest `keep` of the session.
-      sql(
-        `DELETE FROM adaptive_evaluations WHERE session_id = ? AND id <= coalesce(
-           (SELECT id FROM adaptive_evaluations WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?), 0)`,
-      ).run(row.session_id, row.session_id, keep);
-      return id;
-    },
-    evaluations(sessionId, limit) {
+    addEvaluation: async (row, keep) => addEvaluation(sql, row, keep),
+    async evaluations(sessionId, limit) {
       return (
         sql('SELECT * FROM adaptive_evaluations WHERE session_id = ? ORDER BY id DESC LIMIT ?').all(
           sessionId,
@@ -348,7 +374,7 @@ function evaluations(sql: Sql): AdaptiveEvaluations {
         ) as Record<string, unknown>[]
       ).map(decodeEvaluation);
     },
-    scored(sessionId, limit) {
+    async scored(sessionId, limit) {
       const rows = sessionId
         ? sql(
             'SELECT * FROM adaptive_evaluations WHERE session_id = ? AND shadow IS NOT NULL ORDER BY id DESC LIMIT ?',
@@ -358,7 +384,7 @@ function evaluations(sql: Sql): AdaptiveEvaluations {
           );
       return (rows as Record<string, unknown>[]).map(decodeEvaluation);
     },
-    counts() {
+    async counts() {
       const row = sql(
         `SELECT
            coalesce(sum(event_kind = 'eval_recorded'), 0) AS recorded,
@@ -368,7 +394,7 @@ function evaluations(sql: Sql): AdaptiveEvaluations {
       ).get() as { recorded: number; skipped: number; reshapes: number };
       return row;
     },
-    lastEvaluationAt() {
+    async lastEvaluationAt() {
       return (sql('SELECT max(at) AS at FROM adaptive_evaluations').get() as { at: number | null }).at;
     },
   };
@@ -376,7 +402,7 @@ function evaluations(sql: Sql): AdaptiveEvaluations {
 
 function reviews(sql: Sql, db: () => Db): AdaptiveReviews {
   return {
-    addReview(row) {
+    async addReview(row) {
       return Number(
         sql(
           `INSERT INTO adaptive_reviews (session_id, run_id, child_session_id, child_run_id, status, findings,
@@ -393,7 +419,7 @@ function reviews(sql: Sql, db: () => Db): AdaptiveReviews {
         ).lastInsertRowid,
       );
     },
-    updateReview(id, patch) {
+    async updateReview(id, patch) {
       const sets: string[] = [];
       const params: unknown[] = [];
       for (const [key, value] of Object.entries(patch)) {
@@ -402,24 +428,24 @@ function reviews(sql: Sql, db: () => Db): AdaptiveReviews {
       }
       if (sets.length) sql(`UPDATE adaptive_reviews SET ${sets.join(', ')} WHERE id = ?`).run(...params, id);
     },
-    reviews(sessionId, limit) {
+    async reviews(sessionId, limit) {
       return sql('SELECT * FROM adaptive_reviews WHERE session_id = ? ORDER BY id DESC LIMIT ?').all(
         sessionId,
         limit,
       ) as ReviewRow[];
     },
-    reviewsOfRuns(runIds) {
+    async reviewsOfRuns(runIds) {
       if (!runIds.length) return [];
       return db()
         .prepare(`SELECT * FROM adaptive_reviews WHERE run_id IN (${runIds.map(() => '?').join(', ')})`)
         .all(...runIds) as ReviewRow[];
     },
-    reviewByChildRun(childRunId) {
+    async reviewByChildRun(childRunId) {
       return sql('SELECT * FROM adaptive_reviews WHERE child_run_id = ?').get(childRunId) as
         | ReviewRow
         | undefined;
     },
-    reviewOutcomes(sessionId) {
+    async reviewOutcomes(sessionId) {
       return (
         sessionId
           ? sql('SELECT status, child_run_id FROM adaptive_reviews WHERE session_id = ?').all(sessionId)
