@@ -191,14 +191,17 @@ export interface AdaptiveStore extends AdaptiveSessionRows, AdaptiveEvaluations,
   ): Promise<AdaptiveRow | undefined>;
 }
 
-interface RawRow extends Omit<AdaptiveRow, 'proposal' | 'window_runs' | 'last_evaluation' | 'efficacy'> {
+/** A stored `adaptive_sessions` row (JSON columns as text). */
+export interface RawAdaptiveRow
+  extends Omit<AdaptiveRow, 'proposal' | 'window_runs' | 'last_evaluation' | 'efficacy'> {
   proposal: string | null;
   window_runs: string;
   last_evaluation: string | null;
   efficacy: string | null;
 }
 
-const COLUMNS = [
+/** The columns of `adaptive_sessions`, in the order of `adaptiveRowValues`. */
+export const ADAPTIVE_COLUMNS = [
   'session_id',
   'genome',
   'revision',
@@ -233,6 +236,63 @@ const json = <T>(text: string | null, fallback: T): T => {
   }
 };
 
+/** A stored row decoded (a damaged JSON column reads as its empty value). */
+export const decodeAdaptiveRow = (raw: RawAdaptiveRow): AdaptiveRow => ({
+  ...raw,
+  shadow_preset: raw.shadow_preset as AdaptiveRow['shadow_preset'],
+  apply_status: raw.apply_status === 'pending' ? 'pending' : 'applied',
+  last_action: raw.last_action as AdaptiveRow['last_action'],
+  proposal: json<StoredProposal | null>(raw.proposal, null),
+  window_runs: json<string[]>(raw.window_runs, []),
+  last_evaluation: json<Evaluation | null>(raw.last_evaluation, null),
+  efficacy: json<Efficacy | null>(raw.efficacy, null),
+});
+/** The values of a row to store, in the order of `ADAPTIVE_COLUMNS`. */
+export const adaptiveRowValues = (row: AdaptiveRow): unknown[] => [
+  row.session_id,
+  row.genome,
+  row.revision,
+  row.classification_source,
+  row.classified_preset,
+  row.shadow_preset,
+  row.last_reshape_reason,
+  row.last_reshape_signal_id,
+  row.reshapes,
+  row.proposal ? JSON.stringify(row.proposal) : null,
+  row.apply_status,
+  row.pending_since,
+  row.pending_reason,
+  row.apply_error,
+  row.hint_sources,
+  JSON.stringify(row.window_runs),
+  row.runs_since_eval,
+  row.last_evaluation ? JSON.stringify(row.last_evaluation) : null,
+  row.efficacy ? JSON.stringify(row.efficacy) : null,
+  row.plan_gate_revision,
+  row.last_action,
+  row.cleared_reason,
+  row.updated_at,
+];
+
+/** A stored `adaptive_evaluations` row decoded. */
+export const decodeEvaluation = (raw: Record<string, unknown>): EvaluationRow => ({
+  id: raw.id as number,
+  session_id: raw.session_id as string,
+  event_kind: raw.event_kind as EventKind,
+  at: raw.at as number,
+  evaluation: json<Evaluation>(raw.evaluation as string, {
+    cadence: 0,
+    decision: 'skipped',
+    reason: '',
+    signal_id: '',
+  }),
+  previous_fingerprint: (raw.previous_fingerprint as string | null) ?? null,
+  next_fingerprint: (raw.next_fingerprint as string | null) ?? null,
+  effective_preset: raw.effective_preset as string,
+  signals: json<Partial<WindowSignals>>(raw.signals as string, {}),
+  shadow: json<ShadowScore | null>(raw.shadow as string | null, null),
+});
+
 export function createAdaptiveStore(db: () => Db): AdaptiveStore {
   const sql = statementCache(db);
   const sync = sessionRowStatements(sql);
@@ -256,57 +316,24 @@ export function createAdaptiveStore(db: () => Db): AdaptiveStore {
 type Sql = (text: string) => Statement;
 
 function sessionRowStatements(sql: Sql) {
-  const decode = (raw: RawRow): AdaptiveRow => ({
-    ...raw,
-    shadow_preset: raw.shadow_preset as AdaptiveRow['shadow_preset'],
-    apply_status: raw.apply_status === 'pending' ? 'pending' : 'applied',
-    last_action: raw.last_action as AdaptiveRow['last_action'],
-    proposal: json<StoredProposal | null>(raw.proposal, null),
-    window_runs: json<string[]>(raw.window_runs, []),
-    last_evaluation: json<Evaluation | null>(raw.last_evaluation, null),
-    efficacy: json<Efficacy | null>(raw.efficacy, null),
-  });
-  const values = (row: AdaptiveRow) => [
-    row.session_id,
-    row.genome,
-    row.revision,
-    row.classification_source,
-    row.classified_preset,
-    row.shadow_preset,
-    row.last_reshape_reason,
-    row.last_reshape_signal_id,
-    row.reshapes,
-    row.proposal ? JSON.stringify(row.proposal) : null,
-    row.apply_status,
-    row.pending_since,
-    row.pending_reason,
-    row.apply_error,
-    row.hint_sources,
-    JSON.stringify(row.window_runs),
-    row.runs_since_eval,
-    row.last_evaluation ? JSON.stringify(row.last_evaluation) : null,
-    row.efficacy ? JSON.stringify(row.efficacy) : null,
-    row.plan_gate_revision,
-    row.last_action,
-    row.cleared_reason,
-    row.updated_at,
-  ];
-  const upsert = `INSERT INTO adaptive_sessions (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})
-    ON CONFLICT(session_id) DO UPDATE SET ${COLUMNS.slice(1)
+  const upsert = `INSERT INTO adaptive_sessions (${ADAPTIVE_COLUMNS.join(', ')}) VALUES (${ADAPTIVE_COLUMNS.map(() => '?').join(', ')})
+    ON CONFLICT(session_id) DO UPDATE SET ${ADAPTIVE_COLUMNS.slice(1)
       .map((c) => `${c} = excluded.${c}`)
       .join(', ')}`;
   return {
     get(sessionId: string): AdaptiveRow | undefined {
       const raw = sql('SELECT * FROM adaptive_sessions WHERE session_id = ?').get(sessionId) as
-        | RawRow
+        | RawAdaptiveRow
         | undefined;
-      return raw ? decode(raw) : undefined;
+      return raw ? decodeAdaptiveRow(raw) : undefined;
     },
     put(row: AdaptiveRow): void {
-      sql(upsert).run(...values(row));
+      sql(upsert).run(...adaptiveRowValues(row));
     },
     all(): AdaptiveRow[] {
-      return (sql('SELECT * FROM adaptive_sessions ORDER BY session_id').all() as RawRow[]).map(decode);
+      return (sql('SELECT * FROM adaptive_sessions ORDER BY session_id').all() as RawAdaptiveRow[]).map(
+        decodeAdaptiveRow,
+      );
     },
   };
 }
@@ -346,24 +373,6 @@ function addEvaluation(sql: Sql, row: Omit<EvaluationRow, 'id'>, keep: number): 
 }
 
 function evaluations(sql: Sql): AdaptiveEvaluations {
-  const decodeEvaluation = (raw: Record<string, unknown>): EvaluationRow => ({
-    id: raw.id as number,
-    session_id: raw.session_id as string,
-    event_kind: raw.event_kind as EventKind,
-    at: raw.at as number,
-    evaluation: json<Evaluation>(raw.evaluation as string, {
-      cadence: 0,
-      decision: 'skipped',
-      reason: '',
-      signal_id: '',
-    }),
-    previous_fingerprint: (raw.previous_fingerprint as string | null) ?? null,
-    next_fingerprint: (raw.next_fingerprint as string | null) ?? null,
-    effective_preset: raw.effective_preset as string,
-    signals: json<Partial<WindowSignals>>(raw.signals as string, {}),
-    shadow: json<ShadowScore | null>(raw.shadow as string | null, null),
-  });
-
   return {
     addEvaluation: async (row, keep) => addEvaluation(sql, row, keep),
     async evaluations(sessionId, limit) {
