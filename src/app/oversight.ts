@@ -100,7 +100,8 @@ export function createOversight(
       ? undefined
       : createAdaptiveService({
           store: base.repository(createAdaptiveStore, (sql) => createPostgresAdaptiveStore({ sql })),
-          dbPresent: base.dbPresent,
+          // The PostgreSQL database always exists (migrated at start); svc.db may not yet.
+          dbPresent: base.store.kind === 'postgres' ? () => true : base.dbPresent,
           bus,
           clock,
           ids,
