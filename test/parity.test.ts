@@ -135,7 +135,7 @@ describe('GEN-09: parity across surfaces', () => {
           const expected = binding.envelope
             ? maskVolatile(
                 app.redactor.value(
-                  binding.envelope(direct, { app, input: tool.input.parse({ ...example }) }),
+                  await binding.envelope(direct, { app, input: tool.input.parse({ ...example }) }),
                 ),
               )
             : direct;

@@ -29,7 +29,7 @@ export function createClassification(
 
   async function reset(sessionId: string, reason: string): Promise<AdaptiveSnapshot> {
     await deps.sessions.require(sessionId);
-    const row = store.get(sessionId);
+    const row = await store.get(sessionId);
     const hadProposal = row?.proposal !== null && row?.proposal !== undefined;
     if (row && (row.genome !== null || hadProposal)) {
       await committer.commit(
@@ -64,7 +64,7 @@ export function createClassification(
   }
 
   async function atRunStart(root: string, runId: string) {
-    const row = store.get(root);
+    const row = await store.get(root);
     const decoded = row ? decodeGenome(row.genome) : undefined;
     if (decoded && !decoded.ok) return; // written by a newer svc: leave it alone
     const session = await deps.sessions.require(root);

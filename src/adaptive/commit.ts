@@ -8,11 +8,13 @@ import { type AdaptiveContext, describe, EVENT } from './context';
 import type { PromptTraces } from './prompt-trace';
 import { monitorPayload, type SnapshotReader } from './reads';
 import type { ReshapeAction } from './snapshot';
-import { type AdaptiveRow, emptyRow } from './store';
+import { type AdaptiveRow, type EvaluationRow, emptyRow } from './store';
 
 export interface CommitOptions {
   reshape?: ReshapeAction[];
   monitorEvaluation?: boolean;
+  /** An evaluation recorded in the same transaction as the change (when there is one). */
+  evaluation?: { row: Omit<EvaluationRow, 'id'>; keep: number };
   /** Runs after the commit, before the trace (a failure is logged). */
   effects?: (row: AdaptiveRow) => Promise<void>;
 }
@@ -56,11 +58,12 @@ export function createCommitter(
 
   return {
     async commit(root, mutate, options = {}) {
-      const next = store.transaction(() => {
-        const current = store.get(root) ?? emptyRow(root, deps.clock.now());
-        const updated = mutate(current);
-        if (updated) store.put({ ...updated, updated_at: deps.clock.now() });
-        return updated;
+      let next: AdaptiveRow | undefined;
+      await store.update(root, (stored) => {
+        const current = stored ?? emptyRow(root, deps.clock.now());
+        next = mutate(current);
+        if (!next) return undefined;
+        return { row: { ...next, updated_at: deps.clock.now() }, evaluation: options.evaluation };
       });
       if (!next) return undefined;
       try {

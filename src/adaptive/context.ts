@@ -11,10 +11,9 @@ import type { Logger } from '../log';
 import type { Redactor } from '../redact';
 import type { RunLedger } from '../runs/run-ledger';
 import type { SessionStore } from '../sessions/session-store';
-import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
 import { decodeGenome, type Genome } from './genome';
-import { type AdaptiveRow, type AdaptiveStore, createAdaptiveStore } from './store';
+import type { AdaptiveRow, AdaptiveStore } from './store';
 
 /** One tool of a session's effective tool set, as the funnel (tools/core/funnel.ts) reports it. */
 export interface ToolFunnelEntry {
@@ -25,8 +24,8 @@ export interface ToolFunnelEntry {
 }
 
 export interface AdaptiveDeps {
-  /** The database, opened on first use. */
-  db: () => Db;
+  /** The adaptive orchestration store (SQLite ./store.ts or PostgreSQL ./pg-adaptive-store.ts). */
+  store: AdaptiveStore;
   /** Whether a database exists to read (reads never create one). */
   dbPresent: () => boolean;
   bus: Pick<EventBus, 'publish' | 'subscribe'>;
@@ -93,7 +92,7 @@ export function createAdaptiveContext(deps: AdaptiveDeps): AdaptiveContext {
   };
   return {
     deps,
-    store: createAdaptiveStore(deps.db),
+    store: deps.store,
     log,
     stats: { classifications: 0, evaluations: 0, reshapes_applied: 0, reviews_started: 0 },
     lifecycle: { closed: false },

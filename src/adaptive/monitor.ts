@@ -53,7 +53,7 @@ export function createMonitor(
   async function runEnded(root: string, runId: string, status: string) {
     const monitor = ctx.settings().monitor;
     if (!monitor.enabled) return;
-    let row = store.get(root) ?? emptyRow(root, deps.clock.now());
+    let row = (await store.get(root)) ?? emptyRow(root, deps.clock.now());
     const attributable = status === 'completed' || status === 'failed';
     row = {
       ...row,
@@ -71,19 +71,19 @@ export function createMonitor(
           : row.efficacy,
     };
     if (row.runs_since_eval < monitor.cadence) {
-      const before = JSON.stringify(reads.read(root));
-      store.put({ ...row, updated_at: deps.clock.now() });
+      const before = JSON.stringify(await reads.read(root));
+      await store.put({ ...row, updated_at: deps.clock.now() });
       // The efficacy verdict may have moved: a snapshot change is always published.
-      if (JSON.stringify(reads.read(root)) !== before) await committer.announce(root);
+      if (JSON.stringify(await reads.read(root)) !== before) await committer.announce(root);
       return;
     }
-    store.put({ ...row, updated_at: deps.clock.now() });
+    await store.put({ ...row, updated_at: deps.clock.now() });
     await evaluate(root, runId);
   }
 
   async function evaluate(root: string, triggerRunId: string) {
     ctx.stats.evaluations++;
-    const row = store.get(root)!;
+    const row = (await store.get(root))!;
     const signalId = deps.ids.next('sig');
     const genome = ctx.genomeOf(row);
     const { evaluation, signals, proposal, blocked, shadow, hints } = await assess(ctx, gates, {
@@ -104,20 +104,6 @@ export function createMonitor(
     const next = await committer.commit(
       root,
       (current) => {
-        store.addEvaluation(
-          {
-            session_id: root,
-            event_kind: evaluation.decision === 'skipped' ? 'eval_skipped' : 'eval_recorded',
-            at: deps.clock.now(),
-            evaluation,
-            previous_fingerprint: fpNext ? fpNow : null,
-            next_fingerprint: fpNext,
-            effective_preset: genome?.choreography_preset ?? '',
-            signals,
-            shadow,
-          },
-          Math.max(ctx.historyMax(), EVALUATION_RETENTION),
-        );
         const stored: StoredProposal | null = accepted
           ? {
               genome: accepted.genome,
@@ -140,6 +126,20 @@ export function createMonitor(
         };
       },
       {
+        evaluation: {
+          row: {
+            session_id: root,
+            event_kind: evaluation.decision === 'skipped' ? 'eval_skipped' : 'eval_recorded',
+            at: deps.clock.now(),
+            evaluation,
+            previous_fingerprint: fpNext ? fpNow : null,
+            next_fingerprint: fpNext,
+            effective_preset: genome?.choreography_preset ?? '',
+            signals,
+            shadow,
+          },
+          keep: Math.max(ctx.historyMax(), EVALUATION_RETENTION),
+        },
         monitorEvaluation: true,
         reshape: proposal ? (blocked ? ['recorded', 'blocked'] : ['recorded']) : [],
       },
@@ -187,9 +187,9 @@ async function assess(
   }
   let signals: WindowSignals;
   try {
-    const rejections = store
-      .reviewsOfRuns(row.window_runs)
-      .filter((r) => r.status === 'changes_requested').length;
+    const rejections = (await store.reviewsOfRuns(row.window_runs)).filter(
+      (r) => r.status === 'changes_requested',
+    ).length;
     signals = await windowSignals(deps.runs, row.window_runs, rejections);
   } catch (error) {
     return skipped(bounded(`the run ledger could not be read: ${describe(error)}`), 'ledger_unavailable');
@@ -216,7 +216,7 @@ async function assess(
       hints: row.hint_sources,
     };
   }
-  const regulated = regulateWithShadow(ctx, root, row, genome, signals);
+  const regulated = await regulateWithShadow(ctx, root, row, genome, signals);
   let blocked: string | undefined;
   if (regulated.proposal) {
     try {
@@ -251,7 +251,7 @@ async function assess(
  * very signals, it already answers them, so the reshape goes to the shadow preset instead of
  * the effective regulator's target.
  */
-function regulateWithShadow(
+async function regulateWithShadow(
   ctx: AdaptiveContext,
   root: string,
   row: AdaptiveRow,
@@ -277,7 +277,7 @@ function regulateWithShadow(
     agreed: describeDecision(shadowDecision) === describeDecision(proposal),
   };
   const min = settings.eval_shadow.min_evaluations;
-  const scored = ctx.store.scored(root, Math.max(min, 2 * min));
+  const scored = await ctx.store.scored(root, Math.max(min, 2 * min));
   if (scored.length < min) return { proposal, shadow, hints };
   hints = 'eval_shadow';
   const agreed = scored.filter((s) => s.shadow?.agreed).length;

@@ -34,13 +34,13 @@ export function createPromptTraces(ctx: AdaptiveContext): PromptTraces {
     root: string,
   ): Promise<{ text: string; review: boolean; preset: Preset } | undefined> {
     if (!ctx.enabled()) return undefined;
-    const genome = ctx.genomeOf(store.get(root));
+    const genome = ctx.genomeOf(await store.get(root));
     if (!genome) return undefined;
     const blocks = [renderGuidance(genome)];
     let review = false;
     if (genome.review_gate) {
       const latest = (await ctx.deps.runs.list({ session_id: root, status: ['completed'], limit: 1 }))[0];
-      const last = latest ? store.reviews(root, 5).find((r) => r.run_id === latest.id) : undefined;
+      const last = latest ? (await store.reviews(root, 5)).find((r) => r.run_id === latest.id) : undefined;
       if (last && (last.status === 'approved' || last.status === 'changes_requested') && last.findings) {
         blocks.push(reviewPromptBlock(last.status, last.findings));
         review = true;
@@ -49,8 +49,11 @@ export function createPromptTraces(ctx: AdaptiveContext): PromptTraces {
     return { text: blocks.join('\n\n'), review, preset: genome.choreography_preset };
   }
 
-  const traceOf = (root: string, section: Awaited<ReturnType<typeof renderSection>>): PromptTrace => {
-    const row = store.get(root);
+  const traceOf = async (
+    root: string,
+    section: Awaited<ReturnType<typeof renderSection>>,
+  ): Promise<PromptTrace> => {
+    const row = await store.get(root);
     const trace: PromptTrace = {
       session_id: root,
       genome_fingerprint: rowFingerprint(row) ?? null,
@@ -69,7 +72,7 @@ export function createPromptTraces(ctx: AdaptiveContext): PromptTraces {
         const session = await ctx.deps.sessions.get(sessionId);
         if (!session || session.parent_id) return undefined;
         const section = await renderSection(sessionId);
-        traceOf(sessionId, section);
+        await traceOf(sessionId, section);
         return section ? { source: `adaptive genome ${section.preset}`, text: section.text } : undefined;
       } catch (error) {
         ctx.log.warn('adaptive prompt section failed', { session_id: sessionId, error: describe(error) });
@@ -77,7 +80,7 @@ export function createPromptTraces(ctx: AdaptiveContext): PromptTraces {
       }
     },
     async assemble(root) {
-      const trace = traceOf(root, await renderSection(root));
+      const trace = await traceOf(root, await renderSection(root));
       const runId = (await ctx.safeState(root))?.run_id;
       if (runId) {
         await ctx.ledger(runId, 'adaptive.prompt_trace', {

@@ -21,7 +21,7 @@ export interface AdaptiveResync {
 
 export interface SnapshotReader {
   /** The snapshot from the stored state (no gate or session check). */
-  read(sessionId: string): AdaptiveSnapshot;
+  read(sessionId: string): Promise<AdaptiveSnapshot>;
   snapshot(sessionId: string | undefined, options?: { posture?: boolean }): Promise<AdaptiveSnapshot>;
   resync(sessionId: string): Promise<AdaptiveResync>;
   /** The genome in force for a session's family, when the layer is on and a database exists. */
@@ -31,8 +31,8 @@ export interface SnapshotReader {
 export function createSnapshotReader(ctx: AdaptiveContext): SnapshotReader {
   const { store } = ctx;
 
-  function read(sessionId: string): AdaptiveSnapshot {
-    const row = store.get(sessionId);
+  async function read(sessionId: string): Promise<AdaptiveSnapshot> {
+    const row = await store.get(sessionId);
     const max = ctx.historyMax();
     return buildSnapshot({
       sessionId,
@@ -40,7 +40,7 @@ export function createSnapshotReader(ctx: AdaptiveContext): SnapshotReader {
       configured: ctx.enabled(),
       historyMax: max,
       row,
-      history: max > 0 ? store.evaluations(sessionId, Math.min(max, HISTORY_RESPONSE_CAP)) : [],
+      history: max > 0 ? await store.evaluations(sessionId, Math.min(max, HISTORY_RESPONSE_CAP)) : [],
     });
   }
 
@@ -85,7 +85,7 @@ export function createSnapshotReader(ctx: AdaptiveContext): SnapshotReader {
           unavailable: enabled ? `no session "${sessionId}" in this workspace` : undefined,
         });
       }
-      return read(sessionId);
+      return await read(sessionId);
     } catch (error) {
       if (SvcError.is(error) && error.code === 'not_found') throw error;
       const reason = `adaptive state could not be read: ${describe(error)}`;
@@ -108,7 +108,7 @@ export function createSnapshotReader(ctx: AdaptiveContext): SnapshotReader {
       if (!sessionId || !ctx.enabled() || !ctx.deps.dbPresent()) return undefined;
       try {
         const root = await ctx.rootOf(sessionId);
-        return root ? ctx.genomeOf(store.get(root)) : undefined;
+        return root ? ctx.genomeOf(await store.get(root)) : undefined;
       } catch {
         return undefined;
       }

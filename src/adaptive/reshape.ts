@@ -38,11 +38,15 @@ export function createReshaper(ctx: AdaptiveContext, committer: Committer, gates
     );
 
   /** Step 1 of the contract for an apply: the new genome and its history entry, in one transaction. */
-  function write(root: string, proposal: StoredProposal, previous: string | null, next: string) {
+  async function write(root: string, proposal: StoredProposal, previous: string | null, next: string) {
     let conflict = false;
-    const applied = store.transaction(() => {
-      const current = store.get(root);
+    const applied = await store.update(root, (current) => {
       if (!current?.proposal) return undefined;
+      // Compare-and-set on the revision the proposal was made against.
+      if (current.revision !== proposal.base_revision) {
+        conflict = true;
+        return undefined;
+      }
       const updated: AdaptiveRow = {
         ...current,
         genome: JSON.stringify(proposal.genome),
@@ -61,31 +65,29 @@ export function createReshaper(ctx: AdaptiveContext, committer: Committer, gates
         last_action: 'updated',
         updated_at: deps.clock.now(),
       };
-      if (!store.putIfRevision(updated, proposal.base_revision)) {
-        conflict = true;
-        return undefined;
-      }
-      store.addEvaluation(
-        {
-          session_id: root,
-          event_kind: 'reshape_applied',
-          at: deps.clock.now(),
-          evaluation: proposal.evaluation,
-          previous_fingerprint: previous,
-          next_fingerprint: next,
-          effective_preset: proposal.genome.choreography_preset,
-          signals: { failed: proposal.baseline.failed, attributable: proposal.baseline.attributable },
-          shadow: null,
+      return {
+        row: updated,
+        evaluation: {
+          row: {
+            session_id: root,
+            event_kind: 'reshape_applied',
+            at: deps.clock.now(),
+            evaluation: proposal.evaluation,
+            previous_fingerprint: previous,
+            next_fingerprint: next,
+            effective_preset: proposal.genome.choreography_preset,
+            signals: { failed: proposal.baseline.failed, attributable: proposal.baseline.attributable },
+            shadow: null,
+          },
+          keep: Math.max(ctx.historyMax(), EVALUATION_RETENTION),
         },
-        Math.max(ctx.historyMax(), EVALUATION_RETENTION),
-      );
-      return updated;
+      };
     });
     return { applied, conflict };
   }
 
   async function applyPending(root: string) {
-    const row = store.get(root);
+    const row = await store.get(root);
     if (!row?.proposal) return;
     const proposal = row.proposal;
     if (!ctx.enabled())
@@ -118,7 +120,7 @@ export function createReshaper(ctx: AdaptiveContext, committer: Committer, gates
     }
     const previous = rowFingerprint(row) ?? null;
     const next = fingerprint(proposal.genome);
-    const { applied, conflict } = write(root, proposal, previous, next);
+    const { applied, conflict } = await write(root, proposal, previous, next);
     if (conflict)
       return void (await drop(root, 'superseded: another process changed the genome first', 'cleared'));
     if (!applied) return;

@@ -15,7 +15,7 @@ export interface ReviewPasses {
   /** The session is idle: start its due pass (when the layer is on). */
   startDue(root: string): Promise<void>;
   /** A child run started: when it is a reviewer's, link it to its pass. */
-  childStarted(sessionId: string, runId: string, parentRunId: string | null): void;
+  childStarted(sessionId: string, runId: string, parentRunId: string | null): Promise<void>;
   /** A run ended: true when it was a reviewer's run (the monitor ignores those). */
   reviewerRunEnded(runId: string): boolean;
   /** A file a run changed (for the reviewer's prompt). */
@@ -43,7 +43,7 @@ export function createReviewPasses(ctx: AdaptiveContext): ReviewPasses {
     try {
       agentKind(deps.config(), reviewer, 'subagent');
     } catch (error) {
-      store.addReview({
+      await store.addReview({
         session_id: root,
         run_id: runId,
         child_session_id: null,
@@ -57,7 +57,7 @@ export function createReviewPasses(ctx: AdaptiveContext): ReviewPasses {
       return;
     }
     ctx.stats.reviews_started++;
-    const reviewId = store.addReview({
+    const reviewId = await store.addReview({
       session_id: root,
       run_id: runId,
       child_session_id: null,
@@ -82,7 +82,7 @@ export function createReviewPasses(ctx: AdaptiveContext): ReviewPasses {
       .then(async (result) => {
         if (ctx.lifecycle.closed) return;
         const status = result.status === 'completed' ? parseVerdict(result.text) : 'failed';
-        store.updateReview(reviewId, {
+        await store.updateReview(reviewId, {
           status,
           findings: status === 'failed' ? '' : deps.redactor.string(result.text).slice(0, FINDINGS_MAX),
           child_session_id: result.session_id,
@@ -91,10 +91,10 @@ export function createReviewPasses(ctx: AdaptiveContext): ReviewPasses {
         });
         await ctx.ledger(runId, 'adaptive.review', { child_run_id: result.run_id, status });
       })
-      .catch((error) => {
+      .catch(async (error) => {
         if (ctx.lifecycle.closed) return;
         try {
-          store.updateReview(reviewId, { status: 'failed', finished_at: deps.clock.now() });
+          await store.updateReview(reviewId, { status: 'failed', finished_at: deps.clock.now() });
         } catch {
           // the database is closing
         }
@@ -116,11 +116,11 @@ export function createReviewPasses(ctx: AdaptiveContext): ReviewPasses {
       reviewDue.delete(root);
       if (ctx.enabled()) await start(root, due);
     },
-    childStarted(sessionId, runId, parentRunId) {
+    async childStarted(sessionId, runId, parentRunId) {
       const reviewId = parentRunId ? reviewsInFlight.get(parentRunId) : undefined;
       if (reviewId === undefined) return;
       reviewerRuns.add(runId);
-      store.updateReview(reviewId, { child_session_id: sessionId, child_run_id: runId });
+      await store.updateReview(reviewId, { child_session_id: sessionId, child_run_id: runId });
     },
     reviewerRunEnded: (runId) => reviewerRuns.delete(runId),
     fileChanged(runId, path) {

@@ -114,7 +114,7 @@ export function createAdaptiveService(deps: AdaptiveDeps): AdaptiveService {
     async runStarted(sessionId, runId, parentRunId) {
       const session = await deps.sessions.get(sessionId);
       if (!session) return;
-      if (session.parent_id) return reviews.childStarted(sessionId, runId, parentRunId);
+      if (session.parent_id) return await reviews.childStarted(sessionId, runId, parentRunId);
       await classification.atRunStart(sessionId, runId);
       // A run start is a safe boundary too (nothing of this run is assembled yet).
       await reshaper.applyPending(sessionId);
@@ -123,7 +123,11 @@ export function createAdaptiveService(deps: AdaptiveDeps): AdaptiveService {
       if (reviews.reviewerRunEnded(runId)) return;
       const root = await ctx.rootOf(sessionId);
       if (!root) return;
-      if (root === sessionId && status === 'completed' && ctx.genomeOf(ctx.store.get(root))?.review_gate) {
+      if (
+        root === sessionId &&
+        status === 'completed' &&
+        ctx.genomeOf(await ctx.store.get(root))?.review_gate
+      ) {
         reviews.due(root, runId);
       }
       // The session's run has ended: a reshape queued during it applies before this run is evaluated.

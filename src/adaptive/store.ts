@@ -143,49 +143,65 @@ export function emptyRow(sessionId: string, now: number): AdaptiveRow {
 
 /** The session rows: the genome, the queued reshape, the monitor window. */
 export interface AdaptiveSessionRows {
-  get(sessionId: string): AdaptiveRow | undefined;
-  put(row: AdaptiveRow): void;
-  /** Compare-and-set on `revision`: false when another writer changed the row first. */
-  putIfRevision(row: AdaptiveRow, expected: number): boolean;
-  all(): AdaptiveRow[];
+  get(sessionId: string): Promise<AdaptiveRow | undefined>;
+  put(row: AdaptiveRow): Promise<void>;
+  all(): Promise<AdaptiveRow[]>;
 }
 
 /** The evaluation ring behind `regulatory_history` and the eval-shadow summary. */
 export interface AdaptiveEvaluations {
-  addEvaluation(row: Omit<EvaluationRow, 'id'>, keep: number): number;
+  addEvaluation(row: Omit<EvaluationRow, 'id'>, keep: number): Promise<number>;
   /** Newest first. */
-  evaluations(sessionId: string, limit: number): EvaluationRow[];
+  evaluations(sessionId: string, limit: number): Promise<EvaluationRow[]>;
   /** Newest first, every session when undefined (eval-shadow summary). */
-  scored(sessionId: string | undefined, limit: number): EvaluationRow[];
-  counts(): { recorded: number; skipped: number; reshapes: number };
+  scored(sessionId: string | undefined, limit: number): Promise<EvaluationRow[]>;
+  counts(): Promise<{ recorded: number; skipped: number; reshapes: number }>;
   /** When the last evaluation was recorded (any session), if ever. */
-  lastEvaluationAt(): number | null;
+  lastEvaluationAt(): Promise<number | null>;
 }
 
 /** The reviewer passes. */
 export interface AdaptiveReviews {
-  addReview(row: Omit<ReviewRow, 'id'>): number;
-  updateReview(id: number, patch: Partial<Omit<ReviewRow, 'id' | 'session_id' | 'run_id'>>): void;
-  reviews(sessionId: string, limit: number): ReviewRow[];
-  reviewsOfRuns(runIds: readonly string[]): ReviewRow[];
-  reviewByChildRun(childRunId: string): ReviewRow | undefined;
+  addReview(row: Omit<ReviewRow, 'id'>): Promise<number>;
+  updateReview(id: number, patch: Partial<Omit<ReviewRow, 'id' | 'session_id' | 'run_id'>>): Promise<void>;
+  reviews(sessionId: string, limit: number): Promise<ReviewRow[]>;
+  reviewsOfRuns(runIds: readonly string[]): Promise<ReviewRow[]>;
+  reviewByChildRun(childRunId: string): Promise<ReviewRow | undefined>;
   /** Status and child run of every pass, of one session or all. */
-  reviewOutcomes(sessionId?: string): { status: string; child_run_id: string | null }[];
+  reviewOutcomes(sessionId?: string): Promise<{ status: string; child_run_id: string | null }[]>;
+}
+
+/** What one `update` writes: the session row, and with it an evaluation of the ring. */
+export interface AdaptiveChange {
+  row: AdaptiveRow;
+  /** Recorded in the same transaction (the ring keeps the newest `keep` of the session). */
+  evaluation?: { row: Omit<EvaluationRow, 'id'>; keep: number };
 }
 
 export interface AdaptiveStore extends AdaptiveSessionRows, AdaptiveEvaluations, AdaptiveReviews {
-  /** Runs `fn` in one transaction (nested calls become savepoints). */
-  transaction<T>(fn: () => T): T;
+  /**
+   * Read-modify-write of a session row in one transaction: `change` (synchronous, no I/O) gets the
+   * stored row and returns what to write, or undefined to write nothing. Resolves to the row
+   * written (undefined when nothing was). The read and the write are one transaction, so two
+   * writers (processes or nodes) never both change the revision they read.
+   */
+  update(
+    sessionId: string,
+    change: (current: AdaptiveRow | undefined) => AdaptiveChange | undefined,
+  ): Promise<AdaptiveRow | undefined>;
 }
 
-interface RawRow extends Omit<AdaptiveRow, 'proposal' | 'window_runs' | 'last_evaluation' | 'efficacy'> {
+/** A stored `adaptive_sessions` row (JSON columns as text). */
+export interface RawAdaptiveRow
+  extends Omit<AdaptiveRow, 'proposal' | 'window_runs' | 'last_evaluation' | 'efficacy'> {
   proposal: string | null;
   window_runs: string;
   last_evaluation: string | null;
   efficacy: string | null;
 }
 
-const COLUMNS = [
+/** The columns of `adaptive_sessions`, in the order of `adaptiveRowValues`. */
+export const ADAPTIVE_COLUMNS = [
   'session_id',
   'genome',
   'revision',
@@ -220,127 +236,146 @@ const json = <T>(text: string | null, fallback: T): T => {
   }
 };
 
+/** A stored row decoded (a damaged JSON column reads as its empty value). */
+export const decodeAdaptiveRow = (raw: RawAdaptiveRow): AdaptiveRow => ({
+  ...raw,
+  shadow_preset: raw.shadow_preset as AdaptiveRow['shadow_preset'],
+  apply_status: raw.apply_status === 'pending' ? 'pending' : 'applied',
+  last_action: raw.last_action as AdaptiveRow['last_action'],
+  proposal: json<StoredProposal | null>(raw.proposal, null),
+  window_runs: json<string[]>(raw.window_runs, []),
+  last_evaluation: json<Evaluation | null>(raw.last_evaluation, null),
+  efficacy: json<Efficacy | null>(raw.efficacy, null),
+});
+/** The values of a row to store, in the order of `ADAPTIVE_COLUMNS`. */
+export const adaptiveRowValues = (row: AdaptiveRow): unknown[] => [
+  row.session_id,
+  row.genome,
+  row.revision,
+  row.classification_source,
+  row.classified_preset,
+  row.shadow_preset,
+  row.last_reshape_reason,
+  row.last_reshape_signal_id,
+  row.reshapes,
+  row.proposal ? JSON.stringify(row.proposal) : null,
+  row.apply_status,
+  row.pending_since,
+  row.pending_reason,
+  row.apply_error,
+  row.hint_sources,
+  JSON.stringify(row.window_runs),
+  row.runs_since_eval,
+  row.last_evaluation ? JSON.stringify(row.last_evaluation) : null,
+  row.efficacy ? JSON.stringify(row.efficacy) : null,
+  row.plan_gate_revision,
+  row.last_action,
+  row.cleared_reason,
+  row.updated_at,
+];
+
+/** A stored `adaptive_evaluations` row decoded. */
+export const decodeEvaluation = (raw: Record<string, unknown>): EvaluationRow => ({
+  id: raw.id as number,
+  session_id: raw.session_id as string,
+  event_kind: raw.event_kind as EventKind,
+  at: raw.at as number,
+  evaluation: json<Evaluation>(raw.evaluation as string, {
+    cadence: 0,
+    decision: 'skipped',
+    reason: '',
+    signal_id: '',
+  }),
+  previous_fingerprint: (raw.previous_fingerprint as string | null) ?? null,
+  next_fingerprint: (raw.next_fingerprint as string | null) ?? null,
+  effective_preset: raw.effective_preset as string,
+  signals: json<Partial<WindowSignals>>(raw.signals as string, {}),
+  shadow: json<ShadowScore | null>(raw.shadow as string | null, null),
+});
+
 export function createAdaptiveStore(db: () => Db): AdaptiveStore {
   const sql = statementCache(db);
+  const sync = sessionRowStatements(sql);
   return {
     ...sessionRows(sql),
     ...evaluations(sql),
     ...reviews(sql, db),
-    transaction: (fn) => db().transaction(fn)(),
+    // A synchronous better-sqlite3 transaction (a savepoint inside an open one): nothing awaits
+    // inside it, so it never waits on another async body's transaction (store/db.ts).
+    update: async (sessionId, change) =>
+      db().transaction(() => {
+        const next = change(sync.get(sessionId));
+        if (!next) return undefined;
+        sync.put(next.row);
+        if (next.evaluation) addEvaluation(sql, next.evaluation.row, next.evaluation.keep);
+        return next.row;
+      })(),
   };
 }
 
 type Sql = (text: string) => Statement;
 
-function sessionRows(sql: Sql): AdaptiveSessionRows {
-  const decode = (raw: RawRow): AdaptiveRow => ({
-    ...raw,
-    shadow_preset: raw.shadow_preset as AdaptiveRow['shadow_preset'],
-    apply_status: raw.apply_status === 'pending' ? 'pending' : 'applied',
-    last_action: raw.last_action as AdaptiveRow['last_action'],
-    proposal: json<StoredProposal | null>(raw.proposal, null),
-    window_runs: json<string[]>(raw.window_runs, []),
-    last_evaluation: json<Evaluation | null>(raw.last_evaluation, null),
-    efficacy: json<Efficacy | null>(raw.efficacy, null),
-  });
-  const values = (row: AdaptiveRow) => [
-    row.session_id,
-    row.genome,
-    row.revision,
-    row.classification_source,
-    row.classified_preset,
-    row.shadow_preset,
-    row.last_reshape_reason,
-    row.last_reshape_signal_id,
-    row.reshapes,
-    row.proposal ? JSON.stringify(row.proposal) : null,
-    row.apply_status,
-    row.pending_since,
-    row.pending_reason,
-    row.apply_error,
-    row.hint_sources,
-    JSON.stringify(row.window_runs),
-    row.runs_since_eval,
-    row.last_evaluation ? JSON.stringify(row.last_evaluation) : null,
-    row.efficacy ? JSON.stringify(row.efficacy) : null,
-    row.plan_gate_revision,
-    row.last_action,
-    row.cleared_reason,
-    row.updated_at,
-  ];
-  const upsert = `INSERT INTO adaptive_sessions (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})
-    ON CONFLICT(session_id) DO UPDATE SET ${COLUMNS.slice(1)
+function sessionRowStatements(sql: Sql) {
+  const upsert = `INSERT INTO adaptive_sessions (${ADAPTIVE_COLUMNS.join(', ')}) VALUES (${ADAPTIVE_COLUMNS.map(() => '?').join(', ')})
+    ON CONFLICT(session_id) DO UPDATE SET ${ADAPTIVE_COLUMNS.slice(1)
       .map((c) => `${c} = excluded.${c}`)
       .join(', ')}`;
   return {
-    get(sessionId) {
+    get(sessionId: string): AdaptiveRow | undefined {
       const raw = sql('SELECT * FROM adaptive_sessions WHERE session_id = ?').get(sessionId) as
-        | RawRow
+        | RawAdaptiveRow
         | undefined;
-      return raw ? decode(raw) : undefined;
+      return raw ? decodeAdaptiveRow(raw) : undefined;
     },
-    put(row) {
-      sql(upsert).run(...values(row));
+    put(row: AdaptiveRow): void {
+      sql(upsert).run(...adaptiveRowValues(row));
     },
-    putIfRevision(row, expected) {
-      const current = sql('SELECT revision FROM adaptive_sessions WHERE session_id = ?').get(
-        row.session_id,
-      ) as { revision: number } | undefined;
-      if ((current?.revision ?? 0) !== expected) return false;
-      sql(upsert).run(...values(row));
-      return true;
-    },
-    all() {
-      return (sql('SELECT * FROM adaptive_sessions ORDER BY session_id').all() as RawRow[]).map(decode);
+    all(): AdaptiveRow[] {
+      return (sql('SELECT * FROM adaptive_sessions ORDER BY session_id').all() as RawAdaptiveRow[]).map(
+        decodeAdaptiveRow,
+      );
     },
   };
 }
 
-function evaluations(sql: Sql): AdaptiveEvaluations {
-  const decodeEvaluation = (raw: Record<string, unknown>): EvaluationRow => ({
-    id: raw.id as number,
-    session_id: raw.session_id as string,
-    event_kind: raw.event_kind as EventKind,
-    at: raw.at as number,
-    evaluation: json<Evaluation>(raw.evaluation as string, {
-      cadence: 0,
-      decision: 'skipped',
-      reason: '',
-      signal_id: '',
-    }),
-    previous_fingerprint: (raw.previous_fingerprint as string | null) ?? null,
-    next_fingerprint: (raw.next_fingerprint as string | null) ?? null,
-    effective_preset: raw.effective_preset as string,
-    signals: json<Partial<WindowSignals>>(raw.signals as string, {}),
-    shadow: json<ShadowScore | null>(raw.shadow as string | null, null),
-  });
-
+function sessionRows(sql: Sql): AdaptiveSessionRows {
+  const rows = sessionRowStatements(sql);
   return {
-    addEvaluation(row, keep) {
-      const id = Number(
-        sql(
-          `INSERT INTO adaptive_evaluations (session_id, event_kind, at, evaluation, previous_fingerprint,
-             next_fingerprint, effective_preset, signals, shadow) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(
-          row.session_id,
-          row.event_kind,
-          row.at,
-          JSON.stringify(row.evaluation),
-          row.previous_fingerprint,
-          row.next_fingerprint,
-          row.effective_preset,
-          JSON.stringify(row.signals),
-          row.shadow ? JSON.stringify(row.shadow) : null,
-        ).lastInsertRowid,
-      );
-      // The ring: drop what is older than the newest `keep` of the session.
-      sql(
-        `DELETE FROM adaptive_evaluations WHERE session_id = ? AND id <= coalesce(
-           (SELECT id FROM adaptive_evaluations WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?), 0)`,
-      ).run(row.session_id, row.session_id, keep);
-      return id;
-    },
-    evaluations(sessionId, limit) {
+    get: async (sessionId) => rows.get(sessionId),
+    put: async (row) => rows.put(row),
+    all: async () => rows.all(),
+  };
+}
+
+function addEvaluation(sql: Sql, row: Omit<EvaluationRow, 'id'>, keep: number): number {
+  const id = Number(
+    sql(
+      `INSERT INTO adaptive_evaluations (session_id, event_kind, at, evaluation, previous_fingerprint,
+         next_fingerprint, effective_preset, signals, shadow) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      row.session_id,
+      row.event_kind,
+      row.at,
+      JSON.stringify(row.evaluation),
+      row.previous_fingerprint,
+      row.next_fingerprint,
+      row.effective_preset,
+      JSON.stringify(row.signals),
+      row.shadow ? JSON.stringify(row.shadow) : null,
+    ).lastInsertRowid,
+  );
+  // The ring: drop what is older than the newest `keep` of the session.
+  sql(
+    `DELETE FROM adaptive_evaluations WHERE session_id = ? AND id <= coalesce(
+       (SELECT id FROM adaptive_evaluations WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?), 0)`,
+  ).run(row.session_id, row.session_id, keep);
+  return id;
+}
+
+function evaluations(sql: Sql): AdaptiveEvaluations {
+  return {
+    addEvaluation: async (row, keep) => addEvaluation(sql, row, keep),
+    async evaluations(sessionId, limit) {
       return (
         sql('SELECT * FROM adaptive_evaluations WHERE session_id = ? ORDER BY id DESC LIMIT ?').all(
           sessionId,
@@ -348,7 +383,7 @@ function evaluations(sql: Sql): AdaptiveEvaluations {
         ) as Record<string, unknown>[]
       ).map(decodeEvaluation);
     },
-    scored(sessionId, limit) {
+    async scored(sessionId, limit) {
       const rows = sessionId
         ? sql(
             'SELECT * FROM adaptive_evaluations WHERE session_id = ? AND shadow IS NOT NULL ORDER BY id DESC LIMIT ?',
@@ -358,7 +393,7 @@ function evaluations(sql: Sql): AdaptiveEvaluations {
           );
       return (rows as Record<string, unknown>[]).map(decodeEvaluation);
     },
-    counts() {
+    async counts() {
       const row = sql(
         `SELECT
            coalesce(sum(event_kind = 'eval_recorded'), 0) AS recorded,
@@ -368,7 +403,7 @@ function evaluations(sql: Sql): AdaptiveEvaluations {
       ).get() as { recorded: number; skipped: number; reshapes: number };
       return row;
     },
-    lastEvaluationAt() {
+    async lastEvaluationAt() {
       return (sql('SELECT max(at) AS at FROM adaptive_evaluations').get() as { at: number | null }).at;
     },
   };
@@ -376,7 +411,7 @@ function evaluations(sql: Sql): AdaptiveEvaluations {
 
 function reviews(sql: Sql, db: () => Db): AdaptiveReviews {
   return {
-    addReview(row) {
+    async addReview(row) {
       return Number(
         sql(
           `INSERT INTO adaptive_reviews (session_id, run_id, child_session_id, child_run_id, status, findings,
@@ -393,7 +428,7 @@ function reviews(sql: Sql, db: () => Db): AdaptiveReviews {
         ).lastInsertRowid,
       );
     },
-    updateReview(id, patch) {
+    async updateReview(id, patch) {
       const sets: string[] = [];
       const params: unknown[] = [];
       for (const [key, value] of Object.entries(patch)) {
@@ -402,24 +437,24 @@ function reviews(sql: Sql, db: () => Db): AdaptiveReviews {
       }
       if (sets.length) sql(`UPDATE adaptive_reviews SET ${sets.join(', ')} WHERE id = ?`).run(...params, id);
     },
-    reviews(sessionId, limit) {
+    async reviews(sessionId, limit) {
       return sql('SELECT * FROM adaptive_reviews WHERE session_id = ? ORDER BY id DESC LIMIT ?').all(
         sessionId,
         limit,
       ) as ReviewRow[];
     },
-    reviewsOfRuns(runIds) {
+    async reviewsOfRuns(runIds) {
       if (!runIds.length) return [];
       return db()
         .prepare(`SELECT * FROM adaptive_reviews WHERE run_id IN (${runIds.map(() => '?').join(', ')})`)
         .all(...runIds) as ReviewRow[];
     },
-    reviewByChildRun(childRunId) {
+    async reviewByChildRun(childRunId) {
       return sql('SELECT * FROM adaptive_reviews WHERE child_run_id = ?').get(childRunId) as
         | ReviewRow
         | undefined;
     },
-    reviewOutcomes(sessionId) {
+    async reviewOutcomes(sessionId) {
       return (
         sessionId
           ? sql('SELECT status, child_run_id FROM adaptive_reviews WHERE session_id = ?').all(sessionId)

@@ -5,7 +5,9 @@
  * @module
  */
 import { join } from 'node:path';
+import { createPostgresAdaptiveStore } from '../adaptive/pg-adaptive-store';
 import { createAdaptiveService } from '../adaptive/service';
+import { createAdaptiveStore } from '../adaptive/store';
 import { globalConfigDir } from '../config/load';
 import { createActivationStore } from '../health/activation-store';
 import { createHealthFollowons } from '../health/followons';
@@ -39,7 +41,7 @@ export function createOversight(
   options: AppOptions,
   late: Late,
 ) {
-  const { clock, ids, log, redactor, openDatabase } = base;
+  const { clock, ids, log, redactor } = base;
   const { bus, sessions, runs } = core;
   const recommendations = createRecommendationLedger({
     store: base.repository(
@@ -97,8 +99,9 @@ export function createOversight(
     options.adaptive === false
       ? undefined
       : createAdaptiveService({
-          db: openDatabase,
-          dbPresent: base.dbPresent,
+          store: base.repository(createAdaptiveStore, (sql) => createPostgresAdaptiveStore({ sql })),
+          // The PostgreSQL database always exists (migrated at start); svc.db may not yet.
+          dbPresent: base.store.kind === 'postgres' ? () => true : base.dbPresent,
           bus,
           clock,
           ids,

@@ -28,7 +28,7 @@ function adaptiveGate({ app }: GateEnv): true | string {
   return app.adaptive ? true : 'no adaptive orchestration layer in this runtime';
 }
 
-type Report = ReturnType<typeof cliReport>;
+type Report = Awaited<ReturnType<typeof cliReport>>;
 
 export const getAdaptiveOrchestration = defineTool({
   name: 'get_adaptive_orchestration',
@@ -48,7 +48,7 @@ export const getAdaptiveOrchestration = defineTool({
       description:
         'adaptive orchestration: config posture, classifier mode, monitor summary and readout surfaces (read-only; never runs a classifier, a monitor or a provider)',
       ungated: true,
-      envelope: (snapshot, { app, input }) => cliReport(app, snapshot, input),
+      envelope: async (snapshot, { app, input }) => await cliReport(app, snapshot, input),
       text: renderReport,
     },
   },
@@ -85,7 +85,7 @@ export const fleetRegulationStatusTool = defineTool({
   input: z.strictObject({}),
   mutates: false,
   surfaces: { mcp: 'svc_fleet_regulation_status', cli: { command: 'config show-fleet-regulation' } },
-  run: async (ctx) => fleetRegulationStatus(ctx.app),
+  run: async (ctx) => await fleetRegulationStatus(ctx.app),
 });
 
 export const getSpawnStatus = defineTool({

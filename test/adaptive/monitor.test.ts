@@ -292,9 +292,15 @@ describe('adaptive orchestration: the monitor reshapes after failures', () => {
         payload: event.payload,
         state: undefined as any,
         trace: app.adaptive!.promptTrace(event.session_id),
-        revision: app.adaptive!.store.get(event.session_id)!.revision,
+        revision: -1,
       };
       atPublish.push(seen);
+      // Read now (the SQLite store answers at once), awaited with the snapshots.
+      snapshots.push(
+        app.adaptive!.store.get(event.session_id).then((row) => {
+          seen.revision = row!.revision;
+        }),
+      );
       snapshots.push(
         app.adaptive!.snapshot(event.session_id).then((state) => {
           seen.state = state;
@@ -589,7 +595,7 @@ describe('adaptive orchestration: the monitor reshapes after failures', () => {
       action: 'cleared',
       posture: { state: 'disabled' },
     });
-    const row = app.adaptive!.store.get(first.session_id)!;
+    const row = (await app.adaptive!.store.get(first.session_id))!;
     expect(row).toMatchObject({ proposal: null, apply_status: 'applied', apply_error: '' });
   });
 
@@ -631,7 +637,7 @@ describe('adaptive orchestration: regulatory history and limits', () => {
     const { app, sessionId } = await runs(100, 50);
     const snapshot = await snapshotOf(app, sessionId);
     expect(snapshot.regulatory_history).toHaveLength(32);
-    expect(app.adaptive!.store.evaluations(sessionId, 1000)).toHaveLength(50);
+    expect(await app.adaptive!.store.evaluations(sessionId, 1000)).toHaveLength(50);
     expect(snapshot.regulatory_history[0].evaluation).toEqual(snapshot.last_monitor_evaluation);
   });
 

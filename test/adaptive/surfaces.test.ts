@@ -393,7 +393,7 @@ describe('svc config show-adaptive-orchestration', () => {
 
     // ADAPT-36, ADAPT-39, ADAPT-40: nothing changed; no classifier ran and no monitor worked.
     expect(dump(app)).toBe(before);
-    expect(app.adaptive!.store.get(fresh.id)).toBeUndefined();
+    expect(await app.adaptive!.store.get(fresh.id)).toBeUndefined();
     for (const out of [json, unclassified, text]) {
       expect(out.log.records.filter((r) => r.component === 'adaptive')).toEqual([]);
     }

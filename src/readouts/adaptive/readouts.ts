@@ -52,9 +52,9 @@ export const ADAPTIVE_EVENTS = [
 const iso = (ms: number | null | undefined) =>
   ms === null || ms === undefined ? null : new Date(ms).toISOString();
 
-function rows(adaptive: AdaptiveReadoutDeps['adaptive']): AdaptiveRow[] {
+async function rows(adaptive: AdaptiveReadoutDeps['adaptive']): Promise<AdaptiveRow[]> {
   if (!adaptive?.dbPresent()) return [];
-  return adaptive.store.all();
+  return await adaptive.store.all();
 }
 
 function countBy<K extends string>(keys: readonly K[], values: string[]): Record<K, number> {
@@ -73,16 +73,16 @@ function monitorConfig(app: Pick<AdaptiveReadoutDeps, 'config'>) {
   };
 }
 
-export function fleetRegulationStatus(app: AdaptiveReadoutDeps) {
+export async function fleetRegulationStatus(app: AdaptiveReadoutDeps) {
   const settings = app.config.options.adaptive_orchestration;
-  const all = rows(app.adaptive);
+  const all = await rows(app.adaptive);
   const decoded = all.map((row) => ({ row, decoded: decodeGenome(row.genome) }));
   const withGenome = decoded.flatMap(({ row, decoded }) =>
     decoded?.ok ? [{ row, genome: decoded.genome }] : [],
   );
   const pending = all.filter((r) => r.apply_status === 'pending' && r.proposal);
   const counts = app.adaptive?.dbPresent()
-    ? app.adaptive.store.counts()
+    ? await app.adaptive.store.counts()
     : { recorded: 0, skipped: 0, reshapes: 0 };
   const verdicts = all.map(efficacyVerdict).filter((v): v is NonNullable<typeof v> => v !== undefined);
   return {
@@ -146,7 +146,7 @@ export async function spawnStatus(app: SpawnStatusDeps, input: { session_id?: st
   const running = await queries.childRuns({ state: 'running', familySessionId: root });
   const recent = await queries.childRuns({ state: 'ended', familySessionId: root, limit: input.limit });
   const totals = await queries.childStatusCounts(root);
-  const reviewRows = app.adaptive?.dbPresent() ? app.adaptive.store.reviewOutcomes(root) : [];
+  const reviewRows = app.adaptive?.dbPresent() ? await app.adaptive.store.reviewOutcomes(root) : [];
   for (const r of reviewRows) if (r.child_run_id) reviews.set(r.child_run_id, r.status);
   const role = (runId: string) => (reviews.has(runId) ? 'reviewer' : 'subagent');
   const total = (status: string) => totals.find((t) => t.status === status)?.n ?? 0;
@@ -206,7 +206,7 @@ export async function evalShadowSummary(
   if (input.session_id && !(await app.sessions.get(input.session_id))) {
     throw new SvcError('not_found', `session_id: no session "${input.session_id}"; see svc session list`);
   }
-  const scored = app.adaptive?.dbPresent() ? app.adaptive.store.scored(input.session_id, 100_000) : [];
+  const scored = app.adaptive?.dbPresent() ? await app.adaptive.store.scored(input.session_id, 100_000) : [];
   const agreed = scored.filter((s) => s.shadow?.agreed).length;
   const pairs = new Map<
     string,
@@ -224,7 +224,7 @@ export async function evalShadowSummary(
     if (s.shadow!.agreed) entry.agreed++;
     pairs.set(key, entry);
   }
-  const fed = rows(app.adaptive).filter(
+  const fed = (await rows(app.adaptive)).filter(
     (r) =>
       (!input.session_id || r.session_id === input.session_id) &&
       r.hint_sources.split(',').includes('eval_shadow'),
@@ -256,17 +256,17 @@ export async function evalShadowSummary(
 }
 
 /** `svc config show-adaptive-orchestration --json`: the report around the snapshot. */
-export function cliReport(
+export async function cliReport(
   app: AdaptiveCliReportDeps,
   snapshot: AdaptiveSnapshot,
   input: { session_id?: string },
 ) {
   const settings = app.config.options.adaptive_orchestration;
-  const all = rows(app.adaptive);
+  const all = await rows(app.adaptive);
   const counts = app.adaptive?.dbPresent()
-    ? app.adaptive.store.counts()
+    ? await app.adaptive.store.counts()
     : { recorded: 0, skipped: 0, reshapes: 0 };
-  const lastAt = app.adaptive?.dbPresent() ? app.adaptive.store.lastEvaluationAt() : null;
+  const lastAt = app.adaptive?.dbPresent() ? await app.adaptive.store.lastEvaluationAt() : null;
   const gate = app.tools.gates().find((g) => g.tool.name === ADAPTIVE_NATIVE_TOOL);
   return {
     config: {

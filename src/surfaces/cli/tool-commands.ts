@@ -112,7 +112,7 @@ async function runToolCommand(
   }
   const { input: parsed, value: payload } = outcome;
   const result = app.redactor.value(
-    binding.envelope ? binding.envelope(payload, { app, input: parsed }) : payload,
+    binding.envelope ? await binding.envelope(payload, { app, input: parsed }) : payload,
   );
   if (asJson) ctx.json(result);
   else ctx.out(binding.text ? binding.text(result, parsed) : renderText(result));
