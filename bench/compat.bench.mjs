@@ -26,7 +26,7 @@ const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 const TOKEN = 'bench-token';
 
-export function percentile(values, p) {
+function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 }
@@ -115,7 +115,8 @@ export async function streamOnce(url, headers, body) {
   if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
   const text = await response.text();
   if (!text.trimEnd().endsWith('data: [DONE]')) throw new Error(`no [DONE]: ${text.slice(-200)}`);
-  if (text.includes('"error"')) throw new Error(`error chunk: ${text.slice(-300)}`);
+  const at = text.indexOf('"error"');
+  if (at >= 0) throw new Error(`error chunk: ${text.slice(at, at + 300)}`);
   return performance.now() - started;
 }
 

@@ -10,7 +10,8 @@
 // 3. cluster throughput: the same compat load against 1 and against 3 `svc service start http`
 //    nodes on one PostgreSQL database (one shared workspace, an SVC_DATA_DIR per node), the
 //    requests of a round sent round-robin over the nodes; requests/s of each and the ratio against
-//    the 2.5x target, with CPU per request of the nodes and of the PostgreSQL server. The fake model
+//    the 2.5x target, with CPU per request of the nodes and of the PostgreSQL server (and what
+//    both spend per second with no request, measured over 5 s before the load). The fake model
 //    answers instantly (the model is not the bottleneck), but the load generator, the fake model,
 //    PostgreSQL and the nodes share this machine's cores: on a 2-core box 3 nodes share 2 cores.
 // Reported, never asserted. BENCH_STORE_PAIRS (default 2) sets the pairs of 1 and 2,
@@ -23,7 +24,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runOnce as agentLoopOnce } from './agent-loop.bench.mjs';
-import { run as compatRun, cpuMs, fakeProvider, percentile, round, streamOnce } from './compat.bench.mjs';
+import { run as compatRun, cpuMs, fakeProvider, round, streamOnce } from './compat.bench.mjs';
 import { findPostgresBin, POSTGRES_INSTALL, startPostgres } from './pg-cluster.mjs';
 
 const BIN =
@@ -44,7 +45,12 @@ function firstLine(error) {
   return (message ? `${head}${message}` : text).split('\n')[0].slice(0, 300);
 }
 
-const median = (values) => (values.length ? percentile(values, 50) : undefined);
+function median(values) {
+  if (!values.length) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
 const fmt = (value, digits = 2) => (value === undefined ? 'n/a' : value.toFixed(digits));
 /** A row's number by its name (the rows of agent-loop and compat), or undefined. */
 function figure(rows, name) {
@@ -289,6 +295,11 @@ async function loadNodes(pg, providerUrl, count) {
     // Warm-up: 20 requests per node.
     await round(20 * count, (i) => streamOnce(on(i), auth, body(i)));
     const cpuOf = () => cluster.nodes.reduce((sum, n) => sum + (cpuMs(n.child.pid) ?? 0), 0);
+    // What the nodes and PostgreSQL spend with no request (heartbeats, polls, timers), over 5 s.
+    const idleNodes = cpuOf();
+    const idlePg = pg.cpuMs();
+    await new Promise((r) => setTimeout(r, 5000));
+    const idle = { nodes: (cpuOf() - idleNodes) / 5, pg: (pg.cpuMs() - idlePg) / 5 };
     const nodesBefore = cpuOf();
     const pgBefore = pg.cpuMs();
     let served = 0;
@@ -312,6 +323,7 @@ async function loadNodes(pg, providerUrl, count) {
       errors,
       nodesCpu: nodesCpu / served,
       pgCpu: pgCpu / served,
+      idle,
     };
   } finally {
     await cluster.stop();
@@ -350,6 +362,10 @@ async function clusterThroughput(pg, rows, failed) {
     runs[count].length
       ? `${fmt(median(of(count, 'nodesCpu')))} nodes + ${fmt(median(of(count, 'pgCpu')))} PostgreSQL`
       : 'n/a';
+  const idleLine = (count) =>
+    runs[count].length
+      ? `${fmt(median(runs[count].map((r) => r.idle.nodes)), 1)} nodes + ${fmt(median(runs[count].map((r) => r.idle.pg)), 1)} PostgreSQL`
+      : 'n/a';
   const one = median(of(1, 'rps'));
   const many = median(of(NODES, 'rps'));
   rows.push(
@@ -369,5 +385,7 @@ async function clusterThroughput(pg, rows, failed) {
       : { name: `throughput, ${NODES} nodes / 1 node`, value: 'n/a' },
     { name: 'CPU ms per request, 1 node', value: cpuLine(1) },
     { name: `CPU ms per request, ${NODES} nodes`, value: cpuLine(NODES) },
+    { name: 'idle CPU ms per second, 1 node', value: idleLine(1) },
+    { name: `idle CPU ms per second, ${NODES} nodes`, value: idleLine(NODES) },
   );
 }
