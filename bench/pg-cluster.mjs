@@ -81,7 +81,9 @@ export async function startPostgres() {
     'UTF8',
   ]);
   const port = await freePort();
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+  // pg_stat_statements (in Debian's server package) counts the statements svc sends, when present.
+  const statements = existsSync(join(bin, '..', 'lib', 'pg_stat_statements.so'));
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off${statements ? ' -c shared_preload_libraries=pg_stat_statements' : ''}`;
   asClusterUser(join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
   let stopped = false;
   const stop = () => {
@@ -99,6 +101,17 @@ export async function startPostgres() {
   const urlOf = (database) => `postgres://postgres@127.0.0.1:${port}/${database}`;
   let databases = 0;
   const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const query = async (sql, params = []) => {
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: urlOf('postgres') });
+    await client.connect();
+    try {
+      return (await client.query(sql, params)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+  if (statements) await query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
   return {
     port,
     urlOf,
@@ -119,6 +132,27 @@ export async function startPostgres() {
      * CPU time of the server so far in ms: the postmaster with its reaped children, plus its live
      * children (the backends serving svc's pools, the WAL writer, the checkpointer, …).
      */
+    /**
+     * Statements executed (pg_stat_statements, undefined without it) and transactions committed or
+     * rolled back so far in the database of `url`. The transaction counters reach the statistics
+     * up to a second late: wait a little before reading them after work.
+     */
+    async counters(url) {
+      const name = new URL(url).pathname.slice(1);
+      const [xacts] = await query(
+        'SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1',
+        [name],
+      );
+      const calls = statements
+        ? (
+            await query(
+              'SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1)',
+              [name],
+            )
+          )[0]
+        : undefined;
+      return { statements: calls ? Number(calls.n) : undefined, transactions: Number(xacts?.n ?? 0) };
+    },
     cpuMs() {
       let total = procCpuMs(postmaster, true) ?? 0;
       for (const entry of readdirSync('/proc')) {

@@ -114,9 +114,17 @@ async function agentLoop(pg, rows, failed) {
       try {
         const url = store === 'postgres' ? await pg.createDatabase('svc_bench_loop') : undefined;
         const result = await withStore(url, () => agentLoopOnce('all'));
+        const steps = figure(result, 'tool steps');
+        let counts;
+        if (url && steps) {
+          await new Promise((r) => setTimeout(r, 1500)); // the statistics arrive up to a second late
+          counts = await pg.counters(url);
+        }
         runs[store].push({
           wall: figure(result, 'svc time per step, median (ms)'),
           cpu: figure(result, 'svc CPU per step, all threads (ms)'),
+          statements: counts?.statements === undefined ? undefined : counts.statements / steps,
+          transactions: counts ? counts.transactions / steps : undefined,
         });
       } catch (error) {
         if (store === 'postgres') failed('agent-loop', error);
@@ -125,9 +133,11 @@ async function agentLoop(pg, rows, failed) {
     }
   }
   const of = (store, key) => runs[store].map((r) => r[key]).filter((v) => v !== undefined);
-  const summary = (store, key) => {
+  const summary = (store, key, digits = 2) => {
     const values = of(store, key);
-    return values.length ? `${fmt(median(values))} (${values.map((v) => fmt(v)).join(', ')})` : 'n/a';
+    return values.length
+      ? `${fmt(median(values), digits)} (${values.map((v) => fmt(v, digits)).join(', ')})`
+      : 'n/a';
   };
   rows.push(
     {
@@ -141,6 +151,10 @@ async function agentLoop(pg, rows, failed) {
       median(of('sqlite', 'wall')),
       median(of('postgres', 'wall')),
     ),
+    {
+      name: 'agent-loop pg statements / transactions per step',
+      value: `${summary('postgres', 'statements', 1)} / ${summary('postgres', 'transactions', 1)} (whole run, start-up and migration included)`,
+    },
     { name: 'agent-loop CPU per step ms, sqlite', value: summary('sqlite', 'cpu') },
     { name: 'agent-loop CPU per step ms, postgres', value: summary('postgres', 'cpu') },
     ratioRow(
@@ -273,7 +287,7 @@ async function startNodes(pg, providerUrl, count) {
     // One node first: it migrates the new database; the others find it migrated.
     const first = await start('n0');
     const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => start(`n${i + 1}`)));
-    return { nodes: [first, ...rest], stop };
+    return { nodes: [first, ...rest], url, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -298,10 +312,17 @@ async function loadNodes(pg, providerUrl, count) {
     // What the nodes and PostgreSQL spend with no request (heartbeats, polls, timers), over 5 s.
     const idleNodes = cpuOf();
     const idlePg = pg.cpuMs();
+    const idleCounts = await pg.counters(cluster.url);
     await new Promise((r) => setTimeout(r, 5000));
     const idle = { nodes: (cpuOf() - idleNodes) / 5, pg: (pg.cpuMs() - idlePg) / 5 };
+    const idleCountsAfter = await pg.counters(cluster.url);
+    idle.statements =
+      idleCounts.statements === undefined
+        ? undefined
+        : (idleCountsAfter.statements - idleCounts.statements) / 5;
     const nodesBefore = cpuOf();
     const pgBefore = pg.cpuMs();
+    const countsBefore = await pg.counters(cluster.url);
     let served = 0;
     let elapsed = 0;
     const errors = [];
@@ -317,6 +338,12 @@ async function loadNodes(pg, providerUrl, count) {
     const nodesCpu = cpuOf() - nodesBefore;
     const pgCpu = pg.cpuMs() - pgBefore;
     if (!served) throw new Error(`no request was served: ${errors[0] ?? 'none sent'}`);
+    await new Promise((r) => setTimeout(r, 1500)); // the statistics arrive up to a second late
+    const countsAfter = await pg.counters(cluster.url);
+    const per = (key) =>
+      countsAfter[key] === undefined || countsBefore[key] === undefined
+        ? undefined
+        : (countsAfter[key] - countsBefore[key]) / served;
     return {
       rps: (served / elapsed) * 1000,
       perRound: rps,
@@ -324,6 +351,8 @@ async function loadNodes(pg, providerUrl, count) {
       nodesCpu: nodesCpu / served,
       pgCpu: pgCpu / served,
       idle,
+      statements: per('statements'),
+      transactions: per('transactions'),
     };
   } finally {
     await cluster.stop();
@@ -364,8 +393,14 @@ async function clusterThroughput(pg, rows, failed) {
       : 'n/a';
   const idleLine = (count) =>
     runs[count].length
-      ? `${fmt(median(runs[count].map((r) => r.idle.nodes)), 1)} nodes + ${fmt(median(runs[count].map((r) => r.idle.pg)), 1)} PostgreSQL`
+      ? `${fmt(median(runs[count].map((r) => r.idle.nodes)), 1)} nodes + ${fmt(median(runs[count].map((r) => r.idle.pg)), 1)} PostgreSQL; ${fmt(median(runs[count].map((r) => r.idle.statements).filter((v) => v !== undefined)), 1)} statements/s`
       : 'n/a';
+  const countLine = (count) => {
+    const list = runs[count].filter((r) => r.transactions !== undefined);
+    return list.length
+      ? `${fmt(median(list.map((r) => r.statements).filter((v) => v !== undefined)), 1)} / ${fmt(median(list.map((r) => r.transactions)), 1)}`
+      : 'n/a';
+  };
   const one = median(of(1, 'rps'));
   const many = median(of(NODES, 'rps'));
   rows.push(
@@ -385,6 +420,8 @@ async function clusterThroughput(pg, rows, failed) {
       : { name: `throughput, ${NODES} nodes / 1 node`, value: 'n/a' },
     { name: 'CPU ms per request, 1 node', value: cpuLine(1) },
     { name: `CPU ms per request, ${NODES} nodes`, value: cpuLine(NODES) },
+    { name: 'pg statements / transactions per request, 1 node', value: countLine(1) },
+    { name: `pg statements / transactions per request, ${NODES} nodes`, value: countLine(NODES) },
     { name: 'idle CPU ms per second, 1 node', value: idleLine(1) },
     { name: `idle CPU ms per second, ${NODES} nodes`, value: idleLine(NODES) },
   );
