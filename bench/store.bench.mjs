@@ -40,7 +40,7 @@ const TOKEN = 'bench-token';
 /** The first line of an error; of an error chunk, its message. */
 function firstLine(error) {
   const text = String(error?.message ?? error);
-  const message = /"message":"((?:[^"\\]|\\.)*)"/.exec(text)?.[1]?.replace(/\\"/g, '"');
+  const message = /"message":"((?:[^"\\]|\\.)*)/.exec(text)?.[1]?.replace(/\\"/g, '"');
   const head = /^[^:]*: /.exec(text)?.[0] ?? '';
   return (message ? `${head}${message}` : text).split('\n')[0].slice(0, 300);
 }
