@@ -11,7 +11,9 @@
 //    nodes on one PostgreSQL database (one shared workspace, an SVC_DATA_DIR per node), the
 //    requests of a round sent round-robin over the nodes; requests/s of each and the ratio against
 //    the 2.5x target, with CPU per request of the nodes and of the PostgreSQL server (and what
-//    both spend per second with no request, measured over 5 s before the load). The fake model
+//    both spend per second with no request, measured over 5 s before the load), and PostgreSQL's
+//    statements (pg_stat_statements) and transactions per request (and per agent-loop step, over
+//    the whole run). The fake model
 //    answers instantly (the model is not the bottleneck), but the load generator, the fake model,
 //    PostgreSQL and the nodes share this machine's cores: on a 2-core box 3 nodes share 2 cores.
 // Reported, never asserted. BENCH_STORE_PAIRS (default 2) sets the pairs of 1 and 2,
