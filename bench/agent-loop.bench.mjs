@@ -103,7 +103,8 @@ export async function run() {
   ];
 }
 
-async function runOnce(exposure) {
+/** One `svc run` of STEPS tool steps with that tool exposure (bench/store.bench.mjs runs it too). */
+export async function runOnce(exposure) {
   const ws = mkdtempSync(join(tmpdir(), 'svc-bench-loop-'));
   let child;
   const { server, gaps, cpu, port } = await startServer(STEPS, () => child?.pid);
@@ -121,6 +122,7 @@ async function runOnce(exposure) {
       ...(process.env.BENCH_STORE_URL ? { SVC_STORE_URL: process.env.BENCH_STORE_URL } : {}),
     };
     const started = process.hrtime.bigint();
+    let stderr = '';
     const code = await new Promise((resolvePromise) => {
       child = spawn(
         process.execPath,
@@ -128,13 +130,20 @@ async function runOnce(exposure) {
         {
           cwd: ws,
           env,
-          stdio: 'ignore',
+          stdio: ['ignore', 'ignore', 'pipe'],
         },
       );
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
       child.on('exit', resolvePromise);
     });
     const total = Number(process.hrtime.bigint() - started) / 1e6;
-    if (code !== 0) throw new Error(`svc run exited ${code}`);
+    if (code !== 0) {
+      // The first line that is not one of Node's warnings (svc prints its error as one line).
+      const first = stderr.split('\n').find((l) => l.trim() && !/^\((node:\d+|Use `node)/.test(l));
+      throw new Error(`svc run exited ${code}${first ? `: ${first}` : ''}`);
+    }
     const steady = gaps.slice(5); // the first steps warm up (lazy imports, JIT, statement cache)
     const wall = percentile(steady, 50);
     const perStepCpu =

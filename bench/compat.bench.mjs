@@ -19,8 +19,8 @@ import { join, resolve } from 'node:path';
 const BIN =
   process.env.BENCH_SVC_BIN ??
   resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../dist/main.js');
-const CONCURRENCY = Number(process.env.BENCH_COMPAT_CONCURRENCY ?? 200);
-const ROUNDS = Number(process.env.BENCH_COMPAT_ROUNDS ?? 5);
+const DEFAULT_CONCURRENCY = Number(process.env.BENCH_COMPAT_CONCURRENCY ?? 200);
+const DEFAULT_ROUNDS = Number(process.env.BENCH_COMPAT_ROUNDS ?? 5);
 // BENCH_NODE_ARGS adds Node flags to the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const TICK_MS = 10; // USER_HZ is 100 on Linux
@@ -42,7 +42,7 @@ function rssMb(pid, field = 'VmRSS') {
 }
 
 /** utime + stime of a live process in ms, or undefined without /proc. */
-function cpuMs(pid) {
+export function cpuMs(pid) {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
@@ -84,7 +84,7 @@ async function heapMb(child, dir) {
   }
 }
 
-function fakeProvider() {
+export function fakeProvider() {
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -105,7 +105,7 @@ function fakeProvider() {
   );
 }
 
-async function streamOnce(url, headers, body) {
+export async function streamOnce(url, headers, body) {
   const started = performance.now();
   const response = await fetch(`${url}/chat/completions`, {
     method: 'POST',
@@ -115,11 +115,12 @@ async function streamOnce(url, headers, body) {
   if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
   const text = await response.text();
   if (!text.trimEnd().endsWith('data: [DONE]')) throw new Error(`no [DONE]: ${text.slice(-200)}`);
-  if (text.includes('"error"')) throw new Error(`error chunk: ${text.slice(-300)}`);
+  const at = text.indexOf('"error"');
+  if (at >= 0) throw new Error(`error chunk: ${text.slice(at, at + 300)}`);
   return performance.now() - started;
 }
 
-async function round(n, fn) {
+export async function round(n, fn) {
   const started = performance.now();
   const results = await Promise.allSettled(Array.from({ length: n }, (_, i) => fn(i)));
   const elapsed = performance.now() - started;
@@ -130,7 +131,13 @@ async function round(n, fn) {
   return { latencies, errors, rps: (latencies.length / elapsed) * 1000 };
 }
 
-export async function run() {
+/**
+ * `options.concurrency` and `options.rounds` override BENCH_COMPAT_CONCURRENCY and
+ * BENCH_COMPAT_ROUNDS (bench/store.bench.mjs runs a smaller load).
+ */
+export async function run(options = {}) {
+  const CONCURRENCY = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const ROUNDS = options.rounds ?? DEFAULT_ROUNDS;
   const ws = mkdtempSync(join(tmpdir(), 'svc-bench-compat-'));
   const provider = await fakeProvider();
   let child;
@@ -167,13 +174,17 @@ export async function run() {
       },
     );
     let out = '';
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
     const svcUrl = await new Promise((resolvePromise, reject) => {
       child.stdout.on('data', (d) => {
         out += d;
         const match = /svc: listening on (http:\/\/\S+)/.exec(out);
         if (match) resolvePromise(`${match[1]}/v1`);
       });
-      child.on('exit', (code) => reject(new Error(`svc exited ${code}`)));
+      child.on('exit', (code) => reject(new Error(`svc exited ${code}${firstErrorLine(stderr)}`)));
     });
     const body = (i) => ({
       model: 'fake/m1',
@@ -207,6 +218,7 @@ export async function run() {
     const errorsOf = [direct, ...rounds].flatMap((r) => r.errors);
     const errors = errorsOf.length;
     const served = all.length;
+    if (!served) throw new Error(`no request was served: ${errorsOf[0] ?? 'no request sent'}`);
     const cpuPerRequest =
       cpuBefore !== undefined && cpuAfter !== undefined && served
         ? (cpuAfter - cpuBefore) / served
@@ -274,6 +286,12 @@ export async function run() {
     await new Promise((r) => setTimeout(r, 300));
     rmSync(ws, { recursive: true, force: true });
   }
+}
+
+/** `: <first line of svc's stderr that is not a Node warning>`, or '' (svc prints its error as one line). */
+function firstErrorLine(stderr) {
+  const line = stderr.split('\n').find((l) => l.trim() && !/^\((node:\d+|Use `node)/.test(l));
+  return line ? `: ${line}` : '';
 }
 
 /**
