@@ -11,7 +11,6 @@ import { hardClaimGuard } from './coordination/claims';
 import { SvcError } from './errors';
 import { cloudIdentity } from './providers/reports';
 import { runFunnel } from './tools/core/funnel';
-import { VERSION } from './version';
 import type {
   BackgroundWorker,
   DbStatus,
@@ -20,6 +19,7 @@ import type {
   RuntimeState,
   ToolContext,
 } from './tools/core/types';
+import { VERSION } from './version';
 
 export type { AdaptiveResync } from './adaptive/service';
 export type { App, AppOptions } from './app/types';

@@ -39,7 +39,7 @@ export async function startRun(
 export async function resumeRun(core: AgentCore, runId: string): Promise<RunOutcome | undefined> {
   const a = core.host;
   const run = await a.runs.get(runId);
-  if (!run || run.status !== 'running' || !a.runs.takeOver) return undefined;
+  if (run?.status !== 'running' || !a.runs.takeOver) return undefined;
   const taken = await a.runs.takeOver(runId);
   if (!taken) return undefined;
   const kind = agentKind(a.config, taken.agent);

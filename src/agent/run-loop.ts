@@ -143,7 +143,9 @@ async function openRun(c: RunContext): Promise<{ session: RunTurn['session']; us
 }
 
 /** A run resumed after its node died: its stored prompt, its unfinished calls settled (./run-resume.ts). */
-async function resumeRun(c: RunContext): Promise<{ session: RunTurn['session']; user: Message } | RunOutcome> {
+async function resumeRun(
+  c: RunContext,
+): Promise<{ session: RunTurn['session']; user: Message } | RunOutcome> {
   const reopened = await reopenedTurn(c);
   if (!reopened) {
     const message = `run ${c.run.id} cannot be resumed: its prompt is not in session ${c.sessionId}`;

@@ -54,7 +54,9 @@ export async function settleUnfinishedCalls(c: RunContext): Promise<ToolCallPart
   }
   if (open.length === 0) return [];
   const workspace = await workspaceNow(app.workspace);
-  const output = workspace ? `${UNKNOWN_OUTCOME}\n\nThe workspace now (git status --short):\n${workspace}` : UNKNOWN_OUTCOME;
+  const output = workspace
+    ? `${UNKNOWN_OUTCOME}\n\nThe workspace now (git status --short):\n${workspace}`
+    : UNKNOWN_OUTCOME;
   // Results go to the tool message that follows their call's assistant message (made if none).
   const byAssistant = new Map<string, ToolCallPart[]>();
   for (const { call, after } of open) byAssistant.set(after.id, [...(byAssistant.get(after.id) ?? []), call]);
@@ -104,7 +106,11 @@ export async function settleUnfinishedCalls(c: RunContext): Promise<ToolCallPart
 /** `git status --short` of the workspace, bounded; empty when it is not a repository. */
 async function workspaceNow(root: string): Promise<string> {
   try {
-    const { stdout } = await run('git', ['status', '--short'], { cwd: root, timeout: 5_000, maxBuffer: 1 << 20 });
+    const { stdout } = await run('git', ['status', '--short'], {
+      cwd: root,
+      timeout: 5_000,
+      maxBuffer: 1 << 20,
+    });
     const text = stdout.trim();
     return text.length > 2_000 ? `${text.slice(0, 2_000)}\n…` : text || '(no changes)';
   } catch {

@@ -6,8 +6,8 @@
  */
 import { createAgentService } from '../agent/agent-service';
 import { createAgentStateStore } from '../agent/agent-state-store';
-import { createPostgresAgentStateStore } from '../agent/pg-agent-state-store';
 import type { DurableRuns } from '../agent/deps';
+import { createPostgresAgentStateStore } from '../agent/pg-agent-state-store';
 import { createRunLeases } from '../agent/run-leases';
 import { createRunEngine } from '../engine/create-engine';
 import { createObserveService } from '../observe/service';

@@ -128,7 +128,11 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
         },
       });
       if (!taken) return true;
-      deps.log.info('adopted a run whose node is gone', { run_id: run.id, from_node: run.runner, step: run.steps });
+      deps.log.info('adopted a run whose node is gone', {
+        run_id: run.id,
+        from_node: run.runner,
+        step: run.steps,
+      });
       await DBOS.resumeWorkflow(run.id);
       return true;
     },

@@ -237,7 +237,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     // Not behind the first recovery: the recovery's orphan handler calls it.
     async takeOver(runId, from, record) {
       const run = await queries.get(runId);
-      if (!run || run.status !== 'running') return undefined;
+      if (run?.status !== 'running') return undefined;
       const previous = from === undefined ? run.runner : from;
       if (run.runner === owner.runner && from === undefined) return run;
       if (!(await writes.takeOverRunning(runId, previous, clock.now(), owner))) return undefined;

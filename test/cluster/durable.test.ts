@@ -70,7 +70,11 @@ describe.skipIf(!pg.available)('durable runs: three DBOS nodes on one PostgreSQL
     expect(sent.status).toBe(202);
     const runId = sent.body.run_id as string;
     const log = join(cluster.workspace, 'bash.log');
-    await until(async () => (existsSync(log) ? true : undefined), 'step 3’s bash command to start on A', 60_000);
+    await until(
+      async () => (existsSync(log) ? true : undefined),
+      'step 3’s bash command to start on A',
+      60_000,
+    );
     if (process.env.DURABLE_DEBUG) console.log(new Date().toISOString(), 'killing A');
     await a.kill('SIGKILL');
     if (process.env.DURABLE_DEBUG) console.log(new Date().toISOString(), 'killed A');
@@ -82,7 +86,9 @@ describe.skipIf(!pg.available)('durable runs: three DBOS nodes on one PostgreSQL
             async (x) => {
               console.log('health', x.status);
               const t0 = Date.now();
-              await fetch(`${c.url}/v1/agent-runs/${runId}`, { headers: { authorization: `Bearer ${TOKEN}` } }).then(
+              await fetch(`${c.url}/v1/agent-runs/${runId}`, {
+                headers: { authorization: `Bearer ${TOKEN}` },
+              }).then(
                 async (y) => console.log('run', y.status, (await y.text()).slice(0, 200)),
                 (e) => console.log('run failed', Date.now() - t0, e.cause),
               );
@@ -119,8 +125,13 @@ describe.skipIf(!pg.available)('durable runs: three DBOS nodes on one PostgreSQL
     expect(adopted).toHaveLength(1);
     expect(adopted[0].payload.to_node).not.toBe(adopted[0].payload.from_node);
     expect(adopted[0].payload.step).toBeGreaterThanOrEqual(2);
-    const unknown = events.filter((e) => e.type === 'tool.outcome_unknown' || e.type === 'phase' || e.type === 'run_adopted');
-    expect(events.filter((e) => e.type === 'tool.outcome_unknown'), JSON.stringify(unknown)).toHaveLength(1);
+    const unknown = events.filter(
+      (e) => e.type === 'tool.outcome_unknown' || e.type === 'phase' || e.type === 'run_adopted',
+    );
+    expect(
+      events.filter((e) => e.type === 'tool.outcome_unknown'),
+      JSON.stringify(unknown),
+    ).toHaveLength(1);
     expect(events.filter((e) => e.type === 'run.finished')).toHaveLength(1);
     const seqs = events.map((e) => e.seq);
     expect(new Set(seqs).size).toBe(seqs.length);
@@ -132,7 +143,9 @@ describe.skipIf(!pg.available)('durable runs: three DBOS nodes on one PostgreSQL
     const results = messages.flatMap((m) => m.parts.filter((p: any) => p.type === 'tool-result'));
     expect(calls.map((p: any) => p.tool)).toEqual(['write', 'write', 'bash', 'write']);
     expect(new Set(calls.map((p: any) => p.tool_call_id)).size).toBe(4);
-    expect(results.map((p: any) => p.tool_call_id).sort()).toEqual(calls.map((p: any) => p.tool_call_id).sort());
+    expect(results.map((p: any) => p.tool_call_id).sort()).toEqual(
+      calls.map((p: any) => p.tool_call_id).sort(),
+    );
     expect(JSON.stringify(messages.at(-1))).toContain('All five steps done.');
 
     // SSE on node C: every event once, live and replayed with Last-Event-ID.
