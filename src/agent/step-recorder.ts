@@ -29,6 +29,9 @@ export class StepRecorder {
   private assistant: Message | undefined;
   private readonly parts: MessagePart[] = [];
   private tool: Message | undefined;
+  /** Set by the first caller; the others await it (the stores' appends are async). */
+  private assistantCreated: Promise<void> | undefined;
+  private toolCreated: Promise<Message> | undefined;
   private readonly results: MessagePart[] = [];
   private openText: { id: string; index: number } | undefined;
   private openReasoning: { id: string; index: number } | undefined;
@@ -77,6 +80,9 @@ export class StepRecorder {
 
   /** Records a call once (the tool may start before the stream's part arrives); metadata merges. */
   async toolCall(call: RecordedToolCall, metadata?: ProviderMetadata): Promise<void> {
+    // The tool's start and the stream's part record the same call concurrently: the message
+    // first, then the check and the push with no await between them, so the call is pushed once.
+    await this.ensureAssistant();
     const known = this.parts.find(
       (p): p is Extract<typeof p, { type: 'tool-call' }> =>
         p.type === 'tool-call' && p.tool_call_id === call.tool_call_id,
@@ -88,7 +94,6 @@ export class StepRecorder {
       await this.flush();
       return;
     }
-    await this.ensureAssistant();
     this.openText = undefined;
     this.openReasoning = undefined;
     this.parts.push({
@@ -106,24 +111,35 @@ export class StepRecorder {
   async toolResult(toolCallId: string, tool: string, output: string, isError: boolean): Promise<void> {
     if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === toolCallId)) return;
     this.results.push({ type: 'tool-result', tool_call_id: toolCallId, tool, output, is_error: isError });
-    const sessions = this.app.sessions;
-    if (!this.tool) {
-      this.tool = await sessions.appendMessage({
-        session_id: this.options.sessionId,
-        role: 'tool',
-        parts: [...this.results],
-        run_id: this.options.runId,
-        finished: false,
+    // Results of parallel calls arrive concurrently: one creates the message, the others wait
+    // for it and then write every result so far.
+    if (!this.toolCreated) {
+      this.toolCreated = this.createTool().catch((error: unknown) => {
+        this.toolCreated = undefined; // the next result tries again
+        throw error;
       });
-      this.app.bus.publish(this.options.sessionId, 'message.created', {
-        session_id: this.options.sessionId,
-        message_id: this.tool.id,
-        role: 'tool',
-        run_id: this.options.runId,
-      });
-    } else {
-      await sessions.updateMessage(this.tool.id, { parts: [...this.results] });
+      await this.toolCreated;
+      return;
     }
+    const message = await this.toolCreated;
+    await this.app.sessions.updateMessage(message.id, { parts: [...this.results] });
+  }
+
+  private async createTool(): Promise<Message> {
+    this.tool = await this.app.sessions.appendMessage({
+      session_id: this.options.sessionId,
+      role: 'tool',
+      parts: [...this.results],
+      run_id: this.options.runId,
+      finished: false,
+    });
+    this.app.bus.publish(this.options.sessionId, 'message.created', {
+      session_id: this.options.sessionId,
+      message_id: this.tool.id,
+      role: 'tool',
+      run_id: this.options.runId,
+    });
+    return this.tool;
   }
 
   /** Calls that never got a result (cancel, loop stop) get an error result, so history stays valid. */
@@ -207,8 +223,16 @@ export class StepRecorder {
     return [...this.results].sort((a, b) => index(a) - index(b));
   }
 
+  /** The assistant message, created once however many callers ask at the same time. */
   private async ensureAssistant() {
-    if (this.assistant) return;
+    this.assistantCreated ??= this.createAssistant().catch((error: unknown) => {
+      this.assistantCreated = undefined; // the next part tries again
+      throw error;
+    });
+    await this.assistantCreated;
+  }
+
+  private async createAssistant() {
     this.assistant = await this.app.sessions.appendMessage({
       session_id: this.options.sessionId,
       role: 'assistant',

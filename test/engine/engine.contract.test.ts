@@ -1,6 +1,7 @@
 /**
  * The run engine's contract (issue 19, item 1; docs/engine.md), driven through `app.engine` with
- * the scripted fake provider. Every engine kind must pass it; today that is the in-process one.
+ * the scripted fake provider. Every engine kind must pass it; today that is the in-process one,
+ * on the SQLite store (and on PostgreSQL with SVC_TEST_ENGINE_PG=1, see below).
  * Pins:
  * - ENGINE-1: start answers at once; events read from a sequence number, in order, with a
  *   limit, and the run's whole ledger is there once it ended; an unknown run is not_found;
@@ -14,11 +15,37 @@
  *   invalid_input;
  * - ENGINE-6: list filters the ledger by session and status, newest first.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { App } from '../../src/app';
 import { SvcError } from '../../src/errors';
-import { agentApp, echoTool, gateTool, touchTool } from '../helpers/agent-harness';
-import { reply } from '../helpers/fake-provider';
+import { type AgentAppOptions, agentApp, echoTool, gateTool, touchTool } from '../helpers/agent-harness';
+import { reply, type ScriptEntry } from '../helpers/fake-provider';
+import { migratedDatabase, postgresForFile } from '../helpers/postgres';
+
+/**
+ * TODO(#19): the PostgreSQL run of this suite is opt-in (SVC_TEST_ENGINE_PG=1) until two races
+ * of PostgreSQL Apps are fixed (about one run in ten fails each): a run `send` starts inside its
+ * store transaction reads before that transaction commits ("no session", an empty prompt), and
+ * `agent.wait` resolves inside the finish's transaction, before `run.finished` is committed
+ * (test/agent/pg-run-finish.test.ts). Then drop the gate.
+ */
+const PG_CONTRACT = process.env.SVC_TEST_ENGINE_PG === '1';
+const pg = PG_CONTRACT ? postgresForFile() : undefined;
+
+/** Each case runs on both stores: the in-process engine keeps today's behaviour on either. */
+const backends: { store: string; app: typeof agentApp }[] = [{ store: 'sqlite', app: agentApp }];
+if (pg?.available) {
+  const cluster = pg.cluster;
+  backends.push({
+    store: 'postgres',
+    async app(script: ScriptEntry[], options: AgentAppOptions = {}) {
+      const sql = await migratedDatabase(cluster());
+      // Registered first, so it runs after the App's own close (onTestFinished runs last to first).
+      onTestFinished(() => sql.close());
+      return await agentApp(script, { ...options, postgres: sql });
+    },
+  });
+}
 
 async function waitFor<T>(probe: () => T | undefined | false): Promise<T> {
   const deadline = Date.now() + 8000;
@@ -45,7 +72,7 @@ const pendingOf = (app: App, sessionId: string) =>
     return pending.length ? pending : undefined;
   });
 
-describe('run engine contract', () => {
+describe.each(backends)('run engine contract on $store', ({ app: agentApp }) => {
   it('ENGINE-1: starts a run and reads its events from a sequence number', async () => {
     const { app } = await agentApp([reply().toolCall('echo', { text: 'hi' }), reply().text('done')], {
       extraTools: [echoTool],
