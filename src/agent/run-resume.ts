@@ -50,7 +50,10 @@ export async function settleUnfinishedCalls(c: RunContext): Promise<ToolCallPart
     if (m.role !== 'assistant') continue;
     if (m.finished_at === null) await app.sessions.updateMessage(m.id, { finished: true });
     for (const part of m.parts)
-      if (part.type === 'tool-call' && !answered.has(part.tool_call_id)) open.push({ call: part, after: m });
+      if (part.type === 'tool-call' && !answered.has(part.tool_call_id)) {
+        answered.add(part.tool_call_id); // once, even if a transcript holds the call twice
+        open.push({ call: part, after: m });
+      }
   }
   if (open.length === 0) return [];
   const workspace = await workspaceNow(app.workspace);
