@@ -53,7 +53,7 @@ export interface AppBase {
   /** Open the database on first use. */
   openDatabase(): Db;
   hasDb(): boolean;
-  /** Whether there is a database, open or on disk. */
+  /** Whether there is a database, open or on disk (PostgreSQL: always, migrated at start). */
   dbPresent(): boolean;
   closeDatabase(): void;
   /** Teardown steps, run last to first by App.close(). */
@@ -167,7 +167,7 @@ export async function createBase(options: AppOptions): Promise<AppBase> {
     },
     openDatabase,
     hasDb: () => db !== undefined,
-    dbPresent: () => db !== undefined || existsSync(join(dataDir, DB_FILE)),
+    dbPresent: () => store.kind === 'postgres' || db !== undefined || existsSync(join(dataDir, DB_FILE)),
     closeDatabase() {
       if (db?.open) db.close();
       db = undefined;
