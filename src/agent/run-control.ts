@@ -133,10 +133,13 @@ async function launchRun(
         result_message_id: null,
       }),
     )
-    .then((outcome) => {
+    .then(async (outcome) => {
       clearInterval(poll);
       resumed?.(outcome);
-      return core.atomically(() => finishRun(core, claimed, outcome, { drain: !resume }));
+      // The finish is one commit; the waiters, the next queued prompt and the idle waiters go on
+      // after it, so whatever they wake reads the run finished (on PostgreSQL another connection).
+      const drains = await core.atomically(() => finishRun(core, claimed, outcome, { drain: !resume }));
+      await afterFinish(core, claimed, drains);
     });
 }
 
@@ -166,7 +169,13 @@ function pollCancel(core: AgentCore, run: AgentRun, controller: AbortController,
   return poll;
 }
 
-async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome, options: { drain: boolean }) {
+/** The run's end recorded (row, ledger, events, lease, the idle state); whether the queue drains next. */
+async function finishRun(
+  core: AgentCore,
+  run: AgentRun,
+  outcome: RunOutcome,
+  options: { drain: boolean },
+): Promise<boolean> {
   const a = core.host;
   const sessionId = run.session_id;
   try {
@@ -224,6 +233,14 @@ async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome, op
   const drains = options.drain && outcome.status === 'completed' && !core.closing && !run.parent_run_id;
   rt.draining = drains;
   core.setState(sessionId, 'idle', null);
+  return drains;
+}
+
+/** After the finish is committed: the adaptive monitor, the run's waiters, the queue, the idle waiters. */
+async function afterFinish(core: AgentCore, run: AgentRun, drains: boolean): Promise<void> {
+  const a = core.host;
+  const sessionId = run.session_id;
+  const rt = core.runtime(sessionId);
   // The adaptive monitor handles run.finished and the idle state before the waiters go on.
   try {
     await a.adaptive?.settled();

@@ -4,14 +4,10 @@
  * SSE client) that the waiter wakes sees them. The runs are started with `drain` (outside `send`'s
  * transaction) so that only the finish is under test; several runs, as the race is a window.
  *
- * TODO(#19): skipped until the fix lands. Today `startRun` finishes a run with
- * `core.atomically(() => finishRun(…))`, and finishRun wakes the waiters (`core.settle`), starts
- * the next queued prompt and notifies the idle waiters inside that transaction: on PostgreSQL the
- * woken reader sees the run `running` without `run.finished` (two runs in three here). The fix:
- * the transaction ends after `setState(idle)`; `adaptive.settled()`, `settle`, the drain (in a
- * transaction of its own) and `notifyIdle` come after the commit. Keep `setState(idle)` in the
- * same tick sequence after the `run.finished` publish: test/health/followons.test.ts
- * (token_pressure.summarize) summarizes on run.finished and needs the session idle by then.
+ * `startRun` records the finish (row, ledger, events, the idle state) in one transaction and only
+ * after its commit wakes the waiters (`core.settle`), starts the next queued prompt and notifies
+ * the idle waiters (src/agent/run-control.ts `afterFinish`). Before, all of it ran inside the
+ * transaction and the woken reader saw the run `running` without `run.finished` (two runs in three).
  */
 import { describe, expect, it } from 'vitest';
 import { agentApp, echoTool } from '../helpers/agent-harness';
@@ -19,11 +15,9 @@ import { reply } from '../helpers/fake-provider';
 import { postgresForFile, twoNodes } from '../helpers/postgres';
 
 const pg = postgresForFile();
-/** TODO(#19): true once wait resolves after the finish's commit (see above). */
-const WAIT_AFTER_COMMIT = false;
 const RUNS = 6;
 
-describe.skipIf(!pg.available || !WAIT_AFTER_COMMIT)('a run finish on PostgreSQL', () => {
+describe.skipIf(!pg.available)('a run finish on PostgreSQL', () => {
   it('STORE-PG-agent: wait resolves after the finish is committed: another node reads run.finished', async () => {
     const nodes = await twoNodes(pg.cluster());
     const script = Array.from({ length: RUNS }, () => [
