@@ -28,6 +28,8 @@ describe('the store URL ([store] url)', () => {
       pool_size: 4,
       statement_timeout_ms: 30_000,
       connect_timeout_ms: 5_000,
+      node_heartbeat_ms: 3_000,
+      node_stale_ms: 10_000,
     });
     const env = isolatedEnv(workspace, { PG_PASS: 'x', SVC_STORE_URL: 'postgres://a:override-pw@other/db2' });
     const loaded = loadConfig({ workspace, env });
