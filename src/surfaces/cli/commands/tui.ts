@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { dropUserTimingEntries, trimWhenIdle, tuneHeapForLongRunning } from '../../../util/heap';
+import { withProductionReact } from '../../tui/production-react';
 import type { CliContext, CliRegistrar } from '../context';
 
 interface TuiOptions {
@@ -31,11 +32,12 @@ export const registerTui: CliRegistrar = (program, ctx) => {
 };
 
 async function openTui(ctx: CliContext, options: TuiOptions): Promise<void> {
+  // React's production build: the TUI's modules load with NODE_ENV=production, restored right
+  // after, before the app exists (nothing of svc runs a command meanwhile).
+  const [{ runTui }, { createLocalClient }] = await withProductionReact(() =>
+    Promise.all([import('../../tui/run'), import('../../tui/local-client')]),
+  );
   const app = await ctx.app();
-  const [{ runTui }, { createLocalClient }] = await Promise.all([
-    import('../../tui/run'),
-    import('../../tui/local-client'),
-  ]);
   const io = ctx.io;
   tuneHeapForLongRunning(io.env);
   dropUserTimingEntries();
