@@ -39,6 +39,16 @@ export function dropUserTimingEntries(everyMs = 30_000): () => void {
   return () => clearInterval(timer);
 }
 
+/** The stop function of `trimWhenIdle`, with `now()`: trim at once, the work has just ended. */
+export interface IdleTrim {
+  (): void;
+  /**
+   * One full GC now (the TUI calls it when a run has ended and the screen waits for the human);
+   * the quiet check then waits for more work before it trims again.
+   */
+  now(): void;
+}
+
 /**
  * Once a long-lived process goes quiet after work (less than 2% of one core used over
  * `everyMs`), one full GC hands the pages the burst grew back to the OS. V8's own memory reducer
@@ -49,11 +59,17 @@ export function dropUserTimingEntries(everyMs = 30_000): () => void {
  * `gc` comes from a context of its own (`--expose-gc` is on only while that context is made), so
  * no code of the process sees a global `gc`. Returns the stop function; a no-op when V8 refuses.
  */
-export function trimWhenIdle(everyMs = 10_000): () => void {
+export function trimWhenIdle(everyMs = 10_000): IdleTrim {
   const gc = isolatedGc();
-  if (!gc) return () => {};
+  if (!gc) return Object.assign(() => {}, { now: () => {} });
   let last = process.cpuUsage();
   let busySinceTrim = true;
+  const trim = () => {
+    busySinceTrim = false;
+    gc();
+    // The collection's own CPU is not work.
+    last = process.cpuUsage();
+  };
   const timer = setInterval(() => {
     const now = process.cpuUsage(last);
     last = process.cpuUsage();
@@ -61,14 +77,10 @@ export function trimWhenIdle(everyMs = 10_000): () => void {
       busySinceTrim = true;
       return;
     }
-    if (!busySinceTrim) return;
-    busySinceTrim = false;
-    gc();
-    // The collection's own CPU is not work.
-    last = process.cpuUsage();
+    if (busySinceTrim) trim();
   }, everyMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return Object.assign(() => clearInterval(timer), { now: trim });
 }
 
 function isolatedGc(): (() => void) | undefined {

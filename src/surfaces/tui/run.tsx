@@ -16,6 +16,7 @@ import type { Logger } from '../../log';
 import type { TuiClient } from './client';
 import { loadHighlighter } from './render/highlight';
 import { createChatController } from './state/chat-controller';
+import { whenRunEnds } from './state/run-end';
 import { type Dialog, type PromptHistoryStore, TuiApp } from './ui/app';
 
 export interface RunTuiOptions {
@@ -35,6 +36,8 @@ export interface RunTuiOptions {
   selfCommand?: string[];
   /** Checkpoint before each prompt (`tui.checkpoint_prompts`). */
   checkpoints?: boolean;
+  /** Called when a run has ended and the TUI waits for the human (the local TUI trims its heap). */
+  onRunEnd?: () => void;
 }
 
 export async function runTui(options: RunTuiOptions): Promise<void> {
@@ -49,6 +52,7 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
   void loadHighlighter();
 
   const controller = createChatController(options.client, { checkpoints: options.checkpoints });
+  const stopWatchingRuns = options.onRunEnd ? whenRunEnds(controller, options.onRunEnd) : undefined;
   let sessionId = options.sessionId;
   if (!sessionId && options.continueLast)
     sessionId = (await options.client.listSessions({ limit: 1 }))[0]?.id;
@@ -121,6 +125,7 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
     process.off('unhandledRejection', onFatal);
     process.off('SIGTERM', onSignal);
     process.off('SIGHUP', onSignal);
+    stopWatchingRuns?.();
     controller.dispose();
     await options.client.close();
     log.info('tui stopped');

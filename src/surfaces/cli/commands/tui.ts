@@ -41,7 +41,7 @@ async function openTui(ctx: CliContext, options: TuiOptions): Promise<void> {
   const io = ctx.io;
   tuneHeapForLongRunning(io.env);
   dropUserTimingEntries();
-  trimWhenIdle();
+  const trim = trimWhenIdle();
   app.runtime.surfaces.add('tui');
   await runTui({
     client: createLocalClient(app),
@@ -55,6 +55,7 @@ async function openTui(ctx: CliContext, options: TuiOptions): Promise<void> {
     historyFile: join(app.dataDir, 'tui', 'history.jsonl'),
     selfCommand: selfCommand(),
     checkpoints: app.config.tui.checkpoint_prompts,
+    onRunEnd: trim.now,
   });
 }
 
