@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withProductionReact } from './production-react';
+import { dropUnusedDevelopmentBuilds, withProductionReact } from './production-react';
 
 describe('withProductionReact', () => {
   it('loads with NODE_ENV=production and removes it afterwards when the user had none', async () => {
@@ -35,5 +35,24 @@ describe('withProductionReact', () => {
     } finally {
       if (had !== undefined) process.env.NODE_ENV = had;
     }
+  });
+});
+
+describe('dropUnusedDevelopmentBuilds', () => {
+  it("drops React's development files that never ran, and nothing else", () => {
+    const entry = (loaded: boolean) => ({ loaded }) as NodeJS.Module;
+    const cache: NodeJS.Dict<NodeJS.Module> = {
+      '/n/node_modules/react/cjs/react.development.js': entry(false),
+      '/n/node_modules/react-reconciler/cjs/react-reconciler.development.js': entry(false),
+      '/n/node_modules/scheduler/cjs/scheduler.development.js': entry(true),
+      '/n/node_modules/react/cjs/react.production.js': entry(true),
+      '/n/node_modules/other/cjs/other.development.js': entry(false),
+    };
+    dropUnusedDevelopmentBuilds(cache);
+    expect(Object.keys(cache)).toEqual([
+      '/n/node_modules/scheduler/cjs/scheduler.development.js',
+      '/n/node_modules/react/cjs/react.production.js',
+      '/n/node_modules/other/cjs/other.development.js',
+    ]);
   });
 });
