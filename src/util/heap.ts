@@ -43,8 +43,9 @@ export function dropUserTimingEntries(everyMs = 30_000): () => void {
 export interface IdleTrim {
   (): void;
   /**
-   * One full GC now (the TUI calls it when a run has ended and the screen waits for the human);
-   * the quiet check then waits for more work before it trims again.
+   * One full GC now (the TUI calls it when a run has ended and the screen waits for the human).
+   * The quiet check still trims once the process has been quiet for `everyMs`: only then does V8
+   * shrink the young generation (it does when little was allocated over the last seconds).
    */
   now(): void;
 }
@@ -64,8 +65,7 @@ export function trimWhenIdle(everyMs = 10_000): IdleTrim {
   if (!gc) return Object.assign(() => {}, { now: () => {} });
   let last = process.cpuUsage();
   let busySinceTrim = true;
-  const trim = () => {
-    busySinceTrim = false;
+  const collect = () => {
     gc();
     // The collection's own CPU is not work.
     last = process.cpuUsage();
@@ -77,10 +77,12 @@ export function trimWhenIdle(everyMs = 10_000): IdleTrim {
       busySinceTrim = true;
       return;
     }
-    if (busySinceTrim) trim();
+    if (!busySinceTrim) return;
+    busySinceTrim = false;
+    collect();
   }, everyMs);
   timer.unref();
-  return Object.assign(() => clearInterval(timer), { now: trim });
+  return Object.assign(() => clearInterval(timer), { now: collect });
 }
 
 function isolatedGc(): (() => void) | undefined {

@@ -38,6 +38,8 @@ export interface RunTuiOptions {
   checkpoints?: boolean;
   /** Called when a run has ended and the TUI waits for the human (the local TUI trims its heap). */
   onRunEnd?: () => void;
+  /** Called once the TUI has started: first frame drawn, grammars loaded (the local TUI trims its heap). */
+  onStarted?: () => void;
 }
 
 export async function runTui(options: RunTuiOptions): Promise<void> {
@@ -49,7 +51,7 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
     );
   }
   if (options.env.NO_COLOR) chalk.level = 0;
-  void loadHighlighter();
+  const highlighter = loadHighlighter();
 
   const controller = createChatController(options.client, { checkpoints: options.checkpoints });
   const stopWatchingRuns = options.onRunEnd ? whenRunEnds(controller, options.onRunEnd) : undefined;
@@ -114,6 +116,7 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
         },
       );
       unmount = () => instance.unmount();
+      if (first && options.onStarted) void highlighter.then(options.onStarted);
       first = false;
       await instance.waitUntilExit();
       if (!external) break;

@@ -17,6 +17,8 @@ const session = {
   updated_at: 0,
 };
 
+let eventId = 0;
+
 function fakeController() {
   let store = createTranscriptStore(initialState(session), { intervalMs: 0 });
   const switches = new Set<() => void>();
@@ -31,7 +33,14 @@ function fakeController() {
       for (const listener of switches) listener();
     },
     set(state: RunState) {
-      store.update((s) => ({ ...s, state }));
+      const id = ++eventId;
+      store.dispatch({
+        id,
+        session_id: 's',
+        type: 'state.changed',
+        payload: { session_id: 's', state },
+        created_at: 0,
+      });
       store.flush();
     },
   };
@@ -58,11 +67,31 @@ describe('whenRunEnds', () => {
     stop();
   });
 
-  it('does not call when the next run starts within the delay, nor while idle without a run', () => {
+  it('calls for a run too quick to be seen running (one frame)', () => {
     const controller = fakeController();
     const listener = vi.fn();
     const stop = whenRunEnds(controller, listener, 500);
-    controller.set('idle');
+    const store = controller.store();
+    for (const state of ['running', 'idle'] as const)
+      store.dispatch({
+        id: ++eventId,
+        session_id: 's',
+        type: 'state.changed',
+        payload: { session_id: 's', state },
+        created_at: 0,
+      });
+    store.flush();
+    vi.advanceTimersByTime(500);
+    expect(listener).toHaveBeenCalledTimes(1);
+    stop();
+  });
+
+  it('does not call when the next run starts within the delay, nor without an event', () => {
+    const controller = fakeController();
+    const listener = vi.fn();
+    const stop = whenRunEnds(controller, listener, 500);
+    controller.store().update((s) => ({ ...s, title: 'renamed' }));
+    controller.store().flush();
     vi.advanceTimersByTime(1000);
     controller.set('running');
     controller.set('idle');
