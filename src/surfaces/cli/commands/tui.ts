@@ -8,6 +8,9 @@ import { dropUserTimingEntries, trimWhenIdle, tuneHeapForLongRunning } from '../
 import { withProductionReact } from '../../tui/production-react';
 import type { CliContext, CliRegistrar } from '../context';
 
+/** The old generation grows to 1.2x what survived the last full GC (the service: 1.5x). */
+const TUI_HEAP_GROWING_PERCENT = 20;
+
 interface TuiOptions {
   session?: string;
   continue?: boolean;
@@ -39,7 +42,7 @@ async function openTui(ctx: CliContext, options: TuiOptions): Promise<void> {
   );
   const app = await ctx.app();
   const io = ctx.io;
-  tuneHeapForLongRunning(io.env);
+  tuneHeapForLongRunning(io.env, TUI_HEAP_GROWING_PERCENT);
   dropUserTimingEntries();
   const trim = trimWhenIdle();
   app.runtime.surfaces.add('tui');
