@@ -55,6 +55,8 @@ const common = {
       /^web-tree-sitter/,
       /^chalk$/,
       /^lowlight$/,
+      // the TUI's grammars: each loads on first use, by its own file (src/surfaces/tui/render/highlight.ts)
+      /^highlight\.js(\/|$)/,
       /^marked$/,
     ],
   },

@@ -29,3 +29,15 @@ describe('trimWhenIdle', () => {
     expect('gc' in globalThis).toBe(false);
   });
 });
+
+describe('trimWhenIdle().now', () => {
+  it('collects at once, without a global gc', async () => {
+    const trim = trimWhenIdle(60_000);
+    const ref = (() => new WeakRef({ garbage: 'x'.repeat(1000) }))();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    trim.now();
+    trim();
+    expect(ref.deref()).toBeUndefined();
+    expect('gc' in globalThis).toBe(false);
+  });
+});

@@ -16,6 +16,7 @@ import type { Logger } from '../../log';
 import type { TuiClient } from './client';
 import { loadHighlighter } from './render/highlight';
 import { createChatController } from './state/chat-controller';
+import { whenRunEnds } from './state/run-end';
 import { type Dialog, type PromptHistoryStore, TuiApp } from './ui/app';
 
 export interface RunTuiOptions {
@@ -35,6 +36,10 @@ export interface RunTuiOptions {
   selfCommand?: string[];
   /** Checkpoint before each prompt (`tui.checkpoint_prompts`). */
   checkpoints?: boolean;
+  /** Called when a run has ended and the TUI waits for the human (the local TUI trims its heap). */
+  onRunEnd?: () => void;
+  /** Called once the TUI has started: first frame drawn, grammars loaded (the local TUI trims its heap). */
+  onStarted?: () => void;
 }
 
 export async function runTui(options: RunTuiOptions): Promise<void> {
@@ -46,9 +51,10 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
     );
   }
   if (options.env.NO_COLOR) chalk.level = 0;
-  void loadHighlighter();
+  const highlighter = loadHighlighter();
 
   const controller = createChatController(options.client, { checkpoints: options.checkpoints });
+  const stopWatchingRuns = options.onRunEnd ? whenRunEnds(controller, options.onRunEnd) : undefined;
   let sessionId = options.sessionId;
   if (!sessionId && options.continueLast)
     sessionId = (await options.client.listSessions({ limit: 1 }))[0]?.id;
@@ -110,6 +116,7 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
         },
       );
       unmount = () => instance.unmount();
+      if (first && options.onStarted) void highlighter.then(options.onStarted);
       first = false;
       await instance.waitUntilExit();
       if (!external) break;
@@ -121,6 +128,7 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
     process.off('unhandledRejection', onFatal);
     process.off('SIGTERM', onSignal);
     process.off('SIGHUP', onSignal);
+    stopWatchingRuns?.();
     controller.dispose();
     await options.client.close();
     log.info('tui stopped');

@@ -6,6 +6,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SvcError } from '../../../errors';
+import { withProductionReact } from '../../tui/production-react';
 import type { CliContext, CliRegistrar } from '../context';
 
 export const registerAttach: CliRegistrar = (program, ctx) => {
@@ -29,11 +30,10 @@ export const registerAttach: CliRegistrar = (program, ctx) => {
       if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
         throw new SvcError('invalid_input', `url: use http:// or https:// (got ${parsed.protocol})`);
       const io = ctx.io;
-      const [{ runTui }, { createHttpClient }, { createFileLogger }] = await Promise.all([
-        import('../../tui/run'),
-        import('../../tui/http-client'),
-        import('../../../log'),
-      ]);
+      // React's production build (NODE_ENV=production while the TUI's modules load, then restored).
+      const [{ runTui }, { createHttpClient }, { createFileLogger }] = await withProductionReact(() =>
+        Promise.all([import('../../tui/run'), import('../../tui/http-client'), import('../../../log')]),
+      );
       const stateHome = io.env.XDG_STATE_HOME || join(io.env.HOME || homedir(), '.local', 'state');
       const token = options.token ?? io.env.SVC_HTTP_TOKEN;
       const client = createHttpClient({ url: parsed.toString(), token });
