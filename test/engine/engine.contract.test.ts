@@ -1,7 +1,7 @@
 /**
  * The run engine's contract (issue 19, item 1; docs/engine.md), driven through `app.engine` with
  * the scripted fake provider. Every engine kind must pass it; today that is the in-process one,
- * on the SQLite store (and on PostgreSQL with SVC_TEST_ENGINE_PG=1, see below).
+ * on the SQLite store and on PostgreSQL.
  * Pins:
  * - ENGINE-1: start answers at once; events read from a sequence number, in order, with a
  *   limit, and the run's whole ledger is there once it ended; an unknown run is not_found;
@@ -23,18 +23,16 @@ import { reply, type ScriptEntry } from '../helpers/fake-provider';
 import { migratedDatabase, postgresForFile } from '../helpers/postgres';
 
 /**
- * TODO(#19): the PostgreSQL run of this suite is opt-in (SVC_TEST_ENGINE_PG=1) until two races
- * of PostgreSQL Apps are fixed (about one run in ten fails each): a run `send` starts inside its
- * store transaction reads before that transaction commits ("no session", an empty prompt), and
- * `agent.wait` resolves inside the finish's transaction, before `run.finished` is committed
- * (test/agent/pg-run-finish.test.ts). Then drop the gate.
+ * On PostgreSQL too (where PostgreSQL is installed; CI installs it). Two races of PostgreSQL Apps
+ * once made about one run in ten fail here and are fixed: a run `send` starts inside its store
+ * transaction now reads after that transaction's COMMIT (src/store/postgres/client.ts), and
+ * `agent.wait` resolves after the finish is committed (test/agent/pg-run-finish.test.ts).
  */
-const PG_CONTRACT = process.env.SVC_TEST_ENGINE_PG === '1';
-const pg = PG_CONTRACT ? postgresForFile() : undefined;
+const pg = postgresForFile();
 
 /** Each case runs on both stores: the in-process engine keeps today's behaviour on either. */
 const backends: { store: string; app: typeof agentApp }[] = [{ store: 'sqlite', app: agentApp }];
-if (pg?.available) {
+if (pg.available) {
   const cluster = pg.cluster;
   backends.push({
     store: 'postgres',
