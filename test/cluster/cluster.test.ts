@@ -179,18 +179,21 @@ describe.skipIf(!pg.available)('cluster: three nodes on one PostgreSQL', () => {
     const [a, b] = cluster.nodes;
     const first = (await a.post('/v1/sessions', { title: 'writer on A' })).body.session.id as string;
     const second = (await b.post('/v1/sessions', { title: 'writer on B' })).body.session.id as string;
-    // Both runs ask for a write first (two new files, so each write passes its own checks at once
-    // and only the lease orders them); whichever writes first holds the workspace while its slow
-    // answer streams, and the other waits for the lease before its write.
-    provider.push(
-      reply().toolCall('write', { path: 'cluster-lease-one.txt', content: 'one\n' }),
-      reply().toolCall('write', { path: 'cluster-lease-two.txt', content: 'two\n' }),
-      reply().text('first writer done, slowly').slow(300),
-      reply().text('second writer done, slowly').slow(300),
-    );
+    // Each run first writes its own new file (so each write passes its own checks at once and
+    // only the lease orders them), then answers slowly: whichever writes first holds the
+    // workspace while its answer streams, and the other waits for the lease before its write.
+    // The model answers by what it is asked (the runs' requests interleave in any order).
+    const step = (request: { body: any }) => {
+      const who = JSON.stringify(request.body).includes('writer one') ? 'one' : 'two';
+      const answered = (request.body.messages as any[]).some((m) => m.role === 'tool');
+      return answered
+        ? reply().text(`writer ${who} done, slowly`).slow(300)
+        : reply().toolCall('write', { path: `cluster-lease-${who}.txt`, content: `${who}\n` });
+    };
+    provider.push(step, step, step, step);
     const [ra, rb] = await Promise.all([
-      a.post(`/v1/sessions/${first}/messages`, { prompt: 'write it', wait: true }),
-      b.post(`/v1/sessions/${second}/messages`, { prompt: 'write it', wait: true }),
+      a.post(`/v1/sessions/${first}/messages`, { prompt: 'write it (writer one)', wait: true }),
+      b.post(`/v1/sessions/${second}/messages`, { prompt: 'write it (writer two)', wait: true }),
     ]);
     expect(ra.status, JSON.stringify(ra.body)).toBeLessThan(300);
     expect(rb.status, JSON.stringify(rb.body)).toBeLessThan(300);

@@ -134,14 +134,17 @@ describe.skipIf(!pg.available)('two Apps served from one PostgreSQL database', (
     const nodes = await twoNodes(pg.cluster());
     try {
       const workspace = tmpWorkspace();
-      const provider = await fakeProvider([
-        // Two new files: each write passes its own checks at once, so only the lease orders them
-        // (one file for both would refuse the second write as never read, without waiting).
-        reply().toolCall('write', { path: 'lease-one.txt', content: 'one\n' }),
-        reply().toolCall('write', { path: 'lease-two.txt', content: 'two\n' }),
-        reply().text('first done').slow(100),
-        reply().text('second done').slow(100),
-      ]);
+      // Each run writes its own new file (each write passes its own checks at once, so only the
+      // lease orders them; one file for both would refuse the second write as never read,
+      // without waiting), then answers slowly. The model answers by what it is asked.
+      const step = (request: { body: any }) => {
+        const who = JSON.stringify(request.body).includes('writer one') ? 'one' : 'two';
+        const answered = (request.body.messages as any[]).some((m) => m.role === 'tool');
+        return answered
+          ? reply().text(`${who} done`).slow(100)
+          : reply().toolCall('write', { path: `lease-${who}.txt`, content: `${who}\n` });
+      };
+      const provider = await fakeProvider([step, step, step, step]);
       const config = {
         providers: { fake: { type: 'openai-compat', base_url: provider.url } },
         models: { large: 'fake/m1' },
@@ -160,8 +163,8 @@ describe.skipIf(!pg.available)('two Apps served from one PostgreSQL database', (
       const sa = await a.agent.createSession({});
       const sb = await b.agent.createSession({});
       const [ra, rb] = await Promise.all([
-        a.agent.run({ sessionId: sa.id, prompt: 'write it', yolo: true }),
-        b.agent.run({ sessionId: sb.id, prompt: 'write it', yolo: true }),
+        a.agent.run({ sessionId: sa.id, prompt: 'write it (writer one)', yolo: true }),
+        b.agent.run({ sessionId: sb.id, prompt: 'write it (writer two)', yolo: true }),
       ]);
       expect([ra.status, rb.status]).toEqual(['completed', 'completed']);
       const writes = await Promise.all(
