@@ -14,17 +14,22 @@ import { postgresForFile } from '../helpers/postgres';
 
 const pg = postgresForFile();
 
+/** A client on a new database with one table `t (id)`. */
+async function tableT() {
+  const db = await createPostgresClient({
+    url: await pg.cluster().createDatabase(),
+    pool_size: 4,
+    statement_timeout_ms: 30_000,
+    connect_timeout_ms: 2_000,
+  });
+  await db.run('CREATE TABLE t (id BIGINT PRIMARY KEY)');
+  return db;
+}
+
 describe.skipIf(!pg.available)('the ambient transaction ends with its body', () => {
   it('STORE-PG-agent: work a transaction body started runs on the pool after it, in transactions of its own', async () => {
-    const url = await pg.cluster().createDatabase();
-    const db = await createPostgresClient({
-      url,
-      pool_size: 4,
-      statement_timeout_ms: 30_000,
-      connect_timeout_ms: 2_000,
-    });
+    const db = await tableT();
     try {
-      await db.run('CREATE TABLE t (id BIGINT PRIMARY KEY)');
       const transactions = postgresTransactions(db);
       let later: Promise<unknown> = Promise.resolve();
       const seen: boolean[] = [];
@@ -54,15 +59,8 @@ describe.skipIf(!pg.available)('the ambient transaction ends with its body', () 
     }
   });
   it('STORE-PG-agent: work that outlives its transaction sees its writes: it waits for the COMMIT, or joins the scope still open', async () => {
-    const url = await pg.cluster().createDatabase();
-    const db = await createPostgresClient({
-      url,
-      pool_size: 4,
-      statement_timeout_ms: 30_000,
-      connect_timeout_ms: 2_000,
-    });
+    const db = await tableT();
     try {
-      await db.run('CREATE TABLE t (id BIGINT PRIMARY KEY)');
       const transactions = postgresTransactions(db);
       const count = async () => (await db.one<{ n: number }>('SELECT count(*) AS n FROM t'))!.n;
       // The body ends while a savepoint it began is still running, so the COMMIT comes ~150 ms
