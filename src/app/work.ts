@@ -6,10 +6,10 @@
  */
 import { createAgentService } from '../agent/agent-service';
 import { createAgentStateStore } from '../agent/agent-state-store';
-import type { DurableRuns } from '../agent/deps';
 import { createPostgresAgentStateStore } from '../agent/pg-agent-state-store';
 import { createRunLeases } from '../agent/run-leases';
 import { createRunEngine } from '../engine/create-engine';
+import { createDurableSlot } from '../engine/durable-slot';
 import { createObserveService } from '../observe/service';
 import { createPostgresObserveStores, createSqliteObserveStores } from '../observe/stores';
 import { createQuality } from '../quality/quality';
@@ -82,10 +82,8 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
         })
       : undefined;
   if (runLeases) mutationGuards.push((request) => runLeases.guard(request));
-  // issue 19: with [engine] kind = "dbos" a serving node's root runs run as DBOS workflows; the
-  // engine is attached once launched (createApp), until then runs execute in-process.
-  let dbos: DurableRuns | undefined;
-  const durable: DurableRuns = { execute: (runId, body) => (dbos ? dbos.execute(runId, body) : body()) };
+  // issue 19: with [engine] kind = "dbos" a serving node's root runs run as DBOS workflows.
+  const durable = createDurableSlot();
   const agent = createAgentService({
     workspace,
     dataDir,
@@ -111,7 +109,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     onClose: (fn) => base.closers.push(fn),
     toolbox: (root) => createAgentToolbox(root ? withWorkspace(late.app(), root) : late.app()),
     runLeases,
-    durable,
+    durable: durable.durable,
   });
   // issue 19: the run engine seam; the in-process engine over the agent and the ledger.
   const engine = createRunEngine(
@@ -164,6 +162,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     ws,
   });
   base.closers.push(() => quality.close());
+  const attachDurable = durable.attach;
   return {
     observe,
     workflows,
@@ -175,10 +174,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     mutationGuards,
     ws,
     quality,
-    /** The durable engine, once launched: root runs started from now on are its workflows. */
-    attachDurable(engine: DurableRuns) {
-      dbos = engine;
-    },
+    attachDurable,
   };
 }
 

@@ -10,13 +10,9 @@
  */
 import type { SqlClient } from '../store/postgres/client';
 import type { Clock } from '../util/ids';
+import { createPostgresNodeRepository, type NodeRecord } from './pg-node-repository';
 
-export interface NodeRecord {
-  id: string;
-  host: string;
-  pid: number;
-  heartbeat_at: number;
-}
+export type { NodeRecord } from './pg-node-repository';
 
 export interface NodeLiveness {
   /** This node's heartbeat, now (the row is written the first time). */
@@ -45,23 +41,14 @@ export interface NodeLivenessDeps {
 }
 
 export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
-  const { sql, clock } = deps;
+  const { clock } = deps;
+  const repo = createPostgresNodeRepository({ sql: deps.sql });
   let nodes: Map<string, NodeRecord> | undefined;
   let refreshedAt = 0;
   return {
-    async beat() {
-      const now = clock.now();
-      await sql.autocommit.run(
-        `INSERT INTO cluster_nodes (id, host, pid, url, started_at, heartbeat_at)
-         VALUES ($1, $2, $3, NULL, $4, $4)
-         ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`,
-        [deps.runner, deps.host, deps.pid, now],
-      );
-    },
+    beat: () => repo.beat({ id: deps.runner, host: deps.host, pid: deps.pid }, clock.now()),
     async refresh() {
-      const rows = await sql.autocommit.query<NodeRecord>(
-        'SELECT id, host, pid, heartbeat_at FROM cluster_nodes',
-      );
+      const rows = await repo.all();
       refreshedAt = clock.now();
       nodes = new Map(rows.map((row) => [row.id, row]));
     },
@@ -72,8 +59,6 @@ export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
       return node !== undefined && node.heartbeat_at >= refreshedAt - deps.staleMs;
     },
     node: (runner) => nodes?.get(runner),
-    async close() {
-      await sql.autocommit.run('DELETE FROM cluster_nodes WHERE id = $1', [deps.runner]);
-    },
+    close: () => repo.remove(deps.runner),
   };
 }

@@ -21,12 +21,11 @@
 import { hostname } from 'node:os';
 import { SvcError } from '../errors';
 import type { SqlClient } from '../store/postgres/client';
-import { createNodeLiveness } from './pg-node-liveness';
 import { createPostgresRunQueries } from './pg-run-queries';
+import { createPostgresRunRecovery } from './pg-run-recovery';
 import { createPostgresRunWrites, type PostgresRunWrites } from './pg-run-write-repository';
 import type { RunQueries } from './queries';
 import type { RunLedger, RunLedgerDeps } from './run-ledger';
-import { runOwnerAlive } from './run-recovery';
 import type { ClaimResult } from './run-writes';
 import type { AgentRun, RunEvent } from './types';
 
@@ -46,97 +45,10 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
   const queries = deps.queries ?? createPostgresRunQueries({ sql });
   const writes = deps.writes ?? createPostgresRunWrites({ sql });
   const owner = { pid: deps.pid ?? process.pid, host: deps.host ?? hostname(), runner: deps.runner };
-  const liveness = deps.nodes
-    ? createNodeLiveness({ sql, clock, ...owner, staleMs: deps.nodes.staleMs })
-    : undefined;
-  const localAlive = runOwnerAlive(owner, deps.isLiveRunner);
-  /** A run of another machine: its node's heartbeat says (alive until the first read of them). */
-  const ownerAlive = (run: AgentRun): boolean =>
-    liveness && run.host !== null && run.host !== owner.host && run.runner !== null
-      ? (liveness.alive(run.runner) ?? true)
-      : localAlive(run);
   const events = postgresRunEvents(deps, queries, writes);
   const { appendTo } = events;
-  let recoveredRuns: AgentRun[] = [];
-
-  const whyGone = (run: AgentRun): string => {
-    const node = run.runner ? liveness?.node(run.runner) : undefined;
-    if (run.host !== null && run.host !== owner.host)
-      return node
-        ? `its node (${run.host}, pid ${run.pid ?? '?'}) stopped sending heartbeats ${Math.round((clock.now() - node.heartbeat_at) / 1000)} s ago, before the run finished`
-        : `its node (${run.host}, pid ${run.pid ?? '?'}) stopped before the run finished`;
-    return `the process running it (pid ${run.pid ?? '?'}) exited before the run finished`;
-  };
-
-  let orphanHandler: ((run: AgentRun) => Promise<boolean>) | undefined;
-
-  async function recover(): Promise<AgentRun[]> {
-    const orphans = (await queries.runningAll()).filter((run) => !ownerAlive(run));
-    const now = clock.now();
-    const marked: AgentRun[] = [];
-    for (const run of orphans) {
-      // The durable engine takes over what it can resume; the rest is interrupted.
-      if (orphanHandler && (await orphanHandler(run))) continue;
-      const reason = whyGone(run);
-      if (!(await writes.interruptIfRunning(run.id, reason, now))) continue;
-      await appendTo(run.id, run.session_id, 'run.interrupted', {
-        reason,
-        pid: run.pid,
-        ...(run.host !== owner.host ? { host: run.host, by_node: owner.runner } : {}),
-      });
-      const after = await queries.get(run.id);
-      if (after) marked.push(after);
-    }
-    recoveredRuns = [...recoveredRuns, ...marked];
-    if (marked.length) deps.onRecovered?.(marked);
-    return marked;
-  }
-
-  let janitor: ReturnType<typeof setInterval> | undefined;
-  let closed = false;
-  /** Every heartbeat: this node's beat, everyone's read again, the dead nodes' runs recovered. */
-  const tick = async () => {
-    if (!liveness) return;
-    await liveness.beat();
-    await liveness.refresh();
-    await recover();
-  };
-  const startJanitor = (heartbeatMs: number) => {
-    let busy = false;
-    janitor = setInterval(() => {
-      if (busy || closed) return;
-      busy = true;
-      tick()
-        .catch((error) => deps.onJanitorError?.(error))
-        .finally(() => {
-          busy = false;
-        });
-    }, heartbeatMs);
-    janitor.unref();
-  };
-
-  let first: Promise<void> | undefined;
-  /** The first-use recovery, once per ledger; every operation waits for it. */
-  const ready = (): Promise<void> => {
-    first ??= (async () => {
-      if (liveness && deps.nodes && !closed && !janitor) {
-        try {
-          await liveness.beat();
-          await liveness.refresh();
-        } catch (error) {
-          deps.onJanitorError?.(error);
-        }
-        startJanitor(deps.nodes.heartbeatMs);
-      }
-      await recover();
-      deps.afterFirstRecovery?.();
-    })().catch((error: unknown) => {
-      // The database was away: the next operation tries again.
-      first = undefined;
-      throw error;
-    });
-    return first;
-  };
+  const recovery = createPostgresRunRecovery({ deps, owner, queries, writes, appendTo });
+  const { ownerAlive, ready } = recovery;
   const read =
     <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
@@ -230,10 +142,8 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       return ids;
     }),
     ownerAlive,
-    recover: () => recover(),
-    onOrphan(handler) {
-      orphanHandler = handler;
-    },
+    recover: recovery.recover,
+    onOrphan: recovery.onOrphan,
     // Not behind the first recovery: the recovery's orphan handler calls it.
     async takeOver(runId, from, record) {
       const run = await queries.get(runId);
@@ -244,13 +154,8 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       if (record) await appendTo(runId, run.session_id, record.type, record.payload);
       return queries.get(runId);
     },
-    async close() {
-      closed = true;
-      if (janitor) clearInterval(janitor);
-      // Only a node that beat has a row to take away.
-      if (liveness && first) await liveness.close();
-    },
-    recovered: async () => [...recoveredRuns],
+    close: recovery.close,
+    recovered: async () => recovery.recovered(),
     queries,
   };
 }

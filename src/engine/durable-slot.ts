@@ -1,0 +1,17 @@
+/**
+ * Where the durable engine plugs into the agent (issue 19): the agent is built with the slot's
+ * `durable`, which runs a run in-process until a serving node launches DBOS and `attach`es it
+ * (src/app.ts `launchDurableRuns`); root runs started from then on are its workflows.
+ * @module
+ */
+import type { DurableRuns } from '../agent/deps';
+
+export function createDurableSlot(): { durable: DurableRuns; attach(engine: DurableRuns): void } {
+  let attached: DurableRuns | undefined;
+  return {
+    durable: { execute: (runId, body) => (attached ? attached.execute(runId, body) : body()) },
+    attach(engine) {
+      attached = engine;
+    },
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * The PostgreSQL run ledger's recovery (./pg-run-ledger.ts): which running runs' owners are gone
+ * and what becomes of them. On first use and then on every heartbeat (`heartbeatMs`), with the
+ * nodes' heartbeats (./pg-node-liveness.ts): a run whose node is gone is offered to the durable
+ * engine (`onOrphan`), else marked `interrupted`, by exactly one live node (a conditional UPDATE),
+ * with `run.interrupted` appended.
+ * @module
+ */
+
+import type { SqlClient } from '../store/postgres/client';
+import type { Clock } from '../util/ids';
+import { createNodeLiveness } from './pg-node-liveness';
+import type { PostgresRunWrites } from './pg-run-write-repository';
+import type { RunQueries } from './queries';
+import { type RunOwner, runOwnerAlive } from './run-recovery';
+import type { AgentRun, RunEvent } from './types';
+
+/** What of the ledger's deps (./pg-run-ledger.ts) the recovery uses. */
+export interface PostgresRecoveryDeps {
+  sql: SqlClient;
+  clock: Clock;
+  isLiveRunner?: (runner: string) => boolean;
+  nodes?: { heartbeatMs: number; staleMs: number };
+  onJanitorError?: (error: unknown) => void;
+  onRecovered?: (runs: AgentRun[]) => void;
+  afterFirstRecovery?: () => void;
+}
+
+export function createPostgresRunRecovery(input: {
+  deps: PostgresRecoveryDeps;
+  owner: RunOwner;
+  queries: Pick<RunQueries, 'runningAll' | 'get'>;
+  writes: Pick<PostgresRunWrites, 'interruptIfRunning'>;
+  appendTo(
+    runId: string,
+    sessionId: string,
+    type: string,
+    payload: Record<string, unknown>,
+  ): Promise<RunEvent>;
+}) {
+  const { deps, owner, queries, writes, appendTo } = input;
+  const { sql, clock } = deps;
+  const liveness = deps.nodes
+    ? createNodeLiveness({ sql, clock, ...owner, staleMs: deps.nodes.staleMs })
+    : undefined;
+  const localAlive = runOwnerAlive(owner, deps.isLiveRunner);
+  /** A run of another machine: its node's heartbeat says (alive until the first read of them). */
+  const ownerAlive = (run: AgentRun): boolean =>
+    liveness && run.host !== null && run.host !== owner.host && run.runner !== null
+      ? (liveness.alive(run.runner) ?? true)
+      : localAlive(run);
+  let recoveredRuns: AgentRun[] = [];
+
+  const whyGone = (run: AgentRun): string => {
+    const node = run.runner ? liveness?.node(run.runner) : undefined;
+    if (run.host !== null && run.host !== owner.host)
+      return node
+        ? `its node (${run.host}, pid ${run.pid ?? '?'}) stopped sending heartbeats ${Math.round((clock.now() - node.heartbeat_at) / 1000)} s ago, before the run finished`
+        : `its node (${run.host}, pid ${run.pid ?? '?'}) stopped before the run finished`;
+    return `the process running it (pid ${run.pid ?? '?'}) exited before the run finished`;
+  };
+
+  let orphanHandler: ((run: AgentRun) => Promise<boolean>) | undefined;
+
+  async function recover(): Promise<AgentRun[]> {
+    const orphans = (await queries.runningAll()).filter((run) => !ownerAlive(run));
+    const now = clock.now();
+    const marked: AgentRun[] = [];
+    for (const run of orphans) {
+      // The durable engine takes over what it can resume; the rest is interrupted.
+      if (orphanHandler && (await orphanHandler(run))) continue;
+      const reason = whyGone(run);
+      if (!(await writes.interruptIfRunning(run.id, reason, now))) continue;
+      await appendTo(run.id, run.session_id, 'run.interrupted', {
+        reason,
+        pid: run.pid,
+        ...(run.host !== owner.host ? { host: run.host, by_node: owner.runner } : {}),
+      });
+      const after = await queries.get(run.id);
+      if (after) marked.push(after);
+    }
+    recoveredRuns = [...recoveredRuns, ...marked];
+    if (marked.length) deps.onRecovered?.(marked);
+    return marked;
+  }
+
+  let janitor: ReturnType<typeof setInterval> | undefined;
+  let closed = false;
+  /** Every heartbeat: this node's beat, everyone's read again, the dead nodes' runs recovered. */
+  const tick = async () => {
+    if (!liveness) return;
+    await liveness.beat();
+    await liveness.refresh();
+    await recover();
+  };
+  const startJanitor = (heartbeatMs: number) => {
+    let busy = false;
+    janitor = setInterval(() => {
+      if (busy || closed) return;
+      busy = true;
+      tick()
+        .catch((error) => deps.onJanitorError?.(error))
+        .finally(() => {
+          busy = false;
+        });
+    }, heartbeatMs);
+    janitor.unref();
+  };
+
+  let first: Promise<void> | undefined;
+  /** The first-use recovery, once per ledger; every operation waits for it. */
+  const ready = (): Promise<void> => {
+    first ??= (async () => {
+      if (liveness && deps.nodes && !closed && !janitor) {
+        try {
+          await liveness.beat();
+          await liveness.refresh();
+        } catch (error) {
+          deps.onJanitorError?.(error);
+        }
+        startJanitor(deps.nodes.heartbeatMs);
+      }
+      await recover();
+      deps.afterFirstRecovery?.();
+    })().catch((error: unknown) => {
+      // The database was away: the next operation tries again.
+      first = undefined;
+      throw error;
+    });
+    return first;
+  };
+
+  return {
+    ownerAlive,
+    ready,
+    recover: () => recover(),
+    recovered: () => [...recoveredRuns],
+    onOrphan(handler: (run: AgentRun) => Promise<boolean>) {
+      orphanHandler = handler;
+    },
+    async close() {
+      closed = true;
+      if (janitor) clearInterval(janitor);
+      // Only a node that beat has a row to take away.
+      if (liveness && first) await liveness.close();
+    },
+  };
+}
