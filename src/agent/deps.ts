@@ -63,7 +63,6 @@ export type AgentRuns = Pick<
   | 'claim'
   | 'create'
   | 'events'
-  | 'get'
   | 'list'
   | 'owner'
   | 'ownerAlive'

@@ -38,9 +38,8 @@ export async function startRun(
  */
 export async function resumeRun(core: AgentCore, runId: string): Promise<RunOutcome | undefined> {
   const a = core.host;
-  const run = await a.runs.get(runId);
-  if (run?.status !== 'running' || !a.runs.takeOver) return undefined;
-  const taken = await a.runs.takeOver(runId);
+  // takeOver reads the run and answers undefined unless it is still running.
+  const taken = await a.runs.takeOver?.(runId);
   if (!taken) return undefined;
   const kind = agentKind(a.config, taken.agent);
   let outcome: RunOutcome | undefined;
