@@ -4,6 +4,7 @@
  * during a run and on demand, and sub-agent runs.
  * @module
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError, toSvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
 import { type AgentKind, agentKind } from './agent-kinds';
@@ -16,6 +17,8 @@ import { type AgentCore, abortRun, busyElsewhere, preview } from './session-runt
 import type { AgentService, ChildRunInput, CompactionResult, RunResult } from './types';
 
 const CANCEL_POLL_MS = 1000;
+const DEQUEUED_RETRY_MS = 250;
+const UNCOMMITTED_TRIES = 40;
 
 const NO_USAGE = { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0 };
 
@@ -25,10 +28,44 @@ export async function startRun(
   run: AgentRun,
   options: { subagent?: boolean; kind: AgentKind; workspace?: ChildRunInput['workspace'] },
 ): Promise<boolean> {
+  if (!options.subagent && !options.workspace && (await enqueueRun(core, run))) return true;
   const claim = await core.host.runs.claim(run.id);
   if (!claim.ok) return false;
   await launchRun(core, claim.run, options);
   return true;
+}
+
+/**
+ * The durable engine queues a root run on its workspace's slot (src/engine/dbos-queue.ts): the
+ * run stays `queued` (the ledger says where) until a node dequeues it and runs it (`resumeRun`
+ * there). This node, which queued it, answers its waiters when it ended and starts the session's
+ * next queued prompt. False when the engine does not queue it: it starts here.
+ */
+async function enqueueRun(core: AgentCore, run: AgentRun): Promise<boolean> {
+  const a = core.host;
+  const enqueue = core.deps.durable?.enqueue;
+  if (!enqueue) return false;
+  let workspace = a.workspace;
+  const queued = await enqueue(run.id, async () => {
+    workspace = (await a.sessions.get(run.session_id))?.workspace || a.workspace;
+    return workspace;
+  });
+  if (!queued) return false;
+  await a.runs.append(run.id, 'run.enqueued', { queue: 'workspace', workspace, node: a.runs.owner.runner });
+  a.log.info('run queued for its workspace', { run_id: run.id, session_id: run.session_id, workspace });
+  queued.done
+    .catch((error) => a.log.warn('queued run ended with an error', { run_id: run.id, error }))
+    .then(() => afterQueued(core, run))
+    .catch((error) => a.log.warn('queued run settle failed', { run_id: run.id, error }));
+  return true;
+}
+
+/** A run this node queued ended (wherever it ran): its waiters, then the session's next prompt. */
+async function afterQueued(core: AgentCore, run: AgentRun): Promise<void> {
+  await core.settle(run.id);
+  const ended = await core.host.runs.require(run.id).catch(() => undefined);
+  if (ended?.status === 'completed' && !core.closing) await drainQueue(core, run.session_id);
+  core.notifyIdle(run.session_id);
 }
 
 /**
@@ -38,6 +75,13 @@ export async function startRun(
  */
 export async function resumeRun(core: AgentCore, runId: string): Promise<RunOutcome | undefined> {
   const a = core.host;
+  // A run queued inside a transaction can be dequeued before its row commits: wait for it.
+  let stored = await a.runs.require(runId).catch(() => undefined);
+  for (let tries = 0; !stored && tries < UNCOMMITTED_TRIES; tries++) {
+    await sleep(DEQUEUED_RETRY_MS);
+    stored = await a.runs.require(runId).catch(() => undefined);
+  }
+  if (stored?.status === 'queued') return await runDequeued(core, stored);
   // takeOver reads the run and answers undefined unless it is still running.
   const taken = await a.runs.takeOver?.(runId);
   if (!taken) return undefined;
@@ -50,11 +94,52 @@ export async function resumeRun(core: AgentCore, runId: string): Promise<RunOutc
   return outcome;
 }
 
+/**
+ * Run here a queued run the durable engine's queue gave this node (it may have been queued on
+ * another): claimed now, run from its prompt (stored by the run as on any start), finished here.
+ * Undefined when it is not queued any more (removed from the queue, cancelled).
+ */
+async function runDequeued(core: AgentCore, run: AgentRun): Promise<RunOutcome | undefined> {
+  const a = core.host;
+  let claimed: AgentRun | undefined;
+  while (!claimed) {
+    const current = await a.runs.require(run.id).catch(() => undefined);
+    if (current?.status !== 'queued' || core.closing) return undefined;
+    const claim = await a.runs.claim(run.id).catch((error: unknown) => {
+      if (SvcError.is(error) && error.code === 'conflict') return undefined;
+      throw error;
+    });
+    if (!claim) return undefined;
+    if (claim.ok) claimed = claim.run;
+    // Another run of the session still runs (one started outside the queue): it goes first.
+    else await sleep(DEQUEUED_RETRY_MS);
+  }
+  const session = await a.sessions.get(claimed.session_id);
+  const workspace = session ? core.deps.workspaceAt?.(session.workspace) : undefined;
+  let outcome: RunOutcome | undefined;
+  await launchRun(
+    core,
+    claimed,
+    { kind: agentKind(a.config, claimed.agent), workspace, dequeued: true },
+    (result) => {
+      outcome = result;
+    },
+  );
+  await core.runtime(claimed.session_id).promise;
+  return outcome;
+}
+
 /** The run's execution and its finish, on this node (a claimed run, or one resumed here). */
 async function launchRun(
   core: AgentCore,
   claimed: AgentRun,
-  options: { subagent?: boolean; kind: AgentKind; workspace?: ChildRunInput['workspace'] },
+  options: {
+    subagent?: boolean;
+    kind: AgentKind;
+    workspace?: ChildRunInput['workspace'];
+    /** Dequeued here from the durable engine's queue: a fresh start inside its workflow. */
+    dequeued?: boolean;
+  },
   resumed?: (outcome: RunOutcome) => void,
 ): Promise<void> {
   const a = core.host;
@@ -92,7 +177,7 @@ async function launchRun(
   });
   if (!options.subagent) recordProject(a);
   const poll = pollCancel(core, claimed, controller, stop);
-  const resume = resumed !== undefined;
+  const resume = resumed !== undefined && !options.dequeued;
   const runApp = options.workspace ? withWorkspace(a, options.workspace.root) : a;
   core.deps.runLeases?.begin(claimed, runApp.workspace, controller.signal);
   const execute = () =>
@@ -114,7 +199,7 @@ async function launchRun(
       resume,
     });
   // A root run started here runs as the durable engine's workflow (one resumed here already is).
-  const durable = !resume && !options.subagent ? core.deps.durable : undefined;
+  const durable = !resume && !options.dequeued && !options.subagent ? core.deps.durable : undefined;
   const body = () => a.telemetry.run(claimed, execute);
   rt.promise = (durable ? durable.execute(claimed.id, body) : body())
     .catch(
@@ -137,7 +222,10 @@ async function launchRun(
       resumed?.(outcome);
       // The finish is one commit; the waiters, the next queued prompt and the idle waiters go on
       // after it, so whatever they wake reads the run finished (on PostgreSQL another connection).
-      const drains = await core.atomically(() => finishRun(core, claimed, outcome, { drain: !resume }));
+      // A dequeued run's next prompt is started by the node that queued it (afterQueued).
+      const drains = await core.atomically(() =>
+        finishRun(core, claimed, outcome, { drain: !resume && !options.dequeued }),
+      );
       await afterFinish(core, claimed, drains);
     });
 }

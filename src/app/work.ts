@@ -28,6 +28,7 @@ import { createWorkspace } from '../workspace/workspace';
 import type { AppBase } from './base';
 import type { AppCore } from './core';
 import type { Late } from './operations';
+import { createWorkspaceAt } from './workspace-at';
 
 export function createWork(base: AppBase, core: AppCore, late: Late) {
   const { clock, ids, log, redactor, workspace, dataDir, env } = base;
@@ -110,6 +111,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     toolbox: (root) => createAgentToolbox(root ? withWorkspace(late.app(), root) : late.app()),
     runLeases,
     durable: durable.durable,
+    workspaceAt: (root) => workspaceAt(root),
   });
   // issue 19: the run engine seam; the in-process engine over the agent and the ledger.
   const engine = createRunEngine(
@@ -146,6 +148,31 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     sandbox,
   });
   base.closers.push(() => ws.close());
+  // The durable engine's queue may give this node a run of another workspace (./workspace-at.ts).
+  const workspaceAt = createWorkspaceAt({
+    own: workspace,
+    dataDir,
+    make(root, data) {
+      const rootSandbox = sandbox.forWorkspace(root, data);
+      const other = createWorkspace({
+        root,
+        dataDir: data,
+        env,
+        config: base.config,
+        stores: base.repository(createSqliteWorkspaceStores, (sql) => createPostgresWorkspaceStores({ sql })),
+        bus,
+        clock,
+        ids,
+        redactor,
+        fetch: base.fetch,
+        guards: () => mutationGuards,
+        spawner: spawner.withSandbox(rootSandbox),
+        sandbox: rootSandbox,
+      });
+      base.closers.push(() => other.close());
+      return other;
+    },
+  });
   base.closers.push(() => workflows.close());
   const quality = createQuality({
     stores: base.repository(

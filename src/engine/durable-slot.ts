@@ -9,7 +9,10 @@ import type { DurableRuns } from '../agent/deps';
 export function createDurableSlot(): { durable: DurableRuns; attach(engine: DurableRuns): void } {
   let attached: DurableRuns | undefined;
   return {
-    durable: { execute: (runId, body) => (attached ? attached.execute(runId, body) : body()) },
+    durable: {
+      execute: (runId, body) => (attached ? attached.execute(runId, body) : body()),
+      enqueue: async (runId, workspace) => await attached?.enqueue?.(runId, workspace),
+    },
     attach(engine) {
       attached = engine;
     },
