@@ -54,9 +54,16 @@ async function enqueueRun(core: AgentCore, run: AgentRun): Promise<boolean> {
   await a.runs.append(run.id, 'run.enqueued', { queue: 'workspace', workspace, node: a.runs.owner.runner });
   a.log.info('run queued for its workspace', { run_id: run.id, session_id: run.session_id, workspace });
   queued.done
-    .catch((error) => a.log.warn('queued run ended with an error', { run_id: run.id, error }))
-    .then(() => afterQueued(core, run))
-    .catch((error) => a.log.warn('queued run settle failed', { run_id: run.id, error }));
+    .then(
+      () => afterQueued(core, run),
+      // The engine stopped waiting (this node is closing): its waiters end with the node.
+      (error) => {
+        if (!core.closing) a.log.warn('queued run: its end was not seen here', { run_id: run.id, error });
+      },
+    )
+    .catch((error) => {
+      if (!core.closing) a.log.warn('queued run settle failed', { run_id: run.id, error });
+    });
   return true;
 }
 
@@ -479,7 +486,9 @@ export async function runChild(core: AgentCore, input: ChildRunInput): Promise<R
     },
   });
   const waiting = core.deferred(run.id).promise;
-  if (!(await startRun(core, run, { kind, subagent: true, workspace: input.workspace }))) {
+  // A sub-agent of a run of another workspace (the durable engine's queue) works in that one.
+  const workspace = input.workspace ?? core.deps.workspaceAt?.(parent.workspace);
+  if (!(await startRun(core, run, { kind, subagent: true, workspace }))) {
     throw new SvcError('conflict', `could not start the sub-agent run ${run.id}`);
   }
   const onAbort = () => abortRun(core, child.id, 'the parent run was cancelled');

@@ -111,7 +111,8 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     toolbox: (root) => createAgentToolbox(root ? withWorkspace(late.app(), root) : late.app()),
     runLeases,
     durable: durable.durable,
-    workspaceAt: (root) => workspaceAt(root),
+    // Only a node running the durable engine's queue runs runs of other workspaces.
+    workspaceAt: (root) => (durable.attached() ? workspaceAt(root) : undefined),
   });
   // issue 19: the run engine seam; the in-process engine over the agent and the ledger.
   const engine = createRunEngine(

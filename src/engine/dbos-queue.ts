@@ -36,10 +36,12 @@ export type RunQueueLimits = Pick<EngineConfig, 'max_runs' | 'max_runs_per_node'
 
 /** The queue's DBOS parameters for the `[engine]` limits. */
 export function runQueueParameters(limits: RunQueueLimits) {
+  const perNode = limits.max_runs_per_node ?? DEFAULT_MAX_RUNS_PER_NODE;
   return {
     partitionConcurrency: 1,
     ...(limits.max_runs !== undefined ? { globalConcurrency: limits.max_runs } : {}),
-    workerConcurrency: limits.max_runs_per_node ?? DEFAULT_MAX_RUNS_PER_NODE,
+    // No node runs more than the cluster may (DBOS refuses a worker limit above the global one).
+    workerConcurrency: limits.max_runs !== undefined ? Math.min(perNode, limits.max_runs) : perNode,
     minPollingIntervalMs: limits.queue_poll_ms ?? DEFAULT_QUEUE_POLL_MS,
   };
 }

@@ -67,8 +67,8 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
       local.delete(runId);
       return (await body()) ?? null;
     }
-    // Not started here: the node that started it died and this node was given it.
-    deps.log.info('resuming a run whose node died', { run_id: runId, node: deps.node });
+    // Not started here: a queued run dequeued here, or one whose node died and this node was given.
+    deps.log.info('running a run DBOS gave this node', { run_id: runId, node: deps.node });
     return (await deps.resume(runId)) ?? null;
   };
   const workflow = DBOS.registerWorkflow(

@@ -6,7 +6,12 @@
  */
 import type { DurableRuns } from '../agent/deps';
 
-export function createDurableSlot(): { durable: DurableRuns; attach(engine: DurableRuns): void } {
+export function createDurableSlot(): {
+  durable: DurableRuns;
+  attach(engine: DurableRuns): void;
+  /** Whether a durable engine is attached (this node runs runs the engine's queue gives it). */
+  attached(): boolean;
+} {
   let attached: DurableRuns | undefined;
   return {
     durable: {
@@ -16,5 +21,6 @@ export function createDurableSlot(): { durable: DurableRuns; attach(engine: Dura
     attach(engine) {
       attached = engine;
     },
+    attached: () => attached !== undefined,
   };
 }
