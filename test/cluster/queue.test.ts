@@ -3,15 +3,16 @@
  * built `svc service start http` nodes with `[engine] kind = "dbos"`, `max_runs = 4`, on one
  * throwaway PostgreSQL; ten workspaces on the volume every node sees.
  *
- * - DURABLE-2: 50 runs (5 per workspace, each in its own session, so nothing but the queue keeps
- *   two runs of one workspace apart) submitted round-robin to the three nodes. Each run's one bash
+ * - DURABLE-2: 50 runs (5 per workspace, each in its own session, so no session queue keeps two
+ *   runs of one workspace apart) submitted round-robin to the three nodes. Each run's one bash
  *   step appends `start <run> <ns>` and, 0.3 s later, `end <run> <ns>` to `runs.log` in the
- *   directory it runs in. Checked: all 50 complete; each workspace's log holds exactly its own five
- *   runs (a run runs in its session's workspace, whichever node the queue gave it to); no two runs
- *   of one workspace overlap; never more than 4 runs at once across the cluster, and more than one
- *   (workspaces ran in parallel); the ledger says each run was queued (`run.enqueued`, then
- *   `run.started`). Without the partition (partitionConcurrency unset in src/engine/dbos-queue.ts)
- *   the per-workspace assertion fails: runs of one workspace overlap.
+ *   directory it runs in. Checked: all 50 complete; no two runs of one workspace are running at
+ *   once (the ledger's started_at, when a node dequeued and claimed it, to finished_at); never
+ *   more than 4 running at once across the cluster, and more than one (workspaces ran in
+ *   parallel); each workspace's log holds exactly its own five runs (a run runs in its session's
+ *   workspace, whichever node the queue gave it to); the ledger says each run was queued
+ *   (`run.enqueued`, then `run.started`). Without the partition (partitionConcurrency and the
+ *   partition key removed in src/engine/dbos-queue.ts) the per-workspace assertion fails.
  * - DURABLE-3: a queued run starts a sub-agent (`agent` tool) in the same workspace while it holds
  *   the workspace's slot: the sub-agent runs inside its parent's workflow, not on the queue, so it
  *   finishes and the parent completes (no deadlock on the slot the parent holds).
@@ -129,7 +130,8 @@ describe.skipIf(!pg.available)('the run queue: three DBOS nodes, ten workspaces'
   it('DURABLE-2: 50 runs over 10 workspaces on 3 nodes: all complete, never two at once in a workspace, never more than max_runs in the cluster', async () => {
     const jobs = Array.from({ length: WORKSPACES * RUNS_PER_WORKSPACE }, (_, i) => ({
       tag: `r${i}`,
-      workspace: workspaces[i % WORKSPACES]!,
+      // Grouped by workspace: first-come order alone would run a workspace's runs together.
+      workspace: workspaces[Math.floor(i / RUNS_PER_WORKSPACE)]!,
       node: i % 3,
     }));
     const sessions = await Promise.all(jobs.map((job) => sessionIn(job.node, job.workspace, job.tag)));
@@ -159,18 +161,27 @@ describe.skipIf(!pg.available)('the run queue: three DBOS nodes, ten workspaces'
       'runs that did not complete',
     ).toEqual([]);
 
-    const everyRun: { start: bigint; end: bigint }[] = [];
+    // A run is running from its claim (started_at, when a node dequeued it) to its end
+    // (finished_at): in one workspace never two at once. (The bash steps alone would not show it:
+    // the workspace lease already serializes changes; without the queue two runs of a workspace
+    // run at once, one waiting for the lease, and this fails.)
+    const span = (r: { started_at: number; finished_at: number }) => ({
+      start: BigInt(r.started_at),
+      end: BigInt(r.finished_at),
+    });
     for (const [w, dir] of workspaces.entries()) {
-      const own = intervals(readFileSync(join(dir, 'runs.log'), 'utf8'));
-      // Each workspace's log: exactly its own five runs, each started and ended once.
+      const own = runs.filter((_, i) => jobs[i]!.workspace === dir).map(span);
+      expect(maxOverlap(own), `runs of workspace w${w} running at once`).toBe(1);
+      // Each workspace's log: exactly its own five runs (each ran in its session's workspace,
+      // on whichever node), never two bash steps at once.
+      const logged = intervals(readFileSync(join(dir, 'runs.log'), 'utf8'));
       const expected = jobs.filter((job) => job.workspace === dir).map((job) => job.tag);
-      expect([...own.keys()].sort(), `workspace w${w}`).toEqual(expected.sort());
-      for (const [tag, span] of own) expect(span.start > 0n && span.end >= span.start, tag).toBe(true);
-      expect(maxOverlap([...own.values()]), `runs of workspace w${w} at once`).toBe(1);
-      everyRun.push(...own.values());
+      expect([...logged.keys()].sort(), `workspace w${w}`).toEqual(expected.sort());
+      for (const [tag, step] of logged) expect(step.start > 0n && step.end >= step.start, tag).toBe(true);
+      expect(maxOverlap([...logged.values()]), `bash steps of workspace w${w} at once`).toBe(1);
     }
-    const most = maxOverlap(everyRun);
-    expect(most, 'runs at once across the cluster').toBeLessThanOrEqual(MAX_RUNS);
+    const most = maxOverlap(runs.map(span));
+    expect(most, 'runs running at once across the cluster').toBeLessThanOrEqual(MAX_RUNS);
     expect(most, 'workspaces ran in parallel').toBeGreaterThan(1);
 
     // The ledger: queued, then (on whichever node) started; the nodes shared the work.
