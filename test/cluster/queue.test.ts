@@ -153,7 +153,7 @@ describe.skipIf(!pg.available)('the run queue: three DBOS nodes, ten workspaces'
         return all.every((r) => r.status !== 'queued' && r.status !== 'running') ? all : undefined;
       },
       'the 50 runs to end',
-      80_000,
+      100_000,
     );
     if (process.env.DURABLE_DEBUG) console.log('50 runs in', Date.now() - started, 'ms');
     expect(
@@ -196,7 +196,7 @@ describe.skipIf(!pg.available)('the run queue: three DBOS nodes, ten workspaces'
       expect(types.indexOf('run.enqueued')).toBeLessThan(types.indexOf('run.started'));
     }
     expect(new Set(runs.map((r) => r.pid)).size, 'nodes that ran runs').toBeGreaterThan(1);
-  }, 120_000);
+  }, 150_000);
 
   it('DURABLE-3: a queued run starts a sub-agent in its workspace: the child runs in its parent’s workflow and both finish (no deadlock on the slot)', async () => {
     const dir = workspaces[0]!;
