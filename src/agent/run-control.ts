@@ -4,7 +4,6 @@
  * during a run and on demand, and sub-agent runs.
  * @module
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError, toSvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
 import { type AgentKind, agentKind } from './agent-kinds';
@@ -13,12 +12,11 @@ import { runFailure } from './failure';
 import { withWorkspace } from './host';
 import { recordProject } from './project-registry';
 import { executeRun, type RunOutcome, type StopState } from './run-loop';
+import { claimDequeued, enqueueRun, storedRun } from './run-queue';
 import { type AgentCore, abortRun, busyElsewhere, preview } from './session-runtime';
 import type { AgentService, ChildRunInput, CompactionResult, RunResult } from './types';
 
 const CANCEL_POLL_MS = 1000;
-const DEQUEUED_RETRY_MS = 250;
-const UNCOMMITTED_TRIES = 40;
 
 const NO_USAGE = { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0 };
 
@@ -28,7 +26,8 @@ export async function startRun(
   run: AgentRun,
   options: { subagent?: boolean; kind: AgentKind; workspace?: ChildRunInput['workspace'] },
 ): Promise<boolean> {
-  if (!options.subagent && !options.workspace && (await enqueueRun(core, run))) return true;
+  const queue = !options.subagent && !options.workspace;
+  if (queue && (await enqueueRun(core, run, (sessionId) => drainQueue(core, sessionId)))) return true;
   const claim = await core.host.runs.claim(run.id);
   if (!claim.ok) return false;
   await launchRun(core, claim.run, options);
@@ -36,103 +35,45 @@ export async function startRun(
 }
 
 /**
- * The durable engine queues a root run on its workspace's slot (src/engine/dbos-queue.ts): the
- * run stays `queued` (the ledger says where) until a node dequeues it and runs it (`resumeRun`
- * there). This node, which queued it, answers its waiters when it ended and starts the session's
- * next queued prompt. False when the engine does not queue it: it starts here.
- */
-async function enqueueRun(core: AgentCore, run: AgentRun): Promise<boolean> {
-  const a = core.host;
-  const enqueue = core.deps.durable?.enqueue;
-  if (!enqueue) return false;
-  let workspace = a.workspace;
-  const queued = await enqueue(run.id, async () => {
-    workspace = (await a.sessions.get(run.session_id))?.workspace || a.workspace;
-    return workspace;
-  });
-  if (!queued) return false;
-  await a.runs.append(run.id, 'run.enqueued', { queue: 'workspace', workspace, node: a.runs.owner.runner });
-  a.log.info('run queued for its workspace', { run_id: run.id, session_id: run.session_id, workspace });
-  queued.done
-    .then(
-      () => afterQueued(core, run),
-      // The engine stopped waiting (this node is closing): its waiters end with the node.
-      (error) => {
-        if (!core.closing) a.log.warn('queued run: its end was not seen here', { run_id: run.id, error });
-      },
-    )
-    .catch((error) => {
-      if (!core.closing) a.log.warn('queued run settle failed', { run_id: run.id, error });
-    });
-  return true;
-}
-
-/** A run this node queued ended (wherever it ran): its waiters, then the session's next prompt. */
-async function afterQueued(core: AgentCore, run: AgentRun): Promise<void> {
-  await core.settle(run.id);
-  const ended = await core.host.runs.require(run.id).catch(() => undefined);
-  if (ended?.status === 'completed' && !core.closing) await drainQueue(core, run.session_id);
-  core.notifyIdle(run.session_id);
-}
-
-/**
- * Resume here a run whose node died (the durable engine calls it on the node that took the run
- * over): the run is this node's from now on, its execution goes on from its first unfinished
- * step (./run-resume.ts), and it finishes here. Undefined when the run is not running any more.
+ * Run here a run the durable engine gave this node: a queued run dequeued here, or one whose node
+ * died (on the node that took it over): the run is this node's from now on, its execution goes on
+ * from its first unfinished step (./run-resume.ts), and it finishes here. Undefined when the run
+ * is not queued or running any more.
  */
 export async function resumeRun(core: AgentCore, runId: string): Promise<RunOutcome | undefined> {
   const a = core.host;
-  // A run queued inside a transaction can be dequeued before its row commits: wait for it.
-  let stored = await a.runs.require(runId).catch(() => undefined);
-  for (let tries = 0; !stored && tries < UNCOMMITTED_TRIES; tries++) {
-    await sleep(DEQUEUED_RETRY_MS);
-    stored = await a.runs.require(runId).catch(() => undefined);
+  const stored = await storedRun(core, runId);
+  if (stored?.status === 'queued') {
+    // Dequeued here (./run-queue.ts): claimed now and run from its prompt, as on any start.
+    const dequeued = await claimDequeued(core, stored);
+    if (!dequeued) return undefined;
+    const { claimed, workspace } = dequeued;
+    return await runHere(core, claimed, {
+      kind: agentKind(a.config, claimed.agent),
+      workspace,
+      dequeued: true,
+    });
   }
-  if (stored?.status === 'queued') return await runDequeued(core, stored);
   // takeOver reads the run and answers undefined unless it is still running.
   const taken = await a.runs.takeOver?.(runId);
   if (!taken) return undefined;
-  const kind = agentKind(a.config, taken.agent);
-  let outcome: RunOutcome | undefined;
-  await launchRun(core, taken, { kind, subagent: Boolean(taken.parent_run_id) }, (result) => {
-    outcome = result;
+  return await runHere(core, taken, {
+    kind: agentKind(a.config, taken.agent),
+    subagent: Boolean(taken.parent_run_id),
   });
-  await core.runtime(taken.session_id).promise;
-  return outcome;
 }
 
-/**
- * Run here a queued run the durable engine's queue gave this node (it may have been queued on
- * another): claimed now, run from its prompt (stored by the run as on any start), finished here.
- * Undefined when it is not queued any more (removed from the queue, cancelled).
- */
-async function runDequeued(core: AgentCore, run: AgentRun): Promise<RunOutcome | undefined> {
-  const a = core.host;
-  let claimed: AgentRun | undefined;
-  while (!claimed) {
-    const current = await a.runs.require(run.id).catch(() => undefined);
-    if (current?.status !== 'queued' || core.closing) return undefined;
-    const claim = await a.runs.claim(run.id).catch((error: unknown) => {
-      if (SvcError.is(error) && error.code === 'conflict') return undefined;
-      throw error;
-    });
-    if (!claim) return undefined;
-    if (claim.ok) claimed = claim.run;
-    // Another run of the session still runs (one started outside the queue): it goes first.
-    else await sleep(DEQUEUED_RETRY_MS);
-  }
-  const session = await a.sessions.get(claimed.session_id);
-  const workspace = session ? core.deps.workspaceAt?.(session.workspace) : undefined;
+/** Launch the run here and wait for its end; its outcome. */
+async function runHere(
+  core: AgentCore,
+  run: AgentRun,
+  options: Parameters<typeof launchRun>[2],
+): Promise<RunOutcome | undefined> {
   let outcome: RunOutcome | undefined;
-  await launchRun(
-    core,
-    claimed,
-    { kind: agentKind(a.config, claimed.agent), workspace, dequeued: true },
-    (result) => {
-      outcome = result;
-    },
-  );
-  await core.runtime(claimed.session_id).promise;
+  await launchRun(core, run, options, (result) => {
+    outcome = result;
+  });
+  await core.runtime(run.session_id).promise;
   return outcome;
 }
 

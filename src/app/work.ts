@@ -111,8 +111,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     toolbox: (root) => createAgentToolbox(root ? withWorkspace(late.app(), root) : late.app()),
     runLeases,
     durable: durable.durable,
-    // Only a node running the durable engine's queue runs runs of other workspaces.
-    workspaceAt: (root) => (durable.attached() ? workspaceAt(root) : undefined),
+    workspaceAt: createWorkspaceAt(base, bus, durable, () => ({ sandbox, spawner, mutationGuards })),
   });
   // issue 19: the run engine seam; the in-process engine over the agent and the ledger.
   const engine = createRunEngine(
@@ -149,31 +148,6 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     sandbox,
   });
   base.closers.push(() => ws.close());
-  // The durable engine's queue may give this node a run of another workspace (./workspace-at.ts).
-  const workspaceAt = createWorkspaceAt({
-    own: workspace,
-    dataDir,
-    make(root, data) {
-      const rootSandbox = sandbox.forWorkspace(root, data);
-      const other = createWorkspace({
-        root,
-        dataDir: data,
-        env,
-        config: base.config,
-        stores: base.repository(createSqliteWorkspaceStores, (sql) => createPostgresWorkspaceStores({ sql })),
-        bus,
-        clock,
-        ids,
-        redactor,
-        fetch: base.fetch,
-        guards: () => mutationGuards,
-        spawner: spawner.withSandbox(rootSandbox),
-        sandbox: rootSandbox,
-      });
-      base.closers.push(() => other.close());
-      return other;
-    },
-  });
   base.closers.push(() => workflows.close());
   const quality = createQuality({
     stores: base.repository(
