@@ -16,14 +16,18 @@
  * - DURABLE-3: a queued run starts a sub-agent (`agent` tool) in the same workspace while it holds
  *   the workspace's slot: the sub-agent runs inside its parent's workflow, not on the queue, so it
  *   finishes and the parent completes (no deadlock on the slot the parent holds).
+ * - DURABLE-4: the compat surface (`POST /v1/chat/completions`, streaming and not) answers in full
+ *   on the node it was asked, whichever node the queue gave its run to (the deltas and the run's end
+ *   reach it through the PostgreSQL event log).
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresClient } from '../../src/store/postgres/client';
 import { type FakeProvider, fakeProvider, type RecordedRequest, reply } from '../helpers/fake-provider';
 import { postgresForFile } from '../helpers/postgres';
-import { type SvcCluster, startCluster, until } from './cluster-harness';
+import { type SvcCluster, startCluster, TOKEN, until } from './cluster-harness';
 
 const pg = postgresForFile({ durable: true });
 
@@ -43,6 +47,8 @@ function answer(request: RecordedRequest) {
       command: `echo "start ${tag} $(date +%s%N)" >> runs.log; sleep 0.3; echo "end ${tag} $(date +%s%N)" >> runs.log`,
     });
   }
+  const compat = /compat-q (c\d+)/.exec(users)?.[1];
+  if (compat) return reply().text(`compat answer ${compat}`);
   if (users.includes('sub-agent task')) {
     if (answered) return reply().text('child done');
     return reply().toolCall('bash', { command: 'echo child >> child.log' });
@@ -220,5 +226,40 @@ describe.skipIf(!pg.available)('the run queue: three DBOS nodes, ten workspaces'
       .events as any[];
     expect(childEvents.map((e) => e.type)).not.toContain('run.enqueued');
     expect(readFileSync(join(dir, 'child.log'), 'utf8')).toBe('child\n');
+  }, 60_000);
+
+  it('DURABLE-4: compat chat completions, streamed or not, answer in full on the asked node wherever their run ran', async () => {
+    const asked = Array.from({ length: 9 }, (_, i) => ({ tag: `c${i}`, node: i % 3, stream: i % 2 === 0 }));
+    const answers = await Promise.all(
+      asked.map(async ({ tag, node, stream }) => {
+        const client = new OpenAI({
+          baseURL: `${cluster.nodes[node]!.url}/v1`,
+          apiKey: TOKEN,
+          maxRetries: 0,
+        });
+        const request = {
+          model: 'fake/m1',
+          messages: [{ role: 'user' as const, content: `compat-q ${tag}` }],
+        };
+        if (!stream) {
+          const { data, response } = await client.chat.completions.create(request).withResponse();
+          return { text: data.choices[0]?.message.content, runId: response.headers.get('x-svc-run-id') };
+        }
+        const { data, response } = await client.chat.completions
+          .create({ ...request, stream: true })
+          .withResponse();
+        let text = '';
+        for await (const chunk of data) text += chunk.choices[0]?.delta?.content ?? '';
+        return { text, runId: response.headers.get('x-svc-run-id') };
+      }),
+    );
+    expect(answers.map((a) => a.text)).toEqual(asked.map(({ tag }) => `compat answer ${tag}`));
+    // Some ran on another node than the one asked (the queue gives a run to any node).
+    const ranOn = await Promise.all(
+      answers.map(async (a) => (await cluster.nodes[0]!.get(`/v1/agent-runs/${a.runId}`)).run.pid as number),
+    );
+    const elsewhere = ranOn.filter((pid, i) => pid !== cluster.nodes[asked[i]!.node]!.server.child.pid);
+    if (process.env.DURABLE_DEBUG) console.log('compat runs run elsewhere:', elsewhere.length, 'of 9');
+    expect(elsewhere.length).toBeGreaterThan(0);
   }, 60_000);
 });
