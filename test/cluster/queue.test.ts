@@ -148,6 +148,8 @@ describe.skipIf(!pg.available)('the run queue: three DBOS nodes, ten workspaces'
           prompt: `queue-run ${job.tag}`,
         });
         expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+        // Queued, not started where it was sent: the node the queue gives it to starts it.
+        expect(sent.body.status).toBe('queued');
         return sent.body.run_id as string;
       }),
     );
