@@ -8,7 +8,7 @@
  * @module
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SvcError } from '../errors';
+import { SvcError, toSvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
 import type { AgentCore } from './session-runtime';
 import type { ChildRunInput } from './types';
@@ -73,6 +73,14 @@ export async function claimDequeued(
   run: AgentRun,
 ): Promise<{ claimed: AgentRun; workspace: ChildRunInput['workspace'] } | undefined> {
   const a = core.host;
+  let workspace: ChildRunInput['workspace'];
+  let unavailable: string | undefined;
+  try {
+    const session = await a.sessions.get(run.session_id);
+    workspace = session ? core.deps.workspaceAt?.(session.workspace) : undefined;
+  } catch (error) {
+    unavailable = a.redactor.string(toSvcError(error).message);
+  }
   for (;;) {
     const current = await a.runs.require(run.id).catch(() => undefined);
     if (current?.status !== 'queued' || core.closing) return undefined;
@@ -82,11 +90,11 @@ export async function claimDequeued(
     });
     if (!claim) return undefined;
     if (claim.ok) {
-      const session = await a.sessions.get(claim.run.session_id);
-      return {
-        claimed: claim.run,
-        workspace: session ? core.deps.workspaceAt?.(session.workspace) : undefined,
-      };
+      if (unavailable === undefined) return { claimed: claim.run, workspace };
+      // Its workspace is not on this node: the run fails here, saying why (never runs elsewhere).
+      await a.runs.update(run.id, { status: 'failed', error: unavailable, finished_at: a.clock.now() });
+      await a.runs.append(run.id, 'run.finished', { status: 'failed', error: unavailable, steps: 0 });
+      return undefined;
     }
     // Another run of the session still runs (one started outside the queue): it goes first.
     await sleep(RETRY_MS);
