@@ -163,8 +163,12 @@ export interface DurableRuns {
   /**
    * Queue a root run (still `queued` in the ledger) on its workspace's slot instead of running it
    * here: the engine runs it on whichever node its queue gives it to (`resume` there). `done`
-   * settles when it ended. `workspace` is read only when it is queued (the run's session's).
+   * settles when it ended; `already`: it was queued before (by this or another node). `workspace`
+   * is read only when it is queued (the run's session's).
    * Undefined: not queued; claim and run it here.
    */
-  enqueue?(runId: string, workspace: () => Promise<string>): Promise<{ done: Promise<void> } | undefined>;
+  enqueue?(
+    runId: string,
+    workspace: () => Promise<string>,
+  ): Promise<{ done: Promise<void>; already: boolean } | undefined>;
 }

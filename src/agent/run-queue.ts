@@ -35,11 +35,16 @@ export async function enqueueRun(
     return workspace;
   });
   if (!queued) return false;
+  // Already on the queue (a drain of the session reached it again): its queuer waits for it.
+  if (queued.already) return true;
   await a.runs.append(run.id, 'run.enqueued', { queue: 'workspace', workspace, node: a.runs.owner.runner });
   a.log.info('run queued for its workspace', { run_id: run.id, session_id: run.session_id, workspace });
   const ended = async () => {
-    await core.settle(run.id);
     const final = await a.runs.require(run.id).catch(() => undefined);
+    // Its workflow ended and the run never started (the node it was given to was stopping):
+    // queued again, for another node.
+    if (final?.status === 'queued' && !core.closing && (await enqueueRun(core, final, drain))) return;
+    await core.settle(run.id);
     if (final?.status === 'completed' && !core.closing) await drain(run.session_id);
     core.notifyIdle(run.session_id);
   };

@@ -60,9 +60,11 @@ export interface RunQueue {
   register(): Promise<void>;
   /**
    * Enqueue the run's workflow on its workspace's partition (idempotent: the workflow id is the
-   * run id); `done` settles when the run's workflow ends, on whichever node ran it.
+   * run id; a queued run's workflow that already ended goes back onto the queue); `done` settles
+   * when the run's workflow ends, on whichever node ran it; `already`: it was on the queue (or
+   * running) before this call.
    */
-  enqueue(runId: string, workspace: string): Promise<{ done: Promise<void> }>;
+  enqueue(runId: string, workspace: string): Promise<{ done: Promise<void>; already: boolean }>;
   /** The queue a workflow goes back to when its node died: its own partition, if it was queued. */
   resumeOptions(status: { queueName?: string } | null): { queueName?: string };
 }
@@ -73,12 +75,19 @@ export function createRunQueue(dbos: Dbos, workflow: Workflow, limits: RunQueueL
       await dbos.registerQueue(RUN_QUEUE, { ...runQueueParameters(limits), onConflict: 'always_update' });
     },
     async enqueue(runId, workspace) {
-      const handle = await dbos.startWorkflow(workflow, {
+      const partition = workspacePartition(workspace);
+      const before = (await dbos.getWorkflowStatus(runId))?.status;
+      let handle = await dbos.startWorkflow(workflow, {
         workflowID: runId,
         queueName: RUN_QUEUE,
-        enqueueOptions: { queuePartitionKey: workspacePartition(workspace) },
+        enqueueOptions: { queuePartitionKey: partition },
       })(runId);
-      return { done: handle.getResult().then(() => undefined) };
+      // Its workflow already ended while the run is still queued (the node DBOS gave it to was
+      // stopping and did not start it): the same workflow goes back onto the queue from its start.
+      const ended = before === 'SUCCESS' || before === 'ERROR';
+      if (ended)
+        handle = await dbos.rewindWorkflow(runId, { queueName: RUN_QUEUE, queuePartitionKey: partition });
+      return { done: handle.getResult().then(() => undefined), already: before !== undefined && !ended };
     },
     resumeOptions(status) {
       // resumeWorkflow keeps the row's partition key: back on the queue, the run waits for its
