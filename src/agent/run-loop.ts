@@ -147,6 +147,8 @@ async function resumeRun(
   c: RunContext,
 ): Promise<{ session: RunTurn['session']; user: Message } | RunOutcome> {
   const reopened = await reopenedTurn(c);
+  // Its node died before it stored its prompt: nothing was done, it starts from its prompt here.
+  if (!reopened && c.run.steps === 0) return await openRun(c);
   if (!reopened) {
     const message = `run ${c.run.id} cannot be resumed: its prompt is not in session ${c.sessionId}`;
     return outcome(c, 'failed', 'resume_failed', message);
