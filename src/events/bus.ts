@@ -41,6 +41,7 @@
  * The write-queue steps are in ./bus-writes.ts, the rings in ./ring.ts, the queue in ./write-queue.ts.
  * @module
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
 import { createBusWrites, type Task } from './bus-writes';
@@ -137,6 +138,14 @@ export function createEventBus(deps: {
     listened: (sessionId) => (listeners.get(sessionId)?.size ?? 0) > 0,
   });
 
+  /**
+   * On a log that answers after an await (PostgreSQL), an event reaches its listeners in the write
+   * queue's async context, not the publisher's: it is captured at publish and restored for the
+   * delivery, so a listener's reads see what the publisher sees (the transaction it published in,
+   * ./../store/postgres/client.ts). On SQLite delivery happens inside `publish`: nothing to carry.
+   */
+  const publisherContext = () => (immediate() || !log() ? undefined : AsyncLocalStorage.snapshot());
+
   /** To the session's listeners, and to '*' for an event published on this node (`local`). */
   const deliver = (event: SessionEvent, local = true) => {
     for (const key of local ? [event.session_id, '*'] : [event.session_id]) {
@@ -176,7 +185,7 @@ export function createEventBus(deps: {
 
   return {
     publish(sessionId, type, payload) {
-      enqueue({ sessionId, type, payload, created_at: deps.clock.now() });
+      enqueue({ sessionId, type, payload, created_at: deps.clock.now(), context: publisherContext() });
     },
     publishStored<P extends Record<string, unknown>>(sessionId: string, type: string, payload: P) {
       return new Promise<SessionEvent<P>>((resolve, reject) => {
@@ -187,6 +196,7 @@ export function createEventBus(deps: {
           created_at: deps.clock.now(),
           stored: (event) => resolve(event as SessionEvent<P>),
           failed: reject,
+          context: publisherContext(),
         });
       });
     },
