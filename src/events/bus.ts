@@ -18,7 +18,9 @@
  * on SQLite an event is stored and delivered synchronously, as it always was. Where a caller
  * needs the id, `publishStored` resolves the stored event; `flush` waits for the queue.
  * Events published by a listener during a delivery join the queue behind it, so every listener
- * sees events in id order.
+ * sees events in id order. Delivered after an await (PostgreSQL), a local event reaches its
+ * listeners in the publisher's async context, captured at publish: a listener's reads see what
+ * the publisher sees (the transaction it published in, src/store/postgres/client.ts).
  *
  * Several nodes on one log (issue 18, PostgreSQL; `shared`): the log is the source of truth and
  * ids are the one order. Per session the bus has delivered exactly the log's events up to the
@@ -138,14 +140,7 @@ export function createEventBus(deps: {
     listened: (sessionId) => (listeners.get(sessionId)?.size ?? 0) > 0,
   });
 
-  /**
-   * On a log that answers after an await (PostgreSQL), an event reaches its listeners in the write
-   * queue's async context, not the publisher's: it is captured at publish and restored for the
-   * delivery, so a listener's reads see what the publisher sees (the transaction it published in,
-   * ./../store/postgres/client.ts). On SQLite delivery happens inside `publish`: nothing to carry.
-   */
   const publisherContext = () => (immediate() || !log() ? undefined : AsyncLocalStorage.snapshot());
-
   /** To the session's listeners, and to '*' for an event published on this node (`local`). */
   const deliver = (event: SessionEvent, local = true) => {
     for (const key of local ? [event.session_id, '*'] : [event.session_id]) {
