@@ -120,13 +120,15 @@ async function waitFor(
     waiter = { pending, root, resolve, reject };
     waiters.set(pending.request_id, waiter);
   });
-  if (core.durable && pending.run_id && waiter)
+  // Only a run's request is stored (./permission-durable.ts); another waits in memory.
+  const stored = core.durable !== undefined && pending.run_id !== null;
+  if (core.durable && stored && waiter)
     watch(core, waiter, expiresAt ?? pending.created_at + core.durable.timeoutMs());
   const onAbort = () => {
     const waiter = waiters.get(pending.request_id);
     if (!waiter) return;
     const cancelled = new SvcError('cancelled', `permission request for ${pending.title} was cancelled`);
-    if (!core.durable) {
+    if (!stored) {
       settle(waiter, 'deny', 'cancel');
       waiter.reject(cancelled);
       return;
@@ -159,7 +161,8 @@ export async function answerPermission(
       `decision: "${decision}" is not one of ${PERMISSION_DECISIONS.join(', ')}`,
     );
   }
-  if (core.durable) {
+  const held = waiters.get(requestId);
+  if (core.durable && (!held || held.pending.run_id !== null)) {
     const answered = await answerStored(core, requestId, decision, options);
     if (decision === 'allow_session') await coverWaiting(core, answered.root, options.by ?? 'operator');
     return answered.pending;
@@ -213,6 +216,7 @@ async function coverWaiting(core: AskCore, root: string, by: string): Promise<vo
       waiters.get(other.pending.request_id) === other &&
       // a stored request: this answer is its first (else the one that was first settles it)
       (!core.durable ||
+        other.pending.run_id === null ||
         (await core.durable.requests.decide(other.pending.request_id, {
           decision: 'allow_session',
           by,

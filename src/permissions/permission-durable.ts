@@ -86,7 +86,8 @@ export function deliver(
   const id = waiter.pending.request_id;
   if (core.waiters.get(id) === waiter) core.waiters.delete(id);
   core.durable?.watches.get(id)?.();
-  if (core.durable) void core.durable.requests.close(id, core.clock.now()).catch(() => {});
+  if (core.durable && waiter.pending.run_id !== null)
+    void core.durable.requests.close(id, core.clock.now()).catch(() => {});
   const outcome = outcomeOf(waiter.pending, decision, by, message);
   if ('via' in outcome) waiter.resolve(outcome.via);
   else waiter.reject(outcome.error);
