@@ -10,7 +10,10 @@ import type { PermissionDecision } from './permission-types';
 const COLUMNS =
   'request_id, session_id, root_session_id, run_id, tool_call_id, tool, title, scope, safe, details, created_at, expires_at, decision, decided_by, message, decided_at, closed_at';
 
-type Row = Omit<StoredPermissionRequest, 'details'> & { details: string | null } & Record<string, unknown>;
+type Row = Omit<StoredPermissionRequest, 'details' | 'safe'> & {
+  details: string | null;
+  safe: number | string;
+} & Record<string, unknown>;
 
 export function createPostgresPermissionRequestRepository(deps: {
   sql: SqlClient;
@@ -34,7 +37,7 @@ export function createPostgresPermissionRequestRepository(deps: {
           r.tool,
           r.title,
           r.scope,
-          r.safe,
+          r.safe ? 1 : 0,
           r.details ? JSON.stringify(r.details) : null,
           r.created_at,
           r.expires_at,
@@ -92,7 +95,7 @@ function toRequest(row: Row): StoredPermissionRequest {
     tool: row.tool,
     title: row.title,
     scope: row.scope ?? null,
-    safe: row.safe === true,
+    safe: Number(row.safe) === 1,
     details: row.details ? (JSON.parse(row.details) as Record<string, unknown>) : null,
     created_at: Number(row.created_at),
     expires_at: Number(row.expires_at),

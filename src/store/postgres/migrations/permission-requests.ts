@@ -3,8 +3,8 @@
  * requests of runs as rows (src/permissions/pg-permission-request-repository.ts), so that any node
  * lists and answers them and a run resumed on another node waits for the same request. A request
  * is open while `decision` is NULL; the first answer sets it (one conditional UPDATE), and
- * `closed_at` records when the waiting run took it. PostgreSQL only: on SQLite a request is a
- * wait in the process that runs the agent.
+ * `closed_at` records when the waiting run took it. Read and written on PostgreSQL only (SQLite
+ * migration 835 creates the same table, unused: a request there is a wait in the agent's process).
  * @module
  */
 export const permissionRequestsDdl = `
@@ -17,7 +17,7 @@ CREATE TABLE permission_requests (
   tool TEXT NOT NULL,
   title TEXT NOT NULL,
   scope TEXT,
-  safe BOOLEAN NOT NULL DEFAULT FALSE,
+  safe BIGINT NOT NULL DEFAULT 0,
   details TEXT,
   created_at BIGINT NOT NULL,
   expires_at BIGINT NOT NULL,
