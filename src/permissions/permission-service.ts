@@ -19,7 +19,7 @@
 import type { Config } from '../config/schema';
 import type { EventBus } from '../events/bus';
 import type { SessionEventPayloads } from '../events/types';
-import type { RunLedger } from '../runs/run-ledger';
+import type { AgentRun } from '../runs/run-ledger';
 import type { SessionStore } from '../sessions/session-store';
 import type { Clock, Ids } from '../util/ids';
 import type { DurableCore, Waiter } from './ask-core';
@@ -44,8 +44,12 @@ export interface PermissionServiceDeps {
   bus: EventBus;
   clock: Clock;
   ids: Ids;
-  sessions: SessionStore;
-  runs: RunLedger;
+  sessions: Pick<SessionStore, 'root'>;
+  /** The run ledger: the permission events, and whether a stored request's run still runs. */
+  runs: {
+    append(runId: string, type: string, payload?: Record<string, unknown>): Promise<unknown>;
+    get(runId: string): Promise<Pick<AgentRun, 'status'> | undefined>;
+  };
 }
 
 export function createPermissionService(deps: PermissionServiceDeps): PermissionService {
