@@ -86,11 +86,13 @@ export function deliver(
   const id = waiter.pending.request_id;
   if (core.waiters.get(id) === waiter) core.waiters.delete(id);
   core.durable?.watches.get(id)?.();
-  if (core.durable && waiter.pending.run_id !== null)
-    void core.durable.requests.close(id, core.clock.now()).catch(() => {});
   const outcome = outcomeOf(waiter.pending, decision, by, message);
-  if ('via' in outcome) waiter.resolve(outcome.via);
-  else waiter.reject(outcome.error);
+  const settle = () => ('via' in outcome ? waiter.resolve(outcome.via) : waiter.reject(outcome.error));
+  // Closed before the call goes on: a run resumed after this node dies then sees the call as
+  // started (its outcome unknown), never as still waiting, once the tool may have acted.
+  if (core.durable && waiter.pending.run_id !== null)
+    core.durable.requests.close(id, core.clock.now()).then(settle, settle);
+  else settle();
 }
 
 /**
@@ -118,6 +120,10 @@ export function watch(core: AskCore, waiter: Waiter, expiresAt: number): void {
   };
   const expire = async () => {
     if (!waiting()) return;
+    if (core.clock.now() < expiresAt) {
+      timer = later(expire, expiresAt - core.clock.now());
+      return;
+    }
     try {
       const decided = await durable.requests.decide(id, {
         decision: 'deny',
@@ -130,7 +136,7 @@ export function watch(core: AskCore, waiter: Waiter, expiresAt: number): void {
         deliver(core, waiter, 'deny', 'timeout');
       } else await check();
     } catch {
-      timer = setTimeout(() => void expire(), durable.pollMs);
+      timer = later(expire, durable.pollMs);
     }
   };
   const off = durable.onResolved(waiter.pending.session_id, (requestId) => {
@@ -138,8 +144,7 @@ export function watch(core: AskCore, waiter: Waiter, expiresAt: number): void {
   });
   const poll = setInterval(() => void check(), durable.pollMs);
   poll.unref?.();
-  let timer = setTimeout(() => void expire(), Math.max(0, expiresAt - core.clock.now()));
-  timer.unref?.();
+  let timer = later(expire, expiresAt - core.clock.now());
   durable.watches.set(id, () => {
     durable.watches.delete(id);
     off();
@@ -229,6 +234,13 @@ export async function listPending(core: AskCore, sessionId?: string): Promise<Pe
     }
   }
   return list.sort((a, b) => a.created_at - b.created_at);
+}
+
+/** A timer for `fn` after `ms` (at most setTimeout's ~24.8 days: `fn` checks the deadline again). */
+function later(fn: () => Promise<void>, ms: number): NodeJS.Timeout {
+  const timer = setTimeout(() => void fn(), Math.min(Math.max(0, ms), 2_147_483_647));
+  timer.unref?.();
+  return timer;
 }
 
 function withoutStorage(row: StoredPermissionRequest): PendingPermission {

@@ -38,6 +38,9 @@ export interface PermissionRequestRepository {
   undecide(requestId: string): Promise<void>;
   /** The waiting run took the answer. */
   close(requestId: string, at: number): Promise<void>;
-  /** The tool calls of a run with a request its run has not taken (they wait; they never started). */
+  /**
+   * The tool calls of a run waiting for a request its run has not taken, and that took none
+   * before (they never started: a tool asks before it acts).
+   */
   waitingCalls(runId: string): Promise<string[]>;
 }

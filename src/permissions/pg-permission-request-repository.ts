@@ -77,7 +77,9 @@ export function createPostgresPermissionRequestRepository(deps: {
     },
     async waitingCalls(runId) {
       const rows = await sql.query<{ tool_call_id: string }>(
-        'SELECT DISTINCT tool_call_id FROM permission_requests WHERE run_id = $1 AND closed_at IS NULL AND tool_call_id IS NOT NULL',
+        // A call with a request its run took already may have acted since: not waiting.
+        `SELECT tool_call_id FROM permission_requests WHERE run_id = $1 AND tool_call_id IS NOT NULL
+         GROUP BY tool_call_id HAVING bool_and(closed_at IS NULL) ORDER BY tool_call_id`,
         [runId],
       );
       return rows.map((row) => row.tool_call_id);
