@@ -25,6 +25,20 @@ async function pendingOn(node: ClusterNode, sessionId: string) {
   }, `a pending permission request listed on ${node.name}`);
 }
 
+/**
+ * The live node that holds (runs) the run, and the other live nodes: with the run queue a run may
+ * run on another node than the one it was sent to. The run's row names its process.
+ */
+async function holderOf(cluster: SvcCluster, runId: string) {
+  const live = cluster.nodes.filter(
+    (n) => n.server.child.exitCode === null && n.server.child.signalCode === null,
+  );
+  const run = (await live[0]!.get(`/v1/agent-runs/${runId}`)).run as { pid: number | null };
+  const holder = live.find((n) => n.server.child.pid === run.pid);
+  if (!holder) throw new Error(`run ${runId} is not held by a live node (pid ${run.pid})`);
+  return { holder, others: live.filter((n) => n !== holder) as [ClusterNode, ClusterNode, ...ClusterNode[]] };
+}
+
 async function finished(node: ClusterNode, runId: string, timeoutMs = 60_000) {
   return await until(
     async () => {
@@ -63,7 +77,7 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
   });
 
   it('DURABLE-20: a run on A asks permission; B lists and answers it; the tool runs once and the run completes; a late answer is not_found', async () => {
-    const [a, b, c] = cluster.nodes;
+    const [a] = cluster.nodes;
     const id = (await a.post('/v1/sessions', { title: 'approve elsewhere' })).body.session.id as string;
     provider.push(
       reply().toolCall('bash', { command: 'echo ran >> approved20.log' }),
@@ -72,6 +86,10 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
     const sent = await a.post(`/v1/sessions/${id}/messages`, { prompt: 'run the approved command' });
     expect(sent.status).toBe(202);
     const runId = sent.body.run_id as string;
+    await pendingOn(a, id);
+    // B and C: two nodes other than the one running it.
+    const { others } = await holderOf(cluster, runId);
+    const [b, c] = others;
 
     const request = await pendingOn(b, id);
     expect(request).toMatchObject({ run_id: runId, tool: 'bash' });
@@ -100,17 +118,25 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
   }, 120_000);
 
   it('DURABLE-21: A SIGKILLed while its run waits for an answer; answered on C; the run completes on an adopting node, the same request, the tool ran once', async () => {
-    const [a, b, c] = cluster.nodes;
-    const id = (await a.post('/v1/sessions', { title: 'approve after a crash' })).body.session.id as string;
+    const [first] = cluster.nodes;
+    const id = (await first.post('/v1/sessions', { title: 'approve after a crash' })).body.session
+      .id as string;
     provider.push(
       reply().toolCall('bash', { command: 'echo ran >> approved21.log' }),
       reply().text('Done after the crash.'),
     );
-    const sent = await a.post(`/v1/sessions/${id}/messages`, { prompt: 'run the command after approval' });
+    const sent = await first.post(`/v1/sessions/${id}/messages`, {
+      prompt: 'run the command after approval',
+    });
     expect(sent.status).toBe(202);
     const runId = sent.body.run_id as string;
-    const request = await pendingOn(c, id);
+    const request = await pendingOn(first, id);
     expect(request.run_id).toBe(runId);
+    // A: the node running it; B and C: the others.
+    const {
+      holder: a,
+      others: [b, c],
+    } = await holderOf(cluster, runId);
 
     await a.kill('SIGKILL');
     // Still listed on the live nodes: the run waits (for adoption, then for the answer).
@@ -153,15 +179,19 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
     const live = cluster.nodes.filter(
       (n) => n.server.child.exitCode === null && n.server.child.signalCode === null,
     );
-    const [holder, other] = live as [ClusterNode, ClusterNode];
-    const id = (await holder.post('/v1/sessions', { title: 'deny after adoption' })).body.session
+    const id = (await live[0]!.post('/v1/sessions', { title: 'deny after adoption' })).body.session
       .id as string;
     provider.push(
       reply().toolCall('bash', { command: 'echo ran >> denied22.log' }),
       reply().text('Understood, not run.'),
     );
-    const sent = await holder.post(`/v1/sessions/${id}/messages`, { prompt: 'try the denied command' });
+    const sent = await live[0]!.post(`/v1/sessions/${id}/messages`, { prompt: 'try the denied command' });
     const runId = sent.body.run_id as string;
+    await pendingOn(live[0]!, id);
+    const {
+      holder,
+      others: [other],
+    } = await holderOf(cluster, runId);
     const request = await pendingOn(other, id);
     // A third node joins so the dead node's run has a node to go to besides `other`.
     const joined = await cluster.start('f');
