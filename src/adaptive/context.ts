@@ -28,7 +28,7 @@ export interface AdaptiveDeps {
   store: AdaptiveStore;
   /** Whether a database exists to read (reads never create one). */
   dbPresent: () => boolean;
-  bus: Pick<EventBus, 'publish' | 'subscribe'>;
+  bus: Pick<EventBus, 'publish' | 'subscribe' | 'flush'>;
   clock: Clock;
   ids: Ids;
   log: Logger;

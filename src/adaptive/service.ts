@@ -190,7 +190,8 @@ interface BusHandlers {
  * are then delivered at once, so a subscriber that reads the state when one arrives reads exactly
  * the state it was built from (EVT-28). A run.started is handled before the run goes on to
  * assemble its prompt and tool set, a run.finished and the idle state before the run's waiters are
- * answered: the agent waits for `settled()` there.
+ * answered: the agent waits for `settled()` there, which first waits for the bus to store and
+ * deliver what was published before it (on PostgreSQL an event arrives after its append).
  */
 function subscribe(
   ctx: ReturnType<typeof createAdaptiveContext>,
@@ -251,6 +252,9 @@ function subscribe(
   return {
     unsubscribe,
     async settled() {
+      // The events published so far reach this monitor once stored: at once on SQLite, after
+      // the append's round trip on PostgreSQL. Wait for them, then for the monitor's work.
+      await ctx.deps.bus.flush();
       while (draining) await draining;
     },
   };

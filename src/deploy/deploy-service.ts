@@ -242,7 +242,7 @@ async function deployAgent(
   const env = { ...deps.env, SVC_HTTP_TOKEN: token, SVC_DATA_DIR: undefined, SVC_CONFIG: undefined };
   const now = deps.clock.now();
   const tokenRef = `credentials:${context.credentialKey(input.name)}`;
-  await context.rows.upsertStarting(
+  const claimed = await context.rows.upsertStarting(
     {
       name: input.name,
       fleet: input.fleet ?? null,
@@ -257,7 +257,13 @@ async function deployAgent(
       log_path: logPath,
     },
     now,
+    now - config.deploy.ready_timeout_seconds * 1000,
   );
+  if (!claimed)
+    throw new SvcError(
+      'conflict',
+      `name: agent "${input.name}" is being deployed right now by another call; wait for it, then check deploy_agent action status`,
+    );
   deps.credentials.set(context.credentialKey(input.name), {
     kind: 'bearer',
     value: token,

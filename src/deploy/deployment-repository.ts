@@ -46,8 +46,13 @@ export type NewDeployment = Pick<
 
 export interface DeploymentRepository {
   get(name: string): Promise<DeploymentRow | undefined>;
-  /** Insert, or reset an existing row of the name to the new deployment (keeps created_at). */
-  upsertStarting(row: NewDeployment, now: number): Promise<void>;
+  /**
+   * Insert, or reset an existing row of the name to the new deployment (keeps created_at); in one
+   * statement, so two deploys of one name racing (on one node or two) cannot both start: false,
+   * and nothing written, when another deploy of the name began after `startingSince` and is still
+   * starting.
+   */
+  upsertStarting(row: NewDeployment, now: number, startingSince: number): Promise<boolean>;
   /** Set some columns, and updated_at. */
   patch(name: string, fields: Partial<DeploymentRow>, now: number): Promise<void>;
   delete(name: string): Promise<void>;
@@ -57,7 +62,7 @@ export interface DeploymentRepository {
   running(): Promise<DeploymentRow[]>;
 }
 
-/** The upsert of a deployment about to start, with placeholders `p(1)`…`p(13)` (SQLite and PostgreSQL). */
+/** The upsert of a deployment about to start, with placeholders `p(1)`…`p(14)` (SQLite and PostgreSQL). */
 export const DEPLOYMENT_UPSERT = (p: (n: number) => string) =>
   `INSERT INTO deployments (name, fleet, target, agent, model, tools, skills, url, pid, token_ref, data_dir, overrides, log_path, status, health, last_error, checked_at, created_at, updated_at)
    VALUES (${[1, 2, 3, 4, 5, 6, 7].map(p).join(', ')}, NULL, NULL, ${[8, 9, 10, 11].map(p).join(', ')}, 'failed', 'unknown', 'starting', NULL, ${p(12)}, ${p(13)})
@@ -65,9 +70,10 @@ export const DEPLOYMENT_UPSERT = (p: (n: number) => string) =>
      model = excluded.model, tools = excluded.tools, skills = excluded.skills, url = NULL, pid = NULL,
      token_ref = excluded.token_ref, data_dir = excluded.data_dir, overrides = excluded.overrides,
      log_path = excluded.log_path, status = 'failed', health = 'unknown', last_error = 'starting',
-     updated_at = excluded.updated_at`;
+     updated_at = excluded.updated_at
+   WHERE NOT (deployments.status = 'failed' AND deployments.last_error = 'starting' AND deployments.updated_at > ${p(14)})`;
 
-export const deploymentUpsertValues = (row: NewDeployment, now: number): unknown[] => [
+export const deploymentUpsertValues = (row: NewDeployment, now: number, startingSince: number): unknown[] => [
   row.name,
   row.fleet,
   row.target,
@@ -81,6 +87,7 @@ export const deploymentUpsertValues = (row: NewDeployment, now: number): unknown
   row.log_path,
   now,
   now,
+  startingSince,
 ];
 
 /** The UPDATE of some columns and updated_at of one deployment, placeholders by `p`. */
@@ -102,11 +109,10 @@ export function createDeploymentRepository(db: () => Db): DeploymentRepository {
   return {
     get: async (name) =>
       db().prepare('SELECT * FROM deployments WHERE name = ?').get(name) as DeploymentRow | undefined,
-    async upsertStarting(row, now) {
+    upsertStarting: async (row, now, startingSince) =>
       db()
         .prepare(DEPLOYMENT_UPSERT(() => '?'))
-        .run(...deploymentUpsertValues(row, now));
-    },
+        .run(...deploymentUpsertValues(row, now, startingSince)).changes > 0,
     async patch(name, fields, now) {
       const { sql, values } = deploymentPatch(fields, now, name, () => '?');
       db()

@@ -20,9 +20,8 @@ export function createPostgresDeploymentRepository(deps: { sql: SqlClient }): De
   const { sql } = deps;
   return {
     get: (name) => sql.one<Row>('SELECT * FROM deployments WHERE name = $1', [name]),
-    async upsertStarting(row, now) {
-      await sql.run(DEPLOYMENT_UPSERT(p), deploymentUpsertValues(row, now));
-    },
+    upsertStarting: async (row, now, startingSince) =>
+      (await sql.run(DEPLOYMENT_UPSERT(p), deploymentUpsertValues(row, now, startingSince))) > 0,
     async patch(name, fields, now) {
       const update = deploymentPatch(fields, now, name, p);
       await sql.run(update.sql, update.values);

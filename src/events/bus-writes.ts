@@ -15,6 +15,11 @@ export interface Queued {
   created_at: number;
   stored?: (event: SessionEvent) => void;
   failed?: (error: unknown) => void;
+  /**
+   * The publisher's async context, when the event is delivered after an await (a log that does
+   * not answer at once): its listeners run in it, as they would have synchronously.
+   */
+  context?: <R>(fn: () => R) => R;
 }
 
 /** A write-queue step that reads another node's events of a session from the log (shared bus). */
@@ -78,7 +83,7 @@ export function createBusWrites(deps: {
       if (row.id <= seen(ring)) continue;
       if (row.id === appended.id) {
         mine = localEvent(item, row.id);
-        admit(ring, mine, true);
+        admit(ring, mine, true, item.context);
       } else admit(ring, eventOf(row), false);
     }
     // The row is committed, so the read found it; should it not have, deliver it as on one node.
@@ -94,15 +99,16 @@ export function createBusWrites(deps: {
     created_at: item.created_at,
   });
 
-  /** Rings and delivers one event (ids ascending per ring). */
-  const admit = (ring: Ring, event: SessionEvent, local: boolean) => {
+  /** Rings and delivers one event (ids ascending per ring), in the publisher's context when given. */
+  const admit = (ring: Ring, event: SessionEvent, local: boolean, context?: Queued['context']) => {
     pushToRing(ring, event, ringSize);
-    deliver(event, local);
+    if (context) context(() => deliver(event, local));
+    else deliver(event, local);
   };
 
   const stored = (item: Queued, ring: Ring, id: number) => {
     const event = localEvent(item, id);
-    admit(ring, event, true);
+    admit(ring, event, true, item.context);
     item.stored?.(event);
   };
 

@@ -18,7 +18,9 @@
  * on SQLite an event is stored and delivered synchronously, as it always was. Where a caller
  * needs the id, `publishStored` resolves the stored event; `flush` waits for the queue.
  * Events published by a listener during a delivery join the queue behind it, so every listener
- * sees events in id order.
+ * sees events in id order. Delivered after an await (PostgreSQL), a local event reaches its
+ * listeners in the publisher's async context, captured at publish: a listener's reads see what
+ * the publisher sees (the transaction it published in, src/store/postgres/client.ts).
  *
  * Several nodes on one log (issue 18, PostgreSQL; `shared`): the log is the source of truth and
  * ids are the one order. Per session the bus has delivered exactly the log's events up to the
@@ -41,6 +43,7 @@
  * The write-queue steps are in ./bus-writes.ts, the rings in ./ring.ts, the queue in ./write-queue.ts.
  * @module
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
 import { createBusWrites, type Task } from './bus-writes';
@@ -137,6 +140,7 @@ export function createEventBus(deps: {
     listened: (sessionId) => (listeners.get(sessionId)?.size ?? 0) > 0,
   });
 
+  const publisherContext = () => (immediate() || !log() ? undefined : AsyncLocalStorage.snapshot());
   /** To the session's listeners, and to '*' for an event published on this node (`local`). */
   const deliver = (event: SessionEvent, local = true) => {
     for (const key of local ? [event.session_id, '*'] : [event.session_id]) {
@@ -176,7 +180,7 @@ export function createEventBus(deps: {
 
   return {
     publish(sessionId, type, payload) {
-      enqueue({ sessionId, type, payload, created_at: deps.clock.now() });
+      enqueue({ sessionId, type, payload, created_at: deps.clock.now(), context: publisherContext() });
     },
     publishStored<P extends Record<string, unknown>>(sessionId: string, type: string, payload: P) {
       return new Promise<SessionEvent<P>>((resolve, reject) => {
@@ -187,6 +191,7 @@ export function createEventBus(deps: {
           created_at: deps.clock.now(),
           stored: (event) => resolve(event as SessionEvent<P>),
           failed: reject,
+          context: publisherContext(),
         });
       });
     },

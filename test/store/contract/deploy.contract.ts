@@ -36,7 +36,7 @@ export function deploymentRepositoryContract(open: OpenDeploymentRepository): vo
     'STORE-PG-deploy: a new deployment reads failed/starting; a redeploy resets it and keeps created_at; a patch sets columns',
     withRows(async (rows) => {
       expect(await rows.get('alpha')).toBeUndefined();
-      await rows.upsertStarting(deployment('alpha', { fleet: 'f1', model: 'large' }), 100);
+      await rows.upsertStarting(deployment('alpha', { fleet: 'f1', model: 'large' }), 100, 100 - 60_000);
       const starting = {
         ...deployment('alpha', { fleet: 'f1', model: 'large' }),
         url: null,
@@ -71,7 +71,11 @@ export function deploymentRepositoryContract(open: OpenDeploymentRepository): vo
         checked_at: 150,
         updated_at: 150,
       });
-      await rows.upsertStarting(deployment('alpha', { agent: 'reviewer', target: 'box', skills: '[]' }), 300);
+      await rows.upsertStarting(
+        deployment('alpha', { agent: 'reviewer', target: 'box', skills: '[]' }),
+        300,
+        300 - 60_000,
+      );
       expect(await rows.get('alpha')).toEqual({
         ...deployment('alpha', { agent: 'reviewer', target: 'box', skills: '[]' }),
         url: null,
@@ -89,14 +93,39 @@ export function deploymentRepositoryContract(open: OpenDeploymentRepository): vo
   );
 
   it(
+    'STORE-PG-deploy: two deploys of one name racing: exactly one starts; a start older than the window is taken over',
+    withRows(async (rows) => {
+      const results = await Promise.all([
+        rows.upsertStarting(deployment('race', { model: 'one' }), 1_000, 1_000 - 60_000),
+        rows.upsertStarting(deployment('race', { model: 'two' }), 1_000, 1_000 - 60_000),
+      ]);
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = results[0] ? 'one' : 'two';
+      expect(await rows.upsertStarting(deployment('race', { model: 'three' }), 2_000, 2_000 - 60_000)).toBe(
+        false,
+      );
+      expect((await rows.get('race'))?.model).toBe(winner);
+      // The first deploy's process never reported back: past the window a new deploy may start.
+      expect(await rows.upsertStarting(deployment('race', { model: 'four' }), 70_000, 70_000 - 60_000)).toBe(
+        true,
+      );
+      expect(await rows.get('race')).toMatchObject({ model: 'four', updated_at: 70_000, created_at: 1_000 });
+      await rows.patch('race', { status: 'running', url: 'http://r', pid: 3, last_error: null }, 70_100);
+      expect(await rows.upsertStarting(deployment('race', { model: 'five' }), 70_200, 70_200 - 60_000)).toBe(
+        true,
+      );
+    }),
+  );
+
+  it(
     'STORE-PG-deploy: deployments by name, one fleet when given; running ones have a URL; delete forgets',
     withRows(async (rows) => {
       expect(await rows.list()).toEqual([]);
       expect(await rows.running()).toEqual([]);
-      await rows.upsertStarting(deployment('zeta', { fleet: 'f1' }), 100);
-      await rows.upsertStarting(deployment('Beta', { fleet: 'f2' }), 110);
-      await rows.upsertStarting(deployment('alpha', { fleet: 'f1' }), 120);
-      await rows.upsertStarting(deployment('gamma'), 130);
+      await rows.upsertStarting(deployment('zeta', { fleet: 'f1' }), 100, 100 - 60_000);
+      await rows.upsertStarting(deployment('Beta', { fleet: 'f2' }), 110, 110 - 60_000);
+      await rows.upsertStarting(deployment('alpha', { fleet: 'f1' }), 120, 120 - 60_000);
+      await rows.upsertStarting(deployment('gamma'), 130, 130 - 60_000);
       expect((await rows.list()).map((r) => r.name)).toEqual(['Beta', 'alpha', 'gamma', 'zeta']);
       expect((await rows.list('f1')).map((r) => r.name)).toEqual(['alpha', 'zeta']);
       expect(await rows.list('none')).toEqual([]);
