@@ -18,6 +18,7 @@ import type { DurableRuns } from '../agent/deps';
 import { SvcError } from '../errors';
 import type { Logger } from '../log';
 import type { AgentRun, RunLedger } from '../runs/run-ledger';
+import { createRunQueue, type RunQueueLimits } from './dbos-queue';
 
 type Dbos = typeof import('@dbos-inc/dbos-sdk').DBOS;
 
@@ -30,8 +31,13 @@ export interface DbosRunsDeps {
   version: string;
   log: Logger;
   runs: Pick<RunLedger, 'takeOver' | 'owner'>;
-  /** Resume a run whose node died, here (src/agent/run-control.ts `resumeRun`); bound late. */
+  /**
+   * Run here a run DBOS gave this node: a queued run dequeued here, or one whose node died
+   * (src/agent/run-control.ts `resumeRun`); bound late.
+   */
   resume(runId: string): Promise<unknown>;
+  /** The run queue's limits (`[engine]`, ./dbos-queue.ts). */
+  limits: RunQueueLimits;
 }
 
 export interface DbosRuns extends DurableRuns {
@@ -61,14 +67,15 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
       local.delete(runId);
       return (await body()) ?? null;
     }
-    // Not started here: the node that started it died and this node was given it.
-    deps.log.info('resuming a run whose node died', { run_id: runId, node: deps.node });
+    // Not started here: a queued run dequeued here, or one whose node died and this node was given.
+    deps.log.info('running a run DBOS gave this node', { run_id: runId, node: deps.node });
     return (await deps.resume(runId)) ?? null;
   };
   const workflow = DBOS.registerWorkflow(
     async (runId: string) => DBOS.runStep(() => dispatch(runId), { name: 'run' }),
     { name: 'svc.run' },
   );
+  const queue = createRunQueue(DBOS, workflow, deps.limits);
   DBOS.setConfig({
     name: 'svc',
     systemDatabaseUrl: deps.url,
@@ -82,6 +89,7 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
     async launch() {
       try {
         await DBOS.launch();
+        await queue.register();
         launched = true;
       } catch (error) {
         holder = undefined;
@@ -111,6 +119,11 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
         return body();
       }
     },
+    async enqueue(runId, workspace) {
+      // A run started from inside another run's workflow runs in it (never waits for a slot).
+      if (!launched || DBOS.isWithinWorkflow()) return undefined;
+      return await queue.enqueue(runId, await workspace());
+    },
     async adoptOrphan(run) {
       if (!launched || run.parent_run_id || !deps.runs.takeOver) return false;
       const status = await DBOS.getWorkflowStatus(run.id);
@@ -133,7 +146,7 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
         from_node: run.runner,
         step: run.steps,
       });
-      await DBOS.resumeWorkflow(run.id);
+      await DBOS.resumeWorkflow(run.id, queue.resumeOptions(status));
       return true;
     },
     async close() {

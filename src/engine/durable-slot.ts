@@ -6,12 +6,21 @@
  */
 import type { DurableRuns } from '../agent/deps';
 
-export function createDurableSlot(): { durable: DurableRuns; attach(engine: DurableRuns): void } {
+export function createDurableSlot(): {
+  durable: DurableRuns;
+  attach(engine: DurableRuns): void;
+  /** Whether a durable engine is attached (this node runs runs the engine's queue gives it). */
+  attached(): boolean;
+} {
   let attached: DurableRuns | undefined;
   return {
-    durable: { execute: (runId, body) => (attached ? attached.execute(runId, body) : body()) },
+    durable: {
+      execute: (runId, body) => (attached ? attached.execute(runId, body) : body()),
+      enqueue: async (runId, workspace) => await attached?.enqueue?.(runId, workspace),
+    },
     attach(engine) {
       attached = engine;
     },
+    attached: () => attached !== undefined,
   };
 }
