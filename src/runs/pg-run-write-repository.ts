@@ -1,7 +1,8 @@
 /**
  * The run ledger's writes (`agent_runs`, `agent_run_events`) on PostgreSQL (issue 18): the
  * `RunWrites` of ./run-repository.ts, every method async, same semantics. An event's sequence
- * number is the run's next one: the run's row is locked (FOR UPDATE) for the insert, so two
+ * number is the run's next one: the run's row is locked (FOR UPDATE) for the insert, in one
+ * statement (the function `svc_append_run_event`, PostgreSQL migration 30), so two
  * nodes appending to one run never take the same seq. A claim is one conditional UPDATE under an
  * advisory lock on the session. The reads are ./pg-run-queries.ts, the ledger over both is
  * ./pg-run-ledger.ts.
@@ -116,17 +117,15 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       if (ids.length === 0) return;
       await sql.run('DELETE FROM agent_runs WHERE id = ANY($1::text[])', [[...ids]]);
     },
-    insertEvent: (event) =>
-      sql.transaction(async (tx) => {
-        await tx.query('SELECT 1 FROM agent_runs WHERE id = $1 FOR UPDATE', [event.run_id]);
-        const row = await tx.one<{ id: number; seq: number }>(
-          `INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
-             VALUES ($1, $2, (SELECT coalesce(max(seq), 0) + 1 FROM agent_run_events WHERE run_id = $1), $3, $4, $5)
-             RETURNING id, seq`,
-          [event.run_id, event.session_id, event.type, event.payload, event.created_at],
-        );
-        if (!row) throw new Error(`agent_run_events: no row returned for run ${event.run_id}`);
-        return row;
-      }),
+    // One statement (migration 30, src/store/postgres/migrations/append-functions.ts): the run's
+    // row lock, its next seq, the insert.
+    async insertEvent(event) {
+      const row = await sql.one<{ event_id: number; event_seq: number }>(
+        'SELECT event_id, event_seq FROM svc_append_run_event($1, $2, $3, $4, $5)',
+        [event.run_id, event.session_id, event.type, event.payload, event.created_at],
+      );
+      if (!row) throw new Error(`agent_run_events: no row returned for run ${event.run_id}`);
+      return { id: Number(row.event_id), seq: Number(row.event_seq) };
+    },
   };
 }

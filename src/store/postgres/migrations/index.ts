@@ -6,6 +6,7 @@
  * @module
  */
 import type { Migration } from '../../migrations/types';
+import { appendFunctionsDdl } from './append-functions';
 import { coreDdl } from './baseline-core';
 import { operationsDdl } from './baseline-operations';
 import { oversightDdl } from './baseline-oversight';
@@ -20,4 +21,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 4, name: 'agent_runs row order', sql: runOrderDdl },
   { id: 9, name: 'openai_compat_requests row order', sql: compatOrderDdl },
   { id: 10, name: 'model_calls times in fractional ms', sql: modelCallTimesDdl },
+  { id: 30, name: 'session and run event appends as functions', sql: appendFunctionsDdl },
 ];
