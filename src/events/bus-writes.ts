@@ -26,6 +26,12 @@ export interface Queued {
 export interface CatchUp {
   kind: 'catch-up';
   sessionId: string;
+  /**
+   * The highest event id the notices that asked for this step announced: when the ring has
+   * already seen it (the node's own appends, whose notices come back to it), nothing is read.
+   * Unset: read (a new subscriber, a resync, a replay).
+   */
+  upTo?: number;
   done?: () => void;
   failed?: (error: unknown) => void;
 }
@@ -117,12 +123,39 @@ export function createBusWrites(deps: {
     const current = sharedLog();
     if (current) {
       const ring = await rings.get(task.sessionId);
-      for (const row of await current.after(task.sessionId, seen(ring))) {
-        if (row.id > seen(ring)) admit(ring, eventOf(row), false);
+      if (task.upTo === undefined || seen(ring) < task.upTo) {
+        for (const row of await current.after(task.sessionId, seen(ring))) {
+          if (row.id > seen(ring)) admit(ring, eventOf(row), false);
+        }
       }
     }
     task.done?.();
   };
 
   return { store1, catchUp };
+}
+
+/**
+ * The catch-ups queued and not started, per session (a second notice needs no second step), with
+ * the highest event id their notices announced (none: read whatever the ring has seen). `take`
+ * gives a step what was asked of it when it starts.
+ */
+export function catchUpRequests(enqueue: (task: CatchUp) => void): {
+  request(sessionId: string, upTo?: number): void;
+  take(task: CatchUp): CatchUp;
+} {
+  const ALL = Number.POSITIVE_INFINITY;
+  const queued = new Map<string, number>();
+  return {
+    request(sessionId, upTo = ALL) {
+      const before = queued.get(sessionId);
+      queued.set(sessionId, Math.max(before ?? 0, upTo));
+      if (before === undefined) enqueue({ kind: 'catch-up', sessionId });
+    },
+    take(task) {
+      const upTo = queued.get(task.sessionId);
+      queued.delete(task.sessionId);
+      return upTo === undefined || upTo === ALL ? task : { ...task, upTo };
+    },
+  };
 }
