@@ -3,11 +3,14 @@
 // database, 20 requests of warm-up, then BENCH_STATEMENTS_REQUESTS (default 50) requests, 10 at
 // once; prints the statements per request, in total and by statement text (pg_stat_statements'
 // normalized query), most called first. BENCH_SVC_BIN runs another build.
+// BENCH_STATEMENTS_LOOP=1: the agent loop instead (bench/agent-loop.bench.mjs, BENCH_STEPS tool
+// steps on a new database), statements per step over the whole `svc run`, start-up included.
 // `node bench/store-statements.mjs`; not part of `npm run bench`.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { runOnce as agentLoopOnce } from './agent-loop.bench.mjs';
 import { fakeProvider, round, streamOnce } from './compat.bench.mjs';
 import { startPostgres } from './pg-cluster.mjs';
 
@@ -18,6 +21,42 @@ const REQUESTS = Number(process.env.BENCH_STATEMENTS_REQUESTS ?? 50);
 const TOKEN = 'bench-token';
 
 const pg = await startPostgres();
+const { default: driver } = await import('pg');
+/** The statements pg_stat_statements counted in the database of `url` (read in `postgres`, where it is created). */
+async function statements(url) {
+  const admin = new driver.Client({ connectionString: pg.urlOf('postgres') });
+  await admin.connect();
+  try {
+    const database = new URL(url).pathname.slice(1);
+    return (
+      await admin.query(
+        `SELECT queryid, calls, query FROM pg_stat_statements
+          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1)`,
+        [database],
+      )
+    ).rows;
+  } finally {
+    await admin.end();
+  }
+}
+function print(rows, per, label) {
+  const total = rows.reduce((sum, r) => sum + r.calls, 0);
+  console.log(`${(total / per).toFixed(1)} statements per ${label}`);
+  for (const r of rows.sort((a, b) => b.calls - a.calls)) {
+    if (r.calls / per < 0.05) continue;
+    console.log(`${(r.calls / per).toFixed(2).padStart(7)}  ${r.query.replace(/\s+/g, ' ').slice(0, 150)}`);
+  }
+}
+if (process.env.BENCH_STATEMENTS_LOOP) {
+  const url = await pg.createDatabase('svc_statements_loop');
+  process.env.BENCH_STORE_URL = url;
+  const result = await agentLoopOnce('all');
+  const steps = Number(result.find((r) => r.name === 'tool steps')?.value);
+  await new Promise((r) => setTimeout(r, 1000));
+  print((await statements(url)).map((r) => ({ query: r.query, calls: Number(r.calls) })), steps, 'step');
+  pg.stop?.();
+  process.exit(0);
+}
 const provider = await fakeProvider();
 const url = await pg.createDatabase('svc_statements');
 const ws = mkdtempSync(join(tmpdir(), 'svc-bench-statements-'));
