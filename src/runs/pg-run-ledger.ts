@@ -75,11 +75,12 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
         // Its process is gone: the run was interrupted (recovery missed it, e.g. a crash just now).
         await writes.interrupt(other.id, `the process running it (pid ${other.pid ?? '?'}) exited`, now);
       }
-      if (!(await writes.claimQueued(runId, now, owner))) {
+      const claimed = await writes.claimQueuedRun(runId, now, owner);
+      if (!claimed) {
         const current = await requireRun(runId);
         throw new SvcError('conflict', `run ${runId} is ${current.status}, not queued`);
       }
-      return { ok: true, run: await requireRun(runId) };
+      return { ok: true, run: claimed };
     });
 
   return {
@@ -121,9 +122,9 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     running: read(queries.running),
     claim: read(claim),
     update: read(async (id, patch) => {
-      if (!(await writes.updateRun(id, patch, clock.now())))
-        throw new SvcError('not_found', `run_id: no run "${id}"`);
-      return requireRun(id);
+      const run = await writes.updateRunRow(id, patch, clock.now());
+      if (!run) throw new SvcError('not_found', `run_id: no run "${id}"`);
+      return run;
     }),
     append: read((runId: string, type: string, payload: Record<string, unknown> = {}) =>
       events.append(runId, type, payload),

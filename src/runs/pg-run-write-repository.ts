@@ -10,7 +10,9 @@
  */
 import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
+import { fromPg, type PgRunRow } from './pg-run-queries';
 import { type RunWrites, runPatchColumns } from './run-repository';
+import type { AgentRun } from './types';
 
 export interface PostgresRunWrites extends AsyncOf<RunWrites> {
   /**
@@ -22,6 +24,18 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     now: number,
     owner: { pid: number; host: string; runner: string },
   ): Promise<boolean>;
+  /** `claimQueued` in one statement answering the claimed run (undefined: not claimed). */
+  claimQueuedRun(
+    id: string,
+    now: number,
+    owner: { pid: number; host: string; runner: string },
+  ): Promise<AgentRun | undefined>;
+  /** `updateRun` in one statement answering the run as updated (undefined: no such run). */
+  updateRunRow(
+    id: string,
+    patch: Parameters<RunWrites['updateRun']>[1],
+    now: number,
+  ): Promise<AgentRun | undefined>;
   /** Serializes the claims of one session until the surrounding transaction ends. */
   lockSession(sessionId: string): Promise<void>;
   /**
@@ -84,19 +98,26 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       );
     },
     async updateRun(id, patch, now) {
-      const columns = runPatchColumns(patch, now);
-      const sets = columns.map(([column], i) => `${column} = $${i + 1}`).join(', ');
-      const params = [...columns.map(([, value]) => value), id];
-      return (await sql.run(`UPDATE agent_runs SET ${sets} WHERE id = $${params.length}`, params)) > 0;
+      const [text, params] = updateStatement(id, patch, now);
+      return (await sql.run(text, params)) > 0;
+    },
+    async updateRunRow(id, patch, now) {
+      const [text, params] = updateStatement(id, patch, now);
+      const row = await sql.one<PgRunRow>(`${text} RETURNING *`, params);
+      return row ? fromPg(row) : undefined;
     },
     async claimQueued(id, now, owner) {
-      return (
-        (await sql.run(
-          `UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4
-             WHERE id = $5 AND status = 'queued'`,
-          [now, owner.pid, owner.host, owner.runner, id],
-        )) > 0
-      );
+      return (await sql.run(CLAIM, [now, owner.pid, owner.host, owner.runner, id])) > 0;
+    },
+    async claimQueuedRun(id, now, owner) {
+      const row = await sql.one<PgRunRow>(`${CLAIM} RETURNING *`, [
+        now,
+        owner.pid,
+        owner.host,
+        owner.runner,
+        id,
+      ]);
+      return row ? fromPg(row) : undefined;
     },
     async takeOverRunning(id, from, now, owner) {
       return (
@@ -128,4 +149,19 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       return { id: Number(row.event_id), seq: Number(row.event_seq) };
     },
   };
+}
+
+const CLAIM = `UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4
+  WHERE id = $5 AND status = 'queued'`;
+
+/** The UPDATE of a run's patched columns and its parameters. */
+function updateStatement(
+  id: string,
+  patch: Parameters<RunWrites['updateRun']>[1],
+  now: number,
+): [string, unknown[]] {
+  const columns = runPatchColumns(patch, now);
+  const sets = columns.map(([column], i) => `${column} = $${i + 1}`).join(', ');
+  const params = [...columns.map(([, value]) => value), id];
+  return [`UPDATE agent_runs SET ${sets} WHERE id = $${params.length}`, params];
 }
