@@ -176,14 +176,13 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         broken = true;
       };
       connection.on('error', dropped);
-      const order = serial();
-      const tx = executor(connection, order);
+      const lazy = lazyTransaction(connection);
+      const tx = executor(connection, lazy.ordered);
       let finished!: () => void;
       const done = new Promise<void>((resolve) => {
         finished = resolve;
       });
       try {
-        await order(() => connection.query('BEGIN'));
         const scope: Scope = {
           root: { tx, savepoints: 0, done },
           tx,
@@ -197,11 +196,11 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         } finally {
           await settle(scope);
         }
-        await order(() => connection.query('COMMIT'));
+        await lazy.end('COMMIT');
         return result;
       } catch (error) {
         try {
-          await order(() => connection.query('ROLLBACK'));
+          await lazy.end('ROLLBACK');
         } catch {
           broken = true; // the connection is gone: do not hand it back to the pool
         }
@@ -215,6 +214,34 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     async close() {
       await pool.end();
     },
+  };
+}
+
+/**
+ * A transaction on `connection` whose BEGIN goes with its first statement: a body that sends none
+ * (nothing to write this time) costs no round trip, and `end` sends COMMIT or ROLLBACK only when
+ * it began. Under READ COMMITTED every statement reads its own snapshot, so a later BEGIN changes
+ * nothing a statement sees. `ordered` sends the statements one after another (`serial`).
+ */
+function lazyTransaction(connection: PoolClient): {
+  ordered: Serial;
+  end(command: 'COMMIT' | 'ROLLBACK'): Promise<void>;
+} {
+  const order = serial();
+  let begun = false;
+  return {
+    ordered: (query) =>
+      order(async () => {
+        if (!begun) {
+          begun = true;
+          await connection.query('BEGIN');
+        }
+        return query();
+      }),
+    end: (command) =>
+      order(async () => {
+        if (begun) await connection.query(command);
+      }),
   };
 }
 
