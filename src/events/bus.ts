@@ -156,10 +156,14 @@ export function createEventBus(deps: {
   };
 
   const writes = createBusWrites({ rings, ringSize, immediate, log, sharedLog, deliver });
-  const { enqueue, flush } = writeQueue<Task>((task) => {
-    if (task.kind !== 'catch-up') return writes.store1(task);
-    return writes.catchUp(task.done ? task : catchUps.take(task));
-  }, deps.onError);
+  const { enqueue, flush } = writeQueue<Task>(
+    (task) => {
+      if (task.kind !== 'catch-up') return writes.store1(task);
+      return writes.catchUp(task.done ? task : catchUps.take(task));
+    },
+    deps.onError,
+    writes.batch,
+  );
   const catchUps = catchUpRequests(enqueue);
   const requestCatchUp = catchUps.request;
 

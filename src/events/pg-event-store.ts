@@ -36,7 +36,23 @@ export function createPostgresEventStore(deps: { sql: SqlClient }): PostgresEven
     );
     return { id: Number(row?.event_id), previous: Number(row?.previous_id ?? 0) };
   };
+  // Migration 31: the same for a batch, one lock and one NOTIFY (the batch's last id).
+  const appendMany: NonNullable<EventStore['appendMany']> = async (sessionId, events) => {
+    const rows = await sql.query<{ event_id: number; previous_id: number }>(
+      'SELECT event_id, previous_id FROM svc_append_session_events($1, $2::text[], $3::text[], $4::bigint[], $5::bigint, $6)',
+      [
+        sessionId,
+        events.map((e) => e.type),
+        events.map((e) => e.payload),
+        events.map((e) => e.createdAt),
+        sessionLockKey(sessionId),
+        EVENTS_CHANNEL,
+      ],
+    );
+    return rows.map((row) => ({ id: Number(row.event_id), previous: Number(row.previous_id) }));
+  };
   return {
+    appendMany,
     insert: async (sessionId, type, payload, createdAt) =>
       (await append(sessionId, type, payload, createdAt)).id,
     append,

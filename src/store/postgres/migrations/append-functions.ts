@@ -36,3 +36,33 @@ BEGIN
 END
 $fn$;
 `;
+
+/**
+ * PostgreSQL migration 31 (issue 18, item 6): `svc_append_session_events`, migration 30's session
+ * append for several events of one session in one call (the bus's queued events of a session,
+ * src/events/bus-writes.ts): one lock, ids drawn in the arrays' order, one `NOTIFY` carrying the
+ * batch's last id; it answers each id, ascending, with the session's highest id before the batch.
+ */
+export const appendBatchDdl = `
+CREATE OR REPLACE FUNCTION svc_append_session_events(
+  p_session_id TEXT, p_types TEXT[], p_payloads TEXT[], p_created_at BIGINT[], p_lock_key BIGINT, p_channel TEXT
+) RETURNS TABLE (event_id BIGINT, previous_id BIGINT) LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+  v_previous BIGINT;
+BEGIN
+  PERFORM pg_advisory_xact_lock(p_lock_key);
+  SELECT coalesce(max(e.id), 0) INTO v_previous FROM session_events e WHERE e.session_id = p_session_id;
+  RETURN QUERY
+    WITH ins AS (
+      INSERT INTO session_events (session_id, type, payload, created_at)
+        SELECT p_session_id, b.type, b.payload, b.created_at
+          FROM unnest(p_types, p_payloads, p_created_at) WITH ORDINALITY AS b(type, payload, created_at, ord)
+          ORDER BY b.ord
+        RETURNING id
+    ) SELECT ins.id, v_previous FROM ins ORDER BY ins.id;
+  -- Under the lock, the session's highest id is this batch's last.
+  PERFORM pg_notify(p_channel, p_session_id || ':' ||
+    (SELECT max(e.id) FROM session_events e WHERE e.session_id = p_session_id));
+END
+$fn$;
+`;
