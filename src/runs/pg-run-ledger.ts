@@ -91,7 +91,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       const id = deps.ids.next('run');
       const status = input.status ?? 'queued';
       const running = status === 'running';
-      await writes.insertRun({
+      const inserted = await writes.insertRunRow({
         id,
         session_id: input.session_id,
         parent_run_id: input.parent_run_id ?? null,
@@ -112,7 +112,8 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
         origin: input.origin,
         agent: input.agent,
       });
-      return requireRun(id);
+      // An event leaves the run's row as it was inserted.
+      return inserted;
     }),
     get: read((id: string) => queries.get(id)),
     require: read(requireRun),

@@ -30,6 +30,8 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     now: number,
     owner: { pid: number; host: string; runner: string },
   ): Promise<AgentRun | undefined>;
+  /** `insertRun` answering the run as inserted. */
+  insertRunRow(row: Parameters<RunWrites['insertRun']>[0]): Promise<AgentRun>;
   /** `updateRun` in one statement answering the run as updated (undefined: no such run). */
   updateRunRow(
     id: string,
@@ -54,28 +56,13 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
   const { sql } = deps;
   return {
     async insertRun(row) {
-      await sql.run(
-        `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
-             prompt, options, created_at, updated_at, started_at, pid, host, runner)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $14, $15)`,
-        [
-          row.id,
-          row.session_id,
-          row.parent_run_id,
-          row.family_session_id,
-          row.status,
-          row.agent,
-          row.model,
-          row.origin,
-          row.prompt,
-          row.options,
-          row.created_at,
-          row.started_at,
-          row.pid,
-          row.host,
-          row.runner,
-        ],
-      );
+      await sql.run(...insertStatement(row));
+    },
+    async insertRunRow(row) {
+      const [text, params] = insertStatement(row);
+      const inserted = await sql.one<PgRunRow>(`${text} RETURNING *`, params);
+      if (!inserted) throw new Error(`agent_runs: no row returned for run ${row.id}`);
+      return fromPg(inserted);
     },
     async interruptIfRunning(id, reason, now) {
       return (
@@ -164,4 +151,30 @@ function updateStatement(
   const sets = columns.map(([column], i) => `${column} = $${i + 1}`).join(', ');
   const params = [...columns.map(([, value]) => value), id];
   return [`UPDATE agent_runs SET ${sets} WHERE id = $${params.length}`, params];
+}
+
+/** The INSERT of a run and its parameters. */
+function insertStatement(row: Parameters<RunWrites['insertRun']>[0]): [string, unknown[]] {
+  return [
+    `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
+             prompt, options, created_at, updated_at, started_at, pid, host, runner)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $14, $15)`,
+    [
+      row.id,
+      row.session_id,
+      row.parent_run_id,
+      row.family_session_id,
+      row.status,
+      row.agent,
+      row.model,
+      row.origin,
+      row.prompt,
+      row.options,
+      row.created_at,
+      row.started_at,
+      row.pid,
+      row.host,
+      row.runner,
+    ],
+  ];
 }
