@@ -53,7 +53,11 @@ if (process.env.BENCH_STATEMENTS_LOOP) {
   const result = await agentLoopOnce('all');
   const steps = Number(result.find((r) => r.name === 'tool steps')?.value);
   await new Promise((r) => setTimeout(r, 1000));
-  print((await statements(url)).map((r) => ({ query: r.query, calls: Number(r.calls) })), steps, 'step');
+  print(
+    (await statements(url)).map((r) => ({ query: r.query, calls: Number(r.calls) })),
+    steps,
+    'step',
+  );
   pg.stop?.();
   process.exit(0);
 }
