@@ -26,6 +26,12 @@ export interface Queued {
 export interface CatchUp {
   kind: 'catch-up';
   sessionId: string;
+  /**
+   * The highest event id the notices that asked for this step announced: when the ring has
+   * already seen it (the node's own appends, whose notices come back to it), nothing is read.
+   * Unset: read (a new subscriber, a resync, a replay).
+   */
+  upTo?: number;
   done?: () => void;
   failed?: (error: unknown) => void;
 }
@@ -43,7 +49,12 @@ export function createBusWrites(deps: {
   sharedLog: () => EventStore | undefined;
   /** To the session's listeners, and to '*' when `local`. */
   deliver: (event: SessionEvent, local: boolean) => void;
-}): { store1(item: Queued): void | Promise<void>; catchUp(task: CatchUp): Promise<void> } {
+}): {
+  store1(item: Queued): void | Promise<void>;
+  catchUp(task: CatchUp): Promise<void>;
+  /** For the write queue: a session's events queued one behind the other are appended in one call. */
+  batch: { joins(first: Task, next: Task): boolean; writeAll(items: Task[]): Promise<void> };
+} {
   const { rings, ringSize, immediate, log, sharedLog, deliver } = deps;
   let memoryId = 0;
 
@@ -112,17 +123,92 @@ export function createBusWrites(deps: {
     item.stored?.(event);
   };
 
+  /** `appendShared` for queued events of one session: one `appendMany` call (one lock, one NOTIFY). */
+  const storeMany = async (items: Queued[]): Promise<void> => {
+    const current = sharedLog();
+    if (!current?.appendMany) {
+      for (const item of items) await store1(item);
+      return;
+    }
+    const sessionId = items[0].sessionId;
+    const ring = await rings.get(sessionId);
+    const appended = await current.appendMany(
+      sessionId,
+      items.map((item) => ({
+        type: item.type,
+        payload: JSON.stringify(item.payload),
+        createdAt: item.created_at,
+      })),
+    );
+    const written = new Set<Queued>();
+    if ((appended[0]?.previous ?? 0) > seen(ring)) {
+      const mine = new Map(appended.map((a, i) => [a.id, items[i]]));
+      for (const row of await current.after(sessionId, seen(ring))) {
+        if (row.id <= seen(ring)) continue;
+        const item = mine.get(row.id);
+        if (!item) admit(ring, eventOf(row), false);
+        else {
+          stored(item, ring, row.id);
+          written.add(item);
+        }
+      }
+    }
+    items.forEach((item, i) => {
+      if (written.has(item)) return;
+      // Committed, so a read found it; should it not have, deliver it as on one node.
+      if (appended[i].id > seen(ring)) stored(item, ring, appended[i].id);
+      else item.stored?.(localEvent(item, appended[i].id));
+    });
+  };
+
+  const batch = {
+    joins: (first: Task, next: Task) => sameSession(first, next) && sharedLog()?.appendMany !== undefined,
+    writeAll: (items: Task[]) => storeMany(items.filter((t): t is Queued => t.kind !== 'catch-up')),
+  };
+
   /** A catch-up step: the session's events after the ring's last id, from the log, delivered in order. */
   const catchUp = async (task: CatchUp): Promise<void> => {
     const current = sharedLog();
     if (current) {
       const ring = await rings.get(task.sessionId);
-      for (const row of await current.after(task.sessionId, seen(ring))) {
-        if (row.id > seen(ring)) admit(ring, eventOf(row), false);
+      if (task.upTo === undefined || seen(ring) < task.upTo) {
+        for (const row of await current.after(task.sessionId, seen(ring))) {
+          if (row.id > seen(ring)) admit(ring, eventOf(row), false);
+        }
       }
     }
     task.done?.();
   };
 
-  return { store1, catchUp };
+  return { store1, catchUp, batch };
+}
+
+/** Two queued events (not catch-ups) of one session. */
+function sameSession(first: Task, next: Task): boolean {
+  return first.kind !== 'catch-up' && next.kind !== 'catch-up' && first.sessionId === next.sessionId;
+}
+
+/**
+ * The catch-ups queued and not started, per session (a second notice needs no second step), with
+ * the highest event id their notices announced (none: read whatever the ring has seen). `take`
+ * gives a step what was asked of it when it starts.
+ */
+export function catchUpRequests(enqueue: (task: CatchUp) => void): {
+  request(sessionId: string, upTo?: number): void;
+  take(task: CatchUp): CatchUp;
+} {
+  const ALL = Number.POSITIVE_INFINITY;
+  const queued = new Map<string, number>();
+  return {
+    request(sessionId, upTo = ALL) {
+      const before = queued.get(sessionId);
+      queued.set(sessionId, Math.max(before ?? 0, upTo));
+      if (before === undefined) enqueue({ kind: 'catch-up', sessionId });
+    },
+    take(task) {
+      const upTo = queued.get(task.sessionId);
+      queued.delete(task.sessionId);
+      return upTo === undefined || upTo === ALL ? task : { ...task, upTo };
+    },
+  };
 }

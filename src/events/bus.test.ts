@@ -25,6 +25,28 @@ function slowStore(inner: EventStore): EventStore {
   };
 }
 
+/** `slowStore` with `appendMany` (as on PostgreSQL: the session's highest id before the batch), counting its calls' sizes. */
+function batchingStore(inner: EventStore, sizes: number[]): EventStore {
+  return {
+    ...slowStore(inner),
+    appendMany: (sessionId, events) =>
+      new Promise((resolve, reject) =>
+        setImmediate(async () => {
+          try {
+            sizes.push(events.length);
+            const previous = await inner.maxId(sessionId);
+            const out = [];
+            for (const e of events)
+              out.push({ id: await inner.insert(sessionId, e.type, e.payload, e.createdAt), previous });
+            resolve(out);
+          } catch (error) {
+            reject(error);
+          }
+        }),
+      ),
+  };
+}
+
 for (const [name, backend] of Object.entries(backends)) {
   describe(`session event bus (${name} log)`, () => {
     function setup(ringSize: number, maxRings?: number) {
@@ -247,6 +269,24 @@ describe('session event bus on a log shared by two nodes', () => {
     expect(onB).toEqual([1, 2, 3, 4]);
     expect(starB).toEqual([4]);
     expect(await b.retained('s')).toEqual([first, second, expect.objectContaining({ id: own.id - 1 }), own]);
+  });
+
+  it("appends a burst of its own events in one call, after another node's event it was not told of", async () => {
+    const db = openDb({ dataDir: tmpWorkspace() });
+    const sizes: number[] = [];
+    const store = batchingStore(createEventStore(db), sizes);
+    const node = () => createEventBus({ store: () => store, clock: testClock(), ringSize: 10, shared: true });
+    const [a, b] = [node(), node()];
+    b.follow(feed());
+    const onB: number[] = [];
+    b.subscribe('s', (e) => onB.push(e.payload.n as number));
+    await b.lastId('s');
+    const first = await a.publishStored('s', 'tick', { n: 1 });
+    const burst = await Promise.all([2, 3, 4, 5].map((n) => b.publishStored('s', 'tick', { n })));
+    expect(sizes.some((n) => n > 1)).toBe(true);
+    expect(onB).toEqual([1, 2, 3, 4, 5]);
+    expect(burst.map((e) => e.id)).toEqual([first.id + 1, first.id + 2, first.id + 3, first.id + 4]);
+    expect(await b.retained('s')).toEqual([first, ...burst]);
   });
 
   it('catches up after a resync and on replay, with no notice at all', async () => {

@@ -46,7 +46,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
-import { createBusWrites, type Task } from './bus-writes';
+import { catchUpRequests, createBusWrites, type Task } from './bus-writes';
 import { createEventStore, type EventStore, type ImmediateEventStore } from './event-store';
 import { eventOf, type Ring, type RingLog, ringCache, type SessionEvent, seen } from './ring';
 import { writeQueue } from './write-queue';
@@ -156,19 +156,16 @@ export function createEventBus(deps: {
   };
 
   const writes = createBusWrites({ rings, ringSize, immediate, log, sharedLog, deliver });
-  const { enqueue, flush } = writeQueue<Task>((task) => {
-    if (task.kind !== 'catch-up') return writes.store1(task);
-    if (!task.done) queuedCatchUps.delete(task.sessionId);
-    return writes.catchUp(task);
-  }, deps.onError);
-
-  // Sessions with a catch-up queued and not started: a second notice needs no second step.
-  const queuedCatchUps = new Set<string>();
-  const requestCatchUp = (sessionId: string) => {
-    if (queuedCatchUps.has(sessionId)) return;
-    queuedCatchUps.add(sessionId);
-    enqueue({ kind: 'catch-up', sessionId });
-  };
+  const { enqueue, flush } = writeQueue<Task>(
+    (task) => {
+      if (task.kind !== 'catch-up') return writes.store1(task);
+      return writes.catchUp(task.done ? task : catchUps.take(task));
+    },
+    deps.onError,
+    writes.batch,
+  );
+  const catchUps = catchUpRequests(enqueue);
+  const requestCatchUp = catchUps.request;
 
   const ringFor = async (sessionId: string): Promise<Ring> => {
     if (sharedLog()) {
@@ -233,7 +230,9 @@ export function createEventBus(deps: {
           if (closed || !listeners.get(sessionId)?.size) return;
           const ring = rings.peek(sessionId);
           if (ring && eventId <= seen(ring)) return;
-          requestCatchUp(sessionId);
+          // A notice of this node's own append may come before the append has answered: the
+          // step, queued behind it, then finds the id seen and reads nothing.
+          requestCatchUp(sessionId, eventId);
         },
         resync: () => {
           if (closed) return;

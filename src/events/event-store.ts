@@ -30,6 +30,14 @@ export interface EventStore {
    * shared by nodes, ./pg-event-store.ts). Optional: without it the bus reads the log after each append.
    */
   append?(sessionId: string, type: string, payload: string, createdAt: number): Promise<AppendedEvent>;
+  /**
+   * `append` of several events of one session, in order, in one call: their ids ascending, each
+   * with the session's highest id before the first (./pg-event-store.ts). Optional.
+   */
+  appendMany?(
+    sessionId: string,
+    events: readonly { type: string; payload: string; createdAt: number }[],
+  ): Promise<AppendedEvent[]>;
   /** Highest id logged for the session (0 when none). */
   maxId(sessionId: string): Promise<number>;
   /** The session's events after `afterId` (exclusive), in id order. */

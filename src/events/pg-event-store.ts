@@ -8,7 +8,8 @@
  * store; `append` also answers the session's previous id, so the bus knows when another node's events
  * came between.
  *
- * Appends to one session are serialized by a transaction-level advisory lock on the session id,
+ * An append is one statement, the function `svc_append_session_event` (PostgreSQL migration 30):
+ * appends to one session are serialized by a transaction-level advisory lock on the session id,
  * taken before the id is drawn: within a session, ids are committed in id order, so a reader that
  * has seen id N and asks for the events after N never misses one committed later with a smaller id
  * (two nodes appending to one session at once). Other sessions are not held up.
@@ -26,21 +27,32 @@ export type PostgresEventStore = EventStore;
 
 export function createPostgresEventStore(deps: { sql: SqlClient }): PostgresEventStore {
   const { sql } = deps;
-  const append: NonNullable<EventStore['append']> = (sessionId, type, payload, createdAt) =>
-    sql.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [sessionLockKey(sessionId)]);
-      // The CTE reads the snapshot before the insert: the session's highest id before this event.
-      const row = await tx.one<{ id: number; previous: number }>(
-        `WITH prev AS (SELECT coalesce(max(id), 0) AS id FROM session_events WHERE session_id = $1)
-         INSERT INTO session_events (session_id, type, payload, created_at) VALUES ($1, $2, $3, $4)
-         RETURNING id, (SELECT id FROM prev) AS previous`,
-        [sessionId, type, payload, createdAt],
-      );
-      const id = Number(row?.id);
-      await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, `${sessionId}:${id}`]);
-      return { id, previous: Number(row?.previous ?? 0) };
-    });
+  // One statement (migration 30, src/store/postgres/migrations/append-functions.ts): the
+  // session's advisory lock, its highest id before this event, the insert and the NOTIFY.
+  const append: NonNullable<EventStore['append']> = async (sessionId, type, payload, createdAt) => {
+    const row = await sql.one<{ event_id: number; previous_id: number }>(
+      'SELECT event_id, previous_id FROM svc_append_session_event($1, $2, $3, $4, $5::bigint, $6)',
+      [sessionId, type, payload, createdAt, sessionLockKey(sessionId), EVENTS_CHANNEL],
+    );
+    return { id: Number(row?.event_id), previous: Number(row?.previous_id ?? 0) };
+  };
+  // Migration 31: the same for a batch, one lock and one NOTIFY (the batch's last id).
+  const appendMany: NonNullable<EventStore['appendMany']> = async (sessionId, events) => {
+    const rows = await sql.query<{ event_id: number; previous_id: number }>(
+      'SELECT event_id, previous_id FROM svc_append_session_events($1, $2::text[], $3::text[], $4::bigint[], $5::bigint, $6)',
+      [
+        sessionId,
+        events.map((e) => e.type),
+        events.map((e) => e.payload),
+        events.map((e) => e.createdAt),
+        sessionLockKey(sessionId),
+        EVENTS_CHANNEL,
+      ],
+    );
+    return rows.map((row) => ({ id: Number(row.event_id), previous: Number(row.previous_id) }));
+  };
   return {
+    appendMany,
     insert: async (sessionId, type, payload, createdAt) =>
       (await append(sessionId, type, payload, createdAt)).id,
     append,

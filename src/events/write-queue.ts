@@ -11,6 +11,12 @@ import { AsyncResource } from 'node:async_hooks';
 export function writeQueue<T extends { failed?: (error: unknown) => void }>(
   write: (item: T) => void | Promise<void>,
   onError: ((e: unknown) => void) | undefined,
+  /**
+   * Items written together: `joins(first, next)` says whether `next`, queued right behind, is
+   * written with `first` (and the items between); such a run of items (up to 64) goes to `writeAll`
+   * in queue order instead of `write` one by one. A failure fails every item of the run.
+   */
+  batch?: { joins(first: T, next: T): boolean; writeAll(items: T[]): Promise<void> },
 ): { enqueue(item: T): void; flush(): Promise<void> } {
   const queue: T[] = [];
   let pumping = false;
@@ -37,6 +43,20 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
     pumping = true;
     try {
       for (let item = queue.shift(); item; item = queue.shift()) {
+        const run = [item];
+        while (batch && run.length < 64 && queue.length && batch.joins(item, queue[0]))
+          run.push(queue.shift() as T);
+        if (batch && run.length > 1) {
+          try {
+            await batch.writeAll(run);
+          } catch (error) {
+            onError?.(error);
+            for (const one of run) one.failed?.(error);
+          } finally {
+            for (const _ of run) settle();
+          }
+          continue;
+        }
         try {
           const storing = write(item);
           if (storing) await storing;

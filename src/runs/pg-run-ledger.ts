@@ -75,11 +75,12 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
         // Its process is gone: the run was interrupted (recovery missed it, e.g. a crash just now).
         await writes.interrupt(other.id, `the process running it (pid ${other.pid ?? '?'}) exited`, now);
       }
-      if (!(await writes.claimQueued(runId, now, owner))) {
+      const claimed = await writes.claimQueuedRun(runId, now, owner);
+      if (!claimed) {
         const current = await requireRun(runId);
         throw new SvcError('conflict', `run ${runId} is ${current.status}, not queued`);
       }
-      return { ok: true, run: await requireRun(runId) };
+      return { ok: true, run: claimed };
     });
 
   return {
@@ -90,7 +91,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       const id = deps.ids.next('run');
       const status = input.status ?? 'queued';
       const running = status === 'running';
-      await writes.insertRun({
+      const inserted = await writes.insertRunRow({
         id,
         session_id: input.session_id,
         parent_run_id: input.parent_run_id ?? null,
@@ -111,7 +112,8 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
         origin: input.origin,
         agent: input.agent,
       });
-      return requireRun(id);
+      // An event leaves the run's row as it was inserted.
+      return inserted;
     }),
     get: read((id: string) => queries.get(id)),
     require: read(requireRun),
@@ -121,9 +123,9 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     running: read(queries.running),
     claim: read(claim),
     update: read(async (id, patch) => {
-      if (!(await writes.updateRun(id, patch, clock.now())))
-        throw new SvcError('not_found', `run_id: no run "${id}"`);
-      return requireRun(id);
+      const run = await writes.updateRunRow(id, patch, clock.now());
+      if (!run) throw new SvcError('not_found', `run_id: no run "${id}"`);
+      return run;
     }),
     append: read((runId: string, type: string, payload: Record<string, unknown> = {}) =>
       events.append(runId, type, payload),

@@ -27,9 +27,10 @@ import {
 import type { AgentRun, RunFilter } from './types';
 
 /** A run row as PostgreSQL returns it: the columns SQLite has, and the ordering `row_seq`. */
-type PgRunRow = RunRow & { row_seq?: number };
+export type PgRunRow = RunRow & { row_seq?: number };
 
-const fromPg = (row: PgRunRow): AgentRun => {
+/** A run from its PostgreSQL row (also for the writes' `RETURNING *`). */
+export const fromPg = (row: PgRunRow): AgentRun => {
   const { row_seq: _order, ...rest } = row;
   return toRun(rest);
 };

@@ -1,7 +1,8 @@
 /**
  * The run ledger's writes (`agent_runs`, `agent_run_events`) on PostgreSQL (issue 18): the
  * `RunWrites` of ./run-repository.ts, every method async, same semantics. An event's sequence
- * number is the run's next one: the run's row is locked (FOR UPDATE) for the insert, so two
+ * number is the run's next one: the run's row is locked (FOR UPDATE) for the insert, in one
+ * statement (the function `svc_append_run_event`, PostgreSQL migration 30), so two
  * nodes appending to one run never take the same seq. A claim is one conditional UPDATE under an
  * advisory lock on the session. The reads are ./pg-run-queries.ts, the ledger over both is
  * ./pg-run-ledger.ts.
@@ -9,7 +10,9 @@
  */
 import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
+import { fromPg, type PgRunRow } from './pg-run-queries';
 import { type RunWrites, runPatchColumns } from './run-repository';
+import type { AgentRun } from './types';
 
 export interface PostgresRunWrites extends AsyncOf<RunWrites> {
   /**
@@ -21,6 +24,20 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     now: number,
     owner: { pid: number; host: string; runner: string },
   ): Promise<boolean>;
+  /** `claimQueued` in one statement answering the claimed run (undefined: not claimed). */
+  claimQueuedRun(
+    id: string,
+    now: number,
+    owner: { pid: number; host: string; runner: string },
+  ): Promise<AgentRun | undefined>;
+  /** `insertRun` answering the run as inserted. */
+  insertRunRow(row: Parameters<RunWrites['insertRun']>[0]): Promise<AgentRun>;
+  /** `updateRun` in one statement answering the run as updated (undefined: no such run). */
+  updateRunRow(
+    id: string,
+    patch: Parameters<RunWrites['updateRun']>[1],
+    now: number,
+  ): Promise<AgentRun | undefined>;
   /** Serializes the claims of one session until the surrounding transaction ends. */
   lockSession(sessionId: string): Promise<void>;
   /**
@@ -39,28 +56,13 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
   const { sql } = deps;
   return {
     async insertRun(row) {
-      await sql.run(
-        `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
-             prompt, options, created_at, updated_at, started_at, pid, host, runner)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $14, $15)`,
-        [
-          row.id,
-          row.session_id,
-          row.parent_run_id,
-          row.family_session_id,
-          row.status,
-          row.agent,
-          row.model,
-          row.origin,
-          row.prompt,
-          row.options,
-          row.created_at,
-          row.started_at,
-          row.pid,
-          row.host,
-          row.runner,
-        ],
-      );
+      await sql.run(...insertStatement(row));
+    },
+    async insertRunRow(row) {
+      const [text, params] = insertStatement(row);
+      const inserted = await sql.one<PgRunRow>(`${text} RETURNING *`, params);
+      if (!inserted) throw new Error(`agent_runs: no row returned for run ${row.id}`);
+      return fromPg(inserted);
     },
     async interruptIfRunning(id, reason, now) {
       return (
@@ -83,19 +85,26 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       );
     },
     async updateRun(id, patch, now) {
-      const columns = runPatchColumns(patch, now);
-      const sets = columns.map(([column], i) => `${column} = $${i + 1}`).join(', ');
-      const params = [...columns.map(([, value]) => value), id];
-      return (await sql.run(`UPDATE agent_runs SET ${sets} WHERE id = $${params.length}`, params)) > 0;
+      const [text, params] = updateStatement(id, patch, now);
+      return (await sql.run(text, params)) > 0;
+    },
+    async updateRunRow(id, patch, now) {
+      const [text, params] = updateStatement(id, patch, now);
+      const row = await sql.one<PgRunRow>(`${text} RETURNING *`, params);
+      return row ? fromPg(row) : undefined;
     },
     async claimQueued(id, now, owner) {
-      return (
-        (await sql.run(
-          `UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4
-             WHERE id = $5 AND status = 'queued'`,
-          [now, owner.pid, owner.host, owner.runner, id],
-        )) > 0
-      );
+      return (await sql.run(CLAIM, [now, owner.pid, owner.host, owner.runner, id])) > 0;
+    },
+    async claimQueuedRun(id, now, owner) {
+      const row = await sql.one<PgRunRow>(`${CLAIM} RETURNING *`, [
+        now,
+        owner.pid,
+        owner.host,
+        owner.runner,
+        id,
+      ]);
+      return row ? fromPg(row) : undefined;
     },
     async takeOverRunning(id, from, now, owner) {
       return (
@@ -116,17 +125,56 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       if (ids.length === 0) return;
       await sql.run('DELETE FROM agent_runs WHERE id = ANY($1::text[])', [[...ids]]);
     },
-    insertEvent: (event) =>
-      sql.transaction(async (tx) => {
-        await tx.query('SELECT 1 FROM agent_runs WHERE id = $1 FOR UPDATE', [event.run_id]);
-        const row = await tx.one<{ id: number; seq: number }>(
-          `INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
-             VALUES ($1, $2, (SELECT coalesce(max(seq), 0) + 1 FROM agent_run_events WHERE run_id = $1), $3, $4, $5)
-             RETURNING id, seq`,
-          [event.run_id, event.session_id, event.type, event.payload, event.created_at],
-        );
-        if (!row) throw new Error(`agent_run_events: no row returned for run ${event.run_id}`);
-        return row;
-      }),
+    // One statement (migration 30, src/store/postgres/migrations/append-functions.ts): the run's
+    // row lock, its next seq, the insert.
+    async insertEvent(event) {
+      const row = await sql.one<{ event_id: number; event_seq: number }>(
+        'SELECT event_id, event_seq FROM svc_append_run_event($1, $2, $3, $4, $5)',
+        [event.run_id, event.session_id, event.type, event.payload, event.created_at],
+      );
+      if (!row) throw new Error(`agent_run_events: no row returned for run ${event.run_id}`);
+      return { id: Number(row.event_id), seq: Number(row.event_seq) };
+    },
   };
+}
+
+const CLAIM = `UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4
+  WHERE id = $5 AND status = 'queued'`;
+
+/** The UPDATE of a run's patched columns and its parameters. */
+function updateStatement(
+  id: string,
+  patch: Parameters<RunWrites['updateRun']>[1],
+  now: number,
+): [string, unknown[]] {
+  const columns = runPatchColumns(patch, now);
+  const sets = columns.map(([column], i) => `${column} = $${i + 1}`).join(', ');
+  const params = [...columns.map(([, value]) => value), id];
+  return [`UPDATE agent_runs SET ${sets} WHERE id = $${params.length}`, params];
+}
+
+/** The INSERT of a run and its parameters. */
+function insertStatement(row: Parameters<RunWrites['insertRun']>[0]): [string, unknown[]] {
+  return [
+    `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
+             prompt, options, created_at, updated_at, started_at, pid, host, runner)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $14, $15)`,
+    [
+      row.id,
+      row.session_id,
+      row.parent_run_id,
+      row.family_session_id,
+      row.status,
+      row.agent,
+      row.model,
+      row.origin,
+      row.prompt,
+      row.options,
+      row.created_at,
+      row.started_at,
+      row.pid,
+      row.host,
+      row.runner,
+    ],
+  ];
 }

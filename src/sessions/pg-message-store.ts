@@ -1,15 +1,15 @@
 /**
  * The messages of sessions on PostgreSQL (issue 18): the async twin of ./message-store.ts, with
- * the search index row (./search-doc.ts) written in the same transaction as the message.
+ * the search index row (./search-doc.ts) written in the same statement as the message.
  * @module
  */
 import { SvcError } from '../errors';
-import type { SqlClient, SqlExecutor } from '../store/postgres/client';
+import type { SqlClient } from '../store/postgres/client';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
 import { appendedMessage, toMessage } from './message-store';
 import { searchDocOf, tsvectorOf } from './search-doc';
-import type { Message, MessagePart, MessageRow, SessionStore } from './types';
+import type { Message, MessageRow, SessionStore } from './types';
 
 export type PostgresMessageStore = AsyncOf<
   Pick<
@@ -40,59 +40,64 @@ export function createPostgresMessageStore(deps: {
       const id = deps.ids.next('msg');
       const partsJson = JSON.stringify(input.parts);
       const finishedAt = input.finished === false ? null : now;
-      const found = await sql.transaction(async (tx) => {
-        if (
-          (await tx.run('UPDATE sessions SET updated_at = $1 WHERE id = $2', [now, input.session_id])) === 0
-        )
-          return false;
-        await tx.run(
-          `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-          [
-            id,
-            input.session_id,
-            input.role,
-            partsJson,
-            input.model ?? null,
-            input.provider ?? null,
-            input.usage ? JSON.stringify(input.usage) : null,
-            input.cost ?? 0,
-            input.run_id ?? null,
-            now,
-            now,
-            finishedAt,
-          ],
-        );
-        await writeSearchDoc(
-          tx,
-          { id, session_id: input.session_id, role: input.role, created_at: now },
-          input.parts,
-        );
-        return true;
-      });
+      const doc = searchDocOf(input.parts);
+      // One statement: the session's updated_at, the message, its search row (none of them when
+      // the session does not exist).
+      const written = await sql.one<{ n: number }>(
+        `WITH s AS (UPDATE sessions SET updated_at = $10 WHERE id = $2 RETURNING id),
+         m AS (INSERT INTO messages (${MESSAGE_COLUMNS})
+                 SELECT $1, s.id, $3, $4, $5, $6, $7, $8::double precision, $9, $10::bigint, $10::bigint, $11::bigint FROM s
+                 RETURNING id, session_id, role, created_at),
+         d AS (INSERT INTO message_search_docs (message_id, session_id, role, tools, created_at, body, terms)
+                 SELECT m.id, m.session_id, m.role, $12, m.created_at, $13, $14::tsvector FROM m)
+         SELECT count(*)::int AS n FROM m`,
+        [
+          id,
+          input.session_id,
+          input.role,
+          partsJson,
+          input.model ?? null,
+          input.provider ?? null,
+          input.usage ? JSON.stringify(input.usage) : null,
+          input.cost ?? 0,
+          input.run_id ?? null,
+          now,
+          finishedAt,
+          doc.tools,
+          doc.body,
+          tsvectorOf(doc.body),
+        ],
+      );
+      const found = Number(written?.n ?? 0) > 0;
       if (!found) await deps.requireSession(input.session_id);
       return appendedMessage(input, id, partsJson, now, finishedAt);
     },
     async updateMessage(id, patch) {
       const now = deps.clock.now();
-      const row = await sql.transaction(async (tx) => {
-        // One statement: fields left out of the patch keep their stored value.
-        const updated = await tx.one<MessageRow>(
-          `UPDATE messages SET parts = coalesce($1, parts), usage = CASE WHEN $2 THEN $3 ELSE usage END,
+      const doc = patch.parts ? searchDocOf(patch.parts) : undefined;
+      // One statement: fields left out of the patch keep their stored value; the search row
+      // follows new parts.
+      const row = await sql.one<MessageRow>(
+        `WITH m AS (UPDATE messages SET parts = coalesce($1, parts), usage = CASE WHEN $2 THEN $3 ELSE usage END,
              cost = coalesce($4, cost), updated_at = $5, finished_at = CASE WHEN $6 THEN $5 ELSE finished_at END
-           WHERE id = $7 RETURNING ${MESSAGE_COLUMNS}`,
-          [
-            patch.parts ? JSON.stringify(patch.parts) : null,
-            patch.usage !== undefined,
-            patch.usage ? JSON.stringify(patch.usage) : null,
-            patch.cost ?? null,
-            now,
-            patch.finished === true,
-            id,
-          ],
-        );
-        if (updated && patch.parts) await updateSearchDoc(tx, id, patch.parts);
-        return updated;
-      });
+           WHERE id = $7 RETURNING ${MESSAGE_COLUMNS}),
+         d AS (UPDATE message_search_docs SET tools = $9, body = $10, terms = $11::tsvector
+           WHERE $8 AND message_id = (SELECT id FROM m))
+         SELECT * FROM m`,
+        [
+          patch.parts ? JSON.stringify(patch.parts) : null,
+          patch.usage !== undefined,
+          patch.usage ? JSON.stringify(patch.usage) : null,
+          patch.cost ?? null,
+          now,
+          patch.finished === true,
+          id,
+          doc !== undefined,
+          doc?.tools ?? '',
+          doc?.body ?? '',
+          doc ? tsvectorOf(doc.body) : '',
+        ],
+      );
       if (!row) throw new SvcError('not_found', `message_id: no message "${id}"`);
       return toMessage(row);
     },
@@ -121,37 +126,4 @@ export function createPostgresMessageStore(deps: {
       return row?.n ?? 0;
     },
   };
-}
-
-async function writeSearchDoc(
-  tx: SqlExecutor,
-  message: { id: string; session_id: string; role: string; created_at: number },
-  parts: readonly MessagePart[],
-): Promise<void> {
-  const doc = searchDocOf(parts);
-  await tx.run(
-    `INSERT INTO message_search_docs (message_id, session_id, role, tools, created_at, body, terms)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::tsvector)`,
-    [
-      message.id,
-      message.session_id,
-      message.role,
-      doc.tools,
-      message.created_at,
-      doc.body,
-      tsvectorOf(doc.body),
-    ],
-  );
-}
-
-async function updateSearchDoc(
-  tx: SqlExecutor,
-  messageId: string,
-  parts: readonly MessagePart[],
-): Promise<void> {
-  const doc = searchDocOf(parts);
-  await tx.run(
-    'UPDATE message_search_docs SET tools = $1, body = $2, terms = $3::tsvector WHERE message_id = $4',
-    [doc.tools, doc.body, tsvectorOf(doc.body), messageId],
-  );
 }

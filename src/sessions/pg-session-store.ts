@@ -109,12 +109,12 @@ function sessionWrites(deps: {
       const now = deps.clock.now();
       if (input.parent_id) await require(input.parent_id);
       const id = input.id ?? deps.ids.next('ses');
-      await sql.run(
+      const row = await sql.one<SessionRow>(
         `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
         newSessionValues(input, id, deps.workspace, now),
       );
-      const session = await require(id);
+      const session = row ? toSession(row) : await require(id);
       deps.bus?.publish(id, 'session.created', {
         session_id: id,
         parent_id: session.parent_id,
@@ -133,9 +133,9 @@ function sessionWrites(deps: {
           patch.reasoning_effort === undefined ? current.reasoning_effort : patch.reasoning_effort,
         metadata: patch.metadata ? { ...current.metadata, ...patch.metadata } : current.metadata,
       };
-      await sql.run(
+      const row = await sql.one<SessionRow>(
         `UPDATE sessions SET title = $1, mode = $2, agent = $3, model = $4, reasoning_effort = $5, metadata = $6, updated_at = $7
-           WHERE id = $8`,
+           WHERE id = $8 RETURNING *`,
         [
           next.title,
           next.mode,
@@ -147,7 +147,7 @@ function sessionWrites(deps: {
           id,
         ],
       );
-      const session = await require(id);
+      const session = row ? toSession(row) : await require(id);
       deps.bus?.publish(id, 'session.updated', { session_id: id, changed: Object.keys(patch) });
       return session;
     },

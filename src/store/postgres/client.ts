@@ -97,10 +97,17 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   // An idle connection the server drops must not take the process down; the next query reports it.
   pool.on('error', () => {});
 
-  const executor = (on: Pool | PoolClient): SqlExecutor => {
+  /**
+   * `on`'s statements; on a checked-out connection, one after another (`order`): the statements a
+   * transaction's body starts without awaiting each (concurrent repository calls, work it started)
+   * are sent in call order, each once the previous has answered, as pg queued them, without asking
+   * pg to queue (deprecated: "client.query() when the client is already executing a query").
+   */
+  const executor = (on: Pool | PoolClient, order?: Serial): SqlExecutor => {
     const send = async <T extends QueryResultRow>(text: string, params: readonly unknown[]) => {
       try {
-        return (await on.query<T>(text, [...params])) as QueryResult<T>;
+        const query = () => on.query<T>(text, [...params]) as Promise<QueryResult<T>>;
+        return await (order ? order(query) : query());
       } catch (error) {
         throw fail(error);
       }
@@ -169,13 +176,13 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         broken = true;
       };
       connection.on('error', dropped);
-      const tx = executor(connection);
+      const lazy = lazyTransaction(connection);
+      const tx = executor(connection, lazy.ordered);
       let finished!: () => void;
       const done = new Promise<void>((resolve) => {
         finished = resolve;
       });
       try {
-        await connection.query('BEGIN');
         const scope: Scope = {
           root: { tx, savepoints: 0, done },
           tx,
@@ -189,11 +196,11 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         } finally {
           await settle(scope);
         }
-        await connection.query('COMMIT');
+        await lazy.end('COMMIT');
         return result;
       } catch (error) {
         try {
-          await connection.query('ROLLBACK');
+          await lazy.end('ROLLBACK');
         } catch {
           broken = true; // the connection is gone: do not hand it back to the pool
         }
@@ -207,6 +214,46 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     async close() {
       await pool.end();
     },
+  };
+}
+
+/**
+ * A transaction on `connection` whose BEGIN goes with its first statement: a body that sends none
+ * (nothing to write this time) costs no round trip, and `end` sends COMMIT or ROLLBACK only when
+ * it began. Under READ COMMITTED every statement reads its own snapshot, so a later BEGIN changes
+ * nothing a statement sees. `ordered` sends the statements one after another (`serial`).
+ */
+function lazyTransaction(connection: PoolClient): {
+  ordered: Serial;
+  end(command: 'COMMIT' | 'ROLLBACK'): Promise<void>;
+} {
+  const order = serial();
+  let begun = false;
+  return {
+    ordered: (query) =>
+      order(async () => {
+        if (!begun) {
+          begun = true;
+          await connection.query('BEGIN');
+        }
+        return query();
+      }),
+    end: (command) =>
+      order(async () => {
+        if (begun) await connection.query(command);
+      }),
+  };
+}
+
+/** Runs the functions given one at a time, in call order (a failure does not stop the next). */
+type Serial = <T>(fn: () => Promise<T>) => Promise<T>;
+
+function serial(): Serial {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (fn) => {
+    const next = tail.then(fn);
+    tail = next.catch(() => {});
+    return next;
   };
 }
 

@@ -6,6 +6,7 @@
  * @module
  */
 import type { Migration } from '../../migrations/types';
+import { appendBatchDdl, appendFunctionsDdl } from './append-functions';
 import { coreDdl } from './baseline-core';
 import { operationsDdl } from './baseline-operations';
 import { oversightDdl } from './baseline-oversight';
@@ -22,4 +23,6 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 9, name: 'openai_compat_requests row order', sql: compatOrderDdl },
   { id: 10, name: 'model_calls times in fractional ms', sql: modelCallTimesDdl },
   { id: 21, name: 'permission_requests (durable approvals)', sql: permissionRequestsDdl },
+  { id: 30, name: 'session and run event appends as functions', sql: appendFunctionsDdl },
+  { id: 31, name: 'session event appends in batches', sql: appendBatchDdl },
 ];
