@@ -8,7 +8,8 @@
 //    Targets: idle RSS ≤ 120 MB a minute after the load, no growth between rounds 3 and 5.
 // 2. The TUI (`svc` in a tmux pane of a private tmux server): a scripted 200-message session
 //    (100 prompts, 100 answers from the fake provider), RSS and peak RSS after it.
-//    RSS and peak right after it, RSS after 30 s idle (BENCH_MEMORY_TUI_IDLE_SECONDS).
+//    RSS and peak right after it, RSS after 30 s idle (BENCH_MEMORY_TUI_IDLE_SECONDS), and the CPU
+//    it used to start (first frame + 1.5 s) and over the session.
 //    Target: ≤ 150 MB. Skipped without tmux.
 //
 // BENCH_SVC_BIN runs another build (a main checkout) for a before/after pair in one run;
@@ -54,7 +55,20 @@ function statusMb(pid, field = 'VmRSS') {
   }
 }
 
+/** CPU seconds (user + system) the process has used so far, from /proc/<pid>/stat. */
+function cpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 (1-based) of the whole line, in clock ticks (100 Hz).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 const mb = (v) => (v === undefined ? 'n/a' : v.toFixed(0));
+const secs = (v) => (v === undefined ? 'n/a' : v.toFixed(2));
 
 /** The live JS heap in MB: a heap snapshot through --heapsnapshot-signal=SIGUSR2, summed. */
 async function heapMb(pid, dir) {
@@ -290,6 +304,7 @@ async function tui(provider) {
     await until((s) => s.trim().length > 0 && !/svc-exit/.test(s), 'the TUI');
     await sleep(1500);
     const rssStart = statusMb(pid);
+    const cpuStart = cpuSeconds(pid);
     for (let i = 0; i < TUI_PROMPTS; i++) {
       tmux('send-keys', '-t', 'svc', '-l', `memory bench prompt ${i}`);
       tmux('send-keys', '-t', 'svc', 'Enter');
@@ -305,12 +320,18 @@ async function tui(provider) {
     await sleep(2000);
     const rss = statusMb(pid);
     const peak = statusMb(pid, 'VmHWM');
+    const cpuEnd = cpuSeconds(pid);
     await sleep(TUI_IDLE_SECONDS * 1000);
     const idle = statusMb(pid);
     const heap = await heapMb(pid, join(ws, 'diag'));
     return [
       { name: 'tui: messages in the session', value: String(TUI_PROMPTS * 2) },
       { name: 'tui: RSS at start (MB)', value: mb(rssStart) },
+      { name: 'tui: CPU to the first frame + 1.5 s (s)', value: secs(cpuStart) },
+      {
+        name: 'tui: CPU over the session (s)',
+        value: cpuStart === undefined || cpuEnd === undefined ? 'n/a' : (cpuEnd - cpuStart).toFixed(2),
+      },
       { name: 'tui: RSS after the session (MB)', value: mb(rss), target: '≤ 150', pass: rss <= 150 },
       { name: 'tui: peak RSS (MB)', value: mb(peak), target: '≤ 150', pass: peak <= 150 },
       {

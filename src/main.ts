@@ -4,6 +4,7 @@
  * other command loads the CLI lazily.
  * @module
  */
+import { opensTui } from './surfaces/cli/opens-tui';
 import { VERSION } from './version';
 
 async function main(): Promise<void> {
@@ -12,6 +13,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${VERSION}\n`);
     return;
   }
+  // The TUI holds V8's young generation at its start size, set before anything loads (util/heap.ts).
+  if (opensTui(argv)) (await import('./util/heap')).holdYoungGeneration(process.env);
   // A reader that goes away (`svc run --output stream-json | head`) is not an error: stop quietly.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {

@@ -1,6 +1,6 @@
 import { getHeapStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { dropUserTimingEntries, trimWhenIdle, tuneHeapForLongRunning } from './heap';
+import { dropUserTimingEntries, holdYoungGeneration, trimWhenIdle, tuneHeapForLongRunning } from './heap';
 
 describe('tuneHeapForLongRunning', () => {
   it('sets the growing factor and ignores values that are no positive integer', () => {
@@ -8,6 +8,20 @@ describe('tuneHeapForLongRunning', () => {
       expect(() => tuneHeapForLongRunning({ SVC_HEAP_GROWING_PERCENT: value })).not.toThrow();
     }
     expect(getHeapStatistics().used_heap_size).toBeGreaterThan(0);
+  });
+});
+
+describe('holdYoungGeneration', () => {
+  it('sets a semi-space growth factor of 1 unless SVC_SEMI_SPACE_GROWTH_FACTOR says otherwise', () => {
+    const set = (value: string | undefined) => {
+      const flags: string[] = [];
+      holdYoungGeneration({ SVC_SEMI_SPACE_GROWTH_FACTOR: value }, (f) => flags.push(f));
+      return flags;
+    };
+    expect(set(undefined)).toEqual(['--semi-space-growth-factor=1']);
+    expect(set('')).toEqual(['--semi-space-growth-factor=1']);
+    expect(set('3')).toEqual(['--semi-space-growth-factor=3']);
+    for (const value of ['0', '-1', '1.5', 'abc']) expect(set(value)).toEqual([]);
   });
 });
 
