@@ -155,4 +155,9 @@ export interface AgentDeps {
 export interface DurableRuns {
   /** Runs `body` (the run's execution) as the run's workflow; resolves with its outcome. */
   execute<T>(runId: string, body: () => Promise<T>): Promise<T>;
+  /**
+   * At a clean stop: the runs whose execution stops here unfinished, left to a live node to adopt
+   * (empty when no other node is alive: they are interrupted as before).
+   */
+  handOver?(): Promise<ReadonlySet<string>>;
 }

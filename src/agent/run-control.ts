@@ -135,11 +135,22 @@ async function launchRun(
     .then(async (outcome) => {
       clearInterval(poll);
       resumed?.(outcome);
+      if (stop.handedOver) return handedOver(core, claimed, outcome);
       // The finish is one commit; the waiters, the next queued prompt and the idle waiters go on
       // after it, so whatever they wake reads the run finished (on PostgreSQL another connection).
       const drains = await core.atomically(() => finishRun(core, claimed, outcome, { drain: !resume }));
       await afterFinish(core, claimed, drains);
     });
+}
+
+/** The run stopped here unfinished at a clean stop; a live node adopts it (still `running`). */
+async function handedOver(core: AgentCore, run: AgentRun, outcome: RunOutcome): Promise<void> {
+  core.host.log.info('run handed over to a live node', { run_id: run.id, steps: outcome.steps });
+  await core.deps.runLeases?.end(run);
+  const rt = core.runtime(run.session_id);
+  rt.controller = undefined;
+  rt.stop = undefined;
+  rt.promise = undefined;
 }
 
 /** A cancel asked through the ledger by another process (update_agent_run there). */

@@ -9,7 +9,10 @@ import type { DurableRuns } from '../agent/deps';
 export function createDurableSlot(): { durable: DurableRuns; attach(engine: DurableRuns): void } {
   let attached: DurableRuns | undefined;
   return {
-    durable: { execute: (runId, body) => (attached ? attached.execute(runId, body) : body()) },
+    durable: {
+      execute: (runId, body) => (attached ? attached.execute(runId, body) : body()),
+      handOver: async () => (await attached?.handOver?.()) ?? new Set<string>(),
+    },
     attach(engine) {
       attached = engine;
     },
