@@ -5,7 +5,10 @@
 //    2). A run of BENCH_ENGINE_STEPS (default 60) tool steps (`get_workflow_phase`) started over
 //    HTTP, the fake model answering instantly; per step: the svc time at the model server (from
 //    the end of one response to the next request, median of the steady steps) and the node's CPU
-//    (all threads, /proc). Target: the DBOS engine adds at most 5 ms per step.
+//    (all threads, /proc), and what each node spends per second with no run (BENCH_ENGINE_IDLE_MS,
+//    default 5000, after 1 s). Target: the DBOS engine adds at most 5 ms per step.
+//    BENCH_ENGINE_ONLY=dbos (or in-process) runs one engine, BENCH_NODE_ARGS adds Node flags
+//    (`--cpu-prof --cpu-prof-dir=/tmp/prof`).
 // 2. Time from a node's death to adoption: two dbos nodes with the default `[store]`
 //    node_heartbeat_ms (3000) and node_stale_ms (10000); a run of slow steps (the model answers
 //    after 200 ms) on node A; A SIGKILLed after step 3; the time until `run_adopted` is in the
@@ -32,7 +35,12 @@ const STEPS = Number(process.env.BENCH_ENGINE_STEPS ?? 60);
 const PAIRS = Number(process.env.BENCH_ENGINE_PAIRS ?? 2);
 const TRIALS = Number(process.env.BENCH_ENGINE_TRIALS ?? 3);
 const SLOW_MS = 200;
+const IDLE_MS = Number(process.env.BENCH_ENGINE_IDLE_MS ?? 5000);
 const TOKEN = 'bench-token';
+// BENCH_NODE_ARGS adds Node flags to the nodes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+// BENCH_ENGINE_ONLY runs one engine only in the step runs ("dbos" or "in-process").
+const ENGINES = (process.env.BENCH_ENGINE_ONLY ?? 'in-process,dbos').split(',');
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
 function median(values) {
@@ -142,7 +150,7 @@ function workspace(engine, modelUrl) {
 function startNode(ws, url, name) {
   const dataDir = join(ws, '.nodes', name);
   mkdirSync(dataDir, { recursive: true });
-  const child = spawn(process.execPath, [BIN, 'service', 'start', 'http', '--port', '0'], {
+  const child = spawn(process.execPath, [...NODE_ARGS, BIN, 'service', 'start', 'http', '--port', '0'], {
     cwd: ws,
     env: {
       PATH: process.env.PATH,
@@ -253,6 +261,11 @@ async function stepRun(pg, engine, key) {
   try {
     const url = await pg.createDatabase('svc_bench_engine');
     n = await startNode(ws, url, 'n0');
+    // What the node spends with no run (heartbeats, polls, DBOS's queue), over IDLE_MS after 1 s.
+    await sleep(1000);
+    const idleFrom = cpuMs(n.child.pid);
+    await sleep(IDLE_MS);
+    const idle = ((cpuMs(n.child.pid) - idleFrom) / IDLE_MS) * 1000;
     // The node's CPU at each request (the model server reads it as the request arrives).
     model.watch.pid = n.child.pid;
     const runId = await n.startRun(key, STEPS);
@@ -268,7 +281,7 @@ async function stepRun(pg, engine, key) {
       first >= 0 && cpu[last] !== undefined && last > first
         ? (cpu[last] - cpu[first]) / (last - first)
         : undefined;
-    return { wall: median(steady), cpu: cpuPerStep, steps: gaps.length };
+    return { wall: median(steady), cpu: cpuPerStep, steps: gaps.length, idle };
   } finally {
     await n?.stop();
     model.server.close();
@@ -280,7 +293,7 @@ async function overhead(pg, rows) {
   const runs = { 'in-process': [], dbos: [] };
   let k = 0;
   for (let pair = 0; pair < PAIRS; pair++)
-    for (const engine of ['in-process', 'dbos']) {
+    for (const engine of ENGINES) {
       try {
         runs[engine].push(await stepRun(pg, engine, `s${++k}`));
       } catch (error) {
@@ -320,6 +333,8 @@ async function overhead(pg, rows) {
       target: '≤ 5',
       pass: cpu !== undefined && cpu <= 5,
     },
+    { name: 'idle node CPU per second ms, in-process', value: summary('in-process', 'idle') },
+    { name: 'idle node CPU per second ms, dbos', value: summary('dbos', 'idle') },
   );
 }
 
