@@ -18,8 +18,8 @@ import { budgetFailure, type Failure, failureLine, runFailure } from './failure'
 import { historyMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
 import { providerFailure, recordFailure } from './run-failure';
-import { reopenedTurn, settleUnfinishedCalls } from './run-resume';
-import { compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
+import { reopenedTurn, runWaitingCalls, settleUnfinishedCalls, type ToolCallPart } from './run-resume';
+import { bridgeFor, compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { deferredToolsBlock, exposureLevel, sentInFull } from './tool-exposure';
@@ -58,6 +58,8 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     await app.adaptive?.settled();
     await resolveModel(c, started.session);
     const t = await prepareRun(c, started.user, started.session);
+    // A resumed run's calls that waited for a permission answer run now (./run-resume.ts).
+    if (started.waiting?.length) await runWaitingCalls(c, bridgeFor(c, t), started.waiting);
     const ai = await import('ai');
     const history: ModelMessage[] = toModelMessages(
       await historyMessages(app.sessions, await app.sessions.require(c.sessionId)),
@@ -73,6 +75,13 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
   } catch (error) {
     return await failedRun(c, error);
   }
+}
+
+/** A run ready for its first step: its session and prompt (and, resumed, its calls that wait for an answer). */
+interface Opened {
+  session: RunTurn['session'];
+  user: Message;
+  waiting?: ToolCallPart[];
 }
 
 /** The outcome of the run with its totals so far. */
@@ -109,7 +118,7 @@ function stopped(c: RunContext): RunOutcome {
 }
 
 /** The prompt joins the session (and titles it); a spent budget refuses the run. */
-async function openRun(c: RunContext): Promise<{ session: RunTurn['session']; user: Message } | RunOutcome> {
+async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
   const { app, run, sessionId } = c;
   await c.ledger('phase', { phase: 'prompt' });
   const user = await app.sessions.appendMessage({
@@ -143,22 +152,25 @@ async function openRun(c: RunContext): Promise<{ session: RunTurn['session']; us
 }
 
 /** A run resumed after its node died: its stored prompt, its unfinished calls settled (./run-resume.ts). */
-async function resumeRun(
-  c: RunContext,
-): Promise<{ session: RunTurn['session']; user: Message } | RunOutcome> {
+async function resumeRun(c: RunContext): Promise<Opened | RunOutcome> {
   const reopened = await reopenedTurn(c);
   if (!reopened) {
     const message = `run ${c.run.id} cannot be resumed: its prompt is not in session ${c.sessionId}`;
     return outcome(c, 'failed', 'resume_failed', message);
   }
-  const settled = await settleUnfinishedCalls(c);
+  const { settled, waiting } = await settleUnfinishedCalls(c);
   // The step whose calls were cut off is closed here (its usage died with the node).
-  if (settled.length > 0) {
+  if (settled.length > 0 || waiting.length > 0) {
     c.steps++;
     await c.app.runs.update(c.run.id, { steps: c.steps });
   }
-  await c.ledger('phase', { phase: 'resumed', step: c.steps, unknown_outcomes: settled.length });
-  return { session: await c.app.sessions.require(c.sessionId), user: reopened.user };
+  await c.ledger('phase', {
+    phase: 'resumed',
+    step: c.steps,
+    unknown_outcomes: settled.length,
+    ...(waiting.length ? { waiting_for_permission: waiting.length } : {}),
+  });
+  return { session: await c.app.sessions.require(c.sessionId), user: reopened.user, waiting };
 }
 
 /** Resolve the run's model (run, session, agent kind, config) and record it. */

@@ -13,6 +13,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Message, MessagePart } from '../sessions/session-store';
 import type { RunContext } from './run-types';
+import type { ToolBridge } from './tool-bridge';
 
 const run = promisify(execFile);
 
@@ -20,7 +21,7 @@ const run = promisify(execFile);
 export const UNKNOWN_OUTCOME =
   'outcome unknown: the node running this call stopped while it ran, and the run was resumed on another node. The call was NOT run again: it may have run completely, partly or not at all. Check the workspace before you repeat it.';
 
-type ToolCallPart = Extract<MessagePart, { type: 'tool-call' }>;
+export type ToolCallPart = Extract<MessagePart, { type: 'tool-call' }>;
 
 /** The run's prompt as stored, and its totals so far from the run's row. */
 export async function reopenedTurn(c: RunContext): Promise<{ user: Message } | undefined> {
@@ -37,60 +38,41 @@ export async function reopenedTurn(c: RunContext): Promise<{ user: Message } | u
 /**
  * The calls of this run with a `tool-call` part and no result get the unknown outcome (stored, so
  * the history and every later read agree); an assistant message cut mid-stream is closed as it
- * is. Returns the calls closed.
+ * is. A call that was waiting for a stored permission request never started (a tool asks before
+ * it acts; issue 19 item 4): it is not settled here but returned in `waiting`, to be run again
+ * (`runWaitingCalls`), which waits for the same request. Returns the calls closed and those waiting.
  */
-export async function settleUnfinishedCalls(c: RunContext): Promise<ToolCallPart[]> {
+export async function settleUnfinishedCalls(
+  c: RunContext,
+): Promise<{ settled: ToolCallPart[]; waiting: ToolCallPart[] }> {
   const { app, run, sessionId } = c;
   const messages = (await app.sessions.messages(sessionId)).filter((m) => m.run_id === run.id);
   const answered = new Set<string>();
   for (const m of messages)
     for (const part of m.parts) if (part.type === 'tool-result') answered.add(part.tool_call_id);
-  const open: { call: ToolCallPart; after: Message }[] = [];
+  const asking = new Set(await app.permissions.waitingCalls(run.id));
+  const open: OpenCall[] = [];
+  const waiting: ToolCallPart[] = [];
   for (const m of messages) {
     if (m.role !== 'assistant') continue;
     if (m.finished_at === null) await app.sessions.updateMessage(m.id, { finished: true });
     for (const part of m.parts)
       if (part.type === 'tool-call' && !answered.has(part.tool_call_id)) {
         answered.add(part.tool_call_id); // once, even if a transcript holds the call twice
-        open.push({ call: part, after: m });
+        if (asking.has(part.tool_call_id)) waiting.push(part);
+        else open.push({ call: part, after: m });
       }
   }
-  if (open.length === 0) return [];
+  if (open.length === 0) return { settled: [], waiting };
   const workspace = await workspaceNow(app.workspace);
   const output = workspace
     ? `${UNKNOWN_OUTCOME}\n\nThe workspace now (git status --short):\n${workspace}`
     : UNKNOWN_OUTCOME;
-  // Results go to the tool message that follows their call's assistant message (made if none).
-  const byAssistant = new Map<string, ToolCallPart[]>();
-  for (const { call, after } of open) byAssistant.set(after.id, [...(byAssistant.get(after.id) ?? []), call]);
-  for (const [assistantId, calls] of byAssistant) {
-    const at = messages.findIndex((m) => m.id === assistantId);
-    const next = messages[at + 1];
-    const results: MessagePart[] = calls.map((call) => ({
-      type: 'tool-result',
-      tool_call_id: call.tool_call_id,
-      tool: call.tool,
-      output,
-      is_error: true,
-    }));
-    if (next?.role === 'tool') {
-      await app.sessions.updateMessage(next.id, { parts: [...next.parts, ...results], finished: true });
-    } else {
-      const made = await app.sessions.appendMessage({
-        session_id: sessionId,
-        role: 'tool',
-        parts: results,
-        run_id: run.id,
-        finished: true,
-      });
-      app.bus.publish(sessionId, 'message.created', {
-        session_id: sessionId,
-        message_id: made.id,
-        role: 'tool',
-        run_id: run.id,
-      });
-    }
-  }
+  await storeResults(
+    c,
+    messages,
+    open.map((o) => ({ ...o, output, isError: true })),
+  );
   for (const { call } of open) {
     await c.ledger('tool.outcome_unknown', { tool_call_id: call.tool_call_id, tool: call.tool });
     app.bus.publish(sessionId, 'tool.finished', {
@@ -103,7 +85,92 @@ export async function settleUnfinishedCalls(c: RunContext): Promise<ToolCallPart
       error_code: 'outcome_unknown',
     });
   }
-  return open.map((o) => o.call);
+  return { settled: open.map((o) => o.call), waiting };
+}
+
+/**
+ * The calls that waited for a permission answer when their node died, run now through the run's
+ * tool bridge (their ask finds the same request and waits for it, or takes the answer given
+ * meanwhile); their results are stored after their call's assistant message.
+ */
+export async function runWaitingCalls(
+  c: RunContext,
+  bridge: Pick<ToolBridge, 'call'>,
+  calls: ToolCallPart[],
+): Promise<void> {
+  if (calls.length === 0) return;
+  const messages = (await c.app.sessions.messages(c.sessionId)).filter((m) => m.run_id === c.run.id);
+  const results: (OpenCall & { output: string; isError: boolean })[] = [];
+  for (const call of calls) {
+    const after = messages.find(
+      (m) =>
+        m.role === 'assistant' &&
+        m.parts.some((p) => p.type === 'tool-call' && p.tool_call_id === call.tool_call_id),
+    );
+    if (!after) continue;
+    try {
+      results.push({
+        call,
+        after,
+        output: await bridge.call(call.tool, call.input, call.tool_call_id),
+        isError: false,
+      });
+    } catch (error) {
+      results.push({
+        call,
+        after,
+        output: error instanceof Error ? error.message : String(error),
+        isError: true,
+      });
+    }
+  }
+  await storeResults(c, messages, results);
+}
+
+interface OpenCall {
+  call: ToolCallPart;
+  /** The assistant message that holds the call. */
+  after: Message;
+}
+
+/** Results go to the tool message that follows their call's assistant message (made if none). */
+async function storeResults(
+  c: RunContext,
+  messages: Message[],
+  results: (OpenCall & { output: string; isError: boolean })[],
+): Promise<void> {
+  const { app, run, sessionId } = c;
+  const byAssistant = new Map<string, (OpenCall & { output: string; isError: boolean })[]>();
+  for (const r of results) byAssistant.set(r.after.id, [...(byAssistant.get(r.after.id) ?? []), r]);
+  for (const [assistantId, group] of byAssistant) {
+    const at = messages.findIndex((m) => m.id === assistantId);
+    const next = messages[at + 1];
+    const parts: MessagePart[] = group.map(({ call, output, isError }) => ({
+      type: 'tool-result',
+      tool_call_id: call.tool_call_id,
+      tool: call.tool,
+      output,
+      is_error: isError,
+    }));
+    if (next?.role === 'tool') {
+      const current = (await app.sessions.messages(sessionId)).find((m) => m.id === next.id) ?? next;
+      await app.sessions.updateMessage(next.id, { parts: [...current.parts, ...parts], finished: true });
+    } else {
+      const made = await app.sessions.appendMessage({
+        session_id: sessionId,
+        role: 'tool',
+        parts,
+        run_id: run.id,
+        finished: true,
+      });
+      app.bus.publish(sessionId, 'message.created', {
+        session_id: sessionId,
+        message_id: made.id,
+        role: 'tool',
+        run_id: run.id,
+      });
+    }
+  }
 }
 
 /** `git status --short` of the workspace, bounded; empty when it is not a repository. */

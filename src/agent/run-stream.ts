@@ -46,7 +46,7 @@ function onlyTools(names: string[] | undefined): RunTurn['policies'] {
 }
 
 /** The tool bridge of the run, with the loop detector that stops a run repeating itself. */
-function bridgeFor(c: RunContext, t: RunTurn) {
+export function bridgeFor(c: RunContext, t: RunTurn) {
   const { app, run, x, sessionId, signal } = c;
   const loop = createLoopDetector(t.config.options.loop_detection.max_repeats);
   return createToolBridge({

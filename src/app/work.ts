@@ -114,7 +114,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
   // issue 19: the run engine seam; the in-process engine over the agent and the ledger.
   const engine = createRunEngine(
     { kind: base.config().engine.kind, store: base.store.kind },
-    { agent, runs, sessions },
+    { agent, runs, sessions, pending: (sessionId) => core.permissions.listPending(sessionId) },
   );
   const sandbox = createSandbox({
     config: base.config,

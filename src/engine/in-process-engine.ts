@@ -18,16 +18,24 @@ export interface InProcessEngineDeps {
   agent: Pick<AgentService, 'send' | 'cancelRun' | 'pendingPermissions' | 'answerPermission'>;
   runs: Pick<RunLedger, 'get' | 'require' | 'events' | 'list'>;
   sessions: Pick<SessionStore, 'get' | 'require' | 'messages' | 'create' | 'appendMessage'>;
+  /**
+   * The pending requests of a session family on any node (the permission service's `listPending`:
+   * on PostgreSQL also the stored requests of runs other nodes hold; issue 19 item 4). Absent:
+   * this process's (`agent.pendingPermissions`).
+   */
+  pending?: (sessionId: string) => Promise<PendingPermission[]>;
 }
 
 export function createInProcessEngine(deps: InProcessEngineDeps, kind: EngineKind = 'in-process'): RunEngine {
   const { agent, runs, sessions } = deps;
+  const pendingOfSession = async (sessionId: string) =>
+    deps.pending ? await deps.pending(sessionId) : agent.pendingPermissions(sessionId);
 
   /** The requests pending for a run (its own), or for a session (and its sub-agents'). */
   async function pendingOf(id: string): Promise<PendingPermission[]> {
     const run = await runs.get(id);
-    if (run) return agent.pendingPermissions(run.session_id).filter((p) => p.run_id === run.id);
-    if (await sessions.get(id)) return agent.pendingPermissions(id);
+    if (run) return (await pendingOfSession(run.session_id)).filter((p) => p.run_id === run.id);
+    if (await sessions.get(id)) return await pendingOfSession(id);
     throw new SvcError('not_found', `run_id: no run or session "${id}"; see list_agent_runs`);
   }
 

@@ -4,11 +4,17 @@
  * answer (a session grant also settles the requests it covers).
  * @module
  */
-import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
-import type { SessionEventPayloads } from '../events/types';
-import type { Clock, Ids } from '../util/ids';
-import { ANY_SCOPE, type GrantRepository } from './grant-repository';
+import type { AskCore, Waiter } from './ask-core';
+import { ANY_SCOPE } from './grant-repository';
+import {
+  answerStored,
+  cancelStored,
+  outcomeOf,
+  resumedRequest,
+  storeRequest,
+  watch,
+} from './permission-durable';
 import {
   PERMISSION_DECISIONS,
   type PendingPermission,
@@ -18,39 +24,12 @@ import {
   type PermissionVia,
 } from './permission-types';
 
-export interface Waiter {
-  pending: PendingPermission;
-  root: string;
-  resolve: (via: PermissionVia) => void;
-  reject: (error: unknown) => void;
-}
-
-/** What `ask` shares with the rest of the permission service. */
-export interface AskCore {
-  config: () => Config;
-  clock: Clock;
-  ids: Ids;
-  grants: Pick<GrantRepository, 'add' | 'has'>;
-  waiters: Map<string, Waiter>;
-  rootOf(sessionId: string): Promise<string>;
-  isAttached(sessionId: string, root: string): boolean;
-  check(request: PermissionRequest, context: PermissionAskContext): Promise<PermissionVia | 'ask'>;
-  ledger(runId: string | undefined, type: string, payload: Record<string, unknown>): void;
-  publish<T extends 'permission.requested' | 'permission.resolved'>(
-    sessionId: string,
-    root: string,
-    type: T,
-    payload: SessionEventPayloads[T],
-  ): void;
-  settle(waiter: Waiter, decision: PermissionDecision, by: string, message?: string): void;
-}
-
 export async function askPermission(
   core: AskCore,
   request: PermissionRequest,
   context: PermissionAskContext,
 ): Promise<PermissionVia> {
-  const { waiters, ledger, publish, settle } = core;
+  const { ledger, publish } = core;
   if (request.unverified && context.yolo) {
     ledger(context.runId, 'permission.refused', {
       tool: request.tool,
@@ -77,6 +56,15 @@ export async function askPermission(
   }
   context.signal?.throwIfAborted();
   const root = await core.rootOf(context.sessionId);
+  // A run resumed on another node asks again for a call that waited: the same request.
+  const resumed = await resumedRequest(core, context);
+  if (resumed?.decision) {
+    await core.durable?.requests.close(resumed.request_id, core.clock.now());
+    const outcome = outcomeOf(resumed, resumed.decision, resumed.decided_by ?? 'operator', resumed.message);
+    if ('error' in outcome) throw outcome.error;
+    return outcome.via;
+  }
+  if (resumed) return await waitFor(core, resumed, resumed.root_session_id, context, resumed.expires_at);
   const unattended = context.unattended ?? core.config().permissions.unattended;
   if (unattended === 'fail' && !core.isAttached(context.sessionId, root)) {
     ledger(context.runId, 'permission.unattended', { tool: request.tool, title: request.title });
@@ -99,9 +87,9 @@ export async function askPermission(
     details: request.details ?? null,
     created_at: core.clock.now(),
   };
-  const decided = new Promise<PermissionVia>((resolve, reject) => {
-    waiters.set(pending.request_id, { pending, root, resolve, reject });
-  });
+  // Stored before anyone can see it, so every node that hears of it can answer it.
+  await storeRequest(core, pending, root);
+  const decided = waitFor(core, pending, root, context);
   ledger(context.runId, 'permission.requested', {
     request_id: pending.request_id,
     tool: request.tool,
@@ -115,11 +103,41 @@ export async function askPermission(
     title: request.title,
     ...(request.details ? { details: request.details } : {}),
   });
+  return await decided;
+}
+
+/** The wait for the first answer (or the cancel, or the stored deadline). */
+async function waitFor(
+  core: AskCore,
+  pending: PendingPermission,
+  root: string,
+  context: PermissionAskContext,
+  expiresAt?: number,
+): Promise<PermissionVia> {
+  const { waiters, settle } = core;
+  let waiter: Waiter | undefined;
+  const decided = new Promise<PermissionVia>((resolve, reject) => {
+    waiter = { pending, root, resolve, reject };
+    waiters.set(pending.request_id, waiter);
+  });
+  // Only a run's request is stored (./permission-durable.ts); another waits in memory.
+  const stored = core.durable !== undefined && pending.run_id !== null;
+  if (core.durable && stored && waiter)
+    watch(core, waiter, expiresAt ?? pending.created_at + core.durable.timeoutMs());
   const onAbort = () => {
     const waiter = waiters.get(pending.request_id);
     if (!waiter) return;
-    settle(waiter, 'deny', 'cancel');
-    waiter.reject(new SvcError('cancelled', `permission request for ${request.title} was cancelled`));
+    const cancelled = new SvcError('cancelled', `permission request for ${pending.title} was cancelled`);
+    if (!stored) {
+      settle(waiter, 'deny', 'cancel');
+      waiter.reject(cancelled);
+      return;
+    }
+    waiters.delete(pending.request_id);
+    void cancelStored(core, waiter).then((won) => {
+      if (won) settle(waiter, 'deny', 'cancel');
+    });
+    waiter.reject(cancelled);
   };
   context.signal?.addEventListener('abort', onAbort, { once: true });
   try {
@@ -142,6 +160,12 @@ export async function answerPermission(
       'invalid_input',
       `decision: "${decision}" is not one of ${PERMISSION_DECISIONS.join(', ')}`,
     );
+  }
+  const held = waiters.get(requestId);
+  if (core.durable && (!held || held.pending.run_id !== null)) {
+    const answered = await answerStored(core, requestId, decision, options);
+    if (decision === 'allow_session') await coverWaiting(core, answered.root, options.by ?? 'operator');
+    return answered.pending;
   }
   const waiter = waiters.get(requestId);
   if (!waiter) {
@@ -177,19 +201,34 @@ export async function answerPermission(
   } else {
     waiter.resolve('operator');
   }
-  if (decision === 'allow_session') {
-    // The new grant may cover other requests already waiting in the same family.
-    for (const other of [...waiters.values()]) {
-      if (
-        other.root === waiter.root &&
-        (await core.grants.has(other.root, other.pending.tool, other.pending.scope ?? undefined)) &&
-        // still waiting after the read (not answered or cancelled meanwhile)
-        waiters.get(other.pending.request_id) === other
-      ) {
-        settle(other, 'allow_session', by);
-        other.resolve('session_grant');
-      }
+  if (decision === 'allow_session') await coverWaiting(core, waiter.root, by);
+  return pending;
+}
+
+/** A new session grant may cover other requests already waiting here in the same family. */
+async function coverWaiting(core: AskCore, root: string, by: string): Promise<void> {
+  const { waiters, settle } = core;
+  for (const other of [...waiters.values()]) {
+    if (
+      other.root === root &&
+      (await core.grants.has(other.root, other.pending.tool, other.pending.scope ?? undefined)) &&
+      // still waiting after the read (not answered or cancelled meanwhile)
+      waiters.get(other.pending.request_id) === other &&
+      // a stored request: this answer is its first (else the one that was first settles it)
+      (!core.durable ||
+        other.pending.run_id === null ||
+        (await core.durable.requests.decide(other.pending.request_id, {
+          decision: 'allow_session',
+          by,
+          message: null,
+          at: core.clock.now(),
+        })) !== undefined)
+    ) {
+      settle(other, 'allow_session', by);
+      core.durable?.watches.get(other.pending.request_id)?.();
+      if (core.durable)
+        void core.durable.requests.close(other.pending.request_id, core.clock.now()).catch(() => {});
+      other.resolve('session_grant');
     }
   }
-  return pending;
 }

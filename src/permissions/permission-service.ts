@@ -19,10 +19,12 @@
 import type { Config } from '../config/schema';
 import type { EventBus } from '../events/bus';
 import type { SessionEventPayloads } from '../events/types';
-import type { RunLedger } from '../runs/run-ledger';
+import type { AgentRun } from '../runs/run-ledger';
 import type { SessionStore } from '../sessions/session-store';
 import type { Clock, Ids } from '../util/ids';
-import { answerPermission, askPermission, type Waiter } from './permission-ask';
+import type { DurableCore, Waiter } from './ask-core';
+import { answerPermission, askPermission } from './permission-ask';
+import { listPending } from './permission-durable';
 import type {
   PermissionAskContext,
   PermissionAttachment,
@@ -42,8 +44,12 @@ export interface PermissionServiceDeps {
   bus: EventBus;
   clock: Clock;
   ids: Ids;
-  sessions: SessionStore;
-  runs: RunLedger;
+  sessions: Pick<SessionStore, 'root'>;
+  /** The run ledger: the permission events, and whether a stored request's run still runs. */
+  runs: {
+    append(runId: string, type: string, payload?: Record<string, unknown>): Promise<unknown>;
+    get(runId: string): Promise<Pick<AgentRun, 'status'> | undefined>;
+  };
 }
 
 export function createPermissionService(deps: PermissionServiceDeps): PermissionService {
@@ -113,6 +119,21 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
     });
   };
 
+  // PostgreSQL: requests of runs are rows any node answers (./permission-durable.ts).
+  const durable: DurableCore | undefined = deps.stores.requests && {
+    requests: deps.stores.requests,
+    timeoutMs: () => deps.config().permissions.wait_timeout_s * 1000,
+    onResolved: (sessionId, listener) =>
+      deps.bus.subscribe(sessionId, (event) => {
+        if (event.type !== 'permission.resolved') return;
+        const requestId = (event.payload as { request_id?: unknown }).request_id;
+        if (typeof requestId === 'string') listener(requestId);
+      }),
+    running: async (runId) => (await deps.runs.get(runId))?.status === 'running',
+    pollMs: 1_000,
+    watches: new Map(),
+  };
+
   const core = {
     config: deps.config,
     clock: deps.clock,
@@ -125,6 +146,7 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
     ledger,
     publish,
     settle,
+    durable,
   };
 
   return {
@@ -136,6 +158,10 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
         ? all.filter((w) => w.pending.session_id === sessionId || w.root === sessionId)
         : all;
       return list.map((w) => w.pending).sort((a, b) => a.created_at - b.created_at);
+    },
+    listPending: (sessionId) => listPending(core, sessionId),
+    async waitingCalls(runId) {
+      return durable ? await durable.requests.waitingCalls(runId) : [];
     },
     answer: async (requestId, decision, options = {}) =>
       await answerPermission(core, requestId, decision, options),

@@ -70,8 +70,16 @@ export interface PermissionService {
   ask(request: PermissionRequest, context: PermissionAskContext): Promise<PermissionVia>;
   /** The policy decision without prompting: how it would be allowed, or 'ask'. */
   check(request: PermissionRequest, context: PermissionAskContext): Promise<PermissionVia | 'ask'>;
-  /** Requests waiting for an answer (of one session family, or all). */
+  /** Requests waiting for an answer in this process (of one session family, or all). */
   pending(sessionId?: string): PendingPermission[];
+  /**
+   * Requests waiting for an answer on any node (of one session family, or all): on the PostgreSQL
+   * store also the stored requests of running runs held by other nodes (./permission-durable.ts);
+   * on SQLite the same as `pending`.
+   */
+  listPending(sessionId?: string): Promise<PendingPermission[]>;
+  /** The tool calls of a run that wait for a stored request (a resumed run runs them: they never started). */
+  waitingCalls(runId: string): Promise<string[]>;
   /**
    * Answer a pending request; first answer wins (a late one is a not_found error). `message` is
    * the operator's note: kept in the ledger, and a deny's reason the model reads.

@@ -26,12 +26,14 @@ export const listPermissionRequests = defineTool({
     mcp: 'svc_list_permission_requests',
     http: { ...route(SESSION_ROUTES.permissions), params: { id: 'session_id' } },
   },
-  // Pending requests live in the process that runs the agent: nothing for the parity walker.
+  // Pending requests live in the process that runs the agent (or, on PostgreSQL, in the store):
+  // nothing for the parity walker.
   parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
     const session = await app.sessions.require(input.session_id);
-    const pending = app.agent.pendingPermissions(session.id);
+    // Any node's (PostgreSQL: the stored requests of running runs; issue 19 item 4).
+    const pending = await app.permissions.listPending(session.id);
     return { session_id: session.id, permissions: pending, count: pending.length };
   },
 });
@@ -79,7 +81,9 @@ export const answerPermission = defineTool({
     const { app } = ctx;
     const session = await app.sessions.require(input.session_id);
     // Only a request of this session (or its sub-agents): a client answers for the session it drives.
-    const pending = app.agent.pendingPermissions(session.id).find((p) => p.request_id === input.request_id);
+    const pending = (await app.permissions.listPending(session.id)).find(
+      (p) => p.request_id === input.request_id,
+    );
     if (!pending) {
       throw new SvcError(
         'not_found',

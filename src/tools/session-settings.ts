@@ -55,7 +55,7 @@ export const getSessionPostureStatus = defineTool({
         auto_allow_read_only_bash: config.permissions.auto_allow_read_only_bash,
         unattended: config.permissions.unattended,
         grants: (await app.permissions.grants(session.id)).map((g) => ({ tool: g.tool, scope: g.scope })),
-        pending: app.permissions.pending(session.id).length,
+        pending: (await app.permissions.listPending(session.id)).length,
         attached: app.permissions.attachments(session.id).map((a) => a.client),
       },
       context: {

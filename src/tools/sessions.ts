@@ -147,7 +147,8 @@ export const getSession = defineTool({
         ? { id: last.id, status: last.status, agent: last.agent, steps: last.steps, reason: last.reason }
         : null,
       queue: (await app.agent.queue(session.id)).items,
-      pending_permissions: app.permissions.pending(session.id).map((p) => ({
+      // Any node's (PostgreSQL: stored requests of runs other nodes hold).
+      pending_permissions: (await app.permissions.listPending(session.id)).map((p) => ({
         request_id: p.request_id,
         tool: p.tool,
         title: p.title,

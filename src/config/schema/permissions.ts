@@ -28,4 +28,11 @@ export const permissionsSchema = z.strictObject({
     .describe(
       'A permission prompt with no surface attached: fail the tool call at once (default) or wait for one to attach and answer. svc run always fails.',
     ),
+  wait_timeout_s: z
+    .number()
+    .positive()
+    .default(86_400)
+    .describe(
+      'On the PostgreSQL store, how long a run waits for the answer to a stored permission request (any node may answer; it survives the death of the node) before the wait ends as a deny. Default: one day. On SQLite a request waits until answered or cancelled.',
+    ),
 });

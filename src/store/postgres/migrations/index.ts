@@ -12,6 +12,7 @@ import { oversightDdl } from './baseline-oversight';
 import { clusterDdl } from './cluster';
 import { compatOrderDdl } from './compat-order';
 import { modelCallTimesDdl } from './model-call-times';
+import { permissionRequestsDdl } from './permission-requests';
 import { runOrderDdl } from './run-order';
 
 export const postgresMigrations: readonly Migration[] = [
@@ -20,4 +21,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 4, name: 'agent_runs row order', sql: runOrderDdl },
   { id: 9, name: 'openai_compat_requests row order', sql: compatOrderDdl },
   { id: 10, name: 'model_calls times in fractional ms', sql: modelCallTimesDdl },
+  { id: 21, name: 'permission_requests (durable approvals)', sql: permissionRequestsDdl },
 ];
