@@ -183,6 +183,7 @@ async function launchDurableRuns(base: AppBase, core: AppCore, work: AppWork): P
     log: base.log,
     runs: core.runs,
     resume: (runId) => work.agent.resume(runId),
+    limits: base.config().engine,
   });
   await dbos.launch();
   base.log.info('durable runs: DBOS launched', { node: core.runner });

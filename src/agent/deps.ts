@@ -149,6 +149,11 @@ export interface AgentDeps {
    * workflow, so another node resumes it when this one dies. Absent: runs live in this process.
    */
   durable?: DurableRuns;
+  /**
+   * The workspace a queued run of another workspace runs in on this node (the durable engine's
+   * queue gives any node any workspace's run; a shared volume): undefined for this node's own.
+   */
+  workspaceAt?(root: string): ChildRunInput['workspace'];
 }
 
 /** The durable engine's side of a run (src/engine/dbos-engine.ts implements it). */
@@ -160,4 +165,15 @@ export interface DurableRuns {
    * (empty when no other node is alive: they are interrupted as before).
    */
   handOver?(): Promise<ReadonlySet<string>>;
+  /**
+   * Queue a root run (still `queued` in the ledger) on its workspace's slot instead of running it
+   * here: the engine runs it on whichever node its queue gives it to (`resume` there). `done`
+   * settles when it ended; `already`: it was queued before (by this or another node). `workspace`
+   * is read only when it is queued (the run's session's).
+   * Undefined: not queued; claim and run it here.
+   */
+  enqueue?(
+    runId: string,
+    workspace: () => Promise<string>,
+  ): Promise<{ done: Promise<void>; already: boolean } | undefined>;
 }

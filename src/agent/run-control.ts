@@ -12,6 +12,7 @@ import { runFailure } from './failure';
 import { withWorkspace } from './host';
 import { recordProject } from './project-registry';
 import { executeRun, type RunOutcome, type StopState } from './run-loop';
+import { claimDequeued, enqueueRun, storedRun } from './run-queue';
 import { type AgentCore, abortRun, busyElsewhere, preview } from './session-runtime';
 import type { AgentService, ChildRunInput, CompactionResult, RunResult } from './types';
 
@@ -25,6 +26,8 @@ export async function startRun(
   run: AgentRun,
   options: { subagent?: boolean; kind: AgentKind; workspace?: ChildRunInput['workspace'] },
 ): Promise<boolean> {
+  const queue = !options.subagent && !options.workspace;
+  if (queue && (await enqueueRun(core, run, (sessionId) => drainQueue(core, sessionId)))) return true;
   const claim = await core.host.runs.claim(run.id);
   if (!claim.ok) return false;
   await launchRun(core, claim.run, options);
@@ -32,21 +35,45 @@ export async function startRun(
 }
 
 /**
- * Resume here a run whose node died (the durable engine calls it on the node that took the run
- * over): the run is this node's from now on, its execution goes on from its first unfinished
- * step (./run-resume.ts), and it finishes here. Undefined when the run is not running any more.
+ * Run here a run the durable engine gave this node: a queued run dequeued here, or one whose node
+ * died (on the node that took it over): the run is this node's from now on, its execution goes on
+ * from its first unfinished step (./run-resume.ts), and it finishes here. Undefined when the run
+ * is not queued or running any more.
  */
 export async function resumeRun(core: AgentCore, runId: string): Promise<RunOutcome | undefined> {
   const a = core.host;
+  const stored = await storedRun(core, runId);
+  if (stored?.status === 'queued') {
+    // Dequeued here (./run-queue.ts): claimed now and run from its prompt, as on any start.
+    const dequeued = await claimDequeued(core, stored);
+    if (!dequeued) return undefined;
+    const { claimed, workspace } = dequeued;
+    return await runHere(core, claimed, {
+      kind: agentKind(a.config, claimed.agent),
+      workspace,
+      dequeued: true,
+    });
+  }
   // takeOver reads the run and answers undefined unless it is still running.
   const taken = await a.runs.takeOver?.(runId);
   if (!taken) return undefined;
-  const kind = agentKind(a.config, taken.agent);
+  return await runHere(core, taken, {
+    kind: agentKind(a.config, taken.agent),
+    subagent: Boolean(taken.parent_run_id),
+  });
+}
+
+/** Launch the run here and wait for its end; its outcome. */
+async function runHere(
+  core: AgentCore,
+  run: AgentRun,
+  options: Parameters<typeof launchRun>[2],
+): Promise<RunOutcome | undefined> {
   let outcome: RunOutcome | undefined;
-  await launchRun(core, taken, { kind, subagent: Boolean(taken.parent_run_id) }, (result) => {
+  await launchRun(core, run, options, (result) => {
     outcome = result;
   });
-  await core.runtime(taken.session_id).promise;
+  await core.runtime(run.session_id).promise;
   return outcome;
 }
 
@@ -54,7 +81,13 @@ export async function resumeRun(core: AgentCore, runId: string): Promise<RunOutc
 async function launchRun(
   core: AgentCore,
   claimed: AgentRun,
-  options: { subagent?: boolean; kind: AgentKind; workspace?: ChildRunInput['workspace'] },
+  options: {
+    subagent?: boolean;
+    kind: AgentKind;
+    workspace?: ChildRunInput['workspace'];
+    /** Dequeued here from the durable engine's queue: a fresh start inside its workflow. */
+    dequeued?: boolean;
+  },
   resumed?: (outcome: RunOutcome) => void,
 ): Promise<void> {
   const a = core.host;
@@ -92,7 +125,7 @@ async function launchRun(
   });
   if (!options.subagent) recordProject(a);
   const poll = pollCancel(core, claimed, controller, stop);
-  const resume = resumed !== undefined;
+  const resume = resumed !== undefined && !options.dequeued;
   const runApp = options.workspace ? withWorkspace(a, options.workspace.root) : a;
   core.deps.runLeases?.begin(claimed, runApp.workspace, controller.signal);
   const execute = () =>
@@ -114,7 +147,7 @@ async function launchRun(
       resume,
     });
   // A root run started here runs as the durable engine's workflow (one resumed here already is).
-  const durable = !resume && !options.subagent ? core.deps.durable : undefined;
+  const durable = !resume && !options.dequeued && !options.subagent ? core.deps.durable : undefined;
   const body = () => a.telemetry.run(claimed, execute);
   rt.promise = (durable ? durable.execute(claimed.id, body) : body())
     .catch(
@@ -138,7 +171,10 @@ async function launchRun(
       if (stop.handedOver) return handedOver(core, claimed, outcome);
       // The finish is one commit; the waiters, the next queued prompt and the idle waiters go on
       // after it, so whatever they wake reads the run finished (on PostgreSQL another connection).
-      const drains = await core.atomically(() => finishRun(core, claimed, outcome, { drain: !resume }));
+      // A dequeued run's next prompt is started by the node that queued it (afterQueued).
+      const drains = await core.atomically(() =>
+        finishRun(core, claimed, outcome, { drain: !resume && !options.dequeued }),
+      );
       await afterFinish(core, claimed, drains);
     });
 }
@@ -402,7 +438,9 @@ export async function runChild(core: AgentCore, input: ChildRunInput): Promise<R
     },
   });
   const waiting = core.deferred(run.id).promise;
-  if (!(await startRun(core, run, { kind, subagent: true, workspace: input.workspace }))) {
+  // A sub-agent of a run of another workspace (the durable engine's queue) works in that one.
+  const workspace = input.workspace ?? core.deps.workspaceAt?.(parent.workspace);
+  if (!(await startRun(core, run, { kind, subagent: true, workspace }))) {
     throw new SvcError('conflict', `could not start the sub-agent run ${run.id}`);
   }
   const onAbort = () => abortRun(core, child.id, 'the parent run was cancelled');

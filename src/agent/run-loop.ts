@@ -154,6 +154,8 @@ async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
 /** A run resumed after its node died: its stored prompt, its unfinished calls settled (./run-resume.ts). */
 async function resumeRun(c: RunContext): Promise<Opened | RunOutcome> {
   const reopened = await reopenedTurn(c);
+  // Its node died before it stored its prompt: nothing was done, it starts from its prompt here.
+  if (!reopened && c.run.steps === 0) return await openRun(c);
   if (!reopened) {
     const message = `run ${c.run.id} cannot be resumed: its prompt is not in session ${c.sessionId}`;
     return outcome(c, 'failed', 'resume_failed', message);

@@ -28,6 +28,7 @@ import { createWorkspace } from '../workspace/workspace';
 import type { AppBase } from './base';
 import type { AppCore } from './core';
 import type { Late } from './operations';
+import { createWorkspaceAt } from './workspace-at';
 
 export function createWork(base: AppBase, core: AppCore, late: Late) {
   const { clock, ids, log, redactor, workspace, dataDir, env } = base;
@@ -110,6 +111,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     toolbox: (root) => createAgentToolbox(root ? withWorkspace(late.app(), root) : late.app()),
     runLeases,
     durable: durable.durable,
+    workspaceAt: createWorkspaceAt(base, bus, durable, () => ({ sandbox, spawner, mutationGuards })),
   });
   // issue 19: the run engine seam; the in-process engine over the agent and the ledger.
   const engine = createRunEngine(

@@ -22,6 +22,7 @@ import type { DurableRuns } from '../agent/deps';
 import { SvcError } from '../errors';
 import type { Logger } from '../log';
 import type { AgentRun, RunLedger } from '../runs/run-ledger';
+import { createRunQueue, type RunQueueLimits } from './dbos-queue';
 
 type Dbos = typeof import('@dbos-inc/dbos-sdk').DBOS;
 
@@ -34,8 +35,13 @@ export interface DbosRunsDeps {
   version: string;
   log: Logger;
   runs: Pick<RunLedger, 'takeOver' | 'owner' | 'othersAlive'>;
-  /** Resume a run whose node died, here (src/agent/run-control.ts `resumeRun`); bound late. */
+  /**
+   * Run here a run DBOS gave this node: a queued run dequeued here, or one whose node died
+   * (src/agent/run-control.ts `resumeRun`); bound late.
+   */
   resume(runId: string): Promise<unknown>;
+  /** The run queue's limits (`[engine]`, ./dbos-queue.ts). */
+  limits: RunQueueLimits;
 }
 
 export interface DbosRuns extends DurableRuns {
@@ -70,8 +76,8 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
       local.delete(runId);
       return body();
     }
-    // Not started here: the node that started it died and this node was given it.
-    deps.log.info('resuming a run whose node died', { run_id: runId, node: deps.node });
+    // Not started here: a queued run dequeued here, or one whose node died and this node was given.
+    deps.log.info('running a run DBOS gave this node', { run_id: runId, node: deps.node });
     return deps.resume(runId);
   };
   const dispatch = async (runId: string): Promise<unknown> => {
@@ -91,6 +97,7 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
     async (runId: string) => DBOS.runStep(() => dispatch(runId), { name: 'run' }),
     { name: 'svc.run' },
   );
+  const queue = createRunQueue(DBOS, workflow, deps.limits);
   DBOS.setConfig({
     name: 'svc',
     systemDatabaseUrl: deps.url,
@@ -104,6 +111,7 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
     async launch() {
       try {
         await DBOS.launch();
+        await queue.register();
         launched = true;
       } catch (error) {
         holder = undefined;
@@ -146,6 +154,11 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
       );
       return handedOver;
     },
+    async enqueue(runId, workspace) {
+      // A run started from inside another run's workflow runs in it (never waits for a slot).
+      if (!launched || DBOS.isWithinWorkflow()) return undefined;
+      return await queue.enqueue(runId, await workspace());
+    },
     async adoptOrphan(run) {
       if (!launched || run.parent_run_id || !deps.runs.takeOver) return false;
       const status = await DBOS.getWorkflowStatus(run.id);
@@ -168,7 +181,7 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
         from_node: run.runner,
         step: run.steps,
       });
-      await DBOS.resumeWorkflow(run.id);
+      await DBOS.resumeWorkflow(run.id, queue.resumeOptions(status));
       return true;
     },
     async close() {

@@ -6,15 +6,22 @@
  */
 import type { DurableRuns } from '../agent/deps';
 
-export function createDurableSlot(): { durable: DurableRuns; attach(engine: DurableRuns): void } {
+export function createDurableSlot(): {
+  durable: DurableRuns;
+  attach(engine: DurableRuns): void;
+  /** Whether a durable engine is attached (this node runs runs the engine's queue gives it). */
+  attached(): boolean;
+} {
   let attached: DurableRuns | undefined;
   return {
     durable: {
       execute: (runId, body) => (attached ? attached.execute(runId, body) : body()),
       handOver: async () => (await attached?.handOver?.()) ?? new Set<string>(),
+      enqueue: async (runId, workspace) => await attached?.enqueue?.(runId, workspace),
     },
     attach(engine) {
       attached = engine;
     },
+    attached: () => attached !== undefined,
   };
 }

@@ -1,12 +1,14 @@
 /**
  * Durable runs on DBOS (issue 19, item 6): three built `svc service start http` nodes with
  * `[engine] kind = "dbos"` on one throwaway PostgreSQL and one shared workspace. A run of 5
- * scripted steps starts on node A; A is SIGKILLed while step 3's bash command runs; a live node
- * takes the run over (`run_adopted`) and finishes steps 4–5. Checked: the model is asked for each
+ * scripted steps is sent to node A and queued (the node the queue gives it to runs it); that node is
+ * SIGKILLed while step 3's bash command runs; a live node takes the run over (`run_adopted`) and
+ * finishes steps 4–5. Checked: the model is asked for each
  * of steps 1–3 exactly once (the resumed run is not asked again for what it answered), the bash
  * command is not run twice (its outcome is reported unknown), the transcript and the ledger are
- * complete with no duplicate, and the session's SSE stream read from node C (live, then replayed
+ * complete with no duplicate, and the session's SSE stream read from a surviving node (live, then replayed
  * with Last-Event-ID) has every event once.
+ * (Before the run queue the run ran on A, the node it was sent to.)
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,9 +58,11 @@ describe.skipIf(!pg.available)('durable runs: three DBOS nodes on one PostgreSQL
   });
 
   it('DURABLE-1: a node SIGKILLed mid-run: another node adopts the run and finishes steps 4-5; nothing is asked or run twice', async () => {
-    const [a, , c] = cluster.nodes;
+    const [a, b, c] = cluster.nodes;
     const id = (await a.post('/v1/sessions', { title: 'durable' })).body.session.id as string;
-    const live = follow(c.url, id);
+    // The run is queued on A and runs on whichever node the queue gives it to: the SSE stream is
+    // read on a node that is not killed (C, or B when the run is on C).
+    const streams = new Map([c, b].map((n) => [n, follow(n.url, id)]));
     provider.push(
       reply().toolCall('write', { path: 'step1.txt', content: 'one\n' }),
       reply().toolCall('write', { path: 'step2.txt', content: 'two\n' }),
@@ -75,27 +79,33 @@ describe.skipIf(!pg.available)('durable runs: three DBOS nodes on one PostgreSQL
       'step 3’s bash command to start on A',
       60_000,
     );
-    if (process.env.DURABLE_DEBUG) console.log(new Date().toISOString(), 'killing A');
-    await a.kill('SIGKILL');
-    if (process.env.DURABLE_DEBUG) console.log(new Date().toISOString(), 'killed A');
+    const running = (await a.get(`/v1/agent-runs/${runId}`)).run;
+    const victim = cluster.nodes.find((n) => n.server.child.pid === running.pid);
+    expect(victim, JSON.stringify(running)).toBeDefined();
+    const reader = victim === c ? b : c;
+    for (const [n, stream] of streams) if (n !== reader) stream.close();
+    const live = streams.get(reader)!;
+    if (process.env.DURABLE_DEBUG) console.log(new Date().toISOString(), 'killing', victim!.name);
+    await victim!.kill('SIGKILL');
+    if (process.env.DURABLE_DEBUG) console.log(new Date().toISOString(), 'killed', victim!.name);
 
     const run = await until(
       async () => {
         if (process.env.DURABLE_DEBUG)
-          await fetch(`${c.url}/healthz`).then(
+          await fetch(`${reader.url}/healthz`).then(
             async (x) => {
               console.log('health', x.status);
               const t0 = Date.now();
-              await fetch(`${c.url}/v1/agent-runs/${runId}`, {
+              await fetch(`${reader.url}/v1/agent-runs/${runId}`, {
                 headers: { authorization: `Bearer ${TOKEN}` },
               }).then(
                 async (y) => console.log('run', y.status, (await y.text()).slice(0, 200)),
                 (e) => console.log('run failed', Date.now() - t0, e.cause),
               );
             },
-            (e) => console.log('health failed', c.url, e.cause),
+            (e) => console.log('health failed', reader.url, e.cause),
           );
-        const r = (await c.get(`/v1/agent-runs/${runId}`)).run;
+        const r = (await reader.get(`/v1/agent-runs/${runId}`)).run;
         if (process.env.DURABLE_DEBUG) console.log(new Date().toISOString(), r.status, r.runner, r.steps);
         return r.status !== 'running' ? r : undefined;
       },
@@ -120,7 +130,7 @@ describe.skipIf(!pg.available)('durable runs: three DBOS nodes on one PostgreSQL
     expect(ofRun.slice(0, 3).some((b) => b.includes('outcome unknown'))).toBe(false);
 
     // The ledger: adopted once, from A to a live node, after step 2 or 3.
-    const events = (await c.get(`/v1/agent-runs/${runId}/events?limit=500`)).events as any[];
+    const events = (await reader.get(`/v1/agent-runs/${runId}/events?limit=500`)).events as any[];
     const adopted = events.filter((e) => e.type === 'run_adopted');
     expect(adopted).toHaveLength(1);
     expect(adopted[0].payload.to_node).not.toBe(adopted[0].payload.from_node);
@@ -137,7 +147,7 @@ describe.skipIf(!pg.available)('durable runs: three DBOS nodes on one PostgreSQL
     expect(new Set(seqs).size).toBe(seqs.length);
 
     // The transcript: the prompt once, each tool call once with one result.
-    const messages = (await c.get(`/v1/sessions/${id}/messages`)).messages as any[];
+    const messages = (await reader.get(`/v1/sessions/${id}/messages`)).messages as any[];
     expect(messages.filter((m) => m.role === 'user')).toHaveLength(1);
     const calls = messages.flatMap((m) => m.parts.filter((p: any) => p.type === 'tool-call'));
     const results = messages.flatMap((m) => m.parts.filter((p: any) => p.type === 'tool-result'));
@@ -151,14 +161,14 @@ describe.skipIf(!pg.available)('durable runs: three DBOS nodes on one PostgreSQL
     // SSE on node C: every event once, live and replayed with Last-Event-ID.
     await until(
       async () => (live.received.some((e) => e.type === 'run.finished') ? true : undefined),
-      'run.finished on C',
+      'run.finished on the reader',
     );
     live.close();
     const ids = live.received.map((e) => e.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(live.received.filter((e) => e.type === 'run.finished')).toHaveLength(1);
     const first = live.received[0]!;
-    const replay = follow(c.url, id, first.id);
+    const replay = follow(reader.url, id, first.id);
     try {
       await until(
         async () => (replay.received.some((e) => e.type === 'run.finished') ? true : undefined),

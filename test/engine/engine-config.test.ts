@@ -7,6 +7,7 @@
  * - an unknown kind is a config error naming the key.
  */
 import { describe, expect, it } from 'vitest';
+import { runQueueParameters } from '../../src/engine/dbos-queue';
 import { SvcError } from '../../src/errors';
 import { makeTestApp } from '../helpers/make-test-app';
 
@@ -48,5 +49,32 @@ describe('[engine] kind', () => {
     const error = await startError({ engine: { kind: 'temporal' } });
     expect(error.code).toBe('config_error');
     expect(error.message).toContain('engine.kind');
+  });
+
+  it('ENGINE-13: the run queue limits must be whole numbers in range: a config error naming the key', async () => {
+    for (const [engine, key] of [
+      [{ kind: 'dbos', max_runs: 0 }, 'max_runs: must be at least 1'],
+      [{ kind: 'dbos', max_runs_per_node: 2.5 }, 'engine.max_runs_per_node: expected int'],
+      [{ kind: 'dbos', queue_poll_ms: 10 }, 'queue_poll_ms: must be at least 50'],
+    ] as const) {
+      const error = await startError({ engine });
+      expect(error.code, key).toBe('config_error');
+      expect(error.message).toContain(key);
+    }
+  });
+
+  it('ENGINE-14: the run queue: one run per workspace partition; max_runs cluster-wide (none by default); max_runs_per_node (16 by default, never above max_runs)', () => {
+    expect(runQueueParameters({})).toEqual({
+      partitionConcurrency: 1,
+      workerConcurrency: 16,
+      minPollingIntervalMs: 1000,
+    });
+    expect(runQueueParameters({ max_runs: 64, max_runs_per_node: 8, queue_poll_ms: 200 })).toEqual({
+      partitionConcurrency: 1,
+      globalConcurrency: 64,
+      workerConcurrency: 8,
+      minPollingIntervalMs: 200,
+    });
+    expect(runQueueParameters({ max_runs: 4 }).workerConcurrency).toBe(4);
   });
 });
