@@ -11,8 +11,9 @@
 //    (`--cpu-prof --cpu-prof-dir=/tmp/prof`).
 // 2. Time from a node's death to adoption: two dbos nodes with the default `[store]`
 //    node_heartbeat_ms (3000) and node_stale_ms (10000); a run of slow steps (the model answers
-//    after 200 ms) on node A; A SIGKILLed after step 3; the time until `run_adopted` is in the
-//    ledger (its created_at) and until the run's next model request (at the model server).
+//    after 200 ms) on the node the queue gives it to (A), A SIGKILLed after step 3; the time until
+//    `run_adopted` is in the ledger (its created_at) and until the run's next model request (at
+//    the model server).
 //    BENCH_ENGINE_TRIALS (default 3) trials each of:
 //    - same machine: the dead node's pid is checked on this host, so the next heartbeat of the
 //      live node finds it gone (about node_heartbeat_ms at most);
@@ -347,10 +348,14 @@ async function adoptionTrial(pg, where, key) {
     const url = await pg.createDatabase('svc_bench_adopt');
     nodes.push(await startNode(ws, url, 'a'));
     nodes.push(await startNode(ws, url, 'b'));
-    const [a, b] = nodes;
-    const runId = await a.startRun(key, 40);
+    const runId = await nodes[0].startRun(key, 40);
     const record = () => model.runs.get(key);
     while ((record()?.ends.length ?? 0) < 3) await sleep(10);
+    // The run is queued and runs on whichever node the queue gives it to: that one dies.
+    const { pid } = (await nodes[0].get(`/agent-runs/${runId}`)).run;
+    const a = nodes.find((n) => n.child.pid === pid);
+    if (!a) throw new Error(`no node of the bench runs the run (pid ${pid})`);
+    const b = nodes.find((n) => n !== a);
     if (where === 'other machine') {
       // A's run and heartbeat row as if A ran on another host: B can only go by the heartbeat.
       const { default: pgc } = await import('pg');
