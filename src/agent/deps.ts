@@ -161,6 +161,11 @@ export interface DurableRuns {
   /** Runs `body` (the run's execution) as the run's workflow; resolves with its outcome. */
   execute<T>(runId: string, body: () => Promise<T>): Promise<T>;
   /**
+   * At a clean stop: the runs whose execution stops here unfinished, left to a live node to adopt
+   * (empty when no other node is alive: they are interrupted as before).
+   */
+  handOver?(): Promise<ReadonlySet<string>>;
+  /**
    * Queue a root run (still `queued` in the ledger) on its workspace's slot instead of running it
    * here: the engine runs it on whichever node its queue gives it to (`resume` there). `done`
    * settles when it ended; `already`: it was queued before (by this or another node). `workspace`

@@ -113,11 +113,16 @@ export async function waitIdle(
   });
 }
 
-/** Stop every run of this process (status `interrupted`) and wait for them, bounded. */
+/**
+ * Stop every run of this process (status `interrupted`) and wait for them, bounded. A durable run
+ * the engine hands over stops without finishing: a live node adopts it (issue 19).
+ */
 export async function closeRuns(core: AgentCore): Promise<void> {
   core.closing = true;
+  const handedOver = (await core.deps.durable?.handOver?.()) ?? new Set<string>();
   const active = [...core.runtimes.entries()].filter(([, rt]) => rt.controller && rt.promise);
   for (const [sessionId, rt] of active) {
+    if (rt.runId && handedOver.has(rt.runId)) rt.stop!.handedOver = true;
     rt.stop!.status ??= 'interrupted';
     rt.stop!.reason ??= 'svc shut down while the run was active';
     abortRun(core, sessionId, 'svc shut down while the run was active', false);

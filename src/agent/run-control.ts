@@ -168,6 +168,7 @@ async function launchRun(
     .then(async (outcome) => {
       clearInterval(poll);
       resumed?.(outcome);
+      if (stop.handedOver) return handedOver(core, claimed, outcome);
       // The finish is one commit; the waiters, the next queued prompt and the idle waiters go on
       // after it, so whatever they wake reads the run finished (on PostgreSQL another connection).
       // A dequeued run's next prompt is started by the node that queued it (afterQueued).
@@ -176,6 +177,16 @@ async function launchRun(
       );
       await afterFinish(core, claimed, drains);
     });
+}
+
+/** The run stopped here unfinished at a clean stop; a live node adopts it (still `running`). */
+async function handedOver(core: AgentCore, run: AgentRun, outcome: RunOutcome): Promise<void> {
+  core.host.log.info('run handed over to a live node', { run_id: run.id, steps: outcome.steps });
+  await core.deps.runLeases?.end(run);
+  const rt = core.runtime(run.session_id);
+  rt.controller = undefined;
+  rt.stop = undefined;
+  rt.promise = undefined;
 }
 
 /** A cancel asked through the ledger by another process (update_agent_run there). */

@@ -22,6 +22,8 @@ export interface StopState {
   reason?: string;
   /** The classified failure when the stopper failed the run (a detected loop). */
   failure?: Failure;
+  /** Stopped at a clean stop for another node to adopt (issue 19): the run is not finished here. */
+  handedOver?: boolean;
 }
 
 export interface RunExecution {

@@ -10,6 +10,10 @@
  * (src/agent/run-resume.ts): the model is not asked again for what it already answered, and a call
  * that started and never reported back is not run again.
  *
+ * A node stopped cleanly (SIGTERM) while another node is alive hands its runs over: their execution
+ * stops here unfinished, their workflows stay pending, and its node row goes with the ledger's
+ * close, so a live node adopts them at its next heartbeat (`handOver`). A lone node interrupts them.
+ *
  * DBOS is one per process (a static singleton): one App per process may use this engine (a server
  * node is one). `@dbos-inc/dbos-sdk` is loaded only here, only when the engine is selected.
  * @module
@@ -30,7 +34,7 @@ export interface DbosRunsDeps {
   /** svc's version: DBOS resumes a workflow only on nodes of the same application version. */
   version: string;
   log: Logger;
-  runs: Pick<RunLedger, 'takeOver' | 'owner'>;
+  runs: Pick<RunLedger, 'takeOver' | 'owner' | 'othersAlive'>;
   /**
    * Run here a run DBOS gave this node: a queued run dequeued here, or one whose node died
    * (src/agent/run-control.ts `resumeRun`); bound late.
@@ -61,15 +65,33 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
   const { DBOS } = (await import('@dbos-inc/dbos-sdk')) as { DBOS: Dbos };
   /** Executions of runs started here, waiting for their workflow to call them. */
   const local = new Map<string, () => Promise<unknown>>();
-  const dispatch = async (runId: string): Promise<unknown> => {
+  /** Runs whose workflow executes here now; at a clean stop, those handed over. */
+  const running = new Set<string>();
+  let handedOver = new Set<string>();
+  /** The outcome of a run started here and handed over, to its caller (its workflow stays pending). */
+  const parked = new Map<string, (outcome: unknown) => void>();
+  const execution = async (runId: string): Promise<unknown> => {
     const body = local.get(runId);
     if (body) {
       local.delete(runId);
-      return (await body()) ?? null;
+      return body();
     }
     // Not started here: a queued run dequeued here, or one whose node died and this node was given.
     deps.log.info('running a run DBOS gave this node', { run_id: runId, node: deps.node });
-    return (await deps.resume(runId)) ?? null;
+    return deps.resume(runId);
+  };
+  const dispatch = async (runId: string): Promise<unknown> => {
+    running.add(runId);
+    let outcome: unknown;
+    try {
+      outcome = await execution(runId);
+    } finally {
+      running.delete(runId);
+    }
+    if (!handedOver.has(runId)) return outcome ?? null;
+    // Handed over: the step never completes here, so the workflow stays pending for a live node.
+    parked.get(runId)?.(outcome);
+    return new Promise<never>(() => {});
   };
   const workflow = DBOS.registerWorkflow(
     async (runId: string) => DBOS.runStep(() => dispatch(runId), { name: 'run' }),
@@ -104,9 +126,10 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
       // A run started from inside another run's workflow (a tool starting a run) runs in it.
       if (!launched || DBOS.isWithinWorkflow()) return body();
       local.set(runId, body);
+      const handover = new Promise<T>((resolve) => parked.set(runId, (outcome) => resolve(outcome as T)));
       try {
         const handle = await DBOS.startWorkflow(workflow, { workflowID: runId })(runId);
-        return (await handle.getResult()) as T;
+        return await Promise.race([handle.getResult() as Promise<T>, handover]);
       } catch (error) {
         if (!local.has(runId)) throw error;
         // DBOS could not record the workflow (the database is away): the run goes on here,
@@ -117,7 +140,19 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
           error: firstLine(error),
         });
         return body();
+      } finally {
+        parked.delete(runId);
       }
+    },
+    async handOver() {
+      if (!launched || running.size === 0) return new Set<string>();
+      const others = await deps.runs.othersAlive?.().catch(() => false);
+      handedOver = others ? new Set(running) : new Set<string>();
+      deps.log.info(
+        others ? 'handing runs over to a live node' : 'no other node is alive: runs are interrupted',
+        { runs: [...running], node: deps.node },
+      );
+      return handedOver;
     },
     async enqueue(runId, workspace) {
       // A run started from inside another run's workflow runs in it (never waits for a slot).

@@ -16,6 +16,7 @@ export function createDurableSlot(): {
   return {
     durable: {
       execute: (runId, body) => (attached ? attached.execute(runId, body) : body()),
+      handOver: async () => (await attached?.handOver?.()) ?? new Set<string>(),
       enqueue: async (runId, workspace) => await attached?.enqueue?.(runId, workspace),
     },
     attach(engine) {

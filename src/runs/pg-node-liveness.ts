@@ -25,6 +25,8 @@ export interface NodeLiveness {
    * before the first one.
    */
   alive(runner: string): boolean | undefined;
+  /** Whether another node beat within `staleMs`, read now (a clean stop hands its runs to it). */
+  othersAlive(): Promise<boolean>;
   /** The node's row as of the last refresh (for the reason a run was interrupted). */
   node(runner: string): NodeRecord | undefined;
   /** The row goes: this node has stopped (a clean close). */
@@ -57,6 +59,12 @@ export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
       if (runner === deps.runner) return true;
       const node = nodes.get(runner);
       return node !== undefined && node.heartbeat_at >= refreshedAt - deps.staleMs;
+    },
+    async othersAlive() {
+      const now = clock.now();
+      return (await repo.all()).some(
+        (row) => row.id !== deps.runner && row.heartbeat_at >= now - deps.staleMs,
+      );
     },
     node: (runner) => nodes?.get(runner),
     close: () => repo.remove(deps.runner),

@@ -144,8 +144,10 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       return ids;
     }),
     ownerAlive,
-    recover: recovery.recover,
+    // After the first-use recovery (which starts the node's heartbeat): a node may call it to start.
+    recover: read(recovery.recover),
     onOrphan: recovery.onOrphan,
+    othersAlive: recovery.othersAlive,
     // Not behind the first recovery: the recovery's orphan handler calls it.
     async takeOver(runId, from, record) {
       const run = await queries.get(runId);

@@ -135,6 +135,8 @@ export function createPostgresRunRecovery(input: {
     ready,
     recover: () => recover(),
     recovered: () => [...recoveredRuns],
+    /** Whether another node is alive now (no heartbeats: none known). */
+    othersAlive: async () => (liveness ? liveness.othersAlive() : false),
     onOrphan(handler: (run: AgentRun) => Promise<boolean>) {
       orphanHandler = handler;
     },

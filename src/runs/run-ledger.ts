@@ -96,6 +96,11 @@ export interface RunLedger {
    * interrupted (the durable engine); true when it did.
    */
   onOrphan?(handler: (run: AgentRun) => Promise<boolean>): void;
+  /**
+   * PostgreSQL: whether another node beat within `node_stale_ms`, read now (a node stopped cleanly
+   * hands its durable runs over to a live one, else interrupts them).
+   */
+  othersAlive?(): Promise<boolean>;
   /** The ledger stops its background work (PostgreSQL: the node's heartbeat, its row removed). */
   close?(): Promise<void>;
   /** Runs this ledger marked interrupted since it was created. */
