@@ -115,3 +115,18 @@ export function toSvcError(error: unknown): SvcError {
   const message = error instanceof Error ? error.message : String(error);
   return new SvcError('internal', `internal error: ${message}`, { cause: error });
 }
+
+/**
+ * The abort reason of a durable run this node hands over to a live node at a clean stop (issue 19):
+ * what the run was doing is left unfinished, as if the node had died, so the adopting node goes on
+ * from it (a pending permission request stays pending; a call in flight gets no result here).
+ */
+export function handOverReason(): SvcError {
+  return new SvcError('unavailable', 'svc shut down: the run is handed over to a live node', {
+    details: { handed_over: true },
+  });
+}
+
+export function isHandOver(reason: unknown): boolean {
+  return SvcError.is(reason) && reason.details?.handed_over === true;
+}

@@ -4,7 +4,7 @@
  * @module
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SvcError } from '../errors';
+import { handOverReason, SvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
 import { removeQueued } from './prompt-queue';
 import { type AgentCore, abortRun, busyElsewhere, runResult } from './session-runtime';
@@ -122,10 +122,12 @@ export async function closeRuns(core: AgentCore): Promise<void> {
   const handedOver = (await core.deps.durable?.handOver?.()) ?? new Set<string>();
   const active = [...core.runtimes.entries()].filter(([, rt]) => rt.controller && rt.promise);
   for (const [sessionId, rt] of active) {
-    if (rt.runId && handedOver.has(rt.runId)) rt.stop!.handedOver = true;
+    const handOver = rt.runId !== null && handedOver.has(rt.runId);
+    if (handOver) rt.stop!.handedOver = true;
     rt.stop!.status ??= 'interrupted';
     rt.stop!.reason ??= 'svc shut down while the run was active';
-    abortRun(core, sessionId, 'svc shut down while the run was active', false);
+    const why = 'svc shut down while the run was active';
+    abortRun(core, sessionId, why, false, handOver ? handOverReason() : new Error(why));
   }
   const settled = Promise.all(active.map(([, rt]) => rt.promise));
   await Promise.race([settled, sleep(CLOSE_TIMEOUT_MS, undefined, { ref: false })]);

@@ -6,6 +6,7 @@
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
+import { isHandOver } from '../errors';
 import { kindPolicies } from './agent-kinds';
 import { MAX_FAILED_COMPACTIONS } from './compaction';
 import { fitToBudget, freshToolTokens } from './context-fit';
@@ -286,6 +287,7 @@ async function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
         runId: c.run.id,
         model: t.resolved.selector,
         provider: t.resolved.provider,
+        handedOver: () => isHandOver(c.signal.reason),
       });
       break;
     case 'text-delta':

@@ -168,13 +168,19 @@ export async function stateOf(core: AgentCore, sessionId: string): Promise<Sessi
 }
 
 /** Abort the session's active run in this process (the first stopper's status and reason win). */
-export function abortRun(core: AgentCore, sessionId: string, reason: string, publishCancelling = true) {
+export function abortRun(
+  core: AgentCore,
+  sessionId: string,
+  reason: string,
+  publishCancelling = true,
+  abortReason: Error = new Error(reason),
+) {
   const rt = core.runtime(sessionId);
   if (!rt.controller || rt.controller.signal.aborted) return;
   rt.stop!.status ??= 'cancelled';
   rt.stop!.reason ??= reason;
   if (publishCancelling) core.setState(sessionId, 'cancelling', rt.runId);
-  rt.controller.abort(new Error(reason));
+  rt.controller.abort(abortReason);
 }
 
 /** The first line of a prompt, at most 80 characters. */

@@ -23,6 +23,11 @@ export interface StepRecorderOptions {
   runId: string;
   model: string;
   provider: string;
+  /**
+   * True once the run is handed over to another node (issue 19): from then on the step records no
+   * result and does not finish, as if the node had died; the adopting node settles its calls.
+   */
+  handedOver?: () => boolean;
 }
 
 export class StepRecorder {
@@ -109,6 +114,7 @@ export class StepRecorder {
   }
 
   async toolResult(toolCallId: string, tool: string, output: string, isError: boolean): Promise<void> {
+    if (this.options.handedOver?.()) return;
     if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === toolCallId)) return;
     this.results.push({ type: 'tool-result', tool_call_id: toolCallId, tool, output, is_error: isError });
     // Results of parallel calls arrive concurrently: one creates the message, the others wait
@@ -144,6 +150,7 @@ export class StepRecorder {
 
   /** Calls that never got a result (cancel, loop stop) get an error result, so history stays valid. */
   async closeDanglingCalls(reason = INTERRUPTED_RESULT): Promise<number> {
+    if (this.options.handedOver?.()) return 0;
     let closed = 0;
     for (const call of this.toolCalls) {
       if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === call.tool_call_id))
@@ -157,6 +164,10 @@ export class StepRecorder {
   /** Write everything and mark the step's messages finished. */
   async finish(usage: Usage | null, cost: number): Promise<void> {
     this.cancelTimer();
+    if (this.options.handedOver?.()) {
+      await this.flush(); // what the model wrote, unfinished
+      return;
+    }
     const sessions = this.app.sessions;
     if (this.assistant) {
       await sessions.updateMessage(this.assistant.id, {

@@ -4,7 +4,7 @@
  * answer (a session grant also settles the requests it covers).
  * @module
  */
-import { SvcError } from '../errors';
+import { isHandOver, SvcError } from '../errors';
 import type { AskCore, Waiter } from './ask-core';
 import { ANY_SCOPE } from './grant-repository';
 import {
@@ -134,6 +134,11 @@ async function waitFor(
       return;
     }
     waiters.delete(pending.request_id);
+    // Handed over at a clean stop: the request stays pending for the node that adopts the run.
+    if (isHandOver(context.signal?.reason)) {
+      waiter.reject(cancelled);
+      return;
+    }
     void cancelStored(core, waiter).then((won) => {
       if (won) settle(waiter, 'deny', 'cancel');
     });

@@ -222,3 +222,74 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
     expect(ofRun[1]).toContain('not now');
   }, 180_000);
 });
+
+describe.skipIf(!pg.available)('durable approvals across a clean stop: two DBOS nodes', () => {
+  let provider: FakeProvider;
+  let cluster: SvcCluster;
+  beforeAll(async () => {
+    provider = await fakeProvider([], { allowExtra: true });
+    cluster = await startCluster(pg.cluster(), provider, {
+      nodes: 2,
+      config: {
+        engine: { kind: 'dbos' },
+        store: { node_heartbeat_ms: 300, node_stale_ms: 1_000 },
+        permissions: { unattended: 'wait', auto_allow_read_only_bash: false },
+      },
+    });
+  }, 240_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await provider?.close();
+  });
+
+  it('DURABLE-42: A stopped cleanly (SIGTERM) while its run waits for an answer: the run is handed over, waits for the SAME request on the adopting node, answered on another; the tool runs once', async () => {
+    const [first] = cluster.nodes.filter(
+      (n) => n.server.child.exitCode === null && n.server.child.signalCode === null,
+    );
+    const id = (await first!.post('/v1/sessions', { title: 'approve across a restart' })).body.session
+      .id as string;
+    provider.push(
+      reply().toolCall('bash', { command: 'echo ran >> approved42.log' }),
+      reply().text('Done after the hand-over.'),
+    );
+    const sent = await first!.post(`/v1/sessions/${id}/messages`, {
+      prompt: 'run the command across a restart',
+    });
+    expect(sent.status).toBe(202);
+    const runId = sent.body.run_id as string;
+    const request = await pendingOn(first!, id);
+    expect(request.run_id).toBe(runId);
+    const {
+      holder: a,
+      others: [b],
+    } = await holderOf(cluster, runId);
+
+    await a.kill('SIGTERM');
+    // Handed over, not cancelled: the request is still pending on the live node.
+    const again = await pendingOn(b, id);
+    expect(again.request_id).toBe(request.request_id);
+    expect(existsSync(join(cluster.workspace, 'approved42.log'))).toBe(false);
+    const answered = await b.post(`/v1/sessions/${id}/permissions/${request.request_id}`, {
+      decision: 'allow_once',
+    });
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+
+    const run = await finished(b, runId, 90_000);
+    expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(join(cluster.workspace, 'approved42.log'), 'utf8')).toBe('ran\n');
+    const events = await ledgerOf(b, runId);
+    expect(events.filter((e) => e.type === 'run_adopted')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'tool.outcome_unknown')).toHaveLength(0);
+    expect(events.filter((e) => e.type === 'run.finished')).toHaveLength(1);
+    const of = (type: string) =>
+      events.filter((e) => e.type === type && e.payload.request_id === request.request_id);
+    expect(of('permission.requested')).toHaveLength(1);
+    expect(of('permission.resolved')).toHaveLength(1);
+    expect(of('permission.resolved')[0]!.payload).toMatchObject({ decision: 'allow_once' });
+    const messages = (await b.get(`/v1/sessions/${id}/messages`)).messages as any[];
+    const results = messages.flatMap((m) => m.parts.filter((p: any) => p.type === 'tool-result'));
+    expect(results).toHaveLength(1);
+    expect(results[0].is_error).toBe(false);
+    expect(JSON.stringify(messages.at(-1))).toContain('Done after the hand-over.');
+  }, 150_000);
+});
