@@ -57,13 +57,13 @@ async function ledgerOf(node: ClusterNode, runId: string) {
   }[];
 }
 
-describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one PostgreSQL', () => {
-  let provider: FakeProvider;
-  let cluster: SvcCluster;
+/** `nodes` DBOS serving nodes on a fresh database of the file's PostgreSQL, for one describe block. */
+function dbosNodes(nodes: number): { readonly provider: FakeProvider; readonly cluster: SvcCluster } {
+  const at = {} as { provider: FakeProvider; cluster: SvcCluster };
   beforeAll(async () => {
-    provider = await fakeProvider([], { allowExtra: true });
-    cluster = await startCluster(pg.cluster(), provider, {
-      nodes: 3,
+    at.provider = await fakeProvider([], { allowExtra: true });
+    at.cluster = await startCluster(pg.cluster(), at.provider, {
+      nodes,
       config: {
         engine: { kind: 'dbos' },
         store: { node_heartbeat_ms: 300, node_stale_ms: 1_000 },
@@ -72,14 +72,19 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
     });
   }, 240_000);
   afterAll(async () => {
-    await cluster?.stop();
-    await provider?.close();
+    await at.cluster?.stop();
+    await at.provider?.close();
   });
+  return at;
+}
+
+describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one PostgreSQL', () => {
+  const at = dbosNodes(3);
 
   it('DURABLE-20: a run on A asks permission; B lists and answers it; the tool runs once and the run completes; a late answer is not_found', async () => {
-    const [a] = cluster.nodes;
+    const [a] = at.cluster.nodes;
     const id = (await a.post('/v1/sessions', { title: 'approve elsewhere' })).body.session.id as string;
-    provider.push(
+    at.provider.push(
       reply().toolCall('bash', { command: 'echo ran >> approved20.log' }),
       reply().text('Approved and done.'),
     );
@@ -88,7 +93,7 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
     const runId = sent.body.run_id as string;
     await pendingOn(a, id);
     // B and C: two nodes other than the one running it.
-    const { others } = await holderOf(cluster, runId);
+    const { others } = await holderOf(at.cluster, runId);
     const [b, c] = others;
 
     const request = await pendingOn(b, id);
@@ -101,7 +106,7 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
 
     const run = await finished(c, runId);
     expect(run).toMatchObject({ status: 'completed' });
-    expect(readFileSync(join(cluster.workspace, 'approved20.log'), 'utf8')).toBe('ran\n');
+    expect(readFileSync(join(at.cluster.workspace, 'approved20.log'), 'utf8')).toBe('ran\n');
 
     // First answer wins: a late one, on any node, is the usual not_found.
     const late = await c.post(`/v1/sessions/${id}/permissions/${request.request_id}`, { decision: 'deny' });
@@ -118,10 +123,10 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
   }, 120_000);
 
   it('DURABLE-21: A SIGKILLed while its run waits for an answer; answered on C; the run completes on an adopting node, the same request, the tool ran once', async () => {
-    const [first] = cluster.nodes;
+    const [first] = at.cluster.nodes;
     const id = (await first.post('/v1/sessions', { title: 'approve after a crash' })).body.session
       .id as string;
-    provider.push(
+    at.provider.push(
       reply().toolCall('bash', { command: 'echo ran >> approved21.log' }),
       reply().text('Done after the crash.'),
     );
@@ -136,7 +141,7 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
     const {
       holder: a,
       others: [b, c],
-    } = await holderOf(cluster, runId);
+    } = await holderOf(at.cluster, runId);
 
     await a.kill('SIGKILL');
     // Still listed on the live nodes: the run waits (for adoption, then for the answer).
@@ -150,8 +155,8 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
 
     const run = await finished(c, runId, 90_000);
     expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed' });
-    expect(readFileSync(join(cluster.workspace, 'approved21.log'), 'utf8')).toBe('ran\n');
-    expect(existsSync(join(cluster.workspace, 'approved21.log'))).toBe(true);
+    expect(readFileSync(join(at.cluster.workspace, 'approved21.log'), 'utf8')).toBe('ran\n');
+    expect(existsSync(join(at.cluster.workspace, 'approved21.log'))).toBe(true);
 
     const events = await ledgerOf(c, runId);
     expect(events.filter((e) => e.type === 'run_adopted')).toHaveLength(1);
@@ -164,7 +169,7 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
     expect(events.filter((e) => e.type === 'permission.requested')).toHaveLength(1);
 
     // The model saw the call's real result, not an unknown outcome.
-    const bodies = provider.requests.map((r) => JSON.stringify(r.body));
+    const bodies = at.provider.requests.map((r) => JSON.stringify(r.body));
     const ofRun = bodies.filter((body) => body.includes('run the command after approval'));
     expect(ofRun).toHaveLength(2);
     expect(ofRun[1]).not.toContain('outcome unknown');
@@ -176,12 +181,12 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
   }, 180_000);
 
   it('DURABLE-22: the node holding a waiting run dies; the run is adopted and waits again; answered (deny) on another node after the adoption, the resumed run reads the deny and completes', async () => {
-    const live = cluster.nodes.filter(
+    const live = at.cluster.nodes.filter(
       (n) => n.server.child.exitCode === null && n.server.child.signalCode === null,
     );
     const id = (await live[0]!.post('/v1/sessions', { title: 'deny after adoption' })).body.session
       .id as string;
-    provider.push(
+    at.provider.push(
       reply().toolCall('bash', { command: 'echo ran >> denied22.log' }),
       reply().text('Understood, not run.'),
     );
@@ -191,10 +196,10 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
     const {
       holder,
       others: [other],
-    } = await holderOf(cluster, runId);
+    } = await holderOf(at.cluster, runId);
     const request = await pendingOn(other, id);
     // A third node joins so the dead node's run has a node to go to besides `other`.
-    const joined = await cluster.start('f');
+    const joined = await at.cluster.start('f');
     await holder.kill('SIGKILL');
     await until(
       async () => ((await ledgerOf(other, runId)).some((e) => e.type === 'run_adopted') ? true : undefined),
@@ -208,7 +213,7 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
     expect(answered.status, JSON.stringify(answered.body)).toBe(200);
     const run = await finished(joined, runId, 90_000);
     expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed' });
-    expect(existsSync(join(cluster.workspace, 'denied22.log'))).toBe(false);
+    expect(existsSync(join(at.cluster.workspace, 'denied22.log'))).toBe(false);
     const events = await ledgerOf(other, runId);
     const of = (type: string) =>
       events.filter((e) => e.type === type && e.payload.request_id === request.request_id);
@@ -216,7 +221,7 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
     expect(of('permission.resolved')).toHaveLength(1);
     expect(of('permission.resolved')[0]!.payload).toMatchObject({ decision: 'deny', message: 'not now' });
     expect(events.filter((e) => e.type === 'tool.outcome_unknown')).toHaveLength(0);
-    const bodies = provider.requests.map((r) => JSON.stringify(r.body));
+    const bodies = at.provider.requests.map((r) => JSON.stringify(r.body));
     const ofRun = bodies.filter((body) => body.includes('try the denied command'));
     expect(ofRun).toHaveLength(2);
     expect(ofRun[1]).toContain('not now');
@@ -224,31 +229,15 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
 });
 
 describe.skipIf(!pg.available)('durable approvals across a clean stop: two DBOS nodes', () => {
-  let provider: FakeProvider;
-  let cluster: SvcCluster;
-  beforeAll(async () => {
-    provider = await fakeProvider([], { allowExtra: true });
-    cluster = await startCluster(pg.cluster(), provider, {
-      nodes: 2,
-      config: {
-        engine: { kind: 'dbos' },
-        store: { node_heartbeat_ms: 300, node_stale_ms: 1_000 },
-        permissions: { unattended: 'wait', auto_allow_read_only_bash: false },
-      },
-    });
-  }, 240_000);
-  afterAll(async () => {
-    await cluster?.stop();
-    await provider?.close();
-  });
+  const at = dbosNodes(2);
 
   it('DURABLE-42: A stopped cleanly (SIGTERM) while its run waits for an answer: the run is handed over, waits for the SAME request on the adopting node, answered on another; the tool runs once', async () => {
-    const [first] = cluster.nodes.filter(
+    const [first] = at.cluster.nodes.filter(
       (n) => n.server.child.exitCode === null && n.server.child.signalCode === null,
     );
     const id = (await first!.post('/v1/sessions', { title: 'approve across a restart' })).body.session
       .id as string;
-    provider.push(
+    at.provider.push(
       reply().toolCall('bash', { command: 'echo ran >> approved42.log' }),
       reply().text('Done after the hand-over.'),
     );
@@ -262,13 +251,13 @@ describe.skipIf(!pg.available)('durable approvals across a clean stop: two DBOS 
     const {
       holder: a,
       others: [b],
-    } = await holderOf(cluster, runId);
+    } = await holderOf(at.cluster, runId);
 
     await a.kill('SIGTERM');
     // Handed over, not cancelled: the request is still pending on the live node.
     const again = await pendingOn(b, id);
     expect(again.request_id).toBe(request.request_id);
-    expect(existsSync(join(cluster.workspace, 'approved42.log'))).toBe(false);
+    expect(existsSync(join(at.cluster.workspace, 'approved42.log'))).toBe(false);
     const answered = await b.post(`/v1/sessions/${id}/permissions/${request.request_id}`, {
       decision: 'allow_once',
     });
@@ -276,7 +265,7 @@ describe.skipIf(!pg.available)('durable approvals across a clean stop: two DBOS 
 
     const run = await finished(b, runId, 90_000);
     expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed' });
-    expect(readFileSync(join(cluster.workspace, 'approved42.log'), 'utf8')).toBe('ran\n');
+    expect(readFileSync(join(at.cluster.workspace, 'approved42.log'), 'utf8')).toBe('ran\n');
     const events = await ledgerOf(b, runId);
     expect(events.filter((e) => e.type === 'run_adopted')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'tool.outcome_unknown')).toHaveLength(0);
