@@ -57,6 +57,35 @@ async function ledgerOf(node: ClusterNode, runId: string) {
   }[];
 }
 
+/**
+ * A run adopted after its node went away while it waited for an answer, then allowed: completed,
+ * its command run once, one `run_adopted`, no unknown outcome, one `run.finished`, one requested
+ * and one resolved for the request, one successful tool result, the model's last answer.
+ */
+async function approvedAfterAdoption(
+  node: ClusterNode,
+  expected: { runId: string; sessionId: string; requestId: string; log: string; answer: string },
+) {
+  const run = await finished(node, expected.runId, 90_000);
+  expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed' });
+  expect(readFileSync(expected.log, 'utf8')).toBe('ran\n');
+  const events = await ledgerOf(node, expected.runId);
+  expect(events.filter((e) => e.type === 'run_adopted')).toHaveLength(1);
+  expect(events.filter((e) => e.type === 'tool.outcome_unknown')).toHaveLength(0);
+  expect(events.filter((e) => e.type === 'run.finished')).toHaveLength(1);
+  const of = (type: string) =>
+    events.filter((e) => e.type === type && e.payload.request_id === expected.requestId);
+  expect(of('permission.requested')).toHaveLength(1);
+  const resolved = of('permission.resolved');
+  expect(resolved).toHaveLength(1);
+  const messages = (await node.get(`/v1/sessions/${expected.sessionId}/messages`)).messages as any[];
+  const results = messages.flatMap((m) => m.parts.filter((p: any) => p.type === 'tool-result'));
+  expect(results).toHaveLength(1);
+  expect(results[0].is_error).toBe(false);
+  expect(JSON.stringify(messages.at(-1))).toContain(expected.answer);
+  return { events, resolved };
+}
+
 /** `nodes` DBOS serving nodes on a fresh database of the file's PostgreSQL, for one describe block. */
 function dbosNodes(nodes: number): { readonly provider: FakeProvider; readonly cluster: SvcCluster } {
   const at = {} as { provider: FakeProvider; cluster: SvcCluster };
@@ -153,19 +182,14 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
     });
     expect(answered.status, JSON.stringify(answered.body)).toBe(200);
 
-    const run = await finished(c, runId, 90_000);
-    expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed' });
-    expect(readFileSync(join(at.cluster.workspace, 'approved21.log'), 'utf8')).toBe('ran\n');
+    const { events } = await approvedAfterAdoption(c, {
+      runId,
+      sessionId: id,
+      requestId: request.request_id,
+      log: join(at.cluster.workspace, 'approved21.log'),
+      answer: 'Done after the crash.',
+    });
     expect(existsSync(join(at.cluster.workspace, 'approved21.log'))).toBe(true);
-
-    const events = await ledgerOf(c, runId);
-    expect(events.filter((e) => e.type === 'run_adopted')).toHaveLength(1);
-    expect(events.filter((e) => e.type === 'tool.outcome_unknown')).toHaveLength(0);
-    expect(events.filter((e) => e.type === 'run.finished')).toHaveLength(1);
-    const of = (type: string) =>
-      events.filter((e) => e.type === type && e.payload.request_id === request.request_id);
-    expect(of('permission.requested')).toHaveLength(1);
-    expect(of('permission.resolved')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'permission.requested')).toHaveLength(1);
 
     // The model saw the call's real result, not an unknown outcome.
@@ -173,11 +197,6 @@ describe.skipIf(!pg.available)('durable approvals: three DBOS nodes on one Postg
     const ofRun = bodies.filter((body) => body.includes('run the command after approval'));
     expect(ofRun).toHaveLength(2);
     expect(ofRun[1]).not.toContain('outcome unknown');
-    const messages = (await c.get(`/v1/sessions/${id}/messages`)).messages as any[];
-    const results = messages.flatMap((m) => m.parts.filter((p: any) => p.type === 'tool-result'));
-    expect(results).toHaveLength(1);
-    expect(results[0].is_error).toBe(false);
-    expect(JSON.stringify(messages.at(-1))).toContain('Done after the crash.');
   }, 180_000);
 
   it('DURABLE-22: the node holding a waiting run dies; the run is adopted and waits again; answered (deny) on another node after the adoption, the resumed run reads the deny and completes', async () => {
@@ -263,22 +282,13 @@ describe.skipIf(!pg.available)('durable approvals across a clean stop: two DBOS 
     });
     expect(answered.status, JSON.stringify(answered.body)).toBe(200);
 
-    const run = await finished(b, runId, 90_000);
-    expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed' });
-    expect(readFileSync(join(at.cluster.workspace, 'approved42.log'), 'utf8')).toBe('ran\n');
-    const events = await ledgerOf(b, runId);
-    expect(events.filter((e) => e.type === 'run_adopted')).toHaveLength(1);
-    expect(events.filter((e) => e.type === 'tool.outcome_unknown')).toHaveLength(0);
-    expect(events.filter((e) => e.type === 'run.finished')).toHaveLength(1);
-    const of = (type: string) =>
-      events.filter((e) => e.type === type && e.payload.request_id === request.request_id);
-    expect(of('permission.requested')).toHaveLength(1);
-    expect(of('permission.resolved')).toHaveLength(1);
-    expect(of('permission.resolved')[0]!.payload).toMatchObject({ decision: 'allow_once' });
-    const messages = (await b.get(`/v1/sessions/${id}/messages`)).messages as any[];
-    const results = messages.flatMap((m) => m.parts.filter((p: any) => p.type === 'tool-result'));
-    expect(results).toHaveLength(1);
-    expect(results[0].is_error).toBe(false);
-    expect(JSON.stringify(messages.at(-1))).toContain('Done after the hand-over.');
+    const { resolved } = await approvedAfterAdoption(b, {
+      runId,
+      sessionId: id,
+      requestId: request.request_id,
+      log: join(at.cluster.workspace, 'approved42.log'),
+      answer: 'Done after the hand-over.',
+    });
+    expect(resolved[0]!.payload).toMatchObject({ decision: 'allow_once' });
   }, 150_000);
 });
