@@ -121,12 +121,12 @@ export async function closeRuns(core: AgentCore): Promise<void> {
   core.closing = true;
   const handedOver = (await core.deps.durable?.handOver?.()) ?? new Set<string>();
   const active = [...core.runtimes.entries()].filter(([, rt]) => rt.controller && rt.promise);
+  const why = 'svc shut down while the run was active';
   for (const [sessionId, rt] of active) {
     const handOver = rt.runId !== null && handedOver.has(rt.runId);
     if (handOver) rt.stop!.handedOver = true;
     rt.stop!.status ??= 'interrupted';
-    rt.stop!.reason ??= 'svc shut down while the run was active';
-    const why = 'svc shut down while the run was active';
+    rt.stop!.reason ??= why;
     abortRun(core, sessionId, why, false, handOver ? handOverReason() : new Error(why));
   }
   const settled = Promise.all(active.map(([, rt]) => rt.promise));
