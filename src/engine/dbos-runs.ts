@@ -18,11 +18,12 @@
  * node is one). `@dbos-inc/dbos-sdk` is loaded only here, only when the engine is selected.
  * @module
  */
+import { AsyncResource } from 'node:async_hooks';
 import type { DurableRuns } from '../agent/deps';
 import { SvcError } from '../errors';
 import type { Logger } from '../log';
 import type { AgentRun, RunLedger } from '../runs/run-ledger';
-import { createRunQueue, type RunQueueLimits } from './dbos-queue';
+import { createRunQueue, RUN_QUEUE, type RunQueueLimits } from './dbos-queue';
 
 type Dbos = typeof import('@dbos-inc/dbos-sdk').DBOS;
 
@@ -34,7 +35,7 @@ export interface DbosRunsDeps {
   /** svc's version: DBOS resumes a workflow only on nodes of the same application version. */
   version: string;
   log: Logger;
-  runs: Pick<RunLedger, 'takeOver' | 'owner' | 'othersAlive'>;
+  runs: Pick<RunLedger, 'takeOver' | 'owner' | 'othersAlive' | 'requeue'>;
   /**
    * Run here a run DBOS gave this node: a queued run dequeued here, or one whose node died
    * (src/agent/run-control.ts `resumeRun`); bound late.
@@ -49,6 +50,11 @@ export interface DbosRuns extends DurableRuns {
   launch(): Promise<void>;
   /** The recovery's hook: take over a running run whose node is gone; true when handled here. */
   adoptOrphan(run: AgentRun): Promise<boolean>;
+  /**
+   * The recovery's other hook: put back on the queue the run workflows a node that is gone was
+   * given and left pending (`gone`: the recovery's rule), each exactly once cluster-wide.
+   */
+  requeueStranded(gone: (node: string, since: number | undefined) => boolean): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -106,6 +112,8 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
     logger: dbosLogger(deps.log),
   });
   let launched = false;
+  /** This node's context outside any workflow (made here, before any runs). */
+  const outsideWorkflows = new AsyncResource('svc.durable-runs');
 
   return {
     async launch() {
@@ -184,6 +192,49 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
       await DBOS.resumeWorkflow(run.id, queue.resumeOptions(status));
       return true;
     },
+    async requeueStranded(gone) {
+      if (!launched || !deps.runs.requeue) return;
+      // Dequeued (PENDING) on a node that is gone. A run it had claimed (`running`) is adopted
+      // (adoptOrphan); one it had not claimed yet (`queued`), or had finished before its workflow
+      // did, is left holding its workspace's slot: it goes back onto the queue, in its partition.
+      const pending = await DBOS.listWorkflows({
+        status: 'PENDING',
+        queueName: RUN_QUEUE,
+        loadInput: false,
+        loadOutput: false,
+      });
+      for (const found of pending) {
+        const node = found.executorId;
+        if (!node || node === deps.node || !gone(node, found.dequeuedAt ?? found.updatedAt)) continue;
+        try {
+          const requeued = await deps.runs.requeue(found.workflowID, async (run) => {
+            // Read again under the session's claim lock: still left on that node (no other node
+            // put it back meanwhile), so exactly one node puts it back.
+            const now = await DBOS.getWorkflowStatus(found.workflowID);
+            if (now?.status !== 'PENDING' || now.executorId !== node) return false;
+            // resumeWorkflow keeps the row's partition key: it waits for its workspace's slot again.
+            await DBOS.resumeWorkflow(found.workflowID, { queueName: RUN_QUEUE });
+            if (run.status !== 'queued') return null;
+            return {
+              type: 'run.enqueued',
+              payload: { queue: 'workspace', workspace: now.queuePartitionKey ?? null, node: deps.node },
+            };
+          });
+          if (requeued)
+            deps.log.info('put back on the queue a run its node left before claiming it', {
+              run_id: found.workflowID,
+              from_node: node,
+            });
+        } catch (error) {
+          deps.log.warn('could not put back a run left on a node that is gone', {
+            run_id: found.workflowID,
+            from_node: node,
+            error: firstLine(error),
+          });
+        }
+      }
+    },
+    outside: (fn) => outsideWorkflows.runInAsyncScope(fn),
     async close() {
       if (launched) {
         launched = false;
