@@ -10,6 +10,9 @@
  * (src/agent/run-resume.ts): the model is not asked again for what it already answered, and a call
  * that started and never reported back is not run again.
  *
+ * A queued run's workflow left PENDING on a node that died before claiming the run is put back
+ * onto the queue by a live node (./dbos-stranded.ts, on the same heartbeat).
+ *
  * A node stopped cleanly (SIGTERM) while another node is alive hands its runs over: their execution
  * stops here unfinished, their workflows stay pending, and its node row goes with the ledger's
  * close, so a live node adopts them at its next heartbeat (`handOver`). A lone node interrupts them.
@@ -23,7 +26,8 @@ import type { DurableRuns } from '../agent/deps';
 import { SvcError } from '../errors';
 import type { Logger } from '../log';
 import type { AgentRun, RunLedger } from '../runs/run-ledger';
-import { createRunQueue, RUN_QUEUE, type RunQueueLimits } from './dbos-queue';
+import { createRunQueue, type RunQueueLimits } from './dbos-queue';
+import { requeueStranded } from './dbos-stranded';
 
 type Dbos = typeof import('@dbos-inc/dbos-sdk').DBOS;
 
@@ -193,46 +197,7 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
       return true;
     },
     async requeueStranded(gone) {
-      if (!launched || !deps.runs.requeue) return;
-      // Dequeued (PENDING) on a node that is gone. A run it had claimed (`running`) is adopted
-      // (adoptOrphan); one it had not claimed yet (`queued`), or had finished before its workflow
-      // did, is left holding its workspace's slot: it goes back onto the queue, in its partition.
-      const pending = await DBOS.listWorkflows({
-        status: 'PENDING',
-        queueName: RUN_QUEUE,
-        loadInput: false,
-        loadOutput: false,
-      });
-      for (const found of pending) {
-        const node = found.executorId;
-        if (!node || node === deps.node || !gone(node, found.dequeuedAt ?? found.updatedAt)) continue;
-        try {
-          const requeued = await deps.runs.requeue(found.workflowID, async (run) => {
-            // Read again under the session's claim lock: still left on that node (no other node
-            // put it back meanwhile), so exactly one node puts it back.
-            const now = await DBOS.getWorkflowStatus(found.workflowID);
-            if (now?.status !== 'PENDING' || now.executorId !== node) return false;
-            // resumeWorkflow keeps the row's partition key: it waits for its workspace's slot again.
-            await DBOS.resumeWorkflow(found.workflowID, { queueName: RUN_QUEUE });
-            if (run.status !== 'queued') return null;
-            return {
-              type: 'run.enqueued',
-              payload: { queue: 'workspace', workspace: now.queuePartitionKey ?? null, node: deps.node },
-            };
-          });
-          if (requeued)
-            deps.log.info('put back on the queue a run its node left before claiming it', {
-              run_id: found.workflowID,
-              from_node: node,
-            });
-        } catch (error) {
-          deps.log.warn('could not put back a run left on a node that is gone', {
-            run_id: found.workflowID,
-            from_node: node,
-            error: firstLine(error),
-          });
-        }
-      }
+      if (launched) await requeueStranded(DBOS, deps, gone);
     },
     outside: (fn) => outsideWorkflows.runInAsyncScope(fn),
     async close() {
