@@ -97,7 +97,8 @@ export function createPostgresRunRecovery(input: {
     recoveredRuns = [...recoveredRuns, ...marked];
     if (marked.length) deps.onRecovered?.(marked);
     // Then the work the durable engine's queue gave a node that died before it claimed it.
-    if (strandedHandler) await strandedHandler(nodeGone);
+    // Its failure (the database away) is the janitor's, never the first-use recovery's.
+    if (strandedHandler) await strandedHandler(nodeGone).catch((error) => deps.onJanitorError?.(error));
     return marked;
   }
 
