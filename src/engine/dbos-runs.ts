@@ -11,7 +11,7 @@
  * that started and never reported back is not run again.
  *
  * A queued run's workflow left PENDING on a node that died before claiming the run is put back
- * onto the queue by a live node (./dbos-stranded.ts, on the same heartbeat).
+ * onto the queue by a live node (./dbos-recovery.ts, on the same heartbeat).
  *
  * A node stopped cleanly (SIGTERM) while another node is alive hands its runs over: their execution
  * stops here unfinished, their workflows stay pending, and its node row goes with the ledger's
@@ -27,7 +27,7 @@ import { SvcError } from '../errors';
 import type { Logger } from '../log';
 import type { AgentRun, RunLedger } from '../runs/run-ledger';
 import { createRunQueue, type RunQueueLimits } from './dbos-queue';
-import { requeueStranded } from './dbos-stranded';
+import { adoptOrphan, requeueStranded } from './dbos-recovery';
 
 type Dbos = typeof import('@dbos-inc/dbos-sdk').DBOS;
 
@@ -175,25 +175,7 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
       if (!launched || run.parent_run_id || !deps.runs.takeOver) return false;
       const status = await DBOS.getWorkflowStatus(run.id);
       if (!status || (status.status !== 'PENDING' && status.status !== 'ENQUEUED')) return false;
-      // Exactly one live node takes it over; the others see it owned by a live node.
-      const taken = await deps.runs.takeOver(run.id, run.runner, {
-        type: 'run_adopted',
-        payload: {
-          from_node: run.runner,
-          from_host: run.host,
-          from_pid: run.pid,
-          to_node: deps.node,
-          to_host: deps.runs.owner.host,
-          step: run.steps,
-        },
-      });
-      if (!taken) return true;
-      deps.log.info('adopted a run whose node is gone', {
-        run_id: run.id,
-        from_node: run.runner,
-        step: run.steps,
-      });
-      await DBOS.resumeWorkflow(run.id, queue.resumeOptions(status));
+      await adoptOrphan(DBOS, deps, run, queue.resumeOptions(status));
       return true;
     },
     async requeueStranded(gone) {

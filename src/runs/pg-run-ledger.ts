@@ -163,10 +163,10 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     requeue: (runId, putBack) =>
       sql.transaction(async () => {
         const found = await queries.get(runId);
-        if (!found || found.status === 'running') return false;
+        if (!found) return false;
         await writes.lockSession(found.session_id);
         const run = await queries.get(runId);
-        if (!run || run.status === 'running') return false;
+        if (!run) return false;
         const record = await putBack(run);
         if (record === false) return false;
         if (record) await appendTo(run.id, run.session_id, record.type, record.payload);

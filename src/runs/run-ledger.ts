@@ -106,11 +106,12 @@ export interface RunLedger {
    */
   onStranded?(handler: (gone: (node: string, since: number | undefined) => boolean) => Promise<void>): void;
   /**
-   * PostgreSQL: put back a run whose durable workflow was left on a node that is gone, exactly once
-   * cluster-wide: under the lock the claims of the run's session take (so no claim and no other
-   * node's `requeue` of it runs meanwhile), `putBack` checks and puts it back; its answer is
-   * appended to the run's events (null: put back, nothing to record; false: not put back). Not for
-   * running runs (those are taken over). True when it was put back here (callable from the recovery).
+   * PostgreSQL: put back a run's durable workflow whose node is gone (an adoption, or a run it was
+   * given and never took), exactly once cluster-wide: under the lock the claims of the run's
+   * session take (so no claim and no other node's `requeue` of it runs meanwhile), `putBack`
+   * reads the run as stored now, checks and puts it back; its answer is appended to the run's
+   * events (null: put back, nothing to record; false: not put back). True when it was put back
+   * here (callable from the recovery).
    */
   requeue?(
     runId: string,

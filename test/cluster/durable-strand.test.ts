@@ -15,6 +15,11 @@
  *   the node both were sent to SIGKILLed before the first run is dequeued. The first run runs on
  *   the node left; that node starts the follow-up when the first run ends (without a fix nobody
  *   does until the session's next send). Checked: the follow-up completes, run once.
+ * - DURABLE-8: an adopted run whose workflow a node dequeued and died with before taking the run
+ *   over (made by hand as in DURABLE-6: the run `running`, owned by the live node that adopted
+ *   it; its workflow PENDING on dead C). Without a fix it is neither adopted again (its owner is
+ *   alive) nor put back: it holds the slot for ever. Checked: it is put back and runs once, and
+ *   a later run of the workspace completes.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -53,6 +58,8 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
   let provider: FakeProvider;
   let cluster: SvcCluster;
   let sql: SqlClient;
+  /** The runner id (DBOS executor id) of node C, SIGKILLed in DURABLE-6. */
+  let dead: string;
   beforeAll(async () => {
     provider = await fakeProvider(
       Array.from({ length: 200 }, () => answer),
@@ -103,6 +110,17 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
       'SELECT status, executor_id FROM dbos.workflow_status WHERE workflow_uuid = $1',
       [runId],
     );
+  /** What DBOS's dequeue writes when it gives the run to `node` (findAndMarkStartable…). */
+  const dequeuedBy = async (node: string, runId: string) =>
+    await sql.run(
+      `UPDATE dbos.workflow_status
+          SET status = 'PENDING', executor_id = $1,
+              started_at_epoch_ms = (EXTRACT(epoch FROM now()) * 1000)::bigint,
+              recovery_attempts = recovery_attempts + 1,
+              updated_at = (EXTRACT(epoch FROM now()) * 1000)::bigint
+        WHERE workflow_uuid = $2 AND status = 'ENQUEUED' AND queue_name = 'svc_runs'`,
+      [node, runId],
+    );
   /** A run of `node`'s sent while `holdTag` holds the workspace's slot; resolves once it holds it. */
   const holdSlot = async (node: ClusterNode, holdTag: string) => {
     const hold = await send(node, holdTag);
@@ -117,7 +135,7 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
   it('DURABLE-6: a node dead between DBOS’s dequeue and its claim: a live node puts the run back; it runs once and the workspace’s later runs proceed', async () => {
     const [a, b, c] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode];
     // C dies (its heartbeat row stays, with its pid: gone by the process check on this machine).
-    const dead = (await sql.one<{ id: string }>('SELECT id FROM cluster_nodes WHERE pid = $1', [
+    dead = (await sql.one<{ id: string }>('SELECT id FROM cluster_nodes WHERE pid = $1', [
       c.server.child.pid,
     ]))!.id;
     await c.kill('SIGKILL');
@@ -129,18 +147,9 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
       async () => ((await workflow(stranded.runId))?.status === 'ENQUEUED' ? true : undefined),
       'the run to wait on the queue',
     );
-    // What DBOS's dequeue writes when it gives the run to C (src of findAndMarkStartable…), C
-    // then dying before its claim: the workflow PENDING on C, the run still `queued`.
-    const given = await sql.run(
-      `UPDATE dbos.workflow_status
-          SET status = 'PENDING', executor_id = $1,
-              started_at_epoch_ms = (EXTRACT(epoch FROM now()) * 1000)::bigint,
-              recovery_attempts = recovery_attempts + 1,
-              updated_at = (EXTRACT(epoch FROM now()) * 1000)::bigint
-        WHERE workflow_uuid = $2 AND status = 'ENQUEUED' AND queue_name = 'svc_runs'`,
-      [dead, stranded.runId],
-    );
-    expect(given).toBe(1);
+    // DBOS gives the run to C, C dying before its claim: the workflow PENDING on C, the run still
+    // `queued`.
+    expect(await dequeuedBy(dead, stranded.runId)).toBe(1);
     // A later run of the workspace, sent after.
     const later = await send(a, 'later6');
 
@@ -200,5 +209,49 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
     expect(count(ledger, 'run.enqueued')).toBe(1);
     expect(count(ledger, 'run.started')).toBe(1);
     expect(count(ledger, 'run.finished')).toBe(1);
+  }, 120_000);
+
+  it('DURABLE-8: an adopted run whose workflow a node dequeued and died with before taking it over: put back, it runs once', async () => {
+    const alive = cluster.nodes.filter(
+      (n) => n.server.child.exitCode === null && n.server.child.signalCode === null,
+    );
+    expect(alive).toHaveLength(1);
+    const node = alive[0]!;
+    const hold = await holdSlot(node, 'hold8');
+    const adopted = await send(node, 'strand8');
+    await until(
+      async () => ((await workflow(adopted.runId))?.status === 'ENQUEUED' ? true : undefined),
+      'the run to wait on the queue',
+    );
+    // The live node adopted it (the row running, owned by it, as takeOver writes it) and handed
+    // its workflow back; C dequeued it and died before taking it over.
+    const owner = (await sql.one<{ id: string; host: string; pid: number }>(
+      'SELECT id, host, pid FROM cluster_nodes WHERE pid = $1',
+      [node.server.child.pid],
+    ))!;
+    expect(
+      await sql.run(
+        `UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4
+          WHERE id = $5 AND status = 'queued'`,
+        [Date.now(), owner.pid, owner.host, owner.id, adopted.runId],
+      ),
+    ).toBe(1);
+    expect(await dequeuedBy(dead, adopted.runId)).toBe(1);
+    const later = await send(node, 'later8');
+
+    expect(await ended(node, hold.runId, 'the run holding the slot to end')).toMatchObject({
+      status: 'completed',
+    });
+    const done = await ended(node, adopted.runId, 'the adopted run to be put back and run');
+    expect(done, JSON.stringify(done)).toMatchObject({ status: 'completed' });
+    expect(await ended(node, later.runId, 'the later run of the workspace to run')).toMatchObject({
+      status: 'completed',
+    });
+    expect(readFileSync(join(cluster.workspace, 'strand8.log'), 'utf8')).toBe('strand8\n');
+    expect(asked(provider, 'strand8')).toBe(2);
+    const ledger = await events(node, adopted.runId);
+    expect(count(ledger, 'run.started')).toBe(1);
+    expect(count(ledger, 'run.finished')).toBe(1);
+    expect((await workflow(adopted.runId))?.status).toBe('SUCCESS');
   }, 120_000);
 });

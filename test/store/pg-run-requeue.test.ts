@@ -1,9 +1,9 @@
 /**
  * Putting back a run left on a node that is gone (issue 19, docs/engine.md "The run queue"; the
- * ledger's side of src/engine/dbos-stranded.ts), on PostgreSQL with two nodes' connections:
+ * ledger's side of src/engine/dbos-recovery.ts), on PostgreSQL with two nodes' connections:
  * - `requeue` runs its check-and-put-back under the lock the session's claims take, so of many
- *   nodes trying at once exactly one puts the run back (one `run.enqueued`); a running run is never
- *   put back (it is adopted);
+ *   nodes trying at once exactly one puts the run back (one `run.enqueued`); the check reads the
+ *   run as stored now (a running run: the engine decides, adopting or leaving it);
  * - the recovery hands the stranded hook the rule of a run's owner for a node: a stale heartbeat on
  *   another machine is gone, a fresh one is not, this node never is, and a node with no heartbeat
  *   row only for work it was given more than `node_stale_ms` ago.
@@ -26,7 +26,7 @@ const input = (session_id: string) => ({
 });
 
 describe.skipIf(!pg.available)('putting back a run left on a node that is gone', () => {
-  it('STORE-PG-requeue: of many nodes putting one queued run back at once exactly one does; a running run is not put back; the rule for a gone node', async () => {
+  it('STORE-PG-requeue: of many nodes putting one queued run back at once exactly one does; the check reads the run as stored; the rule for a gone node', async () => {
     const nodes = await twoNodes(pg.cluster());
     const ledgers: RunLedger[] = [];
     const open = (runner: string, host: string, heartbeatMs: number, sql = nodes.sql) => {
@@ -67,17 +67,18 @@ describe.skipIf(!pg.available)('putting back a run left on a node that is gone',
       expect(enqueued).toHaveLength(1);
       expect((await a.get(queued.id))!.status).toBe('queued');
 
-      // A running run is the adoption's: never put back, its check never asked.
+      // The check reads the run as stored now; false: nothing done, nothing recorded.
       const running = await a.create(input('s-running'));
       expect((await a.claim(running.id)).ok).toBe(true);
-      let asked = false;
+      let seen: string | undefined;
       expect(
-        await b.requeue!(running.id, async () => {
-          asked = true;
-          return null;
+        await b.requeue!(running.id, async (run) => {
+          seen = `${run.status} ${run.runner}`;
+          return false;
         }),
       ).toBe(false);
-      expect(asked).toBe(false);
+      expect(seen).toBe('running rnr_a');
+      expect(await b.requeue!('run_none', async () => null)).toBe(false);
 
       // The rule the recovery hands the hook on each heartbeat: B beat once and then never (stale
       // after 300 ms).
