@@ -20,6 +20,9 @@
  *   it; its workflow PENDING on dead C). Without a fix it is neither adopted again (its owner is
  *   alive) nor put back: it holds the slot for ever. Checked: it is put back and runs once, and
  *   a later run of the workspace completes.
+ * - DURABLE-9: the same as DURABLE-6 for a node stopped cleanly (SIGTERM: its heartbeat row is
+ *   gone, so nothing says its process died): the run it was given is put back once it was given
+ *   more than `node_stale_ms` ago, and runs once.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -254,4 +257,34 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
     expect(count(ledger, 'run.finished')).toBe(1);
     expect((await workflow(adopted.runId))?.status).toBe('SUCCESS');
   }, 120_000);
+
+  it('DURABLE-9: a node stopped cleanly (no heartbeat row) left a run it was given: put back after node_stale_ms, it runs once', async () => {
+    const [node] = cluster.nodes.filter(
+      (n) => n.server.child.exitCode === null && n.server.child.signalCode === null,
+    );
+    const d = await cluster.start('d');
+    const stopped = (await sql.one<{ id: string }>('SELECT id FROM cluster_nodes WHERE pid = $1', [
+      d.server.child.pid,
+    ]))!.id;
+    await d.kill('SIGTERM');
+    expect(await sql.one('SELECT id FROM cluster_nodes WHERE id = $1', [stopped])).toBeUndefined();
+
+    const hold = await holdSlot(node!, 'hold9');
+    const stranded = await send(node!, 'strand9');
+    await until(
+      async () => ((await workflow(stranded.runId))?.status === 'ENQUEUED' ? true : undefined),
+      'the run to wait on the queue',
+    );
+    expect(await dequeuedBy(stopped, stranded.runId)).toBe(1);
+    expect(await ended(node!, hold.runId, 'the run holding the slot to end')).toMatchObject({
+      status: 'completed',
+    });
+    const done = await ended(node!, stranded.runId, 'the run to be put back and run');
+    expect(done, JSON.stringify(done)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(join(cluster.workspace, 'strand9.log'), 'utf8')).toBe('strand9\n');
+    const ledger = await events(node!, stranded.runId);
+    expect(count(ledger, 'run.enqueued')).toBe(2);
+    expect(count(ledger, 'run.started')).toBe(1);
+    expect(count(ledger, 'run.finished')).toBe(1);
+  }, 180_000);
 });
