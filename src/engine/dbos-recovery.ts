@@ -23,19 +23,26 @@
  * (it died before its workflow ended) goes back the same way, with no event: a live node dequeues
  * it, finds it ended and ends the workflow (src/agent/run-control.ts `resumeRun`). So does an
  * adopted run whose workflow that node had dequeued and not yet taken over (the run `running`,
- * owned by the node that adopted it): the node that dequeues it takes it over.
+ * owned by the node that adopted it): the node that dequeues it takes it over. An adopted run that
+ * was never queued went back onto DBOS's internal queue (`resumeWorkflow` without a queue name):
+ * it is looked for there too, and goes back there.
  * @module
  */
 import type { Logger } from '../log';
 import type { AgentRun, RunLedger } from '../runs/run-ledger';
 import { RUN_QUEUE } from './dbos-queue';
 
+/** The name svc's run workflow is registered under (./dbos-runs.ts). */
+export const RUN_WORKFLOW = 'svc.run';
+/** DBOS's queue for workflows resumed without a queue name (`INTERNAL_QUEUE_NAME` in the SDK). */
+const DBOS_INTERNAL_QUEUE = '_dbos_internal_queue';
+
 type Dbos = typeof import('@dbos-inc/dbos-sdk').DBOS;
 
 interface RecoveryDeps {
   node: string;
   log: Logger;
-  runs: Pick<RunLedger, 'takeOver' | 'owner' | 'requeue'>;
+  runs: Pick<RunLedger, 'takeOver' | 'owner' | 'requeue' | 'queries'>;
 }
 
 /**
@@ -95,9 +102,12 @@ export async function requeueStranded(
   if (!requeue) return;
   // Dequeued (PENDING) on a node that is gone. A run it had claimed (`running`) is adopted; one it
   // had not claimed yet, or had finished before its workflow ended, goes back onto the queue.
+  // On the run queue, or on DBOS's internal queue: where an adopted run that was never queued goes
+  // back (`resumeWorkflow` without a queue), so its dequeuer can die before taking it over too.
   const pending = await dbos.listWorkflows({
     status: 'PENDING',
-    queueName: RUN_QUEUE,
+    workflowName: RUN_WORKFLOW,
+    queueName: [RUN_QUEUE, DBOS_INTERNAL_QUEUE],
     loadInput: false,
     loadOutput: false,
   });
@@ -113,7 +123,11 @@ export async function requeueStranded(
         const now = await dbos.getWorkflowStatus(found.workflowID);
         if (now?.status !== 'PENDING' || now.executorId !== node) return false;
         // resumeWorkflow keeps the row's partition key: it waits for its workspace's slot again.
-        await dbos.resumeWorkflow(found.workflowID, { queueName: RUN_QUEUE });
+        // One from the internal queue goes back there (no queue name: DBOS's default).
+        await dbos.resumeWorkflow(
+          found.workflowID,
+          now.queueName === RUN_QUEUE ? { queueName: RUN_QUEUE } : {},
+        );
         if (run.status !== 'queued') return null;
         return {
           type: 'run.enqueued',
@@ -128,6 +142,64 @@ export async function requeueStranded(
     } catch (error) {
       deps.log.warn('could not put back a run left on a node that is gone', {
         run_id: found.workflowID,
+        from_node: node,
+        error: (error instanceof Error ? error.message : String(error)).split('\n')[0],
+      });
+    }
+  }
+}
+
+/** How many queued runs (newest first) one recovery looks at for an ended workflow. */
+const QUEUED_LOOKED_AT = 200;
+
+/**
+ * Runs still `queued` whose workflow ended without starting them: the node DBOS gave one to was
+ * stopping (it starts nothing), and the node that queued it, which puts such a workflow back when
+ * it sees it end (./dbos-queue.ts `enqueue`), is gone too. Once the workflow has been ended for
+ * longer than the recovery's rule allows its node (a node stopped cleanly has no heartbeat row:
+ * `node_stale_ms`), a live node puts it back onto its partition from its start (`rewindWorkflow`),
+ * exactly once cluster-wide (under the session's claim lock, the workflow read again there), with
+ * `run.enqueued`. Only a workflow that ended in success: one that failed is left to the session's
+ * next send, so a failure that repeats cannot loop.
+ */
+export async function rewindAbandoned(
+  dbos: Dbos,
+  deps: RecoveryDeps,
+  gone: (node: string, since: number | undefined) => boolean,
+): Promise<void> {
+  const requeue = deps.runs.requeue;
+  if (!requeue) return;
+  // Its queries, not `list`: this runs inside the recovery, which `list` waits for.
+  const queued = await deps.runs.queries.list({ status: ['queued'], limit: QUEUED_LOOKED_AT });
+  for (const run of queued) {
+    if (run.parent_run_id) continue;
+    const found = await dbos.getWorkflowStatus(run.id);
+    const node = found?.executorId;
+    if (found?.status !== 'SUCCESS' || found.queueName !== RUN_QUEUE || !node) continue;
+    if (node === deps.node || !gone(node, found.updatedAt)) continue;
+    try {
+      const rewound = await requeue(run.id, async (row) => {
+        if (row.status !== 'queued') return false;
+        const now = await dbos.getWorkflowStatus(run.id);
+        if (now?.status !== 'SUCCESS') return false;
+        const partition = now.queuePartitionKey;
+        await dbos.rewindWorkflow(run.id, {
+          queueName: RUN_QUEUE,
+          ...(partition ? { queuePartitionKey: partition } : {}),
+        });
+        return {
+          type: 'run.enqueued',
+          payload: { queue: 'workspace', workspace: partition ?? null, node: deps.node },
+        };
+      });
+      if (rewound)
+        deps.log.info('put back on the queue a queued run whose workflow ended without starting it', {
+          run_id: run.id,
+          from_node: node,
+        });
+    } catch (error) {
+      deps.log.warn('could not put back a queued run whose workflow ended', {
+        run_id: run.id,
         from_node: node,
         error: (error instanceof Error ? error.message : String(error)).split('\n')[0],
       });

@@ -27,7 +27,7 @@ import { SvcError } from '../errors';
 import type { Logger } from '../log';
 import type { AgentRun, RunLedger } from '../runs/run-ledger';
 import { createRunQueue, type RunQueueLimits } from './dbos-queue';
-import { adoptOrphan, requeueStranded } from './dbos-recovery';
+import { adoptOrphan, RUN_WORKFLOW, requeueStranded, rewindAbandoned } from './dbos-recovery';
 
 type Dbos = typeof import('@dbos-inc/dbos-sdk').DBOS;
 
@@ -39,7 +39,7 @@ export interface DbosRunsDeps {
   /** svc's version: DBOS resumes a workflow only on nodes of the same application version. */
   version: string;
   log: Logger;
-  runs: Pick<RunLedger, 'takeOver' | 'owner' | 'othersAlive' | 'requeue'>;
+  runs: Pick<RunLedger, 'takeOver' | 'owner' | 'othersAlive' | 'requeue' | 'queries'>;
   /**
    * Run here a run DBOS gave this node: a queued run dequeued here, or one whose node died
    * (src/agent/run-control.ts `resumeRun`); bound late.
@@ -56,7 +56,9 @@ export interface DbosRuns extends DurableRuns {
   adoptOrphan(run: AgentRun): Promise<boolean>;
   /**
    * The recovery's other hook: put back on the queue the run workflows a node that is gone was
-   * given and left pending (`gone`: the recovery's rule), each exactly once cluster-wide.
+   * given and left pending (`gone`: the recovery's rule), and the queued runs whose workflow
+   * ended without starting them while the node that queued them is gone, each exactly once
+   * cluster-wide.
    */
   requeueStranded(gone: (node: string, since: number | undefined) => boolean): Promise<void>;
   close(): Promise<void>;
@@ -105,7 +107,7 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
   };
   const workflow = DBOS.registerWorkflow(
     async (runId: string) => DBOS.runStep(() => dispatch(runId), { name: 'run' }),
-    { name: 'svc.run' },
+    { name: RUN_WORKFLOW },
   );
   const queue = createRunQueue(DBOS, workflow, deps.limits);
   DBOS.setConfig({
@@ -179,7 +181,9 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
       return true;
     },
     async requeueStranded(gone) {
-      if (launched) await requeueStranded(DBOS, deps, gone);
+      if (!launched) return;
+      await requeueStranded(DBOS, deps, gone);
+      await rewindAbandoned(DBOS, deps, gone);
     },
     outside: (fn) => outsideWorkflows.runInAsyncScope(fn),
     async close() {

@@ -20,6 +20,14 @@
  *   it; its workflow PENDING on dead C). Without a fix it is neither adopted again (its owner is
  *   alive) nor put back: it holds the slot for ever. Checked: it is put back and runs once, and
  *   a later run of the workspace completes.
+ * - DURABLE-10: DURABLE-8 for a run adopted off the run queue (a root run that was never queued,
+ *   say one started before DBOS launched: its adoption resumes its workflow onto DBOS's internal
+ *   queue), made by hand the same way and then moved to that queue. Checked: it is put back there
+ *   and runs once.
+ * - DURABLE-11: a run queued by node E, E SIGKILLed, and its workflow ended without starting it
+ *   by a node that was stopping (made by hand: SUCCESS on that node's executor, the run still
+ *   `queued`). E, which would have put it back, is gone: without a fix the run waits for the
+ *   session's next send. Checked: a live node puts it back, it runs once.
  * - DURABLE-9: the same as DURABLE-6 for a node stopped cleanly (SIGTERM: its heartbeat row is
  *   gone, so nothing says its process died): the run it was given is put back once it was given
  *   more than `node_stale_ms` ago, and runs once.
@@ -287,4 +295,84 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
     expect(count(ledger, 'run.started')).toBe(1);
     expect(count(ledger, 'run.finished')).toBe(1);
   }, 180_000);
+
+  it('DURABLE-10: an adopted run off the run queue (DBOS’s internal queue) whose dequeuer died before taking it over: put back there, it runs once', async () => {
+    const [node] = cluster.nodes.filter(
+      (n) => n.server.child.exitCode === null && n.server.child.signalCode === null,
+    );
+    const hold = await holdSlot(node!, 'hold10');
+    const adopted = await send(node!, 'strand10');
+    await until(
+      async () => ((await workflow(adopted.runId))?.status === 'ENQUEUED' ? true : undefined),
+      'the run to wait on the queue',
+    );
+    const owner = (await sql.one<{ id: string; host: string; pid: number }>(
+      'SELECT id, host, pid FROM cluster_nodes WHERE pid = $1',
+      [node!.server.child.pid],
+    ))!;
+    expect(
+      await sql.run(
+        `UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4
+          WHERE id = $5 AND status = 'queued'`,
+        [Date.now(), owner.pid, owner.host, owner.id, adopted.runId],
+      ),
+    ).toBe(1);
+    expect(await dequeuedBy(dead, adopted.runId)).toBe(1);
+    // Where an adoption of a run that was never queued leaves it: on DBOS's internal queue.
+    expect(
+      await sql.run(
+        `UPDATE dbos.workflow_status SET queue_name = '_dbos_internal_queue', queue_partition_key = NULL
+          WHERE workflow_uuid = $1`,
+        [adopted.runId],
+      ),
+    ).toBe(1);
+
+    expect(await ended(node!, hold.runId, 'the run holding the slot to end')).toMatchObject({
+      status: 'completed',
+    });
+    const done = await ended(node!, adopted.runId, 'the adopted run to be put back and run');
+    expect(done, JSON.stringify(done)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(join(cluster.workspace, 'strand10.log'), 'utf8')).toBe('strand10\n');
+    expect(asked(provider, 'strand10')).toBe(2);
+    const ledger = await events(node!, adopted.runId);
+    expect(count(ledger, 'run.started')).toBe(1);
+    expect(count(ledger, 'run.finished')).toBe(1);
+    expect(await workflow(adopted.runId)).toMatchObject({ status: 'SUCCESS' });
+  }, 120_000);
+
+  it('DURABLE-11: a queued run whose workflow a stopping node ended without starting it, its sender SIGKILLed: put back, it runs once', async () => {
+    const [node] = cluster.nodes.filter(
+      (n) => n.server.child.exitCode === null && n.server.child.signalCode === null,
+    );
+    const e = await cluster.start('e');
+    const hold = await holdSlot(node!, 'hold11');
+    const abandoned = await send(e, 'strand11');
+    await until(
+      async () => ((await workflow(abandoned.runId))?.status === 'ENQUEUED' ? true : undefined),
+      'the run to wait on the queue',
+    );
+    await e.kill('SIGKILL');
+    // What a node that was stopping leaves when DBOS gives it the run: the workflow ended, the run
+    // not started (a minute ago, so its node, stopped cleanly with no heartbeat row, counts as gone).
+    expect(
+      await sql.run(
+        `UPDATE dbos.workflow_status
+            SET status = 'SUCCESS', executor_id = 'a-node-that-stopped',
+                updated_at = (EXTRACT(epoch FROM now()) * 1000)::bigint - 60000
+          WHERE workflow_uuid = $1 AND status = 'ENQUEUED'`,
+        [abandoned.runId],
+      ),
+    ).toBe(1);
+    expect(await ended(node!, hold.runId, 'the run holding the slot to end')).toMatchObject({
+      status: 'completed',
+    });
+    const done = await ended(node!, abandoned.runId, 'the abandoned run to be put back and run');
+    expect(done, JSON.stringify(done)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(join(cluster.workspace, 'strand11.log'), 'utf8')).toBe('strand11\n');
+    expect(asked(provider, 'strand11')).toBe(2);
+    const ledger = await events(node!, abandoned.runId);
+    expect(count(ledger, 'run.enqueued')).toBe(2);
+    expect(count(ledger, 'run.started')).toBe(1);
+    expect(count(ledger, 'run.finished')).toBe(1);
+  }, 120_000);
 });
