@@ -1,0 +1,134 @@
+/**
+ * Lighter validation of the chunks of an OpenAI-compatible stream. The SDK's OpenAI-compatible
+ * chat model checks every streamed chunk against its zod schema (asynchronously, a new schema
+ * wrapper each time): with a chunk per token that is most of the provider's CPU per step. The
+ * chunks have a fixed, small shape, so a chunk that plainly has it (checked by hand, field by
+ * field, against the same rules as the zod schema) is taken as it is; anything else (an error
+ * chunk, an unexpected type, a refusal that is not a string) goes to the SDK's own schema, so the
+ * outcome is the same as before: the same parts, the same errors.
+ *
+ * The schema is the model's `chunkSchema` field (private in the SDK's types): it is replaced only
+ * when it is there and is a zod schema; otherwise the model is left as it was (a test checks the
+ * replacement happens with the SDK version svc ships).
+ * @module
+ */
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+
+type Ai = Pick<typeof import('ai'), 'jsonSchema'>;
+
+interface ZodLike {
+  safeParseAsync(
+    value: unknown,
+  ): Promise<{ success: true; data: unknown } | { success: false; error: unknown }>;
+}
+
+const LEAN = Symbol('svc.leanChunks');
+
+/** The model with its chunk schema taking plain chunks without zod; true when it was replaced. */
+export function leanChunkValidation(model: LanguageModelV3, ai: Ai): boolean {
+  const original: unknown = Reflect.get(model, 'chunkSchema');
+  if (typeof original === 'object' && original !== null && Reflect.get(original, LEAN) === true) return true;
+  if (!isZod(original)) return false;
+  const schema = ai.jsonSchema<unknown>(
+    {},
+    {
+      validate: (value) => (isPlainChunk(value) ? { success: true, value } : viaZod(original, value)),
+    },
+  );
+  Reflect.set(schema, LEAN, true);
+  return Reflect.set(model, 'chunkSchema', schema);
+}
+
+async function viaZod(schema: ZodLike, value: unknown) {
+  const result = await schema.safeParseAsync(value);
+  return result.success
+    ? { success: true as const, value: result.data }
+    : {
+        success: false as const,
+        error: result.error instanceof Error ? result.error : new Error(String(result.error)),
+      };
+}
+
+function isZod(value: unknown): value is ZodLike {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    '_zod' in value &&
+    typeof (value as { safeParseAsync?: unknown }).safeParseAsync === 'function'
+  );
+}
+
+type Obj = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const nullish = (v: unknown) => v === null || v === undefined;
+const stringOrNullish = (v: unknown) => nullish(v) || typeof v === 'string';
+const numberOrNullish = (v: unknown) => nullish(v) || typeof v === 'number';
+
+/**
+ * A chunk the SDK's chunk schema accepts and passes on unchanged (for every field the model reads):
+ * the base chunk of @ai-sdk/openai-compatible's `chunkBaseSchema`, without an `error` field and
+ * with a refusal that is a string or absent (the schema turns any other refusal into undefined).
+ */
+export function isPlainChunk(value: unknown): boolean {
+  if (!isObject(value) || 'error' in value) return false;
+  if (!stringOrNullish(value.id) || !numberOrNullish(value.created) || !stringOrNullish(value.model))
+    return false;
+  if (!isUsage(value.usage)) return false;
+  const choices = value.choices;
+  if (!Array.isArray(choices)) return false;
+  for (const choice of choices) {
+    if (!isObject(choice) || !stringOrNullish(choice.finish_reason)) return false;
+    if (!nullish(choice.delta) && !isDelta(choice.delta)) return false;
+  }
+  return true;
+}
+
+function isDelta(delta: unknown): boolean {
+  if (!isObject(delta)) return false;
+  if (!nullish(delta.role) && delta.role !== 'assistant' && delta.role !== '') return false;
+  if (!isContent(delta.content)) return false;
+  if (!stringOrNullish(delta.refusal)) return false;
+  if (!stringOrNullish(delta.reasoning_content) || !stringOrNullish(delta.reasoning)) return false;
+  const calls = delta.tool_calls;
+  if (nullish(calls)) return true;
+  if (!Array.isArray(calls)) return false;
+  for (const call of calls) {
+    if (!isObject(call) || !numberOrNullish(call.index) || !stringOrNullish(call.id)) return false;
+    const fn = call.function;
+    if (!isObject(fn) || !stringOrNullish(fn.name) || !stringOrNullish(fn.arguments)) return false;
+    const extra = call.extra_content;
+    if (nullish(extra)) continue;
+    if (!isObject(extra)) return false;
+    if (nullish(extra.google)) continue;
+    if (!isObject(extra.google) || !stringOrNullish(extra.google.thought_signature)) return false;
+  }
+  return true;
+}
+
+function isContent(content: unknown): boolean {
+  if (nullish(content) || typeof content === 'string') return true;
+  if (!Array.isArray(content)) return false;
+  return content.every((part) => isObject(part) && typeof part.type === 'string');
+}
+
+function isUsage(usage: unknown): boolean {
+  if (nullish(usage)) return true;
+  if (!isObject(usage)) return false;
+  if (
+    !numberOrNullish(usage.prompt_tokens) ||
+    !numberOrNullish(usage.completion_tokens) ||
+    !numberOrNullish(usage.total_tokens)
+  )
+    return false;
+  const prompt = usage.prompt_tokens_details;
+  if (!nullish(prompt) && !(isObject(prompt) && numberOrNullish(prompt.cached_tokens))) return false;
+  const completion = usage.completion_tokens_details;
+  if (nullish(completion)) return true;
+  return (
+    isObject(completion) &&
+    numberOrNullish(completion.reasoning_tokens) &&
+    numberOrNullish(completion.accepted_prediction_tokens) &&
+    numberOrNullish(completion.rejected_prediction_tokens)
+  );
+}
