@@ -8,7 +8,7 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { ProviderDeps } from './context';
 import type { CredentialStore } from './credential-store';
 import type { CredentialResolution } from './credentials';
-import { leanChunkValidation } from './openai-compatible-chunks';
+import { leanChunkValidation, onceComputedRequest } from './openai-compatible-lean';
 import type { ProviderEntry } from './provider-entries';
 
 export interface BuildRequest {
@@ -29,7 +29,8 @@ export interface ModelBuild {
 
 /**
  * An OpenAI-compatible chat model at the entry's base URL, with usage in streamed replies and the
- * lighter check of plain stream chunks (./openai-compatible-chunks.ts).
+ * URL and headers computed once and the lighter check of plain stream chunks
+ * (./openai-compatible-lean.ts).
  */
 export async function openAICompatible(
   entry: { id: string; base_url?: string },
@@ -46,7 +47,8 @@ export async function openAICompatible(
     includeUsage: true,
     ...options,
   })(modelId);
-  // Plain stream chunks skip the SDK's per-chunk zod check (./openai-compatible-chunks.ts).
+  // URL and headers computed once, plain stream chunks without zod (./openai-compatible-lean.ts).
+  onceComputedRequest(model);
   leanChunkValidation(model, ai);
   return model;
 }

@@ -2,7 +2,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { openAICompatible } from './build-request';
-import { isPlainChunk, leanChunkValidation } from './openai-compatible-chunks';
+import { isPlainChunk, leanChunkValidation, onceComputedRequest } from './openai-compatible-lean';
 
 const base = { id: 'c1', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'm1' };
 const chunk = (delta: unknown, finish: string | null = null, extra: Record<string, unknown> = {}) => ({
@@ -63,6 +63,14 @@ function sse(items: unknown[]): string {
 const fetchOf = (body: string): typeof fetch =>
   (async () => new Response(body, { headers: { 'content-type': 'text/event-stream' } })) as typeof fetch;
 
+function headersOf(init: RequestInit['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  new Headers(init).forEach((value, name) => {
+    out[name] = value;
+  });
+  return out;
+}
+
 async function partsOf(model: LanguageModelV3) {
   const { stream } = await model.doStream({
     prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
@@ -84,6 +92,7 @@ describe('lean validation of OpenAI-compatible stream chunks', () => {
     });
     const ai = await import('ai');
     expect(leanChunkValidation(model, ai)).toBe(true);
+    expect(onceComputedRequest(model)).toBe(true);
     expect(Reflect.get(Reflect.get(model, 'chunkSchema'), '_zod')).toBeUndefined();
   });
 
@@ -102,6 +111,39 @@ describe('lean validation of OpenAI-compatible stream chunks', () => {
       expect(await partsOf(lean)).toEqual(await partsOf(plain));
     });
   }
+
+  it('sends the requests the SDK sends: URL, headers and body, call after call', async () => {
+    const seen: { url: string; headers: Record<string, string>; body: unknown }[][] = [[], []];
+    const recording =
+      (into: (typeof seen)[number]): typeof fetch =>
+      async (input, init) => {
+        into.push({
+          url: String(input),
+          headers: headersOf(init?.headers),
+          body: init?.body,
+        });
+        return new Response(sse(streams.text), { headers: { 'content-type': 'text/event-stream' } });
+      };
+    const settings = { apiKey: 'k-1', headers: { 'X-Team': 'a', 'User-Agent': 'svc/1' } };
+    const plain = createOpenAICompatible({
+      name: 'fake',
+      baseURL: 'http://127.0.0.1:1/v1/',
+      includeUsage: true,
+      ...settings,
+      fetch: recording(seen[0]),
+    })('m1');
+    const lean = await openAICompatible({ id: 'fake', base_url: 'http://127.0.0.1:1/v1/' }, 'm1', {
+      ...settings,
+      fetch: recording(seen[1]),
+    });
+    for (const model of [plain, lean]) {
+      await partsOf(model);
+      await partsOf(model);
+    }
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[1]).toHaveLength(2);
+    expect(seen[1][1].headers.authorization).toBe('Bearer k-1');
+  });
 
   it('takes only chunks of the fixed shape without zod', () => {
     expect(isPlainChunk(chunk({ content: 'a' }))).toBe(true);

@@ -1,5 +1,11 @@
 /**
- * Lighter validation of the chunks of an OpenAI-compatible stream. The SDK's OpenAI-compatible
+ * Less work per request for the SDK's OpenAI-compatible chat model, same requests and same parts.
+ *
+ * Its request URL and headers are computed once per model (the SDK builds the URL with `new URL`
+ * and the headers through a `Headers` object on every call, from values fixed when the model is
+ * created).
+ *
+ * Lighter validation of the chunks of its stream: the SDK's OpenAI-compatible
  * chat model checks every streamed chunk against its zod schema (asynchronously, a new schema
  * wrapper each time): with a chunk per token that is most of the provider's CPU per step. The
  * chunks have a fixed, small shape, so a chunk that plainly has it (checked by hand, field by
@@ -7,9 +13,9 @@
  * chunk, an unexpected type, a refusal that is not a string) goes to the SDK's own schema, so the
  * outcome is the same as before: the same parts, the same errors.
  *
- * The schema is the model's `chunkSchema` field (private in the SDK's types): it is replaced only
- * when it is there and is a zod schema; otherwise the model is left as it was (a test checks the
- * replacement happens with the SDK version svc ships).
+ * The schema and the config are the model's `chunkSchema` and `config` fields (private in the SDK's
+ * types): each is replaced only when it is there with the expected shape; otherwise the model is
+ * left as it was (a test checks both replacements happen with the SDK version svc ships).
  * @module
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
@@ -37,6 +43,35 @@ export function leanChunkValidation(model: LanguageModelV3, ai: Ai): boolean {
   );
   Reflect.set(schema, LEAN, true);
   return Reflect.set(model, 'chunkSchema', schema);
+}
+
+/** The model with its request URL and headers computed once; true when its config was replaced. */
+export function onceComputedRequest(model: LanguageModelV3): boolean {
+  const config: unknown = Reflect.get(model, 'config');
+  if (!isObject(config) || Reflect.get(config, LEAN) === true) return isObject(config);
+  const { url, headers } = config;
+  if (typeof url !== 'function' || typeof headers !== 'function') return false;
+  const urls = new Map<string, unknown>();
+  let fixedHeaders: Obj | undefined;
+  const lean: Obj = {
+    ...config,
+    [LEAN]: true,
+    url: (options: { path: string; modelId: string }) => {
+      const key = `${options.path}\u0000${options.modelId}`;
+      if (!urls.has(key)) urls.set(key, url.call(config, options));
+      return urls.get(key);
+    },
+    // A fresh copy each time: the SDK merges it into the call's headers.
+    headers: () => {
+      if (!fixedHeaders) {
+        const value: unknown = headers.call(config);
+        if (!isObject(value) || typeof value.then === 'function') return value;
+        fixedHeaders = value;
+      }
+      return { ...fixedHeaders };
+    },
+  };
+  return Reflect.set(model, 'config', lean);
 }
 
 async function viaZod(schema: ZodLike, value: unknown) {
