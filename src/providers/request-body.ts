@@ -100,9 +100,9 @@ export function withSerializedTools(model: LanguageModelV3): LanguageModelV3 {
 export function requestBody(init: RequestInit | undefined): RequestInit['body'] {
   const body = init?.body;
   if (typeof body !== 'string') return body;
-  const marked = hasMarkers(body);
-  if (!marked && (body.length < 1024 || !hasContentType(init?.headers))) return body;
-  return encode(body);
+  const first = firstMarker(body);
+  if (first < 0 && (body.length < 1024 || !hasContentType(init?.headers))) return body;
+  return encode(body, first);
 }
 
 /**
@@ -131,8 +131,9 @@ export async function sendOnce(
   }
 }
 
-function hasMarkers(body: string): boolean {
-  return bytes.length > 0 && (body.includes(SCHEMA_MARKER_START) || body.includes(DESCRIPTION_PREFIX_JSON));
+/** Where the body's first marker may start (-1: it has none). */
+function firstMarker(body: string): number {
+  return bytes.length > 0 ? firstIndex(body) : -1;
 }
 
 /**
@@ -141,9 +142,9 @@ function hasMarkers(body: string): boolean {
  * its bytes are kept (a few recent stretches) and copied in, so a step encodes only what changed
  * (the messages before it, the options after it).
  */
-function encode(body: string): Buffer<ArrayBuffer> {
-  if (!hasMarkers(body)) return Buffer.from(body, 'utf8');
-  const first = markerAt(body, firstIndex(body));
+function encode(body: string, at = firstMarker(body)): Buffer<ArrayBuffer> {
+  if (at < 0) return Buffer.from(body, 'utf8');
+  const first = markerAt(body, at);
   const last = markerAt(body, lastIndex(body));
   if (!first || !last) return encodeMarked(body);
   const span = body.slice(first.at, last.end);
