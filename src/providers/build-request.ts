@@ -37,10 +37,7 @@ export async function openAICompatible(
   modelId: string,
   options: { apiKey?: string; headers?: Record<string, string>; fetch: typeof fetch },
 ): Promise<LanguageModelV3> {
-  const [{ createOpenAICompatible }, ai] = await Promise.all([
-    import('@ai-sdk/openai-compatible'),
-    import('ai'),
-  ]);
+  const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
   const model = createOpenAICompatible({
     name: entry.id,
     baseURL: entry.base_url!,
@@ -49,6 +46,6 @@ export async function openAICompatible(
   })(modelId);
   // URL and headers computed once, plain stream chunks without zod (./openai-compatible-lean.ts).
   onceComputedRequest(model);
-  leanChunkValidation(model, ai);
+  leanChunkValidation(model);
   return model;
 }

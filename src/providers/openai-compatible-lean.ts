@@ -20,8 +20,6 @@
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 
-type Ai = Pick<typeof import('ai'), 'jsonSchema'>;
-
 interface ZodLike {
   safeParseAsync(
     value: unknown,
@@ -30,18 +28,26 @@ interface ZodLike {
 
 const LEAN = Symbol('svc.leanChunks');
 
+/**
+ * The AI SDK's mark of a schema object (provider-utils' `jsonSchema()`; a `Symbol.for`, so every
+ * copy of the SDK shares it). Built here rather than through `ai`'s `jsonSchema`, so building a
+ * model does not load `ai` (the TUI and `svc doctor` resolve models without it).
+ */
+const SCHEMA_MARK = Symbol.for('vercel.ai.schema');
+
 /** The model with its chunk schema taking plain chunks without zod; true when it was replaced. */
-export function leanChunkValidation(model: LanguageModelV3, ai: Ai): boolean {
+export function leanChunkValidation(model: LanguageModelV3): boolean {
   const original: unknown = Reflect.get(model, 'chunkSchema');
   if (typeof original === 'object' && original !== null && Reflect.get(original, LEAN) === true) return true;
   if (!isZod(original)) return false;
-  const schema = ai.jsonSchema<unknown>(
-    {},
-    {
-      validate: (value) => (isPlainChunk(value) ? { success: true, value } : viaZod(original, value)),
-    },
-  );
-  Reflect.set(schema, LEAN, true);
+  const schema = {
+    [SCHEMA_MARK]: true,
+    [LEAN]: true,
+    _type: undefined,
+    jsonSchema: {},
+    validate: (value: unknown) =>
+      isPlainChunk(value) ? { success: true as const, value } : viaZod(original, value),
+  };
   return Reflect.set(model, 'chunkSchema', schema);
 }
 
