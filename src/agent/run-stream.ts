@@ -123,14 +123,15 @@ export function streamStarter(
             : params,
       },
     });
-  return (messages, stepsBefore) =>
-    ai.streamText({
+  return (messages, stepsBefore) => {
+    const registered = x.toolbox.registered();
+    return ai.streamText({
       model: t.defer ? exposing(ai, resolved.language_model) : resolved.language_model,
       system: t.system,
       messages,
-      tools: bridge.toolSet(ai, x.toolbox.registered()),
+      tools: bridge.toolSet(ai, registered),
       experimental_context: bridge.context,
-      activeTools: [...t.active],
+      // No call-level activeTools: prepareStep sets them for every step (the first included).
       stopWhen: ai.stepCountIs(t.maxSteps - stepsBefore),
       abortSignal: signal,
       maxRetries: 2,
@@ -176,7 +177,7 @@ export function streamStarter(
         if (fitted.trimmed > 0)
           await c.ledger('context.trimmed', { step: c.steps, characters: fitted.trimmed });
         return {
-          activeTools: [...t.active],
+          activeTools: activeList(t.active, registered),
           ...(final ? { toolChoice: 'none' as const, system: `${t.system}\n\n${FINAL_STEP_NOTE}` } : {}),
           ...(t.compacted || fitted.trimmed > 0 ? { messages: fitted.messages } : {}),
         };
@@ -184,6 +185,16 @@ export function streamStarter(
       // Errors arrive as stream parts; the SDK's default handler would print to the console.
       onError: () => {},
     });
+  };
+}
+
+/**
+ * The step's active tools for the SDK: undefined when every tool of the stream's tool set is
+ * active (the usual case), so the SDK uses its whole set instead of filtering it by name on every
+ * step (two passes with `Array.includes` over ~150 names each).
+ */
+function activeList(active: ReadonlySet<string>, tools: readonly AgentToolSpec[]): string[] | undefined {
+  return tools.every((tool) => active.has(tool.name)) ? undefined : [...active];
 }
 
 /** Close the current step: its message, usage, cost, the context gauge and the ledger. */

@@ -8,6 +8,7 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { ProviderDeps } from './context';
 import type { CredentialStore } from './credential-store';
 import type { CredentialResolution } from './credentials';
+import { leanChunkValidation, onceComputedRequest } from './openai-compatible-lean';
 import type { ProviderEntry } from './provider-entries';
 
 export interface BuildRequest {
@@ -26,14 +27,25 @@ export interface ModelBuild {
   headers: Record<string, string> | undefined;
 }
 
-/** An OpenAI-compatible chat model at the entry's base URL, with usage in streamed replies. */
+/**
+ * An OpenAI-compatible chat model at the entry's base URL, with usage in streamed replies and the
+ * URL and headers computed once and the lighter check of plain stream chunks
+ * (./openai-compatible-lean.ts).
+ */
 export async function openAICompatible(
   entry: { id: string; base_url?: string },
   modelId: string,
   options: { apiKey?: string; headers?: Record<string, string>; fetch: typeof fetch },
 ): Promise<LanguageModelV3> {
   const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
-  return createOpenAICompatible({ name: entry.id, baseURL: entry.base_url!, includeUsage: true, ...options })(
-    modelId,
-  );
+  const model = createOpenAICompatible({
+    name: entry.id,
+    baseURL: entry.base_url!,
+    includeUsage: true,
+    ...options,
+  })(modelId);
+  // URL and headers computed once, plain stream chunks without zod (./openai-compatible-lean.ts).
+  onceComputedRequest(model);
+  leanChunkValidation(model);
+  return model;
 }

@@ -100,9 +100,19 @@ export class MeteredLanguageModel implements LanguageModelV3 {
     let ttft: number | null = null;
     let error: unknown;
     let output = '';
-    const stream = result.stream.pipeThrough(
-      new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
-        transform: async (part, controller) => {
+    // One stream pulling from the provider's (not a TransformStream piped to it: that is a readable,
+    // a writable and a pipe loop per call, with a promise hop per part).
+    const reader = result.stream.getReader();
+    const stream = new ReadableStream<LanguageModelV3StreamPart>(
+      {
+        pull: async (controller) => {
+          const next = await reader.read();
+          if (next.done) {
+            await call.end({ ttft, output, error: error ?? new Error('stream ended without a finish part') });
+            controller.close();
+            return;
+          }
+          const part = next.value;
           if (ttft === null && FIRST_OUTPUT.has(part.type)) ttft = this.options.now() - call.at;
           if (part.type === 'text-delta') output += part.delta;
           if (part.type === 'error') error = part.error;
@@ -110,9 +120,9 @@ export class MeteredLanguageModel implements LanguageModelV3 {
           if (part.type === 'finish') await call.end({ usage: part.usage, ttft, output, error });
           controller.enqueue(part);
         },
-        flush: async () =>
-          await call.end({ ttft, output, error: error ?? new Error('stream ended without a finish part') }),
-      }),
+        cancel: (reason) => reader.cancel(reason),
+      },
+      { highWaterMark: 0 },
     );
     return { ...result, stream };
   }

@@ -71,6 +71,35 @@ describe('request bodies with tool schemas encoded once', () => {
     expect(JSON.stringify(calls[0].tools)).not.toContain('Read a file');
   });
 
+  it('sends the same bytes when steps change the messages, the tool set or its order', async () => {
+    const { model, calls } = recordingModel();
+    const wrapped = withSerializedTools(model);
+    const tool = (name: string, n: number): LanguageModelV3CallOptions['tools'] => [
+      {
+        type: 'function',
+        name,
+        description: long(`Tool ${name} ✓`),
+        inputSchema: { type: 'object', properties: { [`p${n}`]: { type: 'string' } } },
+      },
+    ];
+    const sets = [
+      [...tool('a', 1)!, ...tool('b', 2)!],
+      [...tool('b', 2)!, ...tool('a', 1)!],
+      [...tool('a', 1)!, ...tool('b', 2)!, ...tool('c', 3)!],
+      tool('a', 1)!,
+      [...tool('a', 1)!, ...tool('b', 2)!],
+    ];
+    // Every set twice, with a history that grows on every step (as in a run).
+    const steps = sets.flatMap((set) => [set, set]);
+    for (const [i, tools] of steps.entries()) {
+      const params: LanguageModelV3CallOptions = { prompt: [], tools };
+      await wrapped.doStream(params);
+      const text = `step ${i} “é” ${'m'.repeat(1500 * i)}`;
+      const sent = requestBody({ body: bodyOf(calls[i], text), headers: json }) as Buffer;
+      expect(sent.equals(Buffer.from(bodyOf(params, text), 'utf8'))).toBe(true);
+    }
+  });
+
   it('leaves small bodies, bodies without a content type and non-string bodies alone', () => {
     const big = 'y'.repeat(4000);
     expect(requestBody({ body: 'small', headers: json })).toBe('small');

@@ -100,9 +100,9 @@ export function withSerializedTools(model: LanguageModelV3): LanguageModelV3 {
 export function requestBody(init: RequestInit | undefined): RequestInit['body'] {
   const body = init?.body;
   if (typeof body !== 'string') return body;
-  const marked = hasMarkers(body);
-  if (!marked && (body.length < 1024 || !hasContentType(init?.headers))) return body;
-  return encode(body);
+  const first = firstMarker(body);
+  if (first < 0 && (body.length < 1024 || !hasContentType(init?.headers))) return body;
+  return encode(body, first);
 }
 
 /**
@@ -131,21 +131,85 @@ export async function sendOnce(
   }
 }
 
-function hasMarkers(body: string): boolean {
-  return bytes.length > 0 && (body.includes('{"$svcSchema":') || body.includes(DESCRIPTION_PREFIX_JSON));
+/** Where the body's first marker may start (-1: it has none). */
+function firstMarker(body: string): number {
+  return bytes.length > 0 ? firstIndex(body) : -1;
 }
 
-function encode(body: string): Buffer<ArrayBuffer> {
-  if (!hasMarkers(body)) return Buffer.from(body, 'utf8');
-  const parts: Uint8Array[] = [];
+/**
+ * The body's bytes with every marker replaced, in one buffer. The stretch of the body from its
+ * first marker to the end of its last (the tool list) is the same text on every step of a run:
+ * its bytes are kept (a few recent stretches) and copied in, so a step encodes only what changed
+ * (the messages before it, the options after it).
+ */
+function encode(body: string, at = firstMarker(body)): Buffer<ArrayBuffer> {
+  if (at < 0) return Buffer.from(body, 'utf8');
+  const first = markerAt(body, at);
+  const last = markerAt(body, lastIndex(body));
+  if (!first || !last) return encodeMarked(body);
+  const span = body.slice(first.at, last.end);
+  const middle = spanBytes(span);
+  const head = body.slice(0, first.at);
+  const tail = body.slice(last.end);
+  const out = Buffer.allocUnsafeSlow(
+    Buffer.byteLength(head, 'utf8') + middle.length + Buffer.byteLength(tail, 'utf8'),
+  );
+  let offset = out.write(head, 0, 'utf8');
+  offset += middle.copy(out, offset);
+  out.write(tail, offset, 'utf8');
+  return out;
+}
+
+/** The marked stretches of recent bodies and their bytes, the most recent first. */
+const spans: { text: string; bytes: Buffer<ArrayBuffer> }[] = [];
+const MAX_SPANS = 4;
+
+function spanBytes(span: string): Buffer<ArrayBuffer> {
+  const i = spans.findIndex((entry) => entry.text === span);
+  const entry = i >= 0 ? spans.splice(i, 1)[0] : { text: span, bytes: encodeMarked(span) };
+  spans.unshift(entry);
+  if (spans.length > MAX_SPANS) spans.pop();
+  return entry.bytes;
+}
+
+const firstIndex = (body: string) =>
+  minIndex(body.indexOf(SCHEMA_MARKER_START), body.indexOf(DESCRIPTION_PREFIX_JSON));
+const lastIndex = (body: string) =>
+  Math.max(body.lastIndexOf(SCHEMA_MARKER_START), body.lastIndexOf(DESCRIPTION_PREFIX_JSON));
+const minIndex = (a: number, b: number) => (a < 0 ? b : b < 0 ? a : Math.min(a, b));
+const SCHEMA_MARKER_START = '{"$svcSchema":';
+/** One marker exactly at an index (sticky). */
+const MARKER_AT = new RegExp(MARKER.source, 'y');
+
+function markerAt(body: string, at: number): { at: number; end: number } | undefined {
+  if (at < 0) return undefined;
+  MARKER_AT.lastIndex = at;
+  const match = MARKER_AT.exec(body);
+  return match && Number(match[1] ?? match[2]) < bytes.length ? { at, end: at + match[0].length } : undefined;
+}
+
+/** A text's bytes with every marker replaced: the pieces written straight into one buffer. */
+function encodeMarked(text: string): Buffer<ArrayBuffer> {
+  const matches: { at: number; end: number; id: number }[] = [];
+  let size = 0;
   let last = 0;
-  for (const match of body.matchAll(MARKER)) {
+  for (const match of text.matchAll(MARKER)) {
     const id = Number(match[1] ?? match[2]);
-    parts.push(Buffer.from(body.slice(last, match.index), 'utf8'), bytes[id]);
+    size += Buffer.byteLength(text.slice(last, match.index), 'utf8') + bytes[id].length;
     last = match.index + match[0].length;
+    matches.push({ at: match.index, end: last, id });
   }
-  parts.push(Buffer.from(body.slice(last), 'utf8'));
-  return Buffer.concat(parts);
+  size += Buffer.byteLength(text.slice(last), 'utf8');
+  const out = Buffer.allocUnsafeSlow(size);
+  let offset = 0;
+  last = 0;
+  for (const { at, end, id } of matches) {
+    offset += out.write(text.slice(last, at), offset, 'utf8');
+    offset += bytes[id].copy(out, offset);
+    last = end;
+  }
+  out.write(text.slice(last), offset, 'utf8');
+  return out;
 }
 
 function hasContentType(headers: RequestInit['headers']): boolean {

@@ -1,0 +1,175 @@
+/**
+ * Less work per request for the SDK's OpenAI-compatible chat model, same requests and same parts.
+ *
+ * Its request URL and headers are computed once per model (the SDK builds the URL with `new URL`
+ * and the headers through a `Headers` object on every call, from values fixed when the model is
+ * created).
+ *
+ * Lighter validation of the chunks of its stream: the SDK's OpenAI-compatible
+ * chat model checks every streamed chunk against its zod schema (asynchronously, a new schema
+ * wrapper each time): with a chunk per token that is most of the provider's CPU per step. The
+ * chunks have a fixed, small shape, so a chunk that plainly has it (checked by hand, field by
+ * field, against the same rules as the zod schema) is taken as it is; anything else (an error
+ * chunk, an unexpected type, a refusal that is not a string) goes to the SDK's own schema, so the
+ * outcome is the same as before: the same parts, the same errors.
+ *
+ * The schema and the config are the model's `chunkSchema` and `config` fields (private in the SDK's
+ * types): each is replaced only when it is there with the expected shape; otherwise the model is
+ * left as it was (a test checks both replacements happen with the SDK version svc ships).
+ * @module
+ */
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+
+interface ZodLike {
+  safeParseAsync(
+    value: unknown,
+  ): Promise<{ success: true; data: unknown } | { success: false; error: unknown }>;
+}
+
+const LEAN = Symbol('svc.leanChunks');
+
+/**
+ * The AI SDK's mark of a schema object (provider-utils' `jsonSchema()`; a `Symbol.for`, so every
+ * copy of the SDK shares it). Built here rather than through `ai`'s `jsonSchema`, so building a
+ * model does not load `ai` (the TUI and `svc doctor` resolve models without it).
+ */
+const SCHEMA_MARK = Symbol.for('vercel.ai.schema');
+
+/** The model with its chunk schema taking plain chunks without zod; true when it was replaced. */
+export function leanChunkValidation(model: LanguageModelV3): boolean {
+  const original: unknown = Reflect.get(model, 'chunkSchema');
+  if (typeof original === 'object' && original !== null && Reflect.get(original, LEAN) === true) return true;
+  if (!isZod(original)) return false;
+  const schema = {
+    [SCHEMA_MARK]: true,
+    [LEAN]: true,
+    _type: undefined,
+    jsonSchema: {},
+    validate: (value: unknown) =>
+      isPlainChunk(value) ? { success: true as const, value } : viaZod(original, value),
+  };
+  return Reflect.set(model, 'chunkSchema', schema);
+}
+
+/** The model with its request URL and headers computed once; true when its config was replaced. */
+export function onceComputedRequest(model: LanguageModelV3): boolean {
+  const config: unknown = Reflect.get(model, 'config');
+  if (!isObject(config) || Reflect.get(config, LEAN) === true) return isObject(config);
+  const { url, headers } = config;
+  if (typeof url !== 'function' || typeof headers !== 'function') return false;
+  const urls = new Map<string, unknown>();
+  let fixedHeaders: Obj | undefined;
+  const lean: Obj = {
+    ...config,
+    [LEAN]: true,
+    url: (options: { path: string; modelId: string }) => {
+      const key = `${options.path}\u0000${options.modelId}`;
+      if (!urls.has(key)) urls.set(key, url.call(config, options));
+      return urls.get(key);
+    },
+    // A fresh copy each time: the SDK merges it into the call's headers.
+    headers: () => {
+      if (!fixedHeaders) {
+        const value: unknown = headers.call(config);
+        if (!isObject(value) || typeof value.then === 'function') return value;
+        fixedHeaders = value;
+      }
+      return { ...fixedHeaders };
+    },
+  };
+  return Reflect.set(model, 'config', lean);
+}
+
+async function viaZod(schema: ZodLike, value: unknown) {
+  const result = await schema.safeParseAsync(value);
+  return result.success
+    ? { success: true as const, value: result.data }
+    : {
+        success: false as const,
+        error: result.error instanceof Error ? result.error : new Error(String(result.error)),
+      };
+}
+
+function isZod(value: unknown): value is ZodLike {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    '_zod' in value &&
+    typeof (value as { safeParseAsync?: unknown }).safeParseAsync === 'function'
+  );
+}
+
+type Obj = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const nullish = (v: unknown) => v === null || v === undefined;
+const stringOrNullish = (v: unknown) => nullish(v) || typeof v === 'string';
+const numberOrNullish = (v: unknown) => nullish(v) || typeof v === 'number';
+
+/**
+ * A chunk the SDK's chunk schema accepts and passes on unchanged (for every field the model reads):
+ * the base chunk of @ai-sdk/openai-compatible's `chunkBaseSchema`, without an `error` field and
+ * with a refusal that is a string or absent (the schema turns any other refusal into undefined).
+ */
+export function isPlainChunk(value: unknown): boolean {
+  if (!isObject(value) || 'error' in value) return false;
+  if (!stringOrNullish(value.id) || !numberOrNullish(value.created) || !stringOrNullish(value.model))
+    return false;
+  if (!isUsage(value.usage)) return false;
+  const choices = value.choices;
+  if (!Array.isArray(choices)) return false;
+  for (const choice of choices) {
+    if (!isObject(choice) || !stringOrNullish(choice.finish_reason)) return false;
+    if (!nullish(choice.delta) && !isDelta(choice.delta)) return false;
+  }
+  return true;
+}
+
+function isDelta(delta: unknown): boolean {
+  if (!isObject(delta)) return false;
+  if (!nullish(delta.role) && delta.role !== 'assistant' && delta.role !== '') return false;
+  if (!isContent(delta.content)) return false;
+  if (!stringOrNullish(delta.refusal)) return false;
+  if (!stringOrNullish(delta.reasoning_content) || !stringOrNullish(delta.reasoning)) return false;
+  const calls = delta.tool_calls;
+  if (nullish(calls)) return true;
+  if (!Array.isArray(calls)) return false;
+  for (const call of calls) {
+    if (!isObject(call) || !numberOrNullish(call.index) || !stringOrNullish(call.id)) return false;
+    const fn = call.function;
+    if (!isObject(fn) || !stringOrNullish(fn.name) || !stringOrNullish(fn.arguments)) return false;
+    const extra = call.extra_content;
+    if (nullish(extra)) continue;
+    if (!isObject(extra)) return false;
+    if (nullish(extra.google)) continue;
+    if (!isObject(extra.google) || !stringOrNullish(extra.google.thought_signature)) return false;
+  }
+  return true;
+}
+
+function isContent(content: unknown): boolean {
+  if (nullish(content) || typeof content === 'string') return true;
+  if (!Array.isArray(content)) return false;
+  return content.every((part) => isObject(part) && typeof part.type === 'string');
+}
+
+function isUsage(usage: unknown): boolean {
+  if (nullish(usage)) return true;
+  if (!isObject(usage)) return false;
+  if (
+    !numberOrNullish(usage.prompt_tokens) ||
+    !numberOrNullish(usage.completion_tokens) ||
+    !numberOrNullish(usage.total_tokens)
+  )
+    return false;
+  const prompt = usage.prompt_tokens_details;
+  if (!nullish(prompt) && !(isObject(prompt) && numberOrNullish(prompt.cached_tokens))) return false;
+  const completion = usage.completion_tokens_details;
+  if (nullish(completion)) return true;
+  return (
+    isObject(completion) &&
+    numberOrNullish(completion.reasoning_tokens) &&
+    numberOrNullish(completion.accepted_prediction_tokens) &&
+    numberOrNullish(completion.rejected_prediction_tokens)
+  );
+}
