@@ -39,7 +39,7 @@ export function streamAnswer(
         sendError(s, 'server shutting down; the run was interrupted');
       },
     },
-    headers,
+    chunkedOverHttp11(c, headers),
   );
   const base = {
     id: prepared.requestId,
@@ -122,6 +122,17 @@ export function streamAnswer(
     });
   });
   return response;
+}
+
+/**
+ * The headers with `transfer-encoding: chunked` on an HTTP/1.1 request (what Node sends anyway).
+ * Said outright, @hono/node-server writes the head and pipes at once; without it, it first tries
+ * to read the whole body to set a content length, waiting a timer turn for a stream (≈ 1 ms to
+ * the first chunk). Not on HTTP/1.0, which has no chunked encoding.
+ */
+function chunkedOverHttp11(c: Context, headers: Record<string, string>): Record<string, string> {
+  const env = c.env as { incoming?: { httpVersion?: string } } | undefined;
+  return env?.incoming?.httpVersion === '1.1' ? { ...headers, 'transfer-encoding': 'chunked' } : headers;
 }
 
 function sendError(stream: SseStream, message: string): void {
