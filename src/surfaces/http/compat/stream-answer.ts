@@ -8,7 +8,8 @@ import type { Context } from 'hono';
 import type { App } from '../../../app';
 import { toSvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
-import { openSseStream, type SseStream, type StreamTracker } from '../sse';
+import type { SseStream, StreamTracker } from '../sse';
+import { openRouteSseStream } from '../sse-node';
 import { cancelRun, cleanup, finish, type Prepared } from './prepared';
 import { finishReasonOf, runFailure, usageOf } from './run-result';
 
@@ -21,7 +22,8 @@ export function streamAnswer(
 ): Response {
   const { request, runId } = prepared;
   let finished = false;
-  const { stream, response } = openSseStream(
+  const { stream, response } = openRouteSseStream(
+    c,
     {
       signal: c.req.raw.signal,
       heartbeatMs: app.config.services.http.sse_heartbeat_seconds * 1000,
@@ -39,7 +41,7 @@ export function streamAnswer(
         sendError(s, 'server shutting down; the run was interrupted');
       },
     },
-    chunkedOverHttp11(c, headers),
+    headers,
   );
   const base = {
     id: prepared.requestId,
@@ -122,17 +124,6 @@ export function streamAnswer(
     });
   });
   return response;
-}
-
-/**
- * The headers with `transfer-encoding: chunked` on an HTTP/1.1 request (what Node sends anyway).
- * Said outright, @hono/node-server writes the head and pipes at once; without it, it first tries
- * to read the whole body to set a content length, waiting a timer turn for a stream (≈ 1 ms to
- * the first chunk). Not on HTTP/1.0, which has no chunked encoding.
- */
-function chunkedOverHttp11(c: Context, headers: Record<string, string>): Record<string, string> {
-  const env = c.env as { incoming?: { httpVersion?: string } } | undefined;
-  return env?.incoming?.httpVersion === '1.1' ? { ...headers, 'transfer-encoding': 'chunked' } : headers;
 }
 
 function sendError(stream: SseStream, message: string): void {
