@@ -134,11 +134,16 @@ export function openNodeSseStream(
   return { stream, response: alreadySent() };
 }
 
+let sent: Response | undefined;
+
 /**
- * The Response that tells node-server the route wrote the answer itself. node-server replaces the
- * global Response with a light one whose bodiless instances it writes out itself (a second head);
- * `clone()` of either kind gives the platform's Response, which node-server checks for the marker.
+ * The Response that tells node-server the route wrote the answer itself: one for every stream,
+ * like node-server's own `RESPONSE_ALREADY_SENT` (it has no body and nothing writes to it).
+ * node-server replaces the global Response with a light one whose bodiless instances it writes
+ * out itself (a second head); `clone()` of either kind gives the platform's Response, which
+ * node-server checks for the marker.
  */
 function alreadySent(): Response {
-  return new Response(null, { headers: { [ALREADY_SENT]: 'true' } }).clone();
+  sent ??= new Response(null, { headers: { [ALREADY_SENT]: 'true' } }).clone();
+  return sent;
 }
