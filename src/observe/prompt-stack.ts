@@ -42,8 +42,30 @@ export interface PromptStackLedger {
 /** A rough, tokenizer-free estimate (about four characters per token for English and code). */
 export const estimateTokens = (chars: number): number => Math.ceil(chars / 4);
 
-export const sha256Prefix = (text: string, length = 16): string =>
-  createHash('sha256').update(text).digest('hex').slice(0, length);
+/**
+ * The hashes of recent texts: every run records its prompt's sections, and most are the same text
+ * from run to run (a compat request is a run: the same prompt for every request of a workspace).
+ */
+const recentHashes = new Map<string, string>();
+/** What the texts kept as keys may add up to (characters), so the memo stays ≈ 1 MB at most. */
+const RECENT_CHARS = 512 * 1024;
+let recentChars = 0;
+
+export const sha256Prefix = (text: string, length = 16): string => {
+  let hash = recentHashes.get(text);
+  if (hash === undefined) {
+    hash = createHash('sha256').update(text).digest('hex');
+    if (recentChars + text.length > RECENT_CHARS) {
+      recentHashes.clear();
+      recentChars = 0;
+    }
+    if (text.length <= RECENT_CHARS / 4) {
+      recentHashes.set(text, hash);
+      recentChars += text.length;
+    }
+  }
+  return hash.slice(0, length);
+};
 
 export function createPromptStackLedger(deps: {
   store: PromptStackStore;

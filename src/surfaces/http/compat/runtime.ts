@@ -65,9 +65,15 @@ export function compatRuntime(app: App): CompatRuntime {
     source: 'openai_compat.tool_policy',
     removes: (tool) => policyDenies(app, tool),
   };
-  app.policyProviders.push(async (sessionId) =>
-    sessionId && active.has(await rootOf(sessionId)) ? [layer] : [],
-  );
+  // A compat request's own session is active itself: no read of its root (two statements a
+  // request); a sub-agent's session is found through its root.
+  const none: ToolPolicy[] = [];
+  const mine = [layer];
+  app.policyProviders.push((sessionId) => {
+    if (!sessionId || active.size === 0) return none;
+    if (active.has(sessionId)) return mine;
+    return rootOf(sessionId).then((root) => (active.has(root) ? mine : none));
+  });
   app.agent.addPromptSection((sessionId) => {
     const text = systems.get(sessionId);
     return text

@@ -8,7 +8,8 @@ import type { Context } from 'hono';
 import type { App } from '../../../app';
 import { toSvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
-import { openSseStream, type SseStream, type StreamTracker } from '../sse';
+import type { SseStream, StreamTracker } from '../sse';
+import { openRouteSseStream } from '../sse-node';
 import { cancelRun, cleanup, finish, type Prepared } from './prepared';
 import { finishReasonOf, runFailure, usageOf } from './run-result';
 
@@ -21,7 +22,8 @@ export function streamAnswer(
 ): Response {
   const { request, runId } = prepared;
   let finished = false;
-  const { stream, response } = openSseStream(
+  const { stream, response } = openRouteSseStream(
+    c,
     {
       signal: c.req.raw.signal,
       heartbeatMs: app.config.services.http.sse_heartbeat_seconds * 1000,

@@ -1,0 +1,149 @@
+/**
+ * Server-sent events written straight to the Node response under a request that
+ * `@hono/node-server` serves: the same `SseStream` as `openSseStream` (framing, heartbeat, backlog
+ * limit, one idempotent teardown, the tracker), without a web ReadableStream between the route and
+ * the socket. Each event is one `write` of its text (Node encodes it into the socket's buffer): no
+ * TextEncoder copy, no reader promise per chunk, no node-server pump. The route answers with a
+ * Response marked `x-hono-already-sent`, which node-server leaves alone.
+ *
+ * Requests served another way (`app.request()` in tests, another adapter) have no Node response;
+ * `openRouteSseStream` falls back to `openSseStream` for them.
+ * @module
+ */
+import { ServerResponse } from 'node:http';
+import type { Context } from 'hono';
+import { formatSse, type OpenSseOptions, openSseStream, SSE_HEADERS, type SseStream } from './sse';
+
+/** node-server's marker for a response the route wrote itself (its `X_ALREADY_SENT`). */
+const ALREADY_SENT = 'x-hono-already-sent';
+const DEFAULT_MAX_BACKLOG = 8 * 1024 * 1024;
+
+/** The Node response of a request served by @hono/node-server, or undefined. */
+export function nodeResponseOf(c: Context): ServerResponse | undefined {
+  const env: unknown = c.env;
+  if (!env || typeof env !== 'object' || !('outgoing' in env)) return undefined;
+  const { outgoing } = env;
+  return outgoing instanceof ServerResponse && !outgoing.headersSent ? outgoing : undefined;
+}
+
+/** An SSE stream for a route: on the Node response when there is one, else a web stream. */
+export function openRouteSseStream(
+  c: Context,
+  options: OpenSseOptions,
+  headers: Record<string, string> = {},
+): { stream: SseStream; response: Response } {
+  const outgoing = nodeResponseOf(c);
+  return outgoing ? openNodeSseStream(outgoing, options, headers) : openSseStream(options, headers);
+}
+
+/** Open a stream on a Node response: the head goes out with the first event. */
+export function openNodeSseStream(
+  outgoing: ServerResponse,
+  options: OpenSseOptions,
+  headers: Record<string, string> = {},
+): { stream: SseStream; response: Response } {
+  const maxBacklog = options.maxBacklogBytes ?? DEFAULT_MAX_BACKLOG;
+  const closers: (() => void)[] = [];
+  let closed = false;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let wrote = false;
+
+  const teardown = () => {
+    if (closed) return;
+    closed = true;
+    if (timer) clearInterval(timer);
+    timer = undefined;
+    options.signal?.removeEventListener('abort', onAbort);
+    outgoing.off('close', teardown);
+    // Every closer runs even if one throws: a leaked listener is worse than a lost log line.
+    for (const fn of closers.splice(0).reverse()) {
+      try {
+        fn();
+      } catch {
+        // nothing useful to do with a failing teardown callback
+      }
+    }
+  };
+
+  const write = (text: string): boolean => {
+    if (closed) return false;
+    if (outgoing.destroyed || outgoing.writableEnded) {
+      teardown();
+      return false;
+    }
+    wrote = true;
+    outgoing.write(text);
+    if (outgoing.writableLength > maxBacklog) {
+      // Too slow: drop it rather than buffer without bound; it reconnects with Last-Event-ID.
+      outgoing.destroy(new Error('SSE client too slow: backlog limit reached'));
+      teardown();
+      return false;
+    }
+    return true;
+  };
+
+  const stream: SseStream = {
+    get closed() {
+      return closed;
+    },
+    get backlog() {
+      return closed ? 0 : outgoing.writableLength;
+    },
+    send: (message) => write(formatSse(message)),
+    comment: (text) => {
+      write(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
+    },
+    close(last) {
+      if (closed) return;
+      if (last) write(formatSse(last));
+      if (closed) return;
+      if (!outgoing.destroyed) outgoing.end();
+      teardown();
+    },
+    onClose(fn) {
+      if (closed) fn();
+      else closers.push(fn);
+    },
+  };
+
+  outgoing.writeHead(200, { ...SSE_HEADERS, ...headers });
+  // The head goes out with the first event when the route sends one at once (one write);
+  // otherwise on its own, so the client sees the stream open.
+  process.nextTick(() => {
+    if (!wrote && !closed && !outgoing.destroyed) outgoing.flushHeaders();
+  });
+  // The socket closing (the client went away, or the end was written) ends the stream; a write
+  // error closes it too (Node emits 'close' after 'error'), so the error itself is not thrown.
+  outgoing.on('close', teardown);
+  outgoing.on('error', () => {});
+
+  function onAbort() {
+    stream.close();
+  }
+  if (options.signal?.aborted) queueMicrotask(onAbort);
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  if (options.heartbeatMs > 0) {
+    let beat = 0;
+    timer = setInterval(() => stream.comment(`ping ${++beat}`), options.heartbeatMs);
+    // A heartbeat alone must not keep a process alive.
+    timer.unref?.();
+  }
+  options.tracker?.add(stream, options.onShutdown);
+
+  return { stream, response: alreadySent() };
+}
+
+let sent: Response | undefined;
+
+/**
+ * The Response that tells node-server the route wrote the answer itself: one for every stream,
+ * like node-server's own `RESPONSE_ALREADY_SENT` (it has no body and nothing writes to it).
+ * node-server replaces the global Response with a light one whose bodiless instances it writes
+ * out itself (a second head); `clone()` of either kind gives the platform's Response, which
+ * node-server checks for the marker.
+ */
+function alreadySent(): Response {
+  sent ??= new Response(null, { headers: { [ALREADY_SENT]: 'true' } }).clone();
+  return sent;
+}
