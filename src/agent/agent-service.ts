@@ -14,6 +14,7 @@
  */
 
 import type { FinalRunStatus } from '../runs/run-ledger';
+import { withReadScope } from '../store/read-scope';
 import { agentKinds } from './agent-kinds';
 import type { AgentDeps } from './deps';
 import { createAgentHost } from './host';
@@ -33,7 +34,8 @@ export function createAgentService(deps: AgentDeps): AgentService {
 
   const service: AgentService = {
     createSession: async (input) => await host.sessions.create(input),
-    send: async (input) => await core.atomically(() => sendNow(core, input)),
+    // One read scope: the session row read once for the send (../store/read-scope.ts).
+    send: async (input) => await withReadScope(() => core.atomically(() => sendNow(core, input))),
     async run(input) {
       const sent = await service.send(input);
       const onAbort = async () => {
@@ -50,7 +52,7 @@ export function createAgentService(deps: AgentDeps): AgentService {
         input.signal?.removeEventListener('abort', onAbort);
       }
     },
-    enqueue: async (input) => await core.atomically(() => enqueueNow(core, input)),
+    enqueue: async (input) => await withReadScope(() => core.atomically(() => enqueueNow(core, input))),
     async drain(sessionId) {
       await host.sessions.require(sessionId);
       return await drainQueue(core, sessionId);
