@@ -21,7 +21,7 @@ import { createAgentHost } from './host';
 import { enqueueNow, queueStatus, removeQueued, sendNow } from './prompt-queue';
 import { cancelRun, cancelSession, closeRuns, waitIdle, waitRun } from './run-cancel';
 import { drainQueue, resumeRun, runChild, summarizeSession } from './run-control';
-import { busyElsewhere, createAgentCore, runResult, stateOf } from './session-runtime';
+import { busyElsewhere, createAgentCore, stateOf } from './session-runtime';
 import { subscribeSession } from './subscribe';
 import type { AgentService, PromptSection, SessionRuntimeStatus } from './types';
 
@@ -77,7 +77,7 @@ export function createAgentService(deps: AgentDeps): AgentService {
     cancelRun: async (runId, reason) => await cancelRun(core, runId, reason),
     wait: (runId, options) => waitRun(core, runId, options),
     waitIdle: (sessionId, options) => waitIdle(core, sessionId, options),
-    result: async (runId) => await runResult(host, runId),
+    result: async (runId) => await core.result(runId),
     subscribe: async (sessionId, listener, options) =>
       await subscribeSession(host, sessionId, listener, options),
     pendingPermissions: (sessionId) => host.permissions.pending(sessionId),

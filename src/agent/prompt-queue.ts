@@ -81,7 +81,10 @@ async function receipt(
   sessionId: string,
   runId: string,
 ): Promise<Awaited<ReturnType<AgentService['enqueue']>>> {
-  const queued = (await core.host.runs.require(runId)).status === 'queued';
+  // Launched here (claimed, so no longer queued) and not yet over: nothing to read.
+  const rt = core.runtime(sessionId);
+  const launched = rt.state !== 'idle' && rt.runId === runId;
+  const queued = !launched && (await core.host.runs.require(runId)).status === 'queued';
   return {
     session_id: sessionId,
     run_id: runId,
