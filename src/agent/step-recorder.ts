@@ -188,17 +188,15 @@ export class StepRecorder {
         cost,
         finished: true,
       });
-      this.app.bus.publish(this.options.sessionId, 'message.completed', {
-        session_id: this.options.sessionId,
-        message_id: this.assistant.id,
-        run_id: this.options.runId,
-      });
     }
-    if (this.tool) {
+    if (this.tool)
       await sessions.updateMessage(this.tool.id, { parts: this.orderedResults(), finished: true });
+    // Both completions together, in message order (the bus stores them in one append on PostgreSQL).
+    for (const message of [this.assistant, this.tool]) {
+      if (!message) continue;
       this.app.bus.publish(this.options.sessionId, 'message.completed', {
         session_id: this.options.sessionId,
-        message_id: this.tool.id,
+        message_id: message.id,
         run_id: this.options.runId,
       });
     }
