@@ -62,7 +62,8 @@ export interface AgentCore {
    * waiters and the surface that streams it ask for it at its end, one after the other.
    */
   result(runId: string): Promise<RunResult>;
-  publishQueue(sessionId: string): Promise<void>;
+  /** Publishes the session's queue (queue.changed); the queued runs it read. */
+  publishQueue(sessionId: string): Promise<AgentRun[]>;
   notifyIdle(sessionId: string): void;
 }
 
@@ -137,6 +138,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
         length: items.length,
         items: items.map((run) => ({ id: run.id, preview: preview(run.prompt) })),
       });
+      return items;
     },
     notifyIdle(sessionId) {
       const rt = core.runtime(sessionId);
