@@ -190,6 +190,7 @@ async function launchDurableRuns(base: AppBase, core: AppCore, work: AppWork): P
   base.closers.push(() => dbos.close());
   work.attachDurable(dbos);
   core.runs.onOrphan?.((run) => dbos.adoptOrphan(run));
+  core.runs.onStranded?.((gone) => dbos.requeueStranded(gone));
   // The node heartbeats and adopts from now on, not from its first request.
   await core.runs.recover();
 }

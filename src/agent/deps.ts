@@ -176,4 +176,9 @@ export interface DurableRuns {
     runId: string,
     workspace: () => Promise<string>,
   ): Promise<{ done: Promise<void>; already: boolean } | undefined>;
+  /**
+   * Runs `fn` outside any run's workflow (a run the engine gave this node, when it ends, starts
+   * its session's next queued prompt: that one is queued, not run inside the ended run's workflow).
+   */
+  outside?<T>(fn: () => Promise<T>): Promise<T>;
 }

@@ -56,7 +56,12 @@ export async function resumeRun(core: AgentCore, runId: string): Promise<RunOutc
   }
   // takeOver reads the run and answers undefined unless it is still running.
   const taken = await a.runs.takeOver?.(runId);
-  if (!taken) return undefined;
+  if (!taken) {
+    // It completed on a node that died before its workflow ended (the workflow was put back on
+    // the queue): that node may not have started the session's next queued prompt; it starts now.
+    if (stored?.status === 'completed' && !stored.parent_run_id) await drainOutside(core, stored.session_id);
+    return undefined;
+  }
   return await runHere(core, taken, {
     kind: agentKind(a.config, taken.agent),
     subagent: Boolean(taken.parent_run_id),
@@ -171,11 +176,11 @@ async function launchRun(
       if (stop.handedOver) return handedOver(core, claimed, outcome);
       // The finish is one commit; the waiters, the next queued prompt and the idle waiters go on
       // after it, so whatever they wake reads the run finished (on PostgreSQL another connection).
-      // A dequeued run's next prompt is started by the node that queued it (afterQueued).
-      const drains = await core.atomically(() =>
-        finishRun(core, claimed, outcome, { drain: !resume && !options.dequeued }),
-      );
-      await afterFinish(core, claimed, drains);
+      const drains = await core.atomically(() => finishRun(core, claimed, outcome));
+      // A run the durable engine gave this node (dequeued, or resumed after its node died) starts
+      // the session's next queued prompt outside its workflow, onto the queue (so it starts even
+      // when the node it was sent to is gone; that node, if alive, finds it already queued).
+      await afterFinish(core, claimed, drains, resume || options.dequeued === true);
     });
 }
 
@@ -216,12 +221,7 @@ function pollCancel(core: AgentCore, run: AgentRun, controller: AbortController,
 }
 
 /** The run's end recorded (row, ledger, events, lease, the idle state); whether the queue drains next. */
-async function finishRun(
-  core: AgentCore,
-  run: AgentRun,
-  outcome: RunOutcome,
-  options: { drain: boolean },
-): Promise<boolean> {
+async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome): Promise<boolean> {
   const a = core.host;
   const sessionId = run.session_id;
   try {
@@ -274,16 +274,19 @@ async function finishRun(
   rt.promise = undefined;
   // A request the run did not reach a step boundary for ends with it (it was for this run).
   rt.compactRequested = undefined;
-  // A run resumed inside the engine's workflow starts no other run from there (the session's
-  // next queued prompt starts with its next prompt or on the node that queued it).
-  const drains = options.drain && outcome.status === 'completed' && !core.closing && !run.parent_run_id;
+  const drains = outcome.status === 'completed' && !core.closing && !run.parent_run_id;
   rt.draining = drains;
   core.setState(sessionId, 'idle', null);
   return drains;
 }
 
 /** After the finish is committed: the adaptive monitor, the run's waiters, the queue, the idle waiters. */
-async function afterFinish(core: AgentCore, run: AgentRun, drains: boolean): Promise<void> {
+async function afterFinish(
+  core: AgentCore,
+  run: AgentRun,
+  drains: boolean,
+  inWorkflow: boolean,
+): Promise<void> {
   const a = core.host;
   const sessionId = run.session_id;
   const rt = core.runtime(sessionId);
@@ -293,7 +296,7 @@ async function afterFinish(core: AgentCore, run: AgentRun, drains: boolean): Pro
     await core.settle(run.id);
     if (drains) {
       try {
-        if (await drainQueue(core, sessionId)) return;
+        if (await (inWorkflow ? drainOutside(core, sessionId) : drainQueue(core, sessionId))) return;
       } catch (error) {
         a.log.warn('queue drain failed', { session_id: sessionId, error });
       }
@@ -342,6 +345,15 @@ async function compactDuringRun(
   } finally {
     if (core.runtime(sessionId).state === 'compacting') core.setState(sessionId, 'running', runId);
   }
+}
+
+/**
+ * `drainQueue` outside the durable engine's workflow this code runs in (a run the engine gave this
+ * node): the next prompt is queued, never run inside the ended run's workflow.
+ */
+async function drainOutside(core: AgentCore, sessionId: string): Promise<string | undefined> {
+  const outside = core.deps.durable?.outside;
+  return outside ? await outside(() => drainQueue(core, sessionId)) : await drainQueue(core, sessionId);
 }
 
 /**

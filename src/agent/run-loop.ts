@@ -171,7 +171,7 @@ async function resumeRun(c: RunContext): Promise<Opened | RunOutcome> {
     const message = `run ${c.run.id} cannot be resumed: its prompt is not in session ${c.sessionId}`;
     return outcome(c, 'failed', 'resume_failed', message);
   }
-  const { settled, waiting } = await settleUnfinishedCalls(c);
+  const { settled, waiting } = await settleUnfinishedCalls(c, reopened.messages);
   // The step whose calls were cut off is closed here (its usage died with the node).
   if (settled.length > 0 || waiting.length > 0) {
     c.steps++;

@@ -3,8 +3,9 @@
  * src/engine/dbos-queue.ts): a root run is queued on its workspace's slot instead of starting
  * where it was sent, stays `queued` in the ledger (with `run.enqueued`: the workspace, the node
  * that queued it) and is claimed by whichever node the queue gives it to (./run-control.ts
- * `resumeRun` there). The node that queued it answers its waiters when it ended, wherever it ran,
- * and starts the session's next queued prompt.
+ * `resumeRun` there). The node that queued it answers its waiters when it ended, wherever it ran;
+ * the session's next queued prompt is started by the node that ran it (./run-control.ts
+ * `drainOutside`), and again by the node that queued it, which finds it already queued if so.
  * @module
  */
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -23,8 +23,13 @@ export const UNKNOWN_OUTCOME =
 
 export type ToolCallPart = Extract<MessagePart, { type: 'tool-call' }>;
 
-/** The run's prompt as stored, and its totals so far from the run's row. */
-export async function reopenedTurn(c: RunContext): Promise<{ user: Message } | undefined> {
+/**
+ * The run's prompt as stored, and its totals so far from the run's row; with the session's
+ * messages as read (read once: `settleUnfinishedCalls` goes on from them).
+ */
+export async function reopenedTurn(
+  c: RunContext,
+): Promise<{ user: Message; messages: Message[] } | undefined> {
   const { app, run, sessionId } = c;
   const messages = await app.sessions.messages(sessionId);
   const user = [...messages].reverse().find((m) => m.role === 'user' && m.run_id === run.id);
@@ -32,7 +37,7 @@ export async function reopenedTurn(c: RunContext): Promise<{ user: Message } | u
   c.steps = run.steps;
   Object.assign(c.usage, run.usage);
   c.cost = run.cost;
-  return { user };
+  return { user, messages };
 }
 
 /**
@@ -40,13 +45,15 @@ export async function reopenedTurn(c: RunContext): Promise<{ user: Message } | u
  * the history and every later read agree); an assistant message cut mid-stream is closed as it
  * is. A call that was waiting for a stored permission request never started (a tool asks before
  * it acts; issue 19 item 4): it is not settled here but returned in `waiting`, to be run again
- * (`runWaitingCalls`), which waits for the same request. Returns the calls closed and those waiting.
+ * (`runWaitingCalls`), which waits for the same request. `session`: the session's messages as
+ * `reopenedTurn` read them. Returns the calls closed and those waiting.
  */
 export async function settleUnfinishedCalls(
   c: RunContext,
+  session: readonly Message[],
 ): Promise<{ settled: ToolCallPart[]; waiting: ToolCallPart[] }> {
   const { app, run, sessionId } = c;
-  const messages = (await app.sessions.messages(sessionId)).filter((m) => m.run_id === run.id);
+  const messages = session.filter((m) => m.run_id === run.id);
   const answered = new Set<string>();
   for (const m of messages)
     for (const part of m.parts) if (part.type === 'tool-result') answered.add(part.tool_call_id);

@@ -10,6 +10,9 @@
  * (src/agent/run-resume.ts): the model is not asked again for what it already answered, and a call
  * that started and never reported back is not run again.
  *
+ * A queued run's workflow left PENDING on a node that died before claiming the run is put back
+ * onto the queue by a live node (./dbos-recovery.ts, on the same heartbeat).
+ *
  * A node stopped cleanly (SIGTERM) while another node is alive hands its runs over: their execution
  * stops here unfinished, their workflows stay pending, and its node row goes with the ledger's
  * close, so a live node adopts them at its next heartbeat (`handOver`). A lone node interrupts them.
@@ -18,11 +21,13 @@
  * node is one). `@dbos-inc/dbos-sdk` is loaded only here, only when the engine is selected.
  * @module
  */
+import { AsyncResource } from 'node:async_hooks';
 import type { DurableRuns } from '../agent/deps';
 import { SvcError } from '../errors';
 import type { Logger } from '../log';
 import type { AgentRun, RunLedger } from '../runs/run-ledger';
 import { createRunQueue, type RunQueueLimits } from './dbos-queue';
+import { adoptOrphan, requeueStranded } from './dbos-recovery';
 
 type Dbos = typeof import('@dbos-inc/dbos-sdk').DBOS;
 
@@ -34,7 +39,7 @@ export interface DbosRunsDeps {
   /** svc's version: DBOS resumes a workflow only on nodes of the same application version. */
   version: string;
   log: Logger;
-  runs: Pick<RunLedger, 'takeOver' | 'owner' | 'othersAlive'>;
+  runs: Pick<RunLedger, 'takeOver' | 'owner' | 'othersAlive' | 'requeue'>;
   /**
    * Run here a run DBOS gave this node: a queued run dequeued here, or one whose node died
    * (src/agent/run-control.ts `resumeRun`); bound late.
@@ -49,6 +54,11 @@ export interface DbosRuns extends DurableRuns {
   launch(): Promise<void>;
   /** The recovery's hook: take over a running run whose node is gone; true when handled here. */
   adoptOrphan(run: AgentRun): Promise<boolean>;
+  /**
+   * The recovery's other hook: put back on the queue the run workflows a node that is gone was
+   * given and left pending (`gone`: the recovery's rule), each exactly once cluster-wide.
+   */
+  requeueStranded(gone: (node: string, since: number | undefined) => boolean): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -106,6 +116,8 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
     logger: dbosLogger(deps.log),
   });
   let launched = false;
+  /** This node's context outside any workflow (made here, before any runs). */
+  const outsideWorkflows = new AsyncResource('svc.durable-runs');
 
   return {
     async launch() {
@@ -163,27 +175,13 @@ export async function createDbosRuns(deps: DbosRunsDeps): Promise<DbosRuns> {
       if (!launched || run.parent_run_id || !deps.runs.takeOver) return false;
       const status = await DBOS.getWorkflowStatus(run.id);
       if (!status || (status.status !== 'PENDING' && status.status !== 'ENQUEUED')) return false;
-      // Exactly one live node takes it over; the others see it owned by a live node.
-      const taken = await deps.runs.takeOver(run.id, run.runner, {
-        type: 'run_adopted',
-        payload: {
-          from_node: run.runner,
-          from_host: run.host,
-          from_pid: run.pid,
-          to_node: deps.node,
-          to_host: deps.runs.owner.host,
-          step: run.steps,
-        },
-      });
-      if (!taken) return true;
-      deps.log.info('adopted a run whose node is gone', {
-        run_id: run.id,
-        from_node: run.runner,
-        step: run.steps,
-      });
-      await DBOS.resumeWorkflow(run.id, queue.resumeOptions(status));
+      await adoptOrphan(DBOS, deps, run, queue.resumeOptions(status));
       return true;
     },
+    async requeueStranded(gone) {
+      if (launched) await requeueStranded(DBOS, deps, gone);
+    },
+    outside: (fn) => outsideWorkflows.runInAsyncScope(fn),
     async close() {
       if (launched) {
         launched = false;

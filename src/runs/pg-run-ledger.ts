@@ -167,6 +167,20 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       if (record) await appendTo(runId, run.session_id, record.type, record.payload);
       return queries.get(runId);
     },
+    onStranded: recovery.onStranded,
+    // Not behind the first recovery either: the recovery's stranded handler calls it.
+    requeue: (runId, putBack) =>
+      sql.transaction(async () => {
+        const found = await queries.get(runId);
+        if (!found) return false;
+        await writes.lockSession(found.session_id);
+        const run = await queries.get(runId);
+        if (!run) return false;
+        const record = await putBack(run);
+        if (record === false) return false;
+        if (record) await appendTo(run.id, run.session_id, record.type, record.payload);
+        return true;
+      }),
     close: recovery.close,
     recovered: async () => recovery.recovered(),
     queries,

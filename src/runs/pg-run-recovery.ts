@@ -45,7 +45,7 @@ export function createPostgresRunRecovery(input: {
     : undefined;
   const localAlive = runOwnerAlive(owner, deps.isLiveRunner);
   /** A run of another machine: its node's heartbeat says (alive until the first read of them). */
-  const ownerAlive = (run: AgentRun): boolean =>
+  const ownerAlive = (run: Pick<AgentRun, 'runner' | 'host' | 'pid'>): boolean =>
     liveness && run.host !== null && run.host !== owner.host && run.runner !== null
       ? (liveness.alive(run.runner) ?? true)
       : localAlive(run);
@@ -61,6 +61,21 @@ export function createPostgresRunRecovery(input: {
   };
 
   let orphanHandler: ((run: AgentRun) => Promise<boolean>) | undefined;
+  let strandedHandler:
+    | ((gone: (node: string, since: number | undefined) => boolean) => Promise<void>)
+    | undefined;
+
+  /**
+   * Whether the node of runner id `node` is gone, by the rule of a run's owner (its heartbeat row
+   * says its host and pid). No row: it stopped cleanly or has not beaten yet (a node beats when it
+   * starts), so it is gone only for what it was given more than `staleMs` before now.
+   */
+  const nodeGone = (node: string, since: number | undefined): boolean => {
+    if (!liveness || !deps.nodes || node === owner.runner) return false;
+    const row = liveness.node(node);
+    if (row) return !ownerAlive({ runner: node, host: row.host, pid: row.pid });
+    return since !== undefined && since < clock.now() - deps.nodes.staleMs;
+  };
 
   async function recover(): Promise<AgentRun[]> {
     const orphans = (await queries.runningAll()).filter((run) => !ownerAlive(run));
@@ -81,6 +96,9 @@ export function createPostgresRunRecovery(input: {
     }
     recoveredRuns = [...recoveredRuns, ...marked];
     if (marked.length) deps.onRecovered?.(marked);
+    // Then the work the durable engine's queue gave a node that died before it claimed it.
+    // Its failure (the database away) is the janitor's, never the first-use recovery's.
+    if (strandedHandler) await strandedHandler(nodeGone).catch((error) => deps.onJanitorError?.(error));
     return marked;
   }
 
@@ -139,6 +157,9 @@ export function createPostgresRunRecovery(input: {
     othersAlive: async () => (liveness ? liveness.othersAlive() : false),
     onOrphan(handler: (run: AgentRun) => Promise<boolean>) {
       orphanHandler = handler;
+    },
+    onStranded(handler: (gone: (node: string, since: number | undefined) => boolean) => Promise<void>) {
+      strandedHandler = handler;
     },
     async close() {
       closed = true;

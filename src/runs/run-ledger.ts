@@ -97,6 +97,27 @@ export interface RunLedger {
    */
   onOrphan?(handler: (run: AgentRun) => Promise<boolean>): void;
   /**
+   * PostgreSQL: who looks, after the orphans of each recovery, for queued runs left on a node that
+   * is gone (the durable engine: a workflow its queue gave a node that died before its claim).
+   * `gone(node, since)`: whether the node of runner id `node` is gone, by the rule the recovery
+   * applies to a run's owner (a dead process on this machine, a stale heartbeat on another); a node
+   * with no heartbeat row counts as gone only for work it was given before `since` is older than
+   * `node_stale_ms` (a node beats at once when it starts).
+   */
+  onStranded?(handler: (gone: (node: string, since: number | undefined) => boolean) => Promise<void>): void;
+  /**
+   * PostgreSQL: put back a run's durable workflow whose node is gone (an adoption, or a run it was
+   * given and never took), exactly once cluster-wide: under the lock the claims of the run's
+   * session take (so no claim and no other node's `requeue` of it runs meanwhile), `putBack`
+   * reads the run as stored now, checks and puts it back; its answer is appended to the run's
+   * events (null: put back, nothing to record; false: not put back). True when it was put back
+   * here (callable from the recovery).
+   */
+  requeue?(
+    runId: string,
+    putBack: (run: AgentRun) => Promise<{ type: string; payload: Record<string, unknown> } | null | false>,
+  ): Promise<boolean>;
+  /**
    * PostgreSQL: whether another node beat within `node_stale_ms`, read now (a node stopped cleanly
    * hands its durable runs over to a live one, else interrupts them).
    */

@@ -62,7 +62,7 @@ export function createRunRecovery(deps: RunRecoveryDeps): RunRecovery {
 export function runOwnerAlive(
   owner: RunOwner,
   isLiveRunner?: (runner: string) => boolean,
-): (run: AgentRun) => boolean {
+): (run: Pick<AgentRun, 'runner' | 'host' | 'pid'>) => boolean {
   return (run) => {
     if (run.runner === owner.runner) return true;
     if (run.pid === null) return false;

@@ -88,7 +88,10 @@ export function streamAnswer(
     }
     if (event.type !== 'run.finished') return;
     finished = true;
-    const result = await app.agent.result(runId);
+    let result = await app.agent.result(runId);
+    // run.finished of a run another node ran may arrive before that node's finish commits (the
+    // event log is written apart from the run's row): its end is then waited for.
+    if (result.status === 'running' || result.status === 'queued') result = await app.agent.wait(runId);
     if (result.status !== 'completed') {
       const failure = runFailure(result);
       await finish(app, prepared, {

@@ -1,0 +1,103 @@
+/**
+ * Putting back a run left on a node that is gone (issue 19, docs/engine.md "The run queue"; the
+ * ledger's side of src/engine/dbos-recovery.ts), on PostgreSQL with two nodes' connections:
+ * - `requeue` runs its check-and-put-back under the lock the session's claims take, so of many
+ *   nodes trying at once exactly one puts the run back (one `run.enqueued`); the check reads the
+ *   run as stored now (a running run: the engine decides, adopting or leaving it);
+ * - the recovery hands the stranded hook the rule of a run's owner for a node: a stale heartbeat on
+ *   another machine is gone, a fresh one is not, this node never is, and a node with no heartbeat
+ *   row only for work it was given more than `node_stale_ms` ago.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { createPostgresRunLedger } from '../../src/runs/pg-run-ledger';
+import type { RunLedger } from '../../src/runs/run-ledger';
+import { createIds, systemClock } from '../../src/util/ids';
+import { postgresForFile, twoNodes } from '../helpers/postgres';
+
+const pg = postgresForFile();
+
+const input = (session_id: string) => ({
+  session_id,
+  family_session_id: session_id,
+  agent: 'build',
+  origin: 'http',
+  prompt: 'hello',
+});
+
+describe.skipIf(!pg.available)('putting back a run left on a node that is gone', () => {
+  it('STORE-PG-requeue: of many nodes putting one queued run back at once exactly one does; the check reads the run as stored; the rule for a gone node', async () => {
+    const nodes = await twoNodes(pg.cluster());
+    const ledgers: RunLedger[] = [];
+    const open = (runner: string, host: string, heartbeatMs: number, sql = nodes.sql) => {
+      const ledger = createPostgresRunLedger({
+        clock: systemClock,
+        ids: createIds(),
+        sql,
+        runner,
+        host,
+        pid: 4242,
+        nodes: { heartbeatMs, staleMs: 300 },
+      });
+      ledgers.push(ledger);
+      return ledger;
+    };
+    try {
+      for (const id of ['s-queued', 's-running'])
+        await nodes.sql.run('INSERT INTO sessions (id, created_at, updated_at) VALUES ($1, 1, 1)', [id]);
+      const a = open('rnr_a', 'host-a', 3_600_000);
+      const b = open('rnr_b', 'host-b', 3_600_000, nodes.other);
+      const queued = await a.create(input('s-queued'));
+
+      // The workflow, as DBOS holds it: left on the dead node until one node puts it back.
+      let left = true;
+      const putBack = (node: string) => async () => {
+        if (!left) return false;
+        await sleep(20); // a read of DBOS's row, then its update
+        left = false;
+        return { type: 'run.enqueued', payload: { queue: 'workspace', workspace: '/w', node } };
+      };
+      const tries = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          (i % 2 ? b : a).requeue!(queued.id, putBack(i % 2 ? 'rnr_b' : 'rnr_a')),
+        ),
+      );
+      expect(tries.filter(Boolean)).toHaveLength(1);
+      const enqueued = (await b.events(queued.id)).filter((e) => e.type === 'run.enqueued');
+      expect(enqueued).toHaveLength(1);
+      expect((await a.get(queued.id))!.status).toBe('queued');
+
+      // The check reads the run as stored now; false: nothing done, nothing recorded.
+      const running = await a.create(input('s-running'));
+      expect((await a.claim(running.id)).ok).toBe(true);
+      let seen: string | undefined;
+      expect(
+        await b.requeue!(running.id, async (run) => {
+          seen = `${run.status} ${run.runner}`;
+          return false;
+        }),
+      ).toBe(false);
+      expect(seen).toBe('running rnr_a');
+      expect(await b.requeue!('run_none', async () => null)).toBe(false);
+
+      // The rule the recovery hands the hook on each heartbeat: B beat once and then never (stale
+      // after 300 ms).
+      const watcher = open('rnr_w', 'host-w', 50);
+      let rule: ((node: string, since: number | undefined) => boolean) | undefined;
+      watcher.onStranded!(async (gone) => {
+        rule = gone;
+      });
+      await watcher.list();
+      await sleep(500);
+      const now = Date.now();
+      expect(rule!('rnr_b', now)).toBe(true); // stale heartbeat, another machine
+      expect(rule!('rnr_w', now - 10_000)).toBe(false); // this node
+      expect(rule!('rnr_unknown', now)).toBe(false); // no row yet: may be starting
+      expect(rule!('rnr_unknown', now - 10_000)).toBe(true); // no row, given long ago
+      expect(rule!('rnr_unknown', undefined)).toBe(false);
+    } finally {
+      for (const ledger of ledgers) await ledger.close?.().catch(() => {});
+      await nodes.close();
+    }
+  });
+});
