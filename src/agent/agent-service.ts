@@ -14,13 +14,14 @@
  */
 
 import type { FinalRunStatus } from '../runs/run-ledger';
+import { withReadScope } from '../store/read-scope';
 import { agentKinds } from './agent-kinds';
 import type { AgentDeps } from './deps';
 import { createAgentHost } from './host';
 import { enqueueNow, queueStatus, removeQueued, sendNow } from './prompt-queue';
 import { cancelRun, cancelSession, closeRuns, waitIdle, waitRun } from './run-cancel';
 import { drainQueue, resumeRun, runChild, summarizeSession } from './run-control';
-import { busyElsewhere, createAgentCore, runResult, stateOf } from './session-runtime';
+import { busyElsewhere, createAgentCore, stateOf } from './session-runtime';
 import { subscribeSession } from './subscribe';
 import type { AgentService, PromptSection, SessionRuntimeStatus } from './types';
 
@@ -33,7 +34,8 @@ export function createAgentService(deps: AgentDeps): AgentService {
 
   const service: AgentService = {
     createSession: async (input) => await host.sessions.create(input),
-    send: async (input) => await core.atomically(() => sendNow(core, input)),
+    // One read scope: the session row read once for the send (../store/read-scope.ts).
+    send: async (input) => await withReadScope(() => core.atomically(() => sendNow(core, input))),
     async run(input) {
       const sent = await service.send(input);
       const onAbort = async () => {
@@ -50,7 +52,7 @@ export function createAgentService(deps: AgentDeps): AgentService {
         input.signal?.removeEventListener('abort', onAbort);
       }
     },
-    enqueue: async (input) => await core.atomically(() => enqueueNow(core, input)),
+    enqueue: async (input) => await withReadScope(() => core.atomically(() => enqueueNow(core, input))),
     async drain(sessionId) {
       await host.sessions.require(sessionId);
       return await drainQueue(core, sessionId);
@@ -75,7 +77,7 @@ export function createAgentService(deps: AgentDeps): AgentService {
     cancelRun: async (runId, reason) => await cancelRun(core, runId, reason),
     wait: (runId, options) => waitRun(core, runId, options),
     waitIdle: (sessionId, options) => waitIdle(core, sessionId, options),
-    result: async (runId) => await runResult(host, runId),
+    result: async (runId) => await core.result(runId),
     subscribe: async (sessionId, listener, options) =>
       await subscribeSession(host, sessionId, listener, options),
     pendingPermissions: (sessionId) => host.permissions.pending(sessionId),

@@ -15,7 +15,7 @@ async function enqueueRun(
   core: AgentCore,
   input: SendInput & { sessionId: string },
   kind: AgentKind,
-): Promise<AgentRun> {
+): Promise<{ run: AgentRun; queued: AgentRun[] }> {
   const a = core.host;
   const session = await a.sessions.require(input.sessionId);
   if (!input.prompt.trim()) throw new SvcError('invalid_input', 'prompt: must not be empty');
@@ -35,8 +35,9 @@ async function enqueueRun(
       ...(input.unattended ? { unattended: input.unattended } : {}),
     },
   });
-  await core.publishQueue(session.id);
-  return run;
+  // The queue as published: what a drain right after starts from.
+  const queued = await core.publishQueue(session.id);
+  return { run, queued };
 }
 
 const position = async (core: AgentCore, sessionId: string, runId: string) =>
@@ -69,9 +70,9 @@ export async function sendNow(
       );
     }
   }
-  const run = await enqueueRun(core, { ...input, sessionId: session.id }, kind);
+  const { run, queued } = await enqueueRun(core, { ...input, sessionId: session.id }, kind);
   core.deferred(run.id);
-  await drainQueue(core, session.id);
+  await drainQueue(core, session.id, queued);
   return await receipt(core, session.id, run.id);
 }
 
@@ -81,7 +82,10 @@ async function receipt(
   sessionId: string,
   runId: string,
 ): Promise<Awaited<ReturnType<AgentService['enqueue']>>> {
-  const queued = (await core.host.runs.require(runId)).status === 'queued';
+  // Launched here (claimed, so no longer queued) and not yet over: nothing to read.
+  const rt = core.runtime(sessionId);
+  const launched = rt.state !== 'idle' && rt.runId === runId;
+  const queued = !launched && (await core.host.runs.require(runId)).status === 'queued';
   return {
     session_id: sessionId,
     run_id: runId,
@@ -97,9 +101,9 @@ export async function enqueueNow(
   const a = core.host;
   const session = await a.sessions.require(input.sessionId);
   const kind = agentKind(a.config, input.agent ?? session.agent, 'primary');
-  const run = await enqueueRun(core, input, kind);
+  const { run, queued } = await enqueueRun(core, input, kind);
   core.deferred(run.id);
-  if (input.start !== false) await drainQueue(core, session.id);
+  if (input.start !== false) await drainQueue(core, session.id, queued);
   return await receipt(core, session.id, run.id);
 }
 

@@ -356,11 +356,18 @@ async function drainOutside(core: AgentCore, sessionId: string): Promise<string 
   return outside ? await outside(() => drainQueue(core, sessionId)) : await drainQueue(core, sessionId);
 }
 
-/** Start the session's next queued prompt when it is idle; the run id, or undefined. */
-export async function drainQueue(core: AgentCore, sessionId: string): Promise<string | undefined> {
+/**
+ * Start the session's next queued prompt when it is idle; the run id, or undefined. `queued`: the
+ * session's queued runs as the caller just read them (nothing to read again).
+ */
+export async function drainQueue(
+  core: AgentCore,
+  sessionId: string,
+  queued?: AgentRun[],
+): Promise<string | undefined> {
   const rt = core.runtime(sessionId);
   if (rt.state !== 'idle' || core.closing) return undefined;
-  const next = (await core.host.runs.queued(sessionId))[0];
+  const next = (queued ?? (await core.host.runs.queued(sessionId)))[0];
   if (!next) return undefined;
   const kind = agentKind(core.host.config, next.agent);
   return (await startRun(core, next, { kind })) ? next.id : undefined;

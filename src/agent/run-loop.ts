@@ -14,6 +14,7 @@ import { toSvcError } from '../errors';
 import type { ResolvedModel } from '../providers/types';
 import type { FinalRunStatus } from '../runs/run-ledger';
 import type { Message, Usage } from '../sessions/session-store';
+import { withReadScope } from '../store/read-scope';
 import { budgetFailure, type Failure, failureLine, runFailure } from './failure';
 import { historyMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
@@ -52,18 +53,11 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     },
   };
   try {
-    const started = x.resume ? await resumeRun(c) : await openRun(c);
-    if ('status' in started) return started;
-    // The adaptive monitor handles run.started before the run assembles its prompt and tools.
-    await app.adaptive?.settled();
-    await resolveModel(c, started.session);
-    const t = await prepareRun(c, started.user, started.session);
-    // A resumed run's calls that waited for a permission answer run now (./run-resume.ts).
-    if (started.waiting?.length) await runWaitingCalls(c, bridgeFor(c, t), started.waiting);
+    // The run's preparation reads its session row once (a read scope, ../store/read-scope.ts).
+    const prepared = await withReadScope(() => prepare(c));
+    if ('status' in prepared) return prepared;
+    const { t, history } = prepared;
     const ai = await import('ai');
-    const history: ModelMessage[] = toModelMessages(
-      await historyMessages(app.sessions, await app.sessions.require(c.sessionId)),
-    );
     const providerOptions = providerOptionsFor(
       t.resolved,
       t.session.reasoning_effort ?? c.kind.reasoning_effort,
@@ -75,6 +69,23 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
   } catch (error) {
     return await failedRun(c, error);
   }
+}
+
+/** Open (or resume) the run, resolve its model, prepare its first step; its history. */
+async function prepare(c: RunContext): Promise<{ t: RunTurn; history: ModelMessage[] } | RunOutcome> {
+  const { app, x } = c;
+  const started = x.resume ? await resumeRun(c) : await openRun(c);
+  if ('status' in started) return started;
+  // The adaptive monitor handles run.started before the run assembles its prompt and tools.
+  await app.adaptive?.settled();
+  await resolveModel(c, started.session);
+  const t = await prepareRun(c, started.user, started.session);
+  // A resumed run's calls that waited for a permission answer run now (./run-resume.ts).
+  if (started.waiting?.length) await runWaitingCalls(c, bridgeFor(c, t), started.waiting);
+  const history: ModelMessage[] = toModelMessages(
+    await historyMessages(app.sessions, await app.sessions.require(c.sessionId)),
+  );
+  return { t, history };
 }
 
 /** A run ready for its first step: its session and prompt (and, resumed, its calls that wait for an answer). */

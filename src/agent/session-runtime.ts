@@ -57,13 +57,24 @@ export interface AgentCore {
   deferred(runId: string): Deferred;
   /** Resolve the waiters of a finished run. */
   settle(runId: string): Promise<void>;
-  publishQueue(sessionId: string): Promise<void>;
+  /**
+   * `runResult`, sharing the read of a run that has ended for a moment (RESULT_SHARED_MS): its
+   * waiters and the surface that streams it ask for it at its end, one after the other.
+   */
+  result(runId: string): Promise<RunResult>;
+  /** Publishes the session's queue (queue.changed); the queued runs it read. */
+  publishQueue(sessionId: string): Promise<AgentRun[]>;
   notifyIdle(sessionId: string): void;
 }
+
+/** How long the result of a run that has ended is answered without reading it again. */
+const RESULT_SHARED_MS = 2_000;
 
 export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
   const runtimes = new Map<string, Runtime>();
   const deferreds = new Map<string, Deferred>();
+  /** Results of runs that had ended when read, with when they were read. */
+  const ended = new Map<string, { at: number; result: RunResult }>();
   const core: AgentCore = {
     deps,
     host,
@@ -107,7 +118,18 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
       const d = deferreds.get(runId);
       if (!d) return;
       deferreds.delete(runId);
-      d.resolve(await runResult(host, runId));
+      d.resolve(await core.result(runId));
+    },
+    async result(runId) {
+      const now = host.clock.now();
+      const known = ended.get(runId);
+      if (known && now - known.at <= RESULT_SHARED_MS) return structuredClone(known.result);
+      const result = await runResult(host, runId);
+      if (result.status !== 'queued' && result.status !== 'running') {
+        for (const [id, entry] of ended) if (now - entry.at > RESULT_SHARED_MS) ended.delete(id);
+        ended.set(runId, { at: now, result });
+      }
+      return result;
     },
     async publishQueue(sessionId) {
       const items = await host.runs.queued(sessionId);
@@ -116,6 +138,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
         length: items.length,
         items: items.map((run) => ({ id: run.id, preview: preview(run.prompt) })),
       });
+      return items;
     },
     notifyIdle(sessionId) {
       const rt = core.runtime(sessionId);

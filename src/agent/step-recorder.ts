@@ -85,19 +85,32 @@ export class StepRecorder {
 
   /** Records a call once (the tool may start before the stream's part arrives); metadata merges. */
   async toolCall(call: RecordedToolCall, metadata?: ProviderMetadata): Promise<void> {
+    // The step's first part: the assistant message is created holding the call (one write, where
+    // an empty message and then an update were two). A concurrent second report of the call
+    // awaits the same creation and finds the call recorded.
+    if (!this.assistantCreated) {
+      this.addCall(call, metadata);
+      await this.ensureAssistant();
+      return;
+    }
     // The tool's start and the stream's part record the same call concurrently: the message
     // first, then the check and the push with no await between them, so the call is pushed once.
     await this.ensureAssistant();
+    if (!this.addCall(call, metadata)) return;
+    this.dirty = true;
+    await this.flush();
+  }
+
+  /** Adds the call to the parts, or merges the metadata of a known one; false: nothing changed. */
+  private addCall(call: RecordedToolCall, metadata?: ProviderMetadata): boolean {
     const known = this.parts.find(
       (p): p is Extract<typeof p, { type: 'tool-call' }> =>
         p.type === 'tool-call' && p.tool_call_id === call.tool_call_id,
     );
     if (known) {
-      if (!metadata) return;
+      if (!metadata) return false;
       known.provider_metadata = { ...known.provider_metadata, ...metadata };
-      this.dirty = true;
-      await this.flush();
-      return;
+      return true;
     }
     this.openText = undefined;
     this.openReasoning = undefined;
@@ -109,8 +122,7 @@ export class StepRecorder {
       ...(metadata ? { provider_metadata: metadata } : {}),
     });
     this.toolCalls.push(call);
-    this.dirty = true;
-    await this.flush();
+    return true;
   }
 
   async toolResult(toolCallId: string, tool: string, output: string, isError: boolean): Promise<void> {
@@ -176,17 +188,15 @@ export class StepRecorder {
         cost,
         finished: true,
       });
-      this.app.bus.publish(this.options.sessionId, 'message.completed', {
-        session_id: this.options.sessionId,
-        message_id: this.assistant.id,
-        run_id: this.options.runId,
-      });
     }
-    if (this.tool) {
+    if (this.tool)
       await sessions.updateMessage(this.tool.id, { parts: this.orderedResults(), finished: true });
+    // Both completions together, in message order (the bus stores them in one append on PostgreSQL).
+    for (const message of [this.assistant, this.tool]) {
+      if (!message) continue;
       this.app.bus.publish(this.options.sessionId, 'message.completed', {
         session_id: this.options.sessionId,
-        message_id: this.tool.id,
+        message_id: message.id,
         run_id: this.options.runId,
       });
     }
@@ -247,7 +257,8 @@ export class StepRecorder {
     this.assistant = await this.app.sessions.appendMessage({
       session_id: this.options.sessionId,
       role: 'assistant',
-      parts: [],
+      // The parts so far: none for a delta (it adds its own after), the call for a tool call.
+      parts: [...this.parts],
       model: this.options.model,
       provider: this.options.provider,
       run_id: this.options.runId,

@@ -69,8 +69,8 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     const started = app.clock.now();
     const title = callTitle(name, rawInput);
     await options.beforeCall?.({ tool_call_id: toolCallId, tool: name, input: rawInput });
-    // The event and its ledger row: one commit.
-    await app.store.transactions.run(async () => {
+    // The event and its ledger row: one commit on SQLite (on PostgreSQL the bus appends apart anyway).
+    await app.store.transactions.together(async () => {
       app.bus.publish(options.sessionId, 'tool.started', {
         session_id: options.sessionId,
         run_id: options.runId,
@@ -144,7 +144,7 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       });
     }
     const duration_ms = app.clock.now() - started;
-    await app.store.transactions.run(async () => {
+    await app.store.transactions.together(async () => {
       app.bus.publish(options.sessionId, 'tool.finished', {
         session_id: options.sessionId,
         run_id: options.runId,

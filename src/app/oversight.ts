@@ -48,6 +48,7 @@ export function createOversight(
       (db) => createRecommendationRepository({ db, clock, ids }),
       (sql) => createPostgresRecommendationRepository({ sql, clock, ids }),
     ),
+    clock,
   });
   base.closers.push(startRecommendationRecorder({ bus, clock, config: base.config, log }, recommendations));
   // After the recorder: a signal's recommendation is recorded once (followons.ts checks).

@@ -53,7 +53,11 @@ export function createBusWrites(deps: {
   store1(item: Queued): void | Promise<void>;
   catchUp(task: CatchUp): Promise<void>;
   /** For the write queue: a session's events queued one behind the other are appended in one call. */
-  batch: { joins(first: Task, next: Task): boolean; writeAll(items: Task[]): Promise<void> };
+  batch: {
+    joins(first: Task, next: Task): boolean;
+    writeAll(items: Task[]): Promise<void>;
+    deferStart(): boolean;
+  };
 } {
   const { rings, ringSize, immediate, log, sharedLog, deliver } = deps;
   let memoryId = 0;
@@ -164,6 +168,8 @@ export function createBusWrites(deps: {
   const batch = {
     joins: (first: Task, next: Task) => sameSession(first, next) && sharedLog()?.appendMany !== undefined,
     writeAll: (items: Task[]) => storeMany(items.filter((t): t is Queued => t.kind !== 'catch-up')),
+    // A shared (PostgreSQL) log answers asynchronously anyway: events published together go together.
+    deferStart: () => sharedLog()?.appendMany !== undefined,
   };
 
   /** A catch-up step: the session's events after the ring's last id, from the log, delivered in order. */

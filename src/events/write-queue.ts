@@ -16,7 +16,16 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
    * written with `first` (and the items between); such a run of items (up to 64) goes to `writeAll`
    * in queue order instead of `write` one by one. A failure fails every item of the run.
    */
-  batch?: { joins(first: T, next: T): boolean; writeAll(items: T[]): Promise<void> },
+  batch?: {
+    joins(first: T, next: T): boolean;
+    writeAll(items: T[]): Promise<void>;
+    /**
+     * True: an idle queue starts writing after the current synchronous code (a microtask), so
+     * the items it enqueues one after another (an event and the next) are one run, where the
+     * first would have gone alone. For a log that answers asynchronously anyway.
+     */
+    deferStart?(): boolean;
+  },
 ): { enqueue(item: T): void; flush(): Promise<void> } {
   const queue: T[] = [];
   let pumping = false;
@@ -72,10 +81,20 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
     }
   });
 
+  let starting = false;
   const enqueue = (item: T) => {
     enqueued++;
     queue.push(item);
-    void pump();
+    if (pumping || !batch?.deferStart?.()) {
+      void pump();
+      return;
+    }
+    if (starting) return;
+    starting = true;
+    queueMicrotask(() => {
+      starting = false;
+      void pump();
+    });
   };
 
   const flush = (): Promise<void> => {

@@ -63,10 +63,18 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
 
   const claim = (runId: string): Promise<ClaimResult> =>
     sql.transaction(async () => {
-      const found = await queries.get(runId);
-      if (!found) throw new SvcError('not_found', `run_id: no run "${runId}"`);
-      await writes.lockSession(found.session_id);
+      // The run's session: known when this ledger created the run or appended to it (a run never
+      // changes session), else read.
+      let sessionId = events.sessionOf(runId);
+      let found: AgentRun | undefined;
+      if (!sessionId) {
+        found = await queries.get(runId);
+        if (!found) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+        sessionId = found.session_id;
+      }
+      await writes.lockSession(sessionId);
       const run = (await queries.get(runId)) ?? found;
+      if (!run) throw new SvcError('not_found', `run_id: no run "${runId}"`);
       if (run.status !== 'queued')
         throw new SvcError('conflict', `run ${runId} is ${run.status}, not queued`);
       const now = clock.now();
@@ -108,6 +116,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
         host: running ? owner.host : null,
         runner: running ? owner.runner : null,
       });
+      events.known(id, input.session_id);
       await appendTo(id, input.session_id, status === 'queued' ? 'run.queued' : 'run.created', {
         origin: input.origin,
         agent: input.agent,
@@ -221,15 +230,23 @@ function postgresRunEvents(
     return event;
   }
 
+  const known = (runId: string, sessionId: string) => {
+    if (sessionOfRun.size > 1000) sessionOfRun.clear();
+    sessionOfRun.set(runId, sessionId);
+  };
+
   return {
     appendTo,
+    /** The session of a run this ledger created or appended to, if it remembers it. */
+    sessionOf: (runId: string): string | undefined => sessionOfRun.get(runId),
+    /** Remembers a run's session (it created the run). */
+    known,
     async append(runId: string, type: string, payload: Record<string, unknown>): Promise<RunEvent> {
       let sessionId = sessionOfRun.get(runId);
       if (!sessionId) {
         sessionId = await queries.sessionOf(runId);
         if (!sessionId) throw new SvcError('not_found', `run_id: no run "${runId}"`);
-        if (sessionOfRun.size > 1000) sessionOfRun.clear();
-        sessionOfRun.set(runId, sessionId);
+        known(runId, sessionId);
       }
       return appendTo(runId, sessionId, type, payload);
     },

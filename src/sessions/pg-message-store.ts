@@ -8,6 +8,7 @@ import type { SqlClient } from '../store/postgres/client';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
 import { appendedMessage, toMessage } from './message-store';
+import { wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
 import type { Message, MessageRow, SessionStore } from './types';
 
@@ -68,6 +69,7 @@ export function createPostgresMessageStore(deps: {
           tsvectorOf(doc.body),
         ],
       );
+      wroteSession(sql, input.session_id); // its updated_at
       const found = Number(written?.n ?? 0) > 0;
       if (!found) await deps.requireSession(input.session_id);
       return appendedMessage(input, id, partsJson, now, finishedAt);

@@ -8,9 +8,11 @@
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { SqlClient } from '../store/postgres/client';
+import { peek, readThrough, remember } from '../store/read-scope';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
 import { createPostgresMessageStore } from './pg-message-store';
+import { sessionRowKey, wroteSession } from './pg-session-rows';
 import { createPostgresSessionSearch } from './pg-session-search-repository';
 import { newSessionValues } from './session-store';
 import type { Session, SessionRow, SessionStore } from './types';
@@ -18,6 +20,12 @@ import type { Session, SessionRow, SessionStore } from './types';
 export type PostgresSessionStore = AsyncOf<SessionStore>;
 
 const toSession = (row: SessionRow): Session => ({ ...row, metadata: JSON.parse(row.metadata) });
+
+/** A row this process just wrote (`RETURNING *`): the read scope's copy. */
+function wroteRow(sql: SqlClient, row: SessionRow): void {
+  wroteSession(sql, row.id);
+  remember(sessionRowKey(row.id), row);
+}
 
 export function createPostgresSessionStore(deps: {
   sql: SqlClient;
@@ -27,14 +35,22 @@ export function createPostgresSessionStore(deps: {
   workspace: string;
 }): PostgresSessionStore {
   const { sql } = deps;
+  const load = (id: string) => sql.one<SessionRow>('SELECT * FROM sessions WHERE id = $1', [id]);
+  // Inside a read scope (an agent send, a run's preparation), the row read once (../store/read-scope.ts).
   const get = async (id: string) => {
-    const row = await sql.one<SessionRow>('SELECT * FROM sessions WHERE id = $1', [id]);
+    const row = await readThrough(sessionRowKey(id), () => load(id));
     return row ? toSession(row) : undefined;
   };
   const require = async (id: string) => {
     const session = await get(id);
     if (!session) throw new SvcError('not_found', `session_id: no session "${id}"; see svc session list`);
     return session;
+  };
+  /** `require` from the database: the read of a read-modify-write. */
+  const requireFresh = async (id: string) => {
+    const row = await load(id);
+    if (!row) throw new SvcError('not_found', `session_id: no session "${id}"; see svc session list`);
+    return toSession(row);
   };
   const family = async (rootId: string) => {
     const rows = await sql.query<SessionRow>(
@@ -52,7 +68,7 @@ export function createPostgresSessionStore(deps: {
     requireSession: require,
   });
   return {
-    ...sessionWrites({ ...deps, require, family }),
+    ...sessionWrites({ ...deps, require, requireFresh, family }),
     get,
     require,
     async list(options = {}) {
@@ -77,6 +93,8 @@ export function createPostgresSessionStore(deps: {
     },
     family,
     async root(id) {
+      // A top-level session read in this scope is its own root.
+      if (peek<SessionRow | undefined>(sessionRowKey(id))?.value?.parent_id === null) return id;
       const row = await sql.one<{ id: string }>(
         `WITH RECURSIVE up(id, parent_id, depth) AS (SELECT id, parent_id, 0 FROM sessions WHERE id = $1
              UNION ALL SELECT s.id, s.parent_id, up.depth + 1 FROM sessions s JOIN up ON s.id = up.parent_id WHERE up.depth < 64)
@@ -101,6 +119,7 @@ function sessionWrites(deps: {
   bus?: EventBus;
   workspace: string;
   require: (id: string) => Promise<Session>;
+  requireFresh: (id: string) => Promise<Session>;
   family: (id: string) => Promise<Session[]>;
 }): Pick<PostgresSessionStore, 'create' | 'update' | 'delete' | 'addUsage'> {
   const { sql, require } = deps;
@@ -114,6 +133,7 @@ function sessionWrites(deps: {
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
         newSessionValues(input, id, deps.workspace, now),
       );
+      if (row) wroteRow(sql, row);
       const session = row ? toSession(row) : await require(id);
       deps.bus?.publish(id, 'session.created', {
         session_id: id,
@@ -123,7 +143,7 @@ function sessionWrites(deps: {
       return session;
     },
     async update(id, patch) {
-      const current = await require(id);
+      const current = await deps.requireFresh(id);
       const next = {
         title: patch.title ?? current.title,
         mode: patch.mode ?? current.mode,
@@ -147,6 +167,8 @@ function sessionWrites(deps: {
           id,
         ],
       );
+      if (row) wroteRow(sql, row);
+      else wroteSession(sql, id);
       const session = row ? toSession(row) : await require(id);
       deps.bus?.publish(id, 'session.updated', { session_id: id, changed: Object.keys(patch) });
       return session;
@@ -156,6 +178,7 @@ function sessionWrites(deps: {
       if (ids.length === 0) await require(id);
       // Children and messages (and their search rows) go with it: ON DELETE CASCADE.
       await sql.run('DELETE FROM sessions WHERE id = $1', [id]);
+      for (const removed of [id, ...ids]) wroteSession(sql, removed);
       for (const removed of ids) deps.bus?.publish(removed, 'session.deleted', { session_id: removed });
       return ids;
     },
@@ -164,6 +187,7 @@ function sessionWrites(deps: {
         'UPDATE sessions SET prompt_tokens = prompt_tokens + $1, completion_tokens = completion_tokens + $2, cost = cost + $3, updated_at = $4 WHERE id = $5',
         [usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id],
       );
+      wroteSession(sql, id);
     },
   };
 }

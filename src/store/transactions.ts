@@ -18,6 +18,12 @@ export interface StoreTransactions {
    * in ./db.ts); a no-op on PostgreSQL, where a step's writes are grouped by `run`.
    */
   stepBatch(): void;
+  /**
+   * Writes that need no atomicity together, only SQLite's one commit for them (an event and its
+   * ledger row): `run` on SQLite; on PostgreSQL `fn` as it is, each statement its own transaction
+   * (or the ambient one's), where a transaction of one statement cost BEGIN and COMMIT round trips.
+   */
+  together<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 /** What a service sees of the App's store: its backend and its transactions. */
@@ -27,9 +33,10 @@ export interface StoreView {
 }
 
 export function sqliteTransactions(db: () => Db): StoreTransactions {
-  return { run: (fn) => atomicallyAsync(db, fn), stepBatch: () => stepBatch(db) };
+  const run = <T>(fn: () => Promise<T>) => atomicallyAsync(db, fn);
+  return { run, stepBatch: () => stepBatch(db), together: run };
 }
 
 export function postgresTransactions(sql: SqlClient): StoreTransactions {
-  return { run: (fn) => sql.transaction(() => fn()), stepBatch: () => {} };
+  return { run: (fn) => sql.transaction(() => fn()), stepBatch: () => {}, together: (fn) => fn() };
 }

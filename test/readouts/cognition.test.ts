@@ -237,6 +237,32 @@ describe('recommendation recorder', () => {
     expect(byZone.permission_policy).toMatchObject({ recommendations: 1, dismissed: 1 });
   });
 
+  it('expires what is pending once its window ends, at the next signal (the sweep runs only when one can have ended)', async () => {
+    const app = await makeTestApp({ config: { options: { health_followons: { enabled: false } } } });
+    const clock = app.clock as TestClock;
+    const s = (await app.sessions.create()).id;
+    // Recorded elsewhere (not by the recorder), with a window shorter than the recorder's own.
+    const short = await app.recommendations.record({
+      zone: 'compaction',
+      kind: 'start_new_session',
+      payload: {},
+      window_seconds: 60,
+    });
+    // A signal the recorder handles that follows nothing here.
+    const signal = () => app.bus.publish(s, 'session.updated', { session_id: s, changed: ['title'] });
+    signal();
+    expect((await app.recommendations.get(short.id))?.outcome).toBe('pending');
+    app.bus.publish(s, 'loop.detected', { session_id: s, run_id: 'run_2', tool: 'bash', repeats: 4 });
+    const [loop] = await app.recommendations.pending({ zone: 'loop_detection' });
+    clock.advance(61_000);
+    signal();
+    expect((await app.recommendations.get(short.id))?.outcome).toBe('expired');
+    expect((await app.recommendations.get(loop!.id))?.outcome).toBe('pending');
+    clock.advance(3_600_000);
+    signal();
+    expect((await app.recommendations.get(loop!.id))?.outcome).toBe('expired');
+  });
+
   it('dismisses through the recommendations tool', async () => {
     const app = await makeTestApp();
     const rec = await app.recommendations.record({

@@ -92,5 +92,11 @@ export function createPostgresRecommendationRepository(deps: {
         [now, now],
       );
     },
+    async nextExpiry() {
+      const row = await sql.one<{ at: number | null }>(
+        "SELECT min(recommended_at + window_seconds * 1000) AS at FROM recommendations WHERE outcome = 'pending'",
+      );
+      return row?.at ?? null;
+    },
   };
 }

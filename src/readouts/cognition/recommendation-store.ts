@@ -69,6 +69,8 @@ export interface RecommendationRepository {
   get(id: string): Promise<Recommendation | undefined>;
   /** Marks pending recommendations whose window passed as expired. */
   expire(): Promise<number>;
+  /** When the first pending recommendation's window ends (ms); null when none is pending. */
+  nextExpiry(): Promise<number | null>;
 }
 
 /**
@@ -83,18 +85,56 @@ export interface RecommendationLedger extends RecommendationRepository {
   flush(): Promise<void>;
 }
 
-export function createRecommendationLedger(deps: { store: RecommendationRepository }): RecommendationLedger {
-  const { store } = deps;
+export function createRecommendationLedger(deps: {
+  store: RecommendationRepository;
+  /** With a clock, `expire` sweeps only when a window can have ended (`dueSweeps`). */
+  clock?: Clock;
+}): RecommendationLedger {
+  const store = deps.clock ? dueSweeps(deps.store, deps.clock) : deps.store;
   const { serial, settled, flush } = createChangeQueue();
   return {
     record: (input) => serial(() => store.record(input)),
     close: (id, outcome, evidence) => serial(() => store.close(id, outcome, evidence)),
     expire: () => serial(() => store.expire()),
+    nextExpiry: () => settled(() => store.nextExpiry()),
     pending: (filter) => settled(() => store.pending(filter)),
     window: (options) => settled(() => store.window(options)),
     get: (id) => settled(() => store.get(id)),
     serial: (step) => serial(() => step(store)),
     flush,
+  };
+}
+
+/** The shortest window svc records a recommendation with (the recorder, the health follow-ons). */
+const SHORTEST_WINDOW_MS = 3600 * 1000;
+
+/**
+ * `store` whose `expire` skips the sweep (a statement, run after every signal the recorder
+ * handles) while no pending recommendation's window can have ended: until the first pending
+ * one's end as of the last sweep (`nextExpiry`), at most an hour on (what another process records
+ * meanwhile has a window of an hour or more), or earlier when something recorded here ends
+ * earlier. A skipped sweep would have expired nothing, so `expire` answers the same.
+ */
+function dueSweeps(store: RecommendationRepository, clock: Clock): RecommendationRepository {
+  let nothingExpiresUntil = 0;
+  return {
+    ...store,
+    async record(input) {
+      const recorded = await store.record(input);
+      nothingExpiresUntil = Math.min(
+        nothingExpiresUntil,
+        recorded.recommended_at + recorded.window_seconds * 1000,
+      );
+      return recorded;
+    },
+    async expire() {
+      const now = clock.now();
+      if (now <= nothingExpiresUntil) return 0;
+      const expired = await store.expire();
+      const next = (await store.nextExpiry()) ?? Number.POSITIVE_INFINITY;
+      nothingExpiresUntil = Math.min(next, now + SHORTEST_WINDOW_MS);
+      return expired;
+    },
   };
 }
 
@@ -199,6 +239,15 @@ export function createRecommendationRepository(deps: {
           "UPDATE recommendations SET outcome = 'expired', outcome_at = ? WHERE outcome = 'pending' AND recommended_at + window_seconds * 1000 < ?",
         )
         .run(deps.clock.now(), deps.clock.now()).changes;
+    },
+    async nextExpiry() {
+      const row = deps
+        .db()
+        .prepare(
+          "SELECT min(recommended_at + window_seconds * 1000) AS at FROM recommendations WHERE outcome = 'pending'",
+        )
+        .get() as { at: number | null } | undefined;
+      return row?.at ?? null;
     },
   };
 }

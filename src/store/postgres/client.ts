@@ -42,6 +42,11 @@ export interface SqlClient extends SqlExecutor {
   /** True inside a `transaction` body of this client. */
   inTransaction(): boolean;
   /**
+   * `fn` once the transaction of this async context has ended (COMMIT or ROLLBACK sent); never
+   * outside one (a statement there was its own transaction, already ended).
+   */
+  afterTransaction(fn: () => void): void;
+  /**
    * Statements on the pool, each its own transaction, never joining (nor waiting for) an ambient
    * one: for what other nodes must see at once whatever the caller is in (a node's heartbeat).
    */
@@ -150,6 +155,9 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     target,
     redactedUrl,
     inTransaction: () => joined() !== undefined,
+    afterTransaction(fn) {
+      void ambient.getStore()?.root.done.then(fn);
+    },
     autocommit: pooled,
     dedicated: (applicationName) =>
       new driver.Client({

@@ -3,8 +3,8 @@
  * `recommendations` answers, run on SQLite and on PostgreSQL by ./recommendations.contract.test.ts.
  * Pins: a record answers the stored row (payload digested, evidence an object, outcome pending);
  * pending oldest first with its filters; the window newest first within `since`, per zone,
- * limited; a close only of a pending row, merging its evidence; expiry by each row's own window;
- * a missing id reads undefined.
+ * limited; a close only of a pending row, merging its evidence; expiry by each row's own window,
+ * and when the first pending window ends (`nextExpiry`); a missing id reads undefined.
  */
 import { expect, it } from 'vitest';
 import type { RecommendationRepository } from '../../../src/readouts/cognition/recommendation-store';
@@ -88,7 +88,9 @@ export function recommendationsContract(open: OpenRecommendations): void {
       const t0 = clock.now();
       const rec = (zone: 'token_pressure' | 'compaction', window_seconds: number) =>
         store.record({ zone, kind: 'k', payload: {}, window_seconds });
+      expect(await store.nextExpiry()).toBeNull();
       const a = await rec('token_pressure', 60);
+      expect(await store.nextExpiry()).toBe(a.recommended_at + 60_000);
       clock.advance(10_000);
       const b = await rec('compaction', 3600);
       const b2 = await rec('compaction', 3600);
@@ -105,6 +107,7 @@ export function recommendationsContract(open: OpenRecommendations): void {
       expect(await store.expire()).toBe(1);
       expect(await store.get(a.id)).toMatchObject({ outcome: 'expired', outcome_at: clock.now() });
       expect(ids(await store.pending())).toEqual([b.id, b2.id, c.id]);
+      expect(await store.nextExpiry()).toBe(c.recommended_at + 60_000);
       expect(await store.expire()).toBe(0);
     }),
   );
