@@ -143,7 +143,7 @@ export const agenticFetchTool = defineTool({
 export const executeDagInput = () =>
   z.strictObject({
     tasks: z
-      .array(dagTaskSchema)
+      .array(dagTaskSchema())
       .min(1)
       .max(50)
       .describe('The tasks; depends_on makes the graph. Tasks without dependencies start at once.'),
@@ -226,14 +226,14 @@ export const workflowTemplateInput = () =>
       .optional()
       .describe('Template name (all actions but list).'),
     description: z.string().optional().describe('save/update: what the workflow does.'),
-    parameters: recipeParameterSchema
+    parameters: recipeParameterSchema()
       .array()
       .optional()
       .describe(
         'save/update: parameters as in recipes (name, type, description, required, default, choices); steps use {{ name }}.',
       ),
     steps: z
-      .array(workflowStepSchema)
+      .array(workflowStepSchema())
       .min(1)
       .optional()
       .describe(
