@@ -52,8 +52,8 @@ export const manifestSchema = lazy(() =>
     packs: relativeDir().optional(),
     recipes: relativeDir().optional(),
     commands: relativeDir().optional(),
-    mcp: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), mcpServerSchema).default({}),
-    agents: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), agentSchema).default({}),
+    mcp: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), mcpServerSchema()).default({}),
+    agents: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), agentSchema()).default({}),
   }),
 );
 
