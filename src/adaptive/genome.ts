@@ -16,6 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { lazy } from '../util/lazy';
 
 export const GENOME_SCHEMA_VERSION = 1;
 
@@ -25,17 +26,19 @@ export type Preset = (typeof PRESETS)[number];
 export const TOPOLOGIES = ['single', 'pipeline', 'hub_and_spoke'] as const;
 export type Topology = (typeof TOPOLOGIES)[number];
 
-export const genomeSchema = z.strictObject({
-  schema_version: z.literal(GENOME_SCHEMA_VERSION),
-  choreography_preset: z.enum(PRESETS),
-  topology: z.enum(TOPOLOGIES),
-  max_parallel_agents: z.number().int().min(1).max(16),
-  plan_gate: z.boolean(),
-  review_gate: z.boolean(),
-  compaction_threshold: z.number().min(0.1).max(1),
-});
+export const genomeSchema = lazy(() =>
+  z.strictObject({
+    schema_version: z.literal(GENOME_SCHEMA_VERSION),
+    choreography_preset: z.enum(PRESETS),
+    topology: z.enum(TOPOLOGIES),
+    max_parallel_agents: z.number().int().min(1).max(16),
+    plan_gate: z.boolean(),
+    review_gate: z.boolean(),
+    compaction_threshold: z.number().min(0.1).max(1),
+  }),
+);
 
-export type Genome = z.infer<typeof genomeSchema>;
+export type Genome = z.infer<ReturnType<typeof genomeSchema>>;
 
 /** What a preset means before the monitor tunes its parameters. */
 export interface PresetDefaults {
@@ -103,7 +106,7 @@ export function decodeGenome(text: string | null): DecodedGenome | undefined {
       reason: `the stored genome has schema_version ${JSON.stringify(version ?? null)}; this svc reads schema_version ${GENOME_SCHEMA_VERSION}`,
     };
   }
-  const parsed = genomeSchema.safeParse(raw);
+  const parsed = genomeSchema().safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     return { ok: false, reason: `the stored genome is invalid at ${issue.path.join('.') || '(root)'}` };

@@ -34,7 +34,7 @@ export function explainConfig(loaded: LoadedConfig, redactor: Redactor, key?: st
   const matches = fields.filter((f) => f.key === key || f.key.startsWith(`${key}.`));
   if (matches.length === 0) {
     // A field the schema knows but nothing sets (e.g. models.large with no default): unset.
-    if (isSchemaLeaf(configSchema, key.split('.')))
+    if (isSchemaLeaf(configSchema(), key.split('.')))
       return [{ key, value: null, source: 'default (unset)', source_kind: 'default' }];
     throw new SvcError('not_found', `key: no config field "${key}"; see svc config explain for the list`);
   }

@@ -12,6 +12,7 @@ import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { SvcError } from '../errors';
 import { type Config, configSchema } from './schema';
+import { parseBySection } from './section-parse';
 import { locateKey, splitKey } from './toml-locate';
 
 export type SourceKind = 'default' | 'plugin' | 'global' | 'workspace' | 'env' | 'flag' | 'override';
@@ -214,23 +215,25 @@ function validate(
   warnings: string[],
 ): { config: Config; errors: ConfigIssue[] } {
   let data = structuredClone(raw);
+  const bySection = parseBySection(data);
+  if (bySection) return { config: bySection, errors: [] };
   // Unknown keys are warnings, never errors: strip them and validate what is left.
   for (let attempt = 0; attempt < 20; attempt++) {
     // jitless: the config is parsed once or twice a process; compiling zod's fast path for its
     // hundreds of fields cost ~15 ms of every start (issue 17), interpreting it ~3 ms.
-    const result = configSchema.safeParse(data, { jitless: true });
+    const result = configSchema().safeParse(data, { jitless: true });
     if (result.success) return { config: result.data, errors: [] };
     const unknown = result.error.issues.filter((i) => i.code === 'unrecognized_keys');
     if (unknown.length === 0) {
       const errors = result.error.issues.map((issue) => describeIssue(issue, raw, provenance, texts));
       // Fall back to defaults for the parts that failed so tolerant callers still get a config.
-      const fallback = configSchema.safeParse(
+      const fallback = configSchema().safeParse(
         stripPaths(
           data,
           result.error.issues.map((i) => i.path),
         ),
       );
-      return { config: fallback.success ? fallback.data : configSchema.parse({}), errors };
+      return { config: fallback.success ? fallback.data : configSchema().parse({}), errors };
     }
     for (const issue of unknown) {
       for (const key of (issue as { keys: string[] }).keys) {
@@ -246,7 +249,7 @@ function validate(
       );
     }
   }
-  return { config: configSchema.parse({}), errors: [{ message: 'config could not be validated' }] };
+  return { config: configSchema().parse({}), errors: [{ message: 'config could not be validated' }] };
 }
 
 function describeIssue(

@@ -154,7 +154,7 @@ type SchemaIssue = { code: string; path: PropertyKey[]; message: string; keys?: 
 
 /** The first schema problem of `next` that `before` did not have and that concerns the edit. */
 function newProblem(before: Record<string, unknown>, next: Record<string, unknown>, edited: string[]) {
-  const check = configSchema.safeParse(next);
+  const check = configSchema().safeParse(next);
   if (check.success) return undefined;
   const had = new Set(issuesOf(before).map(issueId));
   const describe = (issue: SchemaIssue, reason: string) => {
@@ -174,7 +174,7 @@ function newProblem(before: Record<string, unknown>, next: Record<string, unknow
 }
 
 function issuesOf(tree: Record<string, unknown>): SchemaIssue[] {
-  const check = configSchema.safeParse(tree);
+  const check = configSchema().safeParse(tree);
   return check.success ? [] : (check.error.issues as SchemaIssue[]);
 }
 

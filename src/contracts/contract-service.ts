@@ -106,7 +106,7 @@ export function createContractService(deps: ContractDeps): ContractService {
     }));
     if (!scope) return workspace;
     const attached = (await store.attached(scope)).flatMap((row) => {
-      const parsed = obligationSchema.safeParse(JSON.parse(row.spec));
+      const parsed = obligationSchema().safeParse(JSON.parse(row.spec));
       return parsed.success
         ? [{ id: row.obligation_id, origin: 'session' as const, obligation: parsed.data }]
         : [];
@@ -248,7 +248,7 @@ function parseAttached(obligations: Record<string, unknown>, workspaceIds: Set<s
         'conflict',
         `attach.${id}: the workspace contract already has an obligation "${id}"; pick another id`,
       );
-    const result = obligationSchema.safeParse(raw);
+    const result = obligationSchema().safeParse(raw);
     if (!result.success) {
       const issue = result.error.issues[0];
       throw new SvcError(

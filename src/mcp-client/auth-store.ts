@@ -8,6 +8,7 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { lazy } from '../util/lazy';
 
 /** What the SDK hands us, stored unchanged (it stamps `issuer` and reads it back). */
 export interface McpAuthEntry {
@@ -33,10 +34,12 @@ export interface McpAuthStore {
 }
 
 // Lenient: a file written by another version keeps working; unknown keys are kept.
-const fileSchema = z.looseObject({
-  version: z.number().optional(),
-  servers: z.record(z.string(), z.looseObject({ server_url: z.string() })).optional(),
-});
+const fileSchema = lazy(() =>
+  z.looseObject({
+    version: z.number().optional(),
+    servers: z.record(z.string(), z.looseObject({ server_url: z.string() })).optional(),
+  }),
+);
 
 export function createFileAuthStore(path: string): McpAuthStore {
   const read = (): Record<string, McpAuthEntry> => {
@@ -47,7 +50,7 @@ export function createFileAuthStore(path: string): McpAuthStore {
       return {};
     }
     try {
-      const parsed = fileSchema.safeParse(JSON.parse(text));
+      const parsed = fileSchema().safeParse(JSON.parse(text));
       return parsed.success ? ((parsed.data.servers ?? {}) as Record<string, McpAuthEntry>) : {};
     } catch {
       // A corrupt file is treated as empty and replaced on the next save; it only holds

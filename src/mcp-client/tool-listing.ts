@@ -6,6 +6,7 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { z } from 'zod';
+import { lazy } from '../util/lazy';
 import {
   checkRemoteTool,
   type RemoteCallResult,
@@ -16,10 +17,12 @@ import {
 const MAX_TOOL_PAGES = 50;
 
 // Lenient (STYLE: payloads from peers): one malformed entry must not sink the whole list.
-const lenientToolList = z.looseObject({
-  tools: z.array(z.unknown()).default([]),
-  nextCursor: z.string().optional(),
-});
+const lenientToolList = lazy(() =>
+  z.looseObject({
+    tools: z.array(z.unknown()).default([]),
+    nextCursor: z.string().optional(),
+  }),
+);
 
 /** The raw entries of every page of the server's tool list (at most MAX_TOOL_PAGES pages). */
 export async function listRawTools(client: Client, timeout: number): Promise<unknown[]> {
@@ -28,7 +31,7 @@ export async function listRawTools(client: Client, timeout: number): Promise<unk
   for (let page = 0; page < MAX_TOOL_PAGES; page++) {
     const answer = await client.request(
       { method: 'tools/list', params: cursor ? { cursor } : {} },
-      lenientToolList,
+      lenientToolList(),
       { timeout },
     );
     raw.push(...answer.tools);

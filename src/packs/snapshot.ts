@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { SvcError } from '../errors';
 import type { Redactor } from '../redact';
+import { lazy } from '../util/lazy';
 import type { PackDiagnostic } from './manifest';
 import { EMPTY_SUMMARY, LAST_ACTIONS, type PackRow, packSummarySchema } from './store';
 
@@ -26,27 +27,29 @@ export type OperatingModeState = (typeof OPERATING_MODE_STATES)[number];
 /** Only `svc config show-operating-mode` may report these; every other surface fails closed. */
 export const CLI_ONLY_STATES: readonly OperatingModeState[] = ['disabled', 'unavailable'];
 
-export const operatingModeSnapshotSchema = z.strictObject({
-  session_id: z.string(),
-  enabled: z.boolean(),
-  state: z.enum(OPERATING_MODE_STATES),
-  active_operating_pack: z.string(),
-  operating_mode_preset_id: z.string(),
-  pack_manifest_path: z.string().min(1).optional(),
-  last_action: z.enum(LAST_ACTIONS).optional(),
-  unavailable_reason: z.string().min(1).optional(),
-  diagnostics: z.array(
-    z.strictObject({
-      section: z.string(),
-      field: z.string(),
-      level: z.enum(['error', 'warning']),
-      message: z.string(),
-    }),
-  ),
-  last_evidence_at: z.iso.datetime(),
-  ...packSummarySchema.shape,
-});
-export type OperatingModeSnapshot = z.infer<typeof operatingModeSnapshotSchema>;
+export const operatingModeSnapshotSchema = lazy(() =>
+  z.strictObject({
+    session_id: z.string(),
+    enabled: z.boolean(),
+    state: z.enum(OPERATING_MODE_STATES),
+    active_operating_pack: z.string(),
+    operating_mode_preset_id: z.string(),
+    pack_manifest_path: z.string().min(1).optional(),
+    last_action: z.enum(LAST_ACTIONS).optional(),
+    unavailable_reason: z.string().min(1).optional(),
+    diagnostics: z.array(
+      z.strictObject({
+        section: z.string(),
+        field: z.string(),
+        level: z.enum(['error', 'warning']),
+        message: z.string(),
+      }),
+    ),
+    last_evidence_at: z.iso.datetime(),
+    ...packSummarySchema().shape,
+  }),
+);
+export type OperatingModeSnapshot = z.infer<ReturnType<typeof operatingModeSnapshotSchema>>;
 
 /** States whose snapshot carries `unavailable_reason` (spec: disabled, unavailable, validation, persistence, hydrate failure). */
 const REASON_STATES: readonly OperatingModeState[] = [
@@ -98,7 +101,7 @@ export function buildSnapshot(input: SnapshotInput, redactor: Redactor): Operati
     has_prompt_preamble: summary.has_prompt_preamble,
   };
   // The parity contract: what leaves here is exactly the spec's shape, or nothing.
-  const checked = operatingModeSnapshotSchema.safeParse(snapshot);
+  const checked = operatingModeSnapshotSchema().safeParse(snapshot);
   if (!checked.success) {
     throw new SvcError(
       'internal',

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { SvcError } from '../errors';
 import type { Db } from '../store/db';
+import { lazy } from '../util/lazy';
 import type { PackDiagnostic } from './manifest';
 
 export const LAST_ACTIONS = ['activate', 'clear', 'hydrate'] as const;
@@ -15,16 +16,18 @@ export const FAILURE_STATES = ['validation_failed', 'hydration_failed'] as const
 export type FailureState = (typeof FAILURE_STATES)[number];
 
 /** Metadata-only summary of a pack (spec, Operating mode snapshot: counts and names, no bodies). */
-export const packSummarySchema = z.strictObject({
-  skills: z.array(z.string()),
-  hook_count: z.number().int().min(0),
-  policy_rules: z.number().int().min(0),
-  task_rules: z.number().int().min(0),
-  skill_rules: z.number().int().min(0),
-  choreography: z.string(),
-  has_prompt_preamble: z.boolean(),
-});
-export type PackSummary = z.infer<typeof packSummarySchema>;
+export const packSummarySchema = lazy(() =>
+  z.strictObject({
+    skills: z.array(z.string()),
+    hook_count: z.number().int().min(0),
+    policy_rules: z.number().int().min(0),
+    task_rules: z.number().int().min(0),
+    skill_rules: z.number().int().min(0),
+    choreography: z.string(),
+    has_prompt_preamble: z.boolean(),
+  }),
+);
+export type PackSummary = z.infer<ReturnType<typeof packSummarySchema>>;
 
 export const EMPTY_SUMMARY: PackSummary = {
   skills: [],
@@ -36,13 +39,15 @@ export const EMPTY_SUMMARY: PackSummary = {
   has_prompt_preamble: false,
 };
 
-const diagnosticsSchema = z.array(
-  z.strictObject({
-    section: z.string(),
-    field: z.string(),
-    level: z.enum(['error', 'warning']),
-    message: z.string(),
-  }),
+const diagnosticsSchema = lazy(() =>
+  z.array(
+    z.strictObject({
+      section: z.string(),
+      field: z.string(),
+      level: z.enum(['error', 'warning']),
+      message: z.string(),
+    }),
+  ),
 );
 
 export interface PackRow {
@@ -183,9 +188,9 @@ export function decode(raw: RawRow): PackRow {
       status: 400,
       details: { session_id: raw.session_id, reason: 'serialization' },
     });
-  const summary = packSummarySchema.safeParse(parseJsonText(raw.summary));
+  const summary = packSummarySchema().safeParse(parseJsonText(raw.summary));
   if (!summary.success) throw fail('pack summary');
-  const diagnostics = diagnosticsSchema.safeParse(parseJsonText(raw.diagnostics));
+  const diagnostics = diagnosticsSchema().safeParse(parseJsonText(raw.diagnostics));
   if (!diagnostics.success) throw fail('diagnostics');
   if (raw.last_action !== '' && !(LAST_ACTIONS as readonly string[]).includes(raw.last_action)) {
     throw fail('last_action');

@@ -27,32 +27,37 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { agentSchema, mcpServerSchema } from '../config/schema';
 import { SvcError } from '../errors';
+import { lazy } from '../util/lazy';
 
 export const MANIFEST_FILE = 'svc-plugin.toml';
 export const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 
-const relativeDir = z
-  .string()
-  .min(1)
-  .refine(
-    (value) => !isAbsolute(value) && !normalize(value).startsWith('..'),
-    'must be a directory inside the plugin',
-  );
-
-export const manifestSchema = z.strictObject({
-  name: z
+const relativeDir = lazy(() =>
+  z
     .string()
-    .regex(PLUGIN_NAME, 'letters, digits, - and _, starting with a letter or digit (at most 63)'),
-  version: z.string().default(''),
-  description: z.string().default(''),
-  packs: relativeDir.optional(),
-  recipes: relativeDir.optional(),
-  commands: relativeDir.optional(),
-  mcp: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), mcpServerSchema).default({}),
-  agents: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), agentSchema).default({}),
-});
+    .min(1)
+    .refine(
+      (value) => !isAbsolute(value) && !normalize(value).startsWith('..'),
+      'must be a directory inside the plugin',
+    ),
+);
 
-export type PluginManifest = z.output<typeof manifestSchema>;
+export const manifestSchema = lazy(() =>
+  z.strictObject({
+    name: z
+      .string()
+      .regex(PLUGIN_NAME, 'letters, digits, - and _, starting with a letter or digit (at most 63)'),
+    version: z.string().default(''),
+    description: z.string().default(''),
+    packs: relativeDir().optional(),
+    recipes: relativeDir().optional(),
+    commands: relativeDir().optional(),
+    mcp: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), mcpServerSchema()).default({}),
+    agents: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), agentSchema()).default({}),
+  }),
+);
+
+export type PluginManifest = z.output<ReturnType<typeof manifestSchema>>;
 
 /** What a plugin brings, by kind: names only (what the approval prompt and plugin_list show). */
 export interface PluginSummary {
@@ -88,7 +93,7 @@ export function loadManifest(dir: string): LoadedManifest {
       `${MANIFEST_FILE}: TOML syntax error: ${(error as Error).message.split('\n')[0]}`,
     );
   }
-  const parsed = manifestSchema.safeParse(raw);
+  const parsed = manifestSchema().safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue.path.length ? issue.path.join('.') : 'manifest';

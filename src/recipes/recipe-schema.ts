@@ -23,70 +23,79 @@
  */
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
+import { lazy } from '../util/lazy';
 
 const slug = /^[a-z0-9][a-z0-9_-]*$/;
 const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-const scalar = z.union([z.string(), z.number(), z.boolean()]);
+const scalar = lazy(() => z.union([z.string(), z.number(), z.boolean()]));
 
-export const recipeParameterSchema = z.strictObject({
-  name: z
-    .string()
-    .regex(identifier, 'must be an identifier (letters, digits, _), used as {{ name }} in prompts')
-    .describe('Parameter name, used as {{ name }} in prompts.'),
-  type: z.enum(['string', 'number', 'boolean']).default('string').describe('Value type (default string).'),
-  description: z.string().default('').describe('What the parameter is for.'),
-  required: z.boolean().default(false).describe('A run must give it (default false).'),
-  default: scalar.optional().describe('Value when a run does not give one.'),
-  choices: z
-    .array(z.union([z.string(), z.number()]))
-    .min(1)
-    .optional()
-    .describe('The only values allowed.'),
-});
+export const recipeParameterSchema = lazy(() =>
+  z.strictObject({
+    name: z
+      .string()
+      .regex(identifier, 'must be an identifier (letters, digits, _), used as {{ name }} in prompts')
+      .describe('Parameter name, used as {{ name }} in prompts.'),
+    type: z.enum(['string', 'number', 'boolean']).default('string').describe('Value type (default string).'),
+    description: z.string().default('').describe('What the parameter is for.'),
+    required: z.boolean().default(false).describe('A run must give it (default false).'),
+    default: scalar().optional().describe('Value when a run does not give one.'),
+    choices: z
+      .array(z.union([z.string(), z.number()]))
+      .min(1)
+      .optional()
+      .describe('The only values allowed.'),
+  }),
+);
 
-export const recipeExpectSchema = z
-  .strictObject({
-    command: z.string().min(1).optional(),
-    contains: z.string().min(1).optional(),
-    timeout_seconds: z.number().int().min(1).max(600).optional(),
+export const recipeExpectSchema = lazy(() =>
+  z
+    .strictObject({
+      command: z.string().min(1).optional(),
+      contains: z.string().min(1).optional(),
+      timeout_seconds: z.number().int().min(1).max(600).optional(),
+      description: z.string().optional(),
+    })
+    .refine((e) => (e.command === undefined) !== (e.contains === undefined), {
+      message:
+        'give exactly one of command (a shell command that must exit 0) or contains (text the answer must include)',
+    }),
+);
+
+export const recipeStepSchema = lazy(() =>
+  z.strictObject({
+    id: z
+      .string()
+      .regex(slug, 'must be lowercase letters, digits, - or _ (referenced as {{ steps.<id>.output }})'),
+    agent: z.string().min(1).default('general'),
+    prompt: z.string().min(1),
     description: z.string().optional(),
-  })
-  .refine((e) => (e.command === undefined) !== (e.contains === undefined), {
-    message:
-      'give exactly one of command (a shell command that must exit 0) or contains (text the answer must include)',
-  });
+    tools: z.array(z.string().min(1)).min(1).optional(),
+    max_turns: z.number().int().min(1).max(500).optional(),
+    model: z.string().min(1).optional(),
+    expect: z.array(recipeExpectSchema()).default([]),
+    /** Extra tries of this step (default: `retry.attempts`). */
+    retries: z.number().int().min(0).max(5).optional(),
+    /** Go on with the next step when this one fails. */
+    continue_on_failure: z.boolean().default(false),
+  }),
+);
 
-export const recipeStepSchema = z.strictObject({
-  id: z
-    .string()
-    .regex(slug, 'must be lowercase letters, digits, - or _ (referenced as {{ steps.<id>.output }})'),
-  agent: z.string().min(1).default('general'),
-  prompt: z.string().min(1),
-  description: z.string().optional(),
-  tools: z.array(z.string().min(1)).min(1).optional(),
-  max_turns: z.number().int().min(1).max(500).optional(),
-  model: z.string().min(1).optional(),
-  expect: z.array(recipeExpectSchema).default([]),
-  /** Extra tries of this step (default: `retry.attempts`). */
-  retries: z.number().int().min(0).max(5).optional(),
-  /** Go on with the next step when this one fails. */
-  continue_on_failure: z.boolean().default(false),
-});
+export const recipeSchema = lazy(() =>
+  z.strictObject({
+    name: z.string().regex(slug, 'must be lowercase letters, digits, - or _').optional(),
+    description: z.string().min(1),
+    version: z.union([z.string(), z.number()]).optional(),
+    parameters: z.array(recipeParameterSchema()).default([]),
+    steps: z.array(recipeStepSchema()).min(1, 'a recipe needs at least one [[steps]] entry'),
+    max_turns: z.number().int().min(1).max(500).optional(),
+    retry: z.strictObject({ attempts: z.number().int().min(0).max(5).default(0) }).prefault({}),
+  }),
+);
 
-export const recipeSchema = z.strictObject({
-  name: z.string().regex(slug, 'must be lowercase letters, digits, - or _').optional(),
-  description: z.string().min(1),
-  version: z.union([z.string(), z.number()]).optional(),
-  parameters: z.array(recipeParameterSchema).default([]),
-  steps: z.array(recipeStepSchema).min(1, 'a recipe needs at least one [[steps]] entry'),
-  max_turns: z.number().int().min(1).max(500).optional(),
-  retry: z.strictObject({ attempts: z.number().int().min(0).max(5).default(0) }).prefault({}),
-});
-
-export type RecipeDefinition = z.output<typeof recipeSchema>;
-export type RecipeParameter = z.output<typeof recipeParameterSchema>;
-export type RecipeStep = z.output<typeof recipeStepSchema>;
+export type RecipeDefinition = z.output<ReturnType<typeof recipeSchema>>;
+export type RecipeParameter = z.output<ReturnType<typeof recipeParameterSchema>>;
+export type RecipeStep = z.output<ReturnType<typeof recipeStepSchema>>;
 
 export interface RecipeDiagnostic {
   severity: 'error' | 'warning';
@@ -126,7 +135,7 @@ export function parseRecipeText(text: string): {
       ],
     };
   }
-  const parsed = recipeSchema.safeParse(raw);
+  const parsed = recipeSchema().safeParse(raw);
   if (!parsed.success) {
     return {
       diagnostics: parsed.error.issues.map((issue) => {

@@ -161,7 +161,7 @@ async function sendMessage(
   params: Record<string, unknown>,
   signal: AbortSignal,
 ) {
-  const parsed = messageSchema.safeParse(params.message);
+  const parsed = messageSchema().safeParse(params.message);
   if (!parsed.success)
     throw new RpcFailure(RPC_ERRORS.invalidParams, 'params.message: expected an A2A message with parts');
   const message = parsed.data;

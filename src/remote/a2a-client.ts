@@ -58,7 +58,7 @@ export async function fetchAgentCard(url: string, http: A2aHttp): Promise<Fetche
     } catch {
       throw new SvcError('unavailable', `agent card at ${candidate} is not JSON`);
     }
-    const card = agentCardSchema.safeParse(json);
+    const card = agentCardSchema().safeParse(json);
     if (!card.success) {
       const issue = card.error.issues[0];
       throw new SvcError(
@@ -95,7 +95,7 @@ export async function rpcCall(
   } catch {
     throw new SvcError('unavailable', `${method}: the agent answered with something that is not JSON`);
   }
-  const parsed = rpcResponseSchema.safeParse(json);
+  const parsed = rpcResponseSchema().safeParse(json);
   if (!parsed.success) throw new SvcError('unavailable', `${method}: not a JSON-RPC response`);
   if (parsed.data.error) {
     const { code, message } = parsed.data.error;
@@ -133,16 +133,16 @@ export async function sendMessage(
     },
     http,
   );
-  const task = taskSchema.safeParse(result);
+  const task = taskSchema().safeParse(result);
   if (task.success) return { kind: 'task', task: task.data };
-  const message = messageSchema.safeParse(result);
+  const message = messageSchema().safeParse(result);
   if (message.success && message.data.parts) return { kind: 'message', message: message.data };
   throw new SvcError('unavailable', 'message/send: the agent answered with neither a task nor a message');
 }
 
 export async function getTask(rpcUrl: string, taskId: string, http: A2aHttp): Promise<TaskWire> {
   const result = await rpcCall(rpcUrl, 'tasks/get', { id: taskId }, http);
-  const task = taskSchema.safeParse(result);
+  const task = taskSchema().safeParse(result);
   if (!task.success)
     throw new SvcError('unavailable', 'tasks/get: the agent answered with something that is not a task');
   return task.data;
@@ -154,7 +154,7 @@ export async function cancelTask(
   http: A2aHttp,
 ): Promise<TaskWire | undefined> {
   const result = await rpcCall(rpcUrl, 'tasks/cancel', { id: taskId }, http);
-  const task = taskSchema.safeParse(result);
+  const task = taskSchema().safeParse(result);
   return task.success ? task.data : undefined;
 }
 

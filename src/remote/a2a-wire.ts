@@ -6,6 +6,7 @@
  * @module
  */
 import { z } from 'zod';
+import { lazy } from '../util/lazy';
 
 export const A2A_PROTOCOL_VERSION = '0.3.0';
 export const CARD_PATH = '/.well-known/agent-card.json';
@@ -38,32 +39,36 @@ export type TaskState =
 
 export const TERMINAL_STATES: ReadonlySet<string> = new Set(['completed', 'canceled', 'failed', 'rejected']);
 
-const skillSchema = z.looseObject({
-  id: z.string(),
-  name: z.string().nullish(),
-  description: z.string().nullish(),
-  tags: z.array(z.string()).nullish(),
-  examples: z.array(z.string()).nullish(),
-});
+const skillSchema = lazy(() =>
+  z.looseObject({
+    id: z.string(),
+    name: z.string().nullish(),
+    description: z.string().nullish(),
+    tags: z.array(z.string()).nullish(),
+    examples: z.array(z.string()).nullish(),
+  }),
+);
 
 /** The card fields a client needs: who it is, where to send JSON-RPC, what it can do. */
-export const agentCardSchema = z.looseObject({
-  name: z.string().min(1),
-  description: z.string().nullish(),
-  url: z.string().nullish(),
-  version: z.string().nullish(),
-  protocolVersion: z.string().nullish(),
-  preferredTransport: z.string().nullish(),
-  additionalInterfaces: z.array(z.looseObject({ url: z.string(), transport: z.string() })).nullish(),
-  // 1.0 cards list their endpoints here instead of `url`.
-  supportedInterfaces: z
-    .array(z.looseObject({ url: z.string(), protocolBinding: z.string().nullish() }))
-    .nullish(),
-  capabilities: z.looseObject({ streaming: z.boolean().nullish() }).nullish(),
-  skills: z.array(skillSchema).nullish(),
-});
+export const agentCardSchema = lazy(() =>
+  z.looseObject({
+    name: z.string().min(1),
+    description: z.string().nullish(),
+    url: z.string().nullish(),
+    version: z.string().nullish(),
+    protocolVersion: z.string().nullish(),
+    preferredTransport: z.string().nullish(),
+    additionalInterfaces: z.array(z.looseObject({ url: z.string(), transport: z.string() })).nullish(),
+    // 1.0 cards list their endpoints here instead of `url`.
+    supportedInterfaces: z
+      .array(z.looseObject({ url: z.string(), protocolBinding: z.string().nullish() }))
+      .nullish(),
+    capabilities: z.looseObject({ streaming: z.boolean().nullish() }).nullish(),
+    skills: z.array(skillSchema()).nullish(),
+  }),
+);
 
-export type AgentCardWire = z.infer<typeof agentCardSchema>;
+export type AgentCardWire = z.infer<ReturnType<typeof agentCardSchema>>;
 
 export interface CardSkill {
   id: string;
@@ -72,54 +77,64 @@ export interface CardSkill {
   tags: string[];
 }
 
-const partSchema = z.looseObject({
-  kind: z.string().nullish(),
-  type: z.string().nullish(),
-  text: z.string().nullish(),
-  data: z.unknown().optional(),
-});
-
-export const messageSchema = z.looseObject({
-  role: z.string().nullish(),
-  parts: z.array(partSchema).nullish(),
-  messageId: z.string().nullish(),
-  taskId: z.string().nullish(),
-  contextId: z.string().nullish(),
-  kind: z.string().nullish(),
-});
-
-export const taskSchema = z.looseObject({
-  kind: z.string().nullish(),
-  id: z.string(),
-  contextId: z.string().nullish(),
-  status: z.looseObject({
-    state: z.string(),
-    message: messageSchema.nullish(),
-    timestamp: z.string().nullish(),
+const partSchema = lazy(() =>
+  z.looseObject({
+    kind: z.string().nullish(),
+    type: z.string().nullish(),
+    text: z.string().nullish(),
+    data: z.unknown().optional(),
   }),
-  artifacts: z
-    .array(
-      z.looseObject({
-        artifactId: z.string().nullish(),
-        name: z.string().nullish(),
-        parts: z.array(partSchema).nullish(),
-      }),
-    )
-    .nullish(),
-});
+);
 
-export type TaskWire = z.infer<typeof taskSchema>;
-export type MessageWire = z.infer<typeof messageSchema>;
+export const messageSchema = lazy(() =>
+  z.looseObject({
+    role: z.string().nullish(),
+    parts: z.array(partSchema()).nullish(),
+    messageId: z.string().nullish(),
+    taskId: z.string().nullish(),
+    contextId: z.string().nullish(),
+    kind: z.string().nullish(),
+  }),
+);
 
-export const rpcResponseSchema = z.looseObject({
-  jsonrpc: z.string().nullish(),
-  id: z.union([z.string(), z.number(), z.null()]).nullish(),
-  result: z.unknown().optional(),
-  error: z.looseObject({ code: z.number(), message: z.string(), data: z.unknown().optional() }).nullish(),
-});
+export const taskSchema = lazy(() =>
+  z.looseObject({
+    kind: z.string().nullish(),
+    id: z.string(),
+    contextId: z.string().nullish(),
+    status: z.looseObject({
+      state: z.string(),
+      message: messageSchema().nullish(),
+      timestamp: z.string().nullish(),
+    }),
+    artifacts: z
+      .array(
+        z.looseObject({
+          artifactId: z.string().nullish(),
+          name: z.string().nullish(),
+          parts: z.array(partSchema()).nullish(),
+        }),
+      )
+      .nullish(),
+  }),
+);
+
+export type TaskWire = z.infer<ReturnType<typeof taskSchema>>;
+export type MessageWire = z.infer<ReturnType<typeof messageSchema>>;
+
+export const rpcResponseSchema = lazy(() =>
+  z.looseObject({
+    jsonrpc: z.string().nullish(),
+    id: z.union([z.string(), z.number(), z.null()]).nullish(),
+    result: z.unknown().optional(),
+    error: z.looseObject({ code: z.number(), message: z.string(), data: z.unknown().optional() }).nullish(),
+  }),
+);
 
 /** The text of a message's or artifact's parts (text parts, and JSON of data parts). */
-export function partsText(parts: readonly z.infer<typeof partSchema>[] | null | undefined): string {
+export function partsText(
+  parts: readonly z.infer<ReturnType<typeof partSchema>>[] | null | undefined,
+): string {
   return (parts ?? [])
     .map((part) => {
       if (typeof part.text === 'string') return part.text;

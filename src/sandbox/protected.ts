@@ -12,7 +12,7 @@
  * a protected place is refused like the place itself.
  * @module
  */
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 export type ProtectedKind = 'data_dir' | 'credential_store' | 'deny_read';
@@ -156,19 +156,28 @@ export function within(root: string, path: string): boolean {
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
 
-/** realpath of the deepest existing ancestor, with the missing tail appended. */
+/**
+ * realpath of the deepest existing ancestor, with the missing tail appended. A missing path is
+ * skipped with `existsSync` (no error object): most protected paths do not exist, and the ENOENT
+ * that realpath threw for each, on every tool call's path check, was ~2 ms a check (issue 17).
+ */
 export function realOf(abs: string): string {
   const tail: string[] = [];
   let current = resolve(abs);
   for (;;) {
-    try {
-      const real = realpathSync(current);
-      return tail.length ? join(real, ...tail.reverse()) : real;
-    } catch {
-      const parent = resolve(current, '..');
-      if (parent === current) return resolve(abs);
-      tail.push(current.slice(parent.length).replace(/^[/\\]/, ''));
-      current = parent;
-    }
+    const real = existsSync(current) ? realpathOrUndefined(current) : undefined;
+    if (real !== undefined) return tail.length ? join(real, ...tail.reverse()) : real;
+    const parent = resolve(current, '..');
+    if (parent === current) return resolve(abs);
+    tail.push(current.slice(parent.length).replace(/^[/\\]/, ''));
+    current = parent;
+  }
+}
+
+function realpathOrUndefined(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
   }
 }

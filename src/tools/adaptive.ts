@@ -36,7 +36,7 @@ export const getAdaptiveOrchestration = defineTool({
   tag: 'primitive',
   description:
     "Read the session's adaptive orchestration: its effective genome (choreography preset, topology, parallelism, plan and review gates, compaction threshold), how it was classified, the monitor's last evaluation, a reshape queued or applied and why, and the posture. Metadata only. Read-only.",
-  input: z.strictObject({ session_id: sessionIdInput('context') }),
+  input: () => z.strictObject({ session_id: sessionIdInput('context') }),
   mutates: false,
   gate: adaptiveGate,
   surfaces: {
@@ -82,7 +82,7 @@ export const fleetRegulationStatusTool = defineTool({
   tag: 'primitive',
   description:
     'Adaptive regulation across every session of the workspace: genomes per choreography preset, topology and classification source, reshapes queued or failed, efficacy verdicts, evaluations, and the monitor cadence and caps. Read-only.',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: { mcp: 'svc_fleet_regulation_status', cli: { command: 'config show-fleet-regulation' } },
   run: async (ctx) => await fleetRegulationStatus(ctx.app),
@@ -94,10 +94,11 @@ export const getSpawnStatus = defineTool({
   tag: 'primitive',
   description:
     "Sub-agent spawning of a session family (or the whole workspace): the parallelism limit from the session's genome, running child runs, recent child runs from the run ledger, and reviewer passes. Read-only.",
-  input: z.strictObject({
-    session_id: sessionIdInput('none', 'Session (any member of its family). Omit for the whole workspace.'),
-    limit: z.number().int().min(1).max(50).default(10).describe('Recent child runs to list.'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdInput('none', 'Session (any member of its family). Omit for the whole workspace.'),
+      limit: z.number().int().min(1).max(50).default(10).describe('Recent child runs to list.'),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_get_spawn_status', cli: { command: 'config show-spawn-status' } },
   examples: [{}, { session_id: 'ses_0001' }],
@@ -110,10 +111,11 @@ export const evalShadowSummaryTool = defineTool({
   tag: 'primitive',
   description:
     "Eval shadow: at every monitor evaluation an alternative (shadow) genome is scored on the same signals; this sums up how often its decision agreed with the effective genome's, per preset pair, with the latest scores. Read-only.",
-  input: z.strictObject({
-    session_id: sessionIdInput('none', 'One session. Omit for the whole workspace.'),
-    limit: z.number().int().min(1).max(50).default(10).describe('Latest scored evaluations to list.'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdInput('none', 'One session. Omit for the whole workspace.'),
+      limit: z.number().int().min(1).max(50).default(10).describe('Latest scored evaluations to list.'),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_eval_shadow_summary', cli: { command: 'config show-eval-shadow' } },
   examples: [{}, { session_id: 'ses_0001' }],

@@ -32,7 +32,7 @@ export const sessionDiagnose = defineTool({
   tag: 'primitive',
   description:
     'Diagnose a session (default: the current, else the most recent): its state, last run, interrupted runs, history consistency, queue, model resolution, pending permissions and workflow phase, each as ok/warn/error with a detail.',
-  input: z.strictObject({ session_id: sessionIdInput('most-recent') }),
+  input: () => z.strictObject({ session_id: sessionIdInput('most-recent') }),
   mutates: false,
   surfaces: {
     mcp: 'svc_session_diagnose',
@@ -58,17 +58,18 @@ export const statsReport = defineTool({
   tag: 'primitive',
   description:
     'Usage statistics of this workspace: sessions, messages, runs by status and origin, tokens, cost, per-model and per-tool counts, and runs per day. With `by`: the cost ledger of every model call svc made (agent and sub-agent steps, compat turns, compaction, summaries) grouped by purpose, model or UTC day.',
-  input: z.strictObject({
-    days: z.number().int().min(1).max(3650).default(30).describe('Days covered by the per-day breakdown.'),
-    by: z
-      .enum(['purpose', 'model', 'day'])
-      .optional()
-      .describe('Group the cost ledger (every model call, hidden ones included) by purpose, model or day.'),
-    session_id: sessionIdInput(
-      'none',
-      "Also report this session's spend (every model call made for it) in `spend.session`.",
-    ),
-  }),
+  input: () =>
+    z.strictObject({
+      days: z.number().int().min(1).max(3650).default(30).describe('Days covered by the per-day breakdown.'),
+      by: z
+        .enum(['purpose', 'model', 'day'])
+        .optional()
+        .describe('Group the cost ledger (every model call, hidden ones included) by purpose, model or day.'),
+      session_id: sessionIdInput(
+        'none',
+        "Also report this session's spend (every model call made for it) in `spend.session`.",
+      ),
+    }),
   mutates: false,
   surfaces: {
     mcp: 'svc_stats_report',
@@ -115,7 +116,7 @@ export const listProjects = defineTool({
   tag: 'primitive',
   description:
     'The project registry: every workspace svc has run an agent in (from the user data dir), most recent first.',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: {
     mcp: 'svc_list_projects',
@@ -141,10 +142,11 @@ export const logsReportTool = defineTool({
   tag: 'primitive',
   description:
     "svc's own log (JSON lines in the data dir, redacted): counts by level and the most recent entries.",
-  input: z.strictObject({
-    limit: z.number().int().min(1).max(1000).default(20).describe('Most entries to return (newest first).'),
-    level: z.enum(['debug', 'info', 'warn', 'error']).default('warn').describe('Lowest level to include.'),
-  }),
+  input: () =>
+    z.strictObject({
+      limit: z.number().int().min(1).max(1000).default(20).describe('Most entries to return (newest first).'),
+      level: z.enum(['debug', 'info', 'warn', 'error']).default('warn').describe('Lowest level to include.'),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_logs_report', cli: { command: 'logs' } },
   run: async (ctx, input) => logsReport(ctx.app, input),

@@ -18,7 +18,7 @@ export const listAgentKinds = defineTool({
   tag: 'primitive',
   description:
     'Agent kinds: build (default) and plan for top-level runs, explore and general as sub-agents, plus any [agents.<id>] from config, with their model, step limit and tool policy.',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: {
     http: { method: 'GET', path: '/v1/agent-kinds' },
@@ -57,20 +57,21 @@ export const agent = defineTool({
   tag: 'workflow',
   description:
     'Start a sub-agent on a self-contained task in a child session and get its final answer. Use explore for read-only searches of the codebase (where is X, how does Y work) and general for a task that needs its own steps. Give the task fully: the sub-agent sees only your prompt, not this conversation.',
-  input: z.strictObject({
-    prompt: z.string().min(1).describe('The complete task for the sub-agent, with the context it needs.'),
-    description: z
-      .string()
-      .max(120)
-      .optional()
-      .describe('A few words naming the task (the child session title).'),
-    agent: z.string().min(1).default('general').describe('Sub-agent kind: explore (read-only) or general.'),
-    tools: z
-      .array(z.string().min(1))
-      .optional()
-      .describe("Narrow the sub-agent to these tools. Omit for the kind's own set."),
-    session_id: sessionIdInput('current', 'Parent session when called outside a run. Omit inside a run.'),
-  }),
+  input: () =>
+    z.strictObject({
+      prompt: z.string().min(1).describe('The complete task for the sub-agent, with the context it needs.'),
+      description: z
+        .string()
+        .max(120)
+        .optional()
+        .describe('A few words naming the task (the child session title).'),
+      agent: z.string().min(1).default('general').describe('Sub-agent kind: explore (read-only) or general.'),
+      tools: z
+        .array(z.string().min(1))
+        .optional()
+        .describe("Narrow the sub-agent to these tools. Omit for the kind's own set."),
+      session_id: sessionIdInput('current', 'Parent session when called outside a run. Omit inside a run.'),
+    }),
   mutates: false,
   // fan_out genome: several agent calls of one step run in parallel (adaptive orchestration).
   concurrent: async ({ app, sessionId }) => ((await app.adaptive?.spawnLimit(sessionId)) ?? 1) > 1,

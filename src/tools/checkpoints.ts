@@ -9,20 +9,23 @@ import { z } from 'zod';
 import { defineTool } from './core/define-tool';
 import { opContext } from './core/op-context';
 
-const id = z
-  .string()
-  .min(1)
-  .describe('Checkpoint id, as checkpoint_create or checkpoint_list return it (ckpt_…).');
+const id = () =>
+  z.string().min(1).describe('Checkpoint id, as checkpoint_create or checkpoint_list return it (ckpt_…).');
 
-export const checkpointCreateInput = z.strictObject({
-  name: z
-    .string()
-    .min(1)
-    .max(200)
-    .optional()
-    .describe('A short name ("before refactoring auth"). Omit for a timestamp.'),
-  description: z.string().max(2000).optional().describe('Longer note on what the snapshot holds. Optional.'),
-});
+export const checkpointCreateInput = () =>
+  z.strictObject({
+    name: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('A short name ("before refactoring auth"). Omit for a timestamp.'),
+    description: z
+      .string()
+      .max(2000)
+      .optional()
+      .describe('Longer note on what the snapshot holds. Optional.'),
+  });
 
 export const checkpointCreate = defineTool({
   name: 'checkpoint_create',
@@ -45,7 +48,7 @@ export const checkpointList = defineTool({
   tag: 'primitive',
   description:
     'List the checkpoints of this repository, newest first, with id, name, when and from which HEAD they were taken. Automatic ones (taken before a restore or an undo) are marked automatic.',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: { http: { method: 'GET', path: '/v1/checkpoints' }, mcp: 'svc_checkpoint_list' },
   run: async (ctx) => ({ checkpoints: await ctx.app.ws.checkpoints.list() }),
@@ -59,7 +62,7 @@ export const checkpointGet = defineTool({
   tag: 'primitive',
   description:
     'Show one checkpoint and how the workspace differs from it now (changed_since: the files a restore would create, modify or delete).',
-  input: z.strictObject({ id }),
+  input: () => z.strictObject({ id: id() }),
   mutates: false,
   surfaces: { mcp: 'svc_checkpoint_get' },
   run: async (ctx, input) => ctx.app.ws.checkpoints.get(input.id),
@@ -73,11 +76,12 @@ export const checkpointUpdate = defineTool({
   tag: 'primitive',
   description:
     'Rename a checkpoint (and optionally change its description). The snapshot itself does not change.',
-  input: z.strictObject({
-    id,
-    name: z.string().min(1).max(200).optional().describe('The new name.'),
-    description: z.string().max(2000).optional().describe('The new description. Omit to keep it.'),
-  }),
+  input: () =>
+    z.strictObject({
+      id: id(),
+      name: z.string().min(1).max(200).optional().describe('The new name.'),
+      description: z.string().max(2000).optional().describe('The new description. Omit to keep it.'),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_checkpoint_update' },
   run: async (ctx, input) =>
@@ -90,7 +94,7 @@ export const checkpointRestore = defineTool({
   tag: 'primitive',
   description:
     'Restore the working tree to a checkpoint: files changed or deleted since are written back, files created since are removed (.gitignored files are left alone). The git index, HEAD and branch do not move. A safety checkpoint of the current state is taken first (its id is returned), so the restore can be undone. Asks for approval.',
-  input: z.strictObject({ id }),
+  input: () => z.strictObject({ id: id() }),
   mutates: true,
   // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
   asksPermission: true,
@@ -111,7 +115,7 @@ export const checkpointDelete = defineTool({
   tag: 'primitive',
   description:
     'Delete a checkpoint (its private ref). Files in the workspace are not touched. Asks for approval.',
-  input: z.strictObject({ id }),
+  input: () => z.strictObject({ id: id() }),
   mutates: true,
   // Asks itself (precise title, scope, safe hint): the agent loop does not ask again.
   asksPermission: true,
@@ -119,15 +123,16 @@ export const checkpointDelete = defineTool({
   run: async (ctx, input) => ctx.app.ws.checkpoints.delete(input.id, opContext(ctx, 'checkpoint_delete')),
 });
 
-export const checkpointUndoInput = z.strictObject({
-  n: z.number().int().min(1).max(100).default(1).describe('How many commits to rewind HEAD by. Default 1.'),
-  confirm: z
-    .boolean()
-    .default(false)
-    .describe(
-      'Must be true: this is git reset --hard HEAD~n, which moves the branch and discards uncommitted changes.',
-    ),
-});
+export const checkpointUndoInput = () =>
+  z.strictObject({
+    n: z.number().int().min(1).max(100).default(1).describe('How many commits to rewind HEAD by. Default 1.'),
+    confirm: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Must be true: this is git reset --hard HEAD~n, which moves the branch and discards uncommitted changes.',
+      ),
+  });
 
 export const checkpointUndo = defineTool({
   name: 'checkpoint_undo',

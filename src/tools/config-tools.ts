@@ -13,27 +13,26 @@ import { VERSION } from '../version';
 import { defineTool } from './core/define-tool';
 import type { ToolHost } from './core/types';
 
-const configValue = z.union([
-  z.string(),
-  z.number(),
-  z.boolean(),
-  z.array(z.union([z.string(), z.number(), z.boolean()])),
-]);
+const configValue = () =>
+  z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number(), z.boolean()]))]);
 
-export const configInput = z.strictObject({
-  action: z
-    .enum(['read', 'set', 'unset', 'reload', 'validate', 'refresh'])
-    .default('read')
-    .describe(
-      'read: effective value(s); set/unset: edit the workspace svc.toml; reload: re-read config files; validate: check without applying; refresh: reload and report tool-set changes.',
-    ),
-  key: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Dotted config key, e.g. options.disabled_tools. Omit to read everything.'),
-  value: configValue.optional().describe('New value for set. Strings, numbers, booleans or a list of them.'),
-});
+export const configInput = () =>
+  z.strictObject({
+    action: z
+      .enum(['read', 'set', 'unset', 'reload', 'validate', 'refresh'])
+      .default('read')
+      .describe(
+        'read: effective value(s); set/unset: edit the workspace svc.toml; reload: re-read config files; validate: check without applying; refresh: reload and report tool-set changes.',
+      ),
+    key: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Dotted config key, e.g. options.disabled_tools. Omit to read everything.'),
+    value: configValue()
+      .optional()
+      .describe('New value for set. Strings, numbers, booleans or a list of them.'),
+  });
 
 export const config = defineTool({
   name: 'config',
@@ -144,9 +143,10 @@ export const config = defineTool({
   },
 });
 
-export const getConfigInput = z.strictObject({
-  key: z.string().min(1).optional().describe('Dotted config key; omit for the whole effective config.'),
-});
+export const getConfigInput = () =>
+  z.strictObject({
+    key: z.string().min(1).optional().describe('Dotted config key; omit for the whole effective config.'),
+  });
 
 export const getConfig = defineTool({
   name: 'get_config',
@@ -211,7 +211,7 @@ const configStatusDef = defineTool({
   tag: 'primitive',
   description:
     'Config status: the config files looked at and found, parse errors, warnings, the data dir and the database status.',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: {
     http: { method: 'GET', path: '/v1/config-status' },

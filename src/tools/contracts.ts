@@ -15,10 +15,11 @@ import type { BashResult } from '../workspace/shell';
 import { type AnyTool, defineTool, type ToolContext } from './core/define-tool';
 import { opContext } from './core/op-context';
 
-const sessionIdField = sessionIdInput(
-  'context-or-none',
-  "Session whose contract to use (workspace obligations plus the session's own). Omit for the session you run in, or the workspace contract outside a session.",
-);
+const sessionIdField = () =>
+  sessionIdInput(
+    'context-or-none',
+    "Session whose contract to use (workspace obligations plus the session's own). Omit for the session you run in, or the workspace contract outside a session.",
+  );
 
 export const contractListObligations = defineTool({
   name: 'contract_list_obligations',
@@ -26,17 +27,18 @@ export const contractListObligations = defineTool({
   tag: 'primitive',
   description:
     'List the contract obligations that must hold before work counts as done (tests and lint commands, files that must exist, no open todo markers, an approved plan): each with its status (passed, failed, waived, pending), last result and waiver, and the overall state.',
-  input: z.strictObject({ session_id: sessionIdField }),
+  input: () => z.strictObject({ session_id: sessionIdField() }),
   mutates: false,
   surfaces: { mcp: 'svc_contract_list_obligations', cli: { command: 'contract list' } },
   run: async (ctx, input) => await ctx.app.contracts.list(await agentOrCurrentSession(ctx, input.session_id)),
 });
 
-const obligationInput = z
-  .record(z.string(), z.record(z.string(), z.unknown()))
-  .describe(
-    'Obligations to add to the session\'s contract first, by id: {"tests": {"kind": "command", "command": "npm test"}}. Kinds: command (command, timeout_seconds), file_exists (path), no_markers (marker_kind, path), plan_approved.',
-  );
+const obligationInput = () =>
+  z
+    .record(z.string(), z.record(z.string(), z.unknown()))
+    .describe(
+      'Obligations to add to the session\'s contract first, by id: {"tests": {"kind": "command", "command": "npm test"}}. Kinds: command (command, timeout_seconds), file_exists (path), no_markers (marker_kind, path), plan_approved.',
+    );
 
 export const contractRerun = defineTool({
   name: 'contract_rerun',
@@ -44,15 +46,16 @@ export const contractRerun = defineTool({
   tag: 'primitive',
   description:
     'Evaluate the contract now and record the results: run its commands (each asks like bash does), check its files, markers and plan approval. Optionally attach new obligations to the session first, or evaluate only some obligations.',
-  input: z.strictObject({
-    session_id: sessionIdField,
-    obligation_ids: z
-      .array(z.string().min(1))
-      .min(1)
-      .optional()
-      .describe('Only these obligations (default: every enabled one).'),
-    attach: obligationInput.optional(),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdField(),
+      obligation_ids: z
+        .array(z.string().min(1))
+        .min(1)
+        .optional()
+        .describe('Only these obligations (default: every enabled one).'),
+      attach: obligationInput().optional(),
+    }),
   mutates: true,
   asksPermission: true,
   surfaces: {
@@ -83,11 +86,12 @@ export const contractWaiveObligation = defineTool({
   tag: 'primitive',
   description:
     'Waive one contract obligation with a reason, so it no longer blocks the contract (recorded with who waived it and when). Asks the operator first. Without a session it waives a workspace obligation everywhere.',
-  input: z.strictObject({
-    session_id: sessionIdField,
-    obligation_id: z.string().min(1).describe('The obligation to waive (see contract_list_obligations).'),
-    reason: z.string().min(1).max(2000).describe('Why it may be skipped; kept with the waiver.'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdField(),
+      obligation_id: z.string().min(1).describe('The obligation to waive (see contract_list_obligations).'),
+      reason: z.string().min(1).max(2000).describe('Why it may be skipped; kept with the waiver.'),
+    }),
   mutates: false,
   asksPermission: true,
   surfaces: {
@@ -131,7 +135,7 @@ export const qualityGatesPostureTool = defineTool({
   tag: 'primitive',
   description:
     'The quality gates in force and how they last went: contract command obligations (enforced by contract_rerun) and the check scripts the project defines (package.json test/lint/typecheck, Makefile, cargo, go), each with its last result.',
-  input: z.strictObject({ session_id: sessionIdField }),
+  input: () => z.strictObject({ session_id: sessionIdField() }),
   mutates: false,
   surfaces: { mcp: 'svc_quality_gates_posture', cli: { command: 'quality-gates' } },
   run: async (ctx, input) =>

@@ -11,36 +11,38 @@ import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
 import { defineTool, type ToolContext } from './core/define-tool';
 
-const sessionIdField = sessionIdInput(
-  'context',
-  'Session that holds the claim or leaves the marker. Omit inside an agent run: the current session is used.',
-);
+const sessionIdField = () =>
+  sessionIdInput(
+    'context',
+    'Session that holds the claim or leaves the marker. Omit inside an agent run: the current session is used.',
+  );
 
-export const workspaceClaimInput = z.strictObject({
-  action: z.enum(['acquire', 'renew', 'release', 'list', 'negotiate']).describe('What to do.'),
-  session_id: sessionIdField,
-  paths: z
-    .array(z.string().min(1))
-    .optional()
-    .describe(
-      'acquire: workspace paths to claim; a directory ends with / and covers everything under it; . is the whole workspace.',
-    ),
-  mode: z
-    .enum(['soft', 'hard'])
-    .default('soft')
-    .describe('soft: advisory; hard: other sessions cannot mutate these paths.'),
-  ttl_seconds: z
-    .number()
-    .int()
-    .min(10)
-    .max(86_400)
-    .default(900)
-    .describe('acquire/renew: seconds until the claim expires.'),
-  reason: z.string().max(200).optional().describe('Why the claim is needed; shown to other sessions.'),
-  claim_id: z.string().min(1).optional().describe('renew/release/negotiate: the claim.'),
-  message: z.string().max(500).optional().describe('negotiate: what you ask of the holder.'),
-  include_inactive: z.boolean().default(false).describe('list: include released and expired claims.'),
-});
+export const workspaceClaimInput = () =>
+  z.strictObject({
+    action: z.enum(['acquire', 'renew', 'release', 'list', 'negotiate']).describe('What to do.'),
+    session_id: sessionIdField(),
+    paths: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        'acquire: workspace paths to claim; a directory ends with / and covers everything under it; . is the whole workspace.',
+      ),
+    mode: z
+      .enum(['soft', 'hard'])
+      .default('soft')
+      .describe('soft: advisory; hard: other sessions cannot mutate these paths.'),
+    ttl_seconds: z
+      .number()
+      .int()
+      .min(10)
+      .max(86_400)
+      .default(900)
+      .describe('acquire/renew: seconds until the claim expires.'),
+    reason: z.string().max(200).optional().describe('Why the claim is needed; shown to other sessions.'),
+    claim_id: z.string().min(1).optional().describe('renew/release/negotiate: the claim.'),
+    message: z.string().max(500).optional().describe('negotiate: what you ask of the holder.'),
+    include_inactive: z.boolean().default(false).describe('list: include released and expired claims.'),
+  });
 
 async function sessionOf(ctx: ToolContext, given: string | undefined, action: string): Promise<string> {
   // The calling run's session counts as named: claims and markers need a session that exists.
@@ -134,25 +136,29 @@ export const workspaceClaim = defineTool({
   },
 });
 
-export const leaveMarkerInput = z.strictObject({
-  action: z.enum(['create', 'list', 'delete']).describe('What to do.'),
-  session_id: sessionIdField,
-  path: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('create: the path the marker is about; list: only markers overlapping this path.'),
-  kind: z.enum(MARKER_KINDS).default('note').describe('create: note, todo, warning, handoff or in_progress.'),
-  message: z.string().max(2000).optional().describe('create: the note other sessions will read.'),
-  ttl_seconds: z
-    .number()
-    .int()
-    .min(10)
-    .max(30 * 86_400)
-    .optional()
-    .describe('create: seconds until the marker expires; omit to keep it.'),
-  marker_id: z.string().min(1).optional().describe('delete: the marker.'),
-});
+export const leaveMarkerInput = () =>
+  z.strictObject({
+    action: z.enum(['create', 'list', 'delete']).describe('What to do.'),
+    session_id: sessionIdField(),
+    path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('create: the path the marker is about; list: only markers overlapping this path.'),
+    kind: z
+      .enum(MARKER_KINDS)
+      .default('note')
+      .describe('create: note, todo, warning, handoff or in_progress.'),
+    message: z.string().max(2000).optional().describe('create: the note other sessions will read.'),
+    ttl_seconds: z
+      .number()
+      .int()
+      .min(10)
+      .max(30 * 86_400)
+      .optional()
+      .describe('create: seconds until the marker expires; omit to keep it.'),
+    marker_id: z.string().min(1).optional().describe('delete: the marker.'),
+  });
 
 export const leaveMarker = defineTool({
   name: 'leave_marker',

@@ -14,20 +14,21 @@ import { defineTool } from './core/define-tool';
 /** Errors carried by the `diagnostics.reported` ledger event. */
 const MAX_REPORTED_ERRORS = 100;
 
-export const diagnosticsInput = z.strictObject({
-  path: z
-    .string()
-    .min(1)
-    .describe('File to check, relative to the workspace root. Its current content on disk is sent.'),
-  wait_seconds: z
-    .number()
-    .min(1)
-    .max(60)
-    .default(10)
-    .describe(
-      'How long to wait for the language server (default 10; the first call also starts the server).',
-    ),
-});
+export const diagnosticsInput = () =>
+  z.strictObject({
+    path: z
+      .string()
+      .min(1)
+      .describe('File to check, relative to the workspace root. Its current content on disk is sent.'),
+    wait_seconds: z
+      .number()
+      .min(1)
+      .max(60)
+      .default(10)
+      .describe(
+        'How long to wait for the language server (default 10; the first call also starts the server).',
+      ),
+  });
 
 export const diagnostics = defineTool({
   name: 'diagnostics',
@@ -96,7 +97,7 @@ export const lspStatus = defineTool({
   tag: 'primitive',
   description:
     'The language servers of this workspace: configured ones ([lsp.<id>]), built-ins found for the languages it uses, missing ones with the install command, and which are running (they start on first use and stop when idle).',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: {
     mcp: 'svc_lsp_status',

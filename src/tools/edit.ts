@@ -18,71 +18,74 @@ import { editPrompt } from './edit.prompt';
 import { type AfterEdit, renderAfterEdit, withDiagnostics } from './edit-diagnostics';
 import { describeEdit } from './files';
 
-export const editInput = z.strictObject({
-  path: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'File to edit, relative to the workspace root. Structural modes: the file (or directory) holding the symbol; optional with symbol_key. apply_patch: omit it (the patch names its files), except for a bare unified diff of only @@ hunks.',
-    ),
-  mode: z
-    .enum([
-      'replace',
-      'rename_symbol',
-      'replace_symbol_body',
-      'insert_before_symbol',
-      'insert_after_symbol',
-      'apply_patch',
-    ])
-    .default('replace')
-    .describe(
-      'replace (default): string replacement (exact, small whitespace slips tolerated). apply_patch: apply patch to one or more files. The other modes act on a symbol chosen by name_path or symbol_key.',
-    ),
-  patch: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'apply_patch mode: the patch, either a Codex patch (*** Begin Patch, *** Add File / *** Update File / *** Delete File sections, *** End Patch) or a unified diff (--- a/path, +++ b/path, @@ hunks). Every file applies or none does. Giving patch alone selects apply_patch mode.',
-    ),
-  old_string: z
-    .string()
-    .optional()
-    .describe(
-      'replace mode: exact text to replace, whitespace included, without view line numbers. Empty creates a new file.',
-    ),
-  new_string: z
-    .string()
-    .optional()
-    .describe(
-      'replace mode: the replacement text. replace_symbol_body: the whole new definition. insert modes: the code to insert.',
-    ),
-  replace_all: z
-    .boolean()
-    .default(false)
-    .describe('replace mode: change every occurrence instead of exactly one. Default false.'),
-  name_path: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'Structural modes: the symbol, as a name or dotted path ("UserService.save") from search symbol-overview.',
-    ),
-  symbol_key: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'Structural modes: the exact symbol_key search returned; use it when name_path matches several symbols.',
-    ),
-  new_name: z.string().min(1).optional().describe('rename_symbol: the new identifier.'),
-  scope: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('rename_symbol: directory or file whose references are renamed. Default: the whole workspace.'),
-});
+export const editInput = () =>
+  z.strictObject({
+    path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'File to edit, relative to the workspace root. Structural modes: the file (or directory) holding the symbol; optional with symbol_key. apply_patch: omit it (the patch names its files), except for a bare unified diff of only @@ hunks.',
+      ),
+    mode: z
+      .enum([
+        'replace',
+        'rename_symbol',
+        'replace_symbol_body',
+        'insert_before_symbol',
+        'insert_after_symbol',
+        'apply_patch',
+      ])
+      .default('replace')
+      .describe(
+        'replace (default): string replacement (exact, small whitespace slips tolerated). apply_patch: apply patch to one or more files. The other modes act on a symbol chosen by name_path or symbol_key.',
+      ),
+    patch: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'apply_patch mode: the patch, either a Codex patch (*** Begin Patch, *** Add File / *** Update File / *** Delete File sections, *** End Patch) or a unified diff (--- a/path, +++ b/path, @@ hunks). Every file applies or none does. Giving patch alone selects apply_patch mode.',
+      ),
+    old_string: z
+      .string()
+      .optional()
+      .describe(
+        'replace mode: exact text to replace, whitespace included, without view line numbers. Empty creates a new file.',
+      ),
+    new_string: z
+      .string()
+      .optional()
+      .describe(
+        'replace mode: the replacement text. replace_symbol_body: the whole new definition. insert modes: the code to insert.',
+      ),
+    replace_all: z
+      .boolean()
+      .default(false)
+      .describe('replace mode: change every occurrence instead of exactly one. Default false.'),
+    name_path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Structural modes: the symbol, as a name or dotted path ("UserService.save") from search symbol-overview.',
+      ),
+    symbol_key: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Structural modes: the exact symbol_key search returned; use it when name_path matches several symbols.',
+      ),
+    new_name: z.string().min(1).optional().describe('rename_symbol: the new identifier.'),
+    scope: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'rename_symbol: directory or file whose references are renamed. Default: the whole workspace.',
+      ),
+  });
 
 type EditResult = (EditOutcome | StructuralEditResult | PatchResult) & { diagnostics?: AfterEdit };
 
@@ -113,7 +116,7 @@ function touchedFiles(result: EditResult): string[] {
   return result.files.map((f) => f.path);
 }
 
-async function runEdit(ctx: ToolContext, input: z.output<typeof editInput>): Promise<EditResult> {
+async function runEdit(ctx: ToolContext, input: z.output<ReturnType<typeof editInput>>): Promise<EditResult> {
   const op = opContext(ctx, 'edit');
   const inferred = input.mode === 'replace' && input.patch !== undefined && input.old_string === undefined;
   if (input.mode === 'apply_patch' || inferred) {

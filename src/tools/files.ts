@@ -18,24 +18,25 @@ import { viewPrompt } from './view.prompt';
 
 const path = (what: string) => z.string().min(1).describe(`${what}, relative to the workspace root.`);
 
-export const viewInput = z.strictObject({
-  path: path('File to read'),
-  offset: z
-    .number()
-    .int()
-    .min(0)
-    .default(0)
-    .describe(
-      'First line to return, 0-based. Omit to start at the top; use next_offset from a truncated answer.',
-    ),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .max(2000)
-    .default(400)
-    .describe('Most lines to return (default 400, at most 2000).'),
-});
+export const viewInput = () =>
+  z.strictObject({
+    path: path('File to read'),
+    offset: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe(
+        'First line to return, 0-based. Omit to start at the top; use next_offset from a truncated answer.',
+      ),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(2000)
+      .default(400)
+      .describe('Most lines to return (default 400, at most 2000).'),
+  });
 
 export type ViewResult =
   | Omit<TextView, 'kind'>
@@ -74,10 +75,11 @@ export const view = defineTool({
   },
 });
 
-export const writeInput = z.strictObject({
-  path: path('File to create or overwrite'),
-  content: z.string().describe('The complete new content of the file.'),
-});
+export const writeInput = () =>
+  z.strictObject({
+    path: path('File to create or overwrite'),
+    content: z.string().describe('The complete new content of the file.'),
+  });
 
 export const write = defineTool({
   name: 'write',
@@ -97,30 +99,32 @@ export const write = defineTool({
   toModelOutput: (result) => describeEdit(result, 'Wrote') + renderAfterEdit(result.diagnostics),
 });
 
-const editEntry = z.strictObject({
-  old_string: z
-    .string()
-    .min(1)
-    .describe(
-      'Exact text to replace, whitespace included, without view line numbers. Must match once unless replace_all.',
-    ),
-  new_string: z.string().describe('Replacement text (may be empty to delete old_string).'),
-  replace_all: z
-    .boolean()
-    .default(false)
-    .describe('Replace every occurrence instead of exactly one. Default false.'),
-});
+const editEntry = () =>
+  z.strictObject({
+    old_string: z
+      .string()
+      .min(1)
+      .describe(
+        'Exact text to replace, whitespace included, without view line numbers. Must match once unless replace_all.',
+      ),
+    new_string: z.string().describe('Replacement text (may be empty to delete old_string).'),
+    replace_all: z
+      .boolean()
+      .default(false)
+      .describe('Replace every occurrence instead of exactly one. Default false.'),
+  });
 
-export const multieditInput = z.strictObject({
-  path: path('File to edit'),
-  edits: z
-    .array(editEntry)
-    .min(1)
-    .max(100)
-    .describe(
-      'Edits applied in order, each to the result of the previous one. If any edit fails, none is applied.',
-    ),
-});
+export const multieditInput = () =>
+  z.strictObject({
+    path: path('File to edit'),
+    edits: z
+      .array(editEntry())
+      .min(1)
+      .max(100)
+      .describe(
+        'Edits applied in order, each to the result of the previous one. If any edit fails, none is applied.',
+      ),
+  });
 
 export const multiedit = defineTool({
   name: 'multiedit',
@@ -140,25 +144,26 @@ export const multiedit = defineTool({
   toModelOutput: (result) => describeEdit(result, 'Edited') + renderAfterEdit(result.diagnostics),
 });
 
-export const lsInput = z.strictObject({
-  path: z
-    .string()
-    .min(1)
-    .default('.')
-    .describe('Directory to list, relative to the workspace root. Default: the root.'),
-  depth: z
-    .number()
-    .int()
-    .min(1)
-    .max(20)
-    .default(3)
-    .describe('Directory levels to expand (default 3); deeper directories show their file count.'),
-  ignore: z
-    .array(z.string().min(1))
-    .default([])
-    .describe('Extra glob patterns to leave out, e.g. ["*.lock", "dist/**"].'),
-  limit: z.number().int().min(1).max(5000).default(1000).describe('Most entries to show (default 1000).'),
-});
+export const lsInput = () =>
+  z.strictObject({
+    path: z
+      .string()
+      .min(1)
+      .default('.')
+      .describe('Directory to list, relative to the workspace root. Default: the root.'),
+    depth: z
+      .number()
+      .int()
+      .min(1)
+      .max(20)
+      .default(3)
+      .describe('Directory levels to expand (default 3); deeper directories show their file count.'),
+    ignore: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('Extra glob patterns to leave out, e.g. ["*.lock", "dist/**"].'),
+    limit: z.number().int().min(1).max(5000).default(1000).describe('Most entries to show (default 1000).'),
+  });
 
 export const ls = defineTool({
   name: 'ls',
@@ -174,26 +179,27 @@ export const ls = defineTool({
     `${result.tree}${result.truncated ? '\n(listing truncated: give a deeper path, a smaller depth or ignore patterns)' : ''}`,
 });
 
-export const globInput = z.strictObject({
-  pattern: z
-    .string()
-    .min(1)
-    .describe(
-      'Glob over paths relative to path: "*.ts" matches at any depth, "src/**/*.test.ts" under src, "*.{js,jsx}" either extension.',
-    ),
-  path: z
-    .string()
-    .min(1)
-    .default('.')
-    .describe('Directory to search in, relative to the workspace root. Default: the root.'),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .max(SEARCH_LIMITS.maxResults)
-    .default(SEARCH_LIMITS.globDefault)
-    .describe('Most paths to return (default 100).'),
-});
+export const globInput = () =>
+  z.strictObject({
+    pattern: z
+      .string()
+      .min(1)
+      .describe(
+        'Glob over paths relative to path: "*.ts" matches at any depth, "src/**/*.test.ts" under src, "*.{js,jsx}" either extension.',
+      ),
+    path: z
+      .string()
+      .min(1)
+      .default('.')
+      .describe('Directory to search in, relative to the workspace root. Default: the root.'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(SEARCH_LIMITS.maxResults)
+      .default(SEARCH_LIMITS.globDefault)
+      .describe('Most paths to return (default 100).'),
+  });
 
 export const glob = defineTool({
   name: 'glob',
@@ -215,48 +221,49 @@ export const glob = defineTool({
   },
 });
 
-export const grepInput = z.strictObject({
-  pattern: z
-    .string()
-    .min(1)
-    .describe('Regular expression to search for (Rust regex syntax), or plain text with literal.'),
-  path: z
-    .string()
-    .min(1)
-    .default('.')
-    .describe('File or directory to search, relative to the workspace root. Default: the root.'),
-  glob: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'Only search files whose path matches this glob, e.g. "*.ts" or "src/**/*.py". Omit for all files.',
-    ),
-  literal: z.boolean().default(false).describe('Treat pattern as plain text, not a regex. Default false.'),
-  case_insensitive: z.boolean().default(false).describe('Ignore case. Default false.'),
-  context: z
-    .number()
-    .int()
-    .min(0)
-    .max(10)
-    .default(0)
-    .describe('Lines of context around each match (content mode).'),
-  multiline: z
-    .boolean()
-    .default(false)
-    .describe('Let the pattern span lines (. matches newlines). Default false.'),
-  output_mode: z
-    .enum(['content', 'files', 'count'])
-    .default('content')
-    .describe('content: matching lines; files: only paths; count: matches per file. Default content.'),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .max(SEARCH_LIMITS.maxResults)
-    .default(SEARCH_LIMITS.grepDefault)
-    .describe('Most matches (or files) to return. Default 100.'),
-});
+export const grepInput = () =>
+  z.strictObject({
+    pattern: z
+      .string()
+      .min(1)
+      .describe('Regular expression to search for (Rust regex syntax), or plain text with literal.'),
+    path: z
+      .string()
+      .min(1)
+      .default('.')
+      .describe('File or directory to search, relative to the workspace root. Default: the root.'),
+    glob: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Only search files whose path matches this glob, e.g. "*.ts" or "src/**/*.py". Omit for all files.',
+      ),
+    literal: z.boolean().default(false).describe('Treat pattern as plain text, not a regex. Default false.'),
+    case_insensitive: z.boolean().default(false).describe('Ignore case. Default false.'),
+    context: z
+      .number()
+      .int()
+      .min(0)
+      .max(10)
+      .default(0)
+      .describe('Lines of context around each match (content mode).'),
+    multiline: z
+      .boolean()
+      .default(false)
+      .describe('Let the pattern span lines (. matches newlines). Default false.'),
+    output_mode: z
+      .enum(['content', 'files', 'count'])
+      .default('content')
+      .describe('content: matching lines; files: only paths; count: matches per file. Default content.'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(SEARCH_LIMITS.maxResults)
+      .default(SEARCH_LIMITS.grepDefault)
+      .describe('Most matches (or files) to return. Default 100.'),
+  });
 
 export const grep = defineTool({
   name: 'grep',

@@ -18,18 +18,14 @@ import type { SandboxStatus } from '../sandbox/sandbox';
 import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
 
-const sessionIdField = sessionIdInput(
-  'none',
-  'Only this session and its sub-agent sessions. Omit for every session of the workspace.',
-);
+const sessionIdField = () =>
+  sessionIdInput(
+    'none',
+    'Only this session and its sub-agent sessions. Omit for every session of the workspace.',
+  );
 
-const sinceHours = z
-  .number()
-  .int()
-  .min(1)
-  .max(8760)
-  .default(24)
-  .describe('How many recent hours to look at. Default 24.');
+const sinceHours = () =>
+  z.number().int().min(1).max(8760).default(24).describe('How many recent hours to look at. Default 24.');
 const limit = (fallback: number) =>
   z
     .number()
@@ -39,11 +35,12 @@ const limit = (fallback: number) =>
     .default(fallback)
     .describe(`Most recent entries to list. Default ${fallback}.`);
 
-const windowInput = z.strictObject({
-  session_id: sessionIdField,
-  since_hours: sinceHours,
-  limit: limit(10),
-});
+const windowInput = () =>
+  z.strictObject({
+    session_id: sessionIdField(),
+    since_hours: sinceHours(),
+    limit: limit(10),
+  });
 const examples = [{}, { since_hours: 1, limit: 3 }];
 
 const when = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
@@ -155,16 +152,17 @@ export const getAlertsStatus = defineTool({
   tag: 'primitive',
   description:
     'Active alerts derived from runtime signals over a recent window: token pressure, repeated run failures, provider errors, tool crashes, provider recovery, pack hook failures, capped health follow-ons. Thresholds come from options.alerts.',
-  input: z.strictObject({
-    session_id: sessionIdField,
-    window_minutes: z
-      .number()
-      .int()
-      .min(1)
-      .max(525_600)
-      .optional()
-      .describe('Minutes to look back. Omit for options.alerts.window_minutes (60).'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdField(),
+      window_minutes: z
+        .number()
+        .int()
+        .min(1)
+        .max(525_600)
+        .optional()
+        .describe('Minutes to look back. Omit for options.alerts.window_minutes (60).'),
+    }),
   mutates: false,
   surfaces: {
     mcp: 'svc_get_alerts_status',
@@ -189,10 +187,11 @@ export const getEnforcementStatus = defineTool({
   tag: 'primitive',
   description:
     'Permission enforcement: allowed_tools, bash rules, unattended policy and the sandbox; --yolo runs, session grants, permission asks/allows/denials, bash commands blocked, mutations refused by hard workspace claims, and tools a pack policy removes for the session.',
-  input: z.strictObject({
-    session_id: sessionIdField,
-    since_hours: sinceHours,
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdField(),
+      since_hours: sinceHours(),
+    }),
   mutates: false,
   surfaces: {
     mcp: 'svc_get_enforcement_status',
@@ -216,22 +215,23 @@ export const listRecentFlowAwarenessEvents = defineTool({
   tag: 'primitive',
   description:
     'Recent workflow-flow events from the session event log: phase changes, plan updates, prompt queue changes, claim negotiations and handoffs to sub-agent sessions, newest first.',
-  input: z.strictObject({
-    session_id: sessionIdField,
-    kinds: z
-      .array(z.enum(FLOW_KINDS))
-      .optional()
-      .describe(
-        'Only these kinds (phase_change, plan_update, queue_change, claim_negotiation, handoff). Omit for all.',
-      ),
-    after_id: z
-      .number()
-      .int()
-      .min(0)
-      .optional()
-      .describe('Only events with a larger event id (to poll for new ones). Omit for all.'),
-    limit: limit(20),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdField(),
+      kinds: z
+        .array(z.enum(FLOW_KINDS))
+        .optional()
+        .describe(
+          'Only these kinds (phase_change, plan_update, queue_change, claim_negotiation, handoff). Omit for all.',
+        ),
+      after_id: z
+        .number()
+        .int()
+        .min(0)
+        .optional()
+        .describe('Only events with a larger event id (to poll for new ones). Omit for all.'),
+      limit: limit(20),
+    }),
   mutates: false,
   surfaces: {
     mcp: 'svc_list_recent_flow_awareness_events',
@@ -255,7 +255,7 @@ export const sandboxStatus = defineTool({
   tag: 'primitive',
   description:
     'The command sandbox: mode (auto, bwrap or off), state (active, fallback, off or unavailable) and why, the install command when bubblewrap is missing, what a sandboxed command gets bound (workspace read-write, the rest read-only, private /tmp, protected locations hidden), the network policy, the environment commands get (names only), and the bash safety rules in force.',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: {
     mcp: 'svc_sandbox_status',

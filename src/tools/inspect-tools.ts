@@ -14,19 +14,23 @@ import { FUNNEL_STAGES, type FunnelEntry } from './core/funnel';
 import { inputSchemaOf } from './core/input-schema';
 import type { ToolHost } from './core/types';
 
-export const funnelInput = z.strictObject({
-  session_id: sessionIdInput(
-    'context-or-none',
-    'Session whose mode, phase and agent narrow the set. Omit for the defaults.',
-  ),
-  agent: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Agent id whose [agents.<id>.tools] policy applies. Omit for the session agent.'),
-  mode: z.enum(['build', 'plan']).optional().describe('Session mode to evaluate instead of the session one.'),
-});
-type FunnelInput = z.output<typeof funnelInput>;
+export const funnelInput = () =>
+  z.strictObject({
+    session_id: sessionIdInput(
+      'context-or-none',
+      'Session whose mode, phase and agent narrow the set. Omit for the defaults.',
+    ),
+    agent: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Agent id whose [agents.<id>.tools] policy applies. Omit for the session agent.'),
+    mode: z
+      .enum(['build', 'plan'])
+      .optional()
+      .describe('Session mode to evaluate instead of the session one.'),
+  });
+type FunnelInput = z.output<ReturnType<typeof funnelInput>>;
 
 export async function funnelFor(
   app: ToolHost,
@@ -119,9 +123,10 @@ function surfacesOf(tool: AnyTool) {
   };
 }
 
-export const listToolCapabilitiesInput = funnelInput.extend({
-  include_schemas: z.boolean().default(false).describe('Include each tool input JSON Schema.'),
-});
+export const listToolCapabilitiesInput = () =>
+  funnelInput().extend({
+    include_schemas: z.boolean().default(false).describe('Include each tool input JSON Schema.'),
+  });
 
 export const listToolCapabilities = defineTool({
   name: 'list_tool_capabilities',
@@ -209,7 +214,7 @@ export const runtimeFeaturesTool = defineTool({
   family: 'status',
   tag: 'primitive',
   description: 'Boolean flags for what this svc process really has wired: surfaces, readouts, gates.',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: { mcp: 'svc_runtime_features', cli: { command: 'features' } },
   run: async (ctx) => ({ features: runtimeFeatures(ctx.app) }),
@@ -220,7 +225,7 @@ export const capabilities = defineTool({
   family: 'status',
   tag: 'primitive',
   description: 'What this svc runtime can do: version, surfaces, tool counts by family and tag, features.',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: {
     http: { method: 'GET', path: '/v1/capabilities' },

@@ -22,13 +22,14 @@ export function lifecycleGate(env: GateEnv): true | string {
   return value !== undefined && value !== '' ? true : `${LIFECYCLE_ENV} is not set in the process`;
 }
 
-const targetField = z
-  .string()
-  .min(1)
-  .optional()
-  .describe(
-    'A remote svc server from [deploy.targets] (needs [deploy] enabled = true). Omit for this machine.',
-  );
+const targetField = () =>
+  z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'A remote svc server from [deploy.targets] (needs [deploy] enabled = true). Omit for this machine.',
+    );
 
 export const scheduleInspect = defineTool({
   name: 'schedule_inspect',
@@ -36,9 +37,10 @@ export const scheduleInspect = defineTool({
   tag: 'primitive',
   description:
     'Which scheduled jobs will fire, when, and which process fires them: one job (its next times, firings and runner) or every job with its next time.',
-  input: z.strictObject({
-    schedule_id: z.string().min(1).optional().describe('One job by id or name. Omit for every job.'),
-  }),
+  input: () =>
+    z.strictObject({
+      schedule_id: z.string().min(1).optional().describe('One job by id or name. Omit for every job.'),
+    }),
   mutates: false,
   surfaces: {
     mcp: 'svc_schedule_inspect',
@@ -72,7 +74,7 @@ export const daemonStatus = defineTool({
   tag: 'primitive',
   description:
     'This svc process and the service daemons of the data dir (pid, URL, liveness, heartbeat), with spawn_isolation_audit: the tracked child processes classified session_only, runtime_backed or mixed, with PIDs and cleanup counters.',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: {
     mcp: 'svc_daemon_status',
@@ -88,7 +90,7 @@ export const autopilotStatus = defineTool({
   tag: 'primitive',
   description:
     'The autopilot: whether a worker runs here or in a live daemon, its counters (ticks, schedules fired, prompts drained, errors), the unattended permission policy, and the next due jobs.',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: {
     mcp: 'svc_autopilot_status',
@@ -135,14 +137,15 @@ export const daemonRestart = defineTool({
   tag: 'primitive',
   description:
     'Restart a service daemon of this data dir (stop it gracefully, start it again with its own arguments), or on a remote target.',
-  input: z.strictObject({
-    daemon_id: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('The daemon (see daemon_status). Omit when exactly one is live.'),
-    target: targetField,
-  }),
+  input: () =>
+    z.strictObject({
+      daemon_id: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('The daemon (see daemon_status). Omit when exactly one is live.'),
+      target: targetField(),
+    }),
   mutates: true,
   gate: lifecycleGate,
   parity: false,
@@ -166,15 +169,16 @@ export const autopilotUp = defineTool({
   tag: 'primitive',
   description:
     'Start an autopilot daemon (svc service start autopilot) for this workspace in the background, or on a remote target; refused when one is already live.',
-  input: z.strictObject({
-    port: z.number().int().min(0).max(65535).default(0).describe('Port to listen on; 0 picks a free one.'),
-    host: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Address to listen on (default 127.0.0.1; a non-loopback host needs a token).'),
-    target: targetField,
-  }),
+  input: () =>
+    z.strictObject({
+      port: z.number().int().min(0).max(65535).default(0).describe('Port to listen on; 0 picks a free one.'),
+      host: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Address to listen on (default 127.0.0.1; a non-loopback host needs a token).'),
+      target: targetField(),
+    }),
   mutates: true,
   gate: lifecycleGate,
   parity: false,
@@ -204,10 +208,11 @@ export const autopilotDown = defineTool({
   tag: 'primitive',
   description:
     'Stop the autopilot daemons of this data dir gracefully (SIGTERM, then wait), or on a remote target.',
-  input: z.strictObject({
-    daemon_id: z.string().min(1).optional().describe('One autopilot daemon. Omit for every live one.'),
-    target: targetField,
-  }),
+  input: () =>
+    z.strictObject({
+      daemon_id: z.string().min(1).optional().describe('One autopilot daemon. Omit for every live one.'),
+      target: targetField(),
+    }),
   mutates: true,
   gate: lifecycleGate,
   parity: false,

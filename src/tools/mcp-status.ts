@@ -9,26 +9,27 @@ import { z } from 'zod';
 import type { McpServerStatus } from '../mcp-client/connection';
 import { defineTool } from './core/define-tool';
 
-export const mcpStatusInput = z.strictObject({
-  server: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Only this server, by its [mcp.<id>] id. Omit for every configured server.'),
-  connect: z
-    .boolean()
-    .default(true)
-    .describe(
-      'Start servers that are not connected yet and retry failed ones, then wait up to wait_ms. false reports the current state without connecting.',
-    ),
-  wait_ms: z
-    .number()
-    .int()
-    .min(0)
-    .max(120_000)
-    .default(15_000)
-    .describe('Milliseconds to wait for connections in flight (with connect). 0 returns at once.'),
-});
+export const mcpStatusInput = () =>
+  z.strictObject({
+    server: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Only this server, by its [mcp.<id>] id. Omit for every configured server.'),
+    connect: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Start servers that are not connected yet and retry failed ones, then wait up to wait_ms. false reports the current state without connecting.',
+      ),
+    wait_ms: z
+      .number()
+      .int()
+      .min(0)
+      .max(120_000)
+      .default(15_000)
+      .describe('Milliseconds to wait for connections in flight (with connect). 0 returns at once.'),
+  });
 
 export interface McpStatusResult {
   servers: McpServerStatus[];

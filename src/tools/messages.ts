@@ -15,7 +15,7 @@ import type { ToolHost } from './core/types';
 import { busyGuard } from './session-guards';
 import { route, SESSION_ROUTES } from './session-routes';
 
-const sessionIdField = sessionIdInput('current');
+const sessionIdField = () => sessionIdInput('current');
 
 const messageActions = ['send', 'list', 'inspect', 'update', 'delete'] as const;
 
@@ -25,18 +25,19 @@ export const message = defineTool({
   tag: 'primitive',
   description:
     'Messages of a session. send: a prompt (starts a run, or queues it behind the active one); list: the messages; inspect: one message; update: replace the text of a message; delete: remove a message. update and delete are refused while a run is active.',
-  input: z.strictObject({
-    action: z.enum(messageActions).describe('send, list, inspect, update or delete.'),
-    session_id: sessionIdField,
-    message_id: z.string().min(1).optional().describe('The message (inspect, update, delete).'),
-    text: z.string().min(1).optional().describe('The prompt (send) or the new text (update).'),
-    limit: z.number().int().min(1).max(1000).default(50).describe('list: most recent messages to return.'),
-    wait: z
-      .boolean()
-      .default(false)
-      .describe('send: wait for the run to finish and return its answer (always on from the CLI).'),
-    agent: z.string().min(1).optional().describe('send: agent kind for this run.'),
-  }),
+  input: () =>
+    z.strictObject({
+      action: z.enum(messageActions).describe('send, list, inspect, update or delete.'),
+      session_id: sessionIdField(),
+      message_id: z.string().min(1).optional().describe('The message (inspect, update, delete).'),
+      text: z.string().min(1).optional().describe('The prompt (send) or the new text (update).'),
+      limit: z.number().int().min(1).max(1000).default(50).describe('list: most recent messages to return.'),
+      wait: z
+        .boolean()
+        .default(false)
+        .describe('send: wait for the run to finish and return its answer (always on from the CLI).'),
+      agent: z.string().min(1).optional().describe('send: agent kind for this run.'),
+    }),
   mutates: true,
   surfaces: {
     mcp: 'svc_message',

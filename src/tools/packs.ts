@@ -24,24 +24,25 @@ import {
 } from './core/define-tool';
 import type { ToolHost } from './core/types';
 
-const sessionIdField = sessionIdInput('context');
+const sessionIdField = () => sessionIdInput('context');
 
-export const getOperatingModeInput = z.strictObject({ session_id: sessionIdField });
+export const getOperatingModeInput = () => z.strictObject({ session_id: sessionIdField() });
 
-export const sessionSetPackInput = z.strictObject({
-  session_id: sessionIdField,
-  pack_path_or_name: z
-    .string()
-    .min(1)
-    .max(4096)
-    .describe(
-      'What to activate: a preset id from options.operating_mode_presets, a path to a pack.toml (or its folder), or a pack name from session_list_packs.',
-    ),
-});
+export const sessionSetPackInput = () =>
+  z.strictObject({
+    session_id: sessionIdField(),
+    pack_path_or_name: z
+      .string()
+      .min(1)
+      .max(4096)
+      .describe(
+        'What to activate: a preset id from options.operating_mode_presets, a path to a pack.toml (or its folder), or a pack name from session_list_packs.',
+      ),
+  });
 
-export const sessionClearPackInput = z.strictObject({ session_id: sessionIdField });
-export const sessionListPacksInput = z.strictObject({});
-export const sessionGetActivePackInput = z.strictObject({ session_id: sessionIdField });
+export const sessionClearPackInput = () => z.strictObject({ session_id: sessionIdField() });
+export const sessionListPacksInput = () => z.strictObject({});
+export const sessionGetActivePackInput = () => z.strictObject({ session_id: sessionIdField() });
 
 /** TOOLS-41: the gate and a session pack controller. */
 function packsGate({ app }: GateEnv): true | string {

@@ -18,9 +18,10 @@ export const listPermissionRequests = defineTool({
   tag: 'primitive',
   description:
     'Permission requests waiting for an answer in a session and its sub-agent sessions, oldest first: the tool, what it would do (title) and its details (the diff of an edit, the command of a bash call).',
-  input: z.strictObject({
-    session_id: sessionIdInput('required', 'The session (its sub-agent sessions are included).'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdInput('required', 'The session (its sub-agent sessions are included).'),
+    }),
   mutates: false,
   surfaces: {
     mcp: 'svc_list_permission_requests',
@@ -38,9 +39,10 @@ export const listPermissionRequests = defineTool({
   },
 });
 
-const decisionInput = z
-  .enum(PERMISSION_DECISIONS)
-  .describe('allow_once, allow_session (this tool and scope, for the rest of the session) or deny.');
+const decisionInput = () =>
+  z
+    .enum(PERMISSION_DECISIONS)
+    .describe('allow_once, allow_session (this tool and scope, for the rest of the session) or deny.');
 
 export const answerPermission = defineTool({
   name: 'answer_permission',
@@ -48,22 +50,23 @@ export const answerPermission = defineTool({
   tag: 'primitive',
   description:
     'Answer a pending permission request of a session: allow once, allow for the session, or deny (with a message the model reads). The first answer wins; the waiting tool call then runs or fails.',
-  input: z.strictObject({
-    session_id: sessionIdInput('required', 'The session the request belongs to (or its parent session).'),
-    request_id: z.string().min(1).describe('The request (list_permission_requests lists them).'),
-    decision: decisionInput,
-    message: z
-      .string()
-      .max(2000)
-      .optional()
-      .describe('A note for the agent: with deny, the reason it reads. Omit for none.'),
-    by: z
-      .string()
-      .min(1)
-      .max(80)
-      .optional()
-      .describe('Who answers, kept with the decision. Omit for the surface (http, tui, acp, …).'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdInput('required', 'The session the request belongs to (or its parent session).'),
+      request_id: z.string().min(1).describe('The request (list_permission_requests lists them).'),
+      decision: decisionInput(),
+      message: z
+        .string()
+        .max(2000)
+        .optional()
+        .describe('A note for the agent: with deny, the reason it reads. Omit for none.'),
+      by: z
+        .string()
+        .min(1)
+        .max(80)
+        .optional()
+        .describe('Who answers, kept with the decision. Omit for the surface (http, tui, acp, …).'),
+    }),
   mutates: true,
   surfaces: {
     mcp: 'svc_answer_permission',

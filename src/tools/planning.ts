@@ -16,7 +16,7 @@ import { workflowPhase } from '../sessions/session-views';
 import { defineTool } from './core/define-tool';
 import type { ToolHost } from './core/types';
 
-const sessionIdField = sessionIdInput('current');
+const sessionIdField = () => sessionIdInput('current');
 
 interface StoredPlan {
   markdown: string;
@@ -78,15 +78,16 @@ export const setPlanArtifact = defineTool({
   tag: 'primitive',
   description:
     'Store the plan of a session as markdown (replacing the previous one). Starts the staged workflow in the planning phase when it is not in use; in the execute phase the plan is updated and execution goes on.',
-  input: z.strictObject({
-    session_id: sessionIdField,
-    markdown: z
-      .string()
-      .min(1)
-      .max(MAX_PLAN_CHARS)
-      .describe('The plan, in markdown: numbered steps, files, checks.'),
-    title: z.string().max(200).optional().describe('Short title of the plan.'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdField(),
+      markdown: z
+        .string()
+        .min(1)
+        .max(MAX_PLAN_CHARS)
+        .describe('The plan, in markdown: numbered steps, files, checks.'),
+      title: z.string().max(200).optional().describe('Short title of the plan.'),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_set_plan_artifact' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
@@ -116,7 +117,7 @@ export const getPlan = defineTool({
   family: 'planning',
   tag: 'primitive',
   description: 'The markdown plan of a session (null when it has none) and its workflow phase.',
-  input: z.strictObject({ session_id: sessionIdField }),
+  input: () => z.strictObject({ session_id: sessionIdField() }),
   mutates: false,
   surfaces: { mcp: 'svc_get_plan' },
   examples: [{ session_id: 'ses_0001' }],
@@ -142,7 +143,7 @@ export const clearPlan = defineTool({
   tag: 'primitive',
   description:
     'Remove the plan of a session and end its staged workflow (no phase; every tool available again).',
-  input: z.strictObject({ session_id: sessionIdField }),
+  input: () => z.strictObject({ session_id: sessionIdField() }),
   mutates: false,
   surfaces: { mcp: 'svc_clear_plan' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
@@ -164,7 +165,7 @@ export const getWorkflowPhase = defineTool({
   tag: 'primitive',
   description:
     'The staged-workflow phase of a session: planning, execute, or none when the workflow is not in use.',
-  input: z.strictObject({ session_id: sessionIdField }),
+  input: () => z.strictObject({ session_id: sessionIdField() }),
   mutates: false,
   surfaces: { mcp: 'svc_get_workflow_phase' },
   examples: [{ session_id: 'ses_0001' }],
@@ -181,7 +182,7 @@ export const getStagedWorkflowStatus = defineTool({
   tag: 'primitive',
   description:
     'The staged workflow of a session: phase, plan summary, phase history, the tools withheld in the current phase, and the next action.',
-  input: z.strictObject({ session_id: sessionIdField }),
+  input: () => z.strictObject({ session_id: sessionIdField() }),
   mutates: false,
   surfaces: { mcp: 'svc_get_staged_workflow_status' },
   examples: [{ session_id: 'ses_0001' }],
@@ -223,7 +224,7 @@ export const approvePlan = defineTool({
   tag: 'primitive',
   description:
     'Approve the plan of a session: the planning phase ends and the execute phase starts (mutating tools come back). When an agent calls it, the operator is asked to approve.',
-  input: z.strictObject({ session_id: sessionIdField }),
+  input: () => z.strictObject({ session_id: sessionIdField() }),
   mutates: false,
   asksPermission: true,
   surfaces: {
@@ -262,10 +263,11 @@ export const returnToPlan = defineTool({
   tag: 'primitive',
   description:
     'Go back from the execute phase to planning (mutating tools are withheld again) to revise the plan.',
-  input: z.strictObject({
-    session_id: sessionIdField,
-    reason: z.string().max(500).optional().describe('Why the plan needs another look.'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdField(),
+      reason: z.string().max(500).optional().describe('Why the plan needs another look.'),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_return_to_plan' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
@@ -291,7 +293,7 @@ export const summarizeSession = defineTool({
   tag: 'primitive',
   description:
     "Compact a session's history now: older turns are summarized by the small model (the auto-compaction pipeline). For the session of an active run it happens before that run's next step.",
-  input: z.strictObject({ session_id: sessionIdField }),
+  input: () => z.strictObject({ session_id: sessionIdField() }),
   mutates: true,
   surfaces: {
     http: { method: 'POST', path: '/v1/sessions/:id/summarize', params: { id: 'session_id' } },

@@ -8,12 +8,13 @@ import { z } from 'zod';
 import type { ChangeOptions } from '../plugins/plugin-service';
 import { type AnyTool, defineTool, type ToolContext } from './core/define-tool';
 
-const nameField = z.string().min(1).describe('Name of an installed plugin (see plugin_list).');
-const refField = z
-  .string()
-  .min(1)
-  .optional()
-  .describe('Git sources only: the branch or tag to check out (default: the default branch).');
+const nameField = () => z.string().min(1).describe('Name of an installed plugin (see plugin_list).');
+const refField = () =>
+  z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Git sources only: the branch or tag to check out (default: the default branch).');
 
 export const pluginList = defineTool({
   name: 'plugin_list',
@@ -21,7 +22,7 @@ export const pluginList = defineTool({
   tag: 'primitive',
   description:
     'List installed plugins: name, version, source (directory or git URL and commit), status, and what each provides (MCP servers, agent kinds, operating packs, recipes, commands), with the latest install/update/remove records.',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: { mcp: 'svc_plugin_list', cli: { command: 'plugin list' } },
   run: async (ctx) => ({
@@ -36,15 +37,16 @@ export const pluginInstall = defineTool({
   tag: 'primitive',
   description:
     'Install a plugin from a local directory or a git repository URL: a bundle with an svc-plugin.toml manifest of MCP servers, agent kinds, operating packs, recipes and commands. Needs approval: the operator sees the manifest summary first.',
-  input: z.strictObject({
-    source: z
-      .string()
-      .min(1)
-      .describe(
-        'A plugin directory (absolute or workspace-relative) or a git URL (file://, https://, ssh://, git@host:repo, *.git).',
-      ),
-    ref: refField,
-  }),
+  input: () =>
+    z.strictObject({
+      source: z
+        .string()
+        .min(1)
+        .describe(
+          'A plugin directory (absolute or workspace-relative) or a git URL (file://, https://, ssh://, git@host:repo, *.git).',
+        ),
+      ref: refField(),
+    }),
   mutates: true,
   asksPermission: true,
   surfaces: { mcp: 'svc_plugin_install', cli: { command: 'plugin install', args: ['source'] } },
@@ -58,15 +60,16 @@ export const pluginUpdate = defineTool({
   tag: 'primitive',
   description:
     'Update an installed plugin from where it was installed (or from a new source): fetch it again, check its manifest, and swap it in. Needs approval: the operator sees the version change and what it provides.',
-  input: z.strictObject({
-    name: nameField,
-    source: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Install from here instead of the recorded source (same plugin name).'),
-    ref: refField,
-  }),
+  input: () =>
+    z.strictObject({
+      name: nameField(),
+      source: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Install from here instead of the recorded source (same plugin name).'),
+      ref: refField(),
+    }),
   mutates: true,
   asksPermission: true,
   surfaces: { mcp: 'svc_plugin_update', cli: { command: 'plugin update', args: ['name'] } },
@@ -80,7 +83,7 @@ export const pluginRemove = defineTool({
   tag: 'primitive',
   description:
     'Remove an installed plugin: its files are deleted and its MCP servers, agent kinds, packs, recipes and commands disappear. Needs approval.',
-  input: z.strictObject({ name: nameField }),
+  input: () => z.strictObject({ name: nameField() }),
   mutates: true,
   asksPermission: true,
   surfaces: { mcp: 'svc_plugin_remove', cli: { command: 'plugin remove', args: ['name'] } },

@@ -9,7 +9,7 @@ import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
 import { route, SESSION_ROUTES } from './session-routes';
 
-const sessionIdField = sessionIdInput('current');
+const sessionIdField = () => sessionIdInput('current');
 
 export const getPromptQueueStatus = defineTool({
   name: 'get_prompt_queue_status',
@@ -17,9 +17,13 @@ export const getPromptQueueStatus = defineTool({
   tag: 'primitive',
   description:
     'The prompt queue (the same queue as TUI ctrl+enter, /enqueue and queue_enqueue): per session, its state, active run and queued prompts.',
-  input: z.strictObject({
-    session_id: sessionIdInput('none', 'One session. Omit for every session with a queue or an active run.'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdInput(
+        'none',
+        'One session. Omit for every session with a queue or an active run.',
+      ),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_get_prompt_queue_status' },
   run: async (ctx, input) => {
@@ -43,17 +47,18 @@ export const queueEnqueue = defineTool({
   tag: 'primitive',
   description:
     'Queue a prompt for a session (the same queue as TUI ctrl+enter and /enqueue). It runs after the active run and the prompts queued before it; when the session is idle it starts at once unless start is false.',
-  input: z.strictObject({
-    session_id: sessionIdField,
-    prompt: z.string().min(1).describe('The prompt to queue.'),
-    agent: z.string().min(1).optional().describe('Agent kind for its run.'),
-    start: z
-      .boolean()
-      .default(true)
-      .describe(
-        'When the session is idle: start it at once (default), or false to leave it queued until the next send.',
-      ),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdField(),
+      prompt: z.string().min(1).describe('The prompt to queue.'),
+      agent: z.string().min(1).optional().describe('Agent kind for its run.'),
+      start: z
+        .boolean()
+        .default(true)
+        .describe(
+          'When the session is idle: start it at once (default), or false to leave it queued until the next send.',
+        ),
+    }),
   mutates: true,
   surfaces: {
     mcp: 'svc_queue_enqueue',

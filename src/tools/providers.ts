@@ -17,13 +17,14 @@ import {
 import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
 
-export const getProviderStatusInput = z.strictObject({
-  provider: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Only this provider id (e.g. anthropic). Omit for every provider.'),
-});
+export const getProviderStatusInput = () =>
+  z.strictObject({
+    provider: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Only this provider id (e.g. anthropic). Omit for every provider.'),
+  });
 
 export const getProviderStatus = defineTool({
   name: 'get_provider_status',
@@ -56,18 +57,19 @@ export const getProviderStatus = defineTool({
   },
 });
 
-export const getModelSelectionInput = z.strictObject({
-  session_id: sessionIdInput('none', 'Session whose model override applies. Omit for no session.'),
-  agent: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Agent id whose [agents.<id>] model applies. Omit for none (or the session agent).'),
-  purpose: z
-    .enum(['large', 'small'])
-    .default('large')
-    .describe('large: main turns; small: cheap internal calls such as titles and summaries.'),
-});
+export const getModelSelectionInput = () =>
+  z.strictObject({
+    session_id: sessionIdInput('none', 'Session whose model override applies. Omit for no session.'),
+    agent: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Agent id whose [agents.<id>] model applies. Omit for none (or the session agent).'),
+    purpose: z
+      .enum(['large', 'small'])
+      .default('large')
+      .describe('large: main turns; small: cheap internal calls such as titles and summaries.'),
+  });
 
 export const getModelSelection = defineTool({
   name: 'get_model_selection',
@@ -104,15 +106,16 @@ export const getModelSelection = defineTool({
   },
 });
 
-export const getProviderAuthWizardInput = z.strictObject({
-  provider: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'A provider id or platform (copilot, hyper, openrouter, chatgpt, bedrock, claude…). Omit for all.',
-    ),
-});
+export const getProviderAuthWizardInput = () =>
+  z.strictObject({
+    provider: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'A provider id or platform (copilot, hyper, openrouter, chatgpt, bedrock, claude…). Omit for all.',
+      ),
+  });
 
 export const getProviderAuthWizard = defineTool({
   name: 'get_provider_auth_wizard',
@@ -142,9 +145,10 @@ export const getProviderAuthWizard = defineTool({
   run: async (ctx, input) => authWizard(ctx.app.providers, input),
 });
 
-export const listModelsInput = z.strictObject({
-  provider: z.string().min(1).optional().describe('Only this provider id. Omit for the whole catalog.'),
-});
+export const listModelsInput = () =>
+  z.strictObject({
+    provider: z.string().min(1).optional().describe('Only this provider id. Omit for the whole catalog.'),
+  });
 
 export const listModelsTool = defineTool({
   name: 'list_models',

@@ -15,11 +15,8 @@ import { FINDING_KINDS, FINDING_STATES, type FindingLifecycleStatus } from '../q
 import { defineTool, type ToolContext } from './core/define-tool';
 import { opContext } from './core/op-context';
 
-const sessionFilter = z
-  .string()
-  .min(1)
-  .optional()
-  .describe('Only what happened in this session. Omit for the whole workspace.');
+const sessionFilter = () =>
+  z.string().min(1).optional().describe('Only what happened in this session. Omit for the whole workspace.');
 
 export const getApplyPatchStatus = defineTool({
   name: 'get_apply_patch_status',
@@ -27,10 +24,11 @@ export const getApplyPatchStatus = defineTool({
   tag: 'primitive',
   description:
     'Posture of apply_patch (edit with mode apply_patch): the patch formats read (Codex *** Begin Patch envelopes and unified diffs), how hunks are matched, counts of patches applied and failed (by format and failure reason), and the most recent failures with the file, hunk and reason.',
-  input: z.strictObject({
-    limit: z.number().int().min(1).max(50).default(5).describe('Most recent failures to list (default 5).'),
-    session_id: sessionFilter,
-  }),
+  input: () =>
+    z.strictObject({
+      limit: z.number().int().min(1).max(50).default(5).describe('Most recent failures to list (default 5).'),
+      session_id: sessionFilter(),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_get_apply_patch_status' },
   examples: [{}, { limit: 1 }],
@@ -46,16 +44,17 @@ export const getEditCapsulesStatus = defineTool({
   tag: 'primitive',
   description:
     "Edit capsules (options.edit_capsules): whether they are enabled, capsule counts (recording, open, reverted, with a checkpoint) with their files and line stats, and the most recent capsules. A capsule is one agent run's file changes, reviewable with edit_capsule and revertible with revert_edit_capsule.",
-  input: z.strictObject({
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(100)
-      .default(10)
-      .describe('Most recent capsules to list (default 10).'),
-    session_id: sessionFilter,
-  }),
+  input: () =>
+    z.strictObject({
+      limit: z
+        .number()
+        .int()
+        .min(1)
+        .max(100)
+        .default(10)
+        .describe('Most recent capsules to list (default 10).'),
+      session_id: sessionFilter(),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_get_edit_capsules_status' },
   examples: [{}, { limit: 1 }],
@@ -65,16 +64,26 @@ export const getEditCapsulesStatus = defineTool({
     `Edit capsules are ${r.enabled ? 'on' : 'off'} (options.edit_capsules): ${r.counts.total} capsules (${r.counts.open} open, ${r.counts.reverted} reverted, ${r.counts.recording} recording).${r.recent.length ? `\n${r.recent.map(capsuleLine).join('\n')}` : ''}`,
 });
 
-export const editCapsuleInput = z.strictObject({
-  action: z
-    .enum(['list', 'show'])
-    .default('list')
-    .describe('list: capsules, newest first. show: one capsule with its files and combined diff.'),
-  capsule_id: z.string().min(1).optional().describe('show: the capsule id (cap_…).'),
-  session_id: sessionFilter,
-  status: z.enum(['recording', 'open', 'reverted']).optional().describe('list: only capsules in this state.'),
-  limit: z.number().int().min(1).max(200).default(20).describe('list: most capsules to return (default 20).'),
-});
+export const editCapsuleInput = () =>
+  z.strictObject({
+    action: z
+      .enum(['list', 'show'])
+      .default('list')
+      .describe('list: capsules, newest first. show: one capsule with its files and combined diff.'),
+    capsule_id: z.string().min(1).optional().describe('show: the capsule id (cap_…).'),
+    session_id: sessionFilter(),
+    status: z
+      .enum(['recording', 'open', 'reverted'])
+      .optional()
+      .describe('list: only capsules in this state.'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(200)
+      .default(20)
+      .describe('list: most capsules to return (default 20).'),
+  });
 
 export const editCapsule = defineTool({
   name: 'edit_capsule',
@@ -120,7 +129,7 @@ export const revertEditCapsule = defineTool({
   tag: 'primitive',
   description:
     "Revert an edit capsule: write every file the capsule's run changed back to its content before the run (created files are deleted, deleted ones restored). Refused, with nothing written, when a file changed after the run; then revert later capsules first or restore the capsule's checkpoint. Asks for approval with the diff.",
-  input: z.strictObject({ capsule_id: z.string().min(1).describe('The capsule to revert (cap_…).') }),
+  input: () => z.strictObject({ capsule_id: z.string().min(1).describe('The capsule to revert (cap_…).') }),
   mutates: true,
   // Asks itself (through the change committer): the agent loop does not ask again.
   asksPermission: true,
@@ -140,10 +149,17 @@ export const getFindingLifecycleStatus = defineTool({
   tag: 'primitive',
   description:
     'The finding lifecycle: problems observed during work (failing test, lint and typecheck runs, diagnostics errors, reported findings) counted by state (open, acknowledged, fixed, waived, stale), the open and acknowledged ones with their evidence, and how each kind is observed and fixed.',
-  input: z.strictObject({
-    limit: z.number().int().min(1).max(200).default(20).describe('Most open findings to list (default 20).'),
-    session_id: sessionFilter,
-  }),
+  input: () =>
+    z.strictObject({
+      limit: z
+        .number()
+        .int()
+        .min(1)
+        .max(200)
+        .default(20)
+        .describe('Most open findings to list (default 20).'),
+      session_id: sessionFilter(),
+    }),
   mutates: false,
   surfaces: {
     mcp: 'svc_get_finding_lifecycle_status',
@@ -165,11 +181,12 @@ export const listRecentFindingLifecycleEvents = defineTool({
   tag: 'primitive',
   description:
     'The finding log, newest first: every state change of every finding (opened, acknowledged, fixed, waived, stale, reopened) with its reason, source (bash, diagnostics, agent, operator, file_change, sweep), session and run.',
-  input: z.strictObject({
-    limit: z.number().int().min(1).max(500).default(20).describe('Most events to return (default 20).'),
-    finding_id: z.string().min(1).optional().describe('Only the events of this finding.'),
-    session_id: sessionFilter,
-  }),
+  input: () =>
+    z.strictObject({
+      limit: z.number().int().min(1).max(500).default(20).describe('Most events to return (default 20).'),
+      finding_id: z.string().min(1).optional().describe('Only the events of this finding.'),
+      session_id: sessionFilter(),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_list_recent_finding_lifecycle_events' },
   examples: [{}, { limit: 5 }],
@@ -181,31 +198,36 @@ export const listRecentFindingLifecycleEvents = defineTool({
     }),
 });
 
-export const findingInput = z.strictObject({
-  action: z
-    .enum(['report', 'acknowledge', 'waive', 'resolve', 'mark_stale', 'reopen'])
-    .describe(
-      'report: record a problem you observed. acknowledge: you are working on it. waive: accept it as is. resolve: a reported finding is fixed (check and diagnostic findings are fixed by a passing run). mark_stale: no longer relevant. reopen: a fixed, waived or stale finding is back.',
-    ),
-  finding_id: z.string().min(1).optional().describe('Every action but report: the finding (fnd_…).'),
-  title: z.string().min(1).max(300).optional().describe('report: one line saying what is wrong.'),
-  detail: z
-    .string()
-    .max(4000)
-    .optional()
-    .describe('report: evidence or explanation. Omit if the title says it all.'),
-  path: z.string().min(1).optional().describe('report: the file concerned, relative to the workspace root.'),
-  line: z.number().int().min(1).optional().describe('report: the line in path (1-based).'),
-  severity: z.enum(['error', 'warning']).default('error').describe('report: error (default) or warning.'),
-  check: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'report: a test, lint or typecheck command whose passing run will mark the finding fixed (e.g. "npm test").',
-    ),
-  reason: z.string().max(500).optional().describe('Other actions: why, for the finding log.'),
-});
+export const findingInput = () =>
+  z.strictObject({
+    action: z
+      .enum(['report', 'acknowledge', 'waive', 'resolve', 'mark_stale', 'reopen'])
+      .describe(
+        'report: record a problem you observed. acknowledge: you are working on it. waive: accept it as is. resolve: a reported finding is fixed (check and diagnostic findings are fixed by a passing run). mark_stale: no longer relevant. reopen: a fixed, waived or stale finding is back.',
+      ),
+    finding_id: z.string().min(1).optional().describe('Every action but report: the finding (fnd_…).'),
+    title: z.string().min(1).max(300).optional().describe('report: one line saying what is wrong.'),
+    detail: z
+      .string()
+      .max(4000)
+      .optional()
+      .describe('report: evidence or explanation. Omit if the title says it all.'),
+    path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('report: the file concerned, relative to the workspace root.'),
+    line: z.number().int().min(1).optional().describe('report: the line in path (1-based).'),
+    severity: z.enum(['error', 'warning']).default('error').describe('report: error (default) or warning.'),
+    check: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'report: a test, lint or typecheck command whose passing run will mark the finding fixed (e.g. "npm test").',
+      ),
+    reason: z.string().max(500).optional().describe('Other actions: why, for the finding log.'),
+  });
 
 export const finding = defineTool({
   name: 'finding',

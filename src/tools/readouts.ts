@@ -17,23 +17,24 @@ import { buildMultiplayerExport } from '../readouts/multiplayer/export';
 import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
 
-export const dashboardInput = z.strictObject({
-  session_id: z
-    .string()
-    .optional()
-    .describe(
-      'Session to scope the operator_runtime section to. Omit (or empty) for reference traces and conformance only.',
-    ),
-  recent_runs_limit: z
-    .number({ error: 'invalid recent_runs_limit' })
-    .int({ error: 'invalid recent_runs_limit' })
-    .min(0, { error: 'invalid recent_runs_limit' })
-    .max(MAX_RECENT_RUNS_LIMIT, { error: `invalid recent_runs_limit: at most ${MAX_RECENT_RUNS_LIMIT}` })
-    .default(DEFAULT_RECENT_RUNS_LIMIT)
-    .describe(
-      `Most session-family runs listed in operator_runtime.recent_runs (default ${DEFAULT_RECENT_RUNS_LIMIT}).`,
-    ),
-});
+export const dashboardInput = () =>
+  z.strictObject({
+    session_id: z
+      .string()
+      .optional()
+      .describe(
+        'Session to scope the operator_runtime section to. Omit (or empty) for reference traces and conformance only.',
+      ),
+    recent_runs_limit: z
+      .number({ error: 'invalid recent_runs_limit' })
+      .int({ error: 'invalid recent_runs_limit' })
+      .min(0, { error: 'invalid recent_runs_limit' })
+      .max(MAX_RECENT_RUNS_LIMIT, { error: `invalid recent_runs_limit: at most ${MAX_RECENT_RUNS_LIMIT}` })
+      .default(DEFAULT_RECENT_RUNS_LIMIT)
+      .describe(
+        `Most session-family runs listed in operator_runtime.recent_runs (default ${DEFAULT_RECENT_RUNS_LIMIT}).`,
+      ),
+  });
 
 type Dashboard = Awaited<ReturnType<typeof buildDashboard>>;
 
@@ -91,14 +92,15 @@ export const getMultiplayerCoordinationDashboard = defineTool({
   },
 });
 
-export const cognitionInput = z.strictObject({
-  zone: z
-    .string()
-    .optional()
-    .describe(
-      'Exact signal zone (token_pressure, loop_detection, …). Empty or omitted gives the global readout.',
-    ),
-});
+export const cognitionInput = () =>
+  z.strictObject({
+    zone: z
+      .string()
+      .optional()
+      .describe(
+        'Exact signal zone (token_pressure, loop_detection, …). Empty or omitted gives the global readout.',
+      ),
+  });
 
 type Cognition = Awaited<ReturnType<typeof buildCognitionReadout>>;
 
@@ -139,14 +141,15 @@ export const operatorCognitionReadout = defineTool({
   run: async (ctx, input) => buildCognitionReadout(ctx.app, ctx.app.recommendations, input.zone || undefined),
 });
 
-export const recommendationsInput = z.strictObject({
-  action: z
-    .enum(['list', 'dismiss'])
-    .default('list')
-    .describe('list pending recommendations, or dismiss one.'),
-  session_id: z.string().optional().describe('list: only this session.'),
-  recommendation_id: z.string().optional().describe('dismiss: the recommendation.'),
-});
+export const recommendationsInput = () =>
+  z.strictObject({
+    action: z
+      .enum(['list', 'dismiss'])
+      .default('list')
+      .describe('list pending recommendations, or dismiss one.'),
+    session_id: z.string().optional().describe('list: only this session.'),
+    recommendation_id: z.string().optional().describe('dismiss: the recommendation.'),
+  });
 
 export const recommendations = defineTool({
   name: 'recommendations',
@@ -180,23 +183,24 @@ export const recommendations = defineTool({
   },
 });
 
-export const multiplayerExportInput = z.strictObject({
-  session_id: sessionIdInput(
-    'none',
-    "Export only this session's family. Omit for every session of the workspace.",
-  ),
-  since_unix: z
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .describe('Only evidence recorded at or after this UTC Unix time.'),
-  max_steps: z.number().int().min(1).max(100_000).default(5000).describe('Most steps kept (the latest).'),
-  strict: z
-    .boolean()
-    .default(false)
-    .describe('Fail (CLI exit 1) and say why when the evidence is incomplete.'),
-});
+export const multiplayerExportInput = () =>
+  z.strictObject({
+    session_id: sessionIdInput(
+      'none',
+      "Export only this session's family. Omit for every session of the workspace.",
+    ),
+    since_unix: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('Only evidence recorded at or after this UTC Unix time.'),
+    max_steps: z.number().int().min(1).max(100_000).default(5000).describe('Most steps kept (the latest).'),
+    strict: z
+      .boolean()
+      .default(false)
+      .describe('Fail (CLI exit 1) and say why when the evidence is incomplete.'),
+  });
 
 type Export = Awaited<ReturnType<typeof buildMultiplayerExport>>;
 

@@ -12,19 +12,20 @@ import { callerOf } from '../workflows/lineage';
 import { defineTool } from './core/define-tool';
 import { opContext } from './core/op-context';
 
-const paramValue = z.union([z.string(), z.number(), z.boolean()]);
+const paramValue = () => z.union([z.string(), z.number(), z.boolean()]);
 
-export const runRecipeInput = z.strictObject({
-  name: z.string().min(1).describe('Recipe name (see recipe_list).'),
-  params: z
-    .record(z.string(), paramValue)
-    .default({})
-    .describe('Parameter values by name. Omit parameters that have a default.'),
-  session_id: sessionIdInput(
-    'context-or-none',
-    'Session the recipe runs under (its session becomes a child). Omit inside a run; outside one, a new session is created.',
-  ),
-});
+export const runRecipeInput = () =>
+  z.strictObject({
+    name: z.string().min(1).describe('Recipe name (see recipe_list).'),
+    params: z
+      .record(z.string(), paramValue())
+      .default({})
+      .describe('Parameter values by name. Omit parameters that have a default.'),
+    session_id: sessionIdInput(
+      'context-or-none',
+      'Session the recipe runs under (its session becomes a child). Omit inside a run; outside one, a new session is created.',
+    ),
+  });
 
 export const runRecipe = defineTool({
   name: 'run_recipe',
@@ -79,7 +80,7 @@ export const recipeList = defineTool({
   tag: 'primitive',
   description:
     'Recipes available to run_recipe: workspace (.svc/recipes/*.toml), user (<config dir>/svc/recipes/) and built-in, with their parameters, steps, validity and last run.',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: {
     mcp: 'svc_recipe_list',
@@ -100,15 +101,16 @@ export const recipeList = defineTool({
   },
 });
 
-export const recipeValidateInput = z.strictObject({
-  name: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('A known recipe to check (recipe_list). Give one of name, path, content.'),
-  path: z.string().min(1).optional().describe('A recipe .toml file, relative to the workspace.'),
-  content: z.string().min(1).optional().describe('Recipe TOML text to check before saving it.'),
-});
+export const recipeValidateInput = () =>
+  z.strictObject({
+    name: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('A known recipe to check (recipe_list). Give one of name, path, content.'),
+    path: z.string().min(1).optional().describe('A recipe .toml file, relative to the workspace.'),
+    content: z.string().min(1).optional().describe('Recipe TOML text to check before saving it.'),
+  });
 
 export const recipeValidate = defineTool({
   name: 'recipe_validate',

@@ -15,64 +15,66 @@ import { allowlistProblems } from './core/aliases';
 import { type AnyTool, defineTool, type ToolContext } from './core/define-tool';
 import type { ToolHost } from './core/types';
 
-const timeoutField = z
-  .number()
-  .int()
-  .min(1)
-  .max(3600)
-  .default(300)
-  .describe(
-    'Seconds to wait for the remote task to finish (default 300). When it runs longer the answer says so and the task keeps running.',
-  );
+const timeoutField = () =>
+  z
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(300)
+    .describe(
+      'Seconds to wait for the remote task to finish (default 300). When it runs longer the answer says so and the task keeps running.',
+    );
 
-export const a2aDelegateInput = z.strictObject({
-  card_url: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      "The remote agent's card URL (…/.well-known/agent-card.json) or its base URL. Give exactly one of card_url, agent_name, capability.",
-    ),
-  agent_name: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('A deployed agent (deploy_agent) or a configured remote ([a2a.remotes.<name>]) by name.'),
-  capability: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      "What the agent must be able to do, in a few words (e.g. 'code review'): matched against the skills of known agent cards.",
-    ),
-  message: z
-    .string()
-    .min(1)
-    .max(100_000)
-    .optional()
-    .describe(
-      'The task for the remote agent, self-contained: it sees nothing of this session. Required unless task_id is given.',
-    ),
-  task_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'A task id from an earlier a2a_delegate: look at that task again (and wait for it) instead of sending a new one.',
-    ),
-  context_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'Continue a conversation with the remote agent: the context_id of an earlier answer. Omit to start fresh.',
-    ),
-  wait: z
-    .boolean()
-    .default(true)
-    .describe('Wait for the remote task to finish (default true). false returns at once with the task id.'),
-  timeout_seconds: timeoutField,
-});
+export const a2aDelegateInput = () =>
+  z.strictObject({
+    card_url: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "The remote agent's card URL (…/.well-known/agent-card.json) or its base URL. Give exactly one of card_url, agent_name, capability.",
+      ),
+    agent_name: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('A deployed agent (deploy_agent) or a configured remote ([a2a.remotes.<name>]) by name.'),
+    capability: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "What the agent must be able to do, in a few words (e.g. 'code review'): matched against the skills of known agent cards.",
+      ),
+    message: z
+      .string()
+      .min(1)
+      .max(100_000)
+      .optional()
+      .describe(
+        'The task for the remote agent, self-contained: it sees nothing of this session. Required unless task_id is given.',
+      ),
+    task_id: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'A task id from an earlier a2a_delegate: look at that task again (and wait for it) instead of sending a new one.',
+      ),
+    context_id: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Continue a conversation with the remote agent: the context_id of an earlier answer. Omit to start fresh.',
+      ),
+    wait: z
+      .boolean()
+      .default(true)
+      .describe('Wait for the remote task to finish (default true). false returns at once with the task id.'),
+    timeout_seconds: timeoutField(),
+  });
 
 export const a2aDelegate = defineTool({
   name: 'a2a_delegate',
@@ -148,19 +150,20 @@ export const deleteA2aTask = defineTool({
   tag: 'primitive',
   description:
     'Cancel and forget a tracked remote A2A task: a task still running at the remote agent is asked to cancel (tasks/cancel), then its record is deleted.',
-  input: z.strictObject({ task_id: z.string().min(1).describe('The task id a2a_delegate returned.') }),
+  input: () => z.strictObject({ task_id: z.string().min(1).describe('The task id a2a_delegate returned.') }),
   mutates: true,
   surfaces: { mcp: 'svc_delete_a2a_task', cli: { command: 'a2a delete-task', args: ['task_id'] } },
   parity: false,
   run: async (ctx, input) => ctx.app.remote.remove(input.task_id, { signal: ctx.signal }),
 });
 
-const toolPolicy = z
-  .strictObject({
-    allow: z.array(z.string().min(1)).optional().describe('Only these tools for the deployed agent.'),
-    deny: z.array(z.string().min(1)).optional().describe('Tools removed from the deployed agent.'),
-  })
-  .describe("The deployed agent's tool policy ([agents.<kind>.tools] in its process).");
+const toolPolicy = () =>
+  z
+    .strictObject({
+      allow: z.array(z.string().min(1)).optional().describe('Only these tools for the deployed agent.'),
+      deny: z.array(z.string().min(1)).optional().describe('Tools removed from the deployed agent.'),
+    })
+    .describe("The deployed agent's tool policy ([agents.<kind>.tools] in its process).");
 
 const agentFields = {
   agent: z.string().min(1).default('build').describe('Agent kind it runs (a primary kind, default build).'),
@@ -170,7 +173,7 @@ const agentFields = {
     .optional()
     .describe('Model selector <provider>/<model> (default: the usual selection).'),
   description: z.string().max(500).optional().describe('What the agent is for; shown on its agent card.'),
-  tools: toolPolicy.optional(),
+  tools: toolPolicy().optional(),
   allowed_tools: z
     .array(z.string().min(1))
     .optional()
@@ -190,22 +193,23 @@ const agentFields = {
     ),
 };
 
-export const deployAgentInput = z.strictObject({
-  action: z
-    .enum(['deploy', 'stop', 'status', 'list', 'remove'])
-    .default('deploy')
-    .describe(
-      'deploy (start it), stop, status (probe its health now), list (every deployed agent), remove (stop and forget).',
-    ),
-  name: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'Name of the deployed agent (letters, digits, - and _); a2a_delegate reaches it by this name. Required except for list.',
-    ),
-  ...agentFields,
-});
+export const deployAgentInput = () =>
+  z.strictObject({
+    action: z
+      .enum(['deploy', 'stop', 'status', 'list', 'remove'])
+      .default('deploy')
+      .describe(
+        'deploy (start it), stop, status (probe its health now), list (every deployed agent), remove (stop and forget).',
+      ),
+    name: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Name of the deployed agent (letters, digits, - and _); a2a_delegate reaches it by this name. Required except for list.',
+      ),
+    ...agentFields,
+  });
 
 export const deployAgent = defineTool({
   name: 'deploy_agent',
@@ -268,21 +272,22 @@ export const deployAgent = defineTool({
   },
 });
 
-export const deployFleetInput = z.strictObject({
-  action: z
-    .enum(['deploy', 'stop', 'status', 'list', 'remove'])
-    .default('deploy')
-    .describe('deploy every agent of the fleet, or stop, status, list or remove the fleet.'),
-  fleet: z
-    .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/)
-    .describe('Fleet name; its agents are recorded with it.'),
-  agents: z
-    .array(z.strictObject({ name: z.string().min(1).describe('Name of this agent.'), ...agentFields }))
-    .max(20)
-    .optional()
-    .describe('The agents to deploy (action deploy): each a named agent, as deploy_agent takes it.'),
-});
+export const deployFleetInput = () =>
+  z.strictObject({
+    action: z
+      .enum(['deploy', 'stop', 'status', 'list', 'remove'])
+      .default('deploy')
+      .describe('deploy every agent of the fleet, or stop, status, list or remove the fleet.'),
+    fleet: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/)
+      .describe('Fleet name; its agents are recorded with it.'),
+    agents: z
+      .array(z.strictObject({ name: z.string().min(1).describe('Name of this agent.'), ...agentFields }))
+      .max(20)
+      .optional()
+      .describe('The agents to deploy (action deploy): each a named agent, as deploy_agent takes it.'),
+  });
 
 export const deployFleet = defineTool({
   name: 'deploy_fleet',

@@ -20,7 +20,7 @@ import { defineTool } from './core/define-tool';
 import type { ToolHost } from './core/types';
 import { route, SESSION_ROUTES } from './session-routes';
 
-const runIdField = z.string().min(1).describe('Run id (run_…), from list_agent_runs.');
+const runIdField = () => z.string().min(1).describe('Run id (run_…), from list_agent_runs.');
 
 /** Reading the ledger needs the store; fail with the store's own reason when it is not there. */
 function ledgerOf(app: ToolHost) {
@@ -35,17 +35,18 @@ export const listAgentRuns = defineTool({
   tag: 'primitive',
   description:
     'Agent runs from the durable ledger, newest first. session_id: that session only; family_session_id: the root session and every sub-agent session under it (parent and child rows); when both are set, family_session_id wins.',
-  input: z.strictObject({
-    session_id: sessionIdInput('none', 'Only runs of this session.'),
-    family_session_id: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Runs of this session family (parent and child rows). Wins over session_id.'),
-    status: z.array(z.enum(RUN_STATUSES)).optional().describe('Only runs with these statuses.'),
-    limit: z.number().int().min(1).max(500).default(50).describe('Most runs to return.'),
-    offset: z.number().int().min(0).default(0).describe('Runs to skip (paging).'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdInput('none', 'Only runs of this session.'),
+      family_session_id: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Runs of this session family (parent and child rows). Wins over session_id.'),
+      status: z.array(z.enum(RUN_STATUSES)).optional().describe('Only runs with these statuses.'),
+      limit: z.number().int().min(1).max(500).default(50).describe('Most runs to return.'),
+      offset: z.number().int().min(0).default(0).describe('Runs to skip (paging).'),
+    }),
   mutates: false,
   surfaces: {
     http: { method: 'GET', path: '/v1/agent-runs' },
@@ -91,7 +92,7 @@ export const getAgentRun = defineTool({
   tag: 'primitive',
   description:
     'One run from the ledger: its row, its child (sub-agent) runs, its event count and its final answer.',
-  input: z.strictObject({ run_id: runIdField }),
+  input: () => z.strictObject({ run_id: runIdField() }),
   mutates: false,
   surfaces: {
     mcp: 'svc_get_agent_run',
@@ -118,17 +119,18 @@ export const getAgentRunEvents = defineTool({
   tag: 'primitive',
   description:
     'Ledger events of a run in order: phases, steps, tool calls, permission decisions, errors, and events tools append (local_shell_started, background_job_started, sandbox_exec_started).',
-  input: z.strictObject({
-    run_id: runIdField,
-    after_seq: z
-      .number()
-      .int()
-      .min(0)
-      .default(0)
-      .describe('Only events after this sequence number (paging).'),
-    limit: z.number().int().min(1).max(5000).default(500).describe('Most events to return.'),
-    type: z.array(z.string().min(1)).optional().describe('Only events of these types.'),
-  }),
+  input: () =>
+    z.strictObject({
+      run_id: runIdField(),
+      after_seq: z
+        .number()
+        .int()
+        .min(0)
+        .default(0)
+        .describe('Only events after this sequence number (paging).'),
+      limit: z.number().int().min(1).max(5000).default(500).describe('Most events to return.'),
+      type: z.array(z.string().min(1)).optional().describe('Only events of these types.'),
+    }),
   mutates: false,
   surfaces: {
     mcp: 'svc_get_agent_run_events',
@@ -160,10 +162,11 @@ export const getSessionPhases = defineTool({
   tag: 'primitive',
   description:
     "A session's phases: its staged-workflow phase and history, and for each of its runs the phase spans (prompt, model steps, compaction) with timings.",
-  input: z.strictObject({
-    session_id: sessionIdInput('current', 'Session id. Omit for your own or the current session.'),
-    limit: z.number().int().min(1).max(200).default(20).describe('Most recent runs to include.'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdInput('current', 'Session id. Omit for your own or the current session.'),
+      limit: z.number().int().min(1).max(200).default(20).describe('Most recent runs to include.'),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_get_session_phases' },
   examples: [{ session_id: 'ses_0001' }],
@@ -197,10 +200,11 @@ export const updateAgentRun = defineTool({
   tag: 'primitive',
   description:
     'Act on a run. The only action is cancel, for an active run: a queued run leaves the queue, a running one stops (in another process within about a second).',
-  input: z.strictObject({
-    run_id: runIdField,
-    action: z.string().min(1).describe('What to do; the only supported action is "cancel".'),
-  }),
+  input: () =>
+    z.strictObject({
+      run_id: runIdField(),
+      action: z.string().min(1).describe('What to do; the only supported action is "cancel".'),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_update_agent_run', cli: { command: 'runs update', args: ['run_id', 'action'] } },
   // An action, not a read: nothing for the parity walker to compare.
@@ -240,10 +244,11 @@ export const cancelSessionRun = defineTool({
   tag: 'primitive',
   description:
     "Cancel a session's active run (the current session, or the one named), and with clear_queue its queued prompts too.",
-  input: z.strictObject({
-    session_id: sessionIdInput('client-current'),
-    clear_queue: z.boolean().default(false).describe('Also drop the queued prompts.'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdInput('client-current'),
+      clear_queue: z.boolean().default(false).describe('Also drop the queued prompts.'),
+    }),
   mutates: false,
   surfaces: {
     mcp: 'svc_cancel_session_run',
@@ -275,10 +280,11 @@ export const forkAgentRun = defineTool({
   tag: 'primitive',
   description:
     "Fork a run: a new session holding a copy of the run's session history up to the end of that run, to continue from there on another path.",
-  input: z.strictObject({
-    run_id: runIdField,
-    title: z.string().max(200).optional().describe('Title of the new session. Default: "fork of <title>".'),
-  }),
+  input: () =>
+    z.strictObject({
+      run_id: runIdField(),
+      title: z.string().max(200).optional().describe('Title of the new session. Default: "fork of <title>".'),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_fork_agent_run' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
@@ -296,7 +302,7 @@ export const deleteAgentRun = defineTool({
   tag: 'primitive',
   description:
     'Delete a run from the ledger with its events and its sub-agent runs (the session messages stay). Refused for an active run: cancel it first.',
-  input: z.strictObject({ run_id: runIdField }),
+  input: () => z.strictObject({ run_id: runIdField() }),
   mutates: true,
   surfaces: { mcp: 'svc_delete_agent_run', cli: { command: 'runs delete', args: ['run_id'] } },
   run: async (ctx, input) => {
@@ -319,7 +325,7 @@ export const inspectRunTrace = defineTool({
   tag: 'primitive',
   description:
     "A run's trace from the ledger: phases, model steps with their tool calls and timings, permission decisions, errors, events tools appended, and child runs.",
-  input: z.strictObject({ run_id: runIdField }),
+  input: () => z.strictObject({ run_id: runIdField() }),
   mutates: false,
   surfaces: {
     http: { method: 'GET', path: '/v1/agent-runs/:run_id/trace', params: { run_id: 'run_id' } },
@@ -341,7 +347,7 @@ export const runLedgerStatus = defineTool({
   tag: 'primitive',
   description:
     'Posture of the durable run ledger: whether the store is available (and why not), run counts by status, active and queued runs, runs recovered as interrupted at start, and the compat ledger setting.',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: {
     http: { method: 'GET', path: '/v1/run-ledger/posture' },
@@ -394,15 +400,16 @@ export const listRecentRunLedgerEvents = defineTool({
   tag: 'primitive',
   description:
     'The most recent run ledger events across runs (newest first), optionally of one session or type.',
-  input: z.strictObject({
-    limit: z.number().int().min(1).max(1000).default(50).describe('Most events to return.'),
-    session_id: sessionIdInput('none', 'Only events of this session.'),
-    type: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Only events of this type (e.g. tool.finished, local_shell_started).'),
-  }),
+  input: () =>
+    z.strictObject({
+      limit: z.number().int().min(1).max(1000).default(50).describe('Most events to return.'),
+      session_id: sessionIdInput('none', 'Only events of this session.'),
+      type: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Only events of this type (e.g. tool.finished, local_shell_started).'),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_list_recent_run_ledger_events' },
   run: async (ctx, input) => {

@@ -16,60 +16,65 @@ import type { ToolHost } from './core/types';
 const scheduleActions = ['create', 'list', 'inspect', 'run', 'pause', 'unpause', 'update', 'delete'] as const;
 const MUTATING = new Set(['create', 'run', 'pause', 'unpause', 'update', 'delete']);
 
-export const scheduleInput = z.strictObject({
-  action: z
-    .enum(scheduleActions)
-    .describe('create, list, inspect, run (fire now), pause, unpause, update or delete.'),
-  schedule_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('The job, by id or name (inspect, run, pause, unpause, update, delete).'),
-  name: z.string().min(1).max(100).optional().describe('create/update: a unique name for the job.'),
-  prompt: z.string().min(1).optional().describe('create/update: the prompt the job sends (or give recipe).'),
-  recipe: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('create/update: a recipe name to run (needs run_recipe), instead of a prompt.'),
-  recipe_params: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe('create/update: parameter values of the recipe.'),
-  cron: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('create/update: a cron expression for a recurring job, e.g. "0 9 * * 1-5" (or give at).'),
-  at: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'create/update: a one-shot time, ISO 8601 (e.g. 2026-12-01T09:00:00Z), or "+<n>s|m|h|d" from now.',
-    ),
-  timezone: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('create/update: IANA time zone of the cron expression (default: the system zone).'),
-  session: z
-    .enum(['new', 'reuse'])
-    .optional()
-    .describe('create/update: new (default) runs each firing in a fresh session; reuse keeps one session.'),
-  session_id: sessionIdInput('none', 'create/update: the session to run in (implies reuse).'),
-  agent: z.string().min(1).optional().describe('create/update: agent kind of the runs.'),
-  model: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('create/update: model selector <provider>/<model> of the runs.'),
-  paused: z.boolean().optional().describe('create: start paused.'),
-  wait: z
-    .boolean()
-    .default(false)
-    .describe('run: wait for the run to finish and return its outcome (always on from the CLI).'),
-});
+export const scheduleInput = () =>
+  z.strictObject({
+    action: z
+      .enum(scheduleActions)
+      .describe('create, list, inspect, run (fire now), pause, unpause, update or delete.'),
+    schedule_id: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('The job, by id or name (inspect, run, pause, unpause, update, delete).'),
+    name: z.string().min(1).max(100).optional().describe('create/update: a unique name for the job.'),
+    prompt: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('create/update: the prompt the job sends (or give recipe).'),
+    recipe: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('create/update: a recipe name to run (needs run_recipe), instead of a prompt.'),
+    recipe_params: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('create/update: parameter values of the recipe.'),
+    cron: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('create/update: a cron expression for a recurring job, e.g. "0 9 * * 1-5" (or give at).'),
+    at: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'create/update: a one-shot time, ISO 8601 (e.g. 2026-12-01T09:00:00Z), or "+<n>s|m|h|d" from now.',
+      ),
+    timezone: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('create/update: IANA time zone of the cron expression (default: the system zone).'),
+    session: z
+      .enum(['new', 'reuse'])
+      .optional()
+      .describe('create/update: new (default) runs each firing in a fresh session; reuse keeps one session.'),
+    session_id: sessionIdInput('none', 'create/update: the session to run in (implies reuse).'),
+    agent: z.string().min(1).optional().describe('create/update: agent kind of the runs.'),
+    model: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('create/update: model selector <provider>/<model> of the runs.'),
+    paused: z.boolean().optional().describe('create: start paused.'),
+    wait: z
+      .boolean()
+      .default(false)
+      .describe('run: wait for the run to finish and return its outcome (always on from the CLI).'),
+  });
 
 export const schedule = defineTool({
   name: 'schedule',
@@ -270,7 +275,7 @@ export const getSchedulerStatus = defineTool({
   tag: 'primitive',
   description:
     'The scheduler: job counts, what is due next, recent firings, and whether an autopilot worker (this process or a live daemon) is there to fire them.',
-  input: z.strictObject({}),
+  input: () => z.strictObject({}),
   mutates: false,
   surfaces: {
     mcp: 'svc_get_scheduler_status',

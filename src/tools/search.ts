@@ -20,78 +20,79 @@ import { opContext } from './core/op-context';
 import { renderGrep } from './files';
 import { searchPrompt } from './search.prompt';
 
-export const searchInput = z.strictObject({
-  mode: z
-    .enum(['text', 'symbol-overview', 'symbol-lookup', 'symbol-references', 'symbol-definition'])
-    .default('text')
-    .describe(
-      'text: content search (like grep); symbol-overview: the symbols of a file or directory; symbol-lookup: find symbols by name_path or symbol_key; symbol-references: every use of one symbol (name_path or symbol_key); symbol-definition: where the name at path, line, column is defined. Default text.',
-    ),
-  pattern: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('text mode: the regular expression (or plain text with literal) to find.'),
-  literal: z.boolean().default(false).describe('text mode: treat pattern as plain text. Default false.'),
-  glob: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('text mode: only files whose path matches this glob, e.g. "*.ts".'),
-  path: z
-    .string()
-    .min(1)
-    .default('.')
-    .describe('File or directory to search, relative to the workspace root. Default: the root.'),
-  name_path: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'symbol-lookup, symbol-references: a symbol name or dotted path of containers and name ("save", "UserService.save"); a leading "/" anchors it at top level.',
-    ),
-  symbol_key: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'symbol-lookup, symbol-references: the exact key of one symbol, as a previous search returned it (more precise than name_path).',
-    ),
-  line: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe('symbol-definition: the 1-based line, in the file given by path, where the name is used.'),
-  column: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe(
-      'symbol-definition: the 1-based column of (any character of) the name on that line. Omit it for the first name on the line.',
-    ),
-  depth: z
-    .number()
-    .int()
-    .min(1)
-    .max(10)
-    .optional()
-    .describe(
-      'symbol-overview: nesting levels to include (1 = top level only). Default: 5 for a file, 1 for a directory.',
-    ),
-  include_body: z
-    .boolean()
-    .default(false)
-    .describe('symbol-lookup: include the source of each symbol found. Default false.'),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .max(2000)
-    .default(100)
-    .describe('Most matches or symbols to return. Default 100.'),
-});
+export const searchInput = () =>
+  z.strictObject({
+    mode: z
+      .enum(['text', 'symbol-overview', 'symbol-lookup', 'symbol-references', 'symbol-definition'])
+      .default('text')
+      .describe(
+        'text: content search (like grep); symbol-overview: the symbols of a file or directory; symbol-lookup: find symbols by name_path or symbol_key; symbol-references: every use of one symbol (name_path or symbol_key); symbol-definition: where the name at path, line, column is defined. Default text.',
+      ),
+    pattern: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('text mode: the regular expression (or plain text with literal) to find.'),
+    literal: z.boolean().default(false).describe('text mode: treat pattern as plain text. Default false.'),
+    glob: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('text mode: only files whose path matches this glob, e.g. "*.ts".'),
+    path: z
+      .string()
+      .min(1)
+      .default('.')
+      .describe('File or directory to search, relative to the workspace root. Default: the root.'),
+    name_path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'symbol-lookup, symbol-references: a symbol name or dotted path of containers and name ("save", "UserService.save"); a leading "/" anchors it at top level.',
+      ),
+    symbol_key: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'symbol-lookup, symbol-references: the exact key of one symbol, as a previous search returned it (more precise than name_path).',
+      ),
+    line: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('symbol-definition: the 1-based line, in the file given by path, where the name is used.'),
+    column: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'symbol-definition: the 1-based column of (any character of) the name on that line. Omit it for the first name on the line.',
+      ),
+    depth: z
+      .number()
+      .int()
+      .min(1)
+      .max(10)
+      .optional()
+      .describe(
+        'symbol-overview: nesting levels to include (1 = top level only). Default: 5 for a file, 1 for a directory.',
+      ),
+    include_body: z
+      .boolean()
+      .default(false)
+      .describe('symbol-lookup: include the source of each symbol found. Default false.'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(2000)
+      .default(100)
+      .describe('Most matches or symbols to return. Default 100.'),
+  });
 
 type SearchResult = GrepResult | OverviewResult | LookupResult | ReferencesResult | DefinitionResult;
 

@@ -11,25 +11,26 @@ import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
 import { defineTool } from './core/define-tool';
 
-export const listSessionEventsInput = z.strictObject({
-  session_id: sessionIdInput(
-    'context',
-    'Session whose retained events to list. Omit inside a session to use the current one.',
-  ),
-  after_id: z
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .describe(
-      'Only entries with a larger id, as an SSE reconnect with Last-Event-ID would get. Omit for all.',
+export const listSessionEventsInput = () =>
+  z.strictObject({
+    session_id: sessionIdInput(
+      'context',
+      'Session whose retained events to list. Omit inside a session to use the current one.',
     ),
-  type: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Only entries of this event type (for example run.finished). Omit for every type.'),
-});
+    after_id: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'Only entries with a larger id, as an SSE reconnect with Last-Event-ID would get. Omit for all.',
+      ),
+    type: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Only entries of this event type (for example run.finished). Omit for every type.'),
+  });
 
 export const listSessionEvents = defineTool({
   name: 'list_session_events',

@@ -8,7 +8,7 @@ import { sessionIdInput } from '../sessions/session-input';
 import { workflowPhase } from '../sessions/session-views';
 import { defineTool } from './core/define-tool';
 
-const sessionIdField = sessionIdInput('current');
+const sessionIdField = () => sessionIdInput('current');
 
 export const getSessionPostureStatus = defineTool({
   name: 'get_session_posture_status',
@@ -16,7 +16,7 @@ export const getSessionPostureStatus = defineTool({
   tag: 'primitive',
   description:
     'How a session is set up to run: mode, agent, model (and where it comes from), reasoning effort, workflow phase, state and queue, permission posture (allowed tools, grants, pending requests, attached surfaces), context use and tool counts.',
-  input: z.strictObject({ session_id: sessionIdField }),
+  input: () => z.strictObject({ session_id: sessionIdField() }),
   mutates: false,
   surfaces: { mcp: 'svc_get_session_posture_status' },
   examples: [{ session_id: 'ses_0001' }],
@@ -85,10 +85,11 @@ export const setSessionModel = defineTool({
   family: 'sessions',
   tag: 'primitive',
   description: 'Set the model of a session (its next runs), or clear it with null to use the defaults.',
-  input: z.strictObject({
-    session_id: sessionIdField,
-    model: z.string().min(1).nullable().describe('Model selector <provider>/<model>, or null to clear.'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdField(),
+      model: z.string().min(1).nullable().describe('Model selector <provider>/<model>, or null to clear.'),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_set_session_model' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
@@ -109,12 +110,13 @@ export const setReasoningEffort = defineTool({
   tag: 'primitive',
   description:
     "Set how hard the model reasons in a session (minimal, low, medium, high), or none for the provider default. Mapped to each provider's own option.",
-  input: z.strictObject({
-    session_id: sessionIdField,
-    effort: z
-      .enum(['none', 'minimal', 'low', 'medium', 'high'])
-      .describe('Reasoning effort; none clears it.'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdField(),
+      effort: z
+        .enum(['none', 'minimal', 'low', 'medium', 'high'])
+        .describe('Reasoning effort; none clears it.'),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_set_reasoning_effort' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.

@@ -20,7 +20,7 @@ import { busyGuard } from './session-guards';
 import { route, SESSION_ROUTES } from './session-routes';
 import { getSessionPostureStatus, setReasoningEffort, setSessionModel } from './session-settings';
 
-const sessionIdField = sessionIdInput('current');
+const sessionIdField = () => sessionIdInput('current');
 
 export const createSession = defineTool({
   name: 'create_session',
@@ -28,18 +28,19 @@ export const createSession = defineTool({
   tag: 'primitive',
   description:
     'Create a session (a child of another with parent_id). Optionally make it the current session.',
-  input: z.strictObject({
-    title: z.string().max(200).optional().describe('Session title. Omit to take it from the first prompt.'),
-    parent_id: z.string().min(1).optional().describe('Parent session id for a child session.'),
-    agent: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Default agent kind of its runs (build, plan, …). Default build.'),
-    model: z.string().min(1).optional().describe('Model selector <provider>/<model> for its runs.'),
-    mode: z.enum(['build', 'plan']).optional().describe('Session mode; plan withholds mutating tools.'),
-    switch: z.boolean().default(false).describe('Also make it the current session.'),
-  }),
+  input: () =>
+    z.strictObject({
+      title: z.string().max(200).optional().describe('Session title. Omit to take it from the first prompt.'),
+      parent_id: z.string().min(1).optional().describe('Parent session id for a child session.'),
+      agent: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Default agent kind of its runs (build, plan, …). Default build.'),
+      model: z.string().min(1).optional().describe('Model selector <provider>/<model> for its runs.'),
+      mode: z.enum(['build', 'plan']).optional().describe('Session mode; plan withholds mutating tools.'),
+      switch: z.boolean().default(false).describe('Also make it the current session.'),
+    }),
   mutates: false,
   surfaces: { mcp: 'svc_create_session', http: { ...route(SESSION_ROUTES.create), status: 201 } },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
@@ -64,7 +65,7 @@ export const switchSession = defineTool({
   family: 'sessions',
   tag: 'primitive',
   description: 'Make a session the current one (the default of session tools and of svc run --continue).',
-  input: z.strictObject({ session_id: sessionIdInput('required', 'The session to switch to.') }),
+  input: () => z.strictObject({ session_id: sessionIdInput('required', 'The session to switch to.') }),
   mutates: false,
   surfaces: { mcp: 'svc_switch_session', cli: { command: 'session switch', args: ['session_id'] } },
   // An action, not a read: nothing for the parity walker to compare.
@@ -87,12 +88,13 @@ export const listSessions = defineTool({
   family: 'sessions',
   tag: 'primitive',
   description: 'Sessions, most recently updated first, with their state, queue length and usage.',
-  input: z.strictObject({
-    limit: z.number().int().min(1).max(500).default(50).describe('Most sessions to return.'),
-    offset: z.number().int().min(0).default(0).describe('Sessions to skip (paging).'),
-    parent_id: z.string().min(1).optional().describe('Only the children of this session.'),
-    roots_only: z.boolean().default(false).describe('Only top-level sessions (no sub-agent sessions).'),
-  }),
+  input: () =>
+    z.strictObject({
+      limit: z.number().int().min(1).max(500).default(50).describe('Most sessions to return.'),
+      offset: z.number().int().min(0).default(0).describe('Sessions to skip (paging).'),
+      parent_id: z.string().min(1).optional().describe('Only the children of this session.'),
+      roots_only: z.boolean().default(false).describe('Only top-level sessions (no sub-agent sessions).'),
+    }),
   mutates: false,
   surfaces: {
     mcp: 'svc_list_sessions',
@@ -131,7 +133,7 @@ export const getSession = defineTool({
   family: 'sessions',
   tag: 'primitive',
   description: 'One session: its fields, state, queue, children, last run and pending permission requests.',
-  input: z.strictObject({ session_id: sessionIdField }),
+  input: () => z.strictObject({ session_id: sessionIdField() }),
   mutates: false,
   surfaces: { mcp: 'svc_get_session', http: { ...route(SESSION_ROUTES.get), params: { id: 'session_id' } } },
   examples: [{ session_id: 'ses_0001' }],
@@ -162,18 +164,19 @@ export const updateSession = defineTool({
   family: 'sessions',
   tag: 'primitive',
   description: 'Change a session: title, mode (build or plan), default agent kind, model, reasoning effort.',
-  input: z.strictObject({
-    session_id: sessionIdField,
-    title: z.string().max(200).optional().describe('New title.'),
-    mode: z.enum(['build', 'plan']).optional().describe('Session mode; plan withholds mutating tools.'),
-    agent: z.string().min(1).optional().describe('Default agent kind of its runs.'),
-    model: z.string().min(1).nullable().optional().describe('Model selector, or null to use the defaults.'),
-    reasoning_effort: z
-      .enum(['minimal', 'low', 'medium', 'high'])
-      .nullable()
-      .optional()
-      .describe('Reasoning effort, or null for the provider default.'),
-  }),
+  input: () =>
+    z.strictObject({
+      session_id: sessionIdField(),
+      title: z.string().max(200).optional().describe('New title.'),
+      mode: z.enum(['build', 'plan']).optional().describe('Session mode; plan withholds mutating tools.'),
+      agent: z.string().min(1).optional().describe('Default agent kind of its runs.'),
+      model: z.string().min(1).nullable().optional().describe('Model selector, or null to use the defaults.'),
+      reasoning_effort: z
+        .enum(['minimal', 'low', 'medium', 'high'])
+        .nullable()
+        .optional()
+        .describe('Reasoning effort, or null for the provider default.'),
+    }),
   mutates: false,
   surfaces: {
     mcp: 'svc_update_session',
@@ -207,7 +210,7 @@ export const deleteSession = defineTool({
   tag: 'primitive',
   description:
     'Delete a session with its child sessions, messages and runs. Refused while a run of it is active.',
-  input: z.strictObject({ session_id: sessionIdInput('required', 'The session to delete.') }),
+  input: () => z.strictObject({ session_id: sessionIdInput('required', 'The session to delete.') }),
   mutates: true,
   surfaces: {
     mcp: 'svc_delete_session',
@@ -238,28 +241,29 @@ export const sessionSearch = defineTool({
   tag: 'primitive',
   description:
     'Find sessions by full-text search over message text and tool output (every word, as a prefix, case- and accent-insensitive), best match first (bm25) with a snippet of the best message; sessions whose title contains the text follow, newest first. Filter by session, role, tool and date.',
-  input: z.strictObject({
-    query: z.string().min(1).describe('Text to look for.'),
-    limit: z.number().int().min(1).max(200).default(20).describe('Most sessions to return.'),
-    session_id: z.string().min(1).optional().describe('Only this session.'),
-    role: z
-      .enum(['user', 'assistant', 'system', 'tool'])
-      .optional()
-      .describe('Only messages of this role (leaves out title-only matches).'),
-    tool: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Only messages that call this tool or carry its output (leaves out title-only matches).'),
-    since: z
-      .string()
-      .min(1)
-      .optional()
-      .describe(
-        'Only messages from this time on: ISO 8601 (2026-11-01 or 2026-11-01T09:00:00Z) or epoch ms.',
-      ),
-    until: z.string().min(1).optional().describe('Only messages up to this time: ISO 8601 or epoch ms.'),
-  }),
+  input: () =>
+    z.strictObject({
+      query: z.string().min(1).describe('Text to look for.'),
+      limit: z.number().int().min(1).max(200).default(20).describe('Most sessions to return.'),
+      session_id: z.string().min(1).optional().describe('Only this session.'),
+      role: z
+        .enum(['user', 'assistant', 'system', 'tool'])
+        .optional()
+        .describe('Only messages of this role (leaves out title-only matches).'),
+      tool: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Only messages that call this tool or carry its output (leaves out title-only matches).'),
+      since: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          'Only messages from this time on: ISO 8601 (2026-11-01 or 2026-11-01T09:00:00Z) or epoch ms.',
+        ),
+      until: z.string().min(1).optional().describe('Only messages up to this time: ISO 8601 or epoch ms.'),
+    }),
   mutates: false,
   surfaces: {
     mcp: 'svc_session_search',

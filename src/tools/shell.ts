@@ -12,29 +12,33 @@ import { bashPrompt } from './bash.prompt';
 import { defineTool } from './core/define-tool';
 import { opContext } from './core/op-context';
 
-export const bashInput = z.strictObject({
-  command: z.string().min(1).describe('The bash command line to run (pipes, &&, quotes and heredocs work).'),
-  description: z
-    .string()
-    .max(200)
-    .optional()
-    .describe('Five to ten words saying what the command does, shown to the operator. Omit if obvious.'),
-  timeout_seconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_TIMEOUT_SECONDS)
-    .optional()
-    .describe(
-      'Stop the command after this many seconds. Omit for the default (options.bash.timeout_seconds, 120).',
-    ),
-  run_in_background: z
-    .boolean()
-    .default(false)
-    .describe(
-      'Start it as a background job and return its job_id at once (servers, watchers). Default false.',
-    ),
-});
+export const bashInput = () =>
+  z.strictObject({
+    command: z
+      .string()
+      .min(1)
+      .describe('The bash command line to run (pipes, &&, quotes and heredocs work).'),
+    description: z
+      .string()
+      .max(200)
+      .optional()
+      .describe('Five to ten words saying what the command does, shown to the operator. Omit if obvious.'),
+    timeout_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_TIMEOUT_SECONDS)
+      .optional()
+      .describe(
+        'Stop the command after this many seconds. Omit for the default (options.bash.timeout_seconds, 120).',
+      ),
+    run_in_background: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Start it as a background job and return its job_id at once (servers, watchers). Default false.',
+      ),
+  });
 
 export const bash = defineTool({
   name: 'bash',
@@ -63,24 +67,27 @@ export const bash = defineTool({
   },
 });
 
-const jobId = z.string().min(1).describe('The job_id that bash returned for the background job.');
+const jobId = () => z.string().min(1).describe('The job_id that bash returned for the background job.');
 
-export const jobOutputInput = z.strictObject({
-  job_id: jobId,
-  wait_seconds: z
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_JOB_WAIT_SECONDS)
-    .default(0)
-    .describe('Wait up to this many seconds for the job to finish before answering. Default 0 (answer now).'),
-  offset: z
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .describe('Byte offset to read from. Omit to get what was printed since the previous job_output call.'),
-});
+export const jobOutputInput = () =>
+  z.strictObject({
+    job_id: jobId(),
+    wait_seconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_JOB_WAIT_SECONDS)
+      .default(0)
+      .describe(
+        'Wait up to this many seconds for the job to finish before answering. Default 0 (answer now).',
+      ),
+    offset: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('Byte offset to read from. Omit to get what was printed since the previous job_output call.'),
+  });
 
 export const jobOutput = defineTool({
   name: 'job_output',
@@ -104,7 +111,7 @@ export const jobOutput = defineTool({
   toModelOutput: renderJob,
 });
 
-export const jobKillInput = z.strictObject({ job_id: jobId });
+export const jobKillInput = () => z.strictObject({ job_id: jobId() });
 
 export const jobKill = defineTool({
   name: 'job_kill',

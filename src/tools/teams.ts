@@ -10,53 +10,56 @@ import { runTeamTask, teamsStatus } from '../workflows/team-runner';
 import { defineTool } from './core/define-tool';
 import { agentField, maxParallel, sessionIdField, toolsField } from './workflow-fields';
 
-const roleName = z.string().regex(/^[A-Za-z0-9][\w-]*$/, 'letters, digits, - or _');
+const roleName = () => z.string().regex(/^[A-Za-z0-9][\w-]*$/, 'letters, digits, - or _');
 
-export const createTeamInput = z.strictObject({
-  name: roleName.describe('Team name, unique (a later call with the same name and a task reuses the team).'),
-  description: z.string().optional().describe('What the team is for (shown to its coordinator).'),
-  members: z
-    .array(
-      z.strictObject({
-        name: roleName.describe('Member name, unique in the team.'),
-        agent: agentField,
+export const createTeamInput = () =>
+  z.strictObject({
+    name: roleName().describe(
+      'Team name, unique (a later call with the same name and a task reuses the team).',
+    ),
+    description: z.string().optional().describe('What the team is for (shown to its coordinator).'),
+    members: z
+      .array(
+        z.strictObject({
+          name: roleName().describe('Member name, unique in the team.'),
+          agent: agentField(),
+          instructions: z
+            .string()
+            .default('')
+            .describe('Role instructions, prepended to every task of this member.'),
+          tools: toolsField(),
+        }),
+      )
+      .min(1)
+      .max(12)
+      .optional()
+      .describe('The roles. Required to create a team; omit to run a task on an existing team.'),
+    coordinator: z
+      .strictObject({
+        agent: agentField(),
         instructions: z
           .string()
           .default('')
-          .describe('Role instructions, prepended to every task of this member.'),
-        tools: toolsField,
-      }),
-    )
-    .min(1)
-    .max(12)
-    .optional()
-    .describe('The roles. Required to create a team; omit to run a task on an existing team.'),
-  coordinator: z
-    .strictObject({
-      agent: agentField,
-      instructions: z
-        .string()
-        .default('')
-        .describe('Coordinator instructions, prepended to its plan and synthesis prompts.'),
-    })
-    .optional()
-    .describe(
-      'The coordinator that assigns parts of a task and combines the answers (default a general sub-agent).',
-    ),
-  task: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'A task to run with the team now: the coordinator plans, members work in parallel, the coordinator answers.',
-    ),
-  replace: z
-    .boolean()
-    .default(false)
-    .describe('Replace the definition of an existing team of this name. Default false.'),
-  max_parallel: maxParallel,
-  session_id: sessionIdField,
-});
+          .describe('Coordinator instructions, prepended to its plan and synthesis prompts.'),
+      })
+      .optional()
+      .describe(
+        'The coordinator that assigns parts of a task and combines the answers (default a general sub-agent).',
+      ),
+    task: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'A task to run with the team now: the coordinator plans, members work in parallel, the coordinator answers.',
+      ),
+    replace: z
+      .boolean()
+      .default(false)
+      .describe('Replace the definition of an existing team of this name. Default false.'),
+    max_parallel: maxParallel(),
+    session_id: sessionIdField(),
+  });
 
 export const createTeam = defineTool({
   name: 'create_team',
@@ -156,7 +159,8 @@ export const getTeamsStatus = defineTool({
   tag: 'primitive',
   description:
     'Teams made by create_team: their members and coordinator, each with its sessions and runs, and the recent tasks with their status.',
-  input: z.strictObject({ name: z.string().min(1).optional().describe('One team. Omit for every team.') }),
+  input: () =>
+    z.strictObject({ name: z.string().min(1).optional().describe('One team. Omit for every team.') }),
   mutates: false,
   surfaces: {
     mcp: 'svc_get_teams_status',

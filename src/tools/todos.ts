@@ -8,28 +8,31 @@ import { sessionIdInput } from '../sessions/session-input';
 import type { TodoList } from '../workspace/todos';
 import { defineTool } from './core/define-tool';
 
-export const todosInput = z.strictObject({
-  todos: z
-    .array(
-      z.strictObject({
-        content: z.string().min(1).max(500).describe('The task, imperative: "Add a test for parseConfig".'),
-        status: z
-          .enum(['pending', 'in_progress', 'completed', 'cancelled'])
-          .describe('pending, in_progress (what you are doing now), completed, or cancelled.'),
-        active_form: z
-          .string()
-          .max(500)
-          .optional()
-          .describe('Present-tense form shown while in progress: "Adding a test for parseConfig". Optional.'),
-      }),
-    )
-    .max(100)
-    .optional()
-    .describe(
-      'The complete new list, replacing the old one (include unchanged items). Omit to read the current list.',
-    ),
-  session_id: sessionIdInput('context', 'Session whose list to use. Omit for the current session.'),
-});
+export const todosInput = () =>
+  z.strictObject({
+    todos: z
+      .array(
+        z.strictObject({
+          content: z.string().min(1).max(500).describe('The task, imperative: "Add a test for parseConfig".'),
+          status: z
+            .enum(['pending', 'in_progress', 'completed', 'cancelled'])
+            .describe('pending, in_progress (what you are doing now), completed, or cancelled.'),
+          active_form: z
+            .string()
+            .max(500)
+            .optional()
+            .describe(
+              'Present-tense form shown while in progress: "Adding a test for parseConfig". Optional.',
+            ),
+        }),
+      )
+      .max(100)
+      .optional()
+      .describe(
+        'The complete new list, replacing the old one (include unchanged items). Omit to read the current list.',
+      ),
+    session_id: sessionIdInput('context', 'Session whose list to use. Omit for the current session.'),
+  });
 
 export const todos = defineTool({
   name: 'todos',

@@ -8,24 +8,25 @@ import { WEB_LIMITS } from '../workspace/web';
 import { defineTool } from './core/define-tool';
 import { opContext } from './core/op-context';
 
-const url = z.string().min(1).describe('Absolute http:// or https:// URL.');
+const url = () => z.string().min(1).describe('Absolute http:// or https:// URL.');
 
-export const fetchInput = z.strictObject({
-  url,
-  format: z
-    .enum(['markdown', 'text', 'html'])
-    .default('markdown')
-    .describe(
-      'How to return HTML pages: markdown (default), plain text, or the raw html. Other text types come back as is.',
-    ),
-  timeout_seconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(WEB_LIMITS.fetchMaxTimeoutSeconds)
-    .optional()
-    .describe(`Give up after this many seconds (default ${WEB_LIMITS.fetchTimeoutSeconds}).`),
-});
+export const fetchInput = () =>
+  z.strictObject({
+    url: url(),
+    format: z
+      .enum(['markdown', 'text', 'html'])
+      .default('markdown')
+      .describe(
+        'How to return HTML pages: markdown (default), plain text, or the raw html. Other text types come back as is.',
+      ),
+    timeout_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(WEB_LIMITS.fetchMaxTimeoutSeconds)
+      .optional()
+      .describe(`Give up after this many seconds (default ${WEB_LIMITS.fetchTimeoutSeconds}).`),
+  });
 
 export const fetchTool = defineTool({
   name: 'fetch',
@@ -42,31 +43,32 @@ export const fetchTool = defineTool({
     `${result.content}${result.truncated ? `\n\n(truncated: ${result.final_url} is longer than what fetch returns)` : ''}`,
 });
 
-export const downloadInput = z.strictObject({
-  url,
-  path: z
-    .string()
-    .min(1)
-    .describe('Workspace file to save to, relative to the workspace root. Parent directories are created.'),
-  overwrite: z
-    .boolean()
-    .default(false)
-    .describe('Replace the file if it exists. Default false (an existing file is refused).'),
-  max_bytes: z
-    .number()
-    .int()
-    .min(1)
-    .max(WEB_LIMITS.downloadMaxBytes)
-    .optional()
-    .describe(`Refuse anything larger (default and maximum ${WEB_LIMITS.downloadMaxBytes} bytes).`),
-  timeout_seconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(WEB_LIMITS.downloadMaxTimeoutSeconds)
-    .optional()
-    .describe(`Give up after this many seconds (default ${WEB_LIMITS.downloadTimeoutSeconds}).`),
-});
+export const downloadInput = () =>
+  z.strictObject({
+    url: url(),
+    path: z
+      .string()
+      .min(1)
+      .describe('Workspace file to save to, relative to the workspace root. Parent directories are created.'),
+    overwrite: z
+      .boolean()
+      .default(false)
+      .describe('Replace the file if it exists. Default false (an existing file is refused).'),
+    max_bytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(WEB_LIMITS.downloadMaxBytes)
+      .optional()
+      .describe(`Refuse anything larger (default and maximum ${WEB_LIMITS.downloadMaxBytes} bytes).`),
+    timeout_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(WEB_LIMITS.downloadMaxTimeoutSeconds)
+      .optional()
+      .describe(`Give up after this many seconds (default ${WEB_LIMITS.downloadTimeoutSeconds}).`),
+  });
 
 export const download = defineTool({
   name: 'download',

@@ -23,44 +23,49 @@ import { opContext } from './core/op-context';
 import { createTeam, getTeamsStatus } from './teams';
 import { agentField, maxParallel, maxTurns, sessionIdField, toolsField } from './workflow-fields';
 
-export const spawnAgentsOnCsvInput = z.strictObject({
-  csv_path: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('CSV file with a header row, relative to the workspace. Give csv_path or csv.'),
-  csv: z.string().min(1).optional().describe('The CSV text itself (header row first). Give csv_path or csv.'),
-  prompt: z
-    .string()
-    .min(1)
-    .describe(
-      'Prompt template for each row: {{ column }} inserts that column ({{ first_name }} for a header "First name"), {{ row_number }} the row number.',
-    ),
-  agent: agentField,
-  tools: toolsField,
-  max_parallel: maxParallel,
-  max_rows: z
-    .number()
-    .int()
-    .min(1)
-    .max(500)
-    .default(100)
-    .describe('Refuse files with more rows (default 100).'),
-  max_turns: maxTurns,
-  output_path: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'Where to write the results (workspace-relative, .csv or .json). Default <input>.results.csv next to the input.',
-    ),
-  format: z
-    .enum(['csv', 'json'])
-    .optional()
-    .describe('Results format; default from the output_path extension, else csv.'),
-  overwrite: z.boolean().default(false).describe('Replace an existing results file. Default false.'),
-  session_id: sessionIdField,
-});
+export const spawnAgentsOnCsvInput = () =>
+  z.strictObject({
+    csv_path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('CSV file with a header row, relative to the workspace. Give csv_path or csv.'),
+    csv: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('The CSV text itself (header row first). Give csv_path or csv.'),
+    prompt: z
+      .string()
+      .min(1)
+      .describe(
+        'Prompt template for each row: {{ column }} inserts that column ({{ first_name }} for a header "First name"), {{ row_number }} the row number.',
+      ),
+    agent: agentField(),
+    tools: toolsField(),
+    max_parallel: maxParallel(),
+    max_rows: z
+      .number()
+      .int()
+      .min(1)
+      .max(500)
+      .default(100)
+      .describe('Refuse files with more rows (default 100).'),
+    max_turns: maxTurns(),
+    output_path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Where to write the results (workspace-relative, .csv or .json). Default <input>.results.csv next to the input.',
+      ),
+    format: z
+      .enum(['csv', 'json'])
+      .optional()
+      .describe('Results format; default from the output_path extension, else csv.'),
+    overwrite: z.boolean().default(false).describe('Replace an existing results file. Default false.'),
+    session_id: sessionIdField(),
+  });
 
 export const spawnAgentsOnCsvTool = defineTool({
   name: 'spawn_agents_on_csv',
@@ -85,24 +90,25 @@ export const spawnAgentsOnCsvTool = defineTool({
     `${r.completed} of ${r.rows} rows completed (run ${r.run_id}); results written to ${r.output_path}.${r.error ? ` ${r.error}.` : ''}${r.warnings.length ? ` Warnings: ${r.warnings.join('; ')}` : ''}`,
 });
 
-export const agenticFetchInput = z.strictObject({
-  url: z.string().min(1).describe('Absolute http:// or https:// URL to read.'),
-  prompt: z.string().min(1).describe('The question to answer from the page, or what to extract from it.'),
-  format: z
-    .enum(['markdown', 'text', 'html'])
-    .default('markdown')
-    .describe('How the page is given to the sub-agent (default markdown).'),
-  agent: agentField,
-  timeout_seconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(120)
-    .optional()
-    .describe('Give up fetching after this many seconds (default 30).'),
-  max_turns: maxTurns,
-  session_id: sessionIdField,
-});
+export const agenticFetchInput = () =>
+  z.strictObject({
+    url: z.string().min(1).describe('Absolute http:// or https:// URL to read.'),
+    prompt: z.string().min(1).describe('The question to answer from the page, or what to extract from it.'),
+    format: z
+      .enum(['markdown', 'text', 'html'])
+      .default('markdown')
+      .describe('How the page is given to the sub-agent (default markdown).'),
+    agent: agentField(),
+    timeout_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(120)
+      .optional()
+      .describe('Give up fetching after this many seconds (default 30).'),
+    max_turns: maxTurns(),
+    session_id: sessionIdField(),
+  });
 
 export const agenticFetchTool = defineTool({
   name: 'agentic_fetch',
@@ -134,16 +140,17 @@ export const agenticFetchTool = defineTool({
       : `The sub-agent run ${r.run_id} ended ${r.run_status}: ${r.error}`,
 });
 
-export const executeDagInput = z.strictObject({
-  tasks: z
-    .array(dagTaskSchema)
-    .min(1)
-    .max(50)
-    .describe('The tasks; depends_on makes the graph. Tasks without dependencies start at once.'),
-  max_parallel: maxParallel,
-  title: z.string().max(80).optional().describe('A few words naming the DAG (its session title).'),
-  session_id: sessionIdField,
-});
+export const executeDagInput = () =>
+  z.strictObject({
+    tasks: z
+      .array(dagTaskSchema())
+      .min(1)
+      .max(50)
+      .describe('The tasks; depends_on makes the graph. Tasks without dependencies start at once.'),
+    max_parallel: maxParallel(),
+    title: z.string().max(80).optional().describe('A few words naming the DAG (its session title).'),
+    session_id: sessionIdField(),
+  });
 
 export const executeDagTool = defineTool({
   name: 'execute_dag',
@@ -167,15 +174,16 @@ export const executeDagTool = defineTool({
     ].join('\n'),
 });
 
-export const orchestrateWorkflowInput = z.strictObject({
-  name: z.string().min(1).describe('Saved workflow template (workflow_template action list).'),
-  params: z
-    .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
-    .default({})
-    .describe('Workflow parameters by name.'),
-  max_parallel: maxParallel,
-  session_id: sessionIdField,
-});
+export const orchestrateWorkflowInput = () =>
+  z.strictObject({
+    name: z.string().min(1).describe('Saved workflow template (workflow_template action list).'),
+    params: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+      .default({})
+      .describe('Workflow parameters by name.'),
+    max_parallel: maxParallel(),
+    session_id: sessionIdField(),
+  });
 
 export const orchestrateWorkflowTool = defineTool({
   name: 'orchestrate_workflow',
@@ -209,29 +217,30 @@ export const orchestrateWorkflowTool = defineTool({
     ].join('\n'),
 });
 
-export const workflowTemplateInput = z.strictObject({
-  action: z.enum(['save', 'list', 'inspect', 'update', 'delete']).describe('What to do.'),
-  name: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9_-]*$/, 'lowercase letters, digits, - or _')
-    .optional()
-    .describe('Template name (all actions but list).'),
-  description: z.string().optional().describe('save/update: what the workflow does.'),
-  parameters: recipeParameterSchema
-    .array()
-    .optional()
-    .describe(
-      'save/update: parameters as in recipes (name, type, description, required, default, choices); steps use {{ name }}.',
-    ),
-  steps: z
-    .array(workflowStepSchema)
-    .min(1)
-    .optional()
-    .describe(
-      'save/update: the steps, each with recipe (+ params) or prompt (+ agent, tools), and depends_on.',
-    ),
-  max_parallel: maxParallel.describe('save/update: most steps running at once.'),
-});
+export const workflowTemplateInput = () =>
+  z.strictObject({
+    action: z.enum(['save', 'list', 'inspect', 'update', 'delete']).describe('What to do.'),
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]*$/, 'lowercase letters, digits, - or _')
+      .optional()
+      .describe('Template name (all actions but list).'),
+    description: z.string().optional().describe('save/update: what the workflow does.'),
+    parameters: recipeParameterSchema()
+      .array()
+      .optional()
+      .describe(
+        'save/update: parameters as in recipes (name, type, description, required, default, choices); steps use {{ name }}.',
+      ),
+    steps: z
+      .array(workflowStepSchema())
+      .min(1)
+      .optional()
+      .describe(
+        'save/update: the steps, each with recipe (+ params) or prompt (+ agent, tools), and depends_on.',
+      ),
+    max_parallel: maxParallel().describe('save/update: most steps running at once.'),
+  });
 
 export const workflowTemplate = defineTool({
   name: 'workflow_template',
@@ -263,26 +272,27 @@ export const workflowTemplate = defineTool({
   run: async (ctx, input) => manageTemplate(ctx.app, input, (request) => ctx.ask(request)),
 });
 
-export const analyzeRippleImpactInput = z.strictObject({
-  files: z
-    .array(z.string().min(1))
-    .optional()
-    .describe(
-      'Changed files, relative to the workspace. Omit both files and symbols to use the working tree changes (git).',
-    ),
-  symbols: z
-    .array(z.string().min(1))
-    .optional()
-    .describe('Changed symbols: a name, a name_path (Class.method) or a symbol_key from search.'),
-  depth: z.number().int().min(1).max(3).default(2).describe('How many import hops to follow (default 2).'),
-  max_results: z
-    .number()
-    .int()
-    .min(1)
-    .max(500)
-    .default(100)
-    .describe('Most dependent files to report (default 100).'),
-});
+export const analyzeRippleImpactInput = () =>
+  z.strictObject({
+    files: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        'Changed files, relative to the workspace. Omit both files and symbols to use the working tree changes (git).',
+      ),
+    symbols: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('Changed symbols: a name, a name_path (Class.method) or a symbol_key from search.'),
+    depth: z.number().int().min(1).max(3).default(2).describe('How many import hops to follow (default 2).'),
+    max_results: z
+      .number()
+      .int()
+      .min(1)
+      .max(500)
+      .default(100)
+      .describe('Most dependent files to report (default 100).'),
+  });
 
 export const analyzeRippleImpact = defineTool({
   name: 'analyze_ripple_impact',
@@ -300,30 +310,31 @@ export const analyzeRippleImpact = defineTool({
   run: async (ctx, input) => analyzeRipple(ctx.app, input, ctx.signal),
 });
 
-export const spawnWorktreeOverrideInput = z.strictObject({
-  prompt: z
-    .string()
-    .min(1)
-    .describe('The complete task for the sub-agent; it works in its own git worktree.'),
-  description: z
-    .string()
-    .max(120)
-    .optional()
-    .describe('A few words naming the task (session title, commit message).'),
-  agent: agentField,
-  tools: toolsField,
-  base: z
-    .string()
-    .min(1)
-    .default('HEAD')
-    .describe('Commit the worktree starts from (default HEAD; uncommitted changes are not included).'),
-  keep_worktree: z
-    .boolean()
-    .default(false)
-    .describe('Keep the worktree directory afterwards (default: remove it; the branch keeps the changes).'),
-  max_turns: maxTurns,
-  session_id: sessionIdField,
-});
+export const spawnWorktreeOverrideInput = () =>
+  z.strictObject({
+    prompt: z
+      .string()
+      .min(1)
+      .describe('The complete task for the sub-agent; it works in its own git worktree.'),
+    description: z
+      .string()
+      .max(120)
+      .optional()
+      .describe('A few words naming the task (session title, commit message).'),
+    agent: agentField(),
+    tools: toolsField(),
+    base: z
+      .string()
+      .min(1)
+      .default('HEAD')
+      .describe('Commit the worktree starts from (default HEAD; uncommitted changes are not included).'),
+    keep_worktree: z
+      .boolean()
+      .default(false)
+      .describe('Keep the worktree directory afterwards (default: remove it; the branch keeps the changes).'),
+    max_turns: maxTurns(),
+    session_id: sessionIdField(),
+  });
 
 export const spawnWorktreeOverrideTool = defineTool({
   name: 'spawn_worktree_override',

@@ -11,6 +11,7 @@ import { agentKinds } from '../agent/agent-kinds';
 import type { Config } from '../config/schema';
 import { SvcError, toSvcError } from '../errors';
 import type { Redactor } from '../redact';
+import { lazy } from '../util/lazy';
 import {
   ancestors,
   applyOutcomes,
@@ -27,32 +28,38 @@ import { outputReference, renderTemplate, templateRefs } from './template';
 import type { WorkflowRun } from './workflow-runs';
 import type { WorkflowService } from './workflow-service';
 
-export const dagTaskSchema = z.strictObject({
-  id: z
-    .string()
-    .regex(/^[A-Za-z0-9][\w-]*$/, 'letters, digits, - or _')
-    .describe('Task id, unique in the DAG; other tasks name it in depends_on.'),
-  prompt: z
-    .string()
-    .min(1)
-    .describe(
-      'The complete task for its sub-agent. {{ tasks.<id>.output }} inserts the answer of a task it depends on; dependencies not referenced are appended after the prompt.',
-    ),
-  depends_on: z
-    .array(z.string().min(1))
-    .default([])
-    .describe('Ids of tasks that must complete first. Omit for a task that can start at once.'),
-  agent: z
-    .string()
-    .min(1)
-    .default('general')
-    .describe('Sub-agent kind: general (default) or explore (read-only).'),
-  tools: z.array(z.string().min(1)).min(1).optional().describe("Narrow the task's sub-agent to these tools."),
-  max_turns: z.number().int().min(1).max(500).optional().describe('Step limit of the task.'),
-  description: z.string().max(120).optional().describe('A few words naming the task (its session title).'),
-});
+export const dagTaskSchema = lazy(() =>
+  z.strictObject({
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9][\w-]*$/, 'letters, digits, - or _')
+      .describe('Task id, unique in the DAG; other tasks name it in depends_on.'),
+    prompt: z
+      .string()
+      .min(1)
+      .describe(
+        'The complete task for its sub-agent. {{ tasks.<id>.output }} inserts the answer of a task it depends on; dependencies not referenced are appended after the prompt.',
+      ),
+    depends_on: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('Ids of tasks that must complete first. Omit for a task that can start at once.'),
+    agent: z
+      .string()
+      .min(1)
+      .default('general')
+      .describe('Sub-agent kind: general (default) or explore (read-only).'),
+    tools: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .describe("Narrow the task's sub-agent to these tools."),
+    max_turns: z.number().int().min(1).max(500).optional().describe('Step limit of the task.'),
+    description: z.string().max(120).optional().describe('A few words naming the task (its session title).'),
+  }),
+);
 
-export type DagTask = z.output<typeof dagTaskSchema>;
+export type DagTask = z.output<ReturnType<typeof dagTaskSchema>>;
 
 export interface TaskResult {
   id: string;

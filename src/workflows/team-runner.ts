@@ -12,6 +12,7 @@ import { toSvcError } from '../errors';
 import type { Redactor } from '../redact';
 import type { RunLedger } from '../runs/run-ledger';
 import type { SessionStore } from '../sessions/session-store';
+import { lazy } from '../util/lazy';
 import { mapBounded } from './dag';
 import type { Caller } from './lineage';
 import type { Pipeline } from './pipeline';
@@ -51,9 +52,11 @@ export interface TeamTaskResult {
   warnings: string[];
 }
 
-const planSchema = z.object({
-  assignments: z.array(z.object({ member: z.string(), task: z.string() }).passthrough()),
-});
+const planSchema = lazy(() =>
+  z.object({
+    assignments: z.array(z.object({ member: z.string(), task: z.string() }).passthrough()),
+  }),
+);
 
 export async function runTeamTask(
   deps: { readonly redactor: Pick<Redactor, 'string'> },
@@ -248,10 +251,10 @@ export function readPlan(text: string, team: Team, task: string): TeamTaskResult
     /```(?:json)?\s*([\s\S]*?)```/.exec(text)?.[1]?.trim(),
     text.includes('{') ? text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1) : undefined,
   ].filter((c): c is string => Boolean(c));
-  let parsed: z.output<typeof planSchema> | undefined;
+  let parsed: z.output<ReturnType<typeof planSchema>> | undefined;
   for (const candidate of candidates) {
     try {
-      const result = planSchema.safeParse(JSON.parse(candidate));
+      const result = planSchema().safeParse(JSON.parse(candidate));
       if (result.success) {
         parsed = result.data;
         break;

@@ -52,7 +52,7 @@ export async function manageTemplate(
     return template;
   };
   const checked = (definition: unknown): WorkflowDefinition => {
-    const parsed = workflowDefinitionSchema.parse(definition);
+    const parsed = workflowDefinitionSchema().parse(definition);
     const problems = workflowProblems(parsed, {
       config: deps.config,
       tools: deps.tools.gates().map((g) => g.tool),

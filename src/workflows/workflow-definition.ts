@@ -11,59 +11,64 @@ import type { Config } from '../config/schema';
 import type { ToolFacts } from '../permissions/tool-policy';
 import { recipeParameterSchema } from '../recipes/recipe-schema';
 import type { RecipeCatalog } from '../recipes/types';
+import { lazy } from '../util/lazy';
 import { ancestors, type DagProblem, dagProblems } from './dag';
 import { outputReference, templateRefs } from './template';
 
 const slug = /^[a-z0-9][a-z0-9_-]*$/;
 
-export const workflowStepSchema = z
-  .strictObject({
-    id: z
-      .string()
-      .regex(slug, 'lowercase letters, digits, - or _')
-      .describe('Step id, unique in the workflow.'),
-    recipe: z.string().min(1).optional().describe('Run this recipe (recipe_list). Give recipe or prompt.'),
-    params: z
-      .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
-      .optional()
-      .describe('Recipe parameters; string values may use {{ name }} and {{ steps.<id>.output }}.'),
-    prompt: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Task of an agent step (a sub-agent). Give recipe or prompt.'),
-    agent: z.string().min(1).optional().describe('Sub-agent kind of an agent step (default general).'),
-    tools: z.array(z.string().min(1)).min(1).optional().describe('Narrow an agent step to these tools.'),
-    max_turns: z.number().int().min(1).max(500).optional().describe('Step limit of an agent step.'),
-    depends_on: z
-      .array(z.string().min(1))
+export const workflowStepSchema = lazy(() =>
+  z
+    .strictObject({
+      id: z
+        .string()
+        .regex(slug, 'lowercase letters, digits, - or _')
+        .describe('Step id, unique in the workflow.'),
+      recipe: z.string().min(1).optional().describe('Run this recipe (recipe_list). Give recipe or prompt.'),
+      params: z
+        .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+        .optional()
+        .describe('Recipe parameters; string values may use {{ name }} and {{ steps.<id>.output }}.'),
+      prompt: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Task of an agent step (a sub-agent). Give recipe or prompt.'),
+      agent: z.string().min(1).optional().describe('Sub-agent kind of an agent step (default general).'),
+      tools: z.array(z.string().min(1)).min(1).optional().describe('Narrow an agent step to these tools.'),
+      max_turns: z.number().int().min(1).max(500).optional().describe('Step limit of an agent step.'),
+      depends_on: z
+        .array(z.string().min(1))
+        .default([])
+        .describe('Ids of steps that must complete first. Steps without dependencies run in parallel.'),
+    })
+    .refine((s) => (s.recipe === undefined) !== (s.prompt === undefined), {
+      message: 'give exactly one of recipe (run a recipe) or prompt (an agent task)',
+    }),
+);
+
+export const workflowDefinitionSchema = lazy(() =>
+  z.strictObject({
+    description: z.string().default('').describe('What the workflow does.'),
+    parameters: z
+      .array(recipeParameterSchema())
       .default([])
-      .describe('Ids of steps that must complete first. Steps without dependencies run in parallel.'),
-  })
-  .refine((s) => (s.recipe === undefined) !== (s.prompt === undefined), {
-    message: 'give exactly one of recipe (run a recipe) or prompt (an agent task)',
-  });
+      .describe(
+        'Parameters, as in recipes: name, type (string, number, boolean), description, required, default, choices.',
+      ),
+    steps: z.array(workflowStepSchema()).min(1).describe('The steps, a DAG through depends_on.'),
+    max_parallel: z
+      .number()
+      .int()
+      .min(1)
+      .max(16)
+      .optional()
+      .describe('Most steps running at once (default options.workflows.max_parallel).'),
+  }),
+);
 
-export const workflowDefinitionSchema = z.strictObject({
-  description: z.string().default('').describe('What the workflow does.'),
-  parameters: z
-    .array(recipeParameterSchema)
-    .default([])
-    .describe(
-      'Parameters, as in recipes: name, type (string, number, boolean), description, required, default, choices.',
-    ),
-  steps: z.array(workflowStepSchema).min(1).describe('The steps, a DAG through depends_on.'),
-  max_parallel: z
-    .number()
-    .int()
-    .min(1)
-    .max(16)
-    .optional()
-    .describe('Most steps running at once (default options.workflows.max_parallel).'),
-});
-
-export type WorkflowDefinition = z.output<typeof workflowDefinitionSchema>;
-export type WorkflowStep = z.output<typeof workflowStepSchema>;
+export type WorkflowDefinition = z.output<ReturnType<typeof workflowDefinitionSchema>>;
+export type WorkflowStep = z.output<ReturnType<typeof workflowStepSchema>>;
 
 export interface WorkflowCheckEnv {
   config: Config;

@@ -14,7 +14,9 @@ function tomlAfter(file: string, heading: string): string {
 
 describe('adaptive orchestration docs', () => {
   it('the configuration example of docs/adaptive-orchestration.md is valid', () => {
-    const config = configSchema.parse(parse(tomlAfter('docs/adaptive-orchestration.md', '## Configuration')));
+    const config = configSchema().parse(
+      parse(tomlAfter('docs/adaptive-orchestration.md', '## Configuration')),
+    );
     expect(config.options.adaptive_orchestration).toMatchObject({
       enabled: true,
       classifier: 'heuristic',
@@ -24,7 +26,7 @@ describe('adaptive orchestration docs', () => {
   });
 
   it('the short example of docs/adaptive-orchestration.md is valid', () => {
-    const config = configSchema.parse(parse(tomlAfter('docs/adaptive-orchestration.md', '## In short')));
+    const config = configSchema().parse(parse(tomlAfter('docs/adaptive-orchestration.md', '## In short')));
     expect(config.options.adaptive_orchestration.enabled).toBe(true);
   });
 });

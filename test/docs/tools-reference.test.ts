@@ -7,7 +7,7 @@ import { configSchema } from '../../src/config/schema';
 import { renderToolsReference } from '../../src/tools/core/reference';
 import { allTools } from '../../src/tools/index';
 
-const page = renderToolsReference(allTools, { defaultConfig: configSchema.parse({}) });
+const page = renderToolsReference(allTools, { defaultConfig: configSchema().parse({}) });
 
 /** One tool's section: from its heading to the next heading. */
 function section(name: string): string {

@@ -19,7 +19,7 @@ function tomlBlock(text: string, marker: string): string {
 
 describe('docs examples', () => {
   it('the plugin manifest example is a valid svc-plugin.toml', () => {
-    const manifest = manifestSchema.parse(parse(tomlBlock(read('docs/plugins.md'), '# svc-plugin.toml')));
+    const manifest = manifestSchema().parse(parse(tomlBlock(read('docs/plugins.md'), '# svc-plugin.toml')));
     expect(manifest).toMatchObject({
       name: 'review-kit',
       version: '1.2.0',
@@ -30,15 +30,15 @@ describe('docs examples', () => {
   });
 
   it('the [a2a], [contracts] and [deploy] examples are valid config', () => {
-    const a2a = configSchema.parse(parse(tomlBlock(read('docs/remote-agents.md'), '[a2a]')));
+    const a2a = configSchema().parse(parse(tomlBlock(read('docs/remote-agents.md'), '[a2a]')));
     expect(a2a.a2a).toMatchObject({
       enabled: true,
       name: 'svc-reviewer',
       remotes: { builder: { url: 'http://10.0.0.5:7420' } },
     });
-    const contracts = configSchema.parse(parse(tomlBlock(read('docs/contracts.md'), '[contracts.tests]')));
+    const contracts = configSchema().parse(parse(tomlBlock(read('docs/contracts.md'), '[contracts.tests]')));
     expect(Object.keys(contracts.contracts)).toEqual(['tests', 'changelog', 'no-todos', 'plan']);
-    const deploy = configSchema.parse(
+    const deploy = configSchema().parse(
       parse(tomlBlock(read('docs/remote-agents.md'), '[deploy.targets.box]')),
     );
     expect(deploy.deploy).toMatchObject({ enabled: true, targets: { box: { host: 'build-box.internal' } } });

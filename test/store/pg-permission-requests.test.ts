@@ -29,7 +29,10 @@ describe.skipIf(!pg.available)('stored permission requests on PostgreSQL', () =>
     await sql?.close();
   });
 
-  function node(name: string, config: Config = configSchema.parse({ permissions: { unattended: 'wait' } })) {
+  function node(
+    name: string,
+    config: Config = configSchema().parse({ permissions: { unattended: 'wait' } }),
+  ) {
     return createPermissionService({
       config: () => config,
       stores: createPostgresPermissionStores({ sql }),
@@ -65,7 +68,7 @@ describe.skipIf(!pg.available)('stored permission requests on PostgreSQL', () =>
   }, 30_000);
 
   it('DURABLE-24: the stored deadline ends the wait as a deny by "timeout"', async () => {
-    const a = node('a', configSchema.parse({ permissions: { unattended: 'wait', wait_timeout_s: 0.3 } }));
+    const a = node('a', configSchema().parse({ permissions: { unattended: 'wait', wait_timeout_s: 0.3 } }));
     const error = await a.ask(request, { sessionId: 's24', runId: 'r24', toolCallId: 'c1' }).then(
       () => undefined,
       (e: unknown) => e,

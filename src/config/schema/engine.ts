@@ -6,6 +6,7 @@
  * @module
  */
 import { z } from 'zod';
+import { lazy } from '../../util/lazy';
 
 export const ENGINE_KINDS = ['in-process', 'dbos'] as const;
 
@@ -16,28 +17,30 @@ const positive = (what: string) =>
     .min(1, `${what}: must be at least 1`)
     .max(100_000, `${what}: must be at most 100000`);
 
-export const engineSchema = z.strictObject({
-  kind: z
-    .enum(ENGINE_KINDS)
-    .default('in-process')
-    .describe(
-      'The run engine: "in-process" (default; runs live in the node that started them) or "dbos" (durable runs on the PostgreSQL store; needs [store] url).',
-    ),
-  max_runs: positive('max_runs')
-    .optional()
-    .describe(
-      'kind = "dbos": root runs running at once across the whole cluster (every workspace); unset (default): no cluster-wide limit beyond one run per workspace and max_runs_per_node.',
-    ),
-  max_runs_per_node: positive('max_runs_per_node')
-    .optional()
-    .describe('kind = "dbos": root runs one node runs at once (default 16); more wait in the queue.'),
-  queue_poll_ms: z
-    .number()
-    .int('queue_poll_ms: must be a whole number of milliseconds')
-    .min(50, 'queue_poll_ms: must be at least 50')
-    .max(60_000, 'queue_poll_ms: must be at most 60000')
-    .optional()
-    .describe(
-      'kind = "dbos": how often (at least) a node looks for queued runs it may start, in ms (default 1000).',
-    ),
-});
+export const engineSchema = lazy(() =>
+  z.strictObject({
+    kind: z
+      .enum(ENGINE_KINDS)
+      .default('in-process')
+      .describe(
+        'The run engine: "in-process" (default; runs live in the node that started them) or "dbos" (durable runs on the PostgreSQL store; needs [store] url).',
+      ),
+    max_runs: positive('max_runs')
+      .optional()
+      .describe(
+        'kind = "dbos": root runs running at once across the whole cluster (every workspace); unset (default): no cluster-wide limit beyond one run per workspace and max_runs_per_node.',
+      ),
+    max_runs_per_node: positive('max_runs_per_node')
+      .optional()
+      .describe('kind = "dbos": root runs one node runs at once (default 16); more wait in the queue.'),
+    queue_poll_ms: z
+      .number()
+      .int('queue_poll_ms: must be a whole number of milliseconds')
+      .min(50, 'queue_poll_ms: must be at least 50')
+      .max(60_000, 'queue_poll_ms: must be at most 60000')
+      .optional()
+      .describe(
+        'kind = "dbos": how often (at least) a node looks for queued runs it may start, in ms (default 1000).',
+      ),
+  }),
+);

@@ -5,6 +5,7 @@
  * @module
  */
 import { z } from 'zod';
+import { lazy } from '../../util/lazy';
 import { a2aSchema } from './a2a';
 import { agentSchema } from './agents';
 import { obligationSchema } from './contracts';
@@ -40,67 +41,117 @@ export {
   telemetrySchema,
 };
 
-export const configSchema = z.strictObject({
-  models: z
-    .strictObject({ large: selector.optional(), small: selector.optional() })
-    .prefault({})
-    .describe('Default selectors for main turns (large) and cheap internal calls (small).'),
-  providers: z.record(z.string(), providerSchema).default({}),
-  options: optionsSchema.prefault({}),
-  agents: z.record(z.string(), agentSchema).default({}),
-  permissions: permissionsSchema.prefault({}),
-  mcp: z.record(z.string(), mcpServerSchema).default({}),
-  lsp: z
-    .record(z.string(), lspServerSchema)
-    .default({})
-    .describe('Language servers for the diagnostics tool, by id ([lsp.typescript]).'),
-  services: servicesSchema.prefault({}),
-  auth: z
-    .record(z.string(), z.record(z.string(), z.string()))
-    .default({})
-    .describe('Per-platform OAuth endpoint overrides (tests, enterprise hosts).'),
-  tui: z
-    .strictObject({
-      theme: z.string().default('auto'),
-      compact: z.boolean().default(false),
-      checkpoint_prompts: z
-        .boolean()
-        .default(true)
-        .describe(
-          'Take a git checkpoint before each prompt the TUI sends, so /undo can restore the workspace to before it (git workspaces only).',
-        ),
-    })
-    .prefault({}),
-  log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') }).prefault({}),
-  a2a: a2aSchema.prefault({}),
-  deploy: deploySchema.prefault({}),
-  telemetry: telemetrySchema.prefault({}).describe('OpenTelemetry traces and metrics (docs/telemetry.md).'),
-  store: storeSchema
-    .prefault({})
-    .describe('Durable state: the SQLite file (default) or PostgreSQL with url (docs/cluster.md).'),
-  engine: engineSchema
-    .prefault({})
-    .describe('The run engine: in-process (default) or dbos (PostgreSQL store; docs/engine.md).'),
-  budget: budgetSchema.prefault({}).describe('Spend limits checked before each new run (docs/telemetry.md).'),
-  contracts: z
-    .record(z.string(), obligationSchema)
-    .default({})
-    .describe(
-      'Workspace contract: obligations by id ([contracts.tests] kind = "command", command = "npm test").',
-    ),
-});
+/**
+ * Each top-level section's schema, built on first use (issue 17): a load whose files name only
+ * `[providers]` builds that section's schema and takes the others' defaults from
+ * `defaults.generated.json` (config/load.ts, `parseBySection`).
+ */
+export const configSections = {
+  models: lazy(() =>
+    z
+      .strictObject({ large: selector().optional(), small: selector().optional() })
+      .prefault({})
+      .describe('Default selectors for main turns (large) and cheap internal calls (small).'),
+  ),
+  providers: lazy(() => z.record(z.string(), providerSchema()).default({})),
+  options: lazy(() => optionsSchema().prefault({})),
+  agents: lazy(() => z.record(z.string(), agentSchema()).default({})),
+  permissions: lazy(() => permissionsSchema().prefault({})),
+  mcp: lazy(() => z.record(z.string(), mcpServerSchema()).default({})),
+  lsp: lazy(() =>
+    z
+      .record(z.string(), lspServerSchema())
+      .default({})
+      .describe('Language servers for the diagnostics tool, by id ([lsp.typescript]).'),
+  ),
+  services: lazy(() => servicesSchema().prefault({})),
+  auth: lazy(() =>
+    z
+      .record(z.string(), z.record(z.string(), z.string()))
+      .default({})
+      .describe('Per-platform OAuth endpoint overrides (tests, enterprise hosts).'),
+  ),
+  tui: lazy(() =>
+    z
+      .strictObject({
+        theme: z.string().default('auto'),
+        compact: z.boolean().default(false),
+        checkpoint_prompts: z
+          .boolean()
+          .default(true)
+          .describe(
+            'Take a git checkpoint before each prompt the TUI sends, so /undo can restore the workspace to before it (git workspaces only).',
+          ),
+      })
+      .prefault({}),
+  ),
+  log: lazy(() =>
+    z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') }).prefault({}),
+  ),
+  a2a: lazy(() => a2aSchema().prefault({})),
+  deploy: lazy(() => deploySchema().prefault({})),
+  telemetry: lazy(() =>
+    telemetrySchema().prefault({}).describe('OpenTelemetry traces and metrics (docs/telemetry.md).'),
+  ),
+  store: lazy(() =>
+    storeSchema()
+      .prefault({})
+      .describe('Durable state: the SQLite file (default) or PostgreSQL with url (docs/cluster.md).'),
+  ),
+  engine: lazy(() =>
+    engineSchema()
+      .prefault({})
+      .describe('The run engine: in-process (default) or dbos (PostgreSQL store; docs/engine.md).'),
+  ),
+  budget: lazy(() =>
+    budgetSchema().prefault({}).describe('Spend limits checked before each new run (docs/telemetry.md).'),
+  ),
+  contracts: lazy(() =>
+    z
+      .record(z.string(), obligationSchema())
+      .default({})
+      .describe(
+        'Workspace contract: obligations by id ([contracts.tests] kind = "command", command = "npm test").',
+      ),
+  ),
+};
 
-export type Config = z.output<typeof configSchema>;
-export type ConfigInput = z.input<typeof configSchema>;
-export type ProviderConfig = z.output<typeof providerSchema>;
-export type AgentConfig = z.output<typeof agentSchema>;
-export type McpServerConfig = z.output<typeof mcpServerSchema>;
-export type LspServerConfig = z.output<typeof lspServerSchema>;
-export type A2aConfig = z.output<typeof a2aSchema>;
-export type DeployConfig = z.output<typeof deploySchema>;
-export type DeployTarget = z.output<typeof deployTargetSchema>;
-export type Obligation = z.output<typeof obligationSchema>;
-export type TelemetryConfig = z.output<typeof telemetrySchema>;
-export type BudgetConfig = z.output<typeof budgetSchema>;
-export type StoreConfig = z.output<typeof storeSchema>;
-export type EngineConfig = z.output<typeof engineSchema>;
+export type ConfigSection = keyof typeof configSections;
+
+export const configSchema = lazy(() =>
+  z.strictObject({
+    models: configSections.models(),
+    providers: configSections.providers(),
+    options: configSections.options(),
+    agents: configSections.agents(),
+    permissions: configSections.permissions(),
+    mcp: configSections.mcp(),
+    lsp: configSections.lsp(),
+    services: configSections.services(),
+    auth: configSections.auth(),
+    tui: configSections.tui(),
+    log: configSections.log(),
+    a2a: configSections.a2a(),
+    deploy: configSections.deploy(),
+    telemetry: configSections.telemetry(),
+    store: configSections.store(),
+    engine: configSections.engine(),
+    budget: configSections.budget(),
+    contracts: configSections.contracts(),
+  }),
+);
+
+export type Config = z.output<ReturnType<typeof configSchema>>;
+export type ConfigInput = z.input<ReturnType<typeof configSchema>>;
+export type ProviderConfig = z.output<ReturnType<typeof providerSchema>>;
+export type AgentConfig = z.output<ReturnType<typeof agentSchema>>;
+export type McpServerConfig = z.output<ReturnType<typeof mcpServerSchema>>;
+export type LspServerConfig = z.output<ReturnType<typeof lspServerSchema>>;
+export type A2aConfig = z.output<ReturnType<typeof a2aSchema>>;
+export type DeployConfig = z.output<ReturnType<typeof deploySchema>>;
+export type DeployTarget = z.output<ReturnType<typeof deployTargetSchema>>;
+export type Obligation = z.output<ReturnType<typeof obligationSchema>>;
+export type TelemetryConfig = z.output<ReturnType<typeof telemetrySchema>>;
+export type BudgetConfig = z.output<ReturnType<typeof budgetSchema>>;
+export type StoreConfig = z.output<ReturnType<typeof storeSchema>>;
+export type EngineConfig = z.output<ReturnType<typeof engineSchema>>;

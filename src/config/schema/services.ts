@@ -3,71 +3,74 @@
  * @module
  */
 import { z } from 'zod';
+import { lazy } from '../../util/lazy';
 import { toolList } from './shared';
 
-const serviceAuth = {
+const serviceAuth = lazy(() => ({
   host: z.string().default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).optional(),
   token: z.string().optional(),
   allow_no_auth: z.boolean().default(false),
-};
+}));
 
-export const servicesSchema = z.strictObject({
-  http: z
-    .strictObject({
-      ...serviceAuth,
-      max_body_bytes: z
-        .number()
-        .int()
-        .positive()
-        .default(10 * 1024 * 1024),
-      event_ring_size: z.number().int().positive().default(1000),
-      sse_heartbeat_seconds: z
-        .number()
-        .positive()
-        .max(3600)
-        .default(15)
-        .describe('Seconds between SSE heartbeat comments on idle event streams.'),
-    })
-    .prefault({}),
-  autopilot: z
-    .strictObject({
-      tick_seconds: z
-        .number()
-        .positive()
-        .max(3600)
-        .default(5)
-        .describe('How often the autopilot worker looks for due schedules and queued prompts.'),
-      drain_queues: z
-        .boolean()
-        .default(true)
-        .describe('Start queued prompts of idle sessions (not after a failed or cancelled run).'),
-      max_concurrent_runs: z
-        .number()
-        .int()
-        .positive()
-        .default(2)
-        .describe('Most runs the worker starts that are active at once.'),
-      unattended: z
-        .enum(['fail', 'wait'])
-        .optional()
-        .describe(
-          'A permission prompt in a run the worker started, with nobody attached: fail or wait. Default: permissions.unattended. Never approved silently.',
-        ),
-    })
-    .prefault({}),
-  mcp: z
-    .strictObject({
-      ...serviceAuth,
-      exposed_tools: toolList
-        .optional()
-        .describe(
-          'MCP tool names svc service start mcp exposes (e.g. svc_get_workflow_tools_status). Unset: the read-only default set (docs/mcp.md); [] serves none.',
-        ),
-      transport: z
-        .enum(['stdio', 'http'])
-        .default('stdio')
-        .describe('svc service start mcp transport; --transport overrides it.'),
-    })
-    .prefault({}),
-});
+export const servicesSchema = lazy(() =>
+  z.strictObject({
+    http: z
+      .strictObject({
+        ...serviceAuth(),
+        max_body_bytes: z
+          .number()
+          .int()
+          .positive()
+          .default(10 * 1024 * 1024),
+        event_ring_size: z.number().int().positive().default(1000),
+        sse_heartbeat_seconds: z
+          .number()
+          .positive()
+          .max(3600)
+          .default(15)
+          .describe('Seconds between SSE heartbeat comments on idle event streams.'),
+      })
+      .prefault({}),
+    autopilot: z
+      .strictObject({
+        tick_seconds: z
+          .number()
+          .positive()
+          .max(3600)
+          .default(5)
+          .describe('How often the autopilot worker looks for due schedules and queued prompts.'),
+        drain_queues: z
+          .boolean()
+          .default(true)
+          .describe('Start queued prompts of idle sessions (not after a failed or cancelled run).'),
+        max_concurrent_runs: z
+          .number()
+          .int()
+          .positive()
+          .default(2)
+          .describe('Most runs the worker starts that are active at once.'),
+        unattended: z
+          .enum(['fail', 'wait'])
+          .optional()
+          .describe(
+            'A permission prompt in a run the worker started, with nobody attached: fail or wait. Default: permissions.unattended. Never approved silently.',
+          ),
+      })
+      .prefault({}),
+    mcp: z
+      .strictObject({
+        ...serviceAuth(),
+        exposed_tools: toolList()
+          .optional()
+          .describe(
+            'MCP tool names svc service start mcp exposes (e.g. svc_get_workflow_tools_status). Unset: the read-only default set (docs/mcp.md); [] serves none.',
+          ),
+        transport: z
+          .enum(['stdio', 'http'])
+          .default('stdio')
+          .describe('svc service start mcp transport; --transport overrides it.'),
+      })
+      .prefault({}),
+  }),
+);

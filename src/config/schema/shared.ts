@@ -3,6 +3,7 @@
  * @module
  */
 import { z } from 'zod';
+import { lazy } from '../../util/lazy';
 
-export const toolList = z.array(z.string().min(1));
-export const selector = z.string().min(1).describe('A model selector, <provider>/<model>.');
+export const toolList = lazy(() => z.array(z.string().min(1)));
+export const selector = lazy(() => z.string().min(1).describe('A model selector, <provider>/<model>.'));

@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { SvcError } from '../../errors';
+import { lazy } from '../../util/lazy';
 import concurrentClaims from './corpus/concurrent-claims-01.json';
 import concurrentMarkers from './corpus/concurrent-marker-relay-02.json';
 import handoffPlan from './corpus/handoff-plan-to-build-01.json';
@@ -28,35 +29,39 @@ export const TRACE_ACTIONS = [
   'handoff',
 ] as const;
 
-export const traceStepSchema = z.strictObject({
-  seq: z.number().int().positive(),
-  at_ms: z.number().int().min(0),
-  actor: z.string().min(1),
-  action: z.enum(TRACE_ACTIONS),
-  paths: z.array(z.string()).default([]),
-  claim: z.strictObject({ mode: z.enum(['soft', 'hard']) }).optional(),
-  /** The receiving actor of a handoff. */
-  to: z.string().min(1).optional(),
-});
+export const traceStepSchema = lazy(() =>
+  z.strictObject({
+    seq: z.number().int().positive(),
+    at_ms: z.number().int().min(0),
+    actor: z.string().min(1),
+    action: z.enum(TRACE_ACTIONS),
+    paths: z.array(z.string()).default([]),
+    claim: z.strictObject({ mode: z.enum(['soft', 'hard']) }).optional(),
+    /** The receiving actor of a handoff. */
+    to: z.string().min(1).optional(),
+  }),
+);
 
-export const traceSchema = z.strictObject({
-  trace_id: z.string().min(1),
-  scenario_kind: z.enum(['concurrent', 'sequential_handoff']),
-  title: z.string().min(1).optional(),
-  actors: z
-    .array(
-      z.strictObject({
-        id: z.string().min(1),
-        type: z.enum(['agent', 'operator', 'subagent']),
-        session: z.string().min(1),
-      }),
-    )
-    .min(1),
-  steps: z.array(traceStepSchema).min(1),
-});
+export const traceSchema = lazy(() =>
+  z.strictObject({
+    trace_id: z.string().min(1),
+    scenario_kind: z.enum(['concurrent', 'sequential_handoff']),
+    title: z.string().min(1).optional(),
+    actors: z
+      .array(
+        z.strictObject({
+          id: z.string().min(1),
+          type: z.enum(['agent', 'operator', 'subagent']),
+          session: z.string().min(1),
+        }),
+      )
+      .min(1),
+    steps: z.array(traceStepSchema()).min(1),
+  }),
+);
 
-export type Trace = z.output<typeof traceSchema>;
-export type TraceStep = z.output<typeof traceStepSchema>;
+export type Trace = z.output<ReturnType<typeof traceSchema>>;
+export type TraceStep = z.output<ReturnType<typeof traceStepSchema>>;
 
 export interface CorpusFixture {
   file: string;
@@ -130,7 +135,7 @@ function readCorpusDir(dir: string): [string, unknown][] {
 }
 
 export function validateFixture(file: string, raw: unknown): CorpusFixture {
-  const parsed = traceSchema.safeParse(raw);
+  const parsed = traceSchema().safeParse(raw);
   if (!parsed.success) {
     return {
       file,

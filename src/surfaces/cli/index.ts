@@ -76,7 +76,7 @@ export async function runCli(
       outputError: (s, write) => write(s.startsWith('error:') ? `svc: ${s.slice(7)}` : s),
     });
 
-  registerToolCommands(program, ctx, allTools);
+  registerToolCommands(program, ctx, allTools, parsedCommandWord(argv));
   for (const register of registrars) register(program, ctx);
   // Set after the subcommands exist so they keep refusing excess arguments (commander copies the
   // setting to commands created later): only the root takes them, to name an unknown command.
@@ -115,6 +115,25 @@ export async function runCli(
 
 /** Root options that take a value as the next word. */
 const ROOT_VALUE_OPTIONS = new Set(['--cwd', '--data-dir', '--config', '-c']);
+
+/**
+ * The first command word of `argv` (after the root's options), when commander will parse that
+ * command alone; undefined when it may show help or the whole command list (no command, `help`,
+ * or a help flag before the command).
+ */
+export function parsedCommandWord(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i];
+    if (word === '--') return undefined;
+    if (word.startsWith('-')) {
+      if (word === '-h' || word === '--help') return undefined;
+      if (ROOT_VALUE_OPTIONS.has(word)) i++;
+      continue;
+    }
+    return word === 'help' ? undefined : word;
+  }
+  return undefined;
+}
 
 /**
  * The error for a command word that names no command (`svc sesion list`, `svc session lst

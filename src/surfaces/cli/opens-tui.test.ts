@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parsedCommandWord } from './index';
 import { opensTui } from './opens-tui';
 
 describe('opensTui', () => {
@@ -28,6 +29,20 @@ describe('opensTui', () => {
       ['--cwd', 'tui', 'run'],
     ]) {
       expect(opensTui(argv), argv.join(' ')).toBe(false);
+    }
+  });
+});
+
+describe('parsedCommandWord', () => {
+  it('is the first command word after the root options', () => {
+    expect(parsedCommandWord(['run', 'hello', '--yolo'])).toBe('run');
+    expect(parsedCommandWord(['--cwd', '/tmp/x', '-c', 'a=1', 'session', 'list'])).toBe('session');
+    expect(parsedCommandWord(['--cwd=/tmp/x', 'run', 'x'])).toBe('run');
+  });
+
+  it('is undefined when help or the whole command list may be shown', () => {
+    for (const argv of [[], ['help', 'run'], ['--help'], ['-h', 'run'], ['--', 'run'], ['--cwd', 'x']]) {
+      expect(parsedCommandWord(argv), argv.join(' ')).toBeUndefined();
     }
   });
 });

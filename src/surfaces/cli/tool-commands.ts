@@ -29,15 +29,35 @@ export function ensureCommand(program: Command, path: string[], description?: st
   return node;
 }
 
-export function registerToolCommands(program: Command, ctx: CliContext, tools: readonly AnyTool[]): void {
+/**
+ * Registers the tools' commands. With `commandWord` (the first command word of the argv about to
+ * be parsed, e.g. `run`), the commands that start with another word get their name, description
+ * and arguments but no options or action: this process will not parse them, and their options
+ * come from the tool's input schema, which is built on first read (issue 17: `svc run` builds
+ * none of them). The command list, help and unknown-command suggestions stay the same.
+ */
+export function registerToolCommands(
+  program: Command,
+  ctx: CliContext,
+  tools: readonly AnyTool[],
+  commandWord?: string,
+): void {
   for (const tool of tools) {
     const cli = tool.surfaces?.cli;
-    for (const binding of Array.isArray(cli) ? cli : cli ? [cli] : [])
-      registerOne(program, ctx, tool, binding);
+    for (const binding of Array.isArray(cli) ? cli : cli ? [cli] : []) {
+      const parsed = commandWord === undefined || binding.command.split(' ')[0] === commandWord;
+      registerOne(program, ctx, tool, binding, parsed);
+    }
   }
 }
 
-function registerOne(program: Command, ctx: CliContext, tool: AnyTool, binding: CliBinding): void {
+function registerOne(
+  program: Command,
+  ctx: CliContext,
+  tool: AnyTool,
+  binding: CliBinding,
+  parsed: boolean,
+): void {
   {
     const command = ensureCommand(
       program,
@@ -49,6 +69,7 @@ function registerOne(program: Command, ctx: CliContext, tool: AnyTool, binding: 
       optional: a.endsWith('?'),
     }));
     for (const arg of positional) command.argument(arg.optional ? `[${arg.name}]` : `<${arg.name}>`);
+    if (!parsed) return;
     const fields = objectFields(tool.input);
     for (const [name, field] of Object.entries(fields)) {
       if (positional.some((p) => p.name === name) || binding.fixed?.[name] !== undefined) continue;

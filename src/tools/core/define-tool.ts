@@ -22,6 +22,24 @@ export type {
   ToolTag,
 } from './types';
 
-export function defineTool<I extends z.ZodType, O>(def: ToolDef<I, O>): ToolDef<I, O> {
-  return def;
+/**
+ * A tool definition as its module writes it: the input schema itself, or a function that builds
+ * it. Built-in tools give the function (issue 17): building ~150 zod schemas was ~15 ms of every
+ * `svc run` and nothing at start-up reads them (the JSON Schemas the model sees are generated
+ * ahead of time, `input-schema.ts`), so a tool's schema is built on the first read of its `input`
+ * (a call to validate, a CLI command's options, a test), once.
+ */
+export type ToolDefInit<I extends z.ZodType, O> = Omit<ToolDef<I, O>, 'input'> & { input: I | (() => I) };
+
+export function defineTool<I extends z.ZodType, O>(def: ToolDefInit<I, O>): ToolDef<I, O> {
+  const { input, ...rest } = def;
+  if (typeof input !== 'function') return { ...rest, input };
+  let schema: I | undefined;
+  return {
+    ...rest,
+    get input(): I {
+      schema ??= input();
+      return schema;
+    },
+  };
 }

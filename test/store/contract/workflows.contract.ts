@@ -27,7 +27,7 @@ export function workflowStoresContract(open: OpenWorkflowStores): void {
     };
 
   const definition = (description: string) =>
-    workflowDefinitionSchema.parse({
+    workflowDefinitionSchema().parse({
       description,
       steps: [{ id: 'a', agent: 'general', prompt: 'review the change' }],
     });
