@@ -62,7 +62,8 @@ export function bridgeFor(c: RunContext, t: RunTurn) {
     async beforeCall(call) {
       app.store.transactions.stepBatch();
       t.called.add(call.tool);
-      await app.store.transactions.run(async () => t.recorder?.toolCall(call));
+      // One write (the message row); its event is appended after, outside any transaction.
+      await app.store.transactions.together(async () => t.recorder?.toolCall(call));
     },
     async onResult(call) {
       const verdict = loop.record(call.tool, call.input, call.output);
@@ -313,25 +314,27 @@ async function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
     case 'reasoning-end':
       t.recorder?.partMetadata('reasoning', part.id, part.providerMetadata as never);
       break;
-    // A call or a result is written at once (message row and event): one commit each.
+    // A call or a result is written at once (message row and event): one commit each on SQLite;
+    // on PostgreSQL the body is one statement (the message row's insert or update; the event is
+    // appended by the bus's queue, never in this transaction), so no BEGIN/COMMIT around it.
     case 'tool-call': {
       // Called (even with an input its schema refuses): sent in full from the next step.
       t.called.add(part.toolName);
       const call = { tool_call_id: part.toolCallId, tool: part.toolName, input: part.input };
       const metadata = part.providerMetadata as never;
-      await app.store.transactions.run(async () => t.recorder?.toolCall(call, metadata));
+      await app.store.transactions.together(async () => t.recorder?.toolCall(call, metadata));
       break;
     }
     case 'tool-result': {
       const output = String(part.output ?? '');
-      await app.store.transactions.run(async () =>
+      await app.store.transactions.together(async () =>
         t.recorder?.toolResult(part.toolCallId, part.toolName, output, false),
       );
       break;
     }
     case 'tool-error': {
       const output = errorText(part.error);
-      await app.store.transactions.run(async () =>
+      await app.store.transactions.together(async () =>
         t.recorder?.toolResult(part.toolCallId, part.toolName, output, true),
       );
       break;

@@ -1,0 +1,59 @@
+/**
+ * A tool step's call and result on a PostgreSQL App (issue 18, item 6): each is one write (the
+ * message row's insert or update; the event is appended by the bus, never in a store
+ * transaction), so it goes out on its own, without BEGIN and COMMIT around it
+ * (`transactions.together` in src/agent/run-stream.ts). The step's end stays one transaction.
+ */
+import { describe, expect, it } from 'vitest';
+import type { SqlClient } from '../../src/store/postgres/client';
+import { agentApp, echoTool } from '../helpers/agent-harness';
+import { reply } from '../helpers/fake-provider';
+import { migratedDatabase, postgresForFile } from '../helpers/postgres';
+
+const pg = postgresForFile();
+
+describe.skipIf(!pg.available)('tool call and result writes on PostgreSQL', () => {
+  it('STORE-PG-agent: the tool message writes run outside a transaction, the step end inside one', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    // The message writes the store sends, with whether a transaction was open around each.
+    const writes: { text: string; params: readonly unknown[]; inTransaction: boolean }[] = [];
+    const watched: SqlClient = new Proxy(sql, {
+      get(target, key, receiver) {
+        if (key === 'one') {
+          return (text: string, params: readonly unknown[] = []) => {
+            if (/INSERT INTO messages|UPDATE messages/.test(text))
+              writes.push({ text, params, inTransaction: target.inTransaction() });
+            return target.one(text, params);
+          };
+        }
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const { app } = await agentApp([reply().toolCall('echo', { text: 'hi' }), reply().text('done')], {
+      extraTools: [echoTool],
+      postgres: watched,
+    });
+    try {
+      const session = await app.sessions.create({ title: 'tool writes' });
+      const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+      expect((await app.agent.wait(run_id)).status).toBe('completed');
+      const messages = await app.sessions.messages(session.id);
+      const tool = messages.find((m) => m.role === 'tool');
+      const assistant = messages.find((m) => m.parts.some((p) => p.type === 'tool-call'));
+      if (!tool || !assistant) throw new Error('no tool step recorded');
+      // The inserts of the assistant message holding the call and of the tool result message.
+      const inserts = writes.filter((w) => /INSERT INTO messages/.test(w.text));
+      const insertOf = (id: string) => inserts.find((w) => w.params[0] === id);
+      expect(insertOf(assistant.id)?.inTransaction).toBe(false);
+      expect(insertOf(tool.id)?.inTransaction).toBe(false);
+      // The step's end (the messages finished, usage, ledger) is still one transaction.
+      const finishing = writes.filter((w) => /UPDATE messages/.test(w.text) && w.params[6] === tool.id);
+      expect(finishing.length).toBeGreaterThan(0);
+      expect(finishing.every((w) => w.inTransaction)).toBe(true);
+    } finally {
+      await app.close();
+      await sql.close();
+    }
+  });
+});
