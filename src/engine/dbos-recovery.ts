@@ -98,8 +98,7 @@ export async function requeueStranded(
   deps: RecoveryDeps,
   gone: (node: string, since: number | undefined) => boolean,
 ): Promise<void> {
-  const requeue = deps.runs.requeue;
-  if (!requeue) return;
+  if (!deps.runs.requeue) return;
   // Dequeued (PENDING) on a node that is gone. A run it had claimed (`running`) is adopted; one it
   // had not claimed yet, or had finished before its workflow ended, goes back onto the queue.
   // On the run queue, or on DBOS's internal queue: where an adopted run that was never queued goes
@@ -114,38 +113,21 @@ export async function requeueStranded(
   for (const found of pending) {
     const node = found.executorId;
     if (!node || node === deps.node || !gone(node, found.dequeuedAt ?? found.updatedAt)) continue;
-    try {
-      const requeued = await requeue(found.workflowID, async (run) => {
-        // Its own running run is adopted (adoptOrphan, with `run_adopted`).
-        if (run.status === 'running' && run.runner === node) return false;
-        // Read again under the session's claim lock: still left on that node (no other node put it
-        // back meanwhile), so exactly one node puts it back.
-        const now = await dbos.getWorkflowStatus(found.workflowID);
-        if (now?.status !== 'PENDING' || now.executorId !== node) return false;
-        // resumeWorkflow keeps the row's partition key: it waits for its workspace's slot again.
-        // One from the internal queue goes back there (no queue name: DBOS's default).
-        await dbos.resumeWorkflow(
-          found.workflowID,
-          now.queueName === RUN_QUEUE ? { queueName: RUN_QUEUE } : {},
-        );
-        if (run.status !== 'queued') return null;
-        return {
-          type: 'run.enqueued',
-          payload: { queue: 'workspace', workspace: now.queuePartitionKey ?? null, node: deps.node },
-        };
-      });
-      if (requeued)
-        deps.log.info('put back on the queue a run its node left before claiming it', {
-          run_id: found.workflowID,
-          from_node: node,
-        });
-    } catch (error) {
-      deps.log.warn('could not put back a run left on a node that is gone', {
-        run_id: found.workflowID,
-        from_node: node,
-        error: (error instanceof Error ? error.message : String(error)).split('\n')[0],
-      });
-    }
+    await putBack(deps, found.workflowID, node, LEFT_PENDING, async (run) => {
+      // Its own running run is adopted (adoptOrphan, with `run_adopted`).
+      if (run.status === 'running' && run.runner === node) return false;
+      // Read again under the session's claim lock: still left on that node (no other node put it
+      // back meanwhile), so exactly one node puts it back.
+      const now = await dbos.getWorkflowStatus(found.workflowID);
+      if (now?.status !== 'PENDING' || now.executorId !== node) return false;
+      // resumeWorkflow keeps the row's partition key: it waits for its workspace's slot again.
+      // One from the internal queue goes back there (no queue name: DBOS's default).
+      await dbos.resumeWorkflow(
+        found.workflowID,
+        now.queueName === RUN_QUEUE ? { queueName: RUN_QUEUE } : {},
+      );
+      return run.status === 'queued' ? enqueued(deps, now.queuePartitionKey) : null;
+    });
   }
 }
 
@@ -167,8 +149,7 @@ export async function rewindAbandoned(
   deps: RecoveryDeps,
   gone: (node: string, since: number | undefined) => boolean,
 ): Promise<void> {
-  const requeue = deps.runs.requeue;
-  if (!requeue) return;
+  if (!deps.runs.requeue) return;
   // Its queries, not `list`: this runs inside the recovery, which `list` waits for.
   const queued = await deps.runs.queries.list({ status: ['queued'], limit: QUEUED_LOOKED_AT });
   for (const run of queued) {
@@ -177,32 +158,56 @@ export async function rewindAbandoned(
     const node = found?.executorId;
     if (found?.status !== 'SUCCESS' || found.queueName !== RUN_QUEUE || !node) continue;
     if (node === deps.node || !gone(node, found.updatedAt)) continue;
-    try {
-      const rewound = await requeue(run.id, async (row) => {
-        if (row.status !== 'queued') return false;
-        const now = await dbos.getWorkflowStatus(run.id);
-        if (now?.status !== 'SUCCESS') return false;
-        const partition = now.queuePartitionKey;
-        await dbos.rewindWorkflow(run.id, {
-          queueName: RUN_QUEUE,
-          ...(partition ? { queuePartitionKey: partition } : {}),
-        });
-        return {
-          type: 'run.enqueued',
-          payload: { queue: 'workspace', workspace: partition ?? null, node: deps.node },
-        };
+    await putBack(deps, run.id, node, ENDED_UNSTARTED, async (row) => {
+      if (row.status !== 'queued') return false;
+      const now = await dbos.getWorkflowStatus(run.id);
+      if (now?.status !== 'SUCCESS') return false;
+      const partition = now.queuePartitionKey;
+      await dbos.rewindWorkflow(run.id, {
+        queueName: RUN_QUEUE,
+        ...(partition ? { queuePartitionKey: partition } : {}),
       });
-      if (rewound)
-        deps.log.info('put back on the queue a queued run whose workflow ended without starting it', {
-          run_id: run.id,
-          from_node: node,
-        });
-    } catch (error) {
-      deps.log.warn('could not put back a queued run whose workflow ended', {
-        run_id: run.id,
-        from_node: node,
-        error: (error instanceof Error ? error.message : String(error)).split('\n')[0],
-      });
-    }
+      return enqueued(deps, partition);
+    });
+  }
+}
+
+const LEFT_PENDING = {
+  done: 'put back on the queue a run its node left before claiming it',
+  failed: 'could not put back a run left on a node that is gone',
+};
+const ENDED_UNSTARTED = {
+  done: 'put back on the queue a queued run whose workflow ended without starting it',
+  failed: 'could not put back a queued run whose workflow ended',
+};
+
+/** The ledger event of a run put back onto the queue by this node. */
+function enqueued(deps: RecoveryDeps, partition: string | undefined) {
+  return {
+    type: 'run.enqueued',
+    payload: { queue: 'workspace', workspace: partition ?? null, node: deps.node },
+  };
+}
+
+/**
+ * `RunLedger.requeue` of one run a node that is gone left, said in the log either way; a failure
+ * (the database away) waits for the next recovery, never fails this one.
+ */
+async function putBack(
+  deps: RecoveryDeps,
+  runId: string,
+  fromNode: string,
+  what: { done: string; failed: string },
+  body: Parameters<NonNullable<RunLedger['requeue']>>[1],
+): Promise<void> {
+  try {
+    if (await deps.runs.requeue?.(runId, body))
+      deps.log.info(what.done, { run_id: runId, from_node: fromNode });
+  } catch (error) {
+    deps.log.warn(what.failed, {
+      run_id: runId,
+      from_node: fromNode,
+      error: (error instanceof Error ? error.message : String(error)).split('\n')[0],
+    });
   }
 }

@@ -116,6 +116,19 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
   const events = async (node: ClusterNode, runId: string) =>
     (await node.get(`/v1/agent-runs/${runId}/events?limit=500`)).events as { type: string; payload: any }[];
   const count = (list: { type: string }[], type: string) => list.filter((e) => e.type === type).length;
+  /**
+   * The run `tag` completed, once: its command ran once, the model was asked once per step, one
+   * `run.started` and one `run.finished`.
+   */
+  const ranOnce = async (node: ClusterNode, runId: string, tag: string, what: string) => {
+    const done = await ended(node, runId, what);
+    expect(done, JSON.stringify(done)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(join(cluster.workspace, `${tag}.log`), 'utf8')).toBe(`${tag}\n`);
+    expect(asked(provider, tag)).toBe(2);
+    const ledger = await events(node, runId);
+    expect(count(ledger, 'run.started')).toBe(1);
+    expect(count(ledger, 'run.finished')).toBe(1);
+  };
   const workflow = async (runId: string) =>
     await sql.one<{ status: string; executor_id: string }>(
       'SELECT status, executor_id FROM dbos.workflow_status WHERE workflow_uuid = $1',
@@ -253,16 +266,10 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
     expect(await ended(node, hold.runId, 'the run holding the slot to end')).toMatchObject({
       status: 'completed',
     });
-    const done = await ended(node, adopted.runId, 'the adopted run to be put back and run');
-    expect(done, JSON.stringify(done)).toMatchObject({ status: 'completed' });
+    await ranOnce(node, adopted.runId, 'strand8', 'the adopted run to be put back and run');
     expect(await ended(node, later.runId, 'the later run of the workspace to run')).toMatchObject({
       status: 'completed',
     });
-    expect(readFileSync(join(cluster.workspace, 'strand8.log'), 'utf8')).toBe('strand8\n');
-    expect(asked(provider, 'strand8')).toBe(2);
-    const ledger = await events(node, adopted.runId);
-    expect(count(ledger, 'run.started')).toBe(1);
-    expect(count(ledger, 'run.finished')).toBe(1);
     expect((await workflow(adopted.runId))?.status).toBe('SUCCESS');
   }, 120_000);
 
@@ -330,13 +337,7 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
     expect(await ended(node!, hold.runId, 'the run holding the slot to end')).toMatchObject({
       status: 'completed',
     });
-    const done = await ended(node!, adopted.runId, 'the adopted run to be put back and run');
-    expect(done, JSON.stringify(done)).toMatchObject({ status: 'completed' });
-    expect(readFileSync(join(cluster.workspace, 'strand10.log'), 'utf8')).toBe('strand10\n');
-    expect(asked(provider, 'strand10')).toBe(2);
-    const ledger = await events(node!, adopted.runId);
-    expect(count(ledger, 'run.started')).toBe(1);
-    expect(count(ledger, 'run.finished')).toBe(1);
+    await ranOnce(node!, adopted.runId, 'strand10', 'the adopted run to be put back and run');
     expect(await workflow(adopted.runId)).toMatchObject({ status: 'SUCCESS' });
   }, 120_000);
 

@@ -12,7 +12,15 @@
  */
 import { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
-import { formatSse, type OpenSseOptions, openSseStream, SSE_HEADERS, type SseStream } from './sse';
+import {
+  formatSse,
+  type OpenSseOptions,
+  openSseStream,
+  runClosers,
+  SSE_HEADERS,
+  type SseStream,
+  superviseSseStream,
+} from './sse';
 
 /** node-server's marker for a response the route wrote itself (its `X_ALREADY_SENT`). */
 const ALREADY_SENT = 'x-hono-already-sent';
@@ -45,24 +53,16 @@ export function openNodeSseStream(
   const maxBacklog = options.maxBacklogBytes ?? DEFAULT_MAX_BACKLOG;
   const closers: (() => void)[] = [];
   let closed = false;
-  let timer: ReturnType<typeof setInterval> | undefined;
+  /** Undoes the abort listener and the heartbeat (`superviseSseStream`). */
+  let unsupervise: (() => void) | undefined;
   let wrote = false;
 
   const teardown = () => {
     if (closed) return;
     closed = true;
-    if (timer) clearInterval(timer);
-    timer = undefined;
-    options.signal?.removeEventListener('abort', onAbort);
+    unsupervise?.();
     outgoing.off('close', teardown);
-    // Every closer runs even if one throws: a leaked listener is worse than a lost log line.
-    for (const fn of closers.splice(0).reverse()) {
-      try {
-        fn();
-      } catch {
-        // nothing useful to do with a failing teardown callback
-      }
-    }
+    runClosers(closers);
   };
 
   const write = (text: string): boolean => {
@@ -117,19 +117,7 @@ export function openNodeSseStream(
   outgoing.on('close', teardown);
   outgoing.on('error', () => {});
 
-  function onAbort() {
-    stream.close();
-  }
-  if (options.signal?.aborted) queueMicrotask(onAbort);
-  else options.signal?.addEventListener('abort', onAbort, { once: true });
-
-  if (options.heartbeatMs > 0) {
-    let beat = 0;
-    timer = setInterval(() => stream.comment(`ping ${++beat}`), options.heartbeatMs);
-    // A heartbeat alone must not keep a process alive.
-    timer.unref?.();
-  }
-  options.tracker?.add(stream, options.onShutdown);
+  unsupervise = superviseSseStream(stream, options);
 
   return { stream, response: alreadySent() };
 }

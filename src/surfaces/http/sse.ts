@@ -108,22 +108,14 @@ export function openSseStream(
   const closers: (() => void)[] = [];
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let closed = false;
-  let timer: ReturnType<typeof setInterval> | undefined;
+  /** Undoes the abort listener and the heartbeat (`superviseSseStream`). */
+  let unsupervise: (() => void) | undefined;
 
   const teardown = () => {
     if (closed) return;
     closed = true;
-    if (timer) clearInterval(timer);
-    timer = undefined;
-    options.signal?.removeEventListener('abort', onAbort);
-    // Every closer runs even if one throws: a leaked listener is worse than a lost log line.
-    for (const fn of closers.splice(0).reverse()) {
-      try {
-        fn();
-      } catch {
-        // nothing useful to do with a failing teardown callback
-      }
-    }
+    unsupervise?.();
+    runClosers(closers);
   };
 
   const enqueue = (text: string): boolean => {
@@ -189,19 +181,7 @@ export function openSseStream(
     { highWaterMark: 0, size: (chunk) => chunk.byteLength },
   );
 
-  function onAbort() {
-    stream.close();
-  }
-  if (options.signal?.aborted) queueMicrotask(onAbort);
-  else options.signal?.addEventListener('abort', onAbort, { once: true });
-
-  if (options.heartbeatMs > 0) {
-    let beat = 0;
-    timer = setInterval(() => stream.comment(`ping ${++beat}`), options.heartbeatMs);
-    // A heartbeat alone must not keep a process alive.
-    timer.unref?.();
-  }
-  options.tracker?.add(stream, options.onShutdown);
+  unsupervise = superviseSseStream(stream, options);
 
   return {
     stream,
@@ -212,4 +192,39 @@ export function openSseStream(
 function singleLine(field: string, value: string): string {
   if (/[\r\n]/.test(value)) throw new Error(`SSE ${field} must be one line`);
   return value;
+}
+
+/**
+ * What every open stream does until it closes, whichever way it is written: it closes when the
+ * request is aborted, sends a heartbeat comment every `heartbeatMs` (a heartbeat alone never keeps
+ * the process alive) and is tracked for the shutdown. Answers what undoes the first two, for the
+ * stream's teardown.
+ */
+export function superviseSseStream(stream: SseStream, options: OpenSseOptions): () => void {
+  const onAbort = () => stream.close();
+  if (options.signal?.aborted) queueMicrotask(onAbort);
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+  let timer: ReturnType<typeof setInterval> | undefined;
+  if (options.heartbeatMs > 0) {
+    let beat = 0;
+    timer = setInterval(() => stream.comment(`ping ${++beat}`), options.heartbeatMs);
+    timer.unref?.();
+  }
+  options.tracker?.add(stream, options.onShutdown);
+  return () => {
+    if (timer) clearInterval(timer);
+    timer = undefined;
+    options.signal?.removeEventListener('abort', onAbort);
+  };
+}
+
+/** A stream's close callbacks, last added first; every one runs even if one throws (a leaked listener is worse than a lost log line). */
+export function runClosers(closers: (() => void)[]): void {
+  for (const fn of closers.splice(0).reverse()) {
+    try {
+      fn();
+    } catch {
+      // nothing useful to do with a failing teardown callback
+    }
+  }
 }
