@@ -134,6 +134,19 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
       'SELECT status, executor_id FROM dbos.workflow_status WHERE workflow_uuid = $1',
       [runId],
     );
+  /**
+   * The run's workflow once it ended: DBOS records its outcome just after the run's own last
+   * write, so a run read `completed` can still show its workflow PENDING for a moment.
+   */
+  const workflowEnded = (runId: string) =>
+    until(
+      async () => {
+        const w = await workflow(runId);
+        return w && w.status !== 'PENDING' && w.status !== 'ENQUEUED' ? w : undefined;
+      },
+      `the workflow of ${runId} to end`,
+      30_000,
+    );
   /** What DBOS's dequeue writes when it gives the run to `node` (findAndMarkStartable…). */
   const dequeuedBy = async (node: string, runId: string) =>
     await sql.run(
@@ -197,7 +210,7 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
     expect(enqueued.map((e) => e.payload.node)).toHaveLength(2);
     expect(enqueued[1]!.payload.node).not.toBe(dead);
     expect(enqueued[1]!.payload.workspace).toBe(enqueued[0]!.payload.workspace);
-    expect((await workflow(stranded.runId))?.status).toBe('SUCCESS');
+    expect((await workflowEnded(stranded.runId)).status).toBe('SUCCESS');
     expect(readFileSync(join(cluster.workspace, 'later6.log'), 'utf8')).toBe('later6\n');
   }, 120_000);
 
@@ -270,7 +283,7 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
     expect(await ended(node, later.runId, 'the later run of the workspace to run')).toMatchObject({
       status: 'completed',
     });
-    expect((await workflow(adopted.runId))?.status).toBe('SUCCESS');
+    expect((await workflowEnded(adopted.runId)).status).toBe('SUCCESS');
   }, 120_000);
 
   it('DURABLE-9: a node stopped cleanly (no heartbeat row) left a run it was given: put back after node_stale_ms, it runs once', async () => {
@@ -338,7 +351,7 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
       status: 'completed',
     });
     await ranOnce(node!, adopted.runId, 'strand10', 'the adopted run to be put back and run');
-    expect(await workflow(adopted.runId)).toMatchObject({ status: 'SUCCESS' });
+    expect((await workflowEnded(adopted.runId)).status).toBe('SUCCESS');
   }, 120_000);
 
   it('DURABLE-11: a queued run whose workflow a stopping node ended without starting it, its sender SIGKILLed: put back, it runs once', async () => {
