@@ -12,19 +12,10 @@
  */
 import { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
-import {
-  formatSse,
-  type OpenSseOptions,
-  openSseStream,
-  runClosers,
-  SSE_HEADERS,
-  type SseStream,
-  superviseSseStream,
-} from './sse';
+import { createSseStream, type OpenSseOptions, openSseStream, SSE_HEADERS, type SseStream } from './sse';
 
 /** node-server's marker for a response the route wrote itself (its `X_ALREADY_SENT`). */
 const ALREADY_SENT = 'x-hono-already-sent';
-const DEFAULT_MAX_BACKLOG = 8 * 1024 * 1024;
 
 /** The Node response of a request served by @hono/node-server, or undefined. */
 export function nodeResponseOf(c: Context): ServerResponse | undefined {
@@ -50,74 +41,34 @@ export function openNodeSseStream(
   options: OpenSseOptions,
   headers: Record<string, string> = {},
 ): { stream: SseStream; response: Response } {
-  const maxBacklog = options.maxBacklogBytes ?? DEFAULT_MAX_BACKLOG;
-  const closers: (() => void)[] = [];
-  let closed = false;
-  /** Undoes the abort listener and the heartbeat (`superviseSseStream`). */
-  let unsupervise: (() => void) | undefined;
   let wrote = false;
-
-  const teardown = () => {
-    if (closed) return;
-    closed = true;
-    unsupervise?.();
-    outgoing.off('close', teardown);
-    runClosers(closers);
-  };
-
-  const write = (text: string): boolean => {
-    if (closed) return false;
-    if (outgoing.destroyed || outgoing.writableEnded) {
-      teardown();
-      return false;
-    }
-    wrote = true;
-    outgoing.write(text);
-    if (outgoing.writableLength > maxBacklog) {
-      // Too slow: drop it rather than buffer without bound; it reconnects with Last-Event-ID.
-      outgoing.destroy(new Error('SSE client too slow: backlog limit reached'));
-      teardown();
-      return false;
-    }
-    return true;
-  };
-
-  const stream: SseStream = {
-    get closed() {
-      return closed;
-    },
-    get backlog() {
-      return closed ? 0 : outgoing.writableLength;
-    },
-    send: (message) => write(formatSse(message)),
-    comment: (text) => {
-      write(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
-    },
-    close(last) {
-      if (closed) return;
-      if (last) write(formatSse(last));
-      if (closed) return;
-      if (!outgoing.destroyed) outgoing.end();
-      teardown();
-    },
-    onClose(fn) {
-      if (closed) fn();
-      else closers.push(fn);
-    },
-  };
-
   outgoing.writeHead(200, { ...SSE_HEADERS, ...headers });
+  const { stream, teardown } = createSseStream(
+    {
+      write(text) {
+        if (outgoing.destroyed || outgoing.writableEnded) return false;
+        wrote = true;
+        outgoing.write(text);
+        return true;
+      },
+      backlog: () => outgoing.writableLength,
+      end(error) {
+        if (error) outgoing.destroy(error);
+        else if (!outgoing.destroyed) outgoing.end();
+      },
+    },
+    options,
+  );
   // The head goes out with the first event when the route sends one at once (one write);
   // otherwise on its own, so the client sees the stream open.
   process.nextTick(() => {
-    if (!wrote && !closed && !outgoing.destroyed) outgoing.flushHeaders();
+    if (!wrote && !stream.closed && !outgoing.destroyed) outgoing.flushHeaders();
   });
   // The socket closing (the client went away, or the end was written) ends the stream; a write
   // error closes it too (Node emits 'close' after 'error'), so the error itself is not thrown.
   outgoing.on('close', teardown);
   outgoing.on('error', () => {});
-
-  unsupervise = superviseSseStream(stream, options);
+  stream.onClose(() => outgoing.off('close', teardown));
 
   return { stream, response: alreadySent() };
 }

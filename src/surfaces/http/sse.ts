@@ -104,70 +104,8 @@ export function openSseStream(
   headers: Record<string, string> = {},
 ): { stream: SseStream; response: Response } {
   const encoder = new TextEncoder();
-  const maxBacklog = options.maxBacklogBytes ?? DEFAULT_MAX_BACKLOG;
-  const closers: (() => void)[] = [];
   let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let closed = false;
-  /** Undoes the abort listener and the heartbeat (`superviseSseStream`). */
-  let unsupervise: (() => void) | undefined;
-
-  const teardown = () => {
-    if (closed) return;
-    closed = true;
-    unsupervise?.();
-    runClosers(closers);
-  };
-
-  const enqueue = (text: string): boolean => {
-    if (closed) return false;
-    try {
-      controller.enqueue(encoder.encode(text));
-    } catch {
-      teardown();
-      return false;
-    }
-    const desired = controller.desiredSize ?? 0;
-    if (desired < -maxBacklog) {
-      // Too slow: drop it rather than buffer without bound; it reconnects with Last-Event-ID.
-      try {
-        controller.error(new Error('SSE client too slow: backlog limit reached'));
-      } catch {
-        // already errored
-      }
-      teardown();
-      return false;
-    }
-    return true;
-  };
-
-  const stream: SseStream = {
-    get closed() {
-      return closed;
-    },
-    get backlog() {
-      return closed ? 0 : Math.max(0, -(controller.desiredSize ?? 0));
-    },
-    send: (message) => enqueue(formatSse(message)),
-    comment: (text) => {
-      enqueue(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
-    },
-    close(last) {
-      if (closed) return;
-      if (last) enqueue(formatSse(last));
-      if (closed) return;
-      try {
-        controller.close();
-      } catch {
-        // already closed by the client
-      }
-      teardown();
-    },
-    onClose(fn) {
-      if (closed) fn();
-      else closers.push(fn);
-    },
-  };
-
+  let teardown = () => {};
   const body = new ReadableStream<Uint8Array>(
     {
       start(c) {
@@ -180,13 +118,107 @@ export function openSseStream(
     },
     { highWaterMark: 0, size: (chunk) => chunk.byteLength },
   );
-
-  unsupervise = superviseSseStream(stream, options);
-
+  const opened = createSseStream(
+    {
+      write(text) {
+        try {
+          controller.enqueue(encoder.encode(text));
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      backlog: () => Math.max(0, -(controller.desiredSize ?? 0)),
+      end(error) {
+        try {
+          if (error) controller.error(error);
+          else controller.close();
+        } catch {
+          // already closed (or errored) by the client
+        }
+      },
+    },
+    options,
+  );
+  teardown = opened.teardown;
   return {
-    stream,
+    stream: opened.stream,
     response: new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...headers } }),
   };
+}
+
+/** How an `SseStream` reaches its client: the only part that differs between a web and a Node stream. */
+export interface SseTransport {
+  /** Write one chunk of text; false when the client is gone (the stream then closes). */
+  write(text: string): boolean;
+  /** Bytes written and not yet taken by the client. */
+  backlog(): number;
+  /** End the transport: cleanly, or with `error` when the client is dropped as too slow. */
+  end(error?: Error): void;
+}
+
+/**
+ * The `SseStream` over a transport, supervised (`superviseSseStream`): framing, the backlog limit,
+ * one idempotent teardown. `teardown` is for the transport to call when the client goes away.
+ */
+export function createSseStream(
+  transport: SseTransport,
+  options: OpenSseOptions,
+): { stream: SseStream; teardown: () => void } {
+  const maxBacklog = options.maxBacklogBytes ?? DEFAULT_MAX_BACKLOG;
+  const closers: (() => void)[] = [];
+  let closed = false;
+  /** Undoes the abort listener and the heartbeat (`superviseSseStream`). */
+  let unsupervise: (() => void) | undefined;
+
+  const teardown = () => {
+    if (closed) return;
+    closed = true;
+    unsupervise?.();
+    runClosers(closers);
+  };
+
+  const write = (text: string): boolean => {
+    if (closed) return false;
+    if (!transport.write(text)) {
+      teardown();
+      return false;
+    }
+    if (transport.backlog() > maxBacklog) {
+      // Too slow: drop it rather than buffer without bound; it reconnects with Last-Event-ID.
+      transport.end(new Error('SSE client too slow: backlog limit reached'));
+      teardown();
+      return false;
+    }
+    return true;
+  };
+
+  const stream: SseStream = {
+    get closed() {
+      return closed;
+    },
+    get backlog() {
+      return closed ? 0 : transport.backlog();
+    },
+    send: (message) => write(formatSse(message)),
+    comment: (text) => {
+      write(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
+    },
+    close(last) {
+      if (closed) return;
+      if (last) write(formatSse(last));
+      if (closed) return;
+      transport.end();
+      teardown();
+    },
+    onClose(fn) {
+      if (closed) fn();
+      else closers.push(fn);
+    },
+  };
+
+  unsupervise = superviseSseStream(stream, options);
+  return { stream, teardown };
 }
 
 function singleLine(field: string, value: string): string {
@@ -200,7 +232,7 @@ function singleLine(field: string, value: string): string {
  * the process alive) and is tracked for the shutdown. Answers what undoes the first two, for the
  * stream's teardown.
  */
-export function superviseSseStream(stream: SseStream, options: OpenSseOptions): () => void {
+function superviseSseStream(stream: SseStream, options: OpenSseOptions): () => void {
   const onAbort = () => stream.close();
   if (options.signal?.aborted) queueMicrotask(onAbort);
   else options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -219,7 +251,7 @@ export function superviseSseStream(stream: SseStream, options: OpenSseOptions): 
 }
 
 /** A stream's close callbacks, last added first; every one runs even if one throws (a leaked listener is worse than a lost log line). */
-export function runClosers(closers: (() => void)[]): void {
+function runClosers(closers: (() => void)[]): void {
   for (const fn of closers.splice(0).reverse()) {
     try {
       fn();
