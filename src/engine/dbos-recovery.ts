@@ -152,18 +152,27 @@ export async function rewindAbandoned(
   if (!deps.runs.requeue) return;
   // Its queries, not `list`: this runs inside the recovery, which `list` waits for.
   const queued = await deps.runs.queries.list({ status: ['queued'], limit: QUEUED_LOOKED_AT });
-  for (const run of queued) {
-    if (run.parent_run_id) continue;
-    const found = await dbos.getWorkflowStatus(run.id);
-    const node = found?.executorId;
-    if (found?.status !== 'SUCCESS' || found.queueName !== RUN_QUEUE || !node) continue;
-    if (node === deps.node || !gone(node, found.updatedAt)) continue;
-    await putBack(deps, run.id, node, ENDED_UNSTARTED, async (row) => {
+  const workflowIDs = queued.filter((run) => !run.parent_run_id).map((run) => run.id);
+  // One read for all of them (DBOS builds `IN ()` from an empty list: not asked then).
+  if (workflowIDs.length === 0) return;
+  const ended = await dbos.listWorkflows({
+    workflowIDs,
+    status: 'SUCCESS',
+    queueName: RUN_QUEUE,
+    loadInput: false,
+    loadOutput: false,
+    sortDesc: true,
+  });
+  for (const found of ended) {
+    const node = found.executorId;
+    if (!node || node === deps.node || !gone(node, found.updatedAt)) continue;
+    const runId = found.workflowID;
+    await putBack(deps, runId, node, ENDED_UNSTARTED, async (row) => {
       if (row.status !== 'queued') return false;
-      const now = await dbos.getWorkflowStatus(run.id);
+      const now = await dbos.getWorkflowStatus(runId);
       if (now?.status !== 'SUCCESS') return false;
       const partition = now.queuePartitionKey;
-      await dbos.rewindWorkflow(run.id, {
+      await dbos.rewindWorkflow(runId, {
         queueName: RUN_QUEUE,
         ...(partition ? { queuePartitionKey: partition } : {}),
       });
