@@ -158,6 +158,18 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
         WHERE workflow_uuid = $2 AND status = 'ENQUEUED' AND queue_name = 'svc_runs'`,
       [node, runId],
     );
+  /** What `takeOver` writes when the live `node` adopts the run: `running`, owned by that node. */
+  const adoptedBy = async (node: ClusterNode, runId: string) => {
+    const owner = (await sql.one<{ id: string; host: string; pid: number }>(
+      'SELECT id, host, pid FROM cluster_nodes WHERE pid = $1',
+      [node.server.child.pid],
+    ))!;
+    return await sql.run(
+      `UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4
+        WHERE id = $5 AND status = 'queued'`,
+      [Date.now(), owner.pid, owner.host, owner.id, runId],
+    );
+  };
   /** A run of `node`'s sent while `holdTag` holds the workspace's slot; resolves once it holds it. */
   const holdSlot = async (node: ClusterNode, holdTag: string) => {
     const hold = await send(node, holdTag);
@@ -262,17 +274,7 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
     );
     // The live node adopted it (the row running, owned by it, as takeOver writes it) and handed
     // its workflow back; C dequeued it and died before taking it over.
-    const owner = (await sql.one<{ id: string; host: string; pid: number }>(
-      'SELECT id, host, pid FROM cluster_nodes WHERE pid = $1',
-      [node.server.child.pid],
-    ))!;
-    expect(
-      await sql.run(
-        `UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4
-          WHERE id = $5 AND status = 'queued'`,
-        [Date.now(), owner.pid, owner.host, owner.id, adopted.runId],
-      ),
-    ).toBe(1);
+    expect(await adoptedBy(node, adopted.runId)).toBe(1);
     expect(await dequeuedBy(dead, adopted.runId)).toBe(1);
     const later = await send(node, 'later8');
 
@@ -326,17 +328,7 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
       async () => ((await workflow(adopted.runId))?.status === 'ENQUEUED' ? true : undefined),
       'the run to wait on the queue',
     );
-    const owner = (await sql.one<{ id: string; host: string; pid: number }>(
-      'SELECT id, host, pid FROM cluster_nodes WHERE pid = $1',
-      [node!.server.child.pid],
-    ))!;
-    expect(
-      await sql.run(
-        `UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4
-          WHERE id = $5 AND status = 'queued'`,
-        [Date.now(), owner.pid, owner.host, owner.id, adopted.runId],
-      ),
-    ).toBe(1);
+    expect(await adoptedBy(node!, adopted.runId)).toBe(1);
     expect(await dequeuedBy(dead, adopted.runId)).toBe(1);
     // Where an adoption of a run that was never queued leaves it: on DBOS's internal queue.
     expect(

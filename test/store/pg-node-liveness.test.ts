@@ -6,20 +6,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { createPostgresRunLedger } from '../../src/runs/pg-run-ledger';
-import type { RunLedger } from '../../src/runs/run-ledger';
-import { createIds, systemClock } from '../../src/util/ids';
-import { postgresForFile, twoNodes } from '../helpers/postgres';
+import { postgresForFile } from '../helpers/postgres';
+import { runInput as input, ledgerNodes } from './ledger-nodes';
 
 const pg = postgresForFile();
-
-const input = (session_id: string) => ({
-  session_id,
-  family_session_id: session_id,
-  agent: 'build',
-  origin: 'http',
-  prompt: 'hello',
-});
 
 async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -33,24 +23,10 @@ async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 
 
 describe.skipIf(!pg.available)('node heartbeats on PostgreSQL', () => {
   it("STORE-PG-nodes: a stale node's running run is interrupted by the live nodes exactly once; a beating node's run is left alone", async () => {
-    const nodes = await twoNodes(pg.cluster());
-    const ledgers: RunLedger[] = [];
-    const open = (runner: string, host: string, heartbeatMs: number, sql = nodes.sql) => {
-      const ledger = createPostgresRunLedger({
-        clock: systemClock,
-        ids: createIds(),
-        sql,
-        runner,
-        host,
-        pid: 4242,
-        nodes: { heartbeatMs, staleMs: 300 },
-      });
-      ledgers.push(ledger);
-      return ledger;
-    };
+    const nodes = await ledgerNodes(pg.cluster(), 300);
+    const open = nodes.open;
     try {
-      for (const id of ['s-dead', 's-live'])
-        await nodes.sql.run('INSERT INTO sessions (id, created_at, updated_at) VALUES ($1, 1, 1)', [id]);
+      await nodes.sessions('s-dead', 's-live');
       // The node that will die beats once (at first use) and never again; the other beats.
       const dying = open('rnr_dying', 'host-dying', 3_600_000);
       const beating = open('rnr_beating', 'host-beating', 50, nodes.other);
@@ -87,7 +63,6 @@ describe.skipIf(!pg.available)('node heartbeats on PostgreSQL', () => {
       expect(ids).not.toContain('rnr_beating');
       expect(ids).toEqual(expect.arrayContaining(['rnr_dying', 'rnr_w1', 'rnr_w2']));
     } finally {
-      for (const ledger of ledgers) await ledger.close?.().catch(() => {});
       await nodes.close();
     }
   });

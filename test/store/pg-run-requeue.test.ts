@@ -10,41 +10,17 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { createPostgresRunLedger } from '../../src/runs/pg-run-ledger';
-import type { RunLedger } from '../../src/runs/run-ledger';
-import { createIds, systemClock } from '../../src/util/ids';
-import { postgresForFile, twoNodes } from '../helpers/postgres';
+import { postgresForFile } from '../helpers/postgres';
+import { runInput as input, ledgerNodes } from './ledger-nodes';
 
 const pg = postgresForFile();
 
-const input = (session_id: string) => ({
-  session_id,
-  family_session_id: session_id,
-  agent: 'build',
-  origin: 'http',
-  prompt: 'hello',
-});
-
 describe.skipIf(!pg.available)('putting back a run left on a node that is gone', () => {
   it('STORE-PG-requeue: of many nodes putting one queued run back at once exactly one does; the check reads the run as stored; the rule for a gone node', async () => {
-    const nodes = await twoNodes(pg.cluster());
-    const ledgers: RunLedger[] = [];
-    const open = (runner: string, host: string, heartbeatMs: number, sql = nodes.sql) => {
-      const ledger = createPostgresRunLedger({
-        clock: systemClock,
-        ids: createIds(),
-        sql,
-        runner,
-        host,
-        pid: 4242,
-        nodes: { heartbeatMs, staleMs: 300 },
-      });
-      ledgers.push(ledger);
-      return ledger;
-    };
+    const nodes = await ledgerNodes(pg.cluster(), 300);
+    const open = nodes.open;
     try {
-      for (const id of ['s-queued', 's-running'])
-        await nodes.sql.run('INSERT INTO sessions (id, created_at, updated_at) VALUES ($1, 1, 1)', [id]);
+      await nodes.sessions('s-queued', 's-running');
       const a = open('rnr_a', 'host-a', 3_600_000);
       const b = open('rnr_b', 'host-b', 3_600_000, nodes.other);
       const queued = await a.create(input('s-queued'));
@@ -96,7 +72,6 @@ describe.skipIf(!pg.available)('putting back a run left on a node that is gone',
       expect(rule!('rnr_unknown', now - 10_000)).toBe(true); // no row, given long ago
       expect(rule!('rnr_unknown', undefined)).toBe(false);
     } finally {
-      for (const ledger of ledgers) await ledger.close?.().catch(() => {});
       await nodes.close();
     }
   });
