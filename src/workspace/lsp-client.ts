@@ -28,6 +28,8 @@ const SEVERITY: Record<number, Diagnostic['severity']> = {
   4: 'hint',
 };
 const QUIET_MS = 300;
+/** How long a stopping server has to exit before it is killed (and then to die). */
+const STOP_GRACE_MS = 1_000;
 
 export interface RawDiagnostic {
   range: { start: { line: number; character: number }; end: { line: number; character: number } };
@@ -60,6 +62,9 @@ export class LspClient {
     });
     child.on('exit', () => {
       this.exitedFlag = true;
+      // What the server started and left in its group goes with it (tsserver's typings installer
+      // runs npm with the user's HOME; it would go on writing after the run).
+      this.signalGroup('SIGKILL');
       this.onExit?.();
       // Waiters for pushed diagnostics stop waiting: nothing more will come.
       for (const listener of this.listeners) listener('');
@@ -84,6 +89,8 @@ export class LspClient {
       cwd: root,
       env: { ...env, ...server.env } as NodeJS.ProcessEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group: stopping it reaches everything it started.
+      detached: true,
     });
     const started = await new Promise<boolean>((resolve) => {
       child.once('error', () => resolve(false));
@@ -205,6 +212,10 @@ export class LspClient {
   /** Set by stop(): the exit that follows is not a crash. */
   stopping = false;
 
+  /**
+   * Ask the server to shut down and exit; one that has not exited a second later is killed with
+   * its process group. Resolves once it has exited (its group killed with it: see the constructor).
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.exitedFlag) return;
@@ -214,9 +225,33 @@ export class LspClient {
     } catch {
       // a server that does not answer shutdown is killed below
     }
-    setTimeout(() => {
-      if (!this.exitedFlag) this.child.kill('SIGKILL');
-    }, 1000).unref();
+    if (await this.exitWithin(STOP_GRACE_MS)) return;
+    this.signalGroup('SIGKILL');
+    await this.exitWithin(STOP_GRACE_MS);
+  }
+
+  private exitWithin(ms: number): Promise<boolean> {
+    if (this.exitedFlag) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.child.off('exit', onExit);
+        resolve(false);
+      }, ms);
+      const onExit = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.child.once('exit', onExit);
+    });
+  }
+
+  private signalGroup(signal: NodeJS.Signals): void {
+    if (this.child.pid === undefined) return;
+    try {
+      process.kill(-this.child.pid, signal);
+    } catch {
+      // the group is gone already
+    }
   }
 
   request(method: string, params: unknown, timeoutMs: number): Promise<unknown> {

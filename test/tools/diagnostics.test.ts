@@ -6,7 +6,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +17,15 @@ const FAKE = resolve(import.meta.dirname, '../fixtures/coding-tools/fake-lsp.mjs
 const lsp = (args: string[] = []) => ({
   lsp: { fake: { command: process.execPath, args: [FAKE, ...args], extensions: ['ts'] } },
 });
+
+/** The process runs (a zombie nobody reaped yet has ended). */
+const alive = (pid: number) => {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
 
 describe('diagnostics', () => {
   it('is not registered without a configured language server', async () => {
@@ -84,6 +94,25 @@ describe('diagnostics', () => {
     await h.app.close();
     for (let i = 0; i < 60 && running(); i++) await sleep(50);
     expect(running()).toBe(false);
+  });
+
+  it('LSP-06: a language server’s own children (a typings installer’s npm) do not outlive the app', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-lsp-helper-'));
+    const pidFile = join(dir, 'helper.pid');
+    const h = await toolHarness({ files: { 'a.ts': 'x\n' }, config: lsp([`--helper=${pidFile}`]) });
+    let pid: number | undefined;
+    try {
+      await h.call('diagnostics', { path: 'a.ts' });
+      pid = Number(readFileSync(pidFile, 'utf8'));
+      expect(alive(pid)).toBe(true);
+      await h.app.close();
+      // Gone once close() is over (a moment for the kill to land), not whenever the server's exit reaches it.
+      for (let i = 0; i < 20 && alive(pid); i++) await sleep(50);
+      expect(alive(pid)).toBe(false);
+    } finally {
+      if (pid && alive(pid)) process.kill(pid, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('explains files no server handles and servers that cannot start', async () => {
