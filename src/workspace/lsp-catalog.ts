@@ -100,7 +100,12 @@ const BUILTINS: Builtin[] = [
       const local = findExecutable('typescript-language-server', {}, root);
       const bundled = ownModule('typescript-language-server/lib/cli.mjs');
       const global = findExecutable('typescript-language-server', env);
-      const initialization_options = { tsserver: { path: tsserver } };
+      // No automatic typing acquisition: tsserver would otherwise run `npm install` of
+      // `types-registry` and `@types/*` off the network, into the user's npm cache, during a run.
+      const initialization_options = {
+        tsserver: { path: tsserver },
+        disableAutomaticTypingAcquisition: true,
+      };
       if (local) return { command: local, args: ['--stdio'], initialization_options };
       if (bundled) return { command: process.execPath, args: [bundled, '--stdio'], initialization_options };
       if (global) return { command: global, args: ['--stdio'], initialization_options };

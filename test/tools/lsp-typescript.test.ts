@@ -9,6 +9,8 @@
  * - a server that crashed is started again on the next use; an idle one is stopped;
  * - a missing built-in names its install command.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toolHarness } from './harness';
 
@@ -137,5 +139,25 @@ describe('language servers out of the box (real typescript-language-server)', { 
     expect(status.servers.find((s: { id: string }) => s.id === 'rust')).toMatchObject({
       state: 'not_needed',
     });
+  });
+
+  it('LSP-07: the TypeScript server installs no typings off the network (no npm run, no npm cache in HOME)', async () => {
+    // A JavaScript file requiring a package the workspace does not have: with tsserver's
+    // automatic typing acquisition on, its typings installer runs `npm install types-registry`
+    // and `@types/lodash` with the run's HOME, writing `$HOME/.npm`.
+    const h = await toolHarness({
+      files: {
+        'package.json': '{ "name": "demo", "private": true, "dependencies": { "lodash": "^4.0.0" } }\n',
+        'src/x.js': "const _ = require('lodash');\nmodule.exports = _.chunk([1, 2, 3], 2);\n",
+      },
+      config: wait(),
+    });
+    const result = await h.call('diagnostics', { path: 'src/x.js', wait_seconds: 60 });
+    expect(result.server).toBe('typescript');
+    // The installer starts within a second of the project opening; give it five.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    const home = h.app.env.HOME as string;
+    expect(existsSync(join(home, '.npm')), `${home}/.npm`).toBe(false);
+    await h.app.close();
   });
 });
