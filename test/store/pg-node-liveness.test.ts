@@ -66,4 +66,30 @@ describe.skipIf(!pg.available)('node heartbeats on PostgreSQL', () => {
       await nodes.close();
     }
   });
+
+  it('STORE-PG-nodes-close: a clean close while a heartbeat is in flight leaves no row (the beat lands before the delete)', async () => {
+    const nodes = await ledgerNodes(pg.cluster(), 60_000);
+    try {
+      // Every beat of this node takes 400 ms in the database, so one is nearly always in flight.
+      await nodes.sql.run(`
+        CREATE FUNCTION slow_beat() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.id = 'rnr_slow' THEN PERFORM pg_sleep(0.4); END IF;
+          RETURN NEW;
+        END $$`);
+      await nodes.sql.run(
+        'CREATE TRIGGER slow_beat BEFORE INSERT OR UPDATE ON cluster_nodes FOR EACH ROW EXECUTE FUNCTION slow_beat()',
+      );
+      const slow = nodes.open('rnr_slow', 'host-slow', 20);
+      await slow.list();
+      // The janitor's next beat is in its trigger now.
+      await sleep(150);
+      await slow.close?.();
+      // A beat that landed after the delete would show here once its trigger returned.
+      await sleep(600);
+      expect(await nodes.sql.one('SELECT id FROM cluster_nodes WHERE id = $1', ['rnr_slow'])).toBeUndefined();
+    } finally {
+      await nodes.close();
+    }
+  });
 });
