@@ -13,6 +13,7 @@
  * @module
  */
 import { Option } from 'commander';
+import { gitSummary } from '../../../agent/environment';
 import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { type FailureReport, SvcError } from '../../../errors';
@@ -83,6 +84,9 @@ async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
   }
   const yolo = options.yolo === true || options.dangerouslySkipPermissions === true;
   const app = await ctx.app();
+  // The run's system prompt carries a git summary (two git processes): start it now, so git runs
+  // while the session and the model are set up; the prompt takes this one (it is kept a second).
+  void gitSummary(app.workspace).catch(() => undefined);
 
   let sessionId = options.session;
   if (options.continue) {
