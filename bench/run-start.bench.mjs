@@ -8,9 +8,10 @@
 //
 // BENCH_SVC_BIN=/other/checkout/dist/main.js adds that build (its bin/svc.cjs): runs alternate
 // between the two, one pair at a time, so load drifts on a shared box hit both alike. Reported:
-// medians of wall, CPU (user + sys of the process and the git processes it waited for, from
-// /usr/bin/time; 10 ms resolution, so the mean is shown too) and peak RSS. BENCH_RUNS sets the
-// number of runs per build (default 15, after 1 warm-up each).
+// medians of wall, time to the first model request (spawn to its arrival at the server), CPU
+// (user + sys of the process and the git processes it waited for, from /usr/bin/time; 10 ms
+// resolution, so the mean is shown too) and peak RSS. BENCH_RUNS sets the number of runs per
+// build (default 15, after 1 warm-up each).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -30,9 +31,13 @@ function median(values) {
 }
 const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
 
+/** When the current run's first model request arrived (runs are one at a time). */
+const current = { started: 0n, firstRequest: undefined };
+
 /** The turn is the number of tool results in the request: view, then write, then "done". */
 function startServer() {
   const server = createServer((req, res) => {
+    if (req.url?.includes('/chat/completions')) current.firstRequest ??= process.hrtime.bigint();
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
@@ -113,6 +118,8 @@ function once(build, port) {
   );
   const args = ['run', PROMPT, '--output', 'json', '--yolo', '--model', 'fake/fake-model'];
   return new Promise((done, fail) => {
+    current.started = process.hrtime.bigint();
+    current.firstRequest = undefined;
     const child = spawn(TIME, ['-f', '%e %M %U %S', process.execPath, build.command, ...args], {
       cwd: ws,
       env,
@@ -134,7 +141,8 @@ function once(build, port) {
         return;
       }
       const [wall, rssKb, user, sys] = stderr.trim().split('\n').pop().split(' ').map(Number);
-      done({ wall, rss: rssKb / 1024, cpu: user + sys });
+      const first = Number(current.firstRequest - current.started) / 1e9;
+      done({ wall, rss: rssKb / 1024, cpu: user + sys, first });
     });
   });
 }
@@ -173,6 +181,10 @@ export async function run() {
     rows.push(
       { name: `${b.label}: wall (median s)`, value: median(s.map((x) => x.wall)).toFixed(3) },
       {
+        name: `${b.label}: to 1st model request (median s)`,
+        value: median(s.map((x) => x.first)).toFixed(3),
+      },
+      {
         name: `${b.label}: CPU (median / mean s)`,
         value: `${median(s.map((x) => x.cpu)).toFixed(3)} / ${mean(s.map((x) => x.cpu)).toFixed(4)}`,
       },
@@ -185,6 +197,7 @@ export async function run() {
     rows.push(
       { name: 'this / BENCH_SVC_BIN: CPU (median of pair ratios)', value: ratio('cpu') },
       { name: 'this / BENCH_SVC_BIN: wall (median of pair ratios)', value: ratio('wall') },
+      { name: 'this / BENCH_SVC_BIN: to 1st request (median of pair ratios)', value: ratio('first') },
     );
   }
   rows.push({
