@@ -84,9 +84,6 @@ async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
   }
   const yolo = options.yolo === true || options.dangerouslySkipPermissions === true;
   const app = await ctx.app();
-  // The run's system prompt carries a git summary (two git processes): start it now, so git runs
-  // while the session and the model are set up; the prompt takes this one (it is kept a second).
-  void gitSummary(app.workspace).catch(() => undefined);
 
   let sessionId = options.session;
   if (options.continue) {
@@ -116,6 +113,10 @@ async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
     }
     throw error;
   }
+  // The run's system prompt carries a git summary (two git processes): start it now, so git runs
+  // while the session is set up; the prompt takes this one (it is kept a second). Not before the
+  // model check: a run refused there does not wait for git.
+  void gitSummary(app.workspace).catch(() => undefined);
   if (existing) {
     const state = await app.agent.state(existing.id);
     if (state.busy_elsewhere) {
