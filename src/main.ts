@@ -29,7 +29,11 @@ async function main(): Promise<void> {
   const code = await runCli(argv, {
     stdout: process.stdout,
     stderr: process.stderr,
-    stdin: process.stdin,
+    // On first use: creating process.stdin (a stream over /dev/null, a pipe or a TTY) is ~2 ms of
+    // CPU that `svc run "<prompt>"` never needs (issue 17).
+    get stdin() {
+      return process.stdin;
+    },
     env: process.env,
     cwd: process.cwd(),
     signal: controller.signal,

@@ -13,6 +13,7 @@
  * @module
  */
 import { Option } from 'commander';
+import { gitSummary } from '../../../agent/environment';
 import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { type FailureReport, SvcError } from '../../../errors';
@@ -112,6 +113,10 @@ async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
     }
     throw error;
   }
+  // The run's system prompt carries a git summary (two git processes): start it now, so git runs
+  // while the session is set up; the prompt takes this one (it is kept a second). Not before the
+  // model check: a run refused there does not wait for git.
+  void gitSummary(app.workspace).catch(() => undefined);
   if (existing) {
     const state = await app.agent.state(existing.id);
     if (state.busy_elsewhere) {
