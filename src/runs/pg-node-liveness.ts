@@ -29,7 +29,10 @@ export interface NodeLiveness {
   othersAlive(): Promise<boolean>;
   /** The node's row as of the last refresh (for the reason a run was interrupted). */
   node(runner: string): NodeRecord | undefined;
-  /** The row goes: this node has stopped (a clean close). */
+  /**
+   * The row goes: this node has stopped (a clean close). A beat in flight lands first and later
+   * ones do nothing, so an UPSERT cannot bring the row of a stopped node back.
+   */
   close(): Promise<void>;
 }
 
@@ -47,8 +50,14 @@ export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
   const repo = createPostgresNodeRepository({ sql: deps.sql });
   let nodes: Map<string, NodeRecord> | undefined;
   let refreshedAt = 0;
+  let closed = false;
+  let beating: Promise<void> | undefined;
   return {
-    beat: () => repo.beat({ id: deps.runner, host: deps.host, pid: deps.pid }, clock.now()),
+    async beat() {
+      if (closed) return;
+      beating = repo.beat({ id: deps.runner, host: deps.host, pid: deps.pid }, clock.now());
+      await beating;
+    },
     async refresh() {
       const rows = await repo.all();
       refreshedAt = clock.now();
@@ -67,6 +76,10 @@ export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
       );
     },
     node: (runner) => nodes?.get(runner),
-    close: () => repo.remove(deps.runner),
+    async close() {
+      closed = true;
+      await beating?.catch(() => undefined);
+      await repo.remove(deps.runner);
+    },
   };
 }

@@ -9,7 +9,7 @@
 
 import type { SqlClient } from '../store/postgres/client';
 import type { Clock } from '../util/ids';
-import { createNodeLiveness, type NodeLiveness } from './pg-node-liveness';
+import { createNodeLiveness } from './pg-node-liveness';
 import type { PostgresRunWrites } from './pg-run-write-repository';
 import type { RunQueries } from './queries';
 import { type RunOwner, runOwnerAlive } from './run-recovery';
@@ -104,20 +104,10 @@ export function createPostgresRunRecovery(input: {
 
   let janitor: ReturnType<typeof setInterval> | undefined;
   let closed = false;
-  /**
-   * This node's beat in flight, if any: a clean close waits for it before deleting the row, so an
-   * UPSERT cannot land after the DELETE and bring the row of a stopped node back.
-   */
-  let beating: Promise<void> | undefined;
-  const beat = async (live: NodeLiveness) => {
-    if (closed) return;
-    beating = live.beat();
-    await beating;
-  };
   /** Every heartbeat: this node's beat, everyone's read again, the dead nodes' runs recovered. */
   const tick = async () => {
     if (!liveness) return;
-    await beat(liveness);
+    await liveness.beat();
     if (closed) return;
     await liveness.refresh();
     await recover();
@@ -142,7 +132,7 @@ export function createPostgresRunRecovery(input: {
     first ??= (async () => {
       if (liveness && deps.nodes && !closed && !janitor) {
         try {
-          await beat(liveness);
+          await liveness.beat();
           await liveness.refresh();
         } catch (error) {
           deps.onJanitorError?.(error);
@@ -175,8 +165,7 @@ export function createPostgresRunRecovery(input: {
     async close() {
       closed = true;
       if (janitor) clearInterval(janitor);
-      // Only a node that beat has a row to take away, once its beat in flight has landed.
-      await beating?.catch(() => undefined);
+      // Only a node that beat has a row to take away.
       if (liveness && first) await liveness.close();
     },
   };
