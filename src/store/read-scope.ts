@@ -12,14 +12,15 @@
  * settled, for work it started and did not await) reads go to the database as before.
  * @module
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { scopedStorage } from './async-scope';
 
 interface Scope {
   open: boolean;
   rows: Map<string, { version: number; value: unknown }>;
 }
 
-const ambient = new AsyncLocalStorage<Scope>();
+// Its promise hooks are on only while a scope is open (./async-scope.ts).
+const ambient = scopedStorage<Scope>();
 
 /** Write counters per row key, hashed into a fixed table (a collision only costs a read). */
 const SLOTS = 4096;
