@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scopedStorage } from './async-scope';
 import { atomicallyAsync, openDb } from './db';
+import { enableReadScopes, readThrough, withReadScope } from './read-scope';
 
 /** The async id a promise continuation runs under: 0 while no async hook tracks promises. */
 async function continuationId(): Promise<number> {
@@ -50,5 +51,23 @@ describe('scoped async storage', () => {
       db.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('STORE-SCOPE-3: a read scope is no scope (and no promise hooks) until a repository reads through one', async () => {
+    let loads = 0;
+    const load = async () => ++loads;
+    const twice = async () => [
+      await readThrough('row', load),
+      await readThrough('row', load),
+      await continuationId(),
+    ];
+    const [, second, hooks] = await withReadScope(twice);
+    expect(second).toBe(2);
+    expect(hooks).toBe(0);
+    enableReadScopes(); // what the PostgreSQL session store does when it is made
+    const [first, again, inside] = await withReadScope(twice);
+    expect(again).toBe(first);
+    expect(inside).not.toBe(0);
+    expect(await continuationId()).toBe(0);
   });
 });

@@ -32,8 +32,18 @@ function slot(key: string): number {
   return (hash >>> 0) % SLOTS;
 }
 
+/**
+ * Whether any repository of this process reads through a scope (the PostgreSQL session store
+ * says so when it is made). On SQLite nothing does: a scope would only cost its promise hooks.
+ */
+let wanted = false;
+export function enableReadScopes(): void {
+  wanted = true;
+}
+
 /** `fn` with a new read scope (a nested call gets its own); the scope closes when `fn` settles. */
 export async function withReadScope<T>(fn: () => Promise<T>): Promise<T> {
+  if (!wanted) return fn();
   const scope: Scope = { open: true, rows: new Map() };
   try {
     return await ambient.run(scope, fn);
