@@ -15,7 +15,7 @@
  * probe never fails the turn.
  * @module
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { userCacheDir } from '../config/load';
 import type { ProviderDeps } from './context';
@@ -44,14 +44,48 @@ export function windowCachePath(dataDir: string): string {
 
 /** The cache shared by every data dir (the user cache dir), or undefined without one. */
 export function sharedWindowCachePath(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (sharedPaths.has(env)) return sharedPaths.get(env);
   const dir = userCacheDir(env);
-  return dir ? join(dir, 'context-windows.json') : undefined;
+  const path = dir ? join(dir, 'context-windows.json') : undefined;
+  sharedPaths.set(env, path);
+  return path;
 }
+const sharedPaths = new WeakMap<object, string | undefined>();
 
 export function clearWindowCache(dataDir: string, env?: Readonly<Record<string, string | undefined>>): void {
   rmSync(windowCachePath(dataDir), { force: true });
+  reads.delete(windowCachePath(dataDir));
   const shared = env ? sharedWindowCachePath(env) : undefined;
   if (shared) rmSync(shared, { force: true });
+  if (shared) reads.delete(shared);
+}
+
+/**
+ * The cache files as last read, per path: every turn of every run looked its model up here (twice
+ * for a compat request, issue 17), so a file is read again only when its modification time
+ * changed, and its time is looked at again only after RECHECK_MS (another process's write is seen
+ * within that; this process's own writes and clears at once).
+ */
+const reads = new Map<string, { rows: Record<string, CacheRow>; mtimeMs: number; checked: number }>();
+const RECHECK_MS = 1000;
+
+function readCacheOnce(path: string): Record<string, CacheRow> {
+  const now = performance.now();
+  const memo = reads.get(path);
+  if (memo && now - memo.checked < RECHECK_MS) return memo.rows;
+  let mtimeMs = -1;
+  try {
+    mtimeMs = statSync(path).mtimeMs;
+  } catch {
+    // missing: no rows
+  }
+  if (memo && memo.mtimeMs === mtimeMs) {
+    memo.checked = now;
+    return memo.rows;
+  }
+  const rows = mtimeMs < 0 ? {} : readCache(path);
+  reads.set(path, { rows, mtimeMs, checked: now });
+  return rows;
 }
 
 function readCache(path: string): Record<string, CacheRow> {
@@ -68,6 +102,7 @@ function writeCache(path: string, rows: Record<string, CacheRow>): void {
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(rows, null, 2)}\n`, { mode: 0o600 });
   renameSync(tmp, path);
+  reads.delete(path);
 }
 
 function isRow(row: unknown): row is CacheRow {
@@ -109,8 +144,8 @@ export async function contextWindowFor(
   const now = deps.clock.now();
   const fresh = (row: CacheRow | undefined): row is CacheRow =>
     isRow(row) && now - row.at < (row.context_window ? LEARNED_TTL_MS : UNKNOWN_TTL_MS) && now >= row.at;
-  let row: CacheRow | undefined = readCache(path)[key];
-  if (!fresh(row) && shared) row = readCache(shared)[key];
+  let row: CacheRow | undefined = readCacheOnce(path)[key];
+  if (!fresh(row) && shared) row = readCacheOnce(shared)[key];
   if (fresh(row)) {
     return row.context_window
       ? { context_window: row.context_window, source: row.source ?? 'server', cached: true }

@@ -8,7 +8,7 @@
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { SqlClient } from '../store/postgres/client';
-import { peek, readThrough, remember } from '../store/read-scope';
+import { enableReadScopes, peek, readThrough, remember } from '../store/read-scope';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
 import { createPostgresMessageStore } from './pg-message-store';
@@ -35,6 +35,7 @@ export function createPostgresSessionStore(deps: {
   workspace: string;
 }): PostgresSessionStore {
   const { sql } = deps;
+  enableReadScopes();
   const load = (id: string) => sql.one<SessionRow>('SELECT * FROM sessions WHERE id = $1', [id]);
   // Inside a read scope (an agent send, a run's preparation), the row read once (../store/read-scope.ts).
   const get = async (id: string) => {

@@ -6,11 +6,11 @@
  * never a silent reset: nothing is written to a file svc cannot read as its database.
  * @module
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../errors';
+import { scopedStorage } from './async-scope';
 import { immediateTransactions, retryBusy } from './busy';
 import { ensureDataDir } from './data-dir';
 import { migrations as allMigrations, type Migration } from './migrations/index';
@@ -111,7 +111,8 @@ function scheduledCommit(db: Db): void {
   }
   commitBatch(db);
 }
-const asyncScope = new AsyncLocalStorage<{ db: Db; open: boolean }>();
+// Its promise hooks are on only while a body is open (./async-scope.ts).
+const asyncScope = scopedStorage<{ db: Db; open: boolean }>();
 const asyncQueues = new WeakMap<Db, Promise<void>>();
 let savepoints = 0;
 

@@ -12,14 +12,15 @@
  * settled, for work it started and did not await) reads go to the database as before.
  * @module
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { scopedStorage } from './async-scope';
 
 interface Scope {
   open: boolean;
   rows: Map<string, { version: number; value: unknown }>;
 }
 
-const ambient = new AsyncLocalStorage<Scope>();
+// Its promise hooks are on only while a scope is open (./async-scope.ts).
+const ambient = scopedStorage<Scope>();
 
 /** Write counters per row key, hashed into a fixed table (a collision only costs a read). */
 const SLOTS = 4096;
@@ -31,8 +32,18 @@ function slot(key: string): number {
   return (hash >>> 0) % SLOTS;
 }
 
+/**
+ * Whether any repository of this process reads through a scope (the PostgreSQL session store
+ * says so when it is made). On SQLite nothing does: a scope would only cost its promise hooks.
+ */
+let wanted = false;
+export function enableReadScopes(): void {
+  wanted = true;
+}
+
 /** `fn` with a new read scope (a nested call gets its own); the scope closes when `fn` settles. */
 export async function withReadScope<T>(fn: () => Promise<T>): Promise<T> {
+  if (!wanted) return fn();
   const scope: Scope = { open: true, rows: new Map() };
   try {
     return await ambient.run(scope, fn);

@@ -73,6 +73,19 @@ describe('POST /v1/chat/completions with the openai client', () => {
     expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
     expect(chunks.map((c) => c.choices[0].delta.content ?? '').join('')).toBe('Again.');
     expect(chunks.every((c) => !('usage' in c))).toBe(true);
+    // Each chunk is compact JSON in OpenAI's key order (stream-answer.ts builds it around the delta).
+    for (const [i, chunk] of chunks.entries()) {
+      expect(data[i]).toBe(JSON.stringify(chunk));
+      expect(Object.keys(chunk)).toEqual([
+        'id',
+        'object',
+        'created',
+        'model',
+        'system_fingerprint',
+        'choices',
+      ]);
+      expect(Object.keys(chunk.choices[0])).toEqual(['index', 'delta', 'logprobs', 'finish_reason']);
+    }
   });
 
   it('COMPAT-15: with include_usage a usage chunk with empty choices comes before [DONE]', async () => {
@@ -101,6 +114,10 @@ describe('POST /v1/chat/completions with the openai client', () => {
       }),
     );
     expect(raw.at(-1)).toBe('[DONE]');
+    for (const data of raw.slice(0, -2)) {
+      expect(data).toBe(JSON.stringify(JSON.parse(data)));
+      expect(Object.keys(JSON.parse(data)).at(-1)).toBe('usage');
+    }
     expect(JSON.parse(raw.at(-2)!)).toMatchObject({
       choices: [],
       usage: { prompt_tokens: 3, completion_tokens: 1 },

@@ -50,13 +50,13 @@ export function streamAnswer(
     model: prepared.model.resolved.selector,
     system_fingerprint: null,
   };
+  // Every chunk is `base` with one choice: its JSON is built around the delta's (the same bytes
+  // as stringifying the whole object, without copying and re-encoding `base` for every delta).
+  const head = `${JSON.stringify(base).slice(0, -1)},"choices":[{"index":0,"delta":`;
+  const tail = request.include_usage ? '}],"usage":null}' : '}]}';
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
     stream.send({
-      data: JSON.stringify({
-        ...base,
-        choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
-        ...(request.include_usage ? { usage: null } : {}),
-      }),
+      data: `${head}${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finishReason)}${tail}`,
     });
 
   chunk({ role: 'assistant', content: '', refusal: null });
