@@ -146,40 +146,16 @@ export function createCore(base: AppBase): AppCore {
     version: VERSION,
   });
   base.closers.push(() => telemetry.shutdown());
-  // The gauge's reader is synchronous and the ledger's reads are async: it answers the last count,
-  // refreshed after each reading and whenever a run's status changes.
-  // One count at a time: changes while one is being read ask for one more after it (many runs
-  // starting and ending at once cost a count or two, not one each).
-  let queueDepth = 0;
-  let counting = false;
-  let recount = false;
-  const refreshQueueDepth = () => {
-    if (!base.hasDb() && base.store.kind === 'sqlite') return;
-    if (counting) {
-      recount = true;
-      return;
+  // The queue depth is counted when the gauge is read (a scrape, an OTLP collection), never on a
+  // run's events: nothing else reads it.
+  telemetry.metrics.gauge('queue_depth', async () => {
+    if (!base.hasDb() && base.store.kind === 'sqlite') return 0;
+    try {
+      return await runs.queries.count({ status: ['queued'] });
+    } catch (error) {
+      log.debug('queue depth unavailable', { error });
+      return 0;
     }
-    counting = true;
-    void runs.queries
-      .count({ status: ['queued'] })
-      .then((n) => {
-        queueDepth = n;
-      })
-      .catch((error) => log.debug('queue depth unavailable', { error }))
-      .finally(() => {
-        counting = false;
-        if (recount) {
-          recount = false;
-          refreshQueueDepth();
-        }
-      });
-  };
-  runs.onAppend((event) => {
-    if (event.type.startsWith('run.')) refreshQueueDepth();
-  });
-  telemetry.metrics.gauge('queue_depth', () => {
-    refreshQueueDepth();
-    return queueDepth;
   });
   const providers = createProviderService({
     calls: telemetry.calls,

@@ -2,7 +2,8 @@
  * svc's metrics, one set of instruments fed from the cost ledger, the tool funnel and the run
  * ledger: kept in a prom-client registry (served as Prometheus text at GET /metrics whether or
  * not OTLP is on) and, when telemetry is on, mirrored into OpenTelemetry instruments pushed over
- * OTLP (./otel.ts). Gauges (queue depth, SSE subscribers) are read when scraped or collected.
+ * OTLP (./otel.ts). Gauges (queue depth, SSE subscribers) are read when scraped or collected, and
+ * only then: a reader may be async (the queue depth is a count in the store).
  * @module
  */
 import { createRequire } from 'node:module';
@@ -22,10 +23,13 @@ export interface Metrics extends MetricsSink {
   /** Prometheus text exposition format (version 0.0.4). */
   render(): Promise<string>;
   readonly contentType: string;
-  /** Register a reading of a gauge (summed across readers; a reader that throws counts 0). */
-  gauge(name: GaugeName, read: () => number): () => void;
-  /** Current value of a gauge (OTLP observable gauges read this). */
-  read(name: GaugeName): number;
+  /**
+   * Register a reading of a gauge (summed across readers; a reader that throws or rejects counts
+   * 0). It is called on each read of the gauge, never otherwise.
+   */
+  gauge(name: GaugeName, read: () => number | Promise<number>): () => void;
+  /** Current value of a gauge (a scrape and the OTLP observable gauges read this). */
+  read(name: GaugeName): Promise<number>;
 }
 
 const LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120];
@@ -56,7 +60,7 @@ function loadPromClient(): typeof PromClient {
   return createRequire(import.meta.url)('prom-client') as typeof PromClient;
 }
 
-function buildInstruments(read: (name: GaugeName) => number): Instruments {
+function buildInstruments(read: (name: GaugeName) => Promise<number>): Instruments {
   const { Counter, Gauge, Histogram, Registry } = loadPromClient();
   const registry = new Registry();
   const tokens = new Counter({
@@ -114,16 +118,16 @@ function buildInstruments(read: (name: GaugeName) => number): Instruments {
     name: 'svc_queue_depth',
     help: 'Prompts queued behind a running run.',
     registers: [registry],
-    collect() {
-      this.set(read('queue_depth'));
+    async collect() {
+      this.set(await read('queue_depth'));
     },
   });
   new Gauge({
     name: 'svc_sse_subscribers',
     help: 'Open server-sent event streams.',
     registers: [registry],
-    collect() {
-      this.set(read('sse_subscribers'));
+    async collect() {
+      this.set(await read('sse_subscribers'));
     },
   });
 
@@ -131,20 +135,22 @@ function buildInstruments(read: (name: GaugeName) => number): Instruments {
 }
 
 export function createMetrics(): Metrics {
-  const readers: Record<GaugeName, Set<() => number>> = {
+  const readers: Record<GaugeName, Set<() => number | Promise<number>>> = {
     queue_depth: new Set(),
     sse_subscribers: new Set(),
   };
-  const read = (name: GaugeName) => {
-    let total = 0;
-    for (const r of readers[name]) {
-      try {
-        total += r();
-      } catch {
-        // A reader whose source is closed counts 0.
-      }
-    }
-    return total;
+  const read = async (name: GaugeName) => {
+    const values = await Promise.all(
+      // A reader whose source is closed (or away) counts 0.
+      [...readers[name]].map(async (r) => {
+        try {
+          return await r();
+        } catch {
+          return 0;
+        }
+      }),
+    );
+    return values.reduce((total, value) => total + value, 0);
   };
   let instruments: Instruments | undefined;
   const pending: ((i: Instruments) => void)[] = [];

@@ -29,7 +29,7 @@ export interface OtelOptions {
   serviceName: string;
   version: string;
   metricsIntervalMs: number;
-  read(name: GaugeName): number;
+  read(name: GaugeName): Promise<number>;
   onError(error: unknown): void;
 }
 
@@ -106,10 +106,10 @@ export function createOtel(options: OtelOptions): Otel {
   const runs = meter.createCounter('svc.runs', { description: 'Finished agent runs by outcome.' });
   meter
     .createObservableGauge('svc.queue.depth', { description: 'Prompts queued behind a running run.' })
-    .addCallback((result) => result.observe(options.read('queue_depth')));
+    .addCallback(async (result) => result.observe(await options.read('queue_depth')));
   meter
     .createObservableGauge('svc.sse.subscribers', { description: 'Open server-sent event streams.' })
-    .addCallback((result) => result.observe(options.read('sse_subscribers')));
+    .addCallback(async (result) => result.observe(await options.read('sse_subscribers')));
 
   const getter = {
     keys: (carrier: Headers) => {

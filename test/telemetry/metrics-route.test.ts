@@ -1,6 +1,6 @@
 /** GET /metrics (issue 21): Prometheus text behind the bearer, counting what a run spent. */
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createHttpApp } from '../../src/surfaces/http/index';
 import { agentApp } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
@@ -37,5 +37,36 @@ describe('GET /metrics', () => {
     expect(value('svc_runs_total', { status: 'completed' })).toBe(1);
     expect(value('svc_queue_depth')).toBe(0);
     expect(value('svc_sse_subscribers')).toBe(0);
+  });
+
+  it('STORE-PG-70: svc_queue_depth counts the queued runs when scraped, not on run events', async () => {
+    const { app } = await agentApp([], { extraConfig: { services: { http: { token: TOKEN } } } });
+    const hono = createHttpApp(app);
+    const scrape = async () => {
+      const response = await hono.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+      const family = parsePrometheusTextFormat(await response.text()).find(
+        (f) => f.name === 'svc_queue_depth',
+      );
+      return Number(family?.metrics[0]?.value);
+    };
+    const count = vi.spyOn(app.runs.queries, 'count');
+    const session = await app.sessions.create();
+    const queue = async () =>
+      await app.runs.create({
+        session_id: session.id,
+        family_session_id: session.id,
+        agent: 'build',
+        origin: 'cli',
+        prompt: 'later',
+      });
+    const first = await queue();
+    await queue();
+    await app.runs.append(first.id, 'run.enqueued', { queue: 'workspace' });
+    // Creating runs and their `run.*` events count nothing: the gauge is counted when read.
+    expect(count).not.toHaveBeenCalled();
+    expect(await scrape()).toBe(2);
+    expect(count).toHaveBeenCalledTimes(1);
+    await app.runs.update(first.id, { status: 'cancelled' });
+    expect(await scrape()).toBe(1);
   });
 });
