@@ -100,6 +100,8 @@ interface ParsedCall {
 /** What one model call produced. */
 interface StepOutcome {
   calls: ParsedCall[];
+  /** The error results of the invalid calls (yielded with their calls). */
+  invalid: CallResult[];
   content: Array<
     | { type: 'text' | 'reasoning'; text: string; providerOptions?: SharedV3ProviderMetadata }
     | {
@@ -160,7 +162,7 @@ async function* steps(options: StepDriverOptions): AsyncGenerator<StepPart> {
     }
     // Calls run once the model's answer is complete, when it ended normally (as in streamText).
     const runs = outcome.finishReason === 'stop' || outcome.finishReason === 'tool-calls';
-    const results = yield* runCalls(o, outcome.calls, stepMessages, runs);
+    const results = [...outcome.invalid, ...(yield* runCalls(o, outcome.calls, stepMessages, runs))];
     if (signal.aborted) return;
     yield { type: 'finish-step', finishReason: outcome.finishReason, usage: outcome.usage ?? NO_USAGE };
     const executed = outcome.calls.length > 0 && results.length === outcome.calls.length;
@@ -194,6 +196,7 @@ async function* readStep(
   withholdCalls: boolean,
 ): AsyncGenerator<StepPart, StepOutcome> {
   const out: StepOutcome = {
+    invalid: [],
     calls: [],
     content: [],
     finishReason: 'other',
@@ -286,6 +289,18 @@ async function* readStep(
             providerMetadata: call.providerMetadata,
             ...(call.error ? { invalid: true } : {}),
           };
+          // An invalid call's error result comes at once (the SDK's tool results stream).
+          if (call.error) {
+            const error = errorMessage(call.error);
+            out.invalid.push({ type: 'tool-error', call, error });
+            yield {
+              type: 'tool-error',
+              toolCallId: call.toolCallId,
+              toolName: call.toolName,
+              input: call.input,
+              error,
+            };
+          }
           break;
         }
         case 'finish': {
@@ -372,8 +387,8 @@ type CallResult =
   | { type: 'tool-error'; call: ParsedCall; error: unknown };
 
 /**
- * The step's calls: an invalid one is an error result at once, the others start together (the
- * run's tool bridge orders them) and their results are yielded as they finish.
+ * The step's valid calls, when the step ended normally: they start together (the run's tool
+ * bridge orders them) and their results are yielded as they finish.
  */
 async function* runCalls(
   o: Driver,
@@ -384,15 +399,8 @@ async function* runCalls(
   const results: CallResult[] = [];
   const pending = new Map<string, Promise<CallResult>>();
   for (const call of calls) {
-    if (call.error) {
-      pending.set(
-        call.toolCallId,
-        Promise.resolve({ type: 'tool-error', call, error: errorMessage(call.error) }),
-      );
-      continue;
-    }
     const execute = o.tools[call.toolName]?.execute;
-    if (!execute || !runs) continue;
+    if (call.error || !execute || !runs) continue;
     const options = {
       toolCallId: call.toolCallId,
       messages,
