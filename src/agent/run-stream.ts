@@ -119,7 +119,7 @@ export function streamStarter(
     return tool ? sentInFull(tool, t.level) : true;
   };
   const model = resolved.language_model as LanguageModelV3;
-  const own = process.env.SVC_STEP_DRIVER === 'own' && model.specificationVersion === 'v3';
+  const own = process.env.SVC_STEP_DRIVER !== 'sdk' && model.specificationVersion === 'v3';
   if (!own) return sdkStarter(c, t, ai, providerOptions, bridge, sendsInFull);
   return (messages, stepsBefore) => {
     const registered = x.toolbox.registered();
