@@ -249,4 +249,24 @@ describe('step driver', () => {
       error: expect.objectContaining({ name: 'AI_NoOutputGeneratedError' }),
     });
   });
+
+  it('ENGINE-STEP-5: a text id the provider reuses in one step is a new part for the run, as in streamText', async () => {
+    const model = scripted([[...text('0', 'First.'), ...text('0', 'Second.'), finish('stop')]]);
+    const own = driveSteps({
+      ai,
+      model,
+      system: 'be brief',
+      messages: [{ role: 'user', content: 'go' }],
+      tools,
+      context: { tag: 'ctx' },
+      maxSteps: 1,
+      signal: new AbortController().signal,
+      maxRetries: 0,
+      prepareStep: async () => ({}),
+    });
+    const ids: string[] = [];
+    for await (const part of own.fullStream) if (part.type === 'text-delta') ids.push(part.id);
+    expect(ids).toHaveLength(2);
+    expect(new Set(ids).size).toBe(2);
+  });
 });

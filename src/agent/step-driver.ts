@@ -97,13 +97,16 @@ interface ParsedCall {
   error?: unknown;
 }
 
+/** A text or reasoning part of the step's content. */
+type ContentText = { type: 'text' | 'reasoning'; text: string; providerOptions?: SharedV3ProviderMetadata };
+
 /** What one model call produced. */
 interface StepOutcome {
   calls: ParsedCall[];
   /** The error results of the invalid calls (yielded with their calls). */
   invalid: CallResult[];
   content: Array<
-    | { type: 'text' | 'reasoning'; text: string; providerOptions?: SharedV3ProviderMetadata }
+    | ContentText
     | {
         type: 'tool-call';
         toolCallId: string;
@@ -204,10 +207,10 @@ async function* readStep(
     terminal: false,
     output: false,
   };
-  const open = new Map<
-    string,
-    { type: 'text' | 'reasoning'; text: string; providerOptions?: SharedV3ProviderMetadata }
-  >();
+  // The open text and reasoning parts by the provider's id, with the id the run sees: unique in
+  // the step (a provider may reuse an id for a later part; the SDK gives that one a new id too).
+  const open = new Map<string, { id: string; part: ContentText }>();
+  const used = new Set<string>();
   const withheld: unknown[] = [];
   let started = false;
   let ended = false;
@@ -229,12 +232,15 @@ async function* readStep(
         case 'reasoning-start': {
           out.output = true;
           const kind = chunk.type === 'text-start' ? 'text' : 'reasoning';
-          const part = {
+          const part: ContentText = {
             type: kind,
             text: '',
             ...(chunk.providerMetadata ? { providerOptions: chunk.providerMetadata } : {}),
-          } as const;
-          open.set(`${kind}:${chunk.id}`, part);
+          };
+          let id = `${kind}:${chunk.id}`;
+          for (let n = 1; used.has(id); n++) id = `${kind}:${chunk.id}-${n}`;
+          used.add(id);
+          open.set(`${kind}:${chunk.id}`, { id: id.slice(kind.length + 1), part });
           out.content.push(part);
           break;
         }
@@ -242,15 +248,15 @@ async function* readStep(
         case 'reasoning-delta': {
           out.output = true;
           const kind = chunk.type === 'text-delta' ? 'text' : 'reasoning';
-          const part = open.get(`${kind}:${chunk.id}`);
-          if (part) {
-            part.text += chunk.delta;
-            if (chunk.providerMetadata) part.providerOptions = chunk.providerMetadata;
+          const entry = open.get(`${kind}:${chunk.id}`);
+          if (entry) {
+            entry.part.text += chunk.delta;
+            if (chunk.providerMetadata) entry.part.providerOptions = chunk.providerMetadata;
           }
           if (kind === 'text' && chunk.delta.length === 0 && chunk.providerMetadata == null) break;
           yield {
             type: chunk.type,
-            id: chunk.id,
+            id: entry?.id ?? chunk.id,
             text: chunk.delta,
             providerMetadata: chunk.providerMetadata,
           };
@@ -260,10 +266,10 @@ async function* readStep(
         case 'reasoning-end': {
           out.output = true;
           const kind = chunk.type === 'text-end' ? 'text' : 'reasoning';
-          const part = open.get(`${kind}:${chunk.id}`);
-          if (part && chunk.providerMetadata) part.providerOptions = chunk.providerMetadata;
+          const entry = open.get(`${kind}:${chunk.id}`);
+          if (entry && chunk.providerMetadata) entry.part.providerOptions = chunk.providerMetadata;
           open.delete(`${kind}:${chunk.id}`);
-          yield { type: chunk.type, id: chunk.id, providerMetadata: chunk.providerMetadata };
+          yield { type: chunk.type, id: entry?.id ?? chunk.id, providerMetadata: chunk.providerMetadata };
           break;
         }
         case 'tool-call': {
