@@ -133,7 +133,9 @@ async function* steps(options: StepDriverOptions): AsyncGenerator<StepPart> {
   const { retry } = o.internal.prepareRetries({ maxRetries: o.maxRetries, abortSignal: signal });
   const stepMessages: ModelMessage[] = [...o.messages];
   const prompt = new PromptCache(o, stepMessages);
-  for (let stepNumber = 0; stepNumber < o.maxSteps; stepNumber++) {
+  // At least one step (as streamText: a stream is started to take one).
+  const maxSteps = Math.max(1, o.maxSteps);
+  for (let stepNumber = 0; stepNumber < maxSteps; stepNumber++) {
     let outcome: StepOutcome | undefined;
     try {
       const settings = await o.prepareStep(stepNumber, stepMessages);
@@ -169,7 +171,7 @@ async function* steps(options: StepDriverOptions): AsyncGenerator<StepPart> {
     if (signal.aborted) return;
     yield { type: 'finish-step', finishReason: outcome.finishReason, usage: outcome.usage ?? NO_USAGE };
     const executed = outcome.calls.length > 0 && results.length === outcome.calls.length;
-    if (!executed || stepNumber + 1 >= o.maxSteps) {
+    if (!executed || stepNumber + 1 >= maxSteps) {
       yield { type: 'finish', finishReason: outcome.finishReason };
       return;
     }
