@@ -1,7 +1,8 @@
 /**
- * The stream of a run's steps: one AI SDK `streamText` call drives every step (multi-step tool
- * calling) with the tool bridge, deferred tool exposure and the per-step preparation (tool set,
- * last-step note, compaction); its parts are recorded as they arrive (./step-recorder.ts).
+ * The stream of a run's steps: svc's step driver (./step-driver.ts, the model's `doStream`) or,
+ * with `SVC_STEP_DRIVER=sdk`, one AI SDK `streamText` call drives every step with the tool
+ * bridge, deferred tool exposure and the per-step preparation (tool set, last-step note,
+ * compaction); their parts are recorded as they arrive (./step-recorder.ts).
  * @module
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
@@ -14,6 +15,7 @@ import { runFailure } from './failure';
 import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import type { RunContext, RunTurn } from './run-types';
+import { driveSteps, type StepPart } from './step-driver';
 import { StepRecorder } from './step-recorder';
 import { FINAL_STEP_NOTE } from './system-prompt.prompt';
 import { createToolBridge } from './tool-bridge';
@@ -21,7 +23,11 @@ import { sentInFull } from './tool-exposure';
 import type { AgentToolSpec } from './toolbox';
 
 type Ai = typeof import('ai');
-export type StartStream = (messages: ModelMessage[], stepsBefore: number) => ReturnType<Ai['streamText']>;
+/** A stream of a run's steps: the own driver's or `streamText`'s (both read through `fullStream`). */
+export type StartStream = (
+  messages: ModelMessage[],
+  stepsBefore: number,
+) => { fullStream: AsyncIterable<StreamPart | StepPart> };
 
 /** The effective tools of the run's session context (the funnel) for its next step. */
 export async function toolsFor(c: RunContext, policies: RunTurn['policies']): Promise<AgentToolSpec[]> {
@@ -89,10 +95,12 @@ export function bridgeFor(c: RunContext, t: RunTurn) {
 }
 
 /**
- * The stream starter of the run. One streamText call drives every step (the AI SDK's multi-step
- * tool calling): the history is validated once, and prepareStep adjusts each step (tool set,
- * last-step note, compaction). A step cut by the output token limit ends the stream; length
- * recovery starts another one from the stored history plus a continuation note (not stored).
+ * The stream starter of the run. One stream drives every step: svc's own step driver
+ * (./step-driver.ts, calling the model's `doStream`), or with `SVC_STEP_DRIVER=sdk` one AI SDK
+ * `streamText` call (its multi-step tool calling). The history is converted once, and the step's
+ * preparation (prepareStep) adjusts each step (tool set, last-step note, compaction). A step cut
+ * by the output token limit ends the stream; length recovery starts another one from the stored
+ * history plus a continuation note (not stored).
  */
 export function streamStarter(
   c: RunContext,
@@ -100,16 +108,59 @@ export function streamStarter(
   ai: Ai,
   providerOptions: Record<string, Record<string, never>> | undefined,
 ): StartStream {
-  const { app, run, x, sessionId, signal } = c;
+  const { x, signal } = c;
   const bridge = bridgeFor(c, t);
   const resolved = t.resolved;
   // Deferred exposure: the request carries the core tools and those called in this run; every
-  // effective tool stays callable (the SDK parses calls against the whole active set).
+  // effective tool stays callable (calls are parsed against the whole active set).
   const sendsInFull = (name: string) => {
     if (t.called.has(name)) return true;
     const tool = x.toolbox.get(name);
     return tool ? sentInFull(tool, t.level) : true;
   };
+  const model = resolved.language_model as LanguageModelV3;
+  const own = process.env.SVC_STEP_DRIVER !== 'sdk' && model.specificationVersion === 'v3';
+  if (!own) return sdkStarter(c, t, ai, providerOptions, bridge, sendsInFull);
+  return (messages, stepsBefore) => {
+    const registered = x.toolbox.registered();
+    const prepare = stepPreparer(c, t, registered, stepsBefore);
+    return driveSteps({
+      ai,
+      model,
+      system: t.system,
+      messages,
+      tools: bridge.toolSet(ai, registered),
+      context: bridge.context,
+      maxSteps: t.maxSteps - stepsBefore,
+      signal,
+      maxRetries: 2,
+      ...(resolved.info.max_output ? { maxOutputTokens: resolved.info.max_output } : {}),
+      ...(providerOptions ? { providerOptions } : {}),
+      ...(t.defer ? { sendsTool: sendsInFull } : {}),
+      prepareStep: async (stepNumber, stepMessages) => {
+        const settings = await prepare(stepNumber, stepMessages);
+        return {
+          ...(settings.activeTools ? { activeTools: settings.activeTools } : {}),
+          ...(settings.toolChoice ? { toolChoice: settings.toolChoice } : {}),
+          ...(settings.system ? { system: settings.system } : {}),
+          ...(settings.messages ? { messages: settings.messages } : {}),
+        };
+      },
+    });
+  };
+}
+
+/** The stream starter on the AI SDK's `streamText` (`SVC_STEP_DRIVER=sdk`). */
+function sdkStarter(
+  c: RunContext,
+  t: RunTurn,
+  ai: Ai,
+  providerOptions: Record<string, Record<string, never>> | undefined,
+  bridge: ReturnType<typeof bridgeFor>,
+  sendsInFull: (name: string) => boolean,
+): StartStream {
+  const { x, signal } = c;
+  const resolved = t.resolved;
   const exposing = (sdk: Ai, inner: LanguageModel) =>
     sdk.wrapLanguageModel({
       model: inner as LanguageModelV3,
@@ -126,6 +177,7 @@ export function streamStarter(
     });
   return (messages, stepsBefore) => {
     const registered = x.toolbox.registered();
+    const prepare = stepPreparer(c, t, registered, stepsBefore);
     return ai.streamText({
       model: t.defer ? exposing(ai, resolved.language_model) : resolved.language_model,
       system: t.system,
@@ -138,54 +190,59 @@ export function streamStarter(
       maxRetries: 2,
       ...(resolved.info.max_output ? { maxOutputTokens: resolved.info.max_output } : {}),
       ...(providerOptions ? { providerOptions } : {}),
-      prepareStep: async ({ stepNumber, messages: stepMessages }) => {
-        const step = stepsBefore + stepNumber;
-        // The stream's reader records the previous step (its usage, the context gauge) while the
-        // SDK already prepares this one: wait until it is closed, so the decisions below see it.
-        if (stepNumber > 0) await stepsClosed(t, step);
-        if (step > 0) {
-          if (await app.runs.cancelRequested(run.id)) {
-            x.stop.status ??= 'cancelled';
-            x.stop.reason ??= 'cancelled (requested through the run ledger)';
-            x.controller.abort(new Error('cancelled'));
-          }
-          const requested = x.takeCompactionRequest();
-          // The last step's reported context plus the tool results it produced since.
-          const context = t.lastContext + freshToolTokens(stepMessages);
-          const auto =
-            t.autoCompact &&
-            t.failedCompactions < MAX_FAILED_COMPACTIONS &&
-            context / t.window >= t.threshold;
-          if (!signal.aborted && (requested || auto)) {
-            if (!(await compactCounted(c, { reason: requested ?? 'auto' }))) t.failedCompactions++;
-            t.compacted = {
-              prefix: toModelMessages(
-                await historyMessages(app.sessions, await app.sessions.require(sessionId)),
-              ),
-              cut: stepMessages.length,
-            };
-          }
-        }
-        t.active = new Set((await toolsFor(c, t.policies)).map((tool) => tool.name));
-        const final = step === t.maxSteps - 1;
-        // A window already overflowing (a huge tool result, a long history): the largest tool
-        // outputs are cut in the request (not in the store) so it fits (./context-fit.ts).
-        const outgoing = t.compacted
-          ? [...t.compacted.prefix, ...stepMessages.slice(t.compacted.cut)]
-          : stepMessages;
-        const fitted =
-          t.window > 0 ? fitToBudget(outgoing, messageBudget(t)) : { messages: outgoing, trimmed: 0 };
-        if (fitted.trimmed > 0)
-          await c.ledger('context.trimmed', { step: c.steps, characters: fitted.trimmed });
-        return {
-          activeTools: activeList(t.active, registered),
-          ...(final ? { toolChoice: 'none' as const, system: `${t.system}\n\n${FINAL_STEP_NOTE}` } : {}),
-          ...(t.compacted || fitted.trimmed > 0 ? { messages: fitted.messages } : {}),
-        };
-      },
+      prepareStep: async ({ stepNumber, messages: stepMessages }) => prepare(stepNumber, stepMessages),
       // Errors arrive as stream parts; the SDK's default handler would print to the console.
       onError: () => {},
     });
+  };
+}
+
+/**
+ * The preparation of each step of one stream: cancel requested through the ledger, compaction
+ * (asked for, or the context near the window), the step's active tools, the last step's note,
+ * and the messages cut to fit the window.
+ */
+function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolSpec[], stepsBefore: number) {
+  const { app, run, x, sessionId, signal } = c;
+  return async (stepNumber: number, stepMessages: ModelMessage[]) => {
+    const step = stepsBefore + stepNumber;
+    // The stream's reader records the previous step (its usage, the context gauge) while the
+    // SDK already prepares this one: wait until it is closed, so the decisions below see it.
+    if (stepNumber > 0) await stepsClosed(t, step);
+    if (step > 0) {
+      if (await app.runs.cancelRequested(run.id)) {
+        x.stop.status ??= 'cancelled';
+        x.stop.reason ??= 'cancelled (requested through the run ledger)';
+        x.controller.abort(new Error('cancelled'));
+      }
+      const requested = x.takeCompactionRequest();
+      // The last step's reported context plus the tool results it produced since.
+      const context = t.lastContext + freshToolTokens(stepMessages);
+      const auto =
+        t.autoCompact && t.failedCompactions < MAX_FAILED_COMPACTIONS && context / t.window >= t.threshold;
+      if (!signal.aborted && (requested || auto)) {
+        if (!(await compactCounted(c, { reason: requested ?? 'auto' }))) t.failedCompactions++;
+        t.compacted = {
+          prefix: toModelMessages(await historyMessages(app.sessions, await app.sessions.require(sessionId))),
+          cut: stepMessages.length,
+        };
+      }
+    }
+    t.active = new Set((await toolsFor(c, t.policies)).map((tool) => tool.name));
+    const final = step === t.maxSteps - 1;
+    // A window already overflowing (a huge tool result, a long history): the largest tool
+    // outputs are cut in the request (not in the store) so it fits (./context-fit.ts).
+    const outgoing = t.compacted
+      ? [...t.compacted.prefix, ...stepMessages.slice(t.compacted.cut)]
+      : stepMessages;
+    const fitted =
+      t.window > 0 ? fitToBudget(outgoing, messageBudget(t)) : { messages: outgoing, trimmed: 0 };
+    if (fitted.trimmed > 0) await c.ledger('context.trimmed', { step: c.steps, characters: fitted.trimmed });
+    return {
+      activeTools: activeList(t.active, registered),
+      ...(final ? { toolChoice: 'none' as const, system: `${t.system}\n\n${FINAL_STEP_NOTE}` } : {}),
+      ...(t.compacted || fitted.trimmed > 0 ? { messages: fitted.messages } : {}),
+    };
   };
 }
 
@@ -284,7 +341,7 @@ const WRITING_PARTS = new Set<string>([
 ]);
 
 /** Record one part of the stream. */
-async function recordPart(c: RunContext, t: RunTurn, part: StreamPart) {
+async function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart) {
   const { app } = c;
   // The step's writes of this busy stretch share one commit (stepBatch in src/store/db.ts).
   if (WRITING_PARTS.has(part.type)) app.store.transactions.stepBatch();

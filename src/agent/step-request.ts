@@ -1,0 +1,88 @@
+/**
+ * What the step driver (./step-driver.ts) sends each step besides its settings: the prompt,
+ * converted once and extended step by step, and the step's tools, prepared once per tool set and
+ * sent tools.
+ * @module
+ */
+import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3Message } from '@ai-sdk/provider';
+import type { ModelMessage, ToolSet } from 'ai';
+
+/** What these helpers need of the driver. */
+export interface StepRequestSource {
+  internal: typeof import('ai/internal');
+  model: LanguageModelV3;
+  tools: ToolSet;
+  signal: AbortSignal;
+  sendsTool?: (name: string) => boolean;
+}
+
+/**
+ * The step's prompt: the history converted once (the SDK's `convertToLanguageModelPrompt`), each
+ * step's new messages converted as they come; messages the run's preparation replaced (a
+ * compaction, a trimmed window) are converted whole.
+ */
+export class PromptCache {
+  private converted: LanguageModelV3Message[] = [];
+  private count = 0;
+  private urls: Record<string, RegExp[]> | undefined;
+
+  constructor(
+    private readonly o: StepRequestSource,
+    private readonly messages: ModelMessage[],
+  ) {}
+
+  async for(system: string, replaced: ModelMessage[] | undefined): Promise<LanguageModelV3Message[]> {
+    const head: LanguageModelV3Message = { role: 'system', content: system };
+    if (replaced) return [head, ...(await this.convert(replaced))];
+    if (this.count < this.messages.length) {
+      const fresh = await this.convert(this.messages.slice(this.count));
+      this.converted = [...this.converted, ...fresh];
+      this.count = this.messages.length;
+    }
+    return [head, ...this.converted];
+  }
+
+  private async convert(messages: ModelMessage[]): Promise<LanguageModelV3Message[]> {
+    this.urls ??= await this.o.model.supportedUrls;
+    return this.o.internal.convertToLanguageModelPrompt({
+      prompt: { messages },
+      supportedUrls: this.urls,
+      download: undefined,
+      abortSignal: this.o.signal,
+    });
+  }
+}
+
+/**
+ * The step's tools and tool choice as the model gets them (the SDK's `prepareToolsAndToolChoice`),
+ * one tool array per tool set and sent tools, reused on every step (so the request body's encoded
+ * tool list is reused too, ../providers/request-body.ts). Tools keep the tool set's order.
+ */
+const requestToolCache = new WeakMap<ToolSet, Map<string, LanguageModelV3FunctionTool[] | undefined>>();
+
+export async function requestTools(
+  o: StepRequestSource,
+  active: ReadonlySet<string> | undefined,
+): Promise<LanguageModelV3FunctionTool[] | undefined> {
+  const send = o.sendsTool;
+  const names = Object.keys(o.tools).filter((name) => (!active || active.has(name)) && (!send || send(name)));
+  let perSet = requestToolCache.get(o.tools);
+  if (!perSet) {
+    perSet = new Map();
+    requestToolCache.set(o.tools, perSet);
+  }
+  const key = names.join('\n');
+  if (perSet.has(key)) return perSet.get(key);
+  const subset: ToolSet = {};
+  for (const name of names) subset[name] = o.tools[name] as ToolSet[string];
+  const { tools } = await o.internal.prepareToolsAndToolChoice({
+    tools: subset,
+    toolChoice: undefined,
+    activeTools: undefined,
+  });
+  const list = tools as LanguageModelV3FunctionTool[] | undefined;
+  perSet.set(key, list);
+  if (perSet.size > MAX_REQUEST_TOOL_LISTS) perSet.delete(perSet.keys().next().value as string);
+  return list;
+}
+const MAX_REQUEST_TOOL_LISTS = 16;
