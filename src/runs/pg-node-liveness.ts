@@ -30,8 +30,8 @@ export interface NodeLiveness {
   /** The node's row as of the last refresh (for the reason a run was interrupted). */
   node(runner: string): NodeRecord | undefined;
   /**
-   * The row goes: this node has stopped (a clean close). A beat in flight lands first and later
-   * ones do nothing, so an UPSERT cannot bring the row of a stopped node back.
+   * The row goes, if this node ever beat: it has stopped (a clean close). A beat in flight lands
+   * first and later ones do nothing, so an UPSERT cannot bring the row of a stopped node back.
    */
   close(): Promise<void>;
 }
@@ -51,6 +51,7 @@ export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
   let nodes: Map<string, NodeRecord> | undefined;
   let refreshedAt = 0;
   let closed = false;
+  /** The last beat (in flight or landed); none: this node never wrote its row. */
   let beating: Promise<void> | undefined;
   return {
     async beat() {
@@ -78,7 +79,8 @@ export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
     node: (runner) => nodes?.get(runner),
     async close() {
       closed = true;
-      await beating?.catch(() => undefined);
+      if (!beating) return;
+      await beating.catch(() => undefined);
       await repo.remove(deps.runner);
     },
   };

@@ -165,8 +165,8 @@ export function createPostgresRunRecovery(input: {
     async close() {
       closed = true;
       if (janitor) clearInterval(janitor);
-      // Only a node that beat has a row to take away.
-      if (liveness && first) await liveness.close();
+      // Its row goes if it beat (also when its first recovery failed after the beat).
+      if (liveness) await liveness.close();
     },
   };
 }

@@ -92,4 +92,24 @@ describe.skipIf(!pg.available)('node heartbeats on PostgreSQL', () => {
       await nodes.close();
     }
   });
+
+  it('STORE-PG-nodes-close-2: a node whose first recovery failed after its first beat still takes its row away on a clean close', async () => {
+    const nodes = await ledgerNodes(pg.cluster(), 60_000);
+    try {
+      // The runs' table is away for a moment: the beat lands, the recovery's read of runs fails.
+      await nodes.sql.run('ALTER TABLE agent_runs RENAME TO agent_runs_away');
+      const node = nodes.open('rnr_failed_first', 'host-f', 3_600_000);
+      await expect(node.list()).rejects.toThrow();
+      await nodes.sql.run('ALTER TABLE agent_runs_away RENAME TO agent_runs');
+      expect(
+        await nodes.sql.one('SELECT id FROM cluster_nodes WHERE id = $1', ['rnr_failed_first']),
+      ).toBeDefined();
+      await node.close?.();
+      expect(
+        await nodes.sql.one('SELECT id FROM cluster_nodes WHERE id = $1', ['rnr_failed_first']),
+      ).toBeUndefined();
+    } finally {
+      await nodes.close();
+    }
+  });
 });
