@@ -70,11 +70,41 @@ export interface AgentCore {
 /** How long the result of a run that has ended is answered without reading it again. */
 const RESULT_SHARED_MS = 2_000;
 
+/**
+ * Past this many runtimes, those at rest leave the map when the next session's is made: every
+ * compat request is a session of its own, and a runtime per session kept for the life of the
+ * process grew the service's heap without bound. A runtime at rest holds nothing a later call
+ * needs (it is made again, idle, on the next ask); every change after an await goes to a runtime
+ * that is not at rest (a controller, a run or waiters) or through `setState`, which looks it up.
+ */
+export const RESTING_RUNTIMES = 256;
+
+/** Idle with nothing in flight: no run, controller, drain, compaction request or waiter. */
+function atRest(rt: Runtime): boolean {
+  return (
+    rt.state === 'idle' &&
+    rt.runId === null &&
+    !rt.controller &&
+    !rt.stop &&
+    !rt.promise &&
+    !rt.draining &&
+    !rt.compactRequested &&
+    rt.idleWaiters.size === 0
+  );
+}
+
 export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
   const runtimes = new Map<string, Runtime>();
   const deferreds = new Map<string, Deferred>();
   /** Results of runs that had ended when read, with when they were read. */
   const ended = new Map<string, { at: number; result: RunResult }>();
+  // The map's size at which the runtimes at rest are dropped next (twice what stayed, at least
+  // RESTING_RUNTIMES): a sweep now and then, not a walk of the map per new session.
+  let sweepAt = RESTING_RUNTIMES;
+  const sweep = (keep: string) => {
+    for (const [id, rt] of runtimes) if (id !== keep && atRest(rt)) runtimes.delete(id);
+    sweepAt = Math.max(RESTING_RUNTIMES, runtimes.size * 2);
+  };
   const core: AgentCore = {
     deps,
     host,
@@ -86,6 +116,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
       if (!rt) {
         rt = { state: 'idle', runId: null, idleWaiters: new Set() };
         runtimes.set(sessionId, rt);
+        if (runtimes.size > sweepAt) sweep(sessionId);
       }
       return rt;
     },
