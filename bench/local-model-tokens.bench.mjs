@@ -8,9 +8,9 @@
 // Target (issue #16): under 20,000 input tokens in total for the whole task.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { startChatServer } from './fake-chat.mjs';
 
 const BIN = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../dist/main.js');
 
@@ -20,41 +20,19 @@ const STEPS = [
   { text: 'hello.txt now says hello, world.' },
 ];
 
-function startServer() {
+async function startServer() {
   const bodies = [];
-  const server = createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      if (!req.url?.includes('/chat/completions')) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no route"}}');
-        return;
-      }
-      const body = Buffer.concat(chunks).toString('utf8');
+  const server = await startChatServer({
+    model: 'm1',
+    answer(body) {
       bodies.push(body);
       const step = STEPS[Math.min(bodies.length, STEPS.length) - 1];
-      const base = { id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm1' };
-      const chunk = (delta, finish = null, extra = {}) =>
-        `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
-      const usage = { usage: { prompt_tokens: Math.ceil(body.length / 4), completion_tokens: 10 } };
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      if (step.text) {
-        res.write(chunk({ role: 'assistant', content: step.text }));
-        res.write(chunk({}, 'stop', usage));
-      } else {
-        const call = { name: step.name, arguments: JSON.stringify(step.arguments) };
-        res.write(
-          chunk({
-            role: 'assistant',
-            tool_calls: [{ index: 0, id: `call_${bodies.length}`, type: 'function', function: call }],
-          }),
-        );
-        res.write(chunk({}, 'tool_calls', usage));
-      }
-      res.end('data: [DONE]\n\n');
-    });
+      const usage = { prompt_tokens: Math.ceil(body.length / 4), completion_tokens: 10 };
+      if (step.text) return { text: step.text, usage };
+      return { call: { id: `call_${bodies.length}`, name: step.name, args: step.arguments }, usage };
+    },
   });
-  return new Promise((done) => server.listen(0, '127.0.0.1', () => done({ server, bodies })));
+  return { server, bodies };
 }
 
 async function runOnce(exposure) {

@@ -14,9 +14,9 @@
 // build (default 15, after 1 warm-up each).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { startChatServer } from './fake-chat.mjs';
 
 const ROOT = import.meta.dirname ?? new URL('.', import.meta.url).pathname;
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
@@ -36,47 +36,20 @@ const current = { started: 0n, firstRequest: undefined };
 
 /** The turn is the number of tool results in the request: view, then write, then "done". */
 function startServer() {
-  const server = createServer((req, res) => {
-    if (req.url?.includes('/chat/completions')) current.firstRequest ??= process.hrtime.bigint();
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      if (!req.url?.includes('/chat/completions')) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no route"}}');
-        return;
-      }
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      const turn = body.messages.filter((m) => m.role === 'tool').length;
-      const base = { id: 'c', object: 'chat.completion.chunk', created: 0, model: 'fake-model' };
-      const chunk = (delta, finish = null, extra = {}) =>
-        `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
-      const usage = { usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 } };
-      const call = (name, args) => ({
-        role: 'assistant',
-        tool_calls: [
-          {
-            index: 0,
-            id: `call_${turn}`,
-            type: 'function',
-            function: { name, arguments: JSON.stringify(args) },
-          },
-        ],
-      });
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      if (turn === 0) {
-        res.write(chunk(call('view', { path: 'hello.txt' })));
-        res.write(chunk({}, 'tool_calls', usage));
-      } else if (turn === 1) {
-        res.write(chunk(call('write', { path: 'hello.txt', content: 'hello, bench\n' })));
-        res.write(chunk({}, 'tool_calls', usage));
-      } else {
-        res.write(chunk({ role: 'assistant', content: 'done' }));
-        res.write(chunk({}, 'stop', usage));
-      }
-      res.end('data: [DONE]\n\n');
-    });
+  const usage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
+  return startChatServer({
+    onRequest: () => {
+      current.firstRequest ??= process.hrtime.bigint();
+    },
+    answer(text) {
+      const turn = JSON.parse(text).messages.filter((m) => m.role === 'tool').length;
+      const id = `call_${turn}`;
+      if (turn === 0) return { call: { id, name: 'view', args: { path: 'hello.txt' } }, usage };
+      if (turn === 1)
+        return { call: { id, name: 'write', args: { path: 'hello.txt', content: 'hello, bench\n' } }, usage };
+      return { text: 'done', usage };
+    },
   });
-  return new Promise((done) => server.listen(0, '127.0.0.1', () => done(server)));
 }
 
 function workspace() {
