@@ -264,6 +264,9 @@ export function openDb(options: OpenDbOptions): Db {
     // the pages it may have to roll back) and transient sort/index data stay in memory: with the
     // default they spilled to a new file in /var/tmp on every step (~140 page writes per step).
     db.pragma('temp_store = MEMORY');
+    // A 4 MB page cache (better-sqlite3's build sets 16 MB): the hot pages of a session store
+    // fit, and a long-running service's RSS stops growing with its database (docs/performance.md).
+    db.pragma('cache_size = -4000');
     if (!options.readonly) migrate(db, migrations);
     if (fresh && template) writeTemplate(db, template);
   } catch (error) {

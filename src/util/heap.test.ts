@@ -49,6 +49,20 @@ describe('trimWhenIdle', () => {
     stop();
     expect('gc' in globalThis).toBe(false);
   });
+
+  it('runs its quiet hook before the trim; a hook that throws does not stop the trim', async () => {
+    let calls = 0;
+    const stop = trimWhenIdle(50, () => {
+      calls++;
+      throw new Error('hook failed');
+    });
+    const ref = (() => new WeakRef({ garbage: 'x'.repeat(1000) }))();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    stop();
+    expect(calls).toBeGreaterThanOrEqual(1);
+    // The trim's full GC ran after the hook threw.
+    expect(ref.deref()).toBeUndefined();
+  });
 });
 
 describe('trimWhenIdle().now', () => {

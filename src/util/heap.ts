@@ -90,10 +90,12 @@ export interface IdleTrim {
  * generation stayed at ≈ 39 MB for ≈ 27 MB live. `now()` (the TUI after each run) stays a plain
  * full GC: the human is looking at the screen then.
  *
+ * `onQuiet` runs just before that trim: the service has SQLite hand back its page cache there.
+ *
  * `gc` comes from a context of its own (`--expose-gc` is on only while that context is made), so
  * no code of the process sees a global `gc`. Returns the stop function; a no-op when V8 refuses.
  */
-export function trimWhenIdle(everyMs = 10_000): IdleTrim {
+export function trimWhenIdle(everyMs = 10_000, onQuiet?: () => void): IdleTrim {
   const gc = isolatedGc();
   if (!gc) return Object.assign(() => {}, { now: () => {} });
   let last = process.cpuUsage();
@@ -113,6 +115,11 @@ export function trimWhenIdle(everyMs = 10_000): IdleTrim {
     }
     if (!busySinceTrim) return;
     busySinceTrim = false;
+    try {
+      onQuiet?.();
+    } catch {
+      // What the process releases when quiet is best effort.
+    }
     collect(true);
   }, everyMs);
   timer.unref();
