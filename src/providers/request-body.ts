@@ -198,17 +198,41 @@ function messagePieces(body: string, pieces: (string | Buffer)[]): number {
   MESSAGE_MARKER_AT.lastIndex = lastAt;
   const lastMatch = MESSAGE_MARKER_AT.exec(body);
   const end = lastMatch ? lastAt + lastMatch[0].length : lastAt;
-  let from = 0;
-  MESSAGE_MARKER.lastIndex = first;
-  for (let match = MESSAGE_MARKER.exec(body); match && match.index < end; match = MESSAGE_MARKER.exec(body)) {
+  pieces.push(body.slice(0, first), regionBytes(body.slice(first, end)));
+  return end;
+}
+
+/**
+ * The stretches of message markers of recent bodies and their bytes, the most recent first. A
+ * step's stretch is the last one's (of the same run) with the step's new messages after it: only
+ * those are looked up, the rest is the kept bytes.
+ */
+const regions: { text: string; bytes: Buffer }[] = [];
+const MAX_REGIONS = 8;
+
+function regionBytes(region: string): Buffer {
+  let known: { text: string; bytes: Buffer } | undefined;
+  for (const entry of regions)
+    if ((!known || entry.text.length > known.text.length) && region.startsWith(entry.text)) known = entry;
+  if (known?.text.length === region.length) return known.bytes;
+  const parts: Buffer[] = known ? [known.bytes] : [];
+  let last = known ? known.text.length : 0;
+  MESSAGE_MARKER.lastIndex = last;
+  for (let match = MESSAGE_MARKER.exec(region); match; match = MESSAGE_MARKER.exec(region)) {
     const stored = messageBytes.get(Number(match[1]));
     if (!stored) continue;
-    pieces.push(body.slice(from, match.index), stored);
-    from = match.index + match[0].length;
+    parts.push(Buffer.from(region.slice(last, match.index), 'utf8'), stored);
+    last = match.index + match[0].length;
   }
   MESSAGE_MARKER.lastIndex = 0;
-  if (from > 0) pieces.push(body.slice(from, end));
-  return from > 0 ? end : 0;
+  parts.push(Buffer.from(region.slice(last), 'utf8'));
+  const entry = { text: region, bytes: Buffer.concat(parts) };
+  const i = known ? regions.indexOf(known) : -1;
+  // The stretch it grew from is not asked again by its run.
+  if (i >= 0) regions.splice(i, 1);
+  regions.unshift(entry);
+  if (regions.length > MAX_REGIONS) regions.pop();
+  return entry.bytes;
 }
 
 /** The body from `from` to its end as pieces, the tool list's stretch as its kept bytes. */
