@@ -269,4 +269,27 @@ describe('step driver', () => {
     expect(ids).toHaveLength(2);
     expect(new Set(ids).size).toBe(2);
   });
+  it('ENGINE-STEP-6: each step sends the earlier steps’ prompt messages as the same objects, the system message too', async () => {
+    const step = [call('c1', 'echo', '{"text":"again"}'), finish('tool-calls')];
+    const model = scripted([step, step, step]);
+    const own = driveSteps({
+      ai,
+      model,
+      system: 'be brief',
+      messages: [{ role: 'user', content: 'go' }],
+      tools,
+      context: { tag: 'ctx' },
+      maxSteps: 3,
+      signal: new AbortController().signal,
+      maxRetries: 0,
+      prepareStep: async () => ({}),
+    });
+    for await (const _part of own.fullStream) {
+    }
+    const prompts = model.doStreamCalls.map((c) => c.prompt);
+    expect(prompts.map((p) => p.length)).toEqual([2, 4, 6]);
+    // The provider keys each message's encoded bytes by the object (../providers/prompt-messages.ts).
+    for (let n = 1; n < prompts.length; n++)
+      for (const [i, message] of prompts[n - 1].entries()) expect(prompts[n][i]).toBe(message);
+  });
 });

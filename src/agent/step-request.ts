@@ -25,6 +25,8 @@ export class PromptCache {
   private converted: LanguageModelV3Message[] = [];
   private count = 0;
   private urls: Record<string, RegExp[]> | undefined;
+  /** The system message, the same object while its text stays (the provider keys its bytes by it). */
+  private head: LanguageModelV3Message | undefined;
 
   constructor(
     private readonly o: StepRequestSource,
@@ -32,7 +34,8 @@ export class PromptCache {
   ) {}
 
   async for(system: string, replaced: ModelMessage[] | undefined): Promise<LanguageModelV3Message[]> {
-    const head: LanguageModelV3Message = { role: 'system', content: system };
+    if (this.head?.content !== system) this.head = { role: 'system', content: system };
+    const head = this.head;
     if (replaced) return [head, ...(await this.convert(replaced))];
     if (this.count < this.messages.length) {
       const fresh = await this.convert(this.messages.slice(this.count));

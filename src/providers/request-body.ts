@@ -102,7 +102,7 @@ export function requestBody(init: RequestInit | undefined): RequestInit['body'] 
   if (typeof body !== 'string') return body;
   const first = firstMarker(body);
   if (first < 0 && (body.length < 1024 || !hasContentType(init?.headers))) return body;
-  return encode(body, first);
+  return encode(body);
 }
 
 /**
@@ -133,31 +133,118 @@ export async function sendOnce(
 
 /** Where the body's first marker may start (-1: it has none). */
 function firstMarker(body: string): number {
-  return bytes.length > 0 ? firstIndex(body) : -1;
+  const tool = bytes.length > 0 ? firstIndex(body) : -1;
+  return messageBytes.size > 0 ? minIndex(tool, body.indexOf(MESSAGE_MARKER_START)) : tool;
+}
+
+/**
+ * A prompt message's wire bytes, registered once (./prompt-messages.ts): the message goes to the
+ * provider as a system message whose content is the marker, and requestBody puts the bytes in its
+ * place. The bytes are dropped when `owner` (the prompt message) is collected.
+ */
+const MESSAGE_PREFIX = `\u0000svcm:${NONCE}:`;
+const MESSAGE_MARKER_START = `{"role":"system","content":"\\u0000svcm:${NONCE}:`;
+const MESSAGE_MARKER = new RegExp(`\\{"role":"system","content":"\\\\u0000svcm:${NONCE}:(\\d+)"\\}`, 'g');
+const MESSAGE_MARKER_AT = new RegExp(MESSAGE_MARKER.source, 'y');
+/** Past this many bytes of kept messages, new ones are sent as they are. */
+const MAX_MESSAGE_BYTES = 128 * 1024 * 1024;
+const messageBytes = new Map<number, Buffer>();
+let messageBytesTotal = 0;
+let nextMessageId = 0;
+const released = new FinalizationRegistry<number>((id) => {
+  const stored = messageBytes.get(id);
+  if (!stored) return;
+  messageBytesTotal -= stored.length;
+  messageBytes.delete(id);
+});
+
+/** The marker text standing for `json` (the message's wire JSON), or undefined when full. */
+export function messageMarker(owner: object, json: string): string | undefined {
+  const stored = Buffer.from(json, 'utf8');
+  if (messageBytesTotal + stored.length > MAX_MESSAGE_BYTES) return undefined;
+  const id = nextMessageId++;
+  messageBytes.set(id, stored);
+  messageBytesTotal += stored.length;
+  released.register(owner, id);
+  return `${MESSAGE_PREFIX}${id}`;
 }
 
 /**
  * The body's bytes with every marker replaced, in one buffer. The stretch of the body from its
- * first marker to the end of its last (the tool list) is the same text on every step of a run:
+ * first tool marker to the end of its last (the tool list) is the same text on every step of a run:
  * its bytes are kept (a few recent stretches) and copied in, so a step encodes only what changed
- * (the messages before it, the options after it).
+ * (the messages before it, the options after it). The messages of the prompt (./prompt-messages.ts)
+ * are their markers' bytes, encoded when each message was first sent.
  */
-function encode(body: string, at = firstMarker(body)): Buffer<ArrayBuffer> {
-  if (at < 0) return Buffer.from(body, 'utf8');
-  const first = markerAt(body, at);
-  const last = markerAt(body, lastIndex(body));
-  if (!first || !last) return encodeMarked(body);
-  const span = body.slice(first.at, last.end);
-  const middle = spanBytes(span);
-  const head = body.slice(0, first.at);
-  const tail = body.slice(last.end);
-  const out = Buffer.allocUnsafeSlow(
-    Buffer.byteLength(head, 'utf8') + middle.length + Buffer.byteLength(tail, 'utf8'),
-  );
-  let offset = out.write(head, 0, 'utf8');
-  offset += middle.copy(out, offset);
-  out.write(tail, offset, 'utf8');
+function encode(body: string): Buffer<ArrayBuffer> {
+  const pieces: (string | Buffer)[] = [];
+  toolPieces(body, messagePieces(body, pieces), pieces);
+  let size = 0;
+  for (const piece of pieces)
+    size += typeof piece === 'string' ? Buffer.byteLength(piece, 'utf8') : piece.length;
+  const out = Buffer.allocUnsafeSlow(size);
+  let offset = 0;
+  for (const piece of pieces)
+    offset += typeof piece === 'string' ? out.write(piece, offset, 'utf8') : piece.copy(out, offset);
   return out;
+}
+
+/** The body up to the end of its last message marker, as pieces; where the rest starts. */
+function messagePieces(body: string, pieces: (string | Buffer)[]): number {
+  if (messageBytes.size === 0) return 0;
+  const first = body.indexOf(MESSAGE_MARKER_START);
+  if (first < 0) return 0;
+  const lastAt = body.lastIndexOf(MESSAGE_MARKER_START);
+  MESSAGE_MARKER_AT.lastIndex = lastAt;
+  const lastMatch = MESSAGE_MARKER_AT.exec(body);
+  const end = lastMatch ? lastAt + lastMatch[0].length : lastAt;
+  pieces.push(body.slice(0, first), regionBytes(body.slice(first, end)));
+  return end;
+}
+
+/**
+ * The stretches of message markers of recent bodies and their bytes, the most recent first. A
+ * step's stretch is the last one's (of the same run) with the step's new messages after it: only
+ * those are looked up, the rest is the kept bytes.
+ */
+const regions: { text: string; bytes: Buffer }[] = [];
+const MAX_REGIONS = 8;
+
+function regionBytes(region: string): Buffer {
+  let known: { text: string; bytes: Buffer } | undefined;
+  for (const entry of regions)
+    if ((!known || entry.text.length > known.text.length) && region.startsWith(entry.text)) known = entry;
+  if (known?.text.length === region.length) return known.bytes;
+  const parts: Buffer[] = known ? [known.bytes] : [];
+  let last = known ? known.text.length : 0;
+  MESSAGE_MARKER.lastIndex = last;
+  for (let match = MESSAGE_MARKER.exec(region); match; match = MESSAGE_MARKER.exec(region)) {
+    const stored = messageBytes.get(Number(match[1]));
+    if (!stored) continue;
+    parts.push(Buffer.from(region.slice(last, match.index), 'utf8'), stored);
+    last = match.index + match[0].length;
+  }
+  MESSAGE_MARKER.lastIndex = 0;
+  parts.push(Buffer.from(region.slice(last), 'utf8'));
+  const entry = { text: region, bytes: Buffer.concat(parts) };
+  const i = known ? regions.indexOf(known) : -1;
+  // The stretch it grew from is not asked again by its run.
+  if (i >= 0) regions.splice(i, 1);
+  regions.unshift(entry);
+  if (regions.length > MAX_REGIONS) regions.pop();
+  return entry.bytes;
+}
+
+/** The body from `from` to its end as pieces, the tool list's stretch as its kept bytes. */
+function toolPieces(body: string, from: number, pieces: (string | Buffer)[]): void {
+  const rest = from > 0 ? body.slice(from) : body;
+  const first = markerAt(rest, bytes.length > 0 ? firstIndex(rest) : -1);
+  const last = first && markerAt(rest, lastIndex(rest));
+  if (!first || !last) {
+    pieces.push(firstIndex(rest) >= 0 && bytes.length > 0 ? encodeMarked(rest) : rest);
+    return;
+  }
+  pieces.push(rest.slice(0, first.at), spanBytes(rest.slice(first.at, last.end)), rest.slice(last.end));
 }
 
 /** The marked stretches of recent bodies and their bytes, the most recent first. */

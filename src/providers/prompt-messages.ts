@@ -1,0 +1,82 @@
+/**
+ * The prompt's messages converted and encoded once per run, not on every step. The SDK's
+ * OpenAI-compatible chat model converts the whole prompt to its wire messages on every call, and
+ * the request's JSON encodes all of them again; a run's steps send the same history each time
+ * with two new messages at its end (the step driver keeps the same message objects from step to
+ * step). Its conversion is one message at a time (a prompt message becomes its wire messages
+ * whatever comes before or after it), so each prompt message is converted alone the first time it
+ * is sent (through the model's own conversion, its `getArgs`), its wire JSON registered with
+ * ./request-body.ts, and from then on it goes to the SDK as a small marker message that the
+ * provider's fetch (`sendOnce`) replaces with those bytes. The bytes sent are the same as without
+ * it (a test compares them with the SDK's own requests).
+ *
+ * Keyed by the message object (a WeakMap): a message is never changed once it is in a prompt;
+ * the kept bytes go when the message does. Only for a model whose fetch goes through `sendOnce`.
+ * @module
+ */
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
+import { messageMarker } from './request-body';
+
+type Message = LanguageModelV3Prompt[number];
+type GetArgs = (options: LanguageModelV3CallOptions) => Promise<{ args: { messages?: unknown } }>;
+
+const MARKED = Symbol('svc.promptMessages');
+
+/** Each prompt message's marker message (null: sent as it is, e.g. it has no wire message). */
+const markers = new WeakMap<object, Message | null>();
+
+/**
+ * The OpenAI-compatible chat model with its prompt's messages converted and encoded once (see the
+ * module comment); true when it applies (the model has the SDK's `getArgs`).
+ */
+export function cachedPromptMessages(model: LanguageModelV3): boolean {
+  if (Reflect.get(model, MARKED) === true) return true;
+  const getArgs: unknown = Reflect.get(model, 'getArgs');
+  if (typeof getArgs !== 'function') return false;
+  const convert = (message: Message) =>
+    (getArgs as GetArgs).call(model, { prompt: [message] }).then(({ args }) => args.messages);
+  const doStream = model.doStream.bind(model);
+  const doGenerate = model.doGenerate.bind(model);
+  Reflect.set(model, MARKED, true);
+  Reflect.set(model, 'doStream', async (params: LanguageModelV3CallOptions) =>
+    doStream(await markedPrompt(params, convert)),
+  );
+  Reflect.set(model, 'doGenerate', async (params: LanguageModelV3CallOptions) =>
+    doGenerate(await markedPrompt(params, convert)),
+  );
+  return true;
+}
+
+/** The call with each message of its prompt as its marker message. */
+async function markedPrompt(
+  params: LanguageModelV3CallOptions,
+  convert: (message: Message) => Promise<unknown>,
+): Promise<LanguageModelV3CallOptions> {
+  const prompt = params.prompt;
+  if (!Array.isArray(prompt) || prompt.length === 0) return params;
+  const marked: Message[] = new Array(prompt.length);
+  for (let i = 0; i < prompt.length; i++) {
+    const message = prompt[i];
+    let marker = markers.get(message);
+    if (marker === undefined) {
+      marker = await markerFor(message, convert);
+      markers.set(message, marker);
+    }
+    marked[i] = marker ?? message;
+  }
+  return { ...params, prompt: marked };
+}
+
+async function markerFor(message: Message, convert: (message: Message) => Promise<unknown>) {
+  let wire: unknown;
+  try {
+    wire = await convert(message);
+  } catch {
+    // The SDK's own conversion of the whole prompt reports it.
+    return null;
+  }
+  if (!Array.isArray(wire) || wire.length === 0) return null;
+  const json = wire.map((entry) => JSON.stringify(entry)).join(',');
+  const text = messageMarker(message, json);
+  return text === undefined ? null : ({ role: 'system', content: text } satisfies Message);
+}
