@@ -1,7 +1,8 @@
 /**
- * One agent run: the step loop. Each iteration is one model call with the AI SDK's tool calling
- * (`streamText`, tools from the funnel's effective set, executed by the SDK through the tool
- * bridge): text and reasoning deltas go onto the bus, the step is persisted as it streams, tool
+ * One agent run: the step loop. Each iteration is one model call (svc's step driver over the
+ * model's `doStream`, ./step-driver.ts; `SVC_STEP_DRIVER=sdk` for the AI SDK's `streamText`), with
+ * tools from the funnel's effective set run through the tool bridge: text and reasoning deltas go
+ * onto the bus, the step is persisted as it streams, tool
  * results go back to the model on the next step. The loop stops when the model stops calling
  * tools, the step limit is reached (the last allowed step is told to answer without tools), the
  * run is cancelled, a loop is detected, or the provider fails. Between steps it checks for
