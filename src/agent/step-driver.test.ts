@@ -140,6 +140,26 @@ interface Case {
   settings?: (stepNumber: number) => StepSettings;
 }
 
+/** svc's driver over `model` on the one-message prompt the tests use. */
+function ownDriver(
+  model: MockLanguageModelV3,
+  maxSteps: number,
+  settings: (stepNumber: number) => StepSettings = () => ({}),
+) {
+  return driveSteps({
+    ai,
+    model,
+    system: 'be brief',
+    messages: [{ role: 'user', content: 'go' }],
+    tools,
+    context: { tag: 'ctx' },
+    maxSteps,
+    signal: new AbortController().signal,
+    maxRetries: 0,
+    prepareStep: async (stepNumber) => settings(stepNumber),
+  });
+}
+
 async function both({ steps, maxSteps, settings = () => ({ activeTools: ['echo', 'fails'] }) }: Case) {
   const messages: ai.ModelMessage[] = [{ role: 'user', content: 'go' }];
   const context = { tag: 'ctx' };
@@ -252,18 +272,7 @@ describe('step driver', () => {
 
   it('ENGINE-STEP-5: a text id the provider reuses in one step is a new part for the run, as in streamText', async () => {
     const model = scripted([[...text('0', 'First.'), ...text('0', 'Second.'), finish('stop')]]);
-    const own = driveSteps({
-      ai,
-      model,
-      system: 'be brief',
-      messages: [{ role: 'user', content: 'go' }],
-      tools,
-      context: { tag: 'ctx' },
-      maxSteps: 1,
-      signal: new AbortController().signal,
-      maxRetries: 0,
-      prepareStep: async () => ({}),
-    });
+    const own = ownDriver(model, 1);
     const ids: string[] = [];
     for await (const part of own.fullStream) if (part.type === 'text-delta') ids.push(part.id);
     expect(ids).toHaveLength(2);
@@ -272,18 +281,7 @@ describe('step driver', () => {
   it('ENGINE-STEP-6: each step sends the earlier steps’ prompt messages as the same objects, the system message too', async () => {
     const step = [call('c1', 'echo', '{"text":"again"}'), finish('tool-calls')];
     const model = scripted([step, step, step]);
-    const own = driveSteps({
-      ai,
-      model,
-      system: 'be brief',
-      messages: [{ role: 'user', content: 'go' }],
-      tools,
-      context: { tag: 'ctx' },
-      maxSteps: 3,
-      signal: new AbortController().signal,
-      maxRetries: 0,
-      prepareStep: async () => ({}),
-    });
+    const own = ownDriver(model, 3);
     for await (const _part of own.fullStream) {
     }
     const prompts = model.doStreamCalls.map((c) => c.prompt);
