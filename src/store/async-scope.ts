@@ -8,7 +8,9 @@
  * scope) are short, so the storage is disabled again when the last open scope ends: outside a
  * scope `getStore()` is undefined, as it would be anyway (a scope's store says whether it is still
  * `open`, and a closed one counts as none). Work a scope started and did not await sees no store
- * once every scope has ended, the same as a closed store.
+ * once every scope has ended, the same as a closed store. Node 24's `AsyncLocalStorage` keeps the
+ * store in an async context frame instead (no promise hooks at all): there such work still sees
+ * the closed scope's store, and its `open` flag is what says it has ended.
  * @module
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
