@@ -79,8 +79,9 @@ export async function runServer(
   // built (a wrong URL is the error shown at start) and serves from it; svc.db is never opened.
   ctx.keepAlive = true;
   tuneHeapForLongRunning(ctx.io.env);
-  // When quiet, SQLite's page cache (up to 16 MB, filled a little more by every request as the
-  // database grows) goes back too: `shrink_memory` frees the pages no statement is using.
+  // When quiet, SQLite's page cache (up to 4 MB a connection: `cache_size` in src/store/db.ts;
+  // filled a little more by every request as the database grows) goes back too: `shrink_memory`
+  // frees the pages no statement is using.
   let releaseStore = () => {};
   const stopTrimming = trimWhenIdle(10_000, () => releaseStore());
   const handle = await startHttpServer({
