@@ -11,6 +11,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { SvcError } from '../errors';
 import type { Message, MessagePart } from '../sessions/session-store';
 import type { RunContext } from './run-types';
 import type { ToolBridge } from './tool-bridge';
@@ -72,6 +73,13 @@ export async function settleUnfinishedCalls(
   }
   if (open.length === 0) return { settled: [], waiting };
   const workspace = await workspaceNow(app.workspace);
+  if (app.config.engine.unknown_outcome === 'ask') {
+    // The operator decides per call: allowed, it runs again with the waiting calls.
+    const again = await askToRunAgain(c, open, workspace);
+    waiting.push(...again);
+    for (let i = open.length - 1; i >= 0; i--) if (again.includes(open[i]!.call)) open.splice(i, 1);
+    if (open.length === 0) return { settled: [], waiting };
+  }
   const output = workspace
     ? `${UNKNOWN_OUTCOME}\n\nThe workspace now (git status --short):\n${workspace}`
     : UNKNOWN_OUTCOME;
@@ -93,6 +101,43 @@ export async function settleUnfinishedCalls(
     });
   }
   return { settled: open.map((o) => o.call), waiting };
+}
+
+/** The permission request asking whether to run a cut-off call again has this `tool_call_id`. */
+export const RERUN_PREFIX = 'rerun:';
+
+/**
+ * `[engine] unknown_outcome = "ask"`: one permission request per cut-off call, "run it again?",
+ * answered on any node (a durable request: when this node dies too, the next resume waits for the
+ * same request, found by its `rerun:<call id>` tool call id). Returns the calls the operator
+ * allowed; a deny, a timeout or nobody to ask (`permissions.unattended = "fail"`) leaves a call to
+ * the unknown outcome. A cancel or a hand-over of the run ends the wait and the resume.
+ */
+async function askToRunAgain(c: RunContext, open: OpenCall[], workspace: string): Promise<ToolCallPart[]> {
+  const { app, run, sessionId } = c;
+  const again: ToolCallPart[] = [];
+  for (const { call } of open) {
+    try {
+      await app.permissions.ask(
+        {
+          tool: call.tool,
+          title: `run ${call.tool} again: its outcome is unknown (the node running it stopped)`,
+          unverified: 'it may have run completely, partly or not at all',
+          details: app.redactor.value({
+            input: call.input,
+            ...(workspace ? { workspace } : {}),
+            reason: 'outcome_unknown',
+          }),
+        },
+        { sessionId, runId: run.id, toolCallId: `${RERUN_PREFIX}${call.tool_call_id}`, signal: c.signal },
+      );
+      again.push(call);
+      await c.ledger('tool.rerun', { tool_call_id: call.tool_call_id, tool: call.tool });
+    } catch (error) {
+      if (!(error instanceof SvcError) || error.code !== 'forbidden') throw error;
+    }
+  }
+  return again;
 }
 
 /**

@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { lazy } from '../../util/lazy';
 
 export const ENGINE_KINDS = ['in-process', 'dbos'] as const;
+/** What a resumed run does with a call its dead node left without a result (docs/engine.md). */
+export const UNKNOWN_OUTCOME_MODES = ['tell_model', 'ask'] as const;
 
 const positive = (what: string) =>
   z
@@ -41,6 +43,12 @@ export const engineSchema = lazy(() =>
       .optional()
       .describe(
         'kind = "dbos": how often (at least) a node looks for queued runs it may start, in ms (default 1000).',
+      ),
+    unknown_outcome: z
+      .enum(UNKNOWN_OUTCOME_MODES)
+      .default('tell_model')
+      .describe(
+        'kind = "dbos": a call cut off by its node\'s death (bash, a write, a sub-agent), when another node resumes the run: "tell_model" (default) gives the model the call\'s outcome as unknown, with what the workspace shows; "ask" asks the operator first (a permission request any node can answer): allowed, the call runs again; denied or unanswered, the model is told as with "tell_model".',
       ),
   }),
 );

@@ -1,0 +1,136 @@
+/**
+ * `[engine] unknown_outcome = "ask"` (issue 19, item 2: "or the operator is asked, per
+ * configuration"; docs/engine.md): three built DBOS nodes on one throwaway PostgreSQL. A run's bash
+ * command is cut off by a SIGKILL of the node running it; the node that adopts the run does not
+ * tell the model the outcome is unknown straight away but asks the operator, with a permission
+ * request any node lists and answers (its `tool_call_id` is `rerun:` + the call's). DURABLE-43:
+ * allowed, the command runs again and the model reads its real result. DURABLE-44: denied, the
+ * model is told the outcome is unknown, as with the default, and the command is not run again.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeProvider, fakeProvider, reply } from '../helpers/fake-provider';
+import { postgresForFile } from '../helpers/postgres';
+import { type ClusterNode, type SvcCluster, startCluster, until } from './cluster-harness';
+
+const pg = postgresForFile({ durable: true });
+
+const live = (cluster: SvcCluster) =>
+  cluster.nodes.filter((n) => n.server.child.exitCode === null && n.server.child.signalCode === null);
+
+/** A run's bash call cut off by a SIGKILL of its node; the first pending request after it, on a live node. */
+async function cutOff(cluster: SvcCluster, provider: FakeProvider, tag: string) {
+  const [first] = live(cluster);
+  const id = (await first!.post('/v1/sessions', { title: `rerun ${tag}` })).body.session.id as string;
+  const log = join(cluster.workspace, `rerun${tag}.log`);
+  // The first time it runs it records `ran` and hangs (to be cut off); run again, it records `again`.
+  const command = `if [ -e rerun${tag}.mark ]; then echo again >> rerun${tag}.log; else touch rerun${tag}.mark; echo ran >> rerun${tag}.log; sleep 60; fi`;
+  provider.push(reply().toolCall('bash', { command }), reply().text(`Finished ${tag}.`));
+  const sent = await first!.post(`/v1/sessions/${id}/messages`, { prompt: `run the command ${tag}` });
+  expect(sent.status).toBe(202);
+  const runId = sent.body.run_id as string;
+  await until(async () => (existsSync(log) ? true : undefined), 'the bash command to start', 60_000);
+  const running = (await first!.get(`/v1/agent-runs/${runId}`)).run as { pid: number };
+  const holder = live(cluster).find((n) => n.server.child.pid === running.pid);
+  expect(holder, JSON.stringify(running)).toBeDefined();
+  await holder!.kill('SIGKILL');
+  const [reader, other] = live(cluster) as [ClusterNode, ClusterNode | undefined];
+  const request = await until(async () => {
+    const listed = await reader.get(`/v1/sessions/${id}/permissions`);
+    return listed.permissions[0] as
+      | { request_id: string; run_id: string; tool: string; tool_call_id: string; title: string }
+      | undefined;
+  }, `the question to be listed on ${reader.name}`, 60_000);
+  return { id, runId, log, request, reader, answerer: other ?? reader };
+}
+
+async function finished(node: ClusterNode, runId: string) {
+  return await until(
+    async () => {
+      const run = (await node.get(`/v1/agent-runs/${runId}`)).run;
+      return run.status !== 'running' && run.status !== 'queued' ? run : undefined;
+    },
+    `run ${runId} to finish`,
+    60_000,
+  );
+}
+
+async function ledgerOf(node: ClusterNode, runId: string) {
+  return (await node.get(`/v1/agent-runs/${runId}/events?limit=500`)).events as {
+    type: string;
+    payload: Record<string, unknown>;
+  }[];
+}
+
+describe.skipIf(!pg.available)('a cut-off call asks the operator: three DBOS nodes on one PostgreSQL', () => {
+  let provider: FakeProvider;
+  let cluster: SvcCluster;
+  beforeAll(async () => {
+    provider = await fakeProvider([], { allowExtra: true });
+    cluster = await startCluster(pg.cluster(), provider, {
+      nodes: 3,
+      config: {
+        engine: { kind: 'dbos', unknown_outcome: 'ask' },
+        store: { node_heartbeat_ms: 300, node_stale_ms: 1_000 },
+        permissions: { allowed_tools: ['bash'], unattended: 'wait' },
+      },
+    });
+  }, 240_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await provider?.close();
+  });
+
+  it('DURABLE-43: the node running a bash command is SIGKILLed; the adopting node asks the operator; allowed on another node, the command runs again and the model reads its result', async () => {
+    const { runId, log, request, reader, answerer } = await cutOff(cluster, provider, '43');
+    expect(request).toMatchObject({ run_id: runId, tool: 'bash' });
+    expect(request.tool_call_id).toMatch(/^rerun:/);
+    expect(request.title).toContain('outcome is unknown');
+    const answered = await answerer.post(
+      `/v1/sessions/${(await reader.get(`/v1/agent-runs/${runId}`)).run.session_id}/permissions/${request.request_id}`,
+      { decision: 'allow_once' },
+    );
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+
+    const run = await finished(reader, runId);
+    expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(log, 'utf8')).toBe('ran\nagain\n');
+    const events = await ledgerOf(reader, runId);
+    const count = (type: string) => events.filter((e) => e.type === type).length;
+    expect(count('run_adopted')).toBe(1);
+    expect(count('tool.rerun')).toBe(1);
+    expect(count('tool.outcome_unknown')).toBe(0);
+    expect(events.find((e) => e.type === 'permission.resolved')?.payload).toMatchObject({
+      decision: 'allow_once',
+    });
+    // The model read the second run's real output, not an unknown outcome.
+    const ofRun = provider.requests
+      .map((r) => JSON.stringify(r.body))
+      .filter((body) => body.includes('run the command 43'));
+    expect(ofRun).toHaveLength(2);
+    expect(ofRun[1]).not.toContain('outcome unknown');
+  }, 180_000);
+
+  it('DURABLE-44: the same with the question denied: the model is told the outcome is unknown and the command does not run again', async () => {
+    const { runId, log, request, reader, answerer } = await cutOff(cluster, provider, '44');
+    expect(request.tool_call_id).toMatch(/^rerun:/);
+    const sessionId = (await reader.get(`/v1/agent-runs/${runId}`)).run.session_id as string;
+    const answered = await answerer.post(`/v1/sessions/${sessionId}/permissions/${request.request_id}`, {
+      decision: 'deny',
+    });
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+
+    const run = await finished(reader, runId);
+    expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(log, 'utf8')).toBe('ran\n');
+    const events = await ledgerOf(reader, runId);
+    expect(events.filter((e) => e.type === 'tool.rerun')).toHaveLength(0);
+    expect(events.filter((e) => e.type === 'tool.outcome_unknown')).toHaveLength(1);
+    const ofRun = provider.requests
+      .map((r) => JSON.stringify(r.body))
+      .filter((body) => body.includes('run the command 44'));
+    expect(ofRun).toHaveLength(2);
+    expect(ofRun[1]).toContain('outcome unknown');
+  }, 180_000);
+});
