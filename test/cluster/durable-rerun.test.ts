@@ -6,6 +6,7 @@
  * request any node lists and answers (its `tool_call_id` is `rerun:` + the call's). DURABLE-43:
  * allowed, the command runs again and the model reads its real result. DURABLE-44: denied, the
  * model is told the outcome is unknown, as with the default, and the command is not run again.
+ * DURABLE-45: the node asking dies too; the next node waits for the SAME question (one request).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,12 +37,16 @@ async function cutOff(cluster: SvcCluster, provider: FakeProvider, tag: string) 
   expect(holder, JSON.stringify(running)).toBeDefined();
   await holder!.kill('SIGKILL');
   const [reader, other] = live(cluster) as [ClusterNode, ClusterNode | undefined];
-  const request = await until(async () => {
-    const listed = await reader.get(`/v1/sessions/${id}/permissions`);
-    return listed.permissions[0] as
-      | { request_id: string; run_id: string; tool: string; tool_call_id: string; title: string }
-      | undefined;
-  }, `the question to be listed on ${reader.name}`, 60_000);
+  const request = await until(
+    async () => {
+      const listed = await reader.get(`/v1/sessions/${id}/permissions`);
+      return listed.permissions[0] as
+        | { request_id: string; run_id: string; tool: string; tool_call_id: string; title: string }
+        | undefined;
+    },
+    `the question to be listed on ${reader.name}`,
+    60_000,
+  );
   return { id, runId, log, request, reader, answerer: other ?? reader };
 }
 
@@ -132,5 +137,56 @@ describe.skipIf(!pg.available)('a cut-off call asks the operator: three DBOS nod
       .filter((body) => body.includes('run the command 44'));
     expect(ofRun).toHaveLength(2);
     expect(ofRun[1]).toContain('outcome unknown');
+  }, 180_000);
+});
+
+describe.skipIf(!pg.available)('a cut-off call asks the operator, and the asking node dies too', () => {
+  let provider: FakeProvider;
+  let cluster: SvcCluster;
+  beforeAll(async () => {
+    provider = await fakeProvider([], { allowExtra: true });
+    cluster = await startCluster(pg.cluster(), provider, {
+      nodes: 3,
+      config: {
+        engine: { kind: 'dbos', unknown_outcome: 'ask' },
+        store: { node_heartbeat_ms: 300, node_stale_ms: 1_000 },
+        permissions: { allowed_tools: ['bash'], unattended: 'wait' },
+      },
+    });
+  }, 240_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await provider?.close();
+  });
+
+  it('DURABLE-45: the node waiting for the question is SIGKILLed; the last node waits for the same request; allowed there, the command runs again once', async () => {
+    const { id, runId, log, request } = await cutOff(cluster, provider, '45');
+    // The node that asked holds the run: kill it too while the question waits.
+    const holder = await until(async () => {
+      const [any] = live(cluster);
+      const run = (await any!.get(`/v1/agent-runs/${runId}`)).run as { pid: number };
+      return live(cluster).find((n) => n.server.child.pid === run.pid);
+    }, 'the asking node');
+    await holder.kill('SIGKILL');
+    const [last] = live(cluster) as [ClusterNode];
+    // Adopted by the last node, the run waits for the same question: answered there, it goes on.
+    await until(async () => {
+      const events = await ledgerOf(last, runId);
+      return events.filter((e) => e.type === 'run_adopted').length === 2 ? true : undefined;
+    }, 'the second adoption');
+    const listed = (await last.get(`/v1/sessions/${id}/permissions`)).permissions as { request_id: string }[];
+    expect(listed.map((p) => p.request_id)).toEqual([request.request_id]);
+    const answered = await last.post(`/v1/sessions/${id}/permissions/${request.request_id}`, {
+      decision: 'allow_once',
+    });
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+
+    const run = await finished(last, runId);
+    expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(log, 'utf8')).toBe('ran\nagain\n');
+    const events = await ledgerOf(last, runId);
+    expect(events.filter((e) => e.type === 'permission.requested')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'tool.rerun')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'tool.outcome_unknown')).toHaveLength(0);
   }, 180_000);
 });

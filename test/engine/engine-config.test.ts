@@ -23,7 +23,7 @@ async function startError(config: Record<string, unknown>): Promise<SvcError> {
 describe('[engine] kind', () => {
   it('ENGINE-7: defaults to the in-process engine', async () => {
     const app = await makeTestApp();
-    expect(app.config.engine).toEqual({ kind: 'in-process' });
+    expect(app.config.engine).toEqual({ kind: 'in-process', unknown_outcome: 'tell_model' });
     expect(app.engine.kind).toBe('in-process');
   });
 
@@ -61,6 +61,14 @@ describe('[engine] kind', () => {
       expect(error.code, key).toBe('config_error');
       expect(error.message).toContain(key);
     }
+  });
+
+  it('ENGINE-16: [engine] unknown_outcome is "tell_model" or "ask": another value is a config error naming the key and both values', async () => {
+    const error = await startError({ engine: { kind: 'dbos', unknown_outcome: 'maybe' } });
+    expect(error.code).toBe('config_error');
+    expect(error.message).toContain('engine.unknown_outcome');
+    expect(error.message).toContain('"tell_model"');
+    expect(error.message).toContain('"ask"');
   });
 
   it('ENGINE-14: the run queue: one run per workspace partition; max_runs cluster-wide (none by default); max_runs_per_node (16 by default, never above max_runs)', () => {
