@@ -76,6 +76,8 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
     sessionId: id,
     prompt: conversation.prompt,
     model: model.resolved.selector,
+    // Resolved once: the run binds it to its own metering (ModelResolver.bind).
+    resolved: model.resolved,
     origin: COMPAT_ORIGIN,
     ifBusy: 'queue' as const,
   });
