@@ -2,7 +2,8 @@
  * A compat request resolves its model once (issue 17 item 3): the surface resolves the request's
  * `model`, and its run binds that model to its own metering (`ModelResolver.bind`) instead of
  * resolving it again. What the run records stays: the `model.resolved` ledger event, the run's
- * model, and a cost-ledger call billed as `compat` to the run and its session.
+ * model, and a cost-ledger call billed as `compat` to the run and its session. A new session is
+ * made with the title its run gives it, so the run's start does not update the session row.
  */
 import { describe, expect, it } from 'vitest';
 import type { ResolveRequest } from '../../src/providers/types';
@@ -36,6 +37,21 @@ describe('compat model resolution', () => {
     const calls = await app.telemetry.ledger.calls({ sessionId: run.session_id });
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ purpose: 'compat', run_id: run.id, provider: 'fake', model: 'm1' });
+  });
+
+  it('COMPAT-02: a new compat session is made with its title; the run start does not update its row', async () => {
+    const { app, client } = await compatServer([reply().text('two')]);
+    const types: string[] = [];
+    app.bus.subscribe('*', (event) => types.push(event.type));
+    await client.chat.completions.create({
+      model: 'fake/m1',
+      messages: [{ role: 'user', content: 'write a haiku\nabout svc' }],
+    });
+    const [run] = await app.runs.list({ limit: 1 });
+    expect((await app.sessions.require(run.session_id)).title).toBe('write a haiku');
+    expect(types).toContain('session.created');
+    expect(types).toContain('run.finished');
+    expect(types).not.toContain('session.updated');
   });
 
   it('COMPAT-08: bind hands over only a model its resolver made, for a request selecting that model', async () => {
