@@ -35,6 +35,7 @@ async function enqueueRun(
       ...(input.unattended ? { unattended: input.unattended } : {}),
     },
   });
+  if (input.resolved) core.hand(run.id, input.resolved);
   // The queue as published: what a drain right after starts from.
   const queued = await core.publishQueue(session.id);
   return { run, queued };

@@ -132,6 +132,7 @@ async function launchRun(
   const poll = pollCancel(core, claimed, controller, stop);
   const resume = resumed !== undefined && !options.dequeued;
   const runApp = options.workspace ? withWorkspace(a, options.workspace.root) : a;
+  const handed = core.takeHanded(claimed.id);
   core.deps.runLeases?.begin(claimed, runApp.workspace, controller.signal);
   const execute = () =>
     executeRun({
@@ -150,6 +151,7 @@ async function launchRun(
         return requested;
       },
       resume,
+      handed: resume ? undefined : handed,
     });
   // A root run started here runs as the durable engine's workflow (one resumed here already is).
   const durable = !resume && !options.dequeued && !options.subagent ? core.deps.durable : undefined;

@@ -12,7 +12,7 @@
  */
 import type { ModelMessage } from 'ai';
 import { toSvcError } from '../errors';
-import type { ResolvedModel } from '../providers/types';
+import type { ResolvedModel, ResolveRequest } from '../providers/types';
 import type { FinalRunStatus } from '../runs/run-ledger';
 import type { Message, Usage } from '../sessions/session-store';
 import { withReadScope } from '../store/read-scope';
@@ -190,7 +190,7 @@ async function resumeRun(c: RunContext): Promise<Opened | RunOutcome> {
 /** Resolve the run's model (run, session, agent kind, config) and record it. */
 async function resolveModel(c: RunContext, session: RunTurn['session']): Promise<void> {
   const { app, run, x } = c;
-  const model = await app.models.resolve({
+  const request: ResolveRequest = {
     call_purpose: run.origin === COMPAT_ORIGIN ? 'compat' : x.subagent ? 'subagent' : 'agent_step',
     selector: run.model ?? undefined,
     sessionModel: session.model,
@@ -198,7 +198,9 @@ async function resolveModel(c: RunContext, session: RunTurn['session']): Promise
     sessionId: c.sessionId,
     runId: run.id,
     signal: c.signal,
-  });
+  };
+  // The model its sender resolved (the compat surface), metered for this run: not resolved twice.
+  const model = (x.handed && app.models.bind(x.handed, request)) || (await app.models.resolve(request));
   c.model = model;
   await app.store.transactions.run(async () => {
     await app.runs.update(run.id, { model: model.selector });

@@ -50,6 +50,8 @@ export interface RunExecution {
    * is already stored, its finished steps are not asked again, its unfinished calls not re-run.
    */
   resume?: boolean;
+  /** The model its sender resolved for the run (SendInput.resolved), bound to the run if it still applies. */
+  handed?: ResolvedModel;
 }
 
 export interface RunOutcome {

@@ -7,6 +7,7 @@
  */
 
 import type { SessionEventPayloads, SessionEventType } from '../events/types';
+import type { ResolvedModel } from '../providers/types';
 import type { AgentRun } from '../runs/run-ledger';
 import type { AgentDeps, AgentHost } from './deps';
 import { textOf } from './history';
@@ -57,6 +58,10 @@ export interface AgentCore {
   deferred(runId: string): Deferred;
   /** Resolve the waiters of a finished run. */
   settle(runId: string): Promise<void>;
+  /** Keep the model its sender resolved for a run (SendInput.resolved) until the run starts here. */
+  hand(runId: string, model: ResolvedModel): void;
+  /** The model handed for the run, once (later asks: undefined). */
+  takeHanded(runId: string): ResolvedModel | undefined;
   /**
    * `runResult`, sharing the read of a run that has ended for a moment (RESULT_SHARED_MS): its
    * waiters and the surface that streams it ask for it at its end, one after the other.
@@ -66,6 +71,12 @@ export interface AgentCore {
   publishQueue(sessionId: string): Promise<AgentRun[]>;
   notifyIdle(sessionId: string): void;
 }
+
+/**
+ * At most this many handed models wait for their runs (runs queued behind a busy session, or
+ * given to another node): past it the oldest is dropped, and its run resolves its model itself.
+ */
+const HANDED_MODELS = 256;
 
 /** How long the result of a run that has ended is answered without reading it again. */
 const RESULT_SHARED_MS = 2_000;
@@ -98,6 +109,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
   const deferreds = new Map<string, Deferred>();
   /** Results of runs that had ended when read, with when they were read. */
   const ended = new Map<string, { at: number; result: RunResult }>();
+  const handed = new Map<string, ResolvedModel>();
   // The map's size at which the runtimes at rest are dropped next (twice what stayed, at least
   // RESTING_RUNTIMES): a sweep now and then, not a walk of the map per new session.
   let sweepAt = RESTING_RUNTIMES;
@@ -145,7 +157,17 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
       }
       return d;
     },
+    hand(runId, model) {
+      handed.set(runId, model);
+      if (handed.size > HANDED_MODELS) handed.delete(handed.keys().next().value as string);
+    },
+    takeHanded(runId) {
+      const model = handed.get(runId);
+      handed.delete(runId);
+      return model;
+    },
     async settle(runId) {
+      handed.delete(runId);
       const d = deferreds.get(runId);
       if (!d) return;
       deferreds.delete(runId);

@@ -13,6 +13,7 @@ import type {
   PermissionDecision,
   PermissionService,
 } from '../permissions/permission-service';
+import type { ResolvedModel } from '../providers/types';
 import type { AgentRun, FinalRunStatus, RunStatus } from '../runs/run-ledger';
 import type { CreateSessionInput, Session } from '../sessions/session-store';
 import type { Workspace } from '../workspace/workspace';
@@ -31,6 +32,12 @@ export interface SendInput {
   agent?: string;
   /** Model selector for this run only (`<provider>/<model>`); the session's model is unchanged. */
   model?: string;
+  /**
+   * `model` as the caller already resolved it (the compat surface): the run binds it to its own
+   * metering (`ModelResolver.bind`) instead of resolving it again, when it starts on this node
+   * and selects the same model; otherwise it resolves as usual.
+   */
+  resolved?: ResolvedModel;
   /** Step limit for this run (default `[agents.<id>].max_steps`, then `options.max_steps`). */
   maxSteps?: number;
   /** Skip every permission prompt (`--yolo` / `--dangerously-skip-permissions`). */

@@ -219,7 +219,18 @@ function createResolver(service: ProviderService): ModelResolver {
     });
   };
 
+  /** Each resolved model's own rebinding to another request (`bind`), while it is alive. */
+  const bindable = new WeakMap<ResolvedModel, (request: ResolveRequest, source: string) => ResolvedModel>();
+
   return {
+    bind(resolved, request) {
+      const rebind = bindable.get(resolved);
+      if (!rebind) return undefined;
+      const selection = service.select(request, { readout: false });
+      if (selection.source === 'none' || selection.source === 'first_ready') return undefined;
+      if (selection.selector !== resolved.selector) return undefined;
+      return rebind(request, selection.source);
+    },
     async resolve(request: ResolveRequest = {}): Promise<ResolvedModel> {
       const config = deps.config();
       const selection = service.select(request, { readout: false });
@@ -254,19 +265,6 @@ function createResolver(service: ProviderService): ModelResolver {
         })
         .filter((s): s is string => Boolean(s) && s !== primary.selector);
       const { RecoveringLanguageModel } = await import('./recovery');
-      const language_model = new RecoveringLanguageModel({
-        primary,
-        fallbacks: [...new Set(fallbacks)],
-        build: (selector) => link(service.parse(selector), request.signal),
-        maxRetries: config.options.tpm_recovery.max_retries,
-        maxBackoffMs: config.options.tpm_recovery.max_backoff_ms,
-        sessionId: request.sessionId,
-        runId: request.runId,
-        bus: deps.bus,
-        log: deps.log,
-        sleep,
-        authHint: (provider) => service.authHint(provider),
-      });
       const info = modelInfo(parsed);
       const window = await contextWindowFor(deps, parsed.entry, parsed.model, {
         apiKey: primary.apiKey,
@@ -274,15 +272,36 @@ function createResolver(service: ProviderService): ModelResolver {
       });
       if (window.context_window) info.context_window = window.context_window;
       else delete info.context_window;
-      return {
-        selector: primary.selector,
-        provider: primary.provider,
-        model_id: parsed.model,
-        language_model: meter(language_model, request),
-        info,
-        source,
-        window_source: window.source,
+      const { model: modelId } = parsed;
+      const unique = [...new Set(fallbacks)];
+      // The model for one request: its recovery and metering carry the request's session and run.
+      const make = (to: ResolveRequest, why: string): ResolvedModel => {
+        const language_model = new RecoveringLanguageModel({
+          primary,
+          fallbacks: unique,
+          build: (selector) => link(service.parse(selector), to.signal),
+          maxRetries: config.options.tpm_recovery.max_retries,
+          maxBackoffMs: config.options.tpm_recovery.max_backoff_ms,
+          sessionId: to.sessionId,
+          runId: to.runId,
+          bus: deps.bus,
+          log: deps.log,
+          sleep,
+          authHint: (provider) => service.authHint(provider),
+        });
+        const resolved: ResolvedModel = {
+          selector: primary.selector,
+          provider: primary.provider,
+          model_id: modelId,
+          language_model: meter(language_model, to),
+          info: { ...info },
+          source: why,
+          window_source: window.source,
+        };
+        bindable.set(resolved, make);
+        return resolved;
       };
+      return make(request, source);
     },
   };
 }

@@ -109,4 +109,12 @@ export interface ModelResolver {
    * `unauthorized` SvcErrors; callers just stream from it.
    */
   resolve(request?: ResolveRequest): Promise<ResolvedModel>;
+  /**
+   * A model this resolver resolved, bound to another request's call purpose, session and run
+   * (its metering and its rate-limit recovery events) without resolving it again: no second
+   * selection of the provider, credential check or context-window lookup. Undefined when the
+   * request would not select the same model (another selector, or none) or the model did not
+   * come from this resolver: the caller resolves it then.
+   */
+  bind(resolved: ResolvedModel, request: ResolveRequest): ResolvedModel | undefined;
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Context } from 'hono';
+import { titleFromPrompt } from '../../../agent/run-loop';
 import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
@@ -61,8 +62,13 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   // commit); with pending tool calls (which run first, awaited) the session is one and the rest
   // another.
   const begin = async () => {
+    // A new session is made with the title its run would give it (no update of the row at the run's start).
     const session =
-      bound ?? (await app.agent.createSession({ metadata: { openai_compat: { request_id: requestId } } }));
+      bound ??
+      (await app.agent.createSession({
+        title: titleFromPrompt(conversation.prompt),
+        metadata: { openai_compat: { request_id: requestId } },
+      }));
     if (!bound) await importHistory(app, session.id, conversation);
     sessionId = session.id;
     release = runtime.enter(session.id, conversation.system);
@@ -76,6 +82,8 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
     sessionId: id,
     prompt: conversation.prompt,
     model: model.resolved.selector,
+    // Resolved once: the run binds it to its own metering (ModelResolver.bind).
+    resolved: model.resolved,
     origin: COMPAT_ORIGIN,
     ifBusy: 'queue' as const,
   });
