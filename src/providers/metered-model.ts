@@ -101,15 +101,22 @@ export class MeteredLanguageModel implements LanguageModelV3 {
     let ttft: number | null = null;
     let error: unknown;
     let output = '';
+    let finished = false;
     const seen = async (part: LanguageModelV3StreamPart) => {
       if (ttft === null && FIRST_OUTPUT.has(part.type)) ttft = this.options.now() - call.at;
       if (part.type === 'text-delta') output += part.delta;
       if (part.type === 'error') error = part.error;
       // Recorded at the finish part: a consumer that stops reading after it is still billed.
-      if (part.type === 'finish') await call.end({ usage: part.usage, ttft, output, error });
+      if (part.type === 'finish') {
+        finished = true;
+        await call.end({ usage: part.usage, ttft, output, error });
+      }
     };
-    const ended = () =>
-      call.end({ ttft, output, error: error ?? new Error('stream ended without a finish part') });
+    // The end of a stream without a finish part is an error (no Error made when it had one).
+    const ended = async () => {
+      if (!finished)
+        await call.end({ ttft, output, error: error ?? new Error('stream ended without a finish part') });
+    };
     // The provider's parts as an iterator (./stream-parts.ts): metered the same way, no web stream.
     const parts = streamParts(result);
     if (parts) {

@@ -105,4 +105,26 @@ describe('ENGINE-STEP-STREAM parts iterators through the model layers', () => {
     await reader.cancel();
     expect(seen.returned).toBe(1);
   });
+
+  it('ENGINE-STEP-STREAM-8 a stream that ends without a finish part is metered as an error', async () => {
+    const inner = {
+      ...iteratorModel().model,
+      doStream: async () =>
+        resultWithParts(
+          (async function* () {
+            yield* script.slice(0, -1);
+            return undefined;
+          })(),
+          {},
+        ),
+    } as unknown as LanguageModelV3;
+    const ends: ModelCallEnd[] = [];
+    await drain(streamParts(await metered(inner, ends).doStream({ prompt: [] }))!);
+    expect(ends).toHaveLength(1);
+    expect(ends[0]).toMatchObject({
+      status: 'error',
+      error: 'Error: stream ended without a finish part',
+      output: 'hello',
+    });
+  });
 });
