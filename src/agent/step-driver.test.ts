@@ -8,6 +8,7 @@ import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import * as ai from 'ai';
 import { convertArrayToReadableStream, MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
+import { resultWithParts } from '../providers/stream-parts';
 import { driveSteps, type StepSettings } from './step-driver';
 
 type Chunk = LanguageModelV3StreamPart;
@@ -289,5 +290,40 @@ describe('step driver', () => {
     // The provider keys each message's encoded bytes by the object (../providers/prompt-messages.ts).
     for (let n = 1; n < prompts.length; n++)
       for (const [i, message] of prompts[n - 1].entries()) expect(prompts[n][i]).toBe(message);
+  });
+
+  it('ENGINE-STEP-7: a model offering its parts as an iterator is read through it (its stream never made), the same parts', async () => {
+    const steps = [
+      [call('c1', 'echo', '{"text":"hi"}'), finish('tool-calls')],
+      [...text('t', 'done'), finish('stop')],
+    ];
+    let n = 0;
+    const iterating = new MockLanguageModelV3({
+      doStream: async () => {
+        const script: Chunk[] = [{ type: 'stream-start', warnings: [] }, ...(steps[n++] ?? [])];
+        const result = resultWithParts(
+          (async function* () {
+            yield* script;
+            return undefined;
+          })(),
+          {},
+        );
+        Object.defineProperty(result, 'stream', {
+          get() {
+            throw new Error('the stream was read');
+          },
+        });
+        return result;
+      },
+    });
+    const read = async (model: MockLanguageModelV3) => {
+      const parts: Recorded[] = [];
+      for await (const part of ownDriver(model, 3).fullStream)
+        if (RECORDED.has(part.type)) parts.push(recorded(part as never));
+      return settled(parts);
+    };
+    const viaIterator = await read(iterating);
+    expect(JSON.stringify(viaIterator)).not.toContain('the stream was read');
+    expect(viaIterator).toEqual(await read(scripted(steps)));
   });
 });

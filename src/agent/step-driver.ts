@@ -17,9 +17,11 @@ import {
   type LanguageModelV3,
   type LanguageModelV3CallOptions,
   type LanguageModelV3StreamPart,
+  type LanguageModelV3StreamResult,
   type SharedV3ProviderMetadata,
 } from '@ai-sdk/provider';
 import type { LanguageModelUsage, ModelMessage, ToolSet } from 'ai';
+import { partsOf } from '../providers/stream-parts';
 import { PromptCache, requestTools } from './step-request';
 
 type Internal = typeof import('ai/internal');
@@ -153,8 +155,8 @@ async function* steps(options: StepDriverOptions): AsyncGenerator<StepPart> {
         ...(o.maxOutputTokens ? { maxOutputTokens: o.maxOutputTokens } : {}),
         ...(o.providerOptions ? { providerOptions: o.providerOptions } : {}),
       };
-      const { stream } = await retry(() => o.model.doStream(call));
-      outcome = yield* readStep(o, stream, active, none);
+      const result = await retry(() => o.model.doStream(call));
+      outcome = yield* readStep(o, result, active, none);
     } catch (error) {
       if (signal.aborted) return;
       yield { type: 'error', error };
@@ -196,7 +198,7 @@ function activeSet(tools: ToolSet, active: string[] | undefined): ReadonlySet<st
 /** One model call's stream read to its end, its parts yielded as they arrive. */
 async function* readStep(
   o: Driver,
-  stream: ReadableStream<LanguageModelV3StreamPart>,
+  result: LanguageModelV3StreamResult,
   active: ReadonlySet<string> | undefined,
   withholdCalls: boolean,
 ): AsyncGenerator<StepPart, StepOutcome> {
@@ -212,14 +214,21 @@ async function* readStep(
   // The open text and reasoning parts by the provider's id, with the id the run sees: unique in
   // the step (a provider may reuse an id for a later part; the SDK gives that one a new id too).
   const open = new Map<string, { id: string; part: ContentText }>();
+  /** The open part a delta or end chunk belongs to; an end chunk closes it. */
+  const openPart = (kind: 'text' | 'reasoning', chunk: { id: string }, close = false) => {
+    const key = `${kind}:${chunk.id}`;
+    const entry = open.get(key);
+    if (close) open.delete(key);
+    return entry;
+  };
   const used = new Set<string>();
   const withheld: unknown[] = [];
   let started = false;
   let ended = false;
-  const reader = stream.getReader();
+  const parts = partsOf(result);
   try {
     for (;;) {
-      const { done, value: chunk } = await reader.read();
+      const { done, value: chunk } = await parts.next();
       if (done) {
         ended = true;
         break;
@@ -250,7 +259,7 @@ async function* readStep(
         case 'reasoning-delta': {
           out.output = true;
           const kind = chunk.type === 'text-delta' ? 'text' : 'reasoning';
-          const entry = open.get(`${kind}:${chunk.id}`);
+          const entry = openPart(kind, chunk);
           if (entry) {
             entry.part.text += chunk.delta;
             if (chunk.providerMetadata) entry.part.providerOptions = chunk.providerMetadata;
@@ -268,9 +277,8 @@ async function* readStep(
         case 'reasoning-end': {
           out.output = true;
           const kind = chunk.type === 'text-end' ? 'text' : 'reasoning';
-          const entry = open.get(`${kind}:${chunk.id}`);
+          const entry = openPart(kind, chunk, true);
           if (entry && chunk.providerMetadata) entry.part.providerOptions = chunk.providerMetadata;
-          open.delete(`${kind}:${chunk.id}`);
           yield { type: chunk.type, id: entry?.id ?? chunk.id, providerMetadata: chunk.providerMetadata };
           break;
         }
@@ -280,35 +288,7 @@ async function* readStep(
             withheld.push(chunk);
             break;
           }
-          const call = parseCall(o, chunk, active);
-          out.calls.push(call);
-          out.content.push({
-            type: 'tool-call',
-            toolCallId: call.toolCallId,
-            toolName: call.toolName,
-            input: call.error && (typeof call.input !== 'object' || call.input === null) ? {} : call.input,
-            ...(call.providerMetadata ? { providerOptions: call.providerMetadata } : {}),
-          });
-          yield {
-            type: 'tool-call',
-            toolCallId: call.toolCallId,
-            toolName: call.toolName,
-            input: call.input,
-            providerMetadata: call.providerMetadata,
-            ...(call.error ? { invalid: true } : {}),
-          };
-          // An invalid call's error result comes at once (the SDK's tool results stream).
-          if (call.error) {
-            const error = errorMessage(call.error);
-            out.invalid.push({ type: 'tool-error', call, error });
-            yield {
-              type: 'tool-error',
-              toolCallId: call.toolCallId,
-              toolName: call.toolName,
-              input: call.input,
-              error,
-            };
-          }
+          yield* callParts(o, chunk, active, out);
           break;
         }
         case 'finish': {
@@ -339,10 +319,47 @@ async function* readStep(
     }
   } finally {
     // Left early (the reader stopped, an error): the model's stream is cancelled, not left open.
-    if (ended) reader.releaseLock();
-    else reader.cancel().catch(() => {});
+    if (!ended) parts.return?.().catch(() => {});
   }
   return out;
+}
+
+/** A tool call of the step: recorded in its outcome, yielded, with its error result when invalid. */
+function* callParts(
+  o: Driver,
+  chunk: Extract<LanguageModelV3StreamPart, { type: 'tool-call' }>,
+  active: ReadonlySet<string> | undefined,
+  out: StepOutcome,
+): Generator<StepPart> {
+  const call = parseCall(o, chunk, active);
+  out.calls.push(call);
+  out.content.push({
+    type: 'tool-call',
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    input: call.error && (typeof call.input !== 'object' || call.input === null) ? {} : call.input,
+    ...(call.providerMetadata ? { providerOptions: call.providerMetadata } : {}),
+  });
+  yield {
+    type: 'tool-call',
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    input: call.input,
+    providerMetadata: call.providerMetadata,
+    ...(call.error ? { invalid: true } : {}),
+  };
+  // An invalid call's error result comes at once (the SDK's tool results stream).
+  if (call.error) {
+    const error = errorMessage(call.error);
+    out.invalid.push({ type: 'tool-error', call, error });
+    yield {
+      type: 'tool-error',
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      input: call.input,
+      error,
+    };
+  }
 }
 
 /** The model called a tool on a step told to answer without tools (the SDK's error, its name kept). */

@@ -11,7 +11,7 @@ import { type BuildRequest, type ModelBuild, openAICompatible } from './build-re
 import { azureModel, bedrockModel, vertexModel } from './cloud-models';
 import { missingKeyHint } from './credentials';
 import { acpModel, vendorCliModel } from './process-models';
-import { cachedPromptMessages } from './prompt-messages';
+import { withPromptMessages } from './prompt-messages';
 import type { ProviderEntry } from './provider-entries';
 import { withSerializedTools } from './request-body';
 import { chatgptModel, copilotModel, hyperModel } from './subscription-models';
@@ -177,8 +177,7 @@ async function createLanguageModel(request: BuildRequest): Promise<LanguageModel
     case 'openai-compat': {
       const model = await openAICompatible(entry, modelId, { apiKey: keyOrLocal(), headers, fetch: fetchFn });
       // Its fetch is sendOnce's (./timeout.ts), which puts the messages' bytes back.
-      cachedPromptMessages(model);
-      return model;
+      return withPromptMessages(model);
     }
     case 'vendor-cli':
       return vendorCliModel(build);

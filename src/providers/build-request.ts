@@ -8,7 +8,7 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { ProviderDeps } from './context';
 import type { CredentialStore } from './credential-store';
 import type { CredentialResolution } from './credentials';
-import { leanChunkValidation, onceComputedRequest } from './openai-compatible-lean';
+import { leanChunkValidation, leanStreaming, onceComputedRequest } from './openai-compatible-lean';
 import type { ProviderEntry } from './provider-entries';
 
 export interface BuildRequest {
@@ -47,5 +47,6 @@ export async function openAICompatible(
   // URL and headers computed once, plain stream chunks without zod (./openai-compatible-lean.ts).
   onceComputedRequest(model);
   leanChunkValidation(model);
+  leanStreaming(model);
   return model;
 }

@@ -14,6 +14,7 @@ import type {
   LanguageModelV3StreamResult,
   LanguageModelV3Usage,
 } from '@ai-sdk/provider';
+import { resultWithParts, streamParts } from './stream-parts';
 import type { CallPurpose, ModelCallEnd, ModelCallSink, ModelInfo } from './types';
 
 export interface MeterOptions {
@@ -100,6 +101,41 @@ export class MeteredLanguageModel implements LanguageModelV3 {
     let ttft: number | null = null;
     let error: unknown;
     let output = '';
+    let finished = false;
+    const seen = async (part: LanguageModelV3StreamPart) => {
+      if (ttft === null && FIRST_OUTPUT.has(part.type)) ttft = this.options.now() - call.at;
+      if (part.type === 'text-delta') output += part.delta;
+      if (part.type === 'error') error = part.error;
+      // Recorded at the finish part: a consumer that stops reading after it is still billed.
+      if (part.type === 'finish') {
+        finished = true;
+        await call.end({ usage: part.usage, ttft, output, error });
+      }
+    };
+    // The end of a stream without a finish part is an error (no Error made when it had one).
+    const ended = async () => {
+      if (!finished)
+        await call.end({ ttft, output, error: error ?? new Error('stream ended without a finish part') });
+    };
+    // The provider's parts as an iterator (./stream-parts.ts): metered the same way, no web stream.
+    const parts = streamParts(result);
+    if (parts) {
+      const metered = async function* (): AsyncGenerator<LanguageModelV3StreamPart, undefined> {
+        let done = false;
+        try {
+          for (let next = await parts.next(); !next.done; next = await parts.next()) {
+            await seen(next.value);
+            yield next.value;
+          }
+          done = true;
+          await ended();
+        } finally {
+          if (!done) await parts.return?.();
+        }
+        return undefined;
+      };
+      return resultWithParts(metered(), { request: result.request, response: result.response });
+    }
     // One stream pulling from the provider's (not a TransformStream piped to it: that is a readable,
     // a writable and a pipe loop per call, with a promise hop per part).
     const reader = result.stream.getReader();
@@ -108,17 +144,12 @@ export class MeteredLanguageModel implements LanguageModelV3 {
         pull: async (controller) => {
           const next = await reader.read();
           if (next.done) {
-            await call.end({ ttft, output, error: error ?? new Error('stream ended without a finish part') });
+            await ended();
             controller.close();
             return;
           }
-          const part = next.value;
-          if (ttft === null && FIRST_OUTPUT.has(part.type)) ttft = this.options.now() - call.at;
-          if (part.type === 'text-delta') output += part.delta;
-          if (part.type === 'error') error = part.error;
-          // Recorded at the finish part: a consumer that stops reading after it is still billed.
-          if (part.type === 'finish') await call.end({ usage: part.usage, ttft, output, error });
-          controller.enqueue(part);
+          await seen(next.value);
+          controller.enqueue(next.value);
         },
         cancel: (reason) => reader.cancel(reason),
       },

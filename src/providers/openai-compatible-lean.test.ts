@@ -2,7 +2,13 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { openAICompatible } from './build-request';
-import { isPlainChunk, leanChunkValidation, onceComputedRequest } from './openai-compatible-lean';
+import {
+  isPlainChunk,
+  leanChunkValidation,
+  leanStreaming,
+  onceComputedRequest,
+} from './openai-compatible-lean';
+import { streamParts } from './stream-parts';
 
 const base = { id: 'c1', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'm1' };
 const chunk = (delta: unknown, finish: string | null = null, extra: Record<string, unknown> = {}) => ({
@@ -71,13 +77,20 @@ function headersOf(init: RequestInit['headers']): Record<string, string> {
   return out;
 }
 
-async function partsOf(model: LanguageModelV3) {
-  const { stream } = await model.doStream({
-    prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
-  });
+const hi = { prompt: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }] };
+
+/** The model's parts, read from its stream, or from its parts iterator when it offers one. */
+async function partsOf(model: LanguageModelV3, via: 'stream' | 'iterator' = 'stream') {
+  const result = await model.doStream(hi);
   const parts: LanguageModelV3StreamPart[] = [];
-  const reader = stream.getReader();
-  for (let next = await reader.read(); !next.done; next = await reader.read()) parts.push(next.value);
+  if (via === 'iterator') {
+    const iterator = streamParts(result);
+    if (!iterator) throw new Error('the model offers no parts iterator');
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) parts.push(next.value);
+  } else {
+    const reader = result.stream.getReader();
+    for (let next = await reader.read(); !next.done; next = await reader.read()) parts.push(next.value);
+  }
   return JSON.parse(
     JSON.stringify(parts, (_key, value) =>
       value instanceof Error ? { error: value.name, message: value.message } : value,
@@ -92,6 +105,7 @@ describe('lean validation of OpenAI-compatible stream chunks', () => {
     });
     expect(leanChunkValidation(model)).toBe(true);
     expect(onceComputedRequest(model)).toBe(true);
+    expect(leanStreaming(model)).toBe(true);
     expect(Reflect.get(Reflect.get(model, 'chunkSchema'), '_zod')).toBeUndefined();
   });
 
@@ -107,7 +121,9 @@ describe('lean validation of OpenAI-compatible stream chunks', () => {
       const lean = await openAICompatible({ id: 'fake', base_url: 'http://127.0.0.1:1/v1' }, 'm1', {
         fetch: fetchOf(body),
       });
-      expect(await partsOf(lean)).toEqual(await partsOf(plain));
+      const expected = await partsOf(plain);
+      expect(await partsOf(lean)).toEqual(expected);
+      expect(await partsOf(lean, 'iterator')).toEqual(expected);
     });
   }
 
@@ -154,5 +170,106 @@ describe('lean validation of OpenAI-compatible stream chunks', () => {
     expect(isPlainChunk({ ...chunk({}), usage: { prompt_tokens: '1' } })).toBe(false);
     expect(isPlainChunk({ choices: [null] })).toBe(false);
     expect(isPlainChunk([])).toBe(false);
+  });
+});
+
+/** A body of these bytes, cut into chunks of the sizes given (in turn); `hold`: then it waits. */
+function chunkedBody(bytes: Uint8Array, sizes: number[], hold = false) {
+  let at = 0;
+  let n = 0;
+  const state = { cancelled: false, controller: undefined as ReadableStreamDefaultController | undefined };
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      state.controller = controller;
+    },
+    pull(controller) {
+      if (at >= bytes.length) {
+        if (!hold) controller.close();
+        return hold ? new Promise(() => {}) : undefined;
+      }
+      const size = sizes[n++ % sizes.length];
+      controller.enqueue(bytes.slice(at, at + size));
+      at += size;
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  });
+  return { body, state };
+}
+
+describe('ENGINE-STEP-STREAM: the OpenAI-compatible answer read without web streams', () => {
+  const text = [
+    chunk({ role: 'assistant', content: 'línea ✓ — 😀 ' }),
+    chunk({ content: 'ß東京' }),
+    chunk({ tool_calls: [{ index: 0, id: 'c1', function: { name: 'read', arguments: '{"p":"é😀"}' } }] }),
+    chunk({}, 'tool_calls', usage),
+  ];
+
+  it('ENGINE-STEP-STREAM-1 gives the same parts with the body cut at any byte (UTF-8 split, [DONE])', async () => {
+    const whole = sse(text);
+    const plain = createOpenAICompatible({
+      name: 'fake',
+      baseURL: 'http://127.0.0.1:1/v1',
+      includeUsage: true,
+      fetch: fetchOf(whole),
+    })('m1');
+    const expected = await partsOf(plain);
+    expect(JSON.stringify(expected)).toContain('😀');
+    const bytes = new TextEncoder().encode(whole);
+    for (const sizes of [[1], [2], [3], [5, 1, 7], [64]]) {
+      const lean = await openAICompatible({ id: 'fake', base_url: 'http://127.0.0.1:1/v1' }, 'm1', {
+        fetch: (async () =>
+          new Response(chunkedBody(bytes, sizes).body, {
+            headers: { 'content-type': 'text/event-stream' },
+          })) as typeof fetch,
+      });
+      expect(await partsOf(lean, 'iterator'), `chunks of ${sizes}`).toEqual(expected);
+    }
+  });
+
+  it('ENGINE-STEP-STREAM-2 an error event is an error part and the stream goes on to its finish', async () => {
+    const items = [chunk({ content: 'a' }), { error: { message: 'overloaded', type: 'server_error' } }];
+    const lean = await openAICompatible({ id: 'fake', base_url: 'http://127.0.0.1:1/v1' }, 'm1', {
+      fetch: fetchOf(`${sse(items)}data: [DONE]\n\n`),
+    });
+    const parts = await partsOf(lean, 'iterator');
+    const types = parts.map((part: { type: string }) => part.type);
+    expect(types).toContain('error');
+    expect(types[types.length - 1]).toBe('finish');
+    expect(parts.find((part: { type: string }) => part.type === 'finish').finishReason.unified).toBe('error');
+  });
+
+  it('ENGINE-STEP-STREAM-3 an abort mid-stream rejects the next read with the abort; leaving early cancels the body', async () => {
+    const bytes = new TextEncoder().encode(`data: ${JSON.stringify(chunk({ content: 'a' }))}\n\n`);
+    let held: ReturnType<typeof chunkedBody> | undefined;
+    const fetchFn = (async (_input: unknown, init?: RequestInit) => {
+      held = chunkedBody(bytes, [bytes.length], true);
+      const state = held.state;
+      init?.signal?.addEventListener('abort', () => state.controller?.error(init.signal?.reason));
+      return new Response(held.body, { headers: { 'content-type': 'text/event-stream' } });
+    }) as typeof fetch;
+    const lean = await openAICompatible({ id: 'fake', base_url: 'http://127.0.0.1:1/v1' }, 'm1', {
+      fetch: fetchFn,
+    });
+    const abort = new AbortController();
+    const parts = streamParts(await lean.doStream({ ...hi, abortSignal: abort.signal }));
+    if (!parts) throw new Error('no parts iterator');
+    const seen: string[] = [];
+    for (let next = await parts.next(); !next.done; next = await parts.next()) {
+      seen.push(next.value.type);
+      if (next.value.type === 'text-delta') break;
+    }
+    expect(seen).toEqual(['stream-start', 'response-metadata', 'text-start', 'text-delta']);
+    const pending = parts.next();
+    abort.abort();
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+
+    const early = streamParts(await lean.doStream(hi));
+    if (!early) throw new Error('no parts iterator');
+    await early.next();
+    await early.next();
+    await early.return?.();
+    expect(held?.state.cancelled).toBe(true);
   });
 });

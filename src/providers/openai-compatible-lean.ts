@@ -16,9 +16,23 @@
  * The schema and the config are the model's `chunkSchema` and `config` fields (private in the SDK's
  * types): each is replaced only when it is there with the expected shape; otherwise the model is
  * left as it was (a test checks both replacements happen with the SDK version svc ships).
+ *
+ * Its streamed answer read without web streams (`leanStreaming`): its `doStream` builds the same
+ * request through the model's own `getArgs` and `transformRequestBody` and the SDK's
+ * `postJsonToApi`, and reads the response body with ./openai-compatible-stream.ts into the same
+ * parts; the result offers them as an iterator (./stream-parts.ts), its `stream` made on first read.
  * @module
  */
-import type { LanguageModelV3 } from '@ai-sdk/provider';
+import {
+  EmptyResponseBodyError,
+  type LanguageModelV3,
+  type LanguageModelV3CallOptions,
+  type LanguageModelV3StreamResult,
+  type LanguageModelV3Usage,
+} from '@ai-sdk/provider';
+import { combineHeaders, extractResponseHeaders, postJsonToApi } from '@ai-sdk/provider-utils';
+import { chatStreamParts } from './openai-compatible-stream';
+import { resultWithParts } from './stream-parts';
 
 interface ZodLike {
   safeParseAsync(
@@ -78,6 +92,90 @@ export function onceComputedRequest(model: LanguageModelV3): boolean {
     },
   };
   return Reflect.set(model, 'config', lean);
+}
+
+/** What the lean `doStream` uses of the SDK's chat model (private in its types). */
+interface ChatModelInternals {
+  modelId: string;
+  providerOptionsName: string;
+  config: Obj & {
+    url(options: { path: string; modelId: string }): string;
+    headers(): Record<string, string | undefined>;
+    fetch?: typeof fetch;
+    includeUsage?: boolean;
+  };
+  chunkSchema: unknown;
+  failedResponseHandler: unknown;
+  getArgs(
+    options: LanguageModelV3CallOptions,
+  ): Promise<{ args: Obj; warnings: unknown[]; metadataKey: string }>;
+  transformRequestBody(args: Obj, warnings: unknown[]): Obj;
+  convertUsage(usage: unknown): LanguageModelV3Usage;
+}
+
+const STREAMING = Symbol('svc.leanStreaming');
+
+/**
+ * The model's `doStream` reading its answer without web streams (see the module comment); true when
+ * it applies: the SDK's chat model with the members it uses, and no metadata extractor (whose
+ * per-chunk hook only the SDK's path calls). A call asking for raw chunks takes the SDK's path.
+ */
+export function leanStreaming(model: LanguageModelV3): boolean {
+  if (Reflect.get(model, STREAMING) === true) return true;
+  const m = model as unknown as ChatModelInternals;
+  const config: unknown = Reflect.get(model, 'config');
+  if (!isObject(config) || config.metadataExtractor != null) return false;
+  for (const name of ['getArgs', 'transformRequestBody', 'convertUsage'] as const)
+    if (typeof m[name] !== 'function') return false;
+  if (typeof config.url !== 'function' || typeof config.headers !== 'function') return false;
+  if (m.failedResponseHandler == null || m.chunkSchema == null || typeof m.providerOptionsName !== 'string')
+    return false;
+  const sdkStream = model.doStream.bind(model);
+  Reflect.set(model, STREAMING, true);
+  return Reflect.set(model, 'doStream', (options: LanguageModelV3CallOptions) =>
+    options.includeRawChunks ? sdkStream(options) : leanDoStream(m, options),
+  );
+}
+
+/** The SDK's `doStream` request, its answer read by ./openai-compatible-stream.ts. */
+async function leanDoStream(
+  model: ChatModelInternals,
+  options: LanguageModelV3CallOptions,
+): Promise<LanguageModelV3StreamResult> {
+  const { config } = model;
+  const { args, warnings, metadataKey } = await model.getArgs({ ...options });
+  const body = model.transformRequestBody(
+    { ...args, stream: true, stream_options: config.includeUsage ? { include_usage: true } : undefined },
+    warnings,
+  );
+  const { responseHeaders, value } = await postJsonToApi({
+    url: config.url({ path: '/chat/completions', modelId: model.modelId }),
+    headers: combineHeaders(config.headers(), options.headers),
+    body,
+    failedResponseHandler: model.failedResponseHandler as never,
+    successfulResponseHandler: async ({ response, url, requestBodyValues }) => {
+      const headers = extractResponseHeaders(response);
+      if (response.body == null) throw new EmptyResponseBodyError({});
+      return {
+        responseHeaders: headers,
+        value: { body: response.body, url, requestBodyValues, statusCode: response.status, headers },
+      };
+    },
+    abortSignal: options.abortSignal,
+    fetch: config.fetch,
+  });
+  const parts = chatStreamParts({
+    body: value.body,
+    schema: model.chunkSchema,
+    warnings,
+    providerOptionsName: metadataKey,
+    convertUsage: (usage) => model.convertUsage(usage),
+    url: value.url,
+    requestBodyValues: value.requestBodyValues,
+    statusCode: value.statusCode,
+    responseHeaders: value.headers,
+  });
+  return resultWithParts(parts, { request: { body }, response: { headers: responseHeaders } });
 }
 
 async function viaZod(schema: ZodLike, value: unknown) {

@@ -2,7 +2,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { openAICompatible } from './build-request';
-import { cachedPromptMessages } from './prompt-messages';
+import { withPromptMessages } from './prompt-messages';
 import { sendOnce, withSerializedTools } from './request-body';
 
 const done = `data: ${JSON.stringify({ id: 'c', created: 1, model: 'm1', choices: [{ index: 0, delta: { content: 'ok' }, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`;
@@ -100,8 +100,11 @@ describe('prompt messages converted and encoded once per run', () => {
       ...settings,
       fetch: recording(cachedSeen, true),
     });
-    expect(cachedPromptMessages(inner)).toBe(true);
-    const cached = withSerializedTools(inner);
+    const marked = withPromptMessages(inner);
+    expect(marked).not.toBe(inner);
+    // A wrapper: the SDK's model itself is left as it was.
+    expect(Object.hasOwn(inner, 'doGenerate')).toBe(false);
+    const cached = withSerializedTools(marked);
     // Two runs at once, their steps interleaved (the compat surface), then one step asked again.
     const [one, two] = [steps(), steps()];
     const order = one.flatMap((prompt, i) => [prompt, two[i]]);
@@ -126,6 +129,6 @@ describe('prompt messages converted and encoded once per run', () => {
       modelId: 'm',
       supportedUrls: {},
     } as unknown as LanguageModelV3;
-    expect(cachedPromptMessages(model)).toBe(false);
+    expect(withPromptMessages(model)).toBe(model);
   });
 });

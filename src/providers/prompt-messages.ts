@@ -20,31 +20,33 @@ import { messageMarker } from './request-body';
 type Message = LanguageModelV3Prompt[number];
 type GetArgs = (options: LanguageModelV3CallOptions) => Promise<{ args: { messages?: unknown } }>;
 
-const MARKED = Symbol('svc.promptMessages');
-
 /** Each prompt message's marker message (null: sent as it is, e.g. it has no wire message). */
 const markers = new WeakMap<object, Message | null>();
 
 /**
  * The OpenAI-compatible chat model with its prompt's messages converted and encoded once (see the
- * module comment); true when it applies (the model has the SDK's `getArgs`).
+ * module comment): a model that hands `model` each call with its prompt's messages as markers. The
+ * model as it is when it lacks the SDK's `getArgs` (nothing to convert a message with).
  */
-export function cachedPromptMessages(model: LanguageModelV3): boolean {
-  if (Reflect.get(model, MARKED) === true) return true;
+export function withPromptMessages(model: LanguageModelV3): LanguageModelV3 {
   const getArgs: unknown = Reflect.get(model, 'getArgs');
-  if (typeof getArgs !== 'function') return false;
+  if (typeof getArgs !== 'function') return model;
   const convert = (message: Message) =>
     (getArgs as GetArgs).call(model, { prompt: [message] }).then(({ args }) => args.messages);
-  const doStream = model.doStream.bind(model);
-  const doGenerate = model.doGenerate.bind(model);
-  Reflect.set(model, MARKED, true);
-  Reflect.set(model, 'doStream', async (params: LanguageModelV3CallOptions) =>
-    doStream(await markedPrompt(params, convert)),
-  );
-  Reflect.set(model, 'doGenerate', async (params: LanguageModelV3CallOptions) =>
-    doGenerate(await markedPrompt(params, convert)),
-  );
-  return true;
+  return {
+    specificationVersion: model.specificationVersion,
+    get provider() {
+      return model.provider;
+    },
+    get modelId() {
+      return model.modelId;
+    },
+    get supportedUrls() {
+      return model.supportedUrls;
+    },
+    doStream: async (params) => model.doStream(await markedPrompt(params, convert)),
+    doGenerate: async (params) => model.doGenerate(await markedPrompt(params, convert)),
+  };
 }
 
 /** The call with each message of its prompt as its marker message. */

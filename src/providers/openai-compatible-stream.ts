@@ -1,0 +1,338 @@
+/**
+ * The OpenAI-compatible chat model's streamed answer read without web streams: the response body's
+ * chunks are decoded (a streaming TextDecoder: a UTF-8 sequence split across chunks stays whole),
+ * cut into server-sent events by `eventsource-parser`'s plain parser, each event's JSON parsed and
+ * checked against the model's chunk schema (the SDK's `safeParseJSON`), and turned into the
+ * model's stream parts by the same steps as the SDK's `doStream` transform
+ * (@ai-sdk/openai-compatible 2.0.x, `OpenAICompatibleChatLanguageModel`), tool calls by the SDK's
+ * own `StreamingToolCallTracker`. The SDK's path is a TextDecoderStream, an EventSourceParserStream,
+ * a parsing TransformStream and the model's TransformStream, piped; this is one async iterator.
+ * `src/providers/openai-compatible-lean.test.ts` compares the parts with the SDK's.
+ * @module
+ */
+import {
+  APICallError,
+  InvalidResponseDataError,
+  type LanguageModelV3FinishReason,
+  type LanguageModelV3StreamPart,
+  type LanguageModelV3Usage,
+  type SharedV3ProviderMetadata,
+} from '@ai-sdk/provider';
+import { generateId, isAbortError, StreamingToolCallTracker, safeParseJSON } from '@ai-sdk/provider-utils';
+import { createParser } from 'eventsource-parser';
+
+export interface ChatStreamInput {
+  body: ReadableStream<Uint8Array>;
+  /** The model's chunk schema (the SDK's `FlexibleSchema`). */
+  schema: unknown;
+  warnings: unknown[];
+  providerOptionsName: string;
+  convertUsage(usage: unknown): LanguageModelV3Usage;
+  /** For the error of a body that fails mid-read (as the SDK's `wrapResponseBodyStream`). */
+  url: string;
+  requestBodyValues: unknown;
+  statusCode: number;
+  responseHeaders: Record<string, string> | undefined;
+}
+
+type Chunk = {
+  id?: string | null;
+  created?: number | null;
+  model?: string | null;
+  usage?: Usage | null;
+  choices: Array<{ finish_reason?: string | null; delta?: Delta | null }>;
+  error?: unknown;
+};
+type Usage = {
+  completion_tokens_details?: {
+    accepted_prediction_tokens?: number | null;
+    rejected_prediction_tokens?: number | null;
+  } | null;
+};
+type ToolCallDelta = {
+  index?: number | null;
+  id?: string | null;
+  function?: { name?: string | null; arguments?: string | null };
+  extra_content?: { google?: { thought_signature?: string | null } | null } | null;
+};
+type Delta = {
+  content?: string | Array<{ type: string; text?: unknown; thinking?: unknown }> | null;
+  refusal?: string | null;
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+  tool_calls?: ToolCallDelta[] | null;
+};
+
+/** The model's parts for the body's events, yielded as each body chunk is read. */
+export async function* chatStreamParts(
+  input: ChatStreamInput,
+): AsyncGenerator<LanguageModelV3StreamPart, undefined> {
+  const state = new ChatStreamState(input);
+  const events: string[] = [];
+  const parser = createParser({ onEvent: (event) => events.push(event.data) });
+  const decoder = new TextDecoder();
+  const reader = input.body.getReader();
+  let finished = false;
+  try {
+    yield { type: 'stream-start', warnings: input.warnings as never };
+    for (;;) {
+      let next: ReadableStreamReadResult<Uint8Array>;
+      try {
+        next = await reader.read();
+      } catch (error) {
+        throw readError(input, error);
+      }
+      if (next.done) break;
+      parser.feed(decoder.decode(next.value, { stream: true }));
+      if (events.length === 0) continue;
+      const batch = events.splice(0);
+      for (const data of batch) {
+        if (data === '[DONE]') continue;
+        state.chunk(await safeParseJSON({ text: data, schema: input.schema as never }));
+      }
+      yield* state.take();
+    }
+    finished = true;
+    // As the SDK: text still in the decoder or an event without its blank line is not an event.
+    state.flush();
+    yield* state.take();
+  } finally {
+    if (finished) reader.releaseLock();
+    else await reader.cancel().catch(() => {});
+  }
+  return undefined;
+}
+
+function readError(input: ChatStreamInput, error: unknown): unknown {
+  if (isAbortError(error)) return error;
+  return new APICallError({
+    message: 'Failed to process successful response',
+    cause: error,
+    statusCode: input.statusCode,
+    url: input.url,
+    responseHeaders: input.responseHeaders,
+    requestBodyValues: input.requestBodyValues,
+  });
+}
+
+type ParseResult = { success: true; value: unknown } | { success: false; error: unknown };
+
+/** The SDK transform's state and steps, its `controller.enqueue` an array taken after each read. */
+class ChatStreamState {
+  private queue: LanguageModelV3StreamPart[] = [];
+  private readonly tracker: StreamingToolCallTracker;
+  private readonly pending = new Map<number, { id: string | null; args: string; extra: unknown }>();
+  private readonly forwarded = new Set<number>();
+  private finishReason: LanguageModelV3FinishReason | undefined;
+  private rawFinishReason: string | undefined;
+  private usage: Usage | undefined;
+  private first = true;
+  private reasoning = false;
+  private text = false;
+  private refused = false;
+
+  constructor(private readonly input: ChatStreamInput) {
+    const name = input.providerOptionsName;
+    this.tracker = new StreamingToolCallTracker(
+      { enqueue: (part?: LanguageModelV3StreamPart) => part && this.queue.push(part) },
+      {
+        generateId,
+        extractMetadata: (delta: ToolCallDelta) => {
+          const thoughtSignature = delta.extra_content?.google?.thought_signature;
+          return thoughtSignature ? { [name]: { thoughtSignature } } : undefined;
+        },
+        buildToolCallProviderMetadata: (metadata: SharedV3ProviderMetadata | undefined) => metadata,
+      } as never,
+    );
+  }
+
+  *take(): Generator<LanguageModelV3StreamPart> {
+    if (this.queue.length === 0) return;
+    const parts = this.queue;
+    this.queue = [];
+    yield* parts;
+  }
+
+  chunk(parsed: ParseResult): void {
+    if (!parsed.success) {
+      this.finishReason = { unified: 'error', raw: undefined };
+      this.queue.push({ type: 'error', error: parsed.error });
+      return;
+    }
+    const value = parsed.value as Chunk;
+    if ('error' in value) {
+      this.finishReason = { unified: 'error', raw: undefined };
+      this.queue.push({ type: 'error', error: value.error });
+      return;
+    }
+    if (this.first) {
+      this.first = false;
+      this.queue.push({
+        type: 'response-metadata',
+        id: value.id ?? undefined,
+        modelId: value.model ?? undefined,
+        timestamp: value.created != null ? new Date(value.created * 1000) : undefined,
+      });
+    }
+    if (value.usage != null) this.usage = value.usage;
+    const choice = value.choices[0];
+    if (choice?.finish_reason != null) this.rawFinishReason = choice.finish_reason;
+    if (choice?.delta == null) return;
+    this.delta(choice.delta);
+  }
+
+  private delta(delta: Delta): void {
+    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    if (reasoning) this.reasoningDelta(reasoning);
+    for (const part of contentParts(delta.content)) {
+      if (part.type === 'reasoning') this.reasoningDelta(part.text);
+      else this.textDelta(part.text);
+    }
+    const refusal = delta.refusal;
+    if (refusal != null && refusal.length > 0) {
+      this.refused = true;
+      this.textDelta(refusal);
+    }
+    if (delta.tool_calls != null && delta.tool_calls.length > 0) {
+      if (this.reasoning) {
+        this.queue.push({ type: 'reasoning-end', id: 'reasoning-0' });
+        this.reasoning = false;
+      }
+      for (const call of delta.tool_calls) this.toolCallDelta(call);
+    }
+  }
+
+  private reasoningDelta(delta: string): void {
+    if (this.text) {
+      this.queue.push({ type: 'text-end', id: 'txt-0' });
+      this.text = false;
+    }
+    if (!this.reasoning) {
+      this.queue.push({ type: 'reasoning-start', id: 'reasoning-0' });
+      this.reasoning = true;
+    }
+    this.queue.push({ type: 'reasoning-delta', id: 'reasoning-0', delta });
+  }
+
+  private textDelta(delta: string): void {
+    if (this.reasoning) {
+      this.queue.push({ type: 'reasoning-end', id: 'reasoning-0' });
+      this.reasoning = false;
+    }
+    if (!this.text) {
+      this.queue.push({ type: 'text-start', id: 'txt-0' });
+      this.text = true;
+    }
+    this.queue.push({ type: 'text-delta', id: 'txt-0', delta });
+  }
+
+  /** A call's arguments are held until its name arrives (the SDK's `processToolCallDelta`). */
+  private toolCallDelta(delta: ToolCallDelta): void {
+    const index = delta.index;
+    if (index == null || this.forwarded.has(index)) {
+      this.tracker.processDelta(delta as never);
+      return;
+    }
+    let pending = this.pending.get(index);
+    if (pending == null) {
+      pending = { id: delta.id ?? null, args: '', extra: delta.extra_content ?? null };
+      this.pending.set(index, pending);
+    } else {
+      if (pending.id == null && delta.id != null) pending.id = delta.id;
+      if (pending.extra == null && delta.extra_content != null) pending.extra = delta.extra_content;
+    }
+    const args = delta.function?.arguments;
+    if (args != null) pending.args += args;
+    const name = delta.function?.name;
+    if (name != null) {
+      this.tracker.processDelta({
+        index,
+        id: pending.id,
+        function: { name, arguments: pending.args },
+        extra_content: pending.extra ?? undefined,
+      } as never);
+      this.pending.delete(index);
+      this.forwarded.add(index);
+    }
+  }
+
+  flush(): void {
+    if (this.reasoning) this.queue.push({ type: 'reasoning-end', id: 'reasoning-0' });
+    if (this.text) this.queue.push({ type: 'text-end', id: 'txt-0' });
+    for (const [index, pending] of this.pending)
+      this.tracker.processDelta({ index, id: pending.id, function: { arguments: pending.args } } as never);
+    this.pending.clear();
+    this.tracker.flush();
+    if (this.rawFinishReason != null)
+      this.finishReason = {
+        unified: finishReasonOf(this.rawFinishReason, this.refused),
+        raw: this.rawFinishReason,
+      };
+    if (this.finishReason == null) {
+      this.finishReason = { unified: 'error', raw: undefined };
+      this.queue.push({
+        type: 'error',
+        error: new InvalidResponseDataError({
+          data: undefined,
+          message: 'Response stream ended without a finish reason.',
+        }),
+      });
+    }
+    const name = this.input.providerOptionsName;
+    const metadata: Record<string, Record<string, number>> = { [name]: {} };
+    const details = this.usage?.completion_tokens_details;
+    if (details?.accepted_prediction_tokens != null)
+      metadata[name].acceptedPredictionTokens = details.accepted_prediction_tokens;
+    if (details?.rejected_prediction_tokens != null)
+      metadata[name].rejectedPredictionTokens = details.rejected_prediction_tokens;
+    this.queue.push({
+      type: 'finish',
+      finishReason: this.finishReason,
+      usage: this.input.convertUsage(this.usage),
+      providerMetadata: metadata,
+    });
+  }
+}
+
+function finishReasonOf(raw: string, refused: boolean): LanguageModelV3FinishReason['unified'] {
+  switch (raw) {
+    case 'stop':
+      return refused ? 'content-filter' : 'stop';
+    case 'length':
+      return 'length';
+    case 'content_filter':
+      return 'content-filter';
+    case 'function_call':
+    case 'tool_calls':
+      return 'tool-calls';
+    default:
+      return 'other';
+  }
+}
+
+/** The SDK's `convertOpenAICompatibleContent`. */
+function contentParts(content: Delta['content']): Array<{ type: 'text' | 'reasoning'; text: string }> {
+  if (content == null) return [];
+  if (typeof content === 'string') return content.length > 0 ? [{ type: 'text', text: content }] : [];
+  const out: Array<{ type: 'text' | 'reasoning'; text: string }> = [];
+  for (const part of content) {
+    if (part.type === 'text' && typeof part.text === 'string') {
+      if (part.text.length > 0) out.push({ type: 'text', text: part.text });
+    } else if (part.type === 'thinking' && Array.isArray(part.thinking)) {
+      const text = part.thinking
+        .filter(
+          (chunk: unknown) =>
+            chunk != null &&
+            typeof chunk === 'object' &&
+            'type' in chunk &&
+            chunk.type === 'text' &&
+            'text' in chunk &&
+            typeof chunk.text === 'string',
+        )
+        .map((chunk: { text: string }) => chunk.text)
+        .join('');
+      if (text.length > 0) out.push({ type: 'reasoning', text });
+    }
+  }
+  return out;
+}
