@@ -21,7 +21,8 @@ const SHIMS: { id: string; importer: RegExp; file: string }[] = [
 // opens a few dozen files instead of ~250 in node_modules. Native modules (better-sqlite3), the
 // PostgreSQL driver (pg, imported only when `[store] url` names PostgreSQL), the packages that
 // locate files next to themselves (ripgrep, tree-sitter) and the TUI's packages stay in
-// node_modules.
+// node_modules. `ai/internal` (the step driver's `await import`) is bundled too: external, it loaded
+// the package's own build with all of zod 4 (66 locales), zod 3, the gateway and OIDC packages.
 const common = {
   entry: { main: 'src/main.ts' },
   platform: 'node',
@@ -32,7 +33,7 @@ const common = {
   define: { __SVC_VERSION__: JSON.stringify(version) },
   deps: {
     alwaysBundle: [
-      /^ai$/,
+      /^ai(\/internal)?$/,
       /^@ai-sdk\//,
       /^@openrouter\//,
       /^zod(\/|$)/,
