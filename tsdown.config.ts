@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defineConfig, type UserConfig } from 'tsdown';
+import { asciiChunks } from './build/ascii-chunks';
 
 const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 
@@ -62,6 +63,8 @@ const common = {
     ],
   },
   plugins: [
+    // every chunk written as ASCII: V8 then holds its source as one-byte (build/ascii-chunks.ts)
+    asciiChunks(),
     {
       name: 'svc-shims',
       // Before tsdown's dependency plugin: a shimmed id that is also a dependency of svc

@@ -8,6 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { asciiOnly } from '../../build/ascii-chunks';
 
 const DIST = resolve(__dirname, '../../dist');
 /** Packages that must be inside the bundle, never loaded from node_modules. */
@@ -27,5 +28,34 @@ describe('ENGINE-BUNDLE: bundled dependencies', () => {
       }
     }
     expect(external).toEqual([]);
+  });
+
+  it('ENGINE-BUNDLE-2 every chunk of either build is ASCII (V8 keeps a one-byte source; build/ascii-chunks.ts)', () => {
+    const chunks = readdirSync(DIST).filter((f) => /\.(c?js)$/.test(f));
+    expect(chunks.length).toBeGreaterThan(10);
+    const wide: string[] = [];
+    for (const chunk of chunks) {
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range
+      const at = readFileSync(join(DIST, chunk), 'utf8').search(/[^\x00-\x7f]/);
+      if (at >= 0) wide.push(`${chunk} at ${at}`);
+    }
+    expect(wide).toEqual([]);
+  });
+
+  it('ENGINE-BUNDLE-2 the escaped code means the same: strings, templates, regular expressions, comments', () => {
+    const source = [
+      'const a = "wait\u2026 \u2192 done \u00d7 \u{1F600}";',
+      'const b = `${a} \u2014 \u2713`;',
+      'const c = /[\u2190-\u2193]\u2026/u.test("\u2191\u2026");',
+      'const d = "\\\u2026"; // a comment \u2248 with an arrow \u2192',
+      'const e = "tab\u00a0nbsp";',
+      'return [a, b, c, d, e];',
+    ].join('\n');
+    expect(source).toMatch(/[^\x00-\x7f]/);
+    const ascii = asciiOnly(source);
+    // the no-break space is whitespace-class and stays; the backslash-escaped ellipsis stays too
+    expect(ascii.replace(/[\u00a0]|\\\u2026/g, '')).not.toMatch(/[^\x00-\x7f]/);
+    expect(ascii).toContain('\\u2026');
+    expect(new Function(ascii)()).toEqual(new Function(source)());
   });
 });
