@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defineConfig, type UserConfig } from 'tsdown';
 import { asciiChunks } from './build/ascii-chunks';
+import { jsonText } from './build/json-text';
 
 const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 
@@ -65,6 +66,8 @@ const common = {
   plugins: [
     // every chunk written as ASCII: V8 then holds its source as one-byte (build/ascii-chunks.ts)
     asciiChunks(),
+    // the generated tool input schemas as one JSON text per tool, parsed on first use (build/json-text.ts)
+    jsonText(/src\/tools\/core\/input-schemas\.generated\.json$/),
     {
       name: 'svc-shims',
       // Before tsdown's dependency plugin: a shimmed id that is also a dependency of svc

@@ -2,7 +2,7 @@
 // ellipsis in a message, an arrow in a comment) makes V8 hold the whole source as a two-byte
 // string: Node's UTF-8 read of the 1.1 MB tools chunk took ~3.7 ms instead of ~1.2 ms, and each
 // chunk's source, which V8 keeps for the functions it compiles on first call, took twice the heap
-// (≈ 2.5 MB more live through `svc run`'s start-up for the tools and app chunks).
+// (`svc run`'s peak RSS 115 -> 110 MiB with every chunk ASCII).
 //
 // A non-ASCII character becomes its `\uXXXX` escape, which means the same character in a string,
 // template, regular expression, identifier or comment. Left as they are: whitespace and line

@@ -58,4 +58,14 @@ describe('ENGINE-BUNDLE: bundled dependencies', () => {
     expect(ascii).toContain('\\u2026');
     expect(new Function(ascii)()).toEqual(new Function(source)());
   });
+
+  it('ENGINE-BUNDLE-3 the generated tool input schemas are bundled as JSON text, parsed on first use (build/json-text.ts)', () => {
+    const builds = readdirSync(DIST).filter((f) => /^tools-.*\.(c?js)$/.test(f));
+    expect(builds.length).toBe(2);
+    for (const chunk of builds) {
+      const code = readFileSync(join(DIST, chunk), 'utf8');
+      expect(code).toContain('"view": "{\\"type\\":\\"object\\"');
+      expect(code).not.toMatch(/\bview: \{\s*"type": "object"/);
+    }
+  });
 });

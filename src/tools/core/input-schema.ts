@@ -11,6 +11,8 @@ import { z } from 'zod';
 import type { AnyTool } from './types';
 
 const schemas = new WeakMap<AnyTool, JSONSchema7>();
+/** Generated schemas registered as JSON text, parsed on first use. */
+const generatedText = new WeakMap<AnyTool, string>();
 
 /** Convert a zod input schema (no `$schema` key): the one conversion every surface uses. */
 export function convertInputSchema(input: z.ZodType): JSONSchema7 {
@@ -23,7 +25,8 @@ export function convertInputSchema(input: z.ZodType): JSONSchema7 {
 export function inputSchemaOf(tool: AnyTool): JSONSchema7 {
   let schema = schemas.get(tool);
   if (!schema) {
-    schema = convertInputSchema(tool.input);
+    const text = generatedText.get(tool);
+    schema = text === undefined ? convertInputSchema(tool.input) : (JSON.parse(text) as JSONSchema7);
     schemas.set(tool, schema);
   }
   return schema;
@@ -33,14 +36,17 @@ export function inputSchemaOf(tool: AnyTool): JSONSchema7 {
  * Register generated schemas for these definitions, as they are: start-up reads no definition's
  * zod schema (issue 17). That each generated schema still matches its definition is checked at
  * test time (`staleGeneratedSchemas`, test/docs/tool-schemas.test.ts; `npm run docs` regenerates).
+ * A schema given as its JSON text is parsed on first use: the build writes each one so
+ * (`build/json-text.ts`), and `svc run`, which offers a dozen tools, parses a dozen, not ~150.
  */
 export function registerGeneratedSchemas(
   tools: readonly AnyTool[],
   generated: Readonly<Record<string, unknown>>,
 ): void {
   for (const tool of tools) {
-    const schema = generated[tool.name] as JSONSchema7 | undefined;
-    if (schema) schemas.set(tool, schema);
+    const schema = generated[tool.name];
+    if (typeof schema === 'string') generatedText.set(tool, schema);
+    else if (schema) schemas.set(tool, schema as JSONSchema7);
   }
 }
 
