@@ -16,6 +16,7 @@
  */
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { messageMarker } from './request-body';
+import { wrapModel } from './wrap-model';
 
 type Message = LanguageModelV3Prompt[number];
 type GetArgs = (options: LanguageModelV3CallOptions) => Promise<{ args: { messages?: unknown } }>;
@@ -33,20 +34,10 @@ export function withPromptMessages(model: LanguageModelV3): LanguageModelV3 {
   if (typeof getArgs !== 'function') return model;
   const convert = (message: Message) =>
     (getArgs as GetArgs).call(model, { prompt: [message] }).then(({ args }) => args.messages);
-  return {
-    specificationVersion: model.specificationVersion,
-    get provider() {
-      return model.provider;
-    },
-    get modelId() {
-      return model.modelId;
-    },
-    get supportedUrls() {
-      return model.supportedUrls;
-    },
+  return wrapModel(model, {
     doStream: async (params) => model.doStream(await markedPrompt(params, convert)),
     doGenerate: async (params) => model.doGenerate(await markedPrompt(params, convert)),
-  };
+  });
 }
 
 /** The call with each message of its prompt as its marker message. */

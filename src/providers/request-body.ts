@@ -15,6 +15,7 @@ import type {
   LanguageModelV3CallOptions,
   LanguageModelV3FunctionTool,
 } from '@ai-sdk/provider';
+import { wrapModel } from './wrap-model';
 
 /** `{"$svcSchema":N}`: an object no schema of a tool contains (a schema's keys are JSON Schema's). */
 const SCHEMA_KEY = '$svcSchema';
@@ -74,20 +75,10 @@ function markTools(params: LanguageModelV3CallOptions): LanguageModelV3CallOptio
  * `inputSchema` verbatim, and whose fetch is ./timeout.ts's (which splices them back).
  */
 export function withSerializedTools(model: LanguageModelV3): LanguageModelV3 {
-  return {
-    specificationVersion: model.specificationVersion,
-    get provider() {
-      return model.provider;
-    },
-    get modelId() {
-      return model.modelId;
-    },
-    get supportedUrls() {
-      return model.supportedUrls;
-    },
+  return wrapModel(model, {
     doGenerate: (params) => model.doGenerate(markTools(params)),
     doStream: (params) => model.doStream(markTools(params)),
-  };
+  });
 }
 
 /**

@@ -68,12 +68,12 @@ async function ledgerOf(node: ClusterNode, runId: string) {
   }[];
 }
 
-describe.skipIf(!pg.available)('a cut-off call asks the operator: three DBOS nodes on one PostgreSQL', () => {
-  let provider: FakeProvider;
-  let cluster: SvcCluster;
+/** Three DBOS serving nodes with `unknown_outcome = "ask"` on a fresh database, for one describe block. */
+function askingNodes(): { readonly provider: FakeProvider; readonly cluster: SvcCluster } {
+  const at = {} as { provider: FakeProvider; cluster: SvcCluster };
   beforeAll(async () => {
-    provider = await fakeProvider([], { allowExtra: true });
-    cluster = await startCluster(pg.cluster(), provider, {
+    at.provider = await fakeProvider([], { allowExtra: true });
+    at.cluster = await startCluster(pg.cluster(), at.provider, {
       nodes: 3,
       config: {
         engine: { kind: 'dbos', unknown_outcome: 'ask' },
@@ -83,12 +83,17 @@ describe.skipIf(!pg.available)('a cut-off call asks the operator: three DBOS nod
     });
   }, 240_000);
   afterAll(async () => {
-    await cluster?.stop();
-    await provider?.close();
+    await at.cluster?.stop();
+    await at.provider?.close();
   });
+  return at;
+}
+
+describe.skipIf(!pg.available)('a cut-off call asks the operator: three DBOS nodes on one PostgreSQL', () => {
+  const at = askingNodes();
 
   it('DURABLE-43: the node running a bash command is SIGKILLed; the adopting node asks the operator; allowed on another node, the command runs again and the model reads its result', async () => {
-    const { runId, log, request, reader, answerer } = await cutOff(cluster, provider, '43');
+    const { runId, log, request, reader, answerer } = await cutOff(at.cluster, at.provider, '43');
     expect(request).toMatchObject({ run_id: runId, tool: 'bash' });
     expect(request.tool_call_id).toMatch(/^rerun:/);
     expect(request.title).toContain('outcome is unknown');
@@ -110,7 +115,7 @@ describe.skipIf(!pg.available)('a cut-off call asks the operator: three DBOS nod
       decision: 'allow_once',
     });
     // The model read the second run's real output, not an unknown outcome.
-    const ofRun = provider.requests
+    const ofRun = at.provider.requests
       .map((r) => JSON.stringify(r.body))
       .filter((body) => body.includes('run the command 43'));
     expect(ofRun).toHaveLength(2);
@@ -118,7 +123,7 @@ describe.skipIf(!pg.available)('a cut-off call asks the operator: three DBOS nod
   }, 180_000);
 
   it('DURABLE-44: the same with the question denied: the model is told the outcome is unknown and the command does not run again', async () => {
-    const { runId, log, request, reader, answerer } = await cutOff(cluster, provider, '44');
+    const { runId, log, request, reader, answerer } = await cutOff(at.cluster, at.provider, '44');
     expect(request.tool_call_id).toMatch(/^rerun:/);
     const sessionId = (await reader.get(`/v1/agent-runs/${runId}`)).run.session_id as string;
     const answered = await answerer.post(`/v1/sessions/${sessionId}/permissions/${request.request_id}`, {
@@ -132,7 +137,7 @@ describe.skipIf(!pg.available)('a cut-off call asks the operator: three DBOS nod
     const events = await ledgerOf(reader, runId);
     expect(events.filter((e) => e.type === 'tool.rerun')).toHaveLength(0);
     expect(events.filter((e) => e.type === 'tool.outcome_unknown')).toHaveLength(1);
-    const ofRun = provider.requests
+    const ofRun = at.provider.requests
       .map((r) => JSON.stringify(r.body))
       .filter((body) => body.includes('run the command 44'));
     expect(ofRun).toHaveLength(2);
@@ -141,34 +146,18 @@ describe.skipIf(!pg.available)('a cut-off call asks the operator: three DBOS nod
 });
 
 describe.skipIf(!pg.available)('a cut-off call asks the operator, and the asking node dies too', () => {
-  let provider: FakeProvider;
-  let cluster: SvcCluster;
-  beforeAll(async () => {
-    provider = await fakeProvider([], { allowExtra: true });
-    cluster = await startCluster(pg.cluster(), provider, {
-      nodes: 3,
-      config: {
-        engine: { kind: 'dbos', unknown_outcome: 'ask' },
-        store: { node_heartbeat_ms: 300, node_stale_ms: 1_000 },
-        permissions: { allowed_tools: ['bash'], unattended: 'wait' },
-      },
-    });
-  }, 240_000);
-  afterAll(async () => {
-    await cluster?.stop();
-    await provider?.close();
-  });
+  const at = askingNodes();
 
   it('DURABLE-45: the node waiting for the question is SIGKILLed; the last node waits for the same request; allowed there, the command runs again once', async () => {
-    const { id, runId, log, request } = await cutOff(cluster, provider, '45');
+    const { id, runId, log, request } = await cutOff(at.cluster, at.provider, '45');
     // The node that asked holds the run: kill it too while the question waits.
     const holder = await until(async () => {
-      const [any] = live(cluster);
+      const [any] = live(at.cluster);
       const run = (await any!.get(`/v1/agent-runs/${runId}`)).run as { pid: number };
-      return live(cluster).find((n) => n.server.child.pid === run.pid);
+      return live(at.cluster).find((n) => n.server.child.pid === run.pid);
     }, 'the asking node');
     await holder.kill('SIGKILL');
-    const [last] = live(cluster) as [ClusterNode];
+    const [last] = live(at.cluster) as [ClusterNode];
     // Adopted by the last node, the run waits for the same question: answered there, it goes on.
     await until(async () => {
       const events = await ledgerOf(last, runId);
