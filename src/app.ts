@@ -145,6 +145,13 @@ export async function createApp(options: AppOptions): Promise<App> {
       base.log.error('agent close failed', { error });
     }
     core.unregisterRunner();
+    // The runs are handed over or interrupted: the node's heartbeat row goes now, before the other
+    // closers (DBOS's shutdown among them), so a clean stop never leaves it behind (DURABLE-9).
+    try {
+      await core.runs.close?.();
+    } catch (error) {
+      base.log.error('run ledger close failed', { error });
+    }
     while (base.closers.length) {
       const fn = base.closers.pop()!;
       try {

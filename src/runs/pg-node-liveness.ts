@@ -53,6 +53,7 @@ export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
   let closed = false;
   /** The last beat (in flight or landed); none: this node never wrote its row. */
   let beating: Promise<void> | undefined;
+  let closing: Promise<void> | undefined;
   return {
     async beat() {
       if (closed) return;
@@ -77,11 +78,15 @@ export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
       );
     },
     node: (runner) => nodes?.get(runner),
-    async close() {
-      closed = true;
-      if (!beating) return;
-      await beating.catch(() => undefined);
-      await repo.remove(deps.runner);
+    close() {
+      // Once: a second close (the App closes its ledger early, then with its closers) waits for the first.
+      closing ??= (async () => {
+        closed = true;
+        if (!beating) return;
+        await beating.catch(() => undefined);
+        await repo.remove(deps.runner);
+      })();
+      return closing;
     },
   };
 }

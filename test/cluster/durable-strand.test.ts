@@ -296,8 +296,11 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
     const stopped = (await sql.one<{ id: string }>('SELECT id FROM cluster_nodes WHERE pid = $1', [
       d.server.child.pid,
     ]))!.id;
-    await d.kill('SIGTERM');
-    expect(await sql.one('SELECT id FROM cluster_nodes WHERE id = $1', [stopped])).toBeUndefined();
+    const code = await d.kill('SIGTERM');
+    // On a failure, how the node ended says why its row stayed (a crash in its shutdown, or not).
+    const ending = `exit code ${code}, stderr: ${d.server.stderr().slice(-2_000)}`;
+    expect(code, ending).toBe(0);
+    expect(await sql.one('SELECT id FROM cluster_nodes WHERE id = $1', [stopped]), ending).toBeUndefined();
 
     const hold = await holdSlot(node!, 'hold9');
     const stranded = await send(node!, 'strand9');
