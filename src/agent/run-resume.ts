@@ -75,11 +75,24 @@ export async function settleUnfinishedCalls(
   const workspace = await workspaceNow(app.workspace);
   if (app.config.engine.unknown_outcome === 'ask') {
     // The operator decides per call: allowed, it runs again with the waiting calls.
-    const again = await askToRunAgain(c, open, workspace);
+    const again = new Set(await askToRunAgain(c, open, workspace));
     waiting.push(...again);
-    for (let i = open.length - 1; i >= 0; i--) if (again.includes(open[i]!.call)) open.splice(i, 1);
-    if (open.length === 0) return { settled: [], waiting };
+    const notAgain = open.filter((o) => !again.has(o.call));
+    return settle(c, messages, notAgain, workspace, waiting);
   }
+  return settle(c, messages, open, workspace, waiting);
+}
+
+/** The calls in `open` get the unknown outcome: stored, in the ledger and on the bus. */
+async function settle(
+  c: RunContext,
+  messages: Message[],
+  open: readonly OpenCall[],
+  workspace: string,
+  waiting: ToolCallPart[],
+): Promise<{ settled: ToolCallPart[]; waiting: ToolCallPart[] }> {
+  const { app, run, sessionId } = c;
+  if (open.length === 0) return { settled: [], waiting };
   const output = workspace
     ? `${UNKNOWN_OUTCOME}\n\nThe workspace now (git status --short):\n${workspace}`
     : UNKNOWN_OUTCOME;
