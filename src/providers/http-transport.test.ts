@@ -5,8 +5,13 @@
  * a refused connection, a reset, an abort and the provider timeout; sockets kept alive between
  * calls. Both models talk to one loopback server that records what it receives.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type {
   LanguageModelV3,
@@ -376,5 +381,68 @@ describe('ENGINE-STEP-HTTP: the lean request over node:http', () => {
     // fetch: the bytes (not followed), then the text, followed; node:http: the bytes, then the same.
     expect(server.seen).toHaveLength(6);
     for (const seen of server.seen) expect(seen.body.equals(server.seen[0].body)).toBe(true);
+  });
+
+  it('ENGINE-STEP-HTTP-10 speaks HTTPS with the headers fetch sends there', async (context) => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-https-'));
+    try {
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+        ],
+        { stdio: 'ignore' },
+      );
+    } catch {
+      rmSync(dir, { recursive: true, force: true });
+      context.skip('no openssl to make a certificate');
+    }
+    const seen: Seen[] = [];
+    const server = createHttpsServer(
+      { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+      (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          seen.push({ raw: req.rawHeaders, body: Buffer.concat(chunks), port: req.socket.remotePort ?? 0 });
+          streamIn(res, sse(answer), [7]);
+        });
+      },
+    );
+    rmSync(dir, { recursive: true, force: true });
+    servers.push(server as unknown as ReturnType<typeof createServer>);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    const previous = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+    try {
+      const { lean, fetch } = await models(url);
+      const before = leanRequestCount();
+      expect(await readAll(lean)).toEqual(await readAll(fetch));
+      expect(await readAll(lean)).toEqual(await readAll(fetch));
+      expect(leanRequestCount() - before).toBe(2);
+      const [f1, l1, , l2] = seen;
+      expect(l1.body.equals(f1.body)).toBe(true);
+      expect(headerSet(l1.raw)).toEqual(headerSet(f1.raw));
+      expect(headerSet(l1.raw)['accept-encoding']).toBe('br, gzip, deflate');
+      expect(l2.port).toBe(l1.port);
+    } finally {
+      if (previous === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      else process.env.NODE_TLS_REJECT_UNAUTHORIZED = previous;
+    }
   });
 });
