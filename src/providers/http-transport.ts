@@ -200,6 +200,14 @@ function send(
     request.on('response', (res) => {
       response = res;
       clearTimeout(timer);
+      try {
+        answer(res);
+      } catch (error) {
+        // A header value a Response refuses, say: as undici, the request failed.
+        fail(new TypeError('fetch failed', { cause: error }));
+      }
+    });
+    const answer = (res: IncomingMessage) => {
       const status = res.statusCode ?? 0;
       if (REDIRECTS.has(status)) {
         // As sendOnce: fetch asks again with the body as text, following the redirect.
@@ -233,19 +241,23 @@ function send(
       collect(body).then(
         (bytes) => {
           if (settled) return;
-          settled = true;
-          cleanup();
-          resolve(
-            new Response(NULL_BODY.has(status) ? null : (bytes as Uint8Array<ArrayBuffer>), {
+          let built: Response;
+          try {
+            built = new Response(NULL_BODY.has(status) ? null : (bytes as Uint8Array<ArrayBuffer>), {
               status,
               statusText: res.statusMessage ?? '',
-              headers: res.rawHeaders.length ? pairsOf(res.rawHeaders) : undefined,
-            }),
-          );
+              headers: pairsOf(res.rawHeaders),
+            });
+          } catch (error) {
+            return fail(new TypeError('fetch failed', { cause: error }));
+          }
+          settled = true;
+          cleanup();
+          resolve(built);
         },
         (error) => fail(failure ?? new TypeError('fetch failed', { cause: socketCause(error) })),
       );
-    });
+    };
     for (const piece of pieces) request.write(piece);
     request.end();
   });
