@@ -21,7 +21,13 @@
  * Never in an error: the request's headers (the API key).
  * @module
  */
-import { Agent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import {
+  Agent,
+  type ClientRequest,
+  request as httpRequest,
+  type IncomingMessage,
+  type RequestOptions,
+} from 'node:http';
 import type { Readable } from 'node:stream';
 import { bodyPieces, splicedText } from './request-body';
 import { responseTimeoutError } from './timeout';
@@ -62,7 +68,10 @@ const NULL_BODY = new Set([101, 204, 205, 304]);
  * does its request go by node:http. `SVC_HTTP_TRANSPORT=fetch` keeps fetch for every request.
  */
 export function isProcessFetch(fetchFn: typeof fetch): boolean {
-  return fetchFn === globalThis.fetch && process.env.SVC_HTTP_TRANSPORT !== 'fetch';
+  if (fetchFn !== globalThis.fetch || process.env.SVC_HTTP_TRANSPORT === 'fetch') return false;
+  // Node 22.21+/24 can send fetch through the environment's proxy; node:http with an agent of
+  // its own would not: such a process keeps fetch.
+  return !process.env.NODE_USE_ENV_PROXY && !process.execArgv.includes('--use-env-proxy');
 }
 
 export function createLeanTransport(options: LeanTransportOptions): LeanTransport {
@@ -167,7 +176,7 @@ function send(
       if (!settled) {
         settled = true;
         cleanup();
-        request.destroy();
+        request?.destroy();
         reject(reason);
       } else if (response && !response.complete) {
         cleanup();
@@ -187,7 +196,15 @@ function send(
       agent: target.agent,
       timeout: UNDICI_TIMEOUT_MS,
     };
-    const request = target.request(requestOptions);
+    let request: ClientRequest;
+    try {
+      request = target.request(requestOptions);
+    } catch (error) {
+      // A header value node:http refuses (fetch refuses it too, with a TypeError of its own).
+      settled = true;
+      cleanup();
+      return reject(error);
+    }
     sent++;
     request.on('error', (error) => {
       if (!settled) fail(new TypeError('fetch failed', { cause: socketCause(error) }));
