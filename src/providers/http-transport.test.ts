@@ -383,6 +383,16 @@ describe('ENGINE-STEP-HTTP: the lean request over node:http', () => {
     for (const seen of server.seen) expect(seen.body.equals(server.seen[0].body)).toBe(true);
   });
 
+  it('ENGINE-STEP-HTTP-11 a base URL with credentials fails as fetch fails it', async () => {
+    const server = await serve((_req, res) => streamIn(res, sse(answer), [4096]));
+    const { lean, fetch } = await models(server.url.replace('http://', 'http://user:secret@'));
+    const viaFetch = await errorOf(fetch.doStream(call()));
+    const viaLean = await errorOf(lean.doStream(call()));
+    expect(viaLean.name).toBe('TypeError');
+    expect(shapeOf(viaLean)).toEqual(shapeOf(viaFetch));
+    expect(server.seen).toHaveLength(0);
+  });
+
   it('ENGINE-STEP-HTTP-10 speaks HTTPS with the headers fetch sends there', async (context) => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-https-'));
     try {

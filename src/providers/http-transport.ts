@@ -80,12 +80,14 @@ export function createLeanTransport(options: LeanTransportOptions): LeanTranspor
     if (typeof init.body !== 'string') return options.fallback(url, init);
     const signal = init.signal ?? undefined;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    let target: Target;
+    let target: Target | undefined;
     try {
       target = targetOf(url);
     } catch (error) {
       return Promise.reject(error);
     }
+    // A URL with credentials: fetch refuses it, and says so.
+    if (!target) return options.fallback(url, init);
     return send(target, url, init as RequestInit & { body: string }, options, ms);
   };
 }
@@ -104,10 +106,11 @@ interface Target {
 const targets = new Map<string, Target>();
 const agents = new Map<string, Agent>();
 
-function targetOf(url: string): Target {
+function targetOf(url: string): Target | undefined {
   const known = targets.get(url);
   if (known) return known;
   const parsed = new URL(url);
+  if (parsed.username || parsed.password) return undefined;
   const https = parsed.protocol === 'https:';
   if (!https && parsed.protocol !== 'http:')
     throw new TypeError('fetch failed', { cause: new Error('unknown scheme') });
