@@ -10,6 +10,8 @@ import { SvcError } from '../errors';
 import { type BuildRequest, type ModelBuild, openAICompatible } from './build-request';
 import { azureModel, bedrockModel, vertexModel } from './cloud-models';
 import { missingKeyHint } from './credentials';
+import { createLeanTransport, isProcessFetch } from './http-transport';
+import { attachLeanTransport } from './openai-compatible-lean';
 import { acpModel, vendorCliModel } from './process-models';
 import { withPromptMessages } from './prompt-messages';
 import type { ProviderEntry } from './provider-entries';
@@ -176,6 +178,16 @@ async function createLanguageModel(request: BuildRequest): Promise<LanguageModel
       return chatgptModel(build);
     case 'openai-compat': {
       const model = await openAICompatible(entry, modelId, { apiKey: keyOrLocal(), headers, fetch: fetchFn });
+      // With the process's own fetch, its streamed requests go by node:http (./http-transport.ts).
+      if (isProcessFetch(deps.fetch))
+        attachLeanTransport(
+          model,
+          createLeanTransport({
+            seconds: providerTimeoutSeconds(entry.config),
+            provider: entry.id,
+            fallback: fetchFn,
+          }),
+        );
       // Its fetch is sendOnce's (./timeout.ts), which puts the messages' bytes back.
       return withPromptMessages(model);
     }

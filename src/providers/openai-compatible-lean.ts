@@ -21,6 +21,8 @@
  * request through the model's own `getArgs` and `transformRequestBody` and the SDK's
  * `postJsonToApi`, and reads the response body with ./openai-compatible-stream.ts into the same
  * parts; the result offers them as an iterator (./stream-parts.ts), its `stream` made on first read.
+ * With the process's own fetch, that request goes through ./http-transport.ts (`attachLeanTransport`):
+ * node:http instead of undici, its body read from the socket's chunks.
  * @module
  */
 import {
@@ -31,6 +33,7 @@ import {
   type LanguageModelV3Usage,
 } from '@ai-sdk/provider';
 import { combineHeaders, extractResponseHeaders, postJsonToApi } from '@ai-sdk/provider-utils';
+import type { LeanTransport } from './http-transport';
 import { chatStreamParts } from './openai-compatible-stream';
 import { resultWithParts } from './stream-parts';
 
@@ -114,6 +117,16 @@ interface ChatModelInternals {
 }
 
 const STREAMING = Symbol('svc.leanStreaming');
+const TRANSPORT = Symbol('svc.leanTransport');
+
+/**
+ * The model's lean `doStream` sending its request with `transport` (./http-transport.ts) instead
+ * of its config's fetch; true when the model has the lean `doStream` (leanStreaming).
+ */
+export function attachLeanTransport(model: LanguageModelV3, transport: LeanTransport): boolean {
+  if (Reflect.get(model, STREAMING) !== true) return false;
+  return Reflect.set(model, TRANSPORT, transport);
+}
 
 /**
  * The model's `doStream` reading its answer without web streams (see the module comment); true when
@@ -162,7 +175,7 @@ async function leanDoStream(
       };
     },
     abortSignal: options.abortSignal,
-    fetch: config.fetch,
+    fetch: (Reflect.get(model, TRANSPORT) as typeof fetch | undefined) ?? config.fetch,
   });
   const parts = chatStreamParts({
     body: value.body,

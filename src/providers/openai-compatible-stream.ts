@@ -22,7 +22,8 @@ import { generateId, isAbortError, StreamingToolCallTracker, safeParseJSON } fro
 import { createParser } from 'eventsource-parser';
 
 export interface ChatStreamInput {
-  body: ReadableStream<Uint8Array>;
+  /** fetch's response body, or the chunks of ./http-transport.ts's answer. */
+  body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
   /** The model's chunk schema (the SDK's `FlexibleSchema`). */
   schema: unknown;
   warnings: unknown[];
@@ -71,12 +72,12 @@ export async function* chatStreamParts(
   const events: string[] = [];
   const parser = createParser({ onEvent: (event) => events.push(event.data) });
   const decoder = new TextDecoder();
-  const reader = input.body.getReader();
+  const reader = readerOf(input.body);
   let finished = false;
   try {
     yield { type: 'stream-start', warnings: input.warnings as never };
     for (;;) {
-      let next: ReadableStreamReadResult<Uint8Array>;
+      let next: IteratorResult<Uint8Array, unknown>;
       try {
         next = await reader.read();
       } catch (error) {
@@ -101,6 +102,23 @@ export async function* chatStreamParts(
     else await reader.cancel().catch(() => {});
   }
   return undefined;
+}
+
+interface BodyReader {
+  read(): Promise<IteratorResult<Uint8Array, unknown>>;
+  releaseLock(): void;
+  cancel(): Promise<unknown>;
+}
+
+/** A web stream's reader, or the same three calls over an async iterable's iterator. */
+function readerOf(body: ChatStreamInput['body']): BodyReader {
+  if (body instanceof ReadableStream) return body.getReader() as BodyReader;
+  const iterator = body[Symbol.asyncIterator]();
+  return {
+    read: () => iterator.next(),
+    releaseLock: () => {},
+    cancel: async () => iterator.return?.(),
+  };
 }
 
 function readError(input: ChatStreamInput, error: unknown): unknown {

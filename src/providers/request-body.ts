@@ -168,8 +168,7 @@ export function messageMarker(owner: object, json: string): string | undefined {
  * are their markers' bytes, encoded when each message was first sent.
  */
 function encode(body: string): Buffer<ArrayBuffer> {
-  const pieces: (string | Buffer)[] = [];
-  toolPieces(body, messagePieces(body, pieces), pieces);
+  const pieces = bodyPieces(body);
   let size = 0;
   for (const piece of pieces)
     size += typeof piece === 'string' ? Buffer.byteLength(piece, 'utf8') : piece.length;
@@ -178,6 +177,22 @@ function encode(body: string): Buffer<ArrayBuffer> {
   for (const piece of pieces)
     offset += typeof piece === 'string' ? out.write(piece, offset, 'utf8') : piece.copy(out, offset);
   return out;
+}
+
+/**
+ * The body's bytes with every marker replaced, as pieces in order (strings still to be encoded as
+ * UTF-8, and kept bytes): what encode joins, and what ./http-transport.ts writes to the socket as
+ * they are. A body without markers is one piece, itself.
+ */
+export function bodyPieces(body: string): (string | Buffer)[] {
+  const pieces: (string | Buffer)[] = [];
+  toolPieces(body, messagePieces(body, pieces), pieces);
+  return pieces;
+}
+
+/** The body as a string with every marker replaced (what fetch gets when it may send it twice). */
+export function splicedText(body: string): string {
+  return firstMarker(body) < 0 ? body : encode(body).toString('utf8');
 }
 
 /** The body up to the end of its last message marker, as pieces; where the rest starts. */

@@ -22,16 +22,7 @@ export function withResponseTimeout(fetchFn: typeof fetch, seconds: number, prov
   const ms = Math.round(seconds * 1000);
   return (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
     const controller = new AbortController();
-    const timer = setTimeout(
-      () =>
-        controller.abort(
-          new DOMException(
-            `${provider}: no response within ${seconds} s (providers.${provider}.timeout_seconds)`,
-            'TimeoutError',
-          ),
-        ),
-      ms,
-    );
+    const timer = setTimeout(() => controller.abort(responseTimeoutError(provider, seconds)), ms);
     const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
     try {
       return await sendOnce(fetchFn, input, { ...init, signal });
@@ -39,4 +30,12 @@ export function withResponseTimeout(fetchFn: typeof fetch, seconds: number, prov
       clearTimeout(timer);
     }
   }) as typeof fetch;
+}
+
+/** The error a provider request fails with when no response arrives in time. */
+export function responseTimeoutError(provider: string, seconds: number): DOMException {
+  return new DOMException(
+    `${provider}: no response within ${seconds} s (providers.${provider}.timeout_seconds)`,
+    'TimeoutError',
+  );
 }
