@@ -89,6 +89,9 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     connectionTimeoutMillis: options.connect_timeout_ms,
     statement_timeout: options.statement_timeout_ms > 0 ? options.statement_timeout_ms : undefined,
     application_name: 'svc',
+    // Queries written before the previous one answered: a transaction's BEGIN goes out with its
+    // first statement (`lazyTransaction`); everything else is sent one at a time as before.
+    pipeline: true,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
         if (oid === INT8_OID || oid === NUMERIC_OID) return (value: string) => Number(value);
@@ -192,7 +195,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       });
       try {
         const scope: Scope = {
-          root: { tx, savepoints: 0, done },
+          root: { tx, savepoints: 0, done, control: lazy.control },
           tx,
           open: true,
           chain: Promise.resolve(),
@@ -226,32 +229,91 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
 }
 
 /**
- * A transaction on `connection` whose BEGIN goes with its first statement: a body that sends none
- * (nothing to write this time) costs no round trip, and `end` sends COMMIT or ROLLBACK only when
- * it began. Under READ COMMITTED every statement reads its own snapshot, so a later BEGIN changes
- * nothing a statement sees. `ordered` sends the statements one after another (`serial`).
+ * A transaction on `connection` whose control statements go out with the next statement it sends
+ * (`pending`): BEGIN with its first statement, a savepoint's SAVEPOINT with its body's first,
+ * RELEASE and ROLLBACK TO with whatever comes next (or the COMMIT). Each is one write with that
+ * statement, answered in the same round trip (pg's pipeline mode; each keeps its own Sync, so an
+ * error ends only its own): a body that sends nothing (nothing to write this time) costs nothing,
+ * a savepoint whose body sent nothing is dropped. Under READ COMMITTED every statement reads its
+ * own snapshot, so a later BEGIN changes nothing a statement sees. `ordered` sends the statements
+ * one after another (`serial`); the control calls are ordered with them.
  */
 function lazyTransaction(connection: PoolClient): {
   ordered: Serial;
+  control: Control;
   end(command: 'COMMIT' | 'ROLLBACK'): Promise<void>;
 } {
   const order = serial();
+  /** Control statements not sent yet, in order; BEGIN first until the first statement. */
+  const pending: string[] = ['BEGIN'];
   let begun = false;
+  const send = <T>(query: () => Promise<T>): Promise<T> => {
+    begun = true;
+    return pending.length ? withPrefix(connection, pending.splice(0), query) : query();
+  };
+  /** Drops `SAVEPOINT name` and what followed it when it was never sent; whether it was. */
+  const unsent = (name: string): boolean => {
+    const at = pending.indexOf(`SAVEPOINT ${name}`);
+    if (at < 0) return false;
+    pending.splice(at);
+    return true;
+  };
   return {
-    ordered: (query) =>
-      order(async () => {
-        if (!begun) {
-          begun = true;
-          await connection.query('BEGIN');
-        }
-        return query();
-      }),
+    ordered: (query) => order(() => send(query)),
+    control: {
+      savepoint: (name) =>
+        order(async () => {
+          pending.push(`SAVEPOINT ${name}`);
+        }),
+      release: (name) =>
+        order(async () => {
+          if (!unsent(name)) pending.push(`RELEASE SAVEPOINT ${name}`);
+        }),
+      rollbackTo: (name) =>
+        order(async () => {
+          if (!unsent(name)) pending.push(`ROLLBACK TO SAVEPOINT ${name}`);
+        }),
+    },
     end: (command) =>
       order(async () => {
-        if (begun) await connection.query(command);
+        if (!begun) return;
+        // A ROLLBACK undoes what is pending anyway.
+        if (command === 'ROLLBACK') pending.length = 0;
+        await send(() => connection.query(command));
       }),
   };
 }
+
+/** A savepoint's control statements, sent with the transaction's next statement. */
+interface Control {
+  savepoint(name: string): Promise<void>;
+  release(name: string): Promise<void>;
+  rollbackTo(name: string): Promise<void>;
+}
+
+/**
+ * The control statements `prefix` and then `query` in one write, answered together: one round
+ * trip where there were several (the pool's connections are in pg's pipeline mode). The first
+ * failure is thrown: when a control statement fails, the statement's answer is not taken (the
+ * caller's ROLLBACK follows).
+ */
+async function withPrefix<T>(connection: PoolClient, prefix: string[], query: () => Promise<T>): Promise<T> {
+  const stream = (connection as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
+  stream?.cork?.();
+  const sent: Promise<unknown>[] = [];
+  let answer: Promise<T>;
+  try {
+    for (const text of prefix) sent.push(connection.query(text));
+    answer = query();
+  } finally {
+    stream?.uncork?.();
+  }
+  const settled = await Promise.allSettled([...sent, answer]);
+  for (const result of settled) if (result.status === 'rejected') throw result.reason;
+  return (settled[settled.length - 1] as PromiseFulfilledResult<T>).value;
+}
+
+type Corkable = { cork?(): void; uncork?(): void };
 
 /** Runs the functions given one at a time, in call order (a failure does not stop the next). */
 type Serial = <T>(fn: () => Promise<T>) => Promise<T>;
@@ -275,7 +337,7 @@ function serial(): Serial {
  */
 type Scope = {
   /** The transaction: its connection, its savepoint counter, its end (COMMIT or ROLLBACK done). */
-  root: { tx: SqlExecutor; savepoints: number; done: Promise<void> };
+  root: { tx: SqlExecutor; savepoints: number; done: Promise<void>; control: Control };
   /** The scope this savepoint was begun in (none for the transaction's own). */
   parent?: Scope;
   tx: SqlExecutor;
@@ -308,7 +370,7 @@ async function inSavepoint<T>(
   const nested = (async () => {
     await before.catch(() => {});
     const savepoint = `svc_sp_${++root.savepoints}`;
-    await root.tx.run(`SAVEPOINT ${savepoint}`);
+    await root.control.savepoint(savepoint);
     try {
       let result: T;
       try {
@@ -316,10 +378,10 @@ async function inSavepoint<T>(
       } finally {
         await settle(scope);
       }
-      await root.tx.run(`RELEASE SAVEPOINT ${savepoint}`);
+      await root.control.release(savepoint);
       return result;
     } catch (error) {
-      await root.tx.run(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {});
+      await root.control.rollbackTo(savepoint);
       throw error;
     }
   })();
