@@ -68,7 +68,8 @@ export interface AgentCore {
    */
   result(runId: string): Promise<RunResult>;
   /** Publishes the session's queue (queue.changed); the queued runs it read. */
-  publishQueue(sessionId: string): Promise<AgentRun[]>;
+  /** `known`: the queue as the caller has it (read just before, in this operation): not read again. */
+  publishQueue(sessionId: string, known?: AgentRun[]): Promise<AgentRun[]>;
   notifyIdle(sessionId: string): void;
 }
 
@@ -197,8 +198,8 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
       }
       return result;
     },
-    async publishQueue(sessionId) {
-      const items = await host.runs.queued(sessionId);
+    async publishQueue(sessionId, known) {
+      const items = known ?? (await host.runs.queued(sessionId));
       core.publish(sessionId, 'queue.changed', {
         session_id: sessionId,
         length: items.length,
