@@ -5,6 +5,7 @@
  * the statements sent one at a time: what a failed savepoint wrote is rolled back, the rest
  * commits, a failed transaction leaves nothing.
  */
+import { executionAsyncId } from 'node:async_hooks';
 import { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresClient } from '../../src/store/postgres/client';
@@ -23,6 +24,12 @@ async function writesDuring(fn: () => Promise<unknown>): Promise<number> {
     write.mockRestore();
     writev.mockRestore();
   }
+}
+
+/** The async id a promise continuation runs under: 0 while no async hook tracks promises. */
+async function continuationId(): Promise<number> {
+  await null;
+  return executionAsyncId();
 }
 
 afterEach(() => {
@@ -86,6 +93,33 @@ describe.skipIf(!pg.available)('PostgreSQL control statements', () => {
         await put(6);
       });
       expect((await db.one<{ n: number }>('SELECT count(*) AS n FROM t'))?.n).toBe(4);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('STORE-PG-76: promise hooks are off once no transaction is open; work a transaction left behind still reads after its COMMIT', async () => {
+    const url = await pg.cluster().createDatabase();
+    const db = await createPostgresClient({
+      url,
+      pool_size: 2,
+      statement_timeout_ms: 30_000,
+      connect_timeout_ms: 2_000,
+    });
+    try {
+      await db.run('CREATE TABLE t (id BIGINT PRIMARY KEY)');
+      let later: Promise<number | undefined> | undefined;
+      await db.transaction(async () => {
+        await db.run('INSERT INTO t VALUES (1)');
+        // Not awaited: its read runs once the body has ended, before or after the COMMIT.
+        later = (async () => {
+          await new Promise((resolve) => setImmediate(resolve));
+          return (await db.one<{ n: number }>('SELECT count(*) AS n FROM t'))?.n;
+        })();
+      });
+      expect(await later).toBe(1);
+      // No scope open: no hook tracks this process's promises (Node 20's AsyncLocalStorage).
+      expect(await continuationId()).toBe(0);
     } finally {
       await db.close();
     }

@@ -5,9 +5,9 @@
  * columns (epoch ms, counters, identities) read as numbers, as they do from SQLite.
  * @module
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client, Pool, PoolClient, PoolConfig, QueryResult, QueryResultRow } from 'pg';
 import type { StoreConfig } from '../../config/schema';
+import { type ScopedStorage, scopedStorage } from '../async-scope';
 import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
 import { storeError } from './errors';
 
@@ -105,33 +105,11 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   // An idle connection the server drops must not take the process down; the next query reports it.
   pool.on('error', () => {});
 
-  /**
-   * `on`'s statements; on a checked-out connection, one after another (`order`): the statements a
-   * transaction's body starts without awaiting each (concurrent repository calls, work it started)
-   * are sent in call order, each once the previous has answered, as pg queued them, without asking
-   * pg to queue (deprecated: "client.query() when the client is already executing a query").
-   */
-  const executor = (on: Pool | PoolClient, order?: Serial): SqlExecutor => {
-    const send = async <T extends QueryResultRow>(text: string, params: readonly unknown[]) => {
-      try {
-        const query = () => on.query<T>(text, [...params]) as Promise<QueryResult<T>>;
-        return await (order ? order(query) : query());
-      } catch (error) {
-        throw fail(error);
-      }
-    };
-    return {
-      query: async <T extends QueryResultRow>(text: string, params: readonly unknown[] = []) =>
-        (await send<T>(text, params)).rows,
-      one: async <T extends QueryResultRow>(
-        text: string,
-        params: readonly unknown[] = [],
-      ): Promise<T | undefined> => (await send<T>(text, params)).rows[0],
-      run: async (text: string, params: readonly unknown[] = []) => (await send(text, params)).rowCount ?? 0,
-    };
-  };
+  const executor = (on: Pool | PoolClient, order?: Serial) => executorOf(on, fail, order);
 
-  const ambient = new AsyncLocalStorage<Scope>();
+  // Its promise hooks are on only while a transaction is open (../async-scope.ts): a permanent
+  // AsyncLocalStorage would put every promise of the process through them.
+  const ambient = scopedStorage<Scope>();
   const pooled = executor(pool);
   /** The innermost scope of this context still open (a savepoint's body, else its transaction's). */
   const joined = (): Scope | undefined => {
@@ -193,29 +171,37 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       const done = new Promise<void>((resolve) => {
         finished = resolve;
       });
+      const scope: Scope = {
+        root: { tx, savepoints: 0, done, control: lazy.control },
+        tx,
+        open: true,
+        chain: Promise.resolve(),
+        nested: new Set(),
+      };
+      // The whole transaction, its COMMIT or ROLLBACK included, inside the scope: work the body
+      // started and did not await sees the scope (and waits for its end) until then, and no
+      // scope (so goes to the pool, after the end) once the storage is off again.
+      const whole = async () => {
+        try {
+          let result: Awaited<ReturnType<typeof fn>>;
+          try {
+            result = await fn(tx);
+          } finally {
+            await settle(scope);
+          }
+          await lazy.end('COMMIT');
+          return result;
+        } catch (error) {
+          try {
+            await lazy.end('ROLLBACK');
+          } catch {
+            broken = true; // the connection is gone: do not hand it back to the pool
+          }
+          throw fail(error);
+        }
+      };
       try {
-        const scope: Scope = {
-          root: { tx, savepoints: 0, done, control: lazy.control },
-          tx,
-          open: true,
-          chain: Promise.resolve(),
-          nested: new Set(),
-        };
-        let result: Awaited<ReturnType<typeof fn>>;
-        try {
-          result = await ambient.run(scope, () => fn(tx));
-        } finally {
-          await settle(scope);
-        }
-        await lazy.end('COMMIT');
-        return result;
-      } catch (error) {
-        try {
-          await lazy.end('ROLLBACK');
-        } catch {
-          broken = true; // the connection is gone: do not hand it back to the pool
-        }
-        throw fail(error);
+        return await ambient.run(scope, whole);
       } finally {
         connection.off('error', dropped);
         connection.release(broken);
@@ -225,6 +211,32 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     async close() {
       await pool.end();
     },
+  };
+}
+
+/**
+ * `on`'s statements; on a checked-out connection, one after another (`order`): the statements a
+ * transaction's body starts without awaiting each (concurrent repository calls, work it started)
+ * are sent in call order, each once the previous has answered, as pg queued them, without asking
+ * pg to queue (deprecated: "client.query() when the client is already executing a query").
+ */
+function executorOf(on: Pool | PoolClient, fail: (error: unknown) => unknown, order?: Serial): SqlExecutor {
+  const send = async <T extends QueryResultRow>(text: string, params: readonly unknown[]) => {
+    try {
+      const query = () => on.query<T>(text, [...params]) as Promise<QueryResult<T>>;
+      return await (order ? order(query) : query());
+    } catch (error) {
+      throw fail(error);
+    }
+  };
+  return {
+    query: async <T extends QueryResultRow>(text: string, params: readonly unknown[] = []) =>
+      (await send<T>(text, params)).rows,
+    one: async <T extends QueryResultRow>(
+      text: string,
+      params: readonly unknown[] = [],
+    ): Promise<T | undefined> => (await send<T>(text, params)).rows[0],
+    run: async (text: string, params: readonly unknown[] = []) => (await send(text, params)).rowCount ?? 0,
   };
 }
 
@@ -353,7 +365,7 @@ async function settle(scope: Scope): Promise<void> {
 
 /** A nested transaction: a savepoint of the scope's transaction, after its earlier siblings. */
 async function inSavepoint<T>(
-  ambient: AsyncLocalStorage<Scope>,
+  ambient: ScopedStorage<Scope>,
   outer: Scope,
   fn: (tx: SqlExecutor) => Promise<T>,
 ): Promise<T> {
