@@ -24,13 +24,20 @@ const NO_USAGE = { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cache
 export async function startRun(
   core: AgentCore,
   run: AgentRun,
-  options: { subagent?: boolean; kind: AgentKind; workspace?: ChildRunInput['workspace'] },
+  options: {
+    subagent?: boolean;
+    kind: AgentKind;
+    workspace?: ChildRunInput['workspace'];
+    /** The session's queued runs as the caller just read them, this run among them. */
+    queued?: AgentRun[];
+  },
 ): Promise<boolean> {
   const queue = !options.subagent && !options.workspace;
   if (queue && (await enqueueRun(core, run, (sessionId) => drainQueue(core, sessionId)))) return true;
   const claim = await core.host.runs.claim(run.id);
   if (!claim.ok) return false;
-  await launchRun(core, claim.run, options);
+  const { queued, ...launch } = options;
+  await launchRun(core, claim.run, { ...launch, rest: queued?.filter((r) => r.id !== run.id) });
   return true;
 }
 
@@ -92,6 +99,8 @@ async function launchRun(
     workspace?: ChildRunInput['workspace'];
     /** Dequeued here from the durable engine's queue: a fresh start inside its workflow. */
     dequeued?: boolean;
+    /** The session's queue without this run, as read just before its claim: published, not read again. */
+    rest?: AgentRun[];
   },
   resumed?: (outcome: RunOutcome) => void,
 ): Promise<void> {
@@ -103,7 +112,7 @@ async function launchRun(
   rt.controller = controller;
   rt.stop = stop;
   core.setState(sessionId, 'running', claimed.id);
-  await core.publishQueue(sessionId);
+  await core.publishQueue(sessionId, options.rest);
   core.deferred(claimed.id);
   const session = await a.sessions.get(sessionId);
   core.publish(sessionId, 'run.started', {
@@ -369,10 +378,11 @@ export async function drainQueue(
 ): Promise<string | undefined> {
   const rt = core.runtime(sessionId);
   if (rt.state !== 'idle' || core.closing) return undefined;
-  const next = (queued ?? (await core.host.runs.queued(sessionId)))[0];
+  const list = queued ?? (await core.host.runs.queued(sessionId));
+  const next = list[0];
   if (!next) return undefined;
   const kind = agentKind(core.host.config, next.agent);
-  return (await startRun(core, next, { kind })) ? next.id : undefined;
+  return (await startRun(core, next, { kind, queued: list })) ? next.id : undefined;
 }
 
 /** Summarize the older turns of an idle session (summarize_session). */

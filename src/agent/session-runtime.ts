@@ -68,7 +68,8 @@ export interface AgentCore {
    */
   result(runId: string): Promise<RunResult>;
   /** Publishes the session's queue (queue.changed); the queued runs it read. */
-  publishQueue(sessionId: string): Promise<AgentRun[]>;
+  /** `known`: the queue as the caller has it (read just before, in this operation): not read again. */
+  publishQueue(sessionId: string, known?: AgentRun[]): Promise<AgentRun[]>;
   notifyIdle(sessionId: string): void;
 }
 
@@ -109,6 +110,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
   const deferreds = new Map<string, Deferred>();
   /** Results of runs that had ended when read, with when they were read. */
   const ended = new Map<string, { at: number; result: RunResult }>();
+  const reading = new Map<string, Promise<RunResult>>();
   const handed = new Map<string, ResolvedModel>();
   // The map's size at which the runtimes at rest are dropped next (twice what stayed, at least
   // RESTING_RUNTIMES): a sweep now and then, not a walk of the map per new session.
@@ -177,15 +179,27 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
       const now = host.clock.now();
       const known = ended.get(runId);
       if (known && now - known.at <= RESULT_SHARED_MS) return structuredClone(known.result);
-      const result = await runResult(host, runId);
+      // A read already on its way (the run's waiters and its stream ask at the same moment): its
+      // answer when the run had ended, else a read of this caller's own.
+      const inflight = reading.get(runId);
+      const shared = inflight && (await inflight.catch(() => undefined));
+      if (shared && shared.status !== 'queued' && shared.status !== 'running') return structuredClone(shared);
+      const read = runResult(host, runId);
+      reading.set(runId, read);
+      let result: RunResult;
+      try {
+        result = await read;
+      } finally {
+        if (reading.get(runId) === read) reading.delete(runId);
+      }
       if (result.status !== 'queued' && result.status !== 'running') {
         for (const [id, entry] of ended) if (now - entry.at > RESULT_SHARED_MS) ended.delete(id);
         ended.set(runId, { at: now, result });
       }
       return result;
     },
-    async publishQueue(sessionId) {
-      const items = await host.runs.queued(sessionId);
+    async publishQueue(sessionId, known) {
+      const items = known ?? (await host.runs.queued(sessionId));
       core.publish(sessionId, 'queue.changed', {
         session_id: sessionId,
         length: items.length,

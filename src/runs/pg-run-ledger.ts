@@ -61,35 +61,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     return run;
   };
 
-  const claim = (runId: string): Promise<ClaimResult> =>
-    sql.transaction(async () => {
-      // The run's session: known when this ledger created the run or appended to it (a run never
-      // changes session), else read.
-      let sessionId = events.sessionOf(runId);
-      let found: AgentRun | undefined;
-      if (!sessionId) {
-        found = await queries.get(runId);
-        if (!found) throw new SvcError('not_found', `run_id: no run "${runId}"`);
-        sessionId = found.session_id;
-      }
-      await writes.lockSession(sessionId);
-      const run = (await queries.get(runId)) ?? found;
-      if (!run) throw new SvcError('not_found', `run_id: no run "${runId}"`);
-      if (run.status !== 'queued')
-        throw new SvcError('conflict', `run ${runId} is ${run.status}, not queued`);
-      const now = clock.now();
-      for (const other of await queries.runningOthers(run.session_id, runId)) {
-        if (ownerAlive(other)) return { ok: false, blocking: other };
-        // Its process is gone: the run was interrupted (recovery missed it, e.g. a crash just now).
-        await writes.interrupt(other.id, `the process running it (pid ${other.pid ?? '?'}) exited`, now);
-      }
-      const claimed = await writes.claimQueuedRun(runId, now, owner);
-      if (!claimed) {
-        const current = await requireRun(runId);
-        throw new SvcError('conflict', `run ${runId} is ${current.status}, not queued`);
-      }
-      return { ok: true, run: claimed };
-    });
+  const claim = postgresClaim({ sql, clock, owner, queries, writes, events, ownerAlive });
 
   return {
     owner,
@@ -185,6 +157,59 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     recovered: async () => recovery.recovered(),
     queries,
   };
+}
+
+/**
+ * `claim` (see the module's notes): in one transaction under the session's advisory lock, the run
+ * moved to running unless another live run holds the session.
+ */
+function postgresClaim(ctx: {
+  sql: SqlClient;
+  clock: RunLedgerDeps['clock'];
+  owner: RunLedger['owner'];
+  queries: RunQueries;
+  writes: PostgresRunWrites;
+  events: ReturnType<typeof postgresRunEvents>;
+  ownerAlive: (run: AgentRun) => boolean;
+}): (runId: string) => Promise<ClaimResult> {
+  const { sql, clock, owner, queries, writes, events, ownerAlive } = ctx;
+  return (runId: string): Promise<ClaimResult> =>
+    sql.transaction(async () => {
+      // The run's session: known when this ledger created the run or appended to it (a run never
+      // changes session), else read.
+      let sessionId = events.sessionOf(runId);
+      if (!sessionId) {
+        const found = await queries.get(runId);
+        if (!found) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+        sessionId = found.session_id;
+      }
+      await writes.lockSession(sessionId);
+      // The run is not read before its claim: the conditional UPDATE below tells a run that is
+      // not queued (any more), and only then, or when another run blocks, is the run read, so
+      // the answers are those of reading it first (a throw rolls back the interruptions).
+      const current = async (): Promise<AgentRun> => {
+        const run = await queries.get(runId);
+        if (!run) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+        if (run.status !== 'queued')
+          throw new SvcError('conflict', `run ${runId} is ${run.status}, not queued`);
+        return run;
+      };
+      const now = clock.now();
+      for (const other of await queries.runningOthers(sessionId, runId)) {
+        if (ownerAlive(other)) {
+          await current();
+          return { ok: false, blocking: other };
+        }
+        // Its process is gone: the run was interrupted (recovery missed it, e.g. a crash just now).
+        await writes.interrupt(other.id, `the process running it (pid ${other.pid ?? '?'}) exited`, now);
+      }
+      const claimed = await writes.claimQueuedRun(runId, now, owner);
+      if (!claimed) {
+        await current();
+        throw new SvcError('conflict', `run ${runId} is queued, not claimed`);
+      }
+      return { ok: true, run: claimed };
+    });
 }
 
 /** Appending events (the run's next seq, taken in the database) and the listeners of this ledger. */

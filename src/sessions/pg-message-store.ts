@@ -5,12 +5,13 @@
  */
 import { SvcError } from '../errors';
 import type { SqlClient } from '../store/postgres/client';
+import { remember } from '../store/read-scope';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
 import { appendedMessage, toMessage } from './message-store';
-import { wroteSession } from './pg-session-rows';
+import { sessionRowKey, wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
-import type { Message, MessageRow, SessionStore } from './types';
+import type { Message, MessageRow, SessionRow, SessionStore } from './types';
 
 export type PostgresMessageStore = AsyncOf<
   Pick<
@@ -44,14 +45,15 @@ export function createPostgresMessageStore(deps: {
       const doc = searchDocOf(input.parts);
       // One statement: the session's updated_at, the message, its search row (none of them when
       // the session does not exist).
-      const written = await sql.one<{ n: number }>(
-        `WITH s AS (UPDATE sessions SET updated_at = $10 WHERE id = $2 RETURNING id),
+      // The session's row as written comes back: the read scope's copy (../store/read-scope.ts).
+      const session = await sql.one<SessionRow>(
+        `WITH s AS (UPDATE sessions SET updated_at = $10 WHERE id = $2 RETURNING *),
          m AS (INSERT INTO messages (${MESSAGE_COLUMNS})
                  SELECT $1, s.id, $3, $4, $5, $6, $7, $8::double precision, $9, $10::bigint, $10::bigint, $11::bigint FROM s
                  RETURNING id, session_id, role, created_at),
          d AS (INSERT INTO message_search_docs (message_id, session_id, role, tools, created_at, body, terms)
                  SELECT m.id, m.session_id, m.role, $12, m.created_at, $13, $14::tsvector FROM m)
-         SELECT count(*)::int AS n FROM m`,
+         SELECT * FROM s`,
         [
           id,
           input.session_id,
@@ -70,8 +72,8 @@ export function createPostgresMessageStore(deps: {
         ],
       );
       wroteSession(sql, input.session_id); // its updated_at
-      const found = Number(written?.n ?? 0) > 0;
-      if (!found) await deps.requireSession(input.session_id);
+      if (session) remember(sessionRowKey(session.id), session);
+      else await deps.requireSession(input.session_id);
       return appendedMessage(input, id, partsJson, now, finishedAt);
     },
     async updateMessage(id, patch) {

@@ -109,4 +109,33 @@ describe.skipIf(!pg.available)('read scope on PostgreSQL', () => {
       await sql.close();
     }
   });
+
+  it("STORE-PG-72: a message append's session row is the scope's copy: the next read sends nothing, and sees its updated_at", async () => {
+    const { sql, store, reads } = await stores();
+    try {
+      const session = await store.create({ title: 'appended' });
+      await withReadScope(async () => {
+        const before = reads();
+        const touched = (await store.require(session.id)).updated_at;
+        await store.appendMessage({ session_id: session.id, role: 'user', parts: [] });
+        const after = await store.require(session.id);
+        expect(after.updated_at).toBeGreaterThan(touched);
+        expect(after.title).toBe('appended');
+        expect(reads() - before).toBe(1);
+        // Inside a transaction the copy goes stale at its end, as any write's does.
+        await sql.transaction(async () => {
+          await store.appendMessage({ session_id: session.id, role: 'user', parts: [] });
+          expect((await store.require(session.id)).updated_at).toBeGreaterThan(after.updated_at);
+        });
+        await store.require(session.id);
+        expect(reads() - before).toBe(2);
+      });
+      // A missing session is still not_found, nothing written.
+      await expect(
+        store.appendMessage({ session_id: 'ses_missing', role: 'user', parts: [] }),
+      ).rejects.toThrow(/no session/);
+    } finally {
+      await sql.close();
+    }
+  });
 });

@@ -5,9 +5,9 @@
  * columns (epoch ms, counters, identities) read as numbers, as they do from SQLite.
  * @module
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client, Pool, PoolClient, PoolConfig, QueryResult, QueryResultRow } from 'pg';
 import type { StoreConfig } from '../../config/schema';
+import { type ScopedStorage, scopedStorage } from '../async-scope';
 import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
 import { storeError } from './errors';
 
@@ -89,6 +89,9 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     connectionTimeoutMillis: options.connect_timeout_ms,
     statement_timeout: options.statement_timeout_ms > 0 ? options.statement_timeout_ms : undefined,
     application_name: 'svc',
+    // Queries written before the previous one answered: a transaction's BEGIN goes out with its
+    // first statement (`lazyTransaction`); everything else is sent one at a time as before.
+    pipeline: true,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
         if (oid === INT8_OID || oid === NUMERIC_OID) return (value: string) => Number(value);
@@ -102,33 +105,11 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   // An idle connection the server drops must not take the process down; the next query reports it.
   pool.on('error', () => {});
 
-  /**
-   * `on`'s statements; on a checked-out connection, one after another (`order`): the statements a
-   * transaction's body starts without awaiting each (concurrent repository calls, work it started)
-   * are sent in call order, each once the previous has answered, as pg queued them, without asking
-   * pg to queue (deprecated: "client.query() when the client is already executing a query").
-   */
-  const executor = (on: Pool | PoolClient, order?: Serial): SqlExecutor => {
-    const send = async <T extends QueryResultRow>(text: string, params: readonly unknown[]) => {
-      try {
-        const query = () => on.query<T>(text, [...params]) as Promise<QueryResult<T>>;
-        return await (order ? order(query) : query());
-      } catch (error) {
-        throw fail(error);
-      }
-    };
-    return {
-      query: async <T extends QueryResultRow>(text: string, params: readonly unknown[] = []) =>
-        (await send<T>(text, params)).rows,
-      one: async <T extends QueryResultRow>(
-        text: string,
-        params: readonly unknown[] = [],
-      ): Promise<T | undefined> => (await send<T>(text, params)).rows[0],
-      run: async (text: string, params: readonly unknown[] = []) => (await send(text, params)).rowCount ?? 0,
-    };
-  };
+  const executor = (on: Pool | PoolClient, order?: Serial) => executorOf(on, fail, order);
 
-  const ambient = new AsyncLocalStorage<Scope>();
+  // Its promise hooks are on only while a transaction is open (../async-scope.ts): a permanent
+  // AsyncLocalStorage would put every promise of the process through them.
+  const ambient = scopedStorage<Scope>();
   const pooled = executor(pool);
   /** The innermost scope of this context still open (a savepoint's body, else its transaction's). */
   const joined = (): Scope | undefined => {
@@ -190,29 +171,37 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       const done = new Promise<void>((resolve) => {
         finished = resolve;
       });
+      const scope: Scope = {
+        root: { tx, savepoints: 0, done, control: lazy.control },
+        tx,
+        open: true,
+        chain: Promise.resolve(),
+        nested: new Set(),
+      };
+      // The whole transaction, its COMMIT or ROLLBACK included, inside the scope: work the body
+      // started and did not await sees the scope (and waits for its end) until then, and no
+      // scope (so goes to the pool, after the end) once the storage is off again.
+      const whole = async () => {
+        try {
+          let result: Awaited<ReturnType<typeof fn>>;
+          try {
+            result = await fn(tx);
+          } finally {
+            await settle(scope);
+          }
+          await lazy.end('COMMIT');
+          return result;
+        } catch (error) {
+          try {
+            await lazy.end('ROLLBACK');
+          } catch {
+            broken = true; // the connection is gone: do not hand it back to the pool
+          }
+          throw fail(error);
+        }
+      };
       try {
-        const scope: Scope = {
-          root: { tx, savepoints: 0, done },
-          tx,
-          open: true,
-          chain: Promise.resolve(),
-          nested: new Set(),
-        };
-        let result: Awaited<ReturnType<typeof fn>>;
-        try {
-          result = await ambient.run(scope, () => fn(tx));
-        } finally {
-          await settle(scope);
-        }
-        await lazy.end('COMMIT');
-        return result;
-      } catch (error) {
-        try {
-          await lazy.end('ROLLBACK');
-        } catch {
-          broken = true; // the connection is gone: do not hand it back to the pool
-        }
-        throw fail(error);
+        return await ambient.run(scope, whole);
       } finally {
         connection.off('error', dropped);
         connection.release(broken);
@@ -226,32 +215,117 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
 }
 
 /**
- * A transaction on `connection` whose BEGIN goes with its first statement: a body that sends none
- * (nothing to write this time) costs no round trip, and `end` sends COMMIT or ROLLBACK only when
- * it began. Under READ COMMITTED every statement reads its own snapshot, so a later BEGIN changes
- * nothing a statement sees. `ordered` sends the statements one after another (`serial`).
+ * `on`'s statements; on a checked-out connection, one after another (`order`): the statements a
+ * transaction's body starts without awaiting each (concurrent repository calls, work it started)
+ * are sent in call order, each once the previous has answered, as pg queued them, without asking
+ * pg to queue (deprecated: "client.query() when the client is already executing a query").
+ */
+function executorOf(on: Pool | PoolClient, fail: (error: unknown) => unknown, order?: Serial): SqlExecutor {
+  const send = async <T extends QueryResultRow>(text: string, params: readonly unknown[]) => {
+    try {
+      const query = () => on.query<T>(text, [...params]) as Promise<QueryResult<T>>;
+      return await (order ? order(query) : query());
+    } catch (error) {
+      throw fail(error);
+    }
+  };
+  return {
+    query: async <T extends QueryResultRow>(text: string, params: readonly unknown[] = []) =>
+      (await send<T>(text, params)).rows,
+    one: async <T extends QueryResultRow>(
+      text: string,
+      params: readonly unknown[] = [],
+    ): Promise<T | undefined> => (await send<T>(text, params)).rows[0],
+    run: async (text: string, params: readonly unknown[] = []) => (await send(text, params)).rowCount ?? 0,
+  };
+}
+
+/**
+ * A transaction on `connection` whose control statements go out with the next statement it sends
+ * (`pending`): BEGIN with its first statement, a savepoint's SAVEPOINT with its body's first,
+ * RELEASE and ROLLBACK TO with whatever comes next (or the COMMIT). Each is one write with that
+ * statement, answered in the same round trip (pg's pipeline mode; each keeps its own Sync, so an
+ * error ends only its own): a body that sends nothing (nothing to write this time) costs nothing,
+ * a savepoint whose body sent nothing is dropped. Under READ COMMITTED every statement reads its
+ * own snapshot, so a later BEGIN changes nothing a statement sees. `ordered` sends the statements
+ * one after another (`serial`); the control calls are ordered with them.
  */
 function lazyTransaction(connection: PoolClient): {
   ordered: Serial;
+  control: Control;
   end(command: 'COMMIT' | 'ROLLBACK'): Promise<void>;
 } {
   const order = serial();
+  /** Control statements not sent yet, in order; BEGIN first until the first statement. */
+  const pending: string[] = ['BEGIN'];
   let begun = false;
+  const send = <T>(query: () => Promise<T>): Promise<T> => {
+    begun = true;
+    return pending.length ? withPrefix(connection, pending.splice(0), query) : query();
+  };
+  /** Drops `SAVEPOINT name` and what followed it when it was never sent; whether it was. */
+  const unsent = (name: string): boolean => {
+    const at = pending.indexOf(`SAVEPOINT ${name}`);
+    if (at < 0) return false;
+    pending.splice(at);
+    return true;
+  };
   return {
-    ordered: (query) =>
-      order(async () => {
-        if (!begun) {
-          begun = true;
-          await connection.query('BEGIN');
-        }
-        return query();
-      }),
+    ordered: (query) => order(() => send(query)),
+    control: {
+      savepoint: (name) =>
+        order(async () => {
+          pending.push(`SAVEPOINT ${name}`);
+        }),
+      release: (name) =>
+        order(async () => {
+          if (!unsent(name)) pending.push(`RELEASE SAVEPOINT ${name}`);
+        }),
+      rollbackTo: (name) =>
+        order(async () => {
+          if (!unsent(name)) pending.push(`ROLLBACK TO SAVEPOINT ${name}`);
+        }),
+    },
     end: (command) =>
       order(async () => {
-        if (begun) await connection.query(command);
+        if (!begun) return;
+        // A ROLLBACK undoes what is pending anyway.
+        if (command === 'ROLLBACK') pending.length = 0;
+        await send(() => connection.query(command));
       }),
   };
 }
+
+/** A savepoint's control statements, sent with the transaction's next statement. */
+interface Control {
+  savepoint(name: string): Promise<void>;
+  release(name: string): Promise<void>;
+  rollbackTo(name: string): Promise<void>;
+}
+
+/**
+ * The control statements `prefix` and then `query` in one write, answered together: one round
+ * trip where there were several (the pool's connections are in pg's pipeline mode). The first
+ * failure is thrown: when a control statement fails, the statement's answer is not taken (the
+ * caller's ROLLBACK follows).
+ */
+async function withPrefix<T>(connection: PoolClient, prefix: string[], query: () => Promise<T>): Promise<T> {
+  const stream = (connection as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
+  stream?.cork?.();
+  const sent: Promise<unknown>[] = [];
+  let answer: Promise<T>;
+  try {
+    for (const text of prefix) sent.push(connection.query(text));
+    answer = query();
+  } finally {
+    stream?.uncork?.();
+  }
+  const settled = await Promise.allSettled([...sent, answer]);
+  for (const result of settled) if (result.status === 'rejected') throw result.reason;
+  return (settled[settled.length - 1] as PromiseFulfilledResult<T>).value;
+}
+
+type Corkable = { cork?(): void; uncork?(): void };
 
 /** Runs the functions given one at a time, in call order (a failure does not stop the next). */
 type Serial = <T>(fn: () => Promise<T>) => Promise<T>;
@@ -275,7 +349,7 @@ function serial(): Serial {
  */
 type Scope = {
   /** The transaction: its connection, its savepoint counter, its end (COMMIT or ROLLBACK done). */
-  root: { tx: SqlExecutor; savepoints: number; done: Promise<void> };
+  root: { tx: SqlExecutor; savepoints: number; done: Promise<void>; control: Control };
   /** The scope this savepoint was begun in (none for the transaction's own). */
   parent?: Scope;
   tx: SqlExecutor;
@@ -291,7 +365,7 @@ async function settle(scope: Scope): Promise<void> {
 
 /** A nested transaction: a savepoint of the scope's transaction, after its earlier siblings. */
 async function inSavepoint<T>(
-  ambient: AsyncLocalStorage<Scope>,
+  ambient: ScopedStorage<Scope>,
   outer: Scope,
   fn: (tx: SqlExecutor) => Promise<T>,
 ): Promise<T> {
@@ -308,7 +382,7 @@ async function inSavepoint<T>(
   const nested = (async () => {
     await before.catch(() => {});
     const savepoint = `svc_sp_${++root.savepoints}`;
-    await root.tx.run(`SAVEPOINT ${savepoint}`);
+    await root.control.savepoint(savepoint);
     try {
       let result: T;
       try {
@@ -316,10 +390,10 @@ async function inSavepoint<T>(
       } finally {
         await settle(scope);
       }
-      await root.tx.run(`RELEASE SAVEPOINT ${savepoint}`);
+      await root.control.release(savepoint);
       return result;
     } catch (error) {
-      await root.tx.run(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {});
+      await root.control.rollbackTo(savepoint);
       throw error;
     }
   })();

@@ -1,0 +1,89 @@
+/**
+ * A claim on PostgreSQL (src/runs/pg-run-ledger.ts, issue 18 item 6): a run this ledger created is
+ * claimed without reading its row (the conditional UPDATE tells a run that is not queued), and
+ * the answers are those of reading it first: not_found, "is <status>, not queued" (also when
+ * another run holds the session), blocked by a live run, one winner of two nodes at once.
+ */
+import { describe, expect, it } from 'vitest';
+import { SvcError } from '../../src/errors';
+import type { SqlClient } from '../../src/store/postgres/client';
+import { postgresForFile } from '../helpers/postgres';
+import { runInput as input, ledgerNodes } from './ledger-nodes';
+
+const pg = postgresForFile();
+
+/** The client, counting its reads of a run row by id. */
+function counting(sql: SqlClient): { sql: SqlClient; reads: () => number } {
+  let reads = 0;
+  const seen = (text: string) => {
+    if (text.startsWith('SELECT * FROM agent_runs WHERE id = $1')) reads++;
+  };
+  return {
+    sql: {
+      ...sql,
+      one: (text, params) => {
+        seen(text);
+        return sql.one(text, params);
+      },
+      query: (text, params) => {
+        seen(text);
+        return sql.query(text, params);
+      },
+    },
+    reads: () => reads,
+  };
+}
+
+async function failure(promise: Promise<unknown>): Promise<SvcError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (SvcError.is(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a failure');
+}
+
+describe.skipIf(!pg.available)('claim on PostgreSQL', () => {
+  it('STORE-PG-73: a run created here is claimed without a read of its row; not_found, not queued, blocked and one winner answer as before', async () => {
+    const nodes = await ledgerNodes(pg.cluster(), 60_000);
+    try {
+      await nodes.sessions('s-one', 's-two');
+      const counted = counting(nodes.sql);
+      const a = nodes.open('rnr_a', 'host-a', 3_600_000, counted.sql);
+      const b = nodes.open('rnr_b', 'host-b', 3_600_000, nodes.other);
+      const first = await a.create(input('s-one'));
+      const before = counted.reads();
+      const claimed = await a.claim(first.id);
+      expect(claimed.ok && claimed.run.status).toBe('running');
+      expect(counted.reads() - before).toBe(0);
+
+      // Claimed already: the same conflict as when the run was read first.
+      const again = await failure(a.claim(first.id));
+      expect([again.code, again.message]).toEqual(['conflict', `run ${first.id} is running, not queued`]);
+      const missing = await failure(a.claim('run_none'));
+      expect([missing.code, missing.message]).toEqual(['not_found', 'run_id: no run "run_none"']);
+
+      // Another live run holds the session: blocked; a run that is not queued is still that conflict.
+      const second = await a.create(input('s-one'));
+      const blocked = await a.claim(second.id);
+      expect(blocked.ok ? 'claimed' : blocked.blocking.id).toBe(first.id);
+      expect((await a.get(second.id))?.status).toBe('queued');
+      await a.update(second.id, { status: 'cancelled' });
+      const cancelled = await failure(a.claim(second.id));
+      expect(cancelled.message).toBe(`run ${second.id} is cancelled, not queued`);
+
+      // Two nodes claiming one queued run at once: exactly one wins, the other is told it is running.
+      const contested = await a.create(input('s-two'));
+      const both = await Promise.allSettled([a.claim(contested.id), b.claim(contested.id)]);
+      const won = both.filter((r) => r.status === 'fulfilled' && r.value.ok);
+      const lost = both.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+      expect(won).toHaveLength(1);
+      expect(lost.map((r) => (r.reason as Error).message)).toEqual([
+        `run ${contested.id} is running, not queued`,
+      ]);
+    } finally {
+      await nodes.close();
+    }
+  });
+});
