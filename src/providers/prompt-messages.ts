@@ -59,13 +59,8 @@ async function markedPrompt(
 ): Promise<LanguageModelV3CallOptions> {
   const prompt = params.prompt;
   if (!Array.isArray(prompt) || prompt.length === 0) return params;
-  const marked: Message[] = new Array(prompt.length);
-  const same = Math.min(prompt.length, last.prompt.length);
-  let start = 0;
-  while (start < same && prompt[start] === last.prompt[start]) {
-    marked[start] = last.marked[start];
-    start++;
-  }
+  const start = samePrefix(prompt, last.prompt);
+  const marked = last.marked.slice(0, start);
   for (let i = start; i < prompt.length; i++) {
     const message = prompt[i];
     let marker = markers.get(message);
@@ -73,12 +68,20 @@ async function markedPrompt(
       marker = await markerFor(message, convert);
       markers.set(message, marker);
     }
-    marked[i] = marker ?? message;
+    marked.push(marker ?? message);
   }
   // A copy: the caller may add to its array after the call (the next step's messages).
   last.prompt = prompt.slice();
   last.marked = marked;
   return { ...params, prompt: marked };
+}
+
+/** How many leading messages of `a` are the very objects of `b` (a small function: it gets optimized). */
+function samePrefix(a: readonly Message[], b: readonly Message[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
 }
 
 async function markerFor(message: Message, convert: (message: Message) => Promise<unknown>) {
