@@ -4,7 +4,7 @@
  * same time. Pins: one assistant message holding the call once; one tool message holding every
  * result, in call order.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { makeTestApp } from '../../test/helpers/make-test-app';
 import type { AgentHost } from './deps';
 import { StepRecorder } from './step-recorder';
@@ -51,5 +51,65 @@ describe('StepRecorder', () => {
       { type: 'tool-result', tool_call_id: 'call_1', tool: 'echo', output: 'echo: one', is_error: false },
       { type: 'tool-result', tool_call_id: 'call_2', tool: 'echo', output: 'echo: two', is_error: false },
     ]);
+  });
+
+  it('STORE-3 the step’s end writes a message’s parts only when they changed since they were stored', async () => {
+    const { app, session, step } = await recorder();
+    const updates = vi.spyOn(app.sessions, 'updateMessage');
+    const call = { tool_call_id: 'call_1', tool: 'echo', input: { text: 'one' } };
+    await step.toolCall(call);
+    await step.toolResult('call_1', 'echo', 'echo: one', false);
+    await step.finish({ input_tokens: 5, output_tokens: 1 }, 0.5);
+    // Both messages were written whole before the end: the end marks them finished, no parts.
+    expect(updates.mock.calls.map(([, patch]) => 'parts' in patch)).toEqual([false, false]);
+    const [assistant, tool] = await app.sessions.messages(session.id);
+    expect(assistant).toMatchObject({
+      parts: [{ type: 'tool-call', tool_call_id: 'call_1', tool: 'echo', input: { text: 'one' } }],
+      usage: { input_tokens: 5, output_tokens: 1 },
+      cost: 0.5,
+    });
+    expect(assistant!.finished_at).not.toBeNull();
+    expect(tool!.parts).toEqual([
+      { type: 'tool-result', tool_call_id: 'call_1', tool: 'echo', output: 'echo: one', is_error: false },
+    ]);
+    expect(tool!.finished_at).not.toBeNull();
+
+    // Text streamed after the last write, and results that arrived out of call order: written.
+    const next = new StepRecorder(app, {
+      sessionId: session.id,
+      runId: 'run_steps',
+      model: 'm1',
+      provider: 'fake',
+    });
+    updates.mockClear();
+    await next.textDelta('t1', 'hel');
+    await next.flush();
+    await next.textDelta('t1', 'lo');
+    await next.toolCall({ tool_call_id: 'call_2', tool: 'echo', input: {} });
+    await next.toolCall({ tool_call_id: 'call_3', tool: 'echo', input: {} });
+    await next.toolResult('call_3', 'echo', 'three', false);
+    await next.toolResult('call_2', 'echo', 'two', false);
+    updates.mockClear();
+    await next.finish(null, 0);
+    expect(updates.mock.calls.map(([, patch]) => 'parts' in patch)).toEqual([false, true]);
+    const stored = (await app.sessions.messages(session.id)).slice(2);
+    expect(stored.map((m) => m.parts)).toEqual(next.messages().map((m) => m.parts));
+    expect(stored[0]!.parts[0]).toEqual({ type: 'text', text: 'hello' });
+    expect(stored[1]!.parts.map((p) => (p.type === 'tool-result' ? p.output : ''))).toEqual(['two', 'three']);
+
+    // A delta after the last write reaches the store at the end.
+    const third = new StepRecorder(app, {
+      sessionId: session.id,
+      runId: 'run_steps',
+      model: 'm1',
+      provider: 'fake',
+    });
+    await third.textDelta('t2', 'a');
+    await third.flush();
+    await third.textDelta('t2', 'b');
+    updates.mockClear();
+    await third.finish(null, 0);
+    expect(updates.mock.calls.map(([, patch]) => 'parts' in patch)).toEqual([true]);
+    expect((await app.sessions.messages(session.id)).at(-1)!.parts).toEqual([{ type: 'text', text: 'ab' }]);
   });
 });

@@ -41,6 +41,14 @@ export class StepRecorder {
   private openText: { id: string; index: number } | undefined;
   private openReasoning: { id: string; index: number } | undefined;
   private dirty = false;
+  /**
+   * What the store holds: the assistant's parts as of change `partsWritten` (of `partsChanged`
+   * so far), the tool message's first `resultsWritten` results in arrival order. The step's end
+   * leaves out what is stored already, rather than encoding it again.
+   */
+  private partsChanged = 0;
+  private partsWritten = -1;
+  private resultsWritten = 0;
   private timer: NodeJS.Timeout | undefined;
   readonly toolCalls: RecordedToolCall[] = [];
 
@@ -110,6 +118,7 @@ export class StepRecorder {
     if (known) {
       if (!metadata) return false;
       known.provider_metadata = { ...known.provider_metadata, ...metadata };
+      this.partsChanged++;
       return true;
     }
     this.openText = undefined;
@@ -122,6 +131,7 @@ export class StepRecorder {
       ...(metadata ? { provider_metadata: metadata } : {}),
     });
     this.toolCalls.push(call);
+    this.partsChanged++;
     return true;
   }
 
@@ -140,17 +150,26 @@ export class StepRecorder {
       return;
     }
     const message = await this.toolCreated;
-    await this.app.sessions.updateMessage(message.id, { parts: [...this.results] });
+    await this.writeResults(message.id);
+  }
+
+  /** Writes the results so far to the tool message. */
+  private async writeResults(id: string) {
+    const results = [...this.results];
+    await this.app.sessions.updateMessage(id, { parts: results });
+    this.resultsWritten = Math.max(this.resultsWritten, results.length);
   }
 
   private async createTool(): Promise<Message> {
+    const results = [...this.results];
     this.tool = await this.app.sessions.appendMessage({
       session_id: this.options.sessionId,
       role: 'tool',
-      parts: [...this.results],
+      parts: results,
       run_id: this.options.runId,
       finished: false,
     });
+    this.resultsWritten = Math.max(this.resultsWritten, results.length);
     this.app.bus.publish(this.options.sessionId, 'message.created', {
       session_id: this.options.sessionId,
       message_id: this.tool.id,
@@ -182,15 +201,21 @@ export class StepRecorder {
     }
     const sessions = this.app.sessions;
     if (this.assistant) {
+      // The parts only when they changed since they were last written.
+      const stored = this.partsWritten === this.partsChanged;
       await sessions.updateMessage(this.assistant.id, {
-        parts: [...this.parts],
+        ...(stored ? {} : { parts: [...this.parts] }),
         usage,
         cost,
         finished: true,
       });
     }
-    if (this.tool)
-      await sessions.updateMessage(this.tool.id, { parts: this.orderedResults(), finished: true });
+    if (this.tool) {
+      const ordered = this.orderedResults();
+      const stored =
+        this.resultsWritten === this.results.length && ordered.every((part, i) => part === this.results[i]);
+      await sessions.updateMessage(this.tool.id, { ...(stored ? {} : { parts: ordered }), finished: true });
+    }
     // Both completions together, in message order (the bus stores them in one append on PostgreSQL).
     for (const message of [this.assistant, this.tool]) {
       if (!message) continue;
@@ -207,7 +232,9 @@ export class StepRecorder {
     this.cancelTimer();
     if (!this.dirty || !this.assistant) return;
     this.dirty = false;
+    const changed = this.partsChanged;
     await this.app.sessions.updateMessage(this.assistant.id, { parts: [...this.parts] });
+    this.partsWritten = Math.max(this.partsWritten, changed);
   }
 
   private async delta(kind: 'text' | 'reasoning', id: string, delta: string, metadata?: ProviderMetadata) {
@@ -254,6 +281,7 @@ export class StepRecorder {
   }
 
   private async createAssistant() {
+    const changed = this.partsChanged;
     this.assistant = await this.app.sessions.appendMessage({
       session_id: this.options.sessionId,
       role: 'assistant',
@@ -264,6 +292,7 @@ export class StepRecorder {
       run_id: this.options.runId,
       finished: false,
     });
+    this.partsWritten = Math.max(this.partsWritten, changed);
     this.app.bus.publish(this.options.sessionId, 'message.created', {
       session_id: this.options.sessionId,
       message_id: this.assistant.id,
@@ -273,6 +302,7 @@ export class StepRecorder {
   }
 
   private schedule() {
+    this.partsChanged++;
     this.dirty = true;
     if (this.timer) return;
     this.timer = setTimeout(() => {

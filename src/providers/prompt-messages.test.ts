@@ -1,6 +1,6 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openAICompatible } from './build-request';
 import { withPromptMessages } from './prompt-messages';
 import { sendOnce, withSerializedTools } from './request-body';
@@ -120,6 +120,48 @@ describe('prompt messages converted and encoded once per run', () => {
     expect(last).not.toContain('read a.txt');
     expect(last).not.toContain('línea');
     expect(plainSeen[plainSeen.length - 2].sent.toString('utf8')).toContain('línea 0');
+  });
+
+  it('STEP2-PROMPT-3 takes the last step’s markers for the same leading messages, and only for them', async () => {
+    const plainSeen: { sent: Buffer; handed: string }[] = [];
+    const cachedSeen: { sent: Buffer; handed: string }[] = [];
+    const base = 'http://127.0.0.1:1/v1/';
+    const plain = createOpenAICompatible({
+      name: 'fake',
+      baseURL: base,
+      includeUsage: true,
+      fetch: recording(plainSeen, false),
+    })('m1');
+    const inner = await openAICompatible({ id: 'fake', base_url: base }, 'm1', {
+      fetch: recording(cachedSeen, true),
+    });
+    const cached = withSerializedTools(withPromptMessages(inner));
+    const user = (text: string): LanguageModelV3Prompt[number] => ({
+      role: 'user',
+      content: [{ type: 'text', text }],
+    });
+    // One array the caller keeps adding to, and changes in place (a message replaced by another).
+    const prompt: LanguageModelV3Prompt = [{ role: 'system', content: 'sys' }];
+    for (let i = 0; i < 200; i++) prompt.push(user(`m${i}`));
+    const lookups = vi.spyOn(WeakMap.prototype, 'get');
+    await call(cached, { prompt, tools });
+    const first = lookups.mock.calls.length;
+    prompt.push(user('next'));
+    lookups.mockClear();
+    await call(cached, { prompt, tools });
+    // The 201 messages of the last step are not looked up again (the new one and the fetch's are).
+    expect(first).toBeGreaterThan(200);
+    expect(lookups.mock.calls.length).toBeLessThan(50);
+    lookups.mockRestore();
+    prompt[100] = user('replaced');
+    prompt.splice(150, 1);
+    await call(cached, { prompt, tools });
+    await call(plain, { prompt, tools });
+    const sent = cachedSeen[cachedSeen.length - 1].sent.toString('utf8');
+    expect(sent).toBe(plainSeen[plainSeen.length - 1].sent.toString('utf8'));
+    expect(sent).toContain('replaced');
+    expect(sent).not.toContain('"m99"');
+    expect(sent).not.toContain('"m149"');
   });
 
   it('STEP2-PROMPT-2 leaves a model without the SDK conversion alone', () => {

@@ -34,30 +34,54 @@ export function withPromptMessages(model: LanguageModelV3): LanguageModelV3 {
   if (typeof getArgs !== 'function') return model;
   const convert = (message: Message) =>
     (getArgs as GetArgs).call(model, { prompt: [message] }).then(({ args }) => args.messages);
+  const last: LastPrompt = { prompt: [], marked: [] };
   return wrapModel(model, {
-    doStream: async (params) => model.doStream(await markedPrompt(params, convert)),
-    doGenerate: async (params) => model.doGenerate(await markedPrompt(params, convert)),
+    doStream: async (params) => model.doStream(await markedPrompt(params, convert, last)),
+    doGenerate: async (params) => model.doGenerate(await markedPrompt(params, convert, last)),
   });
+}
+
+/**
+ * The model's last marked prompt: a step's prompt is the last step's messages (the same objects)
+ * and its new ones, so the leading messages that are the very same objects take their markers
+ * from it, without a WeakMap look-up each (~800 of them late in a long run).
+ */
+interface LastPrompt {
+  prompt: readonly Message[];
+  marked: readonly Message[];
 }
 
 /** The call with each message of its prompt as its marker message. */
 async function markedPrompt(
   params: LanguageModelV3CallOptions,
   convert: (message: Message) => Promise<unknown>,
+  last: LastPrompt,
 ): Promise<LanguageModelV3CallOptions> {
   const prompt = params.prompt;
   if (!Array.isArray(prompt) || prompt.length === 0) return params;
-  const marked: Message[] = new Array(prompt.length);
-  for (let i = 0; i < prompt.length; i++) {
+  const start = samePrefix(prompt, last.prompt);
+  const marked = last.marked.slice(0, start);
+  for (let i = start; i < prompt.length; i++) {
     const message = prompt[i];
     let marker = markers.get(message);
     if (marker === undefined) {
       marker = await markerFor(message, convert);
       markers.set(message, marker);
     }
-    marked[i] = marker ?? message;
+    marked.push(marker ?? message);
   }
+  // A copy: the caller may add to its array after the call (the next step's messages).
+  last.prompt = prompt.slice();
+  last.marked = marked;
   return { ...params, prompt: marked };
+}
+
+/** How many leading messages of `a` are the very objects of `b` (a small function: it gets optimized). */
+function samePrefix(a: readonly Message[], b: readonly Message[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
 }
 
 async function markerFor(message: Message, convert: (message: Message) => Promise<unknown>) {

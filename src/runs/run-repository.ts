@@ -7,6 +7,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { FailureReport } from '../errors';
 import type { AsyncOf } from '../store/async-of';
+import type { RunRow } from './queries';
 import type { RunStatus, RunUsage } from './types';
 
 /** The columns a new run row is written with. */
@@ -91,10 +92,25 @@ export function runPatchColumns(patch: RunRowPatch, now: number): [string, unkno
   return columns;
 }
 
+/** The SQLite writes, with the update that reads the row back in the same statement. */
+export interface SqliteRunWrites extends RunWrites {
+  /** `updateRun`, answering the row as updated (`RETURNING *`); undefined when there is no such run. */
+  updateRunRow(id: string, patch: RunRowPatch, now: number): RunRow | undefined;
+}
+
 export function createRunWrites(
   prepare: (text: string) => Statement,
   transaction: (fn: () => void) => void,
-): RunWrites {
+): SqliteRunWrites {
+  const update = (id: string, patch: RunRowPatch, now: number, returning: boolean) => {
+    const columns = runPatchColumns(patch, now);
+    const sets = columns.map(([column]) => `${column} = ?`).join(', ');
+    const params = columns.map(([, value]) => value);
+    const text = `UPDATE agent_runs SET ${sets} WHERE id = ?`;
+    return returning
+      ? (prepare(`${text} RETURNING *`).get(...params, id) as RunRow | undefined)
+      : prepare(text).run(...params, id).changes > 0;
+  };
   return {
     insertRun(row) {
       prepare(
@@ -137,12 +153,8 @@ export function createRunWrites(
         "UPDATE agent_runs SET status = 'running', started_at = ?, updated_at = ?, pid = ?, host = ?, runner = ? WHERE id = ?",
       ).run(now, now, owner.pid, owner.host, owner.runner, id);
     },
-    updateRun(id, patch, now) {
-      const columns = runPatchColumns(patch, now);
-      const sets = columns.map(([column]) => `${column} = ?`).join(', ');
-      const params = columns.map(([, value]) => value);
-      return prepare(`UPDATE agent_runs SET ${sets} WHERE id = ?`).run(...params, id).changes > 0;
-    },
+    updateRun: (id, patch, now) => update(id, patch, now, false) as boolean,
+    updateRunRow: (id, patch, now) => update(id, patch, now, true) as RunRow | undefined,
     requestCancel(id, now) {
       prepare('UPDATE agent_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?').run(now, id);
     },

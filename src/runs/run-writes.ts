@@ -5,10 +5,10 @@
 import { SvcError } from '../errors';
 import { type Db, groupCommit } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
-import type { SqliteRunQueries } from './queries';
+import { type SqliteRunQueries, toRun } from './queries';
 import type { RunEvents } from './run-events';
 import type { RunOwner } from './run-recovery';
-import type { RunRowPatch, RunWrites } from './run-repository';
+import type { RunRowPatch, SqliteRunWrites } from './run-repository';
 import type { AgentRun, RunOptions } from './types';
 
 export interface CreateRunInput {
@@ -34,7 +34,7 @@ export interface RunWriteOpsDeps {
   ids: Ids;
   owner: RunOwner;
   queries: Pick<SqliteRunQueries, 'get' | 'runningOthers' | 'subtree'>;
-  writes: RunWrites;
+  writes: SqliteRunWrites;
   events: Pick<RunEvents, 'appendTo' | 'forget'>;
   ownerAlive(run: AgentRun): boolean;
   require(id: string): AgentRun;
@@ -102,9 +102,10 @@ export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
     },
     update(id, patch) {
       groupCommit(deps.db());
-      if (!writes.updateRun(id, patch, deps.clock.now()))
-        throw new SvcError('not_found', `run_id: no run "${id}"`);
-      return queries.get(id)!;
+      // The row as updated comes back with the UPDATE (no read after the write).
+      const row = writes.updateRunRow(id, patch, deps.clock.now());
+      if (!row) throw new SvcError('not_found', `run_id: no run "${id}"`);
+      return toRun(row);
     },
     requestCancel(id) {
       deps.db();

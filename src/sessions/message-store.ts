@@ -90,12 +90,13 @@ export function createMessageStore(deps: {
     async updateMessage(id, patch) {
       groupCommit(db());
       const now = deps.clock.now();
-      // One statement: fields left out of the patch keep their stored value.
-      const changed = sql(
+      // One statement: fields left out of the patch keep their stored value; the row as updated
+      // comes back with it (no read after the write).
+      const row = sql(
         `UPDATE messages SET parts = coalesce(?, parts), usage = CASE WHEN ? THEN ? ELSE usage END,
            cost = coalesce(?, cost), updated_at = ?, finished_at = CASE WHEN ? THEN ? ELSE finished_at END
-         WHERE id = ?`,
-      ).run(
+         WHERE id = ? RETURNING *`,
+      ).get(
         patch.parts ? JSON.stringify(patch.parts) : null,
         patch.usage === undefined ? 0 : 1,
         patch.usage ? JSON.stringify(patch.usage) : null,
@@ -104,9 +105,9 @@ export function createMessageStore(deps: {
         patch.finished ? 1 : 0,
         now,
         id,
-      ).changes;
-      if (changed === 0) throw new SvcError('not_found', `message_id: no message "${id}"`);
-      return getMessage(id)!;
+      ) as MessageRow | undefined;
+      if (!row) throw new SvcError('not_found', `message_id: no message "${id}"`);
+      return toMessage(row);
     },
     getMessage: async (id) => getMessage(id),
     async messages(sessionId, options = {}) {
