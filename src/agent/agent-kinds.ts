@@ -143,7 +143,6 @@ export function agentKind(config: Config, id: string, use?: 'primary' | 'subagen
   return kind;
 }
 
-/** Tool policies a kind adds to the funnel (agent_policy stage), beyond `[agents.<id>.tools]`. */
 /** Withholds the sub-agent's workflow tools (one object: the effective set is kept per policy). */
 const SUBAGENT_POLICY: ToolPolicy = stablePolicy({
   source: 'sub-agent',
@@ -153,6 +152,7 @@ const SUBAGENT_POLICY: ToolPolicy = stablePolicy({
 /** A read-only kind's policy, one object per kind id. */
 const readOnlyPolicies = new Map<string, ToolPolicy>();
 
+/** Tool policies a kind adds to the funnel (agent_policy stage), beyond `[agents.<id>.tools]`. */
 export function kindPolicies(kind: AgentKind, options: { subagent?: boolean } = {}): ToolPolicy[] {
   const policies: ToolPolicy[] = [];
   if (kind.read_only) {
