@@ -8,7 +8,7 @@
  */
 import type { AgentConfig, Config } from '../config/schema';
 import { SvcError } from '../errors';
-import type { ToolPolicy } from '../permissions/tool-policy';
+import { stablePolicy, type ToolPolicy } from '../permissions/tool-policy';
 
 export type AgentMode = 'primary' | 'subagent' | 'all';
 
@@ -143,21 +143,29 @@ export function agentKind(config: Config, id: string, use?: 'primary' | 'subagen
   return kind;
 }
 
+/** Withholds the sub-agent's workflow tools (one object: the effective set is kept per policy). */
+const SUBAGENT_POLICY: ToolPolicy = stablePolicy({
+  source: 'sub-agent',
+  removes: (tool) =>
+    tool.tag === 'workflow' ? 'sub-agents do not start sub-agents or workflows of their own' : undefined,
+});
+/** A read-only kind's policy, one object per kind id. */
+const readOnlyPolicies = new Map<string, ToolPolicy>();
+
 /** Tool policies a kind adds to the funnel (agent_policy stage), beyond `[agents.<id>.tools]`. */
 export function kindPolicies(kind: AgentKind, options: { subagent?: boolean } = {}): ToolPolicy[] {
   const policies: ToolPolicy[] = [];
   if (kind.read_only) {
-    policies.push({
-      source: `agent ${kind.id}`,
-      removes: (tool) => (tool.mutates ? 'read-only agent kind: mutating tools are withheld' : undefined),
-    });
+    let policy = readOnlyPolicies.get(kind.id);
+    if (!policy) {
+      policy = stablePolicy({
+        source: `agent ${kind.id}`,
+        removes: (tool) => (tool.mutates ? 'read-only agent kind: mutating tools are withheld' : undefined),
+      });
+      readOnlyPolicies.set(kind.id, policy);
+    }
+    policies.push(policy);
   }
-  if (options.subagent) {
-    policies.push({
-      source: 'sub-agent',
-      removes: (tool) =>
-        tool.tag === 'workflow' ? 'sub-agents do not start sub-agents or workflows of their own' : undefined,
-    });
-  }
+  if (options.subagent) policies.push(SUBAGENT_POLICY);
   return policies;
 }

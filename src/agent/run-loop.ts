@@ -79,6 +79,11 @@ async function prepare(c: RunContext): Promise<{ t: RunTurn; history: ModelMessa
   if ('status' in started) return started;
   // The adaptive monitor handles run.started before the run assembles its prompt and tools.
   await app.adaptive?.settled();
+  // A compat request's run (the HTTP service's surface handed it its model): the writes of its
+  // start-up stretch (model.resolved, the prompt stack row, prompt.assembled) share one commit,
+  // made when the process next waits for I/O (the model request), not three commits before the
+  // model is asked. Not in `svc run`, whose start-up stretch is long (group commit is off there).
+  if (x.handed) app.store.transactions.stepBatch();
   await resolveModel(c, started.session);
   const t = await prepareRun(c, started.user, started.session);
   // A resumed run's calls that waited for a permission answer run now (./run-resume.ts).

@@ -30,7 +30,10 @@ export type StartStream = (
 ) => { fullStream: AsyncIterable<StreamPart | StepPart> };
 
 /** The effective tools of the run's session context (the funnel) for its next step. */
-export async function toolsFor(c: RunContext, policies: RunTurn['policies']): Promise<AgentToolSpec[]> {
+export async function toolsFor(
+  c: RunContext,
+  policies: RunTurn['policies'],
+): Promise<readonly AgentToolSpec[]> {
   return c.x.toolbox.effective(
     await c.app.funnelContext(c.sessionId, { agent: c.kind.id, yolo: c.run.options.yolo, policies }),
   );

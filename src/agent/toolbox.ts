@@ -47,8 +47,11 @@ export type AgentCallResult =
     };
 
 export interface AgentToolbox {
-  /** The effective tools of a session context (the funnel), in registry order. */
-  effective(context: FunnelContext): AgentToolSpec[];
+  /**
+   * The effective tools of a session context (the funnel), in registry order. The array may be
+   * shared between calls with the same registry state, config and context: do not change it.
+   */
+  effective(context: FunnelContext): readonly AgentToolSpec[];
   /** Every registered tool (the model's calls are parsed against the whole set). */
   registered(): AgentToolSpec[];
   /** A registered tool by name. */

@@ -4,6 +4,7 @@
  * @module
  */
 import type { Db } from '../store/db';
+import { statementCache } from '../store/statement-cache';
 
 export interface PromptSectionRecord {
   name: string;
@@ -50,30 +51,30 @@ const toBuild = ({ id: _id, sections, ...rest }: Row): PromptBuild => ({
 });
 
 export function createPromptStackStore(db: () => Db): PromptStackStore {
+  // Every run inserts a row (every compat request is a run): its statement is prepared once.
+  const sql = statementCache(db);
   return {
     async insert(build) {
       return Number(
-        db()
-          .prepare(
-            `INSERT INTO prompt_stack_builds (build_id, session_id, run_id, agent, section_count, total_chars,
+        sql(
+          `INSERT INTO prompt_stack_builds (build_id, session_id, run_id, agent, section_count, total_chars,
                token_estimate, sha256_prefix, sections, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          )
-          .run(
-            build.build_id,
-            build.session_id,
-            build.run_id,
-            build.agent,
-            build.section_count,
-            build.total_chars,
-            build.token_estimate,
-            build.sha256_prefix,
-            JSON.stringify(build.sections),
-            build.created_at,
-          ).lastInsertRowid,
+        ).run(
+          build.build_id,
+          build.session_id,
+          build.run_id,
+          build.agent,
+          build.section_count,
+          build.total_chars,
+          build.token_estimate,
+          build.sha256_prefix,
+          JSON.stringify(build.sections),
+          build.created_at,
+        ).lastInsertRowid,
       );
     },
     async pruneThrough(id) {
-      db().prepare('DELETE FROM prompt_stack_builds WHERE id <= ?').run(id);
+      sql('DELETE FROM prompt_stack_builds WHERE id <= ?').run(id);
     },
     async recent(options) {
       const rows = (

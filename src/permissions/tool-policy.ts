@@ -88,3 +88,21 @@ export function oneLine(text: string, max: number): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
+
+const stablePolicies = new WeakSet<ToolPolicy>();
+
+/**
+ * Mark a policy whose answer depends only on the tool's facts and the loaded config (no session,
+ * clock or other state): the agent's effective tool set under it is kept per registry state and
+ * config instead of running the funnel for every run (`tools/core/agent-toolbox.ts`). A policy
+ * that is not marked is asked every time. Returns the policy.
+ */
+export function stablePolicy<P extends ToolPolicy>(policy: P): P {
+  stablePolicies.add(policy);
+  return policy;
+}
+
+/** Whether `stablePolicy` marked this policy. */
+export function isStablePolicy(policy: ToolPolicy): boolean {
+  return stablePolicies.has(policy);
+}

@@ -5,15 +5,17 @@
  * @module
  */
 import type { AgentToolbox, AgentToolSpec } from '../../agent/toolbox';
+import type { Config } from '../../config/schema';
+import { type FunnelContext, isStablePolicy, type ToolPolicy } from '../../permissions/tool-policy';
 import { callTool } from './call-tool';
 import { effectiveTools } from './funnel';
 import { inputSchemaOf } from './input-schema';
-import type { AnyTool, ToolHost } from './types';
+import type { AnyTool, GateResult, ToolHost, ToolRegistry } from './types';
 
 /** The toolbox over one host (a run's host: the App, or its view of a worktree). */
 export function createAgentToolbox(host: ToolHost): AgentToolbox {
   return {
-    effective: (context) => effectiveTools(host.tools, host.config, context).map(specOf),
+    effective: (context) => effectiveSpecs(host.tools, host.config, context),
     registered: () => host.tools.registered().map(specOf),
     get(name) {
       const tool = host.tools.get(name);
@@ -39,6 +41,62 @@ export function createAgentToolbox(host: ToolHost): AgentToolbox {
       return { ok: false, error: outcome.error, crashed: outcome.crashed === true };
     },
   };
+}
+
+/**
+ * The effective tool sets already computed, per registry state (its gates array, new whenever the
+ * gates are evaluated again: an MCP server's tools added or removed, a refresh) and config (a new
+ * object on every reload), then per funnel context. Every run asks before its first step and
+ * before each step (every compat request is a run), and the answer only changes with those.
+ */
+const effectiveCache = new WeakMap<GateResult[], WeakMap<Config, Map<string, readonly AgentToolSpec[]>>>();
+/** Contexts kept per registry state and config; past it the map starts over. */
+const EFFECTIVE_CONTEXTS = 64;
+const policyIds = new WeakMap<ToolPolicy, number>();
+let nextPolicyId = 0;
+
+/** The funnel context as a key, or undefined when a policy is not stable (then no cache). */
+function contextKey(context: FunnelContext): string | undefined {
+  const ids: number[] = [];
+  for (const policy of context.policies ?? []) {
+    if (!isStablePolicy(policy)) return undefined;
+    let id = policyIds.get(policy);
+    if (id === undefined) {
+      id = nextPolicyId++;
+      policyIds.set(policy, id);
+    }
+    ids.push(id);
+  }
+  // `yolo` only changes a tool's permission, not whether it is effective.
+  return `${context.mode ?? ''}\0${context.phase ?? ''}\0${context.agent ?? ''}\0${ids.join(',')}`;
+}
+
+/** The effective tools' specs (the funnel), kept while the registry, config and context stay. */
+function effectiveSpecs(
+  registry: ToolRegistry,
+  config: Config,
+  context: FunnelContext,
+): readonly AgentToolSpec[] {
+  const key = contextKey(context);
+  if (key === undefined) return effectiveTools(registry, config, context).map(specOf);
+  const state = registry.gates();
+  let byConfig = effectiveCache.get(state);
+  if (!byConfig) {
+    byConfig = new WeakMap();
+    effectiveCache.set(state, byConfig);
+  }
+  let byContext = byConfig.get(config);
+  if (!byContext) {
+    byContext = new Map();
+    byConfig.set(config, byContext);
+  }
+  let specs = byContext.get(key);
+  if (!specs) {
+    specs = Object.freeze(effectiveTools(registry, config, context).map(specOf));
+    if (byContext.size >= EFFECTIVE_CONTEXTS) byContext.clear();
+    byContext.set(key, specs);
+  }
+  return specs;
 }
 
 const specs = new WeakMap<AnyTool, AgentToolSpec>();

@@ -403,7 +403,10 @@ export interface GateResult {
 }
 
 export interface ToolRegistry {
-  /** Every defined tool, registered or not, with its gate result. */
+  /**
+   * Every defined tool, registered or not, with its gate result: the same array until the gates
+   * are evaluated again (add, remove, refresh), so a caller may key what it derives on it.
+   */
   gates(): GateResult[];
   /** Tools that passed their gates. */
   registered(): AnyTool[];

@@ -6,7 +6,7 @@
  * @module
  */
 import type { App } from '../../../app';
-import type { ToolFacts, ToolPolicy } from '../../../permissions/tool-policy';
+import { stablePolicy, type ToolFacts, type ToolPolicy } from '../../../permissions/tool-policy';
 
 export type CompatToolPolicy = 'none' | 'read_only' | 'allowed_tools' | 'all';
 
@@ -61,10 +61,11 @@ export function compatRuntime(app: App): CompatRuntime {
       return sessionId;
     }
   };
-  const layer: ToolPolicy = {
+  // Its answer depends on the tool and the config only: the effective set under it is kept.
+  const layer: ToolPolicy = stablePolicy({
     source: 'openai_compat.tool_policy',
     removes: (tool) => policyDenies(app, tool),
-  };
+  });
   // A compat request's own session is active itself: no read of its root (two statements a
   // request); a sub-agent's session is found through its root.
   const none: ToolPolicy[] = [];

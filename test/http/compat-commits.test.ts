@@ -1,0 +1,53 @@
+/**
+ * A compat request's run writes its start-up rows (model.resolved, the prompt stack row,
+ * prompt.assembled) in the step batch (src/agent/run-loop.ts `prepare`): one commit made when the
+ * process next waits for I/O, not one commit each before the model is asked. Pins: a streamed
+ * request opens at most three write transactions (the request's own, the start-up batch, the
+ * step's), and every row it wrote is there afterwards.
+ */
+import { describe, expect, it } from 'vitest';
+import { reply } from '../helpers/fake-provider';
+import { compatServer, sseData } from './compat-helpers';
+
+describe('compat request commits', () => {
+  it('ENGINE-COMPAT-2: a streamed compat request is at most three commits, with every row written', async () => {
+    const { app, post } = await compatServer([reply().text('one'), reply().text('two')]);
+    const body = (content: string) => ({
+      model: 'fake/m1',
+      stream: true,
+      messages: [{ role: 'user', content }],
+    });
+    // Warm-up: lazy imports and first-use work stay out of the count.
+    expect((await post('/v1/chat/completions', body('warm'))).status).toBe(200);
+    await app.store.transactions.run(async () => {});
+
+    const builds = await app.observe.promptStack.count();
+    const db = app.db;
+    const exec = db.exec.bind(db);
+    const begins: string[] = [];
+    db.exec = (sql: string) => {
+      if (/^BEGIN/.test(sql)) begins.push(sql);
+      return exec(sql);
+    };
+    try {
+      const response = await post('/v1/chat/completions', body('count'));
+      expect(response.status).toBe(200);
+      const data = await sseData(response);
+      expect(data.at(-1)).toBe('[DONE]');
+      // The batch of the last writes commits once the process waits.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      db.exec = exec;
+    }
+    expect(begins.length).toBeGreaterThan(0);
+    expect(begins.length).toBeLessThanOrEqual(3);
+
+    const [run] = await app.runs.list({ limit: 1 });
+    expect(run).toMatchObject({ status: 'completed', model: 'fake/m1' });
+    const types = (await app.runs.events(run.id)).map((e) => e.type);
+    expect(types).toContain('model.resolved');
+    expect(types).toContain('prompt.assembled');
+    expect(await app.observe.promptStack.count()).toBe(builds + 1);
+    expect(db.inTransaction).toBe(false);
+  });
+});
