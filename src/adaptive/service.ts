@@ -246,6 +246,9 @@ function subscribe(
   };
   const unsubscribe = ctx.deps.bus.subscribe('*', (event) => {
     if (ctx.lifecycle.closed || !HANDLED.has(event.type)) return;
+    // With the layer off only the idle state has work (`applyPending`): the other events queue
+    // nothing, so a run's `settled()` at its start does not wait a turn for a no-op (issue 17).
+    if (!ctx.enabled() && !(event.type === 'state.changed' && event.payload.state === 'idle')) return;
     work.push(event);
     draining ??= new Promise<void>((resolve) => setImmediate(() => void drain().then(resolve)));
   });

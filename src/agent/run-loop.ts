@@ -85,11 +85,14 @@ async function prepare(c: RunContext): Promise<{ t: RunTurn; history: ModelMessa
   // model is asked. Not in `svc run`, whose start-up stretch is long (group commit is off there).
   if (x.handed) app.store.transactions.stepBatch();
   await resolveModel(c, started.session);
-  const t = await prepareRun(c, started.user, started.session);
+  const { t, prior } = await prepareRun(c, started.user, started.session);
   // A resumed run's calls that waited for a permission answer run now (./run-resume.ts).
   if (started.waiting?.length) await runWaitingCalls(c, bridgeFor(c, t), started.waiting);
+  // The history prepareRun read, unless the run changed it since (a compaction, waiting calls).
   const history: ModelMessage[] = toModelMessages(
-    await historyMessages(app.sessions, await app.sessions.require(c.sessionId)),
+    prior && !started.waiting?.length
+      ? prior
+      : await historyMessages(app.sessions, await app.sessions.require(c.sessionId)),
   );
   return { t, history };
 }
@@ -219,7 +222,11 @@ async function resolveModel(c: RunContext, session: RunTurn['session']): Promise
 }
 
 /** Before the first step: compaction of a full context, the tool exposure, the system prompt. */
-async function prepareRun(c: RunContext, user: Message, session: RunTurn['session']): Promise<RunTurn> {
+async function prepareRun(
+  c: RunContext,
+  user: Message,
+  session: RunTurn['session'],
+): Promise<{ t: RunTurn; prior: Message[] | undefined }> {
   const { app, sessionId } = c;
   const resolved = c.model!;
   const config = app.config;
@@ -231,7 +238,9 @@ async function prepareRun(c: RunContext, user: Message, session: RunTurn['sessio
   const prior = await historyMessages(app.sessions, session);
   const lastTokens = lastReportedTokens(prior);
   let failedCompactions = 0;
-  if (autoCompact && lastTokens / window >= threshold && prior.length > 2) {
+  // A compaction (tried) rewrites the history: the caller reads it again then.
+  const compacting = autoCompact && lastTokens / window >= threshold && prior.length > 2;
+  if (compacting) {
     if (!(await compactCounted(c, { keepFromMessageId: user.id }))) failedCompactions++;
   }
 
@@ -259,7 +268,7 @@ async function prepareRun(c: RunContext, user: Message, session: RunTurn['sessio
   // step already sees their tools (later steps pick up servers that connect late).
   if (Object.keys(config.mcp).length > 0)
     await app.mcpClients.settled({ timeoutMs: 10_000, signal: c.signal });
-  return {
+  const t: RunTurn = {
     session,
     resolved,
     config,
@@ -287,6 +296,7 @@ async function prepareRun(c: RunContext, user: Message, session: RunTurn['sessio
     streamError: undefined,
     lastToolCalls: 0,
   };
+  return { t, prior: compacting ? undefined : prior };
 }
 
 /** A step cut by the output token limit: new streams from the stored history and a continuation note. */
