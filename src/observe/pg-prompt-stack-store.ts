@@ -4,7 +4,12 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import type { PromptBuild, PromptSectionRecord, PromptStackStore } from './prompt-stack-store';
+import {
+  buildValues,
+  type PromptBuild,
+  type PromptSectionRecord,
+  type PromptStackStore,
+} from './prompt-stack-store';
 
 type BuildRow = Omit<PromptBuild, 'sections'> & { sections: string };
 
@@ -22,18 +27,7 @@ export function createPostgresPromptStackStore(deps: { sql: SqlClient }): Prompt
     async insert(build) {
       const row = await sql.one<{ id: number }>(
         `INSERT INTO prompt_stack_builds (${BUILD_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-        [
-          build.build_id,
-          build.session_id,
-          build.run_id,
-          build.agent,
-          build.section_count,
-          build.total_chars,
-          build.token_estimate,
-          build.sha256_prefix,
-          JSON.stringify(build.sections),
-          build.created_at,
-        ],
+        buildValues(build),
       );
       return Number(row?.id);
     },

@@ -50,6 +50,22 @@ const toBuild = ({ id: _id, sections, ...rest }: Row): PromptBuild => ({
   sections: JSON.parse(sections) as PromptSectionRecord[],
 });
 
+/** A build's column values, in the order of both stores' INSERT (build_id … created_at). */
+export function buildValues(build: PromptBuild): unknown[] {
+  return [
+    build.build_id,
+    build.session_id,
+    build.run_id,
+    build.agent,
+    build.section_count,
+    build.total_chars,
+    build.token_estimate,
+    build.sha256_prefix,
+    JSON.stringify(build.sections),
+    build.created_at,
+  ];
+}
+
 export function createPromptStackStore(db: () => Db): PromptStackStore {
   // Every run inserts a row (every compat request is a run): its statement is prepared once.
   const sql = statementCache(db);
@@ -59,18 +75,7 @@ export function createPromptStackStore(db: () => Db): PromptStackStore {
         sql(
           `INSERT INTO prompt_stack_builds (build_id, session_id, run_id, agent, section_count, total_chars,
                token_estimate, sha256_prefix, sections, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(
-          build.build_id,
-          build.session_id,
-          build.run_id,
-          build.agent,
-          build.section_count,
-          build.total_chars,
-          build.token_estimate,
-          build.sha256_prefix,
-          JSON.stringify(build.sections),
-          build.created_at,
-        ).lastInsertRowid,
+        ).run(...buildValues(build)).lastInsertRowid,
       );
     },
     async pruneThrough(id) {
