@@ -22,7 +22,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildLanguageModel } from './build-model';
 import type { ProviderDeps } from './context';
 import type { CredentialStore } from './credential-store';
-import { leanRequestCount } from './http-transport';
+import { isProcessFetch, leanRequestCount } from './http-transport';
 import type { ProviderEntry } from './provider-entries';
 import { partsOf } from './stream-parts';
 
@@ -453,6 +453,28 @@ describe('ENGINE-STEP-HTTP: the lean request over node:http', () => {
     } finally {
       if (previous === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
       else process.env.NODE_TLS_REJECT_UNAUTHORIZED = previous;
+    }
+  });
+
+  it('ENGINE-STEP-HTTP-12 a process that sends fetch through its proxy keeps fetch', () => {
+    const saved = { proxy: process.env.NODE_USE_ENV_PROXY, options: process.env.NODE_OPTIONS };
+    const restore = (name: 'NODE_USE_ENV_PROXY' | 'NODE_OPTIONS', value: string | undefined) => {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    };
+    try {
+      delete process.env.NODE_USE_ENV_PROXY;
+      process.env.NODE_OPTIONS = '--max-old-space-size=512';
+      expect(isProcessFetch(globalThis.fetch)).toBe(true);
+      expect(isProcessFetch((...args: Parameters<typeof fetch>) => fetch(...args))).toBe(false);
+      process.env.NODE_USE_ENV_PROXY = '1';
+      expect(isProcessFetch(globalThis.fetch)).toBe(false);
+      delete process.env.NODE_USE_ENV_PROXY;
+      process.env.NODE_OPTIONS = '--max-old-space-size=512 --use-env-proxy';
+      expect(isProcessFetch(globalThis.fetch)).toBe(false);
+    } finally {
+      restore('NODE_USE_ENV_PROXY', saved.proxy);
+      restore('NODE_OPTIONS', saved.options);
     }
   });
 });

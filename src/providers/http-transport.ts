@@ -71,7 +71,10 @@ export function isProcessFetch(fetchFn: typeof fetch): boolean {
   if (fetchFn !== globalThis.fetch || process.env.SVC_HTTP_TRANSPORT === 'fetch') return false;
   // Node 22.21+/24 can send fetch through the environment's proxy; node:http with an agent of
   // its own would not: such a process keeps fetch.
-  return !process.env.NODE_USE_ENV_PROXY && !process.execArgv.includes('--use-env-proxy');
+  const flagged =
+    process.execArgv.includes('--use-env-proxy') ||
+    /(^|\s)--use-env-proxy\b/.test(process.env.NODE_OPTIONS ?? '');
+  return !process.env.NODE_USE_ENV_PROXY && !flagged;
 }
 
 export function createLeanTransport(options: LeanTransportOptions): LeanTransport {
