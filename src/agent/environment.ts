@@ -40,11 +40,19 @@ function git(cwd: string, args: string[], signal?: AbortSignal): Promise<string 
 const SUMMARY_TTL_MS = 1000;
 const summaries = new Map<string, { at: number; value: Promise<GitSummary | undefined> }>();
 
-/** A short git summary of the workspace, or undefined outside a repository (or without git). */
-export function gitSummary(workspace: string, signal?: AbortSignal): Promise<GitSummary | undefined> {
+/**
+ * A short git summary of the workspace, or undefined outside a repository (or without git).
+ * `fresh`: read now, never the summary of the last second (a readout answers the workspace as it
+ * is; the summary read is then the one the next runs share).
+ */
+export function gitSummary(
+  workspace: string,
+  signal?: AbortSignal,
+  options: { fresh?: boolean } = {},
+): Promise<GitSummary | undefined> {
   const now = Date.now();
   const hit = summaries.get(workspace);
-  if (hit && now - hit.at < SUMMARY_TTL_MS) return hit.value;
+  if (hit && now - hit.at < SUMMARY_TTL_MS && !options.fresh) return hit.value;
   if (signal?.aborted) return Promise.resolve(undefined);
   // Shared by the runs of the next second, so not tied to one caller's signal (git times out at 3 s).
   const value = readGitSummary(workspace);

@@ -28,7 +28,8 @@ export async function buildDescribeContext(
 ) {
   const names = app.config.options.context_files;
   const files = findContextFiles(app.workspace, names);
-  const git = await gitSummary(app.workspace, context.signal);
+  // Fresh: the runs' summary of the last second would not show what they just changed.
+  const git = await gitSummary(app.workspace, context.signal, { fresh: true });
   const warnings: string[] = [];
 
   let codebase: Record<string, unknown>;

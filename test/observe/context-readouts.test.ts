@@ -14,6 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { gitSummary } from '../../src/agent/environment';
 import type { App } from '../../src/app';
 import { invokeTool } from '../../src/tools/core/call-tool';
 import { agentApp } from '../helpers/agent-harness';
@@ -149,6 +150,15 @@ describe('describe_context', () => {
       'python -m build',
     ]);
     expect(commands.format.map((c: any) => c.command)).toEqual(['cargo fmt', 'ruff format .']);
+  });
+
+  it("GEN-09: describe_context reads the workspace's git status now, not the summary a run read in the last second", async () => {
+    const app = await makeTestApp({ git: true, files: { 'package.json': PACKAGE } });
+    const before = (await call(app, 'describe_context')).environment.git.changed_paths;
+    // A run's prompt reads the shared summary (kept for a second); then a file appears.
+    await gitSummary(app.workspace);
+    writeFileSync(join(app.workspace, 'new-file.md'), '# new\n');
+    expect((await call(app, 'describe_context')).environment.git.changed_paths).toBe(before + 1);
   });
 });
 
