@@ -5,9 +5,9 @@
  * another run holds the session), blocked by a live run, one winner of two nodes at once.
  */
 import { describe, expect, it } from 'vitest';
-import { SvcError } from '../../src/errors';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { postgresForFile } from '../helpers/postgres';
+import { svcFailure } from '../helpers/svc-failure';
 import { runInput as input, ledgerNodes } from './ledger-nodes';
 
 const pg = postgresForFile();
@@ -34,16 +34,6 @@ function counting(sql: SqlClient): { sql: SqlClient; reads: () => number } {
   };
 }
 
-async function failure(promise: Promise<unknown>): Promise<SvcError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (SvcError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a failure');
-}
-
 describe.skipIf(!pg.available)('claim on PostgreSQL', () => {
   it('STORE-PG-73: a run created here is claimed without a read of its row; not_found, not queued, blocked and one winner answer as before', async () => {
     const nodes = await ledgerNodes(pg.cluster(), 60_000);
@@ -59,9 +49,9 @@ describe.skipIf(!pg.available)('claim on PostgreSQL', () => {
       expect(counted.reads() - before).toBe(0);
 
       // Claimed already: the same conflict as when the run was read first.
-      const again = await failure(a.claim(first.id));
+      const again = await svcFailure(a.claim(first.id));
       expect([again.code, again.message]).toEqual(['conflict', `run ${first.id} is running, not queued`]);
-      const missing = await failure(a.claim('run_none'));
+      const missing = await svcFailure(a.claim('run_none'));
       expect([missing.code, missing.message]).toEqual(['not_found', 'run_id: no run "run_none"']);
 
       // Another live run holds the session: blocked; a run that is not queued is still that conflict.
@@ -70,7 +60,7 @@ describe.skipIf(!pg.available)('claim on PostgreSQL', () => {
       expect(blocked.ok ? 'claimed' : blocked.blocking.id).toBe(first.id);
       expect((await a.get(second.id))?.status).toBe('queued');
       await a.update(second.id, { status: 'cancelled' });
-      const cancelled = await failure(a.claim(second.id));
+      const cancelled = await svcFailure(a.claim(second.id));
       expect(cancelled.message).toBe(`run ${second.id} is cancelled, not queued`);
 
       // Two nodes claiming one queued run at once: exactly one wins, the other is told it is running.

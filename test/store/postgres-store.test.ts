@@ -20,6 +20,7 @@ import { postgresMigrations } from '../../src/store/postgres/migrations/index';
 import { checkStore } from '../../src/store/store-check';
 import { postgresTransactions } from '../../src/store/transactions';
 import { postgresForFile } from '../helpers/postgres';
+import { svcFailure } from '../helpers/svc-failure';
 import { sqliteColumns, sqliteTables } from './sqlite-tables';
 
 const pg = postgresForFile();
@@ -36,16 +37,6 @@ async function client(url: string, extra: Partial<Parameters<typeof createPostgr
   });
 }
 
-async function fails(promise: Promise<unknown>): Promise<SvcError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (SvcError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a failure');
-}
-
 describe.skipIf(!pg.available)('PostgreSQL store', () => {
   it('STORE-PG-10: the client reads BIGINT as numbers; a transaction commits, or rolls back when it throws', async () => {
     const db = await client(await pg.cluster().createDatabase());
@@ -57,7 +48,7 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
       await db.transaction(async (tx) => {
         await tx.run('INSERT INTO t VALUES ($1, $2)', [1, 'a']);
       });
-      const error = await fails(
+      const error = await svcFailure(
         db.transaction(async (tx) => {
           await tx.run('INSERT INTO t VALUES ($1, $2)', [2, 'b']);
           throw new SvcError('conflict', 'stop');
@@ -101,7 +92,7 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
         { id: 1, v: 'a' },
         { id: 2, v: 'b' },
       ]);
-      await fails(
+      await svcFailure(
         transactions.run(async () => {
           await repoA.put(3);
           await repoB.put(4);
@@ -112,7 +103,7 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
       // A nested transaction that fails rolls back to its savepoint; the outer one commits.
       await transactions.run(async () => {
         await repoA.put(5);
-        await fails(
+        await svcFailure(
           db.transaction(async () => {
             await repoB.put(6);
             await repoB.put(5); // duplicate key
@@ -133,7 +124,7 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
     const db = await client(await pg.cluster().createDatabase(), { statement_timeout_ms: 150 });
     try {
       expect(await db.one('SHOW statement_timeout')).toEqual({ statement_timeout: '150ms' });
-      const error = await fails(db.query('SELECT pg_sleep(2)'));
+      const error = await svcFailure(db.query('SELECT pg_sleep(2)'));
       expect(error.code).toBe('timeout');
       expect(error.message).toContain('statement_timeout_ms');
       expect(await db.one('SELECT 1 AS ok')).toEqual({ ok: 1 });
@@ -200,7 +191,7 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
       await migratePostgres(db);
       const future = LATEST + 1;
       await db.run("INSERT INTO schema_migrations (id, name, applied_at) VALUES ($1, 'future', 0)", [future]);
-      const error = await fails(migratePostgres(db));
+      const error = await svcFailure(migratePostgres(db));
       expect(error.message).toMatch(
         new RegExp(`has schema version ${future}, newer than this svc knows \\(${LATEST}\\)`),
       );
@@ -249,7 +240,7 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
     const cluster = pg.cluster();
     // Nothing listens on port 1.
     let db: SqlClient = await client('postgres://svc:hunter2-secret@127.0.0.1:1/svc_prod');
-    let error = await fails(db.query('SELECT 1'));
+    let error = await svcFailure(db.query('SELECT 1'));
     await db.close();
     expect(error.code).toBe('unavailable');
     expect(error.message).toContain('cannot reach PostgreSQL at 127.0.0.1:1 (database "svc_prod"');
@@ -259,14 +250,14 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
     expect(error.stack ?? '').not.toContain('hunter2-secret');
 
     db = await client(cluster.urlOf('no_such_db'));
-    error = await fails(db.query('SELECT 1'));
+    error = await svcFailure(db.query('SELECT 1'));
     await db.close();
     expect(error.code).toBe('config_error');
     expect(error.message).toContain(`database "no_such_db" does not exist`);
     expect(error.message).toContain(`${cluster.host}:${cluster.port}`);
 
     db = await client(`postgres://svc:pw@no-such-host.invalid:5432/x`);
-    error = await fails(db.query('SELECT 1'));
+    error = await svcFailure(db.query('SELECT 1'));
     await db.close();
     expect(error.message).toMatch(
       /cannot reach PostgreSQL at no-such-host\.invalid:5432.*host "no-such-host\.invalid" not found/,
