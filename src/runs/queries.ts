@@ -8,10 +8,10 @@
  * @module
  */
 import type { Statement } from 'better-sqlite3';
-import type { FailureReport } from '../errors';
 import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
-import type { AgentRun, RunEvent, RunFilter, RunOptions } from './types';
+import { type EventRow, type RunRow, toEvent, toRun } from './run-rows';
+import type { AgentRun, RunEvent, RunFilter } from './types';
 
 /** Which run events to read. Lists that are given but empty match nothing. */
 export interface RunEventFilter {
@@ -126,52 +126,9 @@ export type SyncOf<T> = {
  */
 export type SqliteRunQueries = SyncOf<RunQueries>;
 
-export interface RunRow
-  extends Omit<
-    AgentRun,
-    | 'options'
-    | 'usage'
-    | 'cancel_requested'
-    | 'input_tokens'
-    | 'output_tokens'
-    | 'reasoning_tokens'
-    | 'failure'
-  > {
-  options: string;
-  failure: string | null;
-  input_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  cached_input_tokens: number;
-  cancel_requested: number;
-}
-
-export type EventRow = Omit<RunEvent, 'payload'> & { payload: string };
-
 const PAYLOAD_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** A stored JSON object; anything else (or malformed text) reads as an empty object. */
-function objectOf(text: string): Record<string, unknown> {
-  try {
-    const value = JSON.parse(text) as unknown;
-    return value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
-export function toRun(row: RunRow): AgentRun {
-  const { input_tokens, output_tokens, reasoning_tokens, cached_input_tokens, ...rest } = row;
-  return {
-    ...rest,
-    options: objectOf(row.options) as RunOptions,
-    failure: row.failure ? (objectOf(row.failure) as unknown as FailureReport) : null,
-    usage: { input_tokens, output_tokens, reasoning_tokens, cached_input_tokens },
-    cancel_requested: row.cancel_requested === 1,
-  };
-}
-
-export const toEvent = (row: EventRow): RunEvent => ({ ...row, payload: objectOf(row.payload) });
+export { type EventRow, type RunRow, toEvent, toRun } from './run-rows';
 
 /** `?, ?, ?` for an IN list; `NULL` for an empty one (which matches nothing). */
 const marks = (values: readonly unknown[]) => values.map(() => '?').join(', ') || 'NULL';

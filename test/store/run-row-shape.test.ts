@@ -1,0 +1,95 @@
+/**
+ * A run as the ledger answers it (issue 17 item 3): the run row's columns in the table's order,
+ * `options` and `failure` parsed, the four token columns folded into `usage` (the last key) and
+ * `cancel_requested` a boolean. `toRun` copies the row key by key (not a rest destructuring);
+ * its answer must not change.
+ */
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { toRun } from '../../src/runs/queries';
+import { createRunLedger } from '../../src/runs/run-ledger';
+import { DB_FILE, type Db, openDb } from '../../src/store/db';
+import { createIds, systemClock } from '../../src/util/ids';
+import { tmpWorkspace } from '../helpers/tmp-workspace';
+
+const opened: Db[] = [];
+afterEach(() => {
+  for (const db of opened.splice(0)) db.close();
+});
+
+const TOKENS = ['input_tokens', 'output_tokens', 'reasoning_tokens', 'cached_input_tokens'];
+
+describe('run rows', () => {
+  it('STORE-4 a run keeps the row order, parses options and failure, folds the tokens into usage', async () => {
+    const dataDir = tmpWorkspace();
+    const db = openDb({ dataDir });
+    opened.push(db);
+    db.prepare('INSERT INTO sessions (id, created_at, updated_at) VALUES (?, 1, 1)').run('ses_1');
+    const ledger = createRunLedger({
+      clock: systemClock,
+      ids: createIds(),
+      runner: 'rnr_test',
+      db: () => db,
+      dbPath: join(dataDir, DB_FILE),
+    });
+    const created = await ledger.create({
+      session_id: 'ses_1',
+      family_session_id: 'ses_1',
+      agent: 'build',
+      origin: 'cli',
+      prompt: 'p',
+      options: { max_steps: 3 },
+      status: 'running',
+    });
+    const failure = { code: 'provider_error', summary: 's', next: 'n' };
+    const usage = { input_tokens: 10, output_tokens: 2, reasoning_tokens: 1, cached_input_tokens: 4 };
+    const updated = await ledger.update(created.id, {
+      status: 'failed',
+      failure: failure as never,
+      usage,
+      steps: 2,
+    });
+    const row = db.prepare('SELECT * FROM agent_runs WHERE id = ?').get(created.id) as Record<
+      string,
+      unknown
+    >;
+    const columns = Object.keys(row);
+    const expectedKeys = [...columns.filter((c) => !TOKENS.includes(c)), 'usage'];
+    for (const run of [created, updated, await ledger.get(created.id)]) {
+      expect(Object.keys(run!)).toEqual(expectedKeys);
+      expect(run!.cancel_requested).toBe(false);
+    }
+    expect(updated).toEqual(await ledger.get(created.id));
+    expect(updated).toMatchObject({ status: 'failed', steps: 2, usage, failure, options: { max_steps: 3 } });
+    expect(created).toMatchObject({ failure: null, options: { max_steps: 3 } });
+    expect(created.usage).toEqual({
+      input_tokens: 0,
+      output_tokens: 0,
+      reasoning_tokens: 0,
+      cached_input_tokens: 0,
+    });
+  });
+
+  it('STORE-4 malformed option text reads as an empty object, cancel_requested 1 as true', () => {
+    const run = toRun({
+      id: 'run_1',
+      options: 'not json',
+      failure: null,
+      input_tokens: 1,
+      output_tokens: 2,
+      reasoning_tokens: 3,
+      cached_input_tokens: 4,
+      cancel_requested: 1,
+      status: 'queued',
+    } as never);
+    expect(run).toEqual({
+      id: 'run_1',
+      options: {},
+      failure: null,
+      usage: { input_tokens: 1, output_tokens: 2, reasoning_tokens: 3, cached_input_tokens: 4 },
+      cancel_requested: true,
+      status: 'queued',
+    });
+    expect(Object.keys(run)).toEqual(['id', 'options', 'failure', 'cancel_requested', 'status', 'usage']);
+  });
+});
