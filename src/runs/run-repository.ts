@@ -96,7 +96,38 @@ export function runPatchColumns(patch: RunRowPatch, now: number): [string, unkno
 export interface SqliteRunWrites extends RunWrites {
   /** `updateRun`, answering the row as updated (`RETURNING *`); undefined when there is no such run. */
   updateRunRow(id: string, patch: RunRowPatch, now: number): RunRow | undefined;
+  /** `insertRun`, answering the row as inserted (`RETURNING *`: no read after the write). */
+  insertRunRow(row: RunRowInsert): RunRow;
+  /** `markRunning`, answering the row as updated; undefined when there is no such run. */
+  markRunningRow(id: string, now: number, owner: RunOwner): RunRow | undefined;
 }
+
+type RunOwner = { pid: number; host: string; runner: string };
+
+const INSERT_RUN = `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
+             prompt, options, created_at, updated_at, started_at, pid, host, runner)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const MARK_RUNNING =
+  "UPDATE agent_runs SET status = 'running', started_at = ?, updated_at = ?, pid = ?, host = ?, runner = ? WHERE id = ?";
+const insertParams = (row: RunRowInsert) =>
+  [
+    row.id,
+    row.session_id,
+    row.parent_run_id,
+    row.family_session_id,
+    row.status,
+    row.agent,
+    row.model,
+    row.origin,
+    row.prompt,
+    row.options,
+    row.created_at,
+    row.created_at,
+    row.started_at,
+    row.pid,
+    row.host,
+    row.runner,
+  ] as const;
 
 export function createRunWrites(
   prepare: (text: string) => Statement,
@@ -113,29 +144,9 @@ export function createRunWrites(
   };
   return {
     insertRun(row) {
-      prepare(
-        `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
-             prompt, options, created_at, updated_at, started_at, pid, host, runner)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        row.id,
-        row.session_id,
-        row.parent_run_id,
-        row.family_session_id,
-        row.status,
-        row.agent,
-        row.model,
-        row.origin,
-        row.prompt,
-        row.options,
-        row.created_at,
-        row.created_at,
-        row.started_at,
-        row.pid,
-        row.host,
-        row.runner,
-      );
+      prepare(INSERT_RUN).run(...insertParams(row));
     },
+    insertRunRow: (row) => prepare(`${INSERT_RUN} RETURNING *`).get(...insertParams(row)) as RunRow,
     interruptIfRunning(id, reason, now) {
       return (
         prepare(
@@ -149,10 +160,12 @@ export function createRunWrites(
       ).run(reason, now, now, id);
     },
     markRunning(id, now, owner) {
-      prepare(
-        "UPDATE agent_runs SET status = 'running', started_at = ?, updated_at = ?, pid = ?, host = ?, runner = ? WHERE id = ?",
-      ).run(now, now, owner.pid, owner.host, owner.runner, id);
+      prepare(MARK_RUNNING).run(now, now, owner.pid, owner.host, owner.runner, id);
     },
+    markRunningRow: (id, now, owner) =>
+      prepare(`${MARK_RUNNING} RETURNING *`).get(now, now, owner.pid, owner.host, owner.runner, id) as
+        | RunRow
+        | undefined,
     updateRun: (id, patch, now) => update(id, patch, now, false) as boolean,
     updateRunRow: (id, patch, now) => update(id, patch, now, true) as RunRow | undefined,
     requestCancel(id, now) {

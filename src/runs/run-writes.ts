@@ -57,7 +57,7 @@ export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
       const id = deps.ids.next('run');
       const status = input.status ?? 'queued';
       const running = status === 'running';
-      writes.insertRun({
+      const row = writes.insertRunRow({
         id,
         session_id: input.session_id,
         parent_run_id: input.parent_run_id ?? null,
@@ -78,7 +78,8 @@ export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
         origin: input.origin,
         agent: input.agent,
       });
-      return queries.get(id)!;
+      // The row as inserted (RETURNING *): the event appended since does not touch it.
+      return toRun(row);
     },
     claim(runId) {
       const handle = deps.db();
@@ -95,8 +96,9 @@ export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
             // Its process is gone: the run was interrupted (recovery missed it, e.g. a crash just now).
             writes.interrupt(other.id, `the process running it (pid ${other.pid ?? '?'}) exited`, now);
           }
-          writes.markRunning(runId, now, owner);
-          return { ok: true, run: queries.get(runId)! };
+          const row = writes.markRunningRow(runId, now, owner);
+          if (!row) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+          return { ok: true, run: toRun(row) };
         })
         .immediate();
     },

@@ -5,7 +5,8 @@
  * its answer must not change.
  */
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import type { Statement } from 'better-sqlite3';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { toRun } from '../../src/runs/queries';
 import { createRunLedger } from '../../src/runs/run-ledger';
 import { DB_FILE, type Db, openDb } from '../../src/store/db';
@@ -14,6 +15,7 @@ import { tmpWorkspace } from '../helpers/tmp-workspace';
 
 const opened: Db[] = [];
 afterEach(() => {
+  vi.restoreAllMocks();
   for (const db of opened.splice(0)) db.close();
 });
 
@@ -92,4 +94,63 @@ describe('run rows', () => {
     });
     expect(Object.keys(run)).toEqual(['id', 'options', 'failure', 'cancel_requested', 'status', 'usage']);
   });
+
+  it('STORE-5 creating and claiming a run answer the row from the write, as a read gives it', async () => {
+    const dataDir = tmpWorkspace();
+    const db = openDb({ dataDir });
+    opened.push(db);
+    db.prepare('INSERT INTO sessions (id, created_at, updated_at) VALUES (?, 1, 1)').run('ses_1');
+    const ledger = createRunLedger({
+      clock: systemClock,
+      ids: createIds(),
+      runner: 'rnr_test',
+      db: () => db,
+      dbPath: join(dataDir, DB_FILE),
+    });
+    const input = {
+      session_id: 'ses_1',
+      family_session_id: 'ses_1',
+      agent: 'build',
+      origin: 'cli',
+      prompt: 'p',
+      options: { max_steps: 3 },
+    } as const;
+    await ledger.create({ ...input, status: 'running' }); // statements prepared, first-use work done
+    const reads = readsOfRuns(db);
+    const queued = await ledger.create(input);
+    const running = await ledger.create({ ...input, session_id: 'ses_1', status: 'running' });
+    expect(reads.count).toBe(0);
+    vi.restoreAllMocks();
+    expect(queued).toEqual(await ledger.get(queued.id));
+    expect(running).toEqual(await ledger.get(running.id));
+    expect(queued).toMatchObject({
+      status: 'queued',
+      started_at: null,
+      pid: null,
+      steps: 0,
+      cancel_requested: false,
+    });
+
+    db.prepare("UPDATE agent_runs SET status = 'completed' WHERE status = 'running'").run();
+    const reads2 = readsOfRuns(db);
+    const claimed = await ledger.claim(queued.id);
+    expect(reads2.count).toBe(1); // the check before the write; none after it
+    vi.restoreAllMocks();
+    expect(claimed.ok).toBe(true);
+    if (!claimed.ok) return;
+    expect(claimed.run).toEqual(await ledger.get(queued.id));
+    expect(claimed.run).toMatchObject({ status: 'running', pid: process.pid, runner: 'rnr_test' });
+  });
 });
+
+/** Counts `SELECT * FROM agent_runs WHERE id = ?` run on the handle from now on. */
+function readsOfRuns(db: Db): { count: number } {
+  const proto = Object.getPrototypeOf(db.prepare('SELECT 1')) as Statement;
+  const counted = { count: 0 };
+  const original = proto.get as (...args: unknown[]) => unknown;
+  vi.spyOn(proto, 'get').mockImplementation(function (this: Statement, ...args: unknown[]) {
+    if (this.source === 'SELECT * FROM agent_runs WHERE id = ?') counted.count++;
+    return original.apply(this, args);
+  } as never);
+  return counted;
+}
