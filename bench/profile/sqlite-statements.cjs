@@ -4,9 +4,11 @@
 // summary: `node bench/profile/sqlite-statements-summary.mjs <file> <requests>`. Not part of `npm run bench`.
 const { writeFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
-const { join } = require('node:path');
+const { dirname, join } = require('node:path');
 
-const Database = require(require.resolve('better-sqlite3', { paths: [join(__dirname, '..', '..')] }));
+// The better-sqlite3 of the build being run (BENCH_SVC_BIN may be another checkout's).
+const from = process.argv[1] ? dirname(process.argv[1]) : join(__dirname, '..', '..');
+const Database = require(require.resolve('better-sqlite3', { paths: [from, join(__dirname, '..', '..')] }));
 const stats = new Map();
 const add = (key, ns) => {
   const s = stats.get(key) ?? { n: 0, ns: 0 };
