@@ -143,36 +143,4 @@ describe('compat stream latency path', () => {
       });
     }
   });
-
-  it('ENGINE-COMPAT-6: one commit before the model request leaves; the run start-up batch commits after it', async () => {
-    const { app, post } = await compatServer([reply().text('warm'), reply().text('counted')]);
-    expect((await sseData(await post('/v1/chat/completions', body('warm')))).at(-1)).toBe('[DONE]');
-    await new Promise((resolve) => setImmediate(resolve));
-
-    const order: string[] = [];
-    // The model request's body going out on svc's socket to the provider (the provider's own model
-    // id, where the client's request names `fake/m1`).
-    watchSocketWrites(/"model":"m1"/, order);
-    const db = app.db;
-    const exec = db.exec.bind(db);
-    db.exec = (sql: string) => {
-      if (/^COMMIT/.test(sql)) order.push('commit');
-      return exec(sql);
-    };
-    restore.push(() => {
-      db.exec = exec;
-    });
-    const response = await post('/v1/chat/completions', body('count'));
-    expect((await sseData(response)).at(-1)).toBe('[DONE]');
-    await new Promise((resolve) => setImmediate(resolve));
-    // The request's own transaction (session, run row, ledger row), then the model request.
-    expect(order.slice(0, order.indexOf('write'))).toEqual(['commit']);
-    const [run] = await app.runs.list({ limit: 1 });
-    expect(run).toMatchObject({ status: 'completed', model: 'fake/m1' });
-    const types = (await app.runs.events(run.id)).map((e) => e.type);
-    for (const type of ['openai_compat.request', 'run.started', 'model.resolved', 'prompt.assembled']) {
-      expect(types).toContain(type);
-    }
-    expect(db.inTransaction).toBe(false);
-  });
 });

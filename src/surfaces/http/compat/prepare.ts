@@ -58,9 +58,9 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   };
   // spec: messages are routed into the session. A bound session keeps its own history: only the
   // trailing user messages (and system messages) of the request are used. A new session, its
-  // imported history, the run's row and the request's ledger row are one transaction (one
-  // commit) before the run starts; with pending tool calls (which run first, awaited) the session
-  // is one and the rest another.
+  // imported history, the run's start and the request's ledger row are one transaction (one
+  // commit); with pending tool calls (which run first, awaited) the session is one and the rest
+  // another.
   const begin = async () => {
     // A new session is made with the title its run would give it (no update of the row at the run's start).
     const session =
@@ -96,25 +96,11 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
       await app.agent.drain(id);
       await record(runId);
     } else {
-      // The run is started after the commit, outside the transaction: its own start-up writes
-      // (its prompt, run.started, model.resolved, the prompt stack row, prompt.assembled) are then
-      // one step batch that commits once the model request has left (src/agent/run-loop.ts).
-      const queued = await app.store.transactions.run(async () => {
-        const id = await begin();
-        const run = (await app.agent.enqueue({ ...send(id), start: false })).run_id;
-        await record(run);
-        return { id, run };
+      runId = await app.store.transactions.run(async () => {
+        const started = (await app.agent.send(send(await begin()))).run_id;
+        await record(started);
+        return started;
       });
-      runId = queued.run;
-      // Its claim, run.started and the rest of its start-up stretch: one commit, made when the
-      // process next waits for I/O (the model request), not one each before the model is asked.
-      app.store.transactions.stepBatch();
-      const started = await app.agent.drain(queued.id);
-      // A new session is idle, so its run starts now unless the service is shutting down (a
-      // bound session's run may wait behind the session's current one, as a queued prompt).
-      if (!bound && started !== runId) {
-        throw new SvcError('unavailable', 'svc is shutting down; the prompt was not sent');
-      }
     }
   } catch (error) {
     if (runId) await cancelRun(app, runId);
