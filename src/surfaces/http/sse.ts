@@ -25,6 +25,12 @@ export interface SseStream {
   send(message: SseMessage): boolean;
   /** A comment line (`: text`): keeps the connection alive, never moves the client's cursor. */
   comment(text: string): void;
+  /**
+   * Hand what was sent so far to the socket now, not when the current stretch of code and its
+   * promise callbacks are done (Node's response corks its socket until the next tick). A no-op
+   * on the web-stream path.
+   */
+  flush(): void;
   /** End the stream, after an optional last message. Idempotent. */
   close(last?: SseMessage): void;
   /** Run on close, whatever closed it (listeners unsubscribed, timers cleared). */
@@ -155,6 +161,8 @@ export interface SseTransport {
   backlog(): number;
   /** End the transport: cleanly, or with `error` when the client is dropped as too slow. */
   end(error?: Error): void;
+  /** Hand the written text to the socket now (see `SseStream.flush`). */
+  flush?(): void;
 }
 
 /**
@@ -201,6 +209,9 @@ export function createSseStream(
       return closed ? 0 : transport.backlog();
     },
     send: (message) => write(formatSse(message)),
+    flush: () => {
+      if (!closed) transport.flush?.();
+    },
     comment: (text) => {
       write(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
     },

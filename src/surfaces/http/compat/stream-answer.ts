@@ -60,8 +60,11 @@ export function streamAnswer(
     });
 
   chunk({ role: 'assistant', content: '', refusal: null });
+  // The head and the role chunk leave now, while the run prepares its model request.
+  stream.flush();
   let lastMessage: string | undefined;
   let wroteText = false;
+  let flushed = false;
   stream.onClose(async () => {
     cleanup(prepared);
     if (finished) return;
@@ -86,6 +89,12 @@ export function streamAnswer(
       lastMessage = delta.message_id;
       wroteText = true;
       chunk({ content: app.redactor.string(separator + delta.delta) });
+      // The first text leaves in the tick the provider's text came in: not after the rest of
+      // that read (a whole short answer: the step's end, the run's finish) was processed.
+      if (!flushed) {
+        flushed = true;
+        stream.flush();
+      }
       return;
     }
     if (event.type !== 'run.finished') return;
