@@ -187,7 +187,7 @@ function postgresClaim(ctx: {
   ownerAlive: (run: AgentRun) => boolean;
 }): (runId: string) => Promise<ClaimResult> {
   const { sql, clock, owner, queries, writes, events, ownerAlive } = ctx;
-  return (runId: string): Promise<ClaimResult> =>
+  const underLock = (runId: string): Promise<ClaimResult> =>
     sql.transaction(async () => {
       // The run's session: known when this ledger created the run or appended to it (a run never
       // changes session), else read.
@@ -224,6 +224,17 @@ function postgresClaim(ctx: {
       }
       return { ok: true, run: claimed };
     });
+  return async (runId: string): Promise<ClaimResult> => {
+    // A run of a known session with nothing in its way is claimed in one statement; anything
+    // else (a live or dead run holding the session, a run not queued) takes the path above,
+    // which reads why under the same lock.
+    const sessionId = events.sessionOf(runId);
+    if (sessionId) {
+      const claimed = await writes.claimIfFree(runId, sessionId, clock.now(), owner);
+      if (claimed) return { ok: true, run: claimed };
+    }
+    return underLock(runId);
+  };
 }
 
 /** `updateAndAppend`: the run's update and one event in one statement, then the listeners. */

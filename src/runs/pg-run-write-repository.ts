@@ -30,6 +30,18 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     now: number,
     owner: { pid: number; host: string; runner: string },
   ): Promise<AgentRun | undefined>;
+  /**
+   * The claim in one statement when nothing stands in its way (migration 32, `svc_claim_run`):
+   * under the session's claim lock, the queued run moved to running for this owner unless another
+   * run of the session is running. Undefined: nothing written (another run running, the run not
+   * queued, or not of this session or not there).
+   */
+  claimIfFree(
+    id: string,
+    sessionId: string,
+    now: number,
+    owner: { pid: number; host: string; runner: string },
+  ): Promise<AgentRun | undefined>;
   /** `insertRun` answering the run as inserted. */
   insertRunRow(row: Parameters<RunWrites['insertRun']>[0]): Promise<AgentRun>;
   /** `updateRun` in one statement answering the run as updated (undefined: no such run). */
@@ -161,6 +173,17 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
         owner.host,
         owner.runner,
         id,
+      ]);
+      return row ? fromPg(row) : undefined;
+    },
+    async claimIfFree(id, sessionId, now, owner) {
+      const row = await sql.one<PgRunRow>('SELECT * FROM svc_claim_run($1, $2, $3, $4, $5, $6)', [
+        id,
+        sessionId,
+        now,
+        owner.pid,
+        owner.host,
+        owner.runner,
       ]);
       return row ? fromPg(row) : undefined;
     },
