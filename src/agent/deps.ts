@@ -74,6 +74,7 @@ export type AgentRuns = Pick<
   | 'running'
   | 'takeOver'
   | 'update'
+  | 'updateAndAppend'
 >;
 
 /** The funnel context of a session (mode, phase, agent and policy layers). */

@@ -236,7 +236,7 @@ async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome): P
   const a = core.host;
   const sessionId = run.session_id;
   try {
-    await a.runs.update(run.id, {
+    const finished = {
       status: outcome.status,
       reason: outcome.reason,
       error: outcome.error,
@@ -247,15 +247,21 @@ async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome): P
       model: outcome.model,
       result_message_id: outcome.result_message_id,
       finished_at: a.clock.now(),
-    });
-    await a.runs.append(run.id, 'run.finished', {
+    };
+    const event = {
       status: outcome.status,
       reason: outcome.reason,
       ...(outcome.failure ? { failure: outcome.failure } : {}),
       steps: outcome.steps,
       usage: outcome.usage,
       cost: outcome.cost,
-    });
+    };
+    // The row and `run.finished` together: one statement where the ledger can.
+    if (a.runs.updateAndAppend) await a.runs.updateAndAppend(run.id, finished, 'run.finished', event);
+    else {
+      await a.runs.update(run.id, finished);
+      await a.runs.append(run.id, 'run.finished', event);
+    }
     core.publish(sessionId, 'run.finished', {
       session_id: sessionId,
       run_id: run.id,

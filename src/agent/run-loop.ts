@@ -210,15 +210,20 @@ async function resolveModel(c: RunContext, session: RunTurn['session']): Promise
   // The model its sender resolved (the compat surface), metered for this run: not resolved twice.
   const model = (x.handed && app.models.bind(x.handed, request)) || (await app.models.resolve(request));
   c.model = model;
-  await app.store.transactions.run(async () => {
-    await app.runs.update(run.id, { model: model.selector });
-    await c.ledger('model.resolved', {
-      model: model.selector,
-      source: model.source,
-      context_window: model.info.context_window ?? null,
-      context_window_source: model.window_source ?? null,
+  const resolved = {
+    model: model.selector,
+    source: model.source,
+    context_window: model.info.context_window ?? null,
+    context_window_source: model.window_source ?? null,
+  };
+  // The run's model and its `model.resolved` together: one statement where the ledger can.
+  if (app.runs.updateAndAppend)
+    await app.runs.updateAndAppend(run.id, { model: model.selector }, 'model.resolved', resolved);
+  else
+    await app.store.transactions.run(async () => {
+      await app.runs.update(run.id, { model: model.selector });
+      await c.ledger('model.resolved', resolved);
     });
-  });
 }
 
 /** Before the first step: compaction of a full context, the tool exposure, the system prompt. */

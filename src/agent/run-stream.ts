@@ -292,14 +292,20 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
       ratio: t.window > 0 ? round(t.lastContext / t.window) : 0,
     });
   }
-  await app.runs.update(run.id, { steps: c.steps, usage, cost: c.cost });
-  await c.ledger('step.finished', {
+  const finished = {
     step: c.steps,
     finish_reason: t.finishReason ?? null,
     tool_calls: recorder.toolCalls.length,
     usage: stepUsage,
     cost: stepCost,
-  });
+  };
+  // The run's row and its `step.finished` together where the ledger can (one statement on PostgreSQL).
+  const patch = { steps: c.steps, usage, cost: c.cost };
+  if (app.runs.updateAndAppend) await app.runs.updateAndAppend(run.id, patch, 'step.finished', finished);
+  else {
+    await app.runs.update(run.id, patch);
+    await c.ledger('step.finished', finished);
+  }
   t.lastToolCalls = recorder.toolCalls.length;
   t.recorder = undefined;
   t.stepsClosed++;

@@ -71,30 +71,43 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       const id = deps.ids.next('run');
       const status = input.status ?? 'queued';
       const running = status === 'running';
-      const inserted = await writes.insertRunRow({
-        id,
-        session_id: input.session_id,
-        parent_run_id: input.parent_run_id ?? null,
-        family_session_id: input.family_session_id,
-        status,
-        agent: input.agent,
-        model: input.model ?? null,
-        origin: input.origin,
-        prompt: input.prompt,
-        options: JSON.stringify(input.options ?? {}),
+      // The run and its first event in one statement.
+      const firstPayload = { origin: input.origin, agent: input.agent };
+      const firstEvent = {
+        type: status === 'queued' ? 'run.queued' : 'run.created',
+        payload: JSON.stringify(firstPayload),
         created_at: now,
-        started_at: running ? now : null,
-        pid: running ? owner.pid : null,
-        host: running ? owner.host : null,
-        runner: running ? owner.runner : null,
-      });
+      };
+      const created = await writes.insertRunWithEvent(
+        {
+          id,
+          session_id: input.session_id,
+          parent_run_id: input.parent_run_id ?? null,
+          family_session_id: input.family_session_id,
+          status,
+          agent: input.agent,
+          model: input.model ?? null,
+          origin: input.origin,
+          prompt: input.prompt,
+          options: JSON.stringify(input.options ?? {}),
+          created_at: now,
+          started_at: running ? now : null,
+          pid: running ? owner.pid : null,
+          host: running ? owner.host : null,
+          runner: running ? owner.runner : null,
+        },
+        firstEvent,
+      );
       events.known(id, input.session_id);
-      await appendTo(id, input.session_id, status === 'queued' ? 'run.queued' : 'run.created', {
-        origin: input.origin,
-        agent: input.agent,
+      events.announce({
+        ...created.event,
+        run_id: id,
+        session_id: input.session_id,
+        ...firstEvent,
+        payload: firstPayload,
       });
       // An event leaves the run's row as it was inserted.
-      return inserted;
+      return created.run;
     }),
     get: read((id: string) => queries.get(id)),
     require: read(requireRun),
@@ -108,6 +121,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       if (!run) throw new SvcError('not_found', `run_id: no run "${id}"`);
       return run;
     }),
+    updateAndAppend: read(updateAndAppend(clock, writes, events)),
     append: read((runId: string, type: string, payload: Record<string, unknown> = {}) =>
       events.append(runId, type, payload),
     ),
@@ -173,7 +187,7 @@ function postgresClaim(ctx: {
   ownerAlive: (run: AgentRun) => boolean;
 }): (runId: string) => Promise<ClaimResult> {
   const { sql, clock, owner, queries, writes, events, ownerAlive } = ctx;
-  return (runId: string): Promise<ClaimResult> =>
+  const underLock = (runId: string): Promise<ClaimResult> =>
     sql.transaction(async () => {
       // The run's session: known when this ledger created the run or appended to it (a run never
       // changes session), else read.
@@ -210,6 +224,46 @@ function postgresClaim(ctx: {
       }
       return { ok: true, run: claimed };
     });
+  return async (runId: string): Promise<ClaimResult> => {
+    // A run of a known session with nothing in its way is claimed in one statement; anything
+    // else (a live or dead run holding the session, a run not queued) takes the path above,
+    // which reads why under the same lock.
+    const sessionId = events.sessionOf(runId);
+    if (sessionId) {
+      const claimed = await writes.claimIfFree(runId, sessionId, clock.now(), owner);
+      if (claimed) return { ok: true, run: claimed };
+    }
+    return underLock(runId);
+  };
+}
+
+/** `updateAndAppend`: the run's update and one event in one statement, then the listeners. */
+function updateAndAppend(
+  clock: RunLedgerDeps['clock'],
+  writes: Pick<PostgresRunWrites, 'updateRunWithEvent'>,
+  events: Pick<ReturnType<typeof postgresRunEvents>, 'known' | 'announce'>,
+): NonNullable<RunLedger['updateAndAppend']> {
+  return async (id, patch, type, payload) => {
+    const now = clock.now();
+    const written = await writes.updateRunWithEvent(id, patch, now, {
+      type,
+      payload: JSON.stringify(payload),
+      created_at: now,
+    });
+    if (!written) throw new SvcError('not_found', `run_id: no run "${id}"`);
+    const { run } = written;
+    events.known(id, run.session_id);
+    const event = {
+      ...written.event,
+      run_id: id,
+      session_id: run.session_id,
+      type,
+      payload,
+      created_at: now,
+    };
+    events.announce(event);
+    return { run, event };
+  };
 }
 
 /** Appending events (the run's next seq, taken in the database) and the listeners of this ledger. */
@@ -245,6 +299,12 @@ function postgresRunEvents(
       payload,
       created_at,
     };
+    announce(event);
+    return event;
+  }
+
+  /** Runs this ledger's listeners for an event just written. */
+  function announce(event: RunEvent): void {
     for (const listener of [...listeners]) {
       try {
         listener(event);
@@ -252,7 +312,6 @@ function postgresRunEvents(
         deps.onListenerError?.(error, event);
       }
     }
-    return event;
   }
 
   const known = (runId: string, sessionId: string) => {
@@ -262,6 +321,7 @@ function postgresRunEvents(
 
   return {
     appendTo,
+    announce,
     /** The session of a run this ledger created or appended to, if it remembers it. */
     sessionOf: (runId: string): string | undefined => sessionOfRun.get(runId),
     /** Remembers a run's session (it created the run). */

@@ -30,6 +30,18 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     now: number,
     owner: { pid: number; host: string; runner: string },
   ): Promise<AgentRun | undefined>;
+  /**
+   * The claim in one statement when nothing stands in its way (migration 32, `svc_claim_run`):
+   * under the session's claim lock, the queued run moved to running for this owner unless another
+   * run of the session is running. Undefined: nothing written (another run running, the run not
+   * queued, or not of this session or not there).
+   */
+  claimIfFree(
+    id: string,
+    sessionId: string,
+    now: number,
+    owner: { pid: number; host: string; runner: string },
+  ): Promise<AgentRun | undefined>;
   /** `insertRun` answering the run as inserted. */
   insertRunRow(row: Parameters<RunWrites['insertRun']>[0]): Promise<AgentRun>;
   /** `updateRun` in one statement answering the run as updated (undefined: no such run). */
@@ -38,6 +50,25 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     patch: Parameters<RunWrites['updateRun']>[1],
     now: number,
   ): Promise<AgentRun | undefined>;
+  /**
+   * `insertRunRow` and the new run's first event (seq 1) in one statement: nobody else can append
+   * to a run not yet inserted, so its first seq is 1, as `insertEvent` would take it.
+   */
+  insertRunWithEvent(
+    row: Parameters<RunWrites['insertRun']>[0],
+    event: RunEventWrite,
+  ): Promise<{ run: AgentRun; event: { id: number; seq: number } }>;
+  /**
+   * `updateRunRow` and then `insertEvent` for the same run in one statement (the update's row
+   * lock, then migration 30's function: its lock is the one already held, its seq read after it),
+   * so both are written or neither. Undefined: no such run (nothing written).
+   */
+  updateRunWithEvent(
+    id: string,
+    patch: Parameters<RunWrites['updateRun']>[1],
+    now: number,
+    event: RunEventWrite,
+  ): Promise<{ run: AgentRun; event: { id: number; seq: number } } | undefined>;
   /** Serializes the claims of one session until the surrounding transaction ends. */
   lockSession(sessionId: string): Promise<void>;
   /**
@@ -52,6 +83,21 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
   ): Promise<boolean>;
 }
 
+/** An event to write with a run's row: its type, its payload (JSON text) and its time. */
+export interface RunEventWrite {
+  type: string;
+  payload: string;
+  created_at: number;
+}
+
+type PgRunRowWithEvent = PgRunRow & { svc_event_id: number | string; svc_event_seq: number | string };
+
+/** A run row answered with its event's id and seq (`svc_event_*` columns), split in two. */
+function splitEvent(row: PgRunRowWithEvent): { run: AgentRun; event: { id: number; seq: number } } {
+  const { svc_event_id, svc_event_seq, ...run } = row;
+  return { run: fromPg(run as PgRunRow), event: { id: Number(svc_event_id), seq: Number(svc_event_seq) } };
+}
+
 export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWrites {
   const { sql } = deps;
   return {
@@ -63,6 +109,30 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       const inserted = await sql.one<PgRunRow>(`${text} RETURNING *`, params);
       if (!inserted) throw new Error(`agent_runs: no row returned for run ${row.id}`);
       return fromPg(inserted);
+    },
+    async insertRunWithEvent(row, event) {
+      const [text, params] = insertStatement(row);
+      const n = params.length;
+      const inserted = await sql.one<PgRunRowWithEvent>(
+        `WITH r AS (${text} RETURNING *),
+           e AS (INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
+                   SELECT r.id, r.session_id, 1, $${n + 1}, $${n + 2}, $${n + 3} FROM r RETURNING id, seq)
+         SELECT r.*, e.id AS svc_event_id, e.seq AS svc_event_seq FROM r, e`,
+        [...params, event.type, event.payload, event.created_at],
+      );
+      if (!inserted) throw new Error(`agent_runs: no row returned for run ${row.id}`);
+      return splitEvent(inserted);
+    },
+    async updateRunWithEvent(id, patch, now, event) {
+      const [text, params] = updateStatement(id, patch, now);
+      const n = params.length;
+      const row = await sql.one<PgRunRowWithEvent>(
+        `WITH r AS (${text} RETURNING *)
+         SELECT r.*, a.event_id AS svc_event_id, a.event_seq AS svc_event_seq
+           FROM r, LATERAL svc_append_run_event(r.id, r.session_id, $${n + 1}, $${n + 2}, $${n + 3}) a`,
+        [...params, event.type, event.payload, event.created_at],
+      );
+      return row ? splitEvent(row) : undefined;
     },
     async interruptIfRunning(id, reason, now) {
       return (
@@ -103,6 +173,17 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
         owner.host,
         owner.runner,
         id,
+      ]);
+      return row ? fromPg(row) : undefined;
+    },
+    async claimIfFree(id, sessionId, now, owner) {
+      const row = await sql.one<PgRunRow>('SELECT * FROM svc_claim_run($1, $2, $3, $4, $5, $6)', [
+        id,
+        sessionId,
+        now,
+        owner.pid,
+        owner.host,
+        owner.runner,
       ]);
       return row ? fromPg(row) : undefined;
     },

@@ -55,6 +55,16 @@ export interface RunLedger {
    */
   claim(runId: string): Promise<ClaimResult>;
   update(id: string, patch: RunPatch): Promise<AgentRun>;
+  /**
+   * `update` and then `append` to the same run written together, both or neither (PostgreSQL:
+   * one statement). Absent: the caller makes the two calls.
+   */
+  updateAndAppend?(
+    id: string,
+    patch: RunPatch,
+    type: string,
+    payload: Record<string, unknown>,
+  ): Promise<{ run: AgentRun; event: RunEvent }>;
   /** Append an event; returns it with its per-run sequence number. */
   append(runId: string, type: string, payload?: Record<string, unknown>): Promise<RunEvent>;
   /**

@@ -77,3 +77,56 @@ describe.skipIf(!pg.available)('claim on PostgreSQL', () => {
     }
   });
 });
+
+describe.skipIf(!pg.available)('a claim with nothing in its way, in one statement', () => {
+  it('STORE-PG-80: a free run of a known session is claimed in one statement with no transaction; one winner of many; blocked and not queued as before', async () => {
+    const nodes = await ledgerNodes(pg.cluster(), 60_000);
+    try {
+      await nodes.sessions('s-free', 's-many');
+      const sent: string[] = [];
+      let transactions = 0;
+      const watched: SqlClient = {
+        ...nodes.sql,
+        one: (text, params) => (sent.push(text), nodes.sql.one(text, params)),
+        query: (text, params) => (sent.push(text), nodes.sql.query(text, params)),
+        run: (text, params) => (sent.push(text), nodes.sql.run(text, params)),
+        transaction: (fn) => (transactions++, nodes.sql.transaction(fn)),
+      };
+      const a = nodes.open('rnr_a', 'host-a', 3_600_000, watched);
+      const free = await a.create(input('s-free'));
+      sent.length = 0;
+      transactions = 0;
+      const claimed = await a.claim(free.id);
+      expect(claimed.ok && [claimed.run.status, claimed.run.runner, claimed.run.host]).toEqual([
+        'running',
+        'rnr_a',
+        'host-a',
+      ]);
+      expect([sent, transactions]).toEqual([['SELECT * FROM svc_claim_run($1, $2, $3, $4, $5, $6)'], 0]);
+      expect(claimed.ok && claimed.run).toEqual(await a.get(free.id));
+
+      // Another live run holds the session: nothing written by the one statement, then the
+      // transaction's path answers blocked, and a run not queued its conflict.
+      const second = await a.create(input('s-free'));
+      const blocked = await a.claim(second.id);
+      expect(blocked.ok ? 'claimed' : blocked.blocking.id).toBe(free.id);
+      expect((await a.get(second.id))?.status).toBe('queued');
+
+      // Many claims of one queued run at once, from two nodes that both know its session.
+      const b = nodes.open('rnr_b', 'host-b', 3_600_000, nodes.other);
+      const contested = await a.create(input('s-many'));
+      await b.append(contested.id, 'note', {});
+      const tries = await Promise.allSettled(
+        Array.from({ length: 8 }, (_, i) => (i % 2 ? b : a).claim(contested.id)),
+      );
+      expect(tries.filter((r) => r.status === 'fulfilled' && r.value.ok)).toHaveLength(1);
+      const lost = tries.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+      expect(new Set(lost.map((r) => (r.reason as Error).message))).toEqual(
+        new Set([`run ${contested.id} is running, not queued`]),
+      );
+      expect(lost).toHaveLength(7);
+    } finally {
+      await nodes.close();
+    }
+  });
+});

@@ -10,6 +10,7 @@ import { appendBatchDdl, appendFunctionsDdl } from './append-functions';
 import { coreDdl } from './baseline-core';
 import { operationsDdl } from './baseline-operations';
 import { oversightDdl } from './baseline-oversight';
+import { claimFunctionDdl } from './claim-function';
 import { clusterDdl } from './cluster';
 import { compatOrderDdl } from './compat-order';
 import { modelCallTimesDdl } from './model-call-times';
@@ -25,4 +26,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 21, name: 'permission_requests (durable approvals)', sql: permissionRequestsDdl },
   { id: 30, name: 'session and run event appends as functions', sql: appendFunctionsDdl },
   { id: 31, name: 'session event appends in batches', sql: appendBatchDdl },
+  { id: 32, name: 'run claims as one function', sql: claimFunctionDdl },
 ];
