@@ -8,6 +8,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
 import { isHandOver } from '../errors';
+import type { Session } from '../sessions/types';
 import { kindPolicies } from './agent-kinds';
 import { MAX_FAILED_COMPACTIONS } from './compaction';
 import { fitToBudget, freshToolTokens } from './context-fit';
@@ -16,6 +17,7 @@ import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import type { RunContext, RunTurn } from './run-types';
 import { driveSteps, type StepPart } from './step-driver';
+import { recordStepEnd, type SessionFunnel, stampStepEnd, stepEndFor } from './step-ends';
 import { StepRecorder } from './step-recorder';
 import { FINAL_STEP_NOTE } from './system-prompt.prompt';
 import { createToolBridge } from './tool-bridge';
@@ -29,13 +31,23 @@ export type StartStream = (
   stepsBefore: number,
 ) => { fullStream: AsyncIterable<StreamPart | StepPart> };
 
-/** The effective tools of the run's session context (the funnel) for its next step. */
+/**
+ * The effective tools of the run's session context (the funnel) for its next step. `session`: the
+ * session's mode and phase already in hand (the row the step's end wrote back), so the funnel does
+ * not read the row again.
+ */
 export async function toolsFor(
   c: RunContext,
   policies: RunTurn['policies'],
+  session?: SessionFunnel,
 ): Promise<readonly AgentToolSpec[]> {
   return c.x.toolbox.effective(
-    await c.app.funnelContext(c.sessionId, { agent: c.kind.id, yolo: c.run.options.yolo, policies }),
+    await c.app.funnelContext(c.sessionId, {
+      ...session,
+      agent: c.kind.id,
+      yolo: c.run.options.yolo,
+      policies,
+    }),
   );
 }
 
@@ -212,8 +224,10 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
     // The stream's reader records the previous step (its usage, the context gauge) while the
     // SDK already prepares this one: wait until it is closed, so the decisions below see it.
     if (stepNumber > 0) await stepsClosed(t, step);
+    // The cancel flag and the session's mode as the step before left them (./step-ends.ts).
+    const end = stepNumber > 0 ? stepEndFor(t, sessionId, step) : undefined;
     if (step > 0) {
-      if (await app.runs.cancelRequested(run.id)) {
+      if (end ? end.cancelRequested : await app.runs.cancelRequested(run.id)) {
         x.stop.status ??= 'cancelled';
         x.stop.reason ??= 'cancelled (requested through the run ledger)';
         x.controller.abort(new Error('cancelled'));
@@ -231,7 +245,7 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
         };
       }
     }
-    t.active = new Set((await toolsFor(c, t.policies)).map((tool) => tool.name));
+    t.active = new Set((await toolsFor(c, t.policies, end?.session)).map((tool) => tool.name));
     const final = step === t.maxSteps - 1;
     // A window already overflowing (a huge tool result, a long history): the largest tool
     // outputs are cut in the request (not in the store) so it fits (./context-fit.ts).
@@ -265,6 +279,7 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   if (!recorder) return;
   if (interrupted) await recorder.closeDanglingCalls();
   const stepUsage = t.stepUsage;
+  let session: Session | undefined;
   const stepCost = stepUsage
     ? (stepUsage.input_tokens * (t.resolved.info.cost_per_1m_in ?? 0) +
         stepUsage.output_tokens * (t.resolved.info.cost_per_1m_out ?? 0)) /
@@ -278,7 +293,8 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
     usage.reasoning_tokens += stepUsage.reasoning_tokens ?? 0;
     usage.cached_input_tokens += stepUsage.cached_input_tokens ?? 0;
     c.cost += stepCost;
-    await app.sessions.addUsage(sessionId, {
+    // The row comes back with the UPDATE: the next step's funnel takes its mode (./step-ends.ts).
+    session = await app.sessions.addUsage(sessionId, {
       input_tokens: stepUsage.input_tokens,
       output_tokens: stepUsage.output_tokens,
       cost: stepCost,
@@ -292,7 +308,7 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
       ratio: t.window > 0 ? round(t.lastContext / t.window) : 0,
     });
   }
-  await app.runs.update(run.id, { steps: c.steps, usage, cost: c.cost });
+  const runRow = await app.runs.update(run.id, { steps: c.steps, usage, cost: c.cost });
   await c.ledger('step.finished', {
     step: c.steps,
     finish_reason: t.finishReason ?? null,
@@ -303,6 +319,7 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   t.lastToolCalls = recorder.toolCalls.length;
   t.recorder = undefined;
   t.stepsClosed++;
+  recordStepEnd(t, sessionId, session, runRow);
   for (const wake of [...t.stepClosedWaiters]) wake();
 }
 
@@ -409,6 +426,7 @@ async function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart
       };
       // One transaction for the step's writes (messages, usage, ledger, bus log).
       await app.store.transactions.run(async () => endStep(c, t, false));
+      stampStepEnd(t, c.sessionId);
       break;
     case 'error':
       t.streamError ??= part.error;
