@@ -17,7 +17,15 @@ import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import type { RunContext, RunTurn } from './run-types';
 import { driveSteps, type StepPart } from './step-driver';
-import { recordStepEnd, type SessionFunnel, stampStepEnd, stepEndFor } from './step-ends';
+import {
+  recordStepEnd,
+  rememberRunStart,
+  runStartFor,
+  type SessionFunnel,
+  sessionVersion,
+  stampStepEnd,
+  stepEndFor,
+} from './step-ends';
 import { StepRecorder } from './step-recorder';
 import { FINAL_STEP_NOTE } from './system-prompt.prompt';
 import { createToolBridge } from './tool-bridge';
@@ -41,14 +49,18 @@ export async function toolsFor(
   policies: RunTurn['policies'],
   session?: SessionFunnel,
 ): Promise<readonly AgentToolSpec[]> {
-  return c.x.toolbox.effective(
-    await c.app.funnelContext(c.sessionId, {
-      ...session,
-      agent: c.kind.id,
-      yolo: c.run.options.yolo,
-      policies,
-    }),
-  );
+  const version = session ? 0 : sessionVersion(c.sessionId);
+  const context = await c.app.funnelContext(c.sessionId, {
+    ...session,
+    agent: c.kind.id,
+    yolo: c.run.options.yolo,
+    policies,
+  });
+  // The row read here (the run's preparation) may serve its first step (./step-ends.ts).
+  if (!session && typeof context.mode === 'string' && Object.keys(c.app.config.mcp).length === 0) {
+    rememberRunStart(c, { mode: context.mode, phase: context.phase }, version);
+  }
+  return c.x.toolbox.effective(context);
 }
 
 /** The run's policies: its kind's, and a sub-agent task's tool list. */
@@ -226,6 +238,7 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
     if (stepNumber > 0) await stepsClosed(t, step);
     // The cancel flag and the session's mode as the step before left them (./step-ends.ts).
     const end = stepNumber > 0 ? stepEndFor(t, sessionId, step) : undefined;
+    const first = step === 0 ? runStartFor(c, sessionId) : undefined;
     if (step > 0) {
       if (end ? end.cancelRequested : await app.runs.cancelRequested(run.id)) {
         x.stop.status ??= 'cancelled';
@@ -245,7 +258,7 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
         };
       }
     }
-    t.active = new Set((await toolsFor(c, t.policies, end?.session)).map((tool) => tool.name));
+    t.active = new Set((await toolsFor(c, t.policies, end?.session ?? first)).map((tool) => tool.name));
     const final = step === t.maxSteps - 1;
     // A window already overflowing (a huge tool result, a long history): the largest tool
     // outputs are cut in the request (not in the store) so it fits (./context-fit.ts).

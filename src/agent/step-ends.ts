@@ -76,3 +76,26 @@ export function stepEndFor(
   const fresh = end.session && rowVersion(sessionRowKey(sessionId)) === end.version;
   return { cancelRequested: end.cancelRequested, session: fresh ? end.session : undefined };
 }
+
+/**
+ * The session's mode and phase the run's preparation (`prepareRun`'s funnel) read, for its first
+ * step: taken once, when this process has not written the row since. Between the two come only
+ * the prompt assembly and the start-up ledger rows (a run with MCP servers, which may wait up to
+ * 10 s for them to connect, reads again).
+ */
+const runStarts = new WeakMap<object, { session: SessionFunnel; version: number }>();
+
+export function rememberRunStart(run: object, session: SessionFunnel, version: number): void {
+  runStarts.set(run, { session, version });
+}
+
+export function runStartFor(run: object, sessionId: string): SessionFunnel | undefined {
+  const start = runStarts.get(run);
+  runStarts.delete(run);
+  return start && rowVersion(sessionRowKey(sessionId)) === start.version ? start.session : undefined;
+}
+
+/** The version a read of the session row made now is as of (see `rememberRunStart`). */
+export function sessionVersion(sessionId: string): number {
+  return rowVersion(sessionRowKey(sessionId));
+}

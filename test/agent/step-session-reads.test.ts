@@ -152,6 +152,30 @@ describe('the next step sees the session and the run as the step left them (SQLi
   });
 });
 
+describe('the first step and the run preparation (SQLite)', () => {
+  it('ENGINE-STEP-13: a mode change after the run preparation read the session is seen by the first step', async () => {
+    const { app, provider } = await agentApp([reply().text('done')], {
+      extraTools: [echoTool],
+      extraConfig: { options: { tool_exposure: 'all' } },
+    });
+    // The prompt is assembled after the preparation's funnel read the session: change it there.
+    let changed = false;
+    app.agent.addPromptSection(async (sessionId) => {
+      if (!changed) {
+        changed = true;
+        await app.sessions.update(sessionId, { mode: 'plan' });
+      }
+      return undefined;
+    });
+    const session = await app.sessions.create({ title: 'first step', mode: 'build' });
+    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go', yolo: true });
+    expect((await app.agent.wait(run_id)).status).toBe('completed');
+    expect(changed).toBe(true);
+    expect(toolNames(provider, 0)).not.toContain('write');
+    expect(toolNames(provider, 0)).toContain('echo');
+  });
+});
+
 describe.skipIf(!pg.available)('the next step sees the session and the run (PostgreSQL)', () => {
   it('STORE-4: a mode change by a tool of the run is seen by the next step', async () => {
     await modeSeenByNextStep(postgres, 'tool');
