@@ -120,6 +120,8 @@ export async function runOnce(exposure) {
       ...(process.env.SVC_GROUP_COMMIT ? { SVC_GROUP_COMMIT: process.env.SVC_GROUP_COMMIT } : {}),
       // BENCH_STORE_URL runs svc on that PostgreSQL store (issue 18) instead of SQLite.
       ...(process.env.BENCH_STORE_URL ? { SVC_STORE_URL: process.env.BENCH_STORE_URL } : {}),
+      // bench/sqlite-statements.mjs: the statements counted by their callers.
+      ...(process.env.SVC_COUNT_STACKS ? { SVC_COUNT_STACKS: process.env.SVC_COUNT_STACKS } : {}),
     };
     const started = process.hrtime.bigint();
     let stderr = '';

@@ -109,7 +109,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     mutationGuards: work.mutationGuards,
     promptSections: agent.promptSections,
     async funnelContext(sessionId, overrides = {}) {
-      const session = sessionId ? await core.sessions.get(sessionId) : undefined;
+      // A caller that brings the session's mode, agent and phase (a run's step) spares the read.
+      const given = 'mode' in overrides && 'agent' in overrides && 'phase' in overrides;
+      const session = sessionId && !given ? await core.sessions.get(sessionId) : undefined;
       const phase = session?.metadata.workflow_phase;
       return {
         mode: session?.mode,

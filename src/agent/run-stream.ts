@@ -8,6 +8,8 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
 import { isHandOver } from '../errors';
+import type { AgentRun } from '../runs/types';
+import type { Session } from '../sessions/types';
 import { kindPolicies } from './agent-kinds';
 import { MAX_FAILED_COMPACTIONS } from './compaction';
 import { fitToBudget, freshToolTokens } from './context-fit';
@@ -16,6 +18,15 @@ import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import type { RunContext, RunTurn } from './run-types';
 import { driveSteps, type StepPart } from './step-driver';
+import {
+  recordStepEnd,
+  rememberRunStart,
+  runStartFor,
+  type SessionFunnel,
+  sessionVersion,
+  stampStepEnd,
+  stepEndFor,
+} from './step-ends';
 import { StepRecorder } from './step-recorder';
 import { FINAL_STEP_NOTE } from './system-prompt.prompt';
 import { createToolBridge } from './tool-bridge';
@@ -29,14 +40,28 @@ export type StartStream = (
   stepsBefore: number,
 ) => { fullStream: AsyncIterable<StreamPart | StepPart> };
 
-/** The effective tools of the run's session context (the funnel) for its next step. */
+/**
+ * The effective tools of the run's session context (the funnel) for its next step. `session`: the
+ * session's mode and phase already in hand (the row the step's end wrote back), so the funnel does
+ * not read the row again.
+ */
 export async function toolsFor(
   c: RunContext,
   policies: RunTurn['policies'],
+  session?: SessionFunnel,
 ): Promise<readonly AgentToolSpec[]> {
-  return c.x.toolbox.effective(
-    await c.app.funnelContext(c.sessionId, { agent: c.kind.id, yolo: c.run.options.yolo, policies }),
-  );
+  const version = session ? 0 : sessionVersion(c.sessionId);
+  const context = await c.app.funnelContext(c.sessionId, {
+    ...session,
+    agent: c.kind.id,
+    yolo: c.run.options.yolo,
+    policies,
+  });
+  // The row read here (the run's preparation) may serve its first step (./step-ends.ts).
+  if (!session && typeof context.mode === 'string' && Object.keys(c.app.config.mcp).length === 0) {
+    rememberRunStart(c, { mode: context.mode, phase: context.phase }, version);
+  }
+  return c.x.toolbox.effective(context);
 }
 
 /** The run's policies: its kind's, and a sub-agent task's tool list. */
@@ -212,8 +237,11 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
     // The stream's reader records the previous step (its usage, the context gauge) while the
     // SDK already prepares this one: wait until it is closed, so the decisions below see it.
     if (stepNumber > 0) await stepsClosed(t, step);
+    // The cancel flag and the session's mode as the step before left them (./step-ends.ts).
+    const end = stepNumber > 0 ? stepEndFor(t, sessionId, step) : undefined;
+    const first = step === 0 ? runStartFor(c, sessionId) : undefined;
     if (step > 0) {
-      if (await app.runs.cancelRequested(run.id)) {
+      if (end ? end.cancelRequested : await app.runs.cancelRequested(run.id)) {
         x.stop.status ??= 'cancelled';
         x.stop.reason ??= 'cancelled (requested through the run ledger)';
         x.controller.abort(new Error('cancelled'));
@@ -231,7 +259,7 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
         };
       }
     }
-    t.active = new Set((await toolsFor(c, t.policies)).map((tool) => tool.name));
+    t.active = new Set((await toolsFor(c, t.policies, end?.session ?? first)).map((tool) => tool.name));
     const final = step === t.maxSteps - 1;
     // A window already overflowing (a huge tool result, a long history): the largest tool
     // outputs are cut in the request (not in the store) so it fits (./context-fit.ts).
@@ -265,6 +293,7 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   if (!recorder) return;
   if (interrupted) await recorder.closeDanglingCalls();
   const stepUsage = t.stepUsage;
+  let session: Session | undefined;
   const stepCost = stepUsage
     ? (stepUsage.input_tokens * (t.resolved.info.cost_per_1m_in ?? 0) +
         stepUsage.output_tokens * (t.resolved.info.cost_per_1m_out ?? 0)) /
@@ -278,7 +307,8 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
     usage.reasoning_tokens += stepUsage.reasoning_tokens ?? 0;
     usage.cached_input_tokens += stepUsage.cached_input_tokens ?? 0;
     c.cost += stepCost;
-    await app.sessions.addUsage(sessionId, {
+    // The row comes back with the UPDATE: the next step's funnel takes its mode (./step-ends.ts).
+    session = await app.sessions.addUsage(sessionId, {
       input_tokens: stepUsage.input_tokens,
       output_tokens: stepUsage.output_tokens,
       cost: stepCost,
@@ -301,14 +331,17 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   };
   // The run's row and its `step.finished` together where the ledger can (one statement on PostgreSQL).
   const patch = { steps: c.steps, usage, cost: c.cost };
-  if (app.runs.updateAndAppend) await app.runs.updateAndAppend(run.id, patch, 'step.finished', finished);
+  let runRow: AgentRun;
+  if (app.runs.updateAndAppend)
+    ({ run: runRow } = await app.runs.updateAndAppend(run.id, patch, 'step.finished', finished));
   else {
-    await app.runs.update(run.id, patch);
+    runRow = await app.runs.update(run.id, patch);
     await c.ledger('step.finished', finished);
   }
   t.lastToolCalls = recorder.toolCalls.length;
   t.recorder = undefined;
   t.stepsClosed++;
+  recordStepEnd(t, sessionId, session, runRow);
   for (const wake of [...t.stepClosedWaiters]) wake();
 }
 
@@ -415,6 +448,7 @@ async function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart
       };
       // One transaction for the step's writes (messages, usage, ledger, bus log).
       await app.store.transactions.run(async () => endStep(c, t, false));
+      stampStepEnd(t, c.sessionId);
       break;
     case 'error':
       t.streamError ??= part.error;

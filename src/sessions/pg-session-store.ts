@@ -184,11 +184,13 @@ function sessionWrites(deps: {
       return ids;
     },
     async addUsage(id, usage) {
-      await sql.run(
-        'UPDATE sessions SET prompt_tokens = prompt_tokens + $1, completion_tokens = completion_tokens + $2, cost = cost + $3, updated_at = $4 WHERE id = $5',
+      // The row comes back with the UPDATE: the run's next step takes its mode from it (run-stream.ts).
+      const row = await sql.one<SessionRow>(
+        'UPDATE sessions SET prompt_tokens = prompt_tokens + $1, completion_tokens = completion_tokens + $2, cost = cost + $3, updated_at = $4 WHERE id = $5 RETURNING *',
         [usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id],
       );
       wroteSession(sql, id);
+      return row ? toSession(row) : undefined;
     },
   };
 }

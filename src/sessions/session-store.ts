@@ -6,9 +6,11 @@
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import { type Db, groupCommit } from '../store/db';
+import { wrote } from '../store/read-scope';
 import { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
 import { createMessageStore } from './message-store';
+import { sessionRowKey } from './pg-session-rows';
 import { createSessionSearch } from './session-search';
 import { createSessionSearchRepository } from './session-search-repository';
 import type { CreateSessionInput, Session, SessionRow, SessionStore } from './types';
@@ -89,11 +91,14 @@ export function createSessionStore(deps: {
       const now = deps.clock.now();
       if (input.parent_id) require(input.parent_id);
       const id = input.id ?? deps.ids.next('ses');
-      sql(
-        `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(...newSessionValues(input, id, deps.workspace, now));
-      const session = require(id);
+      // The new row comes back with the INSERT (no read after the write).
+      const session = toSession(
+        sql(
+          `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        ).get(...newSessionValues(input, id, deps.workspace, now)) as SessionRow,
+      );
+      wrote(sessionRowKey(id));
       deps.bus?.publish(id, 'session.created', {
         session_id: id,
         parent_id: session.parent_id,
@@ -154,6 +159,7 @@ export function createSessionStore(deps: {
         deps.clock.now(),
         id,
       );
+      wrote(sessionRowKey(id));
       const session = require(id);
       deps.bus?.publish(id, 'session.updated', { session_id: id, changed: Object.keys(patch) });
       return session;
@@ -162,15 +168,20 @@ export function createSessionStore(deps: {
       const ids = family(id).map((s) => s.id);
       if (ids.length === 0) require(id);
       sql('DELETE FROM sessions WHERE id = ?').run(id);
+      for (const removed of ids) wrote(sessionRowKey(removed));
       for (const removed of ids) deps.bus?.publish(removed, 'session.deleted', { session_id: removed });
       return ids;
     },
     search,
     async addUsage(id, usage) {
       groupCommit(db());
-      sql(
-        'UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, cost = cost + ?, updated_at = ? WHERE id = ?',
-      ).run(usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id);
+      const row = sql(
+        'UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, cost = cost + ?, updated_at = ? WHERE id = ? RETURNING *',
+      ).get(usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id) as
+        | SessionRow
+        | undefined;
+      wrote(sessionRowKey(id));
+      return row ? toSession(row) : undefined;
     },
     ...messageStore,
     async count() {

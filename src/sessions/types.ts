@@ -96,7 +96,14 @@ export interface SessionStore {
   delete(id: string): Promise<string[]>;
   /** Full-text search over titles, message text and tool output, best sessions first (./session-search.ts). */
   search(query: string, options?: SessionSearchOptions): Promise<SessionSearchHit[]>;
-  addUsage(id: string, usage: { input_tokens: number; output_tokens: number; cost: number }): Promise<void>;
+  /**
+   * Adds a step's usage; answers the session row as updated (`RETURNING *`: one statement), or
+   * undefined when there is no such session.
+   */
+  addUsage(
+    id: string,
+    usage: { input_tokens: number; output_tokens: number; cost: number },
+  ): Promise<Session | undefined>;
 
   appendMessage(input: {
     session_id: string;

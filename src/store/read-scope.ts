@@ -89,6 +89,11 @@ export function wrote(key: string, afterEnd?: (fn: () => void) => void): void {
   });
 }
 
+/** The write counter of the row under `key`: it moves whenever this process writes the row (a collision moves it too). */
+export function rowVersion(key: string): number {
+  return versions[slot(key)];
+}
+
 /** A row this process just wrote and read back (`RETURNING *`), kept as the scope's copy. */
 export function remember(key: string, value: unknown): void {
   const scope = ambient.getStore();

@@ -1,0 +1,101 @@
+/**
+ * What a step's end learnt with the writes it makes anyway (issue 18 item 6, issue 17 item 3): the
+ * session row as its usage UPDATE left it (mode, workflow phase) and the run row as its UPDATE
+ * left it (the cancel flag another process or node sets), both `RETURNING *`. The preparation of
+ * the step right after takes them instead of reading the two rows again (./run-stream.ts); any
+ * other step (one whose end was not waited for, the first of a stream started after a length cut,
+ * a step without usage for the session) reads as before. A write of this process to the session
+ * after the step's end (an HTTP update, a compaction) moves the row's read-scope version
+ * (../store/read-scope.ts), and the row is read again. Everything committed before the step's end
+ * (a tool's mode change, another process's or node's update or cancel) is in those rows; what
+ * another node commits after it is seen by the next step's end or by the run's cancel poll
+ * (run-control.ts), as it was by a read made a moment earlier.
+ * @module
+ */
+import { sessionRowKey } from '../sessions/pg-session-rows';
+import type { Session } from '../sessions/types';
+import { rowVersion } from '../store/read-scope';
+import type { RunTurn } from './run-types';
+
+/** The session's part of the funnel context (`funnelContext` reads it from the row otherwise). */
+export interface SessionFunnel {
+  mode: string;
+  phase: string | undefined;
+}
+
+interface StepEnd {
+  /** `t.stepsClosed` once the step was closed: the number of the step it may prepare. */
+  closed: number;
+  session: SessionFunnel | undefined;
+  /** The session row's read-scope version once the step's writes ended. */
+  version: number;
+  cancelRequested: boolean;
+}
+const stepEnds = new WeakMap<RunTurn, StepEnd>();
+
+/** At a step's end (`t.stepsClosed` just counted it): the rows its UPDATEs answered. */
+export function recordStepEnd(
+  t: RunTurn,
+  sessionId: string,
+  session: Session | undefined,
+  run: { cancel_requested: boolean } | undefined,
+): void {
+  if (!run) {
+    stepEnds.delete(t);
+    return;
+  }
+  const phase = session?.metadata.workflow_phase;
+  stepEnds.set(t, {
+    closed: t.stepsClosed,
+    session: session && { mode: session.mode, phase: typeof phase === 'string' ? phase : undefined },
+    version: rowVersion(sessionRowKey(sessionId)),
+    cancelRequested: run.cancel_requested,
+  });
+}
+
+/**
+ * The step end's transaction has ended: on PostgreSQL the session row's version moves again at
+ * its COMMIT, so the copy is as of now.
+ */
+export function stampStepEnd(t: RunTurn, sessionId: string): void {
+  const end = stepEnds.get(t);
+  if (end?.closed === t.stepsClosed) end.version = rowVersion(sessionRowKey(sessionId));
+}
+
+/**
+ * What the preparation of `step` may take from the step before instead of reading: its cancel
+ * flag, and its session copy when this process has not written the row since. Undefined: read.
+ */
+export function stepEndFor(
+  t: RunTurn,
+  sessionId: string,
+  step: number,
+): { cancelRequested: boolean; session: SessionFunnel | undefined } | undefined {
+  const end = stepEnds.get(t);
+  if (!end || end.closed !== step || t.stepsClosed !== step) return undefined;
+  const fresh = end.session && rowVersion(sessionRowKey(sessionId)) === end.version;
+  return { cancelRequested: end.cancelRequested, session: fresh ? end.session : undefined };
+}
+
+/**
+ * The session's mode and phase the run's preparation (`prepareRun`'s funnel) read, for its first
+ * step: taken once, when this process has not written the row since. Between the two come only
+ * the prompt assembly and the start-up ledger rows (a run with MCP servers, which may wait up to
+ * 10 s for them to connect, reads again).
+ */
+const runStarts = new WeakMap<object, { session: SessionFunnel; version: number }>();
+
+export function rememberRunStart(run: object, session: SessionFunnel, version: number): void {
+  runStarts.set(run, { session, version });
+}
+
+export function runStartFor(run: object, sessionId: string): SessionFunnel | undefined {
+  const start = runStarts.get(run);
+  runStarts.delete(run);
+  return start && rowVersion(sessionRowKey(sessionId)) === start.version ? start.session : undefined;
+}
+
+/** The version a read of the session row made now is as of (see `rememberRunStart`). */
+export function sessionVersion(sessionId: string): number {
+  return rowVersion(sessionRowKey(sessionId));
+}
