@@ -21,6 +21,7 @@
 import { hostname } from 'node:os';
 import { SvcError } from '../errors';
 import type { SqlClient } from '../store/postgres/client';
+import { firstRunEvent, newRunRow } from './new-run';
 import { createPostgresRunQueries } from './pg-run-queries';
 import { createPostgresRunRecovery } from './pg-run-recovery';
 import { createPostgresRunWrites, type PostgresRunWrites } from './pg-run-write-repository';
@@ -68,43 +69,19 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     available: () => ({ ok: true, path: sql.redactedUrl }),
     create: read(async (input) => {
       const now = clock.now();
-      const id = deps.ids.next('run');
-      const status = input.status ?? 'queued';
-      const running = status === 'running';
+      const row = newRunRow(input, deps.ids.next('run'), now, owner);
+      const id = row.id;
       // The run and its first event in one statement.
-      const firstPayload = { origin: input.origin, agent: input.agent };
-      const firstEvent = {
-        type: status === 'queued' ? 'run.queued' : 'run.created',
-        payload: JSON.stringify(firstPayload),
-        created_at: now,
-      };
-      const created = await writes.insertRunWithEvent(
-        {
-          id,
-          session_id: input.session_id,
-          parent_run_id: input.parent_run_id ?? null,
-          family_session_id: input.family_session_id,
-          status,
-          agent: input.agent,
-          model: input.model ?? null,
-          origin: input.origin,
-          prompt: input.prompt,
-          options: JSON.stringify(input.options ?? {}),
-          created_at: now,
-          started_at: running ? now : null,
-          pid: running ? owner.pid : null,
-          host: running ? owner.host : null,
-          runner: running ? owner.runner : null,
-        },
-        firstEvent,
-      );
+      const first = firstRunEvent(row);
+      const firstEvent = { type: first.type, payload: JSON.stringify(first.payload), created_at: now };
+      const created = await writes.insertRunWithEvent(row, firstEvent);
       events.known(id, input.session_id);
       events.announce({
         ...created.event,
         run_id: id,
         session_id: input.session_id,
         ...firstEvent,
-        payload: firstPayload,
+        payload: first.payload,
       });
       // An event leaves the run's row as it was inserted.
       return created.run;

@@ -11,7 +11,7 @@
 import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
 import { fromPg, type PgRunRow } from './pg-run-queries';
-import { type RunWrites, runPatchColumns } from './run-repository';
+import { type RunWrites, runInsertValues, runPatchColumns } from './run-repository';
 import type { AgentRun } from './types';
 
 export interface PostgresRunWrites extends AsyncOf<RunWrites> {
@@ -240,22 +240,6 @@ function insertStatement(row: Parameters<RunWrites['insertRun']>[0]): [string, u
     `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
              prompt, options, created_at, updated_at, started_at, pid, host, runner)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $14, $15)`,
-    [
-      row.id,
-      row.session_id,
-      row.parent_run_id,
-      row.family_session_id,
-      row.status,
-      row.agent,
-      row.model,
-      row.origin,
-      row.prompt,
-      row.options,
-      row.created_at,
-      row.started_at,
-      row.pid,
-      row.host,
-      row.runner,
-    ],
+    runInsertValues(row),
   ];
 }

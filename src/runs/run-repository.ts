@@ -104,13 +104,17 @@ export interface SqliteRunWrites extends RunWrites {
 
 type RunOwner = { pid: number; host: string; runner: string };
 
+// `updated_at` last: the values of `runInsertValues`, then `created_at` again.
 const INSERT_RUN = `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
-             prompt, options, created_at, updated_at, started_at, pid, host, runner)
+             prompt, options, created_at, started_at, pid, host, runner, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const MARK_RUNNING =
   "UPDATE agent_runs SET status = 'running', started_at = ?, updated_at = ?, pid = ?, host = ?, runner = ? WHERE id = ?";
-const insertParams = (row: RunRowInsert) =>
-  [
+const insertParams = (row: RunRowInsert) => [...runInsertValues(row), row.created_at];
+
+/** A new run row's values in the column order of `RunRowInsert` (both backends' INSERT). */
+export function runInsertValues(row: RunRowInsert): unknown[] {
+  return [
     row.id,
     row.session_id,
     row.parent_run_id,
@@ -122,12 +126,12 @@ const insertParams = (row: RunRowInsert) =>
     row.prompt,
     row.options,
     row.created_at,
-    row.created_at,
     row.started_at,
     row.pid,
     row.host,
     row.runner,
-  ] as const;
+  ];
+}
 
 export function createRunWrites(
   prepare: (text: string) => Statement,

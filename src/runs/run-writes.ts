@@ -5,23 +5,14 @@
 import { SvcError } from '../errors';
 import { type Db, groupCommit } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
+import { type CreateRunInput, firstRunEvent, newRunRow } from './new-run';
 import { type SqliteRunQueries, toRun } from './queries';
 import type { RunEvents } from './run-events';
 import type { RunOwner } from './run-recovery';
 import type { RunRowPatch, SqliteRunWrites } from './run-repository';
-import type { AgentRun, RunOptions } from './types';
+import type { AgentRun } from './types';
 
-export interface CreateRunInput {
-  session_id: string;
-  family_session_id: string;
-  parent_run_id?: string | null;
-  agent: string;
-  model?: string | null;
-  origin: string;
-  prompt: string;
-  options?: RunOptions;
-  status?: 'queued' | 'running';
-}
+export type { CreateRunInput } from './new-run';
 
 export type RunPatch = RunRowPatch;
 
@@ -54,32 +45,12 @@ export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
     create(input) {
       deps.db();
       const now = deps.clock.now();
-      const id = deps.ids.next('run');
-      const status = input.status ?? 'queued';
-      const running = status === 'running';
-      const row = writes.insertRunRow({
-        id,
-        session_id: input.session_id,
-        parent_run_id: input.parent_run_id ?? null,
-        family_session_id: input.family_session_id,
-        status,
-        agent: input.agent,
-        model: input.model ?? null,
-        origin: input.origin,
-        prompt: input.prompt,
-        options: JSON.stringify(input.options ?? {}),
-        created_at: now,
-        started_at: running ? now : null,
-        pid: running ? owner.pid : null,
-        host: running ? owner.host : null,
-        runner: running ? owner.runner : null,
-      });
-      deps.events.appendTo(id, input.session_id, status === 'queued' ? 'run.queued' : 'run.created', {
-        origin: input.origin,
-        agent: input.agent,
-      });
+      const row = newRunRow(input, deps.ids.next('run'), now, owner);
+      const inserted = writes.insertRunRow(row);
+      const first = firstRunEvent(row);
+      deps.events.appendTo(row.id, row.session_id, first.type, first.payload);
       // The row as inserted (RETURNING *): the event appended since does not touch it.
-      return toRun(row);
+      return toRun(inserted);
     },
     claim(runId) {
       const handle = deps.db();
