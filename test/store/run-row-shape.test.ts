@@ -4,14 +4,10 @@
  * `cancel_requested` a boolean. `toRun` copies the row key by key (not a rest destructuring);
  * its answer must not change.
  */
-import { join } from 'node:path';
-import type { Statement } from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { toRun } from '../../src/runs/queries';
-import { createRunLedger } from '../../src/runs/run-ledger';
-import { DB_FILE, type Db, openDb } from '../../src/store/db';
-import { createIds, systemClock } from '../../src/util/ids';
-import { tmpWorkspace } from '../helpers/tmp-workspace';
+import type { Db } from '../../src/store/db';
+import { countStatements, openTestLedger, RUN_INPUT } from '../helpers/sqlite-ledger';
 
 const opened: Db[] = [];
 afterEach(() => {
@@ -23,26 +19,8 @@ const TOKENS = ['input_tokens', 'output_tokens', 'reasoning_tokens', 'cached_inp
 
 describe('run rows', () => {
   it('STORE-4 a run keeps the row order, parses options and failure, folds the tokens into usage', async () => {
-    const dataDir = tmpWorkspace();
-    const db = openDb({ dataDir });
-    opened.push(db);
-    db.prepare('INSERT INTO sessions (id, created_at, updated_at) VALUES (?, 1, 1)').run('ses_1');
-    const ledger = createRunLedger({
-      clock: systemClock,
-      ids: createIds(),
-      runner: 'rnr_test',
-      db: () => db,
-      dbPath: join(dataDir, DB_FILE),
-    });
-    const created = await ledger.create({
-      session_id: 'ses_1',
-      family_session_id: 'ses_1',
-      agent: 'build',
-      origin: 'cli',
-      prompt: 'p',
-      options: { max_steps: 3 },
-      status: 'running',
-    });
+    const { db, ledger } = openTestLedger(opened);
+    const created = await ledger.create({ ...RUN_INPUT, status: 'running' });
     const failure = { code: 'provider_error', summary: 's', next: 'n' };
     const usage = { input_tokens: 10, output_tokens: 2, reasoning_tokens: 1, cached_input_tokens: 4 };
     const updated = await ledger.update(created.id, {
@@ -96,25 +74,8 @@ describe('run rows', () => {
   });
 
   it('STORE-5 creating and claiming a run answer the row from the write, as a read gives it', async () => {
-    const dataDir = tmpWorkspace();
-    const db = openDb({ dataDir });
-    opened.push(db);
-    db.prepare('INSERT INTO sessions (id, created_at, updated_at) VALUES (?, 1, 1)').run('ses_1');
-    const ledger = createRunLedger({
-      clock: systemClock,
-      ids: createIds(),
-      runner: 'rnr_test',
-      db: () => db,
-      dbPath: join(dataDir, DB_FILE),
-    });
-    const input = {
-      session_id: 'ses_1',
-      family_session_id: 'ses_1',
-      agent: 'build',
-      origin: 'cli',
-      prompt: 'p',
-      options: { max_steps: 3 },
-    } as const;
+    const { db, ledger } = openTestLedger(opened);
+    const input = RUN_INPUT;
     await ledger.create({ ...input, status: 'running' }); // statements prepared, first-use work done
     const reads = readsOfRuns(db);
     const queued = await ledger.create(input);
@@ -144,13 +105,11 @@ describe('run rows', () => {
 });
 
 /** Counts `SELECT * FROM agent_runs WHERE id = ?` run on the handle from now on. */
-function readsOfRuns(db: Db): { count: number } {
-  const proto = Object.getPrototypeOf(db.prepare('SELECT 1')) as Statement;
-  const counted = { count: 0 };
-  const original = proto.get as (...args: unknown[]) => unknown;
-  vi.spyOn(proto, 'get').mockImplementation(function (this: Statement, ...args: unknown[]) {
-    if (this.source === 'SELECT * FROM agent_runs WHERE id = ?') counted.count++;
-    return original.apply(this, args);
-  } as never);
-  return counted;
+function readsOfRuns(db: Db): { readonly count: number } {
+  const { texts } = countStatements(db);
+  return {
+    get count() {
+      return texts.filter((text) => text === 'SELECT * FROM agent_runs WHERE id = ?').length;
+    },
+  };
 }

@@ -3,28 +3,11 @@
  * wrote reads it back in the same statement (`RETURNING *`), not with a second statement, and
  * answers the row exactly as a read of it gives it.
  */
-import { join } from 'node:path';
-import type { Statement } from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createRunLedger } from '../../src/runs/run-ledger';
 import { createSessionStore } from '../../src/sessions/session-store';
-import { DB_FILE, type Db, openDb } from '../../src/store/db';
+import type { Db } from '../../src/store/db';
 import { createIds, systemClock } from '../../src/util/ids';
-import { tmpWorkspace } from '../helpers/tmp-workspace';
-
-/** Counts the statements run on the handle from now on (every Statement shares one prototype). */
-function countStatements(db: Db): { texts: string[] } {
-  const proto = Object.getPrototypeOf(db.prepare('SELECT 1')) as Statement;
-  const texts: string[] = [];
-  for (const method of ['run', 'get', 'all', 'iterate'] as const) {
-    const original = proto[method] as (...args: unknown[]) => unknown;
-    vi.spyOn(proto, method).mockImplementation(function (this: Statement, ...args: unknown[]) {
-      texts.push(this.source.replace(/\s+/g, ' ').trim());
-      return original.apply(this, args);
-    } as never);
-  }
-  return { texts };
-}
+import { countStatements, openTestDb, openTestLedger, RUN_INPUT } from '../helpers/sqlite-ledger';
 
 const opened: Db[] = [];
 afterEach(() => {
@@ -32,16 +15,9 @@ afterEach(() => {
   for (const db of opened.splice(0)) db.close();
 });
 
-function open() {
-  const dataDir = tmpWorkspace();
-  const db = openDb({ dataDir });
-  opened.push(db);
-  return { db, dataDir };
-}
-
 describe('a step’s writes on SQLite', () => {
   it('STORE-1 a message update is one statement and answers the row as a read gives it', async () => {
-    const { db } = open();
+    const { db } = openTestDb(opened);
     const sessions = createSessionStore({
       db: () => db,
       clock: systemClock,
@@ -77,24 +53,8 @@ describe('a step’s writes on SQLite', () => {
   });
 
   it('STORE-2 a run update is one statement and answers the run as a read gives it', async () => {
-    const { db, dataDir } = open();
-    db.prepare('INSERT INTO sessions (id, created_at, updated_at) VALUES (?, 1, 1)').run('ses_1');
-    const ledger = createRunLedger({
-      clock: systemClock,
-      ids: createIds(),
-      runner: 'rnr_test',
-      db: () => db,
-      dbPath: join(dataDir, DB_FILE),
-    });
-    const run = await ledger.create({
-      session_id: 'ses_1',
-      family_session_id: 'ses_1',
-      agent: 'build',
-      origin: 'cli',
-      prompt: 'p',
-      options: { max_steps: 3 },
-      status: 'running',
-    });
+    const { db, ledger } = openTestLedger(opened);
+    const run = await ledger.create({ ...RUN_INPUT, status: 'running' });
     await ledger.update(run.id, { steps: 1 });
     const counted = countStatements(db);
     const usage = { input_tokens: 10, output_tokens: 2, reasoning_tokens: 1, cached_input_tokens: 0 };
