@@ -5,8 +5,10 @@ import { readFileSync } from 'node:fs';
 const [file, requestsArg, topArg] = process.argv.slice(2);
 const requests = Number(requestsArg);
 const rows = JSON.parse(readFileSync(file, 'utf8')).sort((a, b) => b[1].ns - a[1].ns);
-const calls = rows.reduce((n, [, s]) => n + s.n, 0);
-const ns = rows.reduce((n, [, s]) => n + s.ns, 0);
+// `stack: …` rows (SVC_COUNT_STACKS) repeat statements already counted: not in the totals.
+const statements = rows.filter(([text]) => !text.startsWith('stack: '));
+const calls = statements.reduce((n, [, s]) => n + s.n, 0);
+const ns = statements.reduce((n, [, s]) => n + s.ns, 0);
 console.log(
   `${(calls / requests).toFixed(1)} statements and ${(ns / requests / 1e6).toFixed(3)} ms of SQLite per request`,
 );

@@ -1,43 +1,73 @@
-// Preload for a service under a bench: counts better-sqlite3's statement calls (run/get/all/
-// iterate, exec, prepare) and their time by statement text, written on exit to
-// `$TMPDIR/svc-sqlite-statements-<pid>.json`. `BENCH_NODE_ARGS="--require $PWD/bench/profile/sqlite-statements.cjs"`;
-// summary: `node bench/profile/sqlite-statements-summary.mjs <file> <requests>`. Not part of `npm run bench`.
+// Preload counting and timing the SQLite statements a svc process runs (issue 17 item 3, issue 18
+// item 6): better-sqlite3's Statement run/get/all/iterate, Database exec and prepare, by
+// `<method> <statement text>` (`prepare` alone), written at exit to
+// `$TMPDIR/svc-sqlite-statements-<pid>.json` as `[[key, { n, ns }], …]`. SIGUSR2 resets them
+// (after a warm-up). SVC_COUNT_STACKS=<regex>: the statements whose text matches are counted by
+// their caller's stack as well (keys `stack: …`). `node --require bench/profile/sqlite-statements.cjs
+// dist/main.js …`, or `BENCH_NODE_ARGS="--require $PWD/bench/profile/sqlite-statements.cjs"` for a
+// bench. Used by bench/sqlite-statements.mjs; summary: `node bench/profile/sqlite-statements-summary.mjs
+// <file> <requests>`. Not part of `npm run bench`.
+const Module = require('node:module');
 const { writeFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { dirname, join } = require('node:path');
 
-// The better-sqlite3 of the build being run (BENCH_SVC_BIN may be another checkout's).
-const from = process.argv[1] ? dirname(process.argv[1]) : join(__dirname, '..', '..');
-const Database = require(require.resolve('better-sqlite3', { paths: [from, join(__dirname, '..', '..')] }));
-const stats = new Map();
+let stats = new Map();
 const add = (key, ns) => {
   const s = stats.get(key) ?? { n: 0, ns: 0 };
   s.n++;
   s.ns += ns;
   stats.set(key, s);
 };
-const timed = (target, method, keyOf) => {
+const stacksOf = process.env.SVC_COUNT_STACKS ? new RegExp(process.env.SVC_COUNT_STACKS) : undefined;
+/** The caller's stack (called from the wrapper: frames 0-2 are the error, this and the wrapper). */
+const callerStack = () =>
+  (new Error().stack ?? '')
+    .split('\n')
+    .slice(3, 12)
+    .map((line) => line.trim().replace(/\(.*\/(src|dist|node_modules)\//, '($1/'))
+    .join(' < ');
+const timed = (target, method, textOf) => {
   const original = target[method];
-  target[method] = function (...args) {
+  target[method] = function timedCall(...args) {
+    const text = textOf(this, args);
+    const stack = text !== undefined && stacksOf?.test(text) ? callerStack() : undefined;
     const started = process.hrtime.bigint();
     try {
       return original.apply(this, args);
     } finally {
-      add(keyOf(this, args), Number(process.hrtime.bigint() - started));
+      const ns = Number(process.hrtime.bigint() - started);
+      add(text === undefined ? method : `${method} ${text}`, ns);
+      if (stack !== undefined) add(`stack: ${stack}`, ns);
     }
   };
 };
-const probe = new Database(':memory:');
-const statement = Object.getPrototypeOf(probe.prepare('SELECT 1'));
-probe.close();
-for (const method of ['run', 'get', 'all', 'iterate'])
-  timed(statement, method, (s) => `${method} ${s.source.replace(/\s+/g, ' ').trim()}`);
-timed(
-  Database.prototype,
-  'exec',
-  (_db, [sql]) => `exec ${String(sql).replace(/\s+/g, ' ').trim().slice(0, 80)}`,
-);
-timed(Database.prototype, 'prepare', () => 'prepare');
+const oneLine = (sql) => String(sql).replace(/\s+/g, ' ').trim();
+const patched = new WeakSet();
+/** Wraps the methods of a better-sqlite3 `Database` class and of its statements, once. */
+const patch = (Database) => {
+  if (typeof Database !== 'function' || patched.has(Database)) return;
+  patched.add(Database);
+  const probe = new Database(':memory:');
+  const statement = Object.getPrototypeOf(probe.prepare('SELECT 1'));
+  probe.close();
+  for (const method of ['run', 'get', 'all', 'iterate']) timed(statement, method, (s) => oneLine(s.source));
+  timed(Database.prototype, 'exec', (_db, [sql]) => oneLine(sql));
+  timed(Database.prototype, 'prepare', () => undefined);
+};
+// The better-sqlite3 of the build being run (BENCH_SVC_BIN may be another checkout's), and any
+// other copy the process loads.
+const from = process.argv[1] ? dirname(process.argv[1]) : join(__dirname, '..', '..');
+patch(require(require.resolve('better-sqlite3', { paths: [from, join(__dirname, '..', '..')] })));
+const originalLoad = Module._load;
+Module._load = function load(request, parent, isMain) {
+  const loaded = originalLoad.apply(this, [request, parent, isMain]);
+  if (request === 'better-sqlite3') patch(loaded);
+  return loaded;
+};
+process.on('SIGUSR2', () => {
+  stats = new Map();
+});
 process.on('exit', () => {
   writeFileSync(join(tmpdir(), `svc-sqlite-statements-${process.pid}.json`), JSON.stringify([...stats]));
 });

@@ -1,0 +1,86 @@
+// The harness of ./sqlite-statements.mjs and ./store-statements.mjs: one `svc service start http`
+// node on a new workspace over the fake provider, 20 compat requests of warm-up, then `requests`
+// requests, 10 at once. The callers count the statements around it (`warmedUp`, `finished`).
+// Not a benchmark.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fakeProvider, round, streamOnce } from './compat.bench.mjs';
+
+export const BIN =
+  process.env.BENCH_SVC_BIN ??
+  resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../dist/main.js');
+export const REQUESTS = Number(process.env.BENCH_STATEMENTS_REQUESTS ?? 50);
+const TOKEN = 'bench-token';
+
+/** Prints `rows` ({ text, calls }) per `per`, most called first, leaving out the ones under 0.05. */
+export function printRows(rows, per) {
+  for (const { text, calls } of [...rows].sort((a, b) => b.calls - a.calls)) {
+    if (calls / per < 0.05) continue;
+    const shown = text.startsWith('stack: ') ? text : text.replace(/\s+/g, ' ').slice(0, 150);
+    console.log(`${(calls / per).toFixed(2).padStart(7)}  ${shown}`);
+  }
+}
+
+/**
+ * Runs the compat requests on one node started with `nodeArgs` and `env` (on top of the
+ * workspace's); `warmedUp(child)` after the warm-up, `finished(child, exited)` after the requests,
+ * before the node is stopped. Answers the requests' error count and what `finished` answered.
+ */
+export async function compatStatements({ nodeArgs = [], env = {}, warmedUp, finished }) {
+  const provider = await fakeProvider();
+  const ws = mkdtempSync(join(tmpdir(), 'svc-bench-statements-'));
+  writeFileSync(
+    join(ws, 'svc.toml'),
+    `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
+  );
+  mkdirSync(join(ws, '.data'), { recursive: true });
+  const child = spawn(process.execPath, [...nodeArgs, BIN, 'service', 'start', 'http', '--port', '0'], {
+    cwd: ws,
+    env: {
+      PATH: process.env.PATH,
+      HOME: join(ws, '.home'),
+      XDG_CONFIG_HOME: join(ws, '.home', '.config'),
+      SVC_DATA_DIR: join(ws, '.data'),
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise((r) => child.on('exit', r));
+  try {
+    const base = await new Promise((resolvePromise, reject) => {
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+        const match = /svc: listening on (http:\/\/\S+)/.exec(out);
+        if (match) resolvePromise(`${match[1]}/v1`);
+      });
+      child.on('exit', (code) => reject(new Error(`svc exited ${code}`)));
+    });
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const body = (i) => ({
+      model: 'fake/m1',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: `statements request ${i}` }],
+    });
+    await round(20, (i) => streamOnce(base, auth, body(i)));
+    await new Promise((r) => setTimeout(r, 500));
+    await warmedUp(child);
+    let errors = 0;
+    for (let done = 0; done < REQUESTS; done += 10) {
+      const result = await round(Math.min(10, REQUESTS - done), (i) =>
+        streamOnce(base, auth, body(done + i)),
+      );
+      errors += result.errors.length;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    return { errors, result: await finished(child, exited) };
+  } finally {
+    child.kill('SIGTERM');
+    provider.server.close();
+    await new Promise((r) => setTimeout(r, 300));
+    rmSync(ws, { recursive: true, force: true });
+  }
+}
