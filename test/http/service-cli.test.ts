@@ -103,6 +103,28 @@ describe('svc service start http (built binary)', () => {
     expect(await server.exit).toBe(0);
   });
 
+  it('CLI-18: a SIGTERM sent the moment the listening line is written still shuts down cleanly (exit 0)', async () => {
+    const ws = tmpWorkspace();
+    const preload = join(import.meta.dirname, '../fixtures/sigterm-on-listening.cjs');
+    const server = spawnServer(['service', 'start', 'http', '--port', '0'], {
+      cwd: ws,
+      env: envFor(ws, { SVC_HTTP_TOKEN: TOKEN, NODE_OPTIONS: `--require ${preload}` }),
+    });
+    await server.ready;
+    expect(await server.exit, server.stderr()).toBe(0);
+    expect(server.child.signalCode).toBeNull();
+    expect(server.stderr()).toContain('svc: shutting down (SIGTERM)');
+    // The shutdown ran: the service's registry row says it stopped, on SIGTERM.
+    const app = await createApp({ workspace: ws, env: envFor(ws) });
+    try {
+      const [daemon] = await app.daemons.list({ includeStopped: true });
+      expect(daemon).toMatchObject({ kind: 'http', alive: false });
+      expect(JSON.stringify(daemon)).toContain('SIGTERM');
+    } finally {
+      await app.close();
+    }
+  });
+
   it('warns when no token is configured and --auth bearer closes every route', async () => {
     const ws = tmpWorkspace();
     const server = spawnServer(['service', 'start', 'http', '--port', '0'], { cwd: ws, env: envFor(ws) });

@@ -132,9 +132,13 @@ export async function runServer(
         '(set --token, [services.http].token or SVC_HTTP_TOKEN, or use --auth none on loopback)\n',
     );
   }
+  // The SIGTERM listener goes in before the listening line: a supervisor (or a test) may send
+  // SIGTERM the moment it reads that line, and with no listener yet the signal's default action
+  // ends the process there, its shutdown (the daemon and cluster node rows) never run.
+  const stop = waitForStop(ctx);
   announce(handle.url);
 
-  const reason = await waitForStop(ctx);
+  const reason = await stop;
   ctx.io.stderr.write(`svc: shutting down (${reason})\n`);
   clearInterval(heartbeat);
   stopTrimming();
