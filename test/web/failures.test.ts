@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
 import {
   api,
+  LAUNCH_HOOK_MS,
   launchBrowser,
   openPage,
   prefixProxy,
@@ -25,7 +26,7 @@ import {
 let browser: Browser;
 beforeAll(async () => {
   browser = await launchBrowser();
-});
+}, LAUNCH_HOOK_MS);
 afterAll(async () => {
   await browser?.close();
 });

@@ -11,12 +11,22 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import { api, launchBrowser, openPage, type Service, shot, startService, TOKEN, waitIdle } from './harness';
+import {
+  api,
+  LAUNCH_HOOK_MS,
+  launchBrowser,
+  openPage,
+  type Service,
+  shot,
+  startService,
+  TOKEN,
+  waitIdle,
+} from './harness';
 
 let browser: Browser;
 beforeAll(async () => {
   browser = await launchBrowser();
-});
+}, LAUNCH_HOOK_MS);
 afterAll(async () => {
   await browser?.close();
 });

@@ -6,12 +6,12 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import { launchBrowser, openPage, shot, startService, TOKEN } from './harness';
+import { LAUNCH_HOOK_MS, launchBrowser, openPage, shot, startService, TOKEN } from './harness';
 
 let browser: Browser;
 beforeAll(async () => {
   browser = await launchBrowser();
-});
+}, LAUNCH_HOOK_MS);
 afterAll(async () => {
   await browser?.close();
 });

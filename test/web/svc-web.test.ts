@@ -10,12 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBrowser } from '../../src/surfaces/cli/commands/web';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 import { spawnServer } from '../http/spawn-server';
-import { launchBrowser, openPage, shot } from './harness';
+import { LAUNCH_HOOK_MS, launchBrowser, openPage, shot } from './harness';
 
 let browser: Awaited<ReturnType<typeof launchBrowser>>;
 beforeAll(async () => {
   browser = await launchBrowser();
-});
+}, LAUNCH_HOOK_MS);
 afterAll(async () => {
   await browser?.close();
 });

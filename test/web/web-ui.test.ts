@@ -16,12 +16,12 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import { launchBrowser, openPage, shot, signIn, startService, TOKEN } from './harness';
+import { LAUNCH_HOOK_MS, launchBrowser, openPage, shot, signIn, startService, TOKEN } from './harness';
 
 let browser: Browser;
 beforeAll(async () => {
   browser = await launchBrowser();
-});
+}, LAUNCH_HOOK_MS);
 afterAll(async () => {
   await browser?.close();
 });
