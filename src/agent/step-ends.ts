@@ -33,6 +33,14 @@ interface StepEnd {
 }
 const stepEnds = new WeakMap<RunTurn, StepEnd>();
 
+/**
+ * The session row's read-scope version now: it moves whenever this process writes the row, so a
+ * copy taken at one version is as fresh as a read while the version stays.
+ */
+export function sessionVersion(sessionId: string): number {
+  return rowVersion(sessionRowKey(sessionId));
+}
+
 /** At a step's end (`t.stepsClosed` just counted it): the rows its UPDATEs answered. */
 export function recordStepEnd(
   t: RunTurn,
@@ -48,7 +56,7 @@ export function recordStepEnd(
   stepEnds.set(t, {
     closed: t.stepsClosed,
     session: session && { mode: session.mode, phase: typeof phase === 'string' ? phase : undefined },
-    version: rowVersion(sessionRowKey(sessionId)),
+    version: sessionVersion(sessionId),
     cancelRequested: run.cancel_requested,
   });
 }
@@ -59,7 +67,7 @@ export function recordStepEnd(
  */
 export function stampStepEnd(t: RunTurn, sessionId: string): void {
   const end = stepEnds.get(t);
-  if (end?.closed === t.stepsClosed) end.version = rowVersion(sessionRowKey(sessionId));
+  if (end?.closed === t.stepsClosed) end.version = sessionVersion(sessionId);
 }
 
 /**
@@ -73,7 +81,7 @@ export function stepEndFor(
 ): { cancelRequested: boolean; session: SessionFunnel | undefined } | undefined {
   const end = stepEnds.get(t);
   if (!end || end.closed !== step || t.stepsClosed !== step) return undefined;
-  const fresh = end.session && rowVersion(sessionRowKey(sessionId)) === end.version;
+  const fresh = end.session && sessionVersion(sessionId) === end.version;
   return { cancelRequested: end.cancelRequested, session: fresh ? end.session : undefined };
 }
 
@@ -92,10 +100,5 @@ export function rememberRunStart(run: object, session: SessionFunnel, version: n
 export function runStartFor(run: object, sessionId: string): SessionFunnel | undefined {
   const start = runStarts.get(run);
   runStarts.delete(run);
-  return start && rowVersion(sessionRowKey(sessionId)) === start.version ? start.session : undefined;
-}
-
-/** The version a read of the session row made now is as of (see `rememberRunStart`). */
-export function sessionVersion(sessionId: string): number {
-  return rowVersion(sessionRowKey(sessionId));
+  return start && sessionVersion(sessionId) === start.version ? start.session : undefined;
 }
