@@ -42,46 +42,43 @@ function watchSocketWrites(pattern: RegExp, log: string[]): void {
 const body = (content: string) => ({ model: 'fake/m1', stream: true, messages: [{ role: 'user', content }] });
 
 describe('compat stream latency path', () => {
-  // Node 24 holds the response's writes elsewhere than a corked socket: there `flush()` does not
-  // move the write ahead (seen in CI on Node 24.22); a Node 24 way is left for the next pass.
-  it.skipIf(Number(process.versions.node.split('.')[0]) >= 24)(
-    'ENGINE-COMPAT-3: a flushed event reaches the socket before the promise callbacks queued behind it run',
-    async () => {
-      // The compat stream flushes its first text chunk: when the provider's whole answer comes in
-      // one read, what follows the text in that stretch (the step's end, the run's finish, the
-      // ledger) is a chain of promise callbacks, and Node's response would hand the text to its
-      // socket only at the next tick, after all of them.
-      const order: string[] = [];
-      watchSocketWrites(/data: first text/, order);
-      const tracker = createStreamTracker();
-      const hono = new Hono();
-      hono.get('/s', (c) => {
-        const { stream, response } = openRouteSseStream(c, { heartbeatMs: 0, tracker });
-        stream.send({ data: 'role' });
+  // On Node 24 the response, not its socket, holds a corked chunked body: the flush must reach it
+  // there too (this failed on Node 24.22 while `flush()` uncorked the socket only).
+  it('ENGINE-COMPAT-3: a flushed event reaches the socket before the promise callbacks queued behind it run', async () => {
+    // The compat stream flushes its first text chunk: when the provider's whole answer comes in
+    // one read, what follows the text in that stretch (the step's end, the run's finish, the
+    // ledger) is a chain of promise callbacks, and Node's response would hand the text to its
+    // socket only at the next tick, after all of them.
+    const order: string[] = [];
+    watchSocketWrites(/data: first text/, order);
+    const tracker = createStreamTracker();
+    const hono = new Hono();
+    hono.get('/s', (c) => {
+      const { stream, response } = openRouteSseStream(c, { heartbeatMs: 0, tracker });
+      stream.send({ data: 'role' });
+      stream.flush();
+      void (async () => {
+        // The text comes in a promise callback (the provider's parts go through several).
+        await Promise.resolve();
+        stream.send({ data: 'first text' });
         stream.flush();
-        void (async () => {
-          // The text comes in a promise callback (the provider's parts go through several).
-          await Promise.resolve();
-          stream.send({ data: 'first text' });
-          stream.flush();
-          // The rest of the answer's stretch: promise callbacks, no I/O.
-          for (let i = 0; i < 100; i++) await Promise.resolve();
-          order.push('stretch done');
-          stream.close({ data: '[DONE]' });
-        })();
-        return response;
-      });
-      const server = createAdaptorServer({ fetch: hono.fetch }) as Server;
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      restore.push(() => {
-        server.closeAllConnections();
-        server.close();
-      });
-      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/s`);
-      expect(await response.text()).toBe('data: role\n\ndata: first text\n\ndata: [DONE]\n\n');
-      expect(order).toEqual(['write', 'stretch done']);
-    },
-  );
+        // The rest of the answer's stretch: promise callbacks, no I/O.
+        for (let i = 0; i < 100; i++) await Promise.resolve();
+        order.push('stretch done');
+        stream.close({ data: '[DONE]' });
+      })();
+      return response;
+    });
+    const server = createAdaptorServer({ fetch: hono.fetch }) as Server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    restore.push(() => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/s`);
+    expect(await response.text()).toBe('data: role\n\ndata: first text\n\ndata: [DONE]\n\n');
+    expect(order).toEqual(['write', 'stretch done']);
+  });
 
   it('ENGINE-COMPAT-4: text is streamed while the model still holds its last chunk', async () => {
     // A provider that sends its text, then holds the finish until the client has read the text.

@@ -56,13 +56,14 @@ export function openNodeSseStream(
         if (error) outgoing.destroy(error);
         else if (!outgoing.destroyed) outgoing.end();
       },
-      // A write corks the socket until the next tick (Node's `connectionCorkNT`), and that tick
+      // A write corks the response until the next tick (Node's `connectionCorkNT`), and that tick
       // comes only once the promise callbacks queued behind it ran: the rest of a run (its step's
       // end, its finish) when the model's answer came in one read. Uncorked here, the text leaves
-      // now; the tick's own uncork then finds nothing to do.
+      // now; the tick's own uncork then finds nothing to do. The response's `uncork` is the one
+      // way on every Node line: up to 22 it uncorks the socket, which holds the writes; on 24 the
+      // response holds a corked chunked body itself and its `uncork` writes it to the socket.
       flush() {
-        const socket = outgoing.socket;
-        if (socket && socket.writableCorked > 0 && !socket.destroyed) socket.uncork();
+        if (outgoing.writableCorked > 0 && !outgoing.destroyed) outgoing.uncork();
       },
     },
     options,
