@@ -146,7 +146,9 @@ export async function runOnce(exposure) {
       const first = stderr.split('\n').find((l) => l.trim() && !/^\((node:\d+|Use `node)/.test(l));
       throw new Error(`svc run exited ${code}${first ? `: ${first}` : ''}`);
     }
-    const steady = gaps.slice(5); // the first steps warm up (lazy imports, JIT, statement cache)
+    if (!gaps.length) throw new Error('svc run made no tool step: is BENCH_STEPS at least 1?');
+    // The first steps warm up (lazy imports, JIT, statement cache): up to 5, at most half the run.
+    const steady = gaps.slice(Math.min(5, Math.floor(gaps.length / 2)));
     const wall = percentile(steady, 50);
     const perStepCpu =
       cpu.first !== undefined && cpu.last !== undefined ? (cpu.last - cpu.first) / STEPS : undefined;
