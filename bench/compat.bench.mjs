@@ -105,6 +105,14 @@ export function fakeProvider() {
   );
 }
 
+/** The compat request every bench sends: request `i`'s one user message is `<label> <i>`. */
+export const compatBody = (label) => (i) => ({
+  model: 'fake/m1',
+  stream: true,
+  stream_options: { include_usage: true },
+  messages: [{ role: 'user', content: `${label} ${i}` }],
+});
+
 export async function streamOnce(url, headers, body) {
   const started = performance.now();
   const response = await fetch(`${url}/chat/completions`, {
@@ -186,12 +194,7 @@ export async function run(options = {}) {
       });
       child.on('exit', (code) => reject(new Error(`svc exited ${code}${firstErrorLine(stderr)}`)));
     });
-    const body = (i) => ({
-      model: 'fake/m1',
-      stream: true,
-      stream_options: { include_usage: true },
-      messages: [{ role: 'user', content: `bench request ${i}` }],
-    });
+    const body = compatBody('bench request');
     const auth = { authorization: `Bearer ${TOKEN}` };
     // Warm-up: lazy imports, JIT, statement caches, connection pools on both sides.
     await round(20, (i) => streamOnce(svcUrl, auth, body(i)));

@@ -29,6 +29,7 @@ import {
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { compatBody } from './compat.bench.mjs';
 
 const BIN =
   process.env.BENCH_SVC_BIN ??
@@ -184,12 +185,7 @@ async function service(provider) {
       child.on('exit', (code) => reject(new Error(`svc exited ${code}`)));
     });
     const rssStart = statusMb(child.pid);
-    const body = (i) => ({
-      model: 'fake/m1',
-      stream: true,
-      stream_options: { include_usage: true },
-      messages: [{ role: 'user', content: `memory bench request ${i}` }],
-    });
+    const body = compatBody('memory bench request');
     const rss = [];
     let errors = 0;
     let firstError;

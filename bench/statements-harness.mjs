@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fakeProvider, round, streamOnce } from './compat.bench.mjs';
+import { compatBody, fakeProvider, round, streamOnce } from './compat.bench.mjs';
 
 export const BIN =
   process.env.BENCH_SVC_BIN ??
@@ -59,12 +59,7 @@ export async function compatStatements({ nodeArgs = [], env = {}, warmedUp, fini
       child.on('exit', (code) => reject(new Error(`svc exited ${code}`)));
     });
     const auth = { authorization: `Bearer ${TOKEN}` };
-    const body = (i) => ({
-      model: 'fake/m1',
-      stream: true,
-      stream_options: { include_usage: true },
-      messages: [{ role: 'user', content: `statements request ${i}` }],
-    });
+    const body = compatBody('statements request');
     await round(20, (i) => streamOnce(base, auth, body(i)));
     await new Promise((r) => setTimeout(r, 500));
     await warmedUp(child);

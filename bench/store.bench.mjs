@@ -26,7 +26,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runOnce as agentLoopOnce } from './agent-loop.bench.mjs';
-import { run as compatRun, cpuMs, fakeProvider, round, streamOnce } from './compat.bench.mjs';
+import { compatBody, run as compatRun, cpuMs, fakeProvider, round, streamOnce } from './compat.bench.mjs';
 import { findPostgresBin, POSTGRES_INSTALL, startPostgres } from './pg-cluster.mjs';
 
 const BIN =
@@ -301,12 +301,7 @@ async function loadNodes(pg, providerUrl, count) {
   const cluster = await startNodes(pg, providerUrl, count);
   try {
     const auth = { authorization: `Bearer ${TOKEN}` };
-    const body = (i) => ({
-      model: 'fake/m1',
-      stream: true,
-      stream_options: { include_usage: true },
-      messages: [{ role: 'user', content: `bench request ${i}` }],
-    });
+    const body = compatBody('bench request');
     const on = (i) => cluster.nodes[i % count].url;
     // Warm-up: 20 requests per node.
     await round(20 * count, (i) => streamOnce(on(i), auth, body(i)));
