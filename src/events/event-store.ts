@@ -48,6 +48,8 @@ export interface EventStore {
 export interface ImmediateEventStore {
   insert(sessionId: string, type: string, payload: string, createdAt: number): number;
   maxId(sessionId: string): number;
+  /** Highest id logged for the session below `beforeId` (0 when none). */
+  maxIdBefore(sessionId: string, beforeId: number): number;
   after(sessionId: string, afterId: number): StoredEventRow[];
 }
 
@@ -63,6 +65,9 @@ export function createEventStore(db: Db): SqliteEventStore {
     'INSERT INTO session_events (session_id, type, payload, created_at) VALUES (?, ?, ?, ?)',
   );
   const maxId = db.prepare('SELECT coalesce(max(id), 0) AS id FROM session_events WHERE session_id = ?');
+  const maxIdBefore = db.prepare(
+    'SELECT coalesce(max(id), 0) AS id FROM session_events WHERE session_id = ? AND id < ?',
+  );
   const after = db.prepare(
     'SELECT id, session_id, type, payload, created_at FROM session_events WHERE session_id = ? AND id > ? ORDER BY id',
   );
@@ -70,6 +75,8 @@ export function createEventStore(db: Db): SqliteEventStore {
     insert: (sessionId, type, payload, createdAt) =>
       Number(insert.run(sessionId, type, payload, createdAt).lastInsertRowid),
     maxId: (sessionId) => (maxId.get(sessionId) as { id: number } | undefined)?.id ?? 0,
+    maxIdBefore: (sessionId, beforeId) =>
+      (maxIdBefore.get(sessionId, beforeId) as { id: number } | undefined)?.id ?? 0,
     after: (sessionId, afterId) => after.all(sessionId, afterId) as StoredEventRow[],
   };
   return {

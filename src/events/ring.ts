@@ -23,11 +23,49 @@ export interface Ring {
 export interface RingLog {
   maxId(sessionId: string): number | Promise<number>;
   after(sessionId: string, afterId: number): StoredEventRow[] | Promise<StoredEventRow[]>;
+  /**
+   * The session's highest id below `beforeId` (0 when none), at once: a log that has it (SQLite's
+   * immediate one) lets a new ring leave `evictedUpTo` unread until something asks for it.
+   */
+  maxIdBefore?(sessionId: string, beforeId: number): number;
 }
 
 /** The highest id the ring has delivered (or that predates it). */
 export const seen = (ring: Ring): number =>
   ring.events.length ? ring.events[ring.events.length - 1].id : ring.evictedUpTo;
+
+/** `evictedUpTo` not read yet (a lazy ring's): the id before which the ring's events start. */
+const unread = new WeakSet<Ring>();
+
+/**
+ * A ring whose `evictedUpTo` is read from the log only when asked for (issue 17: most rings of a
+ * server are of sessions it just created and nobody asks): empty, it is the session's highest id
+ * then (what an eager load read); holding events, the highest id below its first one, which is
+ * what the eager load read unless another process appended in between (then this bound is the
+ * truer one: the ring does not hold that event). A ring's eviction sets it as before.
+ */
+function lazyRing(sessionId: string, log: Required<Pick<RingLog, 'maxIdBefore'>> & RingLog): Ring {
+  let known: number | undefined;
+  const ring = { events: [] as SessionEvent[] } as Ring;
+  const read = () =>
+    ring.events.length ? log.maxIdBefore(sessionId, ring.events[0].id) : (log.maxId(sessionId) as number);
+  unread.add(ring);
+  Object.defineProperty(ring, 'evictedUpTo', {
+    enumerable: true,
+    get: () => {
+      if (known === undefined) {
+        known = read();
+        unread.delete(ring);
+      }
+      return known;
+    },
+    set: (id: number) => {
+      known = id;
+      unread.delete(ring);
+    },
+  });
+  return ring;
+}
 
 /** Adds an event after the ring's last one, dropping the oldest past `ringSize`. */
 export function pushToRing(ring: Ring, event: SessionEvent, ringSize: number): void {
@@ -58,16 +96,22 @@ export function ringCache(options: {
   const { ringSize, maxRings, log } = options;
   const rings = new Map<string, Ring>();
   const loading = new Map<string, Promise<Ring>>();
-  // Sessions whose ring left memory → the ring's evictedUpTo then.
-  const dropped = new Map<string, number>();
+  // Sessions whose ring left memory → the ring's evictedUpTo then (or, for a lazy ring not read,
+  // `before`: the id its events started at, nothing read yet).
+  const dropped = new Map<string, number | { before: number }>();
 
   /** The ring of a session as it was when it left memory: its events after `from`, from the log. */
-  const reloaded = (rows: StoredEventRow[], from: number): Ring => {
+  const reloaded = (sessionId: string, rows: StoredEventRow[], from: number | { before: number }): Ring => {
     const kept = rows.slice(Math.max(0, rows.length - ringSize));
-    return {
-      events: kept.map(eventOf),
-      evictedUpTo: rows.length > kept.length ? rows[rows.length - kept.length - 1].id : from,
-    };
+    const events = kept.map(eventOf);
+    if (rows.length > kept.length) return { events, evictedUpTo: rows[rows.length - kept.length - 1].id };
+    const source = log();
+    if (typeof from === 'number' || !source?.maxIdBefore || !events.length)
+      return { events, evictedUpTo: typeof from === 'number' ? from : from.before - 1 };
+    // Still unread: it stays unread, the same question asked of the same first event.
+    const ring = lazyRing(sessionId, source as Required<Pick<RingLog, 'maxIdBefore'>> & RingLog);
+    ring.events.push(...events);
+    return ring;
   };
 
   /** Drops least recently used rings without listeners until `maxRings` are left (never `keep`). */
@@ -78,7 +122,10 @@ export function ringCache(options: {
       if (rings.size <= maxRings) break;
       if (id === keep || options.listened(id)) continue;
       rings.delete(id);
-      dropped.set(id, ring.evictedUpTo);
+      const before = unread.has(ring) ? ring.events[0]?.id : undefined;
+      // An empty ring never read leaves nothing to remember: loaded again, it reads the log then.
+      if (unread.has(ring) && before === undefined) continue;
+      dropped.set(id, before === undefined ? ring.evictedUpTo : { before });
       // The marks are small, but bounded too: past this a session's ring starts empty, as after a restart.
       if (dropped.size > maxRings * 64) dropped.delete(dropped.keys().next().value as string);
     }
@@ -104,9 +151,15 @@ export function ringCache(options: {
       const from = dropped.get(sessionId);
       dropped.delete(sessionId);
       const source = log();
+      if (from === undefined && source?.maxIdBefore)
+        return keep(
+          sessionId,
+          lazyRing(sessionId, source as Required<Pick<RingLog, 'maxIdBefore'>> & RingLog),
+        );
+      const after = from === undefined ? 0 : typeof from === 'number' ? from : from.before - 1;
       const read =
         from !== undefined
-          ? mapMaybe(source?.after(sessionId, from) ?? [], (rows) => reloaded(rows, from))
+          ? mapMaybe(source?.after(sessionId, after) ?? [], (rows) => reloaded(sessionId, rows, from))
           : mapMaybe(source?.maxId(sessionId) ?? 0, (id) => ({ events: [], evictedUpTo: id }));
       if (!(read instanceof Promise)) return keep(sessionId, read);
       const load = read.then(

@@ -9,7 +9,7 @@
 import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
 import type { Clock } from '../util/ids';
-import type { CodebaseCacheStore } from './codebase-cache-store';
+import type { CachedSummaryRow, CodebaseCacheStore } from './codebase-cache-store';
 import {
   type CodebaseSummary,
   computeCodebaseSummary,
@@ -60,6 +60,8 @@ export interface CodebaseContextDeps {
 export function createCodebaseContext(deps: CodebaseContextDeps): CodebaseContextService {
   const store = deps.codebaseCache;
   let inflight: Promise<CachedSummary> | undefined;
+  /** The last prompt section: the row's text and time it was rendered from. */
+  let section: { summary: string; computedAt: number; text: string } | undefined;
 
   const peek = async (): Promise<CachedSummary | undefined> => {
     const row = await store.get(deps.workspace);
@@ -152,14 +154,25 @@ export function createCodebaseContext(deps: CodebaseContextDeps): CodebaseContex
       }
     },
     async promptSection() {
-      let cached: CachedSummary | undefined;
+      let row: CachedSummaryRow | undefined;
       try {
-        cached = await peek();
+        row = await store.get(deps.workspace);
       } catch {
         return undefined;
       }
-      if (!cached) return undefined;
-      return { source: 'codebase_context', text: summaryPromptText(cached.summary, cached.computed_at) };
+      if (!row) return undefined;
+      // Every run's prompt asks: the row's text is parsed and rendered again only when it changed.
+      if (section?.summary !== row.summary || section.computedAt !== row.computed_at) {
+        let summary: CodebaseSummary;
+        try {
+          summary = JSON.parse(row.summary) as CodebaseSummary;
+        } catch {
+          return undefined;
+        }
+        const text = summaryPromptText(summary, row.computed_at);
+        section = { summary: row.summary, computedAt: row.computed_at, text };
+      }
+      return { source: 'codebase_context', text: section.text };
     },
   };
 }

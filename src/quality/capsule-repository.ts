@@ -64,6 +64,13 @@ export interface CapsuleRepository {
   delete(id: string): Promise<void>;
   /** Capsules still recording for runs other than this one. */
   strandedExcept(runId: string): Promise<{ run_id: string; session_id: string }[]>;
+  /**
+   * `byRun` and `strandedExcept` of one run in one read (what a run's end needs, issue 17).
+   * Optional: without it the capsule service asks both.
+   */
+  atRunEnd?(
+    runId: string,
+  ): Promise<{ capsule: EditCapsule | undefined; stranded: { run_id: string; session_id: string }[] }>;
   markReverted(id: string, now: number, bySessionId: string | null, historyIds: number[]): Promise<void>;
   /** Reads (empty without a database). */
   find(id: string): Promise<EditCapsule | undefined>;
@@ -148,6 +155,18 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
       return db()
         .prepare("SELECT run_id, session_id FROM edit_capsules WHERE status = 'recording' AND run_id != ?")
         .all(runId) as { run_id: string; session_id: string }[];
+    },
+    async atRunEnd(runId) {
+      const rows = db()
+        .prepare("SELECT * FROM edit_capsules WHERE run_id = ? OR status = 'recording' ORDER BY rowid")
+        .all(runId) as CapsuleRow[];
+      const own = rows.find((row) => row.run_id === runId);
+      return {
+        capsule: own ? toCapsule(own) : undefined,
+        stranded: rows
+          .filter((row) => row.run_id !== runId)
+          .map((row) => ({ run_id: row.run_id, session_id: row.session_id })),
+      };
     },
     async markReverted(id, now, bySessionId, historyIds) {
       db()

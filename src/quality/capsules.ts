@@ -88,8 +88,9 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
     runId: string,
     sessionId: string,
     runStatus: string,
+    read?: { capsule: EditCapsule | undefined },
   ): Promise<EditCapsule | undefined> => {
-    const existing = await repo.byRun(runId);
+    const existing = read ? read.capsule : await repo.byRun(runId);
     if (!existing && !deps.enabled()) return undefined;
     if (existing && existing.status !== 'recording') return existing;
     const files = await summarize(deps.history, await deps.history.list({ runId, limit: 100_000 }));
@@ -141,9 +142,11 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
     runId: string;
     status: string;
   }) => {
-    const capsule = await finalizeRow(runId, sessionId, status);
+    // The run's capsule and the stranded ones in one read where the repository can (SQLite).
+    const read = await repo.atRunEnd?.(runId);
+    const capsule = await finalizeRow(runId, sessionId, status, read);
     // Capsules left recording by a run that ended without a run.finished here (a crash).
-    for (const row of await repo.strandedExcept(runId)) {
+    for (const row of read?.stranded ?? (await repo.strandedExcept(runId))) {
       const run = await deps.runs.get(row.run_id);
       if (!run || FINAL_RUN_STATUSES.has(run.status)) {
         await finalizeRow(row.run_id, row.session_id, run?.status ?? 'interrupted');

@@ -207,11 +207,21 @@ export function createRecommendationRepository(deps: {
       return true;
     },
     async pending(filter = {}) {
+      // The filter in the statement (an index per zone and per session), not over every pending
+      // row parsed: the same rows in the same order as `matchesPending` leaves (issue 17).
+      const where = ["outcome = 'pending'"];
+      const params: string[] = [];
+      for (const key of ['session_id', 'zone', 'kind'] as const) {
+        const value = filter[key];
+        if (!value) continue;
+        where.push(`${key} = ?`);
+        params.push(value);
+      }
       const rows = deps
         .db()
-        .prepare("SELECT * FROM recommendations WHERE outcome = 'pending' ORDER BY recommended_at, id")
-        .all() as Row[];
-      return rows.map(toRec).filter(matchesPending(filter));
+        .prepare(`SELECT * FROM recommendations WHERE ${where.join(' AND ')} ORDER BY recommended_at, id`)
+        .all(...params) as Row[];
+      return rows.map(toRec);
     },
     async window(options) {
       const rows = (
