@@ -6,6 +6,7 @@
  */
 import { SvcError, toSvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
+import type { Session } from '../sessions/session-store';
 import { type AgentKind, agentKind } from './agent-kinds';
 import { compactHistory } from './compaction';
 import { runFailure } from './failure';
@@ -30,6 +31,8 @@ export async function startRun(
     workspace?: ChildRunInput['workspace'];
     /** The session's queued runs as the caller just read them, this run among them. */
     queued?: AgentRun[];
+    /** The session's row as the caller read it in the transaction this start is part of. */
+    session?: Session;
   },
 ): Promise<boolean> {
   const queue = !options.subagent && !options.workspace;
@@ -101,6 +104,8 @@ async function launchRun(
     dequeued?: boolean;
     /** The session's queue without this run, as read just before its claim: published, not read again. */
     rest?: AgentRun[];
+    /** The session's row as read in the transaction of the claim: not read again. */
+    session?: Session;
   },
   resumed?: (outcome: RunOutcome) => void,
 ): Promise<void> {
@@ -114,7 +119,7 @@ async function launchRun(
   core.setState(sessionId, 'running', claimed.id);
   await core.publishQueue(sessionId, options.rest);
   core.deferred(claimed.id);
-  const session = await a.sessions.get(sessionId);
+  const session = options.session ?? (await a.sessions.get(sessionId));
   core.publish(sessionId, 'run.started', {
     session_id: sessionId,
     run_id: claimed.id,
@@ -381,6 +386,8 @@ export async function drainQueue(
   core: AgentCore,
   sessionId: string,
   queued?: AgentRun[],
+  /** The session's row as the caller read it in the transaction this drain is part of. */
+  session?: Session,
 ): Promise<string | undefined> {
   const rt = core.runtime(sessionId);
   if (rt.state !== 'idle' || core.closing) return undefined;
@@ -388,7 +395,7 @@ export async function drainQueue(
   const next = list[0];
   if (!next) return undefined;
   const kind = agentKind(core.host.config, next.agent);
-  return (await startRun(core, next, { kind, queued: list })) ? next.id : undefined;
+  return (await startRun(core, next, { kind, queued: list, session })) ? next.id : undefined;
 }
 
 /** Summarize the older turns of an idle session (summarize_session). */

@@ -53,6 +53,12 @@ export interface SendInput {
   ifBusy?: 'queue' | 'refuse';
   /** Title of the new session when `sessionId` is omitted (default: from the prompt). */
   title?: string;
+  /**
+   * `sessionId`'s row as the caller wrote or read it inside the transaction this send joins (the
+   * compat surface's new session): the send and its run's launch use it instead of reading the
+   * row again. Its id, parent, agent and model are what they use.
+   */
+  session?: Session;
 }
 
 export interface SendResult {
