@@ -12,12 +12,16 @@ import { drainQueue } from './run-control';
 import { type AgentCore, busyElsewhere, preview, stateOf } from './session-runtime';
 import type { AgentService, QueueStatus, SendInput } from './types';
 
-/** Queue the run in `session` (its row as the caller just read it in this transaction). */
+/**
+ * Queue the run in `session` (its row as the caller just read it in this transaction; `created`:
+ * the caller created it in this transaction, so it has no other run).
+ */
 async function enqueueRun(
   core: AgentCore,
   input: SendInput,
   kind: AgentKind,
   session: Session,
+  created = false,
 ): Promise<{ run: AgentRun; queued: AgentRun[] }> {
   const a = core.host;
   if (!input.prompt.trim()) throw new SvcError('invalid_input', 'prompt: must not be empty');
@@ -40,7 +44,7 @@ async function enqueueRun(
   });
   if (input.resolved) core.hand(run.id, input.resolved);
   // The queue as published: what a drain right after starts from.
-  const queued = await core.publishQueue(session.id);
+  const queued = await core.publishQueue(session.id, created && run.status === 'queued' ? [run] : undefined);
   return { run, queued };
 }
 
@@ -76,7 +80,9 @@ export async function sendNow(
       );
     }
   }
-  const { run, queued } = await enqueueRun(core, input, kind, session);
+  // A session made here or by the caller in this transaction has no other run.
+  const created = !input.sessionId || session === given;
+  const { run, queued } = await enqueueRun(core, input, kind, session, created);
   core.deferred(run.id);
   await drainQueue(core, session.id, queued, session);
   return await receipt(core, session.id, run.id);

@@ -1,10 +1,11 @@
 /**
  * The agent path of a compat request reads no row it just wrote or already read (issue 17 item 3):
  * the new session's row travels with it from its INSERT to the run's launch (the send, the queue,
- * the run.started event), a session without a parent is its own family root (no recursive
- * query), and the claimed run's session is known to the ledger's appends (no `sessionOf`). The
- * statements of one request after a warm-up are counted through the handle; a bound session
- * changed by another writer between two requests is still seen by the next request.
+ * the run.started event) and its queue is the new run alone, a session without a parent is its
+ * own family root (no recursive query), and the claimed run's session is known to the ledger's
+ * appends (no `sessionOf`). The statements of one request after a warm-up are counted through
+ * the handle; a bound session changed by another writer between two requests is still seen by
+ * the next request.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { reply } from '../helpers/fake-provider';
@@ -31,6 +32,8 @@ describe('compat request reads', () => {
     expect(count(/^SELECT \* FROM sessions WHERE id = \?$/)).toBeLessThanOrEqual(2);
     expect(count(/^WITH RECURSIVE up\(/)).toBe(0);
     expect(count(/^SELECT session_id FROM agent_runs WHERE id = \?$/)).toBe(0);
+    // The new session's queue is its run alone at the send; the drain after the run reads it.
+    expect(count(/^SELECT \* FROM agent_runs WHERE session_id = \? AND status = 'queued'/)).toBe(1);
     // The answers are the same: the run's family root is its own session, run.started was appended.
     const [run] = await app.runs.list({ limit: 1 });
     expect(run.family_session_id).toBe(run.session_id);
