@@ -18,7 +18,6 @@ import { type AgentCore, abortRun, busyElsewhere, preview } from './session-runt
 import type { AgentService, ChildRunInput, CompactionResult, RunResult } from './types';
 
 const CANCEL_POLL_MS = 1000;
-
 const NO_USAGE = { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0 };
 
 /** Claim and start the run; false when another live process runs the session. */
@@ -261,12 +260,15 @@ async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome): P
       usage: outcome.usage,
       cost: outcome.cost,
     };
-    // The row and `run.finished` together: one statement where the ledger can.
-    if (a.runs.updateAndAppend) await a.runs.updateAndAppend(run.id, finished, 'run.finished', event);
+    // The row and `run.finished` together (one statement where it can); the row answers the result.
+    let row: AgentRun;
+    if (a.runs.updateAndAppend)
+      row = (await a.runs.updateAndAppend(run.id, finished, 'run.finished', event)).run;
     else {
-      await a.runs.update(run.id, finished);
+      row = await a.runs.update(run.id, finished);
       await a.runs.append(run.id, 'run.finished', event);
     }
+    core.finished(row);
     core.publish(sessionId, 'run.finished', {
       session_id: sessionId,
       run_id: run.id,
@@ -379,14 +381,13 @@ async function drainOutside(core: AgentCore, sessionId: string): Promise<string 
 }
 
 /**
- * Start the session's next queued prompt when it is idle; the run id, or undefined. `queued`: the
- * session's queued runs as the caller just read them (nothing to read again).
+ * Start the session's next queued prompt when it is idle; the run id, or undefined. `queued` and
+ * `session`: its queued runs and its row as the caller just read them in this transaction.
  */
 export async function drainQueue(
   core: AgentCore,
   sessionId: string,
   queued?: AgentRun[],
-  /** The session's row as the caller read it in the transaction this drain is part of. */
   session?: Session,
 ): Promise<string | undefined> {
   const rt = core.runtime(sessionId);
