@@ -6,25 +6,32 @@
  */
 import { SvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
+import type { Session } from '../sessions/session-store';
 import { type AgentKind, agentKind } from './agent-kinds';
 import { drainQueue } from './run-control';
 import { type AgentCore, busyElsewhere, preview, stateOf } from './session-runtime';
 import type { AgentService, QueueStatus, SendInput } from './types';
 
+/**
+ * Queue the run in `session` (its row as the caller just read it in this transaction; `created`:
+ * the caller created it in this transaction, so it has no other run).
+ */
 async function enqueueRun(
   core: AgentCore,
-  input: SendInput & { sessionId: string },
+  input: SendInput,
   kind: AgentKind,
+  session: Session,
+  created = false,
 ): Promise<{ run: AgentRun; queued: AgentRun[] }> {
   const a = core.host;
-  const session = await a.sessions.require(input.sessionId);
   if (!input.prompt.trim()) throw new SvcError('invalid_input', 'prompt: must not be empty');
   if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
     throw new SvcError('invalid_input', `max_steps: must be a positive integer, got ${input.maxSteps}`);
   }
   const run = await a.runs.create({
     session_id: session.id,
-    family_session_id: await a.sessions.root(session.id),
+    // A session without a parent is its own family's root (a parent never changes).
+    family_session_id: session.parent_id ? await a.sessions.root(session.id) : session.id,
     agent: kind.id,
     model: input.model ?? null,
     origin: input.origin ?? 'api',
@@ -37,7 +44,7 @@ async function enqueueRun(
   });
   if (input.resolved) core.hand(run.id, input.resolved);
   // The queue as published: what a drain right after starts from.
-  const queued = await core.publishQueue(session.id);
+  const queued = await core.publishQueue(session.id, created && run.status === 'queued' ? [run] : undefined);
   return { run, queued };
 }
 
@@ -50,8 +57,10 @@ export async function sendNow(
 ): Promise<ReturnType<AgentService['send']>> {
   const a = core.host;
   if (core.closing) throw new SvcError('unavailable', 'svc is shutting down; the prompt was not sent');
+  // The caller's copy of the row, read or written in the transaction this send joins.
+  const given = input.session && input.session.id === input.sessionId ? input.session : undefined;
   const session = input.sessionId
-    ? await a.sessions.require(input.sessionId)
+    ? (given ?? (await a.sessions.require(input.sessionId)))
     : await a.sessions.create({ title: input.title ?? '', ...(input.agent ? { agent: input.agent } : {}) });
   const kind = agentKind(a.config, input.agent ?? session.agent, 'primary');
   if (input.ifBusy === 'refuse') {
@@ -71,9 +80,11 @@ export async function sendNow(
       );
     }
   }
-  const { run, queued } = await enqueueRun(core, { ...input, sessionId: session.id }, kind);
+  // A session made here or by the caller in this transaction has no other run.
+  const created = !input.sessionId || session === given;
+  const { run, queued } = await enqueueRun(core, input, kind, session, created);
   core.deferred(run.id);
-  await drainQueue(core, session.id, queued);
+  await drainQueue(core, session.id, queued, session);
   return await receipt(core, session.id, run.id);
 }
 
@@ -102,9 +113,9 @@ export async function enqueueNow(
   const a = core.host;
   const session = await a.sessions.require(input.sessionId);
   const kind = agentKind(a.config, input.agent ?? session.agent, 'primary');
-  const { run, queued } = await enqueueRun(core, input, kind);
+  const { run, queued } = await enqueueRun(core, input, kind, session);
   core.deferred(run.id);
-  if (input.start !== false) await drainQueue(core, session.id, queued);
+  if (input.start !== false) await drainQueue(core, session.id, queued, session);
   return await receipt(core, session.id, run.id);
 }
 

@@ -6,6 +6,7 @@
  */
 import { SvcError, toSvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
+import type { Session } from '../sessions/session-store';
 import { type AgentKind, agentKind } from './agent-kinds';
 import { compactHistory } from './compaction';
 import { runFailure } from './failure';
@@ -17,7 +18,6 @@ import { type AgentCore, abortRun, busyElsewhere, preview } from './session-runt
 import type { AgentService, ChildRunInput, CompactionResult, RunResult } from './types';
 
 const CANCEL_POLL_MS = 1000;
-
 const NO_USAGE = { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0 };
 
 /** Claim and start the run; false when another live process runs the session. */
@@ -30,6 +30,8 @@ export async function startRun(
     workspace?: ChildRunInput['workspace'];
     /** The session's queued runs as the caller just read them, this run among them. */
     queued?: AgentRun[];
+    /** The session's row as the caller read it in the transaction this start is part of. */
+    session?: Session;
   },
 ): Promise<boolean> {
   const queue = !options.subagent && !options.workspace;
@@ -101,6 +103,8 @@ async function launchRun(
     dequeued?: boolean;
     /** The session's queue without this run, as read just before its claim: published, not read again. */
     rest?: AgentRun[];
+    /** The session's row as read in the transaction of the claim: not read again. */
+    session?: Session;
   },
   resumed?: (outcome: RunOutcome) => void,
 ): Promise<void> {
@@ -114,7 +118,7 @@ async function launchRun(
   core.setState(sessionId, 'running', claimed.id);
   await core.publishQueue(sessionId, options.rest);
   core.deferred(claimed.id);
-  const session = await a.sessions.get(sessionId);
+  const session = options.session ?? (await a.sessions.get(sessionId));
   core.publish(sessionId, 'run.started', {
     session_id: sessionId,
     run_id: claimed.id,
@@ -256,12 +260,15 @@ async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome): P
       usage: outcome.usage,
       cost: outcome.cost,
     };
-    // The row and `run.finished` together: one statement where the ledger can.
-    if (a.runs.updateAndAppend) await a.runs.updateAndAppend(run.id, finished, 'run.finished', event);
+    // The row and `run.finished` together (one statement where it can); the row answers the result.
+    let row: AgentRun;
+    if (a.runs.updateAndAppend)
+      row = (await a.runs.updateAndAppend(run.id, finished, 'run.finished', event)).run;
     else {
-      await a.runs.update(run.id, finished);
+      row = await a.runs.update(run.id, finished);
       await a.runs.append(run.id, 'run.finished', event);
     }
+    core.finished(row);
     core.publish(sessionId, 'run.finished', {
       session_id: sessionId,
       run_id: run.id,
@@ -374,13 +381,14 @@ async function drainOutside(core: AgentCore, sessionId: string): Promise<string 
 }
 
 /**
- * Start the session's next queued prompt when it is idle; the run id, or undefined. `queued`: the
- * session's queued runs as the caller just read them (nothing to read again).
+ * Start the session's next queued prompt when it is idle; the run id, or undefined. `queued` and
+ * `session`: its queued runs and its row as the caller just read them in this transaction.
  */
 export async function drainQueue(
   core: AgentCore,
   sessionId: string,
   queued?: AgentRun[],
+  session?: Session,
 ): Promise<string | undefined> {
   const rt = core.runtime(sessionId);
   if (rt.state !== 'idle' || core.closing) return undefined;
@@ -388,7 +396,7 @@ export async function drainQueue(
   const next = list[0];
   if (!next) return undefined;
   const kind = agentKind(core.host.config, next.agent);
-  return (await startRun(core, next, { kind, queued: list })) ? next.id : undefined;
+  return (await startRun(core, next, { kind, queued: list, session })) ? next.id : undefined;
 }
 
 /** Summarize the older turns of an idle session (summarize_session). */

@@ -23,6 +23,7 @@ import { providerFailure, recordFailure } from './run-failure';
 import { reopenedTurn, runWaitingCalls, settleUnfinishedCalls, type ToolCallPart } from './run-resume';
 import { bridgeFor, compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
+import { type SessionFunnel, sessionVersion } from './step-ends';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { deferredToolsBlock, exposureLevel, sentInFull } from './tool-exposure';
 
@@ -85,7 +86,7 @@ async function prepare(c: RunContext): Promise<{ t: RunTurn; history: ModelMessa
   // model is asked. Not in `svc run`, whose start-up stretch is long (group commit is off there).
   if (x.handed) app.store.transactions.stepBatch();
   await resolveModel(c, started.session);
-  const { t, prior } = await prepareRun(c, started.user, started.session);
+  const { t, prior } = await prepareRun(c, started);
   // A resumed run's calls that waited for a permission answer run now (./run-resume.ts).
   if (started.waiting?.length) await runWaitingCalls(c, bridgeFor(c, t), started.waiting);
   // The history prepareRun read, unless the run changed it since (a compaction, waiting calls).
@@ -102,6 +103,8 @@ interface Opened {
   session: RunTurn['session'];
   user: Message;
   waiting?: ToolCallPart[];
+  /** The session row's version (./step-ends.ts) when `session` was read: its copy serves the funnel while it holds. */
+  version?: number;
 }
 
 /** The outcome of the run with its totals so far. */
@@ -158,8 +161,13 @@ async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
     message_id: user.id,
     run_id: run.id,
   });
+  // Taken before the read: a write of this process from here on makes the copy stale.
+  let version: number | undefined = sessionVersion(sessionId);
   let session = await app.sessions.require(sessionId);
-  if (!session.title) session = await app.sessions.update(sessionId, { title: titleFromPrompt(run.prompt) });
+  if (!session.title) {
+    session = await app.sessions.update(sessionId, { title: titleFromPrompt(run.prompt) });
+    version = undefined;
+  }
 
   // [budget]: a session or day whose spend reached its limit starts no new run.
   const spent = await app.telemetry.ledger.spent(sessionId);
@@ -168,7 +176,7 @@ async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
     await c.ledger('error', { source: 'budget', failure });
     return outcome(c, 'failed', 'budget_exceeded', failureLine(failure), failure);
   }
-  return { session, user };
+  return { session, user, version };
 }
 
 /** A run resumed after its node died: its stored prompt, its unfinished calls settled (./run-resume.ts). */
@@ -193,6 +201,19 @@ async function resumeRun(c: RunContext): Promise<Opened | RunOutcome> {
     ...(waiting.length ? { waiting_for_permission: waiting.length } : {}),
   });
   return { session: await c.app.sessions.require(c.sessionId), user: reopened.user, waiting };
+}
+
+/** The opened session's mode and phase with the version they were read at, while this process has not written the row since. */
+function openedFunnel(
+  c: RunContext,
+  opened: Opened,
+): { session: SessionFunnel; version: number } | undefined {
+  if (opened.version === undefined || sessionVersion(c.sessionId) !== opened.version) return undefined;
+  const phase = opened.session.metadata.workflow_phase;
+  return {
+    session: { mode: opened.session.mode, phase: typeof phase === 'string' ? phase : undefined },
+    version: opened.version,
+  };
 }
 
 /** Resolve the run's model (run, session, agent kind, config) and record it. */
@@ -229,9 +250,9 @@ async function resolveModel(c: RunContext, session: RunTurn['session']): Promise
 /** Before the first step: compaction of a full context, the tool exposure, the system prompt. */
 async function prepareRun(
   c: RunContext,
-  user: Message,
-  session: RunTurn['session'],
+  opened: Opened,
 ): Promise<{ t: RunTurn; prior: Message[] | undefined }> {
+  const { user, session } = opened;
   const { app, sessionId } = c;
   const resolved = c.model!;
   const config = app.config;
@@ -252,7 +273,10 @@ async function prepareRun(
   const policies = runPolicies(c);
   // Tool exposure (src/agent/tool-exposure.ts): with many tools against the window, only the
   // core ones (and those already called in this run) travel with their schemas.
-  const effective = await toolsFor(c, policies);
+  // The session row the run opened with serves the funnel unless this process wrote it since
+  // (the same moment of the preparation as PostgreSQL's read scope answers).
+  const funnel = openedFunnel(c, opened);
+  const effective = await toolsFor(c, policies, funnel?.session, funnel?.version);
   const level = exposureLevel(config.options.tool_exposure, effective, window);
   const defer = level !== 'all';
   const deferredBlock = defer

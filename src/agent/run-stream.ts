@@ -42,23 +42,25 @@ export type StartStream = (
 
 /**
  * The effective tools of the run's session context (the funnel) for its next step. `session`: the
- * session's mode and phase already in hand (the row the step's end wrote back), so the funnel does
- * not read the row again.
+ * session's mode and phase already in hand (the row the step's end wrote back, or the row the
+ * run's preparation read, with its version `openedAt`), so the funnel does not read it again.
  */
 export async function toolsFor(
   c: RunContext,
   policies: RunTurn['policies'],
   session?: SessionFunnel,
+  openedAt?: number,
 ): Promise<readonly AgentToolSpec[]> {
-  const version = session ? 0 : sessionVersion(c.sessionId);
+  const version = openedAt ?? (session ? 0 : sessionVersion(c.sessionId));
   const context = await c.app.funnelContext(c.sessionId, {
     ...session,
     agent: c.kind.id,
     yolo: c.run.options.yolo,
     policies,
   });
-  // The row read here (the run's preparation) may serve its first step (./step-ends.ts).
-  if (!session && typeof context.mode === 'string' && Object.keys(c.app.config.mcp).length === 0) {
+  // The row read by the run's preparation may serve its first step (./step-ends.ts).
+  const atStart = !session || openedAt !== undefined;
+  if (atStart && typeof context.mode === 'string' && Object.keys(c.app.config.mcp).length === 0) {
     rememberRunStart(c, { mode: context.mode, phase: context.phase }, version);
   }
   return c.x.toolbox.effective(context);

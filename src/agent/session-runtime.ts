@@ -67,6 +67,11 @@ export interface AgentCore {
    * waiters and the surface that streams it ask for it at its end, one after the other.
    */
   result(runId: string): Promise<RunResult>;
+  /**
+   * The run's row as its finish wrote it (UPDATE … RETURNING), in the finish's transaction: the
+   * first `result` after it answers from it instead of reading the row back.
+   */
+  finished(run: AgentRun): void;
   /** Publishes the session's queue (queue.changed); the queued runs it read. */
   /** `known`: the queue as the caller has it (read just before, in this operation): not read again. */
   publishQueue(sessionId: string, known?: AgentRun[]): Promise<AgentRun[]>;
@@ -112,6 +117,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
   const ended = new Map<string, { at: number; result: RunResult }>();
   const reading = new Map<string, Promise<RunResult>>();
   const handed = new Map<string, ResolvedModel>();
+  const finishedRows = new Map<string, { at: number; run: AgentRun }>();
   // The map's size at which the runtimes at rest are dropped next (twice what stayed, at least
   // RESTING_RUNTIMES): a sweep now and then, not a walk of the map per new session.
   let sweepAt = RESTING_RUNTIMES;
@@ -175,6 +181,11 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
       deferreds.delete(runId);
       d.resolve(await core.result(runId));
     },
+    finished(run) {
+      const at = host.clock.now();
+      for (const [id, entry] of finishedRows) if (at - entry.at > RESULT_SHARED_MS) finishedRows.delete(id);
+      finishedRows.set(run.id, { at, run });
+    },
     async result(runId) {
       const now = host.clock.now();
       const known = ended.get(runId);
@@ -184,7 +195,10 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
       const inflight = reading.get(runId);
       const shared = inflight && (await inflight.catch(() => undefined));
       if (shared && shared.status !== 'queued' && shared.status !== 'running') return structuredClone(shared);
-      const read = runResult(host, runId);
+      const finished = finishedRows.get(runId);
+      finishedRows.delete(runId);
+      const fresh = finished && now - finished.at <= RESULT_SHARED_MS ? finished.run : undefined;
+      const read = runResult(host, runId, fresh);
       reading.set(runId, read);
       let result: RunResult;
       try {
@@ -216,9 +230,12 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
   return core;
 }
 
-/** A run's result as the service answers it: the ledger row with the final answer's text. */
-export async function runResult(host: AgentHost, runId: string): Promise<RunResult> {
-  const run = await host.runs.require(runId);
+/**
+ * A run's result as the service answers it: the ledger row with the final answer's text.
+ * `finished`: the row as the run's finish just wrote it (not read again).
+ */
+export async function runResult(host: AgentHost, runId: string, finished?: AgentRun): Promise<RunResult> {
+  const run = finished ?? (await host.runs.require(runId));
   const message = run.result_message_id ? await host.sessions.getMessage(run.result_message_id) : undefined;
   return {
     run_id: run.id,

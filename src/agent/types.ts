@@ -53,6 +53,13 @@ export interface SendInput {
   ifBusy?: 'queue' | 'refuse';
   /** Title of the new session when `sessionId` is omitted (default: from the prompt). */
   title?: string;
+  /**
+   * `sessionId`'s row as the caller created it inside the transaction this send joins (the compat
+   * surface's new session, no run in it yet): the send and its run's launch use it instead of
+   * reading the row again (its id, parent, agent and model), and the session's queue is the new
+   * run alone.
+   */
+  session?: Session;
 }
 
 export interface SendResult {

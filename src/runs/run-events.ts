@@ -27,6 +27,8 @@ export interface RunEvents {
   onAppend(listener: (event: RunEvent) => void): () => void;
   /** Drops the cached session of a deleted run. */
   forget(runId: string): void;
+  /** The session of a run this process holds the row of (a claimed run): `append` need not look it up. */
+  known(runId: string, sessionId: string): void;
 }
 
 export function createRunEvents(deps: RunEventsDeps): RunEvents {
@@ -93,5 +95,6 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
     forget(runId) {
       sessionOfRun.delete(runId);
     },
+    known: remember,
   };
 }

@@ -26,7 +26,7 @@ export interface RunWriteOpsDeps {
   owner: RunOwner;
   queries: Pick<SqliteRunQueries, 'get' | 'runningOthers' | 'subtree'>;
   writes: SqliteRunWrites;
-  events: Pick<RunEvents, 'appendTo' | 'forget'>;
+  events: Pick<RunEvents, 'appendTo' | 'forget' | 'known'>;
   ownerAlive(run: AgentRun): boolean;
   require(id: string): AgentRun;
 }
@@ -69,6 +69,8 @@ export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
           }
           const row = writes.markRunningRow(runId, now, owner);
           if (!row) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+          // The claimed run's events are appended here: its session (fixed for life) is known.
+          deps.events.known(runId, row.session_id);
           return { ok: true, run: toRun(row) };
         })
         .immediate();

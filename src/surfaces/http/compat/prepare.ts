@@ -9,6 +9,7 @@ import { titleFromPrompt } from '../../../agent/run-loop';
 import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
+import type { Session } from '../../../sessions/session-store';
 import { type Conversation, planConversation } from './conversation';
 import { ledgerEnabled, recordRequest } from './ledger';
 import { type CompatModel, resolveCompatModel } from './model';
@@ -76,10 +77,13 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
       if (listener) listener(event);
       else early.push(event);
     });
-    return session.id;
+    return session;
   };
-  const send = (id: string) => ({
+  // A new session's row goes with the send in the same transaction (the send does not read it
+  // again); a bound one was read before the transaction: the send reads it.
+  const send = (id: string, created?: Session) => ({
     sessionId: id,
+    ...(created && !bound ? { session: created } : {}),
     prompt: conversation.prompt,
     model: model.resolved.selector,
     // Resolved once: the run binds it to its own metering (ModelResolver.bind).
@@ -90,14 +94,15 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   try {
     if (pending.length) {
       // The pending tool calls run first, in the run's name, then the run starts.
-      const id = await app.store.transactions.run(begin);
+      const id = (await app.store.transactions.run(begin)).id;
       runId = (await app.agent.enqueue({ ...send(id), start: false })).run_id;
       await runPendingCalls(app, id, runId, conversation, signal);
       await app.agent.drain(id);
       await record(runId);
     } else {
       runId = await app.store.transactions.run(async () => {
-        const started = (await app.agent.send(send(await begin()))).run_id;
+        const session = await begin();
+        const started = (await app.agent.send(send(session.id, session))).run_id;
         await record(started);
         return started;
       });
