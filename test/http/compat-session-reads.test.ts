@@ -56,7 +56,7 @@ describe('compat request reads', () => {
     });
   });
 
-  it('ENGINE-COMPAT-6: a bound session changed by another writer between two requests is seen by the next one', async () => {
+  it('ENGINE-COMPAT-7: a bound session changed by another writer between two requests is seen by the next one', async () => {
     const { app, post } = await compatServer([reply().text('one'), reply().text('two')]);
     const first = await post('/v1/chat/completions', body('first'));
     const sessionId = first.headers.get('x-svc-session-id') as string;
