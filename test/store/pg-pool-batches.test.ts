@@ -1,9 +1,9 @@
 /**
  * Statements outside a transaction on PostgreSQL (issue 18, item 6): those asked for in one turn
  * of the event loop go out on one connection in one socket write (src/store/postgres/pool-batches.ts),
- * each still its own transaction with its own answer and its own error; reads go first, and while
- * a transaction of this process is open a statement that may wait for a lock never has another
- * such statement queued behind it.
+ * each still its own transaction with its own answer and its own error, in call order; while a
+ * transaction of this process is open a statement that may wait for a lock never has another
+ * statement queued behind it.
  */
 import { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -45,23 +45,30 @@ afterEach(() => {
 });
 
 describe('PostgreSQL pool batches: what may share a connection', () => {
-  it('STORE-PG-81: reads go first; with a transaction open, each statement that may wait is alone behind them', () => {
+  it('STORE-PG-81: one batch in call order; with a transaction open, a statement that may wait for a lock ends its batch', () => {
     const items = [
-      'UPDATE t SET v = 1',
       'SELECT 1',
+      'UPDATE t SET v = 1',
       'SELECT * FROM svc_f($1)',
       'SELECT 2',
+      'SELECT 3',
       'INSERT INTO t VALUES (1)',
+      'SELECT 4',
     ].map((text) => ({ text }));
     const texts = (batches: { text: string }[][]) => batches.map((b) => b.map((i) => i.text));
-    expect(texts(batchesOf(items, false))).toEqual([
-      ['SELECT 1', 'SELECT 2', 'UPDATE t SET v = 1', 'SELECT * FROM svc_f($1)', 'INSERT INTO t VALUES (1)'],
-    ]);
+    expect(texts(batchesOf(items, false))).toEqual([items.map((i) => i.text)]);
     expect(texts(batchesOf(items, true))).toEqual([
-      ['SELECT 1', 'SELECT 2', 'UPDATE t SET v = 1'],
+      ['SELECT 1', 'UPDATE t SET v = 1'],
       ['SELECT * FROM svc_f($1)'],
-      ['INSERT INTO t VALUES (1)'],
+      ['SELECT 2', 'SELECT 3', 'INSERT INTO t VALUES (1)'],
+      ['SELECT 4'],
     ]);
+    expect(
+      batchesOf(
+        Array.from({ length: 70 }, () => ({ text: 'SELECT 1' })),
+        false,
+      ).map((b) => b.length),
+    ).toEqual([32, 32, 6]);
     expect(mayWait('SELECT * FROM t WHERE id = $1')).toBe(false);
     expect(mayWait('SELECT * FROM t WHERE id = $1 FOR UPDATE')).toBe(true);
     expect(mayWait('WITH r AS (UPDATE t SET v = 1 RETURNING *) SELECT * FROM r')).toBe(true);
@@ -99,8 +106,8 @@ describe.skipIf(!pg.available)('PostgreSQL pool batches', () => {
       ]);
       expect((answers[0] as PromiseFulfilledResult<{ v: string }>).value.v).toBe('one');
       expect((answers[1] as PromiseFulfilledResult<number>).value).toBe(1);
-      // The reads went ahead of the writes of their turn: the count read before the inserts.
-      expect((answers[4] as PromiseFulfilledResult<{ n: number }[]>).value[0].n).toBe(1);
+      // In call order on one connection: the count after the two inserts before it.
+      expect((answers[4] as PromiseFulfilledResult<{ n: number }[]>).value[0].n).toBe(3);
       expect(String((answers[2] as PromiseRejectedResult).reason)).toMatch(/duplicate key/);
       expect(await db.query('SELECT id, v FROM t ORDER BY id')).toEqual([
         { id: 1, v: 'uno' },
@@ -128,14 +135,14 @@ describe.skipIf(!pg.available)('PostgreSQL pool batches', () => {
       await db.transaction(async () => {
         await db.run('UPDATE t SET v = v + 1 WHERE id = 1'); // row 1 locked until the COMMIT
         // Work outside the transaction (started by other callers, in one turn): a write waiting
-        // for row 1, then a write and a read the transaction waits for.
+        // for row 1, then a read and a write the transaction waits for.
         let other: Promise<number> | undefined;
         let read: Promise<unknown> | undefined;
         await new Promise<void>((resolve) =>
           setImmediate(() => {
             blocked = db.autocommit.run('UPDATE t SET v = v + 10 WHERE id = 1');
-            other = db.autocommit.run('UPDATE t SET v = v + 100 WHERE id = 2');
             read = db.autocommit.one('SELECT v FROM t WHERE id = 2');
+            other = db.autocommit.run('UPDATE t SET v = v + 100 WHERE id = 2');
             resolve();
           }),
         );

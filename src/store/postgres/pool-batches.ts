@@ -6,13 +6,13 @@
  * VM a socket write is most of a statement's cost in svc (docs/performance.md): at many requests
  * at once, several statements fall in one turn.
  *
- * What changes for a statement: it may wait for those ahead of it on its connection. So reads
- * (plain SELECTs, which never wait for a lock) go first; a statement that may wait for a lock (any
- * write, a function call, a row lock) is last, and while a transaction of this process is open it
- * is alone with the reads: a transaction holding a lock and waiting for a statement of this pool
- * must not find that statement queued behind one waiting for its lock. Statements of one batch
- * come from independent callers (a caller awaits its statement before the next), whose statements
- * had no order between them before either (each took a connection of its own).
+ * What changes for a statement: it may wait for those ahead of it on its connection. So while a
+ * transaction of this process is open, a statement that may wait for a lock (any write, a function
+ * call, a row lock; plain SELECTs never wait for one) ends its batch: a transaction holding a lock
+ * and waiting for a statement of this pool must not find that statement queued behind one waiting
+ * for its lock. The statements of a batch run in call order: statements sent without awaiting
+ * each other (before: in that order, each on a connection of its own, so run in any order) now run
+ * one after another in that order.
  * @module
  */
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
@@ -68,22 +68,22 @@ export function mayWait(text: string): boolean {
   );
 }
 
-/** The batches of one turn: reads first, then the statements that may wait (see the module's notes). */
+/**
+ * The batches of one turn, in call order (the order they are sent in, as before: each took a
+ * connection in that order). While a transaction of this process is open, a batch ends with the
+ * first statement that may wait for a lock (see the module's notes).
+ */
 export function batchesOf<P extends { text: string }>(items: P[], transactionOpen: boolean): P[][] {
-  const reads = items.filter((item) => !mayWait(item.text));
-  const waits = items.filter((item) => mayWait(item.text));
   const batches: P[][] = [];
-  const take = (list: P[]) => {
-    for (let at = 0; at < list.length; at += MAX_BATCH) batches.push(list.slice(at, at + MAX_BATCH));
-  };
-  if (!transactionOpen) {
-    take([...reads, ...waits]);
-    return batches;
+  let current: P[] = [];
+  for (const item of items) {
+    current.push(item);
+    if (current.length === MAX_BATCH || (transactionOpen && mayWait(item.text))) {
+      batches.push(current);
+      current = [];
+    }
   }
-  // Each waiting statement alone behind the reads (the first one), or alone.
-  const [first, ...rest] = waits;
-  take(first ? [...reads, first] : reads);
-  for (const item of rest) batches.push([item]);
+  if (current.length) batches.push(current);
   return batches;
 }
 
