@@ -34,8 +34,7 @@ const MAX_BATCH = 32;
 
 /**
  * The pool's statements in batches. `transactionOpen`: a transaction of this process holds a
- * connection now (then a statement that may wait for a lock does not share a connection with
- * another such statement).
+ * connection now (then a statement that may wait for a lock ends its batch).
  */
 export function pooledBatches(pool: Pool, transactionOpen: () => boolean): Queryable {
   let queued: Pending[] = [];
