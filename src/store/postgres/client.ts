@@ -10,6 +10,7 @@ import type { StoreConfig } from '../../config/schema';
 import { type ScopedStorage, scopedStorage } from '../async-scope';
 import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
 import { storeError } from './errors';
+import { pooledBatches, type Queryable } from './pool-batches';
 
 /** Statements on one connection (the pool, or the connection a transaction holds). */
 export interface SqlExecutor {
@@ -105,12 +106,15 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   // An idle connection the server drops must not take the process down; the next query reports it.
   pool.on('error', () => {});
 
-  const executor = (on: Pool | PoolClient, order?: Serial) => executorOf(on, fail, order);
+  const executor = (on: Queryable, order?: Serial) => executorOf(on, fail, order);
+  /** This process's transactions holding a connection now (./pool-batches.ts: when writes may share one). */
+  let openTransactions = 0;
 
   // Its promise hooks are on only while a transaction is open (../async-scope.ts): a permanent
   // AsyncLocalStorage would put every promise of the process through them.
   const ambient = scopedStorage<Scope>();
-  const pooled = executor(pool);
+  // Statements outside a transaction: those of one turn of the event loop go out together.
+  const pooled = executor(pooledBatches(pool, () => openTransactions > 0));
   /** The innermost scope of this context still open (a savepoint's body, else its transaction's). */
   const joined = (): Scope | undefined => {
     for (let scope = ambient.getStore(); scope; scope = scope.parent) if (scope.open) return scope;
@@ -158,6 +162,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       } catch (error) {
         throw fail(error);
       }
+      openTransactions++;
       let broken = false;
       // A checked-out connection the server drops (a restart, a kill) emits 'error' between
       // statements; unhandled, that would end the process. The statement in flight fails anyway.
@@ -203,6 +208,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       try {
         return await ambient.run(scope, whole);
       } finally {
+        openTransactions--;
         connection.off('error', dropped);
         connection.release(broken);
         finished();
@@ -220,7 +226,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
  * are sent in call order, each once the previous has answered, as pg queued them, without asking
  * pg to queue (deprecated: "client.query() when the client is already executing a query").
  */
-function executorOf(on: Pool | PoolClient, fail: (error: unknown) => unknown, order?: Serial): SqlExecutor {
+function executorOf(on: Queryable, fail: (error: unknown) => unknown, order?: Serial): SqlExecutor {
   const send = async <T extends QueryResultRow>(text: string, params: readonly unknown[]) => {
     try {
       const query = () => on.query<T>(text, [...params]) as Promise<QueryResult<T>>;
