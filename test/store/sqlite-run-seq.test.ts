@@ -142,4 +142,33 @@ for (let i = 0; i < 60; i++) { pair.immediate(); Atomics.wait(new Int32Array(new
     const types = events.map((e) => e.type).join(' ');
     expect(types).toMatch(/mine.*other.*mine/);
   });
+
+  it('STORE-43 a claim inside an open transaction writes its one row without a savepoint; one that interrupts a dead run keeps a savepoint', async () => {
+    const { db, ledger } = openTestLedger(opened);
+    const first = await ledger.create({ ...RUN_INPUT });
+    const second = await ledger.create({ ...RUN_INPUT });
+    const counted = countStatements(db);
+    db.exec('BEGIN IMMEDIATE');
+    const claimed = ledger.claim(first.id);
+    db.exec('COMMIT');
+    const savepoints = () => counted.texts.filter((t) => /^(SAVEPOINT|RELEASE|ROLLBACK)/.test(t));
+    expect(savepoints()).toEqual([]);
+    expect(await claimed).toMatchObject({ ok: true, run: { id: first.id, status: 'running' } });
+    // A failed check inside the transaction writes nothing and leaves the transaction usable.
+    db.exec('BEGIN IMMEDIATE');
+    await expect(ledger.claim(first.id)).rejects.toMatchObject({ code: 'conflict' });
+    const blocked = ledger.claim(second.id);
+    db.exec('COMMIT');
+    expect(await blocked).toMatchObject({ ok: false, blocking: { id: first.id } });
+    expect(savepoints()).toEqual([]);
+    // The first run's process is gone: the claim interrupts it and claims, both in one savepoint.
+    db.prepare("UPDATE agent_runs SET runner = 'rnr_gone', pid = NULL WHERE id = ?").run(first.id);
+    db.exec('BEGIN IMMEDIATE');
+    const taken = ledger.claim(second.id);
+    db.exec('COMMIT');
+    expect(savepoints()).toHaveLength(2);
+    vi.restoreAllMocks();
+    expect(await taken).toMatchObject({ ok: true, run: { id: second.id, status: 'running' } });
+    expect(await ledger.get(first.id)).toMatchObject({ status: 'interrupted' });
+  });
 });
