@@ -286,7 +286,7 @@ export function openDb(options: OpenDbOptions): Db {
 
 /**
  * Values that hold while the connection's current write transaction lasts, per owner (the run
- * ledger's next `seq` per run, ./../runs/run-events.ts). SQLite transactions here start with
+ * ledger's next `seq` per run, ../runs/run-events.ts). SQLite transactions here start with
  * `BEGIN IMMEDIATE` (or, deferred, hold the write lock from their first write on): once this
  * connection has written, no other connection or process writes until COMMIT, so what it read
  * or wrote since stays true until the transaction ends. Every memo is dropped when a transaction
