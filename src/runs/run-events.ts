@@ -30,10 +30,10 @@ export interface RunEvents {
 }
 
 /**
- * The memo's owner (`transactionMemo`, ../store/db.ts): run id → its next seq, while the
- * transaction that appended its last event lasts. No other writer appends until that transaction
- * ends (BEGIN IMMEDIATE), so its next appends insert the number instead of reading the run's
- * highest seq again. One per module, not per ledger: two ledgers on one handle share it.
+ * The memo's owner (`transactionMemo`, ../store/transaction-memo.ts): run id → its next seq,
+ * while the transaction that appended its last event lasts. No other writer appends until that
+ * transaction ends (BEGIN IMMEDIATE), so its next appends insert the number instead of reading
+ * the run's highest seq again. One per module, not per ledger: two ledgers on one handle share it.
  */
 const nextSeqs = {};
 
