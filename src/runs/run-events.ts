@@ -4,10 +4,10 @@
  * @module
  */
 import { SvcError } from '../errors';
-import { type Db, groupCommit } from '../store/db';
+import { type Db, groupCommit, transactionMemo } from '../store/db';
 import type { Clock } from '../util/ids';
 import type { SqliteRunQueries } from './queries';
-import type { RunWrites } from './run-repository';
+import type { SqliteRunWrites } from './run-repository';
 import type { RunEvent } from './types';
 
 export interface RunEventsDeps {
@@ -15,7 +15,7 @@ export interface RunEventsDeps {
   rawDb: () => Db;
   clock: Clock;
   queries: Pick<SqliteRunQueries, 'sessionOf'>;
-  writes: Pick<RunWrites, 'insertEvent'>;
+  writes: Pick<SqliteRunWrites, 'insertEvent' | 'insertEventAt'>;
   onListenerError?: (error: unknown, event: RunEvent) => void;
 }
 
@@ -30,6 +30,14 @@ export interface RunEvents {
   /** The session of a run this process holds the row of (a claimed run): `append` need not look it up. */
   known(runId: string, sessionId: string): void;
 }
+
+/**
+ * The memo's owner (`transactionMemo`, ../store/transaction-memo.ts): run id → its next seq,
+ * while the transaction that appended its last event lasts. No other writer appends until that
+ * transaction ends (BEGIN IMMEDIATE), so its next appends insert the number instead of reading
+ * the run's highest seq again. One per module, not per ledger: two ledgers on one handle share it.
+ */
+const nextSeqs = {};
 
 export function createRunEvents(deps: RunEventsDeps): RunEvents {
   const appendListeners: ((event: RunEvent) => void)[] = [];
@@ -46,15 +54,21 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
     type: string,
     payload: Record<string, unknown>,
   ): RunEvent {
-    groupCommit(deps.rawDb());
+    const db = deps.rawDb();
+    groupCommit(db);
     const created_at = deps.clock.now();
-    const row = deps.writes.insertEvent({
+    const input = {
       run_id: runId,
       session_id: sessionId,
       type,
       payload: JSON.stringify(payload),
       created_at,
-    });
+    };
+    const nextSeq = transactionMemo<number>(db, nextSeqs);
+    const known = nextSeq?.get(runId);
+    const row =
+      known === undefined ? deps.writes.insertEvent(input) : deps.writes.insertEventAt(input, known);
+    nextSeq?.set(runId, row.seq + 1);
     const event = {
       id: row.id,
       run_id: runId,

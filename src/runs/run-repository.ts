@@ -100,6 +100,11 @@ export interface SqliteRunWrites extends RunWrites {
   insertRunRow(row: RunRowInsert): RunRow;
   /** `markRunning`, answering the row as updated; undefined when there is no such run. */
   markRunningRow(id: string, now: number, owner: RunOwner): RunRow | undefined;
+  /**
+   * `insertEvent` with the sequence number known (the run's next one, as the transaction that
+   * appended its previous event knows it: ./run-events.ts): a plain value, no subquery.
+   */
+  insertEventAt(event: Parameters<RunWrites['insertEvent']>[0], seq: number): { id: number; seq: number };
 }
 
 type RunOwner = { pid: number; host: string; runner: string };
@@ -190,6 +195,15 @@ export function createRunWrites(
         id: number;
         seq: number;
       };
+    },
+    insertEventAt(event, seq) {
+      const { id } = prepare(
+        `INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
+           VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+      ).get(event.run_id, event.session_id, seq, event.type, event.payload, event.created_at) as {
+        id: number;
+      };
+      return { id, seq };
     },
   };
 }

@@ -54,24 +54,39 @@ export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
     },
     claim(runId) {
       const handle = deps.db();
+      /** The checks; the running runs of the session other than this one. */
+      const check = (): AgentRun[] => {
+        const run = queries.get(runId);
+        if (!run) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+        if (run.status !== 'queued')
+          throw new SvcError('conflict', `run ${runId} is ${run.status}, not queued`);
+        return queries.runningOthers(run.session_id, runId);
+      };
+      const markRunning = (now: number): ClaimResult => {
+        const row = writes.markRunningRow(runId, now, owner);
+        if (!row) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+        // The claimed run's events are appended here: its session (fixed for life) is known.
+        deps.events.known(runId, row.session_id);
+        return { ok: true, run: toRun(row) };
+      };
+      // Inside an open transaction (the turn's batch) a claim that writes at most one row needs no
+      // savepoint: nothing is written before a check throws, and one statement is atomic. One that
+      // interrupts other runs first keeps those writes and its own in a savepoint.
+      if (handle.inTransaction) {
+        const others = check();
+        if (others.length === 0) return markRunning(deps.clock.now());
+        if (deps.ownerAlive(others[0])) return { ok: false, blocking: others[0] };
+      }
       return handle
         .transaction((): ClaimResult => {
-          const run = queries.get(runId);
-          if (!run) throw new SvcError('not_found', `run_id: no run "${runId}"`);
-          if (run.status !== 'queued')
-            throw new SvcError('conflict', `run ${runId} is ${run.status}, not queued`);
-          const others = queries.runningOthers(run.session_id, runId);
+          const others = check();
           const now = deps.clock.now();
           for (const other of others) {
             if (deps.ownerAlive(other)) return { ok: false, blocking: other };
             // Its process is gone: the run was interrupted (recovery missed it, e.g. a crash just now).
             writes.interrupt(other.id, `the process running it (pid ${other.pid ?? '?'}) exited`, now);
           }
-          const row = writes.markRunningRow(runId, now, owner);
-          if (!row) throw new SvcError('not_found', `run_id: no run "${runId}"`);
-          // The claimed run's events are appended here: its session (fixed for life) is known.
-          deps.events.known(runId, row.session_id);
-          return { ok: true, run: toRun(row) };
+          return markRunning(now);
         })
         .immediate();
     },

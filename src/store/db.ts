@@ -16,6 +16,9 @@ import { ensureDataDir } from './data-dir';
 import { migrations as allMigrations, type Migration } from './migrations/index';
 import { loadSqlite } from './sqlite-driver';
 import { copyTemplate, templatePath, writeTemplate } from './template';
+import { endsClearMemos } from './transaction-memo';
+
+export { transactionMemo } from './transaction-memo';
 
 export type Db = BetterSqlite3.Database;
 
@@ -61,7 +64,7 @@ export async function atomicallyAsync<T>(db: () => Db, fn: () => Promise<T>): Pr
   });
   asyncQueues.set(handle, mine);
   await previous;
-  const own = { db: handle, open: true, unpin: false };
+  const own: AsyncBody = { db: handle, open: true, unpin: false, thenStepBatch: false };
   try {
     // Inside an open batch the body joins it as a savepoint, and the batch's scheduled commit
     // (a microtask or the next check phase, possibly in the middle of the body) waits for it.
@@ -75,7 +78,12 @@ export async function atomicallyAsync<T>(db: () => Db, fn: () => Promise<T>): Pr
     else retryBusy(() => handle.exec('BEGIN IMMEDIATE'));
     try {
       const result = await asyncScope.run(own, fn);
-      if (handle.inTransaction) handle.exec(outer ? `RELEASE ${savepoint}` : 'COMMIT');
+      if (handle.inTransaction) {
+        if (outer) handle.exec(`RELEASE ${savepoint}`);
+        // The body asked for a step batch (`stepBatch`): its transaction becomes that batch.
+        else if (own.thenStepBatch) openStepBatch(handle);
+        else handle.exec('COMMIT');
+      }
       return result;
     } catch (error) {
       if (handle.open && handle.inTransaction) {
@@ -112,7 +120,14 @@ function scheduledCommit(db: Db): void {
   commitBatch(db);
 }
 // Its promise hooks are on only while a body is open (./async-scope.ts).
-const asyncScope = scopedStorage<{ db: Db; open: boolean }>();
+interface AsyncBody {
+  db: Db;
+  open: boolean;
+  unpin: boolean;
+  /** `stepBatch` was called in the body: at its end its transaction is the step batch, not committed. */
+  thenStepBatch: boolean;
+}
+const asyncScope = scopedStorage<AsyncBody>();
 const asyncQueues = new WeakMap<Db, Promise<void>>();
 let savepoints = 0;
 
@@ -136,11 +151,15 @@ export function groupCommit(db: Db): void {
   }
   openBatches.add(db);
   if (openBatches.size === 1) process.once('exit', commitAllBatches);
-  queueMicrotask(() => scheduledCommit(db));
+  // A step batch started (or this one made one, `stepBatch`) since: it commits at the check phase.
+  queueMicrotask(() => {
+    if (!stepBatches.has(db)) scheduledCommit(db);
+  });
 }
 
 /** Commit the turn's batch now (before a close, at exit); a no-op without one. */
 export function commitBatch(db: Db): void {
+  stepBatches.delete(db);
   if (!openBatches.delete(db)) return;
   if (openBatches.size === 0) process.removeListener('exit', commitAllBatches);
   if (!db.open || !db.inTransaction) return;
@@ -175,13 +194,35 @@ export function stepBatch(handle: () => Db): void {
   } catch {
     return; // no database: the writes fail (or not) on their own
   }
-  if (db.inTransaction || !db.open) return;
+  if (!db.open) return;
+  if (db.inTransaction) {
+    // Already in one: the turn's group-commit batch becomes the step batch (its commit moves to
+    // the check phase); an async transaction's body (a compat request's own writes) hands its
+    // transaction over to the step batch when it ends, instead of committing. The writes that
+    // follow in this busy stretch join it instead of committing on their own.
+    if (openBatches.has(db)) {
+      if (!stepBatches.has(db)) {
+        stepBatches.add(db);
+        setImmediate(() => scheduledCommit(db));
+      }
+      return;
+    }
+    const body = asyncScope.getStore();
+    if (body?.open && body.db === db) body.thenStepBatch = true;
+    return;
+  }
   try {
     db.exec('BEGIN IMMEDIATE');
   } catch {
     return; // busy: the writes commit on their own, waiting on the busy timeout as before
   }
+  openStepBatch(db);
+}
+
+/** The open transaction becomes the step batch: committed at the next check phase. */
+function openStepBatch(db: Db): void {
   openBatches.add(db);
+  stepBatches.add(db);
   if (openBatches.size === 1) process.once('exit', commitAllBatches);
   setImmediate(() => scheduledCommit(db));
 }
@@ -199,6 +240,8 @@ export function enableGroupCommit(): void {
   if (process.env.SVC_GROUP_COMMIT !== '0') groupCommitOff = false;
 }
 const openBatches = new Set<Db>();
+/** The open batches that commit at the check phase (step batches), not after the turn's microtasks. */
+const stepBatches = new Set<Db>();
 function commitAllBatches(): void {
   for (const db of [...openBatches]) commitBatch(db);
 }
@@ -274,6 +317,7 @@ export function openDb(options: OpenDbOptions): Db {
     throw dbError(error, file);
   }
   immediateTransactions(db);
+  endsClearMemos(db);
   cacheStatements(db);
   const close = db.close.bind(db);
   db.close = () => {

@@ -1,9 +1,10 @@
 /**
  * A compat request's run writes its start-up rows (model.resolved, the prompt stack row,
  * prompt.assembled) in the step batch (src/agent/run-loop.ts `prepare`): one commit made when the
- * process next waits for I/O, not one commit each before the model is asked. Pins: by the time
- * the model request reaches the provider, a streamed request has opened two write transactions
- * (the request's own and the start-up batch), and every row it wrote is there afterwards. The
+ * process next waits for I/O, not one commit each before the model is asked. The step batch is
+ * asked for inside the request's own transaction, which becomes the batch (src/store/db.ts
+ * `stepBatch`). Pins: by the time the model request reaches the provider, a streamed request has
+ * opened one write transaction, and every row it wrote is there afterwards. The
  * step's own batches are not counted: how many there are depends on how the answer's bytes arrive
  * (a batch commits whenever the process waits for the next chunk).
  */
@@ -12,7 +13,7 @@ import { reply } from '../helpers/fake-provider';
 import { compatServer, sseData } from './compat-helpers';
 
 describe('compat request commits', () => {
-  it('ENGINE-COMPAT-2: a streamed compat request makes two commits before its model request, with every row written', async () => {
+  it('ENGINE-COMPAT-2: a streamed compat request makes one commit before its model request, with every row written', async () => {
     const { app, post, provider } = await compatServer([reply().text('one'), reply().text('two')]);
     const body = (content: string) => ({
       model: 'fake/m1',
@@ -47,7 +48,7 @@ describe('compat request commits', () => {
     } finally {
       db.exec = exec;
     }
-    expect(atModelRequest).toBe(2);
+    expect(atModelRequest).toBe(1);
 
     const [run] = await app.runs.list({ limit: 1 });
     expect(run).toMatchObject({ status: 'completed', model: 'fake/m1' });
