@@ -53,7 +53,7 @@ export async function settleUnfinishedCalls(
   c: RunContext,
   session: readonly Message[],
 ): Promise<{ settled: ToolCallPart[]; waiting: ToolCallPart[] }> {
-  const { app, run, sessionId } = c;
+  const { app, run } = c;
   const messages = session.filter((m) => m.run_id === run.id);
   const answered = new Set<string>();
   for (const m of messages)

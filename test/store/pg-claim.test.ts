@@ -87,10 +87,22 @@ describe.skipIf(!pg.available)('a claim with nothing in its way, in one statemen
       let transactions = 0;
       const watched: SqlClient = {
         ...nodes.sql,
-        one: (text, params) => (sent.push(text), nodes.sql.one(text, params)),
-        query: (text, params) => (sent.push(text), nodes.sql.query(text, params)),
-        run: (text, params) => (sent.push(text), nodes.sql.run(text, params)),
-        transaction: (fn) => (transactions++, nodes.sql.transaction(fn)),
+        one: (text, params) => {
+          sent.push(text);
+          return nodes.sql.one(text, params);
+        },
+        query: (text, params) => {
+          sent.push(text);
+          return nodes.sql.query(text, params);
+        },
+        run: (text, params) => {
+          sent.push(text);
+          return nodes.sql.run(text, params);
+        },
+        transaction: (fn) => {
+          transactions++;
+          return nodes.sql.transaction(fn);
+        },
       };
       const a = nodes.open('rnr_a', 'host-a', 3_600_000, watched);
       const free = await a.create(input('s-free'));

@@ -6,25 +6,12 @@
  * commits, a failed transaction leaves nothing.
  */
 import { executionAsyncId } from 'node:async_hooks';
-import { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresClient } from '../../src/store/postgres/client';
 import { postgresForFile } from '../helpers/postgres';
+import { writesDuring } from '../helpers/socket-writes';
 
 const pg = postgresForFile();
-
-/** Counts the socket writes made while `fn` runs (every connection of this process). */
-async function writesDuring(fn: () => Promise<unknown>): Promise<number> {
-  const write = vi.spyOn(Socket.prototype as unknown as { _write: () => void }, '_write');
-  const writev = vi.spyOn(Socket.prototype as unknown as { _writev: () => void }, '_writev');
-  try {
-    await fn();
-    return write.mock.calls.length + writev.mock.calls.length;
-  } finally {
-    write.mockRestore();
-    writev.mockRestore();
-  }
-}
 
 /** The async id a promise continuation runs under: 0 while no async hook tracks promises. */
 async function continuationId(): Promise<number> {

@@ -5,26 +5,13 @@
  * transaction of this process is open a statement that may wait for a lock never has another
  * statement queued behind it.
  */
-import { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
 import { batchesOf, mayWait } from '../../src/store/postgres/pool-batches';
 import { postgresForFile } from '../helpers/postgres';
+import { writesDuring } from '../helpers/socket-writes';
 
 const pg = postgresForFile();
-
-/** Counts the socket writes made while `fn` runs (every connection of this process). */
-async function writesDuring(fn: () => Promise<unknown>): Promise<number> {
-  const write = vi.spyOn(Socket.prototype as unknown as { _write: () => void }, '_write');
-  const writev = vi.spyOn(Socket.prototype as unknown as { _writev: () => void }, '_writev');
-  try {
-    await fn();
-    return write.mock.calls.length + writev.mock.calls.length;
-  } finally {
-    write.mockRestore();
-    writev.mockRestore();
-  }
-}
 
 async function client(statementTimeoutMs = 30_000): Promise<SqlClient> {
   return createPostgresClient({
