@@ -42,8 +42,9 @@ function watchSocketWrites(pattern: RegExp, log: string[]): void {
 const body = (content: string) => ({ model: 'fake/m1', stream: true, messages: [{ role: 'user', content }] });
 
 describe('compat stream latency path', () => {
-  // On Node 24 the response, not its socket, holds a corked chunked body: the flush must reach it
-  // there too (this failed on Node 24.22 while `flush()` uncorked the socket only).
+  // On Node 24 the response, not its socket, holds a corked chunked body, on 22 the socket: the
+  // flush must reach both (this failed on Node 24.22 with the socket's uncork alone, and on 22.23
+  // with the response's alone).
   it('ENGINE-COMPAT-3: a flushed event reaches the socket before the promise callbacks queued behind it run', async () => {
     // The compat stream flushes its first text chunk: when the provider's whole answer comes in
     // one read, what follows the text in that stretch (the step's end, the run's finish, the

@@ -59,11 +59,15 @@ export function openNodeSseStream(
       // A write corks the response until the next tick (Node's `connectionCorkNT`), and that tick
       // comes only once the promise callbacks queued behind it ran: the rest of a run (its step's
       // end, its finish) when the model's answer came in one read. Uncorked here, the text leaves
-      // now; the tick's own uncork then finds nothing to do. The response's `uncork` is the one
-      // way on every Node line: up to 22 it uncorks the socket, which holds the writes; on 24 the
-      // response holds a corked chunked body itself and its `uncork` writes it to the socket.
+      // now; the tick's own uncork then finds nothing to do. Where the writes wait depends on the
+      // Node line: on 24 the response corks itself and holds the chunked body (its `uncork`
+      // writes it and uncorks the socket); on 20 and 22 the response corks its socket (on 22 the
+      // response's own `writableCorked` does not count that), so the socket is uncorked too.
       flush() {
-        if (outgoing.writableCorked > 0 && !outgoing.destroyed) outgoing.uncork();
+        if (outgoing.destroyed) return;
+        if (outgoing.writableCorked > 0) outgoing.uncork();
+        const socket = outgoing.socket;
+        if (socket && socket.writableCorked > 0 && !socket.destroyed) socket.uncork();
       },
     },
     options,
