@@ -88,6 +88,19 @@ const HANDED_MODELS = 256;
 const RESULT_SHARED_MS = 2_000;
 
 /**
+ * Sets `id` in a map of entries kept for RESULT_SHARED_MS, dropping the expired ones. Entries are
+ * (re)inserted last, so the map is in time order and the sweep stops at the first fresh one.
+ */
+function keepFresh<V extends { at: number }>(map: Map<string, V>, id: string, entry: V, now: number): void {
+  for (const [key, old] of map) {
+    if (now - old.at <= RESULT_SHARED_MS) break;
+    map.delete(key);
+  }
+  map.delete(id);
+  map.set(id, entry);
+}
+
+/**
  * Past this many runtimes, those at rest leave the map when the next session's is made: every
  * compat request is a session of its own, and a runtime per session kept for the life of the
  * process grew the service's heap without bound. A runtime at rest holds nothing a later call
@@ -183,8 +196,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
     },
     finished(run) {
       const at = host.clock.now();
-      for (const [id, entry] of finishedRows) if (at - entry.at > RESULT_SHARED_MS) finishedRows.delete(id);
-      finishedRows.set(run.id, { at, run });
+      keepFresh(finishedRows, run.id, { at, run }, at);
     },
     async result(runId) {
       const now = host.clock.now();
@@ -207,8 +219,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
         if (reading.get(runId) === read) reading.delete(runId);
       }
       if (result.status !== 'queued' && result.status !== 'running') {
-        for (const [id, entry] of ended) if (now - entry.at > RESULT_SHARED_MS) ended.delete(id);
-        ended.set(runId, { at: now, result });
+        keepFresh(ended, runId, { at: now, result }, now);
       }
       return result;
     },
