@@ -99,6 +99,9 @@ export function ringCache(options: {
   // Sessions whose ring left memory → the ring's evictedUpTo then (or, for a lazy ring not read,
   // `before`: the id its events started at, nothing read yet).
   const dropped = new Map<string, number | { before: number }>();
+  /** The last id a dropped ring had seen (or, not read, the id before its first event). */
+  const lastBefore = (from: number | { before: number }) =>
+    typeof from === 'number' ? from : from.before - 1;
 
   /** The ring of a session as it was when it left memory: its events after `from`, from the log. */
   const reloaded = (sessionId: string, rows: StoredEventRow[], from: number | { before: number }): Ring => {
@@ -107,7 +110,7 @@ export function ringCache(options: {
     if (rows.length > kept.length) return { events, evictedUpTo: rows[rows.length - kept.length - 1].id };
     const source = log();
     if (typeof from === 'number' || !source?.maxIdBefore || !events.length)
-      return { events, evictedUpTo: typeof from === 'number' ? from : from.before - 1 };
+      return { events, evictedUpTo: lastBefore(from) };
     // Still unread: it stays unread, the same question asked of the same first event.
     const ring = lazyRing(sessionId, source as Required<Pick<RingLog, 'maxIdBefore'>> & RingLog);
     ring.events.push(...events);
@@ -156,7 +159,7 @@ export function ringCache(options: {
           sessionId,
           lazyRing(sessionId, source as Required<Pick<RingLog, 'maxIdBefore'>> & RingLog),
         );
-      const after = from === undefined ? 0 : typeof from === 'number' ? from : from.before - 1;
+      const after = from === undefined ? 0 : lastBefore(from);
       const read =
         from !== undefined
           ? mapMaybe(source?.after(sessionId, after) ?? [], (rows) => reloaded(sessionId, rows, from))
