@@ -72,6 +72,7 @@ export type AgentRuns = Pick<
   | 'requestCancel'
   | 'require'
   | 'running'
+  | 'takeAppended'
   | 'takeOver'
   | 'update'
   | 'updateAndAppend'

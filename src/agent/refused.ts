@@ -26,13 +26,24 @@ const SCAN_LIMIT = 10_000;
 /**
  * The last refused call of the run that no later successful call of the same tool made good, or
  * null. Read from the run ledger's `tool.finished` events, so every reader of a run sees the same.
+ * `ended`: the run just ended in this process: its events as this process appended them (all of
+ * them, `takeAppended`) when the ledger has them, not read again.
  */
 export async function refusedCall(
-  runs: { events(runId: string, options?: { limit?: number; types?: string[] }): Promise<RunEvent[]> },
+  runs: {
+    events(runId: string, options?: { limit?: number; types?: string[] }): Promise<RunEvent[]>;
+    takeAppended?(runId: string, type: string): RunEvent[] | undefined;
+  },
   runId: string,
+  ended = false,
 ): Promise<RefusedCall | null> {
+  const appended = ended ? runs.takeAppended?.(runId, 'tool.finished') : undefined;
+  const events =
+    appended && appended.length <= SCAN_LIMIT
+      ? appended
+      : await runs.events(runId, { types: ['tool.finished'], limit: SCAN_LIMIT });
   let refused: RefusedCall | null = null;
-  for (const event of await runs.events(runId, { types: ['tool.finished'], limit: SCAN_LIMIT })) {
+  for (const event of events) {
     const p = event.payload as {
       tool?: string;
       is_error?: boolean;

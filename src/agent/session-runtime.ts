@@ -257,7 +257,7 @@ export async function runResult(host: AgentHost, runId: string, finished?: Agent
     reason: run.reason,
     error: run.error,
     failure: run.failure,
-    refused: run.status === 'completed' ? await refusedCall(host.runs, run.id) : null,
+    refused: run.status === 'completed' ? await refusedCall(host.runs, run.id, finished !== undefined) : null,
     text: message ? textOf(message.parts) : '',
     steps: run.steps,
     usage: run.usage,

@@ -65,6 +65,11 @@ export interface RunLedger {
     type: string,
     payload: Record<string, unknown>,
   ): Promise<{ run: AgentRun; event: RunEvent }>;
+  /**
+   * SQLite: a run's events of one type (`tool.finished`) as stored, when this process appended
+   * every event of the run (./run-events.ts `takeAppended`); undefined: read them. Once per run.
+   */
+  takeAppended?(runId: string, type: string): RunEvent[] | undefined;
   /** Append an event; returns it with its per-run sequence number. */
   append(runId: string, type: string, payload?: Record<string, unknown>): Promise<RunEvent>;
   /**
@@ -262,6 +267,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
       events.append(runId, type, payload),
     ),
     onAppend: events.onAppend,
+    takeAppended: events.takeAppended,
     events: read(queries.events),
     eventCount: read(queries.eventCount),
     recentEvents: read(queries.recentEvents),
