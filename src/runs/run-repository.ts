@@ -101,6 +101,11 @@ export interface SqliteRunWrites extends RunWrites {
   /** `markRunning`, answering the row as updated; undefined when there is no such run. */
   markRunningRow(id: string, now: number, owner: RunOwner): RunRow | undefined;
   /**
+   * `markRunningRow` of a queued run no other run of its session is running beside, checked in
+   * the same statement; undefined when there is no such run, it is not queued, or one is.
+   */
+  claimFreeRow(id: string, now: number, owner: RunOwner): RunRow | undefined;
+  /**
    * `insertEvent` with the sequence number known (the run's next one, as the transaction that
    * appended its previous event knows it: ./run-events.ts): a plain value, no subquery.
    */
@@ -115,6 +120,10 @@ const INSERT_RUN = `INSERT INTO agent_runs (id, session_id, parent_run_id, famil
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const MARK_RUNNING =
   "UPDATE agent_runs SET status = 'running', started_at = ?, updated_at = ?, pid = ?, host = ?, runner = ? WHERE id = ?";
+// MARK_RUNNING's update where the claim's checks hold (the reads `claim` makes otherwise).
+const CLAIM_FREE = `${MARK_RUNNING} AND status = 'queued' AND NOT EXISTS (SELECT 1 FROM agent_runs AS other
+             WHERE other.session_id = agent_runs.session_id AND other.status = 'running' AND other.id != agent_runs.id)
+           RETURNING *`;
 const insertParams = (row: RunRowInsert) => [...runInsertValues(row), row.created_at];
 
 /** A new run row's values in the column order of `RunRowInsert` (both backends' INSERT). */
@@ -175,6 +184,8 @@ export function createRunWrites(
       prepare(`${MARK_RUNNING} RETURNING *`).get(now, now, owner.pid, owner.host, owner.runner, id) as
         | RunRow
         | undefined,
+    claimFreeRow: (id, now, owner) =>
+      prepare(CLAIM_FREE).get(now, now, owner.pid, owner.host, owner.runner, id) as RunRow | undefined,
     updateRun: (id, patch, now) => update(id, patch, now, false) as boolean,
     updateRunRow: (id, patch, now) => update(id, patch, now, true) as RunRow | undefined,
     requestCancel(id, now) {

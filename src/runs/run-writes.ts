@@ -54,6 +54,13 @@ export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
     },
     claim(runId) {
       const handle = deps.db();
+      // The usual claim (a queued run, nothing running beside it in its session): the checks and
+      // the update in one statement, atomic by itself. Anything else: the reads below say what.
+      const free = writes.claimFreeRow(runId, deps.clock.now(), owner);
+      if (free) {
+        deps.events.known(runId, free.session_id);
+        return { ok: true, run: toRun(free) };
+      }
       /** The checks; the running runs of the session other than this one. */
       const check = (): AgentRun[] => {
         const run = queries.get(runId);
