@@ -62,28 +62,54 @@ export function compatRowValues(row: Omit<CompatRequestRow, 'finished_at'>) {
   };
 }
 
+const INSERT = `INSERT INTO openai_compat_requests (request_id, run_id, session_id, requested_model, model, model_source,
+    stream, include_usage, session_binding, message_count, ignored_fields, status, finish_reason, http_status,
+    error, prompt_tokens, completion_tokens, created_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const FINISH = `UPDATE openai_compat_requests SET status = ?, finish_reason = ?, http_status = ?, error = ?,
+    prompt_tokens = ?, completion_tokens = ?, finished_at = ?
+  WHERE request_id = ?`;
+
 export function createCompatRequestRepository(db: () => Db): CompatRequestRepository {
   return {
+    // Positional values (no named-parameter object to build and bind): two statements per request.
     async insert(row) {
       db()
-        .prepare(
-          `INSERT INTO openai_compat_requests (request_id, run_id, session_id, requested_model, model, model_source,
-            stream, include_usage, session_binding, message_count, ignored_fields, status, finish_reason, http_status,
-            error, prompt_tokens, completion_tokens, created_at)
-           VALUES (@request_id, @run_id, @session_id, @requested_model, @model, @model_source, @stream, @include_usage,
-            @session_binding, @message_count, @ignored_fields, @status, @finish_reason, @http_status, @error,
-            @prompt_tokens, @completion_tokens, @created_at)`,
-        )
-        .run(compatRowValues(row));
+        .prepare(INSERT)
+        .run(
+          row.request_id,
+          row.run_id,
+          row.session_id,
+          row.requested_model,
+          row.model,
+          row.model_source,
+          row.stream ? 1 : 0,
+          row.include_usage ? 1 : 0,
+          row.session_binding,
+          row.message_count,
+          JSON.stringify(row.ignored_fields),
+          row.status,
+          row.finish_reason,
+          row.http_status,
+          row.error,
+          row.prompt_tokens,
+          row.completion_tokens,
+          row.created_at,
+        );
     },
     async finish(requestId, outcome) {
       db()
-        .prepare(
-          `UPDATE openai_compat_requests SET status = @status, finish_reason = @finish_reason, http_status = @http_status,
-            error = @error, prompt_tokens = @prompt_tokens, completion_tokens = @completion_tokens, finished_at = @finished_at
-           WHERE request_id = @request_id`,
-        )
-        .run({ ...outcome, request_id: requestId });
+        .prepare(FINISH)
+        .run(
+          outcome.status,
+          outcome.finish_reason,
+          outcome.http_status,
+          outcome.error,
+          outcome.prompt_tokens,
+          outcome.completion_tokens,
+          outcome.finished_at,
+          requestId,
+        );
     },
     async list(options) {
       const rows = db()
