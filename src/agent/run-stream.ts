@@ -295,26 +295,37 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   if (!recorder) return;
   if (interrupted) await recorder.closeDanglingCalls();
   const stepUsage = t.stepUsage;
-  let session: Session | undefined;
   const stepCost = stepUsage
     ? (stepUsage.input_tokens * (t.resolved.info.cost_per_1m_in ?? 0) +
         stepUsage.output_tokens * (t.resolved.info.cost_per_1m_out ?? 0)) /
       1e6
     : 0;
-  await recorder.finish(stepUsage, stepCost);
-  if (recorder.text.trim()) c.resultMessageId = recorder.assistantId ?? c.resultMessageId;
+  const finishing = recorder.finish(stepUsage, stepCost);
   if (stepUsage) {
     usage.input_tokens += stepUsage.input_tokens;
     usage.output_tokens += stepUsage.output_tokens;
     usage.reasoning_tokens += stepUsage.reasoning_tokens ?? 0;
     usage.cached_input_tokens += stepUsage.cached_input_tokens ?? 0;
     c.cost += stepCost;
+  }
+  const finished = {
+    step: c.steps,
+    finish_reason: t.finishReason ?? null,
+    tool_calls: recorder.toolCalls.length,
+    usage: stepUsage,
+    cost: stepCost,
+  };
+  // The run's row with its `step.finished` where the ledger can (one statement on PostgreSQL), sent
+  // with the messages' and the session's writes, unawaited: one round trip (src/store/postgres/client.ts).
+  const patch = { steps: c.steps, usage, cost: c.cost };
+  const [, session, appended] = await Promise.all([
+    finishing,
     // The row comes back with the UPDATE: the next step's funnel takes its mode (./step-ends.ts).
-    session = await app.sessions.addUsage(sessionId, {
-      input_tokens: stepUsage.input_tokens,
-      output_tokens: stepUsage.output_tokens,
-      cost: stepCost,
-    });
+    stepUsage ? app.sessions.addUsage(sessionId, { ...pickTokens(stepUsage), cost: stepCost }) : undefined,
+    app.runs.updateAndAppend?.(run.id, patch, 'step.finished', finished),
+  ]);
+  if (recorder.text.trim()) c.resultMessageId = recorder.assistantId ?? c.resultMessageId;
+  if (stepUsage) {
     t.lastContext = stepUsage.input_tokens + stepUsage.output_tokens;
     app.bus.publish(sessionId, 'context.usage', {
       session_id: sessionId,
@@ -324,22 +335,8 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
       ratio: t.window > 0 ? round(t.lastContext / t.window) : 0,
     });
   }
-  const finished = {
-    step: c.steps,
-    finish_reason: t.finishReason ?? null,
-    tool_calls: recorder.toolCalls.length,
-    usage: stepUsage,
-    cost: stepCost,
-  };
-  // The run's row and its `step.finished` together where the ledger can (one statement on PostgreSQL).
-  const patch = { steps: c.steps, usage, cost: c.cost };
-  let runRow: AgentRun;
-  if (app.runs.updateAndAppend)
-    ({ run: runRow } = await app.runs.updateAndAppend(run.id, patch, 'step.finished', finished));
-  else {
-    runRow = await app.runs.update(run.id, patch);
-    await c.ledger('step.finished', finished);
-  }
+  const runRow = appended?.run ?? (await app.runs.update(run.id, patch));
+  if (!appended) await c.ledger('step.finished', finished);
   t.lastToolCalls = recorder.toolCalls.length;
   t.recorder = undefined;
   t.stepsClosed++;
@@ -477,6 +474,10 @@ function errorText(error: unknown): string {
   return JSON.stringify(error ?? 'tool failed');
 }
 
+const pickTokens = ({ input_tokens, output_tokens }: { input_tokens: number; output_tokens: number }) => ({
+  input_tokens,
+  output_tokens,
+});
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
 
 /** A compaction through the run's service; false when it failed (the history was not replaced). */

@@ -200,22 +200,29 @@ export class StepRecorder {
       return;
     }
     const sessions = this.app.sessions;
+    // Both updates sent without awaiting each other (one round trip in a PostgreSQL transaction).
+    const writes: Promise<unknown>[] = [];
     if (this.assistant) {
       // The parts only when they changed since they were last written.
       const stored = this.partsWritten === this.partsChanged;
-      await sessions.updateMessage(this.assistant.id, {
-        ...(stored ? {} : { parts: [...this.parts] }),
-        usage,
-        cost,
-        finished: true,
-      });
+      writes.push(
+        sessions.updateMessage(this.assistant.id, {
+          ...(stored ? {} : { parts: [...this.parts] }),
+          usage,
+          cost,
+          finished: true,
+        }),
+      );
     }
     if (this.tool) {
       const ordered = this.orderedResults();
       const stored =
         this.resultsWritten === this.results.length && ordered.every((part, i) => part === this.results[i]);
-      await sessions.updateMessage(this.tool.id, { ...(stored ? {} : { parts: ordered }), finished: true });
+      writes.push(
+        sessions.updateMessage(this.tool.id, { ...(stored ? {} : { parts: ordered }), finished: true }),
+      );
     }
+    await Promise.all(writes);
     // Both completions together, in message order (the bus stores them in one append on PostgreSQL).
     for (const message of [this.assistant, this.tool]) {
       if (!message) continue;

@@ -333,15 +333,25 @@ async function withPrefix<T>(connection: PoolClient, prefix: string[], query: ()
 
 type Corkable = { cork?(): void; uncork?(): void };
 
-/** Runs the functions given one at a time, in call order (a failure does not stop the next). */
+/** Runs the functions given in call order (a failure does not stop the next). */
 type Serial = <T>(fn: () => Promise<T>) => Promise<T>;
 
+/**
+ * Calls each function given once the previous one was called, not once it answered: on a
+ * pipelined connection (each statement's write happens within its call) statements a transaction
+ * sends without awaiting each other go out back to back and are answered in one round trip. The
+ * server runs them in that order, as before, so what each sees is unchanged; a statement after a
+ * failed one fails as it did when sent after its answer (the transaction is aborted either way).
+ */
 function serial(): Serial {
   let tail: Promise<unknown> = Promise.resolve();
-  return (fn) => {
-    const next = tail.then(fn);
-    tail = next.catch(() => {});
-    return next;
+  return <T>(fn: () => Promise<T>) => {
+    let answer!: Promise<T>;
+    const called = tail.then(() => {
+      answer = fn();
+    });
+    tail = called.catch(() => {});
+    return called.then(() => answer);
   };
 }
 
