@@ -17,6 +17,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCredentialStore, credentialFilePath } from '../../src/providers/credential-store';
 import { createRedactor } from '../../src/redact';
 import { createHttpApp } from '../../src/surfaces/http/index';
+import { utcDay } from '../../src/telemetry/cost-ledger';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 
@@ -150,5 +151,16 @@ describe('HTTP edge: what is computed once still follows changes', () => {
     expect(redactor.string(plain)).toBe(plain);
     redactor.add('plain-secret-value');
     expect(redactor.string('x plain-secret-value y')).toBe('x [REDACTED] y');
+  });
+
+  it('ENGINE-EDGE-5: the UTC day of a model call turns at midnight, whatever day was asked before', () => {
+    const midnight = Date.UTC(2026, 10, 30);
+    expect(utcDay(midnight - 1)).toBe('2026-11-29');
+    expect(utcDay(midnight)).toBe('2026-11-30');
+    expect(utcDay(midnight - 1)).toBe('2026-11-29');
+    expect(utcDay(midnight + 86_400_000 - 1)).toBe('2026-11-30');
+    expect(utcDay(midnight + 86_400_000)).toBe('2026-12-01');
+    expect(utcDay(-1)).toBe('1969-12-31');
+    expect(utcDay(0)).toBe('1970-01-01');
   });
 });
