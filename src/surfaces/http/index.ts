@@ -128,6 +128,8 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
       gauged.add(app);
       app.onClose(app.telemetry.metrics.gauge('sse_subscribers', () => streams.size));
     }
+    // No span to make (telemetry off): no request description, closure or await for nothing.
+    if (!app.telemetry.tracing) return next();
     await app.telemetry.http(
       { method: c.req.method, path: c.req.path, headers: c.req.raw.headers },
       async () => {
