@@ -8,8 +8,12 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { ProviderDeps } from './context';
 import type { CredentialStore } from './credential-store';
 import type { CredentialResolution } from './credentials';
+import { lazily } from './lazy-module';
 import { leanChunkValidation, leanStreaming, onceComputedRequest } from './openai-compatible-lean';
 import type { ProviderEntry } from './provider-entries';
+
+/** Imported on first use, asked once. */
+const openAICompatibleModule = lazily(() => import('@ai-sdk/openai-compatible'));
 
 export interface BuildRequest {
   deps: ProviderDeps;
@@ -37,7 +41,7 @@ export async function openAICompatible(
   modelId: string,
   options: { apiKey?: string; headers?: Record<string, string>; fetch: typeof fetch },
 ): Promise<LanguageModelV3> {
-  const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
+  const { createOpenAICompatible } = await openAICompatibleModule();
   const model = createOpenAICompatible({
     name: entry.id,
     baseURL: entry.base_url!,

@@ -138,9 +138,23 @@ interface Backend {
 }
 
 function fileBackend(path: string): Backend {
+  // The file as last parsed, by its identity (inode, size, times): every model resolution reads
+  // the store (issue 17), and a file nobody changed is then one stat, not a read and a parse. An
+  // edit (in place or by rename, here or in another process) changes the identity, so the next
+  // read sees it.
+  let memo: { identity: string; credentials: Record<string, StoredCredential> } | undefined;
   return {
     read() {
-      if (!existsSync(path)) return {};
+      let stat: ReturnType<typeof statSync>;
+      try {
+        stat = statSync(path, { throwIfNoEntry: false });
+      } catch {
+        stat = undefined; // as existsSync: a file that cannot be looked at is not there
+      }
+      if (!stat) return {};
+      const identity = `${stat.ino} ${stat.size} ${stat.mtimeMs} ${stat.ctimeMs}`;
+      // A copy: set and delete change what they read before they write it.
+      if (memo?.identity === identity) return { ...memo.credentials };
       let parsed: StoreFile;
       try {
         parsed = JSON.parse(readFileSync(path, 'utf8')) as StoreFile;
@@ -150,9 +164,13 @@ function fileBackend(path: string): Backend {
           `credential store ${path}: unreadable (${(error as Error).message}); fix or remove the file, then run svc auth again`,
         );
       }
-      return parsed && typeof parsed.credentials === 'object' && parsed.credentials ? parsed.credentials : {};
+      const credentials =
+        parsed && typeof parsed.credentials === 'object' && parsed.credentials ? parsed.credentials : {};
+      memo = { identity, credentials };
+      return { ...credentials };
     },
     write(data) {
+      memo = undefined;
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       const tmp = `${path}.${process.pid}.tmp`;
       const body: StoreFile = { version: 1, credentials: data };

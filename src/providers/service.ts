@@ -10,6 +10,7 @@ import { type Catalog, loadCatalog, type RefreshResult, refreshCatalog } from '.
 import { defaultSleep, type ProviderDeps } from './context';
 import { clearWindowCache, contextWindowFor } from './context-window';
 import { type CredentialStore, createCredentialStore } from './credential-store';
+import { lazily } from './lazy-module';
 import { probeLocalServers } from './local-probe';
 import { MeteredLanguageModel } from './metered-model';
 import { readSession } from './oauth/chatgpt';
@@ -19,6 +20,9 @@ import type { RecoveringLanguageModel } from './recovery';
 import { choose, type ParsedSelector, parseSelector, type Selection, type SelectionEnv } from './selection';
 import { listServerModels } from './server-models';
 import type { ModelInfo, ModelResolver, ResolvedModel, ResolveRequest } from './types';
+
+const buildModelModule = lazily(() => import('./build-model'));
+const recoveryModule = lazily(() => import('./recovery'));
 
 export interface ProviderService {
   readonly models: ModelResolver;
@@ -178,7 +182,7 @@ function createResolver(service: ProviderService): ModelResolver {
       throw new SvcError(code, ready.reason ?? `${entry.id}: not ready`, { details: { provider: entry.id } });
     }
     if (ready.credential.value) deps.redactor.add(ready.credential.value);
-    const { buildLanguageModel } = await import('./build-model');
+    const { buildLanguageModel } = await buildModelModule();
     const languageModel = await buildLanguageModel({
       deps,
       store: service.store,
@@ -264,7 +268,7 @@ function createResolver(service: ProviderService): ModelResolver {
           }
         })
         .filter((s): s is string => Boolean(s) && s !== primary.selector);
-      const { RecoveringLanguageModel } = await import('./recovery');
+      const { RecoveringLanguageModel } = await recoveryModule();
       const info = modelInfo(parsed);
       const window = await contextWindowFor(deps, parsed.entry, parsed.model, {
         apiKey: primary.apiKey,

@@ -44,7 +44,17 @@ export interface CostLedger {
   spent(sessionId: string): Promise<BudgetSpent | undefined>;
 }
 
-export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+/** The last day asked for: every model call asks, and calls cluster in one day (issue 17). */
+let lastDay = { from: 0, to: 0, day: '' };
+export const utcDay = (ms: number): string => {
+  if (ms >= lastDay.from && ms < lastDay.to) return lastDay.day;
+  const day = new Date(ms).toISOString().slice(0, 10);
+  if (Number.isFinite(ms)) {
+    const from = Math.floor(ms / 86_400_000) * 86_400_000;
+    lastDay = { from, to: from + 86_400_000, day };
+  }
+  return day;
+};
 
 export function createCostLedger(deps: CostLedgerDeps): CostLedger {
   const { store, clock } = deps;

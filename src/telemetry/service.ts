@@ -53,6 +53,8 @@ export interface Telemetry {
   readonly metrics: Metrics;
   /** The sink every model call reports to: ledger row, metrics, a `chat` span. */
   readonly calls: ModelCallSink;
+  /** Whether spans are made now (the OpenTelemetry SDK is loaded): without, `http` adds nothing. */
+  readonly tracing: boolean;
   /** Resolves once the OpenTelemetry SDK is loaded (at once when off). */
   ready(): Promise<void>;
   run<T extends { status: string; failure?: { code: string } | null }>(
@@ -149,6 +151,9 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   return {
     get endpoint() {
       return target?.traces ?? null;
+    },
+    get tracing() {
+      return otel !== undefined;
     },
     ledger,
     metrics,

@@ -37,14 +37,27 @@ export function bearerAuth(options: AuthOptions): MiddlewareHandler {
     const header = c.req.header('authorization') ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header.trim());
     if (!match) return deny('authentication required: missing bearer token');
-    if (!safeEqual(match[1].trim(), token)) return deny('authentication required: invalid bearer token');
+    if (!timingSafeEqual(sha256(match[1].trim()), tokenHash(token)))
+      return deny('authentication required: invalid bearer token');
     return next();
   };
 }
 
+/**
+ * The configured token's hash, hashed again only when the token changes (a reload rotates it):
+ * one hash a request instead of two (issue 17).
+ */
+let hashed: { token: string; hash: Buffer } | undefined;
+function tokenHash(token: string): Buffer {
+  if (hashed?.token !== token) hashed = { token, hash: sha256(token) };
+  return hashed.hash;
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
 /** Hash both sides first so the comparison takes the same time whatever the lengths. */
 export function safeEqual(a: string, b: string): boolean {
-  const ha = createHash('sha256').update(a).digest();
-  const hb = createHash('sha256').update(b).digest();
-  return timingSafeEqual(ha, hb);
+  return timingSafeEqual(sha256(a), sha256(b));
 }

@@ -6,7 +6,7 @@
  * method.
  * @module
  */
-import { type Context, Hono } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { App } from '../../app';
@@ -128,6 +128,8 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
       gauged.add(app);
       app.onClose(app.telemetry.metrics.gauge('sse_subscribers', () => streams.size));
     }
+    // No span to make (telemetry off): no request description, closure or await for nothing.
+    if (!app.telemetry.tracing) return next();
     await app.telemetry.http(
       { method: c.req.method, path: c.req.path, headers: c.req.raw.headers },
       async () => {
@@ -159,17 +161,7 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
     return next();
   });
   const limit = options.maxBodyBytes ?? initial?.config.services.http.max_body_bytes ?? 10 * 1024 * 1024;
-  hono.use(
-    bodyLimit({
-      maxSize: limit,
-      onError: (c) =>
-        errorResponse(
-          c,
-          new SvcError('invalid_input', `request body over the ${limit}-byte limit`, { status: 413 }),
-          { style: styleFor(c.req.path) },
-        ),
-    }),
-  );
+  hono.use(limitBody(limit, styleFor));
 
   // Prometheus text of svc's metrics (src/telemetry/metrics.ts), behind the bearer like every route.
   hono.get('/metrics', async (c) => {
@@ -197,6 +189,33 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
   for (const extension of options.extensions ?? httpExtensions) extension(hono, appRef, kit);
   options.extend?.(hono, appRef, kit);
   return hono;
+}
+
+/**
+ * The body limit (413 past `limit` bytes). hono's bodyLimit asks `c.req.raw.body` first, which
+ * makes the Node adapter build a whole Web `Request` (and a ReadableStream over the socket) for
+ * every request, and the handler's `c.req.json()` then reads through it instead of the adapter's
+ * direct read (issue 17). The same decisions without it: no body for GET/HEAD, a declared length
+ * is checked as declared, and only a chunked body goes through bodyLimit's counting reader.
+ */
+function limitBody(limit: number, styleFor: (path: string) => ErrorStyle): MiddlewareHandler {
+  const tooLarge = (c: Context) =>
+    errorResponse(
+      c,
+      new SvcError('invalid_input', `request body over the ${limit}-byte limit`, { status: 413 }),
+      {
+        style: styleFor(c.req.path),
+      },
+    );
+  const limitStreamedBody = bodyLimit({ maxSize: limit, onError: tooLarge });
+  return async (c, next) => {
+    const method = c.req.method;
+    if (method === 'GET' || method === 'HEAD') return next();
+    const headers = c.req.raw.headers;
+    if (headers.has('content-length') && !headers.has('transfer-encoding'))
+      return Number.parseInt(headers.get('content-length') || '0', 10) > limit ? tooLarge(c) : next();
+    return limitStreamedBody(c, next);
+  };
 }
 
 /** Error style per path: compat routes flat, tool bindings that ask for text get text. */

@@ -33,10 +33,17 @@ export interface RunQueue {
   stats(): RunQueueStats;
 }
 
+/** The cores this process may use: a syscall, asked once rather than at every request (issue 17). */
+let cores: number | undefined;
+function coreCount(): number {
+  cores ??= availableParallelism();
+  return cores;
+}
+
 export function runQueueLimits(app: App): RunQueueLimits {
   const compat = app.config.options.openai_compat;
   return {
-    concurrency: compat?.max_concurrent_runs ?? 2 * availableParallelism(),
+    concurrency: compat?.max_concurrent_runs ?? 2 * coreCount(),
     depth: compat?.max_queued_requests ?? DEFAULT_MAX_QUEUED_REQUESTS,
   };
 }
