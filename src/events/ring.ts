@@ -98,6 +98,8 @@ export function ringCache(options: {
   const { ringSize, maxRings, log } = options;
   const rings = new Map<string, Ring>();
   const loading = new Map<string, Promise<Ring>>();
+  /** The session whose ring is last in `rings` (most recently used), when known. */
+  let newest: string | undefined;
   // Sessions whose ring left memory → the ring's evictedUpTo then (or, for a lazy ring not read,
   // `before`: the id its events started at, nothing read yet).
   const dropped = new Map<string, number | { before: number }>();
@@ -137,7 +139,9 @@ export function ringCache(options: {
   };
 
   const keep = (sessionId: string, ring: Ring): Ring => {
+    rings.delete(sessionId); // last in order, as `newest` says
     rings.set(sessionId, ring);
+    newest = sessionId;
     if (rings.size > maxRings) dropIdle(sessionId);
     return ring;
   };
@@ -147,8 +151,11 @@ export function ringCache(options: {
     get(sessionId) {
       const ring = rings.get(sessionId);
       if (ring) {
+        // Already the most recently used (a session's events one after another): order unchanged.
+        if (sessionId === newest) return ring;
         rings.delete(sessionId);
         rings.set(sessionId, ring);
+        newest = sessionId;
         return ring;
       }
       const inFlight = loading.get(sessionId);
