@@ -113,3 +113,23 @@ describe('StepRecorder', () => {
     expect((await app.sessions.messages(session.id)).at(-1)!.parts).toEqual([{ type: 'text', text: 'ab' }]);
   });
 });
+
+describe('StepRecorder deltas (p-bus: a delta is recorded at once once the message exists)', () => {
+  it('ENGINE-BUS-4 a delta made while an earlier one still waits for the message is recorded after it', async () => {
+    const { app, session, step } = await recorder();
+    const seen: string[] = [];
+    let later: Promise<void> | undefined;
+    app.bus.subscribe(session.id, (event) => {
+      seen.push(event.type === 'message.delta' ? `delta:${event.payload.delta}` : event.type);
+      // The message exists now, and the first delta has not resumed yet.
+      if (event.type === 'message.created') later = step.textDelta('t1', 'B');
+    });
+    await step.textDelta('t1', 'A');
+    await later;
+    await step.textDelta('t1', 'C');
+    await step.finish(null, 0);
+    expect(seen).toEqual(['message.created', 'delta:A', 'delta:B', 'delta:C', 'message.completed']);
+    const [message] = await app.sessions.messages(session.id);
+    expect(message!.parts).toEqual([{ type: 'text', text: 'ABC' }]);
+  });
+});

@@ -41,6 +41,8 @@ export class StepRecorder {
   private openText: { id: string; index: number } | undefined;
   private openReasoning: { id: string; index: number } | undefined;
   private dirty = false;
+  /** Deltas waiting for the assistant message to be created (later ones wait behind them). */
+  private deltasWaiting = 0;
   /**
    * What the store holds: the assistant's parts as of change `partsWritten` (of `partsChanged`
    * so far), the tool message's first `resultsWritten` results in arrival order. The step's end
@@ -74,12 +76,12 @@ export class StepRecorder {
     return this.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
   }
 
-  async textDelta(id: string, delta: string, metadata?: ProviderMetadata): Promise<void> {
-    await this.delta('text', id, delta, metadata);
+  textDelta(id: string, delta: string, metadata?: ProviderMetadata): Promise<void> {
+    return this.delta('text', id, delta, metadata);
   }
 
-  async reasoningDelta(id: string, delta: string, metadata?: ProviderMetadata): Promise<void> {
-    await this.delta('reasoning', id, delta, metadata);
+  reasoningDelta(id: string, delta: string, metadata?: ProviderMetadata): Promise<void> {
+    return this.delta('reasoning', id, delta, metadata);
   }
 
   /** Provider metadata that arrives at the end of a part (e.g. a reasoning signature). */
@@ -246,7 +248,16 @@ export class StepRecorder {
 
   private async delta(kind: 'text' | 'reasoning', id: string, delta: string, metadata?: ProviderMetadata) {
     if (!delta && !metadata) return;
-    await this.ensureAssistant();
+    // Once the message exists and no earlier delta still waits for it, a delta is recorded at
+    // once (no await: p-bus); before, each waits for the message, in call order.
+    if (!this.assistant || this.deltasWaiting > 0) {
+      this.deltasWaiting++;
+      try {
+        await this.ensureAssistant();
+      } finally {
+        this.deltasWaiting--;
+      }
+    }
     const key = kind === 'text' ? 'openText' : 'openReasoning';
     let open = this[key];
     if (!open || open.id !== id) {

@@ -143,16 +143,10 @@ export function createEventBus(deps: {
   const publisherContext = () => (immediate() || !log() ? undefined : AsyncLocalStorage.snapshot());
   /** To the session's listeners, and to '*' for an event published on this node (`local`). */
   const deliver = (event: SessionEvent, local = true) => {
-    for (const key of local ? [event.session_id, '*'] : [event.session_id]) {
-      for (const listener of listeners.get(key) ?? []) {
-        try {
-          listener(event);
-        } catch (error) {
-          // One broken subscriber must not stop the others or the publisher.
-          deps.onError?.(error);
-        }
-      }
-    }
+    const own = listeners.get(event.session_id);
+    if (own) deliverTo(own, event, deps.onError);
+    const all = local ? listeners.get('*') : undefined;
+    if (all) deliverTo(all, event, deps.onError);
   };
 
   const writes = createBusWrites({ rings, ringSize, immediate, log, sharedLog, deliver });
@@ -246,4 +240,15 @@ export function createEventBus(deps: {
       listeners.clear();
     },
   };
+}
+
+/** To each listener of a set; one broken subscriber must not stop the others or the publisher. */
+function deliverTo(set: Set<EventListener>, event: SessionEvent, onError?: (e: unknown) => void): void {
+  for (const listener of set) {
+    try {
+      listener(event);
+    } catch (error) {
+      onError?.(error);
+    }
+  }
 }

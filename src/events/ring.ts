@@ -34,37 +34,39 @@ export interface RingLog {
 export const seen = (ring: Ring): number =>
   ring.events.length ? ring.events[ring.events.length - 1].id : ring.evictedUpTo;
 
-/** `evictedUpTo` not read yet (a lazy ring's): the id before which the ring's events start. */
-const unread = new WeakSet<Ring>();
-
 /**
  * A ring whose `evictedUpTo` is read from the log only when asked for (issue 17: most rings of a
  * server are of sessions it just created and nobody asks): empty, it is the session's highest id
  * then (what an eager load read); holding events, the highest id below its first one, which is
  * what the eager load read unless another process appended in between (then this bound is the
- * truer one: the ring does not hold that event). A ring's eviction sets it as before.
+ * truer one: the ring does not hold that event). A ring's eviction sets it as before. A class (the
+ * accessor on its prototype, `known` a plain field): one is made per new session, on the publish
+ * path (p-bus: an own accessor defined per ring and a WeakSet of unread rings cost more).
  */
+class LazyRing implements Ring {
+  events: SessionEvent[] = [];
+  /** `evictedUpTo` once read or set; undefined: not read yet. */
+  known: number | undefined = undefined;
+  constructor(
+    private readonly sessionId: string,
+    private readonly log: Required<Pick<RingLog, 'maxIdBefore'>> & RingLog,
+  ) {}
+  get evictedUpTo(): number {
+    this.known ??= this.events.length
+      ? this.log.maxIdBefore(this.sessionId, this.events[0].id)
+      : (this.log.maxId(this.sessionId) as number);
+    return this.known;
+  }
+  set evictedUpTo(id: number) {
+    this.known = id;
+  }
+}
+
+/** A lazy ring whose `evictedUpTo` is not read yet: the id before which its events start. */
+const unread = (ring: Ring): boolean => ring instanceof LazyRing && ring.known === undefined;
+
 function lazyRing(sessionId: string, log: Required<Pick<RingLog, 'maxIdBefore'>> & RingLog): Ring {
-  let known: number | undefined;
-  const ring = { events: [] as SessionEvent[] } as Ring;
-  const read = () =>
-    ring.events.length ? log.maxIdBefore(sessionId, ring.events[0].id) : (log.maxId(sessionId) as number);
-  unread.add(ring);
-  Object.defineProperty(ring, 'evictedUpTo', {
-    enumerable: true,
-    get: () => {
-      if (known === undefined) {
-        known = read();
-        unread.delete(ring);
-      }
-      return known;
-    },
-    set: (id: number) => {
-      known = id;
-      unread.delete(ring);
-    },
-  });
-  return ring;
+  return new LazyRing(sessionId, log);
 }
 
 /** Adds an event after the ring's last one, dropping the oldest past `ringSize`. */
@@ -96,6 +98,8 @@ export function ringCache(options: {
   const { ringSize, maxRings, log } = options;
   const rings = new Map<string, Ring>();
   const loading = new Map<string, Promise<Ring>>();
+  /** The session whose ring is last in `rings` (most recently used), when known. */
+  let newest: string | undefined;
   // Sessions whose ring left memory → the ring's evictedUpTo then (or, for a lazy ring not read,
   // `before`: the id its events started at, nothing read yet).
   const dropped = new Map<string, number | { before: number }>();
@@ -125,9 +129,9 @@ export function ringCache(options: {
       if (rings.size <= maxRings) break;
       if (id === keep || options.listened(id)) continue;
       rings.delete(id);
-      const before = unread.has(ring) ? ring.events[0]?.id : undefined;
+      const before = unread(ring) ? ring.events[0]?.id : undefined;
       // An empty ring never read leaves nothing to remember: loaded again, it reads the log then.
-      if (unread.has(ring) && before === undefined) continue;
+      if (unread(ring) && before === undefined) continue;
       dropped.set(id, before === undefined ? ring.evictedUpTo : { before });
       // The marks are small, but bounded too: past this a session's ring starts empty, as after a restart.
       if (dropped.size > maxRings * 64) dropped.delete(dropped.keys().next().value as string);
@@ -135,7 +139,9 @@ export function ringCache(options: {
   };
 
   const keep = (sessionId: string, ring: Ring): Ring => {
+    rings.delete(sessionId); // last in order, as `newest` says
     rings.set(sessionId, ring);
+    newest = sessionId;
     if (rings.size > maxRings) dropIdle(sessionId);
     return ring;
   };
@@ -145,8 +151,11 @@ export function ringCache(options: {
     get(sessionId) {
       const ring = rings.get(sessionId);
       if (ring) {
+        // Already the most recently used (a session's events one after another): order unchanged.
+        if (sessionId === newest) return ring;
         rings.delete(sessionId);
         rings.set(sessionId, ring);
+        newest = sessionId;
         return ring;
       }
       const inFlight = loading.get(sessionId);

@@ -42,58 +42,74 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
   };
 
   /**
-   * Drains the queue in order; runs synchronously as long as nothing has to be awaited. Bound to
-   * the context the bus was made in: a publish inside a PostgreSQL store transaction (a step's
-   * writes, src/store/transactions.ts) must not start a drain that joins that ambient transaction,
-   * whose commit would not wait for it (the append would run after COMMIT and fail).
+   * Drains the queue in order, synchronously as long as every write answers at once (SQLite: no
+   * promise made per event, p-bus); a write that returns a promise hands the rest of the drain to
+   * `resume`, which continues once it settles. Bound to the context the bus was made in: a publish
+   * inside a PostgreSQL store transaction (a step's writes, src/store/transactions.ts) must not
+   * start a drain that joins that ambient transaction, whose commit would not wait for it (the
+   * append would run after COMMIT and fail); `resume`'s awaits run in that context too.
    */
-  const pump = AsyncResource.bind(async (): Promise<void> => {
+  const drain = AsyncResource.bind((): void => {
     if (pumping) return;
     pumping = true;
+    let handedOff = false;
     try {
       for (let item = queue.shift(); item; item = queue.shift()) {
         const run = [item];
         while (batch && run.length < 64 && queue.length && batch.joins(item, queue[0]))
           run.push(queue.shift() as T);
-        if (batch && run.length > 1) {
-          try {
-            await batch.writeAll(run);
-          } catch (error) {
-            onError?.(error);
-            for (const one of run) one.failed?.(error);
-          } finally {
-            for (const _ of run) settle();
-          }
+        let storing: void | Promise<void>;
+        try {
+          storing = batch && run.length > 1 ? batch.writeAll(run) : write(item);
+        } catch (error) {
+          failed(run, error);
           continue;
         }
-        try {
-          const storing = write(item);
-          if (storing) await storing;
-        } catch (error) {
-          onError?.(error);
-          item.failed?.(error);
-        } finally {
-          settle();
+        if (storing) {
+          handedOff = true;
+          void resume(storing, run);
+          return;
         }
+        settle();
       }
     } finally {
-      pumping = false;
+      if (!handedOff) pumping = false;
     }
   });
+
+  /** Every item of a run failed: reported once, each told, each settled. */
+  const failed = (run: T[], error: unknown) => {
+    onError?.(error);
+    for (const one of run) one.failed?.(error);
+    for (const _ of run) settle();
+  };
+
+  /** The drain after a write that answered with a promise: once it settles, the next items. */
+  const resume = async (storing: Promise<void>, run: T[]): Promise<void> => {
+    try {
+      await storing;
+      for (const _ of run) settle();
+    } catch (error) {
+      failed(run, error);
+    } finally {
+      pumping = false;
+      drain();
+    }
+  };
 
   let starting = false;
   const enqueue = (item: T) => {
     enqueued++;
     queue.push(item);
     if (pumping || !batch?.deferStart?.()) {
-      void pump();
+      drain();
       return;
     }
     if (starting) return;
     starting = true;
     queueMicrotask(() => {
       starting = false;
-      void pump();
+      drain();
     });
   };
 

@@ -83,3 +83,24 @@ describe('event rings read the log lazily (SQLite)', () => {
     expect(b.events.map((e) => e.payload.n)).toEqual([1]);
   });
 });
+
+describe('event rings kept in memory (p-bus)', () => {
+  it('ENGINE-BUS-5 a session published to again and again stays the most recently used: the least recently used ring leaves', async () => {
+    const { db, bus } = setup({ maxRings: 2 });
+    for (const [session, n] of [
+      ['a', 1],
+      ['b', 1],
+      ['a', 2],
+      ['a', 3],
+      ['c', 1],
+    ] as const)
+      bus.publish(session, 'tick', { n });
+    await bus.flush();
+    const { texts } = countStatements(db);
+    const reads = () => texts.filter((t) => t.startsWith('SELECT id, session_id, type, payload')).length;
+    expect((await bus.replay('a', 0)).events.map((e) => e.payload.n)).toEqual([1, 2, 3]);
+    expect(reads()).toBe(0); // in memory
+    expect((await bus.replay('b', 0)).events.map((e) => e.payload.n)).toEqual([1]);
+    expect(reads()).toBe(1); // it had left memory: read back from the log
+  });
+});
