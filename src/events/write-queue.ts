@@ -70,7 +70,7 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
           void resume(storing, run);
           return;
         }
-        settle();
+        for (const _ of run) settle();
       }
     } finally {
       if (!handedOff) pumping = false;
