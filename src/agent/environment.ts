@@ -115,13 +115,79 @@ export function findRepoRoot(start: string): string | undefined {
 /**
  * Context files from the repository root down to the workspace (outermost first, so the more
  * specific instructions come last). Outside a repository only the workspace is searched.
+ *
+ * Every run asks (a compat request is a run), and the answer is nearly always the last one: it is
+ * kept with the stat of each directory searched (workspace up to the root, and up to `/` outside a
+ * repository: where a `.git` may appear) and of each file found. A directory's mtime moves when an
+ * entry is added, removed or renamed (a new AGENTS.md, a `.git`, an editor's atomic save), a
+ * file's when it is written; so one stat per directory and per file found tells whether the last
+ * answer still holds, and an edited file is read again by the next run, as when every run read
+ * it. A stamp taken within RACY_MS of its mtime is not trusted (a later write in the same
+ * timestamp tick would look unchanged): such an answer is read again next time.
  */
 export function findContextFiles(workspace: string, names: readonly string[]): ContextFile[] {
-  const root = findRepoRoot(workspace) ?? workspace;
+  const key = `${workspace}\0${names.join('\0')}`;
+  const hit = contextCache.get(key);
+  if (hit && hit.trusted && hit.stamps.every(unchanged)) return [...hit.files];
+  const read = readContextFiles(workspace, names);
+  if (contextCache.size >= CONTEXT_CACHE_ENTRIES) contextCache.clear();
+  contextCache.set(key, read);
+  return [...read.files];
+}
+
+/** How close to its mtime a stat may be taken and still be trusted (coarse filesystem clocks). */
+const RACY_MS = 2000;
+const CONTEXT_CACHE_ENTRIES = 16;
+
+interface Stamp {
+  path: string;
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+}
+
+interface ContextRead {
+  stamps: Stamp[];
+  files: ContextFile[];
+  /** Every stamp older than RACY_MS when taken. */
+  trusted: boolean;
+}
+
+const contextCache = new Map<string, ContextRead>();
+
+function stampOf(
+  path: string,
+  st = statSync(path, { bigint: true, throwIfNoEntry: false }),
+): Stamp | undefined {
+  return st && { path, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
+}
+
+function unchanged(stamp: Stamp): boolean {
+  const now = stampOf(stamp.path);
+  return (
+    now !== undefined &&
+    now.ino === stamp.ino &&
+    now.size === stamp.size &&
+    now.mtimeNs === stamp.mtimeNs &&
+    now.ctimeNs === stamp.ctimeNs
+  );
+}
+
+function readContextFiles(workspace: string, names: readonly string[]): ContextRead {
+  const takenNs = BigInt(Date.now()) * 1_000_000n;
+  const stamps: Stamp[] = [];
+  let trusted = true;
+  // Stamped: every directory a `.git` was looked for in, the workspace up to the root (up to `/`
+  // outside a repository); searched: the workspace up to the root (the workspace alone outside).
+  const repo = findRepoRoot(workspace);
   const dirs: string[] = [];
   for (let dir = workspace; ; dir = dirname(dir)) {
-    dirs.unshift(dir);
-    if (dir === root || dirname(dir) === dir) break;
+    const s = stampOf(dir);
+    if (s) stamps.push(s);
+    else trusted = false;
+    if (repo !== undefined || dir === workspace) dirs.unshift(dir);
+    if (dir === repo || dirname(dir) === dir) break;
   }
   const files: ContextFile[] = [];
   const seen = new Set<string>();
@@ -132,7 +198,10 @@ export function findContextFiles(workspace: string, names: readonly string[]): C
       seen.add(full);
       try {
         // Most names are absent: no exception for those (throwing one per name showed in profiles).
-        if (!statSync(full, { throwIfNoEntry: false })?.isFile()) continue;
+        const st = statSync(full, { bigint: true, throwIfNoEntry: false });
+        if (!st?.isFile()) continue;
+        // Stamped before the read: a write after it moves the mtime past the stamp.
+        stamps.push(stampOf(full, st) as Stamp);
         const buffer = readFileSync(full);
         const truncated = buffer.length > CONTEXT_FILE_MAX_BYTES;
         files.push({
@@ -145,5 +214,6 @@ export function findContextFiles(workspace: string, names: readonly string[]): C
       }
     }
   }
-  return files;
+  if (stamps.some((s) => takenNs - s.mtimeNs < BigInt(RACY_MS) * 1_000_000n)) trusted = false;
+  return { stamps, files, trusted };
 }
