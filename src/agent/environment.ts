@@ -117,18 +117,19 @@ export function findRepoRoot(start: string): string | undefined {
  * specific instructions come last). Outside a repository only the workspace is searched.
  *
  * Every run asks (a compat request is a run), and the answer is nearly always the last one: it is
- * kept with the stat of each directory searched (workspace up to the root, and up to `/` outside a
- * repository: where a `.git` may appear) and of each file found. A directory's mtime moves when an
- * entry is added, removed or renamed (a new AGENTS.md, a `.git`, an editor's atomic save), a
- * file's when it is written; so one stat per directory and per file found tells whether the last
- * answer still holds, and an edited file is read again by the next run, as when every run read
- * it. A stamp taken within RACY_MS of its mtime is not trusted (a later write in the same
- * timestamp tick would look unchanged): such an answer is read again next time.
+ * kept with the stat of each directory searched (the workspace up to the root) and of each file
+ * found. A directory's mtime moves when an entry is added, removed or renamed (a new AGENTS.md, a
+ * `.git`, an editor's atomic save), a file's when it is written; outside a repository each parent
+ * is checked for a new `.git` as before. So a few stats tell whether the last answer still holds,
+ * and an edited file is read again by the next run, as when every run read it. A stamp taken
+ * within RACY_MS of its mtime is not trusted (a later write in the same timestamp tick would look
+ * unchanged): such an answer is read again next time.
  */
 export function findContextFiles(workspace: string, names: readonly string[]): ContextFile[] {
   const key = `${workspace}\0${names.join('\0')}`;
   const hit = contextCache.get(key);
-  if (hit && hit.trusted && hit.stamps.every(unchanged)) return [...hit.files];
+  if (hit?.trusted && hit.stamps.every(unchanged) && !hit.noGit.some((path) => existsSync(path)))
+    return [...hit.files];
   const read = readContextFiles(workspace, names);
   if (contextCache.size >= CONTEXT_CACHE_ENTRIES) contextCache.clear();
   contextCache.set(key, read);
@@ -141,14 +142,17 @@ const CONTEXT_CACHE_ENTRIES = 16;
 
 interface Stamp {
   path: string;
-  ino: bigint;
-  size: bigint;
-  mtimeNs: bigint;
-  ctimeNs: bigint;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
 }
 
 interface ContextRead {
+  /** The directories searched and the files read. */
   stamps: Stamp[];
+  /** Outside a repository: each parent's `.git`, absent when read. */
+  noGit: string[];
   files: ContextFile[];
   /** Every stamp older than RACY_MS when taken. */
   trusted: boolean;
@@ -156,11 +160,8 @@ interface ContextRead {
 
 const contextCache = new Map<string, ContextRead>();
 
-function stampOf(
-  path: string,
-  st = statSync(path, { bigint: true, throwIfNoEntry: false }),
-): Stamp | undefined {
-  return st && { path, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
+function stampOf(path: string, st = statSync(path, { throwIfNoEntry: false })): Stamp | undefined {
+  return st && { path, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
 }
 
 function unchanged(stamp: Stamp): boolean {
@@ -169,24 +170,28 @@ function unchanged(stamp: Stamp): boolean {
     now !== undefined &&
     now.ino === stamp.ino &&
     now.size === stamp.size &&
-    now.mtimeNs === stamp.mtimeNs &&
-    now.ctimeNs === stamp.ctimeNs
+    now.mtimeMs === stamp.mtimeMs &&
+    now.ctimeMs === stamp.ctimeMs
   );
 }
 
 function readContextFiles(workspace: string, names: readonly string[]): ContextRead {
-  const takenNs = BigInt(Date.now()) * 1_000_000n;
+  const taken = Date.now();
   const stamps: Stamp[] = [];
+  const noGit: string[] = [];
   let trusted = true;
-  // Stamped: every directory a `.git` was looked for in, the workspace up to the root (up to `/`
-  // outside a repository); searched: the workspace up to the root (the workspace alone outside).
   const repo = findRepoRoot(workspace);
+  // Searched: the workspace up to the root (the workspace alone outside a repository).
   const dirs: string[] = [];
   for (let dir = workspace; ; dir = dirname(dir)) {
-    const s = stampOf(dir);
-    if (s) stamps.push(s);
-    else trusted = false;
-    if (repo !== undefined || dir === workspace) dirs.unshift(dir);
+    if (repo !== undefined || dir === workspace) {
+      const s = stampOf(dir);
+      if (s) stamps.push(s);
+      else trusted = false;
+      dirs.unshift(dir);
+    } else {
+      noGit.push(join(dir, '.git'));
+    }
     if (dir === repo || dirname(dir) === dir) break;
   }
   const files: ContextFile[] = [];
@@ -198,7 +203,7 @@ function readContextFiles(workspace: string, names: readonly string[]): ContextR
       seen.add(full);
       try {
         // Most names are absent: no exception for those (throwing one per name showed in profiles).
-        const st = statSync(full, { bigint: true, throwIfNoEntry: false });
+        const st = statSync(full, { throwIfNoEntry: false });
         if (!st?.isFile()) continue;
         // Stamped before the read: a write after it moves the mtime past the stamp.
         stamps.push(stampOf(full, st) as Stamp);
@@ -214,6 +219,6 @@ function readContextFiles(workspace: string, names: readonly string[]): ContextR
       }
     }
   }
-  if (stamps.some((s) => takenNs - s.mtimeNs < BigInt(RACY_MS) * 1_000_000n)) trusted = false;
-  return { stamps, files, trusted };
+  if (stamps.some((s) => taken - s.mtimeMs < RACY_MS)) trusted = false;
+  return { stamps, noGit, files, trusted };
 }

@@ -66,3 +66,27 @@ describe('context files across runs', () => {
     expect(second[1]).not.toBe(first[1]);
   });
 });
+
+describe('context files outside a repository', () => {
+  it('ENGINE-SIDE-7: a .git appearing above a workspace outside any repository is seen by the next run', () => {
+    const outside = mkdtempSync(join(tmpdir(), 'svc-ctx-out-'));
+    try {
+      const ws = join(outside, 'a', 'ws');
+      mkdirSync(ws, { recursive: true });
+      writeFileSync(join(outside, 'AGENTS.md'), 'outer');
+      writeFileSync(join(ws, 'AGENTS.md'), 'inner');
+      age(join(ws, 'AGENTS.md'), ws);
+      const first = findContextFiles(ws, NAMES);
+      expect(first.map((f) => f.content)).toEqual(['inner']);
+      expect(findContextFiles(ws, NAMES)[0]).toBe(first[0]);
+      // The parent `a` was never stamped (its mtime moves with every entry): its `.git` is checked.
+      mkdirSync(join(outside, 'a', '.git'));
+      expect(findContextFiles(ws, NAMES).map((f) => f.path)).toEqual(['AGENTS.md']);
+      mkdirSync(join(outside, '.git'));
+      rmSync(join(outside, 'a', '.git'), { recursive: true });
+      expect(findContextFiles(ws, NAMES).map((f) => f.path)).toEqual(['../../AGENTS.md', 'AGENTS.md']);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+});
