@@ -46,6 +46,13 @@ export interface FindingRepository {
     now: number,
   ): Promise<void>;
   active(scope: ActiveScope): Promise<FindingRow[]>;
+  /**
+   * SQLite only: the connection's `PRAGMA data_version`, which moves when another connection (another
+   * process) commits, so the stale sweep can tell nothing changed since its last pass.
+   */
+  dataVersion?(): Promise<number>;
+  /** SQLite only: the oldest last sighting of an active finding (null: none is active). */
+  oldestActiveSeen?(): Promise<number | null>;
   /** Reads (empty without a database). */
   find(id: string): Promise<FindingRow | undefined>;
   list(filter: FindingListFilter): Promise<FindingRow[]>;
@@ -179,6 +186,13 @@ export function createFindingRepository(qdb: QualityDb): FindingRepository {
         )
         .run(findingId, from, to, reason, actor.source, actor.sessionId ?? null, actor.runId ?? null, now);
     },
+    dataVersion: async () => db().pragma('data_version', { simple: true }) as number,
+    oldestActiveSeen: async () =>
+      (
+        db()
+          .prepare("SELECT min(last_seen_at) AS at FROM findings WHERE state IN ('open', 'acknowledged')")
+          .get() as { at: number | null }
+      ).at,
     async active(scope) {
       return db()
         .prepare(
