@@ -3,6 +3,8 @@
  * service runs. Writes use the app database; reads answer empty when there is none yet (./store.ts).
  * @module
  */
+
+import { statementCache } from '../store/statement-cache';
 import type { Actor, Finding, FindingEvent, FindingKind, FindingState, Observation } from './finding-types';
 import { type QualityDb, readOr } from './store';
 
@@ -151,6 +153,7 @@ const scopeParams = (scope: ActiveScope): unknown[] => {
 
 export function createFindingRepository(qdb: QualityDb): FindingRepository {
   const db = () => qdb.write();
+  const sql = statementCache(db);
   return {
     byFingerprint: async (fingerprint) =>
       db().prepare('SELECT * FROM findings WHERE fingerprint = ?').get(fingerprint) as FindingRow | undefined,
@@ -186,12 +189,13 @@ export function createFindingRepository(qdb: QualityDb): FindingRepository {
         )
         .run(findingId, from, to, reason, actor.source, actor.sessionId ?? null, actor.runId ?? null, now);
     },
-    dataVersion: async () => db().pragma('data_version', { simple: true }) as number,
+    // Prepared once per handle: the sweep asks at every run's end.
+    dataVersion: async () => (sql('PRAGMA data_version').get() as { data_version: number }).data_version,
     oldestActiveSeen: async () =>
       (
-        db()
-          .prepare("SELECT min(last_seen_at) AS at FROM findings WHERE state IN ('open', 'acknowledged')")
-          .get() as { at: number | null }
+        sql("SELECT min(last_seen_at) AS at FROM findings WHERE state IN ('open', 'acknowledged')").get() as {
+          at: number | null;
+        }
       ).at,
     async active(scope) {
       return db()
