@@ -115,13 +115,84 @@ export function findRepoRoot(start: string): string | undefined {
 /**
  * Context files from the repository root down to the workspace (outermost first, so the more
  * specific instructions come last). Outside a repository only the workspace is searched.
+ *
+ * Every run asks (a compat request is a run), and the answer is nearly always the last one: it is
+ * kept with the stat of each directory searched (the workspace up to the root) and of each file
+ * found. A directory's mtime moves when an entry is added, removed or renamed (a new AGENTS.md, a
+ * `.git`, an editor's atomic save), a file's when it is written; outside a repository each parent
+ * is checked for a new `.git` as before. So a few stats tell whether the last answer still holds,
+ * and an edited file is read again by the next run, as when every run read it. A stamp taken
+ * within RACY_MS of its mtime is not trusted (a later write in the same timestamp tick would look
+ * unchanged): such an answer is read again next time.
  */
 export function findContextFiles(workspace: string, names: readonly string[]): ContextFile[] {
-  const root = findRepoRoot(workspace) ?? workspace;
+  const key = `${workspace}\0${names.join('\0')}`;
+  const hit = contextCache.get(key);
+  if (hit?.trusted && hit.stamps.every(unchanged) && !hit.noGit.some((path) => existsSync(path)))
+    return [...hit.files];
+  const read = readContextFiles(workspace, names);
+  if (contextCache.size >= CONTEXT_CACHE_ENTRIES) contextCache.clear();
+  contextCache.set(key, read);
+  return [...read.files];
+}
+
+/** How close to its mtime a stat may be taken and still be trusted (coarse filesystem clocks). */
+const RACY_MS = 2000;
+const CONTEXT_CACHE_ENTRIES = 16;
+
+interface Stamp {
+  path: string;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+interface ContextRead {
+  /** The directories searched and the files read. */
+  stamps: Stamp[];
+  /** Outside a repository: each parent's `.git`, absent when read. */
+  noGit: string[];
+  files: ContextFile[];
+  /** Every stamp older than RACY_MS when taken. */
+  trusted: boolean;
+}
+
+const contextCache = new Map<string, ContextRead>();
+
+function stampOf(path: string, st = statSync(path, { throwIfNoEntry: false })): Stamp | undefined {
+  return st && { path, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
+}
+
+function unchanged(stamp: Stamp): boolean {
+  const now = stampOf(stamp.path);
+  return (
+    now !== undefined &&
+    now.ino === stamp.ino &&
+    now.size === stamp.size &&
+    now.mtimeMs === stamp.mtimeMs &&
+    now.ctimeMs === stamp.ctimeMs
+  );
+}
+
+function readContextFiles(workspace: string, names: readonly string[]): ContextRead {
+  const taken = Date.now();
+  const stamps: Stamp[] = [];
+  const noGit: string[] = [];
+  let trusted = true;
+  const repo = findRepoRoot(workspace);
+  // Searched: the workspace up to the root (the workspace alone outside a repository).
   const dirs: string[] = [];
   for (let dir = workspace; ; dir = dirname(dir)) {
-    dirs.unshift(dir);
-    if (dir === root || dirname(dir) === dir) break;
+    if (repo !== undefined || dir === workspace) {
+      const s = stampOf(dir);
+      if (s) stamps.push(s);
+      else trusted = false;
+      dirs.unshift(dir);
+    } else {
+      noGit.push(join(dir, '.git'));
+    }
+    if (dir === repo || dirname(dir) === dir) break;
   }
   const files: ContextFile[] = [];
   const seen = new Set<string>();
@@ -132,7 +203,10 @@ export function findContextFiles(workspace: string, names: readonly string[]): C
       seen.add(full);
       try {
         // Most names are absent: no exception for those (throwing one per name showed in profiles).
-        if (!statSync(full, { throwIfNoEntry: false })?.isFile()) continue;
+        const st = statSync(full, { throwIfNoEntry: false });
+        if (!st?.isFile()) continue;
+        // Stamped before the read: a write after it moves the mtime past the stamp.
+        stamps.push(stampOf(full, st) as Stamp);
         const buffer = readFileSync(full);
         const truncated = buffer.length > CONTEXT_FILE_MAX_BYTES;
         files.push({
@@ -145,5 +219,6 @@ export function findContextFiles(workspace: string, names: readonly string[]): C
       }
     }
   }
-  return files;
+  if (stamps.some((s) => taken - s.mtimeMs < RACY_MS)) trusted = false;
+  return { stamps, noGit, files, trusted };
 }

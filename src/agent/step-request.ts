@@ -74,8 +74,16 @@ export async function requestTools(
     perSet = new Map();
     requestToolCache.set(o.tools, perSet);
   }
+  // The list returned last for this tool set, first: the names compared one by one, without
+  // joining them into a key and hashing it (every compat request sends the same tools).
+  const last = lastRequestTools.get(o.tools);
+  if (last && perSet.get(last.key) === last.list && sameNames(last.names, names)) return last.list;
   const key = names.join('\n');
-  if (perSet.has(key)) return perSet.get(key);
+  if (perSet.has(key)) {
+    const list = perSet.get(key);
+    lastRequestTools.set(o.tools, { key, names, list });
+    return list;
+  }
   const subset: ToolSet = {};
   for (const name of names) subset[name] = o.tools[name] as ToolSet[string];
   const { tools } = await o.internal.prepareToolsAndToolChoice({
@@ -85,7 +93,16 @@ export async function requestTools(
   });
   const list = tools as LanguageModelV3FunctionTool[] | undefined;
   perSet.set(key, list);
+  lastRequestTools.set(o.tools, { key, names, list });
   if (perSet.size > MAX_REQUEST_TOOL_LISTS) perSet.delete(perSet.keys().next().value as string);
   return list;
 }
 const MAX_REQUEST_TOOL_LISTS = 16;
+/** The list `requestTools` returned last per tool set, and the names it was for. */
+const lastRequestTools = new WeakMap<
+  ToolSet,
+  { key: string; names: string[]; list: LanguageModelV3FunctionTool[] | undefined }
+>();
+
+const sameNames = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((name, i) => name === b[i]);

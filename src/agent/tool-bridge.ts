@@ -203,6 +203,14 @@ const toolSets = new WeakMap<
   Map<string, { specs: readonly AgentToolSpec[]; set: ToolSet }>
 >();
 const MAX_TOOL_SETS = 32;
+/** The entry `sharedToolSet` returned last, per SDK module (valid while the map still holds it). */
+const lastToolSet = new WeakMap<
+  typeof import('ai'),
+  { key: string; entry: { specs: readonly AgentToolSpec[]; set: ToolSet } }
+>();
+
+const sameSpecs = (a: readonly AgentToolSpec[], b: readonly AgentToolSpec[]): boolean =>
+  a.length === b.length && a.every((spec, i) => spec === b[i]);
 let toolSetBuilds = 0;
 
 /** How many AI SDK tool sets were built since start (a cache miss each): for tests and benches. */
@@ -216,9 +224,14 @@ export function sharedToolSet(ai: typeof import('ai'), tools: readonly AgentTool
     cache = new Map();
     toolSets.set(ai, cache);
   }
+  // The set returned last, first (every compat request asks for the same one): the spec objects
+  // compared one by one, without joining ~150 names into a key and hashing it.
+  const last = lastToolSet.get(ai);
+  if (last && cache.get(last.key) === last.entry && sameSpecs(last.entry.specs, tools)) return last.entry.set;
   const key = tools.map((t) => t.name).join('\n');
   const hit = cache.get(key);
-  if (hit && hit.specs.length === tools.length && hit.specs.every((spec, i) => spec === tools[i])) {
+  if (hit && sameSpecs(hit.specs, tools)) {
+    lastToolSet.set(ai, { key, entry: hit });
     return hit.set;
   }
   toolSetBuilds++;
@@ -236,7 +249,9 @@ export function sharedToolSet(ai: typeof import('ai'), tools: readonly AgentTool
     }) as ToolSet[string];
   }
   cache.delete(key);
-  cache.set(key, { specs: [...tools], set });
+  const entry = { specs: [...tools], set };
+  cache.set(key, entry);
+  lastToolSet.set(ai, { key, entry });
   if (cache.size > MAX_TOOL_SETS) cache.delete(cache.keys().next().value as string);
   return set;
 }

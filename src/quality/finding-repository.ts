@@ -3,6 +3,8 @@
  * service runs. Writes use the app database; reads answer empty when there is none yet (./store.ts).
  * @module
  */
+
+import { statementCache } from '../store/statement-cache';
 import type { Actor, Finding, FindingEvent, FindingKind, FindingState, Observation } from './finding-types';
 import { type QualityDb, readOr } from './store';
 
@@ -46,6 +48,13 @@ export interface FindingRepository {
     now: number,
   ): Promise<void>;
   active(scope: ActiveScope): Promise<FindingRow[]>;
+  /**
+   * SQLite only: the connection's `PRAGMA data_version`, which moves when another connection (another
+   * process) commits, so the stale sweep can tell nothing changed since its last pass.
+   */
+  dataVersion?(): Promise<number>;
+  /** SQLite only: the oldest last sighting of an active finding (null: none is active). */
+  oldestActiveSeen?(): Promise<number | null>;
   /** Reads (empty without a database). */
   find(id: string): Promise<FindingRow | undefined>;
   list(filter: FindingListFilter): Promise<FindingRow[]>;
@@ -144,6 +153,7 @@ const scopeParams = (scope: ActiveScope): unknown[] => {
 
 export function createFindingRepository(qdb: QualityDb): FindingRepository {
   const db = () => qdb.write();
+  const sql = statementCache(db);
   return {
     byFingerprint: async (fingerprint) =>
       db().prepare('SELECT * FROM findings WHERE fingerprint = ?').get(fingerprint) as FindingRow | undefined,
@@ -179,6 +189,14 @@ export function createFindingRepository(qdb: QualityDb): FindingRepository {
         )
         .run(findingId, from, to, reason, actor.source, actor.sessionId ?? null, actor.runId ?? null, now);
     },
+    // Prepared once per handle: the sweep asks at every run's end.
+    dataVersion: async () => (sql('PRAGMA data_version').get() as { data_version: number }).data_version,
+    oldestActiveSeen: async () =>
+      (
+        sql("SELECT min(last_seen_at) AS at FROM findings WHERE state IN ('open', 'acknowledged')").get() as {
+          at: number | null;
+        }
+      ).at,
     async active(scope) {
       return db()
         .prepare(

@@ -50,6 +50,8 @@ export function createFindingService(deps: {
   ids: Ids;
   bus: EventBus;
 }): FindingService {
+  const skip = createSweepSkip(deps.findings);
+  deps = { ...deps, findings: skip.repo };
   const repo = deps.findings;
   const toFinding = ({ fingerprint: _f, ...row }: Row): Finding => row;
 
@@ -136,13 +138,15 @@ export function createFindingService(deps: {
     sweep: (actor) =>
       serial(async () => {
         const cutoff = deps.clock.now() - STALE_AFTER_MS;
-        return each(await repo.active({ with: 'seen_before', cutoff }), async (row) =>
-          toFinding(
-            await transition(
-              row,
-              'stale',
-              `not observed for ${Math.round(STALE_AFTER_MS / 3_600_000)} hours`,
-              actor,
+        return await skip.pass(cutoff, async () =>
+          each(await repo.active({ with: 'seen_before', cutoff }), async (row) =>
+            toFinding(
+              await transition(
+                row,
+                'stale',
+                `not observed for ${Math.round(STALE_AFTER_MS / 3_600_000)} hours`,
+                actor,
+              ),
             ),
           ),
         );
@@ -255,4 +259,42 @@ function openReason(observation: Observation): string {
       return String(never);
     }
   }
+}
+
+/**
+ * Every run's end sweeps (a compat request is a run). On SQLite the pass is skipped when it would
+ * find nothing: no commit by another process since the last pass (the connection's data_version),
+ * no write by this one (`repo` counts them), and no active finding's last sighting older than the
+ * cutoff as of the last pass. On PostgreSQL (no data_version) every pass runs.
+ */
+function createSweepSkip(findings: FindingRepository) {
+  let writes = 0;
+  let last: { version: number; writes: number; oldest: number } | undefined;
+  const counted =
+    <A extends unknown[], R>(write: (...args: A) => R) =>
+    (...args: A): R => {
+      writes++;
+      return write(...args);
+    };
+  const repo: FindingRepository = {
+    ...findings,
+    insert: counted(findings.insert),
+    sighted: counted(findings.sighted),
+    setState: counted(findings.setState),
+    insertEvent: counted(findings.insertEvent),
+  };
+  return {
+    repo,
+    async pass<T>(cutoff: number, sweep: () => Promise<T[]>): Promise<T[]> {
+      const version = await repo.dataVersion?.();
+      if (last && last.version === version && last.writes === writes && cutoff <= last.oldest) return [];
+      last = undefined;
+      const swept = await sweep();
+      if (version !== undefined && repo.oldestActiveSeen) {
+        const oldest = (await repo.oldestActiveSeen()) ?? Number.POSITIVE_INFINITY;
+        last = { version, writes, oldest };
+      }
+      return swept;
+    },
+  };
 }
