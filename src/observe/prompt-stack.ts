@@ -12,8 +12,13 @@ import type { PromptBuild, PromptStackStore } from './prompt-stack-store';
 
 export type { PromptBuild, PromptSectionRecord } from './prompt-stack-store';
 
-/** Rows kept; older builds are pruned on insert. */
+/** Rows kept at most; older builds are pruned on insert. */
 export const PROMPT_STACK_RETENTION = 5000;
+/**
+ * Builds pruned at once: a prune leaves `PROMPT_STACK_RETENTION - PROMPT_STACK_PRUNE_BATCH` rows,
+ * so a busy service deletes once every this many builds, not on every build past the limit.
+ */
+export const PROMPT_STACK_PRUNE_BATCH = 100;
 
 export interface PromptSectionInput {
   /** What the block is: base, agent_kind, environment, context_files, extension. */
@@ -73,6 +78,8 @@ export function createPromptStackLedger(deps: {
   ids: Ids;
 }): PromptStackLedger {
   const { store } = deps;
+  /** Every id up to this one is deleted (by this process; another's prunes only add to it). */
+  let prunedThrough = 0;
 
   return {
     async record(input) {
@@ -96,7 +103,11 @@ export function createPromptStackLedger(deps: {
         created_at: deps.clock.now(),
       };
       const id = await store.insert(build);
-      if (id > PROMPT_STACK_RETENTION) await store.pruneThrough(id - PROMPT_STACK_RETENTION);
+      if (id - PROMPT_STACK_RETENTION > prunedThrough) {
+        const through = id - PROMPT_STACK_RETENTION + PROMPT_STACK_PRUNE_BATCH;
+        await store.pruneThrough(through);
+        prunedThrough = through;
+      }
       return build;
     },
     recent: async (options = {}) =>
