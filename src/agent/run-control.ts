@@ -6,6 +6,7 @@
  */
 import { SvcError, toSvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
+import { runStartedPayload } from '../runs/run-started';
 import type { Session } from '../sessions/session-store';
 import { type AgentKind, agentKind } from './agent-kinds';
 import { compactHistory } from './compaction';
@@ -36,10 +37,11 @@ export async function startRun(
 ): Promise<boolean> {
   const queue = !options.subagent && !options.workspace;
   if (queue && (await enqueueRun(core, run, (sessionId) => drainQueue(core, sessionId)))) return true;
-  const claim = await core.host.runs.claim(run.id);
+  const claim = await core.host.runs.claim(run.id, { started: true });
   if (!claim.ok) return false;
   const { queued, ...launch } = options;
-  await launchRun(core, claim.run, { ...launch, rest: queued?.filter((r) => r.id !== run.id) });
+  const rest = queued?.filter((r) => r.id !== run.id);
+  await launchRun(core, claim.run, { ...launch, rest, started: claim.started !== undefined });
   return true;
 }
 
@@ -61,6 +63,7 @@ export async function resumeRun(core: AgentCore, runId: string): Promise<RunOutc
       kind: agentKind(a.config, claimed.agent),
       workspace,
       dequeued: true,
+      started: dequeued.started,
     });
   }
   // takeOver reads the run and answers undefined unless it is still running.
@@ -105,6 +108,8 @@ async function launchRun(
     rest?: AgentRun[];
     /** The session's row as read in the transaction of the claim: not read again. */
     session?: Session;
+    /** Its ledger's run.started was written with the claim: not appended again. */
+    started?: boolean;
   },
   resumed?: (outcome: RunOutcome) => void,
 ): Promise<void> {
@@ -128,12 +133,7 @@ async function launchRun(
     model: claimed.model ?? session?.model ?? options.kind.model ?? a.config.models.large ?? '',
     origin: claimed.origin,
   });
-  await a.runs.append(claimed.id, 'run.started', {
-    agent: claimed.agent,
-    origin: claimed.origin,
-    pid: claimed.pid,
-    options: claimed.options,
-  });
+  if (!options.started) await a.runs.append(claimed.id, 'run.started', runStartedPayload(claimed));
   a.log.info('run started', {
     run_id: claimed.id,
     session_id: sessionId,

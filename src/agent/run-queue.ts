@@ -77,7 +77,7 @@ export async function storedRun(core: AgentCore, runId: string): Promise<AgentRu
 export async function claimDequeued(
   core: AgentCore,
   run: AgentRun,
-): Promise<{ claimed: AgentRun; workspace: ChildRunInput['workspace'] } | undefined> {
+): Promise<{ claimed: AgentRun; workspace: ChildRunInput['workspace']; started: boolean } | undefined> {
   const a = core.host;
   let workspace: ChildRunInput['workspace'];
   let unavailable: string | undefined;
@@ -90,13 +90,16 @@ export async function claimDequeued(
   for (;;) {
     const current = await a.runs.require(run.id).catch(() => undefined);
     if (current?.status !== 'queued' || core.closing) return undefined;
-    const claim = await a.runs.claim(run.id).catch((error: unknown) => {
+    // Its run.started is written with the claim when the ledger can, unless the run fails here.
+    const started = unavailable === undefined ? { started: true } : undefined;
+    const claim = await a.runs.claim(run.id, started).catch((error: unknown) => {
       if (SvcError.is(error) && error.code === 'conflict') return undefined;
       throw error;
     });
     if (!claim) return undefined;
     if (claim.ok) {
-      if (unavailable === undefined) return { claimed: claim.run, workspace };
+      if (unavailable === undefined)
+        return { claimed: claim.run, workspace, started: claim.started !== undefined };
       // Its workspace is not on this node: the run fails here, saying why (never runs elsewhere).
       await a.runs.update(run.id, { status: 'failed', error: unavailable, finished_at: a.clock.now() });
       await a.runs.append(run.id, 'run.finished', { status: 'failed', error: unavailable, steps: 0 });

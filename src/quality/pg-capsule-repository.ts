@@ -79,6 +79,20 @@ export function createPostgresCapsuleRepository(deps: { sql: SqlClient }): Capsu
         "SELECT run_id, session_id FROM edit_capsules WHERE status = 'recording' AND run_id != $1 ORDER BY created_at, id",
         [runId],
       ),
+    // `byRun` and `strandedExcept` in one statement (a run's end), as the SQLite repository does.
+    async atRunEnd(runId) {
+      const rows = await sql.query<Row>(
+        `SELECT ${COLUMNS} FROM edit_capsules WHERE run_id = $1 OR status = 'recording' ORDER BY created_at, id`,
+        [runId],
+      );
+      const own = rows.find((row) => row.run_id === runId);
+      return {
+        capsule: own ? toCapsule(own) : undefined,
+        stranded: rows
+          .filter((row) => row.run_id !== runId)
+          .map((row) => ({ run_id: row.run_id, session_id: row.session_id })),
+      };
+    },
     async markReverted(id, now, bySessionId, historyIds) {
       await sql.run(
         `UPDATE edit_capsules SET status = 'reverted', reverted_at = $1, reverted_by_session_id = $2,

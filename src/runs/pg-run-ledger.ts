@@ -27,6 +27,7 @@ import { createPostgresRunRecovery } from './pg-run-recovery';
 import { createPostgresRunWrites, type PostgresRunWrites } from './pg-run-write-repository';
 import type { RunQueries } from './queries';
 import type { RunLedger, RunLedgerDeps } from './run-ledger';
+import { runStartedPayload } from './run-started';
 import type { ClaimResult } from './run-writes';
 import type { AgentRun, RunEvent } from './types';
 
@@ -92,7 +93,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     count: read((filter = {}) => queries.count(filter)),
     queued: read(queries.queued),
     running: read(queries.running),
-    claim: read(claim),
+    claim: read((runId: string, options?: { started?: boolean }) => claim(runId, options)),
     update: read(async (id, patch) => {
       const run = await writes.updateRunRow(id, patch, clock.now());
       if (!run) throw new SvcError('not_found', `run_id: no run "${id}"`);
@@ -162,7 +163,7 @@ function postgresClaim(ctx: {
   writes: PostgresRunWrites;
   events: ReturnType<typeof postgresRunEvents>;
   ownerAlive: (run: AgentRun) => boolean;
-}): (runId: string) => Promise<ClaimResult> {
+}): (runId: string, options?: { started?: boolean }) => Promise<ClaimResult> {
   const { sql, clock, owner, queries, writes, events, ownerAlive } = ctx;
   const underLock = (runId: string): Promise<ClaimResult> =>
     sql.transaction(async () => {
@@ -201,12 +202,29 @@ function postgresClaim(ctx: {
       }
       return { ok: true, run: claimed };
     });
-  return async (runId: string): Promise<ClaimResult> => {
-    // A run of a known session with nothing in its way is claimed in one statement; anything
-    // else (a live or dead run holding the session, a run not queued) takes the path above,
-    // which reads why under the same lock.
+  return async (runId: string, options?: { started?: boolean }): Promise<ClaimResult> => {
+    // A run of a known session with nothing in its way is claimed in one statement (with its
+    // run.started event when asked); anything else (a live or dead run holding the session, a
+    // run not queued) takes the path above, which reads why under the same lock.
     const sessionId = events.sessionOf(runId);
-    if (sessionId) {
+    if (sessionId && options?.started) {
+      const now = clock.now();
+      const claimed = await writes.claimIfFreeStarted(runId, sessionId, now, owner);
+      if (claimed) {
+        const { run } = claimed;
+        const payload = runStartedPayload(run);
+        const started = {
+          ...claimed.event,
+          run_id: runId,
+          session_id: sessionId,
+          type: 'run.started',
+          payload,
+          created_at: now,
+        };
+        events.announce(started);
+        return { ok: true, run, started };
+      }
+    } else if (sessionId) {
       const claimed = await writes.claimIfFree(runId, sessionId, clock.now(), owner);
       if (claimed) return { ok: true, run: claimed };
     }

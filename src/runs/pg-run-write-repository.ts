@@ -42,6 +42,17 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     now: number,
     owner: { pid: number; host: string; runner: string },
   ): Promise<AgentRun | undefined>;
+  /**
+   * `claimIfFree` and the run's `run.started` event in one statement (migration 33,
+   * `svc_claim_run_started`): the event's payload is `{ agent, origin, pid, options }` of the
+   * claimed run, its time the claim's. Undefined: nothing written.
+   */
+  claimIfFreeStarted(
+    id: string,
+    sessionId: string,
+    now: number,
+    owner: { pid: number; host: string; runner: string },
+  ): Promise<{ run: AgentRun; event: { id: number; seq: number } } | undefined>;
   /** `insertRun` answering the run as inserted. */
   insertRunRow(row: Parameters<RunWrites['insertRun']>[0]): Promise<AgentRun>;
   /** `updateRun` in one statement answering the run as updated (undefined: no such run). */
@@ -186,6 +197,13 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
         owner.runner,
       ]);
       return row ? fromPg(row) : undefined;
+    },
+    async claimIfFreeStarted(id, sessionId, now, owner) {
+      const row = await sql.one<PgRunRowWithEvent>(
+        'SELECT (c.run).*, c.svc_event_id, c.svc_event_seq FROM svc_claim_run_started($1, $2, $3, $4, $5, $6) c',
+        [id, sessionId, now, owner.pid, owner.host, owner.runner],
+      );
+      return row ? splitEvent(row) : undefined;
     },
     async takeOverRunning(id, from, now, owner) {
       return (

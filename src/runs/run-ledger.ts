@@ -51,9 +51,11 @@ export interface RunLedger {
   running(sessionId: string): Promise<AgentRun | undefined>;
   /**
    * Atomically move a queued run to running for this process, unless another live process
-   * already runs one in the same session.
+   * already runs one in the same session. `started`: write the run's `run.started` event
+   * (`{ agent, origin, pid, options }`) with the claim when the ledger can; the answer's `started`
+   * says whether it did.
    */
-  claim(runId: string): Promise<ClaimResult>;
+  claim(runId: string, options?: { started?: boolean }): Promise<ClaimResult>;
   update(id: string, patch: RunPatch): Promise<AgentRun>;
   /**
    * `update` and then `append` to the same run written together, both or neither (PostgreSQL:

@@ -10,13 +10,18 @@ import { type SqliteRunQueries, toRun } from './queries';
 import type { RunEvents } from './run-events';
 import type { RunOwner } from './run-recovery';
 import type { RunRowPatch, SqliteRunWrites } from './run-repository';
-import type { AgentRun } from './types';
+import type { AgentRun, RunEvent } from './types';
 
 export type { CreateRunInput } from './new-run';
 
 export type RunPatch = RunRowPatch;
 
-export type ClaimResult = { ok: true; run: AgentRun } | { ok: false; blocking: AgentRun };
+/**
+ * A claim's answer. `started`: the run's `run.started` event, written with the claim when the
+ * caller asked for it (`claim(id, { started: true })`) and the ledger can (PostgreSQL's one-statement
+ * claim); absent, the caller appends it.
+ */
+export type ClaimResult = { ok: true; run: AgentRun; started?: RunEvent } | { ok: false; blocking: AgentRun };
 
 export interface RunWriteOpsDeps {
   /** The handle after the first-use recovery. */

@@ -5,6 +5,7 @@
  * another run holds the session), blocked by a live run, one winner of two nodes at once.
  */
 import { describe, expect, it } from 'vitest';
+import { runStartedPayload } from '../../src/runs/run-started';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { postgresForFile } from '../helpers/postgres';
 import { svcFailure } from '../helpers/svc-failure';
@@ -137,6 +138,80 @@ describe.skipIf(!pg.available)('a claim with nothing in its way, in one statemen
         new Set([`run ${contested.id} is running, not queued`]),
       );
       expect(lost).toHaveLength(7);
+    } finally {
+      await nodes.close();
+    }
+  });
+});
+
+describe.skipIf(!pg.available)('a claim with its run.started event, in one statement', () => {
+  it('STORE-PG-95: claim(id, { started }) writes the claim and run.started (next seq, the claim time, the payload text run-control writes) in one statement; blocked writes neither; one event of many tries', async () => {
+    const nodes = await ledgerNodes(pg.cluster(), 60_000);
+    try {
+      await nodes.sessions('s-started', 's-race');
+      const sent: string[] = [];
+      const watched: SqlClient = {
+        ...nodes.sql,
+        one: (text, params) => {
+          sent.push(text);
+          return nodes.sql.one(text, params);
+        },
+        query: (text, params) => {
+          sent.push(text);
+          return nodes.sql.query(text, params);
+        },
+        run: (text, params) => {
+          sent.push(text);
+          return nodes.sql.run(text, params);
+        },
+      };
+      const a = nodes.open('rnr_a', 'host-a', 3_600_000, watched);
+      const announced: string[] = [];
+      a.onAppend((e) => announced.push(`${e.run_id}:${e.seq}:${e.type}`));
+      const run = await a.create({
+        ...input('s-started'),
+        options: { max_steps: 3, tools: ['read', 'é "q"\\'] },
+      });
+      await a.append(run.id, 'note', {});
+      sent.length = 0;
+      announced.length = 0;
+      const claimed = await a.claim(run.id, { started: true });
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).toContain('svc_claim_run_started(');
+      if (!claimed.ok || !claimed.started) throw new Error('not claimed with run.started');
+      expect(claimed.run).toEqual(await a.get(run.id));
+      const payload = runStartedPayload(claimed.run);
+      const stored = await a.events(run.id, { types: ['run.started'] });
+      expect(stored).toEqual([claimed.started]);
+      expect(claimed.started).toMatchObject({
+        seq: 3,
+        type: 'run.started',
+        payload,
+        created_at: claimed.run.started_at,
+      });
+      const text = await nodes.sql.one<{ payload: string }>(
+        "SELECT payload FROM agent_run_events WHERE run_id = $1 AND type = 'run.started'",
+        [run.id],
+      );
+      expect(text?.payload).toBe(JSON.stringify(payload));
+      expect(announced).toEqual([`${run.id}:3:run.started`]);
+
+      // Another run holds the session: nothing written, the transaction's path answers blocked.
+      const second = await a.create(input('s-started'));
+      const blocked = await a.claim(second.id, { started: true });
+      expect(blocked.ok ? 'claimed' : blocked.blocking.id).toBe(run.id);
+      expect(await a.events(second.id, { types: ['run.started'] })).toEqual([]);
+      expect((await a.get(second.id))?.status).toBe('queued');
+
+      // Many tries from two nodes: one claim, one run.started.
+      const b = nodes.open('rnr_b', 'host-b', 3_600_000, nodes.other);
+      const contested = await a.create(input('s-race'));
+      await b.append(contested.id, 'note', {});
+      const tries = await Promise.allSettled(
+        Array.from({ length: 8 }, (_, i) => (i % 2 ? b : a).claim(contested.id, { started: true })),
+      );
+      expect(tries.filter((r) => r.status === 'fulfilled' && r.value.ok)).toHaveLength(1);
+      expect(await a.events(contested.id, { types: ['run.started'] })).toHaveLength(1);
     } finally {
       await nodes.close();
     }

@@ -233,6 +233,26 @@ export function qualityContract(open: OpenQualityStores): void {
   );
 
   it(
+    'STORE-PG-96: a run end reads its capsule and the stranded recordings in one call (atRunEnd), as byRun and strandedExcept answer',
+    withStores(async ({ capsules }) => {
+      await capsules.insertRecording(recording('r1', { created_at: 10 }));
+      await capsules.insertRecording(recording('r2', { created_at: 20, session_id: 's2' }));
+      await capsules.insertRecording(recording('r3', { created_at: 30 }));
+      await capsules.insertRecording(recording('r4', { created_at: 40, session_id: 's4' }));
+      await capsules.close('cap_r3', 'completed', content, 50);
+      if (!capsules.atRunEnd) throw new Error('no atRunEnd');
+      for (const runId of ['r1', 'r3', 'r_none']) {
+        expect(await capsules.atRunEnd(runId)).toEqual({
+          capsule: await capsules.byRun(runId),
+          stranded: await capsules.strandedExcept(runId),
+        });
+      }
+      const end = await capsules.atRunEnd('r3');
+      expect([end.capsule?.status, end.stranded.map((s) => s.run_id)]).toEqual(['open', ['r1', 'r2', 'r4']]);
+    }),
+  );
+
+  it(
     'STORE-PG-findings: one finding per fingerprint, sightings, states, active scopes in order',
     withStores(async ({ findings }) => {
       const check = {

@@ -11,6 +11,7 @@ import { coreDdl } from './baseline-core';
 import { operationsDdl } from './baseline-operations';
 import { oversightDdl } from './baseline-oversight';
 import { claimFunctionDdl } from './claim-function';
+import { claimStartedDdl } from './claim-started';
 import { clusterDdl } from './cluster';
 import { compatOrderDdl } from './compat-order';
 import { modelCallTimesDdl } from './model-call-times';
@@ -27,4 +28,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 30, name: 'session and run event appends as functions', sql: appendFunctionsDdl },
   { id: 31, name: 'session event appends in batches', sql: appendBatchDdl },
   { id: 32, name: 'run claims as one function', sql: claimFunctionDdl },
+  { id: 33, name: 'run claims with their run.started event', sql: claimStartedDdl },
 ];
