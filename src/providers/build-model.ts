@@ -59,6 +59,11 @@ const VERBATIM_TOOLS = new Set<ProviderEntry['type']>([
   'anthropic-compat',
 ]);
 
+/** Whether this entry's models are built once per model id and key and reused (see CACHEABLE). */
+export function reusesModel(entry: ProviderEntry): boolean {
+  return CACHEABLE.has(entry.type);
+}
+
 export async function buildLanguageModel(request: BuildRequest): Promise<LanguageModelV3> {
   const { deps, entry, modelId, credential } = request;
   if (!CACHEABLE.has(entry.type)) return createLanguageModel(request);

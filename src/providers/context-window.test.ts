@@ -64,4 +64,18 @@ describe('context window cache', () => {
     expect((await contextWindowFor(deps, entry, 'm1')).source).toBe('unknown');
     expect(asked()).toBeGreaterThan(0);
   });
+
+  it('ENGINE-EDGE-10: requests that arrive together for a model not yet known share one probe of the server', async () => {
+    const alone = setUp();
+    expect((await contextWindowFor(alone.deps, alone.entry, 'm1')).source).toBe('unknown');
+    const once = alone.asked();
+    expect(once).toBeGreaterThan(0);
+    const burst = setUp();
+    const answers = await Promise.all([1, 2, 3].map(() => contextWindowFor(burst.deps, burst.entry, 'm1')));
+    expect(answers.map((a) => a.source)).toEqual(['unknown', 'unknown', 'unknown']);
+    expect(burst.asked()).toBe(once);
+    // Another model is its own probe.
+    await contextWindowFor(burst.deps, burst.entry, 'm2');
+    expect(burst.asked()).toBe(2 * once);
+  });
 });

@@ -151,6 +151,31 @@ export async function contextWindowFor(
       ? { context_window: row.context_window, source: row.source ?? 'server', cached: true }
       : { ...catalog, cached: true };
   }
+  // Requests that arrive together for a model not yet known share one probe and one cache write
+  // (a burst after start-up made each of them ask the server and rewrite the file, issue 17).
+  const flight = `${path}\u0000${key}`;
+  let pending = probing.get(flight);
+  if (!pending) {
+    pending = probeAndStore(deps, entry, model, options, { path, shared, key, now, catalog }).finally(() =>
+      probing.delete(flight),
+    );
+    probing.set(flight, pending);
+  }
+  return pending;
+}
+
+/** The probes under way, per cache file and row key. */
+const probing = new Map<string, Promise<WindowAnswer>>();
+
+async function probeAndStore(
+  deps: ProviderDeps,
+  entry: ProviderEntry,
+  model: string,
+  options: { apiKey?: string; signal?: AbortSignal },
+  at: { path: string; shared: string | undefined; key: string; now: number; catalog: WindowAnswer },
+): Promise<WindowAnswer> {
+  const { path, shared, key, now, catalog } = at;
+  const probe = deps.config().options.local_probe;
   const learned = await learnContextWindow(
     {
       fetch: deps.fetch,

@@ -10,7 +10,7 @@ import { type Catalog, loadCatalog, type RefreshResult, refreshCatalog } from '.
 import { defaultSleep, type ProviderDeps } from './context';
 import { clearWindowCache, contextWindowFor } from './context-window';
 import { type CredentialStore, createCredentialStore } from './credential-store';
-import { lazily } from './lazy-module';
+import { createLinker, modelInfo } from './linked-models';
 import { probeLocalServers } from './local-probe';
 import { MeteredLanguageModel } from './metered-model';
 import { readSession } from './oauth/chatgpt';
@@ -20,9 +20,6 @@ import type { RecoveringLanguageModel } from './recovery';
 import { choose, type ParsedSelector, parseSelector, type Selection, type SelectionEnv } from './selection';
 import { listServerModels } from './server-models';
 import type { ModelInfo, ModelResolver, ResolvedModel, ResolveRequest } from './types';
-
-const buildModelModule = lazily(() => import('./build-model'));
-const recoveryModule = lazily(() => import('./recovery'));
 
 export interface ProviderService {
   readonly models: ModelResolver;
@@ -161,44 +158,14 @@ export function createProviderService(deps: ProviderDeps): ProviderService {
     },
     models: undefined as unknown as ModelResolver,
   };
-  (service as { models: ModelResolver }).models = createResolver(service);
+  (service as { models: ModelResolver }).models = createResolver(service, selectionEnv);
   return service;
 }
 
-function createResolver(service: ProviderService): ModelResolver {
+function createResolver(service: ProviderService, selectionEnv: () => SelectionEnv): ModelResolver {
   const { deps } = service;
   const sleep = (ms: number, signal?: AbortSignal) => (deps.sleep ?? defaultSleep)(ms, signal);
-
-  const link = async (parsed: ParsedSelector, signal?: AbortSignal) => {
-    const { entry, model } = parsed;
-    const ready = service.readiness(entry);
-    if (!ready.ready) {
-      const code =
-        entry.problems.length || entry.auth === 'cloud'
-          ? 'config_error'
-          : entry.auth === 'vendor_cli' || entry.auth === 'acp'
-            ? 'unavailable'
-            : 'unauthorized';
-      throw new SvcError(code, ready.reason ?? `${entry.id}: not ready`, { details: { provider: entry.id } });
-    }
-    if (ready.credential.value) deps.redactor.add(ready.credential.value);
-    const { buildLanguageModel } = await buildModelModule();
-    const languageModel = await buildLanguageModel({
-      deps,
-      store: service.store,
-      entry,
-      modelId: model,
-      credential: ready.credential,
-      signal,
-    });
-    return {
-      selector: `${entry.id}/${model}`,
-      provider: entry.id,
-      model: languageModel,
-      entry,
-      apiKey: ready.credential.value,
-    };
-  };
+  const { link, linkOnce } = createLinker(service);
 
   const priceOf = (selector: string): ModelInfo => {
     try {
@@ -237,11 +204,21 @@ function createResolver(service: ProviderService): ModelResolver {
     },
     async resolve(request: ResolveRequest = {}): Promise<ResolvedModel> {
       const config = deps.config();
-      const selection = service.select(request, { readout: false });
+      const env = selectionEnv();
+      const selection = choose(
+        {
+          selector: request.selector,
+          purpose: request.purpose,
+          sessionModel: request.sessionModel,
+          agentModel: request.agentModel,
+        },
+        env,
+        { readout: false },
+      );
       let parsed: ParsedSelector | undefined;
       let source: string = selection.source;
       if (selection.selector) {
-        parsed = service.parse(selection.selector);
+        parsed = parseSelector(selection.selector, env);
         // `[providers.ollama]` with no model set: the catalog's recommendation may not be pulled.
         if (selection.source === 'first_ready' && modelUnset(parsed.entry))
           parsed = await modelFromServer(service, parsed.entry, parsed.model, request.signal);
@@ -256,20 +233,13 @@ function createResolver(service: ProviderService): ModelResolver {
           if (!parsed) throw notReadyError(service) ?? noProviderError(config.options.local_probe.urls);
         }
       }
-      const primary = await link(parsed, request.signal);
-      const fallbacks = config.options.tpm_recovery.provider_model_fallback
-        .map((s) => {
-          try {
-            const p = service.parse(s);
-            return `${p.entry.id}/${p.model}`;
-          } catch {
-            deps.log.warn('tpm_recovery fallback selector ignored', { selector: s });
-            return undefined;
-          }
-        })
-        .filter((s): s is string => Boolean(s) && s !== primary.selector);
-      const { RecoveringLanguageModel } = await recoveryModule();
-      const info = modelInfo(parsed);
+      const {
+        primary,
+        fallbacks: unique,
+        info: known,
+        Recovering,
+      } = await linkOnce(parsed, env, request.signal);
+      const info = { ...known };
       const window = await contextWindowFor(deps, parsed.entry, parsed.model, {
         apiKey: primary.apiKey,
         signal: request.signal,
@@ -277,10 +247,9 @@ function createResolver(service: ProviderService): ModelResolver {
       if (window.context_window) info.context_window = window.context_window;
       else delete info.context_window;
       const { model: modelId } = parsed;
-      const unique = [...new Set(fallbacks)];
       // The model for one request: its recovery and metering carry the request's session and run.
       const make = (to: ResolveRequest, why: string): ResolvedModel => {
-        const language_model = new RecoveringLanguageModel({
+        const language_model = new Recovering({
           primary,
           fallbacks: unique,
           build: (selector) => link(service.parse(selector), to.signal),
@@ -381,17 +350,6 @@ async function modelFromServer(
     `${unset}, and its server serves ${models.length} models: ${shown}; pick one with [models] large = "${entry.id}/${models[0]}" in svc.toml (or svc run --model ${entry.id}/<model>)`,
     { details: { provider: entry.id, models } },
   );
-}
-
-/** The catalog's facts about a parsed selector's model (prices, window, capabilities). */
-function modelInfo(parsed: ParsedSelector): ModelInfo {
-  const found = parsed.entry.models.find((m) => m.id === parsed.model);
-  const info: ModelInfo = { id: parsed.model };
-  if (found) {
-    const { source: _s, created: _c, ...rest } = found;
-    Object.assign(info, rest, { id: parsed.model });
-  }
-  return info;
 }
 
 async function probe(service: ProviderService, signal?: AbortSignal): Promise<ParsedSelector | undefined> {
