@@ -12,7 +12,6 @@
 
 /** `code` with every non-ASCII character that can be escaped written as `\uXXXX`. */
 export function asciiOnly(code: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range
   if (!/[^\x00-\x7f]/.test(code)) return code;
   let out = '';
   let last = 0;

@@ -8,8 +8,6 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
 import { isHandOver } from '../errors';
-import type { AgentRun } from '../runs/types';
-import type { Session } from '../sessions/types';
 import { kindPolicies } from './agent-kinds';
 import { MAX_FAILED_COMPACTIONS } from './compaction';
 import { fitToBudget, freshToolTokens } from './context-fit';

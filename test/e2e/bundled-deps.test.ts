@@ -35,7 +35,6 @@ describe('ENGINE-BUNDLE: bundled dependencies', () => {
     expect(chunks.length).toBeGreaterThan(10);
     const wide: string[] = [];
     for (const chunk of chunks) {
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range
       const at = readFileSync(join(DIST, chunk), 'utf8').search(/[^\x00-\x7f]/);
       if (at >= 0) wide.push(`${chunk} at ${at}`);
     }
