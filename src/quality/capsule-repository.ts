@@ -79,6 +79,23 @@ export interface CapsuleRepository {
 }
 
 /** The row as a capsule, its JSON columns parsed. */
+/**
+ * A run's end from the rows of one read (its own capsule and every recording one, in creation
+ * order): its capsule and the other runs' stranded recordings. Both backends' `atRunEnd`.
+ */
+export function atRunEndOf(
+  rows: CapsuleRow[],
+  runId: string,
+): { capsule: EditCapsule | undefined; stranded: { run_id: string; session_id: string }[] } {
+  const own = rows.find((row) => row.run_id === runId);
+  return {
+    capsule: own ? toCapsule(own) : undefined,
+    stranded: rows
+      .filter((row) => row.run_id !== runId)
+      .map((row) => ({ run_id: row.run_id, session_id: row.session_id })),
+  };
+}
+
 export const toCapsule = (row: CapsuleRow): EditCapsule => ({
   ...row,
   files: jsonColumn<EditCapsuleFile[]>(row.files, []),
@@ -160,13 +177,7 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
       const rows = db()
         .prepare("SELECT * FROM edit_capsules WHERE run_id = ? OR status = 'recording' ORDER BY rowid")
         .all(runId) as CapsuleRow[];
-      const own = rows.find((row) => row.run_id === runId);
-      return {
-        capsule: own ? toCapsule(own) : undefined,
-        stranded: rows
-          .filter((row) => row.run_id !== runId)
-          .map((row) => ({ run_id: row.run_id, session_id: row.session_id })),
-      };
+      return atRunEndOf(rows, runId);
     },
     async markReverted(id, now, bySessionId, historyIds) {
       db()

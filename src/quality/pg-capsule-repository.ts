@@ -6,7 +6,7 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import { type CapsuleRepository, type CapsuleRow, toCapsule } from './capsule-repository';
+import { atRunEndOf, type CapsuleRepository, type CapsuleRow, toCapsule } from './capsule-repository';
 
 type Row = CapsuleRow;
 
@@ -85,13 +85,7 @@ export function createPostgresCapsuleRepository(deps: { sql: SqlClient }): Capsu
         `SELECT ${COLUMNS} FROM edit_capsules WHERE run_id = $1 OR status = 'recording' ORDER BY created_at, id`,
         [runId],
       );
-      const own = rows.find((row) => row.run_id === runId);
-      return {
-        capsule: own ? toCapsule(own) : undefined,
-        stranded: rows
-          .filter((row) => row.run_id !== runId)
-          .map((row) => ({ run_id: row.run_id, session_id: row.session_id })),
-      };
+      return atRunEndOf(rows, runId);
     },
     async markReverted(id, now, bySessionId, historyIds) {
       await sql.run(

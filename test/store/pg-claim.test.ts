@@ -35,6 +35,25 @@ function counting(sql: SqlClient): { sql: SqlClient; reads: () => number } {
   };
 }
 
+/** The client, adding the text of every statement it sends to `sent`. */
+function recording(sql: SqlClient, sent: string[]): SqlClient {
+  return {
+    ...sql,
+    one: (text, params) => {
+      sent.push(text);
+      return sql.one(text, params);
+    },
+    query: (text, params) => {
+      sent.push(text);
+      return sql.query(text, params);
+    },
+    run: (text, params) => {
+      sent.push(text);
+      return sql.run(text, params);
+    },
+  };
+}
+
 describe.skipIf(!pg.available)('claim on PostgreSQL', () => {
   it('STORE-PG-73: a run created here is claimed without a read of its row; not_found, not queued, blocked and one winner answer as before', async () => {
     const nodes = await ledgerNodes(pg.cluster(), 60_000);
@@ -87,19 +106,7 @@ describe.skipIf(!pg.available)('a claim with nothing in its way, in one statemen
       const sent: string[] = [];
       let transactions = 0;
       const watched: SqlClient = {
-        ...nodes.sql,
-        one: (text, params) => {
-          sent.push(text);
-          return nodes.sql.one(text, params);
-        },
-        query: (text, params) => {
-          sent.push(text);
-          return nodes.sql.query(text, params);
-        },
-        run: (text, params) => {
-          sent.push(text);
-          return nodes.sql.run(text, params);
-        },
+        ...recording(nodes.sql, sent),
         transaction: (fn) => {
           transactions++;
           return nodes.sql.transaction(fn);
@@ -150,21 +157,7 @@ describe.skipIf(!pg.available)('a claim with its run.started event, in one state
     try {
       await nodes.sessions('s-started', 's-race');
       const sent: string[] = [];
-      const watched: SqlClient = {
-        ...nodes.sql,
-        one: (text, params) => {
-          sent.push(text);
-          return nodes.sql.one(text, params);
-        },
-        query: (text, params) => {
-          sent.push(text);
-          return nodes.sql.query(text, params);
-        },
-        run: (text, params) => {
-          sent.push(text);
-          return nodes.sql.run(text, params);
-        },
-      };
+      const watched = recording(nodes.sql, sent);
       const a = nodes.open('rnr_a', 'host-a', 3_600_000, watched);
       const announced: string[] = [];
       a.onAppend((e) => announced.push(`${e.run_id}:${e.seq}:${e.type}`));
