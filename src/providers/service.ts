@@ -95,20 +95,7 @@ export function createProviderService(deps: ProviderDeps): ProviderService {
     entry: (id) => current().entries.find((e) => e.id === id),
     readiness: (entry) => readiness(entry, readinessContext()),
     readinessContext,
-    select(request = {}, options = {}) {
-      return choose(
-        {
-          selector: request.selector,
-          purpose: request.purpose,
-          sessionModel: request.sessionModel,
-          agentModel: request.agentModel,
-          sessionLabel: request.sessionLabel,
-          agentLabel: request.agentLabel,
-        },
-        selectionEnv(),
-        options,
-      );
-    },
+    select: (request = {}, options = {}) => selectIn(request, selectionEnv(), options),
     parse: (selector) => parseSelector(selector, selectionEnv()),
     authHint(providerId) {
       const entry = service.entry(providerId);
@@ -162,6 +149,26 @@ export function createProviderService(deps: ProviderDeps): ProviderService {
   return service;
 }
 
+/** `ProviderService.select` in a given selection environment (`resolve` reuses the one it reads). */
+function selectIn(
+  request: ResolveRequest & { sessionLabel?: string; agentLabel?: string },
+  env: SelectionEnv,
+  options: { readout?: boolean },
+): Selection {
+  return choose(
+    {
+      selector: request.selector,
+      purpose: request.purpose,
+      sessionModel: request.sessionModel,
+      agentModel: request.agentModel,
+      sessionLabel: request.sessionLabel,
+      agentLabel: request.agentLabel,
+    },
+    env,
+    options,
+  );
+}
+
 function createResolver(service: ProviderService, selectionEnv: () => SelectionEnv): ModelResolver {
   const { deps } = service;
   const sleep = (ms: number, signal?: AbortSignal) => (deps.sleep ?? defaultSleep)(ms, signal);
@@ -205,16 +212,7 @@ function createResolver(service: ProviderService, selectionEnv: () => SelectionE
     async resolve(request: ResolveRequest = {}): Promise<ResolvedModel> {
       const config = deps.config();
       const env = selectionEnv();
-      const selection = choose(
-        {
-          selector: request.selector,
-          purpose: request.purpose,
-          sessionModel: request.sessionModel,
-          agentModel: request.agentModel,
-        },
-        env,
-        { readout: false },
-      );
+      const selection = selectIn(request, env, { readout: false });
       let parsed: ParsedSelector | undefined;
       let source: string = selection.source;
       if (selection.selector) {
