@@ -6,6 +6,7 @@
  */
 import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3Message } from '@ai-sdk/provider';
 import type { ModelMessage, ToolSet } from 'ai';
+import { sameItems } from '../util/arrays';
 
 /** What these helpers need of the driver. */
 export interface StepRequestSource {
@@ -77,7 +78,7 @@ export async function requestTools(
   // The list returned last for this tool set, first: the names compared one by one, without
   // joining them into a key and hashing it (every compat request sends the same tools).
   const last = lastRequestTools.get(o.tools);
-  if (last && perSet.get(last.key) === last.list && sameNames(last.names, names)) return last.list;
+  if (last && perSet.get(last.key) === last.list && sameItems(last.names, names)) return last.list;
   const key = names.join('\n');
   if (perSet.has(key)) {
     const list = perSet.get(key);
@@ -103,6 +104,3 @@ const lastRequestTools = new WeakMap<
   ToolSet,
   { key: string; names: string[]; list: LanguageModelV3FunctionTool[] | undefined }
 >();
-
-const sameNames = (a: readonly string[], b: readonly string[]): boolean =>
-  a.length === b.length && a.every((name, i) => name === b[i]);

@@ -14,6 +14,7 @@ import type { ToolSet } from 'ai';
 import { SvcError, toSvcError } from '../errors';
 import type { PermissionAskContext } from '../permissions/permission-service';
 import { callTitle, oneLine } from '../permissions/tool-policy';
+import { sameItems } from '../util/arrays';
 import type { AgentHost } from './deps';
 import { classifySandboxDenial, classifyToolError, type Failure } from './failure';
 import type { AgentCallResult, AgentToolbox, AgentToolSpec } from './toolbox';
@@ -209,8 +210,6 @@ const lastToolSet = new WeakMap<
   { key: string; entry: { specs: readonly AgentToolSpec[]; set: ToolSet } }
 >();
 
-const sameSpecs = (a: readonly AgentToolSpec[], b: readonly AgentToolSpec[]): boolean =>
-  a.length === b.length && a.every((spec, i) => spec === b[i]);
 let toolSetBuilds = 0;
 
 /** How many AI SDK tool sets were built since start (a cache miss each): for tests and benches. */
@@ -227,10 +226,10 @@ export function sharedToolSet(ai: typeof import('ai'), tools: readonly AgentTool
   // The set returned last, first (every compat request asks for the same one): the spec objects
   // compared one by one, without joining ~150 names into a key and hashing it.
   const last = lastToolSet.get(ai);
-  if (last && cache.get(last.key) === last.entry && sameSpecs(last.entry.specs, tools)) return last.entry.set;
+  if (last && cache.get(last.key) === last.entry && sameItems(last.entry.specs, tools)) return last.entry.set;
   const key = tools.map((t) => t.name).join('\n');
   const hit = cache.get(key);
-  if (hit && sameSpecs(hit.specs, tools)) {
+  if (hit && sameItems(hit.specs, tools)) {
     lastToolSet.set(ai, { key, entry: hit });
     return hit.set;
   }

@@ -4,6 +4,7 @@
  * undefined when the key is written some other way (inline tables), which is "line where known".
  * @module
  */
+import { sameItems } from '../util/arrays';
 
 export function locateKey(text: string, path: readonly string[]): number | undefined {
   const lines = text.split(/\r?\n/);
@@ -21,7 +22,7 @@ export function locateKey(text: string, path: readonly string[]): number | undef
     const assign = /^((?:"[^"]*"|'[^']*'|[A-Za-z0-9_.\-\s])+?)\s*=/.exec(line);
     if (!assign) continue;
     const full = [...table, ...splitKey(assign[1])];
-    if (equal(full, path)) return i + 1;
+    if (sameItems(full, path)) return i + 1;
     // A parent written as one line (inline table or array): the closest answer we have.
     if (startsWith(path, full) && full.length < path.length && best === undefined) best = i + 1;
   }
@@ -55,8 +56,4 @@ export function splitKey(key: string): string[] {
 
 function startsWith(path: readonly string[], prefix: readonly string[]): boolean {
   return prefix.length <= path.length && prefix.every((p, i) => p === path[i]);
-}
-
-function equal(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((p, i) => p === b[i]);
 }

@@ -8,6 +8,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import { SvcError } from '../errors';
+import { sameItems } from '../util/arrays';
 import { getPath, setPath } from './load';
 import { configSchema } from './schema';
 import { splitKey } from './toml-locate';
@@ -99,17 +100,17 @@ function lineEdit(text: string, path: string[], value: unknown | undefined): str
     const header = /^\[\[?\s*([^\]]+?)\s*\]\]?$/.exec(line);
     if (header) {
       table = splitKey(header[1]);
-      if (same(table, parent)) {
+      if (sameItems(table, parent)) {
         headerSeen = true;
         tableEnd = i;
       }
       continue;
     }
-    if (!same(table, parent)) continue;
+    if (!sameItems(table, parent)) continue;
     const assign = /^((?:"[^"]*"|'[^']*'|[A-Za-z0-9_.\-\s])+?)\s*=/.exec(line);
     if (!assign) continue;
     tableEnd = i;
-    if (same(splitKey(assign[1]), [leaf])) {
+    if (sameItems(splitKey(assign[1]), [leaf])) {
       if (rendered === undefined) lines.splice(i, 1);
       else lines[i] = rendered;
       return lines.join('\n');
@@ -144,10 +145,6 @@ function renderValue(leaf: string, value: unknown): string | undefined {
 
 function quoteKey(key: string): string {
   return /^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key);
-}
-
-function same(a: string[], b: string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 type SchemaIssue = { code: string; path: PropertyKey[]; message: string; keys?: string[] };

@@ -5,10 +5,10 @@
  * @module
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { lazily } from '../util/lazy';
 import type { ProviderDeps } from './context';
 import type { CredentialStore } from './credential-store';
 import type { CredentialResolution } from './credentials';
-import { lazily } from './lazy-module';
 import { leanChunkValidation, leanStreaming, onceComputedRequest } from './openai-compatible-lean';
 import type { ProviderEntry } from './provider-entries';
 

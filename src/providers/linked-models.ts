@@ -5,9 +5,9 @@
  * @module
  */
 import { SvcError } from '../errors';
+import { lazily } from '../util/lazy';
 import type { ProviderDeps } from './context';
 import type { CredentialStore } from './credential-store';
-import { lazily } from './lazy-module';
 import type { ProviderEntry } from './provider-entries';
 import type { Readiness } from './readiness';
 import type { RecoveringLanguageModel } from './recovery';

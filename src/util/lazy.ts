@@ -15,3 +15,18 @@ export function lazy<T>(build: () => T): () => T {
     return value as T;
   };
 }
+
+/**
+ * An async value (a module's dynamic import) asked for once, on first use: every later call gets
+ * the same promise. A failed load is forgotten, so the next call tries again (unlike `lazy`).
+ */
+export function lazily<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () => {
+    loading ??= load().catch((error) => {
+      loading = undefined;
+      throw error;
+    });
+    return loading;
+  };
+}
