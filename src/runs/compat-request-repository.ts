@@ -52,14 +52,45 @@ export interface CompatStoredRow
   ignored_fields: string;
 }
 
-/** The values of an insert, as stored. */
-export function compatRowValues(row: Omit<CompatRequestRow, 'finished_at'>) {
-  return {
-    ...row,
-    stream: row.stream ? 1 : 0,
-    include_usage: row.include_usage ? 1 : 0,
-    ignored_fields: JSON.stringify(row.ignored_fields),
-  };
+/**
+ * The values of an insert as stored, in the column order of both backends' INSERT (positional:
+ * no named-parameter object to build and bind, two statements a compat request).
+ */
+export function compatInsertValues(row: Omit<CompatRequestRow, 'finished_at'>): unknown[] {
+  return [
+    row.request_id,
+    row.run_id,
+    row.session_id,
+    row.requested_model,
+    row.model,
+    row.model_source,
+    row.stream ? 1 : 0,
+    row.include_usage ? 1 : 0,
+    row.session_binding,
+    row.message_count,
+    JSON.stringify(row.ignored_fields),
+    row.status,
+    row.finish_reason,
+    row.http_status,
+    row.error,
+    row.prompt_tokens,
+    row.completion_tokens,
+    row.created_at,
+  ];
+}
+
+/** The values of a finish, in the order of both backends' UPDATE (the request id last). */
+export function compatFinishValues(requestId: string, outcome: CompatRequestOutcome): unknown[] {
+  return [
+    outcome.status,
+    outcome.finish_reason,
+    outcome.http_status,
+    outcome.error,
+    outcome.prompt_tokens,
+    outcome.completion_tokens,
+    outcome.finished_at,
+    requestId,
+  ];
 }
 
 const INSERT = `INSERT INTO openai_compat_requests (request_id, run_id, session_id, requested_model, model, model_source,
@@ -72,44 +103,15 @@ const FINISH = `UPDATE openai_compat_requests SET status = ?, finish_reason = ?,
 
 export function createCompatRequestRepository(db: () => Db): CompatRequestRepository {
   return {
-    // Positional values (no named-parameter object to build and bind): two statements per request.
     async insert(row) {
       db()
         .prepare(INSERT)
-        .run(
-          row.request_id,
-          row.run_id,
-          row.session_id,
-          row.requested_model,
-          row.model,
-          row.model_source,
-          row.stream ? 1 : 0,
-          row.include_usage ? 1 : 0,
-          row.session_binding,
-          row.message_count,
-          JSON.stringify(row.ignored_fields),
-          row.status,
-          row.finish_reason,
-          row.http_status,
-          row.error,
-          row.prompt_tokens,
-          row.completion_tokens,
-          row.created_at,
-        );
+        .run(...compatInsertValues(row));
     },
     async finish(requestId, outcome) {
       db()
         .prepare(FINISH)
-        .run(
-          outcome.status,
-          outcome.finish_reason,
-          outcome.http_status,
-          outcome.error,
-          outcome.prompt_tokens,
-          outcome.completion_tokens,
-          outcome.finished_at,
-          requestId,
-        );
+        .run(...compatFinishValues(requestId, outcome));
     },
     async list(options) {
       const rows = db()

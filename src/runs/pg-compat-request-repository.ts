@@ -10,7 +10,8 @@ import {
   type CompatRequestRepository,
   type CompatRequestRow,
   type CompatStoredRow,
-  compatRowValues,
+  compatFinishValues,
+  compatInsertValues,
   fromCompatStored,
 } from './compat-request-repository';
 
@@ -22,49 +23,20 @@ export function createPostgresCompatRequestRepository(deps: { sql: SqlClient }):
   };
   return {
     async insert(row) {
-      const v = compatRowValues(row);
       await sql.run(
         `INSERT INTO openai_compat_requests (request_id, run_id, session_id, requested_model, model, model_source,
           stream, include_usage, session_binding, message_count, ignored_fields, status, finish_reason, http_status,
           error, prompt_tokens, completion_tokens, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-        [
-          v.request_id,
-          v.run_id,
-          v.session_id,
-          v.requested_model,
-          v.model,
-          v.model_source,
-          v.stream,
-          v.include_usage,
-          v.session_binding,
-          v.message_count,
-          v.ignored_fields,
-          v.status,
-          v.finish_reason,
-          v.http_status,
-          v.error,
-          v.prompt_tokens,
-          v.completion_tokens,
-          v.created_at,
-        ],
+        compatInsertValues(row),
       );
     },
-    async finish(requestId, o) {
+    async finish(requestId, outcome) {
       await sql.run(
         `UPDATE openai_compat_requests SET status = $1, finish_reason = $2, http_status = $3, error = $4,
           prompt_tokens = $5, completion_tokens = $6, finished_at = $7
          WHERE request_id = $8`,
-        [
-          o.status,
-          o.finish_reason,
-          o.http_status,
-          o.error,
-          o.prompt_tokens,
-          o.completion_tokens,
-          o.finished_at,
-          requestId,
-        ],
+        compatFinishValues(requestId, outcome),
       );
     },
     async list(options) {
