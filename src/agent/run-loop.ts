@@ -237,8 +237,12 @@ async function resolveModel(c: RunContext, session: RunTurn['session']): Promise
     context_window: model.info.context_window ?? null,
     context_window_source: model.window_source ?? null,
   };
+  // The row already names the model (the compat surface created it with the model it resolved):
+  // only the event. A model is written while the run is queued or at its end, never by another
+  // writer of a running run, so the claimed row's model is the stored one.
+  if (run.model === model.selector) await c.ledger('model.resolved', resolved);
   // The run's model and its `model.resolved` together: one statement where the ledger can.
-  if (app.runs.updateAndAppend)
+  else if (app.runs.updateAndAppend)
     await app.runs.updateAndAppend(run.id, { model: model.selector }, 'model.resolved', resolved);
   else
     await app.store.transactions.run(async () => {

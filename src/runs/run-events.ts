@@ -20,8 +20,18 @@ export interface RunEventsDeps {
 }
 
 export interface RunEvents {
-  /** Appends to a run whose session is known. */
-  appendTo(runId: string, sessionId: string, type: string, payload: Record<string, unknown>): RunEvent;
+  /**
+   * Appends to a run whose session is known. `seq`: the run's next seq as the caller knows it (the
+   * first event of a run it just inserted: 1), inserted as a plain value; should another writer's
+   * event hold it already (the unique `(run_id, seq)`), the append reads the highest seq instead.
+   */
+  appendTo(
+    runId: string,
+    sessionId: string,
+    type: string,
+    payload: Record<string, unknown>,
+    seq?: number,
+  ): RunEvent;
   /** Appends to a run, looking its session up (cached per run). */
   append(runId: string, type: string, payload: Record<string, unknown>): RunEvent;
   onAppend(listener: (event: RunEvent) => void): () => void;
@@ -83,11 +93,22 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
     if (KEPT_TYPES.has(event.type)) run.kept.push({ ...event, payload: JSON.parse(payloadText) });
   };
 
+  /** `insertEventAt`; the highest seq read instead when another writer's event holds `seq`. */
+  const insertAt = (input: Parameters<SqliteRunWrites['insertEvent']>[0], seq: number) => {
+    try {
+      return deps.writes.insertEventAt(input, seq);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw error;
+      return deps.writes.insertEvent(input);
+    }
+  };
+
   function appendTo(
     runId: string,
     sessionId: string,
     type: string,
     payload: Record<string, unknown>,
+    seq?: number,
   ): RunEvent {
     const db = deps.rawDb();
     groupCommit(db);
@@ -100,9 +121,8 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
       created_at,
     };
     const nextSeq = transactionMemo<number>(db, nextSeqs);
-    const known = nextSeq?.get(runId);
-    const row =
-      known === undefined ? deps.writes.insertEvent(input) : deps.writes.insertEventAt(input, known);
+    const known = nextSeq?.get(runId) ?? seq;
+    const row = known === undefined ? deps.writes.insertEvent(input) : insertAt(input, known);
     nextSeq?.set(runId, row.seq + 1);
     const event = {
       id: row.id,

@@ -53,7 +53,8 @@ export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
       const row = newRunRow(input, deps.ids.next('run'), now, owner);
       const inserted = writes.insertRunRow(row);
       const first = firstRunEvent(row);
-      deps.events.appendTo(row.id, row.session_id, first.type, first.payload);
+      // Its first event: seq 1, no read of the highest (the run's row was just inserted here).
+      deps.events.appendTo(row.id, row.session_id, first.type, first.payload, 1);
       // The row as inserted (RETURNING *): the event appended since does not touch it.
       return toRun(inserted);
     },

@@ -1,0 +1,51 @@
+/**
+ * The run ledger's writes of a compat request on SQLite (issue 17 item 3, p-ledger2): a new run's
+ * first event takes seq 1 without reading the run's highest seq (unless another writer's event
+ * already holds it).
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Db } from '../../src/store/db';
+import { countStatements, openTestLedger, RUN_INPUT } from '../helpers/sqlite-ledger';
+
+const opened: Db[] = [];
+afterEach(() => {
+  vi.restoreAllMocks();
+  for (const db of opened.splice(0)) db.close();
+});
+
+const eventsOf = (db: Db, runId: string) =>
+  db.prepare('SELECT seq, type FROM agent_run_events WHERE run_id = ? ORDER BY seq').all(runId);
+
+describe('a new run’s first event on SQLite', () => {
+  it('STORE-120 takes seq 1 as a plain value; another writer’s event at seq 1 moves it to seq 2', async () => {
+    const { db, ledger } = openTestLedger(opened);
+    const counted = countStatements(db);
+    const run = await ledger.create({ ...RUN_INPUT });
+    const inserts = counted.texts.filter((t) => t.startsWith('INSERT INTO agent_run_events'));
+    vi.restoreAllMocks();
+    expect(inserts).toHaveLength(1);
+    expect(inserts[0]).not.toContain('max(seq)');
+    expect(eventsOf(db, run.id)).toEqual([{ seq: 1, type: 'run.queued' }]);
+    // Another writer's event lands at seq 1 as the row is inserted (a trigger stands in for it).
+    db.exec(`CREATE TRIGGER other_writer AFTER INSERT ON agent_runs BEGIN
+      INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
+        VALUES (NEW.id, NEW.session_id, 1, 'other', '{}', 0); END`);
+    const raced = await ledger.create({ ...RUN_INPUT });
+    expect(eventsOf(db, raced.id)).toEqual([
+      { seq: 1, type: 'other' },
+      { seq: 2, type: 'run.queued' },
+    ]);
+    // Inside a transaction too (the failed insert leaves the transaction going on).
+    db.exec('BEGIN IMMEDIATE');
+    const creating = ledger.create({ ...RUN_INPUT });
+    db.exec('COMMIT');
+    const inTx = await creating;
+    const next = await ledger.append(inTx.id, 'after');
+    expect(next.seq).toBe(3);
+    expect(eventsOf(db, inTx.id)).toEqual([
+      { seq: 1, type: 'other' },
+      { seq: 2, type: 'run.queued' },
+      { seq: 3, type: 'after' },
+    ]);
+  });
+});
