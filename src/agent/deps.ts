@@ -76,6 +76,7 @@ export type AgentRuns = Pick<
   | 'takeOver'
   | 'update'
   | 'updateAndAppend'
+  | 'updateCancel'
 >;
 
 /** The funnel context of a session (mode, phase, agent and policy layers). */

@@ -333,7 +333,8 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
       ratio: t.window > 0 ? round(t.lastContext / t.window) : 0,
     });
   }
-  const runRow = appended?.run ?? (await app.runs.update(run.id, patch));
+  const runRow =
+    appended?.run ?? (await (app.runs.updateCancel?.(run.id, patch) ?? app.runs.update(run.id, patch)));
   if (!appended) await c.ledger('step.finished', finished);
   t.lastToolCalls = recorder.toolCalls.length;
   t.recorder = undefined;

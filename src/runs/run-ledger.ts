@@ -58,6 +58,11 @@ export interface RunLedger {
   claim(runId: string, options?: { started?: boolean }): Promise<ClaimResult>;
   update(id: string, patch: RunPatch): Promise<AgentRun>;
   /**
+   * SQLite: `update` answering only whether a cancel was requested (what a step's end reads), not
+   * the whole row. Absent: `update`.
+   */
+  updateCancel?(id: string, patch: RunPatch): Promise<{ cancel_requested: boolean }>;
+  /**
    * `update` and then `append` to the same run written together, both or neither (PostgreSQL:
    * one statement). Absent: the caller makes the two calls.
    */
@@ -257,6 +262,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     create: async (input) => writeOps.create(input),
     claim: async (runId) => writeOps.claim(runId),
     update: async (id, patch) => writeOps.update(id, patch),
+    updateCancel: async (id, patch) => writeOps.updateCancel(id, patch),
     requestCancel: async (id) => writeOps.requestCancel(id),
     delete: async (id) => writeOps.delete(id),
     get,

@@ -96,6 +96,8 @@ export function runPatchColumns(patch: RunRowPatch, now: number): [string, unkno
 export interface SqliteRunWrites extends RunWrites {
   /** `updateRun`, answering the row as updated (`RETURNING *`); undefined when there is no such run. */
   updateRunRow(id: string, patch: RunRowPatch, now: number): RunRow | undefined;
+  /** `updateRun`, answering only the row's `cancel_requested`; undefined when there is no such run. */
+  updateRunCancel(id: string, patch: RunRowPatch, now: number): { cancel_requested: number } | undefined;
   /** `insertRun`, answering the row as inserted (`RETURNING *`: no read after the write). */
   insertRunRow(row: RunRowInsert): RunRow;
   /** `markRunning`, answering the row as updated; undefined when there is no such run. */
@@ -151,13 +153,14 @@ export function createRunWrites(
   prepare: (text: string) => Statement,
   transaction: (fn: () => void) => void,
 ): SqliteRunWrites {
-  const update = (id: string, patch: RunRowPatch, now: number, returning: boolean) => {
+  // `returning`: the columns the statement answers (`RETURNING …`); none: whether it changed a row.
+  const update = (id: string, patch: RunRowPatch, now: number, returning?: string) => {
     const columns = runPatchColumns(patch, now);
     const sets = columns.map(([column]) => `${column} = ?`).join(', ');
     const params = columns.map(([, value]) => value);
     const text = `UPDATE agent_runs SET ${sets} WHERE id = ?`;
     return returning
-      ? (prepare(`${text} RETURNING *`).get(...params, id) as RunRow | undefined)
+      ? prepare(`${text} RETURNING ${returning}`).get(...params, id)
       : prepare(text).run(...params, id).changes > 0;
   };
   return {
@@ -186,8 +189,10 @@ export function createRunWrites(
         | undefined,
     claimFreeRow: (id, now, owner) =>
       prepare(CLAIM_FREE).get(now, now, owner.pid, owner.host, owner.runner, id) as RunRow | undefined,
-    updateRun: (id, patch, now) => update(id, patch, now, false) as boolean,
-    updateRunRow: (id, patch, now) => update(id, patch, now, true) as RunRow | undefined,
+    updateRun: (id, patch, now) => update(id, patch, now) as boolean,
+    updateRunRow: (id, patch, now) => update(id, patch, now, '*') as RunRow | undefined,
+    updateRunCancel: (id, patch, now) =>
+      update(id, patch, now, 'cancel_requested') as { cancel_requested: number } | undefined,
     requestCancel(id, now) {
       prepare('UPDATE agent_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?').run(now, id);
     },

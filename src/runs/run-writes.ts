@@ -40,6 +40,8 @@ export interface RunWriteOps {
   create(input: CreateRunInput): AgentRun;
   claim(runId: string): ClaimResult;
   update(id: string, patch: RunPatch): AgentRun;
+  /** `update`, answering only whether a cancel was requested (not the whole row). */
+  updateCancel(id: string, patch: RunPatch): { cancel_requested: boolean };
   requestCancel(id: string): void;
   delete(id: string): string[];
 }
@@ -109,6 +111,12 @@ export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
       const row = writes.updateRunRow(id, patch, deps.clock.now());
       if (!row) throw new SvcError('not_found', `run_id: no run "${id}"`);
       return toRun(row);
+    },
+    updateCancel(id, patch) {
+      groupCommit(deps.db());
+      const row = writes.updateRunCancel(id, patch, deps.clock.now());
+      if (!row) throw new SvcError('not_found', `run_id: no run "${id}"`);
+      return { cancel_requested: row.cancel_requested === 1 };
     },
     requestCancel(id) {
       deps.db();

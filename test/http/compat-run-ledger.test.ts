@@ -25,6 +25,8 @@ describe('a compat request’s run ledger', () => {
     expect(runUpdates.filter((t) => t.startsWith('UPDATE agent_runs SET model'))).toEqual([]);
     // The claim, the step's end, the finish.
     expect(runUpdates).toHaveLength(3);
+    // The step's end reads only the cancel flag back (STORE-122).
+    expect(runUpdates.filter((t) => t.endsWith('RETURNING cancel_requested'))).toHaveLength(1);
 
     const [run] = await app.runs.list({ limit: 1 });
     expect(run).toMatchObject({ model: 'fake/m1', status: 'completed', origin: 'openai_compat', steps: 1 });

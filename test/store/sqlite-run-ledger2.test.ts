@@ -48,4 +48,27 @@ describe('a new run’s first event on SQLite', () => {
       { seq: 3, type: 'after' },
     ]);
   });
+
+  it('STORE-122 a step’s run update answers only whether a cancel was requested, and writes what update writes', async () => {
+    const { db, ledger } = openTestLedger(opened);
+    const run = await ledger.create({ ...RUN_INPUT, status: 'running' });
+    const twin = await ledger.create({ ...RUN_INPUT, status: 'running' });
+    const usage = { input_tokens: 10, output_tokens: 2, reasoning_tokens: 1, cached_input_tokens: 0 };
+    const patch = { steps: 1, usage, cost: 0.25 };
+    const counted = countStatements(db);
+    expect(await ledger.updateCancel?.(run.id, patch)).toEqual({ cancel_requested: false });
+    const texts = counted.texts.filter((t) => t.startsWith('UPDATE agent_runs'));
+    vi.restoreAllMocks();
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).toMatch(/ RETURNING cancel_requested$/);
+    const updated = await ledger.update(twin.id, patch);
+    const stored = await ledger.require(run.id);
+    const same = ({ id, created_at, updated_at, ...rest }: typeof stored) => rest;
+    expect(same(stored)).toEqual(same(updated));
+    await ledger.requestCancel(run.id);
+    expect(await ledger.updateCancel?.(run.id, { steps: 2 })).toEqual({ cancel_requested: true });
+    await expect(ledger.updateCancel?.('run_none', { steps: 1 })).rejects.toMatchObject({
+      code: 'not_found',
+    });
+  });
 });
