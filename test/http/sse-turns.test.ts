@@ -3,13 +3,14 @@
  * HTTP from a plain TCP client so the chunked framing shows: the events sent in one turn go out as
  * one HTTP chunk in one socket write (with the head when they are the first); the last events go
  * with the end of the body; an event is never held for a later turn; the client reads the same
- * text as before; the backlog limit still drops a reader that does not read.
+ * text as before; the backlog limit still drops a reader that does not read; a client that goes
+ * away ends the stream through the response, without a listener on the request's signal.
  */
 import type { Server } from 'node:http';
 import { type AddressInfo, connect, Socket } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createStreamTracker, type SseStream } from '../../src/surfaces/http/sse';
 import { openRouteSseStream } from '../../src/surfaces/http/sse-node';
 
@@ -167,6 +168,46 @@ describe('SSE writes on the Node response', () => {
       }
     });
     expect(httpChunks(raw)).toEqual(['data: one\n\n', 'data: two\n\n', 'data: three\n\n']);
+  });
+
+  it('ENGINE-SSE-6: the stream listens to the response, not the request signal; a client that goes away ends it once', async () => {
+    const added = vi.spyOn(AbortSignal.prototype, 'addEventListener');
+    restore.push(() => added.mockRestore());
+    let requestSignal: AbortSignal | undefined;
+    let stream: SseStream | undefined;
+    const closed = vi.fn();
+    const hono = new Hono();
+    hono.get('/s', (c) => {
+      requestSignal = c.req.raw.signal;
+      const calls = added.mock.calls.length;
+      const opened = openRouteSseStream(c, { heartbeatMs: 0, signal: requestSignal });
+      stream = opened.stream;
+      stream.onClose(closed);
+      stream.send({ data: 'first' });
+      // No listener on the request's own signal: the response's 'close' ends the stream.
+      expect(added.mock.instances.slice(calls)).not.toContain(requestSignal);
+      return opened.response;
+    });
+    const server = createAdaptorServer({ fetch: hono.fetch }) as Server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    restore.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    const controller = new AbortController();
+    const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/s`, {
+      signal: controller.signal,
+    });
+    const reader = response.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: first\n\n');
+    controller.abort();
+    await vi.waitFor(() => expect(closed).toHaveBeenCalledTimes(1));
+    expect(requestSignal?.aborted).toBe(true);
+    expect(stream?.closed).toBe(true);
+    expect(stream?.send({ data: 'late' })).toBe(false);
   });
 
   it('ENGINE-SSE-5: a reader that does not read is dropped at the backlog limit, events of one turn counted', async () => {

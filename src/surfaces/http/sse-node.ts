@@ -25,14 +25,22 @@ export function nodeResponseOf(c: Context): ServerResponse | undefined {
   return outgoing instanceof ServerResponse && !outgoing.headersSent ? outgoing : undefined;
 }
 
-/** An SSE stream for a route: on the Node response when there is one, else a web stream. */
+/**
+ * An SSE stream for a route: on the Node response when there is one, else a web stream. On the
+ * Node response the request's own signal is not listened to (one EventTarget listener less to add
+ * and remove a request): node-server aborts it when the response closes early, and the
+ * response's 'close' ends the stream already. A signal already aborted is still honoured.
+ */
 export function openRouteSseStream(
   c: Context,
   options: OpenSseOptions,
   headers: Record<string, string> = {},
 ): { stream: SseStream; response: Response } {
   const outgoing = nodeResponseOf(c);
-  return outgoing ? openNodeSseStream(outgoing, options, headers) : openSseStream(options, headers);
+  if (!outgoing) return openSseStream(options, headers);
+  const { signal } = options;
+  const own = signal !== undefined && !signal.aborted && signal === c.req.raw.signal;
+  return openNodeSseStream(outgoing, own ? { ...options, signal: undefined } : options, headers);
 }
 
 /**
