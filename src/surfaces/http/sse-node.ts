@@ -25,17 +25,31 @@ export function nodeResponseOf(c: Context): ServerResponse | undefined {
   return outgoing instanceof ServerResponse && !outgoing.headersSent ? outgoing : undefined;
 }
 
-/** An SSE stream for a route: on the Node response when there is one, else a web stream. */
+/**
+ * An SSE stream for a route: on the Node response when there is one, else a web stream. On the
+ * Node response the request's own signal is not listened to (one EventTarget listener less to add
+ * and remove a request): node-server aborts it when the response closes early, and the
+ * response's 'close' ends the stream already. A signal already aborted is still honoured.
+ */
 export function openRouteSseStream(
   c: Context,
   options: OpenSseOptions,
   headers: Record<string, string> = {},
 ): { stream: SseStream; response: Response } {
   const outgoing = nodeResponseOf(c);
-  return outgoing ? openNodeSseStream(outgoing, options, headers) : openSseStream(options, headers);
+  if (!outgoing) return openSseStream(options, headers);
+  const { signal } = options;
+  const own = signal !== undefined && !signal.aborted && signal === c.req.raw.signal;
+  return openNodeSseStream(outgoing, own ? { ...options, signal: undefined } : options, headers);
 }
 
-/** Open a stream on a Node response: the head goes out with the first event. */
+/**
+ * Open a stream on a Node response: the head goes out with the first event. The events of one turn
+ * (the code that runs before the next tick: a stretch of code and the promise callbacks it
+ * queued) are one `write` of their text: one HTTP chunk and one socket write, not one of each per
+ * event. They are written when that tick comes (`flush` and the end write them at once), so no
+ * event waits past the turn that sent it; what the client reads is the same text.
+ */
 export function openNodeSseStream(
   outgoing: ServerResponse,
   options: OpenSseOptions,
@@ -43,32 +57,23 @@ export function openNodeSseStream(
 ): { stream: SseStream; response: Response } {
   let wrote = false;
   outgoing.writeHead(200, { ...SSE_HEADERS, ...headers });
+  const batch = new TurnBatch(outgoing);
   const { stream, teardown } = createSseStream(
     {
       write(text) {
         if (outgoing.destroyed || outgoing.writableEnded) return false;
         wrote = true;
-        outgoing.write(text);
+        batch.add(text);
         return true;
       },
-      backlog: () => outgoing.writableLength,
+      backlog: () => outgoing.writableLength + batch.length,
       end(error) {
-        if (error) outgoing.destroy(error);
-        else if (!outgoing.destroyed) outgoing.end();
+        if (error) {
+          batch.drop();
+          outgoing.destroy(error);
+        } else if (!outgoing.destroyed) batch.end();
       },
-      // A write corks the response until the next tick (Node's `connectionCorkNT`), and that tick
-      // comes only once the promise callbacks queued behind it ran: the rest of a run (its step's
-      // end, its finish) when the model's answer came in one read. Uncorked here, the text leaves
-      // now; the tick's own uncork then finds nothing to do. Where the writes wait depends on the
-      // Node line: on 24 the response corks itself and holds the chunked body (its `uncork`
-      // writes it and uncorks the socket); on 20 and 22 the response corks its socket (on 22 the
-      // response's own `writableCorked` does not count that), so the socket is uncorked too.
-      flush() {
-        if (outgoing.destroyed) return;
-        if (outgoing.writableCorked > 0) outgoing.uncork();
-        const socket = outgoing.socket;
-        if (socket && socket.writableCorked > 0 && !socket.destroyed) socket.uncork();
-      },
+      flush: () => batch.flush(),
     },
     options,
   );
@@ -84,6 +89,70 @@ export function openNodeSseStream(
   stream.onClose(() => outgoing.off('close', teardown));
 
   return { stream, response: alreadySent() };
+}
+
+/**
+ * The text of a stream's events sent in the current turn, written as one piece at the end of the
+ * turn, at `flush`, or with the end. The end of the turn: the first tick after the promise
+ * callbacks queued so far (a tick asked for by plain code would come before them: Node runs the
+ * ticks of a callback before its promise callbacks).
+ */
+class TurnBatch {
+  private text = '';
+  private scheduled = false;
+  private readonly write = () => this.flush();
+  /** Queued as a promise callback, so the tick it asks for comes after the turn's other callbacks. */
+  private readonly atTick = () => process.nextTick(this.write);
+
+  constructor(private readonly outgoing: ServerResponse) {}
+
+  /** Characters waiting for the tick (what the backlog counts of them: Node counts a string's length too). */
+  get length(): number {
+    return this.text.length;
+  }
+
+  add(text: string): void {
+    this.text += text;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(this.atTick);
+  }
+
+  drop(): void {
+    this.text = '';
+  }
+
+  /**
+   * Write the waiting text and hand it to the socket now. A write corks the response until the
+   * next tick (Node's `connectionCorkNT`), and that tick comes only once the promise callbacks
+   * queued behind it ran: the rest of a run (its step's end, its finish) when the model's answer
+   * came in one read. Uncorked here, the text leaves now; the tick's own uncork then finds nothing
+   * to do. Where the writes wait depends on the Node line: on 24 the response corks itself and
+   * holds the chunked body (its `uncork` writes it and uncorks the socket); on 20 and 22 the
+   * response corks its socket (on 22 the response's own `writableCorked` does not count that), so
+   * the socket is uncorked too.
+   */
+  flush(): void {
+    const { outgoing } = this;
+    this.scheduled = false;
+    if (outgoing.destroyed) return;
+    if (this.text && !outgoing.writableEnded) {
+      const text = this.text;
+      this.text = '';
+      outgoing.write(text);
+    }
+    if (outgoing.writableCorked > 0) outgoing.uncork();
+    const socket = outgoing.socket;
+    if (socket && socket.writableCorked > 0 && !socket.destroyed) socket.uncork();
+  }
+
+  /** End the response with the waiting text: the last events and the end of the body in one write. */
+  end(): void {
+    const text = this.text;
+    this.text = '';
+    if (text) this.outgoing.end(text);
+    else this.outgoing.end();
+  }
 }
 
 let sent: Response | undefined;

@@ -96,11 +96,21 @@ export function createStreamTracker(): StreamTracker {
 
 /** Frame one message as SSE text. Multi-line data becomes several `data:` lines. */
 export function formatSse(message: SseMessage): string {
+  const { data } = message;
+  // The usual message (the compat stream's: one line of JSON, no other field): no split, no regex.
+  if (
+    message.event === undefined &&
+    message.id === undefined &&
+    message.retry === undefined &&
+    !data.includes('\n') &&
+    !data.includes('\r')
+  )
+    return `data: ${data}\n\n`;
   let out = '';
   if (message.event !== undefined) out += `event: ${singleLine('event', message.event)}\n`;
   if (message.id !== undefined) out += `id: ${singleLine('id', String(message.id))}\n`;
   if (message.retry !== undefined) out += `retry: ${Math.max(0, Math.floor(message.retry))}\n`;
-  for (const line of message.data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
+  for (const line of data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
   return `${out}\n`;
 }
 
