@@ -4,23 +4,12 @@
  * id (a catch-up) so each session's events are delivered once, in id order.
  * @module
  */
-import type { AppendedEvent, EventStore, ImmediateEventStore } from './event-store';
-import { eventOf, pushToRing, type Ring, type SessionEvent, seen } from './ring';
 
-export interface Queued {
-  kind?: undefined;
-  sessionId: string;
-  type: string;
-  payload: Record<string, unknown>;
-  created_at: number;
-  stored?: (event: SessionEvent) => void;
-  failed?: (error: unknown) => void;
-  /**
-   * The publisher's async context, when the event is delivered after an await (a log that does
-   * not answer at once): its listeners run in it, as they would have synchronously.
-   */
-  context?: <R>(fn: () => R) => R;
-}
+import { batchWrites, type Queued } from './bus-batches';
+import type { AppendedEvent, EventStore, ImmediateEventStore, StoredEventRow } from './event-store';
+import { eventOf, pushToRing, type Ring, type RingCache, type SessionEvent, seen } from './ring';
+
+export type { Queued };
 
 /** A write-queue step that reads another node's events of a session from the log (shared bus). */
 export interface CatchUp {
@@ -32,6 +21,12 @@ export interface CatchUp {
    * Unset: read (a new subscriber, a resync, a replay).
    */
   upTo?: number;
+  /**
+   * Set with `upTo` when a read of everything was asked too (a new subscriber, a resync) at this
+   * mark of the rings (`RingCache.mark`): a ring made after it needs no read for that (it starts
+   * at what the log held then; later events' notices come to the listeners, `upTo`).
+   */
+  since?: number;
   done?: () => void;
   failed?: (error: unknown) => void;
 }
@@ -39,7 +34,7 @@ export interface CatchUp {
 export type Task = Queued | CatchUp;
 
 export function createBusWrites(deps: {
-  rings: { get(sessionId: string): Ring | Promise<Ring> };
+  rings: Pick<RingCache, 'get' | 'unknown' | 'start' | 'since'>;
   ringSize: number;
   /** The log answering at once (SQLite), if that is the log. */
   immediate: () => ImmediateEventStore | undefined;
@@ -52,11 +47,15 @@ export function createBusWrites(deps: {
 }): {
   store1(item: Queued): void | Promise<void>;
   catchUp(task: CatchUp): Promise<void>;
-  /** For the write queue: a session's events queued one behind the other are appended in one call. */
+  /**
+   * For the write queue: events queued one behind the other are appended in one call (of any
+   * sessions where the log has `appendAcross`, else of one session), catch-ups moved behind them.
+   */
   batch: {
     joins(first: Task, next: Task): boolean;
     writeAll(items: Task[]): Promise<void>;
     deferStart(): boolean;
+    passes(next: Task): boolean;
   };
 } {
   const { rings, ringSize, immediate, log, sharedLog, deliver } = deps;
@@ -64,6 +63,7 @@ export function createBusWrites(deps: {
 
   /** Stores one queued event (at once when the store can: no promise then), then rings and delivers it. */
   const store1 = (item: Queued): void | Promise<void> => {
+    if (sharedLog()?.appendAcross) return storeAcross([item]);
     const ring = rings.get(item.sessionId);
     return ring instanceof Promise ? ring.then((loaded) => append(item, loaded)) : append(item, ring);
   };
@@ -127,47 +127,20 @@ export function createBusWrites(deps: {
     item.stored?.(event);
   };
 
-  /** `appendShared` for queued events of one session: one `appendMany` call (one lock, one NOTIFY). */
-  const storeMany = async (items: Queued[]): Promise<void> => {
-    const current = sharedLog();
-    if (!current?.appendMany) {
-      for (const item of items) await store1(item);
-      return;
-    }
-    const sessionId = items[0].sessionId;
-    const ring = await rings.get(sessionId);
-    const appended = await current.appendMany(
-      sessionId,
-      items.map((item) => ({
-        type: item.type,
-        payload: JSON.stringify(item.payload),
-        createdAt: item.created_at,
-      })),
-    );
-    const written = new Set<Queued>();
-    if ((appended[0]?.previous ?? 0) > seen(ring)) {
-      const mine = new Map(appended.map((a, i) => [a.id, items[i]]));
-      for (const row of await current.after(sessionId, seen(ring))) {
-        if (row.id <= seen(ring)) continue;
-        const item = mine.get(row.id);
-        if (!item) admit(ring, eventOf(row), false);
-        else {
-          stored(item, ring, row.id);
-          written.add(item);
-        }
-      }
-    }
-    items.forEach((item, i) => {
-      if (written.has(item)) return;
-      // Committed, so a read found it; should it not have, deliver it as on one node.
-      if (appended[i].id > seen(ring)) stored(item, ring, appended[i].id);
-      else item.stored?.(localEvent(item, appended[i].id));
-    });
-  };
+  const { storeMany, storeAcross } = batchWrites({ rings, sharedLog, store1, stored, admit, localEvent });
 
   const batch = {
-    joins: (first: Task, next: Task) => sameSession(first, next) && sharedLog()?.appendMany !== undefined,
-    writeAll: (items: Task[]) => storeMany(items.filter((t): t is Queued => t.kind !== 'catch-up')),
+    joins: (first: Task, next: Task) =>
+      first.kind !== 'catch-up' && next.kind !== 'catch-up' && sharedLog()?.appendAcross !== undefined
+        ? true
+        : sameSession(first, next) && sharedLog()?.appendMany !== undefined,
+    // A catch-up reads after the ring's last id: behind events written meanwhile, it reads the same
+    // others' events (each append delivers those that came before it first), in id order.
+    passes: (next: Task) => next.kind === 'catch-up' && sharedLog()?.appendAcross !== undefined,
+    writeAll: (items: Task[]) => {
+      const queued = items.filter((t): t is Queued => t.kind !== 'catch-up');
+      return sharedLog()?.appendAcross ? storeAcross(queued) : storeMany(queued);
+    },
     // A shared (PostgreSQL) log answers asynchronously anyway: events published together go together.
     deferStart: () => sharedLog()?.appendMany !== undefined,
   };
@@ -177,7 +150,8 @@ export function createBusWrites(deps: {
     const current = sharedLog();
     if (current) {
       const ring = await rings.get(task.sessionId);
-      if (task.upTo === undefined || seen(ring) < task.upTo) {
+      const all = task.upTo === undefined || (task.since !== undefined && !rings.since(ring, task.since));
+      if (all || seen(ring) < (task.upTo as number)) {
         for (const row of await current.after(task.sessionId, seen(ring))) {
           if (row.id > seen(ring)) admit(ring, eventOf(row), false);
         }
@@ -199,22 +173,33 @@ function sameSession(first: Task, next: Task): boolean {
  * the highest event id their notices announced (none: read whatever the ring has seen). `take`
  * gives a step what was asked of it when it starts.
  */
-export function catchUpRequests(enqueue: (task: CatchUp) => void): {
+export function catchUpRequests(
+  enqueue: (task: CatchUp) => void,
+  /** The rings' mark now (`RingCache.mark`); none: a read of everything is always made. */
+  mark?: () => number,
+): {
   request(sessionId: string, upTo?: number): void;
   take(task: CatchUp): CatchUp;
 } {
   const ALL = Number.POSITIVE_INFINITY;
-  const queued = new Map<string, number>();
+  /** Per session: the highest id notices announced (0: none), and the mark of the first ask for everything. */
+  const queued = new Map<string, { upTo: number; since?: number }>();
   return {
     request(sessionId, upTo = ALL) {
       const before = queued.get(sessionId);
-      queued.set(sessionId, Math.max(before ?? 0, upTo));
-      if (before === undefined) enqueue({ kind: 'catch-up', sessionId });
+      const asked = before ?? { upTo: 0 };
+      if (upTo !== ALL) asked.upTo = Math.max(asked.upTo, upTo);
+      else asked.since ??= mark ? mark() : -1;
+      if (!before) {
+        queued.set(sessionId, asked);
+        enqueue({ kind: 'catch-up', sessionId });
+      }
     },
     take(task) {
-      const upTo = queued.get(task.sessionId);
+      const asked = queued.get(task.sessionId);
       queued.delete(task.sessionId);
-      return upTo === undefined || upTo === ALL ? task : { ...task, upTo };
+      if (!asked || asked.since === -1) return task;
+      return { ...task, upTo: asked.upTo, since: asked.since };
     },
   };
 }

@@ -158,7 +158,7 @@ export function createEventBus(deps: {
     deps.onError,
     writes.batch,
   );
-  const catchUps = catchUpRequests(enqueue);
+  const catchUps = catchUpRequests(enqueue, rings.mark);
   const requestCatchUp = catchUps.request;
 
   const ringFor = async (sessionId: string): Promise<Ring> => {

@@ -21,6 +21,14 @@ export interface AppendedEvent {
   previous: number;
 }
 
+/** One event of an `appendAcross` call. */
+export interface QueuedAppend {
+  sessionId: string;
+  type: string;
+  payload: string;
+  createdAt: number;
+}
+
 export interface EventStore {
   /** Appends an event; resolves its id. */
   insert(sessionId: string, type: string, payload: string, createdAt: number): Promise<number>;
@@ -38,6 +46,12 @@ export interface EventStore {
     sessionId: string,
     events: readonly { type: string; payload: string; createdAt: number }[],
   ): Promise<AppendedEvent[]>;
+  /**
+   * `appendMany` of events of any sessions, in order, in one call: their ids ascending in that
+   * order, each with its session's highest id before the call's first event of that session
+   * (./pg-event-store.ts). Optional.
+   */
+  appendAcross?(events: readonly QueuedAppend[]): Promise<AppendedEvent[]>;
   /** Highest id logged for the session (0 when none). */
   maxId(sessionId: string): Promise<number>;
   /** The session's events after `afterId` (exclusive), in id order. */

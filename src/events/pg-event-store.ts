@@ -51,8 +51,31 @@ export function createPostgresEventStore(deps: { sql: SqlClient }): PostgresEven
     );
     return rows.map((row) => ({ id: Number(row.event_id), previous: Number(row.previous_id) }));
   };
+  // Migration 34: events of several sessions, each session's lock (ascending keys), one NOTIFY each.
+  const appendAcross: NonNullable<EventStore['appendAcross']> = async (events) => {
+    const keys = new Map<string, string>();
+    const rows = await sql.query<{ event_id: number; previous_id: number }>(
+      'SELECT event_id, previous_id FROM svc_append_events_across($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6)',
+      [
+        events.map((e) => e.sessionId),
+        events.map((e) => e.type),
+        events.map((e) => e.payload),
+        events.map((e) => e.createdAt),
+        events.map((e) => {
+          const known = keys.get(e.sessionId);
+          if (known !== undefined) return known;
+          const key = sessionLockKey(e.sessionId);
+          keys.set(e.sessionId, key);
+          return key;
+        }),
+        EVENTS_CHANNEL,
+      ],
+    );
+    return rows.map((row) => ({ id: Number(row.event_id), previous: Number(row.previous_id) }));
+  };
   return {
     appendMany,
+    appendAcross,
     insert: async (sessionId, type, payload, createdAt) =>
       (await append(sessionId, type, payload, createdAt)).id,
     append,

@@ -89,12 +89,31 @@ export const eventOf = (row: StoredEventRow): SessionEvent => ({
  * `get` answers at once for a ring in memory (or from a log that answers at once), else a promise;
  * one load per session at a time.
  */
+export type RingCache = ReturnType<typeof ringCache>;
+
 export function ringCache(options: {
   ringSize: number;
   maxRings: number;
   log: () => RingLog | undefined;
   listened: (sessionId: string) => boolean;
-}): { get(sessionId: string): Ring | Promise<Ring>; peek(sessionId: string): Ring | undefined } {
+}): {
+  get(sessionId: string): Ring | Promise<Ring>;
+  peek(sessionId: string): Ring | undefined;
+  /** Nothing known of the session here: no ring in memory, none loading, none dropped. */
+  unknown(sessionId: string): boolean;
+  /**
+   * An unknown session's new ring, empty, its `evictedUpTo` what the caller read itself (an
+   * append's previous id: the load's `maxId` read saved); the ring in memory when there is one.
+   */
+  start(sessionId: string, evictedUpTo: number): Ring;
+  /** A mark of now, for `since`. */
+  mark(): number;
+  /**
+   * Whether the ring came into memory (its log read, or `start`ed) after `mark` was taken: it then
+   * starts at what the log held after that moment.
+   */
+  since(ring: Ring, mark: number): boolean;
+} {
   const { ringSize, maxRings, log } = options;
   const rings = new Map<string, Ring>();
   const loading = new Map<string, Promise<Ring>>();
@@ -138,7 +157,11 @@ export function ringCache(options: {
     }
   };
 
-  const keep = (sessionId: string, ring: Ring): Ring => {
+  // Rings made so far; each ring's number when its making began (before its log read was sent).
+  let made = 0;
+  const madeAt = new WeakMap<Ring, number>();
+  const keep = (sessionId: string, ring: Ring, at = ++made): Ring => {
+    madeAt.set(ring, at);
     rings.delete(sessionId); // last in order, as `newest` says
     rings.set(sessionId, ring);
     newest = sessionId;
@@ -148,6 +171,10 @@ export function ringCache(options: {
 
   return {
     peek: (sessionId) => rings.get(sessionId),
+    unknown: (sessionId) => !rings.has(sessionId) && !loading.has(sessionId) && !dropped.has(sessionId),
+    start: (sessionId, evictedUpTo) => rings.get(sessionId) ?? keep(sessionId, { events: [], evictedUpTo }),
+    mark: () => made,
+    since: (ring, mark) => (madeAt.get(ring) ?? 0) > mark,
     get(sessionId) {
       const ring = rings.get(sessionId);
       if (ring) {
@@ -168,16 +195,17 @@ export function ringCache(options: {
           sessionId,
           lazyRing(sessionId, source as Required<Pick<RingLog, 'maxIdBefore'>> & RingLog),
         );
+      const at = ++made;
       const after = from === undefined ? 0 : lastBefore(from);
       const read =
         from !== undefined
           ? mapMaybe(source?.after(sessionId, after) ?? [], (rows) => reloaded(sessionId, rows, from))
           : mapMaybe(source?.maxId(sessionId) ?? 0, (id) => ({ events: [], evictedUpTo: id }));
-      if (!(read instanceof Promise)) return keep(sessionId, read);
+      if (!(read instanceof Promise)) return keep(sessionId, read, at);
       const load = read.then(
         (loaded) => {
           loading.delete(sessionId);
-          return keep(sessionId, loaded);
+          return keep(sessionId, loaded, at);
         },
         (error: unknown) => {
           loading.delete(sessionId);

@@ -25,6 +25,11 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
      * first would have gone alone. For a log that answers asynchronously anyway.
      */
     deferStart?(): boolean;
+    /**
+     * True: `next`, queued among items that join, may be written after them (it is moved behind
+     * the run) instead of ending it: a step whose effect does not depend on coming before them.
+     */
+    passes?(next: T): boolean;
   },
 ): { enqueue(item: T): void; flush(): Promise<void> } {
   const queue: T[] = [];
@@ -56,8 +61,13 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
     try {
       for (let item = queue.shift(); item; item = queue.shift()) {
         const run = [item];
-        while (batch && run.length < 64 && queue.length && batch.joins(item, queue[0]))
-          run.push(queue.shift() as T);
+        const passed: T[] = [];
+        while (batch && run.length < 64 && queue.length) {
+          if (batch.joins(item, queue[0])) run.push(queue.shift() as T);
+          else if (batch.passes?.(queue[0])) passed.push(queue.shift() as T);
+          else break;
+        }
+        if (passed.length) queue.unshift(...passed);
         let storing: void | Promise<void>;
         try {
           storing = batch && run.length > 1 ? batch.writeAll(run) : write(item);

@@ -6,6 +6,7 @@
  * @module
  */
 import type { Migration } from '../../migrations/types';
+import { appendAcrossDdl } from './append-across';
 import { appendBatchDdl, appendFunctionsDdl } from './append-functions';
 import { coreDdl } from './baseline-core';
 import { operationsDdl } from './baseline-operations';
@@ -29,4 +30,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 31, name: 'session event appends in batches', sql: appendBatchDdl },
   { id: 32, name: 'run claims as one function', sql: claimFunctionDdl },
   { id: 33, name: 'run claims with their run.started event', sql: claimStartedDdl },
+  { id: 34, name: 'session event appends across sessions', sql: appendAcrossDdl },
 ];

@@ -1,0 +1,123 @@
+/**
+ * The bus's queued events written in one call (./bus-writes.ts): `storeMany` for one session
+ * (migration 31), `storeAcross` for any sessions (migration 34).
+ * @module
+ */
+import type { EventStore, StoredEventRow } from './event-store';
+import { eventOf, type Ring, type RingCache, type SessionEvent, seen } from './ring';
+
+export interface Queued {
+  kind?: undefined;
+  sessionId: string;
+  type: string;
+  payload: Record<string, unknown>;
+  created_at: number;
+  stored?: (event: SessionEvent) => void;
+  failed?: (error: unknown) => void;
+  /**
+   * The publisher's async context, when the event is delivered after an await (a log that does
+   * not answer at once): its listeners run in it, as they would have synchronously.
+   */
+  context?: <R>(fn: () => R) => R;
+}
+
+export function batchWrites(deps: {
+  rings: Pick<RingCache, 'get' | 'unknown' | 'start'>;
+  sharedLog: () => EventStore | undefined;
+  store1: (item: Queued) => void | Promise<void>;
+  /** Rings and delivers this node's event, then tells its publisher. */
+  stored: (item: Queued, ring: Ring, id: number) => void;
+  /** Rings and delivers an event. */
+  admit: (ring: Ring, event: SessionEvent, local: boolean) => void;
+  localEvent: (item: Queued, id: number) => SessionEvent;
+}): { storeMany(items: Queued[]): Promise<void>; storeAcross(items: Queued[]): Promise<void> } {
+  const { rings, sharedLog, store1, stored, admit, localEvent } = deps;
+  /** `appendShared` for queued events of one session: one `appendMany` call (one lock, one NOTIFY). */
+  const storeMany = async (items: Queued[]): Promise<void> => {
+    const current = sharedLog();
+    if (!current?.appendMany) {
+      for (const item of items) await store1(item);
+      return;
+    }
+    const sessionId = items[0].sessionId;
+    const ring = await rings.get(sessionId);
+    const appended = await current.appendMany(
+      sessionId,
+      items.map((item) => ({
+        type: item.type,
+        payload: JSON.stringify(item.payload),
+        createdAt: item.created_at,
+      })),
+    );
+    const written = new Set<Queued>();
+    if ((appended[0]?.previous ?? 0) > seen(ring)) {
+      const mine = new Map(appended.map((a, i) => [a.id, items[i]]));
+      for (const row of await current.after(sessionId, seen(ring))) {
+        if (row.id <= seen(ring)) continue;
+        const item = mine.get(row.id);
+        if (!item) admit(ring, eventOf(row), false);
+        else {
+          stored(item, ring, row.id);
+          written.add(item);
+        }
+      }
+    }
+    items.forEach((item, i) => {
+      if (written.has(item)) return;
+      // Committed, so a read found it; should it not have, deliver it as on one node.
+      if (appended[i].id > seen(ring)) stored(item, ring, appended[i].id);
+      else item.stored?.(localEvent(item, appended[i].id));
+    });
+  };
+
+  /**
+   * Queued events of any sessions in one `appendAcross` call (one statement): a session with a ring
+   * here whose previous id is past the ring reads the events that came between and delivers them
+   * first (as `storeMany`); a session unknown here starts its ring at its previous id (nothing
+   * read: the load's `maxId` was that id, read before the lock). Delivered in queue order.
+   */
+  const storeAcross = async (items: Queued[]): Promise<void> => {
+    const current = sharedLog() as EventStore & Required<Pick<EventStore, 'appendAcross'>>;
+    const known = new Map<string, Ring>();
+    for (const { sessionId } of items)
+      if (!known.has(sessionId) && !rings.unknown(sessionId))
+        known.set(sessionId, await rings.get(sessionId));
+    const appended = await current.appendAcross(
+      items.map((item) => ({
+        sessionId: item.sessionId,
+        type: item.type,
+        payload: JSON.stringify(item.payload),
+        createdAt: item.created_at,
+      })),
+    );
+    const ringOf = new Map<string, Ring>();
+    const between = new Map<string, Promise<StoredEventRow[]>>();
+    items.forEach(({ sessionId }, i) => {
+      if (ringOf.has(sessionId)) return;
+      const ring = known.get(sessionId) ?? rings.start(sessionId, appended[i].previous);
+      ringOf.set(sessionId, ring);
+      if (appended[i].previous > seen(ring)) between.set(sessionId, current.after(sessionId, seen(ring)));
+    });
+    const rows = new Map<string, StoredEventRow[]>();
+    for (const [sessionId, read] of between) rows.set(sessionId, await read);
+    items.forEach((item, i) => {
+      const ring = ringOf.get(item.sessionId) as Ring;
+      const id = appended[i].id;
+      const others = rows.get(item.sessionId);
+      while (others?.length && others[0].id <= id) {
+        const row = others.shift() as StoredEventRow;
+        if (row.id !== id && row.id > seen(ring)) admit(ring, eventOf(row), false);
+      }
+      // Committed, so a read found it; should it not have, deliver it as on one node.
+      if (id > seen(ring)) stored(item, ring, id);
+      else item.stored?.(localEvent(item, id));
+    });
+    for (const [sessionId, others] of rows)
+      for (const row of others) {
+        const ring = ringOf.get(sessionId) as Ring;
+        if (row.id > seen(ring)) admit(ring, eventOf(row), false);
+      }
+  };
+
+  return { storeMany, storeAcross };
+}
