@@ -7,7 +7,7 @@ import { SvcError } from '../errors';
 import { type Db, groupCommit } from '../store/db';
 import type { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
-import type { Message, MessagePart, MessageRow, SessionStore } from './types';
+import type { Message, MessagePart, MessageRow, SessionRow, SessionStore } from './types';
 
 export type MessageStore = Pick<
   SessionStore,
@@ -52,6 +52,8 @@ export function createMessageStore(deps: {
   ids: Ids;
   /** Throws not_found when the session does not exist. */
   requireSession: (id: string) => unknown;
+  /** The session row as this store's write just returned it (the session store's memo). */
+  sessionWritten?: (row: SessionRow | undefined, id: string) => void;
 }): MessageStore {
   const { db, sql } = deps;
   const getMessage = (id: string) => {
@@ -62,10 +64,14 @@ export function createMessageStore(deps: {
     async appendMessage(input) {
       groupCommit(db());
       const now = deps.clock.now();
-      // The session must exist; checked by the UPDATE below (one statement instead of a read).
-      if (sql('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, input.session_id).changes === 0) {
-        deps.requireSession(input.session_id);
-      }
+      // The session must exist; checked by the UPDATE below (one statement instead of a read),
+      // which hands the row back for the session store's memo (a read after it is answered).
+      const session = sql('UPDATE sessions SET updated_at = ? WHERE id = ? RETURNING *').get(
+        now,
+        input.session_id,
+      ) as SessionRow | undefined;
+      if (!session) deps.requireSession(input.session_id);
+      deps.sessionWritten?.(session, input.session_id);
       const id = deps.ids.next('msg');
       const partsJson = JSON.stringify(input.parts);
       sql(
