@@ -8,6 +8,7 @@ import { type Db, groupCommit } from '../store/db';
 import type { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
 import type { Message, MessagePart, MessageRow, SessionRow, SessionStore } from './types';
+import type { WrittenMessages } from './written-messages';
 
 export type MessageStore = Pick<
   SessionStore,
@@ -54,10 +55,13 @@ export function createMessageStore(deps: {
   requireSession: (id: string) => unknown;
   /** The session row as this store's write just returned it (the session store's memo). */
   sessionWritten?: (row: SessionRow | undefined, id: string) => void;
+  /** The messages written in the current transaction (./written-messages.ts). */
+  written?: WrittenMessages;
 }): MessageStore {
-  const { db, sql } = deps;
+  const { db, sql, written } = deps;
   const getMessage = (id: string) => {
-    const row = sql('SELECT * FROM messages WHERE id = ?').get(id) as MessageRow | undefined;
+    const row =
+      written?.row(id) ?? (sql('SELECT * FROM messages WHERE id = ?').get(id) as MessageRow | undefined);
     return row ? toMessage(row) : undefined;
   };
   return {
@@ -74,10 +78,10 @@ export function createMessageStore(deps: {
       deps.sessionWritten?.(session, input.session_id);
       const id = deps.ids.next('msg');
       const partsJson = JSON.stringify(input.parts);
-      sql(
+      const row = sql(
         `INSERT INTO messages (id, session_id, role, parts, model, provider, usage, cost, run_id, created_at, updated_at, finished_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+      ).get(
         id,
         input.session_id,
         input.role,
@@ -90,7 +94,8 @@ export function createMessageStore(deps: {
         now,
         now,
         input.finished === false ? null : now,
-      );
+      ) as MessageRow;
+      written?.wrote(row);
       return appendedMessage(input, id, partsJson, now, input.finished === false ? null : now);
     },
     async updateMessage(id, patch) {
@@ -113,13 +118,16 @@ export function createMessageStore(deps: {
         id,
       ) as MessageRow | undefined;
       if (!row) throw new SvcError('not_found', `message_id: no message "${id}"`);
+      written?.wrote(row);
       return toMessage(row);
     },
     getMessage: async (id) => getMessage(id),
     async messages(sessionId, options = {}) {
-      const rows = sql('SELECT * FROM messages WHERE session_id = ? ORDER BY created_at, rowid').all(
-        sessionId,
-      ) as MessageRow[];
+      const rows =
+        written?.list(sessionId) ??
+        (sql('SELECT * FROM messages WHERE session_id = ? ORDER BY created_at, rowid').all(
+          sessionId,
+        ) as MessageRow[]);
       let list = rows.map(toMessage);
       if (options.after) {
         const index = list.findIndex((m) => m.id === options.after);
@@ -128,6 +136,7 @@ export function createMessageStore(deps: {
       return options.limit ? list.slice(-options.limit) : list;
     },
     async deleteMessage(id) {
+      written?.deleted(id);
       const result = sql('DELETE FROM messages WHERE id = ?').run(id);
       if (result.changes === 0) throw new SvcError('not_found', `message_id: no message "${id}"`);
     },

@@ -15,6 +15,7 @@ import { sessionRowKey } from './pg-session-rows';
 import { createSessionSearch } from './session-search';
 import { createSessionSearchRepository } from './session-search-repository';
 import type { CreateSessionInput, Session, SessionRow, SessionStore } from './types';
+import { writtenMessages } from './written-messages';
 
 export type {
   CreateSessionInput,
@@ -67,6 +68,11 @@ function writtenRows(db: () => Db) {
   };
 }
 
+/** A session and its descendants, parents first. */
+const FAMILY = `WITH RECURSIVE fam(id, depth) AS (SELECT id, 0 FROM sessions WHERE id = ?
+     UNION ALL SELECT s.id, fam.depth + 1 FROM sessions s JOIN fam ON s.parent_id = fam.id)
+   SELECT s.* FROM sessions s JOIN fam ON s.id = fam.id ORDER BY fam.depth, s.created_at`;
+
 export function createSessionStore(deps: {
   db: () => Db;
   clock: Clock;
@@ -78,6 +84,7 @@ export function createSessionStore(deps: {
   const sql = statementCache(db);
   const toSession = (row: SessionRow): Session => ({ ...row, metadata: JSON.parse(row.metadata) });
   const { get: writtenRow, keep } = writtenRows(db);
+  const written = writtenMessages(db);
   const get = (id: string) => {
     const row =
       writtenRow(id) ?? (sql('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined);
@@ -88,14 +95,7 @@ export function createSessionStore(deps: {
     if (!s) throw new SvcError('not_found', `session_id: no session "${id}"; see svc session list`);
     return s;
   };
-  const family = (rootId: string): Session[] => {
-    const rows = sql(
-      `WITH RECURSIVE fam(id, depth) AS (SELECT id, 0 FROM sessions WHERE id = ?
-           UNION ALL SELECT s.id, fam.depth + 1 FROM sessions s JOIN fam ON s.parent_id = fam.id)
-         SELECT s.* FROM sessions s JOIN fam ON s.id = fam.id ORDER BY fam.depth, s.created_at`,
-    ).all(rootId) as SessionRow[];
-    return rows.map(toSession);
-  };
+  const family = (rootId: string): Session[] => (sql(FAMILY).all(rootId) as SessionRow[]).map(toSession);
 
   const messageStore = createMessageStore({
     db,
@@ -104,6 +104,7 @@ export function createSessionStore(deps: {
     ids: deps.ids,
     requireSession: require,
     sessionWritten: keep,
+    written,
   });
   const search = createSessionSearch({
     repository: createSessionSearchRepository(db),
@@ -122,6 +123,7 @@ export function createSessionStore(deps: {
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       ).get(...newSessionValues(input, id, deps.workspace, now)) as SessionRow;
       keep(row, id);
+      written.sessionCreated(id);
       const session = toSession(row);
       wrote(sessionRowKey(id));
       deps.bus?.publish(id, 'session.created', {
@@ -194,6 +196,7 @@ export function createSessionStore(deps: {
       const ids = family(id).map((s) => s.id);
       if (ids.length === 0) require(id);
       for (const removed of [id, ...ids]) keep(undefined, removed);
+      written.sessionsDeleted();
       sql('DELETE FROM sessions WHERE id = ?').run(id);
       for (const removed of ids) wrote(sessionRowKey(removed));
       for (const removed of ids) deps.bus?.publish(removed, 'session.deleted', { session_id: removed });

@@ -79,3 +79,62 @@ describe('session rows written in the transaction', () => {
     db.exec('COMMIT');
   });
 });
+
+describe('messages written in the transaction', () => {
+  it('ENGINE-READS-8 the history of a session created in the transaction and a message written in it are answered without a statement, as reads give them', async () => {
+    const { db } = openTestDb(opened);
+    const sessions = storeOn(db);
+    db.exec('BEGIN IMMEDIATE');
+    const created = await sessions.create();
+    const user = await sessions.appendMessage({
+      session_id: created.id,
+      role: 'user',
+      parts: [{ type: 'text', text: 'hi' }],
+    });
+    const reply = await sessions.appendMessage({
+      session_id: created.id,
+      role: 'assistant',
+      parts: [],
+      finished: false,
+    });
+    await sessions.updateMessage(reply.id, {
+      parts: [{ type: 'text', text: 'yes' }],
+      usage: { input_tokens: 1, output_tokens: 2 },
+      finished: true,
+    });
+    const counted = countStatements(db);
+    const history = await sessions.messages(created.id);
+    const last = await sessions.messages(created.id, { after: user.id });
+    const answer = await sessions.getMessage(reply.id);
+    expect(counted.texts.filter((t) => t.includes('FROM messages'))).toEqual([]); // main: 3
+    vi.restoreAllMocks();
+    db.exec('COMMIT');
+    expect(history).toEqual(await sessions.messages(created.id));
+    expect(history.map((m) => m.id)).toEqual([user.id, reply.id]);
+    expect(last).toEqual(await sessions.messages(created.id, { after: user.id }));
+    expect(answer).toEqual(await sessions.getMessage(reply.id));
+    // A caller changing what it got does not change the next answer.
+    history[0].parts.push({ type: 'text', text: 'x' });
+    expect((await sessions.messages(created.id))[0].parts).toHaveLength(1);
+  });
+
+  it('ENGINE-READS-9 a session not created in the transaction is read from the database, a second connection its message included; a deleted message is gone', async () => {
+    const { db, dataDir } = openTestDb(opened);
+    const sessions = storeOn(db);
+    const created = await sessions.create();
+    const other = openDb({ dataDir });
+    opened.push(other);
+    const theirs = await storeOn(other).appendMessage({ session_id: created.id, role: 'user', parts: [] });
+    db.exec('BEGIN IMMEDIATE');
+    const mine = await sessions.appendMessage({ session_id: created.id, role: 'user', parts: [] });
+    expect((await sessions.messages(created.id)).map((m) => m.id)).toEqual([theirs.id, mine.id]);
+    const fresh = await sessions.create();
+    const gone = await sessions.appendMessage({ session_id: fresh.id, role: 'user', parts: [] });
+    await sessions.deleteMessage(gone.id);
+    expect(await sessions.messages(fresh.id)).toEqual([]);
+    expect(await sessions.getMessage(gone.id)).toBeUndefined();
+    await sessions.delete(created.id);
+    expect(await sessions.getMessage(mine.id)).toBeUndefined();
+    db.exec('COMMIT');
+  });
+});
