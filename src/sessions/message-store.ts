@@ -7,7 +7,7 @@ import { SvcError } from '../errors';
 import { type Db, groupCommit } from '../store/db';
 import type { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
-import type { Message, MessagePart, MessageRow, SessionRow, SessionStore } from './types';
+import type { Message, MessagePart, MessageRow, SessionStore } from './types';
 import type { WrittenMessages } from './written-messages';
 
 export type MessageStore = Pick<
@@ -53,8 +53,8 @@ export function createMessageStore(deps: {
   ids: Ids;
   /** Throws not_found when the session does not exist. */
   requireSession: (id: string) => unknown;
-  /** The session row as this store's write just returned it (the session store's memo). */
-  sessionWritten?: (row: SessionRow | undefined, id: string) => void;
+  /** This store set the session's `updated_at` (the session store's memo of its row follows). */
+  sessionTouched?: (id: string, now: number) => void;
   /** The messages written in the current transaction (./written-messages.ts). */
   written?: WrittenMessages;
 }): MessageStore {
@@ -68,35 +68,47 @@ export function createMessageStore(deps: {
     async appendMessage(input) {
       groupCommit(db());
       const now = deps.clock.now();
-      // The session must exist; checked by the UPDATE below (one statement instead of a read),
-      // which hands the row back for the session store's memo (a read after it is answered).
-      const session = sql('UPDATE sessions SET updated_at = ? WHERE id = ? RETURNING *').get(
-        now,
-        input.session_id,
-      ) as SessionRow | undefined;
-      if (!session) deps.requireSession(input.session_id);
-      deps.sessionWritten?.(session, input.session_id);
+      // The session must exist; checked by the UPDATE below (one statement instead of a read).
+      if (sql('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, input.session_id).changes === 0) {
+        deps.requireSession(input.session_id);
+      }
+      deps.sessionTouched?.(input.session_id, now);
       const id = deps.ids.next('msg');
       const partsJson = JSON.stringify(input.parts);
-      const row = sql(
-        `INSERT INTO messages (id, session_id, role, parts, model, provider, usage, cost, run_id, created_at, updated_at, finished_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-      ).get(
+      // The row as a read gives it (its columns in table order, every one bound below).
+      const row: MessageRow = {
         id,
-        input.session_id,
-        input.role,
-        partsJson,
-        input.model ?? null,
-        input.provider ?? null,
-        input.usage ? JSON.stringify(input.usage) : null,
-        input.cost ?? 0,
-        input.run_id ?? null,
-        now,
-        now,
-        input.finished === false ? null : now,
-      ) as MessageRow;
+        session_id: input.session_id,
+        role: input.role,
+        parts: partsJson,
+        model: input.model ?? null,
+        provider: input.provider ?? null,
+        usage: input.usage ? JSON.stringify(input.usage) : null,
+        cost: input.cost ?? 0,
+        run_id: input.run_id ?? null,
+        created_at: now,
+        updated_at: now,
+        finished_at: input.finished === false ? null : now,
+      };
+      sql(
+        `INSERT INTO messages (id, session_id, role, parts, model, provider, usage, cost, run_id, created_at, updated_at, finished_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        row.id,
+        row.session_id,
+        row.role,
+        row.parts,
+        row.model,
+        row.provider,
+        row.usage,
+        row.cost,
+        row.run_id,
+        row.created_at,
+        row.updated_at,
+        row.finished_at,
+      );
       written?.wrote(row);
-      return appendedMessage(input, id, partsJson, now, input.finished === false ? null : now);
+      return appendedMessage(input, id, partsJson, now, row.finished_at);
     },
     async updateMessage(id, patch) {
       groupCommit(db());

@@ -65,6 +65,12 @@ function writtenRows(db: () => Db) {
       if (row) rows.set(id, row);
       else rows.delete(id);
     },
+    /** The row's `updated_at` set by a message write (the row otherwise as it was). */
+    touch(id: string, now: number): void {
+      const rows = memo();
+      const row = rows?.get(id);
+      if (row) rows?.set(id, { ...row, updated_at: now });
+    },
   };
 }
 
@@ -83,7 +89,7 @@ export function createSessionStore(deps: {
   const db = deps.db;
   const sql = statementCache(db);
   const toSession = (row: SessionRow): Session => ({ ...row, metadata: JSON.parse(row.metadata) });
-  const { get: writtenRow, keep } = writtenRows(db);
+  const { get: writtenRow, keep, touch } = writtenRows(db);
   const written = writtenMessages(db);
   const get = (id: string) => {
     const row =
@@ -103,7 +109,7 @@ export function createSessionStore(deps: {
     clock: deps.clock,
     ids: deps.ids,
     requireSession: require,
-    sessionWritten: keep,
+    sessionTouched: touch,
     written,
   });
   const search = createSessionSearch({
