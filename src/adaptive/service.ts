@@ -150,6 +150,8 @@ export function createAdaptiveService(deps: AdaptiveDeps): AdaptiveService {
     promptSection: traces.promptSection,
     promptTrace: traces.get,
     async compactionThreshold(sessionId) {
+      // Off (or no database): no genome, so no session read (issue 17 item 3: every run asks).
+      if (!ctx.enabled() || !deps.dbPresent()) return undefined;
       const session = await deps.sessions.get(sessionId);
       if (!session || session.parent_id) return undefined;
       return (await reads.currentGenome(sessionId))?.compaction_threshold;

@@ -3,6 +3,7 @@
  * ./codebase-context.ts decides when it is computed.
  * @module
  */
+import { memoByDataVersion } from '../store/data-version';
 import type { Db } from '../store/db';
 
 export interface CachedSummaryRow {
@@ -21,15 +22,24 @@ export interface CodebaseCacheStore {
 }
 
 export function createCodebaseCacheStore(db: () => Db): CodebaseCacheStore {
-  return {
-    async get(workspace) {
-      return db()
+  // The row per workspace kept while no other connection committed and this store wrote nothing
+  // (issue 17 item 3: every run's prompt asks for it).
+  const rows = memoByDataVersion(
+    db,
+    (workspace: string) =>
+      db()
         .prepare(
           'SELECT summary, computed_at, compute_ms, computations FROM codebase_context_cache WHERE workspace = ?',
         )
-        .get(workspace) as CachedSummaryRow | undefined;
+        .get(workspace) as CachedSummaryRow | undefined,
+  );
+  return {
+    async get(workspace) {
+      const row = rows.get(workspace);
+      return row ? { ...row } : undefined;
     },
     async put(workspace, entry) {
+      rows.invalidate();
       db()
         .prepare(
           `INSERT INTO codebase_context_cache (workspace, summary, computed_at, compute_ms, computations)

@@ -8,6 +8,7 @@ import { type Db, groupCommit } from '../store/db';
 import type { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
 import type { Message, MessagePart, MessageRow, SessionStore } from './types';
+import type { WrittenMessages } from './written-messages';
 
 export type MessageStore = Pick<
   SessionStore,
@@ -52,10 +53,15 @@ export function createMessageStore(deps: {
   ids: Ids;
   /** Throws not_found when the session does not exist. */
   requireSession: (id: string) => unknown;
+  /** This store set the session's `updated_at` (the session store's memo of its row follows). */
+  sessionTouched?: (id: string, now: number) => void;
+  /** The messages written in the current transaction (./written-messages.ts). */
+  written?: WrittenMessages;
 }): MessageStore {
-  const { db, sql } = deps;
+  const { db, sql, written } = deps;
   const getMessage = (id: string) => {
-    const row = sql('SELECT * FROM messages WHERE id = ?').get(id) as MessageRow | undefined;
+    const row =
+      written?.row(id) ?? (sql('SELECT * FROM messages WHERE id = ?').get(id) as MessageRow | undefined);
     return row ? toMessage(row) : undefined;
   };
   return {
@@ -66,26 +72,43 @@ export function createMessageStore(deps: {
       if (sql('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, input.session_id).changes === 0) {
         deps.requireSession(input.session_id);
       }
+      deps.sessionTouched?.(input.session_id, now);
       const id = deps.ids.next('msg');
       const partsJson = JSON.stringify(input.parts);
+      // The row as a read gives it (its columns in table order, every one bound below).
+      const row: MessageRow = {
+        id,
+        session_id: input.session_id,
+        role: input.role,
+        parts: partsJson,
+        model: input.model ?? null,
+        provider: input.provider ?? null,
+        usage: input.usage ? JSON.stringify(input.usage) : null,
+        cost: input.cost ?? 0,
+        run_id: input.run_id ?? null,
+        created_at: now,
+        updated_at: now,
+        finished_at: input.finished === false ? null : now,
+      };
       sql(
         `INSERT INTO messages (id, session_id, role, parts, model, provider, usage, cost, run_id, created_at, updated_at, finished_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
-        id,
-        input.session_id,
-        input.role,
-        partsJson,
-        input.model ?? null,
-        input.provider ?? null,
-        input.usage ? JSON.stringify(input.usage) : null,
-        input.cost ?? 0,
-        input.run_id ?? null,
-        now,
-        now,
-        input.finished === false ? null : now,
+        row.id,
+        row.session_id,
+        row.role,
+        row.parts,
+        row.model,
+        row.provider,
+        row.usage,
+        row.cost,
+        row.run_id,
+        row.created_at,
+        row.updated_at,
+        row.finished_at,
       );
-      return appendedMessage(input, id, partsJson, now, input.finished === false ? null : now);
+      written?.wrote(row);
+      return appendedMessage(input, id, partsJson, now, row.finished_at);
     },
     async updateMessage(id, patch) {
       groupCommit(db());
@@ -107,13 +130,16 @@ export function createMessageStore(deps: {
         id,
       ) as MessageRow | undefined;
       if (!row) throw new SvcError('not_found', `message_id: no message "${id}"`);
+      written?.wrote(row);
       return toMessage(row);
     },
     getMessage: async (id) => getMessage(id),
     async messages(sessionId, options = {}) {
-      const rows = sql('SELECT * FROM messages WHERE session_id = ? ORDER BY created_at, rowid').all(
-        sessionId,
-      ) as MessageRow[];
+      const rows =
+        written?.list(sessionId) ??
+        (sql('SELECT * FROM messages WHERE session_id = ? ORDER BY created_at, rowid').all(
+          sessionId,
+        ) as MessageRow[]);
       let list = rows.map(toMessage);
       if (options.after) {
         const index = list.findIndex((m) => m.id === options.after);
@@ -122,6 +148,7 @@ export function createMessageStore(deps: {
       return options.limit ? list.slice(-options.limit) : list;
     },
     async deleteMessage(id) {
+      written?.deleted(id);
       const result = sql('DELETE FROM messages WHERE id = ?').run(id);
       if (result.changes === 0) throw new SvcError('not_found', `message_id: no message "${id}"`);
     },

@@ -8,12 +8,14 @@ import type { EventBus } from '../events/bus';
 import { type Db, groupCommit } from '../store/db';
 import { wrote } from '../store/read-scope';
 import { statementCache } from '../store/statement-cache';
+import { transactionMemo } from '../store/transaction-memo';
 import type { Clock, Ids } from '../util/ids';
 import { createMessageStore } from './message-store';
 import { sessionRowKey } from './pg-session-rows';
 import { createSessionSearch } from './session-search';
 import { createSessionSearchRepository } from './session-search-repository';
 import type { CreateSessionInput, Session, SessionRow, SessionStore } from './types';
+import { writtenMessages } from './written-messages';
 
 export type {
   CreateSessionInput,
@@ -45,6 +47,38 @@ export function newSessionValues(input: CreateSessionInput, id: string, workspac
   ];
 }
 
+/**
+ * The session rows this store wrote in the current write transaction, as their statements
+ * returned them (issue 17 item 3: a compat request creates its session, appends the prompt and
+ * reads the row back in one transaction). No other connection writes until it ends (then the
+ * memo is dropped, ../store/transaction-memo.ts), and each write of the store to a row sets or
+ * drops its entry.
+ */
+function writtenRows(db: () => Db) {
+  const owner = {};
+  const memo = () => transactionMemo<SessionRow>(db(), owner);
+  return {
+    get: (id: string) => memo()?.get(id),
+    keep(row: SessionRow | undefined, id: string): void {
+      const rows = memo();
+      if (!rows) return;
+      if (row) rows.set(id, row);
+      else rows.delete(id);
+    },
+    /** The row's `updated_at` set by a message write (the row otherwise as it was). */
+    touch(id: string, now: number): void {
+      const rows = memo();
+      const row = rows?.get(id);
+      if (row) rows?.set(id, { ...row, updated_at: now });
+    },
+  };
+}
+
+/** A session and its descendants, parents first. */
+const FAMILY = `WITH RECURSIVE fam(id, depth) AS (SELECT id, 0 FROM sessions WHERE id = ?
+     UNION ALL SELECT s.id, fam.depth + 1 FROM sessions s JOIN fam ON s.parent_id = fam.id)
+   SELECT s.* FROM sessions s JOIN fam ON s.id = fam.id ORDER BY fam.depth, s.created_at`;
+
 export function createSessionStore(deps: {
   db: () => Db;
   clock: Clock;
@@ -55,8 +89,11 @@ export function createSessionStore(deps: {
   const db = deps.db;
   const sql = statementCache(db);
   const toSession = (row: SessionRow): Session => ({ ...row, metadata: JSON.parse(row.metadata) });
+  const { get: writtenRow, keep, touch } = writtenRows(db);
+  const written = writtenMessages(db);
   const get = (id: string) => {
-    const row = sql('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
+    const row =
+      writtenRow(id) ?? (sql('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined);
     return row ? toSession(row) : undefined;
   };
   const require = (id: string) => {
@@ -64,14 +101,7 @@ export function createSessionStore(deps: {
     if (!s) throw new SvcError('not_found', `session_id: no session "${id}"; see svc session list`);
     return s;
   };
-  const family = (rootId: string): Session[] => {
-    const rows = sql(
-      `WITH RECURSIVE fam(id, depth) AS (SELECT id, 0 FROM sessions WHERE id = ?
-           UNION ALL SELECT s.id, fam.depth + 1 FROM sessions s JOIN fam ON s.parent_id = fam.id)
-         SELECT s.* FROM sessions s JOIN fam ON s.id = fam.id ORDER BY fam.depth, s.created_at`,
-    ).all(rootId) as SessionRow[];
-    return rows.map(toSession);
-  };
+  const family = (rootId: string): Session[] => (sql(FAMILY).all(rootId) as SessionRow[]).map(toSession);
 
   const messageStore = createMessageStore({
     db,
@@ -79,6 +109,8 @@ export function createSessionStore(deps: {
     clock: deps.clock,
     ids: deps.ids,
     requireSession: require,
+    sessionTouched: touch,
+    written,
   });
   const search = createSessionSearch({
     repository: createSessionSearchRepository(db),
@@ -92,12 +124,13 @@ export function createSessionStore(deps: {
       if (input.parent_id) require(input.parent_id);
       const id = input.id ?? deps.ids.next('ses');
       // The new row comes back with the INSERT (no read after the write).
-      const session = toSession(
-        sql(
-          `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
+      const row = sql(
+        `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        ).get(...newSessionValues(input, id, deps.workspace, now)) as SessionRow,
-      );
+      ).get(...newSessionValues(input, id, deps.workspace, now)) as SessionRow;
+      keep(row, id);
+      written.sessionCreated(id);
+      const session = toSession(row);
       wrote(sessionRowKey(id));
       deps.bus?.publish(id, 'session.created', {
         session_id: id,
@@ -137,6 +170,7 @@ export function createSessionStore(deps: {
     },
     async update(id, patch) {
       const current = require(id);
+      keep(undefined, id);
       const next = {
         title: patch.title ?? current.title,
         mode: patch.mode ?? current.mode,
@@ -167,6 +201,8 @@ export function createSessionStore(deps: {
     async delete(id) {
       const ids = family(id).map((s) => s.id);
       if (ids.length === 0) require(id);
+      for (const removed of [id, ...ids]) keep(undefined, removed);
+      written.sessionsDeleted();
       sql('DELETE FROM sessions WHERE id = ?').run(id);
       for (const removed of ids) wrote(sessionRowKey(removed));
       for (const removed of ids) deps.bus?.publish(removed, 'session.deleted', { session_id: removed });
@@ -180,6 +216,7 @@ export function createSessionStore(deps: {
       ).get(usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id) as
         | SessionRow
         | undefined;
+      keep(row, id);
       wrote(sessionRowKey(id));
       return row ? toSession(row) : undefined;
     },

@@ -5,6 +5,7 @@
  * @module
  */
 import { createHash } from 'node:crypto';
+import { memoByDataVersion } from '../../store/data-version';
 import type { Db } from '../../store/db';
 import { createChangeQueue } from '../../util/change-queue';
 import type { Clock, Ids } from '../../util/ids';
@@ -169,6 +170,17 @@ export function createRecommendationRepository(deps: {
   ids: Ids;
 }): RecommendationRepository {
   const toRec = toRecommendation;
+  // Every pending row, oldest first, kept while no other connection committed and this process
+  // wrote no recommendation (issue 17 item 3: the recorder asks at each session's creation and
+  // each run's start); a filter picks from it the rows, in the order, its own statement returns.
+  const pendingRows = memoByDataVersion(
+    deps.db,
+    (_all: 'pending') =>
+      deps
+        .db()
+        .prepare("SELECT * FROM recommendations WHERE outcome = 'pending' ORDER BY recommended_at, id")
+        .all() as Row[],
+  );
   const get = (id: string) => {
     const row = deps.db().prepare('SELECT * FROM recommendations WHERE id = ?').get(id) as Row | undefined;
     return row ? toRec(row) : undefined;
@@ -176,6 +188,7 @@ export function createRecommendationRepository(deps: {
   return {
     async record(input) {
       const id = deps.ids.next('rec');
+      pendingRows.invalidate();
       deps
         .db()
         .prepare(
@@ -198,6 +211,7 @@ export function createRecommendationRepository(deps: {
     async close(id, outcome, evidence) {
       const current = get(id);
       if (current?.outcome !== 'pending') return false;
+      pendingRows.invalidate();
       deps
         .db()
         .prepare(
@@ -207,21 +221,11 @@ export function createRecommendationRepository(deps: {
       return true;
     },
     async pending(filter = {}) {
-      // The filter in the statement (an index per zone and per session), not over every pending
-      // row parsed: the same rows in the same order as `matchesPending` leaves (issue 17).
-      const where = ["outcome = 'pending'"];
-      const params: string[] = [];
-      for (const key of ['session_id', 'zone', 'kind'] as const) {
-        const value = filter[key];
-        if (!value) continue;
-        where.push(`${key} = ?`);
-        params.push(value);
-      }
-      const rows = deps
-        .db()
-        .prepare(`SELECT * FROM recommendations WHERE ${where.join(' AND ')} ORDER BY recommended_at, id`)
-        .all(...params) as Row[];
-      return rows.map(toRec);
+      const matches = (r: Row) =>
+        (!filter.session_id || r.session_id === filter.session_id) &&
+        (!filter.zone || r.zone === filter.zone) &&
+        (!filter.kind || r.kind === filter.kind);
+      return pendingRows.get('pending').filter(matches).map(toRec);
     },
     async window(options) {
       const rows = (
@@ -243,6 +247,7 @@ export function createRecommendationRepository(deps: {
     },
     get: async (id) => get(id),
     async expire() {
+      pendingRows.invalidate();
       return deps
         .db()
         .prepare(
