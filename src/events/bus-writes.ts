@@ -6,7 +6,7 @@
  */
 
 import { batchWrites, type Queued } from './bus-batches';
-import type { AppendedEvent, EventStore, ImmediateEventStore, StoredEventRow } from './event-store';
+import type { AppendedEvent, EventStore, ImmediateEventStore } from './event-store';
 import { eventOf, pushToRing, type Ring, type RingCache, type SessionEvent, seen } from './ring';
 
 export type { Queued };
