@@ -12,6 +12,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../errors';
 import { scopedStorage } from './async-scope';
 import { immediateTransactions, retryBusy } from './busy';
+import { startCheckpointer, stopCheckpointer } from './checkpointer';
 import { ensureDataDir } from './data-dir';
 import { migrations as allMigrations, type Migration } from './migrations/index';
 import { loadSqlite } from './sqlite-driver';
@@ -164,6 +165,8 @@ export function commitBatch(db: Db): void {
   if (!openBatches.delete(db)) return;
   if (openBatches.size === 0) process.removeListener('exit', commitAllBatches);
   if (!db.open || !db.inTransaction) return;
+  // In the HTTP service the WAL is checkpointed by a worker, not in a COMMIT (./checkpointer.ts).
+  if (!groupCommitOff) startCheckpointer(db);
   try {
     tx(db, 'commit');
   } catch (error) {
@@ -323,6 +326,7 @@ export function openDb(options: OpenDbOptions): Db {
   const close = db.close.bind(db);
   db.close = () => {
     commitBatch(db);
+    stopCheckpointer(db);
     return close();
   };
   return db;

@@ -1,0 +1,36 @@
+import { existsSync, statSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
+import { POLL_MS, workerCheckpoints } from './checkpointer';
+import { enableGroupCommit, groupCommit, openDb } from './db';
+
+enableGroupCommit();
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('checkpoint worker', () => {
+  it('STORE-102: group commits are checkpointed by the worker, not by a COMMIT on the main thread', async () => {
+    const dataDir = tmpWorkspace();
+    const db = openDb({ dataDir });
+    const other = openDb({ dataDir });
+    const insert = db.prepare('INSERT INTO sessions (id, title, created_at, updated_at) VALUES (?, ?, 1, 1)');
+    const blob = 'x'.repeat(3000); // about one page a row
+    // Well past the main connection's automatic checkpoint (1000 frames), a batch at a time.
+    let rows = 0;
+    for (let batch = 0; batch < 60; batch++) {
+      groupCommit(db);
+      for (let i = 0; i < 40; i++) insert.run(`ses_${rows++}`, blob);
+      await turn();
+      // A busy service's pace: a batch every few polls of the worker.
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS * 2));
+    }
+    expect(workerCheckpoints(db)).toBeGreaterThan(0);
+    // The worker checkpoints before the WAL reaches 1000 frames: it is reset and reused, never grown to ~4 MB.
+    expect(statSync(`${db.name}-wal`).size).toBeLessThan(1000 * 4096);
+    expect((other.prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n).toBe(rows);
+    other.close();
+    db.close();
+    // The worker's connection was closed first: the last close checkpointed and removed the WAL.
+    expect(existsSync(`${db.name}-wal`)).toBe(false);
+  });
+});
