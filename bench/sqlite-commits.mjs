@@ -57,4 +57,10 @@ if (plain.length) {
 console.log(
   `  with the automatic checkpoint: ${ckpt.length}, ${ckpt.map(([ns, , c]) => `${(ns / 1e6).toFixed(1)} ms/${c} frames`).join(', ')}; total ${(sum(ckpt.map(([ns]) => ns)) / 1e6 / per).toFixed(3)} ms a request`,
 );
+for (const bound of [1000, 2000]) {
+  const own = commits.filter(([, , , length]) => length >= bound);
+  console.log(
+    `COMMITs that took the WAL to ${bound} frames or more (at wal_autocheckpoint = ${bound} the committing connection checkpoints): ${own.length}, ${(sum(own.map(([ns]) => ns)) / 1e6 / per).toFixed(3)} ms a request`,
+  );
+}
 process.exit(0);

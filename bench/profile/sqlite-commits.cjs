@@ -49,7 +49,10 @@ function record(db, sql, run) {
       const after = walIndex(db);
       const frames = after.mxFrame >= before.mxFrame ? after.mxFrame - before.mxFrame : after.mxFrame;
       const checkpointed = after.nBackfill > before.nBackfill ? after.nBackfill - before.nBackfill : 0;
-      stats.commits.push([ns, frames, checkpointed]);
+      // The WAL's length after this commit's frames: at 1000 and more (wal_autocheckpoint) the
+      // committing connection ran the automatic checkpoint itself.
+      const length = after.mxFrame >= before.mxFrame ? after.mxFrame : frames;
+      stats.commits.push([ns, frames, checkpointed, length]);
     }
   }
 }

@@ -21,6 +21,12 @@ type Db = BetterSqlite3.Database;
 
 /** Frames the WAL may hold beyond the last checkpoint before the worker copies them back. */
 export const CHECKPOINT_FRAMES = 400;
+/**
+ * The main connection's automatic checkpoint while the worker runs (SQLite's default is 1000): the
+ * WAL restarts from its start only when a write begins with every frame copied back, and under a
+ * steady load that takes the worker a few tries; the WAL is still synced every ~CHECKPOINT_FRAMES.
+ */
+export const AUTOCHECKPOINT_BOUND = 2000;
 /** How often the worker reads the WAL index (a 100-byte pread). */
 export const POLL_MS = 10;
 const STOP = 0;
@@ -60,9 +66,13 @@ try {
     if (header[12] !== 1) continue;
     const mxFrame = u32(16);
     const nBackfill = u32(96);
-    if (mxFrame >= frames && nBackfill < mxFrame) {
-      db.pragma('wal_checkpoint(PASSIVE)');
+    if (mxFrame < frames || nBackfill >= mxFrame) continue;
+    // Again at once while commits landed during the copy: the WAL restarts from its start only
+    // when a write transaction begins with every frame copied back.
+    for (let round = 0; round < 8; round++) {
+      const [result] = db.pragma('wal_checkpoint(PASSIVE)');
       Atomics.add(ctl, ${CHECKPOINTS}, 1);
+      if (result.busy !== 0 || result.checkpointed >= result.log) break;
     }
   }
 } catch {
@@ -95,9 +105,15 @@ export function startCheckpointer(db: Db): void {
     return; // no worker: the automatic checkpoint as before
   }
   worker.unref();
-  worker.on('error', () => {
-    // the worker's own failure is not the service's: the automatic checkpoint goes on
-  });
+  // While the worker runs, the main connection's automatic checkpoint is only the bound for a
+  // worker that fell behind; it is back at SQLite's default when the worker has ended.
+  const bound = db.pragma('wal_autocheckpoint', { simple: true }) as number;
+  db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_BOUND}`);
+  const restore = () => {
+    if (db.open) db.pragma(`wal_autocheckpoint = ${bound}`);
+  };
+  worker.on('error', restore); // the worker's failure is not the service's
+  worker.on('exit', restore);
   running.set(db, { worker, control });
 }
 
@@ -114,6 +130,7 @@ export function stopCheckpointer(db: Db): void {
   Atomics.notify(control, STOP);
   // Started but not yet running its loop: it stops at its first check.
   Atomics.wait(control, DONE, 0, 1000);
+  worker.removeAllListeners('exit');
   void worker.terminate();
 }
 
