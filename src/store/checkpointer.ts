@@ -20,7 +20,7 @@ import { sqliteModulePath } from './sqlite-driver';
 type Db = BetterSqlite3.Database;
 
 /** Frames the WAL may hold beyond the last checkpoint before the worker copies them back. */
-export const CHECKPOINT_FRAMES = 400;
+export const CHECKPOINT_FRAMES = 800;
 /**
  * The main connection's automatic checkpoint while the worker runs (SQLite's default is 1000): the
  * WAL restarts from its start only when a write begins with every frame copied back, and under a
