@@ -7,6 +7,7 @@ import { enableGroupCommit, groupCommit, openDb } from './db';
 import { sqliteModulePath } from './sqlite-driver';
 
 enableGroupCommit();
+process.env.SVC_CHECKPOINT_WORKER = '1';
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 

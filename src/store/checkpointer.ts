@@ -9,8 +9,12 @@
  * would: the WAL is synced at least as often as before (synchronous=NORMAL syncs it at each
  * checkpoint), so a power loss loses no more than before, and the main connection keeps its
  * automatic checkpoint as the bound when the worker is behind, has failed or cannot read the index.
- * Other processes on the same svc.db (`svc run`) keep their own automatic checkpoints. Started by
- * the first group commit of a handle (the HTTP service); `SVC_CHECKPOINT_WORKER=0` turns it off.
+ * Other processes on the same svc.db (`svc run`) keep their own automatic checkpoints. Off unless
+ * `SVC_CHECKPOINT_WORKER=1`: then started by the first group commit of a handle (the HTTP service).
+ * It moves the checkpoint off the request path (COMMIT p95 ~6 ms → ~2 ms) but does not save CPU
+ * over all threads (about +0.5 ms a compat request in alternating pairs: more, smaller
+ * checkpoints), and "svc CPU per request, all threads" is the figure issue 17 holds
+ * (docs/performance.md, p-commit).
  * @module
  */
 import { Worker } from 'node:worker_threads';
@@ -38,7 +42,6 @@ interface Checkpointer {
   control: Int32Array;
 }
 const running = new WeakMap<Db, Checkpointer>();
-const off = process.env.SVC_CHECKPOINT_WORKER === '0';
 
 // CommonJS, run with `eval`: the worker loads the same better-sqlite3 build as this process.
 const WORKER = `
@@ -87,7 +90,8 @@ try {
 
 /** Starts the handle's checkpoint worker (once; not for in-memory or read-only handles). */
 export function startCheckpointer(db: Db): void {
-  if (off || running.has(db) || db.memory || db.readonly || !db.open) return;
+  if (running.has(db) || process.env.SVC_CHECKPOINT_WORKER !== '1') return;
+  if (db.memory || db.readonly || !db.open) return;
   const control = new Int32Array(new SharedArrayBuffer(4 * 3));
   let worker: Worker;
   try {

@@ -165,7 +165,7 @@ export function commitBatch(db: Db): void {
   if (!openBatches.delete(db)) return;
   if (openBatches.size === 0) process.removeListener('exit', commitAllBatches);
   if (!db.open || !db.inTransaction) return;
-  // In the HTTP service the WAL is checkpointed by a worker, not in a COMMIT (./checkpointer.ts).
+  // With SVC_CHECKPOINT_WORKER=1 the service's WAL is checkpointed by a worker (./checkpointer.ts).
   if (!groupCommitOff) startCheckpointer(db);
   try {
     tx(db, 'commit');
