@@ -1,6 +1,6 @@
 // The harness of ./sqlite-statements.mjs and ./store-statements.mjs: one `svc service start http`
 // node on a new workspace over the fake provider, 20 compat requests of warm-up, then `requests`
-// requests, 10 at once. The callers count the statements around it (`warmedUp`, `finished`).
+// requests, 10 at once (BENCH_STATEMENTS_CONCURRENCY). The callers count the statements around it (`warmedUp`, `finished`).
 // Not a benchmark.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +12,8 @@ export const BIN =
   process.env.BENCH_SVC_BIN ??
   resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../dist/main.js');
 export const REQUESTS = Number(process.env.BENCH_STATEMENTS_REQUESTS ?? 50);
+/** Requests at once (BENCH_STATEMENTS_CONCURRENCY, default 10). */
+export const CONCURRENCY = Number(process.env.BENCH_STATEMENTS_CONCURRENCY ?? 10);
 const TOKEN = 'bench-token';
 
 /** Prints `rows` ({ text, calls }) per `per`, most called first, leaving out the ones under 0.05. */
@@ -64,8 +66,8 @@ export async function compatStatements({ nodeArgs = [], env = {}, warmedUp, fini
     await new Promise((r) => setTimeout(r, 500));
     await warmedUp(child);
     let errors = 0;
-    for (let done = 0; done < REQUESTS; done += 10) {
-      const result = await round(Math.min(10, REQUESTS - done), (i) =>
+    for (let done = 0; done < REQUESTS; done += CONCURRENCY) {
+      const result = await round(Math.min(CONCURRENCY, REQUESTS - done), (i) =>
         streamOnce(base, auth, body(done + i)),
       );
       errors += result.errors.length;

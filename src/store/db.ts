@@ -12,11 +12,13 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../errors';
 import { scopedStorage } from './async-scope';
 import { immediateTransactions, retryBusy } from './busy';
+import { startCheckpointer, stopCheckpointer } from './checkpointer';
 import { ensureDataDir } from './data-dir';
 import { migrations as allMigrations, type Migration } from './migrations/index';
 import { loadSqlite } from './sqlite-driver';
 import { copyTemplate, templatePath, writeTemplate } from './template';
 import { endsClearMemos } from './transaction-memo';
+import { runTransactionStatement as tx } from './transaction-statements';
 
 export { transactionMemo } from './transaction-memo';
 
@@ -73,22 +75,23 @@ export async function atomicallyAsync<T>(db: () => Db, fn: () => Promise<T>): Pr
     else commitBatch(handle);
     own.unpin = inBatch;
     const outer = handle.inTransaction;
-    const savepoint = `svc_async_${++savepoints}`;
-    if (outer) handle.exec(`SAVEPOINT ${savepoint}`);
-    else retryBusy(() => handle.exec('BEGIN IMMEDIATE'));
+    if (outer) tx(handle, 'savepoint');
+    else retryBusy(() => tx(handle, 'begin'));
     try {
       const result = await asyncScope.run(own, fn);
       if (handle.inTransaction) {
-        if (outer) handle.exec(`RELEASE ${savepoint}`);
+        if (outer) tx(handle, 'release');
         // The body asked for a step batch (`stepBatch`): its transaction becomes that batch.
         else if (own.thenStepBatch) openStepBatch(handle);
-        else handle.exec('COMMIT');
+        else tx(handle, 'commit');
       }
       return result;
     } catch (error) {
       if (handle.open && handle.inTransaction) {
-        if (outer) handle.exec(`ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
-        else handle.exec('ROLLBACK');
+        if (outer) {
+          tx(handle, 'rollbackTo');
+          tx(handle, 'release');
+        } else tx(handle, 'rollback');
       }
       throw error;
     }
@@ -129,7 +132,6 @@ interface AsyncBody {
 }
 const asyncScope = scopedStorage<AsyncBody>();
 const asyncQueues = new WeakMap<Db, Promise<void>>();
-let savepoints = 0;
 
 /**
  * Group commit: the hot writes of the agent (run ledger events, messages, run updates) call this
@@ -145,7 +147,7 @@ let savepoints = 0;
 export function groupCommit(db: Db): void {
   if (db.inTransaction || groupCommitOff || !db.open) return;
   try {
-    db.exec('BEGIN IMMEDIATE');
+    tx(db, 'begin');
   } catch {
     return; // busy: this write commits on its own, waiting on the busy timeout as before
   }
@@ -163,11 +165,13 @@ export function commitBatch(db: Db): void {
   if (!openBatches.delete(db)) return;
   if (openBatches.size === 0) process.removeListener('exit', commitAllBatches);
   if (!db.open || !db.inTransaction) return;
+  // With SVC_CHECKPOINT_WORKER=1 the service's WAL is checkpointed by a worker (./checkpointer.ts).
+  if (!groupCommitOff) startCheckpointer(db);
   try {
-    db.exec('COMMIT');
+    tx(db, 'commit');
   } catch (error) {
     try {
-      db.exec('ROLLBACK');
+      tx(db, 'rollback');
     } catch {
       // nothing left to roll back
     }
@@ -212,7 +216,7 @@ export function stepBatch(handle: () => Db): void {
     return;
   }
   try {
-    db.exec('BEGIN IMMEDIATE');
+    tx(db, 'begin');
   } catch {
     return; // busy: the writes commit on their own, waiting on the busy timeout as before
   }
@@ -322,6 +326,7 @@ export function openDb(options: OpenDbOptions): Db {
   const close = db.close.bind(db);
   db.close = () => {
     commitBatch(db);
+    stopCheckpointer(db);
     return close();
   };
   return db;

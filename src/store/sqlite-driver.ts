@@ -45,3 +45,8 @@ export function loadSqlite(): SqliteConstructor {
   if (!loaded) loaded = createRequire(import.meta.url)(sqlitePackage()) as SqliteConstructor;
   return loaded;
 }
+
+/** The resolved module path of the package svc loads (a worker thread loads the same build). */
+export function sqliteModulePath(): string {
+  return createRequire(import.meta.url).resolve(sqlitePackage());
+}

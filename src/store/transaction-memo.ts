@@ -36,6 +36,12 @@ export function transactionMemo<V>(db: Db, owner: object): Map<string, V> | unde
 const transactionMemos = new WeakMap<Db, Map<object, Map<string, unknown>>>();
 const TRANSACTION_END = /\b(BEGIN|COMMIT|END|ROLLBACK)\b/i;
 
+/** Drops the handle's transaction memos now (a transaction statement run without `exec`). */
+export function clearTransactionMemos(db: Db): void {
+  const memos = transactionMemos.get(db);
+  if (memos?.size) memos.clear();
+}
+
 /** Drops the handle's transaction memos at every transaction start and end (`transactionMemo`). */
 export function endsClearMemos(db: Db): void {
   const memos = new Map<object, Map<string, unknown>>();

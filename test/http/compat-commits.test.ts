@@ -38,6 +38,13 @@ describe('compat request commits', () => {
       if (/^BEGIN/.test(sql)) begins.push(sql);
       return exec(sql);
     };
+    // Batches and async bodies run BEGIN as a statement prepared on the handle (one per SQL text).
+    const begin = db.prepare('BEGIN IMMEDIATE');
+    const beginRun = begin.run;
+    begin.run = (...args: unknown[]) => {
+      begins.push('BEGIN IMMEDIATE');
+      return beginRun.apply(begin, args);
+    };
     try {
       const response = await post('/v1/chat/completions', body('count'));
       expect(response.status).toBe(200);
@@ -47,6 +54,7 @@ describe('compat request commits', () => {
       await new Promise((resolve) => setImmediate(resolve));
     } finally {
       db.exec = exec;
+      begin.run = beginRun;
     }
     expect(atModelRequest).toBe(1);
 

@@ -34,6 +34,19 @@ function twoConnections() {
     if (/^(BEGIN|COMMIT|ROLLBACK)/.test(sql)) begins.push(sql);
     return exec(sql);
   }) as Db['exec'];
+  // The async bodies and batches run them as statements prepared on the handle.
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((sql: string) => {
+    const statement = prepare(sql);
+    if (!/^(BEGIN|COMMIT|ROLLBACK)/.test(sql)) return statement;
+    const run = statement.run.bind(statement);
+    return Object.assign(Object.create(statement), {
+      run: (...args: unknown[]) => {
+        begins.push(sql);
+        return run(...args);
+      },
+    });
+  }) as Db['prepare'];
   return { db, other, begins };
 }
 const insert = (db: Db, id: string) =>
