@@ -98,6 +98,6 @@ const scale = frames.length ? counted / frames.length : 0;
 console.log('frames a request by b-tree (distinct pages in the run):');
 for (const [name, n] of [...byName].sort((a, b) => b[1] - a[1])) {
   console.log(
-    `${(n / REQUESTS).toFixed(2).padStart(7)}  ${String(distinct.get(name).size).padStart(5)}  ${name}`,
+    `${((n * scale) / REQUESTS).toFixed(2).padStart(7)}  ${String(distinct.get(name).size).padStart(5)}  ${name}`,
   );
 }
