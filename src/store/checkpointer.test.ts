@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
-import { AUTOCHECKPOINT_BOUND, POLL_MS, workerCheckpoints } from './checkpointer';
+import { AUTOCHECKPOINT_BOUND, CHECKPOINT_FRAMES, POLL_MS, workerCheckpoints } from './checkpointer';
 import { enableGroupCommit, groupCommit, openDb } from './db';
 import { sqliteModulePath } from './sqlite-driver';
 
@@ -20,12 +20,24 @@ describe('checkpoint worker', () => {
     const blob = 'x'.repeat(3000); // about one page a row
     // Well past the main connection's automatic checkpoint (1000 frames), a batch at a time.
     let rows = 0;
+    let seen = 0;
+    let sinceSeen = 0;
     for (let batch = 0; batch < 60; batch++) {
       groupCommit(db);
       for (let i = 0; i < 40; i++) insert.run(`ses_${rows++}`, blob);
+      sinceSeen += 40;
       await turn();
       // A busy service's pace: a batch every few polls of the worker.
       await new Promise((resolve) => setTimeout(resolve, POLL_MS * 2));
+      // Past the worker's threshold, give it its turn (its start-up and its polls are slow on a
+      // loaded box; a service's worker would have had the time): bounded, and without a worker
+      // the count never moves and the assertions below fail.
+      if (sinceSeen < CHECKPOINT_FRAMES) continue;
+      for (let wait = 0; wait < 500 && workerCheckpoints(db) === seen; wait++) {
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      }
+      seen = workerCheckpoints(db);
+      sinceSeen = 0;
     }
     expect(workerCheckpoints(db)).toBeGreaterThan(0);
     // The main connection's automatic checkpoint is only the bound while the worker runs.
