@@ -21,6 +21,7 @@
 import { hostname } from 'node:os';
 import { SvcError } from '../errors';
 import type { SqlClient } from '../store/postgres/client';
+import { followedRuns } from './followed-runs';
 import { firstRunEvent, newRunRow } from './new-run';
 import { createPostgresRunQueries } from './pg-run-queries';
 import { createPostgresRunRecovery } from './pg-run-recovery';
@@ -345,47 +346,5 @@ function postgresRunEvents(
       followed.forget(runId);
     },
     takeAppended: followed.take,
-  };
-}
-
-/** The event types `takeAppended` answers: the refused-call check of a run's result reads them. */
-const KEPT_TYPES = new Set(['tool.finished']);
-/** Runs followed at most (the oldest is dropped: its events are read instead). */
-const MAX_FOLLOWED = 1000;
-
-/**
- * The runs whose every event this ledger announced, from seq 1 on with no gap (as SQLite's
- * ./run-events.ts): their events of a kept type as a read gives them (the payload's JSON parsed
- * again), so a run's end need not read them (`takeAppended`). Another writer's event, or answers
- * announced out of seq order, show as a gap and the run is no longer followed (then it is read).
- */
-function followedRuns() {
-  const runs = new Map<string, { next: number; kept: RunEvent[] }>();
-  return {
-    follow(event: RunEvent): void {
-      let run = runs.get(event.run_id);
-      if (event.seq === 1) {
-        if (runs.size >= MAX_FOLLOWED) runs.delete(runs.keys().next().value as string);
-        run = { next: 1, kept: [] };
-        runs.set(event.run_id, run);
-      }
-      if (!run) return;
-      if (event.seq !== run.next) {
-        runs.delete(event.run_id);
-        return;
-      }
-      run.next++;
-      if (KEPT_TYPES.has(event.type))
-        run.kept.push({ ...event, payload: JSON.parse(JSON.stringify(event.payload)) });
-    },
-    forget(runId: string): void {
-      runs.delete(runId);
-    },
-    take(runId: string, type: string): RunEvent[] | undefined {
-      const run = runs.get(runId);
-      runs.delete(runId);
-      if (!run || !KEPT_TYPES.has(type)) return undefined;
-      return run.kept.filter((event) => event.type === type);
-    },
   };
 }

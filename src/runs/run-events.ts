@@ -6,6 +6,7 @@
 import { SvcError } from '../errors';
 import { type Db, groupCommit, transactionMemo } from '../store/db';
 import type { Clock } from '../util/ids';
+import { followedRuns } from './followed-runs';
 import type { SqliteRunQueries } from './queries';
 import type { SqliteRunWrites } from './run-repository';
 import type { RunEvent } from './types';
@@ -40,21 +41,11 @@ export interface RunEvents {
   /** The session of a run this process holds the row of (a claimed run): `append` need not look it up. */
   known(runId: string, sessionId: string): void;
   /**
-   * The run's events of a kept type (KEPT_TYPES) as stored, when this process appended every event
-   * of the run so far (seq 1 on, no gap); undefined otherwise (read them). Forgets the run.
+   * The run's events of a kept type (`tool.finished`, ./followed-runs.ts) as stored, when this
+   * process appended every event of the run so far (seq 1 on, no gap); undefined otherwise (read
+   * them). Forgets the run.
    */
   takeAppended(runId: string, type: string): RunEvent[] | undefined;
-}
-
-/** The event types `takeAppended` answers: the refused-call check of a run's result reads them. */
-const KEPT_TYPES = new Set(['tool.finished']);
-/** Runs followed by `takeAppended` at most (the oldest is dropped: its events are read instead). */
-const MAX_FOLLOWED = 1000;
-
-/** What this process appended to a run it created: its next seq and its events of a kept type. */
-interface Followed {
-  next: number;
-  kept: RunEvent[];
 }
 
 /**
@@ -73,25 +64,8 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
     if (sessionOfRun.size > 1000) sessionOfRun.clear();
     sessionOfRun.set(runId, sessionId);
   };
-  // The runs whose every event this process appended, from seq 1: another writer's event shows as
-  // a gap in the seqs and the run is no longer followed.
-  const followed = new Map<string, Followed>();
-  const follow = (event: RunEvent, payloadText: string) => {
-    let run = followed.get(event.run_id);
-    if (event.seq === 1) {
-      if (followed.size >= MAX_FOLLOWED) followed.delete(followed.keys().next().value as string);
-      run = { next: 1, kept: [] };
-      followed.set(event.run_id, run);
-    }
-    if (!run) return;
-    if (event.seq !== run.next) {
-      followed.delete(event.run_id);
-      return;
-    }
-    run.next++;
-    // As a read gives it: the stored text parsed again.
-    if (KEPT_TYPES.has(event.type)) run.kept.push({ ...event, payload: JSON.parse(payloadText) });
-  };
+  // The runs whose every event this process appended (./followed-runs.ts).
+  const followed = followedRuns();
 
   /** `insertEventAt`; the highest seq read instead when another writer's event holds `seq`. */
   const insertAt = (input: Parameters<SqliteRunWrites['insertEvent']>[0], seq: number) => {
@@ -133,7 +107,7 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
       payload,
       created_at,
     };
-    follow(event, input.payload);
+    followed.follow(event, input.payload);
     for (const listener of [...appendListeners]) {
       try {
         listener(event);
@@ -164,14 +138,9 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
     },
     forget(runId) {
       sessionOfRun.delete(runId);
-      followed.delete(runId);
+      followed.forget(runId);
     },
-    takeAppended(runId, type) {
-      const run = followed.get(runId);
-      followed.delete(runId);
-      if (!run || !KEPT_TYPES.has(type)) return undefined;
-      return run.kept.filter((event) => event.type === type);
-    },
+    takeAppended: followed.take,
     known: remember,
   };
 }

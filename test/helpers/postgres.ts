@@ -252,3 +252,22 @@ export async function twoNodes(
     },
   };
 }
+
+/** The client, adding the text of every statement it sends to `sent`. */
+export function recordingClient(sql: SqlClient, sent: string[]): SqlClient {
+  return {
+    ...sql,
+    one: (text, params) => {
+      sent.push(text);
+      return sql.one(text, params);
+    },
+    query: (text, params) => {
+      sent.push(text);
+      return sql.query(text, params);
+    },
+    run: (text, params) => {
+      sent.push(text);
+      return sql.run(text, params);
+    },
+  };
+}

@@ -11,33 +11,14 @@ import { createEventBus, type EventBus } from '../../src/events/bus';
 import { createPostgresEventStore } from '../../src/events/pg-event-store';
 import { createEventListener, type EventNotice } from '../../src/events/pg-notify';
 import type { SessionEvent } from '../../src/events/ring';
-import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
+import { createPostgresClient } from '../../src/store/postgres/client';
 import { migratePostgres } from '../../src/store/postgres/migrate';
-import { postgresForFile } from '../helpers/postgres';
+import { postgresForFile, recordingClient } from '../helpers/postgres';
 
 const pg = postgresForFile();
 
 const open = (url: string) =>
   createPostgresClient({ url, pool_size: 4, statement_timeout_ms: 30_000, connect_timeout_ms: 5_000 });
-
-/** The client, adding the text of every statement it sends to `sent`. */
-function recording(sql: SqlClient, sent: string[]): SqlClient {
-  return {
-    ...sql,
-    one: (text, params) => {
-      sent.push(text);
-      return sql.one(text, params);
-    },
-    query: (text, params) => {
-      sent.push(text);
-      return sql.query(text, params);
-    },
-    run: (text, params) => {
-      sent.push(text);
-      return sql.run(text, params);
-    },
-  };
-}
 
 async function until(check: () => boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
@@ -149,7 +130,7 @@ describe.skipIf(!pg.available)('session events of several sessions in one append
   it('STORE-PG-102: the bus writes events of three sessions published in one tick as one statement; a new ring and a subscriber right after read nothing', async () => {
     const { url, sql } = await node();
     const sent: string[] = [];
-    const store = createPostgresEventStore({ sql: recording(sql, sent) });
+    const store = createPostgresEventStore({ sql: recordingClient(sql, sent) });
     const bus: EventBus = createEventBus({
       store: () => store,
       clock: { now: () => 1_700_000_000_000 },

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { runStartedPayload } from '../../src/runs/run-started';
 import type { SqlClient } from '../../src/store/postgres/client';
-import { postgresForFile } from '../helpers/postgres';
+import { postgresForFile, recordingClient } from '../helpers/postgres';
 import { svcFailure } from '../helpers/svc-failure';
 import { runInput as input, ledgerNodes } from './ledger-nodes';
 
@@ -32,25 +32,6 @@ function counting(sql: SqlClient): { sql: SqlClient; reads: () => number } {
       },
     },
     reads: () => reads,
-  };
-}
-
-/** The client, adding the text of every statement it sends to `sent`. */
-function recording(sql: SqlClient, sent: string[]): SqlClient {
-  return {
-    ...sql,
-    one: (text, params) => {
-      sent.push(text);
-      return sql.one(text, params);
-    },
-    query: (text, params) => {
-      sent.push(text);
-      return sql.query(text, params);
-    },
-    run: (text, params) => {
-      sent.push(text);
-      return sql.run(text, params);
-    },
   };
 }
 
@@ -106,7 +87,7 @@ describe.skipIf(!pg.available)('a claim with nothing in its way, in one statemen
       const sent: string[] = [];
       let transactions = 0;
       const watched: SqlClient = {
-        ...recording(nodes.sql, sent),
+        ...recordingClient(nodes.sql, sent),
         transaction: (fn) => {
           transactions++;
           return nodes.sql.transaction(fn);
@@ -157,7 +138,7 @@ describe.skipIf(!pg.available)('a claim with its run.started event, in one state
     try {
       await nodes.sessions('s-started', 's-race');
       const sent: string[] = [];
-      const watched = recording(nodes.sql, sent);
+      const watched = recordingClient(nodes.sql, sent);
       const a = nodes.open('rnr_a', 'host-a', 3_600_000, watched);
       const announced: string[] = [];
       a.onAppend((e) => announced.push(`${e.run_id}:${e.seq}:${e.type}`));
