@@ -1,22 +1,24 @@
 /**
  * Run control of the agent service: claim and start a run (its execution through the run loop,
- * the cross-process cancel poll), finish it (ledger, events, the next queued prompt), compaction
- * during a run and on demand, and sub-agent runs.
+ * the cross-process cancel poll), what follows its finish (the next queued prompt), and the queue
+ * drain. The finish itself is ./run-finish.ts, compaction ./run-compaction.ts, sub-agents
+ * ./run-child.ts.
  * @module
  */
-import { SvcError, toSvcError } from '../errors';
+import { toSvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
 import { runStartedPayload } from '../runs/run-started';
 import type { Session } from '../sessions/session-store';
 import { type AgentKind, agentKind } from './agent-kinds';
-import { compactHistory } from './compaction';
 import { runFailure } from './failure';
 import { withWorkspace } from './host';
 import { recordProject } from './project-registry';
+import { compactDuringRun } from './run-compaction';
+import { finishRun, handedOver } from './run-finish';
 import { executeRun, type RunOutcome, type StopState } from './run-loop';
 import { claimDequeued, enqueueRun, storedRun } from './run-queue';
-import { type AgentCore, abortRun, busyElsewhere, preview } from './session-runtime';
-import type { AgentService, ChildRunInput, CompactionResult, RunResult } from './types';
+import type { AgentCore } from './session-runtime';
+import type { ChildRunInput } from './types';
 
 const CANCEL_POLL_MS = 1000;
 const NO_USAGE = { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0 };
@@ -199,16 +201,6 @@ async function launchRun(
     });
 }
 
-/** The run stopped here unfinished at a clean stop; a live node adopts it (still `running`). */
-async function handedOver(core: AgentCore, run: AgentRun, outcome: RunOutcome): Promise<void> {
-  core.host.log.info('run handed over to a live node', { run_id: run.id, steps: outcome.steps });
-  await core.deps.runLeases?.end(run);
-  const rt = core.runtime(run.session_id);
-  rt.controller = undefined;
-  rt.stop = undefined;
-  rt.promise = undefined;
-}
-
 /** A cancel asked through the ledger by another process (update_agent_run there). */
 function pollCancel(core: AgentCore, run: AgentRun, controller: AbortController, stop: StopState) {
   let checking = false;
@@ -233,75 +225,6 @@ function pollCancel(core: AgentCore, run: AgentRun, controller: AbortController,
   }, CANCEL_POLL_MS);
   poll.unref();
   return poll;
-}
-
-/** The run's end recorded (row, ledger, events, lease, the idle state); whether the queue drains next. */
-async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome): Promise<boolean> {
-  const a = core.host;
-  const sessionId = run.session_id;
-  try {
-    const finished = {
-      status: outcome.status,
-      reason: outcome.reason,
-      error: outcome.error,
-      failure: outcome.failure,
-      steps: outcome.steps,
-      usage: outcome.usage,
-      cost: outcome.cost,
-      model: outcome.model,
-      result_message_id: outcome.result_message_id,
-      finished_at: a.clock.now(),
-    };
-    const event = {
-      status: outcome.status,
-      reason: outcome.reason,
-      ...(outcome.failure ? { failure: outcome.failure } : {}),
-      steps: outcome.steps,
-      usage: outcome.usage,
-      cost: outcome.cost,
-    };
-    // The row and `run.finished` together (one statement where it can); the row answers the result.
-    let row: AgentRun;
-    if (a.runs.updateAndAppend)
-      row = (await a.runs.updateAndAppend(run.id, finished, 'run.finished', event)).run;
-    else {
-      row = await a.runs.update(run.id, finished);
-      await a.runs.append(run.id, 'run.finished', event);
-    }
-    core.finished(row);
-    core.publish(sessionId, 'run.finished', {
-      session_id: sessionId,
-      run_id: run.id,
-      status: outcome.status,
-      ...(outcome.reason ? { reason: outcome.reason } : {}),
-      ...(outcome.failure ? { failure: outcome.failure } : {}),
-      steps: outcome.steps,
-      usage: { input_tokens: outcome.usage.input_tokens, output_tokens: outcome.usage.output_tokens },
-      cost: outcome.cost,
-    });
-    a.log.info('run finished', {
-      run_id: run.id,
-      session_id: sessionId,
-      status: outcome.status,
-      ...(outcome.reason ? { reason: outcome.reason } : {}),
-      ...(outcome.failure ? { code: outcome.failure.code } : {}),
-      steps: outcome.steps,
-      model: outcome.model,
-    });
-  } catch (error) {
-    a.log.error('run finalize failed', { run_id: run.id, error });
-  }
-  await core.deps.runLeases?.end(run);
-  const rt = core.runtime(sessionId);
-  rt.controller = undefined;
-  rt.stop = undefined;
-  rt.promise = undefined;
-  // A request the run did not reach a step boundary for ends with it (it was for this run).
-  rt.compactRequested = undefined;
-  const drains = outcome.status === 'completed' && !core.closing && !run.parent_run_id;
-  rt.draining = drains;
-  core.setState(sessionId, 'idle', null);
-  return drains;
 }
 
 /** After the finish is committed: the adaptive monitor, the run's waiters, the queue, the idle waiters. */
@@ -331,46 +254,6 @@ async function afterFinish(
   core.notifyIdle(sessionId);
 }
 
-async function compactDuringRun(
-  core: AgentCore,
-  sessionId: string,
-  runId: string,
-  signal: AbortSignal,
-  options: { keepFromMessageId?: string; reason?: 'auto' | 'manual' | 'health_followon' },
-) {
-  const a = core.host;
-  core.setState(sessionId, 'compacting', runId);
-  core.publish(sessionId, 'compaction.started', {
-    session_id: sessionId,
-    run_id: runId,
-    reason: options.reason ?? 'auto',
-  });
-  await a.runs.append(runId, 'phase', { phase: 'compaction' });
-  try {
-    const outcome = await compactHistory(a, {
-      sessionId,
-      runId,
-      signal,
-      keepFromMessageId: options.keepFromMessageId,
-    });
-    core.publish(sessionId, 'compaction.finished', {
-      session_id: sessionId,
-      summary_message_id: outcome.summary_message_id,
-      tokens_before: outcome.tokens_before,
-      tokens_after: outcome.tokens_after,
-    });
-    await a.runs.append(runId, 'compaction.finished', { ...outcome });
-  } catch (error) {
-    if (signal.aborted) throw error;
-    // A failed summary must not fail the run: it goes on with the full history.
-    const e = toSvcError(error);
-    a.log.warn('auto-compaction failed', { session_id: sessionId, error: e.message });
-    await a.runs.append(runId, 'compaction.failed', { code: e.code, message: a.redactor.string(e.message) });
-  } finally {
-    if (core.runtime(sessionId).state === 'compacting') core.setState(sessionId, 'running', runId);
-  }
-}
-
 /**
  * `drainQueue` outside the durable engine's workflow this code runs in (a run the engine gave this
  * node): the next prompt is queued, never run inside the ended run's workflow.
@@ -397,103 +280,4 @@ export async function drainQueue(
   if (!next) return undefined;
   const kind = agentKind(core.host.config, next.agent);
   return (await startRun(core, next, { kind, queued: list, session })) ? next.id : undefined;
-}
-
-/** Summarize the older turns of an idle session (summarize_session). */
-export async function summarizeSession(
-  core: AgentCore,
-  sessionId: string,
-  options: Parameters<AgentService['summarize']>[1] = {},
-): Promise<CompactionResult> {
-  const a = core.host;
-  await a.sessions.require(sessionId);
-  const rt = core.runtime(sessionId);
-  if (rt.state !== 'idle' || (await busyElsewhere(a, sessionId))) {
-    throw new SvcError(
-      'conflict',
-      `session ${sessionId} has an active run; wait for it or cancel it before summarizing`,
-    );
-  }
-  core.setState(sessionId, 'compacting', null);
-  core.publish(sessionId, 'compaction.started', {
-    session_id: sessionId,
-    reason: options.reason ?? 'manual',
-  });
-  try {
-    const outcome = await compactHistory(a, { sessionId, signal: options.signal });
-    core.publish(sessionId, 'compaction.finished', {
-      session_id: sessionId,
-      summary_message_id: outcome.summary_message_id,
-      tokens_before: outcome.tokens_before,
-      tokens_after: outcome.tokens_after,
-    });
-    return {
-      session_id: sessionId,
-      summary_message_id: outcome.summary_message_id,
-      messages_summarized: outcome.messages_summarized,
-      tokens_before: outcome.tokens_before,
-      tokens_after: outcome.tokens_after,
-    };
-  } finally {
-    core.setState(sessionId, 'idle', null);
-    core.notifyIdle(sessionId);
-  }
-}
-
-/** Run a sub-agent in a child session of the parent's and wait for its result. */
-export async function runChild(core: AgentCore, input: ChildRunInput): Promise<RunResult> {
-  const a = core.host;
-  if (core.closing) throw new SvcError('unavailable', 'svc is shutting down; the sub-agent was not started');
-  const parent = await a.sessions.require(input.parentSessionId);
-  const kind = agentKind(a.config, input.agent ?? 'general', 'subagent');
-  if (!input.prompt.trim()) throw new SvcError('invalid_input', 'prompt: must not be empty');
-  if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
-    throw new SvcError('invalid_input', `max_steps: must be a positive integer, got ${input.maxSteps}`);
-  }
-  // The child works under the parent's constraints: same mode and staged-workflow phase.
-  const child = await a.sessions.create({
-    parent_id: parent.id,
-    title: input.title ?? `${kind.id}: ${preview(input.prompt)}`,
-    agent: kind.id,
-    mode: parent.mode,
-    model: parent.model,
-    metadata: {
-      ...input.metadata,
-      subagent: true,
-      ...(input.parentRunId ? { parent_run_id: input.parentRunId } : {}),
-      ...(input.workspace ? { workspace_root: input.workspace.root } : {}),
-      ...(typeof parent.metadata.workflow_phase === 'string'
-        ? { workflow_phase: parent.metadata.workflow_phase }
-        : {}),
-    },
-  });
-  const run = await a.runs.create({
-    session_id: child.id,
-    family_session_id: await a.sessions.root(child.id),
-    parent_run_id: input.parentRunId ?? null,
-    agent: kind.id,
-    model: input.model ?? null,
-    origin: 'subagent',
-    prompt: input.prompt,
-    options: {
-      ...(input.maxSteps !== undefined ? { max_steps: input.maxSteps } : {}),
-      ...(input.yolo ? { yolo: true } : {}),
-      ...(input.unattended ? { unattended: input.unattended } : {}),
-      ...(input.tools?.length ? { tools: input.tools } : {}),
-    },
-  });
-  const waiting = core.deferred(run.id).promise;
-  // A sub-agent of a run of another workspace (the durable engine's queue) works in that one.
-  const workspace = input.workspace ?? core.deps.workspaceAt?.(parent.workspace);
-  if (!(await startRun(core, run, { kind, subagent: true, workspace }))) {
-    throw new SvcError('conflict', `could not start the sub-agent run ${run.id}`);
-  }
-  const onAbort = () => abortRun(core, child.id, 'the parent run was cancelled');
-  input.signal?.addEventListener('abort', onAbort, { once: true });
-  if (input.signal?.aborted) onAbort();
-  try {
-    return await waiting;
-  } finally {
-    input.signal?.removeEventListener('abort', onAbort);
-  }
 }

@@ -1,0 +1,88 @@
+/**
+ * A run's end on this node: its finish recorded (the row with its `run.finished` ledger event, the
+ * bus event, the lease, the idle state) or, at a clean stop, handed over to a live node. Apart from
+ * ./run-control.ts, which starts runs and drains the queue after the finish is committed.
+ * @module
+ */
+import type { AgentRun } from '../runs/run-ledger';
+import type { RunOutcome } from './run-loop';
+import type { AgentCore } from './session-runtime';
+
+/** The run stopped here unfinished at a clean stop; a live node adopts it (still `running`). */
+export async function handedOver(core: AgentCore, run: AgentRun, outcome: RunOutcome): Promise<void> {
+  core.host.log.info('run handed over to a live node', { run_id: run.id, steps: outcome.steps });
+  await core.deps.runLeases?.end(run);
+  const rt = core.runtime(run.session_id);
+  rt.controller = undefined;
+  rt.stop = undefined;
+  rt.promise = undefined;
+}
+
+/** The run's end recorded (row, ledger, events, lease, the idle state); whether the queue drains next. */
+export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome): Promise<boolean> {
+  const a = core.host;
+  const sessionId = run.session_id;
+  try {
+    const finished = {
+      status: outcome.status,
+      reason: outcome.reason,
+      error: outcome.error,
+      failure: outcome.failure,
+      steps: outcome.steps,
+      usage: outcome.usage,
+      cost: outcome.cost,
+      model: outcome.model,
+      result_message_id: outcome.result_message_id,
+      finished_at: a.clock.now(),
+    };
+    const event = {
+      status: outcome.status,
+      reason: outcome.reason,
+      ...(outcome.failure ? { failure: outcome.failure } : {}),
+      steps: outcome.steps,
+      usage: outcome.usage,
+      cost: outcome.cost,
+    };
+    // The row and `run.finished` together (one statement where it can); the row answers the result.
+    let row: AgentRun;
+    if (a.runs.updateAndAppend)
+      row = (await a.runs.updateAndAppend(run.id, finished, 'run.finished', event)).run;
+    else {
+      row = await a.runs.update(run.id, finished);
+      await a.runs.append(run.id, 'run.finished', event);
+    }
+    core.finished(row);
+    core.publish(sessionId, 'run.finished', {
+      session_id: sessionId,
+      run_id: run.id,
+      status: outcome.status,
+      ...(outcome.reason ? { reason: outcome.reason } : {}),
+      ...(outcome.failure ? { failure: outcome.failure } : {}),
+      steps: outcome.steps,
+      usage: { input_tokens: outcome.usage.input_tokens, output_tokens: outcome.usage.output_tokens },
+      cost: outcome.cost,
+    });
+    a.log.info('run finished', {
+      run_id: run.id,
+      session_id: sessionId,
+      status: outcome.status,
+      ...(outcome.reason ? { reason: outcome.reason } : {}),
+      ...(outcome.failure ? { code: outcome.failure.code } : {}),
+      steps: outcome.steps,
+      model: outcome.model,
+    });
+  } catch (error) {
+    a.log.error('run finalize failed', { run_id: run.id, error });
+  }
+  await core.deps.runLeases?.end(run);
+  const rt = core.runtime(sessionId);
+  rt.controller = undefined;
+  rt.stop = undefined;
+  rt.promise = undefined;
+  // A request the run did not reach a step boundary for ends with it (it was for this run).
+  rt.compactRequested = undefined;
+  const drains = outcome.status === 'completed' && !core.closing && !run.parent_run_id;
+  rt.draining = drains;
+  core.setState(sessionId, 'idle', null);
+  return drains;
+}
