@@ -6,8 +6,9 @@ import { AUTOCHECKPOINT_BOUND, CHECKPOINT_FRAMES, POLL_MS, workerCheckpoints } f
 import { enableGroupCommit, groupCommit, openDb } from './db';
 import { sqliteModulePath } from './sqlite-driver';
 
-enableGroupCommit();
+// Read where group commit is turned on (./db.ts): set first.
 process.env.SVC_CHECKPOINT_WORKER = '1';
+enableGroupCommit();
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -10,7 +10,8 @@
  * checkpoint), so a power loss loses no more than before, and the main connection keeps its
  * automatic checkpoint as the bound when the worker is behind, has failed or cannot read the index.
  * Other processes on the same svc.db (`svc run`) keep their own automatic checkpoints. Off unless
- * `SVC_CHECKPOINT_WORKER=1`: then started by the first group commit of a handle (the HTTP service).
+ * `SVC_CHECKPOINT_WORKER=1` (read by ./db.ts where group commit is turned on): then started by the
+ * first group commit of a handle (the HTTP service).
  * It moves the checkpoint off the request path (COMMIT p95 ~6 ms → ~2 ms) but does not save CPU
  * over all threads (about +0.5 ms a compat request in alternating pairs: more, smaller
  * checkpoints), and "svc CPU per request, all threads" is the figure issue 17 holds
@@ -90,7 +91,7 @@ try {
 
 /** Starts the handle's checkpoint worker (once; not for in-memory or read-only handles). */
 export function startCheckpointer(db: Db): void {
-  if (running.has(db) || process.env.SVC_CHECKPOINT_WORKER !== '1') return;
+  if (running.has(db)) return;
   if (db.memory || db.readonly || !db.open) return;
   const control = new Int32Array(new SharedArrayBuffer(4 * 3));
   let worker: Worker;

@@ -166,7 +166,7 @@ export function commitBatch(db: Db): void {
   if (openBatches.size === 0) process.removeListener('exit', commitAllBatches);
   if (!db.open || !db.inTransaction) return;
   // With SVC_CHECKPOINT_WORKER=1 the service's WAL is checkpointed by a worker (./checkpointer.ts).
-  if (!groupCommitOff) startCheckpointer(db);
+  if (checkpointWorker) startCheckpointer(db);
   try {
     tx(db, 'commit');
   } catch (error) {
@@ -233,6 +233,11 @@ function openStepBatch(db: Db): void {
 
 const stepBatchOff = process.env.SVC_GROUP_COMMIT === '0';
 let groupCommitOff = process.env.SVC_GROUP_COMMIT !== '1';
+/**
+ * Group commits start their handle's checkpoint worker (`SVC_CHECKPOINT_WORKER=1`, ./checkpointer.ts):
+ * read where group commit is turned on, not on every commit.
+ */
+let checkpointWorker = !groupCommitOff && process.env.SVC_CHECKPOINT_WORKER === '1';
 
 /**
  * Turn group commit on for this process (the HTTP service, where many runs share one process and
@@ -241,7 +246,9 @@ let groupCommitOff = process.env.SVC_GROUP_COMMIT !== '1';
  * stretch is long.
  */
 export function enableGroupCommit(): void {
-  if (process.env.SVC_GROUP_COMMIT !== '0') groupCommitOff = false;
+  if (process.env.SVC_GROUP_COMMIT === '0') return;
+  groupCommitOff = false;
+  checkpointWorker = process.env.SVC_CHECKPOINT_WORKER === '1';
 }
 const openBatches = new Set<Db>();
 /** The open batches that commit at the check phase (step batches), not after the turn's microtasks. */

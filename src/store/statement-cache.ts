@@ -1,26 +1,32 @@
 /**
  * Prepared statements, cached per database handle: preparing costs more than running a small
- * statement, and the agent loop runs the same few statements on every step.
+ * statement, and the agent loop runs the same few statements on every step. One cache per handle
+ * serves the repositories (`statementCache`) and the transaction statements
+ * (./transaction-statements.ts) alike, so a text is prepared once per handle whoever runs it.
+ * Sharing a statement is safe for the reason ./db.ts `cacheStatements` gives: nothing here
+ * iterates a statement or changes its mode.
  * @module
  */
-import type { Statement } from 'better-sqlite3';
-import type { Db } from './db';
+import type { Database, Statement } from 'better-sqlite3';
 
-/** `sql(text)` prepares once per handle (a reopened database gets fresh statements). */
-export function statementCache(db: () => Db): (text: string) => Statement {
-  const byHandle = new WeakMap<Db, Map<string, Statement>>();
-  return (text) => {
-    const handle = db();
-    let statements = byHandle.get(handle);
-    if (!statements) {
-      statements = new Map();
-      byHandle.set(handle, statements);
-    }
-    let statement = statements.get(text);
-    if (!statement) {
-      statement = handle.prepare(text);
-      statements.set(text, statement);
-    }
-    return statement;
-  };
+const byHandle = new WeakMap<Database, Map<string, Statement>>();
+
+/** The statement of `text` on `handle`, prepared at its first use there (a reopened database gets fresh ones). */
+export function preparedOn(handle: Database, text: string): Statement {
+  let statements = byHandle.get(handle);
+  if (!statements) {
+    statements = new Map();
+    byHandle.set(handle, statements);
+  }
+  let statement = statements.get(text);
+  if (!statement) {
+    statement = handle.prepare(text);
+    statements.set(text, statement);
+  }
+  return statement;
+}
+
+/** `sql(text)` prepares once per handle of `db()`. */
+export function statementCache(db: () => Database): (text: string) => Statement {
+  return (text) => preparedOn(db(), text);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import { atomicallyAsync, enableGroupCommit, groupCommit, openDb, stepBatch } from './db';
+import { statementCache } from './statement-cache';
 import { transactionMemo } from './transaction-memo';
 
 enableGroupCommit();
@@ -61,6 +62,59 @@ describe('transaction statements', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(db.inTransaction).toBe(false);
     expect(db.prepare('SELECT id FROM sessions').all()).toEqual([{ id: 'ses_kept' }]);
+    db.close();
+  });
+
+  it('STORE-160: the transaction statements and every statementCache share one prepared statement per handle and text', async () => {
+    const dataDir = tmpWorkspace();
+    const db = openDb({ dataDir });
+    const prepared: string[] = [];
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((sql: string) => {
+      prepared.push(sql);
+      return prepare(sql);
+    }) as typeof db.prepare;
+    await atomicallyAsync(
+      () => db,
+      async () => insert(db, 'ses_one'),
+    );
+    const first = statementCache(() => db);
+    const second = statementCache(() => db);
+    const select = 'SELECT count(*) AS n FROM sessions';
+    expect(first('COMMIT')).toBe(second('COMMIT'));
+    expect(first(select)).toBe(second(select));
+    expect((second(select).get() as { n: number }).n).toBe(1);
+    // BEGIN IMMEDIATE and COMMIT by the async body, the INSERT, the SELECT: each prepared once.
+    expect(prepared.filter((sql) => sql !== select && !sql.startsWith('INSERT'))).toEqual([
+      'BEGIN IMMEDIATE',
+      'COMMIT',
+    ]);
+    expect(prepared.filter((sql) => sql === select)).toHaveLength(1);
+    db.close();
+  });
+
+  it('STORE-161: group commits read no environment variable (the checkpoint worker flag is read where group commit is turned on)', async () => {
+    const dataDir = tmpWorkspace();
+    const db = openDb({ dataDir });
+    const env = process.env;
+    const read: string[] = [];
+    process.env = new Proxy(env, {
+      get(target, key) {
+        if (typeof key === 'string') read.push(key);
+        return Reflect.get(target, key);
+      },
+    });
+    try {
+      for (let i = 0; i < 20; i++) {
+        groupCommit(db);
+        insert(db, `ses_${i}`);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      process.env = env;
+    }
+    expect(count(db)).toBe(20);
+    expect(read).toEqual([]);
     db.close();
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The transaction statements of the async transactions and batches (./db.ts), prepared once per
- * handle instead of parsed on every `exec`: a compat request runs about five of them (issue 17
+ * handle (./statement-cache.ts, the repositories' cache) instead of parsed on every `exec`: a compat request runs about five of them (issue 17
  * item 3). Savepoints have one fixed name: async bodies run one at a time per connection and a
  * body called from inside another joins it, so at most one `svc_async` savepoint is open, and
  * SQLite resolves a repeated name to the innermost one anyway. Each run drops the handle's
@@ -8,6 +8,7 @@
  * @module
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import { preparedOn } from './statement-cache';
 import { clearTransactionMemos } from './transaction-memo';
 
 type Db = BetterSqlite3.Database;
@@ -22,20 +23,9 @@ export const TRANSACTION_STATEMENTS = {
 } as const;
 type Kind = keyof typeof TRANSACTION_STATEMENTS;
 
-const prepared = new WeakMap<Db, Map<Kind, BetterSqlite3.Statement>>();
-
 /** Runs one transaction statement on `db` (prepared at its first use on the handle). */
 export function runTransactionStatement(db: Db, kind: Kind): void {
-  let statements = prepared.get(db);
-  if (!statements) {
-    statements = new Map();
-    prepared.set(db, statements);
-  }
-  let statement = statements.get(kind);
-  if (!statement) {
-    statement = db.prepare(TRANSACTION_STATEMENTS[kind]);
-    statements.set(kind, statement);
-  }
+  const statement = preparedOn(db, TRANSACTION_STATEMENTS[kind]);
   // SAVEPOINT and RELEASE neither start nor end what the memos hold (as with `exec`).
   const ends = kind !== 'savepoint' && kind !== 'release';
   if (ends) clearTransactionMemos(db);
