@@ -38,7 +38,11 @@ export type CompatRequestOutcome = Pick<
 /** Async (issue 18): the SQLite implementation below resolves at once. */
 export interface CompatRequestRepository {
   insert(row: Omit<CompatRequestRow, 'finished_at'>): Promise<void>;
-  finish(requestId: string, outcome: CompatRequestOutcome): Promise<void>;
+  /**
+   * Whether the request's row was there to finish: its run too then (the row's run_id references
+   * it, ON DELETE CASCADE), so the compat finish appends to the run without reading it.
+   */
+  finish(requestId: string, outcome: CompatRequestOutcome): Promise<boolean>;
   /** Newest first, at most `limit`, with the count of every row. */
   list(options: { limit: number }): Promise<{ rows: CompatRequestRow[]; total: number }>;
   get(requestId: string): Promise<CompatRequestRow | undefined>;
@@ -109,9 +113,11 @@ export function createCompatRequestRepository(db: () => Db): CompatRequestReposi
         .run(...compatInsertValues(row));
     },
     async finish(requestId, outcome) {
-      db()
-        .prepare(FINISH)
-        .run(...compatFinishValues(requestId, outcome));
+      return (
+        db()
+          .prepare(FINISH)
+          .run(...compatFinishValues(requestId, outcome)).changes > 0
+      );
     },
     async list(options) {
       const rows = db()

@@ -32,12 +32,13 @@ export function createPostgresCompatRequestRepository(deps: { sql: SqlClient }):
       );
     },
     async finish(requestId, outcome) {
-      await sql.run(
+      const changed = await sql.run(
         `UPDATE openai_compat_requests SET status = $1, finish_reason = $2, http_status = $3, error = $4,
           prompt_tokens = $5, completion_tokens = $6, finished_at = $7
          WHERE request_id = $8`,
         compatFinishValues(requestId, outcome),
       );
+      return changed > 0;
     },
     async list(options) {
       const rows = await sql.query<CompatStoredRow>(

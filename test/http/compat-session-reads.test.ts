@@ -35,8 +35,8 @@ describe('compat request reads', () => {
     expect(count(/^SELECT session_id FROM agent_runs WHERE id = \?$/)).toBe(0);
     // The new session's queue is its run alone at the send; the drain after the run reads it.
     expect(count(/^SELECT \* FROM agent_runs WHERE session_id = \? AND status = 'queued'/)).toBe(1);
-    // The run's result comes from the row its finish wrote: the claim's read and the compat
-    // ledger's check are the run row reads left.
+    // The run's result comes from the row its finish wrote (the compat ledger's check is gone
+    // too: STORE-162 in compat-finish-reads.test.ts).
     expect(count(/^SELECT \* FROM agent_runs WHERE id = \?$/)).toBeLessThanOrEqual(2);
     // The answers are the same: the run's family root is its own session, run.started was
     // appended, the result is the stored row's.

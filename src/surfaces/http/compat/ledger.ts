@@ -28,6 +28,7 @@ export async function recordRequest(app: App, row: Omit<CompatRequestRow, 'finis
   await requests(app).insert(row);
 }
 
+/** Whether the request's row was there to finish (and so its run: see CompatRequestRepository.finish). */
 export async function finishRequest(
   app: App,
   requestId: string,
@@ -35,8 +36,8 @@ export async function finishRequest(
     CompatRequestRow,
     'status' | 'finish_reason' | 'http_status' | 'error' | 'prompt_tokens' | 'completion_tokens'
   >,
-): Promise<void> {
-  await requests(app).finish(requestId, { ...patch, finished_at: app.clock.now() });
+): Promise<boolean> {
+  return await requests(app).finish(requestId, { ...patch, finished_at: app.clock.now() });
 }
 
 export async function listRequests(

@@ -65,7 +65,9 @@ export async function finish(app: App, prepared: Prepared, outcome: RequestOutco
 }
 
 async function finishOutcome(app: App, prepared: Prepared, outcome: RequestOutcome): Promise<void> {
-  await finishRequest(app, prepared.requestId, {
+  // The request's row references its run (ON DELETE CASCADE): a row finished means the run is
+  // there for its event (gone only when its session was deleted meanwhile), without reading it.
+  const finished = await finishRequest(app, prepared.requestId, {
     status: outcome.status,
     finish_reason: outcome.finish_reason,
     http_status: outcome.http_status,
@@ -73,7 +75,7 @@ async function finishOutcome(app: App, prepared: Prepared, outcome: RequestOutco
     prompt_tokens: outcome.usage?.input_tokens ?? 0,
     completion_tokens: outcome.usage?.output_tokens ?? 0,
   });
-  if (await app.runs.get(prepared.runId)) {
+  if (finished) {
     await app.runs.append(prepared.runId, 'openai_compat.response', {
       request_id: prepared.requestId,
       status: outcome.status,
