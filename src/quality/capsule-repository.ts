@@ -1,8 +1,12 @@
 /**
  * The edit capsules' table (`edit_capsules`): every statement the capsule service runs. Writes
- * use the app database; reads answer empty when there is none yet (./store.ts).
+ * use the app database; reads answer empty when there is none yet (./store.ts). On SQLite whether
+ * any capsule is recording is kept by data_version (../store/data-version.ts): with capsules off a
+ * run's end then reads nothing (issue 17 item 3), and another connection's commit (a CLI run
+ * recording a capsule) makes it read again.
  * @module
  */
+import { memoByDataVersion } from '../store/data-version';
 import type { CapsuleStatus, EditCapsule, EditCapsuleFile } from './capsule-types';
 import { jsonColumn, type QualityDb, readOr } from './store';
 
@@ -72,6 +76,11 @@ export interface CapsuleRepository {
     runId: string,
   ): Promise<{ capsule: EditCapsule | undefined; stranded: { run_id: string; session_id: string }[] }>;
   markReverted(id: string, now: number, bySessionId: string | null, historyIds: number[]): Promise<void>;
+  /**
+   * Whether no capsule is recording, where the repository knows it without a read most of the
+   * time (SQLite: kept by data_version). Optional: without it the run's end reads `atRunEnd`.
+   */
+  noneRecording?(): Promise<boolean>;
   /** Reads (empty without a database). */
   find(id: string): Promise<EditCapsule | undefined>;
   list(filter: { sessionId?: string; status?: CapsuleStatus; limit?: number }): Promise<EditCapsule[]>;
@@ -104,6 +113,11 @@ export const toCapsule = (row: CapsuleRow): EditCapsule => ({
 
 export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
   const db = () => qdb.write();
+  // Each write below drops it first (memoByDataVersion's rule for the owner's own writes).
+  const recording = memoByDataVersion<'none', boolean>(
+    db,
+    () => !db().prepare("SELECT 1 FROM edit_capsules WHERE status = 'recording' LIMIT 1").get(),
+  );
   return {
     async byRun(runId) {
       const row = db().prepare('SELECT * FROM edit_capsules WHERE run_id = ?').get(runId) as
@@ -112,6 +126,7 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
       return row ? toCapsule(row) : undefined;
     },
     async insertRecording(row) {
+      recording.invalidate();
       db()
         .prepare(
           `INSERT INTO edit_capsules (id, session_id, run_id, parent_run_id, status, checkpoint_id, checkpoint_note, created_at)
@@ -128,6 +143,7 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
         );
     },
     async insertOpen(row, content) {
+      recording.invalidate();
       db()
         .prepare(
           `INSERT INTO edit_capsules (id, session_id, run_id, parent_run_id, status, run_status, checkpoint_note,
@@ -150,6 +166,7 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
         );
     },
     async close(id, runStatus, content, now) {
+      recording.invalidate();
       db()
         .prepare(
           `UPDATE edit_capsules SET status = 'open', run_status = ?, files = ?, file_count = ?, additions = ?,
@@ -166,6 +183,7 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
         );
     },
     async delete(id) {
+      recording.invalidate();
       db().prepare('DELETE FROM edit_capsules WHERE id = ?').run(id);
     },
     async strandedExcept(runId) {
@@ -179,7 +197,11 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
         .all(runId) as CapsuleRow[];
       return atRunEndOf(rows, runId);
     },
+    async noneRecording() {
+      return recording.get('none');
+    },
     async markReverted(id, now, bySessionId, historyIds) {
+      recording.invalidate();
       db()
         .prepare(
           `UPDATE edit_capsules SET status = 'reverted', reverted_at = ?, reverted_by_session_id = ?,

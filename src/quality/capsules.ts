@@ -142,6 +142,9 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
     runId: string;
     status: string;
   }) => {
+    // Capsules off and none recording (known without a read on SQLite): the run has no capsule
+    // to close (one it recorded would be recording) and there is none stranded to sweep.
+    if (!deps.enabled() && (await repo.noneRecording?.())) return undefined;
     // The run's capsule and the stranded ones in one read where the repository can (SQLite).
     const read = await repo.atRunEnd?.(runId);
     const capsule = await finalizeRow(runId, sessionId, status, read);

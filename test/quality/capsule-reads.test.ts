@@ -49,4 +49,37 @@ describe('edit capsules at a run end', () => {
     expect(reads.length).toBe(2);
     expect(reads[1]).toBe('SELECT * FROM edit_capsules WHERE run_id = ?');
   });
+
+  it('STORE-163: with capsules off, a run end reads edit_capsules not at all while no other connection wrote', async () => {
+    const { app } = await agentApp([reply().text('one'), reply().text('two'), reply().text('three')]);
+    await app.agent.run({ prompt: 'warm up', yolo: true });
+    await app.quality.capsules.finalize({ sessionId: 'ses_none', runId: 'run_none', status: 'completed' });
+    const { texts } = countStatements(app.db);
+    await app.agent.run({ prompt: 'one more', yolo: true });
+    await app.agent.run({ prompt: 'and another', yolo: true });
+    // The run ends' finalizations are queued in the capsule service: wait for them.
+    await app.quality.capsules.finalize({ sessionId: 'ses_none', runId: 'run_none', status: 'completed' });
+    expect(texts.filter((t) => /\bedit_capsules\b/.test(t))).toEqual([]);
+  });
+
+  it('STORE-164: with capsules off, a capsule another connection left recording is seen and swept at the next run end', async () => {
+    const { app } = await agentApp([reply().text('one'), reply().text('two')]);
+    await app.agent.run({ prompt: 'warm up', yolo: true });
+    await app.quality.capsules.finalize({ sessionId: 'ses_none', runId: 'run_none', status: 'completed' });
+    const other = openDb({ dataDir: app.dataDir });
+    other
+      .prepare(
+        `INSERT INTO edit_capsules (id, session_id, run_id, status, checkpoint_note, created_at)
+         VALUES ('cap_other', 'ses_other', 'run_other', 'recording', NULL, 1)`,
+      )
+      .run();
+    await app.agent.run({ prompt: 'answer', yolo: true });
+    // Its run is unknown here, so it counts as interrupted: with no file history it is dropped.
+    await vi.waitFor(() =>
+      expect(other.prepare("SELECT count(*) AS n FROM edit_capsules WHERE id = 'cap_other'").get()).toEqual({
+        n: 0,
+      }),
+    );
+    other.close();
+  });
 });
