@@ -1,6 +1,7 @@
 /**
- * The bus's queued events written in one call (./bus-writes.ts): `storeMany` for one session
- * (migration 31), `storeAcross` for any sessions (migration 34).
+ * The bus's queued events written in one call (./bus-writes.ts): `storeAcross`, for any sessions
+ * (migration 34). The per-session `appendMany` (migration 31) it replaced is gone: no log needs it
+ * (the PostgreSQL log has `appendAcross`; SQLite's answers at once and is not shared).
  * @module
  */
 import type { EventStore, StoredEventRow } from './event-store';
@@ -24,56 +25,18 @@ export interface Queued {
 export function batchWrites(deps: {
   rings: Pick<RingCache, 'get' | 'unknown' | 'start'>;
   sharedLog: () => EventStore | undefined;
-  store1: (item: Queued) => void | Promise<void>;
   /** Rings and delivers this node's event, then tells its publisher. */
   stored: (item: Queued, ring: Ring, id: number) => void;
   /** Rings and delivers an event. */
   admit: (ring: Ring, event: SessionEvent, local: boolean) => void;
   localEvent: (item: Queued, id: number) => SessionEvent;
-}): { storeMany(items: Queued[]): Promise<void>; storeAcross(items: Queued[]): Promise<void> } {
-  const { rings, sharedLog, store1, stored, admit, localEvent } = deps;
-  /** `appendShared` for queued events of one session: one `appendMany` call (one lock, one NOTIFY). */
-  const storeMany = async (items: Queued[]): Promise<void> => {
-    const current = sharedLog();
-    if (!current?.appendMany) {
-      for (const item of items) await store1(item);
-      return;
-    }
-    const sessionId = items[0].sessionId;
-    const ring = await rings.get(sessionId);
-    const appended = await current.appendMany(
-      sessionId,
-      items.map((item) => ({
-        type: item.type,
-        payload: JSON.stringify(item.payload),
-        createdAt: item.created_at,
-      })),
-    );
-    const written = new Set<Queued>();
-    if ((appended[0]?.previous ?? 0) > seen(ring)) {
-      const mine = new Map(appended.map((a, i) => [a.id, items[i]]));
-      for (const row of await current.after(sessionId, seen(ring))) {
-        if (row.id <= seen(ring)) continue;
-        const item = mine.get(row.id);
-        if (!item) admit(ring, eventOf(row), false);
-        else {
-          stored(item, ring, row.id);
-          written.add(item);
-        }
-      }
-    }
-    items.forEach((item, i) => {
-      if (written.has(item)) return;
-      // Committed, so a read found it; should it not have, deliver it as on one node.
-      if (appended[i].id > seen(ring)) stored(item, ring, appended[i].id);
-      else item.stored?.(localEvent(item, appended[i].id));
-    });
-  };
+}): { storeAcross(items: Queued[]): Promise<void> } {
+  const { rings, sharedLog, stored, admit, localEvent } = deps;
 
   /**
    * Queued events of any sessions in one `appendAcross` call (one statement): a session with a ring
    * here whose previous id is past the ring reads the events that came between and delivers them
-   * first (as `storeMany`); a session unknown here starts its ring at its previous id (nothing
+   * first; a session unknown here starts its ring at its previous id (nothing
    * read: the load's `maxId` was that id, read before the lock). Delivered in queue order.
    */
   const storeAcross = async (items: Queued[]): Promise<void> => {
@@ -119,5 +82,5 @@ export function batchWrites(deps: {
       }
   };
 
-  return { storeMany, storeAcross };
+  return { storeAcross };
 }

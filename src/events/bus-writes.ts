@@ -48,8 +48,8 @@ export function createBusWrites(deps: {
   store1(item: Queued): void | Promise<void>;
   catchUp(task: CatchUp): Promise<void>;
   /**
-   * For the write queue: events queued one behind the other are appended in one call (of any
-   * sessions where the log has `appendAcross`, else of one session), catch-ups moved behind them.
+   * For the write queue: events queued one behind the other are appended in one call where the
+   * log has `appendAcross` (of any sessions), catch-ups moved behind them; else one at a time.
    */
   batch: {
     joins(first: Task, next: Task): boolean;
@@ -127,22 +127,20 @@ export function createBusWrites(deps: {
     item.stored?.(event);
   };
 
-  const { storeMany, storeAcross } = batchWrites({ rings, sharedLog, store1, stored, admit, localEvent });
+  const { storeAcross } = batchWrites({ rings, sharedLog, stored, admit, localEvent });
 
   const batch = {
     joins: (first: Task, next: Task) =>
-      first.kind !== 'catch-up' && next.kind !== 'catch-up' && sharedLog()?.appendAcross !== undefined
-        ? true
-        : sameSession(first, next) && sharedLog()?.appendMany !== undefined,
+      first.kind !== 'catch-up' && next.kind !== 'catch-up' && sharedLog()?.appendAcross !== undefined,
     // A catch-up reads after the ring's last id: behind events written meanwhile, it reads the same
     // others' events (each append delivers those that came before it first), in id order.
     passes: (next: Task) => next.kind === 'catch-up' && sharedLog()?.appendAcross !== undefined,
     writeAll: (items: Task[]) => {
       const queued = items.filter((t): t is Queued => t.kind !== 'catch-up');
-      return sharedLog()?.appendAcross ? storeAcross(queued) : storeMany(queued);
+      return storeAcross(queued);
     },
     // A shared (PostgreSQL) log answers asynchronously anyway: events published together go together.
-    deferStart: () => sharedLog()?.appendMany !== undefined,
+    deferStart: () => sharedLog()?.appendAcross !== undefined,
   };
 
   /** A catch-up step: the session's events after the ring's last id, from the log, delivered in order. */
@@ -161,11 +159,6 @@ export function createBusWrites(deps: {
   };
 
   return { store1, catchUp, batch };
-}
-
-/** Two queued events (not catch-ups) of one session. */
-function sameSession(first: Task, next: Task): boolean {
-  return first.kind !== 'catch-up' && next.kind !== 'catch-up' && first.sessionId === next.sessionId;
 }
 
 /**

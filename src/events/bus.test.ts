@@ -25,19 +25,25 @@ function slowStore(inner: EventStore): EventStore {
   };
 }
 
-/** `slowStore` with `appendMany` (as on PostgreSQL: the session's highest id before the batch), counting its calls' sizes. */
+/**
+ * `slowStore` with `appendAcross` (as on PostgreSQL: each session's highest id before the call's
+ * first event of it), counting its calls' sizes.
+ */
 function batchingStore(inner: EventStore, sizes: number[]): EventStore {
   return {
     ...slowStore(inner),
-    appendMany: (sessionId, events) =>
+    appendAcross: (events) =>
       new Promise((resolve, reject) =>
         setImmediate(async () => {
           try {
             sizes.push(events.length);
-            const previous = await inner.maxId(sessionId);
+            const before = new Map<string, number>();
             const out = [];
-            for (const e of events)
-              out.push({ id: await inner.insert(sessionId, e.type, e.payload, e.createdAt), previous });
+            for (const e of events) {
+              if (!before.has(e.sessionId)) before.set(e.sessionId, await inner.maxId(e.sessionId));
+              const id = await inner.insert(e.sessionId, e.type, e.payload, e.createdAt);
+              out.push({ id, previous: before.get(e.sessionId) as number });
+            }
             resolve(out);
           } catch (error) {
             reject(error);
@@ -287,6 +293,26 @@ describe('session event bus on a log shared by two nodes', () => {
     expect(onB).toEqual([1, 2, 3, 4, 5]);
     expect(burst.map((e) => e.id)).toEqual([first.id + 1, first.id + 2, first.id + 3, first.id + 4]);
     expect(await b.retained('s')).toEqual([first, ...burst]);
+  });
+
+  it('STORE-165: a shared log without appendAcross gets its events one at a time (no per-session appendMany path)', async () => {
+    const db = openDb({ dataDir: tmpWorkspace() });
+    const inner = slowStore(createEventStore(db));
+    let many = 0;
+    // A log of before migration 34's time, with only the per-session batch call: no store has that any more.
+    const store = Object.assign(inner, {
+      appendMany: async () => {
+        many++;
+        throw new Error('appendMany is not used');
+      },
+    });
+    const node = createEventBus({ store: () => store, clock: testClock(), ringSize: 10, shared: true });
+    const got: number[] = [];
+    node.subscribe('s', (e) => got.push(e.payload.n as number));
+    const burst = await Promise.all([1, 2, 3].map((n) => node.publishStored('s', 'tick', { n })));
+    expect(many).toBe(0);
+    expect(got).toEqual([1, 2, 3]);
+    expect(burst.map((e) => e.id)).toEqual([burst[0].id, burst[0].id + 1, burst[0].id + 2]);
   });
 
   it('catches up after a resync and on replay, with no notice at all', async () => {

@@ -39,15 +39,7 @@ export interface EventStore {
    */
   append?(sessionId: string, type: string, payload: string, createdAt: number): Promise<AppendedEvent>;
   /**
-   * `append` of several events of one session, in order, in one call: their ids ascending, each
-   * with the session's highest id before the first (./pg-event-store.ts). Optional.
-   */
-  appendMany?(
-    sessionId: string,
-    events: readonly { type: string; payload: string; createdAt: number }[],
-  ): Promise<AppendedEvent[]>;
-  /**
-   * `appendMany` of events of any sessions, in order, in one call: their ids ascending in that
+   * `append` of several events of any sessions, in order, in one call: their ids ascending in that
    * order, each with its session's highest id before the call's first event of that session
    * (./pg-event-store.ts). Optional.
    */

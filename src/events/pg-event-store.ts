@@ -36,21 +36,6 @@ export function createPostgresEventStore(deps: { sql: SqlClient }): PostgresEven
     );
     return { id: Number(row?.event_id), previous: Number(row?.previous_id ?? 0) };
   };
-  // Migration 31: the same for a batch, one lock and one NOTIFY (the batch's last id).
-  const appendMany: NonNullable<EventStore['appendMany']> = async (sessionId, events) => {
-    const rows = await sql.query<{ event_id: number; previous_id: number }>(
-      'SELECT event_id, previous_id FROM svc_append_session_events($1, $2::text[], $3::text[], $4::bigint[], $5::bigint, $6)',
-      [
-        sessionId,
-        events.map((e) => e.type),
-        events.map((e) => e.payload),
-        events.map((e) => e.createdAt),
-        sessionLockKey(sessionId),
-        EVENTS_CHANNEL,
-      ],
-    );
-    return rows.map((row) => ({ id: Number(row.event_id), previous: Number(row.previous_id) }));
-  };
   // Migration 34: events of several sessions, each session's lock (ascending keys), one NOTIFY each.
   const appendAcross: NonNullable<EventStore['appendAcross']> = async (events) => {
     const keys = new Map<string, string>();
@@ -74,7 +59,6 @@ export function createPostgresEventStore(deps: { sql: SqlClient }): PostgresEven
     return rows.map((row) => ({ id: Number(row.event_id), previous: Number(row.previous_id) }));
   };
   return {
-    appendMany,
     appendAcross,
     insert: async (sessionId, type, payload, createdAt) =>
       (await append(sessionId, type, payload, createdAt)).id,
