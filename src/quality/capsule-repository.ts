@@ -7,6 +7,7 @@
  * @module
  */
 import { memoByDataVersion } from '../store/data-version';
+import type { Db } from '../store/db';
 import type { CapsuleStatus, EditCapsule, EditCapsuleFile } from './capsule-types';
 import { jsonColumn, type QualityDb, readOr } from './store';
 
@@ -114,10 +115,7 @@ export const toCapsule = (row: CapsuleRow): EditCapsule => ({
 export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
   const db = () => qdb.write();
   // Each write below drops it first (memoByDataVersion's rule for the owner's own writes).
-  const recording = memoByDataVersion<'none', boolean>(
-    db,
-    () => !db().prepare("SELECT 1 FROM edit_capsules WHERE status = 'recording' LIMIT 1").get(),
-  );
+  const recording = noneRecordingMemo(db);
   return {
     async byRun(runId) {
       const row = db().prepare('SELECT * FROM edit_capsules WHERE run_id = ?').get(runId) as
@@ -262,4 +260,12 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
       );
     },
   };
+}
+
+/** Whether no capsule is recording, kept while data_version holds and the owner did not write. */
+function noneRecordingMemo(db: () => Db) {
+  return memoByDataVersion<'none', boolean>(
+    db,
+    () => !db().prepare("SELECT 1 FROM edit_capsules WHERE status = 'recording' LIMIT 1").get(),
+  );
 }

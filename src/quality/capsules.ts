@@ -142,9 +142,7 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
     runId: string;
     status: string;
   }) => {
-    // Capsules off and none recording (known without a read on SQLite): the run has no capsule
-    // to close (one it recorded would be recording) and there is none stranded to sweep.
-    if (!deps.enabled() && (await repo.noneRecording?.())) return undefined;
+    if (await nothingAtRunEnd(deps, repo)) return undefined;
     // The run's capsule and the stranded ones in one read where the repository can (SQLite).
     const read = await repo.atRunEnd?.(runId);
     const capsule = await finalizeRow(runId, sessionId, status, read);
@@ -265,4 +263,12 @@ async function summarize(history: FileHistory, changes: FileChange[]): Promise<E
     });
   }
   return files;
+}
+
+/**
+ * Capsules off and none recording (known without a read on SQLite): a run's end has no capsule to
+ * close (one it recorded would be recording) and none stranded to sweep.
+ */
+async function nothingAtRunEnd(deps: CapsuleDeps, repo: CapsuleRepository): Promise<boolean> {
+  return !deps.enabled() && (await repo.noneRecording?.()) === true;
 }
