@@ -1,6 +1,8 @@
 // The run ledger's append on SQLite (issue 17 item 3): what the seq subquery
 // `(SELECT coalesce(max(seq), 0) + 1 FROM agent_run_events WHERE run_id = ?)` costs against a
-// plain value, the form a run's later appends within one transaction use (src/runs/run-events.ts).
+// plain value, the form a run's later appends within one transaction use (src/runs/run-events.ts);
+// and that plain value's insert answering its id by `RETURNING id` against `run` and its
+// `lastInsertRowid` (the form insertEventAt uses since p-bus, src/runs/run-repository.ts).
 // The table and its indexes as migration 'agent' makes them, WAL, foreign keys on; transactions
 // of 10 appends to a new run, the two forms alternating, each run's appends timed together.
 // "small": an empty ledger; "large": 300,000 events of 30,000 runs first, random run ids, a write
@@ -36,6 +38,7 @@ function scenario(large) {
       `${columns} VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM agent_run_events WHERE run_id = ?), ?, ?, ?) RETURNING id, seq`,
     );
     const plain = db.prepare(`${columns} VALUES (?, ?, ?, ?, ?, ?) RETURNING id`);
+    const bare = db.prepare(`${columns} VALUES (?, ?, ?, ?, ?, ?)`);
     const insertRun = db.prepare('INSERT INTO agent_runs (id) VALUES (?)');
     const other = db.prepare('INSERT INTO other (s, p) VALUES (?, ?)');
     const payload = JSON.stringify({
@@ -51,16 +54,18 @@ function scenario(large) {
         }
       })();
     }
-    const times = { subquery: [], plain: [] };
+    const times = { subquery: [], plain: [], bare: [] };
+    const forms = ['plain', 'subquery', 'bare'];
     for (let round = 0; round < ROUNDS; round++) {
       const id = large ? `run_${Math.floor(Math.random() * 1e12)}` : `run_${round}`;
       insertRun.run(id);
-      const form = round % 2 ? 'subquery' : 'plain';
+      const form = forms[round % 3];
       db.exec('BEGIN IMMEDIATE');
       const started = process.hrtime.bigint();
       for (let seq = 1; seq <= 10; seq++) {
         if (form === 'subquery') withSubquery.get(id, 'ses', id, 'step', payload, Date.now());
-        else plain.get(id, 'ses', seq, 'step', payload, Date.now());
+        else if (form === 'plain') plain.get(id, 'ses', seq, 'step', payload, Date.now()).id;
+        else Number(bare.run(id, 'ses', seq, 'step', payload, Date.now()).lastInsertRowid);
         if (large) other.run(`s${round % 97}`, payload);
       }
       times[form].push(Number(process.hrtime.bigint() - started) / 10 / 1000);
@@ -71,7 +76,7 @@ function scenario(large) {
       const sorted = list.slice(list.length >> 2).sort((a, b) => a - b);
       return sorted[sorted.length >> 1];
     };
-    return { subquery: median(times.subquery), plain: median(times.plain) };
+    return { subquery: median(times.subquery), plain: median(times.plain), bare: median(times.bare) };
   } finally {
     db.close();
     rmSync(dir, { recursive: true, force: true });
@@ -82,8 +87,8 @@ for (const [name, large] of [
   ['small', false],
   ['large', true],
 ]) {
-  const { subquery, plain } = scenario(large);
+  const { subquery, plain, bare } = scenario(large);
   console.log(
-    `${name}: per append, median: with the seq subquery ${subquery.toFixed(2)} µs, plain value ${plain.toFixed(2)} µs (${(subquery - plain).toFixed(2)} µs saved)`,
+    `${name}: per append, median: with the seq subquery ${subquery.toFixed(2)} µs, plain value ${plain.toFixed(2)} µs (${(subquery - plain).toFixed(2)} µs saved), plain value without RETURNING ${bare.toFixed(2)} µs (${(plain - bare).toFixed(2)} µs less)`,
   );
 }

@@ -60,27 +60,33 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
     let handedOff = false;
     try {
       for (let item = queue.shift(); item; item = queue.shift()) {
-        const run = [item];
-        const passed: T[] = [];
-        while (batch && run.length < 64 && queue.length) {
-          if (batch.joins(item, queue[0])) run.push(queue.shift() as T);
-          else if (batch.passes?.(queue[0])) passed.push(queue.shift() as T);
-          else break;
+        // A run of one (an event alone in the queue: SQLite's every publish) allocates nothing.
+        let run: T[] | undefined;
+        let passed: T[] | undefined;
+        while (batch && queue.length && (run?.length ?? 1) < 64) {
+          if (batch.joins(item, queue[0])) {
+            run ??= [item];
+            run.push(queue.shift() as T);
+          } else if (batch.passes?.(queue[0])) {
+            passed ??= [];
+            passed.push(queue.shift() as T);
+          } else break;
         }
-        if (passed.length) queue.unshift(...passed);
+        if (passed) queue.unshift(...passed);
         let storing: void | Promise<void>;
         try {
-          storing = batch && run.length > 1 ? batch.writeAll(run) : write(item);
+          storing = run && batch ? batch.writeAll(run) : write(item);
         } catch (error) {
-          failed(run, error);
+          failed(run ?? [item], error);
           continue;
         }
         if (storing) {
           handedOff = true;
-          void resume(storing, run);
+          void resume(storing, run ?? [item]);
           return;
         }
-        for (const _ of run) settle();
+        if (run) for (const _ of run) settle();
+        else settle();
       }
     } finally {
       if (!handedOff) pumping = false;

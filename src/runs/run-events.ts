@@ -57,7 +57,10 @@ export interface RunEvents {
 const nextSeqs = {};
 
 export function createRunEvents(deps: RunEventsDeps): RunEvents {
-  const appendListeners: ((event: RunEvent) => void)[] = [];
+  // Replaced, never changed in place (copy on write): an append iterates the array it started
+  // with, so a listener added or removed meanwhile counts from the next append, with no copy made
+  // per append (p-bus).
+  let appendListeners: readonly ((event: RunEvent) => void)[] = [];
   // run id → session id of the runs this process appends to (a run never changes session).
   const sessionOfRun = new Map<string, string>();
   const remember = (runId: string, sessionId: string) => {
@@ -108,7 +111,7 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
       created_at,
     };
     followed.follow(event, input.payload);
-    for (const listener of [...appendListeners]) {
+    for (const listener of appendListeners) {
       try {
         listener(event);
       } catch (error) {
@@ -130,10 +133,10 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
       return appendTo(runId, sessionId, type, payload);
     },
     onAppend(listener) {
-      appendListeners.push(listener);
+      appendListeners = [...appendListeners, listener];
       return () => {
         const at = appendListeners.indexOf(listener);
-        if (at >= 0) appendListeners.splice(at, 1);
+        if (at >= 0) appendListeners = appendListeners.toSpliced(at, 1);
       };
     },
     forget(runId) {

@@ -57,7 +57,7 @@ export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
       const first = firstRunEvent(row);
       // Its first event: seq 1, no read of the highest (the run's row was just inserted here).
       deps.events.appendTo(row.id, row.session_id, first.type, first.payload, 1);
-      // The row as inserted (RETURNING *): the event appended since does not touch it.
+      // The row as inserted (`insertRunRow`): the event appended since does not touch it.
       return toRun(inserted);
     },
     claim(runId) {

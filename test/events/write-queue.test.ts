@@ -93,3 +93,60 @@ describe('bus write queue', () => {
     expect(errors).toHaveLength(1);
   });
 });
+
+describe('bus write queue with runs written together', () => {
+  interface Batched {
+    n: string;
+    group?: string;
+    fail?: boolean;
+    failed?: (error: unknown) => void;
+  }
+
+  it('ENGINE-CPU-13 joined items go to writeAll in order, a passing one moves behind the run, a lone one to write; a failed run fails each item once', async () => {
+    const calls: string[] = [];
+    const failed: string[] = [];
+    const errors: unknown[] = [];
+    let release!: () => void;
+    const q = writeQueue<Batched>(
+      (it) => {
+        calls.push(`write ${it.n}`);
+        if (it.n === 'A') return new Promise<void>((resolve) => (release = resolve));
+      },
+      (e) => errors.push(e),
+      {
+        joins: (first, next) => first.group !== undefined && first.group === next.group,
+        passes: (next) => next.n.startsWith('P'),
+        writeAll: async (items) => {
+          calls.push(`writeAll ${items.map((it) => it.n).join('')}`);
+          if (items.some((it) => it.fail)) throw new Error('run failed');
+        },
+      },
+    );
+    const item = (n: string, extra: Partial<Batched> = {}): Batched => ({
+      n,
+      failed: () => failed.push(n),
+      ...extra,
+    });
+    q.enqueue(item('A'));
+    for (const queued of [
+      item('B', { group: 'g' }),
+      item('C', { group: 'g' }),
+      item('P'),
+      item('D', { group: 'g' }),
+      item('E', { group: 'h' }),
+      item('F', { group: 'h', fail: true }),
+      item('G'),
+    ])
+      q.enqueue(queued);
+    expect(calls).toEqual(['write A']);
+    release();
+    await q.flush();
+    expect(calls).toEqual(['write A', 'writeAll BCD', 'write P', 'writeAll EF', 'write G']);
+    expect(failed).toEqual(['E', 'F']);
+    expect(errors).toHaveLength(1);
+    // Idle again, a lone item answering at once is written before enqueue returns.
+    q.enqueue(item('H', { group: 'g' }));
+    expect(calls.at(-1)).toBe('write H');
+    await q.flush();
+  });
+});
