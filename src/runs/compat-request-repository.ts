@@ -6,6 +6,7 @@
  * @module
  */
 import type { Db } from '../store/db';
+import type { AlongsideWrite } from './types';
 
 export interface CompatRequestRow {
   request_id: string;
@@ -46,6 +47,10 @@ export interface CompatRequestRepository {
   /** Newest first, at most `limit`, with the count of every row. */
   list(options: { limit: number }): Promise<{ rows: CompatRequestRow[]; total: number }>;
   get(requestId: string): Promise<CompatRequestRow | undefined>;
+  /** PostgreSQL: `insert` as a write for `RunLedger.appendAlongside` (one statement with its event). */
+  insertWrite?(row: Omit<CompatRequestRow, 'finished_at'>): AlongsideWrite;
+  /** PostgreSQL: `finish` as a write for `RunLedger.appendAlongside`. */
+  finishWrite?(requestId: string, outcome: CompatRequestOutcome): AlongsideWrite;
 }
 
 /** A row as both backends store it: booleans as 0/1, the ignored fields as a JSON array. */

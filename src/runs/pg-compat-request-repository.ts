@@ -3,6 +3,10 @@
  * ./compat-request-repository.ts with the same answers, pinned by
  * test/store/contract/compat-requests.contract.ts. SQLite's rowid tie-break is `row_seq`
  * (PostgreSQL migration 9); booleans and the ignored-field list are stored as SQLite stores them.
+ * The insert and the finish are also handed out as writes (`insertWrite`, `finishWrite`) that the
+ * PostgreSQL run ledger makes in one statement with the request's run event
+ * (./pg-run-ledger.ts `appendAlongside`): a compat request's start and end without a transaction's
+ * BEGIN, COMMIT and run read around them.
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
@@ -15,6 +19,14 @@ import {
   fromCompatStored,
 } from './compat-request-repository';
 
+const INSERT = `INSERT INTO openai_compat_requests (request_id, run_id, session_id, requested_model, model, model_source,
+    stream, include_usage, session_binding, message_count, ignored_fields, status, finish_reason, http_status,
+    error, prompt_tokens, completion_tokens, created_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`;
+const FINISH = `UPDATE openai_compat_requests SET status = $1, finish_reason = $2, http_status = $3, error = $4,
+    prompt_tokens = $5, completion_tokens = $6, finished_at = $7
+  WHERE request_id = $8`;
+
 export function createPostgresCompatRequestRepository(deps: { sql: SqlClient }): CompatRequestRepository {
   const { sql } = deps;
   const read = (row: CompatStoredRow & { row_seq?: number }): CompatRequestRow => {
@@ -23,23 +35,14 @@ export function createPostgresCompatRequestRepository(deps: { sql: SqlClient }):
   };
   return {
     async insert(row) {
-      await sql.run(
-        `INSERT INTO openai_compat_requests (request_id, run_id, session_id, requested_model, model, model_source,
-          stream, include_usage, session_binding, message_count, ignored_fields, status, finish_reason, http_status,
-          error, prompt_tokens, completion_tokens, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-        compatInsertValues(row),
-      );
+      await sql.run(INSERT, compatInsertValues(row));
     },
     async finish(requestId, outcome) {
-      const changed = await sql.run(
-        `UPDATE openai_compat_requests SET status = $1, finish_reason = $2, http_status = $3, error = $4,
-          prompt_tokens = $5, completion_tokens = $6, finished_at = $7
-         WHERE request_id = $8`,
-        compatFinishValues(requestId, outcome),
-      );
+      const changed = await sql.run(FINISH, compatFinishValues(requestId, outcome));
       return changed > 0;
     },
+    insertWrite: (row) => ({ text: INSERT, values: compatInsertValues(row) }),
+    finishWrite: (requestId, outcome) => ({ text: FINISH, values: compatFinishValues(requestId, outcome) }),
     async list(options) {
       const rows = await sql.query<CompatStoredRow>(
         'SELECT * FROM openai_compat_requests ORDER BY created_at DESC, row_seq DESC LIMIT $1',

@@ -8,7 +8,9 @@
  *   other gets the same conflict as on SQLite;
  * - the cancel flag is a column every node reads (`cancelRequested`);
  * - an event's per-run seq is taken under the run's row lock; `onAppend` listeners run once the
- *   row is written, on the node that appended.
+ *   row is written, on the node that appended;
+ * - `appendAlongside` writes a compat ledger row and the request's run event in one statement (no
+ *   BEGIN, COMMIT nor run read around them: the round trips are what a PostgreSQL write costs).
  * Recovery marks `interrupted` the running runs whose owner is gone, with the SQLite rule
  * (./run-recovery.ts `runOwnerAlive`: this App's and this process's live Apps' runs are alive, a
  * run of this machine whose process is gone is recovered) and, for a run of another machine, the
@@ -104,6 +106,20 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     append: read((runId: string, type: string, payload: Record<string, unknown> = {}) =>
       events.append(runId, type, payload),
     ),
+    appendAlongside: read(async (runId, type, payload, alongside) => {
+      const created_at = clock.now();
+      const write = () =>
+        writes.insertEventAlongside(runId, { type, payload: JSON.stringify(payload), created_at }, alongside);
+      // Inside a transaction, a savepoint of it (sent with the statement): a failed write leaves
+      // the transaction usable, as the savepoint of the callers' two writes did.
+      const written = await (sql.inTransaction() ? sql.transaction(write) : write());
+      if (!written) return undefined;
+      const { session_id, ...ids } = written;
+      events.known(runId, session_id);
+      const event = { ...ids, run_id: runId, session_id, type, payload, created_at };
+      events.announce(event);
+      return event;
+    }),
     onAppend: events.onAppend,
     takeAppended: events.takeAppended,
     events: read(queries.events),

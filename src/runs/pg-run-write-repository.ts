@@ -12,7 +12,7 @@ import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
 import { fromPg, type PgRunRow } from './pg-run-queries';
 import { type RunWrites, runInsertValues, runPatchColumns } from './run-repository';
-import type { AgentRun } from './types';
+import type { AgentRun, AlongsideWrite } from './types';
 
 export interface PostgresRunWrites extends AsyncOf<RunWrites> {
   /**
@@ -80,6 +80,16 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     now: number,
     event: RunEventWrite,
   ): Promise<{ run: AgentRun; event: { id: number; seq: number } } | undefined>;
+  /**
+   * `alongside` (a data-modifying WITH, run whether or not the run exists) and then, when the
+   * run exists, migration 30's append to it, in one statement: both or neither. Undefined: no such
+   * run (only `alongside` written).
+   */
+  insertEventAlongside(
+    runId: string,
+    event: RunEventWrite,
+    alongside: AlongsideWrite,
+  ): Promise<{ id: number; seq: number; session_id: string } | undefined>;
   /** Serializes the claims of one session until the surrounding transaction ends. */
   lockSession(sessionId: string): Promise<void>;
   /**
@@ -226,6 +236,20 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
     },
     // One statement (migration 30, src/store/postgres/migrations/append-functions.ts): the run's
     // row lock, its next seq, the insert.
+    async insertEventAlongside(runId, event, alongside) {
+      const n = alongside.values.length;
+      // LATERAL on the run's row: the append runs once for the run, never when it is missing.
+      const row = await sql.one<{ event_id: number; event_seq: number; session_id: string }>(
+        `WITH alongside AS (${alongside.text})
+         SELECT a.event_id, a.event_seq, r.session_id
+           FROM agent_runs r, LATERAL svc_append_run_event(r.id, r.session_id, $${n + 2}, $${n + 3}, $${n + 4}) a
+          WHERE r.id = $${n + 1}`,
+        [...alongside.values, runId, event.type, event.payload, event.created_at],
+      );
+      return row
+        ? { id: Number(row.event_id), seq: Number(row.event_seq), session_id: row.session_id }
+        : undefined;
+    },
     async insertEvent(event) {
       const row = await sql.one<{ event_id: number; event_seq: number }>(
         'SELECT event_id, event_seq FROM svc_append_run_event($1, $2, $3, $4, $5)',

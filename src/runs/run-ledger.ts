@@ -18,7 +18,7 @@ import { createRunEvents } from './run-events';
 import { createRunRecovery } from './run-recovery';
 import { createRunWrites } from './run-repository';
 import { type ClaimResult, type CreateRunInput, createRunWriteOps, type RunPatch } from './run-writes';
-import type { AgentRun, RunEvent, RunFilter } from './types';
+import type { AgentRun, AlongsideWrite, RunEvent, RunFilter } from './types';
 
 export { isLiveRunner, processAlive, registerRunner } from './run-recovery';
 export type { ClaimResult, CreateRunInput, RunPatch } from './run-writes';
@@ -77,6 +77,19 @@ export interface RunLedger {
    * every event of the run (./run-events.ts `takeAppended`); undefined: read them. Once per run.
    */
   takeAppended?(runId: string, type: string): RunEvent[] | undefined;
+  /**
+   * PostgreSQL: `alongside` (a compat ledger row's insert or finish) and, when the run exists,
+   * `append` to it, in one statement: both or neither, one round trip instead of a transaction of
+   * four or five statements (inside a transaction, in a savepoint of it: a failure leaves the
+   * transaction usable). Undefined: no such run (`alongside` is written). Absent (SQLite,
+   * where a transaction costs no round trip): the caller writes the row and appends.
+   */
+  appendAlongside?(
+    runId: string,
+    type: string,
+    payload: Record<string, unknown>,
+    alongside: AlongsideWrite,
+  ): Promise<RunEvent | undefined>;
   /** Append an event; returns it with its per-run sequence number. */
   append(runId: string, type: string, payload?: Record<string, unknown>): Promise<RunEvent>;
   /**

@@ -85,3 +85,14 @@ export interface RunFilter {
   limit?: number;
   offset?: number;
 }
+
+/**
+ * A write of another table of the runs domain (the compat ledger's row,
+ * ./compat-request-repository.ts) that a PostgreSQL ledger makes in the same statement as one of
+ * its events (`RunLedger.appendAlongside`): its statement text with $1…$n and their values. Opaque
+ * to the callers, which pass it from one repository to the other.
+ */
+export interface AlongsideWrite {
+  readonly text: string;
+  readonly values: readonly unknown[];
+}

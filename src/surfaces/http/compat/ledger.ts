@@ -9,6 +9,7 @@
  * @module
  */
 import type { App } from '../../../app';
+import { SvcError } from '../../../errors';
 import type { CompatRequestRepository, CompatRequestRow } from '../../../runs/compat-request-repository';
 import type { RunEvent } from '../../../runs/run-ledger';
 
@@ -38,6 +39,40 @@ export async function finishRequest(
   >,
 ): Promise<boolean> {
   return await requests(app).finish(requestId, { ...patch, finished_at: app.clock.now() });
+}
+
+/**
+ * The row's insert and its run's `openai_compat.request` event in one statement where the store
+ * can (PostgreSQL, `RunLedger.appendAlongside`); false: the caller writes them one by one. The
+ * run is the one just created: missing, neither is written (an error, as the append's would be).
+ */
+export async function recordRequestWithEvent(
+  app: App,
+  row: Omit<CompatRequestRow, 'finished_at'>,
+  payload: Record<string, unknown>,
+): Promise<boolean> {
+  const write = requests(app).insertWrite?.(row);
+  if (!write || !app.runs.appendAlongside) return false;
+  const event = await app.runs.appendAlongside(row.run_id, 'openai_compat.request', payload, write);
+  if (!event) throw new SvcError('not_found', `run_id: no run "${row.run_id}"`);
+  return true;
+}
+
+/**
+ * The row's end and, when its run is still there, the run's `openai_compat.response` event in
+ * one statement where the store can (as `recordRequestWithEvent`); false: the caller writes them.
+ */
+export async function finishRequestWithEvent(
+  app: App,
+  requestId: string,
+  runId: string,
+  patch: Parameters<typeof finishRequest>[2],
+  payload: Record<string, unknown>,
+): Promise<boolean> {
+  const write = requests(app).finishWrite?.(requestId, { ...patch, finished_at: app.clock.now() });
+  if (!write || !app.runs.appendAlongside) return false;
+  await app.runs.appendAlongside(runId, 'openai_compat.response', payload, write);
+  return true;
 }
 
 export async function listRequests(

@@ -11,7 +11,7 @@ import { SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
 import type { Session } from '../../../sessions/session-store';
 import { type Conversation, planConversation } from './conversation';
-import { ledgerEnabled, recordRequest } from './ledger';
+import { type CompatRequestRow, ledgerEnabled, recordRequest, recordRequestWithEvent } from './ledger';
 import { type CompatModel, resolveCompatModel } from './model';
 import { runPendingCalls } from './pending-calls';
 import { cancelRun, type Prepared } from './prepared';
@@ -158,43 +158,47 @@ async function recordStart(
 ): Promise<void> {
   const { request, requestId, runId, model, conversation, bound } = start;
   try {
+    const row: Omit<CompatRequestRow, 'finished_at'> = {
+      request_id: requestId,
+      run_id: runId,
+      session_id: start.sessionId,
+      requested_model: request.model,
+      model: model.resolved.selector,
+      model_source: model.source,
+      stream: request.stream,
+      include_usage: request.include_usage,
+      session_binding: bound ? 'header' : 'new',
+      message_count: request.messages.length,
+      ignored_fields: request.ignored,
+      status: 'running',
+      finish_reason: null,
+      http_status: null,
+      error: null,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      created_at: app.clock.now(),
+    };
+    const payload = {
+      request_id: requestId,
+      stream: request.stream,
+      include_usage: request.include_usage,
+      requested_model: request.model,
+      model: model.resolved.selector,
+      model_source: model.source,
+      messages: request.messages.length,
+      session_binding: bound ? 'header' : 'new',
+      imported_messages: bound ? 0 : conversation.history.length,
+      pending_tool_calls: bound ? 0 : conversation.pending.length,
+      prompt: conversation.continued ? 'continue' : 'user',
+      ignored_fields: request.ignored,
+      unknown_fields: request.unknown,
+      tool_policy: toolPolicyOf(app).policy,
+    };
+    // PostgreSQL: the row and the event in one statement, a savepoint of the start's transaction (ledger.ts).
+    if (await recordRequestWithEvent(app, row, payload)) return;
     await app.store.transactions.run(async () => {
-      await recordRequest(app, {
-        request_id: requestId,
-        run_id: runId,
-        session_id: start.sessionId,
-        requested_model: request.model,
-        model: model.resolved.selector,
-        model_source: model.source,
-        stream: request.stream,
-        include_usage: request.include_usage,
-        session_binding: bound ? 'header' : 'new',
-        message_count: request.messages.length,
-        ignored_fields: request.ignored,
-        status: 'running',
-        finish_reason: null,
-        http_status: null,
-        error: null,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        created_at: app.clock.now(),
-      });
-      await app.runs.append(runId, 'openai_compat.request', {
-        request_id: requestId,
-        stream: request.stream,
-        include_usage: request.include_usage,
-        requested_model: request.model,
-        model: model.resolved.selector,
-        model_source: model.source,
-        messages: request.messages.length,
-        session_binding: bound ? 'header' : 'new',
-        imported_messages: bound ? 0 : conversation.history.length,
-        pending_tool_calls: bound ? 0 : conversation.pending.length,
-        prompt: conversation.continued ? 'continue' : 'user',
-        ignored_fields: request.ignored,
-        unknown_fields: request.unknown,
-        tool_policy: toolPolicyOf(app).policy,
-      });
+      await recordRequest(app, row);
+      await app.runs.append(runId, 'openai_compat.request', payload);
     });
   } catch (error) {
     app.log.warn('compat ledger write failed', { request_id: requestId, error });

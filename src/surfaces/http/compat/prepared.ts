@@ -9,7 +9,7 @@ import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { toSvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
-import { finishRequest } from './ledger';
+import { finishRequest, finishRequestWithEvent } from './ledger';
 import type { CompatModel } from './model';
 import type { ChatRequest } from './request';
 
@@ -58,31 +58,45 @@ export async function finish(app: App, prepared: Prepared, outcome: RequestOutco
   // The row's end and its ledger event: one commit (a savepoint when the run's own finish is
   // committing around it: the stream answers from the run.finished event).
   try {
-    await app.store.transactions.run(() => finishOutcome(app, prepared, outcome));
+    const { patch, response } = outcomeWrites(prepared, outcome);
+    // PostgreSQL: the row and the event in one statement, no transaction around it (ledger.ts).
+    if (await finishRequestWithEvent(app, prepared.requestId, prepared.runId, patch, response)) return;
+    await app.store.transactions.run(() => finishOutcome(app, prepared, patch, response));
   } catch (error) {
     app.log.warn('compat ledger write failed', { request_id: prepared.requestId, error });
   }
 }
 
-async function finishOutcome(app: App, prepared: Prepared, outcome: RequestOutcome): Promise<void> {
-  // The request's row references its run (ON DELETE CASCADE): a row finished means the run is
-  // there for its event (gone only when its session was deleted meanwhile), without reading it.
-  const finished = await finishRequest(app, prepared.requestId, {
+/** The row's end and the `openai_compat.response` payload of an outcome. */
+function outcomeWrites(prepared: Prepared, outcome: RequestOutcome) {
+  const patch = {
     status: outcome.status,
     finish_reason: outcome.finish_reason,
     http_status: outcome.http_status,
     error: outcome.error,
     prompt_tokens: outcome.usage?.input_tokens ?? 0,
     completion_tokens: outcome.usage?.output_tokens ?? 0,
-  });
-  if (finished) {
-    await app.runs.append(prepared.runId, 'openai_compat.response', {
-      request_id: prepared.requestId,
-      status: outcome.status,
-      finish_reason: outcome.finish_reason,
-      http_status: outcome.http_status,
-      stream: prepared.request.stream,
-      ...(outcome.error ? { error: outcome.error } : {}),
-    });
+  };
+  const response = {
+    request_id: prepared.requestId,
+    status: outcome.status,
+    finish_reason: outcome.finish_reason,
+    http_status: outcome.http_status,
+    stream: prepared.request.stream,
+    ...(outcome.error ? { error: outcome.error } : {}),
+  };
+  return { patch, response };
+}
+
+async function finishOutcome(
+  app: App,
+  prepared: Prepared,
+  patch: ReturnType<typeof outcomeWrites>['patch'],
+  response: Record<string, unknown>,
+): Promise<void> {
+  // The request's row references its run (ON DELETE CASCADE): a row finished means the run is
+  // there for its event (gone only when its session was deleted meanwhile), without reading it.
+  if (await finishRequest(app, prepared.requestId, patch)) {
+    await app.runs.append(prepared.runId, 'openai_compat.response', response);
   }
 }

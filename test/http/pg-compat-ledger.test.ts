@@ -1,0 +1,82 @@
+/**
+ * A compat request's ledger on a PostgreSQL App (issue 18 item 6, p-pg9): the request row's insert
+ * and finish are each one statement with their run event (`RunLedger.appendAlongside`), with no
+ * read of the run before the response event; the run's events are those main records on
+ * PostgreSQL, in the same order (SQLite's: test/http/compat-run-ledger.test.ts), and the row ends
+ * completed with the usage.
+ */
+import { describe, expect, it } from 'vitest';
+import { reply } from '../helpers/fake-provider';
+import { migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
+import { compatServer } from './compat-helpers';
+
+const pg = postgresForFile();
+
+describe.skipIf(!pg.available)('a compat request’s ledger on PostgreSQL', () => {
+  it('STORE-PG-114: the row`s insert and finish ride with their events, one statement each; the events and the row as on SQLite', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    const sent: string[] = [];
+    const { app, client } = await compatServer([reply().text('warm'), reply().text('one').usage(10, 2)], {
+      postgres: recordingClient(sql, sent),
+    });
+    try {
+      // Streamed, as the bench's requests (a JSON answer waits for its run: a read of the run).
+      const ask = async () => {
+        const stream = await client.chat.completions.create({
+          model: 'fake/m1',
+          messages: [{ role: 'user', content: 'hello' }],
+          stream: true,
+        });
+        let text = '';
+        for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+        return text;
+      };
+      await ask();
+      await app.bus.flush();
+      sent.length = 0;
+      expect(await ask()).toBe('one');
+      // The finish may be written after the answer's last chunk: wait for the row's end.
+      let [row] = (await app.compatRequests.list({ limit: 1 })).rows;
+      for (let i = 0; i < 100 && row.status === 'running'; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        [row] = (await app.compatRequests.list({ limit: 1 })).rows;
+      }
+      const during = [...sent];
+      expect(row).toMatchObject({ status: 'completed', prompt_tokens: 10, completion_tokens: 2 });
+      const compatWrites = during.filter((t) => /openai_compat_requests/.test(t) && !t.startsWith('SELECT'));
+      expect(compatWrites.map((t) => /^WITH alongside AS \((INSERT|UPDATE) /.exec(t)?.[1])).toEqual([
+        'INSERT',
+        'UPDATE',
+      ]);
+      expect(during.filter((t) => t === 'SELECT * FROM agent_runs WHERE id = $1')).toEqual([]);
+
+      const run = await app.runs.get(row.run_id);
+      expect(run).toMatchObject({ status: 'completed', origin: 'openai_compat', steps: 1 });
+      const events = await app.runs.events(row.run_id);
+      expect(events.map((e) => [e.seq, e.type])).toEqual(
+        [
+          'run.queued',
+          'run.started',
+          'phase',
+          // (Before model.resolved on PostgreSQL, main included: the start's transaction commits
+          // before the run's first statements run; SQLite's group commit has them the other way.)
+          'openai_compat.request',
+          'model.resolved',
+          'prompt.assembled',
+          'phase',
+          'step.finished',
+          'run.finished',
+          'openai_compat.response',
+        ].map((type, i) => [i + 1, type]),
+      );
+      expect(events.at(-1)?.payload).toMatchObject({ request_id: row.request_id, status: 'completed' });
+      expect(events.find((e) => e.type === 'openai_compat.request')?.payload).toMatchObject({
+        request_id: row.request_id,
+        model: 'fake/m1',
+      });
+    } finally {
+      await app.close();
+      await sql.close();
+    }
+  });
+});
