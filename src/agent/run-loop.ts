@@ -16,6 +16,7 @@ import type { ResolvedModel, ResolveRequest } from '../providers/types';
 import type { FinalRunStatus } from '../runs/run-ledger';
 import type { Message, Usage } from '../sessions/session-store';
 import { withReadScope } from '../store/read-scope';
+import { activeNames } from './active-tools';
 import { budgetFailure, type Failure, failureLine, runFailure } from './failure';
 import { historyMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
@@ -317,7 +318,7 @@ async function prepareRun(
     // The effective set is computed again before every step (prepareStep): approve_plan, a mode
     // change, a config reload or an MCP server that connects during the run change what the next
     // step may call.
-    active: new Set(effective.map((tool) => tool.name)),
+    active: activeNames(effective),
     compacted: undefined,
     lastContext: 0,
     stepsClosed: 0,

@@ -8,6 +8,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
 import { isHandOver } from '../errors';
+import { activeList, activeNames } from './active-tools';
 import { kindPolicies } from './agent-kinds';
 import { MAX_FAILED_COMPACTIONS } from './compaction';
 import { fitToBudget, freshToolTokens } from './context-fit';
@@ -259,7 +260,7 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
         };
       }
     }
-    t.active = new Set((await toolsFor(c, t.policies, end?.session ?? first)).map((tool) => tool.name));
+    t.active = activeNames(await toolsFor(c, t.policies, end?.session ?? first));
     const final = step === t.maxSteps - 1;
     // A window already overflowing (a huge tool result, a long history): the largest tool
     // outputs are cut in the request (not in the store) so it fits (./context-fit.ts).
@@ -275,15 +276,6 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
       ...(t.compacted || fitted.trimmed > 0 ? { messages: fitted.messages } : {}),
     };
   };
-}
-
-/**
- * The step's active tools for the SDK: undefined when every tool of the stream's tool set is
- * active (the usual case), so the SDK uses its whole set instead of filtering it by name on every
- * step (two passes with `Array.includes` over ~150 names each).
- */
-function activeList(active: ReadonlySet<string>, tools: readonly AgentToolSpec[]): string[] | undefined {
-  return tools.every((tool) => active.has(tool.name)) ? undefined : [...active];
 }
 
 /** Close the current step: its message, usage, cost, the context gauge and the ledger. */

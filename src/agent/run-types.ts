@@ -100,7 +100,7 @@ export interface RunTurn {
   /** Tools called in this run: sent in full from the next step. */
   readonly called: Set<string>;
   /** The effective tool names of the current step. */
-  active: Set<string>;
+  active: ReadonlySet<string>;
   /**
    * After a compaction inside a stream, every later step sends the summary instead of the
    * messages before `cut` (the SDK keeps accumulating its own list).

@@ -326,4 +326,50 @@ describe('step driver', () => {
     expect(JSON.stringify(viaIterator)).not.toContain('the stream was read');
     expect(viaIterator).toEqual(await read(scripted(steps)));
   });
+  it('ENGINE-CPU-20: the same active-tool list goes over the tool set once, across steps and streams; each step sends the same tools', async () => {
+    // Counts how often the driver walks the tool set's names (`Object.keys`, `name in tools`).
+    let walks = 0;
+    let lookups = 0;
+    const counted = new Proxy(tools, {
+      ownKeys(target) {
+        walks++;
+        return Reflect.ownKeys(target);
+      },
+      has(target, key) {
+        lookups++;
+        return Reflect.has(target, key);
+      },
+    });
+    const active = ['echo'];
+    const drive = async () => {
+      const model = scripted([
+        [call('c1', 'echo', '{"text":"a"}'), finish('tool-calls')],
+        [call('c2', 'echo', '{"text":"b"}'), finish('tool-calls')],
+        [...text('t', 'done'), finish('stop')],
+      ]);
+      const driven = driveSteps({
+        ai,
+        model,
+        system: 'be brief',
+        messages: [{ role: 'user', content: 'go' }],
+        tools: counted,
+        context: { tag: 'ctx' },
+        maxSteps: 3,
+        signal: new AbortController().signal,
+        maxRetries: 0,
+        prepareStep: async () => ({ activeTools: active }),
+      });
+      const parts: string[] = [];
+      for await (const part of driven.fullStream) parts.push(part.type);
+      return { parts, sent: model.doStreamCalls.map((c) => c.tools?.map((t) => t.name)) };
+    };
+    const first = await drive();
+    const second = await drive();
+    expect(first.sent).toEqual([['echo'], ['echo'], ['echo']]);
+    expect(second).toEqual(first);
+    expect(first.parts.filter((type) => type === 'tool-result')).toHaveLength(2);
+    // One walk and one lookup for the list (the first step), and a lookup of each call's tool
+    // name as the call is parsed (two calls a stream).
+    expect({ walks, lookups }).toEqual({ walks: 1, lookups: 1 + 2 * 2 });
+  });
 });

@@ -192,8 +192,16 @@ const NO_USAGE: LanguageModelUsage = {
 
 /** The step's callable tools: the active ones (every tool when the step names none). */
 function activeSet(tools: ToolSet, active: string[] | undefined): ReadonlySet<string> | undefined {
-  return active ? new Set(active.filter((name) => name in tools)) : undefined;
+  if (!active) return undefined;
+  // The run's preparation hands the same list for the same tools (./active-tools.ts
+  // `activeNames`): one Set per list and tool set, so requestTools knows it again by identity.
+  const known = activeSets.get(active);
+  if (known?.tools === tools) return known.set;
+  const set: ReadonlySet<string> = new Set(active.filter((name) => name in tools));
+  activeSets.set(active, { tools, set });
+  return set;
 }
+const activeSets = new WeakMap<string[], { tools: ToolSet; set: ReadonlySet<string> }>();
 
 /** One model call's stream read to its end, its parts yielded as they arrive. */
 async function* readStep(

@@ -69,6 +69,11 @@ export async function requestTools(
   active: ReadonlySet<string> | undefined,
 ): Promise<LanguageModelV3FunctionTool[] | undefined> {
   const send = o.sendsTool;
+  // Without a per-run filter the names follow from the tool set and the active Set alone, and the
+  // run's preparation hands the same Set for the same tools (./active-tools.ts
+  // `activeNames`): its list is known without going over the names again.
+  const bySet = !send && active ? listsBySet.get(o.tools) : undefined;
+  if (bySet && bySet.active === active) return bySet.list;
   const names = Object.keys(o.tools).filter((name) => (!active || active.has(name)) && (!send || send(name)));
   let perSet = requestToolCache.get(o.tools);
   if (!perSet) {
@@ -78,12 +83,13 @@ export async function requestTools(
   // The list returned last for this tool set, first: the names compared one by one, without
   // joining them into a key and hashing it (every compat request sends the same tools).
   const last = lastRequestTools.get(o.tools);
-  if (last && perSet.get(last.key) === last.list && sameItems(last.names, names)) return last.list;
+  if (last && perSet.get(last.key) === last.list && sameItems(last.names, names))
+    return remember(o, send, active, last.list);
   const key = names.join('\n');
   if (perSet.has(key)) {
     const list = perSet.get(key);
     lastRequestTools.set(o.tools, { key, names, list });
-    return list;
+    return remember(o, send, active, list);
   }
   const subset: ToolSet = {};
   for (const name of names) subset[name] = o.tools[name] as ToolSet[string];
@@ -96,8 +102,24 @@ export async function requestTools(
   perSet.set(key, list);
   lastRequestTools.set(o.tools, { key, names, list });
   if (perSet.size > MAX_REQUEST_TOOL_LISTS) perSet.delete(perSet.keys().next().value as string);
+  return remember(o, send, active, list);
+}
+
+/** The list for an active Set (no per-run filter), for `requestTools` to answer by identity next time. */
+function remember(
+  o: StepRequestSource,
+  send: StepRequestSource['sendsTool'],
+  active: ReadonlySet<string> | undefined,
+  list: LanguageModelV3FunctionTool[] | undefined,
+): LanguageModelV3FunctionTool[] | undefined {
+  if (!send && active) listsBySet.set(o.tools, { active, list });
   return list;
 }
+/** The last active Set (without a per-run filter) per tool set, and its list. */
+const listsBySet = new WeakMap<
+  ToolSet,
+  { active: ReadonlySet<string>; list: LanguageModelV3FunctionTool[] | undefined }
+>();
 const MAX_REQUEST_TOOL_LISTS = 16;
 /** The list `requestTools` returned last per tool set, and the names it was for. */
 const lastRequestTools = new WeakMap<

@@ -60,6 +60,11 @@ const streams: Record<string, unknown[]> = {
   'wrong types': [chunk({ content: 'a' }), chunk({ content: 5 }), { choices: 'x' }, chunk({}, 'stop')],
   'no finish': [chunk({ content: 'a' })],
   'broken json': [chunk({ content: 'a' }), 'data: {"choices": [', chunk({}, 'stop')],
+  'a __proto__ key': [
+    chunk({ content: 'a' }),
+    'data: {"__proto__": {"x": 1}, "choices": []}',
+    chunk({}, 'stop'),
+  ],
 };
 
 function sse(items: unknown[]): string {
@@ -126,6 +131,29 @@ describe('lean validation of OpenAI-compatible stream chunks', () => {
       expect(await partsOf(lean, 'iterator')).toEqual(expected);
     });
   }
+
+  it('ENGINE-CPU-23: a chunk of the fixed shape is taken without the schema call (no promise), others still go through it', async () => {
+    const body = sse(streams['wrong types'] as unknown[]);
+    const lean = await openAICompatible({ id: 'fake', base_url: 'http://127.0.0.1:1/v1' }, 'm1', {
+      fetch: fetchOf(body),
+    });
+    const schema = Reflect.get(lean, 'chunkSchema') as { validate(value: unknown): unknown };
+    const validate = schema.validate;
+    const validated: unknown[] = [];
+    schema.validate = (value) => {
+      validated.push(value);
+      return validate(value);
+    };
+    const plain = createOpenAICompatible({
+      name: 'fake',
+      baseURL: 'http://127.0.0.1:1/v1',
+      includeUsage: true,
+      fetch: fetchOf(body),
+    })('m1');
+    expect(await partsOf(lean, 'iterator')).toEqual(await partsOf(plain));
+    // Of the four chunks, the two of the fixed shape never reach the schema.
+    expect(validated).toEqual([chunk({ content: 5 }), { choices: 'x' }]);
+  });
 
   it('sends the requests the SDK sends: URL, headers and body, call after call', async () => {
     const seen: { url: string; headers: Record<string, string>; body: unknown }[][] = [[], []];

@@ -34,7 +34,7 @@ import {
 } from '@ai-sdk/provider';
 import { combineHeaders, extractResponseHeaders, postJsonToApi } from '@ai-sdk/provider-utils';
 import type { LeanTransport } from './http-transport';
-import { chatStreamParts } from './openai-compatible-stream';
+import { chatStreamParts, PLAIN_CHUNK } from './openai-compatible-stream';
 import { resultWithParts } from './stream-parts';
 
 interface ZodLike {
@@ -60,6 +60,8 @@ export function leanChunkValidation(model: LanguageModelV3): boolean {
   const schema = {
     [SCHEMA_MARK]: true,
     [LEAN]: true,
+    // The lean stream reader takes such a chunk without the SDK's async parse (./openai-compatible-stream.ts).
+    [PLAIN_CHUNK]: isPlainChunk,
     _type: undefined,
     jsonSchema: {},
     validate: (value: unknown) =>

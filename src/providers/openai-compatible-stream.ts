@@ -36,6 +36,13 @@ export interface ChatStreamInput {
   responseHeaders: Record<string, string> | undefined;
 }
 
+/**
+ * Where a chunk schema keeps its test for a chunk it takes as it is, with no promise
+ * (./openai-compatible-lean.ts `leanChunkValidation`): such a chunk is parsed and taken here
+ * without the SDK's asynchronous `safeParseJSON` (two promises per chunk), with the same result.
+ */
+export const PLAIN_CHUNK = Symbol('svc.plainChunk');
+
 type Chunk = {
   id?: string | null;
   created?: number | null;
@@ -73,6 +80,7 @@ export async function* chatStreamParts(
   const parser = createParser({ onEvent: (event) => events.push(event.data) });
   const decoder = new TextDecoder();
   const reader = readerOf(input.body);
+  const plain = plainTestOf(input.schema);
   let finished = false;
   try {
     yield { type: 'stream-start', warnings: input.warnings as never };
@@ -89,7 +97,8 @@ export async function* chatStreamParts(
       const batch = events.splice(0);
       for (const data of batch) {
         if (data === '[DONE]') continue;
-        state.chunk(await safeParseJSON({ text: data, schema: input.schema as never }));
+        const now = plain ? parsedNow(data, plain) : undefined;
+        state.chunk(now ?? (await safeParseJSON({ text: data, schema: input.schema as never })));
       }
       yield* state.take();
     }
@@ -103,6 +112,32 @@ export async function* chatStreamParts(
   }
   return undefined;
 }
+
+function plainTestOf(schema: unknown): ((value: unknown) => boolean) | undefined {
+  if (typeof schema !== 'object' || schema === null) return undefined;
+  const test: unknown = Reflect.get(schema, PLAIN_CHUNK);
+  return typeof test === 'function' ? (test as (value: unknown) => boolean) : undefined;
+}
+
+/**
+ * `safeParseJSON`'s answer for a chunk the schema takes as it is, or undefined for the SDK to
+ * parse: text that does not parse, or that names `__proto__` or `constructor` as a key (the SDK's
+ * secure parse then filters or refuses it; its two patterns, as @ai-sdk/provider-utils has them).
+ */
+function parsedNow(data: string, plain: (value: unknown) => boolean): ParseResult | undefined {
+  if (SUSPECT_PROTO.test(data) || SUSPECT_CONSTRUCTOR.test(data)) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  return plain(value) ? { success: true, value } : undefined;
+}
+const SUSPECT_PROTO =
+  /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"\s*:/;
+const SUSPECT_CONSTRUCTOR =
+  /"(?:c|\\u0063)(?:o|\\u006[Ff])(?:n|\\u006[Ee])(?:s|\\u0073)(?:t|\\u0074)(?:r|\\u0072)(?:u|\\u0075)(?:c|\\u0063)(?:t|\\u0074)(?:o|\\u006[Ff])(?:r|\\u0072)"\s*:/;
 
 interface BodyReader {
   read(): Promise<IteratorResult<Uint8Array, unknown>>;

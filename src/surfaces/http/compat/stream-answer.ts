@@ -58,6 +58,10 @@ export function streamAnswer(
     stream.send({
       data: `${head}${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finishReason)}${tail}`,
     });
+  // A text delta's chunk: `chunk({ content })`'s bytes, without the object per delta.
+  const textEnd = `},"logprobs":null,"finish_reason":null${tail}`;
+  const textChunk = (content: string) =>
+    stream.send({ data: `${head}{"content":${JSON.stringify(content)}${textEnd}` });
 
   chunk({ role: 'assistant', content: '', refusal: null });
   // The head and the role chunk leave now, while the run prepares its model request.
@@ -78,7 +82,13 @@ export function streamAnswer(
       error: 'client disconnected',
     });
   });
-  const onEvent = async (event: SessionEvent) => {
+  const failed = (error: unknown) => {
+    app.log.warn('compat stream answer failed', { error });
+    sendError(stream, app.redactor.string(toSvcError(error).message));
+  };
+  // Every event of the session passes here (a dozen or more a request): all but the run's end are
+  // handled synchronously, with no promise (and no async hook) per event.
+  const onEvent = (event: SessionEvent): void => {
     if (finished) return;
     const payload = event.payload as { run_id?: string };
     if (payload.run_id !== runId) return;
@@ -88,7 +98,7 @@ export function streamAnswer(
       const separator = wroteText && lastMessage !== delta.message_id ? '\n\n' : '';
       lastMessage = delta.message_id;
       wroteText = true;
-      chunk({ content: app.redactor.string(separator + delta.delta) });
+      textChunk(app.redactor.string(separator + delta.delta));
       // The first text leaves in the tick the provider's text came in: not after the rest of
       // that read (a whole short answer: the step's end, the run's finish) was processed.
       if (!flushed) {
@@ -99,6 +109,10 @@ export function streamAnswer(
     }
     if (event.type !== 'run.finished') return;
     finished = true;
+    answerEnd().catch(failed);
+  };
+  /** The run ended: its last chunks (or its error), the ledger row's end, `[DONE]`. */
+  const answerEnd = async () => {
     let result = await app.agent.result(runId);
     // run.finished of a run another node ran may arrive before that node's finish commits (the
     // event log is written apart from the run's row): its end is then waited for.
@@ -130,10 +144,11 @@ export function streamAnswer(
     stream.close({ data: '[DONE]' });
   };
   prepared.onEvent((event) => {
-    onEvent(event).catch((error: unknown) => {
-      app.log.warn('compat stream answer failed', { error });
-      sendError(stream, app.redactor.string(toSvcError(error).message));
-    });
+    try {
+      onEvent(event);
+    } catch (error) {
+      failed(error);
+    }
   });
   return response;
 }
