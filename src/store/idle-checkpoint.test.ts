@@ -95,4 +95,31 @@ describe('idle checkpoint', () => {
     reader.close();
     db.close();
   });
+
+  it('ENGINE-CPU-4: with another connection holding the write lock, the idle checkpoint still copies the WAL back and does not wait for the lock to restart it', async () => {
+    const dataDir = tmpWorkspace();
+    const db = openDb({ dataDir });
+    const other = openDb({ dataDir });
+    await writeBatch(db, 0, IDLE_MIN_FRAMES + 50);
+    // Another writer (a `svc run` on the same svc.db) holds the write lock across the idle time.
+    other.exec('BEGIN IMMEDIATE');
+    await until(() => walFrames(db)?.backfilled === walFrames(db)?.frames);
+    await sleep(IDLE_POLL_MS * 2);
+    const wal = walFrames(db);
+    expect(wal?.backfilled).toBe(wal?.frames);
+    expect(wal?.frames).toBeGreaterThan(IDLE_MIN_FRAMES);
+    // The restart did not take the lock (busy timeout 0 for its attempt, restored after it).
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    other
+      .prepare("INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('other', 't', 1, 1)")
+      .run();
+    other.exec('COMMIT');
+    // The other writer's commit went on top of the copied-back WAL; nothing was lost.
+    await writeBatch(db, 10_000, 1);
+    expect((db.prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n).toBe(
+      IDLE_MIN_FRAMES + 52,
+    );
+    other.close();
+    db.close();
+  });
 });
