@@ -57,6 +57,18 @@ if (plain.length) {
 console.log(
   `  with the automatic checkpoint: ${ckpt.length}, ${ckpt.map(([ns, , c]) => `${(ns / 1e6).toFixed(1)} ms/${c} frames`).join(', ')}; total ${(sum(ckpt.map(([ns]) => ns)) / 1e6 / per).toFixed(3)} ms a request`,
 );
+// The service's idle WAL restart (src/store/idle-checkpoint.ts) is a COMMIT of one frame outside
+// any request; a request's COMMIT writes tens.
+const idle = commits.filter(([, f]) => f <= 1);
+const requests = sorted(commits.filter(([, f]) => f > 1).map(([ns]) => ns / 1e6));
+if (requests.length) {
+  console.log(
+    `COMMITs of more than one frame (the requests'): ${requests.length}, median ${at(requests, 50).toFixed(3)}  p95 ${at(requests, 95).toFixed(3)}  max ${requests[requests.length - 1].toFixed(3)} ms, total ${(sum(requests) / per).toFixed(3)} ms a request`,
+  );
+}
+console.log(
+  `COMMITs of one frame (an idle WAL restart): ${idle.length}, ${(sum(idle.map(([ns]) => ns)) / 1e6 / per).toFixed(3)} ms a request`,
+);
 for (const bound of [1000, 2000]) {
   const own = commits.filter(([, , , length]) => length >= bound);
   console.log(

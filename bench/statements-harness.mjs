@@ -1,6 +1,6 @@
 // The harness of ./sqlite-statements.mjs and ./store-statements.mjs: one `svc service start http`
 // node on a new workspace over the fake provider, 20 compat requests of warm-up, then `requests`
-// requests, 10 at once (BENCH_STATEMENTS_CONCURRENCY). The callers count the statements around it (`warmedUp`, `finished`).
+// requests, 10 at once (BENCH_STATEMENTS_CONCURRENCY), BENCH_STATEMENTS_GAP_MS apart. The callers count the statements around it (`warmedUp`, `finished`).
 // Not a benchmark.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +14,8 @@ export const BIN =
 export const REQUESTS = Number(process.env.BENCH_STATEMENTS_REQUESTS ?? 50);
 /** Requests at once (BENCH_STATEMENTS_CONCURRENCY, default 10). */
 export const CONCURRENCY = Number(process.env.BENCH_STATEMENTS_CONCURRENCY ?? 10);
+/** A pause after each group of CONCURRENCY requests (BENCH_STATEMENTS_GAP_MS, default 0): a quiet service's pace. */
+export const GAP_MS = Number(process.env.BENCH_STATEMENTS_GAP_MS ?? 0);
 const TOKEN = 'bench-token';
 
 /** Prints `rows` ({ text, calls }) per `per`, most called first, leaving out the ones under 0.05. */
@@ -71,6 +73,7 @@ export async function compatStatements({ nodeArgs = [], env = {}, warmedUp, fini
         streamOnce(base, auth, body(done + i)),
       );
       errors += result.errors.length;
+      if (GAP_MS > 0) await new Promise((r) => setTimeout(r, GAP_MS));
     }
     await new Promise((r) => setTimeout(r, 500));
     return { errors, result: await finished(child, exited) };

@@ -14,6 +14,7 @@ import { scopedStorage } from './async-scope';
 import { immediateTransactions, retryBusy } from './busy';
 import { startCheckpointer, stopCheckpointer } from './checkpointer';
 import { ensureDataDir } from './data-dir';
+import { checkpointWhenIdle } from './idle-checkpoint';
 import { migrations as allMigrations, type Migration } from './migrations/index';
 import { loadSqlite } from './sqlite-driver';
 import { copyTemplate, templatePath, writeTemplate } from './template';
@@ -145,7 +146,10 @@ const asyncQueues = new WeakMap<Db, Promise<void>>();
  * `SVC_GROUP_COMMIT=1`; elsewhere every statement commits on its own, as before.
  */
 export function groupCommit(db: Db): void {
-  if (db.inTransaction || groupCommitOff || !db.open) return;
+  if (groupCommitOff) return;
+  // The service's WAL is checkpointed when its store is idle, not by a request's COMMIT.
+  checkpointWhenIdle(db);
+  if (db.inTransaction || !db.open) return;
   try {
     tx(db, 'begin');
   } catch {
