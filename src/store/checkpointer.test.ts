@@ -43,8 +43,11 @@ describe('checkpoint worker', () => {
     expect(workerCheckpoints(db)).toBeGreaterThan(0);
     // The main connection's automatic checkpoint is only the bound while the worker runs.
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(AUTOCHECKPOINT_BOUND);
-    // The worker checkpoints before the WAL reaches 1000 frames: it is reset and reused, never grown to ~4 MB.
-    expect(statSync(`${db.name}-wal`).size).toBeLessThan(1000 * 4096);
+    // The WAL is reset and reused, never grown to what was written (≈ 2,400 pages). How far past
+    // the worker's 800 frames it gets before a reset depends on the box's load (a PASSIVE
+    // checkpoint racing the next batch leaves it to the next poll), so the bound is the main
+    // connection's automatic checkpoint, not 1000 frames (flaky under load).
+    expect(statSync(`${db.name}-wal`).size).toBeLessThan(AUTOCHECKPOINT_BOUND * 4096);
     expect((other.prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n).toBe(rows);
     other.close();
     db.close();
