@@ -148,7 +148,7 @@ const asyncQueues = new WeakMap<Db, Promise<void>>();
 export function groupCommit(db: Db): void {
   if (groupCommitOff) return;
   // The service's WAL is checkpointed when its store is idle, not by a request's COMMIT.
-  checkpointWhenIdle(db);
+  if (idleCheckpoints) checkpointWhenIdle(db);
   if (db.inTransaction || !db.open) return;
   try {
     tx(db, 'begin');
@@ -242,6 +242,8 @@ let groupCommitOff = process.env.SVC_GROUP_COMMIT !== '1';
  * read where group commit is turned on, not on every commit.
  */
 let checkpointWorker = !groupCommitOff && process.env.SVC_CHECKPOINT_WORKER === '1';
+/** Idle checkpoints (./idle-checkpoint.ts) unless `SVC_IDLE_CHECKPOINT=0` or the worker does it: read as above. */
+let idleCheckpoints = !groupCommitOff && !checkpointWorker && process.env.SVC_IDLE_CHECKPOINT !== '0';
 
 /**
  * Turn group commit on for this process (the HTTP service, where many runs share one process and
@@ -253,6 +255,7 @@ export function enableGroupCommit(): void {
   if (process.env.SVC_GROUP_COMMIT === '0') return;
   groupCommitOff = false;
   checkpointWorker = process.env.SVC_CHECKPOINT_WORKER === '1';
+  idleCheckpoints = !checkpointWorker && process.env.SVC_IDLE_CHECKPOINT !== '0';
 }
 const openBatches = new Set<Db>();
 /** The open batches that commit at the check phase (step batches), not after the turn's microtasks. */

@@ -4,9 +4,10 @@ import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import { type Db, enableGroupCommit, groupCommit, openDb } from './db';
 import { IDLE_MIN_FRAMES, IDLE_POLL_MS, walFrames } from './idle-checkpoint';
 
-enableGroupCommit();
+// The flags are read where group commit is turned on (./db.ts): cleared first.
 delete process.env.SVC_CHECKPOINT_WORKER;
 delete process.env.SVC_IDLE_CHECKPOINT;
+enableGroupCommit();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const turn = () => new Promise((resolve) => setImmediate(resolve));

@@ -14,7 +14,8 @@
  * WAL is synced at least as often as before (synchronous=NORMAL syncs it at each checkpoint) and a
  * power loss loses no more than before. No worker thread: p-commit's worker cost CPU in more,
  * smaller checkpoints; this one runs only when the store has nothing else to do. Stands aside for
- * that worker (`SVC_CHECKPOINT_WORKER=1`); `SVC_IDLE_CHECKPOINT=0` turns it off.
+ * that worker (`SVC_CHECKPOINT_WORKER=1`); `SVC_IDLE_CHECKPOINT=0` turns it off (both read by ./db.ts
+ * where group commit is turned on).
  * @module
  */
 import { closeSync, openSync, readSync } from 'node:fs';
@@ -58,7 +59,6 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
  */
 export function checkpointWhenIdle(db: Db, options: IdleCheckpointOptions = {}): void {
   if (watched.has(db) || db.memory || db.readonly || !db.open) return;
-  if (process.env.SVC_IDLE_CHECKPOINT === '0' || process.env.SVC_CHECKPOINT_WORKER === '1') return;
   const minFrames = options.minFrames ?? IDLE_MIN_FRAMES;
   const index = walIndexReader(`${db.name}-shm`);
   let lastFrames = -1;
