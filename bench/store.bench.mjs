@@ -174,7 +174,9 @@ async function compat(pg, rows, failed) {
     for (const store of ['sqlite', 'postgres']) {
       try {
         const url = store === 'postgres' ? await pg.createDatabase('svc_bench_compat') : undefined;
-        const result = await withStore(url, () => compatRun({ concurrency: CONCURRENCY, rounds: ROUNDS }));
+        const result = await withStore(url, () =>
+          compatRun({ concurrency: CONCURRENCY, rounds: ROUNDS, warmRounds: 0 }),
+        );
         const failedRequests = figure(result, 'errors') ?? 0;
         errors[store] += failedRequests;
         if (failedRequests && store === 'postgres') {
