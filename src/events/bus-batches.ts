@@ -4,6 +4,7 @@
  * (the PostgreSQL log has `appendAcross`; SQLite's answers at once and is not shared).
  * @module
  */
+import type { AsyncResource } from 'node:async_hooks';
 import type { EventStore, StoredEventRow } from './event-store';
 import { eventOf, type Ring, type RingCache, type SessionEvent, seen } from './ring';
 
@@ -17,9 +18,10 @@ export interface Queued {
   failed?: (error: unknown) => void;
   /**
    * The publisher's async context, when the event is delivered after an await (a log that does
-   * not answer at once): its listeners run in it, as they would have synchronously.
+   * not answer at once): its listeners run in it (`runInAsyncScope`), as they would have
+   * synchronously.
    */
-  context?: <R>(fn: () => R) => R;
+  context?: AsyncResource;
 }
 
 export function batchWrites(deps: {

@@ -117,7 +117,7 @@ export function createBusWrites(deps: {
   /** Rings and delivers one event (ids ascending per ring), in the publisher's context when given. */
   const admit = (ring: Ring, event: SessionEvent, local: boolean, context?: Queued['context']) => {
     pushToRing(ring, event, ringSize);
-    if (context) context(() => deliver(event, local));
+    if (context) context.runInAsyncScope(deliver, undefined, event, local);
     else deliver(event, local);
   };
 
