@@ -9,14 +9,9 @@
 // the median per request of each part, over the rounds (min–max). `raw` is the 14 events' own
 // JSON.stringify and INSERT alone, the floor under the bus.
 // `BENCH_TREES=/work/base-40,$PWD node bench/bus-append.mjs`; not part of `npm run bench`.
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { benchTrees, runTreeDrivers, showMedian as show } from './tree-drivers.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const repo = dirname(here);
-const trees = (process.env.BENCH_TREES ?? repo).split(',').filter(Boolean);
+const trees = benchTrees();
 const ROUNDS = Number(process.env.BENCH_BUS_ROUNDS ?? 3);
 const REQUESTS = Number(process.env.BENCH_BUS_REQUESTS ?? 4000);
 
@@ -72,40 +67,11 @@ db.close();
 rmSync(dataDir, { recursive: true, force: true });
 `;
 
-const work = join(here, `.bus-append-${process.pid}`);
-mkdirSync(work, { recursive: true });
-try {
-  const bundles = trees.map((tree, i) => {
-    const entry = join(work, `driver-${i}.ts`);
-    const out = join(work, `driver-${i}.mjs`);
-    writeFileSync(entry, driver(tree));
-    const built = spawnSync(
-      join(repo, 'node_modules/.bin/rolldown'),
-      [entry, '--file', out, '--format', 'esm', '--platform', 'node', '-e', 'better-sqlite3', '-e', 'pg'],
-      { encoding: 'utf8' },
-    );
-    if (built.status !== 0) throw new Error(`bundling ${tree} failed: ${built.stderr || built.stdout}`);
-    return out;
-  });
-  const results = trees.map(() => []);
-  for (let round = 0; round < ROUNDS; round++) {
-    bundles.forEach((bundle, i) => {
-      const ran = spawnSync(process.execPath, [bundle], { encoding: 'utf8' });
-      if (ran.status !== 0) throw new Error(`${trees[i]}: ${ran.stderr}`);
-      results[i].push(JSON.parse(ran.stdout.trim().split('\n').at(-1)));
-    });
-  }
-  const show = (list, key) => {
-    const values = list.map((r) => r[key]).sort((a, b) => a - b);
-    return `${values[values.length >> 1].toFixed(1)} (${values[0].toFixed(1)}–${values.at(-1).toFixed(1)})`;
-  };
-  console.log(`µs per request, median over ${ROUNDS} rounds of ${REQUESTS} (min–max)`);
-  trees.forEach((tree, i) => {
-    console.log(
-      `${tree}: 14 publishes ${show(results[i], 'publish')}, their raw inserts ${show(results[i], 'raw')}, ` +
-        `10 ledger appends ${show(results[i], 'append')}, a run's create ${show(results[i], 'create')}`,
-    );
-  });
-} finally {
-  rmSync(work, { recursive: true, force: true });
-}
+const results = runTreeDrivers({ name: 'bus-append', trees, rounds: ROUNDS, driver });
+console.log(`µs per request, median over ${ROUNDS} rounds of ${REQUESTS} (min–max)`);
+trees.forEach((tree, i) => {
+  console.log(
+    `${tree}: 14 publishes ${show(results[i], 'publish')}, their raw inserts ${show(results[i], 'raw')}, ` +
+      `10 ledger appends ${show(results[i], 'append')}, a run's create ${show(results[i], 'create')}`,
+  );
+});

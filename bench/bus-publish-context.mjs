@@ -9,14 +9,9 @@
 // `publish` calls (the synchronous part, where the context is captured) and of the whole request
 // until `flush` (appends and deliveries, the fake log's timers included), CPU time of the process.
 // `BENCH_TREES=/work/base-40,$PWD node bench/bus-publish-context.mjs`; not part of `npm run bench`.
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { benchTrees, runTreeDrivers, showMedian as show } from './tree-drivers.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const repo = dirname(here);
-const trees = (process.env.BENCH_TREES ?? repo).split(',').filter(Boolean);
+const trees = benchTrees();
 const ROUNDS = Number(process.env.BENCH_BUS_ROUNDS ?? 5);
 const REQUESTS = Number(process.env.BENCH_BUS_REQUESTS ?? 3000);
 
@@ -65,44 +60,21 @@ const median = (list) => { const s = list.slice(list.length >> 2).sort((a, b) =>
 console.log(JSON.stringify({ publish: median(times.publish), request: median(times.request), seen, missing }));
 `;
 
-const work = join(here, `.bus-publish-context-${process.pid}`);
-mkdirSync(work, { recursive: true });
-try {
-  const bundles = trees.map((tree, i) => {
-    const entry = join(work, `driver-${i}.ts`);
-    const out = join(work, `driver-${i}.mjs`);
-    writeFileSync(entry, driver(tree));
-    const built = spawnSync(
-      join(repo, 'node_modules/.bin/rolldown'),
-      [entry, '--file', out, '--format', 'esm', '--platform', 'node', '-e', 'better-sqlite3', '-e', 'pg'],
-      { encoding: 'utf8' },
-    );
-    if (built.status !== 0) throw new Error(`bundling ${tree} failed: ${built.stderr || built.stdout}`);
-    return out;
-  });
-  const results = trees.map(() => []);
-  for (let round = 0; round < ROUNDS; round++) {
-    bundles.forEach((bundle, i) => {
-      const ran = spawnSync(process.execPath, [bundle], { encoding: 'utf8' });
-      if (ran.status !== 0) throw new Error(`${trees[i]}: ${ran.stderr}`);
-      const result = JSON.parse(ran.stdout.trim().split('\n').at(-1));
-      // Every delivery must run in its publisher's context, or the figure measures something else.
-      if (result.missing)
-        throw new Error(`${trees[i]}: ${result.missing} deliveries outside their publisher's context`);
-      results[i].push(result);
-    });
-  }
-  const show = (list, key) => {
-    const values = list.map((r) => r[key]).sort((a, b) => a - b);
-    return `${values[values.length >> 1].toFixed(1)} (${values[0].toFixed(1)}–${values.at(-1).toFixed(1)})`;
-  };
-  console.log(`µs per request of 20 publishes, median over ${ROUNDS} rounds of ${REQUESTS} (min–max)`);
-  trees.forEach((tree, i) => {
-    console.log(
-      `${tree}: 20 publish calls ${show(results[i], 'publish')}, ` +
-        `the request until flush (CPU) ${show(results[i], 'request')}`,
-    );
-  });
-} finally {
-  rmSync(work, { recursive: true, force: true });
-}
+const results = runTreeDrivers({
+  name: 'bus-publish-context',
+  trees,
+  rounds: ROUNDS,
+  driver,
+  check: (result, tree) => {
+    // Every delivery must run in its publisher's context, or the figure measures something else.
+    if (result.missing)
+      throw new Error(`${tree}: ${result.missing} deliveries outside their publisher's context`);
+  },
+});
+console.log(`µs per request of 20 publishes, median over ${ROUNDS} rounds of ${REQUESTS} (min–max)`);
+trees.forEach((tree, i) => {
+  console.log(
+    `${tree}: 20 publish calls ${show(results[i], 'publish')}, ` +
+      `the request until flush (CPU) ${show(results[i], 'request')}`,
+  );
+});
