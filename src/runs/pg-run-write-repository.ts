@@ -234,8 +234,6 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       if (ids.length === 0) return;
       await sql.run('DELETE FROM agent_runs WHERE id = ANY($1::text[])', [[...ids]]);
     },
-    // One statement (migration 30, src/store/postgres/migrations/append-functions.ts): the run's
-    // row lock, its next seq, the insert.
     async insertEventAlongside(runId, event, alongside) {
       const n = alongside.values.length;
       // LATERAL on the run's row: the append runs once for the run, never when it is missing.
@@ -250,6 +248,8 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
         ? { id: Number(row.event_id), seq: Number(row.event_seq), session_id: row.session_id }
         : undefined;
     },
+    // One statement (migration 30, src/store/postgres/migrations/append-functions.ts): the run's
+    // row lock, its next seq, the insert.
     async insertEvent(event) {
       const row = await sql.one<{ event_id: number; event_seq: number }>(
         'SELECT event_id, event_seq FROM svc_append_run_event($1, $2, $3, $4, $5)',
