@@ -37,7 +37,12 @@ export function createAgentService(deps: AgentDeps): AgentService {
   const service: AgentService = {
     createSession: async (input) => await host.sessions.create(input),
     // One read scope: the session row read once for the send (../store/read-scope.ts).
-    send: async (input) => await withReadScope(() => core.atomically(() => sendNow(core, input))),
+    send: async (input) =>
+      await withReadScope(() =>
+        input.joinTransaction
+          ? host.store.transactions.join(() => sendNow(core, input))
+          : core.atomically(() => sendNow(core, input)),
+      ),
     async run(input) {
       const sent = await service.send(input);
       const onAbort = async () => {

@@ -60,6 +60,12 @@ export interface SendInput {
    * run alone.
    */
   session?: Session;
+  /**
+   * The caller's transaction fails with this send (its error propagates, never caught and the
+   * rest committed): the send joins it with no savepoint of its own (`StoreTransactions.join`;
+   * PostgreSQL: two statements fewer). Outside a transaction, no difference.
+   */
+  joinTransaction?: boolean;
 }
 
 export interface SendResult {

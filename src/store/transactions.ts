@@ -24,6 +24,13 @@ export interface StoreTransactions {
    * (or the ambient one's), where a transaction of one statement cost BEGIN and COMMIT round trips.
    */
   together<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * `run` for a body whose failure the caller lets end its own transaction (it never catches it
+   * and commits): on PostgreSQL, inside a transaction, `fn` joins it with no savepoint (SAVEPOINT
+   * and RELEASE protect nothing there and are two statements); `run` on SQLite, where a savepoint
+   * costs no round trip.
+   */
+  join<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 /** What a service sees of the App's store: its backend and its transactions. */
@@ -34,9 +41,14 @@ export interface StoreView {
 
 export function sqliteTransactions(db: () => Db): StoreTransactions {
   const run = <T>(fn: () => Promise<T>) => atomicallyAsync(db, fn);
-  return { run, stepBatch: () => stepBatch(db), together: run };
+  return { run, stepBatch: () => stepBatch(db), together: run, join: run };
 }
 
 export function postgresTransactions(sql: SqlClient): StoreTransactions {
-  return { run: (fn) => sql.transaction(() => fn()), stepBatch: () => {}, together: (fn) => fn() };
+  return {
+    run: (fn) => sql.transaction(() => fn()),
+    stepBatch: () => {},
+    together: (fn) => fn(),
+    join: (fn) => sql.joined(() => fn()),
+  };
 }

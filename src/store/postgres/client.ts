@@ -7,6 +7,7 @@
  */
 import type { Client, Pool, PoolClient, PoolConfig, QueryResult, QueryResultRow } from 'pg';
 import type { StoreConfig } from '../../config/schema';
+import { SvcError } from '../../errors';
 import { type ScopedStorage, scopedStorage } from '../async-scope';
 import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
 import { storeError } from './errors';
@@ -40,6 +41,13 @@ export interface SqlClient extends SqlExecutor {
    * connection: a run started in a transaction never reads before its session is committed.
    */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * `fn` in the open transaction of this context with no savepoint of its own; outside one,
+   * `transaction(fn)`. For a body whose failure the caller lets end the whole transaction (the
+   * compat start's send): a savepoint there protects nothing and costs two statements (SAVEPOINT,
+   * RELEASE). A failure caught instead leaves the transaction aborted: its COMMIT then throws.
+   */
+  joined<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /** True inside a `transaction` body of this client. */
   inTransaction(): boolean;
   /**
@@ -133,7 +141,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     return pooled;
   };
 
-  return {
+  const client: SqlClient = {
     query: async (text, params) => (await current()).query(text, params),
     one: async (text, params) => (await current()).one(text, params),
     run: async (text, params) => (await current()).run(text, params),
@@ -151,6 +159,10 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         application_name: applicationName,
         types: config.types,
       }),
+    async joined(fn) {
+      const scope = joined();
+      return scope ? await fn(scope.tx) : await client.transaction(fn);
+    },
     async transaction(fn) {
       const outer = joined();
       if (outer) return inSavepoint(ambient, outer, fn);
@@ -218,6 +230,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       await pool.end();
     },
   };
+  return client;
 }
 
 /**
@@ -297,7 +310,15 @@ function lazyTransaction(connection: PoolClient): {
         if (!begun) return;
         // A ROLLBACK undoes what is pending anyway.
         if (command === 'ROLLBACK') pending.length = 0;
-        await send(() => connection.query(command));
+        const answer = await send(() => connection.query(command));
+        // PostgreSQL answers the COMMIT of an aborted transaction (a failed statement whose error
+        // was caught) with ROLLBACK and no error: say so, never report it committed.
+        if (command === 'COMMIT' && answer.command === 'ROLLBACK') {
+          throw new SvcError(
+            'internal',
+            'PostgreSQL rolled the transaction back at its COMMIT: a statement in it failed and its error was caught',
+          );
+        }
       }),
   };
 }

@@ -102,7 +102,9 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
     } else {
       runId = await app.store.transactions.run(async () => {
         const session = await begin();
-        const started = (await app.agent.send(send(session.id, session))).run_id;
+        // The send's failure fails this transaction: no savepoint of its own (PostgreSQL).
+        const started = (await app.agent.send({ ...send(session.id, session), joinTransaction: true }))
+          .run_id;
         await record(started);
         return started;
       });
