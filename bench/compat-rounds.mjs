@@ -15,6 +15,7 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFi
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody, fakeProvider, round, streamOnce } from './compat.bench.mjs';
+import { startService } from './service-process.mjs';
 
 const BIN = process.env.BENCH_SVC_BIN ?? resolve(import.meta.dirname, '../dist/main.js');
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 200);
@@ -53,42 +54,28 @@ writeFileSync(
   join(ws, 'svc.toml'),
   `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
 );
-const child = spawn(process.execPath, [...NODE_ARGS, BIN, 'service', 'start', 'http', '--port', '0'], {
-  cwd: ws,
-  env: {
-    PATH: process.env.PATH,
-    HOME: join(ws, '.home'),
-    XDG_CONFIG_HOME: join(ws, '.home', '.config'),
-    ...(process.env.BENCH_STORE_URL ? { SVC_STORE_URL: process.env.BENCH_STORE_URL } : {}),
-  },
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
 let opts = 0;
 let deopts = 0;
 const deoptNames = new Map();
-let pending = '';
-const svcUrl = await new Promise((ok, fail) => {
-  child.stdout.on('data', (d) => {
-    const text = pending + d;
-    const lines = text.split('\n');
-    pending = lines.pop();
-    if (process.env.BENCH_TRACE_FILE)
-      appendFileSync(process.env.BENCH_TRACE_FILE, lines.map((l) => `${l}\n`).join(''));
-    for (const line of lines) {
-      if (line.startsWith('[completed compiling')) opts++;
-      if (line.startsWith('[bailout (kind')) {
-        deopts++;
-        const fn = /<JSFunction ([^ >]+)/.exec(line)?.[1] ?? '?';
-        const reason = /reason: ([^)\]]+)/.exec(line)?.[1] ?? '';
-        const key = `${fn} | ${reason}`;
-        deoptNames.set(key, (deoptNames.get(key) ?? 0) + 1);
-      }
-      const match = /svc: listening on (http:\/\/\S+)/.exec(line);
-      if (match) ok(`${match[1]}/v1`);
+const started = startService({
+  bin: BIN,
+  ws,
+  nodeArgs: NODE_ARGS,
+  env: process.env.BENCH_STORE_URL ? { SVC_STORE_URL: process.env.BENCH_STORE_URL } : {},
+  onLine(line) {
+    if (process.env.BENCH_TRACE_FILE) appendFileSync(process.env.BENCH_TRACE_FILE, `${line}\n`);
+    if (line.startsWith('[completed compiling')) opts++;
+    if (line.startsWith('[bailout (kind')) {
+      deopts++;
+      const fn = /<JSFunction ([^ >]+)/.exec(line)?.[1] ?? '?';
+      const reason = /reason: ([^)\]]+)/.exec(line)?.[1] ?? '';
+      const key = `${fn} | ${reason}`;
+      deoptNames.set(key, (deoptNames.get(key) ?? 0) + 1);
     }
-  });
-  child.on('exit', (code) => fail(new Error(`svc exited ${code}`)));
+  },
 });
+const child = started.child;
+const svcUrl = `${await started.url}/v1`;
 const body = compatBody('bench request');
 const auth = { authorization: `Bearer ${TOKEN}` };
 const marks = [];

@@ -10,11 +10,11 @@
 // BENCH_SVC_BIN runs another build (a main checkout) for a side-by-side comparison.
 // Targets (issue 17): zero errors, p50 added latency ≤ 300 ms, peak RSS ≤ 200 MB, CPU per request
 // ≤ 3 ms; no RSS growth between rounds 3 and 5.
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { startService } from './service-process.mjs';
 
 const BIN =
   process.env.BENCH_SVC_BIN ??
@@ -161,44 +161,15 @@ export async function run(options = {}) {
     );
     const diag = join(ws, 'diag');
     mkdirSync(diag);
-    child = spawn(
-      process.execPath,
-      [
-        ...NODE_ARGS,
-        '--heapsnapshot-signal=SIGUSR2',
-        `--diagnostic-dir=${diag}`,
-        BIN,
-        'service',
-        'start',
-        'http',
-        '--port',
-        '0',
-      ],
-      {
-        cwd: ws,
-        env: {
-          PATH: process.env.PATH,
-          HOME: join(ws, '.home'),
-          XDG_CONFIG_HOME: join(ws, '.home', '.config'),
-          // BENCH_STORE_URL serves from that PostgreSQL store (issue 18) instead of SQLite.
-          ...(process.env.BENCH_STORE_URL ? { SVC_STORE_URL: process.env.BENCH_STORE_URL } : {}),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += d;
+    const started = startService({
+      bin: BIN,
+      ws,
+      nodeArgs: [...NODE_ARGS, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${diag}`],
+      // BENCH_STORE_URL serves from that PostgreSQL store (issue 18) instead of SQLite.
+      env: process.env.BENCH_STORE_URL ? { SVC_STORE_URL: process.env.BENCH_STORE_URL } : {},
     });
-    const svcUrl = await new Promise((resolvePromise, reject) => {
-      child.stdout.on('data', (d) => {
-        out += d;
-        const match = /svc: listening on (http:\/\/\S+)/.exec(out);
-        if (match) resolvePromise(`${match[1]}/v1`);
-      });
-      child.on('exit', (code) => reject(new Error(`svc exited ${code}${firstErrorLine(stderr)}`)));
-    });
+    child = started.child;
+    const svcUrl = `${await started.url}/v1`;
     const body = compatBody('bench request');
     const auth = { authorization: `Bearer ${TOKEN}` };
     // Warm-up: lazy imports, JIT, statement caches, connection pools on both sides.
@@ -327,12 +298,6 @@ async function warmCpu(pid, rounds, warmRounds, oneRound) {
     to: rounds + warmRounds,
     cpuPerRequest: (cpuAfter - cpuBefore) / served,
   };
-}
-
-/** `: <first line of svc's stderr that is not a Node warning>`, or '' (svc prints its error as one line). */
-function firstErrorLine(stderr) {
-  const line = stderr.split('\n').find((l) => l.trim() && !/^\((node:\d+|Use `node)/.test(l));
-  return line ? `: ${line}` : '';
 }
 
 /**

@@ -22,12 +22,12 @@
 //      heartbeat: the dead node counts as gone once its heartbeat is older than node_stale_ms.
 //    Target: at most 15 s with the default settings.
 // Reported, never asserted. Without PostgreSQL installed the bench is skipped with a row saying so.
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { findPostgresBin, POSTGRES_INSTALL, startPostgres } from './pg-cluster.mjs';
+import { startService } from './service-process.mjs';
 
 const BIN =
   process.env.BENCH_SVC_BIN ??
@@ -151,34 +151,18 @@ function workspace(engine, modelUrl) {
 function startNode(ws, url, name) {
   const dataDir = join(ws, '.nodes', name);
   mkdirSync(dataDir, { recursive: true });
-  const child = spawn(process.execPath, [...NODE_ARGS, BIN, 'service', 'start', 'http', '--port', '0'], {
-    cwd: ws,
-    env: {
-      PATH: process.env.PATH,
-      HOME: join(ws, '.home'),
-      XDG_CONFIG_HOME: join(ws, '.home', '.config'),
-      SVC_STORE_URL: url,
-      SVC_DATA_DIR: dataDir,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const {
+    child,
+    url: listening,
+    exited,
+  } = startService({
+    bin: BIN,
+    ws,
+    nodeArgs: NODE_ARGS,
+    env: { SVC_STORE_URL: url, SVC_DATA_DIR: dataDir },
+    name: `node ${name}`,
   });
-  let out = '';
-  let stderr = '';
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  const exited = new Promise((r) => child.once('exit', r));
-  return new Promise((resolvePromise, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      const match = /svc: listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolvePromise(node(child, match[1], exited));
-    });
-    child.once('exit', (code) => {
-      const line = stderr.split('\n').find((l) => l.trim() && !/^\((node:\d+|Use `node)/.test(l));
-      reject(new Error(`node ${name} exited ${code}${line ? `: ${line}` : ''}`));
-    });
-  });
+  return listening.then((base) => node(child, base, exited));
 }
 
 function node(child, base, exited) {

@@ -15,7 +15,7 @@
 // BENCH_SVC_BIN runs another build (a main checkout) for a before/after pair in one run;
 // BENCH_MEMORY_IDLE_SECONDS (default 60), BENCH_MEMORY_ROUNDS (5), BENCH_MEMORY_CONCURRENCY (200),
 // BENCH_MEMORY_TUI_PROMPTS (100); BENCH_MEMORY_ONLY=service|tui runs one half.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   copyFileSync,
   mkdirSync,
@@ -30,6 +30,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody } from './compat.bench.mjs';
+import { startService } from './service-process.mjs';
 
 const BIN =
   process.env.BENCH_SVC_BIN ??
@@ -156,34 +157,14 @@ async function streamOnce(url, body) {
 async function service(provider) {
   const ws = workspace(provider.url);
   const diag = join(ws, 'diag');
-  const child = spawn(
-    process.execPath,
-    [
-      '--heapsnapshot-signal=SIGUSR2',
-      `--diagnostic-dir=${diag}`,
-      BIN,
-      'service',
-      'start',
-      'http',
-      '--port',
-      '0',
-    ],
-    {
-      cwd: ws,
-      env: { PATH: process.env.PATH, HOME: join(ws, '.home'), XDG_CONFIG_HOME: join(ws, '.home', '.config') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const started = startService({
+    bin: BIN,
+    ws,
+    nodeArgs: ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${diag}`],
+  });
+  const child = started.child;
   try {
-    let out = '';
-    const url = await new Promise((resolvePromise, reject) => {
-      child.stdout.on('data', (d) => {
-        out += d;
-        const match = /svc: listening on (http:\/\/\S+)/.exec(out);
-        if (match) resolvePromise(`${match[1]}/v1`);
-      });
-      child.on('exit', (code) => reject(new Error(`svc exited ${code}`)));
-    });
+    const url = `${await started.url}/v1`;
     const rssStart = statusMb(child.pid);
     const body = compatBody('memory bench request');
     const rss = [];

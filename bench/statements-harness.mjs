@@ -2,11 +2,11 @@
 // node on a new workspace over the fake provider, 20 compat requests of warm-up, then `requests`
 // requests, 10 at once (BENCH_STATEMENTS_CONCURRENCY), BENCH_STATEMENTS_GAP_MS apart. The callers count the statements around it (`warmedUp`, `finished`).
 // Not a benchmark.
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody, fakeProvider, round, streamOnce } from './compat.bench.mjs';
+import { startService } from './service-process.mjs';
 
 export const BIN =
   process.env.BENCH_SVC_BIN ??
@@ -40,28 +40,15 @@ export async function compatStatements({ nodeArgs = [], env = {}, warmedUp, fini
     `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
   );
   mkdirSync(join(ws, '.data'), { recursive: true });
-  const child = spawn(process.execPath, [...nodeArgs, BIN, 'service', 'start', 'http', '--port', '0'], {
-    cwd: ws,
-    env: {
-      PATH: process.env.PATH,
-      HOME: join(ws, '.home'),
-      XDG_CONFIG_HOME: join(ws, '.home', '.config'),
-      SVC_DATA_DIR: join(ws, '.data'),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+  const { child, url, exited } = startService({
+    bin: BIN,
+    ws,
+    nodeArgs,
+    env: { SVC_DATA_DIR: join(ws, '.data'), ...env },
+    stderr: 'inherit',
   });
-  const exited = new Promise((r) => child.on('exit', r));
   try {
-    const base = await new Promise((resolvePromise, reject) => {
-      let out = '';
-      child.stdout.on('data', (d) => {
-        out += d;
-        const match = /svc: listening on (http:\/\/\S+)/.exec(out);
-        if (match) resolvePromise(`${match[1]}/v1`);
-      });
-      child.on('exit', (code) => reject(new Error(`svc exited ${code}`)));
-    });
+    const base = `${await url}/v1`;
     const auth = { authorization: `Bearer ${TOKEN}` };
     const body = compatBody('statements request');
     await round(20, (i) => streamOnce(base, auth, body(i)));

@@ -21,13 +21,13 @@
 // skipped with a row saying so. A postgres run that fails is a row "postgres: svc could not serve:
 // <first line of the error>", not a crash.
 
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runOnce as agentLoopOnce } from './agent-loop.bench.mjs';
 import { compatBody, run as compatRun, cpuMs, fakeProvider, round, streamOnce } from './compat.bench.mjs';
 import { findPostgresBin, POSTGRES_INSTALL, startPostgres } from './pg-cluster.mjs';
+import { startService } from './service-process.mjs';
 
 const BIN =
   process.env.BENCH_SVC_BIN ??
@@ -252,34 +252,14 @@ async function startNodes(pg, providerUrl, count) {
   const start = async (name) => {
     const dataDir = join(ws, '.nodes', name);
     mkdirSync(dataDir, { recursive: true });
-    const child = spawn(process.execPath, [BIN, 'service', 'start', 'http', '--port', '0'], {
-      cwd: ws,
-      env: {
-        PATH: process.env.PATH,
-        HOME: join(ws, '.home'),
-        XDG_CONFIG_HOME: join(ws, '.home', '.config'),
-        SVC_STORE_URL: url,
-        SVC_DATA_DIR: dataDir,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const started = startService({
+      bin: BIN,
+      ws,
+      env: { SVC_STORE_URL: url, SVC_DATA_DIR: dataDir },
+      name: `node ${name}`,
     });
-    nodes.push(child);
-    let out = '';
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    return new Promise((resolvePromise, reject) => {
-      child.stdout.on('data', (d) => {
-        out += d;
-        const match = /svc: listening on (http:\/\/\S+)/.exec(out);
-        if (match) resolvePromise({ child, url: `${match[1]}/v1` });
-      });
-      child.on('exit', (code) => {
-        const line = stderr.split('\n').find((l) => l.trim() && !/^\((node:\d+|Use `node)/.test(l));
-        reject(new Error(`node ${name} exited ${code}${line ? `: ${line}` : ''}`));
-      });
-    });
+    nodes.push(started.child);
+    return { child: started.child, url: `${await started.url}/v1` };
   };
   const stop = async () => {
     for (const child of nodes)

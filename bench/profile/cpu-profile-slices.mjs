@@ -2,8 +2,8 @@
 // round's CLOCK_MONOTONIC start/end in µs, the clock of the profile's timestamps), self time per
 // request grouped by package / svc area, and the top svc functions by self time.
 // `node bench/profile/cpu-profile-slices.mjs <file.cpuprofile> <marks.json> <dist dir> <requests a round> <first round> <last round> [top]`
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { bundledSource, bundleRegions } from './bundle-regions.mjs';
 
 const [file, marksFile, distDir, perRoundArg, fromArg, toArg, topArg] = process.argv.slice(2);
 const marks = JSON.parse(readFileSync(marksFile, 'utf8')).filter((m) => m.label.startsWith('round '));
@@ -14,25 +14,12 @@ const slices = marks.filter((m) => {
   return r >= from && r <= to;
 });
 const requests = Number(perRoundArg) * slices.length;
-const regions = new Map();
-for (const name of readdirSync(distDir).filter((f) => f.endsWith('.js'))) {
-  let current = '?';
-  regions.set(
-    name,
-    readFileSync(join(distDir, name), 'utf8')
-      .split('\n')
-      .map((line) => {
-        const match = /^\/\/#region (.*)$/.exec(line);
-        if (match) current = match[1];
-        return current;
-      }),
-  );
-}
+const regions = bundleRegions(distDir);
 const profile = JSON.parse(readFileSync(file, 'utf8'));
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const source = ({ callFrame: { url, lineNumber, functionName } }) => {
-  const bundled = /\/dist\/([^/]+\.js)$/.exec(url);
-  if (bundled) return regions.get(bundled[1])?.[lineNumber] ?? bundled[1];
+  const bundled = bundledSource(regions, url, lineNumber);
+  if (bundled) return bundled;
   if (url.includes('node_modules')) return `npm:${/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)[1]}`;
   if (url.startsWith('node:')) return url;
   return url ? 'node' : `(${functionName})`;

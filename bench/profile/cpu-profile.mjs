@@ -4,33 +4,20 @@
 // box the time a thread waits for a core lands on the frame it resumes in (syscalls above all),
 // so read the shares, and check a syscall's cost on its own.
 // `node bench/profile/cpu-profile.mjs <file.cpuprofile> <dist dir> <requests> [top]`
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { bundledSource, bundleRegions } from './bundle-regions.mjs';
 
 const [file, distDir, requestsArg, topArg] = process.argv.slice(2);
 const requests = Number(requestsArg);
 const top = Number(topArg ?? 25);
-const regions = new Map();
-for (const name of readdirSync(distDir).filter((f) => f.endsWith('.js'))) {
-  let current = '?';
-  regions.set(
-    name,
-    readFileSync(join(distDir, name), 'utf8')
-      .split('\n')
-      .map((line) => {
-        const match = /^\/\/#region (.*)$/.exec(line);
-        if (match) current = match[1];
-        return current;
-      }),
-  );
-}
+const regions = bundleRegions(distDir);
 const profile = JSON.parse(readFileSync(file, 'utf8'));
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 const source = ({ callFrame: { url, lineNumber, functionName } }) => {
-  const bundled = /\/dist\/([^/]+\.js)$/.exec(url);
-  if (bundled) return regions.get(bundled[1])?.[lineNumber] ?? bundled[1];
+  const bundled = bundledSource(regions, url, lineNumber);
+  if (bundled) return bundled;
   if (url.includes('node_modules')) return url.replace(/^.*node_modules\//, '').replace(/\/.*$/, '');
   return url ? 'node' : functionName;
 };
