@@ -85,3 +85,28 @@ export async function sseData(response: Response): Promise<string[]> {
     )
     .filter((data) => data !== '');
 }
+
+/** One streamed chat completion through the real `openai` client: the answer's text. */
+export async function streamedAnswer(client: OpenAI, content = 'hello'): Promise<string> {
+  const stream = await client.chat.completions.create({
+    model: 'fake/m1',
+    messages: [{ role: 'user', content }],
+    stream: true,
+  });
+  let text = '';
+  for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+  return text;
+}
+
+/**
+ * The newest compat request row once it has left `running` (its finish may be written after the
+ * answer's last chunk), or still running after 100 looks 20 ms apart.
+ */
+export async function settledCompatRow(app: App) {
+  let [row] = (await app.compatRequests.list({ limit: 1 })).rows;
+  for (let i = 0; i < 100 && row.status === 'running'; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    [row] = (await app.compatRequests.list({ limit: 1 })).rows;
+  }
+  return row;
+}

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { reply } from '../helpers/fake-provider';
 import { migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
-import { compatServer } from './compat-helpers';
+import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
 
 const pg = postgresForFile();
 
@@ -21,26 +21,13 @@ describe.skipIf(!pg.available)('a compat request’s ledger on PostgreSQL', () =
     });
     try {
       // Streamed, as the bench's requests (a JSON answer waits for its run: a read of the run).
-      const ask = async () => {
-        const stream = await client.chat.completions.create({
-          model: 'fake/m1',
-          messages: [{ role: 'user', content: 'hello' }],
-          stream: true,
-        });
-        let text = '';
-        for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
-        return text;
-      };
+      const ask = () => streamedAnswer(client);
       await ask();
       await app.bus.flush();
       sent.length = 0;
       expect(await ask()).toBe('one');
       // The finish may be written after the answer's last chunk: wait for the row's end.
-      let [row] = (await app.compatRequests.list({ limit: 1 })).rows;
-      for (let i = 0; i < 100 && row.status === 'running'; i++) {
-        await new Promise((r) => setTimeout(r, 20));
-        [row] = (await app.compatRequests.list({ limit: 1 })).rows;
-      }
+      const row = await settledCompatRow(app);
       const during = [...sent];
       expect(row).toMatchObject({ status: 'completed', prompt_tokens: 10, completion_tokens: 2 });
       const compatWrites = during.filter((t) => /openai_compat_requests/.test(t) && !t.startsWith('SELECT'));

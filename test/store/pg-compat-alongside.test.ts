@@ -61,11 +61,28 @@ async function storedRow(sql: SqlClient, requestId: string) {
   return row ? rest : undefined;
 }
 
+/** Two ledger nodes on a new database with the session `s-one`, closed after `fn`. */
+async function withNodes(fn: (nodes: Awaited<ReturnType<typeof ledgerNodes>>) => Promise<void>) {
+  const nodes = await ledgerNodes(pg.cluster(), 60_000);
+  try {
+    await nodes.sessions('s-one');
+    await fn(nodes);
+  } finally {
+    await nodes.close();
+  }
+}
+
+async function eventCount(sql: SqlClient, runId: string) {
+  return (
+    await sql.one<{ n: number }>('SELECT count(*)::bigint AS n FROM agent_run_events WHERE run_id = $1', [
+      runId,
+    ])
+  )?.n;
+}
+
 describe.skipIf(!pg.available)('a compat row and its run event in one statement', () => {
   it('STORE-PG-110: insert and finish with their events are one statement each and leave the rows the separate writes leave', async () => {
-    const nodes = await ledgerNodes(pg.cluster(), 60_000);
-    try {
-      await nodes.sessions('s-one');
+    await withNodes(async (nodes) => {
       const sent: string[] = [];
       const sql = recordingClient(nodes.sql, sent);
       const ledger = nodes.open('rnr_a', 'host-a', 3_600_000, sql);
@@ -110,15 +127,11 @@ describe.skipIf(!pg.available)('a compat row and its run event in one statement'
       // Answered and announced as the stored events.
       expect([started, finished]).toEqual(events.slice(-2));
       expect(seen.slice(0, 2)).toEqual(events.slice(-2));
-    } finally {
-      await nodes.close();
-    }
+    });
   });
 
   it('STORE-PG-111: a run that is gone gets no event; the row is still finished', async () => {
-    const nodes = await ledgerNodes(pg.cluster(), 60_000);
-    try {
-      await nodes.sessions('s-one');
+    await withNodes(async (nodes) => {
       const ledger = nodes.open('rnr_a', 'host-a', 3_600_000);
       const compat = createPostgresCompatRequestRepository({ sql: nodes.sql });
       const run = await ledger.create(runInput('s-one'));
@@ -137,34 +150,17 @@ describe.skipIf(!pg.available)('a compat row and its run event in one statement'
       expect(event).toBeUndefined();
       expect(seen).toEqual([]);
       expect((await compat.get('req_gone'))?.status).toBe('completed');
-      expect(
-        (
-          await nodes.sql.one<{ n: number }>(
-            'SELECT count(*)::bigint AS n FROM agent_run_events WHERE run_id = $1',
-            [gone.id],
-          )
-        )?.n,
-      ).toBe(0);
-    } finally {
-      await nodes.close();
-    }
+      expect(await eventCount(nodes.sql, gone.id)).toBe(0);
+    });
   });
 
   it('STORE-PG-112: both or neither; inside a transaction a failed write is a savepoint`s, the transaction goes on', async () => {
-    const nodes = await ledgerNodes(pg.cluster(), 60_000);
-    try {
-      await nodes.sessions('s-one');
+    await withNodes(async (nodes) => {
       const ledger = nodes.open('rnr_a', 'host-a', 3_600_000);
       const compat = createPostgresCompatRequestRepository({ sql: nodes.sql });
       const run = await ledger.create(runInput('s-one'));
       await compat.insert(requestRow('req_dup', run.id, 's-one'));
-      const count = async () =>
-        (
-          await nodes.sql.one<{ n: number }>(
-            'SELECT count(*)::bigint AS n FROM agent_run_events WHERE run_id = $1',
-            [run.id],
-          )
-        )?.n ?? -1;
+      const count = async () => (await eventCount(nodes.sql, run.id)) ?? -1;
       const before = await count();
       // A duplicate request id: the insert fails, so the event is not written either.
       await expect(
@@ -211,15 +207,11 @@ describe.skipIf(!pg.available)('a compat row and its run event in one statement'
       ).rejects.toThrow('roll back');
       expect(await count()).toBe(before + 1);
       expect((await compat.get('req_dup'))?.status).toBe('completed');
-    } finally {
-      await nodes.close();
-    }
+    });
   });
 
   it('STORE-PG-113: two nodes appending to one run at once, alongside and plain, never take a seq twice', async () => {
-    const nodes = await ledgerNodes(pg.cluster(), 60_000);
-    try {
-      await nodes.sessions('s-one');
+    await withNodes(async (nodes) => {
       const a = nodes.open('rnr_a', 'host-a', 3_600_000);
       const b = nodes.open('rnr_b', 'host-b', 3_600_000, nodes.other);
       const compat = createPostgresCompatRequestRepository({ sql: nodes.sql });
@@ -239,8 +231,6 @@ describe.skipIf(!pg.available)('a compat row and its run event in one statement'
       await Promise.all(writes);
       const seqs = (await a.events(run.id)).map((e) => e.seq);
       expect(seqs).toEqual(Array.from({ length: 41 }, (_, i) => i + 1));
-    } finally {
-      await nodes.close();
-    }
+    });
   });
 });

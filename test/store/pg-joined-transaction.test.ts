@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
 import { reply } from '../helpers/fake-provider';
 import { migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { compatServer } from '../http/compat-helpers';
+import { compatServer, settledCompatRow, streamedAnswer } from '../http/compat-helpers';
 
 const pg = postgresForFile();
 
@@ -118,26 +118,13 @@ describe.skipIf(!pg.available)('joining the open transaction without a savepoint
       postgres: sql,
     });
     try {
-      const ask = async () => {
-        const stream = await openai.chat.completions.create({
-          model: 'fake/m1',
-          messages: [{ role: 'user', content: 'hello' }],
-          stream: true,
-        });
-        let text = '';
-        for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
-        return text;
-      };
+      const ask = () => streamedAnswer(openai);
       await ask();
       await app.bus.flush();
       const driver = driverStatements();
       restore = driver.restore;
       expect(await ask()).toBe('one');
-      let [row] = (await app.compatRequests.list({ limit: 1 })).rows;
-      for (let i = 0; i < 100 && row.status === 'running'; i++) {
-        await new Promise((r) => setTimeout(r, 20));
-        [row] = (await app.compatRequests.list({ limit: 1 })).rows;
-      }
+      const row = await settledCompatRow(app);
       restore();
       expect(row.status).toBe('completed');
       expect(driver.sent.filter((t) => /^SAVEPOINT /.test(t))).toEqual(['SAVEPOINT svc_sp_1']);
