@@ -16,6 +16,7 @@ import { runFailure } from './failure';
 import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import type { RunContext, RunTurn } from './run-types';
+import { startStepClose } from './step-close';
 import { driveSteps, type StepPart } from './step-driver';
 import {
   recordStepEnd,
@@ -290,7 +291,8 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
         stepUsage.output_tokens * (t.resolved.info.cost_per_1m_out ?? 0)) /
       1e6
     : 0;
-  const finishing = recorder.finish(stepUsage, stepCost);
+  // The messages finished and the session's usage (one statement on PostgreSQL, ./step-close.ts).
+  const closing = await startStepClose(app, recorder, sessionId, stepUsage, stepCost);
   if (stepUsage) {
     usage.input_tokens += stepUsage.input_tokens;
     usage.output_tokens += stepUsage.output_tokens;
@@ -308,12 +310,12 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   // The run's row with its `step.finished` where the ledger can (one statement on PostgreSQL), sent
   // with the messages' and the session's writes, unawaited: one round trip (src/store/postgres/client.ts).
   const patch = { steps: c.steps, usage, cost: c.cost };
-  const [, session, appended] = await Promise.all([
-    finishing,
-    // The row comes back with the UPDATE: the next step's funnel takes its mode (./step-ends.ts).
-    stepUsage ? app.sessions.addUsage(sessionId, { ...pickTokens(stepUsage), cost: stepCost }) : undefined,
+  const [session, appended] = await Promise.all([
+    // The session row comes back with its UPDATE: the next step's funnel takes its mode (./step-ends.ts).
+    closing.written,
     app.runs.updateAndAppend?.(run.id, patch, 'step.finished', finished),
   ]);
+  closing.completed();
   if (recorder.text.trim()) c.resultMessageId = recorder.assistantId ?? c.resultMessageId;
   if (stepUsage) {
     t.lastContext = stepUsage.input_tokens + stepUsage.output_tokens;
@@ -465,10 +467,6 @@ function errorText(error: unknown): string {
   return JSON.stringify(error ?? 'tool failed');
 }
 
-const pickTokens = ({ input_tokens, output_tokens }: { input_tokens: number; output_tokens: number }) => ({
-  input_tokens,
-  output_tokens,
-});
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
 
 /** A compaction through the run's service; false when it failed (the history was not replaced). */

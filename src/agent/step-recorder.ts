@@ -7,6 +7,7 @@
  */
 
 import type { Message, MessagePart, ProviderMetadata, Usage } from '../sessions/session-store';
+import type { MessagePatch } from '../sessions/types';
 import type { AgentHost } from './deps';
 import { INTERRUPTED_RESULT } from './history';
 
@@ -196,36 +197,45 @@ export class StepRecorder {
 
   /** Write everything and mark the step's messages finished. */
   async finish(usage: Usage | null, cost: number): Promise<void> {
-    this.cancelTimer();
-    if (this.options.handedOver?.()) {
-      await this.flush(); // what the model wrote, unfinished
+    const updates = this.closing(usage, cost);
+    if (!updates) {
+      await this.flush(); // handed over: what the model wrote, unfinished
       return;
     }
     const sessions = this.app.sessions;
     // Both updates sent without awaiting each other (one round trip in a PostgreSQL transaction).
-    const writes: Promise<unknown>[] = [];
+    await Promise.all(updates.map(({ id, patch }) => sessions.updateMessage(id, patch)));
+    this.completed();
+  }
+
+  /**
+   * The step's end as message updates (assistant, then tool), for the caller to write (`finish`,
+   * or the store's `closeStep` with the session's usage), then `completed()`. Undefined once the
+   * run is handed over: the step does not finish (the caller flushes what the model wrote).
+   */
+  closing(usage: Usage | null, cost: number): { id: string; patch: MessagePatch }[] | undefined {
+    this.cancelTimer();
+    if (this.options.handedOver?.()) return undefined;
+    const updates: { id: string; patch: MessagePatch }[] = [];
     if (this.assistant) {
       // The parts only when they changed since they were last written.
       const stored = this.partsWritten === this.partsChanged;
-      writes.push(
-        sessions.updateMessage(this.assistant.id, {
-          ...(stored ? {} : { parts: [...this.parts] }),
-          usage,
-          cost,
-          finished: true,
-        }),
-      );
+      updates.push({
+        id: this.assistant.id,
+        patch: { ...(stored ? {} : { parts: [...this.parts] }), usage, cost, finished: true },
+      });
     }
     if (this.tool) {
       const ordered = this.orderedResults();
       const stored =
         this.resultsWritten === this.results.length && ordered.every((part, i) => part === this.results[i]);
-      writes.push(
-        sessions.updateMessage(this.tool.id, { ...(stored ? {} : { parts: ordered }), finished: true }),
-      );
+      updates.push({ id: this.tool.id, patch: { ...(stored ? {} : { parts: ordered }), finished: true } });
     }
-    await Promise.all(writes);
-    // Both completions together, in message order (the bus stores them in one append on PostgreSQL).
+    return updates;
+  }
+
+  /** The step's updates are written: its completions, together in message order (one append on PostgreSQL). */
+  completed(): void {
     for (const message of [this.assistant, this.tool]) {
       if (!message) continue;
       this.app.bus.publish(this.options.sessionId, 'message.completed', {

@@ -14,6 +14,7 @@ import type { AsyncOf } from './async-of';
 import { createPostgresMessageStore } from './pg-message-store';
 import { sessionRowKey, wroteSession } from './pg-session-rows';
 import { createPostgresSessionSearch } from './pg-session-search-repository';
+import { createPostgresStepClose } from './pg-step-close-repository';
 import { newSessionValues } from './session-store';
 import type { Session, SessionRow, SessionStore } from './types';
 
@@ -106,6 +107,7 @@ export function createPostgresSessionStore(deps: {
     },
     search: createPostgresSessionSearch({ sql, toSession }),
     ...messageStore,
+    closeStep: createPostgresStepClose({ sql, clock: deps.clock }),
     async count() {
       return (await sql.one<{ n: number }>('SELECT count(*) AS n FROM sessions'))?.n ?? 0;
     },

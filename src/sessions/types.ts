@@ -116,16 +116,36 @@ export interface SessionStore {
     run_id?: string | null;
     finished?: boolean;
   }): Promise<Message>;
-  updateMessage(
-    id: string,
-    patch: { parts?: MessagePart[]; usage?: Usage | null; cost?: number; finished?: boolean },
-  ): Promise<Message>;
+  updateMessage(id: string, patch: MessagePatch): Promise<Message>;
+  /**
+   * A step's end where one statement can hold it (PostgreSQL; absent on SQLite, where the caller
+   * makes the `updateMessage` and `addUsage` calls): the messages' updates, as `updateMessage`
+   * makes each, and the session's usage, as `addUsage`. Answers the session row as the usage
+   * UPDATE left it (undefined without `usage` or without the session). A message that does not
+   * exist fails it all with updateMessage's not_found.
+   */
+  closeStep?(input: StepClose): Promise<Session | undefined>;
   getMessage(id: string): Promise<Message | undefined>;
   messages(sessionId: string, options?: { limit?: number; after?: string }): Promise<Message[]>;
   deleteMessage(id: string): Promise<void>;
   /** Messages stored for the session. */
   messageCount(sessionId: string): Promise<number>;
   count(): Promise<number>;
+}
+
+/** What `updateMessage` changes: fields left out keep their stored value. */
+export interface MessagePatch {
+  parts?: MessagePart[];
+  usage?: Usage | null;
+  cost?: number;
+  finished?: boolean;
+}
+
+/** A step's end for `closeStep`: its messages' updates (in this order) and the session's usage. */
+export interface StepClose {
+  sessionId: string;
+  messages: { id: string; patch: MessagePatch }[];
+  usage?: { input_tokens: number; output_tokens: number; cost: number };
 }
 
 /** Filters of a session search; message filters (role, tool, dates) leave out title-only hits. */

@@ -1,0 +1,48 @@
+/**
+ * The step end's writes to the session's tables (issue 18 item 6, p-pgstep): the step's messages
+ * finished (./step-recorder.ts) and the session's usage. Where the store can hold them in one
+ * statement (`closeStep`, PostgreSQL) they are one, where they were three (each statement costs
+ * svc ≈ 0.12 ms there); elsewhere (SQLite: statements are cheap, the same calls as before) the
+ * recorder's `finish` and `addUsage`. The rows, the events (`message.completed` once the messages
+ * are written, before the step's `context.usage`) and their order are the same either way.
+ * @module
+ */
+import type { Session, Usage } from '../sessions/types';
+import type { AgentHost } from './deps';
+import type { StepRecorder } from './step-recorder';
+
+/**
+ * Starts the writes; resolves once they are all sent in order (the caller's next statement, the
+ * run's row, goes after them), to the promise of the session row as the usage UPDATE left it, and
+ * `completed`, which publishes the messages' completions once the caller's writes all answered (on
+ * PostgreSQL: with the step's `context.usage` right after them, one append of the bus; SQLite's
+ * `finish` has published them already).
+ */
+export async function startStepClose(
+  app: Pick<AgentHost, 'sessions'>,
+  recorder: StepRecorder,
+  sessionId: string,
+  stepUsage: Usage | null,
+  cost: number,
+): Promise<{ written: Promise<Session | undefined>; completed: () => void }> {
+  const usage = stepUsage
+    ? { input_tokens: stepUsage.input_tokens, output_tokens: stepUsage.output_tokens, cost }
+    : undefined;
+  const { sessions } = app;
+  if (!sessions.closeStep) {
+    const finishing = recorder.finish(stepUsage, cost);
+    const session = usage ? sessions.addUsage(sessionId, usage) : undefined;
+    return { written: Promise.all([finishing, session]).then(([, row]) => row), completed: () => {} };
+  }
+  const messages = recorder.closing(stepUsage, cost);
+  // Handed over: the step does not finish here; what the model wrote is stored unfinished.
+  if (!messages) await recorder.flush();
+  const completed = () => {
+    if (messages) recorder.completed();
+  };
+  if (!messages?.length && !usage) return { written: Promise.resolve(undefined), completed };
+  return {
+    written: sessions.closeStep({ sessionId, messages: messages ?? [], ...(usage ? { usage } : {}) }),
+    completed,
+  };
+}
