@@ -12,12 +12,13 @@
 // time, so that other processes on a shared box weigh less on the figure (it still moves with them:
 // 3.6–13 ms added at load 6 with `-10`, 2.9–3.3 at load 4.5–6, 14–30 at load 10–14 without).
 // Not a *.bench.mjs: `node bench/compat-timeline.mjs` (BENCH_SVC_BIN, BENCH_NODE_ARGS as compat's).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody, round, streamOnce } from './compat.bench.mjs';
+import { startService } from './service-process.mjs';
 
 const here = import.meta.dirname;
 const BIN = process.env.BENCH_SVC_BIN ?? resolve(here, '../dist/main.js');
@@ -52,40 +53,16 @@ writeFileSync(
   `[providers.fake]\ntype = "openai-compat"\nbase_url = "${providerUrl}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
 );
 const file = join(ws, 'marks.txt');
-const child = spawn(
-  process.execPath,
-  [
-    ...NODE_ARGS,
-    '--import',
-    resolve(here, 'profile/timeline-preload.mjs'),
-    BIN,
-    'service',
-    'start',
-    'http',
-    '--port',
-    '0',
-  ],
-  {
-    cwd: ws,
-    env: {
-      PATH: process.env.PATH,
-      HOME: join(ws, '.home'),
-      XDG_CONFIG_HOME: join(ws, '.home', '.config'),
-      TIMELINE_FILE: file,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  },
-);
+const started = startService({
+  bin: BIN,
+  ws,
+  nodeArgs: [...NODE_ARGS, '--import', resolve(here, 'profile/timeline-preload.mjs')],
+  env: { TIMELINE_FILE: file },
+  stderr: 'inherit',
+});
+const child = started.child;
 try {
-  const svcUrl = await new Promise((resolveUrl, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const match = /svc: listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolveUrl(`${match[1]}/v1`);
-    });
-    child.on('exit', (code) => reject(new Error(`svc exited ${code}`)));
-  });
+  const svcUrl = `${await started.url}/v1`;
   const body = compatBody('bench request');
   const auth = { authorization: `Bearer ${TOKEN}` };
   await round(20, (i) => streamOnce(svcUrl, auth, body(i)));
