@@ -84,7 +84,8 @@ export function createAgentService(deps: AgentDeps): AgentService {
     cancelRun: async (runId, reason) => await cancelRun(core, runId, reason),
     wait: (runId, options) => waitRun(core, runId, options),
     waitIdle: (sessionId, options) => waitIdle(core, sessionId, options),
-    result: async (runId) => await core.result(runId),
+    result: ((runId: string, options?: { text: false }) =>
+      options?.text === false ? core.result(runId, false) : core.result(runId)) as AgentService['result'],
     subscribe: async (sessionId, listener, options) =>
       await subscribeSession(host, sessionId, listener, options),
     pendingPermissions: (sessionId) => host.permissions.pending(sessionId),

@@ -43,6 +43,7 @@ export type AgentSessions = Pick<
   SessionStore,
   | 'addUsage'
   | 'appendMessage'
+  | 'appendWithMessages'
   | 'closeStep'
   | 'create'
   | 'family'

@@ -47,6 +47,28 @@ export async function historyMessages(
   return await sessions.messages(session.id);
 }
 
+/**
+ * `historyMessages`' reads answered from the session's messages as one read returned them
+ * (`list`, in `messages()` order): a message not in it (a summary kept in another session) is
+ * read through `sessions`.
+ */
+export function listedMessages(
+  sessions: Pick<SessionStore, 'getMessage'>,
+  list: readonly Message[],
+): Pick<SessionStore, 'getMessage' | 'messages'> {
+  return {
+    getMessage: async (id) => list.find((m) => m.id === id) ?? (await sessions.getMessage(id)),
+    async messages(_sessionId, options = {}) {
+      let out = [...list];
+      if (options.after) {
+        const index = out.findIndex((m) => m.id === options.after);
+        out = index === -1 ? out : out.slice(index + 1);
+      }
+      return options.limit ? out.slice(-options.limit) : out;
+    },
+  };
+}
+
 export function toModelMessages(messages: readonly Message[]): ModelMessage[] {
   const out: ModelMessage[] = [];
   let pending: Map<string, string> | undefined; // tool call id → tool name, awaiting results

@@ -14,11 +14,12 @@ import type { ModelMessage } from 'ai';
 import { toSvcError } from '../errors';
 import type { ResolvedModel, ResolveRequest } from '../providers/types';
 import type { FinalRunStatus } from '../runs/run-ledger';
+import { messagesVersion } from '../sessions/pg-session-rows';
 import type { Message, Usage } from '../sessions/session-store';
 import { withReadScope } from '../store/read-scope';
 import { activeNames } from './active-tools';
 import { budgetFailure, type Failure, failureLine, runFailure } from './failure';
-import { historyMessages, toModelMessages } from './history';
+import { historyMessages, listedMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
 import { providerFailure, recordFailure } from './run-failure';
 import { reopenedTurn, runWaitingCalls, settleUnfinishedCalls, type ToolCallPart } from './run-resume';
@@ -106,6 +107,11 @@ interface Opened {
   waiting?: ToolCallPart[];
   /** The session row's version (./step-ends.ts) when `session` was read: its copy serves the funnel while it holds. */
   version?: number;
+  /**
+   * The session's messages, read with the prompt's append (PostgreSQL), and the version of its
+   * messages (`messagesVersion`) right after that append: the run's history while it holds.
+   */
+  history?: { messages: Message[]; version: number };
 }
 
 /** The outcome of the run with its totals so far. */
@@ -145,12 +151,20 @@ function stopped(c: RunContext): RunOutcome {
 async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
   const { app, run, sessionId } = c;
   await c.ledger('phase', { phase: 'prompt' });
-  const user = await app.sessions.appendMessage({
+  const prompt = {
     session_id: sessionId,
-    role: 'user',
-    parts: [{ type: 'text', text: run.prompt }],
+    role: 'user' as const,
+    parts: [{ type: 'text' as const, text: run.prompt }],
     run_id: run.id,
-  });
+  };
+  // Taken before the append, which moves it once: any other write of this process to the
+  // session's messages while it is on its way makes the history read with it stale.
+  const messagesAt = messagesVersion(sessionId);
+  // Where the store can, the history the run starts from is read in the append's statement.
+  const appended = app.sessions.appendWithMessages
+    ? await app.sessions.appendWithMessages(prompt)
+    : { message: await app.sessions.appendMessage(prompt), messages: undefined };
+  const user = appended.message;
   app.bus.publish(sessionId, 'message.created', {
     session_id: sessionId,
     message_id: user.id,
@@ -177,7 +191,8 @@ async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
     await c.ledger('error', { source: 'budget', failure });
     return outcome(c, 'failed', 'budget_exceeded', failureLine(failure), failure);
   }
-  return { session, user, version };
+  const history = appended.messages && { messages: appended.messages, version: (messagesAt + 1) >>> 0 };
+  return { session, user, version, history };
 }
 
 /** A run resumed after its node died: its stored prompt, its unfinished calls settled (./run-resume.ts). */
@@ -266,7 +281,12 @@ async function prepareRun(
   const threshold =
     (await app.adaptive?.compactionThreshold(sessionId)) ?? config.options.compaction_threshold;
   const autoCompact = config.options.auto_compact && window > 0;
-  const prior = await historyMessages(app.sessions, session);
+  // The history read with the prompt, unless this process wrote a message of the session since.
+  const listed =
+    opened.history && messagesVersion(sessionId) === opened.history.version
+      ? listedMessages(app.sessions, opened.history.messages)
+      : app.sessions;
+  const prior = await historyMessages(listed, session);
   const lastTokens = lastReportedTokens(prior);
   let failedCompactions = 0;
   // A compaction (tried) rewrites the history: the caller reads it again then.

@@ -13,7 +13,7 @@ import type { AgentDeps, AgentHost } from './deps';
 import { textOf } from './history';
 import { refusedCall } from './refused';
 import type { StopState } from './run-loop';
-import type { RunResult, SessionState } from './types';
+import type { ResultWithoutText, RunResult, SessionState } from './types';
 
 export interface Runtime {
   state: SessionState;
@@ -32,7 +32,10 @@ export interface Runtime {
 }
 
 interface Deferred {
-  promise: Promise<RunResult>;
+  /** The run's result once it has ended; taking it marks the deferred as asked. */
+  readonly promise: Promise<RunResult>;
+  /** Whether anyone took `promise`: a run nobody waits for is settled without reading its result. */
+  readonly asked: boolean;
   resolve(result: RunResult): void;
 }
 
@@ -65,8 +68,11 @@ export interface AgentCore {
   /**
    * `runResult`, sharing the read of a run that has ended for a moment (RESULT_SHARED_MS): its
    * waiters and the surface that streams it ask for it at its end, one after the other.
+   * `withText` false: the caller does not use the final text (the streamed compat answer sent it
+   * already), so its message is not read; such an answer is shared with no other caller.
    */
   result(runId: string): Promise<RunResult>;
+  result(runId: string, withText: false): Promise<ResultWithoutText>;
   /**
    * The run's row as its finish wrote it (UPDATE … RETURNING), in the finish's transaction: the
    * first `result` after it answers from it instead of reading the row back.
@@ -138,6 +144,36 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
     for (const [id, rt] of runtimes) if (id !== keep && atRest(rt)) runtimes.delete(id);
     sweepAt = Math.max(RESTING_RUNTIMES, runtimes.size * 2);
   };
+  /** AgentCore.result. */
+  function result(runId: string): Promise<RunResult>;
+  function result(runId: string, withText: false): Promise<ResultWithoutText>;
+  async function result(runId: string, withText = true): Promise<RunResult | ResultWithoutText> {
+    const now = host.clock.now();
+    const known = ended.get(runId);
+    if (known && now - known.at <= RESULT_SHARED_MS) return structuredClone(known.result);
+    // A read already on its way (the run's waiters and its stream ask at the same moment): its
+    // answer when the run had ended, else a read of this caller's own.
+    const inflight = reading.get(runId);
+    const shared = inflight && (await inflight.catch(() => undefined));
+    if (shared && shared.status !== 'queued' && shared.status !== 'running') return structuredClone(shared);
+    const finished = finishedRows.get(runId);
+    const fresh = finished && now - finished.at <= RESULT_SHARED_MS ? finished.run : undefined;
+    // Without its text: the finished row stays for a caller that wants the text.
+    if (!withText) return await runResult(host, runId, fresh, false);
+    finishedRows.delete(runId);
+    const read = runResult(host, runId, fresh);
+    reading.set(runId, read);
+    let answer: RunResult;
+    try {
+      answer = await read;
+    } finally {
+      if (reading.get(runId) === read) reading.delete(runId);
+    }
+    if (answer.status !== 'queued' && answer.status !== 'running') {
+      keepFresh(ended, runId, { at: now, result: answer }, now);
+    }
+    return answer;
+  }
   const core: AgentCore = {
     deps,
     host,
@@ -173,7 +209,17 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
         const promise = new Promise<RunResult>((r) => {
           resolve = r;
         });
-        d = { promise, resolve };
+        let asked = false;
+        d = {
+          get promise() {
+            asked = true;
+            return promise;
+          },
+          get asked() {
+            return asked;
+          },
+          resolve,
+        };
         deferreds.set(runId, d);
       }
       return d;
@@ -192,37 +238,15 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
       const d = deferreds.get(runId);
       if (!d) return;
       deferreds.delete(runId);
-      d.resolve(await core.result(runId));
+      // Nobody holds its promise (a compat request's run: its stream asks on its own): nothing to
+      // read. A later `wait` finds no deferred and reads the ended run.
+      if (d.asked) d.resolve(await core.result(runId));
     },
     finished(run) {
       const at = host.clock.now();
       keepFresh(finishedRows, run.id, { at, run }, at);
     },
-    async result(runId) {
-      const now = host.clock.now();
-      const known = ended.get(runId);
-      if (known && now - known.at <= RESULT_SHARED_MS) return structuredClone(known.result);
-      // A read already on its way (the run's waiters and its stream ask at the same moment): its
-      // answer when the run had ended, else a read of this caller's own.
-      const inflight = reading.get(runId);
-      const shared = inflight && (await inflight.catch(() => undefined));
-      if (shared && shared.status !== 'queued' && shared.status !== 'running') return structuredClone(shared);
-      const finished = finishedRows.get(runId);
-      finishedRows.delete(runId);
-      const fresh = finished && now - finished.at <= RESULT_SHARED_MS ? finished.run : undefined;
-      const read = runResult(host, runId, fresh);
-      reading.set(runId, read);
-      let result: RunResult;
-      try {
-        result = await read;
-      } finally {
-        if (reading.get(runId) === read) reading.delete(runId);
-      }
-      if (result.status !== 'queued' && result.status !== 'running') {
-        keepFresh(ended, runId, { at: now, result }, now);
-      }
-      return result;
-    },
+    result,
     async publishQueue(sessionId, known) {
       const items = known ?? (await host.runs.queued(sessionId));
       core.publish(sessionId, 'queue.changed', {
@@ -243,12 +267,26 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
 
 /**
  * A run's result as the service answers it: the ledger row with the final answer's text.
- * `finished`: the row as the run's finish just wrote it (not read again).
+ * `finished`: the row as the run's finish just wrote it (not read again). `withText` false: the
+ * final message is not read and the answer has no `text`.
  */
-export async function runResult(host: AgentHost, runId: string, finished?: AgentRun): Promise<RunResult> {
+export async function runResult(host: AgentHost, runId: string, finished?: AgentRun): Promise<RunResult>;
+export async function runResult(
+  host: AgentHost,
+  runId: string,
+  finished: AgentRun | undefined,
+  withText: false,
+): Promise<ResultWithoutText>;
+export async function runResult(
+  host: AgentHost,
+  runId: string,
+  finished?: AgentRun,
+  withText = true,
+): Promise<RunResult | ResultWithoutText> {
   const run = finished ?? (await host.runs.require(runId));
-  const message = run.result_message_id ? await host.sessions.getMessage(run.result_message_id) : undefined;
-  return {
+  const message =
+    withText && run.result_message_id ? await host.sessions.getMessage(run.result_message_id) : undefined;
+  const head = {
     run_id: run.id,
     session_id: run.session_id,
     parent_run_id: run.parent_run_id,
@@ -258,7 +296,8 @@ export async function runResult(host: AgentHost, runId: string, finished?: Agent
     error: run.error,
     failure: run.failure,
     refused: run.status === 'completed' ? await refusedCall(host.runs, run.id, finished !== undefined) : null,
-    text: message ? textOf(message.parts) : '',
+  };
+  const tail = {
     steps: run.steps,
     usage: run.usage,
     cost: run.cost,
@@ -269,6 +308,8 @@ export async function runResult(host: AgentHost, runId: string, finished?: Agent
     duration_ms:
       run.started_at !== null && run.finished_at !== null ? run.finished_at - run.started_at : null,
   };
+  // `text` where it always was (after `refused`): the JSON answers keep their key order.
+  return withText ? { ...head, text: message ? textOf(message.parts) : '', ...tail } : { ...head, ...tail };
 }
 
 /** The session's run in another live svc process, if any. */

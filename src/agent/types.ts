@@ -77,6 +77,9 @@ export interface SendResult {
   position: number;
 }
 
+/** A run's result without its final text (`AgentService.result(runId, { text: false })`). */
+export type ResultWithoutText = Omit<RunResult, 'text'>;
+
 export interface RunResult {
   run_id: string;
   session_id: string;
@@ -235,6 +238,11 @@ export interface AgentService {
   waitIdle(sessionId: string, options?: { signal?: AbortSignal }): Promise<void>;
   /** The result view of a run row (text from its final message). */
   result(runId: string): Promise<RunResult>;
+  /**
+   * The same without the final text, whose message is then not read: for a caller that has the
+   * text already (the streamed compat answer sent it as it came).
+   */
+  result(runId: string, options: { text: false }): Promise<ResultWithoutText>;
   /**
    * Subscribe to a session's events (see `src/events/types.ts`). With `afterId`, retained events
    * after it are replayed first, without gaps or duplicates. Returns the unsubscribe function.

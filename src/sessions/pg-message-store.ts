@@ -1,6 +1,8 @@
 /**
  * The messages of sessions on PostgreSQL (issue 18): the async twin of ./message-store.ts, with
- * the search index row (./search-doc.ts) written in the same statement as the message.
+ * the search index row (./search-doc.ts) written in the same statement as the message. A run's
+ * prompt is appended with the session's history read in the same statement
+ * (`appendWithMessages`, issue 18 item 6): a run reads both at its start, one round trip each.
  * @module
  */
 import { SvcError } from '../errors';
@@ -9,7 +11,7 @@ import { remember } from '../store/read-scope';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
 import { appendedMessage, toMessage } from './message-store';
-import { sessionRowKey, wroteSession } from './pg-session-rows';
+import { sessionRowKey, wroteMessages, wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
 import type { Message, MessageRow, SessionRow, SessionStore } from './types';
 
@@ -18,11 +20,53 @@ export type PostgresMessageStore = AsyncOf<
     SessionStore,
     'appendMessage' | 'updateMessage' | 'getMessage' | 'messages' | 'deleteMessage' | 'messageCount'
   >
->;
+> &
+  Required<Pick<SessionStore, 'appendWithMessages'>>;
+
+type AppendInput = Parameters<SessionStore['appendMessage']>[0];
 
 /** The message columns (row_seq, PostgreSQL's stand-in for SQLite's rowid, is left out). */
 const MESSAGE_COLUMNS =
   'id, session_id, role, parts, model, provider, usage, cost, run_id, created_at, updated_at, finished_at';
+
+/**
+ * The statement of an append: the session's updated_at, the message, its search row (none of
+ * them when the session does not exist); the session's row as written comes back. `withMessages`:
+ * with it (`svc_messages`) the session's messages as the statement's snapshot holds them (the new
+ * one not among them: a data-modifying WITH's rows are seen only through its RETURNING), in the
+ * order `messages()` reads them.
+ */
+function appendSql(withMessages: boolean): string {
+  const history = withMessages
+    ? `, (SELECT coalesce(json_agg(h ORDER BY h.created_at, h.row_seq), '[]'::json) FROM messages h
+          WHERE h.session_id = s.id) AS svc_messages`
+    : '';
+  return `WITH s AS (UPDATE sessions SET updated_at = $10 WHERE id = $2 RETURNING *),
+         m AS (INSERT INTO messages (${MESSAGE_COLUMNS})
+                 SELECT $1, s.id, $3, $4, $5, $6, $7, $8::double precision, $9, $10::bigint, $10::bigint, $11::bigint FROM s
+                 RETURNING id, session_id, role, created_at),
+         d AS (INSERT INTO message_search_docs (message_id, session_id, role, tools, created_at, body, terms)
+                 SELECT m.id, m.session_id, m.role, $12, m.created_at, $13, $14::tsvector FROM m)
+         SELECT s.*${history} FROM s`;
+}
+const APPEND = appendSql(false);
+const APPEND_WITH_MESSAGES = appendSql(true);
+
+/** A message row of `json_agg` (bigints as JSON numbers, text as strings), in `MESSAGE_COLUMNS` order. */
+const rowOf = (r: MessageRow): MessageRow => ({
+  id: r.id,
+  session_id: r.session_id,
+  role: r.role,
+  parts: r.parts,
+  model: r.model,
+  provider: r.provider,
+  usage: r.usage,
+  cost: r.cost,
+  run_id: r.run_id,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+  finished_at: r.finished_at,
+});
 
 export function createPostgresMessageStore(deps: {
   sql: SqlClient;
@@ -36,45 +80,83 @@ export function createPostgresMessageStore(deps: {
     const row = await sql.one<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1`, [id]);
     return row ? toMessage(row) : undefined;
   };
+  const append = async (input: AppendInput, withMessages: boolean) => {
+    const now = deps.clock.now();
+    const id = deps.ids.next('msg');
+    const partsJson = JSON.stringify(input.parts);
+    const finishedAt = input.finished === false ? null : now;
+    const doc = searchDocOf(input.parts);
+    // The row as the statement stores it.
+    const row: MessageRow = {
+      id,
+      session_id: input.session_id,
+      role: input.role,
+      parts: partsJson,
+      model: input.model ?? null,
+      provider: input.provider ?? null,
+      usage: input.usage ? JSON.stringify(input.usage) : null,
+      cost: input.cost ?? 0,
+      run_id: input.run_id ?? null,
+      created_at: now,
+      updated_at: now,
+      finished_at: finishedAt,
+    };
+    const found = await sql.one<SessionRow & { svc_messages?: MessageRow[] }>(
+      withMessages ? APPEND_WITH_MESSAGES : APPEND,
+      [
+        id,
+        row.session_id,
+        row.role,
+        partsJson,
+        row.model,
+        row.provider,
+        row.usage,
+        row.cost,
+        row.run_id,
+        now,
+        finishedAt,
+        doc.tools,
+        doc.body,
+        tsvectorOf(doc.body),
+      ],
+    );
+    wroteSession(sql, input.session_id); // its updated_at
+    wroteMessages(input.session_id);
+    let stored: MessageRow[] | undefined;
+    if (found) {
+      const { svc_messages, ...session } = found;
+      stored = svc_messages;
+      // The session's row as written: the read scope's copy (../store/read-scope.ts).
+      remember(sessionRowKey(session.id), session);
+    } else await deps.requireSession(input.session_id);
+    return { message: appendedMessage(input, id, partsJson, now, finishedAt), row, stored };
+  };
+  const messages: PostgresMessageStore['messages'] = async (sessionId, options = {}) => {
+    const rows = await sql.query<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ORDER BY created_at, row_seq`,
+      [sessionId],
+    );
+    let list: Message[] = rows.map(toMessage);
+    if (options.after) {
+      const index = list.findIndex((m) => m.id === options.after);
+      list = index === -1 ? list : list.slice(index + 1);
+    }
+    return options.limit ? list.slice(-options.limit) : list;
+  };
   return {
-    async appendMessage(input) {
-      const now = deps.clock.now();
-      const id = deps.ids.next('msg');
-      const partsJson = JSON.stringify(input.parts);
-      const finishedAt = input.finished === false ? null : now;
-      const doc = searchDocOf(input.parts);
-      // One statement: the session's updated_at, the message, its search row (none of them when
-      // the session does not exist).
-      // The session's row as written comes back: the read scope's copy (../store/read-scope.ts).
-      const session = await sql.one<SessionRow>(
-        `WITH s AS (UPDATE sessions SET updated_at = $10 WHERE id = $2 RETURNING *),
-         m AS (INSERT INTO messages (${MESSAGE_COLUMNS})
-                 SELECT $1, s.id, $3, $4, $5, $6, $7, $8::double precision, $9, $10::bigint, $10::bigint, $11::bigint FROM s
-                 RETURNING id, session_id, role, created_at),
-         d AS (INSERT INTO message_search_docs (message_id, session_id, role, tools, created_at, body, terms)
-                 SELECT m.id, m.session_id, m.role, $12, m.created_at, $13, $14::tsvector FROM m)
-         SELECT * FROM s`,
-        [
-          id,
-          input.session_id,
-          input.role,
-          partsJson,
-          input.model ?? null,
-          input.provider ?? null,
-          input.usage ? JSON.stringify(input.usage) : null,
-          input.cost ?? 0,
-          input.run_id ?? null,
-          now,
-          finishedAt,
-          doc.tools,
-          doc.body,
-          tsvectorOf(doc.body),
-        ],
-      );
-      wroteSession(sql, input.session_id); // its updated_at
-      if (session) remember(sessionRowKey(session.id), session);
-      else await deps.requireSession(input.session_id);
-      return appendedMessage(input, id, partsJson, now, finishedAt);
+    appendMessage: async (input) => (await append(input, false)).message,
+    async appendWithMessages(input) {
+      const { message, row, stored } = await append(input, true);
+      // The session vanished between the statement and the check (requireSession found it):
+      // nothing was appended; its messages as a read now answers them.
+      if (!stored) return { message, messages: await messages(input.session_id) };
+      // The new message sorts after every stored one stamped at or before it (its row_seq is the
+      // highest any of them can have: taken after the statement's snapshot).
+      const rows = stored.map(rowOf);
+      const at = rows.findIndex((r) => r.created_at > row.created_at);
+      if (at === -1) rows.push(row);
+      else rows.splice(at, 0, row);
+      return { message, messages: rows.map(toMessage) };
     },
     async updateMessage(id, patch) {
       const now = deps.clock.now();
@@ -103,25 +185,19 @@ export function createPostgresMessageStore(deps: {
         ],
       );
       if (!row) throw new SvcError('not_found', `message_id: no message "${id}"`);
+      wroteMessages(row.session_id);
       return toMessage(row);
     },
     getMessage,
-    async messages(sessionId, options = {}) {
-      const rows = await sql.query<MessageRow>(
-        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ORDER BY created_at, row_seq`,
-        [sessionId],
-      );
-      let list: Message[] = rows.map(toMessage);
-      if (options.after) {
-        const index = list.findIndex((m) => m.id === options.after);
-        list = index === -1 ? list : list.slice(index + 1);
-      }
-      return options.limit ? list.slice(-options.limit) : list;
-    },
+    messages,
     async deleteMessage(id) {
       // The search row goes with it (ON DELETE CASCADE).
-      if ((await sql.run('DELETE FROM messages WHERE id = $1', [id])) === 0)
-        throw new SvcError('not_found', `message_id: no message "${id}"`);
+      const row = await sql.one<{ session_id: string }>(
+        'DELETE FROM messages WHERE id = $1 RETURNING session_id',
+        [id],
+      );
+      if (!row) throw new SvcError('not_found', `message_id: no message "${id}"`);
+      wroteMessages(row.session_id);
     },
     async messageCount(sessionId) {
       const row = await sql.one<{ n: number }>('SELECT count(*) AS n FROM messages WHERE session_id = $1', [

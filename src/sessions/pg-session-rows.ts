@@ -1,11 +1,12 @@
 /**
  * The session row in a read scope (../store/read-scope.ts): its key, and the mark every write of
  * this process to it leaves (./pg-session-store.ts, and ./pg-message-store.ts, whose append
- * touches the session's updated_at).
+ * touches the session's updated_at). Likewise a mark per session for its messages: a run that
+ * read its history with its prompt's append uses that list while this process wrote none of them.
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import { wrote } from '../store/read-scope';
+import { rowVersion, wrote } from '../store/read-scope';
 
 /** A session row's key in a read scope. */
 export const sessionRowKey = (id: string) => `sessions:${id}`;
@@ -13,4 +14,16 @@ export const sessionRowKey = (id: string) => `sessions:${id}`;
 /** After this process wrote the session's row (again when the transaction it is in ends). */
 export function wroteSession(sql: SqlClient, id: string): void {
   wrote(sessionRowKey(id), sql.inTransaction() ? (fn) => sql.afterTransaction(fn) : undefined);
+}
+
+const messagesKey = (sessionId: string) => `messages:${sessionId}`;
+
+/** After this process wrote (appended, updated, deleted) a message of the session. */
+export function wroteMessages(sessionId: string): void {
+  wrote(messagesKey(sessionId));
+}
+
+/** The write counter of the session's messages in this process (a hash collision moves it too). */
+export function messagesVersion(sessionId: string): number {
+  return rowVersion(messagesKey(sessionId));
 }

@@ -12,7 +12,7 @@ import { enableReadScopes, peek, readThrough, remember } from '../store/read-sco
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
 import { createPostgresMessageStore } from './pg-message-store';
-import { sessionRowKey, wroteSession } from './pg-session-rows';
+import { sessionRowKey, wroteMessages, wroteSession } from './pg-session-rows';
 import { createPostgresSessionSearch } from './pg-session-search-repository';
 import { createPostgresStepClose } from './pg-step-close-repository';
 import { newSessionValues } from './session-store';
@@ -181,7 +181,10 @@ function sessionWrites(deps: {
       if (ids.length === 0) await require(id);
       // Children and messages (and their search rows) go with it: ON DELETE CASCADE.
       await sql.run('DELETE FROM sessions WHERE id = $1', [id]);
-      for (const removed of [id, ...ids]) wroteSession(sql, removed);
+      for (const removed of [id, ...ids]) {
+        wroteSession(sql, removed);
+        wroteMessages(removed);
+      }
       for (const removed of ids) deps.bus?.publish(removed, 'session.deleted', { session_id: removed });
       return ids;
     },

@@ -11,7 +11,7 @@
 import { SvcError } from '../errors';
 import type { SqlClient } from '../store/postgres/client';
 import type { Clock } from '../util/ids';
-import { wroteSession } from './pg-session-rows';
+import { wroteMessages, wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
 import type { Session, SessionRow, StepClose } from './types';
 
@@ -60,6 +60,7 @@ export function createPostgresStepClose(deps: {
       usage?.cost ?? 0,
       sessionId,
     ]);
+    if (messages.length) wroteMessages(sessionId);
     if (usage) wroteSession(sql, sessionId);
     const updated = new Set(answer?.svc_updated ?? []);
     // As the separate updateMessage calls: the others' writes stand (a transaction around rolls

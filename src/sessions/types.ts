@@ -116,6 +116,15 @@ export interface SessionStore {
     run_id?: string | null;
     finished?: boolean;
   }): Promise<Message>;
+  /**
+   * `appendMessage`, answering also the session's messages as a read right after it answers them
+   * (`messages(session_id)`, the new one included), read in the append's own statement: one round
+   * trip for the two on PostgreSQL, where it is defined (a run's prompt and its history).
+   */
+  appendWithMessages?(input: Parameters<SessionStore['appendMessage']>[0]): Promise<{
+    message: Message;
+    messages: Message[];
+  }>;
   updateMessage(id: string, patch: MessagePatch): Promise<Message>;
   /**
    * A step's end where one statement can hold it (PostgreSQL; absent on SQLite, where the caller

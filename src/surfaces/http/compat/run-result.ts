@@ -3,13 +3,13 @@
  * status and message of a run that did not complete.
  * @module
  */
-import type { RunResult } from '../../../agent/types';
+import type { ResultWithoutText } from '../../../agent/types';
 
-export function finishReasonOf(result: RunResult): 'stop' | 'length' {
+export function finishReasonOf(result: ResultWithoutText): 'stop' | 'length' {
   return result.reason?.startsWith('length') ? 'length' : 'stop';
 }
 
-export function usageOf(result: RunResult) {
+export function usageOf(result: ResultWithoutText) {
   return {
     prompt_tokens: result.usage.input_tokens,
     completion_tokens: result.usage.output_tokens,
@@ -23,7 +23,7 @@ export function usageOf(result: RunResult) {
   };
 }
 
-export function runFailure(result: RunResult): { status: number; message: string } {
+export function runFailure(result: ResultWithoutText): { status: number; message: string } {
   const what = result.failure
     ? `${result.failure.summary}; next: ${result.failure.next}`
     : (result.error ?? result.reason ?? result.status);

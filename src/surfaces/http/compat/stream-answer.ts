@@ -5,6 +5,7 @@
  * @module
  */
 import type { Context } from 'hono';
+import type { ResultWithoutText } from '../../../agent/types';
 import type { App } from '../../../app';
 import { toSvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
@@ -113,7 +114,8 @@ export function streamAnswer(
   };
   /** The run ended: its last chunks (or its error), the ledger row's end, `[DONE]`. */
   const answerEnd = async () => {
-    let result = await app.agent.result(runId);
+    // The text went out as it streamed: the final message is not read (issue 18 item 6).
+    let result: ResultWithoutText = await app.agent.result(runId, { text: false });
     // run.finished of a run another node ran may arrive before that node's finish commits (the
     // event log is written apart from the run's row): its end is then waited for.
     if (result.status === 'running' || result.status === 'queued') result = await app.agent.wait(runId);
