@@ -16,7 +16,9 @@
  *   generation is the same when the read has answered: a change notified meanwhile (or an own
  *   write begun) drops it. A change committed after the read's snapshot is notified after the
  *   LISTEN was in place, so it drops the value when it arrives: an answer from memory is at most
- *   one notification delay behind another node's commit (docs/cluster.md).
+ *   one notification delay behind another node's commit (docs/cluster.md). This needs the read's
+ *   snapshot taken when its statement starts, after the generation: READ COMMITTED, which every
+ *   svc transaction is (PostgreSQL's default; ./client.ts's lazy BEGIN relies on it too).
  * - This process's own writes (`write`) move the generation before they start and again once
  *   they are committed or rolled back (the end of the transaction they ran in), and while one is
  *   in flight nothing is kept: a read of this process after its write returned never sees the
