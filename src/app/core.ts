@@ -32,6 +32,7 @@ import {
 import { createPostgresSessionStore } from '../sessions/pg-session-store';
 import { createSessionStore, type SessionStore } from '../sessions/session-store';
 import { DB_FILE } from '../store/db';
+import { tableChanges } from '../store/postgres/table-changes';
 import { createCostLedger } from '../telemetry/cost-ledger';
 import { createMetrics } from '../telemetry/metrics';
 import { createModelCallStore } from '../telemetry/model-call-store';
@@ -69,6 +70,8 @@ export function createCore(base: AppBase): AppCore {
   });
   if (base.store.kind === 'postgres') {
     const following = followOtherNodes(bus, base.store.sql, {
+      // The same LISTEN tells the repositories' kept reads of other nodes' writes (migration 35).
+      changes: tableChanges(base.store.sql),
       onError: (error) => log.warn('cannot listen for the events of other nodes; retrying', { error }),
     });
     base.closers.push(() => following.stop());

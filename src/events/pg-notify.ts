@@ -7,10 +7,17 @@
  * subscriber's `resync`, since notifications sent while it was away are lost: the subscriber
  * re-reads from its last id, so no event is missed. `followOtherNodes` makes a bus (./bus.ts)
  * follow the listener: the App's bus on a postgres store (src/app/core.ts).
+ *
+ * The same connection LISTENs on `svc_table_changes` (migration 35): a subscriber's `tableChanged`
+ * hears of every committed write to the tables nodes keep reads of in memory, and its `lost` when
+ * the connection drops (every notification from then on until the reconnect's `resync` may be
+ * missed); `followOtherNodes` feeds them to the client's `TableChanges`
+ * (src/store/postgres/table-changes.ts).
  * @module
  */
 import type { Client } from 'pg';
 import type { SqlClient } from '../store/postgres/client';
+import { TABLE_CHANGES_CHANNEL, type TableChangeFeed } from '../store/postgres/table-changes';
 import { EVENTS_CHANNEL } from './pg-event-store';
 
 export interface EventNotice {
@@ -23,6 +30,10 @@ export interface EventSubscriber {
   event(notice: EventNotice): void;
   /** The listener reconnected: notices may have been missed, re-read from the last id. */
   resync(): void;
+  /** A write to a watched table committed (possibly on another node); the payload is its name. */
+  tableChanged?(table: string): void;
+  /** The listening connection dropped or was closed: notices are missed until the next `resync`. */
+  lost?(): void;
 }
 
 export interface EventListener {
@@ -88,18 +99,24 @@ export async function createEventListener(options: {
         pid = undefined;
       }
       next.end().catch(() => {});
+      each((s) => s.lost?.());
       schedule();
     };
     next.on('error', drop);
     next.on('end', drop);
     next.on('notification', (message) => {
+      if (message.channel === TABLE_CHANGES_CHANNEL) {
+        const table = message.payload;
+        if (table) each((s) => s.tableChanged?.(table));
+        return;
+      }
       if (message.channel !== EVENTS_CHANNEL) return;
       const notice = parseNotice(message.payload);
       if (notice) each((s) => s.event(notice));
     });
     try {
       await next.connect();
-      await next.query(`LISTEN ${EVENTS_CHANNEL}`);
+      await next.query(`LISTEN ${EVENTS_CHANNEL}; LISTEN ${TABLE_CHANGES_CHANNEL}`);
       const row = (await next.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0];
       pid = row?.pid;
     } catch (error) {
@@ -148,16 +165,24 @@ export async function createEventListener(options: {
  * Makes a bus on the PostgreSQL log follow other nodes' appends (issue 18): a listener on a
  * connection of its own (`sql.dedicated`), started now; when its first connect fails it is tried
  * again every `retryMs` until it succeeds or `stop` is called. Once it listens, the bus catches up
- * its listened sessions (events committed before the LISTEN). `stop` ends the listener.
+ * its listened sessions (events committed before the LISTEN) and `changes` (the client's table
+ * change signal) is told it listens; `stop` ends the listener and tells `changes` it is lost.
  */
 export function followOtherNodes(
   bus: { follow(feed: EventFeedLike): () => void },
   sql: Pick<SqlClient, 'dedicated'>,
-  options: { onError?: (error: unknown) => void; reconnectDelayMs?: number; retryMs?: number } = {},
+  options: {
+    onError?: (error: unknown) => void;
+    reconnectDelayMs?: number;
+    retryMs?: number;
+    changes?: TableChangeFeed;
+  } = {},
 ): { started: Promise<void>; stop(): Promise<void> } {
   let stopped = false;
   let listener: EventListener | undefined;
   let unfollow: (() => void) | undefined;
+  let unwatch: (() => void) | undefined;
+  const { changes } = options;
   let retry: NodeJS.Timeout | undefined;
   let resolveStarted: () => void = () => {};
   const started = new Promise<void>((resolve) => {
@@ -178,6 +203,15 @@ export function followOtherNodes(
             return off;
           },
         });
+        if (changes) {
+          unwatch = opened.subscribe({
+            event: () => {},
+            resync: () => changes.listening(),
+            tableChanged: (table) => changes.changed(table),
+            lost: () => changes.lost(),
+          });
+          changes.listening();
+        }
         resolveStarted();
       },
       (error: unknown) => {
@@ -193,6 +227,8 @@ export function followOtherNodes(
       stopped = true;
       if (retry) clearTimeout(retry);
       unfollow?.();
+      unwatch?.();
+      changes?.lost();
       await listener?.close();
     },
   };

@@ -49,11 +49,13 @@ export interface FindingRepository {
   ): Promise<void>;
   active(scope: ActiveScope): Promise<FindingRow[]>;
   /**
-   * SQLite only: the connection's `PRAGMA data_version`, which moves when another connection (another
-   * process) commits, so the stale sweep can tell nothing changed since its last pass.
+   * A number that moves when another process commits to `findings`, so the stale sweep can tell
+   * nothing changed since its last pass: SQLite's `PRAGMA data_version`; on PostgreSQL the table's
+   * change generation (../store/postgres/table-changes.ts), undefined (cannot tell: sweep) while
+   * this node does not listen for the table's changes or writes it.
    */
-  dataVersion?(): Promise<number>;
-  /** SQLite only: the oldest last sighting of an active finding (null: none is active). */
+  dataVersion?(): Promise<number | undefined>;
+  /** With `dataVersion`: the oldest last sighting of an active finding (null: none is active). */
   oldestActiveSeen?(): Promise<number | null>;
   /** Reads (empty without a database). */
   find(id: string): Promise<FindingRow | undefined>;

@@ -262,10 +262,12 @@ function openReason(observation: Observation): string {
 }
 
 /**
- * Every run's end sweeps (a compat request is a run). On SQLite the pass is skipped when it would
- * find nothing: no commit by another process since the last pass (the connection's data_version),
- * no write by this one (`repo` counts them), and no active finding's last sighting older than the
- * cutoff as of the last pass. On PostgreSQL (no data_version) every pass runs.
+ * Every run's end sweeps (a compat request is a run). The pass is skipped when it would find
+ * nothing: no commit by another process since the last pass (`repo.dataVersion`: SQLite's
+ * data_version, PostgreSQL's change generation of `findings`, migration 35), no write by this one
+ * (`repo` counts them), and no active finding's last sighting older than the cutoff as of the last
+ * pass. A repository that cannot tell (no `dataVersion`, or undefined: PostgreSQL while its LISTEN
+ * is not in place) runs every pass.
  */
 function createSweepSkip(findings: FindingRepository) {
   let writes = 0;

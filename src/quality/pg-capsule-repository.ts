@@ -2,10 +2,13 @@
  * `edit_capsules` on PostgreSQL (issue 18): the twin of ./capsule-repository.ts, the same answers:
  * one capsule per run (the unique run_id decides: a second recording insert is ignored), files and
  * revert history ids as JSON columns, lists newest first, totals with null sums when there is no
- * capsule. Stranded capsules come oldest first.
+ * capsule. Stranded capsules come oldest first. Whether any capsule is recording is kept in memory
+ * while no write to the table is notified (../store/postgres/table-changes.ts), as SQLite keeps it
+ * by data_version: with capsules off (the default) a run's end then reads nothing.
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
+import { memoByTableChanges, tableChanges } from '../store/postgres/table-changes';
 import { atRunEndOf, type CapsuleRepository, type CapsuleRow, toCapsule } from './capsule-repository';
 
 type Row = CapsuleRow;
@@ -15,64 +18,78 @@ const COLUMNS = `id, session_id, run_id, parent_run_id, status, run_status, chec
 
 export function createPostgresCapsuleRepository(deps: { sql: SqlClient }): CapsuleRepository {
   const { sql } = deps;
+  const changes = tableChanges(sql);
+  const write = (fn: () => Promise<unknown>) => changes.write('edit_capsules', fn).then(() => undefined);
+  const recording = memoByTableChanges(
+    changes,
+    'edit_capsules',
+    async (_none: 'none') =>
+      !(await sql.one("SELECT 1 FROM edit_capsules WHERE status = 'recording' LIMIT 1")),
+  );
   return {
     async byRun(runId) {
       const row = await sql.one<Row>(`SELECT ${COLUMNS} FROM edit_capsules WHERE run_id = $1`, [runId]);
       return row ? toCapsule(row) : undefined;
     },
     async insertRecording(row) {
-      await sql.run(
-        `INSERT INTO edit_capsules (id, session_id, run_id, parent_run_id, status, checkpoint_id, checkpoint_note, created_at)
+      await write(() =>
+        sql.run(
+          `INSERT INTO edit_capsules (id, session_id, run_id, parent_run_id, status, checkpoint_id, checkpoint_note, created_at)
          VALUES ($1, $2, $3, $4, 'recording', $5, $6, $7) ON CONFLICT (run_id) DO NOTHING`,
-        [
-          row.id,
-          row.session_id,
-          row.run_id,
-          row.parent_run_id,
-          row.checkpoint_id,
-          row.checkpoint_note,
-          row.created_at,
-        ],
+          [
+            row.id,
+            row.session_id,
+            row.run_id,
+            row.parent_run_id,
+            row.checkpoint_id,
+            row.checkpoint_note,
+            row.created_at,
+          ],
+        ),
       );
     },
     async insertOpen(row, content) {
-      await sql.run(
-        `INSERT INTO edit_capsules (id, session_id, run_id, parent_run_id, status, run_status, checkpoint_note,
+      await write(() =>
+        sql.run(
+          `INSERT INTO edit_capsules (id, session_id, run_id, parent_run_id, status, run_status, checkpoint_note,
            files, file_count, additions, deletions, created_at, closed_at)
          VALUES ($1, $2, $3, $4, 'open', $5, $6, $7, $8, $9, $10, $11, $12)`,
-        [
-          row.id,
-          row.session_id,
-          row.run_id,
-          row.parent_run_id,
-          row.run_status,
-          row.checkpoint_note,
-          JSON.stringify(content.files),
-          content.files.length,
-          content.additions,
-          content.deletions,
-          row.now,
-          row.now,
-        ],
+          [
+            row.id,
+            row.session_id,
+            row.run_id,
+            row.parent_run_id,
+            row.run_status,
+            row.checkpoint_note,
+            JSON.stringify(content.files),
+            content.files.length,
+            content.additions,
+            content.deletions,
+            row.now,
+            row.now,
+          ],
+        ),
       );
     },
     async close(id, runStatus, content, now) {
-      await sql.run(
-        `UPDATE edit_capsules SET status = 'open', run_status = $1, files = $2, file_count = $3, additions = $4,
+      await write(() =>
+        sql.run(
+          `UPDATE edit_capsules SET status = 'open', run_status = $1, files = $2, file_count = $3, additions = $4,
            deletions = $5, closed_at = $6 WHERE id = $7`,
-        [
-          runStatus,
-          JSON.stringify(content.files),
-          content.files.length,
-          content.additions,
-          content.deletions,
-          now,
-          id,
-        ],
+          [
+            runStatus,
+            JSON.stringify(content.files),
+            content.files.length,
+            content.additions,
+            content.deletions,
+            now,
+            id,
+          ],
+        ),
       );
     },
     async delete(id) {
-      await sql.run('DELETE FROM edit_capsules WHERE id = $1', [id]);
+      await write(() => sql.run('DELETE FROM edit_capsules WHERE id = $1', [id]));
     },
     strandedExcept: (runId) =>
       sql.query<{ run_id: string; session_id: string }>(
@@ -88,12 +105,15 @@ export function createPostgresCapsuleRepository(deps: { sql: SqlClient }): Capsu
       return atRunEndOf(rows, runId);
     },
     async markReverted(id, now, bySessionId, historyIds) {
-      await sql.run(
-        `UPDATE edit_capsules SET status = 'reverted', reverted_at = $1, reverted_by_session_id = $2,
+      await write(() =>
+        sql.run(
+          `UPDATE edit_capsules SET status = 'reverted', reverted_at = $1, reverted_by_session_id = $2,
            revert_history_ids = $3 WHERE id = $4 AND status = 'open'`,
-        [now, bySessionId, JSON.stringify(historyIds), id],
+          [now, bySessionId, JSON.stringify(historyIds), id],
+        ),
       );
     },
+    noneRecording: () => recording.get('none'),
     async find(id) {
       const row = await sql.one<Row>(`SELECT ${COLUMNS} FROM edit_capsules WHERE id = $1`, [id]);
       return row ? toCapsule(row) : undefined;

@@ -2,10 +2,13 @@
  * `findings`, `finding_events` on PostgreSQL (issue 18): the twin of ./finding-repository.ts, the
  * same answers: one finding per fingerprint (the unique constraint decides: a second insert is
  * ignored and answers false), active findings oldest first, lists most recently seen first, the
- * log newest first; ids compared bytewise as SQLite does.
+ * log newest first; ids compared bytewise as SQLite does. The stale sweep at a run's end is skipped
+ * under SQLite's conditions (../quality/findings.ts), with the table's change generation
+ * (../store/postgres/table-changes.ts) in place of data_version.
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
+import { tableChanges } from '../store/postgres/table-changes';
 import {
   type ActiveScope,
   type FindingCount,
@@ -43,31 +46,39 @@ const activeScope = (scope: ActiveScope): { where: string; params: unknown[] } =
 
 export function createPostgresFindingRepository(deps: { sql: SqlClient }): FindingRepository {
   const { sql } = deps;
+  const changes = tableChanges(sql);
+  const write = <T>(fn: () => Promise<T>) => changes.write('findings', fn);
   const byId = (id: string) => sql.one<Row>(`SELECT ${COLUMNS} FROM findings WHERE id = $1`, [id]);
   return {
     byFingerprint: (fingerprint) =>
       sql.one<Row>(`SELECT ${COLUMNS} FROM findings WHERE fingerprint = $1`, [fingerprint]),
     byId,
     async insert(id, observation, actor, now) {
-      const inserted = await sql.run(
-        `INSERT INTO findings (id, kind, fingerprint, state, title, detail, severity, path, line, check_key,
+      const inserted = await write(() =>
+        sql.run(
+          `INSERT INTO findings (id, kind, fingerprint, state, title, detail, severity, path, line, check_key,
            check_command, check_kind, session_id, run_id, last_session_id, last_run_id, occurrences,
            first_seen_at, last_seen_at, state_changed_at)
          VALUES ($1, $2, $3, 'open', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 1, $16, $17, $18)
          ON CONFLICT (fingerprint) DO NOTHING`,
-        findingInsertValues(id, observation, actor, now),
+          findingInsertValues(id, observation, actor, now),
+        ),
       );
       return inserted > 0;
     },
     async sighted(existing, observation, actor, now) {
-      await sql.run(
-        `UPDATE findings SET title = $1, detail = $2, line = $3, check_command = coalesce($4, check_command),
+      await write(() =>
+        sql.run(
+          `UPDATE findings SET title = $1, detail = $2, line = $3, check_command = coalesce($4, check_command),
            last_session_id = $5, last_run_id = $6, occurrences = occurrences + 1, last_seen_at = $7 WHERE id = $8`,
-        sightedValues(existing, observation, actor, now),
+          sightedValues(existing, observation, actor, now),
+        ),
       );
     },
     async setState(id, state, now) {
-      await sql.run('UPDATE findings SET state = $1, state_changed_at = $2 WHERE id = $3', [state, now, id]);
+      await write(() =>
+        sql.run('UPDATE findings SET state = $1, state_changed_at = $2 WHERE id = $3', [state, now, id]),
+      );
     },
     async insertEvent(findingId, from, to, reason, actor, now) {
       await sql.run(
@@ -75,6 +86,13 @@ export function createPostgresFindingRepository(deps: { sql: SqlClient }): Findi
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
         [findingId, from, to, reason, actor.source, actor.sessionId ?? null, actor.runId ?? null, now],
       );
+    },
+    dataVersion: async () => changes.generation('findings'),
+    async oldestActiveSeen() {
+      const row = await sql.one<{ at: number | null }>(
+        "SELECT min(last_seen_at) AS at FROM findings WHERE state IN ('open', 'acknowledged')",
+      );
+      return row?.at ?? null;
     },
     active(scope) {
       const { where, params } = activeScope(scope);

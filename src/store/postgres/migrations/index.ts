@@ -18,6 +18,7 @@ import { compatOrderDdl } from './compat-order';
 import { modelCallTimesDdl } from './model-call-times';
 import { permissionRequestsDdl } from './permission-requests';
 import { runOrderDdl } from './run-order';
+import { tableChangesDdl } from './table-changes';
 
 export const postgresMigrations: readonly Migration[] = [
   { id: 1, name: 'baseline', sql: [coreDdl, operationsDdl, oversightDdl].join('\n') },
@@ -31,4 +32,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 32, name: 'run claims as one function', sql: claimFunctionDdl },
   { id: 33, name: 'run claims with their run.started event', sql: claimStartedDdl },
   { id: 34, name: 'session event appends across sessions', sql: appendAcrossDdl },
+  { id: 35, name: 'change notifications of the tables nodes keep in memory', sql: tableChangesDdl },
 ];

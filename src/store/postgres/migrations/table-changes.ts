@@ -1,0 +1,26 @@
+/**
+ * PostgreSQL migration 35 (issue 18, item 6): a change signal for the tables whose reads a node
+ * keeps in memory (../table-changes.ts): `recommendations`, `codebase_context_cache`, `findings`
+ * and `edit_capsules`. A statement-level trigger on each sends `NOTIFY svc_table_changes,
+ * '<table>'` after every INSERT, UPDATE, DELETE or TRUNCATE, however many rows it touched (none
+ * included). PostgreSQL delivers a NOTIFY only once its transaction commits (a rolled-back write
+ * notifies nothing) and folds identical ones of one transaction into one, so a node's LISTEN
+ * connection (src/events/pg-notify.ts) hears of every committed change of these tables, whoever
+ * made it. The channel name is `TABLE_CHANGES_CHANNEL`; keep the two the same.
+ */
+export const tableChangesDdl = `
+CREATE OR REPLACE FUNCTION svc_notify_table_change() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM pg_notify('svc_table_changes', TG_TABLE_NAME);
+  RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER svc_table_changes AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON recommendations
+  FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_table_change();
+CREATE TRIGGER svc_table_changes AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON codebase_context_cache
+  FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_table_change();
+CREATE TRIGGER svc_table_changes AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON findings
+  FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_table_change();
+CREATE TRIGGER svc_table_changes AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON edit_capsules
+  FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_table_change();
+`;
