@@ -13,14 +13,7 @@ import { fakeProvider, reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 import { BIN, runBin } from '../helpers/run-bin';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
-
-async function until(check: () => boolean, what: string, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+import { until } from '../helpers/until';
 
 describe('svc run crash safety', () => {
   it('refuses a concurrent run; after kill -9 the run is interrupted and its messages are kept', async () => {

@@ -14,9 +14,11 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pgDriver from 'pg';
 import { afterAll, beforeAll, it } from 'vitest';
 import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
 import { migratePostgres } from '../../src/store/postgres/migrate';
+import { until } from './until';
 
 export const POSTGRES_INSTALL = 'apt-get install postgresql';
 
@@ -270,4 +272,35 @@ export function recordingClient(sql: SqlClient, sent: string[]): SqlClient {
       return sql.run(text, params);
     },
   };
+}
+
+/** Every statement text any pg client of this process sends from now on (until `restore`), control statements included. */
+export function driverStatements(): { sent: string[]; restore(): void } {
+  const prototype = pgDriver.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = prototype.query;
+  const sent: string[] = [];
+  prototype.query = function query(this: unknown, config: unknown, ...rest: unknown[]) {
+    sent.push(typeof config === 'string' ? config : String((config as { text?: string }).text));
+    return original.call(this, config, ...rest);
+  };
+  return {
+    sent,
+    restore: () => {
+      prototype.query = original;
+    },
+  };
+}
+
+/**
+ * `read` called until a call sends no statement (`reads` counts them): answered from memory once
+ * the notifications of the writes before have arrived. Answers that call's value.
+ */
+export async function untilKept<T>(reads: () => number, read: () => Promise<T>): Promise<T> {
+  let value: T | undefined;
+  await until(async () => {
+    const at = reads();
+    value = await read();
+    return reads() === at;
+  }, 'a read answered from memory');
+  return value as T;
 }

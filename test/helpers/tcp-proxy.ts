@@ -55,11 +55,4 @@ export async function proxiedDatabase(cluster: { port: number; createDatabase():
   return { sql, tunnel };
 }
 
-/** Polls `probe` (sync or async) until it is true; fails naming `what` after `timeoutMs`. */
-export async function until(probe: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+export { until } from './until';

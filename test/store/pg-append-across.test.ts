@@ -14,19 +14,12 @@ import type { SessionEvent } from '../../src/events/ring';
 import { createPostgresClient } from '../../src/store/postgres/client';
 import { migratePostgres } from '../../src/store/postgres/migrate';
 import { postgresForFile, recordingClient } from '../helpers/postgres';
+import { until } from '../helpers/until';
 
 const pg = postgresForFile();
 
 const open = (url: string) =>
   createPostgresClient({ url, pool_size: 4, statement_timeout_ms: 30_000, connect_timeout_ms: 5_000 });
-
-async function until(check: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const event = (sessionId: string, type: string, n = 0) => ({
   sessionId,

@@ -14,16 +14,9 @@ import type { SqlClient } from '../../src/store/postgres/client';
 import { startHttpServer } from '../../src/surfaces/http/server';
 import { makeTestApp, testClock } from '../helpers/make-test-app';
 import { postgresForFile, twoNodes } from '../helpers/postgres';
+import { until } from '../helpers/until';
 
 const pg = postgresForFile();
-
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const settle = () => new Promise((r) => setTimeout(r, 300));
 const ids = (events: SessionEvent[]) => events.map((e) => e.id);

@@ -6,31 +6,13 @@
  * transaction, its failure rolls all of it back, and a failure caught inside an unprotected body
  * is never reported committed (PostgreSQL answers such a COMMIT with ROLLBACK and no error).
  */
-import pgDriver from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
 import { reply } from '../helpers/fake-provider';
-import { migratedDatabase, postgresForFile } from '../helpers/postgres';
+import { driverStatements, migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { compatServer, settledCompatRow, streamedAnswer } from '../http/compat-helpers';
 
 const pg = postgresForFile();
-
-/** Every statement text any pg client of this process sends, control statements included. */
-function driverStatements(): { sent: string[]; restore(): void } {
-  const prototype = pgDriver.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const original = prototype.query;
-  const sent: string[] = [];
-  prototype.query = function query(this: unknown, config: unknown, ...rest: unknown[]) {
-    sent.push(typeof config === 'string' ? config : String((config as { text?: string }).text));
-    return original.call(this, config, ...rest);
-  };
-  return {
-    sent,
-    restore: () => {
-      prototype.query = original;
-    },
-  };
-}
 
 let restore = () => {};
 afterEach(() => restore());

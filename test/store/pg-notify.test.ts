@@ -11,19 +11,12 @@ import { createEventListener, type EventListener, parseNotice } from '../../src/
 import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
 import { migratePostgres } from '../../src/store/postgres/migrate';
 import { postgresForFile } from '../helpers/postgres';
+import { until } from '../helpers/until';
 
 const pg = postgresForFile();
 
 const open = (url: string) =>
   createPostgresClient({ url, pool_size: 2, statement_timeout_ms: 30_000, connect_timeout_ms: 5_000 });
-
-async function until(check: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('parseNotice', () => {
   it('STORE-PG-52 reads <session id>:<event id>, the session id may hold colons', () => {

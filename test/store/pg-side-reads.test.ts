@@ -11,7 +11,6 @@
  *   findings or edit capsules once the first request has read them (STORE-PG-147).
  * Nothing is timed: waits are bounded loops on what the node observes.
  */
-import pgDriver from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../src/events/bus';
 import { followOtherNodes } from '../../src/events/pg-notify';
@@ -22,49 +21,18 @@ import { createPostgresFindingRepository } from '../../src/quality/pg-finding-re
 import type { SqlClient } from '../../src/store/postgres/client';
 import { type TableChanges, tableChanges } from '../../src/store/postgres/table-changes';
 import { reply } from '../helpers/fake-provider';
-import { migratedDatabase, postgresForFile, recordingClient, twoNodes } from '../helpers/postgres';
+import {
+  driverStatements,
+  migratedDatabase,
+  postgresForFile,
+  recordingClient,
+  twoNodes,
+  untilKept,
+} from '../helpers/postgres';
+import { until } from '../helpers/until';
 import { compatServer } from '../http/compat-helpers';
 
 const pg = postgresForFile();
-
-async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/**
- * `read` called until a call sends no statement (`reads` counts them): answered from memory once
- * the notifications of the writes before have arrived. Answers that call's value.
- */
-async function untilKept<T>(reads: () => number, read: () => Promise<T>): Promise<T> {
-  let value: T | undefined;
-  await until(async () => {
-    const at = reads();
-    value = await read();
-    return reads() === at;
-  });
-  return value as T;
-}
-
-/** The statement texts every pg client of this process sends from now on (until `restore`). */
-function driverStatements(): { sent: string[]; restore(): void } {
-  const prototype = pgDriver.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const original = prototype.query;
-  const sent: string[] = [];
-  prototype.query = function query(this: unknown, config: unknown, ...rest: unknown[]) {
-    sent.push(typeof config === 'string' ? config : String((config as { text?: string }).text));
-    return original.call(this, config, ...rest);
-  };
-  return {
-    sent,
-    restore: () => {
-      prototype.query = original;
-    },
-  };
-}
 
 let n = 0;
 const ids = { next: (prefix: string) => `${prefix}_${++n}` };

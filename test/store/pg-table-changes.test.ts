@@ -21,31 +21,10 @@ import { createPostgresRecommendationRepository } from '../../src/readouts/cogni
 import type { RecordInput } from '../../src/readouts/cognition/recommendation-store';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { type TableChanges, tableChanges } from '../../src/store/postgres/table-changes';
-import { postgresForFile, recordingClient, twoNodes } from '../helpers/postgres';
+import { postgresForFile, recordingClient, twoNodes, untilKept } from '../helpers/postgres';
+import { until } from '../helpers/until';
 
 const pg = postgresForFile();
-
-async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/**
- * `read` called until a call sends no statement (`reads` counts them): answered from memory once
- * the notifications of the writes before have arrived. Answers that call's value.
- */
-async function untilKept<T>(reads: () => number, read: () => Promise<T>): Promise<T> {
-  let value: T | undefined;
-  await until(async () => {
-    const at = reads();
-    value = await read();
-    return reads() === at;
-  });
-  return value as T;
-}
 
 const clock = { now: () => Date.now() };
 let n = 0;
