@@ -6,6 +6,7 @@
  * @module
  */
 import type { ModelMessage } from 'ai';
+import { messagePage } from '../sessions/message-store';
 import type { Message, MessagePart, Session, SessionStore } from '../sessions/session-store';
 
 type AssistantPart = Extract<ModelMessage, { role: 'assistant' }>['content'] extends infer C
@@ -58,14 +59,7 @@ export function listedMessages(
 ): Pick<SessionStore, 'getMessage' | 'messages'> {
   return {
     getMessage: async (id) => list.find((m) => m.id === id) ?? (await sessions.getMessage(id)),
-    async messages(_sessionId, options = {}) {
-      let out = [...list];
-      if (options.after) {
-        const index = out.findIndex((m) => m.id === options.after);
-        out = index === -1 ? out : out.slice(index + 1);
-      }
-      return options.limit ? out.slice(-options.limit) : out;
-    },
+    messages: async (_sessionId, options) => messagePage([...list], options),
   };
 }
 

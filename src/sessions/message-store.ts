@@ -21,6 +21,19 @@ export const toMessage = (row: MessageRow): Message => ({
   usage: row.usage ? JSON.parse(row.usage) : null,
 });
 
+/**
+ * `messages()`'s options over a session's messages in read order: those after the message `after`
+ * (all when it is not among them), then the last `limit`.
+ */
+export function messagePage(list: Message[], options: { limit?: number; after?: string } = {}): Message[] {
+  let out = list;
+  if (options.after) {
+    const index = out.findIndex((m) => m.id === options.after);
+    out = index === -1 ? out : out.slice(index + 1);
+  }
+  return options.limit ? out.slice(-options.limit) : out;
+}
+
 /** The message an append returns, as a read would return it (the caller's parts stay its own). */
 export function appendedMessage(
   input: AppendInput,
@@ -140,12 +153,7 @@ export function createMessageStore(deps: {
         (sql('SELECT * FROM messages WHERE session_id = ? ORDER BY created_at, rowid').all(
           sessionId,
         ) as MessageRow[]);
-      let list = rows.map(toMessage);
-      if (options.after) {
-        const index = list.findIndex((m) => m.id === options.after);
-        list = index === -1 ? list : list.slice(index + 1);
-      }
-      return options.limit ? list.slice(-options.limit) : list;
+      return messagePage(rows.map(toMessage), options);
     },
     async deleteMessage(id) {
       written?.deleted(id);

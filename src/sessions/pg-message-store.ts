@@ -10,10 +10,10 @@ import type { SqlClient } from '../store/postgres/client';
 import { remember } from '../store/read-scope';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
-import { appendedMessage, toMessage } from './message-store';
+import { appendedMessage, messagePage, toMessage } from './message-store';
 import { sessionRowKey, wroteMessages, wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
-import type { Message, MessageRow, SessionRow, SessionStore } from './types';
+import type { MessageRow, SessionRow, SessionStore } from './types';
 
 export type PostgresMessageStore = AsyncOf<
   Pick<
@@ -136,12 +136,7 @@ export function createPostgresMessageStore(deps: {
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ORDER BY created_at, row_seq`,
       [sessionId],
     );
-    let list: Message[] = rows.map(toMessage);
-    if (options.after) {
-      const index = list.findIndex((m) => m.id === options.after);
-      list = index === -1 ? list : list.slice(index + 1);
-    }
-    return options.limit ? list.slice(-options.limit) : list;
+    return messagePage(rows.map(toMessage), options);
   };
   return {
     appendMessage: async (input) => (await append(input, false)).message,
