@@ -94,12 +94,14 @@ export async function* chatStreamParts(
       if (next.done) break;
       parser.feed(decoder.decode(next.value, { stream: true }));
       if (events.length === 0) continue;
-      const batch = events.splice(0);
-      for (const data of batch) {
+      // Read in place and emptied after (no array per read): only this loop feeds the parser.
+      for (let i = 0; i < events.length; i++) {
+        const data = events[i];
         if (data === '[DONE]') continue;
         const now = plain ? parsedNow(data, plain) : undefined;
         state.chunk(now ?? (await safeParseJSON({ text: data, schema: input.schema as never })));
       }
+      events.length = 0;
       yield* state.take();
     }
     finished = true;

@@ -24,8 +24,9 @@ export function bearerAuth(options: AuthOptions): MiddlewareHandler {
     if (open.has(c.req.path)) return next();
     // An empty token (e.g. SVC_HTTP_TOKEN="") is no token: it never matches an empty bearer.
     const token = options.token() || undefined;
-    const style = options.styleFor?.(c.req.path) ?? 'canonical';
+    // The error style is looked up only for a refusal: an admitted request (every compat one) needs none.
     const deny = (message: string) => {
+      const style = options.styleFor?.(c.req.path) ?? 'canonical';
       const response = errorResponse(c, new SvcError('unauthorized', message), { style });
       response.headers.set('www-authenticate', 'Bearer realm="svc"');
       return response;
