@@ -50,6 +50,7 @@ export type AgentSessions = Pick<
   | 'get'
   | 'getMessage'
   | 'messages'
+  | 'messagesVersion'
   | 'require'
   | 'root'
   | 'update'

@@ -125,6 +125,12 @@ export interface SessionStore {
     message: Message;
     messages: Message[];
   }>;
+  /**
+   * The write counter of the session's messages in this process, with `appendWithMessages` (taken
+   * before its append, compared later: equal, this process wrote none of them since, so the list it
+   * answered still holds). Absent where `appendWithMessages` is.
+   */
+  messagesVersion?(sessionId: string): number;
   updateMessage(id: string, patch: MessagePatch): Promise<Message>;
   /**
    * A step's end where one statement can hold it (PostgreSQL; absent on SQLite, where the caller
