@@ -45,6 +45,7 @@ export type AgentSessions = Pick<
   | 'appendMessage'
   | 'appendWithMessages'
   | 'closeStep'
+  | 'closeStepWrite'
   | 'create'
   | 'family'
   | 'get'
@@ -79,6 +80,7 @@ export type AgentRuns = Pick<
   | 'takeOver'
   | 'update'
   | 'updateAndAppend'
+  | 'updateAndAppendAfter'
   | 'updateCancel'
 >;
 

@@ -3,6 +3,8 @@
  * it). Kept apart so the store's parts (message writes, search) share them without a cycle.
  * @module
  */
+import type { PrecedingWrite } from '../store/preceding-write';
+
 export type MessageRole = 'user' | 'assistant' | 'system' | 'tool';
 
 /** Provider data that must go back with a part on later turns (e.g. reasoning signatures). */
@@ -140,6 +142,12 @@ export interface SessionStore {
    * exist fails it all with updateMessage's not_found.
    */
   closeStep?(input: StepClose): Promise<Session | undefined>;
+  /**
+   * `closeStep` as a write that the run ledger makes first in its own statement
+   * (`RunLedger.updateAndAppendAfter`, PostgreSQL): a step's whole end in one statement, all or
+   * nothing (a missing message: not_found, nothing written). Its result is `closeStep`'s.
+   */
+  closeStepWrite?(input: StepClose): PrecedingWrite<Session | undefined>;
   getMessage(id: string): Promise<Message | undefined>;
   messages(sessionId: string, options?: { limit?: number; after?: string }): Promise<Message[]>;
   deleteMessage(id: string): Promise<void>;
