@@ -308,7 +308,8 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
     cost: stepCost,
   };
   // The run's row with its `step.finished` where the ledger can (one statement on PostgreSQL), sent
-  // with the messages' and the session's writes, unawaited: one round trip (src/store/postgres/client.ts).
+  // with the messages' and the session's writes, unawaited: one round trip (src/store/postgres/client.ts);
+  // on PostgreSQL those writes go first in the run's own statement (`before`, ./step-close.ts).
   const patch = { steps: c.steps, usage, cost: c.cost };
   // The session row comes back with its UPDATE: the next step's funnel takes its mode (./step-ends.ts).
   const [session, appended] =

@@ -6,6 +6,9 @@
  * message updated as `updateMessage` updates it (its search row following new parts), then the
  * session as `addUsage` updates it. The session's UPDATE reads the messages' CTE, so it runs after
  * them: the rows are locked in the order the separate statements locked them (messages, session).
+ * `closeStepWrite` (p-pgstep2) hands the same `WITH`s to the run ledger, which writes them first in
+ * the statement of the run's row and its `step.finished` (../store/preceding-write.ts): the whole
+ * step end in one statement, written only when every message and the run are there.
  * @module
  */
 import { SvcError } from '../errors';
@@ -117,7 +120,7 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock }):
 
 const notFound = (id: string) => new SvcError('not_found', `message_id: no message "${id}"`);
 
-/** `ANSWER` as the driver parses it (json). */
+/** `answerOf`'s value as the driver parses it (json). */
 interface StepAnswer {
   go: boolean;
   found: string[] | null;
