@@ -45,11 +45,13 @@ export type AgentSessions = Pick<
   | 'appendMessage'
   | 'appendWithMessages'
   | 'closeStep'
+  | 'closeStepWrite'
   | 'create'
   | 'family'
   | 'get'
   | 'getMessage'
   | 'messages'
+  | 'messagesVersion'
   | 'require'
   | 'root'
   | 'update'
@@ -78,6 +80,7 @@ export type AgentRuns = Pick<
   | 'takeOver'
   | 'update'
   | 'updateAndAppend'
+  | 'updateAndAppendAfter'
   | 'updateCancel'
 >;
 

@@ -14,7 +14,6 @@ import type { ModelMessage } from 'ai';
 import { toSvcError } from '../errors';
 import type { ResolvedModel, ResolveRequest } from '../providers/types';
 import type { FinalRunStatus } from '../runs/run-ledger';
-import { messagesVersion } from '../sessions/pg-session-rows';
 import type { Message, Usage } from '../sessions/session-store';
 import { withReadScope } from '../store/read-scope';
 import { activeNames } from './active-tools';
@@ -159,7 +158,7 @@ async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
   };
   // Taken before the append, which moves it once: any other write of this process to the
   // session's messages while it is on its way makes the history read with it stale.
-  const messagesAt = messagesVersion(sessionId);
+  const messagesAt = app.sessions.messagesVersion?.(sessionId);
   // Where the store can, the history the run starts from is read in the append's statement.
   const appended = app.sessions.appendWithMessages
     ? await app.sessions.appendWithMessages(prompt)
@@ -191,7 +190,10 @@ async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
     await c.ledger('error', { source: 'budget', failure });
     return outcome(c, 'failed', 'budget_exceeded', failureLine(failure), failure);
   }
-  const history = appended.messages && { messages: appended.messages, version: (messagesAt + 1) >>> 0 };
+  const history =
+    appended.messages && messagesAt !== undefined
+      ? { messages: appended.messages, version: (messagesAt + 1) >>> 0 }
+      : undefined;
   return { session, user, version, history };
 }
 
@@ -283,7 +285,7 @@ async function prepareRun(
   const autoCompact = config.options.auto_compact && window > 0;
   // The history read with the prompt, unless this process wrote a message of the session since.
   const listed =
-    opened.history && messagesVersion(sessionId) === opened.history.version
+    opened.history && app.sessions.messagesVersion?.(sessionId) === opened.history.version
       ? listedMessages(app.sessions, opened.history.messages)
       : app.sessions;
   const prior = await historyMessages(listed, session);

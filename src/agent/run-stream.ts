@@ -16,7 +16,7 @@ import { runFailure } from './failure';
 import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import type { RunContext, RunTurn } from './run-types';
-import { startStepClose } from './step-close';
+import { startStepClose, stepEndJoined } from './step-close';
 import { driveSteps, type StepPart } from './step-driver';
 import {
   recordStepEnd,
@@ -308,13 +308,19 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
     cost: stepCost,
   };
   // The run's row with its `step.finished` where the ledger can (one statement on PostgreSQL), sent
-  // with the messages' and the session's writes, unawaited: one round trip (src/store/postgres/client.ts).
+  // with the messages' and the session's writes, unawaited: one round trip (src/store/postgres/client.ts);
+  // on PostgreSQL those writes go first in the run's own statement (`before`, ./step-close.ts).
   const patch = { steps: c.steps, usage, cost: c.cost };
-  const [session, appended] = await Promise.all([
-    // The session row comes back with its UPDATE: the next step's funnel takes its mode (./step-ends.ts).
-    closing.written,
-    app.runs.updateAndAppend?.(run.id, patch, 'step.finished', finished),
-  ]);
+  // The session row comes back with its UPDATE: the next step's funnel takes its mode (./step-ends.ts).
+  const [session, appended] =
+    closing.before && app.runs.updateAndAppendAfter
+      ? await app.runs
+          .updateAndAppendAfter(run.id, patch, 'step.finished', finished, closing.before)
+          .then((joined) => [joined.before, joined] as const)
+      : await Promise.all([
+          closing.written,
+          app.runs.updateAndAppend?.(run.id, patch, 'step.finished', finished),
+        ]);
   closing.completed();
   if (recorder.text.trim()) c.resultMessageId = recorder.assistantId ?? c.resultMessageId;
   if (stepUsage) {
@@ -438,8 +444,10 @@ async function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart
         reasoning_tokens: part.usage.outputTokenDetails?.reasoningTokens ?? 0,
         cached_input_tokens: part.usage.inputTokenDetails?.cacheReadTokens ?? 0,
       };
-      // One transaction for the step's writes (messages, usage, ledger, bus log).
-      await app.store.transactions.run(async () => endStep(c, t, false));
+      // One transaction for the step's writes (messages, usage, ledger, bus log); none where they
+      // are one statement (./step-close.ts).
+      if (stepEndJoined(app) && !isHandOver(c.signal.reason)) await endStep(c, t, false);
+      else await app.store.transactions.run(async () => endStep(c, t, false));
       stampStepEnd(t, c.sessionId);
       break;
     case 'error':

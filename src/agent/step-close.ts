@@ -3,28 +3,49 @@
  * finished (./step-recorder.ts) and the session's usage. Where the store can hold them in one
  * statement (`closeStep`, PostgreSQL) they are one, where they were three (each statement costs
  * svc ≈ 0.12 ms there); elsewhere (SQLite: statements are cheap, the same calls as before) the
- * recorder's `finish` and `addUsage`. The rows, the events (`message.completed` once the messages
- * are written, before the step's `context.usage`) and their order are the same either way.
+ * recorder's `finish` and `addUsage`. Where the run ledger can also write them first in the
+ * statement of the run's row and its `step.finished` (`closeStepWrite` with
+ * `updateAndAppendAfter`, PostgreSQL, p-pgstep2), the whole step end is that one statement, all or
+ * nothing by itself: no transaction around it, so no BEGIN, no COMMIT and no second round trip.
+ * The rows, the events (`message.completed` once the messages are written, before the step's
+ * `context.usage`) and their order are the same either way.
  * @module
  */
 import type { Session, Usage } from '../sessions/types';
+import type { PrecedingWrite } from '../store/preceding-write';
 import type { AgentHost } from './deps';
 import type { StepRecorder } from './step-recorder';
+
+/** The session's and the run's stores as the step end writes them. */
+type StepEndStores = Pick<AgentHost, 'sessions' | 'runs'>;
+
+/**
+ * Whether a step's end is one statement on this store (`startStepClose` answers `before`), so it
+ * needs no transaction around it; a step handed over to another node still writes apart.
+ */
+export function stepEndJoined(app: StepEndStores): boolean {
+  return app.sessions.closeStepWrite !== undefined && app.runs.updateAndAppendAfter !== undefined;
+}
 
 /**
  * Starts the writes; resolves once they are all sent in order (the caller's next statement, the
  * run's row, goes after them), to the promise of the session row as the usage UPDATE left it, and
  * `completed`, which publishes the messages' completions once the caller's writes all answered (on
  * PostgreSQL: with the step's `context.usage` right after them, one append of the bus; SQLite's
- * `finish` has published them already).
+ * `finish` has published them already). With `before` instead of `written`, nothing is sent yet:
+ * the caller hands it to `updateAndAppendAfter`, which writes it first and answers its session row.
  */
 export async function startStepClose(
-  app: Pick<AgentHost, 'sessions'>,
+  app: StepEndStores,
   recorder: StepRecorder,
   sessionId: string,
   stepUsage: Usage | null,
   cost: number,
-): Promise<{ written: Promise<Session | undefined>; completed: () => void }> {
+): Promise<{
+  written?: Promise<Session | undefined>;
+  before?: PrecedingWrite<Session | undefined>;
+  completed: () => void;
+}> {
   const usage = stepUsage
     ? { input_tokens: stepUsage.input_tokens, output_tokens: stepUsage.output_tokens, cost }
     : undefined;
@@ -40,9 +61,9 @@ export async function startStepClose(
   const completed = () => {
     if (messages) recorder.completed();
   };
+  const close = { sessionId, messages: messages ?? [], ...(usage ? { usage } : {}) };
+  if (messages && sessions.closeStepWrite && stepEndJoined(app))
+    return { before: sessions.closeStepWrite(close), completed };
   if (!messages?.length && !usage) return { written: Promise.resolve(undefined), completed };
-  return {
-    written: sessions.closeStep({ sessionId, messages: messages ?? [], ...(usage ? { usage } : {}) }),
-    completed,
-  };
+  return { written: sessions.closeStep(close), completed };
 }

@@ -12,9 +12,8 @@
  * (run-control.ts), as it was by a read made a moment earlier.
  * @module
  */
-import { sessionRowKey } from '../sessions/pg-session-rows';
+import { sessionRowVersion } from '../sessions/session-row-version';
 import type { Session } from '../sessions/types';
-import { rowVersion } from '../store/read-scope';
 import type { RunTurn } from './run-types';
 
 /** The session's part of the funnel context (`funnelContext` reads it from the row otherwise). */
@@ -38,7 +37,7 @@ const stepEnds = new WeakMap<RunTurn, StepEnd>();
  * copy taken at one version is as fresh as a read while the version stays.
  */
 export function sessionVersion(sessionId: string): number {
-  return rowVersion(sessionRowKey(sessionId));
+  return sessionRowVersion(sessionId);
 }
 
 /** At a step's end (`t.stepsClosed` just counted it): the rows its UPDATEs answered. */

@@ -23,6 +23,7 @@
 import { hostname } from 'node:os';
 import { SvcError } from '../errors';
 import type { SqlClient } from '../store/postgres/client';
+import type { PrecedingWrite } from '../store/preceding-write';
 import { followedRuns } from './followed-runs';
 import { firstRunEvent, newRunRow } from './new-run';
 import { createPostgresRunQueries } from './pg-run-queries';
@@ -31,7 +32,7 @@ import { createPostgresRunWrites, type PostgresRunWrites } from './pg-run-write-
 import type { RunQueries } from './queries';
 import type { RunLedger, RunLedgerDeps } from './run-ledger';
 import { runStartedPayload } from './run-started';
-import type { ClaimResult } from './run-writes';
+import type { ClaimResult, RunPatch } from './run-writes';
 import type { AgentRun, RunEvent } from './types';
 
 export interface PostgresRunLedgerDeps extends Omit<RunLedgerDeps, 'db' | 'dbPath'> {
@@ -103,6 +104,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       return run;
     }),
     updateAndAppend: read(updateAndAppend(clock, writes, events)),
+    updateAndAppendAfter: updateAndAppendAfter(clock, writes, events, ready),
     append: read((runId: string, type: string, payload: Record<string, unknown> = {}) =>
       events.append(runId, type, payload),
     ),
@@ -276,6 +278,47 @@ function updateAndAppend(
     };
     events.announce(event);
     return { run, event };
+  };
+}
+
+/** `updateAndAppendAfter`: another domain's write, the run's update and one event in one statement. */
+function updateAndAppendAfter(
+  clock: RunLedgerDeps['clock'],
+  writes: Pick<PostgresRunWrites, 'updateRunWithEventAfter'>,
+  events: Pick<ReturnType<typeof postgresRunEvents>, 'known' | 'announce'>,
+  ready: () => Promise<void>,
+): NonNullable<RunLedger['updateAndAppendAfter']> {
+  return async <T>(
+    id: string,
+    patch: RunPatch,
+    type: string,
+    payload: Record<string, unknown>,
+    before: PrecedingWrite<T>,
+  ) => {
+    await ready();
+    const now = clock.now();
+    const { written, answer } = await writes.updateRunWithEventAfter(
+      id,
+      patch,
+      now,
+      { type, payload: JSON.stringify(payload), created_at: now },
+      before,
+    );
+    // `before` first: its not_found (a missing message) is the one the separate writes threw.
+    const result = before.read(answer);
+    if (!written) throw new SvcError('not_found', `run_id: no run "${id}"`);
+    const { run } = written;
+    events.known(id, run.session_id);
+    const event = {
+      ...written.event,
+      run_id: id,
+      session_id: run.session_id,
+      type,
+      payload,
+      created_at: now,
+    };
+    events.announce(event);
+    return { run, event, before: result };
   };
 }
 

@@ -10,6 +10,7 @@
  */
 import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
+import type { PrecedingWrite } from '../store/preceding-write';
 import { fromPg, type PgRunRow } from './pg-run-queries';
 import { type RunWrites, runInsertValues, runPatchColumns } from './run-repository';
 import type { AgentRun, AlongsideWrite } from './types';
@@ -80,6 +81,18 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     now: number,
     event: RunEventWrite,
   ): Promise<{ run: AgentRun; event: { id: number; seq: number } } | undefined>;
+  /**
+   * `before`'s writes, then `updateRunWithEvent`, in one statement (the run's UPDATE reads
+   * `before.last`, so its row is locked after `before`'s); nothing is written unless `before.ready`
+   * holds and the run exists. `written` undefined: nothing was (`answer` tells `before` why).
+   */
+  updateRunWithEventAfter(
+    id: string,
+    patch: Parameters<RunWrites['updateRun']>[1],
+    now: number,
+    event: RunEventWrite,
+    before: PrecedingWrite<unknown>,
+  ): Promise<{ written?: { run: AgentRun; event: { id: number; seq: number } }; answer: unknown }>;
   /**
    * `alongside` (a data-modifying WITH, run whether or not the run exists) and then, when the
    * run exists, migration 30's append to it, in one statement: both or neither. Undefined: no such
@@ -155,6 +168,8 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       );
       return row ? splitEvent(row) : undefined;
     },
+    updateRunWithEventAfter: (id, patch, now, event, before) =>
+      updateRunWithEventAfter(sql, id, patch, now, event, before),
     async interruptIfRunning(id, reason, now) {
       return (
         (await sql.run(
@@ -263,6 +278,31 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
 
 const CLAIM = `UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4
   WHERE id = $5 AND status = 'queued'`;
+
+/** `PostgresRunWrites.updateRunWithEventAfter` (see there). */
+async function updateRunWithEventAfter(
+  sql: SqlClient,
+  ...[id, patch, now, event, before]: Parameters<PostgresRunWrites['updateRunWithEventAfter']>
+): ReturnType<PostgresRunWrites['updateRunWithEventAfter']> {
+  const n = before.values.length;
+  const columns = runPatchColumns(patch, now);
+  const sets = columns.map(([column], i) => `${column} = $${n + i + 1}`).join(', ');
+  const k = n + columns.length;
+  // g: read once, before any write (one snapshot); the run's UPDATE follows before's last WITH.
+  const row = await sql.one<PgRunRowWithEvent & { svc_before: unknown }>(
+    `WITH g AS (SELECT (${before.ready}) AND EXISTS (SELECT 1 FROM agent_runs WHERE id = $${k + 1}) AS go),
+       ${before.ctes('(SELECT go FROM g)')},
+       r AS (UPDATE agent_runs SET ${sets} WHERE id = $${k + 1} AND (SELECT go FROM g)
+               AND (SELECT count(*) FROM ${before.last}) >= 0 RETURNING *)
+       SELECT x.*, (${before.answer('(SELECT go FROM g)')}) AS svc_before FROM (SELECT 1) AS one
+         LEFT JOIN LATERAL (SELECT r.*, a.event_id AS svc_event_id, a.event_seq AS svc_event_seq
+           FROM r, LATERAL svc_append_run_event(r.id, r.session_id, $${k + 2}, $${k + 3}, $${k + 4}) a) x ON true`,
+    [...before.values, ...columns.map(([, value]) => value), id, event.type, event.payload, event.created_at],
+  );
+  if (!row) throw new Error(`agent_runs: no row answered for run ${id}`);
+  const { svc_before: answer, ...rest } = row;
+  return rest.id === null || rest.id === undefined ? { answer } : { written: splitEvent(rest), answer };
+}
 
 /** The UPDATE of a run's patched columns and its parameters. */
 function updateStatement(

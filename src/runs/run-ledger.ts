@@ -11,6 +11,7 @@
 import { hostname } from 'node:os';
 import { SvcError } from '../errors';
 import type { Db } from '../store/db';
+import type { PrecedingWrite } from '../store/preceding-write';
 import { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
 import { asyncRunQueries, createSqliteRunQueries, type RunQueries } from './queries';
@@ -72,6 +73,19 @@ export interface RunLedger {
     type: string,
     payload: Record<string, unknown>,
   ): Promise<{ run: AgentRun; event: RunEvent }>;
+  /**
+   * PostgreSQL: `before` (another domain's write: a step end's messages and session usage), then
+   * `updateAndAppend`, in one statement: all or nothing, no transaction needed around them. Answers
+   * `before`'s result too. `before`'s rows missing: its `read` throws, nothing written; the run
+   * missing: not_found, nothing written. Absent (SQLite): the caller writes them one by one.
+   */
+  updateAndAppendAfter?<T>(
+    id: string,
+    patch: RunPatch,
+    type: string,
+    payload: Record<string, unknown>,
+    before: PrecedingWrite<T>,
+  ): Promise<{ run: AgentRun; event: RunEvent; before: T }>;
   /**
    * SQLite: a run's events of one type (`tool.finished`) as stored, when this process appended
    * every event of the run (./run-events.ts `takeAppended`); undefined: read them. Once per run.

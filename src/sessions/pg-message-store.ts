@@ -11,7 +11,7 @@ import { remember } from '../store/read-scope';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
 import { appendedMessage, messagePage, toMessage } from './message-store';
-import { sessionRowKey, wroteMessages, wroteSession } from './pg-session-rows';
+import { messagesVersion, sessionRowKey, wroteMessages, wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
 import type { MessageRow, SessionRow, SessionStore } from './types';
 
@@ -21,7 +21,7 @@ export type PostgresMessageStore = AsyncOf<
     'appendMessage' | 'updateMessage' | 'getMessage' | 'messages' | 'deleteMessage' | 'messageCount'
   >
 > &
-  Required<Pick<SessionStore, 'appendWithMessages'>>;
+  Required<Pick<SessionStore, 'appendWithMessages' | 'messagesVersion'>>;
 
 type AppendInput = Parameters<SessionStore['appendMessage']>[0];
 
@@ -140,6 +140,7 @@ export function createPostgresMessageStore(deps: {
   };
   return {
     appendMessage: async (input) => (await append(input, false)).message,
+    messagesVersion,
     async appendWithMessages(input) {
       const { message, row, stored } = await append(input, true);
       // The session vanished between the statement and the check (requireSession found it):

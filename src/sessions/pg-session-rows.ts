@@ -7,9 +7,9 @@
  */
 import type { SqlClient } from '../store/postgres/client';
 import { rowVersion, wrote } from '../store/read-scope';
+import { sessionRowKey } from './session-row-version';
 
-/** A session row's key in a read scope. */
-export const sessionRowKey = (id: string) => `sessions:${id}`;
+export { sessionRowKey };
 
 /** After this process wrote the session's row (again when the transaction it is in ends). */
 export function wroteSession(sql: SqlClient, id: string): void {

@@ -107,7 +107,7 @@ export function createPostgresSessionStore(deps: {
     },
     search: createPostgresSessionSearch({ sql, toSession }),
     ...messageStore,
-    closeStep: createPostgresStepClose({ sql, clock: deps.clock }),
+    ...createPostgresStepClose({ sql, clock: deps.clock }),
     async count() {
       return (await sql.one<{ n: number }>('SELECT count(*) AS n FROM sessions'))?.n ?? 0;
     },

@@ -6,10 +6,14 @@
  * message updated as `updateMessage` updates it (its search row following new parts), then the
  * session as `addUsage` updates it. The session's UPDATE reads the messages' CTE, so it runs after
  * them: the rows are locked in the order the separate statements locked them (messages, session).
+ * `closeStepWrite` (p-pgstep2) hands the same `WITH`s to the run ledger, which writes them first in
+ * the statement of the run's row and its `step.finished` (../store/preceding-write.ts): the whole
+ * step end in one statement, written only when every message and the run are there.
  * @module
  */
 import { SvcError } from '../errors';
 import type { SqlClient } from '../store/postgres/client';
+import type { PrecedingWrite } from '../store/preceding-write';
 import type { Clock } from '../util/ids';
 import { wroteMessages, wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
@@ -17,32 +21,43 @@ import type { Session, SessionRow, StepClose } from './types';
 
 // $1…$10: the messages, one array element each (unnest keeps them aligned); $11 the time;
 // $12…$16 the usage (applied when $12). The search row follows only messages whose parts changed
-// ($7), as in updateMessage.
-const CLOSE_STEP = `WITH p AS (
+// ($7), as in updateMessage. Every write obeys `go` (true alone; `closeStepWrite`'s gate).
+const stepCtes = (go: string) => `p AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::double precision[],
                          $6::boolean[], $7::boolean[], $8::text[], $9::text[], $10::text[])
       AS p(id, parts, has_usage, usage, cost, finished, has_doc, tools, body, terms)),
   m AS (UPDATE messages x SET parts = coalesce(p.parts, x.parts),
           usage = CASE WHEN p.has_usage THEN p.usage ELSE x.usage END, cost = coalesce(p.cost, x.cost),
           updated_at = $11, finished_at = CASE WHEN p.finished THEN $11 ELSE x.finished_at END
-        FROM p WHERE x.id = p.id RETURNING x.id),
+        FROM p WHERE x.id = p.id AND ${go} RETURNING x.id),
   d AS (UPDATE message_search_docs y SET tools = p.tools, body = p.body, terms = p.terms::tsvector
         FROM p WHERE p.has_doc AND y.message_id = p.id AND p.id IN (SELECT id FROM m)),
   s AS (UPDATE sessions SET prompt_tokens = prompt_tokens + $13, completion_tokens = completion_tokens + $14,
           cost = cost + $15, updated_at = $11
-        WHERE $12 AND id = $16 AND (SELECT count(*) FROM m) >= 0 RETURNING *)
+        WHERE $12 AND id = $16 AND ${go} AND (SELECT count(*) FROM m) >= 0 RETURNING *)`;
+
+const CLOSE_STEP = `WITH ${stepCtes('true')}
   SELECT (SELECT array_agg(id) FROM m) AS svc_updated, s.* FROM (SELECT 1) AS one LEFT JOIN s ON true`;
+
+// closeStepWrite: every message of $1 exists (read before any write); the answer says whether the
+// statement wrote (go), names the messages found and updated, and holds the session row.
+const READY =
+  'NOT EXISTS (SELECT 1 FROM unnest($1::text[]) AS i(id) WHERE NOT EXISTS (SELECT 1 FROM messages WHERE id = i.id))';
+const answerOf = (go: string) => `json_build_object('go', ${go},
+    'found', (SELECT array_agg(i.id) FROM unnest($1::text[]) AS i(id) WHERE EXISTS (SELECT 1 FROM messages WHERE id = i.id)),
+    'updated', (SELECT array_agg(id) FROM m), 'session', (SELECT row_to_json(s) FROM s))`;
 
 type Answer = SessionRow & { svc_updated: string[] | null };
 
-export function createPostgresStepClose(deps: {
-  sql: SqlClient;
-  clock: Clock;
-}): (input: StepClose) => Promise<Session | undefined> {
+export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock }): {
+  closeStep: (input: StepClose) => Promise<Session | undefined>;
+  closeStepWrite: (input: StepClose) => PrecedingWrite<Session | undefined>;
+} {
   const { sql } = deps;
-  return async ({ sessionId, messages, usage }) => {
+  /** The statement's parameters, and what a write leaves behind (marks, not_found) once it answered. */
+  const prepared = ({ sessionId, messages, usage }: StepClose) => {
     const docs = messages.map(({ patch }) => (patch.parts ? searchDocOf(patch.parts) : undefined));
-    const answer = await sql.one<Answer>(CLOSE_STEP, [
+    const values = [
       messages.map((m) => m.id),
       messages.map(({ patch }) => (patch.parts ? JSON.stringify(patch.parts) : null)),
       messages.map(({ patch }) => patch.usage !== undefined),
@@ -59,16 +74,56 @@ export function createPostgresStepClose(deps: {
       usage?.output_tokens ?? 0,
       usage?.cost ?? 0,
       sessionId,
-    ]);
-    if (messages.length) wroteMessages(sessionId);
-    if (usage) wroteSession(sql, sessionId);
-    const updated = new Set(answer?.svc_updated ?? []);
-    // As the separate updateMessage calls: the others' writes stand (a transaction around rolls
-    // them back with this error).
-    const missing = messages.find((m) => !updated.has(m.id));
-    if (missing) throw new SvcError('not_found', `message_id: no message "${missing.id}"`);
-    if (!usage || !answer || answer.id === null) return undefined;
-    const { svc_updated: _, ...row } = answer;
-    return { ...row, metadata: JSON.parse(row.metadata) };
+    ];
+    const wrote = (updated: string[] | null, row: SessionRow | null | undefined): Session | undefined => {
+      if (messages.length) wroteMessages(sessionId);
+      if (usage) wroteSession(sql, sessionId);
+      const done = new Set(updated ?? []);
+      // As the separate updateMessage calls: the others' writes stand (a transaction around rolls
+      // them back with this error).
+      const missing = messages.find((m) => !done.has(m.id));
+      if (missing) throw notFound(missing.id);
+      if (!usage || !row || row.id === null) return undefined;
+      return { ...row, metadata: JSON.parse(row.metadata) };
+    };
+    return { values, wrote };
   };
+  return {
+    async closeStep(input) {
+      const { values, wrote } = prepared(input);
+      const answer = await sql.one<Answer>(CLOSE_STEP, values);
+      const { svc_updated, ...row } = answer ?? { svc_updated: null };
+      return wrote(svc_updated, row as SessionRow);
+    },
+    closeStepWrite(input) {
+      const { values, wrote } = prepared(input);
+      return {
+        values,
+        ready: READY,
+        ctes: stepCtes,
+        last: 's',
+        answer: answerOf,
+        read(value) {
+          const answer = value as StepAnswer;
+          // Not ready: nothing written; name a message that is missing, as updateMessage would.
+          const found = new Set(answer.found ?? []);
+          const missing = input.messages.find((m) => !found.has(m.id));
+          if (missing) throw notFound(missing.id);
+          // Its messages there, nothing written: the run is missing (the ledger says so).
+          if (!answer.go) return undefined;
+          return wrote(answer.updated, answer.session);
+        },
+      };
+    },
+  };
+}
+
+const notFound = (id: string) => new SvcError('not_found', `message_id: no message "${id}"`);
+
+/** `answerOf`'s value as the driver parses it (json). */
+interface StepAnswer {
+  go: boolean;
+  found: string[] | null;
+  updated: string[] | null;
+  session: SessionRow | null;
 }

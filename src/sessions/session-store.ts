@@ -11,7 +11,7 @@ import { statementCache } from '../store/statement-cache';
 import { transactionMemo } from '../store/transaction-memo';
 import type { Clock, Ids } from '../util/ids';
 import { createMessageStore } from './message-store';
-import { sessionRowKey } from './pg-session-rows';
+import { sessionRowKey } from './session-row-version';
 import { createSessionSearch } from './session-search';
 import { createSessionSearchRepository } from './session-search-repository';
 import type { CreateSessionInput, Session, SessionRow, SessionStore } from './types';

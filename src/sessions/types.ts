@@ -3,6 +3,8 @@
  * it). Kept apart so the store's parts (message writes, search) share them without a cycle.
  * @module
  */
+import type { PrecedingWrite } from '../store/preceding-write';
+
 export type MessageRole = 'user' | 'assistant' | 'system' | 'tool';
 
 /** Provider data that must go back with a part on later turns (e.g. reasoning signatures). */
@@ -125,6 +127,12 @@ export interface SessionStore {
     message: Message;
     messages: Message[];
   }>;
+  /**
+   * The write counter of the session's messages in this process, with `appendWithMessages` (taken
+   * before its append, compared later: equal, this process wrote none of them since, so the list it
+   * answered still holds). Absent where `appendWithMessages` is.
+   */
+  messagesVersion?(sessionId: string): number;
   updateMessage(id: string, patch: MessagePatch): Promise<Message>;
   /**
    * A step's end where one statement can hold it (PostgreSQL; absent on SQLite, where the caller
@@ -134,6 +142,12 @@ export interface SessionStore {
    * exist fails it all with updateMessage's not_found.
    */
   closeStep?(input: StepClose): Promise<Session | undefined>;
+  /**
+   * `closeStep` as a write that the run ledger makes first in its own statement
+   * (`RunLedger.updateAndAppendAfter`, PostgreSQL): a step's whole end in one statement, all or
+   * nothing (a missing message: not_found, nothing written). Its result is `closeStep`'s.
+   */
+  closeStepWrite?(input: StepClose): PrecedingWrite<Session | undefined>;
   getMessage(id: string): Promise<Message | undefined>;
   messages(sessionId: string, options?: { limit?: number; after?: string }): Promise<Message[]>;
   deleteMessage(id: string): Promise<void>;

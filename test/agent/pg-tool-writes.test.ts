@@ -2,7 +2,8 @@
  * A tool step's call and result on a PostgreSQL App (issue 18, item 6): each is one write (the
  * message row's insert or update; the event is appended by the bus, never in a store
  * transaction), so it goes out on its own, without BEGIN and COMMIT around it
- * (`transactions.together` in src/agent/run-stream.ts). The step's end stays one transaction.
+ * (`transactions.together` in src/agent/run-stream.ts). The step's end is one statement too (the
+ * messages, the usage, the run's row and its event: src/agent/step-close.ts), so it needs none.
  */
 import { describe, expect, it } from 'vitest';
 import type { SqlClient } from '../../src/store/postgres/client';
@@ -13,7 +14,7 @@ import { migratedDatabase, postgresForFile } from '../helpers/postgres';
 const pg = postgresForFile();
 
 describe.skipIf(!pg.available)('tool call and result writes on PostgreSQL', () => {
-  it('STORE-PG-agent: the tool message writes run outside a transaction, the step end inside one', async () => {
+  it('STORE-PG-agent: the tool message writes and the step end run outside a transaction', async () => {
     const sql = await migratedDatabase(pg.cluster());
     // The message writes the store sends, with whether a transaction was open around each.
     const writes: { text: string; params: readonly unknown[]; inTransaction: boolean }[] = [];
@@ -47,13 +48,14 @@ describe.skipIf(!pg.available)('tool call and result writes on PostgreSQL', () =
       const insertOf = (id: string) => inserts.find((w) => w.params[0] === id);
       expect(insertOf(assistant.id)?.inTransaction).toBe(false);
       expect(insertOf(tool.id)?.inTransaction).toBe(false);
-      // The step's end (the messages finished, usage, ledger) is still one transaction; its
-      // messages' updates are one statement with the usage (the session store's closeStep).
+      // The step's end (the messages finished, usage, the run's row and its event) is one
+      // statement, all or nothing by itself: no transaction around it.
       const finishing = writes.filter(
         (w) => /UPDATE messages/.test(w.text) && (w.params[0] as string[] | undefined)?.includes?.(tool.id),
       );
-      expect(finishing.length).toBeGreaterThan(0);
-      expect(finishing.every((w) => w.inTransaction)).toBe(true);
+      expect(finishing).toHaveLength(1);
+      expect(finishing[0]?.text).toMatch(/UPDATE agent_runs/);
+      expect(finishing[0]?.inTransaction).toBe(false);
     } finally {
       await app.close();
       await sql.close();

@@ -1,0 +1,35 @@
+/**
+ * A write of one domain's PostgreSQL tables that another domain's repository makes in its own
+ * statement, first (issue 18 item 6, p-pgstep2): the agent's step end writes the session's
+ * messages and usage, then the run's row and its `step.finished` event; as one statement they cost
+ * no BEGIN, no COMMIT and no second round trip. Each repository keeps its own SQL: the one that
+ * writes first hands over its data-modifying `WITH`s as text, opaque to the caller that passes it
+ * on, and reads its own answer back (`read`). Only statement text and values cross, never a table
+ * name the other domain would have to know.
+ * @module
+ */
+
+/** The preceding write: its `WITH`s, the gate they obey, its answer and how to read it. */
+export interface PrecedingWrite<T> {
+  /** The parameters of `ctes`, `ready` and `answer` ($1…$n; the statement numbers its own after). */
+  readonly values: readonly unknown[];
+  /**
+   * A boolean SQL expression read before anything is written: false, the rows this write needs
+   * are missing, and the statement writes nothing at all (neither this write nor the other's).
+   */
+  readonly ready: string;
+  /**
+   * The data-modifying `WITH`s (`name AS (…), …`, without the `WITH`), each writing only where
+   * `go` (a boolean SQL expression the statement passes) holds.
+   */
+  ctes(go: string): string;
+  /** The `WITH` the other domain's write must follow (it reads it: rows locked in this order). */
+  readonly last: string;
+  /** A SQL expression over the `WITH`s and `go`: what the statement answers for this write (JSON). */
+  answer(go: string): string;
+  /**
+   * This write's result from `answer`'s value; throws when its own rows are missing (not_found).
+   * When `go` was false for another reason (the other write's rows), its result is not used.
+   */
+  read(answer: unknown): T;
+}
