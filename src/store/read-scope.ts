@@ -57,16 +57,18 @@ export async function withReadScope<T>(fn: () => Promise<T>): Promise<T> {
  * The row under `key`: this scope's copy when no write of this process touched it since, else
  * `load()` (remembered in the scope). Outside a scope, `load()`.
  */
-export async function readThrough<T>(key: string, load: () => Promise<T>): Promise<T> {
+export function readThrough<T>(key: string, load: () => Promise<T>): Promise<T> {
   const scope = ambient.getStore();
+  // No async wrapper: a read outside a scope is `load()`'s own promise alone (issue 18, item 6).
   if (!scope?.open) return load();
   const at = slot(key);
   const cached = scope.rows.get(key);
-  if (cached && cached.version === versions[at]) return cached.value as T;
+  if (cached && cached.version === versions[at]) return Promise.resolve(cached.value as T);
   const version = versions[at];
-  const value = await load();
-  if (scope.open) scope.rows.set(key, { version, value });
-  return value;
+  return load().then((value) => {
+    if (scope.open) scope.rows.set(key, { version, value });
+    return value;
+  });
 }
 
 /** This scope's copy of the row under `key`, when it holds one not stale; nothing is read. */

@@ -11,7 +11,7 @@ import { SvcError } from '../../errors';
 import { type ScopedStorage, scopedStorage } from '../async-scope';
 import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
 import { storeError } from './errors';
-import { pooledBatches, type Queryable } from './pool-batches';
+import { type Answer, pooledBatches, type Submit } from './pool-batches';
 
 /** Statements on one connection (the pool, or the connection a transaction holds). */
 export interface SqlExecutor {
@@ -114,7 +114,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   // An idle connection the server drops must not take the process down; the next query reports it.
   pool.on('error', () => {});
 
-  const executor = (on: Queryable, order?: Serial) => executorOf(on, fail, order);
+  const executor = (submit: Submit) => executorOf(submit, fail);
   /** This process's transactions holding a connection now (./pool-batches.ts: when writes may share one). */
   let openTransactions = 0;
 
@@ -133,23 +133,40 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     const store = ambient.getStore();
     return store && !joined() ? store.root.done : undefined;
   };
-  const current = async (): Promise<SqlExecutor> => {
+  /**
+   * Where this context's statements go, decided synchronously (no promise on the way): its open
+   * scope's transaction, else the pool; once its whole transaction has ended, the pool after that
+   * end (a promise to wait for).
+   */
+  const current = (): SqlExecutor | Promise<void> => {
+    if (ambient.open === 0) return pooled;
     const scope = joined();
     if (scope) return scope.tx;
-    const end = ended();
-    if (end) await end;
-    return pooled;
+    return ended() ?? pooled;
   };
 
   const client: SqlClient = {
-    query: async (text, params) => (await current()).query(text, params),
-    one: async (text, params) => (await current()).one(text, params),
-    run: async (text, params) => (await current()).run(text, params),
+    query: (text, params) => {
+      const on = current();
+      return on instanceof Promise ? on.then(() => pooled.query(text, params)) : on.query(text, params);
+    },
+    one: (text, params) => {
+      const on = current();
+      return on instanceof Promise ? on.then(() => pooled.one(text, params)) : on.one(text, params);
+    },
+    run: (text, params) => {
+      const on = current();
+      return on instanceof Promise ? on.then(() => pooled.run(text, params)) : on.run(text, params);
+    },
     target,
     redactedUrl,
     inTransaction: () => joined() !== undefined,
     afterTransaction(fn) {
-      void ambient.getStore()?.root.done.then(fn);
+      const root = ambient.getStore()?.root;
+      if (!root) return;
+      // Called at the end without a promise each; a transaction already ended calls it next.
+      if (root.after) root.after.push(fn);
+      else queueMicrotask(fn);
     },
     autocommit: pooled,
     dedicated: (applicationName) =>
@@ -183,13 +200,13 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       };
       connection.on('error', dropped);
       const lazy = lazyTransaction(connection);
-      const tx = executor(connection, lazy.ordered);
+      const tx = executor(lazy.send);
       let finished!: () => void;
       const done = new Promise<void>((resolve) => {
         finished = resolve;
       });
       const scope: Scope = {
-        root: { tx, savepoints: 0, done, control: lazy.control },
+        root: { tx, savepoints: 0, done, control: lazy.control, after: [] },
         tx,
         open: true,
         chain: Promise.resolve(),
@@ -223,6 +240,9 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         openTransactions--;
         connection.off('error', dropped);
         connection.release(broken);
+        const { after } = scope.root;
+        scope.root.after = undefined;
+        for (const fn of after ?? []) fn();
         finished();
       }
     },
@@ -234,28 +254,28 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
 }
 
 /**
- * `on`'s statements; on a checked-out connection, one after another (`order`): the statements a
- * transaction's body starts without awaiting each (concurrent repository calls, work it started)
- * are sent in call order, each once the previous has answered, as pg queued them, without asking
- * pg to queue (deprecated: "client.query() when the client is already executing a query").
+ * The statements `submit` sends, one promise each (the driver answers by callback, ./pool-batches.ts):
+ * ≈ 20 promises a statement went through the layers before (docs/performance.md, 2026-11-30).
+ * On a checked-out connection `submit` writes each statement at its call (the lazy transaction's
+ * `send`): statements a transaction's body starts without awaiting each (concurrent repository
+ * calls, work it started) are sent in call order, as pg queued them, without asking pg to queue
+ * (deprecated: "client.query() when the client is already executing a query").
  */
-function executorOf(on: Queryable, fail: (error: unknown) => unknown, order?: Serial): SqlExecutor {
-  const send = async <T extends QueryResultRow>(text: string, params: readonly unknown[]) => {
-    try {
-      const query = () => on.query<T>(text, [...params]) as Promise<QueryResult<T>>;
-      return await (order ? order(query) : query());
-    } catch (error) {
-      throw fail(error);
-    }
-  };
+function executorOf(submit: Submit, fail: (error: unknown) => unknown): SqlExecutor {
+  const send = <R>(text: string, params: readonly unknown[], pick: (result: QueryResult) => R): Promise<R> =>
+    new Promise<R>((resolve, reject) => {
+      submit(text, [...params], (error, result) => {
+        if (error || !result) reject(fail(error));
+        else resolve(pick(result));
+      });
+    });
   return {
-    query: async <T extends QueryResultRow>(text: string, params: readonly unknown[] = []) =>
-      (await send<T>(text, params)).rows,
-    one: async <T extends QueryResultRow>(
-      text: string,
-      params: readonly unknown[] = [],
-    ): Promise<T | undefined> => (await send<T>(text, params)).rows[0],
-    run: async (text: string, params: readonly unknown[] = []) => (await send(text, params)).rowCount ?? 0,
+    query: <T extends QueryResultRow>(text: string, params: readonly unknown[] = []) =>
+      send(text, params, (result) => result.rows as T[]),
+    one: <T extends QueryResultRow>(text: string, params: readonly unknown[] = []) =>
+      send(text, params, (result) => result.rows[0] as T | undefined),
+    run: (text: string, params: readonly unknown[] = []) =>
+      send(text, params, (result) => result.rowCount ?? 0),
   };
 }
 
@@ -266,21 +286,23 @@ function executorOf(on: Queryable, fail: (error: unknown) => unknown, order?: Se
  * statement, answered in the same round trip (pg's pipeline mode; each keeps its own Sync, so an
  * error ends only its own): a body that sends nothing (nothing to write this time) costs nothing,
  * a savepoint whose body sent nothing is dropped. Under READ COMMITTED every statement reads its
- * own snapshot, so a later BEGIN changes nothing a statement sees. `ordered` sends the statements
- * one after another (`serial`); the control calls are ordered with them.
+ * own snapshot, so a later BEGIN changes nothing a statement sees. `send` writes each statement
+ * within its call, so statements and control calls go out in call order, the server runs them in
+ * that order, and a statement after a failed one fails as it would after its answer (the
+ * transaction is aborted either way).
  */
 function lazyTransaction(connection: PoolClient): {
-  ordered: Serial;
+  send: Submit;
   control: Control;
   end(command: 'COMMIT' | 'ROLLBACK'): Promise<void>;
 } {
-  const order = serial();
   /** Control statements not sent yet, in order; BEGIN first until the first statement. */
   const pending: string[] = ['BEGIN'];
   let begun = false;
-  const send = <T>(query: () => Promise<T>): Promise<T> => {
+  const send = (text: string, params: unknown[] | undefined, answer: Answer): void => {
     begun = true;
-    return pending.length ? withPrefix(connection, pending.splice(0), query) : query();
+    if (pending.length) withPrefix(connection, pending.splice(0), text, params, answer);
+    else submitOn(connection, text, params, answer);
   };
   /** Drops `SAVEPOINT name` and what followed it when it was never sent; whether it was. */
   const unsent = (name: string): boolean => {
@@ -290,91 +312,100 @@ function lazyTransaction(connection: PoolClient): {
     return true;
   };
   return {
-    ordered: (query) => order(() => send(query)),
+    send,
     control: {
-      savepoint: (name) =>
-        order(async () => {
-          pending.push(`SAVEPOINT ${name}`);
-        }),
-      release: (name) =>
-        order(async () => {
-          if (!unsent(name)) pending.push(`RELEASE SAVEPOINT ${name}`);
-        }),
-      rollbackTo: (name) =>
-        order(async () => {
-          if (!unsent(name)) pending.push(`ROLLBACK TO SAVEPOINT ${name}`);
-        }),
+      savepoint: (name) => {
+        pending.push(`SAVEPOINT ${name}`);
+      },
+      release: (name) => {
+        if (!unsent(name)) pending.push(`RELEASE SAVEPOINT ${name}`);
+      },
+      rollbackTo: (name) => {
+        if (!unsent(name)) pending.push(`ROLLBACK TO SAVEPOINT ${name}`);
+      },
     },
     end: (command) =>
-      order(async () => {
-        if (!begun) return;
+      new Promise<void>((resolve, reject) => {
+        if (!begun) return resolve();
         // A ROLLBACK undoes what is pending anyway.
         if (command === 'ROLLBACK') pending.length = 0;
-        const answer = await send(() => connection.query(command));
-        // PostgreSQL answers the COMMIT of an aborted transaction (a failed statement whose error
-        // was caught) with ROLLBACK and no error: say so, never report it committed.
-        if (command === 'COMMIT' && answer.command === 'ROLLBACK') {
-          throw new SvcError(
-            'internal',
-            'PostgreSQL rolled the transaction back at its COMMIT: a statement in it failed and its error was caught',
-          );
-        }
+        send(command, undefined, (error, answer) => {
+          if (error) return reject(error);
+          // PostgreSQL answers the COMMIT of an aborted transaction (a failed statement whose
+          // error was caught) with ROLLBACK and no error: say so, never report it committed.
+          if (command === 'COMMIT' && answer?.command === 'ROLLBACK') {
+            return reject(
+              new SvcError(
+                'internal',
+                'PostgreSQL rolled the transaction back at its COMMIT: a statement in it failed and its error was caught',
+              ),
+            );
+          }
+          resolve();
+        });
       }),
   };
 }
 
 /** A savepoint's control statements, sent with the transaction's next statement. */
 interface Control {
-  savepoint(name: string): Promise<void>;
-  release(name: string): Promise<void>;
-  rollbackTo(name: string): Promise<void>;
+  savepoint(name: string): void;
+  release(name: string): void;
+  rollbackTo(name: string): void;
+}
+
+/** One statement on `connection`, answered by callback (pg makes no promise then). */
+function submitOn(connection: PoolClient, text: string, params: unknown[] | undefined, answer: Answer): void {
+  try {
+    if (params) connection.query(text, params, answer as never);
+    else connection.query(text, answer as never);
+  } catch (error) {
+    answer(error as Error);
+  }
 }
 
 /**
- * The control statements `prefix` and then `query` in one write, answered together: one round
- * trip where there were several (the pool's connections are in pg's pipeline mode). The first
- * failure is thrown: when a control statement fails, the statement's answer is not taken (the
- * caller's ROLLBACK follows).
+ * The control statements `prefix` and then the statement in one write, answered together: one
+ * round trip where there were several (the pool's connections are in pg's pipeline mode). Once
+ * all have answered, the first failure is the statement's answer: when a control statement fails,
+ * the statement's answer is not taken (the caller's ROLLBACK follows).
  */
-async function withPrefix<T>(connection: PoolClient, prefix: string[], query: () => Promise<T>): Promise<T> {
+function withPrefix(
+  connection: PoolClient,
+  prefix: string[],
+  text: string,
+  params: unknown[] | undefined,
+  answer: Answer,
+): void {
   const stream = (connection as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
+  const errors: (Error | null | undefined)[] = [];
+  let result: QueryResult | undefined;
+  let unanswered = prefix.length + 1;
+  const answered = (index: number): Answer => {
+    let called = false;
+    return (error, answerOf) => {
+      if (called) return;
+      called = true;
+      errors[index] = error;
+      if (index === prefix.length) result = answerOf;
+      if (--unanswered > 0) return;
+      const failure = errors.find((each) => each);
+      if (failure) answer(failure);
+      else answer(undefined, result);
+    };
+  };
   stream?.cork?.();
-  const sent: Promise<unknown>[] = [];
-  let answer: Promise<T>;
   try {
-    for (const text of prefix) sent.push(connection.query(text));
-    answer = query();
+    prefix.forEach((control, index) => {
+      submitOn(connection, control, undefined, answered(index));
+    });
+    submitOn(connection, text, params, answered(prefix.length));
   } finally {
     stream?.uncork?.();
   }
-  const settled = await Promise.allSettled([...sent, answer]);
-  for (const result of settled) if (result.status === 'rejected') throw result.reason;
-  return (settled[settled.length - 1] as PromiseFulfilledResult<T>).value;
 }
 
 type Corkable = { cork?(): void; uncork?(): void };
-
-/** Runs the functions given in call order (a failure does not stop the next). */
-type Serial = <T>(fn: () => Promise<T>) => Promise<T>;
-
-/**
- * Calls each function given once the previous one was called, not once it answered: on a
- * pipelined connection (each statement's write happens within its call) statements a transaction
- * sends without awaiting each other go out back to back and are answered in one round trip. The
- * server runs them in that order, as before, so what each sees is unchanged; a statement after a
- * failed one fails as it did when sent after its answer (the transaction is aborted either way).
- */
-function serial(): Serial {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T>(fn: () => Promise<T>) => {
-    let answer!: Promise<T>;
-    const called = tail.then(() => {
-      answer = fn();
-    });
-    tail = called.catch(() => {});
-    return called.then(() => answer);
-  };
-}
 
 /**
  * A scope is a transaction's body or a savepoint's. `open`: the body is running; work it started
@@ -386,7 +417,14 @@ function serial(): Serial {
  */
 type Scope = {
   /** The transaction: its connection, its savepoint counter, its end (COMMIT or ROLLBACK done). */
-  root: { tx: SqlExecutor; savepoints: number; done: Promise<void>; control: Control };
+  root: {
+    tx: SqlExecutor;
+    savepoints: number;
+    done: Promise<void>;
+    control: Control;
+    /** `afterTransaction`'s functions, called at its end (then undefined). */
+    after: (() => void)[] | undefined;
+  };
   /** The scope this savepoint was begun in (none for the transaction's own). */
   parent?: Scope;
   tx: SqlExecutor;
@@ -419,7 +457,7 @@ async function inSavepoint<T>(
   const nested = (async () => {
     await before.catch(() => {});
     const savepoint = `svc_sp_${++root.savepoints}`;
-    await root.control.savepoint(savepoint);
+    root.control.savepoint(savepoint);
     try {
       let result: T;
       try {
@@ -427,10 +465,10 @@ async function inSavepoint<T>(
       } finally {
         await settle(scope);
       }
-      await root.control.release(savepoint);
+      root.control.release(savepoint);
       return result;
     } catch (error) {
-      await root.control.rollbackTo(savepoint);
+      root.control.rollbackTo(savepoint);
       throw error;
     }
   })();
