@@ -133,40 +133,24 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     const store = ambient.getStore();
     return store && !joined() ? store.root.done : undefined;
   };
-  /**
-   * Where this context's statements go, decided synchronously (no promise on the way): its open
-   * scope's transaction, else the pool; once its whole transaction has ended, the pool after that
-   * end (a promise to wait for).
-   */
-  const current = (): SqlExecutor | Promise<void> => {
-    if (ambient.open === 0) return pooled;
-    const scope = joined();
-    if (scope) return scope.tx;
-    return ended() ?? pooled;
-  };
+  // Where this context's statements go, decided without a promise: its open scope's transaction,
+  // else the pool (once the transaction it outlived has ended: a promise to wait for).
+  const routed = routedExecutor(
+    () => (ambient.open === 0 ? pooled : (joined()?.tx ?? ended() ?? pooled)),
+    pooled,
+  );
 
   const client: SqlClient = {
-    query: (text, params) => {
-      const on = current();
-      return on instanceof Promise ? on.then(() => pooled.query(text, params)) : on.query(text, params);
-    },
-    one: (text, params) => {
-      const on = current();
-      return on instanceof Promise ? on.then(() => pooled.one(text, params)) : on.one(text, params);
-    },
-    run: (text, params) => {
-      const on = current();
-      return on instanceof Promise ? on.then(() => pooled.run(text, params)) : on.run(text, params);
-    },
+    query: routed.query,
+    one: routed.one,
+    run: routed.run,
     target,
     redactedUrl,
     inTransaction: () => joined() !== undefined,
     afterTransaction(fn) {
       const root = ambient.getStore()?.root;
-      if (!root) return;
       // Called at the end without a promise each; a transaction already ended calls it next.
-      if (root.after) root.after.push(fn);
-      else queueMicrotask(fn);
+      if (root) root.after ? root.after.push(fn) : queueMicrotask(fn);
     },
     autocommit: pooled,
     dedicated: (applicationName) =>
@@ -240,9 +224,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         openTransactions--;
         connection.off('error', dropped);
         connection.release(broken);
-        const { after } = scope.root;
-        scope.root.after = undefined;
-        for (const fn of after ?? []) fn();
+        callAfter(scope.root);
         finished();
       }
     },
@@ -251,6 +233,31 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     },
   };
   return client;
+}
+
+/**
+ * The client's own `query`, `one` and `run`: on the executor `current()` names (a transaction's,
+ * the pool), or on the pool once the transaction end it answers has come. No promise of its own.
+ */
+function routedExecutor(current: () => SqlExecutor | Promise<void>, pooled: SqlExecutor): SqlExecutor {
+  const on = <R>(call: (executor: SqlExecutor) => Promise<R>): Promise<R> => {
+    const executor = current();
+    return executor instanceof Promise ? executor.then(() => call(pooled)) : call(executor);
+  };
+  return {
+    query: <T extends QueryResultRow>(text: string, params?: readonly unknown[]) =>
+      on((executor) => executor.query<T>(text, params)),
+    one: <T extends QueryResultRow>(text: string, params?: readonly unknown[]) =>
+      on((executor) => executor.one<T>(text, params)),
+    run: (text: string, params?: readonly unknown[]) => on((executor) => executor.run(text, params)),
+  };
+}
+
+/** `afterTransaction`'s functions, once the transaction has ended (later ones are queued at once). */
+function callAfter(root: Scope['root']): void {
+  const { after } = root;
+  root.after = undefined;
+  for (const fn of after ?? []) fn();
 }
 
 /**
