@@ -7,11 +7,12 @@
  */
 import type { Client, Pool, PoolClient, PoolConfig, QueryResult, QueryResultRow } from 'pg';
 import type { StoreConfig } from '../../config/schema';
-import { SvcError } from '../../errors';
 import { type ScopedStorage, scopedStorage } from '../async-scope';
+import type { TransactionEnd } from '../read-scope';
 import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
 import { storeError } from './errors';
-import { type Answer, pooledBatches, type Submit } from './pool-batches';
+import { type Control, lazyTransaction } from './lazy-transaction';
+import { pooledBatches, type Submit } from './pool-batches';
 
 /** Statements on one connection (the pool, or the connection a transaction holds). */
 export interface SqlExecutor {
@@ -56,6 +57,12 @@ export interface SqlClient extends SqlExecutor {
    */
   afterTransaction(fn: () => void): void;
   /**
+   * The transaction of this async context while it has not ended: a statement sent now is part of
+   * it (or, once its body has ended, waits for its end); one that just answered was part of it.
+   * For copies of rows (../read-scope.ts): what it wrote and read stays valid after a COMMIT.
+   */
+  transactionNow(): TransactionEnd | undefined;
+  /**
    * Statements on the pool, each its own transaction, never joining (nor waiting for) an ambient
    * one: for what other nodes must see at once whatever the caller is in (a node's heartbeat).
    */
@@ -92,24 +99,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   const target = storeTarget(options.url);
   const redactedUrl = redactStoreUrl(options.url);
   const fail = (error: unknown) => storeError(error, { target, redactedUrl, url: options.url });
-  const config: PoolConfig = {
-    connectionString: options.url,
-    max: options.pool_size,
-    connectionTimeoutMillis: options.connect_timeout_ms,
-    statement_timeout: options.statement_timeout_ms > 0 ? options.statement_timeout_ms : undefined,
-    application_name: 'svc',
-    // Queries written before the previous one answered: a transaction's BEGIN goes out with its
-    // first statement (`lazyTransaction`); everything else is sent one at a time as before.
-    pipeline: true,
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
-        if (oid === INT8_OID || oid === NUMERIC_OID) return (value: string) => Number(value);
-        return format === 'binary'
-          ? driver.types.getTypeParser(oid, 'binary')
-          : driver.types.getTypeParser(oid, 'text');
-      }) as typeof driver.types.getTypeParser,
-    },
-  };
+  const config = poolConfig(options, driver.types);
   const pool: Pool = new driver.Pool(config);
   // An idle connection the server drops must not take the process down; the next query reports it.
   pool.on('error', () => {});
@@ -152,6 +142,10 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       // Called at the end without a promise each; a transaction already ended calls it next.
       if (root) root.after ? root.after.push(fn) : queueMicrotask(fn);
     },
+    transactionNow() {
+      const root = ambient.getStore()?.root;
+      return root?.after ? root.end : undefined;
+    },
     autocommit: pooled,
     dedicated: (applicationName) =>
       new driver.Client({
@@ -190,7 +184,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         finished = resolve;
       });
       const scope: Scope = {
-        root: { tx, savepoints: 0, done, control: lazy.control, after: [] },
+        root: transactionRoot(tx, done, lazy.control),
         tx,
         open: true,
         chain: Promise.resolve(),
@@ -210,6 +204,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
           await lazy.end('COMMIT');
           return result;
         } catch (error) {
+          scope.root.kept = false;
           try {
             await lazy.end('ROLLBACK');
           } catch {
@@ -235,6 +230,26 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   return client;
 }
 
+/** The pool's settings: `[store]`'s, pipelining, and BIGINT and NUMERIC read as numbers (as from SQLite). */
+function poolConfig(options: PostgresOptions, types: typeof import('pg').types): PoolConfig {
+  return {
+    connectionString: options.url,
+    max: options.pool_size,
+    connectionTimeoutMillis: options.connect_timeout_ms,
+    statement_timeout: options.statement_timeout_ms > 0 ? options.statement_timeout_ms : undefined,
+    application_name: 'svc',
+    // Queries written before the previous one answered: a transaction's BEGIN goes out with its
+    // first statement (`lazyTransaction`); everything else is sent one at a time as before.
+    pipeline: true,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+        if (oid === INT8_OID || oid === NUMERIC_OID) return (value: string) => Number(value);
+        return format === 'binary' ? types.getTypeParser(oid, 'binary') : types.getTypeParser(oid, 'text');
+      }) as typeof types.getTypeParser,
+    },
+  };
+}
+
 /**
  * The client's own `query`, `one` and `run`: on the executor `current()` names (a transaction's,
  * the pool), or on the pool once the transaction end it answers has come. No promise of its own.
@@ -253,11 +268,25 @@ function routedExecutor(current: () => SqlExecutor | Promise<void>, pooled: SqlE
   };
 }
 
-/** `afterTransaction`'s functions, once the transaction has ended (later ones are queued at once). */
+/** A transaction's own part of its scopes, before its first statement. */
+function transactionRoot(tx: SqlExecutor, done: Promise<void>, control: Control): Scope['root'] {
+  const root: Scope['root'] = {
+    tx,
+    savepoints: 0,
+    done,
+    control,
+    after: [],
+    kept: true,
+    end: { onEnd: (fn) => (root.after ? root.after.push(fn) : fn(root.kept)) },
+  };
+  return root;
+}
+
+/** `afterTransaction`'s and `onEnd`'s functions, once the transaction has ended (later ones are called at once). */
 function callAfter(root: Scope['root']): void {
-  const { after } = root;
+  const { after, kept } = root;
   root.after = undefined;
-  for (const fn of after ?? []) fn();
+  for (const fn of after ?? []) fn(kept);
 }
 
 /**
@@ -287,134 +316,6 @@ function executorOf(submit: Submit, fail: (error: unknown) => unknown): SqlExecu
 }
 
 /**
- * A transaction on `connection` whose control statements go out with the next statement it sends
- * (`pending`): BEGIN with its first statement, a savepoint's SAVEPOINT with its body's first,
- * RELEASE and ROLLBACK TO with whatever comes next (or the COMMIT). Each is one write with that
- * statement, answered in the same round trip (pg's pipeline mode; each keeps its own Sync, so an
- * error ends only its own): a body that sends nothing (nothing to write this time) costs nothing,
- * a savepoint whose body sent nothing is dropped. Under READ COMMITTED every statement reads its
- * own snapshot, so a later BEGIN changes nothing a statement sees. `send` writes each statement
- * within its call, so statements and control calls go out in call order, the server runs them in
- * that order, and a statement after a failed one fails as it would after its answer (the
- * transaction is aborted either way).
- */
-function lazyTransaction(connection: PoolClient): {
-  send: Submit;
-  control: Control;
-  end(command: 'COMMIT' | 'ROLLBACK'): Promise<void>;
-} {
-  /** Control statements not sent yet, in order; BEGIN first until the first statement. */
-  const pending: string[] = ['BEGIN'];
-  let begun = false;
-  const send = (text: string, params: unknown[] | undefined, answer: Answer): void => {
-    begun = true;
-    if (pending.length) withPrefix(connection, pending.splice(0), text, params, answer);
-    else submitOn(connection, text, params, answer);
-  };
-  /** Drops `SAVEPOINT name` and what followed it when it was never sent; whether it was. */
-  const unsent = (name: string): boolean => {
-    const at = pending.indexOf(`SAVEPOINT ${name}`);
-    if (at < 0) return false;
-    pending.splice(at);
-    return true;
-  };
-  return {
-    send,
-    control: {
-      savepoint: (name) => {
-        pending.push(`SAVEPOINT ${name}`);
-      },
-      release: (name) => {
-        if (!unsent(name)) pending.push(`RELEASE SAVEPOINT ${name}`);
-      },
-      rollbackTo: (name) => {
-        if (!unsent(name)) pending.push(`ROLLBACK TO SAVEPOINT ${name}`);
-      },
-    },
-    end: (command) =>
-      new Promise<void>((resolve, reject) => {
-        if (!begun) return resolve();
-        // A ROLLBACK undoes what is pending anyway.
-        if (command === 'ROLLBACK') pending.length = 0;
-        send(command, undefined, (error, answer) => {
-          if (error) return reject(error);
-          // PostgreSQL answers the COMMIT of an aborted transaction (a failed statement whose
-          // error was caught) with ROLLBACK and no error: say so, never report it committed.
-          if (command === 'COMMIT' && answer?.command === 'ROLLBACK') {
-            return reject(
-              new SvcError(
-                'internal',
-                'PostgreSQL rolled the transaction back at its COMMIT: a statement in it failed and its error was caught',
-              ),
-            );
-          }
-          resolve();
-        });
-      }),
-  };
-}
-
-/** A savepoint's control statements, sent with the transaction's next statement. */
-interface Control {
-  savepoint(name: string): void;
-  release(name: string): void;
-  rollbackTo(name: string): void;
-}
-
-/** One statement on `connection`, answered by callback (pg makes no promise then). */
-function submitOn(connection: PoolClient, text: string, params: unknown[] | undefined, answer: Answer): void {
-  try {
-    if (params) connection.query(text, params, answer as never);
-    else connection.query(text, answer as never);
-  } catch (error) {
-    answer(error as Error);
-  }
-}
-
-/**
- * The control statements `prefix` and then the statement in one write, answered together: one
- * round trip where there were several (the pool's connections are in pg's pipeline mode). Once
- * all have answered, the first failure is the statement's answer: when a control statement fails,
- * the statement's answer is not taken (the caller's ROLLBACK follows).
- */
-function withPrefix(
-  connection: PoolClient,
-  prefix: string[],
-  text: string,
-  params: unknown[] | undefined,
-  answer: Answer,
-): void {
-  const stream = (connection as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
-  const errors: (Error | null | undefined)[] = [];
-  let result: QueryResult | undefined;
-  let unanswered = prefix.length + 1;
-  const answered = (index: number): Answer => {
-    let called = false;
-    return (error, answerOf) => {
-      if (called) return;
-      called = true;
-      errors[index] = error;
-      if (index === prefix.length) result = answerOf;
-      if (--unanswered > 0) return;
-      const failure = errors.find((each) => each);
-      if (failure) answer(failure);
-      else answer(undefined, result);
-    };
-  };
-  stream?.cork?.();
-  try {
-    prefix.forEach((control, index) => {
-      submitOn(connection, control, undefined, answered(index));
-    });
-    submitOn(connection, text, params, answered(prefix.length));
-  } finally {
-    stream?.uncork?.();
-  }
-}
-
-type Corkable = { cork?(): void; uncork?(): void };
-
-/**
  * A scope is a transaction's body or a savepoint's. `open`: the body is running; work it started
  * that outlives it must not use the connection. `nested`: savepoints begun in it while it was
  * open; it ends (RELEASE, COMMIT) only after them, so a nested transaction the body started and
@@ -429,8 +330,12 @@ type Scope = {
     savepoints: number;
     done: Promise<void>;
     control: Control;
-    /** `afterTransaction`'s functions, called at its end (then undefined). */
-    after: (() => void)[] | undefined;
+    /** `afterTransaction`'s and `end.onEnd`'s functions, called at its end (then undefined). */
+    after: ((kept: boolean) => void)[] | undefined;
+    /** False once it rolled back, or rolled a savepoint back: not every write of it stands. */
+    kept: boolean;
+    /** What the read scope's copies know of it (`transactionNow`). */
+    end: TransactionEnd;
   };
   /** The scope this savepoint was begun in (none for the transaction's own). */
   parent?: Scope;
@@ -476,6 +381,7 @@ async function inSavepoint<T>(
       return result;
     } catch (error) {
       root.control.rollbackTo(savepoint);
+      root.kept = false;
       throw error;
     }
   })();
