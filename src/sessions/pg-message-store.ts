@@ -101,6 +101,8 @@ export function createPostgresMessageStore(deps: {
       updated_at: now,
       finished_at: finishedAt,
     };
+    // The transaction the statement is part of: the session's copy below stays at its COMMIT.
+    const tx = sql.transactionNow();
     const found = await sql.one<SessionRow & { svc_messages?: MessageRow[] }>(
       withMessages ? APPEND_WITH_MESSAGES : APPEND,
       [
@@ -120,14 +122,14 @@ export function createPostgresMessageStore(deps: {
         tsvectorOf(doc.body),
       ],
     );
-    wroteSession(sql, input.session_id); // its updated_at
+    wroteSession(sql, input.session_id, tx); // its updated_at
     wroteMessages(input.session_id);
     let stored: MessageRow[] | undefined;
     if (found) {
       const { svc_messages, ...session } = found;
       stored = svc_messages;
       // The session's row as written: the read scope's copy (../store/read-scope.ts).
-      remember(sessionRowKey(session.id), session);
+      remember(sessionRowKey(session.id), session, tx);
     } else await deps.requireSession(input.session_id);
     return { message: appendedMessage(input, id, partsJson, now, finishedAt), row, stored };
   };

@@ -11,9 +11,12 @@ import { sessionRowKey } from './session-row-version';
 
 export { sessionRowKey };
 
-/** After this process wrote the session's row (again when the transaction it is in ends). */
-export function wroteSession(sql: SqlClient, id: string): void {
-  wrote(sessionRowKey(id), sql.inTransaction() ? (fn) => sql.afterTransaction(fn) : undefined);
+/**
+ * After this process wrote the session's row (again when the transaction it was part of ends).
+ * `tx`: that transaction, taken when the statement was sent (by default now, just after its answer).
+ */
+export function wroteSession(sql: SqlClient, id: string, tx = sql.transactionNow()): void {
+  wrote(sessionRowKey(id), tx);
 }
 
 const messagesKey = (sessionId: string) => `messages:${sessionId}`;

@@ -8,7 +8,7 @@
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { SqlClient } from '../store/postgres/client';
-import { enableReadScopes, peek, readThrough, remember } from '../store/read-scope';
+import { enableReadScopes, peek, readThrough, remember, type TransactionEnd } from '../store/read-scope';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
 import { createPostgresMessageStore } from './pg-message-store';
@@ -22,10 +22,10 @@ export type PostgresSessionStore = AsyncOf<SessionStore>;
 
 const toSession = (row: SessionRow): Session => ({ ...row, metadata: JSON.parse(row.metadata) });
 
-/** A row this process just wrote (`RETURNING *`): the read scope's copy. */
-function wroteRow(sql: SqlClient, row: SessionRow): void {
-  wroteSession(sql, row.id);
-  remember(sessionRowKey(row.id), row);
+/** A row this process just wrote (`RETURNING *`) in `tx` (taken before the statement): the read scope's copy. */
+function wroteRow(sql: SqlClient, row: SessionRow, tx: TransactionEnd | undefined): void {
+  wroteSession(sql, row.id, tx);
+  remember(sessionRowKey(row.id), row, tx);
 }
 
 export function createPostgresSessionStore(deps: {
@@ -40,7 +40,7 @@ export function createPostgresSessionStore(deps: {
   const load = (id: string) => sql.one<SessionRow>('SELECT * FROM sessions WHERE id = $1', [id]);
   // Inside a read scope (an agent send, a run's preparation), the row read once (../store/read-scope.ts).
   const get = async (id: string) => {
-    const row = await readThrough(sessionRowKey(id), () => load(id));
+    const row = await readThrough(sessionRowKey(id), () => load(id), sql.transactionNow());
     return row ? toSession(row) : undefined;
   };
   const require = async (id: string) => {
@@ -131,12 +131,13 @@ function sessionWrites(deps: {
       const now = deps.clock.now();
       if (input.parent_id) await require(input.parent_id);
       const id = input.id ?? deps.ids.next('ses');
+      const tx = sql.transactionNow();
       const row = await sql.one<SessionRow>(
         `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
         newSessionValues(input, id, deps.workspace, now),
       );
-      if (row) wroteRow(sql, row);
+      if (row) wroteRow(sql, row, tx);
       const session = row ? toSession(row) : await require(id);
       deps.bus?.publish(id, 'session.created', {
         session_id: id,
@@ -156,6 +157,7 @@ function sessionWrites(deps: {
           patch.reasoning_effort === undefined ? current.reasoning_effort : patch.reasoning_effort,
         metadata: patch.metadata ? { ...current.metadata, ...patch.metadata } : current.metadata,
       };
+      const tx = sql.transactionNow();
       const row = await sql.one<SessionRow>(
         `UPDATE sessions SET title = $1, mode = $2, agent = $3, model = $4, reasoning_effort = $5, metadata = $6, updated_at = $7
            WHERE id = $8 RETURNING *`,
@@ -170,8 +172,8 @@ function sessionWrites(deps: {
           id,
         ],
       );
-      if (row) wroteRow(sql, row);
-      else wroteSession(sql, id);
+      if (row) wroteRow(sql, row, tx);
+      else wroteSession(sql, id, tx);
       const session = row ? toSession(row) : await require(id);
       deps.bus?.publish(id, 'session.updated', { session_id: id, changed: Object.keys(patch) });
       return session;

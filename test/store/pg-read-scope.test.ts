@@ -2,10 +2,12 @@
  * A read scope on PostgreSQL (issue 18, item 6; src/store/read-scope.ts): inside
  * `withReadScope`, the session row is read from the database once; every write this process
  * makes to it (update, addUsage, a message append touching updated_at, delete) makes the next
- * read fresh, and so does the end of the transaction a write was in (its COMMIT, its ROLLBACK:
- * a copy of an uncommitted row is never served after it). Outside a scope, and once the scope's
- * function has settled, every read goes to the database. Another node's write is seen by the
- * next scope.
+ * read fresh, and so does the end of the transaction a write was in (its ROLLBACK, a savepoint
+ * of it rolled back: a copy of an undone row is never served after it; its COMMIT, for copies
+ * taken outside it), but a copy the transaction took itself (its write's row, a read on its
+ * connection, a write it sent before its body ended and that answered after) stays at its COMMIT.
+ * Outside a scope, and once the scope's function has settled, every read goes to the database.
+ * Another node's write is seen by the next scope.
  */
 import { describe, expect, it } from 'vitest';
 import { createPostgresSessionStore } from '../../src/sessions/pg-session-store';
@@ -122,18 +124,116 @@ describe.skipIf(!pg.available)('read scope on PostgreSQL', () => {
         expect(after.updated_at).toBeGreaterThan(touched);
         expect(after.title).toBe('appended');
         expect(reads() - before).toBe(1);
-        // Inside a transaction the copy goes stale at its end, as any write's does.
+        // Inside a transaction too; the copy it wrote stays at its COMMIT (STORE-PG-171).
         await sql.transaction(async () => {
           await store.appendMessage({ session_id: session.id, role: 'user', parts: [] });
           expect((await store.require(session.id)).updated_at).toBeGreaterThan(after.updated_at);
         });
         await store.require(session.id);
-        expect(reads() - before).toBe(2);
+        expect(reads() - before).toBe(1);
       });
       // A missing session is still not_found, nothing written.
       await expect(
         store.appendMessage({ session_id: 'ses_missing', role: 'user', parts: [] }),
       ).rejects.toThrow(/no session/);
+    } finally {
+      await sql.close();
+    }
+  });
+
+  it("STORE-PG-171: a transaction's own copy stays at its COMMIT; one read outside it meanwhile does not", async () => {
+    const { sql, store, reads } = await stores();
+    try {
+      const session = await store.create({ title: 'a' });
+      await withReadScope(async () => {
+        let written!: () => void;
+        const inTransaction = new Promise<void>((resolve) => {
+          written = resolve;
+        });
+        // Started before the transaction: its read goes to another connection, which sees the
+        // committed row ('a') until the COMMIT.
+        const outside = (async () => {
+          await inTransaction;
+          return (await store.require(session.id)).title;
+        })();
+        await sql.transaction(async () => {
+          // In a scope of its own: this scope's copy is the one read outside.
+          await withReadScope(() => store.update(session.id, { title: 'b' }));
+          written();
+          expect(await outside).toBe('a');
+        });
+        // The outside copy went stale at the COMMIT: read again, the committed row.
+        const before = reads();
+        expect((await store.require(session.id)).title).toBe('b');
+        expect(reads() - before).toBe(1);
+        // The update's own row (RETURNING) stays, in the transaction and after its COMMIT.
+        let inside = -1;
+        await sql.transaction(async () => {
+          await store.update(session.id, { title: 'c' });
+          const at = reads();
+          expect((await store.require(session.id)).title).toBe('c');
+          inside = reads() - at;
+        });
+        const committed = reads();
+        expect((await store.require(session.id)).title).toBe('c');
+        expect([inside, reads() - committed]).toEqual([0, 0]);
+      });
+    } finally {
+      await sql.close();
+    }
+  });
+
+  it('STORE-PG-172: a copy a savepoint wrote is not served after it rolled back, though the transaction committed', async () => {
+    const { sql, store, reads } = await stores();
+    try {
+      const session = await store.create({ title: 'kept' });
+      await withReadScope(async () => {
+        await sql.transaction(async () => {
+          await store.update(session.id, { title: 'outer' });
+          await expect(
+            sql.transaction(async () => {
+              await store.update(session.id, { title: 'undone' });
+              throw new Error('undo');
+            }),
+          ).rejects.toThrow('undo');
+        });
+        const before = reads();
+        expect((await store.require(session.id)).title).toBe('outer');
+        expect(reads() - before).toBe(1);
+      });
+    } finally {
+      await sql.close();
+    }
+  });
+
+  it('STORE-PG-173: work a transaction started and did not await keeps the row its write answered after the body ended (a run after the compat start)', async () => {
+    const { sql, store, reads } = await stores();
+    try {
+      let committed!: () => void;
+      const ended = new Promise<void>((resolve) => {
+        committed = resolve;
+      });
+      let run!: Promise<string>;
+      let sessionId = '';
+      await sql.transaction(async () => {
+        sessionId = (await store.create({ title: 'started' })).id;
+        // As the compat start's run: its prompt's append is sent while the body runs, answered
+        // once it has ended, and the run reads its session after the COMMIT.
+        run = withReadScope(async () => {
+          await store.appendMessage({ session_id: sessionId, role: 'user', parts: [] });
+          await ended;
+          const before = reads();
+          const { title } = await store.require(sessionId);
+          return `${title} ${reads() - before}`;
+        });
+      });
+      committed();
+      expect(await run).toBe('started 0');
+      expect(
+        await sql.one('SELECT count(*)::int AS n FROM messages WHERE session_id = $1', [sessionId]),
+      ).toEqual({
+        n: 1,
+      });
     } finally {
       await sql.close();
     }

@@ -7,11 +7,12 @@
  */
 import type { Client, Pool, PoolClient, PoolConfig, QueryResult, QueryResultRow } from 'pg';
 import type { StoreConfig } from '../../config/schema';
-import { SvcError } from '../../errors';
 import { type ScopedStorage, scopedStorage } from '../async-scope';
+import type { TransactionEnd } from '../read-scope';
 import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
 import { storeError } from './errors';
-import { pooledBatches, type Queryable } from './pool-batches';
+import { type Control, lazyTransaction } from './lazy-transaction';
+import { pooledBatches, type Submit } from './pool-batches';
 
 /** Statements on one connection (the pool, or the connection a transaction holds). */
 export interface SqlExecutor {
@@ -56,6 +57,12 @@ export interface SqlClient extends SqlExecutor {
    */
   afterTransaction(fn: () => void): void;
   /**
+   * The transaction of this async context while it has not ended: a statement sent now is part of
+   * it (or, once its body has ended, waits for its end); one that just answered was part of it.
+   * For copies of rows (../read-scope.ts): what it wrote and read stays valid after a COMMIT.
+   */
+  transactionNow(): TransactionEnd | undefined;
+  /**
    * Statements on the pool, each its own transaction, never joining (nor waiting for) an ambient
    * one: for what other nodes must see at once whatever the caller is in (a node's heartbeat).
    */
@@ -92,29 +99,12 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   const target = storeTarget(options.url);
   const redactedUrl = redactStoreUrl(options.url);
   const fail = (error: unknown) => storeError(error, { target, redactedUrl, url: options.url });
-  const config: PoolConfig = {
-    connectionString: options.url,
-    max: options.pool_size,
-    connectionTimeoutMillis: options.connect_timeout_ms,
-    statement_timeout: options.statement_timeout_ms > 0 ? options.statement_timeout_ms : undefined,
-    application_name: 'svc',
-    // Queries written before the previous one answered: a transaction's BEGIN goes out with its
-    // first statement (`lazyTransaction`); everything else is sent one at a time as before.
-    pipeline: true,
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
-        if (oid === INT8_OID || oid === NUMERIC_OID) return (value: string) => Number(value);
-        return format === 'binary'
-          ? driver.types.getTypeParser(oid, 'binary')
-          : driver.types.getTypeParser(oid, 'text');
-      }) as typeof driver.types.getTypeParser,
-    },
-  };
+  const config = poolConfig(options, driver.types);
   const pool: Pool = new driver.Pool(config);
   // An idle connection the server drops must not take the process down; the next query reports it.
   pool.on('error', () => {});
 
-  const executor = (on: Queryable, order?: Serial) => executorOf(on, fail, order);
+  const executor = (submit: Submit) => executorOf(submit, fail);
   /** This process's transactions holding a connection now (./pool-batches.ts: when writes may share one). */
   let openTransactions = 0;
 
@@ -133,23 +123,28 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     const store = ambient.getStore();
     return store && !joined() ? store.root.done : undefined;
   };
-  const current = async (): Promise<SqlExecutor> => {
-    const scope = joined();
-    if (scope) return scope.tx;
-    const end = ended();
-    if (end) await end;
-    return pooled;
-  };
+  // Where this context's statements go, decided without a promise: its open scope's transaction,
+  // else the pool (once the transaction it outlived has ended: a promise to wait for).
+  const routed = routedExecutor(
+    () => (ambient.open === 0 ? pooled : (joined()?.tx ?? ended() ?? pooled)),
+    pooled,
+  );
 
   const client: SqlClient = {
-    query: async (text, params) => (await current()).query(text, params),
-    one: async (text, params) => (await current()).one(text, params),
-    run: async (text, params) => (await current()).run(text, params),
+    query: routed.query,
+    one: routed.one,
+    run: routed.run,
     target,
     redactedUrl,
     inTransaction: () => joined() !== undefined,
     afterTransaction(fn) {
-      void ambient.getStore()?.root.done.then(fn);
+      const root = ambient.getStore()?.root;
+      // Called at the end without a promise each; a transaction already ended calls it next.
+      if (root) root.after ? root.after.push(fn) : queueMicrotask(fn);
+    },
+    transactionNow() {
+      const root = ambient.getStore()?.root;
+      return root?.after ? root.end : undefined;
     },
     autocommit: pooled,
     dedicated: (applicationName) =>
@@ -183,13 +178,13 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       };
       connection.on('error', dropped);
       const lazy = lazyTransaction(connection);
-      const tx = executor(connection, lazy.ordered);
+      const tx = executor(lazy.send);
       let finished!: () => void;
       const done = new Promise<void>((resolve) => {
         finished = resolve;
       });
       const scope: Scope = {
-        root: { tx, savepoints: 0, done, control: lazy.control },
+        root: transactionRoot(tx, done, lazy.control),
         tx,
         open: true,
         chain: Promise.resolve(),
@@ -209,6 +204,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
           await lazy.end('COMMIT');
           return result;
         } catch (error) {
+          scope.root.kept = false;
           try {
             await lazy.end('ROLLBACK');
           } catch {
@@ -223,6 +219,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         openTransactions--;
         connection.off('error', dropped);
         connection.release(broken);
+        callAfter(scope.root);
         finished();
       }
     },
@@ -233,146 +230,88 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   return client;
 }
 
-/**
- * `on`'s statements; on a checked-out connection, one after another (`order`): the statements a
- * transaction's body starts without awaiting each (concurrent repository calls, work it started)
- * are sent in call order, each once the previous has answered, as pg queued them, without asking
- * pg to queue (deprecated: "client.query() when the client is already executing a query").
- */
-function executorOf(on: Queryable, fail: (error: unknown) => unknown, order?: Serial): SqlExecutor {
-  const send = async <T extends QueryResultRow>(text: string, params: readonly unknown[]) => {
-    try {
-      const query = () => on.query<T>(text, [...params]) as Promise<QueryResult<T>>;
-      return await (order ? order(query) : query());
-    } catch (error) {
-      throw fail(error);
-    }
-  };
+/** The pool's settings: `[store]`'s, pipelining, and BIGINT and NUMERIC read as numbers (as from SQLite). */
+function poolConfig(options: PostgresOptions, types: typeof import('pg').types): PoolConfig {
   return {
-    query: async <T extends QueryResultRow>(text: string, params: readonly unknown[] = []) =>
-      (await send<T>(text, params)).rows,
-    one: async <T extends QueryResultRow>(
-      text: string,
-      params: readonly unknown[] = [],
-    ): Promise<T | undefined> => (await send<T>(text, params)).rows[0],
-    run: async (text: string, params: readonly unknown[] = []) => (await send(text, params)).rowCount ?? 0,
-  };
-}
-
-/**
- * A transaction on `connection` whose control statements go out with the next statement it sends
- * (`pending`): BEGIN with its first statement, a savepoint's SAVEPOINT with its body's first,
- * RELEASE and ROLLBACK TO with whatever comes next (or the COMMIT). Each is one write with that
- * statement, answered in the same round trip (pg's pipeline mode; each keeps its own Sync, so an
- * error ends only its own): a body that sends nothing (nothing to write this time) costs nothing,
- * a savepoint whose body sent nothing is dropped. Under READ COMMITTED every statement reads its
- * own snapshot, so a later BEGIN changes nothing a statement sees. `ordered` sends the statements
- * one after another (`serial`); the control calls are ordered with them.
- */
-function lazyTransaction(connection: PoolClient): {
-  ordered: Serial;
-  control: Control;
-  end(command: 'COMMIT' | 'ROLLBACK'): Promise<void>;
-} {
-  const order = serial();
-  /** Control statements not sent yet, in order; BEGIN first until the first statement. */
-  const pending: string[] = ['BEGIN'];
-  let begun = false;
-  const send = <T>(query: () => Promise<T>): Promise<T> => {
-    begun = true;
-    return pending.length ? withPrefix(connection, pending.splice(0), query) : query();
-  };
-  /** Drops `SAVEPOINT name` and what followed it when it was never sent; whether it was. */
-  const unsent = (name: string): boolean => {
-    const at = pending.indexOf(`SAVEPOINT ${name}`);
-    if (at < 0) return false;
-    pending.splice(at);
-    return true;
-  };
-  return {
-    ordered: (query) => order(() => send(query)),
-    control: {
-      savepoint: (name) =>
-        order(async () => {
-          pending.push(`SAVEPOINT ${name}`);
-        }),
-      release: (name) =>
-        order(async () => {
-          if (!unsent(name)) pending.push(`RELEASE SAVEPOINT ${name}`);
-        }),
-      rollbackTo: (name) =>
-        order(async () => {
-          if (!unsent(name)) pending.push(`ROLLBACK TO SAVEPOINT ${name}`);
-        }),
+    connectionString: options.url,
+    max: options.pool_size,
+    connectionTimeoutMillis: options.connect_timeout_ms,
+    statement_timeout: options.statement_timeout_ms > 0 ? options.statement_timeout_ms : undefined,
+    application_name: 'svc',
+    // Queries written before the previous one answered: a transaction's BEGIN goes out with its
+    // first statement (`lazyTransaction`); everything else is sent one at a time as before.
+    pipeline: true,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+        if (oid === INT8_OID || oid === NUMERIC_OID) return (value: string) => Number(value);
+        return format === 'binary' ? types.getTypeParser(oid, 'binary') : types.getTypeParser(oid, 'text');
+      }) as typeof types.getTypeParser,
     },
-    end: (command) =>
-      order(async () => {
-        if (!begun) return;
-        // A ROLLBACK undoes what is pending anyway.
-        if (command === 'ROLLBACK') pending.length = 0;
-        const answer = await send(() => connection.query(command));
-        // PostgreSQL answers the COMMIT of an aborted transaction (a failed statement whose error
-        // was caught) with ROLLBACK and no error: say so, never report it committed.
-        if (command === 'COMMIT' && answer.command === 'ROLLBACK') {
-          throw new SvcError(
-            'internal',
-            'PostgreSQL rolled the transaction back at its COMMIT: a statement in it failed and its error was caught',
-          );
-        }
-      }),
   };
 }
 
-/** A savepoint's control statements, sent with the transaction's next statement. */
-interface Control {
-  savepoint(name: string): Promise<void>;
-  release(name: string): Promise<void>;
-  rollbackTo(name: string): Promise<void>;
+/**
+ * The client's own `query`, `one` and `run`: on the executor `current()` names (a transaction's,
+ * the pool), or on the pool once the transaction end it answers has come. No promise of its own.
+ */
+function routedExecutor(current: () => SqlExecutor | Promise<void>, pooled: SqlExecutor): SqlExecutor {
+  const on = <R>(call: (executor: SqlExecutor) => Promise<R>): Promise<R> => {
+    const executor = current();
+    return executor instanceof Promise ? executor.then(() => call(pooled)) : call(executor);
+  };
+  return {
+    query: <T extends QueryResultRow>(text: string, params?: readonly unknown[]) =>
+      on((executor) => executor.query<T>(text, params)),
+    one: <T extends QueryResultRow>(text: string, params?: readonly unknown[]) =>
+      on((executor) => executor.one<T>(text, params)),
+    run: (text: string, params?: readonly unknown[]) => on((executor) => executor.run(text, params)),
+  };
+}
+
+/** A transaction's own part of its scopes, before its first statement. */
+function transactionRoot(tx: SqlExecutor, done: Promise<void>, control: Control): Scope['root'] {
+  const root: Scope['root'] = {
+    tx,
+    savepoints: 0,
+    done,
+    control,
+    after: [],
+    kept: true,
+    end: { onEnd: (fn) => (root.after ? root.after.push(fn) : fn(root.kept)) },
+  };
+  return root;
+}
+
+/** `afterTransaction`'s and `onEnd`'s functions, once the transaction has ended (later ones are called at once). */
+function callAfter(root: Scope['root']): void {
+  const { after, kept } = root;
+  root.after = undefined;
+  for (const fn of after ?? []) fn(kept);
 }
 
 /**
- * The control statements `prefix` and then `query` in one write, answered together: one round
- * trip where there were several (the pool's connections are in pg's pipeline mode). The first
- * failure is thrown: when a control statement fails, the statement's answer is not taken (the
- * caller's ROLLBACK follows).
+ * The statements `submit` sends, one promise each (the driver answers by callback, ./pool-batches.ts):
+ * ≈ 20 promises a statement went through the layers before (docs/performance.md, 2026-11-30).
+ * On a checked-out connection `submit` writes each statement at its call (the lazy transaction's
+ * `send`): statements a transaction's body starts without awaiting each (concurrent repository
+ * calls, work it started) are sent in call order, as pg queued them, without asking pg to queue
+ * (deprecated: "client.query() when the client is already executing a query").
  */
-async function withPrefix<T>(connection: PoolClient, prefix: string[], query: () => Promise<T>): Promise<T> {
-  const stream = (connection as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
-  stream?.cork?.();
-  const sent: Promise<unknown>[] = [];
-  let answer: Promise<T>;
-  try {
-    for (const text of prefix) sent.push(connection.query(text));
-    answer = query();
-  } finally {
-    stream?.uncork?.();
-  }
-  const settled = await Promise.allSettled([...sent, answer]);
-  for (const result of settled) if (result.status === 'rejected') throw result.reason;
-  return (settled[settled.length - 1] as PromiseFulfilledResult<T>).value;
-}
-
-type Corkable = { cork?(): void; uncork?(): void };
-
-/** Runs the functions given in call order (a failure does not stop the next). */
-type Serial = <T>(fn: () => Promise<T>) => Promise<T>;
-
-/**
- * Calls each function given once the previous one was called, not once it answered: on a
- * pipelined connection (each statement's write happens within its call) statements a transaction
- * sends without awaiting each other go out back to back and are answered in one round trip. The
- * server runs them in that order, as before, so what each sees is unchanged; a statement after a
- * failed one fails as it did when sent after its answer (the transaction is aborted either way).
- */
-function serial(): Serial {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T>(fn: () => Promise<T>) => {
-    let answer!: Promise<T>;
-    const called = tail.then(() => {
-      answer = fn();
+function executorOf(submit: Submit, fail: (error: unknown) => unknown): SqlExecutor {
+  const send = <R>(text: string, params: readonly unknown[], pick: (result: QueryResult) => R): Promise<R> =>
+    new Promise<R>((resolve, reject) => {
+      submit(text, [...params], (error, result) => {
+        if (error || !result) reject(fail(error));
+        else resolve(pick(result));
+      });
     });
-    tail = called.catch(() => {});
-    return called.then(() => answer);
+  return {
+    query: <T extends QueryResultRow>(text: string, params: readonly unknown[] = []) =>
+      send(text, params, (result) => result.rows as T[]),
+    one: <T extends QueryResultRow>(text: string, params: readonly unknown[] = []) =>
+      send(text, params, (result) => result.rows[0] as T | undefined),
+    run: (text: string, params: readonly unknown[] = []) =>
+      send(text, params, (result) => result.rowCount ?? 0),
   };
 }
 
@@ -386,7 +325,18 @@ function serial(): Serial {
  */
 type Scope = {
   /** The transaction: its connection, its savepoint counter, its end (COMMIT or ROLLBACK done). */
-  root: { tx: SqlExecutor; savepoints: number; done: Promise<void>; control: Control };
+  root: {
+    tx: SqlExecutor;
+    savepoints: number;
+    done: Promise<void>;
+    control: Control;
+    /** `afterTransaction`'s and `end.onEnd`'s functions, called at its end (then undefined). */
+    after: ((kept: boolean) => void)[] | undefined;
+    /** False once it rolled back, or rolled a savepoint back: not every write of it stands. */
+    kept: boolean;
+    /** What the read scope's copies know of it (`transactionNow`). */
+    end: TransactionEnd;
+  };
   /** The scope this savepoint was begun in (none for the transaction's own). */
   parent?: Scope;
   tx: SqlExecutor;
@@ -419,7 +369,7 @@ async function inSavepoint<T>(
   const nested = (async () => {
     await before.catch(() => {});
     const savepoint = `svc_sp_${++root.savepoints}`;
-    await root.control.savepoint(savepoint);
+    root.control.savepoint(savepoint);
     try {
       let result: T;
       try {
@@ -427,10 +377,11 @@ async function inSavepoint<T>(
       } finally {
         await settle(scope);
       }
-      await root.control.release(savepoint);
+      root.control.release(savepoint);
       return result;
     } catch (error) {
-      await root.control.rollbackTo(savepoint);
+      root.control.rollbackTo(savepoint);
+      root.kept = false;
       throw error;
     }
   })();

@@ -15,18 +15,22 @@
  * one after another in that order.
  * @module
  */
-import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
+import type { Pool, PoolClient, QueryResult } from 'pg';
 
-/** What the client's executor sends statements to: a connection, or these batches. */
-export interface Queryable {
-  query<T extends QueryResultRow>(text: string, params: unknown[]): Promise<QueryResult<T>>;
-}
+/** A statement's answer, called once: the driver's callback form, so a statement makes no promise here. */
+export type Answer = (error: Error | null | undefined, result?: QueryResult) => void;
+
+/**
+ * What the client's executor sends statements to (these batches, or a transaction's connection).
+ * Callbacks rather than promises: the executor makes the statement's one promise (issue 18, item 6:
+ * ≈ 20 promises a statement before, docs/performance.md).
+ */
+export type Submit = (text: string, params: unknown[], answer: Answer) => void;
 
 interface Pending {
   text: string;
   params: unknown[];
-  resolve: (result: QueryResult) => void;
-  reject: (error: unknown) => void;
+  answer: Answer;
 }
 
 /** Most statements in one write. */
@@ -36,7 +40,7 @@ const MAX_BATCH = 32;
  * The pool's statements in batches. `transactionOpen`: a transaction of this process holds a
  * connection now (then a statement that may wait for a lock ends its batch).
  */
-export function pooledBatches(pool: Pool, transactionOpen: () => boolean): Queryable {
+export function pooledBatches(pool: Pool, transactionOpen: () => boolean): Submit {
   let queued: Pending[] = [];
   let scheduled = false;
   const flush = () => {
@@ -45,15 +49,12 @@ export function pooledBatches(pool: Pool, transactionOpen: () => boolean): Query
     queued = [];
     for (const batch of batchesOf(items, transactionOpen())) send(pool, batch);
   };
-  return {
-    query: <T extends QueryResultRow>(text: string, params: unknown[]) =>
-      new Promise<QueryResult<T>>((resolve, reject) => {
-        queued.push({ text, params, resolve: resolve as Pending['resolve'], reject });
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
-      }),
+  return (text, params, answer) => {
+    queued.push({ text, params, answer });
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
   };
 }
 
@@ -86,50 +87,60 @@ export function batchesOf<P extends { text: string }>(items: P[], transactionOpe
   return batches;
 }
 
-/** One batch: alone, as before (`pool.query`); else on one connection, one write. */
+/**
+ * One batch: alone, as before (`pool.query`); else on one connection, one write. The driver's
+ * callback forms throughout (pg-pool's `promisify` and pg's `Client.query` make a promise each
+ * only when given no callback).
+ */
 function send(pool: Pool, batch: Pending[]): void {
   if (batch.length === 1) {
     const [item] = batch;
-    pool.query(item.text, item.params).then(item.resolve, item.reject);
+    pool.query(item.text, item.params, item.answer);
     return;
   }
-  void sendTogether(pool, batch);
+  pool.connect((error, connection) => {
+    if (error || !connection) {
+      for (const item of batch) item.answer(error ?? new Error('no connection'));
+      return;
+    }
+    sendTogether(connection, batch);
+  });
 }
 
-async function sendTogether(pool: Pool, batch: Pending[]): Promise<void> {
-  let connection: PoolClient;
-  try {
-    connection = await pool.connect();
-  } catch (error) {
-    for (const item of batch) item.reject(error);
-    return;
-  }
+/** The batch's statements in one write; the connection goes back once every one has answered. */
+function sendTogether(connection: PoolClient, batch: Pending[]): void {
   let broken = false;
   // A connection the server drops emits 'error'; the statements in flight fail with it anyway.
   const dropped = () => {
     broken = true;
   };
   connection.on('error', dropped);
+  let unanswered = batch.length;
+  const answered = () => {
+    if (--unanswered > 0) return;
+    connection.off('error', dropped);
+    connection.release(broken);
+  };
   const stream = (connection as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
-  const answers: Promise<unknown>[] = [];
   stream?.cork?.();
   try {
     for (const item of batch) {
-      let answer: Promise<QueryResult>;
+      let called = false;
+      const answer: Answer = (error, result) => {
+        if (called) return;
+        called = true;
+        item.answer(error, result);
+        answered();
+      };
       try {
-        answer = connection.query(item.text, item.params);
+        connection.query(item.text, item.params, answer);
       } catch (error) {
-        answer = Promise.reject(error);
+        answer(error as Error);
       }
-      answer.then(item.resolve, item.reject);
-      answers.push(answer);
     }
   } finally {
     stream?.uncork?.();
   }
-  await Promise.allSettled(answers);
-  connection.off('error', dropped);
-  connection.release(broken);
 }
 
 type Corkable = { cork?(): void; uncork?(): void };
