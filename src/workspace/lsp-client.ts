@@ -43,7 +43,14 @@ export class LspClient {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   private readonly versions = new Map<string, number>();
-  private readonly published = new Map<string, { diagnostics: RawDiagnostic[]; at: number }>();
+  /** The text last sent for each document (didOpen or didChange). */
+  private readonly texts = new Map<string, string>();
+  /** Counts every document change sent; a publish records the count it came after. */
+  private syncs = 0;
+  private readonly published = new Map<
+    string,
+    { diagnostics: RawDiagnostic[]; at: number; afterSyncs: number }
+  >();
   private readonly listeners = new Set<(uri: string) => void>();
   private buffer = Buffer.alloc(0);
   private capabilities: Record<string, unknown> = {};
@@ -151,6 +158,8 @@ export class LspClient {
   sync(uri: string, languageId: string, text: string): void {
     const version = (this.versions.get(uri) ?? 0) + 1;
     this.versions.set(uri, version);
+    this.texts.set(uri, text);
+    this.syncs++;
     if (version === 1)
       this.notify('textDocument/didOpen', { textDocument: { uri, languageId, version, text } });
     else
@@ -163,8 +172,11 @@ export class LspClient {
     text: string,
     options: { waitMs: number; signal?: AbortSignal },
   ): Promise<{ diagnostics: Diagnostic[]; complete: boolean }> {
-    const sentAt = Date.now();
-    this.sync(uri, languageId, text);
+    // A push server that published after the last change of this very text has answered it:
+    // nothing is sent, only its quiet period is waited for.
+    const answered = this.answeredAt(uri, text);
+    const sentAt = answered ?? Date.now();
+    if (answered === undefined) this.sync(uri, languageId, text);
 
     if (this.capabilities.diagnosticProvider) {
       try {
@@ -201,12 +213,28 @@ export class LspClient {
       const onAbort = () => finish(false);
       options.signal?.addEventListener('abort', onAbort, { once: true });
       this.listeners.add(listener);
+      if (answered !== undefined)
+        quiet = setTimeout(() => finish(true), Math.max(0, answered + QUIET_MS - Date.now()));
     });
     if (options.signal?.aborted) throw new SvcError('cancelled', 'diagnostics was cancelled');
     if (this.exitedFlag && !complete) {
       throw new SvcError('unavailable', `language server ${this.id} exited before it reported diagnostics`);
     }
     return { diagnostics: (this.published.get(uri)?.diagnostics ?? []).map(convert), complete };
+  }
+
+  /**
+   * When a push server last published for `uri`, if that publish still holds: the text is the one
+   * last sent and no document changed since. A server need not publish again for a change that
+   * leaves a file's list as it was (typescript-language-server stays silent while an empty list
+   * stays empty), so sending the same text again and waiting for a publish would wait out the
+   * whole wait and answer "incomplete".
+   */
+  private answeredAt(uri: string, text: string): number | undefined {
+    if (this.exitedFlag || this.capabilities.diagnosticProvider || this.texts.get(uri) !== text)
+      return undefined;
+    const last = this.published.get(uri);
+    return last && last.afterSyncs === this.syncs ? last.at : undefined;
   }
 
   /** Set by stop(): the exit that follows is not a crash. */
@@ -342,7 +370,11 @@ export class LspClient {
     }
     if (message.method === 'textDocument/publishDiagnostics') {
       const uri = message.params?.uri as string;
-      this.published.set(uri, { diagnostics: message.params?.diagnostics ?? [], at: Date.now() });
+      this.published.set(uri, {
+        diagnostics: message.params?.diagnostics ?? [],
+        at: Date.now(),
+        afterSyncs: this.syncs,
+      });
       for (const listener of this.listeners) listener(uri);
       return;
     }

@@ -79,6 +79,26 @@ describe('diagnostics', () => {
     expect(h.modelText('diagnostics', after)).toBe('No problems reported for src/a.ts by fake.');
   });
 
+  it('CI-TIME-1: a server silent when a list stays the same: a file unchanged since its publish answers at once, complete', async () => {
+    const h = await toolHarness({
+      files: { 'src/a.ts': 'all fine\n' },
+      config: lsp(['--silent-unchanged']),
+    });
+    const first = await h.call('diagnostics', { path: 'src/a.ts', wait_seconds: 10 });
+    expect(first).toMatchObject({ complete: true, diagnostics: [] });
+    // The same text again: the server publishes nothing for it, and what it published still holds
+    // (before, the call waited out its 10 s and answered complete: false).
+    const again = await h.call('diagnostics', { path: 'src/a.ts', wait_seconds: 10 });
+    expect(again).toMatchObject({ complete: true, diagnostics: [] });
+    // A changed text is sent and its new list waited for.
+    writeFileSync(join(h.app.workspace, 'src/a.ts'), 'an ERROR now\n');
+    const changed = await h.call('diagnostics', { path: 'src/a.ts', wait_seconds: 10 });
+    expect(changed).toMatchObject({
+      complete: true,
+      counts: { error: 1, warning: 0, information: 0, hint: 0 },
+    });
+  });
+
   it('stops the language servers when the app closes', async () => {
     const tag = `--tag=${randomUUID()}`;
     const h = await toolHarness({ files: { 'a.ts': 'x\n' }, config: lsp([tag]) });

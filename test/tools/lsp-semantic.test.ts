@@ -68,6 +68,9 @@ describe('semantic edits through the language server (real typescript-language-s
     // The server was given the renamed texts: b.ts still type-checks against the new a.ts.
     const after = await h.call('diagnostics', { path: 'src/b.ts', wait_seconds: 60 });
     expect(after.counts.error).toBe(0);
+    // What the server published after the rename's texts, not a wait run out.
+    expect(after.complete).toBe(true);
+    expect(renamed.diagnostics?.notes ?? []).toEqual([]);
 
     const off = await toolHarness({
       files: FILES,
