@@ -265,20 +265,25 @@ function updateAndAppend(
       payload: JSON.stringify(payload),
       created_at: now,
     });
-    if (!written) throw new SvcError('not_found', `run_id: no run "${id}"`);
-    const { run } = written;
-    events.known(id, run.session_id);
-    const event = {
-      ...written.event,
-      run_id: id,
-      session_id: run.session_id,
-      type,
-      payload,
-      created_at: now,
-    };
-    events.announce(event);
-    return { run, event };
+    return announced(events, id, written, type, payload, now);
   };
+}
+
+/** The run's row and its event as one statement wrote them, announced to this ledger's listeners. */
+function announced(
+  events: Pick<ReturnType<typeof postgresRunEvents>, 'known' | 'announce'>,
+  id: string,
+  written: Awaited<ReturnType<PostgresRunWrites['updateRunWithEvent']>>,
+  type: string,
+  payload: Record<string, unknown>,
+  now: number,
+) {
+  if (!written) throw new SvcError('not_found', `run_id: no run "${id}"`);
+  const { run } = written;
+  events.known(id, run.session_id);
+  const event = { ...written.event, run_id: id, session_id: run.session_id, type, payload, created_at: now };
+  events.announce(event);
+  return { run, event };
 }
 
 /** `updateAndAppendAfter`: another domain's write, the run's update and one event in one statement. */
@@ -306,19 +311,7 @@ function updateAndAppendAfter(
     );
     // `before` first: its not_found (a missing message) is the one the separate writes threw.
     const result = before.read(answer);
-    if (!written) throw new SvcError('not_found', `run_id: no run "${id}"`);
-    const { run } = written;
-    events.known(id, run.session_id);
-    const event = {
-      ...written.event,
-      run_id: id,
-      session_id: run.session_id,
-      type,
-      payload,
-      created_at: now,
-    };
-    events.announce(event);
-    return { run, event, before: result };
+    return { ...announced(events, id, written, type, payload, now), before: result };
   };
 }
 
