@@ -15,6 +15,7 @@ import { agentApp, echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 import { migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
+import { appendStepMessages } from '../helpers/step-messages';
 
 const pg = postgresForFile();
 
@@ -23,22 +24,7 @@ const tokens = { input_tokens: 120, output_tokens: 30, reasoning_tokens: 0, cach
 /** A session with a step's two messages as the recorder leaves them before the step's end. */
 async function stepOf(sessions: SessionStore) {
   const session = await sessions.create({ title: 'step' });
-  const assistant = await sessions.appendMessage({
-    session_id: session.id,
-    role: 'assistant',
-    parts: [{ type: 'tool-call', tool_call_id: 'c1', tool: 'echo', input: { text: 'hi' } }],
-    model: 'fake/m1',
-    provider: 'fake',
-    run_id: null,
-    finished: false,
-  });
-  const tool = await sessions.appendMessage({
-    session_id: session.id,
-    role: 'tool',
-    parts: [{ type: 'tool-result', tool_call_id: 'c1', tool: 'echo', output: 'first', is_error: false }],
-    run_id: null,
-    finished: false,
-  });
+  const { assistant, tool } = await appendStepMessages(sessions, session.id, null);
   return { session, assistant, tool };
 }
 

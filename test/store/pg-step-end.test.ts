@@ -14,6 +14,7 @@ import { agentApp, echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 import { driverStatements, migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
+import { appendStepMessages } from '../helpers/step-messages';
 
 const pg = postgresForFile();
 
@@ -39,22 +40,7 @@ async function stepOf(app: App) {
     prompt: 'go',
     status: 'running',
   });
-  const assistant = await sessions.appendMessage({
-    session_id: session.id,
-    role: 'assistant',
-    parts: [{ type: 'tool-call', tool_call_id: 'c1', tool: 'echo', input: { text: 'hi' } }],
-    model: 'fake/m1',
-    provider: 'fake',
-    run_id: run.id,
-    finished: false,
-  });
-  const tool = await sessions.appendMessage({
-    session_id: session.id,
-    role: 'tool',
-    parts: [{ type: 'tool-result', tool_call_id: 'c1', tool: 'echo', output: 'first', is_error: false }],
-    run_id: run.id,
-    finished: false,
-  });
+  const { assistant, tool } = await appendStepMessages(sessions, session.id, run.id);
   const close = {
     sessionId: session.id,
     messages: [
