@@ -4,7 +4,6 @@
  * made for it (a dozen or more events a request pass through); a text delta's chunk has the same
  * bytes as the whole chunk object stringified; the run's end still answers asynchronously.
  */
-import { createHook } from 'node:async_hooks';
 import type { Context } from 'hono';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
@@ -12,20 +11,17 @@ import type { SessionEvent } from '../../src/events/bus';
 import type { Prepared } from '../../src/surfaces/http/compat/prepared';
 import { streamAnswer } from '../../src/surfaces/http/compat/stream-answer';
 import { createStreamTracker } from '../../src/surfaces/http/sse';
+import { promiseCounter } from '../helpers/promise-count';
 
 /** The promises made while `fn` runs (synchronously). */
 function promisesMadeBy(fn: () => void): number {
+  const counter = promiseCounter();
   let made = 0;
-  const hook = createHook({
-    init(_id, type) {
-      if (type === 'PROMISE') made++;
-    },
-  });
-  hook.enable();
+  counter.start();
   try {
     fn();
   } finally {
-    hook.disable();
+    made = counter.stop();
   }
   return made;
 }

@@ -4,30 +4,24 @@
  * 2026-11-30), counted with an async hook (no timing). The statements' behaviour (order, errors,
  * rollbacks, savepoints, batching) is the other pg test files', unchanged.
  */
-import { createHook } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
 import { postgresForFile } from '../helpers/postgres';
+import { promiseCounter } from '../helpers/promise-count';
 
 const pg = postgresForFile();
 
 /** Promises created while `fn` runs (its own awaits included), the fewest over `times` tries. */
 async function promisesOf(fn: () => Promise<unknown>, times = 5): Promise<number> {
   let fewest = Number.POSITIVE_INFINITY;
+  const counter = promiseCounter();
   for (let i = 0; i < times; i++) {
-    let made = 0;
-    const hook = createHook({
-      init(_id, type) {
-        if (type === 'PROMISE') made++;
-      },
-    });
-    hook.enable();
+    counter.start();
     try {
       await fn();
     } finally {
-      hook.disable();
+      fewest = Math.min(fewest, counter.stop());
     }
-    fewest = Math.min(fewest, made);
   }
   return fewest;
 }
