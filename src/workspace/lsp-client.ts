@@ -261,6 +261,7 @@ export class LspClient {
   private reopenWhenClean(uri: string): boolean {
     return (
       this.quirks.reopenWhenClean &&
+      !this.exitedFlag &&
       !this.capabilities.diagnosticProvider &&
       this.versions.has(uri) &&
       !this.reopening.has(uri) &&
