@@ -1,13 +1,15 @@
 /**
  * One language server process: stdio JSON-RPC with Content-Length framing, the initialize
- * handshake, document sync, pulled or pushed diagnostics, and plain requests (rename, references,
- * definition) for the semantic edits.
+ * handshake, document sync, pulled or pushed diagnostics (a clean document of a server that stays
+ * silent while a list stays empty is opened again: lsp-quirks.ts), and plain requests (rename,
+ * references, definition) for the semantic edits.
  * @module
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import type { LspServerConfig } from '../config/schema';
 import { SvcError } from '../errors';
+import { type LspQuirks, quirksOf } from './lsp-quirks';
 
 export interface Diagnostic {
   /** 1-based. */
@@ -30,6 +32,11 @@ const SEVERITY: Record<number, Diagnostic['severity']> = {
 const QUIET_MS = 300;
 /** How long a stopping server has to exit before it is killed (and then to die). */
 const STOP_GRACE_MS = 1_000;
+/**
+ * A request no server implements: its answer (an error) comes after everything the server sent
+ * for the messages before it, so it marks where a close's publishes end (see `reopen`).
+ */
+const BARRIER_METHOD = 'svc/barrier';
 
 export interface RawDiagnostic {
   range: { start: { line: number; character: number }; end: { line: number; character: number } };
@@ -52,6 +59,11 @@ export class LspClient {
     { diagnostics: RawDiagnostic[]; at: number; afterSyncs: number }
   >();
   private readonly listeners = new Set<(uri: string) => void>();
+  /**
+   * Documents closed and opened again whose barrier the server has not answered yet: what it
+   * publishes for them meanwhile is about the closed document (an empty list), not the new text.
+   */
+  private readonly reopening = new Set<string>();
   private buffer = Buffer.alloc(0);
   private capabilities: Record<string, unknown> = {};
   private exitedFlag = false;
@@ -62,6 +74,7 @@ export class LspClient {
   private constructor(
     readonly id: string,
     private readonly child: ChildProcess,
+    private readonly quirks: LspQuirks,
   ) {
     child.stdout?.on('data', (chunk: Buffer) => this.onData(chunk));
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -91,6 +104,7 @@ export class LspClient {
     server: LspServerConfig,
     root: string,
     env: Readonly<Record<string, string | undefined>>,
+    quirks: LspQuirks = quirksOf(server),
   ): Promise<LspClient> {
     const child = spawn(server.command, server.args, {
       cwd: root,
@@ -109,7 +123,7 @@ export class LspClient {
         `language server ${id}: cannot start "${server.command}"; is it installed and on PATH?`,
       );
     }
-    const client = new LspClient(id, child);
+    const client = new LspClient(id, child, quirks);
     const init = (await client.request(
       'initialize',
       {
@@ -176,7 +190,10 @@ export class LspClient {
     // nothing is sent, only its quiet period is waited for.
     const answered = this.answeredAt(uri, text);
     const sentAt = answered ?? Date.now();
-    if (answered === undefined) this.sync(uri, languageId, text);
+    if (answered === undefined) {
+      if (this.reopenWhenClean(uri)) this.reopen(uri, languageId, text);
+      else this.sync(uri, languageId, text);
+    }
 
     if (this.capabilities.diagnosticProvider) {
       try {
@@ -235,6 +252,39 @@ export class LspClient {
       return undefined;
     const last = this.published.get(uri);
     return last && last.afterSyncs === this.syncs ? last.at : undefined;
+  }
+
+  /**
+   * The server would stay silent if this document's new text left its empty list empty (see
+   * lsp-quirks.ts): it is opened again instead of changed.
+   */
+  private reopenWhenClean(uri: string): boolean {
+    return (
+      this.quirks.reopenWhenClean &&
+      !this.exitedFlag &&
+      !this.capabilities.diagnosticProvider &&
+      this.versions.has(uri) &&
+      !this.reopening.has(uri) &&
+      this.published.get(uri)?.diagnostics.length === 0
+    );
+  }
+
+  /**
+   * didClose, a barrier request, then didOpen with the new text: the server publishes each list of
+   * the opened document, empty ones included. It also publishes an empty list when it closes the
+   * document, before it has checked anything; that one, and anything else it sends before it
+   * answers the barrier, is ignored (`dispatch`), so only a publish about the new text answers.
+   */
+  private reopen(uri: string, languageId: string, text: string): void {
+    this.notify('textDocument/didClose', { textDocument: { uri } });
+    this.reopening.add(uri);
+    const id = this.nextId++;
+    // Settled as its answer is read (an exit rejects it), before the frames that follow it.
+    const settle = () => this.reopening.delete(uri);
+    this.pending.set(id, { resolve: settle, reject: settle });
+    this.send({ jsonrpc: '2.0', id, method: BARRIER_METHOD, params: null });
+    this.versions.delete(uri);
+    this.sync(uri, languageId, text);
   }
 
   /** Set by stop(): the exit that follows is not a crash. */
@@ -370,6 +420,7 @@ export class LspClient {
     }
     if (message.method === 'textDocument/publishDiagnostics') {
       const uri = message.params?.uri as string;
+      if (this.reopening.has(uri)) return;
       this.published.set(uri, {
         diagnostics: message.params?.diagnostics ?? [],
         at: Date.now(),
