@@ -7,7 +7,7 @@
  */
 import type { PoolClient, QueryResult } from 'pg';
 import { SvcError } from '../../errors';
-import type { Answer, Submit } from './pool-batches';
+import { type Answer, type Statement, type Submit, submitOn, writeTogether } from './pool-batches';
 
 /**
  * A transaction on `connection` whose control statements go out with the next statement it sends
@@ -84,16 +84,6 @@ export interface Control {
   rollbackTo(name: string): void;
 }
 
-/** One statement on `connection`, answered by callback (pg makes no promise then). */
-function submitOn(connection: PoolClient, text: string, params: unknown[] | undefined, answer: Answer): void {
-  try {
-    if (params) connection.query(text, params, answer as never);
-    else connection.query(text, answer as never);
-  } catch (error) {
-    answer(error as Error);
-  }
-}
-
 /**
  * The control statements `prefix` and then the statement in one write, answered together: one
  * round trip where there were several (the pool's connections are in pg's pipeline mode). Once
@@ -107,32 +97,27 @@ function withPrefix(
   params: unknown[] | undefined,
   answer: Answer,
 ): void {
-  const stream = (connection as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
   const errors: (Error | null | undefined)[] = [];
   let result: QueryResult | undefined;
-  let unanswered = prefix.length + 1;
-  const answered = (index: number): Answer => {
-    let called = false;
-    return (error, answerOf) => {
-      if (called) return;
-      called = true;
+  const statements: Statement[] = prefix.map((control, index) => ({
+    text: control,
+    answer: (error) => {
       errors[index] = error;
-      if (index === prefix.length) result = answerOf;
-      if (--unanswered > 0) return;
-      const failure = errors.find((each) => each);
-      if (failure) answer(failure);
-      else answer(undefined, result);
-    };
-  };
-  stream?.cork?.();
-  try {
-    prefix.forEach((control, index) => {
-      submitOn(connection, control, undefined, answered(index));
-    });
-    submitOn(connection, text, params, answered(prefix.length));
-  } finally {
-    stream?.uncork?.();
-  }
+    },
+  }));
+  statements.push({
+    text,
+    params,
+    answer: (error, answerOf) => {
+      errors[prefix.length] = error;
+      result = answerOf;
+    },
+  });
+  let unanswered = statements.length;
+  writeTogether(connection, statements, () => {
+    if (--unanswered > 0) return;
+    const failure = errors.find((each) => each);
+    if (failure) answer(failure);
+    else answer(undefined, result);
+  });
 }
-
-type Corkable = { cork?(): void; uncork?(): void };

@@ -27,11 +27,14 @@ export type Answer = (error: Error | null | undefined, result?: QueryResult) => 
  */
 export type Submit = (text: string, params: unknown[], answer: Answer) => void;
 
-interface Pending {
+/** A statement and its answer (no `params`: the simple query protocol, as for BEGIN or COMMIT). */
+export interface Statement {
   text: string;
-  params: unknown[];
+  params?: unknown[];
   answer: Answer;
 }
+
+type Pending = Required<Statement>;
 
 /** Most statements in one write. */
 const MAX_BATCH = 32;
@@ -121,25 +124,44 @@ function sendTogether(connection: PoolClient, batch: Pending[]): void {
     connection.off('error', dropped);
     connection.release(broken);
   };
+  writeTogether(connection, batch, answered);
+}
+
+/**
+ * `statements` on `connection` in one socket write (corked), in order, each answered once by
+ * callback and then `answered` (the pool's batches and a transaction's statement with the control
+ * statements before it, ./lazy-transaction.ts).
+ */
+export function writeTogether(connection: PoolClient, statements: Statement[], answered?: () => void): void {
   const stream = (connection as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
   stream?.cork?.();
   try {
-    for (const item of batch) {
+    for (const { text, params, answer } of statements) {
       let called = false;
-      const answer: Answer = (error, result) => {
+      submitOn(connection, text, params, (error, result) => {
         if (called) return;
         called = true;
-        item.answer(error, result);
-        answered();
-      };
-      try {
-        connection.query(item.text, item.params, answer);
-      } catch (error) {
-        answer(error as Error);
-      }
+        answer(error, result);
+        answered?.();
+      });
     }
   } finally {
     stream?.uncork?.();
+  }
+}
+
+/** One statement on `connection`, answered by callback (pg makes no promise then); a refusal at once is its answer. */
+export function submitOn(
+  connection: PoolClient,
+  text: string,
+  params: unknown[] | undefined,
+  answer: Answer,
+): void {
+  try {
+    if (params) connection.query(text, params, answer as never);
+    else connection.query(text, answer as never);
+  } catch (error) {
+    answer(error as Error);
   }
 }
 
