@@ -11,8 +11,9 @@ import { remember } from '../store/read-scope';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
 import { appendedMessage, messagePage, toMessage } from './message-store';
-import { messagesVersion, sessionRowKey, wroteMessages, wroteSession } from './pg-session-rows';
+import { messagesVersion, wroteMessages, wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
+import { sessionRowKey } from './session-row-version';
 import type { MessageRow, SessionRow, SessionStore } from './types';
 
 export type PostgresMessageStore = AsyncOf<

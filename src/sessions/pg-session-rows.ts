@@ -9,8 +9,6 @@ import type { SqlClient } from '../store/postgres/client';
 import { rowVersion, wrote } from '../store/read-scope';
 import { sessionRowKey } from './session-row-version';
 
-export { sessionRowKey };
-
 /**
  * After this process wrote the session's row (again when the transaction it was part of ends).
  * `tx`: that transaction, taken when the statement was sent (by default now, just after its answer).

@@ -12,9 +12,10 @@ import { enableReadScopes, peek, readThrough, remember, type TransactionEnd } fr
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
 import { createPostgresMessageStore } from './pg-message-store';
-import { sessionRowKey, wroteMessages, wroteSession } from './pg-session-rows';
+import { wroteMessages, wroteSession } from './pg-session-rows';
 import { createPostgresSessionSearch } from './pg-session-search-repository';
 import { createPostgresStepClose } from './pg-step-close-repository';
+import { sessionRowKey } from './session-row-version';
 import { newSessionValues } from './session-store';
 import type { Session, SessionRow, SessionStore } from './types';
 
