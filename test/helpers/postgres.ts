@@ -264,6 +264,10 @@ export function postgresForFile(options: StartOptions = {}): {
   };
 }
 
+/** A client of the tests' databases: `poolSize` connections, generous timeouts. */
+const clientOf = (url: string, poolSize = 4) =>
+  createPostgresClient({ url, pool_size: poolSize, statement_timeout_ms: 30_000, connect_timeout_ms: 5_000 });
+
 const templates = new WeakMap<PostgresCluster, Promise<string>>();
 
 /**
@@ -276,12 +280,7 @@ function migratedTemplate(cluster: PostgresCluster): Promise<string> {
   if (!template) {
     template = (async () => {
       const url = await cluster.createDatabase('svc_template');
-      const sql = await createPostgresClient({
-        url,
-        pool_size: 1,
-        statement_timeout_ms: 30_000,
-        connect_timeout_ms: 5_000,
-      });
+      const sql = await clientOf(url, 1);
       try {
         await migratePostgres(sql);
       } finally {
@@ -300,12 +299,7 @@ function migratedTemplate(cluster: PostgresCluster): Promise<string> {
  * migration's check runs on it as a node's start does), and a client of 4 connections to it.
  */
 export async function migratedDatabase(cluster: PostgresCluster): Promise<SqlClient> {
-  const sql = await createPostgresClient({
-    url: await cluster.createDatabase('svc_test', await migratedTemplate(cluster)),
-    pool_size: 4,
-    statement_timeout_ms: 30_000,
-    connect_timeout_ms: 5_000,
-  });
+  const sql = await clientOf(await cluster.createDatabase('svc_test', await migratedTemplate(cluster)));
   await migratePostgres(sql);
   return sql;
 }
@@ -315,11 +309,9 @@ export async function twoNodes(
   cluster: PostgresCluster,
 ): Promise<{ sql: SqlClient; other: SqlClient; close(): Promise<void> }> {
   const url = await cluster.createDatabase('svc_test', await migratedTemplate(cluster));
-  const node = () =>
-    createPostgresClient({ url, pool_size: 4, statement_timeout_ms: 30_000, connect_timeout_ms: 5_000 });
-  const sql = await node();
+  const sql = await clientOf(url);
   await migratePostgres(sql);
-  const other = await node();
+  const other = await clientOf(url);
   return {
     sql,
     other,
