@@ -10,26 +10,16 @@
  *   one still answers incomplete after its wait;
  * - the quirk is typescript-language-server's however it is run, and no other server's.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LspClient } from '../../src/workspace/lsp-client';
 import { quirksOf } from '../../src/workspace/lsp-quirks';
+import { tmpWorkspace } from '../helpers/tmp-workspace';
 import { toolHarness } from './harness';
 
 const FAKE = resolve(import.meta.dirname, '../fixtures/coding-tools/fake-lsp.mjs');
-
-const dirs: string[] = [];
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-lsp-reopen-'));
-  dirs.push(dir);
-  return dir;
-};
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
 
 /** The methods the fake server read, in order, from `--log=<file>`. */
 const methods = (log: string) =>
@@ -39,7 +29,7 @@ const methods = (log: string) =>
 
 describe('re-checking a clean document by opening it again', { timeout: 60_000 }, () => {
   it('LSP-32: with the quirk, the close’s empty list is not the answer; clean → clean is complete', async () => {
-    const dir = tempDir();
+    const dir = tmpWorkspace();
     const log = join(dir, 'methods.log');
     // Each check takes 800 ms, longer than the 300 ms quiet period after a publish.
     const server = {
@@ -78,7 +68,7 @@ describe('re-checking a clean document by opening it again', { timeout: 60_000 }
   });
 
   it('LSP-33: a server without the quirk gets didOpen and didChange only; a silent one still answers incomplete', async () => {
-    const dir = tempDir();
+    const dir = tmpWorkspace();
     const log = join(dir, 'methods.log');
     const h = await toolHarness({
       files: { 'src/a.ts': 'all fine\n' },
