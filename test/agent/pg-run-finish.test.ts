@@ -39,6 +39,9 @@ describe.skipIf(!pg.available)('a run finish on PostgreSQL', () => {
           [runId],
         );
         expect(seen).toEqual([{ status: 'completed', finished: 1 }]);
+        // The finish goes on after its waiters: it drains the session's queue. Until then a prompt
+        // enqueued now may be started by that drain instead of the next iteration's `drain`.
+        await app.agent.waitIdle(session.id);
       }
     } finally {
       await app.close();
