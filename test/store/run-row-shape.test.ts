@@ -1,9 +1,11 @@
 /**
  * A run as the ledger answers it (issue 17 item 3): the run row's columns in the table's order,
  * `options` and `failure` parsed, the four token columns folded into `usage` (the last key) and
- * `cancel_requested` a boolean. `toRun` copies the row key by key (not a rest destructuring);
- * its answer must not change.
+ * `cancel_requested` a boolean. `toRun` fills a copy of the layout's template (not a rest
+ * destructuring, not key by key into `{}`); its answer must not change, and the run keeps fast
+ * properties (ENGINE-CPU-80).
  */
+import { setFlagsFromString } from 'node:v8';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { toRun } from '../../src/runs/queries';
 import type { Db } from '../../src/store/db';
@@ -103,6 +105,50 @@ describe('run rows', () => {
     expect(claimed.run).toMatchObject({ status: 'running', pid: process.pid, runner: 'rnr_test' });
   });
 });
+
+describe('run rows: allocation (ENGINE-CPU-80)', () => {
+  it('ENGINE-CPU-80 a run has fast properties, whatever layout its row has', async () => {
+    const { ledger } = openTestLedger(opened);
+    const created = await ledger.create({ ...RUN_INPUT, status: 'running' });
+    const runs = [created, await ledger.get(created.id)];
+    // Rows of another layout (other columns, another order) between and after: each run keeps
+    // its own row's column order, and a layout seen before is recognised again.
+    const other = {
+      options: '{}',
+      failure: null,
+      id: 'run_2',
+      ...TOKEN_ROW,
+      cancel_requested: 0,
+      extra: 'x',
+    };
+    const reordered = toRun(other as never);
+    expect(Object.keys(reordered)).toEqual([
+      'options',
+      'failure',
+      'id',
+      'cancel_requested',
+      'extra',
+      'usage',
+    ]);
+    expect(reordered).toMatchObject({ id: 'run_2', extra: 'x', options: {}, cancel_requested: false });
+    runs.push(reordered, await ledger.get(created.id));
+    expect(Object.keys(runs[3]!)).toEqual(Object.keys(created));
+    expect(runs[3]).toEqual(created);
+    for (const run of runs) expect(hasFastProperties(run)).toBe(true);
+  });
+});
+
+const TOKEN_ROW = { input_tokens: 1, output_tokens: 2, reasoning_tokens: 3, cached_input_tokens: 4 };
+
+/**
+ * V8's own answer: an object built by adding its ~28 keys one by one to `{}` is a dictionary
+ * (≈ 3 KB of hash table, slower reads); one from the layout's template is not.
+ */
+function hasFastProperties(value: unknown): boolean {
+  setFlagsFromString('--allow-natives-syntax');
+  // The V8 intrinsic only parses in code compiled after the flag.
+  return new Function('value', 'return %HasFastProperties(value)')(value) as boolean;
+}
 
 /** Counts `SELECT * FROM agent_runs WHERE id = ?` run on the handle from now on. */
 function readsOfRuns(db: Db): { readonly count: number } {
