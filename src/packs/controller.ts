@@ -41,6 +41,7 @@ export function createPackController(deps: PackControllerDeps): PackController {
     log,
     redactor: deps.redactor,
     applied: safeApplied,
+    enabled: core.enabled,
     record: async (run) => {
       if (!core.mutationUnavailable()) await store.recordHookRun(run);
     },

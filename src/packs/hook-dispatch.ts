@@ -33,6 +33,12 @@ export function startHookDispatch(deps: {
   redactor: Redactor;
   /** The pack in force for a session (hydrating), or undefined; never throws. */
   applied(sessionId: string): Promise<AppliedPack | undefined>;
+  /**
+   * False while packs are off (`options.operating_packs`): `applied` answers undefined for every
+   * session then, so an event is let through without the lookup and its queue entry (≈ 3 KB of
+   * promises and closures an event, three hook events a compat request).
+   */
+  enabled(): boolean;
   /** Persist an outcome; may throw (logged). */
   record(run: HookRun): Promise<void>;
   /** The App's command spawner (OS sandbox, scrubbed environment); without it, a plain shell. */
@@ -95,7 +101,7 @@ export function startHookDispatch(deps: {
   };
 
   const unsubscribe = deps.bus.subscribe('*', (event) => {
-    if (closed || !HOOK_EVENT_SET.has(event.type)) return;
+    if (closed || !HOOK_EVENT_SET.has(event.type) || !deps.enabled()) return;
     // The pack in force when the event came (looked up now), its hooks run in the session's order.
     const lookup = deps.applied(event.session_id);
     const tool = typeof event.payload.tool === 'string' ? event.payload.tool : undefined;
