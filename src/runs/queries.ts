@@ -10,6 +10,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
+import { getWideRow } from '../store/wide-row';
 import { type EventRow, type RunRow, toEvent, toRun } from './run-rows';
 import type { AgentRun, RunEvent, RunFilter } from './types';
 
@@ -205,7 +206,7 @@ function runLookups({ cached }: Sql): SyncOf<RunLookups> {
 
   return {
     get(id) {
-      const row = cached('SELECT * FROM agent_runs WHERE id = ?').get(id) as RunRow | undefined;
+      const row = getWideRow<RunRow>(cached('SELECT * FROM agent_runs WHERE id = ?'), [id]);
       return row ? toRun(row) : undefined;
     },
     list(filter = {}) {
@@ -230,9 +231,10 @@ function runLookups({ cached }: Sql): SyncOf<RunLookups> {
       );
     },
     running(sessionId) {
-      const row = cached("SELECT * FROM agent_runs WHERE session_id = ? AND status = 'running' LIMIT 1").get(
-        sessionId,
-      ) as RunRow | undefined;
+      const row = getWideRow<RunRow>(
+        cached("SELECT * FROM agent_runs WHERE session_id = ? AND status = 'running' LIMIT 1"),
+        [sessionId],
+      );
       return row ? toRun(row) : undefined;
     },
     runningAll() {

@@ -7,6 +7,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { FailureReport } from '../errors';
 import type { AsyncOf } from '../store/async-of';
+import { getWideRow } from '../store/wide-row';
 import type { RunRow } from './queries';
 import type { RunStatus, RunUsage } from './types';
 
@@ -159,6 +160,7 @@ export function createRunWrites(
     const sets = columns.map(([column]) => `${column} = ?`).join(', ');
     const params = columns.map(([, value]) => value);
     const text = `UPDATE agent_runs SET ${sets} WHERE id = ?`;
+    if (returning === '*') return getWideRow<RunRow>(prepare(`${text} RETURNING *`), [...params, id]);
     return returning
       ? prepare(`${text} RETURNING ${returning}`).get(...params, id)
       : prepare(text).run(...params, id).changes > 0;
@@ -186,12 +188,18 @@ export function createRunWrites(
     markRunning(id, now, owner) {
       prepare(MARK_RUNNING).run(now, now, owner.pid, owner.host, owner.runner, id);
     },
+    // The run rows (28 columns) through their values: ../store/wide-row.ts.
     markRunningRow: (id, now, owner) =>
-      prepare(`${MARK_RUNNING} RETURNING *`).get(now, now, owner.pid, owner.host, owner.runner, id) as
-        | RunRow
-        | undefined,
+      getWideRow<RunRow>(prepare(`${MARK_RUNNING} RETURNING *`), [
+        now,
+        now,
+        owner.pid,
+        owner.host,
+        owner.runner,
+        id,
+      ]),
     claimFreeRow: (id, now, owner) =>
-      prepare(CLAIM_FREE).get(now, now, owner.pid, owner.host, owner.runner, id) as RunRow | undefined,
+      getWideRow<RunRow>(prepare(CLAIM_FREE), [now, now, owner.pid, owner.host, owner.runner, id]),
     updateRun: (id, patch, now) => update(id, patch, now) as boolean,
     updateRunRow: (id, patch, now) => update(id, patch, now, '*') as RunRow | undefined,
     updateRunCancel: (id, patch, now) =>

@@ -349,8 +349,9 @@ export function openDb(options: OpenDbOptions): Db {
 /**
  * Domains write `db.prepare(sql).run(…)` inline; compiling the same SQL on every call showed up
  * in profiles of busy servers. Statements are cached per SQL text. Safe because nothing here
- * iterates a statement (`.iterate()`) or changes its mode (`.pluck()`, `.raw()`, `.expand()`),
- * so a cached statement is never busy or left in another mode when it is reused.
+ * iterates a statement (`.iterate()`) or leaves it in another mode (`.pluck()`, `.raw()`,
+ * `.expand()`; ./wide-row.ts switches to `raw` for one `get` and back before it returns), so a
+ * cached statement is never busy or left in another mode when it is reused.
  */
 function cacheStatements(db: Db): void {
   const prepare = db.prepare.bind(db);

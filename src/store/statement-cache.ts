@@ -4,7 +4,7 @@
  * serves the repositories (`statementCache`) and the transaction statements
  * (./transaction-statements.ts) alike, so a text is prepared once per handle whoever runs it.
  * Sharing a statement is safe for the reason ./db.ts `cacheStatements` gives: nothing here
- * iterates a statement or changes its mode.
+ * iterates a statement or leaves it in another mode.
  * @module
  */
 import type { Database, Statement } from 'better-sqlite3';

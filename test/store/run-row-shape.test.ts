@@ -9,6 +9,7 @@ import { setFlagsFromString } from 'node:v8';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { toRun } from '../../src/runs/queries';
 import type { Db } from '../../src/store/db';
+import { getWideRow } from '../../src/store/wide-row';
 import { countStatements, openTestLedger, RUN_INPUT } from '../helpers/sqlite-ledger';
 
 const opened: Db[] = [];
@@ -137,6 +138,51 @@ describe('run rows: allocation (ENGINE-CPU-80)', () => {
     for (const run of runs) expect(hasFastProperties(run)).toBe(true);
   });
 });
+
+describe('wide rows (ENGINE-CPU-82)', () => {
+  it('ENGINE-CPU-82 run rows come through their values: same row, fast properties, the statement left as it was', async () => {
+    const { db, ledger } = openTestLedger(opened);
+    const queued = await ledger.create(RUN_INPUT);
+    // Every read of a whole run row (claim, update, get) answers values, not a row object that
+    // better-sqlite3 builds column by column (a dictionary past 16 columns; agent_runs has 28).
+    const answers = runRowAnswers(db);
+    const claimed = await ledger.claim(queued.id);
+    const afterClaim = await ledger.get(queued.id);
+    const updated = await ledger.update(queued.id, { steps: 1 });
+    const got = await ledger.get(queued.id);
+    vi.restoreAllMocks();
+    expect(answers).toHaveLength(4);
+    expect(answers.every((answer) => Array.isArray(answer))).toBe(true);
+    expect(claimed.ok && claimed.run).toEqual(afterClaim);
+    expect(updated).toEqual(got);
+    expect(got).toMatchObject({ status: 'running', steps: 1 });
+    for (const run of [claimed.ok ? claimed.run : undefined, afterClaim, updated, got])
+      expect(hasFastProperties(run)).toBe(true);
+
+    const text = 'SELECT * FROM agent_runs WHERE id = ?';
+    const read = getWideRow<Record<string, unknown>>(db.prepare(text), [queued.id]);
+    // The cached statement answers an object again (not the array its read went through).
+    const plain = db.prepare(text).get(queued.id) as Record<string, unknown>;
+    expect(Array.isArray(plain)).toBe(false);
+    expect(read).toEqual(plain);
+    expect(Object.keys(read!)).toEqual(Object.keys(plain));
+    expect(hasFastProperties(read)).toBe(true);
+    expect(getWideRow(db.prepare(text), ['run_none'])).toBeUndefined();
+  });
+});
+
+/** What the handle's statements answer from now on to a `… agent_runs … RETURNING *` or `SELECT *`. */
+function runRowAnswers(db: Db): unknown[] {
+  const answers: unknown[] = [];
+  const proto = Object.getPrototypeOf(db.prepare('SELECT 1')) as { get: (...params: unknown[]) => unknown };
+  const get = proto.get;
+  vi.spyOn(proto, 'get').mockImplementation(function (this: { source: string }, ...params: unknown[]) {
+    const answer = get.apply(this, params);
+    if (/agent_runs\b[\s\S]*RETURNING \*|SELECT \* FROM agent_runs/.test(this.source)) answers.push(answer);
+    return answer;
+  });
+  return answers;
+}
 
 const TOKEN_ROW = { input_tokens: 1, output_tokens: 2, reasoning_tokens: 3, cached_input_tokens: 4 };
 
