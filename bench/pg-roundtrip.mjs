@@ -8,7 +8,9 @@
 // - `pipelined ×4`: four such SELECTs issued together, then awaited (one write, four answers);
 // - `transaction of 3`: BEGIN, three such SELECTs awaited in turn, COMMIT, per statement sent (5);
 // - `raw pg`: the same SELECT through a bare `pg` Client, awaited: the driver without svc's layer;
-// - `raw pg, rowMode array`: the same without building row objects.
+// - `raw pg, rowMode array`: the same without building row objects;
+// - `awaited, wide row`: a 24-column row of mixed types (a run's row is 25), awaited: the per-column
+//   cost of a row (parsers, the row object).
 // `node bench/pg-roundtrip.mjs`; not part of `npm run bench`.
 import { startPostgres } from './pg-cluster.mjs';
 import { benchTrees, runTreeDrivers, showMedian } from './tree-drivers.mjs';
@@ -28,6 +30,11 @@ const sql = await createPostgresClient({ url, pool_size: 4, statement_timeout_ms
 await sql.run('CREATE TABLE IF NOT EXISTS rt (id text PRIMARY KEY, body text NOT NULL, n bigint NOT NULL)');
 await sql.run("INSERT INTO rt SELECT 'k' || g, repeat('x', 200), g FROM generate_series(1, 1000) g ON CONFLICT DO NOTHING");
 const SELECT = 'SELECT id, body, n FROM rt WHERE id = $1';
+const wideColumns = Array.from({ length: 8 }, (_, i) => \`t\${i} text, n\${i} bigint, f\${i} boolean\`).join(', ');
+await sql.run(\`CREATE TABLE IF NOT EXISTS rtw (id text PRIMARY KEY, \${wideColumns})\`);
+await sql.run(\`INSERT INTO rtw SELECT 'k' || g, \${Array.from({ length: 8 }, () => "'some text', g, true").join(', ')}
+  FROM generate_series(1, 1000) g ON CONFLICT DO NOTHING\`);
+const WIDE = 'SELECT * FROM rtw WHERE id = $1';
 const key = (i) => 'k' + ((i % 1000) + 1);
 const raw = new pg.Client({ connectionString: url });
 await raw.connect();
@@ -41,6 +48,7 @@ const cases = [
   })],
   ['raw pg', 1, (i) => raw.query(SELECT, [key(i)])],
   ['raw pg, rowMode array', 1, (i) => raw.query({ text: SELECT, values: [key(i)], rowMode: 'array' })],
+  ['awaited, wide row', 1, (i) => sql.one(WIDE, [key(i)])],
 ];
 // Every case warmed up before any is measured: the driver's code is shared, so a case measured
 // first would otherwise pay the JIT's warm-up for the others.
