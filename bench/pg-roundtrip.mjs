@@ -11,7 +11,8 @@
 // - `raw pg, rowMode array`: the same without building row objects;
 // - `awaited, wide row`: a 24-column row of mixed types (a run's row is 25), awaited: the per-column
 //   cost of a row (parsers, the row object).
-// `node bench/pg-roundtrip.mjs`; not part of `npm run bench`.
+// Each case also counts the young-generation collections per 1000 statements (the garbage it
+// leaves, unmoved by the box's load). `node bench/pg-roundtrip.mjs`; not part of `npm run bench`.
 import { startPostgres } from './pg-cluster.mjs';
 import { benchTrees, runTreeDrivers, showMedian } from './tree-drivers.mjs';
 
@@ -21,6 +22,7 @@ const pg = await startPostgres();
 try {
   process.env.BENCH_RT_URL = await pg.createDatabase('svc_bench_rt');
   const driver = (tree) => `
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
 import { createPostgresClient } from '${tree}/src/store/postgres/client';
 
@@ -54,8 +56,17 @@ const cases = [
 // first would otherwise pay the JIT's warm-up for the others.
 for (const [, , op] of cases) for (let i = 0; i < 500; i++) await op(i);
 const out = {};
+// Young-generation collections: the garbage a statement leaves, counted (no clock, so the box's load does not move it).
+let scavenges = 0;
+const gc = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+});
+gc.observe({ entryTypes: ['gc'] });
+const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 for (const [name, statementsPerOp, op] of cases) {
   const ops = Math.ceil(OPS / statementsPerOp);
+  await settle();
+  const scavengesBefore = scavenges;
   const cpu = process.cpuUsage();
   const start = performance.now();
   for (let i = 0; i < ops; i++) await op(i);
@@ -63,7 +74,10 @@ for (const [name, statementsPerOp, op] of cases) {
   const n = ops * statementsPerOp;
   out[name + ' cpu'] = (used.user + used.system) / n;
   out[name + ' wall'] = ((performance.now() - start) * 1000) / n;
+  await settle();
+  out[name + ' scavenges per 1000'] = ((scavenges - scavengesBefore) * 1000) / n;
 }
+gc.disconnect();
 await raw.end();
 await sql.close();
 console.log(JSON.stringify(out));
