@@ -8,8 +8,11 @@
 // - `pipelined ×4`: four such SELECTs issued together, then awaited (one write, four answers);
 // - `transaction of 3`: BEGIN, three such SELECTs awaited in turn, COMMIT, per statement sent (5);
 // - `raw pg`: the same SELECT through a bare `pg` Client, awaited: the driver without svc's layer;
-// - `raw pg, rowMode array`: the same without building row objects.
-// `node bench/pg-roundtrip.mjs`; not part of `npm run bench`.
+// - `raw pg, rowMode array`: the same without building row objects;
+// - `awaited, wide row`: a 24-column row of mixed types (a run's row is 25), awaited: the per-column
+//   cost of a row (parsers, the row object).
+// Each case also counts the young-generation collections per 1000 statements (the garbage it
+// leaves, unmoved by the box's load). `node bench/pg-roundtrip.mjs`; not part of `npm run bench`.
 import { startPostgres } from './pg-cluster.mjs';
 import { benchTrees, runTreeDrivers, showMedian } from './tree-drivers.mjs';
 
@@ -19,6 +22,7 @@ const pg = await startPostgres();
 try {
   process.env.BENCH_RT_URL = await pg.createDatabase('svc_bench_rt');
   const driver = (tree) => `
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
 import { createPostgresClient } from '${tree}/src/store/postgres/client';
 
@@ -28,6 +32,11 @@ const sql = await createPostgresClient({ url, pool_size: 4, statement_timeout_ms
 await sql.run('CREATE TABLE IF NOT EXISTS rt (id text PRIMARY KEY, body text NOT NULL, n bigint NOT NULL)');
 await sql.run("INSERT INTO rt SELECT 'k' || g, repeat('x', 200), g FROM generate_series(1, 1000) g ON CONFLICT DO NOTHING");
 const SELECT = 'SELECT id, body, n FROM rt WHERE id = $1';
+const wideColumns = Array.from({ length: 8 }, (_, i) => \`t\${i} text, n\${i} bigint, f\${i} boolean\`).join(', ');
+await sql.run(\`CREATE TABLE IF NOT EXISTS rtw (id text PRIMARY KEY, \${wideColumns})\`);
+await sql.run(\`INSERT INTO rtw SELECT 'k' || g, \${Array.from({ length: 8 }, () => "'some text', g, true").join(', ')}
+  FROM generate_series(1, 1000) g ON CONFLICT DO NOTHING\`);
+const WIDE = 'SELECT * FROM rtw WHERE id = $1';
 const key = (i) => 'k' + ((i % 1000) + 1);
 const raw = new pg.Client({ connectionString: url });
 await raw.connect();
@@ -41,13 +50,23 @@ const cases = [
   })],
   ['raw pg', 1, (i) => raw.query(SELECT, [key(i)])],
   ['raw pg, rowMode array', 1, (i) => raw.query({ text: SELECT, values: [key(i)], rowMode: 'array' })],
+  ['awaited, wide row', 1, (i) => sql.one(WIDE, [key(i)])],
 ];
 // Every case warmed up before any is measured: the driver's code is shared, so a case measured
 // first would otherwise pay the JIT's warm-up for the others.
 for (const [, , op] of cases) for (let i = 0; i < 500; i++) await op(i);
 const out = {};
+// Young-generation collections: the garbage a statement leaves, counted (no clock, so the box's load does not move it).
+let scavenges = 0;
+const gc = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+});
+gc.observe({ entryTypes: ['gc'] });
+const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 for (const [name, statementsPerOp, op] of cases) {
   const ops = Math.ceil(OPS / statementsPerOp);
+  await settle();
+  const scavengesBefore = scavenges;
   const cpu = process.cpuUsage();
   const start = performance.now();
   for (let i = 0; i < ops; i++) await op(i);
@@ -55,7 +74,10 @@ for (const [name, statementsPerOp, op] of cases) {
   const n = ops * statementsPerOp;
   out[name + ' cpu'] = (used.user + used.system) / n;
   out[name + ' wall'] = ((performance.now() - start) * 1000) / n;
+  await settle();
+  out[name + ' scavenges per 1000'] = ((scavenges - scavengesBefore) * 1000) / n;
 }
+gc.disconnect();
 await raw.end();
 await sql.close();
 console.log(JSON.stringify(out));

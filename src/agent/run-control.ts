@@ -193,7 +193,10 @@ async function launchRun(
       if (stop.handedOver) return handedOver(core, claimed, outcome);
       // The finish is one commit; the waiters, the next queued prompt and the idle waiters go on
       // after it, so whatever they wake reads the run finished (on PostgreSQL another connection).
-      const drains = await core.atomically(() => finishRun(core, claimed, outcome));
+      // On PostgreSQL the row and `run.finished` are one statement, its own commit: no BEGIN and
+      // COMMIT around it (`together`); a lease it gives up is a write of its own after it, as an
+      // expired lease frees itself anyway.
+      const drains = await core.host.store.transactions.together(() => finishRun(core, claimed, outcome));
       // A run the durable engine gave this node (dequeued, or resumed after its node died) starts
       // the session's next queued prompt outside its workflow, onto the queue (so it starts even
       // when the node it was sent to is gone; that node, if alive, finds it already queued).

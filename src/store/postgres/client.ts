@@ -13,6 +13,7 @@ import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
 import { storeError } from './errors';
 import { type Control, lazyTransaction } from './lazy-transaction';
 import { pooledBatches, type Submit } from './pool-batches';
+import { statementClass, type TypeParsers } from './row-shapes';
 
 /** Statements on one connection (the pool, or the connection a transaction holds). */
 export interface SqlExecutor {
@@ -88,6 +89,8 @@ export type PostgresOptions = Pick<
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
+/** BIGINT and NUMERIC: one function for every column (pg asked for a parser per column per statement). */
+const toNumber = (value: string) => Number(value);
 
 /**
  * A pool for the URL; nothing connects until the first statement (or `connect()` below). Errors
@@ -101,6 +104,8 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   const fail = (error: unknown) => storeError(error, { target, redactedUrl, url: options.url });
   const config = poolConfig(options, driver.types);
   const pool: Pool = new driver.Pool(config);
+  // Every statement of svc's is this subclass of pg's Query: rows built by a shape kept per statement text.
+  const Query = statementClass(driver.Query, config.types as TypeParsers);
   // An idle connection the server drops must not take the process down; the next query reports it.
   pool.on('error', () => {});
 
@@ -112,7 +117,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   // AsyncLocalStorage would put every promise of the process through them.
   const ambient = scopedStorage<Scope>();
   // Statements outside a transaction: those of one turn of the event loop go out together.
-  const pooled = executor(pooledBatches(pool, () => openTransactions > 0));
+  const pooled = executor(pooledBatches(pool, Query, () => openTransactions > 0));
   /** The innermost scope of this context still open (a savepoint's body, else its transaction's). */
   const joined = (): Scope | undefined => {
     for (let scope = ambient.getStore(); scope; scope = scope.parent) if (scope.open) return scope;
@@ -177,7 +182,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         broken = true;
       };
       connection.on('error', dropped);
-      const lazy = lazyTransaction(connection);
+      const lazy = lazyTransaction(connection, Query);
       const tx = executor(lazy.send);
       let finished!: () => void;
       const done = new Promise<void>((resolve) => {
@@ -243,7 +248,7 @@ function poolConfig(options: PostgresOptions, types: typeof import('pg').types):
     pipeline: true,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
-        if (oid === INT8_OID || oid === NUMERIC_OID) return (value: string) => Number(value);
+        if (oid === INT8_OID || oid === NUMERIC_OID) return toNumber;
         return format === 'binary' ? types.getTypeParser(oid, 'binary') : types.getTypeParser(oid, 'text');
       }) as typeof types.getTypeParser,
     },
@@ -300,7 +305,8 @@ function callAfter(root: Scope['root']): void {
 function executorOf(submit: Submit, fail: (error: unknown) => unknown): SqlExecutor {
   const send = <R>(text: string, params: readonly unknown[], pick: (result: QueryResult) => R): Promise<R> =>
     new Promise<R>((resolve, reject) => {
-      submit(text, [...params], (error, result) => {
+      // pg reads the parameters and keeps them on its Query only while it is sent: no copy.
+      submit(text, params as unknown[], (error, result) => {
         if (error || !result) reject(fail(error));
         else resolve(pick(result));
       });

@@ -8,6 +8,7 @@
 import type { PoolClient, QueryResult } from 'pg';
 import { SvcError } from '../../errors';
 import { type Answer, type Statement, type Submit, submitOn, writeTogether } from './pool-batches';
+import type { StatementClass } from './row-shapes';
 
 /**
  * A transaction on `connection` whose control statements go out with the next statement it sends
@@ -21,7 +22,10 @@ import { type Answer, type Statement, type Submit, submitOn, writeTogether } fro
  * that order, and a statement after a failed one fails as it would after its answer (the
  * transaction is aborted either way).
  */
-export function lazyTransaction(connection: PoolClient): {
+export function lazyTransaction(
+  connection: PoolClient,
+  Query: StatementClass,
+): {
   send: Submit;
   control: Control;
   end(command: 'COMMIT' | 'ROLLBACK'): Promise<void>;
@@ -31,8 +35,8 @@ export function lazyTransaction(connection: PoolClient): {
   let begun = false;
   const send = (text: string, params: unknown[] | undefined, answer: Answer): void => {
     begun = true;
-    if (pending.length) withPrefix(connection, pending.splice(0), text, params, answer);
-    else submitOn(connection, text, params, answer);
+    if (pending.length) withPrefix(connection, Query, pending.splice(0), text, params, answer);
+    else submitOn(connection, Query, text, params, answer);
   };
   /** Drops `SAVEPOINT name` and what followed it when it was never sent; whether it was. */
   const unsent = (name: string): boolean => {
@@ -92,6 +96,7 @@ export interface Control {
  */
 function withPrefix(
   connection: PoolClient,
+  Query: StatementClass,
   prefix: string[],
   text: string,
   params: unknown[] | undefined,
@@ -114,7 +119,7 @@ function withPrefix(
     },
   });
   let unanswered = statements.length;
-  writeTogether(connection, statements, () => {
+  writeTogether(connection, Query, statements, () => {
     if (--unanswered > 0) return;
     const failure = errors.find((each) => each);
     if (failure) answer(failure);

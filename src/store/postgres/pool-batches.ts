@@ -16,6 +16,7 @@
  * @module
  */
 import type { Pool, PoolClient, QueryResult } from 'pg';
+import type { StatementClass } from './row-shapes';
 
 /** A statement's answer, called once: the driver's callback form, so a statement makes no promise here. */
 export type Answer = (error: Error | null | undefined, result?: QueryResult) => void;
@@ -43,14 +44,14 @@ const MAX_BATCH = 32;
  * The pool's statements in batches. `transactionOpen`: a transaction of this process holds a
  * connection now (then a statement that may wait for a lock ends its batch).
  */
-export function pooledBatches(pool: Pool, transactionOpen: () => boolean): Submit {
+export function pooledBatches(pool: Pool, Query: StatementClass, transactionOpen: () => boolean): Submit {
   let queued: Pending[] = [];
   let scheduled = false;
   const flush = () => {
     scheduled = false;
     const items = queued;
     queued = [];
-    for (const batch of batchesOf(items, transactionOpen())) send(pool, batch);
+    for (const batch of batchesOf(items, transactionOpen())) send(pool, Query, batch);
   };
   return (text, params, answer) => {
     queued.push({ text, params, answer });
@@ -95,10 +96,12 @@ export function batchesOf<P extends { text: string }>(items: P[], transactionOpe
  * callback forms throughout (pg-pool's `promisify` and pg's `Client.query` make a promise each
  * only when given no callback).
  */
-function send(pool: Pool, batch: Pending[]): void {
+function send(pool: Pool, Query: StatementClass, batch: Pending[]): void {
   if (batch.length === 1) {
     const [item] = batch;
-    pool.query(item.text, item.params, item.answer);
+    // pg-pool answers by the callback it is given (and releases the connection then): the
+    // statement itself gets none.
+    (pool as unknown as QueryTarget).query(new Query(item.text, item.params), item.answer);
     return;
   }
   pool.connect((error, connection) => {
@@ -106,12 +109,12 @@ function send(pool: Pool, batch: Pending[]): void {
       for (const item of batch) item.answer(error ?? new Error('no connection'));
       return;
     }
-    sendTogether(connection, batch);
+    sendTogether(connection, Query, batch);
   });
 }
 
 /** The batch's statements in one write; the connection goes back once every one has answered. */
-function sendTogether(connection: PoolClient, batch: Pending[]): void {
+function sendTogether(connection: PoolClient, Query: StatementClass, batch: Pending[]): void {
   let broken = false;
   // A connection the server drops emits 'error'; the statements in flight fail with it anyway.
   const dropped = () => {
@@ -124,7 +127,7 @@ function sendTogether(connection: PoolClient, batch: Pending[]): void {
     connection.off('error', dropped);
     connection.release(broken);
   };
-  writeTogether(connection, batch, answered);
+  writeTogether(connection, Query, batch, answered);
 }
 
 /**
@@ -132,13 +135,18 @@ function sendTogether(connection: PoolClient, batch: Pending[]): void {
  * callback and then `answered` (the pool's batches and a transaction's statement with the control
  * statements before it, ./lazy-transaction.ts).
  */
-export function writeTogether(connection: PoolClient, statements: Statement[], answered?: () => void): void {
+export function writeTogether(
+  connection: PoolClient,
+  Query: StatementClass,
+  statements: Statement[],
+  answered?: () => void,
+): void {
   const stream = (connection as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
   stream?.cork?.();
   try {
     for (const { text, params, answer } of statements) {
       let called = false;
-      submitOn(connection, text, params, (error, result) => {
+      submitOn(connection, Query, text, params, (error, result) => {
         if (called) return;
         called = true;
         answer(error, result);
@@ -150,19 +158,24 @@ export function writeTogether(connection: PoolClient, statements: Statement[], a
   }
 }
 
-/** One statement on `connection`, answered by callback (pg makes no promise then); a refusal at once is its answer. */
+/**
+ * One statement on `connection`, answered by callback (pg makes no promise then); a refusal at
+ * once is its answer. Without `params`, the simple query protocol (BEGIN, COMMIT).
+ */
 export function submitOn(
   connection: PoolClient,
+  Query: StatementClass,
   text: string,
   params: unknown[] | undefined,
   answer: Answer,
 ): void {
   try {
-    if (params) connection.query(text, params, answer as never);
-    else connection.query(text, answer as never);
+    (connection as unknown as QueryTarget).query(new Query(text, params), answer);
   } catch (error) {
     answer(error as Error);
   }
 }
 
 type Corkable = { cork?(): void; uncork?(): void };
+/** pg's and pg-pool's `query(query, callback)` form for a Query object (pg's types list it without the callback). */
+type QueryTarget = { query(query: unknown, answer: Answer): void };
