@@ -8,7 +8,8 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { openAICompatible } from './build-request';
-import { withSerializedTools } from './request-body';
+import { withPromptMessages } from './prompt-messages';
+import { sendOnce, withSerializedTools } from './request-body';
 
 const answer = [
   'data: {"id":"c1","created":1,"model":"m1","choices":[{"index":0,"delta":{"role":"assistant","content":"ok"},"finish_reason":null}]}',
@@ -291,5 +292,34 @@ describe('svc-built OpenAI-compatible chat requests', () => {
       'list',
       'read',
     ]);
+  });
+
+  it('ENGINE-CPU-74: svc’s model converts a new prompt’s messages itself and sends them in the call’s own turn, the SDK’s bytes', async () => {
+    const sent: [Sent[], Sent[]] = [[], []];
+    const wire = recording(sent[1]);
+    const { plain, lean, counted } = await models([
+      recording(sent[0]),
+      (input, init) => sendOnce(wire, input, init ?? {}),
+    ]);
+    const model = withSerializedTools(withPromptMessages(lean));
+    for (let i = 0; i < 3; i++) {
+      // New message objects each time, as a compat request's fresh session has.
+      const prompt = structuredClone(history);
+      const pending = model.doStream({ prompt, tools, toolChoice: { type: 'auto' } });
+      // The request has gone to fetch before the call returned.
+      expect(sent[1]).toHaveLength(i + 1);
+      const reader = (await pending).stream.getReader();
+      while (!(await reader.read()).done);
+      await read(plain, { prompt, tools, toolChoice: { type: 'auto' } });
+    }
+    const text = (body: unknown) =>
+      typeof body === 'string' ? body : Buffer.from(body as Uint8Array).toString('utf8');
+    expect(sent[1].map((request) => text(request.body))).toEqual(
+      sent[0].map((request) => text(request.body)),
+    );
+    expect(sent[1].map(({ url, headers }) => ({ url, headers }))).toEqual(
+      sent[0].map(({ url, headers }) => ({ url, headers })),
+    );
+    expect(counted.getArgs).toBe(0);
   });
 });

@@ -86,7 +86,7 @@ export function chatRequestBuilder(
     if (config.transformRequestBody != null || !coveredOptions(options, optionKeys)) return undefined;
     const tools = toolsOf(options.tools, options.toolChoice);
     if (tools === false) return undefined;
-    const messages = messagesOf(options.prompt);
+    const messages = chatMessages(options.prompt);
     if (!messages) return undefined;
     const { url, headers } = target();
     const body: Obj = {
@@ -177,8 +177,9 @@ function functionTool(tool: LanguageModelV3FunctionTool): Obj {
 /**
  * The SDK's `convertToOpenAICompatibleChatMessages` for text, reasoning, tool calls and tool
  * results; undefined when the prompt has a part it converts otherwise (files) or not at all.
+ * Also what ./prompt-messages.ts converts each new prompt message with.
  */
-function messagesOf(prompt: LanguageModelV3Message[]): Obj[] | undefined {
+export function chatMessages(prompt: LanguageModelV3Message[]): Obj[] | undefined {
   const messages: Obj[] = [];
   for (const message of prompt) {
     switch (message.role) {
