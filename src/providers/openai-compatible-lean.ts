@@ -17,10 +17,12 @@
  * types): each is replaced only when it is there with the expected shape; otherwise the model is
  * left as it was (a test checks both replacements happen with the SDK version svc ships).
  *
- * Its streamed answer read without web streams (`leanStreaming`): its `doStream` builds the same
- * request through the model's own `getArgs` and `transformRequestBody` and the SDK's
- * `postJsonToApi`, and reads the response body with ./openai-compatible-stream.ts into the same
- * parts; the result offers them as an iterator (./stream-parts.ts), its `stream` made on first read.
+ * Its streamed answer read without web streams (`leanStreaming`): its `doStream` sends the same
+ * request, built by ./openai-compatible-request.ts for the calls it covers (through the model's own
+ * `getArgs`, `transformRequestBody` and the SDK's `postJsonToApi` for the others, and for every
+ * answer but a 2xx with a body), and reads the response body with ./openai-compatible-stream.ts
+ * into the same parts; the result offers them as an iterator (./stream-parts.ts), its `stream`
+ * made on first read.
  * With the process's own fetch, that request goes through ./http-transport.ts (`attachLeanTransport`):
  * node:http instead of undici, its body read from the socket's chunks.
  * @module
@@ -34,6 +36,7 @@ import {
 } from '@ai-sdk/provider';
 import { combineHeaders, extractResponseHeaders, postJsonToApi } from '@ai-sdk/provider-utils';
 import type { LeanTransport } from './http-transport';
+import { type ChatRequest, chatRequestBuilder } from './openai-compatible-request';
 import { chatStreamParts, PLAIN_CHUNK } from './openai-compatible-stream';
 import { resultWithParts } from './stream-parts';
 
@@ -146,39 +149,58 @@ export function leanStreaming(model: LanguageModelV3): boolean {
   if (m.failedResponseHandler == null || m.chunkSchema == null || typeof m.providerOptionsName !== 'string')
     return false;
   const sdkStream = model.doStream.bind(model);
+  const direct = chatRequestBuilder(m, Reflect.get(config, LEAN) === true);
   Reflect.set(model, STREAMING, true);
   return Reflect.set(model, 'doStream', (options: LanguageModelV3CallOptions) =>
-    options.includeRawChunks ? sdkStream(options) : leanDoStream(m, options),
+    options.includeRawChunks ? sdkStream(options) : leanDoStream(m, options, direct),
   );
 }
 
-/** The SDK's `doStream` request, its answer read by ./openai-compatible-stream.ts. */
+/** The SDK's `doStream` request (`direct`: built by svc), its answer read by ./openai-compatible-stream.ts. */
 async function leanDoStream(
   model: ChatModelInternals,
   options: LanguageModelV3CallOptions,
+  directRequest: (options: LanguageModelV3CallOptions) => ChatRequest | undefined,
 ): Promise<LanguageModelV3StreamResult> {
   const { config } = model;
-  const { args, warnings, metadataKey } = await model.getArgs({ ...options });
-  const body = model.transformRequestBody(
-    { ...args, stream: true, stream_options: config.includeUsage ? { include_usage: true } : undefined },
-    warnings,
-  );
-  const { responseHeaders, value } = await postJsonToApi({
-    url: config.url({ path: '/chat/completions', modelId: model.modelId }),
-    headers: combineHeaders(config.headers(), options.headers),
-    body,
-    failedResponseHandler: model.failedResponseHandler as never,
-    successfulResponseHandler: async ({ response, url, requestBodyValues }) => {
-      const headers = extractResponseHeaders(response);
-      if (response.body == null) throw new EmptyResponseBodyError({});
-      return {
-        responseHeaders: headers,
-        value: { body: response.body, url, requestBodyValues, statusCode: response.status, headers },
-      };
-    },
-    abortSignal: options.abortSignal,
-    fetch: (Reflect.get(model, TRANSPORT) as typeof fetch | undefined) ?? config.fetch,
-  });
+  const direct = directRequest(options);
+  let body: Obj;
+  let warnings: unknown[] = [];
+  let metadataKey: string;
+  if (direct) ({ body, metadataKey } = direct);
+  else {
+    const built = await model.getArgs({ ...options });
+    ({ warnings, metadataKey } = built);
+    body = model.transformRequestBody(
+      {
+        ...built.args,
+        stream: true,
+        stream_options: config.includeUsage ? { include_usage: true } : undefined,
+      },
+      warnings,
+    );
+  }
+  const fetchFn = (Reflect.get(model, TRANSPORT) as typeof fetch | undefined) ?? config.fetch;
+  const post = (fetchWith: typeof fetchFn) =>
+    postJsonToApi({
+      url: direct?.url ?? config.url({ path: '/chat/completions', modelId: model.modelId }),
+      headers: combineHeaders(config.headers(), options.headers),
+      body,
+      failedResponseHandler: model.failedResponseHandler as never,
+      successfulResponseHandler: async ({ response, url, requestBodyValues }) => {
+        const headers = extractResponseHeaders(response);
+        if (response.body == null) throw new EmptyResponseBodyError({});
+        return {
+          responseHeaders: headers,
+          value: { body: response.body, url, requestBodyValues, statusCode: response.status, headers },
+        };
+      },
+      abortSignal: options.abortSignal,
+      fetch: fetchWith,
+    });
+  const { responseHeaders, value } = direct
+    ? await sendDirect(direct, options, fetchFn, post)
+    : await post(fetchFn);
   const parts = chatStreamParts({
     body: value.body,
     schema: model.chunkSchema,
@@ -191,6 +213,50 @@ async function leanDoStream(
     responseHeaders: value.headers,
   });
   return resultWithParts(parts, { request: { body }, response: { headers: responseHeaders } });
+}
+
+/**
+ * The request svc built, sent with the model's fetch as `postToApi` sends it. Only a 2xx answer
+ * with a body is taken here; a failed fetch or any other answer goes through the SDK's own
+ * `postJsonToApi` with a fetch that gives that same outcome, so the errors are the SDK's.
+ */
+async function sendDirect<T>(
+  request: ChatRequest,
+  options: LanguageModelV3CallOptions,
+  fetchFn: typeof fetch | undefined,
+  post: (fetchWith: typeof fetch) => Promise<T>,
+): Promise<T | { responseHeaders: Record<string, string>; value: SentValue }> {
+  let response: Response;
+  try {
+    response = await (fetchFn ?? globalThis.fetch)(request.url, {
+      method: 'POST',
+      headers: request.headers,
+      body: JSON.stringify(request.body),
+      signal: options.abortSignal,
+    });
+  } catch (error) {
+    return post(() => Promise.reject(error));
+  }
+  if (!response.ok || response.body == null) return post(() => Promise.resolve(response));
+  const headers = extractResponseHeaders(response);
+  return {
+    responseHeaders: headers,
+    value: {
+      body: response.body,
+      url: request.url,
+      requestBodyValues: request.body,
+      statusCode: response.status,
+      headers,
+    },
+  };
+}
+
+interface SentValue {
+  body: ReadableStream<Uint8Array>;
+  url: string;
+  requestBodyValues: unknown;
+  statusCode: number;
+  headers: Record<string, string>;
 }
 
 async function viaZod(schema: ZodLike, value: unknown) {

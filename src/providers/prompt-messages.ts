@@ -5,7 +5,8 @@
  * with two new messages at its end (the step driver keeps the same message objects from step to
  * step). Its conversion is one message at a time (a prompt message becomes its wire messages
  * whatever comes before or after it), so each prompt message is converted alone the first time it
- * is sent (through the model's own conversion, its `getArgs`), its wire JSON registered with
+ * is sent (by ./openai-compatible-request.ts's copy of that conversion, at once, for the messages
+ * it covers; through the model's own `getArgs` for the others), its wire JSON registered with
  * ./request-body.ts, and from then on it goes to the SDK as a small marker message that the
  * provider's fetch (`sendOnce`) replaces with those bytes. The bytes sent are the same as without
  * it (a test compares them with the SDK's own requests).
@@ -15,6 +16,7 @@
  * @module
  */
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
+import { chatMessages } from './openai-compatible-request';
 import { messageMarker } from './request-body';
 import { wrapModel } from './wrap-model';
 
@@ -32,13 +34,26 @@ const markers = new WeakMap<object, Message | null>();
 export function withPromptMessages(model: LanguageModelV3): LanguageModelV3 {
   const getArgs: unknown = Reflect.get(model, 'getArgs');
   if (typeof getArgs !== 'function') return model;
-  const convert = (message: Message) =>
+  // svc's own conversion (./openai-compatible-request.ts, the SDK's output for the messages it
+  // covers, at once); the SDK's `getArgs` for the others.
+  const convert = (message: Message): unknown =>
+    chatMessages([message]) ??
     (getArgs as GetArgs).call(model, { prompt: [message] }).then(({ args }) => args.messages);
   const last: LastPrompt = { prompt: [], marked: [] };
   return wrapModel(model, {
-    doStream: async (params) => model.doStream(await markedPrompt(params, convert, last)),
-    doGenerate: async (params) => model.doGenerate(await markedPrompt(params, convert, last)),
+    doStream: (params) => then(markedPrompt(params, convert, last), (marked) => model.doStream(marked)),
+    doGenerate: (params) => then(markedPrompt(params, convert, last), (marked) => model.doGenerate(marked)),
   });
+}
+
+/** `next` of the value, at once when it is no promise (a request need not wait a turn for it). */
+function then<T, R>(value: T | Promise<T>, next: (value: T) => PromiseLike<R>): Promise<R> {
+  if (value instanceof Promise) return value.then(next);
+  try {
+    return Promise.resolve(next(value));
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /**
@@ -51,12 +66,15 @@ interface LastPrompt {
   marked: readonly Message[];
 }
 
-/** The call with each message of its prompt as its marker message. */
-async function markedPrompt(
+/**
+ * The call with each message of its prompt as its marker message: at once when every new message
+ * converts at once (svc's conversion), a promise when one waits for the SDK's.
+ */
+function markedPrompt(
   params: LanguageModelV3CallOptions,
-  convert: (message: Message) => Promise<unknown>,
+  convert: (message: Message) => unknown,
   last: LastPrompt,
-): Promise<LanguageModelV3CallOptions> {
+): LanguageModelV3CallOptions | Promise<LanguageModelV3CallOptions> {
   const prompt = params.prompt;
   if (!Array.isArray(prompt) || prompt.length === 0) return params;
   const start = samePrefix(prompt, last.prompt);
@@ -65,11 +83,44 @@ async function markedPrompt(
     const message = prompt[i];
     let marker = markers.get(message);
     if (marker === undefined) {
-      marker = await markerFor(message, convert);
+      const made = markerFor(message, convert);
+      if (made instanceof Promise) return markedLater(params, convert, last, marked, i, made);
+      marker = made;
       markers.set(message, marker);
     }
     marked.push(marker ?? message);
   }
+  return markedCall(params, prompt, marked, last);
+}
+
+/** markedPrompt from message `at` on, its marker still to come. */
+async function markedLater(
+  params: LanguageModelV3CallOptions,
+  convert: (message: Message) => unknown,
+  last: LastPrompt,
+  marked: Message[],
+  at: number,
+  pending: Promise<Message | null>,
+): Promise<LanguageModelV3CallOptions> {
+  const prompt = params.prompt;
+  for (let i = at; i < prompt.length; i++) {
+    const message = prompt[i];
+    let marker = markers.get(message);
+    if (marker === undefined) {
+      marker = i === at ? await pending : await markerFor(message, convert);
+      markers.set(message, marker);
+    }
+    marked.push(marker ?? message);
+  }
+  return markedCall(params, prompt, marked, last);
+}
+
+function markedCall(
+  params: LanguageModelV3CallOptions,
+  prompt: LanguageModelV3Prompt,
+  marked: Message[],
+  last: LastPrompt,
+): LanguageModelV3CallOptions {
   // A copy: the caller may add to its array after the call (the next step's messages).
   last.prompt = prompt.slice();
   last.marked = marked;
@@ -84,14 +135,27 @@ function samePrefix(a: readonly Message[], b: readonly Message[]): number {
   return i;
 }
 
-async function markerFor(message: Message, convert: (message: Message) => Promise<unknown>) {
+/** A message's marker message: at once from svc's conversion, a promise from the SDK's. */
+function markerFor(
+  message: Message,
+  convert: (message: Message) => unknown,
+): Message | null | Promise<Message | null> {
   let wire: unknown;
   try {
-    wire = await convert(message);
+    wire = convert(message);
   } catch {
     // The SDK's own conversion of the whole prompt reports it.
     return null;
   }
+  if (wire instanceof Promise)
+    return wire.then(
+      (converted) => markerOf(message, converted),
+      () => null,
+    );
+  return markerOf(message, wire);
+}
+
+function markerOf(message: Message, wire: unknown): Message | null {
   if (!Array.isArray(wire) || wire.length === 0) return null;
   const json = wire.map((entry) => JSON.stringify(entry)).join(',');
   const text = messageMarker(message, json);

@@ -47,10 +47,28 @@ function idOf<K>(
   return id;
 }
 
+/**
+ * Marked lists by the list they mark: the step driver hands the same list for the same tools
+ * (../agent/step-request.ts), so a run's steps and the compat requests mark it once. A list is
+ * not changed once handed to a model.
+ */
+const markedLists = new WeakMap<object, NonNullable<LanguageModelV3CallOptions['tools']>>();
+
 /** The call's function tools with markers for their descriptions and schemas. */
 function markTools(params: LanguageModelV3CallOptions): LanguageModelV3CallOptions {
   if (!params.tools?.length) return params;
-  const tools = params.tools.map((tool) => {
+  let tools = markedLists.get(params.tools);
+  if (!tools) {
+    tools = markedList(params.tools);
+    markedLists.set(params.tools, tools);
+  }
+  return { ...params, tools };
+}
+
+function markedList(
+  list: NonNullable<LanguageModelV3CallOptions['tools']>,
+): NonNullable<LanguageModelV3CallOptions['tools']> {
+  return list.map((tool) => {
     if (tool.type !== 'function') return tool;
     const marked: LanguageModelV3FunctionTool = { ...tool };
     const schema = tool.inputSchema;
@@ -66,7 +84,6 @@ function markTools(params: LanguageModelV3CallOptions): LanguageModelV3CallOptio
     }
     return marked;
   });
-  return { ...params, tools };
 }
 
 /**
