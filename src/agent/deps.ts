@@ -42,6 +42,7 @@ export type AgentMcpClients = Pick<McpClientManager, 'settled'>;
 export type AgentSessions = Pick<
   SessionStore,
   | 'addUsage'
+  | 'appendAnnounced'
   | 'appendMessage'
   | 'appendWithMessages'
   | 'closeStep'

@@ -165,21 +165,16 @@ export class StepRecorder {
 
   private async createTool(): Promise<Message> {
     const results = [...this.results];
-    this.tool = await this.app.sessions.appendMessage({
+    const tool = await this.appendCreated({
       session_id: this.options.sessionId,
       role: 'tool',
       parts: results,
       run_id: this.options.runId,
       finished: false,
     });
+    this.tool = tool;
     this.resultsWritten = Math.max(this.resultsWritten, results.length);
-    this.app.bus.publish(this.options.sessionId, 'message.created', {
-      session_id: this.options.sessionId,
-      message_id: this.tool.id,
-      role: 'tool',
-      run_id: this.options.runId,
-    });
-    return this.tool;
+    return tool;
   }
 
   /** Calls that never got a result (cancel, loop stop) get an error result, so history stays valid. */
@@ -310,7 +305,7 @@ export class StepRecorder {
 
   private async createAssistant() {
     const changed = this.partsChanged;
-    this.assistant = await this.app.sessions.appendMessage({
+    this.assistant = await this.appendCreated({
       session_id: this.options.sessionId,
       role: 'assistant',
       // The parts so far: none for a delta (it adds its own after), the call for a tool call.
@@ -321,12 +316,27 @@ export class StepRecorder {
       finished: false,
     });
     this.partsWritten = Math.max(this.partsWritten, changed);
-    this.app.bus.publish(this.options.sessionId, 'message.created', {
-      session_id: this.options.sessionId,
-      message_id: this.assistant.id,
-      role: 'assistant',
+  }
+
+  /**
+   * A new message of the step and its `message.created` event: on PostgreSQL the event goes in the
+   * message's own statement where the bus can keep its order (`appendAnnounced`), else it is
+   * published once the message is written.
+   */
+  private async appendCreated(
+    input: Parameters<AgentHost['sessions']['appendMessage']>[0],
+  ): Promise<Message> {
+    const { sessions, bus } = this.app;
+    const payload = (messageId: string) => ({
+      session_id: input.session_id,
+      message_id: messageId,
+      role: input.role,
       run_id: this.options.runId,
     });
+    if (sessions.appendAnnounced) return await sessions.appendAnnounced(input, 'message.created', payload);
+    const message = await sessions.appendMessage(input);
+    bus.publish(input.session_id, 'message.created', payload(message.id));
+    return message;
   }
 
   private schedule() {

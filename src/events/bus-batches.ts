@@ -5,7 +5,7 @@
  * @module
  */
 import type { AsyncResource } from 'node:async_hooks';
-import type { EventStore, StoredEventRow } from './event-store';
+import type { AppendedEvent, EventStore, StoredEventRow } from './event-store';
 import { eventOf, type Ring, type RingCache, type SessionEvent, seen } from './ring';
 
 export interface Queued {
@@ -22,6 +22,12 @@ export interface Queued {
    * synchronously.
    */
   context?: AsyncResource;
+  /**
+   * Appended by another statement (a message's INSERT, `EventBus.join`), sent when the queue was
+   * idle: its id and previous id once it answered, undefined when it wrote nothing (then the
+   * event is neither delivered nor an error). The ring the session had in memory then, if any.
+   */
+  joined?: { appended: Promise<AppendedEvent | undefined>; ring: Ring | undefined };
 }
 
 export function batchWrites(deps: {
@@ -32,7 +38,7 @@ export function batchWrites(deps: {
   /** Rings and delivers an event. */
   admit: (ring: Ring, event: SessionEvent, local: boolean) => void;
   localEvent: (item: Queued, id: number) => SessionEvent;
-}): { storeAcross(items: Queued[]): Promise<void> } {
+}): { storeAcross(items: Queued[]): Promise<void>; storeJoined(item: Queued): Promise<void> } {
   const { rings, sharedLog, stored, admit, localEvent } = deps;
 
   /**
@@ -55,6 +61,34 @@ export function batchWrites(deps: {
         createdAt: item.created_at,
       })),
     );
+    await deliverAppended(current, items, appended, known);
+  };
+
+  /**
+   * An event another statement appended (`joined`), delivered as `storeAcross` delivers its own:
+   * the ring taken before that statement was sent (or started at its previous id), others' events
+   * that came between read first.
+   */
+  const storeJoined = async (item: Queued): Promise<void> => {
+    const joined = item.joined as NonNullable<Queued['joined']>;
+    const appended = await joined.appended;
+    if (!appended) return;
+    const current = sharedLog() as EventStore;
+    const known = new Map<string, Ring>(joined.ring ? [[item.sessionId, joined.ring]] : []);
+    await deliverAppended(current, [item], [appended], known);
+  };
+
+  /**
+   * Appended events delivered in queue order: a session with a ring here whose previous id is past
+   * the ring reads the events that came between and delivers them first; a session unknown here
+   * starts its ring at its previous id.
+   */
+  const deliverAppended = async (
+    current: EventStore,
+    items: Queued[],
+    appended: AppendedEvent[],
+    known: Map<string, Ring>,
+  ): Promise<void> => {
     const ringOf = new Map<string, Ring>();
     const between = new Map<string, Promise<StoredEventRow[]>>();
     items.forEach(({ sessionId }, i) => {
@@ -84,5 +118,5 @@ export function batchWrites(deps: {
       }
   };
 
-  return { storeAcross };
+  return { storeAcross, storeJoined };
 }

@@ -47,8 +47,13 @@ import { AsyncResource } from 'node:async_hooks';
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
 import { catchUpRequests, createBusWrites, type Task } from './bus-writes';
-import { createEventStore, type EventStore, type ImmediateEventStore } from './event-store';
-import { eventOf, type Ring, type RingLog, ringCache, type SessionEvent, seen } from './ring';
+import {
+  type AppendedEvent,
+  createEventStore,
+  type EventStore,
+  type ImmediateEventStore,
+} from './event-store';
+import { eventOf, type Ring, type RingCache, type RingLog, ringCache, type SessionEvent, seen } from './ring';
 import { writeQueue } from './write-queue';
 
 export type { SessionEvent };
@@ -70,6 +75,14 @@ export interface EventFeed {
   }): () => void;
 }
 
+/** An event another statement appends (`EventBus.join`). */
+export interface JoinedEvent {
+  /** The event's time, as `publish` would have stamped it. */
+  readonly createdAt: number;
+  /** The statement answered: the event's id and its session's previous id, or undefined (not written). */
+  settle(appended: AppendedEvent | undefined): void;
+}
+
 export interface EventBus {
   /**
    * Queues the event: it is stored in publish order, then delivered with its id. Never throws
@@ -82,6 +95,20 @@ export interface EventBus {
     type: string,
     payload: P,
   ): Promise<SessionEvent<P>>;
+  /**
+   * An event appended by another statement (on PostgreSQL a message's INSERT, `appendAnnounced`
+   * of src/sessions/pg-message-store.ts), when that keeps publish order: the log is shared and the
+   * write queue idle (every event published before is stored, none being written), and the
+   * session's ring is in memory or unknown here. It takes its place in the queue now (events
+   * published after it wait for it) and is delivered, with its id, once `settle` gives the
+   * statement's answer; `settle(undefined)`: the statement wrote nothing, nothing is delivered.
+   * Undefined: publish it instead. Absent: never joined.
+   */
+  join?<P extends Record<string, unknown>>(
+    sessionId: string,
+    type: string,
+    payload: P,
+  ): JoinedEvent | undefined;
   /** Resolves once every event published before the call is stored and delivered. */
   flush(): Promise<void>;
   /** Listen to one session, or to every session with '*'. Returns the unsubscribe function. */
@@ -157,7 +184,7 @@ export function createEventBus(deps: {
   };
 
   const writes = createBusWrites({ rings, ringSize, immediate, log, sharedLog, deliver });
-  const { enqueue, flush } = writeQueue<Task>(
+  const { enqueue, flush, idle } = writeQueue<Task>(
     (task) => {
       if (task.kind !== 'catch-up') return writes.store1(task);
       return writes.catchUp(task.done ? task : catchUps.take(task));
@@ -193,6 +220,7 @@ export function createEventBus(deps: {
         });
       });
     },
+    join: joiner({ sharedLog, idle, rings, clock: deps.clock, publisherContext, enqueue }),
     flush,
     subscribe(sessionId, listener) {
       let set = listeners.get(sessionId);
@@ -258,4 +286,38 @@ function deliverTo(set: Set<EventListener>, event: SessionEvent, onError?: (e: u
       onError?.(error);
     }
   }
+}
+
+/**
+ * `EventBus.join`: the event enqueued now, written by another statement, when the queue is idle
+ * and the session's ring is in memory (taken now: its delivery needs no read) or unknown here.
+ */
+function joiner(deps: {
+  sharedLog: () => EventStore | undefined;
+  idle: () => boolean;
+  rings: Pick<RingCache, 'peek' | 'unknown'>;
+  clock: Clock;
+  publisherContext: () => AsyncResource | undefined;
+  enqueue: (task: Task) => void;
+}): NonNullable<EventBus['join']> {
+  const { sharedLog, idle, rings } = deps;
+  return (sessionId, type, payload) => {
+    if (!sharedLog()?.appendAcross || !idle()) return undefined;
+    const ring = rings.peek(sessionId);
+    if (!ring && !rings.unknown(sessionId)) return undefined;
+    let settle!: (appended: AppendedEvent | undefined) => void;
+    const appended = new Promise<AppendedEvent | undefined>((resolve) => {
+      settle = resolve;
+    });
+    const createdAt = deps.clock.now();
+    deps.enqueue({
+      sessionId,
+      type,
+      payload,
+      created_at: createdAt,
+      context: deps.publisherContext(),
+      joined: { appended, ring },
+    });
+    return { createdAt, settle };
+  };
 }

@@ -78,7 +78,43 @@ export function createPostgresEventStore(deps: { sql: SqlClient }): PostgresEven
   };
 }
 
+/**
+ * One event's append as a function call another statement makes (`EventBus.join`): the same
+ * function and arguments as the bus's own append (its lock, the previous id, the NOTIFY), its
+ * parameters numbered from `first`; it answers `event_id` and `previous_id`.
+ */
+export function appendCall(
+  first: number,
+  event: { sessionId: string; type: string; payload: string; createdAt: number },
+): { text: string; values: unknown[] } {
+  const n = (i: number) => `$${first + i}`;
+  return {
+    text: `svc_append_events_across(${n(0)}::text[], ${n(1)}::text[], ${n(2)}::text[], ${n(3)}::bigint[], ${n(4)}::bigint[], ${n(5)})`,
+    values: [
+      [event.sessionId],
+      [event.type],
+      [event.payload],
+      [event.createdAt],
+      [sessionLockKey(event.sessionId)],
+      EVENTS_CHANNEL,
+    ],
+  };
+}
+
+/** Lock keys of the sessions appended to lately (a SHA-256 each, ≈ 5 appends a step): bounded, then started over. */
+const lockKeys = new Map<string, string>();
+const LOCK_KEYS_KEPT = 1024;
+
 /** A 64-bit advisory lock key for a session's appends (distinct from svc's other lock keys by prefix). */
 export function sessionLockKey(sessionId: string): string {
-  return createHash('sha256').update(`svc:session_events:${sessionId}`).digest().readBigInt64BE(0).toString();
+  const known = lockKeys.get(sessionId);
+  if (known !== undefined) return known;
+  const key = createHash('sha256')
+    .update(`svc:session_events:${sessionId}`)
+    .digest()
+    .readBigInt64BE(0)
+    .toString();
+  if (lockKeys.size >= LOCK_KEYS_KEPT) lockKeys.clear();
+  lockKeys.set(sessionId, key);
+  return key;
 }

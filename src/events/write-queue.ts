@@ -31,7 +31,12 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
      */
     passes?(next: T): boolean;
   },
-): { enqueue(item: T): void; flush(): Promise<void> } {
+): {
+  enqueue(item: T): void;
+  flush(): Promise<void>;
+  /** Nothing queued, being written or about to start: an item enqueued now is written next. */
+  idle(): boolean;
+} {
   const queue: T[] = [];
   let pumping = false;
   // Items enqueued and written so far; `flush` waits for the count at its call, not for an empty queue.
@@ -134,5 +139,7 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
     return new Promise<void>((resolve) => waiters.push({ upTo: enqueued, resolve }));
   };
 
-  return { enqueue, flush };
+  const idle = () => !pumping && !starting && written >= enqueued;
+
+  return { enqueue, flush, idle };
 }

@@ -6,6 +6,8 @@
  * @module
  */
 import { SvcError } from '../errors';
+import type { EventBus, JoinedEvent } from '../events/bus';
+import { appendCall } from '../events/pg-event-store';
 import type { SqlClient } from '../store/postgres/client';
 import { remember } from '../store/read-scope';
 import type { Clock, Ids } from '../util/ids';
@@ -22,7 +24,8 @@ export type PostgresMessageStore = AsyncOf<
     'appendMessage' | 'updateMessage' | 'getMessage' | 'messages' | 'deleteMessage' | 'messageCount'
   >
 > &
-  Required<Pick<SessionStore, 'appendWithMessages' | 'messagesVersion'>>;
+  Required<Pick<SessionStore, 'appendWithMessages' | 'messagesVersion'>> &
+  Partial<Pick<SessionStore, 'appendAnnounced'>>;
 
 type AppendInput = Parameters<SessionStore['appendMessage']>[0];
 
@@ -53,6 +56,18 @@ function appendSql(withMessages: boolean): string {
 const APPEND = appendSql(false);
 const APPEND_WITH_MESSAGES = appendSql(true);
 
+/**
+ * The append with its event (`appendAnnounced`): the bus's append function called in the same
+ * statement (`call`, ../events/pg-event-store.ts), after the message's INSERT (it reads `m`: the
+ * session's row lock, then the event's advisory lock, the order every other writer keeps) and only
+ * when the message was written; the event's id and previous id come back as `svc_event`.
+ */
+const appendAnnouncedSql = (call: string) =>
+  `${APPEND.slice(0, APPEND.lastIndexOf('SELECT s.*'))}, e AS (SELECT event_id, previous_id FROM ${call} WHERE EXISTS (SELECT 1 FROM m))
+         SELECT s.*, (SELECT json_build_object('id', e.event_id, 'previous', e.previous_id) FROM e) AS svc_event FROM s`;
+/** The statement per parameter numbering (one: the event's parameters follow the append's 14). */
+let announcedSql: string | undefined;
+
 /** A message row of `json_agg` (bigints as JSON numbers, text as strings), in `MESSAGE_COLUMNS` order. */
 const rowOf = (r: MessageRow): MessageRow => ({
   id: r.id,
@@ -69,21 +84,74 @@ const rowOf = (r: MessageRow): MessageRow => ({
   finished_at: r.finished_at,
 });
 
+/** An append's event: its type and its payload, made from the new message's id. */
+interface Announce {
+  type: string;
+  payload: (messageId: string) => Record<string, unknown>;
+}
+
+type Appended = SessionRow & {
+  svc_messages?: MessageRow[];
+  svc_event?: { id: number; previous: number } | null;
+};
+
+/** The statement's answer; a joined event settled with it (its id, or nothing written). */
+async function answered(
+  joined: JoinedEvent | undefined,
+  send: () => Promise<Appended | undefined>,
+): Promise<Appended | undefined> {
+  if (!joined) return await send();
+  let found: Appended | undefined;
+  try {
+    found = await send();
+  } finally {
+    const event = found?.svc_event;
+    joined.settle(event ? { id: Number(event.id), previous: Number(event.previous) } : undefined);
+  }
+  return found;
+}
+
+/** The append with its event in one statement (`appendAnnouncedSql`). */
+function sendAnnounced(
+  sql: SqlClient,
+  values: unknown[],
+  joined: JoinedEvent,
+  event: { sessionId: string; type: string; payload: Record<string, unknown> | undefined },
+): Promise<Appended | undefined> {
+  const call = appendCall(values.length + 1, {
+    sessionId: event.sessionId,
+    type: event.type,
+    payload: JSON.stringify(event.payload),
+    createdAt: joined.createdAt,
+  });
+  announcedSql ??= appendAnnouncedSql(call.text);
+  return sql.one<Appended>(announcedSql, [...values, ...call.values]);
+}
+
 export function createPostgresMessageStore(deps: {
   sql: SqlClient;
   clock: Clock;
   ids: Ids;
   /** Throws not_found when the session does not exist. */
   requireSession: (id: string) => Promise<unknown>;
+  /** The bus `appendAnnounced` publishes on (none: no `appendAnnounced`). */
+  bus?: EventBus;
 }): PostgresMessageStore {
   const { sql } = deps;
   const getMessage = async (id: string) => {
     const row = await sql.one<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1`, [id]);
     return row ? toMessage(row) : undefined;
   };
-  const append = async (input: AppendInput, withMessages: boolean) => {
+  const append = async (input: AppendInput, withMessages: boolean, announce?: Announce) => {
     const now = deps.clock.now();
     const id = deps.ids.next('msg');
+    // The event in this statement when the bus can keep its order (outside a transaction only: an
+    // event is delivered once its row is committed, and the session's append lock is not held open).
+    const payload = announce?.payload(id);
+    const joined =
+      announce && payload && !withMessages && !sql.inTransaction()
+        ? deps.bus?.join?.(input.session_id, announce.type, payload)
+        : undefined;
     const partsJson = JSON.stringify(input.parts);
     const finishedAt = input.finished === false ? null : now;
     const doc = searchDocOf(input.parts);
@@ -104,34 +172,26 @@ export function createPostgresMessageStore(deps: {
     };
     // The transaction the statement is part of: the session's copy below stays at its COMMIT.
     const tx = sql.transactionNow();
-    const found = await sql.one<SessionRow & { svc_messages?: MessageRow[] }>(
-      withMessages ? APPEND_WITH_MESSAGES : APPEND,
-      [
-        id,
-        row.session_id,
-        row.role,
-        partsJson,
-        row.model,
-        row.provider,
-        row.usage,
-        row.cost,
-        row.run_id,
-        now,
-        finishedAt,
-        doc.tools,
-        doc.body,
-        tsvectorOf(doc.body),
-      ],
+    const values = [
+      ...[id, row.session_id, row.role, partsJson, row.model, row.provider, row.usage, row.cost, row.run_id],
+      ...[now, finishedAt, doc.tools, doc.body, tsvectorOf(doc.body)],
+    ];
+    const found = await answered(joined, () =>
+      joined && announce
+        ? sendAnnounced(sql, values, joined, { ...announce, sessionId: row.session_id, payload })
+        : sql.one<Appended>(withMessages ? APPEND_WITH_MESSAGES : APPEND, values),
     );
     wroteSession(sql, input.session_id, tx); // its updated_at
     wroteMessages(input.session_id);
     let stored: MessageRow[] | undefined;
     if (found) {
-      const { svc_messages, ...session } = found;
+      const { svc_messages, svc_event, ...session } = found;
       stored = svc_messages;
       // The session's row as written: the read scope's copy (../store/read-scope.ts).
       remember(sessionRowKey(session.id), session, tx);
     } else await deps.requireSession(input.session_id);
+    // Not joined (the bus was busy, or this is a transaction): published after, as before.
+    if (announce && payload && !joined) deps.bus?.publish(input.session_id, announce.type, payload);
     return { message: appendedMessage(input, id, partsJson, now, finishedAt), row, stored };
   };
   const messages: PostgresMessageStore['messages'] = async (sessionId, options = {}) => {
@@ -143,6 +203,12 @@ export function createPostgresMessageStore(deps: {
   };
   return {
     appendMessage: async (input) => (await append(input, false)).message,
+    ...(deps.bus
+      ? {
+          appendAnnounced: async (input: AppendInput, type: string, payload: Announce['payload']) =>
+            (await append(input, false, { type, payload })).message,
+        }
+      : {}),
     messagesVersion,
     async appendWithMessages(input) {
       const { message, row, stored } = await append(input, true);

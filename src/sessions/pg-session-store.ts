@@ -69,6 +69,7 @@ export function createPostgresSessionStore(deps: {
     clock: deps.clock,
     ids: deps.ids,
     requireSession: require,
+    ...(deps.bus ? { bus: deps.bus } : {}),
   });
   return {
     ...sessionWrites({ ...deps, require, requireFresh, family }),

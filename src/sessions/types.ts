@@ -119,6 +119,17 @@ export interface SessionStore {
     finished?: boolean;
   }): Promise<Message>;
   /**
+   * `appendMessage`, then the session event `type` with `payload(message id)` published, as the
+   * caller would publish it after: where defined (PostgreSQL with a bus) the event is appended in
+   * the message's own statement when the bus can keep publish order (`EventBus.join`), one
+   * statement for the two; else published once the message is written.
+   */
+  appendAnnounced?(
+    input: Parameters<SessionStore['appendMessage']>[0],
+    type: string,
+    payload: (messageId: string) => Record<string, unknown>,
+  ): Promise<Message>;
+  /**
    * `appendMessage`, answering also the session's messages as a read right after it answers them
    * (`messages(session_id)`, the new one included), read in the append's own statement: one round
    * trip for the two on PostgreSQL, where it is defined (a run's prompt and its history).
