@@ -4,6 +4,7 @@
  * @module
  */
 import type { FailureReport } from '../errors';
+import { fastTemplate } from '../store/wide-row';
 import type { AgentRun, RunEvent, RunOptions } from './types';
 
 export interface RunRow
@@ -97,9 +98,6 @@ function layoutOf(row: RunRow): RunLayout {
   }
   const columns: string[] = [];
   for (const column in row) if (!USAGE_COLUMNS.has(column)) columns.push(column);
-  const keys: Record<string, null> = {};
-  for (const column of columns) keys[column] = null;
-  keys.usage = null;
-  lastLayout = { columns, template: JSON.parse(JSON.stringify(keys)) as Record<string, unknown> };
+  lastLayout = { columns, template: fastTemplate([...columns, 'usage']) };
   return lastLayout;
 }
