@@ -84,30 +84,13 @@ function markedPrompt(
     let marker = markers.get(message);
     if (marker === undefined) {
       const made = markerFor(message, convert);
-      if (made instanceof Promise) return markedLater(params, convert, last, marked, i, made);
+      // Waiting for the SDK's conversion: once it is kept, the same walk again finds every marker.
+      if (made instanceof Promise)
+        return made.then((later) => {
+          markers.set(message, later);
+          return markedPrompt(params, convert, last);
+        });
       marker = made;
-      markers.set(message, marker);
-    }
-    marked.push(marker ?? message);
-  }
-  return markedCall(params, prompt, marked, last);
-}
-
-/** markedPrompt from message `at` on, its marker still to come. */
-async function markedLater(
-  params: LanguageModelV3CallOptions,
-  convert: (message: Message) => unknown,
-  last: LastPrompt,
-  marked: Message[],
-  at: number,
-  pending: Promise<Message | null>,
-): Promise<LanguageModelV3CallOptions> {
-  const prompt = params.prompt;
-  for (let i = at; i < prompt.length; i++) {
-    const message = prompt[i];
-    let marker = markers.get(message);
-    if (marker === undefined) {
-      marker = i === at ? await pending : await markerFor(message, convert);
       markers.set(message, marker);
     }
     marked.push(marker ?? message);
