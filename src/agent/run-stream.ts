@@ -311,27 +311,43 @@ async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   // with the messages' and the session's writes, unawaited: one round trip (src/store/postgres/client.ts);
   // on PostgreSQL those writes go first in the run's own statement (`before`, ./step-close.ts).
   const patch = { steps: c.steps, usage, cost: c.cost };
+  const lastContext = stepUsage ? stepUsage.input_tokens + stepUsage.output_tokens : undefined;
+  const contextUsage =
+    lastContext === undefined
+      ? undefined
+      : {
+          type: 'context.usage',
+          payload: {
+            session_id: sessionId,
+            run_id: run.id,
+            input_tokens: lastContext,
+            context_window: t.window,
+            ratio: t.window > 0 ? round(lastContext / t.window) : 0,
+          },
+        };
   // The session row comes back with its UPDATE: the next step's funnel takes its mode (./step-ends.ts).
-  const [session, appended] =
+  // On PostgreSQL the step's completions and `context.usage` go last in that statement where the
+  // bus keeps their order (`announced`, src/runs/pg-run-announced.ts); else published after it.
+  const [session, appended, announced] =
     closing.before && app.runs.updateAndAppendAfter
       ? await app.runs
-          .updateAndAppendAfter(run.id, patch, 'step.finished', finished, closing.before)
-          .then((joined) => [joined.before, joined] as const)
-      : await Promise.all([
-          closing.written,
-          app.runs.updateAndAppend?.(run.id, patch, 'step.finished', finished),
-        ]);
-  closing.completed();
+          .updateAndAppendAfter(run.id, patch, 'step.finished', finished, closing.before, {
+            sessionId,
+            events: contextUsage ? [...closing.completions(), contextUsage] : closing.completions(),
+          })
+          .then((joined) => [joined.before, joined, joined.announced] as const)
+      : ([
+          ...(await Promise.all([
+            closing.written,
+            app.runs.updateAndAppend?.(run.id, patch, 'step.finished', finished),
+          ])),
+          false,
+        ] as const);
+  closing.completed(announced);
   if (recorder.text.trim()) c.resultMessageId = recorder.assistantId ?? c.resultMessageId;
-  if (stepUsage) {
-    t.lastContext = stepUsage.input_tokens + stepUsage.output_tokens;
-    app.bus.publish(sessionId, 'context.usage', {
-      session_id: sessionId,
-      run_id: run.id,
-      input_tokens: t.lastContext,
-      context_window: t.window,
-      ratio: t.window > 0 ? round(t.lastContext / t.window) : 0,
-    });
+  if (contextUsage && lastContext !== undefined) {
+    t.lastContext = lastContext;
+    if (!announced) app.bus.publish(sessionId, contextUsage.type, contextUsage.payload);
   }
   const runRow =
     appended?.run ?? (await (app.runs.updateCancel?.(run.id, patch) ?? app.runs.update(run.id, patch)));
