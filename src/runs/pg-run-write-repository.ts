@@ -211,31 +211,7 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
     },
     updateRunWithEventAfter: (id, patch, now, event, before, after) =>
       updateRunWithEventAfter(sql, id, patch, now, event, before, after),
-    async insertEventWith(runId, event, after) {
-      const call = after(5);
-      // `a` first (the run's row lock, its event); `e` waits for it (a one-time filter on `a`), so
-      // the locks are taken in the order of the step end's statement: run row, then the session's.
-      const row = await sql.one<{
-        event_id: number | null;
-        event_seq: number | null;
-        session_id: string | null;
-        svc_appended: unknown;
-      }>(
-        `WITH a AS (SELECT a.event_id, a.event_seq, r.session_id
-                      FROM agent_runs r, LATERAL svc_append_run_event(r.id, r.session_id, $2, $3, $4) a
-                     WHERE r.id = $1),
-           e AS (SELECT event_id, previous_id FROM ${call.text} WHERE (SELECT count(*) FROM a) >= 0)
-         SELECT a.event_id, a.event_seq, a.session_id, (SELECT ${appendedJson} FROM e) AS svc_appended
-           FROM (SELECT 1) AS one LEFT JOIN a ON true`,
-        [runId, event.type, event.payload, event.created_at, ...call.values],
-      );
-      const appended = appendedRows(row?.svc_appended);
-      if (!row || row.event_id === null || row.session_id === null) return { appended };
-      return {
-        event: { id: Number(row.event_id), seq: Number(row.event_seq), session_id: row.session_id },
-        appended,
-      };
-    },
+    insertEventWith: (runId, event, after) => insertEventWith(sql, runId, event, after),
     async interruptIfRunning(id, reason, now) {
       return (
         (await sql.run(
@@ -344,6 +320,36 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
 
 const CLAIM = `UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4
   WHERE id = $5 AND status = 'queued'`;
+
+/** `PostgresRunWrites.insertEventWith` (see there). */
+async function insertEventWith(
+  sql: SqlClient,
+  ...[runId, event, after]: Parameters<PostgresRunWrites['insertEventWith']>
+): ReturnType<PostgresRunWrites['insertEventWith']> {
+  const call = after(5);
+  // `a` first (the run's row lock, its event); `e` waits for it (a one-time filter on `a`), so
+  // the locks are taken in the order of the step end's statement: run row, then the session's.
+  const row = await sql.one<{
+    event_id: number | null;
+    event_seq: number | null;
+    session_id: string | null;
+    svc_appended: unknown;
+  }>(
+    `WITH a AS (SELECT a.event_id, a.event_seq, r.session_id
+                    FROM agent_runs r, LATERAL svc_append_run_event(r.id, r.session_id, $2, $3, $4) a
+                   WHERE r.id = $1),
+         e AS (SELECT event_id, previous_id FROM ${call.text} WHERE (SELECT count(*) FROM a) >= 0)
+       SELECT a.event_id, a.event_seq, a.session_id, (SELECT ${appendedJson} FROM e) AS svc_appended
+         FROM (SELECT 1) AS one LEFT JOIN a ON true`,
+    [runId, event.type, event.payload, event.created_at, ...call.values],
+  );
+  const appended = appendedRows(row?.svc_appended);
+  if (!row || row.event_id === null || row.session_id === null) return { appended };
+  return {
+    event: { id: Number(row.event_id), seq: Number(row.event_seq), session_id: row.session_id },
+    appended,
+  };
+}
 
 /** `PostgresRunWrites.updateRunWithEventAfter` (see there). */
 async function updateRunWithEventAfter(
