@@ -12,14 +12,14 @@ import { activeList, activeNames } from './active-tools';
 import { kindPolicies } from './agent-kinds';
 import { MAX_FAILED_COMPACTIONS } from './compaction';
 import { fitToBudget, freshToolTokens } from './context-fit';
+import { endStep } from './end-step';
 import { runFailure } from './failure';
 import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import type { RunContext, RunTurn } from './run-types';
-import { startStepClose, stepEndJoined } from './step-close';
+import { stepEndJoined } from './step-close';
 import { driveSteps, type StepPart } from './step-driver';
 import {
-  recordStepEnd,
   rememberRunStart,
   runStartFor,
   type SessionFunnel,
@@ -279,70 +279,6 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
   };
 }
 
-/** Close the current step: its message, usage, cost, the context gauge and the ledger. */
-async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
-  const { app, run, sessionId, usage } = c;
-  const recorder = t.recorder;
-  if (!recorder) return;
-  if (interrupted) await recorder.closeDanglingCalls();
-  const stepUsage = t.stepUsage;
-  const stepCost = stepUsage
-    ? (stepUsage.input_tokens * (t.resolved.info.cost_per_1m_in ?? 0) +
-        stepUsage.output_tokens * (t.resolved.info.cost_per_1m_out ?? 0)) /
-      1e6
-    : 0;
-  // The messages finished and the session's usage (one statement on PostgreSQL, ./step-close.ts).
-  const closing = await startStepClose(app, recorder, sessionId, stepUsage, stepCost);
-  if (stepUsage) {
-    usage.input_tokens += stepUsage.input_tokens;
-    usage.output_tokens += stepUsage.output_tokens;
-    usage.reasoning_tokens += stepUsage.reasoning_tokens ?? 0;
-    usage.cached_input_tokens += stepUsage.cached_input_tokens ?? 0;
-    c.cost += stepCost;
-  }
-  const finished = {
-    step: c.steps,
-    finish_reason: t.finishReason ?? null,
-    tool_calls: recorder.toolCalls.length,
-    usage: stepUsage,
-    cost: stepCost,
-  };
-  // The run's row with its `step.finished` where the ledger can (one statement on PostgreSQL), sent
-  // with the messages' and the session's writes, unawaited: one round trip (src/store/postgres/client.ts);
-  // on PostgreSQL those writes go first in the run's own statement (`before`, ./step-close.ts).
-  const patch = { steps: c.steps, usage, cost: c.cost };
-  // The session row comes back with its UPDATE: the next step's funnel takes its mode (./step-ends.ts).
-  const [session, appended] =
-    closing.before && app.runs.updateAndAppendAfter
-      ? await app.runs
-          .updateAndAppendAfter(run.id, patch, 'step.finished', finished, closing.before)
-          .then((joined) => [joined.before, joined] as const)
-      : await Promise.all([
-          closing.written,
-          app.runs.updateAndAppend?.(run.id, patch, 'step.finished', finished),
-        ]);
-  closing.completed();
-  if (recorder.text.trim()) c.resultMessageId = recorder.assistantId ?? c.resultMessageId;
-  if (stepUsage) {
-    t.lastContext = stepUsage.input_tokens + stepUsage.output_tokens;
-    app.bus.publish(sessionId, 'context.usage', {
-      session_id: sessionId,
-      run_id: run.id,
-      input_tokens: t.lastContext,
-      context_window: t.window,
-      ratio: t.window > 0 ? round(t.lastContext / t.window) : 0,
-    });
-  }
-  const runRow =
-    appended?.run ?? (await (app.runs.updateCancel?.(run.id, patch) ?? app.runs.update(run.id, patch)));
-  if (!appended) await c.ledger('step.finished', finished);
-  t.lastToolCalls = recorder.toolCalls.length;
-  t.recorder = undefined;
-  t.stepsClosed++;
-  recordStepEnd(t, sessionId, session, runRow);
-  for (const wake of [...t.stepClosedWaiters]) wake();
-}
-
 /**
  * Resolves once `count` steps of the run are closed, or after STEP_CLOSE_WAIT_MS (a stream that
  * never delivers the step's end must not hang the run; the step is then judged without it).
@@ -474,8 +410,6 @@ function errorText(error: unknown): string {
   if (typeof error === 'string') return error;
   return JSON.stringify(error ?? 'tool failed');
 }
-
-const round = (n: number) => Math.round(n * 10_000) / 10_000;
 
 /** A compaction through the run's service; false when it failed (the history was not replaced). */
 export async function compactCounted(

@@ -44,7 +44,10 @@ export async function startStepClose(
 ): Promise<{
   written?: Promise<Session | undefined>;
   before?: PrecedingWrite<Session | undefined>;
-  completed: () => void;
+  /** Publishes the completions, unless the caller's statement appended them (`announced`). */
+  completed: (announced?: boolean) => void;
+  /** The completions `completed` publishes, for a statement to append (`before`'s). */
+  completions: () => { type: string; payload: Record<string, unknown> }[];
 }> {
   const usage = stepUsage
     ? { input_tokens: stepUsage.input_tokens, output_tokens: stepUsage.output_tokens, cost }
@@ -53,17 +56,22 @@ export async function startStepClose(
   if (!sessions.closeStep) {
     const finishing = recorder.finish(stepUsage, cost);
     const session = usage ? sessions.addUsage(sessionId, usage) : undefined;
-    return { written: Promise.all([finishing, session]).then(([, row]) => row), completed: () => {} };
+    return {
+      written: Promise.all([finishing, session]).then(([, row]) => row),
+      completed: () => {},
+      completions: () => [],
+    };
   }
   const messages = recorder.closing(stepUsage, cost);
   // Handed over: the step does not finish here; what the model wrote is stored unfinished.
   if (!messages) await recorder.flush();
-  const completed = () => {
-    if (messages) recorder.completed();
+  const completed = (announced?: boolean) => {
+    if (messages) recorder.completed(announced);
   };
+  const completions = () => (messages ? recorder.completions() : []);
   const close = { sessionId, messages: messages ?? [], ...(usage ? { usage } : {}) };
   if (messages && sessions.closeStepWrite && stepEndJoined(app))
-    return { before: sessions.closeStepWrite(close), completed };
-  if (!messages?.length && !usage) return { written: Promise.resolve(undefined), completed };
-  return { written: sessions.closeStep(close), completed };
+    return { before: sessions.closeStepWrite(close), completed, completions };
+  if (!messages?.length && !usage) return { written: Promise.resolve(undefined), completed, completions };
+  return { written: sessions.closeStep(close), completed, completions };
 }

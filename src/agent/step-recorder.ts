@@ -229,17 +229,28 @@ export class StepRecorder {
     return updates;
   }
 
-  /** The step's updates are written: its completions, together in message order (one append on PostgreSQL). */
-  completed(): void {
+  /**
+   * The step's updates are written: its completions (`completions`), together in message order
+   * (one append on PostgreSQL), unless the step end's statement appended them (`announced`).
+   */
+  completed(announced = false): void {
+    if (!announced)
+      for (const { type, payload } of this.completions())
+        this.app.bus.publish(this.options.sessionId, type, payload);
+    this.dirty = false;
+  }
+
+  /** The step's `message.completed` events, in message order (assistant, then tool). */
+  completions(): { type: string; payload: Record<string, unknown> }[] {
+    const events: { type: string; payload: Record<string, unknown> }[] = [];
     for (const message of [this.assistant, this.tool]) {
       if (!message) continue;
-      this.app.bus.publish(this.options.sessionId, 'message.completed', {
-        session_id: this.options.sessionId,
-        message_id: message.id,
-        run_id: this.options.runId,
+      events.push({
+        type: 'message.completed',
+        payload: { session_id: this.options.sessionId, message_id: message.id, run_id: this.options.runId },
       });
     }
-    this.dirty = false;
+    return events;
   }
 
   async flush(): Promise<void> {

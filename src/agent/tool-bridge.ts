@@ -70,17 +70,23 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     const started = app.clock.now();
     const title = callTitle(name, rawInput);
     await options.beforeCall?.({ tool_call_id: toolCallId, tool: name, input: rawInput });
-    // The event and its ledger row: one commit on SQLite (on PostgreSQL the bus appends apart anyway).
-    await app.store.transactions.together(async () => {
-      app.bus.publish(options.sessionId, 'tool.started', {
-        session_id: options.sessionId,
-        run_id: options.runId,
-        tool_call_id: toolCallId,
-        tool: name,
-        title: app.redactor.string(title),
-      });
-      await ledger(app, options.runId, 'tool.started', { tool_call_id: toolCallId, tool: name, title });
-    });
+    // The event and its ledger row: one commit on SQLite, one statement on PostgreSQL where it can.
+    await app.store.transactions.together(async () =>
+      ledgerAnnounced(
+        app,
+        options.runId,
+        { tool_call_id: toolCallId, tool: name, title },
+        options.sessionId,
+        'tool.started',
+        {
+          session_id: options.sessionId,
+          run_id: options.runId,
+          tool_call_id: toolCallId,
+          tool: name,
+          title: app.redactor.string(title),
+        },
+      ),
+    );
     const askContext: PermissionAskContext = {
       ...options.permission,
       sessionId: options.sessionId,
@@ -145,27 +151,33 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       });
     }
     const duration_ms = app.clock.now() - started;
-    await app.store.transactions.together(async () => {
-      app.bus.publish(options.sessionId, 'tool.finished', {
-        session_id: options.sessionId,
-        run_id: options.runId,
-        tool_call_id: toolCallId,
-        tool: name,
-        is_error: isError,
-        duration_ms,
-        summary: summaryOf(output),
-        ...(failure ? { failure } : {}),
-      });
-      await ledger(app, options.runId, 'tool.finished', {
-        tool_call_id: toolCallId,
-        tool: name,
-        is_error: isError,
-        duration_ms,
-        ...(isError ? { error: summaryOf(output), error_code: errorCode } : {}),
-        ...(failure ? { failure } : {}),
-        ...(crashed ? { crash: true } : {}),
-      });
-    });
+    await app.store.transactions.together(async () =>
+      ledgerAnnounced(
+        app,
+        options.runId,
+        {
+          tool_call_id: toolCallId,
+          tool: name,
+          is_error: isError,
+          duration_ms,
+          ...(isError ? { error: summaryOf(output), error_code: errorCode } : {}),
+          ...(failure ? { failure } : {}),
+          ...(crashed ? { crash: true } : {}),
+        },
+        options.sessionId,
+        'tool.finished',
+        {
+          session_id: options.sessionId,
+          run_id: options.runId,
+          tool_call_id: toolCallId,
+          tool: name,
+          is_error: isError,
+          duration_ms,
+          summary: summaryOf(output),
+          ...(failure ? { failure } : {}),
+        },
+      ),
+    );
     await options.onResult({ tool: name, input: rawInput, output, isError });
     if (isError) throw new ToolFailure(output);
     return output;
@@ -282,6 +294,30 @@ function cap(text: string): string {
 
 export function summaryOf(output: string): string {
   return oneLine(output, 200);
+}
+
+/**
+ * A tool's session event (`type`, `event`) published, then its ledger row of the same type: on
+ * PostgreSQL one statement where the bus keeps its order (`appendAnnounced`, issue 18 item 6), else
+ * the publish and the append apart, as they always were. A ledger failure is logged, as `ledger`'s.
+ */
+async function ledgerAnnounced(
+  app: AgentHost,
+  runId: string,
+  payload: Record<string, unknown>,
+  sessionId: string,
+  type: string,
+  event: Record<string, unknown>,
+) {
+  if (!app.runs.appendAnnounced) {
+    app.bus.publish(sessionId, type, event);
+    return await ledger(app, runId, type, payload);
+  }
+  try {
+    await app.runs.appendAnnounced(runId, type, payload, { sessionId, type, payload: event });
+  } catch (error) {
+    app.log.warn('run ledger append failed', { run_id: runId, type, error });
+  }
 }
 
 async function ledger(app: AgentHost, runId: string, type: string, payload: Record<string, unknown>) {

@@ -116,6 +116,8 @@ export function createCore(base: AppBase): AppCore {
       createPostgresRunLedger({
         ...ledger,
         sql,
+        // A tool's events and a step end's completions join the ledger's statements (issue 18 item 6).
+        bus,
         nodes: {
           heartbeatMs: base.config().store.node_heartbeat_ms,
           staleMs: base.config().store.node_stale_ms,

@@ -23,11 +23,18 @@ export interface Queued {
    */
   context?: AsyncResource;
   /**
-   * Appended by another statement (a message's INSERT, `EventBus.join`), sent when the queue was
-   * idle: its id and previous id once it answered, undefined when it wrote nothing (then the
-   * event is neither delivered nor an error). The ring the session had in memory then, if any.
+   * Appended by another statement (a message's INSERT, `EventBus.join`; a group of events,
+   * `joinAll`), sent when the queue was idle: the group's ids and previous ids once it answered
+   * (this event's at `index`), undefined when it wrote nothing (then the events are neither
+   * delivered nor an error). The ring the session had in memory then, if any. A group's events
+   * are written (delivered) together, never with others (`group`: its identity).
    */
-  joined?: { appended: Promise<AppendedEvent | undefined>; ring: Ring | undefined };
+  joined?: {
+    appended: Promise<readonly AppendedEvent[] | undefined>;
+    ring: Ring | undefined;
+    group: object;
+    index: number;
+  };
 }
 
 export function batchWrites(deps: {
@@ -38,7 +45,7 @@ export function batchWrites(deps: {
   /** Rings and delivers an event. */
   admit: (ring: Ring, event: SessionEvent, local: boolean) => void;
   localEvent: (item: Queued, id: number) => SessionEvent;
-}): { storeAcross(items: Queued[]): Promise<void>; storeJoined(item: Queued): Promise<void> } {
+}): { storeAcross(items: Queued[]): Promise<void>; storeJoined(items: Queued[]): Promise<void> } {
   const { rings, sharedLog, stored, admit, localEvent } = deps;
 
   /**
@@ -65,17 +72,19 @@ export function batchWrites(deps: {
   };
 
   /**
-   * An event another statement appended (`joined`), delivered as `storeAcross` delivers its own:
-   * the ring taken before that statement was sent (or started at its previous id), others' events
-   * that came between read first.
+   * Events another statement appended (`joined`, of one group), delivered as `storeAcross`
+   * delivers its own: the ring taken before that statement was sent (or started at its previous
+   * id), others' events that came between read first.
    */
-  const storeJoined = async (item: Queued): Promise<void> => {
-    const joined = item.joined as NonNullable<Queued['joined']>;
-    const appended = await joined.appended;
-    if (!appended) return;
+  const storeJoined = async (items: Queued[]): Promise<void> => {
+    const joined = items[0].joined as NonNullable<Queued['joined']>;
+    const all = await joined.appended;
+    if (!all) return;
+    const appended = items.map((item) => all[(item.joined as NonNullable<Queued['joined']>).index]);
+    if (appended.some((one) => !one)) throw new Error('session_events: a joined append answered no id');
     const current = sharedLog() as EventStore;
-    const known = new Map<string, Ring>(joined.ring ? [[item.sessionId, joined.ring]] : []);
-    await deliverAppended(current, [item], [appended], known);
+    const known = new Map<string, Ring>(joined.ring ? [[items[0].sessionId, joined.ring]] : []);
+    await deliverAppended(current, items, appended, known);
   };
 
   /**

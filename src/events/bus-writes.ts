@@ -63,7 +63,7 @@ export function createBusWrites(deps: {
 
   /** Stores one queued event (at once when the store can: no promise then), then rings and delivers it. */
   const store1 = (item: Queued): void | Promise<void> => {
-    if (item.joined) return storeJoined(item);
+    if (item.joined) return storeJoined([item]);
     if (sharedLog()?.appendAcross) return storeAcross([item]);
     const ring = rings.get(item.sessionId);
     return ring instanceof Promise ? ring.then((loaded) => append(item, loaded)) : append(item, ring);
@@ -131,19 +131,20 @@ export function createBusWrites(deps: {
   const { storeAcross, storeJoined } = batchWrites({ rings, sharedLog, stored, admit, localEvent });
 
   const batch = {
-    // An event another statement appended (`joined`) is written alone: it is in the log already.
+    // Events another statement appended (`joined`) are in the log already: written (delivered)
+    // with the rest of their group only.
     joins: (first: Task, next: Task) =>
       first.kind !== 'catch-up' &&
       next.kind !== 'catch-up' &&
-      !first.joined &&
-      !next.joined &&
-      sharedLog()?.appendAcross !== undefined,
+      (first.joined || next.joined
+        ? first.joined?.group === next.joined?.group
+        : sharedLog()?.appendAcross !== undefined),
     // A catch-up reads after the ring's last id: behind events written meanwhile, it reads the same
     // others' events (each append delivers those that came before it first), in id order.
     passes: (next: Task) => next.kind === 'catch-up' && sharedLog()?.appendAcross !== undefined,
     writeAll: (items: Task[]) => {
       const queued = items.filter((t): t is Queued => t.kind !== 'catch-up');
-      return storeAcross(queued);
+      return queued[0]?.joined ? storeJoined(queued) : storeAcross(queued);
     },
     // A shared (PostgreSQL) log answers asynchronously anyway: events published together go together.
     deferStart: () => sharedLog()?.appendAcross !== undefined,

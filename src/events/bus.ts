@@ -83,6 +83,20 @@ export interface JoinedEvent {
   settle(appended: AppendedEvent | undefined): void;
 }
 
+/** Events of one session another statement appends with one call (`EventBus.joinAll`). */
+export interface JoinedEvents {
+  /** The events' time, as `publish` would have stamped it. */
+  readonly createdAt: number;
+  /**
+   * The append as a function call for the caller's statement, its parameters numbered from
+   * `first` (the log's `appendCall`): it answers one row (`event_id`, `previous_id`) per event, in
+   * the events' order.
+   */
+  call(first: number): { text: string; values: unknown[] };
+  /** The statement answered: each event's id and previous id, in order; undefined: not written. */
+  settle(appended: readonly AppendedEvent[] | undefined): void;
+}
+
 export interface EventBus {
   /**
    * Queues the event: it is stored in publish order, then delivered with its id. Never throws
@@ -109,6 +123,17 @@ export interface EventBus {
     type: string,
     payload: P,
   ): JoinedEvent | undefined;
+  /**
+   * `join` for several events of one session appended by one function call of the caller's
+   * statement (`JoinedEvents.call`: on PostgreSQL a step end's completions, a tool's event with
+   * its run event), under the same conditions, the log offering `appendCall`. They take their
+   * places in the queue now, in order, and are delivered together once `settle` gives the
+   * statement's answer. Undefined: publish them instead. Absent: never joined.
+   */
+  joinAll?(
+    sessionId: string,
+    events: readonly { type: string; payload: Record<string, unknown> }[],
+  ): JoinedEvents | undefined;
   /** Resolves once every event published before the call is stored and delivered. */
   flush(): Promise<void>;
   /** Listen to one session, or to every session with '*'. Returns the unsubscribe function. */
@@ -220,7 +245,7 @@ export function createEventBus(deps: {
         });
       });
     },
-    join: joiner({ sharedLog, idle, rings, clock: deps.clock, publisherContext, enqueue }),
+    ...joiners({ sharedLog, idle, rings, clock: deps.clock, publisherContext, enqueue }),
     flush,
     subscribe(sessionId, listener) {
       let set = listeners.get(sessionId);
@@ -289,35 +314,71 @@ function deliverTo(set: Set<EventListener>, event: SessionEvent, onError?: (e: u
 }
 
 /**
- * `EventBus.join`: the event enqueued now, written by another statement, when the queue is idle
- * and the session's ring is in memory (taken now: its delivery needs no read) or unknown here.
+ * `EventBus.join` and `joinAll`: the events enqueued now, written by another statement, when the
+ * queue is idle and the session's ring is in memory (taken now: their delivery needs no read) or
+ * unknown here. One group: written (delivered) together, never with other events.
  */
-function joiner(deps: {
+function joiners(deps: {
   sharedLog: () => EventStore | undefined;
   idle: () => boolean;
   rings: Pick<RingCache, 'peek' | 'unknown'>;
   clock: Clock;
   publisherContext: () => AsyncResource | undefined;
   enqueue: (task: Task) => void;
-}): NonNullable<EventBus['join']> {
+}): Required<Pick<EventBus, 'join' | 'joinAll'>> {
   const { sharedLog, idle, rings } = deps;
-  return (sessionId, type, payload) => {
-    if (!sharedLog()?.appendAcross || !idle()) return undefined;
+  /** The events enqueued as one group, or undefined (not joinable now). */
+  const enqueueGroup = (
+    sessionId: string,
+    events: readonly { type: string; payload: Record<string, unknown> }[],
+  ) => {
+    const log = sharedLog();
+    if (!log?.appendAcross || !events.length || !idle()) return undefined;
     const ring = rings.peek(sessionId);
     if (!ring && !rings.unknown(sessionId)) return undefined;
-    let settle!: (appended: AppendedEvent | undefined) => void;
-    const appended = new Promise<AppendedEvent | undefined>((resolve) => {
+    let settle!: (appended: readonly AppendedEvent[] | undefined) => void;
+    const appended = new Promise<readonly AppendedEvent[] | undefined>((resolve) => {
       settle = resolve;
     });
     const createdAt = deps.clock.now();
-    deps.enqueue({
-      sessionId,
-      type,
-      payload,
-      created_at: createdAt,
-      context: deps.publisherContext(),
-      joined: { appended, ring },
+    const group = {};
+    events.forEach(({ type, payload }, index) => {
+      deps.enqueue({
+        sessionId,
+        type,
+        payload,
+        created_at: createdAt,
+        context: deps.publisherContext(),
+        joined: { appended, ring, group, index },
+      });
     });
-    return { createdAt, settle };
+    return { log, createdAt, settle };
+  };
+  return {
+    join(sessionId, type, payload) {
+      const joined = enqueueGroup(sessionId, [{ type, payload }]);
+      if (!joined) return undefined;
+      return {
+        createdAt: joined.createdAt,
+        settle: (appended) => joined.settle(appended ? [appended] : undefined),
+      };
+    },
+    joinAll(sessionId, events) {
+      if (!sharedLog()?.appendCall) return undefined;
+      const joined = enqueueGroup(sessionId, events);
+      const appendCall = joined?.log.appendCall;
+      if (!joined || !appendCall) return undefined;
+      const texts = events.map(({ type, payload }) => ({
+        sessionId,
+        type,
+        payload: JSON.stringify(payload),
+        createdAt: joined.createdAt,
+      }));
+      return {
+        createdAt: joined.createdAt,
+        call: (first) => appendCall(first, texts),
+        settle: joined.settle,
+      };
+    },
   };
 }

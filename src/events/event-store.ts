@@ -44,6 +44,12 @@ export interface EventStore {
    * (./pg-event-store.ts). Optional.
    */
   appendAcross?(events: readonly QueuedAppend[]): Promise<AppendedEvent[]>;
+  /**
+   * `appendAcross` as a function call another statement makes (`EventBus.joinAll`), its
+   * parameters numbered from `first`: it answers rows (`event_id`, `previous_id`) in the events'
+   * order. Optional (./pg-event-store.ts).
+   */
+  appendCall?(first: number, events: readonly QueuedAppend[]): { text: string; values: unknown[] };
   /** Highest id logged for the session (0 when none). */
   maxId(sessionId: string): Promise<number>;
   /** The session's events after `afterId` (exclusive), in id order. */

@@ -18,7 +18,7 @@
 
 import { createHash } from 'node:crypto';
 import type { SqlClient } from '../store/postgres/client';
-import type { EventStore, StoredEventRow } from './event-store';
+import type { EventStore, QueuedAppend, StoredEventRow } from './event-store';
 
 /** The channel an append notifies on; the payload is `<session id>:<event id>`. */
 export const EVENTS_CHANNEL = 'svc_events';
@@ -60,6 +60,7 @@ export function createPostgresEventStore(deps: { sql: SqlClient }): PostgresEven
   };
   return {
     appendAcross,
+    appendCall: appendEventsCall,
     insert: async (sessionId, type, payload, createdAt) =>
       (await append(sessionId, type, payload, createdAt)).id,
     append,
@@ -87,15 +88,26 @@ export function appendCall(
   first: number,
   event: { sessionId: string; type: string; payload: string; createdAt: number },
 ): { text: string; values: unknown[] } {
+  return appendEventsCall(first, [event]);
+}
+
+/**
+ * `appendCall` of several events (`EventBus.joinAll`): one call, the events' ids ascending in
+ * their order, one row each (`event_id`, `previous_id`) in that order.
+ */
+export function appendEventsCall(
+  first: number,
+  events: readonly QueuedAppend[],
+): { text: string; values: unknown[] } {
   const n = (i: number) => `$${first + i}`;
   return {
     text: `svc_append_events_across(${n(0)}::text[], ${n(1)}::text[], ${n(2)}::text[], ${n(3)}::bigint[], ${n(4)}::bigint[], ${n(5)})`,
     values: [
-      [event.sessionId],
-      [event.type],
-      [event.payload],
-      [event.createdAt],
-      [sessionLockKey(event.sessionId)],
+      events.map((e) => e.sessionId),
+      events.map((e) => e.type),
+      events.map((e) => e.payload),
+      events.map((e) => e.createdAt),
+      events.map((e) => sessionLockKey(e.sessionId)),
       EVENTS_CHANNEL,
     ],
   };

@@ -22,21 +22,24 @@
  */
 import { hostname } from 'node:os';
 import { SvcError } from '../errors';
+import type { EventBus } from '../events/bus';
 import type { SqlClient } from '../store/postgres/client';
-import type { PrecedingWrite } from '../store/preceding-write';
 import { followedRuns } from './followed-runs';
 import { firstRunEvent, newRunRow } from './new-run';
+import { announced, appendAnnounced, updateAndAppendAfter } from './pg-run-announced';
 import { createPostgresRunQueries } from './pg-run-queries';
 import { createPostgresRunRecovery } from './pg-run-recovery';
 import { createPostgresRunWrites, type PostgresRunWrites } from './pg-run-write-repository';
 import type { RunQueries } from './queries';
 import type { RunLedger, RunLedgerDeps } from './run-ledger';
 import { runStartedPayload } from './run-started';
-import type { ClaimResult, RunPatch } from './run-writes';
+import type { ClaimResult } from './run-writes';
 import type { AgentRun, RunEvent } from './types';
 
 export interface PostgresRunLedgerDeps extends Omit<RunLedgerDeps, 'db' | 'dbPath'> {
   sql: SqlClient;
+  /** The session event bus a write's session events join (./pg-run-announced.ts); none: never. */
+  bus?: Pick<EventBus, 'publish' | 'joinAll'>;
   /** The reads and writes (default: the PostgreSQL repositories over `sql`). */
   queries?: RunQueries;
   writes?: PostgresRunWrites;
@@ -104,7 +107,10 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       return run;
     }),
     updateAndAppend: read(updateAndAppend(clock, writes, events)),
-    updateAndAppendAfter: updateAndAppendAfter(clock, writes, events, ready),
+    updateAndAppendAfter: updateAndAppendAfter({ sql, clock, bus: deps.bus, writes, events, ready }),
+    ...(deps.bus
+      ? { appendAnnounced: appendAnnounced({ sql, clock, bus: deps.bus, writes, events, ready }) }
+      : {}),
     append: read((runId: string, type: string, payload: Record<string, unknown> = {}) =>
       events.append(runId, type, payload),
     ),
@@ -266,52 +272,6 @@ function updateAndAppend(
       created_at: now,
     });
     return announced(events, id, written, type, payload, now);
-  };
-}
-
-/** The run's row and its event as one statement wrote them, announced to this ledger's listeners. */
-function announced(
-  events: Pick<ReturnType<typeof postgresRunEvents>, 'known' | 'announce'>,
-  id: string,
-  written: Awaited<ReturnType<PostgresRunWrites['updateRunWithEvent']>>,
-  type: string,
-  payload: Record<string, unknown>,
-  now: number,
-) {
-  if (!written) throw new SvcError('not_found', `run_id: no run "${id}"`);
-  const { run } = written;
-  events.known(id, run.session_id);
-  const event = { ...written.event, run_id: id, session_id: run.session_id, type, payload, created_at: now };
-  events.announce(event);
-  return { run, event };
-}
-
-/** `updateAndAppendAfter`: another domain's write, the run's update and one event in one statement. */
-function updateAndAppendAfter(
-  clock: RunLedgerDeps['clock'],
-  writes: Pick<PostgresRunWrites, 'updateRunWithEventAfter'>,
-  events: Pick<ReturnType<typeof postgresRunEvents>, 'known' | 'announce'>,
-  ready: () => Promise<void>,
-): NonNullable<RunLedger['updateAndAppendAfter']> {
-  return async <T>(
-    id: string,
-    patch: RunPatch,
-    type: string,
-    payload: Record<string, unknown>,
-    before: PrecedingWrite<T>,
-  ) => {
-    await ready();
-    const now = clock.now();
-    const { written, answer } = await writes.updateRunWithEventAfter(
-      id,
-      patch,
-      now,
-      { type, payload: JSON.stringify(payload), created_at: now },
-      before,
-    );
-    // `before` first: its not_found (a missing message) is the one the separate writes threw.
-    const result = before.read(answer);
-    return { ...announced(events, id, written, type, payload, now), before: result };
   };
 }
 

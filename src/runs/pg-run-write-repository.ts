@@ -92,7 +92,24 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     now: number,
     event: RunEventWrite,
     before: PrecedingWrite<unknown>,
-  ): Promise<{ written?: { run: AgentRun; event: { id: number; seq: number } }; answer: unknown }>;
+    /** A call appending session events, made last and only when the run's row was written. */
+    after?: FollowingCall,
+  ): Promise<{
+    written?: { run: AgentRun; event: { id: number; seq: number } };
+    answer: unknown;
+    /** `after`'s rows (undefined: not made). */
+    appended?: AppendedRow[];
+  }>;
+  /**
+   * The run's event (`insertEvent`, when the run exists) and then `after`, made whether or not it
+   * does, in one statement: the run's row lock first, then whatever `after` locks. `event`
+   * undefined: no such run (only `after` made).
+   */
+  insertEventWith(
+    runId: string,
+    event: RunEventWrite,
+    after: FollowingCall,
+  ): Promise<{ event?: { id: number; seq: number; session_id: string }; appended: AppendedRow[] }>;
   /**
    * `alongside` (a data-modifying WITH, run whether or not the run exists) and then, when the
    * run exists, migration 30's append to it, in one statement: both or neither. Undefined: no such
@@ -116,6 +133,30 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     owner: { pid: number; host: string; runner: string },
   ): Promise<boolean>;
 }
+
+/**
+ * A set-returning function call another domain puts in a run statement (the bus's session event
+ * append, src/events/bus.ts `JoinedEvents.call`), its parameters numbered from `first`; its rows
+ * are `event_id`, `previous_id`.
+ */
+export type FollowingCall = (first: number) => { text: string; values: unknown[] };
+
+/** A row of a `FollowingCall`. */
+export interface AppendedRow {
+  id: number;
+  previous: number;
+}
+
+/** The rows of a `FollowingCall` aggregated as JSON (`e`: its alias), in their order. */
+const appendedJson =
+  "json_agg(json_build_object('id', e.event_id, 'previous', e.previous_id) ORDER BY e.event_id)";
+
+/** `appendedJson`'s value as the driver parses it (json: numbers). */
+const appendedRows = (value: unknown): AppendedRow[] =>
+  ((value ?? []) as { id: number | string; previous: number | string }[]).map((row) => ({
+    id: Number(row.id),
+    previous: Number(row.previous),
+  }));
 
 /** An event to write with a run's row: its type, its payload (JSON text) and its time. */
 export interface RunEventWrite {
@@ -168,8 +209,9 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       );
       return row ? splitEvent(row) : undefined;
     },
-    updateRunWithEventAfter: (id, patch, now, event, before) =>
-      updateRunWithEventAfter(sql, id, patch, now, event, before),
+    updateRunWithEventAfter: (id, patch, now, event, before, after) =>
+      updateRunWithEventAfter(sql, id, patch, now, event, before, after),
+    insertEventWith: (runId, event, after) => insertEventWith(sql, runId, event, after),
     async interruptIfRunning(id, reason, now) {
       return (
         (await sql.run(
@@ -279,29 +321,71 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
 const CLAIM = `UPDATE agent_runs SET status = 'running', started_at = $1, updated_at = $1, pid = $2, host = $3, runner = $4
   WHERE id = $5 AND status = 'queued'`;
 
+/** `PostgresRunWrites.insertEventWith` (see there). */
+async function insertEventWith(
+  sql: SqlClient,
+  ...[runId, event, after]: Parameters<PostgresRunWrites['insertEventWith']>
+): ReturnType<PostgresRunWrites['insertEventWith']> {
+  const call = after(5);
+  // `a` first (the run's row lock, its event); `e` waits for it (a one-time filter on `a`), so
+  // the locks are taken in the order of the step end's statement: run row, then the session's.
+  const row = await sql.one<{
+    event_id: number | null;
+    event_seq: number | null;
+    session_id: string | null;
+    svc_appended: unknown;
+  }>(
+    `WITH a AS (SELECT a.event_id, a.event_seq, r.session_id
+                    FROM agent_runs r, LATERAL svc_append_run_event(r.id, r.session_id, $2, $3, $4) a
+                   WHERE r.id = $1),
+         e AS (SELECT event_id, previous_id FROM ${call.text} WHERE (SELECT count(*) FROM a) >= 0)
+       SELECT a.event_id, a.event_seq, a.session_id, (SELECT ${appendedJson} FROM e) AS svc_appended
+         FROM (SELECT 1) AS one LEFT JOIN a ON true`,
+    [runId, event.type, event.payload, event.created_at, ...call.values],
+  );
+  const appended = appendedRows(row?.svc_appended);
+  if (!row || row.event_id === null || row.session_id === null) return { appended };
+  return {
+    event: { id: Number(row.event_id), seq: Number(row.event_seq), session_id: row.session_id },
+    appended,
+  };
+}
+
 /** `PostgresRunWrites.updateRunWithEventAfter` (see there). */
 async function updateRunWithEventAfter(
   sql: SqlClient,
-  ...[id, patch, now, event, before]: Parameters<PostgresRunWrites['updateRunWithEventAfter']>
+  ...[id, patch, now, event, before, after]: Parameters<PostgresRunWrites['updateRunWithEventAfter']>
 ): ReturnType<PostgresRunWrites['updateRunWithEventAfter']> {
   const n = before.values.length;
   const columns = runPatchColumns(patch, now);
   const sets = columns.map(([column], i) => `${column} = $${n + i + 1}`).join(', ');
   const k = n + columns.length;
+  // `after` last, per answered row (`x`: only when the run's row and event were written), so its
+  // locks follow every other (messages, session, run).
+  const call = after?.(k + 5);
+  const following = call
+    ? `, (SELECT ${appendedJson} FROM ${call.text} e WHERE x.svc_event_id IS NOT NULL) AS svc_appended`
+    : '';
   // g: read once, before any write (one snapshot); the run's UPDATE follows before's last WITH.
-  const row = await sql.one<PgRunRowWithEvent & { svc_before: unknown }>(
+  const row = await sql.one<PgRunRowWithEvent & { svc_before: unknown; svc_appended?: unknown }>(
     `WITH g AS (SELECT (${before.ready}) AND EXISTS (SELECT 1 FROM agent_runs WHERE id = $${k + 1}) AS go),
        ${before.ctes('(SELECT go FROM g)')},
        r AS (UPDATE agent_runs SET ${sets} WHERE id = $${k + 1} AND (SELECT go FROM g)
                AND (SELECT count(*) FROM ${before.last}) >= 0 RETURNING *)
-       SELECT x.*, (${before.answer('(SELECT go FROM g)')}) AS svc_before FROM (SELECT 1) AS one
+       SELECT x.*, (${before.answer('(SELECT go FROM g)')}) AS svc_before${following} FROM (SELECT 1) AS one
          LEFT JOIN LATERAL (SELECT r.*, a.event_id AS svc_event_id, a.event_seq AS svc_event_seq
            FROM r, LATERAL svc_append_run_event(r.id, r.session_id, $${k + 2}, $${k + 3}, $${k + 4}) a) x ON true`,
-    [...before.values, ...columns.map(([, value]) => value), id, event.type, event.payload, event.created_at],
+    [
+      ...before.values,
+      ...columns.map(([, value]) => value),
+      ...[id, event.type, event.payload, event.created_at],
+      ...(call?.values ?? []),
+    ],
   );
   if (!row) throw new Error(`agent_runs: no row answered for run ${id}`);
-  const { svc_before: answer, ...rest } = row;
-  return rest.id === null || rest.id === undefined ? { answer } : { written: splitEvent(rest), answer };
+  const { svc_before: answer, svc_appended, ...rest } = row;
+  if (rest.id === null || rest.id === undefined) return { answer };
+  return { written: splitEvent(rest), answer, ...(call ? { appended: appendedRows(svc_appended) } : {}) };
 }
 
 /** The UPDATE of a run's patched columns and its parameters. */

@@ -85,7 +85,28 @@ export interface RunLedger {
     type: string,
     payload: Record<string, unknown>,
     before: PrecedingWrite<T>,
-  ): Promise<{ run: AgentRun; event: RunEvent; before: T }>;
+    /**
+     * Session events that follow the write (a step end's `message.completed` and
+     * `context.usage`): appended last in the same statement, and only when it wrote, where the
+     * bus can keep their order (`EventBus.joinAll`); `announced` says whether they were (else the
+     * caller publishes them once it answered, as before).
+     */
+    announce?: SessionAnnounce,
+  ): Promise<{ run: AgentRun; event: RunEvent; before: T; announced: boolean }>;
+  /**
+   * PostgreSQL: `append`, and a session event that goes with it (a tool's `tool.started`,
+   * `tool.finished`) published on the bus, in one statement where the bus can keep its order
+   * (`EventBus.joinAll`), else published, then appended, as the caller would have. The session
+   * event is written whether or not the run exists (then not_found, as `append`'s); a failed
+   * statement wrote neither, and the event is published after it as before. Absent (SQLite): the
+   * caller publishes and appends.
+   */
+  appendAnnounced?(
+    runId: string,
+    type: string,
+    payload: Record<string, unknown>,
+    announce: { sessionId: string; type: string; payload: Record<string, unknown> },
+  ): Promise<RunEvent>;
   /**
    * SQLite: a run's events of one type (`tool.finished`) as stored, when this process appended
    * every event of the run (./run-events.ts `takeAppended`); undefined: read them. Once per run.
@@ -180,6 +201,12 @@ export interface RunLedger {
    * read models): see ./queries.ts.
    */
   readonly queries: RunQueries;
+}
+
+/** Session events a run ledger write announces (`updateAndAppendAfter`'s `announce`). */
+export interface SessionAnnounce {
+  sessionId: string;
+  events: readonly { type: string; payload: Record<string, unknown> }[];
 }
 
 export interface RunLedgerDeps {

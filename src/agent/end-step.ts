@@ -1,0 +1,94 @@
+/**
+ * A step's end (./run-stream.ts records the stream's parts; this closes a step): the step's
+ * messages finished, the session's usage, the run's row with its `step.finished`, the
+ * completions and the context gauge (`context.usage`), and what the next step's preparation may
+ * take from the rows those writes answered (./step-ends.ts). On PostgreSQL the writes are one
+ * statement (./step-close.ts), the completions and `context.usage` appended in it where the bus
+ * keeps their order (src/runs/pg-run-announced.ts), else published after it.
+ * @module
+ */
+import type { RunContext, RunTurn } from './run-types';
+import { startStepClose } from './step-close';
+import { recordStepEnd } from './step-ends';
+
+/** Close the current step: its message, usage, cost, the context gauge and the ledger. */
+export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
+  const { app, run, sessionId, usage } = c;
+  const recorder = t.recorder;
+  if (!recorder) return;
+  if (interrupted) await recorder.closeDanglingCalls();
+  const stepUsage = t.stepUsage;
+  const stepCost = stepUsage
+    ? (stepUsage.input_tokens * (t.resolved.info.cost_per_1m_in ?? 0) +
+        stepUsage.output_tokens * (t.resolved.info.cost_per_1m_out ?? 0)) /
+      1e6
+    : 0;
+  // The messages finished and the session's usage (one statement on PostgreSQL, ./step-close.ts).
+  const closing = await startStepClose(app, recorder, sessionId, stepUsage, stepCost);
+  if (stepUsage) {
+    usage.input_tokens += stepUsage.input_tokens;
+    usage.output_tokens += stepUsage.output_tokens;
+    usage.reasoning_tokens += stepUsage.reasoning_tokens ?? 0;
+    usage.cached_input_tokens += stepUsage.cached_input_tokens ?? 0;
+    c.cost += stepCost;
+  }
+  const finished = {
+    step: c.steps,
+    finish_reason: t.finishReason ?? null,
+    tool_calls: recorder.toolCalls.length,
+    usage: stepUsage,
+    cost: stepCost,
+  };
+  // The run's row with its `step.finished` where the ledger can (one statement on PostgreSQL), sent
+  // with the messages' and the session's writes, unawaited: one round trip (src/store/postgres/client.ts);
+  // on PostgreSQL those writes go first in the run's own statement (`before`, ./step-close.ts).
+  const patch = { steps: c.steps, usage, cost: c.cost };
+  const lastContext = stepUsage ? stepUsage.input_tokens + stepUsage.output_tokens : undefined;
+  const contextUsage =
+    lastContext === undefined
+      ? undefined
+      : {
+          type: 'context.usage',
+          payload: {
+            session_id: sessionId,
+            run_id: run.id,
+            input_tokens: lastContext,
+            context_window: t.window,
+            ratio: t.window > 0 ? round(lastContext / t.window) : 0,
+          },
+        };
+  // The session row comes back with its UPDATE: the next step's funnel takes its mode (./step-ends.ts).
+  // On PostgreSQL the step's completions and `context.usage` go last in that statement where the
+  // bus keeps their order (`announced`, src/runs/pg-run-announced.ts); else published after it.
+  const [session, appended, announced] =
+    closing.before && app.runs.updateAndAppendAfter
+      ? await app.runs
+          .updateAndAppendAfter(run.id, patch, 'step.finished', finished, closing.before, {
+            sessionId,
+            events: contextUsage ? [...closing.completions(), contextUsage] : closing.completions(),
+          })
+          .then((joined) => [joined.before, joined, joined.announced] as const)
+      : ([
+          ...(await Promise.all([
+            closing.written,
+            app.runs.updateAndAppend?.(run.id, patch, 'step.finished', finished),
+          ])),
+          false,
+        ] as const);
+  closing.completed(announced);
+  if (recorder.text.trim()) c.resultMessageId = recorder.assistantId ?? c.resultMessageId;
+  if (contextUsage && lastContext !== undefined) {
+    t.lastContext = lastContext;
+    if (!announced) app.bus.publish(sessionId, contextUsage.type, contextUsage.payload);
+  }
+  const runRow =
+    appended?.run ?? (await (app.runs.updateCancel?.(run.id, patch) ?? app.runs.update(run.id, patch)));
+  if (!appended) await c.ledger('step.finished', finished);
+  t.lastToolCalls = recorder.toolCalls.length;
+  t.recorder = undefined;
+  t.stepsClosed++;
+  recordStepEnd(t, sessionId, session, runRow);
+  for (const wake of [...t.stepClosedWaiters]) wake();
+}
+
+const round = (n: number) => Math.round(n * 10_000) / 10_000;

@@ -1,0 +1,143 @@
+/**
+ * Run ledger writes on PostgreSQL that carry session events in their own statement (issue 18
+ * item 6, p-pgstep4). A run event and the session event published with it (a tool's
+ * `tool.started` and `tool.finished`), or a step end and the session events that follow it (the
+ * step's `message.completed`s and `context.usage`), were two statements, the session event's
+ * append the bus's own; each statement costs svc ≈ 150 µs of CPU all in. Here the bus's append
+ * (`EventBus.joinAll`: the same function, lock, previous id and NOTIFY) is a call of the ledger's
+ * statement, made after the run's row is locked (the order of every statement that takes both:
+ * messages, session row, run row, then the session's event lock). The bus keeps publish order: it
+ * joins only with its write queue idle (every earlier event stored, none in flight), the session's
+ * ring in memory or unknown, and outside a transaction (an event is delivered once committed, and
+ * the session's append lock is not held open); otherwise the event is published as before.
+ * @module
+ */
+import { SvcError } from '../errors';
+import type { EventBus, JoinedEvents } from '../events/bus';
+import type { SqlClient } from '../store/postgres/client';
+import type { PrecedingWrite } from '../store/preceding-write';
+import type { PostgresRunWrites } from './pg-run-write-repository';
+import type { RunLedger, RunLedgerDeps, SessionAnnounce } from './run-ledger';
+import type { RunPatch } from './run-writes';
+import type { RunEvent } from './types';
+
+/** The ledger's events (./pg-run-ledger.ts `postgresRunEvents`) as these writes use them. */
+interface Events {
+  /** Remembers a run's session. */
+  known(runId: string, sessionId: string): void;
+  /** Runs the ledger's listeners for an event just written. */
+  announce(event: RunEvent): void;
+  append(runId: string, type: string, payload: Record<string, unknown>): Promise<RunEvent>;
+}
+
+interface AnnounceDeps {
+  sql: SqlClient;
+  clock: RunLedgerDeps['clock'];
+  bus: Pick<EventBus, 'publish' | 'joinAll'> | undefined;
+  writes: Pick<PostgresRunWrites, 'updateRunWithEventAfter' | 'insertEventWith'>;
+  events: Events;
+  ready: () => Promise<void>;
+}
+
+/** The session events joined to a statement now, or undefined (published by the caller instead). */
+function joinNow(deps: AnnounceDeps, announce: SessionAnnounce | undefined): JoinedEvents | undefined {
+  if (!announce?.events.length || deps.sql.inTransaction()) return undefined;
+  return deps.bus?.joinAll?.(announce.sessionId, announce.events);
+}
+
+/** The run's row and its event as one statement wrote them, announced to this ledger's listeners. */
+export function announced(
+  events: Pick<Events, 'known' | 'announce'>,
+  id: string,
+  written: Awaited<ReturnType<PostgresRunWrites['updateRunWithEvent']>>,
+  type: string,
+  payload: Record<string, unknown>,
+  now: number,
+) {
+  if (!written) throw new SvcError('not_found', `run_id: no run "${id}"`);
+  const { run } = written;
+  events.known(id, run.session_id);
+  const event = { ...written.event, run_id: id, session_id: run.session_id, type, payload, created_at: now };
+  events.announce(event);
+  return { run, event };
+}
+
+/**
+ * `updateAndAppendAfter`: another domain's write, the run's update and one event in one statement;
+ * `announce`'s session events last in it when the bus joins them (`announced`).
+ */
+export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger['updateAndAppendAfter']> {
+  const { clock, writes, events } = deps;
+  return async <T>(
+    id: string,
+    patch: RunPatch,
+    type: string,
+    payload: Record<string, unknown>,
+    before: PrecedingWrite<T>,
+    announce?: SessionAnnounce,
+  ) => {
+    await deps.ready();
+    const now = clock.now();
+    const joined = joinNow(deps, announce);
+    let answered: Awaited<ReturnType<PostgresRunWrites['updateRunWithEventAfter']>> | undefined;
+    try {
+      answered = await writes.updateRunWithEventAfter(
+        id,
+        patch,
+        now,
+        { type, payload: JSON.stringify(payload), created_at: now },
+        before,
+        joined?.call,
+      );
+    } finally {
+      // Nothing written (a missing message or run, a failure): nothing delivered, as before.
+      joined?.settle(answered?.appended?.length ? answered.appended : undefined);
+    }
+    const { written, answer } = answered;
+    // `before` first: its not_found (a missing message) is the one the separate writes threw.
+    const result = before.read(answer);
+    return {
+      ...announced(events, id, written, type, payload, now),
+      before: result,
+      announced: joined !== undefined,
+    };
+  };
+}
+
+/**
+ * `appendAnnounced` (see `RunLedger`): joined or published at the call, in the caller's publish
+ * order, before anything is awaited.
+ */
+export function appendAnnounced(deps: AnnounceDeps): NonNullable<RunLedger['appendAnnounced']> {
+  const { clock, writes, events, bus } = deps;
+  return async (runId, type, payload, announce) => {
+    const joined = joinNow(deps, { sessionId: announce.sessionId, events: [announce] });
+    if (!joined) {
+      bus?.publish(announce.sessionId, announce.type, announce.payload);
+      await deps.ready();
+      return await events.append(runId, type, payload);
+    }
+    const created_at = clock.now();
+    let written: Awaited<ReturnType<PostgresRunWrites['insertEventWith']>>;
+    try {
+      await deps.ready();
+      written = await writes.insertEventWith(
+        runId,
+        { type, payload: JSON.stringify(payload), created_at },
+        joined.call,
+      );
+    } catch (error) {
+      // The statement wrote neither: the session event is published after it, as it was before.
+      joined.settle(undefined);
+      bus?.publish(announce.sessionId, announce.type, announce.payload);
+      throw error;
+    }
+    joined.settle(written.appended.length ? written.appended : undefined);
+    if (!written.event) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+    const { session_id, ...ids } = written.event;
+    events.known(runId, session_id);
+    const event = { ...ids, run_id: runId, session_id, type, payload, created_at };
+    events.announce(event);
+    return event;
+  };
+}
