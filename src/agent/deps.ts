@@ -63,6 +63,7 @@ export type AgentSessions = Pick<
 export type AgentRuns = Pick<
   RunLedger,
   | 'append'
+  | 'appendList'
   | 'available'
   | 'cancelRequested'
   | 'claim'

@@ -122,6 +122,26 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       events.announce(event);
       return event;
     }),
+    appendList: read(async (runId, list, riding) => {
+      const sessionId = await events.sessionOfRun(runId);
+      const now = clock.now();
+      const stored = list.map((e) => ({ type: e.type, payload: e.payload, created_at: e.created_at ?? now }));
+      const written = await writes.insertEventList(
+        runId,
+        sessionId,
+        stored.map((e) => ({ ...e, payload: JSON.stringify(e.payload) })),
+        riding,
+      );
+      const appended: RunEvent[] = stored.map((e, i) => ({
+        id: written.events[i].id,
+        run_id: runId,
+        session_id: sessionId,
+        seq: written.events[i].seq,
+        ...e,
+      }));
+      for (const event of appended) events.announce(event);
+      return { events: appended, ridingId: written.ridingId };
+    }),
     onAppend: events.onAppend,
     takeAppended: events.takeAppended,
     events: read(queries.events),
@@ -369,6 +389,16 @@ function postgresRunEvents(
     if (sessionOfRun.size > 1000) sessionOfRun.clear();
     sessionOfRun.set(runId, sessionId);
   };
+  /** The run's session: remembered, else read (not_found: no such run). */
+  async function runSession(runId: string): Promise<string> {
+    let sessionId = sessionOfRun.get(runId);
+    if (!sessionId) {
+      sessionId = await queries.sessionOf(runId);
+      if (!sessionId) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+      known(runId, sessionId);
+    }
+    return sessionId;
+  }
 
   return {
     appendTo,
@@ -377,14 +407,9 @@ function postgresRunEvents(
     sessionOf: (runId: string): string | undefined => sessionOfRun.get(runId),
     /** Remembers a run's session (it created the run). */
     known,
+    sessionOfRun: runSession,
     async append(runId: string, type: string, payload: Record<string, unknown>): Promise<RunEvent> {
-      let sessionId = sessionOfRun.get(runId);
-      if (!sessionId) {
-        sessionId = await queries.sessionOf(runId);
-        if (!sessionId) throw new SvcError('not_found', `run_id: no run "${runId}"`);
-        known(runId, sessionId);
-      }
-      return appendTo(runId, sessionId, type, payload);
+      return appendTo(runId, await runSession(runId), type, payload);
     },
     onAppend(listener: (event: RunEvent) => void): () => void {
       listeners.push(listener);

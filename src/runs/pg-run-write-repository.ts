@@ -10,7 +10,7 @@
  */
 import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
-import type { PrecedingWrite } from '../store/preceding-write';
+import type { PrecedingWrite, RidingInsert } from '../store/preceding-write';
 import { fromPg, type PgRunRow } from './pg-run-queries';
 import { type RunWrites, runInsertValues, runPatchColumns } from './run-repository';
 import type { AgentRun, AlongsideWrite } from './types';
@@ -103,6 +103,18 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     event: RunEventWrite,
     alongside: AlongsideWrite,
   ): Promise<{ id: number; seq: number; session_id: string } | undefined>;
+  /**
+   * `riding` (another domain's insert, when given), then `events` appended to the run in their
+   * order (migration 39, `svc_append_run_event_list`: consecutive seqs, as one `insertEvent` after
+   * another), in one statement: all or nothing. Answers each event's id and seq in order, and the
+   * riding insert's id.
+   */
+  insertEventList(
+    runId: string,
+    sessionId: string,
+    events: readonly RunEventWrite[],
+    riding?: RidingInsert,
+  ): Promise<{ events: { id: number; seq: number }[]; ridingId?: number }>;
   /** Serializes the claims of one session until the surrounding transaction ends. */
   lockSession(sessionId: string): Promise<void>;
   /**
@@ -263,6 +275,8 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
         ? { id: Number(row.event_id), seq: Number(row.event_seq), session_id: row.session_id }
         : undefined;
     },
+    insertEventList: (runId, sessionId, events, riding) =>
+      insertEventList(sql, runId, sessionId, events, riding),
     // One statement (migration 30, src/store/postgres/migrations/append-functions.ts): the run's
     // row lock, its next seq, the insert.
     async insertEvent(event) {
@@ -302,6 +316,38 @@ async function updateRunWithEventAfter(
   if (!row) throw new Error(`agent_runs: no row answered for run ${id}`);
   const { svc_before: answer, ...rest } = row;
   return rest.id === null || rest.id === undefined ? { answer } : { written: splitEvent(rest), answer };
+}
+
+/** `PostgresRunWrites.insertEventList` (see there). */
+async function insertEventList(
+  sql: SqlClient,
+  ...[runId, sessionId, events, riding]: Parameters<PostgresRunWrites['insertEventList']>
+): ReturnType<PostgresRunWrites['insertEventList']> {
+  const n = riding?.values.length ?? 0;
+  const list = `svc_append_run_event_list($${n + 1}, $${n + 2}, $${n + 3}::text[], $${n + 4}::text[], $${n + 5}::bigint[])`;
+  const rows = await sql.query<{
+    event_id: number | string;
+    event_seq: number | string;
+    riding_id?: unknown;
+  }>(
+    riding
+      ? `WITH riding AS (${riding.text})
+         SELECT a.event_id, a.event_seq, (SELECT id FROM riding) AS riding_id FROM ${list} a ORDER BY a.ord`
+      : `SELECT a.event_id, a.event_seq FROM ${list} a ORDER BY a.ord`,
+    [
+      ...(riding?.values ?? []),
+      runId,
+      sessionId,
+      events.map((e) => e.type),
+      events.map((e) => e.payload),
+      events.map((e) => e.created_at),
+    ],
+  );
+  const ridingId = rows[0]?.riding_id;
+  return {
+    events: rows.map((r) => ({ id: Number(r.event_id), seq: Number(r.event_seq) })),
+    ...(ridingId === undefined || ridingId === null ? {} : { ridingId: Number(ridingId) }),
+  };
 }
 
 /** The UPDATE of a run's patched columns and its parameters. */

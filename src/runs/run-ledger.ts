@@ -11,7 +11,7 @@
 import { hostname } from 'node:os';
 import { SvcError } from '../errors';
 import type { Db } from '../store/db';
-import type { PrecedingWrite } from '../store/preceding-write';
+import type { PrecedingWrite, RidingInsert } from '../store/preceding-write';
 import { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
 import { asyncRunQueries, createSqliteRunQueries, type RunQueries } from './queries';
@@ -104,6 +104,18 @@ export interface RunLedger {
     payload: Record<string, unknown>,
     alongside: AlongsideWrite,
   ): Promise<RunEvent | undefined>;
+  /**
+   * PostgreSQL: `riding` (another domain's insert: a run's prompt stack row), then `events`
+   * appended to the run in their order (consecutive seqs, as `append` one after another; each at
+   * its own `created_at`, else now), in one statement: all or nothing, one round trip instead of
+   * one per write. Answers the events as stored and the riding insert's id. Absent (SQLite, where
+   * the writes of a stretch share one commit anyway): the caller appends them one by one.
+   */
+  appendList?(
+    runId: string,
+    events: readonly { type: string; payload: Record<string, unknown>; created_at?: number }[],
+    riding?: RidingInsert,
+  ): Promise<{ events: RunEvent[]; ridingId?: number }>;
   /** Append an event; returns it with its per-run sequence number. */
   append(runId: string, type: string, payload?: Record<string, unknown>): Promise<RunEvent>;
   /**
