@@ -31,6 +31,9 @@ import { deferredToolsBlock, exposureLevel, sentInFull } from './tool-exposure';
 
 export type { RunExecution, RunOutcome, StopState } from './run-types';
 
+/** The payload of a run's first `phase` event, as its prompt joins the session (a new object each). */
+export const promptPhase = (): Record<string, unknown> => ({ phase: 'prompt' });
+
 /** The run origin of the OpenAI-compatible surface (surfaces/http/compat): its calls bill as `compat`. */
 const COMPAT_ORIGIN = 'openai_compat';
 
@@ -158,7 +161,7 @@ function stopped(c: RunContext): RunOutcome {
 /** The prompt joins the session (and titles it); a spent budget refuses the run. */
 async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
   const { app, run, sessionId } = c;
-  await c.ledger('phase', { phase: 'prompt' });
+  if (!c.x.phased) await c.ledger('phase', promptPhase());
   const prompt = {
     session_id: sessionId,
     role: 'user' as const,

@@ -32,7 +32,7 @@ import { createPostgresRunWrites, type PostgresRunWrites } from './pg-run-write-
 import type { RunQueries } from './queries';
 import type { RunLedger, RunLedgerDeps } from './run-ledger';
 import { runStartedPayload } from './run-started';
-import type { ClaimResult, RunPatch } from './run-writes';
+import type { ClaimOptions, ClaimResult, RunPatch } from './run-writes';
 import type { AgentRun, RunEvent } from './types';
 
 export interface PostgresRunLedgerDeps extends Omit<RunLedgerDeps, 'db' | 'dbPath'> {
@@ -97,7 +97,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     count: read((filter = {}) => queries.count(filter)),
     queued: read(queries.queued),
     running: read(queries.running),
-    claim: read((runId: string, options?: { started?: boolean }) => claim(runId, options)),
+    claim: read((runId: string, options?: ClaimOptions) => claim(runId, options)),
     update: read(async (id, patch) => {
       const run = await writes.updateRunRow(id, patch, clock.now());
       if (!run) throw new SvcError('not_found', `run_id: no run "${id}"`);
@@ -203,7 +203,7 @@ function postgresClaim(ctx: {
   writes: PostgresRunWrites;
   events: ReturnType<typeof postgresRunEvents>;
   ownerAlive: (run: AgentRun) => boolean;
-}): (runId: string, options?: { started?: boolean }) => Promise<ClaimResult> {
+}): (runId: string, options?: ClaimOptions) => Promise<ClaimResult> {
   const { sql, clock, owner, queries, writes, events, ownerAlive } = ctx;
   const underLock = (runId: string): Promise<ClaimResult> =>
     sql.transaction(async () => {
@@ -242,14 +242,17 @@ function postgresClaim(ctx: {
       }
       return { ok: true, run: claimed };
     });
-  return async (runId: string, options?: { started?: boolean }): Promise<ClaimResult> => {
+  return async (runId: string, options?: ClaimOptions): Promise<ClaimResult> => {
     // A run of a known session with nothing in its way is claimed in one statement (with its
-    // run.started event when asked); anything else (a live or dead run holding the session, a
-    // run not queued) takes the path above, which reads why under the same lock.
+    // run.started event, and the event after it, when asked); anything else (a live or dead run
+    // holding the session, a run not queued) takes the path above, which reads why under the
+    // same lock.
     const sessionId = events.sessionOf(runId);
     if (sessionId && options?.started) {
       const now = clock.now();
-      const claimed = await writes.claimIfFreeStarted(runId, sessionId, now, owner);
+      const after = options.next;
+      const next = after && { ...after, payload: JSON.stringify(after.payload) };
+      const claimed = await writes.claimIfFreeStarted(runId, sessionId, now, owner, next);
       if (claimed) {
         const { run } = claimed;
         const payload = runStartedPayload(run);
@@ -262,7 +265,18 @@ function postgresClaim(ctx: {
           created_at: now,
         };
         events.announce(started);
-        return { ok: true, run, started };
+        if (!after || !claimed.next) return { ok: true, run, started };
+        const followed: RunEvent = {
+          id: claimed.next.id,
+          run_id: runId,
+          session_id: sessionId,
+          seq: claimed.next.seq,
+          type: after.type,
+          payload: after.payload,
+          created_at: now,
+        };
+        events.announce(followed);
+        return { ok: true, run, started, next: followed };
       }
     } else if (sessionId) {
       const claimed = await writes.claimIfFree(runId, sessionId, clock.now(), owner);

@@ -46,14 +46,19 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
   /**
    * `claimIfFree` and the run's `run.started` event in one statement (migration 33,
    * `svc_claim_run_started`): the event's payload is `{ agent, origin, pid, options }` of the
-   * claimed run, its time the claim's. Undefined: nothing written.
+   * claimed run, its time the claim's. `next`: an event appended right after it in the same
+   * statement (migration 30's append, after the claim's: the next seq), at the claim's time.
+   * Undefined: nothing written.
    */
   claimIfFreeStarted(
     id: string,
     sessionId: string,
     now: number,
     owner: { pid: number; host: string; runner: string },
-  ): Promise<{ run: AgentRun; event: { id: number; seq: number } } | undefined>;
+    next?: { type: string; payload: string },
+  ): Promise<
+    { run: AgentRun; event: { id: number; seq: number }; next?: { id: number; seq: number } } | undefined
+  >;
   /** `insertRun` answering the run as inserted. */
   insertRunRow(row: Parameters<RunWrites['insertRun']>[0]): Promise<AgentRun>;
   /** `updateRun` in one statement answering the run as updated (undefined: no such run). */
@@ -235,13 +240,8 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       ]);
       return row ? fromPg(row) : undefined;
     },
-    async claimIfFreeStarted(id, sessionId, now, owner) {
-      const row = await sql.one<PgRunRowWithEvent>(
-        'SELECT (c.run).*, c.svc_event_id, c.svc_event_seq FROM svc_claim_run_started($1, $2, $3, $4, $5, $6) c',
-        [id, sessionId, now, owner.pid, owner.host, owner.runner],
-      );
-      return row ? splitEvent(row) : undefined;
-    },
+    claimIfFreeStarted: (id, sessionId, now, owner, next) =>
+      claimIfFreeStarted(sql, id, sessionId, now, owner, next),
     async takeOverRunning(id, from, now, owner) {
       return (
         (await sql.run(
@@ -316,6 +316,33 @@ async function updateRunWithEventAfter(
   if (!row) throw new Error(`agent_runs: no row answered for run ${id}`);
   const { svc_before: answer, ...rest } = row;
   return rest.id === null || rest.id === undefined ? { answer } : { written: splitEvent(rest), answer };
+}
+
+/** `PostgresRunWrites.claimIfFreeStarted` (see there). */
+async function claimIfFreeStarted(
+  sql: SqlClient,
+  ...[id, sessionId, now, owner, next]: Parameters<PostgresRunWrites['claimIfFreeStarted']>
+): ReturnType<PostgresRunWrites['claimIfFreeStarted']> {
+  const params = [id, sessionId, now, owner.pid, owner.host, owner.runner];
+  if (!next) {
+    const row = await sql.one<PgRunRowWithEvent>(
+      'SELECT (c.run).*, c.svc_event_id, c.svc_event_seq FROM svc_claim_run_started($1, $2, $3, $4, $5, $6) c',
+      params,
+    );
+    return row ? splitEvent(row) : undefined;
+  }
+  // LATERAL on the claimed row: appended only when the claim wrote, after it (its seq next).
+  const row = await sql.one<
+    PgRunRowWithEvent & { svc_next_id: number | string; svc_next_seq: number | string }
+  >(
+    `SELECT (c.run).*, c.svc_event_id, c.svc_event_seq, a.event_id AS svc_next_id, a.event_seq AS svc_next_seq
+         FROM svc_claim_run_started($1, $2, $3, $4, $5, $6) c,
+              LATERAL svc_append_run_event((c.run).id, $2, $7, $8, $3) a`,
+    [...params, next.type, next.payload],
+  );
+  if (!row) return undefined;
+  const { svc_next_id, svc_next_seq, ...rest } = row;
+  return { ...splitEvent(rest), next: { id: Number(svc_next_id), seq: Number(svc_next_seq) } };
 }
 
 /** `PostgresRunWrites.insertEventList` (see there). */

@@ -18,11 +18,17 @@ import { asyncRunQueries, createSqliteRunQueries, type RunQueries } from './quer
 import { createRunEvents } from './run-events';
 import { createRunRecovery } from './run-recovery';
 import { createRunWrites } from './run-repository';
-import { type ClaimResult, type CreateRunInput, createRunWriteOps, type RunPatch } from './run-writes';
+import {
+  type ClaimOptions,
+  type ClaimResult,
+  type CreateRunInput,
+  createRunWriteOps,
+  type RunPatch,
+} from './run-writes';
 import type { AgentRun, AlongsideWrite, RunEvent, RunFilter } from './types';
 
 export { isLiveRunner, processAlive, registerRunner } from './run-recovery';
-export type { ClaimResult, CreateRunInput, RunPatch } from './run-writes';
+export type { ClaimOptions, ClaimResult, CreateRunInput, RunPatch } from './run-writes';
 
 export type {
   AgentRun,
@@ -54,9 +60,10 @@ export interface RunLedger {
    * Atomically move a queued run to running for this process, unless another live process
    * already runs one in the same session. `started`: write the run's `run.started` event
    * (`{ agent, origin, pid, options }`) with the claim when the ledger can; the answer's `started`
-   * says whether it did.
+   * says whether it did. `next` (with `started`): the event that follows, in the same statement
+   * where the ledger can (PostgreSQL); the answer's `next` says whether it did.
    */
-  claim(runId: string, options?: { started?: boolean }): Promise<ClaimResult>;
+  claim(runId: string, options?: ClaimOptions): Promise<ClaimResult>;
   update(id: string, patch: RunPatch): Promise<AgentRun>;
   /**
    * SQLite: `update` answering only whether a cancel was requested (what a step's end reads), not
