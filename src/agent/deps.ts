@@ -64,6 +64,7 @@ export type AgentRuns = Pick<
   RunLedger,
   | 'append'
   | 'appendAnnounced'
+  | 'appendList'
   | 'available'
   | 'cancelRequested'
   | 'claim'

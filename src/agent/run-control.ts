@@ -15,7 +15,7 @@ import { withWorkspace } from './host';
 import { recordProject } from './project-registry';
 import { compactDuringRun } from './run-compaction';
 import { finishRun, handedOver } from './run-finish';
-import { executeRun, type RunOutcome, type StopState } from './run-loop';
+import { executeRun, promptPhase, type RunOutcome, type StopState } from './run-loop';
 import { claimDequeued, enqueueRun, storedRun } from './run-queue';
 import type { AgentCore } from './session-runtime';
 import type { ChildRunInput } from './types';
@@ -39,11 +39,21 @@ export async function startRun(
 ): Promise<boolean> {
   const queue = !options.subagent && !options.workspace;
   if (queue && (await enqueueRun(core, run, (sessionId) => drainQueue(core, sessionId)))) return true;
-  const claim = await core.host.runs.claim(run.id, { started: true });
+  // The run's first event after run.started (its prompt phase, ./run-loop.ts `openRun`) goes with
+  // the claim where the ledger can (PostgreSQL: one statement, one round trip less). A start that
+  // fails before the run opens then leaves that phase without the prompt, as a crash between the
+  // two appends could before.
+  const next = { type: 'phase', payload: promptPhase() };
+  const claim = await core.host.runs.claim(run.id, { started: true, next });
   if (!claim.ok) return false;
   const { queued, ...launch } = options;
   const rest = queued?.filter((r) => r.id !== run.id);
-  await launchRun(core, claim.run, { ...launch, rest, started: claim.started !== undefined });
+  await launchRun(core, claim.run, {
+    ...launch,
+    rest,
+    started: claim.started !== undefined,
+    phased: claim.next !== undefined,
+  });
   return true;
 }
 
@@ -112,6 +122,8 @@ async function launchRun(
     session?: Session;
     /** Its ledger's run.started was written with the claim: not appended again. */
     started?: boolean;
+    /** Its prompt phase was written with the claim too. */
+    phased?: boolean;
   },
   resumed?: (outcome: RunOutcome) => void,
 ): Promise<void> {
@@ -167,6 +179,7 @@ async function launchRun(
       },
       resume,
       handed: resume ? undefined : handed,
+      phased: options.phased,
     });
   // A root run started here runs as the durable engine's workflow (one resumed here already is).
   const durable = !resume && !options.dequeued && !options.subagent ? core.deps.durable : undefined;

@@ -18,6 +18,7 @@ import type { Message, Usage } from '../sessions/session-store';
 import { withReadScope } from '../store/read-scope';
 import { activeNames } from './active-tools';
 import { budgetFailure, type Failure, failureLine, runFailure } from './failure';
+import { type HeldWrites, heldWrites } from './held-writes';
 import { historyMessages, listedMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
 import { providerFailure, recordFailure } from './run-failure';
@@ -29,6 +30,9 @@ import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { deferredToolsBlock, exposureLevel, sentInFull } from './tool-exposure';
 
 export type { RunExecution, RunOutcome, StopState } from './run-types';
+
+/** The payload of a run's first `phase` event, as its prompt joins the session (a new object each). */
+export const promptPhase = (): Record<string, unknown> => ({ phase: 'prompt' });
 
 /** The run origin of the OpenAI-compatible surface (surfaces/http/compat): its calls bill as `compat`. */
 const COMPAT_ORIGIN = 'openai_compat';
@@ -86,8 +90,16 @@ async function prepare(c: RunContext): Promise<{ t: RunTurn; history: ModelMessa
   // made when the process next waits for I/O (the model request), not three commits before the
   // model is asked. Not in `svc run`, whose start-up stretch is long (group commit is off there).
   if (x.handed) app.store.transactions.stepBatch();
-  await resolveModel(c, started.session);
-  const { t, prior } = await prepareRun(c, started);
+  // PostgreSQL: those writes are held and made in one statement before the model request (./held-writes.ts).
+  const held = heldWrites(c);
+  let prepared: Awaited<ReturnType<typeof prepareRun>>;
+  try {
+    await resolveModel(c, started.session, held);
+    prepared = await prepareRun(c, started, held);
+  } finally {
+    await held?.write();
+  }
+  const { t, prior } = prepared;
   // A resumed run's calls that waited for a permission answer run now (./run-resume.ts).
   if (started.waiting?.length) await runWaitingCalls(c, bridgeFor(c, t), started.waiting);
   // The history prepareRun read, unless the run changed it since (a compaction, waiting calls).
@@ -149,7 +161,7 @@ function stopped(c: RunContext): RunOutcome {
 /** The prompt joins the session (and titles it); a spent budget refuses the run. */
 async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
   const { app, run, sessionId } = c;
-  await c.ledger('phase', { phase: 'prompt' });
+  if (!c.x.phased) await c.ledger('phase', promptPhase());
   const prompt = {
     session_id: sessionId,
     role: 'user' as const,
@@ -235,7 +247,7 @@ function openedFunnel(
 }
 
 /** Resolve the run's model (run, session, agent kind, config) and record it. */
-async function resolveModel(c: RunContext, session: RunTurn['session']): Promise<void> {
+async function resolveModel(c: RunContext, session: RunTurn['session'], held?: HeldWrites): Promise<void> {
   const { app, run, x } = c;
   const request: ResolveRequest = {
     call_purpose: run.origin === COMPAT_ORIGIN ? 'compat' : x.subagent ? 'subagent' : 'agent_step',
@@ -258,7 +270,10 @@ async function resolveModel(c: RunContext, session: RunTurn['session']): Promise
   // The row already names the model (the compat surface created it with the model it resolved):
   // only the event. A model is written while the run is queued or at its end, never by another
   // writer of a running run, so the claimed row's model is the stored one.
-  if (run.model === model.selector) await c.ledger('model.resolved', resolved);
+  if (run.model === model.selector) {
+    if (held) held.event('model.resolved', resolved);
+    else await c.ledger('model.resolved', resolved);
+  }
   // The run's model and its `model.resolved` together: one statement where the ledger can.
   else if (app.runs.updateAndAppend)
     await app.runs.updateAndAppend(run.id, { model: model.selector }, 'model.resolved', resolved);
@@ -273,6 +288,7 @@ async function resolveModel(c: RunContext, session: RunTurn['session']): Promise
 async function prepareRun(
   c: RunContext,
   opened: Opened,
+  held?: HeldWrites,
 ): Promise<{ t: RunTurn; prior: Message[] | undefined }> {
   const { user, session } = opened;
   const { app, sessionId } = c;
@@ -294,6 +310,8 @@ async function prepareRun(
   // A compaction (tried) rewrites the history: the caller reads it again then.
   const compacting = autoCompact && lastTokens / window >= threshold && prior.length > 2;
   if (compacting) {
+    // The compaction's events follow what is held.
+    await held?.write();
     if (!(await compactCounted(c, { keepFromMessageId: user.id }))) failedCompactions++;
   }
 
@@ -312,6 +330,7 @@ async function prepareRun(
         level,
       )
     : undefined;
+  held?.holdPrompt();
   const prompt = await assembleSystemPrompt(app, {
     sessionId,
     kind: c.kind,
@@ -319,7 +338,8 @@ async function prepareRun(
     runId: c.run.id,
     extra: deferredBlock ? [{ name: 'deferred_tools', source: 'tool_exposure', text: deferredBlock }] : [],
   });
-  await c.ledger('prompt.assembled', prompt.manifest);
+  if (held) held.event('prompt.assembled', prompt.manifest);
+  else await c.ledger('prompt.assembled', prompt.manifest);
   // Prompt assembly started the [mcp.<id>] connections; give them a bounded moment so the first
   // step already sees their tools (later steps pick up servers that connect late).
   if (Object.keys(config.mcp).length > 0)

@@ -52,6 +52,8 @@ export interface RunExecution {
   resume?: boolean;
   /** The model its sender resolved for the run (SendInput.resolved), bound to the run if it still applies. */
   handed?: ResolvedModel;
+  /** Its `phase` (prompt) event was written with its claim (./run-control.ts `startRun`): not appended again. */
+  phased?: boolean;
 }
 
 export interface RunOutcome {

@@ -21,16 +21,17 @@ const toBuild = ({ sections, ...rest }: BuildRow): PromptBuild => ({
   sections: JSON.parse(sections) as PromptSectionRecord[],
 });
 
+const INSERT = `INSERT INTO prompt_stack_builds (${BUILD_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`;
+
 export function createPostgresPromptStackStore(deps: { sql: SqlClient }): PromptStackStore {
   const { sql } = deps;
   return {
     async insert(build) {
-      const row = await sql.one<{ id: number }>(
-        `INSERT INTO prompt_stack_builds (${BUILD_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-        buildValues(build),
-      );
+      const row = await sql.one<{ id: number }>(INSERT, buildValues(build));
       return Number(row?.id);
     },
+    // The same insert, made by the run ledger's statement with the run's preparation events.
+    insertWrite: (build) => ({ text: INSERT, values: buildValues(build) }),
     async pruneThrough(id) {
       await sql.run('DELETE FROM prompt_stack_builds WHERE id <= $1', [id]);
     },

@@ -4,6 +4,7 @@
  * @module
  */
 import type { Db } from '../store/db';
+import type { RidingInsert } from '../store/preceding-write';
 import { statementCache } from '../store/statement-cache';
 
 export interface PromptSectionRecord {
@@ -31,6 +32,11 @@ export interface PromptBuild {
 export interface PromptStackStore {
   /** Stores a build; returns its row id (builds are numbered in insertion order). */
   insert(build: PromptBuild): Promise<number>;
+  /**
+   * PostgreSQL: the build's insert as text, for another domain's statement to make (it answers the
+   * row id, as `insert`). Absent (SQLite): `insert` only.
+   */
+  insertWrite?(build: PromptBuild): RidingInsert;
   /** Drops the builds up to this row id. */
   pruneThrough(id: number): Promise<void>;
   /** Newest first. */

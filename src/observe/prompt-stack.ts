@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { SvcError } from '../errors';
+import type { RidingInsert } from '../store/preceding-write';
 import type { Clock, Ids } from '../util/ids';
 import type { PromptBuild, PromptStackStore } from './prompt-stack-store';
 
@@ -37,11 +38,29 @@ export interface PromptStackLedger {
     system: string;
     sections: PromptSectionInput[];
   }): Promise<PromptBuild>;
+  /**
+   * Holds the builds `record` makes for this run (PostgreSQL, where the store can hand its insert
+   * over): `record` answers as usual but writes nothing; the returned function ends the hold and
+   * gives the held build's insert, for the caller to write in its own statement and then report
+   * the row id with `written` (the prune check `record` makes). Undefined: nothing held (nothing
+   * recorded during the hold, or a store that cannot hand its insert over: `record` wrote it).
+   */
+  hold(runId: string): () => HeldBuild | undefined;
   /** Newest first. */
   recent(options?: { sessionId?: string; limit?: number }): Promise<PromptBuild[]>;
   count(sessionId?: string): Promise<number>;
   /** Whether the table can be read, and why not. */
   available(): Promise<{ ok: true } | { ok: false; reason: string }>;
+}
+
+/** A build `record` made during a hold, not written yet. */
+export interface HeldBuild {
+  build: PromptBuild;
+  insert: RidingInsert;
+  /** The row id its insert answered: the prune check. */
+  written(id: number): Promise<void>;
+  /** Its insert made alone, as `record` would have (for a caller with nothing to write it with). */
+  writeAlone(): Promise<void>;
 }
 
 /** A rough, tokenizer-free estimate (about four characters per token for English and code). */
@@ -80,6 +99,15 @@ export function createPromptStackLedger(deps: {
   const { store } = deps;
   /** Every id up to this one is deleted (by this process; another's prunes only add to it). */
   let prunedThrough = 0;
+  /** Runs whose builds are held (./prompt-stack.ts `hold`): the held build once recorded. */
+  const held = new Map<string, HeldBuild | undefined>();
+  const written = async (id: number) => {
+    if (id - PROMPT_STACK_RETENTION > prunedThrough) {
+      const through = id - PROMPT_STACK_RETENTION + PROMPT_STACK_PRUNE_BATCH;
+      await store.pruneThrough(through);
+      prunedThrough = through;
+    }
+  };
 
   return {
     async record(input) {
@@ -102,13 +130,26 @@ export function createPromptStackLedger(deps: {
         sections,
         created_at: deps.clock.now(),
       };
-      const id = await store.insert(build);
-      if (id - PROMPT_STACK_RETENTION > prunedThrough) {
-        const through = id - PROMPT_STACK_RETENTION + PROMPT_STACK_PRUNE_BATCH;
-        await store.pruneThrough(through);
-        prunedThrough = through;
+      const runId = input.runId;
+      if (runId !== undefined && held.has(runId) && held.get(runId) === undefined && store.insertWrite) {
+        held.set(runId, {
+          build,
+          insert: store.insertWrite(build),
+          written,
+          writeAlone: async () => written(await store.insert(build)),
+        });
+        return build;
       }
+      await written(await store.insert(build));
       return build;
+    },
+    hold(runId) {
+      held.set(runId, undefined);
+      return () => {
+        const build = held.get(runId);
+        held.delete(runId);
+        return build;
+      };
     },
     recent: async (options = {}) =>
       await store.recent({ sessionId: options.sessionId, limit: options.limit ?? 20 }),

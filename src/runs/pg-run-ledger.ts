@@ -33,7 +33,7 @@ import { createPostgresRunWrites, type PostgresRunWrites } from './pg-run-write-
 import type { RunQueries } from './queries';
 import type { RunLedger, RunLedgerDeps } from './run-ledger';
 import { runStartedPayload } from './run-started';
-import type { ClaimResult } from './run-writes';
+import type { ClaimOptions, ClaimResult } from './run-writes';
 import type { AgentRun, RunEvent } from './types';
 
 export interface PostgresRunLedgerDeps extends Omit<RunLedgerDeps, 'db' | 'dbPath'> {
@@ -100,7 +100,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     count: read((filter = {}) => queries.count(filter)),
     queued: read(queries.queued),
     running: read(queries.running),
-    claim: read((runId: string, options?: { started?: boolean }) => claim(runId, options)),
+    claim: read((runId: string, options?: ClaimOptions) => claim(runId, options)),
     update: read(async (id, patch) => {
       const run = await writes.updateRunRow(id, patch, clock.now());
       if (!run) throw new SvcError('not_found', `run_id: no run "${id}"`);
@@ -127,6 +127,26 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       const event = { ...ids, run_id: runId, session_id, type, payload, created_at };
       events.announce(event);
       return event;
+    }),
+    appendList: read(async (runId, list, riding) => {
+      const sessionId = await events.sessionOfRun(runId);
+      const now = clock.now();
+      const stored = list.map((e) => ({ type: e.type, payload: e.payload, created_at: e.created_at ?? now }));
+      const written = await writes.insertEventList(
+        runId,
+        sessionId,
+        stored.map((e) => ({ ...e, payload: JSON.stringify(e.payload) })),
+        riding,
+      );
+      const appended: RunEvent[] = stored.map((e, i) => ({
+        id: written.events[i].id,
+        run_id: runId,
+        session_id: sessionId,
+        seq: written.events[i].seq,
+        ...e,
+      }));
+      for (const event of appended) events.announce(event);
+      return { events: appended, ridingId: written.ridingId };
     }),
     onAppend: events.onAppend,
     takeAppended: events.takeAppended,
@@ -189,7 +209,7 @@ function postgresClaim(ctx: {
   writes: PostgresRunWrites;
   events: ReturnType<typeof postgresRunEvents>;
   ownerAlive: (run: AgentRun) => boolean;
-}): (runId: string, options?: { started?: boolean }) => Promise<ClaimResult> {
+}): (runId: string, options?: ClaimOptions) => Promise<ClaimResult> {
   const { sql, clock, owner, queries, writes, events, ownerAlive } = ctx;
   const underLock = (runId: string): Promise<ClaimResult> =>
     sql.transaction(async () => {
@@ -228,14 +248,17 @@ function postgresClaim(ctx: {
       }
       return { ok: true, run: claimed };
     });
-  return async (runId: string, options?: { started?: boolean }): Promise<ClaimResult> => {
+  return async (runId: string, options?: ClaimOptions): Promise<ClaimResult> => {
     // A run of a known session with nothing in its way is claimed in one statement (with its
-    // run.started event when asked); anything else (a live or dead run holding the session, a
-    // run not queued) takes the path above, which reads why under the same lock.
+    // run.started event, and the event after it, when asked); anything else (a live or dead run
+    // holding the session, a run not queued) takes the path above, which reads why under the
+    // same lock.
     const sessionId = events.sessionOf(runId);
     if (sessionId && options?.started) {
       const now = clock.now();
-      const claimed = await writes.claimIfFreeStarted(runId, sessionId, now, owner);
+      const after = options.next;
+      const next = after && { ...after, payload: JSON.stringify(after.payload) };
+      const claimed = await writes.claimIfFreeStarted(runId, sessionId, now, owner, next);
       if (claimed) {
         const { run } = claimed;
         const payload = runStartedPayload(run);
@@ -248,7 +271,18 @@ function postgresClaim(ctx: {
           created_at: now,
         };
         events.announce(started);
-        return { ok: true, run, started };
+        if (!after || !claimed.next) return { ok: true, run, started };
+        const followed: RunEvent = {
+          id: claimed.next.id,
+          run_id: runId,
+          session_id: sessionId,
+          seq: claimed.next.seq,
+          type: after.type,
+          payload: after.payload,
+          created_at: now,
+        };
+        events.announce(followed);
+        return { ok: true, run, started, next: followed };
       }
     } else if (sessionId) {
       const claimed = await writes.claimIfFree(runId, sessionId, clock.now(), owner);
@@ -329,6 +363,16 @@ function postgresRunEvents(
     if (sessionOfRun.size > 1000) sessionOfRun.clear();
     sessionOfRun.set(runId, sessionId);
   };
+  /** The run's session: remembered, else read (not_found: no such run). */
+  async function runSession(runId: string): Promise<string> {
+    let sessionId = sessionOfRun.get(runId);
+    if (!sessionId) {
+      sessionId = await queries.sessionOf(runId);
+      if (!sessionId) throw new SvcError('not_found', `run_id: no run "${runId}"`);
+      known(runId, sessionId);
+    }
+    return sessionId;
+  }
 
   return {
     appendTo,
@@ -337,14 +381,9 @@ function postgresRunEvents(
     sessionOf: (runId: string): string | undefined => sessionOfRun.get(runId),
     /** Remembers a run's session (it created the run). */
     known,
+    sessionOfRun: runSession,
     async append(runId: string, type: string, payload: Record<string, unknown>): Promise<RunEvent> {
-      let sessionId = sessionOfRun.get(runId);
-      if (!sessionId) {
-        sessionId = await queries.sessionOf(runId);
-        if (!sessionId) throw new SvcError('not_found', `run_id: no run "${runId}"`);
-        known(runId, sessionId);
-      }
-      return appendTo(runId, sessionId, type, payload);
+      return appendTo(runId, await runSession(runId), type, payload);
     },
     onAppend(listener: (event: RunEvent) => void): () => void {
       listeners.push(listener);

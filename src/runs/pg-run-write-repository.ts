@@ -10,7 +10,7 @@
  */
 import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
-import type { PrecedingWrite } from '../store/preceding-write';
+import type { PrecedingWrite, RidingInsert } from '../store/preceding-write';
 import { fromPg, type PgRunRow } from './pg-run-queries';
 import { type RunWrites, runInsertValues, runPatchColumns } from './run-repository';
 import type { AgentRun, AlongsideWrite } from './types';
@@ -46,14 +46,19 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
   /**
    * `claimIfFree` and the run's `run.started` event in one statement (migration 33,
    * `svc_claim_run_started`): the event's payload is `{ agent, origin, pid, options }` of the
-   * claimed run, its time the claim's. Undefined: nothing written.
+   * claimed run, its time the claim's. `next`: an event appended right after it in the same
+   * statement (migration 30's append, after the claim's: the next seq), at the claim's time.
+   * Undefined: nothing written.
    */
   claimIfFreeStarted(
     id: string,
     sessionId: string,
     now: number,
     owner: { pid: number; host: string; runner: string },
-  ): Promise<{ run: AgentRun; event: { id: number; seq: number } } | undefined>;
+    next?: { type: string; payload: string },
+  ): Promise<
+    { run: AgentRun; event: { id: number; seq: number }; next?: { id: number; seq: number } } | undefined
+  >;
   /** `insertRun` answering the run as inserted. */
   insertRunRow(row: Parameters<RunWrites['insertRun']>[0]): Promise<AgentRun>;
   /** `updateRun` in one statement answering the run as updated (undefined: no such run). */
@@ -120,6 +125,18 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     event: RunEventWrite,
     alongside: AlongsideWrite,
   ): Promise<{ id: number; seq: number; session_id: string } | undefined>;
+  /**
+   * `riding` (another domain's insert, when given), then `events` appended to the run in their
+   * order (migration 39, `svc_append_run_event_list`: consecutive seqs, as one `insertEvent` after
+   * another), in one statement: all or nothing. Answers each event's id and seq in order, and the
+   * riding insert's id.
+   */
+  insertEventList(
+    runId: string,
+    sessionId: string,
+    events: readonly RunEventWrite[],
+    riding?: RidingInsert,
+  ): Promise<{ events: { id: number; seq: number }[]; ridingId?: number }>;
   /** Serializes the claims of one session until the surrounding transaction ends. */
   lockSession(sessionId: string): Promise<void>;
   /**
@@ -265,13 +282,8 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       ]);
       return row ? fromPg(row) : undefined;
     },
-    async claimIfFreeStarted(id, sessionId, now, owner) {
-      const row = await sql.one<PgRunRowWithEvent>(
-        'SELECT (c.run).*, c.svc_event_id, c.svc_event_seq FROM svc_claim_run_started($1, $2, $3, $4, $5, $6) c',
-        [id, sessionId, now, owner.pid, owner.host, owner.runner],
-      );
-      return row ? splitEvent(row) : undefined;
-    },
+    claimIfFreeStarted: (id, sessionId, now, owner, next) =>
+      claimIfFreeStarted(sql, id, sessionId, now, owner, next),
     async takeOverRunning(id, from, now, owner) {
       return (
         (await sql.run(
@@ -305,6 +317,8 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
         ? { id: Number(row.event_id), seq: Number(row.event_seq), session_id: row.session_id }
         : undefined;
     },
+    insertEventList: (runId, sessionId, events, riding) =>
+      insertEventList(sql, runId, sessionId, events, riding),
     // One statement (migration 30, src/store/postgres/migrations/append-functions.ts): the run's
     // row lock, its next seq, the insert.
     async insertEvent(event) {
@@ -386,6 +400,65 @@ async function updateRunWithEventAfter(
   const { svc_before: answer, svc_appended, ...rest } = row;
   if (rest.id === null || rest.id === undefined) return { answer };
   return { written: splitEvent(rest), answer, ...(call ? { appended: appendedRows(svc_appended) } : {}) };
+}
+
+/** `PostgresRunWrites.claimIfFreeStarted` (see there). */
+async function claimIfFreeStarted(
+  sql: SqlClient,
+  ...[id, sessionId, now, owner, next]: Parameters<PostgresRunWrites['claimIfFreeStarted']>
+): ReturnType<PostgresRunWrites['claimIfFreeStarted']> {
+  const params = [id, sessionId, now, owner.pid, owner.host, owner.runner];
+  if (!next) {
+    const row = await sql.one<PgRunRowWithEvent>(
+      'SELECT (c.run).*, c.svc_event_id, c.svc_event_seq FROM svc_claim_run_started($1, $2, $3, $4, $5, $6) c',
+      params,
+    );
+    return row ? splitEvent(row) : undefined;
+  }
+  // LATERAL on the claimed row: appended only when the claim wrote, after it (its seq next).
+  const row = await sql.one<
+    PgRunRowWithEvent & { svc_next_id: number | string; svc_next_seq: number | string }
+  >(
+    `SELECT (c.run).*, c.svc_event_id, c.svc_event_seq, a.event_id AS svc_next_id, a.event_seq AS svc_next_seq
+         FROM svc_claim_run_started($1, $2, $3, $4, $5, $6) c,
+              LATERAL svc_append_run_event((c.run).id, $2, $7, $8, $3) a`,
+    [...params, next.type, next.payload],
+  );
+  if (!row) return undefined;
+  const { svc_next_id, svc_next_seq, ...rest } = row;
+  return { ...splitEvent(rest), next: { id: Number(svc_next_id), seq: Number(svc_next_seq) } };
+}
+
+/** `PostgresRunWrites.insertEventList` (see there). */
+async function insertEventList(
+  sql: SqlClient,
+  ...[runId, sessionId, events, riding]: Parameters<PostgresRunWrites['insertEventList']>
+): ReturnType<PostgresRunWrites['insertEventList']> {
+  const n = riding?.values.length ?? 0;
+  const list = `svc_append_run_event_list($${n + 1}, $${n + 2}, $${n + 3}::text[], $${n + 4}::text[], $${n + 5}::bigint[])`;
+  const rows = await sql.query<{
+    event_id: number | string;
+    event_seq: number | string;
+    riding_id?: unknown;
+  }>(
+    riding
+      ? `WITH riding AS (${riding.text})
+         SELECT a.event_id, a.event_seq, (SELECT id FROM riding) AS riding_id FROM ${list} a ORDER BY a.ord`
+      : `SELECT a.event_id, a.event_seq FROM ${list} a ORDER BY a.ord`,
+    [
+      ...(riding?.values ?? []),
+      runId,
+      sessionId,
+      events.map((e) => e.type),
+      events.map((e) => e.payload),
+      events.map((e) => e.created_at),
+    ],
+  );
+  const ridingId = rows[0]?.riding_id;
+  return {
+    events: rows.map((r) => ({ id: Number(r.event_id), seq: Number(r.event_seq) })),
+    ...(ridingId === undefined || ridingId === null ? {} : { ridingId: Number(ridingId) }),
+  };
 }
 
 /** The UPDATE of a run's patched columns and its parameters. */

@@ -11,18 +11,24 @@
 import { hostname } from 'node:os';
 import { SvcError } from '../errors';
 import type { Db } from '../store/db';
-import type { PrecedingWrite } from '../store/preceding-write';
+import type { PrecedingWrite, RidingInsert } from '../store/preceding-write';
 import { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
 import { asyncRunQueries, createSqliteRunQueries, type RunQueries } from './queries';
 import { createRunEvents } from './run-events';
 import { createRunRecovery } from './run-recovery';
 import { createRunWrites } from './run-repository';
-import { type ClaimResult, type CreateRunInput, createRunWriteOps, type RunPatch } from './run-writes';
+import {
+  type ClaimOptions,
+  type ClaimResult,
+  type CreateRunInput,
+  createRunWriteOps,
+  type RunPatch,
+} from './run-writes';
 import type { AgentRun, AlongsideWrite, RunEvent, RunFilter } from './types';
 
 export { isLiveRunner, processAlive, registerRunner } from './run-recovery';
-export type { ClaimResult, CreateRunInput, RunPatch } from './run-writes';
+export type { ClaimOptions, ClaimResult, CreateRunInput, RunPatch } from './run-writes';
 
 export type {
   AgentRun,
@@ -54,9 +60,10 @@ export interface RunLedger {
    * Atomically move a queued run to running for this process, unless another live process
    * already runs one in the same session. `started`: write the run's `run.started` event
    * (`{ agent, origin, pid, options }`) with the claim when the ledger can; the answer's `started`
-   * says whether it did.
+   * says whether it did. `next` (with `started`): the event that follows, in the same statement
+   * where the ledger can (PostgreSQL); the answer's `next` says whether it did.
    */
-  claim(runId: string, options?: { started?: boolean }): Promise<ClaimResult>;
+  claim(runId: string, options?: ClaimOptions): Promise<ClaimResult>;
   update(id: string, patch: RunPatch): Promise<AgentRun>;
   /**
    * SQLite: `update` answering only whether a cancel was requested (what a step's end reads), not
@@ -125,6 +132,18 @@ export interface RunLedger {
     payload: Record<string, unknown>,
     alongside: AlongsideWrite,
   ): Promise<RunEvent | undefined>;
+  /**
+   * PostgreSQL: `riding` (another domain's insert: a run's prompt stack row), then `events`
+   * appended to the run in their order (consecutive seqs, as `append` one after another; each at
+   * its own `created_at`, else now), in one statement: all or nothing, one round trip instead of
+   * one per write. Answers the events as stored and the riding insert's id. Absent (SQLite, where
+   * the writes of a stretch share one commit anyway): the caller appends them one by one.
+   */
+  appendList?(
+    runId: string,
+    events: readonly { type: string; payload: Record<string, unknown>; created_at?: number }[],
+    riding?: RidingInsert,
+  ): Promise<{ events: RunEvent[]; ridingId?: number }>;
   /** Append an event; returns it with its per-run sequence number. */
   append(runId: string, type: string, payload?: Record<string, unknown>): Promise<RunEvent>;
   /**

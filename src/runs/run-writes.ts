@@ -19,9 +19,19 @@ export type RunPatch = RunRowPatch;
 /**
  * A claim's answer. `started`: the run's `run.started` event, written with the claim when the
  * caller asked for it (`claim(id, { started: true })`) and the ledger can (PostgreSQL's one-statement
- * claim); absent, the caller appends it.
+ * claim); absent, the caller appends it. `next`: the event asked to follow it (`claim(id, { next })`),
+ * written right after it in the same statement; absent, the caller appends it.
  */
-export type ClaimResult = { ok: true; run: AgentRun; started?: RunEvent } | { ok: false; blocking: AgentRun };
+export type ClaimResult =
+  | { ok: true; run: AgentRun; started?: RunEvent; next?: RunEvent }
+  | { ok: false; blocking: AgentRun };
+
+/** What a claim may ask of the ledger: `run.started` with it, and the event that follows that. */
+export interface ClaimOptions {
+  started?: boolean;
+  /** With `started`: the run's next event, appended right after `run.started` (its time the claim's). */
+  next?: { type: string; payload: Record<string, unknown> };
+}
 
 export interface RunWriteOpsDeps {
   /** The handle after the first-use recovery. */

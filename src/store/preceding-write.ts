@@ -33,3 +33,14 @@ export interface PrecedingWrite<T> {
    */
   read(answer: unknown): T;
 }
+
+/**
+ * An insert of one domain's table that rides in another domain's statement as its first `WITH`
+ * (p-pgprep: a run's prompt stack row with the run's preparation events). `text` is one
+ * `INSERT … RETURNING id` with parameters $1…$n of `values` (the statement numbers its own after);
+ * the statement answers that id.
+ */
+export interface RidingInsert {
+  readonly text: string;
+  readonly values: readonly unknown[];
+}

@@ -45,8 +45,9 @@ describe.skipIf(!pg.available)('a compat request’s ledger on PostgreSQL', () =
           'run.queued',
           'run.started',
           'phase',
-          // (Before model.resolved on PostgreSQL, main included: the start's transaction commits
-          // before the run's first statements run; SQLite's group commit has them the other way.)
+          // (Before model.resolved on PostgreSQL: the request's row is sent on the start's
+          // transaction before the run's preparation is, whether that joins the transaction or
+          // follows its COMMIT; SQLite's group commit has them the other way.)
           'openai_compat.request',
           'model.resolved',
           'prompt.assembled',

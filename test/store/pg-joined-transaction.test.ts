@@ -110,9 +110,11 @@ describe.skipIf(!pg.available)('joining the open transaction without a savepoint
       restore();
       expect(row.status).toBe('completed');
       expect(driver.sent.filter((t) => /^SAVEPOINT /.test(t))).toEqual(['SAVEPOINT svc_sp_1']);
-      expect(driver.sent.filter((t) => /^RELEASE SAVEPOINT /.test(t))).toEqual([
-        'RELEASE SAVEPOINT svc_sp_1',
-      ]);
+      // Its RELEASE goes with the next statement of the transaction, or not at all when that is
+      // the COMMIT (which releases it, p-pgprep).
+      const released = driver.sent.filter((t) => /^RELEASE SAVEPOINT /.test(t));
+      expect(released.length).toBeLessThanOrEqual(1);
+      expect(released.every((t) => t === 'RELEASE SAVEPOINT svc_sp_1')).toBe(true);
       // The run, its session and the request's row were all written by the one start.
       expect(await app.runs.get(row.run_id)).toMatchObject({ status: 'completed', origin: 'openai_compat' });
       expect((await app.runs.events(row.run_id)).map((e) => e.type)).toContain('openai_compat.request');

@@ -13,7 +13,8 @@ import type { StatementClass } from './row-shapes';
 /**
  * A transaction on `connection` whose control statements go out with the next statement it sends
  * (`pending`): BEGIN with its first statement, a savepoint's SAVEPOINT with its body's first,
- * RELEASE and ROLLBACK TO with whatever comes next (or the COMMIT). Each is one write with that
+ * RELEASE and ROLLBACK TO with whatever comes next (or the COMMIT, where a RELEASE is dropped:
+ * the COMMIT releases it). Each is one write with that
  * statement, answered in the same round trip (pg's pipeline mode; each keeps its own Sync, so an
  * error ends only its own): a body that sends nothing (nothing to write this time) costs nothing,
  * a savepoint whose body sent nothing is dropped. Under READ COMMITTED every statement reads its
@@ -61,8 +62,10 @@ export function lazyTransaction(
     end: (command) =>
       new Promise<void>((resolve, reject) => {
         if (!begun) return resolve();
-        // A ROLLBACK undoes what is pending anyway.
+        // A ROLLBACK undoes what is pending anyway. A COMMIT releases every savepoint: the
+        // RELEASEs that would go with it are dropped (one statement fewer; a ROLLBACK TO stays).
         if (command === 'ROLLBACK') pending.length = 0;
+        else while (pending.at(-1)?.startsWith('RELEASE SAVEPOINT ')) pending.pop();
         send(command, undefined, (error, answer) => {
           if (error) return reject(error);
           // PostgreSQL answers the COMMIT of an aborted transaction (a failed statement whose

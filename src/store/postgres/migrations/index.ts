@@ -8,6 +8,7 @@
 import type { Migration } from '../../migrations/types';
 import { appendAcrossDdl } from './append-across';
 import { appendBatchDdl, appendFunctionsDdl } from './append-functions';
+import { appendListDdl } from './append-list';
 import { coreDdl } from './baseline-core';
 import { operationsDdl } from './baseline-operations';
 import { oversightDdl } from './baseline-oversight';
@@ -33,4 +34,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 33, name: 'run claims with their run.started event', sql: claimStartedDdl },
   { id: 34, name: 'session event appends across sessions', sql: appendAcrossDdl },
   { id: 35, name: 'change notifications of the tables nodes keep in memory', sql: tableChangesDdl },
+  { id: 39, name: 'run event appends in a list', sql: appendListDdl },
 ];
