@@ -35,7 +35,7 @@ export class PromptCache {
   ) {}
 
   async for(system: string, replaced: ModelMessage[] | undefined): Promise<LanguageModelV3Message[]> {
-    if (this.head?.content !== system) this.head = { role: 'system', content: system };
+    if (this.head?.content !== system) this.head = systemMessage(system);
     const head = this.head;
     if (replaced) return [head, ...(await this.convert(replaced))];
     if (this.count < this.messages.length) {
@@ -55,6 +55,35 @@ export class PromptCache {
       abortSignal: this.o.signal,
     });
   }
+}
+
+/**
+ * System messages by their text, shared by the runs of the process. The provider converts and
+ * encodes a prompt message once and keeps its bytes by the message object
+ * (../providers/prompt-messages.ts); every compat request is a run with the same system prompt, so
+ * one object for one text is one encoding of it, not one a run. A message is never changed once
+ * in a prompt, and its text is its whole content: a changed prompt is another text, another
+ * message. The most recent few are kept (each with its encoded bytes).
+ */
+const systemMessages = new Map<string, LanguageModelV3Message>();
+const MAX_SYSTEM_MESSAGES = 8;
+/** A longer text is not kept past its run (eight of them, with their bytes, would be megabytes). */
+const MAX_SHARED_CHARS = 256 * 1024;
+let lastSystem: LanguageModelV3Message | undefined;
+
+export function systemMessage(text: string): LanguageModelV3Message {
+  // The same text as the last run's, nearly always (a compat request's runs): no Map look-up.
+  if (lastSystem?.content === text) return lastSystem;
+  if (text.length > MAX_SHARED_CHARS) return { role: 'system', content: text };
+  let message = systemMessages.get(text);
+  if (message) systemMessages.delete(text);
+  else message = { role: 'system', content: text };
+  // Most recent last: the first key is the one least recently used.
+  systemMessages.set(text, message);
+  if (systemMessages.size > MAX_SYSTEM_MESSAGES)
+    systemMessages.delete(systemMessages.keys().next().value as string);
+  lastSystem = message;
+  return message;
 }
 
 /**
