@@ -22,6 +22,7 @@
  * The funnel is untouched: a deferred tool is in the effective set, callable and reported as such.
  * @module
  */
+import { sameItems } from '../util/arrays';
 import type { AgentToolSpec } from './toolbox';
 
 export type ToolExposure = 'auto' | 'all' | 'deferred';
@@ -116,6 +117,18 @@ export function deferredToolsBlock(
   level: ExposureLevel = 'deferred',
 ): string | undefined {
   if (deferred.length === 0) return undefined;
+  // Every run of a service lists the same tools (the same spec objects): the text made last.
+  const hit = lastBlock;
+  if (hit?.level === level && sameItems(hit.deferred, deferred)) return hit.text;
+  const text = blockText(deferred, level);
+  lastBlock = { deferred: [...deferred], level, text };
+  return text;
+}
+
+/** The last listing made, by the tools it lists (a spec is never changed once registered). */
+let lastBlock: { deferred: readonly AgentToolSpec[]; level: ExposureLevel; text: string } | undefined;
+
+function blockText(deferred: readonly AgentToolSpec[], level: ExposureLevel): string {
   if (level === 'essential') {
     return [
       '# More tools',
