@@ -123,10 +123,17 @@ interface StepOutcome {
   output: boolean;
 }
 
+/**
+ * The SDK's internal helpers, loaded by the first run: an `import()` of a module already loaded
+ * still goes through the module loader each time (a few µs and a handful of promises a run).
+ */
+let internal: Internal | undefined;
+
 async function* steps(options: StepDriverOptions): AsyncGenerator<StepPart> {
   let o: Driver;
   try {
-    o = { ...options, internal: await import('ai/internal') };
+    internal ??= await import('ai/internal');
+    o = { ...options, internal };
   } catch (error) {
     yield { type: 'error', error };
     return;
