@@ -30,7 +30,7 @@ import {
 import { StepRecorder } from './step-recorder';
 import { FINAL_STEP_NOTE } from './system-prompt.prompt';
 import { createToolBridge } from './tool-bridge';
-import { sentInFull } from './tool-exposure';
+import { inFullAt, sentInFull } from './tool-exposure';
 import type { AgentToolSpec } from './toolbox';
 
 type Ai = typeof import('ai');
@@ -166,7 +166,7 @@ export function streamStarter(
       maxRetries: 2,
       ...(resolved.info.max_output ? { maxOutputTokens: resolved.info.max_output } : {}),
       ...(providerOptions ? { providerOptions } : {}),
-      ...(t.defer ? { sendsTool: sendsInFull } : {}),
+      ...(t.defer ? { sendsTool: inFullAt(x.toolbox, t.level), calledTools: t.called } : {}),
       prepareStep: async (stepNumber, stepMessages) => {
         const settings = await prepare(stepNumber, stepMessages);
         return {

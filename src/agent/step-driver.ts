@@ -74,8 +74,13 @@ export interface StepDriverOptions {
   maxRetries: number;
   maxOutputTokens?: number;
   providerOptions?: LanguageModelV3CallOptions['providerOptions'];
-  /** Deferred exposure: whether a tool goes into the request in full (all tools stay callable). */
+  /**
+   * Deferred exposure: whether a tool goes into the request in full (all tools stay callable),
+   * the same answer for a name every time (./step-request.ts keeps the step's list by it).
+   */
   sendsTool?: (name: string) => boolean;
+  /** The tools called in the run: in full from then on, whatever `sendsTool` says. */
+  calledTools?: ReadonlySet<string>;
   /** The run's preparation of each step. */
   prepareStep(stepNumber: number, messages: ModelMessage[]): Promise<StepSettings>;
 }

@@ -14,7 +14,14 @@ export interface StepRequestSource {
   model: LanguageModelV3;
   tools: ToolSet;
   signal: AbortSignal;
+  /**
+   * Deferred exposure: whether a tool goes into the request in full (all tools stay callable).
+   * It answers the same for a name every time (the steps' tool lists are kept by it); what a run
+   * changes is `calledTools`.
+   */
   sendsTool?: (name: string) => boolean;
+  /** The tools called in this run: sent in full from then on, whatever `sendsTool` says. */
+  calledTools?: ReadonlySet<string>;
 }
 
 /**
@@ -97,12 +104,16 @@ export async function requestTools(
   o: StepRequestSource,
   active: ReadonlySet<string> | undefined,
 ): Promise<LanguageModelV3FunctionTool[] | undefined> {
-  const send = o.sendsTool;
-  // Without a per-run filter the names follow from the tool set and the active Set alone, and the
-  // run's preparation hands the same Set for the same tools (./active-tools.ts
-  // `activeNames`): its list is known without going over the names again.
-  const bySet = !send && active ? listsBySet.get(o.tools) : undefined;
-  if (bySet && bySet.active === active) return bySet.list;
+  const fixed = o.sendsTool;
+  const called = o.calledTools;
+  // Once the run has called a tool the filter is the run's own (nothing is kept by it).
+  const send = fixed && called?.size ? (name: string) => called.has(name) || fixed(name) : fixed;
+  // Otherwise the names follow from the tool set, the active Set and the filter alone, and the
+  // run's preparation hands the same Set for the same tools (./active-tools.ts `activeNames`),
+  // the run the same filter for the same exposure (./tool-exposure.ts `inFullAt`): its list is
+  // known without going over the names again (≈ 170 tools asked one by one, every step).
+  const bySet = send === fixed && active ? listsBySet.get(o.tools) : undefined;
+  if (bySet && bySet.active === active && bySet.send === send) return bySet.list;
   const names = Object.keys(o.tools).filter((name) => (!active || active.has(name)) && (!send || send(name)));
   let perSet = requestToolCache.get(o.tools);
   if (!perSet) {
@@ -113,12 +124,12 @@ export async function requestTools(
   // joining them into a key and hashing it (every compat request sends the same tools).
   const last = lastRequestTools.get(o.tools);
   if (last && perSet.get(last.key) === last.list && sameItems(last.names, names))
-    return remember(o, send, active, last.list);
+    return remember(o, send === fixed, send, active, last.list);
   const key = names.join('\n');
   if (perSet.has(key)) {
     const list = perSet.get(key);
     lastRequestTools.set(o.tools, { key, names, list });
-    return remember(o, send, active, list);
+    return remember(o, send === fixed, send, active, list);
   }
   const subset: ToolSet = {};
   for (const name of names) subset[name] = o.tools[name] as ToolSet[string];
@@ -131,23 +142,28 @@ export async function requestTools(
   perSet.set(key, list);
   lastRequestTools.set(o.tools, { key, names, list });
   if (perSet.size > MAX_REQUEST_TOOL_LISTS) perSet.delete(perSet.keys().next().value as string);
-  return remember(o, send, active, list);
+  return remember(o, send === fixed, send, active, list);
 }
 
-/** The list for an active Set (no per-run filter), for `requestTools` to answer by identity next time. */
+/** The list for an active Set and a kept filter, for `requestTools` to answer by identity next time. */
 function remember(
   o: StepRequestSource,
+  keep: boolean,
   send: StepRequestSource['sendsTool'],
   active: ReadonlySet<string> | undefined,
   list: LanguageModelV3FunctionTool[] | undefined,
 ): LanguageModelV3FunctionTool[] | undefined {
-  if (!send && active) listsBySet.set(o.tools, { active, list });
+  if (keep && active) listsBySet.set(o.tools, { active, send, list });
   return list;
 }
-/** The last active Set (without a per-run filter) per tool set, and its list. */
+/** The last active Set and filter (none: every tool in full) per tool set, and its list. */
 const listsBySet = new WeakMap<
   ToolSet,
-  { active: ReadonlySet<string>; list: LanguageModelV3FunctionTool[] | undefined }
+  {
+    active: ReadonlySet<string>;
+    send: StepRequestSource['sendsTool'];
+    list: LanguageModelV3FunctionTool[] | undefined;
+  }
 >();
 const MAX_REQUEST_TOOL_LISTS = 16;
 /** The list `requestTools` returned last per tool set, and the names it was for. */

@@ -92,6 +92,34 @@ export function sentInFull(tool: AgentToolSpec, level: ExposureLevel): boolean {
   return ESSENTIAL_NAMES.has(tool.name) || isMcpTool(tool);
 }
 
+const filters = new WeakMap<object, Map<ExposureLevel, (name: string) => boolean>>();
+
+/**
+ * Whether a tool of `tools` goes in full at `level`, by name (a name it does not know: yes). One
+ * function per toolbox and level, shared by the runs: the step driver keeps the step's tool list
+ * by it (./step-request.ts `requestTools`), so a step does not ask for every tool again. The
+ * answer for a name follows from its registered spec's name and family.
+ */
+export function inFullAt(
+  tools: { get(name: string): AgentToolSpec | undefined },
+  level: ExposureLevel,
+): (name: string) => boolean {
+  let byLevel = filters.get(tools);
+  if (!byLevel) {
+    byLevel = new Map();
+    filters.set(tools, byLevel);
+  }
+  let filter = byLevel.get(level);
+  if (!filter) {
+    filter = (name) => {
+      const tool = tools.get(name);
+      return tool ? sentInFull(tool, level) : true;
+    };
+    byLevel.set(level, filter);
+  }
+  return filter;
+}
+
 const tokensOf = (tools: readonly AgentToolSpec[]) => tools.reduce((sum, tool) => sum + toolTokens(tool), 0);
 
 /** The level of this run: `mode` as configured, `auto` decided against the context window. */

@@ -1,0 +1,65 @@
+/**
+ * A step's tool list under deferred exposure (issue 17 item 3). Pins: the runs of a toolbox share
+ * one filter per level, and a step with the same tool set, active tools and filter gets the list
+ * kept for them without asking the filter for every tool again; a tool called in the run is sent
+ * in full from then on, and a later run without calls gets the level's list again.
+ */
+import * as ai from 'ai';
+import { describe, expect, it } from 'vitest';
+import { requestTools } from '../../src/agent/step-request';
+import { sharedToolSet } from '../../src/agent/tool-bridge';
+import { inFullAt } from '../../src/agent/tool-exposure';
+import type { AgentToolSpec } from '../../src/agent/toolbox';
+
+const spec = (name: string, family: string): AgentToolSpec => ({
+  name,
+  family,
+  description: `${name} tool`,
+  inputSchema: { type: 'object', properties: {} },
+});
+
+describe('deferred tool lists across steps and runs', () => {
+  it('ENGINE-CPU-95: the level list is kept by its filter; called tools join it for their run only', async () => {
+    // `view` is essential (in full at every level); the others are listed by name only.
+    const specs = [spec('view', 'core-files'), spec('cpu95_b', 'test'), spec('cpu95_c', 'test')];
+    const byName = new Map(specs.map((s) => [s.name, s]));
+    const asked: string[] = [];
+    const toolbox = {
+      get: (name: string) => {
+        asked.push(name);
+        return byName.get(name);
+      },
+    };
+    const filter = inFullAt(toolbox, 'essential');
+    expect(inFullAt(toolbox, 'essential')).toBe(filter);
+    expect(inFullAt(toolbox, 'deferred')).not.toBe(filter);
+    const tools = sharedToolSet(ai, specs);
+    const active = new Set(specs.map((s) => s.name));
+    const internal = await import('ai/internal');
+    const run = (called: Set<string>) => ({
+      internal,
+      model: {} as never,
+      tools,
+      signal: new AbortController().signal,
+      sendsTool: filter,
+      calledTools: called,
+    });
+
+    const first = await requestTools(run(new Set()), active);
+    expect(first?.map((t) => t.name)).toEqual(['view']);
+    expect(asked).toEqual(['view', 'cpu95_b', 'cpu95_c']);
+    asked.length = 0;
+    // Another run's step (a new run object, the same filter): the kept list, nothing asked.
+    expect(await requestTools(run(new Set()), active)).toBe(first);
+    expect(asked).toEqual([]);
+
+    // A run that called cpu95_c: it goes in full from the next step.
+    const called = new Set<string>();
+    const calling = run(called);
+    expect(await requestTools(calling, active)).toBe(first);
+    called.add('cpu95_c');
+    expect((await requestTools(calling, active))?.map((t) => t.name)).toEqual(['view', 'cpu95_c']);
+    // The next run, with no calls: the level's list again.
+    expect(await requestTools(run(new Set()), active)).toBe(first);
+  });
+});
