@@ -20,7 +20,10 @@ export interface StepRequestSource {
    * changes is `calledTools`.
    */
   sendsTool?: (name: string) => boolean;
-  /** The tools called in this run: sent in full from then on, whatever `sendsTool` says. */
+  /**
+   * The tools called in this run: sent in full from then on, whatever `sendsTool` says. Only ever
+   * added to (its size tells whether it changed).
+   */
   calledTools?: ReadonlySet<string>;
 }
 
@@ -106,14 +109,38 @@ export async function requestTools(
 ): Promise<LanguageModelV3FunctionTool[] | undefined> {
   const fixed = o.sendsTool;
   const called = o.calledTools;
-  // Once the run has called a tool the filter is the run's own (nothing is kept by it).
-  const send = fixed && called?.size ? (name: string) => called.has(name) || fixed(name) : fixed;
-  // Otherwise the names follow from the tool set, the active Set and the filter alone, and the
-  // run's preparation hands the same Set for the same tools (./active-tools.ts `activeNames`),
-  // the run the same filter for the same exposure (./tool-exposure.ts `inFullAt`): its list is
-  // known without going over the names again (≈ 170 tools asked one by one, every step).
-  const bySet = send === fixed && active ? listsBySet.get(o.tools) : undefined;
-  if (bySet && bySet.active === active && bySet.send === send) return bySet.list;
+  if (!fixed || !called?.size) {
+    // The names follow from the tool set, the active Set and the filter alone, and the run's
+    // preparation hands the same Set for the same tools (./active-tools.ts `activeNames`), the
+    // runs the same filter for the same exposure (./tool-exposure.ts `inFullAt`): the list is
+    // known without going over the names again (≈ 170 tools asked one by one, every step).
+    const bySet = active ? listsBySet.get(o.tools) : undefined;
+    if (bySet && bySet.active === active && bySet.send === fixed) return bySet.list;
+    const list = await namedTools(o, active, fixed);
+    if (active) listsBySet.set(o.tools, { active, send: fixed, list });
+    return list;
+  }
+  // A run that has called tools sends them in full too: its list is kept by its called Set while
+  // that keeps its size (it is only added to).
+  const byCalls = listsByCalls.get(called);
+  if (
+    byCalls?.size === called.size &&
+    byCalls.tools === o.tools &&
+    byCalls.active === active &&
+    byCalls.send === fixed
+  )
+    return byCalls.list;
+  const list = await namedTools(o, active, (name) => called.has(name) || fixed(name));
+  listsByCalls.set(called, { size: called.size, tools: o.tools, active, send: fixed, list });
+  return list;
+}
+
+/** The step's tools for the names the active Set and the filter let through. */
+async function namedTools(
+  o: StepRequestSource,
+  active: ReadonlySet<string> | undefined,
+  send: StepRequestSource['sendsTool'],
+): Promise<LanguageModelV3FunctionTool[] | undefined> {
   const names = Object.keys(o.tools).filter((name) => (!active || active.has(name)) && (!send || send(name)));
   let perSet = requestToolCache.get(o.tools);
   if (!perSet) {
@@ -123,13 +150,12 @@ export async function requestTools(
   // The list returned last for this tool set, first: the names compared one by one, without
   // joining them into a key and hashing it (every compat request sends the same tools).
   const last = lastRequestTools.get(o.tools);
-  if (last && perSet.get(last.key) === last.list && sameItems(last.names, names))
-    return remember(o, send === fixed, send, active, last.list);
+  if (last && perSet.get(last.key) === last.list && sameItems(last.names, names)) return last.list;
   const key = names.join('\n');
   if (perSet.has(key)) {
     const list = perSet.get(key);
     lastRequestTools.set(o.tools, { key, names, list });
-    return remember(o, send === fixed, send, active, list);
+    return list;
   }
   const subset: ToolSet = {};
   for (const name of names) subset[name] = o.tools[name] as ToolSet[string];
@@ -142,25 +168,25 @@ export async function requestTools(
   perSet.set(key, list);
   lastRequestTools.set(o.tools, { key, names, list });
   if (perSet.size > MAX_REQUEST_TOOL_LISTS) perSet.delete(perSet.keys().next().value as string);
-  return remember(o, send === fixed, send, active, list);
-}
-
-/** The list for an active Set and a kept filter, for `requestTools` to answer by identity next time. */
-function remember(
-  o: StepRequestSource,
-  keep: boolean,
-  send: StepRequestSource['sendsTool'],
-  active: ReadonlySet<string> | undefined,
-  list: LanguageModelV3FunctionTool[] | undefined,
-): LanguageModelV3FunctionTool[] | undefined {
-  if (keep && active) listsBySet.set(o.tools, { active, send, list });
   return list;
 }
+
 /** The last active Set and filter (none: every tool in full) per tool set, and its list. */
 const listsBySet = new WeakMap<
   ToolSet,
   {
     active: ReadonlySet<string>;
+    send: StepRequestSource['sendsTool'];
+    list: LanguageModelV3FunctionTool[] | undefined;
+  }
+>();
+/** The last list per run's called tools (a run that has called some), and what it was for. */
+const listsByCalls = new WeakMap<
+  ReadonlySet<string>,
+  {
+    size: number;
+    tools: ToolSet;
+    active: ReadonlySet<string> | undefined;
     send: StepRequestSource['sendsTool'];
     list: LanguageModelV3FunctionTool[] | undefined;
   }

@@ -2,7 +2,8 @@
  * A step's tool list under deferred exposure (issue 17 item 3). Pins: the runs of a toolbox share
  * one filter per level, and a step with the same tool set, active tools and filter gets the list
  * kept for them without asking the filter for every tool again; a tool called in the run is sent
- * in full from then on, and a later run without calls gets the level's list again.
+ * in full from then on (the run's list kept while it calls no new tool), and a later run without
+ * calls gets the level's list again.
  */
 import * as ai from 'ai';
 import { describe, expect, it } from 'vitest';
@@ -58,7 +59,14 @@ describe('deferred tool lists across steps and runs', () => {
     const calling = run(called);
     expect(await requestTools(calling, active)).toBe(first);
     called.add('cpu95_c');
-    expect((await requestTools(calling, active))?.map((t) => t.name)).toEqual(['view', 'cpu95_c']);
+    const withCall = await requestTools(calling, active);
+    expect(withCall?.map((t) => t.name)).toEqual(['view', 'cpu95_c']);
+    // Its next step, no new call: the run's kept list, nothing asked; a second call joins it.
+    asked.length = 0;
+    expect(await requestTools(calling, active)).toBe(withCall);
+    expect(asked).toEqual([]);
+    called.add('cpu95_b');
+    expect((await requestTools(calling, active))?.map((t) => t.name)).toEqual(['view', 'cpu95_b', 'cpu95_c']);
     // The next run, with no calls: the level's list again.
     expect(await requestTools(run(new Set()), active)).toBe(first);
   });
