@@ -27,6 +27,17 @@ export interface StepRequestSource {
   calledTools?: ReadonlySet<string>;
 }
 
+let internal: typeof import('ai/internal') | undefined;
+
+/**
+ * The SDK's internal helpers (`ai/internal`), loaded by the first run: an `import()` of a module
+ * already loaded still goes through the ESM loader each time (≈ 2 µs and a few promises a run).
+ */
+export async function sdkInternal(): Promise<typeof import('ai/internal')> {
+  if (!internal) internal = await import('ai/internal');
+  return internal;
+}
+
 /**
  * The step's prompt: the history converted once (the SDK's `convertToLanguageModelPrompt`), each
  * step's new messages converted as they come; messages the run's preparation replaced (a
