@@ -154,19 +154,20 @@ export function streamStarter(
   return (messages, stepsBefore) => {
     const registered = x.toolbox.registered();
     const prepare = stepPreparer(c, t, registered, stepsBefore);
+    const tools = bridge.toolSet(ai, registered);
     return driveSteps({
       ai,
       model,
       system: t.system,
       messages,
-      tools: bridge.toolSet(ai, registered),
+      tools,
       context: bridge.context,
       maxSteps: t.maxSteps - stepsBefore,
       signal,
       maxRetries: 2,
       ...(resolved.info.max_output ? { maxOutputTokens: resolved.info.max_output } : {}),
       ...(providerOptions ? { providerOptions } : {}),
-      ...(t.defer ? { sendsTool: inFullAt(x.toolbox, t.level), calledTools: t.called } : {}),
+      ...(t.defer ? { sendsTool: inFullAt(tools, registered, t.level), calledTools: t.called } : {}),
       prepareStep: async (stepNumber, stepMessages) => {
         const settings = await prepare(stepNumber, stepMessages);
         return {

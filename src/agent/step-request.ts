@@ -122,13 +122,14 @@ export async function requestTools(
   const called = o.calledTools;
   if (!fixed || !called?.size) {
     // The names follow from the tool set, the active Set and the filter alone, and the run's
-    // preparation hands the same Set for the same tools (./active-tools.ts `activeNames`), the
-    // runs the same filter for the same exposure (./tool-exposure.ts `inFullAt`): the list is
-    // known without going over the names again (≈ 170 tools asked one by one, every step).
-    const bySet = active ? listsBySet.get(o.tools) : undefined;
+    // preparation hands the same Set for the same tools (./active-tools.ts `activeNames`; none
+    // when every tool is active), the runs the same filter for the same tool set and exposure
+    // (./tool-exposure.ts `inFullAt`): the list is known without going over the names again
+    // (≈ 170 tools asked one by one, every step).
+    const bySet = listsBySet.get(o.tools);
     if (bySet && bySet.active === active && bySet.send === fixed) return bySet.list;
     const list = await namedTools(o, active, fixed);
-    if (active) listsBySet.set(o.tools, { active, send: fixed, list });
+    listsBySet.set(o.tools, { active, send: fixed, list });
     return list;
   }
   // A run that has called tools sends them in full too: its list is kept by its called Set while
@@ -182,11 +183,11 @@ async function namedTools(
   return list;
 }
 
-/** The last active Set and filter (none: every tool in full) per tool set, and its list. */
+/** The last active Set (none: every tool) and filter (none: all in full) per tool set, and its list. */
 const listsBySet = new WeakMap<
   ToolSet,
   {
-    active: ReadonlySet<string>;
+    active: ReadonlySet<string> | undefined;
     send: StepRequestSource['sendsTool'];
     list: LanguageModelV3FunctionTool[] | undefined;
   }

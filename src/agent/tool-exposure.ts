@@ -95,26 +95,26 @@ export function sentInFull(tool: AgentToolSpec, level: ExposureLevel): boolean {
 const filters = new WeakMap<object, Map<ExposureLevel, (name: string) => boolean>>();
 
 /**
- * Whether a tool of `tools` goes in full at `level`, by name (a name it does not know: yes). One
- * function per toolbox and level, shared by the runs: the step driver keeps the step's tool list
- * by it (./step-request.ts `requestTools`), so a step does not ask for every tool again. The
- * answer for a name follows from its registered spec's name and family.
+ * Whether a tool goes in full at `level`, by name, for the tools `specs` (a name not among them:
+ * yes). One function per `key` (the run's tool set, shared by the runs with the same specs,
+ * ./tool-bridge.ts) and level: the step driver keeps the step's tool list by it
+ * (./step-request.ts `requestTools`), so a step does not ask for every tool again.
  */
 export function inFullAt(
-  tools: { get(name: string): AgentToolSpec | undefined },
+  key: object,
+  specs: readonly AgentToolSpec[],
   level: ExposureLevel,
 ): (name: string) => boolean {
-  let byLevel = filters.get(tools);
+  let byLevel = filters.get(key);
   if (!byLevel) {
     byLevel = new Map();
-    filters.set(tools, byLevel);
+    filters.set(key, byLevel);
   }
   let filter = byLevel.get(level);
   if (!filter) {
-    filter = (name) => {
-      const tool = tools.get(name);
-      return tool ? sentInFull(tool, level) : true;
-    };
+    const known = new Set(specs.map((tool) => tool.name));
+    const full = new Set(specs.filter((tool) => sentInFull(tool, level)).map((tool) => tool.name));
+    filter = (name) => full.has(name) || !known.has(name);
     byLevel.set(level, filter);
   }
   return filter;

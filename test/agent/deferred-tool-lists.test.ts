@@ -1,5 +1,5 @@
 /**
- * A step's tool list under deferred exposure (issue 17 item 3). Pins: the runs of a toolbox share
+ * A step's tool list under deferred exposure (issue 17 item 3). Pins: the runs of a tool set share
  * one filter per level, and a step with the same tool set, active tools and filter gets the list
  * kept for them without asking the filter for every tool again; a tool called in the run is sent
  * in full from then on (the run's list kept while it calls no new tool), and a later run without
@@ -23,19 +23,19 @@ describe('deferred tool lists across steps and runs', () => {
   it('ENGINE-CPU-95: the level list is kept by its filter; called tools join it for their run only', async () => {
     // `view` is essential (in full at every level); the others are listed by name only.
     const specs = [spec('view', 'core-files'), spec('cpu95_b', 'test'), spec('cpu95_c', 'test')];
-    const byName = new Map(specs.map((s) => [s.name, s]));
-    const asked: string[] = [];
-    const toolbox = {
-      get: (name: string) => {
-        asked.push(name);
-        return byName.get(name);
-      },
-    };
-    const filter = inFullAt(toolbox, 'essential');
-    expect(inFullAt(toolbox, 'essential')).toBe(filter);
-    expect(inFullAt(toolbox, 'deferred')).not.toBe(filter);
     const tools = sharedToolSet(ai, specs);
     const active = new Set(specs.map((s) => s.name));
+    // The filter's answers, counted: a kept list asks nothing.
+    const asked: string[] = [];
+    const level = inFullAt(tools, specs, 'essential');
+    const filter = (name: string) => {
+      asked.push(name);
+      return level(name);
+    };
+    expect(inFullAt(tools, specs, 'essential')).toBe(level);
+    expect(inFullAt(tools, specs, 'deferred')).not.toBe(level);
+    expect(inFullAt(sharedToolSet(ai, specs.slice(1)), specs.slice(1), 'essential')).not.toBe(level);
+    expect([level('view'), level('cpu95_b'), level('not_registered')]).toEqual([true, false, true]);
     const internal = await import('ai/internal');
     const run = (called: Set<string>) => ({
       internal,
@@ -52,6 +52,12 @@ describe('deferred tool lists across steps and runs', () => {
     asked.length = 0;
     // Another run's step (a new run object, the same filter): the kept list, nothing asked.
     expect(await requestTools(run(new Set()), active)).toBe(first);
+    expect(asked).toEqual([]);
+
+    // Every tool active (the step names none): kept the same way.
+    const all = await requestTools(run(new Set()), undefined);
+    asked.length = 0;
+    expect(await requestTools(run(new Set()), undefined)).toBe(all);
     expect(asked).toEqual([]);
 
     // A run that called cpu95_c: it goes in full from the next step.
