@@ -6,6 +6,7 @@
  * @module
  */
 
+import { sameItems } from '../util/arrays';
 import type { AgentKind } from './agent-kinds';
 import type { AgentHost } from './deps';
 import { type ContextFile, findContextFiles, type GitSummary, gitSummary } from './environment';
@@ -45,6 +46,7 @@ export async function assembleSystemPrompt(
       app.log.warn('prompt section failed', { error });
     }
   }
+  const last = keptFor(app);
   // Each block with what it is and where it comes from, for the prompt stack ledger.
   const stack = [
     { name: 'base', source: 'builtin', text: SYSTEM_PROMPT },
@@ -52,21 +54,15 @@ export async function assembleSystemPrompt(
       ? {
           name: 'agent_kind',
           source: `agent:${input.kind.id}`,
-          text: `# Agent: ${input.kind.id}\n${input.kind.prompt}`,
+          text: kindBlock(input.kind, input.kind.prompt),
         }
       : undefined,
-    { name: 'environment', source: 'workspace', text: environmentBlock(app, git) },
-    contextFiles.length
-      ? {
-          name: 'context_files',
-          source: contextFiles.map((f) => f.path).join(', '),
-          text: contextBlock(contextFiles),
-        }
-      : undefined,
+    { name: 'environment', source: 'workspace', text: environmentText(app, git, last) },
+    contextFiles.length ? { name: 'context_files', ...contextFilesBlock(contextFiles, last) } : undefined,
     ...sections.map((s) => ({ name: 'extension', source: s.source, text: s.text.trim() })),
     ...(input.extra ?? []),
   ].filter((b) => b !== undefined);
-  const system = stack.map((b) => b.text).join('\n\n');
+  const system = joined(stack, last);
   try {
     await app.observe.promptStack.record({
       sessionId: input.sessionId,
@@ -95,8 +91,75 @@ export async function assembleSystemPrompt(
   };
 }
 
-function environmentBlock(app: AgentHost, git: GitSummary | undefined): string {
-  const date = new Date(app.clock.now()).toISOString().slice(0, 10);
+/**
+ * What the last assembly of a host built, kept for the next (a service assembles the same prompt
+ * for every compat request of its workspace, a run's steps use it as it is): each block's inputs
+ * and text, and the joined prompt. A block whose inputs are the same objects is the kept text; the
+ * joined prompt of blocks equal to the kept ones (compared by content, so a changed input is
+ * always a new text) is the kept string itself. So what is keyed by the text downstream — the
+ * prompt stack's hashes (../observe/prompt-stack.ts), the system message and its encoded bytes
+ * (./step-request.ts `systemMessage`) — finds the same string, without a join, hash or compare of
+ * its characters.
+ */
+interface Kept {
+  texts: string[];
+  system: string;
+  environment?: { workspace: string; day: string; git: GitSummary | undefined; text: string };
+  files?: { files: ContextFile[]; source: string; text: string };
+}
+
+const kept = new WeakMap<AgentHost, Kept>();
+
+function keptFor(app: AgentHost): Kept {
+  let entry = kept.get(app);
+  if (!entry) {
+    entry = { texts: [], system: '' };
+    kept.set(app, entry);
+  }
+  return entry;
+}
+
+/** The blocks' texts joined: the kept prompt when every text is the kept one at its place. */
+function joined(stack: readonly { text: string }[], last: Kept): string {
+  const texts = last.texts;
+  let same = texts.length === stack.length;
+  for (let i = 0; same && i < stack.length; i++) same = stack[i].text === texts[i];
+  if (same) return last.system;
+  last.texts = stack.map((b) => b.text);
+  last.system = last.texts.join('\n\n');
+  return last.system;
+}
+
+const kindBlocks = new WeakMap<AgentKind, { id: string; prompt: string; text: string }>();
+
+function kindBlock(kind: AgentKind, prompt: string): string {
+  const hit = kindBlocks.get(kind);
+  if (hit?.id === kind.id && hit.prompt === prompt) return hit.text;
+  const text = `# Agent: ${kind.id}\n${prompt}`;
+  kindBlocks.set(kind, { id: kind.id, prompt, text });
+  return text;
+}
+
+function environmentText(app: AgentHost, git: GitSummary | undefined, last: Kept): string {
+  const day = new Date(app.clock.now()).toISOString().slice(0, 10);
+  const env = last.environment;
+  // The git summary is one object for the runs of a second (./environment.ts `gitSummary`).
+  if (env && env.git === git && env.day === day && env.workspace === app.workspace) return env.text;
+  const text = environmentBlock(app, git, day);
+  last.environment = { workspace: app.workspace, day, git, text };
+  return text;
+}
+
+/** The context files' block and source: the kept ones while the files are the same objects. */
+function contextFilesBlock(files: ContextFile[], last: Kept): { source: string; text: string } {
+  const hit = last.files;
+  if (hit && sameItems(hit.files, files)) return { source: hit.source, text: hit.text };
+  const block = { source: files.map((f) => f.path).join(', '), text: contextBlock(files) };
+  last.files = { files, ...block };
+  return block;
+}
+
+function environmentBlock(app: AgentHost, git: GitSummary | undefined, date: string): string {
   const lines = [
     '# Environment',
     `Working directory (workspace root): ${app.workspace}`,

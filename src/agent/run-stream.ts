@@ -30,7 +30,7 @@ import {
 import { StepRecorder } from './step-recorder';
 import { FINAL_STEP_NOTE } from './system-prompt.prompt';
 import { createToolBridge } from './tool-bridge';
-import { sentInFull } from './tool-exposure';
+import { inFullAt, sentInFull } from './tool-exposure';
 import type { AgentToolSpec } from './toolbox';
 
 type Ai = typeof import('ai');
@@ -154,19 +154,20 @@ export function streamStarter(
   return (messages, stepsBefore) => {
     const registered = x.toolbox.registered();
     const prepare = stepPreparer(c, t, registered, stepsBefore);
+    const tools = bridge.toolSet(ai, registered);
     return driveSteps({
       ai,
       model,
       system: t.system,
       messages,
-      tools: bridge.toolSet(ai, registered),
+      tools,
       context: bridge.context,
       maxSteps: t.maxSteps - stepsBefore,
       signal,
       maxRetries: 2,
       ...(resolved.info.max_output ? { maxOutputTokens: resolved.info.max_output } : {}),
       ...(providerOptions ? { providerOptions } : {}),
-      ...(t.defer ? { sendsTool: sendsInFull } : {}),
+      ...(t.defer ? { sendsTool: inFullAt(tools, registered, t.level), calledTools: t.called } : {}),
       prepareStep: async (stepNumber, stepMessages) => {
         const settings = await prepare(stepNumber, stepMessages);
         return {

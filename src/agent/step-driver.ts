@@ -22,7 +22,7 @@ import {
 } from '@ai-sdk/provider';
 import type { LanguageModelUsage, ModelMessage, ToolSet } from 'ai';
 import { partsOf } from '../providers/stream-parts';
-import { PromptCache, requestTools } from './step-request';
+import { PromptCache, requestTools, type StepRequestSource, sdkInternal } from './step-request';
 
 type Internal = typeof import('ai/internal');
 type Ai = typeof import('ai');
@@ -59,7 +59,7 @@ export type StepPart =
   | { type: 'finish'; finishReason: string }
   | { type: 'error'; error: unknown };
 
-export interface StepDriverOptions {
+export interface StepDriverOptions extends Pick<StepRequestSource, 'sendsTool' | 'calledTools'> {
   ai: Ai;
   model: LanguageModelV3;
   system: string;
@@ -74,8 +74,6 @@ export interface StepDriverOptions {
   maxRetries: number;
   maxOutputTokens?: number;
   providerOptions?: LanguageModelV3CallOptions['providerOptions'];
-  /** Deferred exposure: whether a tool goes into the request in full (all tools stay callable). */
-  sendsTool?: (name: string) => boolean;
   /** The run's preparation of each step. */
   prepareStep(stepNumber: number, messages: ModelMessage[]): Promise<StepSettings>;
 }
@@ -126,7 +124,7 @@ interface StepOutcome {
 async function* steps(options: StepDriverOptions): AsyncGenerator<StepPart> {
   let o: Driver;
   try {
-    o = { ...options, internal: await import('ai/internal') };
+    o = { ...options, internal: await sdkInternal() };
   } catch (error) {
     yield { type: 'error', error };
     return;

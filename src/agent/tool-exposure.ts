@@ -22,6 +22,7 @@
  * The funnel is untouched: a deferred tool is in the effective set, callable and reported as such.
  * @module
  */
+import { sameItems } from '../util/arrays';
 import type { AgentToolSpec } from './toolbox';
 
 export type ToolExposure = 'auto' | 'all' | 'deferred';
@@ -91,6 +92,34 @@ export function sentInFull(tool: AgentToolSpec, level: ExposureLevel): boolean {
   return ESSENTIAL_NAMES.has(tool.name) || isMcpTool(tool);
 }
 
+const filters = new WeakMap<object, Map<ExposureLevel, (name: string) => boolean>>();
+
+/**
+ * Whether a tool goes in full at `level`, by name, for the tools `specs` (a name not among them:
+ * yes). One function per `key` (the run's tool set, shared by the runs with the same specs,
+ * ./tool-bridge.ts) and level: the step driver keeps the step's tool list by it
+ * (./step-request.ts `requestTools`), so a step does not ask for every tool again.
+ */
+export function inFullAt(
+  key: object,
+  specs: readonly AgentToolSpec[],
+  level: ExposureLevel,
+): (name: string) => boolean {
+  let byLevel = filters.get(key);
+  if (!byLevel) {
+    byLevel = new Map();
+    filters.set(key, byLevel);
+  }
+  let filter = byLevel.get(level);
+  if (!filter) {
+    const known = new Set(specs.map((tool) => tool.name));
+    const full = new Set(specs.filter((tool) => sentInFull(tool, level)).map((tool) => tool.name));
+    filter = (name) => full.has(name) || !known.has(name);
+    byLevel.set(level, filter);
+  }
+  return filter;
+}
+
 const tokensOf = (tools: readonly AgentToolSpec[]) => tools.reduce((sum, tool) => sum + toolTokens(tool), 0);
 
 /** The level of this run: `mode` as configured, `auto` decided against the context window. */
@@ -116,6 +145,18 @@ export function deferredToolsBlock(
   level: ExposureLevel = 'deferred',
 ): string | undefined {
   if (deferred.length === 0) return undefined;
+  // Every run of a service lists the same tools (the same spec objects): the text made last.
+  const hit = lastBlock;
+  if (hit?.level === level && sameItems(hit.deferred, deferred)) return hit.text;
+  const text = blockText(deferred, level);
+  lastBlock = { deferred: [...deferred], level, text };
+  return text;
+}
+
+/** The last listing made, by the tools it lists (a spec is never changed once registered). */
+let lastBlock: { deferred: readonly AgentToolSpec[]; level: ExposureLevel; text: string } | undefined;
+
+function blockText(deferred: readonly AgentToolSpec[], level: ExposureLevel): string {
   if (level === 'essential') {
     return [
       '# More tools',

@@ -221,41 +221,53 @@ function messagePieces(body: string, pieces: (string | Buffer)[]): number {
   MESSAGE_MARKER_AT.lastIndex = lastAt;
   const lastMatch = MESSAGE_MARKER_AT.exec(body);
   const end = lastMatch ? lastAt + lastMatch[0].length : lastAt;
-  pieces.push(body.slice(0, first), regionBytes(body.slice(first, end)));
+  pieces.push(body.slice(0, first));
+  for (const part of regionParts(body.slice(first, end))) pieces.push(part);
   return end;
 }
 
 /**
  * The stretches of message markers of recent bodies and their bytes, the most recent first. A
  * step's stretch is the last one's (of the same run) with the step's new messages after it: only
- * those are looked up, the rest is the kept bytes.
+ * those are looked up, the rest is the kept bytes. A stretch's parts are joined into one buffer
+ * only when a later stretch grows from it: a run of one step (a compat request) sends its parts
+ * as they are, without a copy of the system prompt's bytes into a new buffer.
  */
-const regions: { text: string; bytes: Buffer }[] = [];
+interface Region {
+  text: string;
+  parts: Buffer[];
+  joined?: Buffer;
+}
+const regions: Region[] = [];
 const MAX_REGIONS = 8;
 
-function regionBytes(region: string): Buffer {
-  let known: { text: string; bytes: Buffer } | undefined;
+const joinedBytes = (entry: Region): Buffer =>
+  (entry.joined ??= entry.parts.length === 1 ? entry.parts[0] : Buffer.concat(entry.parts));
+
+function regionParts(region: string): readonly Buffer[] {
+  let known: Region | undefined;
   for (const entry of regions)
     if ((!known || entry.text.length > known.text.length) && region.startsWith(entry.text)) known = entry;
-  if (known?.text.length === region.length) return known.bytes;
-  const parts: Buffer[] = known ? [known.bytes] : [];
+  if (known?.text.length === region.length) return known.parts;
+  const parts: Buffer[] = known ? [joinedBytes(known)] : [];
   let last = known ? known.text.length : 0;
   MESSAGE_MARKER.lastIndex = last;
   for (let match = MESSAGE_MARKER.exec(region); match; match = MESSAGE_MARKER.exec(region)) {
     const stored = messageBytes.get(Number(match[1]));
     if (!stored) continue;
-    parts.push(Buffer.from(region.slice(last, match.index), 'utf8'), stored);
+    if (match.index > last) parts.push(Buffer.from(region.slice(last, match.index), 'utf8'));
+    parts.push(stored);
     last = match.index + match[0].length;
   }
   MESSAGE_MARKER.lastIndex = 0;
-  parts.push(Buffer.from(region.slice(last), 'utf8'));
-  const entry = { text: region, bytes: Buffer.concat(parts) };
+  if (last < region.length) parts.push(Buffer.from(region.slice(last), 'utf8'));
+  const entry: Region = { text: region, parts };
   const i = known ? regions.indexOf(known) : -1;
   // The stretch it grew from is not asked again by its run.
   if (i >= 0) regions.splice(i, 1);
   regions.unshift(entry);
   if (regions.length > MAX_REGIONS) regions.pop();
-  return entry.bytes;
+  return parts;
 }
 
 /** The body from `from` to its end as pieces, the tool list's stretch as its kept bytes. */
