@@ -63,10 +63,10 @@ export async function assembleSystemPrompt(
           text: contextBlock(contextFiles),
         }
       : undefined,
-    ...sections.map((s) => ({ name: 'extension', source: s.source, text: s.text.trim() })),
+    ...extensionBlocks(sections),
     ...(input.extra ?? []),
   ].filter((b) => b !== undefined);
-  const system = stack.map((b) => b.text).join('\n\n');
+  const system = joinedTexts(stack);
   try {
     await app.observe.promptStack.record({
       sessionId: input.sessionId,
@@ -93,6 +93,21 @@ export async function assembleSystemPrompt(
       chars: system.length,
     },
   };
+}
+
+// The two below push where `map` was: TurboFan's inlined `map` answers a holey array, and the
+// spread and `join` after it deopted the optimized assembleSystemPrompt once each
+// (docs/performance.md, p-jit).
+function extensionBlocks(sections: { source: string; text: string }[]) {
+  const blocks: { name: string; source: string; text: string }[] = [];
+  for (const s of sections) blocks.push({ name: 'extension', source: s.source, text: s.text.trim() });
+  return blocks;
+}
+
+function joinedTexts(blocks: readonly { text: string }[]): string {
+  const texts: string[] = [];
+  for (const block of blocks) texts.push(block.text);
+  return texts.join('\n\n');
 }
 
 function environmentBlock(app: AgentHost, git: GitSummary | undefined): string {
