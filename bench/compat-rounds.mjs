@@ -82,6 +82,7 @@ const marks = [];
 let t0 = hr();
 await round(20, (i) => streamOnce(svcUrl, auth, body(i)));
 marks.push({ label: 'warm-up', start: t0, end: hr(), opts, deopts });
+if (process.env.BENCH_TRACE_FILE) appendFileSync(process.env.BENCH_TRACE_FILE, '==== end of warm-up\n');
 await round(20, (i) => streamOnce(provider.url, {}, body(i)));
 await round(CONCURRENCY, (i) => streamOnce(provider.url, {}, body(i)));
 // BENCH_STRACE=<file>: syscall counts of all svc threads over the rounds (strace -c; slows svc).

@@ -113,14 +113,20 @@ function fromConfig(id: string, entry: AgentConfig, base: AgentKind | undefined)
 
 /** Every agent kind: the built-ins (with their config overrides), then the config-only ones. */
 export function agentKinds(config: Config): AgentKind[] {
-  const builtins = BUILTIN.map((kind) =>
-    config.agents[kind.id] ? fromConfig(kind.id, config.agents[kind.id], kind) : kind,
-  );
-  const extra = Object.entries(config.agents)
-    .filter(([id]) => !BUILTIN.some((k) => k.id === id))
-    .map(([id, entry]) => fromConfig(id, entry, undefined))
-    .sort((a, b) => a.id.localeCompare(b.id));
-  return [...builtins, ...extra];
+  // Pushed, not mapped or filtered: an array from TurboFan's inlined `map` or `filter` has another
+  // map than the builtin's, and the `sort` and spreads after them deopted the optimized function
+  // once (docs/performance.md, p-jit).
+  const kinds: AgentKind[] = [];
+  for (const kind of BUILTIN) {
+    kinds.push(config.agents[kind.id] ? fromConfig(kind.id, config.agents[kind.id], kind) : kind);
+  }
+  const extra: AgentKind[] = [];
+  for (const [id, entry] of Object.entries(config.agents)) {
+    if (!BUILTIN.some((k) => k.id === id)) extra.push(fromConfig(id, entry, undefined));
+  }
+  extra.sort((a, b) => a.id.localeCompare(b.id));
+  for (const kind of extra) kinds.push(kind);
+  return kinds;
 }
 
 /** One kind; `use` says what it is for, so a sub-agent kind cannot drive a top-level run. */

@@ -161,7 +161,7 @@ function blockText(deferred: readonly AgentToolSpec[], level: ExposureLevel): st
     return [
       '# More tools',
       `These ${deferred.length} tools are available too; their schemas are not in this request to save context. Call one by name: a wrong argument comes back as an error naming the fields, and from then on the tool is sent with its full schema. list_tool_capabilities describes them all.`,
-      deferred.map((tool) => tool.name).join(', '),
+      toolNames(deferred),
     ].join('\n');
   }
   const lines = deferred.map((tool) => `- ${tool.name}: ${firstSentence(tool.description)}`);
@@ -170,6 +170,13 @@ function blockText(deferred: readonly AgentToolSpec[], level: ExposureLevel): st
     'These tools are available too. Their schemas are not in this request to save context: call one by name with the arguments its description suggests; a wrong argument comes back as an error naming the fields, and from then on the tool is sent with its full schema.',
     ...lines,
   ].join('\n');
+}
+
+/** Pushed, not mapped: `deferred.map(…)` on the caller's filtered list deopted the optimized prepareRun once (p-jit). */
+function toolNames(tools: readonly AgentToolSpec[]): string {
+  const names: string[] = [];
+  for (const tool of tools) names.push(tool.name);
+  return names.join(', ');
 }
 
 function firstSentence(text: string): string {

@@ -111,13 +111,18 @@ export function createPromptStackLedger(deps: {
 
   return {
     async record(input) {
-      const sections = input.sections.map((s) => ({
-        name: s.name,
-        source: s.source,
-        chars: s.text.length,
-        token_estimate: estimateTokens(s.text.length),
-        sha256_prefix: sha256Prefix(s.text),
-      }));
+      // Pushed, not mapped: TurboFan's inlined `map` answers a holey array, and reading its
+      // `length` below would deopt the optimized `record` once (docs/performance.md, p-jit).
+      const sections: PromptBuild['sections'] = [];
+      for (const s of input.sections) {
+        sections.push({
+          name: s.name,
+          source: s.source,
+          chars: s.text.length,
+          token_estimate: estimateTokens(s.text.length),
+          sha256_prefix: sha256Prefix(s.text),
+        });
+      }
       const build: PromptBuild = {
         build_id: deps.ids.next('psb'),
         session_id: input.sessionId ?? null,

@@ -140,7 +140,11 @@ function markerFor(
 
 function markerOf(message: Message, wire: unknown): Message | null {
   if (!Array.isArray(wire) || wire.length === 0) return null;
-  const json = wire.map((entry) => JSON.stringify(entry)).join(',');
+  // Pushed, not mapped: TurboFan's inlined `map` answers a holey array, and the `join` would
+  // deopt the optimized caller once (docs/performance.md, p-jit).
+  const entries: (string | undefined)[] = [];
+  for (const entry of wire) entries.push(JSON.stringify(entry));
+  const json = entries.join(',');
   const text = messageMarker(message, json);
   return text === undefined ? null : ({ role: 'system', content: text } satisfies Message);
 }

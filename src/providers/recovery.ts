@@ -89,7 +89,10 @@ export class RecoveringLanguageModel implements LanguageModelV3 {
     this.provider = options.primary.model.provider;
     this.modelId = options.primary.model.modelId;
     this.selectors = [options.primary.selector, ...options.fallbacks];
-    this.chain = [options.primary, ...options.fallbacks.map(() => undefined)];
+    // Filled by a loop, not a spread `map`: TurboFan's inlined `map` answers a holey array and
+    // the spread deopted the optimized constructor once.
+    this.chain = [options.primary];
+    for (let i = 0; i < options.fallbacks.length; i++) this.chain.push(undefined);
   }
 
   get supportedUrls() {

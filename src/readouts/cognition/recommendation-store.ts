@@ -225,7 +225,11 @@ export function createRecommendationRepository(deps: {
         (!filter.session_id || r.session_id === filter.session_id) &&
         (!filter.zone || r.zone === filter.zone) &&
         (!filter.kind || r.kind === filter.kind);
-      return pendingRows.get('pending').filter(matches).map(toRec);
+      // One loop, not filter then map: an empty list from TurboFan's inlined `filter` has another
+      // map than the builtin's, and the `map` after it deopted the optimized caller once (p-jit).
+      const found: Recommendation[] = [];
+      for (const row of pendingRows.get('pending')) if (matches(row)) found.push(toRec(row));
+      return found;
     },
     async window(options) {
       const rows = (
