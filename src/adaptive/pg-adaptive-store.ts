@@ -4,9 +4,14 @@
  * columns parsed, a damaged one read as its empty value; newest first by id; the evaluation ring
  * kept per session). `update` is one transaction that holds a per-session advisory lock from the
  * read to the write, so two nodes never both change the revision they read (a missing row too).
+ *
+ * Which sessions have a pending reshape proposal is kept in memory while no write to the table is
+ * notified (migration 40, ../store/postgres/table-changes.ts): with the layer off, every idle state
+ * (once a compat request) asked for the session's row only to find no proposal.
  * @module
  */
 import type { SqlClient, SqlExecutor } from '../store/postgres/client';
+import { memoByTableChanges, tableChanges } from '../store/postgres/table-changes';
 import {
   ADAPTIVE_COLUMNS,
   type AdaptiveStore,
@@ -67,14 +72,31 @@ async function addEvaluation(db: SqlExecutor, row: Omit<EvaluationRow, 'id'>, ke
   return inserted!.id;
 }
 
+/** Past this many sessions with a proposal the set is not kept (every session may have one). */
+const PROPOSALS_KEPT = 10_000;
+
 export function createPostgresAdaptiveStore(deps: { sql: SqlClient }): AdaptiveStore {
   const { sql } = deps;
+  const changes = tableChanges(sql);
+  const write = <T>(fn: () => Promise<T>) => changes.write('adaptive_sessions', fn);
+  const proposals = memoByTableChanges(changes, 'adaptive_sessions', async () => {
+    const rows = await sql.query<{ session_id: string }>(
+      'SELECT session_id FROM adaptive_sessions WHERE proposal IS NOT NULL LIMIT $1',
+      [PROPOSALS_KEPT + 1],
+    );
+    return rows.length > PROPOSALS_KEPT ? undefined : new Set(rows.map((row) => row.session_id));
+  });
   const evaluationRows = async (text: string, params: unknown[]) =>
     (await sql.query(text, params)).map((raw) => decodeEvaluation(raw));
   return {
     get: (sessionId) => getRow(sql, sessionId),
     async put(row) {
-      await sql.run(UPSERT, adaptiveRowValues(row));
+      await write(() => sql.run(UPSERT, adaptiveRowValues(row)));
+    },
+    async mayHaveProposal(sessionId) {
+      // Without the LISTEN (or with an own write in flight) nothing is kept: the caller reads the row.
+      if (changes.generation('adaptive_sessions') === undefined) return true;
+      return (await proposals.get('pending'))?.has(sessionId) ?? true;
     },
     async all() {
       return (
@@ -82,16 +104,18 @@ export function createPostgresAdaptiveStore(deps: { sql: SqlClient }): AdaptiveS
       ).map(decodeAdaptiveRow);
     },
     update: (sessionId, change) =>
-      sql.transaction(async (tx) => {
-        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-          `adaptive_sessions:${sessionId}`,
-        ]);
-        const next = change(await getRow(tx, sessionId));
-        if (!next) return undefined;
-        await tx.run(UPSERT, adaptiveRowValues(next.row));
-        if (next.evaluation) await addEvaluation(tx, next.evaluation.row, next.evaluation.keep);
-        return next.row;
-      }),
+      write(() =>
+        sql.transaction(async (tx) => {
+          await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+            `adaptive_sessions:${sessionId}`,
+          ]);
+          const next = change(await getRow(tx, sessionId));
+          if (!next) return undefined;
+          await tx.run(UPSERT, adaptiveRowValues(next.row));
+          if (next.evaluation) await addEvaluation(tx, next.evaluation.row, next.evaluation.keep);
+          return next.row;
+        }),
+      ),
     addEvaluation: (row, keep) => sql.transaction((tx) => addEvaluation(tx, row, keep)),
     evaluations: (sessionId, limit) =>
       evaluationRows('SELECT * FROM adaptive_evaluations WHERE session_id = $1 ORDER BY id DESC LIMIT $2', [

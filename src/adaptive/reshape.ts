@@ -87,6 +87,9 @@ export function createReshaper(ctx: AdaptiveContext, committer: Committer, gates
   }
 
   async function applyPending(root: string) {
+    // With the layer off a proposal is rare (it is cleared at the next boundary): ask the store's
+    // kept answer first, so an idle state with nothing queued reads nothing (PostgreSQL).
+    if (!ctx.enabled() && store.mayHaveProposal && !(await store.mayHaveProposal(root))) return;
     const row = await store.get(root);
     if (!row?.proposal) return;
     const proposal = row.proposal;

@@ -189,6 +189,12 @@ export interface AdaptiveStore extends AdaptiveSessionRows, AdaptiveEvaluations,
     sessionId: string,
     change: (current: AdaptiveRow | undefined) => AdaptiveChange | undefined,
   ): Promise<AdaptiveRow | undefined>;
+  /**
+   * False only when the session surely has no pending reshape proposal, from what the store keeps
+   * in memory (PostgreSQL: the sessions with one, kept while no write to `adaptive_sessions` is
+   * notified); true when it may (then read the row). Absent (SQLite): read the row.
+   */
+  mayHaveProposal?(sessionId: string): Promise<boolean>;
 }
 
 /** A stored `adaptive_sessions` row (JSON columns as text). */

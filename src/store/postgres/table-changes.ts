@@ -31,8 +31,13 @@ import type { SqlClient } from './client';
 /** The channel migration 35's triggers notify; the payload is the table's name. */
 export const TABLE_CHANGES_CHANNEL = 'svc_table_changes';
 
-/** The tables migration 35 watches. */
-export type WatchedTable = 'recommendations' | 'codebase_context_cache' | 'findings' | 'edit_capsules';
+/** The tables migrations 35 and 40 watch. */
+export type WatchedTable =
+  | 'recommendations'
+  | 'codebase_context_cache'
+  | 'findings'
+  | 'edit_capsules'
+  | 'adaptive_sessions';
 
 /** What the LISTEN side (src/events/pg-notify.ts) tells a node's `TableChanges`. */
 export interface TableChangeFeed {

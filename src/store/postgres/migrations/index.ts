@@ -19,7 +19,7 @@ import { compatOrderDdl } from './compat-order';
 import { modelCallTimesDdl } from './model-call-times';
 import { permissionRequestsDdl } from './permission-requests';
 import { runOrderDdl } from './run-order';
-import { tableChangesDdl } from './table-changes';
+import { adaptiveChangesDdl, tableChangesDdl } from './table-changes';
 
 export const postgresMigrations: readonly Migration[] = [
   { id: 1, name: 'baseline', sql: [coreDdl, operationsDdl, oversightDdl].join('\n') },
@@ -35,4 +35,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 34, name: 'session event appends across sessions', sql: appendAcrossDdl },
   { id: 35, name: 'change notifications of the tables nodes keep in memory', sql: tableChangesDdl },
   { id: 39, name: 'run event appends in a list', sql: appendListDdl },
+  { id: 40, name: 'change notifications of adaptive_sessions', sql: adaptiveChangesDdl },
 ];

@@ -24,3 +24,14 @@ CREATE TRIGGER svc_table_changes AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON
 CREATE TRIGGER svc_table_changes AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON edit_capsules
   FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_table_change();
 `;
+
+/**
+ * PostgreSQL migration 40 (issue 18, item 6): `adaptive_sessions` joins the watched tables, so a
+ * node keeps which sessions have a pending reshape proposal (src/adaptive/pg-adaptive-store.ts)
+ * instead of reading the session's row at every idle state (once per compat request). Same
+ * function and channel as migration 35.
+ */
+export const adaptiveChangesDdl = `
+CREATE TRIGGER svc_table_changes AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON adaptive_sessions
+  FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_table_change();
+`;
