@@ -14,9 +14,10 @@ export const benchTrees = () => (process.env.BENCH_TREES ?? repo).split(',').fil
 
 /**
  * Each tree's results, one per round: `driver(tree)` is the driver's source; `check(result, tree)`
- * may throw to refuse a result. The bundles live in a scratch folder under bench/, removed after.
+ * may throw to refuse a result; `bundleArgs` go to rolldown as they are (e.g. a driver whose
+ * imports reach a dynamic `import()` needs `--inline-dynamic-imports`). The bundles live in a scratch folder under bench/, removed after.
  */
-export function runTreeDrivers({ name, trees, rounds, driver, check = () => {} }) {
+export function runTreeDrivers({ name, trees, rounds, driver, check = () => {}, bundleArgs = [] }) {
   const work = join(here, `.${name}-${process.pid}`);
   mkdirSync(work, { recursive: true });
   try {
@@ -26,7 +27,20 @@ export function runTreeDrivers({ name, trees, rounds, driver, check = () => {} }
       writeFileSync(entry, driver(tree));
       const built = spawnSync(
         join(repo, 'node_modules/.bin/rolldown'),
-        [entry, '--file', out, '--format', 'esm', '--platform', 'node', '-e', 'better-sqlite3', '-e', 'pg'],
+        [
+          entry,
+          '--file',
+          out,
+          '--format',
+          'esm',
+          '--platform',
+          'node',
+          '-e',
+          'better-sqlite3',
+          '-e',
+          'pg',
+          ...bundleArgs,
+        ],
         { encoding: 'utf8' },
       );
       if (built.status !== 0) throw new Error(`bundling ${tree} failed: ${built.stderr || built.stdout}`);
