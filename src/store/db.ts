@@ -349,7 +349,7 @@ export function openDb(options: OpenDbOptions): Db {
 }
 
 /**
- * A closing handle indexes the messages its last second wrote (./message-search-log.ts), so a
+ * A closing handle indexes the messages its last seconds wrote (./message-search-log.ts), so a
  * short-lived `svc run` leaves no log behind; a busy store or a failure leaves it to the next
  * catch-up (any process's), never fails the close.
  */

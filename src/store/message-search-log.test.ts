@@ -1,7 +1,7 @@
 /**
  * The message search index written from a log (issue 17 item 2, migration 5): a message write
  * logs its id instead of indexing it in the step's commit; a search indexes the log first, so it
- * finds every committed message of every connection; the log is emptied about a second after a
+ * finds every committed message of every connection; the log is emptied a few seconds after a
  * write and when the database closes, without waiting on another connection's write lock; the
  * index the log builds is the one the old triggers built; a database from before the log keeps
  * its index and finds old and new messages.

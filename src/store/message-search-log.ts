@@ -23,8 +23,14 @@ import { runTransactionStatement as tx } from './transaction-statements';
 
 type Db = BetterSqlite3.Database;
 
-/** How long after a message write its process catches the index up (once per delay at most). */
-export const CATCH_UP_DELAY_MS = 1000;
+/**
+ * How long after a message write its process catches the index up (once per delay at most). A
+ * catch-up is a transaction of its own: one for every step costs more CPU than the triggers did
+ * (bench/search-index-step.mjs: even at about two steps a catch-up), so it waits for a few steps
+ * of a model that answers in a second or so; longer would hold the write lock (and the service's
+ * event loop) for more messages at once.
+ */
+export const CATCH_UP_DELAY_MS = 2000;
 
 const ANY_PENDING = 'SELECT 1 FROM message_search_pending LIMIT 1';
 // The indexed rows of logged messages, refreshed in place (the docs' update trigger re-indexes

@@ -90,7 +90,7 @@ export const sessionSearchMigrations: Migration[] = [
   {
     // Issue 17 item 2: the index off the write path. A message's INSERT and its parts' UPDATE only
     // log its id (one append to a one-b-tree table); ../message-search-log.ts indexes the logged
-    // messages in one transaction before a search, about a second after a process's writes and
+    // messages in one transaction before a search, two seconds after a process's writes and
     // at close. Deletes still remove the indexed row at once. The log starts empty: the old
     // triggers indexed every message up to this migration.
     id: 5,
