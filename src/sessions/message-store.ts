@@ -5,6 +5,7 @@
  */
 import { SvcError } from '../errors';
 import { type Db, groupCommit } from '../store/db';
+import { catchUpSoon } from '../store/message-search-log';
 import type { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
 import type { Message, MessagePart, MessageRow, SessionStore } from './types';
@@ -79,7 +80,10 @@ export function createMessageStore(deps: {
   };
   return {
     async appendMessage(input) {
-      groupCommit(db());
+      const handle = db();
+      groupCommit(handle);
+      // The search index is written from the log this INSERT appends to (../store/message-search-log.ts).
+      catchUpSoon(handle);
       const now = deps.clock.now();
       // The session must exist; checked by the UPDATE below (one statement instead of a read).
       if (sql('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, input.session_id).changes === 0) {
@@ -124,7 +128,9 @@ export function createMessageStore(deps: {
       return appendedMessage(input, id, partsJson, now, row.finished_at);
     },
     async updateMessage(id, patch) {
-      groupCommit(db());
+      const handle = db();
+      groupCommit(handle);
+      if (patch.parts) catchUpSoon(handle);
       const now = deps.clock.now();
       // One statement: fields left out of the patch keep their stored value; the row as updated
       // comes back with it (no read after the write).

@@ -1,12 +1,13 @@
 /**
  * The SQL of session search (issue 22 item 3): the FTS5 index `message_search` over
- * `message_search_docs` (kept in sync by triggers, see src/store/migrations/session-search.ts)
- * and the session titles. Snippets are cut from the indexed text in ./session-search.ts (one read
+ * `message_search_docs` (written from a log of message writes, brought up to date by `catchUp`
+ * before each search: src/store/message-search-log.ts) and the session titles. Snippets are cut from the indexed text in ./session-search.ts (one read
  * for all hits: FTS5's snippet() seeks the whole doclist of a common term once per row). Filters are structured, never SQL fragments; the MATCH expression is
  * built from quoted phrases by ./session-search.ts.
  * @module
  */
 import type { Db } from '../store/db';
+import { catchUpMessageSearch } from '../store/message-search-log';
 import { statementCache } from '../store/statement-cache';
 import type { MessageRole, Session, SessionRow } from './types';
 
@@ -38,6 +39,11 @@ export const ALL_DOCS: DocRange = { lo: 0, hi: Number.MAX_SAFE_INTEGER };
 
 export interface SessionSearchRepository {
   /**
+   * Bring the index up to date before it is read, where it is written behind the messages
+   * (SQLite: from the log of message writes, ../store/message-search-log.ts).
+   */
+  catchUp?(): void;
+  /**
    * Sessions with a message matching `match` within `range`, best bm25 first, each with its
    * best message.
    */
@@ -55,6 +61,7 @@ export interface SessionSearchRepository {
 export function createSessionSearchRepository(db: () => Db): SessionSearchRepository {
   const sql = statementCache(db);
   return {
+    catchUp: () => catchUpMessageSearch(db()),
     messageHits(match, filter, range, limit) {
       return sql(
         `WITH f AS MATERIALIZED (

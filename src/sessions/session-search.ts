@@ -45,6 +45,7 @@ export function createSessionSearch(deps: {
   return async (query, options = {}) => {
     const limit = options.limit ?? 20;
     const match = ftsMatch(query);
+    if (match) deps.repository.catchUp?.();
     const results: SessionSearchHit[] = [];
     const hits = match
       ? rankedHits(deps.repository, match, options, limit, deps.firstWindow ?? FIRST_WINDOW)

@@ -15,6 +15,7 @@ import { immediateTransactions, retryBusy } from './busy';
 import { startCheckpointer, stopCheckpointer } from './checkpointer';
 import { ensureDataDir } from './data-dir';
 import { checkpointWhenIdle } from './idle-checkpoint';
+import { catchUpIfFree } from './message-search-log';
 import { migrations as allMigrations, type Migration } from './migrations/index';
 import { loadSqlite } from './sqlite-driver';
 import { copyTemplate, templatePath, writeTemplate } from './template';
@@ -340,10 +341,24 @@ export function openDb(options: OpenDbOptions): Db {
   const close = db.close.bind(db);
   db.close = () => {
     commitBatch(db);
+    closingCatchUp(db);
     stopCheckpointer(db);
     return close();
   };
   return db;
+}
+
+/**
+ * A closing handle indexes the messages its last seconds wrote (./message-search-log.ts), so a
+ * short-lived `svc run` leaves no log behind; a busy store or a failure leaves it to the next
+ * catch-up (any process's), never fails the close.
+ */
+function closingCatchUp(db: Db): void {
+  try {
+    catchUpIfFree(db);
+  } catch {
+    // the log stays for the next catch-up
+  }
 }
 
 /**

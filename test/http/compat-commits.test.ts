@@ -42,7 +42,9 @@ describe('compat request commits', () => {
     const begin = db.prepare('BEGIN IMMEDIATE');
     const beginRun = begin.run;
     begin.run = (...args: unknown[]) => {
-      begins.push('BEGIN IMMEDIATE');
+      // The search index's catch-up (src/store/message-search-log.ts) runs two seconds after the
+      // warm-up's message writes, whenever that falls on a loaded box: no part of this request.
+      if (!new Error().stack?.includes('catchUpIfFree')) begins.push('BEGIN IMMEDIATE');
       return beginRun.apply(begin, args);
     };
     try {

@@ -5,7 +5,7 @@ import type { Migration } from './types';
  * input, tool-result output and error messages, one per line. Reasoning and file data are left
  * out. Malformed JSON and non-object parts read as nothing, so a write never fails on them.
  */
-const bodyOf = (parts: string) => `coalesce((SELECT group_concat(t, char(10)) FROM (
+export const bodyOf = (parts: string) => `coalesce((SELECT group_concat(t, char(10)) FROM (
     SELECT CASE json_extract(p.value, '$.type')
       WHEN 'text' THEN json_extract(p.value, '$.text')
       WHEN 'tool-call' THEN json_extract(p.value, '$.input')
@@ -16,7 +16,7 @@ const bodyOf = (parts: string) => `coalesce((SELECT group_concat(t, char(10)) FR
     WHERE p.type = 'object')), '')`;
 
 /** The tools a message calls or answers, as `,name,name,` (searched with instr(',' || tool || ',')). */
-const toolsOf = (
+export const toolsOf = (
   parts: string,
 ) => `coalesce((SELECT ',' || group_concat(DISTINCT json_extract(p.value, '$.tool')) || ','
     FROM json_each(CASE WHEN json_valid(${parts}) THEN ${parts} ELSE '[]' END) p
@@ -86,5 +86,28 @@ export const sessionSearchMigrations: Migration[] = [
     id: 4,
     name: 'drop the unused message_search_docs_time index',
     sql: 'DROP INDEX IF EXISTS message_search_docs_time;',
+  },
+  {
+    // Issue 17 item 2: the index off the write path. A message's INSERT and its parts' UPDATE only
+    // log its id (one append to a one-b-tree table); ../message-search-log.ts indexes the logged
+    // messages in one transaction before a search, two seconds after a process's writes and
+    // at close. Deletes still remove the indexed row at once. The log starts empty: the old
+    // triggers indexed every message up to this migration.
+    id: 5,
+    name: 'message search index written from a log',
+    sql: `
+      CREATE TABLE message_search_pending (
+        id INTEGER PRIMARY KEY,
+        message_id TEXT NOT NULL
+      );
+      DROP TRIGGER IF EXISTS message_search_ai;
+      DROP TRIGGER IF EXISTS message_search_au;
+      CREATE TRIGGER message_search_log_ai AFTER INSERT ON messages BEGIN
+        INSERT INTO message_search_pending (message_id) VALUES (NEW.id);
+      END;
+      CREATE TRIGGER message_search_log_au AFTER UPDATE OF parts ON messages WHEN OLD.parts IS NOT NEW.parts BEGIN
+        INSERT INTO message_search_pending (message_id) VALUES (NEW.id);
+      END;
+    `,
   },
 ];
