@@ -77,6 +77,16 @@ export interface SqlClient extends SqlExecutor {
    * yet connected: for a session of its own (the event listener's LISTEN). The caller ends it.
    */
   dedicated(applicationName: string): Client;
+  /**
+   * Whether `pid` is the server process of one of this pool's connections now: a notification
+   * it sent reports a write of this process (./table-changes.ts, kept session rows).
+   */
+  ownsBackend?(pid: number): boolean;
+  /**
+   * `fn` whenever one of the pool's connections goes away (an error, an idle timeout, the end):
+   * a write it had in flight may have committed without this process hearing its answer.
+   */
+  onConnectionGone?(fn: () => void): void;
   close(): Promise<void>;
 }
 
@@ -108,6 +118,18 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   const Query = statementClass(driver.Query, config.types as TypeParsers);
   // An idle connection the server drops must not take the process down; the next query reports it.
   pool.on('error', () => {});
+  // The server processes of the pool's connections (`ownsBackend`), known from their connect on.
+  const backends = new Set<number>();
+  const gone = new Set<() => void>();
+  pool.on('connect', (connection) => {
+    const pid = (connection as unknown as { processID?: number }).processID;
+    if (typeof pid === 'number') backends.add(pid);
+  });
+  pool.on('remove', (connection) => {
+    const pid = (connection as unknown as { processID?: number }).processID;
+    if (typeof pid === 'number') backends.delete(pid);
+    for (const fn of gone) fn();
+  });
 
   const executor = (submit: Submit) => executorOf(submit, fail);
   /** This process's transactions holding a connection now (./pool-batches.ts: when writes may share one). */
@@ -152,6 +174,10 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       return root?.after ? root.end : undefined;
     },
     autocommit: pooled,
+    ownsBackend: (pid) => backends.has(pid),
+    onConnectionGone: (fn) => {
+      gone.add(fn);
+    },
     dedicated: (applicationName) =>
       new driver.Client({
         connectionString: options.url,
