@@ -118,18 +118,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   const Query = statementClass(driver.Query, config.types as TypeParsers);
   // An idle connection the server drops must not take the process down; the next query reports it.
   pool.on('error', () => {});
-  // The server processes of the pool's connections (`ownsBackend`), known from their connect on.
-  const backends = new Set<number>();
-  const gone = new Set<() => void>();
-  pool.on('connect', (connection) => {
-    const pid = (connection as unknown as { processID?: number }).processID;
-    if (typeof pid === 'number') backends.add(pid);
-  });
-  pool.on('remove', (connection) => {
-    const pid = (connection as unknown as { processID?: number }).processID;
-    if (typeof pid === 'number') backends.delete(pid);
-    for (const fn of gone) fn();
-  });
+  const backends = poolBackends(pool);
 
   const executor = (submit: Submit) => executorOf(submit, fail);
   /** This process's transactions holding a connection now (./pool-batches.ts: when writes may share one). */
@@ -174,10 +163,8 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       return root?.after ? root.end : undefined;
     },
     autocommit: pooled,
-    ownsBackend: (pid) => backends.has(pid),
-    onConnectionGone: (fn) => {
-      gone.add(fn);
-    },
+    ownsBackend: backends.owns,
+    onConnectionGone: backends.onGone,
     dedicated: (applicationName) =>
       new driver.Client({
         connectionString: options.url,
@@ -259,6 +246,31 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     },
   };
   return client;
+}
+
+/**
+ * The server processes of the pool's connections (`ownsBackend`), known from their connect on, and
+ * who to tell when one goes away (`onConnectionGone`).
+ */
+function poolBackends(pool: Pool): { owns(pid: number): boolean; onGone(fn: () => void): void } {
+  const pids = new Set<number>();
+  const gone = new Set<() => void>();
+  const pidOf = (connection: unknown) => (connection as { processID?: number | null }).processID;
+  pool.on('connect', (connection) => {
+    const pid = pidOf(connection);
+    if (typeof pid === 'number') pids.add(pid);
+  });
+  pool.on('remove', (connection) => {
+    const pid = pidOf(connection);
+    if (typeof pid === 'number') pids.delete(pid);
+    for (const fn of gone) fn();
+  });
+  return {
+    owns: (pid) => pids.has(pid),
+    onGone: (fn) => {
+      gone.add(fn);
+    },
+  };
 }
 
 /** The pool's settings: `[store]`'s, pipelining, and BIGINT and NUMERIC read as numbers (as from SQLite). */
