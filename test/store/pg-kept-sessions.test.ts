@@ -93,6 +93,10 @@ describe.skipIf(!pg.available)('session rows kept on PostgreSQL (migration 43)',
     // Another node's write: seen once its notification arrived, then kept again after one read.
     await onB.update(session.id, { title: 'three' });
     await until(async () => (await onA.get(session.id))?.title === 'three', 'B`s title seen on A');
+    // A read between B's commit and its notification kept the row until the notification came:
+    // once A's own later notification is in, B's is too (they arrive in commit order).
+    await ownNotificationsIn();
+    await onA.get(session.id);
     const at = reads();
     expect(at).toBeGreaterThan(0);
     expect((await onA.get(session.id))?.title).toBe('three');
