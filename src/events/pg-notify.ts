@@ -30,8 +30,11 @@ export interface EventSubscriber {
   event(notice: EventNotice): void;
   /** The listener reconnected: notices may have been missed, re-read from the last id. */
   resync(): void;
-  /** A write to a watched table committed (possibly on another node); the payload is its name. */
-  tableChanged?(table: string): void;
+  /**
+   * A write to a watched table committed (possibly on another node); the payload is its name,
+   * `pid` the server process that notified.
+   */
+  tableChanged?(table: string, pid?: number): void;
   /** The listening connection dropped or was closed: notices are missed until the next `resync`. */
   lost?(): void;
 }
@@ -107,7 +110,7 @@ export async function createEventListener(options: {
     next.on('notification', (message) => {
       if (message.channel === TABLE_CHANGES_CHANNEL) {
         const table = message.payload;
-        if (table) each((s) => s.tableChanged?.(table));
+        if (table) each((s) => s.tableChanged?.(table, message.processId));
         return;
       }
       if (message.channel !== EVENTS_CHANNEL) return;
@@ -207,7 +210,7 @@ export function followOtherNodes(
           unwatch = opened.subscribe({
             event: () => {},
             resync: () => changes.listening(),
-            tableChanged: (table) => changes.changed(table),
+            tableChanged: (table, pid) => changes.changed(table, pid),
             lost: () => changes.lost(),
           });
           changes.listening();

@@ -13,7 +13,8 @@ import { remember } from '../store/read-scope';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
 import { appendedMessage, messagePage, toMessage } from './message-store';
-import { messagesVersion, wroteMessages, wroteSession } from './pg-session-rows';
+import { keptSessions } from './pg-kept-sessions';
+import { marked, messagesVersion, wroteMessages, wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
 import { sessionRowKey } from './session-row-version';
 import type { MessageRow, SessionRow, SessionStore } from './types';
@@ -138,6 +139,7 @@ export function createPostgresMessageStore(deps: {
   bus?: EventBus;
 }): PostgresMessageStore {
   const { sql } = deps;
+  const kept = keptSessions(sql);
   const getMessage = async (id: string) => {
     const row = await sql.one<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1`, [id]);
     return row ? toMessage(row) : undefined;
@@ -176,10 +178,13 @@ export function createPostgresMessageStore(deps: {
       ...[id, row.session_id, row.role, partsJson, row.model, row.provider, row.usage, row.cost, row.run_id],
       ...[now, finishedAt, doc.tools, doc.body, tsvectorOf(doc.body)],
     ];
-    const found = await answered(joined, () =>
-      joined && announce
-        ? sendAnnounced(sql, values, joined, { ...announce, sessionId: row.session_id, payload })
-        : sql.one<Appended>(withMessages ? APPEND_WITH_MESSAGES : APPEND, values),
+    const mark = kept.mark(input.session_id);
+    const found = await marked(sql, input.session_id, tx, () =>
+      answered(joined, () =>
+        joined && announce
+          ? sendAnnounced(sql, values, joined, { ...announce, sessionId: row.session_id, payload })
+          : sql.one<Appended>(withMessages ? APPEND_WITH_MESSAGES : APPEND, values),
+      ),
     );
     wroteSession(sql, input.session_id, tx); // its updated_at
     wroteMessages(input.session_id);
@@ -187,8 +192,10 @@ export function createPostgresMessageStore(deps: {
     if (found) {
       const { svc_messages, svc_event, ...session } = found;
       stored = svc_messages;
-      // The session's row as written: the read scope's copy (../store/read-scope.ts).
+      // The session's row as written: the read scope's copy (../store/read-scope.ts), and the
+      // node's kept row (./pg-kept-sessions.ts: a tool's read of its session in this step).
       remember(sessionRowKey(session.id), session, tx);
+      kept.wrote(mark, session);
     } else await deps.requireSession(input.session_id);
     // Not joined (the bus was busy, or this is a transaction): published after, as before.
     if (announce && payload && !joined) deps.bus?.publish(input.session_id, announce.type, payload);

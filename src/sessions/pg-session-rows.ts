@@ -6,7 +6,7 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import { rowVersion, wrote } from '../store/read-scope';
+import { rowVersion, type TransactionEnd, wrote } from '../store/read-scope';
 import { sessionRowKey } from './session-row-version';
 
 /**
@@ -15,6 +15,25 @@ import { sessionRowKey } from './session-row-version';
  */
 export function wroteSession(sql: SqlClient, id: string, tx = sql.transactionNow()): void {
   wrote(sessionRowKey(id), tx);
+}
+
+/**
+ * `write()`, a statement writing the session's row (and `also`'s), marking them written when it
+ * fails too: a statement whose answer was lost may have committed (./pg-kept-sessions.ts).
+ */
+export async function marked<T>(
+  sql: SqlClient,
+  id: string,
+  tx: TransactionEnd | undefined,
+  write: () => Promise<T>,
+  also: readonly string[] = [],
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    for (const written of [id, ...also]) wroteSession(sql, written, tx);
+    throw error;
+  }
 }
 
 const messagesKey = (sessionId: string) => `messages:${sessionId}`;

@@ -11,8 +11,9 @@ import type { SqlClient } from '../store/postgres/client';
 import { enableReadScopes, peek, readThrough, remember, type TransactionEnd } from '../store/read-scope';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
+import { keptSessions } from './pg-kept-sessions';
 import { createPostgresMessageStore } from './pg-message-store';
-import { wroteMessages, wroteSession } from './pg-session-rows';
+import { marked, wroteMessages, wroteSession } from './pg-session-rows';
 import { createPostgresSessionSearch } from './pg-session-search-repository';
 import { createPostgresStepClose } from './pg-step-close-repository';
 import { sessionRowKey } from './session-row-version';
@@ -39,9 +40,15 @@ export function createPostgresSessionStore(deps: {
   const { sql } = deps;
   enableReadScopes();
   const load = (id: string) => sql.one<SessionRow>('SELECT * FROM sessions WHERE id = $1', [id]);
-  // Inside a read scope (an agent send, a run's preparation), the row read once (../store/read-scope.ts).
+  const kept = keptSessions(sql);
+  // Inside a read scope (an agent send, a run's preparation), the row read once (../store/read-scope.ts);
+  // outside, kept while no write to it is known (./pg-kept-sessions.ts).
   const get = async (id: string) => {
-    const row = await readThrough(sessionRowKey(id), () => load(id), sql.transactionNow());
+    const row = await readThrough(
+      sessionRowKey(id),
+      () => kept.read(id, () => load(id)),
+      sql.transactionNow(),
+    );
     return row ? toSession(row) : undefined;
   };
   const require = async (id: string) => {
@@ -128,18 +135,23 @@ function sessionWrites(deps: {
   family: (id: string) => Promise<Session[]>;
 }): Pick<PostgresSessionStore, 'create' | 'update' | 'delete' | 'addUsage'> {
   const { sql, require } = deps;
+  const kept = keptSessions(sql);
   return {
     async create(input = {}) {
       const now = deps.clock.now();
       if (input.parent_id) await require(input.parent_id);
       const id = input.id ?? deps.ids.next('ses');
       const tx = sql.transactionNow();
-      const row = await sql.one<SessionRow>(
-        `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
+      const mark = kept.mark(id);
+      const row = await marked(sql, id, tx, () =>
+        sql.one<SessionRow>(
+          `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-        newSessionValues(input, id, deps.workspace, now),
+          newSessionValues(input, id, deps.workspace, now),
+        ),
       );
       if (row) wroteRow(sql, row, tx);
+      kept.wrote(mark, row);
       const session = row ? toSession(row) : await require(id);
       deps.bus?.publish(id, 'session.created', {
         session_id: id,
@@ -160,22 +172,26 @@ function sessionWrites(deps: {
         metadata: patch.metadata ? { ...current.metadata, ...patch.metadata } : current.metadata,
       };
       const tx = sql.transactionNow();
-      const row = await sql.one<SessionRow>(
-        `UPDATE sessions SET title = $1, mode = $2, agent = $3, model = $4, reasoning_effort = $5, metadata = $6, updated_at = $7
+      const mark = kept.mark(id);
+      const row = await marked(sql, id, tx, () =>
+        sql.one<SessionRow>(
+          `UPDATE sessions SET title = $1, mode = $2, agent = $3, model = $4, reasoning_effort = $5, metadata = $6, updated_at = $7
            WHERE id = $8 RETURNING *`,
-        [
-          next.title,
-          next.mode,
-          next.agent,
-          next.model,
-          next.reasoning_effort,
-          JSON.stringify(next.metadata),
-          deps.clock.now(),
-          id,
-        ],
+          [
+            next.title,
+            next.mode,
+            next.agent,
+            next.model,
+            next.reasoning_effort,
+            JSON.stringify(next.metadata),
+            deps.clock.now(),
+            id,
+          ],
+        ),
       );
       if (row) wroteRow(sql, row, tx);
       else wroteSession(sql, id, tx);
+      kept.wrote(mark, row);
       const session = row ? toSession(row) : await require(id);
       deps.bus?.publish(id, 'session.updated', { session_id: id, changed: Object.keys(patch) });
       return session;
@@ -184,7 +200,13 @@ function sessionWrites(deps: {
       const ids = (await deps.family(id)).map((s) => s.id);
       if (ids.length === 0) await require(id);
       // Children and messages (and their search rows) go with it: ON DELETE CASCADE.
-      await sql.run('DELETE FROM sessions WHERE id = $1', [id]);
+      await marked(
+        sql,
+        id,
+        sql.transactionNow(),
+        () => sql.run('DELETE FROM sessions WHERE id = $1', [id]),
+        ids,
+      );
       for (const removed of [id, ...ids]) {
         wroteSession(sql, removed);
         wroteMessages(removed);
@@ -194,11 +216,15 @@ function sessionWrites(deps: {
     },
     async addUsage(id, usage) {
       // The row comes back with the UPDATE: the run's next step takes its mode from it (run-stream.ts).
-      const row = await sql.one<SessionRow>(
-        'UPDATE sessions SET prompt_tokens = prompt_tokens + $1, completion_tokens = completion_tokens + $2, cost = cost + $3, updated_at = $4 WHERE id = $5 RETURNING *',
-        [usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id],
+      const mark = kept.mark(id);
+      const row = await marked(sql, id, sql.transactionNow(), () =>
+        sql.one<SessionRow>(
+          'UPDATE sessions SET prompt_tokens = prompt_tokens + $1, completion_tokens = completion_tokens + $2, cost = cost + $3, updated_at = $4 WHERE id = $5 RETURNING *',
+          [usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id],
+        ),
       );
       wroteSession(sql, id);
+      kept.wrote(mark, row);
       return row ? toSession(row) : undefined;
     },
   };

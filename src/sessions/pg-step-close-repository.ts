@@ -15,7 +15,7 @@ import { SvcError } from '../errors';
 import type { SqlClient } from '../store/postgres/client';
 import type { PrecedingWrite } from '../store/preceding-write';
 import type { Clock } from '../util/ids';
-import { wroteMessages, wroteSession } from './pg-session-rows';
+import { marked, wroteMessages, wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
 import type { Session, SessionRow, StepClose } from './types';
 
@@ -91,7 +91,9 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock }):
   return {
     async closeStep(input) {
       const { values, wrote } = prepared(input);
-      const answer = await sql.one<Answer>(CLOSE_STEP, values);
+      const answer = await marked(sql, input.sessionId, sql.transactionNow(), () =>
+        sql.one<Answer>(CLOSE_STEP, values),
+      );
       const { svc_updated, ...row } = answer ?? { svc_updated: null };
       return wrote(svc_updated, row as SessionRow);
     },

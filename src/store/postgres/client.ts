@@ -77,6 +77,16 @@ export interface SqlClient extends SqlExecutor {
    * yet connected: for a session of its own (the event listener's LISTEN). The caller ends it.
    */
   dedicated(applicationName: string): Client;
+  /**
+   * Whether `pid` is the server process of one of this pool's connections now: a notification
+   * it sent reports a write of this process (./table-changes.ts, kept session rows).
+   */
+  ownsBackend?(pid: number): boolean;
+  /**
+   * `fn` whenever one of the pool's connections goes away (an error, an idle timeout, the end):
+   * a write it had in flight may have committed without this process hearing its answer.
+   */
+  onConnectionGone?(fn: () => void): void;
   close(): Promise<void>;
 }
 
@@ -108,6 +118,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   const Query = statementClass(driver.Query, config.types as TypeParsers);
   // An idle connection the server drops must not take the process down; the next query reports it.
   pool.on('error', () => {});
+  const backends = poolBackends(pool);
 
   const executor = (submit: Submit) => executorOf(submit, fail);
   /** This process's transactions holding a connection now (./pool-batches.ts: when writes may share one). */
@@ -152,6 +163,8 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       return root?.after ? root.end : undefined;
     },
     autocommit: pooled,
+    ownsBackend: backends.owns,
+    onConnectionGone: backends.onGone,
     dedicated: (applicationName) =>
       new driver.Client({
         connectionString: options.url,
@@ -233,6 +246,31 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
     },
   };
   return client;
+}
+
+/**
+ * The server processes of the pool's connections (`ownsBackend`), known from their connect on, and
+ * who to tell when one goes away (`onConnectionGone`).
+ */
+function poolBackends(pool: Pool): { owns(pid: number): boolean; onGone(fn: () => void): void } {
+  const pids = new Set<number>();
+  const gone = new Set<() => void>();
+  const pidOf = (connection: unknown) => (connection as { processID?: number | null }).processID;
+  pool.on('connect', (connection) => {
+    const pid = pidOf(connection);
+    if (typeof pid === 'number') pids.add(pid);
+  });
+  pool.on('remove', (connection) => {
+    const pid = pidOf(connection);
+    if (typeof pid === 'number') pids.delete(pid);
+    for (const fn of gone) fn();
+  });
+  return {
+    owns: (pid) => pids.has(pid),
+    onGone: (fn) => {
+      gone.add(fn);
+    },
+  };
 }
 
 /** The pool's settings: `[store]`'s, pipelining, and BIGINT and NUMERIC read as numbers (as from SQLite). */

@@ -31,18 +31,31 @@ import type { SqlClient } from './client';
 /** The channel migration 35's triggers notify; the payload is the table's name. */
 export const TABLE_CHANGES_CHANNEL = 'svc_table_changes';
 
-/** The tables migrations 35 and 40 watch. */
+/** The tables migrations 35, 40 and 43 watch. */
 export type WatchedTable =
   | 'recommendations'
   | 'codebase_context_cache'
   | 'findings'
   | 'edit_capsules'
-  | 'adaptive_sessions';
+  | 'adaptive_sessions'
+  | 'sessions';
+
+/**
+ * The tables whose notifications from this process's own connections are not counted: every write
+ * this process makes to them marks the rows it wrote itself, when it answers (for `sessions`: the
+ * session store's `wroteSession`, src/sessions/pg-kept-sessions.ts), so their own notification
+ * tells nothing new. A connection of the pool that goes away moves their generation instead (its
+ * write in flight may have committed unheard).
+ */
+const SELF_MARKED = new Set<string>(['sessions']);
 
 /** What the LISTEN side (src/events/pg-notify.ts) tells a node's `TableChanges`. */
 export interface TableChangeFeed {
-  /** A write to `table` committed (on any node, this one included). */
-  changed(table: string): void;
+  /**
+   * A write to `table` committed (on any node, this one included); `pid`: the server process that
+   * notified (the writer's connection).
+   */
+  changed(table: string, pid?: number): void;
   /** The LISTEN on `TABLE_CHANGES_CHANNEL` is in place (first connect or a reconnect). */
   listening(): void;
   /** The LISTEN connection is gone (or stopped): notifications may be missed from now on. */
@@ -77,7 +90,9 @@ export function tableChanges(sql: SqlClient): TableChanges {
   return changes;
 }
 
-export function createTableChanges(sql: Pick<SqlClient, 'inTransaction' | 'afterTransaction'>): TableChanges {
+export function createTableChanges(
+  sql: Pick<SqlClient, 'inTransaction' | 'afterTransaction' | 'ownsBackend' | 'onConnectionGone'>,
+): TableChanges {
   // One clock for every move: a table's generation is the later of its own last move and the
   // LISTEN's, so either moves it.
   let tick = 0;
@@ -88,13 +103,20 @@ export function createTableChanges(sql: Pick<SqlClient, 'inTransaction' | 'after
   const move = (table: string) => {
     movedAt.set(table, ++tick);
   };
+  sql.onConnectionGone?.(() => {
+    for (const table of SELF_MARKED) move(table);
+  });
   return {
     generation(table) {
       if (!listening || (inFlight.get(table) ?? 0) > 0) return undefined;
       return Math.max(listenMovedAt, movedAt.get(table) ?? 0);
     },
     isListening: () => listening,
-    changed: move,
+    changed(table, pid) {
+      // Only a client that knows its connections can tell its own notifications apart.
+      if (pid !== undefined && SELF_MARKED.has(table) && sql.ownsBackend?.(pid)) return;
+      move(table);
+    },
     listening() {
       listening = true;
       listenMovedAt = ++tick;

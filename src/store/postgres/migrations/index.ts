@@ -19,7 +19,7 @@ import { compatOrderDdl } from './compat-order';
 import { modelCallTimesDdl } from './model-call-times';
 import { permissionRequestsDdl } from './permission-requests';
 import { runOrderDdl } from './run-order';
-import { adaptiveChangesDdl, tableChangesDdl } from './table-changes';
+import { adaptiveChangesDdl, sessionChangesDdl, tableChangesDdl } from './table-changes';
 
 export const postgresMigrations: readonly Migration[] = [
   { id: 1, name: 'baseline', sql: [coreDdl, operationsDdl, oversightDdl].join('\n') },
@@ -36,4 +36,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 35, name: 'change notifications of the tables nodes keep in memory', sql: tableChangesDdl },
   { id: 39, name: 'run event appends in a list', sql: appendListDdl },
   { id: 40, name: 'change notifications of adaptive_sessions', sql: adaptiveChangesDdl },
+  { id: 43, name: 'change notifications of sessions', sql: sessionChangesDdl },
 ];

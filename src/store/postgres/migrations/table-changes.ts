@@ -35,3 +35,16 @@ export const adaptiveChangesDdl = `
 CREATE TRIGGER svc_table_changes AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON adaptive_sessions
   FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_table_change();
 `;
+
+/**
+ * PostgreSQL migration 43 (issue 18, item 6): `sessions` joins the watched tables, so a node keeps
+ * session rows (src/sessions/pg-kept-sessions.ts) instead of reading the row at every
+ * `sessions.get` (a tool's read of its session: once a step). Every message append and step end
+ * updates the row, so this notifies with most statements of a run; a node does not count the
+ * notifications of its own connections for this table (it marks its own writes when they answer,
+ * ../table-changes.ts), only other nodes'. Same function and channel as migration 35.
+ */
+export const sessionChangesDdl = `
+CREATE TRIGGER svc_table_changes AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON sessions
+  FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_table_change();
+`;
