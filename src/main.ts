@@ -4,7 +4,7 @@
  * other command loads the CLI lazily.
  * @module
  */
-import { opensTui, startsHttpService } from './surfaces/cli/opens-tui';
+import { opensTui } from './surfaces/cli/opens-tui';
 import { VERSION } from './version';
 
 async function main(): Promise<void> {
@@ -15,11 +15,6 @@ async function main(): Promise<void> {
   }
   // The TUI holds V8's young generation at its start size, set before anything loads (util/heap.ts).
   if (opensTui(argv)) (await import('./util/heap')).holdYoungGeneration(process.env);
-  // The HTTP service keeps its GC on the main thread, set before the heap grows or any full GC.
-  if (startsHttpService(argv)) {
-    const warning = (await import('./util/heap')).keepGcOnMainThread(process.env);
-    if (warning) process.stderr.write(`${warning}\n`);
-  }
   // A reader that goes away (`svc run --output stream-json | head`) is not an error: stop quietly.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {

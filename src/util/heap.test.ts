@@ -5,8 +5,6 @@ import {
   dropUserTimingEntries,
   holdYoungGeneration,
   isolatedGc,
-  keepGcOnMainThread,
-  MAIN_THREAD_GC_FLAGS,
   trimWhenIdle,
   tuneHeapForLongRunning,
 } from './heap';
@@ -31,26 +29,6 @@ describe('holdYoungGeneration', () => {
     expect(set('')).toEqual(['--semi-space-growth-factor=1']);
     expect(set('3')).toEqual(['--semi-space-growth-factor=3']);
     for (const value of ['0', '-1', '1.5', 'abc']) expect(set(value)).toEqual([]);
-  });
-});
-
-describe('keepGcOnMainThread', () => {
-  it('ENGINE-CPU-152: sets the main-thread GC flags unless SVC_GC_THREADS=v8, never --no-parallel-marking', () => {
-    const set = (value: string | undefined) => {
-      const flags: string[] = [];
-      const warning = keepGcOnMainThread({ SVC_GC_THREADS: value }, (f) => flags.push(f));
-      return { flags, warning };
-    };
-    const all = MAIN_THREAD_GC_FLAGS.join(' ');
-    expect(set(undefined)).toEqual({ flags: [all], warning: undefined });
-    expect(set('')).toEqual({ flags: [all], warning: undefined });
-    expect(set('main')).toEqual({ flags: [all], warning: undefined });
-    expect(set('v8')).toEqual({ flags: [], warning: undefined });
-    const bad = set('1');
-    expect(bad.flags).toEqual([]);
-    expect(bad.warning).toContain('SVC_GC_THREADS is "main" or "v8", not "1"');
-    // Either aborts V8 11.3 at the first full GC when set once the process runs.
-    expect(all).not.toMatch(/--no-parallel-marking|--single-threaded/);
   });
 });
 

@@ -56,47 +56,6 @@ export function holdYoungGeneration(
 }
 
 /**
- * The V8 flags that keep the garbage collector's work on the main thread (issue 17, item 3): no
- * parallel scavenge, no concurrent marking or sweeping, no parallel compaction or pointer update,
- * no concurrent marking of the C++ heap. `--single-threaded-gc` on the command line means the
- * same plus `--no-parallel-marking`, but that one cannot be set once the process runs: on Node 20
- * (V8 11.3) the C++ heap keeps the concurrent marker it was set up with, only parallel marking
- * joins it, and V8 aborts (`Check failed: concurrent_marking_handle_ …`) at the first full GC;
- * `--no-parallel-marking` alone does the same even on the command line. Parallel marking only
- * runs in the atomic pause, so leaving it on costs little.
- */
-export const MAIN_THREAD_GC_FLAGS = [
-  '--no-parallel-scavenge',
-  '--no-concurrent-marking',
-  '--no-concurrent-sweeping',
-  '--no-concurrent-array-buffer-sweeping',
-  '--no-parallel-compaction',
-  '--no-parallel-pointer-update',
-  '--no-cppheap-concurrent-marking',
-] as const;
-
-/**
- * `svc service start http` keeps its GC on the main thread, set first thing in the entry (before
- * the heap grows and before any full GC): on a box whose cores the service keeps busy, V8's GC
- * helper threads compete with the main thread and cost more CPU over all threads than the work
- * they take off it (docs/performance.md). Every one of these flags is read per collection, so
- * setting them at run time gives the figures of the command-line flags. SVC_GC_THREADS=v8 keeps
- * V8's helper threads; `main` (or unset) is this. Returns the warning for any other value.
- */
-export function keepGcOnMainThread(
-  env: NodeJS.ProcessEnv = process.env,
-  setFlags: (flags: string) => void = setFlagsFromString,
-): string | undefined {
-  const mode = env.SVC_GC_THREADS ?? '';
-  if (mode === 'v8') return undefined;
-  if (mode !== '' && mode !== 'main') {
-    return `svc: SVC_GC_THREADS is "main" or "v8", not ${JSON.stringify(mode)}; V8's default GC threads kept`;
-  }
-  setFlags(MAIN_THREAD_GC_FLAGS.join(' '));
-  return undefined;
-}
-
-/**
  * React's development build (the TUI loads it: nothing sets NODE_ENV) records a
  * `performance.measure` with details for every component render, for its DevTools tracks, and
  * Node keeps every entry until it is cleared: ≈ 3,400 entries per 100 prompts of a TUI session. svc reads no

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parsedCommandWord } from './index';
-import { opensTui, startsHttpService } from './opens-tui';
+import { opensTui } from './opens-tui';
 
 describe('opensTui', () => {
   it('is true for svc alone, svc tui and svc attach, after the root options', () => {
@@ -29,29 +29,6 @@ describe('opensTui', () => {
       ['--cwd', 'tui', 'run'],
     ]) {
       expect(opensTui(argv), argv.join(' ')).toBe(false);
-    }
-  });
-});
-
-describe('startsHttpService', () => {
-  it('ENGINE-CPU-153: is true for svc service start http, after the root options, and for nothing else', () => {
-    for (const argv of [
-      ['service', 'start', 'http'],
-      ['service', 'start', 'http', '--port', '0'],
-      ['--cwd', '/tmp/x', '-c', 'a=1', 'service', 'start', 'http'],
-    ]) {
-      expect(startsHttpService(argv), argv.join(' ')).toBe(true);
-    }
-    for (const argv of [
-      [],
-      ['service', 'start', 'autopilot'],
-      ['service', 'start'],
-      ['service', 'mcp'],
-      ['run', 'service', 'start', 'http'],
-      ['--', 'service', 'start', 'http'],
-      ['--help', 'service', 'start', 'http'],
-    ]) {
-      expect(startsHttpService(argv), argv.join(' ')).toBe(false);
     }
   });
 });
