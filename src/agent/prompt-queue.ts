@@ -42,6 +42,8 @@ async function enqueueRun(
       ...(input.unattended ? { unattended: input.unattended } : {}),
     },
   });
+  const rt = core.runtime(session.id);
+  rt.queuedHere = (rt.queuedHere ?? 0) + 1;
   if (input.resolved) core.hand(run.id, input.resolved);
   // The queue as published: what a drain right after starts from.
   const queued = await core.publishQueue(session.id, created && run.status === 'queued' ? [run] : undefined);

@@ -296,16 +296,16 @@ function postgresClaim(ctx: {
 function updateAndAppend(
   clock: RunLedgerDeps['clock'],
   writes: Pick<PostgresRunWrites, 'updateRunWithEvent'>,
-  events: Pick<ReturnType<typeof postgresRunEvents>, 'known' | 'announce'>,
+  events: Pick<ReturnType<typeof postgresRunEvents>, 'known' | 'announce' | 'sessionOf'>,
 ): NonNullable<RunLedger['updateAndAppend']> {
-  return async (id, patch, type, payload) => {
+  return async (id, patch, type, payload, options) => {
     const now = clock.now();
-    const written = await writes.updateRunWithEvent(id, patch, now, {
-      type,
-      payload: JSON.stringify(payload),
-      created_at: now,
-    });
-    return announced(events, id, written, type, payload, now);
+    const event = { type, payload: JSON.stringify(payload), created_at: now };
+    // The session's queue is the run's: its id is known when this ledger created or appended to it.
+    const queueOf = options?.queue ? events.sessionOf(id) : undefined;
+    const written = await writes.updateRunWithEvent(id, patch, now, event, queueOf);
+    const answer = announced(events, id, written, type, payload, now);
+    return written?.queued === undefined ? answer : { ...answer, queued: written.queued };
   };
 }
 

@@ -85,7 +85,8 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     patch: Parameters<RunWrites['updateRun']>[1],
     now: number,
     event: RunEventWrite,
-  ): Promise<{ run: AgentRun; event: { id: number; seq: number } } | undefined>;
+    queueOf?: string,
+  ): Promise<{ run: AgentRun; event: { id: number; seq: number }; queued?: boolean } | undefined>;
   /**
    * `before`'s writes, then `updateRunWithEvent`, in one statement (the run's UPDATE reads
    * `before.last`, so its row is locked after `before`'s); nothing is written unless `before.ready`
@@ -215,17 +216,8 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       if (!inserted) throw new Error(`agent_runs: no row returned for run ${row.id}`);
       return splitEvent(inserted);
     },
-    async updateRunWithEvent(id, patch, now, event) {
-      const [text, params] = updateStatement(id, patch, now);
-      const n = params.length;
-      const row = await sql.one<PgRunRowWithEvent>(
-        `WITH r AS (${text} RETURNING *)
-         SELECT r.*, a.event_id AS svc_event_id, a.event_seq AS svc_event_seq
-           FROM r, LATERAL svc_append_run_event(r.id, r.session_id, $${n + 1}, $${n + 2}, $${n + 3}) a`,
-        [...params, event.type, event.payload, event.created_at],
-      );
-      return row ? splitEvent(row) : undefined;
-    },
+    updateRunWithEvent: (id, patch, now, event, queueOf) =>
+      updateRunWithEvent(sql, id, patch, now, event, queueOf),
     updateRunWithEventAfter: (id, patch, now, event, before, after) =>
       updateRunWithEventAfter(sql, id, patch, now, event, before, after),
     insertEventWith: (runId, event, after) => insertEventWith(sql, runId, event, after),
@@ -363,6 +355,29 @@ async function insertEventWith(
     event: { id: Number(row.event_id), seq: Number(row.event_seq), session_id: row.session_id },
     appended,
   };
+}
+
+/** `PostgresRunWrites.updateRunWithEvent`; `queueOf`: its session's queue (`queued`, migration 41). */
+async function updateRunWithEvent(
+  sql: SqlClient,
+  ...[id, patch, now, event, queueOf]: Parameters<PostgresRunWrites['updateRunWithEvent']>
+): ReturnType<PostgresRunWrites['updateRunWithEvent']> {
+  const [text, params] = updateStatement(id, patch, now);
+  const n = params.length;
+  // The claim lock and queue read gate the UPDATE (an InitPlan): before the row's lock, as a claim.
+  const q = queueOf ? `q AS MATERIALIZED (SELECT svc_session_has_queued($${n + 4}) AS queued), ` : '';
+  const [gate, answer] = q
+    ? [' AND (SELECT queued FROM q) IS NOT NULL', ', (SELECT queued FROM q) AS svc_queued']
+    : ['', ''];
+  const row = await sql.one<PgRunRowWithEvent & { svc_queued?: boolean }>(
+    `WITH ${q}r AS (${text}${gate} RETURNING *)
+     SELECT r.*, a.event_id AS svc_event_id, a.event_seq AS svc_event_seq${answer}
+       FROM r, LATERAL svc_append_run_event(r.id, r.session_id, $${n + 1}, $${n + 2}, $${n + 3}) a`,
+    [...params, event.type, event.payload, event.created_at, ...(queueOf ? [queueOf] : [])],
+  );
+  if (!row) return undefined;
+  const { svc_queued, ...rest } = row;
+  return { ...splitEvent(rest), ...(queueOf ? { queued: svc_queued === true } : {}) };
 }
 
 /** `PostgresRunWrites.updateRunWithEventAfter` (see there). */

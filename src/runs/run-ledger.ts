@@ -79,7 +79,13 @@ export interface RunLedger {
     patch: RunPatch,
     type: string,
     payload: Record<string, unknown>,
-  ): Promise<{ run: AgentRun; event: RunEvent }>;
+    /**
+     * `queue`: also whether the run's session has queued runs, read in the same statement under
+     * the session's claim lock (PostgreSQL), as a read after the write's commit would tell: a claim
+     * on another node that found this run running committed its queued run before (p-pgcompat).
+     */
+    options?: { queue?: boolean },
+  ): Promise<{ run: AgentRun; event: RunEvent; queued?: boolean }>;
   /**
    * PostgreSQL: `before` (another domain's write: a step end's messages and session usage), then
    * `updateAndAppend`, in one statement: all or nothing, no transaction needed around them. Answers
