@@ -25,6 +25,7 @@ import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { SqlClient } from '../store/postgres/client';
 import { followedRuns } from './followed-runs';
+import { insertRunAfter } from './pg-run-create-repository';
 import { firstRunEvent, newRunRow } from './new-run';
 import { announced, appendAnnounced, updateAndAppendAfter } from './pg-run-announced';
 import { createPostgresRunQueries } from './pg-run-queries';
@@ -75,14 +76,17 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
   return {
     owner,
     available: () => ({ ok: true, path: sql.redactedUrl }),
-    create: read(async (input) => {
+    create: read(async (input, riding) => {
       const now = clock.now();
       const row = newRunRow(input, deps.ids.next('run'), now, owner);
       const id = row.id;
       // The run and its first event in one statement.
       const first = firstRunEvent(row);
       const firstEvent = { type: first.type, payload: JSON.stringify(first.payload), created_at: now };
-      const created = await writes.insertRunWithEvent(row, firstEvent);
+      // The session's held INSERT, when given, first in it (./pg-run-create-repository.ts).
+      const created = riding
+        ? await insertRunAfter(sql, row, firstEvent, riding)
+        : await writes.insertRunWithEvent(row, firstEvent);
       events.known(id, input.session_id);
       events.announce({
         ...created.event,

@@ -183,10 +183,10 @@ export interface RunEventWrite {
   created_at: number;
 }
 
-type PgRunRowWithEvent = PgRunRow & { svc_event_id: number | string; svc_event_seq: number | string };
+export type PgRunRowWithEvent = PgRunRow & { svc_event_id: number | string; svc_event_seq: number | string };
 
 /** A run row answered with its event's id and seq (`svc_event_*` columns), split in two. */
-function splitEvent(row: PgRunRowWithEvent): { run: AgentRun; event: { id: number; seq: number } } {
+export function splitEvent(row: PgRunRowWithEvent): { run: AgentRun; event: { id: number; seq: number } } {
   const { svc_event_id, svc_event_seq, ...run } = row;
   return { run: fromPg(run as PgRunRow), event: { id: Number(svc_event_id), seq: Number(svc_event_seq) } };
 }
@@ -489,7 +489,7 @@ function updateStatement(
 }
 
 /** The INSERT of a run and its parameters. */
-function insertStatement(row: Parameters<RunWrites['insertRun']>[0]): [string, unknown[]] {
+export function insertStatement(row: Parameters<RunWrites['insertRun']>[0]): [string, unknown[]] {
   return [
     `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
              prompt, options, created_at, updated_at, started_at, pid, host, runner)
