@@ -28,20 +28,27 @@ async function enqueueRun(
   if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
     throw new SvcError('invalid_input', `max_steps: must be a positive integer, got ${input.maxSteps}`);
   }
-  const run = await a.runs.create({
-    session_id: session.id,
-    // A session without a parent is its own family's root (a parent never changes).
-    family_session_id: session.parent_id ? await a.sessions.root(session.id) : session.id,
-    agent: kind.id,
-    model: input.model ?? null,
-    origin: input.origin ?? 'api',
-    prompt: input.prompt,
-    options: {
-      ...(input.maxSteps !== undefined ? { max_steps: input.maxSteps } : {}),
-      ...(input.yolo ? { yolo: true } : {}),
-      ...(input.unattended ? { unattended: input.unattended } : {}),
+  // A session the caller created with its INSERT held: that INSERT goes with the run's.
+  const riding = created && input.session === session ? input.sessionInsert : undefined;
+  const run = await a.runs.create(
+    {
+      session_id: session.id,
+      // A session without a parent is its own family's root (a parent never changes).
+      family_session_id: session.parent_id ? await a.sessions.root(session.id) : session.id,
+      agent: kind.id,
+      model: input.model ?? null,
+      origin: input.origin ?? 'api',
+      prompt: input.prompt,
+      options: {
+        ...(input.maxSteps !== undefined ? { max_steps: input.maxSteps } : {}),
+        ...(input.yolo ? { yolo: true } : {}),
+        ...(input.unattended ? { unattended: input.unattended } : {}),
+      },
     },
-  });
+    riding,
+  );
+  const rt = core.runtime(session.id);
+  rt.queuedHere = (rt.queuedHere ?? 0) + 1;
   if (input.resolved) core.hand(run.id, input.resolved);
   // The queue as published: what a drain right after starts from.
   const queued = await core.publishQueue(session.id, created && run.status === 'queued' ? [run] : undefined);

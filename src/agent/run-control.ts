@@ -14,7 +14,7 @@ import { runFailure } from './failure';
 import { withWorkspace } from './host';
 import { recordProject } from './project-registry';
 import { compactDuringRun } from './run-compaction';
-import { finishRun, handedOver } from './run-finish';
+import { type FinishNext, finishRun, handedOver } from './run-finish';
 import { executeRun, promptPhase, type RunOutcome, type StopState } from './run-loop';
 import { claimDequeued, enqueueRun, storedRun } from './run-queue';
 import type { AgentCore } from './session-runtime';
@@ -209,11 +209,11 @@ async function launchRun(
       // On PostgreSQL the row and `run.finished` are one statement, its own commit: no BEGIN and
       // COMMIT around it (`together`); a lease it gives up is a write of its own after it, as an
       // expired lease frees itself anyway.
-      const drains = await core.host.store.transactions.together(() => finishRun(core, claimed, outcome));
+      const next = await core.host.store.transactions.together(() => finishRun(core, claimed, outcome));
       // A run the durable engine gave this node (dequeued, or resumed after its node died) starts
       // the session's next queued prompt outside its workflow, onto the queue (so it starts even
       // when the node it was sent to is gone; that node, if alive, finds it already queued).
-      await afterFinish(core, claimed, drains, resume || options.dequeued === true);
+      await afterFinish(core, claimed, next, resume || options.dequeued === true);
     });
 }
 
@@ -247,7 +247,7 @@ function pollCancel(core: AgentCore, run: AgentRun, controller: AbortController,
 async function afterFinish(
   core: AgentCore,
   run: AgentRun,
-  drains: boolean,
+  { drains, queue }: FinishNext,
   inWorkflow: boolean,
 ): Promise<void> {
   const a = core.host;
@@ -259,7 +259,9 @@ async function afterFinish(
     await core.settle(run.id);
     if (drains) {
       try {
-        if (await (inWorkflow ? drainOutside(core, sessionId) : drainQueue(core, sessionId))) return;
+        // `queue`: as the finish's statement read it (empty), not read again.
+        if (await (inWorkflow ? drainOutside(core, sessionId, queue) : drainQueue(core, sessionId, queue)))
+          return;
       } catch (error) {
         a.log.warn('queue drain failed', { session_id: sessionId, error });
       }
@@ -274,9 +276,14 @@ async function afterFinish(
  * `drainQueue` outside the durable engine's workflow this code runs in (a run the engine gave this
  * node): the next prompt is queued, never run inside the ended run's workflow.
  */
-async function drainOutside(core: AgentCore, sessionId: string): Promise<string | undefined> {
+async function drainOutside(
+  core: AgentCore,
+  sessionId: string,
+  queue?: AgentRun[],
+): Promise<string | undefined> {
   const outside = core.deps.durable?.outside;
-  return outside ? await outside(() => drainQueue(core, sessionId)) : await drainQueue(core, sessionId);
+  const drain = () => drainQueue(core, sessionId, queue);
+  return outside ? await outside(drain) : await drain();
 }
 
 /**

@@ -18,10 +18,24 @@ export async function handedOver(core: AgentCore, run: AgentRun, outcome: RunOut
   rt.promise = undefined;
 }
 
-/** The run's end recorded (row, ledger, events, lease, the idle state); whether the queue drains next. */
-export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome): Promise<boolean> {
+/**
+ * What follows a finish: whether the queue drains next and, when the finish's statement told it,
+ * the session's queue (`[]`: empty, no read needed; undefined: the drain reads it).
+ */
+export interface FinishNext {
+  drains: boolean;
+  queue?: AgentRun[];
+}
+
+/** The run's end recorded (row, ledger, events, lease, the idle state); what follows it. */
+export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutcome): Promise<FinishNext> {
   const a = core.host;
   const sessionId = run.session_id;
+  const drains = outcome.status === 'completed' && !core.closing && !run.parent_run_id;
+  const rt = core.runtime(sessionId);
+  // Runs this node queues on the session from now on may commit after the finish's queue read.
+  const queuedHere = rt.queuedHere ?? 0;
+  let empty = false;
   try {
     const finished = {
       status: outcome.status,
@@ -44,10 +58,15 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       cost: outcome.cost,
     };
     // The row and `run.finished` together (one statement where it can); the row answers the result.
+    // Where the queue drains next, the statement also tells whether the session has queued runs.
     let row: AgentRun;
-    if (a.runs.updateAndAppend)
-      row = (await a.runs.updateAndAppend(run.id, finished, 'run.finished', event)).run;
-    else {
+    if (a.runs.updateAndAppend) {
+      const written = await a.runs.updateAndAppend(run.id, finished, 'run.finished', event, {
+        queue: drains,
+      });
+      row = written.run;
+      empty = written.queued === false;
+    } else {
       row = await a.runs.update(run.id, finished);
       await a.runs.append(run.id, 'run.finished', event);
     }
@@ -75,14 +94,12 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
     a.log.error('run finalize failed', { run_id: run.id, error });
   }
   await core.deps.runLeases?.end(run);
-  const rt = core.runtime(sessionId);
   rt.controller = undefined;
   rt.stop = undefined;
   rt.promise = undefined;
   // A request the run did not reach a step boundary for ends with it (it was for this run).
   rt.compactRequested = undefined;
-  const drains = outcome.status === 'completed' && !core.closing && !run.parent_run_id;
   rt.draining = drains;
   core.setState(sessionId, 'idle', null);
-  return drains;
+  return { drains, ...(empty && (rt.queuedHere ?? 0) === queuedHere ? { queue: [] } : {}) };
 }

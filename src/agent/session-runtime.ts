@@ -29,6 +29,11 @@ export interface Runtime {
    * `waitIdle` waits for the outcome (the next run, or idle with an empty queue).
    */
   draining?: boolean;
+  /**
+   * Runs this process queued on the session, counted: a finish trusts the queue its statement
+   * read only when none was queued here while it was in flight (./run-finish.ts).
+   */
+  queuedHere?: number;
 }
 
 interface Deferred {

@@ -16,6 +16,7 @@ import type {
 import type { ResolvedModel } from '../providers/types';
 import type { AgentRun, FinalRunStatus, RunStatus } from '../runs/run-ledger';
 import type { CreateSessionInput, Session } from '../sessions/session-store';
+import type { RidingInsert } from '../store/preceding-write';
 import type { Workspace } from '../workspace/workspace';
 import type { AgentKind } from './agent-kinds';
 import type { RefusedCall } from './refused';
@@ -60,6 +61,12 @@ export interface SendInput {
    * run alone.
    */
   session?: Session;
+  /**
+   * `session`'s INSERT, held by the caller (`SessionStore.createHeld`, PostgreSQL): it goes first
+   * in the statement that inserts the run (`RunLedger.create`'s `riding`), in the transaction the
+   * send joins. Only with `session`.
+   */
+  sessionInsert?: RidingInsert;
   /**
    * The caller's transaction fails with this send (its error propagates, never caught and the
    * rest committed): the send joins it with no savepoint of its own (`StoreTransactions.join`;

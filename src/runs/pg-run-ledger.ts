@@ -27,6 +27,7 @@ import type { SqlClient } from '../store/postgres/client';
 import { followedRuns } from './followed-runs';
 import { firstRunEvent, newRunRow } from './new-run';
 import { announced, appendAnnounced, updateAndAppendAfter } from './pg-run-announced';
+import { insertRunAfter } from './pg-run-create-repository';
 import { createPostgresRunQueries } from './pg-run-queries';
 import { createPostgresRunRecovery } from './pg-run-recovery';
 import { createPostgresRunWrites, type PostgresRunWrites } from './pg-run-write-repository';
@@ -75,14 +76,17 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
   return {
     owner,
     available: () => ({ ok: true, path: sql.redactedUrl }),
-    create: read(async (input) => {
+    create: read(async (input, riding) => {
       const now = clock.now();
       const row = newRunRow(input, deps.ids.next('run'), now, owner);
       const id = row.id;
       // The run and its first event in one statement.
       const first = firstRunEvent(row);
       const firstEvent = { type: first.type, payload: JSON.stringify(first.payload), created_at: now };
-      const created = await writes.insertRunWithEvent(row, firstEvent);
+      // The session's held INSERT, when given, first in it (./pg-run-create-repository.ts).
+      const created = riding
+        ? await insertRunAfter(sql, row, firstEvent, riding)
+        : await writes.insertRunWithEvent(row, firstEvent);
       events.known(id, input.session_id);
       events.announce({
         ...created.event,
@@ -296,16 +300,16 @@ function postgresClaim(ctx: {
 function updateAndAppend(
   clock: RunLedgerDeps['clock'],
   writes: Pick<PostgresRunWrites, 'updateRunWithEvent'>,
-  events: Pick<ReturnType<typeof postgresRunEvents>, 'known' | 'announce'>,
+  events: Pick<ReturnType<typeof postgresRunEvents>, 'known' | 'announce' | 'sessionOf'>,
 ): NonNullable<RunLedger['updateAndAppend']> {
-  return async (id, patch, type, payload) => {
+  return async (id, patch, type, payload, options) => {
     const now = clock.now();
-    const written = await writes.updateRunWithEvent(id, patch, now, {
-      type,
-      payload: JSON.stringify(payload),
-      created_at: now,
-    });
-    return announced(events, id, written, type, payload, now);
+    const event = { type, payload: JSON.stringify(payload), created_at: now };
+    // The session's queue is the run's: its id is known when this ledger created or appended to it.
+    const queueOf = options?.queue ? events.sessionOf(id) : undefined;
+    const written = await writes.updateRunWithEvent(id, patch, now, event, queueOf);
+    const answer = announced(events, id, written, type, payload, now);
+    return written?.queued === undefined ? answer : { ...answer, queued: written.queued };
   };
 }
 

@@ -85,7 +85,8 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     patch: Parameters<RunWrites['updateRun']>[1],
     now: number,
     event: RunEventWrite,
-  ): Promise<{ run: AgentRun; event: { id: number; seq: number } } | undefined>;
+    queueOf?: string,
+  ): Promise<{ run: AgentRun; event: { id: number; seq: number }; queued?: boolean } | undefined>;
   /**
    * `before`'s writes, then `updateRunWithEvent`, in one statement (the run's UPDATE reads
    * `before.last`, so its row is locked after `before`'s); nothing is written unless `before.ready`
@@ -182,10 +183,10 @@ export interface RunEventWrite {
   created_at: number;
 }
 
-type PgRunRowWithEvent = PgRunRow & { svc_event_id: number | string; svc_event_seq: number | string };
+export type PgRunRowWithEvent = PgRunRow & { svc_event_id: number | string; svc_event_seq: number | string };
 
 /** A run row answered with its event's id and seq (`svc_event_*` columns), split in two. */
-function splitEvent(row: PgRunRowWithEvent): { run: AgentRun; event: { id: number; seq: number } } {
+export function splitEvent(row: PgRunRowWithEvent): { run: AgentRun; event: { id: number; seq: number } } {
   const { svc_event_id, svc_event_seq, ...run } = row;
   return { run: fromPg(run as PgRunRow), event: { id: Number(svc_event_id), seq: Number(svc_event_seq) } };
 }
@@ -215,17 +216,8 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       if (!inserted) throw new Error(`agent_runs: no row returned for run ${row.id}`);
       return splitEvent(inserted);
     },
-    async updateRunWithEvent(id, patch, now, event) {
-      const [text, params] = updateStatement(id, patch, now);
-      const n = params.length;
-      const row = await sql.one<PgRunRowWithEvent>(
-        `WITH r AS (${text} RETURNING *)
-         SELECT r.*, a.event_id AS svc_event_id, a.event_seq AS svc_event_seq
-           FROM r, LATERAL svc_append_run_event(r.id, r.session_id, $${n + 1}, $${n + 2}, $${n + 3}) a`,
-        [...params, event.type, event.payload, event.created_at],
-      );
-      return row ? splitEvent(row) : undefined;
-    },
+    updateRunWithEvent: (id, patch, now, event, queueOf) =>
+      updateRunWithEvent(sql, id, patch, now, event, queueOf),
     updateRunWithEventAfter: (id, patch, now, event, before, after) =>
       updateRunWithEventAfter(sql, id, patch, now, event, before, after),
     insertEventWith: (runId, event, after) => insertEventWith(sql, runId, event, after),
@@ -365,6 +357,29 @@ async function insertEventWith(
   };
 }
 
+/** `PostgresRunWrites.updateRunWithEvent`; `queueOf`: its session's queue (`queued`, migration 41). */
+async function updateRunWithEvent(
+  sql: SqlClient,
+  ...[id, patch, now, event, queueOf]: Parameters<PostgresRunWrites['updateRunWithEvent']>
+): ReturnType<PostgresRunWrites['updateRunWithEvent']> {
+  const [text, params] = updateStatement(id, patch, now);
+  const n = params.length;
+  // The claim lock and queue read gate the UPDATE (an InitPlan): before the row's lock, as a claim.
+  const q = queueOf ? `q AS MATERIALIZED (SELECT svc_session_has_queued($${n + 4}) AS queued), ` : '';
+  const [gate, answer] = q
+    ? [' AND (SELECT queued FROM q) IS NOT NULL', ', (SELECT queued FROM q) AS svc_queued']
+    : ['', ''];
+  const row = await sql.one<PgRunRowWithEvent & { svc_queued?: boolean }>(
+    `WITH ${q}r AS (${text}${gate} RETURNING *)
+     SELECT r.*, a.event_id AS svc_event_id, a.event_seq AS svc_event_seq${answer}
+       FROM r, LATERAL svc_append_run_event(r.id, r.session_id, $${n + 1}, $${n + 2}, $${n + 3}) a`,
+    [...params, event.type, event.payload, event.created_at, ...(queueOf ? [queueOf] : [])],
+  );
+  if (!row) return undefined;
+  const { svc_queued, ...rest } = row;
+  return { ...splitEvent(rest), ...(queueOf ? { queued: svc_queued === true } : {}) };
+}
+
 /** `PostgresRunWrites.updateRunWithEventAfter` (see there). */
 async function updateRunWithEventAfter(
   sql: SqlClient,
@@ -474,7 +489,7 @@ function updateStatement(
 }
 
 /** The INSERT of a run and its parameters. */
-function insertStatement(row: Parameters<RunWrites['insertRun']>[0]): [string, unknown[]] {
+export function insertStatement(row: Parameters<RunWrites['insertRun']>[0]): [string, unknown[]] {
   return [
     `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
              prompt, options, created_at, updated_at, started_at, pid, host, runner)

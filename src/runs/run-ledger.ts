@@ -46,7 +46,11 @@ export interface RunLedger {
   readonly owner: { pid: number; host: string; runner: string };
   /** Whether the durable store can be used, and why not. Never throws. */
   available(): { ok: true; path: string } | { ok: false; reason: string };
-  create(input: CreateRunInput): Promise<AgentRun>;
+  /**
+   * `riding`: another domain's insert that goes first in the run's INSERT statement (PostgreSQL:
+   * a new session's, `SessionStore.createHeld`); a ledger without it (SQLite) refuses one.
+   */
+  create(input: CreateRunInput, riding?: RidingInsert): Promise<AgentRun>;
   get(id: string): Promise<AgentRun | undefined>;
   /** Like get, but a not_found SvcError naming the id. */
   require(id: string): Promise<AgentRun>;
@@ -79,7 +83,13 @@ export interface RunLedger {
     patch: RunPatch,
     type: string,
     payload: Record<string, unknown>,
-  ): Promise<{ run: AgentRun; event: RunEvent }>;
+    /**
+     * `queue`: also whether the run's session has queued runs, read in the same statement under
+     * the session's claim lock (PostgreSQL), as a read after the write's commit would tell: a claim
+     * on another node that found this run running committed its queued run before (p-pgcompat).
+     */
+    options?: { queue?: boolean },
+  ): Promise<{ run: AgentRun; event: RunEvent; queued?: boolean }>;
   /**
    * PostgreSQL: `before` (another domain's write: a step end's messages and session usage), then
    * `updateAndAppend`, in one statement: all or nothing, no transaction needed around them. Answers
@@ -332,7 +342,10 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
       }
     },
     // The SQLite writes stay synchronous inside: each method has run its statements when it returns.
-    create: async (input) => writeOps.create(input),
+    create: async (input, riding) => {
+      if (riding) throw new Error('runs.create: this ledger takes no riding insert');
+      return writeOps.create(input);
+    },
     claim: async (runId) => writeOps.claim(runId),
     update: async (id, patch) => writeOps.update(id, patch),
     updateCancel: async (id, patch) => writeOps.updateCancel(id, patch),

@@ -24,6 +24,9 @@ export type PostgresSessionStore = AsyncOf<SessionStore>;
 
 const toSession = (row: SessionRow): Session => ({ ...row, metadata: JSON.parse(row.metadata) });
 
+const INSERT_SESSION = `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
+
 /** A row this process just wrote (`RETURNING *`) in `tx` (taken before the statement): the read scope's copy. */
 function wroteRow(sql: SqlClient, row: SessionRow, tx: TransactionEnd | undefined): void {
   wroteSession(sql, row.id, tx);
@@ -133,10 +136,30 @@ function sessionWrites(deps: {
   require: (id: string) => Promise<Session>;
   requireFresh: (id: string) => Promise<Session>;
   family: (id: string) => Promise<Session[]>;
-}): Pick<PostgresSessionStore, 'create' | 'update' | 'delete' | 'addUsage'> {
+}): Pick<PostgresSessionStore, 'create' | 'createHeld' | 'update' | 'delete' | 'addUsage'> {
   const { sql, require } = deps;
   const kept = keptSessions(sql);
+  const created = (id: string, session: Session) =>
+    deps.bus?.publish(id, 'session.created', {
+      session_id: id,
+      parent_id: session.parent_id,
+      title: session.title,
+    });
   return {
+    // The row as `INSERT … RETURNING *` answers it (the columns' defaults), its INSERT handed out.
+    createHeld(input = {}) {
+      const tx = sql.transactionNow();
+      if (!tx || input.parent_id) throw new Error('createHeld: a session without a parent, in a transaction');
+      const id = input.id ?? deps.ids.next('ses');
+      const values = newSessionValues(input, id, deps.workspace, deps.clock.now());
+      const [, , title, mode, agent, model, workspace, metadata, created_at, updated_at] = values;
+      const row = { id, parent_id: null, title, mode, agent, model, reasoning_effort: null, workspace };
+      const counts = { prompt_tokens: 0, completion_tokens: 0, cost: 0, metadata, created_at, updated_at };
+      wroteRow(sql, { ...row, ...counts } as SessionRow, tx);
+      const session = toSession({ ...row, ...counts } as SessionRow);
+      created(id, session);
+      return { session, insert: { text: `${INSERT_SESSION} RETURNING id`, values } };
+    },
     async create(input = {}) {
       const now = deps.clock.now();
       if (input.parent_id) await require(input.parent_id);
@@ -145,19 +168,14 @@ function sessionWrites(deps: {
       const mark = kept.mark(id);
       const row = await marked(sql, id, tx, () =>
         sql.one<SessionRow>(
-          `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+          `${INSERT_SESSION} RETURNING *`,
           newSessionValues(input, id, deps.workspace, now),
         ),
       );
       if (row) wroteRow(sql, row, tx);
       kept.wrote(mark, row);
       const session = row ? toSession(row) : await require(id);
-      deps.bus?.publish(id, 'session.created', {
-        session_id: id,
-        parent_id: session.parent_id,
-        title: session.title,
-      });
+      created(id, session);
       return session;
     },
     async update(id, patch) {

@@ -3,7 +3,7 @@
  * it). Kept apart so the store's parts (message writes, search) share them without a cycle.
  * @module
  */
-import type { PrecedingWrite } from '../store/preceding-write';
+import type { PrecedingWrite, RidingInsert } from '../store/preceding-write';
 
 export type MessageRole = 'user' | 'assistant' | 'system' | 'tool';
 
@@ -85,6 +85,13 @@ export interface SessionPatch {
 
 export interface SessionStore {
   create(input?: CreateSessionInput): Promise<Session>;
+  /**
+   * PostgreSQL: `create`, its INSERT held to go first in the statement of the session's first
+   * run (`RunLedger.create`'s `riding`, inside the same transaction): the row as the INSERT would
+   * answer it, `session.created` published, the row answered from memory in this transaction.
+   * The caller must hand `insert` to that statement before the transaction commits.
+   */
+  createHeld?(input?: CreateSessionInput): { session: Session; insert: RidingInsert };
   get(id: string): Promise<Session | undefined>;
   /** Like get, but a not_found SvcError naming the id. */
   require(id: string): Promise<Session>;

@@ -41,7 +41,10 @@ describe.skipIf(!pg.available)('a compat run’s preparation on PostgreSQL', () 
       // Before the model request, after the claim and the compat row: the preparation's one
       // statement (in the start's transaction or after its COMMIT, as the run's pace has it).
       const prepared = preparationWrites(statements.sent.slice(from, atModelRequest)).filter(
-        (t) => !/svc_claim_run_started|^WITH alongside AS|^WITH r AS \(INSERT INTO agent_runs/.test(t),
+        (t) =>
+          !/svc_claim_run_started|^WITH alongside AS|^WITH (riding AS \(INSERT INTO sessions .*)?r AS \(INSERT INTO agent_runs/s.test(
+            t,
+          ),
       );
       expect(prepared).toHaveLength(1);
       expect(prepared[0]).toMatch(/^WITH riding AS \(INSERT INTO prompt_stack_builds /);

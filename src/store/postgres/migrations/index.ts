@@ -18,6 +18,7 @@ import { clusterDdl } from './cluster';
 import { compatOrderDdl } from './compat-order';
 import { modelCallTimesDdl } from './model-call-times';
 import { permissionRequestsDdl } from './permission-requests';
+import { queueAfterClaimLockDdl } from './queue-after-claim-lock';
 import { runOrderDdl } from './run-order';
 import { adaptiveChangesDdl, sessionChangesDdl, tableChangesDdl } from './table-changes';
 
@@ -36,5 +37,6 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 35, name: 'change notifications of the tables nodes keep in memory', sql: tableChangesDdl },
   { id: 39, name: 'run event appends in a list', sql: appendListDdl },
   { id: 40, name: 'change notifications of adaptive_sessions', sql: adaptiveChangesDdl },
+  { id: 41, name: 'a session queue read under its claim lock', sql: queueAfterClaimLockDdl },
   { id: 43, name: 'change notifications of sessions', sql: sessionChangesDdl },
 ];

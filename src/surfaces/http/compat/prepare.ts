@@ -10,6 +10,7 @@ import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
 import type { Session } from '../../../sessions/session-store';
+import type { RidingInsert } from '../../../store/preceding-write';
 import { type Conversation, planConversation } from './conversation';
 import { type CompatRequestRow, ledgerEnabled, recordRequest, recordRequestWithEvent } from './ledger';
 import { type CompatModel, resolveCompatModel } from './model';
@@ -62,14 +63,19 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   // imported history, the run's start and the request's ledger row are one transaction (one
   // commit); with pending tool calls (which run first, awaited) the session is one and the rest
   // another.
-  const begin = async () => {
+  let sessionInsert: RidingInsert | undefined;
+  const begin = async (withRun = false) => {
     // A new session is made with the title its run would give it (no update of the row at the run's start).
-    const session =
-      bound ??
-      (await app.agent.createSession({
-        title: titleFromPrompt(conversation.prompt),
-        metadata: { openai_compat: { request_id: requestId } },
-      }));
+    const input = {
+      title: titleFromPrompt(conversation.prompt),
+      metadata: { openai_compat: { request_id: requestId } },
+    };
+    // Without history to import and with its run in this transaction, its INSERT waits to go with
+    // the run's (PostgreSQL: one statement fewer).
+    const held =
+      !bound && withRun && conversation.history.length === 0 ? app.sessions.createHeld?.(input) : undefined;
+    sessionInsert = held?.insert;
+    const session = bound ?? held?.session ?? (await app.agent.createSession(input));
     if (!bound) await importHistory(app, session.id, conversation);
     sessionId = session.id;
     release = runtime.enter(session.id, conversation.system);
@@ -83,7 +89,7 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   // again); a bound one was read before the transaction: the send reads it.
   const send = (id: string, created?: Session) => ({
     sessionId: id,
-    ...(created && !bound ? { session: created } : {}),
+    ...(created && !bound ? { session: created, ...(sessionInsert ? { sessionInsert } : {}) } : {}),
     prompt: conversation.prompt,
     model: model.resolved.selector,
     // Resolved once: the run binds it to its own metering (ModelResolver.bind).
@@ -94,14 +100,14 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   try {
     if (pending.length) {
       // The pending tool calls run first, in the run's name, then the run starts.
-      const id = (await app.store.transactions.run(begin)).id;
+      const id = (await app.store.transactions.run(() => begin())).id;
       runId = (await app.agent.enqueue({ ...send(id), start: false })).run_id;
       await runPendingCalls(app, id, runId, conversation, signal);
       await app.agent.drain(id);
       await record(runId);
     } else {
       runId = await app.store.transactions.run(async () => {
-        const session = await begin();
+        const session = await begin(true);
         // The send's failure fails this transaction: no savepoint of its own (PostgreSQL).
         const started = (await app.agent.send({ ...send(session.id, session), joinTransaction: true }))
           .run_id;
