@@ -118,7 +118,10 @@ describe('mutation flags', () => {
     expect(effective.filter((e) => e.mutates).map((e) => e.name)).toEqual([]);
   });
 
-  it('TOOLS-MUT-03: running every read-only tool example changes no file, no history and no run', async () => {
+  // ≈ 150 real tool calls (3 s alone): the default 30 s bound was hit in a full suite on a loaded 2-core box.
+  it('TOOLS-MUT-03: running every read-only tool example changes no file, no history and no run', {
+    timeout: 120_000,
+  }, async () => {
     const app = await seededApp();
     const before = await snapshot(app);
     expect(Object.keys(before.history).length).toBeGreaterThan(0);
