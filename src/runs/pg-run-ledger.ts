@@ -27,7 +27,7 @@ import type { SqlClient } from '../store/postgres/client';
 import { followedRuns } from './followed-runs';
 import { firstRunEvent, newRunRow } from './new-run';
 import { announced, appendAnnounced, updateAndAppendAfter } from './pg-run-announced';
-import { insertRunAfter } from './pg-run-create-repository';
+import { insertRunWithEvent } from './pg-run-create-repository';
 import { createPostgresRunQueries } from './pg-run-queries';
 import { createPostgresRunRecovery } from './pg-run-recovery';
 import { createPostgresRunWrites, type PostgresRunWrites } from './pg-run-write-repository';
@@ -80,13 +80,11 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       const now = clock.now();
       const row = newRunRow(input, deps.ids.next('run'), now, owner);
       const id = row.id;
-      // The run and its first event in one statement.
+      // The run and its first event in one statement; the session's held INSERT, when given,
+      // first in it (./pg-run-create-repository.ts).
       const first = firstRunEvent(row);
       const firstEvent = { type: first.type, payload: JSON.stringify(first.payload), created_at: now };
-      // The session's held INSERT, when given, first in it (./pg-run-create-repository.ts).
-      const created = riding
-        ? await insertRunAfter(sql, row, firstEvent, riding)
-        : await writes.insertRunWithEvent(row, firstEvent);
+      const created = await insertRunWithEvent(sql, row, firstEvent, riding);
       events.known(id, input.session_id);
       events.announce({
         ...created.event,

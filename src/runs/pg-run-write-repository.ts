@@ -68,14 +68,6 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     now: number,
   ): Promise<AgentRun | undefined>;
   /**
-   * `insertRunRow` and the new run's first event (seq 1) in one statement: nobody else can append
-   * to a run not yet inserted, so its first seq is 1, as `insertEvent` would take it.
-   */
-  insertRunWithEvent(
-    row: Parameters<RunWrites['insertRun']>[0],
-    event: RunEventWrite,
-  ): Promise<{ run: AgentRun; event: { id: number; seq: number } }>;
-  /**
    * `updateRunRow` and then `insertEvent` for the same run in one statement (the update's row
    * lock, then migration 30's function: its lock is the one already held, its seq read after it),
    * so both are written or neither. Undefined: no such run (nothing written).
@@ -202,19 +194,6 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       const inserted = await sql.one<PgRunRow>(`${text} RETURNING *`, params);
       if (!inserted) throw new Error(`agent_runs: no row returned for run ${row.id}`);
       return fromPg(inserted);
-    },
-    async insertRunWithEvent(row, event) {
-      const [text, params] = insertStatement(row);
-      const n = params.length;
-      const inserted = await sql.one<PgRunRowWithEvent>(
-        `WITH r AS (${text} RETURNING *),
-           e AS (INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
-                   SELECT r.id, r.session_id, 1, $${n + 1}, $${n + 2}, $${n + 3} FROM r RETURNING id, seq)
-         SELECT r.*, e.id AS svc_event_id, e.seq AS svc_event_seq FROM r, e`,
-        [...params, event.type, event.payload, event.created_at],
-      );
-      if (!inserted) throw new Error(`agent_runs: no row returned for run ${row.id}`);
-      return splitEvent(inserted);
     },
     updateRunWithEvent: (id, patch, now, event, queueOf) =>
       updateRunWithEvent(sql, id, patch, now, event, queueOf),
@@ -488,12 +467,19 @@ function updateStatement(
   return [`UPDATE agent_runs SET ${sets} WHERE id = $${params.length}`, params];
 }
 
-/** The INSERT of a run and its parameters. */
-export function insertStatement(row: Parameters<RunWrites['insertRun']>[0]): [string, unknown[]] {
+/** The run's value of each column of its INSERT (`created_at` and `updated_at` share one). */
+const INSERT_VALUE_OF_COLUMN = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 11, 12, 13, 14, 15];
+
+/**
+ * The INSERT of a run and its parameters, numbered after `offset` others (a statement that sends
+ * another insert's parameters first, ./pg-run-create-repository.ts).
+ */
+export function insertStatement(row: Parameters<RunWrites['insertRun']>[0], offset = 0): [string, unknown[]] {
+  const values = INSERT_VALUE_OF_COLUMN.map((i) => `$${i + offset}`).join(', ');
   return [
     `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
              prompt, options, created_at, updated_at, started_at, pid, host, runner)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $14, $15)`,
+           VALUES (${values})`,
     runInsertValues(row),
   ];
 }

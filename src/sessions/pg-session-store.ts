@@ -153,10 +153,24 @@ function sessionWrites(deps: {
       const id = input.id ?? deps.ids.next('ses');
       const values = newSessionValues(input, id, deps.workspace, deps.clock.now());
       const [, , title, mode, agent, model, workspace, metadata, created_at, updated_at] = values;
-      const row = { id, parent_id: null, title, mode, agent, model, reasoning_effort: null, workspace };
-      const counts = { prompt_tokens: 0, completion_tokens: 0, cost: 0, metadata, created_at, updated_at };
-      wroteRow(sql, { ...row, ...counts } as SessionRow, tx);
-      const session = toSession({ ...row, ...counts } as SessionRow);
+      const row = {
+        id,
+        parent_id: null,
+        title,
+        mode,
+        agent,
+        model,
+        reasoning_effort: null,
+        workspace,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        cost: 0,
+        metadata,
+        created_at,
+        updated_at,
+      } as SessionRow;
+      wroteRow(sql, row, tx);
+      const session = toSession(row);
       created(id, session);
       return { session, insert: { text: `${INSERT_SESSION} RETURNING id`, values } };
     },
