@@ -189,8 +189,8 @@ describe('slash commands over the real tools', () => {
       view.stdin.write('\x1b[B'); // down, one row at a time
       await waitFor(() => selectedRow() !== before, WAIT_MS);
     }
-    // The details pane follows the highlight one render later (SelectList's onHighlight is an effect).
-    await waitFor(() => (view.lastFrame() ?? '').includes('OAuth: svc auth openrouter'), WAIT_MS);
+    // The details pane is drawn in the same render as the cursor: the frame that shows the
+    // highlight on openrouter shows openrouter's details, never the previous row's.
     expect(view.lastFrame()).toContain('OAuth: svc auth openrouter');
     expect(view.lastFrame()).toContain('env: OPENROUTER_API_KEY');
     view.stdin.write('o');

@@ -5,7 +5,7 @@
  * @module
  */
 import { Box, type Key, Text, useInput } from 'ink';
-import { type ReactNode, useEffect, useMemo, useRef, useState } from 'react';
+import { type ReactNode, useMemo, useRef, useState } from 'react';
 
 export interface SelectListProps<T> {
   items: T[];
@@ -21,8 +21,11 @@ export interface SelectListProps<T> {
   onKey?: (input: string, key: Key, item: T | undefined) => boolean;
   initialIndex?: number;
   empty?: string;
-  /** Called with the highlighted item whenever it changes (details panes). */
-  onHighlight?: (item: T | undefined) => void;
+  /**
+   * A details pane for the highlighted item, drawn under the list in the same render as the
+   * cursor, so the pane never shows the previous row's details.
+   */
+  details?: (item: T | undefined) => ReactNode;
 }
 
 export function SelectList<T>(props: SelectListProps<T>) {
@@ -38,11 +41,6 @@ export function SelectList<T>(props: SelectListProps<T>) {
   // latest position, not the one of the last render.
   const latest = useRef(selected);
   latest.current = Math.min(latest.current, Math.max(0, visible.length - 1));
-  const highlighted = visible[selected];
-  const { onHighlight } = props;
-  useEffect(() => {
-    onHighlight?.(highlighted);
-  }, [highlighted, onHighlight]);
   const move = (to: number) => {
     latest.current = Math.max(0, Math.min(visible.length - 1, to));
     setIndex(latest.current);
@@ -97,6 +95,7 @@ export function SelectList<T>(props: SelectListProps<T>) {
           {selected + 1}/{visible.length}
         </Text>
       ) : null}
+      {props.details?.(visible[selected])}
     </Box>
   );
 }

@@ -27,7 +27,6 @@ export function ProvidersDialog({ client, height, isActive, onRunAuth, onCancel 
   const [error, setError] = useState<string | undefined>();
   const [message, setMessage] = useState<string | undefined>();
   const [keyFor, setKeyFor] = useState<ProviderRow | undefined>();
-  const [selected, setSelected] = useState<ProviderRow | undefined>();
 
   const load = useCallback(() => {
     client.providerStatus().then(
@@ -53,7 +52,6 @@ export function ProvidersDialog({ client, height, isActive, onRunAuth, onCancel 
     }
   };
 
-  const current = selected ?? rows?.[0];
   return (
     <Frame
       title="Manage Providers"
@@ -70,7 +68,14 @@ export function ProvidersDialog({ client, height, isActive, onRunAuth, onCancel 
           empty="no providers configured: add [providers.<id>] to svc.toml, or run svc auth <platform>"
           onSelect={(row) => setKeyFor(row)}
           onCancel={onCancel}
-          onHighlight={setSelected}
+          details={(current) =>
+            current ? (
+              <Box flexDirection="column" marginTop={1}>
+                {current.auth_command ? <Text wrap="truncate-end">OAuth: {current.auth_command}</Text> : null}
+                {current.env_var ? <Text wrap="truncate-end">env: {current.env_var}</Text> : null}
+              </Box>
+            ) : null
+          }
           onKey={(input, _key, row) => {
             if (input === 'r') {
               load();
@@ -103,12 +108,6 @@ export function ProvidersDialog({ client, height, isActive, onRunAuth, onCancel 
             </Text>
           )}
         />
-      ) : null}
-      {current ? (
-        <Box flexDirection="column" marginTop={1}>
-          {current.auth_command ? <Text wrap="truncate-end">OAuth: {current.auth_command}</Text> : null}
-          {current.env_var ? <Text wrap="truncate-end">env: {current.env_var}</Text> : null}
-        </Box>
       ) : null}
       {keyFor ? (
         <TextPrompt
