@@ -119,7 +119,12 @@ export async function createBase(options: AppOptions): Promise<AppBase> {
       // reaches for it fails with this error instead.
       if (postgres || isPostgresUrl(storeUrl))
         throw postgresNotServed(postgres?.redactedUrl ?? storeUrl ?? '');
-      db = openDb({ dataDir, readonly: options.readOnlyDb, templateDir: userCacheDir(env) });
+      db = openDb({
+        dataDir,
+        readonly: options.readOnlyDb,
+        templateDir: userCacheDir(env),
+        warn: (message) => log.warn(message),
+      });
       log.debug('database open', { path: join(dataDir, DB_FILE) });
     }
     return db;

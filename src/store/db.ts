@@ -18,6 +18,7 @@ import { checkpointWhenIdle } from './idle-checkpoint';
 import { catchUpIfFree } from './message-search-log';
 import { migrations as allMigrations, type Migration } from './migrations/index';
 import { loadSqlite } from './sqlite-driver';
+import { type StoreWarn, setStoreWarn, storeWarning } from './store-warnings';
 import { copyTemplate, templatePath, writeTemplate } from './template';
 import { endsClearMemos } from './transaction-memo';
 import { runTransactionStatement as tx } from './transaction-statements';
@@ -180,7 +181,7 @@ export function commitBatch(db: Db): void {
     } catch {
       // nothing left to roll back
     }
-    process.emitWarning(`svc: a group commit failed: ${(error as Error).message}`);
+    storeWarning(db, `svc: a group commit failed: ${(error as Error).message}`);
   }
 }
 
@@ -276,6 +277,8 @@ export interface OpenDbOptions {
    * database starts as a copy of it, and is the template when there is none yet.
    */
   templateDir?: string;
+  /** Where background failures are reported (./store-warnings.ts); `process.emitWarning` without. */
+  warn?: StoreWarn;
 }
 
 export const DB_FILE = 'svc.db';
@@ -335,6 +338,7 @@ export function openDb(options: OpenDbOptions): Db {
     db.close();
     throw dbError(error, file);
   }
+  if (options.warn) setStoreWarn(db, options.warn);
   immediateTransactions(db);
   endsClearMemos(db);
   cacheStatements(db);

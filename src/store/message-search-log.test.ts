@@ -176,4 +176,27 @@ describe('message search index from a log', () => {
     expect((await store.search('new gecko')).map((h) => h.message_id)).toEqual([second.id]);
     db.close();
   });
+
+  it("a catch-up that fails reports to the database's warn sink (the App's log), not to stderr", async () => {
+    const reported: string[] = [];
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const db = openDb({ dataDir: tmpWorkspace(), warn: (m) => reported.push(m) });
+      const store = storeOn(db);
+      const s = await store.create();
+      await store.appendMessage({ session_id: s.id, role: 'user', parts: text('a quokka') });
+      // An index the catch-up cannot write: it throws inside the timer, where nobody waits for it.
+      db.exec('DROP TABLE message_search_docs');
+      // The write armed the background catch-up (CATCH_UP_DELAY_MS); this arms nothing more.
+      catchUpSoon(db, 1);
+      await expect.poll(() => reported.length, { timeout: 10_000 }).toBeGreaterThan(0);
+      expect(reported[0]).toMatch(/^svc: the message search index could not catch up: .*message_search_docs/);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.message.includes('message search index'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });

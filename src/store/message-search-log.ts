@@ -19,6 +19,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { isBusy } from './busy';
 import { bodyOf, toolsOf } from './migrations/session-search';
+import { storeWarning } from './store-warnings';
 import { runTransactionStatement as tx } from './transaction-statements';
 
 type Db = BetterSqlite3.Database;
@@ -119,7 +120,7 @@ export function catchUpSoon(db: Db, delayMs = CATCH_UP_DELAY_MS): void {
     try {
       done = catchUpIfFree(db);
     } catch (error) {
-      process.emitWarning(`svc: the message search index could not catch up: ${(error as Error).message}`);
+      storeWarning(db, `svc: the message search index could not catch up: ${(error as Error).message}`);
     }
     if (!done) catchUpSoon(db, delayMs);
   }, delayMs).unref();
