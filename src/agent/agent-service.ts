@@ -15,7 +15,6 @@
 
 import type { FinalRunStatus } from '../runs/run-ledger';
 import { withReadScope } from '../store/read-scope';
-import { forgetRequestSent, whenRequestSent } from '../util/request-sent';
 import { agentKinds } from './agent-kinds';
 import type { AgentDeps } from './deps';
 import { createAgentHost } from './host';
@@ -102,13 +101,6 @@ export function createAgentService(deps: AgentDeps): AgentService {
       if (!rt.runId || !rt.controller) return false;
       rt.compactRequested = options.reason ?? 'manual';
       return true;
-    },
-    afterModelRequest(sessionId, runId, fn) {
-      const rt = core.runtime(sessionId);
-      if (rt.runId !== runId || !rt.controller) return false;
-      const signal = rt.controller.signal;
-      whenRequestSent(signal, fn);
-      return { forget: () => forgetRequestSent(signal, fn) };
     },
     runChild: (input) => runChild(core, input),
     resume: (runId) => resumeRun(core, runId),

@@ -293,14 +293,6 @@ export interface AgentService {
    * process (call `summarize`).
    */
   requestCompaction(sessionId: string, options?: { reason?: 'manual' | 'health_followon' }): boolean;
-  /**
-   * Call `fn` once, right after the active run `runId` of the session has written its next model
-   * request to the provider's socket (the lean HTTP transport; src/util/request-sent.ts), so that
-   * what the model request does not need waits behind it. False when the run is not active here;
-   * a run that never sends through that transport never calls it: the caller keeps a fallback.
-   * `forget` drops the callback once the caller did its work another way.
-   */
-  afterModelRequest(sessionId: string, runId: string, fn: () => void): { forget(): void } | false;
   /** Run a sub-agent task in a child session and return its result (the `agent` tool). */
   runChild(input: ChildRunInput): Promise<RunResult>;
   /**

@@ -29,7 +29,6 @@ import {
   type RequestOptions,
 } from 'node:http';
 import type { Readable } from 'node:stream';
-import { requestSent } from '../util/request-sent';
 import { bodyPieces, splicedText } from './request-body';
 import { responseTimeoutError } from './timeout';
 
@@ -288,8 +287,6 @@ function send(
     };
     for (const piece of pieces) request.write(piece);
     request.end();
-    // Whoever waits for this request to leave (the compat stream's head) goes after its write.
-    requestSent(signal);
   });
 }
 

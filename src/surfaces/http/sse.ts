@@ -59,12 +59,6 @@ export interface OpenSseOptions {
   tracker?: StreamTracker;
   /** Ends the stream at shutdown (default: close without a last event). */
   onShutdown?: (stream: SseStream) => void;
-  /**
-   * On a Node response: the head goes out with the route's first event, never on its own in the
-   * next tick (the route sends an event soon, on its own schedule: the compat stream's head after
-   * the model request).
-   */
-  headWithFirstEvent?: boolean;
 }
 
 export const SSE_HEADERS: Record<string, string> = {

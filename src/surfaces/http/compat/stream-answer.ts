@@ -29,12 +29,9 @@ export function streamAnswer(
       signal: c.req.raw.signal,
       heartbeatMs: app.config.services.http.sse_heartbeat_seconds * 1000,
       tracker: streams,
-      // The head goes with the role chunk (sendHead below), not on its own before the model request.
-      headWithFirstEvent: true,
       onShutdown: (s) => {
         if (finished) return;
         finished = true;
-        sendHead();
         // The ledger row ends here too: the App closes right after, and nothing else would finish it.
         void finish(app, prepared, {
           status: 'cancelled',
@@ -67,12 +64,9 @@ export function streamAnswer(
   const textChunk = (content: string) =>
     stream.send({ data: `${head}{"content":${JSON.stringify(content)}${textEnd}` });
 
-  // The head and the role chunk leave right after the run's model request (headAfterModelRequest).
-  const sendHead = headAfterModelRequest(app, prepared, () => {
-    if (stream.closed) return;
-    chunk({ role: 'assistant', content: '', refusal: null });
-    stream.flush();
-  });
+  chunk({ role: 'assistant', content: '', refusal: null });
+  // The head and the role chunk leave now, while the run prepares its model request.
+  stream.flush();
   let lastMessage: string | undefined;
   let wroteText = false;
   let flushed = false;
@@ -91,7 +85,6 @@ export function streamAnswer(
   });
   const failed = (error: unknown) => {
     app.log.warn('compat stream answer failed', { error });
-    sendHead();
     sendError(stream, app.redactor.string(toSvcError(error).message));
   };
   // Every event of the session passes here (a dozen or more a request): all but the run's end are
@@ -103,7 +96,6 @@ export function streamAnswer(
     if (event.type === 'message.delta') {
       const delta = event.payload as { message_id: string; part: string; delta: string };
       if (delta.part !== 'text' || !delta.delta) return;
-      sendHead();
       const separator = wroteText && lastMessage !== delta.message_id ? '\n\n' : '';
       lastMessage = delta.message_id;
       wroteText = true;
@@ -118,7 +110,6 @@ export function streamAnswer(
     }
     if (event.type !== 'run.finished') return;
     finished = true;
-    sendHead();
     answerEnd().catch(failed);
   };
   /** The run ended: its last chunks (or its error), the ledger row's end, `[DONE]`. */
@@ -162,29 +153,6 @@ export function streamAnswer(
     }
   });
   return response;
-}
-
-/**
- * When the stream's head and role chunk are written: right after the run's model request was
- * written (`AgentService.afterModelRequest`). The model does not need them, and written before it
- * their serialization and socket write (and the client's waking, on a 2-core box) stood on its
- * path. They go before the step batch's commit (a check-phase callback), so the client has them
- * while the model works. A run that does not send in this turn (queued behind another run of the
- * session, pending tool calls, a transport other than the lean one) has them at the first check
- * phase; an event the stream sends before either (the caller calls the answer first) takes them
- * first. `write` runs once.
- */
-function headAfterModelRequest(app: App, prepared: Prepared, write: () => void): () => void {
-  let sent = false;
-  const send = () => {
-    if (sent) return;
-    sent = true;
-    if (asked) asked.forget();
-    write();
-  };
-  const asked = app.agent.afterModelRequest(prepared.sessionId, prepared.runId, send);
-  setImmediate(send);
-  return send;
 }
 
 function sendError(stream: SseStream, message: string): void {
