@@ -65,6 +65,7 @@ export type AgentRuns = Pick<
   | 'append'
   | 'appendAnnounced'
   | 'appendList'
+  | 'followingEvent'
   | 'available'
   | 'cancelRequested'
   | 'claim'

@@ -16,6 +16,8 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   const { app, run, sessionId, usage } = c;
   const recorder = t.recorder;
   if (!recorder) return;
+  // A `phase` no message of the step carried (./held-event.ts) goes before the step's end.
+  await c.held.flush();
   if (interrupted) await recorder.closeDanglingCalls();
   const stepUsage = t.stepUsage;
   const stepCost = stepUsage

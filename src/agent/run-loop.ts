@@ -18,6 +18,7 @@ import type { Message, Usage } from '../sessions/session-store';
 import { withReadScope } from '../store/read-scope';
 import { activeNames } from './active-tools';
 import { budgetFailure, type Failure, failureLine, runFailure } from './failure';
+import { heldEvent } from './held-event';
 import { type HeldWrites, heldWrites } from './held-writes';
 import { historyMessages, listedMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
@@ -51,7 +52,9 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     steps: 0,
     model: undefined,
     resultMessageId: null,
+    held: heldEvent(app, run.id),
     async ledger(type, payload = {}) {
+      await c.held.flush();
       try {
         await app.runs.append(run.id, type, payload);
       } catch (error) {

@@ -323,19 +323,23 @@ async function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart
   // The step's writes of this busy stretch share one commit (stepBatch in src/store/db.ts).
   if (WRITING_PARTS.has(part.type)) app.store.transactions.stepBatch();
   switch (part.type) {
-    case 'start-step':
+    case 'start-step': {
       c.steps++;
       t.stepUsage = null;
       t.finishReason = undefined;
-      await c.ledger('phase', { phase: 'model', step: c.steps });
+      // On PostgreSQL the step's `phase` rides in its assistant message's INSERT (./held-event.ts).
+      const phase = { phase: 'model', step: c.steps };
+      if (!c.held.hold('phase', phase)) await c.ledger('phase', phase);
       t.recorder = new StepRecorder(app, {
         sessionId: c.sessionId,
         runId: c.run.id,
         model: t.resolved.selector,
         provider: t.resolved.provider,
         handedOver: () => isHandOver(c.signal.reason),
+        following: () => c.held.take(),
       });
       break;
+    }
     case 'text-delta':
       await t.recorder?.textDelta(part.id, part.text, part.providerMetadata as never);
       break;

@@ -12,6 +12,7 @@ import type { Session, Usage } from '../sessions/session-store';
 import type { AgentKind } from './agent-kinds';
 import type { AgentHost } from './deps';
 import type { Failure } from './failure';
+import type { HeldEvent } from './held-event';
 import type { StepRecorder } from './step-recorder';
 import type { ExposureLevel } from './tool-exposure';
 import type { AgentToolbox } from './toolbox';
@@ -82,8 +83,12 @@ export interface RunContext {
   steps: number;
   model: ResolvedModel | undefined;
   resultMessageId: string | null;
-  /** Append to the run's ledger; a failed append is logged, never thrown. */
+  /**
+   * Append to the run's ledger (what `held` holds first); a failed append is logged, never thrown.
+   */
   ledger(type: string, payload?: Record<string, unknown>): Promise<void>;
+  /** The step's `phase` held for its assistant message's statement (./held-event.ts). */
+  readonly held: HeldEvent;
 }
 
 /** What the run prepared before its first step, and the state of its steps as they stream. */

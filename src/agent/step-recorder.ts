@@ -8,6 +8,7 @@
 
 import type { Message, MessagePart, ProviderMetadata, Usage } from '../sessions/session-store';
 import type { MessagePatch } from '../sessions/types';
+import type { FollowingWrite } from '../store/preceding-write';
 import type { AgentHost } from './deps';
 import { INTERRUPTED_RESULT } from './history';
 
@@ -29,6 +30,11 @@ export interface StepRecorderOptions {
    * result and does not finish, as if the node had died; the adopting node settles its calls.
    */
   handedOver?: () => boolean;
+  /**
+   * The run's held write for the step's first message statement (the step's `phase`,
+   * ./held-event.ts): taken by the assistant message's INSERT, `after()` once it answered.
+   */
+  following?: () => { write: FollowingWrite; after(): void } | undefined;
 }
 
 export class StepRecorder {
@@ -316,16 +322,24 @@ export class StepRecorder {
 
   private async createAssistant() {
     const changed = this.partsChanged;
-    this.assistant = await this.appendCreated({
-      session_id: this.options.sessionId,
-      role: 'assistant',
-      // The parts so far: none for a delta (it adds its own after), the call for a tool call.
-      parts: [...this.parts],
-      model: this.options.model,
-      provider: this.options.provider,
-      run_id: this.options.runId,
-      finished: false,
-    });
+    const following = this.app.sessions.appendAnnounced ? this.options.following?.() : undefined;
+    try {
+      this.assistant = await this.appendCreated(
+        {
+          session_id: this.options.sessionId,
+          role: 'assistant',
+          // The parts so far: none for a delta (it adds its own after), the call for a tool call.
+          parts: [...this.parts],
+          model: this.options.model,
+          provider: this.options.provider,
+          run_id: this.options.runId,
+          finished: false,
+        },
+        following?.write,
+      );
+    } finally {
+      following?.after();
+    }
     this.partsWritten = Math.max(this.partsWritten, changed);
   }
 
@@ -336,6 +350,7 @@ export class StepRecorder {
    */
   private async appendCreated(
     input: Parameters<AgentHost['sessions']['appendMessage']>[0],
+    following?: FollowingWrite,
   ): Promise<Message> {
     const { sessions, bus } = this.app;
     const payload = (messageId: string) => ({
@@ -344,7 +359,8 @@ export class StepRecorder {
       role: input.role,
       run_id: this.options.runId,
     });
-    if (sessions.appendAnnounced) return await sessions.appendAnnounced(input, 'message.created', payload);
+    if (sessions.appendAnnounced)
+      return await sessions.appendAnnounced(input, 'message.created', payload, following);
     const message = await sessions.appendMessage(input);
     bus.publish(input.session_id, 'message.created', payload(message.id));
     return message;

@@ -15,7 +15,8 @@
 import { SvcError } from '../errors';
 import type { EventBus, JoinedEvents } from '../events/bus';
 import type { SqlClient } from '../store/postgres/client';
-import type { PrecedingWrite } from '../store/preceding-write';
+import type { FollowingWrite, PrecedingWrite } from '../store/preceding-write';
+import { FOLLOWING_EVENT, followingEventSql } from './pg-run-following-repository';
 import type { PostgresRunWrites } from './pg-run-write-repository';
 import type { RunLedger, RunLedgerDeps, SessionAnnounce } from './run-ledger';
 import type { RunPatch } from './run-writes';
@@ -139,5 +140,39 @@ export function appendAnnounced(deps: AnnounceDeps): NonNullable<RunLedger['appe
     const event = { ...ids, run_id: runId, session_id, type, payload, created_at };
     events.announce(event);
     return event;
+  };
+}
+
+/**
+ * `followingEvent` (see `RunLedger`): the event's `WITH` (./pg-run-write-repository.ts
+ * `followingEventSql`) for another domain's statement, and the event as stored once it answered.
+ */
+export function followingEvent(
+  events: Pick<Events, 'known' | 'announce'>,
+): NonNullable<RunLedger['followingEvent']> {
+  return (runId, type, payload, created_at) => {
+    let stored: RunEvent | undefined;
+    const write: FollowingWrite = {
+      values: [runId, type, JSON.stringify(payload), created_at],
+      name: FOLLOWING_EVENT,
+      cte: (offset, go) => followingEventSql(offset, go).cte,
+      answer: (offset, go) => followingEventSql(offset, go).answer,
+      read(answer) {
+        const row = answer as { id: number; seq: number; session_id: string } | null | undefined;
+        if (!row) return;
+        events.known(runId, row.session_id);
+        stored = {
+          id: Number(row.id),
+          seq: Number(row.seq),
+          run_id: runId,
+          session_id: row.session_id,
+          type,
+          payload,
+          created_at,
+        };
+        events.announce(stored);
+      },
+    };
+    return { write, written: () => stored };
   };
 }

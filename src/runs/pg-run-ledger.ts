@@ -26,7 +26,7 @@ import type { EventBus } from '../events/bus';
 import type { SqlClient } from '../store/postgres/client';
 import { followedRuns } from './followed-runs';
 import { firstRunEvent, newRunRow } from './new-run';
-import { announced, appendAnnounced, updateAndAppendAfter } from './pg-run-announced';
+import { announced, appendAnnounced, followingEvent, updateAndAppendAfter } from './pg-run-announced';
 import { insertRunWithEvent } from './pg-run-create-repository';
 import { createPostgresRunQueries } from './pg-run-queries';
 import { createPostgresRunRecovery } from './pg-run-recovery';
@@ -113,6 +113,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     ...(deps.bus
       ? { appendAnnounced: appendAnnounced({ sql, clock, bus: deps.bus, writes, events, ready }) }
       : {}),
+    followingEvent: followingEvent(events),
     append: read((runId: string, type: string, payload: Record<string, unknown> = {}) =>
       events.append(runId, type, payload),
     ),

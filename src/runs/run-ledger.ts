@@ -11,7 +11,7 @@
 import { hostname } from 'node:os';
 import { SvcError } from '../errors';
 import type { Db } from '../store/db';
-import type { PrecedingWrite, RidingInsert } from '../store/preceding-write';
+import type { FollowingWrite, PrecedingWrite, RidingInsert } from '../store/preceding-write';
 import { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
 import { asyncRunQueries, createSqliteRunQueries, type RunQueries } from './queries';
@@ -124,6 +124,20 @@ export interface RunLedger {
     payload: Record<string, unknown>,
     announce: { sessionId: string; type: string; payload: Record<string, unknown> },
   ): Promise<RunEvent>;
+  /**
+   * PostgreSQL: `append` of an event held since `created_at`, as a write that rides in another
+   * domain's statement after that statement's own rows (`write`; p-pgstep6: a step's `phase` in its
+   * assistant message's INSERT). Once the statement answered, `written()` is the event as stored
+   * (announced to `onAppend` like any append), or undefined when it was not written (the other
+   * write's row or the run missing, the statement failed or never sent): the caller appends it
+   * then. Absent (SQLite): the caller appends.
+   */
+  followingEvent?(
+    runId: string,
+    type: string,
+    payload: Record<string, unknown>,
+    created_at: number,
+  ): { write: FollowingWrite; written(): RunEvent | undefined };
   /**
    * SQLite: a run's events of one type (`tool.finished`) as stored, when this process appended
    * every event of the run (./run-events.ts `takeAppended`); undefined: read them. Once per run.

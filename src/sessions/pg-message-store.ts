@@ -9,6 +9,7 @@ import { SvcError } from '../errors';
 import type { EventBus, JoinedEvent } from '../events/bus';
 import { appendCall } from '../events/pg-event-store';
 import type { SqlClient } from '../store/postgres/client';
+import type { FollowingWrite } from '../store/preceding-write';
 import { remember } from '../store/read-scope';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
@@ -69,6 +70,29 @@ const appendAnnouncedSql = (call: string) =>
 /** The statement per parameter numbering (one: the event's parameters follow the append's 14). */
 let announcedSql: string | undefined;
 
+/** The gate of what follows the message in its statement: the message was written. */
+const WRITTEN = 'EXISTS (SELECT 1 FROM m)';
+
+/**
+ * The append (announced when `call` is given) with another domain's write after it
+ * (`FollowingWrite`, p-pgstep6: the step's `phase` run event): after the message's INSERT (the
+ * session's row lock, then the run's row), before the event's append (the session's event lock,
+ * after the following `WITH`'s locks: the order of the step end's statement); its answer comes
+ * back as `svc_following`. Its parameters follow the append's and the call's.
+ */
+function followedSql(
+  call: { text: string; values: unknown[] } | undefined,
+  following: FollowingWrite,
+): string {
+  const offset = 14 + (call?.values.length ?? 0);
+  const head = `${APPEND.slice(0, APPEND.lastIndexOf('SELECT s.*'))}, ${following.cte(offset, WRITTEN)}`;
+  const answer = `${following.answer(offset, WRITTEN)} AS svc_following`;
+  if (!call) return `${head} SELECT s.*, ${answer} FROM s`;
+  return `${head}, e AS (SELECT event_id, previous_id FROM ${call.text}
+           WHERE ${WRITTEN} AND (SELECT count(*) FROM ${following.name}) >= 0)
+         SELECT s.*, (SELECT json_build_object('id', e.event_id, 'previous', e.previous_id) FROM e) AS svc_event, ${answer} FROM s`;
+}
+
 /** A message row of `json_agg` (bigints as JSON numbers, text as strings), in `MESSAGE_COLUMNS` order. */
 const rowOf = (r: MessageRow): MessageRow => ({
   id: r.id,
@@ -94,6 +118,7 @@ interface Announce {
 type Appended = SessionRow & {
   svc_messages?: MessageRow[];
   svc_event?: { id: number; previous: number } | null;
+  svc_following?: unknown;
 };
 
 /** The statement's answer; a joined event settled with it (its id, or nothing written). */
@@ -112,12 +137,13 @@ async function answered(
   return found;
 }
 
-/** The append with its event in one statement (`appendAnnouncedSql`). */
+/** The append with its event in one statement (`appendAnnouncedSql`), and the following write. */
 function sendAnnounced(
   sql: SqlClient,
   values: unknown[],
   joined: JoinedEvent,
   event: { sessionId: string; type: string; payload: Record<string, unknown> | undefined },
+  following: FollowingWrite | undefined,
 ): Promise<Appended | undefined> {
   const call = appendCall(values.length + 1, {
     sessionId: event.sessionId,
@@ -125,8 +151,22 @@ function sendAnnounced(
     payload: JSON.stringify(event.payload),
     createdAt: joined.createdAt,
   });
+  if (following)
+    return sql.one<Appended>(followedSql(call, following), [...values, ...call.values, ...following.values]);
   announcedSql ??= appendAnnouncedSql(call.text);
   return sql.one<Appended>(announcedSql, [...values, ...call.values]);
+}
+
+/** The append alone, or with the following write (`followedSql`). */
+function sendPlain(
+  sql: SqlClient,
+  values: unknown[],
+  withMessages: boolean,
+  following: FollowingWrite | undefined,
+): Promise<Appended | undefined> {
+  if (following)
+    return sql.one<Appended>(followedSql(undefined, following), [...values, ...following.values]);
+  return sql.one<Appended>(withMessages ? APPEND_WITH_MESSAGES : APPEND, values);
 }
 
 export function createPostgresMessageStore(deps: {
@@ -144,7 +184,12 @@ export function createPostgresMessageStore(deps: {
     const row = await sql.one<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1`, [id]);
     return row ? toMessage(row) : undefined;
   };
-  const append = async (input: AppendInput, withMessages: boolean, announce?: Announce) => {
+  const append = async (
+    input: AppendInput,
+    withMessages: boolean,
+    announce?: Announce,
+    following?: FollowingWrite,
+  ) => {
     const now = deps.clock.now();
     const id = deps.ids.next('msg');
     // The event in this statement when the bus can keep its order (outside a transaction only: an
@@ -182,15 +227,16 @@ export function createPostgresMessageStore(deps: {
     const found = await marked(sql, input.session_id, tx, () =>
       answered(joined, () =>
         joined && announce
-          ? sendAnnounced(sql, values, joined, { ...announce, sessionId: row.session_id, payload })
-          : sql.one<Appended>(withMessages ? APPEND_WITH_MESSAGES : APPEND, values),
+          ? sendAnnounced(sql, values, joined, { ...announce, sessionId: row.session_id, payload }, following)
+          : sendPlain(sql, values, withMessages, following),
       ),
     );
+    following?.read(found?.svc_following);
     wroteSession(sql, input.session_id, tx); // its updated_at
     wroteMessages(input.session_id);
     let stored: MessageRow[] | undefined;
     if (found) {
-      const { svc_messages, svc_event, ...session } = found;
+      const { svc_messages, svc_event, svc_following, ...session } = found;
       stored = svc_messages;
       // The session's row as written: the read scope's copy (../store/read-scope.ts), and the
       // node's kept row (./pg-kept-sessions.ts: a tool's read of its session in this step).
@@ -212,8 +258,12 @@ export function createPostgresMessageStore(deps: {
     appendMessage: async (input) => (await append(input, false)).message,
     ...(deps.bus
       ? {
-          appendAnnounced: async (input: AppendInput, type: string, payload: Announce['payload']) =>
-            (await append(input, false, { type, payload })).message,
+          appendAnnounced: async (
+            input: AppendInput,
+            type: string,
+            payload: Announce['payload'],
+            following?: FollowingWrite,
+          ) => (await append(input, false, { type, payload }, following)).message,
         }
       : {}),
     messagesVersion,
@@ -262,20 +312,24 @@ export function createPostgresMessageStore(deps: {
     },
     getMessage,
     messages,
-    async deleteMessage(id) {
-      // The search row goes with it (ON DELETE CASCADE).
-      const row = await sql.one<{ session_id: string }>(
-        'DELETE FROM messages WHERE id = $1 RETURNING session_id',
-        [id],
-      );
-      if (!row) throw new SvcError('not_found', `message_id: no message "${id}"`);
-      wroteMessages(row.session_id);
-    },
-    async messageCount(sessionId) {
-      const row = await sql.one<{ n: number }>('SELECT count(*) AS n FROM messages WHERE session_id = $1', [
-        sessionId,
-      ]);
-      return row?.n ?? 0;
-    },
+    deleteMessage: (id) => deleteMessage(sql, id),
+    messageCount: (sessionId) => messageCount(sql, sessionId),
   };
+}
+
+async function deleteMessage(sql: SqlClient, id: string): Promise<void> {
+  // The search row goes with it (ON DELETE CASCADE).
+  const row = await sql.one<{ session_id: string }>(
+    'DELETE FROM messages WHERE id = $1 RETURNING session_id',
+    [id],
+  );
+  if (!row) throw new SvcError('not_found', `message_id: no message "${id}"`);
+  wroteMessages(row.session_id);
+}
+
+async function messageCount(sql: SqlClient, sessionId: string): Promise<number> {
+  const row = await sql.one<{ n: number }>('SELECT count(*) AS n FROM messages WHERE session_id = $1', [
+    sessionId,
+  ]);
+  return row?.n ?? 0;
 }

@@ -3,7 +3,7 @@
  * it). Kept apart so the store's parts (message writes, search) share them without a cycle.
  * @module
  */
-import type { PrecedingWrite, RidingInsert } from '../store/preceding-write';
+import type { FollowingWrite, PrecedingWrite, RidingInsert } from '../store/preceding-write';
 
 export type MessageRole = 'user' | 'assistant' | 'system' | 'tool';
 
@@ -129,12 +129,15 @@ export interface SessionStore {
    * `appendMessage`, then the session event `type` with `payload(message id)` published, as the
    * caller would publish it after: where defined (PostgreSQL with a bus) the event is appended in
    * the message's own statement when the bus can keep publish order (`EventBus.join`), one
-   * statement for the two; else published once the message is written.
+   * statement for the two; else published once the message is written. `following`: another
+   * domain's write made in the same statement after the message, only when the message was
+   * written (p-pgstep6: the step's `phase` run event); it reads its own answer.
    */
   appendAnnounced?(
     input: Parameters<SessionStore['appendMessage']>[0],
     type: string,
     payload: (messageId: string) => Record<string, unknown>,
+    following?: FollowingWrite,
   ): Promise<Message>;
   /**
    * `appendMessage`, answering also the session's messages as a read right after it answers them

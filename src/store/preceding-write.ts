@@ -44,3 +44,23 @@ export interface RidingInsert {
   readonly text: string;
   readonly values: readonly unknown[];
 }
+
+/**
+ * A write of another domain that follows a statement's own rows, in the same statement
+ * (p-pgstep6: a step's `phase` run event in its assistant message's INSERT). The statement places
+ * `cte(offset, go)` after its own data-modifying `WITH`s (its rows locked first), passes `values`
+ * after its own parameters ($offset+1…), selects `answer` and hands its value to `read` once it
+ * answered. `go` is the statement's own condition (its row was written): false, nothing of this
+ * write is made either.
+ */
+export interface FollowingWrite {
+  readonly values: readonly unknown[];
+  /** The `WITH`'s name: a later `WITH` of the statement reads it to come after its locks. */
+  readonly name: string;
+  /** `svc_… AS (…)`, without the `WITH` or a comma. */
+  cte(offset: number, go: string): string;
+  /** A SQL expression over `cte`: what the statement answers for this write (JSON, or null). */
+  answer(offset: number, go: string): string;
+  /** The answer's value (undefined: the statement failed or did not answer it). */
+  read(answer: unknown): void;
+}

@@ -1,0 +1,76 @@
+/**
+ * A step's `phase` event held for its assistant message's statement (PostgreSQL, issue 18 item 6,
+ * p-pgstep6). The event (`phase: model`, the step's number) was a statement of its own at the
+ * step's start, awaited before the model request; the assistant message's INSERT (with its
+ * `message.created`) comes a moment later, at the model's first part, and before any other event
+ * of the step (a tool's `tool.started` waits for the message that holds its call). The event is
+ * held at the step's start with that time as its `created_at` and rides in that INSERT
+ * (`RunLedger.followingEvent`), after the message's row and before its session event. Whatever
+ * writes the run's next event first writes what is still held (the run context's `ledger`, the
+ * step's end): a step with no message (a stream that fails or ends before its first part), an
+ * INSERT that did not write it (the statement failed, the run row missing).
+ *
+ * The ledger then holds the same event at the same seq among the run's own events and the same
+ * time. A write from outside the run while the model has not answered (a cancel request's
+ * `run.cancel_requested`) now takes the seq before it; a crash in that moment leaves the step
+ * without its `phase` (the run is interrupted by the recovery either way). SQLite (no
+ * `followingEvent`): nothing is held, the event is appended at the step's start as before.
+ * @module
+ */
+import type { FollowingWrite } from '../store/preceding-write';
+import type { AgentHost } from './deps';
+
+interface Held {
+  type: string;
+  payload: Record<string, unknown>;
+  created_at: number;
+}
+
+export interface HeldEvent {
+  /** Holds the event (false: nothing is held here, the caller appends it now). */
+  hold(type: string, payload: Record<string, unknown>): boolean;
+  /**
+   * The held event as a write for the next statement, taken (undefined: none held); `after()` once
+   * that statement answered or failed puts it back when it was not written.
+   */
+  take(): { write: FollowingWrite; after(): void } | undefined;
+  /** Appends what is held, alone; a failure is logged (as the run context's `ledger`'s), never thrown. */
+  flush(): Promise<void>;
+}
+
+/** The run's held event; a no-op where the ledger cannot carry it in another statement (SQLite). */
+export function heldEvent(app: AgentHost, runId: string): HeldEvent {
+  const follow = app.runs.followingEvent;
+  let held: Held | undefined;
+  return {
+    hold(type, payload) {
+      if (!follow || !app.sessions.appendAnnounced) return false;
+      held = { type, payload, created_at: app.clock.now() };
+      return true;
+    },
+    take() {
+      const event = held;
+      if (!event || !follow) return undefined;
+      held = undefined;
+      const following = follow(runId, event.type, event.payload, event.created_at);
+      return {
+        write: following.write,
+        after() {
+          if (!following.written()) held ??= event;
+        },
+      };
+    },
+    async flush() {
+      const event = held;
+      if (!event) return;
+      held = undefined;
+      try {
+        // At its own time (the step's start), as the riding write would have stored it.
+        if (app.runs.appendList) await app.runs.appendList(runId, [event]);
+        else await app.runs.append(runId, event.type, event.payload);
+      } catch (error) {
+        app.log.warn('run ledger append failed', { run_id: runId, type: event.type, error });
+      }
+    },
+  };
+}
