@@ -3,28 +3,25 @@
  * `model.resolved` event, the prompt stack row of its system prompt and its `prompt.assembled`
  * event were three statements, each awaited alone, between the start's commit and the model
  * request. They are held as the preparation makes them and written in their order in one
- * statement at its end (`RunLedger.appendList` with the row riding along), before the model is
- * asked and before any other write to the run's ledger (a compaction during the preparation writes
- * what is held first). Same events, seqs, times and row as before.
+ * statement (`RunLedger.appendList` with the row riding along) before any other write of the run
+ * to its ledger: since p-pgcompat2 not at the preparation's end but with the run's next event
+ * (`RunContext.ledger`, nearly always its first step's `phase` (model), once the model answers),
+ * so that event is no statement of its own; a run with none writes them at its end (`executeRun`),
+ * a failed preparation, a compaction during it and a resumed run's waiting calls write them first.
+ * Same events, seqs, times and row as before.
  *
  * A crash of the process before that statement leaves none of the three, where it could leave a
  * prefix of them before (the run is interrupted by the recovery either way, with its
  * `run.started`, `phase` (prompt), `openai_compat.request` and its prompt committed by the
- * start). SQLite (no `appendList`): nothing is held, the writes go as before (one commit of the
- * stretch for a compat run, `stepBatch`).
+ * start). Another node's append to the run in the model's wait (`run.cancel_requested`) now comes
+ * before them in seq. SQLite (no `appendList`): nothing is held, the writes go as before (one
+ * commit of the stretch for a compat run, `stepBatch`).
  * @module
  */
 import type { HeldBuild } from '../observe/prompt-stack';
-import type { RunContext } from './run-types';
+import type { HeldWrites, RunContext, StopState } from './run-types';
 
-export interface HeldWrites {
-  /** An event of the run, appended at `write` in the order held, with the time it was held at. */
-  event(type: string, payload: Record<string, unknown>): void;
-  /** The prompt stack row the run's prompt assembly records from now on is held too. */
-  holdPrompt(): void;
-  /** Writes what is held in one statement; a failure is logged (as `RunContext.ledger`'s), never thrown. */
-  write(): Promise<void>;
-}
+export type { HeldWrites };
 
 /** The run's held writes; undefined where the ledger appends one by one (SQLite). */
 export function heldWrites(c: RunContext): HeldWrites | undefined {
@@ -62,5 +59,82 @@ export function heldWrites(c: RunContext): HeldWrites | undefined {
           .written(ridingId)
           .catch((error) => app.log.warn('prompt stack build not recorded', { error }));
     },
+  };
+}
+
+/**
+ * The preparation (`prepare`, holding its writes in `held`); a failed one writes what it held
+ * before it throws. After it, what is held waits for the run's next event (`appendWithHeld`), so
+ * that event (nearly always its first step's `phase` (model)) is no statement of its own, and the
+ * model is asked without waiting for a write. `now` (a resumed run's waiting calls, which write to
+ * the run first) or a run already stopped: written at once.
+ */
+export async function preparedHolding<T>(
+  c: RunContext,
+  held: HeldWrites | undefined,
+  now: boolean,
+  prepare: () => Promise<T>,
+): Promise<T> {
+  let prepared: T;
+  try {
+    prepared = await prepare();
+  } catch (error) {
+    await held?.write();
+    throw error;
+  }
+  if (held && (now || c.signal.aborted)) await held.write();
+  else c.preparation = held;
+  return prepared;
+}
+
+/**
+ * `RunContext.ledger`: a step's `phase` still held (./held-event.ts) first, then the event, with
+ * the preparation's held writes in their one statement if any; a failed append is logged, never
+ * thrown.
+ */
+export async function appendToLedger(
+  c: RunContext,
+  type: string,
+  payload: Record<string, unknown>,
+): Promise<void> {
+  await c.held.flush();
+  if (await appendWithHeld(c, type, payload)) return;
+  try {
+    await c.app.runs.append(c.run.id, type, payload);
+  } catch (error) {
+    c.app.log.warn('run ledger append failed', { run_id: c.run.id, type, error });
+  }
+}
+
+/** `RunContext.ledger`'s event written with what the run still holds, in their one statement; false: nothing held. */
+export async function appendWithHeld(
+  c: RunContext,
+  type: string,
+  payload: Record<string, unknown>,
+): Promise<boolean> {
+  const held = c.preparation;
+  if (!held) return false;
+  c.preparation = undefined;
+  held.event(type, payload);
+  await held.write();
+  return true;
+}
+
+/**
+ * What the run holds is written as soon as it is stopped (the model's wait), its promise in
+ * `stop.written` for the stopper to await before its own writes to the run. Answers what the run
+ * calls at its end: what is still held is written, and awaited, before the run's end is.
+ */
+export function writeHeldOnStop(c: RunContext, stop: StopState): () => Promise<void> {
+  const write = () => {
+    const held = c.preparation;
+    c.preparation = undefined;
+    if (held) stop.written = held.write();
+  };
+  c.signal.addEventListener('abort', write, { once: true });
+  return async () => {
+    c.signal.removeEventListener('abort', write);
+    write();
+    await stop.written;
   };
 }

@@ -62,6 +62,8 @@ export async function cancelRun(
   const rt = core.runtime(run.session_id);
   if (rt.runId === runId && rt.controller) {
     abortRun(core, run.session_id, reason);
+    // What the run held is written before the caller's next write to it (./run-types.ts StopState.written).
+    await rt.stop?.written;
   } else if (a.runs.ownerAlive(run)) {
     await a.runs.requestCancel(runId);
     await a.runs.append(runId, 'run.cancel_requested', { reason });

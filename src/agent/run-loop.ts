@@ -19,7 +19,7 @@ import { withReadScope } from '../store/read-scope';
 import { activeNames } from './active-tools';
 import { budgetFailure, type Failure, failureLine, runFailure } from './failure';
 import { heldEvent } from './held-event';
-import { type HeldWrites, heldWrites } from './held-writes';
+import { appendToLedger, type HeldWrites, heldWrites, preparedHolding, writeHeldOnStop } from './held-writes';
 import { historyMessages, listedMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
 import { providerFailure, recordFailure } from './run-failure';
@@ -53,15 +53,9 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     model: undefined,
     resultMessageId: null,
     held: heldEvent(app, run.id),
-    async ledger(type, payload = {}) {
-      await c.held.flush();
-      try {
-        await app.runs.append(run.id, type, payload);
-      } catch (error) {
-        app.log.warn('run ledger append failed', { run_id: run.id, type, error });
-      }
-    },
+    ledger: (type, payload = {}) => appendToLedger(c, type, payload),
   };
+  const heldAtEnd = writeHeldOnStop(c, x.stop);
   try {
     // The run's preparation reads its session row once (a read scope, ../store/read-scope.ts).
     const prepared = await withReadScope(() => prepare(c));
@@ -78,6 +72,9 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     return await settleRun(c, t);
   } catch (error) {
     return await failedRun(c, error);
+  } finally {
+    // Still held (no step started, no event appended): written before the run's end is.
+    await heldAtEnd();
   }
 }
 
@@ -93,15 +90,12 @@ async function prepare(c: RunContext): Promise<{ t: RunTurn; history: ModelMessa
   // made when the process next waits for I/O (the model request), not three commits before the
   // model is asked. Not in `svc run`, whose start-up stretch is long (group commit is off there).
   if (x.handed) app.store.transactions.stepBatch();
-  // PostgreSQL: those writes are held and made in one statement before the model request (./held-writes.ts).
+  // PostgreSQL: those writes are held, made in one statement with the run's next event (./held-writes.ts).
   const held = heldWrites(c);
-  let prepared: Awaited<ReturnType<typeof prepareRun>>;
-  try {
+  const prepared = await preparedHolding(c, held, Boolean(started.waiting?.length), async () => {
     await resolveModel(c, started.session, held);
-    prepared = await prepareRun(c, started, held);
-  } finally {
-    await held?.write();
-  }
+    return await prepareRun(c, started, held);
+  });
   const { t, prior } = prepared;
   // A resumed run's calls that waited for a permission answer run now (./run-resume.ts).
   if (started.waiting?.length) await runWaitingCalls(c, bridgeFor(c, t), started.waiting);

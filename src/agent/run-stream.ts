@@ -327,9 +327,10 @@ async function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart
       c.steps++;
       t.stepUsage = null;
       t.finishReason = undefined;
-      // On PostgreSQL the step's `phase` rides in its assistant message's INSERT (./held-event.ts).
+      // On PostgreSQL the step's `phase` rides in its assistant message's INSERT (./held-event.ts),
+      // or, while the preparation's writes are held, in their statement (./held-writes.ts).
       const phase = { phase: 'model', step: c.steps };
-      if (!c.held.hold('phase', phase)) await c.ledger('phase', phase);
+      if (c.preparation || !c.held.hold('phase', phase)) await c.ledger('phase', phase);
       t.recorder = new StepRecorder(app, {
         sessionId: c.sessionId,
         runId: c.run.id,

@@ -25,6 +25,12 @@ export interface StopState {
   failure?: Failure;
   /** Stopped at a clean stop for another node to adopt (issue 19): the run is not finished here. */
   handedOver?: boolean;
+  /**
+   * The preparation's writes the run still held when it was stopped, being written (PostgreSQL,
+   * ./held-writes.ts): the stopper awaits it before it writes to the run (the compat request's
+   * `openai_compat.response` after a disconnect), so they keep their place in the run's events.
+   */
+  written?: Promise<void>;
 }
 
 export interface RunExecution {
@@ -89,6 +95,12 @@ export interface RunContext {
   ledger(type: string, payload?: Record<string, unknown>): Promise<void>;
   /** The step's `phase` held for its assistant message's statement (./held-event.ts). */
   readonly held: HeldEvent;
+  /**
+   * PostgreSQL: the preparation's writes, still held after it (./held-writes.ts): `ledger`'s next
+   * event is appended in their statement, and the run writes them at its end if none came. While
+   * they are held, the first step's `phase` goes with them (not in its assistant message's INSERT).
+   */
+  preparation?: HeldWrites;
 }
 
 /** What the run prepared before its first step, and the state of its steps as they stream. */
@@ -124,4 +136,14 @@ export interface RunTurn {
   finishReason: string | undefined;
   streamError: unknown;
   lastToolCalls: number;
+}
+
+/** A run's preparation writes, held for one statement (./held-writes.ts). */
+export interface HeldWrites {
+  /** An event of the run, appended at `write` in the order held, with the time it was held at. */
+  event(type: string, payload: Record<string, unknown>): void;
+  /** The prompt stack row the run's prompt assembly records from now on is held too. */
+  holdPrompt(): void;
+  /** Writes what is held in one statement; a failure is logged (as `RunContext.ledger`'s), never thrown. */
+  write(): Promise<void>;
 }

@@ -23,6 +23,10 @@ const INSERT = `INSERT INTO openai_compat_requests (request_id, run_id, session_
     stream, include_usage, session_binding, message_count, ignored_fields, status, finish_reason, http_status,
     error, prompt_tokens, completion_tokens, created_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`;
+// The start's write (`insertWrite`): a request id already there is skipped, not an error, and its
+// event with it (`gates`), so the compat start's transaction needs no savepoint around it (its run
+// is the transaction's own, its other columns are the code's: nothing else of its data can fail).
+const INSERT_ONCE = `${INSERT} ON CONFLICT (request_id) DO NOTHING RETURNING request_id`;
 const FINISH = `UPDATE openai_compat_requests SET status = $1, finish_reason = $2, http_status = $3, error = $4,
     prompt_tokens = $5, completion_tokens = $6, finished_at = $7
   WHERE request_id = $8`;
@@ -41,7 +45,7 @@ export function createPostgresCompatRequestRepository(deps: { sql: SqlClient }):
       const changed = await sql.run(FINISH, compatFinishValues(requestId, outcome));
       return changed > 0;
     },
-    insertWrite: (row) => ({ text: INSERT, values: compatInsertValues(row) }),
+    insertWrite: (row) => ({ text: INSERT_ONCE, values: compatInsertValues(row), gates: true }),
     finishWrite: (requestId, outcome) => ({ text: FINISH, values: compatFinishValues(requestId, outcome) }),
     async list(options) {
       const rows = await sql.query<CompatStoredRow>(

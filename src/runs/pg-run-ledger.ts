@@ -122,8 +122,9 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       const write = () =>
         writes.insertEventAlongside(runId, { type, payload: JSON.stringify(payload), created_at }, alongside);
       // Inside a transaction, a savepoint of it (sent with the statement): a failed write leaves
-      // the transaction usable, as the savepoint of the callers' two writes did.
-      const written = await (sql.inTransaction() ? sql.transaction(write) : write());
+      // the transaction usable, as the savepoint of the callers' two writes did. A gating write
+      // skips where it would fail on its data: no savepoint (one statement fewer, p-pgcompat2).
+      const written = await (sql.inTransaction() && !alongside.gates ? sql.transaction(write) : write());
       if (!written) return undefined;
       const { session_id, ...ids } = written;
       events.known(runId, session_id);

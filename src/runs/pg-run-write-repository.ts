@@ -111,7 +111,7 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
   /**
    * `alongside` (a data-modifying WITH, run whether or not the run exists) and then, when the
    * run exists, migration 30's append to it, in one statement: both or neither. Undefined: no such
-   * run (only `alongside` written).
+   * run (only `alongside` written), or a gating write that skipped (nothing written).
    */
   insertEventAlongside(
     runId: string,
@@ -276,12 +276,14 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
     },
     async insertEventAlongside(runId, event, alongside) {
       const n = alongside.values.length;
-      // LATERAL on the run's row: the append runs once for the run, never when it is missing.
+      // LATERAL on the run's row: the append runs once for the run, never when it is missing. A
+      // gating write's skip (no row) is a one-time filter: the append is not run either.
+      const gate = alongside.gates ? ' AND EXISTS (SELECT 1 FROM alongside)' : '';
       const row = await sql.one<{ event_id: number; event_seq: number; session_id: string }>(
         `WITH alongside AS (${alongside.text})
          SELECT a.event_id, a.event_seq, r.session_id
            FROM agent_runs r, LATERAL svc_append_run_event(r.id, r.session_id, $${n + 2}, $${n + 3}, $${n + 4}) a
-          WHERE r.id = $${n + 1}`,
+          WHERE r.id = $${n + 1}${gate}`,
         [...alongside.values, runId, event.type, event.payload, event.created_at],
       );
       return row

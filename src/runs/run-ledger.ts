@@ -147,7 +147,8 @@ export interface RunLedger {
    * PostgreSQL: `alongside` (a compat ledger row's insert or finish) and, when the run exists,
    * `append` to it, in one statement: both or neither, one round trip instead of a transaction of
    * four or five statements (inside a transaction, in a savepoint of it: a failure leaves the
-   * transaction usable). Undefined: no such run (`alongside` is written). Absent (SQLite,
+   * transaction usable; a gating write, `AlongsideWrite.gates`, without one). Undefined: no such
+   * run (`alongside` is written), or a gating write skipped (neither is written). Absent (SQLite,
    * where a transaction costs no round trip): the caller writes the row and appends.
    */
   appendAlongside?(

@@ -95,4 +95,10 @@ export interface RunFilter {
 export interface AlongsideWrite {
   readonly text: string;
   readonly values: readonly unknown[];
+  /**
+   * The write skips instead of failing on its data (`ON CONFLICT DO NOTHING`, its target the only
+   * constraint its values can break) and answers a row only when it wrote: the event is appended
+   * only with its row, and inside a transaction it needs no savepoint (issue 18 item 6, p-pgcompat2).
+   */
+  readonly gates?: boolean;
 }

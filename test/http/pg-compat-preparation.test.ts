@@ -1,7 +1,8 @@
 /**
  * A compat request's run preparation on a PostgreSQL App (issue 18 item 6, p-pgprep): its
  * `model.resolved` event, its prompt stack row and its `prompt.assembled` event are one statement
- * between the start's commit and the model request (src/agent/held-writes.ts), not three; the run's
+ * (src/agent/held-writes.ts), not three, since p-pgcompat2 after the model request, with the first
+ * step's `phase` (model) in it (STORE-PG-223); the run's
  * events keep their order and payloads, the prompt stack row its run and size; a preparation that
  * fails after the model is resolved still writes `model.resolved` before its `error`.
  */
@@ -17,7 +18,7 @@ const preparationWrites = (texts: string[]) =>
   texts.filter((t) => /agent_run_events|svc_append_run_event|prompt_stack_builds/.test(t));
 
 describe.skipIf(!pg.available)('a compat run’s preparation on PostgreSQL', () => {
-  it('STORE-PG-223: model.resolved, the prompt stack row and prompt.assembled are one statement before the model request; events and row as before', async () => {
+  it('STORE-PG-223: model.resolved, the prompt stack row, prompt.assembled and the first step`s phase are one statement after the model request; events and row as before', async () => {
     const sql = await migratedDatabase(pg.cluster());
     const statements = driverStatements();
     let atModelRequest = -1;
@@ -38,17 +39,24 @@ describe.skipIf(!pg.available)('a compat run’s preparation on PostgreSQL', () 
       const from = statements.sent.length;
       expect(await streamedAnswer(client)).toBe('one');
       const row = await settledCompatRow(app);
-      // Before the model request, after the claim and the compat row: the preparation's one
-      // statement (in the start's transaction or after its COMMIT, as the run's pace has it).
-      const prepared = preparationWrites(statements.sent.slice(from, atModelRequest)).filter(
-        (t) =>
-          !/svc_claim_run_started|^WITH alongside AS|^WITH (riding AS \(INSERT INTO sessions .*)?r AS \(INSERT INTO agent_runs/s.test(
-            t,
-          ),
+      // Before the model request only the start's writes (the run, its claim, the compat row);
+      // after it, the preparation's one statement, which carries the step's phase too: no
+      // append of its own.
+      const start =
+        /svc_claim_run_started|^WITH alongside AS|^WITH (riding AS \(INSERT INTO sessions .*)?r AS \(INSERT INTO agent_runs/s;
+      expect(
+        preparationWrites(statements.sent.slice(from, atModelRequest)).filter((t) => !start.test(t)),
+      ).toEqual([]);
+      const after = preparationWrites(statements.sent.slice(atModelRequest)).filter(
+        (t) => !/^WITH alongside AS \(UPDATE openai_compat_requests/.test(t),
       );
+      const prepared = after.filter((t) => /prompt_stack_builds/.test(t));
       expect(prepared).toHaveLength(1);
       expect(prepared[0]).toMatch(/^WITH riding AS \(INSERT INTO prompt_stack_builds /);
       expect(prepared[0]).toContain('svc_append_run_event_list(');
+      expect(after.filter((t) => /^SELECT event_id, event_seq FROM svc_append_run_event\(/.test(t))).toEqual(
+        [],
+      );
 
       const events = await app.runs.events(row.run_id);
       expect(events.map((e) => [e.seq, e.type])).toEqual(
@@ -78,6 +86,7 @@ describe.skipIf(!pg.available)('a compat run’s preparation on PostgreSQL', () 
       // Held in the order made, each at its own time, before the step's.
       expect(resolved!.created_at).toBeLessThanOrEqual(assembled!.created_at);
       expect(assembled!.created_at).toBeLessThanOrEqual(events[6].created_at);
+      expect(events[6].payload).toEqual({ phase: 'model', step: 1 });
       expect(builds[0].created_at).toBeLessThanOrEqual(assembled!.created_at);
     } finally {
       statements.restore();

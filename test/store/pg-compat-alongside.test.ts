@@ -3,14 +3,16 @@
  * (`RunLedger.appendAlongside`, src/runs/pg-run-ledger.ts, with the compat repository's
  * `insertWrite`/`finishWrite`): the rows the separate writes leave, the event announced as an
  * append's, nothing but the row when the run is gone, both or neither, a savepoint inside a
- * transaction, and seqs shared with another node appending to the same run.
+ * transaction, and seqs shared with another node appending to the same run. The start's insert
+ * (`insertWrite`) gates its event: a request id already there is skipped with it, so inside a
+ * transaction it needs no savepoint (p-pgcompat2, STORE-PG-260).
  */
 import { describe, expect, it } from 'vitest';
 import type { CompatRequestRow } from '../../src/runs/compat-request-repository';
 import { createPostgresCompatRequestRepository } from '../../src/runs/pg-compat-request-repository';
 import type { RunEvent } from '../../src/runs/types';
 import type { SqlClient } from '../../src/store/postgres/client';
-import { postgresForFile, recordingClient } from '../helpers/postgres';
+import { driverStatements, postgresForFile, recordingClient } from '../helpers/postgres';
 import { ledgerNodes, runInput } from './ledger-nodes';
 
 const pg = postgresForFile();
@@ -162,25 +164,19 @@ describe.skipIf(!pg.available)('a compat row and its run event in one statement'
       await compat.insert(requestRow('req_dup', run.id, 's-one'));
       const count = async () => (await eventCount(nodes.sql, run.id)) ?? -1;
       const before = await count();
+      // A write that fails on its data (the start's `insertWrite` skips a duplicate instead,
+      // STORE-PG-260): the row's plain INSERT.
+      const failing = () => {
+        const write = compat.insertWrite!(requestRow('req_dup', run.id, 's-one'));
+        return { text: write.text.replace(/ ON CONFLICT .*$/s, ''), values: write.values };
+      };
       // A duplicate request id: the insert fails, so the event is not written either.
-      await expect(
-        ledger.appendAlongside!(
-          run.id,
-          'openai_compat.request',
-          {},
-          compat.insertWrite!(requestRow('req_dup', run.id, 's-one')),
-        ),
-      ).rejects.toThrow();
+      await expect(ledger.appendAlongside!(run.id, 'openai_compat.request', {}, failing())).rejects.toThrow();
       expect(await count()).toBe(before);
 
       await nodes.sql.transaction(async () => {
         await expect(
-          ledger.appendAlongside!(
-            run.id,
-            'openai_compat.request',
-            {},
-            compat.insertWrite!(requestRow('req_dup', run.id, 's-one')),
-          ),
+          ledger.appendAlongside!(run.id, 'openai_compat.request', {}, failing()),
         ).rejects.toThrow();
         // The transaction is still usable: this write and its event commit with it.
         await ledger.appendAlongside!(
@@ -207,6 +203,54 @@ describe.skipIf(!pg.available)('a compat row and its run event in one statement'
       ).rejects.toThrow('roll back');
       expect(await count()).toBe(before + 1);
       expect((await compat.get('req_dup'))?.status).toBe('completed');
+    });
+  });
+
+  it('STORE-PG-260: the start`s insert skips a request id already there and its event with it; inside a transaction without a savepoint', async () => {
+    await withNodes(async (nodes) => {
+      const ledger = nodes.open('rnr_a', 'host-a', 3_600_000);
+      const compat = createPostgresCompatRequestRepository({ sql: nodes.sql });
+      const run = await ledger.create(runInput('s-one'));
+      const count = async () => (await eventCount(nodes.sql, run.id)) ?? -1;
+      const first = compat.insertWrite!(requestRow('req_once', run.id, 's-one'));
+      expect(first.gates).toBe(true);
+      const written = await ledger.appendAlongside!(run.id, 'openai_compat.request', { n: 1 }, first);
+      expect(written?.type).toBe('openai_compat.request');
+      const before = await count();
+      const kept = await storedRow(nodes.sql, 'req_once');
+
+      const statements = driverStatements();
+      try {
+        await nodes.sql.transaction(async () => {
+          // The same id again: neither the row nor the event, and no error.
+          const again = await ledger.appendAlongside!(
+            run.id,
+            'openai_compat.request',
+            { n: 2 },
+            compat.insertWrite!({ ...requestRow('req_once', run.id, 's-one'), model: 'other/m' }),
+          );
+          expect(again).toBeUndefined();
+          // A new id in the same transaction: both, and the transaction commits them.
+          const other = await ledger.appendAlongside!(
+            run.id,
+            'openai_compat.request',
+            { n: 3 },
+            compat.insertWrite!(requestRow('req_other', run.id, 's-one')),
+          );
+          expect(other?.seq).toBe(written!.seq + 1);
+        });
+      } finally {
+        statements.restore();
+      }
+      expect(statements.sent.filter((t) => /SAVEPOINT/.test(t))).toEqual([]);
+      expect(statements.sent.filter((t) => /^BEGIN/.test(t))).toHaveLength(1);
+      expect(await count()).toBe(before + 1);
+      expect(await storedRow(nodes.sql, 'req_once')).toEqual(kept);
+      expect(await storedRow(nodes.sql, 'req_other')).toBeDefined();
+      const payloads = (await ledger.events(run.id))
+        .filter((e) => e.type === 'openai_compat.request')
+        .map((e) => e.payload);
+      expect(payloads).toEqual([{ n: 1 }, { n: 3 }]);
     });
   });
 

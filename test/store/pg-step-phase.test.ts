@@ -2,7 +2,8 @@
  * A step's `phase` event in its assistant message's INSERT on PostgreSQL (issue 18 item 6,
  * p-pgstep6, src/agent/held-event.ts): held at the step's start, written by the message's
  * statement after the message (`RunLedger.followingEvent` passed to `appendAnnounced`), else by
- * whatever writes the run's next event first. Pinned: no statement of its own in a run's steps,
+ * whatever writes the run's next event first (a first step's goes with the preparation's held
+ * writes instead, src/agent/held-writes.ts). Pinned: no statement of its own in a run's steps,
  * the same events in the same order at the step's start time, announced to the ledger's
  * listeners; the following write obeys the message (no session: neither written) and the run (no
  * run: the message alone); a step that fails before its first part still records its `phase`.
@@ -61,9 +62,10 @@ describe.skipIf(!pg.available)('a step`s phase in its assistant message`s statem
     } finally {
       driver.restore();
     }
-    // Without the hold: one `phase` statement a step (5).
+    // Without the hold: one `phase` statement a step (5). The first step's rides in the statement of
+    // the preparation's held writes (src/agent/held-writes.ts), the others in their assistant INSERTs.
     expect(sent.filter((text) => ALONE.test(text))).toEqual([]);
-    expect(sent.filter((text) => MESSAGE_WITH_RUN_EVENT.test(text))).toHaveLength(steps + 1);
+    expect(sent.filter((text) => MESSAGE_WITH_RUN_EVENT.test(text))).toHaveLength(steps);
 
     const events = await a.runs.events(runId);
     const types = events.map((e) => e.type);
@@ -158,6 +160,7 @@ describe.skipIf(!pg.available)('a step`s phase in its assistant message`s statem
 
   it('STORE-PG-272: text then a call rides too; a step that fails before its first part still records its phase, before its error', async () => {
     const { app: a } = await runApp([
+      reply().toolCall('echo', { text: 'first' }).usage(100, 20),
       reply().text('let me look').toolCall('echo', { text: 'hi' }).usage(100, 20),
       reply().streamError('the provider broke'),
     ]);
@@ -172,18 +175,20 @@ describe.skipIf(!pg.available)('a step`s phase in its assistant message`s statem
     } finally {
       driver.restore();
     }
-    // The first step's phase in its INSERT (from its first text delta), the second's alone.
+    // The first step's phase with the preparation's writes, the second's in its INSERT (from its
+    // first text delta), the third's alone.
     expect(sent.filter((text) => MESSAGE_WITH_RUN_EVENT.test(text))).toHaveLength(1);
     expect(sent.filter((text) => ALONE.test(text)).length).toBeGreaterThanOrEqual(1);
     const events = await a.runs.events(runId);
     const types = events.map((e) => e.type);
     const phases = events.filter((e) => e.type === 'phase' && e.payload.phase === 'model');
-    expect(phases.map((e) => e.payload.step)).toEqual([1, 2]);
+    expect(phases.map((e) => e.payload.step)).toEqual([1, 2, 3]);
     expect(types[events.indexOf(phases[0]) + 1]).toBe('tool.started');
+    expect(types[events.indexOf(phases[1]) + 1]).toBe('tool.started');
     const error = events.find((e) => e.type === 'error');
     expect(error).toBeDefined();
-    expect(events.indexOf(phases[1])).toBeLessThan(events.indexOf(error as RunEvent));
-    expect(phases[1].created_at).toBeLessThanOrEqual((error as RunEvent).created_at);
+    expect(events.indexOf(phases[2])).toBeLessThan(events.indexOf(error as RunEvent));
+    expect(phases[2].created_at).toBeLessThanOrEqual((error as RunEvent).created_at);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
   });
 });

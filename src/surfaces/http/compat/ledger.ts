@@ -54,7 +54,11 @@ export async function recordRequestWithEvent(
   const write = requests(app).insertWrite?.(row);
   if (!write || !app.runs.appendAlongside) return false;
   const event = await app.runs.appendAlongside(row.run_id, 'openai_compat.request', payload, write);
-  if (!event) throw new SvcError('not_found', `run_id: no run "${row.run_id}"`);
+  if (!event)
+    throw new SvcError(
+      'not_found',
+      `run_id: no run "${row.run_id}", or request "${row.request_id}" recorded already`,
+    );
   return true;
 }
 

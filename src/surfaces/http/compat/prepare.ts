@@ -151,7 +151,12 @@ async function importHistory(app: App, sessionId: string, conversation: Conversa
   }
 }
 
-/** The request row and its run ledger event (`openai_compat.request`): one savepoint in the start's transaction. */
+/**
+ * The request row and its run ledger event (`openai_compat.request`) in the start's transaction: a
+ * failure is a warning, the start goes on. PostgreSQL: one statement, no savepoint (a request id
+ * already there is skipped, not an error; any other failure aborts the transaction, whose COMMIT
+ * then fails the start). SQLite: a savepoint of the transaction.
+ */
 async function recordStart(
   app: App,
   start: {
@@ -202,7 +207,7 @@ async function recordStart(
       unknown_fields: request.unknown,
       tool_policy: toolPolicyOf(app).policy,
     };
-    // PostgreSQL: the row and the event in one statement, a savepoint of the start's transaction (ledger.ts).
+    // PostgreSQL: the row and the event in one statement, without a savepoint (ledger.ts).
     if (await recordRequestWithEvent(app, row, payload)) return;
     await app.store.transactions.run(async () => {
       await recordRequest(app, row);
