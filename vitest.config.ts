@@ -12,15 +12,69 @@ const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { versio
  */
 const workers = Math.max(2, Math.min(2 * availableParallelism(), 6));
 
+const include = ['src/**/*.test.ts', 'src/**/*.test.tsx', 'test/**/*.test.ts', 'test/**/*.test.tsx'];
+
+/**
+ * The files that run in a fresh process each ("isolated"); every other file shares its worker's
+ * module graph with the files that worker ran before ("shared", `isolate: false`). Importing and
+ * evaluating svc's ≈ 700 modules again for each file was the suite's largest cost (≈ 3 s of CPU a
+ * file that builds an App, 814 s summed). A file belongs here when it changes what the next file
+ * of its worker would see: process.env, globals or fake timers, a `vi.spyOn` on a module's
+ * export, or a process-wide singleton (DBOS: one engine a process, src/engine/dbos-runs.ts).
+ * docs/development.md "Test suite time".
+ */
+export const isolatedFiles = [
+  // DBOS is one per process, and these files start, crash and recover it.
+  'test/cluster/**',
+  'test/engine/**',
+  'test/store/pg-run-requeue.test.ts',
+  // They set or delete process.env entries, or replace globals.
+  'src/providers/http-transport.test.ts',
+  'src/store/checkpointer.test.ts',
+  'src/store/idle-checkpoint.test.ts',
+  'src/surfaces/tui/production-react.test.ts',
+  'test/call-path.test.ts',
+  'test/parity.test.ts',
+  'test/tui/clients.test.ts',
+  // Fake timers.
+  'src/surfaces/tui/state/run-end.test.ts',
+  // vi.spyOn on module exports and objects that outlive the file.
+  'src/agent/step-recorder.test.ts',
+  'src/providers/prompt-messages.test.ts',
+  'test/agent/history-reads.test.ts',
+  'test/agent/pg-run-finish-statement.test.ts',
+  'test/agent/queue-published.test.ts',
+  'test/agent/run-result-shared.test.ts',
+  'test/events/pg-publisher-context.test.ts',
+  'test/http/session-events.test.ts',
+  'test/http/sse-turns.test.ts',
+  'test/observe/codebase-section.test.ts',
+  'test/observe/engine-reads.test.ts',
+  'test/providers/warnings.test.ts',
+  'test/readouts/engine-reads.test.ts',
+  'test/readouts/recommendation-reads.test.ts',
+  'test/store/pg-row-shapes.test.ts',
+  'test/store/run-row-shape.test.ts',
+  'test/telemetry/metrics-route.test.ts',
+];
+
 export default defineConfig({
   define: { __SVC_VERSION__: JSON.stringify(version) },
   test: {
-    include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'test/**/*.test.ts', 'test/**/*.test.tsx'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
     globalSetup: ['test/helpers/global-setup.ts'],
     maxWorkers: workers,
     env: { SVC_TEST: '1' },
+    projects: [
+      { extends: true, test: { name: 'shared', include, exclude: isolatedFiles, isolate: false } },
+      { extends: true, test: { name: 'isolated', include: isolatedFiles.map(isolatedGlob), isolate: true } },
+    ],
   },
 });
+
+/** A directory entry of `isolatedFiles` stands for its test files. */
+function isolatedGlob(entry: string): string {
+  return entry.endsWith('/**') ? `${entry}/*.test.{ts,tsx}` : entry;
+}
