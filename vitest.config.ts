@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
@@ -12,15 +13,79 @@ const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { versio
  */
 const workers = Math.max(2, Math.min(2 * availableParallelism(), 6));
 
+const include = ['src/**/*.test.ts', 'src/**/*.test.tsx', 'test/**/*.test.ts', 'test/**/*.test.tsx'];
+
+/**
+ * The files that run in a fresh process each ("isolated"); every other file shares its worker's
+ * module graph with the files that worker ran before ("shared", `isolate: false`). Importing and
+ * evaluating svc's ≈ 700 modules again for each file was the suite's largest cost (≈ 3 s of CPU a
+ * file that builds an App, 814 s summed). A file is isolated when it changes what the next file of
+ * its worker would see: process.env, globals or fake timers, a `vi.spyOn` on a module's export,
+ * or a process-wide switch of svc (below). docs/development.md "Test suite time".
+ */
+const isolatedPaths = [
+  // DBOS is one per process, and these files start, crash and recover it.
+  'test/cluster/**',
+  'test/engine/**',
+  // They set or delete process.env entries, or replace globals.
+  'src/providers/http-transport.test.ts',
+  'src/store/checkpointer.test.ts',
+  'src/store/idle-checkpoint.test.ts',
+  'src/surfaces/tui/production-react.test.ts',
+  'test/call-path.test.ts',
+  'test/parity.test.ts',
+  'test/tui/clients.test.ts',
+  // Fake timers.
+  'src/surfaces/tui/state/run-end.test.ts',
+  // vi.spyOn on module exports and objects that outlive the file.
+  'src/agent/step-recorder.test.ts',
+  'src/providers/prompt-messages.test.ts',
+  'test/agent/history-reads.test.ts',
+  'test/agent/queue-published.test.ts',
+  'test/agent/run-result-shared.test.ts',
+  'test/http/session-events.test.ts',
+  'test/http/sse-turns.test.ts',
+  'test/observe/codebase-section.test.ts',
+  'test/observe/engine-reads.test.ts',
+  'test/providers/warnings.test.ts',
+  'test/readouts/engine-reads.test.ts',
+  'test/readouts/recommendation-reads.test.ts',
+  'test/store/run-row-shape.test.ts',
+  'test/telemetry/metrics-route.test.ts',
+];
+
+/**
+ * Process-wide switches of svc that stay on for every later App of the process: an in-process
+ * HTTP server turns group commit on (src/store/db.ts `enableGroupCommit`; ENGINE-COMPAT-2 failed
+ * after such a file), a PostgreSQL session store turns read scopes on (src/store/read-scope.ts
+ * `enableReadScopes`). A file whose text reaches either (itself or through these helpers) is
+ * isolated, as are the PostgreSQL files (their clusters are per file anyway).
+ */
+const switchesOn =
+  /surfaces\/http\/server'|compat-helpers'|helpers\/postgres'|ledger-nodes'|pg-session-store'|enableGroupCommit|enableReadScopes/;
+
+const testFiles = ['src', 'test'].flatMap((root) =>
+  readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .filter((name) => /\.test\.tsx?$/.test(name))
+    .map((name) => join(root, name)),
+);
+const isolatedFiles = [
+  ...isolatedPaths.map((entry) => (entry.endsWith('/**') ? `${entry}/*.test.{ts,tsx}` : entry)),
+  ...testFiles.filter((file) => switchesOn.test(readFileSync(file, 'utf8'))),
+];
+
 export default defineConfig({
   define: { __SVC_VERSION__: JSON.stringify(version) },
   test: {
-    include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'test/**/*.test.ts', 'test/**/*.test.tsx'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
     globalSetup: ['test/helpers/global-setup.ts'],
     maxWorkers: workers,
     env: { SVC_TEST: '1' },
+    projects: [
+      { extends: true, test: { name: 'shared', include, exclude: isolatedFiles, isolate: false } },
+      { extends: true, test: { name: 'isolated', include: isolatedFiles, isolate: true } },
+    ],
   },
 });

@@ -17,8 +17,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pgDriver from 'pg';
 import { afterAll, beforeAll, inject, it } from 'vitest';
+import { followOtherNodes } from '../../src/events/pg-notify';
 import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
 import { migratePostgres } from '../../src/store/postgres/migrate';
+import { type TableChanges, tableChanges } from '../../src/store/postgres/table-changes';
 import { until } from './until';
 
 export const POSTGRES_INSTALL = 'apt-get install postgresql';
@@ -320,6 +322,39 @@ export async function twoNodes(
       await sql.close();
     },
   };
+}
+
+/**
+ * The frame of the tests of what a PostgreSQL node keeps in memory: two nodes on one migrated
+ * database of `cluster` (`twoNodes`). Node A's client `a` records every statement it sends in
+ * `sent`, and its `changes` follow the other nodes' table-change notifications from `follow()` on,
+ * as an App's LISTEN does (a test that pins what A does before it listens calls it later). Node B
+ * (`b`) does not listen. What is opened is pushed onto `closers`, for the file's `afterEach` to
+ * close in reverse.
+ */
+export async function followingNodes(
+  cluster: PostgresCluster,
+  closers: (() => Promise<void> | void)[],
+  reconnectDelayMs = 50,
+): Promise<{
+  both: Awaited<ReturnType<typeof twoNodes>>;
+  a: SqlClient;
+  b: SqlClient;
+  sent: string[];
+  changes: TableChanges;
+  follow(): ReturnType<typeof followOtherNodes>;
+}> {
+  const both = await twoNodes(cluster);
+  closers.push(() => both.close());
+  const sent: string[] = [];
+  const a = recordingClient(both.sql, sent);
+  const changes = tableChanges(a);
+  const follow = () => {
+    const following = followOtherNodes({ follow: () => () => {} }, a, { changes, reconnectDelayMs });
+    closers.push(() => following.stop());
+    return following;
+  };
+  return { both, a, b: both.other, sent, changes, follow };
 }
 
 /** The client, adding the text of every statement it sends to `sent`. */

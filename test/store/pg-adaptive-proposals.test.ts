@@ -14,17 +14,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPostgresAdaptiveStore } from '../../src/adaptive/pg-adaptive-store';
 import { type AdaptiveRow, emptyRow } from '../../src/adaptive/store';
-import { followOtherNodes } from '../../src/events/pg-notify';
-import type { SqlClient } from '../../src/store/postgres/client';
-import { tableChanges } from '../../src/store/postgres/table-changes';
 import { reply } from '../helpers/fake-provider';
-import {
-  driverStatements,
-  migratedDatabase,
-  postgresForFile,
-  recordingClient,
-  twoNodes,
-} from '../helpers/postgres';
+import { driverStatements, followingNodes, migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { until } from '../helpers/until';
 import { compatServer, settledCompatRow, streamedAnswer } from '../http/compat-helpers';
 
@@ -45,13 +36,9 @@ describe.skipIf(!pg.available)(
     });
 
     it('STORE-PG-230: read once, own writes seen at once, another node`s after its notification; no LISTEN: cannot tell', async () => {
-      const both = await twoNodes(pg.cluster());
-      closers.push(() => both.close());
+      const { both, a, sent, follow } = await followingNodes(pg.cluster(), closers);
       for (const id of ['s1', 's2'])
         await both.other.run('INSERT INTO sessions (id, created_at, updated_at) VALUES ($1, 1, 1)', [id]);
-      const sent: string[] = [];
-      const a: SqlClient = recordingClient(both.sql, sent);
-      const changes = tableChanges(a);
       const onA = createPostgresAdaptiveStore({ sql: a });
       const onB = createPostgresAdaptiveStore({ sql: both.other });
       const reads = () =>
@@ -61,9 +48,7 @@ describe.skipIf(!pg.available)(
       expect(await onA.mayHaveProposal!('s1')).toBe(true);
       expect(reads()).toBe(0);
 
-      const following = followOtherNodes({ follow: () => () => {} }, a, { changes, reconnectDelayMs: 50 });
-      closers.push(() => following.stop());
-      await following.started;
+      await follow().started;
 
       expect(await onA.mayHaveProposal!('s1')).toBe(false);
       expect(await onA.mayHaveProposal!('s2')).toBe(false);

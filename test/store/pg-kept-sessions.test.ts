@@ -12,19 +12,11 @@
  * Nothing is timed: waits are bounded loops on what the node observes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { followOtherNodes } from '../../src/events/pg-notify';
 import { createPostgresSessionStore } from '../../src/sessions/pg-session-store';
-import type { SqlClient } from '../../src/store/postgres/client';
 import { tableChanges } from '../../src/store/postgres/table-changes';
 import { agentApp } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
-import {
-  driverStatements,
-  migratedDatabase,
-  postgresForFile,
-  recordingClient,
-  twoNodes,
-} from '../helpers/postgres';
+import { driverStatements, followingNodes, migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { until } from '../helpers/until';
 
 const pg = postgresForFile();
@@ -47,18 +39,9 @@ describe.skipIf(!pg.available)('session rows kept on PostgreSQL (migration 43)',
 
   /** Node A (recording its statements) and node B on one database; A follows the notifications. */
   async function nodes() {
-    const both = await twoNodes(pg.cluster());
-    closers.push(() => both.close());
-    const sent: string[] = [];
-    const a: SqlClient = recordingClient(both.sql, sent);
-    const changes = tableChanges(a);
+    const { both, a, sent, changes, follow } = await followingNodes(pg.cluster(), closers);
     const onA = createPostgresSessionStore({ sql: a, clock: clock(), ids: ids(), workspace: '/w' });
     const onB = createPostgresSessionStore({ sql: both.other, clock: clock(), ids: ids(), workspace: '/w' });
-    const follow = () => {
-      const following = followOtherNodes({ follow: () => () => {} }, a, { changes, reconnectDelayMs: 50 });
-      closers.push(() => following.stop());
-      return following;
-    };
     /** Every notification A's own connections sent so far has arrived (they come in commit order). */
     const ownNotificationsIn = async () => {
       const before = changes.generation('findings');

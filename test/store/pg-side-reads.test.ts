@@ -13,20 +13,17 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../src/events/bus';
-import { followOtherNodes } from '../../src/events/pg-notify';
 import { STALE_AFTER_MS } from '../../src/quality/finding-status';
 import { createFindingService } from '../../src/quality/findings';
 import { createPostgresCapsuleRepository } from '../../src/quality/pg-capsule-repository';
 import { createPostgresFindingRepository } from '../../src/quality/pg-finding-repository';
-import type { SqlClient } from '../../src/store/postgres/client';
-import { type TableChanges, tableChanges } from '../../src/store/postgres/table-changes';
+import { tableChanges } from '../../src/store/postgres/table-changes';
 import { reply } from '../helpers/fake-provider';
 import {
   driverStatements,
+  followingNodes,
   migratedDatabase,
   postgresForFile,
-  recordingClient,
-  twoNodes,
   untilKept,
 } from '../helpers/postgres';
 import { until } from '../helpers/until';
@@ -47,15 +44,9 @@ describe.skipIf(!pg.available)('side reads on PostgreSQL answered from memory', 
 
   /** Node A (statements recorded, listening as an App does) and node B on one database. */
   async function nodes() {
-    const both = await twoNodes(pg.cluster());
-    closers.push(() => both.close());
-    const sent: string[] = [];
-    const a: SqlClient = recordingClient(both.sql, sent);
-    const changes: TableChanges = tableChanges(a);
-    const following = followOtherNodes({ follow: () => () => {} }, a, { changes, reconnectDelayMs: 50 });
-    closers.push(() => following.stop());
-    await following.started;
-    return { a, b: both.other, sent };
+    const { a, b, sent, follow } = await followingNodes(pg.cluster(), closers);
+    await follow().started;
+    return { a, b, sent };
   }
 
   it('STORE-PG-145: the stale sweep reads nothing while findings are unchanged; another node`s old finding is swept once notified', async () => {

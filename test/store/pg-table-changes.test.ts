@@ -15,13 +15,11 @@
  */
 import { AsyncResource } from 'node:async_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createEventListener, followOtherNodes } from '../../src/events/pg-notify';
+import { createEventListener } from '../../src/events/pg-notify';
 import { createPostgresCodebaseCacheStore } from '../../src/observe/pg-codebase-cache-store';
 import { createPostgresRecommendationRepository } from '../../src/readouts/cognition/pg-recommendation-store';
 import type { RecordInput } from '../../src/readouts/cognition/recommendation-store';
-import type { SqlClient } from '../../src/store/postgres/client';
-import { type TableChanges, tableChanges } from '../../src/store/postgres/table-changes';
-import { postgresForFile, recordingClient, twoNodes, untilKept } from '../helpers/postgres';
+import { followingNodes, postgresForFile, twoNodes, untilKept } from '../helpers/postgres';
 import { until } from '../helpers/until';
 
 const pg = postgresForFile();
@@ -47,15 +45,9 @@ describe.skipIf(!pg.available)('reads kept in memory on PostgreSQL (migration 35
    * database.
    */
   async function nodes(reconnectDelayMs = 50) {
-    const both = await twoNodes(pg.cluster());
-    closers.push(() => both.close());
-    const sent: string[] = [];
-    const a: SqlClient = recordingClient(both.sql, sent);
-    const changes: TableChanges = tableChanges(a);
-    const following = followOtherNodes({ follow: () => () => {} }, a, { changes, reconnectDelayMs });
-    closers.push(() => following.stop());
-    await following.started;
-    return { a, b: both.other, sent, changes };
+    const { a, b, sent, changes, follow } = await followingNodes(pg.cluster(), closers, reconnectDelayMs);
+    await follow().started;
+    return { a, b, sent, changes };
   }
 
   it('STORE-PG-140: a committed write of a watched table notifies its name; a rolled-back one nothing', async () => {
