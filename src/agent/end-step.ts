@@ -17,7 +17,8 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   const recorder = t.recorder;
   if (!recorder) return;
   // A `phase` no message of the step carried (./held-event.ts) goes before the step's end.
-  await c.held.flush();
+  const flushing = c.held.flush();
+  if (flushing) await flushing;
   if (interrupted) await recorder.closeDanglingCalls();
   const stepUsage = t.stepUsage;
   const stepCost = stepUsage

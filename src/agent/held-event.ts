@@ -36,8 +36,12 @@ export interface HeldEvent {
    * that statement answered or failed puts it back when it was not written.
    */
   take(): { write: FollowingWrite; after(): void } | undefined;
-  /** Appends what is held, alone; a failure is logged (as the run context's `ledger`'s), never thrown. */
-  flush(): Promise<void>;
+  /**
+   * Appends what is held, alone; a failure is logged (as the run context's `ledger`'s), never
+   * thrown. Undefined when nothing is held: the caller's own append is not put off by a tick
+   * (the compat surface's `openai_compat.request` must not overtake the run's `model.resolved`).
+   */
+  flush(): Promise<void> | undefined;
 }
 
 /** The run's held event; a no-op where the ledger cannot carry it in another statement (SQLite). */
@@ -62,17 +66,21 @@ export function heldEvent(app: AgentHost, runId: string): HeldEvent {
         },
       };
     },
-    async flush() {
+    flush() {
       const event = held;
-      if (!event) return;
+      if (!event) return undefined;
       held = undefined;
-      try {
-        // At its own time (the step's start), as the riding write would have stored it.
-        if (app.runs.appendList) await app.runs.appendList(runId, [event]);
-        else await app.runs.append(runId, event.type, event.payload);
-      } catch (error) {
-        app.log.warn('run ledger append failed', { run_id: runId, type: event.type, error });
-      }
+      return appendAlone(app, runId, event);
     },
   };
+}
+
+async function appendAlone(app: AgentHost, runId: string, event: Held): Promise<void> {
+  try {
+    // At its own time (the step's start), as the riding write would have stored it.
+    if (app.runs.appendList) await app.runs.appendList(runId, [event]);
+    else await app.runs.append(runId, event.type, event.payload);
+  } catch (error) {
+    app.log.warn('run ledger append failed', { run_id: runId, type: event.type, error });
+  }
 }

@@ -97,8 +97,10 @@ export async function appendToLedger(
   type: string,
   payload: Record<string, unknown>,
 ): Promise<void> {
-  await c.held.flush();
-  if (await appendWithHeld(c, type, payload)) return;
+  // No await where nothing is held: SQLite's append starts in this tick, as before.
+  const flushing = c.held.flush();
+  if (flushing) await flushing;
+  if (c.preparation && (await appendWithHeld(c, type, payload))) return;
   try {
     await c.app.runs.append(c.run.id, type, payload);
   } catch (error) {
