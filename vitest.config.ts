@@ -37,6 +37,9 @@ const isolatedPaths = [
   'test/tui/clients.test.ts',
   // Fake timers.
   'src/surfaces/tui/state/run-end.test.ts',
+  // It waits for the process to go quiet (its own CPU time): an earlier file's leftovers in a
+  // shared worker (timers, sockets, background catch-ups) kept it busy in a full run.
+  'src/util/heap.test.ts',
   // vi.spyOn on module exports and objects that outlive the file.
   'src/agent/step-recorder.test.ts',
   'src/providers/prompt-messages.test.ts',
@@ -84,7 +87,17 @@ export default defineConfig({
     maxWorkers: workers,
     env: { SVC_TEST: '1' },
     projects: [
-      { extends: true, test: { name: 'shared', include, exclude: isolatedFiles, isolate: false } },
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include,
+          exclude: isolatedFiles,
+          isolate: false,
+          // Fails a file that leaves process state behind for the next one (test/helpers/shared-file-guard.ts).
+          setupFiles: ['test/helpers/shared-file-guard.ts'],
+        },
+      },
       { extends: true, test: { name: 'isolated', include: isolatedFiles, isolate: true } },
     ],
   },

@@ -259,6 +259,10 @@ export function enableGroupCommit(): void {
   checkpointWorker = process.env.SVC_CHECKPOINT_WORKER === '1';
   idleCheckpoints = !checkpointWorker && process.env.SVC_IDLE_CHECKPOINT !== '0';
 }
+/** Whether group commit is on in this process (the test suite's shared-worker check, test/helpers/shared-file-guard.ts). */
+export function groupCommitEnabled(): boolean {
+  return !groupCommitOff;
+}
 const openBatches = new Set<Db>();
 /** The open batches that commit at the check phase (step batches), not after the turn's microtasks. */
 const stepBatches = new Set<Db>();

@@ -89,6 +89,10 @@ let wanted = false;
 export function enableReadScopes(): void {
   wanted = true;
 }
+/** Whether read scopes are on in this process (the test suite's shared-worker check). */
+export function readScopesEnabled(): boolean {
+  return wanted;
+}
 
 /** `fn` with a new read scope (a nested call gets its own); the scope closes when `fn` settles. */
 export async function withReadScope<T>(fn: () => Promise<T>): Promise<T> {
