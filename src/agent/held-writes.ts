@@ -64,7 +64,7 @@ export function heldWrites(c: RunContext): HeldWrites | undefined {
 
 /**
  * The preparation (`prepare`, holding its writes in `held`); a failed one writes what it held
- * before it throws. After it, what is held waits for the run's next event (`appendWithHeld`), so
+ * before it throws. After it, what is held waits for the run's next event (`appendToLedger`), so
  * that event (nearly always its first step's `phase` (model)) is no statement of its own, and the
  * model is asked without waiting for a write. `now` (a resumed run's waiting calls, which write to
  * the run first) or a run already stopped: written at once.
@@ -100,26 +100,18 @@ export async function appendToLedger(
   // No await where nothing is held: SQLite's append starts in this tick, as before.
   const flushing = c.held.flush();
   if (flushing) await flushing;
-  if (c.preparation && (await appendWithHeld(c, type, payload))) return;
+  // The preparation's held writes and this event, in their one statement.
+  const held = c.preparation;
+  if (held) {
+    c.preparation = undefined;
+    held.event(type, payload);
+    return await held.write();
+  }
   try {
     await c.app.runs.append(c.run.id, type, payload);
   } catch (error) {
     c.app.log.warn('run ledger append failed', { run_id: c.run.id, type, error });
   }
-}
-
-/** `RunContext.ledger`'s event written with what the run still holds, in their one statement; false: nothing held. */
-export async function appendWithHeld(
-  c: RunContext,
-  type: string,
-  payload: Record<string, unknown>,
-): Promise<boolean> {
-  const held = c.preparation;
-  if (!held) return false;
-  c.preparation = undefined;
-  held.event(type, payload);
-  await held.write();
-  return true;
 }
 
 /**
