@@ -144,7 +144,7 @@ export function appendAnnounced(deps: AnnounceDeps): NonNullable<RunLedger['appe
 }
 
 /**
- * `followingEvent` (see `RunLedger`): the event's `WITH` (./pg-run-write-repository.ts
+ * `followingEvent` (see `RunLedger`): the event's `WITH` (./pg-run-following-repository.ts
  * `followingEventSql`) for another domain's statement, and the event as stored once it answered.
  */
 export function followingEvent(
@@ -155,8 +155,7 @@ export function followingEvent(
     const write: FollowingWrite = {
       values: [runId, type, JSON.stringify(payload), created_at],
       name: FOLLOWING_EVENT,
-      cte: (offset, go) => followingEventSql(offset, go).cte,
-      answer: (offset, go) => followingEventSql(offset, go).answer,
+      sql: followingEventSql,
       read(answer) {
         const row = answer as { id: number; seq: number; session_id: string } | null | undefined;
         if (!row) return;

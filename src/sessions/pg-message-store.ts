@@ -85,8 +85,9 @@ function followedSql(
   following: FollowingWrite,
 ): string {
   const offset = 14 + (call?.values.length ?? 0);
-  const head = `${APPEND.slice(0, APPEND.lastIndexOf('SELECT s.*'))}, ${following.cte(offset, WRITTEN)}`;
-  const answer = `${following.answer(offset, WRITTEN)} AS svc_following`;
+  const { cte, answer: followed } = following.sql(offset, WRITTEN);
+  const head = `${APPEND.slice(0, APPEND.lastIndexOf('SELECT s.*'))}, ${cte}`;
+  const answer = `${followed} AS svc_following`;
   if (!call) return `${head} SELECT s.*, ${answer} FROM s`;
   return `${head}, e AS (SELECT event_id, previous_id FROM ${call.text}
            WHERE ${WRITTEN} AND (SELECT count(*) FROM ${following.name}) >= 0)

@@ -48,19 +48,20 @@ export interface RidingInsert {
 /**
  * A write of another domain that follows a statement's own rows, in the same statement
  * (p-pgstep6: a step's `phase` run event in its assistant message's INSERT). The statement places
- * `cte(offset, go)` after its own data-modifying `WITH`s (its rows locked first), passes `values`
- * after its own parameters ($offset+1…), selects `answer` and hands its value to `read` once it
- * answered. `go` is the statement's own condition (its row was written): false, nothing of this
+ * `sql(offset, go).cte` after its own data-modifying `WITH`s (its rows locked first), passes
+ * `values` after its own parameters ($offset+1…), selects `answer` and hands its value to `read`
+ * once it answered. `go` is the statement's own condition (its row was written): false, nothing of this
  * write is made either.
  */
 export interface FollowingWrite {
   readonly values: readonly unknown[];
   /** The `WITH`'s name: a later `WITH` of the statement reads it to come after its locks. */
   readonly name: string;
-  /** `svc_… AS (…)`, without the `WITH` or a comma. */
-  cte(offset: number, go: string): string;
-  /** A SQL expression over `cte`: what the statement answers for this write (JSON, or null). */
-  answer(offset: number, go: string): string;
+  /**
+   * `cte`: `svc_… AS (…)`, without the `WITH` or a comma; `answer`: a SQL expression over it, what
+   * the statement answers for this write (JSON, or null).
+   */
+  sql(offset: number, go: string): { cte: string; answer: string };
   /** The answer's value (undefined: the statement failed or did not answer it). */
   read(answer: unknown): void;
 }
