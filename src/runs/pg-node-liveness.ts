@@ -1,7 +1,8 @@
 /**
  * The nodes' heartbeats on PostgreSQL (issue 18; issue 19 adopts on top of them): every App that
  * uses the shared run ledger writes a row to `cluster_nodes` (its runner id, host, pid) and renews
- * `heartbeat_at` every `heartbeatMs`; a clean close deletes the row. A node whose heartbeat is
+ * `heartbeat_at` every `heartbeatMs` (the database's clock, which also judges it: the machines'
+ * clocks never meet); a clean close deletes the row. A node whose heartbeat is
  * older than `staleMs` is dead: the runs it was running are marked `interrupted` by whichever live
  * node looks first (./pg-run-ledger.ts, one conditional UPDATE, so exactly one does). On one
  * machine the process check of ./run-recovery.ts answers first; the heartbeat is what tells a run
@@ -29,6 +30,8 @@ export interface NodeLiveness {
   othersAlive(): Promise<boolean>;
   /** The node's row as of the last refresh (for the reason a run was interrupted). */
   node(runner: string): NodeRecord | undefined;
+  /** How long before the last refresh the node's last heartbeat was, by the database's clock. */
+  silentFor(runner: string): number | undefined;
   /**
    * The row goes, if this node ever beat: it has stopped (a clean close). A beat in flight lands
    * first and later ones do nothing, so an UPSERT cannot bring the row of a stopped node back.
@@ -49,6 +52,7 @@ export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
   const { clock } = deps;
   const repo = createPostgresNodeRepository({ sql: deps.sql });
   let nodes: Map<string, NodeRecord> | undefined;
+  /** The database's time of the last refresh (both sides of every comparison are its clock). */
   let refreshedAt = 0;
   let closed = false;
   /** The last beat (in flight or landed); none: this node never wrote its row. */
@@ -62,8 +66,8 @@ export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
     },
     async refresh() {
       const rows = await repo.all();
-      refreshedAt = clock.now();
-      nodes = new Map(rows.map((row) => [row.id, row]));
+      refreshedAt = rows.now ?? 0;
+      nodes = new Map(rows.nodes.map((row) => [row.id, row]));
     },
     alive(runner) {
       if (!nodes) return undefined;
@@ -72,12 +76,16 @@ export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
       return node !== undefined && node.heartbeat_at >= refreshedAt - deps.staleMs;
     },
     async othersAlive() {
-      const now = clock.now();
-      return (await repo.all()).some(
-        (row) => row.id !== deps.runner && row.heartbeat_at >= now - deps.staleMs,
+      const rows = await repo.all();
+      return rows.nodes.some(
+        (row) => row.id !== deps.runner && row.heartbeat_at >= (rows.now ?? 0) - deps.staleMs,
       );
     },
     node: (runner) => nodes?.get(runner),
+    silentFor(runner) {
+      const node = nodes?.get(runner);
+      return node ? Math.max(0, refreshedAt - node.heartbeat_at) : undefined;
+    },
     close() {
       // Once: a second close (the App closes its ledger early, then with its closers) waits for the first.
       closing ??= (async () => {

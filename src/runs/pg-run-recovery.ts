@@ -52,10 +52,10 @@ export function createPostgresRunRecovery(input: {
   let recoveredRuns: AgentRun[] = [];
 
   const whyGone = (run: AgentRun): string => {
-    const node = run.runner ? liveness?.node(run.runner) : undefined;
+    const silent = run.runner ? liveness?.silentFor(run.runner) : undefined;
     if (run.host !== null && run.host !== owner.host)
-      return node
-        ? `its node (${run.host}, pid ${run.pid ?? '?'}) stopped sending heartbeats ${Math.round((clock.now() - node.heartbeat_at) / 1000)} s ago, before the run finished`
+      return silent !== undefined
+        ? `its node (${run.host}, pid ${run.pid ?? '?'}) stopped sending heartbeats ${Math.round(silent / 1000)} s ago, before the run finished`
         : `its node (${run.host}, pid ${run.pid ?? '?'}) stopped before the run finished`;
     return `the process running it (pid ${run.pid ?? '?'}) exited before the run finished`;
   };

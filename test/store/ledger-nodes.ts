@@ -15,8 +15,11 @@ export interface LedgerNodes {
   sql: SqlClient;
   /** The second machine's pool. */
   other: SqlClient;
-  /** The ledger of node `runner` on `host` (pid 4242), beating every `heartbeatMs`. */
-  open(runner: string, host: string, heartbeatMs: number, sql?: SqlClient): RunLedger;
+  /**
+   * The ledger of node `runner` on `host` (pid 4242), beating every `heartbeatMs`; its machine's
+   * clock is `skewMs` off the real one.
+   */
+  open(runner: string, host: string, heartbeatMs: number, sql?: SqlClient, skewMs?: number): RunLedger;
   /** Insert the sessions the runs belong to. */
   sessions(...ids: string[]): Promise<void>;
   /** Close every ledger opened, then the pools. */
@@ -30,9 +33,9 @@ export async function ledgerNodes(cluster: PostgresCluster, staleMs: number): Pr
   return {
     sql: nodes.sql,
     other: nodes.other,
-    open(runner, host, heartbeatMs, sql = nodes.sql) {
+    open(runner, host, heartbeatMs, sql = nodes.sql, skewMs = 0) {
       const ledger = createPostgresRunLedger({
-        clock: systemClock,
+        clock: skewMs ? { now: () => systemClock.now() + skewMs } : systemClock,
         ids: createIds(),
         sql,
         runner,

@@ -22,20 +22,29 @@ async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 
 }
 
 describe.skipIf(!pg.available)('node heartbeats on PostgreSQL', () => {
-  it("STORE-PG-nodes: a stale node's running run is interrupted by the live nodes exactly once; a beating node's run is left alone", async () => {
-    const nodes = await ledgerNodes(pg.cluster(), 300);
+  it("STORE-PG-nodes: a stale node's running run is interrupted by the live nodes exactly once; a beating node's run is left alone, whatever the machines' clocks say", async () => {
+    // Stale after 1.5 s, beats every 50 ms: the nodes share this process, so a pause of the process
+    // (a loaded CI box) delays the beating node's beats and the watchers' reads alike; 300 ms was
+    // once too little for that.
+    const nodes = await ledgerNodes(pg.cluster(), 1_500);
     const open = nodes.open;
+    const hour = 3_600_000;
     try {
       await nodes.sessions('s-dead', 's-live');
-      // The node that will die beats once (at first use) and never again; the other beats.
+      // The node that will die beats once (at first use) and never again; the other beats, on a
+      // machine whose clock is an hour behind (its heartbeats are the database's time, not its own).
       const dying = open('rnr_dying', 'host-dying', 3_600_000);
-      const beating = open('rnr_beating', 'host-beating', 50, nodes.other);
+      const beating = open('rnr_beating', 'host-beating', 50, nodes.other, -hour);
       const deadRun = await dying.create(input('s-dead'));
       expect((await dying.claim(deadRun.id)).ok).toBe(true);
       const liveRun = await beating.create(input('s-live'));
       expect((await beating.claim(liveRun.id)).ok).toBe(true);
-      // Two live watchers on other machines: each looks on every heartbeat.
-      const watchers = [open('rnr_w1', 'host-w1', 50), open('rnr_w2', 'host-w2', 50, nodes.other)];
+      // Two live watchers on other machines, one with its clock an hour ahead: each looks on every
+      // heartbeat.
+      const watchers = [
+        open('rnr_w1', 'host-w1', 50, nodes.sql, hour),
+        open('rnr_w2', 'host-w2', 50, nodes.other),
+      ];
       await Promise.all(watchers.map((w) => w.list()));
 
       const interrupted = await until(async () => {
