@@ -18,7 +18,11 @@ const body = (content: string) => ({ model: 'fake/m1', messages: [{ role: 'user'
 describe('compat request end reads', () => {
   it('STORE-162: the compat finish appends openai_compat.response without reading the run row; a missing request row finishes nothing', async () => {
     const { app, post } = await compatServer([reply().text('one'), reply().text('two')]);
-    expect((await post('/v1/chat/completions', body('warm'))).status).toBe(200);
+    // Read to its end: a warm run still streaming when its response is dropped is cancelled, and
+    // its cancel's statements would land in the count (3 run-row reads on a loaded CI leg).
+    const warm = await post('/v1/chat/completions', body('warm'));
+    expect(warm.status).toBe(200);
+    expect((await sseData(warm)).at(-1)).toBe('[DONE]');
     const counted = countStatements(app.db);
     const response = await post('/v1/chat/completions', body('count'));
     expect(response.status).toBe(200);
