@@ -21,6 +21,11 @@ export function createLoopDetector(maxRepeats: number) {
       last = signature;
       return repeats >= maxRepeats ? { tool, repeats } : undefined;
     },
+    /** Whether `record` of this call would answer a verdict (nothing recorded). */
+    wouldStop(tool: string, input: unknown, output: string): boolean {
+      const signature = `${tool}\u0000${stableJson(input)}\u0000${output}`;
+      return (signature === last ? repeats + 1 : 1) >= maxRepeats;
+    },
   };
 }
 
