@@ -12,14 +12,28 @@ export interface LoopVerdict {
 export function createLoopDetector(maxRepeats: number) {
   let last: string | undefined;
   let repeats = 0;
+  /** The signature `wouldStop` made last: `record` of the same call reuses it. */
+  let peeked: { tool: string; input: unknown; output: string; signature: string } | undefined;
+  const signatureOf = (tool: string, input: unknown, output: string): string => {
+    const p = peeked;
+    if (p && p.tool === tool && p.input === input && p.output === output) return p.signature;
+    // A plain string: comparing it costs less than hashing it (outputs are capped at 100k chars).
+    return `${tool}\u0000${stableJson(input)}\u0000${output}`;
+  };
   return {
     /** Record a finished call; returns a verdict when the limit is reached. */
     record(tool: string, input: unknown, output: string): LoopVerdict | undefined {
-      // A plain string: comparing it costs less than hashing it (outputs are capped at 100k chars).
-      const signature = `${tool}\u0000${stableJson(input)}\u0000${output}`;
+      const signature = signatureOf(tool, input, output);
+      peeked = undefined;
       repeats = signature === last ? repeats + 1 : 1;
       last = signature;
       return repeats >= maxRepeats ? { tool, repeats } : undefined;
+    },
+    /** Whether `record` of this call would answer a verdict now (nothing recorded). */
+    wouldStop(tool: string, input: unknown, output: string): boolean {
+      const signature = signatureOf(tool, input, output);
+      peeked = { tool, input, output, signature };
+      return (signature === last ? repeats + 1 : 1) >= maxRepeats;
     },
   };
 }

@@ -7,7 +7,7 @@
  */
 
 import type { Message, MessagePart, ProviderMetadata, Usage } from '../sessions/session-store';
-import type { MessagePatch } from '../sessions/types';
+import type { MessagePatch, SessionEventWrite } from '../sessions/types';
 import type { FollowingWrite } from '../store/preceding-write';
 import type { AgentHost } from './deps';
 import { INTERRUPTED_RESULT } from './history';
@@ -35,6 +35,15 @@ export interface StepRecorderOptions {
    * ./held-event.ts): taken by the assistant message's INSERT, `after()` once it answered.
    */
   following?: () => { write: FollowingWrite; after(): void } | undefined;
+}
+
+/**
+ * A call's `tool.finished` for its result's message (p-pgstep7): the run event as a following
+ * write, the session event published before the message's own.
+ */
+export interface FinishedWrite {
+  write: FollowingWrite;
+  events: readonly SessionEventWrite[];
 }
 
 export class StepRecorder {
@@ -162,6 +171,46 @@ export class StepRecorder {
     await this.writeResults(message.id);
   }
 
+  /**
+   * A call's result recorded by the tool's bridge as the call finishes, with its `tool.finished`
+   * in the tool message's INSERT (PostgreSQL, p-pgstep7): one statement where the event and the
+   * message were two, and the message a moment earlier than the stream's part would write it (the
+   * part then finds the result recorded). Only the step's first result, which creates the message:
+   * false, and nothing recorded, when the message is made or being made already (a later result
+   * is an UPDATE: its event is written alone, as before), the run is handed over, or the statement
+   * failed (the stream's part records the result, as before).
+   */
+  async finishedResult(
+    result: { tool_call_id: string; tool: string; output: string; isError: boolean },
+    finished: FinishedWrite,
+  ): Promise<boolean> {
+    if (this.options.handedOver?.() || this.toolCreated || !this.app.sessions.appendAnnounced) return false;
+    if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === result.tool_call_id))
+      return false;
+    const part: MessagePart = {
+      type: 'tool-result',
+      tool_call_id: result.tool_call_id,
+      tool: result.tool,
+      output: result.output,
+      is_error: result.isError,
+    };
+    this.results.push(part);
+    const created = this.createTool(finished);
+    this.toolCreated = created.catch((error: unknown) => {
+      this.toolCreated = undefined; // the next result tries again
+      const at = this.results.indexOf(part);
+      if (at !== -1) this.results.splice(at, 1); // the stream's part records it
+      throw error;
+    });
+    try {
+      await this.toolCreated;
+      return true;
+    } catch (error) {
+      this.app.log.warn('tool result write failed', { run_id: this.options.runId, error });
+      return false;
+    }
+  }
+
   /** Writes the results so far to the tool message. */
   private async writeResults(id: string) {
     const results = [...this.results];
@@ -169,15 +218,19 @@ export class StepRecorder {
     this.resultsWritten = Math.max(this.resultsWritten, results.length);
   }
 
-  private async createTool(): Promise<Message> {
+  private async createTool(finished?: FinishedWrite): Promise<Message> {
     const results = [...this.results];
-    const tool = await this.appendCreated({
-      session_id: this.options.sessionId,
-      role: 'tool',
-      parts: results,
-      run_id: this.options.runId,
-      finished: false,
-    });
+    const tool = await this.appendCreated(
+      {
+        session_id: this.options.sessionId,
+        role: 'tool',
+        parts: results,
+        run_id: this.options.runId,
+        finished: false,
+      },
+      finished?.write,
+      finished?.events,
+    );
     this.tool = tool;
     this.resultsWritten = Math.max(this.resultsWritten, results.length);
     return tool;
@@ -351,6 +404,7 @@ export class StepRecorder {
   private async appendCreated(
     input: Parameters<AgentHost['sessions']['appendMessage']>[0],
     following?: FollowingWrite,
+    preceding?: readonly SessionEventWrite[],
   ): Promise<Message> {
     const { sessions, bus } = this.app;
     const payload = (messageId: string) => ({
@@ -360,7 +414,7 @@ export class StepRecorder {
       run_id: this.options.runId,
     });
     if (sessions.appendAnnounced)
-      return await sessions.appendAnnounced(input, 'message.created', payload, following);
+      return await sessions.appendAnnounced(input, 'message.created', payload, following, preceding);
     const message = await sessions.appendMessage(input);
     bus.publish(input.session_id, 'message.created', payload(message.id));
     return message;

@@ -17,6 +17,7 @@ import { callTitle, oneLine } from '../permissions/tool-policy';
 import { sameItems } from '../util/arrays';
 import type { AgentHost } from './deps';
 import { classifySandboxDenial, classifyToolError, type Failure } from './failure';
+import type { FinishedWrite } from './step-recorder';
 import type { AgentCallResult, AgentToolbox, AgentToolSpec } from './toolbox';
 
 /** Longest tool output handed to the model; the rest is cut with a note. */
@@ -39,6 +40,17 @@ export interface ToolBridgeOptions {
    * run a tool before the stream's `tool-call` part reaches the run's reader).
    */
   beforeCall?(call: { tool_call_id: string; tool: string; input: unknown }): void | Promise<void>;
+  /**
+   * After a call, before `onResult`, where the ledger can carry a run event in another statement
+   * (PostgreSQL): records the result in the step's tool message with its `tool.finished`
+   * (`finished`) in that message's INSERT, one statement (p-pgstep7). False: not recorded so (not
+   * the step's first result, a call that stops the run, a failed write); the bridge writes the
+   * event itself and the stream's part records the result, as before.
+   */
+  recordResult?(
+    call: { tool_call_id: string; tool: string; input: unknown; output: string; isError: boolean },
+    finished: FinishedWrite,
+  ): Promise<boolean>;
   /** After each call (loop detection); may stop the run. */
   onResult(call: { tool: string; input: unknown; output: string; isError: boolean }): Promise<void>;
 }
@@ -151,33 +163,30 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       });
     }
     const duration_ms = app.clock.now() - started;
-    await app.store.transactions.together(async () =>
-      ledgerAnnounced(
-        app,
-        options.runId,
-        {
-          tool_call_id: toolCallId,
-          tool: name,
-          is_error: isError,
-          duration_ms,
-          ...(isError ? { error: summaryOf(output), error_code: errorCode } : {}),
-          ...(failure ? { failure } : {}),
-          ...(crashed ? { crash: true } : {}),
-        },
-        options.sessionId,
-        'tool.finished',
-        {
-          session_id: options.sessionId,
-          run_id: options.runId,
-          tool_call_id: toolCallId,
-          tool: name,
-          is_error: isError,
-          duration_ms,
-          summary: summaryOf(output),
-          ...(failure ? { failure } : {}),
-        },
-      ),
-    );
+    const finished = {
+      tool_call_id: toolCallId,
+      tool: name,
+      is_error: isError,
+      duration_ms,
+      ...(isError ? { error: summaryOf(output), error_code: errorCode } : {}),
+      ...(failure ? { failure } : {}),
+      ...(crashed ? { crash: true } : {}),
+    };
+    const event = {
+      session_id: options.sessionId,
+      run_id: options.runId,
+      tool_call_id: toolCallId,
+      tool: name,
+      is_error: isError,
+      duration_ms,
+      summary: summaryOf(output),
+      ...(failure ? { failure } : {}),
+    };
+    const call = { tool_call_id: toolCallId, tool: name, input: rawInput, output, isError };
+    if (!(await recordedWithResult(app, options, call, finished, event)))
+      await app.store.transactions.together(async () =>
+        ledgerAnnounced(app, options.runId, finished, options.sessionId, 'tool.finished', event),
+      );
     await options.onResult({ tool: name, input: rawInput, output, isError });
     if (isError) throw new ToolFailure(output);
     return output;
@@ -294,6 +303,33 @@ function cap(text: string): string {
 
 export function summaryOf(output: string): string {
   return oneLine(output, 200);
+}
+
+/**
+ * The call's `tool.finished` (its ledger row `finished`, its session event `event`) written with
+ * the call's result in the step's tool message, by its INSERT (`recordResult`, p-pgstep7); false:
+ * not written, the caller writes it. Not for a cancelled call: the stream records no result for it
+ * (the step's end closes it as interrupted), so its event goes alone as before.
+ */
+async function recordedWithResult(
+  app: AgentHost,
+  options: ToolBridgeOptions,
+  call: Parameters<NonNullable<ToolBridgeOptions['recordResult']>>[0],
+  finished: Record<string, unknown>,
+  event: Record<string, unknown>,
+): Promise<boolean> {
+  const follow = app.runs.followingEvent;
+  if (!follow || !options.recordResult || options.signal.aborted) return false;
+  const following = follow(options.runId, 'tool.finished', finished, app.clock.now());
+  const recorded = await options.recordResult(call, {
+    write: following.write,
+    events: [{ type: 'tool.finished', payload: event }],
+  });
+  // The message and the session event were written, the run event not (its run's row is gone):
+  // logged as the ledger's own append failure would be, not written twice.
+  if (recorded && !following.written())
+    app.log.warn('run ledger append failed', { run_id: options.runId, type: 'tool.finished' });
+  return recorded;
 }
 
 /**

@@ -6,7 +6,8 @@
  * @module
  */
 import { SvcError } from '../errors';
-import type { EventBus, JoinedEvent } from '../events/bus';
+import type { EventBus } from '../events/bus';
+import type { AppendedEvent } from '../events/event-store';
 import { appendCall } from '../events/pg-event-store';
 import type { SqlClient } from '../store/postgres/client';
 import type { FollowingWrite } from '../store/preceding-write';
@@ -18,7 +19,7 @@ import { keptSessions } from './pg-kept-sessions';
 import { marked, messagesVersion, wroteMessages, wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
 import { sessionRowKey } from './session-row-version';
-import type { MessageRow, SessionRow, SessionStore } from './types';
+import type { MessageRow, SessionEventWrite, SessionRow, SessionStore } from './types';
 
 export type PostgresMessageStore = AsyncOf<
   Pick<
@@ -64,34 +65,64 @@ const APPEND_WITH_MESSAGES = appendSql(true);
  * session's row lock, then the event's advisory lock, the order every other writer keeps) and only
  * when the message was written; the event's id and previous id come back as `svc_event`.
  */
-const appendAnnouncedSql = (call: string) =>
+const appendAnnouncedSql = (call: string, many: boolean) =>
   `${APPEND.slice(0, APPEND.lastIndexOf('SELECT s.*'))}, e AS (SELECT event_id, previous_id FROM ${call} WHERE EXISTS (SELECT 1 FROM m))
-         SELECT s.*, (SELECT json_build_object('id', e.event_id, 'previous', e.previous_id) FROM e) AS svc_event FROM s`;
-/** The statement per parameter numbering (one: the event's parameters follow the append's 14). */
+         SELECT s.*, ${
+           many
+             ? `(SELECT json_agg(json_build_object('id', e.event_id, 'previous', e.previous_id) ORDER BY e.event_id) FROM e) AS svc_events`
+             : `(SELECT json_build_object('id', e.event_id, 'previous', e.previous_id) FROM e) AS svc_event`
+         } FROM s`;
+/**
+ * The statements of one event and of several (one parameter numbering: the events' parameters
+ * follow the append's 14).
+ */
 let announcedSql: string | undefined;
+let announcedManySql: string | undefined;
 
 /** The gate of what follows the message in its statement: the message was written. */
 const WRITTEN = 'EXISTS (SELECT 1 FROM m)';
 
 /**
  * The append (announced when `call` is given) with another domain's write after it
- * (`FollowingWrite`, p-pgstep6: the step's `phase` run event): after the message's INSERT (the
- * session's row lock, then the run's row), before the event's append (the session's event lock,
- * after the following `WITH`'s locks: the order of the step end's statement); its answer comes
- * back as `svc_following`. Its parameters follow the append's and the call's.
+ * (`FollowingWrite`, p-pgstep6: the step's `phase` run event; p-pgstep7: a tool's `tool.finished`):
+ * after the message's INSERT (the session's row lock, then the run's row), before the events'
+ * append (the session's event lock, after the following `WITH`'s locks: the order of the step
+ * end's statement); its answer comes back as `svc_following`, the events' ids in their order as
+ * `svc_events`. Its parameters follow the append's and the call's. The text is made once per
+ * shape (`followedTexts`): it depends only on the following write's SQL, its offset and the call's.
  */
 function followedSql(
   call: { text: string; values: unknown[] } | undefined,
   following: FollowingWrite,
 ): string {
   const offset = 14 + (call?.values.length ?? 0);
+  let texts = followedTexts.get(following.sql);
+  if (!texts) {
+    texts = new Map();
+    followedTexts.set(following.sql, texts);
+  }
+  const key = call ? `${offset} ${call.text}` : `${offset}`;
+  let text = texts.get(key);
+  if (text === undefined) {
+    text = followedText(call?.text, offset, following);
+    if (texts.size >= FOLLOWED_TEXTS_KEPT) texts.clear();
+    texts.set(key, text);
+  }
+  return text;
+}
+/** `followedSql`'s texts per following write's SQL function, then per offset and call text. */
+const followedTexts = new WeakMap<FollowingWrite['sql'], Map<string, string>>();
+const FOLLOWED_TEXTS_KEPT = 16;
+
+function followedText(call: string | undefined, offset: number, following: FollowingWrite): string {
   const { cte, answer: followed } = following.sql(offset, WRITTEN);
   const head = `${APPEND.slice(0, APPEND.lastIndexOf('SELECT s.*'))}, ${cte}`;
   const answer = `${followed} AS svc_following`;
   if (!call) return `${head} SELECT s.*, ${answer} FROM s`;
-  return `${head}, e AS (SELECT event_id, previous_id FROM ${call.text}
+  return `${head}, e AS (SELECT event_id, previous_id FROM ${call}
            WHERE ${WRITTEN} AND (SELECT count(*) FROM ${following.name}) >= 0)
-         SELECT s.*, (SELECT json_build_object('id', e.event_id, 'previous', e.previous_id) FROM e) AS svc_event, ${answer} FROM s`;
+         SELECT s.*, (SELECT json_agg(json_build_object('id', e.event_id, 'previous', e.previous_id) ORDER BY e.event_id) FROM e) AS svc_events,
+                ${answer} FROM s`;
 }
 
 /** A message row of `json_agg` (bigints as JSON numbers, text as strings), in `MESSAGE_COLUMNS` order. */
@@ -116,15 +147,51 @@ interface Announce {
   payload: (messageId: string) => Record<string, unknown>;
 }
 
+type EventIds = { id: number; previous: number };
 type Appended = SessionRow & {
   svc_messages?: MessageRow[];
-  svc_event?: { id: number; previous: number } | null;
+  svc_event?: EventIds | null;
+  svc_events?: EventIds[] | null;
   svc_following?: unknown;
 };
 
-/** The statement's answer; a joined event settled with it (its id, or nothing written). */
+/**
+ * The session events a statement appends: one (`EventBus.join`, the message's own) or several
+ * (`joinAll`: preceding events, then the message's), as one call of the statement.
+ */
+interface Joined {
+  readonly count: number;
+  call(first: number): { text: string; values: unknown[] };
+  settle(appended: readonly AppendedEvent[] | undefined): void;
+}
+
+/**
+ * The events joined now (an append's preceding events, then the message's own: appended in this
+ * order), or undefined (the bus cannot keep their order: published so after the statement).
+ */
+function joinEvents(
+  bus: EventBus | undefined,
+  sessionId: string,
+  events: readonly SessionEventWrite[],
+): Joined | undefined {
+  if (events.length > 1) {
+    const all = bus?.joinAll?.(sessionId, events);
+    return all && { count: events.length, call: all.call, settle: all.settle };
+  }
+  const [{ type, payload }] = events as [SessionEventWrite];
+  const one = bus?.join?.(sessionId, type, payload);
+  if (!one) return undefined;
+  const text = { sessionId, type, payload: JSON.stringify(payload), createdAt: one.createdAt };
+  return {
+    count: 1,
+    call: (first) => appendCall(first, text),
+    settle: (appended) => one.settle(appended?.[0]),
+  };
+}
+
+/** The statement's answer; the joined events settled with it (their ids, or nothing written). */
 async function answered(
-  joined: JoinedEvent | undefined,
+  joined: Joined | undefined,
   send: () => Promise<Appended | undefined>,
 ): Promise<Appended | undefined> {
   if (!joined) return await send();
@@ -132,29 +199,31 @@ async function answered(
   try {
     found = await send();
   } finally {
-    const event = found?.svc_event;
-    joined.settle(event ? { id: Number(event.id), previous: Number(event.previous) } : undefined);
+    const ids = found?.svc_events ?? (found?.svc_event ? [found.svc_event] : undefined);
+    joined.settle(
+      ids?.length === joined.count
+        ? ids.map((e) => ({ id: Number(e.id), previous: Number(e.previous) }))
+        : undefined,
+    );
   }
   return found;
 }
 
-/** The append with its event in one statement (`appendAnnouncedSql`), and the following write. */
+/** The append with its events in one statement (`appendAnnouncedSql`), and the following write. */
 function sendAnnounced(
   sql: SqlClient,
   values: unknown[],
-  joined: JoinedEvent,
-  event: { sessionId: string; type: string; payload: Record<string, unknown> | undefined },
+  joined: Joined,
   following: FollowingWrite | undefined,
 ): Promise<Appended | undefined> {
-  const call = appendCall(values.length + 1, {
-    sessionId: event.sessionId,
-    type: event.type,
-    payload: JSON.stringify(event.payload),
-    createdAt: joined.createdAt,
-  });
+  const call = joined.call(values.length + 1);
   if (following)
     return sql.one<Appended>(followedSql(call, following), [...values, ...call.values, ...following.values]);
-  announcedSql ??= appendAnnouncedSql(call.text);
+  if (joined.count > 1) {
+    announcedManySql ??= appendAnnouncedSql(call.text, true);
+    return sql.one<Appended>(announcedManySql, [...values, ...call.values]);
+  }
+  announcedSql ??= appendAnnouncedSql(call.text, false);
   return sql.one<Appended>(announcedSql, [...values, ...call.values]);
 }
 
@@ -190,15 +259,17 @@ export function createPostgresMessageStore(deps: {
     withMessages: boolean,
     announce?: Announce,
     following?: FollowingWrite,
+    preceding: readonly SessionEventWrite[] = [],
   ) => {
     const now = deps.clock.now();
     const id = deps.ids.next('msg');
     // The event in this statement when the bus can keep its order (outside a transaction only: an
     // event is delivered once its row is committed, and the session's append lock is not held open).
     const payload = announce?.payload(id);
+    const events = announce && payload ? [...preceding, { type: announce.type, payload }] : [];
     const joined =
-      announce && payload && !withMessages && !sql.inTransaction()
-        ? deps.bus?.join?.(input.session_id, announce.type, payload)
+      events.length && !withMessages && !sql.inTransaction()
+        ? joinEvents(deps.bus, input.session_id, events)
         : undefined;
     const partsJson = JSON.stringify(input.parts);
     const finishedAt = input.finished === false ? null : now;
@@ -227,8 +298,8 @@ export function createPostgresMessageStore(deps: {
     const mark = kept.mark(input.session_id);
     const found = await marked(sql, input.session_id, tx, () =>
       answered(joined, () =>
-        joined && announce
-          ? sendAnnounced(sql, values, joined, { ...announce, sessionId: row.session_id, payload }, following)
+        joined
+          ? sendAnnounced(sql, values, joined, following)
           : sendPlain(sql, values, withMessages, following),
       ),
     );
@@ -237,7 +308,7 @@ export function createPostgresMessageStore(deps: {
     wroteMessages(input.session_id);
     let stored: MessageRow[] | undefined;
     if (found) {
-      const { svc_messages, svc_event, svc_following, ...session } = found;
+      const { svc_messages, svc_event, svc_events, svc_following, ...session } = found;
       stored = svc_messages;
       // The session's row as written: the read scope's copy (../store/read-scope.ts), and the
       // node's kept row (./pg-kept-sessions.ts: a tool's read of its session in this step).
@@ -245,7 +316,7 @@ export function createPostgresMessageStore(deps: {
       kept.wrote(mark, session);
     } else await deps.requireSession(input.session_id);
     // Not joined (the bus was busy, or this is a transaction): published after, as before.
-    if (announce && payload && !joined) deps.bus?.publish(input.session_id, announce.type, payload);
+    if (!joined) for (const event of events) deps.bus?.publish(input.session_id, event.type, event.payload);
     return { message: appendedMessage(input, id, partsJson, now, finishedAt), row, stored };
   };
   const messages: PostgresMessageStore['messages'] = async (sessionId, options = {}) => {
@@ -264,7 +335,8 @@ export function createPostgresMessageStore(deps: {
             type: string,
             payload: Announce['payload'],
             following?: FollowingWrite,
-          ) => (await append(input, false, { type, payload }, following)).message,
+            preceding?: readonly SessionEventWrite[],
+          ) => (await append(input, false, { type, payload }, following, preceding)).message,
         }
       : {}),
     messagesVersion,

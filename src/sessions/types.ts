@@ -83,6 +83,12 @@ export interface SessionPatch {
   metadata?: Record<string, unknown>;
 }
 
+/** A session event as `appendAnnounced` publishes it (its type and payload). */
+export interface SessionEventWrite {
+  type: string;
+  payload: Record<string, unknown>;
+}
+
 export interface SessionStore {
   create(input?: CreateSessionInput): Promise<Session>;
   /**
@@ -131,13 +137,17 @@ export interface SessionStore {
    * the message's own statement when the bus can keep publish order (`EventBus.join`), one
    * statement for the two; else published once the message is written. `following`: another
    * domain's write made in the same statement after the message, only when the message was
-   * written (p-pgstep6: the step's `phase` run event); it reads its own answer.
+   * written (p-pgstep6: the step's `phase` run event); it reads its own answer. `preceding`:
+   * session events published before the message's own, in the same append when it is joined
+   * (p-pgstep7: a tool's `tool.finished` with its result's message), else published with it once
+   * the message is written; none when it was not.
    */
   appendAnnounced?(
     input: Parameters<SessionStore['appendMessage']>[0],
     type: string,
     payload: (messageId: string) => Record<string, unknown>,
     following?: FollowingWrite,
+    preceding?: readonly SessionEventWrite[],
   ): Promise<Message>;
   /**
    * `appendMessage`, answering also the session's messages as a read right after it answers them

@@ -64,8 +64,10 @@ describe.skipIf(!pg.available)('a step`s phase in its assistant message`s statem
     }
     // Without the hold: one `phase` statement a step (5). The first step's rides in the statement of
     // the preparation's held writes (src/agent/held-writes.ts), the others in their assistant INSERTs.
+    // Each step's tool message INSERT carries its call's `tool.finished` (p-pgstep7,
+    // ./pg-tool-finished.test.ts): `steps` more.
     expect(sent.filter((text) => ALONE.test(text))).toEqual([]);
-    expect(sent.filter((text) => MESSAGE_WITH_RUN_EVENT.test(text))).toHaveLength(steps);
+    expect(sent.filter((text) => MESSAGE_WITH_RUN_EVENT.test(text))).toHaveLength(2 * steps);
 
     const events = await a.runs.events(runId);
     const types = events.map((e) => e.type);
@@ -176,8 +178,9 @@ describe.skipIf(!pg.available)('a step`s phase in its assistant message`s statem
       driver.restore();
     }
     // The first step's phase with the preparation's writes, the second's in its INSERT (from its
-    // first text delta), the third's alone.
-    expect(sent.filter((text) => MESSAGE_WITH_RUN_EVENT.test(text))).toHaveLength(1);
+    // first text delta), the third's alone; the two tool messages' INSERTs carry their calls'
+    // `tool.finished` (p-pgstep7).
+    expect(sent.filter((text) => MESSAGE_WITH_RUN_EVENT.test(text))).toHaveLength(3);
     expect(sent.filter((text) => ALONE.test(text)).length).toBeGreaterThanOrEqual(1);
     const events = await a.runs.events(runId);
     const types = events.map((e) => e.type);
