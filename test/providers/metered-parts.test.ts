@@ -63,7 +63,7 @@ async function metered(inner: StreamParts) {
       doStream: async () => resultWithParts(inner, {}),
     },
     sink: { start: () => ({ end: async (end) => void ends.push(end) }) },
-    purpose: 'agent',
+    purpose: 'agent_step',
     current: () => 'fake/m1',
     priceOf: () => ({ cost_per_1m_in: 1, cost_per_1m_out: 2 }),
     now: () => 0,
