@@ -324,42 +324,27 @@ const WRITING_PARTS = new Set<string>([
   'finish-step',
 ]);
 
-/** Record one part of the stream. */
-async function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart) {
+/**
+ * Record one part of the stream: a promise only for the parts that wait for something (a write
+ * on their path); the others are recorded synchronously, with no promise each.
+ */
+function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart): Promise<void> | undefined {
   const { app } = c;
   // The step's writes of this busy stretch share one commit (stepBatch in src/store/db.ts).
   if (WRITING_PARTS.has(part.type)) app.store.transactions.stepBatch();
   switch (part.type) {
-    case 'start-step': {
-      c.steps++;
-      t.stepUsage = null;
-      t.finishReason = undefined;
-      // On PostgreSQL the step's `phase` rides in its assistant message's INSERT (./held-event.ts),
-      // or, while the preparation's writes are held, in their statement (./held-writes.ts).
-      const phase = { phase: 'model', step: c.steps };
-      if (c.preparation || !c.held.hold('phase', phase)) await c.ledger('phase', phase);
-      t.recorder = new StepRecorder(app, {
-        sessionId: c.sessionId,
-        runId: c.run.id,
-        model: t.resolved.selector,
-        provider: t.resolved.provider,
-        handedOver: () => isHandOver(c.signal.reason),
-        following: () => c.held.take(),
-      });
-      break;
-    }
+    case 'start-step':
+      return startStep(c, t);
     case 'text-delta':
-      await t.recorder?.textDelta(part.id, part.text, part.providerMetadata as never);
-      break;
+      return t.recorder?.textDelta(part.id, part.text, part.providerMetadata as never);
     case 'text-end':
       t.recorder?.partMetadata('text', part.id, part.providerMetadata as never);
-      break;
+      return undefined;
     case 'reasoning-delta':
-      await t.recorder?.reasoningDelta(part.id, part.text, part.providerMetadata as never);
-      break;
+      return t.recorder?.reasoningDelta(part.id, part.text, part.providerMetadata as never);
     case 'reasoning-end':
       t.recorder?.partMetadata('reasoning', part.id, part.providerMetadata as never);
-      break;
+      return undefined;
     // A call or a result is written at once (message row and event): one commit each on SQLite;
     // on PostgreSQL the body is one statement (the message row's insert or update; the event is
     // appended by the bus's queue, never in this transaction), so no BEGIN/COMMIT around it.
@@ -368,49 +353,75 @@ async function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart
       t.called.add(part.toolName);
       const call = { tool_call_id: part.toolCallId, tool: part.toolName, input: part.input };
       const metadata = part.providerMetadata as never;
-      await app.store.transactions.together(async () => t.recorder?.toolCall(call, metadata));
-      break;
+      return app.store.transactions.together(async () => t.recorder?.toolCall(call, metadata));
     }
     case 'tool-result': {
       const output = String(part.output ?? '');
-      await app.store.transactions.together(async () =>
+      return app.store.transactions.together(async () =>
         t.recorder?.toolResult(part.toolCallId, part.toolName, output, false),
       );
-      break;
     }
     case 'tool-error': {
       const output = errorText(part.error);
-      await app.store.transactions.together(async () =>
+      return app.store.transactions.together(async () =>
         t.recorder?.toolResult(part.toolCallId, part.toolName, output, true),
       );
-      break;
     }
     case 'finish-step':
-      t.finishReason = part.finishReason;
-      t.stepUsage = {
-        input_tokens: part.usage.inputTokens ?? 0,
-        output_tokens: part.usage.outputTokens ?? 0,
-        reasoning_tokens: part.usage.outputTokenDetails?.reasoningTokens ?? 0,
-        cached_input_tokens: part.usage.inputTokenDetails?.cacheReadTokens ?? 0,
-      };
-      // One transaction for the step's writes (messages, usage, ledger, bus log); none where they
-      // are one statement (./step-close.ts).
-      if (stepEndJoined(app) && !isHandOver(c.signal.reason)) await endStep(c, t, false);
-      else await app.store.transactions.run(async () => endStep(c, t, false));
-      stampStepEnd(t, c.sessionId);
-      break;
+      return finishStep(c, t, part);
     case 'error':
       t.streamError ??= part.error;
-      break;
+      return undefined;
     default:
-      break;
+      return undefined;
   }
+}
+
+async function startStep(c: RunContext, t: RunTurn): Promise<void> {
+  c.steps++;
+  t.stepUsage = null;
+  t.finishReason = undefined;
+  // On PostgreSQL the step's `phase` rides in its assistant message's INSERT (./held-event.ts),
+  // or, while the preparation's writes are held, in their statement (./held-writes.ts).
+  const phase = { phase: 'model', step: c.steps };
+  if (c.preparation || !c.held.hold('phase', phase)) await c.ledger('phase', phase);
+  t.recorder = new StepRecorder(c.app, {
+    sessionId: c.sessionId,
+    runId: c.run.id,
+    model: t.resolved.selector,
+    provider: t.resolved.provider,
+    handedOver: () => isHandOver(c.signal.reason),
+    following: () => c.held.take(),
+  });
+}
+
+async function finishStep(
+  c: RunContext,
+  t: RunTurn,
+  part: Extract<StreamPart | StepPart, { type: 'finish-step' }>,
+): Promise<void> {
+  const { app } = c;
+  t.finishReason = part.finishReason;
+  t.stepUsage = {
+    input_tokens: part.usage.inputTokens ?? 0,
+    output_tokens: part.usage.outputTokens ?? 0,
+    reasoning_tokens: part.usage.outputTokenDetails?.reasoningTokens ?? 0,
+    cached_input_tokens: part.usage.inputTokenDetails?.cacheReadTokens ?? 0,
+  };
+  // One transaction for the step's writes (messages, usage, ledger, bus log); none where they
+  // are one statement (./step-close.ts).
+  if (stepEndJoined(app) && !isHandOver(c.signal.reason)) await endStep(c, t, false);
+  else await app.store.transactions.run(async () => endStep(c, t, false));
+  stampStepEnd(t, c.sessionId);
 }
 
 /** Consume one stream to its end; a step cut short is closed so the history stays valid. */
 export async function consumeStream(c: RunContext, t: RunTurn, result: ReturnType<StartStream>) {
   try {
-    for await (const part of result.fullStream) await recordPart(c, t, part);
+    for await (const part of result.fullStream) {
+      const recording = recordPart(c, t, part);
+      if (recording) await recording;
+    }
   } catch (error) {
     if (!c.signal.aborted) t.streamError ??= error;
   }

@@ -132,4 +132,25 @@ describe('StepRecorder deltas (p-bus: a delta is recorded at once once the messa
     const [message] = await app.sessions.messages(session.id);
     expect(message!.parts).toEqual([{ type: 'text', text: 'ABC' }]);
   });
+
+  it('ENGINE-CPU-172: a delta once the message exists is recorded and published before textDelta returns, with no promise', async () => {
+    const { app, session, step } = await recorder();
+    const seen: string[] = [];
+    app.bus.subscribe(session.id, (event) => {
+      if (event.type === 'message.delta') seen.push(String(event.payload.delta));
+    });
+    const first = step.textDelta('t1', 'A');
+    // The first waits for the message's INSERT.
+    expect(first).toBeInstanceOf(Promise);
+    await first;
+    const second = step.textDelta('t1', 'B');
+    expect(second).toBeUndefined();
+    expect(seen).toEqual(['A', 'B']);
+    expect(step.messages()[0]!.parts).toEqual([{ type: 'text', text: 'AB' }]);
+    // Nothing to record: nothing to wait for either.
+    expect(step.textDelta('t1', '')).toBeUndefined();
+    await step.finish(null, 0);
+    const [message] = await app.sessions.messages(session.id);
+    expect(message!.parts).toEqual([{ type: 'text', text: 'AB' }]);
+  });
 });

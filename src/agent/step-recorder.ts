@@ -92,11 +92,12 @@ export class StepRecorder {
     return this.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
   }
 
-  textDelta(id: string, delta: string, metadata?: ProviderMetadata): Promise<void> {
+  /** Undefined when the delta is recorded already (the message exists): nothing to wait for. */
+  textDelta(id: string, delta: string, metadata?: ProviderMetadata): Promise<void> | undefined {
     return this.delta('text', id, delta, metadata);
   }
 
-  reasoningDelta(id: string, delta: string, metadata?: ProviderMetadata): Promise<void> {
+  reasoningDelta(id: string, delta: string, metadata?: ProviderMetadata): Promise<void> | undefined {
     return this.delta('reasoning', id, delta, metadata);
   }
 
@@ -321,18 +322,36 @@ export class StepRecorder {
     this.partsWritten = Math.max(this.partsWritten, changed);
   }
 
-  private async delta(kind: 'text' | 'reasoning', id: string, delta: string, metadata?: ProviderMetadata) {
-    if (!delta && !metadata) return;
+  private delta(
+    kind: 'text' | 'reasoning',
+    id: string,
+    delta: string,
+    metadata?: ProviderMetadata,
+  ): Promise<void> | undefined {
+    if (!delta && !metadata) return undefined;
     // Once the message exists and no earlier delta still waits for it, a delta is recorded at
-    // once (no await: p-bus); before, each waits for the message, in call order.
-    if (!this.assistant || this.deltasWaiting > 0) {
-      this.deltasWaiting++;
-      try {
-        await this.ensureAssistant();
-      } finally {
-        this.deltasWaiting--;
-      }
+    // once, with no promise (p-bus, p-compatcpu); before, each waits for the message, in call order.
+    if (!this.assistant || this.deltasWaiting > 0) return this.deltaAfterMessage(kind, id, delta, metadata);
+    this.recordDelta(kind, id, delta, metadata);
+    return undefined;
+  }
+
+  private async deltaAfterMessage(
+    kind: 'text' | 'reasoning',
+    id: string,
+    delta: string,
+    metadata?: ProviderMetadata,
+  ): Promise<void> {
+    this.deltasWaiting++;
+    try {
+      await this.ensureAssistant();
+    } finally {
+      this.deltasWaiting--;
     }
+    this.recordDelta(kind, id, delta, metadata);
+  }
+
+  private recordDelta(kind: 'text' | 'reasoning', id: string, delta: string, metadata?: ProviderMetadata) {
     const key = kind === 'text' ? 'openText' : 'openReasoning';
     let open = this[key];
     if (!open || open.id !== id) {

@@ -14,7 +14,7 @@ import type {
   LanguageModelV3StreamResult,
   LanguageModelV3Usage,
 } from '@ai-sdk/provider';
-import { resultWithParts, streamParts } from './stream-parts';
+import { resultWithParts, type StreamParts, streamParts } from './stream-parts';
 import type { CallPurpose, ModelCallEnd, ModelCallSink, ModelInfo } from './types';
 
 export interface MeterOptions {
@@ -102,15 +102,16 @@ export class MeteredLanguageModel implements LanguageModelV3 {
     let error: unknown;
     let output = '';
     let finished = false;
-    const seen = async (part: LanguageModelV3StreamPart) => {
+    // Only the finish part has something to wait for (its record): the other parts pass with no
+    // promise of their own.
+    const seen = (part: LanguageModelV3StreamPart): Promise<void> | undefined => {
       if (ttft === null && FIRST_OUTPUT.has(part.type)) ttft = this.options.now() - call.at;
       if (part.type === 'text-delta') output += part.delta;
       if (part.type === 'error') error = part.error;
       // Recorded at the finish part: a consumer that stops reading after it is still billed.
-      if (part.type === 'finish') {
-        finished = true;
-        await call.end({ usage: part.usage, ttft, output, error });
-      }
+      if (part.type !== 'finish') return undefined;
+      finished = true;
+      return call.end({ usage: part.usage, ttft, output, error });
     };
     // The end of a stream without a finish part is an error (no Error made when it had one).
     const ended = async () => {
@@ -120,21 +121,10 @@ export class MeteredLanguageModel implements LanguageModelV3 {
     // The provider's parts as an iterator (./stream-parts.ts): metered the same way, no web stream.
     const parts = streamParts(result);
     if (parts) {
-      const metered = async function* (): AsyncGenerator<LanguageModelV3StreamPart, undefined> {
-        let done = false;
-        try {
-          for (let next = await parts.next(); !next.done; next = await parts.next()) {
-            await seen(next.value);
-            yield next.value;
-          }
-          done = true;
-          await ended();
-        } finally {
-          if (!done) await parts.return?.();
-        }
-        return undefined;
-      };
-      return resultWithParts(metered(), { request: result.request, response: result.response });
+      return resultWithParts(meteredParts(parts, seen, ended), {
+        request: result.request,
+        response: result.response,
+      });
     }
     // One stream pulling from the provider's (not a TransformStream piped to it: that is a readable,
     // a writable and a pipe loop per call, with a promise hop per part).
@@ -204,4 +194,54 @@ export class MeteredLanguageModel implements LanguageModelV3 {
 function describe(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message.split('\n')[0]}`;
   return String(error).split('\n')[0];
+}
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/**
+ * `parts` with each part `seen` before it is handed on and `ended` after the last, as an async
+ * generator would do it but with one promise a part (the inner `next`'s `then`) instead of the
+ * generator's five or so (its own `next`, the awaits of the inner `next`, of `seen` and of the
+ * `yield`). Read by one consumer at a time (the step driver, or the stream's `pull`), as the
+ * generator was. Left early (`return`, or a failure of the inner stream or of `seen`), the inner
+ * stream is returned; after the end or a `return`, `next` answers done without reading it again.
+ */
+function meteredParts(
+  parts: StreamParts,
+  seen: (part: LanguageModelV3StreamPart) => Promise<void> | undefined,
+  ended: () => Promise<void>,
+): StreamParts {
+  let closed = false;
+  const close = async (error: unknown): Promise<never> => {
+    closed = true;
+    await parts.return?.();
+    throw error;
+  };
+  const step = (
+    next: IteratorResult<LanguageModelV3StreamPart, undefined>,
+  ):
+    | IteratorResult<LanguageModelV3StreamPart, undefined>
+    | Promise<IteratorResult<LanguageModelV3StreamPart, undefined>> => {
+    if (next.done) {
+      closed = true;
+      return ended().then(() => DONE);
+    }
+    let recording: Promise<void> | undefined;
+    try {
+      recording = seen(next.value);
+    } catch (error) {
+      return close(error);
+    }
+    return recording ? recording.then(() => next, close) : next;
+  };
+  return {
+    next: () => (closed ? Promise.resolve(DONE) : parts.next().then(step, close)),
+    return: async () => {
+      if (!closed) {
+        closed = true;
+        await parts.return?.();
+      }
+      return DONE;
+    },
+  };
 }

@@ -102,12 +102,14 @@ export async function* chatStreamParts(
         state.chunk(now ?? (await safeParseJSON({ text: data, schema: input.schema as never })));
       }
       events.length = 0;
-      yield* state.take();
+      // Yielded one by one from the array: `yield*` of a sync iterable in an async generator goes
+      // through an async-from-sync iterator, with promises of its own for every part.
+      for (const part of state.take()) yield part;
     }
     finished = true;
     // As the SDK: text still in the decoder or an event without its blank line is not an event.
     state.flush();
-    yield* state.take();
+    for (const part of state.take()) yield part;
   } finally {
     if (finished) reader.releaseLock();
     else await reader.cancel().catch(() => {});
@@ -172,6 +174,8 @@ function readError(input: ChatStreamInput, error: unknown): unknown {
 
 type ParseResult = { success: true; value: unknown } | { success: false; error: unknown };
 
+const NONE: readonly LanguageModelV3StreamPart[] = Object.freeze([]);
+
 /** The SDK transform's state and steps, its `controller.enqueue` an array taken after each read. */
 class ChatStreamState {
   private queue: LanguageModelV3StreamPart[] = [];
@@ -201,11 +205,12 @@ class ChatStreamState {
     );
   }
 
-  *take(): Generator<LanguageModelV3StreamPart> {
-    if (this.queue.length === 0) return;
+  /** The parts made since the last take, in order (an array: see chatStreamParts). */
+  take(): readonly LanguageModelV3StreamPart[] {
+    if (this.queue.length === 0) return NONE;
     const parts = this.queue;
     this.queue = [];
-    yield* parts;
+    return parts;
   }
 
   chunk(parsed: ParseResult): void {

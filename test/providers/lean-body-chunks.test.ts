@@ -1,0 +1,94 @@
+/**
+ * The lean transport's answer body (src/providers/http-transport.ts `chunksOf`): the socket's
+ * chunks in order and whole, the body destroyed when its reader leaves early, and no async
+ * generator of svc's around the stream's own iterator (one promise of its own a chunk).
+ */
+import { createHook } from 'node:async_hooks';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLeanTransport, type LeanResponse } from '../../src/providers/http-transport';
+
+const servers: ReturnType<typeof createServer>[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+/** A server answering `chunks` pieces, each its own write in its own turn; `closed` once the client went away. */
+async function chunkServer(chunks: number) {
+  let closed!: () => void;
+  const gone = new Promise<void>((resolve) => (closed = resolve));
+  const server = createServer((_req, res: ServerResponse) => {
+    res.on('close', () => closed());
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    let i = 0;
+    const next = () => {
+      if (res.destroyed) return;
+      if (i === chunks) return void res.end();
+      res.write(`chunk ${i++}\n`);
+      setImmediate(next);
+    };
+    next();
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
+  return { url, gone };
+}
+
+const transport = createLeanTransport({
+  seconds: 30,
+  provider: 'fake',
+  fallback: () => Promise.reject(new Error('no fallback here')),
+});
+
+async function answer(url: string): Promise<LeanResponse> {
+  const response = await transport(url, { method: 'POST', body: '{}', headers: {} });
+  // A 2xx over node:http is the lean answer (headers as pairs); a fetch `Response` is not.
+  if (!Array.isArray((response as LeanResponse).headers)) throw new Error('expected the lean answer');
+  return response as LeanResponse;
+}
+
+describe('the lean answer body', () => {
+  it('ENGINE-CPU-173: hands on every chunk in order, one promise of its own a chunk', async () => {
+    const chunks = 40;
+    const { url } = await chunkServer(chunks);
+    const response = await answer(url);
+    const iterator = response.body[Symbol.asyncIterator]();
+    const read: Buffer[] = [];
+    let reads = 0;
+    let promises = 0;
+    const hook = createHook({
+      init(_id, type) {
+        if (type === 'PROMISE') promises++;
+      },
+    }).enable();
+    try {
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+        read.push(Buffer.from(next.value));
+        reads++;
+      }
+    } finally {
+      hook.disable();
+    }
+    expect(Buffer.concat(read).toString()).toBe(
+      Array.from({ length: chunks }, (_, i) => `chunk ${i}\n`).join(''),
+    );
+    // Node's own iterator makes about six a read; the async generator around it made three more.
+    expect(promises / (reads + 1)).toBeLessThanOrEqual(8);
+    expect(await iterator.next()).toEqual({ done: true, value: undefined });
+  });
+
+  it('ENGINE-CPU-174: a reader leaving early closes the answer; a later read answers done', async () => {
+    const { url, gone } = await chunkServer(1000);
+    const response = await answer(url);
+    const iterator = response.body[Symbol.asyncIterator]();
+    expect((await iterator.next()).done).toBe(false);
+    await iterator.return?.();
+    await gone;
+    expect(await iterator.next()).toEqual({ done: true, value: undefined });
+  });
+});
