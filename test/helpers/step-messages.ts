@@ -3,6 +3,7 @@
  * tool call and its tool result, both unfinished): the fixture of the PostgreSQL step-end tests
  * (test/store/pg-step-close.test.ts, pg-step-end.test.ts).
  */
+import type { App } from '../../src/app';
 import type { SessionStore } from '../../src/sessions/types';
 
 /** A session store, SQLite's (synchronous) or PostgreSQL's. */
@@ -28,4 +29,18 @@ export async function appendStepMessages<M>(sessions: Appends<M>, sessionId: str
     finished: false,
   });
   return { assistant, tool };
+}
+
+/** A new session (`title`) with a running run of the build agent: what a step's writes belong to. */
+export async function sessionWithRun(app: Pick<App, 'sessions' | 'runs'>, title: string) {
+  const session = await app.sessions.create({ title });
+  const run = await app.runs.create({
+    session_id: session.id,
+    family_session_id: session.id,
+    agent: 'build',
+    origin: 'cli',
+    prompt: 'go',
+    status: 'running',
+  });
+  return { session, run };
 }

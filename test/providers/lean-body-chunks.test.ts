@@ -3,11 +3,11 @@
  * chunks in order and whole, the body destroyed when its reader leaves early, and no async
  * generator of svc's around the stream's own iterator (one promise of its own a chunk).
  */
-import { createHook } from 'node:async_hooks';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLeanTransport, type LeanResponse } from '../../src/providers/http-transport';
+import { countPromises } from '../helpers/promises';
 
 const servers: ReturnType<typeof createServer>[] = [];
 afterEach(async () => {
@@ -60,20 +60,12 @@ describe('the lean answer body', () => {
     const iterator = response.body[Symbol.asyncIterator]();
     const read: Buffer[] = [];
     let reads = 0;
-    let promises = 0;
-    const hook = createHook({
-      init(_id, type) {
-        if (type === 'PROMISE') promises++;
-      },
-    }).enable();
-    try {
+    const promises = await countPromises(async () => {
       for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
         read.push(Buffer.from(next.value));
         reads++;
       }
-    } finally {
-      hook.disable();
-    }
+    });
     expect(Buffer.concat(read).toString()).toBe(
       Array.from({ length: chunks }, (_, i) => `chunk ${i}\n`).join(''),
     );

@@ -4,7 +4,6 @@
  * the reader leaves early or it fails, and no more than one promise of its own a part.
  */
 
-import { createHook } from 'node:async_hooks';
 import type { LanguageModelV3StreamPart, LanguageModelV3Usage } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { MeteredLanguageModel } from '../../src/providers/metered-model';
@@ -15,6 +14,7 @@ import {
 } from '../../src/providers/openai-compatible-stream';
 import { resultWithParts, type StreamParts, streamParts } from '../../src/providers/stream-parts';
 import type { ModelCallEnd } from '../../src/providers/types';
+import { countPromises } from '../helpers/promises';
 
 const usage: LanguageModelV3Usage = {
   inputTokens: { total: 7, noCache: 7, cacheRead: 0, cacheWrite: 0 },
@@ -72,22 +72,6 @@ async function metered(inner: StreamParts) {
   const parts = streamParts(result);
   if (!parts) throw new Error('the metered result offers no parts iterator');
   return { parts, ends };
-}
-
-/** The promises made while `read` runs (its own included). */
-async function countPromises(read: () => Promise<unknown>): Promise<number> {
-  let promises = 0;
-  const hook = createHook({
-    init(_id, type) {
-      if (type === 'PROMISE') promises++;
-    },
-  }).enable();
-  try {
-    await read();
-  } finally {
-    hook.disable();
-  }
-  return promises;
 }
 
 async function drain(parts: StreamParts): Promise<LanguageModelV3StreamPart[]> {

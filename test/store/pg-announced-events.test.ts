@@ -17,7 +17,7 @@ import { agentApp, echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 import { driverStatements, migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
-import { appendStepMessages } from '../helpers/step-messages';
+import { appendStepMessages, sessionWithRun } from '../helpers/step-messages';
 import { until } from '../helpers/until';
 
 const pg = postgresForFile();
@@ -44,18 +44,7 @@ async function logged(sql: SqlClient, sessionId: string) {
 }
 
 /** A session with a running run. */
-async function runOf(app: App) {
-  const session = await app.sessions.create({ title: 'announced' });
-  const run = await app.runs.create({
-    session_id: session.id,
-    family_session_id: session.id,
-    agent: 'build',
-    origin: 'cli',
-    prompt: 'go',
-    status: 'running',
-  });
-  return { session, run };
-}
+const runOf = (app: App) => sessionWithRun(app, 'announced');
 
 /**
  * `act` once the bus is idle: its own notices (the session's creation) come back and are taken

@@ -14,7 +14,7 @@ import { agentApp, echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 import { driverStatements, migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
-import { appendStepMessages } from '../helpers/step-messages';
+import { appendStepMessages, sessionWithRun } from '../helpers/step-messages';
 
 const pg = postgresForFile();
 
@@ -31,15 +31,7 @@ type App = Awaited<ReturnType<typeof makeTestApp>>;
 /** A session with a running run and a step's two messages as the recorder leaves them. */
 async function stepOf(app: App) {
   const { sessions } = app;
-  const session = await sessions.create({ title: 'step' });
-  const run = await app.runs.create({
-    session_id: session.id,
-    family_session_id: session.id,
-    agent: 'build',
-    origin: 'cli',
-    prompt: 'go',
-    status: 'running',
-  });
+  const { session, run } = await sessionWithRun(app, 'step');
   const { assistant, tool } = await appendStepMessages(sessions, session.id, run.id);
   const close = {
     sessionId: session.id,

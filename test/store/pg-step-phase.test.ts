@@ -14,6 +14,7 @@ import { agentApp, echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 import { driverStatements, migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
+import { sessionWithRun } from '../helpers/step-messages';
 
 const pg = postgresForFile();
 
@@ -100,15 +101,7 @@ describe.skipIf(!pg.available)('a step`s phase in its assistant message`s statem
     });
     const heard: RunEvent[] = [];
     a.runs.onAppend((event) => heard.push(event));
-    const session = await a.sessions.create({ title: 'following' });
-    const run = await a.runs.create({
-      session_id: session.id,
-      family_session_id: session.id,
-      agent: 'build',
-      origin: 'cli',
-      prompt: 'go',
-      status: 'running',
-    });
+    const { session, run } = await sessionWithRun(a, 'following');
     const follow = a.runs.followingEvent;
     const appendAnnounced = a.sessions.appendAnnounced;
     if (!follow || !appendAnnounced) throw new Error('no followingEvent / appendAnnounced on PostgreSQL');

@@ -17,6 +17,7 @@ import { agentApp, echoTool, throwingTool } from '../helpers/agent-harness';
 import { reply, type ScriptEntry } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 import { driverStatements, migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
+import { sessionWithRun } from '../helpers/step-messages';
 
 const pg = postgresForFile();
 
@@ -150,15 +151,7 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
       await a.close();
       await sql.close();
     });
-    const session = await a.sessions.create({ title: 'preceding' });
-    const run = await a.runs.create({
-      session_id: session.id,
-      family_session_id: session.id,
-      agent: 'build',
-      origin: 'cli',
-      prompt: 'go',
-      status: 'running',
-    });
+    const { session, run } = await sessionWithRun(a, 'preceding');
     const follow = a.runs.followingEvent;
     const appendAnnounced = a.sessions.appendAnnounced;
     if (!follow || !appendAnnounced) throw new Error('no followingEvent / appendAnnounced on PostgreSQL');
