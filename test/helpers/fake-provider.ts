@@ -490,3 +490,16 @@ function sleep(ms: number, res: ServerResponse): Promise<void> {
     });
   });
 }
+
+/** `steps` steps each calling `echo` (`hi 0`, `hi 1`, …; 100 in, 20 out), then the answer `done`. */
+export function echoSteps(steps: number): ScriptEntry[] {
+  const script: ScriptEntry[] = [];
+  for (let i = 0; i < steps; i++)
+    script.push(
+      reply()
+        .toolCall('echo', { text: `hi ${i}` })
+        .usage(100, 20),
+    );
+  script.push(reply().text('done').usage(130, 10));
+  return script;
+}

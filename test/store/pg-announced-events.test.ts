@@ -14,7 +14,7 @@ import type { SessionEvent } from '../../src/events/ring';
 import type { SessionStore } from '../../src/sessions/types';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { agentApp, echoTool } from '../helpers/agent-harness';
-import { reply } from '../helpers/fake-provider';
+import { echoSteps } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
 import { driverStatements, migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
 import { appendStepMessages, sessionWithRun } from '../helpers/step-messages';
@@ -282,14 +282,7 @@ describe.skipIf(!pg.available)('session events in the run ledger`s statements (P
   it('STORE-PG-215: a run`s tool steps on a PostgreSQL App: 7 statements a step (at most 8), the session events in the same order', async () => {
     const sql = await migratedDatabase(pg.cluster());
     const steps = 6;
-    const turns = [];
-    for (let i = 0; i < steps; i++)
-      turns.push(
-        reply()
-          .toolCall('echo', { text: `hi ${i}` })
-          .usage(100, 20),
-      );
-    turns.push(reply().text('done').usage(130, 10));
+    const turns = echoSteps(steps);
     const { app: a } = await agentApp(turns, { extraTools: [echoTool], postgres: sql });
     closers.push(async () => {
       await a.close();

@@ -11,9 +11,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/runs/types';
 import { agentApp, echoTool } from '../helpers/agent-harness';
-import { reply } from '../helpers/fake-provider';
-import { makeTestApp } from '../helpers/make-test-app';
-import { driverStatements, migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
+import { echoSteps, reply } from '../helpers/fake-provider';
+import { recordedApp } from '../helpers/pg-recorded-app';
+import { driverStatements, migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { sessionWithRun } from '../helpers/step-messages';
 
 const pg = postgresForFile();
@@ -43,14 +43,7 @@ describe.skipIf(!pg.available)('a step`s phase in its assistant message`s statem
 
   it('STORE-PG-270: a run`s steps write no `phase` statement; each step`s phase rides in its assistant INSERT, same order and times, announced', async () => {
     const steps = 4;
-    const script = [];
-    for (let i = 0; i < steps; i++)
-      script.push(
-        reply()
-          .toolCall('echo', { text: `hi ${i}` })
-          .usage(100, 20),
-      );
-    script.push(reply().text('done').usage(130, 10));
+    const script = echoSteps(steps);
     const { app: a, heard } = await runApp(script);
     const session = await a.sessions.create({ title: 'phases' });
     const driver = driverStatements();
@@ -93,12 +86,7 @@ describe.skipIf(!pg.available)('a step`s phase in its assistant message`s statem
 
   it('STORE-PG-271: a message INSERT with a following run event: one statement; no run: the message alone; no session: neither', async () => {
     const sent: string[] = [];
-    const sql = await migratedDatabase(pg.cluster());
-    const a = await makeTestApp({ postgres: recordingClient(sql, sent) });
-    closers.push(async () => {
-      await a.close();
-      await sql.close();
-    });
+    const { app: a } = await recordedApp(pg.cluster(), sent, closers);
     const heard: RunEvent[] = [];
     a.runs.onAppend((event) => heard.push(event));
     const { session, run } = await sessionWithRun(a, 'following');

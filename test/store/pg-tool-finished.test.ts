@@ -14,9 +14,9 @@ import type { SessionEvent } from '../../src/events/bus';
 import type { RunEvent } from '../../src/runs/types';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { agentApp, echoTool, throwingTool } from '../helpers/agent-harness';
-import { reply, type ScriptEntry } from '../helpers/fake-provider';
-import { makeTestApp } from '../helpers/make-test-app';
-import { driverStatements, migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
+import { echoSteps, reply, type ScriptEntry } from '../helpers/fake-provider';
+import { recordedApp } from '../helpers/pg-recorded-app';
+import { driverStatements, migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { sessionWithRun } from '../helpers/step-messages';
 
 const pg = postgresForFile();
@@ -95,14 +95,7 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
 
   it('STORE-PG-273: a tool step`s tool.finished rides in its tool message INSERT: no statement of its own, same events and order as SQLite, announced', async () => {
     const steps = 4;
-    const script: ScriptEntry[] = [];
-    for (let i = 0; i < steps; i++)
-      script.push(
-        reply()
-          .toolCall('echo', { text: `hi ${i}` })
-          .usage(100, 20),
-      );
-    script.push(reply().text('done').usage(130, 10));
+    const script = echoSteps(steps);
     const lite = await runOnce(script, { postgres: false });
     const r = await runOnce(script, { postgres: true });
     expect(r.status).toBe('completed');
@@ -145,12 +138,7 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
 
   it('STORE-PG-274: appendAnnounced with preceding events and a following run event: one statement, events in order; no session: none of them', async () => {
     const sent: string[] = [];
-    const sql = await migratedDatabase(pg.cluster());
-    const a = await makeTestApp({ postgres: recordingClient(sql, sent) });
-    closers.push(async () => {
-      await a.close();
-      await sql.close();
-    });
+    const { app: a, sql } = await recordedApp(pg.cluster(), sent, closers);
     const { session, run } = await sessionWithRun(a, 'preceding');
     const follow = a.runs.followingEvent;
     const appendAnnounced = a.sessions.appendAnnounced;
