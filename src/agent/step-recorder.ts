@@ -155,9 +155,7 @@ export class StepRecorder {
   }
 
   async toolResult(toolCallId: string, tool: string, output: string, isError: boolean): Promise<void> {
-    if (this.options.handedOver?.()) return;
-    if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === toolCallId)) return;
-    this.results.push({ type: 'tool-result', tool_call_id: toolCallId, tool, output, is_error: isError });
+    if (!this.addResult(toolCallId, tool, output, isError)) return;
     // Results of parallel calls arrive concurrently: one creates the message, the others wait
     // for it and then write every result so far.
     if (!this.toolCreated) {
@@ -185,17 +183,9 @@ export class StepRecorder {
     result: { tool_call_id: string; tool: string; output: string; isError: boolean },
     finished: FinishedWrite,
   ): Promise<boolean> {
-    if (this.options.handedOver?.() || this.toolCreated || !this.app.sessions.appendAnnounced) return false;
-    if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === result.tool_call_id))
-      return false;
-    const part: MessagePart = {
-      type: 'tool-result',
-      tool_call_id: result.tool_call_id,
-      tool: result.tool,
-      output: result.output,
-      is_error: result.isError,
-    };
-    this.results.push(part);
+    if (this.toolCreated || !this.app.sessions.appendAnnounced) return false;
+    const part = this.addResult(result.tool_call_id, result.tool, result.output, result.isError);
+    if (!part) return false;
     const created = this.createTool(finished);
     this.toolCreated = created.catch((error: unknown) => {
       this.toolCreated = undefined; // the next result tries again
@@ -210,6 +200,29 @@ export class StepRecorder {
       this.app.log.warn('tool result write failed', { run_id: this.options.runId, error });
       return false;
     }
+  }
+
+  /**
+   * The call's result part, added to the step's results; undefined, nothing added, when the run is
+   * handed over or the call's result is there already (a result reported twice).
+   */
+  private addResult(
+    toolCallId: string,
+    tool: string,
+    output: string,
+    isError: boolean,
+  ): MessagePart | undefined {
+    if (this.options.handedOver?.()) return undefined;
+    if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === toolCallId)) return undefined;
+    const part: MessagePart = {
+      type: 'tool-result',
+      tool_call_id: toolCallId,
+      tool,
+      output,
+      is_error: isError,
+    };
+    this.results.push(part);
+    return part;
   }
 
   /** Writes the results so far to the tool message. */
