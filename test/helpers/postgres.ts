@@ -406,3 +406,11 @@ export async function untilKept<T>(reads: () => number, read: () => Promise<T>):
   }, 'a read answered from memory');
   return value as T;
 }
+
+/** A session's events in the log, in id order (the PostgreSQL session-event tests' read). */
+export async function loggedEvents(sql: SqlClient, sessionId: string) {
+  return await sql.query<{ id: number; type: string; payload: string }>(
+    'SELECT id, type, payload FROM session_events WHERE session_id = $1 ORDER BY id',
+    [sessionId],
+  );
+}

@@ -12,11 +12,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/events/ring';
 import type { SessionStore } from '../../src/sessions/types';
-import type { SqlClient } from '../../src/store/postgres/client';
 import { agentApp, echoTool } from '../helpers/agent-harness';
 import { echoSteps } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
-import { driverStatements, migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
+import {
+  driverStatements,
+  loggedEvents,
+  migratedDatabase,
+  postgresForFile,
+  recordingClient,
+} from '../helpers/postgres';
 import { appendStepMessages, sessionWithRun } from '../helpers/step-messages';
 import { until } from '../helpers/until';
 
@@ -34,14 +39,6 @@ const finished = { step: 1, finish_reason: 'tool-calls', tool_calls: 1, usage: t
 const patch = { steps: 1, usage: { ...tokens }, cost: 0.25 };
 
 type App = Awaited<ReturnType<typeof makeTestApp>>;
-
-/** The session's events in the log, in id order. */
-async function logged(sql: SqlClient, sessionId: string) {
-  return await sql.query<{ id: number; type: string; payload: string }>(
-    'SELECT id, type, payload FROM session_events WHERE session_id = $1 ORDER BY id',
-    [sessionId],
-  );
-}
 
 /** A session with a running run. */
 const runOf = (app: App) => sessionWithRun(app, 'announced');
@@ -122,7 +119,7 @@ describe.skipIf(!pg.available)('session events in the run ledger`s statements (P
     expect(appended).toMatchObject({ run_id: run.id, session_id: session.id, type: 'tool.started', payload });
     expect(appended?.seq).toBe((runEvents.at(-2)?.seq ?? 0) + 1);
     // The session event: logged once, delivered once with the log's id, before `after`.
-    const rows = await logged(sql, session.id);
+    const rows = await loggedEvents(sql, session.id);
     expect(rows.filter((r) => r.type === 'tool.started')).toHaveLength(1);
     expect(seen.map((e) => [e.id, e.type])).toEqual(rows.slice(-2).map((r) => [Number(r.id), r.type]));
     expect(seen.map((e) => e.type)).toEqual(['tool.started', 'after']);
@@ -156,7 +153,7 @@ describe.skipIf(!pg.available)('session events in the run ledger`s statements (P
     expect(sent.filter((text) => WITH_RUN_EVENT.test(text))).toHaveLength(0);
     expect(appended).toMatchObject({ type: 'tool.finished', payload: { tool_call_id: 'c1' } });
     expect((await a.runs.events(run.id)).at(-1)).toEqual(appended);
-    const rows = await logged(sql, session.id);
+    const rows = await loggedEvents(sql, session.id);
     expect(rows.slice(-3).map((r) => r.type)).toEqual(['before', 'tool.finished', 'after']);
     expect(seen.map((e) => [e.id, e.type])).toEqual(rows.slice(-3).map((r) => [Number(r.id), r.type]));
   });
@@ -181,7 +178,7 @@ describe.skipIf(!pg.available)('session events in the run ledger`s statements (P
     });
     expect(sent.filter((text) => WITH_RUN_EVENT.test(text))).toHaveLength(1);
     expect(failure).toMatchObject({ code: 'not_found', message: 'run_id: no run "run_gone"' });
-    const rows = await logged(sql, session.id);
+    const rows = await loggedEvents(sql, session.id);
     expect(rows.at(-1)).toMatchObject({ type: 'tool.started', payload: '{"n":1}' });
     expect(seen.map((e) => [e.id, e.type])).toEqual([[Number(rows.at(-1)?.id), 'tool.started']]);
     expect(await sql.query('SELECT 1 FROM agent_run_events WHERE run_id = $1', ['run_gone'])).toEqual([]);
@@ -235,7 +232,7 @@ describe.skipIf(!pg.available)('session events in the run ledger`s statements (P
     );
     expect(finishedAt.map((r) => r.done)).toEqual([true, true]);
     // The events: logged in their order, each once, delivered once with its id, before `after`.
-    const rows = (await logged(sql, session.id)).slice(-4);
+    const rows = (await loggedEvents(sql, session.id)).slice(-4);
     expect(rows.map((r) => [r.type, JSON.parse(r.payload)])).toEqual([
       ...events.map((e) => [e.type, e.payload]),
       ['after', {}],
@@ -272,7 +269,7 @@ describe.skipIf(!pg.available)('session events in the run ledger`s statements (P
     });
     expect(sent.filter((text) => STEP_END_ANNOUNCED.test(text))).toHaveLength(1);
     expect(failure).toMatchObject({ code: 'not_found', message: 'message_id: no message "msg_gone"' });
-    const rows = await logged(sql, session.id);
+    const rows = await loggedEvents(sql, session.id);
     expect(rows.map((r) => r.type)).not.toContain('message.completed');
     expect(seen.map((e) => e.type)).toEqual(['after']);
     expect(seen[0].id).toBe(Number(rows.at(-1)?.id));
@@ -321,7 +318,7 @@ describe.skipIf(!pg.available)('session events in the run ledger`s statements (P
     expect(steady.filter((text) => STEP_END_ANNOUNCED.test(text)).length).toBeGreaterThanOrEqual(1);
 
     // Every logged event delivered once, in id order; each tool step's events in the old order.
-    const rows = await logged(sql, session.id);
+    const rows = await loggedEvents(sql, session.id);
     expect(seen.map((e) => e.id)).toEqual(rows.slice(rows.length - seen.length).map((r) => Number(r.id)));
     const types = rows.map((r) => r.type);
     const first = types.indexOf('tool.started');

@@ -9,25 +9,16 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/events/ring';
-import type { SqlClient } from '../../src/store/postgres/client';
 import { agentApp, echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
-import { migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
+import { loggedEvents, migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
 import { until } from '../helpers/until';
 
 const pg = postgresForFile();
 
 const JOINED = /INSERT INTO messages[\s\S]*svc_append_events_across/;
 const ALONE = /^SELECT event_id, previous_id FROM svc_append_events_across/;
-
-/** The session's events in the log, in id order. */
-async function logged(sql: SqlClient, sessionId: string) {
-  return await sql.query<{ id: number; type: string; payload: string }>(
-    'SELECT id, type, payload FROM session_events WHERE session_id = $1 ORDER BY id',
-    [sessionId],
-  );
-}
 
 describe.skipIf(!pg.available)('message.created in the message statement (PostgreSQL)', () => {
   const closers: (() => Promise<void>)[] = [];
@@ -83,7 +74,7 @@ describe.skipIf(!pg.available)('message.created in the message statement (Postgr
     // One statement for the message and its event; no append of its own.
     expect(sent.filter((text) => JOINED.test(text))).toHaveLength(1);
     expect(sent.filter((text) => ALONE.test(text))).toHaveLength(1); // `after`'s
-    const rows = await logged(sql, session.id);
+    const rows = await loggedEvents(sql, session.id);
     const created = rows.filter((r) => r.type === 'message.created');
     expect(JSON.parse(created[created.length - 1].payload)).toEqual({
       session_id: session.id,
@@ -115,7 +106,7 @@ describe.skipIf(!pg.available)('message.created in the message statement (Postgr
     );
     await a.bus.flush();
     expect(sent.filter((text) => JOINED.test(text))).toHaveLength(0);
-    const rows = await logged(sql, session.id);
+    const rows = await loggedEvents(sql, session.id);
     expect(rows.slice(-2).map((r) => r.type)).toEqual(['before', 'message.created']);
     expect(JSON.parse(rows[rows.length - 1].payload).message_id).toBe(message?.id);
     expect(seen.map((e) => [e.id, e.type])).toEqual(rows.slice(-2).map((r) => [Number(r.id), r.type]));
@@ -140,7 +131,7 @@ describe.skipIf(!pg.available)('message.created in the message statement (Postgr
     a.bus.subscribe('ses_missing', (event) => seen.push(event));
     a.bus.publish('ses_missing', 'later', {});
     await a.bus.flush();
-    expect((await logged(sql, 'ses_missing')).map((r) => r.type)).toEqual(['later']);
+    expect((await loggedEvents(sql, 'ses_missing')).map((r) => r.type)).toEqual(['later']);
     expect(seen.map((e) => e.type)).toEqual(['later']);
     expect(errors).toEqual([]);
   });
@@ -162,7 +153,7 @@ describe.skipIf(!pg.available)('message.created in the message statement (Postgr
     const { run_id } = await a.agent.send({ sessionId: session.id, prompt: 'go' });
     expect((await a.agent.wait(run_id)).status).toBe('completed');
     await a.bus.flush();
-    const rows = await logged(sql, session.id);
+    const rows = await loggedEvents(sql, session.id);
     // Every logged event delivered once, in id order.
     expect(seen.map((e) => e.id)).toEqual(rows.slice(rows.length - seen.length).map((r) => Number(r.id)));
     const types = rows.map((r) => r.type);

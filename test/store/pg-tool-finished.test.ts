@@ -16,7 +16,7 @@ import type { SqlClient } from '../../src/store/postgres/client';
 import { agentApp, echoTool, throwingTool } from '../helpers/agent-harness';
 import { echoSteps, reply, type ScriptEntry } from '../helpers/fake-provider';
 import { recordedApp } from '../helpers/pg-recorded-app';
-import { driverStatements, migratedDatabase, postgresForFile } from '../helpers/postgres';
+import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { sessionWithRun } from '../helpers/step-messages';
 
 const pg = postgresForFile();
@@ -28,13 +28,6 @@ const MESSAGE_WITH_RUN_EVENT = /INSERT INTO messages[\s\S]*svc_append_run_event/
 
 /** Session event types that are not the run's own writes' order (streaming, timing). */
 const QUIET = new Set(['message.delta', 'context.usage']);
-
-async function logged(sql: SqlClient, sessionId: string) {
-  return await sql.query<{ id: number; type: string }>(
-    'SELECT id, type FROM session_events WHERE session_id = $1 ORDER BY id',
-    [sessionId],
-  );
-}
 
 describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s statement (PostgreSQL)', () => {
   const closers: (() => Promise<void>)[] = [];
@@ -122,7 +115,7 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
     // Announced to the ledger's listeners as stored.
     expect(r.heard.filter((e) => e.type === 'tool.finished')).toEqual(finished);
     // The session's log: each tool.finished right before its tool message's message.created, ids in order.
-    const rows = await logged(r.sql as SqlClient, r.session.id);
+    const rows = await loggedEvents(r.sql as SqlClient, r.session.id);
     const tools = r.messages.filter((m) => m.role === 'tool');
     expect(tools).toHaveLength(steps);
     for (const [i, tool] of tools.entries()) {
@@ -195,7 +188,7 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
       seq: (before.at(-1)?.seq ?? 0) + 1,
     });
     expect((await a.runs.events(run.id)).at(-1)).toEqual(following.written());
-    const rows = await logged(sql, session.id);
+    const rows = await loggedEvents(sql, session.id);
     expect(rows.slice(-2).map((row) => row.type)).toEqual(['tool.finished', 'message.created']);
     // Delivered once each, in order, with the log's ids.
     expect(seen.map((e) => [e.id, e.type])).toEqual(rows.slice(-2).map((row) => [Number(row.id), row.type]));
@@ -214,7 +207,7 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
     await a.bus.flush();
     expect(orphan.written()).toBeUndefined();
     expect(await a.runs.events(run.id)).toHaveLength(before.length + 1);
-    expect(await logged(sql, session.id)).toHaveLength(count);
+    expect(await loggedEvents(sql, session.id)).toHaveLength(count);
     expect(seen).toEqual([]);
   });
 
