@@ -33,6 +33,11 @@ export interface NodeLiveness {
   /** How long before the last refresh the node's last heartbeat was, by the database's clock. */
   silentFor(runner: string): number | undefined;
   /**
+   * The database's time of the last refresh (undefined before the first): what a time the database
+   * stamped (a durable workflow's `updated_at`) is compared with, never this machine's clock.
+   */
+  refreshedAt(): number | undefined;
+  /**
    * The row goes, if this node ever beat: it has stopped (a clean close). A beat in flight lands
    * first and later ones do nothing, so an UPSERT cannot bring the row of a stopped node back.
    */
@@ -86,6 +91,8 @@ export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
       const node = nodes?.get(runner);
       return node ? Math.max(0, refreshedAt - node.heartbeat_at) : undefined;
     },
+    // No rows read (not even this node's): the database's time was not read with them.
+    refreshedAt: () => (nodes?.size ? refreshedAt : undefined),
     close() {
       // Once: a second close (the App closes its ledger early, then with its closers) waits for the first.
       closing ??= (async () => {

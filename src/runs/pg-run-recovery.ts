@@ -68,13 +68,17 @@ export function createPostgresRunRecovery(input: {
   /**
    * Whether the node of runner id `node` is gone, by the rule of a run's owner (its heartbeat row
    * says its host and pid). No row: it stopped cleanly or has not beaten yet (a node beats when it
-   * starts), so it is gone only for what it was given more than `staleMs` before now.
+   * starts), so it is gone only for what it was given more than `staleMs` before now. `since` is
+   * the database's time (DBOS stamps its rows with `now()`), so "now" is the database's too, as of
+   * the last read of the heartbeats: a machine whose clock runs ahead must not take a node that
+   * was just given work for gone.
    */
   const nodeGone = (node: string, since: number | undefined): boolean => {
     if (!liveness || !deps.nodes || node === owner.runner) return false;
     const row = liveness.node(node);
     if (row) return !ownerAlive({ runner: node, host: row.host, pid: row.pid });
-    return since !== undefined && since < clock.now() - deps.nodes.staleMs;
+    const now = liveness.refreshedAt();
+    return since !== undefined && now !== undefined && since < now - deps.nodes.staleMs;
   };
 
   async function recover(): Promise<AgentRun[]> {

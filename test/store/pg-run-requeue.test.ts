@@ -6,7 +6,8 @@
  *   run as stored now (a running run: the engine decides, adopting or leaving it);
  * - the recovery hands the stranded hook the rule of a run's owner for a node: a stale heartbeat on
  *   another machine is gone, a fresh one is not, this node never is, and a node with no heartbeat
- *   row only for work it was given more than `node_stale_ms` ago.
+ *   row only for work it was given more than `node_stale_ms` ago by the database's clock (the
+ *   watcher's own clock may be off).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -16,7 +17,7 @@ import { runInput as input, ledgerNodes } from './ledger-nodes';
 const pg = postgresForFile();
 
 describe.skipIf(!pg.available)('putting back a run left on a node that is gone', () => {
-  it('STORE-PG-requeue: of many nodes putting one queued run back at once exactly one does; the check reads the run as stored; the rule for a gone node', async () => {
+  it("STORE-PG-requeue: of many nodes putting one queued run back at once exactly one does; the check reads the run as stored; the rule for a gone node, by the database's clock", async () => {
     const nodes = await ledgerNodes(pg.cluster(), 300);
     const open = nodes.open;
     try {
@@ -57,8 +58,9 @@ describe.skipIf(!pg.available)('putting back a run left on a node that is gone',
       expect(await b.requeue!('run_none', async () => null)).toBe(false);
 
       // The rule the recovery hands the hook on each heartbeat: B beat once and then never (stale
-      // after 300 ms).
-      const watcher = open('rnr_w', 'host-w', 50);
+      // after 300 ms). The watcher's clock runs an hour ahead: a time the database stamped (DBOS's
+      // `updated_at`) is judged by the database's clock, never the watcher's.
+      const watcher = open('rnr_w', 'host-w', 50, nodes.sql, 3_600_000);
       let rule: ((node: string, since: number | undefined) => boolean) | undefined;
       watcher.onStranded!(async (gone) => {
         rule = gone;
