@@ -243,15 +243,6 @@ export function createEventBus(deps: {
     return flush();
   };
 
-  const ringFor = async (sessionId: string): Promise<Ring> => {
-    held.releaseOwn();
-    if (sharedLog()) {
-      // Behind every queued publish, then the log's events after the ring (another node's too).
-      await new Promise<void>((done, failed) => enqueue({ kind: 'catch-up', sessionId, done, failed }));
-    } else await flush();
-    return await rings.get(sessionId);
-  };
-
   return {
     publish(sessionId, type, payload) {
       const item = { sessionId, type, payload, created_at: deps.clock.now(), context: publisherContext() };
@@ -300,9 +291,43 @@ export function createEventBus(deps: {
         if (set.size === 0 && listeners.get(sessionId) === set) listeners.delete(sessionId);
       };
     },
+    ...ringReads({ sharedLog, log, rings, enqueue, flush, releaseOwn: held.releaseOwn }),
+    follow(feed) {
+      shared = true;
+      return followFeed(feed, { closed: () => closed, listeners, rings, requestCatchUp });
+    },
+    close() {
+      closed = true;
+      listeners.clear();
+    },
+  };
+}
+
+/**
+ * `replay`, `retained` and `lastId`: a session's ring behind every queued publish (what the
+ * caller's own transaction holds enqueued first), then, on a shared log, the log's events after
+ * the ring (another node's too).
+ */
+function ringReads(deps: {
+  sharedLog: () => EventStore | undefined;
+  log: () => EventStore | undefined;
+  rings: Pick<RingCache, 'get'>;
+  enqueue: (task: Task) => void;
+  flush: () => Promise<void>;
+  releaseOwn: () => void;
+}): Pick<EventBus, 'replay' | 'retained' | 'lastId'> {
+  const { rings, enqueue } = deps;
+  const ringFor = async (sessionId: string): Promise<Ring> => {
+    deps.releaseOwn();
+    if (deps.sharedLog()) {
+      await new Promise<void>((done, failed) => enqueue({ kind: 'catch-up', sessionId, done, failed }));
+    } else await deps.flush();
+    return await rings.get(sessionId);
+  };
+  return {
     async replay(sessionId, afterId) {
       const ring = await ringFor(sessionId);
-      const current = log();
+      const current = deps.log();
       if (afterId >= ring.evictedUpTo || !current) {
         return { events: ring.events.filter((e) => e.id > afterId), source: 'ring' };
       }
@@ -316,29 +341,34 @@ export function createEventBus(deps: {
       const ring = await ringFor(sessionId);
       return ring.events.length ? ring.events[ring.events.length - 1].id : ring.evictedUpTo;
     },
-    follow(feed) {
-      shared = true;
-      return feed.subscribe({
-        event: ({ sessionId, eventId }) => {
-          if (closed || !listeners.get(sessionId)?.size) return;
-          const ring = rings.peek(sessionId);
-          if (ring && eventId <= seen(ring)) return;
-          // A notice of this node's own append may come before the append has answered: the
-          // step, queued behind it, then finds the id seen and reads nothing.
-          requestCatchUp(sessionId, eventId);
-        },
-        resync: () => {
-          if (closed) return;
-          for (const [sessionId, set] of listeners)
-            if (sessionId !== '*' && set.size) requestCatchUp(sessionId);
-        },
-      });
-    },
-    close() {
-      closed = true;
-      listeners.clear();
-    },
   };
+}
+
+/** `follow`: another node's notice of a listened session asks a catch-up; a resync asks one of each. */
+function followFeed(
+  feed: EventFeed,
+  deps: {
+    closed: () => boolean;
+    listeners: Map<string, Set<EventListener>>;
+    rings: Pick<RingCache, 'peek'>;
+    requestCatchUp: (sessionId: string, upTo?: number) => void;
+  },
+): () => void {
+  const { listeners, rings, requestCatchUp } = deps;
+  return feed.subscribe({
+    event: ({ sessionId, eventId }) => {
+      if (deps.closed() || !listeners.get(sessionId)?.size) return;
+      const ring = rings.peek(sessionId);
+      if (ring && eventId <= seen(ring)) return;
+      // A notice of this node's own append may come before the append has answered: the
+      // step, queued behind it, then finds the id seen and reads nothing.
+      requestCatchUp(sessionId, eventId);
+    },
+    resync: () => {
+      if (deps.closed()) return;
+      for (const [sessionId, set] of listeners) if (sessionId !== '*' && set.size) requestCatchUp(sessionId);
+    },
+  });
 }
 
 /** To each listener of a set; one broken subscriber must not stop the others or the publisher. */
