@@ -258,8 +258,10 @@ function subscribe(
     unsubscribe,
     async settled() {
       // The events published so far reach this monitor once stored: at once on SQLite, after
-      // the append's round trip on PostgreSQL. Wait for them, then for the monitor's work.
-      await ctx.deps.bus.flush();
+      // the append's round trip on PostgreSQL. Wait for them, then for the monitor's work. With
+      // the layer off only another run's idle state has work: the events the caller's transaction
+      // holds (a compat start's, PostgreSQL) are not sent early for it.
+      await ctx.deps.bus.flush(ctx.enabled() ? undefined : 'queued');
       while (draining) await draining;
     },
   };

@@ -93,7 +93,10 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   } catch (error) {
     a.log.error('run finalize failed', { run_id: run.id, error });
   }
-  await core.deps.runLeases?.end(run);
+  // No await when there was no lease: `run.finished` and the idle state below are one stretch,
+  // so the bus appends them together on PostgreSQL (its queue starts after a microtask).
+  const released = core.deps.runLeases?.end(run);
+  if (released) await released;
   rt.controller = undefined;
   rt.stop = undefined;
   rt.promise = undefined;

@@ -21,8 +21,11 @@ interface RunRef {
 export interface RunLeases {
   /** A run starts: its mutations (from its session) go under its root run's lease. */
   begin(run: RunRef, workspace: string, signal: AbortSignal): void;
-  /** A run ends: a root run gives its lease up. */
-  end(run: RunRef): Promise<void>;
+  /**
+   * A run ends: a root run gives its lease up. No promise when it held none (nearly every run):
+   * the finish's `run.finished` and idle state stay in one stretch, one append (p-pgbus).
+   */
+  end(run: RunRef): Promise<void> | undefined;
   /** The mutation guard: takes (or waits for) the lease before a run's first change. */
   guard(request: { tool: string; sessionId?: string }): Promise<void>;
 }
@@ -40,25 +43,27 @@ export function createRunLeases(deps: { leases: WorkspaceLeases; log: Logger }):
   const holds = new Map<string, Hold>();
   /** The family of each running run's session. */
   const families = new Map<string, string>();
+  /** A held lease given up; a failure logged (never taken, or the store gone: the expiry frees it). */
+  const release = async (handle: Promise<LeaseHandle>, runId: string): Promise<void> => {
+    try {
+      await (await handle).release();
+    } catch (error) {
+      if (!SvcError.is(error) || error.code !== 'cancelled')
+        deps.log.warn('workspace lease release failed', { run_id: runId, error });
+    }
+  };
   return {
     begin(run, workspace, signal) {
       families.set(run.session_id, run.family_session_id);
       if (run.parent_run_id && holds.has(run.family_session_id)) return;
       holds.set(run.family_session_id, { workspace, holder: `run:${run.id}`, runId: run.id, signal });
     },
-    async end(run) {
+    end(run) {
       families.delete(run.session_id);
       const hold = holds.get(run.family_session_id);
-      if (!hold || hold.runId !== run.id) return;
+      if (!hold || hold.runId !== run.id) return undefined;
       holds.delete(run.family_session_id);
-      if (!hold.handle) return;
-      try {
-        await (await hold.handle).release();
-      } catch (error) {
-        // Never taken (cancelled while waiting) or the store is gone: the expiry frees it.
-        if (!SvcError.is(error) || error.code !== 'cancelled')
-          deps.log.warn('workspace lease release failed', { run_id: run.id, error });
-      }
+      return hold.handle ? release(hold.handle, run.id) : undefined;
     },
     async guard(request) {
       const family = request.sessionId ? families.get(request.sessionId) : undefined;

@@ -57,6 +57,7 @@ export interface AppCore {
 
 export function createCore(base: AppBase): AppCore {
   const { clock, ids, log } = base;
+  const pgSql = base.store.kind === 'postgres' ? base.store.sql : undefined;
   const bus = createEventBus({
     store: base.repository(
       (db) => () => createEventStore(db()),
@@ -66,6 +67,8 @@ export function createCore(base: AppBase): AppCore {
     ringSize: base.config().services.http.event_ring_size,
     // issue 18: other nodes append to the same PostgreSQL log; LISTEN/NOTIFY wakes the bus to read them.
     shared: base.store.kind === 'postgres',
+    // p-pgbus: events published in a transaction are appended after it, together.
+    transaction: pgSql ? () => pgSql.transactionNow() : undefined,
     onError: (error) => log.error('event listener failed', { error }),
   });
   if (base.store.kind === 'postgres') {

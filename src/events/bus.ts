@@ -40,6 +40,9 @@
  * those are node-local observers (hooks, findings, workspace reactions) that already ran on the
  * node that published the event.
  *
+ * Inside a PostgreSQL transaction (`transaction`), `publish` holds the event until the transaction
+ * has ended (./held-publishes.ts): its events are appended together, after the writes they announce.
+ *
  * The write-queue steps are in ./bus-writes.ts, the rings in ./ring.ts, the queue in ./write-queue.ts.
  * @module
  */
@@ -53,6 +56,7 @@ import {
   type EventStore,
   type ImmediateEventStore,
 } from './event-store';
+import { heldPublishes, type PublishTransaction } from './held-publishes';
 import { eventOf, type Ring, type RingCache, type RingLog, ringCache, type SessionEvent, seen } from './ring';
 import { writeQueue } from './write-queue';
 
@@ -134,8 +138,13 @@ export interface EventBus {
     sessionId: string,
     events: readonly { type: string; payload: Record<string, unknown> }[],
   ): JoinedEvents | undefined;
-  /** Resolves once every event published before the call is stored and delivered. */
-  flush(): Promise<void>;
+  /**
+   * Resolves once every event published before the call is stored and delivered; one published
+   * in a transaction still open in another context is published at its end (`transaction`).
+   * `queued`: not those the caller's own transaction holds either (they are enqueued at its end);
+   * else they are enqueued now and waited for.
+   */
+  flush(only?: 'queued'): Promise<void>;
   /** Listen to one session, or to every session with '*'. Returns the unsubscribe function. */
   subscribe(sessionId: string, listener: EventListener): () => void;
   /** Events after `afterId` (exclusive). */
@@ -166,6 +175,11 @@ export function createEventBus(deps: {
    * the log (see the module doc). `follow` sets it too.
    */
   shared?: boolean;
+  /**
+   * The store transaction open in the publisher's context (PostgreSQL): events published in it
+   * are appended once it has ended, together (./held-publishes.ts). None: enqueued at publish.
+   */
+  transaction?: () => PublishTransaction | undefined;
   onError?: (e: unknown) => void;
 }): EventBus {
   const ringSize = deps.ringSize ?? 1000;
@@ -219,20 +233,23 @@ export function createEventBus(deps: {
   );
   const catchUps = catchUpRequests(enqueue, rings.mark);
   const requestCatchUp = catchUps.request;
-
-  const ringFor = async (sessionId: string): Promise<Ring> => {
-    if (sharedLog()) {
-      // Behind every queued publish, then the log's events after the ring (another node's too).
-      await new Promise<void>((done, failed) => enqueue({ kind: 'catch-up', sessionId, done, failed }));
-    } else await flush();
-    return await rings.get(sessionId);
+  const held = heldPublishes({ transaction: deps.transaction ?? (() => undefined), enqueue });
+  /** Held for the publisher's transaction when the log is shared and batches (PostgreSQL). */
+  const hold = (item: Task & { kind?: undefined }) =>
+    deps.transaction !== undefined && sharedLog()?.appendAcross !== undefined && held.hold(item);
+  /** The queue behind what the caller's own transaction holds: a wait for it never waits for that end. */
+  const flushOwn = (only?: 'queued') => {
+    if (only !== 'queued') held.releaseOwn();
+    return flush();
   };
 
   return {
     publish(sessionId, type, payload) {
-      enqueue({ sessionId, type, payload, created_at: deps.clock.now(), context: publisherContext() });
+      const item = { sessionId, type, payload, created_at: deps.clock.now(), context: publisherContext() };
+      if (!hold(item)) enqueue(item);
     },
     publishStored<P extends Record<string, unknown>>(sessionId: string, type: string, payload: P) {
+      held.releaseOwn();
       return new Promise<SessionEvent<P>>((resolve, reject) => {
         enqueue({
           sessionId,
@@ -245,8 +262,16 @@ export function createEventBus(deps: {
         });
       });
     },
-    ...joiners({ sharedLog, idle, rings, clock: deps.clock, publisherContext, enqueue }),
-    flush,
+    ...joiners({
+      sharedLog,
+      // A session with events held for a transaction's end: a joined event would overtake them.
+      joinable: (sessionId) => idle() && !held.holds(sessionId),
+      rings,
+      clock: deps.clock,
+      publisherContext,
+      enqueue,
+    }),
+    flush: flushOwn,
     subscribe(sessionId, listener) {
       let set = listeners.get(sessionId);
       if (!set) {
@@ -255,15 +280,54 @@ export function createEventBus(deps: {
       }
       set.add(listener);
       // Shared: load the ring now; other nodes' events committed from then on are delivered live.
-      if (sessionId !== '*' && !rings.peek(sessionId) && sharedLog()) requestCatchUp(sessionId);
+      // Behind the session's events held for the caller's transaction: their append starts the
+      // ring (a new session's), so the catch-up then reads nothing.
+      if (sessionId !== '*' && !rings.peek(sessionId) && sharedLog()) {
+        const catchUp = () => requestCatchUp(sessionId);
+        if (!held.afterOwn(sessionId, catchUp)) catchUp();
+      }
       return () => {
         set.delete(listener);
         if (set.size === 0 && listeners.get(sessionId) === set) listeners.delete(sessionId);
       };
     },
+    ...ringReads({ sharedLog, log, rings, enqueue, flush, releaseOwn: held.releaseOwn }),
+    follow(feed) {
+      shared = true;
+      return followFeed(feed, { closed: () => closed, listeners, rings, requestCatchUp });
+    },
+    close() {
+      closed = true;
+      listeners.clear();
+    },
+  };
+}
+
+/**
+ * `replay`, `retained` and `lastId`: a session's ring behind every queued publish (what the
+ * caller's own transaction holds enqueued first), then, on a shared log, the log's events after
+ * the ring (another node's too).
+ */
+function ringReads(deps: {
+  sharedLog: () => EventStore | undefined;
+  log: () => EventStore | undefined;
+  rings: Pick<RingCache, 'get'>;
+  enqueue: (task: Task) => void;
+  flush: () => Promise<void>;
+  releaseOwn: () => void;
+}): Pick<EventBus, 'replay' | 'retained' | 'lastId'> {
+  const { rings, enqueue } = deps;
+  const ringFor = async (sessionId: string): Promise<Ring> => {
+    deps.releaseOwn();
+    if (deps.sharedLog()) {
+      await new Promise<void>((done, failed) => enqueue({ kind: 'catch-up', sessionId, done, failed }));
+    } else await deps.flush();
+    return await rings.get(sessionId);
+  };
+  return {
     async replay(sessionId, afterId) {
       const ring = await ringFor(sessionId);
-      const current = log();
+      const current = deps.log();
       if (afterId >= ring.evictedUpTo || !current) {
         return { events: ring.events.filter((e) => e.id > afterId), source: 'ring' };
       }
@@ -277,29 +341,34 @@ export function createEventBus(deps: {
       const ring = await ringFor(sessionId);
       return ring.events.length ? ring.events[ring.events.length - 1].id : ring.evictedUpTo;
     },
-    follow(feed) {
-      shared = true;
-      return feed.subscribe({
-        event: ({ sessionId, eventId }) => {
-          if (closed || !listeners.get(sessionId)?.size) return;
-          const ring = rings.peek(sessionId);
-          if (ring && eventId <= seen(ring)) return;
-          // A notice of this node's own append may come before the append has answered: the
-          // step, queued behind it, then finds the id seen and reads nothing.
-          requestCatchUp(sessionId, eventId);
-        },
-        resync: () => {
-          if (closed) return;
-          for (const [sessionId, set] of listeners)
-            if (sessionId !== '*' && set.size) requestCatchUp(sessionId);
-        },
-      });
-    },
-    close() {
-      closed = true;
-      listeners.clear();
-    },
   };
+}
+
+/** `follow`: another node's notice of a listened session asks a catch-up; a resync asks one of each. */
+function followFeed(
+  feed: EventFeed,
+  deps: {
+    closed: () => boolean;
+    listeners: Map<string, Set<EventListener>>;
+    rings: Pick<RingCache, 'peek'>;
+    requestCatchUp: (sessionId: string, upTo?: number) => void;
+  },
+): () => void {
+  const { listeners, rings, requestCatchUp } = deps;
+  return feed.subscribe({
+    event: ({ sessionId, eventId }) => {
+      if (deps.closed() || !listeners.get(sessionId)?.size) return;
+      const ring = rings.peek(sessionId);
+      if (ring && eventId <= seen(ring)) return;
+      // A notice of this node's own append may come before the append has answered: the
+      // step, queued behind it, then finds the id seen and reads nothing.
+      requestCatchUp(sessionId, eventId);
+    },
+    resync: () => {
+      if (deps.closed()) return;
+      for (const [sessionId, set] of listeners) if (sessionId !== '*' && set.size) requestCatchUp(sessionId);
+    },
+  });
 }
 
 /** To each listener of a set; one broken subscriber must not stop the others or the publisher. */
@@ -320,20 +389,21 @@ function deliverTo(set: Set<EventListener>, event: SessionEvent, onError?: (e: u
  */
 function joiners(deps: {
   sharedLog: () => EventStore | undefined;
-  idle: () => boolean;
+  /** The queue is idle and nothing of the session waits to be enqueued. */
+  joinable: (sessionId: string) => boolean;
   rings: Pick<RingCache, 'peek' | 'unknown'>;
   clock: Clock;
   publisherContext: () => AsyncResource | undefined;
   enqueue: (task: Task) => void;
 }): Required<Pick<EventBus, 'join' | 'joinAll'>> {
-  const { sharedLog, idle, rings } = deps;
+  const { sharedLog, joinable, rings } = deps;
   /** The events enqueued as one group, or undefined (not joinable now). */
   const enqueueGroup = (
     sessionId: string,
     events: readonly { type: string; payload: Record<string, unknown> }[],
   ) => {
     const log = sharedLog();
-    if (!log?.appendAcross || !events.length || !idle()) return undefined;
+    if (!log?.appendAcross || !events.length || !joinable(sessionId)) return undefined;
     const ring = rings.peek(sessionId);
     if (!ring && !rings.unknown(sessionId)) return undefined;
     let settle!: (appended: readonly AppendedEvent[] | undefined) => void;

@@ -377,16 +377,28 @@ export function recordingClient(sql: SqlClient, sent: string[]): SqlClient {
 }
 
 /** Every statement text any pg client of this process sends from now on (until `restore`), control statements included. */
-export function driverStatements(): { sent: string[]; restore(): void } {
+export function driverStatements(): {
+  sent: string[];
+  /** The same statements with their parameters (none for a text alone). */
+  calls: { text: string; values?: unknown[] }[];
+  restore(): void;
+} {
   const prototype = pgDriver.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = prototype.query;
   const sent: string[] = [];
+  const calls: { text: string; values?: unknown[] }[] = [];
   prototype.query = function query(this: unknown, config: unknown, ...rest: unknown[]) {
-    sent.push(typeof config === 'string' ? config : String((config as { text?: string }).text));
+    const text = typeof config === 'string' ? config : String((config as { text?: string }).text);
+    sent.push(text);
+    calls.push({
+      text,
+      values: typeof config === 'string' ? undefined : (config as { values?: unknown[] }).values,
+    });
     return original.call(this, config, ...rest);
   };
   return {
     sent,
+    calls,
     restore: () => {
       prototype.query = original;
     },

@@ -1,0 +1,88 @@
+/**
+ * Events published inside a store transaction, held until it ends (./bus.ts, PostgreSQL; issue 18
+ * item 6, p-pgbus). A compat request's start publishes `session.created`, `queue.changed`,
+ * `state.changed`, `run.started` and its prompt's `message.created` / `message.completed` between
+ * the awaited statements of one transaction; the bus's queue appended each as soon as the previous
+ * append answered, on the pool's other connections: four statements, and other nodes were told of
+ * a session, a claim and a message not yet committed. Held, they are enqueued together once the
+ * transaction's COMMIT (or ROLLBACK) has answered: one append, after the writes they announce.
+ *
+ * Events a rolled-back transaction published are enqueued too, as they were appended before. A
+ * caller that waits for the queue inside its transaction (`publishStored`, `flush`, a replay)
+ * releases what its own transaction holds first, so it never waits for its own end.
+ * @module
+ */
+import type { Queued } from './bus-batches';
+
+/** The end of the transaction a publish is made in (the PostgreSQL client's `transactionNow`). */
+export interface PublishTransaction {
+  /** `fn` once the transaction has ended; the same object for the whole transaction. */
+  onEnd(fn: (kept: boolean) => void): void;
+}
+
+export interface HeldPublishes {
+  /** Holds the event for the end of the caller's open transaction; false: none is open. */
+  hold(item: Queued): boolean;
+  /** Enqueues, in publish order, what the caller's open transaction holds now. */
+  releaseOwn(): void;
+  /** True while an open transaction holds an event of the session. */
+  holds(sessionId: string): boolean;
+  /**
+   * When the caller's open transaction holds an event of the session: `fn` runs once they are
+   * enqueued (a subscriber's catch-up, which would otherwise load the ring from the log before the
+   * session's first append), and true. Else false, nothing done.
+   */
+  afterOwn(sessionId: string, fn: () => void): boolean;
+}
+
+export function heldPublishes(deps: {
+  transaction: () => PublishTransaction | undefined;
+  enqueue: (item: Queued) => void;
+}): HeldPublishes {
+  const held = new Map<PublishTransaction, { items: Queued[]; after: (() => void)[] }>();
+  /** Events held per session, over every open transaction. */
+  const perSession = new Map<string, number>();
+
+  const release = (tx: PublishTransaction) => {
+    const { items, after } = held.get(tx) ?? { items: [], after: [] };
+    if (!held.delete(tx)) return;
+    for (const item of items) {
+      const left = (perSession.get(item.sessionId) ?? 1) - 1;
+      if (left) perSession.set(item.sessionId, left);
+      else perSession.delete(item.sessionId);
+    }
+    // One synchronous stretch: the queue takes them as one run (its deferred start).
+    for (const item of items) deps.enqueue(item);
+    for (const fn of after) fn();
+  };
+
+  return {
+    hold(item) {
+      const tx = deps.transaction();
+      if (!tx) return false;
+      let own = held.get(tx);
+      if (!own) {
+        own = { items: [], after: [] };
+        held.set(tx, own);
+        tx.onEnd(() => release(tx));
+      }
+      own.items.push(item);
+      perSession.set(item.sessionId, (perSession.get(item.sessionId) ?? 0) + 1);
+      return true;
+    },
+    releaseOwn() {
+      if (!held.size) return;
+      const tx = deps.transaction();
+      if (tx) release(tx);
+    },
+    holds: (sessionId) => perSession.has(sessionId),
+    afterOwn(sessionId, fn) {
+      if (!perSession.has(sessionId)) return false;
+      const tx = deps.transaction();
+      const own = tx && held.get(tx);
+      if (!own?.items.some((item) => item.sessionId === sessionId)) return false;
+      own.after.push(fn);
+      return true;
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * A compat request's own session-event appends on PostgreSQL (p-pgbus): the bus's appends of one
+ * request alone, counted. The start's events (`session.created`, the queue, the state, `run.started`,
+ * the prompt's message) are published in the start's transaction and appended together once its
+ * COMMIT has answered (src/events/held-publishes.ts), and the finish's `run.finished` and idle state
+ * in one append (no await between them, src/agent/run-finish.ts): three appends where there were
+ * seven, the session's log in the same order.
+ */
+import { describe, expect, it } from 'vitest';
+import { reply } from '../helpers/fake-provider';
+import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
+import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
+
+const pg = postgresForFile();
+const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
+
+describe.skipIf(!pg.available)('a compat request’s session-event appends on PostgreSQL', () => {
+  it('STORE-PG-279: one request alone: the start’s events in one append after its COMMIT, run.finished and the idle state in one; three bus appends, the log in publish order', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    const statements = driverStatements();
+    const { app, client } = await compatServer([reply().text('warm'), reply().text('one').usage(10, 2)], {
+      postgres: sql,
+    });
+    try {
+      await streamedAnswer(client);
+      await settledCompatRow(app);
+      await app.bus.flush();
+      const from = statements.calls.length;
+      expect(await streamedAnswer(client)).toBe('one');
+      const row = await settledCompatRow(app);
+      await app.bus.flush();
+      const calls = statements.calls.slice(from);
+      const appends = calls
+        .map((call, at) => ({ at, types: call.values?.[1] as string[] | undefined, text: call.text }))
+        .filter((call) => BUS_APPEND.test(call.text));
+      expect(appends.map((a) => a.types)).toEqual([
+        [
+          'session.created',
+          'queue.changed',
+          'state.changed',
+          'queue.changed',
+          'run.started',
+          'message.created',
+          'message.completed',
+        ],
+        ['message.delta'],
+        ['run.finished', 'state.changed'],
+      ]);
+      // The start's events go after its COMMIT, not on another connection while it is open.
+      const commit = calls.findIndex((call) => call.text === 'COMMIT');
+      expect(commit).toBeGreaterThanOrEqual(0);
+      expect(appends[0].at).toBeGreaterThan(commit);
+      expect((await loggedEvents(sql, row.session_id)).map((e) => e.type)).toEqual([
+        'session.created',
+        'queue.changed',
+        'state.changed',
+        'queue.changed',
+        'run.started',
+        'message.created',
+        'message.completed',
+        'message.created',
+        'message.delta',
+        'message.completed',
+        'context.usage',
+        'run.finished',
+        'state.changed',
+      ]);
+    } finally {
+      statements.restore();
+      await app.close();
+      await sql.close();
+    }
+  });
+});
