@@ -249,10 +249,15 @@ async function readStep(
   let ended = false;
   try {
     for (;;) {
-      const { done, value: chunk } = await parts.next();
-      if (done) {
-        ended = true;
-        break;
+      // A part read with the last one is taken at once; the next read is awaited.
+      let chunk = parts.ready?.();
+      if (chunk === undefined) {
+        const next = await parts.next();
+        if (next.done) {
+          ended = true;
+          break;
+        }
+        chunk = next.value;
       }
       step.read(chunk, handing);
       for (let i = 0; i < handing.length; i++) {

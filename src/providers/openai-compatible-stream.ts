@@ -20,6 +20,7 @@ import {
 } from '@ai-sdk/provider';
 import { generateId, isAbortError, StreamingToolCallTracker, safeParseJSON } from '@ai-sdk/provider-utils';
 import { createParser } from 'eventsource-parser';
+import { batchedParts, type StreamParts } from './stream-parts';
 
 export interface ChatStreamInput {
   /** fetch's response body, or the chunks of ./http-transport.ts's answer. */
@@ -71,10 +72,20 @@ type Delta = {
   tool_calls?: ToolCallDelta[] | null;
 };
 
-/** The model's parts for the body's events, yielded as each body chunk is read. */
-export async function* chatStreamParts(
+/**
+ * The model's parts for the body's events, as each body chunk is read: the parts of one read are
+ * taken with no promise after its first (`ready`, ./stream-parts.ts `batchedParts`).
+ */
+export function chatStreamParts(
   input: ChatStreamInput,
-): AsyncGenerator<LanguageModelV3StreamPart, undefined> {
+): StreamParts & AsyncIterable<LanguageModelV3StreamPart> {
+  return batchedParts(chatStreamBatches(input));
+}
+
+/** The parts of each body read, one batch a read that made any. */
+async function* chatStreamBatches(
+  input: ChatStreamInput,
+): AsyncGenerator<readonly LanguageModelV3StreamPart[], undefined> {
   const state = new ChatStreamState(input);
   const events: string[] = [];
   const parser = createParser({ onEvent: (event) => events.push(event.data) });
@@ -83,7 +94,7 @@ export async function* chatStreamParts(
   const plain = plainTestOf(input.schema);
   let finished = false;
   try {
-    yield { type: 'stream-start', warnings: input.warnings as never };
+    yield [{ type: 'stream-start', warnings: input.warnings as never }];
     for (;;) {
       let next: IteratorResult<Uint8Array, unknown>;
       try {
@@ -102,14 +113,14 @@ export async function* chatStreamParts(
         state.chunk(now ?? (await safeParseJSON({ text: data, schema: input.schema as never })));
       }
       events.length = 0;
-      // Yielded one by one from the array: `yield*` of a sync iterable in an async generator goes
-      // through an async-from-sync iterator, with promises of its own for every part.
-      for (const part of state.take()) yield part;
+      const parts = state.take();
+      if (parts.length > 0) yield parts;
     }
     finished = true;
     // As the SDK: text still in the decoder or an event without its blank line is not an event.
     state.flush();
-    for (const part of state.take()) yield part;
+    const parts = state.take();
+    if (parts.length > 0) yield parts;
   } finally {
     if (finished) reader.releaseLock();
     else await reader.cancel().catch(() => {});
@@ -205,7 +216,7 @@ class ChatStreamState {
     );
   }
 
-  /** The parts made since the last take, in order (an array: see chatStreamParts). */
+  /** The parts made since the last take, in order (one batch of chatStreamBatches). */
   take(): readonly LanguageModelV3StreamPart[] {
     if (this.queue.length === 0) return NONE;
     const parts = this.queue;
