@@ -117,17 +117,17 @@ class SinkFailure {
   constructor(readonly cause: unknown) {}
 }
 
-/** `part` handed to `sink`: its promise when it answers one (its failure a SinkFailure). */
+/**
+ * `part` handed to `sink`: its promise when it answers one. A throw is a SinkFailure; a rejection
+ * is the promise's, wrapped only where a step's errors are caught (`readStep`), so a part that
+ * waits costs no promise more.
+ */
 function handOn(sink: PartSink<StepPart>, part: StepPart): Promise<void> | undefined {
-  let waiting: Promise<void> | undefined;
   try {
-    waiting = sink(part);
+    return sink(part);
   } catch (error) {
     throw new SinkFailure(error);
   }
-  return waiting?.catch((error: unknown) => {
-    throw new SinkFailure(error);
-  });
 }
 
 /** What one model call produced. */
@@ -262,7 +262,12 @@ async function readStep(
       step.read(chunk, handing);
       for (let i = 0; i < handing.length; i++) {
         const waiting = handOn(sink, handing[i] as StepPart);
-        if (waiting) await waiting;
+        if (waiting)
+          try {
+            await waiting;
+          } catch (error) {
+            throw new SinkFailure(error);
+          }
       }
       handing.length = 0;
     }
