@@ -210,4 +210,39 @@ describe('ready parts', () => {
     for (let i = 0; i < 10 && !cancelled; i++) await new Promise((resolve) => setImmediate(resolve));
     expect(cancelled).toBe(true);
   });
+
+  it('ENGINE-CPU-184: a body read costs the lean reader one then: 4 promises a read with its ready parts, the body’s own read included (the async generator: 7)', async () => {
+    const usageOf = () => usage;
+    /** A body of `n` reads, one delta event each; its reads one resolved promise each. */
+    const body = (n: number): ChatStreamInput => {
+      const encoder = new TextEncoder();
+      const chunks = Array.from({ length: n }, (_, i) =>
+        encoder.encode(
+          `data: ${JSON.stringify({ id: 'c', created: 0, model: 'm', choices: [{ index: 0, delta: { content: `d${i}` }, finish_reason: null }] })}\n\n`,
+        ),
+      );
+      let at = 0;
+      return {
+        ...oneRead(0),
+        convertUsage: usageOf,
+        body: {
+          [Symbol.asyncIterator]: () => ({
+            next: () =>
+              Promise.resolve(
+                at < chunks.length
+                  ? { done: false as const, value: chunks[at++] as Uint8Array }
+                  : { done: true as const, value: undefined },
+              ),
+          }),
+        },
+      };
+    };
+    const read = (n: number) => countPromises(() => readAll(chatStreamParts(body(n))));
+    await read(2);
+    const { out } = await readAll(chatStreamParts(body(3)));
+    expect(
+      out.filter((p) => p.type === 'text-delta').map((p) => (p.type === 'text-delta' ? p.delta : '')),
+    ).toEqual(['d0', 'd1', 'd2']);
+    expect(((await read(110)) - (await read(10))) / 100).toBeLessThanOrEqual(4);
+  });
 });
