@@ -18,7 +18,7 @@ import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import type { RunContext, RunTurn } from './run-types';
 import { stepEndJoined } from './step-close';
-import { driveSteps, type StepPart } from './step-driver';
+import { type DrivenSteps, driveSteps, type StepPart } from './step-driver';
 import {
   rememberRunStart,
   runStartFor,
@@ -34,11 +34,14 @@ import { inFullAt, sentInFull } from './tool-exposure';
 import type { AgentToolSpec } from './toolbox';
 
 type Ai = typeof import('ai');
-/** A stream of a run's steps: the own driver's or `streamText`'s (both read through `fullStream`). */
+/**
+ * A stream of a run's steps: the own driver's (its parts pushed through `drive`) or `streamText`'s
+ * (read through `fullStream`).
+ */
 export type StartStream = (
   messages: ModelMessage[],
   stepsBefore: number,
-) => { fullStream: AsyncIterable<StreamPart | StepPart> };
+) => { fullStream: AsyncIterable<StreamPart | StepPart>; drive?: DrivenSteps['drive'] };
 
 /**
  * The effective tools of the run's session context (the funnel) for its next step. `session`: the
@@ -418,10 +421,13 @@ async function finishStep(
 /** Consume one stream to its end; a step cut short is closed so the history stays valid. */
 export async function consumeStream(c: RunContext, t: RunTurn, result: ReturnType<StartStream>) {
   try {
-    for await (const part of result.fullStream) {
-      const recording = recordPart(c, t, part);
-      if (recording) await recording;
-    }
+    // The own driver pushes its parts, waiting only on the recordings that answer a promise.
+    if (result.drive) await result.drive((part) => recordPart(c, t, part));
+    else
+      for await (const part of result.fullStream) {
+        const recording = recordPart(c, t, part);
+        if (recording) await recording;
+      }
   } catch (error) {
     if (!c.signal.aborted) t.streamError ??= error;
   }

@@ -8,20 +8,32 @@
  * step limit and abort — without its per-step web streams, its re-validation of the prompt, and
  * its conversion of the whole history on every step: the history is converted once, each step
  * adds its own two messages, and the step's tool list is built once per set of active tools.
- * It yields the same parts `streamText`'s `fullStream` does for what the run records
- * (./run-stream.ts `recordPart`).
+ * It hands on the same parts `streamText`'s `fullStream` does for what the run records
+ * (./run-stream.ts `recordPart`): pushed to a sink (`drive`), waiting only for the promise the sink
+ * answers, with no async generator between the model's parts and the run; `fullStream` reads the
+ * same drive through an iterator (./pulled-parts.ts).
  * @module
  */
-import {
-  JSONParseError,
-  type LanguageModelV3,
-  type LanguageModelV3CallOptions,
-  type LanguageModelV3StreamPart,
-  type LanguageModelV3StreamResult,
-  type SharedV3ProviderMetadata,
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3StreamPart,
+  LanguageModelV3StreamResult,
+  SharedV3ProviderMetadata,
 } from '@ai-sdk/provider';
 import type { LanguageModelUsage, ModelMessage, ToolSet } from 'ai';
 import { partsOf } from '../providers/stream-parts';
+import { type PartSink, pulled } from './pulled-parts';
+import {
+  type CallResult,
+  type ContentText,
+  errorMessage,
+  type ParsedCall,
+  parseCall,
+  responseMessages,
+  type StepContent,
+  violation,
+} from './step-calls';
 import { PromptCache, requestTools, type StepRequestSource, sdkInternal } from './step-request';
 
 type Internal = typeof import('ai/internal');
@@ -83,50 +95,68 @@ interface Driver extends StepDriverOptions {
   internal: Internal;
 }
 
-/** The driven steps, read like `streamText`'s result. */
-export function driveSteps(o: StepDriverOptions): { fullStream: AsyncIterable<StepPart> } {
-  return { fullStream: steps(o) };
+/** The driven steps: `drive` hands their parts to a sink; `fullStream` reads them like `streamText`'s. */
+export interface DrivenSteps {
+  /**
+   * The steps run, each part handed to `sink` as it comes; a promise the sink answers is waited
+   * for before the next part. A sink's throw or rejection ends the drive (the model's stream
+   * cancelled, no part after it) and is the drive's rejection; the steps' own errors are parts.
+   */
+  drive(sink: PartSink<StepPart>): Promise<void>;
+  /** The same drive read with `for await` (one drive per iterator). */
+  fullStream: AsyncIterable<StepPart>;
 }
 
-interface ParsedCall {
-  toolCallId: string;
-  toolName: string;
-  input: unknown;
-  providerMetadata?: SharedV3ProviderMetadata;
-  /** Why the call cannot run (an unknown tool, an input that does not parse). */
-  error?: unknown;
+export function driveSteps(o: StepDriverOptions): DrivenSteps {
+  const drive = (sink: PartSink<StepPart>) => steps(o, sink);
+  return { drive, fullStream: pulled(drive) };
 }
 
-/** A text or reasoning part of the step's content. */
-type ContentText = { type: 'text' | 'reasoning'; text: string; providerOptions?: SharedV3ProviderMetadata };
+/** A sink's own throw or rejection, carried through the driver's catches to the drive's caller. */
+class SinkFailure {
+  constructor(readonly cause: unknown) {}
+}
+
+/**
+ * `part` handed to `sink`: its promise when it answers one. A throw is a SinkFailure; a rejection
+ * is the promise's, wrapped only where a step's errors are caught (`readStep`), so a part that
+ * waits costs no promise more.
+ */
+function handOn(sink: PartSink<StepPart>, part: StepPart): Promise<void> | undefined {
+  try {
+    return sink(part);
+  } catch (error) {
+    throw new SinkFailure(error);
+  }
+}
 
 /** What one model call produced. */
 interface StepOutcome {
   calls: ParsedCall[];
-  /** The error results of the invalid calls (yielded with their calls). */
+  /** The error results of the invalid calls (handed on with their calls). */
   invalid: CallResult[];
-  content: Array<
-    | ContentText
-    | {
-        type: 'tool-call';
-        toolCallId: string;
-        toolName: string;
-        input: unknown;
-        providerOptions?: SharedV3ProviderMetadata;
-      }
-  >;
+  content: StepContent;
   finishReason: string;
   usage: LanguageModelUsage | undefined;
   terminal: boolean;
   output: boolean;
 }
 
-async function* steps(options: StepDriverOptions): AsyncGenerator<StepPart> {
+/** The run's steps, their parts handed to `sink`; a sink's failure is the drive's rejection. */
+async function steps(options: StepDriverOptions, sink: PartSink<StepPart>): Promise<void> {
+  try {
+    await stepsTo(options, sink);
+  } catch (error) {
+    throw error instanceof SinkFailure ? error.cause : error;
+  }
+}
+
+async function stepsTo(options: StepDriverOptions, sink: PartSink<StepPart>): Promise<void> {
   let o: Driver;
   try {
     o = { ...options, internal: await sdkInternal() };
   } catch (error) {
-    yield { type: 'error', error };
+    await handOn(sink, { type: 'error', error });
     return;
   }
   const { signal } = o;
@@ -154,25 +184,32 @@ async function* steps(options: StepDriverOptions): AsyncGenerator<StepPart> {
         ...(o.providerOptions ? { providerOptions: o.providerOptions } : {}),
       };
       const result = await retry(() => o.model.doStream(call));
-      outcome = yield* readStep(o, result, active, none);
+      outcome = await readStep(new StepReading(o, active, none), sink, result);
     } catch (error) {
+      // The sink's own failure ends the drive as it is; the step's is a part.
+      if (error instanceof SinkFailure) throw error;
       if (signal.aborted) return;
-      yield { type: 'error', error };
+      await handOn(sink, { type: 'error', error });
       return;
     }
     if (signal.aborted) return;
     if (!outcome.terminal && !outcome.output) {
-      yield { type: 'error', error: new o.ai.NoOutputGeneratedError({ message: NO_OUTPUT }) };
+      await handOn(sink, { type: 'error', error: new o.ai.NoOutputGeneratedError({ message: NO_OUTPUT }) });
       return;
     }
     // Calls run once the model's answer is complete, when it ended normally (as in streamText).
     const runs = outcome.finishReason === 'stop' || outcome.finishReason === 'tool-calls';
-    const results = [...outcome.invalid, ...(yield* runCalls(o, outcome.calls, stepMessages, runs))];
+    const results = [...outcome.invalid, ...(await runCalls(o, sink, outcome.calls, stepMessages, runs))];
     if (signal.aborted) return;
-    yield { type: 'finish-step', finishReason: outcome.finishReason, usage: outcome.usage ?? NO_USAGE };
+    const ended = handOn(sink, {
+      type: 'finish-step',
+      finishReason: outcome.finishReason,
+      usage: outcome.usage ?? NO_USAGE,
+    });
+    if (ended) await ended;
     const executed = outcome.calls.length > 0 && results.length === outcome.calls.length;
     if (!executed || stepNumber + 1 >= maxSteps) {
-      yield { type: 'finish', finishReason: outcome.finishReason };
+      await handOn(sink, { type: 'finish', finishReason: outcome.finishReason });
       return;
     }
     stepMessages.push(...responseMessages(outcome, results));
@@ -201,14 +238,51 @@ function activeSet(tools: ToolSet, active: string[] | undefined): ReadonlySet<st
 }
 const activeSets = new WeakMap<string[], { tools: ToolSet; set: ReadonlySet<string> }>();
 
-/** One model call's stream read to its end, its parts yielded as they arrive. */
-async function* readStep(
-  o: Driver,
+/** One model call's stream read to its end, its parts handed on as they arrive. */
+async function readStep(
+  step: StepReading,
+  sink: PartSink<StepPart>,
   result: LanguageModelV3StreamResult,
-  active: ReadonlySet<string> | undefined,
-  withholdCalls: boolean,
-): AsyncGenerator<StepPart, StepOutcome> {
-  const out: StepOutcome = {
+): Promise<StepOutcome> {
+  const parts = partsOf(result);
+  const handing: StepPart[] = [];
+  let ended = false;
+  try {
+    for (;;) {
+      // A part read with the last one is taken at once; the next read is awaited.
+      let chunk = parts.ready?.();
+      if (chunk === undefined) {
+        const next = await parts.next();
+        if (next.done) {
+          ended = true;
+          break;
+        }
+        chunk = next.value;
+      }
+      step.read(chunk, handing);
+      for (let i = 0; i < handing.length; i++) {
+        const waiting = handOn(sink, handing[i] as StepPart);
+        if (waiting)
+          try {
+            await waiting;
+          } catch (error) {
+            throw new SinkFailure(error);
+          }
+      }
+      handing.length = 0;
+    }
+  } finally {
+    // Left early (the sink failed, an error): the model's stream is cancelled, not left open.
+    if (!ended) parts.return?.().catch(() => {});
+  }
+  return step.out;
+}
+
+const START_STEP: StepPart = { type: 'start-step' };
+
+/** What one model call's parts make of the step: its outcome, and the parts the run is handed. */
+class StepReading {
+  readonly out: StepOutcome = {
     invalid: [],
     calls: [],
     content: [],
@@ -219,214 +293,158 @@ async function* readStep(
   };
   // The open text and reasoning parts by the provider's id, with the id the run sees: unique in
   // the step (a provider may reuse an id for a later part; the SDK gives that one a new id too).
-  const open = new Map<string, { id: string; part: ContentText }>();
-  /** The open part a delta or end chunk belongs to; an end chunk closes it. */
-  const openPart = (kind: 'text' | 'reasoning', chunk: { id: string }, close = false) => {
-    const key = `${kind}:${chunk.id}`;
-    const entry = open.get(key);
-    if (close) open.delete(key);
-    return entry;
-  };
-  const used = new Set<string>();
-  const withheld: unknown[] = [];
-  let started = false;
-  let ended = false;
-  const parts = partsOf(result);
-  try {
-    for (;;) {
-      const { done, value: chunk } = await parts.next();
-      if (done) {
-        ended = true;
+  private readonly open = new Map<string, { id: string; part: ContentText }>();
+  private readonly used = new Set<string>();
+  private readonly withheld: unknown[] = [];
+  private started = false;
+
+  constructor(
+    private readonly o: Driver,
+    private readonly active: ReadonlySet<string> | undefined,
+    /** The step is told to answer without tools: a call is a violation, not run. */
+    private readonly withholdCalls: boolean,
+  ) {}
+
+  /** `chunk` taken into the step; the parts it makes for the run pushed on `into`. */
+  read(chunk: LanguageModelV3StreamPart, into: StepPart[]): void {
+    if (chunk.type === 'stream-start') return;
+    if (!this.started) {
+      this.started = true;
+      into.push(START_STEP);
+    }
+    const out = this.out;
+    switch (chunk.type) {
+      case 'text-start':
+      case 'reasoning-start':
+        out.output = true;
+        this.start(chunk.type === 'text-start' ? 'text' : 'reasoning', chunk);
+        break;
+      case 'text-delta':
+      case 'reasoning-delta': {
+        out.output = true;
+        const kind = chunk.type === 'text-delta' ? 'text' : 'reasoning';
+        const entry = this.openPart(kind, chunk);
+        if (entry) {
+          entry.part.text += chunk.delta;
+          if (chunk.providerMetadata) entry.part.providerOptions = chunk.providerMetadata;
+        }
+        if (kind === 'text' && chunk.delta.length === 0 && chunk.providerMetadata == null) break;
+        into.push({
+          type: chunk.type,
+          id: entry?.id ?? chunk.id,
+          text: chunk.delta,
+          providerMetadata: chunk.providerMetadata,
+        });
         break;
       }
-      if (chunk.type === 'stream-start') continue;
-      if (!started) {
-        started = true;
-        yield { type: 'start-step' };
+      case 'text-end':
+      case 'reasoning-end': {
+        out.output = true;
+        const entry = this.openPart(chunk.type === 'text-end' ? 'text' : 'reasoning', chunk, true);
+        if (entry && chunk.providerMetadata) entry.part.providerOptions = chunk.providerMetadata;
+        into.push({ type: chunk.type, id: entry?.id ?? chunk.id, providerMetadata: chunk.providerMetadata });
+        break;
       }
-      switch (chunk.type) {
-        case 'text-start':
-        case 'reasoning-start': {
-          out.output = true;
-          const kind = chunk.type === 'text-start' ? 'text' : 'reasoning';
-          const part: ContentText = {
-            type: kind,
-            text: '',
-            ...(chunk.providerMetadata ? { providerOptions: chunk.providerMetadata } : {}),
-          };
-          let id = `${kind}:${chunk.id}`;
-          for (let n = 1; used.has(id); n++) id = `${kind}:${chunk.id}-${n}`;
-          used.add(id);
-          open.set(`${kind}:${chunk.id}`, { id: id.slice(kind.length + 1), part });
-          out.content.push(part);
-          break;
-        }
-        case 'text-delta':
-        case 'reasoning-delta': {
-          out.output = true;
-          const kind = chunk.type === 'text-delta' ? 'text' : 'reasoning';
-          const entry = openPart(kind, chunk);
-          if (entry) {
-            entry.part.text += chunk.delta;
-            if (chunk.providerMetadata) entry.part.providerOptions = chunk.providerMetadata;
-          }
-          if (kind === 'text' && chunk.delta.length === 0 && chunk.providerMetadata == null) break;
-          yield {
-            type: chunk.type,
-            id: entry?.id ?? chunk.id,
-            text: chunk.delta,
-            providerMetadata: chunk.providerMetadata,
-          };
-          break;
-        }
-        case 'text-end':
-        case 'reasoning-end': {
-          out.output = true;
-          const kind = chunk.type === 'text-end' ? 'text' : 'reasoning';
-          const entry = openPart(kind, chunk, true);
-          if (entry && chunk.providerMetadata) entry.part.providerOptions = chunk.providerMetadata;
-          yield { type: chunk.type, id: entry?.id ?? chunk.id, providerMetadata: chunk.providerMetadata };
-          break;
-        }
-        case 'tool-call': {
-          out.output = true;
-          if (withholdCalls) {
-            withheld.push(chunk);
-            break;
-          }
-          yield* callParts(o, chunk, active, out);
-          break;
-        }
-        case 'finish': {
-          out.terminal = true;
-          out.usage = o.internal.asLanguageModelUsage(chunk.usage);
-          out.finishReason = chunk.finishReason.unified;
-          if (withheld.length > 0) {
-            out.finishReason = 'error';
-            yield { type: 'error', error: violation(o, chunk.finishReason.unified, withheld) };
-          }
-          break;
-        }
-        case 'error':
-          out.terminal = true;
+      case 'tool-call':
+        out.output = true;
+        if (this.withholdCalls) this.withheld.push(chunk);
+        else this.call(chunk, into);
+        break;
+      case 'finish':
+        out.terminal = true;
+        out.usage = this.o.internal.asLanguageModelUsage(chunk.usage);
+        out.finishReason = chunk.finishReason.unified;
+        if (this.withheld.length > 0) {
           out.finishReason = 'error';
-          yield { type: 'error', error: chunk.error };
-          break;
-        case 'tool-input-start':
-        case 'tool-input-delta':
-        case 'tool-input-end':
-        case 'file':
-        case 'source':
-          out.output = true;
-          break;
-        default:
-          break;
-      }
+          into.push({ type: 'error', error: violation(this.o, chunk.finishReason.unified, this.withheld) });
+        }
+        break;
+      case 'error':
+        out.terminal = true;
+        out.finishReason = 'error';
+        into.push({ type: 'error', error: chunk.error });
+        break;
+      case 'tool-input-start':
+      case 'tool-input-delta':
+      case 'tool-input-end':
+      case 'file':
+      case 'source':
+        out.output = true;
+        break;
+      default:
+        break;
     }
-  } finally {
-    // Left early (the reader stopped, an error): the model's stream is cancelled, not left open.
-    if (!ended) parts.return?.().catch(() => {});
   }
-  return out;
-}
 
-/** A tool call of the step: recorded in its outcome, yielded, with its error result when invalid. */
-function* callParts(
-  o: Driver,
-  chunk: Extract<LanguageModelV3StreamPart, { type: 'tool-call' }>,
-  active: ReadonlySet<string> | undefined,
-  out: StepOutcome,
-): Generator<StepPart> {
-  const call = parseCall(o, chunk, active);
-  out.calls.push(call);
-  out.content.push({
-    type: 'tool-call',
-    toolCallId: call.toolCallId,
-    toolName: call.toolName,
-    input: call.error && (typeof call.input !== 'object' || call.input === null) ? {} : call.input,
-    ...(call.providerMetadata ? { providerOptions: call.providerMetadata } : {}),
-  });
-  yield {
-    type: 'tool-call',
-    toolCallId: call.toolCallId,
-    toolName: call.toolName,
-    input: call.input,
-    providerMetadata: call.providerMetadata,
-    ...(call.error ? { invalid: true } : {}),
-  };
-  // An invalid call's error result comes at once (the SDK's tool results stream).
-  if (call.error) {
-    const error = errorMessage(call.error);
-    out.invalid.push({ type: 'tool-error', call, error });
-    yield {
-      type: 'tool-error',
+  private start(
+    kind: 'text' | 'reasoning',
+    chunk: { id: string; providerMetadata?: SharedV3ProviderMetadata },
+  ) {
+    const part: ContentText = {
+      type: kind,
+      text: '',
+      ...(chunk.providerMetadata ? { providerOptions: chunk.providerMetadata } : {}),
+    };
+    let id = `${kind}:${chunk.id}`;
+    for (let n = 1; this.used.has(id); n++) id = `${kind}:${chunk.id}-${n}`;
+    this.used.add(id);
+    this.open.set(`${kind}:${chunk.id}`, { id: id.slice(kind.length + 1), part });
+    this.out.content.push(part);
+  }
+
+  /** The open part a delta or end chunk belongs to; an end chunk closes it. */
+  private openPart(kind: 'text' | 'reasoning', chunk: { id: string }, close = false) {
+    const key = `${kind}:${chunk.id}`;
+    const entry = this.open.get(key);
+    if (close) this.open.delete(key);
+    return entry;
+  }
+
+  /** A tool call of the step: recorded in its outcome, handed on, with its error result when invalid. */
+  private call(chunk: Extract<LanguageModelV3StreamPart, { type: 'tool-call' }>, into: StepPart[]) {
+    const call = parseCall(this.o, chunk, this.active);
+    this.out.calls.push(call);
+    this.out.content.push({
+      type: 'tool-call',
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      input: call.error && (typeof call.input !== 'object' || call.input === null) ? {} : call.input,
+      ...(call.providerMetadata ? { providerOptions: call.providerMetadata } : {}),
+    });
+    into.push({
+      type: 'tool-call',
       toolCallId: call.toolCallId,
       toolName: call.toolName,
       input: call.input,
-      error,
-    };
+      providerMetadata: call.providerMetadata,
+      ...(call.error ? { invalid: true } : {}),
+    });
+    // An invalid call's error result comes at once (the SDK's tool results stream).
+    if (call.error) {
+      const error = errorMessage(call.error);
+      this.out.invalid.push({ type: 'tool-error', call, error });
+      into.push({
+        type: 'tool-error',
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        input: call.input,
+        error,
+      });
+    }
   }
 }
-
-/** The model called a tool on a step told to answer without tools (the SDK's error, its name kept). */
-function violation(o: Driver, finishReason: string, content: unknown[]) {
-  return new o.ai.ToolChoiceViolationError({
-    toolChoice: { type: 'none' },
-    finishReason: finishReason as never,
-    provider: o.model.provider,
-    modelId: o.model.modelId,
-    content: content as never,
-  });
-}
-
-/** A call checked against the step's tools and its input parsed (as the SDK's parseToolCall). */
-function parseCall(
-  o: Driver,
-  chunk: Extract<LanguageModelV3StreamPart, { type: 'tool-call' }>,
-  active: ReadonlySet<string> | undefined,
-): ParsedCall {
-  const base = {
-    toolCallId: chunk.toolCallId,
-    toolName: chunk.toolName,
-    ...(chunk.providerMetadata ? { providerMetadata: chunk.providerMetadata } : {}),
-  };
-  const text = chunk.input;
-  let input: unknown = text;
-  let cause: unknown;
-  try {
-    input = text.trim() === '' ? {} : JSON.parse(text);
-  } catch (error) {
-    cause = error;
-  }
-  if (!(chunk.toolName in o.tools) || (active && !active.has(chunk.toolName)))
-    return { ...base, input, error: noSuchTool(o, chunk.toolName, active) };
-  if (cause === undefined) return { ...base, input };
-  const error = new o.ai.InvalidToolInputError({
-    toolName: chunk.toolName,
-    toolInput: text,
-    cause: new JSONParseError({ text, cause }),
-  });
-  return { ...base, input, error };
-}
-
-function noSuchTool(o: Driver, toolName: string, active: ReadonlySet<string> | undefined) {
-  return new o.ai.NoSuchToolError({ toolName, availableTools: active ? [...active] : Object.keys(o.tools) });
-}
-
-type CallResult =
-  | { type: 'tool-result'; call: ParsedCall; output: unknown }
-  | { type: 'tool-error'; call: ParsedCall; error: unknown };
 
 /**
  * The step's valid calls, when the step ended normally: they start together (the run's tool
- * bridge orders them) and their results are yielded as they finish.
+ * bridge orders them) and their results are handed on as they finish.
  */
-async function* runCalls(
+async function runCalls(
   o: Driver,
+  sink: PartSink<StepPart>,
   calls: ParsedCall[],
   messages: ModelMessage[],
   runs: boolean,
-): AsyncGenerator<StepPart, CallResult[]> {
+): Promise<CallResult[]> {
   const results: CallResult[] = [];
   const pending = new Map<string, Promise<CallResult>>();
   for (const call of calls) {
@@ -449,49 +467,21 @@ async function* runCalls(
     );
   }
   while (pending.size > 0) {
-    const result = await Promise.race(pending.values());
+    // One call: its own promise, no race among one.
+    const result = await (pending.size === 1
+      ? (pending.values().next().value as Promise<CallResult>)
+      : Promise.race(pending.values()));
     pending.delete(result.call.toolCallId);
     results.push(result);
     if (o.signal.aborted) continue;
     const { toolCallId, toolName, input } = result.call;
-    yield result.type === 'tool-result'
-      ? { type: 'tool-result', toolCallId, toolName, input, output: result.output }
-      : { type: 'tool-error', toolCallId, toolName, input, error: result.error };
+    const waiting = handOn(
+      sink,
+      result.type === 'tool-result'
+        ? { type: 'tool-result', toolCallId, toolName, input, output: result.output }
+        : { type: 'tool-error', toolCallId, toolName, input, error: result.error },
+    );
+    if (waiting) await waiting;
   }
   return results;
-}
-
-function errorMessage(error: unknown): string {
-  if (error == null) return 'unknown error';
-  if (typeof error === 'string') return error;
-  if (error instanceof Error) return error.message;
-  return JSON.stringify(error);
-}
-
-/** The step's messages for the next step (as the SDK's toResponseMessages). */
-function responseMessages(outcome: StepOutcome, results: CallResult[]): ModelMessage[] {
-  const content = outcome.content.filter((part) => part.type !== 'text' || part.text.length > 0);
-  const out: ModelMessage[] = [];
-  if (content.length > 0) out.push({ role: 'assistant', content } as ModelMessage);
-  const order = new Map(outcome.calls.map((call, i) => [call.toolCallId, i]));
-  const sorted = [...results].sort(
-    (a, b) => (order.get(a.call.toolCallId) ?? 0) - (order.get(b.call.toolCallId) ?? 0),
-  );
-  if (sorted.length > 0) {
-    out.push({
-      role: 'tool',
-      content: sorted.map((result) => ({
-        type: 'tool-result' as const,
-        toolCallId: result.call.toolCallId,
-        toolName: result.call.toolName,
-        output:
-          result.type === 'tool-error'
-            ? { type: 'error-text' as const, value: errorMessage(result.error) }
-            : typeof result.output === 'string'
-              ? { type: 'text' as const, value: result.output }
-              : { type: 'json' as const, value: (result.output ?? null) as never },
-      })),
-    });
-  }
-  return out;
 }

@@ -234,9 +234,31 @@ function meteredParts(
     }
     return recording ? recording.then(() => next, close) : next;
   };
+  // A ready part whose record is waited for (the finish's), or whose metering failed: the next
+  // `next` answers it (a ready part is handed on only when nothing is to be waited for).
+  let held: Promise<IteratorResult<LanguageModelV3StreamPart, undefined>> | undefined;
   return {
-    next: () => (closed ? Promise.resolve(DONE) : parts.next().then(step, close)),
+    next: () => {
+      if (held) {
+        const next = held;
+        held = undefined;
+        return next;
+      }
+      return closed ? Promise.resolve(DONE) : parts.next().then(step, close);
+    },
+    ready: () => {
+      if (closed || held || !parts.ready) return undefined;
+      const part = parts.ready();
+      if (part === undefined) return undefined;
+      const next = step({ done: false, value: part });
+      if (!(next instanceof Promise)) return part;
+      held = next;
+      // Handled here should the reader return before it asks for it.
+      next.catch(() => {});
+      return undefined;
+    },
     return: async () => {
+      held = undefined;
       if (!closed) {
         closed = true;
         await parts.return?.();

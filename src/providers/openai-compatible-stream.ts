@@ -20,6 +20,7 @@ import {
 } from '@ai-sdk/provider';
 import { generateId, isAbortError, StreamingToolCallTracker, safeParseJSON } from '@ai-sdk/provider-utils';
 import { createParser } from 'eventsource-parser';
+import { batchedParts, type StreamParts } from './stream-parts';
 
 export interface ChatStreamInput {
   /** fetch's response body, or the chunks of ./http-transport.ts's answer. */
@@ -71,50 +72,123 @@ type Delta = {
   tool_calls?: ToolCallDelta[] | null;
 };
 
-/** The model's parts for the body's events, yielded as each body chunk is read. */
-export async function* chatStreamParts(
+/**
+ * The model's parts for the body's events, as each body chunk is read: the parts of one read are
+ * taken with no promise after its first (`ready`, ./stream-parts.ts `batchedParts`).
+ */
+export function chatStreamParts(
   input: ChatStreamInput,
-): AsyncGenerator<LanguageModelV3StreamPart, undefined> {
-  const state = new ChatStreamState(input);
-  const events: string[] = [];
-  const parser = createParser({ onEvent: (event) => events.push(event.data) });
-  const decoder = new TextDecoder();
-  const reader = readerOf(input.body);
-  const plain = plainTestOf(input.schema);
-  let finished = false;
-  try {
-    yield { type: 'stream-start', warnings: input.warnings as never };
-    for (;;) {
-      let next: IteratorResult<Uint8Array, unknown>;
-      try {
-        next = await reader.read();
-      } catch (error) {
-        throw readError(input, error);
-      }
-      if (next.done) break;
-      parser.feed(decoder.decode(next.value, { stream: true }));
-      if (events.length === 0) continue;
-      // Read in place and emptied after (no array per read): only this loop feeds the parser.
-      for (let i = 0; i < events.length; i++) {
-        const data = events[i];
-        if (data === '[DONE]') continue;
-        const now = plain ? parsedNow(data, plain) : undefined;
-        state.chunk(now ?? (await safeParseJSON({ text: data, schema: input.schema as never })));
-      }
-      events.length = 0;
-      // Yielded one by one from the array: `yield*` of a sync iterable in an async generator goes
-      // through an async-from-sync iterator, with promises of its own for every part.
-      for (const part of state.take()) yield part;
-    }
-    finished = true;
-    // As the SDK: text still in the decoder or an event without its blank line is not an event.
-    state.flush();
-    for (const part of state.take()) yield part;
-  } finally {
-    if (finished) reader.releaseLock();
-    else await reader.cancel().catch(() => {});
+): StreamParts & AsyncIterable<LanguageModelV3StreamPart> {
+  return batchedParts(new BodyBatches(input));
+}
+
+type Batch = readonly LanguageModelV3StreamPart[];
+const BODY_DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+/**
+ * The parts of each body read, one batch a read that made any: the stream's start first, then
+ * a batch a read, then what the body's end makes (the finish). One `then` a read, not an async
+ * generator (whose `next`, awaits and `yield` are promises of their own on every read).
+ */
+class BodyBatches implements AsyncIterator<Batch, undefined> {
+  private readonly state: ChatStreamState;
+  private readonly events: string[] = [];
+  private readonly parser = createParser({ onEvent: (event) => this.events.push(event.data) });
+  private readonly decoder = new TextDecoder();
+  private readonly reader: BodyReader;
+  private readonly plain: ((value: unknown) => boolean) | undefined;
+  private started = false;
+  private over = false;
+
+  constructor(private readonly input: ChatStreamInput) {
+    this.state = new ChatStreamState(input);
+    this.reader = readerOf(input.body);
+    this.plain = plainTestOf(input.schema);
   }
-  return undefined;
+
+  next(): Promise<IteratorResult<Batch, undefined>> {
+    if (this.over) return Promise.resolve(BODY_DONE);
+    if (!this.started) {
+      this.started = true;
+      return Promise.resolve({
+        done: false,
+        value: [{ type: 'stream-start', warnings: this.input.warnings as never }],
+      });
+    }
+    return this.reader.read().then(
+      (next) => {
+        try {
+          return this.took(next);
+        } catch (error) {
+          return this.failed(error);
+        }
+      },
+      (error: unknown) => this.failed(readError(this.input, error)),
+    );
+  }
+
+  /** Left early or failed: the body is cancelled (as the SDK's pipe on a cancelled stream). */
+  async return(): Promise<IteratorResult<Batch, undefined>> {
+    if (!this.over) {
+      this.over = true;
+      await this.reader.cancel().catch(() => {});
+    }
+    return BODY_DONE;
+  }
+
+  private async failed(error: unknown): Promise<never> {
+    await this.return();
+    throw error;
+  }
+
+  /** One body read taken: its parts, or (a read that made none) the next read's. */
+  private took(
+    next: IteratorResult<Uint8Array, unknown>,
+  ): IteratorResult<Batch, undefined> | Promise<IteratorResult<Batch, undefined>> {
+    const { state, events } = this;
+    if (next.done) {
+      this.over = true;
+      this.reader.releaseLock();
+      // As the SDK: text still in the decoder or an event without its blank line is not an event.
+      state.flush();
+      return this.batch();
+    }
+    this.parser.feed(this.decoder.decode(next.value, { stream: true }));
+    // Read in place and emptied after (no array per read): only this reader feeds the parser.
+    for (let i = 0; i < events.length; i++) {
+      const data = events[i] as string;
+      if (data === '[DONE]') continue;
+      const now = this.plain ? parsedNow(data, this.plain) : undefined;
+      // A chunk the SDK's asynchronous parse is to check: it and the rest of the read, awaited.
+      if (!now)
+        return this.parsed(i).then(
+          () => this.batch(),
+          (error: unknown) => this.failed(error),
+        );
+      state.chunk(now);
+    }
+    events.length = 0;
+    return this.batch();
+  }
+
+  /** The read's events from `from` on, each through the SDK's `safeParseJSON`. */
+  private async parsed(from: number): Promise<void> {
+    const { state, events } = this;
+    for (let i = from; i < events.length; i++) {
+      const data = events[i] as string;
+      if (data === '[DONE]') continue;
+      const now = this.plain ? parsedNow(data, this.plain) : undefined;
+      state.chunk(now ?? (await safeParseJSON({ text: data, schema: this.input.schema as never })));
+    }
+    events.length = 0;
+  }
+
+  /** The parts taken so far as a batch; none: the next read's (or the end). */
+  private batch(): IteratorResult<Batch, undefined> | Promise<IteratorResult<Batch, undefined>> {
+    const parts = this.state.take();
+    if (parts.length > 0) return { done: false, value: parts };
+    return this.over ? BODY_DONE : this.next();
+  }
 }
 
 function plainTestOf(schema: unknown): ((value: unknown) => boolean) | undefined {
@@ -205,7 +279,7 @@ class ChatStreamState {
     );
   }
 
-  /** The parts made since the last take, in order (an array: see chatStreamParts). */
+  /** The parts made since the last take, in order (one batch of BodyBatches). */
   take(): readonly LanguageModelV3StreamPart[] {
     if (this.queue.length === 0) return NONE;
     const parts = this.queue;

@@ -15,7 +15,51 @@ import type { LanguageModelV3StreamPart, LanguageModelV3StreamResult } from '@ai
 
 export const STREAM_PARTS = Symbol.for('svc.streamParts');
 
-export type StreamParts = AsyncIterator<LanguageModelV3StreamPart, undefined>;
+/**
+ * The parts iterator. `ready`, when the iterator has it: the next part if it is already at hand
+ * (read with the one before it), taken with no promise; undefined when the next one is to be
+ * awaited through `next` (then `next` answers it, the end, or the error). A reader may mix both.
+ */
+export type StreamParts = AsyncIterator<LanguageModelV3StreamPart, undefined> & {
+  ready?(): LanguageModelV3StreamPart | undefined;
+};
+
+type Batches = AsyncIterator<readonly LanguageModelV3StreamPart[], undefined>;
+const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+/**
+ * Parts read in batches (a provider's parts of one body read) as one part at a time: the batch's
+ * parts after its first are `ready`, or one resolved promise each through `next`; the next batch
+ * is read only when the last one is taken, and `return` returns the batches' iterator.
+ */
+export function batchedParts(batches: Batches): StreamParts & AsyncIterable<LanguageModelV3StreamPart> {
+  let batch: readonly LanguageModelV3StreamPart[] = [];
+  let at = 0;
+  const first = (next: IteratorResult<readonly LanguageModelV3StreamPart[], undefined>) => {
+    if (next.done) return DONE;
+    batch = next.value;
+    at = 0;
+    return at < batch.length
+      ? { done: false as const, value: batch[at++] as LanguageModelV3StreamPart }
+      : read();
+  };
+  const read = (): Promise<IteratorResult<LanguageModelV3StreamPart, undefined>> =>
+    batches.next().then(first);
+  const parts = {
+    next: () =>
+      at < batch.length
+        ? Promise.resolve({ done: false as const, value: batch[at++] as LanguageModelV3StreamPart })
+        : read(),
+    ready: () => (at < batch.length ? batch[at++] : undefined),
+    return: async () => {
+      batch = [];
+      await batches.return?.();
+      return DONE;
+    },
+    [Symbol.asyncIterator]: () => parts,
+  };
+  return parts;
+}
 
 /** The result's parts as an iterator, when its model offers one and `stream` was not read. */
 export function streamParts(result: LanguageModelV3StreamResult): StreamParts | undefined {
