@@ -10,8 +10,9 @@ import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import * as ai from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import { driveSteps, type StepPart } from '../../src/agent/step-driver';
+import type { StepPart } from '../../src/agent/step-driver';
 import { resultWithParts, type StreamParts } from '../../src/providers/stream-parts';
+import { driven } from '../helpers/model-parts';
 import { countPromises } from '../helpers/promises';
 
 type Chunk = LanguageModelV3StreamPart;
@@ -71,32 +72,21 @@ function iterating(steps: Chunk[][]) {
   return { model, seen };
 }
 
-function driven(model: MockLanguageModelV3, maxSteps = 3) {
-  return driveSteps({
-    ai,
-    model,
-    system: 'be brief',
-    messages: [{ role: 'user', content: 'go' }],
-    tools,
-    context: {},
-    maxSteps,
-    signal: new AbortController().signal,
-    maxRetries: 0,
-    prepareStep: async () => ({}),
-  });
-}
+/** The driver over `model` with the file's tools (three steps unless said). */
+const drivenWithTools = (model: MockLanguageModelV3, maxSteps = 3) => driven(model, { tools, maxSteps });
 
 const kinds = (parts: StepPart[]) => parts.map((p) => (p.type === 'text-delta' ? `delta:${p.text}` : p.type));
 
 describe('the step driver pushes its parts', () => {
   it('ENGINE-CPU-175: drive hands the same parts as fullStream, in order, for a tool step and an answer', async () => {
     const pushed: StepPart[] = [];
-    await driven(iterating([toolStep, answer(2)]).model).drive((part) => {
+    await drivenWithTools(iterating([toolStep, answer(2)]).model).drive((part) => {
       pushed.push(part);
       return undefined;
     });
     const pulled: StepPart[] = [];
-    for await (const part of driven(iterating([toolStep, answer(2)]).model).fullStream) pulled.push(part);
+    for await (const part of drivenWithTools(iterating([toolStep, answer(2)]).model).fullStream)
+      pulled.push(part);
     expect(kinds(pushed)).toEqual([
       'start-step',
       'tool-call',
@@ -115,7 +105,7 @@ describe('the step driver pushes its parts', () => {
   it('ENGINE-CPU-176: a part costs at most 2 promises, the model’s read included, when the sink answers none (the two generators: 8)', async () => {
     // The model's own read is one promise a part; the driver adds only its await of it.
     const drive = (deltas: number) =>
-      countPromises(() => driven(iterating([answer(deltas)]).model, 1).drive(() => undefined));
+      countPromises(() => drivenWithTools(iterating([answer(deltas)]).model, 1).drive(() => undefined));
     await drive(1); // the SDK's internals imported once
     const few = await drive(10);
     const many = await drive(110);
@@ -127,7 +117,7 @@ describe('the step driver pushes its parts', () => {
     const { model, seen } = iterating([answer(3)]);
     const handed: string[] = [];
     let release: () => void = () => {};
-    const drive = driven(model, 1).drive((part) => {
+    const drive = drivenWithTools(model, 1).drive((part) => {
       handed.push(part.type);
       if (part.type !== 'text-delta' || handed.filter((t) => t === 'text-delta').length > 1) return undefined;
       return new Promise<void>((resolve) => {
@@ -156,7 +146,7 @@ describe('the step driver pushes its parts', () => {
     for (const fail of ['throw', 'reject'] as const) {
       const { model, seen } = iterating([answer(3)]);
       const handed: string[] = [];
-      const outcome = await driven(model, 1)
+      const outcome = await drivenWithTools(model, 1)
         .drive((part) => {
           handed.push(part.type);
           if (part.type !== 'text-delta') return undefined;
@@ -177,18 +167,7 @@ describe('the step driver pushes its parts', () => {
     const { model, seen } = iterating([[...answer(1).slice(0, 2), ...toolStep]]);
     let ran = 0;
     const counted = { ...tools, echo: { ...tools.echo, execute: async () => `ran ${++ran}` } } as ai.ToolSet;
-    const stream = driveSteps({
-      ai,
-      model,
-      system: 'be brief',
-      messages: [{ role: 'user', content: 'go' }],
-      tools: counted,
-      context: {},
-      maxSteps: 3,
-      signal: new AbortController().signal,
-      maxRetries: 0,
-      prepareStep: async () => ({}),
-    }).fullStream;
+    const stream = driven(model, { tools: counted, maxSteps: 3 }).fullStream;
     const read: string[] = [];
     for await (const part of stream) {
       read.push(part.type);

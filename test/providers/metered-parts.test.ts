@@ -6,14 +6,13 @@
 
 import type { LanguageModelV3StreamPart, LanguageModelV3Usage } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
-import { MeteredLanguageModel } from '../../src/providers/metered-model';
 import {
   type ChatStreamInput,
   chatStreamParts,
   PLAIN_CHUNK,
 } from '../../src/providers/openai-compatible-stream';
-import { resultWithParts, type StreamParts, streamParts } from '../../src/providers/stream-parts';
-import type { ModelCallEnd } from '../../src/providers/types';
+import type { StreamParts } from '../../src/providers/stream-parts';
+import { meteredParts } from '../helpers/model-parts';
 import { countPromises } from '../helpers/promises';
 
 const usage: LanguageModelV3Usage = {
@@ -51,29 +50,6 @@ function source(parts: LanguageModelV3StreamPart[], failAt = -1) {
   return { iterator, seen };
 }
 
-async function metered(inner: StreamParts) {
-  const ends: ModelCallEnd[] = [];
-  const model = new MeteredLanguageModel({
-    inner: {
-      specificationVersion: 'v3',
-      provider: 'fake',
-      modelId: 'm1',
-      supportedUrls: {},
-      doGenerate: () => Promise.reject(new Error('not used')),
-      doStream: async () => resultWithParts(inner, {}),
-    },
-    sink: { start: () => ({ end: async (end) => void ends.push(end) }) },
-    purpose: 'agent_step',
-    current: () => 'fake/m1',
-    priceOf: () => ({ cost_per_1m_in: 1, cost_per_1m_out: 2 }),
-    now: () => 0,
-  });
-  const result = await model.doStream({ prompt: [] });
-  const parts = streamParts(result);
-  if (!parts) throw new Error('the metered result offers no parts iterator');
-  return { parts, ends };
-}
-
 async function drain(parts: StreamParts): Promise<LanguageModelV3StreamPart[]> {
   const out: LanguageModelV3StreamPart[] = [];
   for (let next = await parts.next(); !next.done; next = await parts.next()) out.push(next.value);
@@ -83,7 +59,7 @@ async function drain(parts: StreamParts): Promise<LanguageModelV3StreamPart[]> {
 describe('metered stream parts', () => {
   it('ENGINE-CPU-168: hands every part on in order and records the call once, at the finish part', async () => {
     const all = textParts(3);
-    const { parts, ends } = await metered(source(all).iterator);
+    const { parts, ends } = await meteredParts(source(all).iterator);
     const out: LanguageModelV3StreamPart[] = [];
     for (let next = await parts.next(); !next.done; next = await parts.next()) {
       out.push(next.value);
@@ -101,21 +77,21 @@ describe('metered stream parts', () => {
 
   it('ENGINE-CPU-169: a stream without a finish part, a failing one and one left early are recorded and returned', async () => {
     const cut = textParts(2).slice(0, -1);
-    const noFinish = await metered(source(cut).iterator);
+    const noFinish = await meteredParts(source(cut).iterator);
     expect(await drain(noFinish.parts)).toEqual(cut);
     expect(noFinish.ends).toMatchObject([
       { status: 'error', error: 'Error: stream ended without a finish part' },
     ]);
 
     const failing = source(textParts(2), 3);
-    const broken = await metered(failing.iterator);
+    const broken = await meteredParts(failing.iterator);
     await expect(drain(broken.parts)).rejects.toThrow('socket closed');
     expect(failing.seen.returns).toBe(1);
     expect(await broken.parts.next()).toEqual({ done: true, value: undefined });
     expect(failing.seen.reads).toBe(4);
 
     const early = source(textParts(2));
-    const left = await metered(early.iterator);
+    const left = await meteredParts(early.iterator);
     await left.parts.next();
     await left.parts.next();
     await left.parts.return?.();
@@ -127,7 +103,7 @@ describe('metered stream parts', () => {
   it('ENGINE-CPU-170: a part costs the metered layer at most one promise of its own', async () => {
     const deltas = 40;
     const bare = await countPromises(() => drain(source(textParts(deltas)).iterator));
-    const { parts } = await metered(source(textParts(deltas)).iterator);
+    const { parts } = await meteredParts(source(textParts(deltas)).iterator);
     const through = await countPromises(() => drain(parts));
     // The async generator it replaced made five or so a part (its `next`, and the awaits of the
     // inner `next`, of the part's metering and of its `yield`).

@@ -5,18 +5,15 @@
  * step driver takes ready parts before it awaits a read.
  */
 import type { LanguageModelV3StreamPart, LanguageModelV3Usage } from '@ai-sdk/provider';
-import * as ai from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import { driveSteps } from '../../src/agent/step-driver';
-import { MeteredLanguageModel } from '../../src/providers/metered-model';
 import {
   type ChatStreamInput,
   chatStreamParts,
   PLAIN_CHUNK,
 } from '../../src/providers/openai-compatible-stream';
-import { resultWithParts, type StreamParts, streamParts } from '../../src/providers/stream-parts';
-import type { ModelCallEnd } from '../../src/providers/types';
+import { resultWithParts, type StreamParts } from '../../src/providers/stream-parts';
+import { driven, meteredParts } from '../helpers/model-parts';
 import { countPromises } from '../helpers/promises';
 
 const usage: LanguageModelV3Usage = {
@@ -72,28 +69,6 @@ async function readAll(parts: StreamParts) {
   }
 }
 
-async function metered(inner: StreamParts) {
-  const ends: ModelCallEnd[] = [];
-  const model = new MeteredLanguageModel({
-    inner: {
-      specificationVersion: 'v3',
-      provider: 'fake',
-      modelId: 'm1',
-      supportedUrls: {},
-      doGenerate: () => Promise.reject(new Error('not used')),
-      doStream: async () => resultWithParts(inner, {}),
-    },
-    sink: { start: () => ({ end: async (end) => void ends.push(end) }) },
-    purpose: 'agent_step',
-    current: () => 'fake/m1',
-    priceOf: () => ({ cost_per_1m_in: 1, cost_per_1m_out: 2 }),
-    now: () => 0,
-  });
-  const parts = streamParts(await model.doStream({ prompt: [] }));
-  if (!parts) throw new Error('the metered result offers no parts iterator');
-  return { parts, ends };
-}
-
 describe('ready parts', () => {
   it('ENGINE-CPU-180: the parts of one body read after its first are ready: the same parts as next alone, four reads awaited', async () => {
     const pulled: LanguageModelV3StreamPart[] = [];
@@ -109,7 +84,7 @@ describe('ready parts', () => {
   });
 
   it('ENGINE-CPU-181: the metered model passes ready parts on, metered; the finish comes through next, after its record', async () => {
-    const { parts, ends } = await metered(chatStreamParts(oneRead(3)));
+    const { parts, ends } = await meteredParts(chatStreamParts(oneRead(3)));
     const out: LanguageModelV3StreamPart[] = [];
     let finishReady = false;
     for (;;) {
@@ -137,7 +112,7 @@ describe('ready parts', () => {
     ]);
     expect(ends).toMatchObject([{ status: 'ok', input_tokens: 7, output_tokens: 3, output: 'd0 d1 d2 ' }]);
     const count = async (deltas: number) => {
-      const m = await metered(chatStreamParts(oneRead(deltas)));
+      const m = await meteredParts(chatStreamParts(oneRead(deltas)));
       return countPromises(() => readAll(m.parts));
     };
     await count(1);
@@ -149,21 +124,7 @@ describe('ready parts', () => {
       new MockLanguageModelV3({
         doStream: async () => resultWithParts(chatStreamParts(oneRead(deltas)), {}),
       });
-    const drive = (deltas: number) =>
-      countPromises(() =>
-        driveSteps({
-          ai,
-          model: model(deltas),
-          system: 's',
-          messages: [{ role: 'user', content: 'go' }],
-          tools: {},
-          context: {},
-          maxSteps: 1,
-          signal: new AbortController().signal,
-          maxRetries: 0,
-          prepareStep: async () => ({}),
-        }).drive(() => undefined),
-      );
+    const drive = (deltas: number) => countPromises(() => driven(model(deltas)).drive(() => undefined));
     await drive(1);
     expect(((await drive(105)) - (await drive(5))) / 100).toBeLessThan(0.05);
   });
@@ -184,18 +145,7 @@ describe('ready parts', () => {
     const model = new MockLanguageModelV3({
       doStream: async () => resultWithParts(chatStreamParts(input), {}),
     });
-    const outcome = await driveSteps({
-      ai,
-      model,
-      system: 's',
-      messages: [{ role: 'user', content: 'go' }],
-      tools: {},
-      context: {},
-      maxSteps: 1,
-      signal: new AbortController().signal,
-      maxRetries: 0,
-      prepareStep: async () => ({}),
-    })
+    const outcome = await driven(model)
       .drive((part) => {
         handed.push(part.type);
         if (handed.filter((t) => t === 'text-delta').length === 2) throw new Error('recorder failed');
