@@ -71,6 +71,10 @@ describe.skipIf(!pg.available)('events published in a PostgreSQL transaction', (
           }),
       );
     });
+    // B's listener is in place once its ring of the session is loaded: the load reads the
+    // session's highest id then, and events appended before that read count as before the
+    // listener (a loaded box could delay it past A's COMMIT: the CI's Node 24 leg timed out so).
+    await b.bus.lastId('ses_1');
     const local: string[] = [];
     a.bus.subscribe('*', (event) => local.push(`${event.session_id}:${event.type}`));
 
