@@ -15,7 +15,7 @@ const pg = postgresForFile();
 const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
 
 describe.skipIf(!pg.available)('a compat request’s session-event appends on PostgreSQL', () => {
-  it('STORE-PG-279: one request alone: the start’s events in one append after its COMMIT, run.finished and the idle state in one; three bus appends, the log in publish order', async () => {
+  it('STORE-PG-279: one request alone: the start’s events in one append after its COMMIT, run.finished and the idle state in one (the last); three bus appends on an idle machine, at most five, the log in publish order', async () => {
     const sql = await migratedDatabase(pg.cluster());
     const statements = driverStatements();
     const { app, client } = await compatServer([reply().text('warm'), reply().text('one').usage(10, 2)], {
@@ -33,19 +33,38 @@ describe.skipIf(!pg.available)('a compat request’s session-event appends on Po
       const appends = calls
         .map((call, at) => ({ at, types: call.values?.[1] as string[] | undefined, text: call.text }))
         .filter((call) => BUS_APPEND.test(call.text));
-      expect(appends.map((a) => a.types)).toEqual([
-        [
-          'session.created',
-          'queue.changed',
-          'state.changed',
-          'queue.changed',
-          'run.started',
-          'message.created',
-          'message.completed',
-        ],
-        ['message.delta'],
-        ['run.finished', 'state.changed'],
+      const types = appends.map((a) => a.types ?? []);
+      // The start's events: one append. The finish's run.finished and idle state: one append, the
+      // last. The answer's events between them are joined to its message writes when the bus's
+      // queue is idle at each publish (three appends in all, a lone request on an idle machine:
+      // bench/store-statements.mjs counts them) and appended by the bus when an earlier append is
+      // still answering (a loaded machine: each of message.created, the delta, and message.completed
+      // with the usage, at most five in all); either way each event once, in publish order (the log
+      // below).
+      expect(types[0]).toEqual([
+        'session.created',
+        'queue.changed',
+        'state.changed',
+        'queue.changed',
+        'run.started',
+        'message.created',
+        'message.completed',
       ]);
+      expect(types.at(-1)?.slice(-2)).toEqual(['run.finished', 'state.changed']);
+      expect(types.length).toBeLessThanOrEqual(5);
+      const after = types.slice(1).flat();
+      expect(after).toContain('message.delta');
+      const answer = [
+        'message.created',
+        'message.delta',
+        'message.completed',
+        'context.usage',
+        'run.finished',
+        'state.changed',
+      ];
+      // In publish order, none twice: each bus-appended event's place in the answer's sequence rises.
+      const places = after.map((type) => answer.indexOf(type));
+      expect(places.every((place, i) => place >= 0 && (i === 0 || place > places[i - 1]))).toBe(true);
       // The start's events go after its COMMIT, not on another connection while it is open.
       const commit = calls.findIndex((call) => call.text === 'COMMIT');
       expect(commit).toBeGreaterThanOrEqual(0);
