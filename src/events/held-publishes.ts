@@ -44,8 +44,10 @@ export function heldPublishes(deps: {
   const perSession = new Map<string, number>();
 
   const release = (tx: PublishTransaction) => {
-    const { items, after } = held.get(tx) ?? { items: [], after: [] };
-    if (!held.delete(tx)) return;
+    const own = held.get(tx);
+    if (!own) return;
+    held.delete(tx);
+    const { items, after } = own;
     for (const item of items) {
       const left = (perSession.get(item.sessionId) ?? 1) - 1;
       if (left) perSession.set(item.sessionId, left);
