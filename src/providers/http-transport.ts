@@ -28,7 +28,7 @@ import {
   type IncomingMessage,
   type RequestOptions,
 } from 'node:http';
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import { bodyPieces, splicedText } from './request-body';
 import { responseTimeoutError } from './timeout';
 
@@ -350,43 +350,77 @@ function decodeWith(res: IncomingMessage, codings: string[]): Readable {
 
 /**
  * The body's chunks; a failure while reading is undici's `terminated` (or the abandon reason).
- * Read straight from the stream's own iterator, one promise a chunk (the `then` of its `next`),
- * not through an async generator of ours around it (its `next`, the await of the inner `next`
- * and of the `yield`: four or so a chunk). At the end, a failure or a `return`, the request's
- * timer and abort listener go (`cleanup`) and an unfinished body is destroyed.
+ * Read from the stream itself (`read()` when its buffer holds data, its `readable` event when it
+ * does not, its end or failure from `finished`), as Node's own iterator reads it but without that
+ * iterator's async generator (≈ 6 promises a read): one promise a read, the one `next` answers.
+ * The body is read only when asked (back-pressure as before). At the end, a failure or a
+ * `return`, the request's timer and abort listener go (`cleanup`) and an unfinished body is
+ * destroyed; a read waiting then answers done.
  */
 function chunksOf(body: Readable, abandoned: () => unknown, cleanup: () => void): AsyncIterable<Uint8Array> {
-  let inner: AsyncIterator<Uint8Array> | undefined;
   let closed = false;
+  /** undefined while the body is open, null once it ended, its error once it failed. */
+  let ended: Error | null | undefined;
+  let watching: (() => void) | undefined;
+  let wake: (() => void) | undefined;
+  const woken = () => {
+    const waiting = wake;
+    wake = undefined;
+    waiting?.();
+  };
   const close = () => {
     if (closed) return;
     closed = true;
     cleanup();
+    body.off('readable', woken);
+    watching?.();
     if (!body.readableEnded) body.destroy();
+    woken();
   };
-  const step = (next: IteratorResult<Uint8Array>): IteratorResult<Uint8Array, undefined> => {
-    if (!next.done) return next;
+  /** The read's answer now, or undefined when the body has nothing yet; throws the read's failure. */
+  const attempt = (): IteratorResult<Uint8Array, undefined> | undefined => {
+    if (closed) return CHUNKS_DONE;
+    if (!watching) {
+      body.on('readable', woken);
+      watching = finished(body, { writable: false }, (error) => {
+        ended = error ?? null;
+        woken();
+      });
+    }
+    const chunk = body.destroyed ? null : (body.read() as Uint8Array | null);
+    if (chunk !== null) return { done: false, value: chunk };
+    if (ended === null) {
+      close();
+      return CHUNKS_DONE;
+    }
+    if (ended === undefined) return undefined;
     close();
-    return CHUNKS_DONE;
-  };
-  const fail = (error: unknown): never => {
-    close();
-    throw abandoned() ?? new TypeError('terminated', { cause: socketCause(error) });
+    throw abandoned() ?? new TypeError('terminated', { cause: socketCause(ended) });
   };
   const iterator: AsyncIterableIterator<Uint8Array> = {
     next: () => {
-      if (closed) return Promise.resolve(CHUNKS_DONE);
-      inner ??= body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
-      return inner.next().then(step, fail);
-    },
-    return: async () => {
-      if (closed) return CHUNKS_DONE;
       try {
-        await inner?.return?.();
-      } finally {
-        close();
+        const now = attempt();
+        if (now) return Promise.resolve(now);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      return CHUNKS_DONE;
+      return new Promise((resolve, reject) => {
+        const retry = () => {
+          try {
+            const now = attempt();
+            if (now) resolve(now);
+            else wake = retry;
+          } catch (error) {
+            reject(error);
+          }
+        };
+        wake = retry;
+      });
+    },
+    return: () => {
+      close();
+      return Promise.resolve(CHUNKS_DONE);
     },
     [Symbol.asyncIterator]: () => iterator,
   };

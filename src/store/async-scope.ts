@@ -18,6 +18,14 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 export interface ScopedStorage<T> {
   /** `fn` with `store` as the current store; the hooks stay on until every open scope has ended. */
   run<R>(store: T, fn: () => Promise<R>): Promise<R>;
+  /**
+   * `run` with no promise of its own: `fn`'s answer as it is, its scope left open until the caller
+   * calls `leave()` once that work has ended (a transaction body's own `then`, ./db.ts). Every
+   * `enter` that returns or throws needs its one `leave`.
+   */
+  enter<R>(store: T, fn: () => R): R;
+  /** The end of a scope `enter` opened: the hooks go off when it was the last one open. */
+  leave(): void;
   /** The store of the scope this code runs in, or undefined outside every open scope. */
   getStore(): T | undefined;
   /** Scopes open now (tests). */
@@ -27,15 +35,23 @@ export interface ScopedStorage<T> {
 export function scopedStorage<T>(): ScopedStorage<T> {
   const storage = new AsyncLocalStorage<T>();
   let open = 0;
+  const leave = () => {
+    if (--open === 0) storage.disable();
+  };
   return {
     async run(store, fn) {
       open++;
       try {
         return await storage.run(store, fn);
       } finally {
-        if (--open === 0) storage.disable();
+        leave();
       }
     },
+    enter(store, fn) {
+      open++;
+      return storage.run(store, fn);
+    },
+    leave,
     getStore: () => storage.getStore(),
     get open() {
       return open;

@@ -16,6 +16,7 @@ import { startCheckpointer, stopCheckpointer } from './checkpointer';
 import { ensureDataDir } from './data-dir';
 import { checkpointWhenIdle } from './idle-checkpoint';
 import { catchUpIfFree } from './message-search-log';
+import { migrate } from './migrate';
 import { migrations as allMigrations, type Migration } from './migrations/index';
 import { loadSqlite } from './sqlite-driver';
 import { type StoreWarn, setStoreWarn, storeWarning } from './store-warnings';
@@ -23,6 +24,7 @@ import { copyTemplate, templatePath, writeTemplate } from './template';
 import { endsClearMemos } from './transaction-memo';
 import { runTransactionStatement as tx } from './transaction-statements';
 
+export { migrate, schemaVersion } from './migrate';
 export { transactionMemo } from './transaction-memo';
 
 export type Db = BetterSqlite3.Database;
@@ -52,24 +54,46 @@ export function atomically<T>(db: () => Db, fn: () => T): T {
  * interleaved bodies' savepoints would not nest); a call from inside a body joins it. Inside an
  * open batch (group commit, step batch) the body is a savepoint of the batch and the batch's
  * scheduled commit waits for the body to end, so a step's writes stay one commit.
+ *
+ * Its own cost is one promise (the `then` on the body's), not an async function's chain (7 a
+ * transaction, the largest group of a tool step's promises, issue 17): a body with the connection
+ * free starts at once, in the caller's stretch of code; only a body that finds another open
+ * waits, in a queue of the connection, for the ones before it to end.
  */
-export async function atomicallyAsync<T>(db: () => Db, fn: () => Promise<T>): Promise<T> {
+export function atomicallyAsync<T>(db: () => Db, fn: () => Promise<T>): Promise<T> {
   let handle: Db;
   try {
     handle = db();
   } catch {
-    return fn();
+    return joinedBody(fn);
   }
   const scope = asyncScope.getStore();
-  if (scope?.open && scope.db === handle) return fn();
-  const previous = asyncQueues.get(handle) ?? Promise.resolve();
-  let release!: () => void;
-  const mine = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  asyncQueues.set(handle, mine);
-  await previous;
+  if (scope?.open && scope.db === handle) return joinedBody(fn);
+  const waiting = bodyQueues.get(handle);
+  if (!waiting) {
+    bodyQueues.set(handle, []);
+    return ownBody(handle, fn);
+  }
+  return new Promise<void>((start) => waiting.push(start)).then(() => ownBody(handle, fn));
+}
+/** A body with no transaction of its own (inside one, or no database): as it answers, a throw a rejection. */
+function joinedBody<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return fn();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+/**
+ * The bodies waiting for their connection, per connection with a body open (an empty queue: one
+ * open, none waiting). The connection is free when the last one ended.
+ */
+const bodyQueues = new WeakMap<Db, (() => void)[]>();
+
+/** A body in its own transaction (or a savepoint of the open batch): committed, or rolled back when it fails. */
+function ownBody<T>(handle: Db, fn: () => Promise<T>): Promise<T> {
   const own: AsyncBody = { db: handle, open: true, unpin: false, thenStepBatch: false };
+  let outer: boolean;
   try {
     // Inside an open batch the body joins it as a savepoint, and the batch's scheduled commit
     // (a microtask or the next check phase, possibly in the middle of the body) waits for it.
@@ -77,33 +101,66 @@ export async function atomicallyAsync<T>(db: () => Db, fn: () => Promise<T>): Pr
     if (inBatch) pinnedBatches.set(handle, (pinnedBatches.get(handle) ?? 0) + 1);
     else commitBatch(handle);
     own.unpin = inBatch;
-    const outer = handle.inTransaction;
+    outer = handle.inTransaction;
     if (outer) tx(handle, 'savepoint');
     else retryBusy(() => tx(handle, 'begin'));
-    try {
-      const result = await asyncScope.run(own, fn);
-      if (handle.inTransaction) {
-        if (outer) tx(handle, 'release');
-        // The body asked for a step batch (`stepBatch`): its transaction becomes that batch.
-        else if (own.thenStepBatch) openStepBatch(handle);
-        else tx(handle, 'commit');
+  } catch (error) {
+    bodyEnded(handle, own);
+    return Promise.reject(error);
+  }
+  let body: Promise<T>;
+  try {
+    body = asyncScope.enter(own, fn);
+  } catch (error) {
+    asyncScope.leave();
+    return Promise.reject(bodyFailed(handle, own, outer, error));
+  }
+  return body.then(
+    (result) => {
+      asyncScope.leave();
+      try {
+        commitBody(handle, own, outer);
+      } catch (error) {
+        throw bodyFailed(handle, own, outer, error);
       }
+      bodyEnded(handle, own);
       return result;
-    } catch (error) {
-      if (handle.open && handle.inTransaction) {
-        if (outer) {
-          tx(handle, 'rollbackTo');
-          tx(handle, 'release');
-        } else tx(handle, 'rollback');
-      }
-      throw error;
+    },
+    (error: unknown) => {
+      asyncScope.leave();
+      throw bodyFailed(handle, own, outer, error);
+    },
+  );
+}
+function commitBody(handle: Db, own: AsyncBody, outer: boolean): void {
+  if (!handle.inTransaction) return;
+  if (outer) tx(handle, 'release');
+  // The body asked for a step batch (`stepBatch`): its transaction becomes that batch.
+  else if (own.thenStepBatch) openStepBatch(handle);
+  else tx(handle, 'commit');
+}
+/** The body's writes rolled back (its savepoint's, inside a batch), the body ended: answers its error. */
+function bodyFailed(handle: Db, own: AsyncBody, outer: boolean, error: unknown): unknown {
+  try {
+    if (handle.open && handle.inTransaction) {
+      if (outer) {
+        tx(handle, 'rollbackTo');
+        tx(handle, 'release');
+      } else tx(handle, 'rollback');
     }
   } finally {
-    own.open = false;
-    if (own.unpin) unpinBatch(handle);
-    if (asyncQueues.get(handle) === mine) asyncQueues.delete(handle);
-    release();
+    bodyEnded(handle, own);
   }
+  return error;
+}
+/** The body is over: its scope closed, its batch unpinned, the next waiting body started. */
+function bodyEnded(handle: Db, own: AsyncBody): void {
+  own.open = false;
+  if (own.unpin) unpinBatch(handle);
+  const waiting = bodyQueues.get(handle);
+  const next = waiting?.shift();
+  if (next) next();
+  else bodyQueues.delete(handle);
 }
 /** Open async bodies per connection inside a batch; the batch commits when the last one ends. */
 const pinnedBatches = new Map<Db, number>();
@@ -134,7 +191,6 @@ interface AsyncBody {
   thenStepBatch: boolean;
 }
 const asyncScope = scopedStorage<AsyncBody>();
-const asyncQueues = new WeakMap<Db, Promise<void>>();
 
 /**
  * Group commit: the hot writes of the agent (run ledger events, messages, run updates) call this
@@ -387,49 +443,6 @@ function cacheStatements(db: Db): void {
     }
     return statement;
   }) as Db['prepare'];
-}
-
-/**
- * Apply the pending migrations. The check and the work happen inside one exclusive transaction,
- * so when several processes open a new data dir at once the first one migrates and the others
- * wait for it, then find nothing left to do (no "table … already exists").
- */
-export function migrate(db: Db, migrations: readonly Migration[]): number[] {
-  const sorted = [...migrations].sort((a, b) => a.id - b.id);
-  // Fast path without the write lock: everything is applied already (every open but the first).
-  if (pendingOf(db, sorted)?.length === 0) return [];
-  return retryBusy(() =>
-    db
-      .transaction(() => {
-        db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-          id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
-        const pending = pendingOf(db, sorted) ?? sorted;
-        const record = db.prepare('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)');
-        for (const m of pending) {
-          db.exec(m.sql);
-          record.run(m.id, m.name, Date.now());
-        }
-        return pending.map((m) => m.id);
-      })
-      .exclusive(),
-  );
-}
-
-/** The highest migration id applied (0 for a database without any). */
-export function schemaVersion(db: Db): number {
-  return (db.prepare('SELECT coalesce(max(id), 0) AS v FROM schema_migrations').get() as { v: number }).v;
-}
-
-/** Migrations not applied yet, or undefined when the database has no migration table yet. */
-function pendingOf(db: Db, sorted: readonly Migration[]): Migration[] | undefined {
-  const table = db
-    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
-    .get();
-  if (!table) return undefined;
-  const applied = new Set(
-    (db.prepare('SELECT id FROM schema_migrations').all() as { id: number }[]).map((r) => r.id),
-  );
-  return sorted.filter((m) => !applied.has(m.id));
 }
 
 /**

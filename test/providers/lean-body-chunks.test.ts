@@ -1,7 +1,7 @@
 /**
  * The lean transport's answer body (src/providers/http-transport.ts `chunksOf`): the socket's
  * chunks in order and whole, the body destroyed when its reader leaves early, and no async
- * generator of svc's around the stream's own iterator (one promise of its own a chunk).
+ * generator of svc's around the stream, nor Node's own iterator (one promise a read, ENGINE-CPU-190).
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -74,6 +74,24 @@ describe('the lean answer body', () => {
     expect(await iterator.next()).toEqual({ done: true, value: undefined });
   });
 
+  it('ENGINE-CPU-190: a read is one promise of its own, read from the stream with no async iterator of Node’s (≈ 7 a read)', async () => {
+    const chunks = 40;
+    const { url } = await chunkServer(chunks);
+    const response = await answer(url);
+    const iterator = response.body[Symbol.asyncIterator]();
+    let text = '';
+    let reads = 0;
+    const promises = await countPromises(async () => {
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+        text += Buffer.from(next.value).toString();
+        reads++;
+      }
+    });
+    expect(text).toBe(Array.from({ length: chunks }, (_, i) => `chunk ${i}\n`).join(''));
+    // the read's own promise and the loop's await of it
+    expect(promises / (reads + 1)).toBeLessThanOrEqual(2.1);
+  });
+
   it('ENGINE-CPU-174: a reader leaving early closes the answer; a later read answers done', async () => {
     const { url, gone } = await chunkServer(1000);
     const response = await answer(url);
@@ -82,5 +100,26 @@ describe('the lean answer body', () => {
     await iterator.return?.();
     await gone;
     expect(await iterator.next()).toEqual({ done: true, value: undefined });
+  });
+
+  it('ENGINE-CPU-191: a read waiting for the body when its reader leaves answers done, and the answer is closed', async () => {
+    let closed!: () => void;
+    const gone = new Promise<void>((resolve) => (closed = resolve));
+    const server = createServer((_req, res: ServerResponse) => {
+      res.on('close', () => closed());
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('first\n'); // then nothing: the next read waits
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const response = await answer(
+      `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`,
+    );
+    const iterator = response.body[Symbol.asyncIterator]();
+    expect(Buffer.from((await iterator.next()).value as Uint8Array).toString()).toBe('first\n');
+    const waiting = iterator.next();
+    await iterator.return?.();
+    expect(await waiting).toEqual({ done: true, value: undefined });
+    await gone;
   });
 });
