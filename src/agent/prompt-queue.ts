@@ -91,7 +91,7 @@ export async function sendNow(
   const created = !input.sessionId || session === given;
   const { run, queued } = await enqueueRun(core, input, kind, session, created);
   core.deferred(run.id);
-  await drainQueue(core, session.id, queued, session);
+  await drainQueue(core, session.id, queued, session, input.claimAlongside?.(run.id));
   return await receipt(core, session.id, run.id);
 }
 

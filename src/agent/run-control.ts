@@ -8,6 +8,7 @@
 import { toSvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
 import { runStartedPayload } from '../runs/run-started';
+import type { ClaimAlongside } from '../runs/types';
 import type { Session } from '../sessions/session-store';
 import { type AgentKind, agentKind } from './agent-kinds';
 import { runFailure } from './failure';
@@ -35,6 +36,8 @@ export async function startRun(
     queued?: AgentRun[];
     /** The session's row as the caller read it in the transaction this start is part of. */
     session?: Session;
+    /** Another domain's write for this run's claim (`SendInput.claimAlongside`). */
+    alongside?: ClaimAlongside;
   },
 ): Promise<boolean> {
   const queue = !options.subagent && !options.workspace;
@@ -44,9 +47,10 @@ export async function startRun(
   // fails before the run opens then leaves that phase without the prompt, as a crash between the
   // two appends could before.
   const next = { type: 'phase', payload: promptPhase() };
-  const claim = await core.host.runs.claim(run.id, { started: true, next });
+  const alongside = options.alongside?.runId === run.id ? { alongside: options.alongside } : {};
+  const claim = await core.host.runs.claim(run.id, { started: true, next, ...alongside });
   if (!claim.ok) return false;
-  const { queued, ...launch } = options;
+  const { queued, alongside: _claimed, ...launch } = options;
   const rest = queued?.filter((r) => r.id !== run.id);
   await launchRun(core, claim.run, {
     ...launch,
@@ -295,6 +299,7 @@ export async function drainQueue(
   sessionId: string,
   queued?: AgentRun[],
   session?: Session,
+  alongside?: ClaimAlongside,
 ): Promise<string | undefined> {
   const rt = core.runtime(sessionId);
   if (rt.state !== 'idle' || core.closing) return undefined;
@@ -302,5 +307,7 @@ export async function drainQueue(
   const next = list[0];
   if (!next) return undefined;
   const kind = agentKind(core.host.config, next.agent);
-  return (await startRun(core, next, { kind, queued: list, session })) ? next.id : undefined;
+  return (await startRun(core, next, { kind, queued: list, session, ...(alongside ? { alongside } : {}) }))
+    ? next.id
+    : undefined;
 }
