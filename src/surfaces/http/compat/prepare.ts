@@ -70,10 +70,15 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   let recorded = false;
   const inClaim = (id: string) => {
     if (!ledger.enabled || !sessionId) return undefined;
-    const { row, payload } = compatStart(app, startOf(id, sessionId));
-    return requestInClaim(app, row, payload, () => {
-      recorded = true;
-    });
+    try {
+      const { row, payload } = compatStart(app, startOf(id, sessionId));
+      return requestInClaim(app, row, payload, () => {
+        recorded = true;
+      });
+    } catch {
+      // Not in the claim: `record` after the send builds them again, its failure a warning.
+      return undefined;
+    }
   };
   // spec: messages are routed into the session. A bound session keeps its own history: only the
   // trailing user messages (and system messages) of the request are used. A new session, its
