@@ -81,6 +81,18 @@ export interface SendInput {
    * it (the run was queued behind another, or claimed some other way).
    */
   claimAlongside?: (runId: string) => ClaimAlongside | undefined;
+  /**
+   * Told once the new run's prompt message is written and its events published, or the run ended
+   * before; never when the run was not started by this send (queued).
+   */
+  onOpened?: () => void;
+}
+
+/** What a send asks of its own run's start (`SendInput.claimAlongside`, `onOpened`). */
+export interface StartHooks {
+  readonly runId: string;
+  readonly alongside?: ClaimAlongside;
+  readonly opened?: () => void;
 }
 
 export interface SendResult {

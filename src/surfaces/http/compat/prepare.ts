@@ -131,13 +131,22 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
       runId = await app.store.transactions.run(async () => {
         const session = await begin(true);
         // The send's failure fails this transaction: no savepoint of its own (PostgreSQL).
+        let opened = () => {};
+        const prompted = new Promise<void>((resolve) => {
+          opened = resolve;
+        });
         const sent = await app.agent.send({
           ...send(session.id, session),
           joinTransaction: true,
           claimAlongside: inClaim,
+          onOpened: () => opened(),
         });
         const started = sent.run_id;
-        if (!recorded) await record(started);
+        // Written in the claim: the run's prompt message is still on its way in this transaction;
+        // the COMMIT waits for it so that its events are held with the start's (one append after
+        // the COMMIT). Before, the row's own statement gave it that time.
+        if (recorded) await prompted;
+        else await record(started);
         return started;
       });
     }
