@@ -91,7 +91,12 @@ export async function sendNow(
   const created = !input.sessionId || session === given;
   const { run, queued } = await enqueueRun(core, input, kind, session, created);
   core.deferred(run.id);
-  await drainQueue(core, session.id, queued, session);
+  const alongside = input.claimAlongside?.(run.id);
+  await drainQueue(core, session.id, queued, session, {
+    runId: run.id,
+    ...(alongside ? { alongside } : {}),
+    ...(input.onOpened ? { opened: input.onOpened } : {}),
+  });
   return await receipt(core, session.id, run.id);
 }
 

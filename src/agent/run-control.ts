@@ -18,7 +18,7 @@ import { type FinishNext, finishRun, handedOver } from './run-finish';
 import { executeRun, promptPhase, type RunOutcome, type StopState } from './run-loop';
 import { claimDequeued, enqueueRun, storedRun } from './run-queue';
 import type { AgentCore } from './session-runtime';
-import type { ChildRunInput } from './types';
+import type { ChildRunInput, StartHooks } from './types';
 
 const CANCEL_POLL_MS = 1000;
 const NO_USAGE = { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0 };
@@ -35,6 +35,8 @@ export async function startRun(
     queued?: AgentRun[];
     /** The session's row as the caller read it in the transaction this start is part of. */
     session?: Session;
+    /** The sender's hooks of the run it sent (`SendInput.claimAlongside`, `onOpened`). */
+    start?: StartHooks;
   },
 ): Promise<boolean> {
   const queue = !options.subagent && !options.workspace;
@@ -44,15 +46,19 @@ export async function startRun(
   // fails before the run opens then leaves that phase without the prompt, as a crash between the
   // two appends could before.
   const next = { type: 'phase', payload: promptPhase() };
-  const claim = await core.host.runs.claim(run.id, { started: true, next });
+  // The sender's hooks apply to its own run only (the queue's head may be an earlier one).
+  const own = options.start?.runId === run.id ? options.start : undefined;
+  const alongside = own?.alongside ? { alongside: own.alongside } : {};
+  const claim = await core.host.runs.claim(run.id, { started: true, next, ...alongside });
   if (!claim.ok) return false;
-  const { queued, ...launch } = options;
+  const { queued, start: _start, ...launch } = options;
   const rest = queued?.filter((r) => r.id !== run.id);
   await launchRun(core, claim.run, {
     ...launch,
     rest,
     started: claim.started !== undefined,
     phased: claim.next !== undefined,
+    ...(own?.opened ? { opened: own.opened } : {}),
   });
   return true;
 }
@@ -124,6 +130,8 @@ async function launchRun(
     started?: boolean;
     /** Its prompt phase was written with the claim too. */
     phased?: boolean;
+    /** Told once its prompt message is written (`RunExecution.opened`), or the run ended before. */
+    opened?: () => void;
   },
   resumed?: (outcome: RunOutcome) => void,
 ): Promise<void> {
@@ -180,6 +188,7 @@ async function launchRun(
       resume,
       handed: resume ? undefined : handed,
       phased: options.phased,
+      ...(options.opened ? { opened: options.opened } : {}),
     });
   // A root run started here runs as the durable engine's workflow (one resumed here already is).
   const durable = !resume && !options.dequeued && !options.subagent ? core.deps.durable : undefined;
@@ -201,6 +210,7 @@ async function launchRun(
       }),
     )
     .then(async (outcome) => {
+      options.opened?.();
       clearInterval(poll);
       resumed?.(outcome);
       if (stop.handedOver) return handedOver(core, claimed, outcome);
@@ -295,6 +305,7 @@ export async function drainQueue(
   sessionId: string,
   queued?: AgentRun[],
   session?: Session,
+  start?: StartHooks,
 ): Promise<string | undefined> {
   const rt = core.runtime(sessionId);
   if (rt.state !== 'idle' || core.closing) return undefined;
@@ -302,5 +313,7 @@ export async function drainQueue(
   const next = list[0];
   if (!next) return undefined;
   const kind = agentKind(core.host.config, next.agent);
-  return (await startRun(core, next, { kind, queued: list, session })) ? next.id : undefined;
+  return (await startRun(core, next, { kind, queued: list, session, ...(start ? { start } : {}) }))
+    ? next.id
+    : undefined;
 }

@@ -184,6 +184,7 @@ async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
     message_id: user.id,
     run_id: run.id,
   });
+  c.x.opened?.();
   // Taken before the read: a write of this process from here on makes the copy stale.
   let version: number | undefined = sessionVersion(sessionId);
   let session = await app.sessions.require(sessionId);

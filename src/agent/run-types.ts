@@ -61,6 +61,12 @@ export interface RunExecution {
   handed?: ResolvedModel;
   /** Its `phase` (prompt) event was written with its claim (./run-control.ts `startRun`): not appended again. */
   phased?: boolean;
+  /**
+   * Told once the run's prompt message is written and its events published, or the run ended
+   * before (the compat start waits for it before its COMMIT, so those events are held with the
+   * start's: p-pgstart).
+   */
+  opened?: () => void;
 }
 
 export interface RunOutcome {

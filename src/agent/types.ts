@@ -15,6 +15,7 @@ import type {
 } from '../permissions/permission-service';
 import type { ResolvedModel } from '../providers/types';
 import type { AgentRun, FinalRunStatus, RunStatus } from '../runs/run-ledger';
+import type { ClaimAlongside } from '../runs/types';
 import type { CreateSessionInput, Session } from '../sessions/session-store';
 import type { RidingInsert } from '../store/preceding-write';
 import type { Workspace } from '../workspace/workspace';
@@ -73,6 +74,25 @@ export interface SendInput {
    * PostgreSQL: two statements fewer). Outside a transaction, no difference.
    */
   joinTransaction?: boolean;
+  /**
+   * Another domain's write that goes in the new run's claim where the ledger can (PostgreSQL: the
+   * compat request's row and its `openai_compat.request` event, one statement fewer), given the
+   * run's id once it is created. Its `written` is told when it was written; else the caller writes
+   * it (the run was queued behind another, or claimed some other way).
+   */
+  claimAlongside?: (runId: string) => ClaimAlongside | undefined;
+  /**
+   * Told once the new run's prompt message is written and its events published, or the run ended
+   * before; never when the run was not started by this send (queued).
+   */
+  onOpened?: () => void;
+}
+
+/** What a send asks of its own run's start (`SendInput.claimAlongside`, `onOpened`). */
+export interface StartHooks {
+  readonly runId: string;
+  readonly alongside?: ClaimAlongside;
+  readonly opened?: () => void;
 }
 
 export interface SendResult {

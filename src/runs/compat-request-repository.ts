@@ -6,7 +6,7 @@
  * @module
  */
 import type { Db } from '../store/db';
-import type { AlongsideWrite } from './types';
+import type { AlongsideWrite, GatedInsert } from './types';
 
 export interface CompatRequestRow {
   request_id: string;
@@ -49,6 +49,11 @@ export interface CompatRequestRepository {
   get(requestId: string): Promise<CompatRequestRow | undefined>;
   /** PostgreSQL: `insert` as a write for `RunLedger.appendAlongside` (one statement with its event). */
   insertWrite?(row: Omit<CompatRequestRow, 'finished_at'>): AlongsideWrite;
+  /**
+   * PostgreSQL: `insert` as a write in its run's claim (`ClaimOptions.alongside`): made only when
+   * the claim is, a request id already there skipped (no row answered, no event).
+   */
+  insertAfterClaim?(row: Omit<CompatRequestRow, 'finished_at'>): GatedInsert;
   /** PostgreSQL: `finish` as a write for `RunLedger.appendAlongside`. */
   finishWrite?(requestId: string, outcome: CompatRequestOutcome): AlongsideWrite;
 }

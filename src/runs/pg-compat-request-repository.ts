@@ -27,6 +27,32 @@ const INSERT = `INSERT INTO openai_compat_requests (request_id, run_id, session_
 // event with it (`gates`), so the compat start's transaction needs no savepoint around it (its run
 // is the transaction's own, its other columns are the code's: nothing else of its data can fail).
 const INSERT_ONCE = `${INSERT} ON CONFLICT (request_id) DO NOTHING RETURNING request_id`;
+// The start's write in its run's claim (`insertAfterClaim`): a SELECT, so that it is made only
+// where the claim's statement says (`go`); its parameters typed as the columns (a SELECT's
+// untyped parameters would be text).
+const COLUMN_TYPES = [
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'bigint',
+  'bigint',
+  'text',
+  'bigint',
+  'text',
+  'text',
+  'text',
+  'bigint',
+  'text',
+  'bigint',
+  'bigint',
+  'bigint',
+];
+const gatedInsert = (offset: number, go: string): string =>
+  `alongside AS (${INSERT.slice(0, INSERT.indexOf('VALUES'))}SELECT ${COLUMN_TYPES.map((t, i) => `$${offset + i + 1}::${t}`).join(', ')}
+    WHERE ${go} ON CONFLICT (request_id) DO NOTHING RETURNING request_id)`;
 const FINISH = `UPDATE openai_compat_requests SET status = $1, finish_reason = $2, http_status = $3, error = $4,
     prompt_tokens = $5, completion_tokens = $6, finished_at = $7
   WHERE request_id = $8`;
@@ -46,6 +72,7 @@ export function createPostgresCompatRequestRepository(deps: { sql: SqlClient }):
       return changed > 0;
     },
     insertWrite: (row) => ({ text: INSERT_ONCE, values: compatInsertValues(row), gates: true }),
+    insertAfterClaim: (row) => ({ values: compatInsertValues(row), cte: gatedInsert }),
     finishWrite: (requestId, outcome) => ({ text: FINISH, values: compatFinishValues(requestId, outcome) }),
     async list(options) {
       const rows = await sql.query<CompatStoredRow>(

@@ -262,7 +262,14 @@ function postgresClaim(ctx: {
       const now = clock.now();
       const after = options.next;
       const next = after && { ...after, payload: JSON.stringify(after.payload) };
-      const claimed = await writes.claimIfFreeStarted(runId, sessionId, now, owner, next);
+      // Another domain's insert and its event, only in this run's claim (ClaimAlongside).
+      const along = options.alongside?.runId === runId ? options.alongside : undefined;
+      const alongside = along && {
+        write: along.write,
+        type: along.event.type,
+        payload: JSON.stringify(along.event.payload),
+      };
+      const claimed = await writes.claimIfFreeStarted(runId, sessionId, now, owner, next, alongside);
       if (claimed) {
         const { run } = claimed;
         const payload = runStartedPayload(run);
@@ -275,18 +282,33 @@ function postgresClaim(ctx: {
           created_at: now,
         };
         events.announce(started);
-        if (!after || !claimed.next) return { ok: true, run, started };
-        const followed: RunEvent = {
-          id: claimed.next.id,
-          run_id: runId,
-          session_id: sessionId,
-          seq: claimed.next.seq,
-          type: after.type,
-          payload: after.payload,
-          created_at: now,
-        };
-        events.announce(followed);
-        return { ok: true, run, started, next: followed };
+        // Each event announced in its seq's order: run.started, `next`, the alongside's.
+        let followed: RunEvent | undefined;
+        if (after && claimed.next) {
+          followed = {
+            id: claimed.next.id,
+            run_id: runId,
+            session_id: sessionId,
+            seq: claimed.next.seq,
+            type: after.type,
+            payload: after.payload,
+            created_at: now,
+          };
+          events.announce(followed);
+        }
+        if (along && claimed.alongside) {
+          const event: RunEvent = {
+            ...claimed.alongside,
+            run_id: runId,
+            session_id: sessionId,
+            type: along.event.type,
+            payload: along.event.payload,
+            created_at: now,
+          };
+          events.announce(event);
+          along.written(event);
+        }
+        return followed ? { ok: true, run, started, next: followed } : { ok: true, run, started };
       }
     } else if (sessionId) {
       const claimed = await writes.claimIfFree(runId, sessionId, clock.now(), owner);

@@ -11,9 +11,20 @@
 import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
 import type { PrecedingWrite, RidingInsert } from '../store/preceding-write';
+import {
+  type ClaimAlongsideWrite,
+  type ClaimEventWrite,
+  type ClaimedStarted,
+  claimIfFreeStarted,
+  claimStartedAlongside,
+  type PgRunRowWithEvent,
+  splitEvent,
+} from './pg-run-claim-repository';
 import { fromPg, type PgRunRow } from './pg-run-queries';
 import { type RunWrites, runInsertValues, runPatchColumns } from './run-repository';
 import type { AgentRun, AlongsideWrite } from './types';
+
+export { type PgRunRowWithEvent, splitEvent };
 
 export interface PostgresRunWrites extends AsyncOf<RunWrites> {
   /**
@@ -55,10 +66,9 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     sessionId: string,
     now: number,
     owner: { pid: number; host: string; runner: string },
-    next?: { type: string; payload: string },
-  ): Promise<
-    { run: AgentRun; event: { id: number; seq: number }; next?: { id: number; seq: number } } | undefined
-  >;
+    next?: ClaimEventWrite,
+    alongside?: ClaimAlongsideWrite,
+  ): Promise<ClaimedStarted | undefined>;
   /** `insertRun` answering the run as inserted. */
   insertRunRow(row: Parameters<RunWrites['insertRun']>[0]): Promise<AgentRun>;
   /** `updateRun` in one statement answering the run as updated (undefined: no such run). */
@@ -175,14 +185,6 @@ export interface RunEventWrite {
   created_at: number;
 }
 
-export type PgRunRowWithEvent = PgRunRow & { svc_event_id: number | string; svc_event_seq: number | string };
-
-/** A run row answered with its event's id and seq (`svc_event_*` columns), split in two. */
-export function splitEvent(row: PgRunRowWithEvent): { run: AgentRun; event: { id: number; seq: number } } {
-  const { svc_event_id, svc_event_seq, ...run } = row;
-  return { run: fromPg(run as PgRunRow), event: { id: Number(svc_event_id), seq: Number(svc_event_seq) } };
-}
-
 export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWrites {
   const { sql } = deps;
   return {
@@ -253,8 +255,10 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       ]);
       return row ? fromPg(row) : undefined;
     },
-    claimIfFreeStarted: (id, sessionId, now, owner, next) =>
-      claimIfFreeStarted(sql, id, sessionId, now, owner, next),
+    claimIfFreeStarted: (id, sessionId, now, owner, next, alongside) =>
+      alongside
+        ? claimStartedAlongside(sql, id, sessionId, now, owner, next, alongside)
+        : claimIfFreeStarted(sql, id, sessionId, now, owner, next),
     async takeOverRunning(id, from, now, owner) {
       return (
         (await sql.run(
@@ -396,33 +400,6 @@ async function updateRunWithEventAfter(
   const { svc_before: answer, svc_appended, ...rest } = row;
   if (rest.id === null || rest.id === undefined) return { answer };
   return { written: splitEvent(rest), answer, ...(call ? { appended: appendedRows(svc_appended) } : {}) };
-}
-
-/** `PostgresRunWrites.claimIfFreeStarted` (see there). */
-async function claimIfFreeStarted(
-  sql: SqlClient,
-  ...[id, sessionId, now, owner, next]: Parameters<PostgresRunWrites['claimIfFreeStarted']>
-): ReturnType<PostgresRunWrites['claimIfFreeStarted']> {
-  const params = [id, sessionId, now, owner.pid, owner.host, owner.runner];
-  if (!next) {
-    const row = await sql.one<PgRunRowWithEvent>(
-      'SELECT (c.run).*, c.svc_event_id, c.svc_event_seq FROM svc_claim_run_started($1, $2, $3, $4, $5, $6) c',
-      params,
-    );
-    return row ? splitEvent(row) : undefined;
-  }
-  // LATERAL on the claimed row: appended only when the claim wrote, after it (its seq next).
-  const row = await sql.one<
-    PgRunRowWithEvent & { svc_next_id: number | string; svc_next_seq: number | string }
-  >(
-    `SELECT (c.run).*, c.svc_event_id, c.svc_event_seq, a.event_id AS svc_next_id, a.event_seq AS svc_next_seq
-         FROM svc_claim_run_started($1, $2, $3, $4, $5, $6) c,
-              LATERAL svc_append_run_event((c.run).id, $2, $7, $8, $3) a`,
-    [...params, next.type, next.payload],
-  );
-  if (!row) return undefined;
-  const { svc_next_id, svc_next_seq, ...rest } = row;
-  return { ...splitEvent(rest), next: { id: Number(svc_next_id), seq: Number(svc_next_seq) } };
 }
 
 /** `PostgresRunWrites.insertEventList` (see there). */

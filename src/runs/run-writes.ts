@@ -10,7 +10,7 @@ import { type SqliteRunQueries, toRun } from './queries';
 import type { RunEvents } from './run-events';
 import type { RunOwner } from './run-recovery';
 import type { RunRowPatch, SqliteRunWrites } from './run-repository';
-import type { AgentRun, RunEvent } from './types';
+import type { AgentRun, ClaimAlongside, RunEvent } from './types';
 
 export type { CreateRunInput } from './new-run';
 
@@ -31,6 +31,11 @@ export interface ClaimOptions {
   started?: boolean;
   /** With `started`: the run's next event, appended right after `run.started` (its time the claim's). */
   next?: { type: string; payload: Record<string, unknown> };
+  /**
+   * With `started` and `next`: another domain's insert and its run event, written in the claim's
+   * statement after `next` where the ledger can (PostgreSQL); `alongside.written` tells the caller.
+   */
+  alongside?: ClaimAlongside;
 }
 
 export interface RunWriteOpsDeps {

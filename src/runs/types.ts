@@ -102,3 +102,28 @@ export interface AlongsideWrite {
    */
   readonly gates?: boolean;
 }
+
+/**
+ * An insert of another domain that a run's claim makes in its own statement, after the claim and
+ * only when it claimed (issue 18 item 6, p-pgstart: the compat request's row in its run's claim,
+ * one statement of the start fewer). `cte(offset, go)` is one `alongside AS (INSERT … WHERE go …
+ * RETURNING …)`, its parameters `values` numbered after `offset`; it answers a row only when it
+ * wrote (a skip on its data, `ON CONFLICT DO NOTHING`, answers none: its event is not appended).
+ */
+export interface GatedInsert {
+  readonly values: readonly unknown[];
+  cte(offset: number, go: string): string;
+}
+
+/**
+ * What a claim writes for another domain with it (`ClaimOptions.alongside`): `write`, and `event`
+ * appended to the run after the claim's own events, both only when the run `runId` is claimed in
+ * that one statement. `written` is told the event once both are; never told, neither was written
+ * (the run was not claimed there, or the backend has no such claim): the caller writes them.
+ */
+export interface ClaimAlongside {
+  readonly runId: string;
+  readonly write: GatedInsert;
+  readonly event: { readonly type: string; readonly payload: Record<string, unknown> };
+  written(event: RunEvent): void;
+}

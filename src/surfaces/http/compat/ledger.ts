@@ -12,6 +12,7 @@ import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
 import type { CompatRequestRepository, CompatRequestRow } from '../../../runs/compat-request-repository';
 import type { RunEvent } from '../../../runs/run-ledger';
+import type { ClaimAlongside } from '../../../runs/types';
 
 export type { CompatRequestRow };
 
@@ -60,6 +61,22 @@ export async function recordRequestWithEvent(
       `run_id: no run "${row.run_id}", or request "${row.request_id}" recorded already`,
     );
   return true;
+}
+
+/**
+ * The row's insert and its run's `openai_compat.request` event as a write of the run's claim
+ * (`SendInput.claimAlongside`) where the store can (PostgreSQL); undefined: the caller records
+ * them after the send. `written` is told when the claim wrote both.
+ */
+export function requestInClaim(
+  app: App,
+  row: Omit<CompatRequestRow, 'finished_at'>,
+  payload: Record<string, unknown>,
+  written: () => void,
+): ClaimAlongside | undefined {
+  const write = requests(app).insertAfterClaim?.(row);
+  if (!write) return undefined;
+  return { runId: row.run_id, write, event: { type: 'openai_compat.request', payload }, written };
 }
 
 /**

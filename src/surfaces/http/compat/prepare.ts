@@ -12,7 +12,13 @@ import type { SessionEvent } from '../../../events/bus';
 import type { Session } from '../../../sessions/session-store';
 import type { RidingInsert } from '../../../store/preceding-write';
 import { type Conversation, planConversation } from './conversation';
-import { type CompatRequestRow, ledgerEnabled, recordRequest, recordRequestWithEvent } from './ledger';
+import {
+  type CompatRequestRow,
+  ledgerEnabled,
+  recordRequest,
+  recordRequestWithEvent,
+  requestInClaim,
+} from './ledger';
 import { type CompatModel, resolveCompatModel } from './model';
 import { runPendingCalls } from './pending-calls';
 import { cancelRun, type Prepared } from './prepared';
@@ -46,17 +52,33 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   let unsubscribe = () => {};
   let runId: string | undefined;
   const pending = bound ? [] : conversation.pending;
+  const startOf = (id: string, session: string) => ({
+    request,
+    requestId,
+    runId: id,
+    sessionId: session,
+    bound: Boolean(bound),
+    model,
+    conversation,
+  });
   const record = async (id: string) => {
     if (!ledger.enabled || !sessionId) return;
-    await recordStart(app, {
-      request,
-      requestId,
-      runId: id,
-      sessionId,
-      bound: Boolean(bound),
-      model,
-      conversation,
-    });
+    await recordStart(app, startOf(id, sessionId));
+  };
+  // The row and its event in the run's claim where the store can (PostgreSQL: one statement of
+  // the start fewer); `recorded` once the claim wrote them, else `record` after the send.
+  let recorded = false;
+  const inClaim = (id: string) => {
+    if (!ledger.enabled || !sessionId) return undefined;
+    try {
+      const { row, payload } = compatStart(app, startOf(id, sessionId));
+      return requestInClaim(app, row, payload, () => {
+        recorded = true;
+      });
+    } catch {
+      // Not in the claim: `record` after the send builds them again, its failure a warning.
+      return undefined;
+    }
   };
   // spec: messages are routed into the session. A bound session keeps its own history: only the
   // trailing user messages (and system messages) of the request are used. A new session, its
@@ -109,9 +131,22 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
       runId = await app.store.transactions.run(async () => {
         const session = await begin(true);
         // The send's failure fails this transaction: no savepoint of its own (PostgreSQL).
-        const started = (await app.agent.send({ ...send(session.id, session), joinTransaction: true }))
-          .run_id;
-        await record(started);
+        let opened = () => {};
+        const prompted = new Promise<void>((resolve) => {
+          opened = resolve;
+        });
+        const sent = await app.agent.send({
+          ...send(session.id, session),
+          joinTransaction: true,
+          claimAlongside: inClaim,
+          onOpened: () => opened(),
+        });
+        const started = sent.run_id;
+        // Written in the claim: the run's prompt message is still on its way in this transaction;
+        // the COMMIT waits for it so that its events are held with the start's (one append after
+        // the COMMIT). Before, the row's own statement gave it that time.
+        if (recorded) await prompted;
+        else await record(started);
         return started;
       });
     }
@@ -157,56 +192,10 @@ async function importHistory(app: App, sessionId: string, conversation: Conversa
  * already there is skipped, not an error; any other failure aborts the transaction, whose COMMIT
  * then fails the start). SQLite: a savepoint of the transaction.
  */
-async function recordStart(
-  app: App,
-  start: {
-    request: ChatRequest;
-    requestId: string;
-    runId: string;
-    sessionId: string;
-    bound: boolean;
-    model: CompatModel;
-    conversation: Conversation;
-  },
-): Promise<void> {
-  const { request, requestId, runId, model, conversation, bound } = start;
+async function recordStart(app: App, start: CompatStart): Promise<void> {
+  const { requestId, runId } = start;
   try {
-    const row: Omit<CompatRequestRow, 'finished_at'> = {
-      request_id: requestId,
-      run_id: runId,
-      session_id: start.sessionId,
-      requested_model: request.model,
-      model: model.resolved.selector,
-      model_source: model.source,
-      stream: request.stream,
-      include_usage: request.include_usage,
-      session_binding: bound ? 'header' : 'new',
-      message_count: request.messages.length,
-      ignored_fields: request.ignored,
-      status: 'running',
-      finish_reason: null,
-      http_status: null,
-      error: null,
-      prompt_tokens: 0,
-      completion_tokens: 0,
-      created_at: app.clock.now(),
-    };
-    const payload = {
-      request_id: requestId,
-      stream: request.stream,
-      include_usage: request.include_usage,
-      requested_model: request.model,
-      model: model.resolved.selector,
-      model_source: model.source,
-      messages: request.messages.length,
-      session_binding: bound ? 'header' : 'new',
-      imported_messages: bound ? 0 : conversation.history.length,
-      pending_tool_calls: bound ? 0 : conversation.pending.length,
-      prompt: conversation.continued ? 'continue' : 'user',
-      ignored_fields: request.ignored,
-      unknown_fields: request.unknown,
-      tool_policy: toolPolicyOf(app).policy,
-    };
+    const { row, payload } = compatStart(app, start);
     // PostgreSQL: the row and the event in one statement, without a savepoint (ledger.ts).
     if (await recordRequestWithEvent(app, row, payload)) return;
     await app.store.transactions.run(async () => {
@@ -216,4 +205,59 @@ async function recordStart(
   } catch (error) {
     app.log.warn('compat ledger write failed', { request_id: requestId, error });
   }
+}
+
+interface CompatStart {
+  request: ChatRequest;
+  requestId: string;
+  runId: string;
+  sessionId: string;
+  bound: boolean;
+  model: CompatModel;
+  conversation: Conversation;
+}
+
+/** The request's ledger row and its `openai_compat.request` payload. */
+function compatStart(
+  app: App,
+  start: CompatStart,
+): { row: Omit<CompatRequestRow, 'finished_at'>; payload: Record<string, unknown> } {
+  const { request, requestId, runId, model, conversation, bound } = start;
+  const row: Omit<CompatRequestRow, 'finished_at'> = {
+    request_id: requestId,
+    run_id: runId,
+    session_id: start.sessionId,
+    requested_model: request.model,
+    model: model.resolved.selector,
+    model_source: model.source,
+    stream: request.stream,
+    include_usage: request.include_usage,
+    session_binding: bound ? 'header' : 'new',
+    message_count: request.messages.length,
+    ignored_fields: request.ignored,
+    status: 'running',
+    finish_reason: null,
+    http_status: null,
+    error: null,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    created_at: app.clock.now(),
+  };
+  const payload = {
+    request_id: requestId,
+    stream: request.stream,
+    include_usage: request.include_usage,
+    requested_model: request.model,
+    model: model.resolved.selector,
+    model_source: model.source,
+    messages: request.messages.length,
+    session_binding: bound ? 'header' : 'new',
+    imported_messages: bound ? 0 : conversation.history.length,
+    pending_tool_calls: bound ? 0 : conversation.pending.length,
+    prompt: conversation.continued ? 'continue' : 'user',
+    ignored_fields: request.ignored,
+    unknown_fields: request.unknown,
+    tool_policy: toolPolicyOf(app).policy,
+  };
+  return { row, payload };
 }
