@@ -88,8 +88,10 @@ describe('the lean answer body', () => {
       }
     });
     expect(text).toBe(Array.from({ length: chunks }, (_, i) => `chunk ${i}\n`).join(''));
-    // the read's own promise and the loop's await of it
-    expect(promises / (reads + 1)).toBeLessThanOrEqual(2.1);
+    // The read's own promise and the loop's await of it: 2 (Node's iterator: ≈ 7). The hook counts
+    // every promise of the process in that time (the chunk server's, a shared worker's timers): the
+    // CI's Node 24 leg saw 2.15 once, so the bound is 3.
+    expect(promises / (reads + 1)).toBeLessThanOrEqual(3);
   });
 
   it('ENGINE-CPU-174: a reader leaving early closes the answer; a later read answers done', async () => {
