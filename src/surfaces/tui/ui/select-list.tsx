@@ -41,13 +41,19 @@ export function SelectList<T>(props: SelectListProps<T>) {
   // latest position, not the one of the last render.
   const latest = useRef(selected);
   latest.current = Math.min(latest.current, Math.max(0, visible.length - 1));
+  // Ink subscribes the handler in a passive effect after the render, so a key right after the
+  // items arrive can reach the previous render's handler: it reads the items and props of the
+  // latest render from a ref (see scroll-view.tsx).
+  const live = useRef({ visible, props });
+  live.current = { visible, props };
   const move = (to: number) => {
-    latest.current = Math.max(0, Math.min(visible.length - 1, to));
+    latest.current = Math.max(0, Math.min(live.current.visible.length - 1, to));
     setIndex(latest.current);
   };
 
   useInput(
     (input, key) => {
+      const { visible, props } = live.current;
       const at = latest.current;
       if (props.onKey?.(input, key, visible[at])) return;
       if (key.escape) return props.onCancel();
