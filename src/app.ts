@@ -9,6 +9,7 @@ import { type AppWork, createWork } from './app/work';
 import { loadConfig } from './config/load';
 import { hardClaimGuard } from './coordination/claims';
 import { SvcError } from './errors';
+import type { ToolPolicy } from './permissions/tool-policy';
 import { cloudIdentity } from './providers/reports';
 import { runFunnel } from './tools/core/funnel';
 import type {
@@ -113,15 +114,13 @@ export async function createApp(options: AppOptions): Promise<App> {
       const given = 'mode' in overrides && 'agent' in overrides && 'phase' in overrides;
       const session = sessionId && !given ? await core.sessions.get(sessionId) : undefined;
       const phase = session?.metadata.workflow_phase;
+      const provided = policiesOf(oversight.policyProviders, sessionId);
       return {
         mode: session?.mode,
         agent: session?.agent,
         phase: typeof phase === 'string' ? phase : undefined,
         ...overrides,
-        policies: [
-          ...(await Promise.all(oversight.policyProviders.map((provider) => provider(sessionId)))).flat(),
-          ...(overrides.policies ?? []),
-        ],
+        policies: [...(Array.isArray(provided) ? provided : await provided), ...(overrides.policies ?? [])],
       };
     },
     packs: oversight.packs,
@@ -202,4 +201,23 @@ async function launchDurableRuns(base: AppBase, core: AppCore, work: AppWork): P
   core.runs.onStranded?.((gone) => dbos.requeueStranded(gone));
   // The node heartbeats and adopts from now on, not from its first request.
   await core.runs.recover();
+}
+
+/**
+ * The policy providers' layers for a session. Every provider answering at once (the compat
+ * layer's), they are taken as they are: Promise.all would cost two promises a provider on every
+ * step's funnel, and one more to wait.
+ */
+function policiesOf(
+  providers: App['policyProviders'],
+  sessionId: string | undefined,
+): ToolPolicy[] | Promise<ToolPolicy[]> {
+  const answers: (ToolPolicy[] | Promise<ToolPolicy[]>)[] = [];
+  let waiting = false;
+  for (const provider of providers) {
+    const answer = provider(sessionId);
+    if (!Array.isArray(answer)) waiting = true;
+    answers.push(answer);
+  }
+  return waiting ? Promise.all(answers).then((lists) => lists.flat()) : (answers as ToolPolicy[][]).flat();
 }

@@ -27,7 +27,8 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
       1e6
     : 0;
   // The messages finished and the session's usage (one statement on PostgreSQL, ./step-close.ts).
-  const closing = await startStepClose(app, recorder, sessionId, stepUsage, stepCost);
+  const started = startStepClose(app, recorder, sessionId, stepUsage, stepCost);
+  const closing = started instanceof Promise ? await started : started;
   if (stepUsage) {
     usage.input_tokens += stepUsage.input_tokens;
     usage.output_tokens += stepUsage.output_tokens;
@@ -71,13 +72,15 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
             events: contextUsage ? [...closing.completions(), contextUsage] : closing.completions(),
           })
           .then((joined) => [joined.before, joined, joined.announced] as const)
-      : ([
-          ...(await Promise.all([
-            closing.written,
-            app.runs.updateAndAppend?.(run.id, patch, 'step.finished', finished),
-          ])),
-          false,
-        ] as const);
+      : app.runs.updateAndAppend
+        ? ([
+            ...(await Promise.all([
+              closing.written,
+              app.runs.updateAndAppend(run.id, patch, 'step.finished', finished),
+            ])),
+            false,
+          ] as const)
+        : ([await closing.written, undefined, false] as const);
   closing.completed(announced);
   if (recorder.text.trim()) c.resultMessageId = recorder.assistantId ?? c.resultMessageId;
   if (contextUsage && lastContext !== undefined) {

@@ -203,7 +203,10 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
         group.push(next.catch(() => {}));
         return next;
       }
-      const next = Promise.all([barrier, ...group]).then(() => execute(name, input, toolCallId));
+      // No concurrent calls before it (the common step): after the barrier alone, without the two
+      // promises Promise.all adds.
+      const before = group.length === 0 ? barrier : Promise.all([barrier, ...group]);
+      const next = before.then(() => execute(name, input, toolCallId));
       barrier = next.catch(() => {});
       group = [];
       return next;

@@ -8,13 +8,16 @@ import { type Db, groupCommit } from '../store/db';
 import { catchUpSoon } from '../store/message-search-log';
 import type { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
-import type { Message, MessagePart, MessageRow, SessionStore } from './types';
+import type { Message, MessagePart, MessagePatch, MessageRow, SessionStore } from './types';
 import type { WrittenMessages } from './written-messages';
 
 export type MessageStore = Pick<
   SessionStore,
   'appendMessage' | 'updateMessage' | 'getMessage' | 'messages' | 'deleteMessage' | 'messageCount'
->;
+> & {
+  /** `updateMessage`'s UPDATE, synchronous: the row as updated (the session store's `closeStep`). */
+  updateMessageRow(id: string, patch: MessagePatch): MessageRow;
+};
 
 export const toMessage = (row: MessageRow): Message => ({
   ...row,
@@ -78,6 +81,31 @@ export function createMessageStore(deps: {
       written?.row(id) ?? (sql('SELECT * FROM messages WHERE id = ?').get(id) as MessageRow | undefined);
     return row ? toMessage(row) : undefined;
   };
+  const updateMessageRow = (id: string, patch: MessagePatch): MessageRow => {
+    const handle = db();
+    groupCommit(handle);
+    if (patch.parts) catchUpSoon(handle);
+    const now = deps.clock.now();
+    // One statement: fields left out of the patch keep their stored value; the row as updated
+    // comes back with it (no read after the write).
+    const row = sql(
+      `UPDATE messages SET parts = coalesce(?, parts), usage = CASE WHEN ? THEN ? ELSE usage END,
+         cost = coalesce(?, cost), updated_at = ?, finished_at = CASE WHEN ? THEN ? ELSE finished_at END
+       WHERE id = ? RETURNING *`,
+    ).get(
+      patch.parts ? JSON.stringify(patch.parts) : null,
+      patch.usage === undefined ? 0 : 1,
+      patch.usage ? JSON.stringify(patch.usage) : null,
+      patch.cost ?? null,
+      now,
+      patch.finished ? 1 : 0,
+      now,
+      id,
+    ) as MessageRow | undefined;
+    if (!row) throw new SvcError('not_found', `message_id: no message "${id}"`);
+    written?.wrote(row);
+    return row;
+  };
   return {
     async appendMessage(input) {
       const handle = db();
@@ -127,31 +155,8 @@ export function createMessageStore(deps: {
       written?.wrote(row);
       return appendedMessage(input, id, partsJson, now, row.finished_at);
     },
-    async updateMessage(id, patch) {
-      const handle = db();
-      groupCommit(handle);
-      if (patch.parts) catchUpSoon(handle);
-      const now = deps.clock.now();
-      // One statement: fields left out of the patch keep their stored value; the row as updated
-      // comes back with it (no read after the write).
-      const row = sql(
-        `UPDATE messages SET parts = coalesce(?, parts), usage = CASE WHEN ? THEN ? ELSE usage END,
-           cost = coalesce(?, cost), updated_at = ?, finished_at = CASE WHEN ? THEN ? ELSE finished_at END
-         WHERE id = ? RETURNING *`,
-      ).get(
-        patch.parts ? JSON.stringify(patch.parts) : null,
-        patch.usage === undefined ? 0 : 1,
-        patch.usage ? JSON.stringify(patch.usage) : null,
-        patch.cost ?? null,
-        now,
-        patch.finished ? 1 : 0,
-        now,
-        id,
-      ) as MessageRow | undefined;
-      if (!row) throw new SvcError('not_found', `message_id: no message "${id}"`);
-      written?.wrote(row);
-      return toMessage(row);
-    },
+    updateMessage: async (id, patch) => toMessage(updateMessageRow(id, patch)),
+    updateMessageRow,
     getMessage: async (id) => getMessage(id),
     async messages(sessionId, options = {}) {
       const rows =

@@ -14,7 +14,7 @@ import { createMessageStore } from './message-store';
 import { sessionRowKey } from './session-row-version';
 import { createSessionSearch } from './session-search';
 import { createSessionSearchRepository } from './session-search-repository';
-import type { CreateSessionInput, Session, SessionRow, SessionStore } from './types';
+import type { CreateSessionInput, MessagePatch, Session, SessionRow, SessionStore, StepClose } from './types';
 import { writtenMessages } from './written-messages';
 
 export type {
@@ -79,6 +79,32 @@ const FAMILY = `WITH RECURSIVE fam(id, depth) AS (SELECT id, 0 FROM sessions WHE
      UNION ALL SELECT s.id, fam.depth + 1 FROM sessions s JOIN fam ON s.parent_id = fam.id)
    SELECT s.* FROM sessions s JOIN fam ON s.id = fam.id ORDER BY fam.depth, s.created_at`;
 
+/**
+ * `closeStep` on SQLite: one promise for a step's end where updateMessage and addUsage cost one
+ * each, and the agent's Promise.all over them more; the same statements in the same order. As the
+ * separate calls were: every update is tried, the usage added, then the first failure answered.
+ */
+function stepCloser(
+  updateMessageRow: (id: string, patch: MessagePatch) => unknown,
+  addUsageRow: (id: string, usage: NonNullable<StepClose['usage']>) => Session | undefined,
+): NonNullable<SessionStore['closeStep']> {
+  return async ({ sessionId, messages, usage }) => {
+    let failed = false;
+    let failure: unknown;
+    for (const { id, patch } of messages) {
+      try {
+        updateMessageRow(id, patch);
+      } catch (error) {
+        if (!failed) failure = error;
+        failed = true;
+      }
+    }
+    const session = usage ? addUsageRow(sessionId, usage) : undefined;
+    if (failed) throw failure;
+    return session;
+  };
+}
+
 export function createSessionStore(deps: {
   db: () => Db;
   clock: Clock;
@@ -103,7 +129,7 @@ export function createSessionStore(deps: {
   };
   const family = (rootId: string): Session[] => (sql(FAMILY).all(rootId) as SessionRow[]).map(toSession);
 
-  const messageStore = createMessageStore({
+  const { updateMessageRow, ...messageStore } = createMessageStore({
     db,
     sql,
     clock: deps.clock,
@@ -116,6 +142,17 @@ export function createSessionStore(deps: {
     repository: createSessionSearchRepository(db),
     get: async (id) => get(id),
   });
+  const addUsageRow = (id: string, usage: NonNullable<StepClose['usage']>): Session | undefined => {
+    groupCommit(db());
+    const row = sql(
+      'UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, cost = cost + ?, updated_at = ? WHERE id = ? RETURNING *',
+    ).get(usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id) as
+      | SessionRow
+      | undefined;
+    keep(row, id);
+    wrote(sessionRowKey(id));
+    return row ? toSession(row) : undefined;
+  };
   // The interface is async (issue 18: a second backend); SQLite answers synchronously inside.
 
   return {
@@ -209,17 +246,8 @@ export function createSessionStore(deps: {
       return ids;
     },
     search,
-    async addUsage(id, usage) {
-      groupCommit(db());
-      const row = sql(
-        'UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, cost = cost + ?, updated_at = ? WHERE id = ? RETURNING *',
-      ).get(usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id) as
-        | SessionRow
-        | undefined;
-      keep(row, id);
-      wrote(sessionRowKey(id));
-      return row ? toSession(row) : undefined;
-    },
+    addUsage: async (id, usage) => addUsageRow(id, usage),
+    closeStep: stepCloser(updateMessageRow, addUsageRow),
     ...messageStore,
     async count() {
       return (sql('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;

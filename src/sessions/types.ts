@@ -166,11 +166,13 @@ export interface SessionStore {
   messagesVersion?(sessionId: string): number;
   updateMessage(id: string, patch: MessagePatch): Promise<Message>;
   /**
-   * A step's end where one statement can hold it (PostgreSQL; absent on SQLite, where the caller
-   * makes the `updateMessage` and `addUsage` calls): the messages' updates, as `updateMessage`
-   * makes each, and the session's usage, as `addUsage`. Answers the session row as the usage
-   * UPDATE left it (undefined without `usage` or without the session). A message that does not
-   * exist fails it all with updateMessage's not_found.
+   * A step's end in one call: the messages' updates, as `updateMessage` makes each, and the
+   * session's usage, as `addUsage`. Answers the session row as the usage UPDATE left it (undefined
+   * without `usage` or without the session). A message that does not exist fails it with
+   * updateMessage's not_found. PostgreSQL: one statement, nothing written on a failure. SQLite:
+   * the same statements as the separate calls, in one promise; as with those calls, the other
+   * updates and the usage are written before the failure is answered. Absent (another store), the
+   * caller makes the `updateMessage` and `addUsage` calls.
    */
   closeStep?(input: StepClose): Promise<Session | undefined>;
   /**
