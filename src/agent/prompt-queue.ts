@@ -92,11 +92,7 @@ export async function sendNow(
   const { run, queued } = await enqueueRun(core, input, kind, session, created);
   core.deferred(run.id);
   const alongside = input.claimAlongside?.(run.id);
-  await drainQueue(core, session.id, queued, session, {
-    runId: run.id,
-    ...(alongside ? { alongside } : {}),
-    ...(input.onOpened ? { opened: input.onOpened } : {}),
-  });
+  await drainQueue(core, session.id, queued, session, { runId: run.id, ...(alongside ? { alongside } : {}) });
   return await receipt(core, session.id, run.id);
 }
 

@@ -8,6 +8,7 @@
 import { toSvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
 import { runStartedPayload } from '../runs/run-started';
+import type { ClaimAlongside } from '../runs/types';
 import type { Session } from '../sessions/session-store';
 import { type AgentKind, agentKind } from './agent-kinds';
 import { runFailure } from './failure';
@@ -35,7 +36,7 @@ export async function startRun(
     queued?: AgentRun[];
     /** The session's row as the caller read it in the transaction this start is part of. */
     session?: Session;
-    /** The sender's hooks of the run it sent (`SendInput.claimAlongside`, `onOpened`). */
+    /** The sender's hooks of the run it sent (`SendInput.claimAlongside`). */
     start?: StartHooks;
   },
 ): Promise<boolean> {
@@ -58,9 +59,22 @@ export async function startRun(
     rest,
     started: claim.started !== undefined,
     phased: claim.next !== undefined,
-    ...(own?.opened ? { opened: own.opened } : {}),
+    ...(claim.alongside && own?.alongside?.opened ? { opened: openedOnce(own.alongside) } : {}),
   });
   return true;
+}
+
+/**
+ * The sender's `opened`, told once: by the run's opening, or by its end when it ended before.
+ * Only for a run whose claim wrote the sender's insert (the sender waits for its prompt message then).
+ */
+function openedOnce(alongside: ClaimAlongside): () => void {
+  let told = false;
+  return () => {
+    if (told) return;
+    told = true;
+    alongside.opened?.();
+  };
 }
 
 /**

@@ -77,22 +77,17 @@ export interface SendInput {
   /**
    * Another domain's write that goes in the new run's claim where the ledger can (PostgreSQL: the
    * compat request's row and its `openai_compat.request` event, one statement fewer), given the
-   * run's id once it is created. Its `written` is told when it was written; else the caller writes
-   * it (the run was queued behind another, or claimed some other way).
+   * run's id once it is created. Its `written` is told when it was written, then its `opened` once
+   * the run's prompt message is (the run ended before: told then); else neither is told and the
+   * caller writes it (the run was queued behind another, or claimed some other way).
    */
   claimAlongside?: (runId: string) => ClaimAlongside | undefined;
-  /**
-   * Told once the new run's prompt message is written and its events published, or the run ended
-   * before; never when the run was not started by this send (queued).
-   */
-  onOpened?: () => void;
 }
 
-/** What a send asks of its own run's start (`SendInput.claimAlongside`, `onOpened`). */
+/** What a send asks of its own run's start (`SendInput.claimAlongside`; its `opened`, only once written). */
 export interface StartHooks {
   readonly runId: string;
   readonly alongside?: ClaimAlongside;
-  readonly opened?: () => void;
 }
 
 export interface SendResult {

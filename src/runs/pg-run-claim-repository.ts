@@ -29,14 +29,21 @@ export interface ClaimedStarted {
   alongside?: { id: number; seq: number };
 }
 
-type ClaimStartedArgs = [
+/**
+ * `PostgresRunWrites.claimIfFreeStarted` (./pg-run-write-repository.ts, documented there): the
+ * interface's member is this type, and the two functions here take its parameters after `sql`,
+ * so the three cannot drift apart (declared here: that file imports this one).
+ */
+export type ClaimStarted = (
   id: string,
   sessionId: string,
   now: number,
   owner: { pid: number; host: string; runner: string },
   next?: ClaimEventWrite,
   alongside?: ClaimAlongsideWrite,
-];
+) => Promise<ClaimedStarted | undefined>;
+
+type ClaimStartedArgs = Parameters<ClaimStarted>;
 
 export type PgRunRowWithEvent = PgRunRow & { svc_event_id: number | string; svc_event_seq: number | string };
 

@@ -296,6 +296,7 @@ function postgresClaim(ctx: {
           };
           events.announce(followed);
         }
+        let also: RunEvent | undefined;
         if (along && claimed.alongside) {
           const event: RunEvent = {
             ...claimed.alongside,
@@ -307,8 +308,15 @@ function postgresClaim(ctx: {
           };
           events.announce(event);
           along.written(event);
+          also = event;
         }
-        return followed ? { ok: true, run, started, next: followed } : { ok: true, run, started };
+        return {
+          ok: true,
+          run,
+          started,
+          ...(followed ? { next: followed } : {}),
+          ...(also ? { alongside: also } : {}),
+        };
       }
     } else if (sessionId) {
       const claimed = await writes.claimIfFree(runId, sessionId, clock.now(), owner);

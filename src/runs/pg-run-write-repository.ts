@@ -12,9 +12,7 @@ import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
 import type { PrecedingWrite, RidingInsert } from '../store/preceding-write';
 import {
-  type ClaimAlongsideWrite,
-  type ClaimEventWrite,
-  type ClaimedStarted,
+  type ClaimStarted,
   claimIfFreeStarted,
   claimStartedAlongside,
   type PgRunRowWithEvent,
@@ -61,14 +59,7 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
    * statement (migration 30's append, after the claim's: the next seq), at the claim's time.
    * Undefined: nothing written.
    */
-  claimIfFreeStarted(
-    id: string,
-    sessionId: string,
-    now: number,
-    owner: { pid: number; host: string; runner: string },
-    next?: ClaimEventWrite,
-    alongside?: ClaimAlongsideWrite,
-  ): Promise<ClaimedStarted | undefined>;
+  claimIfFreeStarted: ClaimStarted;
   /** `insertRun` answering the run as inserted. */
   insertRunRow(row: Parameters<RunWrites['insertRun']>[0]): Promise<AgentRun>;
   /** `updateRun` in one statement answering the run as updated (undefined: no such run). */

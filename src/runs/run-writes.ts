@@ -23,7 +23,14 @@ export type RunPatch = RunRowPatch;
  * written right after it in the same statement; absent, the caller appends it.
  */
 export type ClaimResult =
-  | { ok: true; run: AgentRun; started?: RunEvent; next?: RunEvent }
+  | {
+      ok: true;
+      run: AgentRun;
+      started?: RunEvent;
+      next?: RunEvent;
+      /** `ClaimOptions.alongside`'s event, when it and its insert were written in the claim. */
+      alongside?: RunEvent;
+    }
   | { ok: false; blocking: AgentRun };
 
 /** What a claim may ask of the ledger: `run.started` with it, and the event that follows that. */

@@ -119,11 +119,18 @@ export interface GatedInsert {
  * What a claim writes for another domain with it (`ClaimOptions.alongside`): `write`, and `event`
  * appended to the run after the claim's own events, both only when the run `runId` is claimed in
  * that one statement. `written` is told the event once both are; never told, neither was written
- * (the run was not claimed there, or the backend has no such claim): the caller writes them.
+ * (the run was not claimed there, or the backend has no such claim): the caller writes them, and
+ * `opened` is not told either.
  */
 export interface ClaimAlongside {
   readonly runId: string;
   readonly write: GatedInsert;
   readonly event: { readonly type: string; readonly payload: Record<string, unknown> };
   written(event: RunEvent): void;
+  /**
+   * Told once the claimed run's prompt message is written and its events published, or the run
+   * ended before; only after `written` (a caller that holds its transaction's COMMIT for those
+   * events waits only when its write went in the claim).
+   */
+  opened?(): void;
 }

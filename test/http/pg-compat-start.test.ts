@@ -6,6 +6,7 @@
  * events keep their order and the row its values.
  */
 import { describe, expect, it } from 'vitest';
+import type { ClaimAlongside } from '../../src/runs/types';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
@@ -66,6 +67,81 @@ describe.skipIf(!pg.available)('a compat request’s row in its run’s claim on
       expect(events.at(-1)?.type).toBe('openai_compat.response');
     } finally {
       statements.restore();
+      await app.close();
+      await sql.close();
+    }
+  });
+
+  it('STORE-PG-282: a send’s claim insert tells `opened` only when the claim wrote it, after `written` and the prompt message; a run queued behind another is told neither', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    const { app } = await compatServer([reply().text('one'), reply().text('two')], { postgres: sql });
+    try {
+      const session = await app.agent.createSession({ title: 't' });
+      const told: string[] = [];
+      // What the messages table holds when `opened` is told (another connection: committed rows).
+      const atOpened: Promise<{ role: string }[]>[] = [];
+      const along =
+        (requestId: string) =>
+        (runId: string): ClaimAlongside => ({
+          runId,
+          write: app.compatRequests.insertAfterClaim!({
+            request_id: requestId,
+            run_id: runId,
+            session_id: session.id,
+            requested_model: 'fake/m1',
+            model: 'fake/m1',
+            model_source: 'request',
+            stream: false,
+            include_usage: false,
+            session_binding: 'header',
+            message_count: 1,
+            ignored_fields: [],
+            status: 'running',
+            finish_reason: null,
+            http_status: null,
+            error: null,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            created_at: 1,
+          }),
+          event: { type: 'openai_compat.request', payload: { request_id: requestId } },
+          written: () => told.push(`written ${requestId}`),
+          opened: () => {
+            told.push(`opened ${requestId}`);
+            atOpened.push(sql.query('SELECT role FROM messages WHERE run_id = $1', [runId]));
+          },
+        });
+      const first = await app.agent.send({
+        sessionId: session.id,
+        prompt: 'first',
+        ifBusy: 'queue',
+        claimAlongside: along('req-a'),
+      });
+      // Sent while the first runs: queued behind it, started later by the first's finish.
+      const second = await app.agent.send({
+        sessionId: session.id,
+        prompt: 'second',
+        ifBusy: 'queue',
+        claimAlongside: along('req-b'),
+      });
+      expect(first.status).toBe('running');
+      expect(second.status).toBe('queued');
+      await app.agent.wait(first.run_id);
+      await app.agent.wait(second.run_id);
+      expect(told).toEqual(['written req-a', 'opened req-a']);
+      expect(await Promise.all(atOpened)).toEqual([[{ role: 'user' }]]);
+      const messages = await sql.query<{ role: string; run_id: string }>(
+        'SELECT role, run_id FROM messages WHERE session_id = $1 ORDER BY created_at, id',
+        [session.id],
+      );
+      expect(messages.filter((m) => m.role === 'user').map((m) => m.run_id)).toEqual([
+        first.run_id,
+        second.run_id,
+      ]);
+      expect((await app.compatRequests.get('req-a'))?.run_id).toBe(first.run_id);
+      // Not written in the queued run's claim: the caller records it (here: nothing did).
+      expect(await app.compatRequests.get('req-b')).toBeUndefined();
+    } finally {
       await app.close();
       await sql.close();
     }

@@ -139,4 +139,45 @@ describe.skipIf(!pg.available)('an insert in a run’s claim on PostgreSQL', () 
       await sql.close();
     }
   });
+
+  it('STORE-PG-283: the claim answers the alongside’s event only when it wrote it (its caller’s `opened` hangs on that)', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    const ledger = createPostgresRunLedger({ clock: systemClock, ids: createIds(), sql, runner: 'rnr_t' });
+    const requests = createPostgresCompatRequestRepository({ sql });
+    try {
+      const next = { type: 'phase', payload: { phase: 'prompt' } };
+      const claimWith = async (sessionId: string, requestId: string) => {
+        await sql.run('INSERT INTO sessions (id, created_at, updated_at) VALUES ($1, 1, 1)', [sessionId]);
+        const run = await ledger.create({
+          session_id: sessionId,
+          family_session_id: sessionId,
+          agent: 'build',
+          origin: 'http',
+          prompt: 'hi',
+        });
+        return await ledger.claim(run.id, {
+          started: true,
+          next,
+          alongside: {
+            runId: run.id,
+            write: requests.insertAfterClaim!(compatRow(requestId, run.id, sessionId)),
+            event: { type: 'openai_compat.request', payload: { request_id: requestId } },
+            written: () => {},
+          },
+        });
+      };
+      const wrote = await claimWith('ses_x', 'req-x');
+      expect(wrote.ok && wrote.alongside && [wrote.alongside.seq, wrote.alongside.type]).toEqual([
+        4,
+        'openai_compat.request',
+      ]);
+      // The request id is there already: claimed, nothing of the alongside, nothing answered.
+      const skipped = await claimWith('ses_y', 'req-x');
+      expect(skipped.ok).toBe(true);
+      expect(skipped.ok && skipped.alongside).toBeUndefined();
+    } finally {
+      await ledger.close?.();
+      await sql.close();
+    }
+  });
 });

@@ -66,17 +66,19 @@ export async function recordRequestWithEvent(
 /**
  * The row's insert and its run's `openai_compat.request` event as a write of the run's claim
  * (`SendInput.claimAlongside`) where the store can (PostgreSQL); undefined: the caller records
- * them after the send. `written` is told when the claim wrote both.
+ * them after the send. `written` is told when the claim wrote both, `opened` after it once the
+ * run's prompt message is written (`ClaimAlongside.opened`).
  */
 export function requestInClaim(
   app: App,
   row: Omit<CompatRequestRow, 'finished_at'>,
   payload: Record<string, unknown>,
   written: () => void,
+  opened: () => void,
 ): ClaimAlongside | undefined {
   const write = requests(app).insertAfterClaim?.(row);
   if (!write) return undefined;
-  return { runId: row.run_id, write, event: { type: 'openai_compat.request', payload }, written };
+  return { runId: row.run_id, write, event: { type: 'openai_compat.request', payload }, written, opened };
 }
 
 /**

@@ -68,13 +68,21 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   // The row and its event in the run's claim where the store can (PostgreSQL: one statement of
   // the start fewer); `recorded` once the claim wrote them, else `record` after the send.
   let recorded = false;
+  // Made only when the claim wrote them: the start's COMMIT waits for the run's prompt message.
+  let prompted: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+  const written = () => {
+    recorded = true;
+    prompted = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+  };
+  const opened = () => wake?.();
   const inClaim = (id: string) => {
     if (!ledger.enabled || !sessionId) return undefined;
     try {
       const { row, payload } = compatStart(app, startOf(id, sessionId));
-      return requestInClaim(app, row, payload, () => {
-        recorded = true;
-      });
+      return requestInClaim(app, row, payload, written, opened);
     } catch {
       // Not in the claim: `record` after the send builds them again, its failure a warning.
       return undefined;
@@ -131,22 +139,17 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
       runId = await app.store.transactions.run(async () => {
         const session = await begin(true);
         // The send's failure fails this transaction: no savepoint of its own (PostgreSQL).
-        let opened = () => {};
-        const prompted = new Promise<void>((resolve) => {
-          opened = resolve;
-        });
         const sent = await app.agent.send({
           ...send(session.id, session),
           joinTransaction: true,
           claimAlongside: inClaim,
-          onOpened: () => opened(),
         });
         const started = sent.run_id;
         // Written in the claim: the run's prompt message is still on its way in this transaction;
         // the COMMIT waits for it so that its events are held with the start's (one append after
         // the COMMIT). Before, the row's own statement gave it that time.
-        if (recorded) await prompted;
-        else await record(started);
+        if (prompted) await prompted;
+        else if (!recorded) await record(started);
         return started;
       });
     }
