@@ -10,32 +10,11 @@ import type { ToolPolicy } from '../../src/permissions/tool-policy';
 import { agentApp, echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { countPromises } from '../helpers/promises';
-
-/** The promises of one run of `steps` echo tool steps and a closing answer. */
-async function runOf(steps: number): Promise<number> {
-  const script = [
-    ...Array.from({ length: steps }, (_, i) => reply().toolCall('echo', { text: `step ${i}` })),
-    reply().text('done'),
-  ];
-  const { app } = await agentApp(script, { extraTools: [echoTool] });
-  try {
-    let status = '';
-    const made = await countPromises(async () => {
-      status = (await app.agent.run({ prompt: 'go', maxSteps: steps + 2, yolo: true })).status;
-    });
-    expect(status).toBe('completed');
-    return made;
-  } finally {
-    await app.close();
-  }
-}
+import { promisesPerToolStep } from '../helpers/step-promises';
 
 describe('the promises of a tool step’s end', () => {
   it('ENGINE-CPU-192: a tool step of a run on SQLite makes at most 218 promises (209 here; with the separate step-end calls and Promise.all in the funnel: 228)', async () => {
-    await runOf(1); // the modules and the statements of a run prepared once
-    const few = await runOf(2);
-    const many = await runOf(12);
-    const perStep = (many - few) / 10;
+    const perStep = await promisesPerToolStep();
     expect(perStep).toBeLessThanOrEqual(218);
   });
 

@@ -1,0 +1,35 @@
+/**
+ * The promises of a tool step, counted over whole runs against the scripted fake provider (its
+ * server's promises included, the same in every build): the difference between a run of many echo
+ * tool steps and one of few, a step (ENGINE-CPU-185, -192).
+ */
+import { agentApp, echoTool } from './agent-harness';
+import { reply } from './fake-provider';
+import { countPromises } from './promises';
+
+/** The promises of one run of `steps` echo tool steps and a closing answer. */
+async function promisesOfRun(steps: number): Promise<number> {
+  const script = [
+    ...Array.from({ length: steps }, (_, i) => reply().toolCall('echo', { text: `step ${i}` })),
+    reply().text('done'),
+  ];
+  const { app } = await agentApp(script, { extraTools: [echoTool] });
+  try {
+    let status = '';
+    const made = await countPromises(async () => {
+      status = (await app.agent.run({ prompt: 'go', maxSteps: steps + 2, yolo: true })).status;
+    });
+    if (status !== 'completed') throw new Error(`the counted run ended ${status}, not completed`);
+    return made;
+  } finally {
+    await app.close();
+  }
+}
+
+/** Promises a tool step: (a run of 12 steps − a run of 2) / 10, after a warm-up run. */
+export async function promisesPerToolStep(): Promise<number> {
+  await promisesOfRun(1); // the modules and the statements of a run prepared once
+  const few = await promisesOfRun(2);
+  const many = await promisesOfRun(12);
+  return (many - few) / 10;
+}
