@@ -9,9 +9,11 @@ import { Text } from 'ink';
 import { render } from 'ink-testing-library';
 import { type ReactNode, useEffect, useState } from 'react';
 import { describe, expect, it } from 'vitest';
+import type { PermissionDecision } from '../../src/surfaces/tui/client';
+import { PermissionDialog } from '../../src/surfaces/tui/ui/dialogs/permission-dialog';
 import { ScrollView } from '../../src/surfaces/tui/ui/scroll-view';
 import { SelectList } from '../../src/surfaces/tui/ui/select-list';
-import { tick } from './fake-client';
+import { tick, waitFor } from './fake-client';
 
 const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`);
 
@@ -22,6 +24,20 @@ function Loaded<T>({ ready, initial, show }: { ready: Promise<T>; initial: T; sh
     void ready.then(setValue);
   }, [ready]);
   return <>{show(value)}</>;
+}
+
+/** Calls `key` on `view`'s stdin in a microtask after the first frame written that has `marker`. */
+function pressAfterFrame(view: ReturnType<typeof render>, marker: string, key: string): () => boolean {
+  const write = view.stdout.write;
+  let pressed = false;
+  view.stdout.write = (frame: string) => {
+    write(frame);
+    if (!pressed && frame.includes(marker)) {
+      pressed = true;
+      queueMicrotask(() => view.stdin.write(key));
+    }
+  };
+  return () => pressed;
 }
 
 /** Renders, then settles `value` and presses `key` right after the first frame that has `marker`. */
@@ -38,18 +54,9 @@ async function pressOnArrival<T>(
   });
   const view = render(<Loaded ready={ready} initial={initial} show={show} />);
   await tick();
-  const write = view.stdout.write;
-  let pressed = false;
-  view.stdout.write = (frame: string) => {
-    write(frame);
-    if (!pressed && frame.includes(marker)) {
-      pressed = true;
-      queueMicrotask(() => view.stdin.write(key));
-    }
-  };
+  const pressed = pressAfterFrame(view, marker, key);
   settle(value);
-  await tick();
-  expect(pressed, `a frame with ${marker}`).toBe(true);
+  await waitFor(pressed);
   return view;
 }
 
@@ -62,7 +69,8 @@ describe('a key right after the content arrives', () => {
       'of 21',
       'G',
     );
-    expect(view.lastFrame()).toContain('lines 17–21 of 21');
+    // Bounded waits, not a fixed pause: on a loaded machine the renders are macrotasks apart.
+    await waitFor(() => view.lastFrame()?.includes('lines 17–21 of 21') ?? false);
     expect(view.lastFrame()).toContain('line 21');
     view.unmount();
   });
@@ -75,7 +83,7 @@ describe('a key right after the content arrives', () => {
       'of 12',
       ' ',
     );
-    expect(view.lastFrame()).toContain('lines 6–10 of 12');
+    await waitFor(() => view.lastFrame()?.includes('lines 6–10 of 12') ?? false);
     view.unmount();
   });
 
@@ -97,7 +105,56 @@ describe('a key right after the content arrives', () => {
       'beta',
       '\r',
     );
+    await waitFor(() => picked.length > 0);
     expect(picked).toEqual(['alpha']);
+    view.unmount();
+  });
+
+  const request = (id: string) => ({
+    session_id: 'ses_1',
+    request_id: id,
+    tool: 'edit',
+    title: `edit ${id}.ts`,
+    details: { path: `${id}.ts`, old_string: 'a\n', new_string: 'b\n' },
+  });
+
+  it('PermissionDialog: y right after the armed hint appears answers', async () => {
+    const decisions: PermissionDecision[] = [];
+    const view = render(
+      <PermissionDialog
+        request={request('perm_1')}
+        height={20}
+        armDelayMs={30}
+        onDecision={(d) => decisions.push(d)}
+      />,
+    );
+    const pressed = pressAfterFrame(view, 'esc deny', 'y');
+    await waitFor(() => decisions.length > 0);
+    expect(pressed()).toBe(true);
+    expect(decisions).toEqual(['allow_once']);
+    view.unmount();
+  });
+
+  it('PermissionDialog: a new request is not armed on its first render (y then answers nothing)', async () => {
+    const decisions: PermissionDecision[] = [];
+    const dialog = (id: string) => (
+      <PermissionDialog
+        request={request(id)}
+        height={20}
+        armDelayMs={30}
+        onDecision={(d) => decisions.push(d)}
+      />
+    );
+    const view = render(dialog('perm_1'));
+    await waitFor(() => view.lastFrame()?.includes('esc deny') ?? false);
+    const pressed = pressAfterFrame(view, 'edit perm_2.ts', 'y');
+    view.rerender(dialog('perm_2'));
+    await waitFor(pressed);
+    // Armed again (its own delay), the key long handled: it answered nothing.
+    await waitFor(
+      () => (view.lastFrame()?.includes('edit perm_2.ts') && view.lastFrame()?.includes('esc deny')) ?? false,
+    );
+    expect(decisions).toEqual([]);
     view.unmount();
   });
 });

@@ -5,7 +5,7 @@
  * @module
  */
 import { Box, Text, useInput, useStdout } from 'ink';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { decisionForKey, PERMISSION_KEYS } from '../../../../permissions/keys';
 import type { PermissionDecision, PermissionPrompt } from '../../client';
 import { diffFromDetails } from '../../render/diff';
@@ -37,20 +37,26 @@ export function PermissionDialog({
   onDecision,
 }: PermissionDialogProps) {
   const [index, setIndex] = useState(0);
-  const [armed, setArmed] = useState(armDelayMs <= 0);
+  // Armed for one request: a new request is unarmed from its first render, not from the effect
+  // that starts its timer.
+  const [armedFor, setArmedFor] = useState<string | undefined>();
+  const armed = armDelayMs <= 0 || armedFor === request.request_id;
   const [scroll, setScroll] = useState(0);
   const { stdout } = useStdout();
   const narrow = (stdout.columns || 80) < NARROW;
-  // biome-ignore lint/correctness/useExhaustiveDependencies: re-arm for each new request
   useEffect(() => {
     setIndex(0);
     setScroll(0);
     if (armDelayMs <= 0) return;
-    setArmed(false);
-    const timer = setTimeout(() => setArmed(true), armDelayMs);
+    const timer = setTimeout(() => setArmedFor(request.request_id), armDelayMs);
     return () => clearTimeout(timer);
   }, [request.request_id, armDelayMs]);
 
+  // Ink subscribes the key handler in a passive effect after each render: a key right after the
+  // armed hint appears can reach the unarmed render's handler, so the handler reads the latest
+  // render's state from a ref (the choice it moves to at once: ↓ then enter in one read).
+  const live = useRef({ armed, index, onDecision });
+  live.current = { armed, index, onDecision };
   useInput(
     (input, key) => {
       // Scrolling the diff is always safe, armed or not.
@@ -58,13 +64,18 @@ export function PermissionDialog({
         const step = Math.max(1, budget - 1) * (key.pageDown ? 1 : -1);
         return setScroll((s) => Math.max(0, s + step));
       }
-      if (!armed) return;
+      const now = live.current;
+      if (!now.armed) return;
       const byKey = input.length === 1 ? decisionForKey(input) : undefined;
-      if (byKey) return onDecision(byKey);
-      if (key.escape) return onDecision('deny');
-      if (key.leftArrow || key.upArrow) return setIndex((i) => (i + CHOICES.length - 1) % CHOICES.length);
-      if (key.rightArrow || key.downArrow || key.tab) return setIndex((i) => (i + 1) % CHOICES.length);
-      if (key.return) onDecision(CHOICES[index].decision);
+      if (byKey) return now.onDecision(byKey);
+      if (key.escape) return now.onDecision('deny');
+      const move = (by: number) => {
+        now.index = (now.index + CHOICES.length + by) % CHOICES.length;
+        setIndex(now.index);
+      };
+      if (key.leftArrow || key.upArrow) return move(-1);
+      if (key.rightArrow || key.downArrow || key.tab) return move(1);
+      if (key.return) now.onDecision(CHOICES[now.index].decision);
     },
     { isActive: isActive !== false },
   );
