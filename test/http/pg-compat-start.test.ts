@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ClaimAlongside } from '../../src/runs/types';
+import { compatRequestRow } from '../helpers/compat-request-row';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
@@ -84,26 +85,20 @@ describe.skipIf(!pg.available)('a compat request’s row in its run’s claim on
         (requestId: string) =>
         (runId: string): ClaimAlongside => ({
           runId,
-          write: app.compatRequests.insertAfterClaim!({
-            request_id: requestId,
-            run_id: runId,
-            session_id: session.id,
-            requested_model: 'fake/m1',
-            model: 'fake/m1',
-            model_source: 'request',
-            stream: false,
-            include_usage: false,
-            session_binding: 'header',
-            message_count: 1,
-            ignored_fields: [],
-            status: 'running',
-            finish_reason: null,
-            http_status: null,
-            error: null,
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            created_at: 1,
-          }),
+          write: app.compatRequests.insertAfterClaim!(
+            compatRequestRow(
+              { request_id: requestId, run_id: runId, session_id: session.id },
+              {
+                requested_model: 'fake/m1',
+                model_source: 'request',
+                stream: false,
+                session_binding: 'header',
+                message_count: 1,
+                ignored_fields: [],
+                created_at: 1,
+              },
+            ),
+          ),
           event: { type: 'openai_compat.request', payload: { request_id: requestId } },
           written: () => told.push(`written ${requestId}`),
           opened: () => {

@@ -10,30 +10,16 @@ import { createPostgresCompatRequestRepository } from '../../src/runs/pg-compat-
 import { createPostgresRunLedger } from '../../src/runs/pg-run-ledger';
 import type { ClaimAlongside, RunEvent } from '../../src/runs/types';
 import { createIds, systemClock } from '../../src/util/ids';
+import { compatRequestRow } from '../helpers/compat-request-row';
 import { migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
 
 const pg = postgresForFile();
 
-const compatRow = (requestId: string, runId: string, sessionId: string) => ({
-  request_id: requestId,
-  run_id: runId,
-  session_id: sessionId,
-  requested_model: 'fake/m1',
-  model: 'fake/m1',
-  model_source: 'request',
-  stream: true,
-  include_usage: false,
-  session_binding: 'new' as const,
-  message_count: 2,
-  ignored_fields: ['user'],
-  status: 'running' as const,
-  finish_reason: null,
-  http_status: null,
-  error: null,
-  prompt_tokens: 0,
-  completion_tokens: 0,
-  created_at: 1234,
-});
+const compatRow = (requestId: string, runId: string, sessionId: string) =>
+  compatRequestRow(
+    { request_id: requestId, run_id: runId, session_id: sessionId },
+    { requested_model: 'fake/m1', model_source: 'request', ignored_fields: ['user'], created_at: 1234 },
+  );
 
 describe.skipIf(!pg.available)('an insert in a run’s claim on PostgreSQL', () => {
   it('STORE-PG-281: the row and its event in the claim’s one statement, after run.started and the next event; a busy session or a request id already there writes neither; a failing insert claims nothing', async () => {

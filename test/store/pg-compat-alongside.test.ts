@@ -8,41 +8,17 @@
  * transaction it needs no savepoint (p-pgcompat2, STORE-PG-260).
  */
 import { describe, expect, it } from 'vitest';
-import type { CompatRequestRow } from '../../src/runs/compat-request-repository';
 import { createPostgresCompatRequestRepository } from '../../src/runs/pg-compat-request-repository';
 import type { RunEvent } from '../../src/runs/types';
 import type { SqlClient } from '../../src/store/postgres/client';
+import { compatRequestRow } from '../helpers/compat-request-row';
 import { driverStatements, postgresForFile, recordingClient } from '../helpers/postgres';
 import { ledgerNodes, runInput } from './ledger-nodes';
 
 const pg = postgresForFile();
 
-function requestRow(
-  requestId: string,
-  runId: string,
-  sessionId: string,
-): Omit<CompatRequestRow, 'finished_at'> {
-  return {
-    request_id: requestId,
-    run_id: runId,
-    session_id: sessionId,
-    requested_model: 'gpt-x',
-    model: 'fake/m1',
-    model_source: 'requested',
-    stream: true,
-    include_usage: false,
-    session_binding: 'new',
-    message_count: 2,
-    ignored_fields: ['temperature'],
-    status: 'running',
-    finish_reason: null,
-    http_status: null,
-    error: null,
-    prompt_tokens: 0,
-    completion_tokens: 0,
-    created_at: 1_000,
-  };
-}
+const requestRow = (requestId: string, runId: string, sessionId: string) =>
+  compatRequestRow({ request_id: requestId, run_id: runId, session_id: sessionId });
 
 const outcome = {
   status: 'completed' as const,

@@ -6,6 +6,7 @@
  */
 import { expect, it } from 'vitest';
 import type { CompatRequestRepository, CompatRequestRow } from '../../../src/runs/compat-request-repository';
+import { compatRequestRow } from '../../helpers/compat-request-row';
 import { withOpened } from './fixture';
 
 export interface OpenedCompatRequests {
@@ -15,31 +16,17 @@ export interface OpenedCompatRequests {
   close(): Promise<void>;
 }
 
-const row = (
-  id: string,
-  at: number,
-  extra: Partial<CompatRequestRow> = {},
-): Omit<CompatRequestRow, 'finished_at'> => ({
-  request_id: id,
-  run_id: 'r1',
-  session_id: 's1',
-  requested_model: 'gpt-4o',
-  model: 'fake/m1',
-  model_source: 'alias',
-  stream: true,
-  include_usage: false,
-  session_binding: 'new',
-  message_count: 2,
-  ignored_fields: ['temperature', 'tools'],
-  status: 'running',
-  finish_reason: null,
-  http_status: null,
-  error: null,
-  prompt_tokens: 0,
-  completion_tokens: 0,
-  created_at: at,
-  ...extra,
-});
+const row = (id: string, at: number, extra: Partial<CompatRequestRow> = {}) =>
+  compatRequestRow(
+    { request_id: id, run_id: 'r1', session_id: 's1' },
+    {
+      requested_model: 'gpt-4o',
+      model_source: 'alias',
+      ignored_fields: ['temperature', 'tools'],
+      created_at: at,
+      ...extra,
+    },
+  );
 
 export function compatRequestsContract(open: () => Promise<OpenedCompatRequests>): void {
   const withRequests = withOpened(open, (o) => o);
