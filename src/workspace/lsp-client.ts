@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import type { LspServerConfig } from '../config/schema';
 import { SvcError } from '../errors';
 import { type LspQuirks, quirksOf } from './lsp-quirks';
+import { offersTsserver, type RawDiagnostic, tsserverLists } from './lsp-tsserver';
 
 export interface Diagnostic {
   /** 1-based. */
@@ -38,14 +39,6 @@ const STOP_GRACE_MS = 1_000;
  */
 const BARRIER_METHOD = 'svc/barrier';
 
-export interface RawDiagnostic {
-  range: { start: { line: number; character: number }; end: { line: number; character: number } };
-  severity?: number;
-  message: string;
-  source?: string;
-  code?: string | number;
-}
-
 export class LspClient {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
@@ -67,6 +60,8 @@ export class LspClient {
   private buffer = Buffer.alloc(0);
   private capabilities: Record<string, unknown> = {};
   private exitedFlag = false;
+  /** The server once failed to pass diagnostics requests on to tsserver: it is not asked again. */
+  private tsserverFailed = false;
   private stderr = '';
   /** Called once when the process exits (a crash or a stop). */
   onExit?: () => void;
@@ -186,6 +181,10 @@ export class LspClient {
     text: string,
     options: { waitMs: number; signal?: AbortSignal },
   ): Promise<{ diagnostics: Diagnostic[]; complete: boolean }> {
+    if (this.asksTsserver()) {
+      const asked = await this.askTsserver(uri, languageId, text, options);
+      if (asked) return asked;
+    }
     // A push server that published after the last change of this very text has answered it:
     // nothing is sent, only its quiet period is waited for.
     const answered = this.answeredAt(uri, text);
@@ -238,6 +237,47 @@ export class LspClient {
       throw new SvcError('unavailable', `language server ${this.id} exited before it reported diagnostics`);
     }
     return { diagnostics: (this.published.get(uri)?.diagnostics ?? []).map(convert), complete };
+  }
+
+  /**
+   * Diagnostics are asked of tsserver: the server passes requests on to it (typescript-language-server
+   * says so at initialize) and has not failed to.
+   */
+  asksTsserver(): boolean {
+    return !this.tsserverFailed && !this.exitedFlag && offersTsserver(this.capabilities);
+  }
+
+  /**
+   * typescript-language-server pushes a file's diagnostics in stages (syntactic, then semantic, then
+   * suggestions, each published 50 ms after its stage) and signals nothing when the last is done,
+   * so a wait for a quiet period after a publish can end between the empty syntactic list and the
+   * semantic one: on a loaded machine the type check takes seconds, and the answer said "no
+   * errors" for a file with one. tsserver answers the same three lists on request, after the text
+   * just sent (it handles requests in order): they are asked for, and nothing is waited out.
+   * undefined when the server could not answer them (the push path answers instead).
+   */
+  private async askTsserver(
+    uri: string,
+    languageId: string,
+    text: string,
+    options: { waitMs: number; signal?: AbortSignal },
+  ): Promise<{ diagnostics: Diagnostic[]; complete: boolean } | undefined> {
+    if (this.texts.get(uri) !== text) this.sync(uri, languageId, text);
+    let lists: RawDiagnostic[] | undefined;
+    try {
+      lists = await tsserverLists((method, params) => this.request(method, params, options.waitMs), uri);
+    } catch (error) {
+      if (options.signal?.aborted) throw new SvcError('cancelled', 'diagnostics was cancelled');
+      if (SvcError.is(error) && error.code === 'timeout') return { diagnostics: [], complete: false };
+      if (this.exitedFlag) throw error;
+      lists = undefined;
+    }
+    if (options.signal?.aborted) throw new SvcError('cancelled', 'diagnostics was cancelled');
+    if (!lists) {
+      this.tsserverFailed = true;
+      return undefined;
+    }
+    return { diagnostics: lists.map(convert), complete: true };
   }
 
   /**

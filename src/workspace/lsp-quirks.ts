@@ -6,7 +6,9 @@
  * the whole diagnostics wait. It does publish every list of a document it has just opened, empty
  * ones included: for it, a document whose last list was empty is closed and opened again with the
  * new text instead of changed (lsp-client.ts `reopen`). Other servers are driven as the protocol
- * says, with didChange.
+ * says, with didChange. (A typescript-language-server that offers `typescript.tsserverRequest` is
+ * asked for tsserver's lists instead, and its pushes are not waited on: lsp-client.ts
+ * `askTsserver`; this quirk serves one that cannot answer them.)
  * @module
  */
 import type { LspServerConfig } from '../config/schema';

@@ -128,6 +128,29 @@ describe('language servers out of the box (real typescript-language-server)', { 
     expect(h.app.ws.lsp.status().find((s) => s.id === 'typescript')?.running).toBe(false);
   });
 
+  it('LSP-37: the real server answers tsserver’s three lists on request, as diagnostics asks for them', async () => {
+    const h = await toolHarness({ files: TS_FILES, config: wait() });
+    const target = h.app.ws.paths.resolve('src/b.ts');
+    const lists = await h.app.ws.lsp.withClient(target, h.read('src/b.ts'), async ({ client, uri }) => {
+      expect(client.asksTsserver()).toBe(true);
+      const ask = (command: string) =>
+        client.request(
+          'workspace/executeCommand',
+          { command: 'typescript.tsserverRequest', arguments: [command, { file: uri }] },
+          60_000,
+        ) as Promise<{ body: Array<{ start: { line: number }; text: string; category: string }> }>;
+      return Promise.all(
+        ['syntacticDiagnosticsSync', 'semanticDiagnosticsSync', 'suggestionDiagnosticsSync'].map(ask),
+      );
+    });
+    expect(lists?.map((list) => list.body.length)).toEqual([0, 1, 0]);
+    expect(lists?.[1].body[0]).toMatchObject({
+      start: { line: 2 },
+      category: 'error',
+      text: expect.stringContaining("Type 'number' is not assignable to type 'string'"),
+    });
+  });
+
   it('LSP-05: a language the workspace uses without its server installed is missing, with the install command', async () => {
     const h = await toolHarness({ files: { 'go.mod': 'module demo\n', 'main.go': 'package main\n' } });
     const status = await h.call('lsp_status', {});
