@@ -7,7 +7,7 @@
  */
 import { Text } from 'ink';
 import { render } from 'ink-testing-library';
-import { type ReactNode, useEffect, useRef, useState } from 'react';
+import { type MutableRefObject, type ReactNode, useEffect, useRef, useState } from 'react';
 import { describe, expect, it } from 'vitest';
 import type { PermissionDecision } from '../../src/surfaces/tui/client';
 import type { ChatController } from '../../src/surfaces/tui/state/chat-controller';
@@ -18,6 +18,7 @@ import { DashboardView } from '../../src/surfaces/tui/ui/dialogs/dashboard-view'
 import { HelpView } from '../../src/surfaces/tui/ui/dialogs/help-view';
 import { PermissionDialog } from '../../src/surfaces/tui/ui/dialogs/permission-dialog';
 import { ReadoutView } from '../../src/surfaces/tui/ui/dialogs/readout-view';
+import type { EditorState } from '../../src/surfaces/tui/ui/editor';
 import { ScrollView } from '../../src/surfaces/tui/ui/scroll-view';
 import { SelectList } from '../../src/surfaces/tui/ui/select-list';
 import { TextPrompt } from '../../src/surfaces/tui/ui/text-prompt';
@@ -169,9 +170,25 @@ describe('a key right after the content arrives', () => {
   });
 });
 
-/** The chat screen's keys over a run state that arrives the way the controller's does. */
-function ChatKeys({ runState, seen }: { runState: RunState; seen: string[] }) {
+/** Where a test reads the prompt editor's ref (set as each key is handled). */
+interface Probe {
+  editor?: MutableRefObject<EditorState>;
+}
+
+/** The chat screen's keys over a run state and a modal flag that arrive the way the app's do. */
+function ChatKeys({
+  runState,
+  seen,
+  modal = false,
+  probe,
+}: {
+  runState: RunState;
+  seen: string[];
+  modal?: boolean;
+  probe?: Probe;
+}) {
   const prompt = usePromptEditor(undefined);
+  if (probe) probe.editor = prompt.editorRef;
   const dialogRef = useRef<Dialog | undefined>(undefined);
   const controller = {
     cancel: async () => void seen.push('cancel'),
@@ -182,7 +199,7 @@ function ChatKeys({ runState, seen }: { runState: RunState; seen: string[] }) {
     controller,
     store,
     runState,
-    modal: false,
+    modal,
     dialogRef,
     setDialog: () => {},
     prompt,
@@ -190,7 +207,11 @@ function ChatKeys({ runState, seen }: { runState: RunState; seen: string[] }) {
     toggleReasoning: () => {},
     exit: () => void seen.push('exit'),
   });
-  return <Text>run {runState}</Text>;
+  return (
+    <Text>
+      run {runState} · {modal ? 'dialog open' : 'prompt'} · typed [{prompt.editor.value}]
+    </Text>
+  );
 }
 
 describe('every key handler acts on the render on screen (useLatestInput)', () => {
@@ -291,6 +312,35 @@ describe('every key handler acts on the render on screen (useLatestInput)', () =
     );
     await waitFor(() => seen.length > 0);
     expect(seen).toEqual(['cancel']);
+    view.unmount();
+  });
+
+  it('TUI-KEYS-15: prompt keys: a key typed on the first frame after a dialog closes reaches the prompt', async () => {
+    const seen: string[] = [];
+    const view = await pressOnArrival(
+      true,
+      false,
+      (modal) => <ChatKeys runState="idle" seen={seen} modal={modal} />,
+      'prompt',
+      'x',
+    );
+    await waitFor(() => view.lastFrame()?.includes('typed [x]') ?? false);
+    view.unmount();
+  });
+
+  it('TUI-KEYS-19: prompt keys: a key typed on the first frame that shows a dialog open leaves the prompt', async () => {
+    const seen: string[] = [];
+    const probe: Probe = {};
+    const view = await pressOnArrival(
+      false,
+      true,
+      (modal) => <ChatKeys runState="idle" seen={seen} modal={modal} probe={probe} />,
+      'dialog open',
+      'x',
+    );
+    // Ink hands a key to its handlers while the write to stdin runs, and the editor's ref is set
+    // as the key is handled: the key is handled by now.
+    expect(probe.editor?.current.value).toBe('');
     view.unmount();
   });
 });
