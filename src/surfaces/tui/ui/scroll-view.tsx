@@ -3,8 +3,9 @@
  * pgup/pgdn/space by page, g/G to the ends. Only `height` lines are rendered.
  * @module
  */
-import { Box, type Key, Text, useInput } from 'ink';
-import { useEffect, useRef, useState } from 'react';
+import { Box, type Key, Text } from 'ink';
+import { useEffect, useState } from 'react';
+import { useLatestInput } from './use-latest-input';
 
 export interface ScrollViewProps {
   lines: string[];
@@ -17,18 +18,13 @@ export function ScrollView({ lines, height, isActive, onKey }: ScrollViewProps) 
   const [top, setTop] = useState(0);
   const rows = Math.max(1, height);
   const maxTop = Math.max(0, lines.length - rows);
-  // Ink subscribes a new handler in a passive effect after each render, so a key that arrives
-  // between the screen showing new lines and that effect reaches the previous render's handler:
-  // the bounds are read from a ref set during render, never from the handler's closure.
-  const bounds = useRef({ maxTop, rows });
-  bounds.current = { maxTop, rows };
   useEffect(() => {
     setTop((t) => Math.min(t, maxTop));
   }, [maxTop]);
-  useInput(
+  // A key right after new lines arrive moves within them (use-latest-input.ts).
+  useLatestInput(
     (input, key) => {
       if (onKey?.(input, key)) return;
-      const { maxTop, rows } = bounds.current;
       if (key.upArrow || input === 'k') setTop((t) => Math.max(0, t - 1));
       else if (key.downArrow || input === 'j') setTop((t) => Math.min(maxTop, t + 1));
       else if (key.pageUp || input === 'b') setTop((t) => Math.max(0, t - rows));

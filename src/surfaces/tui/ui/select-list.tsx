@@ -4,8 +4,9 @@
  * selection so it fits any terminal.
  * @module
  */
-import { Box, type Key, Text, useInput } from 'ink';
+import { Box, type Key, Text } from 'ink';
 import { type ReactNode, useMemo, useRef, useState } from 'react';
+import { useLatestInput } from './use-latest-input';
 
 export interface SelectListProps<T> {
   items: T[];
@@ -38,22 +39,18 @@ export function SelectList<T>(props: SelectListProps<T>) {
   }, [props.items, props.filterText, filter]);
   const selected = Math.min(index, Math.max(0, visible.length - 1));
   // Keys can arrive faster than renders (a held arrow, ↓ then enter in one read): move from the
-  // latest position, not the one of the last render.
+  // latest position, not the one of the last render. useLatestInput does not cover this: both keys
+  // of one read reach the same render's handler.
   const latest = useRef(selected);
   latest.current = Math.min(latest.current, Math.max(0, visible.length - 1));
-  // Ink subscribes the handler in a passive effect after the render, so a key right after the
-  // items arrive can reach the previous render's handler: it reads the items and props of the
-  // latest render from a ref (see scroll-view.tsx).
-  const live = useRef({ visible, props });
-  live.current = { visible, props };
   const move = (to: number) => {
-    latest.current = Math.max(0, Math.min(live.current.visible.length - 1, to));
+    latest.current = Math.max(0, Math.min(visible.length - 1, to));
     setIndex(latest.current);
   };
 
-  useInput(
+  // A key right after the items arrive acts on them (use-latest-input.ts).
+  useLatestInput(
     (input, key) => {
-      const { visible, props } = live.current;
       const at = latest.current;
       if (props.onKey?.(input, key, visible[at])) return;
       if (key.escape) return props.onCancel();

@@ -3,8 +3,9 @@
  * is typed (a pasted key never shows on screen).
  * @module
  */
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
 import { useRef, useState } from 'react';
+import { useLatestInput } from './use-latest-input';
 
 export interface TextPromptProps {
   label: string;
@@ -16,13 +17,14 @@ export interface TextPromptProps {
 
 export function TextPrompt({ label, mask, isActive, onSubmit, onCancel }: TextPromptProps) {
   const [value, setValue] = useState('');
-  // Keys can arrive faster than renders: the ref is the truth between two renders.
+  // Keys can arrive faster than renders (several keys of one read reach the same render's
+  // handler, which useLatestInput does not change): the ref is the truth between two renders.
   const current = useRef('');
   const set = (next: string) => {
     current.current = next;
     setValue(next);
   };
-  useInput(
+  useLatestInput(
     (input, key) => {
       if (key.escape) return onCancel();
       if (key.return) return onSubmit(current.current);

@@ -6,7 +6,6 @@
  * completes a slash command.
  * @module
  */
-import { useInput } from 'ink';
 import { type MutableRefObject, useCallback, useRef } from 'react';
 import { COMMANDS, matchCommands, type ParsedCommand, parseCommand } from '../commands';
 import type { ChatController } from '../state/chat-controller';
@@ -14,6 +13,7 @@ import type { TranscriptStore } from '../state/store';
 import type { RunState } from '../state/transcript';
 import type { Dialog, DialogSetter } from './dialog-state';
 import { EMPTY, editKey } from './editor';
+import { useLatestInput } from './use-latest-input';
 import type { PromptEditor } from './use-prompt-editor';
 
 export interface PromptKeysOptions {
@@ -55,7 +55,9 @@ export function usePromptKeys(options: PromptKeysOptions): void {
     [controller, runCommand, prompt.remember, setEditor],
   );
 
-  useInput((input, key) => {
+  // Both handlers see the run state and the modal flag of the render on screen: ctrl+c on the
+  // first frame that shows a run running cancels it (use-latest-input.ts).
+  useLatestInput((input, key) => {
     if (!(key.ctrl && input === 'c')) return;
     if (dialogRef.current) return setDialog(undefined);
     if (editorRef.current.value) return setEditor(EMPTY);
@@ -66,7 +68,7 @@ export function usePromptKeys(options: PromptKeysOptions): void {
     controller.notice('info', 'press ctrl+c again to quit');
   });
 
-  useInput(
+  useLatestInput(
     (input, key) => {
       if (key.ctrl && input === 'c') return;
       // A dialog opened by an earlier key of the same burst owns the keys from now on.

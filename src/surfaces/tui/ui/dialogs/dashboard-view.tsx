@@ -5,10 +5,11 @@
  * the active session; `operator_runtime` is a one-line stub (spec, Dashboard surfaces).
  * @module
  */
-import { Text, useInput } from 'ink';
+import { Text } from 'ink';
 import type { TuiClient } from '../../client';
 import { Frame } from '../frame';
 import { ScrollView } from '../scroll-view';
+import { useLatestInput } from '../use-latest-input';
 import { useLoad } from './use-load';
 
 export const DASHBOARD_TOOL = 'get_multiplayer_coordination_dashboard';
@@ -37,7 +38,7 @@ export function DashboardView({
       client.callTool(DASHBOARD_TOOL, sessionId ? { session_id: sessionId } : {}, { sessionId, signal }),
     timeoutMs,
   );
-  useInput(
+  useLatestInput(
     (input, key) => {
       if (key.escape || input === 'q') onClose();
       else if (input === 'r') reload();

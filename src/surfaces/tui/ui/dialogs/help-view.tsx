@@ -2,11 +2,12 @@
  * `/help`: keys and slash commands.
  * @module
  */
-import { useInput, useStdout } from 'ink';
+import { useStdout } from 'ink';
 import { COMMANDS } from '../../commands';
 import { Frame } from '../frame';
 import { KEYS } from '../keys';
 import { ScrollView } from '../scroll-view';
+import { useLatestInput } from '../use-latest-input';
 import { columnLines } from '../wrap-lines';
 
 /** Keys and commands in `width` columns; descriptions wrap instead of being cut. */
@@ -35,7 +36,7 @@ export function HelpView({
   isActive?: boolean;
   onClose(): void;
 }) {
-  useInput(
+  useLatestInput(
     (input, key) => {
       if (key.escape || input === 'q') onClose();
     },

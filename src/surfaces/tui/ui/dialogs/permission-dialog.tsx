@@ -4,13 +4,14 @@
  * opens so a keystroke meant for the prompt cannot approve by accident (crush #2799).
  * @module
  */
-import { Box, Text, useInput, useStdout } from 'ink';
+import { Box, Text, useStdout } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import { decisionForKey, PERMISSION_KEYS } from '../../../../permissions/keys';
 import type { PermissionDecision, PermissionPrompt } from '../../client';
 import { diffFromDetails } from '../../render/diff';
 import { diffWindow } from '../../render/diff-window';
 import { Frame } from '../frame';
+import { useLatestInput } from '../use-latest-input';
 
 /** The keys every surface answers with (src/permissions/keys.ts). */
 const CHOICES = PERMISSION_KEYS;
@@ -52,30 +53,29 @@ export function PermissionDialog({
     return () => clearTimeout(timer);
   }, [request.request_id, armDelayMs]);
 
-  // Ink subscribes the key handler in a passive effect after each render: a key right after the
-  // armed hint appears can reach the unarmed render's handler, so the handler reads the latest
-  // render's state from a ref (the choice it moves to at once: ↓ then enter in one read).
-  const live = useRef({ armed, index, onDecision });
-  live.current = { armed, index, onDecision };
-  useInput(
+  // The choice a key moves to, read by the next key of the same read (↓ then enter at once reach
+  // the same render's handler; useLatestInput does not change that).
+  const choice = useRef(index);
+  choice.current = index;
+  // A key right after the armed hint appears answers (use-latest-input.ts).
+  useLatestInput(
     (input, key) => {
       // Scrolling the diff is always safe, armed or not.
       if (key.pageDown || key.pageUp) {
         const step = Math.max(1, budget - 1) * (key.pageDown ? 1 : -1);
         return setScroll((s) => Math.max(0, s + step));
       }
-      const now = live.current;
-      if (!now.armed) return;
+      if (!armed) return;
       const byKey = input.length === 1 ? decisionForKey(input) : undefined;
-      if (byKey) return now.onDecision(byKey);
-      if (key.escape) return now.onDecision('deny');
+      if (byKey) return onDecision(byKey);
+      if (key.escape) return onDecision('deny');
       const move = (by: number) => {
-        now.index = (now.index + CHOICES.length + by) % CHOICES.length;
-        setIndex(now.index);
+        choice.current = (choice.current + CHOICES.length + by) % CHOICES.length;
+        setIndex(choice.current);
       };
       if (key.leftArrow || key.upArrow) return move(-1);
       if (key.rightArrow || key.downArrow || key.tab) return move(1);
-      if (key.return) now.onDecision(CHOICES[now.index].decision);
+      if (key.return) onDecision(CHOICES[choice.current].decision);
     },
     { isActive: isActive !== false },
   );

@@ -4,10 +4,11 @@
  * "not available" line.
  * @module
  */
-import { Text, useInput, useStdout } from 'ink';
+import { Text, useStdout } from 'ink';
 import type { ToolResult } from '../../client';
 import { Frame } from '../frame';
 import { ScrollView } from '../scroll-view';
+import { useLatestInput } from '../use-latest-input';
 import { wrapLines } from '../wrap-lines';
 import { useLoad } from './use-load';
 
@@ -33,7 +34,7 @@ export function ReadoutView({
 }: ReadoutViewProps) {
   const { state, reload } = useLoad(load, timeoutMs);
   const { stdout } = useStdout();
-  useInput(
+  useLatestInput(
     (input, key) => {
       if (key.escape || input === 'q') onClose();
       else if (input === 'r') reload();
