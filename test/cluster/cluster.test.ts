@@ -37,7 +37,7 @@ describe.skipIf(!pg.available)('cluster: three nodes on one PostgreSQL', () => {
   afterAll(async () => {
     await cluster?.stop();
     await provider?.close();
-  });
+  }, 120_000); // stopping several nodes on a loaded box outlasts the 30 s default
 
   const answer = (text: string) => provider.push(reply().text(text));
 
