@@ -204,7 +204,7 @@ describe('SSE writes on the Node response', () => {
     const reader = response.body!.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: first\n\n');
     controller.abort();
-    await vi.waitFor(() => expect(closed).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(closed).toHaveBeenCalledTimes(1), { timeout: 10_000 });
     expect(requestSignal?.aborted).toBe(true);
     expect(stream?.closed).toBe(true);
     expect(stream?.send({ data: 'late' })).toBe(false);
