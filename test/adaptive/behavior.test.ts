@@ -138,7 +138,7 @@ describe('fan_out', () => {
       Array(6).fill(fanOutResponder(2, 'rendezvous')),
       {},
       {
-        extraTools: [rendezvous(2, 3000)],
+        extraTools: [rendezvous(2, 10_000)],
       },
     );
     const session = await app.agent.createSession({ metadata: { adaptive_preset: 'fan_out' } });

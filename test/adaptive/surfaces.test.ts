@@ -70,7 +70,7 @@ function listen(url: string, types: string[]) {
       received.push({ type, id: event.lastEventId, data: JSON.parse(event.data) });
     });
   }
-  const waitFor = async (predicate: () => boolean, what: string, timeoutMs = 5000) => {
+  const waitFor = async (predicate: () => boolean, what: string, timeoutMs = 15_000) => {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
       if (Date.now() > deadline) {

@@ -63,7 +63,7 @@ export async function startCluster(
       url,
       server,
       async get(path) {
-        const response = await fetch(`${url}${path}`, { headers: auth });
+        const response = await getRetryingDrops(`${url}${path}`);
         const text = await response.text();
         if (!response.ok) throw new Error(`${name} GET ${path}: ${response.status} ${text}`);
         return JSON.parse(text);
@@ -97,11 +97,32 @@ export async function startCluster(
     async stop() {
       await Promise.all(
         nodes.map(async (n) => {
-          if (n.server.child.exitCode === null && n.server.child.signalCode === null) await n.kill('SIGTERM');
+          if (n.server.child.exitCode !== null || n.server.child.signalCode !== null) return;
+          // A node that has not exited 30 s after SIGTERM (a loaded box) is killed: the file's
+          // afterAll must end, and the clean stop is DURABLE-40/41's subject, not this one's.
+          const kill = setTimeout(() => n.server.child.kill('SIGKILL'), 30_000);
+          await n.kill('SIGTERM');
+          clearTimeout(kill);
         }),
       );
     },
   };
+}
+
+/**
+ * A GET to a node, tried again (up to three times) when the connection fails before any answer: a
+ * loaded box can reset a kept-alive socket the node is closing. An HTTP answer, whatever its
+ * status, is returned as is; GETs are safe to repeat.
+ */
+async function getRetryingDrops(url: string): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, { headers: auth });
+    } catch (error) {
+      if (attempt >= 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 }
 
 export async function until<T>(

@@ -37,7 +37,7 @@ describe.skipIf(!pg.available)('cluster: three nodes on one PostgreSQL', () => {
   afterAll(async () => {
     await cluster?.stop();
     await provider?.close();
-  });
+  }, 120_000); // stopping several nodes on a loaded box outlasts the 30 s default
 
   const answer = (text: string) => provider.push(reply().text(text));
 
@@ -101,6 +101,10 @@ describe.skipIf(!pg.available)('cluster: three nodes on one PostgreSQL', () => {
         return fetch(url, { ...init, headers, signal });
       },
     });
+    let opened = false;
+    source.addEventListener('connected', () => {
+      opened = true;
+    });
     for (const type of [
       'session.updated',
       'message.created',
@@ -112,7 +116,9 @@ describe.skipIf(!pg.available)('cluster: three nodes on one PostgreSQL', () => {
     }
     try {
       await until(async () => (requests.length === 1 ? true : undefined), 'the first connection');
-      await new Promise((r) => setTimeout(r, 200));
+      // A's stream subscribes before it sends `connected`: from then on the change below reaches it
+      // (a fixed pause here was too short on a loaded box).
+      await until(async () => (opened ? true : undefined), 'the stream on A to open');
       // A title change is one event; made on C while the client is on A.
       await fetch(`${cluster.nodes[2].url}/v1/sessions/${id}`, {
         method: 'PATCH',

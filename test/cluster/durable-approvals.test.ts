@@ -103,7 +103,7 @@ function dbosNodes(nodes: number): { readonly provider: FakeProvider; readonly c
   afterAll(async () => {
     await at.cluster?.stop();
     await at.provider?.close();
-  });
+  }, 120_000); // stopping several nodes on a loaded box outlasts the 30 s default
   return at;
 }
 

@@ -46,7 +46,7 @@ describe.skipIf(!pg.available)('durable runs: a node stopped cleanly hands its r
   afterAll(async () => {
     await cluster?.stop();
     await provider?.close();
-  });
+  }, 120_000); // stopping several nodes on a loaded box outlasts the 30 s default
 
   it('DURABLE-40: SIGTERM on the node running a run: it exits promptly, the other node adopts the run and finishes it', async () => {
     const [a] = cluster.nodes;
@@ -98,7 +98,7 @@ describe.skipIf(!pg.available)('durable runs: a lone node stopped cleanly', () =
   afterAll(async () => {
     await cluster?.stop();
     await provider?.close();
-  });
+  }, 120_000); // stopping several nodes on a loaded box outlasts the 30 s default
 
   it('DURABLE-41: SIGTERM on a lone node: it exits promptly, its run interrupted by the stop', async () => {
     const [a] = cluster.nodes;

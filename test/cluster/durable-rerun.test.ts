@@ -85,7 +85,7 @@ function askingNodes(): { readonly provider: FakeProvider; readonly cluster: Svc
   afterAll(async () => {
     await at.cluster?.stop();
     await at.provider?.close();
-  });
+  }, 120_000); // stopping several nodes on a loaded box outlasts the 30 s default
   return at;
 }
 

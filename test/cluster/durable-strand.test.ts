@@ -95,7 +95,7 @@ describe.skipIf(!pg.available)('the run queue: a node dying with queued work', (
     await sql?.close();
     await cluster?.stop();
     await provider?.close();
-  });
+  }, 120_000); // stopping several nodes on a loaded box outlasts the 30 s default
 
   const send = async (node: ClusterNode, tag: string, sessionId?: string) => {
     const id = sessionId ?? ((await node.post('/v1/sessions', { title: tag })).body.session.id as string);

@@ -55,7 +55,7 @@ describe.skipIf(!pg.available)('durable runs: three DBOS nodes on one PostgreSQL
   afterAll(async () => {
     await cluster?.stop();
     await provider?.close();
-  });
+  }, 120_000); // stopping several nodes on a loaded box outlasts the 30 s default
 
   it('DURABLE-1: a node SIGKILLed mid-run: another node adopts the run and finishes steps 4-5; nothing is asked or run twice', async () => {
     const [a, b, c] = cluster.nodes;

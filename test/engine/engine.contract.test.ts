@@ -46,7 +46,7 @@ if (pg.available) {
 }
 
 async function waitFor<T>(probe: () => T | undefined | false): Promise<T> {
-  const deadline = Date.now() + 8000;
+  const deadline = Date.now() + 15_000;
   for (;;) {
     const value = probe();
     if (value) return value;

@@ -254,7 +254,7 @@ export function postgresForFile(options: StartOptions = {}): {
   }
   beforeAll(async () => {
     cluster = await startPostgres(options);
-  }, 60_000);
+  }, 120_000); // copying the data directory and `pg_ctl -w start` (its own wait: 60 s) on a loaded box
   afterAll(() => cluster?.stop());
   return {
     available,

@@ -104,7 +104,7 @@ export async function streamedAnswer(client: OpenAI, content = 'hello'): Promise
  */
 export async function settledCompatRow(app: App) {
   let [row] = (await app.compatRequests.list({ limit: 1 })).rows;
-  for (let i = 0; i < 100 && row.status === 'running'; i++) {
+  for (let i = 0; i < 500 && row.status === 'running'; i++) {
     await new Promise((r) => setTimeout(r, 20));
     [row] = (await app.compatRequests.list({ limit: 1 })).rows;
   }

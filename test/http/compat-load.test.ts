@@ -19,7 +19,7 @@ const ask = (content: string, stream = false) => ({
   messages: [{ role: 'user' as const, content }],
 });
 
-async function waitFor(predicate: () => boolean, what: string, timeoutMs = 5000) {
+async function waitFor(predicate: () => boolean, what: string, timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

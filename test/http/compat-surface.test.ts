@@ -25,7 +25,7 @@ import { compatServer, sseData } from './compat-helpers';
 
 const ask = (content: string) => ({ model: 'fake/m1', messages: [{ role: 'user' as const, content }] });
 
-async function waitFor(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000) {
+async function waitFor(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
   while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -64,7 +64,7 @@ function client(url: string, options: { token?: string } = {}) {
       received.push({ type, id: event.lastEventId, data: JSON.parse(event.data) });
     });
   }
-  const waitFor = async (predicate: () => boolean, what: string, timeoutMs = 3000) => {
+  const waitFor = async (predicate: () => boolean, what: string, timeoutMs = 15_000) => {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
       if (Date.now() > deadline)
@@ -267,7 +267,7 @@ describe('SSE session events with the eventsource client', () => {
 });
 
 async function waitUntil(probe: () => boolean, what: string) {
-  const deadline = Date.now() + 8000;
+  const deadline = Date.now() + 15_000;
   while (!probe()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -312,10 +312,16 @@ describe('GET /v1/sessions/{id}/events', () => {
     const session = await app.sessions.create();
     const reader = sseReader(await hono.request(`/v1/sessions/${session.id}/events`));
     await reader.take(2);
-    await new Promise((resolve) => setTimeout(resolve, 120));
-    const next = await app.bus.publishStored(session.id, 'tick', {});
-    expect((await reader.next()).id).toBe(String(next.id));
-    expect(reader.comments.filter((c) => /^ping \d+$/.test(c)).length).toBeGreaterThanOrEqual(2);
+    const pings = () => reader.comments.filter((c) => /^ping \d+$/.test(c)).length;
+    // Read on (an event at a time, each the next by id) until two pings came in between: a fixed
+    // pause was not enough on a loaded box, where a late interval fires once, not twice.
+    const deadline = Date.now() + 10_000;
+    do {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const next = await app.bus.publishStored(session.id, 'tick', {});
+      expect((await reader.next()).id).toBe(String(next.id));
+    } while (pings() < 2 && Date.now() < deadline);
+    expect(pings()).toBeGreaterThanOrEqual(2);
     await reader.cancel();
   });
 
@@ -340,7 +346,7 @@ describe('GET /v1/sessions/{id}/events', () => {
     expect(streams.size).toBe(1);
     const timer = setIntervalSpy.mock.results.at(-1)?.value;
     await reader.cancel();
-    await vi.waitFor(() => expect(unsubscribed).toHaveBeenCalledWith(session.id));
+    await vi.waitFor(() => expect(unsubscribed).toHaveBeenCalledWith(session.id), { timeout: 10_000 });
     expect(streams.size).toBe(0);
     expect(clearIntervalSpy).toHaveBeenCalledWith(timer);
     // Publishing after the disconnect reaches nobody and breaks nothing.

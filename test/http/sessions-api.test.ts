@@ -15,7 +15,7 @@ import { reply } from '../helpers/fake-provider';
 import { compatServer, TOKEN } from './compat-helpers';
 
 async function waitFor<T>(probe: () => T | undefined | false | Promise<T | undefined | false>, what: string) {
-  const deadline = Date.now() + 8000;
+  const deadline = Date.now() + 15_000;
   for (;;) {
     const value = await probe();
     if (value) return value;

@@ -19,6 +19,9 @@ export interface SpawnedServer {
   exit: Promise<number | null>;
 }
 
+/** How long a listening server nobody stopped is left running (the net, not a test's bound). */
+const UNSTOPPED_SERVER_MS = 20 * 60_000;
+
 export function spawnServer(
   args: string[],
   options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number },
@@ -38,7 +41,11 @@ export function spawnServer(
   let stderr = '';
   child.stdout?.on('data', (d) => (stdout += d));
   child.stderr?.on('data', (d) => (stderr += d));
-  const killer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+  // `timeoutMs` bounds the wait for the listening line. Once listening, the server lives until its
+  // test (onTestFinished below) or its file's afterAll stops it, with a long net for one nobody
+  // stopped: a lifetime of `timeoutMs` killed servers (a cluster's nodes after 180 s) under files
+  // that ran longer on a loaded box.
+  let killer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
   const exit = new Promise<number | null>((resolve) => {
     child.on('close', (code) => {
       clearTimeout(killer);
@@ -48,7 +55,11 @@ export function spawnServer(
   const ready = new Promise<string>((resolve, reject) => {
     const check = () => {
       const match = /^svc: listening on (http:\/\/\S+)$/m.exec(stdout);
-      if (match) resolve(match[1]);
+      if (!match) return;
+      clearTimeout(killer);
+      killer = setTimeout(() => child.kill('SIGKILL'), UNSTOPPED_SERVER_MS);
+      killer.unref();
+      resolve(match[1]);
     };
     child.stdout?.on('data', check);
     void exit.then((code) =>

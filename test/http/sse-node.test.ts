@@ -73,7 +73,7 @@ describe('SSE on the Node response', () => {
     const reader = response.body!.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: first\n\n');
     controller.abort();
-    await vi.waitFor(() => expect(closed).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(closed).toHaveBeenCalledTimes(1), { timeout: 10_000 });
     expect(opened?.closed).toBe(true);
     expect(opened?.send({ data: 'late' })).toBe(false);
     expect(tracker.size).toBe(0);

@@ -114,13 +114,13 @@ export function sseReader(response: Response): SseReader {
   const api: SseReader = {
     comments,
     seen,
-    next: (timeoutMs = 2000) => waitFor(() => queue.shift(), timeoutMs, 'an event'),
-    async take(count, timeoutMs = 2000) {
+    next: (timeoutMs = 10_000) => waitFor(() => queue.shift(), timeoutMs, 'an event'),
+    async take(count, timeoutMs = 10_000) {
       const out: WireEvent[] = [];
       for (let i = 0; i < count; i++) out.push(await api.next(timeoutMs));
       return out;
     },
-    async ended(timeoutMs = 2000) {
+    async ended(timeoutMs = 10_000) {
       try {
         await waitFor(() => (done ? true : undefined), timeoutMs, 'the end of the stream');
         return true;

@@ -204,7 +204,7 @@ describe('SSE writes on the Node response', () => {
     const reader = response.body!.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: first\n\n');
     controller.abort();
-    await vi.waitFor(() => expect(closed).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(closed).toHaveBeenCalledTimes(1), { timeout: 10_000 });
     expect(requestSignal?.aborted).toBe(true);
     expect(stream?.closed).toBe(true);
     expect(stream?.send({ data: 'late' })).toBe(false);
@@ -221,6 +221,8 @@ describe('SSE writes on the Node response', () => {
     );
     socket.on('error', () => {});
     await new Promise((resolve) => socket.once('connect', resolve));
+    // The route has run once it handed the stream over (a loaded box can take longer than 50 ms).
+    await vi.waitFor(() => expect(stream).toBeDefined(), { timeout: 10_000 });
     await new Promise((resolve) => setTimeout(resolve, 50));
     socket.pause();
     // All in one turn: nothing has reached the socket yet, the batch alone must hit the limit.

@@ -97,7 +97,7 @@ describe('MCP client: stdio servers', () => {
     const app = await connectedApp({ fake: stdio() });
     expect(app.tools.get('mcp_fake_extra')).toBeUndefined();
     await invokeTool(app, 'mcp_fake_grow', {}, { surface: 'agent' });
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + 15_000;
     while (!app.tools.get('mcp_fake_extra') && Date.now() < deadline) await sleep(20);
     expect(await invokeTool(app, 'mcp_fake_extra', {}, { surface: 'agent' })).toMatchObject({
       content: [{ text: 'extra here' }],

@@ -39,7 +39,7 @@ async function stdioService() {
   const send = async (line: string, count: number) => {
     const before = frames.length;
     stdin.write(`${line}\n`);
-    for (let i = 0; i < 200 && frames.length < before + count; i++)
+    for (let i = 0; i < 1000 && frames.length < before + count; i++)
       await new Promise((r) => setTimeout(r, 10));
     return frames.slice(before);
   };
@@ -123,7 +123,7 @@ describe('MCP server: malformed input', () => {
       method: 'tools/call',
       params: { name: TOOL, arguments: ['a'] },
     } as unknown as JSONRPCMessage);
-    for (let i = 0; i < 100 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 1000 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
     expect(received.find((m) => (m as { id?: number }).id === 2)).toEqual({
       jsonrpc: '2.0',
       id: 2,

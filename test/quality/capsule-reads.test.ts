@@ -24,7 +24,9 @@ describe('edit capsules at a run end', () => {
       extraConfig: { options: { edit_capsules: true } },
     });
     await app.agent.run({ prompt: 'warm up', yolo: true }); // statements prepared
-    await vi.waitFor(async () => expect((await app.quality.capsules.status()).counts.total).toBe(0));
+    await vi.waitFor(async () => expect((await app.quality.capsules.status()).counts.total).toBe(0), {
+      timeout: 10_000,
+    });
     // Another svc on the same data dir crashed while its run was recording a capsule.
     const other = openDb({ dataDir: app.dataDir });
     other
@@ -38,10 +40,12 @@ describe('edit capsules at a run end', () => {
     const { texts } = countStatements(app.db);
     await app.agent.run({ prompt: 'answer', yolo: true });
     // Its run is unknown here, so it counts as interrupted: with no file history it is dropped.
-    await vi.waitFor(() =>
-      expect(other.prepare("SELECT count(*) AS n FROM edit_capsules WHERE id = 'cap_gone'").get()).toEqual({
-        n: 0,
-      }),
+    await vi.waitFor(
+      () =>
+        expect(other.prepare("SELECT count(*) AS n FROM edit_capsules WHERE id = 'cap_gone'").get()).toEqual({
+          n: 0,
+        }),
+      { timeout: 10_000 },
     );
     const reads = capsuleReads(texts);
     // One read at the run's end (main: its capsule, then the stranded ones: two), then the
@@ -75,10 +79,14 @@ describe('edit capsules at a run end', () => {
       .run();
     await app.agent.run({ prompt: 'answer', yolo: true });
     // Its run is unknown here, so it counts as interrupted: with no file history it is dropped.
-    await vi.waitFor(() =>
-      expect(other.prepare("SELECT count(*) AS n FROM edit_capsules WHERE id = 'cap_other'").get()).toEqual({
-        n: 0,
-      }),
+    await vi.waitFor(
+      () =>
+        expect(other.prepare("SELECT count(*) AS n FROM edit_capsules WHERE id = 'cap_other'").get()).toEqual(
+          {
+            n: 0,
+          },
+        ),
+      { timeout: 10_000 },
     );
     other.close();
   });

@@ -198,7 +198,7 @@ describe.each<Mode>(['approve-all', 'yolo'])('escape attempts through the agent 
     const { app, results } = await attack(p, attempts, mode);
     expect(server.connections()).toBe(0);
     expect(results.some((r) => r.includes('the network is off for commands'))).toBe(true);
-    for (let i = 0; i < 50 && pgrep(`sleep ${t.sleepMarker}`); i++) await sleep(100);
+    for (let i = 0; i < 150 && pgrep(`sleep ${t.sleepMarker}`); i++) await sleep(100);
     expect(pgrep(`sleep ${t.sleepMarker}`)).toBe(false);
     await app.close();
   }, 300_000);

@@ -162,7 +162,7 @@ describe('sandbox on by default', () => {
       timeout_seconds: 1,
     });
     expect(result.timed_out).toBe(true);
-    for (let i = 0; i < 50 && running(`sleep ${marker}`); i++) await sleep(100);
+    for (let i = 0; i < 150 && running(`sleep ${marker}`); i++) await sleep(100);
     expect(running(`sleep ${marker}`)).toBe(false);
   });
 

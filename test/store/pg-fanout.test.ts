@@ -189,8 +189,10 @@ describe.skipIf(!pg.available)('STORE-PG-fanout: SSE across two Apps on one data
         // Each connection goes to the node `target` names: the load balancer of a cluster.
         fetch: async (_input, init) => {
           const headers = new Headers(init?.headers);
-          requests.push({ url: target, lastEventId: headers.get('last-event-id') });
+          // Recorded once held: a loaded box may retry (50 ms) before B has seen the drop and
+          // `target` moved to A; the request goes where `target` names after the hold.
           if (hold) await hold;
+          requests.push({ url: target, lastEventId: headers.get('last-event-id') });
           headers.set('authorization', `Bearer ${TOKEN}`);
           const controller = new AbortController();
           const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;

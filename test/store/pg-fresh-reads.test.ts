@@ -61,7 +61,7 @@ describe.skipIf(!pg.available)('reads a fresh compat session need not make (Post
         total_tokens: expect.any(Number),
       });
       let [row] = (await app.compatRequests.list({ limit: 1 })).rows;
-      for (let i = 0; i < 100 && row.status === 'running'; i++) {
+      for (let i = 0; i < 500 && row.status === 'running'; i++) {
         await new Promise((r) => setTimeout(r, 20));
         [row] = (await app.compatRequests.list({ limit: 1 })).rows;
       }
@@ -110,7 +110,7 @@ describe.skipIf(!pg.available)('reads a fresh compat session need not make (Post
       ]);
       expect(text).toBe('fine');
       let [row] = (await app.compatRequests.list({ limit: 1 })).rows;
-      for (let i = 0; i < 100 && row.status === 'running'; i++) {
+      for (let i = 0; i < 500 && row.status === 'running'; i++) {
         await new Promise((r) => setTimeout(r, 20));
         [row] = (await app.compatRequests.list({ limit: 1 })).rows;
       }

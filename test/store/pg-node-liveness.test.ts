@@ -11,7 +11,7 @@ import { runInput as input, ledgerNodes } from './ledger-nodes';
 
 const pg = postgresForFile();
 
-async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
+async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 20_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await probe();

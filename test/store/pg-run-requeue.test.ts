@@ -12,6 +12,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { postgresForFile } from '../helpers/postgres';
+import { until } from '../helpers/until';
 import { runInput as input, ledgerNodes } from './ledger-nodes';
 
 const pg = postgresForFile();
@@ -66,7 +67,9 @@ describe.skipIf(!pg.available)('putting back a run left on a node that is gone',
         rule = gone;
       });
       await watcher.list();
-      await sleep(500);
+      // B is stale once 300 ms have passed on the database's clock and a heartbeat of the watcher
+      // has handed the hook its rule since: on a loaded box that can take longer than any pause.
+      await until(() => rule?.('rnr_b', Date.now()) === true, "the watcher's rule to find B stale");
       const now = Date.now();
       expect(rule!('rnr_b', now)).toBe(true); // stale heartbeat, another machine
       expect(rule!('rnr_w', now - 10_000)).toBe(false); // this node

@@ -224,7 +224,7 @@ describe.skipIf(!pg.available)('PostgreSQL store', () => {
       });
       const standbyUrl = url.replace(`:${cluster.port}/`, `:${standby.port}/`);
       let report = await checkStore({ ...store, url: standbyUrl }, '/nonexistent');
-      for (let i = 0; i < 50 && report.schema_version !== LATEST; i++) {
+      for (let i = 0; i < 200 && report.schema_version !== LATEST; i++) {
         await new Promise((r) => setTimeout(r, 100));
         report = await checkStore({ ...store, url: standbyUrl }, '/nonexistent');
       }

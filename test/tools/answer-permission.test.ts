@@ -17,7 +17,7 @@ import { agentApp, touchTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 
 async function waitFor<T>(probe: () => T | undefined | false): Promise<T> {
-  const deadline = Date.now() + 8000;
+  const deadline = Date.now() + 15_000;
   for (;;) {
     const value = probe();
     if (value) return value;

@@ -199,7 +199,7 @@ describe('bash', () => {
       { command: 'sleep 60 & echo $! > child.pid; wait' },
       { signal: controller.signal },
     );
-    for (let i = 0; i < 100 && !existsSync(join(h.app.workspace, 'child.pid')); i++) await sleep(20);
+    for (let i = 0; i < 500 && !existsSync(join(h.app.workspace, 'child.pid')); i++) await sleep(20);
     controller.abort();
     await expect(call).rejects.toMatchObject({ code: 'cancelled' });
     expect(await waitDead(Number(h.read('child.pid')))).toBe(true);
@@ -263,7 +263,7 @@ describe('background jobs', () => {
       command: 'sleep 60 & echo $! > bg.pid; echo up; wait',
       run_in_background: true,
     });
-    for (let i = 0; i < 100 && !existsSync(join(h.app.workspace, 'bg.pid')); i++) await sleep(20);
+    for (let i = 0; i < 500 && !existsSync(join(h.app.workspace, 'bg.pid')); i++) await sleep(20);
     const killed = await h.call('job_kill', { job_id: started.job_id });
     expect(killed).toMatchObject({ status: 'killed' });
     expect(h.asks.at(-1)).toMatchObject({

@@ -220,7 +220,7 @@ describe('execute_dag', () => {
       ],
     });
     let dagRunId: string | undefined;
-    for (let i = 0; i < 100 && !dagRunId; i++) {
+    for (let i = 0; i < 500 && !dagRunId; i++) {
       await new Promise((r) => setTimeout(r, 20));
       dagRunId = (await app.runs.list({ status: ['running'] })).find((r) => r.origin === 'workflow')?.id;
     }
@@ -245,8 +245,9 @@ describe('execute_dag', () => {
         { id: 'b', prompt: 'Task B', depends_on: ['a'], agent: 'general' },
       ],
     });
-    for (let i = 0; i < 100 && app.workflows.active() === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    for (let i = 0; i < 100 && (await app.runs.list({ status: ['running'] })).length < 2; i++)
+    for (let i = 0; i < 1000 && app.workflows.active() === 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 1000 && (await app.runs.list({ status: ['running'] })).length < 2; i++)
       await new Promise((r) => setTimeout(r, 10));
     const dagRunId = (await app.runs.list({ status: ['running'] })).find((r) => r.origin === 'workflow')!.id;
     await app.close();
