@@ -15,7 +15,7 @@
 import { SvcError } from '../errors';
 import type { EventBus, JoinedEvents } from '../events/bus';
 import type { SqlClient } from '../store/postgres/client';
-import type { FollowingWrite, PrecedingWrite } from '../store/preceding-write';
+import type { FollowingWrite, PrecedingWrite, TrailingInsert } from '../store/preceding-write';
 import { FOLLOWING_EVENT, followingEventSql } from './pg-run-following-repository';
 import type { PostgresRunWrites } from './pg-run-write-repository';
 import type { RunLedger, RunLedgerDeps, SessionAnnounce } from './run-ledger';
@@ -76,6 +76,7 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
     payload: Record<string, unknown>,
     before: PrecedingWrite<T>,
     announce?: SessionAnnounce,
+    riding?: TrailingInsert,
   ) => {
     await deps.ready();
     const now = clock.now();
@@ -89,7 +90,9 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
         { type, payload: JSON.stringify(payload), created_at: now },
         before,
         joined?.call,
+        riding,
       );
+      riding?.wrote();
     } finally {
       // Nothing written (a missing message or run, a failure): nothing delivered, as before.
       joined?.settle(answered?.appended?.length ? answered.appended : undefined);

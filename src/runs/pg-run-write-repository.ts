@@ -10,7 +10,7 @@
  */
 import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
-import type { PrecedingWrite, RidingInsert } from '../store/preceding-write';
+import type { PrecedingWrite, RidingInsert, TrailingInsert } from '../store/preceding-write';
 import {
   type ClaimStarted,
   claimIfFreeStarted,
@@ -93,6 +93,8 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     before: PrecedingWrite<unknown>,
     /** A call appending session events, made last and only when the run's row was written. */
     after?: FollowingCall,
+    /** Another domain's insert (a step's `model_calls` row), made whatever `go` decides. */
+    riding?: TrailingInsert,
   ): Promise<{
     written?: { run: AgentRun; event: { id: number; seq: number } };
     answer: unknown;
@@ -190,8 +192,8 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
     },
     updateRunWithEvent: (id, patch, now, event, queueOf) =>
       updateRunWithEvent(sql, id, patch, now, event, queueOf),
-    updateRunWithEventAfter: (id, patch, now, event, before, after) =>
-      updateRunWithEventAfter(sql, id, patch, now, event, before, after),
+    updateRunWithEventAfter: (id, patch, now, event, before, after, riding) =>
+      updateRunWithEventAfter(sql, id, patch, now, event, before, after, riding),
     insertEventWith: (runId, event, after) => insertEventWith(sql, runId, event, after),
     async interruptIfRunning(id, reason, now) {
       return (
@@ -359,7 +361,7 @@ async function updateRunWithEvent(
 /** `PostgresRunWrites.updateRunWithEventAfter` (see there). */
 async function updateRunWithEventAfter(
   sql: SqlClient,
-  ...[id, patch, now, event, before, after]: Parameters<PostgresRunWrites['updateRunWithEventAfter']>
+  ...[id, patch, now, event, before, after, riding]: Parameters<PostgresRunWrites['updateRunWithEventAfter']>
 ): ReturnType<PostgresRunWrites['updateRunWithEventAfter']> {
   const n = before.values.length;
   const columns = runPatchColumns(patch, now);
@@ -371,9 +373,12 @@ async function updateRunWithEventAfter(
   const following = call
     ? `, (SELECT ${appendedJson} FROM ${call.text} e WHERE x.svc_event_id IS NOT NULL) AS svc_appended`
     : '';
+  // The riding insert's parameters last (after `after`'s); its WITH runs whatever `go` is.
+  const ridingAt = k + 4 + (call?.values.length ?? 0);
+  const ridingWith = riding ? `svc_riding AS (${riding.sql(ridingAt)}),\n       ` : '';
   // g: read once, before any write (one snapshot); the run's UPDATE follows before's last WITH.
   const row = await sql.one<PgRunRowWithEvent & { svc_before: unknown; svc_appended?: unknown }>(
-    `WITH g AS (SELECT (${before.ready}) AND EXISTS (SELECT 1 FROM agent_runs WHERE id = $${k + 1}) AS go),
+    `WITH ${ridingWith}g AS (SELECT (${before.ready}) AND EXISTS (SELECT 1 FROM agent_runs WHERE id = $${k + 1}) AS go),
        ${before.ctes('(SELECT go FROM g)')},
        r AS (UPDATE agent_runs SET ${sets} WHERE id = $${k + 1} AND (SELECT go FROM g)
                AND (SELECT count(*) FROM ${before.last}) >= 0 RETURNING *)
@@ -385,6 +390,7 @@ async function updateRunWithEventAfter(
       ...columns.map(([, value]) => value),
       ...[id, event.type, event.payload, event.created_at],
       ...(call?.values ?? []),
+      ...(riding?.values ?? []),
     ],
   );
   if (!row) throw new Error(`agent_runs: no row answered for run ${id}`);
