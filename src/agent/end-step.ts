@@ -7,8 +7,7 @@
  * keeps their order (src/runs/pg-run-announced.ts), else published after it.
  * @module
  */
-import type { HeldCalls } from '../telemetry/cost-ledger';
-import { flushCalls } from './held-calls';
+import { flushCalls, takeCall } from './held-calls';
 import type { RunContext, RunTurn } from './run-types';
 import { startStepClose } from './step-close';
 import { recordStepEnd } from './step-ends';
@@ -68,7 +67,7 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   // bus keeps their order (`announced`, src/runs/pg-run-announced.ts); else published after it.
   // The step's model call rides in that statement (./held-calls.ts); elsewhere it goes alone first.
   const joined = closing.before !== undefined && app.runs.updateAndAppendAfter !== undefined;
-  const call = joined ? c.calls?.take() : undefined;
+  const call = joined ? takeCall(app, c.calls) : undefined;
   if (!joined) await flushCalls(app, c.calls);
   const [session, appended, announced] =
     closing.before && app.runs.updateAndAppendAfter
@@ -86,7 +85,7 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
             call?.insert,
           )
           .then((joined) => [joined.before, joined, joined.announced] as const)
-          .finally(() => writtenAlone(app, call))
+          .finally(() => call?.after())
       : app.runs.updateAndAppend
         ? ([
             ...(await Promise.all([
@@ -110,11 +109,6 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   t.stepsClosed++;
   recordStepEnd(t, sessionId, session, runRow);
   for (const wake of [...t.stepClosedWaiters]) wake();
-}
-
-/** The step's model call alone when its step end's statement did not write it (it failed). */
-async function writtenAlone(app: RunContext['app'], call: ReturnType<HeldCalls['take']>) {
-  await call?.after().catch((error: unknown) => app.log.warn('cost ledger write failed', { error }));
 }
 
 const round = (n: number) => Math.round(n * 10_000) / 10_000;

@@ -14,7 +14,7 @@ import { MAX_FAILED_COMPACTIONS } from './compaction';
 import { fitToBudget, freshToolTokens } from './context-fit';
 import { endStep } from './end-step';
 import { runFailure } from './failure';
-import { flushCalls } from './held-calls';
+import { takeCall } from './held-calls';
 import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import type { RunContext, RunTurn } from './run-types';
@@ -99,11 +99,10 @@ export function bridgeFor(c: RunContext, t: RunTurn) {
     signal,
     permission: { yolo: run.options.yolo, unattended: run.options.unattended },
     isActive: (name) => t.active.has(name),
+    takeCall: () => takeCall(app, c.calls),
     async beforeCall(call) {
       app.store.transactions.stepBatch();
       t.called.add(call.tool);
-      // The step's model call, alone, before its tool runs (./held-calls.ts).
-      await flushCalls(app, c.calls);
       // One write (the message row); its event is appended after, outside any transaction.
       await app.store.transactions.together(async () => t.recorder?.toolCall(call));
     },

@@ -114,7 +114,7 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
  */
 export function appendAnnounced(deps: AnnounceDeps): NonNullable<RunLedger['appendAnnounced']> {
   const { clock, writes, events, bus } = deps;
-  return async (runId, type, payload, announce) => {
+  return async (runId, type, payload, announce, riding) => {
     const joined = joinNow(deps, { sessionId: announce.sessionId, events: [announce] });
     if (!joined) {
       bus?.publish(announce.sessionId, announce.type, announce.payload);
@@ -129,7 +129,9 @@ export function appendAnnounced(deps: AnnounceDeps): NonNullable<RunLedger['appe
         runId,
         { type, payload: JSON.stringify(payload), created_at },
         joined.call,
+        riding,
       );
+      riding?.wrote();
     } catch (error) {
       // The statement wrote neither: the session event is published after it, as it was before.
       joined.settle(undefined);

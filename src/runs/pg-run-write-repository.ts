@@ -110,6 +110,8 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     runId: string,
     event: RunEventWrite,
     after: FollowingCall,
+    /** Another domain's insert (a step's `model_calls` row), made whether or not the run exists. */
+    riding?: TrailingInsert,
   ): Promise<{ event?: { id: number; seq: number; session_id: string }; appended: AppendedRow[] }>;
   /**
    * `alongside` (a data-modifying WITH, run whether or not the run exists) and then, when the
@@ -194,7 +196,7 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       updateRunWithEvent(sql, id, patch, now, event, queueOf),
     updateRunWithEventAfter: (id, patch, now, event, before, after, riding) =>
       updateRunWithEventAfter(sql, id, patch, now, event, before, after, riding),
-    insertEventWith: (runId, event, after) => insertEventWith(sql, runId, event, after),
+    insertEventWith: (runId, event, after, riding) => insertEventWith(sql, runId, event, after, riding),
     async interruptIfRunning(id, reason, now) {
       return (
         (await sql.run(
@@ -308,9 +310,11 @@ const CLAIM = `UPDATE agent_runs SET status = 'running', started_at = $1, update
 /** `PostgresRunWrites.insertEventWith` (see there). */
 async function insertEventWith(
   sql: SqlClient,
-  ...[runId, event, after]: Parameters<PostgresRunWrites['insertEventWith']>
+  ...[runId, event, after, riding]: Parameters<PostgresRunWrites['insertEventWith']>
 ): ReturnType<PostgresRunWrites['insertEventWith']> {
   const call = after(5);
+  // The riding insert's parameters last; its WITH runs whether or not the run exists.
+  const ridingWith = riding ? `svc_riding AS (${riding.sql(4 + call.values.length)}),\n         ` : '';
   // `a` first (the run's row lock, its event); `e` waits for it (a one-time filter on `a`), so
   // the locks are taken in the order of the step end's statement: run row, then the session's.
   const row = await sql.one<{
@@ -319,13 +323,13 @@ async function insertEventWith(
     session_id: string | null;
     svc_appended: unknown;
   }>(
-    `WITH a AS (SELECT a.event_id, a.event_seq, r.session_id
+    `WITH ${ridingWith}a AS (SELECT a.event_id, a.event_seq, r.session_id
                     FROM agent_runs r, LATERAL svc_append_run_event(r.id, r.session_id, $2, $3, $4) a
                    WHERE r.id = $1),
          e AS (SELECT event_id, previous_id FROM ${call.text} WHERE (SELECT count(*) FROM a) >= 0)
        SELECT a.event_id, a.event_seq, a.session_id, (SELECT ${appendedJson} FROM e) AS svc_appended
          FROM (SELECT 1) AS one LEFT JOIN a ON true`,
-    [runId, event.type, event.payload, event.created_at, ...call.values],
+    [runId, event.type, event.payload, event.created_at, ...call.values, ...(riding?.values ?? [])],
   );
   const appended = appendedRows(row?.svc_appended);
   if (!row || row.event_id === null || row.session_id === null) return { appended };

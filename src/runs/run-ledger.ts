@@ -129,6 +129,13 @@ export interface RunLedger {
     type: string,
     payload: Record<string, unknown>,
     announce: { sessionId: string; type: string; payload: Record<string, unknown> },
+    /**
+     * Another domain's insert (the step's `model_calls` row before its tool's `tool.started`,
+     * p-pgfirst), written in the same statement whether or not the run exists; told `wrote()` once
+     * the statement answered. Not told (the bus could not join, the statement failed): the caller
+     * writes it.
+     */
+    riding?: TrailingInsert,
   ): Promise<RunEvent>;
   /**
    * PostgreSQL: `append` of an event held since `created_at`, as a write that rides in another
