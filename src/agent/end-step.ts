@@ -7,6 +7,7 @@
  * keeps their order (src/runs/pg-run-announced.ts), else published after it.
  * @module
  */
+import { flushCalls, takeCall } from './held-calls';
 import type { RunContext, RunTurn } from './run-types';
 import { startStepClose } from './step-close';
 import { recordStepEnd } from './step-ends';
@@ -64,14 +65,27 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   // The session row comes back with its UPDATE: the next step's funnel takes its mode (./step-ends.ts).
   // On PostgreSQL the step's completions and `context.usage` go last in that statement where the
   // bus keeps their order (`announced`, src/runs/pg-run-announced.ts); else published after it.
+  // The step's model call rides in that statement (./held-calls.ts); elsewhere it goes alone first.
+  const joined = closing.before !== undefined && app.runs.updateAndAppendAfter !== undefined;
+  const call = joined ? takeCall(app, c.calls) : undefined;
+  if (!joined) await flushCalls(app, c.calls);
   const [session, appended, announced] =
     closing.before && app.runs.updateAndAppendAfter
       ? await app.runs
-          .updateAndAppendAfter(run.id, patch, 'step.finished', finished, closing.before, {
-            sessionId,
-            events: contextUsage ? [...closing.completions(), contextUsage] : closing.completions(),
-          })
+          .updateAndAppendAfter(
+            run.id,
+            patch,
+            'step.finished',
+            finished,
+            closing.before,
+            {
+              sessionId,
+              events: contextUsage ? [...closing.completions(), contextUsage] : closing.completions(),
+            },
+            call?.insert,
+          )
           .then((joined) => [joined.before, joined, joined.announced] as const)
+          .finally(() => call?.after())
       : app.runs.updateAndAppend
         ? ([
             ...(await Promise.all([

@@ -18,6 +18,7 @@ import type { Message, Usage } from '../sessions/session-store';
 import { withReadScope } from '../store/read-scope';
 import { activeNames } from './active-tools';
 import { budgetFailure, type Failure, failureLine, runFailure } from './failure';
+import { holdCalls, releaseCalls } from './held-calls';
 import { heldEvent } from './held-event';
 import { appendToLedger, type HeldWrites, heldWrites, preparedHolding, writeHeldOnStop } from './held-writes';
 import { historyMessages, listedMessages, toModelMessages } from './history';
@@ -53,6 +54,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     model: undefined,
     resultMessageId: null,
     held: heldEvent(app, run.id),
+    calls: holdCalls(app, run.id),
     ledger: (type, payload = {}) => appendToLedger(c, type, payload),
   };
   const heldAtEnd = writeHeldOnStop(c, x.stop);
@@ -75,6 +77,8 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
   } finally {
     // Still held (no step started, no event appended): written before the run's end is.
     await heldAtEnd();
+    // A call no step end carried (a step that failed before its end).
+    await releaseCalls(app, c.calls);
   }
 }
 

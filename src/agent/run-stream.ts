@@ -14,6 +14,7 @@ import { MAX_FAILED_COMPACTIONS } from './compaction';
 import { fitToBudget, freshToolTokens } from './context-fit';
 import { endStep } from './end-step';
 import { runFailure } from './failure';
+import { flushCalls, takeCall } from './held-calls';
 import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import type { RunContext, RunTurn } from './run-types';
@@ -98,6 +99,7 @@ export function bridgeFor(c: RunContext, t: RunTurn) {
     signal,
     permission: { yolo: run.options.yolo, unattended: run.options.unattended },
     isActive: (name) => t.active.has(name),
+    takeCall: () => takeCall(app, c.calls),
     async beforeCall(call) {
       app.store.transactions.stepBatch();
       t.called.add(call.tool);
@@ -414,7 +416,11 @@ async function finishStep(
   // One transaction for the step's writes (messages, usage, ledger, bus log); none where they
   // are one statement (./step-close.ts).
   if (stepEndJoined(app) && !isHandOver(c.signal.reason)) await endStep(c, t, false);
-  else await app.store.transactions.run(async () => endStep(c, t, false));
+  else {
+    // The step's model call stays out of the transaction (a rollback would take it along).
+    await flushCalls(app, c.calls);
+    await app.store.transactions.run(async () => endStep(c, t, false));
+  }
   stampStepEnd(t, c.sessionId);
 }
 

@@ -9,6 +9,7 @@ import type { ToolPolicy } from '../permissions/tool-policy';
 import type { ResolvedModel } from '../providers/types';
 import type { AgentRun, FinalRunStatus, RunUsage } from '../runs/run-ledger';
 import type { Session, Usage } from '../sessions/session-store';
+import type { HeldCalls } from '../telemetry/cost-ledger';
 import type { AgentKind } from './agent-kinds';
 import type { AgentHost } from './deps';
 import type { Failure } from './failure';
@@ -101,6 +102,8 @@ export interface RunContext {
   ledger(type: string, payload?: Record<string, unknown>): Promise<void>;
   /** The step's `phase` held for its assistant message's statement (./held-event.ts). */
   readonly held: HeldEvent;
+  /** PostgreSQL: the step's `model_calls` row held for its step end's statement (./held-calls.ts). */
+  readonly calls?: HeldCalls;
   /**
    * PostgreSQL: the preparation's writes, still held after it (./held-writes.ts): `ledger`'s next
    * event is appended in their statement, and the run writes them at its end if none came. While

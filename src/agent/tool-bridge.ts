@@ -14,6 +14,7 @@ import type { ToolSet } from 'ai';
 import { SvcError, toSvcError } from '../errors';
 import type { PermissionAskContext } from '../permissions/permission-service';
 import { callTitle, oneLine } from '../permissions/tool-policy';
+import type { TrailingInsert } from '../store/preceding-write';
 import { sameItems } from '../util/arrays';
 import type { AgentHost } from './deps';
 import { classifySandboxDenial, classifyToolError, type Failure } from './failure';
@@ -51,6 +52,12 @@ export interface ToolBridgeOptions {
     call: { tool_call_id: string; tool: string; input: unknown; output: string; isError: boolean },
     finished: FinishedWrite,
   ): Promise<boolean>;
+  /**
+   * PostgreSQL: the step's model call held since the model's `finish` (./held-calls.ts), taken to
+   * ride in the call's `tool.started` statement; `after()` once it answered writes it alone when it
+   * did not (never after the tool has started to run).
+   */
+  takeCall?(): { insert: TrailingInsert; after(): Promise<void> } | undefined;
   /** After each call (loop detection); may stop the run. */
   onResult(call: { tool: string; input: unknown; output: string; isError: boolean }): Promise<void>;
 }
@@ -82,7 +89,9 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     const started = app.clock.now();
     const title = callTitle(name, rawInput);
     await options.beforeCall?.({ tool_call_id: toolCallId, tool: name, input: rawInput });
-    // The event and its ledger row: one commit on SQLite, one statement on PostgreSQL where it can.
+    // The event and its ledger row: one commit on SQLite, one statement on PostgreSQL where it can
+    // (with the step's model call riding along, ./held-calls.ts).
+    const modelCall = options.takeCall?.();
     await app.store.transactions.together(async () =>
       ledgerAnnounced(
         app,
@@ -97,8 +106,10 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           tool: name,
           title: app.redactor.string(title),
         },
+        modelCall?.insert,
       ),
     );
+    await modelCall?.after();
     const askContext: PermissionAskContext = {
       ...options.permission,
       sessionId: options.sessionId,
@@ -347,13 +358,14 @@ async function ledgerAnnounced(
   sessionId: string,
   type: string,
   event: Record<string, unknown>,
+  riding?: TrailingInsert,
 ) {
   if (!app.runs.appendAnnounced) {
     app.bus.publish(sessionId, type, event);
     return await ledger(app, runId, type, payload);
   }
   try {
-    await app.runs.appendAnnounced(runId, type, payload, { sessionId, type, payload: event });
+    await app.runs.appendAnnounced(runId, type, payload, { sessionId, type, payload: event }, riding);
   } catch (error) {
     app.log.warn('run ledger append failed', { run_id: runId, type, error });
   }

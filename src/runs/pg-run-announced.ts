@@ -15,7 +15,7 @@
 import { SvcError } from '../errors';
 import type { EventBus, JoinedEvents } from '../events/bus';
 import type { SqlClient } from '../store/postgres/client';
-import type { FollowingWrite, PrecedingWrite } from '../store/preceding-write';
+import type { FollowingWrite, PrecedingWrite, TrailingInsert } from '../store/preceding-write';
 import { FOLLOWING_EVENT, followingEventSql } from './pg-run-following-repository';
 import type { PostgresRunWrites } from './pg-run-write-repository';
 import type { RunLedger, RunLedgerDeps, SessionAnnounce } from './run-ledger';
@@ -76,6 +76,7 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
     payload: Record<string, unknown>,
     before: PrecedingWrite<T>,
     announce?: SessionAnnounce,
+    riding?: TrailingInsert,
   ) => {
     await deps.ready();
     const now = clock.now();
@@ -89,7 +90,9 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
         { type, payload: JSON.stringify(payload), created_at: now },
         before,
         joined?.call,
+        riding,
       );
+      riding?.wrote();
     } finally {
       // Nothing written (a missing message or run, a failure): nothing delivered, as before.
       joined?.settle(answered?.appended?.length ? answered.appended : undefined);
@@ -111,7 +114,7 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
  */
 export function appendAnnounced(deps: AnnounceDeps): NonNullable<RunLedger['appendAnnounced']> {
   const { clock, writes, events, bus } = deps;
-  return async (runId, type, payload, announce) => {
+  return async (runId, type, payload, announce, riding) => {
     const joined = joinNow(deps, { sessionId: announce.sessionId, events: [announce] });
     if (!joined) {
       bus?.publish(announce.sessionId, announce.type, announce.payload);
@@ -126,7 +129,9 @@ export function appendAnnounced(deps: AnnounceDeps): NonNullable<RunLedger['appe
         runId,
         { type, payload: JSON.stringify(payload), created_at },
         joined.call,
+        riding,
       );
+      riding?.wrote();
     } catch (error) {
       // The statement wrote neither: the session event is published after it, as it was before.
       joined.settle(undefined);

@@ -10,7 +10,7 @@
  */
 import type { AsyncOf } from '../store/async-of';
 import type { SqlClient } from '../store/postgres/client';
-import type { PrecedingWrite, RidingInsert } from '../store/preceding-write';
+import type { PrecedingWrite, RidingInsert, TrailingInsert } from '../store/preceding-write';
 import {
   type ClaimStarted,
   claimIfFreeStarted,
@@ -93,6 +93,8 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     before: PrecedingWrite<unknown>,
     /** A call appending session events, made last and only when the run's row was written. */
     after?: FollowingCall,
+    /** Another domain's insert (a step's `model_calls` row), made whatever `go` decides. */
+    riding?: TrailingInsert,
   ): Promise<{
     written?: { run: AgentRun; event: { id: number; seq: number } };
     answer: unknown;
@@ -108,6 +110,8 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     runId: string,
     event: RunEventWrite,
     after: FollowingCall,
+    /** Another domain's insert (a step's `model_calls` row), made whether or not the run exists. */
+    riding?: TrailingInsert,
   ): Promise<{ event?: { id: number; seq: number; session_id: string }; appended: AppendedRow[] }>;
   /**
    * `alongside` (a data-modifying WITH, run whether or not the run exists) and then, when the
@@ -190,9 +194,9 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
     },
     updateRunWithEvent: (id, patch, now, event, queueOf) =>
       updateRunWithEvent(sql, id, patch, now, event, queueOf),
-    updateRunWithEventAfter: (id, patch, now, event, before, after) =>
-      updateRunWithEventAfter(sql, id, patch, now, event, before, after),
-    insertEventWith: (runId, event, after) => insertEventWith(sql, runId, event, after),
+    updateRunWithEventAfter: (id, patch, now, event, before, after, riding) =>
+      updateRunWithEventAfter(sql, id, patch, now, event, before, after, riding),
+    insertEventWith: (runId, event, after, riding) => insertEventWith(sql, runId, event, after, riding),
     async interruptIfRunning(id, reason, now) {
       return (
         (await sql.run(
@@ -306,9 +310,11 @@ const CLAIM = `UPDATE agent_runs SET status = 'running', started_at = $1, update
 /** `PostgresRunWrites.insertEventWith` (see there). */
 async function insertEventWith(
   sql: SqlClient,
-  ...[runId, event, after]: Parameters<PostgresRunWrites['insertEventWith']>
+  ...[runId, event, after, riding]: Parameters<PostgresRunWrites['insertEventWith']>
 ): ReturnType<PostgresRunWrites['insertEventWith']> {
   const call = after(5);
+  // The riding insert's parameters last; its WITH runs whether or not the run exists.
+  const ridingWith = riding ? `svc_riding AS (${riding.sql(4 + call.values.length)}),\n         ` : '';
   // `a` first (the run's row lock, its event); `e` waits for it (a one-time filter on `a`), so
   // the locks are taken in the order of the step end's statement: run row, then the session's.
   const row = await sql.one<{
@@ -317,13 +323,13 @@ async function insertEventWith(
     session_id: string | null;
     svc_appended: unknown;
   }>(
-    `WITH a AS (SELECT a.event_id, a.event_seq, r.session_id
+    `WITH ${ridingWith}a AS (SELECT a.event_id, a.event_seq, r.session_id
                     FROM agent_runs r, LATERAL svc_append_run_event(r.id, r.session_id, $2, $3, $4) a
                    WHERE r.id = $1),
          e AS (SELECT event_id, previous_id FROM ${call.text} WHERE (SELECT count(*) FROM a) >= 0)
        SELECT a.event_id, a.event_seq, a.session_id, (SELECT ${appendedJson} FROM e) AS svc_appended
          FROM (SELECT 1) AS one LEFT JOIN a ON true`,
-    [runId, event.type, event.payload, event.created_at, ...call.values],
+    [runId, event.type, event.payload, event.created_at, ...call.values, ...(riding?.values ?? [])],
   );
   const appended = appendedRows(row?.svc_appended);
   if (!row || row.event_id === null || row.session_id === null) return { appended };
@@ -359,7 +365,7 @@ async function updateRunWithEvent(
 /** `PostgresRunWrites.updateRunWithEventAfter` (see there). */
 async function updateRunWithEventAfter(
   sql: SqlClient,
-  ...[id, patch, now, event, before, after]: Parameters<PostgresRunWrites['updateRunWithEventAfter']>
+  ...[id, patch, now, event, before, after, riding]: Parameters<PostgresRunWrites['updateRunWithEventAfter']>
 ): ReturnType<PostgresRunWrites['updateRunWithEventAfter']> {
   const n = before.values.length;
   const columns = runPatchColumns(patch, now);
@@ -371,9 +377,12 @@ async function updateRunWithEventAfter(
   const following = call
     ? `, (SELECT ${appendedJson} FROM ${call.text} e WHERE x.svc_event_id IS NOT NULL) AS svc_appended`
     : '';
+  // The riding insert's parameters last (after `after`'s); its WITH runs whatever `go` is.
+  const ridingAt = k + 4 + (call?.values.length ?? 0);
+  const ridingWith = riding ? `svc_riding AS (${riding.sql(ridingAt)}),\n       ` : '';
   // g: read once, before any write (one snapshot); the run's UPDATE follows before's last WITH.
   const row = await sql.one<PgRunRowWithEvent & { svc_before: unknown; svc_appended?: unknown }>(
-    `WITH g AS (SELECT (${before.ready}) AND EXISTS (SELECT 1 FROM agent_runs WHERE id = $${k + 1}) AS go),
+    `WITH ${ridingWith}g AS (SELECT (${before.ready}) AND EXISTS (SELECT 1 FROM agent_runs WHERE id = $${k + 1}) AS go),
        ${before.ctes('(SELECT go FROM g)')},
        r AS (UPDATE agent_runs SET ${sets} WHERE id = $${k + 1} AND (SELECT go FROM g)
                AND (SELECT count(*) FROM ${before.last}) >= 0 RETURNING *)
@@ -385,6 +394,7 @@ async function updateRunWithEventAfter(
       ...columns.map(([, value]) => value),
       ...[id, event.type, event.payload, event.created_at],
       ...(call?.values ?? []),
+      ...(riding?.values ?? []),
     ],
   );
   if (!row) throw new Error(`agent_runs: no row answered for run ${id}`);

@@ -11,7 +11,7 @@
 import { hostname } from 'node:os';
 import { SvcError } from '../errors';
 import type { Db } from '../store/db';
-import type { FollowingWrite, PrecedingWrite, RidingInsert } from '../store/preceding-write';
+import type { FollowingWrite, PrecedingWrite, RidingInsert, TrailingInsert } from '../store/preceding-write';
 import { statementCache } from '../store/statement-cache';
 import type { Clock, Ids } from '../util/ids';
 import { asyncRunQueries, createSqliteRunQueries, type RunQueries } from './queries';
@@ -109,6 +109,12 @@ export interface RunLedger {
      * caller publishes them once it answered, as before).
      */
     announce?: SessionAnnounce,
+    /**
+     * Another domain's insert (the step's `model_calls` row, p-pgfirst), written in the same
+     * statement whether or not the run's row is; told `wrote()` once the statement answered (a
+     * failed statement wrote nothing of it).
+     */
+    riding?: TrailingInsert,
   ): Promise<{ run: AgentRun; event: RunEvent; before: T; announced: boolean }>;
   /**
    * PostgreSQL: `append`, and a session event that goes with it (a tool's `tool.started`,
@@ -123,6 +129,13 @@ export interface RunLedger {
     type: string,
     payload: Record<string, unknown>,
     announce: { sessionId: string; type: string; payload: Record<string, unknown> },
+    /**
+     * Another domain's insert (the step's `model_calls` row before its tool's `tool.started`,
+     * p-pgfirst), written in the same statement whether or not the run exists; told `wrote()` once
+     * the statement answered. Not told (the bus could not join, the statement failed): the caller
+     * writes it.
+     */
+    riding?: TrailingInsert,
   ): Promise<RunEvent>;
   /**
    * PostgreSQL: `append` of an event held since `created_at`, as a write that rides in another

@@ -65,3 +65,17 @@ export interface FollowingWrite {
   /** The answer's value (undefined: the statement failed or did not answer it). */
   read(answer: unknown): void;
 }
+
+/**
+ * An insert of one domain's table that rides, unconditionally, in another domain's statement
+ * whose own parameters come first (p-pgfirst: a step's `model_calls` row in its step end): `sql`
+ * is one `INSERT` (no `RETURNING`) with parameters `$offset+1…` of `values`. A data-modifying
+ * `WITH` runs whether or not the statement reads it: the row is written when the statement ran,
+ * whatever its own gate decided; a failed statement wrote nothing of it.
+ */
+export interface TrailingInsert {
+  readonly values: readonly unknown[];
+  sql(offset: number): string;
+  /** Told by the statement's owner once the statement answered (the row is in). */
+  wrote(): void;
+}

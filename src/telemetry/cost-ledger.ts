@@ -6,7 +6,8 @@
  * @module
  */
 import type { BudgetConfig } from '../config/schema';
-import type { ModelCallEnd, ModelCallStart } from '../providers/types';
+import type { CallPurpose, ModelCallEnd, ModelCallStart } from '../providers/types';
+import type { TrailingInsert } from '../store/preceding-write';
 import type { Clock, Ids } from '../util/ids';
 import type { ModelCallRow, ModelCallStore, StatsKey, StatsRow, Totals } from './model-call-store';
 
@@ -34,8 +35,32 @@ export interface BudgetSpent {
   day: string;
 }
 
+/**
+ * A run's step call held for the statement of its step's end (PostgreSQL, issue 18 item 6,
+ * p-pgfirst): the `model_calls` row of a run's step was an INSERT of its own at the model's
+ * `finish`, a round trip right before the step end's (or the tool's `tool.started`). Held, it rides
+ * in the step end's statement (`take`); the run writes it alone before a tool starts (`flush`, so
+ * it is never held across a tool's run) and at its end (`release`). One row at a time: a second
+ * call while one is held (a compaction, a retry) is inserted at once, as before.
+ */
+export interface HeldCalls {
+  /**
+   * The held row as an insert for the next statement, taken (undefined: none held); `after()` once
+   * that statement answered or failed: when it did not write the row (`wrote()` untold), it is
+   * inserted alone.
+   */
+  take(): { insert: TrailingInsert; after(): Promise<void> } | undefined;
+  /** Inserts what is held, alone (undefined when nothing is held). Throws the insert's error. */
+  flush(): Promise<void> | undefined;
+  /** `flush`, then holds no more for the run. */
+  release(): Promise<void>;
+}
+
 export interface CostLedger {
+  /** The call's row, inserted (or held, when its run holds its step calls: `hold`). */
   record(start: ModelCallStart, end: ModelCallEnd): Promise<ModelCallRow>;
+  /** Holds the run's step calls (`HeldCalls`); undefined where rows cannot ride (SQLite). */
+  hold(runId: string): HeldCalls | undefined;
   stats(by: StatsKey, days: number): Promise<StatsReport>;
   /** Spend of a session (every call made for it) and of today (UTC). */
   spend(sessionId?: string): Promise<{ session: Totals | null; today: Totals; day: string }>;
@@ -56,9 +81,49 @@ export const utcDay = (ms: number): string => {
   return day;
 };
 
+/** The calls a run's step makes (a compaction's or a summary's is inserted at once). */
+const STEP_CALLS: ReadonlySet<CallPurpose> = new Set<CallPurpose>(['agent_step', 'subagent', 'compat']);
+
 export function createCostLedger(deps: CostLedgerDeps): CostLedger {
   const { store, clock } = deps;
+  /** Runs that hold their step calls: the held row, if any. */
+  const held = new Map<string, ModelCallRow | undefined>();
+  const insertWrite = store.insertWrite?.bind(store);
   return {
+    hold(runId) {
+      if (!insertWrite) return undefined;
+      held.set(runId, undefined);
+      const flush = () => {
+        const row = held.get(runId);
+        if (!row) return undefined;
+        held.set(runId, undefined);
+        return store.insert(row);
+      };
+      return {
+        take() {
+          const row = held.get(runId);
+          if (!row) return undefined;
+          held.set(runId, undefined);
+          let wrote = false;
+          return {
+            insert: insertWrite(row, () => {
+              wrote = true;
+            }),
+            after: async () => {
+              if (!wrote) await store.insert(row);
+            },
+          };
+        },
+        flush,
+        async release() {
+          try {
+            await flush();
+          } finally {
+            held.delete(runId);
+          }
+        },
+      };
+    },
     async record(start, end) {
       const at = clock.now();
       const row: ModelCallRow = {
@@ -79,6 +144,11 @@ export function createCostLedger(deps: CostLedgerDeps): CostLedger {
         duration_ms: end.duration_ms,
         status: end.status,
       };
+      const runId = start.run_id;
+      if (runId !== null && STEP_CALLS.has(start.purpose) && held.has(runId) && !held.get(runId)) {
+        held.set(runId, row);
+        return row;
+      }
       await store.insert(row);
       return row;
     },

@@ -7,6 +7,7 @@
  */
 import type { CallPurpose, ModelCallEnd } from '../providers/types';
 import type { Db } from '../store/db';
+import type { TrailingInsert } from '../store/preceding-write';
 
 /** A stored call: the call as it ended (without its error text), when, and why it was made. */
 export interface ModelCallRow extends Omit<ModelCallEnd, 'error'> {
@@ -40,6 +41,11 @@ export interface Totals {
 /** Async (issue 18): the PostgreSQL twin is ./pg-model-call-store.ts. */
 export interface ModelCallStore {
   insert(row: ModelCallRow): Promise<void>;
+  /**
+   * PostgreSQL: `insert` as a write that rides in another statement (a step end's, p-pgfirst).
+   * Absent (SQLite): rows are inserted alone.
+   */
+  insertWrite?(row: ModelCallRow, wrote: () => void): TrailingInsert;
   /** Grouped totals since `since` (ms epoch), largest cost first (days: newest first). */
   stats(by: StatsKey, since: number): Promise<StatsRow[]>;
   totals(filter: { sessionId?: string; day?: string; since?: number }): Promise<Totals>;

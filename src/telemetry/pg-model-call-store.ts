@@ -4,6 +4,7 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
+import type { TrailingInsert } from '../store/preceding-write';
 import type { ModelCallRow, ModelCallStore, StatsKey, StatsRow, Totals } from './model-call-store';
 
 const COLUMN: Record<StatsKey, string> = {
@@ -31,14 +32,20 @@ const COLUMNS = [
   'status',
 ] as const;
 
+/** The row's INSERT, its parameters from `$offset+1`. */
+const insertText = (offset: number) =>
+  `INSERT INTO model_calls (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((_, i) => `$${offset + i + 1}`).join(', ')})`;
+
+const valuesOf = (row: ModelCallRow) => COLUMNS.map((column) => row[column] ?? null);
+
 export function createPostgresModelCallStore(deps: { sql: SqlClient }): ModelCallStore {
   const { sql } = deps;
   return {
     async insert(row) {
-      await sql.run(
-        `INSERT INTO model_calls (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`,
-        COLUMNS.map((column) => row[column] ?? null),
-      );
+      await sql.run(insertText(0), valuesOf(row));
+    },
+    insertWrite(row, wrote): TrailingInsert {
+      return { values: valuesOf(row), sql: insertText, wrote };
     },
     async stats(by, since) {
       const key = `(${COLUMN[by]}) COLLATE "C"`;

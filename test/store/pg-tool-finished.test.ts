@@ -22,7 +22,9 @@ import { sessionWithRun } from '../helpers/step-messages';
 const pg = postgresForFile();
 
 /** A run event with its session event, a statement of their own (`insertEventWith`). */
-const EVENT_ALONE = /^WITH a AS \(SELECT a\.event_id, a\.event_seq, r\.session_id\s+FROM agent_runs/;
+// (p-pgfirst: a tool step's `model_calls` row may ride first in `tool.started`'s, `svc_riding`.)
+const EVENT_ALONE =
+  /^WITH (svc_riding AS \(INSERT INTO model_calls \([^)]*\) VALUES \([^)]*\)\),\s*)?a AS \(SELECT a\.event_id, a\.event_seq, r\.session_id\s+FROM agent_runs/;
 /** A message INSERT carrying a run event. */
 const MESSAGE_WITH_RUN_EVENT = /INSERT INTO messages[\s\S]*svc_append_run_event/;
 
