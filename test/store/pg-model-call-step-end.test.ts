@@ -10,9 +10,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPostgresRunWrites } from '../../src/runs/pg-run-write-repository';
 import { createPostgresModelCallStore } from '../../src/telemetry/pg-model-call-store';
-import { agentApp, echoTool } from '../helpers/agent-harness';
+import type { agentApp } from '../helpers/agent-harness';
 import { echoSteps, reply } from '../helpers/fake-provider';
-import { driverStatements, migratedDatabase, postgresForFile } from '../helpers/postgres';
+import { pgAgentApp } from '../helpers/pg-recorded-app';
+import { driverStatements, postgresForFile } from '../helpers/postgres';
 
 const pg = postgresForFile();
 
@@ -32,13 +33,7 @@ describe.skipIf(!pg.available)('a step`s model call in its step end`s statement 
   });
 
   async function runApp(script: Parameters<typeof agentApp>[0]) {
-    const sql = await migratedDatabase(pg.cluster());
-    const { app } = await agentApp(script, { extraTools: [echoTool], postgres: sql });
-    closers.push(async () => {
-      await app.close();
-      await sql.close();
-    });
-    return { app, sql };
+    return pgAgentApp(pg.cluster(), script, closers);
   }
 
   async function sentWhile<T>(work: () => Promise<T>): Promise<{ sent: string[]; result: T }> {

@@ -10,10 +10,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/runs/types';
-import { agentApp, echoTool } from '../helpers/agent-harness';
+import type { agentApp } from '../helpers/agent-harness';
 import { echoSteps, reply } from '../helpers/fake-provider';
-import { recordedApp } from '../helpers/pg-recorded-app';
-import { driverStatements, migratedDatabase, postgresForFile } from '../helpers/postgres';
+import { pgAgentApp, recordedApp } from '../helpers/pg-recorded-app';
+import { driverStatements, postgresForFile } from '../helpers/postgres';
 import { sessionWithRun } from '../helpers/step-messages';
 
 const pg = postgresForFile();
@@ -30,12 +30,7 @@ describe.skipIf(!pg.available)('a step`s phase in its assistant message`s statem
   });
 
   async function runApp(script: Parameters<typeof agentApp>[0]) {
-    const sql = await migratedDatabase(pg.cluster());
-    const { app } = await agentApp(script, { extraTools: [echoTool], postgres: sql });
-    closers.push(async () => {
-      await app.close();
-      await sql.close();
-    });
+    const { app } = await pgAgentApp(pg.cluster(), script, closers);
     const heard: RunEvent[] = [];
     app.runs.onAppend((event) => heard.push(event));
     return { app, heard };
