@@ -13,6 +13,7 @@ import { makeTestApp } from '../helpers/make-test-app';
 import { runBin } from '../helpers/run-bin';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 
+// The run spawns svc, node and git several times: minutes on a loaded CI machine, not seconds.
 describe('svc run: read, edit, test, checkpoint, answer', () => {
   it('fixes a bug in a real workspace and leaves a complete record', async () => {
     const provider = await fakeProvider([
@@ -138,5 +139,5 @@ describe('svc run: read, edit, test, checkpoint, answer', () => {
       },
     )) as { checkpoints: { name: string }[] };
     expect(checkpoints.checkpoints.map((c) => c.name)).toContain('fixed add');
-  });
+  }, 120_000);
 });
