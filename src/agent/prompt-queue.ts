@@ -36,7 +36,7 @@ async function enqueueRun(
   }
   // A session the caller created with its INSERT held: that INSERT goes with the run's.
   const riding = created && input.session === session ? input.sessionInsert : undefined;
-  const input_ = {
+  const newRun = {
     session_id: session.id,
     // A session without a parent is its own family's root (a parent never changes).
     family_session_id: session.parent_id ? await a.sessions.root(session.id) : session.id,
@@ -53,13 +53,12 @@ async function enqueueRun(
   // Inserted already claimed with its session (p-pgclaimed): only with the session's held INSERT.
   const claimed =
     riding && claimWith && a.runs.createClaimed
-      ? await a.runs.createClaimed(input_, riding, claimWith)
+      ? await a.runs.createClaimed(newRun, riding, claimWith)
       : undefined;
-  const run = claimed?.run ?? (await a.runs.create(input_, riding));
+  const run = claimed?.run ?? (await a.runs.create(newRun, riding));
   const rt = core.runtime(session.id);
   rt.queuedHere = (rt.queuedHere ?? 0) + 1;
   if (input.resolved) core.hand(run.id, input.resolved);
-  // The queue as published: what a drain right after starts from.
   // The queue as published: what a drain right after starts from. A run inserted claimed is
   // published queued then started, as a claim right after would.
   const known = claimed || (created && run.status === 'queued') ? [run] : undefined;
