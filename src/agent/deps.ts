@@ -70,6 +70,7 @@ export type AgentRuns = Pick<
   | 'cancelRequested'
   | 'claim'
   | 'create'
+  | 'createClaimed'
   | 'events'
   | 'list'
   | 'owner'
@@ -188,6 +189,11 @@ export interface DurableRuns {
     runId: string,
     workspace: () => Promise<string>,
   ): Promise<{ done: Promise<void>; already: boolean } | undefined>;
+  /**
+   * Whether `enqueue` can queue a run now (an engine with a queue is attached). Absent, with
+   * `enqueue`: assumed it can (a send then never inserts its run already claimed, p-pgclaimed).
+   */
+  queues?(): boolean;
   /**
    * Runs `fn` outside any run's workflow (a run the engine gave this node, when it ends, starts
    * its session's next queued prompt: that one is queued, not run inside the ended run's workflow).

@@ -5,12 +5,17 @@
  * @module
  */
 import { SvcError } from '../errors';
-import type { AgentRun } from '../runs/run-ledger';
+import type { AgentRun, ClaimedCreate, ClaimResult } from '../runs/run-ledger';
+import type { ClaimAlongside } from '../runs/types';
 import type { Session } from '../sessions/session-store';
 import { type AgentKind, agentKind } from './agent-kinds';
-import { drainQueue } from './run-control';
+import { drainQueue, launchClaimed } from './run-control';
+import { promptPhase } from './run-loop';
 import { type AgentCore, busyElsewhere, preview, stateOf } from './session-runtime';
 import type { AgentService, QueueStatus, SendInput } from './types';
+
+/** A run inserted already claimed (`RunLedger.createClaimed`). */
+type ClaimedStart = Extract<ClaimResult, { ok: true }>;
 
 /**
  * Queue the run in `session` (its row as the caller just read it in this transaction; `created`:
@@ -22,7 +27,8 @@ async function enqueueRun(
   kind: AgentKind,
   session: Session,
   created = false,
-): Promise<{ run: AgentRun; queued: AgentRun[] }> {
+  claimWith?: ClaimedCreate,
+): Promise<{ run: AgentRun; queued: AgentRun[]; claimed?: ClaimedStart }> {
   const a = core.host;
   if (!input.prompt.trim()) throw new SvcError('invalid_input', 'prompt: must not be empty');
   if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
@@ -30,33 +36,44 @@ async function enqueueRun(
   }
   // A session the caller created with its INSERT held: that INSERT goes with the run's.
   const riding = created && input.session === session ? input.sessionInsert : undefined;
-  const run = await a.runs.create(
-    {
-      session_id: session.id,
-      // A session without a parent is its own family's root (a parent never changes).
-      family_session_id: session.parent_id ? await a.sessions.root(session.id) : session.id,
-      agent: kind.id,
-      model: input.model ?? null,
-      origin: input.origin ?? 'api',
-      prompt: input.prompt,
-      options: {
-        ...(input.maxSteps !== undefined ? { max_steps: input.maxSteps } : {}),
-        ...(input.yolo ? { yolo: true } : {}),
-        ...(input.unattended ? { unattended: input.unattended } : {}),
-      },
+  const newRun = {
+    session_id: session.id,
+    // A session without a parent is its own family's root (a parent never changes).
+    family_session_id: session.parent_id ? await a.sessions.root(session.id) : session.id,
+    agent: kind.id,
+    model: input.model ?? null,
+    origin: input.origin ?? 'api',
+    prompt: input.prompt,
+    options: {
+      ...(input.maxSteps !== undefined ? { max_steps: input.maxSteps } : {}),
+      ...(input.yolo ? { yolo: true } : {}),
+      ...(input.unattended ? { unattended: input.unattended } : {}),
     },
-    riding,
-  );
+  };
+  // Inserted already claimed with its session (p-pgclaimed): only with the session's held INSERT.
+  const claimed =
+    riding && claimWith && a.runs.createClaimed
+      ? await a.runs.createClaimed(newRun, riding, claimWith)
+      : undefined;
+  const run = claimed?.run ?? (await a.runs.create(newRun, riding));
   const rt = core.runtime(session.id);
   rt.queuedHere = (rt.queuedHere ?? 0) + 1;
   if (input.resolved) core.hand(run.id, input.resolved);
-  // The queue as published: what a drain right after starts from.
-  const queued = await core.publishQueue(session.id, created && run.status === 'queued' ? [run] : undefined);
-  return { run, queued };
+  // The queue as published: what a drain right after starts from. A run inserted claimed is
+  // published queued then started, as a claim right after would.
+  const known = claimed || (created && run.status === 'queued') ? [run] : undefined;
+  const queued = await core.publishQueue(session.id, known);
+  return { run, queued, ...(claimed ? { claimed } : {}) };
 }
 
 const position = async (core: AgentCore, sessionId: string, runId: string) =>
   (await core.host.runs.queued(sessionId)).findIndex((r) => r.id === runId) + 1;
+
+/** Whether the durable engine would queue a root run sent now (`DurableRuns.enqueue`). */
+function engineQueues(core: AgentCore): boolean {
+  const durable = core.deps.durable;
+  return durable?.enqueue !== undefined && (durable.queues?.() ?? true);
+}
 
 export async function sendNow(
   core: AgentCore,
@@ -89,8 +106,22 @@ export async function sendNow(
   }
   // A session made here or by the caller in this transaction has no other run.
   const created = !input.sessionId || session === given;
-  const { run, queued } = await enqueueRun(core, input, kind, session, created);
+  // A session inserted with this run's statement can have no other run: its run goes in claimed,
+  // when nothing else would start it (a durable engine's queue) and this runtime would start it now.
+  let sent: ClaimAlongside | undefined;
+  const claimWith: ClaimedCreate | undefined =
+    created && !engineQueues(core) && core.runtime(session.id).state === 'idle' && !core.closing
+      ? {
+          next: { type: 'phase', payload: promptPhase() },
+          alongside: (runId) => (sent = input.claimAlongside?.(runId)),
+        }
+      : undefined;
+  const { run, queued, claimed } = await enqueueRun(core, input, kind, session, created, claimWith);
   core.deferred(run.id);
+  if (claimed) {
+    await launchClaimed(core, claimed, { kind: agentKind(a.config, run.agent), session, alongside: sent });
+    return await receipt(core, session.id, run.id);
+  }
   const alongside = input.claimAlongside?.(run.id);
   await drainQueue(core, session.id, queued, session, { runId: run.id, ...(alongside ? { alongside } : {}) });
   return await receipt(core, session.id, run.id);

@@ -6,7 +6,7 @@
  * @module
  */
 import { toSvcError } from '../errors';
-import type { AgentRun } from '../runs/run-ledger';
+import type { AgentRun, ClaimResult } from '../runs/run-ledger';
 import { runStartedPayload } from '../runs/run-started';
 import type { ClaimAlongside } from '../runs/types';
 import type { Session } from '../sessions/session-store';
@@ -62,6 +62,25 @@ export async function startRun(
     ...(claim.alongside && own?.alongside?.opened ? { opened: openedOnce(own.alongside) } : {}),
   });
   return true;
+}
+
+/**
+ * Start a run inserted already claimed with its new session (`RunLedger.createClaimed`): as
+ * `startRun` after its claim, run.started and the prompt phase written, the queue left empty.
+ */
+export async function launchClaimed(
+  core: AgentCore,
+  claim: Extract<ClaimResult, { ok: true }>,
+  options: { kind: AgentKind; session?: Session; alongside?: ClaimAlongside },
+): Promise<void> {
+  const { alongside, ...launch } = options;
+  await launchRun(core, claim.run, {
+    ...launch,
+    rest: [],
+    started: true,
+    phased: true,
+    ...(claim.alongside && alongside?.opened ? { opened: openedOnce(alongside) } : {}),
+  });
 }
 
 /**

@@ -18,6 +18,7 @@ export function createDurableSlot(): {
       execute: (runId, body) => (attached ? attached.execute(runId, body) : body()),
       handOver: async () => (await attached?.handOver?.()) ?? new Set<string>(),
       enqueue: async (runId, workspace) => await attached?.enqueue?.(runId, workspace),
+      queues: () => attached?.enqueue !== undefined && (attached.queues?.() ?? true),
       outside: (fn) => (attached?.outside ? attached.outside(fn) : fn()),
     },
     attach(engine) {

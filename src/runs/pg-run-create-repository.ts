@@ -17,7 +17,7 @@ import {
   splitEvent,
 } from './pg-run-write-repository';
 import type { RunRowInsert } from './run-repository';
-import type { AgentRun } from './types';
+import type { AgentRun, GatedInsert } from './types';
 
 /** The run's INSERT and its first event (`riding`'s insert first, when given) in one statement. */
 export async function insertRunWithEvent(
@@ -40,4 +40,85 @@ export async function insertRunWithEvent(
   );
   if (!inserted) throw new Error(`agent_runs: no row returned for run ${row.id}`);
   return splitEvent(inserted);
+}
+
+/** A run event's write in `insertClaimedRun`: its type and payload (JSON text), seq by position. */
+export interface ClaimedRunEventWrite {
+  type: string;
+  payload: string;
+}
+
+/** `insertClaimedRun`'s answer: the run, its events' ids and seqs in order, and `alongside`'s. */
+export interface InsertedClaimed {
+  run: AgentRun;
+  events: { id: number; seq: number }[];
+  /** `alongside`'s event: absent, its insert wrote no row (its key was there) and no event. */
+  alongside?: { id: number; seq: number };
+}
+
+/**
+ * A new session's first run inserted already claimed (issue 18 item 6, p-pgclaimed), in one
+ * statement: `riding` (the session's held INSERT), the run `running` for this owner, its events
+ * seq 1.. in `events`' order (run.queued, run.started, the prompt phase) and, with `alongside`,
+ * another domain's insert and its event (the next seq) when that insert wrote its row. No claim
+ * lock and no check: the session is inserted in this very statement and its id known nowhere
+ * else, so no other run can hold it and no other node claim this one. The foreign keys on the run
+ * (the events', the alongside row's) are checked at the statement's end, after every insert.
+ */
+export async function insertClaimedRun(
+  sql: SqlClient,
+  row: RunRowInsert,
+  events: ClaimedRunEventWrite[],
+  now: number,
+  riding: RidingInsert,
+  alongside?: { write: GatedInsert; type: string; payload: string },
+): Promise<InsertedClaimed> {
+  const k = riding.values.length;
+  const [text, params] = insertStatement(row, k);
+  let n = k + params.length;
+  const values: unknown[] = [...riding.values, ...params, now];
+  const at = ++n;
+  const rows = events.map((event, i) => {
+    values.push(event.type, event.payload);
+    n += 2;
+    return `(${i + 1}, $${n - 1}::text, $${n}::text)`;
+  });
+  let also = '';
+  let answer = 'NULL::bigint AS svc_also_id, NULL::bigint AS svc_also_seq';
+  let from = '';
+  if (alongside) {
+    also = `,
+           ${alongside.write.cte(n, 'EXISTS (SELECT 1 FROM r)')},
+           b AS (INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
+                   SELECT r.id, r.session_id, ${events.length + 1}, $${n + alongside.write.values.length + 1}, $${n + alongside.write.values.length + 2}, $${at}
+                     FROM r WHERE EXISTS (SELECT 1 FROM alongside) RETURNING id, seq)`;
+    values.push(...alongside.write.values, alongside.type, alongside.payload);
+    answer = 'b.id AS svc_also_id, b.seq AS svc_also_seq';
+    from = ' LEFT JOIN b ON true';
+  }
+  const inserted = await sql.query<
+    PgRunRowWithEvent & { svc_also_id: number | string | null; svc_also_seq: number | string | null }
+  >(
+    `WITH riding AS (${riding.text}),
+           r AS (${text} RETURNING *),
+           e AS (INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
+                   SELECT r.id, r.session_id, v.seq, v.type, v.payload, $${at}
+                     FROM r, (VALUES ${rows.join(', ')}) v(seq, type, payload) ORDER BY v.seq
+                   RETURNING id, seq)${also}
+     SELECT r.*, e.id AS svc_event_id, e.seq AS svc_event_seq, ${answer}
+       FROM r CROSS JOIN e${from} ORDER BY e.seq`,
+    values,
+  );
+  const first = inserted[0];
+  if (!first || inserted.length !== events.length)
+    throw new Error(`agent_runs: no row returned for run ${row.id}`);
+  const { svc_also_id, svc_also_seq } = first;
+  const { run } = splitEvent(first);
+  return {
+    run,
+    events: inserted.map((r) => ({ id: Number(r.svc_event_id), seq: Number(r.svc_event_seq) })),
+    ...(svc_also_id !== null && svc_also_seq !== null
+      ? { alongside: { id: Number(svc_also_id), seq: Number(svc_also_seq) } }
+      : {}),
+  };
 }

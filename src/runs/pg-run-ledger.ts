@@ -27,6 +27,7 @@ import type { SqlClient } from '../store/postgres/client';
 import { followedRuns } from './followed-runs';
 import { firstRunEvent, newRunRow } from './new-run';
 import { announced, appendAnnounced, followingEvent, updateAndAppendAfter } from './pg-run-announced';
+import { postgresCreateClaimed } from './pg-run-create-claimed';
 import { insertRunWithEvent } from './pg-run-create-repository';
 import { createPostgresRunQueries } from './pg-run-queries';
 import { createPostgresRunRecovery } from './pg-run-recovery';
@@ -72,7 +73,6 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
   };
 
   const claim = postgresClaim({ sql, clock, owner, queries, writes, events, ownerAlive });
-
   return {
     owner,
     available: () => ({ ok: true, path: sql.redactedUrl }),
@@ -96,6 +96,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       // An event leaves the run's row as it was inserted.
       return created.run;
     }),
+    createClaimed: read(postgresCreateClaimed({ sql, clock, ids: deps.ids, owner, events })),
     get: read((id: string) => queries.get(id)),
     require: read(requireRun),
     list: read((filter = {}) => queries.list(filter)),

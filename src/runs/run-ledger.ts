@@ -25,10 +25,16 @@ import {
   createRunWriteOps,
   type RunPatch,
 } from './run-writes';
-import type { AgentRun, AlongsideWrite, RunEvent, RunFilter } from './types';
+import type { AgentRun, AlongsideWrite, ClaimAlongside, RunEvent, RunFilter } from './types';
 
 export { isLiveRunner, processAlive, registerRunner } from './run-recovery';
 export type { ClaimOptions, ClaimResult, CreateRunInput, RunPatch } from './run-writes';
+
+/** `RunLedger.createClaimed`'s claim: the event after run.started, and the sender's insert by run id. */
+export interface ClaimedCreate {
+  next: { type: string; payload: Record<string, unknown> };
+  alongside?: (runId: string) => ClaimAlongside | undefined;
+}
 
 export type {
   AgentRun,
@@ -51,6 +57,18 @@ export interface RunLedger {
    * a new session's, `SessionStore.createHeld`); a ledger without it (SQLite) refuses one.
    */
   create(input: CreateRunInput, riding?: RidingInsert): Promise<AgentRun>;
+  /**
+   * A new session's first run, inserted already claimed by this process with `riding` (the
+   * session's held INSERT) in one statement (PostgreSQL only, p-pgclaimed): the run `running`, its
+   * events run.queued, run.started and `claim.next`, and `claim.alongside(runId)`'s insert and
+   * event, as `create` then `claim(id, { started: true, next, alongside })` leave them. Only for a
+   * session inserted by that very statement: no other run can hold it, so there is nothing to check.
+   */
+  createClaimed?(
+    input: CreateRunInput,
+    riding: RidingInsert,
+    claim: ClaimedCreate,
+  ): Promise<Extract<ClaimResult, { ok: true }> & { started: RunEvent; next: RunEvent }>;
   get(id: string): Promise<AgentRun | undefined>;
   /** Like get, but a not_found SvcError naming the id. */
   require(id: string): Promise<AgentRun>;

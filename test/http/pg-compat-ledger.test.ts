@@ -31,10 +31,11 @@ describe.skipIf(!pg.available)('a compat request’s ledger on PostgreSQL', () =
       const during = [...sent];
       expect(row).toMatchObject({ status: 'completed', prompt_tokens: 10, completion_tokens: 2 });
       const compatWrites = during.filter((t) => /openai_compat_requests/.test(t) && !t.startsWith('SELECT'));
-      // The insert rides in the run's claim (p-pgstart), the finish with its event.
+      // The insert rides in the run's claim (p-pgstart), since p-pgclaimed in a new session's run's
+      // INSERT (inserted claimed), the finish with its event.
       expect(
         compatWrites.map((t) =>
-          /svc_claim_run_started.*alongside AS \(INSERT /s.test(t)
+          /INSERT INTO agent_runs .*alongside AS \(INSERT /s.test(t)
             ? 'CLAIM'
             : /^WITH alongside AS \((INSERT|UPDATE) /.exec(t)?.[1],
         ),

@@ -1,9 +1,10 @@
 /**
  * A compat request's ledger row in its run's claim on PostgreSQL (issue 18 item 6, p-pgstart): the
  * row and its `openai_compat.request` event ride in the claim's statement (`svc_claim_run_started`
- * with the run's prompt phase), so a lone request's start is five statements: BEGIN, the run's
- * INSERT with its session, the claim with the compat row, the prompt's message, COMMIT. The run's
- * events keep their order and the row its values.
+ * with the run's prompt phase); since p-pgclaimed a new session's run goes in already claimed, so
+ * a lone request's start is four statements: BEGIN, the session and its run (running) with its
+ * events and the compat row, the prompt's message, COMMIT. The run's events keep their order and
+ * the row its values.
  */
 import { describe, expect, it } from 'vitest';
 import type { ClaimAlongside } from '../../src/runs/types';
@@ -15,7 +16,7 @@ import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers
 const pg = postgresForFile();
 
 describe.skipIf(!pg.available)('a compat request’s row in its run’s claim on PostgreSQL', () => {
-  it('STORE-PG-280: a lone compat request’s start is five statements, its ledger row and event in the claim’s; the rows and events as before', async () => {
+  it('STORE-PG-280, STORE-PG-289: a lone compat request’s start is four statements, its session, run, claim, ledger row and events in one; the rows and events as before', async () => {
     const sql = await migratedDatabase(pg.cluster());
     const statements = driverStatements();
     const { app, client } = await compatServer([reply().text('warm'), reply().text('one').usage(7, 3)], {
@@ -31,10 +32,14 @@ describe.skipIf(!pg.available)('a compat request’s row in its run’s claim on
       const sent = statements.sent.slice(from);
       const begin = sent.indexOf('BEGIN');
       const start = sent.slice(begin, sent.indexOf('COMMIT', begin) + 1);
-      expect(start).toHaveLength(5);
-      expect(start[1]).toMatch(/INSERT INTO sessions .*INSERT INTO agent_runs /s);
-      expect(start[2]).toMatch(/svc_claim_run_started\(.*INSERT INTO openai_compat_requests /s);
-      expect(start[3]).toMatch(/INSERT INTO messages /);
+      // p-pgclaimed: the new session's run goes in already claimed (no claim statement).
+      expect(start).toHaveLength(4);
+      expect(start[1]).toMatch(
+        /INSERT INTO sessions .*INSERT INTO agent_runs .*INSERT INTO openai_compat_requests /s,
+      );
+      expect(start[1]).not.toMatch(/svc_claim_run/);
+      expect(start[2]).toMatch(/INSERT INTO messages /);
+      expect(sent.filter((t) => /svc_claim_run/.test(t))).toHaveLength(0);
       // The row is written once, in the claim: no statement of its own.
       expect(sent.filter((t) => /INSERT INTO openai_compat_requests /.test(t))).toHaveLength(1);
 
@@ -137,6 +142,56 @@ describe.skipIf(!pg.available)('a compat request’s row in its run’s claim on
       // Not written in the queued run's claim: the caller records it (here: nothing did).
       expect(await app.compatRequests.get('req-b')).toBeUndefined();
     } finally {
+      await app.close();
+      await sql.close();
+    }
+  });
+  it('STORE-PG-292: only a new session’s run goes in claimed: a request bound to its session claims it (svc_claim_run_started) and publishes queue, queue, run.started; both runs’ events the same', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    const statements = driverStatements();
+    const { app, post } = await compatServer([reply().text('one'), reply().text('two')], { postgres: sql });
+    try {
+      const body = (content: string) => ({ model: 'fake/m1', messages: [{ role: 'user', content }] });
+      const first = await post('/v1/chat/completions', body('first'));
+      expect(first.status).toBe(200);
+      await first.json();
+      const sessionId = first.headers.get('x-svc-session-id')!;
+      await settledCompatRow(app);
+      await app.bus.flush();
+      const seen: string[] = [];
+      const off = app.bus.subscribe(sessionId, (event) => {
+        if (['queue.changed', 'run.started'].includes(event.type)) {
+          const length = (event.payload as { length?: number }).length;
+          seen.push(length === undefined ? event.type : `${event.type} ${length}`);
+        }
+      });
+      const from = statements.sent.length;
+      const bound = await post('/v1/chat/completions', body('second'), { 'x-svc-session-id': sessionId });
+      expect(bound.status).toBe(200);
+      await bound.json();
+      off();
+      const sent = statements.sent.slice(from);
+      expect(sent.filter((t) => /svc_claim_run_started\(/.test(t))).toHaveLength(1);
+      expect(seen.slice(0, 3)).toEqual(['queue.changed 1', 'queue.changed 0', 'run.started']);
+      const runs = await app.runs.list({ session_id: sessionId });
+      expect(runs).toHaveLength(2);
+      for (const run of runs) {
+        const events = await app.runs.events(run.id);
+        expect(events.slice(0, 4).map((e) => [e.seq, e.type])).toEqual([
+          [1, 'run.queued'],
+          [2, 'run.started'],
+          [3, 'phase'],
+          [4, 'openai_compat.request'],
+        ]);
+        expect(events[1]!.payload).toEqual({
+          agent: run.agent,
+          origin: run.origin,
+          pid: run.pid,
+          options: run.options,
+        });
+      }
+    } finally {
+      statements.restore();
       await app.close();
       await sql.close();
     }

@@ -1,0 +1,89 @@
+/**
+ * A new session's first run inserted already claimed on PostgreSQL (issue 18 item 6, p-pgclaimed):
+ * a compat start's session, run, claim and ledger row in one statement, four statements a start.
+ * @module
+ */
+import type { SqlClient } from '../store/postgres/client';
+import { firstRunEvent, newRunRow } from './new-run';
+import { insertClaimedRun } from './pg-run-create-repository';
+import type { RunLedger, RunLedgerDeps } from './run-ledger';
+import { runStartedPayload } from './run-started';
+import type { RunEvent } from './types';
+
+/**
+ * `RunLedger.createClaimed` on PostgreSQL (p-pgclaimed): a new session's first run inserted
+ * running with its events and the sender's insert in one statement
+ * (./pg-run-create-repository.ts `insertClaimedRun`); the run's session known and its events
+ * announced in seq order, as `create` then the claim leave them.
+ */
+export function postgresCreateClaimed(ctx: {
+  sql: SqlClient;
+  clock: RunLedgerDeps['clock'];
+  ids: RunLedgerDeps['ids'];
+  owner: RunLedger['owner'];
+  /** The ledger's in-memory events: the run's session, and its events to listeners. */
+  events: { known(runId: string, sessionId: string): void; announce(event: RunEvent): void };
+}): NonNullable<RunLedger['createClaimed']> {
+  const { sql, clock, ids, owner, events } = ctx;
+  return async (input, riding, claimWith) => {
+    const now = clock.now();
+    const row = newRunRow({ ...input, status: 'running' }, ids.next('run'), now, owner);
+    const id = row.id;
+    const sessionId = input.session_id;
+    const first = firstRunEvent({ ...row, status: 'queued' });
+    // run.started's payload as the claim writes it (migration 33): the row's options text inlined.
+    const startedText = `{"agent":${JSON.stringify(row.agent)},"origin":${JSON.stringify(row.origin)},"pid":${row.pid ?? 'null'},"options":${row.options}}`;
+    const along = claimWith.alongside?.(id);
+    const alongside = along?.runId === id ? along : undefined;
+    const inserted = await insertClaimedRun(
+      sql,
+      row,
+      [
+        { type: first.type, payload: JSON.stringify(first.payload) },
+        { type: 'run.started', payload: startedText },
+        { type: claimWith.next.type, payload: JSON.stringify(claimWith.next.payload) },
+      ],
+      now,
+      riding,
+      alongside && {
+        write: alongside.write,
+        type: alongside.event.type,
+        payload: JSON.stringify(alongside.event.payload),
+      },
+    );
+    const { run } = inserted;
+    // The in-memory state as create then claim leave it: the run's session known, each event
+    // announced in its seq's order.
+    events.known(id, sessionId);
+    const payloads = [first.payload, runStartedPayload(run), claimWith.next.payload];
+    const written: RunEvent[] = inserted.events.map((ids, i) => ({
+      ...ids,
+      run_id: id,
+      session_id: sessionId,
+      type: [first.type, 'run.started', claimWith.next.type][i]!,
+      payload: payloads[i]!,
+      created_at: now,
+    }));
+    for (const event of written) events.announce(event);
+    let also: RunEvent | undefined;
+    if (alongside && inserted.alongside) {
+      also = {
+        ...inserted.alongside,
+        run_id: id,
+        session_id: sessionId,
+        type: alongside.event.type,
+        payload: alongside.event.payload,
+        created_at: now,
+      };
+      events.announce(also);
+      alongside.written(also);
+    }
+    return {
+      ok: true as const,
+      run,
+      started: written[1]!,
+      next: written[2]!,
+      ...(also ? { alongside: also } : {}),
+    };
+  };
+}
