@@ -26,8 +26,8 @@ export interface EventNotice {
 }
 
 export interface EventSubscriber {
-  /** An event was committed (possibly on another node). */
-  event(notice: EventNotice): void;
+  /** An event was committed (possibly on another node); a subscriber without it is not called. */
+  event?(notice: EventNotice): void;
   /** The listener reconnected: notices may have been missed, re-read from the last id. */
   resync(): void;
   /**
@@ -75,16 +75,46 @@ export async function createEventListener(options: {
     open = () => new driver.Client({ connectionString: url, application_name: 'svc-listen' });
   } else throw new Error('createEventListener: give url or sql');
   const delay = options.reconnectDelayMs ?? 1_000;
-  const subscribers = new Set<EventSubscriber>();
+  // Copied on subscribe and unsubscribe, not on every notification: a node hears its own appends
+  // and session writes too (≈ 7 notifications a PostgreSQL agent step), so a notification is
+  // handed over as it is read, with no copy of the subscribers and no closure; a subscriber added
+  // or removed meanwhile changes the next one's list, as the copy did.
+  let subscribers: readonly EventSubscriber[] = [];
+  // Those that take events and those that take table changes (a table-change follower takes none).
+  let eventTakers: readonly EventSubscriber[] = [];
+  let tableTakers: readonly EventSubscriber[] = [];
+  const setSubscribers = (next: readonly EventSubscriber[]) => {
+    subscribers = next;
+    eventTakers = next.filter((s) => s.event !== undefined);
+    tableTakers = next.filter((s) => s.tableChanged !== undefined);
+  };
   let client: Client | undefined;
   let pid: number | undefined;
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
 
   const each = (fn: (s: EventSubscriber) => void) => {
-    for (const s of [...subscribers]) {
+    for (const s of subscribers) {
       try {
         fn(s);
+      } catch {
+        // one subscriber's failure does not stop the others
+      }
+    }
+  };
+  const notified = (notice: EventNotice) => {
+    for (const s of eventTakers) {
+      try {
+        s.event?.(notice);
+      } catch {
+        // one subscriber's failure does not stop the others
+      }
+    }
+  };
+  const tableChanged = (table: string, processId: number | undefined) => {
+    for (const s of tableTakers) {
+      try {
+        s.tableChanged?.(table, processId);
       } catch {
         // one subscriber's failure does not stop the others
       }
@@ -109,13 +139,12 @@ export async function createEventListener(options: {
     next.on('end', drop);
     next.on('notification', (message) => {
       if (message.channel === TABLE_CHANGES_CHANNEL) {
-        const table = message.payload;
-        if (table) each((s) => s.tableChanged?.(table, message.processId));
+        if (message.payload) tableChanged(message.payload, message.processId);
         return;
       }
-      if (message.channel !== EVENTS_CHANNEL) return;
+      if (message.channel !== EVENTS_CHANNEL || !eventTakers.length) return;
       const notice = parseNotice(message.payload);
-      if (notice) each((s) => s.event(notice));
+      if (notice) notified(notice);
     });
     try {
       await next.connect();
@@ -150,8 +179,8 @@ export async function createEventListener(options: {
   return {
     ready,
     subscribe(subscriber) {
-      subscribers.add(subscriber);
-      return () => subscribers.delete(subscriber);
+      if (!subscribers.includes(subscriber)) setSubscribers([...subscribers, subscriber]);
+      return () => setSubscribers(subscribers.filter((s) => s !== subscriber));
     },
     backendPid: () => pid,
     async close() {
@@ -207,8 +236,8 @@ export function followOtherNodes(
           },
         });
         if (changes) {
+          // No `event`: the table-change follower is not called for the event notices.
           unwatch = opened.subscribe({
-            event: () => {},
             resync: () => changes.listening(),
             tableChanged: (table, pid) => changes.changed(table, pid),
             lost: () => changes.lost(),
