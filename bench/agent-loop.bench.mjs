@@ -37,10 +37,13 @@ function cpuMs(pid) {
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
 function startServer(steps, childPid) {
   let count = 0;
   const gaps = [];
   const cpu = {};
+  const marks = {};
   let lastEnd;
   const server = createServer((req, res) => {
     if (!req.url?.includes('/chat/completions')) {
@@ -56,6 +59,15 @@ function startServer(steps, childPid) {
       count++;
       if (count === 1) cpu.first = cpuMs(childPid());
       if (count === steps + 1) cpu.last = cpuMs(childPid());
+      // BENCH_MARKS=<file>: the steady steps' CLOCK_MONOTONIC span in µs (the clock of `perf record
+      // -k mono` and of --cpu-prof), from the 11th request to the last, for bench/profile/perf-slices.mjs.
+      if (process.env.BENCH_MARKS && count === Math.min(11, steps)) marks.start = monotonicUs();
+      if (process.env.BENCH_MARKS && count === steps + 1) {
+        writeFileSync(
+          process.env.BENCH_MARKS,
+          JSON.stringify([{ label: 'round 1', ...marks, end: monotonicUs() }]),
+        );
+      }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const base = { id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm1' };
       const chunk = (delta, finish = null, extra = {}) =>
