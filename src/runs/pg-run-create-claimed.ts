@@ -7,7 +7,7 @@ import type { SqlClient } from '../store/postgres/client';
 import { firstRunEvent, newRunRow } from './new-run';
 import { insertClaimedRun } from './pg-run-create-repository';
 import type { RunLedger, RunLedgerDeps } from './run-ledger';
-import { runStartedPayload } from './run-started';
+import { runStartedPayload, runStartedText } from './run-started';
 import type { RunEvent } from './types';
 
 /**
@@ -31,18 +31,19 @@ export function postgresCreateClaimed(ctx: {
     const id = row.id;
     const sessionId = input.session_id;
     const first = firstRunEvent({ ...row, status: 'queued' });
-    // run.started's payload as the claim writes it (migration 33): the row's options text inlined.
-    const startedText = `{"agent":${JSON.stringify(row.agent)},"origin":${JSON.stringify(row.origin)},"pid":${row.pid ?? 'null'},"options":${row.options}}`;
+    // The run's events seq 1.. in order: run.queued, run.started (its text as migration 33 writes
+    // it), the prompt phase.
+    const staged = [
+      { type: first.type, text: JSON.stringify(first.payload) },
+      { type: 'run.started', text: runStartedText(row) },
+      { type: claimWith.next.type, text: JSON.stringify(claimWith.next.payload) },
+    ];
     const along = claimWith.alongside?.(id);
     const alongside = along?.runId === id ? along : undefined;
     const inserted = await insertClaimedRun(
       sql,
       row,
-      [
-        { type: first.type, payload: JSON.stringify(first.payload) },
-        { type: 'run.started', payload: startedText },
-        { type: claimWith.next.type, payload: JSON.stringify(claimWith.next.payload) },
-      ],
+      staged.map(({ type, text }) => ({ type, payload: text })),
       now,
       riding,
       alongside && {
@@ -60,7 +61,7 @@ export function postgresCreateClaimed(ctx: {
       ...ids,
       run_id: id,
       session_id: sessionId,
-      type: [first.type, 'run.started', claimWith.next.type][i]!,
+      type: staged[i]!.type,
       payload: payloads[i]!,
       created_at: now,
     }));
