@@ -1,6 +1,7 @@
 /**
  * A new session's first run inserted already claimed on PostgreSQL (issue 18 item 6, p-pgclaimed):
- * a compat start's session, run, claim and ledger row in one statement, four statements a start.
+ * a compat start's session, run, claim and ledger row in one statement; since p-pgstart2 its
+ * prompt message too (`ClaimedCreate.trailing`).
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
@@ -12,7 +13,8 @@ import type { RunEvent } from './types';
 
 /**
  * `RunLedger.createClaimed` on PostgreSQL (p-pgclaimed): a new session's first run inserted
- * running with its events and the sender's insert in one statement
+ * running with its events, the sender's insert and (p-pgstart2) its `trailing` inserts (the
+ * prompt message) in one statement
  * (./pg-run-create-repository.ts `insertClaimedRun`); the run's session known and its events
  * announced in seq order, as `create` then the claim leave them.
  */
@@ -38,6 +40,7 @@ export function postgresCreateClaimed(ctx: {
       { type: 'run.started', text: runStartedText(row) },
       { type: claimWith.next.type, text: JSON.stringify(claimWith.next.payload) },
     ];
+    const trailing = claimWith.trailing?.(id) ?? [];
     const along = claimWith.alongside?.(id);
     const alongside = along?.runId === id ? along : undefined;
     const inserted = await insertClaimedRun(
@@ -51,6 +54,7 @@ export function postgresCreateClaimed(ctx: {
         type: alongside.event.type,
         payload: JSON.stringify(alongside.event.payload),
       },
+      trailing,
     );
     const { run } = inserted;
     // The in-memory state as create then claim leave it: the run's session known, each event
