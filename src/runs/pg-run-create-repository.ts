@@ -108,7 +108,9 @@ export async function insertClaimedRun(
     values.push(...insert.values);
     n += insert.values.length;
   }
-  const inserted = await sql.query<
+  // The whole start in this one statement: the first of its transaction goes without BEGIN
+  // (p-pgstart2; nothing before it in the transaction, none needed around it).
+  const inserted = await (sql.alone ?? sql).query<
     PgRunRowWithEvent & { svc_also_id: number | string | null; svc_also_seq: number | string | null }
   >(
     `WITH riding AS (${riding.text}),

@@ -4,7 +4,8 @@
  * with the run's prompt phase); since p-pgclaimed a new session's run goes in already claimed, so
  * a lone request's start was four statements: BEGIN, the session and its run (running) with its
  * events and the compat row, the prompt's message, COMMIT; since p-pgstart2 the prompt message
- * rides in the run's statement: three. The run's events keep their order and the row its values.
+ * rides in the run's statement, which goes without BEGIN and COMMIT (`SqlClient.alone`): one.
+ * The run's events keep their order and the row its values.
  */
 import { describe, expect, it } from 'vitest';
 import type { ClaimAlongside } from '../../src/runs/types';
@@ -16,7 +17,7 @@ import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers
 const pg = postgresForFile();
 
 describe.skipIf(!pg.available)('a compat request’s row in its run’s claim on PostgreSQL', () => {
-  it('STORE-PG-280, STORE-PG-289: a lone compat request’s start is three statements (BEGIN, one, COMMIT), its session, run, claim, ledger row, events and prompt message in one; the rows and events as before', async () => {
+  it('STORE-PG-280, STORE-PG-289: a lone compat request’s start is one statement (no BEGIN, no COMMIT): its session, run, claim, ledger row, events and prompt message; the rows and events as before', async () => {
     const sql = await migratedDatabase(pg.cluster());
     const statements = driverStatements();
     const { app, client } = await compatServer([reply().text('warm'), reply().text('one').usage(7, 3)], {
@@ -30,15 +31,19 @@ describe.skipIf(!pg.available)('a compat request’s row in its run’s claim on
       expect(await streamedAnswer(client)).toBe('one');
       const row = await settledCompatRow(app);
       const sent = statements.sent.slice(from);
-      const begin = sent.indexOf('BEGIN');
-      const start = sent.slice(begin, sent.indexOf('COMMIT', begin) + 1);
       // p-pgclaimed: the new session's run goes in already claimed (no claim statement);
-      // p-pgstart2: its prompt message in the same statement.
-      expect(start).toHaveLength(3);
-      expect(start[1]).toMatch(
+      // p-pgstart2: its prompt message in the same statement, which goes without BEGIN and
+      // COMMIT (nothing else in its transaction): the start is that one statement.
+      expect(sent).not.toContain('BEGIN');
+      expect(sent).not.toContain('COMMIT');
+      const start = sent.filter((t) => /INSERT INTO sessions /.test(t));
+      expect(start).toHaveLength(1);
+      expect(start[0]).toMatch(
         /INSERT INTO sessions .*INSERT INTO agent_runs .*INSERT INTO openai_compat_requests .*INSERT INTO messages .*INSERT INTO message_search_docs /s,
       );
-      expect(start[1]).not.toMatch(/svc_claim_run/);
+      expect(start[0]).not.toMatch(/svc_claim_run/);
+      // The first statement the request sends.
+      expect(sent[0]).toBe(start[0]);
       expect(sent.filter((t) => /INSERT INTO messages /.test(t))).toHaveLength(2); // the prompt, the answer
       expect(sent.filter((t) => /svc_claim_run/.test(t))).toHaveLength(0);
       // The row is written once, in the claim: no statement of its own.
