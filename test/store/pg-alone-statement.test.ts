@@ -11,7 +11,7 @@ import { driverStatements, postgresForFile } from '../helpers/postgres';
 const pg = postgresForFile();
 
 describe.skipIf(!pg.available)('a transaction’s first statement alone', () => {
-  it('STORE-PG-297: alone first: no BEGIN, no COMMIT, committed at its answer (seen by another connection, the end callbacks told); a statement after it begins the transaction; alone after another, rolled back with it; a failing one leaves nothing', async () => {
+  it('STORE-PG-297: alone first: no BEGIN, no COMMIT, committed at its answer (seen by another connection, `onWritten` told then, `onEnd` at the end); a statement after it begins the transaction; alone after another, rolled back with it; a failing one leaves nothing', async () => {
     const url = await pg.cluster().createDatabase();
     const sql = await createPostgresClient({
       url,
@@ -28,18 +28,19 @@ describe.skipIf(!pg.available)('a transaction’s first statement alone', () => 
 
       // Alone in its transaction: the statement only; committed before the body ends.
       let from = statements.sent.length;
-      const ends: boolean[] = [];
+      const ends: string[] = [];
       await sql.transaction(async () => {
-        sql.transactionNow()!.onEnd((kept) => ends.push(kept));
+        sql.transactionNow()!.onWritten!((kept) => ends.push(`written ${kept}`));
+        sql.transactionNow()!.onEnd((kept) => ends.push(`end ${kept}`));
         await alone.run('INSERT INTO t VALUES (1)');
-        expect(ends).toEqual([true]);
+        expect(ends).toEqual(['written true']);
         expect(await count()).toBe(1);
       });
+      expect(ends).toEqual(['written true', 'end true']);
       expect(statements.sent.slice(from)).toEqual([
         'INSERT INTO t VALUES (1)',
         'SELECT count(*)::int AS n FROM t',
       ]);
-      expect(ends).toEqual([true]);
 
       // A statement after it begins the transaction, which a throw rolls back (the first stays).
       from = statements.sent.length;

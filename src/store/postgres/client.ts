@@ -341,7 +341,10 @@ function transactionRoot(
     after: [],
     ends: [],
     kept: true,
-    end: { onEnd: (fn) => (root.after ? root.ends.push(fn) : fn(root.kept)) },
+    end: {
+      onEnd: (fn) => (root.after ? root.after.push(fn) : fn(root.kept)),
+      onWritten: (fn) => (root.after ? root.ends.push(fn) : fn(root.kept)),
+    },
   };
   root.alone = alone(root);
   return root;
@@ -349,7 +352,8 @@ function transactionRoot(
 
 /**
  * A transaction's `alone` statements (`SqlClient.alone`): one sent alone committed by itself, so
- * what the transaction wrote until then is in, as at a COMMIT: its end functions are told then.
+ * what the transaction wrote until then is in, as at a COMMIT: its `onWritten` functions are told
+ * then (`onEnd`'s, the held bus events among them, wait for its end).
  */
 function aloneSubmit(
   lazy: Pick<ReturnType<typeof lazyTransaction>, 'sendAlone'>,
@@ -364,8 +368,8 @@ function aloneSubmit(
 }
 
 /**
- * `onEnd`'s functions (the read scope's: rows written go stale), then `afterTransaction`'s, once
- * the transaction has ended (later ones are called at once).
+ * `onWritten`'s functions (the read scope's: rows written go stale), then `afterTransaction`'s and
+ * `onEnd`'s, once the transaction has ended (later ones are called at once).
  */
 function callAfter(root: Scope['root']): void {
   const { after, ends, kept } = root;
@@ -418,11 +422,11 @@ type Scope = {
     savepoints: number;
     done: Promise<void>;
     control: Control;
-    /** `afterTransaction`'s functions, called at its end (then undefined). */
+    /** `afterTransaction`'s and `end.onEnd`'s functions, called at its end (then undefined). */
     after: ((kept: boolean) => void)[] | undefined;
     /**
-     * `end.onEnd`'s, called at its end, or at the answer of a statement that went alone (its own
-     * transaction, `SqlClient.alone`), which committed what the transaction wrote until then.
+     * `end.onWritten`'s (the read scope's marks), called at its end, or at the answer of a
+     * statement that went alone (`SqlClient.alone`), which committed what it wrote until then.
      */
     ends: ((kept: boolean) => void)[];
     /** False once it rolled back, or rolled a savepoint back: not every write of it stands. */
