@@ -53,6 +53,7 @@ export type AgentSessions = Pick<
   | 'getMessage'
   | 'messages'
   | 'messagesVersion'
+  | 'promptInsert'
   | 'require'
   | 'root'
   | 'update'

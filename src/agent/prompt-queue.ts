@@ -8,7 +8,9 @@ import { SvcError } from '../errors';
 import type { AgentRun, ClaimedCreate, ClaimResult } from '../runs/run-ledger';
 import type { ClaimAlongside } from '../runs/types';
 import type { Session } from '../sessions/session-store';
+import type { HeldPrompt } from '../sessions/types';
 import { type AgentKind, agentKind } from './agent-kinds';
+import { promptMessage } from './prompt-message';
 import { drainQueue, launchClaimed } from './run-control';
 import { promptPhase } from './run-loop';
 import { type AgentCore, busyElsewhere, preview, stateOf } from './session-runtime';
@@ -109,17 +111,30 @@ export async function sendNow(
   // A session inserted with this run's statement can have no other run: its run goes in claimed,
   // when nothing else would start it (a durable engine's queue) and this runtime would start it now.
   let sent: ClaimAlongside | undefined;
+  // Its prompt message in the same statement where the store can (p-pgstart2: the start is one
+  // statement), as the run's opening would append it.
+  let prompt: HeldPrompt | undefined;
   const claimWith: ClaimedCreate | undefined =
     created && !engineQueues(core) && core.runtime(session.id).state === 'idle' && !core.closing
       ? {
           next: { type: 'phase', payload: promptPhase() },
           alongside: (runId) => (sent = input.claimAlongside?.(runId)),
+          trailing: (runId) => {
+            prompt = a.sessions.promptInsert?.(promptMessage(session.id, runId, input.prompt));
+            return prompt?.inserts;
+          },
         }
       : undefined;
   const { run, queued, claimed } = await enqueueRun(core, input, kind, session, created, claimWith);
   core.deferred(run.id);
   if (claimed) {
-    await launchClaimed(core, claimed, { kind: agentKind(a.config, run.agent), session, alongside: sent });
+    const written = prompt?.written();
+    await launchClaimed(core, claimed, {
+      kind: agentKind(a.config, run.agent),
+      session,
+      alongside: sent,
+      ...(prompt && written ? { prompted: { message: prompt.message, history: written, session } } : {}),
+    });
     return await receipt(core, session.id, run.id);
   }
   const alongside = input.claimAlongside?.(run.id);

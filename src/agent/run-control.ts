@@ -18,6 +18,7 @@ import { compactDuringRun } from './run-compaction';
 import { type FinishNext, finishRun, handedOver } from './run-finish';
 import { executeRun, promptPhase, type RunOutcome, type StopState } from './run-loop';
 import { claimDequeued, enqueueRun, storedRun } from './run-queue';
+import type { RunExecution } from './run-types';
 import type { AgentCore } from './session-runtime';
 import type { ChildRunInput, StartHooks } from './types';
 
@@ -71,7 +72,13 @@ export async function startRun(
 export async function launchClaimed(
   core: AgentCore,
   claim: Extract<ClaimResult, { ok: true }>,
-  options: { kind: AgentKind; session?: Session; alongside?: ClaimAlongside },
+  options: {
+    kind: AgentKind;
+    session?: Session;
+    alongside?: ClaimAlongside;
+    /** Its prompt message written with it (p-pgstart2, `RunExecution.prompted`). */
+    prompted?: RunExecution['prompted'];
+  },
 ): Promise<void> {
   const { alongside, ...launch } = options;
   await launchRun(core, claim.run, {
@@ -165,6 +172,8 @@ async function launchRun(
     phased?: boolean;
     /** Told once its prompt message is written (`RunExecution.opened`), or the run ended before. */
     opened?: () => void;
+    /** Its prompt message written with its INSERT (`RunExecution.prompted`). */
+    prompted?: RunExecution['prompted'];
   },
   resumed?: (outcome: RunOutcome) => void,
 ): Promise<void> {
@@ -222,6 +231,7 @@ async function launchRun(
       handed: resume ? undefined : handed,
       phased: options.phased,
       ...(options.opened ? { opened: options.opened } : {}),
+      ...(options.prompted ? { prompted: options.prompted } : {}),
     });
   // A root run started here runs as the durable engine's workflow (one resumed here already is).
   const durable = !resume && !options.dequeued && !options.subagent ? core.deps.durable : undefined;

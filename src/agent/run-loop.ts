@@ -23,6 +23,7 @@ import { heldEvent } from './held-event';
 import { appendToLedger, type HeldWrites, heldWrites, preparedHolding, writeHeldOnStop } from './held-writes';
 import { historyMessages, listedMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
+import { promptMessage } from './prompt-message';
 import { providerFailure, recordFailure } from './run-failure';
 import { reopenedTurn, runWaitingCalls, settleUnfinishedCalls, type ToolCallPart } from './run-resume';
 import { bridgeFor, compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
@@ -163,19 +164,17 @@ function stopped(c: RunContext): RunOutcome {
 async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
   const { app, run, sessionId } = c;
   if (!c.x.phased) await c.ledger('phase', promptPhase());
-  const prompt = {
-    session_id: sessionId,
-    role: 'user' as const,
-    parts: [{ type: 'text' as const, text: run.prompt }],
-    run_id: run.id,
-  };
+  const prompt = promptMessage(sessionId, run.id, run.prompt);
   // Taken before the append, which moves it once: any other write of this process to the
   // session's messages while it is on its way makes the history read with it stale.
   const messagesAt = app.sessions.messagesVersion?.(sessionId);
-  // Where the store can, the history the run starts from is read in the append's statement.
-  const appended = app.sessions.appendWithMessages
-    ? await app.sessions.appendWithMessages(prompt)
-    : { message: await app.sessions.appendMessage(prompt), messages: undefined };
+  // Written with the run's INSERT (p-pgstart2), or appended here; where the store can, the
+  // history the run starts from is read in the append's statement.
+  const appended = c.x.prompted
+    ? { message: c.x.prompted.message, messages: undefined }
+    : app.sessions.appendWithMessages
+      ? await app.sessions.appendWithMessages(prompt)
+      : { message: await app.sessions.appendMessage(prompt), messages: undefined };
   const user = appended.message;
   app.bus.publish(sessionId, 'message.created', {
     session_id: sessionId,
@@ -191,7 +190,7 @@ async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
   c.x.opened?.();
   // Taken before the read: a write of this process from here on makes the copy stale.
   let version: number | undefined = sessionVersion(sessionId);
-  let session = await app.sessions.require(sessionId);
+  let session = c.x.prompted?.session ?? (await app.sessions.require(sessionId));
   if (!session.title) {
     session = await app.sessions.update(sessionId, { title: titleFromPrompt(run.prompt) });
     version = undefined;
@@ -205,9 +204,10 @@ async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
     return outcome(c, 'failed', 'budget_exceeded', failureLine(failure), failure);
   }
   const history =
-    appended.messages && messagesAt !== undefined
+    c.x.prompted?.history ??
+    (appended.messages && messagesAt !== undefined
       ? { messages: appended.messages, version: (messagesAt + 1) >>> 0 }
-      : undefined;
+      : undefined);
   return { session, user, version, history };
 }
 

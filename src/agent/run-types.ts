@@ -8,7 +8,7 @@ import type { Config } from '../config/schema';
 import type { ToolPolicy } from '../permissions/tool-policy';
 import type { ResolvedModel } from '../providers/types';
 import type { AgentRun, FinalRunStatus, RunUsage } from '../runs/run-ledger';
-import type { Session, Usage } from '../sessions/session-store';
+import type { Message, Session, Usage } from '../sessions/session-store';
 import type { HeldCalls } from '../telemetry/cost-ledger';
 import type { AgentKind } from './agent-kinds';
 import type { AgentHost } from './deps';
@@ -68,6 +68,16 @@ export interface RunExecution {
    * start's: p-pgstart).
    */
   opened?: () => void;
+  /**
+   * Its prompt message, written with its run's INSERT (p-pgstart2, ./prompt-queue.ts `sendNow`):
+   * not appended again; `history`, the session's messages as that statement left them; `session`,
+   * its row as that statement inserted it (not read again).
+   */
+  prompted?: {
+    message: Message;
+    history: { messages: Message[]; version: number };
+    session: Session;
+  };
 }
 
 export interface RunOutcome {

@@ -1,18 +1,20 @@
 /**
  * A new session's first run inserted already claimed on PostgreSQL (issue 18 item 6, p-pgclaimed):
- * a compat start's session, run, claim and ledger row in one statement, four statements a start.
+ * a compat start's session, run, claim and ledger row in one statement; since p-pgstart2 its
+ * prompt message too (`ClaimedCreate.trailing`).
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
 import { firstRunEvent, newRunRow } from './new-run';
 import { insertClaimedRun } from './pg-run-create-repository';
 import type { RunLedger, RunLedgerDeps } from './run-ledger';
-import { runStartedPayload } from './run-started';
+import { runStartedPayload, runStartedText } from './run-started';
 import type { RunEvent } from './types';
 
 /**
  * `RunLedger.createClaimed` on PostgreSQL (p-pgclaimed): a new session's first run inserted
- * running with its events and the sender's insert in one statement
+ * running with its events, the sender's insert and (p-pgstart2) its `trailing` inserts (the
+ * prompt message) in one statement
  * (./pg-run-create-repository.ts `insertClaimedRun`); the run's session known and its events
  * announced in seq order, as `create` then the claim leave them.
  */
@@ -31,18 +33,20 @@ export function postgresCreateClaimed(ctx: {
     const id = row.id;
     const sessionId = input.session_id;
     const first = firstRunEvent({ ...row, status: 'queued' });
-    // run.started's payload as the claim writes it (migration 33): the row's options text inlined.
-    const startedText = `{"agent":${JSON.stringify(row.agent)},"origin":${JSON.stringify(row.origin)},"pid":${row.pid ?? 'null'},"options":${row.options}}`;
+    // The run's events seq 1.. in order: run.queued, run.started (its text as migration 33 writes
+    // it), the prompt phase.
+    const staged = [
+      { type: first.type, text: JSON.stringify(first.payload) },
+      { type: 'run.started', text: runStartedText(row) },
+      { type: claimWith.next.type, text: JSON.stringify(claimWith.next.payload) },
+    ];
+    const trailing = claimWith.trailing?.(id) ?? [];
     const along = claimWith.alongside?.(id);
     const alongside = along?.runId === id ? along : undefined;
     const inserted = await insertClaimedRun(
       sql,
       row,
-      [
-        { type: first.type, payload: JSON.stringify(first.payload) },
-        { type: 'run.started', payload: startedText },
-        { type: claimWith.next.type, payload: JSON.stringify(claimWith.next.payload) },
-      ],
+      staged.map(({ type, text }) => ({ type, payload: text })),
       now,
       riding,
       alongside && {
@@ -50,6 +54,7 @@ export function postgresCreateClaimed(ctx: {
         type: alongside.event.type,
         payload: JSON.stringify(alongside.event.payload),
       },
+      trailing,
     );
     const { run } = inserted;
     // The in-memory state as create then claim leave it: the run's session known, each event
@@ -60,7 +65,7 @@ export function postgresCreateClaimed(ctx: {
       ...ids,
       run_id: id,
       session_id: sessionId,
-      type: [first.type, 'run.started', claimWith.next.type][i]!,
+      type: staged[i]!.type,
       payload: payloads[i]!,
       created_at: now,
     }));

@@ -9,7 +9,7 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import type { RidingInsert } from '../store/preceding-write';
+import type { RidingInsert, TrailingInsert } from '../store/preceding-write';
 import {
   insertStatement,
   type PgRunRowWithEvent,
@@ -62,8 +62,10 @@ export interface InsertedClaimed {
  * seq 1.. in `events`' order (run.queued, run.started, the prompt phase) and, with `alongside`,
  * another domain's insert and its event (the next seq) when that insert wrote its row. No claim
  * lock and no check: the session is inserted in this very statement and its id known nowhere
- * else, so no other run can hold it and no other node claim this one. The foreign keys on the run
- * (the events', the alongside row's) are checked at the statement's end, after every insert.
+ * else, so no other run can hold it and no other node claim this one. `trailing`: other domains'
+ * inserts last, unconditional (p-pgstart2: the run's prompt message and its search row), each told
+ * `wrote` once the statement answered. The foreign keys on the run (the events', the alongside
+ * row's, the message's) are checked at the statement's end, after every insert.
  */
 export async function insertClaimedRun(
   sql: SqlClient,
@@ -72,6 +74,7 @@ export async function insertClaimedRun(
   now: number,
   riding: RidingInsert,
   alongside?: { write: GatedInsert; type: string; payload: string },
+  trailing: readonly TrailingInsert[] = [],
 ): Promise<InsertedClaimed> {
   const k = riding.values.length;
   const [text, params] = insertStatement(row, k);
@@ -93,10 +96,21 @@ export async function insertClaimedRun(
                    SELECT r.id, r.session_id, ${events.length + 1}, $${n + alongside.write.values.length + 1}, $${n + alongside.write.values.length + 2}, $${at}
                      FROM r WHERE EXISTS (SELECT 1 FROM alongside) RETURNING id, seq)`;
     values.push(...alongside.write.values, alongside.type, alongside.payload);
+    n += alongside.write.values.length + 2;
     answer = 'b.id AS svc_also_id, b.seq AS svc_also_seq';
     from = ' LEFT JOIN b ON true';
   }
-  const inserted = await sql.query<
+  // Other domains' inserts after the run's (p-pgstart2: its prompt message and search row),
+  // unconditional: written whenever the statement is.
+  for (const [i, insert] of trailing.entries()) {
+    also += `,
+           t${i} AS (${insert.sql(n)})`;
+    values.push(...insert.values);
+    n += insert.values.length;
+  }
+  // The whole start in this one statement: the first of its transaction goes without BEGIN
+  // (p-pgstart2; nothing before it in the transaction, none needed around it).
+  const inserted = await (sql.alone ?? sql).query<
     PgRunRowWithEvent & { svc_also_id: number | string | null; svc_also_seq: number | string | null }
   >(
     `WITH riding AS (${riding.text}),
@@ -112,6 +126,7 @@ export async function insertClaimedRun(
   const first = inserted[0];
   if (!first || inserted.length !== events.length)
     throw new Error(`agent_runs: no row returned for run ${row.id}`);
+  for (const insert of trailing) insert.wrote();
   const { svc_also_id, svc_also_seq } = first;
   const { run } = splitEvent(first);
   return {

@@ -34,6 +34,11 @@ export type { ClaimOptions, ClaimResult, CreateRunInput, RunPatch } from './run-
 export interface ClaimedCreate {
   next: { type: string; payload: Record<string, unknown> };
   alongside?: (runId: string) => ClaimAlongside | undefined;
+  /**
+   * Other domains' inserts by run id, written last in the same statement whatever else it writes
+   * (p-pgstart2: the run's prompt message and its search row); each told `wrote` once it answered.
+   */
+  trailing?: (runId: string) => readonly TrailingInsert[] | undefined;
 }
 
 export type {

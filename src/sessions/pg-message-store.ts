@@ -33,7 +33,7 @@ export type PostgresMessageStore = AsyncOf<
 type AppendInput = Parameters<SessionStore['appendMessage']>[0];
 
 /** The message columns (row_seq, PostgreSQL's stand-in for SQLite's rowid, is left out). */
-const MESSAGE_COLUMNS =
+export const MESSAGE_COLUMNS =
   'id, session_id, role, parts, model, provider, usage, cost, run_id, created_at, updated_at, finished_at';
 
 /**

@@ -13,6 +13,7 @@ import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
 import { keptSessions } from './pg-kept-sessions';
 import { createPostgresMessageStore } from './pg-message-store';
+import { postgresPromptInsert } from './pg-prompt-repository';
 import { marked, wroteMessages, wroteSession } from './pg-session-rows';
 import { createPostgresSessionSearch } from './pg-session-search-repository';
 import { createPostgresStepClose } from './pg-step-close-repository';
@@ -83,6 +84,7 @@ export function createPostgresSessionStore(deps: {
   });
   return {
     ...sessionWrites({ ...deps, require, requireFresh, family }),
+    promptInsert: postgresPromptInsert(deps),
     get,
     require,
     async list(options = {}) {

@@ -3,7 +3,7 @@
  * it). Kept apart so the store's parts (message writes, search) share them without a cycle.
  * @module
  */
-import type { FollowingWrite, PrecedingWrite, RidingInsert } from '../store/preceding-write';
+import type { FollowingWrite, PrecedingWrite, RidingInsert, TrailingInsert } from '../store/preceding-write';
 
 export type MessageRole = 'user' | 'assistant' | 'system' | 'tool';
 
@@ -159,6 +159,14 @@ export interface SessionStore {
     messages: Message[];
   }>;
   /**
+   * A run's prompt message made now, written by another domain's statement (PostgreSQL, where it
+   * is defined; p-pgstart2: a new session's first run inserted claimed with the session): the
+   * message as `appendMessage` answers it, and its rows' INSERTs to ride in that statement. Only
+   * for a session that statement inserts (it has no other message; its `updated_at` stays its
+   * INSERT's).
+   */
+  promptInsert?(input: Parameters<SessionStore['appendMessage']>[0]): HeldPrompt;
+  /**
    * The write counter of the session's messages in this process, with `appendWithMessages` (taken
    * before its append, compared later: equal, this process wrote none of them since, so the list it
    * answered still holds). Absent where `appendWithMessages` is.
@@ -240,4 +248,16 @@ export interface SessionRow extends Omit<Session, 'metadata'> {
 export interface MessageRow extends Omit<Message, 'parts' | 'usage'> {
   parts: string;
   usage: string | null;
+}
+
+/** `SessionStore.promptInsert`'s answer: the message, its INSERTs, and what they wrote. */
+export interface HeldPrompt {
+  readonly message: Message;
+  /** The message's and its search row's INSERTs, in the statement's order; each told once written. */
+  readonly inserts: readonly TrailingInsert[];
+  /**
+   * Once the statement wrote them: the session's messages (this one alone) and the
+   * `messagesVersion` they were written at, as `appendWithMessages` answers them; undefined before.
+   */
+  written(): { messages: Message[]; version: number } | undefined;
 }

@@ -29,6 +29,12 @@ export interface TransactionEnd {
    * every write it made (no savepoint of it rolled back).
    */
   onEnd(fn: (kept: boolean) => void): void;
+  /**
+   * `fn` once what the transaction wrote until now is committed or rolled back: at its end, or
+   * sooner, at the answer of a statement that went alone and committed it (`SqlClient.alone`,
+   * p-pgstart2). Absent: `onEnd`.
+   */
+  onWritten?(fn: (kept: boolean) => void): void;
 }
 
 interface Copy {
@@ -140,7 +146,8 @@ export function peek<T>(key: string): { value: T } | undefined {
 export function wrote(key: string, tx?: TransactionEnd): void {
   const at = slot(key);
   versions[at]++;
-  tx?.onEnd((kept) => ended(at, tx, kept));
+  if (tx?.onWritten) tx.onWritten((kept) => ended(at, tx, kept));
+  else tx?.onEnd((kept) => ended(at, tx, kept));
 }
 
 /** The write counter of the row under `key`: it moves whenever this process writes the row (a collision moves it too). */

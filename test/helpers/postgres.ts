@@ -373,6 +373,7 @@ export function recordingClient(sql: SqlClient, sent: string[]): SqlClient {
       sent.push(text);
       return sql.run(text, params);
     },
+    ...(sql.alone ? { alone: recordingClient(sql.alone as SqlClient, sent) } : {}),
   };
 }
 

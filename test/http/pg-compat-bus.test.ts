@@ -15,7 +15,7 @@ const pg = postgresForFile();
 const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
 
 describe.skipIf(!pg.available)('a compat request’s session-event appends on PostgreSQL', () => {
-  it('STORE-PG-279: one request alone: the start’s events in one append after its COMMIT, run.finished and the idle state in one (the last); three bus appends on an idle machine, at most five, the log in publish order', async () => {
+  it('STORE-PG-279: one request alone: the start’s events in one append after its commit (its one statement), run.finished and the idle state in one (the last); three bus appends on an idle machine, at most five, the log in publish order', async () => {
     const sql = await migratedDatabase(pg.cluster());
     const statements = driverStatements();
     const { app, client } = await compatServer([reply().text('warm'), reply().text('one').usage(10, 2)], {
@@ -65,10 +65,12 @@ describe.skipIf(!pg.available)('a compat request’s session-event appends on Po
       // In publish order, none twice: each bus-appended event's place in the answer's sequence rises.
       const places = after.map((type) => answer.indexOf(type));
       expect(places.every((place, i) => place >= 0 && (i === 0 || place > places[i - 1]))).toBe(true);
-      // The start's events go after its COMMIT, not on another connection while it is open.
-      const commit = calls.findIndex((call) => call.text === 'COMMIT');
-      expect(commit).toBeGreaterThanOrEqual(0);
-      expect(appends[0].at).toBeGreaterThan(commit);
+      // The start's events go after its commit, not on another connection while it is open
+      // (p-pgstart2: the start is one statement, its own commit, no BEGIN/COMMIT).
+      const start = calls.findIndex((call) => /INSERT INTO sessions /.test(call.text));
+      expect(start).toBeGreaterThanOrEqual(0);
+      expect(calls.filter((call) => call.text === 'BEGIN' || call.text === 'COMMIT')).toEqual([]);
+      expect(appends[0].at).toBeGreaterThan(start);
       expect((await loggedEvents(sql, row.session_id)).map((e) => e.type)).toEqual([
         'session.created',
         'queue.changed',

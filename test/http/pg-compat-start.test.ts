@@ -2,9 +2,10 @@
  * A compat request's ledger row in its run's claim on PostgreSQL (issue 18 item 6, p-pgstart): the
  * row and its `openai_compat.request` event ride in the claim's statement (`svc_claim_run_started`
  * with the run's prompt phase); since p-pgclaimed a new session's run goes in already claimed, so
- * a lone request's start is four statements: BEGIN, the session and its run (running) with its
- * events and the compat row, the prompt's message, COMMIT. The run's events keep their order and
- * the row its values.
+ * a lone request's start was four statements: BEGIN, the session and its run (running) with its
+ * events and the compat row, the prompt's message, COMMIT; since p-pgstart2 the prompt message
+ * rides in the run's statement, which goes without BEGIN and COMMIT (`SqlClient.alone`): one.
+ * The run's events keep their order and the row its values.
  */
 import { describe, expect, it } from 'vitest';
 import type { ClaimAlongside } from '../../src/runs/types';
@@ -16,7 +17,7 @@ import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers
 const pg = postgresForFile();
 
 describe.skipIf(!pg.available)('a compat request’s row in its run’s claim on PostgreSQL', () => {
-  it('STORE-PG-280, STORE-PG-289: a lone compat request’s start is four statements, its session, run, claim, ledger row and events in one; the rows and events as before', async () => {
+  it('STORE-PG-280, STORE-PG-289: a lone compat request’s start is one statement (no BEGIN, no COMMIT): its session, run, claim, ledger row, events and prompt message; the rows and events as before', async () => {
     const sql = await migratedDatabase(pg.cluster());
     const statements = driverStatements();
     const { app, client } = await compatServer([reply().text('warm'), reply().text('one').usage(7, 3)], {
@@ -30,15 +31,20 @@ describe.skipIf(!pg.available)('a compat request’s row in its run’s claim on
       expect(await streamedAnswer(client)).toBe('one');
       const row = await settledCompatRow(app);
       const sent = statements.sent.slice(from);
-      const begin = sent.indexOf('BEGIN');
-      const start = sent.slice(begin, sent.indexOf('COMMIT', begin) + 1);
-      // p-pgclaimed: the new session's run goes in already claimed (no claim statement).
-      expect(start).toHaveLength(4);
-      expect(start[1]).toMatch(
-        /INSERT INTO sessions .*INSERT INTO agent_runs .*INSERT INTO openai_compat_requests /s,
+      // p-pgclaimed: the new session's run goes in already claimed (no claim statement);
+      // p-pgstart2: its prompt message in the same statement, which goes without BEGIN and
+      // COMMIT (nothing else in its transaction): the start is that one statement.
+      expect(sent).not.toContain('BEGIN');
+      expect(sent).not.toContain('COMMIT');
+      const start = sent.filter((t) => /INSERT INTO sessions /.test(t));
+      expect(start).toHaveLength(1);
+      expect(start[0]).toMatch(
+        /INSERT INTO sessions .*INSERT INTO agent_runs .*INSERT INTO openai_compat_requests .*INSERT INTO messages .*INSERT INTO message_search_docs /s,
       );
-      expect(start[1]).not.toMatch(/svc_claim_run/);
-      expect(start[2]).toMatch(/INSERT INTO messages /);
+      expect(start[0]).not.toMatch(/svc_claim_run/);
+      // The first statement the request sends.
+      expect(sent[0]).toBe(start[0]);
+      expect(sent.filter((t) => /INSERT INTO messages /.test(t))).toHaveLength(2); // the prompt, the answer
       expect(sent.filter((t) => /svc_claim_run/.test(t))).toHaveLength(0);
       // The row is written once, in the claim: no statement of its own.
       expect(sent.filter((t) => /INSERT INTO openai_compat_requests /.test(t))).toHaveLength(1);
@@ -190,6 +196,81 @@ describe.skipIf(!pg.available)('a compat request’s row in its run’s claim on
           options: run.options,
         });
       }
+    } finally {
+      statements.restore();
+      await app.close();
+      await sql.close();
+    }
+  });
+  it('STORE-PG-295: a new compat session’s prompt message goes in its run’s statement: the row, its search row and the session events as an append leaves them; the session row not read', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    const statements = driverStatements();
+    const { app, provider, post } = await compatServer([reply().text('warm'), reply().text('one')], {
+      postgres: sql,
+    });
+    try {
+      const body = (content: string) => ({ model: 'fake/m1', messages: [{ role: 'user', content }] });
+      await (await post('/v1/chat/completions', body('warm up'))).json();
+      await settledCompatRow(app);
+      await app.bus.flush();
+      const from = statements.sent.length;
+      const answer = await post('/v1/chat/completions', body('zebra crossing'));
+      expect(answer.status).toBe(200);
+      await answer.json();
+      const sessionId = answer.headers.get('x-svc-session-id')!;
+      const row = await settledCompatRow(app);
+      await app.bus.flush();
+      const sent = statements.sent.slice(from);
+      // The prompt in the run's statement, not on its own; the new session's row not read.
+      const prompt = sent.filter((t) => /INSERT INTO messages /.test(t));
+      expect(prompt).toHaveLength(2); // the prompt, the answer
+      expect(prompt[0]).toMatch(/INSERT INTO agent_runs .*INSERT INTO messages /s);
+      expect(sent.filter((t) => /SELECT \* FROM sessions WHERE id/.test(t))).toEqual([]);
+      // The model got the prompt as the first step's history.
+      const request = JSON.stringify(provider.requests.at(-1)?.body ?? {});
+      expect(request).toContain('zebra crossing');
+
+      const messages = await sql.query<Record<string, unknown>>(
+        `SELECT id, session_id, role, parts, model, provider, usage, cost, run_id, created_at, updated_at, finished_at
+           FROM messages WHERE session_id = $1 ORDER BY created_at, row_seq`,
+        [sessionId],
+      );
+      expect(messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+      const user = messages[0]!;
+      expect(user).toMatchObject({
+        session_id: sessionId,
+        role: 'user',
+        run_id: row.run_id,
+        model: null,
+        provider: null,
+        usage: null,
+        cost: 0,
+      });
+      expect(JSON.parse(user.parts as string)).toEqual([{ type: 'text', text: 'zebra crossing' }]);
+      expect(user.updated_at).toBe(user.created_at);
+      expect(user.finished_at).toBe(user.created_at);
+      expect(await app.sessions.getMessage(user.id as string)).toMatchObject({
+        id: user.id,
+        role: 'user',
+        parts: [{ type: 'text', text: 'zebra crossing' }],
+      });
+      // Its search row: the session search finds it.
+      const docs = await sql.query<{ body: string }>(
+        'SELECT body FROM message_search_docs WHERE message_id = $1',
+        [user.id],
+      );
+      expect(docs).toEqual([{ body: expect.stringContaining('zebra crossing') }]);
+      // The session's events in the order the claim path publishes them, the prompt's after run.started.
+      const events = (await app.bus.retained(sessionId)).map((e) => e.type);
+      const order = ['queue.changed', 'queue.changed', 'run.started', 'message.created', 'message.completed'];
+      expect(events.filter((t) => order.includes(t)).slice(0, 5)).toEqual(order);
+      const created = (await app.bus.retained(sessionId)).find((e) => e.type === 'message.created');
+      expect(created?.payload).toEqual({
+        session_id: sessionId,
+        message_id: user.id,
+        role: 'user',
+        run_id: row.run_id,
+      });
     } finally {
       statements.restore();
       await app.close();

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createPostgresCompatRequestRepository } from '../../src/runs/pg-compat-request-repository';
 import { createPostgresRunLedger } from '../../src/runs/pg-run-ledger';
 import type { ClaimAlongside, RunEvent } from '../../src/runs/types';
+import { createPostgresSessionStore } from '../../src/sessions/pg-session-store';
 import { createIds, systemClock } from '../../src/util/ids';
 import { compatRequestRow } from '../helpers/compat-request-row';
 import { migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
@@ -164,6 +165,83 @@ describe.skipIf(!pg.available)('a new session’s first run inserted claimed on 
       const events = await sql.query<{ n: string }>('SELECT count(*) AS n FROM agent_run_events');
       expect(Number(events[0]!.n)).toBe(7);
       expect(told).toHaveLength(1);
+    } finally {
+      await ledger.close?.();
+      await sql.close();
+    }
+  });
+  it('STORE-PG-296: the prompt message and its search row as trailing inserts: in the run’s one statement, the row as appendMessage writes it, told once written; a failing statement writes neither and tells nothing', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    const sent: string[] = [];
+    const ids = createIds();
+    const ledger = createPostgresRunLedger({
+      clock: systemClock,
+      ids,
+      sql: recordingClient(sql, sent),
+      runner: 'rnr_t',
+    });
+    const sessions = createPostgresSessionStore({ sql, clock: systemClock, ids, workspace: '/w' });
+    try {
+      const promptOf = (sessionId: string, runId: string) =>
+        sessions.promptInsert!({
+          session_id: sessionId,
+          role: 'user',
+          parts: [{ type: 'text', text: 'walrus tusks' }],
+          run_id: runId,
+        });
+      let held: ReturnType<typeof promptOf> | undefined;
+      await ledger.queued('ses_none'); // the first-use recovery, before the recording counts
+      sent.length = 0;
+      const claimed = await ledger.createClaimed!(input('ses_p'), sessionInsert('ses_p'), {
+        next,
+        trailing: (runId) => {
+          held = promptOf('ses_p', runId);
+          return held.inserts;
+        },
+      });
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).toMatch(
+        /INSERT INTO agent_runs .*INSERT INTO messages .*INSERT INTO message_search_docs /s,
+      );
+      const message = held!.message;
+      expect(message).toMatchObject({ session_id: 'ses_p', role: 'user', run_id: claimed.run.id });
+      // The row as stored is the message answered, as an append's read answers it.
+      expect(await sessions.getMessage(message.id)).toEqual(message);
+      expect(await sessions.messages('ses_p')).toEqual([message]);
+      const docs = await sql.query<{ body: string; session_id: string }>(
+        'SELECT body, session_id FROM message_search_docs WHERE message_id = $1',
+        [message.id],
+      );
+      expect(docs).toEqual([{ body: expect.stringContaining('walrus tusks'), session_id: 'ses_p' }]);
+      // Told: the session's messages (this one) at the version its write left.
+      const written = held!.written();
+      expect(written?.messages).toEqual([message]);
+      expect(written?.version).toBe(sessions.messagesVersion!('ses_p'));
+      // The run's events are those of a start without it.
+      expect((await ledger.events(claimed.run.id)).map((e) => e.type)).toEqual([
+        'run.queued',
+        'run.started',
+        'phase',
+      ]);
+
+      // The session is there already (its primary key): no run, no message, no search row, not told.
+      held = undefined;
+      await expect(
+        ledger.createClaimed!(input('ses_p'), sessionInsert('ses_p'), {
+          next,
+          trailing: (runId) => {
+            held = promptOf('ses_p', runId);
+            return held.inserts;
+          },
+        }),
+      ).rejects.toThrow(/duplicate key|sessions_pkey/);
+      expect(held!.written()).toBeUndefined();
+      expect(await sessions.getMessage(held!.message.id)).toBeUndefined();
+      const counts = await sql.query<{ runs: string; messages: string; docs: string }>(
+        `SELECT (SELECT count(*) FROM agent_runs) AS runs, (SELECT count(*) FROM messages) AS messages,
+                (SELECT count(*) FROM message_search_docs) AS docs`,
+      );
+      expect(counts[0]).toEqual({ runs: 1, messages: 1, docs: 1 });
     } finally {
       await ledger.close?.();
       await sql.close();

@@ -68,6 +68,15 @@ export interface SqlClient extends SqlExecutor {
    * one: for what other nodes must see at once whatever the caller is in (a node's heartbeat).
    */
   readonly autocommit: SqlExecutor;
+  /**
+   * As the client's own `query`, `one` and `run`, except for a statement that would be the first
+   * of this context's transaction (none sent in it yet, no savepoint): it goes without BEGIN, its
+   * own transaction, committed by itself; the transaction's later statements begin it, and one
+   * with nothing after sends neither BEGIN nor COMMIT (p-pgstart2: a new compat session's start,
+   * one statement that writes everything it needs). Only for a statement whose writes need
+   * nothing else of the transaction to stand: a failure after it does not roll it back.
+   */
+  readonly alone?: SqlExecutor;
   /** Host, port, database and user (for messages). */
   readonly target: StoreTarget;
   /** The URL with its password masked. */
@@ -163,6 +172,11 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       return root?.after ? root.end : undefined;
     },
     autocommit: pooled,
+    alone: routedExecutor(() => {
+      if (ambient.open === 0) return pooled;
+      const scope = joined();
+      return (scope && !scope.parent ? scope.root.alone : scope?.tx) ?? ended() ?? pooled;
+    }, pooled),
     ownsBackend: backends.owns,
     onConnectionGone: backends.onGone,
     dedicated: (applicationName) =>
@@ -202,7 +216,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         finished = resolve;
       });
       const scope: Scope = {
-        root: transactionRoot(tx, done, lazy.control),
+        root: transactionRoot(tx, done, lazy.control, (root) => executor(aloneSubmit(lazy, root))),
         tx,
         open: true,
         chain: Promise.resolve(),
@@ -312,23 +326,55 @@ function routedExecutor(current: () => SqlExecutor | Promise<void>, pooled: SqlE
 }
 
 /** A transaction's own part of its scopes, before its first statement. */
-function transactionRoot(tx: SqlExecutor, done: Promise<void>, control: Control): Scope['root'] {
+function transactionRoot(
+  tx: SqlExecutor,
+  done: Promise<void>,
+  control: Control,
+  alone: (root: Scope['root']) => SqlExecutor,
+): Scope['root'] {
   const root: Scope['root'] = {
     tx,
+    alone: tx,
     savepoints: 0,
     done,
     control,
     after: [],
+    ends: [],
     kept: true,
-    end: { onEnd: (fn) => (root.after ? root.after.push(fn) : fn(root.kept)) },
+    end: {
+      onEnd: (fn) => (root.after ? root.after.push(fn) : fn(root.kept)),
+      onWritten: (fn) => (root.after ? root.ends.push(fn) : fn(root.kept)),
+    },
   };
+  root.alone = alone(root);
   return root;
 }
 
-/** `afterTransaction`'s and `onEnd`'s functions, once the transaction has ended (later ones are called at once). */
+/**
+ * A transaction's `alone` statements (`SqlClient.alone`): one sent alone committed by itself, so
+ * what the transaction wrote until then is in, as at a COMMIT: its `onWritten` functions are told
+ * then (`onEnd`'s, the held bus events among them, wait for its end).
+ */
+function aloneSubmit(
+  lazy: Pick<ReturnType<typeof lazyTransaction>, 'sendAlone'>,
+  root: Scope['root'],
+): Submit {
+  return (text, params, answer) => {
+    const alone = lazy.sendAlone(text, params, (error, result) => {
+      if (alone && !error) for (const fn of root.ends.splice(0)) fn(true);
+      answer(error, result);
+    });
+  };
+}
+
+/**
+ * `onWritten`'s functions (the read scope's: rows written go stale), then `afterTransaction`'s and
+ * `onEnd`'s, once the transaction has ended (later ones are called at once).
+ */
 function callAfter(root: Scope['root']): void {
-  const { after, kept } = root;
+  const { after, ends, kept } = root;
   root.after = undefined;
+  for (const fn of ends.splice(0)) fn(kept);
   for (const fn of after ?? []) fn(kept);
 }
 
@@ -371,11 +417,18 @@ type Scope = {
   /** The transaction: its connection, its savepoint counter, its end (COMMIT or ROLLBACK done). */
   root: {
     tx: SqlExecutor;
+    /** `tx`, its first statement without BEGIN (`SqlClient.alone`). */
+    alone: SqlExecutor;
     savepoints: number;
     done: Promise<void>;
     control: Control;
     /** `afterTransaction`'s and `end.onEnd`'s functions, called at its end (then undefined). */
     after: ((kept: boolean) => void)[] | undefined;
+    /**
+     * `end.onWritten`'s (the read scope's marks), called at its end, or at the answer of a
+     * statement that went alone (`SqlClient.alone`), which committed what it wrote until then.
+     */
+    ends: ((kept: boolean) => void)[];
     /** False once it rolled back, or rolled a savepoint back: not every write of it stands. */
     kept: boolean;
     /** What the read scope's copies know of it (`transactionNow`). */

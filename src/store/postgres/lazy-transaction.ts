@@ -28,6 +28,13 @@ export function lazyTransaction(
   Query: StatementClass,
 ): {
   send: Submit;
+  /**
+   * `send`, but a statement sent before any other of the transaction (BEGIN still pending, no
+   * savepoint) goes without BEGIN: its own transaction, committed by itself (p-pgstart2). The
+   * transaction is still not begun: its next statement goes with BEGIN, and an end with nothing
+   * after it sends no COMMIT. Answers whether it went alone.
+   */
+  sendAlone: (...args: Parameters<Submit>) => boolean;
   control: Control;
   end(command: 'COMMIT' | 'ROLLBACK'): Promise<void>;
 } {
@@ -46,8 +53,17 @@ export function lazyTransaction(
     pending.splice(at);
     return true;
   };
+  const sendAlone = (...[text, params, answer]: Parameters<Submit>): boolean => {
+    if (begun || pending.length !== 1) {
+      send(text, params, answer);
+      return false;
+    }
+    submitOn(connection, Query, text, params, answer);
+    return true;
+  };
   return {
     send,
+    sendAlone,
     control: {
       savepoint: (name) => {
         pending.push(`SAVEPOINT ${name}`);

@@ -79,6 +79,7 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   };
   const opened = () => wake?.();
   const inClaim = (id: string) => {
+    runId = id; // PostgreSQL: a lone start commits by itself; cancelled when the send then fails
     if (!ledger.enabled || !sessionId) return undefined;
     try {
       const { row, payload } = compatStart(app, startOf(id, sessionId));
