@@ -11,6 +11,8 @@ import { type AgentCore, abortRun, busyElsewhere, runResult } from './session-ru
 import type { AgentService, RunResult } from './types';
 
 const WAIT_POLL_MS = 200;
+/** How often a run this process queued (and holds a deferred for) is read while it waits. */
+const DEFERRED_POLL_MS = 1000;
 const CLOSE_TIMEOUT_MS = 5000;
 
 export async function cancelSession(
@@ -82,8 +84,19 @@ export async function waitRun(
   let run = await a.runs.require(runId);
   const d = core.deferreds.get(runId);
   if (d && (run.status === 'queued' || run.status === 'running')) {
-    if (!options.signal) return d.promise;
-    return abortable(d.promise, options.signal);
+    // A run queued here may be started by another node (its drain takes the session's next queued
+    // run when its own run ends): this process then never settles the deferred. So the row is read
+    // too, every DEFERRED_POLL_MS while the deferred is pending (a run ended here settles first).
+    const settled = options.signal ? abortable(d.promise, options.signal) : d.promise;
+    for (;;) {
+      const result = await settledWithin(settled, DEFERRED_POLL_MS);
+      if (result) return result;
+      run = await a.runs.require(runId);
+      if (run.status === 'queued' || run.status === 'running') continue;
+      if (core.runtimes.get(run.session_id)?.runId === runId) return settled; // ending here
+      core.deferreds.delete(runId);
+      return await runResult(a, runId);
+    }
   }
   while (run.status === 'queued' || run.status === 'running') {
     await sleep(WAIT_POLL_MS, undefined, { signal: options.signal });
@@ -133,6 +146,19 @@ export async function closeRuns(core: AgentCore): Promise<void> {
   }
   const settled = Promise.all(active.map(([, rt]) => rt.promise));
   await Promise.race([settled, sleep(CLOSE_TIMEOUT_MS, undefined, { ref: false })]);
+}
+
+/** The promise's value if it settles within `ms`, else undefined (its rejection is thrown). */
+async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const tick = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, tick]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {

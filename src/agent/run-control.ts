@@ -267,6 +267,11 @@ async function launchRun(
       // the session's next queued prompt outside its workflow, onto the queue (so it starts even
       // when the node it was sent to is gone; that node, if alive, finds it already queued).
       await afterFinish(core, claimed, next, resume || options.dequeued === true);
+    })
+    .catch((error: unknown) => {
+      // Nobody awaits this chain: a store lost at the run's end (the lease's release, the result's
+      // read) is logged, never an unhandled rejection that ends the node.
+      a.log.error('run end failed', { run_id: claimed.id, session_id: sessionId, error });
     });
 }
 
@@ -309,7 +314,12 @@ async function afterFinish(
   // The adaptive monitor handles run.finished and the idle state before the waiters go on.
   try {
     await a.adaptive?.settled();
-    await core.settle(run.id);
+    try {
+      await core.settle(run.id);
+    } catch (error) {
+      // The result could not be read (the store lost): its waiters read the row when it is back.
+      a.log.warn('run result read failed', { run_id: run.id, error });
+    }
     if (drains) {
       try {
         // `queue`: as the finish's statement read it (empty), not read again.

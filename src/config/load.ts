@@ -79,13 +79,21 @@ export interface ConfigLayer {
 }
 
 /** Well-known env vars that override one config key each. */
-export const ENV_OVERRIDES: Record<string, { path: string[]; parse?: (v: string) => unknown }> = {
+export const ENV_OVERRIDES: Record<
+  string,
+  {
+    path: string[];
+    parse?: (v: string) => unknown /** `${ENV}` in the value is replaced, as in a file. */;
+    interpolate?: boolean;
+  }
+> = {
   SVC_HTTP_TOKEN: { path: ['services', 'http', 'token'] },
   SVC_MCP_TOKEN: { path: ['services', 'mcp', 'token'] },
   SVC_MODEL: { path: ['models', 'large'] },
   SVC_SMALL_MODEL: { path: ['models', 'small'] },
   SVC_LOG_LEVEL: { path: ['log', 'level'] },
-  SVC_STORE_URL: { path: ['store', 'url'] },
+  // The password through `${PGPASSWORD}` here too (a URL in a container's spec, the secret apart).
+  SVC_STORE_URL: { path: ['store', 'url'], interpolate: true },
   SVC_DISABLED_TOOLS: {
     path: ['options', 'disabled_tools'],
     parse: (v) =>
@@ -186,7 +194,22 @@ export function loadConfig(input: ConfigSourcesInput, options: { tolerant?: bool
   for (const [name, spec] of Object.entries(ENV_OVERRIDES)) {
     const value = input.env[name];
     if (value === undefined || value === '') continue;
-    const tree = setPath({}, spec.path, spec.parse ? spec.parse(value) : value);
+    let text = value;
+    if (spec.interpolate) {
+      const result = interpolate(value, input.env);
+      const key = spec.path.join('.');
+      if (result.missing) {
+        fail({
+          key,
+          file: `env ${name}`,
+          message: `${key}: environment variable ${result.missing} is not set (write \${${result.missing}:-} to allow it to be empty)`,
+        });
+        continue;
+      }
+      interpolated.push(...result.values);
+      text = result.value;
+    }
+    const tree = setPath({}, spec.path, spec.parse ? spec.parse(text) : text);
     if (name.endsWith('TOKEN')) interpolated.push(value);
     layer(tree, { kind: 'env', label: `env ${name}` });
   }

@@ -42,6 +42,33 @@ describe('the store URL ([store] url)', () => {
     ).toBeUndefined();
   });
 
+  it('CLUSTER-22: a URL the driver cannot parse (a bad port) is a config error naming the key, not a stack trace', () => {
+    for (const url of ['postgres://svc:pw@db:notaport/svc', 'postgres://svc:pw@db:99999/svc']) {
+      const workspace = tmpWorkspace({ files: { 'svc.toml': `[store]\nurl = "${url}"\n` } });
+      expect(() => loadConfig({ workspace, env: isolatedEnv(workspace) })).toThrow(
+        /store\.url: not a valid URL/,
+      );
+    }
+    const workspace = tmpWorkspace();
+    const env = isolatedEnv(workspace, { SVC_STORE_URL: 'postgres://svc:secret-pw@db:70000/svc' });
+    expect(() => loadConfig({ workspace, env })).toThrow(/SVC_STORE_URL: store\.url: not a valid URL/);
+    expect(() => loadConfig({ workspace, env })).not.toThrow(/secret-pw/);
+  });
+
+  it('CLUSTER-23: ${ENV} in SVC_STORE_URL is interpolated as in the file; an unset one is a config error naming it', () => {
+    const workspace = tmpWorkspace();
+    const url = 'postgres://svc:${PG_PASS}@db/svc';
+    const loaded = loadConfig({
+      workspace,
+      env: isolatedEnv(workspace, { SVC_STORE_URL: url, PG_PASS: 'env-pw' }),
+    });
+    expect(loaded.config.store.url).toBe('postgres://svc:env-pw@db/svc');
+    expect(loaded.interpolated).toContain('env-pw');
+    expect(() => loadConfig({ workspace, env: isolatedEnv(workspace, { SVC_STORE_URL: url }) })).toThrow(
+      /env SVC_STORE_URL: store\.url: environment variable PG_PASS is not set/,
+    );
+  });
+
   it('STORE-PG-03: a URL that is not postgres:// is a config error naming the key', () => {
     const workspace = tmpWorkspace({ files: { 'svc.toml': '[store]\nurl = "mysql://x@y/z"\n' } });
     expect(() => loadConfig({ workspace, env: isolatedEnv(workspace) })).toThrow(/store\.url/);

@@ -50,6 +50,10 @@ export interface PostgresCluster {
   startStandby(): Promise<PostgresCluster>;
   /** `pg_ctl restart -m immediate`: a crash and a restart on the same port; resolves once it accepts. */
   restart(): void;
+  /** `pg_ctl stop -m immediate`, to be started again with up() (the database lost, then back). */
+  down(): void;
+  /** Start again on the same port after down(); returns once it accepts connections. */
+  up(): void;
   stop(): void;
 }
 
@@ -224,6 +228,12 @@ async function launch(bin: string, dir: string, durable = false): Promise<Postgr
         '-w',
         'restart',
       ]);
+    },
+    down() {
+      asClusterUser(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']);
+    },
+    up() {
+      asClusterUser(join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
     },
     stop,
   };

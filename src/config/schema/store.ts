@@ -12,6 +12,12 @@ export const storeSchema = lazy(() =>
       url: z
         .string()
         .regex(/^postgres(ql)?:\/\/\S+$/, 'expected a postgres:// or postgresql:// URL')
+        // The driver throws (a stack trace, at the first query) on a URL it cannot parse: a bad
+        // port, an unencoded character. The value is not echoed: it holds the password.
+        .refine(
+          (url) => URL.canParse(url),
+          'not a valid URL: check the host and the port (1-65535), and percent-encode special characters of the user and password (%40 for @)',
+        )
         .optional()
         .describe(
           'PostgreSQL connection URL (postgres://user:${PGPASSWORD}@host:5432/db); SVC_STORE_URL overrides it. Unset, state is in the SQLite file. The password is never printed.',
