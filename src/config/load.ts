@@ -83,7 +83,8 @@ export const ENV_OVERRIDES: Record<
   string,
   {
     path: string[];
-    parse?: (v: string) => unknown /** `${ENV}` in the value is replaced, as in a file. */;
+    parse?: (v: string) => unknown;
+    /** `${ENV}` in the value is replaced, as in a file. */
     interpolate?: boolean;
   }
 > = {
