@@ -66,7 +66,12 @@ describe.skipIf(!pg.available)('cluster: checked from outside', () => {
     pg.cluster().down();
     try {
       await pending;
-      const down = await fetch(`${a.url}/healthz`);
+      // The node notices the loss at its next use of the store or its health probe: on a loaded
+      // machine that can come after the request's own failure, so /healthz is polled (bounded).
+      const down = await until(async () => {
+        const answer = await fetch(`${a.url}/healthz`);
+        return answer.status === 503 ? answer : undefined;
+      }, '/healthz to answer 503 with the database down');
       expect(down.status).toBe(503);
       expect(((await down.json()) as any).reason).toMatch(/PostgreSQL store is unreachable/);
       // The model's answer arrives and the run ends while the database is gone.

@@ -17,6 +17,9 @@ import { createHttpApp, errorStyleFor, type HttpAppOptions } from './index';
 import { markSessionPublisher } from './session-events';
 import { createStreamTracker, type StreamTracker } from './sse';
 
+/** How long an idle keep-alive connection is kept open (ms). */
+const KEEP_ALIVE_MS = 65_000;
+
 export type AuthMode = 'bearer' | 'none';
 
 export interface HttpServerFlags {
@@ -154,6 +157,12 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
       return hono.fetch(request, env);
     },
   }) as Server;
+  // An idle keep-alive connection is kept 65 s, not Node's 5: past the idle timeout of the load
+  // balancers in front of a cluster (60 s is common), so the server never closes a connection a
+  // balancer or a client is about to reuse (the client's request then fails with "other side
+  // closed"; undici reuses a connection until 1 s before the server's advertised timeout, and a
+  // loaded client's timers run late).
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
 
   await listen(server, settings.host, settings.port);
   const address = server.address() as AddressInfo;
