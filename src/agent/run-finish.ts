@@ -4,9 +4,50 @@
  * ./run-control.ts, which starts runs and drains the queue after the finish is committed.
  * @module
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
 import type { RunOutcome } from './run-loop';
 import type { AgentCore } from './session-runtime';
+
+/** The first wait before a finish is written again after the store was lost; doubled up to the cap. */
+const FINISH_RETRY_MS = 500;
+const FINISH_RETRY_CAP_MS = 4_000;
+
+/**
+ * `write` (the run's finish), again while the store is unreachable (PostgreSQL lost: `unavailable`)
+ * and the node is not closing: the run stays running here, its waiters waiting, until the store is
+ * back and its end is recorded, instead of a row left `running` that keeps the session busy on
+ * every node while this one lives. Before a second attempt the row is read: a finish that was
+ * committed but whose answer was lost is not written twice. Other errors are thrown at once.
+ */
+async function untilStored(
+  core: AgentCore,
+  run: AgentRun,
+  write: () => Promise<AgentRun>,
+): Promise<AgentRun> {
+  const a = core.host;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if (attempt > 0) {
+        const stored = await a.runs.require(run.id);
+        if (stored.status !== 'running' && stored.status !== 'queued') return stored;
+      }
+      const row = await write();
+      if (attempt > 0)
+        a.log.info('run finish recorded after the store came back', {
+          run_id: run.id,
+          attempts: attempt + 1,
+        });
+      return row;
+    } catch (error) {
+      if (!(error instanceof SvcError && error.code === 'unavailable') || core.closing) throw error;
+      if (attempt === 0)
+        a.log.warn('run finish waits for the store', { run_id: run.id, error: error.message });
+      await sleep(Math.min(FINISH_RETRY_MS * 2 ** attempt, FINISH_RETRY_CAP_MS));
+    }
+  }
+}
 
 /** The run stopped here unfinished at a clean stop; a live node adopts it (still `running`). */
 export async function handedOver(core: AgentCore, run: AgentRun, outcome: RunOutcome): Promise<void> {
@@ -59,17 +100,19 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
     };
     // The row and `run.finished` together (one statement where it can); the row answers the result.
     // Where the queue drains next, the statement also tells whether the session has queued runs.
-    let row: AgentRun;
-    if (a.runs.updateAndAppend) {
-      const written = await a.runs.updateAndAppend(run.id, finished, 'run.finished', event, {
-        queue: drains,
-      });
-      row = written.run;
-      empty = written.queued === false;
-    } else {
-      row = await a.runs.update(run.id, finished);
+    const write = async (): Promise<AgentRun> => {
+      if (a.runs.updateAndAppend) {
+        const written = await a.runs.updateAndAppend(run.id, finished, 'run.finished', event, {
+          queue: drains,
+        });
+        empty = written.queued === false;
+        return written.run;
+      }
+      const updated = await a.runs.update(run.id, finished);
       await a.runs.append(run.id, 'run.finished', event);
-    }
+      return updated;
+    };
+    const row = await untilStored(core, run, write);
     core.finished(row);
     core.publish(sessionId, 'run.finished', {
       session_id: sessionId,

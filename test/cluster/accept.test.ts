@@ -51,7 +51,7 @@ describe.skipIf(!pg.available)('cluster: checked from outside', () => {
     expect(runs.map((r: any) => r.status)).toEqual(['completed', 'completed']);
   }, 60_000);
 
-  it('CLUSTER-21: the database lost while a run waits on the model: the node stays up, answers 503, and serves again when it is back', async () => {
+  it('CLUSTER-21: the database lost while a run waits on the model: the node stays up, answers 503, serves again when it is back, and records the run end then', async () => {
     const [a] = cluster.nodes;
     const id = (await a.post('/v1/sessions', { title: 'database lost' })).body.session.id as string;
     provider.push(reply().text('answered while the database is gone').slow(1500));
@@ -91,5 +91,32 @@ describe.skipIf(!pg.available)('cluster: checked from outside', () => {
     expect(a.server.child.exitCode).toBeNull();
     const listed = await fetch(`${a.url}/v1/sessions/${id}`, { headers: auth });
     expect(listed.status).toBe(200);
+    // The run's end, lost with the database, is written once it is back (not left `running`,
+    // which kept the session busy on every node while node A lived).
+    const ended = await until(
+      async () => {
+        const runs = (await a.get('/v1/agent-runs?limit=50')).runs.filter((r: any) => r.session_id === id);
+        return runs.length === 1 && runs[0].status !== 'running' ? runs[0] : undefined;
+      },
+      "the lost run's end to be written",
+      30_000,
+    );
+    expect(['failed', 'completed']).toContain(ended.status);
+    // And the session takes its next prompt, on the other node too.
+    const b = cluster.nodes[1]!;
+    await until(
+      async () =>
+        (await fetch(`${b.url}/healthz`).catch(() => undefined))?.status === 200 ? true : undefined,
+      'node B healthy again',
+      30_000,
+    );
+    provider.push(reply().text('after the outage'));
+    const after = await cluster.nodes[1]!.post(`/v1/sessions/${id}/messages`, {
+      prompt: 'after',
+      wait: true,
+    });
+    expect(after.status).toBeLessThan(300);
+    const runs = (await a.get('/v1/agent-runs?limit=50')).runs.filter((r: any) => r.session_id === id);
+    expect(runs.map((r: any) => r.status)).toContain('completed');
   }, 90_000);
 });

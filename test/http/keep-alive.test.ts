@@ -16,7 +16,7 @@ function get(url: string, agent: Agent): Promise<{ status: number; keepAlive?: s
       res.on('end', () =>
         resolve({
           status: res.statusCode ?? 0,
-          keepAlive: res.headers['keep-alive'],
+          keepAlive: res.headers['keep-alive'] as string | undefined,
           port: req.socket?.localPort,
         }),
       );
