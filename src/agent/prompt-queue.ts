@@ -121,6 +121,8 @@ export async function sendNow(
           alongside: (runId) => (sent = input.claimAlongside?.(runId)),
           trailing: (runId) => {
             prompt = a.sessions.promptInsert?.(promptMessage(session.id, runId, input.prompt));
+            // The held session's updated_at its prompt's time, as the append would set it (p-pgstart3).
+            if (prompt && given) input.sessionInsert?.stamp?.(prompt.message.created_at);
             return prompt?.inserts;
           },
         }
