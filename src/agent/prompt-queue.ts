@@ -121,6 +121,8 @@ export async function sendNow(
           alongside: (runId) => (sent = input.claimAlongside?.(runId)),
           trailing: (runId) => {
             prompt = a.sessions.promptInsert?.(promptMessage(session.id, runId, input.prompt));
+            // The held session's updated_at its prompt's time, as the append would set it (p-pgstart3).
+            if (prompt && given) input.sessionInsert?.stamp?.(prompt.message.created_at);
             return prompt?.inserts;
           },
         }
@@ -128,13 +130,21 @@ export async function sendNow(
   const { run, queued, claimed } = await enqueueRun(core, input, kind, session, created, claimWith);
   core.deferred(run.id);
   if (claimed) {
-    const written = prompt?.written();
-    await launchClaimed(core, claimed, {
-      kind: agentKind(a.config, run.agent),
-      session,
-      alongside: sent,
-      ...(prompt && written ? { prompted: { message: prompt.message, history: written, session } } : {}),
-    });
+    try {
+      const written = prompt?.written();
+      await launchClaimed(core, claimed, {
+        kind: agentKind(a.config, run.agent),
+        session,
+        alongside: sent,
+        ...(prompt && written ? { prompted: { message: prompt.message, history: written, session } } : {}),
+      });
+    } catch (error) {
+      // Not launched: a lone start's statement committed by itself (no ROLLBACK removes the run);
+      // the caller's cancel ends it (p-pgstart3).
+      const rt = core.runtime(session.id);
+      if (rt.runId !== run.id || !rt.controller) core.unlaunched.add(run.id);
+      throw error;
+    }
     return await receipt(core, session.id, run.id);
   }
   const alongside = input.claimAlongside?.(run.id);

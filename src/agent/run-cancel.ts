@@ -66,6 +66,8 @@ export async function cancelRun(
     abortRun(core, run.session_id, reason);
     // What the run held is written before the caller's next write to it (./run-types.ts StopState.written).
     await rt.stop?.written;
+  } else if (core.unlaunched.delete(runId)) {
+    return await endUnlaunched(core, run, reason);
   } else if (a.runs.ownerAlive(run)) {
     await a.runs.requestCancel(runId);
     await a.runs.append(runId, 'run.cancel_requested', { reason });
@@ -73,6 +75,33 @@ export async function cancelRun(
     await a.runs.recover();
   }
   return await a.runs.require(runId);
+}
+
+/**
+ * A run inserted claimed here that was never launched (`AgentCore.unlaunched`): cancelled as its
+ * own finish would record it (the row with `run.finished`, the bus event), its waiters told.
+ */
+async function endUnlaunched(core: AgentCore, run: AgentRun, reason: string): Promise<AgentRun> {
+  const a = core.host;
+  const usage = { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0 };
+  const finished = { status: 'cancelled' as const, reason, steps: 0, finished_at: a.clock.now() };
+  const event = { status: 'cancelled', reason, steps: 0, usage, cost: 0 };
+  const row = a.runs.updateAndAppend
+    ? (await a.runs.updateAndAppend(run.id, finished, 'run.finished', event)).run
+    : await a.runs.update(run.id, finished);
+  if (!a.runs.updateAndAppend) await a.runs.append(run.id, 'run.finished', event);
+  core.finished(row);
+  core.publish(run.session_id, 'run.finished', {
+    session_id: run.session_id,
+    run_id: run.id,
+    status: 'cancelled',
+    reason,
+    steps: 0,
+    usage: { input_tokens: 0, output_tokens: 0 },
+    cost: 0,
+  });
+  await core.settle(run.id);
+  return row;
 }
 
 export async function waitRun(

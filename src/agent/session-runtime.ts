@@ -50,6 +50,12 @@ export interface AgentCore {
   readonly host: AgentHost;
   readonly runtimes: Map<string, Runtime>;
   readonly deferreds: Map<string, Deferred>;
+  /**
+   * Runs inserted claimed whose statement committed by itself (PostgreSQL's lone start,
+   * p-pgstart2) but whose send failed before they were launched here: nothing runs them, so a
+   * cancel request would wait for nobody; `cancelRun` ends them here (./run-cancel.ts).
+   */
+  readonly unlaunched: Set<string>;
   /** True once close() began: no new runs start. */
   closing: boolean;
   runtime(sessionId: string): Runtime;
@@ -184,6 +190,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
     host,
     runtimes,
     deferreds,
+    unlaunched: new Set(),
     closing: false,
     runtime(sessionId) {
       let rt = runtimes.get(sessionId);

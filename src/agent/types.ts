@@ -65,9 +65,10 @@ export interface SendInput {
   /**
    * `session`'s INSERT, held by the caller (`SessionStore.createHeld`, PostgreSQL): it goes first
    * in the statement that inserts the run (`RunLedger.create`'s `riding`), in the transaction the
-   * send joins. Only with `session`.
+   * send joins. Only with `session`. `stamp`: its `updated_at` set to the prompt message's time
+   * when that message rides in the same statement (p-pgstart3).
    */
-  sessionInsert?: RidingInsert;
+  sessionInsert?: RidingInsert & { stamp?(at: number): void };
   /**
    * The caller's transaction fails with this send (its error propagates, never caught and the
    * rest committed): the send joins it with no savepoint of its own (`StoreTransactions.join`;

@@ -174,7 +174,12 @@ function sessionWrites(deps: {
       wroteRow(sql, row, tx);
       const session = toSession(row);
       created(id, session);
-      return { session, insert: { text: `${INSERT_SESSION} RETURNING id`, values } };
+      const stamp = (at: number) => {
+        values[9] = at;
+        row.updated_at = at;
+        session.updated_at = at;
+      };
+      return { session, insert: { text: `${INSERT_SESSION} RETURNING id`, values, stamp } };
     },
     async create(input = {}) {
       const now = deps.clock.now();

@@ -97,7 +97,7 @@ export interface SessionStore {
    * answer it, `session.created` published, the row answered from memory in this transaction.
    * The caller must hand `insert` to that statement before the transaction commits.
    */
-  createHeld?(input?: CreateSessionInput): { session: Session; insert: RidingInsert };
+  createHeld?(input?: CreateSessionInput): { session: Session; insert: HeldSessionInsert };
   get(id: string): Promise<Session | undefined>;
   /** Like get, but a not_found SvcError naming the id. */
   require(id: string): Promise<Session>;
@@ -251,6 +251,15 @@ export interface MessageRow extends Omit<Message, 'parts' | 'usage'> {
 }
 
 /** `SessionStore.promptInsert`'s answer: the message, its INSERTs, and what they wrote. */
+/**
+ * A held session's INSERT (`createHeld`). `stamp`: its `updated_at` (and the held row's) set to
+ * `at` before the statement goes: its prompt message's time when that rides in the same statement
+ * (p-pgstart3), the row then as an append would leave it.
+ */
+export interface HeldSessionInsert extends RidingInsert {
+  stamp(at: number): void;
+}
+
 export interface HeldPrompt {
   readonly message: Message;
   /** The message's and its search row's INSERTs, in the statement's order; each told once written. */

@@ -21,7 +21,7 @@ import {
 } from './ledger';
 import { type CompatModel, resolveCompatModel } from './model';
 import { runPendingCalls } from './pending-calls';
-import { cancelRun, type Prepared } from './prepared';
+import { abandonStart, type Prepared } from './prepared';
 import { type ChatRequest, parseChatRequest } from './request';
 import { compatRuntime, toolPolicyOf } from './runtime';
 
@@ -155,7 +155,7 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
       });
     }
   } catch (error) {
-    if (runId) await cancelRun(app, runId);
+    if (runId) await abandonStart(app, { runId, requestId, recorded }, error);
     unsubscribe();
     release();
     throw error;

@@ -37,14 +37,59 @@ export interface RequestOutcome {
   usage?: RunResult['usage'];
 }
 
-export async function cancelRun(app: App, runId: string): Promise<void> {
+/** Cancel the request's run if it is still queued or running; whether the run exists. */
+export async function cancelRun(
+  app: App,
+  runId: string,
+  reason = 'the chat-completions client disconnected',
+): Promise<boolean> {
   try {
     const run = await app.runs.get(runId);
     if (run && (run.status === 'queued' || run.status === 'running')) {
-      await app.agent.cancelRun(runId, 'the chat-completions client disconnected');
+      await app.agent.cancelRun(runId, reason);
     }
+    return run !== undefined;
   } catch (error) {
     app.log.warn('compat cancel failed', { run_id: runId, error: toSvcError(error).message });
+    return false;
+  }
+}
+
+/**
+ * A start that failed after its run and the request's row were committed (PostgreSQL's lone
+ * start, p-pgstart3): the run cancelled and the row ended `failed` with the error the request
+ * answers, not left `running`.
+ */
+export async function abandonStart(
+  app: App,
+  start: { runId: string; requestId: string; recorded: boolean },
+  error: unknown,
+): Promise<void> {
+  const reason = 'the chat-completions request failed at its start';
+  if (!(await cancelRun(app, start.runId, reason)) || !start.recorded) return;
+  const failure = toSvcError(error);
+  const patch = {
+    status: 'failed' as const,
+    finish_reason: null,
+    http_status: failure.status,
+    error: failure.message,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+  };
+  const response = {
+    request_id: start.requestId,
+    status: 'failed',
+    finish_reason: null,
+    http_status: failure.status,
+    error: failure.message,
+  };
+  try {
+    if (await finishRequestWithEvent(app, start.requestId, start.runId, patch, response)) return;
+    if (await finishRequest(app, start.requestId, patch)) {
+      await app.runs.append(start.runId, 'openai_compat.response', response);
+    }
+  } catch (warning) {
+    app.log.warn('compat ledger write failed', { request_id: start.requestId, error: warning });
   }
 }
 

@@ -1,0 +1,87 @@
+/**
+ * A new compat session's `updated_at` after its start (issue 18 item 6, p-pgstart3): on SQLite the
+ * prompt's append sets it to the prompt message's time; on PostgreSQL the session's held INSERT
+ * and the prompt ride in one statement (p-pgstart2), and the INSERT takes the prompt's time: the
+ * row reads the same on both.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { reply } from '../helpers/fake-provider';
+import type { TestClock } from '../helpers/make-test-app';
+import { migratedDatabase, postgresForFile } from '../helpers/postgres';
+import { type CompatServer, compatServer } from './compat-helpers';
+
+const pg = postgresForFile();
+
+/** A clock one ms later at each read: every write of the start gets its own time. */
+function tickingClock(start = Date.UTC(2026, 10, 22, 12, 0, 0)): TestClock {
+  let now = start;
+  return {
+    now: () => ++now,
+    advance: (ms) => {
+      now += ms;
+    },
+    set: (ms) => {
+      now = ms;
+    },
+  };
+}
+
+/**
+ * The session's row and its prompt message once the start is done: read while the model request
+ * hangs (nothing after the start has written the session yet), before the answer.
+ */
+async function startTimes<T>(server: CompatServer, stored?: (sessionId: string) => Promise<T>) {
+  const { app, post, provider } = server;
+  const answering = post('/v1/chat/completions', {
+    model: 'fake/m1',
+    messages: [{ role: 'user', content: 'hello' }],
+  });
+  for (let i = 0; i < 200 && provider.requests.length === 0; i++) await sleep(25);
+  expect(provider.requests).toHaveLength(1);
+  const [session] = await app.sessions.list({ limit: 1 });
+  const [prompt] = await app.sessions.messages(session!.id);
+  expect(prompt?.role).toBe('user');
+  const row = await stored?.(session!.id);
+  const answer = await answering;
+  expect(answer.status).toBe(200);
+  await answer.json();
+  return { session: session!, prompt: prompt!, row };
+}
+
+describe('a new compat session’s updated_at after its start', () => {
+  it('STORE-PG-311 (SQLite): the session’s updated_at is its prompt message’s created_at, later than its own created_at', async () => {
+    const server = await compatServer([reply().hang(300).text('one')], { clock: tickingClock() });
+    const { session, prompt } = await startTimes(server);
+    expect(session.updated_at).toBeGreaterThan(session.created_at);
+    expect(session.updated_at).toBe(prompt.created_at);
+  });
+
+  it.skipIf(!pg.available)(
+    'STORE-PG-311: on PostgreSQL the start’s one statement gives the session the same updated_at: its prompt message’s created_at',
+    async () => {
+      const sql = await migratedDatabase(pg.cluster());
+      const server = await compatServer([reply().hang(300).text('one')], {
+        postgres: sql,
+        clock: tickingClock(),
+      });
+      const { app } = server;
+      try {
+        // The row as stored, not a copy held in memory.
+        const { session, prompt, row } = await startTimes(server, async (id) => {
+          const [stored] = await sql.query<{ created_at: string; updated_at: string }>(
+            'SELECT created_at, updated_at FROM sessions WHERE id = $1',
+            [id],
+          );
+          return { created_at: Number(stored!.created_at), updated_at: Number(stored!.updated_at) };
+        });
+        expect(session.updated_at).toBeGreaterThan(session.created_at);
+        expect(session.updated_at).toBe(prompt.created_at);
+        expect(row).toEqual({ created_at: session.created_at, updated_at: prompt.created_at });
+      } finally {
+        await app.close();
+        await sql.close();
+      }
+    },
+  );
+});
