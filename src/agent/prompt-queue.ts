@@ -142,7 +142,7 @@ export async function sendNow(
       // Not launched: a lone start's statement committed by itself (no ROLLBACK removes the run);
       // the caller's cancel ends it (p-pgstart3).
       const rt = core.runtime(session.id);
-      if (rt.runId !== run.id || !rt.controller) core.unlaunched.add(run.id);
+      if (prompt && (rt.runId !== run.id || !rt.controller)) core.unlaunched.add(run.id);
       throw error;
     }
     return await receipt(core, session.id, run.id);

@@ -250,7 +250,6 @@ export interface MessageRow extends Omit<Message, 'parts' | 'usage'> {
   usage: string | null;
 }
 
-/** `SessionStore.promptInsert`'s answer: the message, its INSERTs, and what they wrote. */
 /**
  * A held session's INSERT (`createHeld`). `stamp`: its `updated_at` (and the held row's) set to
  * `at` before the statement goes: its prompt message's time when that rides in the same statement
@@ -260,6 +259,7 @@ export interface HeldSessionInsert extends RidingInsert {
   stamp(at: number): void;
 }
 
+/** `SessionStore.promptInsert`'s answer: the message, its INSERTs, and what they wrote. */
 export interface HeldPrompt {
   readonly message: Message;
   /** The message's and its search row's INSERTs, in the statement's order; each told once written. */
