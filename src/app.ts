@@ -3,7 +3,7 @@ import { checkAllowlists } from './app/config-checks';
 import { type AppCore, createCore } from './app/core';
 import { createOperations, type Late } from './app/operations';
 import { createOversight } from './app/oversight';
-import { dbStatus, storeUnavailable } from './app/store-status';
+import { dbStatus, dbStatusChecked, storeUnavailable } from './app/store-status';
 import type { App, AppOptions } from './app/types';
 import { type AppWork, createWork } from './app/work';
 import { loadConfig } from './config/load';
@@ -66,6 +66,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     storeUnavailable: () => storeUnavailable(base),
     store: base.store,
     dbStatus: () => dbStatus(base),
+    dbStatusChecked: () => dbStatusChecked(base),
     bus: core.bus,
     claims: ops.claims,
     markers: ops.markers,

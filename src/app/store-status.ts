@@ -45,3 +45,15 @@ export function dbStatus(base: AppBase): DbStatus {
   }
   return status;
 }
+
+/**
+ * `dbStatus`, after a probe of the PostgreSQL store when its monitor has not read the schema
+ * version yet (a command just started: `svc config show-config-status` printed `schema ?`).
+ */
+export async function dbStatusChecked(base: AppBase): Promise<DbStatus> {
+  const store = base.store;
+  if (store.kind === 'postgres' && store.monitor.status().schema_version === undefined) {
+    await store.monitor.probe();
+  }
+  return dbStatus(base);
+}

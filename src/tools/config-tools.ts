@@ -11,7 +11,7 @@ import { parseConfigValue, writeConfigKey } from '../config/write';
 import { SvcError } from '../errors';
 import { VERSION } from '../version';
 import { defineTool } from './core/define-tool';
-import type { ToolHost } from './core/types';
+import type { DbStatus, ToolHost } from './core/types';
 
 const configValue = () =>
   z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number(), z.boolean()]))]);
@@ -180,7 +180,7 @@ export const getConfigFieldProvenance = defineTool({
   run: async (ctx, input) => ({ fields: explainConfig(ctx.app.loaded, ctx.app.redactor, input.key) }),
 });
 
-export function configStatus(app: ToolHost) {
+export function configStatus(app: ToolHost, database: DbStatus = app.dbStatus()) {
   const loaded = app.loaded;
   const sections: Record<string, unknown> = {};
   for (const [name, build] of app.statusSections) {
@@ -198,7 +198,7 @@ export function configStatus(app: ToolHost) {
     files: loaded.files,
     errors: loaded.errors.map(formatIssue),
     warnings: loaded.warnings,
-    database: app.dbStatus(),
+    database,
     providers_configured: Object.keys(loaded.config.providers).sort(),
     mcp_servers_configured: Object.keys(loaded.config.mcp).sort(),
     ...sections,
@@ -222,7 +222,7 @@ const configStatusDef = defineTool({
       text: renderConfigStatus,
     },
   },
-  run: async (ctx) => configStatus(ctx.app),
+  run: async (ctx) => configStatus(ctx.app, await (ctx.app.dbStatusChecked?.() ?? ctx.app.dbStatus())),
 });
 
 export const configStatusTool = configStatusDef;

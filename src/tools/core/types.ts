@@ -125,6 +125,8 @@ export interface ToolHost {
   readonly db: Db;
   hasDb(): boolean;
   dbStatus(): DbStatus;
+  /** `dbStatus` with the PostgreSQL store's schema version read first when not known yet. */
+  dbStatusChecked?(): Promise<DbStatus>;
   /**
    * Why the store cannot be used right now, without waiting (the PostgreSQL store monitor's last
    * probe); undefined when it can, and always on SQLite.
