@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { handOverReason, SvcError } from '../errors';
 import type { AgentRun } from '../runs/run-ledger';
 import { removeQueued } from './prompt-queue';
+import { recordFinished } from './run-finish';
 import { type AgentCore, abortRun, busyElsewhere, runResult } from './session-runtime';
 import type { AgentService, RunResult } from './types';
 
@@ -86,10 +87,7 @@ async function endUnlaunched(core: AgentCore, run: AgentRun, reason: string): Pr
   const usage = { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0 };
   const finished = { status: 'cancelled' as const, reason, steps: 0, finished_at: a.clock.now() };
   const event = { status: 'cancelled', reason, steps: 0, usage, cost: 0 };
-  const row = a.runs.updateAndAppend
-    ? (await a.runs.updateAndAppend(run.id, finished, 'run.finished', event)).run
-    : await a.runs.update(run.id, finished);
-  if (!a.runs.updateAndAppend) await a.runs.append(run.id, 'run.finished', event);
+  const { run: row } = await recordFinished(core, run.id, finished, event);
   core.finished(row);
   core.publish(run.session_id, 'run.finished', {
     session_id: run.session_id,

@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError } from '../errors';
-import type { AgentRun } from '../runs/run-ledger';
+import type { AgentRun, RunPatch } from '../runs/run-ledger';
 import type { RunOutcome } from './run-loop';
 import type { AgentCore } from './session-runtime';
 
@@ -47,6 +47,26 @@ async function untilStored(
       await sleep(Math.min(FINISH_RETRY_MS * 2 ** attempt, FINISH_RETRY_CAP_MS));
     }
   }
+}
+
+/**
+ * A run's row finished and its `run.finished` ledger event: one statement where the ledger can
+ * (`updateAndAppend`, which with `queue` also tells whether the session has queued runs), else the
+ * update then the append.
+ */
+export async function recordFinished(
+  core: AgentCore,
+  runId: string,
+  finished: RunPatch,
+  event: Record<string, unknown>,
+  queue = false,
+): Promise<{ run: AgentRun; queued?: boolean }> {
+  const runs = core.host.runs;
+  if (runs.updateAndAppend)
+    return await runs.updateAndAppend(runId, finished, 'run.finished', event, { queue });
+  const run = await runs.update(runId, finished);
+  await runs.append(runId, 'run.finished', event);
+  return { run };
 }
 
 /** The run stopped here unfinished at a clean stop; a live node adopts it (still `running`). */
@@ -101,16 +121,9 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
     // The row and `run.finished` together (one statement where it can); the row answers the result.
     // Where the queue drains next, the statement also tells whether the session has queued runs.
     const write = async (): Promise<AgentRun> => {
-      if (a.runs.updateAndAppend) {
-        const written = await a.runs.updateAndAppend(run.id, finished, 'run.finished', event, {
-          queue: drains,
-        });
-        empty = written.queued === false;
-        return written.run;
-      }
-      const updated = await a.runs.update(run.id, finished);
-      await a.runs.append(run.id, 'run.finished', event);
-      return updated;
+      const written = await recordFinished(core, run.id, finished, event, drains);
+      empty = written.queued === false;
+      return written.run;
     };
     const row = await untilStored(core, run, write);
     core.finished(row);
