@@ -68,29 +68,12 @@ export async function abandonStart(
   const reason = 'the chat-completions request failed at its start';
   if (!(await cancelRun(app, start.runId, reason)) || !start.recorded) return;
   const failure = toSvcError(error);
-  const patch = {
-    status: 'failed' as const,
-    finish_reason: null,
-    http_status: failure.status,
-    error: failure.message,
-    prompt_tokens: 0,
-    completion_tokens: 0,
-  };
-  const response = {
-    request_id: start.requestId,
+  await writeOutcome(app, start, {
     status: 'failed',
     finish_reason: null,
     http_status: failure.status,
     error: failure.message,
-  };
-  try {
-    if (await finishRequestWithEvent(app, start.requestId, start.runId, patch, response)) return;
-    if (await finishRequest(app, start.requestId, patch)) {
-      await app.runs.append(start.runId, 'openai_compat.response', response);
-    }
-  } catch (warning) {
-    app.log.warn('compat ledger write failed', { request_id: start.requestId, error: warning });
-  }
+  });
 }
 
 export function cleanup(prepared: Prepared): void {
@@ -100,20 +83,32 @@ export function cleanup(prepared: Prepared): void {
 
 export async function finish(app: App, prepared: Prepared, outcome: RequestOutcome): Promise<void> {
   if (!prepared.recorded) return;
+  await writeOutcome(
+    app,
+    { requestId: prepared.requestId, runId: prepared.runId, stream: prepared.request.stream },
+    outcome,
+  );
+}
+
+/** The request's row and run, and whether it streams (absent: not told, as for a failed start). */
+type RecordedRequest = { requestId: string; runId: string; stream?: boolean };
+
+/** The request row's end and its ledger event; a failure is logged, never thrown. */
+async function writeOutcome(app: App, recorded: RecordedRequest, outcome: RequestOutcome): Promise<void> {
   // The row's end and its ledger event: one commit (a savepoint when the run's own finish is
   // committing around it: the stream answers from the run.finished event).
   try {
-    const { patch, response } = outcomeWrites(prepared, outcome);
+    const { patch, response } = outcomeWrites(recorded, outcome);
     // PostgreSQL: the row and the event in one statement, no transaction around it (ledger.ts).
-    if (await finishRequestWithEvent(app, prepared.requestId, prepared.runId, patch, response)) return;
-    await app.store.transactions.run(() => finishOutcome(app, prepared, patch, response));
+    if (await finishRequestWithEvent(app, recorded.requestId, recorded.runId, patch, response)) return;
+    await app.store.transactions.run(() => finishOutcome(app, recorded, patch, response));
   } catch (error) {
-    app.log.warn('compat ledger write failed', { request_id: prepared.requestId, error });
+    app.log.warn('compat ledger write failed', { request_id: recorded.requestId, error });
   }
 }
 
 /** The row's end and the `openai_compat.response` payload of an outcome. */
-function outcomeWrites(prepared: Prepared, outcome: RequestOutcome) {
+function outcomeWrites(recorded: RecordedRequest, outcome: RequestOutcome) {
   const patch = {
     status: outcome.status,
     finish_reason: outcome.finish_reason,
@@ -123,11 +118,11 @@ function outcomeWrites(prepared: Prepared, outcome: RequestOutcome) {
     completion_tokens: outcome.usage?.output_tokens ?? 0,
   };
   const response = {
-    request_id: prepared.requestId,
+    request_id: recorded.requestId,
     status: outcome.status,
     finish_reason: outcome.finish_reason,
     http_status: outcome.http_status,
-    stream: prepared.request.stream,
+    ...(recorded.stream === undefined ? {} : { stream: recorded.stream }),
     ...(outcome.error ? { error: outcome.error } : {}),
   };
   return { patch, response };
@@ -135,13 +130,13 @@ function outcomeWrites(prepared: Prepared, outcome: RequestOutcome) {
 
 async function finishOutcome(
   app: App,
-  prepared: Prepared,
+  recorded: RecordedRequest,
   patch: ReturnType<typeof outcomeWrites>['patch'],
   response: Record<string, unknown>,
 ): Promise<void> {
   // The request's row references its run (ON DELETE CASCADE): a row finished means the run is
   // there for its event (gone only when its session was deleted meanwhile), without reading it.
-  if (await finishRequest(app, prepared.requestId, patch)) {
-    await app.runs.append(prepared.runId, 'openai_compat.response', response);
+  if (await finishRequest(app, recorded.requestId, patch)) {
+    await app.runs.append(recorded.runId, 'openai_compat.response', response);
   }
 }
