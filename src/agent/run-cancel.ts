@@ -120,6 +120,11 @@ export async function waitRun(
       if (result) return result;
       run = await a.runs.require(runId);
       if (run.status === 'queued' || run.status === 'running') continue;
+      // Ended here: its deferred is settled after the finish's followers (the adaptive monitor's
+      // handling of run.finished) went on, so the waiter keeps waiting for it.
+      const owner = a.runs.owner;
+      if (run.pid === owner.pid && run.host === owner.host && run.runner === (owner.runner ?? null))
+        return settled;
       if (core.runtimes.get(run.session_id)?.runId === runId) return settled; // ending here
       core.deferreds.delete(runId);
       return await runResult(a, runId);
