@@ -85,6 +85,8 @@ export interface StartOptions {
    * written), which a test that restarts the server mid-run must not.
    */
   durable?: boolean;
+  /** pg_stat_statements preloaded (`shared_preload_libraries`), for tests counting plans or calls. */
+  statements?: boolean;
 }
 
 export async function startPostgres(options: StartOptions = {}): Promise<PostgresCluster> {
@@ -98,7 +100,7 @@ export async function startPostgres(options: StartOptions = {}): Promise<Postgre
   const initialized = initializedData(bin);
   if (initialized) execFileSync('cp', ['-a', initialized, data], { stdio: 'pipe' });
   else initdb(bin, data);
-  return launch(bin, dir, options.durable);
+  return launch(bin, dir, options.durable, options.statements);
 }
 
 function initdb(bin: string, data: string): void {
@@ -157,10 +159,15 @@ function clusterDir(): string {
 }
 
 /** Start the cluster in `dir/data` on a free port; stopped (and removed) at stop() or exit. */
-async function launch(bin: string, dir: string, durable = false): Promise<PostgresCluster> {
+async function launch(
+  bin: string,
+  dir: string,
+  durable = false,
+  statements = false,
+): Promise<PostgresCluster> {
   const data = join(dir, 'data');
   const port = await freePort();
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=${durable ? 'on' : 'off'} -c full_page_writes=off`;
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=${durable ? 'on' : 'off'} -c full_page_writes=off${statements ? ' -c shared_preload_libraries=pg_stat_statements' : ''}`;
   asClusterUser(join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
   let stopped = false;
   const stop = () => {

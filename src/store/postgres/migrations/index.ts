@@ -16,6 +16,7 @@ import { claimFunctionDdl } from './claim-function';
 import { claimStartedDdl } from './claim-started';
 import { clusterDdl } from './cluster';
 import { compatOrderDdl } from './compat-order';
+import { genericPlansDdl } from './generic-plans';
 import { modelCallTimesDdl } from './model-call-times';
 import { permissionRequestsDdl } from './permission-requests';
 import { queueAfterClaimLockDdl } from './queue-after-claim-lock';
@@ -39,4 +40,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 40, name: 'change notifications of adaptive_sessions', sql: adaptiveChangesDdl },
   { id: 41, name: 'a session queue read under its claim lock', sql: queueAfterClaimLockDdl },
   { id: 43, name: 'change notifications of sessions', sql: sessionChangesDdl },
+  { id: 44, name: 'session event appends across sessions on generic plans', sql: genericPlansDdl },
 ];
