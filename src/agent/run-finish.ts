@@ -41,7 +41,7 @@ async function untilStored(
         });
       return row;
     } catch (error) {
-      if (!(error instanceof SvcError && error.code === 'unavailable') || core.closing) throw error;
+      if (!(SvcError.is(error) && error.code === 'unavailable') || core.closing) throw error;
       if (attempt === 0)
         a.log.warn('run finish waits for the store', { run_id: run.id, error: error.message });
       await sleep(Math.min(FINISH_RETRY_MS * 2 ** attempt, FINISH_RETRY_CAP_MS));

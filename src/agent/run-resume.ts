@@ -147,7 +147,7 @@ async function askToRunAgain(c: RunContext, open: OpenCall[], workspace: string)
       again.push(call);
       await c.ledger('tool.rerun', { tool_call_id: call.tool_call_id, tool: call.tool });
     } catch (error) {
-      if (!(error instanceof SvcError) || error.code !== 'forbidden') throw error;
+      if (!SvcError.is(error) || error.code !== 'forbidden') throw error;
     }
   }
   return again;

@@ -99,10 +99,10 @@ async function ask<T>(
     });
     return answer ?? { ok: false, reason: `no language server handles ${target.rel}` };
   } catch (error) {
-    if (error instanceof SvcError && (error.code === 'unavailable' || error.code === 'timeout'))
+    if (SvcError.is(error) && (error.code === 'unavailable' || error.code === 'timeout'))
       return { ok: false, reason: error.message };
     // A server that answers with an error (it cannot rename there, say) is a fallback too.
-    if (error instanceof Error && !(error instanceof SvcError)) return { ok: false, reason: error.message };
+    if (error instanceof Error && !SvcError.is(error)) return { ok: false, reason: error.message };
     throw error;
   }
 }
