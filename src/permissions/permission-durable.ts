@@ -215,9 +215,12 @@ export async function answerStored(
       throw error;
     }
   }
-  const waiter: Waiter = local ?? { pending, root, resolve: () => {}, reject: () => {} };
+  // This node's waiter, also one registered while this answer was on its way: a run resumed here
+  // whose ask read the row before this decision (DURABLE-60).
+  const held = local ?? core.waiters.get(requestId);
+  const waiter: Waiter = held ?? { pending, root, resolve: () => {}, reject: () => {} };
   core.settle(waiter, decision, by, message);
-  if (local) deliver(core, local, decision, by, message);
+  if (held) deliver(core, held, decision, by, message);
   return { pending, root };
 }
 

@@ -101,7 +101,10 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
   };
 
   const settle = async (waiter: Waiter, decision: PermissionDecision, by: string, message?: string) => {
-    waiters.delete(waiter.pending.request_id);
+    // Only this waiter: the stand-in of a stored request answered here (./permission-durable.ts
+    // `answerStored`) must not drop the run's own waiter, registered meanwhile by its resumed ask,
+    // which nothing would wake then (CI, DURABLE-45; DURABLE-60).
+    if (waiters.get(waiter.pending.request_id) === waiter) waiters.delete(waiter.pending.request_id);
     const { pending } = waiter;
     await ledger(pending.run_id ?? undefined, 'permission.resolved', {
       request_id: pending.request_id,

@@ -50,15 +50,60 @@ async function cutOff(cluster: SvcCluster, provider: FakeProvider, tag: string) 
   return { id, runId, log, request, reader, answerer: other ?? reader };
 }
 
-async function finished(node: ClusterNode, runId: string) {
-  return await until(
-    async () => {
-      const run = (await node.get(`/v1/agent-runs/${runId}`)).run;
-      return run.status !== 'running' && run.status !== 'queued' ? run : undefined;
-    },
-    `run ${runId} to finish`,
-    60_000,
+async function finished(cluster: SvcCluster, node: ClusterNode, runId: string) {
+  try {
+    return await until(
+      async () => {
+        const run = (await node.get(`/v1/agent-runs/${runId}`)).run;
+        return run.status !== 'running' && run.status !== 'queued' ? run : undefined;
+      },
+      `run ${runId} to finish`,
+      60_000,
+    );
+  } catch (error) {
+    const said = error instanceof Error ? error.message : String(error);
+    throw new Error(`${said}\n${await whyNotFinished(cluster, node, runId)}`);
+  }
+}
+
+/**
+ * What a run that did not finish shows (a flake is read from this next time, CI DURABLE-45): its
+ * row, its ledger (permission events with their payloads), the session's listed requests as the
+ * node sees them, and the tail of every node's log.
+ */
+async function whyNotFinished(cluster: SvcCluster, node: ClusterNode, runId: string): Promise<string> {
+  const lines: string[] = [];
+  const tryTo = async (what: string, fn: () => Promise<unknown>) => {
+    try {
+      lines.push(`${what}: ${JSON.stringify(await fn())}`);
+    } catch (error) {
+      lines.push(`${what}: (unread: ${String(error)})`);
+    }
+  };
+  let sessionId: string | undefined;
+  await tryTo('run', async () => {
+    const run = (await node.get(`/v1/agent-runs/${runId}`)).run;
+    sessionId = run.session_id;
+    return run;
+  });
+  await tryTo('ledger', async () =>
+    (await ledgerOf(node, runId)).map((e) =>
+      e.type.startsWith('permission.') || e.type.startsWith('tool.') || e.type === 'phase'
+        ? { type: e.type, ...e.payload }
+        : e.type,
+    ),
   );
+  if (sessionId)
+    await tryTo(
+      `requests listed on ${node.name}`,
+      async () => (await node.get(`/v1/sessions/${sessionId}/permissions`)).permissions,
+    );
+  for (const n of cluster.nodes) {
+    const log = join(cluster.workspace, '.nodes', n.name, 'logs', 'svc.log');
+    const tail = existsSync(log) ? readFileSync(log, 'utf8').trimEnd().split('\n').slice(-15) : [];
+    lines.push(`${n.name} log tail:`, ...tail.map((line) => `  ${line.slice(0, 400)}`));
+  }
+  return lines.join('\n');
 }
 
 async function ledgerOf(node: ClusterNode, runId: string) {
@@ -103,7 +148,7 @@ describe.skipIf(!pg.available)('a cut-off call asks the operator: three DBOS nod
     );
     expect(answered.status, JSON.stringify(answered.body)).toBe(200);
 
-    const run = await finished(reader, runId);
+    const run = await finished(at.cluster, reader, runId);
     expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed' });
     expect(readFileSync(log, 'utf8')).toBe('ran\nagain\n');
     const events = await ledgerOf(reader, runId);
@@ -131,7 +176,7 @@ describe.skipIf(!pg.available)('a cut-off call asks the operator: three DBOS nod
     });
     expect(answered.status, JSON.stringify(answered.body)).toBe(200);
 
-    const run = await finished(reader, runId);
+    const run = await finished(at.cluster, reader, runId);
     expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed' });
     expect(readFileSync(log, 'utf8')).toBe('ran\n');
     const events = await ledgerOf(reader, runId);
@@ -170,7 +215,7 @@ describe.skipIf(!pg.available)('a cut-off call asks the operator, and the asking
     });
     expect(answered.status, JSON.stringify(answered.body)).toBe(200);
 
-    const run = await finished(last, runId);
+    const run = await finished(at.cluster, last, runId);
     expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed' });
     expect(readFileSync(log, 'utf8')).toBe('ran\nagain\n');
     const events = await ledgerOf(last, runId);

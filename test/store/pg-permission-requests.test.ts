@@ -32,10 +32,25 @@ describe.skipIf(!pg.available)('stored permission requests on PostgreSQL', () =>
   function node(
     name: string,
     config: Config = configSchema().parse({ permissions: { unattended: 'wait' } }),
+    /** Its requests' `decide` waits for this first (a window held open). */
+    decideAfter?: () => Promise<void>,
   ) {
+    const stores = createPostgresPermissionStores({ sql });
+    const requests = stores.requests!;
     return createPermissionService({
       config: () => config,
-      stores: createPostgresPermissionStores({ sql }),
+      stores: decideAfter
+        ? {
+            ...stores,
+            requests: {
+              ...requests,
+              decide: async (id, answer) => {
+                await decideAfter();
+                return await requests.decide(id, answer);
+              },
+            },
+          }
+        : stores,
       bus: createEventBus({ clock: { now: () => Date.now() } }),
       clock: { now: () => Date.now() },
       ids: { next: (prefix: string) => `${prefix}_${name}_${++counter}_${Date.now()}` },
@@ -102,6 +117,42 @@ describe.skipIf(!pg.available)('stored permission requests on PostgreSQL', () =>
     await expect(resumed).rejects.toMatchObject({ code: 'forbidden' });
     await expect(resumed).rejects.toThrow(/not this one/);
     expect(eventsOf(second.request_id)).toEqual(['permission.requested:', 'permission.resolved:b']);
+  }, 30_000);
+
+  it('DURABLE-60: an answer on the node resuming the run, begun before its resumed wait starts and deciding the row after: the wait takes it (it was left waiting forever)', async () => {
+    const a = node('a');
+    let open!: () => void;
+    const window = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const c = node('c', undefined, () => window);
+    // A asks and "dies"; the run is adopted by C (CI, DURABLE-45: the test answers on C as soon
+    // as it sees the adoption, while C's resumed run is on its way to the same question).
+    void a.ask(request, { sessionId: 's60', runId: 'r60', toolCallId: 'rerun:c1' }).catch(() => {});
+    const asked = await waitFor(async () => (await c.listPending('s60'))[0]);
+    // The answer starts while C has no waiter of it, and decides the row once C's resumed run,
+    // which read the row before that, waits for it.
+    const answered = c.answer(asked.request_id, 'allow_once', { by: 'c' });
+    const resumed = c.ask(request, { sessionId: 's60', runId: 'r60', toolCallId: 'rerun:c1' });
+    await waitFor(async () => (c.pending('s60')[0]?.request_id === asked.request_id ? true : undefined));
+    open();
+    await expect(answered).resolves.toMatchObject({ request_id: asked.request_id });
+    // Within the fallback poll (1 s) and then some: on the base the waiter was dropped from the
+    // node's map by the answer's settle, and neither the event, the poll nor the deadline woke it.
+    const outcome = await Promise.race([
+      resumed,
+      new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5_000)),
+    ]);
+    expect(outcome).toBe('operator');
+    expect(c.pending('s60')).toEqual([]);
+    expect(await c.listPending('s60')).toEqual([]);
+    expect(eventsOf(asked.request_id)).toEqual(['permission.requested:', 'permission.resolved:c']);
+    // Taken: closed, so a later resume of the run does not wait for it again.
+    const row = await sql.one<{ closed_at: unknown }>(
+      'SELECT closed_at FROM permission_requests WHERE request_id = $1',
+      [asked.request_id],
+    );
+    expect(row?.closed_at).not.toBeNull();
   }, 30_000);
 });
 
