@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { promisesPerToolStep } from '../helpers/step-promises';
 
 describe('the promises of a tool step', () => {
-  it('ENGINE-CPU-185: a tool step of a run on SQLite makes at most 245 promises (with a 7-promise transaction wrapper: 270)', async () => {
+  it('ENGINE-CPU-185: a tool step of a run on SQLite makes at most 255 promises (214 here, 241 on the official CI; with a 7-promise transaction wrapper 270 here)', async () => {
     const perStep = await promisesPerToolStep();
-    expect(perStep).toBeLessThanOrEqual(245);
+    expect(perStep).toBeLessThanOrEqual(255);
   });
 });
