@@ -46,6 +46,7 @@ const isolatedPaths = [
   'test/agent/history-reads.test.ts',
   'test/agent/queue-published.test.ts',
   'test/agent/run-result-shared.test.ts',
+  'test/e2e/run-busy-race.test.ts',
   'test/http/session-events.test.ts',
   'test/http/sse-turns.test.ts',
   'test/observe/codebase-section.test.ts',

@@ -119,12 +119,7 @@ async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
   void gitSummary(app.workspace).catch(() => undefined);
   if (existing) {
     const state = await app.agent.state(existing.id);
-    if (state.busy_elsewhere) {
-      throw new SvcError(
-        'conflict',
-        `session ${existing.id} is busy: run ${state.busy_elsewhere.run_id} is running in another svc process (pid ${state.busy_elsewhere.pid ?? '?'}); wait for it, cancel it (svc session cancel --session-id ${existing.id}), or use another session`,
-      );
-    }
+    if (state.busy_elsewhere) throw busyElsewhere(existing.id, state.busy_elsewhere);
   }
   const session =
     existing ?? (await app.agent.createSession({ ...(options.agent ? { agent: options.agent } : {}) }));
@@ -141,17 +136,26 @@ async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
   io.signal?.addEventListener('abort', onSignal, { once: true });
   let result: RunResult;
   try {
-    const sent = await app.agent.send({
-      sessionId: session.id,
-      prompt,
-      agent: options.agent,
-      model: options.model,
-      maxSteps,
-      yolo,
-      unattended: 'fail',
-      origin: 'cli',
-      ifBusy: 'refuse',
-    });
+    const sent = await app.agent
+      .send({
+        sessionId: session.id,
+        prompt,
+        agent: options.agent,
+        model: options.model,
+        maxSteps,
+        yolo,
+        unattended: 'fail',
+        origin: 'cli',
+        ifBusy: 'refuse',
+      })
+      .catch((error: unknown) => {
+        // A run another process (or node) started after the check above: the same refusal, with
+        // this command's next step rather than the agent tool's.
+        const other = SvcError.is(error) && error.code === 'conflict' ? error.details : undefined;
+        if (typeof other?.run_id === 'string')
+          throw busyElsewhere(session.id, { run_id: other.run_id, pid: other.pid as number | null });
+        throw error;
+      });
     result = await app.agent.wait(sent.run_id);
     // Prompts the run queued for its own session run before the command returns.
     await app.agent.waitIdle(session.id);
@@ -162,6 +166,15 @@ async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
   }
   output.finish(result);
   ctx.exitCode = runExitCode(result);
+}
+
+/** The refusal of a prompt to a session whose run another svc process (or node) is running. */
+function busyElsewhere(sessionId: string, other: { run_id: string; pid?: number | null }): SvcError {
+  return new SvcError(
+    'conflict',
+    `session ${sessionId} is busy: run ${other.run_id} is running in another svc process (pid ${other.pid ?? '?'}); wait for it, cancel it (svc session cancel --session-id ${sessionId}), or use another session`,
+    { details: { run_id: other.run_id, pid: other.pid ?? null } },
+  );
 }
 
 interface Output {
