@@ -57,7 +57,10 @@ describe.skipIf(!cluster.available)('named prepared statements on PostgreSQL', (
     const parse = vi.spyOn(Connection.prototype, 'parse');
     const calls = 10;
     for (let n = 0; n < calls; n++) {
-      const rows = await db.query<{ id: string; n: number }>(STEP_LIKE, [['i1', 'i2'], [1, 2]]);
+      const rows = await db.query<{ id: string; n: number }>(STEP_LIKE, [
+        ['i1', 'i2'],
+        [1, 2],
+      ]);
       expect(rows).toEqual([
         { id: 'i1', n: n + 1 },
         { id: 'i2', n: 2 * (n + 1) },
@@ -93,7 +96,11 @@ describe.skipIf(!cluster.available)('named prepared statements on PostgreSQL', (
     closers.push(() => fresh.close());
     await stats.query('SELECT pg_stat_statements_reset()');
     const calls = 20;
-    for (let n = 0; n < calls; n++) await fresh.query(STEP_LIKE, [['i1', 'i2', 'i3'], [1, 1, 1]]);
+    for (let n = 0; n < calls; n++)
+      await fresh.query(STEP_LIKE, [
+        ['i1', 'i2', 'i3'],
+        [1, 1, 1],
+      ]);
     const { rows } = await stats.query<{ calls: string; plans: string }>(
       `SELECT calls, plans FROM pg_stat_statements
         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -114,9 +121,11 @@ describe.skipIf(!cluster.available)('named prepared statements on PostgreSQL', (
     expect(await db.one(text, ['i1'])).toEqual({ id: 'i1', n: 0 });
     expect(await db.one(text, ['i1'])).toEqual({ id: 'i1', n: 0 }); // now named and kept
     const kept = async () =>
-      (await db.query<{ name: string }>('SELECT name FROM pg_prepared_statements WHERE statement = $1', [text])).map(
-        (row) => row.name,
-      );
+      (
+        await db.query<{ name: string }>('SELECT name FROM pg_prepared_statements WHERE statement = $1', [
+          text,
+        ])
+      ).map((row) => row.name);
     const [name] = await kept();
     expect(name).toMatch(/^svc_p\d+$/);
     // Another node's migration: the kept plan's result columns change.

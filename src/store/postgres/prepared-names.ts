@@ -13,10 +13,15 @@
  *
  * A kept statement whose result columns changed (another node's migration added a column to a
  * table it reads with `*`) fails once with "cached plan must not change result type": its name is
- * retired (the text gets a new name, parsed again), each connection closes the retired statement
- * (a Close message before its next Parse), and the pool's statement is sent once more
- * (./client.ts). A statement of a transaction cannot be sent again (its transaction is aborted):
- * the transaction fails once, the next one parses the text under its new name.
+ * retired (the text is seen again from the start and named anew), each connection closes the
+ * retired statement (a Close message before its next Parse), and the pool's statement is sent
+ * once more (`againIfStale`, ./pool-batches.ts). A statement of a transaction cannot be sent
+ * again (its transaction is aborted): that transaction fails, the next one does not.
+ *
+ * Plans: `plan_cache_mode` stays `auto` (no `force_generic_plan`): after five custom plans the
+ * server keeps a generic plan only when its estimated cost is not above the custom plans' average
+ * (PostgreSQL's rule for every prepared statement, as with JDBC's or pgx's), so a read whose plan
+ * depends on a parameter's value (`status = $1`, `LIMIT $2`, `ILIKE $1`) is not forced onto one.
  * @module
  */
 
@@ -41,6 +46,11 @@ export interface PreparedNames {
 export const MAX_NAMED = 256;
 /** Texts seen once kept at most; past it the set starts again. */
 const MAX_SEEN = 1024;
+
+/** The process's names, none (every statement unnamed, as before) with `SVC_PG_PREPARED=0`. */
+export function preparedNamesOf(env: NodeJS.ProcessEnv): PreparedNames | undefined {
+  return env.SVC_PG_PREPARED === '0' ? undefined : preparedNames();
+}
 
 export function preparedNames(maxNamed = MAX_NAMED): PreparedNames {
   const named = new Map<string, string>();
@@ -85,5 +95,9 @@ export function preparedNames(maxNamed = MAX_NAMED): PreparedNames {
 /** The server's answer to a kept statement whose result columns changed since it was parsed. */
 export function isStalePlan(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type');
+  return (
+    code === '0A000' &&
+    typeof message === 'string' &&
+    message.includes('cached plan must not change result type')
+  );
 }

@@ -66,7 +66,11 @@ const MAX_SHAPES = 512;
  * the connection gives none. `names`: a statement with parameters goes under the name these give
  * it, if any (./prepared-names.ts: parsed once a connection).
  */
-export function statementClass(QueryClass: typeof Query, types: TypeParsers, names?: PreparedNames): StatementClass {
+export function statementClass(
+  QueryClass: typeof Query,
+  types: TypeParsers,
+  names?: PreparedNames,
+): StatementClass {
   const shapes = new Map<string, Shape>();
   const Base = QueryClass as unknown as new (...args: unknown[]) => QueryInternals;
   class Statement extends Base {
