@@ -13,7 +13,9 @@ import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
 import { preparedNames } from '../../src/store/postgres/prepared-names';
-import { postgresForFile } from '../helpers/postgres';
+import { agentApp, echoTool } from '../helpers/agent-harness';
+import { reply } from '../helpers/fake-provider';
+import { driverStatements, migratedDatabase, postgresForFile } from '../helpers/postgres';
 
 const cluster = postgresForFile({ statements: true });
 const Connection = createRequire(import.meta.url)('pg/lib/connection.js') as {
@@ -139,6 +141,50 @@ describe.skipIf(!cluster.available)('named prepared statements on PostgreSQL', (
     await other.query('ALTER TABLE items DROP COLUMN extra');
     await expect(db.transaction((tx) => tx.one(text, ['i1']))).rejects.toThrow(/cached plan/);
     expect(await db.transaction((tx) => tx.one(text, ['i1']))).toEqual({ id: 'i1', n: 0 });
+  });
+
+  it('STORE-PG-334: an agent run`s step statements are parsed a few times a connection, not at every step', async () => {
+    const sql = await migratedDatabase(cluster.cluster()); // 4 connections
+    const steps = 12;
+    const { app } = await agentApp(
+      [
+        ...Array.from({ length: steps }, (_, n) =>
+          reply()
+            .toolCall('echo', { text: `hi ${n}` })
+            .usage(100, 20),
+        ),
+        reply().text('done').usage(130, 10),
+      ],
+      { extraTools: [echoTool], postgres: sql },
+    );
+    const driver = driverStatements();
+    const parse = vi.spyOn(Connection.prototype, 'parse');
+    try {
+      const session = await app.sessions.create({ title: 'prepared' });
+      const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+      expect((await app.agent.wait(run_id)).status).toBe('completed');
+      await app.bus.flush();
+      const sent = (match: (text: string) => boolean) => driver.sent.filter(match).length;
+      const parsed = (match: (text: string) => boolean) =>
+        parse.mock.calls.filter(([message]) => match(message.text)).length;
+      // The step's statements: its messages' INSERTs, the model call riding in `tool.started`, its end.
+      const kinds = {
+        message: (text: string) =>
+          /^WITH s AS \(UPDATE sessions/.test(text) && /INSERT INTO messages/.test(text),
+        riding: (text: string) => /^WITH svc_riding AS \(INSERT INTO model_calls/.test(text),
+        end: (text: string) => /UPDATE messages/.test(text) && /UPDATE agent_runs/.test(text),
+      };
+      for (const [kind, match] of Object.entries(kinds)) {
+        expect(sent(match), kind).toBeGreaterThanOrEqual(steps);
+        // Once unnamed, then once on each connection that sends it (c3f2aba: at every send).
+        expect(parsed(match), kind).toBeLessThanOrEqual(1 + 4 * new Set(driver.sent.filter(match)).size);
+        expect(parsed(match), kind).toBeLessThan(sent(match) / 2);
+      }
+    } finally {
+      driver.restore();
+      await app.close();
+      await sql.close();
+    }
   });
 
   it('STORE-PG-333: a text seen once is not named, and past the bound new texts go unnamed', () => {
