@@ -20,10 +20,12 @@ const TOKEN = 'bench-token';
 
 /** Prints `rows` ({ text, calls }) per `per`, most called first, leaving out the ones under 0.05. */
 export function printRows(rows, per) {
-  for (const { text, calls } of [...rows].sort((a, b) => b.calls - a.calls)) {
+  for (const { text, calls, plans } of [...rows].sort((a, b) => b.calls - a.calls)) {
     if (calls / per < 0.05) continue;
     const shown = text.startsWith('stack: ') ? text : text.replace(/\s+/g, ' ').slice(0, 150);
-    console.log(`${(calls / per).toFixed(2).padStart(7)}  ${shown}`);
+    // `plans` (PostgreSQL's top-level plans, when counted): after the calls.
+    const planned = plans === undefined ? '' : `${(plans / per).toFixed(2).padStart(7)}  `;
+    console.log(`${(calls / per).toFixed(2).padStart(7)}  ${planned}${shown}`);
   }
 }
 

@@ -5,6 +5,8 @@
 // normalized query), most called first. BENCH_SVC_BIN runs another build.
 // BENCH_STATEMENTS_LOOP=1: the agent loop instead (bench/agent-loop.bench.mjs, BENCH_STEPS tool
 // steps on a new database), statements per step over the whole `svc run`, start-up included.
+// With each statement's calls its plans (`track_planning` on for the database): a named statement
+// whose plan the server keeps is planned fewer times than it is called (p-pgprep).
 // `node bench/store-statements.mjs`; not part of `npm run bench`.
 import { runOnce as agentLoopOnce } from './agent-loop.bench.mjs';
 import { startPostgres } from './pg-cluster.mjs';
@@ -20,7 +22,7 @@ async function statements(url) {
     const database = new URL(url).pathname.slice(1);
     return (
       await admin.query(
-        `SELECT queryid, calls, query FROM pg_stat_statements
+        `SELECT queryid, calls, plans, query FROM pg_stat_statements
           WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1)`,
         [database],
       )
@@ -29,39 +31,60 @@ async function statements(url) {
     await admin.end();
   }
 }
+/** A new database whose connections count their plans too (pg_stat_statements' `plans`). */
+async function plannedDatabase(prefix) {
+  const url = await pg.createDatabase(prefix);
+  const admin = new driver.Client({ connectionString: pg.urlOf('postgres') });
+  await admin.connect();
+  try {
+    await admin.query(
+      `ALTER DATABASE ${new URL(url).pathname.slice(1)} SET pg_stat_statements.track_planning = on`,
+    );
+  } finally {
+    await admin.end();
+  }
+  return url;
+}
 function print(rows, per, label) {
   const total = rows.reduce((sum, r) => sum + r.calls, 0);
-  console.log(`${(total / per).toFixed(1)} statements per ${label}`);
+  const plans = rows.reduce((sum, r) => sum + r.plans, 0);
+  console.log(
+    `${(total / per).toFixed(1)} statements per ${label}, ${(plans / per).toFixed(1)} planned (calls, plans, text)`,
+  );
   printRows(
-    rows.map((r) => ({ text: r.query, calls: r.calls })),
+    rows.map((r) => ({ text: r.query, calls: r.calls, plans: r.plans })),
     per,
   );
 }
 if (process.env.BENCH_STATEMENTS_LOOP) {
-  const url = await pg.createDatabase('svc_statements_loop');
+  const url = await plannedDatabase('svc_statements_loop');
   process.env.BENCH_STORE_URL = url;
   const result = await agentLoopOnce('all');
   const steps = Number(result.find((r) => r.name === 'tool steps')?.value);
   await new Promise((r) => setTimeout(r, 1000));
   print(
-    (await statements(url)).map((r) => ({ query: r.query, calls: Number(r.calls) })),
+    (await statements(url)).map((r) => ({ query: r.query, calls: Number(r.calls), plans: Number(r.plans) })),
     steps,
     'step',
   );
   pg.stop?.();
   process.exit(0);
 }
-const url = await pg.createDatabase('svc_statements');
+const url = await plannedDatabase('svc_statements');
 let before;
 try {
   const { errors, result: rows } = await compatStatements({
     env: { SVC_STORE_URL: url },
     warmedUp: async () => {
-      before = new Map((await statements(url)).map((r) => [r.queryid, Number(r.calls)]));
+      before = new Map((await statements(url)).map((r) => [r.queryid, r]));
     },
     finished: async () =>
       (await statements(url))
-        .map((r) => ({ query: r.query, calls: Number(r.calls) - (before.get(r.queryid) ?? 0) }))
+        .map((r) => ({
+          query: r.query,
+          calls: Number(r.calls) - Number(before.get(r.queryid)?.calls ?? 0),
+          plans: Number(r.plans) - Number(before.get(r.queryid)?.plans ?? 0),
+        }))
         .filter((r) => r.calls > 0),
   });
   console.log(`${REQUESTS} compat requests (${errors} errors)`);

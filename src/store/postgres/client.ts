@@ -12,7 +12,8 @@ import type { TransactionEnd } from '../read-scope';
 import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
 import { storeError } from './errors';
 import { type Control, lazyTransaction } from './lazy-transaction';
-import { pooledBatches, type Submit } from './pool-batches';
+import { againIfStale, pooledBatches, type Submit } from './pool-batches';
+import { preparedNamesOf } from './prepared-names';
 import { statementClass, type TypeParsers } from './row-shapes';
 
 /** Statements on one connection (the pool, or the connection a transaction holds). */
@@ -123,8 +124,8 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   const fail = (error: unknown) => storeError(error, { target, redactedUrl, url: options.url });
   const config = poolConfig(options, driver.types);
   const pool: Pool = new driver.Pool(config);
-  // Every statement of svc's is this subclass of pg's Query: rows built by a shape kept per statement text.
-  const Query = statementClass(driver.Query, config.types as TypeParsers);
+  // svc's statements: pg's Query, rows by a shape kept per text, a text sent again named (./prepared-names.ts).
+  const Query = statementClass(driver.Query, config.types as TypeParsers, preparedNamesOf(process.env));
   // An idle connection the server drops must not take the process down; the next query reports it.
   pool.on('error', () => {});
   const backends = poolBackends(pool);
@@ -137,7 +138,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   // AsyncLocalStorage would put every promise of the process through them.
   const ambient = scopedStorage<Scope>();
   // Statements outside a transaction: those of one turn of the event loop go out together.
-  const pooled = executor(pooledBatches(pool, Query, () => openTransactions > 0));
+  const pooled = executor(againIfStale(pooledBatches(pool, Query, () => openTransactions > 0)));
   /** The innermost scope of this context still open (a savepoint's body, else its transaction's). */
   const joined = (): Scope | undefined => {
     for (let scope = ambient.getStore(); scope; scope = scope.parent) if (scope.open) return scope;

@@ -16,6 +16,7 @@
  * @module
  */
 import type { Pool, PoolClient, QueryResult } from 'pg';
+import { isStalePlan } from './prepared-names';
 import type { StatementClass } from './row-shapes';
 
 /** A statement's answer, called once: the driver's callback form, so a statement makes no promise here. */
@@ -60,6 +61,18 @@ export function pooledBatches(pool: Pool, Query: StatementClass, transactionOpen
       setImmediate(flush);
     }
   };
+}
+
+/**
+ * The pool's statements, one failed by a kept plan whose result columns changed (its name now
+ * retired) sent once more: its own transaction, nothing of it stood. Unnamed, none fails so.
+ */
+export function againIfStale(submit: Submit): Submit {
+  return (text, params, answer) =>
+    submit(text, params, (error, result) => {
+      if (error && isStalePlan(error)) submit(text, params, answer);
+      else answer(error, result);
+    });
 }
 
 /** Whether a statement may wait for a lock another transaction holds. */

@@ -15,6 +15,7 @@
  * @module
  */
 import type { FieldDef, Query } from 'pg';
+import { isStalePlan, type NamedConnection, type PreparedNames } from './prepared-names';
 
 /** A column's text to its value (pg-types' parsers and the pool's own). */
 type Parser = (value: string) => unknown;
@@ -37,6 +38,7 @@ export interface TypeParsers {
 /** The parts of pg's `Query` (lib/query.js) this subclass uses; not in pg's types. */
 interface QueryInternals {
   text: string;
+  name?: string;
   _result: {
     fields: FieldDef[];
     rows: Row[];
@@ -48,6 +50,8 @@ interface QueryInternals {
   _checkForMultirow(): void;
   handleRowDescription(message: { fields: FieldDef[] }): void;
   handleDataRow(message: { fields: (string | null)[] }): void;
+  handleError(error: Error, connection: NamedConnection): void;
+  prepare(connection: NamedConnection): void;
 }
 
 /** pg's `Query` with svc's rows; its callback is given to `client.query` or `pool.query`. */
@@ -59,13 +63,30 @@ const MAX_SHAPES = 512;
 /**
  * pg's `Query` with svc's rows: `new Statement(text, values)` goes to `client.query` (or
  * `pool.query`) with its callback, as pg's own would. `types`: the parsers rows are built with when
- * the connection gives none.
+ * the connection gives none. `names`: a statement with parameters goes under the name these give
+ * it, if any (./prepared-names.ts: parsed once a connection).
  */
-export function statementClass(QueryClass: typeof Query, types: TypeParsers): StatementClass {
+export function statementClass(
+  QueryClass: typeof Query,
+  types: TypeParsers,
+  names?: PreparedNames,
+): StatementClass {
   const shapes = new Map<string, Shape>();
   const Base = QueryClass as unknown as new (...args: unknown[]) => QueryInternals;
   class Statement extends Base {
     private shape: Shape | undefined;
+    constructor(text: string, values?: unknown[]) {
+      super(text, values);
+      if (names && values && values.length > 0) this.name = names.nameOf(text);
+    }
+    override prepare(connection: NamedConnection): void {
+      if (this.name) names?.closeRetired(connection);
+      super.prepare(connection);
+    }
+    override handleError(error: Error, connection: NamedConnection): void {
+      if (this.name && isStalePlan(error)) names?.retire(this.name);
+      super.handleError(error, connection);
+    }
     override handleRowDescription(message: { fields: FieldDef[] }): void {
       this._checkForMultirow();
       const result = this._result;
