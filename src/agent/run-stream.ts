@@ -100,6 +100,7 @@ export function bridgeFor(c: RunContext, t: RunTurn) {
     permission: { yolo: run.options.yolo, unattended: run.options.unattended },
     isActive: (name) => t.active.has(name),
     takeCall: () => takeCall(app, c.calls),
+    startCall: async (start) => await t.recorder?.startCall(start),
     async beforeCall(call) {
       app.store.transactions.stepBatch();
       t.called.add(call.tool);
@@ -396,7 +397,9 @@ async function startStep(c: RunContext, t: RunTurn): Promise<void> {
     model: t.resolved.selector,
     provider: t.resolved.provider,
     handedOver: () => isHandOver(c.signal.reason),
-    following: () => c.held.take(),
+    following: (then) => c.held.take(then),
+    // On PostgreSQL a message that opens with a call waits for the call's start (p-pgride).
+    holdsCall: c.app.runs.followingEvents !== undefined && c.app.sessions.appendAnnounced !== undefined,
   });
 }
 
