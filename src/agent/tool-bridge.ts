@@ -345,12 +345,12 @@ async function recordedWithResult(
  * step's model call riding (`riding`) either way. A failed write of the held message throws, as
  * its own write in `beforeCall` would.
  */
-async function writeStarted(
+function writeStarted(
   app: AgentHost,
   options: ToolBridgeOptions,
   payload: { tool_call_id: string; tool: string; title: string },
   riding: TrailingInsert | undefined,
-) {
+): Promise<void> {
   const event = {
     session_id: options.sessionId,
     run_id: options.runId,
@@ -358,18 +358,18 @@ async function writeStarted(
     tool: payload.tool,
     title: app.redactor.string(payload.title),
   };
-  const start = { type: 'tool.started', created_at: app.clock.now() };
-  const written = await options.startCall?.({
-    event: { ...start, payload },
-    announce: { type: start.type, payload: event },
-    ...(riding ? { riding } : {}),
+  const type = 'tool.started';
+  const alone = () =>
+    app.store.transactions.together(async () =>
+      ledgerAnnounced(app, options.runId, payload, options.sessionId, type, event, riding),
+    );
+  // SQLite: no promise more than the start's own write.
+  if (!options.startCall) return alone();
+  const start = { event: { type, payload, created_at: app.clock.now() }, announce: { type, payload: event } };
+  return options.startCall(riding ? { ...start, riding } : start).then((written) => {
+    if (written === false) app.log.warn('run ledger append failed', { run_id: options.runId, type });
+    return written === undefined ? alone() : undefined;
   });
-  if (written === false)
-    app.log.warn('run ledger append failed', { run_id: options.runId, type: start.type });
-  if (written !== undefined) return;
-  await app.store.transactions.together(async () =>
-    ledgerAnnounced(app, options.runId, payload, options.sessionId, start.type, event, riding),
-  );
 }
 
 /**

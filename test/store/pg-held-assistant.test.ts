@@ -76,7 +76,11 @@ describe.skipIf(!pg.available)('a tool step`s assistant message with its tool`s 
   /** What must be the same on both stores: event types in order, messages' roles and parts. */
   const shape = (r: Awaited<ReturnType<typeof runOnce>>) => ({
     status: r.status,
-    run: r.runEvents.map((e) => [e.type, e.payload.tool ?? e.payload.phase ?? null, e.payload.is_error ?? null]),
+    run: r.runEvents.map((e) => [
+      e.type,
+      e.payload.tool ?? e.payload.phase ?? null,
+      e.payload.is_error ?? null,
+    ]),
     session: r.sessionEvents.filter((e) => !QUIET.has(e.type)).map((e) => e.type),
     messages: r.messages.map((m) => [
       m.role,
@@ -127,7 +131,10 @@ describe.skipIf(!pg.available)('a tool step`s assistant message with its tool`s 
       expect(next?.type).toBe('tool.started');
       expect(Number(next?.id)).toBe(Number(rows[at]?.id) + 1);
       const call = assistant.parts[0] as { tool_call_id: string };
-      expect(JSON.parse(String(next?.payload))).toMatchObject({ tool_call_id: call.tool_call_id, tool: 'echo' });
+      expect(JSON.parse(String(next?.payload))).toMatchObject({
+        tool_call_id: call.tool_call_id,
+        tool: 'echo',
+      });
     }
   });
 
@@ -149,7 +156,9 @@ describe.skipIf(!pg.available)('a tool step`s assistant message with its tool`s 
       ['assistant', ['tool-call']],
       ['tool', ['tool-result']],
     ]);
-    const created = r.sessionEvents.filter((e) => e.type === 'message.created').map((e) => e.payload.message_id);
+    const created = r.sessionEvents
+      .filter((e) => e.type === 'message.created')
+      .map((e) => e.payload.message_id);
     expect(created.indexOf(first[0]?.id)).toBeLessThan(created.indexOf(first[1]?.id));
     const seqs = r.runEvents.map((e) => e.seq);
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
@@ -161,7 +170,8 @@ describe.skipIf(!pg.available)('a tool step`s assistant message with its tool`s 
     const { session, run } = await sessionWithRun(a, 'trailing');
     const followList = a.runs.followingEvents;
     const appendAnnounced = a.sessions.appendAnnounced;
-    if (!followList || !appendAnnounced) throw new Error('no followingEvents / appendAnnounced on PostgreSQL');
+    if (!followList || !appendAnnounced)
+      throw new Error('no followingEvents / appendAnnounced on PostgreSQL');
     const calls = createPostgresModelCallStore({ sql });
     const row = (id: string, runId: string) => ({
       id,
@@ -201,7 +211,11 @@ describe.skipIf(!pg.available)('a tool step`s assistant message with its tool`s 
     const before = await a.runs.events(run.id);
     const following = followList(run.id, [
       { type: 'phase', payload: { phase: 'model', step: 1 }, created_at: 1_000 },
-      { type: 'tool.started', payload: { tool_call_id: 'c1', tool: 'echo', title: 'echo' }, created_at: 2_000 },
+      {
+        type: 'tool.started',
+        payload: { tool_call_id: 'c1', tool: 'echo', title: 'echo' },
+        created_at: 2_000,
+      },
     ]);
     let told = 0;
     const riding = calls.insertWrite?.(row('mc_1', run.id), () => told++);
