@@ -67,6 +67,7 @@ export type AgentRuns = Pick<
   | 'appendAnnounced'
   | 'appendList'
   | 'followingEvent'
+  | 'followingEvents'
   | 'available'
   | 'cancelRequested'
   | 'claim'

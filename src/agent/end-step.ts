@@ -17,7 +17,11 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   const { app, run, sessionId, usage } = c;
   const recorder = t.recorder;
   if (!recorder) return;
-  // A `phase` no message of the step carried (./held-event.ts) goes before the step's end.
+  // An assistant message held for its first tool's start that did not start (p-pgride), then a
+  // `phase` no message of the step carried (./held-event.ts), before the step's end.
+  const releasing = recorder.release();
+  if (releasing)
+    await releasing.catch((error: unknown) => app.log.warn('streamed message write failed', { error }));
   const flushing = c.held.flush();
   if (flushing) await flushing;
   if (interrupted) await recorder.closeDanglingCalls();

@@ -4,7 +4,8 @@
  * at the model's `finish`, a round trip right before the step end (or a tool's `tool.started`).
  * The run holds it from that `finish` and writes it:
  * - in its first tool's `tool.started` statement (`RunLedger.appendAnnounced`'s `riding`,
- *   ./tool-bridge.ts `takeCall`), alone right after it when that did not write it: written before
+ *   ./tool-bridge.ts `takeCall`; p-pgride: the step's assistant message INSERT that carries that
+ *   start, ./step-recorder.ts `startCall`), alone right after it when that did not write it: written before
  *   the tool runs, never held across a tool's run, so a crash can lose a billed call only in the
  *   moment it could before (between the part and its INSERT), and `[budget]` and `svc stats` see
  *   it before the tool runs, as before;

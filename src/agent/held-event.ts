@@ -22,20 +22,32 @@
 import type { FollowingWrite } from '../store/preceding-write';
 import type { AgentHost } from './deps';
 
-interface Held {
+/** A run event held (or to follow it), stored at `created_at`. */
+export interface Held {
   type: string;
   payload: Record<string, unknown>;
   created_at: number;
+}
+
+/** `HeldEvent.take`'s write; `written()`: every event of it was written (once it answered). */
+export interface TakenEvents {
+  write: FollowingWrite;
+  after(): void;
+  written(): boolean;
 }
 
 export interface HeldEvent {
   /** Holds the event (false: nothing is held here, the caller appends it now). */
   hold(type: string, payload: Record<string, unknown>): boolean;
   /**
-   * The held event as a write for the next statement, taken (undefined: none held); `after()` once
-   * that statement answered or failed puts it back when it was not written.
+   * The held event as a write for the next statement, taken (undefined: none held, nor `then`);
+   * `after()` once that statement answered or failed puts it back when it was not written.
+   * `then`: run events of the same statement after it (p-pgride: the step's first `tool.started`,
+   * its message's INSERT held until the tool starts, ./step-recorder.ts `startCall`), in one
+   * write with it (`RunLedger.followingEvents`); `written()` says whether all of them were.
+   * Undefined with `then` where the ledger cannot carry several (the caller writes them itself).
    */
-  take(): { write: FollowingWrite; after(): void } | undefined;
+  take(then?: readonly Held[]): TakenEvents | undefined;
   /**
    * Appends what is held, alone; a failure is logged (as the run context's `ledger`'s), never
    * thrown. Undefined when nothing is held: the caller's own append is not put off by a tick
@@ -54,8 +66,21 @@ export function heldEvent(app: AgentHost, runId: string): HeldEvent {
       held = { type, payload, created_at: app.clock.now() };
       return true;
     },
-    take() {
+    take(then) {
       const event = held;
+      if (then?.length) {
+        const followList = app.runs.followingEvents;
+        if (!followList) return undefined;
+        held = undefined;
+        const following = followList(runId, event ? [event, ...then] : then);
+        return {
+          write: following.write,
+          after() {
+            if (event && !following.written()) held ??= event;
+          },
+          written: () => following.written() !== undefined,
+        };
+      }
       if (!event || !follow) return undefined;
       held = undefined;
       const following = follow(runId, event.type, event.payload, event.created_at);
@@ -64,6 +89,7 @@ export function heldEvent(app: AgentHost, runId: string): HeldEvent {
         after() {
           if (!following.written()) held ??= event;
         },
+        written: () => following.written() !== undefined,
       };
     },
     flush() {

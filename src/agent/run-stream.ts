@@ -86,6 +86,10 @@ function onlyTools(names: string[] | undefined): RunTurn['policies'] {
   ];
 }
 
+/** Whether a step's assistant message that opens with a call waits for the call's start (PostgreSQL). */
+const holdsCall = (app: RunContext['app']) =>
+  app.runs.followingEvents !== undefined && app.sessions.appendAnnounced !== undefined;
+
 /** The tool bridge of the run, with the loop detector that stops a run repeating itself. */
 export function bridgeFor(c: RunContext, t: RunTurn) {
   const { app, run, x, sessionId, signal } = c;
@@ -100,6 +104,10 @@ export function bridgeFor(c: RunContext, t: RunTurn) {
     permission: { yolo: run.options.yolo, unattended: run.options.unattended },
     isActive: (name) => t.active.has(name),
     takeCall: () => takeCall(app, c.calls),
+    // On PostgreSQL a message that opens with a call waits for the call's start (p-pgride).
+    ...(holdsCall(app)
+      ? { startCall: (start) => t.recorder?.startCall(start) ?? Promise.resolve(undefined) }
+      : {}),
     async beforeCall(call) {
       app.store.transactions.stepBatch();
       t.called.add(call.tool);
@@ -396,7 +404,8 @@ async function startStep(c: RunContext, t: RunTurn): Promise<void> {
     model: t.resolved.selector,
     provider: t.resolved.provider,
     handedOver: () => isHandOver(c.signal.reason),
-    following: () => c.held.take(),
+    following: (then) => c.held.take(then),
+    holdsCall: holdsCall(c.app),
   });
 }
 

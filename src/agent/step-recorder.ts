@@ -2,49 +2,27 @@
  * Records one model step as it streams: the assistant message (reasoning, text, tool calls) and
  * the tool message (results). Deltas go on the bus at once and reach the database at most every
  * FLUSH_MS; a tool call and a tool result are written immediately, and everything at the step's
- * end, so a crash loses at most a few milliseconds of streamed text.
+ * end, so a crash loses at most a few milliseconds of streamed text. On PostgreSQL an assistant
+ * message that opens with a tool call is written with that call's `tool.started` (`startCall`).
  * @module
  */
 
 import type { Message, MessagePart, ProviderMetadata, Usage } from '../sessions/session-store';
 import type { MessagePatch, SessionEventWrite } from '../sessions/types';
-import type { FollowingWrite } from '../store/preceding-write';
+import { type FollowingWrite, withRiding } from '../store/preceding-write';
 import type { AgentHost } from './deps';
 import { INTERRUPTED_RESULT } from './history';
+import {
+  appendCreated,
+  type CallStart,
+  type FinishedWrite,
+  type RecordedToolCall,
+  type StepRecorderOptions,
+} from './step-message-writes';
+
+export type { CallStart, FinishedWrite, RecordedToolCall, StepRecorderOptions };
 
 const FLUSH_MS = 50;
-
-export interface RecordedToolCall {
-  tool_call_id: string;
-  tool: string;
-  input: unknown;
-}
-
-export interface StepRecorderOptions {
-  sessionId: string;
-  runId: string;
-  model: string;
-  provider: string;
-  /**
-   * True once the run is handed over to another node (issue 19): from then on the step records no
-   * result and does not finish, as if the node had died; the adopting node settles its calls.
-   */
-  handedOver?: () => boolean;
-  /**
-   * The run's held write for the step's first message statement (the step's `phase`,
-   * ./held-event.ts): taken by the assistant message's INSERT, `after()` once it answered.
-   */
-  following?: () => { write: FollowingWrite; after(): void } | undefined;
-}
-
-/**
- * A call's `tool.finished` for its result's message (p-pgstep7): the run event as a following
- * write, the session event published before the message's own.
- */
-export interface FinishedWrite {
-  write: FollowingWrite;
-  events: readonly SessionEventWrite[];
-}
 
 export class StepRecorder {
   private assistant: Message | undefined;
@@ -117,6 +95,8 @@ export class StepRecorder {
     // awaits the same creation and finds the call recorded.
     if (!this.assistantCreated) {
       this.addCall(call, metadata);
+      // Held (p-pgride): written with the first tool's start or by the next write that needs it.
+      if (this.options.holdsCall) return;
       await this.ensureAssistant();
       return;
     }
@@ -155,6 +135,8 @@ export class StepRecorder {
   }
 
   async toolResult(toolCallId: string, tool: string, output: string, isError: boolean): Promise<void> {
+    const releasing = this.release();
+    if (releasing) await releasing;
     if (!this.addResult(toolCallId, tool, output, isError)) return;
     // Results of parallel calls arrive concurrently: one creates the message, the others wait
     // for it and then write every result so far.
@@ -183,6 +165,8 @@ export class StepRecorder {
     result: { tool_call_id: string; tool: string; output: string; isError: boolean },
     finished: FinishedWrite,
   ): Promise<boolean> {
+    const releasing = this.release();
+    if (releasing) await releasing;
     if (this.toolCreated || !this.app.sessions.appendAnnounced) return false;
     const part = this.addResult(result.tool_call_id, result.tool, result.output, result.isError);
     if (!part) return false;
@@ -234,7 +218,9 @@ export class StepRecorder {
 
   private async createTool(finished?: FinishedWrite): Promise<Message> {
     const results = [...this.results];
-    const tool = await this.appendCreated(
+    const tool = await appendCreated(
+      this.app,
+      this.options.runId,
       {
         session_id: this.options.sessionId,
         role: 'tool',
@@ -248,6 +234,41 @@ export class StepRecorder {
     this.tool = tool;
     this.resultsWritten = Math.max(this.resultsWritten, results.length);
     return tool;
+  }
+
+  /**
+   * A tool's start (`start`) written with the step's held assistant message, in its INSERT's
+   * statement (p-pgride): one round trip where the message and the start were two back to back.
+   * Undefined: the message was not held (written, being written, or never held): nothing written
+   * here, the caller writes the start once the message is in. True: both written; false: the
+   * message only (the run's row is gone: the caller logs the start's failure, as its own append
+   * would). A failed statement throws, as the message's own write would, nothing written.
+   */
+  async startCall(start: CallStart): Promise<boolean | undefined> {
+    const held = !this.assistantCreated && this.options.holdsCall && this.parts.length > 0;
+    const taken =
+      held && this.app.sessions.appendAnnounced ? this.options.following?.([start.event]) : undefined;
+    if (!taken) {
+      await this.release();
+      return undefined;
+    }
+    const write = start.riding ? withRiding(taken.write, start.riding) : taken.write;
+    this.assistantCreated = this.creating(
+      this.createAssistant({ write, after: taken.after }, [start.announce]),
+    );
+    await this.assistantCreated;
+    return taken.written();
+  }
+
+  /**
+   * The held assistant message written now, alone (undefined: none held, nothing to wait for;
+   * else the write, or the one under way): before anything that must follow it (a result, the
+   * step's end).
+   */
+  release(): Promise<void> | undefined {
+    if (this.assistant) return undefined;
+    if (this.assistantCreated) return this.assistantCreated;
+    return this.parts.length > 0 ? this.ensureAssistant() : undefined;
   }
 
   /** Calls that never got a result (cancel, loop stop) get an error result, so history stays valid. */
@@ -398,18 +419,28 @@ export class StepRecorder {
 
   /** The assistant message, created once however many callers ask at the same time. */
   private async ensureAssistant() {
-    this.assistantCreated ??= this.createAssistant().catch((error: unknown) => {
-      this.assistantCreated = undefined; // the next part tries again
-      throw error;
-    });
+    this.assistantCreated ??= this.creating(this.createAssistant());
     await this.assistantCreated;
   }
 
-  private async createAssistant() {
+  /** The assistant message's write; failed, the next part tries again. */
+  private creating(write: Promise<void>): Promise<void> {
+    return write.catch((error: unknown) => {
+      this.assistantCreated = undefined;
+      throw error;
+    });
+  }
+
+  private async createAssistant(
+    taken?: { write: FollowingWrite; after(): void },
+    trailing?: readonly SessionEventWrite[],
+  ) {
     const changed = this.partsChanged;
-    const following = this.app.sessions.appendAnnounced ? this.options.following?.() : undefined;
+    const following = taken ?? (this.app.sessions.appendAnnounced ? this.options.following?.() : undefined);
     try {
-      this.assistant = await this.appendCreated(
+      this.assistant = await appendCreated(
+        this.app,
+        this.options.runId,
         {
           session_id: this.options.sessionId,
           role: 'assistant',
@@ -421,35 +452,13 @@ export class StepRecorder {
           finished: false,
         },
         following?.write,
+        undefined,
+        trailing,
       );
     } finally {
       following?.after();
     }
     this.partsWritten = Math.max(this.partsWritten, changed);
-  }
-
-  /**
-   * A new message of the step and its `message.created` event: on PostgreSQL the event goes in the
-   * message's own statement where the bus can keep its order (`appendAnnounced`), else it is
-   * published once the message is written.
-   */
-  private async appendCreated(
-    input: Parameters<AgentHost['sessions']['appendMessage']>[0],
-    following?: FollowingWrite,
-    preceding?: readonly SessionEventWrite[],
-  ): Promise<Message> {
-    const { sessions, bus } = this.app;
-    const payload = (messageId: string) => ({
-      session_id: input.session_id,
-      message_id: messageId,
-      role: input.role,
-      run_id: this.options.runId,
-    });
-    if (sessions.appendAnnounced)
-      return await sessions.appendAnnounced(input, 'message.created', payload, following, preceding);
-    const message = await sessions.appendMessage(input);
-    bus.publish(input.session_id, 'message.created', payload(message.id));
-    return message;
   }
 
   private schedule() {

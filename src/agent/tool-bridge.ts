@@ -18,7 +18,7 @@ import type { TrailingInsert } from '../store/preceding-write';
 import { sameItems } from '../util/arrays';
 import type { AgentHost } from './deps';
 import { classifySandboxDenial, classifyToolError, type Failure } from './failure';
-import type { FinishedWrite } from './step-recorder';
+import type { CallStart, FinishedWrite } from './step-recorder';
 import type { AgentCallResult, AgentToolbox, AgentToolSpec } from './toolbox';
 
 /** Longest tool output handed to the model; the rest is cut with a note. */
@@ -58,6 +58,12 @@ export interface ToolBridgeOptions {
    * did not (never after the tool has started to run).
    */
   takeCall?(): { insert: TrailingInsert; after(): Promise<void> } | undefined;
+  /**
+   * PostgreSQL (p-pgride): the call's start written with the step's held assistant message, in its
+   * INSERT (./step-recorder.ts `startCall`): undefined, not so (the message is written already,
+   * SQLite): the bridge writes the start itself; true: written; false: the message only.
+   */
+  startCall?(start: CallStart): Promise<boolean | undefined>;
   /** After each call (loop detection); may stop the run. */
   onResult(call: { tool: string; input: unknown; output: string; isError: boolean }): Promise<void>;
 }
@@ -90,26 +96,13 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     const title = callTitle(name, rawInput);
     await options.beforeCall?.({ tool_call_id: toolCallId, tool: name, input: rawInput });
     // The event and its ledger row: one commit on SQLite, one statement on PostgreSQL where it can
-    // (with the step's model call riding along, ./held-calls.ts).
+    // (with the step's model call riding along, ./held-calls.ts, and its held message: p-pgride).
     const modelCall = options.takeCall?.();
-    await app.store.transactions.together(async () =>
-      ledgerAnnounced(
-        app,
-        options.runId,
-        { tool_call_id: toolCallId, tool: name, title },
-        options.sessionId,
-        'tool.started',
-        {
-          session_id: options.sessionId,
-          run_id: options.runId,
-          tool_call_id: toolCallId,
-          tool: name,
-          title: app.redactor.string(title),
-        },
-        modelCall?.insert,
-      ),
-    );
-    await modelCall?.after();
+    try {
+      await writeStarted(app, options, { tool_call_id: toolCallId, tool: name, title }, modelCall?.insert);
+    } finally {
+      await modelCall?.after();
+    }
     const askContext: PermissionAskContext = {
       ...options.permission,
       sessionId: options.sessionId,
@@ -344,6 +337,39 @@ async function recordedWithResult(
   if (recorded && !following.written())
     app.log.warn('run ledger append failed', { run_id: options.runId, type: 'tool.finished' });
   return recorded;
+}
+
+/**
+ * A call's `tool.started`: with the step's held assistant message where the run holds it
+ * (`startCall`, p-pgride), else in a statement of its own after it (`ledgerAnnounced`), with the
+ * step's model call riding (`riding`) either way. A failed write of the held message throws, as
+ * its own write in `beforeCall` would.
+ */
+function writeStarted(
+  app: AgentHost,
+  options: ToolBridgeOptions,
+  payload: { tool_call_id: string; tool: string; title: string },
+  riding: TrailingInsert | undefined,
+): Promise<void> {
+  const event = {
+    session_id: options.sessionId,
+    run_id: options.runId,
+    tool_call_id: payload.tool_call_id,
+    tool: payload.tool,
+    title: app.redactor.string(payload.title),
+  };
+  const type = 'tool.started';
+  const alone = () =>
+    app.store.transactions.together(async () =>
+      ledgerAnnounced(app, options.runId, payload, options.sessionId, type, event, riding),
+    );
+  // SQLite: no promise more than the start's own write.
+  if (!options.startCall) return alone();
+  const start = { event: { type, payload, created_at: app.clock.now() }, announce: { type, payload: event } };
+  return options.startCall(riding ? { ...start, riding } : start).then((written) => {
+    if (written === false) app.log.warn('run ledger append failed', { run_id: options.runId, type });
+    return written === undefined ? alone() : undefined;
+  });
 }
 
 /**

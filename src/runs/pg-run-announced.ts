@@ -16,7 +16,12 @@ import { SvcError } from '../errors';
 import type { EventBus, JoinedEvents } from '../events/bus';
 import type { SqlClient } from '../store/postgres/client';
 import type { FollowingWrite, PrecedingWrite, TrailingInsert } from '../store/preceding-write';
-import { FOLLOWING_EVENT, followingEventSql } from './pg-run-following-repository';
+import {
+  FOLLOWING_EVENT,
+  FOLLOWING_EVENTS,
+  followingEventSql,
+  followingEventsSql,
+} from './pg-run-following-repository';
 import type { PostgresRunWrites } from './pg-run-write-repository';
 import type { RunLedger, RunLedgerDeps, SessionAnnounce } from './run-ledger';
 import type { RunPatch } from './run-writes';
@@ -179,4 +184,53 @@ export function followingEvent(
     };
     return { write, written: () => stored };
   };
+}
+
+/**
+ * `followingEvents` (see `RunLedger`): the events' `WITH` (./pg-run-following-repository.ts
+ * `followingEventsSql`) for another domain's statement, and the events as stored once it answered,
+ * announced in their order.
+ */
+export function followingEvents(
+  events: Pick<Events, 'known' | 'announce'>,
+): NonNullable<RunLedger['followingEvents']> {
+  return (runId, list) => {
+    let stored: RunEvent[] | undefined;
+    const write: FollowingWrite = {
+      values: [
+        runId,
+        list.map((e) => e.type),
+        list.map((e) => JSON.stringify(e.payload)),
+        list.map((e) => e.created_at),
+      ],
+      name: FOLLOWING_EVENTS,
+      sql: followingEventsSql,
+      read(answer) {
+        const rows = answer as { id: number; seq: number; session_id: string }[] | null | undefined;
+        if (!rows || rows.length !== list.length) return;
+        stored = rows.map((row, i) => {
+          const { type, payload, created_at } = list[i] as (typeof list)[number];
+          return {
+            id: Number(row.id),
+            seq: Number(row.seq),
+            run_id: runId,
+            session_id: row.session_id,
+            type,
+            payload,
+            created_at,
+          };
+        });
+        for (const event of stored) {
+          events.known(runId, event.session_id);
+          events.announce(event);
+        }
+      },
+    };
+    return { write, written: () => stored };
+  };
+}
+
+/** `followingEvent` and `followingEvents` of the ledger (see `RunLedger`). */
+export function followingWrites(events: Pick<Events, 'known' | 'announce'>) {
+  return { followingEvent: followingEvent(events), followingEvents: followingEvents(events) };
 }

@@ -22,3 +22,22 @@ export function followingEventSql(offset: number, go: string): { cte: string; an
   };
 }
 export const FOLLOWING_EVENT = 'svc_run_event';
+
+/**
+ * Several run events appended in another domain's statement, in their order (`RunLedger.followingEvents`,
+ * p-pgride: a step's `phase` and its first tool's `tool.started` after its assistant message's
+ * INSERT): a `WITH` named `svc_run_events` over `svc_append_run_event_list` (migration 39: the
+ * run's row lock, consecutive seqs in the arrays' order) with its four parameters numbered after
+ * `offset` (run id, types, payloads, created_at), run only where `go` holds and the run exists;
+ * it answers the events' ids and seqs in their order as a JSON array (null: nothing written).
+ */
+export function followingEventsSql(offset: number, go: string): { cte: string; answer: string } {
+  const n = offset;
+  return {
+    cte: `${FOLLOWING_EVENTS} AS (SELECT a.event_id, a.event_seq, a.ord, r.session_id
+            FROM agent_runs r, LATERAL svc_append_run_event_list(r.id, r.session_id, $${n + 2}::text[], $${n + 3}::text[], $${n + 4}::bigint[]) a
+           WHERE r.id = $${n + 1} AND ${go})`,
+    answer: `(SELECT json_agg(json_build_object('id', x.event_id, 'seq', x.event_seq, 'session_id', x.session_id) ORDER BY x.ord) FROM ${FOLLOWING_EVENTS} x)`,
+  };
+}
+export const FOLLOWING_EVENTS = 'svc_run_events';

@@ -26,7 +26,7 @@ import type { EventBus } from '../events/bus';
 import type { SqlClient } from '../store/postgres/client';
 import { followedRuns } from './followed-runs';
 import { firstRunEvent, newRunRow } from './new-run';
-import { announced, appendAnnounced, followingEvent, updateAndAppendAfter } from './pg-run-announced';
+import { announced, appendAnnounced, followingWrites, updateAndAppendAfter } from './pg-run-announced';
 import { postgresCreateClaimed } from './pg-run-create-claimed';
 import { insertRunWithEvent } from './pg-run-create-repository';
 import { createPostgresRunQueries } from './pg-run-queries';
@@ -114,7 +114,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
     ...(deps.bus
       ? { appendAnnounced: appendAnnounced({ sql, clock, bus: deps.bus, writes, events, ready }) }
       : {}),
-    followingEvent: followingEvent(events),
+    ...followingWrites(events),
     append: read((runId: string, type: string, payload: Record<string, unknown> = {}) =>
       events.append(runId, type, payload),
     ),

@@ -79,6 +79,8 @@ const appendAnnouncedSql = (call: string, many: boolean) =>
 let announcedSql: string | undefined;
 let announcedManySql: string | undefined;
 
+const NONE: readonly SessionEventWrite[] = [];
+
 /** The gate of what follows the message in its statement: the message was written. */
 const WRITTEN = 'EXISTS (SELECT 1 FROM m)';
 
@@ -259,14 +261,15 @@ export function createPostgresMessageStore(deps: {
     withMessages: boolean,
     announce?: Announce,
     following?: FollowingWrite,
-    preceding: readonly SessionEventWrite[] = [],
+    preceding: readonly SessionEventWrite[] = NONE,
+    trailing: readonly SessionEventWrite[] = NONE,
   ) => {
     const now = deps.clock.now();
     const id = deps.ids.next('msg');
     // The event in this statement when the bus can keep its order (outside a transaction only: an
     // event is delivered once its row is committed, and the session's append lock is not held open).
     const payload = announce?.payload(id);
-    const events = announce && payload ? [...preceding, { type: announce.type, payload }] : [];
+    const events = announce && payload ? [...preceding, { type: announce.type, payload }, ...trailing] : [];
     const joined =
       events.length && !withMessages && !sql.inTransaction()
         ? joinEvents(deps.bus, input.session_id, events)
@@ -331,12 +334,8 @@ export function createPostgresMessageStore(deps: {
     ...(deps.bus
       ? {
           appendAnnounced: async (
-            input: AppendInput,
-            type: string,
-            payload: Announce['payload'],
-            following?: FollowingWrite,
-            preceding?: readonly SessionEventWrite[],
-          ) => (await append(input, false, { type, payload }, following, preceding)).message,
+            ...[input, type, payload, ...around]: Parameters<NonNullable<SessionStore['appendAnnounced']>>
+          ) => (await append(input, false, { type, payload }, ...around)).message,
         }
       : {}),
     messagesVersion,

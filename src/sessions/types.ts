@@ -140,7 +140,9 @@ export interface SessionStore {
    * written (p-pgstep6: the step's `phase` run event); it reads its own answer. `preceding`:
    * session events published before the message's own, in the same append when it is joined
    * (p-pgstep7: a tool's `tool.finished` with its result's message), else published with it once
-   * the message is written; none when it was not.
+   * the message is written; none when it was not. `trailing`: session events published right
+   * after the message's own, the same way (p-pgride: the step's first `tool.started`, its run event
+   * in `following`).
    */
   appendAnnounced?(
     input: Parameters<SessionStore['appendMessage']>[0],
@@ -148,6 +150,7 @@ export interface SessionStore {
     payload: (messageId: string) => Record<string, unknown>,
     following?: FollowingWrite,
     preceding?: readonly SessionEventWrite[],
+    trailing?: readonly SessionEventWrite[],
   ): Promise<Message>;
   /**
    * `appendMessage`, answering also the session's messages as a read right after it answers them

@@ -79,3 +79,48 @@ export interface TrailingInsert {
   /** Told by the statement's owner once the statement answered (the row is in). */
   wrote(): void;
 }
+
+/**
+ * `write` with `riding` before it in the same statement (p-pgride: a step's `model_calls` row in
+ * its assistant message's INSERT, with the first tool's `tool.started` following the message):
+ * `riding`'s `INSERT` as a `WITH` of its own, unconditional, ahead of `write`'s, its parameters
+ * after `write`'s; told `wrote()` once the statement answered (`read`). The SQL function is one per
+ * pair of SQL functions, so a statement's text can be kept per shape (its callers key on it); a
+ * following write's parameter count is fixed by its SQL function (its `$n`s are that function's).
+ */
+export function withRiding(write: FollowingWrite, riding: TrailingInsert): FollowingWrite {
+  return {
+    values: [...write.values, ...riding.values],
+    name: write.name,
+    sql: ridingSql(write, riding),
+    read(answer) {
+      riding.wrote();
+      write.read(answer);
+    },
+  };
+}
+
+const ridingSqls = new WeakMap<
+  FollowingWrite['sql'],
+  WeakMap<TrailingInsert['sql'], FollowingWrite['sql']>
+>();
+
+function ridingSql(write: FollowingWrite, riding: TrailingInsert): FollowingWrite['sql'] {
+  let byRiding = ridingSqls.get(write.sql);
+  if (!byRiding) {
+    byRiding = new WeakMap();
+    ridingSqls.set(write.sql, byRiding);
+  }
+  let sql = byRiding.get(riding.sql);
+  if (!sql) {
+    const count = write.values.length;
+    const own = write.sql;
+    const insert = riding.sql;
+    sql = (offset, go) => {
+      const { cte, answer } = own(offset, go);
+      return { cte: `svc_riding AS (${insert(offset + count)}), ${cte}`, answer };
+    };
+    byRiding.set(riding.sql, sql);
+  }
+  return sql;
+}

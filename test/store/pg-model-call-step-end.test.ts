@@ -23,6 +23,12 @@ const ALONE = /^INSERT INTO model_calls/;
 const WITH_CALL = /^WITH svc_riding AS \(INSERT INTO model_calls/;
 /** The run event with its session event (`insertEventWith`: a tool's `tool.started`) carrying it. */
 const toolStartedWithCall = (text: string) => WITH_CALL.test(text) && !text.includes('UPDATE agent_runs');
+/**
+ * An assistant message's INSERT carrying it, with its first tool's `tool.started` (p-pgride,
+ * src/agent/step-recorder.ts `startCall`).
+ */
+const MESSAGE_WITH_CALL =
+  /^WITH s AS \(UPDATE sessions[\s\S]*INSERT INTO messages[\s\S]*svc_riding AS \(INSERT INTO model_calls[\s\S]*svc_append_run_event_list/;
 /** A step end's statement (the run's row with `step.finished`) carrying the model call. */
 const STEP_END_WITH_CALL = /^WITH svc_riding AS \(INSERT INTO model_calls[\s\S]*UPDATE agent_runs/;
 
@@ -46,7 +52,7 @@ describe.skipIf(!pg.available)('a step`s model call in its step end`s statement 
     }
   }
 
-  it('STORE-PG-284: no model call INSERT of its own: a tool step`s rides in its tool`s `tool.started` statement, the last step`s in its step end; rows and readouts as before', async () => {
+  it('STORE-PG-284: no model call INSERT of its own: a tool step`s rides in its tool`s `tool.started` statement, the last step`s in its step end; rows and readouts as before (tool.started with the call 2 → 0, in its assistant INSERT 0 → 2, p-pgride)', async () => {
     const steps = 2;
     const { app: a } = await runApp(echoSteps(steps));
     const session = await a.sessions.create({ title: 'calls' });
@@ -57,8 +63,10 @@ describe.skipIf(!pg.available)('a step`s model call in its step end`s statement 
     });
     // Without the hold: one INSERT a step (3). A tool step's rides in its tool's `tool.started`
     // statement (before the tool runs); the last step's in its step end.
+    // Since p-pgride that `tool.started` is in the step's assistant message INSERT, the row with it.
     expect(sent.filter((text) => ALONE.test(text))).toEqual([]);
-    expect(sent.filter(toolStartedWithCall)).toHaveLength(steps);
+    expect(sent.filter(toolStartedWithCall)).toHaveLength(0);
+    expect(sent.filter((text) => MESSAGE_WITH_CALL.test(text))).toHaveLength(steps);
     expect(sent.filter((text) => STEP_END_WITH_CALL.test(text))).toHaveLength(1);
 
     const calls = await a.telemetry.ledger.calls({ runId });

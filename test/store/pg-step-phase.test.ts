@@ -36,7 +36,7 @@ describe.skipIf(!pg.available)('a step`s phase in its assistant message`s statem
     return { app, heard };
   }
 
-  it('STORE-PG-270: a run`s steps write no `phase` statement; each step`s phase rides in its assistant INSERT, same order and times, announced', async () => {
+  it('STORE-PG-270: a run`s steps write no `phase` statement; each step`s phase rides in its assistant INSERT, same order and times, announced (INSERTs with run events 8 → 9, p-pgride)', async () => {
     const steps = 4;
     const script = echoSteps(steps);
     const { app: a, heard } = await runApp(script);
@@ -54,9 +54,10 @@ describe.skipIf(!pg.available)('a step`s phase in its assistant message`s statem
     // Without the hold: one `phase` statement a step (5). The first step's rides in the statement of
     // the preparation's held writes (src/agent/held-writes.ts), the others in their assistant INSERTs.
     // Each step's tool message INSERT carries its call's `tool.finished` (p-pgstep7,
-    // ./pg-tool-finished.test.ts): `steps` more.
+    // ./pg-tool-finished.test.ts): `steps` more. The first step's assistant INSERT carries its
+    // tool's `tool.started` (p-pgride): one more.
     expect(sent.filter((text) => ALONE.test(text))).toEqual([]);
-    expect(sent.filter((text) => MESSAGE_WITH_RUN_EVENT.test(text))).toHaveLength(2 * steps);
+    expect(sent.filter((text) => MESSAGE_WITH_RUN_EVENT.test(text))).toHaveLength(2 * steps + 1);
 
     const events = await a.runs.events(runId);
     const types = events.map((e) => e.type);
@@ -136,7 +137,7 @@ describe.skipIf(!pg.available)('a step`s phase in its assistant message`s statem
     expect(await a.runs.events(run.id)).toHaveLength(after.length);
   });
 
-  it('STORE-PG-272: text then a call rides too; a step that fails before its first part still records its phase, before its error', async () => {
+  it('STORE-PG-272: text then a call rides too; a step that fails before its first part still records its phase, before its error (INSERTs with run events 3 → 4, p-pgride)', async () => {
     const { app: a } = await runApp([
       reply().toolCall('echo', { text: 'first' }).usage(100, 20),
       reply().text('let me look').toolCall('echo', { text: 'hi' }).usage(100, 20),
@@ -155,8 +156,9 @@ describe.skipIf(!pg.available)('a step`s phase in its assistant message`s statem
     }
     // The first step's phase with the preparation's writes, the second's in its INSERT (from its
     // first text delta), the third's alone; the two tool messages' INSERTs carry their calls'
-    // `tool.finished` (p-pgstep7).
-    expect(sent.filter((text) => MESSAGE_WITH_RUN_EVENT.test(text))).toHaveLength(3);
+    // `tool.finished` (p-pgstep7); the first step's assistant INSERT (a call first) its tool's
+    // `tool.started` (p-pgride).
+    expect(sent.filter((text) => MESSAGE_WITH_RUN_EVENT.test(text))).toHaveLength(4);
     expect(sent.filter((text) => ALONE.test(text)).length).toBeGreaterThanOrEqual(1);
     const events = await a.runs.events(runId);
     const types = events.map((e) => e.type);

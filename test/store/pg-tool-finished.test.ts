@@ -88,17 +88,19 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
     ]),
   });
 
-  it('STORE-PG-273: a tool step`s tool.finished rides in its tool message INSERT: no statement of its own, same events and order as SQLite, announced', async () => {
+  it('STORE-PG-273: a tool step`s tool.finished rides in its tool message INSERT: no statement of its own, same events and order as SQLite, announced (tool.started alone 4 → 0, p-pgride)', async () => {
     const steps = 4;
     const script = echoSteps(steps);
     const lite = await runOnce(script, { postgres: false });
     const r = await runOnce(script, { postgres: true });
     expect(r.status).toBe('completed');
 
-    // Without it: a tool.started and a tool.finished statement a step (8); now tool.started alone.
-    expect(r.sent.filter((text) => EVENT_ALONE.test(text))).toHaveLength(steps);
-    // The assistant INSERTs (with their phase) and the tool INSERTs (with tool.finished).
-    expect(r.sent.filter((text) => MESSAGE_WITH_RUN_EVENT.test(text))).toHaveLength(2 * steps);
+    // Without it: a tool.started and a tool.finished statement a step (8); then tool.started alone
+    // (4); since p-pgride tool.started rides in its assistant message's INSERT (0).
+    expect(r.sent.filter((text) => EVENT_ALONE.test(text))).toHaveLength(0);
+    // The assistant INSERTs (with their phase and tool.started; the last step's with its phase) and
+    // the tool INSERTs (with tool.finished).
+    expect(r.sent.filter((text) => MESSAGE_WITH_RUN_EVENT.test(text))).toHaveLength(2 * steps + 1);
 
     expect(shape(r)).toEqual(shape(lite));
     const seqs = r.runEvents.map((e) => e.seq);
@@ -213,7 +215,7 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
     expect(seen).toEqual([]);
   });
 
-  it('STORE-PG-275: two calls in a step (the first erroring): its result rides, the second`s tool.finished alone; same as SQLite', async () => {
+  it('STORE-PG-275: two calls in a step (the first erroring): its result rides, the second`s tool.finished alone; same as SQLite (alone 3 → 2, p-pgride)', async () => {
     const script = [
       reply().toolCall('explode', {}).toolCall('echo', { text: 'second' }).usage(100, 20),
       reply().text('done').usage(130, 10),
@@ -221,8 +223,9 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
     const lite = await runOnce(script, { postgres: false });
     const r = await runOnce(script, { postgres: true });
     expect(r.status).toBe('completed');
-    // Two tool.started, the second call's tool.finished (an UPDATE of the tool message: alone).
-    expect(r.sent.filter((text) => EVENT_ALONE.test(text))).toHaveLength(3);
+    // The second call's tool.started and tool.finished (an UPDATE of the tool message: alone); the
+    // first call's tool.started rides in its assistant message's INSERT (p-pgride; was alone: 3).
+    expect(r.sent.filter((text) => EVENT_ALONE.test(text))).toHaveLength(2);
     // The tool message's message.created: on SQLite written by the stream's part while the second
     // call starts (either before or after its tool.started); here with the first call's end.
     const created = (x: Awaited<ReturnType<typeof runOnce>>) => {
@@ -251,7 +254,7 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
   });
 
-  it('STORE-PG-276: a call that stops the run (loop detected) writes its tool.finished alone, before loop.detected; same as SQLite', async () => {
+  it('STORE-PG-276: a call that stops the run (loop detected) writes its tool.finished alone, before loop.detected; same as SQLite (alone 3 → 1, p-pgride)', async () => {
     const same = () => reply().toolCall('echo', { text: 'again' }).usage(100, 20);
     const script = [same(), same(), same()];
     const config = { options: { loop_detection: { max_repeats: 2 } } };
@@ -259,8 +262,9 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
     const r = await runOnce(script, { postgres: true, config });
     expect(r.status).toBe('failed');
     expect(shape(r)).toEqual(shape(lite));
-    // The first step's tool.finished rides; the stopping call's is alone, with both starts.
-    expect(r.sent.filter((text) => EVENT_ALONE.test(text))).toHaveLength(3);
+    // The first step's tool.finished rides; the stopping call's is alone; both starts ride in their
+    // assistant messages' INSERTs (p-pgride; were alone: 3).
+    expect(r.sent.filter((text) => EVENT_ALONE.test(text))).toHaveLength(1);
     const types = r.runEvents.map((e) => e.type);
     expect(types.lastIndexOf('tool.finished')).toBeLessThan(types.indexOf('loop.detected'));
   });
