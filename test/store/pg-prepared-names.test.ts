@@ -167,11 +167,12 @@ describe.skipIf(!cluster.available)('named prepared statements on PostgreSQL', (
       const sent = (match: (text: string) => boolean) => driver.sent.filter(match).length;
       const parsed = (match: (text: string) => boolean) =>
         parse.mock.calls.filter(([message]) => match(message.text)).length;
-      // The step's statements: its messages' INSERTs, the model call riding in `tool.started`, its end.
+      // The step's statements: its messages' INSERTs (the assistant's with its `tool.started` and
+      // the model call riding, p-pgride), its end.
       const kinds = {
         message: (text: string) =>
           /^WITH s AS \(UPDATE sessions/.test(text) && /INSERT INTO messages/.test(text),
-        riding: (text: string) => /^WITH svc_riding AS \(INSERT INTO model_calls/.test(text),
+        riding: (text: string) => /INSERT INTO messages/.test(text) && /INSERT INTO model_calls/.test(text),
         end: (text: string) => /UPDATE messages/.test(text) && /UPDATE agent_runs/.test(text),
       };
       for (const [kind, match] of Object.entries(kinds)) {
