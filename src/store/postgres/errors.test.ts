@@ -28,6 +28,11 @@ describe('PostgreSQL errors', () => {
       ],
       [new Error('Connection terminated due to connection timeout'), 'unavailable', /timed out connecting/],
       [
+        new Error('Connection terminated unexpectedly'),
+        'unavailable',
+        /cannot reach PostgreSQL at .*: the connection was closed before PostgreSQL answered \(no PostgreSQL server at that address, or a firewall or proxy closed it\); start the server/,
+      ],
+      [
         new Error('timeout exceeded when trying to connect'),
         'unavailable',
         /every pooled connection stayed busy/,

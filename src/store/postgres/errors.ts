@@ -52,7 +52,11 @@ export function storeError(error: unknown, context: StoreErrorContext): SvcError
           ? `host "${target.host}" not found`
           : /timeout/i.test(raw) || code === 'ETIMEDOUT'
             ? 'timed out connecting'
-            : raw;
+            : /Connection terminated unexpectedly/i.test(raw)
+              ? // pg's words when the socket closed before the server's first answer (an unroutable
+                // address whose network resets the connection, a port that is not PostgreSQL's).
+                'the connection was closed before PostgreSQL answered (no PostgreSQL server at that address, or a firewall or proxy closed it)'
+              : raw;
     return new SvcError('unavailable', `cannot reach ${where}: ${reason}; start the server or ${check}`, {
       details: { ...details, reason: 'unreachable' },
     });
