@@ -25,7 +25,7 @@ import { historyMessages, listedMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
 import { promptMessage } from './prompt-message';
 import { providerFailure, recordFailure } from './run-failure';
-import { reopenedTurn, runWaitingCalls, settleUnfinishedCalls, type ToolCallPart } from './run-resume';
+import { type ResumedTurn, resumedTurn, runWaitingCalls, type ToolCallPart } from './run-resume';
 import { bridgeFor, compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
 import { type SessionFunnel, sessionVersion } from './step-ends';
@@ -60,8 +60,9 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
   };
   const heldAtEnd = writeHeldOnStop(c, x.stop);
   try {
-    // The run's preparation reads its session row once (a read scope, ../store/read-scope.ts).
-    const prepared = await withReadScope(() => prepare(c));
+    // The run's preparation reads its session row once (a read scope, ../store/read-scope.ts); a
+    // resumed run's waits for an operator's answer are outside it (`prepareResumed`).
+    const prepared = c.x.resume ? await prepareResumed(c) : await withReadScope(() => prepare(c));
     if ('status' in prepared) return prepared;
     const { t, history } = prepared;
     const ai = await import('ai');
@@ -83,10 +84,15 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
   }
 }
 
-/** Open (or resume) the run, resolve its model, prepare its first step; its history. */
-async function prepare(c: RunContext): Promise<{ t: RunTurn; history: ModelMessage[] } | RunOutcome> {
+/** Open the run (or go on with the resumed one), resolve its model, prepare its first step; its history. */
+async function prepare(
+  c: RunContext,
+  resumed?: ResumedTurn,
+): Promise<{ t: RunTurn; history: ModelMessage[] } | RunOutcome> {
   const { app, x } = c;
-  const started = x.resume ? await resumeRun(c) : await openRun(c);
+  const started = resumed
+    ? { ...resumed, session: await app.sessions.require(c.sessionId) }
+    : await openRun(c);
   if ('status' in started) return started;
   // The adaptive monitor handles run.started before the run assembles its prompt and tools.
   await app.adaptive?.settled();
@@ -102,15 +108,34 @@ async function prepare(c: RunContext): Promise<{ t: RunTurn; history: ModelMessa
     return await prepareRun(c, started, held);
   });
   const { t, prior } = prepared;
-  // A resumed run's calls that waited for a permission answer run now (./run-resume.ts).
-  if (started.waiting?.length) await runWaitingCalls(c, bridgeFor(c, t), started.waiting);
-  // The history prepareRun read, unless the run changed it since (a compaction, waiting calls).
+  // Read once its waiting calls ran, outside this scope (`prepareResumed`).
+  if (started.waiting?.length) return { t, history: [] };
+  // The history prepareRun read, unless the run changed it since (a compaction).
   const history: ModelMessage[] = toModelMessages(
-    prior && !started.waiting?.length
-      ? prior
-      : await historyMessages(app.sessions, await app.sessions.require(c.sessionId)),
+    prior ?? (await historyMessages(app.sessions, await app.sessions.require(c.sessionId))),
   );
   return { t, history };
+}
+
+/**
+ * A run resumed here (./run-resume.ts): its cut-off calls settled, its preparation in a read
+ * scope, its calls that waited for a permission answer run. The asks and the waits for an
+ * operator's answer (up to `wait_timeout_s`) are outside the scope: an open scope keeps the
+ * process's promise hooks on, and serves the session row as it was before the wait, whatever
+ * another node wrote to it meanwhile.
+ */
+async function prepareResumed(c: RunContext): Promise<{ t: RunTurn; history: ModelMessage[] } | RunOutcome> {
+  const resumed = await resumedTurn(c);
+  if (resumed === 'afresh') return await withReadScope(() => prepare(c));
+  if (resumed === 'unresumable') {
+    const message = `run ${c.run.id} cannot be resumed: its prompt is not in session ${c.sessionId}`;
+    return outcome(c, 'failed', 'resume_failed', message);
+  }
+  const prepared = await withReadScope(() => prepare(c, resumed));
+  if ('status' in prepared || !resumed.waiting.length) return prepared;
+  await runWaitingCalls(c, bridgeFor(c, prepared.t), resumed.waiting);
+  const session = await c.app.sessions.require(c.sessionId);
+  return { t: prepared.t, history: toModelMessages(await historyMessages(c.app.sessions, session)) };
 }
 
 /** A run ready for its first step: its session and prompt (and, resumed, its calls that wait for an answer). */
@@ -209,30 +234,6 @@ async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
       ? { messages: appended.messages, version: (messagesAt + 1) >>> 0 }
       : undefined);
   return { session, user, version, history };
-}
-
-/** A run resumed after its node died: its stored prompt, its unfinished calls settled (./run-resume.ts). */
-async function resumeRun(c: RunContext): Promise<Opened | RunOutcome> {
-  const reopened = await reopenedTurn(c);
-  // Its node died before it stored its prompt: nothing was done, it starts from its prompt here.
-  if (!reopened && c.run.steps === 0) return await openRun(c);
-  if (!reopened) {
-    const message = `run ${c.run.id} cannot be resumed: its prompt is not in session ${c.sessionId}`;
-    return outcome(c, 'failed', 'resume_failed', message);
-  }
-  const { settled, waiting } = await settleUnfinishedCalls(c, reopened.messages);
-  // The step whose calls were cut off is closed here (its usage died with the node).
-  if (settled.length > 0 || waiting.length > 0) {
-    c.steps++;
-    await c.app.runs.update(c.run.id, { steps: c.steps });
-  }
-  await c.ledger('phase', {
-    phase: 'resumed',
-    step: c.steps,
-    unknown_outcomes: settled.length,
-    ...(waiting.length ? { waiting_for_permission: waiting.length } : {}),
-  });
-  return { session: await c.app.sessions.require(c.sessionId), user: reopened.user, waiting };
 }
 
 /** The opened session's mode and phase with the version they were read at, while this process has not written the row since. */

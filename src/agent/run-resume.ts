@@ -41,6 +41,37 @@ export async function reopenedTurn(
   return { user, messages };
 }
 
+/** A resumed run as its checkpoint leaves it: its stored prompt and its calls that wait for an answer. */
+export interface ResumedTurn {
+  user: Message;
+  waiting: ToolCallPart[];
+}
+
+/**
+ * The run resumed after its node died: its stored prompt, its unfinished calls settled (the
+ * operator asked first, `unknown_outcome = "ask"`: the caller holds no read scope over this);
+ * `afresh` when its node died before it stored its prompt, `unresumable` when it did more
+ * without one.
+ */
+export async function resumedTurn(c: RunContext): Promise<ResumedTurn | 'afresh' | 'unresumable'> {
+  const reopened = await reopenedTurn(c);
+  // Its node died before it stored its prompt: nothing was done, it starts from its prompt here.
+  if (!reopened) return c.run.steps === 0 ? 'afresh' : 'unresumable';
+  const { settled, waiting } = await settleUnfinishedCalls(c, reopened.messages);
+  // The step whose calls were cut off is closed here (its usage died with the node).
+  if (settled.length > 0 || waiting.length > 0) {
+    c.steps++;
+    await c.app.runs.update(c.run.id, { steps: c.steps });
+  }
+  await c.ledger('phase', {
+    phase: 'resumed',
+    step: c.steps,
+    unknown_outcomes: settled.length,
+    ...(waiting.length ? { waiting_for_permission: waiting.length } : {}),
+  });
+  return { user: reopened.user, waiting };
+}
+
 /**
  * The calls of this run with a `tool-call` part and no result get the unknown outcome (stored, so
  * the history and every later read agree); an assistant message cut mid-stream is closed as it
