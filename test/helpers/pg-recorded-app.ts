@@ -4,9 +4,12 @@
  * (test/store/pg-step-phase.test.ts, pg-tool-finished.test.ts); and an agent App on such a
  * database driven by a scripted model (pg-step-phase, pg-model-call-step-end).
  */
+import type { SessionEvent } from '../../src/events/bus';
+import type { RunEvent } from '../../src/runs/types';
+import type { AnyTool } from '../../src/tools/core/define-tool';
 import { agentApp, echoTool } from './agent-harness';
 import { makeTestApp } from './make-test-app';
-import { migratedDatabase, type PostgresCluster, recordingClient } from './postgres';
+import { driverStatements, migratedDatabase, type PostgresCluster, recordingClient } from './postgres';
 
 /** The App and its database, its statements' texts in `sent`; `closers` gets their closes. */
 export async function recordedApp(
@@ -36,4 +39,71 @@ export async function pgAgentApp(
     await sql.close();
   });
   return { app, sql };
+}
+
+/** Session event types that are not the run's own writes' order (streaming, timing). */
+export const QUIET = new Set(['message.delta', 'context.usage']);
+
+/**
+ * A scripted run on a fresh migrated PostgreSQL database (`cluster`) or on SQLite (undefined): the
+ * statements the driver sent meanwhile (PostgreSQL), the run events stored and heard, the session's
+ * events and messages. The frame of the tests that compare a run's writes on both stores
+ * (test/store/pg-tool-finished.test.ts, pg-held-assistant.test.ts).
+ */
+export async function storeRun(
+  cluster: PostgresCluster | undefined,
+  script: Parameters<typeof agentApp>[0],
+  options: {
+    tools: AnyTool[];
+    title: string;
+    closers: (() => Promise<void>)[];
+    config?: Record<string, unknown>;
+  },
+) {
+  const sql = cluster ? await migratedDatabase(cluster) : undefined;
+  const { app, events } = await agentApp(script, {
+    extraTools: options.tools,
+    ...(sql ? { postgres: sql } : {}),
+    ...(options.config ? { extraConfig: options.config } : {}),
+  });
+  options.closers.push(async () => {
+    await app.close();
+    await sql?.close();
+  });
+  const heard: RunEvent[] = [];
+  app.runs.onAppend((event) => heard.push(event));
+  const session = await app.sessions.create({ title: options.title });
+  const driver = driverStatements();
+  let sent: string[];
+  let runId: string;
+  let status: string;
+  try {
+    runId = (await app.agent.send({ sessionId: session.id, prompt: 'go' })).run_id;
+    status = (await app.agent.wait(runId)).status;
+    await app.bus.flush();
+    sent = [...driver.sent];
+  } finally {
+    driver.restore();
+  }
+  const runEvents = await app.runs.events(runId);
+  const messages = await app.sessions.messages(session.id);
+  const sessionEvents = events.filter((e: SessionEvent) => e.session_id === session.id);
+  return { app, sql, session, runId, status, sent, heard, runEvents, messages, sessionEvents };
+}
+
+/** What must be the same on both stores: event types in order, messages' roles and parts. */
+export function storeRunShape(r: Awaited<ReturnType<typeof storeRun>>) {
+  return {
+    status: r.status,
+    run: r.runEvents.map((e) => [
+      e.type,
+      e.payload.tool ?? e.payload.phase ?? null,
+      e.payload.is_error ?? null,
+    ]),
+    session: r.sessionEvents.filter((e) => !QUIET.has(e.type)).map((e) => e.type),
+    messages: r.messages.map((m) => [
+      m.role,
+      m.parts.map((p) => ('output' in p ? [p.output, p.is_error] : p.type)),
+    ]),
+  };
 }

@@ -13,14 +13,13 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/events/bus';
-import type { RunEvent } from '../../src/runs/types';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { withRiding } from '../../src/store/preceding-write';
 import { createPostgresModelCallStore } from '../../src/telemetry/pg-model-call-store';
-import { agentApp, echoTool } from '../helpers/agent-harness';
+import { echoTool } from '../helpers/agent-harness';
 import { echoSteps, reply, type ScriptEntry } from '../helpers/fake-provider';
-import { recordedApp } from '../helpers/pg-recorded-app';
-import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
+import { recordedApp, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
+import { loggedEvents, postgresForFile } from '../helpers/postgres';
 import { sessionWithRun } from '../helpers/step-messages';
 
 const pg = postgresForFile();
@@ -32,8 +31,6 @@ const EVENT_ALONE =
 const MESSAGE = /INSERT INTO messages/;
 /** A message INSERT carrying the run events list (the step's phase and its tool's start). */
 const MESSAGE_WITH_START = /INSERT INTO messages[\s\S]*svc_append_run_event_list/;
-/** Session event types that are not the run's own writes' order (streaming, timing). */
-const QUIET = new Set(['message.delta', 'context.usage']);
 
 describe.skipIf(!pg.available)('a tool step`s assistant message with its tool`s start (PostgreSQL)', () => {
   const closers: (() => Promise<void>)[] = [];
@@ -41,52 +38,10 @@ describe.skipIf(!pg.available)('a tool step`s assistant message with its tool`s 
     for (const close of closers.splice(0).reverse()) await close();
   });
 
-  /** The script run once: its statements (PostgreSQL), run events, session events and messages. */
-  async function runOnce(script: ScriptEntry[], postgres: boolean) {
-    const sql = postgres ? await migratedDatabase(pg.cluster()) : undefined;
-    const { app, events } = await agentApp(script, {
-      extraTools: [echoTool],
-      ...(sql ? { postgres: sql } : {}),
-    });
-    closers.push(async () => {
-      await app.close();
-      await sql?.close();
-    });
-    const heard: RunEvent[] = [];
-    app.runs.onAppend((event) => heard.push(event));
-    const session = await app.sessions.create({ title: 'held' });
-    const driver = driverStatements();
-    let sent: string[];
-    let runId: string;
-    let status: string;
-    try {
-      runId = (await app.agent.send({ sessionId: session.id, prompt: 'go' })).run_id;
-      status = (await app.agent.wait(runId)).status;
-      await app.bus.flush();
-      sent = [...driver.sent];
-    } finally {
-      driver.restore();
-    }
-    const runEvents = await app.runs.events(runId);
-    const messages = await app.sessions.messages(session.id);
-    const sessionEvents = events.filter((e: SessionEvent) => e.session_id === session.id);
-    return { app, sql, session, runId, status, sent, heard, runEvents, messages, sessionEvents };
-  }
-
-  /** What must be the same on both stores: event types in order, messages' roles and parts. */
-  const shape = (r: Awaited<ReturnType<typeof runOnce>>) => ({
-    status: r.status,
-    run: r.runEvents.map((e) => [
-      e.type,
-      e.payload.tool ?? e.payload.phase ?? null,
-      e.payload.is_error ?? null,
-    ]),
-    session: r.sessionEvents.filter((e) => !QUIET.has(e.type)).map((e) => e.type),
-    messages: r.messages.map((m) => [
-      m.role,
-      m.parts.map((p) => ('output' in p ? [p.output, p.is_error] : p.type)),
-    ]),
-  });
+  /** The script run once on PostgreSQL or SQLite (test/helpers/pg-recorded-app.ts `storeRun`). */
+  const runOnce = (script: ScriptEntry[], postgres: boolean) =>
+    storeRun(postgres ? pg.cluster() : undefined, script, { tools: [echoTool], title: 'held', closers });
+  const shape = storeRunShape;
 
   it('STORE-PG-340: a tool step`s assistant INSERT carries its tool`s start (phase, tool.started, model call): one statement fewer a step, same events and order as SQLite, announced', async () => {
     const steps = 3;

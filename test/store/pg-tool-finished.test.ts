@@ -11,12 +11,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/events/bus';
-import type { RunEvent } from '../../src/runs/types';
 import type { SqlClient } from '../../src/store/postgres/client';
-import { agentApp, echoTool, throwingTool } from '../helpers/agent-harness';
+import { echoTool, throwingTool } from '../helpers/agent-harness';
 import { echoSteps, reply, type ScriptEntry } from '../helpers/fake-provider';
-import { recordedApp } from '../helpers/pg-recorded-app';
-import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
+import { QUIET, recordedApp, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
+import { loggedEvents, postgresForFile } from '../helpers/postgres';
 import { sessionWithRun } from '../helpers/step-messages';
 
 const pg = postgresForFile();
@@ -28,65 +27,21 @@ const EVENT_ALONE =
 /** A message INSERT carrying a run event. */
 const MESSAGE_WITH_RUN_EVENT = /INSERT INTO messages[\s\S]*svc_append_run_event/;
 
-/** Session event types that are not the run's own writes' order (streaming, timing). */
-const QUIET = new Set(['message.delta', 'context.usage']);
-
 describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s statement (PostgreSQL)', () => {
   const closers: (() => Promise<void>)[] = [];
   afterEach(async () => {
     for (const close of closers.splice(0).reverse()) await close();
   });
 
-  /** The script run once: its statements (PostgreSQL), run events, session events and messages. */
-  async function runOnce(
-    script: ScriptEntry[],
-    options: { postgres: boolean; config?: Record<string, unknown> },
-  ) {
-    const sql = options.postgres ? await migratedDatabase(pg.cluster()) : undefined;
-    const { app, events } = await agentApp(script, {
-      extraTools: [echoTool, throwingTool],
-      ...(sql ? { postgres: sql } : {}),
-      ...(options.config ? { extraConfig: options.config } : {}),
+  /** The script run once on PostgreSQL or SQLite (test/helpers/pg-recorded-app.ts `storeRun`). */
+  const runOnce = (script: ScriptEntry[], options: { postgres: boolean; config?: Record<string, unknown> }) =>
+    storeRun(options.postgres ? pg.cluster() : undefined, script, {
+      tools: [echoTool, throwingTool],
+      title: 'finished',
+      closers,
+      ...(options.config ? { config: options.config } : {}),
     });
-    closers.push(async () => {
-      await app.close();
-      await sql?.close();
-    });
-    const heard: RunEvent[] = [];
-    app.runs.onAppend((event) => heard.push(event));
-    const session = await app.sessions.create({ title: 'finished' });
-    const driver = driverStatements();
-    let sent: string[];
-    let runId: string;
-    let status: string;
-    try {
-      runId = (await app.agent.send({ sessionId: session.id, prompt: 'go' })).run_id;
-      status = (await app.agent.wait(runId)).status;
-      await app.bus.flush();
-      sent = [...driver.sent];
-    } finally {
-      driver.restore();
-    }
-    const runEvents = await app.runs.events(runId);
-    const messages = await app.sessions.messages(session.id);
-    const sessionEvents = events.filter((e: SessionEvent) => e.session_id === session.id);
-    return { app, sql, session, runId, status, sent, heard, runEvents, messages, sessionEvents };
-  }
-
-  /** What must be the same on both stores: event types in order, messages' roles and parts. */
-  const shape = (r: Awaited<ReturnType<typeof runOnce>>) => ({
-    status: r.status,
-    run: r.runEvents.map((e) => [
-      e.type,
-      e.payload.tool ?? e.payload.phase ?? null,
-      e.payload.is_error ?? null,
-    ]),
-    session: r.sessionEvents.filter((e) => !QUIET.has(e.type)).map((e) => e.type),
-    messages: r.messages.map((m) => [
-      m.role,
-      m.parts.map((p) => ('output' in p ? [p.output, p.is_error] : p.type)),
-    ]),
-  });
+  const shape = storeRunShape;
 
   it('STORE-PG-273: a tool step`s tool.finished rides in its tool message INSERT: no statement of its own, same events and order as SQLite, announced (tool.started alone 4 → 0, p-pgride)', async () => {
     const steps = 4;
