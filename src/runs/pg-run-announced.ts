@@ -153,6 +153,26 @@ export function appendAnnounced(deps: AnnounceDeps): NonNullable<RunLedger['appe
   };
 }
 
+/** A following event's row as its `WITH` answers it. */
+type StoredRow = { id: number; seq: number; session_id: string };
+
+/** The run event as stored, from its row and what was written. */
+function storedEvent(
+  row: StoredRow,
+  runId: string,
+  e: { type: string; payload: Record<string, unknown>; created_at: number },
+): RunEvent {
+  return {
+    id: Number(row.id),
+    seq: Number(row.seq),
+    run_id: runId,
+    session_id: row.session_id,
+    type: e.type,
+    payload: e.payload,
+    created_at: e.created_at,
+  };
+}
+
 /**
  * `followingEvent` (see `RunLedger`): the event's `WITH` (./pg-run-following-repository.ts
  * `followingEventSql`) for another domain's statement, and the event as stored once it answered.
@@ -167,18 +187,10 @@ export function followingEvent(
       name: FOLLOWING_EVENT,
       sql: followingEventSql,
       read(answer) {
-        const row = answer as { id: number; seq: number; session_id: string } | null | undefined;
+        const row = answer as StoredRow | null | undefined;
         if (!row) return;
-        events.known(runId, row.session_id);
-        stored = {
-          id: Number(row.id),
-          seq: Number(row.seq),
-          run_id: runId,
-          session_id: row.session_id,
-          type,
-          payload,
-          created_at,
-        };
+        stored = storedEvent(row, runId, { type, payload, created_at });
+        events.known(runId, stored.session_id);
         events.announce(stored);
       },
     };
@@ -206,20 +218,9 @@ export function followingEvents(
       name: FOLLOWING_EVENTS,
       sql: followingEventsSql,
       read(answer) {
-        const rows = answer as { id: number; seq: number; session_id: string }[] | null | undefined;
+        const rows = answer as StoredRow[] | null | undefined;
         if (!rows || rows.length !== list.length) return;
-        stored = rows.map((row, i) => {
-          const { type, payload, created_at } = list[i] as (typeof list)[number];
-          return {
-            id: Number(row.id),
-            seq: Number(row.seq),
-            run_id: runId,
-            session_id: row.session_id,
-            type,
-            payload,
-            created_at,
-          };
-        });
+        stored = rows.map((row, i) => storedEvent(row, runId, list[i] as (typeof list)[number]));
         for (const event of stored) {
           events.known(runId, event.session_id);
           events.announce(event);
