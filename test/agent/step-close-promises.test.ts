@@ -1,10 +1,9 @@
 /**
  * The promises of a tool step's end and of its tool funnel on SQLite (issue 17 item 2, p-stepcpu):
  * the step's message updates and the session's usage are one `closeStep` call (one promise; the
- * separate calls and the Promise.all over them made more on Node 20 and 22; on Node 24 5 fewer), and
- * the funnel takes a policy provider's
- * answer as it is when it answers at once. The order of the step's events stays: its messages'
- * `message.completed`, then its `context.usage`.
+ * separate calls and the Promise.all over them made more on Node 20 and 22, 5 fewer on Node 24),
+ * and the funnel takes a policy provider's answer as it is when it answers at once. The order of
+ * the step's events stays: its messages' `message.completed`, then its `context.usage`.
  */
 import { describe, expect, it } from 'vitest';
 import type { ToolPolicy } from '../../src/permissions/tool-policy';
