@@ -6,6 +6,7 @@
  */
 import type { SessionEvent } from '../../src/events/bus';
 import type { RunEvent } from '../../src/runs/types';
+import type { ModelCallRow } from '../../src/telemetry/model-call-store';
 import type { AnyTool } from '../../src/tools/core/define-tool';
 import { agentApp, echoTool } from './agent-harness';
 import { makeTestApp } from './make-test-app';
@@ -105,5 +106,27 @@ export function storeRunShape(r: Awaited<ReturnType<typeof storeRun>>) {
       m.role,
       m.parts.map((p) => ('output' in p ? [p.output, p.is_error] : p.type)),
     ]),
+  };
+}
+
+/** A finished `agent_step` model-call row (1 in, 2 out, 0.5 cost) for the riding-insert tests. */
+export function modelCallRow(id: string, session_id: string | null, run_id: string | null): ModelCallRow {
+  return {
+    id,
+    at: 1_000,
+    day: '1970-01-01',
+    session_id,
+    run_id,
+    provider: 'fake',
+    model: 'm',
+    purpose: 'agent_step',
+    input_tokens: 1,
+    output_tokens: 2,
+    reasoning_tokens: 0,
+    cached_input_tokens: 0,
+    cost: 0.5,
+    ttft_ms: null,
+    duration_ms: 3,
+    status: 'ok',
   };
 }

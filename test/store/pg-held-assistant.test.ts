@@ -18,7 +18,7 @@ import { withRiding } from '../../src/store/preceding-write';
 import { createPostgresModelCallStore } from '../../src/telemetry/pg-model-call-store';
 import { echoTool } from '../helpers/agent-harness';
 import { echoSteps, reply, type ScriptEntry } from '../helpers/fake-provider';
-import { recordedApp, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
+import { modelCallRow, recordedApp, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { loggedEvents, postgresForFile } from '../helpers/postgres';
 import { sessionWithRun } from '../helpers/step-messages';
 
@@ -128,24 +128,7 @@ describe.skipIf(!pg.available)('a tool step`s assistant message with its tool`s 
     if (!followList || !appendAnnounced)
       throw new Error('no followingEvents / appendAnnounced on PostgreSQL');
     const calls = createPostgresModelCallStore({ sql });
-    const row = (id: string, runId: string) => ({
-      id,
-      at: 1_000,
-      day: '1970-01-01',
-      session_id: session.id,
-      run_id: runId,
-      provider: 'fake',
-      model: 'm',
-      purpose: 'agent_step' as const,
-      input_tokens: 1,
-      output_tokens: 2,
-      reasoning_tokens: 0,
-      cached_input_tokens: 0,
-      cost: 0.5,
-      ttft_ms: null,
-      duration_ms: 3,
-      status: 'ok' as const,
-    });
+    const row = (id: string, runId: string) => modelCallRow(id, session.id, runId);
     const seen: SessionEvent[] = [];
     a.bus.subscribe(session.id, (event) => seen.push(event));
     const input = (runId: string) => ({

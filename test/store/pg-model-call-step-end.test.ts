@@ -12,7 +12,7 @@ import { createPostgresRunWrites } from '../../src/runs/pg-run-write-repository'
 import { createPostgresModelCallStore } from '../../src/telemetry/pg-model-call-store';
 import type { agentApp } from '../helpers/agent-harness';
 import { echoSteps, reply } from '../helpers/fake-provider';
-import { pgAgentApp } from '../helpers/pg-recorded-app';
+import { modelCallRow, pgAgentApp } from '../helpers/pg-recorded-app';
 import { driverStatements, postgresForFile } from '../helpers/postgres';
 
 const pg = postgresForFile();
@@ -112,24 +112,7 @@ describe.skipIf(!pg.available)('a step`s model call in its step end`s statement 
     const { sql } = await runApp([reply().text('unused')]);
     const writes = createPostgresRunWrites({ sql });
     const calls = createPostgresModelCallStore({ sql });
-    const row = (id: string) => ({
-      id,
-      at: 1_000,
-      day: '1970-01-01',
-      session_id: null,
-      run_id: null,
-      provider: 'fake',
-      model: 'm',
-      purpose: 'agent_step' as const,
-      input_tokens: 1,
-      output_tokens: 2,
-      reasoning_tokens: 0,
-      cached_input_tokens: 0,
-      cost: 0.5,
-      ttft_ms: null,
-      duration_ms: 3,
-      status: 'ok' as const,
-    });
+    const row = (id: string) => modelCallRow(id, null, null);
     // A preceding write that is always ready and writes nothing of its own.
     const before = {
       values: [],
