@@ -7,8 +7,9 @@
  */
 import type { PoolClient, QueryResult } from 'pg';
 import { SvcError } from '../../errors';
-import { type Answer, type Statement, type Submit, submitOn, writeTogether } from './pool-batches';
+import type { Answer, Statement, Submit } from './pool-batches';
 import type { StatementClass } from './row-shapes';
+import { replayingWire, type TransactionWire } from './stale-replay';
 
 /**
  * A transaction on `connection` whose control statements go out with the next statement it sends
@@ -41,10 +42,12 @@ export function lazyTransaction(
   /** Control statements not sent yet, in order; BEGIN first until the first statement. */
   const pending: string[] = ['BEGIN'];
   let begun = false;
+  // Its statements, replayed once past a stale plan (./stale-replay.ts).
+  const wire = replayingWire(connection, Query);
   const send = (text: string, params: unknown[] | undefined, answer: Answer): void => {
     begun = true;
-    if (pending.length) withPrefix(connection, Query, pending.splice(0), text, params, answer);
-    else submitOn(connection, Query, text, params, answer);
+    if (pending.length) withPrefix(wire, pending.splice(0), text, params, answer);
+    else wire.write([{ text, params, answer }]);
   };
   /** Drops `SAVEPOINT name` and what followed it when it was never sent; whether it was. */
   const unsent = (name: string): boolean => {
@@ -58,7 +61,7 @@ export function lazyTransaction(
       send(text, params, answer);
       return false;
     }
-    submitOn(connection, Query, text, params, answer);
+    wire.write([{ text, params, answer }], true);
     return true;
   };
   return {
@@ -114,8 +117,7 @@ export interface Control {
  * the statement's answer is not taken (the caller's ROLLBACK follows).
  */
 function withPrefix(
-  connection: PoolClient,
-  Query: StatementClass,
+  wire: TransactionWire,
   prefix: string[],
   text: string,
   params: unknown[] | undefined,
@@ -123,10 +125,18 @@ function withPrefix(
 ): void {
   const errors: (Error | null | undefined)[] = [];
   let result: QueryResult | undefined;
+  let unanswered = prefix.length + 1;
+  const answered = () => {
+    if (--unanswered > 0) return;
+    const failure = errors.find((each) => each);
+    if (failure) answer(failure);
+    else answer(undefined, result);
+  };
   const statements: Statement[] = prefix.map((control, index) => ({
     text: control,
     answer: (error) => {
       errors[index] = error;
+      answered();
     },
   }));
   statements.push({
@@ -135,13 +145,8 @@ function withPrefix(
     answer: (error, answerOf) => {
       errors[prefix.length] = error;
       result = answerOf;
+      answered();
     },
   });
-  let unanswered = statements.length;
-  writeTogether(connection, Query, statements, () => {
-    if (--unanswered > 0) return;
-    const failure = errors.find((each) => each);
-    if (failure) answer(failure);
-    else answer(undefined, result);
-  });
+  wire.write(statements);
 }

@@ -7,16 +7,18 @@
  * server's plan cache may keep its plan (a generic plan after five custom ones when it is not
  * dearer, PostgreSQL's `plan_cache_mode = auto`).
  *
- * Bounded: at most `MAX_NAMED` texts are named in a process, so a connection holds at most that
- * many statements; texts built per call that never come again (a VALUES list of one length) are
- * seen once and stay unnamed, and past the bound a new text goes unnamed as before.
+ * Bounded by use (p-pgprep2): at most `MAX_NAMED` texts are named at once, least recently used
+ * evicted first (its last use a tick, no reordering at each use); a connection closes the statements of evicted texts (a Close message before its
+ * next statement's, no round trip of its own), so a long-lived process whose texts change keeps
+ * its current ones named and the server at most that many statements a connection. Texts built
+ * per call that never come again (a VALUES list of one length) are seen once and stay unnamed.
  *
  * A kept statement whose result columns changed (another node's migration added a column to a
- * table it reads with `*`) fails once with "cached plan must not change result type": its name is
- * retired (the text is seen again from the start and named anew), each connection closes the
- * retired statement (a Close message before its next Parse), and the pool's statement is sent
- * once more (`againIfStale`, ./pool-batches.ts). A statement of a transaction cannot be sent
- * again (its transaction is aborted): that transaction fails, the next one does not.
+ * table it reads with `*`) fails once with "cached plan must not change result type": every name
+ * is retired (a schema changed; the other kept texts may be stale too: each is seen again from the
+ * start and named anew), each connection closes the retired statements, the pool's statement is
+ * sent once more (`againIfStale`, ./pool-batches.ts), and a transaction's is sent again after its
+ * transaction is replayed (./stale-replay.ts).
  *
  * Plans: `plan_cache_mode` stays `auto` (no `force_generic_plan`): after five custom plans the
  * server keeps a generic plan only when its estimated cost is not above the custom plans' average
@@ -28,68 +30,114 @@
 /** The parts of pg's connection (lib/connection.js) this module uses; not in pg's types. */
 export interface NamedConnection {
   parsedStatements: Record<string, string | undefined>;
+  /** Named statements written and not yet answered (pg ≥ 8.16's pipeline bookkeeping). */
+  submittedNamedStatements?: Record<string, string | undefined>;
   close(message: { type: 'S'; name: string }): void;
-  /** How many names this module had retired when this connection last closed them. */
-  svcRetiredSeen?: number;
+  /** The names' generation when this connection last closed the ones no longer kept. */
+  svcNamesSeen?: number;
 }
 
 export interface PreparedNames {
-  /** The name to send `text` under, undefined to send it unnamed (seen once, or past the bound). */
+  /** The name to send `text` under, undefined to send it unnamed (seen once so far). */
   nameOf(text: string): string | undefined;
-  /** `name` failed with a changed result type: its text gets a new name, its statements are closed. */
+  /** Whether `name` is still kept (not evicted nor retired since it was given). */
+  isKept(name: string): boolean;
+  /**
+   * `name` failed with a changed result type: a schema changed under the connection's plans, so
+   * every kept name is retired (each text is seen anew and named afresh), not `name`'s alone.
+   * A name retired already (a second failure of the same change) retires nothing more.
+   */
   retire(name: string): void;
-  /** The retired statements `connection` still holds closed (Close messages, in the write to come). */
+  /** The statements `connection` holds that are no longer kept closed (Close messages, in the write to come). */
   closeRetired(connection: NamedConnection): void;
 }
 
-/** Most texts named in one process (so most statements a connection keeps). */
+/** Most texts named at once in one process (so most statements a connection keeps). */
 export const MAX_NAMED = 256;
 /** Texts seen once kept at most; past it the set starts again. */
 const MAX_SEEN = 1024;
+const PREFIX = 'svc_p';
 
 /** The process's names, none (every statement unnamed, as before) with `SVC_PG_PREPARED=0`. */
 export function preparedNamesOf(env: NodeJS.ProcessEnv): PreparedNames | undefined {
   return env.SVC_PG_PREPARED === '0' ? undefined : preparedNames();
 }
 
+/**
+ * Names kept with the tick of their text's last use: a text named past `maxNamed` evicts the one
+ * used longest ago (a scan of the kept texts, only then; a use is a property write). `generation`
+ * moves at each eviction or retirement; a connection whose last look is older closes what it
+ * holds that is no longer kept (at most the bound plus those in flight), so the server's
+ * statements are bounded as the names are.
+ */
 export function preparedNames(maxNamed = MAX_NAMED): PreparedNames {
-  const named = new Map<string, string>();
+  const named = new Map<string, { name: string; used: number }>();
+  const kept = new Set<string>();
   const seen = new Set<string>();
-  const retired: string[] = [];
   let next = 0;
+  let tick = 0;
+  let generation = 0;
+  const evictOldest = () => {
+    let oldest: string | undefined;
+    let oldestUse = Number.POSITIVE_INFINITY;
+    for (const [text, { used }] of named) {
+      if (used < oldestUse) {
+        oldest = text;
+        oldestUse = used;
+      }
+    }
+    if (oldest === undefined) return;
+    kept.delete((named.get(oldest) as { name: string }).name);
+    named.delete(oldest);
+    generation++;
+  };
   return {
     nameOf(text) {
-      const name = named.get(text);
-      if (name !== undefined || named.size >= maxNamed) return name;
+      const entry = named.get(text);
+      if (entry !== undefined) {
+        entry.used = ++tick;
+        return entry.name;
+      }
       if (!seen.has(text)) {
         if (seen.size >= MAX_SEEN) seen.clear();
         seen.add(text);
         return undefined;
       }
       seen.delete(text);
-      const fresh = `svc_p${++next}`;
-      named.set(text, fresh);
-      return fresh;
+      if (named.size >= maxNamed) evictOldest();
+      const name = `${PREFIX}${++next}`;
+      named.set(text, { name, used: ++tick });
+      kept.add(name);
+      return name;
     },
+    isKept: (name) => kept.has(name),
     retire(name) {
-      for (const [text, kept] of named) {
-        if (kept !== name) continue;
-        named.delete(text);
-        retired.push(name);
-        return;
-      }
+      if (!kept.has(name)) return;
+      named.clear();
+      kept.clear();
+      generation++;
     },
     closeRetired(connection) {
-      if ((connection.svcRetiredSeen ?? 0) === retired.length) return;
-      for (let i = connection.svcRetiredSeen ?? 0; i < retired.length; i++) {
-        const name = retired[i];
-        if (connection.parsedStatements[name] === undefined) continue;
-        connection.close({ type: 'S', name });
-        delete connection.parsedStatements[name];
-      }
-      connection.svcRetiredSeen = retired.length;
+      if ((connection.svcNamesSeen ?? 0) === generation) return;
+      connection.svcNamesSeen = generation;
+      closeUnkept(connection, connection.parsedStatements, kept);
+      if (connection.submittedNamedStatements)
+        closeUnkept(connection, connection.submittedNamedStatements, kept);
     },
   };
+}
+
+/** `connection`'s statements in `statements` whose names are not kept: closed, forgotten by pg. */
+function closeUnkept(
+  connection: NamedConnection,
+  statements: Record<string, string | undefined>,
+  kept: Set<string>,
+): void {
+  for (const name in statements) {
+    if (!name.startsWith(PREFIX) || kept.has(name)) continue;
+    connection.close({ type: 'S', name });
+    delete statements[name];
+  }
 }
 
 /** The server's answer to a kept statement whose result columns changed since it was parsed. */

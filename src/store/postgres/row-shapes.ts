@@ -80,7 +80,11 @@ export function statementClass(
       if (names && values && values.length > 0) this.name = names.nameOf(text);
     }
     override prepare(connection: NamedConnection): void {
-      if (this.name) names?.closeRetired(connection);
+      if (names) {
+        // Evicted or retired while it waited for a connection: unnamed, no statement left behind.
+        if (this.name && !names.isKept(this.name)) this.name = undefined;
+        names.closeRetired(connection);
+      }
       super.prepare(connection);
     }
     override handleError(error: Error, connection: NamedConnection): void {
