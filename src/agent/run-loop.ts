@@ -66,12 +66,9 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const prepared = c.x.resume ? await prepareResumed(c) : await withReadScope(() => prepare(c));
     if ('status' in prepared) return prepared;
     const { t, history } = prepared;
+    const effort = t.session.reasoning_effort ?? c.kind.reasoning_effort;
     const ai = keptSdk() ?? (await loadSdk());
-    const providerOptions = providerOptionsFor(
-      t.resolved,
-      t.session.reasoning_effort ?? c.kind.reasoning_effort,
-    );
-    const startStream = streamStarter(c, t, ai, providerOptions);
+    const startStream = streamStarter(c, t, ai, providerOptionsFor(t.resolved, effort));
     await consumeStream(c, t, startStream(history, c.steps));
     await recoverLength(c, t, startStream);
     return await settleRun(c, t);
