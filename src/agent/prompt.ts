@@ -40,7 +40,9 @@ export async function assembleSystemPrompt(
   const sections: { source: string; text: string }[] = [];
   for (const section of app.promptSections) {
     try {
-      const value = await section(input.sessionId);
+      // A section that answers at once (packs off, the MCP start) is not awaited: no promise.
+      const answer = section(input.sessionId);
+      const value = answer && 'then' in answer ? await answer : answer;
       if (value?.text.trim()) sections.push(value);
     } catch (error) {
       app.log.warn('prompt section failed', { error });

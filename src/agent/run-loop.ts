@@ -29,6 +29,7 @@ import { type ResumedTurn, resumedTurn, runWaitingCalls, type ToolCallPart } fro
 import { bridgeFor, compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
 import { type SessionFunnel, sessionVersion } from './step-ends';
+import { keptSdk, loadSdk } from './step-request';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { deferredToolsBlock, exposureLevel, sentInFull } from './tool-exposure';
 
@@ -65,12 +66,9 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const prepared = c.x.resume ? await prepareResumed(c) : await withReadScope(() => prepare(c));
     if ('status' in prepared) return prepared;
     const { t, history } = prepared;
-    const ai = await import('ai');
-    const providerOptions = providerOptionsFor(
-      t.resolved,
-      t.session.reasoning_effort ?? c.kind.reasoning_effort,
-    );
-    const startStream = streamStarter(c, t, ai, providerOptions);
+    const effort = t.session.reasoning_effort ?? c.kind.reasoning_effort;
+    const ai = keptSdk() ?? (await loadSdk());
+    const startStream = streamStarter(c, t, ai, providerOptionsFor(t.resolved, effort));
     await consumeStream(c, t, startStream(history, c.steps));
     await recoverLength(c, t, startStream);
     return await settleRun(c, t);

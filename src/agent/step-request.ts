@@ -38,6 +38,17 @@ export async function sdkInternal(): Promise<typeof import('ai/internal')> {
   return internal;
 }
 
+let sdk: typeof import('ai') | undefined;
+
+/** The AI SDK once a run loaded it (`loadSdk`): a run takes it with no `import()` and no promise. */
+export const keptSdk = (): typeof import('ai') | undefined => sdk;
+
+/** Loads the AI SDK (`ai`) and keeps it for `keptSdk`; heavy, so only a run's first step loads it. */
+export async function loadSdk(): Promise<typeof import('ai')> {
+  sdk = await import('ai');
+  return sdk;
+}
+
 /**
  * The step's prompt: the history converted once (the SDK's `convertToLanguageModelPrompt`), each
  * step's new messages converted as they come; messages the run's preparation replaced (a

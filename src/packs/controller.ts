@@ -88,17 +88,22 @@ export function createPackController(deps: PackControllerDeps): PackController {
 
     applied: async (sessionId) => await appliedFor(core, sessionId),
 
-    async promptSection(sessionId) {
-      const pack = await safeApplied(sessionId);
-      const text = pack ? renderPackPrompt(pack.manifest) : undefined;
-      return pack && text ? { source: `pack ${pack.manifest.name}`, text } : undefined;
+    // Packs off (the default), no pack applies: answered at once, no lookup and no promise (a
+    // run's prompt and every step's funnel ask).
+    promptSection(sessionId) {
+      if (!core.enabled()) return undefined;
+      return safeApplied(sessionId).then((pack) => {
+        const text = pack ? renderPackPrompt(pack.manifest) : undefined;
+        return pack && text ? { source: `pack ${pack.manifest.name}`, text } : undefined;
+      });
     },
 
-    async policies(sessionId) {
-      if (!sessionId) return [];
-      const pack = await safeApplied(sessionId);
-      const policy = pack ? packPolicy(pack.manifest) : undefined;
-      return policy ? [policy] : [];
+    policies(sessionId) {
+      if (!sessionId || !core.enabled()) return [];
+      return safeApplied(sessionId).then((pack) => {
+        const policy = pack ? packPolicy(pack.manifest) : undefined;
+        return policy ? [policy] : [];
+      });
     },
 
     async choreography(sessionId) {

@@ -118,10 +118,18 @@ export interface PackController {
   activePack(sessionId: string): Promise<ActivePackDetails>;
   /** The pack in force for a session in this process, hydrating a persisted reference. */
   applied(sessionId: string): Promise<AppliedPack | undefined>;
-  /** Pushed into `app.promptSections`: the pack preamble and rules for the session's system prompt. */
-  promptSection(sessionId: string): Promise<{ source: string; text: string } | undefined>;
-  /** Pushed into `app.policyProviders`: the pack's funnel layer (agent_policy stage). */
-  policies(sessionId: string | undefined): Promise<ToolPolicy[]>;
+  /**
+   * Pushed into `app.promptSections`: the pack preamble and rules for the session's system prompt.
+   * With packs off, `undefined` at once (no promise).
+   */
+  promptSection(
+    sessionId: string,
+  ): { source: string; text: string } | undefined | Promise<{ source: string; text: string } | undefined>;
+  /**
+   * Pushed into `app.policyProviders`: the pack's funnel layer (agent_policy stage). With packs off
+   * or no session, `[]` at once (no promise).
+   */
+  policies(sessionId: string | undefined): ToolPolicy[] | Promise<ToolPolicy[]>;
   /** The choreography preset the session's pack asks for (read by adaptive orchestration). */
   choreography(sessionId: string): Promise<string | undefined>;
   /** Resolves when every queued hook has finished. */

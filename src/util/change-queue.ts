@@ -10,12 +10,19 @@
  */
 export function createChangeQueue() {
   let queue: Promise<unknown> = Promise.resolve();
+  let unsettled = 0;
+  const settle = () => {
+    unsettled--;
+  };
   return {
     serial<T>(change: () => Promise<T>): Promise<T> {
+      unsettled++;
       const result = queue.then(change);
-      queue = result.catch(() => undefined);
+      queue = result.then(settle, settle);
       return result;
     },
+    /** No change called is still queued or running. */
+    idle: (): boolean => unsettled === 0,
     settled: <T>(read: () => Promise<T>): Promise<T> => queue.then(read),
     flush: (): Promise<void> => queue.then(() => undefined),
   };

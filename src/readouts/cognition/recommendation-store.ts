@@ -84,6 +84,11 @@ export interface RecommendationLedger extends RecommendationRepository {
   serial<T>(step: (store: RecommendationRepository) => Promise<T>): Promise<T>;
   /** Resolves once every change called so far is applied (or has failed). */
   flush(): Promise<void>;
+  /**
+   * No change is queued and a sweep now would expire nothing (`dueSweeps`; never without a
+   * clock): a signal whose only step is the sweep has nothing to do.
+   */
+  quiet(): boolean;
 }
 
 export function createRecommendationLedger(deps: {
@@ -91,9 +96,11 @@ export function createRecommendationLedger(deps: {
   /** With a clock, `expire` sweeps only when a window can have ended (`dueSweeps`). */
   clock?: Clock;
 }): RecommendationLedger {
-  const store = deps.clock ? dueSweeps(deps.store, deps.clock) : deps.store;
-  const { serial, settled, flush } = createChangeQueue();
+  const swept = deps.clock ? dueSweeps(deps.store, deps.clock) : undefined;
+  const store = swept ?? deps.store;
+  const { serial, settled, flush, idle } = createChangeQueue();
   return {
+    quiet: () => swept !== undefined && idle() && !swept.due(),
     record: (input) => serial(() => store.record(input)),
     close: (id, outcome, evidence) => serial(() => store.close(id, outcome, evidence)),
     expire: () => serial(() => store.expire()),
@@ -116,10 +123,15 @@ const SHORTEST_WINDOW_MS = 3600 * 1000;
  * meanwhile has a window of an hour or more), or earlier when something recorded here ends
  * earlier. A skipped sweep would have expired nothing, so `expire` answers the same.
  */
-function dueSweeps(store: RecommendationRepository, clock: Clock): RecommendationRepository {
+function dueSweeps(
+  store: RecommendationRepository,
+  clock: Clock,
+): RecommendationRepository & { due(): boolean } {
   let nothingExpiresUntil = 0;
   return {
     ...store,
+    /** Whether `expire` now would sweep. */
+    due: () => clock.now() > nothingExpiresUntil,
     async record(input) {
       const recorded = await store.record(input);
       nothingExpiresUntil = Math.min(

@@ -68,18 +68,15 @@ export function startRecommendationRecorder(
     kind: string,
   ) => (await ledger.pending({ session_id: sessionId, zone, kind })).length > 0;
 
+  const threshold = () => app.config().options.health_followons.token_pressure_threshold;
+
   /** One event's step, run in the ledger's order (a bus listener cannot await). */
   const handle = async (ledger: RecommendationRepository, event: SessionEvent) => {
     const p = event.payload as Record<string, any>;
     const session = event.session_id;
     switch (event.type) {
       case 'context.usage': {
-        const threshold = app.config().options.health_followons.token_pressure_threshold;
-        if (
-          typeof p.ratio === 'number' &&
-          p.ratio >= threshold &&
-          !(await once(ledger, session, 'token_pressure', 'compact_session'))
-        ) {
+        if (pressing(p, threshold()) && !(await once(ledger, session, 'token_pressure', 'compact_session'))) {
           await ledger.record({
             zone: 'token_pressure',
             kind: 'compact_session',
@@ -175,7 +172,7 @@ export function startRecommendationRecorder(
         });
         break;
       case 'session.updated':
-        if (Array.isArray(p.changed) && p.changed.includes('model'))
+        if (modelChanged(p))
           await follow(ledger, session, 'provider_recovery', 'review_model', { model_changed: true });
         break;
       default:
@@ -185,11 +182,27 @@ export function startRecommendationRecorder(
   };
   const onEvent = (event: SessionEvent) => {
     if (!RECORDED.has(event.type)) return;
+    // Nothing to record and nothing due to sweep (a step's context.usage under the threshold):
+    // no step queued, no promise.
+    if (sweepsOnly(event, threshold()) && ledger.quiet()) return;
     void ledger
       .serial((store) => handle(store, event))
       .catch((error) => app.log.warn('recommendation recorder failed', { type: event.type, error }));
   };
   return app.bus.subscribe('*', onEvent);
+}
+
+const pressing = (p: Record<string, any>, threshold: number) =>
+  typeof p.ratio === 'number' && p.ratio >= threshold;
+const modelChanged = (p: Record<string, any>) => Array.isArray(p.changed) && p.changed.includes('model');
+
+/** Whether the event's rule has nothing to do but the sweep after it (its condition unmet). */
+function sweepsOnly(event: SessionEvent, threshold: number): boolean {
+  const p = event.payload as Record<string, any>;
+  if (event.type === 'context.usage') return !pressing(p, threshold);
+  if (event.type === 'session.created') return p.parent_id !== null;
+  if (event.type === 'session.updated') return !modelChanged(p);
+  return false;
 }
 
 /** Checks allowed_tools on demand (config is not an event): follows allow_tool recommendations. */
