@@ -17,7 +17,7 @@ import { type AgentCore, busyElsewhere, preview, stateOf } from './session-runti
 import type { AgentService, QueueStatus, SendInput } from './types';
 
 /** A run inserted already claimed (`RunLedger.createClaimed`). */
-type ClaimedStart = Extract<ClaimResult, { ok: true }> & { announced?: boolean };
+type ClaimedStart = Extract<ClaimResult, { ok: true }> & { announced?: boolean; alone?: boolean };
 
 /**
  * Queue the run in `session` (its row as the caller just read it in this transaction; `created`:
@@ -153,9 +153,10 @@ export async function sendNow(
       });
     } catch (error) {
       // Not launched: a lone start's statement committed by itself (no ROLLBACK removes the run);
-      // the caller's cancel ends it (p-pgstart3).
+      // the caller's cancel ends it (p-pgstart3). One in a transaction with BEGIN rolls back with
+      // it: nothing to cancel, nothing kept (p-pgstart4).
       const rt = core.runtime(session.id);
-      if (prompt && (rt.runId !== run.id || !rt.controller)) core.unlaunched.add(run.id);
+      if (prompt && claimed.alone && (rt.runId !== run.id || !rt.controller)) core.unlaunched.add(run.id);
       throw error;
     }
     return await receipt(core, session.id, run.id);

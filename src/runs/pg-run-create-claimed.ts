@@ -54,6 +54,7 @@ export function postgresCreateClaimed(ctx: {
     const along = claimWith.alongside?.(id);
     const alongside = along?.runId === id ? along : undefined;
     // Last before the statement, nothing awaited between: it is sent as the join found it (alone).
+    const alone = sql.aloneNow?.() === true;
     const joined: JoinedEvents | undefined = join(sessionId, claimWith.announce?.(row));
     let inserted: Awaited<ReturnType<typeof insertClaimedRun>> | undefined;
     try {
@@ -109,6 +110,7 @@ export function postgresCreateClaimed(ctx: {
       next: written[2]!,
       ...(also ? { alongside: also } : {}),
       ...(joined ? { announced: true } : {}),
+      alone,
     };
   };
 }

@@ -87,7 +87,16 @@ export interface RunLedger {
     input: CreateRunInput,
     riding: RidingInsert,
     claim: ClaimedCreate,
-  ): Promise<Extract<ClaimResult, { ok: true }> & { started: RunEvent; next: RunEvent; announced?: boolean }>;
+  ): Promise<
+    Extract<ClaimResult, { ok: true }> & {
+      started: RunEvent;
+      next: RunEvent;
+      /** Its session events went in its statement (`ClaimedCreate.announce`). */
+      announced?: boolean;
+      /** Its statement committed by itself (`SqlClient.alone`): a failure after it leaves the run. */
+      alone?: boolean;
+    }
+  >;
   get(id: string): Promise<AgentRun | undefined>;
   /** Like get, but a not_found SvcError naming the id. */
   require(id: string): Promise<AgentRun>;
