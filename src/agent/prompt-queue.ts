@@ -11,13 +11,13 @@ import type { Session } from '../sessions/session-store';
 import type { HeldPrompt } from '../sessions/types';
 import { type AgentKind, agentKind } from './agent-kinds';
 import { promptMessage } from './prompt-message';
-import { drainQueue, launchClaimed } from './run-control';
+import { drainQueue, launchClaimed, startEvents } from './run-control';
 import { promptPhase } from './run-loop';
 import { type AgentCore, busyElsewhere, preview, stateOf } from './session-runtime';
 import type { AgentService, QueueStatus, SendInput } from './types';
 
 /** A run inserted already claimed (`RunLedger.createClaimed`). */
-type ClaimedStart = Extract<ClaimResult, { ok: true }>;
+type ClaimedStart = Extract<ClaimResult, { ok: true }> & { announced?: boolean; alone?: boolean };
 
 /**
  * Queue the run in `session` (its row as the caller just read it in this transaction; `created`:
@@ -64,7 +64,8 @@ async function enqueueRun(
   // The queue as published: what a drain right after starts from. A run inserted claimed is
   // published queued then started, as a claim right after would.
   const known = claimed || (created && run.status === 'queued') ? [run] : undefined;
-  const queued = await core.publishQueue(session.id, known);
+  // A lone start's queue.changed went in its statement (p-pgstart4): not published again.
+  const queued = claimed?.announced && known ? known : await core.publishQueue(session.id, known);
   return { run, queued, ...(claimed ? { claimed } : {}) };
 }
 
@@ -125,6 +126,8 @@ export async function sendNow(
             if (prompt && given) input.sessionInsert?.stamp?.(prompt.message.created_at);
             return prompt?.inserts;
           },
+          // Its session events in the same statement where the bus can (p-pgstart4).
+          announce: (row) => (prompt ? startEvents(core, row, session, prompt.message.id) : undefined),
         }
       : undefined;
   const { run, queued, claimed } = await enqueueRun(core, input, kind, session, created, claimWith);
@@ -136,13 +139,24 @@ export async function sendNow(
         kind: agentKind(a.config, run.agent),
         session,
         alongside: sent,
-        ...(prompt && written ? { prompted: { message: prompt.message, history: written, session } } : {}),
+        ...(claimed.announced ? { announced: true } : {}),
+        ...(prompt && written
+          ? {
+              prompted: {
+                message: prompt.message,
+                history: written,
+                session,
+                ...(claimed.announced ? { announced: true } : {}),
+              },
+            }
+          : {}),
       });
     } catch (error) {
       // Not launched: a lone start's statement committed by itself (no ROLLBACK removes the run);
-      // the caller's cancel ends it (p-pgstart3).
+      // the caller's cancel ends it (p-pgstart3). One in a transaction with BEGIN rolls back with
+      // it: nothing to cancel, nothing kept (p-pgstart4).
       const rt = core.runtime(session.id);
-      if (prompt && (rt.runId !== run.id || !rt.controller)) core.unlaunched.add(run.id);
+      if (prompt && claimed.alone && (rt.runId !== run.id || !rt.controller)) core.unlaunched.add(run.id);
       throw error;
     }
     return await receipt(core, session.id, run.id);

@@ -6,7 +6,8 @@
  * @module
  */
 import { toSvcError } from '../errors';
-import type { AgentRun, ClaimResult } from '../runs/run-ledger';
+import type { SessionEventPayloads, SessionEventType } from '../events/types';
+import type { AgentRun, ClaimedRow, ClaimResult } from '../runs/run-ledger';
 import { runStartedPayload } from '../runs/run-started';
 import type { ClaimAlongside } from '../runs/types';
 import type { Session } from '../sessions/session-store';
@@ -14,12 +15,13 @@ import { type AgentKind, agentKind } from './agent-kinds';
 import { runFailure } from './failure';
 import { withWorkspace } from './host';
 import { recordProject } from './project-registry';
+import { promptEvents } from './prompt-message';
 import { compactDuringRun } from './run-compaction';
 import { type FinishNext, finishRun, handedOver } from './run-finish';
 import { executeRun, promptPhase, type RunOutcome, type StopState } from './run-loop';
 import { claimDequeued, enqueueRun, storedRun } from './run-queue';
 import type { RunExecution } from './run-types';
-import type { AgentCore } from './session-runtime';
+import { type AgentCore, queuePayload, statePayload } from './session-runtime';
 import type { ChildRunInput, StartHooks } from './types';
 
 const CANCEL_POLL_MS = 1000;
@@ -78,6 +80,8 @@ export async function launchClaimed(
     alongside?: ClaimAlongside;
     /** Its prompt message written with it (p-pgstart2, `RunExecution.prompted`). */
     prompted?: RunExecution['prompted'];
+    /** Its start's session events went in its statement (p-pgstart4, `startEvents`): not published. */
+    announced?: boolean;
   },
 ): Promise<void> {
   const { alongside, ...launch } = options;
@@ -88,6 +92,47 @@ export async function launchClaimed(
     phased: true,
     ...(claim.alongside && alongside?.opened ? { opened: openedOnce(alongside) } : {}),
   });
+}
+
+/** `run.started`'s session event: the run's model, else its session's, its kind's, the config's. */
+function runStartedEvent(
+  a: AgentCore['host'],
+  run: ClaimedRow,
+  session: Session | undefined,
+  kind: AgentKind,
+): SessionEventPayloads['run.started'] {
+  return {
+    session_id: run.session_id,
+    run_id: run.id,
+    parent_run_id: run.parent_run_id,
+    family_session_id: run.family_session_id,
+    agent: run.agent,
+    model: run.model ?? session?.model ?? kind.model ?? a.config.models.large ?? '',
+    origin: run.origin,
+  };
+}
+
+/**
+ * A lone start's session events (p-pgstart4, `ClaimedCreate.announce`), as `enqueueRun`
+ * (../prompt-queue.ts), `launchRun` and `openRun` publish them, in that order: the queue with the
+ * run, the state `running`, the queue empty, `run.started`, the prompt's message.created and
+ * message.completed. The kind is the one `launchClaimed`'s caller gives (the run's agent's).
+ */
+export function startEvents(
+  core: AgentCore,
+  run: ClaimedRow,
+  session: Session,
+  messageId: string,
+): { type: SessionEventType; payload: Record<string, unknown> }[] {
+  const a = core.host;
+  const sessionId = run.session_id;
+  return [
+    { type: 'queue.changed', payload: queuePayload(sessionId, [run]) },
+    { type: 'state.changed', payload: statePayload(sessionId, 'running', run.id) },
+    { type: 'queue.changed', payload: queuePayload(sessionId, []) },
+    { type: 'run.started', payload: runStartedEvent(a, run, session, agentKind(a.config, run.agent)) },
+    ...promptEvents(sessionId, messageId, run.id),
+  ];
 }
 
 /**
@@ -174,6 +219,8 @@ async function launchRun(
     opened?: () => void;
     /** Its prompt message written with its INSERT (`RunExecution.prompted`). */
     prompted?: RunExecution['prompted'];
+    /** Its state.changed, queue.changed and run.started went in its INSERT's statement (`startEvents`). */
+    announced?: boolean;
   },
   resumed?: (outcome: RunOutcome) => void,
 ): Promise<void> {
@@ -184,19 +231,12 @@ async function launchRun(
   const rt = core.runtime(sessionId);
   rt.controller = controller;
   rt.stop = stop;
-  core.setState(sessionId, 'running', claimed.id);
-  await core.publishQueue(sessionId, options.rest);
+  core.setState(sessionId, 'running', claimed.id, options.announced);
+  if (!options.announced) await core.publishQueue(sessionId, options.rest);
   core.deferred(claimed.id);
   const session = options.session ?? (await a.sessions.get(sessionId));
-  core.publish(sessionId, 'run.started', {
-    session_id: sessionId,
-    run_id: claimed.id,
-    parent_run_id: claimed.parent_run_id,
-    family_session_id: claimed.family_session_id,
-    agent: claimed.agent,
-    model: claimed.model ?? session?.model ?? options.kind.model ?? a.config.models.large ?? '',
-    origin: claimed.origin,
-  });
+  if (!options.announced)
+    core.publish(sessionId, 'run.started', runStartedEvent(a, claimed, session, options.kind));
   if (!options.started) await a.runs.append(claimed.id, 'run.started', runStartedPayload(claimed));
   a.log.info('run started', {
     run_id: claimed.id,

@@ -23,7 +23,7 @@ import { heldEvent } from './held-event';
 import { appendToLedger, type HeldWrites, heldWrites, preparedHolding, writeHeldOnStop } from './held-writes';
 import { historyMessages, listedMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
-import { promptMessage } from './prompt-message';
+import { promptEvents, promptMessage } from './prompt-message';
 import { providerFailure, recordFailure } from './run-failure';
 import { type ResumedTurn, resumedTurn, runWaitingCalls, type ToolCallPart } from './run-resume';
 import { bridgeFor, compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
@@ -199,17 +199,11 @@ async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
       ? await app.sessions.appendWithMessages(prompt)
       : { message: await app.sessions.appendMessage(prompt), messages: undefined };
   const user = appended.message;
-  app.bus.publish(sessionId, 'message.created', {
-    session_id: sessionId,
-    message_id: user.id,
-    role: 'user',
-    run_id: run.id,
-  });
-  app.bus.publish(sessionId, 'message.completed', {
-    session_id: sessionId,
-    message_id: user.id,
-    run_id: run.id,
-  });
+  // Joined to the start's statement that wrote the message (p-pgstart4), else published now.
+  if (!c.x.prompted?.announced) {
+    for (const event of promptEvents(sessionId, user.id, run.id))
+      app.bus.publish(sessionId, event.type, event.payload);
+  }
   c.x.opened?.();
   // Taken before the read: a write of this process from here on makes the copy stale.
   let version: number | undefined = sessionVersion(sessionId);

@@ -77,6 +77,8 @@ export interface RunExecution {
     message: Message;
     history: { messages: Message[]; version: number };
     session: Session;
+    /** Its events (message.created, message.completed) went in that statement too (p-pgstart4): not published. */
+    announced?: boolean;
   };
 }
 

@@ -67,7 +67,8 @@ export interface AgentCore {
    */
   atomically<T>(fn: () => Promise<T>): Promise<T>;
   publish<T extends SessionEventType>(sessionId: string, type: T, payload: SessionEventPayloads[T]): void;
-  setState(sessionId: string, state: SessionState, runId: string | null): void;
+  /** `announced`: its state.changed was published already (p-pgstart4: with the lone start's statement). */
+  setState(sessionId: string, state: SessionState, runId: string | null, announced?: boolean): void;
   /** The promise of a run's result, created on first ask. */
   deferred(runId: string): Deferred;
   /** Resolve the waiters of a finished run. */
@@ -203,16 +204,12 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
     },
     atomically: async (fn) => host.store.transactions.run(fn),
     publish: (sessionId, type, payload) => host.bus.publish(sessionId, type, payload),
-    setState(sessionId, state, runId) {
+    setState(sessionId, state, runId, announced = false) {
       const rt = core.runtime(sessionId);
       if (rt.state === state && rt.runId === runId) return;
       rt.state = state;
       rt.runId = runId;
-      core.publish(sessionId, 'state.changed', {
-        session_id: sessionId,
-        state,
-        ...(runId ? { run_id: runId } : {}),
-      });
+      if (!announced) core.publish(sessionId, 'state.changed', statePayload(sessionId, state, runId));
     },
     deferred(runId) {
       let d = deferreds.get(runId);
@@ -261,11 +258,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
     result,
     async publishQueue(sessionId, known) {
       const items = known ?? (await host.runs.queued(sessionId));
-      core.publish(sessionId, 'queue.changed', {
-        session_id: sessionId,
-        length: items.length,
-        items: items.map((run) => ({ id: run.id, preview: preview(run.prompt) })),
-      });
+      core.publish(sessionId, 'queue.changed', queuePayload(sessionId, items));
       return items;
     },
     notifyIdle(sessionId) {
@@ -352,6 +345,27 @@ export function abortRun(
   rt.stop!.reason ??= reason;
   if (publishCancelling) core.setState(sessionId, 'cancelling', rt.runId);
   rt.controller.abort(abortReason);
+}
+
+/** `state.changed`'s payload. */
+export function statePayload(
+  sessionId: string,
+  state: SessionState,
+  runId: string | null,
+): SessionEventPayloads['state.changed'] {
+  return { session_id: sessionId, state, ...(runId ? { run_id: runId } : {}) };
+}
+
+/** `queue.changed`'s payload: the session's queued runs, oldest first. */
+export function queuePayload(
+  sessionId: string,
+  items: readonly Pick<AgentRun, 'id' | 'prompt'>[],
+): SessionEventPayloads['queue.changed'] {
+  return {
+    session_id: sessionId,
+    length: items.length,
+    items: items.map((run) => ({ id: run.id, preview: preview(run.prompt) })),
+  };
 }
 
 /** The first line of a prompt, at most 80 characters. */

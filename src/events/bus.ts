@@ -49,7 +49,7 @@
 import { AsyncResource } from 'node:async_hooks';
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
-import { catchUpRequests, createBusWrites, type Task } from './bus-writes';
+import { catchUpRequests, createBusWrites, type Queued, type Task } from './bus-writes';
 import {
   type AppendedEvent,
   createEventStore,
@@ -132,11 +132,15 @@ export interface EventBus {
    * statement (`JoinedEvents.call`: on PostgreSQL a step end's completions, a tool's event with
    * its run event), under the same conditions, the log offering `appendCall`. They take their
    * places in the queue now, in order, and are delivered together once `settle` gives the
-   * statement's answer. Undefined: publish them instead. Absent: never joined.
+   * statement's answer. Undefined: publish them instead. Absent: never joined. `own`: the
+   * session's events the caller's own transaction holds (./held-publishes.ts) are taken from it
+   * and go first in the group, with their own times (p-pgstart4: a lone compat start's
+   * `session.created`), where they would refuse the join; for a statement that commits by itself.
    */
   joinAll?(
     sessionId: string,
     events: readonly { type: string; payload: Record<string, unknown> }[],
+    options?: { own?: boolean },
   ): JoinedEvents | undefined;
   /**
    * Resolves once every event published before the call is stored and delivered; one published
@@ -266,6 +270,7 @@ export function createEventBus(deps: {
       sharedLog,
       // A session with events held for a transaction's end: a joined event would overtake them.
       joinable: (sessionId) => idle() && !held.holds(sessionId),
+      takeOwn: (sessionId) => (idle() ? held.takeOwn(sessionId) : undefined),
       rings,
       clock: deps.clock,
       publisherContext,
@@ -382,6 +387,9 @@ function deliverTo(set: Set<EventListener>, event: SessionEvent, onError?: (e: u
   }
 }
 
+/** A join that takes no held event. */
+const NOTHING_TAKEN: { items: Queued[]; after: (() => void)[] } = { items: [], after: [] };
+
 /**
  * `EventBus.join` and `joinAll`: the events enqueued now, written by another statement, when the
  * queue is idle and the session's ring is in memory (taken now: their delivery needs no read) or
@@ -391,6 +399,8 @@ function joiners(deps: {
   sharedLog: () => EventStore | undefined;
   /** The queue is idle and nothing of the session waits to be enqueued. */
   joinable: (sessionId: string) => boolean;
+  /** The queue is idle: the session's events the caller's own transaction holds, taken (`HeldPublishes.takeOwn`). */
+  takeOwn: (sessionId: string) => { items: Queued[]; after: (() => void)[] } | undefined;
   rings: Pick<RingCache, 'peek' | 'unknown'>;
   clock: Clock;
   publisherContext: () => AsyncResource | undefined;
@@ -401,28 +411,31 @@ function joiners(deps: {
   const enqueueGroup = (
     sessionId: string,
     events: readonly { type: string; payload: Record<string, unknown> }[],
+    own = false,
   ) => {
     const log = sharedLog();
-    if (!log?.appendAcross || !events.length || !joinable(sessionId)) return undefined;
+    if (!log?.appendAcross || !events.length) return undefined;
     const ring = rings.peek(sessionId);
     if (!ring && !rings.unknown(sessionId)) return undefined;
+    // Taken last: nothing refuses the join after it.
+    const taken = own ? deps.takeOwn(sessionId) : joinable(sessionId) ? NOTHING_TAKEN : undefined;
+    if (!taken) return undefined;
     let settle!: (appended: readonly AppendedEvent[] | undefined) => void;
     const appended = new Promise<readonly AppendedEvent[] | undefined>((resolve) => {
       settle = resolve;
     });
     const createdAt = deps.clock.now();
     const group = {};
-    events.forEach(({ type, payload }, index) => {
-      deps.enqueue({
-        sessionId,
-        type,
-        payload,
-        created_at: createdAt,
-        context: deps.publisherContext(),
-        joined: { appended, ring, group, index },
-      });
+    const items: Queued[] = [...taken.items];
+    for (const { type, payload } of events) {
+      items.push({ sessionId, type, payload, created_at: createdAt, context: deps.publisherContext() });
+    }
+    items.forEach((item, index) => {
+      deps.enqueue({ ...item, joined: { appended, ring, group, index } });
     });
-    return { log, createdAt, settle };
+    // Their waiters (a subscriber's catch-up) behind them, as at the transaction's end.
+    for (const fn of taken.after) fn();
+    return { log, createdAt, settle, items };
   };
   return {
     join(sessionId, type, payload) {
@@ -433,16 +446,16 @@ function joiners(deps: {
         settle: (appended) => joined.settle(appended ? [appended] : undefined),
       };
     },
-    joinAll(sessionId, events) {
+    joinAll(sessionId, events, options) {
       if (!sharedLog()?.appendCall) return undefined;
-      const joined = enqueueGroup(sessionId, events);
+      const joined = enqueueGroup(sessionId, events, options?.own);
       const appendCall = joined?.log.appendCall;
       if (!joined || !appendCall) return undefined;
-      const texts = events.map(({ type, payload }) => ({
+      const texts = joined.items.map(({ type, payload, created_at }) => ({
         sessionId,
         type,
         payload: JSON.stringify(payload),
-        createdAt: joined.createdAt,
+        createdAt: created_at,
       }));
       return {
         createdAt: joined.createdAt,

@@ -33,13 +33,23 @@ export interface HeldPublishes {
    * session's first append), and true. Else false, nothing done.
    */
   afterOwn(sessionId: string, fn: () => void): boolean;
+  /**
+   * The session's events the caller's open transaction holds, taken out of it, and the functions
+   * `afterOwn` gave for them (to run once the caller enqueued the events: p-pgstart4, a lone compat
+   * start joining its `session.created` to its statement); undefined when another open transaction
+   * holds events of the session too.
+   */
+  takeOwn(sessionId: string): { items: Queued[]; after: (() => void)[] } | undefined;
 }
 
 export function heldPublishes(deps: {
   transaction: () => PublishTransaction | undefined;
   enqueue: (item: Queued) => void;
 }): HeldPublishes {
-  const held = new Map<PublishTransaction, { items: Queued[]; after: (() => void)[] }>();
+  const held = new Map<
+    PublishTransaction,
+    { items: Queued[]; after: { sessionId: string; fn: () => void }[] }
+  >();
   /** Events held per session, over every open transaction. */
   const perSession = new Map<string, number>();
 
@@ -55,7 +65,7 @@ export function heldPublishes(deps: {
     }
     // One synchronous stretch: the queue takes them as one run (its deferred start).
     for (const item of items) deps.enqueue(item);
-    for (const fn of after) fn();
+    for (const { fn } of after) fn();
   };
 
   return {
@@ -83,8 +93,21 @@ export function heldPublishes(deps: {
       const tx = deps.transaction();
       const own = tx && held.get(tx);
       if (!own?.items.some((item) => item.sessionId === sessionId)) return false;
-      own.after.push(fn);
+      own.after.push({ sessionId, fn });
       return true;
+    },
+    takeOwn(sessionId) {
+      const count = perSession.get(sessionId) ?? 0;
+      if (!count) return { items: [], after: [] };
+      const tx = deps.transaction();
+      const own = tx && held.get(tx);
+      const items = own?.items.filter((item) => item.sessionId === sessionId) ?? [];
+      if (!own || items.length !== count) return undefined;
+      perSession.delete(sessionId);
+      own.items = own.items.filter((item) => item.sessionId !== sessionId);
+      const after = own.after.filter((entry) => entry.sessionId === sessionId).map((entry) => entry.fn);
+      own.after = own.after.filter((entry) => entry.sessionId !== sessionId);
+      return { items, after };
     },
   };
 }

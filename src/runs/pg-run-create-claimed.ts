@@ -4,10 +4,11 @@
  * prompt message too (`ClaimedCreate.trailing`).
  * @module
  */
+import type { EventBus, JoinedEvents } from '../events/bus';
 import type { SqlClient } from '../store/postgres/client';
 import { firstRunEvent, newRunRow } from './new-run';
 import { insertClaimedRun } from './pg-run-create-repository';
-import type { RunLedger, RunLedgerDeps } from './run-ledger';
+import type { ClaimedCreate, RunLedger, RunLedgerDeps } from './run-ledger';
 import { runStartedPayload, runStartedText } from './run-started';
 import type { RunEvent } from './types';
 
@@ -25,8 +26,17 @@ export function postgresCreateClaimed(ctx: {
   owner: RunLedger['owner'];
   /** The ledger's in-memory events: the run's session, and its events to listeners. */
   events: { known(runId: string, sessionId: string): void; announce(event: RunEvent): void };
+  /** The session event bus the start's session events join (`ClaimedCreate.announce`); none: never. */
+  bus?: Pick<EventBus, 'joinAll'>;
 }): NonNullable<RunLedger['createClaimed']> {
   const { sql, clock, ids, owner, events } = ctx;
+  /**
+   * The start's session events joined to its statement (p-pgstart4): only when that statement
+   * goes alone (committed at its answer, so they are delivered and notified once it is), the
+   * session's held `session.created` first (`own`); undefined: the caller publishes them.
+   */
+  const join = (sessionId: string, announce: ReturnType<NonNullable<ClaimedCreate['announce']>>) =>
+    announce?.length && sql.aloneNow?.() ? ctx.bus?.joinAll?.(sessionId, announce, { own: true }) : undefined;
   return async (input, riding, claimWith) => {
     const now = clock.now();
     const row = newRunRow({ ...input, status: 'running' }, ids.next('run'), now, owner);
@@ -43,19 +53,29 @@ export function postgresCreateClaimed(ctx: {
     const trailing = claimWith.trailing?.(id) ?? [];
     const along = claimWith.alongside?.(id);
     const alongside = along?.runId === id ? along : undefined;
-    const inserted = await insertClaimedRun(
-      sql,
-      row,
-      staged.map(({ type, text }) => ({ type, payload: text })),
-      now,
-      riding,
-      alongside && {
-        write: alongside.write,
-        type: alongside.event.type,
-        payload: JSON.stringify(alongside.event.payload),
-      },
-      trailing,
-    );
+    // Last before the statement, nothing awaited between: it is sent as the join found it (alone).
+    const alone = sql.aloneNow?.() === true;
+    const joined: JoinedEvents | undefined = join(sessionId, claimWith.announce?.(row));
+    let inserted: Awaited<ReturnType<typeof insertClaimedRun>> | undefined;
+    try {
+      inserted = await insertClaimedRun(
+        sql,
+        row,
+        staged.map(({ type, text }) => ({ type, payload: text })),
+        now,
+        riding,
+        alongside && {
+          write: alongside.write,
+          type: alongside.event.type,
+          payload: JSON.stringify(alongside.event.payload),
+        },
+        trailing,
+        joined?.call,
+      );
+    } finally {
+      // Nothing written (a failed statement): nothing delivered; the start fails whole.
+      joined?.settle(inserted?.appended?.length ? inserted.appended : undefined);
+    }
     const { run } = inserted;
     // The in-memory state as create then claim leave it: the run's session known, each event
     // announced in its seq's order.
@@ -89,6 +109,8 @@ export function postgresCreateClaimed(ctx: {
       started: written[1]!,
       next: written[2]!,
       ...(also ? { alongside: also } : {}),
+      ...(joined ? { announced: true } : {}),
+      alone,
     };
   };
 }

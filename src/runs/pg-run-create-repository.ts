@@ -11,6 +11,10 @@
 import type { SqlClient } from '../store/postgres/client';
 import type { RidingInsert, TrailingInsert } from '../store/preceding-write';
 import {
+  type AppendedRow,
+  appendedJson,
+  appendedRows,
+  type FollowingCall,
   insertStatement,
   type PgRunRowWithEvent,
   type RunEventWrite,
@@ -54,6 +58,8 @@ export interface InsertedClaimed {
   events: { id: number; seq: number }[];
   /** `alongside`'s event: absent, its insert wrote no row (its key was there) and no event. */
   alongside?: { id: number; seq: number };
+  /** `after`'s rows (event id, previous id), in order; absent without `after`. */
+  appended?: AppendedRow[];
 }
 
 /**
@@ -65,7 +71,9 @@ export interface InsertedClaimed {
  * else, so no other run can hold it and no other node claim this one. `trailing`: other domains'
  * inserts last, unconditional (p-pgstart2: the run's prompt message and its search row), each told
  * `wrote` once the statement answered. The foreign keys on the run (the events', the alongside
- * row's, the message's) are checked at the statement's end, after every insert.
+ * row's, the message's) are checked at the statement's end, after every insert. `after`: a call
+ * made last, once the run is inserted (p-pgstart4: the bus's append of the start's session
+ * events, `EventBus.joinAll`), its rows answered as `appended`.
  */
 export async function insertClaimedRun(
   sql: SqlClient,
@@ -75,6 +83,7 @@ export async function insertClaimedRun(
   riding: RidingInsert,
   alongside?: { write: GatedInsert; type: string; payload: string },
   trailing: readonly TrailingInsert[] = [],
+  after?: FollowingCall,
 ): Promise<InsertedClaimed> {
   const k = riding.values.length;
   const [text, params] = insertStatement(row, k);
@@ -108,10 +117,23 @@ export async function insertClaimedRun(
     values.push(...insert.values);
     n += insert.values.length;
   }
+  let appendedColumn = '';
+  if (after) {
+    const call = after(n + 1);
+    also += `,
+           svc_e AS (SELECT event_id, previous_id FROM ${call.text} WHERE (SELECT count(*) FROM r) >= 0)`;
+    values.push(...call.values);
+    n += call.values.length;
+    appendedColumn = `, (SELECT ${appendedJson} FROM svc_e e) AS svc_appended`;
+  }
   // The whole start in this one statement: the first of its transaction goes without BEGIN
   // (p-pgstart2; nothing before it in the transaction, none needed around it).
   const inserted = await (sql.alone ?? sql).query<
-    PgRunRowWithEvent & { svc_also_id: number | string | null; svc_also_seq: number | string | null }
+    PgRunRowWithEvent & {
+      svc_also_id: number | string | null;
+      svc_also_seq: number | string | null;
+      svc_appended?: unknown;
+    }
   >(
     `WITH riding AS (${riding.text}),
            r AS (${text} RETURNING *),
@@ -119,7 +141,7 @@ export async function insertClaimedRun(
                    SELECT r.id, r.session_id, v.seq, v.type, v.payload, $${at}
                      FROM r, (VALUES ${rows.join(', ')}) v(seq, type, payload) ORDER BY v.seq
                    RETURNING id, seq)${also}
-     SELECT r.*, e.id AS svc_event_id, e.seq AS svc_event_seq, ${answer}
+     SELECT r.*, e.id AS svc_event_id, e.seq AS svc_event_seq, ${answer}${appendedColumn}
        FROM r CROSS JOIN e${from} ORDER BY e.seq`,
     values,
   );
@@ -127,13 +149,14 @@ export async function insertClaimedRun(
   if (!first || inserted.length !== events.length)
     throw new Error(`agent_runs: no row returned for run ${row.id}`);
   for (const insert of trailing) insert.wrote();
-  const { svc_also_id, svc_also_seq } = first;
-  const { run } = splitEvent(first);
+  const { svc_also_id, svc_also_seq, svc_appended, ...rest } = first;
+  const { run } = splitEvent(rest);
   return {
     run,
     events: inserted.map((r) => ({ id: Number(r.svc_event_id), seq: Number(r.svc_event_seq) })),
     ...(svc_also_id !== null && svc_also_seq !== null
       ? { alongside: { id: Number(svc_also_id), seq: Number(svc_also_seq) } }
       : {}),
+    ...(after ? { appended: appendedRows(svc_appended) } : {}),
   };
 }

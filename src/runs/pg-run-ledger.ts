@@ -96,7 +96,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       // An event leaves the run's row as it was inserted.
       return created.run;
     }),
-    createClaimed: read(postgresCreateClaimed({ sql, clock, ids: deps.ids, owner, events })),
+    createClaimed: read(postgresCreateClaimed({ sql, clock, ids: deps.ids, owner, events, bus: deps.bus })),
     get: read((id: string) => queries.get(id)),
     require: read(requireRun),
     list: read((filter = {}) => queries.list(filter)),

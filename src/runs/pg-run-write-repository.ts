@@ -163,11 +163,11 @@ export interface AppendedRow {
 }
 
 /** The rows of a `FollowingCall` aggregated as JSON (`e`: its alias), in their order. */
-const appendedJson =
+export const appendedJson =
   "json_agg(json_build_object('id', e.event_id, 'previous', e.previous_id) ORDER BY e.event_id)";
 
 /** `appendedJson`'s value as the driver parses it (json: numbers). */
-const appendedRows = (value: unknown): AppendedRow[] =>
+export const appendedRows = (value: unknown): AppendedRow[] =>
   ((value ?? []) as { id: number | string; previous: number | string }[]).map((row) => ({
     id: Number(row.id),
     previous: Number(row.previous),

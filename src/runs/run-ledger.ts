@@ -39,7 +39,21 @@ export interface ClaimedCreate {
    * (p-pgstart2: the run's prompt message and its search row); each told `wrote` once it answered.
    */
   trailing?: (runId: string) => readonly TrailingInsert[] | undefined;
+  /**
+   * The session events that follow the start (p-pgstart4: queue.changed, state.changed,
+   * queue.changed, run.started, its prompt's message.created and message.completed), by the run
+   * as inserted, asked after `trailing`: joined last to the statement when it goes alone and the
+   * bus can (`EventBus.joinAll`, the session's held `session.created` first); the answer's
+   * `announced` says they were, else the caller publishes them.
+   */
+  announce?: (run: ClaimedRow) => readonly { type: string; payload: Record<string, unknown> }[] | undefined;
 }
+
+/** What `ClaimedCreate.announce` reads of the run it builds the events of. */
+export type ClaimedRow = Pick<
+  AgentRun,
+  'id' | 'session_id' | 'parent_run_id' | 'family_session_id' | 'agent' | 'model' | 'origin' | 'prompt'
+>;
 
 export type {
   AgentRun,
@@ -73,7 +87,16 @@ export interface RunLedger {
     input: CreateRunInput,
     riding: RidingInsert,
     claim: ClaimedCreate,
-  ): Promise<Extract<ClaimResult, { ok: true }> & { started: RunEvent; next: RunEvent }>;
+  ): Promise<
+    Extract<ClaimResult, { ok: true }> & {
+      started: RunEvent;
+      next: RunEvent;
+      /** Its session events went in its statement (`ClaimedCreate.announce`). */
+      announced?: boolean;
+      /** Its statement committed by itself (`SqlClient.alone`): a failure after it leaves the run. */
+      alone?: boolean;
+    }
+  >;
   get(id: string): Promise<AgentRun | undefined>;
   /** Like get, but a not_found SvcError naming the id. */
   require(id: string): Promise<AgentRun>;

@@ -1,10 +1,10 @@
 /**
  * A compat request's own session-event appends on PostgreSQL (p-pgbus): the bus's appends of one
  * request alone, counted. The start's events (`session.created`, the queue, the state, `run.started`,
- * the prompt's message) are published in the start's transaction and appended together once its
- * COMMIT has answered (src/events/held-publishes.ts), and the finish's `run.finished` and idle state
- * in one append (no await between them, src/agent/run-finish.ts): three appends where there were
- * seven, the session's log in the same order.
+ * the prompt's message) go in the start's one statement (p-pgstart4; before, held in its transaction
+ * and appended together after it, src/events/held-publishes.ts), and the finish's `run.finished` and
+ * idle state in one append (no await between them, src/agent/run-finish.ts): two appends where there
+ * were seven, the session's log in the same order.
  */
 import { describe, expect, it } from 'vitest';
 import { reply } from '../helpers/fake-provider';
@@ -15,7 +15,7 @@ const pg = postgresForFile();
 const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
 
 describe.skipIf(!pg.available)('a compat request’s session-event appends on PostgreSQL', () => {
-  it('STORE-PG-279: one request alone: the start’s events in one append after its commit (its one statement), run.finished and the idle state in one (the last); three bus appends on an idle machine, at most five, the log in publish order', async () => {
+  it('STORE-PG-279: one request alone: the start’s events in its one statement (p-pgstart4; were one append after it), run.finished and the idle state in one append (the last); two bus appends on an idle machine (were three), at most four (were five), the log in publish order', async () => {
     const sql = await migratedDatabase(pg.cluster());
     const statements = driverStatements();
     const { app, client } = await compatServer([reply().text('warm'), reply().text('one').usage(10, 2)], {
@@ -34,14 +34,17 @@ describe.skipIf(!pg.available)('a compat request’s session-event appends on Po
         .map((call, at) => ({ at, types: call.values?.[1] as string[] | undefined, text: call.text }))
         .filter((call) => BUS_APPEND.test(call.text));
       const types = appends.map((a) => a.types ?? []);
-      // The start's events: one append. The finish's run.finished and idle state: one append, the
-      // last. The answer's events between them are joined to its message writes when the bus's
-      // queue is idle at each publish (three appends in all, a lone request on an idle machine:
-      // bench/store-statements.mjs counts them) and appended by the bus when an earlier append is
-      // still answering (a loaded machine: each of message.created, the delta, and message.completed
-      // with the usage, at most five in all); either way each event once, in publish order (the log
-      // below).
-      expect(types[0]).toEqual([
+      // The start's events: in the start's one statement (p-pgstart4), no bus append of their own.
+      // The finish's run.finished and idle state: one append, the last. The answer's events between
+      // them are joined to its message writes when the bus's queue is idle at each publish (two
+      // appends in all, a lone request on an idle machine: bench/store-statements.mjs counts them)
+      // and appended by the bus when an earlier append is still answering (a loaded machine: each
+      // of message.created, the delta, and message.completed with the usage, at most four in all);
+      // either way each event once, in publish order (the log below).
+      const start = calls.findIndex((call) => /INSERT INTO sessions /.test(call.text));
+      expect(start).toBeGreaterThanOrEqual(0);
+      expect(calls[start].text).toContain('svc_append_events_across(');
+      expect(calls[start].values).toContainEqual([
         'session.created',
         'queue.changed',
         'state.changed',
@@ -50,9 +53,11 @@ describe.skipIf(!pg.available)('a compat request’s session-event appends on Po
         'message.created',
         'message.completed',
       ]);
+      expect(types.flat()).not.toContain('session.created');
+      expect(types.flat()).not.toContain('run.started');
       expect(types.at(-1)?.slice(-2)).toEqual(['run.finished', 'state.changed']);
-      expect(types.length).toBeLessThanOrEqual(5);
-      const after = types.slice(1).flat();
+      expect(types.length).toBeLessThanOrEqual(4);
+      const after = types.flat();
       expect(after).toContain('message.delta');
       const answer = [
         'message.created',
@@ -65,10 +70,7 @@ describe.skipIf(!pg.available)('a compat request’s session-event appends on Po
       // In publish order, none twice: each bus-appended event's place in the answer's sequence rises.
       const places = after.map((type) => answer.indexOf(type));
       expect(places.every((place, i) => place >= 0 && (i === 0 || place > places[i - 1]))).toBe(true);
-      // The start's events go after its commit, not on another connection while it is open
-      // (p-pgstart2: the start is one statement, its own commit, no BEGIN/COMMIT).
-      const start = calls.findIndex((call) => /INSERT INTO sessions /.test(call.text));
-      expect(start).toBeGreaterThanOrEqual(0);
+      // The start is one statement, its own commit, no BEGIN/COMMIT (p-pgstart2); the bus's appends after it.
       expect(calls.filter((call) => call.text === 'BEGIN' || call.text === 'COMMIT')).toEqual([]);
       expect(appends[0].at).toBeGreaterThan(start);
       expect((await loggedEvents(sql, row.session_id)).map((e) => e.type)).toEqual([

@@ -78,6 +78,8 @@ export interface SqlClient extends SqlExecutor {
    * nothing else of the transaction to stand: a failure after it does not roll it back.
    */
   readonly alone?: SqlExecutor;
+  /** Whether a statement sent now through `alone` goes alone (committed at its answer, p-pgstart4). */
+  aloneNow?(): boolean;
   /** Host, port, database and user (for messages). */
   readonly target: StoreTarget;
   /** The URL with its password masked. */
@@ -178,6 +180,10 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       const scope = joined();
       return (scope && !scope.parent ? scope.root.alone : scope?.tx) ?? ended() ?? pooled;
     }, pooled),
+    aloneNow() {
+      const scope = ambient.open === 0 ? undefined : joined();
+      return scope ? !scope.parent && scope.root.control.fresh() : ambient.open === 0 || !ended();
+    },
     ownsBackend: backends.owns,
     onConnectionGone: backends.onGone,
     dedicated: (applicationName) =>

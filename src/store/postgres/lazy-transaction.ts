@@ -56,8 +56,9 @@ export function lazyTransaction(
     pending.splice(at);
     return true;
   };
+  const fresh = () => !begun && pending.length === 1;
   const sendAlone = (...[text, params, answer]: Parameters<Submit>): boolean => {
-    if (begun || pending.length !== 1) {
+    if (!fresh()) {
       send(text, params, answer);
       return false;
     }
@@ -68,6 +69,7 @@ export function lazyTransaction(
     send,
     sendAlone,
     control: {
+      fresh,
       savepoint: (name) => {
         pending.push(`SAVEPOINT ${name}`);
       },
@@ -105,6 +107,8 @@ export function lazyTransaction(
 
 /** A savepoint's control statements, sent with the transaction's next statement. */
 export interface Control {
+  /** Whether `sendAlone` would send a statement sent now alone (nothing sent yet, no savepoint pending). */
+  fresh(): boolean;
   savepoint(name: string): void;
   release(name: string): void;
   rollbackTo(name: string): void;
