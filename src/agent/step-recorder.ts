@@ -8,7 +8,7 @@
  */
 
 import type { Message, MessagePart, ProviderMetadata, Usage } from '../sessions/session-store';
-import type { MessagePatch, SessionEventWrite } from '../sessions/types';
+import type { MessagePatch, SessionEventWrite, StepCloseCreated } from '../sessions/types';
 import { type FollowingWrite, withRiding } from '../store/preceding-write';
 import type { AgentHost } from './deps';
 import { INTERRUPTED_RESULT } from './history';
@@ -46,6 +46,12 @@ export class StepRecorder {
   private partsWritten = -1;
   private resultsWritten = 0;
   private timer: NodeJS.Timeout | undefined;
+  /**
+   * PostgreSQL (p-pgtoolend): the step's only result, recorded but not written, with its
+   * `tool.finished`: its message goes in the step end's statement (`heldClose`), or alone first
+   * (`releaseTool`) when anything else needs it earlier. `created`: taken by the step end.
+   */
+  private heldResult: { finished: FinishedWrite; created?: StepCloseCreated } | undefined;
   readonly toolCalls: RecordedToolCall[] = [];
 
   constructor(
@@ -90,6 +96,9 @@ export class StepRecorder {
 
   /** Records a call once (the tool may start before the stream's part arrives); metadata merges. */
   async toolCall(call: RecordedToolCall, metadata?: ProviderMetadata): Promise<void> {
+    // Another call after a held result: the result's message and `tool.finished` go first.
+    if (this.heldResult && !this.toolCalls.some((c) => c.tool_call_id === call.tool_call_id))
+      await this.releaseTool();
     // The step's first part: the assistant message is created holding the call (one write, where
     // an empty message and then an update were two). A concurrent second report of the call
     // awaits the same creation and finds the call recorded.
@@ -135,8 +144,11 @@ export class StepRecorder {
   }
 
   async toolResult(toolCallId: string, tool: string, output: string, isError: boolean): Promise<void> {
+    // The stream's part of a result recorded already (held or written): nothing to write.
+    if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === toolCallId)) return;
     const releasing = this.release();
     if (releasing) await releasing;
+    await this.releaseTool();
     if (!this.addResult(toolCallId, tool, output, isError)) return;
     // Results of parallel calls arrive concurrently: one creates the message, the others wait
     // for it and then write every result so far.
@@ -159,17 +171,23 @@ export class StepRecorder {
    * part then finds the result recorded). Only the step's first result, which creates the message:
    * false, and nothing recorded, when the message is made or being made already (a later result
    * is an UPDATE: its event is written alone, as before), the run is handed over, or the statement
-   * failed (the stream's part records the result, as before).
+   * failed (the stream's part records the result, as before). `'held'` (p-pgtoolend, with
+   * `holdsResult`): the step's only call's result, recorded and held with its `tool.finished` for
+   * the step end's statement; written alone first (`releaseTool`) when anything needs it earlier.
    */
   async finishedResult(
     result: { tool_call_id: string; tool: string; output: string; isError: boolean },
     finished: FinishedWrite,
-  ): Promise<boolean> {
+  ): Promise<boolean | 'held'> {
     const releasing = this.release();
     if (releasing) await releasing;
-    if (this.toolCreated || !this.app.sessions.appendAnnounced) return false;
+    if (this.toolCreated || this.heldResult || !this.app.sessions.appendAnnounced) return false;
     const part = this.addResult(result.tool_call_id, result.tool, result.output, result.isError);
     if (!part) return false;
+    if (this.options.holdsResult && this.toolCalls.length === 1 && this.results.length === 1) {
+      this.heldResult = { finished };
+      return 'held';
+    }
     const created = this.createTool(finished);
     this.toolCreated = created.catch((error: unknown) => {
       this.toolCreated = undefined; // the next result tries again
@@ -207,6 +225,44 @@ export class StepRecorder {
     };
     this.results.push(part);
     return part;
+  }
+
+  /**
+   * The held result's message written now, alone, with its `tool.finished` (undefined: none held,
+   * or the step end took it): before anything that must follow it (another call, another result,
+   * a step end that is not one statement). A failed write throws (the result stays unwritten).
+   */
+  releaseTool(): Promise<unknown> | undefined {
+    const held = this.heldResult;
+    if (!held || held.created) return undefined;
+    this.heldResult = undefined;
+    this.toolCreated = this.createTool(held.finished).catch((error: unknown) => {
+      this.toolCreated = undefined;
+      throw error;
+    });
+    return this.toolCreated;
+  }
+
+  /**
+   * The held result's message for the step end's statement (p-pgtoolend), inserted finished there,
+   * with its `tool.finished` run event following it; its session events lead the step's
+   * completions (`completions`). Undefined: none held.
+   */
+  heldClose(): StepCloseCreated | undefined {
+    const held = this.heldResult;
+    if (!held) return undefined;
+    held.created = {
+      role: 'tool',
+      parts: [...this.results],
+      runId: this.options.runId,
+      following: held.finished.write,
+    };
+    return held.created;
+  }
+
+  /** The step end's statement failed: the held result is held again, for `releaseTool`. */
+  heldCloseFailed(): void {
+    if (this.heldResult) this.heldResult.created = undefined;
   }
 
   /** Writes the results so far to the tool message. */
@@ -250,6 +306,7 @@ export class StepRecorder {
       held && this.app.sessions.appendAnnounced ? this.options.following?.([start.event]) : undefined;
     if (!taken) {
       await this.release();
+      await this.releaseTool();
       return undefined;
     }
     const write = start.riding ? withRiding(taken.write, start.riding) : taken.write;
@@ -331,18 +388,49 @@ export class StepRecorder {
     if (!announced)
       for (const { type, payload } of this.completions())
         this.app.bus.publish(this.options.sessionId, type, payload);
+    const id = this.heldResult?.created?.id;
+    if (id) {
+      // Written by the step end's statement, finished.
+      this.heldResult = undefined;
+      const now = this.app.clock.now();
+      this.tool = {
+        id,
+        session_id: this.options.sessionId,
+        role: 'tool',
+        parts: [...this.results],
+        model: null,
+        provider: null,
+        usage: null,
+        cost: 0,
+        run_id: this.options.runId,
+        created_at: now,
+        updated_at: now,
+        finished_at: now,
+      };
+      this.resultsWritten = this.results.length;
+    }
     this.dirty = false;
   }
 
   /** The step's `message.completed` events, in message order (assistant, then tool). */
   completions(): { type: string; payload: Record<string, unknown> }[] {
     const events: { type: string; payload: Record<string, unknown> }[] = [];
-    for (const message of [this.assistant, this.tool]) {
-      if (!message) continue;
+    const held = this.heldResult?.created?.id ? this.heldResult : undefined;
+    const heldId = held?.created?.id;
+    const session_id = this.options.sessionId;
+    const run_id = this.options.runId;
+    // A result held for the step end: its `tool.finished` and `message.created` first, as when
+    // its message was written at the result.
+    if (held) {
+      events.push(...held.finished.events);
       events.push({
-        type: 'message.completed',
-        payload: { session_id: this.options.sessionId, message_id: message.id, run_id: this.options.runId },
+        type: 'message.created',
+        payload: { session_id, message_id: heldId, role: 'tool', run_id },
       });
+    }
+    for (const id of [this.assistant?.id, this.tool?.id ?? heldId]) {
+      if (!id) continue;
+      events.push({ type: 'message.completed', payload: { session_id, message_id: id, run_id } });
     }
     return events;
   }
