@@ -13,6 +13,14 @@ import { type FollowingWrite, withRiding } from '../store/preceding-write';
 import type { AgentHost } from './deps';
 import { INTERRUPTED_RESULT } from './history';
 import {
+  addResult,
+  closingUpdates,
+  type HeldResult,
+  heldToolMessage,
+  orderedResults,
+  stepCompletions,
+} from './step-held-result';
+import {
   appendCreated,
   type CallStart,
   type FinishedWrite,
@@ -46,12 +54,8 @@ export class StepRecorder {
   private partsWritten = -1;
   private resultsWritten = 0;
   private timer: NodeJS.Timeout | undefined;
-  /**
-   * PostgreSQL (p-pgtoolend): the step's only result, recorded but not written, with its
-   * `tool.finished`: its message goes in the step end's statement (`heldClose`), or alone first
-   * (`releaseTool`) when anything else needs it earlier. `created`: taken by the step end.
-   */
-  private heldResult: { finished: FinishedWrite; created?: StepCloseCreated } | undefined;
+  /** The step's only result, held for the step end (`heldClose`) or `releaseTool` (p-pgtoolend). */
+  private heldResult: HeldResult | undefined;
   readonly toolCalls: RecordedToolCall[] = [];
 
   constructor(
@@ -67,7 +71,7 @@ export class StepRecorder {
   messages(): Message[] {
     const out: Message[] = [];
     if (this.assistant) out.push({ ...this.assistant, parts: [...this.parts] });
-    if (this.tool) out.push({ ...this.tool, parts: this.orderedResults() });
+    if (this.tool) out.push({ ...this.tool, parts: orderedResults(this.results, this.toolCalls) });
     return out;
   }
 
@@ -149,7 +153,7 @@ export class StepRecorder {
     const releasing = this.release();
     if (releasing) await releasing;
     await this.releaseTool();
-    if (!this.addResult(toolCallId, tool, output, isError)) return;
+    if (this.options.handedOver?.() || !addResult(this.results, toolCallId, tool, output, isError)) return;
     // Results of parallel calls arrive concurrently: one creates the message, the others wait
     // for it and then write every result so far.
     if (!this.toolCreated) {
@@ -171,9 +175,8 @@ export class StepRecorder {
    * part then finds the result recorded). Only the step's first result, which creates the message:
    * false, and nothing recorded, when the message is made or being made already (a later result
    * is an UPDATE: its event is written alone, as before), the run is handed over, or the statement
-   * failed (the stream's part records the result, as before). `'held'` (p-pgtoolend, with
-   * `holdsResult`): the step's only call's result, recorded and held with its `tool.finished` for
-   * the step end's statement; written alone first (`releaseTool`) when anything needs it earlier.
+   * failed (the stream's part records the result, as before). `'held'` (`holdsResult`): the
+   * step's only call's result, held with its `tool.finished` for the step end (p-pgtoolend).
    */
   async finishedResult(
     result: { tool_call_id: string; tool: string; output: string; isError: boolean },
@@ -182,7 +185,8 @@ export class StepRecorder {
     const releasing = this.release();
     if (releasing) await releasing;
     if (this.toolCreated || this.heldResult || !this.app.sessions.appendAnnounced) return false;
-    const part = this.addResult(result.tool_call_id, result.tool, result.output, result.isError);
+    if (this.options.handedOver?.()) return false;
+    const part = addResult(this.results, result.tool_call_id, result.tool, result.output, result.isError);
     if (!part) return false;
     if (this.options.holdsResult && this.toolCalls.length === 1 && this.results.length === 1) {
       this.heldResult = { finished };
@@ -204,34 +208,7 @@ export class StepRecorder {
     }
   }
 
-  /**
-   * The call's result part, added to the step's results; undefined, nothing added, when the run is
-   * handed over or the call's result is there already (a result reported twice).
-   */
-  private addResult(
-    toolCallId: string,
-    tool: string,
-    output: string,
-    isError: boolean,
-  ): MessagePart | undefined {
-    if (this.options.handedOver?.()) return undefined;
-    if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === toolCallId)) return undefined;
-    const part: MessagePart = {
-      type: 'tool-result',
-      tool_call_id: toolCallId,
-      tool,
-      output,
-      is_error: isError,
-    };
-    this.results.push(part);
-    return part;
-  }
-
-  /**
-   * The held result's message written now, alone, with its `tool.finished` (undefined: none held,
-   * or the step end took it): before anything that must follow it (another call, another result,
-   * a step end that is not one statement). A failed write throws (the result stays unwritten).
-   */
+  /** The held result's message and `tool.finished` written alone now (undefined: none held). */
   releaseTool(): Promise<unknown> | undefined {
     const held = this.heldResult;
     if (!held || held.created) return undefined;
@@ -243,20 +220,12 @@ export class StepRecorder {
     return this.toolCreated;
   }
 
-  /**
-   * The held result's message for the step end's statement (p-pgtoolend), inserted finished there,
-   * with its `tool.finished` run event following it; its session events lead the step's
-   * completions (`completions`). Undefined: none held.
-   */
+  /** The held result's message for the step end's statement to insert (undefined: none held). */
   heldClose(): StepCloseCreated | undefined {
     const held = this.heldResult;
     if (!held) return undefined;
-    held.created = {
-      role: 'tool',
-      parts: [...this.results],
-      runId: this.options.runId,
-      following: held.finished.write,
-    };
+    const { runId } = this.options;
+    held.created = { role: 'tool', parts: [...this.results], runId, following: held.finished.write };
     return held.created;
   }
 
@@ -362,22 +331,22 @@ export class StepRecorder {
   closing(usage: Usage | null, cost: number): { id: string; patch: MessagePatch }[] | undefined {
     this.cancelTimer();
     if (this.options.handedOver?.()) return undefined;
-    const updates: { id: string; patch: MessagePatch }[] = [];
-    if (this.assistant) {
-      // The parts only when they changed since they were last written.
-      const stored = this.partsWritten === this.partsChanged;
-      updates.push({
+    const ordered = orderedResults(this.results, this.toolCalls);
+    return closingUpdates(
+      this.assistant && {
         id: this.assistant.id,
-        patch: { ...(stored ? {} : { parts: [...this.parts] }), usage, cost, finished: true },
-      });
-    }
-    if (this.tool) {
-      const ordered = this.orderedResults();
-      const stored =
-        this.resultsWritten === this.results.length && ordered.every((part, i) => part === this.results[i]);
-      updates.push({ id: this.tool.id, patch: { ...(stored ? {} : { parts: ordered }), finished: true } });
-    }
-    return updates;
+        parts: this.parts,
+        stored: this.partsWritten === this.partsChanged,
+      },
+      this.tool && {
+        id: this.tool.id,
+        parts: ordered,
+        stored:
+          this.resultsWritten === this.results.length && ordered.every((part, i) => part === this.results[i]),
+      },
+      usage,
+      cost,
+    );
   }
 
   /**
@@ -392,47 +361,17 @@ export class StepRecorder {
     if (id) {
       // Written by the step end's statement, finished.
       this.heldResult = undefined;
-      const now = this.app.clock.now();
-      this.tool = {
-        id,
-        session_id: this.options.sessionId,
-        role: 'tool',
-        parts: [...this.results],
-        model: null,
-        provider: null,
-        usage: null,
-        cost: 0,
-        run_id: this.options.runId,
-        created_at: now,
-        updated_at: now,
-        finished_at: now,
-      };
+      const { sessionId, runId } = this.options;
+      this.tool = heldToolMessage(id, sessionId, runId, [...this.results], this.app.clock.now());
       this.resultsWritten = this.results.length;
     }
     this.dirty = false;
   }
 
-  /** The step's `message.completed` events, in message order (assistant, then tool). */
+  /** The step's `message.completed` events, in message order (`stepCompletions`). */
   completions(): { type: string; payload: Record<string, unknown> }[] {
-    const events: { type: string; payload: Record<string, unknown> }[] = [];
-    const held = this.heldResult?.created?.id ? this.heldResult : undefined;
-    const heldId = held?.created?.id;
-    const session_id = this.options.sessionId;
-    const run_id = this.options.runId;
-    // A result held for the step end: its `tool.finished` and `message.created` first, as when
-    // its message was written at the result.
-    if (held) {
-      events.push(...held.finished.events);
-      events.push({
-        type: 'message.created',
-        payload: { session_id, message_id: heldId, role: 'tool', run_id },
-      });
-    }
-    for (const id of [this.assistant?.id, this.tool?.id ?? heldId]) {
-      if (!id) continue;
-      events.push({ type: 'message.completed', payload: { session_id, message_id: id, run_id } });
-    }
-    return events;
+    const { sessionId, runId } = this.options;
+    return stepCompletions(sessionId, runId, this.assistant?.id, this.tool?.id, this.heldResult);
   }
 
   async flush(): Promise<void> {
@@ -494,15 +433,6 @@ export class StepRecorder {
       });
     }
     this.schedule();
-  }
-
-  /** Results in the order the model made the calls (they can finish in another order). */
-  private orderedResults(): MessagePart[] {
-    const index = (part: MessagePart) =>
-      part.type === 'tool-result'
-        ? this.toolCalls.findIndex((c) => c.tool_call_id === part.tool_call_id)
-        : -1;
-    return [...this.results].sort((a, b) => index(a) - index(b));
   }
 
   /** The assistant message, created once however many callers ask at the same time. */
