@@ -9,7 +9,7 @@
  */
 import { flushCalls, takeCall } from './held-calls';
 import type { RunContext, RunTurn } from './run-types';
-import { startStepClose } from './step-close';
+import { startStepClose, stepEndJoined } from './step-close';
 import { recordStepEnd } from './step-ends';
 
 /** Close the current step: its message, usage, cost, the context gauge and the ledger. */
@@ -24,6 +24,9 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
     await releasing.catch((error: unknown) => app.log.warn('streamed message write failed', { error }));
   const flushing = c.held.flush();
   if (flushing) await flushing;
+  // A result held for the step end's statement (p-pgtoolend) goes alone first where the step end
+  // is not that one statement, or the step was cut (its dangling calls' results follow it).
+  if (interrupted || !stepEndJoined(app)) await recorder.releaseTool();
   if (interrupted) await recorder.closeDanglingCalls();
   const stepUsage = t.stepUsage;
   const stepCost = stepUsage
@@ -88,7 +91,13 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
             },
             call?.insert,
           )
-          .then((joined) => [joined.before, joined, joined.announced] as const)
+          .then(
+            (joined) => [joined.before, joined, joined.announced] as const,
+            (error: unknown) => {
+              recorder.heldCloseFailed();
+              throw error;
+            },
+          )
           .finally(() => call?.after())
       : app.runs.updateAndAppend
         ? ([

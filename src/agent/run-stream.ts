@@ -406,6 +406,7 @@ async function startStep(c: RunContext, t: RunTurn): Promise<void> {
     handedOver: () => isHandOver(c.signal.reason),
     following: (then) => c.held.take(then),
     holdsCall: holdsCall(c.app),
+    holdsResult: holdsCall(c.app) && stepEndJoined(c.app),
   });
 }
 

@@ -68,7 +68,11 @@ export function startStepClose(
   }
   const messages = recorder.closing(stepUsage, cost);
   // Handed over: the step does not finish here; what the model wrote is stored unfinished.
-  if (!messages) return recorder.flush().then(() => closeWith(app, recorder, sessionId, undefined, usage));
+  if (!messages)
+    return recorder
+      .flush()
+      .then(() => recorder.releaseTool())
+      .then(() => closeWith(app, recorder, sessionId, undefined, usage));
   return closeWith(app, recorder, sessionId, messages, usage);
 }
 
@@ -86,8 +90,15 @@ function closeWith(
   };
   const completions = () => (messages ? recorder.completions() : []);
   const close = { sessionId, messages: messages ?? [], ...(usage ? { usage } : {}) };
-  if (messages && sessions.closeStepWrite && stepEndJoined(app))
-    return { before: sessions.closeStepWrite(close), completed, completions };
+  if (messages && sessions.closeStepWrite && stepEndJoined(app)) {
+    // The step's held result goes in this statement (p-pgtoolend).
+    const created = recorder.heldClose();
+    return {
+      before: sessions.closeStepWrite(created ? { ...close, created } : close),
+      completed,
+      completions,
+    };
+  }
   if (!messages?.length && !usage) return { written: Promise.resolve(undefined), completed, completions };
   return { written: sessions.closeStep?.(close), completed, completions };
 }

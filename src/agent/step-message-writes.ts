@@ -38,6 +38,12 @@ export interface StepRecorderOptions {
    * `tool.started`) or anything else needs it written (a delta, a result, the step's end: `release`).
    */
   holdsCall?: boolean;
+  /**
+   * PostgreSQL with a one-statement step end (p-pgtoolend): the step's only call's result is held
+   * with its `tool.finished` and inserted by the step end's statement (`heldClose`), unless
+   * anything needs it written earlier (`releaseTool`).
+   */
+  holdsResult?: boolean;
 }
 
 /**

@@ -8,10 +8,18 @@
  */
 
 import type { Message, MessagePart, ProviderMetadata, Usage } from '../sessions/session-store';
-import type { MessagePatch, SessionEventWrite } from '../sessions/types';
+import type { MessagePatch, SessionEventWrite, StepCloseCreated } from '../sessions/types';
 import { type FollowingWrite, withRiding } from '../store/preceding-write';
 import type { AgentHost } from './deps';
 import { INTERRUPTED_RESULT } from './history';
+import {
+  addResult,
+  closingUpdates,
+  type HeldResult,
+  heldToolMessage,
+  orderedResults,
+  stepCompletions,
+} from './step-held-result';
 import {
   appendCreated,
   type CallStart,
@@ -46,6 +54,8 @@ export class StepRecorder {
   private partsWritten = -1;
   private resultsWritten = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** The step's only result, held for the step end (`heldClose`) or `releaseTool` (p-pgtoolend). */
+  private heldResult: HeldResult | undefined;
   readonly toolCalls: RecordedToolCall[] = [];
 
   constructor(
@@ -61,7 +71,7 @@ export class StepRecorder {
   messages(): Message[] {
     const out: Message[] = [];
     if (this.assistant) out.push({ ...this.assistant, parts: [...this.parts] });
-    if (this.tool) out.push({ ...this.tool, parts: this.orderedResults() });
+    if (this.tool) out.push({ ...this.tool, parts: orderedResults(this.results, this.toolCalls) });
     return out;
   }
 
@@ -90,6 +100,9 @@ export class StepRecorder {
 
   /** Records a call once (the tool may start before the stream's part arrives); metadata merges. */
   async toolCall(call: RecordedToolCall, metadata?: ProviderMetadata): Promise<void> {
+    // Another call after a held result: the result's message and `tool.finished` go first.
+    if (this.heldResult && !this.toolCalls.some((c) => c.tool_call_id === call.tool_call_id))
+      await this.releaseTool();
     // The step's first part: the assistant message is created holding the call (one write, where
     // an empty message and then an update were two). A concurrent second report of the call
     // awaits the same creation and finds the call recorded.
@@ -135,9 +148,12 @@ export class StepRecorder {
   }
 
   async toolResult(toolCallId: string, tool: string, output: string, isError: boolean): Promise<void> {
+    // The stream's part of a result recorded already (held or written): nothing to write.
+    if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === toolCallId)) return;
     const releasing = this.release();
     if (releasing) await releasing;
-    if (!this.addResult(toolCallId, tool, output, isError)) return;
+    await this.releaseTool();
+    if (this.options.handedOver?.() || !addResult(this.results, toolCallId, tool, output, isError)) return;
     // Results of parallel calls arrive concurrently: one creates the message, the others wait
     // for it and then write every result so far.
     if (!this.toolCreated) {
@@ -159,17 +175,23 @@ export class StepRecorder {
    * part then finds the result recorded). Only the step's first result, which creates the message:
    * false, and nothing recorded, when the message is made or being made already (a later result
    * is an UPDATE: its event is written alone, as before), the run is handed over, or the statement
-   * failed (the stream's part records the result, as before).
+   * failed (the stream's part records the result, as before). `'held'` (`holdsResult`): the
+   * step's only call's result, held with its `tool.finished` for the step end (p-pgtoolend).
    */
   async finishedResult(
     result: { tool_call_id: string; tool: string; output: string; isError: boolean },
     finished: FinishedWrite,
-  ): Promise<boolean> {
+  ): Promise<boolean | 'held'> {
     const releasing = this.release();
     if (releasing) await releasing;
-    if (this.toolCreated || !this.app.sessions.appendAnnounced) return false;
-    const part = this.addResult(result.tool_call_id, result.tool, result.output, result.isError);
+    if (this.toolCreated || this.heldResult || !this.app.sessions.appendAnnounced) return false;
+    if (this.options.handedOver?.()) return false;
+    const part = addResult(this.results, result.tool_call_id, result.tool, result.output, result.isError);
     if (!part) return false;
+    if (this.options.holdsResult && this.toolCalls.length === 1 && this.results.length === 1) {
+      this.heldResult = { finished };
+      return 'held';
+    }
     const created = this.createTool(finished);
     this.toolCreated = created.catch((error: unknown) => {
       this.toolCreated = undefined; // the next result tries again
@@ -186,27 +208,30 @@ export class StepRecorder {
     }
   }
 
-  /**
-   * The call's result part, added to the step's results; undefined, nothing added, when the run is
-   * handed over or the call's result is there already (a result reported twice).
-   */
-  private addResult(
-    toolCallId: string,
-    tool: string,
-    output: string,
-    isError: boolean,
-  ): MessagePart | undefined {
-    if (this.options.handedOver?.()) return undefined;
-    if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === toolCallId)) return undefined;
-    const part: MessagePart = {
-      type: 'tool-result',
-      tool_call_id: toolCallId,
-      tool,
-      output,
-      is_error: isError,
-    };
-    this.results.push(part);
-    return part;
+  /** The held result's message and `tool.finished` written alone now (undefined: none held). */
+  releaseTool(): Promise<unknown> | undefined {
+    const held = this.heldResult;
+    if (!held || held.created) return undefined;
+    this.heldResult = undefined;
+    this.toolCreated = this.createTool(held.finished).catch((error: unknown) => {
+      this.toolCreated = undefined;
+      throw error;
+    });
+    return this.toolCreated;
+  }
+
+  /** The held result's message for the step end's statement to insert (undefined: none held). */
+  heldClose(): StepCloseCreated | undefined {
+    const held = this.heldResult;
+    if (!held) return undefined;
+    const { runId } = this.options;
+    held.created = { role: 'tool', parts: [...this.results], runId, following: held.finished.write };
+    return held.created;
+  }
+
+  /** The step end's statement failed: the held result is held again, for `releaseTool`. */
+  heldCloseFailed(): void {
+    if (this.heldResult) this.heldResult.created = undefined;
   }
 
   /** Writes the results so far to the tool message. */
@@ -250,6 +275,7 @@ export class StepRecorder {
       held && this.app.sessions.appendAnnounced ? this.options.following?.([start.event]) : undefined;
     if (!taken) {
       await this.release();
+      await this.releaseTool();
       return undefined;
     }
     const write = start.riding ? withRiding(taken.write, start.riding) : taken.write;
@@ -305,22 +331,22 @@ export class StepRecorder {
   closing(usage: Usage | null, cost: number): { id: string; patch: MessagePatch }[] | undefined {
     this.cancelTimer();
     if (this.options.handedOver?.()) return undefined;
-    const updates: { id: string; patch: MessagePatch }[] = [];
-    if (this.assistant) {
-      // The parts only when they changed since they were last written.
-      const stored = this.partsWritten === this.partsChanged;
-      updates.push({
+    const ordered = orderedResults(this.results, this.toolCalls);
+    return closingUpdates(
+      this.assistant && {
         id: this.assistant.id,
-        patch: { ...(stored ? {} : { parts: [...this.parts] }), usage, cost, finished: true },
-      });
-    }
-    if (this.tool) {
-      const ordered = this.orderedResults();
-      const stored =
-        this.resultsWritten === this.results.length && ordered.every((part, i) => part === this.results[i]);
-      updates.push({ id: this.tool.id, patch: { ...(stored ? {} : { parts: ordered }), finished: true } });
-    }
-    return updates;
+        parts: this.parts,
+        stored: this.partsWritten === this.partsChanged,
+      },
+      this.tool && {
+        id: this.tool.id,
+        parts: ordered,
+        stored:
+          this.resultsWritten === this.results.length && ordered.every((part, i) => part === this.results[i]),
+      },
+      usage,
+      cost,
+    );
   }
 
   /**
@@ -331,20 +357,21 @@ export class StepRecorder {
     if (!announced)
       for (const { type, payload } of this.completions())
         this.app.bus.publish(this.options.sessionId, type, payload);
+    const id = this.heldResult?.created?.id;
+    if (id) {
+      // Written by the step end's statement, finished.
+      this.heldResult = undefined;
+      const { sessionId, runId } = this.options;
+      this.tool = heldToolMessage(id, sessionId, runId, [...this.results], this.app.clock.now());
+      this.resultsWritten = this.results.length;
+    }
     this.dirty = false;
   }
 
-  /** The step's `message.completed` events, in message order (assistant, then tool). */
+  /** The step's `message.completed` events, in message order (`stepCompletions`). */
   completions(): { type: string; payload: Record<string, unknown> }[] {
-    const events: { type: string; payload: Record<string, unknown> }[] = [];
-    for (const message of [this.assistant, this.tool]) {
-      if (!message) continue;
-      events.push({
-        type: 'message.completed',
-        payload: { session_id: this.options.sessionId, message_id: message.id, run_id: this.options.runId },
-      });
-    }
-    return events;
+    const { sessionId, runId } = this.options;
+    return stepCompletions(sessionId, runId, this.assistant?.id, this.tool?.id, this.heldResult);
   }
 
   async flush(): Promise<void> {
@@ -406,15 +433,6 @@ export class StepRecorder {
       });
     }
     this.schedule();
-  }
-
-  /** Results in the order the model made the calls (they can finish in another order). */
-  private orderedResults(): MessagePart[] {
-    const index = (part: MessagePart) =>
-      part.type === 'tool-result'
-        ? this.toolCalls.findIndex((c) => c.tool_call_id === part.tool_call_id)
-        : -1;
-    return [...this.results].sort((a, b) => index(a) - index(b));
   }
 
   /** The assistant message, created once however many callers ask at the same time. */

@@ -51,7 +51,7 @@ export interface ToolBridgeOptions {
   recordResult?(
     call: { tool_call_id: string; tool: string; input: unknown; output: string; isError: boolean },
     finished: FinishedWrite,
-  ): Promise<boolean>;
+  ): Promise<boolean | 'held'>;
   /**
    * PostgreSQL: the step's model call held since the model's `finish` (./held-calls.ts), taken to
    * ride in the call's `tool.started` statement; `after()` once it answered writes it alone when it
@@ -334,9 +334,10 @@ async function recordedWithResult(
   });
   // The message and the session event were written, the run event not (its run's row is gone):
   // logged as the ledger's own append failure would be, not written twice.
-  if (recorded && !following.written())
+  if (recorded === true && !following.written())
     app.log.warn('run ledger append failed', { run_id: options.runId, type: 'tool.finished' });
-  return recorded;
+  // 'held': written with the step's end (p-pgtoolend), or alone before anything that needs it.
+  return recorded !== false;
 }
 
 /**

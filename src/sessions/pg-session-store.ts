@@ -121,7 +121,7 @@ export function createPostgresSessionStore(deps: {
     },
     search: createPostgresSessionSearch({ sql, toSession }),
     ...messageStore,
-    ...createPostgresStepClose({ sql, clock: deps.clock }),
+    ...createPostgresStepClose({ sql, clock: deps.clock, ids: deps.ids }),
     async count() {
       return (await sql.one<{ n: number }>('SELECT count(*) AS n FROM sessions'))?.n ?? 0;
     },

@@ -13,8 +13,9 @@
  */
 import { SvcError } from '../errors';
 import type { SqlClient } from '../store/postgres/client';
-import type { PrecedingWrite } from '../store/preceding-write';
-import type { Clock } from '../util/ids';
+import type { FollowingWrite, PrecedingWrite } from '../store/preceding-write';
+import type { Clock, Ids } from '../util/ids';
+import { MESSAGE_COLUMNS } from './pg-message-store';
 import { marked, wroteMessages, wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
 import type { Session, SessionRow, StepClose } from './types';
@@ -36,6 +37,39 @@ const stepCtes = (go: string) => `p AS (
           cost = cost + $15, updated_at = $11
         WHERE $12 AND id = $16 AND ${go} AND (SELECT count(*) FROM m) >= 0 RETURNING *)`;
 
+/**
+ * `stepCtes` with a new message inserted finished after the updates (`StepClose.created`,
+ * p-pgtoolend: the step's held tool result) and its following write (its `tool.finished`) after
+ * the session's row: $17…$23 the message (id, role, parts, run id, search tools, body, terms), the
+ * following write's from $24. The session's row is updated whatever the usage (its `updated_at`,
+ * as the message's own append did). The following `WITH` is the last: the run's row and its step
+ * end come after it (the event's seq before the step end's), the locks in the step end's order
+ * (messages, session row, run row).
+ */
+const createdCtes = (following: FollowingWrite) => (go: string) => {
+  const after = following.sql(23, `${go} AND EXISTS (SELECT 1 FROM n) AND (SELECT count(*) FROM s) >= 0`);
+  return `p AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::double precision[],
+                         $6::boolean[], $7::boolean[], $8::text[], $9::text[], $10::text[])
+      AS p(id, parts, has_usage, usage, cost, finished, has_doc, tools, body, terms)),
+  m AS (UPDATE messages x SET parts = coalesce(p.parts, x.parts),
+          usage = CASE WHEN p.has_usage THEN p.usage ELSE x.usage END, cost = coalesce(p.cost, x.cost),
+          updated_at = $11, finished_at = CASE WHEN p.finished THEN $11 ELSE x.finished_at END
+        FROM p WHERE x.id = p.id AND ${go} RETURNING x.id),
+  d AS (UPDATE message_search_docs y SET tools = p.tools, body = p.body, terms = p.terms::tsvector
+        FROM p WHERE p.has_doc AND y.message_id = p.id AND p.id IN (SELECT id FROM m)),
+  n AS (INSERT INTO messages (${MESSAGE_COLUMNS})
+          SELECT $17, x.id, $18, $19, NULL, NULL, NULL, 0::double precision, $20, $11::bigint, $11::bigint, $11::bigint
+            FROM sessions x WHERE x.id = $16 AND ${go} AND (SELECT count(*) FROM m) >= 0
+          RETURNING id, session_id, role, created_at),
+  nd AS (INSERT INTO message_search_docs (message_id, session_id, role, tools, created_at, body, terms)
+          SELECT n.id, n.session_id, n.role, $21, n.created_at, $22, $23::tsvector FROM n),
+  s AS (UPDATE sessions SET prompt_tokens = prompt_tokens + $13, completion_tokens = completion_tokens + $14,
+          cost = cost + $15, updated_at = $11
+        WHERE ($12 OR true) AND id = $16 AND ${go} AND (SELECT count(*) FROM n) >= 0 RETURNING *),
+  ${after.cte}`;
+};
+
 const CLOSE_STEP = `WITH ${stepCtes('true')}
   SELECT (SELECT array_agg(id) FROM m) AS svc_updated, s.* FROM (SELECT 1) AS one LEFT JOIN s ON true`;
 
@@ -46,18 +80,24 @@ const READY =
 const answerOf = (go: string) => `json_build_object('go', ${go},
     'found', (SELECT array_agg(i.id) FROM unnest($1::text[]) AS i(id) WHERE EXISTS (SELECT 1 FROM messages WHERE id = i.id)),
     'updated', (SELECT array_agg(id) FROM m), 'session', (SELECT row_to_json(s) FROM s))`;
+/** `answerOf` with the created message's id and its following write's answer. */
+const createdAnswerOf = (following: FollowingWrite) => (go: string) =>
+  `json_build_object('go', ${go},
+    'found', (SELECT array_agg(i.id) FROM unnest($1::text[]) AS i(id) WHERE EXISTS (SELECT 1 FROM messages WHERE id = i.id)),
+    'updated', (SELECT array_agg(id) FROM m), 'session', (SELECT row_to_json(s) FROM s),
+    'created', (SELECT id FROM n), 'following', ${following.sql(23, go).answer})`;
 
 type Answer = SessionRow & { svc_updated: string[] | null };
 
-export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock }): {
+export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock; ids: Ids }): {
   closeStep: (input: StepClose) => Promise<Session | undefined>;
   closeStepWrite: (input: StepClose) => PrecedingWrite<Session | undefined>;
 } {
   const { sql } = deps;
   /** The statement's parameters, and what a write leaves behind (marks, not_found) once it answered. */
-  const prepared = ({ sessionId, messages, usage }: StepClose) => {
+  const prepared = ({ sessionId, messages, usage, created }: StepClose) => {
     const docs = messages.map(({ patch }) => (patch.parts ? searchDocOf(patch.parts) : undefined));
-    const values = [
+    const values: unknown[] = [
       messages.map((m) => m.id),
       messages.map(({ patch }) => (patch.parts ? JSON.stringify(patch.parts) : null)),
       messages.map(({ patch }) => patch.usage !== undefined),
@@ -75,9 +115,23 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock }):
       usage?.cost ?? 0,
       sessionId,
     ];
+    if (created) {
+      const doc = searchDocOf(created.parts);
+      created.id = deps.ids.next('msg');
+      values.push(
+        created.id,
+        created.role,
+        JSON.stringify(created.parts),
+        created.runId,
+        doc.tools,
+        doc.body,
+        tsvectorOf(doc.body),
+        ...created.following.values,
+      );
+    }
     const wrote = (updated: string[] | null, row: SessionRow | null | undefined): Session | undefined => {
-      if (messages.length) wroteMessages(sessionId);
-      if (usage) wroteSession(sql, sessionId);
+      if (messages.length || created) wroteMessages(sessionId);
+      if (usage || created) wroteSession(sql, sessionId);
       const done = new Set(updated ?? []);
       // As the separate updateMessage calls: the others' writes stand (a transaction around rolls
       // them back with this error).
@@ -99,14 +153,17 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock }):
     },
     closeStepWrite(input) {
       const { values, wrote } = prepared(input);
+      const { created } = input;
       return {
         values,
         ready: READY,
-        ctes: stepCtes,
-        last: 's',
-        answer: answerOf,
+        ctes: created ? createdCtes(created.following) : stepCtes,
+        last: created ? created.following.name : 's',
+        answer: created ? createdAnswerOf(created.following) : answerOf,
         read(value) {
           const answer = value as StepAnswer;
+          // The created message's run event, announced before the step end's own.
+          if (created && answer.created === created.id) created.following.read(answer.following);
           // Not ready: nothing written; name a message that is missing, as updateMessage would.
           const found = new Set(answer.found ?? []);
           const missing = input.messages.find((m) => !found.has(m.id));
@@ -128,4 +185,6 @@ interface StepAnswer {
   found: string[] | null;
   updated: string[] | null;
   session: SessionRow | null;
+  created?: string | null;
+  following?: unknown;
 }

@@ -213,6 +213,23 @@ export interface StepClose {
   sessionId: string;
   messages: { id: string; patch: MessagePatch }[];
   usage?: { input_tokens: number; output_tokens: number; cost: number };
+  /**
+   * A new message inserted finished by the step end's statement, with its run event following it
+   * (`closeStepWrite` only; p-pgtoolend: the step's only tool result and its `tool.finished`).
+   */
+  created?: StepCloseCreated;
+}
+
+/**
+ * `StepClose.created`: the message and its following write; `id` is set by `closeStepWrite` (the
+ * id it inserts), for the caller's events.
+ */
+export interface StepCloseCreated {
+  id?: string;
+  role: MessageRole;
+  parts: MessagePart[];
+  runId: string;
+  following: FollowingWrite;
 }
 
 /** Filters of a session search; message filters (role, tool, dates) leave out title-only hits. */

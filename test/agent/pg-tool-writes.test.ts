@@ -45,16 +45,15 @@ describe.skipIf(!pg.available)('tool call and result writes on PostgreSQL', () =
       if (!tool || !assistant) throw new Error('no tool step recorded');
       // The inserts of the assistant message holding the call and of the tool result message.
       const inserts = writes.filter((w) => /INSERT INTO messages/.test(w.text));
-      const insertOf = (id: string) => inserts.find((w) => w.params[0] === id);
+      const insertOf = (id: string) => inserts.find((w) => w.params.includes(id));
       expect(insertOf(assistant.id)?.inTransaction).toBe(false);
-      expect(insertOf(tool.id)?.inTransaction).toBe(false);
       // The step's end (the messages finished, usage, the run's row and its event) is one
-      // statement, all or nothing by itself: no transaction around it.
-      const finishing = writes.filter(
-        (w) => /UPDATE messages/.test(w.text) && (w.params[0] as string[] | undefined)?.includes?.(tool.id),
-      );
+      // statement, all or nothing by itself: no transaction around it. Since p-pgtoolend the step's
+      // only result (its tool message, inserted finished) is in it too.
+      const finishing = writes.filter((w) => /UPDATE agent_runs/.test(w.text) && w.params.includes(tool.id));
       expect(finishing).toHaveLength(1);
-      expect(finishing[0]?.text).toMatch(/UPDATE agent_runs/);
+      expect(insertOf(tool.id)).toBe(finishing[0]);
+      expect(finishing[0]?.text).toMatch(/UPDATE messages/);
       expect(finishing[0]?.inTransaction).toBe(false);
     } finally {
       await app.close();

@@ -1,0 +1,129 @@
+/**
+ * A tool step's only result held for its step end on PostgreSQL (issue 18 item 6, p-pgtoolend):
+ * what ./step-recorder.ts keeps of it, the events the step end's statement appends for it, and the
+ * message it stored; the step end's message updates, and its results in call order.
+ * @module
+ */
+import type { Message, MessagePart } from '../sessions/session-store';
+import type { MessagePatch, StepCloseCreated, Usage } from '../sessions/types';
+import type { FinishedWrite, RecordedToolCall } from './step-message-writes';
+
+/** The held result's `tool.finished`, and its message once the step end took it (`created`). */
+export interface HeldResult {
+  finished: FinishedWrite;
+  created?: StepCloseCreated;
+}
+
+type Event = { type: string; payload: Record<string, unknown> };
+
+/**
+ * The step's completions in message order (assistant, then tool); led, for a result the step end
+ * writes (`held` taken, its id known), by its `tool.finished` and `message.created`, as when its
+ * message was written at the result.
+ */
+export function stepCompletions(
+  session_id: string,
+  run_id: string,
+  assistantId: string | undefined,
+  toolId: string | undefined,
+  held: HeldResult | undefined,
+): Event[] {
+  const events: Event[] = [];
+  const heldId = held?.created?.id;
+  if (held && heldId) {
+    events.push(...held.finished.events);
+    events.push({
+      type: 'message.created',
+      payload: { session_id, message_id: heldId, role: 'tool', run_id },
+    });
+  }
+  for (const id of [assistantId, toolId ?? heldId]) {
+    if (id) events.push({ type: 'message.completed', payload: { session_id, message_id: id, run_id } });
+  }
+  return events;
+}
+
+/** The tool message the step end's statement inserted, finished. */
+export function heldToolMessage(
+  id: string,
+  session_id: string,
+  run_id: string,
+  parts: MessagePart[],
+  now: number,
+): Message {
+  return {
+    id,
+    session_id,
+    role: 'tool',
+    parts,
+    model: null,
+    provider: null,
+    usage: null,
+    cost: 0,
+    run_id,
+    created_at: now,
+    updated_at: now,
+    finished_at: now,
+  };
+}
+
+/** Results in the order the model made the calls (they can finish in another order). */
+export function orderedResults(
+  results: readonly MessagePart[],
+  calls: readonly RecordedToolCall[],
+): MessagePart[] {
+  const index = (part: MessagePart) =>
+    part.type === 'tool-result' ? calls.findIndex((c) => c.tool_call_id === part.tool_call_id) : -1;
+  return [...results].sort((a, b) => index(a) - index(b));
+}
+
+/** A message of the step as `closingUpdates` takes it: `stored`, its parts are written already. */
+interface Closing {
+  id: string;
+  parts: MessagePart[];
+  stored: boolean;
+}
+
+/**
+ * The step's end as message updates (assistant, then tool): the parts only when they changed
+ * since they were last written; the assistant's usage and cost; both finished.
+ */
+export function closingUpdates(
+  assistant: Closing | undefined,
+  tool: Closing | undefined,
+  usage: Usage | null,
+  cost: number,
+): { id: string; patch: MessagePatch }[] {
+  const updates: { id: string; patch: MessagePatch }[] = [];
+  if (assistant)
+    updates.push({
+      id: assistant.id,
+      patch: { ...(assistant.stored ? {} : { parts: [...assistant.parts] }), usage, cost, finished: true },
+    });
+  if (tool)
+    updates.push({ id: tool.id, patch: { ...(tool.stored ? {} : { parts: tool.parts }), finished: true } });
+  return updates;
+}
+
+/**
+ * The call's result part, added to `results`; undefined, nothing added, when the call's result is
+ * there already (a result reported twice).
+ */
+export function addResult(
+  results: MessagePart[],
+  toolCallId: string,
+  tool: string,
+  output: string,
+  isError: boolean,
+): MessagePart | undefined {
+  if (results.some((r) => r.type === 'tool-result' && r.tool_call_id === toolCallId)) return undefined;
+  const part: MessagePart = {
+    type: 'tool-result',
+    tool_call_id: toolCallId,
+    tool,
+    output,
+    is_error: isError,
+  };
+  results.push(part);
+  return part;
+}
