@@ -20,10 +20,9 @@ import { marked, wroteMessages, wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
 import type { Session, SessionRow, StepClose } from './types';
 
-// $1…$10: the messages, one array element each (unnest keeps them aligned); $11 the time;
-// $12…$16 the usage (applied when $12). The search row follows only messages whose parts changed
-// ($7), as in updateMessage. Every write obeys `go` (true alone; `closeStepWrite`'s gate).
-const stepCtes = (go: string) => `p AS (
+// $1…$10: the messages, one array element each (unnest keeps them aligned); $11 the time. The
+// search row follows only messages whose parts changed ($7), as in updateMessage.
+const messageCtes = (go: string) => `p AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::double precision[],
                          $6::boolean[], $7::boolean[], $8::text[], $9::text[], $10::text[])
       AS p(id, parts, has_usage, usage, cost, finished, has_doc, tools, body, terms)),
@@ -32,10 +31,19 @@ const stepCtes = (go: string) => `p AS (
           updated_at = $11, finished_at = CASE WHEN p.finished THEN $11 ELSE x.finished_at END
         FROM p WHERE x.id = p.id AND ${go} RETURNING x.id),
   d AS (UPDATE message_search_docs y SET tools = p.tools, body = p.body, terms = p.terms::tsvector
-        FROM p WHERE p.has_doc AND y.message_id = p.id AND p.id IN (SELECT id FROM m)),
-  s AS (UPDATE sessions SET prompt_tokens = prompt_tokens + $13, completion_tokens = completion_tokens + $14,
+        FROM p WHERE p.has_doc AND y.message_id = p.id AND p.id IN (SELECT id FROM m))`;
+
+// $12…$16 the usage (applied when `where` holds) and the session.
+const sessionCte = (
+  where: string,
+) => `s AS (UPDATE sessions SET prompt_tokens = prompt_tokens + $13, completion_tokens = completion_tokens + $14,
           cost = cost + $15, updated_at = $11
-        WHERE $12 AND id = $16 AND ${go} AND (SELECT count(*) FROM m) >= 0 RETURNING *)`;
+        WHERE ${where} RETURNING *)`;
+
+// The step's messages updated, then the session's usage added ($12) to its row. Every write
+// obeys `go` (true alone; `closeStepWrite`'s gate).
+const stepCtes = (go: string) => `${messageCtes(go)},
+  ${sessionCte(`$12 AND id = $16 AND ${go} AND (SELECT count(*) FROM m) >= 0`)}`;
 
 /**
  * `stepCtes` with a new message inserted finished after the updates (`StepClose.created`,
@@ -48,25 +56,14 @@ const stepCtes = (go: string) => `p AS (
  */
 const createdCtes = (following: FollowingWrite) => (go: string) => {
   const after = following.sql(23, `${go} AND EXISTS (SELECT 1 FROM n) AND (SELECT count(*) FROM s) >= 0`);
-  return `p AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::double precision[],
-                         $6::boolean[], $7::boolean[], $8::text[], $9::text[], $10::text[])
-      AS p(id, parts, has_usage, usage, cost, finished, has_doc, tools, body, terms)),
-  m AS (UPDATE messages x SET parts = coalesce(p.parts, x.parts),
-          usage = CASE WHEN p.has_usage THEN p.usage ELSE x.usage END, cost = coalesce(p.cost, x.cost),
-          updated_at = $11, finished_at = CASE WHEN p.finished THEN $11 ELSE x.finished_at END
-        FROM p WHERE x.id = p.id AND ${go} RETURNING x.id),
-  d AS (UPDATE message_search_docs y SET tools = p.tools, body = p.body, terms = p.terms::tsvector
-        FROM p WHERE p.has_doc AND y.message_id = p.id AND p.id IN (SELECT id FROM m)),
+  return `${messageCtes(go)},
   n AS (INSERT INTO messages (${MESSAGE_COLUMNS})
           SELECT $17, x.id, $18, $19, NULL, NULL, NULL, 0::double precision, $20, $11::bigint, $11::bigint, $11::bigint
             FROM sessions x WHERE x.id = $16 AND ${go} AND (SELECT count(*) FROM m) >= 0
           RETURNING id, session_id, role, created_at),
   nd AS (INSERT INTO message_search_docs (message_id, session_id, role, tools, created_at, body, terms)
           SELECT n.id, n.session_id, n.role, $21, n.created_at, $22, $23::tsvector FROM n),
-  s AS (UPDATE sessions SET prompt_tokens = prompt_tokens + $13, completion_tokens = completion_tokens + $14,
-          cost = cost + $15, updated_at = $11
-        WHERE ($12 OR true) AND id = $16 AND ${go} AND (SELECT count(*) FROM n) >= 0 RETURNING *),
+  ${sessionCte(`($12 OR true) AND id = $16 AND ${go} AND (SELECT count(*) FROM n) >= 0`)},
   ${after.cte}`;
 };
 

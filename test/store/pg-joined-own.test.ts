@@ -9,45 +9,23 @@
  * are appended after the transaction as before.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createEventBus, type EventBus } from '../../src/events/bus';
-import { createPostgresEventStore } from '../../src/events/pg-event-store';
 import { followOtherNodes } from '../../src/events/pg-notify';
-import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
-import { migratePostgres } from '../../src/store/postgres/migrate';
-import { postgresForFile, recordingClient } from '../helpers/postgres';
+import type { SqlClient } from '../../src/store/postgres/client';
+import { busNode, type Closers } from '../helpers/pg-bus-node';
+import { postgresForFile } from '../helpers/postgres';
 import { until } from '../helpers/until';
 
 const pg = postgresForFile();
 const APPEND = /svc_append_events_across/;
 const READ = /FROM session_events/;
 
-const open = (url: string) =>
-  createPostgresClient({ url, pool_size: 4, statement_timeout_ms: 30_000, connect_timeout_ms: 5_000 });
-
 describe.skipIf(!pg.available)('session events held by a transaction, joined to its lone statement', () => {
-  const closers: (() => Promise<void> | void)[] = [];
+  const closers: Closers = [];
   afterEach(async () => {
     for (const close of closers.splice(0).reverse()) await close();
   });
 
-  /** A node: its client, a bus on the shared log with the client's transactions, the event store's statements. */
-  async function node(url?: string) {
-    const target = url ?? (await pg.cluster().createDatabase());
-    const sql = await open(target);
-    closers.push(() => sql.close());
-    if (!url) await migratePostgres(sql);
-    const sent: string[] = [];
-    const store = createPostgresEventStore({ sql: recordingClient(sql, sent) });
-    let now = 1_700_000_000_000;
-    const bus: EventBus = createEventBus({
-      store: () => store,
-      clock: { now: () => now++ },
-      shared: true,
-      transaction: () => sql.transactionNow(),
-    });
-    closers.push(() => bus.close());
-    return { url: target, sql, bus, sent };
-  }
+  const node = (url?: string) => busNode(pg.cluster(), closers, url);
 
   const logged = async (sql: SqlClient, sessionId: string) =>
     (

@@ -12,8 +12,9 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
+import type { SqlClient } from '../../src/store/postgres/client';
 import { MAX_NAMED, preparedNames } from '../../src/store/postgres/prepared-names';
+import { openClient } from '../helpers/pg-bus-node';
 import { postgresForFile } from '../helpers/postgres';
 
 const cluster = postgresForFile();
@@ -22,12 +23,7 @@ const STAR = 'SELECT * FROM items WHERE id = $1';
 async function setUp(): Promise<{ url: string; db: SqlClient }> {
   const url = await cluster.cluster().createDatabase();
   // One connection: what it holds is what `pg_prepared_statements` shows to its own statements.
-  const db = await createPostgresClient({
-    url,
-    pool_size: 1,
-    statement_timeout_ms: 30_000,
-    connect_timeout_ms: 5_000,
-  });
+  const db = await openClient(url, 1);
   await db.run('CREATE TABLE items (id text PRIMARY KEY, n integer NOT NULL)');
   await db.run("INSERT INTO items SELECT 'i' || g, 0 FROM generate_series(1, 5) AS g");
   return { url, db };
