@@ -4,8 +4,10 @@
  * (test/store/pg-step-phase.test.ts, pg-tool-finished.test.ts); and an agent App on such a
  * database driven by a scripted model (pg-step-phase, pg-model-call-step-end).
  */
+import type { App } from '../../src/app';
 import type { SessionEvent } from '../../src/events/bus';
 import type { RunEvent } from '../../src/runs/types';
+import type { SqlClient } from '../../src/store/postgres/client';
 import type { ModelCallRow } from '../../src/telemetry/model-call-store';
 import type { AnyTool } from '../../src/tools/core/define-tool';
 import { agentApp, echoTool } from './agent-harness';
@@ -59,13 +61,20 @@ export async function storeRun(
     title: string;
     closers: (() => Promise<void>)[];
     config?: Record<string, unknown>;
+    /** The client the App gets in place of the database's (a fault injected, PostgreSQL). */
+    client?: (sql: SqlClient) => SqlClient;
+    /** The fake provider's wire (agentApp's `wire`). */
+    wire?: 'anthropic';
+    /** Called with the App and the session before the run is sent (a hook into the App). */
+    started?: (app: App, sessionId: string) => void;
   },
 ) {
   const sql = cluster ? await migratedDatabase(cluster) : undefined;
-  const { app, events } = await agentApp(script, {
+  const { app, events, provider } = await agentApp(script, {
     extraTools: options.tools,
-    ...(sql ? { postgres: sql } : {}),
+    ...(sql ? { postgres: options.client ? options.client(sql) : sql } : {}),
     ...(options.config ? { extraConfig: options.config } : {}),
+    ...(options.wire ? { wire: options.wire } : {}),
   });
   options.closers.push(async () => {
     await app.close();
@@ -74,6 +83,7 @@ export async function storeRun(
   const heard: RunEvent[] = [];
   app.runs.onAppend((event) => heard.push(event));
   const session = await app.sessions.create({ title: options.title });
+  options.started?.(app, session.id);
   const driver = driverStatements();
   let sent: string[];
   let runId: string;
@@ -89,7 +99,7 @@ export async function storeRun(
   const runEvents = await app.runs.events(runId);
   const messages = await app.sessions.messages(session.id);
   const sessionEvents = events.filter((e: SessionEvent) => e.session_id === session.id);
-  return { app, sql, session, runId, status, sent, heard, runEvents, messages, sessionEvents };
+  return { app, sql, provider, session, runId, status, sent, heard, runEvents, messages, sessionEvents };
 }
 
 /** What must be the same on both stores: event types in order, messages' roles and parts. */
