@@ -63,8 +63,6 @@ export async function storeRun(
     config?: Record<string, unknown>;
     /** The client the App gets in place of the database's (a fault injected, PostgreSQL). */
     client?: (sql: SqlClient) => SqlClient;
-    /** The fake provider's wire (agentApp's `wire`). */
-    wire?: 'anthropic';
     /** Called with the App and the session before the run is sent (a hook into the App). */
     started?: (app: App, sessionId: string) => void;
   },
@@ -74,7 +72,6 @@ export async function storeRun(
     extraTools: options.tools,
     ...(sql ? { postgres: options.client ? options.client(sql) : sql } : {}),
     ...(options.config ? { extraConfig: options.config } : {}),
-    ...(options.wire ? { wire: options.wire } : {}),
   });
   options.closers.push(async () => {
     await app.close();
