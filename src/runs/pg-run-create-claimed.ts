@@ -31,12 +31,12 @@ export function postgresCreateClaimed(ctx: {
 }): NonNullable<RunLedger['createClaimed']> {
   const { sql, clock, ids, owner, events } = ctx;
   /**
-   * The start's session events joined to its statement (p-pgstart4): only when that statement
-   * goes alone (committed at its answer, so they are delivered and notified once it is), the
-   * session's held `session.created` first (`own`); undefined: the caller publishes them.
+   * The start's session events joined to its statement (p-pgstart4), asked only when that
+   * statement goes alone (committed at its answer, so they are delivered and notified once it is),
+   * the session's held `session.created` first (`own`); undefined: the caller publishes them.
    */
   const join = (sessionId: string, announce: ReturnType<NonNullable<ClaimedCreate['announce']>>) =>
-    announce?.length && sql.aloneNow?.() ? ctx.bus?.joinAll?.(sessionId, announce, { own: true }) : undefined;
+    announce?.length ? ctx.bus?.joinAll?.(sessionId, announce, { own: true }) : undefined;
   return async (input, riding, claimWith) => {
     const now = clock.now();
     const row = newRunRow({ ...input, status: 'running' }, ids.next('run'), now, owner);
@@ -55,7 +55,7 @@ export function postgresCreateClaimed(ctx: {
     const alongside = along?.runId === id ? along : undefined;
     // Last before the statement, nothing awaited between: it is sent as the join found it (alone).
     const alone = sql.aloneNow?.() === true;
-    const joined: JoinedEvents | undefined = join(sessionId, claimWith.announce?.(row));
+    const joined: JoinedEvents | undefined = alone ? join(sessionId, claimWith.announce?.(row)) : undefined;
     let inserted: Awaited<ReturnType<typeof insertClaimedRun>> | undefined;
     try {
       inserted = await insertClaimedRun(

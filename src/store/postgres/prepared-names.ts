@@ -8,10 +8,11 @@
  * dearer, PostgreSQL's `plan_cache_mode = auto`).
  *
  * Bounded by use (p-pgprep2): at most `MAX_NAMED` texts are named at once, least recently used
- * evicted first (its last use a tick, no reordering at each use); a connection closes the statements of evicted texts (a Close message before its
- * next statement's, no round trip of its own), so a long-lived process whose texts change keeps
- * its current ones named and the server at most that many statements a connection. Texts built
- * per call that never come again (a VALUES list of one length) are seen once and stay unnamed.
+ * evicted first (its last use a tick, no reordering at each use); a connection closes the
+ * statements of evicted texts (a Close message before its next statement's, no round trip of its
+ * own), so a long-lived process whose texts change keeps its current ones named and the server at
+ * most that many statements a connection. Texts built per call that never come again (a VALUES
+ * list of one length) are seen once and stay unnamed.
  *
  * A kept statement whose result columns changed (another node's migration added a column to a
  * table it reads with `*`) fails once with "cached plan must not change result type": every name
