@@ -71,7 +71,18 @@ describe.skipIf(!pg.available)('a compat request’s session-event appends on Po
       const places = after.map((type) => answer.indexOf(type));
       expect(places.every((place, i) => place >= 0 && (i === 0 || place > places[i - 1]))).toBe(true);
       // The start is one statement, its own commit, no BEGIN/COMMIT (p-pgstart2); the bus's appends after it.
-      expect(calls.filter((call) => call.text === 'BEGIN' || call.text === 'COMMIT')).toEqual([]);
+      // (Each with the statements around it, so a failure names the writes that shared a transaction.)
+      const controls = calls.flatMap((call, i) =>
+        call.text === 'BEGIN' || call.text === 'COMMIT'
+          ? [
+              {
+                text: call.text,
+                around: calls.slice(Math.max(0, i - 2), i + 3).map((c) => c.text.slice(0, 120)),
+              },
+            ]
+          : [],
+      );
+      expect(controls).toEqual([]);
       expect(appends[0].at).toBeGreaterThan(start);
       expect((await loggedEvents(sql, row.session_id)).map((e) => e.type)).toEqual([
         'session.created',
