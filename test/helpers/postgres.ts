@@ -399,15 +399,19 @@ export function driverStatements(): {
   sent: string[];
   /** The same statements with their parameters (none for a text alone). */
   calls: { text: string; values?: unknown[] }[];
+  /** The connection (pg `Client`) each call went out on, by the call's index. */
+  clients: unknown[];
   restore(): void;
 } {
   const prototype = pgDriver.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = prototype.query;
   const sent: string[] = [];
   const calls: { text: string; values?: unknown[] }[] = [];
+  const clients: unknown[] = [];
   prototype.query = function query(this: unknown, config: unknown, ...rest: unknown[]) {
     const text = typeof config === 'string' ? config : String((config as { text?: string }).text);
     sent.push(text);
+    clients.push(this);
     calls.push({
       text,
       values: typeof config === 'string' ? undefined : (config as { values?: unknown[] }).values,
@@ -417,6 +421,7 @@ export function driverStatements(): {
   return {
     sent,
     calls,
+    clients,
     restore: () => {
       prototype.query = original;
     },

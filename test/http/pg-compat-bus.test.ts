@@ -105,4 +105,57 @@ describe.skipIf(!pg.available)('a compat request’s session-event appends on Po
       await sql.close();
     }
   });
+
+  it('STORE-PG-390: the readout recorder’s reads and close run outside the compat start’s transaction (a lone start stays one statement, no BEGIN/COMMIT around it), and the start follows the pending start_new_session recommendation', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    const statements = driverStatements();
+    const { app, client } = await compatServer([reply().text('warm'), reply().text('one')], {
+      postgres: sql,
+    });
+    try {
+      await streamedAnswer(client);
+      await settledCompatRow(app);
+      await app.bus.flush();
+      // A pending recommendation a new top-level session follows: the write drops the kept pending
+      // rows, so the start's session.created makes the recorder read them from the database and
+      // close the one it finds (its own transaction).
+      const rec = await app.recommendations.record({
+        zone: 'compaction',
+        kind: 'start_new_session',
+        session_id: 'ses_other',
+        payload: { compactions: 2 },
+        window_seconds: 3600,
+      });
+      const from = statements.calls.length;
+      expect(await streamedAnswer(client)).toBe('one');
+      await settledCompatRow(app);
+      await app.bus.flush();
+      await app.recommendations.flush();
+      expect((await app.recommendations.get(rec.id))?.outcome).toBe('followed');
+      const texts = statements.calls.slice(from).map((call) => call.text);
+      const clients = statements.clients.slice(from);
+      const start = texts.findIndex((text) => /INSERT INTO sessions /.test(text));
+      expect(start).toBeGreaterThanOrEqual(0);
+      // Each BEGIN … COMMIT of the request (its statements on that connection) is the recorder's
+      // close alone: its locked read and update.
+      const transactions: string[][] = [];
+      texts.forEach((text, i) => {
+        if (text !== 'BEGIN') return;
+        const own = texts.filter((_, j) => j > i && clients[j] === clients[i]);
+        const end = own.indexOf('COMMIT');
+        transactions.push(own.slice(0, end < 0 ? undefined : end).map((t) => t.slice(0, 60)));
+      });
+      expect(transactions, JSON.stringify(transactions, null, 1)).toHaveLength(1);
+      expect(transactions[0]).toHaveLength(2);
+      expect(transactions[0][0]).toMatch(
+        /^SELECT .* FROM recommendations WHERE id = \$1 FOR UPDATE|^SELECT id, zone/,
+      );
+      expect(transactions[0][1]).toMatch(/^UPDATE recommendations SET outcome/);
+      expect(texts.filter((text) => /SAVEPOINT/.test(text))).toEqual([]);
+    } finally {
+      statements.restore();
+      await app.close();
+      await sql.close();
+    }
+  });
 });

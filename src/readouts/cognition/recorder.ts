@@ -13,6 +13,7 @@
  * Anything still pending when its window passes is expired.
  * @module
  */
+import { AsyncResource } from 'node:async_hooks';
 import type { Config } from '../../config/schema';
 import type { EventBus, SessionEvent } from '../../events/bus';
 import type { Logger } from '../../log';
@@ -40,33 +41,22 @@ export interface RecommendationRecorderDeps {
   log: Logger;
 }
 
-/** Subscribes to the session bus; returns the unsubscribe. */
+/**
+ * Subscribes to the session bus; returns the unsubscribe. The ledger's work runs in the recorder's
+ * own async context, taken at the call (the app's start, outside every transaction), not in the
+ * event's: the bus delivers in the publisher's context (src/events/bus.ts) and a PostgreSQL
+ * transaction's scope takes every statement started in it while it is open
+ * (src/store/postgres/client.ts). A compat start delivers its joined events with its transaction
+ * still open, so the recorder's read of the pending rows went into that transaction and made the
+ * lone start a BEGIN … COMMIT (STORE-PG-390).
+ */
 export function startRecommendationRecorder(
   app: RecommendationRecorderDeps,
   ledger: RecommendationLedger,
 ): () => void {
   const allowCounts = new Map<string, number>();
   const compactions = new Map<string, number>();
-
-  const follow = async (
-    ledger: RecommendationRepository,
-    sessionId: string | undefined,
-    zone: CognitionZone,
-    kind: string,
-    evidence: Record<string, unknown>,
-    match?: (e: Record<string, unknown>) => boolean,
-  ) => {
-    for (const rec of await ledger.pending({ session_id: sessionId, zone, kind })) {
-      if (match && !match(rec.evidence)) continue;
-      await ledger.close(rec.id, 'followed', evidence);
-    }
-  };
-  const once = async (
-    ledger: RecommendationRepository,
-    sessionId: string,
-    zone: CognitionZone,
-    kind: string,
-  ) => (await ledger.pending({ session_id: sessionId, zone, kind })).length > 0;
+  const own = new AsyncResource('svc.recommendation-recorder');
 
   const threshold = () => app.config().options.health_followons.token_pressure_threshold;
 
@@ -185,12 +175,33 @@ export function startRecommendationRecorder(
     // Nothing to record and nothing due to sweep (a step's context.usage under the threshold):
     // no step queued, no promise.
     if (sweepsOnly(event, threshold()) && ledger.quiet()) return;
-    void ledger
-      .serial((store) => handle(store, event))
-      .catch((error) => app.log.warn('recommendation recorder failed', { type: event.type, error }));
+    own.runInAsyncScope(() =>
+      ledger
+        .serial((store) => handle(store, event))
+        .catch((error) => app.log.warn('recommendation recorder failed', { type: event.type, error })),
+    );
   };
   return app.bus.subscribe('*', onEvent);
 }
+
+/** Closes as followed the pending recommendations of the rule (those `match` takes). */
+const follow = async (
+  ledger: RecommendationRepository,
+  sessionId: string | undefined,
+  zone: CognitionZone,
+  kind: string,
+  evidence: Record<string, unknown>,
+  match?: (e: Record<string, unknown>) => boolean,
+) => {
+  for (const rec of await ledger.pending({ session_id: sessionId, zone, kind })) {
+    if (match && !match(rec.evidence)) continue;
+    await ledger.close(rec.id, 'followed', evidence);
+  }
+};
+
+/** Whether the session already has a pending recommendation of the rule. */
+const once = async (ledger: RecommendationRepository, sessionId: string, zone: CognitionZone, kind: string) =>
+  (await ledger.pending({ session_id: sessionId, zone, kind })).length > 0;
 
 const pressing = (p: Record<string, any>, threshold: number) =>
   typeof p.ratio === 'number' && p.ratio >= threshold;
