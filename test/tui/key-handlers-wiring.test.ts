@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 
 const TUI = join(__dirname, '../../src/surfaces/tui');
 const HOOK = 'ui/use-latest-input.ts';
+/** The root's one subscription, which hands each key to the hook's registered handlers. */
+const ROOT = 'ui/key-input.tsx';
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -22,11 +24,13 @@ function sources(dir: string): string[] {
 const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
 
 describe('TUI key handler wiring', () => {
-  it('TUI-KEYS-18: no file under src/surfaces/tui but the hook uses Ink useInput', () => {
+  it('TUI-KEYS-18: no file under src/surfaces/tui but the hook and the key root uses Ink useInput', () => {
     const files = sources(TUI).map((path) => relative(TUI, path).split('\\').join('/'));
     expect(files).toContain(HOOK);
+    expect(files).toContain(ROOT);
     const direct = files.filter(
-      (file) => file !== HOOK && /\buseInput\b/.test(code(readFileSync(join(TUI, file), 'utf8'))),
+      (file) =>
+        file !== HOOK && file !== ROOT && /\buseInput\b/.test(code(readFileSync(join(TUI, file), 'utf8'))),
     );
     expect(direct).toEqual([]);
   });

@@ -19,6 +19,7 @@ import { HelpView } from '../../src/surfaces/tui/ui/dialogs/help-view';
 import { PermissionDialog } from '../../src/surfaces/tui/ui/dialogs/permission-dialog';
 import { ReadoutView } from '../../src/surfaces/tui/ui/dialogs/readout-view';
 import type { EditorState } from '../../src/surfaces/tui/ui/editor';
+import { KeyInputRoot } from '../../src/surfaces/tui/ui/key-input';
 import { ScrollView } from '../../src/surfaces/tui/ui/scroll-view';
 import { SelectList } from '../../src/surfaces/tui/ui/select-list';
 import { TextPrompt } from '../../src/surfaces/tui/ui/text-prompt';
@@ -166,6 +167,47 @@ describe('a key right after the content arrives', () => {
       () => (view.lastFrame()?.includes('edit perm_2.ts') && view.lastFrame()?.includes('esc deny')) ?? false,
     );
     expect(decisions).toEqual([]);
+    view.unmount();
+  });
+});
+
+describe('a key right after a dialog mounts (KeyInputRoot)', () => {
+  it('TUI-KEYS-30: /help opening: G on its first frame goes to the end (was lost: the dialog had no handler until its passive effect)', async () => {
+    const view = await pressOnArrival(
+      false,
+      true,
+      (open) => (
+        <KeyInputRoot>
+          {open ? <HelpView height={12} onClose={() => {}} /> : <Text>prompt</Text>}
+        </KeyInputRoot>
+      ),
+      'Keys',
+      'G',
+    );
+    await waitFor(() => /lines \d+–(\d+) of \1/.test(view.lastFrame() ?? ''));
+    expect(view.lastFrame()).toContain('/quit');
+    view.unmount();
+  });
+
+  it('TUI-KEYS-31: a handler registered under the root takes keys, and none once it unmounts', async () => {
+    const closed: string[] = [];
+    const view = render(
+      <KeyInputRoot>
+        <HelpView height={12} onClose={() => closed.push('help')} />
+      </KeyInputRoot>,
+    );
+    await waitFor(() => view.lastFrame()?.includes('Keys') ?? false);
+    view.stdin.write('q');
+    await waitFor(() => closed.length > 0);
+    view.rerender(
+      <KeyInputRoot>
+        <Text>gone</Text>
+      </KeyInputRoot>,
+    );
+    await waitFor(() => view.lastFrame()?.includes('gone') ?? false);
+    view.stdin.write('q');
+    await tick();
+    expect(closed).toEqual(['help']);
     view.unmount();
   });
 });

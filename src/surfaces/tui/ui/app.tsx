@@ -14,6 +14,7 @@ import { type Dialog, useDialog, useOnboarding } from './dialog-state';
 import { DialogView } from './dialog-view';
 import { PermissionDialog } from './dialogs/permission-dialog';
 import { InputBox } from './input-box';
+import { KeyInputRoot } from './key-input';
 import { StatusLine } from './status-line';
 import { ItemView } from './transcript-view';
 import { type PromptHistoryStore, usePromptEditor } from './use-prompt-editor';
@@ -41,7 +42,16 @@ export interface TuiAppProps {
   clearOnRedraw?: boolean;
 }
 
+/** The chat screen under the one key subscription (./key-input.tsx). */
 export function TuiApp(props: TuiAppProps) {
+  return (
+    <KeyInputRoot>
+      <ChatScreen {...props} />
+    </KeyInputRoot>
+  );
+}
+
+function ChatScreen(props: TuiAppProps) {
   const { controller } = props;
   const { exit } = useApp();
   const [store, setStore] = useState(() => controller.store());

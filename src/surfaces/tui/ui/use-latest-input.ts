@@ -16,10 +16,19 @@
  * updates only after that task, so the second key reaches the same render's handler. A handler
  * whose keys build on each other writes the state it moves to into a ref as it goes (the prompt's
  * text, a list's cursor, the permission dialog's choice) and reads it from there.
+ *
+ * A component that mounts (a dialog opening) has no handler Ink knows of until its passive effect
+ * subscribes one, so a key read between its first frame and that effect reached nobody: `G` typed
+ * as soon as /help appeared was lost (the official CI's first-hour run, stop 55). Under
+ * `KeyInputRoot` (./key-input.tsx, the TUI's root) Ink holds one subscription for the app's life
+ * and hands each key to the handlers registered now; a component registers in a layout effect, in
+ * the commit that writes its first frame, so from that frame on it takes keys. Rendered alone (a
+ * component test with no root), a component subscribes to Ink itself as before.
  * @module
  */
 import { type Key, useInput } from 'ink';
-import { useCallback, useLayoutEffect, useRef } from 'react';
+import { useCallback, useContext, useLayoutEffect, useRef } from 'react';
+import { KeyInputRegistry } from './key-input';
 
 export type KeyHandler = (input: string, key: Key) => void;
 
@@ -42,5 +51,7 @@ export function useLatestInput(handler: KeyHandler, options: LatestInputOptions 
   const stable = useCallback<KeyHandler>((input, key) => {
     if (latest.current.isActive) latest.current.handler(input, key);
   }, []);
-  useInput(stable);
+  const registry = useContext(KeyInputRegistry);
+  useLayoutEffect(() => registry?.add(stable), [registry, stable]);
+  useInput(stable, { isActive: registry === undefined });
 }
