@@ -152,7 +152,10 @@ describe('svc run', () => {
     expect(result.stderr).not.toContain('sk-live-abcdefghijklmnopqrstuvwxyz');
   });
 
-  it('--session continues a session with its history; CLI-08/CLI-12/CLI-13/CLI-14/CLI-15 readouts report it', async () => {
+  // Nine svc processes one after another: on a loaded 2-core CI box each start can take seconds.
+  it('--session continues a session with its history; CLI-08/CLI-12/CLI-13/CLI-14/CLI-15 readouts report it', {
+    timeout: 120_000,
+  }, async () => {
     const provider = await fakeProvider([
       reply().text('first answer'),
       reply().text('second answer'),

@@ -11,7 +11,7 @@
  * @module
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,16 +57,22 @@ export interface PostgresCluster {
   stop(): void;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
+/**
+ * A port free now, below the kernel's ephemeral range (32768 and up by default): a port taken from
+ * that range (`listen(0)`) can become the source port of any outgoing connection before the server
+ * binds it, and the official CI saw a standby's `pg_ctl start` fail that way once.
+ */
+async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+  throw new Error('no free port found between 20000 and 32000 in 100 tries');
 }
 
 function asClusterUser(bin: string, args: string[]): void {
@@ -166,9 +172,23 @@ async function launch(
   statements = false,
 ): Promise<PostgresCluster> {
   const data = join(dir, 'data');
-  const port = await freePort();
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=${durable ? 'on' : 'off'} -c full_page_writes=off${statements ? ' -c shared_preload_libraries=pg_stat_statements' : ''}`;
-  asClusterUser(join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
+  const log = join(dir, 'log');
+  let port = 0;
+  let options = '';
+  // A port another process took between the check and the bind: again on another (the server's
+  // log says why a start failed; it is in the error).
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=${durable ? 'on' : 'off'} -c full_page_writes=off${statements ? ' -c shared_preload_libraries=pg_stat_statements' : ''}`;
+    try {
+      asClusterUser(join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', log, '-w', 'start']);
+      break;
+    } catch (error) {
+      const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-15).join('\n') : '(no log)';
+      if (attempt < 3 && /could not bind|already in use/i.test(tail)) continue;
+      throw new Error(`${(error as Error).message}\nthe server's log (${log}), last lines:\n${tail}`);
+    }
+  }
   let stopped = false;
   const stop = () => {
     if (stopped) return;
