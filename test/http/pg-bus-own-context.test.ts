@@ -169,5 +169,28 @@ describe.skipIf(!pg.available)(
         await sql.close();
       }
     });
+
+    it('STORE-PG-414: with edit capsules on, the capsule’s finalization on run.finished reads outside the publisher’s transaction', async () => {
+      const { sql, app, session } = await pgApp({ options: { edit_capsules: true } });
+      const statements = driverStatements();
+      try {
+        const from = statements.calls.length;
+        await rolledBack(app, sql, async () => {
+          app.bus.publish(session.id, 'run.finished', {
+            session_id: session.id,
+            run_id: 'run_x',
+            status: 'completed',
+          });
+          await app.bus.flush();
+          await sent(statements, from, /FROM edit_capsules WHERE run_id = \$1/);
+          await app.quality.findings.flush();
+        });
+        expect(transactionsOf(statements, from)).toEqual([['SELECT 1']]);
+      } finally {
+        statements.restore();
+        await app.close();
+        await sql.close();
+      }
+    });
   },
 );
