@@ -192,5 +192,40 @@ describe.skipIf(!pg.available)(
         await sql.close();
       }
     });
+
+    it('STORE-PG-416: the finding observer’s update on a run ledger event appended in a transaction (diagnostics.reported) runs outside it, and a rollback of that transaction keeps the finding', async () => {
+      const { sql, app, session } = await pgApp();
+      const statements = driverStatements();
+      try {
+        const run = await app.runs.create({
+          session_id: session.id,
+          family_session_id: session.id,
+          agent: 'build',
+          origin: 'cli',
+          prompt: 'check',
+          status: 'running',
+        });
+        const from = statements.calls.length;
+        await rolledBack(app, sql, async () => {
+          await app.runs.append(run.id, 'diagnostics.reported', {
+            path: 'src/a.ts',
+            server: 'typescript',
+            complete: true,
+            errors: [{ line: 1, column: 7, message: 'broken', source: 'ts', code: '2322' }],
+          });
+          await app.quality.findings.flush();
+        });
+        expect((await app.quality.findings.list()).map((f) => [f.path, f.state])).toEqual([
+          ['src/a.ts', 'open'],
+        ]);
+        const [transaction] = transactionsOf(statements, from);
+        expect(transaction[0]).toBe('SELECT 1');
+        expect(transaction.filter((text) => /finding/.test(text))).toEqual([]);
+      } finally {
+        statements.restore();
+        await app.close();
+        await sql.close();
+      }
+    });
   },
 );
