@@ -246,6 +246,11 @@ function subscribe(
       draining = undefined;
     }
   };
+  // In the publisher's async context, deliberately (unlike the background listeners, which run in
+  // their own: src/events/own-context.ts): a run waits for `settled()` before it assembles its
+  // prompt, and the monitor's reads of the run and the session must see what the run's start wrote,
+  // in its transaction when that is still open (e9439a6, STORE-PG-adaptive); out of it they would
+  // miss the uncommitted rows, or wait on their locks for a COMMIT that waits for them.
   const unsubscribe = ctx.deps.bus.subscribe('*', (event) => {
     if (ctx.lifecycle.closed || !HANDLED.has(event.type)) return;
     // With the layer off only the idle state has work (`applyPending`): the other events queue

@@ -30,6 +30,7 @@
 import type { AgentService } from '../agent/types';
 import type { Config } from '../config/schema';
 import type { EventBus, SessionEvent } from '../events/bus';
+import { ownContext } from '../events/own-context';
 import type { SessionEventPayloads } from '../events/types';
 import type { Logger } from '../log';
 import type { RecommendationLedger } from '../readouts/cognition/recommendation-store';
@@ -109,13 +110,21 @@ export function createHealthFollowons(deps: HealthFollowonDeps): HealthFollowons
   const actions = createHealthActions(deps, caps, limits);
   const report = createActivationReport(deps, store, gates);
 
-  /** Off the publisher's path; tracked so close() and tests can wait for it. */
+  /**
+   * Off the publisher's path and out of its transaction: the work (the activation's rows, a
+   * summary) runs in the follow-ons' own async context (../events/own-context.ts), so it is never
+   * committed or rolled back with whoever published the event. Tracked so close() and tests can
+   * wait for it.
+   */
+  const own = ownContext('svc.health-followons');
   const schedule = (work: () => Promise<void> | void) => {
     if (closed) return;
-    const promise: Promise<void> = Promise.resolve()
-      .then(() => (closed ? undefined : work()))
-      .catch((error: unknown) => deps.log.warn('health follow-on failed', { error }))
-      .finally(() => inFlight.delete(promise));
+    const promise: Promise<void> = own.run(() =>
+      Promise.resolve()
+        .then(() => (closed ? undefined : work()))
+        .catch((error: unknown) => deps.log.warn('health follow-on failed', { error }))
+        .finally(() => inFlight.delete(promise)),
+    );
     inFlight.add(promise);
   };
 

@@ -1,11 +1,14 @@
 /**
  * Hooks on session events: one bus subscription for every session. For an event whose session
  * has a pack in force with hooks for that event type (and tool), the commands run in order, per
- * session in event order, off the publisher's path. Outcomes go to the log and the store; the
- * command never does.
+ * session in event order, off the publisher's path and out of its transaction (the pack's lookup
+ * and the outcome's row run in the dispatcher's own async context, ../events/own-context.ts: a
+ * compat start's joined `run.started` came with its transaction open, and the lookup's read made
+ * the lone start a BEGIN … COMMIT). Outcomes go to the log and the store; the command never does.
  * @module
  */
 import type { EventBus, SessionEvent } from '../events/bus';
+import { ownContext } from '../events/own-context';
 import type { Logger } from '../log';
 import type { Redactor } from '../redact';
 import type { CommandSpawner } from '../sandbox/spawn';
@@ -100,8 +103,7 @@ export function startHookDispatch(deps: {
     }
   };
 
-  const unsubscribe = deps.bus.subscribe('*', (event) => {
-    if (closed || !HOOK_EVENT_SET.has(event.type) || !deps.enabled()) return;
+  const dispatch = (event: SessionEvent) => {
     // The pack in force when the event came (looked up now), its hooks run in the session's order.
     const lookup = deps.applied(event.session_id);
     const tool = typeof event.payload.tool === 'string' ? event.payload.tool : undefined;
@@ -124,6 +126,11 @@ export function startHookDispatch(deps: {
     void next.finally(() => {
       if (queues.get(event.session_id) === next) queues.delete(event.session_id);
     });
+  };
+  const own = ownContext('svc.pack-hooks');
+  const unsubscribe = deps.bus.subscribe('*', (event) => {
+    if (closed || !HOOK_EVENT_SET.has(event.type) || !deps.enabled()) return;
+    own.run(() => dispatch(event));
   });
 
   return {

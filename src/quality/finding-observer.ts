@@ -2,10 +2,13 @@
  * Feeds the finding lifecycle from what already happens, without touching the agent loop: run
  * ledger events (`local_shell_finished` from bash, `diagnostics.reported` from the diagnostics
  * tool) open and fix findings; bus events (`file.changed`, `run.finished`) acknowledge them, mark
- * them stale when their file goes away, and sweep the ones not seen for a long time.
+ * them stale when their file goes away, and sweep the ones not seen for a long time. The updates
+ * run in the observer's own async context (../events/own-context.ts), never in the transaction of
+ * the ledger append or the event's publisher: they are not that writer's to commit or roll back.
  * @module
  */
-import type { EventBus } from '../events/bus';
+import type { EventBus, SessionEvent } from '../events/bus';
+import { ownContext } from '../events/own-context';
 import type { SessionEventPayloads } from '../events/types';
 import type { Logger } from '../log';
 import type { RunEvent, RunLedger } from '../runs/run-ledger';
@@ -51,6 +54,7 @@ export function startFindingObserver(deps: {
     }
   };
   const queued = (what: string, update: Promise<unknown>) => void update.catch(failed(what));
+  const own = ownContext('svc.finding-observer');
 
   const onShell = (event: RunEvent) => {
     const payload = event.payload as ShellFinished;
@@ -106,10 +110,11 @@ export function startFindingObserver(deps: {
   };
 
   const offLedger = deps.runs.onAppend((event) => {
-    if (event.type === 'local_shell_finished') guarded(event.type, () => onShell(event));
-    else if (event.type === 'diagnostics.reported') guarded(event.type, () => onDiagnostics(event));
+    if (event.type === 'local_shell_finished') guarded(event.type, () => own.run(() => onShell(event)));
+    else if (event.type === 'diagnostics.reported')
+      guarded(event.type, () => own.run(() => onDiagnostics(event)));
   });
-  const offBus = deps.bus.subscribe('*', (event) => {
+  const onBus = (event: SessionEvent) => {
     if (event.type === 'file.changed') {
       const payload = event.payload as SessionEventPayloads['file.changed'];
       queued(
@@ -127,6 +132,9 @@ export function startFindingObserver(deps: {
         findings.sweep({ sessionId: payload.session_id, runId: payload.run_id, source: 'sweep' }),
       );
     }
+  };
+  const offBus = deps.bus.subscribe('*', (event) => {
+    if (event.type === 'file.changed' || event.type === 'run.finished') own.run(() => onBus(event));
   });
   return () => {
     offLedger();

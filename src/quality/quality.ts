@@ -8,6 +8,7 @@
  */
 import type { Config } from '../config/schema';
 import type { EventBus } from '../events/bus';
+import { ownContext } from '../events/own-context';
 import type { SessionEventPayloads } from '../events/types';
 import type { Logger } from '../log';
 import type { Redactor } from '../redact';
@@ -70,14 +71,20 @@ export function createQuality(deps: {
 
   const removeHook = deps.ws.changes.beforeWrite(capsules.beforeWrite);
   const stopObserver = startFindingObserver({ runs: deps.runs, bus: deps.bus, findings, log });
+  // The capsule's reads and writes are its own: never in the transaction of whoever published the
+  // run's end (../events/own-context.ts).
+  const own = ownContext('svc.edit-capsules');
   const unsubscribe = deps.bus.subscribe('*', (event) => {
     if (event.type !== 'run.finished') return;
     const payload = event.payload as SessionEventPayloads['run.finished'];
     // A bus listener is sync: the capsule is built in the background, finalizations one at a
     // time in run order (the capsule service queues them); a failure is logged as before.
-    void capsules
-      .finalize({ sessionId: payload.session_id, runId: payload.run_id, status: payload.status })
-      .catch((error) => log.warn('edit capsule not built', { run_id: payload.run_id, error }));
+    own.run(
+      () =>
+        void capsules
+          .finalize({ sessionId: payload.session_id, runId: payload.run_id, status: payload.status })
+          .catch((error) => log.warn('edit capsule not built', { run_id: payload.run_id, error })),
+    );
   });
 
   return {

@@ -6,6 +6,7 @@
  */
 import type { Config } from '../config/schema';
 import type { EventBus } from '../events/bus';
+import { ownContext } from '../events/own-context';
 import type { Redactor } from '../redact';
 import type { CommandSpawner } from '../sandbox/spawn';
 import type { Clock, Ids } from '../util/ids';
@@ -127,10 +128,13 @@ export function createWorkspace(deps: {
     hidden: () => deps.sandbox.protectedEntries().map((p) => p.path),
   });
   const lsp = createLanguageServers({ root: paths.root, env: deps.env, config: deps.config });
+  // The delete is the workspace's own: never in (nor rolled back with) the publisher's transaction.
+  const own = ownContext('svc.workspace-reads');
   const unsubscribe = deps.bus.subscribe('*', (event) => {
     // Order does not matter here (nothing reads a deleted session's records); a failure only
     // leaves rows no edit consults, so it is not worth failing the bus's listener for.
-    if (event.type === 'session.deleted') void reads.forgetSession(event.session_id).catch(() => undefined);
+    if (event.type === 'session.deleted')
+      own.run(() => void reads.forgetSession(event.session_id).catch(() => undefined));
   });
 
   return {

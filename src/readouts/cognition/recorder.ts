@@ -13,9 +13,9 @@
  * Anything still pending when its window passes is expired.
  * @module
  */
-import { AsyncResource } from 'node:async_hooks';
 import type { Config } from '../../config/schema';
 import type { EventBus, SessionEvent } from '../../events/bus';
+import { ownContext } from '../../events/own-context';
 import type { Logger } from '../../log';
 import type { Clock } from '../../util/ids';
 import type { CognitionZone, RecommendationLedger, RecommendationRepository } from './recommendation-store';
@@ -43,12 +43,10 @@ export interface RecommendationRecorderDeps {
 
 /**
  * Subscribes to the session bus; returns the unsubscribe. The ledger's work runs in the recorder's
- * own async context, taken at the call (the app's start, outside every transaction), not in the
- * event's: the bus delivers in the publisher's context (src/events/bus.ts) and a PostgreSQL
- * transaction's scope takes every statement started in it while it is open
- * (src/store/postgres/client.ts). A compat start delivers its joined events with its transaction
- * still open, so the recorder's read of the pending rows went into that transaction and made the
- * lone start a BEGIN … COMMIT (STORE-PG-390).
+ * own async context (src/events/own-context.ts), taken at the call (the app's start, outside every
+ * transaction), not in the publisher's: a compat start delivers its joined events with its
+ * transaction still open, and the recorder's read of the pending rows went into that transaction
+ * and made the lone start a BEGIN … COMMIT (STORE-PG-390).
  */
 export function startRecommendationRecorder(
   app: RecommendationRecorderDeps,
@@ -56,7 +54,7 @@ export function startRecommendationRecorder(
 ): () => void {
   const allowCounts = new Map<string, number>();
   const compactions = new Map<string, number>();
-  const own = new AsyncResource('svc.recommendation-recorder');
+  const own = ownContext('svc.recommendation-recorder');
 
   const threshold = () => app.config().options.health_followons.token_pressure_threshold;
 
@@ -175,7 +173,7 @@ export function startRecommendationRecorder(
     // Nothing to record and nothing due to sweep (a step's context.usage under the threshold):
     // no step queued, no promise.
     if (sweepsOnly(event, threshold()) && ledger.quiet()) return;
-    own.runInAsyncScope(() =>
+    own.run(() =>
       ledger
         .serial((store) => handle(store, event))
         .catch((error) => app.log.warn('recommendation recorder failed', { type: event.type, error })),
