@@ -18,7 +18,7 @@ import { flushCalls, takeCall } from './held-calls';
 import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import type { RunContext, RunTurn } from './run-types';
-import { aheadEnded, aheadSession, cancelRequested, lastContextOf, takeAhead } from './step-ahead';
+import { aheadEnded, aheadHeld, aheadSession, cancelRequested, lastContextOf, takeAhead } from './step-ahead';
 import { stepEndJoined } from './step-close';
 import { type DrivenSteps, driveSteps, type StepPart } from './step-driver';
 import {
@@ -198,6 +198,7 @@ export function streamStarter(
           ...(settings.toolChoice ? { toolChoice: settings.toolChoice } : {}),
           ...(settings.system ? { system: settings.system } : {}),
           ...(settings.messages ? { messages: settings.messages } : {}),
+          ...(settings.holds ? { holds: settings.holds } : {}),
         };
       },
     });
@@ -263,10 +264,8 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
     let requested = ending ? x.takeCompactionRequest() : undefined;
     // The step before's end still in flight (PostgreSQL, ./step-ahead.ts): the session's mode
     // taken before it was sent, its cancel flag checked when it answers; a compaction waits.
-    const ahead =
-      ending && !requested && !compactionDue(t, lastContextOf(t), stepMessages)
-        ? aheadSession(t, sessionId)
-        : undefined;
+    const copy = ending ? aheadSession(t, sessionId) : undefined;
+    const ahead = copy && !requested && !compactionDue(t, lastContextOf(t), stepMessages) ? copy : undefined;
     if (ending && !ahead) await ending;
     // The stream's reader records the previous step (its usage, the context gauge) while the
     // SDK already prepares this one: wait until it is closed, so the decisions below see it.
@@ -286,7 +285,8 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
         };
       }
     }
-    t.active = activeNames(await toolsFor(c, t.policies, (ahead && (await ahead)) || end?.session || first));
+    const taken = ahead ? await ahead : undefined;
+    t.active = activeNames(await toolsFor(c, t.policies, taken ?? end?.session ?? first));
     const final = step === t.maxSteps - 1;
     // A window already overflowing (a huge tool result, a long history): the largest tool
     // outputs are cut in the request (not in the store) so it fits (./context-fit.ts).
@@ -304,6 +304,8 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
       activeTools: activeList(t.active, registered),
       ...(final ? { toolChoice: 'none' as const, system: `${t.system}\n\n${FINAL_STEP_NOTE}` } : {}),
       ...(t.compacted || fitted.trimmed > 0 ? { messages: fitted.messages } : {}),
+      // The tools of a session copy taken before the step end: asked again if it answers another mode.
+      ...(ahead ? { holds: () => aheadHeld(t, sessionId, step, taken) } : {}),
     };
   };
 }

@@ -54,6 +54,22 @@ export function aheadSession(t: RunTurn, sessionId: string): Promise<SessionFunn
   return ahead && ahead.version === sessionVersion(sessionId) ? ahead.session : undefined;
 }
 
+/**
+ * Once the step end answered: whether the session's mode and phase the step's tools were chosen
+ * by (`taken`) are those of the row it answered (another node may have changed them since this
+ * node kept its copy); false: the step is prepared and asked again.
+ */
+export function aheadHeld(
+  t: RunTurn,
+  sessionId: string,
+  step: number,
+  taken: SessionFunnel | undefined,
+): boolean {
+  const end = stepEndFor(t, sessionId, step)?.session;
+  if (!end) return true;
+  return taken !== undefined && end.mode === taken.mode && end.phase === taken.phase;
+}
+
 /** The context of the step whose end is in flight (its usage is known before it is written). */
 export function lastContextOf(t: RunTurn): number {
   return t.stepUsage ? t.stepUsage.input_tokens + t.stepUsage.output_tokens : t.lastContext;

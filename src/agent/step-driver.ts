@@ -46,6 +46,8 @@ export interface StepSettings {
   toolChoice?: 'none';
   system?: string;
   messages?: ModelMessage[];
+  /** Prepared while the step end before was pending: false once it answered when they do not hold. */
+  holds?: () => boolean;
 }
 
 export type { StepPart } from './step-sink';
@@ -151,6 +153,7 @@ async function stepsThrough(options: StepDriverOptions, gate: StepEndGate): Prom
         ? o.prepareStep(stepNumber, stepMessages, ending)
         : o.prepareStep(stepNumber, stepMessages));
       if (signal.aborted) return;
+      gate.check(settings.holds);
       const active = activeSet(o.tools, settings.activeTools);
       const tools = await requestTools(o, active);
       const none = settings.toolChoice === 'none';
@@ -167,6 +170,11 @@ async function stepsThrough(options: StepDriverOptions, gate: StepEndGate): Prom
       const result = await retry(() => o.model.doStream(call));
       outcome = await readStep(new StepReading(o, active, none), sink, result);
     } catch (error) {
+      // Prepared before the step end answered what changes it (./step-ahead.ts): once more.
+      if (gate.takeStale() && !signal.aborted) {
+        stepNumber--;
+        continue;
+      }
       // The sink's own failure ends the drive as it is; the step's is a part.
       if (error instanceof SinkFailure) throw error;
       if (signal.aborted) return;

@@ -66,6 +66,8 @@ export function handOn(sink: PartSink<StepPart>, part: StepPart): Promise<void> 
 export class StepEndGate {
   private ending: Promise<void> | undefined;
   private abort: AbortController | undefined;
+  /** The step's settings, prepared before the step end answered, did not hold once it did. */
+  private stale = false;
 
   constructor(
     private readonly run: AbortSignal,
@@ -78,6 +80,32 @@ export class StepEndGate {
     this.abort = abort;
     this.ending = ending;
     ending.catch((error: unknown) => abort.abort(error));
+  }
+
+  /**
+   * The step's settings, prepared while the step end was pending, checked once it answered:
+   * `holds()` false aborts the request (`takeStale` then answers true: the step is prepared again).
+   */
+  check(holds: (() => boolean) | undefined): void {
+    const { ending, abort } = this;
+    if (!ending || !abort || !holds) return;
+    ending.then(
+      () => {
+        if (holds()) return;
+        this.stale = true;
+        abort.abort(new Error('the step end changed the step`s settings'));
+      },
+      () => {},
+    );
+  }
+
+  /** Whether the step is to be prepared and asked again (its settings did not hold); the step end is past. */
+  takeStale(): boolean {
+    if (!this.stale) return false;
+    this.stale = false;
+    this.ending = undefined;
+    this.abort = undefined;
+    return true;
   }
 
   /** The pending step end, for the next step's preparation. */
@@ -108,6 +136,7 @@ export class StepEndGate {
     if (!settling) return this.into(part);
     return settling.then(() => {
       if (this.run.aborted) throw this.run.reason;
+      if (this.stale) throw new Error('the step end changed the step`s settings');
       return this.into(part);
     });
   };

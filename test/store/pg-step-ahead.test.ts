@@ -116,10 +116,16 @@ describe.skipIf(!pg.available)('a tool step`s end overlapping the next model req
       'phase:3',
       'step.finished:3',
     ]);
-    // The session log: the same types in the same order (streaming and the gauge aside) as SQLite's.
-    expect(r.sessionEvents.map((e) => e.seq)).toEqual(
-      [...r.sessionEvents.map((e) => e.seq)].sort((a, b) => a - b),
+    // The stored session log (by id) is what the listeners heard, in that order, ids ascending.
+    const stored = await r.sql!.query<{ id: number; type: string }>(
+      'SELECT id, type FROM session_events WHERE session_id = $1 ORDER BY id',
+      [r.session.id],
     );
+    const heard = r.sessionEvents.filter((e) => e.type !== 'message.delta');
+    expect(heard.map((e) => e.id)).toEqual([...heard.map((e) => e.id)].sort((x, y) => x - y));
+    // (A delta is stored or not as the bus's batching has it: streaming, not the writes' order.)
+    const kept = stored.filter((e) => e.type !== 'message.delta');
+    expect(kept.map((e) => [Number(e.id), e.type])).toEqual(heard.map((e) => [e.id, e.type]));
     // The steady step's statements: no read of the session row for the next step's tools.
     const sessionReads = r.sent.filter((text) => /^SELECT \* FROM sessions WHERE id/.test(text));
     expect(sessionReads.length).toBeLessThanOrEqual(1);
@@ -195,5 +201,66 @@ describe.skipIf(!pg.available)('a tool step`s end overlapping the next model req
     expect(r.runEvents.filter((e) => e.type === 'step.finished')).toHaveLength(1);
     expect(r.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
     expect(JSON.stringify(r.messages)).not.toContain('never recorded');
+  });
+  it('STORE-PG-403: a mode change by another node during the tool: the request sent with the kept mode`s tools is aborted once the step end answers the new mode, and asked again with its tools', async () => {
+    let db: SqlClient | undefined;
+    let sessionId = '';
+    const planning = defineTool({
+      name: 'plan_elsewhere',
+      family: 'test',
+      tag: 'primitive',
+      description: 'Sets the session`s mode to plan as another node would.',
+      input: z.strictObject({}),
+      mutates: false,
+      run: async () => {
+        await db?.run("UPDATE sessions SET mode = 'plan' WHERE id = $1", [sessionId]);
+        return 'mode set';
+      },
+    });
+    const log: string[] = [];
+    const names = (request: RecordedRequest) =>
+      ((request.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
+    const next = (request: RecordedRequest) => {
+      log.push(`request ${names(request).includes('write') ? 'with write' : 'without write'}`);
+      return names(request).includes('write') ? reply().text('stale').hang(30_000) : reply().text('done');
+    };
+    const r = await storeRun(
+      pg.cluster(),
+      [
+        (request: RecordedRequest) => {
+          next(request);
+          return reply().toolCall('plan_elsewhere', {}, 'call_p');
+        },
+        next,
+        next,
+      ],
+      {
+        tools: [planning],
+        title: 'ahead mode',
+        closers,
+        config: { options: { tool_exposure: 'all' } },
+        client: (sql) => {
+          db = sql;
+          return slowStepEnds(sql, log, 150);
+        },
+        started: (_app, id) => {
+          sessionId = id;
+        },
+      },
+    );
+    expect(r.status).toBe('completed');
+    expect(log).toEqual([
+      'request with write',
+      'end 1 sent',
+      'request with write',
+      'end 1 answered',
+      'request without write',
+      'end 2 sent',
+      'end 2 answered',
+    ]);
+    expect(r.provider.requests).toHaveLength(3);
+    expect(JSON.stringify(r.messages)).not.toContain('stale');
+    expect(r.runEvents.filter((e) => e.type === 'step.finished')).toHaveLength(2);
+    expect(r.runEvents.map((e) => e.seq)).toEqual(r.runEvents.map((_, i) => i + 1));
   });
 });
