@@ -8,9 +8,11 @@
  *
  * - the session's mode and workflow phase: the session row as read right before the step end was
  *   sent (`takeAhead`; the row this process keeps, ../sessions/pg-kept-sessions.ts, so no read in
- *   the steady step). The step end writes only the row's usage, never its mode or phase, so the
- *   row after it has the same ones; a write of this process to the row meanwhile moves its
- *   version and the preparation waits for the step end and takes its row, as before.
+ *   the steady step). The step end writes only the row's usage, never its mode or phase; a write
+ *   of this process to the row meanwhile moves its version and the preparation waits for the step
+ *   end and takes its row, as before. Another node's change, committed before the step end but
+ *   not yet notified here, is in the row the step end answers: the step's settings are checked
+ *   against it (`aheadHeld`), and the request is aborted and the step prepared again if they differ.
  * - the run's cancel flag: checked when the step end answers (`aheadEnded`, its `RETURNING`); a
  *   cancel aborts the run, so the model request in flight is aborted and none of its parts is
  *   recorded (the driver's gate), where before the request was not sent.
