@@ -296,8 +296,7 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
     const fitted =
       t.window > 0 ? fitToBudget(outgoing, messageBudget(t)) : { messages: outgoing, trimmed: 0 };
     if (fitted.trimmed > 0) {
-      // Its run event after the step before's `step.finished`, as before.
-      if (ahead && ending) await ending;
+      if (ahead && ending) await ending; // its run event after the step before's `step.finished`
       await c.ledger('context.trimmed', { step: c.steps, characters: fitted.trimmed });
     }
     return {
@@ -436,12 +435,12 @@ async function finishStep(
   // One transaction for the step's writes (messages, usage, ledger, bus log); none where they
   // are one statement (./step-close.ts).
   if (stepEndJoined(app) && !isHandOver(c.signal.reason)) {
-    // The next model request goes out while this statement is in flight (./step-ahead.ts).
+    // The next model request goes out while this statement is in flight, its cancel flag checked
+    // once it answered (./step-ahead.ts).
     const overlaps = 'overlaps' in part && part.overlaps === true;
     if (overlaps) takeAhead(c, t);
     await endStep(c, t, false);
     stampStepEnd(t, c.sessionId);
-    // Its cancel flag, which the next step's preparation did not wait for.
     const checking = overlaps ? aheadEnded(c, t) : undefined;
     if (checking) await checking;
   } else {
