@@ -18,6 +18,7 @@ import { flushCalls, takeCall } from './held-calls';
 import { historyMessages, toModelMessages } from './history';
 import { createLoopDetector } from './loop-detector';
 import type { RunContext, RunTurn } from './run-types';
+import { aheadEnded, aheadHeld, aheadSession, cancelRequested, lastContextOf, takeAhead } from './step-ahead';
 import { stepEndJoined } from './step-close';
 import { type DrivenSteps, driveSteps, type StepPart } from './step-driver';
 import {
@@ -188,13 +189,16 @@ export function streamStarter(
       ...(resolved.info.max_output ? { maxOutputTokens: resolved.info.max_output } : {}),
       ...(providerOptions ? { providerOptions } : {}),
       ...(t.defer ? { sendsTool: inFullAt(tools, registered, t.level), calledTools: t.called } : {}),
-      prepareStep: async (stepNumber, stepMessages) => {
-        const settings = await prepare(stepNumber, stepMessages);
+      // PostgreSQL: a tool step's end overlaps the next model request (./step-ahead.ts).
+      ...(stepEndJoined(c.app) ? { overlapsStepEnd: true } : {}),
+      prepareStep: async (stepNumber, stepMessages, ending) => {
+        const settings = await prepare(stepNumber, stepMessages, ending);
         return {
           ...(settings.activeTools ? { activeTools: settings.activeTools } : {}),
           ...(settings.toolChoice ? { toolChoice: settings.toolChoice } : {}),
           ...(settings.system ? { system: settings.system } : {}),
           ...(settings.messages ? { messages: settings.messages } : {}),
+          ...(settings.holds ? { holds: settings.holds } : {}),
         };
       },
     });
@@ -255,25 +259,24 @@ function sdkStarter(
  */
 function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolSpec[], stepsBefore: number) {
   const { app, run, x, sessionId, signal } = c;
-  return async (stepNumber: number, stepMessages: ModelMessage[]) => {
+  return async (stepNumber: number, stepMessages: ModelMessage[], ending?: Promise<void>) => {
     const step = stepsBefore + stepNumber;
+    let requested = ending ? x.takeCompactionRequest() : undefined;
+    // The step before's end still in flight (PostgreSQL, ./step-ahead.ts): the session's mode
+    // taken before it was sent, its cancel flag checked when it answers; a compaction waits.
+    const copy = ending ? aheadSession(t, sessionId) : undefined;
+    const ahead = copy && !requested && !compactionDue(t, lastContextOf(t), stepMessages) ? copy : undefined;
+    if (ending && !ahead) await ending;
     // The stream's reader records the previous step (its usage, the context gauge) while the
     // SDK already prepares this one: wait until it is closed, so the decisions below see it.
-    if (stepNumber > 0) await stepsClosed(t, step);
+    if (stepNumber > 0 && !ahead) await stepsClosed(t, step);
     // The cancel flag and the session's mode as the step before left them (./step-ends.ts).
-    const end = stepNumber > 0 ? stepEndFor(t, sessionId, step) : undefined;
+    const end = stepNumber > 0 && !ahead ? stepEndFor(t, sessionId, step) : undefined;
     const first = step === 0 ? runStartFor(c, sessionId) : undefined;
-    if (step > 0) {
-      if (end ? end.cancelRequested : await app.runs.cancelRequested(run.id)) {
-        x.stop.status ??= 'cancelled';
-        x.stop.reason ??= 'cancelled (requested through the run ledger)';
-        x.controller.abort(new Error('cancelled'));
-      }
-      const requested = x.takeCompactionRequest();
-      // The last step's reported context plus the tool results it produced since.
-      const context = t.lastContext + freshToolTokens(stepMessages);
-      const auto =
-        t.autoCompact && t.failedCompactions < MAX_FAILED_COMPACTIONS && context / t.window >= t.threshold;
+    if (step > 0 && !ahead) {
+      if (end ? end.cancelRequested : await app.runs.cancelRequested(run.id)) cancelRequested(c);
+      requested ??= x.takeCompactionRequest();
+      const auto = compactionDue(t, t.lastContext, stepMessages);
       if (!signal.aborted && (requested || auto)) {
         if (!(await compactCounted(c, { reason: requested ?? 'auto' }))) t.failedCompactions++;
         t.compacted = {
@@ -282,7 +285,8 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
         };
       }
     }
-    t.active = activeNames(await toolsFor(c, t.policies, end?.session ?? first));
+    const taken = ahead ? await ahead : undefined;
+    t.active = activeNames(await toolsFor(c, t.policies, taken ?? end?.session ?? first));
     const final = step === t.maxSteps - 1;
     // A window already overflowing (a huge tool result, a long history): the largest tool
     // outputs are cut in the request (not in the store) so it fits (./context-fit.ts).
@@ -291,11 +295,16 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
       : stepMessages;
     const fitted =
       t.window > 0 ? fitToBudget(outgoing, messageBudget(t)) : { messages: outgoing, trimmed: 0 };
-    if (fitted.trimmed > 0) await c.ledger('context.trimmed', { step: c.steps, characters: fitted.trimmed });
+    if (fitted.trimmed > 0) {
+      if (ahead && ending) await ending; // its run event after the step before's `step.finished`
+      await c.ledger('context.trimmed', { step: c.steps, characters: fitted.trimmed });
+    }
     return {
       activeTools: activeList(t.active, registered),
       ...(final ? { toolChoice: 'none' as const, system: `${t.system}\n\n${FINAL_STEP_NOTE}` } : {}),
       ...(t.compacted || fitted.trimmed > 0 ? { messages: fitted.messages } : {}),
+      // The tools of a session copy taken before the step end: asked again if it answers another mode.
+      ...(ahead ? { holds: () => aheadHeld(t, sessionId, step, taken) } : {}),
     };
   };
 }
@@ -425,13 +434,21 @@ async function finishStep(
   };
   // One transaction for the step's writes (messages, usage, ledger, bus log); none where they
   // are one statement (./step-close.ts).
-  if (stepEndJoined(app) && !isHandOver(c.signal.reason)) await endStep(c, t, false);
-  else {
+  if (stepEndJoined(app) && !isHandOver(c.signal.reason)) {
+    // The next model request goes out while this statement is in flight, its cancel flag checked
+    // once it answered (./step-ahead.ts).
+    const overlaps = 'overlaps' in part && part.overlaps === true;
+    if (overlaps) takeAhead(c, t);
+    await endStep(c, t, false);
+    stampStepEnd(t, c.sessionId);
+    const checking = overlaps ? aheadEnded(c, t) : undefined;
+    if (checking) await checking;
+  } else {
     // The step's model call stays out of the transaction (a rollback would take it along).
     await flushCalls(app, c.calls);
     await app.store.transactions.run(async () => endStep(c, t, false));
+    stampStepEnd(t, c.sessionId);
   }
-  stampStepEnd(t, c.sessionId);
 }
 
 /** Consume one stream to its end; a step cut short is closed so the history stays valid. */
@@ -465,6 +482,12 @@ export async function compactCounted(
   const before = (await c.app.sessions.require(c.sessionId)).metadata.compactions;
   await c.x.compact(options);
   return (await c.app.sessions.require(c.sessionId)).metadata.compactions !== before;
+}
+
+/** Whether the context (the last step's plus the tool results it produced since) is due an auto-compaction. */
+function compactionDue(t: RunTurn, lastContext: number, stepMessages: ModelMessage[]): boolean {
+  const context = lastContext + freshToolTokens(stepMessages);
+  return t.autoCompact && t.failedCompactions < MAX_FAILED_COMPACTIONS && context / t.window >= t.threshold;
 }
 
 /** What the messages of a request may take: under the threshold, after the system prompt. */

@@ -35,6 +35,7 @@ import {
   violation,
 } from './step-calls';
 import { PromptCache, requestTools, type StepRequestSource, sdkInternal } from './step-request';
+import { handOn, SinkFailure, StepEndGate, type StepPart } from './step-sink';
 
 type Internal = typeof import('ai/internal');
 type Ai = typeof import('ai');
@@ -45,31 +46,11 @@ export interface StepSettings {
   toolChoice?: 'none';
   system?: string;
   messages?: ModelMessage[];
+  /** Prepared while the step end before was pending: false once it answered when they do not hold. */
+  holds?: () => boolean;
 }
 
-/** A part of the driven steps: the shapes of `streamText`'s `fullStream` parts the run records. */
-export type StepPart =
-  | { type: 'start-step' }
-  | {
-      type: 'text-delta' | 'reasoning-delta';
-      id: string;
-      text: string;
-      providerMetadata?: SharedV3ProviderMetadata;
-    }
-  | { type: 'text-end' | 'reasoning-end'; id: string; providerMetadata?: SharedV3ProviderMetadata }
-  | {
-      type: 'tool-call';
-      toolCallId: string;
-      toolName: string;
-      input: unknown;
-      providerMetadata?: SharedV3ProviderMetadata;
-      invalid?: boolean;
-    }
-  | { type: 'tool-result'; toolCallId: string; toolName: string; input: unknown; output: unknown }
-  | { type: 'tool-error'; toolCallId: string; toolName: string; input: unknown; error: unknown }
-  | { type: 'finish-step'; finishReason: string; usage: LanguageModelUsage }
-  | { type: 'finish'; finishReason: string }
-  | { type: 'error'; error: unknown };
+export type { StepPart } from './step-sink';
 
 export interface StepDriverOptions extends Pick<StepRequestSource, 'sendsTool' | 'calledTools'> {
   ai: Ai;
@@ -86,8 +67,13 @@ export interface StepDriverOptions extends Pick<StepRequestSource, 'sendsTool' |
   maxRetries: number;
   maxOutputTokens?: number;
   providerOptions?: LanguageModelV3CallOptions['providerOptions'];
-  /** The run's preparation of each step. */
-  prepareStep(stepNumber: number, messages: ModelMessage[]): Promise<StepSettings>;
+  /**
+   * A step with calls that goes on does not wait for its `finish-step`'s promise (the step end,
+   * PostgreSQL) before the next model request (./step-sink.ts `StepEndGate`).
+   */
+  overlapsStepEnd?: boolean;
+  /** The run's preparation of each step; `ending`: the step end before it, still in flight. */
+  prepareStep(stepNumber: number, messages: ModelMessage[], ending?: Promise<void>): Promise<StepSettings>;
 }
 
 /** The options with the SDK's internal helpers (`ai/internal`: prompt conversion, tools, retries, usage). */
@@ -112,24 +98,6 @@ export function driveSteps(o: StepDriverOptions): DrivenSteps {
   return { drive, fullStream: pulled(drive) };
 }
 
-/** A sink's own throw or rejection, carried through the driver's catches to the drive's caller. */
-class SinkFailure {
-  constructor(readonly cause: unknown) {}
-}
-
-/**
- * `part` handed to `sink`: its promise when it answers one. A throw is a SinkFailure; a rejection
- * is the promise's, wrapped only where a step's errors are caught (`readStep`), so a part that
- * waits costs no promise more.
- */
-function handOn(sink: PartSink<StepPart>, part: StepPart): Promise<void> | undefined {
-  try {
-    return sink(part);
-  } catch (error) {
-    throw new SinkFailure(error);
-  }
-}
-
 /** What one model call produced. */
 interface StepOutcome {
   calls: ParsedCall[];
@@ -151,7 +119,19 @@ async function steps(options: StepDriverOptions, sink: PartSink<StepPart>): Prom
   }
 }
 
-async function stepsTo(options: StepDriverOptions, sink: PartSink<StepPart>): Promise<void> {
+async function stepsTo(options: StepDriverOptions, into: PartSink<StepPart>): Promise<void> {
+  const gate = new StepEndGate(options.signal, into);
+  try {
+    await stepsThrough(options, gate);
+  } finally {
+    // The drive ends (normally, aborted or failing) once the step end before answered.
+    const settling = gate.settled();
+    if (settling) await settling;
+  }
+}
+
+async function stepsThrough(options: StepDriverOptions, gate: StepEndGate): Promise<void> {
+  const sink = gate.sink;
   let o: Driver;
   try {
     o = { ...options, internal: await sdkInternal() };
@@ -168,8 +148,12 @@ async function stepsTo(options: StepDriverOptions, sink: PartSink<StepPart>): Pr
   for (let stepNumber = 0; stepNumber < maxSteps; stepNumber++) {
     let outcome: StepOutcome | undefined;
     try {
-      const settings = await o.prepareStep(stepNumber, stepMessages);
+      const ending = gate.pending;
+      const settings = await (ending
+        ? o.prepareStep(stepNumber, stepMessages, ending)
+        : o.prepareStep(stepNumber, stepMessages));
       if (signal.aborted) return;
+      gate.check(settings.holds);
       const active = activeSet(o.tools, settings.activeTools);
       const tools = await requestTools(o, active);
       const none = settings.toolChoice === 'none';
@@ -179,13 +163,18 @@ async function stepsTo(options: StepDriverOptions, sink: PartSink<StepPart>): Pr
         prompt: await prompt.for(settings.system ?? o.system, settings.messages),
         tools,
         toolChoice,
-        abortSignal: signal,
+        abortSignal: gate.signal(),
         ...(o.maxOutputTokens ? { maxOutputTokens: o.maxOutputTokens } : {}),
         ...(o.providerOptions ? { providerOptions: o.providerOptions } : {}),
       };
       const result = await retry(() => o.model.doStream(call));
       outcome = await readStep(new StepReading(o, active, none), sink, result);
     } catch (error) {
+      // Prepared before the step end answered what changes it (./step-ahead.ts): once more.
+      if (gate.takeStale() && !signal.aborted) {
+        stepNumber--;
+        continue;
+      }
       // The sink's own failure ends the drive as it is; the step's is a part.
       if (error instanceof SinkFailure) throw error;
       if (signal.aborted) return;
@@ -201,14 +190,20 @@ async function stepsTo(options: StepDriverOptions, sink: PartSink<StepPart>): Pr
     const runs = outcome.finishReason === 'stop' || outcome.finishReason === 'tool-calls';
     const results = [...outcome.invalid, ...(await runCalls(o, sink, outcome.calls, stepMessages, runs))];
     if (signal.aborted) return;
+    const executed = outcome.calls.length > 0 && results.length === outcome.calls.length;
+    const last = !executed || stepNumber + 1 >= maxSteps;
+    const overlaps = !last && o.overlapsStepEnd === true;
     const ended = handOn(sink, {
       type: 'finish-step',
       finishReason: outcome.finishReason,
       usage: outcome.usage ?? NO_USAGE,
+      ...(overlaps ? { overlaps } : {}),
     });
-    if (ended) await ended;
-    const executed = outcome.calls.length > 0 && results.length === outcome.calls.length;
-    if (!executed || stepNumber + 1 >= maxSteps) {
+    if (ended) {
+      if (overlaps) gate.set(ended);
+      else await ended;
+    }
+    if (last) {
       await handOn(sink, { type: 'finish', finishReason: outcome.finishReason });
       return;
     }

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { defineTool } from '../../src/tools/core/define-tool';
 import type { ToolContext } from '../../src/tools/core/types';
 import { agentApp, echoTool } from '../helpers/agent-harness';
-import { type FakeProvider, reply } from '../helpers/fake-provider';
+import { type FakeProvider, type RecordedRequest, reply } from '../helpers/fake-provider';
 import { postgresForFile, twoNodes } from '../helpers/postgres';
 
 const pg = postgresForFile();
@@ -38,8 +38,9 @@ function hookTool(hook: (ctx: ToolContext) => Promise<void>) {
   });
 }
 
-const toolNames = (provider: FakeProvider, i: number) =>
-  (provider.requests[i].body.tools as { function: { name: string } }[]).map((t) => t.function.name);
+const tools = (request: RecordedRequest) =>
+  ((request.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
+const toolNames = (provider: FakeProvider, i: number) => tools(provider.requests[i] as RecordedRequest);
 
 /** A write of "another process" or "another node": SQL on its own connection, no event here. */
 type OtherWrite = (text: string, params: unknown[]) => Promise<void>;
@@ -84,7 +85,13 @@ const postgres: Backend = {
 async function modeSeenByNextStep(backend: Backend, change: 'tool' | 'other') {
   const opened = await backend.open();
   let other: OtherWrite | undefined;
-  const { app, provider } = await agentApp([reply().toolCall('hook', {}), reply().text('done')], {
+  // PostgreSQL: the next step's request goes out while the step end is in flight, with the tools of
+  // the mode this node kept (p-pgpipe); the step end answers another node's mode, and that request
+  // is aborted and made again (src/agent/step-ahead.ts `aheadHeld`), when it went out at all.
+  const next = (request: RecordedRequest) =>
+    tools(request).includes('write') ? reply().text('stale').hang(30_000) : reply().text('done');
+  const script = [reply().toolCall('hook', {}), next, next];
+  const { app, provider } = await agentApp(script, {
     ...opened.options,
     extraTools: [
       echoTool,
@@ -102,8 +109,15 @@ async function modeSeenByNextStep(backend: Backend, change: 'tool' | 'other') {
     expect((await app.agent.wait(run_id)).status).toBe('completed');
     // Build mode: the first step offers a mutating tool; plan mode withholds it at the next step.
     expect(toolNames(provider, 0)).toContain('write');
-    expect(toolNames(provider, 1)).not.toContain('write');
-    expect(toolNames(provider, 1)).toContain('echo');
+    const last = provider.requests.length - 1;
+    expect(toolNames(provider, last)).not.toContain('write');
+    expect(toolNames(provider, last)).toContain('echo');
+    // SQLite, or a mode change the step end did not bring: one request a step.
+    if (backend !== postgres || change === 'tool') expect(provider.requests).toHaveLength(2);
+    else expect([2, 3]).toContain(provider.requests.length);
+    // Nothing of the aborted request recorded.
+    const texts = JSON.stringify(await app.sessions.messages(session.id));
+    expect(texts).not.toContain('stale');
   } finally {
     await app.close();
     await opened.close();
@@ -132,8 +146,19 @@ async function cancelSeenByNextStep(backend: Backend) {
     const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go', yolo: true });
     const result = await app.agent.wait(run_id);
     expect(result.status).toBe('cancelled');
-    // The step after the cancel never asked the model.
-    expect(provider.requests.length).toBe(1);
+    // The step after the cancel recorded nothing. SQLite: it never asked the model. PostgreSQL: its
+    // request goes out while the step end is in flight and is aborted once that answers the flag
+    // (p-pgpipe, src/agent/step-ahead.ts), or is not sent when it answered first.
+    if (backend === postgres) expect([1, 2]).toContain(provider.requests.length);
+    else expect(provider.requests.length).toBe(1);
+    const events = await app.runs.events(run_id);
+    expect(events.filter((e) => e.type === 'step.finished')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'phase' && e.payload.phase === 'model')).toHaveLength(1);
+    expect((await app.sessions.messages(session.id)).map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+    ]);
   } finally {
     await app.close();
     await opened.close();
