@@ -22,10 +22,24 @@ const stepEnd = (text: string) => /UPDATE agent_runs/.test(text) && /UPDATE mess
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * A client whose step-end statements answer `delayMs` late, logged in `log` when sent and answered;
- * with `fail`, the first one rejects (after the delay) as a failed statement would.
+ * A client whose step-end statements answer only once the next model request has arrived (the
+ * log has `request k+1`; at most `holdMs`, which only a run that does not overlap the step end
+ * waits out), logged in `log` when sent and answered; with `fail`, the first one rejects then, as
+ * a failed statement would. Waiting for the request, not a fixed delay, keeps the order certain on
+ * a loaded machine; `requests` (the script's length) spares the last step end the wait.
  */
-function slowStepEnds(sql: SqlClient, log: string[], delayMs: number, fail = false): SqlClient {
+function slowStepEnds(
+  sql: SqlClient,
+  log: string[],
+  options: { requests: number; fail?: boolean; holdMs?: number; arrived?: (k: number) => boolean },
+): SqlClient {
+  const holdMs = options.holdMs ?? 5_000;
+  const arrived = options.arrived ?? ((k: number) => log.includes(`request ${k}`));
+  const held = async (k: number) => {
+    if (k + 1 > options.requests) return;
+    const until = Date.now() + holdMs;
+    while (!arrived(k + 1) && Date.now() < until) await sleep(10);
+  };
   let n = 0;
   let failed = false;
   const wrap = <A extends unknown[], R>(send: (text: string, ...rest: A) => Promise<R>) => {
@@ -33,15 +47,15 @@ function slowStepEnds(sql: SqlClient, log: string[], delayMs: number, fail = fal
       if (!stepEnd(text)) return send(text, ...rest);
       const k = ++n;
       log.push(`end ${k} sent`);
-      if (fail && !failed) {
+      if (options.fail && !failed) {
         failed = true;
-        return sleep(delayMs).then(() => {
+        return held(k).then(() => {
           log.push(`end ${k} failed`);
           throw new Error('injected: step end failed');
         });
       }
       return send(text, ...rest).then(async (answer) => {
-        await sleep(delayMs);
+        await held(k);
         log.push(`end ${k} answered`);
         return answer;
       });
@@ -85,7 +99,7 @@ describe.skipIf(!pg.available)('a tool step`s end overlapping the next model req
       tools: [echoTool],
       title: 'ahead',
       closers,
-      client: (sql) => slowStepEnds(sql, log, 150),
+      client: (sql) => slowStepEnds(sql, log, { requests: entries.length }),
     });
     expect(r.status).toBe('completed');
     // Each tool step's end is in flight when the next request arrives; the last step's end
@@ -143,7 +157,7 @@ describe.skipIf(!pg.available)('a tool step`s end overlapping the next model req
       tools: [echoTool],
       title: 'ahead fails',
       closers,
-      client: (sql) => slowStepEnds(sql, log, 300, true),
+      client: (sql) => slowStepEnds(sql, log, { requests: entries.length, fail: true }),
     });
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(r.status).toBe('failed');
@@ -187,7 +201,7 @@ describe.skipIf(!pg.available)('a tool step`s end overlapping the next model req
       closers,
       client: (sql) => {
         db = sql;
-        return slowStepEnds(sql, log, 150);
+        return slowStepEnds(sql, log, { requests: entries.length });
       },
       started: (app) => {
         app.runs.onAppend((event) => {
@@ -241,7 +255,11 @@ describe.skipIf(!pg.available)('a tool step`s end overlapping the next model req
         config: { options: { tool_exposure: 'all' } },
         client: (sql) => {
           db = sql;
-          return slowStepEnds(sql, log, 150);
+          // Its log names a request by its tools: end k waits for the (k+1)th request.
+          return slowStepEnds(sql, log, {
+            requests: 3,
+            arrived: (k) => log.filter((line) => line.startsWith('request')).length >= k,
+          });
         },
         started: (_app, id) => {
           sessionId = id;
