@@ -34,6 +34,8 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
         stepUsage.output_tokens * (t.resolved.info.cost_per_1m_out ?? 0)) /
       1e6
     : 0;
+  // The held result's write a stop started (`releaseOnStop`): its message is the step's.
+  if (t.released) await t.released;
   // The messages finished and the session's usage (one statement on PostgreSQL, ./step-close.ts).
   const started = startStepClose(app, recorder, sessionId, stepUsage, stepCost);
   const closing = started instanceof Promise ? await started : started;
@@ -122,6 +124,24 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   t.stepsClosed++;
   recordStepEnd(t, sessionId, session, runRow);
   for (const wake of [...t.stepClosedWaiters]) wake();
+}
+
+/**
+ * The run is stopped (a cancel, the ledger's cancel flag, a shut-down) before its step's end: a
+ * result held for the step end's statement (p-pgtoolend) is written now, alone. Its message's
+ * INSERT joins its session events (`tool.finished`, `message.created`) to the bus's queue in this
+ * call (src/sessions/pg-message-store.ts `append`, no await before the join), so they come before
+ * the stopper's `state.changed`, as on SQLite, where they were published at the tool's end. Where
+ * the bus cannot join them (it is busy), they are published once the INSERT answered, as before.
+ * The step's end awaits the write (`t.released`); a failure is logged, as the stream's would be.
+ */
+export function releaseOnStop(c: RunContext, t: RunTurn): void {
+  const releasing = t.recorder?.releaseTool();
+  if (!releasing) return;
+  t.released = releasing.then(
+    () => undefined,
+    (error: unknown) => c.app.log.warn('tool result write failed', { run_id: c.run.id, error }),
+  );
 }
 
 const round = (n: number) => Math.round(n * 10_000) / 10_000;

@@ -327,6 +327,7 @@ function pollCancel(core: AgentCore, run: AgentRun, controller: AbortController,
         if (!requested || controller.signal.aborted) return;
         stop.status ??= 'cancelled';
         stop.reason ??= 'cancelled (requested through the run ledger)';
+        stop.release?.();
         core.setState(run.session_id, 'cancelling', run.id);
         controller.abort(new Error('cancelled'));
       })

@@ -17,6 +17,7 @@ import type { FinalRunStatus } from '../runs/run-ledger';
 import type { Message, Usage } from '../sessions/session-store';
 import { withReadScope } from '../store/read-scope';
 import { activeNames } from './active-tools';
+import { releaseOnStop } from './end-step';
 import { budgetFailure, type Failure, failureLine, runFailure } from './failure';
 import { holdCalls, releaseCalls } from './held-calls';
 import { heldEvent } from './held-event';
@@ -66,6 +67,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const prepared = c.x.resume ? await prepareResumed(c) : await withReadScope(() => prepare(c));
     if ('status' in prepared) return prepared;
     const { t, history } = prepared;
+    x.stop.release = () => releaseOnStop(c, t);
     const effort = t.session.reasoning_effort ?? c.kind.reasoning_effort;
     const ai = keptSdk() ?? (await loadSdk());
     const startStream = streamStarter(c, t, ai, providerOptionsFor(t.resolved, effort));

@@ -32,6 +32,12 @@ export interface StopState {
    * `openai_compat.response` after a disconnect), so they keep their place in the run's events.
    */
   written?: Promise<void>;
+  /**
+   * What the current step holds for its end, written now (./end-step.ts `releaseOnStop`): a
+   * stopper that publishes the session's state calls it first, so the held result's session
+   * events take their places in the bus's queue before that `state.changed`.
+   */
+  release?: () => void;
 }
 
 export interface RunExecution {
@@ -153,6 +159,8 @@ export interface RunTurn {
   /** Auto-compactions that failed in this run: after MAX_FAILED_COMPACTIONS it stops trying. */
   failedCompactions: number;
   recorder: StepRecorder | undefined;
+  /** The held result's write a stop started (`StopState.release`): the step's end awaits it. */
+  released?: Promise<void>;
   stepUsage: Usage | null;
   finishReason: string | undefined;
   streamError: unknown;

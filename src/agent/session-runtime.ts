@@ -343,6 +343,8 @@ export function abortRun(
   if (!rt.controller || rt.controller.signal.aborted) return;
   rt.stop!.status ??= 'cancelled';
   rt.stop!.reason ??= reason;
+  // A result held for the step's end goes first: its events before `cancelling`, as on SQLite.
+  rt.stop!.release?.();
   if (publishCancelling) core.setState(sessionId, 'cancelling', rt.runId);
   rt.controller.abort(abortReason);
 }
