@@ -4,6 +4,8 @@
  * (test/store/pg-step-phase.test.ts, pg-tool-finished.test.ts); and an agent App on such a
  * database driven by a scripted model (pg-step-phase, pg-model-call-step-end).
  */
+import { vi } from 'vitest';
+import { StepRecorder } from '../../src/agent/step-recorder';
 import type { App } from '../../src/app';
 import type { SessionEvent } from '../../src/events/bus';
 import type { RunEvent } from '../../src/runs/types';
@@ -135,5 +137,39 @@ export function modelCallRow(id: string, session_id: string | null, run_id: stri
     ttft_ms: null,
     duration_ms: 3,
     status: 'ok',
+  };
+}
+
+/**
+ * A stop in the gap between a tool's end and its step end (p-pgtoolend's held result): spies
+ * `StepRecorder.toolResult` so that, once a result part is recorded, the stop `arm` was given runs
+ * (once per arming), and records whether the result was then held for the step end (PostgreSQL)
+ * or already written (SQLite). `restore()` removes the spy.
+ */
+export function stopInTheGap(): {
+  arm(stop: () => Promise<unknown>): void;
+  states: ('held' | 'written')[];
+  restore(): void;
+} {
+  let stop: (() => Promise<unknown>) | undefined;
+  const states: ('held' | 'written')[] = [];
+  const toolResult = StepRecorder.prototype.toolResult;
+  const spied = vi.spyOn(StepRecorder.prototype, 'toolResult').mockImplementation(async function (
+    this: StepRecorder,
+    ...args: Parameters<StepRecorder['toolResult']>
+  ) {
+    await toolResult.apply(this, args);
+    const now = stop;
+    stop = undefined;
+    if (!now) return;
+    states.push((this as unknown as { heldResult?: unknown }).heldResult ? 'held' : 'written');
+    await now();
+  });
+  return {
+    arm: (next) => {
+      stop = next;
+    },
+    states,
+    restore: () => spied.mockRestore(),
   };
 }

@@ -13,7 +13,7 @@ import type { SqlClient } from '../../src/store/postgres/client';
 import { echoTool } from '../helpers/agent-harness';
 import { reply, type ScriptEntry } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
-import { storeRun, storeRunShape } from '../helpers/pg-recorded-app';
+import { stopInTheGap, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
 
 const pg = postgresForFile();
@@ -179,26 +179,13 @@ describe.skipIf(!pg.available)('the held tool result`s release paths (PostgreSQL
   it('STORE-PG-381: a run cancelled between the tool`s end and the step end stores the held result (written by the cancel, before its state.changed): the call has its result, the run ends cancelled, the session log in the same order as SQLite; the next run`s model sees the result', async () => {
     // The cancel lands once the stream's result part is recorded (PostgreSQL: the result held,
     // the part finds it recorded; SQLite: the part writes it), before the step's finish-step.
-    let cancel: (() => Promise<unknown>) | undefined;
-    const toolResult = StepRecorder.prototype.toolResult;
-    const states: string[] = [];
-    const spied = vi.spyOn(StepRecorder.prototype, 'toolResult').mockImplementation(async function (
-      this: StepRecorder,
-      ...args: Parameters<StepRecorder['toolResult']>
-    ) {
-      await toolResult.apply(this, args);
-      const now = cancel;
-      cancel = undefined;
-      if (!now) return;
-      states.push((this as unknown as { heldResult?: unknown }).heldResult ? 'held' : 'written');
-      await now();
-    });
+    const gap = stopInTheGap();
     const script = () => [
       reply().toolCall('echo', { text: 'm' }, 'call_m').usage(100, 20),
       reply().text('again'),
     ];
     const started = (app: App, sessionId: string) => {
-      cancel = () => app.agent.cancel(sessionId);
+      gap.arm(() => app.agent.cancel(sessionId));
     };
     const options = { tools: [echoTool], started };
     let lite: Run;
@@ -207,10 +194,10 @@ describe.skipIf(!pg.available)('the held tool result`s release paths (PostgreSQL
       lite = await storeRun(undefined, script(), { ...options, title: 'held paths', closers });
       r = await storeRun(pg.cluster(), script(), { ...options, title: 'held paths', closers });
     } finally {
-      spied.mockRestore();
+      gap.restore();
     }
     // SQLite's part wrote the result; PostgreSQL's was held when the cancel came.
-    expect(states).toEqual(['written', 'held']);
+    expect(gap.states).toEqual(['written', 'held']);
     expect(lite.status).toBe('cancelled');
     expect(r.status).toBe('cancelled');
     // The same shapes, the session log included: the cancel writes the held result first, its

@@ -6,12 +6,11 @@
  * backends). The operator's cancel is STORE-PG-381 (./pg-held-paths.test.ts); here the cancel
  * another process asks through the run ledger (the run's cancel poll).
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { StepRecorder } from '../../src/agent/step-recorder';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
-import { storeRun, storeRunShape } from '../helpers/pg-recorded-app';
+import { stopInTheGap, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
 
 const pg = postgresForFile();
@@ -27,22 +26,9 @@ describe.skipIf(!pg.available)(
     it('STORE-PG-420: a cancel asked through the run ledger between the tool`s end and the step end: the held result`s events before the state.changed (cancelling), the session log in the same order as SQLite, each event once', async () => {
       // The stream's result part recorded (PostgreSQL: the result held), the ledger's cancel flag is
       // set as another process would, and the step waits until the run's poll has cancelled it.
-      let cancel: (() => Promise<unknown>) | undefined;
-      const toolResult = StepRecorder.prototype.toolResult;
-      const states: string[] = [];
-      const spied = vi.spyOn(StepRecorder.prototype, 'toolResult').mockImplementation(async function (
-        this: StepRecorder,
-        ...args: Parameters<StepRecorder['toolResult']>
-      ) {
-        await toolResult.apply(this, args);
-        const now = cancel;
-        cancel = undefined;
-        if (!now) return;
-        states.push((this as unknown as { heldResult?: unknown }).heldResult ? 'held' : 'written');
-        await now();
-      });
+      const gap = stopInTheGap();
       const started = (app: App, sessionId: string) => {
-        cancel = async () => {
+        gap.arm(async () => {
           const cancelling = new Promise<void>((resolve) => {
             const off = app.bus.subscribe(sessionId, (event) => {
               if (event.type !== 'state.changed' || event.payload.state !== 'cancelling') return;
@@ -54,7 +40,7 @@ describe.skipIf(!pg.available)(
           if (!run) throw new Error('no running run');
           await app.runs.requestCancel(run.id);
           await cancelling;
-        };
+        });
       };
       const script = () => [
         reply().toolCall('echo', { text: 'm' }, 'call_m').usage(100, 20),
@@ -67,9 +53,9 @@ describe.skipIf(!pg.available)(
         lite = await storeRun(undefined, script(), options);
         r = await storeRun(pg.cluster(), script(), options);
       } finally {
-        spied.mockRestore();
+        gap.restore();
       }
-      expect(states).toEqual(['written', 'held']);
+      expect(gap.states).toEqual(['written', 'held']);
       expect(lite.status).toBe('cancelled');
       expect(r.status).toBe('cancelled');
       const shape = storeRunShape(r);
