@@ -148,10 +148,7 @@ async function stepsThrough(options: StepDriverOptions, gate: StepEndGate): Prom
   for (let stepNumber = 0; stepNumber < maxSteps; stepNumber++) {
     let outcome: StepOutcome | undefined;
     try {
-      const ending = gate.pending;
-      const settings = await (ending
-        ? o.prepareStep(stepNumber, stepMessages, ending)
-        : o.prepareStep(stepNumber, stepMessages));
+      const settings = await o.prepareStep(stepNumber, stepMessages, gate.pending);
       if (signal.aborted) return;
       gate.check(settings.holds);
       const active = activeSet(o.tools, settings.activeTools);
