@@ -82,6 +82,12 @@ export function createAgentService(deps: AgentDeps): AgentService {
     },
     cancel: async (sessionId, options) => await cancelSession(core, sessionId, options),
     cancelRun: async (runId, reason) => await cancelRun(core, runId, reason),
+    finishWith(runId, build) {
+      core.finishWrites.set(runId, build);
+      return () => {
+        if (core.finishWrites.get(runId) === build) core.finishWrites.delete(runId);
+      };
+    },
     wait: (runId, options) => waitRun(core, runId, options),
     waitIdle: (sessionId, options) => waitIdle(core, sessionId, options),
     result: ((runId: string, options?: { text: false }) =>

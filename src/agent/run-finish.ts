@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError } from '../errors';
 import type { AgentRun, RunPatch } from '../runs/run-ledger';
+import type { FinishAlongside } from '../runs/types';
 import type { RunOutcome } from './run-loop';
 import type { AgentCore } from './session-runtime';
 
@@ -60,10 +61,24 @@ export async function recordFinished(
   finished: RunPatch,
   event: Record<string, unknown>,
   queue = false,
+  alongside?: FinishAlongside,
 ): Promise<{ run: AgentRun; queued?: boolean }> {
   const runs = core.host.runs;
-  if (runs.updateAndAppend)
-    return await runs.updateAndAppend(runId, finished, 'run.finished', event, { queue });
+  if (runs.updateAndAppend) {
+    if (!alongside) return await runs.updateAndAppend(runId, finished, 'run.finished', event, { queue });
+    try {
+      return await runs.updateAndAppend(runId, finished, 'run.finished', event, { queue, alongside });
+    } catch (error) {
+      // The other domain's write failed the statement (or the store went): the finish alone, as
+      // before it rode here; the other domain writes its own (never told `written`).
+      if (SvcError.is(error) && error.code === 'unavailable') throw error;
+      core.host.log.warn('run finish with its alongside write failed; finishing alone', {
+        run_id: runId,
+        error,
+      });
+      return await runs.updateAndAppend(runId, finished, 'run.finished', event, { queue });
+    }
+  }
   const run = await runs.update(runId, finished);
   await runs.append(runId, 'run.finished', event);
   return { run };
@@ -120,8 +135,15 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
     };
     // The row and `run.finished` together (one statement where it can); the row answers the result.
     // Where the queue drains next, the statement also tells whether the session has queued runs.
+    // Another domain's write in the finish's statement (`AgentService.finishWith`): the first
+    // attempt only (a retry after a lost store reads the row first; the other domain writes its own).
+    const build = core.finishWrites.get(run.id);
+    core.finishWrites.delete(run.id);
+    let alongside = build?.({ status: outcome.status, reason: outcome.reason, usage: outcome.usage });
     const write = async (): Promise<AgentRun> => {
-      const written = await recordFinished(core, run.id, finished, event, drains);
+      const along = alongside;
+      alongside = undefined;
+      const written = await recordFinished(core, run.id, finished, event, drains, along);
       empty = written.queued === false;
       return written.run;
     };

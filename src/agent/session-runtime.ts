@@ -13,7 +13,7 @@ import type { AgentDeps, AgentHost } from './deps';
 import { textOf } from './history';
 import { refusedCall } from './refused';
 import type { StopState } from './run-loop';
-import type { ResultWithoutText, RunResult, SessionState } from './types';
+import type { FinishWrite, ResultWithoutText, RunResult, SessionState } from './types';
 
 export interface Runtime {
   state: SessionState;
@@ -56,6 +56,8 @@ export interface AgentCore {
    * cancel request would wait for nobody; `cancelRun` ends them here (./run-cancel.ts).
    */
   readonly unlaunched: Set<string>;
+  /** What a run's finish here writes for another domain (`AgentService.finishWith`), by run id. */
+  readonly finishWrites: Map<string, FinishWrite>;
   /** True once close() began: no new runs start. */
   closing: boolean;
   runtime(sessionId: string): Runtime;
@@ -192,6 +194,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
     runtimes,
     deferreds,
     unlaunched: new Set(),
+    finishWrites: new Map(),
     closing: false,
     runtime(sessionId) {
       let rt = runtimes.get(sessionId);

@@ -15,7 +15,7 @@ import type {
 } from '../permissions/permission-service';
 import type { ResolvedModel } from '../providers/types';
 import type { AgentRun, FinalRunStatus, RunStatus } from '../runs/run-ledger';
-import type { ClaimAlongside } from '../runs/types';
+import type { ClaimAlongside, FinishAlongside } from '../runs/types';
 import type { CreateSessionInput, Session } from '../sessions/session-store';
 import type { RidingInsert } from '../store/preceding-write';
 import type { Workspace } from '../workspace/workspace';
@@ -102,6 +102,11 @@ export interface SendResult {
 
 /** A run's result without its final text (`AgentService.result(runId, { text: false })`). */
 export type ResultWithoutText = Omit<RunResult, 'text'>;
+
+/** `AgentService.finishWith`'s builder: the write for a run that ended so, or undefined. */
+export type FinishWrite = (
+  ended: Pick<RunResult, 'status' | 'reason'> & { usage: { input_tokens: number; output_tokens: number } },
+) => FinishAlongside | undefined;
 
 export interface RunResult {
   run_id: string;
@@ -255,6 +260,13 @@ export interface AgentService {
    * run that already ended.
    */
   cancelRun(runId: string, reason?: string): Promise<AgentRun>;
+  /**
+   * What the run's finish writes for the caller in its own statement where the store can
+   * (PostgreSQL; p-pgcompat6: a streamed compat request's row end): `build` is asked once, at the
+   * finish on this node, with how the run ended; undefined: nothing. Answers the release (the
+   * caller no longer wants it written: a client gone, the request ended otherwise).
+   */
+  finishWith(runId: string, build: FinishWrite): () => void;
   /** Wait for a run to end (in this or another process). */
   wait(runId: string, options?: { signal?: AbortSignal }): Promise<RunResult>;
   /** Wait until the session is idle here with an empty queue (or stopped draining after a failure). */

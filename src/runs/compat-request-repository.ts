@@ -56,6 +56,11 @@ export interface CompatRequestRepository {
   insertAfterClaim?(row: Omit<CompatRequestRow, 'finished_at'>): GatedInsert;
   /** PostgreSQL: `finish` as a write for `RunLedger.appendAlongside`. */
   finishWrite?(requestId: string, outcome: CompatRequestOutcome): AlongsideWrite;
+  /**
+   * PostgreSQL: `finish` as a write in its run's finish (`FinishAlongside`, p-pgcompat6): made
+   * only when the run's row is, answering a row only when it ended one.
+   */
+  finishInRunFinish?(requestId: string, outcome: CompatRequestOutcome): GatedInsert;
 }
 
 /** A row as both backends store it: booleans as 0/1, the ignored fields as a JSON array. */

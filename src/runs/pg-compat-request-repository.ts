@@ -57,6 +57,14 @@ const FINISH = `UPDATE openai_compat_requests SET status = $1, finish_reason = $
     prompt_tokens = $5, completion_tokens = $6, finished_at = $7
   WHERE request_id = $8`;
 
+// The finish's write in its run's finish (`finishInRunFinish`): made only where the run's
+// statement says (`go`), answering the row it ended.
+const gatedFinish = (offset: number, go: string): string =>
+  `alongside AS (UPDATE openai_compat_requests SET status = $${offset + 1}, finish_reason = $${offset + 2},
+      http_status = $${offset + 3}, error = $${offset + 4}, prompt_tokens = $${offset + 5},
+      completion_tokens = $${offset + 6}, finished_at = $${offset + 7}
+    WHERE request_id = $${offset + 8} AND ${go} RETURNING request_id)`;
+
 export function createPostgresCompatRequestRepository(deps: { sql: SqlClient }): CompatRequestRepository {
   const { sql } = deps;
   const read = (row: CompatStoredRow & { row_seq?: number }): CompatRequestRow => {
@@ -74,6 +82,10 @@ export function createPostgresCompatRequestRepository(deps: { sql: SqlClient }):
     insertWrite: (row) => ({ text: INSERT_ONCE, values: compatInsertValues(row), gates: true }),
     insertAfterClaim: (row) => ({ values: compatInsertValues(row), cte: gatedInsert }),
     finishWrite: (requestId, outcome) => ({ text: FINISH, values: compatFinishValues(requestId, outcome) }),
+    finishInRunFinish: (requestId, outcome) => ({
+      values: compatFinishValues(requestId, outcome),
+      cte: gatedFinish,
+    }),
     async list(options) {
       const rows = await sql.query<CompatStoredRow>(
         'SELECT * FROM openai_compat_requests ORDER BY created_at DESC, row_seq DESC LIMIT $1',

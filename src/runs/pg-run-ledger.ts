@@ -338,8 +338,26 @@ function updateAndAppend(
     const event = { type, payload: JSON.stringify(payload), created_at: now };
     // The session's queue is the run's: its id is known when this ledger created or appended to it.
     const queueOf = options?.queue ? events.sessionOf(id) : undefined;
-    const written = await writes.updateRunWithEvent(id, patch, now, event, queueOf);
+    const along = options?.alongside;
+    const alongside = along && {
+      write: along.write,
+      event: { type: along.event.type, payload: JSON.stringify(along.event.payload), created_at: now },
+    };
+    const written = await writes.updateRunWithEvent(id, patch, now, event, queueOf, alongside);
     const answer = announced(events, id, written, type, payload, now);
+    if (along && written?.also) {
+      // The other domain's event after the run's own, announced in its seq's order.
+      const also = {
+        ...written.also,
+        run_id: id,
+        session_id: answer.run.session_id,
+        type: along.event.type,
+        payload: along.event.payload,
+        created_at: now,
+      };
+      events.announce(also);
+      along.written(also);
+    }
     return written?.queued === undefined ? answer : { ...answer, queued: written.queued };
   };
 }

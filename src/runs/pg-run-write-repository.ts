@@ -19,8 +19,11 @@ import {
   splitEvent,
 } from './pg-run-claim-repository';
 import { fromPg, type PgRunRow } from './pg-run-queries';
+import { type RunEventWrite, updateRunWithEvent, updateStatement } from './pg-run-update-event-repository';
 import { type RunWrites, runInsertValues, runPatchColumns } from './run-repository';
-import type { AgentRun, AlongsideWrite } from './types';
+import type { AgentRun, AlongsideWrite, GatedInsert } from './types';
+
+export type { RunEventWrite };
 
 export { type PgRunRowWithEvent, splitEvent };
 
@@ -79,7 +82,20 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     now: number,
     event: RunEventWrite,
     queueOf?: string,
-  ): Promise<{ run: AgentRun; event: { id: number; seq: number }; queued?: boolean } | undefined>;
+    /**
+     * Another domain's write, made only with the run's row, and its event appended right after
+     * `event` only when it answered a row (`also`).
+     */
+    alongside?: { write: GatedInsert; event: RunEventWrite },
+  ): Promise<
+    | {
+        run: AgentRun;
+        event: { id: number; seq: number };
+        queued?: boolean;
+        also?: { id: number; seq: number };
+      }
+    | undefined
+  >;
   /**
    * `before`'s writes, then `updateRunWithEvent`, in one statement (the run's UPDATE reads
    * `before.last`, so its row is locked after `before`'s); nothing is written unless `before.ready`
@@ -173,13 +189,6 @@ export const appendedRows = (value: unknown): AppendedRow[] =>
     previous: Number(row.previous),
   }));
 
-/** An event to write with a run's row: its type, its payload (JSON text) and its time. */
-export interface RunEventWrite {
-  type: string;
-  payload: string;
-  created_at: number;
-}
-
 export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWrites {
   const { sql } = deps;
   return {
@@ -192,8 +201,8 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       if (!inserted) throw new Error(`agent_runs: no row returned for run ${row.id}`);
       return fromPg(inserted);
     },
-    updateRunWithEvent: (id, patch, now, event, queueOf) =>
-      updateRunWithEvent(sql, id, patch, now, event, queueOf),
+    updateRunWithEvent: (id, patch, now, event, queueOf, alongside) =>
+      updateRunWithEvent(sql, id, patch, now, event, queueOf, alongside),
     updateRunWithEventAfter: (id, patch, now, event, before, after, riding) =>
       updateRunWithEventAfter(sql, id, patch, now, event, before, after, riding),
     insertEventWith: (runId, event, after, riding) => insertEventWith(sql, runId, event, after, riding),
@@ -339,29 +348,6 @@ async function insertEventWith(
   };
 }
 
-/** `PostgresRunWrites.updateRunWithEvent`; `queueOf`: its session's queue (`queued`, migration 41). */
-async function updateRunWithEvent(
-  sql: SqlClient,
-  ...[id, patch, now, event, queueOf]: Parameters<PostgresRunWrites['updateRunWithEvent']>
-): ReturnType<PostgresRunWrites['updateRunWithEvent']> {
-  const [text, params] = updateStatement(id, patch, now);
-  const n = params.length;
-  // The claim lock and queue read gate the UPDATE (an InitPlan): before the row's lock, as a claim.
-  const q = queueOf ? `q AS MATERIALIZED (SELECT svc_session_has_queued($${n + 4}) AS queued), ` : '';
-  const [gate, answer] = q
-    ? [' AND (SELECT queued FROM q) IS NOT NULL', ', (SELECT queued FROM q) AS svc_queued']
-    : ['', ''];
-  const row = await sql.one<PgRunRowWithEvent & { svc_queued?: boolean }>(
-    `WITH ${q}r AS (${text}${gate} RETURNING *)
-     SELECT r.*, a.event_id AS svc_event_id, a.event_seq AS svc_event_seq${answer}
-       FROM r, LATERAL svc_append_run_event(r.id, r.session_id, $${n + 1}, $${n + 2}, $${n + 3}) a`,
-    [...params, event.type, event.payload, event.created_at, ...(queueOf ? [queueOf] : [])],
-  );
-  if (!row) return undefined;
-  const { svc_queued, ...rest } = row;
-  return { ...splitEvent(rest), ...(queueOf ? { queued: svc_queued === true } : {}) };
-}
-
 /** `PostgresRunWrites.updateRunWithEventAfter` (see there). */
 async function updateRunWithEventAfter(
   sql: SqlClient,
@@ -433,18 +419,6 @@ async function insertEventList(
     events: rows.map((r) => ({ id: Number(r.event_id), seq: Number(r.event_seq) })),
     ...(ridingId === undefined || ridingId === null ? {} : { ridingId: Number(ridingId) }),
   };
-}
-
-/** The UPDATE of a run's patched columns and its parameters. */
-function updateStatement(
-  id: string,
-  patch: Parameters<RunWrites['updateRun']>[1],
-  now: number,
-): [string, unknown[]] {
-  const columns = runPatchColumns(patch, now);
-  const sets = columns.map(([column], i) => `${column} = $${i + 1}`).join(', ');
-  const params = [...columns.map(([, value]) => value), id];
-  return [`UPDATE agent_runs SET ${sets} WHERE id = $${params.length}`, params];
 }
 
 /** The run's value of each column of its INSERT (`created_at` and `updated_at` share one). */

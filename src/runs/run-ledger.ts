@@ -25,7 +25,7 @@ import {
   createRunWriteOps,
   type RunPatch,
 } from './run-writes';
-import type { AgentRun, AlongsideWrite, ClaimAlongside, RunEvent, RunFilter } from './types';
+import type { AgentRun, AlongsideWrite, ClaimAlongside, FinishAlongside, RunEvent, RunFilter } from './types';
 
 export { isLiveRunner, processAlive, registerRunner } from './run-recovery';
 export type { ClaimOptions, ClaimResult, CreateRunInput, RunPatch } from './run-writes';
@@ -134,7 +134,11 @@ export interface RunLedger {
      * the session's claim lock (PostgreSQL), as a read after the write's commit would tell: a claim
      * on another node that found this run running committed its queued run before (p-pgcompat).
      */
-    options?: { queue?: boolean },
+    options?: {
+      queue?: boolean;
+      /** Another domain's write and its run event after this one (a compat request's end, p-pgcompat6). */
+      alongside?: FinishAlongside;
+    },
   ): Promise<{ run: AgentRun; event: RunEvent; queued?: boolean }>;
   /**
    * PostgreSQL: `before` (another domain's write: a step end's messages and session usage), then

@@ -116,6 +116,20 @@ export interface GatedInsert {
 }
 
 /**
+ * What a run's finish writes for another domain in its own statement (issue 18 item 6,
+ * p-pgcompat6: the compat request's row end in its run's finish, one round trip fewer between the
+ * model's last byte and `[DONE]`): `write` (one `alongside AS (UPDATE … WHERE go RETURNING …)`,
+ * made only when the run's row is), then `event` appended to the run right after `run.finished`,
+ * only when `write` answered a row. `written` is told the event once both are; never told, neither
+ * was written: the caller writes them.
+ */
+export interface FinishAlongside {
+  readonly write: GatedInsert;
+  readonly event: { readonly type: string; readonly payload: Record<string, unknown> };
+  written(event: RunEvent): void;
+}
+
+/**
  * What a claim writes for another domain with it (`ClaimOptions.alongside`): `write`, and `event`
  * appended to the run after the claim's own events, both only when the run `runId` is claimed in
  * that one statement. `written` is told the event once both are; never told, neither was written

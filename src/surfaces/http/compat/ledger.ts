@@ -12,7 +12,7 @@ import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
 import type { CompatRequestRepository, CompatRequestRow } from '../../../runs/compat-request-repository';
 import type { RunEvent } from '../../../runs/run-ledger';
-import type { ClaimAlongside } from '../../../runs/types';
+import type { ClaimAlongside, FinishAlongside } from '../../../runs/types';
 
 export type { CompatRequestRow };
 
@@ -96,6 +96,23 @@ export async function finishRequestWithEvent(
   if (!write || !app.runs.appendAlongside) return false;
   await app.runs.appendAlongside(runId, 'openai_compat.response', payload, write);
   return true;
+}
+
+/**
+ * The row's end and the run's `openai_compat.response` event as a write of the run's finish
+ * (`AgentService.finishWith`) where the store can (PostgreSQL; p-pgcompat6); undefined: the
+ * caller writes them once the run ended. `written` is told when the finish wrote both.
+ */
+export function finishInRun(
+  app: App,
+  requestId: string,
+  patch: Parameters<typeof finishRequest>[2],
+  payload: Record<string, unknown>,
+  written: () => void,
+): FinishAlongside | undefined {
+  const write = requests(app).finishInRunFinish?.(requestId, { ...patch, finished_at: app.clock.now() });
+  if (!write) return undefined;
+  return { write, event: { type: 'openai_compat.response', payload }, written };
 }
 
 export async function listRequests(

@@ -9,9 +9,10 @@ import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { toSvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
-import { finishRequest, finishRequestWithEvent } from './ledger';
+import { finishInRun, finishRequest, finishRequestWithEvent } from './ledger';
 import type { CompatModel } from './model';
 import type { ChatRequest } from './request';
+import { finishReasonOf } from './run-result';
 
 export interface Prepared {
   request: ChatRequest;
@@ -26,6 +27,8 @@ export interface Prepared {
   early: SessionEvent[];
   unsubscribe: () => void;
   onEvent(listener: (event: SessionEvent) => void): void;
+  /** The ledger row's end and its event were written by the run's finish (`finishInRunFinish`). */
+  ended?: boolean;
 }
 
 /** How a request ended, as the ledger records it. */
@@ -34,7 +37,7 @@ export interface RequestOutcome {
   finish_reason: string | null;
   http_status: number | null;
   error: string | null;
-  usage?: RunResult['usage'];
+  usage?: Pick<RunResult['usage'], 'input_tokens' | 'output_tokens'>;
 }
 
 /** Cancel the request's run if it is still queued or running; whether the run exists. */
@@ -88,6 +91,31 @@ export async function finish(app: App, prepared: Prepared, outcome: RequestOutco
     { requestId: prepared.requestId, runId: prepared.runId, stream: prepared.request.stream },
     outcome,
   );
+}
+
+/**
+ * A streamed request's completed outcome written by its run's finish where the store can
+ * (PostgreSQL, `AgentService.finishWith`; p-pgcompat6): the same row and event `finish` writes at
+ * the answer's end, one round trip fewer between the model's last byte and `[DONE]`. Only a
+ * completed run (an unfinished one's row carries the message the answer builds from its result).
+ * Answers the release (a client gone, a shutdown: their own outcome is written instead).
+ */
+export function finishInRunFinish(app: App, prepared: Prepared): () => void {
+  if (!prepared.recorded || !app.compatRequests.finishInRunFinish) return () => {};
+  const recorded = { requestId: prepared.requestId, runId: prepared.runId, stream: prepared.request.stream };
+  return app.agent.finishWith(prepared.runId, (ended) => {
+    if (ended.status !== 'completed') return undefined;
+    const { patch, response } = outcomeWrites(recorded, {
+      status: 'completed',
+      finish_reason: finishReasonOf(ended),
+      http_status: 200,
+      error: null,
+      usage: ended.usage,
+    });
+    return finishInRun(app, recorded.requestId, patch, response, () => {
+      prepared.ended = true;
+    });
+  });
 }
 
 /** The request's row and run, and whether it streams (absent: not told, as for a failed start). */

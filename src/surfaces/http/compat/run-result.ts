@@ -5,7 +5,7 @@
  */
 import type { ResultWithoutText } from '../../../agent/types';
 
-export function finishReasonOf(result: ResultWithoutText): 'stop' | 'length' {
+export function finishReasonOf(result: Pick<ResultWithoutText, 'reason'>): 'stop' | 'length' {
   return result.reason?.startsWith('length') ? 'length' : 'stop';
 }
 

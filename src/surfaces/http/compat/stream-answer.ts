@@ -11,7 +11,7 @@ import { toSvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
 import type { SseStream, StreamTracker } from '../sse';
 import { openRouteSseStream } from '../sse-node';
-import { cancelRun, cleanup, finish, type Prepared } from './prepared';
+import { cancelRun, cleanup, finish, finishInRunFinish, type Prepared } from './prepared';
 import { finishReasonOf, runFailure, usageOf } from './run-result';
 
 export function streamAnswer(
@@ -23,6 +23,9 @@ export function streamAnswer(
 ): Response {
   const { request, runId } = prepared;
   let finished = false;
+  // A completed run's ledger row ends in its finish's statement where the store can (PostgreSQL):
+  // before run.finished reaches this stream, so before `[DONE]` (ENGINE-COMPAT-5) as before.
+  const release = finishInRunFinish(app, prepared);
   const { stream, response } = openRouteSseStream(
     c,
     {
@@ -32,6 +35,7 @@ export function streamAnswer(
       onShutdown: (s) => {
         if (finished) return;
         finished = true;
+        release();
         // The ledger row ends here too: the App closes right after, and nothing else would finish it.
         void finish(app, prepared, {
           status: 'cancelled',
@@ -71,6 +75,7 @@ export function streamAnswer(
   let wroteText = false;
   let flushed = false;
   stream.onClose(async () => {
+    release();
     cleanup(prepared);
     if (finished) return;
     // The client went away before the answer ended: stop the run, nobody reads it.
@@ -136,13 +141,15 @@ export function streamAnswer(
     if (request.include_usage) {
       stream.send({ data: JSON.stringify({ ...base, choices: [], usage: usageOf(result) }) });
     }
-    await finish(app, prepared, {
-      status: 'completed',
-      finish_reason: finishReason,
-      http_status: 200,
-      error: null,
-      usage: result.usage,
-    });
+    // Written by the run's finish already (PostgreSQL): nothing left before `[DONE]`.
+    if (!prepared.ended)
+      await finish(app, prepared, {
+        status: 'completed',
+        finish_reason: finishReason,
+        http_status: 200,
+        error: null,
+        usage: result.usage,
+      });
     stream.close({ data: '[DONE]' });
   };
   prepared.onEvent((event) => {
