@@ -13,7 +13,7 @@ import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers
 const pg = postgresForFile();
 
 describe.skipIf(!pg.available)('a compat request’s ledger on PostgreSQL', () => {
-  it('STORE-PG-114: the row`s insert and finish ride with their events, one statement each; the events and the row as on SQLite', async () => {
+  it('STORE-PG-114: the row`s insert rides in its run’s claim, its finish in its run’s finish (STORE-PG-440), each with its event; the events and the row as on SQLite', async () => {
     const sql = await migratedDatabase(pg.cluster());
     const sent: string[] = [];
     const { app, client } = await compatServer([reply().text('warm'), reply().text('one').usage(10, 2)], {
@@ -32,14 +32,19 @@ describe.skipIf(!pg.available)('a compat request’s ledger on PostgreSQL', () =
       expect(row).toMatchObject({ status: 'completed', prompt_tokens: 10, completion_tokens: 2 });
       const compatWrites = during.filter((t) => /openai_compat_requests/.test(t) && !t.startsWith('SELECT'));
       // The insert rides in the run's claim (p-pgstart), since p-pgclaimed in a new session's run's
-      // INSERT (inserted claimed), the finish with its event.
+      // INSERT (inserted claimed); the finish with its event in the run's finish (p-pgcompat6,
+      // STORE-PG-440; was a statement of its own after it).
       expect(
         compatWrites.map((t) =>
           /INSERT INTO agent_runs .*alongside AS \(INSERT /s.test(t)
             ? 'CLAIM'
-            : /^WITH alongside AS \((INSERT|UPDATE) /.exec(t)?.[1],
+            : /^WITH q AS MATERIALIZED .*r AS \(UPDATE agent_runs .*alongside AS \(UPDATE openai_compat_requests /s.test(
+                  t,
+                )
+              ? 'RUN FINISH'
+              : /^WITH alongside AS \((INSERT|UPDATE) /.exec(t)?.[1],
         ),
-      ).toEqual(['CLAIM', 'UPDATE']);
+      ).toEqual(['CLAIM', 'RUN FINISH']);
       expect(during.filter((t) => t === 'SELECT * FROM agent_runs WHERE id = $1')).toEqual([]);
 
       const run = await app.runs.get(row.run_id);
