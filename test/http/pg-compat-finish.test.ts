@@ -94,12 +94,14 @@ describe.skipIf(!pg.available)('a streamed compat request’s end on PostgreSQL'
     }
   });
 
-  it('STORE-PG-441: what the client reads, the ledger row and the run’s events are SQLite’s: run.finished then openai_compat.response, consecutive seqs, the same payload', async () => {
+  it('STORE-PG-441: with the row’s end in the run’s finish, what the client reads, the ledger row and the run’s events are SQLite’s: run.finished then openai_compat.response, consecutive seqs, the same payload', async () => {
     const sqlite = await streamedRequest();
     const sql = await migratedDatabase(pg.cluster());
     try {
       const postgres = await streamedRequest({ postgres: sql });
       try {
+        // Written by the run's finish statement (STORE-PG-440), as SQLite's separate writes leave them.
+        expect(postgres.calls.some((call) => RUN_FINISH_WITH_LEDGER.test(call.text))).toBe(true);
         expect(postgres.data).toEqual(sqlite.data);
         expect(postgres.data.at(-1)).toBe('[DONE]');
         const fields = ({
