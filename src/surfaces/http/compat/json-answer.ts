@@ -8,7 +8,7 @@ import { textOf } from '../../../agent/history';
 import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
-import { cancelRun, cleanup, finish, type Prepared } from './prepared';
+import { cancelRun, cleanup, finish, finishInRunFinish, type Prepared } from './prepared';
 import { finishReasonOf, runFailure, usageOf } from './run-result';
 
 export async function jsonAnswer(
@@ -18,10 +18,13 @@ export async function jsonAnswer(
   headers: Record<string, string>,
 ): Promise<Response> {
   prepared.onEvent(() => {});
+  // A completed run's ledger row ends in its finish's statement where the store can (PostgreSQL).
+  const release = finishInRunFinish(app, prepared);
   let result: RunResult;
   try {
     result = await app.agent.wait(prepared.runId, { signal: c.req.raw.signal });
   } catch (error) {
+    release();
     await cancelRun(app, prepared.runId);
     await finish(app, prepared, {
       status: 'disconnected',
@@ -32,6 +35,7 @@ export async function jsonAnswer(
     cleanup(prepared);
     throw error;
   }
+  release();
   cleanup(prepared);
   if (result.status !== 'completed') {
     const failure = runFailure(result);
@@ -47,13 +51,15 @@ export async function jsonAnswer(
     });
   }
   const finishReason = finishReasonOf(result);
-  await finish(app, prepared, {
-    status: 'completed',
-    finish_reason: finishReason,
-    http_status: 200,
-    error: null,
-    usage: result.usage,
-  });
+  // Written by the run's finish already (PostgreSQL): nothing left before the answer.
+  if (!prepared.ended)
+    await finish(app, prepared, {
+      status: 'completed',
+      finish_reason: finishReason,
+      http_status: 200,
+      error: null,
+      usage: result.usage,
+    });
   const body = {
     id: prepared.requestId,
     object: 'chat.completion',
