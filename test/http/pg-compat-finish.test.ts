@@ -133,6 +133,53 @@ describe.skipIf(!pg.available)('a streamed compat request’s end on PostgreSQL'
     }
   });
 
+  it('STORE-PG-443: a JSON answer (no stream): the row’s end in the run’s finish too, the answer, the row and the run’s events as SQLite’s', async () => {
+    const ask = async (postgres?: SqlClient) => {
+      const { app, post } = await compatServer([reply().text('warm'), reply().text('one').usage(10, 2)], {
+        ...(postgres ? { postgres } : {}),
+      });
+      const body = { model: 'fake/m1', messages: [{ role: 'user', content: 'hello' }] };
+      await (await post('/v1/chat/completions', body)).json();
+      await app.bus.flush();
+      const statements = driverStatements();
+      const answer = (await (await post('/v1/chat/completions', body)).json()) as Record<string, unknown>;
+      statements.restore();
+      const [row] = (await app.compatRequests.list({ limit: 1 })).rows;
+      const { id: _id, created: _created, ...visibleAnswer } = answer;
+      return { app, answer: visibleAnswer, row, calls: statements.calls };
+    };
+    const sqlite = await ask();
+    const sql = await migratedDatabase(pg.cluster());
+    try {
+      const postgres = await ask(sql);
+      try {
+        const ledger = postgres.calls.filter(
+          (call) => /openai_compat_requests/.test(call.text) && WRITE.test(call.text),
+        );
+        expect(ledger.map((call) => RUN_FINISH_WITH_LEDGER.test(call.text))).toEqual([false, true]);
+        expect(postgres.answer).toEqual(sqlite.answer);
+        expect(postgres.row).toMatchObject({ status: 'completed', finish_reason: 'stop', http_status: 200 });
+        const fields = ({
+          request_id: _r,
+          run_id: _u,
+          session_id: _s,
+          created_at: _c,
+          finished_at,
+          ...rest
+        }: typeof postgres.row) => ({ ...rest, finished: finished_at !== null });
+        expect(fields(postgres.row)).toEqual(fields(sqlite.row));
+        expect((await runEvents(postgres.app, postgres.row.run_id)).slice(-2)).toEqual(
+          (await runEvents(sqlite.app, sqlite.row.run_id)).slice(-2),
+        );
+      } finally {
+        await postgres.app.close();
+      }
+    } finally {
+      await sqlite.app.close();
+      await sql.close();
+    }
+  });
+
   it('STORE-PG-442: the merged statement failing (the row’s end refused): the run finishes alone, the client reads the whole answer and [DONE] with no error chunk, the row stays running, as when the ledger’s own write fails', async () => {
     const sql = await migratedDatabase(pg.cluster());
     try {
