@@ -12,7 +12,7 @@ import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { compatServer, sseData } from './compat-helpers';
+import { compatServer, sseData, TOKEN } from './compat-helpers';
 
 const pg = postgresForFile();
 const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
@@ -216,6 +216,74 @@ describe.skipIf(!pg.available)('a streamed compat request’s end on PostgreSQL'
           /^WITH q AS MATERIALIZED .*r AS \(UPDATE agent_runs /s.test(call.text),
         );
         expect(finishes.map((call) => RUN_FINISH_WITH_LEDGER.test(call.text))).toEqual([true, false]);
+      } finally {
+        await app.close();
+      }
+    } finally {
+      await sql.close();
+    }
+  });
+
+  it('STORE-PG-444: a client gone while the run’s finish carrying the row’s end is in flight: one outcome, the finish’s (completed, one openai_compat.response), no disconnected write after it', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    try {
+      const { app, url, post } = await compatServer(
+        [reply().text('warm'), reply().text('one').usage(10, 2)],
+        {
+          postgres: sql,
+        },
+      );
+      try {
+        await sseData(await post('/v1/chat/completions', BODY));
+        await app.bus.flush();
+        // The row's end (only the finish's: status completed) takes 600 ms: the client goes meanwhile.
+        await sql.run(`CREATE FUNCTION svc_test_slow() RETURNS trigger LANGUAGE plpgsql AS $fn$
+          BEGIN PERFORM pg_sleep(0.6); RETURN NEW; END $fn$`);
+        await sql.run(`CREATE TRIGGER svc_test_slow BEFORE UPDATE ON openai_compat_requests
+            FOR EACH ROW WHEN (NEW.status = 'completed') EXECUTE FUNCTION svc_test_slow()`);
+        const statements = driverStatements();
+        const gone = new AbortController();
+        const response = await fetch(`${url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify(BODY),
+          signal: gone.signal,
+        });
+        const reading = response.text().catch(() => 'aborted');
+        try {
+          for (let i = 0; i < 250 && !statements.calls.some((c) => RUN_FINISH_WITH_LEDGER.test(c.text)); i++)
+            await new Promise((r) => setTimeout(r, 20));
+        } finally {
+          statements.restore();
+        }
+        expect(statements.calls.some((c) => RUN_FINISH_WITH_LEDGER.test(c.text))).toBe(true);
+        gone.abort();
+        expect(await reading).toBe('aborted');
+        const [first] = (await app.compatRequests.list({ limit: 1 })).rows;
+        await app.agent.wait(first.run_id);
+        let responses = 0;
+        for (let i = 0; i < 250 && responses === 0; i++) {
+          await new Promise((r) => setTimeout(r, 20));
+          responses = (await runEvents(app, first.run_id)).filter(
+            (e) => e.type === 'openai_compat.response',
+          ).length;
+        }
+        // Room for a disconnected write of the route's own, had it made one after the finish.
+        await new Promise((r) => setTimeout(r, 500));
+        const [row] = (await app.compatRequests.list({ limit: 1 })).rows;
+        expect(row).toMatchObject({
+          status: 'completed',
+          finish_reason: 'stop',
+          http_status: 200,
+          error: null,
+        });
+        const events = await runEvents(app, row.run_id);
+        expect(events.filter((e) => e.type === 'openai_compat.response')).toHaveLength(1);
+        expect(events.at(-1)).toMatchObject({
+          type: 'openai_compat.response',
+          payload: { status: 'completed' },
+        });
+        expect(await app.runs.get(row.run_id)).toMatchObject({ status: 'completed' });
       } finally {
         await app.close();
       }

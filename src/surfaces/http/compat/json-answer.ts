@@ -8,7 +8,7 @@ import { textOf } from '../../../agent/history';
 import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
-import { cancelRun, cleanup, finish, finishInRunFinish, type Prepared } from './prepared';
+import { cancelRun, cleanup, endedByRunFinish, finish, finishInRunFinish, type Prepared } from './prepared';
 import { finishReasonOf, runFailure, usageOf } from './run-result';
 
 export async function jsonAnswer(
@@ -25,6 +25,10 @@ export async function jsonAnswer(
     result = await app.agent.wait(prepared.runId, { signal: c.req.raw.signal });
   } catch (error) {
     release();
+    if (await endedByRunFinish(app, prepared)) {
+      cleanup(prepared);
+      throw error;
+    }
     await cancelRun(app, prepared.runId);
     await finish(app, prepared, {
       status: 'disconnected',

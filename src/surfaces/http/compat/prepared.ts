@@ -29,6 +29,8 @@ export interface Prepared {
   onEvent(listener: (event: SessionEvent) => void): void;
   /** The ledger row's end and its event were written by the run's finish (`finishInRunFinish`). */
   ended?: boolean;
+  /** The run's finish took the row's end (`finishInRunFinish`): it may be in flight now. */
+  ending?: boolean;
 }
 
 /** How a request ended, as the ledger records it. */
@@ -112,10 +114,23 @@ export function finishInRunFinish(app: App, prepared: Prepared): () => void {
       error: null,
       usage: ended.usage,
     });
-    return finishInRun(app, recorded.requestId, patch, response, () => {
+    const write = finishInRun(app, recorded.requestId, patch, response, () => {
       prepared.ended = true;
     });
+    if (write) prepared.ending = true;
+    return write;
   });
+}
+
+/**
+ * A client gone while its run's finish carries the row's end (`ending`): whether that finish
+ * ended the row (`completed`, its one `openai_compat.response`), waited for; the caller then
+ * writes no outcome of its own, as on SQLite, where a client gone after `run.finished` writes none.
+ */
+export async function endedByRunFinish(app: App, prepared: Prepared): Promise<boolean> {
+  if (!prepared.ending) return false;
+  await app.agent.wait(prepared.runId).catch(() => undefined);
+  return prepared.ended === true;
 }
 
 /** The request's row and run, and whether it streams (absent: not told, as for a failed start). */

@@ -11,7 +11,7 @@ import { toSvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
 import type { SseStream, StreamTracker } from '../sse';
 import { openRouteSseStream } from '../sse-node';
-import { cancelRun, cleanup, finish, finishInRunFinish, type Prepared } from './prepared';
+import { cancelRun, cleanup, endedByRunFinish, finish, finishInRunFinish, type Prepared } from './prepared';
 import { finishReasonOf, runFailure, usageOf } from './run-result';
 
 export function streamAnswer(
@@ -80,6 +80,8 @@ export function streamAnswer(
     if (finished) return;
     // The client went away before the answer ended: stop the run, nobody reads it.
     finished = true;
+    // Unless its finish, already sent, ends the row: one outcome a request (p-pgcompat6).
+    if (await endedByRunFinish(app, prepared)) return;
     await cancelRun(app, runId);
     await finish(app, prepared, {
       status: 'disconnected',
