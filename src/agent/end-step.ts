@@ -132,11 +132,12 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
  * INSERT joins its session events (`tool.finished`, `message.created`) to the bus's queue in this
  * call (src/sessions/pg-message-store.ts `append`, no await before the join), so they come before
  * the stopper's `state.changed`, as on SQLite, where they were published at the tool's end. Where
- * the bus cannot join them (it is busy), they are published once the INSERT answered, as before.
- * The step's end awaits the write (`t.released`); a failure is logged, as the stream's would be.
+ * the bus cannot join them (it is busy), they are reserved in its queue in this call all the same
+ * (`ordered`, `EventBus.reserve`) and appended there once the INSERT answered. The step's end
+ * awaits the write (`t.released`); a failure is logged, as the stream's would be.
  */
 export function releaseOnStop(c: RunContext, t: RunTurn): void {
-  const releasing = t.recorder?.releaseTool();
+  const releasing = t.recorder?.releaseTool(true);
   if (!releasing) return;
   t.released = releasing.then(
     () => undefined,

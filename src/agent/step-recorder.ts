@@ -208,12 +208,16 @@ export class StepRecorder {
     }
   }
 
-  /** The held result's message and `tool.finished` written alone now (undefined: none held). */
-  releaseTool(): Promise<unknown> | undefined {
+  /**
+   * The held result's message and `tool.finished` written alone now (undefined: none held).
+   * `ordered`: its session events keep their place in the bus's queue at this call even when the
+   * bus is busy (a stop's release, ./end-step.ts).
+   */
+  releaseTool(ordered = false): Promise<unknown> | undefined {
     const held = this.heldResult;
     if (!held || held.created) return undefined;
     this.heldResult = undefined;
-    this.toolCreated = this.createTool(held.finished).catch((error: unknown) => {
+    this.toolCreated = this.createTool(held.finished, ordered).catch((error: unknown) => {
       this.toolCreated = undefined;
       throw error;
     });
@@ -241,7 +245,7 @@ export class StepRecorder {
     this.resultsWritten = Math.max(this.resultsWritten, results.length);
   }
 
-  private async createTool(finished?: FinishedWrite): Promise<Message> {
+  private async createTool(finished?: FinishedWrite, ordered = false): Promise<Message> {
     const results = [...this.results];
     const tool = await appendCreated(
       this.app,
@@ -255,6 +259,8 @@ export class StepRecorder {
       },
       finished?.write,
       finished?.events,
+      undefined,
+      ordered,
     );
     this.tool = tool;
     this.resultsWritten = Math.max(this.resultsWritten, results.length);

@@ -143,6 +143,20 @@ export interface EventBus {
     options?: { own?: boolean },
   ): JoinedEvents | undefined;
   /**
+   * Events of one session a statement of the caller's writes (on PostgreSQL a stop's held tool
+   * result, src/agent/end-step.ts `releaseOnStop`), where `join`/`joinAll` refused them (the queue
+   * is busy): they take their places in the queue now, as if published at this call (their time
+   * is now), and events published after them wait for them; the queue appends them once
+   * `settle(true)` says the statement wrote what they announce, `settle(false)` drops them (never
+   * delivered). For a caller outside a store transaction (nothing held). Undefined: the log has no
+   * `appendAcross` (publish them after the statement). Absent: never reserved. The queue waits for
+   * the statement's answer: only for a write that must keep its place, not on a hot path.
+   */
+  reserve?(
+    sessionId: string,
+    events: readonly { type: string; payload: Record<string, unknown> }[],
+  ): { settle(written: boolean): void } | undefined;
+  /**
    * Resolves once every event published before the call is stored and delivered; one published
    * in a transaction still open in another context is published at its end (`transaction`).
    * `queued`: not those the caller's own transaction holds either (they are enqueued at its end);
@@ -276,6 +290,18 @@ export function createEventBus(deps: {
       publisherContext,
       enqueue,
     }),
+    reserve(sessionId, events) {
+      if (!sharedLog()?.appendAcross || !events.length) return undefined;
+      let settle!: (written: boolean) => void;
+      const written = new Promise<boolean>((resolve) => {
+        settle = resolve;
+      });
+      const gated = { written, group: {} };
+      const created_at = deps.clock.now();
+      for (const { type, payload } of events)
+        enqueue({ sessionId, type, payload, created_at, context: publisherContext(), gated });
+      return { settle };
+    },
     flush: flushOwn,
     subscribe(sessionId, listener) {
       let set = listeners.get(sessionId);

@@ -263,6 +263,7 @@ export function createPostgresMessageStore(deps: {
     following?: FollowingWrite,
     preceding: readonly SessionEventWrite[] = NONE,
     trailing: readonly SessionEventWrite[] = NONE,
+    options?: { ordered?: boolean },
   ) => {
     const now = deps.clock.now();
     const id = deps.ids.next('msg');
@@ -270,10 +271,12 @@ export function createPostgresMessageStore(deps: {
     // event is delivered once its row is committed, and the session's append lock is not held open).
     const payload = announce?.payload(id);
     const events = announce && payload ? [...preceding, { type: announce.type, payload }, ...trailing] : [];
-    const joined =
-      events.length && !withMessages && !sql.inTransaction()
-        ? joinEvents(deps.bus, input.session_id, events)
-        : undefined;
+    const outside = events.length > 0 && !withMessages && !sql.inTransaction();
+    const joined = outside ? joinEvents(deps.bus, input.session_id, events) : undefined;
+    // Not joined (the bus is busy) where they must keep their place (a stop's release): reserved
+    // in the queue now, appended by it once the statement answered.
+    const reserved =
+      outside && !joined && options?.ordered ? deps.bus?.reserve?.(input.session_id, events) : undefined;
     const partsJson = JSON.stringify(input.parts);
     const finishedAt = input.finished === false ? null : now;
     const doc = searchDocOf(input.parts);
@@ -299,13 +302,18 @@ export function createPostgresMessageStore(deps: {
       ...[now, finishedAt, doc.tools, doc.body, tsvectorOf(doc.body)],
     ];
     const mark = kept.mark(input.session_id);
-    const found = await marked(sql, input.session_id, tx, () =>
-      answered(joined, () =>
-        joined
-          ? sendAnnounced(sql, values, joined, following)
-          : sendPlain(sql, values, withMessages, following),
-      ),
-    );
+    let found: Appended | undefined;
+    try {
+      found = await marked(sql, input.session_id, tx, () =>
+        answered(joined, () =>
+          joined
+            ? sendAnnounced(sql, values, joined, following)
+            : sendPlain(sql, values, withMessages, following),
+        ),
+      );
+    } finally {
+      reserved?.settle(found !== undefined);
+    }
     following?.read(found?.svc_following);
     wroteSession(sql, input.session_id, tx); // its updated_at
     wroteMessages(input.session_id);
@@ -319,7 +327,8 @@ export function createPostgresMessageStore(deps: {
       kept.wrote(mark, session);
     } else await deps.requireSession(input.session_id);
     // Not joined (the bus was busy, or this is a transaction): published after, as before.
-    if (!joined) for (const event of events) deps.bus?.publish(input.session_id, event.type, event.payload);
+    if (!joined && !reserved)
+      for (const event of events) deps.bus?.publish(input.session_id, event.type, event.payload);
     return { message: appendedMessage(input, id, partsJson, now, finishedAt), row, stored };
   };
   const messages: PostgresMessageStore['messages'] = async (sessionId, options = {}) => {
