@@ -211,7 +211,8 @@ export class StepRecorder {
   /**
    * The held result's message and `tool.finished` written alone now (undefined: none held).
    * `ordered`: its session events keep their place in the bus's queue at this call even when the
-   * bus is busy (a stop's release, ./end-step.ts).
+   * bus is busy (a stop's release, ./end-step.ts). A failed statement holds the result again, as a
+   * failed step end does (`heldCloseFailed`): the next release (the cut step's) writes it.
    */
   releaseTool(ordered = false): Promise<unknown> | undefined {
     const held = this.heldResult;
@@ -219,6 +220,7 @@ export class StepRecorder {
     this.heldResult = undefined;
     this.toolCreated = this.createTool(held.finished, ordered).catch((error: unknown) => {
       this.toolCreated = undefined;
+      this.heldResult ??= held;
       throw error;
     });
     return this.toolCreated;

@@ -6,7 +6,7 @@
  * backends). The operator's cancel is STORE-PG-381 (./pg-held-paths.test.ts); here the cancel
  * another process asks through the run ledger (the run's cancel poll), the operator's cancel while
  * the bus's write queue is busy with another session's append (the release's events reserved in
- * the queue, `EventBus.reserve`).
+ * the queue, `EventBus.reserve`), and a release whose statement fails (the cut step writes it).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
@@ -20,6 +20,7 @@ import { until } from '../helpers/until';
 const pg = postgresForFile();
 
 const APPEND = /svc_append_events_across/;
+const MESSAGE_INSERT = /INSERT INTO messages/;
 
 /**
  * A client whose statements `hold` picks wait until `open()`; `fail` picks statements that throw
@@ -224,6 +225,68 @@ describe.skipIf(!pg.available)(
       expect(replayed.map((e) => [e.id, e.type])).toEqual(r.sessionEvents.map((e) => [e.id, e.type]));
       // The other session's event was written too, once.
       expect(await logged(r.sql as SqlClient, 'ses_other')).toEqual(['queue.changed']);
+    });
+
+    it('STORE-PG-451: a cancel in the gap whose release statement fails: the result is held again and the cut step stores it, once; the run ends cancelled with SQLite`s run events and messages, the session log the same but for the result`s two events after the state.changed', async () => {
+      const gap = stopInTheGap();
+      let faults: ReturnType<typeof faultyClient> | undefined;
+      const started = (app: App, sessionId: string) => {
+        gap.arm(async () => {
+          // The release's statement: the tool message's INSERT.
+          faults?.failWhere((text, values) => MESSAGE_INSERT.test(text) && values[2] === 'tool');
+          await app.agent.cancel(sessionId);
+        });
+      };
+      const script = () => [
+        reply().toolCall('echo', { text: 'm' }, 'call_m').usage(100, 20),
+        reply().text('no'),
+      ];
+      const options = { tools: [echoTool], started, title: 'held failed', closers };
+      let lite: Awaited<ReturnType<typeof storeRun>>;
+      let r: Awaited<ReturnType<typeof storeRun>>;
+      try {
+        lite = await storeRun(undefined, script(), options);
+        r = await storeRun(pg.cluster(), script(), {
+          ...options,
+          client: (sql) => {
+            faults = faultyClient(sql);
+            return faults.client;
+          },
+        });
+      } finally {
+        gap.restore();
+      }
+      expect(gap.states).toEqual(['written', 'held']);
+      expect(faults?.failed).toHaveLength(1);
+      expect(lite.status).toBe('cancelled');
+      const shape = storeRunShape(r);
+      const liteShape = storeRunShape(lite);
+      expect(shape.status).toBe('cancelled');
+      expect(shape.run).toEqual(liteShape.run);
+      expect(shape.messages).toEqual(liteShape.messages);
+      // The result's own, not an interrupted one; stored once, finished.
+      const tool = r.messages.filter((m) => m.role === 'tool');
+      expect(tool.map((m) => m.parts.map((p) => ('output' in p ? p.output : p.type)))).toEqual([['echo: m']]);
+      expect(tool[0]?.finished_at).not.toBeNull();
+      // The failed statement's events could not keep their place: the cut step's write comes after
+      // the stop's state.changed; otherwise SQLite's log, each event once.
+      const moved = (types: string[]) => {
+        const at = types.indexOf('tool.finished');
+        const out = [...types];
+        out.splice(at, 2);
+        out.splice(at + 1, 0, 'tool.finished', 'message.created');
+        return out;
+      };
+      expect(shape.session).toEqual(moved(liteShape.session));
+      const at = shape.session.indexOf('tool.started');
+      expect(shape.session.slice(at, at + 4)).toEqual([
+        'tool.started',
+        'state.changed',
+        'tool.finished',
+        'message.created',
+      ]);
+      const ids = r.sessionEvents.map((e) => e.id);
+      expect(ids).toEqual(ids.map((_, i) => ids[0] + i));
     });
   },
 );
