@@ -157,12 +157,18 @@ export interface EventBus {
     events: readonly { type: string; payload: Record<string, unknown> }[],
   ): { settle(written: boolean): void } | undefined;
   /**
-   * Resolves once every event published before the call is stored and delivered; one published
-   * in a transaction still open in another context is published at its end (`transaction`).
-   * `queued`: not those the caller's own transaction holds either (they are enqueued at its end);
-   * else they are enqueued now and waited for.
+   * Resolves once every event published before the call and queued is stored and delivered: not
+   * those a transaction still open holds (`transaction`), the caller's own included, which are
+   * enqueued at its end and never delivered before it (p-heldfix: a wait inside the transaction
+   * delivered them early, before its COMMIT). A caller that must act on its own held events now
+   * reads them (`heldOwn`).
    */
-  flush(only?: 'queued'): Promise<void>;
+  flush(): Promise<void>;
+  /**
+   * The events the caller's open store transaction holds now (PostgreSQL), in publish order, left
+   * held (they are stored and delivered at its end); none outside one. Not stored: no id.
+   */
+  heldOwn(): readonly Omit<SessionEvent, 'id'>[];
   /** Listen to one session, or to every session with '*'. Returns the unsubscribe function. */
   subscribe(sessionId: string, listener: EventListener): () => void;
   /** Events after `afterId` (exclusive). */
@@ -255,11 +261,6 @@ export function createEventBus(deps: {
   /** Held for the publisher's transaction when the log is shared and batches (PostgreSQL). */
   const hold = (item: Task & { kind?: undefined }) =>
     deps.transaction !== undefined && sharedLog()?.appendAcross !== undefined && held.hold(item);
-  /** The queue behind what the caller's own transaction holds: a wait for it never waits for that end. */
-  const flushOwn = (only?: 'queued') => {
-    if (only !== 'queued') held.releaseOwn();
-    return flush();
-  };
 
   return {
     publish(sessionId, type, payload) {
@@ -302,7 +303,14 @@ export function createEventBus(deps: {
         enqueue({ sessionId, type, payload, created_at, context: publisherContext(), gated });
       return { settle };
     },
-    flush: flushOwn,
+    flush: () => flush(),
+    heldOwn: () =>
+      held.own().map((item) => ({
+        session_id: item.sessionId,
+        type: item.type,
+        payload: item.payload,
+        created_at: item.created_at,
+      })),
     subscribe(sessionId, listener) {
       let set = listeners.get(sessionId);
       if (!set) {
