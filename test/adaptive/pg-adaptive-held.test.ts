@@ -6,7 +6,7 @@
  * the monitor handles them itself, in the transaction (its reads see the run's start there, as on
  * SQLite), and not again when they are delivered.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { adaptiveApp } from './helpers';
@@ -64,23 +64,32 @@ describe.skipIf(!pg.available)('the adaptive monitor`s settled() inside a transa
         });
         if (end === 'rollback') await expect(body).rejects.toThrow(/rolled back by the test/);
         else await body;
-        await app.bus.flush();
-        await adaptive.settled();
-        return { sessionId, inside };
+        // The monitor's reads of the session once the events are delivered after the end: none.
+        const gets = vi.spyOn(app.sessions, 'get');
+        try {
+          await app.bus.flush();
+          await adaptive.settled();
+          const after = gets.mock.calls.filter(([id]) => id === sessionId).length;
+          return { sessionId, inside, after };
+        } finally {
+          gets.mockRestore();
+        }
       };
 
       const before = seen.length;
       const rolled = await started('rolled', 'rollback');
       // The monitor classified the session in the transaction (it read the session created there).
       expect(rolled.inside).toEqual({ classified: 1, seen: before });
-      // Rolled back with it; not classified again when the events came after the ROLLBACK.
+      // Rolled back with it; not handled again when the events came after the ROLLBACK (no read).
       expect(await classified(sql, rolled.sessionId)).toBe(0);
       expect(classifications(app, rolled.sessionId)).toBe(1);
+      expect(rolled.after).toBe(0);
 
       const kept = await started('kept', 'commit');
       expect(kept.inside.classified).toBe(1);
       expect(await classified(sql, kept.sessionId)).toBe(1);
       expect(classifications(app, kept.sessionId)).toBe(1);
+      expect(kept.after).toBe(0);
 
       // No listener got an event with its transaction open; after its end each once, in order.
       expect(seen.filter((e) => e.open)).toEqual([]);
