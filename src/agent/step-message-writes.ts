@@ -103,3 +103,19 @@ export async function appendCreated(
   bus.publish(input.session_id, 'message.created', payload(message.id));
   return message;
 }
+
+/**
+ * The step's tool message with its results so far (unfinished), and the first result's
+ * `tool.finished` when given; `ordered` as `appendCreated`'s.
+ */
+export function appendToolMessage(
+  app: AgentHost,
+  options: Pick<StepRecorderOptions, 'sessionId' | 'runId'>,
+  parts: Message['parts'],
+  finished?: FinishedWrite,
+  ordered = false,
+): Promise<Message> {
+  const { sessionId, runId } = options;
+  const input = { session_id: sessionId, role: 'tool' as const, parts, run_id: runId, finished: false };
+  return appendCreated(app, runId, input, finished?.write, finished?.events, undefined, ordered);
+}

@@ -22,6 +22,7 @@ import {
 } from './step-held-result';
 import {
   appendCreated,
+  appendToolMessage,
   type CallStart,
   type FinishedWrite,
   type RecordedToolCall,
@@ -249,21 +250,7 @@ export class StepRecorder {
 
   private async createTool(finished?: FinishedWrite, ordered = false): Promise<Message> {
     const results = [...this.results];
-    const tool = await appendCreated(
-      this.app,
-      this.options.runId,
-      {
-        session_id: this.options.sessionId,
-        role: 'tool',
-        parts: results,
-        run_id: this.options.runId,
-        finished: false,
-      },
-      finished?.write,
-      finished?.events,
-      undefined,
-      ordered,
-    );
+    const tool = await appendToolMessage(this.app, this.options, results, finished, ordered);
     this.tool = tool;
     this.resultsWritten = Math.max(this.resultsWritten, results.length);
     return tool;

@@ -143,14 +143,12 @@ export interface EventBus {
     options?: { own?: boolean },
   ): JoinedEvents | undefined;
   /**
-   * Events of one session a statement of the caller's writes (on PostgreSQL a stop's held tool
-   * result, src/agent/end-step.ts `releaseOnStop`), where `join`/`joinAll` refused them (the queue
-   * is busy): they take their places in the queue now, as if published at this call (their time
-   * is now), and events published after them wait for them; the queue appends them once
-   * `settle(true)` says the statement wrote what they announce, `settle(false)` drops them (never
-   * delivered). For a caller outside a store transaction (nothing held). Undefined: the log has no
-   * `appendAcross` (publish them after the statement). Absent: never reserved. The queue waits for
-   * the statement's answer: only for a write that must keep its place, not on a hot path.
+   * Events of one session a statement of the caller's writes (a stop's held tool result), where
+   * `join`/`joinAll` refused them (the queue is busy): they take their places in the queue now, as
+   * if published at this call, and the queue appends them once `settle(true)` says the statement
+   * wrote what they announce (`false`: dropped, never delivered). Outside a store transaction
+   * (nothing held). The queue waits for the statement's answer: not for a hot path. Undefined: the
+   * log has no `appendAcross` (publish them after it). Absent: never reserved.
    */
   reserve?(
     sessionId: string,
@@ -291,26 +289,8 @@ export function createEventBus(deps: {
       publisherContext,
       enqueue,
     }),
-    reserve(sessionId, events) {
-      if (!sharedLog()?.appendAcross || !events.length) return undefined;
-      let settle!: (written: boolean) => void;
-      const written = new Promise<boolean>((resolve) => {
-        settle = resolve;
-      });
-      const gated = { written, group: {} };
-      const created_at = deps.clock.now();
-      for (const { type, payload } of events)
-        enqueue({ sessionId, type, payload, created_at, context: publisherContext(), gated });
-      return { settle };
-    },
     flush: () => flush(),
-    heldOwn: () =>
-      held.own().map((item) => ({
-        session_id: item.sessionId,
-        type: item.type,
-        payload: item.payload,
-        created_at: item.created_at,
-      })),
+    heldOwn: held.own,
     subscribe(sessionId, listener) {
       let set = listeners.get(sessionId);
       if (!set) {
@@ -427,7 +407,8 @@ const NOTHING_TAKEN: { items: Queued[]; after: (() => void)[] } = { items: [], a
 /**
  * `EventBus.join` and `joinAll`: the events enqueued now, written by another statement, when the
  * queue is idle and the session's ring is in memory (taken now: their delivery needs no read) or
- * unknown here. One group: written (delivered) together, never with other events.
+ * unknown here; `reserve`: enqueued now, written by the queue once the statement answered. One
+ * group: written (delivered) together, never with other events.
  */
 function joiners(deps: {
   sharedLog: () => EventStore | undefined;
@@ -439,7 +420,7 @@ function joiners(deps: {
   clock: Clock;
   publisherContext: () => AsyncResource | undefined;
   enqueue: (task: Task) => void;
-}): Required<Pick<EventBus, 'join' | 'joinAll'>> {
+}): Required<Pick<EventBus, 'join' | 'joinAll' | 'reserve'>> {
   const { sharedLog, joinable, rings } = deps;
   /** The events enqueued as one group, or undefined (not joinable now). */
   const enqueueGroup = (
@@ -472,6 +453,18 @@ function joiners(deps: {
     return { log, createdAt, settle, items };
   };
   return {
+    reserve(sessionId, events) {
+      if (!sharedLog()?.appendAcross || !events.length) return undefined;
+      let settle!: (written: boolean) => void;
+      const written = new Promise<boolean>((resolve) => {
+        settle = resolve;
+      });
+      const gated = { written, group: {} };
+      const created_at = deps.clock.now();
+      for (const { type, payload } of events)
+        deps.enqueue({ sessionId, type, payload, created_at, context: deps.publisherContext(), gated });
+      return { settle };
+    },
     join(sessionId, type, payload) {
       const joined = enqueueGroup(sessionId, [{ type, payload }]);
       if (!joined) return undefined;

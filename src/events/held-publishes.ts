@@ -15,6 +15,7 @@
  * @module
  */
 import type { Queued } from './bus-batches';
+import type { SessionEvent } from './ring';
 
 /** The end of the transaction a publish is made in (the PostgreSQL client's `transactionNow`). */
 export interface PublishTransaction {
@@ -27,8 +28,8 @@ export interface HeldPublishes {
   hold(item: Queued): boolean;
   /** Enqueues, in publish order, what the caller's open transaction holds now. */
   releaseOwn(): void;
-  /** What the caller's open transaction holds now, in publish order, left held. */
-  own(): readonly Queued[];
+  /** What the caller's open transaction holds now, in publish order, left held (no ids yet). */
+  own(): readonly Omit<SessionEvent, 'id'>[];
   /** True while an open transaction holds an event of the session. */
   holds(sessionId: string): boolean;
   /**
@@ -92,9 +93,14 @@ export function heldPublishes(deps: {
       if (tx) release(tx);
     },
     own() {
-      if (!held.size) return [];
-      const tx = deps.transaction();
-      return (tx && held.get(tx)?.items) || [];
+      const tx = held.size ? deps.transaction() : undefined;
+      const items = (tx && held.get(tx)?.items) || [];
+      return items.map(({ sessionId, type, payload, created_at }) => ({
+        session_id: sessionId,
+        type,
+        payload,
+        created_at,
+      }));
     },
     holds: (sessionId) => perSession.has(sessionId),
     afterOwn(sessionId, fn) {

@@ -191,18 +191,38 @@ function joinEvents(
   };
 }
 
-/** The statement's answer; the joined events settled with it (their ids, or nothing written). */
+/**
+ * The events of an append outside a transaction: joined to its statement (`joinEvents`), else,
+ * when they must keep their place (`ordered`: a stop's release), reserved in the bus's queue now
+ * (`EventBus.reserve`), appended by it once the statement answered; neither: published after it.
+ */
+function joinOrReserve(
+  bus: EventBus | undefined,
+  sessionId: string,
+  events: readonly SessionEventWrite[],
+  ordered: boolean,
+): { joined?: Joined; reserved?: { settle(written: boolean): void } } {
+  const joined = joinEvents(bus, sessionId, events);
+  if (joined || !ordered) return { joined };
+  return { reserved: bus?.reserve?.(sessionId, events) };
+}
+
+/**
+ * The statement's answer; the joined events settled with it (their ids, or nothing written), the
+ * reserved ones told whether it wrote the message.
+ */
 async function answered(
-  joined: Joined | undefined,
+  { joined, reserved }: ReturnType<typeof joinOrReserve>,
   send: () => Promise<Appended | undefined>,
 ): Promise<Appended | undefined> {
-  if (!joined) return await send();
+  if (!joined && !reserved) return await send();
   let found: Appended | undefined;
   try {
     found = await send();
   } finally {
+    reserved?.settle(found !== undefined);
     const ids = found?.svc_events ?? (found?.svc_event ? [found.svc_event] : undefined);
-    joined.settle(
+    joined?.settle(
       ids?.length === joined.count
         ? ids.map((e) => ({ id: Number(e.id), previous: Number(e.previous) }))
         : undefined,
@@ -271,12 +291,11 @@ export function createPostgresMessageStore(deps: {
     // event is delivered once its row is committed, and the session's append lock is not held open).
     const payload = announce?.payload(id);
     const events = announce && payload ? [...preceding, { type: announce.type, payload }, ...trailing] : [];
-    const outside = events.length > 0 && !withMessages && !sql.inTransaction();
-    const joined = outside ? joinEvents(deps.bus, input.session_id, events) : undefined;
-    // Not joined (the bus is busy) where they must keep their place (a stop's release): reserved
-    // in the queue now, appended by it once the statement answered.
-    const reserved =
-      outside && !joined && options?.ordered ? deps.bus?.reserve?.(input.session_id, events) : undefined;
+    const around =
+      events.length && !withMessages && !sql.inTransaction()
+        ? joinOrReserve(deps.bus, input.session_id, events, options?.ordered === true)
+        : {};
+    const { joined } = around;
     const partsJson = JSON.stringify(input.parts);
     const finishedAt = input.finished === false ? null : now;
     const doc = searchDocOf(input.parts);
@@ -302,18 +321,13 @@ export function createPostgresMessageStore(deps: {
       ...[now, finishedAt, doc.tools, doc.body, tsvectorOf(doc.body)],
     ];
     const mark = kept.mark(input.session_id);
-    let found: Appended | undefined;
-    try {
-      found = await marked(sql, input.session_id, tx, () =>
-        answered(joined, () =>
-          joined
-            ? sendAnnounced(sql, values, joined, following)
-            : sendPlain(sql, values, withMessages, following),
-        ),
-      );
-    } finally {
-      reserved?.settle(found !== undefined);
-    }
+    const found = await marked(sql, input.session_id, tx, () =>
+      answered(around, () =>
+        joined
+          ? sendAnnounced(sql, values, joined, following)
+          : sendPlain(sql, values, withMessages, following),
+      ),
+    );
     following?.read(found?.svc_following);
     wroteSession(sql, input.session_id, tx); // its updated_at
     wroteMessages(input.session_id);
@@ -326,8 +340,8 @@ export function createPostgresMessageStore(deps: {
       remember(sessionRowKey(session.id), session, tx);
       kept.wrote(mark, session);
     } else await deps.requireSession(input.session_id);
-    // Not joined (the bus was busy, or this is a transaction): published after, as before.
-    if (!joined && !reserved)
+    // Not joined (the bus was busy, or this is a transaction) nor reserved: published after, as before.
+    if (!joined && !around.reserved)
       for (const event of events) deps.bus?.publish(input.session_id, event.type, event.payload);
     return { message: appendedMessage(input, id, partsJson, now, finishedAt), row, stored };
   };
