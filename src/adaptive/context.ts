@@ -28,7 +28,7 @@ export interface AdaptiveDeps {
   store: AdaptiveStore;
   /** Whether a database exists to read (reads never create one). */
   dbPresent: () => boolean;
-  bus: Pick<EventBus, 'publish' | 'subscribe' | 'flush'>;
+  bus: Pick<EventBus, 'publish' | 'subscribe' | 'flush' | 'heldOwn'>;
   clock: Clock;
   ids: Ids;
   log: Logger;

@@ -238,6 +238,8 @@ function subscribe(
     }
   };
   const work: SessionEvent[] = [];
+  /** Payloads of events `settled()` handled while their transaction held them: not handled again. */
+  const early = new WeakSet<object>();
   let draining: Promise<void> | undefined;
   const drain = async () => {
     try {
@@ -252,7 +254,7 @@ function subscribe(
   // in its transaction when that is still open (e9439a6, STORE-PG-adaptive); out of it they would
   // miss the uncommitted rows, or wait on their locks for a COMMIT that waits for them.
   const unsubscribe = ctx.deps.bus.subscribe('*', (event) => {
-    if (ctx.lifecycle.closed || !HANDLED.has(event.type)) return;
+    if (ctx.lifecycle.closed || !HANDLED.has(event.type) || early.has(event.payload)) return;
     // With the layer off only the idle state has work (`applyPending`): the other events queue
     // nothing, so a run's `settled()` at its start does not wait a turn for a no-op (issue 17).
     if (!ctx.enabled() && !(event.type === 'state.changed' && event.payload.state === 'idle')) return;
@@ -263,10 +265,22 @@ function subscribe(
     unsubscribe,
     async settled() {
       // The events published so far reach this monitor once stored: at once on SQLite, after
-      // the append's round trip on PostgreSQL. Wait for them, then for the monitor's work. With
-      // the layer off only another run's idle state has work: the events the caller's transaction
-      // holds (a compat start's, PostgreSQL) are not sent early for it.
-      await ctx.deps.bus.flush(ctx.enabled() ? undefined : 'queued');
+      // the append's round trip on PostgreSQL. Wait for them, then for the monitor's work.
+      await ctx.deps.bus.flush();
+      while (draining) await draining;
+      // Not those the caller's transaction holds (a compat start's run, PostgreSQL): they are
+      // delivered after its COMMIT, never before (p-heldfix). The monitor handles them here, in
+      // the caller's context (its reads see the run's start in that transaction, as on SQLite's
+      // one connection), and not again when they are delivered. With the layer off they have no
+      // work (an idle state is not published inside a start).
+      if (!ctx.enabled()) return;
+      for (const event of ctx.deps.bus.heldOwn()) {
+        if (!HANDLED.has(event.type) || early.has(event.payload)) continue;
+        early.add(event.payload);
+        work.push({ ...event, id: 0 });
+      }
+      if (!work.length) return;
+      draining = drain();
       while (draining) await draining;
     },
   };

@@ -24,6 +24,9 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
     await releasing.catch((error: unknown) => app.log.warn('streamed message write failed', { error }));
   const flushing = c.held.flush();
   if (flushing) await flushing;
+  // The held result's write a stop started (`releaseOnStop`): failed, the result is held again
+  // and the cut step writes it here (a second failure fails the run, as the step's own would).
+  if (t.released) await t.released;
   // A result held for the step end's statement (p-pgtoolend) goes alone first where the step end
   // is not that one statement, or the step was cut (its dangling calls' results follow it).
   if (interrupted || !stepEndJoined(app)) await recorder.releaseTool();
@@ -34,7 +37,8 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
         stepUsage.output_tokens * (t.resolved.info.cost_per_1m_out ?? 0)) /
       1e6
     : 0;
-  // The held result's write a stop started (`releaseOnStop`): its message is the step's.
+  // A stop that came meanwhile (`releaseOnStop`): its message is the step's; failed, the result
+  // is held again and goes in this step end's statement.
   if (t.released) await t.released;
   // The messages finished and the session's usage (one statement on PostgreSQL, ./step-close.ts).
   const started = startStepClose(app, recorder, sessionId, stepUsage, stepCost);
@@ -132,11 +136,13 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
  * INSERT joins its session events (`tool.finished`, `message.created`) to the bus's queue in this
  * call (src/sessions/pg-message-store.ts `append`, no await before the join), so they come before
  * the stopper's `state.changed`, as on SQLite, where they were published at the tool's end. Where
- * the bus cannot join them (it is busy), they are published once the INSERT answered, as before.
- * The step's end awaits the write (`t.released`); a failure is logged, as the stream's would be.
+ * the bus cannot join them (it is busy), they are reserved in its queue in this call all the same
+ * (`ordered`, `EventBus.reserve`) and appended there once the INSERT answered. The step's end
+ * awaits the write (`t.released`). A failure is logged and the result is held again
+ * (`releaseTool`): the cut step writes it (its events then after the stop's `state.changed`).
  */
 export function releaseOnStop(c: RunContext, t: RunTurn): void {
-  const releasing = t.recorder?.releaseTool();
+  const releasing = t.recorder?.releaseTool(true);
   if (!releasing) return;
   t.released = releasing.then(
     () => undefined,

@@ -79,6 +79,8 @@ export async function appendCreated(
   following?: FollowingWrite,
   preceding?: readonly SessionEventWrite[],
   trailing?: readonly SessionEventWrite[],
+  /** Its events keep their place in the bus's queue even when it is busy (`appendAnnounced`'s `ordered`). */
+  ordered = false,
 ): Promise<Message> {
   const { sessions, bus } = app;
   const payload = (messageId: string) => ({
@@ -88,8 +90,32 @@ export async function appendCreated(
     run_id: runId,
   });
   if (sessions.appendAnnounced)
-    return await sessions.appendAnnounced(input, 'message.created', payload, following, preceding, trailing);
+    return await sessions.appendAnnounced(
+      input,
+      'message.created',
+      payload,
+      following,
+      preceding,
+      trailing,
+      ordered ? { ordered } : undefined,
+    );
   const message = await sessions.appendMessage(input);
   bus.publish(input.session_id, 'message.created', payload(message.id));
   return message;
+}
+
+/**
+ * The step's tool message with its results so far (unfinished), and the first result's
+ * `tool.finished` when given; `ordered` as `appendCreated`'s.
+ */
+export function appendToolMessage(
+  app: AgentHost,
+  options: Pick<StepRecorderOptions, 'sessionId' | 'runId'>,
+  parts: Message['parts'],
+  finished?: FinishedWrite,
+  ordered = false,
+): Promise<Message> {
+  const { sessionId, runId } = options;
+  const input = { session_id: sessionId, role: 'tool' as const, parts, run_id: runId, finished: false };
+  return appendCreated(app, runId, input, finished?.write, finished?.events, undefined, ordered);
 }

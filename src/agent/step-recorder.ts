@@ -22,6 +22,7 @@ import {
 } from './step-held-result';
 import {
   appendCreated,
+  appendToolMessage,
   type CallStart,
   type FinishedWrite,
   type RecordedToolCall,
@@ -208,13 +209,19 @@ export class StepRecorder {
     }
   }
 
-  /** The held result's message and `tool.finished` written alone now (undefined: none held). */
-  releaseTool(): Promise<unknown> | undefined {
+  /**
+   * The held result's message and `tool.finished` written alone now (undefined: none held).
+   * `ordered`: its session events keep their place in the bus's queue at this call even when the
+   * bus is busy (a stop's release, ./end-step.ts). A failed statement holds the result again, as a
+   * failed step end does (`heldCloseFailed`): the next release (the cut step's) writes it.
+   */
+  releaseTool(ordered = false): Promise<unknown> | undefined {
     const held = this.heldResult;
     if (!held || held.created) return undefined;
     this.heldResult = undefined;
-    this.toolCreated = this.createTool(held.finished).catch((error: unknown) => {
+    this.toolCreated = this.createTool(held.finished, ordered).catch((error: unknown) => {
       this.toolCreated = undefined;
+      this.heldResult ??= held;
       throw error;
     });
     return this.toolCreated;
@@ -241,21 +248,9 @@ export class StepRecorder {
     this.resultsWritten = Math.max(this.resultsWritten, results.length);
   }
 
-  private async createTool(finished?: FinishedWrite): Promise<Message> {
+  private async createTool(finished?: FinishedWrite, ordered = false): Promise<Message> {
     const results = [...this.results];
-    const tool = await appendCreated(
-      this.app,
-      this.options.runId,
-      {
-        session_id: this.options.sessionId,
-        role: 'tool',
-        parts: results,
-        run_id: this.options.runId,
-        finished: false,
-      },
-      finished?.write,
-      finished?.events,
-    );
+    const tool = await appendToolMessage(this.app, this.options, results, finished, ordered);
     this.tool = tool;
     this.resultsWritten = Math.max(this.resultsWritten, results.length);
     return tool;

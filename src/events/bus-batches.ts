@@ -35,6 +35,12 @@ export interface Queued {
     group: object;
     index: number;
   };
+  /**
+   * Reserved (`EventBus.reserve`): enqueued at the call, written by the queue once the caller's
+   * statement answered, when it says so (`written` true; false: neither written nor delivered).
+   * A group's events are written together, never with others (`group`: its identity).
+   */
+  gated?: { written: Promise<boolean>; group: object };
 }
 
 export function batchWrites(deps: {
@@ -45,7 +51,11 @@ export function batchWrites(deps: {
   /** Rings and delivers an event. */
   admit: (ring: Ring, event: SessionEvent, local: boolean) => void;
   localEvent: (item: Queued, id: number) => SessionEvent;
-}): { storeAcross(items: Queued[]): Promise<void>; storeJoined(items: Queued[]): Promise<void> } {
+}): {
+  storeAcross(items: Queued[]): Promise<void>;
+  storeJoined(items: Queued[]): Promise<void>;
+  storeGated(items: Queued[]): Promise<void>;
+} {
   const { rings, sharedLog, stored, admit, localEvent } = deps;
 
   /**
@@ -85,6 +95,11 @@ export function batchWrites(deps: {
     const current = sharedLog() as EventStore;
     const known = new Map<string, Ring>(joined.ring ? [[items[0].sessionId, joined.ring]] : []);
     await deliverAppended(current, items, appended, known);
+  };
+
+  /** A reserved group (`gated`): appended as `storeAcross` appends, once its statement said to. */
+  const storeGated = async (items: Queued[]): Promise<void> => {
+    if (await (items[0].gated as NonNullable<Queued['gated']>).written) await storeAcross(items);
   };
 
   /**
@@ -127,5 +142,5 @@ export function batchWrites(deps: {
       }
   };
 
-  return { storeAcross, storeJoined };
+  return { storeAcross, storeJoined, storeGated };
 }

@@ -64,6 +64,7 @@ export function createBusWrites(deps: {
   /** Stores one queued event (at once when the store can: no promise then), then rings and delivers it. */
   const store1 = (item: Queued): void | Promise<void> => {
     if (item.joined) return storeJoined([item]);
+    if (item.gated) return storeGated([item]);
     if (sharedLog()?.appendAcross) return storeAcross([item]);
     const ring = rings.get(item.sessionId);
     return ring instanceof Promise ? ring.then((loaded) => append(item, loaded)) : append(item, ring);
@@ -128,23 +129,30 @@ export function createBusWrites(deps: {
     item.stored?.(event);
   };
 
-  const { storeAcross, storeJoined } = batchWrites({ rings, sharedLog, stored, admit, localEvent });
+  const { storeAcross, storeJoined, storeGated } = batchWrites({
+    rings,
+    sharedLog,
+    stored,
+    admit,
+    localEvent,
+  });
 
   const batch = {
-    // Events another statement appended (`joined`) are in the log already: written (delivered)
-    // with the rest of their group only.
+    // Events another statement appended (`joined`) are in the log already, reserved ones
+    // (`gated`) wait for a statement: written (delivered) with the rest of their group only.
     joins: (first: Task, next: Task) =>
       first.kind !== 'catch-up' &&
       next.kind !== 'catch-up' &&
-      (first.joined || next.joined
-        ? first.joined?.group === next.joined?.group
+      (groupOf(first) || groupOf(next)
+        ? groupOf(first) === groupOf(next)
         : sharedLog()?.appendAcross !== undefined),
     // A catch-up reads after the ring's last id: behind events written meanwhile, it reads the same
     // others' events (each append delivers those that came before it first), in id order.
     passes: (next: Task) => next.kind === 'catch-up' && sharedLog()?.appendAcross !== undefined,
     writeAll: (items: Task[]) => {
       const queued = items.filter((t): t is Queued => t.kind !== 'catch-up');
-      return queued[0]?.joined ? storeJoined(queued) : storeAcross(queued);
+      if (queued[0]?.joined) return storeJoined(queued);
+      return queued[0]?.gated ? storeGated(queued) : storeAcross(queued);
     },
     // A shared (PostgreSQL) log answers asynchronously anyway: events published together go together.
     deferStart: () => sharedLog()?.appendAcross !== undefined,
@@ -167,6 +175,9 @@ export function createBusWrites(deps: {
 
   return { store1, catchUp, batch };
 }
+
+/** The group a queued event is written with alone (joined or reserved), if any. */
+const groupOf = (task: Queued): object | undefined => task.joined?.group ?? task.gated?.group;
 
 /**
  * The catch-ups queued and not started, per session (a second notice needs no second step), with

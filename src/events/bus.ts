@@ -143,12 +143,30 @@ export interface EventBus {
     options?: { own?: boolean },
   ): JoinedEvents | undefined;
   /**
-   * Resolves once every event published before the call is stored and delivered; one published
-   * in a transaction still open in another context is published at its end (`transaction`).
-   * `queued`: not those the caller's own transaction holds either (they are enqueued at its end);
-   * else they are enqueued now and waited for.
+   * Events of one session a statement of the caller's writes (a stop's held tool result), where
+   * `join`/`joinAll` refused them (the queue is busy): they take their places in the queue now, as
+   * if published at this call, and the queue appends them once `settle(true)` says the statement
+   * wrote what they announce (`false`: dropped, never delivered). Outside a store transaction
+   * (nothing held). The queue waits for the statement's answer: not for a hot path. Undefined: the
+   * log has no `appendAcross` (publish them after it). Absent: never reserved.
    */
-  flush(only?: 'queued'): Promise<void>;
+  reserve?(
+    sessionId: string,
+    events: readonly { type: string; payload: Record<string, unknown> }[],
+  ): { settle(written: boolean): void } | undefined;
+  /**
+   * Resolves once every event published before the call and queued is stored and delivered: not
+   * those a transaction still open holds (`transaction`), the caller's own included, which are
+   * enqueued at its end and never delivered before it (p-heldfix: a wait inside the transaction
+   * delivered them early, before its COMMIT). A caller that must act on its own held events now
+   * reads them (`heldOwn`).
+   */
+  flush(): Promise<void>;
+  /**
+   * The events the caller's open store transaction holds now (PostgreSQL), in publish order, left
+   * held (they are stored and delivered at its end); none outside one. Not stored: no id.
+   */
+  heldOwn(): readonly Omit<SessionEvent, 'id'>[];
   /** Listen to one session, or to every session with '*'. Returns the unsubscribe function. */
   subscribe(sessionId: string, listener: EventListener): () => void;
   /** Events after `afterId` (exclusive). */
@@ -241,11 +259,6 @@ export function createEventBus(deps: {
   /** Held for the publisher's transaction when the log is shared and batches (PostgreSQL). */
   const hold = (item: Task & { kind?: undefined }) =>
     deps.transaction !== undefined && sharedLog()?.appendAcross !== undefined && held.hold(item);
-  /** The queue behind what the caller's own transaction holds: a wait for it never waits for that end. */
-  const flushOwn = (only?: 'queued') => {
-    if (only !== 'queued') held.releaseOwn();
-    return flush();
-  };
 
   return {
     publish(sessionId, type, payload) {
@@ -276,7 +289,8 @@ export function createEventBus(deps: {
       publisherContext,
       enqueue,
     }),
-    flush: flushOwn,
+    flush: () => flush(),
+    heldOwn: held.own,
     subscribe(sessionId, listener) {
       let set = listeners.get(sessionId);
       if (!set) {
@@ -393,7 +407,8 @@ const NOTHING_TAKEN: { items: Queued[]; after: (() => void)[] } = { items: [], a
 /**
  * `EventBus.join` and `joinAll`: the events enqueued now, written by another statement, when the
  * queue is idle and the session's ring is in memory (taken now: their delivery needs no read) or
- * unknown here. One group: written (delivered) together, never with other events.
+ * unknown here; `reserve`: enqueued now, written by the queue once the statement answered. One
+ * group: written (delivered) together, never with other events.
  */
 function joiners(deps: {
   sharedLog: () => EventStore | undefined;
@@ -405,7 +420,7 @@ function joiners(deps: {
   clock: Clock;
   publisherContext: () => AsyncResource | undefined;
   enqueue: (task: Task) => void;
-}): Required<Pick<EventBus, 'join' | 'joinAll'>> {
+}): Required<Pick<EventBus, 'join' | 'joinAll' | 'reserve'>> {
   const { sharedLog, joinable, rings } = deps;
   /** The events enqueued as one group, or undefined (not joinable now). */
   const enqueueGroup = (
@@ -438,6 +453,18 @@ function joiners(deps: {
     return { log, createdAt, settle, items };
   };
   return {
+    reserve(sessionId, events) {
+      if (!sharedLog()?.appendAcross || !events.length) return undefined;
+      let settle!: (written: boolean) => void;
+      const written = new Promise<boolean>((resolve) => {
+        settle = resolve;
+      });
+      const gated = { written, group: {} };
+      const created_at = deps.clock.now();
+      for (const { type, payload } of events)
+        deps.enqueue({ sessionId, type, payload, created_at, context: deps.publisherContext(), gated });
+      return { settle };
+    },
     join(sessionId, type, payload) {
       const joined = enqueueGroup(sessionId, [{ type, payload }]);
       if (!joined) return undefined;

@@ -8,11 +8,14 @@
  * transaction's COMMIT (or ROLLBACK) has answered: one append, after the writes they announce.
  *
  * Events a rolled-back transaction published are enqueued too, as they were appended before. A
- * caller that waits for the queue inside its transaction (`publishStored`, `flush`, a replay)
- * releases what its own transaction holds first, so it never waits for its own end.
+ * caller that needs its events stored inside its transaction (`publishStored`, a replay)
+ * releases what its own transaction holds first, so it never waits for its own end; `flush` does
+ * not (it waits for what is queued: held events are never delivered before their transaction's
+ * end for it, p-heldfix), and a caller that must act on them first reads them (`own`).
  * @module
  */
 import type { Queued } from './bus-batches';
+import type { SessionEvent } from './ring';
 
 /** The end of the transaction a publish is made in (the PostgreSQL client's `transactionNow`). */
 export interface PublishTransaction {
@@ -25,6 +28,8 @@ export interface HeldPublishes {
   hold(item: Queued): boolean;
   /** Enqueues, in publish order, what the caller's open transaction holds now. */
   releaseOwn(): void;
+  /** What the caller's open transaction holds now, in publish order, left held (no ids yet). */
+  own(): readonly Omit<SessionEvent, 'id'>[];
   /** True while an open transaction holds an event of the session. */
   holds(sessionId: string): boolean;
   /**
@@ -86,6 +91,16 @@ export function heldPublishes(deps: {
       if (!held.size) return;
       const tx = deps.transaction();
       if (tx) release(tx);
+    },
+    own() {
+      const tx = held.size ? deps.transaction() : undefined;
+      const items = (tx && held.get(tx)?.items) || [];
+      return items.map(({ sessionId, type, payload, created_at }) => ({
+        session_id: sessionId,
+        type,
+        payload,
+        created_at,
+      }));
     },
     holds: (sessionId) => perSession.has(sessionId),
     afterOwn(sessionId, fn) {

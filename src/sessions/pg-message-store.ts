@@ -191,18 +191,38 @@ function joinEvents(
   };
 }
 
-/** The statement's answer; the joined events settled with it (their ids, or nothing written). */
+/**
+ * The events of an append outside a transaction: joined to its statement (`joinEvents`), else,
+ * when they must keep their place (`ordered`: a stop's release), reserved in the bus's queue now
+ * (`EventBus.reserve`), appended by it once the statement answered; neither: published after it.
+ */
+function joinOrReserve(
+  bus: EventBus | undefined,
+  sessionId: string,
+  events: readonly SessionEventWrite[],
+  ordered: boolean,
+): { joined?: Joined; reserved?: { settle(written: boolean): void } } {
+  const joined = joinEvents(bus, sessionId, events);
+  if (joined || !ordered) return { joined };
+  return { reserved: bus?.reserve?.(sessionId, events) };
+}
+
+/**
+ * The statement's answer; the joined events settled with it (their ids, or nothing written), the
+ * reserved ones told whether it wrote the message.
+ */
 async function answered(
-  joined: Joined | undefined,
+  { joined, reserved }: ReturnType<typeof joinOrReserve>,
   send: () => Promise<Appended | undefined>,
 ): Promise<Appended | undefined> {
-  if (!joined) return await send();
+  if (!joined && !reserved) return await send();
   let found: Appended | undefined;
   try {
     found = await send();
   } finally {
+    reserved?.settle(found !== undefined);
     const ids = found?.svc_events ?? (found?.svc_event ? [found.svc_event] : undefined);
-    joined.settle(
+    joined?.settle(
       ids?.length === joined.count
         ? ids.map((e) => ({ id: Number(e.id), previous: Number(e.previous) }))
         : undefined,
@@ -263,6 +283,7 @@ export function createPostgresMessageStore(deps: {
     following?: FollowingWrite,
     preceding: readonly SessionEventWrite[] = NONE,
     trailing: readonly SessionEventWrite[] = NONE,
+    options?: { ordered?: boolean },
   ) => {
     const now = deps.clock.now();
     const id = deps.ids.next('msg');
@@ -270,10 +291,11 @@ export function createPostgresMessageStore(deps: {
     // event is delivered once its row is committed, and the session's append lock is not held open).
     const payload = announce?.payload(id);
     const events = announce && payload ? [...preceding, { type: announce.type, payload }, ...trailing] : [];
-    const joined =
+    const around =
       events.length && !withMessages && !sql.inTransaction()
-        ? joinEvents(deps.bus, input.session_id, events)
-        : undefined;
+        ? joinOrReserve(deps.bus, input.session_id, events, options?.ordered === true)
+        : {};
+    const { joined } = around;
     const partsJson = JSON.stringify(input.parts);
     const finishedAt = input.finished === false ? null : now;
     const doc = searchDocOf(input.parts);
@@ -300,7 +322,7 @@ export function createPostgresMessageStore(deps: {
     ];
     const mark = kept.mark(input.session_id);
     const found = await marked(sql, input.session_id, tx, () =>
-      answered(joined, () =>
+      answered(around, () =>
         joined
           ? sendAnnounced(sql, values, joined, following)
           : sendPlain(sql, values, withMessages, following),
@@ -318,8 +340,9 @@ export function createPostgresMessageStore(deps: {
       remember(sessionRowKey(session.id), session, tx);
       kept.wrote(mark, session);
     } else await deps.requireSession(input.session_id);
-    // Not joined (the bus was busy, or this is a transaction): published after, as before.
-    if (!joined) for (const event of events) deps.bus?.publish(input.session_id, event.type, event.payload);
+    // Not joined (the bus was busy, or this is a transaction) nor reserved: published after, as before.
+    if (!joined && !around.reserved)
+      for (const event of events) deps.bus?.publish(input.session_id, event.type, event.payload);
     return { message: appendedMessage(input, id, partsJson, now, finishedAt), row, stored };
   };
   const messages: PostgresMessageStore['messages'] = async (sessionId, options = {}) => {

@@ -142,7 +142,9 @@ export interface SessionStore {
    * (p-pgstep7: a tool's `tool.finished` with its result's message), else published with it once
    * the message is written; none when it was not. `trailing`: session events published right
    * after the message's own, the same way (p-pgride: the step's first `tool.started`, its run event
-   * in `following`).
+   * in `following`). `ordered`: where the bus cannot join the events now (it is busy), they take
+   * their places in its queue at the call all the same (`EventBus.reserve`), not after the
+   * statement (a stop's held result, before the stop's `state.changed`).
    */
   appendAnnounced?(
     input: Parameters<SessionStore['appendMessage']>[0],
@@ -151,6 +153,7 @@ export interface SessionStore {
     following?: FollowingWrite,
     preceding?: readonly SessionEventWrite[],
     trailing?: readonly SessionEventWrite[],
+    options?: { ordered?: boolean },
   ): Promise<Message>;
   /**
    * `appendMessage`, answering also the session's messages as a read right after it answers them

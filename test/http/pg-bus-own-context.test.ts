@@ -1,9 +1,10 @@
 /**
  * Background bus listeners on PostgreSQL run their store work in their own async context
  * (src/events/own-context.ts), not in the publisher's transaction (issue 18 items 2–3). Each test
- * publishes in a transaction and releases the event inside it (`flush`, as the adaptive monitor's
- * `settled()` does), so the listener gets it with the transaction open; the transaction then rolls
- * back. Pins, per listener: none of its statements is on the transaction's connection between its
+ * publishes in a transaction and releases the event inside it (`lastId`: a read of the session's
+ * events releases what the transaction holds, as `replay` and `publishStored` do; `flush` and the
+ * adaptive monitor's `settled()` no longer do, p-heldfix), so the listener gets it with the
+ * transaction open; the transaction then rolls back. Pins, per listener: none of its statements is on the transaction's connection between its
  * BEGIN and its ROLLBACK (the transaction is the test's own statement alone), and its writes stay.
  */
 import { describe, expect, it, vi } from 'vitest';
@@ -70,7 +71,7 @@ describe.skipIf(!pg.available)(
         const from = statements.calls.length;
         await rolledBack(app, sql, async () => {
           app.bus.publish(session.id, 'run.started', { session_id: session.id, run_id: 'run_x' });
-          await app.bus.flush();
+          await app.bus.lastId(session.id);
           await app.packs?.hooksIdle();
         });
         expect(statements.sent.slice(from).some((t) => /FROM session_operating_packs WHERE/.test(t))).toBe(
@@ -106,7 +107,7 @@ describe.skipIf(!pg.available)(
             path: 'a.ts',
             change: 'delete',
           });
-          await app.bus.flush();
+          await app.bus.lastId(session.id);
           await app.quality.findings.flush();
         });
         const row = await sql.one<{ state: string }>('SELECT state FROM findings WHERE id = $1', [
@@ -129,7 +130,7 @@ describe.skipIf(!pg.available)(
         const from = statements.calls.length;
         await rolledBack(app, sql, async () => {
           app.bus.publish(session.id, 'session.deleted', { session_id: session.id });
-          await app.bus.flush();
+          await app.bus.lastId(session.id);
           await sent(statements, from, /^DELETE FROM file_reads/);
         });
         await vi.waitFor(async () => expect(await app.ws.reads.get(session.id, 'a.ts')).toBeUndefined(), {
@@ -157,7 +158,7 @@ describe.skipIf(!pg.available)(
             context_window: 1000,
             input_tokens: 990,
           });
-          await app.bus.flush();
+          await app.bus.lastId(session.id);
           await app.health.idle();
         });
         const activations = await app.health.activations({ sessionId: session.id });
@@ -181,7 +182,7 @@ describe.skipIf(!pg.available)(
             run_id: 'run_x',
             status: 'completed',
           });
-          await app.bus.flush();
+          await app.bus.lastId(session.id);
           await sent(statements, from, /FROM edit_capsules WHERE run_id = \$1/);
           await app.quality.findings.flush();
         });

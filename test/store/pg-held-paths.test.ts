@@ -80,8 +80,9 @@ function watchHeld() {
   });
   const release = vi.spyOn(StepRecorder.prototype, 'releaseTool').mockImplementation(function (
     this: StepRecorder,
+    ...args: Parameters<StepRecorder['releaseTool']>
   ) {
-    const out = releaseTool.call(this);
+    const out = releaseTool.apply(this, args);
     if (out) seen.push('released');
     return out;
   });

@@ -69,8 +69,8 @@ describe.skipIf(!pg.available)('events published in a PostgreSQL transaction', (
       a.bus.publish('ses_1', published[2], { n: 3 });
       await new Promise((r) => setTimeout(r, 30));
       a.bus.publish('ses_1', published[3], { n: 4 });
-      // `flush('queued')` waits for what the queue has, not for this transaction's end.
-      await a.bus.flush('queued');
+      // `flush()` waits for what the queue has, not for this transaction's end.
+      await a.bus.flush();
       appendedInside = a.sent.filter((t) => APPEND.test(t)).length;
       loggedInside = await b.sql.autocommit
         .query<{ type: string }>('SELECT type FROM session_events', [])

@@ -4,16 +4,86 @@
  * (`StopState.release`, src/agent/end-step.ts `releaseOnStop`), so its session events come before
  * the stop's `state.changed`, as on SQLite (issue 18 item 2: the same session log on both
  * backends). The operator's cancel is STORE-PG-381 (./pg-held-paths.test.ts); here the cancel
- * another process asks through the run ledger (the run's cancel poll).
+ * another process asks through the run ledger (the run's cancel poll), the operator's cancel while
+ * the bus's write queue is busy with another session's append (the release's events reserved in
+ * the queue, `EventBus.reserve`), and a release whose statement fails (the cut step writes it).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
+import type { SqlClient } from '../../src/store/postgres/client';
 import { echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { stopInTheGap, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
+import { until } from '../helpers/until';
 
 const pg = postgresForFile();
+
+const APPEND = /svc_append_events_across/;
+const MESSAGE_INSERT = /INSERT INTO messages/;
+
+/**
+ * A client whose statements `hold` picks wait until `open()`; `fail` picks statements that throw
+ * (nothing sent). `held`: the texts waiting now; `failed`: the texts that threw.
+ */
+function faultyClient(sql: SqlClient) {
+  let gate: Promise<void> | undefined;
+  let open = () => {};
+  let hold: ((text: string, values: unknown[]) => boolean) | undefined;
+  let fail: ((text: string, values: unknown[]) => boolean) | undefined;
+  const held: string[] = [];
+  const failed: string[] = [];
+  const guard = <R>(send: (text: string, values?: unknown[]) => Promise<R>) => {
+    return async (text: string, values: unknown[] = []): Promise<R> => {
+      if (fail?.(text, values)) {
+        fail = undefined;
+        failed.push(text);
+        throw new Error('injected: the release failed');
+      }
+      if (gate && hold?.(text, values)) {
+        held.push(text);
+        await gate;
+      }
+      return send(text, values);
+    };
+  };
+  const client: SqlClient = {
+    ...sql,
+    one: guard(sql.one.bind(sql)) as SqlClient['one'],
+    query: guard(sql.query.bind(sql)) as SqlClient['query'],
+    run: guard(sql.run.bind(sql)) as SqlClient['run'],
+  };
+  return {
+    client,
+    held,
+    failed,
+    /** Statements `pick` matches wait from now until `open()`. */
+    holdWhere(pick: (text: string, values: unknown[]) => boolean) {
+      hold = pick;
+      gate = new Promise((resolve) => {
+        open = () => {
+          gate = undefined;
+          hold = undefined;
+          resolve();
+        };
+      });
+    },
+    open: () => open(),
+    /** The next statement `pick` matches throws. */
+    failWhere(pick: (text: string, values: unknown[]) => boolean) {
+      fail = pick;
+    },
+  };
+}
+
+/** The session's event types in id order from the log itself. */
+async function logged(sql: SqlClient, sessionId: string): Promise<string[]> {
+  const rows = await sql.query<{ type: string }>(
+    'SELECT type FROM session_events WHERE session_id = $1 ORDER BY id',
+    [sessionId],
+  );
+  return rows.map((r) => r.type);
+}
 
 describe.skipIf(!pg.available)(
   'a stop in the gap before a held result`s step end (PostgreSQL against SQLite)',
@@ -80,6 +150,143 @@ describe.skipIf(!pg.available)(
       const tool = r.messages.filter((m) => m.role === 'tool');
       expect(tool.map((m) => m.parts.map((p) => ('output' in p ? p.output : p.type)))).toEqual([['echo: m']]);
       expect(tool[0]?.finished_at).not.toBeNull();
+    });
+
+    it('STORE-PG-450: the operator`s cancel in the gap while the bus`s write queue is busy (another session`s append held): the held result`s events are reserved before the state.changed (cancelling), the session log in SQLite`s order', async () => {
+      const gap = stopInTheGap();
+      let faults: ReturnType<typeof faultyClient> | undefined;
+      let toolRows = 0;
+      const started = (app: App, sessionId: string) => {
+        gap.arm(async () => {
+          const f = faults;
+          if (f) {
+            // Another session's event: the queue's append of it waits, the queue busy.
+            f.holdWhere(
+              (text, values) => APPEND.test(text) && JSON.stringify(values[0]).includes('ses_other'),
+            );
+            app.bus.publish('ses_other', 'queue.changed', { n: 1 });
+            await until(() => f.held.length === 1, 'the other session`s append is under way');
+          }
+          await app.agent.cancel(sessionId);
+          if (f) {
+            // The release's INSERT answers while the queue is still busy, then the queue goes on.
+            const sql = f.client;
+            await until(async () => {
+              const row = await sql.autocommit.one<{ n: number }>(
+                "SELECT count(*)::int AS n FROM messages WHERE session_id = $1 AND role = 'tool'",
+                [sessionId],
+              );
+              toolRows = row?.n ?? 0;
+              return toolRows === 1;
+            }, 'the released tool message is stored');
+            expect(f.held).toHaveLength(1);
+            f.open();
+          }
+        });
+      };
+      const script = () => [
+        reply().toolCall('echo', { text: 'm' }, 'call_m').usage(100, 20),
+        reply().text('no'),
+      ];
+      const options = { tools: [echoTool], started, title: 'held busy', closers };
+      let lite: Awaited<ReturnType<typeof storeRun>>;
+      let r: Awaited<ReturnType<typeof storeRun>>;
+      try {
+        lite = await storeRun(undefined, script(), options);
+        r = await storeRun(pg.cluster(), script(), {
+          ...options,
+          client: (sql) => {
+            faults = faultyClient(sql);
+            return faults.client;
+          },
+        });
+      } finally {
+        gap.restore();
+        faults?.open();
+      }
+      expect(gap.states).toEqual(['written', 'held']);
+      expect(toolRows).toBe(1);
+      expect(r.status).toBe('cancelled');
+      const shape = storeRunShape(r);
+      expect(shape).toEqual(storeRunShape(lite));
+      const at = shape.session.indexOf('tool.started');
+      expect(shape.session.slice(at, at + 4)).toEqual([
+        'tool.started',
+        'tool.finished',
+        'message.created',
+        'state.changed',
+      ]);
+      // Ids ascending in that order (the other session's took one among them), each once; the
+      // log itself and a replay the same.
+      const ids = r.sessionEvents.map((e) => e.id);
+      expect(ids).toEqual([...new Set(ids)].sort((x, y) => x - y));
+      expect(await logged(r.sql as SqlClient, r.session.id)).toEqual(r.sessionEvents.map((e) => e.type));
+      const replayed = (await r.app.bus.replay(r.session.id, 0)).events;
+      expect(replayed.map((e) => [e.id, e.type])).toEqual(r.sessionEvents.map((e) => [e.id, e.type]));
+      // The other session's event was written too, once.
+      expect(await logged(r.sql as SqlClient, 'ses_other')).toEqual(['queue.changed']);
+    });
+
+    it('STORE-PG-451: a cancel in the gap whose release statement fails: the result is held again and the cut step stores it, once; the run ends cancelled with SQLite`s run events and messages, the session log the same but for the result`s two events after the state.changed', async () => {
+      const gap = stopInTheGap();
+      let faults: ReturnType<typeof faultyClient> | undefined;
+      const started = (app: App, sessionId: string) => {
+        gap.arm(async () => {
+          // The release's statement: the tool message's INSERT.
+          faults?.failWhere((text, values) => MESSAGE_INSERT.test(text) && values[2] === 'tool');
+          await app.agent.cancel(sessionId);
+        });
+      };
+      const script = () => [
+        reply().toolCall('echo', { text: 'm' }, 'call_m').usage(100, 20),
+        reply().text('no'),
+      ];
+      const options = { tools: [echoTool], started, title: 'held failed', closers };
+      let lite: Awaited<ReturnType<typeof storeRun>>;
+      let r: Awaited<ReturnType<typeof storeRun>>;
+      try {
+        lite = await storeRun(undefined, script(), options);
+        r = await storeRun(pg.cluster(), script(), {
+          ...options,
+          client: (sql) => {
+            faults = faultyClient(sql);
+            return faults.client;
+          },
+        });
+      } finally {
+        gap.restore();
+      }
+      expect(gap.states).toEqual(['written', 'held']);
+      expect(faults?.failed).toHaveLength(1);
+      expect(lite.status).toBe('cancelled');
+      const shape = storeRunShape(r);
+      const liteShape = storeRunShape(lite);
+      expect(shape.status).toBe('cancelled');
+      expect(shape.run).toEqual(liteShape.run);
+      expect(shape.messages).toEqual(liteShape.messages);
+      // The result's own, not an interrupted one; stored once, finished.
+      const tool = r.messages.filter((m) => m.role === 'tool');
+      expect(tool.map((m) => m.parts.map((p) => ('output' in p ? p.output : p.type)))).toEqual([['echo: m']]);
+      expect(tool[0]?.finished_at).not.toBeNull();
+      // The failed statement's events could not keep their place: the cut step's write comes after
+      // the stop's state.changed; otherwise SQLite's log, each event once.
+      const moved = (types: string[]) => {
+        const at = types.indexOf('tool.finished');
+        const out = [...types];
+        out.splice(at, 2);
+        out.splice(at + 1, 0, 'tool.finished', 'message.created');
+        return out;
+      };
+      expect(shape.session).toEqual(moved(liteShape.session));
+      const at = shape.session.indexOf('tool.started');
+      expect(shape.session.slice(at, at + 4)).toEqual([
+        'tool.started',
+        'state.changed',
+        'tool.finished',
+        'message.created',
+      ]);
+      const ids = r.sessionEvents.map((e) => e.id);
+      expect(ids).toEqual(ids.map((_, i) => ids[0] + i));
     });
   },
 );
