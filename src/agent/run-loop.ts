@@ -25,9 +25,10 @@ import { appendToLedger, type HeldWrites, heldWrites, preparedHolding, writeHeld
 import { historyMessages, listedMessages, toModelMessages } from './history';
 import { assembleSystemPrompt } from './prompt';
 import { promptEvents, promptMessage } from './prompt-message';
+import { bridgeFor } from './run-bridge';
 import { providerFailure, recordFailure } from './run-failure';
 import { type ResumedTurn, resumedTurn, runWaitingCalls, type ToolCallPart } from './run-resume';
-import { bridgeFor, compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
+import { compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
 import { type SessionFunnel, sessionVersion } from './step-ends';
 import { keptSdk, loadSdk } from './step-request';

@@ -13,10 +13,9 @@ import { kindPolicies } from './agent-kinds';
 import { MAX_FAILED_COMPACTIONS } from './compaction';
 import { fitToBudget, freshToolTokens } from './context-fit';
 import { endStep } from './end-step';
-import { runFailure } from './failure';
-import { flushCalls, takeCall } from './held-calls';
+import { flushCalls } from './held-calls';
 import { historyMessages, toModelMessages } from './history';
-import { createLoopDetector } from './loop-detector';
+import { bridgeFor, holdsCall } from './run-bridge';
 import type { RunContext, RunTurn } from './run-types';
 import { aheadEnded, aheadHeld, aheadSession, cancelRequested, lastContextOf, takeAhead } from './step-ahead';
 import { stepEndJoined } from './step-close';
@@ -31,7 +30,6 @@ import {
 } from './step-ends';
 import { StepRecorder } from './step-recorder';
 import { FINAL_STEP_NOTE } from './system-prompt.prompt';
-import { createToolBridge } from './tool-bridge';
 import { inFullAt, sentInFull } from './tool-exposure';
 import type { AgentToolSpec } from './toolbox';
 
@@ -85,64 +83,6 @@ function onlyTools(names: string[] | undefined): RunTurn['policies'] {
       removes: (tool) => (allowed.has(tool.name) ? undefined : 'not in the task tool list'),
     },
   ];
-}
-
-/** Whether a step's assistant message that opens with a call waits for the call's start (PostgreSQL). */
-const holdsCall = (app: RunContext['app']) =>
-  app.runs.followingEvents !== undefined && app.sessions.appendAnnounced !== undefined;
-
-/** The tool bridge of the run, with the loop detector that stops a run repeating itself. */
-export function bridgeFor(c: RunContext, t: RunTurn) {
-  const { app, run, x, sessionId, signal } = c;
-  const loop = createLoopDetector(t.config.options.loop_detection.max_repeats);
-  return createToolBridge({
-    app,
-    toolbox: x.toolbox,
-    sessionId,
-    runId: run.id,
-    agent: c.kind.id,
-    signal,
-    permission: { yolo: run.options.yolo, unattended: run.options.unattended },
-    isActive: (name) => t.active.has(name),
-    takeCall: () => takeCall(app, c.calls),
-    // On PostgreSQL a message that opens with a call waits for the call's start (p-pgride).
-    ...(holdsCall(app)
-      ? { startCall: (start) => t.recorder?.startCall(start) ?? Promise.resolve(undefined) }
-      : {}),
-    async beforeCall(call) {
-      app.store.transactions.stepBatch();
-      t.called.add(call.tool);
-      // One write (the message row); its event is appended after, outside any transaction.
-      await app.store.transactions.together(async () => t.recorder?.toolCall(call));
-    },
-    async recordResult(call, finished) {
-      const recorder = t.recorder;
-      // A call that stops the run keeps today's order: its event, `loop.detected`, and the step's
-      // end closing the call as interrupted (the stream records no result once the run aborts).
-      if (!recorder || loop.wouldStop(call.tool, call.input, call.output)) return false;
-      return await app.store.transactions.together(async () => recorder.finishedResult(call, finished));
-    },
-    async onResult(call) {
-      const verdict = loop.record(call.tool, call.input, call.output);
-      if (!verdict || signal.aborted) return;
-      x.stop.status ??= 'failed';
-      x.stop.reason ??= `loop detected: ${verdict.tool} was called ${verdict.repeats} times in a row with the same input and the same result; the run was stopped`;
-      x.stop.failure ??= runFailure('loop_detected', {
-        model: c.model?.selector,
-        message: x.stop.reason,
-        tool: verdict.tool,
-        repeats: verdict.repeats,
-      });
-      app.bus.publish(sessionId, 'loop.detected', {
-        session_id: sessionId,
-        run_id: run.id,
-        tool: verdict.tool,
-        repeats: verdict.repeats,
-      });
-      await c.ledger('loop.detected', { tool: verdict.tool, repeats: verdict.repeats });
-      x.controller.abort(new Error('loop detected'));
-    },
-  });
 }
 
 /**

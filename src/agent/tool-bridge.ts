@@ -64,6 +64,12 @@ export interface ToolBridgeOptions {
    * SQLite): the bridge writes the start itself; true: written; false: the message only.
    */
   startCall?(start: CallStart): Promise<boolean | undefined>;
+  /**
+   * PostgreSQL (p-readonly): this call may run while its `tool.started` statement is in flight (a
+   * `readsOnly` tool in a step whose calls all are). Its `ask` and `event` wait for the statement;
+   * its result is taken only once the statement answered, and dropped when it failed.
+   */
+  runsAhead?(name: string): boolean;
   /** After each call (loop detection); may stop the run. */
   onResult(call: { tool: string; input: unknown; output: string; isError: boolean }): Promise<void>;
 }
@@ -97,12 +103,19 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     await options.beforeCall?.({ tool_call_id: toolCallId, tool: name, input: rawInput });
     // The event and its ledger row: one commit on SQLite, one statement on PostgreSQL where it can
     // (with the step's model call riding along, ./held-calls.ts, and its held message: p-pgride).
+    // A call that changes nothing runs while that statement is in flight (p-readonly, `stored`).
     const modelCall = options.takeCall?.();
-    try {
-      await writeStarted(app, options, { tool_call_id: toolCallId, tool: name, title }, modelCall?.insert);
-    } finally {
-      await modelCall?.after();
-    }
+    const starting = { tool_call_id: toolCallId, tool: name, title };
+    const ahead = !options.signal.aborted && options.runsAhead?.(name) === true;
+    const stored = ahead
+      ? startedAhead(writeStarted(app, options, starting, modelCall?.insert), modelCall)
+      : undefined;
+    if (!stored)
+      try {
+        await writeStarted(app, options, starting, modelCall?.insert);
+      } finally {
+        await modelCall?.after();
+      }
     const askContext: PermissionAskContext = {
       ...options.permission,
       sessionId: options.sessionId,
@@ -118,7 +131,7 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     let denial: Record<string, unknown> | undefined;
     // A tool that threw something other than an SvcError crashed (a bug, not an expected failure).
     let crashed = false;
-    const result: AgentCallResult = options.signal.aborted
+    let result: AgentCallResult = options.signal.aborted
       ? { ok: false, error: toSvcError(options.signal.reason), crashed: false }
       : await toolbox.call(name, rawInput, {
           sessionId: options.sessionId,
@@ -126,10 +139,13 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           agent: options.agent,
           toolCallId,
           signal: options.signal,
+          ...(stored ? { ahead: stored } : {}),
           ask: async (request) => {
+            if (stored) await stored;
             await app.permissions.ask(request, askContext);
           },
           event: async (type, payload) => {
+            if (stored) await stored;
             if (type === 'sandbox_denied') denial ??= payload;
             await ledger(app, options.runId, type, {
               tool_call_id: toolCallId,
@@ -144,6 +160,12 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
                   `${tool} is not available in this session now (withheld by the funnel: mode, workflow phase, agent policy or disabled_tools)`,
                 ),
         });
+    if (stored) {
+      // Run ahead: as if run after its start's statement (`startedAhead`).
+      await stored;
+      if (options.signal.aborted)
+        result = { ok: false, error: toSvcError(options.signal.reason), crashed: false };
+    }
     if (result.ok) {
       output = cap(app.redactor.string(result.text));
     } else {
@@ -338,6 +360,31 @@ async function recordedWithResult(
     app.log.warn('run ledger append failed', { run_id: options.runId, type: 'tool.finished' });
   // 'held': written with the step's end (p-pgtoolend), or alone before anything that needs it.
   return recorded !== false;
+}
+
+/**
+ * The call's start in flight while the call runs ahead of it (`runsAhead`): settles once the
+ * statement and the riding model call's `after()` did, rejecting with the statement's error. Its
+ * rejection is handled here too (the caller awaits it only after the call), so it is never unhandled.
+ * The call's `ask` and `event` wait for it (an operator is asked only once the start is stored);
+ * its result is taken once it answered: a failure throws as it did before the call (the result
+ * dropped), a cancel meanwhile answers as before the call.
+ */
+function startedAhead(
+  writing: Promise<void>,
+  modelCall: { after(): Promise<void> } | undefined,
+): Promise<void> {
+  const started = modelCall
+    ? writing.then(
+        () => modelCall.after(),
+        async (error: unknown) => {
+          await modelCall.after();
+          throw error;
+        },
+      )
+    : writing;
+  started.catch(() => {});
+  return started;
 }
 
 /**

@@ -18,6 +18,8 @@ export interface AgentToolSpec {
   description: string;
   /** The input's JSON Schema, as the model and MCP clients see it. */
   inputSchema: JSONSchema7;
+  /** The tool changes nothing at all (the definition's audited `readsOnly`). */
+  readsOnly?: true;
 }
 
 /** Who calls, for one call of a run. */
@@ -34,6 +36,14 @@ export interface AgentCallContext {
   event(type: string, payload: Record<string, unknown>): Promise<void>;
   /** The run's own gate (the funnel of the current step): an error refuses the call. */
   gate?(name: string): SvcError | undefined;
+  /**
+   * The call runs while its step's first statement (this promise) is in flight (PostgreSQL, a
+   * `readsOnly` tool): its reads of the run's own session (`sessionId`) see the row as that
+   * statement will store it (`SessionStore.pending`), or, when this process does not know it, wait
+   * for the statement and read it then (kept in memory by its answer): never a round trip more.
+   * No other session's row, no other reader.
+   */
+  ahead?: Promise<void>;
 }
 
 /** A call's answer: the text the model reads, or the failure (its message already redacted). */

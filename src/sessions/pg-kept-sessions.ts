@@ -16,6 +16,12 @@
  *   A row a write answered (`RETURNING *`) is kept in its place when that write alone moved the
  *   counter since it was sent and no change was notified meanwhile, outside a transaction.
  * - Nothing read or written inside a transaction is kept (its rows are not committed yet).
+ * - **A pending row** (p-readonly): a message append marks its write with the row it will answer
+ *   (the kept row with its `updated_at`, the only column it sets). `pending` answers it while that
+ *   write is in flight and the kept row held when it was sent (the same generation, no other own
+ *   write meanwhile); the write's answer (or failure) moves the row's counter and ends it. It is
+ *   not committed: only `SessionStore.pending`'s callers (a call run ahead of its step's first
+ *   statement, whose result is recorded only if that statement succeeds) read it; `read` never does.
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
@@ -42,8 +48,13 @@ export interface WriteMark {
 export interface KeptSessions {
   /** The row: from memory while it is kept (see the module's rules), else `load()` (kept if it may be). */
   read(id: string, load: () => Promise<SessionRow | undefined>): Promise<SessionRow | undefined>;
-  /** Take right before sending an own write of the row. */
-  mark(id: string): WriteMark;
+  /**
+   * Take right before sending an own write of the row. `pendingOf`: the row the write will store,
+   * made from the row kept now (a message append's `updated_at`), for `pending` while it is in flight.
+   */
+  mark(id: string, pendingOf?: (row: SessionRow) => SessionRow): WriteMark;
+  /** The row an own write in flight will store (see the module's rules), else undefined. */
+  pending(id: string): SessionRow | undefined;
   /** After the write's `wroteSession`: keep the row it answered, when it may be (see the module's rules). */
   wrote(mark: WriteMark, row: SessionRow | undefined): void;
 }
@@ -63,6 +74,14 @@ export function keptSessions(sql: SqlClient): KeptSessions {
 function createKeptSessions(sql: SqlClient): KeptSessions {
   const changes = tableChanges(sql);
   const held = new Map<string, Kept>();
+  /** Rows own writes in flight will store (made on first read), with the marks they were taken at. */
+  const pendings = new Map<string, Kept & { of?: (row: SessionRow) => SessionRow }>();
+  /** The kept row of `id` when it still holds (the generation and this process's write counter). */
+  const valid = (entry: Kept | undefined, id: string, generation: number | undefined) =>
+    entry !== undefined &&
+    generation !== undefined &&
+    entry.generation === generation &&
+    entry.version === sessionRowVersion(id);
   const keep = (id: string, row: SessionRow, generation: number) => {
     held.delete(id);
     if (held.size >= MAX_KEPT) held.delete(held.keys().next().value as string);
@@ -89,17 +108,35 @@ function createKeptSessions(sql: SqlClient): KeptSessions {
         return row;
       });
     },
-    mark(id) {
+    mark(id, pendingOf) {
+      const kept = held.get(id);
       held.delete(id);
+      pendings.delete(id);
       // A write in a transaction (or waiting for its end) is committed only at that end.
       const inTransaction = sql.transactionNow() !== undefined;
-      return {
-        id,
-        generation: inTransaction ? undefined : changes.generation('sessions'),
-        version: sessionRowVersion(id),
-      };
+      const generation = inTransaction ? undefined : changes.generation('sessions');
+      const version = sessionRowVersion(id);
+      if (pendingOf && kept && valid(kept, id, generation)) {
+        if (pendings.size >= MAX_KEPT) pendings.delete(pendings.keys().next().value as string);
+        pendings.set(id, { row: kept.row, of: pendingOf, generation: kept.generation, version });
+      }
+      return { id, generation, version };
+    },
+    pending(id) {
+      const entry = pendings.get(id);
+      if (!entry) return undefined;
+      if (valid(entry, id, changes.generation('sessions'))) {
+        if (entry.of) {
+          entry.row = entry.of(entry.row);
+          entry.of = undefined;
+        }
+        return entry.row;
+      }
+      pendings.delete(id);
+      return undefined;
     },
     wrote({ id, generation, version }, row) {
+      if (pendings.get(id)?.version === version) pendings.delete(id);
       // Its own `wroteSession` moved the counter by one; more: another write answered meanwhile.
       if (
         row &&

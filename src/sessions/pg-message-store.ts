@@ -320,7 +320,8 @@ export function createPostgresMessageStore(deps: {
       ...[id, row.session_id, row.role, partsJson, row.model, row.provider, row.usage, row.cost, row.run_id],
       ...[now, finishedAt, doc.tools, doc.body, tsvectorOf(doc.body)],
     ];
-    const mark = kept.mark(input.session_id);
+    // The row this statement will answer (it sets only `updated_at`): a call run ahead of it reads it.
+    const mark = kept.mark(input.session_id, (session) => ({ ...session, updated_at: now }));
     const found = await marked(sql, input.session_id, tx, () =>
       answered(around, () =>
         joined

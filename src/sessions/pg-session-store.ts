@@ -87,6 +87,10 @@ export function createPostgresSessionStore(deps: {
     promptInsert: postgresPromptInsert(deps),
     get,
     require,
+    pending(id) {
+      const row = kept.pending(id);
+      return row ? toSession(row) : undefined;
+    },
     async list(options = {}) {
       const limit = options.limit ?? 100;
       const offset = options.offset ?? 0;

@@ -15,6 +15,7 @@ import { SvcError } from '../errors';
 import type { SqlClient } from '../store/postgres/client';
 import type { FollowingWrite, PrecedingWrite } from '../store/preceding-write';
 import type { Clock, Ids } from '../util/ids';
+import { keptSessions } from './pg-kept-sessions';
 import { MESSAGE_COLUMNS } from './pg-message-store';
 import { marked, wroteMessages, wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
@@ -91,8 +92,12 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock; id
   closeStepWrite: (input: StepClose) => PrecedingWrite<Session | undefined>;
 } {
   const { sql } = deps;
+  const kept = keptSessions(sql);
   /** The statement's parameters, and what a write leaves behind (marks, not_found) once it answered. */
   const prepared = ({ sessionId, messages, usage, created }: StepClose) => {
+    // The session's row it answers is kept (./pg-kept-sessions.ts): the next step's first
+    // statement knows the row it will store, for a call run ahead of it (p-readonly).
+    const mark = usage || created ? kept.mark(sessionId) : undefined;
     const docs = messages.map(({ patch }) => (patch.parts ? searchDocOf(patch.parts) : undefined));
     const values: unknown[] = [
       messages.map((m) => m.id),
@@ -129,6 +134,7 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock; id
     const wrote = (updated: string[] | null, row: SessionRow | null | undefined): Session | undefined => {
       if (messages.length || created) wroteMessages(sessionId);
       if (usage || created) wroteSession(sql, sessionId);
+      if (mark && row && row.id !== null) kept.wrote(mark, row);
       const done = new Set(updated ?? []);
       // As the separate updateMessage calls: the others' writes stand (a transaction around rolls
       // them back with this error).

@@ -101,6 +101,13 @@ export interface SessionStore {
   get(id: string): Promise<Session | undefined>;
   /** Like get, but a not_found SvcError naming the id. */
   require(id: string): Promise<Session>;
+  /**
+   * PostgreSQL: the row as this process's message append in flight will store it (the row kept in
+   * memory with that statement's `updated_at`, ./pg-kept-sessions.ts), undefined when none is in
+   * flight or the kept row does not hold. Uncommitted: only for a reader whose result is recorded
+   * only if that statement succeeds (a call run ahead of it, src/agent/tool-bridge.ts).
+   */
+  pending?(id: string): Session | undefined;
   list(options?: { limit?: number; parent_id?: string | null; offset?: number }): Promise<Session[]>;
   /** The session and every descendant, parents first. */
   family(rootId: string): Promise<Session[]>;

@@ -119,6 +119,8 @@ export const getPlan = defineTool({
   description: 'The markdown plan of a session (null when it has none) and its workflow phase.',
   input: () => z.strictObject({ session_id: sessionIdField() }),
   mutates: false,
+  // Audited (p-readonly): reads its session row, nothing else.
+  readsOnly: true,
   surfaces: { mcp: 'svc_get_plan' },
   examples: [{ session_id: 'ses_0001' }],
   run: async (ctx, input) => {
@@ -167,6 +169,8 @@ export const getWorkflowPhase = defineTool({
     'The staged-workflow phase of a session: planning, execute, or none when the workflow is not in use.',
   input: () => z.strictObject({ session_id: sessionIdField() }),
   mutates: false,
+  // Audited (p-readonly): reads its session row, nothing else.
+  readsOnly: true,
   surfaces: { mcp: 'svc_get_workflow_phase' },
   examples: [{ session_id: 'ses_0001' }],
   run: async (ctx, input) => {

@@ -65,8 +65,8 @@ export async function storeRun(
     config?: Record<string, unknown>;
     /** The client the App gets in place of the database's (a fault injected, PostgreSQL). */
     client?: (sql: SqlClient) => SqlClient;
-    /** Called with the App and the session before the run is sent (a hook into the App). */
-    started?: (app: App, sessionId: string) => void;
+    /** Called with the App and the session before the run is sent (a hook into the App; awaited). */
+    started?: (app: App, sessionId: string) => void | Promise<void>;
   },
 ) {
   const sql = cluster ? await migratedDatabase(cluster) : undefined;
@@ -82,7 +82,7 @@ export async function storeRun(
   const heard: RunEvent[] = [];
   app.runs.onAppend((event) => heard.push(event));
   const session = await app.sessions.create({ title: options.title });
-  options.started?.(app, session.id);
+  await options.started?.(app, session.id);
   const driver = driverStatements();
   let sent: string[];
   let runId: string;

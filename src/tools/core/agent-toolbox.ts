@@ -29,9 +29,9 @@ export function createAgentToolbox(host: ToolHost): AgentToolbox {
       }
     },
     async call(name, input, context) {
-      const { gate, ...rest } = context;
+      const { gate, ahead, ...rest } = context;
       const outcome = await callTool(
-        host,
+        ahead ? withPendingSession(host, context.sessionId, ahead) : host,
         name,
         input,
         { surface: 'agent', ...rest, progress: () => {} },
@@ -110,6 +110,7 @@ function specOf(tool: AnyTool): AgentToolSpec {
       family: tool.family,
       description: tool.description,
       inputSchema: inputSchemaOf(tool),
+      ...(tool.readsOnly ? { readsOnly: true as const } : {}),
     };
     specs.set(tool, spec);
   }
@@ -135,4 +136,35 @@ export function withWorkspace<H extends ToolHost>(
     workspace: { value: workspace.root, enumerable: true },
     ws: { value: workspace.ws, enumerable: true },
   }) as H;
+}
+
+/**
+ * The host as a call run ahead of its step's first statement (`statement`) sees it
+ * (`AgentCallContext.ahead`): a read of the run's own session answers the row as that statement
+ * will store it while it is in flight (`SessionStore.pending`; the call's result is recorded only
+ * if the statement succeeds), else waits for the statement to answer (or fail) and reads then.
+ * Every other read, and every other caller, goes to the store as before.
+ */
+function withPendingSession<H extends ToolHost>(host: H, sessionId: string, statement: Promise<void>): H {
+  const sessions = host.sessions;
+  const pending = sessions.pending;
+  if (!pending) return host;
+  const after = () => statement.catch(() => {});
+  const own = Object.create(sessions, {
+    get: {
+      value: (id: string) => {
+        if (id !== sessionId) return sessions.get(id);
+        const row = pending(id);
+        return row ? Promise.resolve(row) : after().then(() => sessions.get(id));
+      },
+    },
+    require: {
+      value: (id: string) => {
+        if (id !== sessionId) return sessions.require(id);
+        const row = pending(id);
+        return row ? Promise.resolve(row) : after().then(() => sessions.require(id));
+      },
+    },
+  }) as H['sessions'];
+  return Object.create(host, { sessions: { value: own, enumerable: true } }) as H;
 }

@@ -368,6 +368,15 @@ export interface ToolDef<I extends z.ZodType = z.ZodType, O = unknown> {
    */
   mutates: boolean;
   /**
+   * Changes nothing at all: not the workspace, not processes, not the outside world, not svc's
+   * store (no write, no spawn, no network, no event; `mutates: false` alone still allows writes to
+   * svc's store, e.g. `todos`). On PostgreSQL such a call may run while its `tool.started`
+   * statement is in flight (src/agent/tool-bridge.ts, issue 18 item 6): its result is recorded
+   * only once that statement answered, and dropped when it failed. Set only on audited tools: the
+   * list is pinned by test/tools/reads-only.test.ts (docs/performance.md, p-readonly).
+   */
+  readsOnly?: true;
+  /**
    * The tool calls `ctx.ask` itself (with a precise title, scope, `safe` hint and details). When
    * absent, the agent loop asks once, centrally, before running a mutating tool whose permission
    * is not already allowed (allowed_tools, --yolo, a session grant).
