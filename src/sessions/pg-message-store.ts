@@ -261,6 +261,11 @@ function sendPlain(
   return sql.one<Appended>(withMessages ? APPEND_WITH_MESSAGES : APPEND, values);
 }
 
+/** The row a message append will answer (it sets only `updated_at`): a call run ahead of it reads it. */
+const touchedAt =
+  (now: number) =>
+  <T extends { updated_at: number }>(session: T): T => ({ ...session, updated_at: now });
+
 export function createPostgresMessageStore(deps: {
   sql: SqlClient;
   clock: Clock;
@@ -320,8 +325,7 @@ export function createPostgresMessageStore(deps: {
       ...[id, row.session_id, row.role, partsJson, row.model, row.provider, row.usage, row.cost, row.run_id],
       ...[now, finishedAt, doc.tools, doc.body, tsvectorOf(doc.body)],
     ];
-    // The row this statement will answer (it sets only `updated_at`): a call run ahead of it reads it.
-    const mark = kept.mark(input.session_id, (session) => ({ ...session, updated_at: now }));
+    const mark = kept.mark(input.session_id, touchedAt(now));
     const found = await marked(sql, input.session_id, tx, () =>
       answered(around, () =>
         joined
