@@ -6,10 +6,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError } from '../errors';
-import type { AgentRun, RunPatch } from '../runs/run-ledger';
+import type { SessionEventPayloads } from '../events/types';
+import type { AgentRun, RunPatch, SessionAnnounce } from '../runs/run-ledger';
 import type { FinishAlongside } from '../runs/types';
 import type { RunOutcome } from './run-loop';
-import type { AgentCore } from './session-runtime';
+import { type AgentCore, statePayload } from './session-runtime';
 
 /** The first wait before a finish is written again after the store was lost; doubled up to the cap. */
 const FINISH_RETRY_MS = 500;
@@ -62,12 +63,18 @@ export async function recordFinished(
   event: Record<string, unknown>,
   queue = false,
   alongside?: FinishAlongside,
-): Promise<{ run: AgentRun; queued?: boolean }> {
+  announce?: SessionAnnounce,
+): Promise<{ run: AgentRun; queued?: boolean; deliver?: () => void }> {
   const runs = core.host.runs;
   if (runs.updateAndAppend) {
-    if (!alongside) return await runs.updateAndAppend(runId, finished, 'run.finished', event, { queue });
+    if (!alongside)
+      return await runs.updateAndAppend(runId, finished, 'run.finished', event, { queue, announce });
     try {
-      return await runs.updateAndAppend(runId, finished, 'run.finished', event, { queue, alongside });
+      return await runs.updateAndAppend(runId, finished, 'run.finished', event, {
+        queue,
+        alongside,
+        announce,
+      });
     } catch (error) {
       // The other domain's write failed the statement (or the store went): the finish alone, as
       // before it rode here; the other domain writes its own (never told `written`).
@@ -112,6 +119,9 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   // Runs this node queues on the session from now on may commit after the finish's queue read.
   const queuedHere = rt.queuedHere ?? 0;
   let empty = false;
+  /** The finish's statement carried `run.finished` and the idle state: delivers them. */
+  let deliver: (() => void) | undefined;
+  let idleJoined = false;
   try {
     const finished = {
       status: outcome.status,
@@ -140,25 +150,25 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
     const build = core.finishWrites.get(run.id);
     core.finishWrites.delete(run.id);
     let alongside = build?.({ status: outcome.status, reason: outcome.reason, usage: outcome.usage });
+    const published = finishedPayload(sessionId, run.id, outcome);
+    // `run.finished` and the idle state in the finish's statement (PostgreSQL, p-finishjoin), first
+    // attempt only; not when the run gives a lease up between them (an await: they were apart).
+    let announce = finishAnnounce(core, run, published);
+    rt.finishing = announce !== undefined;
+    idleJoined = announce?.events.length === 2;
     const write = async (): Promise<AgentRun> => {
       const along = alongside;
+      const ann = announce;
       alongside = undefined;
-      const written = await recordFinished(core, run.id, finished, event, drains, along);
+      announce = undefined;
+      const written = await recordFinished(core, run.id, finished, event, drains, along, ann);
       empty = written.queued === false;
+      deliver = written.deliver;
       return written.run;
     };
     const row = await untilStored(core, run, write);
     core.finished(row);
-    core.publish(sessionId, 'run.finished', {
-      session_id: sessionId,
-      run_id: run.id,
-      status: outcome.status,
-      ...(outcome.reason ? { reason: outcome.reason } : {}),
-      ...(outcome.failure ? { failure: outcome.failure } : {}),
-      steps: outcome.steps,
-      usage: { input_tokens: outcome.usage.input_tokens, output_tokens: outcome.usage.output_tokens },
-      cost: outcome.cost,
-    });
+    if (!deliver) core.publish(sessionId, 'run.finished', published);
     a.log.info('run finished', {
       run_id: run.id,
       session_id: sessionId,
@@ -181,6 +191,50 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   // A request the run did not reach a step boundary for ends with it (it was for this run).
   rt.compactRequested = undefined;
   rt.draining = drains;
-  core.setState(sessionId, 'idle', null);
+  rt.finishing = undefined;
+  core.setState(sessionId, 'idle', null, deliver !== undefined && idleJoined);
+  // The statement's events to their listeners now, the session idle here as they say.
+  deliver?.();
   return { drains, ...(empty && (rt.queuedHere ?? 0) === queuedHere ? { queue: [] } : {}) };
+}
+
+/** `run.finished`'s session payload. */
+function finishedPayload(
+  sessionId: string,
+  runId: string,
+  outcome: RunOutcome,
+): SessionEventPayloads['run.finished'] {
+  return {
+    session_id: sessionId,
+    run_id: runId,
+    status: outcome.status,
+    ...(outcome.reason ? { reason: outcome.reason } : {}),
+    ...(outcome.failure ? { failure: outcome.failure } : {}),
+    steps: outcome.steps,
+    usage: { input_tokens: outcome.usage.input_tokens, output_tokens: outcome.usage.output_tokens },
+    cost: outcome.cost,
+  };
+}
+
+/**
+ * The session events a finish's statement may carry (a ledger with `updateAndAppend`): `run.finished`
+ * and, unless the session shows idle already, its idle state, published one after the other with
+ * nothing between (no lease to give up: `RunLeases.end` would await its release).
+ */
+function finishAnnounce(
+  core: AgentCore,
+  run: AgentRun,
+  payload: SessionEventPayloads['run.finished'],
+): SessionAnnounce | undefined {
+  if (!core.host.runs.updateAndAppend || core.deps.runLeases?.releases(run)) return undefined;
+  const sessionId = run.session_id;
+  const rt = core.runtime(sessionId);
+  const idle = rt.state === 'idle' && rt.runId === null;
+  return {
+    sessionId,
+    events: [
+      { type: 'run.finished', payload },
+      ...(idle ? [] : [{ type: 'state.changed', payload: statePayload(sessionId, 'idle', null) }]),
+    ],
+  };
 }

@@ -26,6 +26,8 @@ export interface RunLeases {
    * the finish's `run.finished` and idle state stay in one stretch, one append (p-pgbus).
    */
   end(run: RunRef): Promise<void> | undefined;
+  /** Whether `end(run)` now would give a lease up (answer a promise). */
+  releases(run: RunRef): boolean;
   /** The mutation guard: takes (or waits for) the lease before a run's first change. */
   guard(request: { tool: string; sessionId?: string }): Promise<void>;
 }
@@ -64,6 +66,10 @@ export function createRunLeases(deps: { leases: WorkspaceLeases; log: Logger }):
       if (!hold || hold.runId !== run.id) return undefined;
       holds.delete(run.family_session_id);
       return hold.handle ? release(hold.handle, run.id) : undefined;
+    },
+    releases(run) {
+      const hold = holds.get(run.family_session_id);
+      return hold?.runId === run.id && hold.handle !== undefined;
     },
     async guard(request) {
       const family = request.sessionId ? families.get(request.sessionId) : undefined;

@@ -34,6 +34,11 @@ export interface Runtime {
    * read only when none was queued here while it was in flight (./run-finish.ts).
    */
   queuedHere?: number;
+  /**
+   * The run's finish statement carries its idle state (p-finishjoin): a stop from now on changes
+   * nothing and publishes no `cancelling` (it would follow the idle state in the log).
+   */
+  finishing?: boolean;
 }
 
 interface Deferred {
@@ -348,7 +353,7 @@ export function abortRun(
   rt.stop!.reason ??= reason;
   // A result held for the step's end goes first: its events before `cancelling`, as on SQLite.
   rt.stop!.release?.();
-  if (publishCancelling) core.setState(sessionId, 'cancelling', rt.runId);
+  if (publishCancelling && !rt.finishing) core.setState(sessionId, 'cancelling', rt.runId);
   rt.controller.abort(abortReason);
 }
 

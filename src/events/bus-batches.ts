@@ -34,6 +34,12 @@ export interface Queued {
     ring: Ring | undefined;
     group: object;
     index: number;
+    /**
+     * Joined behind a busy queue (`joinAll`'s `next`): called when the queue reaches the group
+     * (every earlier write answered and delivered, the session's ring taken), and only then is the
+     * statement sent, so its ids follow theirs.
+     */
+    reached?: () => void;
   };
   /**
    * Reserved (`EventBus.reserve`): enqueued at the call, written by the queue once the caller's
@@ -88,12 +94,24 @@ export function batchWrites(deps: {
    */
   const storeJoined = async (items: Queued[]): Promise<void> => {
     const joined = items[0].joined as NonNullable<Queued['joined']>;
+    let ring = joined.ring;
+    if (joined.reached) {
+      // Its turn: the ring as `storeAcross` takes it, before the statement appends (a load's
+      // `maxId` read before the session's lock); then the statement goes.
+      // Sent whatever happens here: its caller waits for the turn, and settles after it.
+      const { sessionId } = items[0];
+      try {
+        ring = rings.unknown(sessionId) ? undefined : await rings.get(sessionId);
+      } finally {
+        joined.reached();
+      }
+    }
     const all = await joined.appended;
     if (!all) return;
     const appended = items.map((item) => all[(item.joined as NonNullable<Queued['joined']>).index]);
     if (appended.some((one) => !one)) throw new Error('session_events: a joined append answered no id');
     const current = sharedLog() as EventStore;
-    const known = new Map<string, Ring>(joined.ring ? [[items[0].sessionId, joined.ring]] : []);
+    const known = new Map<string, Ring>(ring ? [[items[0].sessionId, ring]] : []);
     await deliverAppended(current, items, appended, known);
   };
 

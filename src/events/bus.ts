@@ -49,6 +49,7 @@
 import { AsyncResource } from 'node:async_hooks';
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
+import { deliverTo, type EventFeed, type EventListener, followFeed } from './bus-feed';
 import { catchUpRequests, createBusWrites, type Queued, type Task } from './bus-writes';
 import {
   type AppendedEvent,
@@ -57,26 +58,15 @@ import {
   type ImmediateEventStore,
 } from './event-store';
 import { heldPublishes, type PublishTransaction } from './held-publishes';
-import { eventOf, type Ring, type RingCache, type RingLog, ringCache, type SessionEvent, seen } from './ring';
+import { eventOf, type Ring, type RingCache, type RingLog, ringCache, type SessionEvent } from './ring';
 import { writeQueue } from './write-queue';
 
-export type { SessionEvent };
-
-export type EventListener = (event: SessionEvent) => void;
+export type { EventFeed, EventListener, SessionEvent };
 
 export interface ReplayResult {
   events: SessionEvent[];
   /** ring: served from memory; log: the id was older than the ring, served from the database. */
   source: 'ring' | 'log';
-}
-
-/** "Event N of session S was committed" (by any node); ./pg-notify.ts's listener is one. */
-export interface EventFeed {
-  subscribe(subscriber: {
-    event(notice: { sessionId: string; eventId: number }): void;
-    /** Notices may have been lost: re-read from the last id. */
-    resync(): void;
-  }): () => void;
 }
 
 /** An event another statement appends (`EventBus.join`). */
@@ -99,6 +89,12 @@ export interface JoinedEvents {
   call(first: number): { text: string; values: unknown[] };
   /** The statement answered: each event's id and previous id, in order; undefined: not written. */
   settle(appended: readonly AppendedEvent[] | undefined): void;
+  /**
+   * Joined behind a busy queue (`joinAll`'s `next`): the statement is sent only once this resolves
+   * (every event queued before these is stored and delivered), and `settle`d after it, whatever
+   * happens. Absent: send it now.
+   */
+  readonly turn?: Promise<void>;
 }
 
 export interface EventBus {
@@ -136,11 +132,15 @@ export interface EventBus {
    * session's events the caller's own transaction holds (./held-publishes.ts) are taken from it
    * and go first in the group, with their own times (p-pgstart4: a lone compat start's
    * `session.created`), where they would refuse the join; for a statement that commits by itself.
+   * `next`: when the queue is busy with one write at most (the one in flight, nothing waiting
+   * behind it), the group still takes its place now, as the queue's next write, and the caller
+   * sends its statement once `turn` resolves: ids and deliveries follow the write ahead's. Where a
+   * statement's sender may wait that long (a run's finish, p-finishjoin).
    */
   joinAll?(
     sessionId: string,
     events: readonly { type: string; payload: Record<string, unknown> }[],
-    options?: { own?: boolean },
+    options?: { own?: boolean; next?: boolean },
   ): JoinedEvents | undefined;
   /**
    * Events of one session a statement of the caller's writes (a stop's held tool result), where
@@ -245,7 +245,7 @@ export function createEventBus(deps: {
   };
 
   const writes = createBusWrites({ rings, ringSize, immediate, log, sharedLog, deliver });
-  const { enqueue, flush, idle } = writeQueue<Task>(
+  const { enqueue, flush, idle, oneAhead } = writeQueue<Task>(
     (task) => {
       if (task.kind !== 'catch-up') return writes.store1(task);
       return writes.catchUp(task.done ? task : catchUps.take(task));
@@ -284,6 +284,8 @@ export function createEventBus(deps: {
       // A session with events held for a transaction's end: a joined event would overtake them.
       joinable: (sessionId) => idle() && !held.holds(sessionId),
       takeOwn: (sessionId) => (idle() ? held.takeOwn(sessionId) : undefined),
+      // The queue's next write: nothing of the session held, one write at most ahead.
+      next: (sessionId) => (idle() || oneAhead()) && !held.holds(sessionId),
       rings,
       clock: deps.clock,
       publisherContext,
@@ -363,44 +365,6 @@ function ringReads(deps: {
   };
 }
 
-/** `follow`: another node's notice of a listened session asks a catch-up; a resync asks one of each. */
-function followFeed(
-  feed: EventFeed,
-  deps: {
-    closed: () => boolean;
-    listeners: Map<string, Set<EventListener>>;
-    rings: Pick<RingCache, 'peek'>;
-    requestCatchUp: (sessionId: string, upTo?: number) => void;
-  },
-): () => void {
-  const { listeners, rings, requestCatchUp } = deps;
-  return feed.subscribe({
-    event: ({ sessionId, eventId }) => {
-      if (deps.closed() || !listeners.get(sessionId)?.size) return;
-      const ring = rings.peek(sessionId);
-      if (ring && eventId <= seen(ring)) return;
-      // A notice of this node's own append may come before the append has answered: the
-      // step, queued behind it, then finds the id seen and reads nothing.
-      requestCatchUp(sessionId, eventId);
-    },
-    resync: () => {
-      if (deps.closed()) return;
-      for (const [sessionId, set] of listeners) if (sessionId !== '*' && set.size) requestCatchUp(sessionId);
-    },
-  });
-}
-
-/** To each listener of a set; one broken subscriber must not stop the others or the publisher. */
-function deliverTo(set: Set<EventListener>, event: SessionEvent, onError?: (e: unknown) => void): void {
-  for (const listener of set) {
-    try {
-      listener(event);
-    } catch (error) {
-      onError?.(error);
-    }
-  }
-}
-
 /** A join that takes no held event. */
 const NOTHING_TAKEN: { items: Queued[]; after: (() => void)[] } = { items: [], after: [] };
 
@@ -416,6 +380,8 @@ function joiners(deps: {
   joinable: (sessionId: string) => boolean;
   /** The queue is idle: the session's events the caller's own transaction holds, taken (`HeldPublishes.takeOwn`). */
   takeOwn: (sessionId: string) => { items: Queued[]; after: (() => void)[] } | undefined;
+  /** A group enqueued now is the queue's next write, or the write after the one in flight. */
+  next: (sessionId: string) => boolean;
   rings: Pick<RingCache, 'peek' | 'unknown'>;
   clock: Clock;
   publisherContext: () => AsyncResource | undefined;
@@ -427,30 +393,46 @@ function joiners(deps: {
     sessionId: string,
     events: readonly { type: string; payload: Record<string, unknown> }[],
     own = false,
+    next = false,
   ) => {
     const log = sharedLog();
     if (!log?.appendAcross || !events.length) return undefined;
-    const ring = rings.peek(sessionId);
-    if (!ring && !rings.unknown(sessionId)) return undefined;
+    const peeked = rings.peek(sessionId);
+    const now = peeked !== undefined || rings.unknown(sessionId);
     // Taken last: nothing refuses the join after it.
-    const taken = own ? deps.takeOwn(sessionId) : joinable(sessionId) ? NOTHING_TAKEN : undefined;
-    if (!taken) return undefined;
+    const taken = !now
+      ? undefined
+      : own
+        ? deps.takeOwn(sessionId)
+        : joinable(sessionId)
+          ? NOTHING_TAKEN
+          : undefined;
+    // Else behind the write in flight: the ring taken at its turn (`reached`), the statement sent then.
+    let reached: (() => void) | undefined;
+    let turn: Promise<void> | undefined;
+    if (!taken) {
+      if (own || !next || !deps.next(sessionId)) return undefined;
+      turn = new Promise<void>((resolve) => {
+        reached = resolve;
+      });
+    }
+    const ring = reached ? undefined : peeked;
     let settle!: (appended: readonly AppendedEvent[] | undefined) => void;
     const appended = new Promise<readonly AppendedEvent[] | undefined>((resolve) => {
       settle = resolve;
     });
     const createdAt = deps.clock.now();
     const group = {};
-    const items: Queued[] = [...taken.items];
+    const items: Queued[] = [...(taken?.items ?? [])];
     for (const { type, payload } of events) {
       items.push({ sessionId, type, payload, created_at: createdAt, context: deps.publisherContext() });
     }
     items.forEach((item, index) => {
-      deps.enqueue({ ...item, joined: { appended, ring, group, index } });
+      deps.enqueue({ ...item, joined: { appended, ring, group, index, ...(reached ? { reached } : {}) } });
     });
     // Their waiters (a subscriber's catch-up) behind them, as at the transaction's end.
-    for (const fn of taken.after) fn();
-    return { log, createdAt, settle, items };
+    for (const fn of taken?.after ?? []) fn();
+    return { log, createdAt, settle, items, turn };
   };
   return {
     reserve(sessionId, events) {
@@ -475,7 +457,7 @@ function joiners(deps: {
     },
     joinAll(sessionId, events, options) {
       if (!sharedLog()?.appendCall) return undefined;
-      const joined = enqueueGroup(sessionId, events, options?.own);
+      const joined = enqueueGroup(sessionId, events, options?.own, options?.next);
       const appendCall = joined?.log.appendCall;
       if (!joined || !appendCall) return undefined;
       const texts = joined.items.map(({ type, payload, created_at }) => ({
@@ -488,6 +470,7 @@ function joiners(deps: {
         createdAt: joined.createdAt,
         call: (first) => appendCall(first, texts),
         settle: joined.settle,
+        ...(joined.turn ? { turn: joined.turn } : {}),
       };
     },
   };

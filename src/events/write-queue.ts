@@ -36,6 +36,11 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
   flush(): Promise<void>;
   /** Nothing queued, being written or about to start: an item enqueued now is written next. */
   idle(): boolean;
+  /**
+   * One write at most ahead of an item enqueued now: the one in flight with nothing waiting behind
+   * it, or the run of items a deferred start is about to write together.
+   */
+  oneAhead(): boolean;
 } {
   const queue: T[] = [];
   let pumping = false;
@@ -140,6 +145,7 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
   };
 
   const idle = () => !pumping && !starting && written >= enqueued;
+  const oneAhead = () => (pumping ? queue.length === 0 : starting);
 
-  return { enqueue, flush, idle };
+  return { enqueue, flush, idle, oneAhead };
 }

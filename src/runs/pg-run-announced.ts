@@ -22,7 +22,7 @@ import {
   followingEventSql,
   followingEventsSql,
 } from './pg-run-following-repository';
-import type { PostgresRunWrites } from './pg-run-write-repository';
+import type { AppendedRow, FollowingCall, PostgresRunWrites } from './pg-run-write-repository';
 import type { RunLedger, RunLedgerDeps, SessionAnnounce } from './run-ledger';
 import type { RunPatch } from './run-writes';
 import type { RunEvent } from './types';
@@ -109,6 +109,85 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
       ...announced(events, id, written, type, payload, now),
       before: result,
       announced: joined !== undefined,
+    };
+  };
+}
+
+/** `updateAndAppend`: the run's update and one event in one statement, then the listeners. */
+export function updateAndAppend(deps: {
+  clock: RunLedgerDeps['clock'];
+  writes: Pick<PostgresRunWrites, 'updateRunWithEvent'>;
+  events: Pick<Events, 'known' | 'announce'> & { sessionOf(runId: string): string | undefined };
+  sql: SqlClient;
+  bus?: Pick<EventBus, 'joinAll'>;
+}): NonNullable<RunLedger['updateAndAppend']> {
+  const write = updateAndAppendWrite(deps.clock, deps.writes, deps.events);
+  return async (id, patch, type, payload, options) => {
+    // The session events as the bus's next write (p-finishjoin): the statement sent once the
+    // append in flight answered, so their ids and deliveries follow its; outside a transaction.
+    const announce = options?.announce;
+    const joined =
+      announce?.events.length && !deps.sql.inTransaction()
+        ? deps.bus?.joinAll?.(announce.sessionId, announce.events, { next: true })
+        : undefined;
+    if (!joined) return (await write(id, patch, type, payload, options)).answer;
+    let delivered = false;
+    try {
+      await joined.turn;
+      const { answer, appended } = await write(id, patch, type, payload, options, joined.call);
+      if (appended?.length !== announce?.events.length) return answer;
+      delivered = true;
+      // Delivered when the caller says (its local effects first: a listener sees the session idle).
+      return { ...answer, deliver: () => joined.settle(appended) };
+    } finally {
+      // Nothing written (the run missing, a failure): nothing delivered; the caller publishes.
+      if (!delivered) joined.settle(undefined);
+    }
+  };
+}
+
+/** `updateAndAppend`'s statement, then its listeners (the run's event, then the other domain's). */
+function updateAndAppendWrite(
+  clock: RunLedgerDeps['clock'],
+  writes: Pick<PostgresRunWrites, 'updateRunWithEvent'>,
+  events: Pick<Events, 'known' | 'announce'> & { sessionOf(runId: string): string | undefined },
+) {
+  type Update = NonNullable<RunLedger['updateAndAppend']>;
+  return async (
+    id: string,
+    patch: Parameters<Update>[1],
+    type: string,
+    payload: Record<string, unknown>,
+    options: Parameters<Update>[4],
+    after?: FollowingCall,
+  ): Promise<{ answer: Awaited<ReturnType<Update>>; appended?: AppendedRow[] }> => {
+    const now = clock.now();
+    const event = { type, payload: JSON.stringify(payload), created_at: now };
+    // The session's queue is the run's: its id is known when this ledger created or appended to it.
+    const queueOf = options?.queue ? events.sessionOf(id) : undefined;
+    const along = options?.alongside;
+    const alongside = along && {
+      write: along.write,
+      event: { type: along.event.type, payload: JSON.stringify(along.event.payload), created_at: now },
+    };
+    const written = await writes.updateRunWithEvent(id, patch, now, event, queueOf, alongside, after);
+    const answer = announced(events, id, written, type, payload, now);
+    if (along && written?.also) {
+      // The other domain's event after the run's own, announced in its seq's order.
+      const also = {
+        ...written.also,
+        run_id: id,
+        session_id: answer.run.session_id,
+        type: along.event.type,
+        payload: along.event.payload,
+        created_at: now,
+      };
+      events.announce(also);
+      along.written(also);
+    }
+    return {
+      answer: written?.queued === undefined ? answer : { ...answer, queued: written.queued },
+      appended: written?.appended,
     };
   };
 }

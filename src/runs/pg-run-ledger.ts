@@ -26,7 +26,7 @@ import type { EventBus } from '../events/bus';
 import type { SqlClient } from '../store/postgres/client';
 import { followedRuns } from './followed-runs';
 import { firstRunEvent, newRunRow } from './new-run';
-import { announced, appendAnnounced, followingWrites, updateAndAppendAfter } from './pg-run-announced';
+import { appendAnnounced, followingWrites, updateAndAppend, updateAndAppendAfter } from './pg-run-announced';
 import { postgresCreateClaimed } from './pg-run-create-claimed';
 import { insertRunWithEvent } from './pg-run-create-repository';
 import { createPostgresRunQueries } from './pg-run-queries';
@@ -109,7 +109,7 @@ export function createPostgresRunLedger(deps: PostgresRunLedgerDeps): RunLedger 
       if (!run) throw new SvcError('not_found', `run_id: no run "${id}"`);
       return run;
     }),
-    updateAndAppend: read(updateAndAppend(clock, writes, events)),
+    updateAndAppend: read(updateAndAppend({ clock, writes, events, sql, bus: deps.bus })),
     updateAndAppendAfter: updateAndAppendAfter({ sql, clock, bus: deps.bus, writes, events, ready }),
     ...(deps.bus
       ? { appendAnnounced: appendAnnounced({ sql, clock, bus: deps.bus, writes, events, ready }) }
@@ -324,41 +324,6 @@ function postgresClaim(ctx: {
       if (claimed) return { ok: true, run: claimed };
     }
     return underLock(runId);
-  };
-}
-
-/** `updateAndAppend`: the run's update and one event in one statement, then the listeners. */
-function updateAndAppend(
-  clock: RunLedgerDeps['clock'],
-  writes: Pick<PostgresRunWrites, 'updateRunWithEvent'>,
-  events: Pick<ReturnType<typeof postgresRunEvents>, 'known' | 'announce' | 'sessionOf'>,
-): NonNullable<RunLedger['updateAndAppend']> {
-  return async (id, patch, type, payload, options) => {
-    const now = clock.now();
-    const event = { type, payload: JSON.stringify(payload), created_at: now };
-    // The session's queue is the run's: its id is known when this ledger created or appended to it.
-    const queueOf = options?.queue ? events.sessionOf(id) : undefined;
-    const along = options?.alongside;
-    const alongside = along && {
-      write: along.write,
-      event: { type: along.event.type, payload: JSON.stringify(along.event.payload), created_at: now },
-    };
-    const written = await writes.updateRunWithEvent(id, patch, now, event, queueOf, alongside);
-    const answer = announced(events, id, written, type, payload, now);
-    if (along && written?.also) {
-      // The other domain's event after the run's own, announced in its seq's order.
-      const also = {
-        ...written.also,
-        run_id: id,
-        session_id: answer.run.session_id,
-        type: along.event.type,
-        payload: along.event.payload,
-        created_at: now,
-      };
-      events.announce(also);
-      along.written(also);
-    }
-    return written?.queued === undefined ? answer : { ...answer, queued: written.queued };
   };
 }
 

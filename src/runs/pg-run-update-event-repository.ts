@@ -17,6 +17,30 @@ export interface RunEventWrite {
   created_at: number;
 }
 
+/**
+ * A set-returning function call another domain puts in a run statement (the bus's session event
+ * append, src/events/bus.ts `JoinedEvents.call`), its parameters numbered from `first`; its rows
+ * are `event_id`, `previous_id`.
+ */
+export type FollowingCall = (first: number) => { text: string; values: unknown[] };
+
+/** A row of a `FollowingCall`. */
+export interface AppendedRow {
+  id: number;
+  previous: number;
+}
+
+/** The rows of a `FollowingCall` aggregated as JSON (`e`: its alias), in their order. */
+export const appendedJson =
+  "json_agg(json_build_object('id', e.event_id, 'previous', e.previous_id) ORDER BY e.event_id)";
+
+/** `appendedJson`'s value as the driver parses it (json: numbers). */
+export const appendedRows = (value: unknown): AppendedRow[] =>
+  ((value ?? []) as { id: number | string; previous: number | string }[]).map((row) => ({
+    id: Number(row.id),
+    previous: Number(row.previous),
+  }));
+
 /** `PostgresRunWrites.updateRunWithEvent`; `queueOf`: its session's queue (`queued`, migration 41). */
 export async function updateRunWithEvent(
   sql: SqlClient,
@@ -26,12 +50,14 @@ export async function updateRunWithEvent(
   event: RunEventWrite,
   queueOf?: string,
   alongside?: { write: GatedInsert; event: RunEventWrite },
+  after?: FollowingCall,
 ): Promise<
   | {
       run: AgentRun;
       event: { id: number; seq: number };
       queued?: boolean;
       also?: { id: number; seq: number };
+      appended?: AppendedRow[];
     }
   | undefined
 > {
@@ -60,28 +86,37 @@ export async function updateRunWithEvent(
         ],
       }
     : undefined;
+  const values = [
+    ...params,
+    event.type,
+    event.payload,
+    event.created_at,
+    ...(queueOf ? [queueOf] : []),
+    ...(also?.values ?? []),
+  ];
+  // The session events last (p-finishjoin: a finish's `run.finished` and idle state), only with
+  // the run's event: their lock after every other (run row, the other domain's row).
+  const call = after?.(values.length + 1);
+  const following = call
+    ? `, (SELECT ${appendedJson} FROM ${call.text} e WHERE a.event_id IS NOT NULL) AS svc_appended`
+    : '';
   const row = await sql.one<
     PgRunRowWithEvent & {
       svc_queued?: boolean;
       svc_also_id?: number | string | null;
       svc_also_seq?: number | string | null;
+      svc_appended?: unknown;
     }
   >(
     `WITH ${q}r AS (${text}${gate} RETURNING *)${also?.with ?? ''}
-     SELECT r.*, a.event_id AS svc_event_id, a.event_seq AS svc_event_seq${answer}${also?.answer ?? ''}
+     SELECT r.*, a.event_id AS svc_event_id, a.event_seq AS svc_event_seq${answer}${also?.answer ?? ''}${following}
        FROM r CROSS JOIN LATERAL svc_append_run_event(r.id, r.session_id, $${n + 1}, $${n + 2}, $${n + 3}) a${also?.join ?? ''}`,
-    [
-      ...params,
-      event.type,
-      event.payload,
-      event.created_at,
-      ...(queueOf ? [queueOf] : []),
-      ...(also?.values ?? []),
-    ],
+    call ? [...values, ...call.values] : values,
   );
   if (!row) return undefined;
-  const { svc_queued, svc_also_id, svc_also_seq, ...rest } = row;
+  const { svc_queued, svc_also_id, svc_also_seq, svc_appended, ...rest } = row;
   return {
+    ...(call ? { appended: appendedRows(svc_appended) } : {}),
     ...splitEvent(rest),
     ...(queueOf ? { queued: svc_queued === true } : {}),
     ...(svc_also_id === null || svc_also_id === undefined

@@ -19,7 +19,18 @@ import {
   splitEvent,
 } from './pg-run-claim-repository';
 import { fromPg, type PgRunRow } from './pg-run-queries';
-import { type RunEventWrite, updateRunWithEvent, updateStatement } from './pg-run-update-event-repository';
+import {
+  type AppendedRow,
+  appendedJson,
+  appendedRows,
+  type FollowingCall,
+  type RunEventWrite,
+  updateRunWithEvent,
+  updateStatement,
+} from './pg-run-update-event-repository';
+
+export { type AppendedRow, appendedJson, appendedRows, type FollowingCall };
+
 import { type RunWrites, runInsertValues, runPatchColumns } from './run-repository';
 import type { AgentRun, AlongsideWrite, GatedInsert } from './types';
 
@@ -87,12 +98,16 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
      * `event` only when it answered a row (`also`).
      */
     alongside?: { write: GatedInsert; event: RunEventWrite },
+    /** A call appending session events, made last and only when the run's row was written. */
+    after?: FollowingCall,
   ): Promise<
     | {
         run: AgentRun;
         event: { id: number; seq: number };
         queued?: boolean;
         also?: { id: number; seq: number };
+        /** `after`'s rows (undefined: not made). */
+        appended?: AppendedRow[];
       }
     | undefined
   >;
@@ -165,30 +180,6 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
   ): Promise<boolean>;
 }
 
-/**
- * A set-returning function call another domain puts in a run statement (the bus's session event
- * append, src/events/bus.ts `JoinedEvents.call`), its parameters numbered from `first`; its rows
- * are `event_id`, `previous_id`.
- */
-export type FollowingCall = (first: number) => { text: string; values: unknown[] };
-
-/** A row of a `FollowingCall`. */
-export interface AppendedRow {
-  id: number;
-  previous: number;
-}
-
-/** The rows of a `FollowingCall` aggregated as JSON (`e`: its alias), in their order. */
-export const appendedJson =
-  "json_agg(json_build_object('id', e.event_id, 'previous', e.previous_id) ORDER BY e.event_id)";
-
-/** `appendedJson`'s value as the driver parses it (json: numbers). */
-export const appendedRows = (value: unknown): AppendedRow[] =>
-  ((value ?? []) as { id: number | string; previous: number | string }[]).map((row) => ({
-    id: Number(row.id),
-    previous: Number(row.previous),
-  }));
-
 export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWrites {
   const { sql } = deps;
   return {
@@ -201,8 +192,8 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       if (!inserted) throw new Error(`agent_runs: no row returned for run ${row.id}`);
       return fromPg(inserted);
     },
-    updateRunWithEvent: (id, patch, now, event, queueOf, alongside) =>
-      updateRunWithEvent(sql, id, patch, now, event, queueOf, alongside),
+    updateRunWithEvent: (id, patch, now, event, queueOf, alongside, after) =>
+      updateRunWithEvent(sql, id, patch, now, event, queueOf, alongside, after),
     updateRunWithEventAfter: (id, patch, now, event, before, after, riding) =>
       updateRunWithEventAfter(sql, id, patch, now, event, before, after, riding),
     insertEventWith: (runId, event, after, riding) => insertEventWith(sql, runId, event, after, riding),

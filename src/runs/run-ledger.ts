@@ -138,8 +138,17 @@ export interface RunLedger {
       queue?: boolean;
       /** Another domain's write and its run event after this one (a compat request's end, p-pgcompat6). */
       alongside?: FinishAlongside;
+      /**
+       * Session events that follow the write (a finish's `run.finished` and idle state,
+       * p-finishjoin): appended last in the same statement, and only when it wrote, where the bus
+       * keeps their order (`EventBus.joinAll` with `next`: the statement may wait for the bus's
+       * append in flight). `deliver`: they were written; the caller calls it once its own effects
+       * are done (the bus delivers them then, and holds its queue until it). Absent: not written,
+       * the caller publishes them.
+       */
+      announce?: SessionAnnounce;
     },
-  ): Promise<{ run: AgentRun; event: RunEvent; queued?: boolean }>;
+  ): Promise<{ run: AgentRun; event: RunEvent; queued?: boolean; deliver?: () => void }>;
   /**
    * PostgreSQL: `before` (another domain's write: a step end's messages and session usage), then
    * `updateAndAppend`, in one statement: all or nothing, no transaction needed around them. Answers

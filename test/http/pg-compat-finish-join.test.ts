@@ -1,0 +1,191 @@
+/**
+ * A compat request's `run.finished` and idle state in its run's finish statement on PostgreSQL
+ * (issue 18 item 6, p-finishjoin): the finish joins them as the bus's next write
+ * (`EventBus.joinAll`'s `next`, `RunLedger.updateAndAppend`'s `announce`), so no bus append
+ * follows the finish. Pins: a lone request's finish carries both and no append comes after it; the
+ * session's log (types, payloads) is SQLite's, and another node replays the same; a failing finish
+ * statement publishes them after the finish written alone, as before; ten requests at once keep
+ * each session's order in the log and in what the node's listeners got.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app';
+import { followOtherNodes } from '../../src/events/pg-notify';
+import type { SqlClient } from '../../src/store/postgres/client';
+import { migratePostgres } from '../../src/store/postgres/migrate';
+import { reply } from '../helpers/fake-provider';
+import { busNode, type Closers, openClient } from '../helpers/pg-bus-node';
+import { driverStatements, loggedEvents, postgresForFile } from '../helpers/postgres';
+import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
+
+const pg = postgresForFile();
+const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
+const RUN_FINISH = /^WITH .*r AS \(UPDATE agent_runs .*svc_append_run_event/s;
+const FINISH_EVENTS = ['run.finished', 'state.changed'];
+/** A lone request's session log, on SQLite and on PostgreSQL. */
+const SEQUENCE = [
+  'session.created',
+  'queue.changed',
+  'state.changed',
+  'queue.changed',
+  'run.started',
+  'message.created',
+  'message.completed',
+  'message.created',
+  'message.delta',
+  'message.completed',
+  'context.usage',
+  'run.finished',
+  'state.changed',
+];
+
+/** The events with what differs per App (ids, times) masked. */
+function masked(events: { type: string; payload: unknown }[]): string[] {
+  return events.map(
+    (e) =>
+      `${e.type} ${JSON.stringify(e.payload)
+        .replace(/"(ses|run|msg|call|req|chatcmpl)[-_][^"]*"/g, '"<id>"')
+        .replace(/"(\w*_at|at|created)":\d+/g, '"$1":0')}`,
+  );
+}
+
+/** A migrated database of the file's cluster, and its url (another node opens it too). */
+async function database(closers: Closers): Promise<{ url: string; sql: SqlClient }> {
+  const url = await pg.cluster().createDatabase();
+  const sql = await openClient(url, 10);
+  closers.push(() => sql.close());
+  await migratePostgres(sql);
+  return { url, sql };
+}
+
+/** A warm request, then `n` at once: each one's session, and every session event its node delivered. */
+async function requests(options: { postgres?: SqlClient; n?: number; before?: (app: App) => Promise<void> }) {
+  const n = options.n ?? 1;
+  const script = [reply().text('warm'), ...Array.from({ length: n }, () => reply().text('one').usage(10, 2))];
+  const { app, client } = await compatServer(script, options.postgres ? { postgres: options.postgres } : {});
+  await streamedAnswer(client);
+  await settledCompatRow(app);
+  await app.bus.flush();
+  await options.before?.(app);
+  const delivered = new Map<string, { id: number; type: string }[]>();
+  const off = app.bus.subscribe('*', (event) => {
+    const list = delivered.get(event.session_id) ?? [];
+    list.push({ id: event.id, type: event.type });
+    delivered.set(event.session_id, list);
+  });
+  const statements = driverStatements();
+  const answers = await Promise.all(Array.from({ length: n }, () => streamedAnswer(client)));
+  const rows = (await app.compatRequests.list({ limit: n })).rows;
+  for (const row of rows) expect(row.status).not.toBe('running');
+  await app.bus.flush();
+  statements.restore();
+  off();
+  return { app, answers, sessions: rows.map((r) => r.session_id), delivered, calls: statements.calls };
+}
+
+describe.skipIf(!pg.available)(
+  'a compat request’s run.finished and idle state in its finish statement',
+  () => {
+    const closers: Closers = [];
+    afterEach(async () => {
+      for (const close of closers.splice(0).reverse()) await close();
+    });
+
+    it('STORE-PG-472: a lone request: the finish statement carries run.finished and the idle state, no bus append after it; the session’s log is SQLite’s, the node delivered it in that order, another node replays the same', async () => {
+      const sqlite = await requests({});
+      closers.push(() => sqlite.app.close());
+      const { url, sql } = await database(closers);
+      const postgres = await requests({ postgres: sql });
+      closers.push(() => postgres.app.close());
+      expect(postgres.answers).toEqual(['one']);
+      const [sessionId] = postgres.sessions;
+      const { calls } = postgres;
+      const finish = calls.findIndex(
+        (call) => RUN_FINISH.test(call.text) && call.text.includes('svc_append_events_across('),
+      );
+      expect(finish, calls.map((c) => c.text.slice(0, 60)).join('\n')).toBeGreaterThanOrEqual(0);
+      expect(calls[finish].values).toContainEqual(FINISH_EVENTS);
+      // No append of the bus's own after the finish, and none carries the finish's events.
+      expect(calls.slice(finish + 1).filter((call) => BUS_APPEND.test(call.text))).toEqual([]);
+      const appended = calls
+        .filter((call) => BUS_APPEND.test(call.text))
+        .flatMap((call) => call.values?.[1] as string[]);
+      expect(appended).not.toContain('run.finished');
+      // The log: SQLite's sequence and payloads.
+      const log = await loggedEvents(sql, sessionId);
+      expect(log.map((e) => e.type)).toEqual(SEQUENCE);
+      const pgReplay = (await postgres.app.bus.replay(sessionId, 0)).events;
+      const sqliteReplay = (await sqlite.app.bus.replay(sqlite.sessions[0], 0)).events;
+      expect(masked(pgReplay)).toEqual(masked(sqliteReplay));
+      expect(pgReplay.map((e) => e.id)).toEqual(log.map((e) => Number(e.id)));
+      // What this node's listeners got, in the log's order (the warm request's events aside).
+      expect(postgres.delivered.get(sessionId)).toEqual(log.map((e) => ({ id: Number(e.id), type: e.type })));
+      // Another node on the same log: the same sequence.
+      const other = await busNode(pg.cluster(), closers, url);
+      const following = followOtherNodes(other.bus, other.sql);
+      closers.push(() => following.stop());
+      await following.started;
+      expect(masked((await other.bus.replay(sessionId, 0)).events)).toEqual(masked(pgReplay));
+    });
+
+    it('STORE-PG-473: the finish statement failing once: the run finished alone, run.finished and the idle state published after it by the bus as before, the log SQLite’s sequence', async () => {
+      const { sql } = await database(closers);
+      const postgres = await requests({
+        postgres: sql,
+        // The next completed run's UPDATE refused once (a sequence: not rolled back with it).
+        before: async () => {
+          await sql.run('CREATE SEQUENCE svc_test_once');
+          await sql.run(`CREATE FUNCTION svc_test_refuse_once() RETURNS trigger LANGUAGE plpgsql AS $fn$
+          BEGIN IF nextval('svc_test_once') = 1 THEN RAISE EXCEPTION 'finish refused once'; END IF; RETURN NEW; END $fn$`);
+          await sql.run(`CREATE TRIGGER svc_test_refuse_once BEFORE UPDATE ON agent_runs
+          FOR EACH ROW WHEN (NEW.status = 'completed') EXECUTE FUNCTION svc_test_refuse_once()`);
+        },
+      });
+      closers.push(() => postgres.app.close());
+      expect(postgres.answers).toEqual(['one']);
+      const [sessionId] = postgres.sessions;
+      const { calls } = postgres;
+      const finishes = calls.flatMap((call, at) =>
+        RUN_FINISH.test(call.text) && /completed/.test(JSON.stringify(call.values)) ? [at] : [],
+      );
+      // The joined finish (refused), then the finish alone.
+      expect(finishes).toHaveLength(2);
+      expect(calls[finishes[0]].values).toContainEqual(FINISH_EVENTS);
+      expect(calls[finishes[1]].text).not.toContain('svc_append_events_across(');
+      const after = calls.slice(finishes[1] + 1).filter((call) => BUS_APPEND.test(call.text));
+      expect(after.flatMap((call) => call.values?.[1] as string[])).toEqual(FINISH_EVENTS);
+      const log = await loggedEvents(sql, sessionId);
+      expect(log.map((e) => e.type)).toEqual(SEQUENCE);
+      expect(postgres.delivered.get(sessionId)).toEqual(log.map((e) => ({ id: Number(e.id), type: e.type })));
+      expect((await postgres.app.runs.get((await settledCompatRow(postgres.app)).run_id))?.status).toBe(
+        'completed',
+      );
+    });
+
+    it('STORE-PG-474: ten requests at once: each session’s log is the lone sequence, its events delivered in id order and the log’s order; the finishes that joined carry their events', async () => {
+      const { sql } = await database(closers);
+      const postgres = await requests({ postgres: sql, n: 10 });
+      closers.push(() => postgres.app.close());
+      expect(postgres.answers).toEqual(Array.from({ length: 10 }, () => 'one'));
+      expect(new Set(postgres.sessions).size).toBe(10);
+      for (const sessionId of postgres.sessions) {
+        const log = await loggedEvents(sql, sessionId);
+        expect(
+          log.map((e) => e.type),
+          sessionId,
+        ).toEqual(SEQUENCE);
+        expect(postgres.delivered.get(sessionId), sessionId).toEqual(
+          log.map((e) => ({ id: Number(e.id), type: e.type })),
+        );
+      }
+      // Each finish's events once: in its statement or in a bus append.
+      const joined = postgres.calls.filter(
+        (call) => RUN_FINISH.test(call.text) && call.text.includes('svc_append_events_across('),
+      ).length;
+      const appended = postgres.calls
+        .filter((call) => BUS_APPEND.test(call.text))
+        .flatMap((call) => call.values?.[1] as string[])
+        .filter((type) => type === 'run.finished').length;
+      expect(joined + appended).toBe(10);
+    });
+  },
+);
