@@ -94,6 +94,9 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
             {
               sessionId,
               events: contextUsage ? [...closing.completions(), contextUsage] : closing.completions(),
+              // A step with no call ends the run: nothing is sent behind its end before it answers,
+              // so it may wait for the bus's append in flight and carry its events (p-finishjoin).
+              next: recorder.toolCalls.length === 0,
             },
             call?.insert,
           )

@@ -132,8 +132,8 @@ export interface EventBus {
    * session's events the caller's own transaction holds (./held-publishes.ts) are taken from it
    * and go first in the group, with their own times (p-pgstart4: a lone compat start's
    * `session.created`), where they would refuse the join; for a statement that commits by itself.
-   * `next`: when the queue is busy with one write at most (the one in flight, nothing waiting
-   * behind it), the group still takes its place now, as the queue's next write, and the caller
+   * `next`: when the queue is busy with two writes at most (the one in flight and one run of
+   * events waiting behind it), the group still takes its place now, behind them, and the caller
    * sends its statement once `turn` resolves: ids and deliveries follow the write ahead's. Where a
    * statement's sender may wait that long (a run's finish, p-finishjoin).
    */
@@ -245,7 +245,7 @@ export function createEventBus(deps: {
   };
 
   const writes = createBusWrites({ rings, ringSize, immediate, log, sharedLog, deliver });
-  const { enqueue, flush, idle, oneAhead } = writeQueue<Task>(
+  const { enqueue, flush, idle, twoAhead } = writeQueue<Task>(
     (task) => {
       if (task.kind !== 'catch-up') return writes.store1(task);
       return writes.catchUp(task.done ? task : catchUps.take(task));
@@ -284,8 +284,8 @@ export function createEventBus(deps: {
       // A session with events held for a transaction's end: a joined event would overtake them.
       joinable: (sessionId) => idle() && !held.holds(sessionId),
       takeOwn: (sessionId) => (idle() ? held.takeOwn(sessionId) : undefined),
-      // The queue's next write: nothing of the session held, one write at most ahead.
-      next: (sessionId) => (idle() || oneAhead()) && !held.holds(sessionId),
+      // Nothing of the session held, two writes at most ahead (one in flight, one run waiting).
+      next: (sessionId) => (idle() || twoAhead()) && !held.holds(sessionId),
       rings,
       clock: deps.clock,
       publisherContext,
@@ -380,7 +380,7 @@ function joiners(deps: {
   joinable: (sessionId: string) => boolean;
   /** The queue is idle: the session's events the caller's own transaction holds, taken (`HeldPublishes.takeOwn`). */
   takeOwn: (sessionId: string) => { items: Queued[]; after: (() => void)[] } | undefined;
-  /** A group enqueued now is the queue's next write, or the write after the one in flight. */
+  /** A group enqueued now waits for two writes at most (the one in flight, one run behind it). */
   next: (sessionId: string) => boolean;
   rings: Pick<RingCache, 'peek' | 'unknown'>;
   clock: Clock;

@@ -37,10 +37,10 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
   /** Nothing queued, being written or about to start: an item enqueued now is written next. */
   idle(): boolean;
   /**
-   * One write at most ahead of an item enqueued now: the one in flight with nothing waiting behind
-   * it, or the run of items a deferred start is about to write together.
+   * Two writes at most ahead of an item enqueued now: the one in flight and, behind it, items that
+   * are written together as one run (`batch.joins`), or the run a deferred start is about to write.
    */
-  oneAhead(): boolean;
+  twoAhead(): boolean;
 } {
   const queue: T[] = [];
   let pumping = false;
@@ -145,7 +145,13 @@ export function writeQueue<T extends { failed?: (error: unknown) => void }>(
   };
 
   const idle = () => !pumping && !starting && written >= enqueued;
-  const oneAhead = () => (pumping ? queue.length === 0 : starting);
+  const twoAhead = () => {
+    if (!pumping) return starting;
+    if (queue.length === 0) return true;
+    if (!batch || queue.length >= 64) return false;
+    for (let i = 1; i < queue.length; i++) if (!batch.joins(queue[0], queue[i])) return false;
+    return !batch.passes?.(queue[0]) && (queue.length > 1 || batch.joins(queue[0], queue[0]));
+  };
 
-  return { enqueue, flush, idle, oneAhead };
+  return { enqueue, flush, idle, twoAhead };
 }

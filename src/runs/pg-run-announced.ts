@@ -48,7 +48,7 @@ interface AnnounceDeps {
 /** The session events joined to a statement now, or undefined (published by the caller instead). */
 function joinNow(deps: AnnounceDeps, announce: SessionAnnounce | undefined): JoinedEvents | undefined {
   if (!announce?.events.length || deps.sql.inTransaction()) return undefined;
-  return deps.bus?.joinAll?.(announce.sessionId, announce.events);
+  return deps.bus?.joinAll?.(announce.sessionId, announce.events, announce.next ? { next: true } : undefined);
 }
 
 /** The run's row and its event as one statement wrote them, announced to this ledger's listeners. */
@@ -88,6 +88,8 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
     const joined = joinNow(deps, announce);
     let answered: Awaited<ReturnType<PostgresRunWrites['updateRunWithEventAfter']>> | undefined;
     try {
+      // Joined behind the bus's append in flight: sent once it answered (p-finishjoin).
+      if (joined?.turn) await joined.turn;
       answered = await writes.updateRunWithEventAfter(
         id,
         patch,

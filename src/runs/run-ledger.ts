@@ -333,6 +333,12 @@ export interface RunLedger {
 export interface SessionAnnounce {
   sessionId: string;
   events: readonly { type: string; payload: Record<string, unknown> }[];
+  /**
+   * The statement may wait for the bus's append in flight and go as its next write
+   * (`EventBus.joinAll`'s `next`, p-finishjoin): for a statement nothing of the caller's is sent
+   * behind before it answers (a run's last step end).
+   */
+  next?: boolean;
 }
 
 export interface RunLedgerDeps {

@@ -5,7 +5,7 @@
  * in flight, and the statement waits for it (`turn` resolves once that append answered and was
  * delivered), so ids ascend in publish order and the log, the local listeners and another node's
  * subscriber see one sequence; events published after the join wait for it; a statement that wrote
- * nothing delivers nothing and the events published after it keep their order; with a write
+ * nothing delivers nothing and the events published after it keep their order; with two writes
  * waiting behind the one in flight, or the session's events held by a transaction, it is refused.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -115,7 +115,7 @@ describe.skipIf(!pg.available)('session events joined as the bus’s next write'
     expect((await b.bus.replay('ses_n', 0)).events.map((e) => e.type)).toEqual(sequence);
   });
 
-  it('STORE-PG-471: a joined statement that wrote nothing delivers nothing, later events keep their order; refused with a write waiting behind the one in flight, or with the session’s events held by a transaction', async () => {
+  it('STORE-PG-471: a joined statement that wrote nothing delivers nothing, later events keep their order; refused with two writes waiting behind the one in flight, or with the session’s events held by a transaction', async () => {
     const a = await node();
     const local: string[] = [];
     a.bus.subscribe('ses_m', (event) => local.push(event.type));
@@ -125,9 +125,9 @@ describe.skipIf(!pg.available)('session events joined as the bus’s next write'
     await until(() => a.sent.some((t) => /svc_append_events_across/.test(t)), 'the append sent');
     const joined = a.bus.joinAll?.('ses_m', [{ type: 'never', payload: {} }], { next: true });
     expect(joined?.turn).toBeDefined();
-    // A second join now has the group waiting ahead of it: refused (publish instead).
-    expect(a.bus.joinAll?.('ses_m', [{ type: 'other', payload: {} }], { next: true })).toBeUndefined();
     a.bus.publish('ses_m', 'two', {});
+    // Three writes ahead now (the append in flight, the group, 'two'): refused (publish instead).
+    expect(a.bus.joinAll?.('ses_m', [{ type: 'other', payload: {} }], { next: true })).toBeUndefined();
     lock.release();
     await lock.done;
     await joined!.turn;
