@@ -21,6 +21,19 @@ const pg = postgresForFile();
 const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
 const RUN_FINISH = /^WITH .*r AS \(UPDATE agent_runs .*svc_append_run_event/s;
 const FINISH_EVENTS = ['run.finished', 'state.changed'];
+type Call = { text: string; values?: unknown[] };
+/**
+ * A run's finish: its ledger event's type (`run.finished`) is one of the statement's own values.
+ * The last step end's statement updates the run too and, on a quiet box, joins its session events
+ * as well, so neither the statement's shape nor a joined append tells the two apart.
+ */
+const isFinish = (call: Call) => RUN_FINISH.test(call.text) && (call.values ?? []).includes('run.finished');
+/** How many `run.finished` session events a statement carries (in its joined or appended types). */
+const finishedCarried = (call: Call) =>
+  (call.values ?? [])
+    .filter(Array.isArray)
+    .flat()
+    .filter((type) => type === 'run.finished').length;
 /** A lone request's session log, on SQLite and on PostgreSQL. */
 const SEQUENCE = [
   'session.created',
@@ -99,10 +112,9 @@ describe.skipIf(!pg.available)(
       expect(postgres.answers).toEqual(['one']);
       const [sessionId] = postgres.sessions;
       const { calls } = postgres;
-      const finish = calls.findIndex(
-        (call) => RUN_FINISH.test(call.text) && call.text.includes('svc_append_events_across('),
-      );
+      const finish = calls.findIndex(isFinish);
       expect(finish, calls.map((c) => c.text.slice(0, 60)).join('\n')).toBeGreaterThanOrEqual(0);
+      expect(calls[finish].text).toContain('svc_append_events_across(');
       expect(calls[finish].values).toContainEqual(FINISH_EVENTS);
       // No append of the bus's own after the finish, and none carries the finish's events.
       expect(calls.slice(finish + 1).filter((call) => BUS_APPEND.test(call.text))).toEqual([]);
@@ -144,9 +156,7 @@ describe.skipIf(!pg.available)(
       expect(postgres.answers).toEqual(['one']);
       const [sessionId] = postgres.sessions;
       const { calls } = postgres;
-      const finishes = calls.flatMap((call, at) =>
-        RUN_FINISH.test(call.text) && /completed/.test(JSON.stringify(call.values)) ? [at] : [],
-      );
+      const finishes = calls.flatMap((call, at) => (isFinish(call) ? [at] : []));
       // The joined finish (refused), then the finish alone.
       expect(finishes).toHaveLength(2);
       expect(calls[finishes[0]].values).toContainEqual(FINISH_EVENTS);
@@ -178,14 +188,16 @@ describe.skipIf(!pg.available)(
         );
       }
       // Each finish's events once: in its statement or in a bus append.
-      const joined = postgres.calls.filter(
-        (call) => RUN_FINISH.test(call.text) && call.text.includes('svc_append_events_across('),
-      ).length;
+      const finishes = postgres.calls.filter(isFinish);
+      expect(finishes).toHaveLength(10);
+      const joined = finishes.reduce((n, call) => n + finishedCarried(call), 0);
       const appended = postgres.calls
         .filter((call) => BUS_APPEND.test(call.text))
-        .flatMap((call) => call.values?.[1] as string[])
-        .filter((type) => type === 'run.finished').length;
+        .reduce((n, call) => n + finishedCarried(call), 0);
       expect(joined + appended).toBe(10);
+      // And in no other statement (a step end's join carries its own step's events only).
+      const elsewhere = postgres.calls.filter((call) => !isFinish(call) && !BUS_APPEND.test(call.text));
+      expect(elsewhere.reduce((n, call) => n + finishedCarried(call), 0)).toBe(0);
     });
   },
 );
