@@ -283,6 +283,13 @@ export interface ToolContext {
    * `background_job_started`, `sandbox_exec_started`); a no-op outside a run.
    */
   event?(type: string, payload: Record<string, unknown>): void;
+  /**
+   * The call runs while its step's first statement (this promise) is in flight (PostgreSQL, a
+   * `readsOnly` tool, src/agent/tool-bridge.ts): a write to svc's store the call still makes
+   * (`view`'s read mark) waits for it and fails with it, so nothing of the call is stored before
+   * its start is, nor when its start failed (its result is dropped then too).
+   */
+  ahead?: Promise<void>;
 }
 
 /** What a caller says about one call: the surface, and optionally who calls and how to ask. */
@@ -368,12 +375,16 @@ export interface ToolDef<I extends z.ZodType = z.ZodType, O = unknown> {
    */
   mutates: boolean;
   /**
-   * Changes nothing at all: not the workspace, not processes, not the outside world, not svc's
-   * store (no write, no spawn, no network, no event; `mutates: false` alone still allows writes to
-   * svc's store, e.g. `todos`). On PostgreSQL such a call may run while its `tool.started`
-   * statement is in flight (src/agent/tool-bridge.ts, issue 18 item 6): its result is recorded
-   * only once that statement answered, and dropped when it failed. Set only on audited tools: the
-   * list is pinned by test/tools/reads-only.test.ts (docs/performance.md, p-readonly).
+   * Changes nothing another node, a resume or the user could observe, before its step's first
+   * statement answered: not the workspace, not the outside world, no network, no event, no
+   * permission ask (`ctx.ask`/`event` wait for the statement), no write to svc's store but through
+   * `ctx.ahead` (which waits for it). A read-only child process killed on abort qualifies (ripgrep),
+   * and so does a content-addressed cache file in svc's data dir written whole (the search ignore
+   * file); `mutates: false` alone does not (`todos` writes the store). On PostgreSQL such a call
+   * may run while its `tool.started` statement is in flight (src/agent/tool-bridge.ts, issue 18
+   * item 6): its result is recorded only once that statement answered, and dropped when it failed.
+   * Set only on audited tools: the list is pinned by test/tools/reads-only.test.ts
+   * (docs/performance.md, p-readonly and p-readsmore).
    */
   readsOnly?: true;
   /**
