@@ -8,6 +8,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
 import { isHandOver } from '../errors';
+import type { SessionStart } from '../permissions/tool-policy';
 import { activeList, activeNames } from './active-tools';
 import { kindPolicies } from './agent-kinds';
 import { MAX_FAILED_COMPACTIONS } from './compaction';
@@ -47,26 +48,40 @@ export type StartStream = (
  * The effective tools of the run's session context (the funnel) for its next step. `session`: the
  * session's mode and phase already in hand (the row the step's end wrote back, or the row the
  * run's preparation read, with its version `openedAt`), so the funnel does not read it again.
+ * `start`: what the run's start knows of its session (its preparation and first step only).
  */
 export async function toolsFor(
   c: RunContext,
   policies: RunTurn['policies'],
   session?: SessionFunnel,
   openedAt?: number,
+  start?: SessionStart,
 ): Promise<readonly AgentToolSpec[]> {
   const version = openedAt ?? (session ? 0 : sessionVersion(c.sessionId));
-  const context = await c.app.funnelContext(c.sessionId, {
-    ...session,
-    agent: c.kind.id,
-    yolo: c.run.options.yolo,
-    policies,
-  });
+  const context = await c.app.funnelContext(
+    c.sessionId,
+    { ...session, agent: c.kind.id, yolo: c.run.options.yolo, policies },
+    start,
+  );
   // The row read by the run's preparation may serve its first step (./step-ends.ts).
   const atStart = !session || openedAt !== undefined;
   if (atStart && typeof context.mode === 'string' && Object.keys(c.app.config.mcp).length === 0) {
     rememberRunStart(c, { mode: context.mode, phase: context.phase }, version);
   }
   return c.x.toolbox.effective(context);
+}
+
+const INSERTED: SessionStart = { inserted: true };
+
+/**
+ * What the run's start knows of its session for its preparation and first step: its row went in
+ * with the run's own start statement (`x.prompted`, p-pgstart2: a new compat session's lone start
+ * on PostgreSQL), so the policy providers and prompt sections answer without a read of what
+ * references the session (an operating pack's row, p-packstart). Later steps read as before: a
+ * pack activated once the run started applies from the next step on.
+ */
+export function sessionStartOf(c: RunContext): SessionStart | undefined {
+  return c.x.prompted ? INSERTED : undefined;
 }
 
 /** The run's policies: its kind's, and a sub-agent task's tool list. */
@@ -226,7 +241,8 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
       }
     }
     const taken = ahead ? await ahead : undefined;
-    t.active = activeNames(await toolsFor(c, t.policies, taken ?? end?.session ?? first));
+    const start = step === 0 ? sessionStartOf(c) : undefined;
+    t.active = activeNames(await toolsFor(c, t.policies, taken ?? end?.session ?? first, undefined, start));
     const final = step === t.maxSteps - 1;
     // A window already overflowing (a huge tool result, a long history): the largest tool
     // outputs are cut in the request (not in the store) so it fits (./context-fit.ts).
