@@ -28,16 +28,9 @@ import { promptEvents, promptMessage } from './prompt-message';
 import { bridgeFor } from './run-bridge';
 import { providerFailure, recordFailure } from './run-failure';
 import { type ResumedTurn, resumedTurn, runWaitingCalls, type ToolCallPart } from './run-resume';
-import {
-  compactCounted,
-  consumeStream,
-  runPolicies,
-  sessionStartOf,
-  streamStarter,
-  toolsFor,
-} from './run-stream';
+import { compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
-import { type SessionFunnel, sessionVersion } from './step-ends';
+import { type SessionFunnel, sessionStartOf, sessionVersion } from './step-ends';
 import { keptSdk, loadSdk } from './step-request';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { deferredToolsBlock, exposureLevel, sentInFull } from './tool-exposure';

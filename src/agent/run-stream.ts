@@ -25,6 +25,7 @@ import {
   rememberRunStart,
   runStartFor,
   type SessionFunnel,
+  sessionStartOf,
   sessionVersion,
   stampStepEnd,
   stepEndFor,
@@ -69,19 +70,6 @@ export async function toolsFor(
     rememberRunStart(c, { mode: context.mode, phase: context.phase }, version);
   }
   return c.x.toolbox.effective(context);
-}
-
-const INSERTED: SessionStart = { inserted: true };
-
-/**
- * What the run's start knows of its session for its preparation and first step: its row went in
- * with the run's own start statement (`x.prompted`, p-pgstart2: a new compat session's lone start
- * on PostgreSQL), so the policy providers and prompt sections answer without a read of what
- * references the session (an operating pack's row, p-packstart). Later steps read as before: a
- * pack activated once the run started applies from the next step on.
- */
-export function sessionStartOf(c: RunContext): SessionStart | undefined {
-  return c.x.prompted ? INSERTED : undefined;
 }
 
 /** The run's policies: its kind's, and a sub-agent task's tool list. */
