@@ -23,7 +23,13 @@ import type { McpClientManager } from '../../mcp-client/manager';
 import type { ObserveService } from '../../observe/service';
 import type { PackController } from '../../packs/controller';
 import type { PermissionRequest, PermissionService } from '../../permissions/permission-service';
-import type { FunnelContext, FunnelEntry, ToolPolicy, ToolTag } from '../../permissions/tool-policy';
+import type {
+  FunnelContext,
+  FunnelEntry,
+  SessionStart,
+  ToolPolicy,
+  ToolTag,
+} from '../../permissions/tool-policy';
 import type { PluginService } from '../../plugins/plugin-service';
 import type { ProviderService } from '../../providers/service';
 import type { ModelResolver } from '../../providers/types';
@@ -194,8 +200,11 @@ export interface ToolHost {
   readonly mcpClients: McpClientManager;
   readonly runtime: RuntimeState;
   funnel(context?: FunnelContext): FunnelEntry[];
-  /** The funnel context of a session: its mode, phase, agent and policy layers. */
-  funnelContext(sessionId?: string, overrides?: FunnelContext): Promise<FunnelContext>;
+  /**
+   * The funnel context of a session: its mode, phase, agent and policy layers. `start`: what a
+   * run's start knows of the session, handed to the policy providers.
+   */
+  funnelContext(sessionId?: string, overrides?: FunnelContext, start?: SessionStart): Promise<FunnelContext>;
   /** Extra sections of config-status, contributed by domains (e.g. cloud identity). */
   readonly statusSections: Map<string, () => unknown>;
   /**
@@ -252,12 +261,16 @@ export interface ToolHost {
    */
   readonly promptSections: ((
     sessionId: string,
+    start?: SessionStart,
   ) =>
     | { source: string; text: string }
     | undefined
     | Promise<{ source: string; text: string } | undefined>)[];
   /** Extra agent-policy layers for a session's funnel (active pack rules…). */
-  readonly policyProviders: ((sessionId: string | undefined) => ToolPolicy[] | Promise<ToolPolicy[]>)[];
+  readonly policyProviders: ((
+    sessionId: string | undefined,
+    start?: SessionStart,
+  ) => ToolPolicy[] | Promise<ToolPolicy[]>)[];
   /**
    * The autopilot worker (due schedules, queued prompts). Filled by the scheduler layer;
    * `svc service start autopilot` runs it once the HTTP server is ready and stops it before close.
