@@ -1,6 +1,6 @@
 // The harness of ./sqlite-statements.mjs and ./store-statements.mjs: one `svc service start http`
 // node on a new workspace over the fake provider, 20 compat requests of warm-up, then `requests`
-// requests, 10 at once (BENCH_STATEMENTS_CONCURRENCY), BENCH_STATEMENTS_GAP_MS apart. The callers count the statements around it (`warmedUp`, `finished`).
+// requests, 10 at once (BENCH_STATEMENTS_CONCURRENCY), BENCH_STATEMENTS_GAP_MS apart; BENCH_STATEMENTS_PACKS=1 with operating packs on. The callers count the statements around it (`warmedUp`, `finished`).
 // Not a benchmark.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,8 @@ export const REQUESTS = Number(process.env.BENCH_STATEMENTS_REQUESTS ?? 50);
 export const CONCURRENCY = Number(process.env.BENCH_STATEMENTS_CONCURRENCY ?? 10);
 /** A pause after each group of CONCURRENCY requests (BENCH_STATEMENTS_GAP_MS, default 0): a quiet service's pace. */
 export const GAP_MS = Number(process.env.BENCH_STATEMENTS_GAP_MS ?? 0);
+/** BENCH_STATEMENTS_PACKS=1: operating packs on (`options.operating_packs`, no pack applied to the new sessions). */
+const PACKS = process.env.BENCH_STATEMENTS_PACKS === '1' ? '[options]\noperating_packs = true\n' : '';
 const TOKEN = 'bench-token';
 
 /** Prints `rows` ({ text, calls }) per `per`, most called first, leaving out the ones under 0.05. */
@@ -39,7 +41,7 @@ export async function compatStatements({ nodeArgs = [], env = {}, warmedUp, fini
   const ws = mkdtempSync(join(tmpdir(), 'svc-bench-statements-'));
   writeFileSync(
     join(ws, 'svc.toml'),
-    `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
+    `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n${PACKS}[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
   );
   mkdirSync(join(ws, '.data'), { recursive: true });
   const { child, url, exited } = startService({

@@ -9,7 +9,7 @@ import { type AppWork, createWork } from './app/work';
 import { loadConfig } from './config/load';
 import { hardClaimGuard } from './coordination/claims';
 import { SvcError } from './errors';
-import type { ToolPolicy } from './permissions/tool-policy';
+import type { SessionStart, ToolPolicy } from './permissions/tool-policy';
 import { cloudIdentity } from './providers/reports';
 import { runFunnel } from './tools/core/funnel';
 import type {
@@ -110,12 +110,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     policyProviders: oversight.policyProviders,
     mutationGuards: work.mutationGuards,
     promptSections: agent.promptSections,
-    async funnelContext(sessionId, overrides = {}) {
+    async funnelContext(sessionId, overrides = {}, start) {
       // A caller that brings the session's mode, agent and phase (a run's step) spares the read.
       const given = 'mode' in overrides && 'agent' in overrides && 'phase' in overrides;
       const session = sessionId && !given ? await core.sessions.get(sessionId) : undefined;
       const phase = session?.metadata.workflow_phase;
-      const provided = policiesOf(oversight.policyProviders, sessionId);
+      const provided = policiesOf(oversight.policyProviders, sessionId, start);
       return {
         mode: session?.mode,
         agent: session?.agent,
@@ -212,11 +212,12 @@ async function launchDurableRuns(base: AppBase, core: AppCore, work: AppWork): P
 function policiesOf(
   providers: App['policyProviders'],
   sessionId: string | undefined,
+  start: SessionStart | undefined,
 ): ToolPolicy[] | Promise<ToolPolicy[]> {
   const answers: (ToolPolicy[] | Promise<ToolPolicy[]>)[] = [];
   let waiting = false;
   for (const provider of providers) {
-    const answer = provider(sessionId);
+    const answer = provider(sessionId, start);
     if (!Array.isArray(answer)) waiting = true;
     answers.push(answer);
   }

@@ -13,7 +13,7 @@ import type { Logger } from '../log';
 import type { McpClientManager } from '../mcp-client/manager';
 import type { ObserveService } from '../observe/service';
 import type { PermissionService } from '../permissions/permission-service';
-import type { FunnelContext } from '../permissions/tool-policy';
+import type { FunnelContext, SessionStart } from '../permissions/tool-policy';
 import type { ProviderService } from '../providers/service';
 import type { ModelResolver } from '../providers/types';
 import type { Redactor } from '../redact';
@@ -92,7 +92,11 @@ export type AgentRuns = Pick<
 >;
 
 /** The funnel context of a session (mode, phase, agent and policy layers). */
-export type FunnelContextOf = (sessionId?: string, overrides?: FunnelContext) => Promise<FunnelContext>;
+export type FunnelContextOf = (
+  sessionId?: string,
+  overrides?: FunnelContext,
+  start?: SessionStart,
+) => Promise<FunnelContext>;
 
 /** What the agent's modules read. Same member names as the ToolHost, narrower types. */
 export interface AgentHost {

@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { SessionStart } from '../permissions/tool-policy';
 import { sameItems } from '../util/arrays';
 import type { AgentKind } from './agent-kinds';
 import type { AgentHost } from './deps';
@@ -31,6 +32,8 @@ export async function assembleSystemPrompt(
     kind: AgentKind;
     signal?: AbortSignal;
     runId?: string;
+    /** What the run's start knows of the session, handed to each section (`SessionStart`). */
+    start?: SessionStart;
     /** Blocks the run adds after the others (the deferred tool listing). */
     extra?: { name: string; source: string; text: string }[];
   },
@@ -41,7 +44,7 @@ export async function assembleSystemPrompt(
   for (const section of app.promptSections) {
     try {
       // A section that answers at once (packs off, the MCP start) is not awaited: no promise.
-      const answer = section(input.sessionId);
+      const answer = section(input.sessionId, input.start);
       const value = answer && 'then' in answer ? await answer : answer;
       if (value?.text.trim()) sections.push(value);
     } catch (error) {

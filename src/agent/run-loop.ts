@@ -30,7 +30,7 @@ import { providerFailure, recordFailure } from './run-failure';
 import { type ResumedTurn, resumedTurn, runWaitingCalls, type ToolCallPart } from './run-resume';
 import { compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
-import { type SessionFunnel, sessionVersion } from './step-ends';
+import { type SessionFunnel, sessionStartOf, sessionVersion } from './step-ends';
 import { keptSdk, loadSdk } from './step-request';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { deferredToolsBlock, exposureLevel, sentInFull } from './tool-exposure';
@@ -319,7 +319,9 @@ async function prepareRun(
   // The session row the run opened with serves the funnel unless this process wrote it since
   // (the same moment of the preparation as PostgreSQL's read scope answers).
   const funnel = openedFunnel(c, opened);
-  const effective = await toolsFor(c, policies, funnel?.session, funnel?.version);
+  // A run whose start statement inserted its session: no policy layer or section read (p-packstart).
+  const start = sessionStartOf(c);
+  const effective = await toolsFor(c, policies, funnel?.session, funnel?.version, start);
   const level = exposureLevel(config.options.tool_exposure, effective, window);
   const defer = level !== 'all';
   const deferredBlock = defer
@@ -334,6 +336,7 @@ async function prepareRun(
     kind: c.kind,
     signal: c.signal,
     runId: c.run.id,
+    start,
     extra: deferredBlock ? [{ name: 'deferred_tools', source: 'tool_exposure', text: deferredBlock }] : [],
   });
   if (held) held.event('prompt.assembled', prompt.manifest);

@@ -8,6 +8,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
 import { isHandOver } from '../errors';
+import type { SessionStart } from '../permissions/tool-policy';
 import { activeList, activeNames } from './active-tools';
 import { kindPolicies } from './agent-kinds';
 import { MAX_FAILED_COMPACTIONS } from './compaction';
@@ -24,6 +25,7 @@ import {
   rememberRunStart,
   runStartFor,
   type SessionFunnel,
+  sessionStartOf,
   sessionVersion,
   stampStepEnd,
   stepEndFor,
@@ -47,20 +49,21 @@ export type StartStream = (
  * The effective tools of the run's session context (the funnel) for its next step. `session`: the
  * session's mode and phase already in hand (the row the step's end wrote back, or the row the
  * run's preparation read, with its version `openedAt`), so the funnel does not read it again.
+ * `start`: what the run's start knows of its session (its preparation and first step only).
  */
 export async function toolsFor(
   c: RunContext,
   policies: RunTurn['policies'],
   session?: SessionFunnel,
   openedAt?: number,
+  start?: SessionStart,
 ): Promise<readonly AgentToolSpec[]> {
   const version = openedAt ?? (session ? 0 : sessionVersion(c.sessionId));
-  const context = await c.app.funnelContext(c.sessionId, {
-    ...session,
-    agent: c.kind.id,
-    yolo: c.run.options.yolo,
-    policies,
-  });
+  const context = await c.app.funnelContext(
+    c.sessionId,
+    { ...session, agent: c.kind.id, yolo: c.run.options.yolo, policies },
+    start,
+  );
   // The row read by the run's preparation may serve its first step (./step-ends.ts).
   const atStart = !session || openedAt !== undefined;
   if (atStart && typeof context.mode === 'string' && Object.keys(c.app.config.mcp).length === 0) {
@@ -226,7 +229,8 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
       }
     }
     const taken = ahead ? await ahead : undefined;
-    t.active = activeNames(await toolsFor(c, t.policies, taken ?? end?.session ?? first));
+    const start = step === 0 ? sessionStartOf(c) : undefined;
+    t.active = activeNames(await toolsFor(c, t.policies, taken ?? end?.session ?? first, undefined, start));
     const final = step === t.maxSteps - 1;
     // A window already overflowing (a huge tool result, a long history): the largest tool
     // outputs are cut in the request (not in the store) so it fits (./context-fit.ts).

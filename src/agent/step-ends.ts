@@ -12,9 +12,10 @@
  * (run-control.ts), as it was by a read made a moment earlier.
  * @module
  */
+import type { SessionStart } from '../permissions/tool-policy';
 import { sessionRowVersion } from '../sessions/session-row-version';
 import type { Session } from '../sessions/types';
-import type { RunTurn } from './run-types';
+import type { RunContext, RunTurn } from './run-types';
 
 /** The session's part of the funnel context (`funnelContext` reads it from the row otherwise). */
 export interface SessionFunnel {
@@ -100,4 +101,17 @@ export function runStartFor(run: object, sessionId: string): SessionFunnel | und
   const start = runStarts.get(run);
   runStarts.delete(run);
   return start && sessionVersion(sessionId) === start.version ? start.session : undefined;
+}
+
+const INSERTED: SessionStart = { inserted: true };
+
+/**
+ * What the run's start knows of its session for its preparation and first step: its row went in
+ * with the run's own start statement (`x.prompted`, p-pgstart2: a new compat session's lone start
+ * on PostgreSQL), so the policy providers and prompt sections answer without a read of what
+ * references the session (an operating pack's row, p-packstart). Later steps read as before: a
+ * pack activated once the run started applies from the next step on.
+ */
+export function sessionStartOf(c: RunContext): SessionStart | undefined {
+  return c.x.prompted ? INSERTED : undefined;
 }

@@ -13,6 +13,7 @@ import type {
   PermissionDecision,
   PermissionService,
 } from '../permissions/permission-service';
+import type { SessionStart } from '../permissions/tool-policy';
 import type { ResolvedModel } from '../providers/types';
 import type { AgentRun, FinalRunStatus, RunStatus } from '../runs/run-ledger';
 import type { ClaimAlongside, FinishAlongside } from '../runs/types';
@@ -349,6 +350,7 @@ export interface AgentService {
 /** A section of the system prompt contributed by another domain: text, or undefined for none. */
 export type PromptSection = (
   sessionId: string,
+  start?: SessionStart,
 ) => PromptSectionText | undefined | Promise<PromptSectionText | undefined>;
 type PromptSectionText = { source: string; text: string };
 

@@ -17,7 +17,7 @@ import { createMcpClientManager } from '../mcp-client/manager';
 import { createPackController } from '../packs/controller';
 import { createPostgresPackStore } from '../packs/pg-store';
 import { createPackStore } from '../packs/store';
-import type { ToolPolicy } from '../permissions/tool-policy';
+import type { SessionStart, ToolPolicy } from '../permissions/tool-policy';
 import { createPostgresRecommendationRepository } from '../readouts/cognition/pg-recommendation-store';
 import {
   createRecommendationLedger,
@@ -68,7 +68,10 @@ export function createOversight(
   // indexed read, never a workspace walk.
   work.agent.addPromptSection(() => work.observe.promptSection());
   /** Tool policies of the session's operating pack (the funnel reads them). */
-  const policyProviders: ((sessionId: string | undefined) => ToolPolicy[] | Promise<ToolPolicy[]>)[] = [];
+  const policyProviders: ((
+    sessionId: string | undefined,
+    start?: SessionStart,
+  ) => ToolPolicy[] | Promise<ToolPolicy[]>)[] = [];
   const packs =
     options.packs === false
       ? undefined
@@ -92,8 +95,8 @@ export function createOversight(
           }),
         });
   if (packs) {
-    work.agent.addPromptSection((sessionId) => packs.promptSection(sessionId));
-    policyProviders.push((sessionId) => packs.policies(sessionId));
+    work.agent.addPromptSection((sessionId, start) => packs.promptSection(sessionId, start));
+    policyProviders.push((sessionId, start) => packs.policies(sessionId, start));
     base.closers.push(() => packs.close());
   }
   const adaptive =

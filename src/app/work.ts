@@ -106,7 +106,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     observe,
     adaptive: () => late.app().adaptive,
     mcpClients: () => late.app().mcpClients,
-    funnelContext: (sessionId, overrides) => late.app().funnelContext(sessionId, overrides),
+    funnelContext: (sessionId, overrides, start) => late.app().funnelContext(sessionId, overrides, start),
     onClose: (fn) => base.closers.push(fn),
     toolbox: (root) => createAgentToolbox(root ? withWorkspace(late.app(), root) : late.app()),
     runLeases,

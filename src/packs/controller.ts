@@ -89,17 +89,20 @@ export function createPackController(deps: PackControllerDeps): PackController {
     applied: async (sessionId) => await appliedFor(core, sessionId),
 
     // Packs off (the default), no pack applies: answered at once, no lookup and no promise (a
-    // run's prompt and every step's funnel ask).
-    promptSection(sessionId) {
-      if (!core.enabled()) return undefined;
+    // run's prompt and every step's funnel ask). Nor for a run's start whose statement inserted
+    // its session (`start.inserted`): a pack's row references its session, so none was committed
+    // before that statement, which started the run (the pack in force at the run's start is none,
+    // on any node; a lone compat start on PostgreSQL stays one statement, p-packstart).
+    promptSection(sessionId, start) {
+      if (!core.enabled() || start?.inserted) return undefined;
       return safeApplied(sessionId).then((pack) => {
         const text = pack ? renderPackPrompt(pack.manifest) : undefined;
         return pack && text ? { source: `pack ${pack.manifest.name}`, text } : undefined;
       });
     },
 
-    policies(sessionId) {
-      if (!sessionId || !core.enabled()) return [];
+    policies(sessionId, start) {
+      if (!sessionId || !core.enabled() || start?.inserted) return [];
       return safeApplied(sessionId).then((pack) => {
         const policy = pack ? packPolicy(pack.manifest) : undefined;
         return policy ? [policy] : [];

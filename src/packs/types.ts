@@ -6,7 +6,7 @@
 import type { Config } from '../config/schema';
 import type { EventBus } from '../events/bus';
 import type { Logger } from '../log';
-import type { ToolPolicy } from '../permissions/tool-policy';
+import type { SessionStart, ToolPolicy } from '../permissions/tool-policy';
 import type { Redactor } from '../redact';
 import type { CommandSpawner } from '../sandbox/spawn';
 import type { SessionStore } from '../sessions/session-store';
@@ -120,16 +120,19 @@ export interface PackController {
   applied(sessionId: string): Promise<AppliedPack | undefined>;
   /**
    * Pushed into `app.promptSections`: the pack preamble and rules for the session's system prompt.
-   * With packs off, `undefined` at once (no promise).
+   * With packs off, or for a run's start that inserted its session (`start.inserted`: no pack row
+   * can precede it), `undefined` at once (no promise, no read).
    */
   promptSection(
     sessionId: string,
+    start?: SessionStart,
   ): { source: string; text: string } | undefined | Promise<{ source: string; text: string } | undefined>;
   /**
-   * Pushed into `app.policyProviders`: the pack's funnel layer (agent_policy stage). With packs off
-   * or no session, `[]` at once (no promise).
+   * Pushed into `app.policyProviders`: the pack's funnel layer (agent_policy stage). With packs off,
+   * no session, or a run's start that inserted its session (`start.inserted`), `[]` at once (no
+   * promise, no read).
    */
-  policies(sessionId: string | undefined): ToolPolicy[] | Promise<ToolPolicy[]>;
+  policies(sessionId: string | undefined, start?: SessionStart): ToolPolicy[] | Promise<ToolPolicy[]>;
   /** The choreography preset the session's pack asks for (read by adaptive orchestration). */
   choreography(sessionId: string): Promise<string | undefined>;
   /** Resolves when every queued hook has finished. */

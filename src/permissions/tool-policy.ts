@@ -24,6 +24,17 @@ export interface ToolPolicy {
   removes(tool: ToolFacts): string | undefined;
 }
 
+/**
+ * What a run's start tells the providers of a session's policy layers and prompt sections
+ * (`App.policyProviders`, `App.promptSections`) for its preparation and first step. `inserted`:
+ * the session's row went in with the run's own start statement (a new compat session's lone
+ * start on PostgreSQL, p-pgstart2), so nothing keyed by the session (an operating pack's row,
+ * which references it) was committed before the run started: a provider answers without a read.
+ */
+export interface SessionStart {
+  inserted: true;
+}
+
 /** Session modes. `plan` (and the planning phase) withhold tools that mutate. */
 export type SessionMode = 'build' | 'plan';
 

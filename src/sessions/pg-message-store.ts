@@ -261,6 +261,30 @@ function sendPlain(
   return sql.one<Appended>(withMessages ? APPEND_WITH_MESSAGES : APPEND, values);
 }
 
+/** A message append's row as its statement stores it. */
+function storedRow(
+  input: AppendInput,
+  id: string,
+  parts: string,
+  now: number,
+  finishedAt: number | null,
+): MessageRow {
+  return {
+    id,
+    session_id: input.session_id,
+    role: input.role,
+    parts,
+    model: input.model ?? null,
+    provider: input.provider ?? null,
+    usage: input.usage ? JSON.stringify(input.usage) : null,
+    cost: input.cost ?? 0,
+    run_id: input.run_id ?? null,
+    created_at: now,
+    updated_at: now,
+    finished_at: finishedAt,
+  };
+}
+
 /** The row a message append will answer (it sets only `updated_at`): a call run ahead of it reads it. */
 const touchedAt =
   (now: number) =>
@@ -292,39 +316,26 @@ export function createPostgresMessageStore(deps: {
   ) => {
     const now = deps.clock.now();
     const id = deps.ids.next('msg');
-    // The event in this statement when the bus can keep its order (outside a transaction only: an
-    // event is delivered once its row is committed, and the session's append lock is not held open).
     const payload = announce?.payload(id);
     const events = announce && payload ? [...preceding, { type: announce.type, payload }, ...trailing] : [];
-    const around =
-      events.length && !withMessages && !sql.inTransaction()
-        ? joinOrReserve(deps.bus, input.session_id, events, options?.ordered === true)
-        : {};
-    const { joined } = around;
     const partsJson = JSON.stringify(input.parts);
     const finishedAt = input.finished === false ? null : now;
     const doc = searchDocOf(input.parts);
-    // The row as the statement stores it.
-    const row: MessageRow = {
-      id,
-      session_id: input.session_id,
-      role: input.role,
-      parts: partsJson,
-      model: input.model ?? null,
-      provider: input.provider ?? null,
-      usage: input.usage ? JSON.stringify(input.usage) : null,
-      cost: input.cost ?? 0,
-      run_id: input.run_id ?? null,
-      created_at: now,
-      updated_at: now,
-      finished_at: finishedAt,
-    };
+    const row = storedRow(input, id, partsJson, now, finishedAt);
     // The transaction the statement is part of: the session's copy below stays at its COMMIT.
     const tx = sql.transactionNow();
     const values = [
       ...[id, row.session_id, row.role, partsJson, row.model, row.provider, row.usage, row.cost, row.run_id],
       ...[now, finishedAt, doc.tools, doc.body, tsvectorOf(doc.body)],
     ];
+    // The event in this statement when the bus can keep its order (outside a transaction only: an
+    // event is delivered once its row is committed, and the session's append lock is not held
+    // open); joined or reserved last: nothing that could throw before `answered` settles them.
+    const around =
+      events.length && !withMessages && !sql.inTransaction()
+        ? joinOrReserve(deps.bus, input.session_id, events, options?.ordered === true)
+        : {};
+    const { joined } = around;
     const mark = kept.mark(input.session_id, touchedAt(now));
     const found = await marked(sql, input.session_id, tx, () =>
       answered(around, () =>

@@ -33,6 +33,11 @@ export interface OpContext {
   approve?(request: ApprovalRequest): Promise<void>;
   /** Append an event to the current run's ledger (no-op outside a run). */
   event?(type: string, payload: Record<string, unknown>): void;
+  /**
+   * The call runs ahead of its step's first statement (this promise, `ToolContext.ahead`): a store
+   * write of the operation (a read mark) waits for it, and fails with it.
+   */
+  ahead?: Promise<void>;
 }
 
 /** The shape of `app.mutationGuards` entries, restated so workspace/ does not import app.ts. */

@@ -28,8 +28,17 @@ export interface LoadedFile {
 }
 
 export interface FileLoader {
-  /** Record that the session has seen the file as it is now. */
-  markRead(sessionId: string | undefined, target: ResolvedPath, buffer: Buffer): Promise<void>;
+  /**
+   * Record that the session has seen the file as it is now; with `after` (a call run ahead of its
+   * step's first statement, `OpContext.ahead`), written once that answered, and not when it failed
+   * (then this throws its error: the call's result is dropped with the mark).
+   */
+  markRead(
+    sessionId: string | undefined,
+    target: ResolvedPath,
+    buffer: Buffer,
+    after?: Promise<void>,
+  ): Promise<void>;
   /** Refuse (conflict) when the session never read the file, or it changed since. */
   checkFresh(ctx: OpContext, target: ResolvedPath, buffer: Buffer, verb: string): Promise<void>;
   /** An existing text file within the limits; `field` names the input in messages. */
@@ -39,13 +48,17 @@ export interface FileLoader {
 }
 
 export function createFileLoader(deps: { paths: PathResolver; reads: ReadTracker }): FileLoader {
-  const markRead = async (sessionId: string | undefined, target: ResolvedPath, buffer: Buffer) => {
+  const markRead = async (
+    sessionId: string | undefined,
+    target: ResolvedPath,
+    buffer: Buffer,
+    after?: Promise<void>,
+  ) => {
     if (!sessionId) return;
-    await deps.reads.record(sessionId, target.rel, {
-      sha256: sha256(buffer),
-      size: buffer.length,
-      mtimeMs: statSync(target.abs).mtimeMs,
-    });
+    // The file as read (its hash and mtime now), whenever the mark is written.
+    const file = { sha256: sha256(buffer), size: buffer.length, mtimeMs: statSync(target.abs).mtimeMs };
+    if (after) await after;
+    await deps.reads.record(sessionId, target.rel, file);
   };
 
   const checkFresh = async (ctx: OpContext, target: ResolvedPath, buffer: Buffer, verb: string) => {

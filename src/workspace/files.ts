@@ -74,8 +74,13 @@ export interface FileOps {
   ): Promise<EditOutcome>;
   /** Load an existing text file for editing, enforcing read-before-edit and staleness for the session. */
   loadForEdit(path: string, ctx: OpContext, field?: string): Promise<LoadedFile>;
-  /** Record that the session has seen the file as it is now. */
-  markRead(sessionId: string | undefined, target: ResolvedPath, buffer: Buffer): Promise<void>;
+  /** Record that the session has seen the file as it is now (./file-load.ts `markRead`). */
+  markRead(
+    sessionId: string | undefined,
+    target: ResolvedPath,
+    buffer: Buffer,
+    after?: Promise<void>,
+  ): Promise<void>;
 }
 
 export function createFileOps(deps: {
@@ -135,7 +140,7 @@ export function createFileOps(deps: {
           );
         }
         const buffer = readFileSync(target.abs);
-        await markRead(ctx.sessionId, target, buffer);
+        await markRead(ctx.sessionId, target, buffer, ctx.ahead);
         return {
           kind: 'image',
           path: target.rel,
@@ -151,7 +156,7 @@ export function createFileOps(deps: {
         );
       }
       const file = loadText(target, 'path');
-      await markRead(ctx.sessionId, target, file.buffer);
+      await markRead(ctx.sessionId, target, file.buffer, ctx.ahead);
       return renderLines(target.rel, file.text, input.offset ?? 0, input.limit ?? VIEW_LIMITS.defaultLines);
     },
 

@@ -4,7 +4,8 @@
  * hidden files, and skip `.git/` and svc's own data directory.
  * @module
  */
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { SvcError } from '../errors';
 import type { OpContext } from './context';
@@ -108,8 +109,9 @@ export function createSearchOps(deps: {
     return { target, arg: target.inside ? (target.rel === '.' ? '.' : target.rel) : target.abs };
   };
 
-  const listFiles = async (args: string[], ctx: OpContext, maxBytes: number) => {
-    const result = await runRg(['--files', ...baseArgs(), ...args], {
+  const listFiles = async (flags: string[], path: string, ctx: OpContext, maxBytes: number) => {
+    // `--` before the path: a workspace file named like a flag is a path, never an option.
+    const result = await runRg(['--files', ...baseArgs(), ...flags, '--', path], {
       cwd: deps.paths.root,
       signal: ctx.signal,
       maxBytes,
@@ -124,7 +126,7 @@ export function createSearchOps(deps: {
       const { target, arg } = searchRoot(input.path);
       if (statSync(target.abs).isFile()) return { files: [target.rel], truncated: false, isFile: true };
       const globs = (input.globs ?? []).flatMap((g) => ['--glob', g]);
-      const { files, truncated } = await listFiles([...globs, arg], ctx, 4 * 1024 * 1024);
+      const { files, truncated } = await listFiles(globs, arg, ctx, 4 * 1024 * 1024);
       files.sort();
       return {
         files: files.slice(0, input.limit),
@@ -138,7 +140,7 @@ export function createSearchOps(deps: {
       const depth = input.depth ?? SEARCH_LIMITS.lsDefaultDepth;
       const limit = input.limit ?? SEARCH_LIMITS.lsMaxEntries;
       const globs = (input.ignore ?? []).flatMap((g) => ['--glob', `!${g}`]);
-      const { files, truncated: cut } = await listFiles([...globs, arg], ctx, 4 * 1024 * 1024);
+      const { files, truncated: cut } = await listFiles(globs, arg, ctx, 4 * 1024 * 1024);
       const prefix = arg === '.' ? '' : `${clean(arg).replace(/\/$/, '')}/`;
       const tree = buildTree(
         files.map((f) => (f.startsWith(prefix) ? f.slice(prefix.length) : f)),
@@ -162,7 +164,7 @@ export function createSearchOps(deps: {
       for (const base of [target.abs, deps.paths.root, deps.paths.realRoot]) {
         if (pattern.startsWith(`${base}/`)) pattern = pattern.slice(base.length + 1);
       }
-      const { files, truncated: cut } = await listFiles(['--glob', pattern, arg], ctx, 4 * 1024 * 1024);
+      const { files, truncated: cut } = await listFiles(['--glob', pattern], arg, ctx, 4 * 1024 * 1024);
       const base = target.inside ? deps.paths.root : '';
       const withTime = files.map((f) => {
         let mtime = 0;
@@ -357,7 +359,14 @@ function buildTree(
   return { text: out.join('\n'), files: fileCount, directories: dirCount, truncated };
 }
 
-/** `.git/`, the data dir and the protected locations inside the workspace, as ripgrep ignores. */
+/**
+ * `.git/`, the data dir and the protected locations inside the workspace, as ripgrep ignores: a
+ * file named by its content's hash, written once (to a temporary name, then renamed), never
+ * rewritten. So its bytes are a function of the workspace and the protected locations alone: two
+ * workspaces (or nodes) sharing a data dir never overwrite each other's, no ripgrep ever reads a
+ * half-written one, and writing it changes nothing anyone could observe, which lets a search run
+ * while its step's first statement is in flight (`readsOnly`, docs/performance.md p-readsmore).
+ */
 function writeIgnoreFile(paths: PathResolver, dataDir: string, hidden: string[]): string {
   // Anchored patterns in an --ignore-file are relative to ripgrep's cwd: the workspace root.
   const lines = ['.git/'];
@@ -366,8 +375,13 @@ function writeIgnoreFile(paths: PathResolver, dataDir: string, hidden: string[])
       if (r && !r.startsWith('..') && !isAbsolute(r)) lines.push(`/${r.split(sep).join('/')}`);
     }
   }
+  const text = `${[...new Set(lines)].join('\n')}\n`;
+  const hash = createHash('sha256').update(text).digest('hex').slice(0, 16);
+  const file = join(dataDir, `search-${hash}.ignore`);
+  if (existsSync(file)) return file;
   mkdirSync(dataDir, { recursive: true });
-  const file = join(dataDir, 'search.ignore');
-  writeFileSync(file, `${lines.join('\n')}\n`);
+  const temporary = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  writeFileSync(temporary, text);
+  renameSync(temporary, file);
   return file;
 }

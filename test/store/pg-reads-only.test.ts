@@ -8,96 +8,34 @@
  * - a mutating tool, a mixed step, and a read-only tool's own permission ask wait for the statement;
  * - the pending row is seen by the call run ahead only, never by another reader.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { App } from '../../src/app';
-import type { SqlClient } from '../../src/store/postgres/client';
 import { callTool } from '../../src/tools/core/call-tool';
 import { defineTool } from '../../src/tools/core/define-tool';
 import { allTools } from '../../src/tools/index';
 import { touchTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
+import { heldStart, logRuns, startStatement } from '../helpers/held-start';
 import type { TestClock } from '../helpers/make-test-app';
 import { recordedApp, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { driverStatements, postgresForFile } from '../helpers/postgres';
 
 const pg = postgresForFile();
 
-/** The statement that carries a call's `tool.started` with the step's held assistant message (statement 1). */
-const startStatement = (text: string) =>
-  /INSERT INTO messages/.test(text) &&
-  /svc_append_run_event_list/.test(text) &&
-  !/UPDATE agent_runs/.test(text);
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * A client whose first start statement answers only once `until()` holds (at most `holdMs`, which
- * only a run that does not run the call ahead waits out), logged in `log` when sent and answered;
- * with `fail`, it is not sent and rejects then, as a failed statement would. `during` runs while it
- * is held, after `until()` held.
- */
-function heldStart(
-  sql: SqlClient,
-  log: string[],
-  options: {
-    until: () => boolean;
-    fail?: boolean;
-    holdMs?: number;
-    during?: () => Promise<void>;
-    /** Which start statement of the run is held (default the first). */
-    nth?: number;
-    /** Held before it is sent (not committed meanwhile), not only its answer. */
-    unsent?: boolean;
-  },
-): SqlClient {
-  const holdMs = options.holdMs ?? 1_500;
-  let n = 0;
-  const hold = async () => {
-    const until = Date.now() + holdMs;
-    while (!options.until() && Date.now() < until) await sleep(10);
-    await options.during?.();
-  };
-  const wrap = <A extends unknown[], R>(send: (text: string, ...rest: A) => Promise<R>) => {
-    return (text: string, ...rest: A): Promise<R> => {
-      if (!startStatement(text) || ++n !== (options.nth ?? 1)) return send(text, ...rest);
-      log.push('start sent');
-      if (options.unsent)
-        return hold().then(async () => {
-          const answer = await send(text, ...rest);
-          log.push('start answered');
-          return answer;
-        });
-      if (options.fail)
-        return hold().then(() => {
-          log.push('start failed');
-          throw new Error('injected: start statement failed');
-        });
-      return send(text, ...rest).then(async (answer) => {
-        await hold();
-        log.push('start answered');
-        return answer;
-      });
-    };
-  };
-  return {
-    ...sql,
-    one: wrap(sql.one.bind(sql)) as SqlClient['one'],
-    query: wrap(sql.query.bind(sql)) as SqlClient['query'],
-    run: wrap(sql.run.bind(sql)) as SqlClient['run'],
-  };
-}
-
-/** Spies `name`'s `run` in `app`'s registry: `tool ran <name>` in `log` when it starts. */
-function logRuns(app: App, name: string, log: string[]) {
-  const tool = app.tools.get(name);
-  if (!tool) throw new Error(`no tool ${name}`);
-  const run = tool.run;
-  vi.spyOn(tool, 'run').mockImplementation((ctx, input) => {
-    log.push(`tool ran ${name}`);
-    return run.call(tool, ctx, input);
-  });
-}
+/** The audited tools (test/tools/reads-only.test.ts) and an input each, over a session and hello.txt. */
+const AUDIT_INPUTS: Record<string, unknown> = {
+  get_plan: {},
+  get_workflow_phase: {},
+  glob: { pattern: '*.txt' },
+  grep: { pattern: 'hello' },
+  ls: {},
+  view: { path: 'hello.txt' },
+};
 
 /** A read-only test tool: the `updated_at` of its session as it reads it. */
 const sessionSeen = defineTool({
@@ -315,43 +253,64 @@ describe.skipIf(!pg.available)('a read-only call ahead of its step`s first state
     expect(outside).toBe(first!.created_at);
   });
 
-  it('STORE-PG-436: every built-in readsOnly tool, called as the agent calls it, sends only reads and publishes nothing', async () => {
+  it('STORE-PG-436: every built-in readsOnly tool, called as the agent calls it ahead of its start, sends only reads and publishes nothing; view`s read mark only once the start answered', async () => {
     const sent: string[] = [];
     const { app } = await recordedApp(pg.cluster(), sent, closers);
     const session = await app.sessions.create({ title: 'audit' });
     await app.sessions.update(session.id, { metadata: { workflow_phase: 'planning' } });
+    writeFileSync(join(app.workspace, 'hello.txt'), 'hello audit\n');
     await app.bus.flush();
+    // The setup's own background writes (the recommendation recorder's sweep after the session's
+    // events) done before the first call: 200 ms without a statement, 3 s at most.
+    for (let seen = -1, until = Date.now() + 3_000; seen !== sent.length && Date.now() < until; ) {
+      seen = sent.length;
+      await sleep(200);
+    }
     const events: string[] = [];
     app.bus.subscribe('*', (event) => events.push(event.type));
     const flagged = allTools.filter((tool) => tool.readsOnly === true);
-    expect(flagged.length).toBeGreaterThan(0);
+    expect(flagged.map((tool) => tool.name).sort()).toEqual(Object.keys(AUDIT_INPUTS).sort());
     for (const tool of flagged) {
       sent.length = 0;
       const driver = driverStatements();
+      let release = () => {};
+      const ahead = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let early: string[] = [];
       let outcome: Awaited<ReturnType<typeof callTool>>;
       try {
-        outcome = await callTool(
-          app,
-          tool.name,
-          { session_id: session.id },
-          {
-            surface: 'agent',
-            sessionId: session.id,
-            ask: async () => {
-              throw new Error(`${tool.name} asked`);
-            },
-            event: () => {
-              throw new Error(`${tool.name} wrote a run event`);
-            },
+        const calling = callTool(app, tool.name, AUDIT_INPUTS[tool.name], {
+          surface: 'agent',
+          sessionId: session.id,
+          ahead,
+          ask: async () => {
+            throw new Error(`${tool.name} asked`);
           },
-        );
+          event: () => {
+            throw new Error(`${tool.name} wrote a run event`);
+          },
+        });
+        // What the call sent while its start is in flight (its own work done, or waiting for it).
+        await Promise.race([calling, sleep(300)]);
+        early = [...sent, ...driver.sent];
+        release();
+        outcome = await calling;
       } finally {
         driver.restore();
       }
       expect(outcome.ok, tool.name).toBe(true);
-      for (const text of [...sent, ...driver.sent]) expect(text, tool.name).toMatch(/^SELECT /);
+      for (const text of early) expect(text, tool.name).toMatch(/^SELECT /);
+      // Every statement is in `driver.sent`; the App's own client's also in `sent`.
+      const writes = driver.sent.filter((text) => !/^SELECT /.test(text));
+      // view: its read mark (the session's read of hello.txt), written once the start answered.
+      expect(
+        writes.map((text) => /^INSERT INTO file_reads/.test(text)),
+        tool.name,
+      ).toEqual(tool.name === 'view' ? [true] : []);
     }
     await app.bus.flush();
     expect(events).toEqual([]);
+    expect(await app.ws.reads.get(session.id, 'hello.txt')).toMatchObject({ path: 'hello.txt' });
   });
 });

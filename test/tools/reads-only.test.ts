@@ -7,8 +7,13 @@
 import { describe, expect, it } from 'vitest';
 import { allTools } from '../../src/tools/index';
 
-/** The audited list: each reads its session row through `resolveSession`, nothing else. */
-const AUDITED = ['get_plan', 'get_workflow_phase'];
+/**
+ * The audited list: `get_plan`, `get_workflow_phase` read their session row through
+ * `resolveSession`, nothing else (p-readonly); `glob`, `grep`, `ls` run ripgrep (read-only, killed
+ * on abort) over the content-addressed ignore file, `view` reads the file and writes its read mark
+ * only through `ctx.ahead` (p-readsmore).
+ */
+const AUDITED = ['get_plan', 'get_workflow_phase', 'glob', 'grep', 'ls', 'view'];
 
 describe('readsOnly tools', () => {
   it('STORE-PG-435: the built-in tools flagged readsOnly are exactly the audited list, none mutating, asking or concurrent', () => {

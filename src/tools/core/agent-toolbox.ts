@@ -34,7 +34,7 @@ export function createAgentToolbox(host: ToolHost): AgentToolbox {
         ahead ? withPendingSession(host, context.sessionId, ahead) : host,
         name,
         input,
-        { surface: 'agent', ...rest, progress: () => {} },
+        { surface: 'agent', ...rest, ...(ahead ? { ahead } : {}), progress: () => {} },
         gate ? { gate: (tool) => gate(tool.name) } : {},
       );
       if (outcome.ok) return { ok: true, text: modelText(outcome.tool, outcome.value) };

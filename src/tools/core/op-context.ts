@@ -13,5 +13,6 @@ export function opContext(ctx: ToolContext, tool: string): OpContext {
     signal: ctx.signal,
     approve: (request) => ctx.ask({ tool, ...request }),
     event: ctx.event ? (type, payload) => ctx.event?.(type, payload) : undefined,
+    ...(ctx.ahead ? { ahead: ctx.ahead } : {}),
   };
 }

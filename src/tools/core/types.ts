@@ -23,7 +23,13 @@ import type { McpClientManager } from '../../mcp-client/manager';
 import type { ObserveService } from '../../observe/service';
 import type { PackController } from '../../packs/controller';
 import type { PermissionRequest, PermissionService } from '../../permissions/permission-service';
-import type { FunnelContext, FunnelEntry, ToolPolicy, ToolTag } from '../../permissions/tool-policy';
+import type {
+  FunnelContext,
+  FunnelEntry,
+  SessionStart,
+  ToolPolicy,
+  ToolTag,
+} from '../../permissions/tool-policy';
 import type { PluginService } from '../../plugins/plugin-service';
 import type { ProviderService } from '../../providers/service';
 import type { ModelResolver } from '../../providers/types';
@@ -194,8 +200,11 @@ export interface ToolHost {
   readonly mcpClients: McpClientManager;
   readonly runtime: RuntimeState;
   funnel(context?: FunnelContext): FunnelEntry[];
-  /** The funnel context of a session: its mode, phase, agent and policy layers. */
-  funnelContext(sessionId?: string, overrides?: FunnelContext): Promise<FunnelContext>;
+  /**
+   * The funnel context of a session: its mode, phase, agent and policy layers. `start`: what a
+   * run's start knows of the session, handed to the policy providers.
+   */
+  funnelContext(sessionId?: string, overrides?: FunnelContext, start?: SessionStart): Promise<FunnelContext>;
   /** Extra sections of config-status, contributed by domains (e.g. cloud identity). */
   readonly statusSections: Map<string, () => unknown>;
   /**
@@ -252,12 +261,16 @@ export interface ToolHost {
    */
   readonly promptSections: ((
     sessionId: string,
+    start?: SessionStart,
   ) =>
     | { source: string; text: string }
     | undefined
     | Promise<{ source: string; text: string } | undefined>)[];
   /** Extra agent-policy layers for a session's funnel (active pack rules…). */
-  readonly policyProviders: ((sessionId: string | undefined) => ToolPolicy[] | Promise<ToolPolicy[]>)[];
+  readonly policyProviders: ((
+    sessionId: string | undefined,
+    start?: SessionStart,
+  ) => ToolPolicy[] | Promise<ToolPolicy[]>)[];
   /**
    * The autopilot worker (due schedules, queued prompts). Filled by the scheduler layer;
    * `svc service start autopilot` runs it once the HTTP server is ready and stops it before close.
@@ -283,6 +296,13 @@ export interface ToolContext {
    * `background_job_started`, `sandbox_exec_started`); a no-op outside a run.
    */
   event?(type: string, payload: Record<string, unknown>): void;
+  /**
+   * The call runs while its step's first statement (this promise) is in flight (PostgreSQL, a
+   * `readsOnly` tool, src/agent/tool-bridge.ts): a write to svc's store the call still makes
+   * (`view`'s read mark) waits for it and fails with it, so nothing of the call is stored before
+   * its start is, nor when its start failed (its result is dropped then too).
+   */
+  ahead?: Promise<void>;
 }
 
 /** What a caller says about one call: the surface, and optionally who calls and how to ask. */
@@ -368,12 +388,16 @@ export interface ToolDef<I extends z.ZodType = z.ZodType, O = unknown> {
    */
   mutates: boolean;
   /**
-   * Changes nothing at all: not the workspace, not processes, not the outside world, not svc's
-   * store (no write, no spawn, no network, no event; `mutates: false` alone still allows writes to
-   * svc's store, e.g. `todos`). On PostgreSQL such a call may run while its `tool.started`
-   * statement is in flight (src/agent/tool-bridge.ts, issue 18 item 6): its result is recorded
-   * only once that statement answered, and dropped when it failed. Set only on audited tools: the
-   * list is pinned by test/tools/reads-only.test.ts (docs/performance.md, p-readonly).
+   * Changes nothing another node, a resume or the user could observe, before its step's first
+   * statement answered: not the workspace, not the outside world, no network, no event, no
+   * permission ask (`ctx.ask`/`event` wait for the statement), no write to svc's store but through
+   * `ctx.ahead` (which waits for it). A read-only child process killed on abort qualifies (ripgrep),
+   * and so does a content-addressed cache file in svc's data dir written whole (the search ignore
+   * file); `mutates: false` alone does not (`todos` writes the store). On PostgreSQL such a call
+   * may run while its `tool.started` statement is in flight (src/agent/tool-bridge.ts, issue 18
+   * item 6): its result is recorded only once that statement answered, and dropped when it failed.
+   * Set only on audited tools: the list is pinned by test/tools/reads-only.test.ts
+   * (docs/performance.md, p-readonly and p-readsmore).
    */
   readsOnly?: true;
   /**
