@@ -8,7 +8,7 @@
 // threads count too, so it can exceed the wall time).
 // Target (issue 17): at most 3 ms of svc time per step.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -23,6 +23,9 @@ const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
 // BENCH_EXPOSURE runs one tool exposure only ("all" or "deferred").
 const EXPOSURES = (process.env.BENCH_EXPOSURE ?? 'all,deferred').split(',');
 const TICK_MS = 10; // USER_HZ is 100 on Linux
+// BENCH_LOOP_TRACE=<file>: the server's marks (`<µs CLOCK_MONOTONIC> model request N arrived`,
+// `… model response N ended`), appended once the run ended, for bench/step-timeline.mjs.
+const TRACE = process.env.BENCH_LOOP_TRACE;
 
 function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -44,6 +47,7 @@ function startServer(steps, childPid) {
   const gaps = [];
   const cpu = {};
   const marks = {};
+  const trace = [];
   let lastEnd;
   const server = createServer((req, res) => {
     if (!req.url?.includes('/chat/completions')) {
@@ -54,6 +58,7 @@ function startServer(steps, childPid) {
     }
     const arrived = process.hrtime.bigint();
     if (lastEnd !== undefined) gaps.push(Number(arrived - lastEnd) / 1e6);
+    if (TRACE) trace.push(`${arrived / 1000n} model request ${count + 1} arrived`);
     req.resume();
     req.on('end', () => {
       count++;
@@ -94,10 +99,13 @@ function startServer(steps, childPid) {
       }
       res.end('data: [DONE]\n\n');
       lastEnd = process.hrtime.bigint();
+      if (TRACE) trace.push(`${lastEnd / 1000n} model response ${count} ended`);
     });
   });
   return new Promise((resolvePromise) =>
-    server.listen(0, '127.0.0.1', () => resolvePromise({ server, gaps, cpu, port: server.address().port })),
+    server.listen(0, '127.0.0.1', () =>
+      resolvePromise({ server, gaps, cpu, trace, port: server.address().port }),
+    ),
   );
 }
 
@@ -119,7 +127,7 @@ export async function run() {
 export async function runOnce(exposure) {
   const ws = mkdtempSync(join(tmpdir(), 'svc-bench-loop-'));
   let child;
-  const { server, gaps, cpu, port } = await startServer(STEPS, () => child?.pid);
+  const { server, gaps, cpu, trace, port } = await startServer(STEPS, () => child?.pid);
   try {
     writeFileSync(
       join(ws, 'svc.toml'),
@@ -176,6 +184,7 @@ export async function runOnce(exposure) {
     return rows;
   } finally {
     server.close();
+    if (TRACE) appendFileSync(TRACE, trace.map((line) => `${line}\n`).join(''));
     if (!process.env.BENCH_KEEP) rmSync(ws, { recursive: true, force: true });
     else process.stderr.write(`kept ${ws}\n`);
   }
