@@ -41,7 +41,7 @@ pg.Client.prototype.query = function (...args) {
   const config = args[0];
   const text = (typeof config === 'string' ? config : (config?.text ?? '')).replace(/\\s+/g, ' ').slice(0, 40);
   const id = ++n;
-  lines.push(\`\${us()} pg \${id} sent \${text}\\n\`);
+  lines.push(\`\${us()} pg \${id} sent \${this.processID ?? 0} \${text}\\n\`);
   const answered = (error) => lines.push(\`\${us()} pg \${id} answered\${error ? ' error' : ''}\\n\`);
   const last = args.length - 1;
   if (typeof args[last] === 'function') {
@@ -89,11 +89,12 @@ const requests = new Map(); // step → the server's arrival of its request
 const heardMarks = []; // svc's end of reading an answer: { at, wait }
 const askedMarks = []; // svc's start of a request: { at, wait }
 for (const { at, wait, what } of events) {
-  const sent = what.match(/^pg (\d+) sent (.*)$/);
+  const sent = what.match(/^pg (\d+) sent (\d+) (.*)$/);
   const answered = what.match(/^pg (\d+) answered/);
   const response = what.match(/^model response (\d+) ended/);
   const request = what.match(/^model request (\d+) arrived/);
-  if (sent) statements.set(sent[1], { sent: at, sentWait: wait, text: sent[2] });
+  // `backend`: the PostgreSQL connection's server process (pg's `processID`).
+  if (sent) statements.set(sent[1], { sent: at, sentWait: wait, backend: sent[2], text: sent[3] });
   else if (answered) Object.assign(statements.get(answered[1]), { answered: at, answeredWait: wait });
   else if (what === 'svc answer') heardMarks.push({ at, wait });
   else if (what === 'svc request') askedMarks.push({ at, wait });
@@ -132,6 +133,8 @@ for (const [step, answer] of responses) {
     'end round trip': end.answered - end.sent,
     'end answered before the next answer ended (share)': end.answered < responses.get(step + 1) ? 1 : 0,
     'other statements sent in the gap (mean)': others.length,
+    'end sent before the start answered (share)': end.sent < start.answered ? 1 : 0,
+    'start and end on one connection (share)': end.backend === start.backend ? 1 : 0,
   });
   if (step === 50 || !sample) sample = { step, answer, next, previous, start, end, others };
 }
