@@ -36,7 +36,14 @@ export function runBin(
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+    // A hang bound, under the suite's 60 s per test: a loaded CI box (load 12+ with three legs or
+    // helpers' suites) has taken over 20 s for a three-step `svc run`. A kill says so in stderr,
+    // so a failing test shows the bound, not just `code: null`.
+    const bound = options.timeoutMs ?? 45_000;
+    const timer = setTimeout(() => {
+      stderr += `[runBin: svc killed after ${bound} ms]\n`;
+      child.kill('SIGKILL');
+    }, bound);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
