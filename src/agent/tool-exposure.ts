@@ -162,7 +162,7 @@ const deferredLists = new WeakMap<readonly AgentToolSpec[], Map<ExposureLevel, r
  * The tools of `effective` that do not travel in full at `level` (before any call made them so),
  * in its order. For a frozen effective list (the toolbox's kept one) made once per list and level
  * and then the same frozen array: every compat request of a service asked `sentInFull` about each
- * of its ≈ 170 tools again.
+ * of its ≈ 150 tools again.
  */
 export function deferredSpecs(
   effective: readonly AgentToolSpec[],

@@ -102,7 +102,7 @@ function effectiveSpecs(
 /**
  * The registered tools' specs per registry state (its gates array, new whenever the gates are
  * evaluated again), one frozen array: every run asked for them before its first step (every
- * compat request is a run), ≈ 170 spec look-ups and a new array each time (issue 17 item 3).
+ * compat request is a run), ≈ 150 spec look-ups and a new array each time (issue 17 item 3).
  */
 const registeredCache = new WeakMap<GateResult[], readonly AgentToolSpec[]>();
 
