@@ -50,7 +50,8 @@ export function newSessionValues(input: CreateSessionInput, id: string, workspac
 /**
  * The row `INSERT … RETURNING *` of `newSessionValues` answers: the values, and the defaults of the
  * columns the INSERT leaves out (migration `foundation`: `reasoning_effort` NULL, the usage 0).
- * COMPAT-PERF-64 pins it against the row a read gives.
+ * SQLite's create builds it instead of `RETURNING *`, whose ephemeral table and row object were
+ * ≈ 5 µs of every compat request (p-sqlcompat); COMPAT-PERF-64 pins it against a read's row.
  */
 export function newSessionRow(values: ReturnType<typeof newSessionValues>): SessionRow {
   const [id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at] = values;
@@ -185,8 +186,6 @@ export function createSessionStore(deps: {
       const now = deps.clock.now();
       if (input.parent_id) require(input.parent_id);
       const id = input.id ?? deps.ids.next('ses');
-      // The new row is the values inserted and the columns' defaults: no `RETURNING *` (its
-      // ephemeral table and row object were ≈ 5 µs of each compat request, p-sqlcompat), no read.
       const values = newSessionValues(input, id, deps.workspace, now);
       sql(
         `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
