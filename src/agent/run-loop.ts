@@ -33,7 +33,7 @@ import type { RunContext, RunExecution, RunOutcome, RunTurn } from './run-types'
 import { type SessionFunnel, sessionStartOf, sessionVersion } from './step-ends';
 import { keptSdk, loadSdk } from './step-request';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
-import { deferredToolsBlock, exposureLevel, sentInFull } from './tool-exposure';
+import { deferredSpecs, deferredToolsBlock, exposureLevel } from './tool-exposure';
 
 export type { RunExecution, RunOutcome, StopState } from './run-types';
 
@@ -324,12 +324,7 @@ async function prepareRun(
   const effective = await toolsFor(c, policies, funnel?.session, funnel?.version, start);
   const level = exposureLevel(config.options.tool_exposure, effective, window);
   const defer = level !== 'all';
-  const deferredBlock = defer
-    ? deferredToolsBlock(
-        effective.filter((tool) => !sentInFull(tool, level)),
-        level,
-      )
-    : undefined;
+  const deferredBlock = defer ? deferredToolsBlock(deferredSpecs(effective, level), level) : undefined;
   held?.holdPrompt();
   const prompt = await assembleSystemPrompt(app, {
     sessionId,

@@ -122,6 +122,23 @@ export function inFullAt(
 
 const tokensOf = (tools: readonly AgentToolSpec[]) => tools.reduce((sum, tool) => sum + toolTokens(tool), 0);
 
+/**
+ * The schema tokens of a tool list and of its core tools, per list (issue 17 item 3): every run
+ * of the same tool set gets the same effective list (`AgentToolbox.effective` keeps it per
+ * registry state, config and funnel context, frozen), so the sums are made once per list, not
+ * once per compat request. Only a frozen list is kept (specs never change once registered).
+ */
+const tokenSums = new WeakMap<readonly AgentToolSpec[], { all: number; core?: number }>();
+
+function tokenSumsOf(tools: readonly AgentToolSpec[]): { all: number; core?: number } {
+  let sums = tokenSums.get(tools);
+  if (!sums) {
+    sums = { all: tokensOf(tools) };
+    if (Object.isFrozen(tools)) tokenSums.set(tools, sums);
+  }
+  return sums;
+}
+
 /** The level of this run: `mode` as configured, `auto` decided against the context window. */
 export function exposureLevel(
   mode: ToolExposure,
@@ -132,8 +149,38 @@ export function exposureLevel(
   if (mode === 'deferred') return 'deferred';
   if (contextWindow <= 0) return 'essential';
   const budget = contextWindow * AUTO_DEFER_SHARE;
-  if (tokensOf(tools) <= budget) return 'all';
-  return tokensOf(tools.filter(isCoreTool)) <= budget ? 'deferred' : 'essential';
+  const sums = tokenSumsOf(tools);
+  if (sums.all <= budget) return 'all';
+  sums.core ??= tokensOf(tools.filter(isCoreTool));
+  return sums.core <= budget ? 'deferred' : 'essential';
+}
+
+/** The deferred lists made, per effective list and level (`deferredSpecs`). */
+const deferredLists = new WeakMap<readonly AgentToolSpec[], Map<ExposureLevel, readonly AgentToolSpec[]>>();
+
+/**
+ * The tools of `effective` that do not travel in full at `level` (before any call made them so),
+ * in its order. For a frozen effective list (the toolbox's kept one) made once per list and level
+ * and then the same frozen array: every compat request of a service asked `sentInFull` about each
+ * of its ≈ 150 tools again.
+ */
+export function deferredSpecs(
+  effective: readonly AgentToolSpec[],
+  level: ExposureLevel,
+): readonly AgentToolSpec[] {
+  let byLevel = deferredLists.get(effective);
+  if (!byLevel) {
+    byLevel = new Map();
+    if (Object.isFrozen(effective)) deferredLists.set(effective, byLevel);
+  }
+  let list = byLevel.get(level);
+  if (!list) {
+    const deferred: AgentToolSpec[] = [];
+    for (const tool of effective) if (!sentInFull(tool, level)) deferred.push(tool);
+    list = Object.freeze(deferred);
+    byLevel.set(level, list);
+  }
+  return list;
 }
 
 /**
@@ -147,9 +194,10 @@ export function deferredToolsBlock(
   if (deferred.length === 0) return undefined;
   // Every run of a service lists the same tools (the same spec objects): the text made last.
   const hit = lastBlock;
-  if (hit?.level === level && sameItems(hit.deferred, deferred)) return hit.text;
+  if (hit?.level === level && (hit.deferred === deferred || sameItems(hit.deferred, deferred)))
+    return hit.text;
   const text = blockText(deferred, level);
-  lastBlock = { deferred: [...deferred], level, text };
+  lastBlock = { deferred: Object.isFrozen(deferred) ? deferred : [...deferred], level, text };
   return text;
 }
 

@@ -62,8 +62,11 @@ export interface AgentToolbox {
    * shared between calls with the same registry state, config and context: do not change it.
    */
   effective(context: FunnelContext): readonly AgentToolSpec[];
-  /** Every registered tool (the model's calls are parsed against the whole set). */
-  registered(): AgentToolSpec[];
+  /**
+   * Every registered tool (the model's calls are parsed against the whole set). The array is
+   * shared while the registry's state stays: do not change it.
+   */
+  registered(): readonly AgentToolSpec[];
   /** A registered tool by name. */
   get(name: string): AgentToolSpec | undefined;
   /** Calls of this tool in one step may run side by side (the `agent` tool under fan_out). */

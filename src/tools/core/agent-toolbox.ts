@@ -16,7 +16,7 @@ import type { AnyTool, GateResult, ToolHost, ToolRegistry } from './types';
 export function createAgentToolbox(host: ToolHost): AgentToolbox {
   return {
     effective: (context) => effectiveSpecs(host.tools, host.config, context),
-    registered: () => host.tools.registered().map(specOf),
+    registered: () => registeredSpecs(host.tools),
     get(name) {
       const tool = host.tools.get(name);
       return tool ? specOf(tool) : undefined;
@@ -97,6 +97,23 @@ function effectiveSpecs(
     byContext.set(key, specs);
   }
   return specs;
+}
+
+/**
+ * The registered tools' specs per registry state (its gates array, new whenever the gates are
+ * evaluated again), one frozen array: every run asked for them before its first step (every
+ * compat request is a run), ≈ 150 spec look-ups and a new array each time (issue 17 item 3).
+ */
+const registeredCache = new WeakMap<GateResult[], readonly AgentToolSpec[]>();
+
+function registeredSpecs(registry: ToolRegistry): readonly AgentToolSpec[] {
+  const state = registry.gates();
+  let list = registeredCache.get(state);
+  if (!list) {
+    list = Object.freeze(registry.registered().map(specOf));
+    registeredCache.set(state, list);
+  }
+  return list;
 }
 
 const specs = new WeakMap<AnyTool, AgentToolSpec>();
