@@ -5,10 +5,7 @@
  * `phase` (model), STORE-PG-223), so that event has no statement of its own. A run whose model
  * fails before any step writes them in its `error`'s statement; a run stopped in the model's wait
  * (no event after its preparation) writes them at its end, before `run.finished`. Order, payloads
- * and the prompt stack row as before. Since p-pgcritical their statement goes out in the model's
- * wait, once the model request has (STORE-PG-491): the `error` of a model failing before any step
- * is then a statement of its own after it, and a run stopped in that wait has them written already
- * (its stopper waits for their answer).
+ * and the prompt stack row as before.
  */
 import { describe, expect, it } from 'vitest';
 import { reply } from '../helpers/fake-provider';
@@ -21,7 +18,7 @@ const LIST = /svc_append_run_event_list\(/;
 const ALONE = /^SELECT event_id, event_seq FROM svc_append_run_event\(/;
 
 describe.skipIf(!pg.available)('a compat run’s held preparation writes on PostgreSQL', () => {
-  it('STORE-PG-261: a model request failing before any step: the held writes in one statement in the model’s wait (p-pgcritical; were one with the error), the error after them, in order', async () => {
+  it('STORE-PG-261: a model request failing before any step: the held writes and the error in one statement, in order', async () => {
     const sql = await migratedDatabase(pg.cluster());
     const statements = driverStatements();
     const { app, client } = await compatServer([reply().text('warm'), reply().httpError(400)], {
@@ -43,10 +40,7 @@ describe.skipIf(!pg.available)('a compat run’s held preparation writes on Post
       expect(row.status).toBe('failed');
       const sent = statements.sent.slice(from);
       expect(sent.filter((t) => LIST.test(t))).toHaveLength(1);
-      // The error alone, after the list (sent before the model's answer was known).
-      const alone = sent.flatMap((t, at) => (ALONE.test(t) ? [at] : []));
-      expect(alone).toHaveLength(1);
-      expect(alone[0]).toBeGreaterThan(sent.findIndex((t) => LIST.test(t)));
+      expect(sent.filter((t) => ALONE.test(t))).toEqual([]);
       const events = await app.runs.events(row.run_id);
       expect(events.map((e) => [e.seq, e.type])).toEqual(
         [
@@ -72,7 +66,7 @@ describe.skipIf(!pg.available)('a compat run’s held preparation writes on Post
     }
   });
 
-  it('STORE-PG-262: a run stopped in the model’s wait has its preparation written in that wait (p-pgcritical; was: at its end), before run.finished and the request`s end', async () => {
+  it('STORE-PG-262: a run stopped in the model’s wait writes its held preparation at its end, before run.finished and the request`s end', async () => {
     const sql = await migratedDatabase(pg.cluster());
     const { app, client, provider } = await compatServer([reply().text('warm'), reply().hang(30_000)], {
       postgres: sql,
@@ -100,12 +94,9 @@ describe.skipIf(!pg.available)('a compat run’s held preparation writes on Post
         runId = row.run_id;
         return true;
       }, 'the request running');
-      // In the model's wait (the provider has the request): the preparation is written (p-pgcritical).
+      // In the model's wait (the provider has the request): the preparation is held, not written.
       await until(async () => provider.requests.length === 2, 'the model asked');
-      await until(
-        async () => (await app.runs.events(runId)).some((e) => e.type === 'prompt.assembled'),
-        'the preparation written in the model’s wait',
-      );
+      expect((await app.runs.events(runId)).map((e) => e.type)).not.toContain('model.resolved');
       aborter.abort();
       await asked;
       const row = await settledCompatRow(app);
