@@ -97,8 +97,6 @@ export async function appendToLedger(
   type: string,
   payload: Record<string, unknown>,
 ): Promise<void> {
-  // Sent in the model's wait (`writeHeldAhead`): this event's seq after theirs.
-  if (c.preparing) await c.preparing;
   // No await where nothing is held: SQLite's append starts in this tick, as before.
   const flushing = c.held.flush();
   if (flushing) await flushing;
@@ -126,7 +124,6 @@ export function writeHeldOnStop(c: RunContext, stop: StopState): () => Promise<v
     const held = c.preparation;
     c.preparation = undefined;
     if (held) stop.written = held.write();
-    else if (c.preparing) stop.written = c.preparing;
   };
   c.signal.addEventListener('abort', write, { once: true });
   return async () => {
@@ -134,26 +131,4 @@ export function writeHeldOnStop(c: RunContext, stop: StopState): () => Promise<v
     write();
     await stop.written;
   };
-}
-
-/**
- * The preparation's held writes sent now, without waiting for them (p-pgcritical): the run loop
- * calls it once the first model request is out, so their statement runs in the model's wait, where
- * p-pgcompat2 sent it with the first step's `phase` once the model's first part came back (one
- * round trip on the path of every answer's first writes: the assistant message and its deltas
- * followed it). The `phase` then rides in the assistant message's INSERT (./held-event.ts), as
- * every later step's does: the same statements. Until they answer, `preparing` holds them: the
- * step's start (./run-stream.ts `startStep`), the run's next ledger event (`appendToLedger`) and a
- * stopper (`writeHeldOnStop`) wait for them first, so every seq and session event keeps its place.
- */
-export function writeHeldAhead(c: RunContext): void {
-  const held = c.preparation;
-  if (!held) return;
-  c.preparation = undefined;
-  const writing = held.write();
-  c.preparing = writing;
-  const done = () => {
-    if (c.preparing === writing) c.preparing = undefined;
-  };
-  writing.then(done, done);
 }

@@ -15,7 +15,6 @@ import { MAX_FAILED_COMPACTIONS } from './compaction';
 import { fitToBudget, freshToolTokens } from './context-fit';
 import { endStep } from './end-step';
 import { flushCalls } from './held-calls';
-import { writeHeldAhead } from './held-writes';
 import { historyMessages, toModelMessages } from './history';
 import { bridgeFor, holdsCall } from './run-bridge';
 import type { RunContext, RunTurn } from './run-types';
@@ -370,8 +369,6 @@ async function startStep(c: RunContext, t: RunTurn): Promise<void> {
   // On PostgreSQL the step's `phase` rides in its assistant message's INSERT (./held-event.ts),
   // or, while the preparation's writes are held, in their statement (./held-writes.ts).
   const phase = { phase: 'model', step: c.steps };
-  // The preparation's writes sent in the model's wait (./held-writes.ts `writeHeldAhead`) first.
-  if (c.preparing) await c.preparing;
   if (c.preparation || !c.held.hold('phase', phase)) await c.ledger('phase', phase);
   t.recorder = new StepRecorder(c.app, {
     sessionId: c.sessionId,
@@ -419,8 +416,6 @@ async function finishStep(
 
 /** Consume one stream to its end; a step cut short is closed so the history stays valid. */
 export async function consumeStream(c: RunContext, t: RunTurn, result: ReturnType<StartStream>) {
-  // PostgreSQL: the preparation's held writes go out in the model's wait, once its request has.
-  if (c.preparation) setImmediate(writeHeldAhead, c);
   try {
     // The own driver pushes its parts, waiting only on the recordings that answer a promise.
     if (result.drive) await result.drive((part) => recordPart(c, t, part));

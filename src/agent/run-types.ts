@@ -128,11 +128,6 @@ export interface RunContext {
    * they are held, the first step's `phase` goes with them (not in its assistant message's INSERT).
    */
   preparation?: HeldWrites;
-  /**
-   * PostgreSQL: the preparation's writes sent in the model's wait (./held-writes.ts
-   * `writeHeldAhead`), until they answered: the run's next write to its ledger waits for them.
-   */
-  preparing?: Promise<void>;
 }
 
 /** What the run prepared before its first step, and the state of its steps as they stream. */

@@ -28,12 +28,9 @@ describe.skipIf(!pg.available)('a compat answer’s waiting deltas on PostgreSQL
     const sql = await migratedDatabase(pg.cluster());
     const statements = driverStatements();
     // 'one two three' is streamed as two deltas in one read: 'one t', 'wo three'.
-    const { app, client } = await compatServer(
-      [reply().text('warm'), reply().text('one two three').usage(10, 3)],
-      {
-        postgres: sql,
-      },
-    );
+    const { app, client } = await compatServer([reply().text('warm'), reply().text('one two three').usage(10, 3)], {
+      postgres: sql,
+    });
     try {
       await streamedAnswer(client);
       await settledCompatRow(app);

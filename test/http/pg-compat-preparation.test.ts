@@ -2,8 +2,7 @@
  * A compat request's run preparation on a PostgreSQL App (issue 18 item 6, p-pgprep): its
  * `model.resolved` event, its prompt stack row and its `prompt.assembled` event are one statement
  * (src/agent/held-writes.ts), not three, since p-pgcompat2 after the model request, with the first
- * step's `phase` (model) in it (STORE-PG-223); since p-pgcritical sent in the model's wait, the
- * `phase` in the assistant message's INSERT (STORE-PG-491, ./pg-compat-preparation-ahead.test.ts); the run's
+ * step's `phase` (model) in it (STORE-PG-223); the run's
  * events keep their order and payloads, the prompt stack row its run and size; a preparation that
  * fails after the model is resolved still writes `model.resolved` before its `error`.
  */
@@ -40,16 +39,15 @@ describe.skipIf(!pg.available)('a compat run’s preparation on PostgreSQL', () 
       const from = statements.sent.length;
       expect(await streamedAnswer(client)).toBe('one');
       const row = await settledCompatRow(app);
-      // Before the model request only the start's writes (the run, its claim, the compat row)
-      // and, since p-pgcritical, the preparation's one statement, sent once svc has written the
-      // request (this process's fake provider may see the request after that); no append of its
-      // own for the step's phase (in its statement, since p-pgcritical in the assistant message's).
+      // Before the model request only the start's writes (the run, its claim, the compat row);
+      // after it, the preparation's one statement, which carries the step's phase too: no
+      // append of its own.
       const start =
-        /svc_claim_run_started|^WITH alongside AS|^WITH (riding AS \(INSERT INTO sessions .*)?r AS \(INSERT INTO agent_runs|^WITH riding AS \(INSERT INTO prompt_stack_builds /s;
+        /svc_claim_run_started|^WITH alongside AS|^WITH (riding AS \(INSERT INTO sessions .*)?r AS \(INSERT INTO agent_runs/s;
       expect(
         preparationWrites(statements.sent.slice(from, atModelRequest)).filter((t) => !start.test(t)),
       ).toEqual([]);
-      const after = preparationWrites(statements.sent.slice(from)).filter(
+      const after = preparationWrites(statements.sent.slice(atModelRequest)).filter(
         (t) => !/^WITH alongside AS \(UPDATE openai_compat_requests/.test(t),
       );
       const prepared = after.filter((t) => /prompt_stack_builds/.test(t));
