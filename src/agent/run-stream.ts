@@ -295,6 +295,13 @@ const WRITING_PARTS = new Set<string>([
  * on their path); the others are recorded synchronously, with no promise each.
  */
 function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart): Promise<void> | undefined {
+  // A waiting delta failed (its message's write): the stream ends here, as at the delta's own await.
+  const failed = t.deltaFailed;
+  if (failed) {
+    t.deltaFailed = undefined;
+    t.deltas = undefined;
+    return Promise.reject(failed.error);
+  }
   // Deltas still waiting for their message: every other part is recorded after them, in order.
   if (t.deltas && part.type !== 'text-delta' && part.type !== 'reasoning-delta') {
     const waiting = t.deltas;
@@ -358,7 +365,13 @@ function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart): Pro
  * delta (or its end, `consumeStream`) waits for them (`recordPart`); a failure is theirs as before.
  */
 function deltaWaits(t: RunTurn, recording: Promise<void> | undefined): undefined {
-  if (recording) t.deltas = t.deltas ? Promise.all([t.deltas, recording]) : recording;
+  if (!recording) return undefined;
+  // Handled now (no unhandled rejection while no part follows); the next part throws it.
+  recording.catch((error: unknown) => {
+    t.deltaFailed ??= { error };
+  });
+  // Those waiting settle in call order (one message write): the last one settles after the others.
+  t.deltas = recording;
   return undefined;
 }
 
@@ -430,10 +443,9 @@ export async function consumeStream(c: RunContext, t: RunTurn, result: ReturnTyp
   // Deltas the stream's last part left waiting for their message (`deltaWaits`).
   const waiting = t.deltas;
   t.deltas = undefined;
-  if (waiting)
-    await waiting.catch((error: unknown) => {
-      if (!c.signal.aborted) t.streamError ??= error;
-    });
+  if (waiting) await waiting.catch(() => undefined);
+  if (t.deltaFailed && !c.signal.aborted) t.streamError ??= t.deltaFailed.error;
+  t.deltaFailed = undefined;
   // A step cut short (cancel, loop stop, provider error) is closed so the history stays valid.
   await endStep(c, t, true);
 }

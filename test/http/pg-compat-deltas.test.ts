@@ -28,9 +28,12 @@ describe.skipIf(!pg.available)('a compat answer’s waiting deltas on PostgreSQL
     const sql = await migratedDatabase(pg.cluster());
     const statements = driverStatements();
     // 'one two three' is streamed as two deltas in one read: 'one t', 'wo three'.
-    const { app, client } = await compatServer([reply().text('warm'), reply().text('one two three').usage(10, 3)], {
-      postgres: sql,
-    });
+    const { app, client } = await compatServer(
+      [reply().text('warm'), reply().text('one two three').usage(10, 3)],
+      {
+        postgres: sql,
+      },
+    );
     try {
       await streamedAnswer(client);
       await settledCompatRow(app);
@@ -60,6 +63,40 @@ describe.skipIf(!pg.available)('a compat answer’s waiting deltas on PostgreSQL
       expect(deltas).toHaveLength(2);
     } finally {
       statements.restore();
+      await app.close();
+      await sql.close();
+    }
+  });
+
+  it('STORE-PG-492: the assistant message’s INSERT refused while its deltas wait, the model’s chunks apart: the stream ends at its next part with that error (no unhandled rejection), the run fails, the client gets an error and no text, as before', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    // Each chunk 150 ms after the one before: the refusal comes back before the next part.
+    const { app, client } = await compatServer(
+      [reply().text('warm'), reply().text('one two three').usage(10, 3).slow(150)],
+      { postgres: sql },
+    );
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      await streamedAnswer(client);
+      await settledCompatRow(app);
+      await sql.run(`CREATE FUNCTION svc_test_refuse_assistant() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        BEGIN RAISE EXCEPTION 'assistant refused'; END $fn$`);
+      await sql.run(`CREATE TRIGGER svc_test_refuse_assistant BEFORE INSERT ON messages
+        FOR EACH ROW WHEN (NEW.role = 'assistant') EXECUTE FUNCTION svc_test_refuse_assistant()`);
+      const answer = await streamedAnswer(client).then(
+        (text) => ({ text }),
+        (error: { message?: string }) => ({ error: String(error.message) }),
+      );
+      expect(answer).toMatchObject({ error: expect.stringContaining('assistant refused') });
+      const row = await settledCompatRow(app);
+      expect(row.status).toBe('failed');
+      const run = await app.runs.require(row.run_id);
+      expect(run.status).toBe('failed');
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
       await app.close();
       await sql.close();
     }
