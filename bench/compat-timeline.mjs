@@ -60,7 +60,10 @@ writeFileSync(
 const file = join(ws, 'marks.txt');
 const cluster = process.env.BENCH_TIMELINE_STORE === 'postgres' ? await startPostgres() : undefined;
 const storeEnv = cluster
-  ? { SVC_STORE_URL: await cluster.createDatabase('svc_bench_timeline'), TIMELINE_PG_PORT: String(cluster.port) }
+  ? {
+      SVC_STORE_URL: await cluster.createDatabase('svc_bench_timeline'),
+      TIMELINE_PG_PORT: String(cluster.port),
+    }
   : {};
 const started = startService({
   bin: BIN,
@@ -88,7 +91,14 @@ try {
     const threads = readdirSync(`/proc/${child.pid}/task`);
     // The cluster's processes (its backends: the statements' other end) too.
     const backends = cluster ? clusterPids(cluster.port) : [];
-    execFileSync('renice', ['-n', process.env.BENCH_RENICE, '-p', ...threads, ...backends, String(process.pid)]);
+    execFileSync('renice', [
+      '-n',
+      process.env.BENCH_RENICE,
+      '-p',
+      ...threads,
+      ...backends,
+      String(process.pid),
+    ]);
   }
   await dump();
   own.length = 0;
@@ -261,7 +271,9 @@ function sequence(pairs, marks) {
     const at = median(runs.map((r) => r[i][0]));
     const gap = i ? median(runs.map((r) => r[i][0] - r[i - 1][0])) : 0;
     const hops = median(runs.map((r) => r[i][1]));
-    process.stdout.write(`${at.toFixed(3).padStart(8)} ${gap.toFixed(3).padStart(7)} ${String(hops).padStart(2)}  ${name.slice(0, 150)}\n`);
+    process.stdout.write(
+      `${at.toFixed(3).padStart(8)} ${gap.toFixed(3).padStart(7)} ${String(hops).padStart(2)}  ${name.slice(0, 150)}\n`,
+    );
   });
   const used = new Set([...signature.matchAll(/B<(\w+)>/g)].map((m) => m[1]));
   for (const name of used) process.stdout.write(`${name}: ${(statements.get(name) ?? '?').slice(0, 300)}\n`);
@@ -274,7 +286,8 @@ function clusterPids(port) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (command.includes('postgres') && (command.includes(`-p\0${port}`) || command.includes(`-p ${port}`))) pids.push(entry);
+      if (command.includes('postgres') && (command.includes(`-p\0${port}`) || command.includes(`-p ${port}`)))
+        pids.push(entry);
     } catch {
       // gone
     }

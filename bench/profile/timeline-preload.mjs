@@ -42,13 +42,18 @@ function pgLabel(data, fromServer) {
       // A Parse names its statement: kept once per name, printed with the marks (`parse:<name> <sql>`).
       const nameEnd = data.indexOf(0, at + 5);
       const statement = data.toString('latin1', at + 5, nameEnd);
-      const sql = data.toString('latin1', nameEnd + 1, Math.min(data.indexOf(0, nameEnd + 1), nameEnd + 1200));
+      const sql = data.toString(
+        'latin1',
+        nameEnd + 1,
+        Math.min(data.indexOf(0, nameEnd + 1), nameEnd + 1200),
+      );
       if (!parsed.has(`${statement} ${sql}`)) {
         parsed.add(`${statement} ${sql}`);
         parses.push([now(), `parse:${statement} ${sql.replace(/\s+/g, ' ')}`]);
       }
     }
-    if (!fromServer && type === 'Q') name = `Q<${data.toString('latin1', at + 5, Math.min(at + 45, at + 1 + length))}>`;
+    if (!fromServer && type === 'Q')
+      name = `Q<${data.toString('latin1', at + 5, Math.min(at + 45, at + 1 + length))}>`;
     const last = parts.at(-1);
     if (last && last[0] === name) last[1]++;
     else parts.push([name, 1]);
@@ -95,7 +100,10 @@ const push = net.Socket.prototype.push;
 net.Socket.prototype.push = function (chunk, encoding) {
   if (chunk) {
     const from = kind(this);
-    marks.push([now(), from === 'pg' ? `in:pg:${this.localPort}:${pgLabel(chunk, true)}` : `in:${from}:${label(chunk)}`]);
+    marks.push([
+      now(),
+      from === 'pg' ? `in:pg:${this.localPort}:${pgLabel(chunk, true)}` : `in:${from}:${label(chunk)}`,
+    ]);
   }
   return push.call(this, chunk, encoding);
 };
@@ -126,6 +134,9 @@ new PerformanceObserver((list) => {
   }
 }).observe({ entryTypes: ['gc'] });
 process.on('SIGUSR2', () => {
-  writeFileSync(process.env.TIMELINE_FILE, [...parses, ...marks].map(([at, name]) => `${at} ${name}`).join('\n'));
+  writeFileSync(
+    process.env.TIMELINE_FILE,
+    [...parses, ...marks].map(([at, name]) => `${at} ${name}`).join('\n'),
+  );
   marks.length = 0;
 });
