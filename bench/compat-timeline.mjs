@@ -11,6 +11,10 @@
 // BENCH_RENICE=<n> (negative: root) renices svc's threads and this process for the requests one at a
 // time, so that other processes on a shared box weigh less on the figure (it still moves with them:
 // 3.6–13 ms added at load 6 with `-10`, 2.9–3.3 at load 4.5–6, 14–30 at load 10–14 without).
+// BENCH_TIMELINE_STORE=postgres serves from a new database of a throwaway cluster (bench/pg-cluster.mjs)
+// and marks the PostgreSQL socket's writes and reads too (`out:pg:<local port>:P,B<statement>,E,S…`,
+// `in:pg:…:1,2,C,Z…`): then the requests' most common mark sequence is printed with each mark's
+// median ms from the request's arrival and the gap before it (the table of p-pgcritical).
 // Not a *.bench.mjs: `node bench/compat-timeline.mjs` (BENCH_SVC_BIN, BENCH_NODE_ARGS as compat's).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +22,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody, round, streamOnce } from './compat.bench.mjs';
+import { startPostgres } from './pg-cluster.mjs';
 import { startService } from './service-process.mjs';
 
 const here = import.meta.dirname;
@@ -53,11 +58,18 @@ writeFileSync(
   `[providers.fake]\ntype = "openai-compat"\nbase_url = "${providerUrl}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
 );
 const file = join(ws, 'marks.txt');
+const cluster = process.env.BENCH_TIMELINE_STORE === 'postgres' ? await startPostgres() : undefined;
+const storeEnv = cluster
+  ? {
+      SVC_STORE_URL: await cluster.createDatabase('svc_bench_timeline'),
+      TIMELINE_PG_PORT: String(cluster.port),
+    }
+  : {};
 const started = startService({
   bin: BIN,
   ws,
   nodeArgs: [...NODE_ARGS, '--import', resolve(here, 'profile/timeline-preload.mjs')],
-  env: { TIMELINE_FILE: file },
+  env: { TIMELINE_FILE: file, ...storeEnv },
   stderr: 'inherit',
 });
 const child = started.child;
@@ -77,7 +89,16 @@ try {
   };
   if (process.env.BENCH_RENICE) {
     const threads = readdirSync(`/proc/${child.pid}/task`);
-    execFileSync('renice', ['-n', process.env.BENCH_RENICE, '-p', ...threads, String(process.pid)]);
+    // The cluster's processes (its backends: the statements' other end) too.
+    const backends = cluster ? clusterPids(cluster.port) : [];
+    execFileSync('renice', [
+      '-n',
+      process.env.BENCH_RENICE,
+      '-p',
+      ...threads,
+      ...backends,
+      String(process.pid),
+    ]);
   }
   await dump();
   own.length = 0;
@@ -99,6 +120,7 @@ try {
     ...own,
   ].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   report(pairs, marks);
+  sequence(pairs, marks);
   if (process.env.BENCH_TIMELINE_DUMP) {
     const windows = pairs.map(({ viaSvc }) => [String(viaSvc.start), String(viaSvc.end)]);
     writeFileSync(
@@ -111,6 +133,7 @@ try {
   provider.close();
   await new Promise((wait) => setTimeout(wait, 300));
   rmSync(ws, { recursive: true, force: true });
+  cluster?.stop();
 }
 
 /** One streaming request read as it arrives, with marks. */
@@ -188,4 +211,96 @@ function report(pairs, marks) {
   process.stdout.write(
     `GC pauses of svc over the ${pairs.length} pairs: ${gcAll.join(', ') || 'none'}; within a svc request: ${gcHit.length} (${gcHit.map((v) => v.toFixed(2)).join(', ')} ms)\n`,
   );
+}
+
+/**
+ * The svc requests' marks (check-phase hops and GC left out, counted) as sequences of names from the
+ * request's arrival to the client's end; for the most common sequence, each mark's median ms from
+ * the arrival and the median gap from the mark before it.
+ */
+function sequence(pairs, marks) {
+  const bySignature = new Map();
+  for (const { viaSvc } of pairs) {
+    const inside = marks.filter(([at]) => at >= viaSvc.start && at <= viaSvc.end);
+    const arrived = inside.find(([, name]) => name === 'S:req:start')?.[0];
+    if (arrived === undefined) continue;
+    const rows = [];
+    let hops = 0;
+    for (const [at, name] of inside) {
+      // A read of notifications only (the LISTEN connection's) is left out: its timing varies.
+      if (at < arrived || name.startsWith('S:gc:') || name.startsWith('S:parse:')) continue;
+      if (/^S:in:pg:\d+:A(x\d+)?$/.test(name)) continue;
+      if (name === 'S:imm') {
+        hops++;
+        continue;
+      }
+      // The local port of a pg socket varies by run: named by order of first use in the request.
+      rows.push([at, name, hops]);
+      hops = 0;
+    }
+    rows.push([viaSvc.end, 'C:svc:end', hops]);
+    const ports = new Map();
+    const named = rows.map(([at, name, h]) => {
+      const match = /^S:(out|in):pg:(\d+):/.exec(name);
+      if (!match) return [at, name, h];
+      if (!ports.has(match[2])) ports.set(match[2], `c${ports.size + 1}`);
+      return [at, name.replace(`:${match[2]}:`, `:${ports.get(match[2])}:`), h];
+    });
+    const signature = named.map(([, name]) => name).join('\n');
+    if (!bySignature.has(signature)) bySignature.set(signature, []);
+    bySignature.get(signature).push(named.map(([at, , h]) => [Number(at - arrived) / 1e6, h]));
+  }
+  const statements = new Map();
+  for (const [, name] of marks) {
+    if (!name.startsWith('S:parse:')) continue;
+    const text = name.slice(8);
+    const at = text.indexOf(' ');
+    if (text.slice(0, at)) statements.set(text.slice(0, at), text.slice(at + 1));
+  }
+  const ranked = [...bySignature].sort((a, b) => b[1].length - a[1].length);
+  if (!ranked.length) return;
+  const [signature, runs] = ranked[0];
+  const median = (values) => {
+    const s = [...values].sort((a, b) => a - b);
+    return s[Math.floor(s.length / 2)];
+  };
+  process.stdout.write(
+    `\nmost common mark sequence: ${runs.length} of ${pairs.length} requests (${ranked.length} sequences); ms from the request's arrival, median: at, gap from the mark before, check-phase hops before it\n`,
+  );
+  signature.split('\n').forEach((name, i) => {
+    const at = median(runs.map((r) => r[i][0]));
+    const gap = i ? median(runs.map((r) => r[i][0] - r[i - 1][0])) : 0;
+    const hops = median(runs.map((r) => r[i][1]));
+    process.stdout.write(
+      `${at.toFixed(3).padStart(8)} ${gap.toFixed(3).padStart(7)} ${String(hops).padStart(2)}  ${name.slice(0, 150)}\n`,
+    );
+  });
+  const used = new Set([...signature.matchAll(/B<(\w+)>/g)].map((m) => m[1]));
+  for (const name of used) process.stdout.write(`${name}: ${(statements.get(name) ?? '?').slice(0, 300)}\n`);
+}
+
+/** The pids of the cluster's processes: the postmaster listening on `port` and its children. */
+function clusterPids(port) {
+  const pids = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (command.includes('postgres') && (command.includes(`-p\0${port}`) || command.includes(`-p ${port}`)))
+        pids.push(entry);
+    } catch {
+      // gone
+    }
+  }
+  const children = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const parent = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1];
+      if (pids.includes(parent)) children.push(entry);
+    } catch {
+      // gone
+    }
+  }
+  return [...pids, ...children];
 }

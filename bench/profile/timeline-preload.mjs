@@ -14,7 +14,54 @@ import { promisify } from 'node:util';
 const marks = [];
 const now = () => process.hrtime.bigint();
 globalThis.__mark = (name) => marks.push([now(), name]);
-const kind = (socket) => (socket.server ? 'cli' : 'prov');
+// TIMELINE_PG_PORT names the PostgreSQL server's port: that client socket is `pg` (its writes and
+// reads labelled by the protocol messages they carry), any other client socket the provider's.
+const parsed = new Set();
+const parses = []; // written at every SIGUSR2, never cleared: a statement is parsed once per connection
+const PG_PORT = Number(process.env.TIMELINE_PG_PORT ?? 0);
+const kind = (socket) => (socket.server ? 'cli' : PG_PORT && socket.remotePort === PG_PORT ? 'pg' : 'prov');
+/**
+ * The protocol messages of a PostgreSQL buffer, by their type bytes (`P`arse, `B`ind, `E`xecute,
+ * `S`ync, `Q`uery; `1`, `2`, `D`ata, `C`omplete, `Z` ready, `A` notification), run-length
+ * counted, with each Bind's statement name (`B<name>`): which statement a write sends.
+ */
+function pgLabel(data, fromServer) {
+  if (!Buffer.isBuffer(data)) return typeof data === 'string' ? 'str' : '?';
+  const parts = [];
+  let at = 0;
+  while (at + 5 <= data.length) {
+    const type = String.fromCharCode(data[at]);
+    const length = data.readUInt32BE(at + 1);
+    let name = type;
+    if (!fromServer && type === 'B') {
+      const portalEnd = data.indexOf(0, at + 5);
+      const nameEnd = data.indexOf(0, portalEnd + 1);
+      name = `B<${data.toString('latin1', portalEnd + 1, Math.min(nameEnd, portalEnd + 41))}>`;
+    }
+    if (!fromServer && type === 'P') {
+      // A Parse names its statement: kept once per name, printed with the marks (`parse:<name> <sql>`).
+      const nameEnd = data.indexOf(0, at + 5);
+      const statement = data.toString('latin1', at + 5, nameEnd);
+      const sql = data.toString(
+        'latin1',
+        nameEnd + 1,
+        Math.min(data.indexOf(0, nameEnd + 1), nameEnd + 1200),
+      );
+      if (!parsed.has(`${statement} ${sql}`)) {
+        parsed.add(`${statement} ${sql}`);
+        parses.push([now(), `parse:${statement} ${sql.replace(/\s+/g, ' ')}`]);
+      }
+    }
+    if (!fromServer && type === 'Q')
+      name = `Q<${data.toString('latin1', at + 5, Math.min(at + 45, at + 1 + length))}>`;
+    const last = parts.at(-1);
+    if (last && last[0] === name) last[1]++;
+    else parts.push([name, 1]);
+    at += 1 + length;
+  }
+  if (at < data.length) parts.push([`…${data.length - at}b`, 1]);
+  return parts.map(([name, n]) => (n > 1 ? `${name}x${n}` : name)).join(',');
+}
 /** What a write or read carries, from its first and last bytes (cheap: no full decode). */
 function label(data) {
   const text =
@@ -33,6 +80,11 @@ function label(data) {
 }
 const writeGeneric = net.Socket.prototype._writeGeneric;
 net.Socket.prototype._writeGeneric = function (writev, data, encoding, callback) {
+  if (kind(this) === 'pg') {
+    const pieces = writev ? data.map((piece) => piece.chunk ?? piece) : [data];
+    marks.push([now(), `out:pg:${this.localPort}:${pieces.map((piece) => pgLabel(piece, false)).join('|')}`]);
+    return writeGeneric.call(this, writev, data, encoding, callback);
+  }
   const what = writev
     ? data
         .map((piece) => label(piece.chunk ?? piece))
@@ -46,7 +98,13 @@ net.Socket.prototype._writeGeneric = function (writev, data, encoding, callback)
 // side (the provider's answer) passes here.
 const push = net.Socket.prototype.push;
 net.Socket.prototype.push = function (chunk, encoding) {
-  if (chunk) marks.push([now(), `in:${kind(this)}:${label(chunk)}`]);
+  if (chunk) {
+    const from = kind(this);
+    marks.push([
+      now(),
+      from === 'pg' ? `in:pg:${this.localPort}:${pgLabel(chunk, true)}` : `in:${from}:${label(chunk)}`,
+    ]);
+  }
   return push.call(this, chunk, encoding);
 };
 dc.subscribe('http.server.request.start', () => marks.push([now(), 'req:start']));
@@ -76,6 +134,9 @@ new PerformanceObserver((list) => {
   }
 }).observe({ entryTypes: ['gc'] });
 process.on('SIGUSR2', () => {
-  writeFileSync(process.env.TIMELINE_FILE, marks.map(([at, name]) => `${at} ${name}`).join('\n'));
+  writeFileSync(
+    process.env.TIMELINE_FILE,
+    [...parses, ...marks].map(([at, name]) => `${at} ${name}`).join('\n'),
+  );
   marks.length = 0;
 });

@@ -295,6 +295,19 @@ const WRITING_PARTS = new Set<string>([
  * on their path); the others are recorded synchronously, with no promise each.
  */
 function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart): Promise<void> | undefined {
+  // A waiting delta failed (its message's write): the stream ends here, as at the delta's own await.
+  const failed = t.deltaFailed;
+  if (failed) {
+    t.deltaFailed = undefined;
+    t.deltas = undefined;
+    return Promise.reject(failed.error);
+  }
+  // Deltas still waiting for their message: every other part is recorded after them, in order.
+  if (t.deltas && part.type !== 'text-delta' && part.type !== 'reasoning-delta') {
+    const waiting = t.deltas;
+    t.deltas = undefined;
+    return waiting.then(() => recordPart(c, t, part));
+  }
   const { app } = c;
   // The step's writes of this busy stretch share one commit (stepBatch in src/store/db.ts).
   if (WRITING_PARTS.has(part.type)) app.store.transactions.stepBatch();
@@ -302,12 +315,12 @@ function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart): Pro
     case 'start-step':
       return startStep(c, t);
     case 'text-delta':
-      return t.recorder?.textDelta(part.id, part.text, part.providerMetadata as never);
+      return deltaWaits(t, t.recorder?.textDelta(part.id, part.text, part.providerMetadata as never));
     case 'text-end':
       t.recorder?.partMetadata('text', part.id, part.providerMetadata as never);
       return undefined;
     case 'reasoning-delta':
-      return t.recorder?.reasoningDelta(part.id, part.text, part.providerMetadata as never);
+      return deltaWaits(t, t.recorder?.reasoningDelta(part.id, part.text, part.providerMetadata as never));
     case 'reasoning-end':
       t.recorder?.partMetadata('reasoning', part.id, part.providerMetadata as never);
       return undefined;
@@ -341,6 +354,25 @@ function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart): Pro
     default:
       return undefined;
   }
+}
+
+/**
+ * A delta that waits for its step's assistant message (the step's first, and those that come
+ * while the message is being written: ./step-recorder.ts `deltaAfterMessage`) does not hold up
+ * the stream: the deltas of one read all wait for the message and are recorded together once it
+ * is there, in call order, so on PostgreSQL their events are one bus append where the first went
+ * alone and the next waited for its answer (p-pgcritical). The stream's next part that is no
+ * delta (or its end, `consumeStream`) waits for them (`recordPart`); a failure is theirs as before.
+ */
+function deltaWaits(t: RunTurn, recording: Promise<void> | undefined): undefined {
+  if (!recording) return undefined;
+  // Handled now (no unhandled rejection while no part follows); the next part throws it.
+  recording.catch((error: unknown) => {
+    t.deltaFailed ??= { error };
+  });
+  // Those waiting settle in call order (one message write): the last one settles after the others.
+  t.deltas = recording;
+  return undefined;
 }
 
 async function startStep(c: RunContext, t: RunTurn): Promise<void> {
@@ -408,6 +440,12 @@ export async function consumeStream(c: RunContext, t: RunTurn, result: ReturnTyp
   } catch (error) {
     if (!c.signal.aborted) t.streamError ??= error;
   }
+  // Deltas the stream's last part left waiting for their message (`deltaWaits`).
+  const waiting = t.deltas;
+  t.deltas = undefined;
+  if (waiting) await waiting.catch(() => undefined);
+  if (t.deltaFailed && !c.signal.aborted) t.streamError ??= t.deltaFailed.error;
+  t.deltaFailed = undefined;
   // A step cut short (cancel, loop stop, provider error) is closed so the history stays valid.
   await endStep(c, t, true);
 }

@@ -159,6 +159,13 @@ export interface RunTurn {
   /** Auto-compactions that failed in this run: after MAX_FAILED_COMPACTIONS it stops trying. */
   failedCompactions: number;
   recorder: StepRecorder | undefined;
+  /**
+   * The deltas of the step that wait for its assistant message (./run-stream.ts `deltaWaits`): the
+   * stream's next part that is no delta waits for them.
+   */
+  deltas?: Promise<void>;
+  /** A waiting delta's failure, thrown at the stream's next part (./run-stream.ts `recordPart`). */
+  deltaFailed?: { error: unknown };
   /** The held result's write a stop started (`StopState.release`): the step's end awaits it. */
   released?: Promise<void>;
   stepUsage: Usage | null;
