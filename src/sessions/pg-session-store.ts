@@ -18,7 +18,7 @@ import { marked, wroteMessages, wroteSession } from './pg-session-rows';
 import { createPostgresSessionSearch } from './pg-session-search-repository';
 import { createPostgresStepClose } from './pg-step-close-repository';
 import { sessionRowKey } from './session-row-version';
-import { newSessionValues } from './session-store';
+import { newSessionRow, newSessionValues } from './session-store';
 import type { Session, SessionRow, SessionStore } from './types';
 
 export type PostgresSessionStore = AsyncOf<SessionStore>;
@@ -158,23 +158,7 @@ function sessionWrites(deps: {
       if (!tx || input.parent_id) throw new Error('createHeld: a session without a parent, in a transaction');
       const id = input.id ?? deps.ids.next('ses');
       const values = newSessionValues(input, id, deps.workspace, deps.clock.now());
-      const [, , title, mode, agent, model, workspace, metadata, created_at, updated_at] = values;
-      const row = {
-        id,
-        parent_id: null,
-        title,
-        mode,
-        agent,
-        model,
-        reasoning_effort: null,
-        workspace,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        cost: 0,
-        metadata,
-        created_at,
-        updated_at,
-      } as SessionRow;
+      const row = newSessionRow(values);
       wroteRow(sql, row, tx);
       const session = toSession(row);
       created(id, session);
