@@ -121,20 +121,7 @@ export function createMessageStore(deps: {
       const id = deps.ids.next('msg');
       const partsJson = JSON.stringify(input.parts);
       // The row as a read gives it (its columns in table order, every one bound below).
-      const row: MessageRow = {
-        id,
-        session_id: input.session_id,
-        role: input.role,
-        parts: partsJson,
-        model: input.model ?? null,
-        provider: input.provider ?? null,
-        usage: input.usage ? JSON.stringify(input.usage) : null,
-        cost: input.cost ?? 0,
-        run_id: input.run_id ?? null,
-        created_at: now,
-        updated_at: now,
-        finished_at: input.finished === false ? null : now,
-      };
+      const row = newMessageRow(input, id, partsJson, now);
       sql(
         `INSERT INTO messages (id, session_id, role, parts, model, provider, usage, cost, run_id, created_at, updated_at, finished_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -178,5 +165,26 @@ export function createMessageStore(deps: {
         }
       ).n;
     },
+  };
+}
+
+/**
+ * A new message's row as its INSERT stores it (`parts`: the input's parts as JSON, made once by
+ * the caller, which binds it too), on both backends.
+ */
+export function newMessageRow(input: AppendInput, id: string, parts: string, now: number): MessageRow {
+  return {
+    id,
+    session_id: input.session_id,
+    role: input.role,
+    parts,
+    model: input.model ?? null,
+    provider: input.provider ?? null,
+    usage: input.usage ? JSON.stringify(input.usage) : null,
+    cost: input.cost ?? 0,
+    run_id: input.run_id ?? null,
+    created_at: now,
+    updated_at: now,
+    finished_at: input.finished === false ? null : now,
   };
 }

@@ -14,7 +14,7 @@ import type { FollowingWrite } from '../store/preceding-write';
 import { remember } from '../store/read-scope';
 import type { Clock, Ids } from '../util/ids';
 import type { AsyncOf } from './async-of';
-import { appendedMessage, messagePage, toMessage } from './message-store';
+import { appendedMessage, messagePage, newMessageRow, toMessage } from './message-store';
 import { keptSessions } from './pg-kept-sessions';
 import { marked, messagesVersion, wroteMessages, wroteSession } from './pg-session-rows';
 import { searchDocOf, tsvectorOf } from './search-doc';
@@ -261,30 +261,6 @@ function sendPlain(
   return sql.one<Appended>(withMessages ? APPEND_WITH_MESSAGES : APPEND, values);
 }
 
-/** A message append's row as its statement stores it. */
-function storedRow(
-  input: AppendInput,
-  id: string,
-  parts: string,
-  now: number,
-  finishedAt: number | null,
-): MessageRow {
-  return {
-    id,
-    session_id: input.session_id,
-    role: input.role,
-    parts,
-    model: input.model ?? null,
-    provider: input.provider ?? null,
-    usage: input.usage ? JSON.stringify(input.usage) : null,
-    cost: input.cost ?? 0,
-    run_id: input.run_id ?? null,
-    created_at: now,
-    updated_at: now,
-    finished_at: finishedAt,
-  };
-}
-
 /** The row a message append will answer (it sets only `updated_at`): a call run ahead of it reads it. */
 const touchedAt =
   (now: number) =>
@@ -319,14 +295,13 @@ export function createPostgresMessageStore(deps: {
     const payload = announce?.payload(id);
     const events = announce && payload ? [...preceding, { type: announce.type, payload }, ...trailing] : [];
     const partsJson = JSON.stringify(input.parts);
-    const finishedAt = input.finished === false ? null : now;
     const doc = searchDocOf(input.parts);
-    const row = storedRow(input, id, partsJson, now, finishedAt);
+    const row = newMessageRow(input, id, partsJson, now);
     // The transaction the statement is part of: the session's copy below stays at its COMMIT.
     const tx = sql.transactionNow();
     const values = [
       ...[id, row.session_id, row.role, partsJson, row.model, row.provider, row.usage, row.cost, row.run_id],
-      ...[now, finishedAt, doc.tools, doc.body, tsvectorOf(doc.body)],
+      ...[now, row.finished_at, doc.tools, doc.body, tsvectorOf(doc.body)],
     ];
     // The event in this statement when the bus can keep its order (outside a transaction only: an
     // event is delivered once its row is committed, and the session's append lock is not held
@@ -359,7 +334,7 @@ export function createPostgresMessageStore(deps: {
     // Not joined (the bus was busy, or this is a transaction) nor reserved: published after, as before.
     if (!joined && !around.reserved)
       for (const event of events) deps.bus?.publish(input.session_id, event.type, event.payload);
-    return { message: appendedMessage(input, id, partsJson, now, finishedAt), row, stored };
+    return { message: appendedMessage(input, id, partsJson, now, row.finished_at), row, stored };
   };
   const messages: PostgresMessageStore['messages'] = async (sessionId, options = {}) => {
     const rows = await sql.query<MessageRow>(
