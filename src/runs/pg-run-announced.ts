@@ -45,10 +45,17 @@ interface AnnounceDeps {
   ready: () => Promise<void>;
 }
 
-/** The session events joined to a statement now, or undefined (published by the caller instead). */
-function joinNow(deps: AnnounceDeps, announce: SessionAnnounce | undefined): JoinedEvents | undefined {
+/**
+ * The session events joined to a statement now, or undefined (published by the caller instead).
+ * `next`: as the bus's next write (`EventBus.joinAll`'s `next`); by default as `announce` asks.
+ */
+function joinNow(
+  deps: { sql: SqlClient; bus?: Pick<EventBus, 'joinAll'> },
+  announce: SessionAnnounce | undefined,
+  next = announce?.next === true,
+): JoinedEvents | undefined {
   if (!announce?.events.length || deps.sql.inTransaction()) return undefined;
-  return deps.bus?.joinAll?.(announce.sessionId, announce.events, announce.next ? { next: true } : undefined);
+  return deps.bus?.joinAll?.(announce.sessionId, announce.events, next ? { next: true } : undefined);
 }
 
 /** The run's row and its event as one statement wrote them, announced to this ledger's listeners. */
@@ -128,10 +135,7 @@ export function updateAndAppend(deps: {
     // The session events as the bus's next write (p-finishjoin): the statement sent once the
     // append in flight answered, so their ids and deliveries follow its; outside a transaction.
     const announce = options?.announce;
-    const joined =
-      announce?.events.length && !deps.sql.inTransaction()
-        ? deps.bus?.joinAll?.(announce.sessionId, announce.events, { next: true })
-        : undefined;
+    const joined = joinNow(deps, announce, true);
     if (!joined) return (await write(id, patch, type, payload, options)).answer;
     let delivered = false;
     try {

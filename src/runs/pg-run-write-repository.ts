@@ -28,15 +28,19 @@ import {
   updateRunWithEvent,
   updateStatement,
 } from './pg-run-update-event-repository';
-
-export { type AppendedRow, appendedJson, appendedRows, type FollowingCall };
-
 import { type RunWrites, runInsertValues, runPatchColumns } from './run-repository';
 import type { AgentRun, AlongsideWrite, GatedInsert } from './types';
 
 export type { RunEventWrite };
 
-export { type PgRunRowWithEvent, splitEvent };
+export {
+  type AppendedRow,
+  appendedJson,
+  appendedRows,
+  type FollowingCall,
+  type PgRunRowWithEvent,
+  splitEvent,
+};
 
 export interface PostgresRunWrites extends AsyncOf<RunWrites> {
   /**
