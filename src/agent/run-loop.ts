@@ -23,6 +23,7 @@ import { holdCalls, releaseCalls } from './held-calls';
 import { heldEvent } from './held-event';
 import { appendToLedger, type HeldWrites, heldWrites, preparedHolding, writeHeldOnStop } from './held-writes';
 import { historyMessages, listedMessages, toModelMessages } from './history';
+import { heldLastEnd, sendLastEnd } from './last-step-end';
 import { assembleSystemPrompt } from './prompt';
 import { promptEvents, promptMessage } from './prompt-message';
 import { bridgeFor } from './run-bridge';
@@ -59,7 +60,11 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     resultMessageId: null,
     held: heldEvent(app, run.id),
     calls: holdCalls(app, run.id),
-    ledger: (type, payload = {}) => appendToLedger(c, type, payload),
+    // A run event after the run's last step end, held for its finish: that step end first, alone.
+    ledger: (type, payload = {}) => {
+      const sending = sendLastEnd(run.id, (error) => lastEndFailed(c, error));
+      return sending ? sending.then(() => appendToLedger(c, type, payload)) : appendToLedger(c, type, payload);
+    },
   };
   const heldAtEnd = writeHeldOnStop(c, x.stop);
   try {
@@ -74,7 +79,15 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const startStream = streamStarter(c, t, ai, providerOptionsFor(t.resolved, effort));
     await consumeStream(c, t, startStream(history, c.steps));
     await recoverLength(c, t, startStream);
-    return await settleRun(c, t);
+    const settled = await settleRun(c, t);
+    // The last step end held for the finish (./last-step-end.ts): failing alone, it fails the run.
+    const held = heldLastEnd(run.id);
+    if (held)
+      held.fail = (error) => {
+        t.streamError = error;
+        return settleRun(c, t);
+      };
+    return settled;
   } catch (error) {
     return await failedRun(c, error);
   } finally {
@@ -83,6 +96,11 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     // A call no step end carried (a step that failed before its end).
     await releaseCalls(app, c.calls);
   }
+}
+
+/** The run's held last step end failed alone at a stop or before a run event: logged. */
+function lastEndFailed(c: RunContext, error: unknown): void {
+  c.app.log.warn('run step end failed', { run_id: c.run.id, error });
 }
 
 /** Open the run (or go on with the resumed one), resolve its model, prepare its first step; its history. */

@@ -90,11 +90,13 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
     announce?: SessionAnnounce,
     riding?: TrailingInsert,
   ) => {
-    await deps.ready();
+    // Joined in this call, before any await: a caller's later publish (a stopper's `cancelling`,
+    // p-pglast) follows them.
     const now = clock.now();
     const joined = joinNow(deps, announce);
     let answered: Awaited<ReturnType<PostgresRunWrites['updateRunWithEventAfter']>> | undefined;
     try {
+      await deps.ready();
       // Joined behind the bus's append in flight: sent once it answered (p-finishjoin).
       if (joined?.turn) await joined.turn;
       answered = await writes.updateRunWithEventAfter(
@@ -176,7 +178,23 @@ function updateAndAppendWrite(
       write: along.write,
       event: { type: along.event.type, payload: JSON.stringify(along.event.payload), created_at: now },
     };
-    const written = await writes.updateRunWithEvent(id, patch, now, event, queueOf, alongside, after);
+    // The run's last step end first (p-pglast): its event before this one, gating the statement.
+    const first = options?.first;
+    const firstWrite = first && {
+      before: first.before,
+      event: { type: first.event.type, payload: JSON.stringify(first.event.payload), created_at: now },
+      ...(first.riding ? { riding: first.riding } : {}),
+    };
+    const written = await writes.updateRunWithEvent(id, patch, now, event, queueOf, alongside, after, firstWrite);
+    // Answered: the step's model call was written whatever the gate decided.
+    first?.riding?.wrote();
+    if (first && written?.first) {
+      const { session_id } = written.run;
+      const stepEvent = { ...written.first.event, run_id: id, session_id, ...first.event, created_at: now };
+      events.known(id, session_id);
+      events.announce(stepEvent);
+      first.written(first.before.read(written.first.answer), stepEvent);
+    }
     const answer = announced(events, id, written, type, payload, now);
     if (along && written?.also) {
       // The other domain's event after the run's own, announced in its seq's order.

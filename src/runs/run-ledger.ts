@@ -25,7 +25,7 @@ import {
   createRunWriteOps,
   type RunPatch,
 } from './run-writes';
-import type { AgentRun, AlongsideWrite, ClaimAlongside, FinishAlongside, RunEvent, RunFilter } from './types';
+import type { AgentRun, AlongsideWrite, ClaimAlongside, FinishAlongside, FinishFirst, RunEvent, RunFilter } from './types';
 
 export { isLiveRunner, processAlive, registerRunner } from './run-recovery';
 export type { ClaimOptions, ClaimResult, CreateRunInput, RunPatch } from './run-writes';
@@ -147,6 +147,11 @@ export interface RunLedger {
        * the caller publishes them.
        */
       announce?: SessionAnnounce;
+      /**
+       * The run's last step end, written first in the same statement (p-pglast): all or nothing
+       * with the finish; `written` is told once it was (a failure: neither was written).
+       */
+      first?: FinishFirst;
     },
   ): Promise<{ run: AgentRun; event: RunEvent; queued?: boolean; deliver?: () => void }>;
   /**
