@@ -135,7 +135,7 @@ export async function updateRunWithEvent(
   const following = call
     ? `, (SELECT ${appendedJson} FROM ${call.text} e WHERE a.event_id IS NOT NULL) AS svc_appended`
     : '';
-  // The step end's model call last, unconditional (`TrailingInsert`): its own `WITH`, first.
+  // The step end's model call, unconditional (`TrailingInsert`): its own `WITH`, its parameters last.
   const riding = first?.riding;
   const ridingAt = values.length + (call?.values.length ?? 0);
   const ridingWith = riding ? `svc_riding AS (${riding.sql(ridingAt)}), ` : '';
@@ -151,7 +151,7 @@ export async function updateRunWithEvent(
       svc_before?: unknown;
     }
   >(
-    `WITH ${ridingWith}${q}${firstSql?.with ?? ''}r AS (${text}${gate}${firstSql?.gate ?? ''} RETURNING *)${also?.with ?? ''}
+    `WITH ${q}${ridingWith}${firstSql?.with ?? ''}r AS (${text}${gate}${firstSql?.gate ?? ''} RETURNING *)${also?.with ?? ''}
      SELECT r.*, a.event_id AS svc_event_id, a.event_seq AS svc_event_seq${answer}${firstSql?.answer ?? ''}${also?.answer ?? ''}${following}
        FROM r${firstSql ? `${firstSql.join} ${firstSql.own(own)}` : ` CROSS JOIN LATERAL ${own} a`}${also?.join ?? ''}`,
     [...values, ...(call?.values ?? []), ...(riding?.values ?? [])],
