@@ -80,13 +80,10 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     await consumeStream(c, t, startStream(history, c.steps));
     await recoverLength(c, t, startStream);
     const settled = await settleRun(c, t);
-    // The last step end held for the finish (./last-step-end.ts): failing alone, it fails the run.
+    // The last step end held for the finish (./last-step-end.ts): failing alone, it fails the run
+    // as a step end that failed (and failed again as the cut step's) did.
     const held = heldLastEnd(run.id);
-    if (held)
-      held.fail = (error) => {
-        t.streamError = error;
-        return settleRun(c, t);
-      };
+    if (held) held.fail = (error) => failedRun(c, error);
     return settled;
   } catch (error) {
     return await failedRun(c, error);
