@@ -113,6 +113,7 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   };
   // The run's last step end, held for its finish's statement (./last-step-end.ts, p-pglast).
   if (before && !interrupted && lastEndHeld(c, t)) {
+    const result = c.resultMessageId;
     holdLastEnd(run.id, {
       first: {
         before,
@@ -125,7 +126,12 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
         void call?.after();
       },
       alone: async () => {
-        closed((await send(true)).announced);
+        const sent = await send(true).catch((error: unknown) => {
+          // Failed: the step is no result of the run's, as when its step end failed in place.
+          c.resultMessageId = result;
+          throw error;
+        });
+        closed(sent.announced);
       },
     });
     ended(c, t, recorder, lastContext);
