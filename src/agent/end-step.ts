@@ -94,17 +94,18 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   /** The step end's one statement (PostgreSQL). */
   const send = (next: boolean) => {
     if (!before || !app.runs.updateAndAppendAfter) throw new Error('step end: no statement to send');
-    return app.runs.updateAndAppendAfter(
-      run.id,
-      patch,
-      'step.finished',
-      finished,
-      before,
-      // A step with no call ends the run: nothing is sent behind its end before it answers,
-      // so it may wait for the bus's append in flight and carry its events (p-finishjoin).
-      { sessionId, events: events(), next },
-      call?.insert,
-    )
+    return app.runs
+      .updateAndAppendAfter(
+        run.id,
+        patch,
+        'step.finished',
+        finished,
+        before,
+        // A step with no call ends the run: nothing is sent behind its end before it answers,
+        // so it may wait for the bus's append in flight and carry its events (p-finishjoin).
+        { sessionId, events: events(), next },
+        call?.insert,
+      )
       .catch((error: unknown) => {
         recorder.heldCloseFailed();
         throw error;

@@ -183,28 +183,29 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       announce = undefined;
       last = undefined;
       if (end) {
-        try {
-          let result: unknown;
-          const written = await recordFinished(core, run.id, finished, event, drains, along, ann, {
-            ...end.first,
-            written: (answered) => {
-              result = answered;
-            },
-          });
-          // The step's completions published before `run.finished` where the statement did not carry them.
-          end.written(result, written.deliver !== undefined);
-          empty = written.queued === false;
-          deliver = written.deliver;
-          return written.run;
-        } catch (error) {
+        let result: unknown;
+        const written = await recordFinished(core, run.id, finished, event, drains, along, ann, {
+          ...end.first,
+          written: (answered) => {
+            result = answered;
+          },
+        }).catch((error: unknown) => {
           // Neither written: the step end alone, then the finish alone (its events published
           // after it, the compat row's end its own), as each was before.
           a.log.warn('run finish with its last step end failed; writing them apart', {
             run_id: run.id,
             error,
           });
-          await lastAlone(end);
+          return undefined;
+        });
+        if (written) {
+          // The step's completions published before `run.finished` where the statement did not carry them.
+          end.written(result, written.deliver !== undefined);
+          empty = written.queued === false;
+          deliver = written.deliver;
+          return written.run;
         }
+        await lastAlone(end);
       }
       const written = await recordFinished(
         core,

@@ -63,7 +63,9 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     // A run event after the run's last step end, held for its finish: that step end first, alone.
     ledger: (type, payload = {}) => {
       const sending = sendLastEnd(run.id, (error) => lastEndFailed(c, error));
-      return sending ? sending.then(() => appendToLedger(c, type, payload)) : appendToLedger(c, type, payload);
+      return sending
+        ? sending.then(() => appendToLedger(c, type, payload))
+        : appendToLedger(c, type, payload);
     },
   };
   const heldAtEnd = writeHeldOnStop(c, x.stop);

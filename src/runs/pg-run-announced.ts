@@ -185,7 +185,16 @@ function updateAndAppendWrite(
       event: { type: first.event.type, payload: JSON.stringify(first.event.payload), created_at: now },
       ...(first.riding ? { riding: first.riding } : {}),
     };
-    const written = await writes.updateRunWithEvent(id, patch, now, event, queueOf, alongside, after, firstWrite);
+    const written = await writes.updateRunWithEvent(
+      id,
+      patch,
+      now,
+      event,
+      queueOf,
+      alongside,
+      after,
+      firstWrite,
+    );
     // Answered: the step's model call was written whatever the gate decided.
     first?.riding?.wrote();
     if (first && written?.first) {

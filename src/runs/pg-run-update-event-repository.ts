@@ -82,9 +82,7 @@ export async function updateRunWithEvent(
   // The claim lock and queue read gate the UPDATE (an InitPlan): before the row's lock, as a claim.
   const q = queueOf ? `q AS MATERIALIZED (SELECT svc_session_has_queued($${n + 4}) AS queued), ` : '';
   const queuedGate = q ? '(SELECT queued FROM q) IS NOT NULL' : '';
-  const [gate, answer] = q
-    ? [` AND ${queuedGate}`, ', (SELECT queued FROM q) AS svc_queued']
-    : ['', ''];
+  const [gate, answer] = q ? [` AND ${queuedGate}`, ', (SELECT queued FROM q) AS svc_queued'] : ['', ''];
   // The step end's event's parameters after the queue's; its gate `g` holds the queue's too.
   const f = n + 3 + (queueOf ? 1 : 0);
   const go = '(SELECT go FROM g)';
@@ -157,8 +155,16 @@ export async function updateRunWithEvent(
     [...values, ...(call?.values ?? []), ...(riding?.values ?? [])],
   );
   if (!row) return undefined;
-  const { svc_queued, svc_also_id, svc_also_seq, svc_appended, svc_first_id, svc_first_seq, svc_before, ...rest } =
-    row;
+  const {
+    svc_queued,
+    svc_also_id,
+    svc_also_seq,
+    svc_appended,
+    svc_first_id,
+    svc_first_seq,
+    svc_before,
+    ...rest
+  } = row;
   return {
     ...(call ? { appended: appendedRows(svc_appended) } : {}),
     ...splitEvent(rest),

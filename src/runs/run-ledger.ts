@@ -25,7 +25,15 @@ import {
   createRunWriteOps,
   type RunPatch,
 } from './run-writes';
-import type { AgentRun, AlongsideWrite, ClaimAlongside, FinishAlongside, FinishFirst, RunEvent, RunFilter } from './types';
+import type {
+  AgentRun,
+  AlongsideWrite,
+  ClaimAlongside,
+  FinishAlongside,
+  FinishFirst,
+  RunEvent,
+  RunFilter,
+} from './types';
 
 export { isLiveRunner, processAlive, registerRunner } from './run-recovery';
 export type { ClaimOptions, ClaimResult, CreateRunInput, RunPatch } from './run-writes';
