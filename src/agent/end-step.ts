@@ -92,7 +92,7 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   const before = closing.before;
   const events = () => (contextUsage ? [...closing.completions(), contextUsage] : closing.completions());
   /** The step end's one statement (PostgreSQL). */
-  const send = (next: boolean) => {
+  const send = (next: boolean, ordered = false) => {
     if (!before || !app.runs.updateAndAppendAfter) throw new Error('step end: no statement to send');
     return app.runs
       .updateAndAppendAfter(
@@ -103,7 +103,7 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
         before,
         // A step with no call ends the run: nothing is sent behind its end before it answers,
         // so it may wait for the bus's append in flight and carry its events (p-finishjoin).
-        { sessionId, events: events(), next },
+        { sessionId, events: events(), next, ...(ordered ? { ordered } : {}) },
         call?.insert,
       )
       .catch((error: unknown) => {
@@ -127,7 +127,8 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
         void call?.after();
       },
       alone: async () => {
-        const sent = await send(true).catch((error: unknown) => {
+        // Its events keep their place even behind a busy bus (a stopper's `cancelling` follows).
+        const sent = await send(true, true).catch((error: unknown) => {
           // Failed: the step is no result of the run's, as when its step end failed in place.
           c.resultMessageId = result;
           throw error;

@@ -39,7 +39,7 @@ interface Events {
 interface AnnounceDeps {
   sql: SqlClient;
   clock: RunLedgerDeps['clock'];
-  bus: Pick<EventBus, 'publish' | 'joinAll'> | undefined;
+  bus: Pick<EventBus, 'publish' | 'joinAll' | 'reserve'> | undefined;
   writes: Pick<PostgresRunWrites, 'updateRunWithEventAfter' | 'insertEventWith'>;
   events: Events;
   ready: () => Promise<void>;
@@ -94,6 +94,11 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
     // p-pglast) follows them.
     const now = clock.now();
     const joined = joinNow(deps, announce);
+    // Not joined, and they must keep their place: reserved in the bus's queue (`ordered`).
+    const reserved =
+      !joined && announce?.ordered && announce.events.length && !deps.sql.inTransaction()
+        ? deps.bus?.reserve?.(announce.sessionId, announce.events)
+        : undefined;
     let answered: Awaited<ReturnType<PostgresRunWrites['updateRunWithEventAfter']>> | undefined;
     try {
       await deps.ready();
@@ -112,6 +117,7 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
     } finally {
       // Nothing written (a missing message or run, a failure): nothing delivered, as before.
       joined?.settle(answered?.appended?.length ? answered.appended : undefined);
+      reserved?.settle(answered?.written !== undefined);
     }
     const { written, answer } = answered;
     // `before` first: its not_found (a missing message) is the one the separate writes threw.
@@ -119,7 +125,7 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
     return {
       ...announced(events, id, written, type, payload, now),
       before: result,
-      announced: joined !== undefined,
+      announced: joined !== undefined || reserved !== undefined,
     };
   };
 }

@@ -352,6 +352,13 @@ export interface SessionAnnounce {
    * behind before it answers (a run's last step end).
    */
   next?: boolean;
+  /**
+   * Where the bus cannot join them, they keep their place in its queue all the same
+   * (`EventBus.reserve`), appended by it once the statement wrote (`updateAndAppendAfter`: a
+   * stop's send of a held step end, p-pglast, whose events come before the stopper's). Not for a
+   * hot path: the queue waits for the statement.
+   */
+  ordered?: boolean;
 }
 
 export interface RunLedgerDeps {

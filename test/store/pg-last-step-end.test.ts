@@ -8,9 +8,11 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app';
+import type { SqlClient } from '../../src/store/postgres/client';
 import { reply } from '../helpers/fake-provider';
 import { storeRun } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
+import { until } from '../helpers/until';
 
 const pg = postgresForFile();
 
@@ -37,6 +39,44 @@ function shape(r: Run) {
     run: runTypes(r),
     session: sessionTypes(r),
     messages: r.messages.map((m) => [m.role, m.finished_at !== null, m.usage, m.cost]),
+  };
+}
+
+/** A client whose statements `pick` matches wait, once `holdWhere` was called, until `open()`. */
+function holdingClient(sql: SqlClient) {
+  let gate: Promise<void> | undefined;
+  let open = () => {};
+  let pick: ((text: string, values: unknown[]) => boolean) | undefined;
+  const held: string[] = [];
+  const guard = <R>(send: (text: string, values?: unknown[]) => Promise<R>) => {
+    return async (text: string, values: unknown[] = []): Promise<R> => {
+      if (gate && pick?.(text, values)) {
+        held.push(text);
+        await gate;
+      }
+      return send(text, values);
+    };
+  };
+  const client: SqlClient = {
+    ...sql,
+    one: guard(sql.one.bind(sql)) as SqlClient['one'],
+    query: guard(sql.query.bind(sql)) as SqlClient['query'],
+    run: guard(sql.run.bind(sql)) as SqlClient['run'],
+  };
+  return {
+    client,
+    held,
+    holdWhere(next: (text: string, values: unknown[]) => boolean) {
+      pick = next;
+      gate = new Promise((resolve) => {
+        open = () => {
+          gate = undefined;
+          pick = undefined;
+          resolve();
+        };
+      });
+    },
+    open: () => open(),
   };
 }
 
@@ -138,5 +178,72 @@ describe.skipIf(!pg.available)('a run’s last step end in its finish’s statem
     expect(ids).toEqual(ids.map((_, i) => ids[0] + i));
     const replayed = (await r.app.bus.replay(r.session.id, 0)).events;
     expect(replayed.map((e) => [e.id, e.type])).toEqual(r.sessionEvents.map((e) => [e.id, e.type]));
+  });
+
+  it('STORE-PG-534: that cancel while the bus’s write queue is busy (another session’s append held): the held step end’s events still come before the stop’s state.changed, the session log in SQLite’s order, the other session’s event once', async () => {
+    const script = () => [reply().text('hello there').usage(100, 20)];
+    let holding: ReturnType<typeof holdingClient> | undefined;
+    const started = (app: App, sessionId: string) => {
+      let once = true;
+      betweenBodyAndFinish(app, async () => {
+        if (!once) return;
+        once = false;
+        const h = holding;
+        if (h) {
+          // Another session's event: the queue's append of it waits, the queue busy.
+          h.holdWhere(
+            (text, values) =>
+              /svc_append_events_across/.test(text) && JSON.stringify(values[0]).includes('ses_other'),
+          );
+          app.bus.publish('ses_other', 'queue.changed', { n: 1 });
+          await until(() => h.held.length === 1, 'the other session`s append is under way');
+        }
+        const cancelled = app.agent.cancel(sessionId);
+        if (h) {
+          // The stopper's events wait behind the held append; then the queue goes on.
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          h.open();
+        }
+        await cancelled;
+      });
+    };
+    const options = { tools: [], title: 'last step end', closers, started };
+    let lite: Run;
+    let r: Run;
+    try {
+      lite = await storeRun(undefined, script(), options);
+      r = await storeRun(pg.cluster(), script(), {
+        ...options,
+        client: (sql) => {
+          holding = holdingClient(sql);
+          return holding.client;
+        },
+      });
+    } finally {
+      holding?.open();
+    }
+    expect(holding?.held).toHaveLength(1);
+    expect(shape(r)).toEqual(shape(lite));
+    expect(sessionTypes(r).slice(-5)).toEqual([
+      'message.completed',
+      'context.usage',
+      'state.changed',
+      'run.finished',
+      'state.changed',
+    ]);
+    // Ids ascending in that order (the other session's took one among them), each once; the log
+    // itself and a replay the same.
+    const ids = r.sessionEvents.map((e) => e.id);
+    expect(ids).toEqual([...new Set(ids)].sort((x, y) => x - y));
+    const sql = r.sql as SqlClient;
+    const logged = async (sessionId: string) =>
+      (
+        await sql.query<{ type: string }>(
+          'SELECT type FROM session_events WHERE session_id = $1 ORDER BY id',
+          [sessionId],
+        )
+      ).map((row) => row.type);
+    expect(await logged(r.session.id)).toEqual(r.sessionEvents.map((e) => e.type));
+    expect(await logged('ses_other')).toEqual(['queue.changed']);
   });
 });
