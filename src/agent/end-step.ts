@@ -204,7 +204,7 @@ function lastEndHeld(c: RunContext, t: RunTurn): boolean {
 export function releaseOnStop(c: RunContext, t: RunTurn): void {
   // The run's last step end held for its finish (./last-step-end.ts): sent now, its events
   // before the stopper's `cancelling`, as on SQLite where it was written before the stop.
-  sendLastEnd(c.run.id, (error) => c.app.log.warn('run step end failed', { run_id: c.run.id, error }));
+  sendLastEnd(c.run.id, c.app.log);
   const releasing = t.recorder?.releaseTool(true);
   if (!releasing) return;
   t.released = releasing.then(

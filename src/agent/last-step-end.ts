@@ -17,6 +17,7 @@
  * event, then its finish).
  * @module
  */
+import type { Logger } from '../log';
 import type { SessionAnnounce } from '../runs/run-ledger';
 import type { FinishFirst } from '../runs/types';
 import type { RunOutcome } from './run-types';
@@ -51,16 +52,24 @@ export function heldLastEnd(runId: string): HeldStepEnd | undefined {
 
 /**
  * The held step end sent alone now (its events placed in the bus's queue in this call), or the
- * send in flight; undefined: none. The finish waits for it (`takeLastEnd`). A failure is told
- * `failed` (logged: the run ends as it was ending, its step's messages unfinished) and resolves.
+ * send in flight; undefined: none. The finish waits for it (`takeLastEnd`). A failure is logged
+ * (the run ends as it was ending, its step's messages unfinished) and resolves.
  */
-export function sendLastEnd(runId: string, failed: (error: unknown) => void): Promise<void> | undefined {
+export function sendLastEnd(runId: string, log: Logger): Promise<void> | undefined {
   const entry = held.get(runId);
   if (!entry) return undefined;
   if ('sending' in entry) return entry.sending;
-  const sending = entry.end.alone().catch(failed);
+  const sending = entry.end.alone().catch((error: unknown) => {
+    log.warn('run step end failed', { run_id: runId, error });
+  });
   held.set(runId, { sending });
   return sending;
+}
+
+/** `append` (a run event, `RunContext.ledger`), after the run's held last step end sent alone. */
+export function afterLastEnd(runId: string, log: Logger, append: () => Promise<void>): Promise<void> {
+  const sending = sendLastEnd(runId, log);
+  return sending ? sending.then(append) : append();
 }
 
 /** For the finish: the held step end (taken: the finish writes it), or, once a send in flight answered, undefined. */

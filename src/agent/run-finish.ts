@@ -105,7 +105,7 @@ export async function recordFinished(
 export async function handedOver(core: AgentCore, run: AgentRun, outcome: RunOutcome): Promise<void> {
   core.host.log.info('run handed over to a live node', { run_id: run.id, steps: outcome.steps });
   // Its last step end held for a finish that is not this node's (./last-step-end.ts): alone.
-  await sendLastEnd(run.id, (error) => core.host.log.warn('run step end failed', { run_id: run.id, error }));
+  await sendLastEnd(run.id, core.host.log);
   await core.deps.runLeases?.end(run);
   const rt = core.runtime(run.session_id);
   rt.controller = undefined;

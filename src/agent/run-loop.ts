@@ -23,7 +23,7 @@ import { holdCalls, releaseCalls } from './held-calls';
 import { heldEvent } from './held-event';
 import { appendToLedger, type HeldWrites, heldWrites, preparedHolding, writeHeldOnStop } from './held-writes';
 import { historyMessages, listedMessages, toModelMessages } from './history';
-import { heldLastEnd, sendLastEnd } from './last-step-end';
+import { afterLastEnd, heldLastEnd } from './last-step-end';
 import { assembleSystemPrompt } from './prompt';
 import { promptEvents, promptMessage } from './prompt-message';
 import { bridgeFor } from './run-bridge';
@@ -60,13 +60,8 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     resultMessageId: null,
     held: heldEvent(app, run.id),
     calls: holdCalls(app, run.id),
-    // A run event after the run's last step end, held for its finish: that step end first, alone.
-    ledger: (type, payload = {}) => {
-      const sending = sendLastEnd(run.id, (error) => lastEndFailed(c, error));
-      return sending
-        ? sending.then(() => appendToLedger(c, type, payload))
-        : appendToLedger(c, type, payload);
-    },
+    // After the run's last step end held for its finish: that step end first, alone.
+    ledger: (type, payload = {}) => afterLastEnd(run.id, app.log, () => appendToLedger(c, type, payload)),
   };
   const heldAtEnd = writeHeldOnStop(c, x.stop);
   try {
@@ -82,8 +77,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     await consumeStream(c, t, startStream(history, c.steps));
     await recoverLength(c, t, startStream);
     const settled = await settleRun(c, t);
-    // The last step end held for the finish (./last-step-end.ts): failing alone, it fails the run
-    // as a step end that failed (and failed again as the cut step's) did.
+    // The last step end held for the finish (./last-step-end.ts): failing alone, it fails the run.
     const held = heldLastEnd(run.id);
     if (held) held.fail = (error) => failedRun(c, error);
     return settled;
@@ -95,11 +89,6 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     // A call no step end carried (a step that failed before its end).
     await releaseCalls(app, c.calls);
   }
-}
-
-/** The run's held last step end failed alone at a stop or before a run event: logged. */
-function lastEndFailed(c: RunContext, error: unknown): void {
-  c.app.log.warn('run step end failed', { run_id: c.run.id, error });
 }
 
 /** Open the run (or go on with the resumed one), resolve its model, prepare its first step; its history. */

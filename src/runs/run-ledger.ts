@@ -353,10 +353,8 @@ export interface SessionAnnounce {
    */
   next?: boolean;
   /**
-   * Where the bus cannot join them, they keep their place in its queue all the same
-   * (`EventBus.reserve`), appended by it once the statement wrote (`updateAndAppendAfter`: a
-   * stop's send of a held step end, p-pglast, whose events come before the stopper's). Not for a
-   * hot path: the queue waits for the statement.
+   * Not joinable: reserved in the bus's queue all the same (`EventBus.reserve`), appended once the
+   * statement wrote (`updateAndAppendAfter`: a stop's send of a held step end, p-pglast).
    */
   ordered?: boolean;
 }
