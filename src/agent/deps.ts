@@ -205,4 +205,9 @@ export interface DurableRuns {
    * its session's next queued prompt: that one is queued, not run inside the ended run's workflow).
    */
   outside?<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Whether a run's body is a workflow of an engine now (`execute` is not just the body). Absent:
+   * assumed it is.
+   */
+  workflows?(): boolean;
 }

@@ -8,9 +8,11 @@
  * @module
  */
 import { flushCalls, takeCall } from './held-calls';
+import { holdLastEnd, sendLastEnd } from './last-step-end';
 import type { RunContext, RunTurn } from './run-types';
 import { startStepClose, stepEndJoined } from './step-close';
 import { recordStepEnd } from './step-ends';
+import type { StepRecorder } from './step-recorder';
 
 /** Close the current step: its message, usage, cost, the context gauge and the ledger. */
 export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
@@ -82,55 +84,110 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   const joined = closing.before !== undefined && app.runs.updateAndAppendAfter !== undefined;
   const call = joined ? takeCall(app, c.calls) : undefined;
   if (!joined) await flushCalls(app, c.calls);
-  const [session, appended, announced] =
-    closing.before && app.runs.updateAndAppendAfter
-      ? await app.runs
-          .updateAndAppendAfter(
-            run.id,
-            patch,
-            'step.finished',
-            finished,
-            closing.before,
-            {
-              sessionId,
-              events: contextUsage ? [...closing.completions(), contextUsage] : closing.completions(),
-              // A step with no call ends the run: nothing is sent behind its end before it answers,
-              // so it may wait for the bus's append in flight and carry its events (p-finishjoin).
-              next: recorder.toolCalls.length === 0,
-            },
-            call?.insert,
-          )
-          .then(
-            (joined) => [joined.before, joined, joined.announced] as const,
-            (error: unknown) => {
-              recorder.heldCloseFailed();
-              throw error;
-            },
-          )
-          .finally(() => call?.after())
-      : app.runs.updateAndAppend
-        ? ([
-            ...(await Promise.all([
-              closing.written,
-              app.runs.updateAndAppend(run.id, patch, 'step.finished', finished),
-            ])),
-            false,
-          ] as const)
-        : ([await closing.written, undefined, false] as const);
-  closing.completed(announced);
-  if (recorder.text.trim()) c.resultMessageId = recorder.assistantId ?? c.resultMessageId;
-  if (contextUsage && lastContext !== undefined) {
-    t.lastContext = lastContext;
-    if (!announced) app.bus.publish(sessionId, contextUsage.type, contextUsage.payload);
+  /** Its effects once its statement answered (`announced`: its events were in it). */
+  const closed = (announced: boolean) => {
+    closing.completed(announced);
+    if (contextUsage && !announced) app.bus.publish(sessionId, contextUsage.type, contextUsage.payload);
+  };
+  const before = closing.before;
+  const events = () => (contextUsage ? [...closing.completions(), contextUsage] : closing.completions());
+  /** The step end's one statement (PostgreSQL). */
+  const send = (next: boolean, ordered = false) => {
+    if (!before || !app.runs.updateAndAppendAfter) throw new Error('step end: no statement to send');
+    return app.runs
+      .updateAndAppendAfter(
+        run.id,
+        patch,
+        'step.finished',
+        finished,
+        before,
+        // A step with no call ends the run: nothing is sent behind its end before it answers,
+        // so it may wait for the bus's append in flight and carry its events (p-finishjoin).
+        { sessionId, events: events(), next, ...(ordered ? { ordered } : {}) },
+        call?.insert,
+      )
+      .catch((error: unknown) => {
+        recorder.heldCloseFailed();
+        throw error;
+      })
+      .finally(() => call?.after());
+  };
+  // The run's last step end, held for its finish's statement (./last-step-end.ts, p-pglast).
+  if (before && !interrupted && lastEndHeld(c, t)) {
+    const result = c.resultMessageId;
+    holdLastEnd(run.id, {
+      first: {
+        before,
+        event: { type: 'step.finished', payload: finished },
+        ...(call ? { riding: call.insert } : {}),
+      },
+      events: events(),
+      written(_result, announced) {
+        closed(announced);
+        void call?.after();
+      },
+      alone: async () => {
+        // Its events keep their place even behind a busy bus (a stopper's `cancelling` follows).
+        const sent = await send(true, true).catch((error: unknown) => {
+          // Failed: the step is no result of the run's, as when its step end failed in place.
+          c.resultMessageId = result;
+          throw error;
+        });
+        closed(sent.announced);
+      },
+    });
+    ended(c, t, recorder, lastContext);
+    recordStepEnd(t, sessionId, undefined, undefined);
+    for (const wake of [...t.stepClosedWaiters]) wake();
+    return;
   }
+  const [session, appended, announced] = joined
+    ? await send(recorder.toolCalls.length === 0).then(
+        (joined) => [joined.before, joined, joined.announced] as const,
+      )
+    : app.runs.updateAndAppend
+      ? ([
+          ...(await Promise.all([
+            closing.written,
+            app.runs.updateAndAppend(run.id, patch, 'step.finished', finished),
+          ])),
+          false,
+        ] as const)
+      : ([await closing.written, undefined, false] as const);
+  closing.completed(announced);
+  if (contextUsage && !announced) app.bus.publish(sessionId, contextUsage.type, contextUsage.payload);
   const runRow =
     appended?.run ?? (await (app.runs.updateCancel?.(run.id, patch) ?? app.runs.update(run.id, patch)));
   if (!appended) await c.ledger('step.finished', finished);
+  ended(c, t, recorder, lastContext);
+  recordStepEnd(t, sessionId, session, runRow);
+  for (const wake of [...t.stepClosedWaiters]) wake();
+}
+
+/** The step closed, its rows written or held for the finish: what the run keeps of it. */
+function ended(c: RunContext, t: RunTurn, recorder: StepRecorder, lastContext: number | undefined): void {
+  if (recorder.text.trim()) c.resultMessageId = recorder.assistantId ?? c.resultMessageId;
+  if (lastContext !== undefined) t.lastContext = lastContext;
   t.lastToolCalls = recorder.toolCalls.length;
   t.recorder = undefined;
   t.stepsClosed++;
-  recordStepEnd(t, sessionId, session, runRow);
-  for (const wake of [...t.stepClosedWaiters]) wake();
+}
+
+/**
+ * Whether this step's end waits for the run's finish and goes in its statement (p-pglast): the
+ * run's finish can carry it (`RunExecution.lastEndInFinish`: PostgreSQL, not a durable workflow),
+ * the step has no call (the loop ends), it was not cut by the output limit (a recovery step may
+ * follow), the stream did not fail and the run was not stopped.
+ */
+function lastEndHeld(c: RunContext, t: RunTurn): boolean {
+  return (
+    c.x.lastEndInFinish === true &&
+    c.app.runs.updateAndAppend !== undefined &&
+    t.recorder?.toolCalls.length === 0 &&
+    t.finishReason !== 'length' &&
+    t.streamError === undefined &&
+    !c.signal.aborted
+  );
 }
 
 /**
@@ -145,6 +202,9 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
  * (`releaseTool`): the cut step writes it (its events then after the stop's `state.changed`).
  */
 export function releaseOnStop(c: RunContext, t: RunTurn): void {
+  // The run's last step end held for its finish (./last-step-end.ts): sent now, its events
+  // before the stopper's `cancelling`, as on SQLite where it was written before the stop.
+  sendLastEnd(c.run.id, c.app.log);
   const releasing = t.recorder?.releaseTool(true);
   if (!releasing) return;
   t.released = releasing.then(

@@ -269,6 +269,9 @@ async function launchRun(
       },
       resume,
       handed: resume ? undefined : handed,
+      // No durable engine: the finish follows the body here, no workflow's end between them, so
+      // it can carry the last step end (./last-step-end.ts).
+      ...(core.deps.durable && (core.deps.durable.workflows?.() ?? true) ? {} : { lastEndInFinish: true }),
       phased: options.phased,
       ...(options.opened ? { opened: options.opened } : {}),
       ...(options.prompted ? { prompted: options.prompted } : {}),

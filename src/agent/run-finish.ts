@@ -8,7 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError } from '../errors';
 import type { SessionEventPayloads } from '../events/types';
 import type { AgentRun, RunPatch, SessionAnnounce } from '../runs/run-ledger';
-import type { FinishAlongside } from '../runs/types';
+import type { FinishAlongside, FinishFirst } from '../runs/types';
+import { type HeldStepEnd, LastEndFailed, sendLastEnd, takeLastEnd } from './last-step-end';
 import type { RunOutcome } from './run-loop';
 import { type AgentCore, statePayload } from './session-runtime';
 
@@ -64,9 +65,18 @@ export async function recordFinished(
   queue = false,
   alongside?: FinishAlongside,
   announce?: SessionAnnounce,
+  first?: FinishFirst,
 ): Promise<{ run: AgentRun; queued?: boolean; deliver?: () => void }> {
   const runs = core.host.runs;
   if (runs.updateAndAppend) {
+    // With the run's last step end: one attempt, its failure the caller's (it writes them apart).
+    if (first)
+      return await runs.updateAndAppend(runId, finished, 'run.finished', event, {
+        queue,
+        ...(alongside ? { alongside } : {}),
+        ...(announce ? { announce } : {}),
+        first,
+      });
     if (!alongside)
       return await runs.updateAndAppend(runId, finished, 'run.finished', event, { queue, announce });
     try {
@@ -94,6 +104,8 @@ export async function recordFinished(
 /** The run stopped here unfinished at a clean stop; a live node adopts it (still `running`). */
 export async function handedOver(core: AgentCore, run: AgentRun, outcome: RunOutcome): Promise<void> {
   core.host.log.info('run handed over to a live node', { run_id: run.id, steps: outcome.steps });
+  // Its last step end held for a finish that is not this node's (./last-step-end.ts): alone.
+  await sendLastEnd(run.id, core.host.log);
   await core.deps.runLeases?.end(run);
   const rt = core.runtime(run.session_id);
   rt.controller = undefined;
@@ -122,6 +134,10 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   /** The finish's statement carried `run.finished` and the idle state: delivers them. */
   let deliver: (() => void) | undefined;
   let idleJoined = false;
+  // The run's last step end, held for this statement (./last-step-end.ts, p-pglast).
+  let last = await takeLastEnd(run.id);
+  const build = core.finishWrites.get(run.id);
+  core.finishWrites.delete(run.id);
   try {
     const finished = {
       status: outcome.status,
@@ -147,21 +163,59 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
     // Where the queue drains next, the statement also tells whether the session has queued runs.
     // Another domain's write in the finish's statement (`AgentService.finishWith`): the first
     // attempt only (a retry after a lost store reads the row first; the other domain writes its own).
-    const build = core.finishWrites.get(run.id);
-    core.finishWrites.delete(run.id);
     let alongside = build?.({ status: outcome.status, reason: outcome.reason, usage: outcome.usage });
     const published = finishedPayload(sessionId, run.id, outcome);
     // `run.finished` and the idle state in the finish's statement (PostgreSQL, p-finishjoin), first
     // attempt only; not when the run gives a lease up between them (an await: they were apart).
     let announce = finishAnnounce(core, run, published);
+    // The step end's events go first in the finish's; a finish that carries none (a lease to give
+    // up between its events) has the step end written alone before it.
+    if (last && !announce) await lastAlone(last);
+    if (last && announce) announce = { ...announce, events: [...last.events, ...announce.events] };
+    if (!announce) last = undefined;
     rt.finishing = announce !== undefined;
-    idleJoined = announce?.events.length === 2;
+    idleJoined = announce?.events.some((e) => e.type === 'state.changed') === true;
     const write = async (): Promise<AgentRun> => {
       const along = alongside;
       const ann = announce;
+      const end = last;
       alongside = undefined;
       announce = undefined;
-      const written = await recordFinished(core, run.id, finished, event, drains, along, ann);
+      last = undefined;
+      if (end) {
+        let result: unknown;
+        const written = await recordFinished(core, run.id, finished, event, drains, along, ann, {
+          ...end.first,
+          written: (answered) => {
+            result = answered;
+          },
+        }).catch((error: unknown) => {
+          // Neither written: the step end alone, then the finish alone (its events published
+          // after it, the compat row's end its own), as each was before.
+          a.log.warn('run finish with its last step end failed; writing them apart', {
+            run_id: run.id,
+            error,
+          });
+          return undefined;
+        });
+        if (written) {
+          // The step's completions published before `run.finished` where the statement did not carry them.
+          end.written(result, written.deliver !== undefined);
+          empty = written.queued === false;
+          deliver = written.deliver;
+          return written.run;
+        }
+        await lastAlone(end);
+      }
+      const written = await recordFinished(
+        core,
+        run.id,
+        finished,
+        event,
+        drains,
+        end ? undefined : along,
+        end ? undefined : ann,
+      );
       empty = written.queued === false;
       deliver = written.deliver;
       return written.run;
@@ -179,6 +233,12 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       model: outcome.model,
     });
   } catch (error) {
+    // The last step end failed alone: the run fails as a failing step end failed it, then finishes.
+    if (error instanceof LastEndFailed) {
+      if (build) core.finishWrites.set(run.id, build);
+      rt.finishing = undefined;
+      return await finishRun(core, run, await failedOutcome(error, outcome));
+    }
     a.log.error('run finalize failed', { run_id: run.id, error });
   }
   // No await when there was no lease: `run.finished` and the idle state below are one stretch,
@@ -196,6 +256,22 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   // The statement's events to their listeners now, the session idle here as they say.
   deliver?.();
   return { drains, ...(empty && (rt.queuedHere ?? 0) === queuedHere ? { queue: [] } : {}) };
+}
+
+/** The held step end alone (./last-step-end.ts); its failure is the run's (`LastEndFailed`). */
+async function lastAlone(end: HeldStepEnd): Promise<void> {
+  try {
+    await end.alone();
+  } catch (error) {
+    throw new LastEndFailed(error, end.fail);
+  }
+}
+
+/** The run's outcome once its last step end failed alone (its `error` event written by `fail`). */
+async function failedOutcome(failed: LastEndFailed, outcome: RunOutcome): Promise<RunOutcome> {
+  if (failed.fail) return await failed.fail(failed.error);
+  const message = failed.error instanceof Error ? failed.error.message : String(failed.error);
+  return { ...outcome, status: 'failed', reason: 'error', error: message };
 }
 
 /** `run.finished`'s session payload. */

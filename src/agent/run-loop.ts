@@ -23,6 +23,7 @@ import { holdCalls, releaseCalls } from './held-calls';
 import { heldEvent } from './held-event';
 import { appendToLedger, type HeldWrites, heldWrites, preparedHolding, writeHeldOnStop } from './held-writes';
 import { historyMessages, listedMessages, toModelMessages } from './history';
+import { afterLastEnd, heldLastEnd } from './last-step-end';
 import { assembleSystemPrompt } from './prompt';
 import { promptEvents, promptMessage } from './prompt-message';
 import { bridgeFor } from './run-bridge';
@@ -59,7 +60,8 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     resultMessageId: null,
     held: heldEvent(app, run.id),
     calls: holdCalls(app, run.id),
-    ledger: (type, payload = {}) => appendToLedger(c, type, payload),
+    // After the run's last step end held for its finish: that step end first, alone.
+    ledger: (type, payload = {}) => afterLastEnd(run.id, app.log, () => appendToLedger(c, type, payload)),
   };
   const heldAtEnd = writeHeldOnStop(c, x.stop);
   try {
@@ -74,7 +76,11 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const startStream = streamStarter(c, t, ai, providerOptionsFor(t.resolved, effort));
     await consumeStream(c, t, startStream(history, c.steps));
     await recoverLength(c, t, startStream);
-    return await settleRun(c, t);
+    const settled = await settleRun(c, t);
+    // The last step end held for the finish (./last-step-end.ts): failing alone, it fails the run.
+    const held = heldLastEnd(run.id);
+    if (held) held.fail = (error) => failedRun(c, error);
+    return settled;
   } catch (error) {
     return await failedRun(c, error);
   } finally {

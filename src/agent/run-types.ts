@@ -66,6 +66,11 @@ export interface RunExecution {
   resume?: boolean;
   /** The model its sender resolved for the run (SendInput.resolved), bound to the run if it still applies. */
   handed?: ResolvedModel;
+  /**
+   * The run's finish can carry its last step end in its statement (./last-step-end.ts, p-pglast):
+   * the finish is written by this node right after the run's body (not a durable workflow's).
+   */
+  lastEndInFinish?: boolean;
   /** Its `phase` (prompt) event was written with its claim (./run-control.ts `startRun`): not appended again. */
   phased?: boolean;
   /**

@@ -20,6 +20,7 @@ export function createDurableSlot(): {
       enqueue: async (runId, workspace) => await attached?.enqueue?.(runId, workspace),
       queues: () => attached?.enqueue !== undefined && (attached.queues?.() ?? true),
       outside: (fn) => (attached?.outside ? attached.outside(fn) : fn()),
+      workflows: () => attached !== undefined,
     },
     attach(engine) {
       attached = engine;

@@ -39,7 +39,7 @@ interface Events {
 interface AnnounceDeps {
   sql: SqlClient;
   clock: RunLedgerDeps['clock'];
-  bus: Pick<EventBus, 'publish' | 'joinAll'> | undefined;
+  bus: Pick<EventBus, 'publish' | 'joinAll' | 'reserve'> | undefined;
   writes: Pick<PostgresRunWrites, 'updateRunWithEventAfter' | 'insertEventWith'>;
   events: Events;
   ready: () => Promise<void>;
@@ -90,11 +90,18 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
     announce?: SessionAnnounce,
     riding?: TrailingInsert,
   ) => {
-    await deps.ready();
+    // Joined in this call, before any await: a caller's later publish (a stopper's `cancelling`,
+    // p-pglast) follows them.
     const now = clock.now();
     const joined = joinNow(deps, announce);
+    // Not joined, and they must keep their place: reserved in the bus's queue (`ordered`).
+    const reserved =
+      !joined && announce?.ordered && announce.events.length && !deps.sql.inTransaction()
+        ? deps.bus?.reserve?.(announce.sessionId, announce.events)
+        : undefined;
     let answered: Awaited<ReturnType<PostgresRunWrites['updateRunWithEventAfter']>> | undefined;
     try {
+      await deps.ready();
       // Joined behind the bus's append in flight: sent once it answered (p-finishjoin).
       if (joined?.turn) await joined.turn;
       answered = await writes.updateRunWithEventAfter(
@@ -110,6 +117,7 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
     } finally {
       // Nothing written (a missing message or run, a failure): nothing delivered, as before.
       joined?.settle(answered?.appended?.length ? answered.appended : undefined);
+      reserved?.settle(answered?.written !== undefined);
     }
     const { written, answer } = answered;
     // `before` first: its not_found (a missing message) is the one the separate writes threw.
@@ -117,7 +125,7 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
     return {
       ...announced(events, id, written, type, payload, now),
       before: result,
-      announced: joined !== undefined,
+      announced: joined !== undefined || reserved !== undefined,
     };
   };
 }
@@ -176,7 +184,32 @@ function updateAndAppendWrite(
       write: along.write,
       event: { type: along.event.type, payload: JSON.stringify(along.event.payload), created_at: now },
     };
-    const written = await writes.updateRunWithEvent(id, patch, now, event, queueOf, alongside, after);
+    // The run's last step end first (p-pglast): its event before this one, gating the statement.
+    const first = options?.first;
+    const firstWrite = first && {
+      before: first.before,
+      event: { type: first.event.type, payload: JSON.stringify(first.event.payload), created_at: now },
+      ...(first.riding ? { riding: first.riding } : {}),
+    };
+    const written = await writes.updateRunWithEvent(
+      id,
+      patch,
+      now,
+      event,
+      queueOf,
+      alongside,
+      after,
+      firstWrite,
+    );
+    // Answered: the step's model call was written whatever the gate decided.
+    first?.riding?.wrote();
+    if (first && written?.first) {
+      const { session_id } = written.run;
+      const stepEvent = { ...written.first.event, run_id: id, session_id, ...first.event, created_at: now };
+      events.known(id, session_id);
+      events.announce(stepEvent);
+      first.written(first.before.read(written.first.answer), stepEvent);
+    }
     const answer = announced(events, id, written, type, payload, now);
     if (along && written?.also) {
       // The other domain's event after the run's own, announced in its seq's order.

@@ -6,6 +6,7 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
+import type { PrecedingWrite, TrailingInsert } from '../store/preceding-write';
 import { type PgRunRowWithEvent, splitEvent } from './pg-run-claim-repository';
 import { type RunWrites, runPatchColumns } from './run-repository';
 import type { AgentRun, GatedInsert } from './types';
@@ -41,6 +42,17 @@ export const appendedRows = (value: unknown): AppendedRow[] =>
     previous: Number(row.previous),
   }));
 
+/**
+ * The run's last step end first (`FinishFirst`, p-pglast): its `before` gates the whole statement
+ * (`g`, read once before any write, with the queue's claim lock first so the locks are taken in the
+ * order claim, messages, session, run); its `WITH`s; its event appended before the run's own.
+ */
+interface FirstWrite {
+  before: PrecedingWrite<unknown>;
+  event: RunEventWrite;
+  riding?: TrailingInsert;
+}
+
 /** `PostgresRunWrites.updateRunWithEvent`; `queueOf`: its session's queue (`queued`, migration 41). */
 export async function updateRunWithEvent(
   sql: SqlClient,
@@ -51,6 +63,7 @@ export async function updateRunWithEvent(
   queueOf?: string,
   alongside?: { write: GatedInsert; event: RunEventWrite },
   after?: FollowingCall,
+  first?: FirstWrite,
 ): Promise<
   | {
       run: AgentRun;
@@ -58,19 +71,37 @@ export async function updateRunWithEvent(
       queued?: boolean;
       also?: { id: number; seq: number };
       appended?: AppendedRow[];
+      first?: { answer: unknown; event: { id: number; seq: number } };
     }
   | undefined
 > {
-  const [text, params] = updateStatement(id, patch, now);
-  const n = params.length;
+  // `first`'s parameters come first ($1…$b): its `WITH`s number their own.
+  const b = first?.before.values.length ?? 0;
+  const [text, params] = updateStatement(id, patch, now, b);
+  const n = b + params.length;
   // The claim lock and queue read gate the UPDATE (an InitPlan): before the row's lock, as a claim.
   const q = queueOf ? `q AS MATERIALIZED (SELECT svc_session_has_queued($${n + 4}) AS queued), ` : '';
-  const [gate, answer] = q
-    ? [' AND (SELECT queued FROM q) IS NOT NULL', ', (SELECT queued FROM q) AS svc_queued']
-    : ['', ''];
+  const queuedGate = q ? '(SELECT queued FROM q) IS NOT NULL' : '';
+  const [gate, answer] = q ? [` AND ${queuedGate}`, ', (SELECT queued FROM q) AS svc_queued'] : ['', ''];
+  // The step end's event's parameters after the queue's; its gate `g` holds the queue's too.
+  const f = n + 3 + (queueOf ? 1 : 0);
+  const go = '(SELECT go FROM g)';
+  const firstSql = first
+    ? {
+        with: `g AS (SELECT (${first.before.ready}) AND EXISTS (SELECT 1 FROM agent_runs WHERE id = $${b + params.length})${queuedGate ? ` AND ${queuedGate}` : ''} AS go),
+       ${first.before.ctes(go)}, `,
+        gate: ` AND ${go} AND (SELECT count(*) FROM ${first.before.last}) >= 0`,
+        join: ` CROSS JOIN LATERAL svc_append_run_event(r.id, r.session_id, $${f + 1}, $${f + 2}, $${f + 3}) f`,
+        // The run's own event after the step end's (`a` waits for `f`: consecutive seqs).
+        own: (call: string) => `CROSS JOIN LATERAL (SELECT o.event_id, o.event_seq FROM ${call} o
+            WHERE f.event_id IS NOT NULL) a`,
+        answer: `, f.event_id AS svc_first_id, f.event_seq AS svc_first_seq, (${first.before.answer(go)}) AS svc_before`,
+        values: [first.event.type, first.event.payload, first.event.created_at],
+      }
+    : undefined;
   // The other domain's write after the run's row (its lock first), only with it; its event after
   // the run's own (`b` waits for `a`: consecutive seqs), only when the write answered a row.
-  const at = n + 3 + (queueOf ? 1 : 0);
+  const at = f + (first ? 3 : 0);
   const also = alongside
     ? {
         with: `, ${alongside.write.cte(at + 3, 'EXISTS (SELECT 1 FROM r)')}`,
@@ -87,11 +118,13 @@ export async function updateRunWithEvent(
       }
     : undefined;
   const values = [
+    ...(first?.before.values ?? []),
     ...params,
     event.type,
     event.payload,
     event.created_at,
     ...(queueOf ? [queueOf] : []),
+    ...(firstSql?.values ?? []),
     ...(also?.values ?? []),
   ];
   // The session events last (p-finishjoin: a finish's `run.finished` and idle state), only with
@@ -100,21 +133,38 @@ export async function updateRunWithEvent(
   const following = call
     ? `, (SELECT ${appendedJson} FROM ${call.text} e WHERE a.event_id IS NOT NULL) AS svc_appended`
     : '';
+  // The step end's model call, unconditional (`TrailingInsert`): its own `WITH`, its parameters last.
+  const riding = first?.riding;
+  const ridingAt = values.length + (call?.values.length ?? 0);
+  const ridingWith = riding ? `svc_riding AS (${riding.sql(ridingAt)}), ` : '';
+  const own = `svc_append_run_event(r.id, r.session_id, $${n + 1}, $${n + 2}, $${n + 3})`;
   const row = await sql.one<
     PgRunRowWithEvent & {
       svc_queued?: boolean;
       svc_also_id?: number | string | null;
       svc_also_seq?: number | string | null;
       svc_appended?: unknown;
+      svc_first_id?: number | string | null;
+      svc_first_seq?: number | string | null;
+      svc_before?: unknown;
     }
   >(
-    `WITH ${q}r AS (${text}${gate} RETURNING *)${also?.with ?? ''}
-     SELECT r.*, a.event_id AS svc_event_id, a.event_seq AS svc_event_seq${answer}${also?.answer ?? ''}${following}
-       FROM r CROSS JOIN LATERAL svc_append_run_event(r.id, r.session_id, $${n + 1}, $${n + 2}, $${n + 3}) a${also?.join ?? ''}`,
-    call ? [...values, ...call.values] : values,
+    `WITH ${q}${ridingWith}${firstSql?.with ?? ''}r AS (${text}${gate}${firstSql?.gate ?? ''} RETURNING *)${also?.with ?? ''}
+     SELECT r.*, a.event_id AS svc_event_id, a.event_seq AS svc_event_seq${answer}${firstSql?.answer ?? ''}${also?.answer ?? ''}${following}
+       FROM r${firstSql ? `${firstSql.join} ${firstSql.own(own)}` : ` CROSS JOIN LATERAL ${own} a`}${also?.join ?? ''}`,
+    [...values, ...(call?.values ?? []), ...(riding?.values ?? [])],
   );
   if (!row) return undefined;
-  const { svc_queued, svc_also_id, svc_also_seq, svc_appended, ...rest } = row;
+  const {
+    svc_queued,
+    svc_also_id,
+    svc_also_seq,
+    svc_appended,
+    svc_first_id,
+    svc_first_seq,
+    svc_before,
+    ...rest
+  } = row;
   return {
     ...(call ? { appended: appendedRows(svc_appended) } : {}),
     ...splitEvent(rest),
@@ -122,6 +172,9 @@ export async function updateRunWithEvent(
     ...(svc_also_id === null || svc_also_id === undefined
       ? {}
       : { also: { id: Number(svc_also_id), seq: Number(svc_also_seq) } }),
+    ...(first && svc_first_id !== null && svc_first_id !== undefined
+      ? { first: { answer: svc_before, event: { id: Number(svc_first_id), seq: Number(svc_first_seq) } } }
+      : {}),
   };
 }
 
@@ -130,9 +183,10 @@ export function updateStatement(
   id: string,
   patch: Parameters<RunWrites['updateRun']>[1],
   now: number,
+  offset = 0,
 ): [string, unknown[]] {
   const columns = runPatchColumns(patch, now);
-  const sets = columns.map(([column], i) => `${column} = $${i + 1}`).join(', ');
+  const sets = columns.map(([column], i) => `${column} = $${offset + i + 1}`).join(', ');
   const params = [...columns.map(([, value]) => value), id];
-  return [`UPDATE agent_runs SET ${sets} WHERE id = $${params.length}`, params];
+  return [`UPDATE agent_runs SET ${sets} WHERE id = $${offset + params.length}`, params];
 }

@@ -104,6 +104,12 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
     alongside?: { write: GatedInsert; event: RunEventWrite },
     /** A call appending session events, made last and only when the run's row was written. */
     after?: FollowingCall,
+    /**
+     * The run's last step end first (p-pglast): `before`'s writes gate the whole statement (its
+     * rows missing: undefined, nothing written), its event appended before `event`, `riding` made
+     * whatever the gate decides. `first` in the answer: `before`'s answer and the event's ids.
+     */
+    first?: { before: PrecedingWrite<unknown>; event: RunEventWrite; riding?: TrailingInsert },
   ): Promise<
     | {
         run: AgentRun;
@@ -112,6 +118,7 @@ export interface PostgresRunWrites extends AsyncOf<RunWrites> {
         also?: { id: number; seq: number };
         /** `after`'s rows (undefined: not made). */
         appended?: AppendedRow[];
+        first?: { answer: unknown; event: { id: number; seq: number } };
       }
     | undefined
   >;
@@ -196,8 +203,8 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       if (!inserted) throw new Error(`agent_runs: no row returned for run ${row.id}`);
       return fromPg(inserted);
     },
-    updateRunWithEvent: (id, patch, now, event, queueOf, alongside, after) =>
-      updateRunWithEvent(sql, id, patch, now, event, queueOf, alongside, after),
+    updateRunWithEvent: (id, patch, now, event, queueOf, alongside, after, first) =>
+      updateRunWithEvent(sql, id, patch, now, event, queueOf, alongside, after, first),
     updateRunWithEventAfter: (id, patch, now, event, before, after, riding) =>
       updateRunWithEventAfter(sql, id, patch, now, event, before, after, riding),
     insertEventWith: (runId, event, after, riding) => insertEventWith(sql, runId, event, after, riding),

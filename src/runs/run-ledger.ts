@@ -25,7 +25,15 @@ import {
   createRunWriteOps,
   type RunPatch,
 } from './run-writes';
-import type { AgentRun, AlongsideWrite, ClaimAlongside, FinishAlongside, RunEvent, RunFilter } from './types';
+import type {
+  AgentRun,
+  AlongsideWrite,
+  ClaimAlongside,
+  FinishAlongside,
+  FinishFirst,
+  RunEvent,
+  RunFilter,
+} from './types';
 
 export { isLiveRunner, processAlive, registerRunner } from './run-recovery';
 export type { ClaimOptions, ClaimResult, CreateRunInput, RunPatch } from './run-writes';
@@ -147,6 +155,11 @@ export interface RunLedger {
        * the caller publishes them.
        */
       announce?: SessionAnnounce;
+      /**
+       * The run's last step end, written first in the same statement (p-pglast): all or nothing
+       * with the finish; `written` is told once it was (a failure: neither was written).
+       */
+      first?: FinishFirst;
     },
   ): Promise<{ run: AgentRun; event: RunEvent; queued?: boolean; deliver?: () => void }>;
   /**
@@ -339,6 +352,11 @@ export interface SessionAnnounce {
    * behind before it answers (a run's last step end).
    */
   next?: boolean;
+  /**
+   * Not joinable: reserved in the bus's queue all the same (`EventBus.reserve`), appended once the
+   * statement wrote (`updateAndAppendAfter`: a stop's send of a held step end, p-pglast).
+   */
+  ordered?: boolean;
 }
 
 export interface RunLedgerDeps {

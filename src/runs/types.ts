@@ -4,6 +4,7 @@
  * @module
  */
 import type { FailureReport } from '../errors';
+import type { PrecedingWrite, TrailingInsert } from '../store/preceding-write';
 
 export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
 export const RUN_STATUSES: readonly RunStatus[] = [
@@ -127,6 +128,22 @@ export interface FinishAlongside {
   readonly write: GatedInsert;
   readonly event: { readonly type: string; readonly payload: Record<string, unknown> };
   written(event: RunEvent): void;
+}
+
+/**
+ * The run's last step end that its finish writes first, in the finish's own statement (issue 18
+ * item 6, p-pglast): `before`, the step's session writes (its messages finished, the session's
+ * usage: ../store/preceding-write.ts), gating the whole statement (its rows missing: nothing is
+ * written); `event` (its `step.finished`), appended to the run right before the finish's own event;
+ * `riding` (the step's model call), made whatever the statement decides. `written` is told
+ * `before`'s result and the event once the statement wrote them; never told, nothing of the step
+ * end was written: the caller writes it.
+ */
+export interface FinishFirst {
+  readonly before: PrecedingWrite<unknown>;
+  readonly event: { readonly type: string; readonly payload: Record<string, unknown> };
+  readonly riding?: TrailingInsert;
+  written(result: unknown, event: RunEvent): void;
 }
 
 /**

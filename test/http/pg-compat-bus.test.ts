@@ -59,7 +59,13 @@ describe.skipIf(!pg.available)('a compat request’s session-event appends on Po
       expect(types.flat()).not.toContain('run.finished');
       expect(types.flat()).not.toContain('state.changed');
       const finish = calls.filter((call) => /^WITH .*r AS \(UPDATE agent_runs /s.test(call.text));
-      expect(finish.at(-1)?.values).toContainEqual(['run.finished', 'state.changed']);
+      // With the last step end's completions and context gauge before them (p-pglast: one statement).
+      expect(finish.at(-1)?.values).toContainEqual([
+        'message.completed',
+        'context.usage',
+        'run.finished',
+        'state.changed',
+      ]);
       expect(types.length).toBeLessThanOrEqual(3);
       const after = types.flat();
       expect(after).toContain('message.delta');

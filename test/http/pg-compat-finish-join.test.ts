@@ -21,6 +21,8 @@ const pg = postgresForFile();
 const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
 const RUN_FINISH = /^WITH .*r AS \(UPDATE agent_runs .*svc_append_run_event/s;
 const FINISH_EVENTS = ['run.finished', 'state.changed'];
+/** The finish's session events with the last step end's before them (p-pglast: one statement). */
+const LAST_FINISH_EVENTS = ['message.completed', 'context.usage', ...FINISH_EVENTS];
 type Call = { text: string; values?: unknown[] };
 /**
  * A run's finish: its ledger event's type (`run.finished`) is one of the statement's own values.
@@ -115,7 +117,7 @@ describe.skipIf(!pg.available)(
       const finish = calls.findIndex(isFinish);
       expect(finish, calls.map((c) => c.text.slice(0, 60)).join('\n')).toBeGreaterThanOrEqual(0);
       expect(calls[finish].text).toContain('svc_append_events_across(');
-      expect(calls[finish].values).toContainEqual(FINISH_EVENTS);
+      expect(calls[finish].values).toContainEqual(LAST_FINISH_EVENTS);
       // No append of the bus's own after the finish, and none carries the finish's events.
       expect(calls.slice(finish + 1).filter((call) => BUS_APPEND.test(call.text))).toEqual([]);
       const appended = calls
@@ -157,9 +159,9 @@ describe.skipIf(!pg.available)(
       const [sessionId] = postgres.sessions;
       const { calls } = postgres;
       const finishes = calls.flatMap((call, at) => (isFinish(call) ? [at] : []));
-      // The joined finish (refused), then the finish alone.
+      // The joined finish with the last step end (refused), then the finish alone.
       expect(finishes).toHaveLength(2);
-      expect(calls[finishes[0]].values).toContainEqual(FINISH_EVENTS);
+      expect(calls[finishes[0]].values).toContainEqual(LAST_FINISH_EVENTS);
       expect(calls[finishes[1]].text).not.toContain('svc_append_events_across(');
       const after = calls.slice(finishes[1] + 1).filter((call) => BUS_APPEND.test(call.text));
       expect(after.flatMap((call) => call.values?.[1] as string[])).toEqual(FINISH_EVENTS);

@@ -30,7 +30,9 @@ const toolStartedWithCall = (text: string) => WITH_CALL.test(text) && !text.incl
 const MESSAGE_WITH_CALL =
   /^WITH s AS \(UPDATE sessions[\s\S]*INSERT INTO messages[\s\S]*svc_riding AS \(INSERT INTO model_calls[\s\S]*svc_append_run_event_list/;
 /** A step end's statement (the run's row with `step.finished`) carrying the model call. */
-const STEP_END_WITH_CALL = /^WITH svc_riding AS \(INSERT INTO model_calls[\s\S]*UPDATE agent_runs/;
+// The last step end's: since p-pglast in the run's finish statement, after its queue read.
+const STEP_END_WITH_CALL =
+  /^WITH (q AS MATERIALIZED \(SELECT svc_session_has_queued\(\$\d+\) AS queued\), )?svc_riding AS \(INSERT INTO model_calls[\s\S]*UPDATE agent_runs/;
 
 describe.skipIf(!pg.available)('a step`s model call in its step end`s statement (PostgreSQL)', () => {
   const closers: (() => Promise<void>)[] = [];

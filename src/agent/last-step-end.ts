@@ -1,0 +1,93 @@
+/**
+ * A run's last step end in its finish's statement (PostgreSQL, issue 18 item 6, p-pglast). The
+ * step end of a step with no call that ends the run (./end-step.ts) was a statement of its own,
+ * awaited, and the run's finish (./run-finish.ts) a second one right after it. Here the step end's
+ * statement is held (`holdLastEnd`) and the finish writes it first in its own (`FinishFirst`,
+ * src/runs/pg-run-update-event-repository.ts): the step's messages finished, the session's usage,
+ * its model call, `step.finished`, then the run's row, `run.finished`, what rides in the finish
+ * (the compat row's end), and the session events of both (the step's completions and
+ * `context.usage`, then `run.finished` and the idle state), one round trip.
+ *
+ * Anything else that would write after the step end sends it alone first, in this call, so its
+ * events keep SQLite's place: a stop (`RunContext.x.stop.release`: before the stopper's
+ * `cancelling`), a run event (`RunContext.ledger`), a hand-over, a finish that cannot carry it
+ * (a lease to give up between its events). A finish whose statement fails writes the parts apart:
+ * the step end alone, then the finish alone (the compat row's end its own); a step end that fails
+ * alone then fails the run as a failing step end did (`fail`: the run's failure, its `error`
+ * event, then its finish).
+ * @module
+ */
+import type { Logger } from '../log';
+import type { SessionAnnounce } from '../runs/run-ledger';
+import type { FinishFirst } from '../runs/types';
+import type { RunOutcome } from './run-types';
+
+/** The held step end: what the finish writes first, and its effects once written. */
+export interface HeldStepEnd {
+  /** `FinishFirst` but its `written`. */
+  readonly first: Omit<FinishFirst, 'written'>;
+  /** Its session events, before the finish's own in the finish's statement. */
+  readonly events: SessionAnnounce['events'];
+  /** The finish's statement wrote it: the step's effects (`announced`: its events were in it too). */
+  written(result: unknown, announced: boolean): void;
+  /** Sends it alone, as the step end was: its session events joined or published in this call. */
+  alone(): Promise<void>;
+  /** Its step end failed alone: the run's failure recorded, its outcome (./run-loop.ts). */
+  fail?: (error: unknown) => Promise<RunOutcome>;
+}
+
+type Held = { end: HeldStepEnd } | { sending: Promise<void> };
+const held = new Map<string, Held>();
+
+/** The run's last step end, held for its finish's statement. */
+export function holdLastEnd(runId: string, end: HeldStepEnd): void {
+  held.set(runId, { end });
+}
+
+/** The held step end (still held), to set its `fail`. */
+export function heldLastEnd(runId: string): HeldStepEnd | undefined {
+  const entry = held.get(runId);
+  return entry && 'end' in entry ? entry.end : undefined;
+}
+
+/**
+ * The held step end sent alone now (its events placed in the bus's queue in this call), or the
+ * send in flight; undefined: none. The finish waits for it (`takeLastEnd`). A failure is logged
+ * (the run ends as it was ending, its step's messages unfinished) and resolves.
+ */
+export function sendLastEnd(runId: string, log: Logger): Promise<void> | undefined {
+  const entry = held.get(runId);
+  if (!entry) return undefined;
+  if ('sending' in entry) return entry.sending;
+  const sending = entry.end.alone().catch((error: unknown) => {
+    log.warn('run step end failed', { run_id: runId, error });
+  });
+  held.set(runId, { sending });
+  return sending;
+}
+
+/** `append` (a run event, `RunContext.ledger`), after the run's held last step end sent alone. */
+export function afterLastEnd(runId: string, log: Logger, append: () => Promise<void>): Promise<void> {
+  const sending = sendLastEnd(runId, log);
+  return sending ? sending.then(append) : append();
+}
+
+/** For the finish: the held step end (taken: the finish writes it), or, once a send in flight answered, undefined. */
+export async function takeLastEnd(runId: string): Promise<HeldStepEnd | undefined> {
+  const entry = held.get(runId);
+  held.delete(runId);
+  if (!entry) return undefined;
+  if ('end' in entry) return entry.end;
+  await entry.sending;
+  return undefined;
+}
+
+/** The held step end failed alone: the run fails with it (`HeldStepEnd.fail`). */
+export class LastEndFailed extends Error {
+  constructor(
+    readonly error: unknown,
+    readonly fail: HeldStepEnd['fail'],
+  ) {
+    super('the run’s last step end failed');
+  }
+}
