@@ -108,10 +108,13 @@ export function streamAnswer(
       wroteText = true;
       textChunk(app.redactor.string(separator + delta.delta));
       // The first text leaves in the tick the provider's text came in: not after the rest of
-      // that read (a whole short answer: the step's end, the run's finish) was processed.
+      // that read (a whole short answer: the step's end, the run's finish) was processed. It is
+      // flushed by a promise callback queued now, so the deltas already queued behind it (those
+      // of the same read that waited for the step's assistant message, recorded one callback
+      // after another) go in its write: one socket write for the read's text, not one per delta.
       if (!flushed) {
         flushed = true;
-        stream.flush();
+        queueMicrotask(stream.flush);
       }
       return;
     }
