@@ -107,11 +107,9 @@ export function streamAnswer(
       lastMessage = delta.message_id;
       wroteText = true;
       textChunk(app.redactor.string(separator + delta.delta));
-      // The first text leaves in the tick the provider's text came in: not after the rest of
-      // that read (a whole short answer: the step's end, the run's finish) was processed. It is
-      // flushed by a promise callback queued now, so the deltas already queued behind it (those
-      // of the same read that waited for the step's assistant message, recorded one callback
-      // after another) go in its write: one socket write for the read's text, not one per delta.
+      // The first text leaves in the tick the provider's text came in, not after the rest of
+      // that read (the step's end, the run's finish), with the deltas of that read queued behind
+      // it (they waited for the assistant message): one socket write for the read's text.
       if (!flushed) {
         flushed = true;
         queueMicrotask(stream.flush);
