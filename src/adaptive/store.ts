@@ -6,7 +6,6 @@
  * @module
  */
 import type { Statement } from 'better-sqlite3';
-import { memoByDataVersion } from '../store/data-version';
 import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
 import type { Genome, Preset } from './genome';
@@ -193,8 +192,7 @@ export interface AdaptiveStore extends AdaptiveSessionRows, AdaptiveEvaluations,
   /**
    * False only when the session surely has no pending reshape proposal, from what the store keeps
    * in memory (PostgreSQL: the sessions with one, kept while no write to `adaptive_sessions` is
-   * notified; SQLite: kept while no other connection committed and this store wrote no row,
-   * `PRAGMA data_version`); true when it may (then read the row). Absent: read the row.
+   * notified); true when it may (then read the row). Absent (SQLite): read the row.
    */
   mayHaveProposal?(sessionId: string): Promise<boolean>;
 }
@@ -301,28 +299,11 @@ export const decodeEvaluation = (raw: Record<string, unknown>): EvaluationRow =>
   shadow: json<ShadowScore | null>(raw.shadow as string | null, null),
 });
 
-/** Past this many sessions with a proposal the set is not kept (every session may have one). */
-const PROPOSALS_KEPT = 10_000;
-
 export function createAdaptiveStore(db: () => Db): AdaptiveStore {
   const sql = statementCache(db);
   const sync = sessionRowStatements(sql);
-  // The sessions with a pending proposal (few: with the layer off one is cleared at the session's
-  // next idle state), so an idle state of a session without one reads nothing (issue 17 item 3).
-  const proposals = memoByDataVersion(db, () => {
-    const rows = sql('SELECT session_id FROM adaptive_sessions WHERE proposal IS NOT NULL LIMIT ?').all(
-      PROPOSALS_KEPT + 1,
-    ) as { session_id: string }[];
-    return rows.length > PROPOSALS_KEPT ? undefined : new Set(rows.map((row) => row.session_id));
-  });
-  const rows = sessionRows(sql);
   return {
-    ...rows,
-    put: async (row) => {
-      proposals.invalidate();
-      await rows.put(row);
-    },
-    mayHaveProposal: async (sessionId) => proposals.get('pending')?.has(sessionId) ?? true,
+    ...sessionRows(sql),
     ...evaluations(sql),
     ...reviews(sql, db),
     // A synchronous better-sqlite3 transaction (a savepoint inside an open one): nothing awaits
@@ -331,7 +312,6 @@ export function createAdaptiveStore(db: () => Db): AdaptiveStore {
       db().transaction(() => {
         const next = change(sync.get(sessionId));
         if (!next) return undefined;
-        proposals.invalidate();
         sync.put(next.row);
         if (next.evaluation) addEvaluation(sql, next.evaluation.row, next.evaluation.keep);
         return next.row;
