@@ -4,12 +4,21 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
-/** The environment of a bench's svc process in `ws`: PATH, a HOME and XDG config inside it, `env`. */
+/**
+ * The environment of a bench's svc process in `ws`: PATH, a HOME and XDG config inside it, `env`,
+ * and BENCH_SVC_ENV's `NAME=value` pairs (space-separated: a setting to compare, e.g.
+ * `BENCH_SVC_ENV=SVC_GROUP_COMMIT=0`).
+ */
 export function serviceEnv(ws, env = {}) {
+  const extra = (process.env.BENCH_SVC_ENV ?? '')
+    .split(' ')
+    .filter((pair) => pair.includes('='))
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]);
   return {
     PATH: process.env.PATH,
     HOME: join(ws, '.home'),
     XDG_CONFIG_HOME: join(ws, '.home', '.config'),
+    ...Object.fromEntries(extra),
     ...env,
   };
 }

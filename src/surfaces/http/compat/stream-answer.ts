@@ -107,11 +107,12 @@ export function streamAnswer(
       lastMessage = delta.message_id;
       wroteText = true;
       textChunk(app.redactor.string(separator + delta.delta));
-      // The first text leaves in the tick the provider's text came in: not after the rest of
-      // that read (a whole short answer: the step's end, the run's finish) was processed.
+      // The first text leaves in the tick the provider's text came in, not after the rest of
+      // that read (the step's end, the run's finish), with the deltas of that read queued behind
+      // it (they waited for the assistant message): one socket write for the read's text.
       if (!flushed) {
         flushed = true;
-        stream.flush();
+        queueMicrotask(stream.flush);
       }
       return;
     }
