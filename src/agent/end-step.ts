@@ -9,7 +9,7 @@
  */
 import { flushCalls, takeCall } from './held-calls';
 import type { RunContext, RunTurn } from './run-types';
-import { startStepClose, stepEndJoined } from './step-close';
+import { type StepClosing, startStepClose, stepEndJoined } from './step-close';
 import { recordStepEnd } from './step-ends';
 
 /** Close the current step: its message, usage, cost, the context gauge and the ledger. */
@@ -18,11 +18,13 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   const recorder = t.recorder;
   if (!recorder) return;
   // An assistant message held for its first tool's start that did not start (p-pgride), then a
-  // `phase` no message of the step carried (./held-event.ts), before the step's end.
-  const releasing = recorder.release();
+  // `phase` no message of the step carried (./held-event.ts), before the step's end; not a start
+  // held with its result for this statement (p-heldstep: the message, the `phase` go in it).
+  const opens = !interrupted && stepEndJoined(app) && recorder.opensAtEnd();
+  const releasing = opens ? undefined : recorder.release();
   if (releasing)
     await releasing.catch((error: unknown) => app.log.warn('streamed message write failed', { error }));
-  const flushing = c.held.flush();
+  const flushing = opens ? undefined : c.held.flush();
   if (flushing) await flushing;
   // The held result's write a stop started (`releaseOnStop`): failed, the result is held again
   // and the cut step writes it here (a second failure fails the run, as the step's own would).
@@ -42,7 +44,7 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   if (t.released) await t.released;
   // The messages finished and the session's usage (one statement on PostgreSQL, ./step-close.ts).
   const started = startStepClose(app, recorder, sessionId, stepUsage, stepCost);
-  const closing = started instanceof Promise ? await started : started;
+  let closing = started instanceof Promise ? await started : started;
   if (stepUsage) {
     usage.input_tokens += stepUsage.input_tokens;
     usage.output_tokens += stepUsage.output_tokens;
@@ -82,32 +84,45 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   const joined = closing.before !== undefined && app.runs.updateAndAppendAfter !== undefined;
   const call = joined ? takeCall(app, c.calls) : undefined;
   if (!joined) await flushCalls(app, c.calls);
+  const joinedEnd = (now: StepClosing, riding: typeof call) => {
+    const updateAndAppendAfter = app.runs.updateAndAppendAfter;
+    if (!now.before || !updateAndAppendAfter) throw new Error('the step end is not one statement');
+    return updateAndAppendAfter(
+      run.id,
+      patch,
+      'step.finished',
+      finished,
+      now.before,
+      {
+        sessionId,
+        events: contextUsage ? [...now.completions(), contextUsage] : now.completions(),
+        // A step with no call ends the run: nothing is sent behind its end before it answers,
+        // so it may wait for the bus's append in flight and carry its events (p-finishjoin).
+        next: recorder.toolCalls.length === 0,
+      },
+      riding?.insert,
+    )
+      .then(
+        (joined) => [joined.before, joined, joined.announced] as const,
+        (error: unknown) => {
+          recorder.heldCloseFailed();
+          throw error;
+        },
+      )
+      .finally(() => riding?.after());
+  };
   const [session, appended, announced] =
     closing.before && app.runs.updateAndAppendAfter
-      ? await app.runs
-          .updateAndAppendAfter(
-            run.id,
-            patch,
-            'step.finished',
-            finished,
-            closing.before,
-            {
-              sessionId,
-              events: contextUsage ? [...closing.completions(), contextUsage] : closing.completions(),
-              // A step with no call ends the run: nothing is sent behind its end before it answers,
-              // so it may wait for the bus's append in flight and carry its events (p-finishjoin).
-              next: recorder.toolCalls.length === 0,
-            },
-            call?.insert,
-          )
-          .then(
-            (joined) => [joined.before, joined, joined.announced] as const,
-            (error: unknown) => {
-              recorder.heldCloseFailed();
-              throw error;
-            },
-          )
-          .finally(() => call?.after())
+      ? await joinedEnd(closing, call).catch(async (error: unknown) => {
+          // The statement carried the step's start too (p-heldstep): the parts written as before
+          // its start was held (the message with its start, then the result, then the step end).
+          if (!recorder.heldOpenFailed()) throw error;
+          app.log.warn('step end failed, written in parts', { run_id: run.id, error });
+          await recorder.releaseTool();
+          const again = startStepClose(app, recorder, sessionId, stepUsage, stepCost);
+          closing = again instanceof Promise ? await again : again;
+          return await joinedEnd(closing, undefined);
+        })
       : app.runs.updateAndAppend
         ? ([
             ...(await Promise.all([

@@ -3,14 +3,17 @@
  * the tool message (results). Deltas go on the bus at once and reach the database at most every
  * FLUSH_MS; a tool call and a tool result are written immediately, and everything at the step's
  * end, so a crash loses at most a few milliseconds of streamed text. On PostgreSQL an assistant
- * message that opens with a tool call is written with that call's `tool.started` (`startCall`).
+ * message that opens with a tool call is written with that call's `tool.started` (`startCall`),
+ * or, when that call only reads (p-heldstep, `deferStart`), by the step end's statement, already
+ * closed, with the call's start and result: nothing of the step is written before its end.
  * @module
  */
 
 import type { Message, MessagePart, ProviderMetadata, Usage } from '../sessions/session-store';
-import type { MessagePatch, SessionEventWrite, StepCloseCreated } from '../sessions/types';
+import type { MessagePatch, SessionEventWrite, StepCloseCreated, StepCloseOpened } from '../sessions/types';
 import { type FollowingWrite, withRiding } from '../store/preceding-write';
 import type { AgentHost } from './deps';
+import type { TakenEvents } from './held-event';
 import { INTERRUPTED_RESULT } from './history';
 import {
   addResult,
@@ -57,6 +60,16 @@ export class StepRecorder {
   private timer: NodeJS.Timeout | undefined;
   /** The step's only result, held for the step end (`heldClose`) or `releaseTool` (p-pgtoolend). */
   private heldResult: HeldResult | undefined;
+  /**
+   * The step's only call's start held with its assistant message for the step end (p-heldstep):
+   * written by the step end's statement (`heldOpen`), or alone first (`release`) by whatever needs
+   * it earlier; `at`: when the call was recorded (the message's `created_at`).
+   */
+  private deferred: { start: CallStart; at: number } | undefined;
+  /** The deferred start as the step end's statement took it (`heldOpen`), until it answered. */
+  private opening:
+    | { deferred: { start: CallStart; at: number }; taken: TakenEvents; opened: StepCloseOpened }
+    | undefined;
   readonly toolCalls: RecordedToolCall[] = [];
 
   constructor(
@@ -183,8 +196,11 @@ export class StepRecorder {
     result: { tool_call_id: string; tool: string; output: string; isError: boolean },
     finished: FinishedWrite,
   ): Promise<boolean | 'held'> {
-    const releasing = this.release();
-    if (releasing) await releasing;
+    // A start held for the step end (p-heldstep) stays held when the result is held too.
+    if (!this.deferred || !this.holdsFirst()) {
+      const releasing = this.release();
+      if (releasing) await releasing;
+    }
     if (this.toolCreated || this.heldResult || !this.app.sessions.appendAnnounced) return false;
     if (this.options.handedOver?.()) return false;
     const part = addResult(this.results, result.tool_call_id, result.tool, result.output, result.isError);
@@ -209,17 +225,32 @@ export class StepRecorder {
     }
   }
 
+  /** Whether the step's first result would be held (`finishedResult`): its only call, nothing made yet. */
+  private holdsFirst(): boolean {
+    return (
+      this.options.holdsResult === true &&
+      this.toolCalls.length === 1 &&
+      this.results.length === 0 &&
+      !this.toolCreated &&
+      !this.heldResult &&
+      !this.options.handedOver?.()
+    );
+  }
+
   /**
-   * The held result's message and `tool.finished` written alone now (undefined: none held).
-   * `ordered`: its session events keep their place in the bus's queue at this call even when the
-   * bus is busy (a stop's release, ./end-step.ts). A failed statement holds the result again, as a
-   * failed step end does (`heldCloseFailed`): the next release (the cut step's) writes it.
+   * The held result's message and `tool.finished` written alone now (undefined: none held), after
+   * a start held for the step end (`deferStart`), written first. `ordered`: their session events
+   * keep their places in the bus's queue at this call even when the bus is busy (a stop's release,
+   * ./end-step.ts): both messages' appends are called now (their events joined or reserved now), the
+   * result's statement sent once the start's answered (`after`). A failed statement holds them
+   * again, as a failed step end does (`heldCloseFailed`): the next release (the cut step's) writes them.
    */
   releaseTool(ordered = false): Promise<unknown> | undefined {
+    const starting = this.deferred ? this.startDeferred(ordered) : undefined;
     const held = this.heldResult;
-    if (!held || held.created) return undefined;
+    if (!held || held.created) return starting;
     this.heldResult = undefined;
-    this.toolCreated = this.createTool(held.finished, ordered).catch((error: unknown) => {
+    this.toolCreated = this.createTool(held.finished, ordered, starting).catch((error: unknown) => {
       this.toolCreated = undefined;
       this.heldResult ??= held;
       throw error;
@@ -248,9 +279,13 @@ export class StepRecorder {
     this.resultsWritten = Math.max(this.resultsWritten, results.length);
   }
 
-  private async createTool(finished?: FinishedWrite, ordered = false): Promise<Message> {
+  private async createTool(
+    finished?: FinishedWrite,
+    ordered = false,
+    after?: Promise<unknown>,
+  ): Promise<Message> {
     const results = [...this.results];
-    const tool = await appendToolMessage(this.app, this.options, results, finished, ordered);
+    const tool = await appendToolMessage(this.app, this.options, results, finished, ordered, after);
     this.tool = tool;
     this.resultsWritten = Math.max(this.resultsWritten, results.length);
     return tool;
@@ -265,7 +300,7 @@ export class StepRecorder {
    * would). A failed statement throws, as the message's own write would, nothing written.
    */
   async startCall(start: CallStart): Promise<boolean | undefined> {
-    const held = !this.assistantCreated && this.options.holdsCall && this.parts.length > 0;
+    const held = !this.assistantCreated && !this.deferred && this.options.holdsCall && this.parts.length > 0;
     const taken =
       held && this.app.sessions.appendAnnounced ? this.options.following?.([start.event]) : undefined;
     if (!taken) {
@@ -282,14 +317,114 @@ export class StepRecorder {
   }
 
   /**
+   * The call's start held with the step's assistant message for the step end's statement
+   * (p-heldstep: a step whose only call only reads, ./run-bridge.ts): nothing written now; the
+   * step end inserts the message closed with the start and the held result (`heldOpen`), unless
+   * something needs the start earlier (`release`: an ask, an event, a stop, a later part). False:
+   * not held (the message is written or being written, or the step has another call), the caller
+   * writes the start as before.
+   */
+  deferStart(start: CallStart): boolean {
+    if (this.assistantCreated || this.deferred || this.opening || !this.options.holdsCall) return false;
+    if (this.parts.length === 0 || !this.holdsFirst() || !this.app.sessions.appendAnnounced) return false;
+    this.deferred = { start, at: this.app.clock.now() };
+    return true;
+  }
+
+  /** Whether the step end's statement is to write the step's held start (`deferStart`) with its held result. */
+  opensAtEnd(): boolean {
+    const held = this.heldResult;
+    return this.deferred !== undefined && held !== undefined && !held.created && !this.options.handedOver?.();
+  }
+
+  /**
+   * The step's assistant message for the step end's statement to insert closed, with its held
+   * start's run events (the step's `phase`, the call's `tool.started`) following it (undefined: no
+   * start held for it, `opensAtEnd`). Before `heldClose`.
+   */
+  heldOpen(usage: Usage | null, cost: number): StepCloseOpened | undefined {
+    const deferred = this.deferred;
+    if (!deferred || !this.opensAtEnd()) return undefined;
+    const taken = this.options.following?.([deferred.start.event]);
+    if (!taken) return undefined;
+    this.deferred = undefined;
+    const { runId, model, provider } = this.options;
+    const opened = {
+      parts: [...this.parts],
+      model,
+      provider,
+      usage,
+      cost,
+      runId,
+      createdAt: deferred.at,
+      following: taken.write,
+    };
+    this.opening = { deferred, taken, opened };
+    return opened;
+  }
+
+  /**
+   * The step end's statement failed: a start it carried (`heldOpen`) is held again, for the parts'
+   * writes (`releaseTool`); false: it carried none.
+   */
+  heldOpenFailed(): boolean {
+    const opening = this.opening;
+    if (!opening) return false;
+    this.opening = undefined;
+    opening.taken.after(); // the step's `phase` held again
+    this.deferred = opening.deferred;
+    return true;
+  }
+
+  /**
    * The held assistant message written now, alone (undefined: none held, nothing to wait for;
    * else the write, or the one under way): before anything that must follow it (a result, the
-   * step's end).
+   * step's end). A start held for the step end (`deferStart`) is written with it.
    */
   release(): Promise<void> | undefined {
     if (this.assistant) return undefined;
     if (this.assistantCreated) return this.assistantCreated;
+    if (this.deferred) return this.startDeferred(false);
     return this.parts.length > 0 ? this.ensureAssistant() : undefined;
+  }
+
+  /**
+   * The held start (`deferStart`) written now with its assistant message, as `startCall` writes it
+   * (the step's `phase`, its model call riding): its session events joined (or, `ordered`, reserved)
+   * in this call. Failed: held again (the next release tries again).
+   */
+  private startDeferred(ordered: boolean): Promise<void> {
+    const deferred = this.deferred as { start: CallStart; at: number };
+    this.deferred = undefined;
+    const { start } = deferred;
+    const call = this.options.takeCall?.();
+    const taken = this.options.following?.([start.event]);
+    const write = taken && (call ? withRiding(taken.write, call.insert) : taken.write);
+    const creating = this.creating(
+      this.createAssistant(
+        write && taken ? { write, after: taken.after } : undefined,
+        write ? [start.announce] : undefined,
+        ordered,
+      ),
+    );
+    this.assistantCreated = creating;
+    const done = creating
+      .then(
+        () => {
+          if (!taken?.written())
+            this.app.log.warn('run ledger append failed', {
+              run_id: this.options.runId,
+              type: 'tool.started',
+            });
+        },
+        (error: unknown) => {
+          this.deferred ??= deferred;
+          throw error;
+        },
+      )
+      .finally(() => call?.after());
+    done.catch(() => {}); // handled by its awaiter
+    return done;
   }
 
   /** Calls that never got a result (cancel, loop stop) get an error result, so history stays valid. */
@@ -352,6 +487,30 @@ export class StepRecorder {
     if (!announced)
       for (const { type, payload } of this.completions())
         this.app.bus.publish(this.options.sessionId, type, payload);
+    const opening = this.opening;
+    const openedId = opening?.opened.id;
+    if (opening && openedId) {
+      // Written by the step end's statement, closed (p-heldstep).
+      this.opening = undefined;
+      opening.taken.after();
+      const { opened } = opening;
+      const now = this.app.clock.now();
+      this.assistant = {
+        id: openedId,
+        session_id: this.options.sessionId,
+        role: 'assistant',
+        parts: [...opened.parts],
+        model: opened.model,
+        provider: opened.provider,
+        usage: opened.usage,
+        cost: opened.cost,
+        run_id: opened.runId,
+        created_at: opened.createdAt,
+        updated_at: now,
+        finished_at: now,
+      };
+      this.partsWritten = this.partsChanged;
+    }
     const id = this.heldResult?.created?.id;
     if (id) {
       // Written by the step end's statement, finished.
@@ -366,7 +525,9 @@ export class StepRecorder {
   /** The step's `message.completed` events, in message order (`stepCompletions`). */
   completions(): { type: string; payload: Record<string, unknown> }[] {
     const { sessionId, runId } = this.options;
-    return stepCompletions(sessionId, runId, this.assistant?.id, this.tool?.id, this.heldResult);
+    const id = this.opening?.opened.id;
+    const opened = id ? { id, announce: this.opening?.deferred.start.announce } : undefined;
+    return stepCompletions(sessionId, runId, this.assistant?.id, this.tool?.id, this.heldResult, opened);
   }
 
   async flush(): Promise<void> {
@@ -432,6 +593,8 @@ export class StepRecorder {
 
   /** The assistant message, created once however many callers ask at the same time. */
   private async ensureAssistant() {
+    // A start held for the step end (`deferStart`) is written with the message.
+    if (!this.assistantCreated && this.deferred) await this.startDeferred(false);
     this.assistantCreated ??= this.creating(this.createAssistant());
     await this.assistantCreated;
   }
@@ -447,6 +610,7 @@ export class StepRecorder {
   private async createAssistant(
     taken?: { write: FollowingWrite; after(): void },
     trailing?: readonly SessionEventWrite[],
+    ordered = false,
   ) {
     const changed = this.partsChanged;
     const following = taken ?? (this.app.sessions.appendAnnounced ? this.options.following?.() : undefined);
@@ -467,6 +631,7 @@ export class StepRecorder {
         following?.write,
         undefined,
         trailing,
+        ordered,
       );
     } finally {
       following?.after();

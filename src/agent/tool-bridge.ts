@@ -70,6 +70,14 @@ export interface ToolBridgeOptions {
    * its result is taken only once the statement answered, and dropped when it failed.
    */
   runsAhead?(name: string): boolean;
+  /**
+   * PostgreSQL (p-heldstep): the call's start held with its step's assistant message for the step
+   * end's statement (a `readsOnly` call, the step's only one: ./run-bridge.ts), so nothing of the
+   * step is written before its end; undefined: not held, the start is written as before. The call
+   * runs at once; `write()` writes the start now (its `ask` and `event` wait for that), rejecting
+   * with the statement's error.
+   */
+  deferStart?(name: string, start: CallStart): { write(): Promise<void> } | undefined;
   /** After each call (loop detection); may stop the run. */
   onResult(call: { tool: string; input: unknown; output: string; isError: boolean }): Promise<void>;
 }
@@ -104,18 +112,25 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     // The event and its ledger row: one commit on SQLite, one statement on PostgreSQL where it can
     // (with the step's model call riding along, ./held-calls.ts, and its held message: p-pgride).
     // A call that changes nothing runs while that statement is in flight (p-readonly, `stored`).
-    const modelCall = options.takeCall?.();
+    // A call whose start is held for its step end (p-heldstep) writes nothing before it runs.
     const starting = { tool_call_id: toolCallId, tool: name, title };
-    const ahead = !options.signal.aborted && options.runsAhead?.(name) === true;
+    const deferred = options.signal.aborted
+      ? undefined
+      : options.deferStart?.(name, callStart(app, options, starting));
+    const modelCall = deferred ? undefined : options.takeCall?.();
+    const ahead = !deferred && !options.signal.aborted && options.runsAhead?.(name) === true;
     const stored = ahead
       ? startedAhead(writeStarted(app, options, starting, modelCall?.insert), modelCall)
       : undefined;
-    if (!stored)
+    if (!stored && !deferred)
       try {
         await writeStarted(app, options, starting, modelCall?.insert);
       } finally {
         await modelCall?.after();
       }
+    // The held start written on demand (an ask, an event), once.
+    let demanded: Promise<void> | undefined;
+    const waitStart = stored ? () => stored : deferred ? () => (demanded ??= deferred.write()) : undefined;
     const askContext: PermissionAskContext = {
       ...options.permission,
       sessionId: options.sessionId,
@@ -141,11 +156,11 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           signal: options.signal,
           ...(stored ? { ahead: stored } : {}),
           ask: async (request) => {
-            if (stored) await stored;
+            if (waitStart) await waitStart();
             await app.permissions.ask(request, askContext);
           },
           event: async (type, payload) => {
-            if (stored) await stored;
+            if (waitStart) await waitStart();
             if (type === 'sandbox_denied') denial ??= payload;
             await ledger(app, options.runId, type, {
               tool_call_id: toolCallId,
@@ -160,9 +175,10 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
                   `${tool} is not available in this session now (withheld by the funnel: mode, workflow phase, agent policy or disabled_tools)`,
                 ),
         });
-    if (stored) {
+    const startWrite = stored ?? demanded;
+    if (startWrite) {
       // Run ahead: as if run after its start's statement (`startedAhead`).
-      await stored;
+      await startWrite;
       if (options.signal.aborted)
         result = { ok: false, error: toSvcError(options.signal.reason), crashed: false };
     }
@@ -399,25 +415,54 @@ function writeStarted(
   payload: { tool_call_id: string; tool: string; title: string },
   riding: TrailingInsert | undefined,
 ): Promise<void> {
-  const event = {
+  const type = 'tool.started';
+  const alone = () =>
+    app.store.transactions.together(async () =>
+      ledgerAnnounced(
+        app,
+        options.runId,
+        payload,
+        options.sessionId,
+        type,
+        startEvent(app, options, payload),
+        riding,
+      ),
+    );
+  // SQLite: no promise more than the start's own write.
+  if (!options.startCall) return alone();
+  const start = callStart(app, options, payload);
+  return options.startCall(riding ? { ...start, riding } : start).then((written) => {
+    if (written === false) app.log.warn('run ledger append failed', { run_id: options.runId, type });
+    return written === undefined ? alone() : undefined;
+  });
+}
+
+/** A call's `tool.started` session event. */
+function startEvent(
+  app: AgentHost,
+  options: Pick<ToolBridgeOptions, 'sessionId' | 'runId'>,
+  payload: { tool_call_id: string; tool: string; title: string },
+): Record<string, unknown> {
+  return {
     session_id: options.sessionId,
     run_id: options.runId,
     tool_call_id: payload.tool_call_id,
     tool: payload.tool,
     title: app.redactor.string(payload.title),
   };
+}
+
+/** A call's `tool.started` as a start written with its step's assistant message (run event, session event). */
+function callStart(
+  app: AgentHost,
+  options: Pick<ToolBridgeOptions, 'sessionId' | 'runId'>,
+  payload: { tool_call_id: string; tool: string; title: string },
+): CallStart {
   const type = 'tool.started';
-  const alone = () =>
-    app.store.transactions.together(async () =>
-      ledgerAnnounced(app, options.runId, payload, options.sessionId, type, event, riding),
-    );
-  // SQLite: no promise more than the start's own write.
-  if (!options.startCall) return alone();
-  const start = { event: { type, payload, created_at: app.clock.now() }, announce: { type, payload: event } };
-  return options.startCall(riding ? { ...start, riding } : start).then((written) => {
-    if (written === false) app.log.warn('run ledger append failed', { run_id: options.runId, type });
-    return written === undefined ? alone() : undefined;
-  });
+  return {
+    event: { type, payload, created_at: app.clock.now() },
+    announce: { type, payload: startEvent(app, options, payload) },
+  };
 }
 
 /**
