@@ -130,7 +130,11 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       }
     // The held start written on demand (an ask, an event), once.
     let demanded: Promise<void> | undefined;
-    const waitStart = stored ? () => stored : deferred ? () => (demanded ??= deferred.write()) : undefined;
+    const demand = (held: { write(): Promise<void> }) => {
+      demanded ??= held.write();
+      return demanded;
+    };
+    const waitStart = stored ? () => stored : deferred ? () => demand(deferred) : undefined;
     const askContext: PermissionAskContext = {
       ...options.permission,
       sessionId: options.sessionId,
@@ -225,10 +229,17 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       ...(failure ? { failure } : {}),
     };
     const call = { tool_call_id: toolCallId, tool: name, input: rawInput, output, isError };
-    if (!(await recordedWithResult(app, options, call, finished, event)))
+    if (!(await recordedWithResult(app, options, call, finished, event))) {
+      // Its result not held with its held start (a call that stops the run, a cancel): the start
+      // first (p-heldstep), a failure logged as the start's own append's would be.
+      if (deferred)
+        await demand(deferred).catch((error: unknown) =>
+          app.log.warn('run ledger append failed', { run_id: options.runId, type: 'tool.started', error }),
+        );
       await app.store.transactions.together(async () =>
         ledgerAnnounced(app, options.runId, finished, options.sessionId, 'tool.finished', event),
       );
+    }
     await options.onResult({ tool: name, input: rawInput, output, isError });
     if (isError) throw new ToolFailure(output);
     return output;

@@ -243,6 +243,30 @@ describe.skipIf(!pg.available)(
       expect(await modelCalls(r)).toBe(2);
     });
 
+    it('STORE-PG-518 (383 with a read-only tool): a read-only call that stops the run (loop detection) writes its held start before its tool.finished: the first step whole in its step end, the stopping one in parts, the same order as SQLite', async () => {
+      const script = () => [
+        reply().toolCall('echo', { text: 'same' }, 'call_1').usage(100, 20),
+        reply().toolCall('echo', { text: 'same' }, 'call_2').usage(100, 20),
+        reply().text('never'),
+      ];
+      const options = {
+        tools: [readingEcho],
+        config: { options: { loop_detection: { max_repeats: 2 } } },
+        closers,
+        title: 'loop',
+      };
+      const lite = await storeRun(undefined, script(), options);
+      const r = await storeRun(pg.cluster(), script(), options);
+      expect(r.status).toBe('failed');
+      expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+      const types = runTypes(r);
+      expect(types).toContain('loop.detected');
+      expect(types.filter((t) => t === 'tool.finished')).toHaveLength(2);
+      expect(types.lastIndexOf('tool.started')).toBeLessThan(types.lastIndexOf('tool.finished'));
+      expect(r.sent.filter(wholeStep)).toHaveLength(1);
+      await sessionLogSound(r);
+    });
+
     it('STORE-PG-513: SVC_STEP_ONCE=0 turns it off: the start statement before the step end, as before', async () => {
       vi.stubEnv('SVC_STEP_ONCE', '0');
       const r = await storeRun(pg.cluster(), phaseSteps(), {
