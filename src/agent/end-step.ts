@@ -118,6 +118,7 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
           // its start was held (the message with its start, then the result, then the step end).
           if (!recorder.heldOpenFailed()) throw error;
           app.log.warn('step end failed, written in parts', { run_id: run.id, error });
+          await recorder.release();
           await recorder.releaseTool();
           const again = startStepClose(app, recorder, sessionId, stepUsage, stepCost);
           closing = again instanceof Promise ? await again : again;

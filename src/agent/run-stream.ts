@@ -393,6 +393,8 @@ async function startStep(c: RunContext, t: RunTurn): Promise<void> {
     holdsCall: holdsCall(c.app),
     holdsResult: holdsCall(c.app) && stepEndJoined(c.app),
     takeCall: () => takeCall(c.app, c.calls),
+    // SVC_STEP_ONCE=0: written at its first delta, as before (p-heldstep).
+    holdsText: holdsCall(c.app) && stepEndJoined(c.app) && process.env.SVC_STEP_ONCE !== '0',
   });
 }
 

@@ -98,7 +98,11 @@ function closeWith(
     const opened = recorder.heldOpen(stepUsage ?? null, cost);
     const created = recorder.heldClose();
     return {
-      before: sessions.closeStepWrite(created ? { ...close, created, ...(opened ? { opened } : {}) } : close),
+      before: sessions.closeStepWrite({
+        ...close,
+        ...(created ? { created } : {}),
+        ...(opened ? { opened } : {}),
+      }),
       completed,
       completions,
     };

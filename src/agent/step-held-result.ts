@@ -20,8 +20,8 @@ type Event = { type: string; payload: Record<string, unknown> };
  * The step's completions in message order (assistant, then tool); led, for a result the step end
  * writes (`held` taken, its id known), by its `tool.finished` and `message.created`, as when its
  * message was written at the result; led before them, for an assistant message the step end
- * writes (`opened`, p-heldstep), by its `message.created` and its call's start (`announce`), as
- * when it was written at the call's start.
+ * writes (`opened`, p-heldstep), by its `message.created` and what followed it (its call's start,
+ * or its held deltas), as when it was written at the call's start or its first delta.
  */
 export function stepCompletions(
   session_id: string,
@@ -29,7 +29,7 @@ export function stepCompletions(
   assistantId: string | undefined,
   toolId: string | undefined,
   held: HeldResult | undefined,
-  opened?: { id: string; announce: Event | undefined },
+  opened?: { id: string; events: readonly Event[] },
 ): Event[] {
   const events: Event[] = [];
   if (opened) {
@@ -37,7 +37,7 @@ export function stepCompletions(
       type: 'message.created',
       payload: { session_id, message_id: opened.id, role: 'assistant', run_id },
     });
-    if (opened.announce) events.push(opened.announce);
+    events.push(...opened.events);
   }
   const heldId = held?.created?.id;
   if (held && heldId) {

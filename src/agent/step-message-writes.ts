@@ -45,6 +45,12 @@ export interface StepRecorderOptions {
    */
   holdsResult?: boolean;
   /**
+   * PostgreSQL with a one-statement step end (p-heldstep): a text step's assistant message is held
+   * from its first delta, its deltas recorded at once and their events held with it, and written by
+   * the step end's statement already closed, unless FLUSH_MS passes first or anything needs it.
+   */
+  holdsText?: boolean;
+  /**
    * PostgreSQL (p-heldstep): the step's held model call (./held-calls.ts), taken to ride in its
    * deferred start's statement when something needs that start written before the step end.
    */
@@ -88,6 +94,8 @@ export async function appendCreated(
   ordered = false,
   /** Its statement sent once this settled, not at all when it rejected (`appendAnnounced`'s `after`). */
   after?: Promise<unknown>,
+  /** Its id, made already (a held text's, its deltas' events name it: `appendAnnounced`'s `id`). */
+  id?: string,
 ): Promise<Message> {
   const { sessions, bus } = app;
   const payload = (messageId: string) => ({
@@ -104,7 +112,7 @@ export async function appendCreated(
       following,
       preceding,
       trailing,
-      ordered || after ? { ordered, ...(after ? { after } : {}) } : undefined,
+      ordered || after || id ? { ordered, ...(after ? { after } : {}), ...(id ? { id } : {}) } : undefined,
     );
   if (after) await after;
   const message = await sessions.appendMessage(input);

@@ -66,9 +66,22 @@ export class StepRecorder {
    * it earlier; `at`: when the call was recorded (the message's `created_at`).
    */
   private deferred: { start: CallStart; at: number } | undefined;
-  /** The deferred start as the step end's statement took it (`heldOpen`), until it answered. */
+  /**
+   * A text step's assistant message held (p-heldstep, `holdsText`): its id (its deltas' events
+   * name it), when its first part came, its deltas' events not yet published. Written by the step
+   * end's statement, or alone (`releaseText`) once FLUSH_MS passed (`flush`) or anything needs it.
+   */
+  private heldText: { id: string; at: number; events: SessionEventWrite[] } | undefined;
+  /** The held message as the step end's statement took it (`heldOpen`), until it answered. */
   private opening:
-    | { deferred: { start: CallStart; at: number }; taken: TakenEvents; opened: StepCloseOpened }
+    | {
+        deferred?: { start: CallStart; at: number };
+        text?: { id: string; at: number; events: SessionEventWrite[] };
+        taken: TakenEvents | undefined;
+        opened: StepCloseOpened;
+        /** The session events after its `message.created`: the call's start, or the held deltas. */
+        events: SessionEventWrite[];
+      }
     | undefined;
   readonly toolCalls: RecordedToolCall[] = [];
 
@@ -114,6 +127,8 @@ export class StepRecorder {
 
   /** Records a call once (the tool may start before the stream's part arrives); metadata merges. */
   async toolCall(call: RecordedToolCall, metadata?: ProviderMetadata): Promise<void> {
+    // A held text goes first, as it was written (its deltas' events before the call's).
+    if (this.heldText) await this.releaseText(false);
     // Another call after a held result: the result's message and `tool.finished` go first.
     if (this.heldResult && !this.toolCalls.some((c) => c.tool_call_id === call.tool_call_id))
       await this.releaseTool();
@@ -246,7 +261,11 @@ export class StepRecorder {
    * again, as a failed step end does (`heldCloseFailed`): the next release (the cut step's) writes them.
    */
   releaseTool(ordered = false): Promise<unknown> | undefined {
-    const starting = this.deferred ? this.startDeferred(ordered) : undefined;
+    const starting = this.heldText
+      ? this.releaseText(ordered)
+      : this.deferred
+        ? this.startDeferred(ordered)
+        : undefined;
     const held = this.heldResult;
     if (!held || held.created) return starting;
     this.heldResult = undefined;
@@ -325,7 +344,8 @@ export class StepRecorder {
    * writes the start as before.
    */
   deferStart(start: CallStart): boolean {
-    if (this.assistantCreated || this.deferred || this.opening || !this.options.holdsCall) return false;
+    if (this.assistantCreated || this.deferred || this.heldText || this.opening || !this.options.holdsCall)
+      return false;
     if (this.parts.length === 0 || !this.holdsFirst() || !this.app.sessions.appendAnnounced) return false;
     this.deferred = { start, at: this.app.clock.now() };
     return true;
@@ -333,8 +353,10 @@ export class StepRecorder {
 
   /** Whether the step end's statement is to write the step's held start (`deferStart`) with its held result. */
   opensAtEnd(): boolean {
+    if (this.options.handedOver?.()) return false;
+    if (this.heldText) return true;
     const held = this.heldResult;
-    return this.deferred !== undefined && held !== undefined && !held.created && !this.options.handedOver?.();
+    return this.deferred !== undefined && held !== undefined && !held.created;
   }
 
   /**
@@ -343,12 +365,32 @@ export class StepRecorder {
    * start held for it, `opensAtEnd`). Before `heldClose`.
    */
   heldOpen(usage: Usage | null, cost: number): StepCloseOpened | undefined {
+    if (!this.opensAtEnd()) return undefined;
+    const { runId, model, provider } = this.options;
+    const text = this.heldText;
+    if (text) {
+      // The step's `phase` when one is held.
+      const taken = this.options.following?.();
+      this.heldText = undefined;
+      const opened = {
+        id: text.id,
+        parts: [...this.parts],
+        model,
+        provider,
+        usage,
+        cost,
+        runId,
+        createdAt: text.at,
+        ...(taken ? { following: taken.write } : {}),
+      };
+      this.opening = { text, taken, opened, events: text.events };
+      return opened;
+    }
     const deferred = this.deferred;
-    if (!deferred || !this.opensAtEnd()) return undefined;
+    if (!deferred) return undefined;
     const taken = this.options.following?.([deferred.start.event]);
     if (!taken) return undefined;
     this.deferred = undefined;
-    const { runId, model, provider } = this.options;
     const opened = {
       parts: [...this.parts],
       model,
@@ -359,7 +401,7 @@ export class StepRecorder {
       createdAt: deferred.at,
       following: taken.write,
     };
-    this.opening = { deferred, taken, opened };
+    this.opening = { deferred, taken, opened, events: [deferred.start.announce] };
     return opened;
   }
 
@@ -371,8 +413,9 @@ export class StepRecorder {
     const opening = this.opening;
     if (!opening) return false;
     this.opening = undefined;
-    opening.taken.after(); // the step's `phase` held again
+    opening.taken?.after(); // the step's `phase` held again
     this.deferred = opening.deferred;
+    this.heldText = opening.text;
     return true;
   }
 
@@ -384,8 +427,29 @@ export class StepRecorder {
   release(): Promise<void> | undefined {
     if (this.assistant) return undefined;
     if (this.assistantCreated) return this.assistantCreated;
+    if (this.heldText) return this.releaseText(false);
     if (this.deferred) return this.startDeferred(false);
     return this.parts.length > 0 ? this.ensureAssistant() : undefined;
+  }
+
+  /**
+   * The held text's message written now with the parts so far, its `message.created` and its
+   * deltas' events in its statement (`trailing`), the step's `phase` riding: as the message's
+   * write at its first delta, its deltas' appends after it (one statement where they were two or
+   * more). `ordered`: its events keep their places in the bus's queue at this call (a stop).
+   */
+  private releaseText(ordered: boolean): Promise<void> {
+    const held = this.heldText as { id: string; at: number; events: SessionEventWrite[] };
+    this.heldText = undefined;
+    const changed = this.partsChanged;
+    const creating = this.creating(this.createAssistant(undefined, held.events, ordered, held.id));
+    this.assistantCreated = creating;
+    const done = creating.then(() => {
+      // Its parts as they are now: nothing more to flush.
+      if (this.partsChanged === changed) this.dirty = false;
+    });
+    done.catch(() => {}); // handled by its awaiter
+    return done;
   }
 
   /**
@@ -492,7 +556,7 @@ export class StepRecorder {
     if (opening && openedId) {
       // Written by the step end's statement, closed (p-heldstep).
       this.opening = undefined;
-      opening.taken.after();
+      opening.taken?.after();
       const { opened } = opening;
       const now = this.app.clock.now();
       this.assistant = {
@@ -526,12 +590,17 @@ export class StepRecorder {
   completions(): { type: string; payload: Record<string, unknown> }[] {
     const { sessionId, runId } = this.options;
     const id = this.opening?.opened.id;
-    const opened = id ? { id, announce: this.opening?.deferred.start.announce } : undefined;
+    const opened = id ? { id, events: this.opening?.events ?? [] } : undefined;
     return stepCompletions(sessionId, runId, this.assistant?.id, this.tool?.id, this.heldResult, opened);
   }
 
   async flush(): Promise<void> {
     this.cancelTimer();
+    // A held text past its bound (FLUSH_MS), or needed: written now, as at its first delta.
+    if (this.heldText) {
+      await this.releaseText(false);
+      return;
+    }
     if (!this.dirty || !this.assistant) return;
     this.dirty = false;
     const changed = this.partsChanged;
@@ -548,7 +617,9 @@ export class StepRecorder {
     if (!delta && !metadata) return undefined;
     // Once the message exists and no earlier delta still waits for it, a delta is recorded at
     // once, with no promise (p-bus, p-compatcpu); before, each waits for the message, in call order.
-    if (!this.assistant || this.deltasWaiting > 0) return this.deltaAfterMessage(kind, id, delta, metadata);
+    // A text step's message held for its step end records them at once too (p-heldstep).
+    if ((!this.assistant || this.deltasWaiting > 0) && !this.holdingText())
+      return this.deltaAfterMessage(kind, id, delta, metadata);
     this.recordDelta(kind, id, delta, metadata);
     return undefined;
   }
@@ -568,6 +639,18 @@ export class StepRecorder {
     this.recordDelta(kind, id, delta, metadata);
   }
 
+  /**
+   * Whether a delta goes to the held text (`heldText`, made at the step's first part when the
+   * recorder holds text: nothing written or held before it).
+   */
+  private holdingText(): boolean {
+    if (this.heldText) return true;
+    if (!this.options.holdsText || this.assistantCreated || this.deferred || this.opening) return false;
+    if (this.parts.length > 0 || this.deltasWaiting > 0) return false;
+    this.heldText = { id: this.app.ids.next('msg'), at: this.app.clock.now(), events: [] };
+    return true;
+  }
+
   private recordDelta(kind: 'text' | 'reasoning', id: string, delta: string, metadata?: ProviderMetadata) {
     const key = kind === 'text' ? 'openText' : 'openReasoning';
     let open = this[key];
@@ -580,19 +663,24 @@ export class StepRecorder {
     part.text += delta;
     if (metadata) part.provider_metadata = { ...part.provider_metadata, ...metadata };
     if (delta) {
-      this.app.bus.publish(this.options.sessionId, 'message.delta', {
+      const held = this.heldText;
+      const payload = {
         session_id: this.options.sessionId,
-        message_id: this.assistant!.id,
+        message_id: held ? held.id : this.assistant!.id,
         run_id: this.options.runId,
         part: kind,
         delta,
-      });
+      };
+      // Held with the message: its statement appends them after its `message.created`.
+      if (held) held.events.push({ type: 'message.delta', payload });
+      else this.app.bus.publish(this.options.sessionId, 'message.delta', payload);
     }
     this.schedule();
   }
 
   /** The assistant message, created once however many callers ask at the same time. */
   private async ensureAssistant() {
+    if (!this.assistantCreated && this.heldText) await this.releaseText(false);
     // A start held for the step end (`deferStart`) is written with the message.
     if (!this.assistantCreated && this.deferred) await this.startDeferred(false);
     this.assistantCreated ??= this.creating(this.createAssistant());
@@ -611,6 +699,7 @@ export class StepRecorder {
     taken?: { write: FollowingWrite; after(): void },
     trailing?: readonly SessionEventWrite[],
     ordered = false,
+    id?: string,
   ) {
     const changed = this.partsChanged;
     const following = taken ?? (this.app.sessions.appendAnnounced ? this.options.following?.() : undefined);
@@ -632,6 +721,8 @@ export class StepRecorder {
         undefined,
         trailing,
         ordered,
+        undefined,
+        id,
       );
     } finally {
       following?.after();

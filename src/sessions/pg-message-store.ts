@@ -288,10 +288,10 @@ export function createPostgresMessageStore(deps: {
     following?: FollowingWrite,
     preceding: readonly SessionEventWrite[] = NONE,
     trailing: readonly SessionEventWrite[] = NONE,
-    options?: { ordered?: boolean; after?: Promise<unknown> },
+    options?: { ordered?: boolean; after?: Promise<unknown>; id?: string },
   ) => {
     const now = deps.clock.now();
-    const id = deps.ids.next('msg');
+    const id = options?.id ?? deps.ids.next('msg');
     const payload = announce?.payload(id);
     const events = announce && payload ? [...preceding, { type: announce.type, payload }, ...trailing] : [];
     const partsJson = JSON.stringify(input.parts);

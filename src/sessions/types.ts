@@ -163,9 +163,10 @@ export interface SessionStore {
     /**
      * `after`: the statement is sent once it settled, and not at all when it rejected (the append
      * then rejects with its error): a stop's release of a step's held start and held result, whose
-     * events both take their places at the call (p-heldstep).
+     * events both take their places at the call (p-heldstep). `id`: the message's id, made by the
+     * caller (a held text's: its deltas' events named it already).
      */
-    options?: { ordered?: boolean; after?: Promise<unknown> },
+    options?: { ordered?: boolean; after?: Promise<unknown>; id?: string },
   ): Promise<Message>;
   /**
    * `appendMessage`, answering also the session's messages as a read right after it answers them
@@ -234,14 +235,18 @@ export interface StepClose {
    */
   created?: StepCloseCreated;
   /**
-   * With `created` only: the step's assistant message, never written before, inserted already
-   * closed (its usage, cost, finished) ahead of `created`, with its run events following it before
-   * `created`'s (p-heldstep: a step whose only call reads only, its start in its step end).
+   * The step's assistant message, never written before, inserted already closed (its usage, cost,
+   * finished) ahead of `created`, with its run events following it before `created`'s (p-heldstep:
+   * a step whose only call reads only, its start in its step end; a text step whose message
+   * nothing needed before its end). With `created`, its following write is required.
    */
   opened?: StepCloseOpened;
 }
 
-/** `StepClose.opened`: the assistant message and its following write; `id` set as `created`'s. */
+/**
+ * `StepClose.opened`: the assistant message and its following write (none: no run event rides);
+ * `id` set as `created`'s, unless given (a held text's, its deltas' events named it already).
+ */
 export interface StepCloseOpened {
   id?: string;
   parts: MessagePart[];
@@ -252,7 +257,7 @@ export interface StepCloseOpened {
   runId: string;
   /** Its `created_at` (the step's call recorded), before the step end's time. */
   createdAt: number;
-  following: FollowingWrite;
+  following?: FollowingWrite;
 }
 
 /**

@@ -11,10 +11,14 @@
  *   flag, a busy bus, a failed release: variants of STORE-PG-381, 420, 450 and 451 with a read-only
  *   tool) writes the start and the result with their session events before the stop's
  *   `state.changed`, as on SQLite;
- * - `SVC_STEP_ONCE=0` turns it off.
+ * - a text step's message is held from its first delta to its step end, which inserts it closed
+ *   with its text (its deltas' events appended after its `message.created`), unless FLUSH_MS passes
+ *   first (written then, as before) or a stop comes (written then, its events before the stop's);
+ * - `SVC_STEP_ONCE=0` turns both off.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+import { StepRecorder } from '../../src/agent/step-recorder';
 import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { defineTool } from '../../src/tools/core/define-tool';
@@ -33,9 +37,16 @@ type Run = Awaited<ReturnType<typeof storeRun>>;
 /** The echo tool flagged read-only (the step's start held for its end on PostgreSQL). */
 const readingEcho = { ...echoTool, readsOnly: true as const };
 
-/** The step end's statement carrying the step's assistant message (inserted closed). */
+/** The step end's statement carrying the step's assistant message (inserted closed) and its held result. */
 const wholeStep = (text: string) =>
-  /a AS \(INSERT INTO messages/.test(text) && /UPDATE agent_runs/.test(text);
+  /a AS \(INSERT INTO messages/.test(text) &&
+  /n AS \(INSERT INTO messages/.test(text) &&
+  /UPDATE agent_runs/.test(text);
+/** The step end's statement carrying a text step's assistant message (inserted closed), no result. */
+const wholeText = (text: string) =>
+  /a AS \(INSERT INTO messages/.test(text) &&
+  !/n AS \(INSERT INTO messages/.test(text) &&
+  /UPDATE agent_runs/.test(text);
 const APPEND = /svc_append_events_across/;
 const MESSAGE_INSERT = /INSERT INTO messages/;
 
@@ -162,6 +173,8 @@ describe.skipIf(!pg.available)(
       // One statement a tool step, after its call ran; no statement between the call and it.
       expect(log.filter((line) => line === 'start')).toEqual([]);
       expect(log.filter((line) => line === 'whole step')).toHaveLength(2);
+      // The text step too: its message in its step end.
+      expect(r.sent.filter(wholeText)).toHaveLength(1);
       // The first call reads its session (no row kept yet: the prompt's append was a transaction),
       // the second from memory; nothing else between a call and its step's statement.
       expect(sentAtRun.map((at) => log.slice(at + 1, log.indexOf('whole step', at)))).toEqual([
@@ -240,6 +253,7 @@ describe.skipIf(!pg.available)(
       expect(log).toEqual(['tool ran asking_read', 'start sent', 'start answered', 'asked']);
       expect(storeRunShape(r)).toEqual(storeRunShape(lite));
       expect(r.sent.filter(wholeStep)).toEqual([]);
+      expect(r.sent.filter(wholeText)).toHaveLength(1);
       expect(await modelCalls(r)).toBe(2);
     });
 
@@ -267,6 +281,80 @@ describe.skipIf(!pg.available)(
       await sessionLogSound(r);
     });
 
+    /** The session log's types, deltas included. */
+    const allTypes = (r: Run) => r.sessionEvents.map((e) => e.type);
+
+    it('STORE-PG-519: a text step`s message written by its step end alone, closed with its text: no message statement before it; the session log (deltas included), rows and run events as on SQLite', async () => {
+      const script = () => [reply().text('a held answer in a few words').usage(30, 8)];
+      const lite = await storeRun(undefined, script(), { tools: [], title: 'text', closers });
+      const r = await storeRun(pg.cluster(), script(), { tools: [], title: 'text', closers });
+      expect(r.status).toBe('completed');
+      expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+      expect(allTypes(r)).toEqual(allTypes(lite));
+      expect(allTypes(r).filter((t) => t === 'message.delta').length).toBeGreaterThan(1);
+      expect(closed(r)).toEqual(closed(lite));
+      expect(r.messages.map((m) => JSON.stringify(m.parts))).toEqual(
+        lite.messages.map((m) => JSON.stringify(m.parts)),
+      );
+      // The prompt's append, then the step end only: no INSERT of the message at its first delta.
+      const inserts = r.sent.filter((t) => MESSAGE_INSERT.test(t));
+      expect(inserts).toHaveLength(2);
+      expect(wholeText(inserts[1] ?? '')).toBe(true);
+      // Each delta names the message stored; ids ascending, a replay the same.
+      const assistant = r.messages.find((m) => m.role === 'assistant');
+      for (const e of r.sessionEvents.filter((x) => x.type === 'message.delta'))
+        expect(e.payload.message_id).toBe(assistant?.id);
+      await sessionLogSound(r);
+      expect(await modelCalls(r)).toBe(1);
+    });
+
+    it('STORE-PG-520: a text step streaming past FLUSH_MS writes its message at the bound, as before; the same log and rows as SQLite', async () => {
+      const script = () => [reply().text('slow words come one by one here').slow(60).usage(30, 8)];
+      const lite = await storeRun(undefined, script(), { tools: [], title: 'slow', closers });
+      const r = await storeRun(pg.cluster(), script(), { tools: [], title: 'slow', closers });
+      expect(r.status).toBe('completed');
+      expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+      expect(allTypes(r)).toEqual(allTypes(lite));
+      expect(closed(r)).toEqual(closed(lite));
+      expect(r.sent.filter(wholeText)).toEqual([]);
+      expect(r.sent.filter((t) => MESSAGE_INSERT.test(t))).toHaveLength(2);
+      await sessionLogSound(r);
+    });
+
+    it('STORE-PG-521: a cancel while a text step`s message is held writes it with its deltas` events before the state.changed, as on SQLite', async () => {
+      const script = () => [reply().text('one two three four five six seven').slow(5), reply().text('no')];
+      const spies: (() => void)[] = [];
+      const started = (app: App, sessionId: string) => {
+        // At the second delta: the first is recorded on both stores (SQLite's waits for its message).
+        let deltas = 0;
+        const textDelta = StepRecorder.prototype.textDelta;
+        const spy = vi.spyOn(StepRecorder.prototype, 'textDelta').mockImplementation(function (
+          this: StepRecorder,
+          ...args: Parameters<StepRecorder['textDelta']>
+        ) {
+          const out = textDelta.apply(this, args);
+          if (++deltas === 2) void app.agent.cancel(sessionId);
+          return out;
+        });
+        spies.push(() => spy.mockRestore());
+      };
+      let lite: Run;
+      let r: Run;
+      try {
+        lite = await storeRun(undefined, script(), { tools: [], title: 'cancel text', closers, started });
+        for (const restore of spies.splice(0)) restore();
+        r = await storeRun(pg.cluster(), script(), { tools: [], title: 'cancel text', closers, started });
+      } finally {
+        for (const restore of spies.splice(0)) restore();
+      }
+      expect(lite.status).toBe('cancelled');
+      expect(r.status).toBe('cancelled');
+      expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+      expect(allTypes(r)).toEqual(allTypes(lite));
+      expect(r.sent.filter(wholeText)).toEqual([]);
+      await sessionLogSound(r);
+    });
+
     it('STORE-PG-513: SVC_STEP_ONCE=0 turns it off: the start statement before the step end, as before', async () => {
       vi.stubEnv('SVC_STEP_ONCE', '0');
       const r = await storeRun(pg.cluster(), phaseSteps(), {
@@ -277,6 +365,7 @@ describe.skipIf(!pg.available)(
       });
       expect(r.status).toBe('completed');
       expect(r.sent.filter(wholeStep)).toEqual([]);
+      expect(r.sent.filter(wholeText)).toEqual([]);
       expect(r.sent.filter(startStatement)).toHaveLength(2);
     });
 
