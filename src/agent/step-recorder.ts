@@ -5,126 +5,29 @@
  * end, so a crash loses at most a few milliseconds of streamed text. On PostgreSQL an assistant
  * message that opens with a tool call is written with that call's `tool.started` (`startCall`),
  * or, when that call only reads (p-heldstep, `deferStart`), by the step end's statement, already
- * closed, with the call's start and result: nothing of the step is written before its end.
+ * closed, with the call's start and result: nothing of the step is written before its end; a text
+ * step's message likewise, unless FLUSH_MS passes first. The state and the message writes:
+ * ./step-recorder-core.ts.
  * @module
  */
 
-import type { Message, MessagePart, ProviderMetadata, Usage } from '../sessions/session-store';
-import type { MessagePatch, SessionEventWrite, StepCloseCreated, StepCloseOpened } from '../sessions/types';
-import { type FollowingWrite, withRiding } from '../store/preceding-write';
-import type { AgentHost } from './deps';
-import type { TakenEvents } from './held-event';
+import type { ProviderMetadata, Usage } from '../sessions/session-store';
+import type { MessagePatch, StepCloseCreated, StepCloseOpened } from '../sessions/types';
+import { withRiding } from '../store/preceding-write';
 import { INTERRUPTED_RESULT } from './history';
 import {
   addResult,
   closingUpdates,
-  type HeldResult,
   heldToolMessage,
   orderedResults,
   stepCompletions,
 } from './step-held-result';
-import {
-  appendCreated,
-  appendToolMessage,
-  type CallStart,
-  type FinishedWrite,
-  type RecordedToolCall,
-  type StepRecorderOptions,
-} from './step-message-writes';
+import type { CallStart, FinishedWrite, RecordedToolCall, StepRecorderOptions } from './step-message-writes';
+import { StepRecorderCore } from './step-recorder-core';
 
 export type { CallStart, FinishedWrite, RecordedToolCall, StepRecorderOptions };
 
-const FLUSH_MS = 50;
-
-export class StepRecorder {
-  private assistant: Message | undefined;
-  private readonly parts: MessagePart[] = [];
-  private tool: Message | undefined;
-  /** Set by the first caller; the others await it (the stores' appends are async). */
-  private assistantCreated: Promise<void> | undefined;
-  private toolCreated: Promise<Message> | undefined;
-  private readonly results: MessagePart[] = [];
-  private openText: { id: string; index: number } | undefined;
-  private openReasoning: { id: string; index: number } | undefined;
-  private dirty = false;
-  /** Deltas waiting for the assistant message to be created (later ones wait behind them). */
-  private deltasWaiting = 0;
-  /**
-   * What the store holds: the assistant's parts as of change `partsWritten` (of `partsChanged`
-   * so far), the tool message's first `resultsWritten` results in arrival order. The step's end
-   * leaves out what is stored already, rather than encoding it again.
-   */
-  private partsChanged = 0;
-  private partsWritten = -1;
-  private resultsWritten = 0;
-  private timer: NodeJS.Timeout | undefined;
-  /** The step's only result, held for the step end (`heldClose`) or `releaseTool` (p-pgtoolend). */
-  private heldResult: HeldResult | undefined;
-  /**
-   * The step's only call's start held with its assistant message for the step end (p-heldstep):
-   * written by the step end's statement (`heldOpen`), or alone first (`release`) by whatever needs
-   * it earlier; `at`: when the call was recorded (the message's `created_at`).
-   */
-  private deferred: { start: CallStart; at: number } | undefined;
-  /**
-   * A text step's assistant message held (p-heldstep, `holdsText`): its id (its deltas' events
-   * name it), when its first part came, its deltas' events not yet published. Written by the step
-   * end's statement, or alone (`releaseText`) once FLUSH_MS passed (`flush`) or anything needs it.
-   */
-  private heldText: { id: string; at: number; events: SessionEventWrite[] } | undefined;
-  /** The held message as the step end's statement took it (`heldOpen`), until it answered. */
-  private opening:
-    | {
-        deferred?: { start: CallStart; at: number };
-        text?: { id: string; at: number; events: SessionEventWrite[] };
-        taken: TakenEvents | undefined;
-        opened: StepCloseOpened;
-        /** The session events after its `message.created`: the call's start, or the held deltas. */
-        events: SessionEventWrite[];
-      }
-    | undefined;
-  readonly toolCalls: RecordedToolCall[] = [];
-
-  constructor(
-    private readonly app: AgentHost,
-    private readonly options: StepRecorderOptions,
-  ) {}
-
-  get assistantId(): string | undefined {
-    return this.assistant?.id;
-  }
-
-  /** The step's messages as stored (assistant, then tool results). */
-  messages(): Message[] {
-    const out: Message[] = [];
-    if (this.assistant) out.push({ ...this.assistant, parts: [...this.parts] });
-    if (this.tool) out.push({ ...this.tool, parts: orderedResults(this.results, this.toolCalls) });
-    return out;
-  }
-
-  /** The text the model wrote in this step. */
-  get text(): string {
-    return this.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
-  }
-
-  /** Undefined when the delta is recorded already (the message exists): nothing to wait for. */
-  textDelta(id: string, delta: string, metadata?: ProviderMetadata): Promise<void> | undefined {
-    return this.delta('text', id, delta, metadata);
-  }
-
-  reasoningDelta(id: string, delta: string, metadata?: ProviderMetadata): Promise<void> | undefined {
-    return this.delta('reasoning', id, delta, metadata);
-  }
-
-  /** Provider metadata that arrives at the end of a part (e.g. a reasoning signature). */
-  partMetadata(kind: 'text' | 'reasoning', id: string, metadata: ProviderMetadata | undefined): void {
-    const open = kind === 'text' ? this.openText : this.openReasoning;
-    if (!metadata || !open || open.id !== id) return;
-    const part = this.parts[open.index] as { provider_metadata?: ProviderMetadata };
-    part.provider_metadata = { ...part.provider_metadata, ...metadata };
-    this.schedule();
-  }
-
+export class StepRecorder extends StepRecorderCore {
   /** Records a call once (the tool may start before the stream's part arrives); metadata merges. */
   async toolCall(call: RecordedToolCall, metadata?: ProviderMetadata): Promise<void> {
     // A held text goes first, as it was written (its deltas' events before the call's).
@@ -148,32 +51,6 @@ export class StepRecorder {
     if (!this.addCall(call, metadata)) return;
     this.dirty = true;
     await this.flush();
-  }
-
-  /** Adds the call to the parts, or merges the metadata of a known one; false: nothing changed. */
-  private addCall(call: RecordedToolCall, metadata?: ProviderMetadata): boolean {
-    const known = this.parts.find(
-      (p): p is Extract<typeof p, { type: 'tool-call' }> =>
-        p.type === 'tool-call' && p.tool_call_id === call.tool_call_id,
-    );
-    if (known) {
-      if (!metadata) return false;
-      known.provider_metadata = { ...known.provider_metadata, ...metadata };
-      this.partsChanged++;
-      return true;
-    }
-    this.openText = undefined;
-    this.openReasoning = undefined;
-    this.parts.push({
-      type: 'tool-call',
-      tool_call_id: call.tool_call_id,
-      tool: call.tool,
-      input: call.input,
-      ...(metadata ? { provider_metadata: metadata } : {}),
-    });
-    this.toolCalls.push(call);
-    this.partsChanged++;
-    return true;
   }
 
   async toolResult(toolCallId: string, tool: string, output: string, isError: boolean): Promise<void> {
@@ -289,25 +166,6 @@ export class StepRecorder {
   /** The step end's statement failed: the held result is held again, for `releaseTool`. */
   heldCloseFailed(): void {
     if (this.heldResult) this.heldResult.created = undefined;
-  }
-
-  /** Writes the results so far to the tool message. */
-  private async writeResults(id: string) {
-    const results = [...this.results];
-    await this.app.sessions.updateMessage(id, { parts: results });
-    this.resultsWritten = Math.max(this.resultsWritten, results.length);
-  }
-
-  private async createTool(
-    finished?: FinishedWrite,
-    ordered = false,
-    after?: Promise<unknown>,
-  ): Promise<Message> {
-    const results = [...this.results];
-    const tool = await appendToolMessage(this.app, this.options, results, finished, ordered, after);
-    this.tool = tool;
-    this.resultsWritten = Math.max(this.resultsWritten, results.length);
-    return tool;
   }
 
   /**
@@ -432,65 +290,6 @@ export class StepRecorder {
     return this.parts.length > 0 ? this.ensureAssistant() : undefined;
   }
 
-  /**
-   * The held text's message written now with the parts so far, its `message.created` and its
-   * deltas' events in its statement (`trailing`), the step's `phase` riding: as the message's
-   * write at its first delta, its deltas' appends after it (one statement where they were two or
-   * more). `ordered`: its events keep their places in the bus's queue at this call (a stop).
-   */
-  private releaseText(ordered: boolean): Promise<void> {
-    const held = this.heldText as { id: string; at: number; events: SessionEventWrite[] };
-    this.heldText = undefined;
-    const changed = this.partsChanged;
-    const creating = this.creating(this.createAssistant(undefined, held.events, ordered, held.id));
-    this.assistantCreated = creating;
-    const done = creating.then(() => {
-      // Its parts as they are now: nothing more to flush.
-      if (this.partsChanged === changed) this.dirty = false;
-    });
-    done.catch(() => {}); // handled by its awaiter
-    return done;
-  }
-
-  /**
-   * The held start (`deferStart`) written now with its assistant message, as `startCall` writes it
-   * (the step's `phase`, its model call riding): its session events joined (or, `ordered`, reserved)
-   * in this call. Failed: held again (the next release tries again).
-   */
-  private startDeferred(ordered: boolean): Promise<void> {
-    const deferred = this.deferred as { start: CallStart; at: number };
-    this.deferred = undefined;
-    const { start } = deferred;
-    const call = this.options.takeCall?.();
-    const taken = this.options.following?.([start.event]);
-    const write = taken && (call ? withRiding(taken.write, call.insert) : taken.write);
-    const creating = this.creating(
-      this.createAssistant(
-        write && taken ? { write, after: taken.after } : undefined,
-        write ? [start.announce] : undefined,
-        ordered,
-      ),
-    );
-    this.assistantCreated = creating;
-    const done = creating
-      .then(
-        () => {
-          if (!taken?.written())
-            this.app.log.warn('run ledger append failed', {
-              run_id: this.options.runId,
-              type: 'tool.started',
-            });
-        },
-        (error: unknown) => {
-          this.deferred ??= deferred;
-          throw error;
-        },
-      )
-      .finally(() => call?.after());
-    done.catch(() => {}); // handled by its awaiter
-    return done;
-  }
-
   /** Calls that never got a result (cancel, loop stop) get an error result, so history stays valid. */
   async closeDanglingCalls(reason = INTERRUPTED_RESULT): Promise<number> {
     if (this.options.handedOver?.()) return 0;
@@ -592,159 +391,5 @@ export class StepRecorder {
     const id = this.opening?.opened.id;
     const opened = id ? { id, events: this.opening?.events ?? [] } : undefined;
     return stepCompletions(sessionId, runId, this.assistant?.id, this.tool?.id, this.heldResult, opened);
-  }
-
-  async flush(): Promise<void> {
-    this.cancelTimer();
-    // A held text past its bound (FLUSH_MS), or needed: written now, as at its first delta.
-    if (this.heldText) {
-      await this.releaseText(false);
-      return;
-    }
-    if (!this.dirty || !this.assistant) return;
-    this.dirty = false;
-    const changed = this.partsChanged;
-    await this.app.sessions.updateMessage(this.assistant.id, { parts: [...this.parts] });
-    this.partsWritten = Math.max(this.partsWritten, changed);
-  }
-
-  private delta(
-    kind: 'text' | 'reasoning',
-    id: string,
-    delta: string,
-    metadata?: ProviderMetadata,
-  ): Promise<void> | undefined {
-    if (!delta && !metadata) return undefined;
-    // Once the message exists and no earlier delta still waits for it, a delta is recorded at
-    // once, with no promise (p-bus, p-compatcpu); before, each waits for the message, in call order.
-    // A text step's message held for its step end records them at once too (p-heldstep).
-    if ((!this.assistant || this.deltasWaiting > 0) && !this.holdingText())
-      return this.deltaAfterMessage(kind, id, delta, metadata);
-    this.recordDelta(kind, id, delta, metadata);
-    return undefined;
-  }
-
-  private async deltaAfterMessage(
-    kind: 'text' | 'reasoning',
-    id: string,
-    delta: string,
-    metadata?: ProviderMetadata,
-  ): Promise<void> {
-    this.deltasWaiting++;
-    try {
-      await this.ensureAssistant();
-    } finally {
-      this.deltasWaiting--;
-    }
-    this.recordDelta(kind, id, delta, metadata);
-  }
-
-  /**
-   * Whether a delta goes to the held text (`heldText`, made at the step's first part when the
-   * recorder holds text: nothing written or held before it).
-   */
-  private holdingText(): boolean {
-    if (this.heldText) return true;
-    if (!this.options.holdsText || this.assistantCreated || this.deferred || this.opening) return false;
-    if (this.parts.length > 0 || this.deltasWaiting > 0) return false;
-    this.heldText = { id: this.app.ids.next('msg'), at: this.app.clock.now(), events: [] };
-    return true;
-  }
-
-  private recordDelta(kind: 'text' | 'reasoning', id: string, delta: string, metadata?: ProviderMetadata) {
-    const key = kind === 'text' ? 'openText' : 'openReasoning';
-    let open = this[key];
-    if (!open || open.id !== id) {
-      this.parts.push({ type: kind, text: '' });
-      open = { id, index: this.parts.length - 1 };
-      this[key] = open;
-    }
-    const part = this.parts[open.index] as { text: string; provider_metadata?: ProviderMetadata };
-    part.text += delta;
-    if (metadata) part.provider_metadata = { ...part.provider_metadata, ...metadata };
-    if (delta) {
-      const held = this.heldText;
-      const payload = {
-        session_id: this.options.sessionId,
-        message_id: held ? held.id : this.assistant!.id,
-        run_id: this.options.runId,
-        part: kind,
-        delta,
-      };
-      // Held with the message: its statement appends them after its `message.created`.
-      if (held) held.events.push({ type: 'message.delta', payload });
-      else this.app.bus.publish(this.options.sessionId, 'message.delta', payload);
-    }
-    this.schedule();
-  }
-
-  /** The assistant message, created once however many callers ask at the same time. */
-  private async ensureAssistant() {
-    if (!this.assistantCreated && this.heldText) await this.releaseText(false);
-    // A start held for the step end (`deferStart`) is written with the message.
-    if (!this.assistantCreated && this.deferred) await this.startDeferred(false);
-    this.assistantCreated ??= this.creating(this.createAssistant());
-    await this.assistantCreated;
-  }
-
-  /** The assistant message's write; failed, the next part tries again. */
-  private creating(write: Promise<void>): Promise<void> {
-    return write.catch((error: unknown) => {
-      this.assistantCreated = undefined;
-      throw error;
-    });
-  }
-
-  private async createAssistant(
-    taken?: { write: FollowingWrite; after(): void },
-    trailing?: readonly SessionEventWrite[],
-    ordered = false,
-    id?: string,
-  ) {
-    const changed = this.partsChanged;
-    const following = taken ?? (this.app.sessions.appendAnnounced ? this.options.following?.() : undefined);
-    try {
-      this.assistant = await appendCreated(
-        this.app,
-        this.options.runId,
-        {
-          session_id: this.options.sessionId,
-          role: 'assistant',
-          // The parts so far: none for a delta (it adds its own after), the call for a tool call.
-          parts: [...this.parts],
-          model: this.options.model,
-          provider: this.options.provider,
-          run_id: this.options.runId,
-          finished: false,
-        },
-        following?.write,
-        undefined,
-        trailing,
-        ordered,
-        undefined,
-        id,
-      );
-    } finally {
-      following?.after();
-    }
-    this.partsWritten = Math.max(this.partsWritten, changed);
-  }
-
-  private schedule() {
-    this.partsChanged++;
-    this.dirty = true;
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.flush().catch((error) => {
-        this.app.log.warn('streamed message write failed', { error });
-      });
-    }, FLUSH_MS);
-    this.timer.unref();
-  }
-
-  private cancelTimer() {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
   }
 }
