@@ -138,6 +138,8 @@ export async function runOnce(exposure) {
       HOME: join(ws, '.home'),
       XDG_DATA_HOME: join(ws, '.home', 'share'),
       ...(process.env.SVC_GROUP_COMMIT ? { SVC_GROUP_COMMIT: process.env.SVC_GROUP_COMMIT } : {}),
+      // SVC_STEP_ONCE=0: a lone read-only call's start written before it runs (p-heldstep), for A/B.
+      ...(process.env.SVC_STEP_ONCE ? { SVC_STEP_ONCE: process.env.SVC_STEP_ONCE } : {}),
       // BENCH_STORE_URL runs svc on that PostgreSQL store (issue 18) instead of SQLite.
       ...(process.env.BENCH_STORE_URL ? { SVC_STORE_URL: process.env.BENCH_STORE_URL } : {}),
       // bench/sqlite-statements.mjs: the statements counted by their callers.

@@ -166,7 +166,11 @@ export async function run(options = {}) {
       ws,
       nodeArgs: [...NODE_ARGS, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${diag}`],
       // BENCH_STORE_URL serves from that PostgreSQL store (issue 18) instead of SQLite.
-      env: process.env.BENCH_STORE_URL ? { SVC_STORE_URL: process.env.BENCH_STORE_URL } : {},
+      // SVC_STEP_ONCE=0: a text step's message written at its first delta (p-heldstep), for A/B.
+      env: {
+        ...(process.env.BENCH_STORE_URL ? { SVC_STORE_URL: process.env.BENCH_STORE_URL } : {}),
+        ...(process.env.SVC_STEP_ONCE ? { SVC_STEP_ONCE: process.env.SVC_STEP_ONCE } : {}),
+      },
     });
     child = started.child;
     const svcUrl = `${await started.url}/v1`;

@@ -6,7 +6,9 @@
 // answer to the next request, the step's start statement (assistant message, `tool.started`), its
 // step end, the previous step's end still in flight, and any other statement. Prints the medians
 // and one step's timeline. Firm: the order and which statements lie in the gap; the times are
-// this box's (noisy when loaded). BENCH_SVC_BIN runs another build.
+// this box's (noisy when loaded). A step with no start statement (p-heldstep: a lone read-only
+// call's start in its step end) has its start columns empty (NaN, left out of the medians).
+// BENCH_SVC_BIN runs another build.
 // `node bench/step-timeline.mjs`; not part of `npm run bench`.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -103,18 +105,23 @@ for (const { at, wait, what } of events) {
 }
 const all = [...statements.values()];
 const isStart = (s) => s.text.startsWith('WITH s AS (UPDATE sessions');
-const isEnd = (s) => s.text.startsWith('WITH g AS');
+// The step end; its model call rides first when no start statement carried it (p-heldstep).
+const isEnd = (s) => s.text.startsWith('WITH g AS') || s.text.startsWith('WITH svc_riding AS');
 const rows = [];
 let sample;
 for (const [step, answer] of responses) {
   const next = requests.get(step + 1);
   if (step < 6 || next === undefined) continue;
   // The step's start statement (assistant message, `tool.started`), its end, the last end before.
-  const start = all.find((s) => isStart(s) && s.sent > answer);
-  const end = start && all.find((s) => isEnd(s) && s.sent > start.sent);
-  const previous = start && all.findLast((s) => isEnd(s) && s.sent < start.sent);
-  if (!start || !end || !previous) continue;
-  const heard = heardMarks.find((mark) => mark.at >= answer - 1 && mark.at < start.sent);
+  const found = all.find((s) => isStart(s) && s.sent > answer && s.sent < next);
+  const end = all.find((s) => isEnd(s) && s.sent > (found?.sent ?? answer));
+  // No start statement: its columns NaN, the end in its place where the start's time is read.
+  const none = { sent: Number.NaN, answered: Number.NaN, sentWait: Number.NaN, answeredWait: Number.NaN };
+  const start = found ?? none;
+  const first = found ?? end;
+  const previous = end && all.findLast((s) => isEnd(s) && s.sent < first.sent);
+  if (!end || !previous) continue;
+  const heard = heardMarks.find((mark) => mark.at >= answer - 1 && mark.at < first.sent);
   const asked = askedMarks.findLast((mark) => mark.at < next);
   const others = all.filter(
     (s) => s.sent > answer && s.sent < next && s !== start && s !== end && s !== previous,
@@ -122,9 +129,10 @@ for (const [step, answer] of responses) {
   rows.push({
     'gap (answer ended → next request arrived)': next - answer,
     '  svc waiting in it (answer read → request made)': heard && asked ? asked.wait - heard.wait : Number.NaN,
-    'answer ended → start sent': start.sent - answer,
-    '  the previous step end in flight in it': Math.max(0, Math.min(previous.answered, start.sent) - answer),
-    '  svc waiting in it (answer read → start sent)': heard ? start.sentWait - heard.wait : Number.NaN,
+    'steps with a start statement (share)': found ? 1 : 0,
+    'answer ended → first statement sent (start, else end)': first.sent - answer,
+    '  the previous step end in flight in it': Math.max(0, Math.min(previous.answered, first.sent) - answer),
+    '  svc waiting in it (answer read → first sent)': heard ? first.sentWait - heard.wait : Number.NaN,
     'start round trip': start.answered - start.sent,
     '  svc waiting in it': start.answeredWait - start.sentWait,
     'start answered → end sent': end.sent - start.answered,
@@ -133,8 +141,12 @@ for (const [step, answer] of responses) {
     'end round trip': end.answered - end.sent,
     'end answered before the next answer ended (share)': end.answered < responses.get(step + 1) ? 1 : 0,
     'other statements sent in the gap (mean)': others.length,
-    'end sent before the start answered (share)': end.sent < start.answered ? 1 : 0,
-    'start and end on one connection (share)': end.backend === start.backend ? 1 : 0,
+    ...(found
+      ? {
+          'end sent before the start answered (share)': end.sent < start.answered ? 1 : 0,
+          'start and end on one connection (share)': end.backend === start.backend ? 1 : 0,
+        }
+      : {}),
   });
   if (step === 50 || !sample) sample = { step, answer, next, previous, start, end, others };
 }
@@ -158,8 +170,12 @@ if (sample) {
     [sample.previous.sent, `previous step end sent`],
     [sample.previous.answered, `previous step end answered`],
     [answer, `model answer ${step} ended`],
-    [sample.start.sent, `start statement sent`],
-    [sample.start.answered, `start statement answered`],
+    ...(Number.isNaN(sample.start.sent)
+      ? []
+      : [
+          [sample.start.sent, `start statement sent`],
+          [sample.start.answered, `start statement answered`],
+        ]),
     [sample.end.sent, `step end sent`],
     [sample.next, `model request ${step + 1} arrived`],
     [sample.end.answered, `step end answered`],

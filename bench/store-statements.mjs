@@ -74,7 +74,11 @@ const url = await plannedDatabase('svc_statements');
 let before;
 try {
   const { errors, result: rows } = await compatStatements({
-    env: { SVC_STORE_URL: url },
+    // SVC_STEP_ONCE=0: a step's message written as before its step end held it (p-heldstep), for A/B.
+    env: {
+      SVC_STORE_URL: url,
+      ...(process.env.SVC_STEP_ONCE ? { SVC_STEP_ONCE: process.env.SVC_STEP_ONCE } : {}),
+    },
     warmedUp: async () => {
       before = new Map((await statements(url)).map((r) => [r.queryid, r]));
     },

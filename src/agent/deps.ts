@@ -104,6 +104,8 @@ export interface AgentHost {
   readonly dataDir: string;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly clock: Clock;
+  /** The App's ids (a held text's message id, made before its row: ./step-recorder.ts). */
+  readonly ids: Ids;
   readonly log: Logger;
   readonly redactor: Redactor;
   /** The current config (replaced by a reload). */

@@ -8,7 +8,7 @@
  * @module
  */
 import { flushCalls, takeCall } from './held-calls';
-import { holdLastEnd, sendLastEnd } from './last-step-end';
+import { type HeldStepEnd, holdLastEnd, sendLastEnd } from './last-step-end';
 import type { RunContext, RunTurn } from './run-types';
 import { startStepClose, stepEndJoined } from './step-close';
 import { recordStepEnd } from './step-ends';
@@ -20,11 +20,13 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   const recorder = t.recorder;
   if (!recorder) return;
   // An assistant message held for its first tool's start that did not start (p-pgride), then a
-  // `phase` no message of the step carried (./held-event.ts), before the step's end.
-  const releasing = recorder.release();
+  // `phase` no message of the step carried (./held-event.ts), before the step's end; not a start
+  // held with its result for this statement (p-heldstep: the message, the `phase` go in it).
+  const opens = !interrupted && stepEndJoined(app) && recorder.opensAtEnd();
+  const releasing = opens ? undefined : recorder.release();
   if (releasing)
     await releasing.catch((error: unknown) => app.log.warn('streamed message write failed', { error }));
-  const flushing = c.held.flush();
+  const flushing = opens ? undefined : c.held.flush();
   if (flushing) await flushing;
   // The held result's write a stop started (`releaseOnStop`): failed, the result is held again
   // and the cut step writes it here (a second failure fails the run, as the step's own would).
@@ -44,7 +46,7 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   if (t.released) await t.released;
   // The messages finished and the session's usage (one statement on PostgreSQL, ./step-close.ts).
   const started = startStepClose(app, recorder, sessionId, stepUsage, stepCost);
-  const closing = started instanceof Promise ? await started : started;
+  let closing = started instanceof Promise ? await started : started;
   if (stepUsage) {
     usage.input_tokens += stepUsage.input_tokens;
     usage.output_tokens += stepUsage.output_tokens;
@@ -91,54 +93,49 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   };
   const before = closing.before;
   const events = () => (contextUsage ? [...closing.completions(), contextUsage] : closing.completions());
-  /** The step end's one statement (PostgreSQL). */
-  const send = (next: boolean, ordered = false) => {
-    if (!before || !app.runs.updateAndAppendAfter) throw new Error('step end: no statement to send');
+  /** The step end's one statement (PostgreSQL), `riding`: with the step's model call in it. */
+  const sendOnce = (next: boolean, ordered: boolean, riding: typeof call) => {
+    const now = closing.before;
+    if (!now || !app.runs.updateAndAppendAfter) throw new Error('step end: no statement to send');
     return app.runs
       .updateAndAppendAfter(
         run.id,
         patch,
         'step.finished',
         finished,
-        before,
+        now,
         // A step with no call ends the run: nothing is sent behind its end before it answers,
         // so it may wait for the bus's append in flight and carry its events (p-finishjoin).
         { sessionId, events: events(), next, ...(ordered ? { ordered } : {}) },
-        call?.insert,
+        riding?.insert,
       )
       .catch((error: unknown) => {
         recorder.heldCloseFailed();
         throw error;
       })
-      .finally(() => call?.after());
+      .finally(() => riding?.after());
   };
+  // Its statement carried the step's held start or text too (p-heldstep) and failed: the parts
+  // written as before they were held (the message with its start, the result), then the end again.
+  const send = (next: boolean, ordered = false) =>
+    sendOnce(next, ordered, call).catch(async (error: unknown) => {
+      if (!recorder.heldOpenFailed()) throw error;
+      app.log.warn('step end failed, written in parts', { run_id: run.id, error });
+      await recorder.release();
+      await recorder.releaseTool();
+      const again = startStepClose(app, recorder, sessionId, stepUsage, stepCost);
+      closing = again instanceof Promise ? await again : again;
+      return await sendOnce(next, ordered, undefined);
+    });
   // The run's last step end, held for its finish's statement (./last-step-end.ts, p-pglast).
   if (before && !interrupted && lastEndHeld(c, t)) {
-    const result = c.resultMessageId;
-    holdLastEnd(run.id, {
-      first: {
-        before,
-        event: { type: 'step.finished', payload: finished },
-        ...(call ? { riding: call.insert } : {}),
-      },
+    holdForFinish(c, t, recorder, lastContext, {
+      first: { before, event: { type: 'step.finished', payload: finished }, riding: call?.insert },
       events: events(),
-      written(_result, announced) {
-        closed(announced);
-        void call?.after();
-      },
-      alone: async () => {
-        // Its events keep their place even behind a busy bus (a stopper's `cancelling` follows).
-        const sent = await send(true, true).catch((error: unknown) => {
-          // Failed: the step is no result of the run's, as when its step end failed in place.
-          c.resultMessageId = result;
-          throw error;
-        });
-        closed(sent.announced);
-      },
+      closed,
+      send: () => send(true, true),
+      after: () => void call?.after(),
     });
-    ended(c, t, recorder, lastContext);
-    recordStepEnd(t, sessionId, undefined, undefined);
-    for (const wake of [...t.stepClosedWaiters]) wake();
     return;
   }
   const [session, appended, announced] = joined
@@ -161,6 +158,46 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   if (!appended) await c.ledger('step.finished', finished);
   ended(c, t, recorder, lastContext);
   recordStepEnd(t, sessionId, session, runRow);
+  for (const wake of [...t.stepClosedWaiters]) wake();
+}
+
+/**
+ * The run's last step end held for its finish's statement (./last-step-end.ts, p-pglast), and
+ * the step ended here: `send` writes it alone (a stop, a run event, a failed merged finish).
+ */
+function holdForFinish(
+  c: RunContext,
+  t: RunTurn,
+  recorder: StepRecorder,
+  lastContext: number | undefined,
+  end: {
+    first: HeldStepEnd['first'];
+    events: HeldStepEnd['events'];
+    closed(announced: boolean): void;
+    send(): Promise<{ announced: boolean }>;
+    after(): void;
+  },
+): void {
+  const result = c.resultMessageId;
+  holdLastEnd(c.run.id, {
+    first: end.first,
+    events: end.events,
+    written(_result, announced) {
+      end.closed(announced);
+      end.after();
+    },
+    alone: async () => {
+      // Its events keep their place even behind a busy bus (a stopper's `cancelling` follows).
+      const sent = await end.send().catch((error: unknown) => {
+        // Failed: the step is no result of the run's, as when its step end failed in place.
+        c.resultMessageId = result;
+        throw error;
+      });
+      end.closed(sent.announced);
+    },
+  });
+  ended(c, t, recorder, lastContext);
+  recordStepEnd(t, c.sessionId, undefined, undefined);
   for (const wake of [...t.stepClosedWaiters]) wake();
 }
 

@@ -12,6 +12,7 @@ export function createAgentHost(deps: AgentDeps, promptSections: readonly Prompt
     dataDir: deps.dataDir,
     env: deps.env,
     clock: deps.clock,
+    ids: deps.ids,
     log: deps.log,
     redactor: deps.redactor,
     get config() {

@@ -8,7 +8,7 @@ import { runFailure } from './failure';
 import { takeCall } from './held-calls';
 import { createLoopDetector } from './loop-detector';
 import type { RunContext, RunTurn } from './run-types';
-import type { StepRecorder } from './step-recorder';
+import type { CallStart, StepRecorder } from './step-recorder';
 import { createToolBridge } from './tool-bridge';
 import type { AgentToolbox } from './toolbox';
 
@@ -36,6 +36,7 @@ export function bridgeFor(c: RunContext, t: RunTurn) {
       ? {
           startCall: (start) => t.recorder?.startCall(start) ?? Promise.resolve(undefined),
           runsAhead: (name) => allReadsOnly(x.toolbox, t.recorder, name),
+          deferStart: (name, start) => deferStart(x.toolbox, t.recorder, name, start),
         }
       : {}),
     async beforeCall(call) {
@@ -72,6 +73,28 @@ export function bridgeFor(c: RunContext, t: RunTurn) {
       x.controller.abort(new Error('loop detected'));
     },
   });
+}
+
+/**
+ * Tools whose work waits for their start's statement (`AgentCallContext.ahead`: `view`'s read mark):
+ * never held for the step end, which they would wait for (p-heldstep, docs/performance.md Left).
+ */
+const WAITS_FOR_START: ReadonlySet<string> = new Set(['view']);
+
+/**
+ * The call's start held for its step end (p-heldstep, ./step-recorder.ts `deferStart`): a
+ * `readsOnly` call, the step's only one, on a store whose step end is one statement; undefined:
+ * not held. `SVC_STEP_ONCE=0` turns it off (the start written as before, run ahead of it).
+ */
+function deferStart(
+  toolbox: AgentToolbox,
+  recorder: StepRecorder | undefined,
+  name: string,
+  start: CallStart,
+): { write(): Promise<void> } | undefined {
+  if (process.env.SVC_STEP_ONCE === '0' || !recorder || WAITS_FOR_START.has(name)) return undefined;
+  if (!allReadsOnly(toolbox, recorder, name) || !recorder.deferStart(start)) return undefined;
+  return { write: () => recorder.release() ?? Promise.resolve() };
 }
 
 /**

@@ -14,7 +14,7 @@ import { kindPolicies } from './agent-kinds';
 import { MAX_FAILED_COMPACTIONS } from './compaction';
 import { fitToBudget, freshToolTokens } from './context-fit';
 import { endStep } from './end-step';
-import { flushCalls } from './held-calls';
+import { flushCalls, takeCall } from './held-calls';
 import { historyMessages, toModelMessages } from './history';
 import { bridgeFor, holdsCall } from './run-bridge';
 import type { RunContext, RunTurn } from './run-types';
@@ -392,6 +392,9 @@ async function startStep(c: RunContext, t: RunTurn): Promise<void> {
     following: (then) => c.held.take(then),
     holdsCall: holdsCall(c.app),
     holdsResult: holdsCall(c.app) && stepEndJoined(c.app),
+    takeCall: () => takeCall(c.app, c.calls),
+    // SVC_STEP_ONCE=0: written at its first delta, as before (p-heldstep).
+    holdsText: holdsCall(c.app) && stepEndJoined(c.app) && process.env.SVC_STEP_ONCE !== '0',
   });
 }
 

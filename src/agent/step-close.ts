@@ -73,7 +73,7 @@ export function startStepClose(
       .flush()
       .then(() => recorder.releaseTool())
       .then(() => closeWith(app, recorder, sessionId, undefined, usage));
-  return closeWith(app, recorder, sessionId, messages, usage);
+  return closeWith(app, recorder, sessionId, messages, usage, stepUsage, cost);
 }
 
 /** `startStepClose` once the messages' updates are known (`undefined`: handed over). */
@@ -83,6 +83,8 @@ function closeWith(
   sessionId: string,
   messages: StepClose['messages'] | undefined,
   usage: StepClose['usage'],
+  stepUsage?: Usage | null,
+  cost = 0,
 ): StepClosing {
   const { sessions } = app;
   const completed = (announced?: boolean) => {
@@ -91,10 +93,16 @@ function closeWith(
   const completions = () => (messages ? recorder.completions() : []);
   const close = { sessionId, messages: messages ?? [], ...(usage ? { usage } : {}) };
   if (messages && sessions.closeStepWrite && stepEndJoined(app)) {
-    // The step's held result goes in this statement (p-pgtoolend).
+    // The step's held start, its assistant message inserted closed (p-heldstep), and its held
+    // result (p-pgtoolend) go in this statement.
+    const opened = recorder.heldOpen(stepUsage ?? null, cost);
     const created = recorder.heldClose();
     return {
-      before: sessions.closeStepWrite(created ? { ...close, created } : close),
+      before: sessions.closeStepWrite({
+        ...close,
+        ...(created ? { created } : {}),
+        ...(opened ? { opened } : {}),
+      }),
       completed,
       completions,
     };

@@ -19,7 +19,9 @@ type Event = { type: string; payload: Record<string, unknown> };
 /**
  * The step's completions in message order (assistant, then tool); led, for a result the step end
  * writes (`held` taken, its id known), by its `tool.finished` and `message.created`, as when its
- * message was written at the result.
+ * message was written at the result; led before them, for an assistant message the step end
+ * writes (`opened`, p-heldstep), by its `message.created` and what followed it (its call's start,
+ * or its held deltas), as when it was written at the call's start or its first delta.
  */
 export function stepCompletions(
   session_id: string,
@@ -27,8 +29,16 @@ export function stepCompletions(
   assistantId: string | undefined,
   toolId: string | undefined,
   held: HeldResult | undefined,
+  opened?: { id: string; events: readonly Event[] },
 ): Event[] {
   const events: Event[] = [];
+  if (opened) {
+    events.push({
+      type: 'message.created',
+      payload: { session_id, message_id: opened.id, role: 'assistant', run_id },
+    });
+    events.push(...opened.events);
+  }
   const heldId = held?.created?.id;
   if (held && heldId) {
     events.push(...held.finished.events);
@@ -37,7 +47,7 @@ export function stepCompletions(
       payload: { session_id, message_id: heldId, role: 'tool', run_id },
     });
   }
-  for (const id of [assistantId, toolId ?? heldId]) {
+  for (const id of [assistantId ?? opened?.id, toolId ?? heldId]) {
     if (id) events.push({ type: 'message.completed', payload: { session_id, message_id: id, run_id } });
   }
   return events;

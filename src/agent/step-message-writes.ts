@@ -44,6 +44,17 @@ export interface StepRecorderOptions {
    * anything needs it written earlier (`releaseTool`).
    */
   holdsResult?: boolean;
+  /**
+   * PostgreSQL with a one-statement step end (p-heldstep): a text step's assistant message is held
+   * from its first delta, its deltas recorded at once and their events held with it, and written by
+   * the step end's statement already closed, unless FLUSH_MS passes first or anything needs it.
+   */
+  holdsText?: boolean;
+  /**
+   * PostgreSQL (p-heldstep): the step's held model call (./held-calls.ts), taken to ride in its
+   * deferred start's statement when something needs that start written before the step end.
+   */
+  takeCall?: () => { insert: TrailingInsert; after(): Promise<void> } | undefined;
 }
 
 /**
@@ -81,6 +92,10 @@ export async function appendCreated(
   trailing?: readonly SessionEventWrite[],
   /** Its events keep their place in the bus's queue even when it is busy (`appendAnnounced`'s `ordered`). */
   ordered = false,
+  /** Its statement sent once this settled, not at all when it rejected (`appendAnnounced`'s `after`). */
+  after?: Promise<unknown>,
+  /** Its id, made already (a held text's, its deltas' events name it: `appendAnnounced`'s `id`). */
+  id?: string,
 ): Promise<Message> {
   const { sessions, bus } = app;
   const payload = (messageId: string) => ({
@@ -97,8 +112,9 @@ export async function appendCreated(
       following,
       preceding,
       trailing,
-      ordered ? { ordered } : undefined,
+      ordered || after || id ? { ordered, ...(after ? { after } : {}), ...(id ? { id } : {}) } : undefined,
     );
+  if (after) await after;
   const message = await sessions.appendMessage(input);
   bus.publish(input.session_id, 'message.created', payload(message.id));
   return message;
@@ -106,7 +122,7 @@ export async function appendCreated(
 
 /**
  * The step's tool message with its results so far (unfinished), and the first result's
- * `tool.finished` when given; `ordered` as `appendCreated`'s.
+ * `tool.finished` when given; `ordered` and `after` as `appendCreated`'s.
  */
 export function appendToolMessage(
   app: AgentHost,
@@ -114,8 +130,9 @@ export function appendToolMessage(
   parts: Message['parts'],
   finished?: FinishedWrite,
   ordered = false,
+  after?: Promise<unknown>,
 ): Promise<Message> {
   const { sessionId, runId } = options;
   const input = { session_id: sessionId, role: 'tool' as const, parts, run_id: runId, finished: false };
-  return appendCreated(app, runId, input, finished?.write, finished?.events, undefined, ordered);
+  return appendCreated(app, runId, input, finished?.write, finished?.events, undefined, ordered, after);
 }

@@ -14,17 +14,17 @@ import type { ToolSet } from 'ai';
 import { SvcError, toSvcError } from '../errors';
 import type { PermissionAskContext } from '../permissions/permission-service';
 import { callTitle, oneLine } from '../permissions/tool-policy';
-import type { TrailingInsert } from '../store/preceding-write';
 import { sameItems } from '../util/arrays';
+import { type CallStartOptions, ledger, ledgerAnnounced, startOf } from './call-start';
 import type { AgentHost } from './deps';
 import { classifySandboxDenial, classifyToolError, type Failure } from './failure';
-import type { CallStart, FinishedWrite } from './step-recorder';
+import type { FinishedWrite } from './step-recorder';
 import type { AgentCallResult, AgentToolbox, AgentToolSpec } from './toolbox';
 
 /** Longest tool output handed to the model; the rest is cut with a note. */
 export const MAX_TOOL_OUTPUT_CHARS = 100_000;
 
-export interface ToolBridgeOptions {
+export interface ToolBridgeOptions extends CallStartOptions {
   app: AgentHost;
   /** The tools, through the agent's port (registry, funnel, the one call path). */
   toolbox: AgentToolbox;
@@ -52,24 +52,6 @@ export interface ToolBridgeOptions {
     call: { tool_call_id: string; tool: string; input: unknown; output: string; isError: boolean },
     finished: FinishedWrite,
   ): Promise<boolean | 'held'>;
-  /**
-   * PostgreSQL: the step's model call held since the model's `finish` (./held-calls.ts), taken to
-   * ride in the call's `tool.started` statement; `after()` once it answered writes it alone when it
-   * did not (never after the tool has started to run).
-   */
-  takeCall?(): { insert: TrailingInsert; after(): Promise<void> } | undefined;
-  /**
-   * PostgreSQL (p-pgride): the call's start written with the step's held assistant message, in its
-   * INSERT (./step-recorder.ts `startCall`): undefined, not so (the message is written already,
-   * SQLite): the bridge writes the start itself; true: written; false: the message only.
-   */
-  startCall?(start: CallStart): Promise<boolean | undefined>;
-  /**
-   * PostgreSQL (p-readonly): this call may run while its `tool.started` statement is in flight (a
-   * `readsOnly` tool in a step whose calls all are). Its `ask` and `event` wait for the statement;
-   * its result is taken only once the statement answered, and dropped when it failed.
-   */
-  runsAhead?(name: string): boolean;
   /** After each call (loop detection); may stop the run. */
   onResult(call: { tool: string; input: unknown; output: string; isError: boolean }): Promise<void>;
 }
@@ -104,18 +86,8 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     // The event and its ledger row: one commit on SQLite, one statement on PostgreSQL where it can
     // (with the step's model call riding along, ./held-calls.ts, and its held message: p-pgride).
     // A call that changes nothing runs while that statement is in flight (p-readonly, `stored`).
-    const modelCall = options.takeCall?.();
-    const starting = { tool_call_id: toolCallId, tool: name, title };
-    const ahead = !options.signal.aborted && options.runsAhead?.(name) === true;
-    const stored = ahead
-      ? startedAhead(writeStarted(app, options, starting, modelCall?.insert), modelCall)
-      : undefined;
-    if (!stored)
-      try {
-        await writeStarted(app, options, starting, modelCall?.insert);
-      } finally {
-        await modelCall?.after();
-      }
+    // A call whose start is held for its step end (p-heldstep) writes nothing before it runs.
+    const start = await startOf(app, options, { tool_call_id: toolCallId, tool: name, title });
     const askContext: PermissionAskContext = {
       ...options.permission,
       sessionId: options.sessionId,
@@ -139,13 +111,13 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
           agent: options.agent,
           toolCallId,
           signal: options.signal,
-          ...(stored ? { ahead: stored } : {}),
+          ...(start.ahead ? { ahead: start.ahead } : {}),
           ask: async (request) => {
-            if (stored) await stored;
+            if (start.wait) await start.wait();
             await app.permissions.ask(request, askContext);
           },
           event: async (type, payload) => {
-            if (stored) await stored;
+            if (start.wait) await start.wait();
             if (type === 'sandbox_denied') denial ??= payload;
             await ledger(app, options.runId, type, {
               tool_call_id: toolCallId,
@@ -160,9 +132,10 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
                   `${tool} is not available in this session now (withheld by the funnel: mode, workflow phase, agent policy or disabled_tools)`,
                 ),
         });
-    if (stored) {
+    const startWrite = start.written();
+    if (startWrite) {
       // Run ahead: as if run after its start's statement (`startedAhead`).
-      await stored;
+      await startWrite;
       if (options.signal.aborted)
         result = { ok: false, error: toSvcError(options.signal.reason), crashed: false };
     }
@@ -209,10 +182,13 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
       ...(failure ? { failure } : {}),
     };
     const call = { tool_call_id: toolCallId, tool: name, input: rawInput, output, isError };
-    if (!(await recordedWithResult(app, options, call, finished, event)))
+    if (!(await recordedWithResult(app, options, call, finished, event))) {
+      // Its result not held with its held start (a call that stops the run, a cancel): the start first.
+      await start.beforeAlone();
       await app.store.transactions.together(async () =>
         ledgerAnnounced(app, options.runId, finished, options.sessionId, 'tool.finished', event),
       );
+    }
     await options.onResult({ tool: name, input: rawInput, output, isError });
     if (isError) throw new ToolFailure(output);
     return output;
@@ -360,95 +336,4 @@ async function recordedWithResult(
     app.log.warn('run ledger append failed', { run_id: options.runId, type: 'tool.finished' });
   // 'held': written with the step's end (p-pgtoolend), or alone before anything that needs it.
   return recorded !== false;
-}
-
-/**
- * The call's start in flight while the call runs ahead of it (`runsAhead`): settles once the
- * statement and the riding model call's `after()` did, rejecting with the statement's error. Its
- * rejection is handled here too (the caller awaits it only after the call), so it is never unhandled.
- * The call's `ask` and `event` wait for it (an operator is asked only once the start is stored);
- * its result is taken once it answered: a failure throws as it did before the call (the result
- * dropped), a cancel meanwhile answers as before the call.
- */
-function startedAhead(
-  writing: Promise<void>,
-  modelCall: { after(): Promise<void> } | undefined,
-): Promise<void> {
-  const started = modelCall
-    ? writing.then(
-        () => modelCall.after(),
-        async (error: unknown) => {
-          await modelCall.after();
-          throw error;
-        },
-      )
-    : writing;
-  started.catch(() => {});
-  return started;
-}
-
-/**
- * A call's `tool.started`: with the step's held assistant message where the run holds it
- * (`startCall`, p-pgride), else in a statement of its own after it (`ledgerAnnounced`), with the
- * step's model call riding (`riding`) either way. A failed write of the held message throws, as
- * its own write in `beforeCall` would.
- */
-function writeStarted(
-  app: AgentHost,
-  options: ToolBridgeOptions,
-  payload: { tool_call_id: string; tool: string; title: string },
-  riding: TrailingInsert | undefined,
-): Promise<void> {
-  const event = {
-    session_id: options.sessionId,
-    run_id: options.runId,
-    tool_call_id: payload.tool_call_id,
-    tool: payload.tool,
-    title: app.redactor.string(payload.title),
-  };
-  const type = 'tool.started';
-  const alone = () =>
-    app.store.transactions.together(async () =>
-      ledgerAnnounced(app, options.runId, payload, options.sessionId, type, event, riding),
-    );
-  // SQLite: no promise more than the start's own write.
-  if (!options.startCall) return alone();
-  const start = { event: { type, payload, created_at: app.clock.now() }, announce: { type, payload: event } };
-  return options.startCall(riding ? { ...start, riding } : start).then((written) => {
-    if (written === false) app.log.warn('run ledger append failed', { run_id: options.runId, type });
-    return written === undefined ? alone() : undefined;
-  });
-}
-
-/**
- * A tool's session event (`type`, `event`) published, then its ledger row of the same type: on
- * PostgreSQL one statement where the bus keeps its order (`appendAnnounced`, issue 18 item 6), else
- * the publish and the append apart, as they always were. A ledger failure is logged, as `ledger`'s.
- */
-async function ledgerAnnounced(
-  app: AgentHost,
-  runId: string,
-  payload: Record<string, unknown>,
-  sessionId: string,
-  type: string,
-  event: Record<string, unknown>,
-  riding?: TrailingInsert,
-) {
-  if (!app.runs.appendAnnounced) {
-    app.bus.publish(sessionId, type, event);
-    return await ledger(app, runId, type, payload);
-  }
-  try {
-    await app.runs.appendAnnounced(runId, type, payload, { sessionId, type, payload: event }, riding);
-  } catch (error) {
-    app.log.warn('run ledger append failed', { run_id: runId, type, error });
-  }
-}
-
-async function ledger(app: AgentHost, runId: string, type: string, payload: Record<string, unknown>) {
-  try {
-    await app.runs.append(runId, type, payload);
-  } catch (error) {
-    app.log.warn('run ledger append failed', { run_id: runId, type, error });
-  }
 }

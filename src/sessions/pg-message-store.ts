@@ -288,10 +288,10 @@ export function createPostgresMessageStore(deps: {
     following?: FollowingWrite,
     preceding: readonly SessionEventWrite[] = NONE,
     trailing: readonly SessionEventWrite[] = NONE,
-    options?: { ordered?: boolean },
+    options?: { ordered?: boolean; after?: Promise<unknown>; id?: string },
   ) => {
     const now = deps.clock.now();
-    const id = deps.ids.next('msg');
+    const id = options?.id ?? deps.ids.next('msg');
     const payload = announce?.payload(id);
     const events = announce && payload ? [...preceding, { type: announce.type, payload }, ...trailing] : [];
     const partsJson = JSON.stringify(input.parts);
@@ -312,12 +312,14 @@ export function createPostgresMessageStore(deps: {
         : {};
     const { joined } = around;
     const mark = kept.mark(input.session_id, touchedAt(now));
+    const send = () =>
+      joined
+        ? sendAnnounced(sql, values, joined, following)
+        : sendPlain(sql, values, withMessages, following);
+    // After another write (`after`): its events took their places above, the statement waits.
+    const after = options?.after;
     const found = await marked(sql, input.session_id, tx, () =>
-      answered(around, () =>
-        joined
-          ? sendAnnounced(sql, values, joined, following)
-          : sendPlain(sql, values, withMessages, following),
-      ),
+      answered(around, after ? () => after.then(send) : send),
     );
     following?.read(found?.svc_following);
     wroteSession(sql, input.session_id, tx); // its updated_at

@@ -68,6 +68,66 @@ const createdCtes = (following: FollowingWrite) => (go: string) => {
   ${after.cte}`;
 };
 
+/** The opened message's INSERT (`a`) and its search row, its 11 parameters after `o`. */
+const openedInsert = (o: number, go: string) => `a AS (INSERT INTO messages (${MESSAGE_COLUMNS})
+          SELECT $${o + 1}, x.id, 'assistant', $${o + 2}, $${o + 3}, $${o + 4}, $${o + 5}, $${o + 6}::double precision, $${o + 7}, $${o + 8}::bigint, $11::bigint, $11::bigint
+            FROM sessions x WHERE x.id = $16 AND ${go}
+          RETURNING id, session_id, role, created_at),
+  ad AS (INSERT INTO message_search_docs (message_id, session_id, role, tools, created_at, body, terms)
+          SELECT a.id, a.session_id, a.role, $${o + 9}, a.created_at, $${o + 10}, $${o + 11}::tsvector FROM a)`;
+
+/**
+ * `stepCtes` with the step's assistant message inserted closed first (`StepClose.opened` without
+ * `created`, p-heldstep: a text step whose message nothing needed before its end): $17…$27 the
+ * message, its following write (the step's `phase`, when one is held) from $28, after the
+ * session's row. The session's row is updated whatever the usage (its `updated_at`, as the
+ * message's own append did).
+ */
+const openedOnlyCtes = (opened: FollowingWrite | undefined) => (go: string) => {
+  const start = opened?.sql(27, `${go} AND EXISTS (SELECT 1 FROM a) AND (SELECT count(*) FROM s) >= 0`);
+  return `${openedInsert(16, go)},
+  ${messageCtes(go)},
+  ${sessionCte(`($12 OR true) AND id = $16 AND ${go} AND (SELECT count(*) FROM m) >= 0 AND (SELECT count(*) FROM a) >= 0`)}${start ? `,\n  ${start.cte}` : ''}`;
+};
+
+/** `answerOf` with the opened message's id and its following write's answer (`openedOnlyCtes`). */
+const openedOnlyAnswerOf = (opened: FollowingWrite | undefined) => (go: string) =>
+  `json_build_object('go', ${go},
+    'found', (SELECT array_agg(i.id) FROM unnest($1::text[]) AS i(id) WHERE EXISTS (SELECT 1 FROM messages WHERE id = i.id)),
+    'updated', (SELECT array_agg(id) FROM m), 'session', (SELECT row_to_json(s) FROM s),
+    'opened', (SELECT id FROM a), 'opening', ${opened ? opened.sql(27, go).answer : 'NULL'})`;
+
+/**
+ * `createdCtes` with the step's assistant message inserted ahead of everything, already closed
+ * (`StepClose.opened`, p-heldstep: a step whose only call reads only, nothing of it written before
+ * its end): $24+c… its id, parts, model, provider, usage, cost, run id, created_at and search row
+ * (c: the created message's following parameters), its following write (the step's `phase`, its
+ * call's `tool.started`) after the session's row and before the created message's, from
+ * $35+c. A data-modifying `WITH` does not see another's rows (one snapshot): the message is
+ * inserted closed, not inserted and then updated; the guard (`READY`, the messages of $1) leaves
+ * it out. The locks in the step end's order (messages, session row, run row); the run events in
+ * the order the separate statements gave them (its start's, then the result's, then the step's).
+ */
+const openedCtes = (created: FollowingWrite, opened: FollowingWrite) => (go: string) => {
+  const o = 23 + created.values.length;
+  const start = opened.sql(o + 11, `${go} AND EXISTS (SELECT 1 FROM a) AND (SELECT count(*) FROM s) >= 0`);
+  const after = created.sql(
+    23,
+    `${go} AND EXISTS (SELECT 1 FROM n) AND (SELECT count(*) FROM ${opened.name}) >= 0`,
+  );
+  return `${openedInsert(o, go)},
+  ${messageCtes(go)},
+  n AS (INSERT INTO messages (${MESSAGE_COLUMNS})
+          SELECT $17, x.id, $18, $19, NULL, NULL, NULL, 0::double precision, $20, $11::bigint, $11::bigint, $11::bigint
+            FROM sessions x WHERE x.id = $16 AND ${go} AND (SELECT count(*) FROM m) >= 0 AND EXISTS (SELECT 1 FROM a)
+          RETURNING id, session_id, role, created_at),
+  nd AS (INSERT INTO message_search_docs (message_id, session_id, role, tools, created_at, body, terms)
+          SELECT n.id, n.session_id, n.role, $21, n.created_at, $22, $23::tsvector FROM n),
+  ${sessionCte(`($12 OR true) AND id = $16 AND ${go} AND (SELECT count(*) FROM n) >= 0`)},
+  ${start.cte},
+  ${after.cte}`;
+};
+
 const CLOSE_STEP = `WITH ${stepCtes('true')}
   SELECT (SELECT array_agg(id) FROM m) AS svc_updated, s.* FROM (SELECT 1) AS one LEFT JOIN s ON true`;
 
@@ -85,6 +145,14 @@ const createdAnswerOf = (following: FollowingWrite) => (go: string) =>
     'updated', (SELECT array_agg(id) FROM m), 'session', (SELECT row_to_json(s) FROM s),
     'created', (SELECT id FROM n), 'following', ${following.sql(23, go).answer})`;
 
+/** `createdAnswerOf` with the opened message's id and its following write's answer. */
+const openedAnswerOf = (created: FollowingWrite, opened: FollowingWrite) => (go: string) =>
+  `json_build_object('go', ${go},
+    'found', (SELECT array_agg(i.id) FROM unnest($1::text[]) AS i(id) WHERE EXISTS (SELECT 1 FROM messages WHERE id = i.id)),
+    'updated', (SELECT array_agg(id) FROM m), 'session', (SELECT row_to_json(s) FROM s),
+    'created', (SELECT id FROM n), 'following', ${created.sql(23, go).answer},
+    'opened', (SELECT id FROM a), 'opening', ${opened.sql(34 + created.values.length, go).answer})`;
+
 type Answer = SessionRow & { svc_updated: string[] | null };
 
 export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock; ids: Ids }): {
@@ -94,10 +162,10 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock; id
   const { sql } = deps;
   const kept = keptSessions(sql);
   /** The statement's parameters, and what a write leaves behind (marks, not_found) once it answered. */
-  const prepared = ({ sessionId, messages, usage, created }: StepClose) => {
+  const prepared = ({ sessionId, messages, usage, created, opened }: StepClose) => {
     // The session's row it answers is kept (./pg-kept-sessions.ts): the next step's first
     // statement knows the row it will store, for a call run ahead of it (p-readonly).
-    const mark = usage || created ? kept.mark(sessionId) : undefined;
+    const mark = usage || created || opened ? kept.mark(sessionId) : undefined;
     const docs = messages.map(({ patch }) => (patch.parts ? searchDocOf(patch.parts) : undefined));
     const values: unknown[] = [
       messages.map((m) => m.id),
@@ -131,9 +199,27 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock; id
         ...created.following.values,
       );
     }
+    if (opened) {
+      const doc = searchDocOf(opened.parts);
+      opened.id ??= deps.ids.next('msg');
+      values.push(
+        opened.id,
+        JSON.stringify(opened.parts),
+        opened.model,
+        opened.provider,
+        opened.usage ? JSON.stringify(opened.usage) : null,
+        opened.cost,
+        opened.runId,
+        opened.createdAt,
+        doc.tools,
+        doc.body,
+        tsvectorOf(doc.body),
+        ...(opened.following?.values ?? []),
+      );
+    }
     const wrote = (updated: string[] | null, row: SessionRow | null | undefined): Session | undefined => {
-      if (messages.length || created) wroteMessages(sessionId);
-      if (usage || created) wroteSession(sql, sessionId);
+      if (messages.length || created || opened) wroteMessages(sessionId);
+      if (usage || created || opened) wroteSession(sql, sessionId);
       if (mark && row && row.id !== null) kept.wrote(mark, row);
       const done = new Set(updated ?? []);
       // As the separate updateMessage calls: the others' writes stand (a transaction around rolls
@@ -156,15 +242,15 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock; id
     },
     closeStepWrite(input) {
       const { values, wrote } = prepared(input);
-      const { created } = input;
+      const { created, opened } = input;
       return {
         values,
         ready: READY,
-        ctes: created ? createdCtes(created.following) : stepCtes,
-        last: created ? created.following.name : 's',
-        answer: created ? createdAnswerOf(created.following) : answerOf,
+        ...stepShape(created?.following, opened && { following: opened.following }),
         read(value) {
           const answer = value as StepAnswer;
+          // The opened message's run events, then the created one's, before the step end's own.
+          if (opened && answer.opened === opened.id) opened.following?.read(answer.opening);
           // The created message's run event, announced before the step end's own.
           if (created && answer.created === created.id) created.following.read(answer.following);
           // Not ready: nothing written; name a message that is missing, as updateMessage would.
@@ -180,6 +266,31 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock; id
   };
 }
 
+/**
+ * The statement's shape: its `WITH`s, the one the run's row follows, its answer; for a created
+ * message (the held result), an opened one (the held assistant message) or both. An opened message
+ * with a created one always has its following write (its call's start).
+ */
+function stepShape(
+  created: FollowingWrite | undefined,
+  opened: { following: FollowingWrite | undefined } | undefined,
+): Pick<PrecedingWrite<unknown>, 'ctes' | 'last' | 'answer'> {
+  if (created && opened?.following)
+    return {
+      ctes: openedCtes(created, opened.following),
+      last: created.name,
+      answer: openedAnswerOf(created, opened.following),
+    };
+  if (created) return { ctes: createdCtes(created), last: created.name, answer: createdAnswerOf(created) };
+  if (opened)
+    return {
+      ctes: openedOnlyCtes(opened.following),
+      last: opened.following?.name ?? 's',
+      answer: openedOnlyAnswerOf(opened.following),
+    };
+  return { ctes: stepCtes, last: 's', answer: answerOf };
+}
+
 const notFound = (id: string) => new SvcError('not_found', `message_id: no message "${id}"`);
 
 /** `answerOf`'s value as the driver parses it (json). */
@@ -190,4 +301,6 @@ interface StepAnswer {
   session: SessionRow | null;
   created?: string | null;
   following?: unknown;
+  opened?: string | null;
+  opening?: unknown;
 }

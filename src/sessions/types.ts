@@ -160,7 +160,13 @@ export interface SessionStore {
     following?: FollowingWrite,
     preceding?: readonly SessionEventWrite[],
     trailing?: readonly SessionEventWrite[],
-    options?: { ordered?: boolean },
+    /**
+     * `after`: the statement is sent once it settled, and not at all when it rejected (the append
+     * then rejects with its error): a stop's release of a step's held start and held result, whose
+     * events both take their places at the call (p-heldstep). `id`: the message's id, made by the
+     * caller (a held text's: its deltas' events named it already).
+     */
+    options?: { ordered?: boolean; after?: Promise<unknown>; id?: string },
   ): Promise<Message>;
   /**
    * `appendMessage`, answering also the session's messages as a read right after it answers them
@@ -228,6 +234,30 @@ export interface StepClose {
    * (`closeStepWrite` only; p-pgtoolend: the step's only tool result and its `tool.finished`).
    */
   created?: StepCloseCreated;
+  /**
+   * The step's assistant message, never written before, inserted already closed (its usage, cost,
+   * finished) ahead of `created`, with its run events following it before `created`'s (p-heldstep:
+   * a step whose only call reads only, its start in its step end; a text step whose message
+   * nothing needed before its end). With `created`, its following write is required.
+   */
+  opened?: StepCloseOpened;
+}
+
+/**
+ * `StepClose.opened`: the assistant message and its following write (none: no run event rides);
+ * `id` set as `created`'s, unless given (a held text's, its deltas' events named it already).
+ */
+export interface StepCloseOpened {
+  id?: string;
+  parts: MessagePart[];
+  model: string;
+  provider: string;
+  usage: Usage | null;
+  cost: number;
+  runId: string;
+  /** Its `created_at` (the step's call recorded), before the step end's time. */
+  createdAt: number;
+  following?: FollowingWrite;
 }
 
 /**

@@ -6,7 +6,7 @@
  * idle state in the run's finish statement (p-finishjoin; before p-pgbus two appends, then one,
  * src/agent/run-finish.ts): the session's log in the same order.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
@@ -15,7 +15,14 @@ const pg = postgresForFile();
 const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
 
 describe.skipIf(!pg.available)('a compat request’s session-event appends on PostgreSQL', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
   it('STORE-PG-279: one request alone: the start’s events in its one statement (p-pgstart4; were one append after it), run.finished and the idle state in the run’s finish statement (p-finishjoin; were the last append); at most three bus appends (were four), the log in publish order', async () => {
+    // The answer's message written at its first delta, its deltas appended by the bus: a text step
+    // held for its step end (p-heldstep, test/store/pg-held-step.test.ts) has neither, so off here.
+    vi.stubEnv('SVC_STEP_ONCE', '0');
     const sql = await migratedDatabase(pg.cluster());
     const statements = driverStatements();
     const { app, client } = await compatServer([reply().text('warm'), reply().text('one').usage(10, 2)], {

@@ -79,9 +79,10 @@ describe.skipIf(!pg.available)('a streamed compat request’s end on PostgreSQL'
         expect(finish, writes.map((t) => t.slice(0, 80)).join('\n')).toBe(writes.length - 1);
         expect(writes[finish]).toContain('svc_append_run_event(r.id, r.session_id');
         expect(writes.filter((text) => /openai_compat_requests/.test(text))).toHaveLength(2);
-        // The start, the preparation (prompt stack row), the assistant message, the finish with the
-        // last step end in it (p-pglast; were five with the step end alone).
-        expect(writes).toHaveLength(4);
+        // The start, the preparation (prompt stack row), the finish with the last step end in it
+        // (p-pglast) and the step's assistant message inserted closed by that step end (p-heldstep,
+        // where it was a write of its own at the first delta): five before both.
+        expect(writes).toHaveLength(3);
         expect(row).toMatchObject({
           status: 'completed',
           finish_reason: 'stop',

@@ -11,7 +11,7 @@
  * - a run's tool steps on a PostgreSQL App read no session row for the tool (STORE-PG-252).
  * Nothing is timed: waits are bounded loops on what the node observes.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresSessionStore } from '../../src/sessions/pg-session-store';
 import { tableChanges } from '../../src/store/postgres/table-changes';
 import { agentApp } from '../helpers/agent-harness';
@@ -34,6 +34,7 @@ const READ = /^SELECT \* FROM sessions WHERE id = \$1$/;
 describe.skipIf(!pg.available)('session rows kept on PostgreSQL (migration 43)', () => {
   const closers: (() => Promise<void>)[] = [];
   afterEach(async () => {
+    vi.unstubAllEnvs();
     for (const close of closers.splice(0).reverse()) await close();
   });
 
@@ -128,38 +129,47 @@ describe.skipIf(!pg.available)('session rows kept on PostgreSQL (migration 43)',
     expect(reads()).toBe(stopped + 2);
   });
 
-  it('STORE-PG-252: a run`s tool steps on a PostgreSQL App read no session row for the tool', async () => {
-    const sql = await migratedDatabase(pg.cluster());
-    // Three: a fourth call with the same input and result would stop the run (loop detection).
-    const steps = 3;
-    const turns = [];
-    for (let i = 0; i < steps; i++) turns.push(reply().toolCall('get_workflow_phase', {}).usage(100, 20));
-    turns.push(reply().text('done').usage(130, 10));
-    const { app } = await agentApp(turns, { postgres: sql });
-    closers.push(async () => {
-      await app.close();
-      await sql.close();
-    });
-    await until(() => tableChanges(sql).isListening(), 'the App`s LISTEN in place');
-    const session = await app.sessions.create({ title: 'steps' });
-    await app.sessions.update(session.id, { metadata: { workflow_phase: 'planning' } });
-    const driver = driverStatements();
-    let sent: string[];
-    try {
-      const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
-      const done = await app.agent.wait(run_id);
-      expect(done.error ?? done.status).toBe('completed');
-      sent = [...driver.sent];
-    } finally {
-      driver.restore();
+  it('STORE-PG-252: a run`s tool steps on a PostgreSQL App read no session row for the tool (a step whose start is held for its end, p-heldstep: the first step`s call reads it once, no row kept yet)', async () => {
+    for (const once of ['0', '1']) {
+      vi.stubEnv('SVC_STEP_ONCE', once);
+      const sql = await migratedDatabase(pg.cluster());
+      // Three: a fourth call with the same input and result would stop the run (loop detection).
+      const steps = 3;
+      const turns = [];
+      for (let i = 0; i < steps; i++) turns.push(reply().toolCall('get_workflow_phase', {}).usage(100, 20));
+      turns.push(reply().text('done').usage(130, 10));
+      const { app } = await agentApp(turns, { postgres: sql });
+      closers.push(async () => {
+        await app.close();
+        await sql.close();
+      });
+      await until(() => tableChanges(sql).isListening(), 'the App`s LISTEN in place');
+      const session = await app.sessions.create({ title: 'steps' });
+      await app.sessions.update(session.id, { metadata: { workflow_phase: 'planning' } });
+      const driver = driverStatements();
+      let sent: string[];
+      try {
+        const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+        const done = await app.agent.wait(run_id);
+        expect(done.error ?? done.status).toBe('completed');
+        sent = [...driver.sent];
+      } finally {
+        driver.restore();
+      }
+      // From the first tool call's message on: no read of the session row. With the step's start
+      // held for its end, the first call reads it (the prompt's append was a transaction: no row
+      // kept), before its step's one statement; none after.
+      const firstCall = sent.findIndex((t) => /INSERT INTO messages/.test(t));
+      const firstWhole = sent.findIndex((t) => /a AS \(INSERT INTO messages/.test(t));
+      expect(firstCall).toBeGreaterThan(-1);
+      expect(sent.slice(firstCall).filter((t) => READ.test(t))).toHaveLength(once === '1' ? 1 : 0);
+      expect(firstWhole).toBe(
+        once === '1' ? sent.findIndex((t, i) => i > firstCall && READ.test(t)) + 1 : -1,
+      );
+      // The tool answered from the row as it is.
+      const messages = await app.sessions.messages(session.id);
+      const results = JSON.stringify(messages.filter((m) => m.role === 'tool').map((m) => m.parts));
+      expect(results.match(/planning/g)?.length).toBe(steps);
     }
-    // From the first tool call's message on: no read of the session row.
-    const firstCall = sent.findIndex((t) => /INSERT INTO messages/.test(t));
-    expect(firstCall).toBeGreaterThan(-1);
-    expect(sent.slice(firstCall).filter((t) => READ.test(t))).toEqual([]);
-    // The tool answered from the row as it is.
-    const messages = await app.sessions.messages(session.id);
-    const results = JSON.stringify(messages.filter((m) => m.role === 'tool').map((m) => m.parts));
-    expect(results.match(/planning/g)?.length).toBe(steps);
   });
 });

@@ -9,6 +9,9 @@
  *   as never read;
  * - a grep of a protected path is refused without an ask, recorded after the statement; an
  *   approval asked through `opContext` waits for the statement.
+ * A lone read-only call's start is held for its step end instead (p-heldstep,
+ * ./pg-held-step.test.ts): 463, whose steps have one call each, pins the run ahead with that off
+ * (`SVC_STEP_ONCE=0`).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -75,6 +78,7 @@ describe.skipIf(!pg.available)('the read tools ahead of their step`s first state
   const closers: (() => Promise<void>)[] = [];
   afterEach(async () => {
     vi.restoreAllMocks();
+    vi.unstubAllEnvs();
     for (const close of closers.splice(0).reverse()) await close();
   });
 
@@ -194,6 +198,7 @@ describe.skipIf(!pg.available)('the read tools ahead of their step`s first state
   });
 
   it('STORE-PG-463: a grep of a protected path runs ahead and is refused without an ask, recorded after the start; an approval through opContext waits for the start', async () => {
+    vi.stubEnv('SVC_STEP_ONCE', '0');
     const steps = () => [
       reply().toolCall('grep', { pattern: 'x', path: 'secret' }, 'call_p').usage(100, 20),
       reply().text('done').usage(140, 5),

@@ -7,6 +7,9 @@
  * - the statement failing drops the result: the run ends as it does when the tool never ran;
  * - a mutating tool, a mixed step, and a read-only tool's own permission ask wait for the statement;
  * - the pending row is seen by the call run ahead only, never by another reader.
+ * A step whose only call reads only holds its start for its step end instead (p-heldstep,
+ * ./pg-held-step.test.ts): 430, 431 and 434 pin the run ahead with that off (`SVC_STEP_ONCE=0`),
+ * as a step with a `view` call or several calls still runs it.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -72,6 +75,7 @@ describe.skipIf(!pg.available)('a read-only call ahead of its step`s first state
   const closers: (() => Promise<void>)[] = [];
   afterEach(async () => {
     vi.restoreAllMocks();
+    vi.unstubAllEnvs();
     for (const close of closers.splice(0).reverse()) await close();
   });
 
@@ -86,6 +90,7 @@ describe.skipIf(!pg.available)('a read-only call ahead of its step`s first state
   };
 
   it('STORE-PG-430: get_workflow_phase runs before its start statement answers; rows, seqs and session events as on SQLite; no session read of its own', async () => {
+    vi.stubEnv('SVC_STEP_ONCE', '0');
     const lite = await storeRun(undefined, phaseSteps(), {
       tools: [],
       title: 'reads only',
@@ -122,6 +127,7 @@ describe.skipIf(!pg.available)('a read-only call ahead of its step`s first state
   });
 
   it('STORE-PG-431: the start statement failing drops the result of the call that ran ahead: nothing of it recorded, the run goes on as when the call never ran (its result the statement`s error)', async () => {
+    vi.stubEnv('SVC_STEP_ONCE', '0');
     const log: string[] = [];
     const entries = () => [
       reply().toolCall('get_workflow_phase', {}, 'call_a').usage(100, 20),
@@ -206,6 +212,7 @@ describe.skipIf(!pg.available)('a read-only call ahead of its step`s first state
   });
 
   it('STORE-PG-434: the row a step`s start statement will store is seen by the call run ahead of it, not by another reader meanwhile', async () => {
+    vi.stubEnv('SVC_STEP_ONCE', '0');
     const log: string[] = [];
     let app: App | undefined;
     let sessionId = '';

@@ -1,0 +1,540 @@
+/**
+ * A step whose only call reads only, written whole by its step end on PostgreSQL (issue 18 item 6,
+ * p-heldstep, src/agent/step-recorder.ts `deferStart`): nothing of the step is written before the
+ * call runs; the step end's one statement inserts the assistant message closed with its call's
+ * start (the step's `phase`, `tool.started`, its `model_calls` row), then the held result and the
+ * rest of the step end. Pinned against the same script on SQLite:
+ * - rows, run events and the session log the same; one statement for the step, no start statement;
+ * - that statement failing: the parts written as before (start, result, step end), the run goes on;
+ * - a read-only call that asks writes its start on demand, before the ask;
+ * - a stop between the tool's end and the step end (the operator's cancel, the ledger's cancel
+ *   flag, a busy bus, a failed release: variants of STORE-PG-381, 420, 450 and 451 with a read-only
+ *   tool) writes the start and the result with their session events before the stop's
+ *   `state.changed`, as on SQLite;
+ * - a text step's message is held from its first delta to its step end, which inserts it closed
+ *   with its text (its deltas' events appended after its `message.created`), unless FLUSH_MS passes
+ *   first (written then, as before) or a stop comes (written then, its events before the stop's);
+ * - `SVC_STEP_ONCE=0` turns both off.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { StepRecorder } from '../../src/agent/step-recorder';
+import type { App } from '../../src/app';
+import type { SqlClient } from '../../src/store/postgres/client';
+import { defineTool } from '../../src/tools/core/define-tool';
+import { echoTool } from '../helpers/agent-harness';
+import { reply } from '../helpers/fake-provider';
+import { faultyClient, logged } from '../helpers/faulty-client';
+import { heldStart, logRuns, startStatement } from '../helpers/held-start';
+import { stopInTheGap, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
+import { postgresForFile } from '../helpers/postgres';
+import { until } from '../helpers/until';
+
+const pg = postgresForFile();
+
+type Run = Awaited<ReturnType<typeof storeRun>>;
+
+/** The echo tool flagged read-only (the step's start held for its end on PostgreSQL). */
+const readingEcho = { ...echoTool, readsOnly: true as const };
+
+/** The step end's statement carrying the step's assistant message (inserted closed) and its held result. */
+const wholeStep = (text: string) =>
+  /a AS \(INSERT INTO messages/.test(text) &&
+  /n AS \(INSERT INTO messages/.test(text) &&
+  /UPDATE agent_runs/.test(text);
+/** The step end's statement carrying a text step's assistant message (inserted closed), no result. */
+const wholeText = (text: string) =>
+  /a AS \(INSERT INTO messages/.test(text) &&
+  !/n AS \(INSERT INTO messages/.test(text) &&
+  /UPDATE agent_runs/.test(text);
+const APPEND = /svc_append_events_across/;
+const MESSAGE_INSERT = /INSERT INTO messages/;
+
+/** A read-only test tool that asks the operator itself. */
+function askingRead(log: string[]) {
+  return defineTool({
+    name: 'asking_read',
+    family: 'test',
+    tag: 'primitive',
+    description: 'Asks, then answers.',
+    input: z.strictObject({}),
+    mutates: false,
+    readsOnly: true,
+    run: async (ctx) => {
+      log.push('tool ran asking_read');
+      await ctx.ask({ tool: 'asking_read', title: 'asking_read' });
+      log.push('asked');
+      return 'read';
+    },
+  });
+}
+
+/** The run events' types in seq order, with their seqs consecutive from 1. */
+function runTypes(r: Run): string[] {
+  expect(r.runEvents.map((e) => e.seq)).toEqual(r.runEvents.map((_, i) => i + 1));
+  return r.runEvents.map((e) => e.type);
+}
+
+/** The messages' closing fields, to compare with SQLite's. */
+const closed = (r: Run) => r.messages.map((m) => [m.role, m.usage, m.cost, m.finished_at !== null]);
+
+/** The run's `model_calls` rows. */
+async function modelCalls(r: Run): Promise<number> {
+  const row = await (r.sql as SqlClient).one<{ n: number }>(
+    'SELECT count(*)::int AS n FROM model_calls WHERE run_id = $1',
+    [r.runId],
+  );
+  return row?.n ?? 0;
+}
+
+/** Session event ids consecutive, each once; a replay answers the delivered order. */
+async function sessionLogSound(r: Run) {
+  const ids = r.sessionEvents.map((e) => e.id);
+  expect(ids).toEqual(ids.map((_, i) => (ids[0] ?? 0) + i));
+  const replayed = (await r.app.bus.replay(r.session.id, 0)).events;
+  expect(replayed.map((e) => [e.id, e.type])).toEqual(r.sessionEvents.map((e) => [e.id, e.type]));
+}
+
+/** The four events of the call's step before the stop's `state.changed`, as SQLite publishes them. */
+const STARTED_TO_STOP = [
+  'message.created',
+  'tool.started',
+  'tool.finished',
+  'message.created',
+  'state.changed',
+];
+const aroundStart = (types: string[]) => {
+  const at = types.indexOf('tool.started');
+  return types.slice(at - 1, at + 4);
+};
+
+describe.skipIf(!pg.available)(
+  'a read-only step written whole by its step end (PostgreSQL against SQLite)',
+  () => {
+    const closers: (() => Promise<void>)[] = [];
+    afterEach(async () => {
+      vi.restoreAllMocks();
+      vi.unstubAllEnvs();
+      for (const close of closers.splice(0).reverse()) await close();
+    });
+
+    const phaseSteps = () => [
+      reply().toolCall('get_workflow_phase', {}, 'call_a').usage(100, 20),
+      reply().toolCall('get_workflow_phase', {}, 'call_b').usage(120, 20),
+      reply().text('done').usage(140, 5),
+    ];
+    const executing = async (app: App, id: string) => {
+      await app.sessions.update(id, { metadata: { workflow_phase: 'execute' } });
+    };
+
+    it('STORE-PG-510: two get_workflow_phase steps, each one statement (its step end, the assistant message inserted closed): no start statement, the tool run before any statement of its step; rows, seqs and session events as on SQLite', async () => {
+      const lite = await storeRun(undefined, phaseSteps(), {
+        tools: [],
+        title: 'whole',
+        closers,
+        started: executing,
+      });
+      const log: string[] = [];
+      let sentAtRun: number[] = [];
+      const r = await storeRun(pg.cluster(), phaseSteps(), {
+        tools: [],
+        title: 'whole',
+        closers,
+        client: (sql) => {
+          const wrap = <A extends unknown[], R>(send: (text: string, ...rest: A) => Promise<R>) => {
+            return (text: string, ...rest: A): Promise<R> => {
+              log.push(
+                wholeStep(text)
+                  ? 'whole step'
+                  : startStatement(text)
+                    ? 'start'
+                    : `other ${text.slice(0, 36)}`,
+              );
+              return send(text, ...rest);
+            };
+          };
+          return {
+            ...sql,
+            one: wrap(sql.one.bind(sql)) as SqlClient['one'],
+            query: wrap(sql.query.bind(sql)) as SqlClient['query'],
+            run: wrap(sql.run.bind(sql)) as SqlClient['run'],
+          };
+        },
+        started: (app, id) => {
+          logRuns(app, 'get_workflow_phase', log);
+          return executing(app, id);
+        },
+      });
+      sentAtRun = log.flatMap((line, i) => (line === 'tool ran get_workflow_phase' ? [i] : []));
+      expect(r.status).toBe('completed');
+      expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+      expect(closed(r)).toEqual(closed(lite));
+      expect(JSON.stringify(r.messages)).toContain('\\"phase\\":\\"execute\\"');
+      // One statement a tool step, after its call ran; no statement between the call and it.
+      expect(log.filter((line) => line === 'start')).toEqual([]);
+      expect(log.filter((line) => line === 'whole step')).toHaveLength(2);
+      // The text step too: its message in its step end.
+      expect(r.sent.filter(wholeText)).toHaveLength(1);
+      // The first call reads its session (no row kept yet: the prompt's append was a transaction),
+      // the second from memory; nothing else between a call and its step's statement.
+      expect(sentAtRun.map((at) => log.slice(at + 1, log.indexOf('whole step', at)))).toEqual([
+        ['other SELECT * FROM sessions WHERE id = $1'],
+        [],
+      ]);
+      expect(r.sent.filter(wholeStep)).toHaveLength(2);
+      // Each step's model call stored (two rode in the tool steps' statements).
+      expect(await modelCalls(r)).toBe(3);
+      const types = runTypes(r);
+      expect(types.filter((t) => t === 'tool.started')).toHaveLength(2);
+      const heard = r.sessionEvents.filter((e) => e.type !== 'message.delta');
+      expect(heard.map((e) => e.id)).toEqual([...heard.map((e) => e.id)].sort((x, y) => x - y));
+      expect(r.heard.map((e) => e.seq)).toEqual(r.runEvents.map((e) => e.seq));
+      // The assistant message sorts before its result; created when its call was recorded.
+      const [assistant, tool] = r.messages.filter((m) => m.role !== 'user');
+      expect(assistant?.role).toBe('assistant');
+      expect(tool?.role).toBe('tool');
+      expect(assistant!.created_at).toBeLessThanOrEqual(tool!.created_at);
+    });
+
+    it('STORE-PG-511: the one statement failing: the step written in parts as before (its start, its result, its end), once each; the run goes on as on SQLite', async () => {
+      const script = () => [
+        reply().toolCall('echo', { text: 'f' }, 'call_f').usage(100, 20),
+        reply().text('done'),
+      ];
+      const lite = await storeRun(undefined, script(), { tools: [readingEcho], title: 'parts', closers });
+      let faults: ReturnType<typeof faultyClient> | undefined;
+      const r = await storeRun(pg.cluster(), script(), {
+        tools: [readingEcho],
+        title: 'parts',
+        closers,
+        client: (sql) => {
+          faults = faultyClient(sql);
+          faults.failWhere((text) => wholeStep(text));
+          return faults.client;
+        },
+      });
+      expect(faults?.failed).toHaveLength(1);
+      expect(r.status).toBe('completed');
+      expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+      expect(closed(r)).toEqual(closed(lite));
+      const types = runTypes(r);
+      for (const type of ['phase', 'tool.started', 'tool.finished'])
+        expect(types.filter((t) => t === type).length).toBeGreaterThan(0);
+      expect(types.filter((t) => t === 'tool.finished')).toHaveLength(1);
+      expect(types.filter((t) => t === 'step.finished')).toHaveLength(2);
+      // The parts: the start statement, once, after the failed one.
+      expect(r.sent.filter(startStatement)).toHaveLength(1);
+      expect(await modelCalls(r)).toBe(2);
+      await sessionLogSound(r);
+    });
+
+    it('STORE-PG-512: a read-only call that asks writes its held start before its ask, once; the run as on SQLite', async () => {
+      const script = () => [
+        reply().toolCall('asking_read', {}, 'call_q').usage(100, 20),
+        reply().text('done'),
+      ];
+      const liteLog: string[] = [];
+      const config = { permissions: { allowed_tools: ['asking_read'] } };
+      const lite = await storeRun(undefined, script(), {
+        tools: [askingRead(liteLog)],
+        title: 'ask',
+        closers,
+        config,
+      });
+      const log: string[] = [];
+      const r = await storeRun(pg.cluster(), script(), {
+        tools: [askingRead(log)],
+        title: 'ask',
+        closers,
+        config,
+        client: (sql) => heldStart(sql, log, { until: () => true }),
+      });
+      expect(r.status).toBe('completed');
+      expect(log).toEqual(['tool ran asking_read', 'start sent', 'start answered', 'asked']);
+      expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+      expect(r.sent.filter(wholeStep)).toEqual([]);
+      expect(r.sent.filter(wholeText)).toHaveLength(1);
+      expect(await modelCalls(r)).toBe(2);
+    });
+
+    it('STORE-PG-518 (383 with a read-only tool): a read-only call that stops the run (loop detection) writes its held start before its tool.finished: the first step whole in its step end, the stopping one in parts, the same order as SQLite', async () => {
+      const script = () => [
+        reply().toolCall('echo', { text: 'same' }, 'call_1').usage(100, 20),
+        reply().toolCall('echo', { text: 'same' }, 'call_2').usage(100, 20),
+        reply().text('never'),
+      ];
+      const options = {
+        tools: [readingEcho],
+        config: { options: { loop_detection: { max_repeats: 2 } } },
+        closers,
+        title: 'loop',
+      };
+      const lite = await storeRun(undefined, script(), options);
+      const r = await storeRun(pg.cluster(), script(), options);
+      expect(r.status).toBe('failed');
+      expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+      const types = runTypes(r);
+      expect(types).toContain('loop.detected');
+      expect(types.filter((t) => t === 'tool.finished')).toHaveLength(2);
+      expect(types.lastIndexOf('tool.started')).toBeLessThan(types.lastIndexOf('tool.finished'));
+      expect(r.sent.filter(wholeStep)).toHaveLength(1);
+      await sessionLogSound(r);
+    });
+
+    /** The session log's types, deltas included. */
+    const allTypes = (r: Run) => r.sessionEvents.map((e) => e.type);
+
+    it('STORE-PG-519: a text step`s message written by its step end alone, closed with its text: no message statement before it; the session log (deltas included), rows and run events as on SQLite', async () => {
+      const script = () => [reply().text('a held answer in a few words').usage(30, 8)];
+      const lite = await storeRun(undefined, script(), { tools: [], title: 'text', closers });
+      const r = await storeRun(pg.cluster(), script(), { tools: [], title: 'text', closers });
+      expect(r.status).toBe('completed');
+      expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+      expect(allTypes(r)).toEqual(allTypes(lite));
+      expect(allTypes(r).filter((t) => t === 'message.delta').length).toBeGreaterThan(1);
+      expect(closed(r)).toEqual(closed(lite));
+      expect(r.messages.map((m) => JSON.stringify(m.parts))).toEqual(
+        lite.messages.map((m) => JSON.stringify(m.parts)),
+      );
+      // The prompt's append, then the step end only: no INSERT of the message at its first delta.
+      const inserts = r.sent.filter((t) => MESSAGE_INSERT.test(t));
+      expect(inserts).toHaveLength(2);
+      expect(wholeText(inserts[1] ?? '')).toBe(true);
+      // Each delta names the message stored; ids ascending, a replay the same.
+      const assistant = r.messages.find((m) => m.role === 'assistant');
+      for (const e of r.sessionEvents.filter((x) => x.type === 'message.delta'))
+        expect(e.payload.message_id).toBe(assistant?.id);
+      await sessionLogSound(r);
+      expect(await modelCalls(r)).toBe(1);
+    });
+
+    it('STORE-PG-520: a text step streaming past FLUSH_MS writes its message at the bound, as before; the same log and rows as SQLite', async () => {
+      const script = () => [reply().text('slow words come one by one here').slow(60).usage(30, 8)];
+      const lite = await storeRun(undefined, script(), { tools: [], title: 'slow', closers });
+      const r = await storeRun(pg.cluster(), script(), { tools: [], title: 'slow', closers });
+      expect(r.status).toBe('completed');
+      expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+      expect(allTypes(r)).toEqual(allTypes(lite));
+      expect(closed(r)).toEqual(closed(lite));
+      expect(r.sent.filter(wholeText)).toEqual([]);
+      expect(r.sent.filter((t) => MESSAGE_INSERT.test(t))).toHaveLength(2);
+      await sessionLogSound(r);
+    });
+
+    it('STORE-PG-521: a cancel while a text step`s message is held writes it with its deltas` events before the state.changed, as on SQLite', async () => {
+      const script = () => [reply().text('one two three four five six seven').slow(5), reply().text('no')];
+      const spies: (() => void)[] = [];
+      const started = (app: App, sessionId: string) => {
+        // At the second delta: the first is recorded on both stores (SQLite's waits for its message).
+        let deltas = 0;
+        const textDelta = StepRecorder.prototype.textDelta;
+        const spy = vi.spyOn(StepRecorder.prototype, 'textDelta').mockImplementation(function (
+          this: StepRecorder,
+          ...args: Parameters<StepRecorder['textDelta']>
+        ) {
+          const out = textDelta.apply(this, args);
+          if (++deltas === 2) void app.agent.cancel(sessionId);
+          return out;
+        });
+        spies.push(() => spy.mockRestore());
+      };
+      let lite: Run;
+      let r: Run;
+      try {
+        lite = await storeRun(undefined, script(), { tools: [], title: 'cancel text', closers, started });
+        for (const restore of spies.splice(0)) restore();
+        r = await storeRun(pg.cluster(), script(), { tools: [], title: 'cancel text', closers, started });
+      } finally {
+        for (const restore of spies.splice(0)) restore();
+      }
+      expect(lite.status).toBe('cancelled');
+      expect(r.status).toBe('cancelled');
+      expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+      expect(allTypes(r)).toEqual(allTypes(lite));
+      expect(r.sent.filter(wholeText)).toEqual([]);
+      await sessionLogSound(r);
+    });
+
+    it('STORE-PG-513: SVC_STEP_ONCE=0 turns it off: the start statement before the step end, as before', async () => {
+      vi.stubEnv('SVC_STEP_ONCE', '0');
+      const r = await storeRun(pg.cluster(), phaseSteps(), {
+        tools: [],
+        title: 'off',
+        closers,
+        started: executing,
+      });
+      expect(r.status).toBe('completed');
+      expect(r.sent.filter(wholeStep)).toEqual([]);
+      expect(r.sent.filter(wholeText)).toEqual([]);
+      expect(r.sent.filter(startStatement)).toHaveLength(2);
+    });
+
+    /** The stop in the gap on SQLite, then on PostgreSQL, with the read-only echo. */
+    const stopped = async (
+      title: string,
+      arm: (
+        app: App,
+        sessionId: string,
+        faults: ReturnType<typeof faultyClient> | undefined,
+      ) => Promise<unknown>,
+      faulty = false,
+    ) => {
+      const gap = stopInTheGap();
+      let faults: ReturnType<typeof faultyClient> | undefined;
+      // The step's assistant messages stored when the stop came (PostgreSQL: none, its start held).
+      const atStop: number[] = [];
+      const started = (app: App, sessionId: string) => {
+        gap.arm(async () => {
+          const stored = await app.sessions.messages(sessionId);
+          atStop.push(stored.filter((m) => m.role === 'assistant').length);
+          return arm(app, sessionId, faults);
+        });
+      };
+      const script = () => [
+        reply().toolCall('echo', { text: 'm' }, 'call_m').usage(100, 20),
+        reply().text('no'),
+      ];
+      const options = { tools: [readingEcho], started, title, closers };
+      try {
+        const lite = await storeRun(undefined, script(), options);
+        const r = await storeRun(pg.cluster(), script(), {
+          ...options,
+          ...(faulty
+            ? {
+                client: (sql: SqlClient) => {
+                  faults = faultyClient(sql);
+                  return faults.client;
+                },
+              }
+            : {}),
+        });
+        expect(gap.states).toEqual(['written', 'held']);
+        expect(atStop).toEqual([1, 0]);
+        return { lite, r, faults };
+      } finally {
+        gap.restore();
+        faults?.open();
+      }
+    };
+
+    /** What 381, 420 and 450 pin, with the step's start held too. */
+    const sameAsSqlite = async (lite: Run, r: Run) => {
+      expect(lite.status).toBe('cancelled');
+      expect(r.status).toBe('cancelled');
+      const shape = storeRunShape(r);
+      expect(shape).toEqual(storeRunShape(lite));
+      expect(aroundStart(shape.session)).toEqual(STARTED_TO_STOP);
+      expect(await logged(r.sql as SqlClient, r.session.id)).toEqual(r.sessionEvents.map((e) => e.type));
+      const types = runTypes(r);
+      expect(types.filter((t) => t === 'tool.finished')).toHaveLength(1);
+      expect(types.indexOf('tool.finished')).toBe(types.indexOf('tool.started') + 1);
+      const tool = r.messages.filter((m) => m.role === 'tool');
+      expect(tool.map((m) => m.parts.map((p) => ('output' in p ? p.output : p.type)))).toEqual([['echo: m']]);
+      expect(tool[0]?.finished_at).not.toBeNull();
+      // Nothing of the step went in a step end: the stop wrote its start and its result.
+      expect(r.sent.filter(wholeStep)).toEqual([]);
+      expect(r.sent.filter(startStatement)).toHaveLength(1);
+    };
+
+    it('STORE-PG-514 (381 with a read-only tool): the operator`s cancel between the tool`s end and the step end writes the held start and result, their session events before its state.changed, as on SQLite; the next run`s model sees the result', async () => {
+      const { lite, r } = await stopped('held step 381', (app, sessionId) => app.agent.cancel(sessionId));
+      await sameAsSqlite(lite, r);
+      await sessionLogSound(r);
+      const next = (await r.app.agent.send({ sessionId: r.session.id, prompt: 'again' })).run_id;
+      expect((await r.app.agent.wait(next)).status).toBe('completed');
+      const sent = JSON.stringify(r.provider.requests.at(-1)?.body.messages);
+      expect(sent).toContain('echo: m');
+      expect(sent).toContain('call_m');
+    });
+
+    it('STORE-PG-515 (420 with a read-only tool): a cancel asked through the run ledger in the gap: the held start`s and result`s events before the state.changed, as on SQLite', async () => {
+      const { lite, r } = await stopped('held step 420', async (app, sessionId) => {
+        const cancelling = new Promise<void>((resolve) => {
+          const off = app.bus.subscribe(sessionId, (event) => {
+            if (event.type !== 'state.changed' || event.payload.state !== 'cancelling') return;
+            off();
+            resolve();
+          });
+        });
+        const run = await app.runs.running(sessionId);
+        if (!run) throw new Error('no running run');
+        await app.runs.requestCancel(run.id);
+        await cancelling;
+      });
+      await sameAsSqlite(lite, r);
+      await sessionLogSound(r);
+    });
+
+    it('STORE-PG-516 (450 with a read-only tool): the operator`s cancel in the gap while the bus`s write queue is busy: the held start`s and result`s events reserved before the state.changed, as on SQLite', async () => {
+      let toolRows = 0;
+      const { lite, r } = await stopped(
+        'held step 450',
+        async (app, sessionId, f) => {
+          if (f) {
+            f.holdWhere(
+              (text, values) => APPEND.test(text) && JSON.stringify(values[0]).includes('ses_other'),
+            );
+            app.bus.publish('ses_other', 'queue.changed', { n: 1 });
+            await until(() => f.held.length === 1, 'the other session`s append is under way');
+          }
+          await app.agent.cancel(sessionId);
+          if (f) {
+            const sql = f.client;
+            await until(async () => {
+              const row = await sql.autocommit.one<{ n: number }>(
+                "SELECT count(*)::int AS n FROM messages WHERE session_id = $1 AND role = 'tool'",
+                [sessionId],
+              );
+              toolRows = row?.n ?? 0;
+              return toolRows === 1;
+            }, 'the released tool message is stored');
+            expect(f.held).toHaveLength(1);
+            f.open();
+          }
+        },
+        true,
+      );
+      expect(toolRows).toBe(1);
+      await sameAsSqlite(lite, r);
+      const ids = r.sessionEvents.map((e) => e.id);
+      expect(ids).toEqual([...new Set(ids)].sort((x, y) => x - y));
+      expect(await logged(r.sql as SqlClient, 'ses_other')).toEqual(['queue.changed']);
+    });
+
+    it('STORE-PG-517 (451 with a read-only tool): a cancel in the gap whose result`s release fails: the start`s events before the state.changed, the result held again and stored once by the cut step, after it', async () => {
+      const { lite, r, faults } = await stopped(
+        'held step 451',
+        async (app, sessionId, f) => {
+          f?.failWhere((text, values) => MESSAGE_INSERT.test(text) && values[2] === 'tool');
+          await app.agent.cancel(sessionId);
+        },
+        true,
+      );
+      expect(faults?.failed).toHaveLength(1);
+      const shape = storeRunShape(r);
+      const liteShape = storeRunShape(lite);
+      expect(shape.status).toBe('cancelled');
+      expect(shape.run).toEqual(liteShape.run);
+      expect(shape.messages).toEqual(liteShape.messages);
+      const tool = r.messages.filter((m) => m.role === 'tool');
+      expect(tool.map((m) => m.parts.map((p) => ('output' in p ? p.output : p.type)))).toEqual([['echo: m']]);
+      expect(tool[0]?.finished_at).not.toBeNull();
+      expect(aroundStart(shape.session)).toEqual([
+        'message.created',
+        'tool.started',
+        'state.changed',
+        'tool.finished',
+        'message.created',
+      ]);
+      const moved = (types: string[]) => {
+        const at = types.indexOf('tool.finished');
+        const out = [...types];
+        out.splice(at, 2);
+        out.splice(at + 1, 0, 'tool.finished', 'message.created');
+        return out;
+      };
+      expect(shape.session).toEqual(moved(liteShape.session));
+      await sessionLogSound(r);
+    });
+  },
+);
