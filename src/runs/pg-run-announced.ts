@@ -207,8 +207,10 @@ function updateAndAppendWrite(
       const { session_id } = written.run;
       const stepEvent = { ...written.first.event, run_id: id, session_id, ...first.event, created_at: now };
       events.known(id, session_id);
+      // Its writes' run events first (a held step's `phase`, p-heldstep: seqs before its end's).
+      const result = first.before.read(written.first.answer);
       events.announce(stepEvent);
-      first.written(first.before.read(written.first.answer), stepEvent);
+      first.written(result, stepEvent);
     }
     const answer = announced(events, id, written, type, payload, now);
     if (along && written?.also) {

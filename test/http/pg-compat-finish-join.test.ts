@@ -21,8 +21,17 @@ const pg = postgresForFile();
 const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
 const RUN_FINISH = /^WITH .*r AS \(UPDATE agent_runs .*svc_append_run_event/s;
 const FINISH_EVENTS = ['run.finished', 'state.changed'];
-/** The finish's session events with the last step end's before them (p-pglast: one statement). */
-const LAST_FINISH_EVENTS = ['message.completed', 'context.usage', ...FINISH_EVENTS];
+/**
+ * The finish's session events with the last step end's before them (p-pglast: one statement), and
+ * its held text's (p-heldstep: the message inserted closed by that step end, its delta with it).
+ */
+const LAST_FINISH_EVENTS = [
+  'message.created',
+  'message.delta',
+  'message.completed',
+  'context.usage',
+  ...FINISH_EVENTS,
+];
 type Call = { text: string; values?: unknown[] };
 /**
  * A run's finish: its ledger event's type (`run.finished`) is one of the statement's own values.

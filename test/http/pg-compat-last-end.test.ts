@@ -11,8 +11,9 @@ import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } fro
 import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
 
 const pg = postgresForFile();
-/** A step end: the step's messages and the run's row in one statement. */
-const stepEnd = (text: string) => /UPDATE agent_runs/.test(text) && /UPDATE messages/.test(text);
+/** A step end: the step's messages (a held text's inserted closed, p-heldstep) and the run's row in one statement. */
+const stepEnd = (text: string) =>
+  /UPDATE agent_runs/.test(text) && /(UPDATE|INSERT INTO) messages/.test(text);
 /** A finish: the run's status. */
 const finish = (text: string) => /UPDATE agent_runs SET status = /.test(text);
 
@@ -33,14 +34,20 @@ const SEQUENCE = [
   'state.changed',
 ];
 
-/** The assistant message's finish refused by a trigger: `once` (a sequence: not rolled back with it) or always. */
+/**
+ * The assistant message's finish refused by a trigger: `once` (a sequence: not rolled back with it)
+ * or always. Its INSERT already finished too (p-heldstep: the step end inserts a held text closed).
+ */
 const refuseFinish = (once: boolean) => [
   'CREATE SEQUENCE svc_test_once',
   `CREATE FUNCTION svc_test_refuse_finish() RETURNS trigger LANGUAGE plpgsql AS $fn$
-     BEGIN IF ${once ? "nextval('svc_test_once') = 1" : 'true'} THEN RAISE EXCEPTION 'step end refused'; END IF;
-     RETURN NEW; END $fn$`,
-  `CREATE TRIGGER svc_test_refuse_finish BEFORE UPDATE ON messages FOR EACH ROW
-     WHEN (NEW.role = 'assistant' AND OLD.finished_at IS NULL AND NEW.finished_at IS NOT NULL)
+     BEGIN
+       IF NEW.role = 'assistant' AND NEW.finished_at IS NOT NULL AND (TG_OP = 'INSERT' OR OLD.finished_at IS NULL) THEN
+         IF ${once ? "nextval('svc_test_once') = 1" : 'true'} THEN RAISE EXCEPTION 'step end refused'; END IF;
+       END IF;
+       RETURN NEW;
+     END $fn$`,
+  `CREATE TRIGGER svc_test_refuse_finish BEFORE INSERT OR UPDATE ON messages FOR EACH ROW
      EXECUTE FUNCTION svc_test_refuse_finish()`,
 ];
 
