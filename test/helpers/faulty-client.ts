@@ -1,6 +1,7 @@
 /**
  * A client whose statements can be held or failed on demand, and the session log as stored: the
- * frame of the stop-in-the-gap tests (test/store/pg-held-stop.test.ts, pg-held-step.test.ts).
+ * frame of the stop-in-the-gap tests (test/store/pg-held-stop.test.ts, pg-held-step.test.ts,
+ * pg-last-step-end.test.ts).
  */
 import type { SqlClient } from '../../src/store/postgres/client';
 

@@ -110,3 +110,20 @@ export async function settledCompatRow(app: App) {
   }
   return row;
 }
+
+/** A lone streamed request's session log with a one-delta answer, the same on SQLite and on PostgreSQL. */
+export const LONE_REQUEST_LOG = [
+  'session.created',
+  'queue.changed',
+  'state.changed',
+  'queue.changed',
+  'run.started',
+  'message.created',
+  'message.completed',
+  'message.created',
+  'message.delta',
+  'message.completed',
+  'context.usage',
+  'run.finished',
+  'state.changed',
+];

@@ -15,7 +15,7 @@ import { migratePostgres } from '../../src/store/postgres/migrate';
 import { reply } from '../helpers/fake-provider';
 import { busNode, type Closers, openClient } from '../helpers/pg-bus-node';
 import { driverStatements, loggedEvents, postgresForFile } from '../helpers/postgres';
-import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
+import { compatServer, LONE_REQUEST_LOG, settledCompatRow, streamedAnswer } from './compat-helpers';
 
 const pg = postgresForFile();
 const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
@@ -45,22 +45,6 @@ const finishedCarried = (call: Call) =>
     .filter(Array.isArray)
     .flat()
     .filter((type) => type === 'run.finished').length;
-/** A lone request's session log, on SQLite and on PostgreSQL. */
-const SEQUENCE = [
-  'session.created',
-  'queue.changed',
-  'state.changed',
-  'queue.changed',
-  'run.started',
-  'message.created',
-  'message.completed',
-  'message.created',
-  'message.delta',
-  'message.completed',
-  'context.usage',
-  'run.finished',
-  'state.changed',
-];
 
 /** The events with what differs per App (ids, times) masked. */
 function masked(events: { type: string; payload: unknown }[]): string[] {
@@ -135,7 +119,7 @@ describe.skipIf(!pg.available)(
       expect(appended).not.toContain('run.finished');
       // The log: SQLite's sequence and payloads.
       const log = await loggedEvents(sql, sessionId);
-      expect(log.map((e) => e.type)).toEqual(SEQUENCE);
+      expect(log.map((e) => e.type)).toEqual(LONE_REQUEST_LOG);
       const pgReplay = (await postgres.app.bus.replay(sessionId, 0)).events;
       const sqliteReplay = (await sqlite.app.bus.replay(sqlite.sessions[0], 0)).events;
       expect(masked(pgReplay)).toEqual(masked(sqliteReplay));
@@ -175,7 +159,7 @@ describe.skipIf(!pg.available)(
       const after = calls.slice(finishes[1] + 1).filter((call) => BUS_APPEND.test(call.text));
       expect(after.flatMap((call) => call.values?.[1] as string[])).toEqual(FINISH_EVENTS);
       const log = await loggedEvents(sql, sessionId);
-      expect(log.map((e) => e.type)).toEqual(SEQUENCE);
+      expect(log.map((e) => e.type)).toEqual(LONE_REQUEST_LOG);
       expect(postgres.delivered.get(sessionId)).toEqual(log.map((e) => ({ id: Number(e.id), type: e.type })));
       expect((await postgres.app.runs.get((await settledCompatRow(postgres.app)).run_id))?.status).toBe(
         'completed',
@@ -193,7 +177,7 @@ describe.skipIf(!pg.available)(
         expect(
           log.map((e) => e.type),
           sessionId,
-        ).toEqual(SEQUENCE);
+        ).toEqual(LONE_REQUEST_LOG);
         expect(postgres.delivered.get(sessionId), sessionId).toEqual(
           log.map((e) => ({ id: Number(e.id), type: e.type })),
         );

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
+import { compatServer, LONE_REQUEST_LOG, settledCompatRow, streamedAnswer } from './compat-helpers';
 
 const pg = postgresForFile();
 /** A step end: the step's messages (a held text's inserted closed, p-heldstep) and the run's row in one statement. */
@@ -16,23 +16,6 @@ const stepEnd = (text: string) =>
   /UPDATE agent_runs/.test(text) && /(UPDATE|INSERT INTO) messages/.test(text);
 /** A finish: the run's status. */
 const finish = (text: string) => /UPDATE agent_runs SET status = /.test(text);
-
-/** A lone request's session log (as STORE-PG-472 pins it on both stores). */
-const SEQUENCE = [
-  'session.created',
-  'queue.changed',
-  'state.changed',
-  'queue.changed',
-  'run.started',
-  'message.created',
-  'message.completed',
-  'message.created',
-  'message.delta',
-  'message.completed',
-  'context.usage',
-  'run.finished',
-  'state.changed',
-];
 
 /**
  * The assistant message's finish refused by a trigger: `once` (a sequence: not rolled back with it)
@@ -87,7 +70,7 @@ describe.skipIf(!pg.available)('a compat request’s last step end in its finish
       const run = await app.runs.require(row.run_id);
       expect(run.status).toBe('completed');
       const log = await loggedEvents(sql, row.session_id);
-      expect(log.map((e) => e.type)).toEqual(SEQUENCE);
+      expect(log.map((e) => e.type)).toEqual(LONE_REQUEST_LOG);
       const types = (await app.runs.events(row.run_id)).map((e) => e.type);
       expect(types.slice(-3)).toEqual(['step.finished', 'run.finished', 'openai_compat.response']);
       const calls = await sql.query('SELECT id FROM model_calls WHERE run_id = $1', [row.run_id]);

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { reply } from '../helpers/fake-provider';
+import { faultyClient } from '../helpers/faulty-client';
 import { storeRun } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
 import { until } from '../helpers/until';
@@ -39,44 +40,6 @@ function shape(r: Run) {
     run: runTypes(r),
     session: sessionTypes(r),
     messages: r.messages.map((m) => [m.role, m.finished_at !== null, m.usage, m.cost]),
-  };
-}
-
-/** A client whose statements `pick` matches wait, once `holdWhere` was called, until `open()`. */
-function holdingClient(sql: SqlClient) {
-  let gate: Promise<void> | undefined;
-  let open = () => {};
-  let pick: ((text: string, values: unknown[]) => boolean) | undefined;
-  const held: string[] = [];
-  const guard = <R>(send: (text: string, values?: unknown[]) => Promise<R>) => {
-    return async (text: string, values: unknown[] = []): Promise<R> => {
-      if (gate && pick?.(text, values)) {
-        held.push(text);
-        await gate;
-      }
-      return send(text, values);
-    };
-  };
-  const client: SqlClient = {
-    ...sql,
-    one: guard(sql.one.bind(sql)) as SqlClient['one'],
-    query: guard(sql.query.bind(sql)) as SqlClient['query'],
-    run: guard(sql.run.bind(sql)) as SqlClient['run'],
-  };
-  return {
-    client,
-    held,
-    holdWhere(next: (text: string, values: unknown[]) => boolean) {
-      pick = next;
-      gate = new Promise((resolve) => {
-        open = () => {
-          gate = undefined;
-          pick = undefined;
-          resolve();
-        };
-      });
-    },
-    open: () => open(),
   };
 }
 
@@ -182,7 +145,7 @@ describe.skipIf(!pg.available)('a run’s last step end in its finish’s statem
 
   it('STORE-PG-534: that cancel while the bus’s write queue is busy (another session’s append held): the held step end’s events still come before the stop’s state.changed, the session log in SQLite’s order, the other session’s event once', async () => {
     const script = () => [reply().text('hello there').usage(100, 20)];
-    let holding: ReturnType<typeof holdingClient> | undefined;
+    let holding: ReturnType<typeof faultyClient> | undefined;
     const started = (app: App, sessionId: string) => {
       let once = true;
       betweenBodyAndFinish(app, async () => {
@@ -215,7 +178,7 @@ describe.skipIf(!pg.available)('a run’s last step end in its finish’s statem
       r = await storeRun(pg.cluster(), script(), {
         ...options,
         client: (sql) => {
-          holding = holdingClient(sql);
+          holding = faultyClient(sql);
           return holding.client;
         },
       });
