@@ -3,7 +3,9 @@
  * frame of the stop-in-the-gap tests (test/store/pg-held-stop.test.ts, pg-held-step.test.ts,
  * pg-last-step-end.test.ts).
  */
+import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
+import { until } from './until';
 
 /**
  * A client whose statements `hold` picks wait until `open()`; `fail` picks statements that throw
@@ -66,4 +68,40 @@ export async function logged(sql: SqlClient, sessionId: string): Promise<string[
     [sessionId],
   );
   return rows.map((r) => r.type);
+}
+
+/** The bus's own append of session events (`EventBus` write queue, PostgreSQL). */
+export const BUS_APPEND = /svc_append_events_across/;
+
+/**
+ * The operator's cancel of `sessionId`'s run while the bus's write queue is busy: another
+ * session's append held (`f`), released once the stop's tool message is stored. Without `f`
+ * (SQLite), the cancel alone. Answers the tool messages stored when the queue was let go.
+ */
+export async function cancelBehindBusyQueue(
+  app: App,
+  sessionId: string,
+  f: ReturnType<typeof faultyClient> | undefined,
+): Promise<number> {
+  if (f) {
+    f.holdWhere((text, values) => BUS_APPEND.test(text) && JSON.stringify(values[0]).includes('ses_other'));
+    app.bus.publish('ses_other', 'queue.changed', { n: 1 });
+    await until(() => f.held.length === 1, 'the other session`s append is under way');
+  }
+  await app.agent.cancel(sessionId);
+  if (!f) return 0;
+  // The release's INSERT answers while the queue is still busy, then the queue goes on.
+  let toolRows = 0;
+  await until(async () => {
+    const row = await f.client.autocommit.one<{ n: number }>(
+      "SELECT count(*)::int AS n FROM messages WHERE session_id = $1 AND role = 'tool'",
+      [sessionId],
+    );
+    toolRows = row?.n ?? 0;
+    return toolRows === 1;
+  }, 'the released tool message is stored');
+  if (f.held.length !== 1)
+    throw new Error(`expected the other session's append still held, ${f.held.length} held`);
+  f.open();
+  return toolRows;
 }

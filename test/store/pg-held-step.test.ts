@@ -24,11 +24,10 @@ import type { SqlClient } from '../../src/store/postgres/client';
 import { defineTool } from '../../src/tools/core/define-tool';
 import { echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
-import { faultyClient, logged } from '../helpers/faulty-client';
+import { cancelBehindBusyQueue, faultyClient, logged } from '../helpers/faulty-client';
 import { heldStart, logRuns, startStatement } from '../helpers/held-start';
 import { stopInTheGap, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
-import { until } from '../helpers/until';
 
 const pg = postgresForFile();
 
@@ -47,7 +46,6 @@ const wholeText = (text: string) =>
   /a AS \(INSERT INTO messages/.test(text) &&
   !/n AS \(INSERT INTO messages/.test(text) &&
   /UPDATE agent_runs/.test(text);
-const APPEND = /svc_append_events_across/;
 const MESSAGE_INSERT = /INSERT INTO messages/;
 
 /** A read-only test tool that asks the operator itself. */
@@ -470,27 +468,7 @@ describe.skipIf(!pg.available)(
       const { lite, r } = await stopped(
         'held step 450',
         async (app, sessionId, f) => {
-          if (f) {
-            f.holdWhere(
-              (text, values) => APPEND.test(text) && JSON.stringify(values[0]).includes('ses_other'),
-            );
-            app.bus.publish('ses_other', 'queue.changed', { n: 1 });
-            await until(() => f.held.length === 1, 'the other session`s append is under way');
-          }
-          await app.agent.cancel(sessionId);
-          if (f) {
-            const sql = f.client;
-            await until(async () => {
-              const row = await sql.autocommit.one<{ n: number }>(
-                "SELECT count(*)::int AS n FROM messages WHERE session_id = $1 AND role = 'tool'",
-                [sessionId],
-              );
-              toolRows = row?.n ?? 0;
-              return toolRows === 1;
-            }, 'the released tool message is stored');
-            expect(f.held).toHaveLength(1);
-            f.open();
-          }
+          toolRows = await cancelBehindBusyQueue(app, sessionId, f);
         },
         true,
       );

@@ -13,14 +13,12 @@ import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
-import { faultyClient, logged } from '../helpers/faulty-client';
+import { cancelBehindBusyQueue, faultyClient, logged } from '../helpers/faulty-client';
 import { stopInTheGap, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
-import { until } from '../helpers/until';
 
 const pg = postgresForFile();
 
-const APPEND = /svc_append_events_across/;
 const MESSAGE_INSERT = /INSERT INTO messages/;
 
 describe.skipIf(!pg.available)(
@@ -96,30 +94,7 @@ describe.skipIf(!pg.available)(
       let toolRows = 0;
       const started = (app: App, sessionId: string) => {
         gap.arm(async () => {
-          const f = faults;
-          if (f) {
-            // Another session's event: the queue's append of it waits, the queue busy.
-            f.holdWhere(
-              (text, values) => APPEND.test(text) && JSON.stringify(values[0]).includes('ses_other'),
-            );
-            app.bus.publish('ses_other', 'queue.changed', { n: 1 });
-            await until(() => f.held.length === 1, 'the other session`s append is under way');
-          }
-          await app.agent.cancel(sessionId);
-          if (f) {
-            // The release's INSERT answers while the queue is still busy, then the queue goes on.
-            const sql = f.client;
-            await until(async () => {
-              const row = await sql.autocommit.one<{ n: number }>(
-                "SELECT count(*)::int AS n FROM messages WHERE session_id = $1 AND role = 'tool'",
-                [sessionId],
-              );
-              toolRows = row?.n ?? 0;
-              return toolRows === 1;
-            }, 'the released tool message is stored');
-            expect(f.held).toHaveLength(1);
-            f.open();
-          }
+          toolRows = await cancelBehindBusyQueue(app, sessionId, faults);
         });
       };
       const script = () => [
