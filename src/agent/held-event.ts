@@ -14,9 +14,9 @@
  * time. A write from outside the run while the model has not answered (a cancel request's
  * `run.cancel_requested`) now takes the seq before it; a crash in that moment leaves the step
  * without its `phase` (the run is interrupted by the recovery either way). SQLite (no
- * `followingEvent`): nothing is held, the event is appended at the step's start as before. While
- * the run's preparation writes are held (a first step, ./held-writes.ts) the `phase` goes with
- * them instead, in their one statement.
+ * `followingEvent`): nothing is held, the event is appended at the step's start as before. The
+ * run's preparation writes still held at its first step's start (./held-writes.ts) are held here
+ * too, ahead of that `phase` (p-pgprep3): whatever takes or flushes the `phase` writes them first.
  * @module
  */
 import type { FollowingWrite } from '../store/preceding-write';

@@ -5,10 +5,15 @@
  * request. They are held as the preparation makes them and written in their order in one
  * statement (`RunLedger.appendList` with the row riding along) before any other write of the run
  * to its ledger: since p-pgcompat2 not at the preparation's end but with the run's next event
- * (`RunContext.ledger`, nearly always its first step's `phase` (model), once the model answers),
- * so that event is no statement of its own; a run with none writes them at its end (`executeRun`),
- * a failed preparation, a compaction during it and a resumed run's waiting calls write them first.
- * Same events, seqs, times and row as before.
+ * (`RunContext.ledger`), so that event is no statement of its own; since p-pgprep3 its first
+ * step's `phase` (model) at the step's start does not write them: they are held with it
+ * (./held-event.ts `holdPreparation`) and ride, first, in the statement that takes it (the step's
+ * assistant message, or its step end, and a lone text step's end is the run's finish's: a lone
+ * compat request's writes are its start and its finish), the prompt stack row a `WITH` of that
+ * statement (`following`). A run with none writes them at its end (`executeRun`), a failed
+ * preparation, a compaction during it and a resumed run's waiting calls write them first. Same
+ * events, seqs, times and row as before. A statement carrying them that fails holds the events
+ * again and sends the row alone (a row that cannot be stored fails nothing else).
  *
  * A crash of the process before that statement leaves none of the three, where it could leave a
  * prefix of them before (the run is interrupted by the recovery either way, with its
