@@ -14,9 +14,9 @@
  * time. A write from outside the run while the model has not answered (a cancel request's
  * `run.cancel_requested`) now takes the seq before it; a crash in that moment leaves the step
  * without its `phase` (the run is interrupted by the recovery either way). SQLite (no
- * `followingEvent`): nothing is held, the event is appended at the step's start as before. While
- * the run's preparation writes are held (a first step, ./held-writes.ts) the `phase` goes with
- * them instead, in their one statement.
+ * `followingEvent`): nothing is held, the event is appended at the step's start as before. The
+ * run's preparation writes still held at its first step's start (./held-writes.ts) are held here
+ * too, ahead of that `phase` (p-pgprep3): whatever takes or flushes the `phase` writes them first.
  * @module
  */
 import type { FollowingWrite } from '../store/preceding-write';
@@ -54,12 +54,58 @@ export interface HeldEvent {
    * (the compat surface's `openai_compat.request` must not overtake the run's `model.resolved`).
    */
   flush(): Promise<void> | undefined;
+  /**
+   * Holds the run's preparation writes (./held-writes.ts) ahead of the event (p-pgprep3: from the
+   * first step's start): `take` carries them first in the statement that takes the `phase` (the
+   * step's assistant message, or its step end and so the run's finish), `flush` writes them with
+   * it. False: nothing is held here (the caller writes them).
+   */
+  holdPreparation(prep: HeldWrites): boolean;
+  /**
+   * A stop (./held-writes.ts `writeHeldOnStop`): settles once the preparation's writes held here
+   * were written (or failed), by the statement in flight that carries them or by a later one;
+   * undefined: none held here.
+   */
+  preparationWritten(): Promise<void> | undefined;
+  /** The run's end: the preparation's writes still held here written now, with the event. */
+  flushPreparation(): Promise<void> | undefined;
+}
+
+/** A run's preparation writes, held for one statement (./held-writes.ts). */
+export interface HeldWrites {
+  /** An event of the run, appended at `write` in the order held, with the time it was held at (or `created_at`). */
+  event(type: string, payload: Record<string, unknown>, created_at?: number): void;
+  /** The prompt stack row the run's prompt assembly records from now on is held too. */
+  holdPrompt(): void;
+  /** Writes what is held in one statement; a failure is logged (as `RunContext.ledger`'s), never thrown. */
+  write(): Promise<void>;
+  /**
+   * What is held, then `then`, as one write following another domain's rows in its statement
+   * (`RunLedger.followingEvents` with the prompt stack row, p-pgprep3), taken; `after()` once that
+   * statement answered or failed holds again what it did not write. Undefined: the ledger cannot.
+   */
+  following(then: readonly Held[]): TakenEvents | undefined;
 }
 
 /** The run's held event; a no-op where the ledger cannot carry it in another statement (SQLite). */
 export function heldEvent(app: AgentHost, runId: string): HeldEvent {
   const follow = app.runs.followingEvent;
   let held: Held | undefined;
+  /** The preparation's writes held here, and who waits for them to be written. */
+  let prep: HeldWrites | undefined;
+  let settled: { promise: Promise<void>; resolve(): void } | undefined;
+  const settle = () => {
+    settled?.resolve();
+    settled = undefined;
+  };
+  /** The preparation's writes, then the event, alone (`HeldWrites.write`: one statement). */
+  const writePrep = (writes: HeldWrites) => {
+    const event = held;
+    held = undefined;
+    prep = undefined;
+    if (event) writes.event(event.type, event.payload, event.created_at);
+    return writes.write().finally(settle);
+  };
   return {
     hold(type, payload) {
       if (!follow || !app.sessions.appendAnnounced) return false;
@@ -68,6 +114,24 @@ export function heldEvent(app: AgentHost, runId: string): HeldEvent {
     },
     take(then) {
       const event = held;
+      const writes = prep;
+      if (writes) {
+        // The preparation's writes first, then the event and `then`, in the taking statement.
+        const taken = writes.following(event ? [event, ...(then ?? [])] : (then ?? []));
+        if (!taken) return undefined;
+        held = undefined;
+        prep = undefined;
+        return {
+          write: taken.write,
+          after() {
+            taken.after();
+            if (taken.written()) return settle();
+            prep ??= writes;
+            if (event) held ??= event;
+          },
+          written: taken.written,
+        };
+      }
       if (then?.length) {
         const followList = app.runs.followingEvents;
         if (!followList) return undefined;
@@ -93,10 +157,25 @@ export function heldEvent(app: AgentHost, runId: string): HeldEvent {
       };
     },
     flush() {
+      if (prep) return writePrep(prep);
       const event = held;
       if (!event) return undefined;
       held = undefined;
       return appendAlone(app, runId, event);
+    },
+    holdPreparation(writes) {
+      if (!follow || !app.runs.followingEvents || !app.sessions.appendAnnounced) return false;
+      prep = writes;
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      settled = { promise, resolve };
+      return true;
+    },
+    preparationWritten: () => settled?.promise,
+    flushPreparation() {
+      return prep ? writePrep(prep) : undefined;
     },
   };
 }

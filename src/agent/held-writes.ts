@@ -5,10 +5,15 @@
  * request. They are held as the preparation makes them and written in their order in one
  * statement (`RunLedger.appendList` with the row riding along) before any other write of the run
  * to its ledger: since p-pgcompat2 not at the preparation's end but with the run's next event
- * (`RunContext.ledger`, nearly always its first step's `phase` (model), once the model answers),
- * so that event is no statement of its own; a run with none writes them at its end (`executeRun`),
- * a failed preparation, a compaction during it and a resumed run's waiting calls write them first.
- * Same events, seqs, times and row as before.
+ * (`RunContext.ledger`), so that event is no statement of its own; since p-pgprep3 its first
+ * step's `phase` (model) at the step's start does not write them: they are held with it
+ * (./held-event.ts `holdPreparation`) and ride, first, in the statement that takes it (the step's
+ * assistant message, or its step end, and a lone text step's end is the run's finish's: a lone
+ * compat request's writes are its start and its finish), the prompt stack row a `WITH` of that
+ * statement (`following`). A run with none writes them at its end (`executeRun`), a failed
+ * preparation, a compaction during it and a resumed run's waiting calls write them first. Same
+ * events, seqs, times and row as before. A statement carrying them that fails holds the events
+ * again and sends the row alone (a row that cannot be stored fails nothing else).
  *
  * A crash of the process before that statement leaves none of the three, where it could leave a
  * prefix of them before (the run is interrupted by the recovery either way, with its
@@ -19,6 +24,7 @@
  * @module
  */
 import type { HeldBuild } from '../observe/prompt-stack';
+import type { Held } from './held-event';
 import type { HeldWrites, RunContext, StopState } from './run-types';
 
 export type { HeldWrites };
@@ -27,18 +33,28 @@ export type { HeldWrites };
 export function heldWrites(c: RunContext): HeldWrites | undefined {
   const { app, run } = c;
   if (!app.runs.appendList) return undefined;
-  let events: { type: string; payload: Record<string, unknown>; created_at: number }[] = [];
+  let events: Held[] = [];
   let takePrompt: (() => HeldBuild | undefined) | undefined;
+  /** The held build once taken from the prompt stack's hold (a following write that failed puts it back). */
+  let kept: HeldBuild | undefined;
+  const takeBuild = () => {
+    if (takePrompt) kept ??= takePrompt();
+    takePrompt = undefined;
+    const build = kept;
+    kept = undefined;
+    return build;
+  };
+  const recorded = (build: HeldBuild, id: number) =>
+    build.written(id).catch((error) => app.log.warn('prompt stack build not recorded', { error }));
   return {
-    event(type, payload) {
-      events.push({ type, payload, created_at: app.clock.now() });
+    event(type, payload, created_at = app.clock.now()) {
+      events.push({ type, payload, created_at });
     },
     holdPrompt() {
       takePrompt = app.observe.promptStack.hold(run.id);
     },
     async write() {
-      const build = takePrompt?.();
-      takePrompt = undefined;
+      const build = takeBuild();
       const list = events;
       events = [];
       if (list.length === 0) {
@@ -54,10 +70,34 @@ export function heldWrites(c: RunContext): HeldWrites | undefined {
         app.log.warn('run ledger append failed', { run_id: run.id, types: list.map((e) => e.type), error });
         return;
       }
-      if (build && ridingId !== undefined)
-        await build
-          .written(ridingId)
-          .catch((error) => app.log.warn('prompt stack build not recorded', { error }));
+      if (build && ridingId !== undefined) await recorded(build, ridingId);
+    },
+    following(then) {
+      const follow = app.runs.followingEvents;
+      if (!follow) return undefined;
+      const build = takeBuild();
+      // A store whose insert cannot follow (no `at`): the row goes alone, as `write` with no event.
+      const row = build?.insert.at ? build : undefined;
+      if (build && !row)
+        void build.writeAlone().catch((error) => app.log.warn('prompt stack build not recorded', { error }));
+      const own = events;
+      events = [];
+      const following = follow(run.id, [...own, ...then], row?.insert);
+      return {
+        write: following.write,
+        after() {
+          const id = following.ridingId();
+          if (row && id !== undefined) void recorded(row, id);
+          // The statement failed: the row goes alone (its own failure logged, as `write`'s), so
+          // a row that cannot be written does not fail the statements that carry the events again.
+          else if (row)
+            void row
+              .writeAlone()
+              .catch((error) => app.log.warn('prompt stack build not recorded', { error }));
+          if (!following.written()) events = [...own, ...events];
+        },
+        written: () => following.written() !== undefined,
+      };
     },
   };
 }
@@ -116,19 +156,28 @@ export async function appendToLedger(
 
 /**
  * What the run holds is written as soon as it is stopped (the model's wait), its promise in
- * `stop.written` for the stopper to await before its own writes to the run. Answers what the run
- * calls at its end: what is still held is written, and awaited, before the run's end is.
+ * `stop.written` for the stopper to await before its own writes to the run. Once the first step
+ * started, the held event holds them (p-pgprep3): the stopper awaits the statement that carries
+ * them (the stop's own release of the step's held message, or the run's end). Answers what the
+ * run calls at its end: what is still held is written, and awaited, before the run's end is (not
+ * a statement in flight that the run's finish sends: the held last step end).
  */
 export function writeHeldOnStop(c: RunContext, stop: StopState): () => Promise<void> {
+  let writing: Promise<void> | undefined;
   const write = () => {
     const held = c.preparation;
     c.preparation = undefined;
-    if (held) stop.written = held.write();
+    if (held) stop.written = writing = held.write();
   };
-  c.signal.addEventListener('abort', write, { once: true });
-  return async () => {
-    c.signal.removeEventListener('abort', write);
+  const stopped = () => {
     write();
-    await stop.written;
+    stop.written ??= c.held.preparationWritten();
+  };
+  c.signal.addEventListener('abort', stopped, { once: true });
+  return async () => {
+    c.signal.removeEventListener('abort', stopped);
+    write();
+    await c.held.flushPreparation();
+    await writing;
   };
 }

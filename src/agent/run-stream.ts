@@ -380,8 +380,10 @@ async function startStep(c: RunContext, t: RunTurn): Promise<void> {
   t.stepUsage = null;
   t.finishReason = undefined;
   // On PostgreSQL the step's `phase` rides in its assistant message's INSERT (./held-event.ts),
-  // or, while the preparation's writes are held, in their statement (./held-writes.ts).
+  // the preparation's writes still held (./held-writes.ts) ahead of it in that statement (p-pgprep3).
   const phase = { phase: 'model', step: c.steps };
+  const prep = c.preparation;
+  if (prep && c.held.holdPreparation(prep)) c.preparation = undefined;
   if (c.preparation || !c.held.hold('phase', phase)) await c.ledger('phase', phase);
   t.recorder = new StepRecorder(c.app, {
     sessionId: c.sessionId,

@@ -13,7 +13,7 @@ import type { HeldCalls } from '../telemetry/cost-ledger';
 import type { AgentKind } from './agent-kinds';
 import type { AgentHost } from './deps';
 import type { Failure } from './failure';
-import type { HeldEvent } from './held-event';
+import type { HeldEvent, HeldWrites } from './held-event';
 import type { StepRecorder } from './step-recorder';
 import type { ExposureLevel } from './tool-exposure';
 import type { AgentToolbox } from './toolbox';
@@ -179,12 +179,4 @@ export interface RunTurn {
   lastToolCalls: number;
 }
 
-/** A run's preparation writes, held for one statement (./held-writes.ts). */
-export interface HeldWrites {
-  /** An event of the run, appended at `write` in the order held, with the time it was held at. */
-  event(type: string, payload: Record<string, unknown>): void;
-  /** The prompt stack row the run's prompt assembly records from now on is held too. */
-  holdPrompt(): void;
-  /** Writes what is held in one statement; a failure is logged (as `RunContext.ledger`'s), never thrown. */
-  write(): Promise<void>;
-}
+export type { HeldWrites };

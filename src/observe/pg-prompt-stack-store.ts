@@ -21,7 +21,9 @@ const toBuild = ({ sections, ...rest }: BuildRow): PromptBuild => ({
   sections: JSON.parse(sections) as PromptSectionRecord[],
 });
 
-const INSERT = `INSERT INTO prompt_stack_builds (${BUILD_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`;
+const insertAt = (o: number) =>
+  `INSERT INTO prompt_stack_builds (${BUILD_COLUMNS}) VALUES (${Array.from({ length: 10 }, (_, i) => `$${o + i + 1}`).join(', ')}) RETURNING id`;
+const INSERT = insertAt(0);
 
 export function createPostgresPromptStackStore(deps: { sql: SqlClient }): PromptStackStore {
   const { sql } = deps;
@@ -31,7 +33,8 @@ export function createPostgresPromptStackStore(deps: { sql: SqlClient }): Prompt
       return Number(row?.id);
     },
     // The same insert, made by the run ledger's statement with the run's preparation events.
-    insertWrite: (build) => ({ text: INSERT, values: buildValues(build) }),
+    // Or in a following write of the run's events, its parameters after theirs (p-pgprep3).
+    insertWrite: (build) => ({ text: INSERT, values: buildValues(build), at: insertAt }),
     async pruneThrough(id) {
       await sql.run('DELETE FROM prompt_stack_builds WHERE id <= $1', [id]);
     },

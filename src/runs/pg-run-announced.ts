@@ -21,6 +21,7 @@ import {
   FOLLOWING_EVENTS,
   followingEventSql,
   followingEventsSql,
+  followingEventsWithRowSql,
 } from './pg-run-following-repository';
 import type { AppendedRow, FollowingCall, PostgresRunWrites } from './pg-run-write-repository';
 import type { RunLedger, RunLedgerDeps, SessionAnnounce } from './run-ledger';
@@ -326,28 +327,40 @@ export function followingEvent(
 export function followingEvents(
   events: Pick<Events, 'known' | 'announce'>,
 ): NonNullable<RunLedger['followingEvents']> {
-  return (runId, list) => {
+  return (runId, list, riding) => {
     let stored: RunEvent[] | undefined;
-    const write: FollowingWrite = {
-      values: [
-        runId,
-        list.map((e) => e.type),
-        list.map((e) => JSON.stringify(e.payload)),
-        list.map((e) => e.created_at),
-      ],
-      name: FOLLOWING_EVENTS,
-      sql: followingEventsSql,
-      read(answer) {
-        const rows = answer as StoredRow[] | null | undefined;
-        if (!rows || rows.length !== list.length) return;
-        stored = rows.map((row, i) => storedEvent(row, runId, list[i] as (typeof list)[number]));
-        for (const event of stored) {
-          events.known(runId, event.session_id);
-          events.announce(event);
-        }
-      },
+    let ridingId: number | undefined;
+    const at = riding?.at;
+    const values = [
+      runId,
+      list.map((e) => e.type),
+      list.map((e) => JSON.stringify(e.payload)),
+      list.map((e) => e.created_at),
+    ];
+    const readEvents = (answer: unknown) => {
+      const rows = answer as StoredRow[] | null | undefined;
+      if (!rows || rows.length !== list.length) return;
+      stored = rows.map((row, i) => storedEvent(row, runId, list[i] as (typeof list)[number]));
+      for (const event of stored) {
+        events.known(runId, event.session_id);
+        events.announce(event);
+      }
     };
-    return { write, written: () => stored };
+    const write: FollowingWrite =
+      riding && at
+        ? {
+            values: [...values, ...riding.values],
+            name: FOLLOWING_EVENTS,
+            sql: followingEventsWithRowSql(at),
+            read(answer) {
+              const both = answer as { events?: unknown; riding?: unknown } | null | undefined;
+              const id = both?.riding;
+              if (id !== undefined && id !== null) ridingId = Number(id);
+              readEvents(both?.events);
+            },
+          }
+        : { values, name: FOLLOWING_EVENTS, sql: followingEventsSql, read: readEvents };
+    return { write, written: () => stored, ridingId: () => ridingId };
   };
 }
 

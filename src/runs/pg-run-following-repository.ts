@@ -3,6 +3,7 @@
  * PostgreSQL (`RunLedger.followingEvent`, issue 18 item 6, p-pgstep6): its SQL.
  * @module
  */
+import type { FollowingWrite, RidingInsert } from '../store/preceding-write';
 
 /**
  * A run event appended in another domain's statement, after that statement's own rows
@@ -41,3 +42,28 @@ export function followingEventsSql(offset: number, go: string): { cte: string; a
   };
 }
 export const FOLLOWING_EVENTS = 'svc_run_events';
+
+const rowSqls = new WeakMap<NonNullable<RidingInsert['at']>, FollowingWrite['sql']>();
+
+/**
+ * `followingEventsSql` with another domain's insert (`RunLedger.followingEvents`' `riding`,
+ * p-pgprep3: the run's held prompt stack row) as a `WITH` of its own ahead of the events,
+ * unconditional (a data-modifying `WITH` runs whenever the statement does), its parameters after
+ * theirs; it answers `{ events, riding }` (the events' JSON array, the insert's id). One function
+ * per insert's SQL, so a statement's text is kept per shape.
+ */
+export function followingEventsWithRowSql(at: NonNullable<RidingInsert['at']>): FollowingWrite['sql'] {
+  let sql = rowSqls.get(at);
+  if (!sql) {
+    sql = (offset, go) => {
+      const { cte, answer } = followingEventsSql(offset, go);
+      return {
+        cte: `${FOLLOWING_ROW} AS (${at(offset + 4)}), ${cte}`,
+        answer: `json_build_object('events', ${answer}, 'riding', (SELECT id FROM ${FOLLOWING_ROW}))`,
+      };
+    };
+    rowSqls.set(at, sql);
+  }
+  return sql;
+}
+const FOLLOWING_ROW = 'svc_following_row';

@@ -225,14 +225,15 @@ export interface RunLedger {
   ): { write: FollowingWrite; written(): RunEvent | undefined };
   /**
    * PostgreSQL: `followingEvent` for several events of the run, appended in their order
-   * (consecutive seqs, each at its own `created_at`; p-pgride: a step's held `phase` and its first
-   * tool's `tool.started` after its assistant message's INSERT). `written()`: the events as
-   * stored, announced to `onAppend` in their order, or undefined when none was written.
+   * (consecutive seqs, each at its own `created_at`; p-pgride: a step's `phase` and `tool.started`).
+   * `written()`: the events as stored, announced in their order, or undefined (none written).
+   * `riding` (with `at`; p-pgprep3: the prompt stack row) is inserted whatever the gate; `ridingId()`.
    */
   followingEvents?(
     runId: string,
     events: readonly { type: string; payload: Record<string, unknown>; created_at: number }[],
-  ): { write: FollowingWrite; written(): RunEvent[] | undefined };
+    riding?: RidingInsert,
+  ): { write: FollowingWrite; written(): RunEvent[] | undefined; ridingId(): number | undefined };
   /**
    * SQLite: a run's events of one type (`tool.finished`) as stored, when this process appended
    * every event of the run (./run-events.ts `takeAppended`); undefined: read them. Once per run.

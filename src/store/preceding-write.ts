@@ -43,6 +43,11 @@ export interface PrecedingWrite<T> {
 export interface RidingInsert {
   readonly text: string;
   readonly values: readonly unknown[];
+  /**
+   * `text` with its parameters numbered after `offset` ($offset+1…), for a statement whose own
+   * come first (p-pgprep3: the prompt stack row in a following write); absent: it rides first only.
+   */
+  at?(offset: number): string;
 }
 
 /**

@@ -62,7 +62,7 @@ async function runEvents(app: App, runId: string) {
 }
 
 describe.skipIf(!pg.available)('a streamed compat request’s end on PostgreSQL', () => {
-  it('STORE-PG-440: the ledger row’s end and its event ride in the run’s finish: no statement of their own after it; the request’s writes are four (were six; five before p-pglast), the row ended before [DONE]', async () => {
+  it('STORE-PG-440: the ledger row’s end and its event ride in the run’s finish: no statement of their own after it; the request’s writes are two (were six; three before p-pgprep3), the row ended before [DONE]', async () => {
     const sql = await migratedDatabase(pg.cluster());
     try {
       const { app, row, calls } = await streamedRequest({ postgres: sql });
@@ -79,10 +79,12 @@ describe.skipIf(!pg.available)('a streamed compat request’s end on PostgreSQL'
         expect(finish, writes.map((t) => t.slice(0, 80)).join('\n')).toBe(writes.length - 1);
         expect(writes[finish]).toContain('svc_append_run_event(r.id, r.session_id');
         expect(writes.filter((text) => /openai_compat_requests/.test(text))).toHaveLength(2);
-        // The start, the preparation (prompt stack row), the finish with the last step end in it
-        // (p-pglast) and the step's assistant message inserted closed by that step end (p-heldstep,
-        // where it was a write of its own at the first delta): five before both.
-        expect(writes).toHaveLength(3);
+        // The start and the finish, with the last step end in it (p-pglast), the step's assistant
+        // message inserted closed by that step end (p-heldstep, where it was a write of its own at
+        // the first delta) and the preparation's writes (the prompt stack row, p-pgprep3, where
+        // they were a statement of their own at the step's start): five before all three.
+        expect(writes).toHaveLength(2);
+        expect(writes[finish]).toContain('INSERT INTO prompt_stack_builds');
         expect(row).toMatchObject({
           status: 'completed',
           finish_reason: 'stop',

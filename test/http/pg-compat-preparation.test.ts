@@ -2,7 +2,8 @@
  * A compat request's run preparation on a PostgreSQL App (issue 18 item 6, p-pgprep): its
  * `model.resolved` event, its prompt stack row and its `prompt.assembled` event are one statement
  * (src/agent/held-writes.ts), not three, since p-pgcompat2 after the model request, with the first
- * step's `phase` (model) in it (STORE-PG-223); the run's
+ * step's `phase` (model) in it, since p-pgprep3 in the run's finish (a lone text step's end, held
+ * for it, carries them) (STORE-PG-223); the run's
  * events keep their order and payloads, the prompt stack row its run and size; a preparation that
  * fails after the model is resolved still writes `model.resolved` before its `error`.
  */
@@ -18,7 +19,7 @@ const preparationWrites = (texts: string[]) =>
   texts.filter((t) => /agent_run_events|svc_append_run_event|prompt_stack_builds/.test(t));
 
 describe.skipIf(!pg.available)('a compat run’s preparation on PostgreSQL', () => {
-  it('STORE-PG-223: model.resolved, the prompt stack row, prompt.assembled and the first step`s phase are one statement after the model request; events and row as before', async () => {
+  it('STORE-PG-223: model.resolved, the prompt stack row, prompt.assembled and the first step`s phase ride in one statement after the model request, the run`s finish; events and row as before', async () => {
     const sql = await migratedDatabase(pg.cluster());
     const statements = driverStatements();
     let atModelRequest = -1;
@@ -40,8 +41,8 @@ describe.skipIf(!pg.available)('a compat run’s preparation on PostgreSQL', () 
       expect(await streamedAnswer(client)).toBe('one');
       const row = await settledCompatRow(app);
       // Before the model request only the start's writes (the run, its claim, the compat row);
-      // after it, the preparation's one statement, which carries the step's phase too: no
-      // append of its own.
+      // after it, the preparation's writes in one statement with the step's phase, the run's
+      // finish (p-pgprep3): no append of their own.
       const start =
         /svc_claim_run_started|^WITH alongside AS|^WITH (riding AS \(INSERT INTO sessions .*)?r AS \(INSERT INTO agent_runs/s;
       expect(
@@ -52,7 +53,8 @@ describe.skipIf(!pg.available)('a compat run’s preparation on PostgreSQL', () 
       );
       const prepared = after.filter((t) => /prompt_stack_builds/.test(t));
       expect(prepared).toHaveLength(1);
-      expect(prepared[0]).toMatch(/^WITH riding AS \(INSERT INTO prompt_stack_builds /);
+      expect(prepared[0]).toMatch(/svc_following_row AS \(INSERT INTO prompt_stack_builds /);
+      expect(prepared[0]).toMatch(/UPDATE agent_runs SET status = /);
       expect(prepared[0]).toContain('svc_append_run_event_list(');
       expect(after.filter((t) => /^SELECT event_id, event_seq FROM svc_append_run_event\(/.test(t))).toEqual(
         [],

@@ -103,8 +103,13 @@ describe.skipIf(!pg.available)('a tool step`s assistant message with its tool`s 
     const r = await runOnce(script, true);
     expect(r.status).toBe('completed');
     expect(shape(r)).toEqual(shape(lite));
-    // The first step's message alone before its result (no tool started), the second's with its start.
-    expect(r.sent.filter((text) => MESSAGE_WITH_START.test(text))).toHaveLength(1);
+    // The first step's message alone before its result (no tool started), carrying the run's
+    // preparation writes and its `phase` (p-pgprep3: held with that `phase` from the step's start),
+    // the second's with its start.
+    const withEvents = r.sent.filter((text) => MESSAGE_WITH_START.test(text));
+    expect(withEvents).toHaveLength(2);
+    expect(withEvents[0]).toMatch(/INSERT INTO prompt_stack_builds/);
+    expect(withEvents[1]).not.toMatch(/prompt_stack_builds/);
     expect(r.sent.filter((text) => EVENT_ALONE.test(text))).toEqual([]);
     const first = r.messages.slice(1, 3);
     expect(first.map((m) => [m.role, m.parts.map((p) => p.type)])).toEqual([
