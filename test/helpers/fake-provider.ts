@@ -41,6 +41,8 @@ export class Reply {
   hangMs?: number;
   /** Delay before each streamed chunk (ms). */
   chunkDelayMs = 0;
+  /** The OpenAI stream's chunk `chunk` (0: the role chunk) waits for `until` (`pauseAt`). */
+  paused?: { chunk: number; until: Promise<unknown> };
   streamErrorMessage?: string;
 
   text(text: string): this {
@@ -75,6 +77,14 @@ export class Reply {
   /** Never answer (until the client aborts) — or answer after `ms`. */
   hang(ms = 60_000): this {
     this.hangMs = ms;
+    return this;
+  }
+  /**
+   * The OpenAI-compatible stream waits before its chunk `chunk` (0 is the role chunk, 1 the first
+   * text piece) until `until` settles: a test's step at a chosen point of the stream, whatever the load.
+   */
+  pauseAt(chunk: number, until: Promise<unknown>): this {
+    this.paused = { chunk, until };
     return this;
   }
   /** Stream the steps slowly. */
@@ -266,8 +276,11 @@ function openaiJson(r: Reply, model: string) {
 async function openaiStream(res: ServerResponse, r: Reply, model: string, body: any) {
   sse(res);
   const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_700_000_000, model };
+  let chunks = 0;
   const send = async (delta: unknown, finish: string | null = null, extra: Record<string, unknown> = {}) => {
     if (r.chunkDelayMs) await sleep(r.chunkDelayMs, res);
+    if (r.paused?.chunk === chunks++) await r.paused.until.catch(() => undefined);
+    if (res.destroyed) return;
     res.write(
       `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`,
     );

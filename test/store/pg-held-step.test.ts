@@ -320,7 +320,18 @@ describe.skipIf(!pg.available)(
     });
 
     it('STORE-PG-521: a cancel while a text step`s message is held writes it with its deltas` events before the state.changed, as on SQLite', async () => {
-      const script = () => [reply().text('one two three four five six seven').slow(5), reply().text('no')];
+      // The stream's third piece waits for the cancel: it lands at the second delta on both
+      // stores, whatever the load (the cancel's session read can outlast a short stream).
+      let cancelled = (_done: Promise<unknown>) => {};
+      const script = () => {
+        const done = new Promise<unknown>((resolve) => {
+          cancelled = resolve;
+        });
+        return [
+          reply().text('one two three four five six seven').slow(5).pauseAt(3, done),
+          reply().text('no'),
+        ];
+      };
       const spies: (() => void)[] = [];
       const started = (app: App, sessionId: string) => {
         // At the second delta: the first is recorded on both stores (SQLite's waits for its message).
@@ -331,7 +342,7 @@ describe.skipIf(!pg.available)(
           ...args: Parameters<StepRecorder['textDelta']>
         ) {
           const out = textDelta.apply(this, args);
-          if (++deltas === 2) void app.agent.cancel(sessionId);
+          if (++deltas === 2) cancelled(app.agent.cancel(sessionId));
           return out;
         });
         spies.push(() => spy.mockRestore());
