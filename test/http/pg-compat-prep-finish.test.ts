@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
+import { compatServer, LONE_REQUEST_LOG, settledCompatRow, streamedAnswer } from './compat-helpers';
 
 const pg = postgresForFile();
 const WRITE = /^(WITH|INSERT|UPDATE|DELETE)\b/;
@@ -23,23 +23,6 @@ const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\
 const BACKGROUND = /\b(cluster_nodes|recommendations)\b/;
 const FINISH = /UPDATE agent_runs SET status = /;
 const PROMPT_ROW = /INSERT INTO prompt_stack_builds /;
-
-/** A lone request's session log (as STORE-PG-472 pins it on both stores). */
-const SEQUENCE = [
-  'session.created',
-  'queue.changed',
-  'state.changed',
-  'queue.changed',
-  'run.started',
-  'message.created',
-  'message.completed',
-  'message.created',
-  'message.delta',
-  'message.completed',
-  'context.usage',
-  'run.finished',
-  'state.changed',
-];
 
 /** The run's events without what differs per run (ids, times, the request's id, the build's id). */
 async function runEvents(app: App, runId: string) {
@@ -136,7 +119,7 @@ describe.skipIf(!pg.available)('a lone compat request’s preparation in its fin
         expect(size(r.builds[0]!)).toEqual(size(lite.builds[0]!));
         expect(r.builds[0]?.run_id).toBe(r.row.run_id);
         const log = await loggedEvents(sql, r.row.session_id);
-        expect(log.map((e) => e.type)).toEqual(SEQUENCE);
+        expect(log.map((e) => e.type)).toEqual(LONE_REQUEST_LOG);
         expect(r.row).toMatchObject({ status: 'completed', prompt_tokens: 10, completion_tokens: 2 });
       } finally {
         await r.app.close();
@@ -181,7 +164,7 @@ describe.skipIf(!pg.available)('a lone compat request’s preparation in its fin
         expect(r.builds[0]?.run_id).toBe(r.row.run_id);
         expect(r.row).toMatchObject({ status: 'completed', prompt_tokens: 10, completion_tokens: 2 });
         const log = await loggedEvents(sql, r.row.session_id);
-        expect(log.map((e) => e.type)).toEqual(SEQUENCE);
+        expect(log.map((e) => e.type)).toEqual(LONE_REQUEST_LOG);
       } finally {
         await r.app.close();
       }
@@ -210,7 +193,7 @@ describe.skipIf(!pg.available)('a lone compat request’s preparation in its fin
         expect(comparable(r.events)).toEqual(comparable(lite.events));
         expect(r.builds).toEqual([]);
         const log = await loggedEvents(sql, r.row.session_id);
-        expect(log.map((e) => e.type)).toEqual(SEQUENCE);
+        expect(log.map((e) => e.type)).toEqual(LONE_REQUEST_LOG);
       } finally {
         await r.app.close();
       }
