@@ -92,10 +92,7 @@ const openedOnlyCtes = (opened: FollowingWrite | undefined) => (go: string) => {
 
 /** `answerOf` with the opened message's id and its following write's answer (`openedOnlyCtes`). */
 const openedOnlyAnswerOf = (opened: FollowingWrite | undefined) => (go: string) =>
-  `json_build_object('go', ${go},
-    'found', (SELECT array_agg(i.id) FROM unnest($1::text[]) AS i(id) WHERE EXISTS (SELECT 1 FROM messages WHERE id = i.id)),
-    'updated', (SELECT array_agg(id) FROM m), 'session', (SELECT row_to_json(s) FROM s),
-    'opened', (SELECT id FROM a), 'opening', ${opened ? opened.sql(27, go).answer : 'NULL'})`;
+  stepAnswer(go, openedFields(opened, 27, go));
 
 /**
  * `createdCtes` with the step's assistant message inserted ahead of everything, already closed
@@ -135,23 +132,24 @@ const CLOSE_STEP = `WITH ${stepCtes('true')}
 // statement wrote (go), names the messages found and updated, and holds the session row.
 const READY =
   'NOT EXISTS (SELECT 1 FROM unnest($1::text[]) AS i(id) WHERE NOT EXISTS (SELECT 1 FROM messages WHERE id = i.id))';
-const answerOf = (go: string) => `json_build_object('go', ${go},
+/** The answer of every step end, then `more` (`,\n    'name', value, …`: a created or opened message's). */
+const stepAnswer = (go: string, more = '') => `json_build_object('go', ${go},
     'found', (SELECT array_agg(i.id) FROM unnest($1::text[]) AS i(id) WHERE EXISTS (SELECT 1 FROM messages WHERE id = i.id)),
-    'updated', (SELECT array_agg(id) FROM m), 'session', (SELECT row_to_json(s) FROM s))`;
+    'updated', (SELECT array_agg(id) FROM m), 'session', (SELECT row_to_json(s) FROM s)${more})`;
+const answerOf = (go: string) => stepAnswer(go);
+/** The created message's id and its following write's answer (from $23). */
+const createdFields = (following: FollowingWrite, go: string) =>
+  `,\n    'created', (SELECT id FROM n), 'following', ${following.sql(23, go).answer}`;
+/** The opened message's id and its following write's answer (from $`at`). */
+const openedFields = (opened: FollowingWrite | undefined, at: number, go: string) =>
+  `,\n    'opened', (SELECT id FROM a), 'opening', ${opened ? opened.sql(at, go).answer : 'NULL'}`;
 /** `answerOf` with the created message's id and its following write's answer. */
 const createdAnswerOf = (following: FollowingWrite) => (go: string) =>
-  `json_build_object('go', ${go},
-    'found', (SELECT array_agg(i.id) FROM unnest($1::text[]) AS i(id) WHERE EXISTS (SELECT 1 FROM messages WHERE id = i.id)),
-    'updated', (SELECT array_agg(id) FROM m), 'session', (SELECT row_to_json(s) FROM s),
-    'created', (SELECT id FROM n), 'following', ${following.sql(23, go).answer})`;
+  stepAnswer(go, createdFields(following, go));
 
 /** `createdAnswerOf` with the opened message's id and its following write's answer. */
 const openedAnswerOf = (created: FollowingWrite, opened: FollowingWrite) => (go: string) =>
-  `json_build_object('go', ${go},
-    'found', (SELECT array_agg(i.id) FROM unnest($1::text[]) AS i(id) WHERE EXISTS (SELECT 1 FROM messages WHERE id = i.id)),
-    'updated', (SELECT array_agg(id) FROM m), 'session', (SELECT row_to_json(s) FROM s),
-    'created', (SELECT id FROM n), 'following', ${created.sql(23, go).answer},
-    'opened', (SELECT id FROM a), 'opening', ${opened.sql(34 + created.values.length, go).answer})`;
+  stepAnswer(go, createdFields(created, go) + openedFields(opened, 34 + created.values.length, go));
 
 type Answer = SessionRow & { svc_updated: string[] | null };
 
