@@ -39,7 +39,7 @@ export interface CallStartOptions {
    * runs at once; `write()` writes the start now (its `ask` and `event` wait for that), rejecting
    * with the statement's error.
    */
-  deferStart?(name: string, start: CallStart): { write(): Promise<void> } | undefined;
+  deferStart?(name: string, start: () => CallStart): { write(): Promise<void> } | undefined;
 }
 
 /** A call's start as the call sees it (`startOf`). */
@@ -68,7 +68,7 @@ export async function startOf(
   const aborted = options.signal.aborted;
   const deferred = aborted
     ? undefined
-    : options.deferStart?.(starting.tool, callStart(app, options, starting));
+    : options.deferStart?.(starting.tool, () => callStart(app, options, starting));
   if (deferred) {
     // The held start written on demand (an ask, an event), once.
     let demanded: Promise<void> | undefined;
@@ -136,24 +136,16 @@ function writeStarted(
   riding: TrailingInsert | undefined,
 ): Promise<void> {
   const type = 'tool.started';
-  const alone = () =>
+  const alone = (event = startEvent(app, options, payload)) =>
     app.store.transactions.together(async () =>
-      ledgerAnnounced(
-        app,
-        options.runId,
-        payload,
-        options.sessionId,
-        type,
-        startEvent(app, options, payload),
-        riding,
-      ),
+      ledgerAnnounced(app, options.runId, payload, options.sessionId, type, event, riding),
     );
   // SQLite: no promise more than the start's own write.
   if (!options.startCall) return alone();
   const start = callStart(app, options, payload);
   return options.startCall(riding ? { ...start, riding } : start).then((written) => {
     if (written === false) app.log.warn('run ledger append failed', { run_id: options.runId, type });
-    return written === undefined ? alone() : undefined;
+    return written === undefined ? alone(start.announce.payload) : undefined;
   });
 }
 

@@ -16,6 +16,9 @@ import type { AgentToolbox } from './toolbox';
 export const holdsCall = (app: RunContext['app']) =>
   app.runs.followingEvents !== undefined && app.sessions.appendAnnounced !== undefined;
 
+/** p-heldstep's switch: `SVC_STEP_ONCE=0` writes a held start or text as it comes, as before. */
+export const stepOnce = () => process.env.SVC_STEP_ONCE !== '0';
+
 /** The tool bridge of the run, with the loop detector that stops a run repeating itself. */
 export function bridgeFor(c: RunContext, t: RunTurn) {
   const { app, run, x, sessionId, signal } = c;
@@ -90,10 +93,10 @@ function deferStart(
   toolbox: AgentToolbox,
   recorder: StepRecorder | undefined,
   name: string,
-  start: CallStart,
+  start: () => CallStart,
 ): { write(): Promise<void> } | undefined {
-  if (process.env.SVC_STEP_ONCE === '0' || !recorder || WAITS_FOR_START.has(name)) return undefined;
-  if (!allReadsOnly(toolbox, recorder, name) || !recorder.deferStart(start)) return undefined;
+  if (!stepOnce() || !recorder || WAITS_FOR_START.has(name)) return undefined;
+  if (!allReadsOnly(toolbox, recorder, name) || !recorder.deferStart(start())) return undefined;
   return { write: () => recorder.release() ?? Promise.resolve() };
 }
 

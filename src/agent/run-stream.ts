@@ -16,7 +16,7 @@ import { fitToBudget, freshToolTokens } from './context-fit';
 import { endStep } from './end-step';
 import { flushCalls, takeCall } from './held-calls';
 import { historyMessages, toModelMessages } from './history';
-import { bridgeFor, holdsCall } from './run-bridge';
+import { bridgeFor, holdsCall, stepOnce } from './run-bridge';
 import type { RunContext, RunTurn } from './run-types';
 import { aheadEnded, aheadHeld, aheadSession, cancelRequested, lastContextOf, takeAhead } from './step-ahead';
 import { stepEndJoined } from './step-close';
@@ -385,6 +385,7 @@ async function startStep(c: RunContext, t: RunTurn): Promise<void> {
   const prep = c.preparation;
   if (prep && c.held.holdPreparation(prep)) c.preparation = undefined;
   if (c.preparation || !c.held.hold('phase', phase)) await c.ledger('phase', phase);
+  const holds = holdsCall(c.app);
   t.recorder = new StepRecorder(c.app, {
     sessionId: c.sessionId,
     runId: c.run.id,
@@ -392,11 +393,11 @@ async function startStep(c: RunContext, t: RunTurn): Promise<void> {
     provider: t.resolved.provider,
     handedOver: () => isHandOver(c.signal.reason),
     following: (then) => c.held.take(then),
-    holdsCall: holdsCall(c.app),
-    holdsResult: holdsCall(c.app) && stepEndJoined(c.app),
+    holdsCall: holds,
+    holdsResult: holds && stepEndJoined(c.app),
     takeCall: () => takeCall(c.app, c.calls),
     // SVC_STEP_ONCE=0: written at its first delta, as before (p-heldstep).
-    holdsText: holdsCall(c.app) && stepEndJoined(c.app) && process.env.SVC_STEP_ONCE !== '0',
+    holdsText: holds && stepEndJoined(c.app) && stepOnce(),
   });
 }
 
