@@ -15,6 +15,8 @@
 // and marks the PostgreSQL socket's writes and reads too (`out:pg:<local port>:P,B<statement>,E,S…`,
 // `in:pg:…:1,2,C,Z…`): then the requests' most common mark sequence is printed with each mark's
 // median ms from the request's arrival and the gap before it (the table of p-pgcritical).
+// BENCH_TIMELINE_GAP_MS=<ms>: the fake model sends its first text alone and the rest that many ms
+// later (a real model's stream in several reads; `P:first` marks the first).
 // Not a *.bench.mjs: `node bench/compat-timeline.mjs` (BENCH_SVC_BIN, BENCH_NODE_ARGS as compat's).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +32,7 @@ const BIN = process.env.BENCH_SVC_BIN ?? resolve(here, '../dist/main.js');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 30);
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const GAP_MS = Number(process.env.BENCH_TIMELINE_GAP_MS ?? 0);
 const TOKEN = 'bench-token';
 const now = () => process.hrtime.bigint();
 const own = [];
@@ -43,11 +46,19 @@ const provider = createServer((req, res) => {
     const base = { id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm1' };
     const chunk = (delta, finish = null, extra = {}) =>
       `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+    const rest = () => {
+      res.write(chunk({ content: 'from the fake provider.' }));
+      res.write(chunk({}, 'stop', { usage: { prompt_tokens: 20, completion_tokens: 6, total_tokens: 26 } }));
+      res.end('data: [DONE]\n\n');
+      own.push([now(), 'P:answered']);
+    };
     res.write(chunk({ role: 'assistant', content: 'Hello ' }));
-    res.write(chunk({ content: 'from the fake provider.' }));
-    res.write(chunk({}, 'stop', { usage: { prompt_tokens: 20, completion_tokens: 6, total_tokens: 26 } }));
-    res.end('data: [DONE]\n\n');
-    own.push([now(), 'P:answered']);
+    // BENCH_TIMELINE_GAP_MS: the first text alone, the rest that many ms later (a real model's
+    // stream, several reads): whether svc's first text waits for anything but the first read.
+    if (GAP_MS > 0) {
+      own.push([now(), 'P:first']);
+      setTimeout(rest, GAP_MS);
+    } else rest();
   });
 });
 await new Promise((done) => provider.listen(0, '127.0.0.1', done));

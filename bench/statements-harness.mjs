@@ -22,12 +22,14 @@ const TOKEN = 'bench-token';
 
 /** Prints `rows` ({ text, calls }) per `per`, most called first, leaving out the ones under 0.05. */
 export function printRows(rows, per) {
-  for (const { text, calls, plans } of [...rows].sort((a, b) => b.calls - a.calls)) {
+  for (const { text, calls, plans, ms } of [...rows].sort((a, b) => b.calls - a.calls)) {
     if (calls / per < 0.05) continue;
     const shown = text.startsWith('stack: ') ? text : text.replace(/\s+/g, ' ').slice(0, 150);
     // `plans` (PostgreSQL's top-level plans, when counted): after the calls.
     const planned = plans === undefined ? '' : `${(plans / per).toFixed(2).padStart(7)}  `;
-    console.log(`${(calls / per).toFixed(2).padStart(7)}  ${planned}${shown}`);
+    // `ms` (the server's plan + execution time a call, when counted): after the plans.
+    const server = ms === undefined ? '' : `${(ms / calls).toFixed(3).padStart(7)}ms  `;
+    console.log(`${(calls / per).toFixed(2).padStart(7)}  ${planned}${server}${shown}`);
   }
 }
 

@@ -7,6 +7,9 @@
 // steps on a new database), statements per step over the whole `svc run`, start-up included.
 // With each statement's calls its plans (`track_planning` on for the database): a named statement
 // whose plan the server keeps is planned fewer times than it is called (p-pgprep).
+// After the plans, the server's mean plan + execution ms a call (pg_stat_statements' times: not the
+// round trip). BENCH_STATEMENTS_NESTED=1 tracks the statements run inside functions and triggers
+// too (`pg_stat_statements.track = all`), each its own row.
 // `node bench/store-statements.mjs`; not part of `npm run bench`.
 import { runOnce as agentLoopOnce } from './agent-loop.bench.mjs';
 import { startPostgres } from './pg-cluster.mjs';
@@ -22,7 +25,7 @@ async function statements(url) {
     const database = new URL(url).pathname.slice(1);
     return (
       await admin.query(
-        `SELECT queryid, calls, plans, query FROM pg_stat_statements
+        `SELECT queryid, calls, plans, total_exec_time, total_plan_time, query FROM pg_stat_statements
           WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1)`,
         [database],
       )
@@ -40,6 +43,11 @@ async function plannedDatabase(prefix) {
     await admin.query(
       `ALTER DATABASE ${new URL(url).pathname.slice(1)} SET pg_stat_statements.track_planning = on`,
     );
+    // BENCH_STATEMENTS_NESTED=1: the statements of functions and triggers too (their own rows).
+    if (process.env.BENCH_STATEMENTS_NESTED)
+      await admin.query(
+        `ALTER DATABASE ${new URL(url).pathname.slice(1)} SET pg_stat_statements.track = 'all'`,
+      );
   } finally {
     await admin.end();
   }
@@ -52,7 +60,7 @@ function print(rows, per, label) {
     `${(total / per).toFixed(1)} statements per ${label}, ${(plans / per).toFixed(1)} planned (calls, plans, text)`,
   );
   printRows(
-    rows.map((r) => ({ text: r.query, calls: r.calls, plans: r.plans })),
+    rows.map((r) => ({ text: r.query, calls: r.calls, plans: r.plans, ms: r.ms })),
     per,
   );
 }
@@ -88,6 +96,11 @@ try {
           query: r.query,
           calls: Number(r.calls) - Number(before.get(r.queryid)?.calls ?? 0),
           plans: Number(r.plans) - Number(before.get(r.queryid)?.plans ?? 0),
+          ms:
+            Number(r.total_exec_time) +
+            Number(r.total_plan_time) -
+            Number(before.get(r.queryid)?.total_exec_time ?? 0) -
+            Number(before.get(r.queryid)?.total_plan_time ?? 0),
         }))
         .filter((r) => r.calls > 0),
   });
