@@ -21,7 +21,7 @@ import {
   type StepRecorderOptions,
 } from './step-message-writes';
 
-/** The bound of a delta's way to the database, and of a held text's (p-heldstep). */
+/** The bound of a delta's way to the database (a held text's: the end of its read, p-pgcompat7). */
 const FLUSH_MS = 50;
 
 export abstract class StepRecorderCore {
@@ -57,7 +57,8 @@ export abstract class StepRecorderCore {
   /**
    * A text step's assistant message held (p-heldstep, `holdsText`): its id (its deltas' events
    * name it), when its first part came, its deltas' events not yet published. Written by the step
-   * end's statement, or alone (`releaseText`) once FLUSH_MS passed (`flush`) or anything needs it.
+   * end's statement, or alone (`releaseText`) once the read that brought it is done without the
+   * step's end (`flush` at the check phase), or anything needs it.
    */
   protected heldText: { id: string; at: number; events: SessionEventWrite[] } | undefined;
   /** The held message as the step end's statement took it (`heldOpen`), until it answered. */
@@ -171,10 +172,18 @@ export abstract class StepRecorderCore {
     const changed = this.partsChanged;
     const creating = this.creating(this.createAssistant(undefined, held.events, ordered, held.id));
     this.assistantCreated = creating;
-    const done = creating.then(() => {
-      // Its parts as they are now: nothing more to flush.
-      if (this.partsChanged === changed) this.dirty = false;
-    });
+    const done = creating.then(
+      () => {
+        // Its parts as they are now: nothing more to flush.
+        if (this.partsChanged === changed) this.dirty = false;
+      },
+      (error: unknown) => {
+        // Nothing of it written: held again, with its deltas' events (the step end or the next
+        // release writes them), as a failed step end holds its start again (p-pgcompat7).
+        if (!this.assistant && !this.assistantCreated) this.heldText ??= held;
+        throw error;
+      },
+    );
     done.catch(() => {}); // handled by its awaiter
     return done;
   }
@@ -271,7 +280,17 @@ export abstract class StepRecorderCore {
     if (this.heldText) return true;
     if (!this.options.holdsText || this.assistantCreated || this.deferred || this.opening) return false;
     if (this.parts.length > 0 || this.deltasWaiting > 0) return false;
-    this.heldText = { id: this.app.ids.next('msg'), at: this.app.clock.now(), events: [] };
+    const held = { id: this.app.ids.next('msg'), at: this.app.clock.now(), events: [] };
+    this.heldText = held;
+    // Not taken by the step's end in the read that brought it (the model's answer goes on in a
+    // later read): written once that read is done, so the client's first text waits for one round
+    // trip, not for FLUSH_MS (p-pgcompat7). A whole answer in one read is still the step end's.
+    setImmediate(() => {
+      if (this.heldText !== held) return;
+      this.flush().catch((error) => {
+        this.app.log.warn('streamed message write failed', { error });
+      });
+    });
     return true;
   }
 
