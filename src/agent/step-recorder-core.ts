@@ -61,6 +61,8 @@ export abstract class StepRecorderCore {
    * step's end (`flush` at the check phase), or anything needs it.
    */
   protected heldText: { id: string; at: number; events: SessionEventWrite[] } | undefined;
+  /** The held text's id while its release (`releaseText`) is in flight: deltas then wait behind it. */
+  protected releasing: string | undefined;
   /** The held message as the step end's statement took it (`heldOpen`), until it answered. */
   protected opening:
     | {
@@ -170,14 +172,17 @@ export abstract class StepRecorderCore {
     const held = this.heldText as { id: string; at: number; events: SessionEventWrite[] };
     this.heldText = undefined;
     const changed = this.partsChanged;
+    this.releasing = held.id;
     const creating = this.creating(this.createAssistant(undefined, held.events, ordered, held.id));
     this.assistantCreated = creating;
     const done = creating.then(
       () => {
+        this.releasing = undefined;
         // Its parts as they are now: nothing more to flush.
         if (this.partsChanged === changed) this.dirty = false;
       },
       (error: unknown) => {
+        this.releasing = undefined;
         // Nothing of it written: held again, with its deltas' events (the step end or the next
         // release writes them), as a failed step end holds its start again (p-pgcompat7).
         if (!this.assistant && !this.assistantCreated) this.heldText ??= held;
@@ -264,12 +269,26 @@ export abstract class StepRecorderCore {
     metadata?: ProviderMetadata,
   ): Promise<void> {
     this.deltasWaiting++;
+    // Behind the held text's release in flight (p-pgcompat7): its event takes its place in the
+    // bus's queue now, as if published at this call (so before a stop's `cancelling`, as on
+    // SQLite), and is appended once the message is written; dropped if it is not.
+    const releasing = this.releasing;
+    const reserved =
+      releasing && delta
+        ? this.app.bus.reserve?.(this.options.sessionId, [
+            { type: 'message.delta', payload: this.deltaPayload(releasing, kind, delta) },
+          ])
+        : undefined;
     try {
       await this.ensureAssistant();
+    } catch (error) {
+      reserved?.settle(false);
+      throw error;
     } finally {
       this.deltasWaiting--;
     }
-    this.recordDelta(kind, id, delta, metadata);
+    this.recordDelta(kind, id, delta, metadata, reserved !== undefined);
+    reserved?.settle(true);
   }
 
   /**
@@ -294,7 +313,25 @@ export abstract class StepRecorderCore {
     return true;
   }
 
-  protected recordDelta(kind: 'text' | 'reasoning', id: string, delta: string, metadata?: ProviderMetadata) {
+  /** A `message.delta` event's payload. */
+  private deltaPayload(messageId: string, kind: 'text' | 'reasoning', delta: string) {
+    return {
+      session_id: this.options.sessionId,
+      message_id: messageId,
+      run_id: this.options.runId,
+      part: kind,
+      delta,
+    };
+  }
+
+  /** `announced`: its event is in the bus's queue already (reserved behind a release). */
+  protected recordDelta(
+    kind: 'text' | 'reasoning',
+    id: string,
+    delta: string,
+    metadata?: ProviderMetadata,
+    announced = false,
+  ) {
     const key = kind === 'text' ? 'openText' : 'openReasoning';
     let open = this[key];
     if (!open || open.id !== id) {
@@ -305,15 +342,9 @@ export abstract class StepRecorderCore {
     const part = this.parts[open.index] as { text: string; provider_metadata?: ProviderMetadata };
     part.text += delta;
     if (metadata) part.provider_metadata = { ...part.provider_metadata, ...metadata };
-    if (delta) {
+    if (delta && !announced) {
       const held = this.heldText;
-      const payload = {
-        session_id: this.options.sessionId,
-        message_id: held ? held.id : this.assistant!.id,
-        run_id: this.options.runId,
-        part: kind,
-        delta,
-      };
+      const payload = this.deltaPayload(held ? held.id : this.assistant!.id, kind, delta);
       // Held with the message: its statement appends them after its `message.created`.
       if (held) held.events.push({ type: 'message.delta', payload });
       else this.app.bus.publish(this.options.sessionId, 'message.delta', payload);

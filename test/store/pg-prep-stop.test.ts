@@ -25,7 +25,16 @@ describe.skipIf(!pg.available)('a run stopped with its preparation held on Postg
   });
 
   it('STORE-PG-553: cancelRun at the second delta of the first step’s held text answers once model.resolved, prompt.assembled and the phase are stored; the run’s shape SQLite’s', async () => {
-    const script = () => [reply().text('one two three four five six seven').slow(5), reply().text('no')];
+    // The model's finish (chunk 3) waits for the cancel's answer: it lands at the second delta on
+    // both stores whatever the load (p-pgcompat7: the first text is written at its read's end, so
+    // a slow cancel could come after the stream's end).
+    let answered = (_done: Promise<unknown>) => {};
+    const script = () => {
+      const done = new Promise<unknown>((resolve) => {
+        answered = resolve;
+      });
+      return [reply().text('one two three four five six seven').slow(5).pauseAt(3, done), reply().text('no')];
+    };
     /** The run's event types stored when `cancelRun` answered, per store. */
     const atAnswer: string[][] = [];
     const spies: (() => void)[] = [];
@@ -39,9 +48,11 @@ describe.skipIf(!pg.available)('a run stopped with its preparation held on Postg
         const out = textDelta.apply(this, args);
         if (++deltas === 2) {
           const id = (this as unknown as { options: { runId: string } }).options.runId;
-          void app.agent
-            .cancelRun(id)
-            .then(async () => atAnswer.push((await app.runs.events(id)).map((e) => e.type)));
+          answered(
+            app.agent
+              .cancelRun(id)
+              .then(async () => atAnswer.push((await app.runs.events(id)).map((e) => e.type))),
+          );
         }
         return out;
       });

@@ -1,0 +1,93 @@
+/**
+ * A stop while a text step's first text is on its way to the database on PostgreSQL (issue 18
+ * item 6, p-pgcompat7): a text step's held message is written once the read that brought its first
+ * text is done (src/agent/step-recorder-core.ts `holdingText`); a delta that comes while that
+ * statement is in flight waits for the message, and its event takes its place in the bus's queue
+ * when it comes (`EventBus.reserve`), so a stop's `state.changed` after it follows it, as on
+ * SQLite. The statement is slowed at the database so that the second delta always comes while it
+ * is in flight, and the model's finish waits for the cancel: whatever the load.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { StepRecorder } from '../../src/agent/step-recorder';
+import type { App } from '../../src/app';
+import type { SqlClient } from '../../src/store/postgres/client';
+import { reply } from '../helpers/fake-provider';
+import { storeRun, storeRunShape } from '../helpers/pg-recorded-app';
+import { postgresForFile } from '../helpers/postgres';
+
+const pg = postgresForFile();
+type Run = Awaited<ReturnType<typeof storeRun>>;
+const allTypes = (r: Run) => r.sessionEvents.map((e) => e.type);
+
+/** The assistant message's open INSERT (the held text's release) slowed 300 ms. */
+async function slowRelease(sql: SqlClient): Promise<void> {
+  await sql.run(`CREATE FUNCTION svc_test_slow_open() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    BEGIN
+      IF NEW.role = 'assistant' AND NEW.finished_at IS NULL THEN PERFORM pg_sleep(0.3); END IF;
+      RETURN NEW;
+    END $fn$`);
+  await sql.run(`CREATE TRIGGER svc_test_slow_open BEFORE INSERT ON messages FOR EACH ROW
+    EXECUTE FUNCTION svc_test_slow_open()`);
+}
+
+describe.skipIf(!pg.available)('a stop while a text step’s first text is being written', () => {
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  it('STORE-PG-572: a cancel at the second delta, which comes while the first text’s statement is in flight: that delta’s event before the stop’s state.changed, the session log, run events and messages SQLite’s', async () => {
+    let cancelled = (_done: Promise<unknown>) => {};
+    // The text in two pieces 5 ms apart; the finish (chunk 3) waits for the cancel.
+    const script = () => {
+      const done = new Promise<unknown>((resolve) => {
+        cancelled = resolve;
+      });
+      return [reply().text('one two three four five six seven').slow(5).pauseAt(3, done), reply().text('no')];
+    };
+    const spies: (() => void)[] = [];
+    let armed: Promise<void> | undefined;
+    const started = async (app: App, sessionId: string) => {
+      await armed;
+      let deltas = 0;
+      const textDelta = StepRecorder.prototype.textDelta;
+      const spy = vi.spyOn(StepRecorder.prototype, 'textDelta').mockImplementation(function (
+        this: StepRecorder,
+        ...args: Parameters<StepRecorder['textDelta']>
+      ) {
+        const out = textDelta.apply(this, args);
+        if (++deltas === 2) cancelled(app.agent.cancel(sessionId));
+        return out;
+      });
+      spies.push(() => spy.mockRestore());
+    };
+    let lite: Run;
+    let r: Run;
+    try {
+      lite = await storeRun(undefined, script(), { tools: [], title: 'cancel text', closers, started });
+      for (const restore of spies.splice(0)) restore();
+      r = await storeRun(pg.cluster(), script(), {
+        tools: [],
+        title: 'cancel text',
+        closers,
+        started,
+        client: (sql) => {
+          armed = slowRelease(sql);
+          return sql;
+        },
+      });
+    } finally {
+      for (const restore of spies.splice(0)) restore();
+    }
+    expect(lite.status).toBe('cancelled');
+    expect(r.status).toBe('cancelled');
+    expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+    expect(allTypes(r)).toEqual(allTypes(lite));
+    expect(allTypes(r).filter((t) => t === 'message.delta')).toHaveLength(2);
+    const ids = r.sessionEvents.map((e) => e.id);
+    expect(ids).toEqual(ids.map((_, i) => (ids[0] ?? 0) + i));
+    const replayed = (await r.app.bus.replay(r.session.id, 0)).events;
+    expect(replayed.map((e) => [e.id, e.type])).toEqual(r.sessionEvents.map((e) => [e.id, e.type]));
+  });
+});
