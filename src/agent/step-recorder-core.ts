@@ -279,16 +279,19 @@ export abstract class StepRecorderCore {
             { type: 'message.delta', payload: this.deltaPayload(releasing, kind, delta) },
           ])
         : undefined;
+    let rejoined = false;
     try {
       await this.ensureAssistant();
     } catch (error) {
       reserved?.settle(false);
-      throw error;
+      // That release refused and its text held again (`releaseText`): the delta joins it.
+      if (!releasing || this.heldText?.id !== releasing) throw error;
+      rejoined = true;
     } finally {
       this.deltasWaiting--;
     }
-    this.recordDelta(kind, id, delta, metadata, reserved !== undefined);
-    reserved?.settle(true);
+    this.recordDelta(kind, id, delta, metadata, reserved !== undefined && !rejoined);
+    if (!rejoined) reserved?.settle(true);
   }
 
   /**

@@ -4,8 +4,9 @@
  * text is done (src/agent/step-recorder-core.ts `holdingText`); a delta that comes while that
  * statement is in flight waits for the message, and its event takes its place in the bus's queue
  * when it comes (`EventBus.reserve`), so a stop's `state.changed` after it follows it, as on
- * SQLite. The statement is slowed at the database so that the second delta always comes while it
- * is in flight, and the model's finish waits for the cancel: whatever the load.
+ * SQLite; that statement refused, the delta joins the text held again. The statement is slowed at
+ * the database so that the second delta always comes while it is in flight, and the model's
+ * finish waits for the cancel: whatever the load.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StepRecorder } from '../../src/agent/step-recorder';
@@ -19,18 +20,22 @@ const pg = postgresForFile();
 type Run = Awaited<ReturnType<typeof storeRun>>;
 const allTypes = (r: Run) => r.sessionEvents.map((e) => e.type);
 
-/** The assistant message's open INSERT (the held text's release) slowed 300 ms. */
-async function slowRelease(sql: SqlClient): Promise<void> {
+/** The assistant message's open INSERT (the held text's release) slowed 300 ms; `refused`: the first refused after it. */
+async function slowRelease(sql: SqlClient, refused = false): Promise<void> {
+  if (refused) await sql.run('CREATE SEQUENCE svc_test_once');
   await sql.run(`CREATE FUNCTION svc_test_slow_open() RETURNS trigger LANGUAGE plpgsql AS $fn$
     BEGIN
-      IF NEW.role = 'assistant' AND NEW.finished_at IS NULL THEN PERFORM pg_sleep(0.3); END IF;
+      IF NEW.role = 'assistant' AND NEW.finished_at IS NULL THEN
+        PERFORM pg_sleep(0.3);
+        ${refused ? "IF nextval('svc_test_once') = 1 THEN RAISE EXCEPTION 'first text refused'; END IF;" : ''}
+      END IF;
       RETURN NEW;
     END $fn$`);
   await sql.run(`CREATE TRIGGER svc_test_slow_open BEFORE INSERT ON messages FOR EACH ROW
     EXECUTE FUNCTION svc_test_slow_open()`);
 }
 
-describe.skipIf(!pg.available)('a stop while a text step’s first text is being written', () => {
+describe.skipIf(!pg.available)('a text step’s first text while it is being written', () => {
   const closers: (() => Promise<void>)[] = [];
   afterEach(async () => {
     vi.restoreAllMocks();
@@ -89,5 +94,37 @@ describe.skipIf(!pg.available)('a stop while a text step’s first text is being
     expect(ids).toEqual(ids.map((_, i) => (ids[0] ?? 0) + i));
     const replayed = (await r.app.bus.replay(r.session.id, 0)).events;
     expect(replayed.map((e) => [e.id, e.type])).toEqual(r.sessionEvents.map((e) => [e.id, e.type]));
+  });
+
+  it('STORE-PG-573: that statement refused once while the second delta waits behind it: the text held again with both deltas and written by the step end; the run completes with the whole text, the session log, run events and messages SQLite’s', async () => {
+    const script = () => [reply().text('one two three four five six seven').slow(5).usage(10, 7)];
+    const lite = await storeRun(undefined, script(), { tools: [], title: 'refused text', closers });
+    let armed: Promise<void> | undefined;
+    const r = await storeRun(pg.cluster(), script(), {
+      tools: [],
+      title: 'refused text',
+      closers,
+      started: async () => {
+        await armed;
+      },
+      client: (sql) => {
+        armed = slowRelease(sql, true);
+        return sql;
+      },
+    });
+    expect(lite.status).toBe('completed');
+    expect(r.status).toBe('completed');
+    expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+    expect(allTypes(r)).toEqual(allTypes(lite));
+    const [seq] = await (r.sql as SqlClient).query<{ is_called: boolean }>(
+      'SELECT is_called FROM svc_test_once',
+    );
+    expect(seq?.is_called).toBe(true);
+    const text = (m: Run['messages'][number]) => m.parts.map((p) => ('text' in p ? p.text : '')).join('');
+    expect(r.messages.filter((m) => m.role === 'assistant').map(text)).toEqual([
+      'one two three four five six seven',
+    ]);
+    const ids = r.sessionEvents.map((e) => e.id);
+    expect(ids).toEqual(ids.map((_, i) => (ids[0] ?? 0) + i));
   });
 });
