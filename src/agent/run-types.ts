@@ -14,6 +14,7 @@ import type { AgentKind } from './agent-kinds';
 import type { AgentHost } from './deps';
 import type { Failure } from './failure';
 import type { HeldEvent, HeldWrites } from './held-event';
+import type { LastEnds } from './last-step-end';
 import type { StepRecorder } from './step-recorder';
 import type { ExposureLevel } from './tool-exposure';
 import type { AgentToolbox } from './toolbox';
@@ -68,9 +69,10 @@ export interface RunExecution {
   handed?: ResolvedModel;
   /**
    * The run's finish can carry its last step end in its statement (./last-step-end.ts, p-pglast):
-   * the finish is written by this node right after the run's body (not a durable workflow's).
+   * the finish is written by this node right after the run's body (not a durable workflow's). The
+   * agent service's held ends (`AgentCore.lastEnds`), where the run holds it; undefined: never held.
    */
-  lastEndInFinish?: boolean;
+  lastEnds?: LastEnds;
   /** Its `phase` (prompt) event was written with its claim (./run-control.ts `startRun`): not appended again. */
   phased?: boolean;
   /**
