@@ -5,13 +5,18 @@
  * @module
  */
 import type { Message, MessagePart } from '../sessions/session-store';
-import type { MessagePatch, StepCloseCreated, Usage } from '../sessions/types';
+import type { MessagePatch, SessionEventWrite, StepCloseCreated, Usage } from '../sessions/types';
 import type { FinishedWrite, RecordedToolCall } from './step-message-writes';
 
-/** The held result's `tool.finished`, and its message once the step end took it (`created`). */
+/**
+ * The held result's `tool.finished`, and its message once the step end took it (`created`), with
+ * the session events after its `message.created` (`trailing`: the step's later calls' starts and
+ * results held with it, p-heldmulti).
+ */
 export interface HeldResult {
   finished: FinishedWrite;
   created?: StepCloseCreated;
+  trailing?: readonly SessionEventWrite[];
 }
 
 type Event = { type: string; payload: Record<string, unknown> };
@@ -21,7 +26,8 @@ type Event = { type: string; payload: Record<string, unknown> };
  * writes (`held` taken, its id known), by its `tool.finished` and `message.created`, as when its
  * message was written at the result; led before them, for an assistant message the step end
  * writes (`opened`, p-heldstep), by its `message.created` and what followed it (its call's start,
- * or its held deltas), as when it was written at the call's start or its first delta.
+ * or its held deltas), as when it was written at the call's start or its first delta; the held
+ * result's message followed by the step's later calls' starts and results (`trailing`).
  */
 export function stepCompletions(
   session_id: string,
@@ -46,6 +52,7 @@ export function stepCompletions(
       type: 'message.created',
       payload: { session_id, message_id: heldId, role: 'tool', run_id },
     });
+    if (held.trailing) events.push(...held.trailing);
   }
   for (const id of [assistantId ?? opened?.id, toolId ?? heldId]) {
     if (id) events.push({ type: 'message.completed', payload: { session_id, message_id: id, run_id } });

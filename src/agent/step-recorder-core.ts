@@ -55,6 +55,14 @@ export abstract class StepRecorderCore {
    */
   protected deferred: { start: CallStart; at: number } | undefined;
   /**
+   * The step's later calls held with its first (p-heldmulti: a step whose calls all only read, run
+   * one after another): each call's start, then its result's `tool.finished` once it came, in call
+   * order. Written after the first call's result, in its tool message's statement (its run events
+   * there, its session events after that message's `message.created`): by the step end's statement,
+   * or by whatever releases the held step (`releaseTool`).
+   */
+  protected heldAfter: { start: CallStart; finished?: FinishedWrite }[] = [];
+  /**
    * A text step's assistant message held (p-heldstep, `holdsText`): its id (its deltas' events
    * name it), when its first part came, its deltas' events not yet published. Written by the step
    * end's statement, or alone (`releaseText`) once FLUSH_MS passed (`flush`) or anything needs it.
@@ -69,6 +77,8 @@ export abstract class StepRecorderCore {
         opened: StepCloseOpened;
         /** The session events after its `message.created`: the call's start, or the held deltas. */
         events: SessionEventWrite[];
+        /** Its following write took the step's later calls' events (p-heldmulti) but the last result's. */
+        later?: boolean;
       }
     | undefined;
   readonly toolCalls: RecordedToolCall[] = [];
@@ -148,12 +158,13 @@ export abstract class StepRecorderCore {
   }
 
   protected async createTool(
-    finished?: FinishedWrite,
+    finished?: Pick<FinishedWrite, 'write' | 'events'>,
     ordered = false,
     after?: Promise<unknown>,
+    trailing?: readonly SessionEventWrite[],
   ): Promise<Message> {
     const results = [...this.results];
-    const tool = await appendToolMessage(this.app, this.options, results, finished, ordered, after);
+    const tool = await appendToolMessage(this.app, this.options, results, finished, ordered, after, trailing);
     this.tool = tool;
     this.resultsWritten = Math.max(this.resultsWritten, results.length);
     return tool;

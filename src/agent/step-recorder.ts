@@ -12,12 +12,14 @@
  */
 
 import type { ProviderMetadata, Usage } from '../sessions/session-store';
-import type { MessagePatch, StepCloseCreated, StepCloseOpened } from '../sessions/types';
+import type { MessagePatch, SessionEventWrite, StepCloseCreated, StepCloseOpened } from '../sessions/types';
 import { withRiding } from '../store/preceding-write';
+import type { Held } from './held-event';
 import { INTERRUPTED_RESULT } from './history';
 import {
   addResult,
   closingUpdates,
+  type HeldResult,
   heldToolMessage,
   orderedResults,
   stepCompletions,
@@ -88,15 +90,23 @@ export class StepRecorder extends StepRecorderCore {
     result: { tool_call_id: string; tool: string; output: string; isError: boolean },
     finished: FinishedWrite,
   ): Promise<boolean | 'held'> {
-    // A start held for the step end (p-heldstep) stays held when the result is held too.
-    if (!this.deferred || !this.holdsFirst()) {
-      const releasing = this.release();
+    // A start held for the step end (p-heldstep) stays held when the result is held too (the step's
+    // first call's, or a later call's held with it: p-heldmulti).
+    const holding = this.holdsResultOf(result.tool_call_id);
+    if (!holding) {
+      const releasing = this.heldResult ? this.releaseTool() : this.release();
       if (releasing) await releasing;
     }
-    if (this.toolCreated || this.heldResult || !this.app.sessions.appendAnnounced) return false;
+    if (this.toolCreated || (this.heldResult && !holding) || !this.app.sessions.appendAnnounced) return false;
     if (this.options.handedOver?.()) return false;
     const part = addResult(this.results, result.tool_call_id, result.tool, result.output, result.isError);
     if (!part) return false;
+    if (holding) {
+      const later = this.heldAfter.at(-1);
+      if (later) later.finished = finished;
+      else this.heldResult = { finished };
+      return 'held';
+    }
     if (this.options.holdsResult && this.toolCalls.length === 1 && this.results.length === 1) {
       this.heldResult = { finished };
       return 'held';
@@ -117,15 +127,45 @@ export class StepRecorder extends StepRecorderCore {
     }
   }
 
-  /** Whether the step's first result would be held (`finishedResult`): its only call, nothing made yet. */
+  /** Whether the step's first call's start may be held (`deferStart`): its result would be too, nothing made yet. */
   private holdsFirst(): boolean {
     return (
       this.options.holdsResult === true &&
-      this.toolCalls.length === 1 &&
+      this.toolCalls.length >= 1 &&
       this.results.length === 0 &&
       !this.toolCreated &&
       !this.heldResult &&
       !this.options.handedOver?.()
+    );
+  }
+
+  /**
+   * Whether a later call's start may be held with the step's first (p-heldmulti): the calls before
+   * it held with their results (they run one after another), no tool message made or taken.
+   */
+  private holdsNext(): boolean {
+    return (
+      this.deferred !== undefined &&
+      this.heldResult !== undefined &&
+      !this.heldResult.created &&
+      !this.toolCreated &&
+      this.app.runs.followingEvents !== undefined &&
+      this.heldAfter.every((later) => later.finished !== undefined) &&
+      !this.options.handedOver?.()
+    );
+  }
+
+  /** Whether the call's result is held (`finishedResult`): its start is the step's last one held, with no result yet. */
+  private holdsResultOf(toolCallId: string): boolean {
+    if (!this.options.holdsResult || this.toolCreated || this.options.handedOver?.()) return false;
+    const later = this.heldAfter.at(-1);
+    if (later) return !later.finished && callOf(later.start) === toolCallId;
+    const first = this.deferred;
+    return (
+      first !== undefined &&
+      !this.heldResult &&
+      this.results.length === 0 &&
+      callOf(first.start) === toolCallId
     );
   }
 
@@ -146,12 +186,53 @@ export class StepRecorder extends StepRecorderCore {
     const held = this.heldResult;
     if (!held || held.created) return starting;
     this.heldResult = undefined;
-    this.toolCreated = this.createTool(held.finished, ordered, starting).catch((error: unknown) => {
+    // The step's later calls held with it (p-heldmulti): their events in the tool message's statement.
+    const later = this.heldAfter.splice(0);
+    const { write, trailing } = this.heldToolWrite(held, later, false);
+    this.toolCreated = this.createTool(write, ordered, starting, trailing).catch((error: unknown) => {
       this.toolCreated = undefined;
-      this.heldResult ??= held;
+      if (!this.heldResult) {
+        this.heldResult = held;
+        this.heldAfter.push(...later);
+      }
       throw error;
     });
     return this.toolCreated;
+  }
+
+  /**
+   * The held result's message's writes (p-heldmulti): its `tool.finished`, then the step's later
+   * calls' starts and results (`later`), their run events one write in call order and their session
+   * events after its `message.created` (`trailing`). `opened`: the step end's statement inserts the
+   * assistant message too, its following write took the later events but the last (`heldOpen`), so
+   * the last result's own write follows this message. No later call: the result's own write.
+   */
+  private heldToolWrite(
+    held: HeldResult,
+    later: readonly { start: CallStart; finished?: FinishedWrite }[],
+    opened: boolean,
+  ): { write: Pick<FinishedWrite, 'write' | 'events'>; trailing?: SessionEventWrite[] } {
+    if (later.length === 0) return { write: held.finished };
+    const trailing = later.flatMap(({ start, finished }) => [start.announce, ...(finished?.events ?? [])]);
+    const last = later.at(-1)?.finished;
+    if (opened && last) return { write: { write: last.write, events: held.finished.events }, trailing };
+    const list = this.app.runs.followingEvents?.(this.options.runId, [
+      held.finished.event,
+      ...laterEvents(later),
+    ]);
+    if (!list) return { write: held.finished, trailing };
+    return { write: { write: list.write, events: held.finished.events }, trailing };
+  }
+
+  /**
+   * A held call's start written on demand (its ask, its event, its `tool.finished` alone: the bridge's
+   * `deferStart`): with everything of the step held before it (the calls before it, p-heldmulti,
+   * `releaseTool`), or, released already by a stop, once that release's writes answered (the
+   * call's own write after them, its run event's seq after theirs). Rejects with their error.
+   */
+  async writeHeld(): Promise<void> {
+    await (this.releaseTool() ?? this.assistantCreated);
+    if (this.toolCreated) await this.toolCreated;
   }
 
   /** The held result's message for the step end's statement to insert (undefined: none held). */
@@ -159,13 +240,17 @@ export class StepRecorder extends StepRecorderCore {
     const held = this.heldResult;
     if (!held) return undefined;
     const { runId } = this.options;
-    held.created = { role: 'tool', parts: [...this.results], runId, following: held.finished.write };
+    const { write, trailing } = this.heldToolWrite(held, this.heldAfter, this.opening?.later === true);
+    held.created = { role: 'tool', parts: [...this.results], runId, following: write.write };
+    held.trailing = trailing;
     return held.created;
   }
 
   /** The step end's statement failed: the held result is held again, for `releaseTool`. */
   heldCloseFailed(): void {
-    if (this.heldResult) this.heldResult.created = undefined;
+    if (!this.heldResult) return;
+    this.heldResult.created = undefined;
+    this.heldResult.trailing = undefined;
   }
 
   /**
@@ -202,9 +287,15 @@ export class StepRecorder extends StepRecorderCore {
    * writes the start as before.
    */
   deferStart(start: CallStart): boolean {
-    if (this.assistantCreated || this.deferred || this.heldText || this.opening || !this.options.holdsCall)
-      return false;
-    if (this.parts.length === 0 || !this.holdsFirst() || !this.app.sessions.appendAnnounced) return false;
+    if (this.assistantCreated || this.heldText || this.opening || !this.options.holdsCall) return false;
+    if (this.parts.length === 0 || !this.app.sessions.appendAnnounced) return false;
+    if (this.deferred) {
+      // A later call of the step, held with the first (p-heldmulti).
+      if (!this.holdsNext()) return false;
+      this.heldAfter.push({ start });
+      return true;
+    }
+    if (!this.holdsFirst()) return false;
     this.deferred = { start, at: this.app.clock.now() };
     return true;
   }
@@ -214,7 +305,12 @@ export class StepRecorder extends StepRecorderCore {
     if (this.options.handedOver?.()) return false;
     if (this.heldText) return true;
     const held = this.heldResult;
-    return this.deferred !== undefined && held !== undefined && !held.created;
+    return (
+      this.deferred !== undefined &&
+      held !== undefined &&
+      !held.created &&
+      this.heldAfter.every((later) => later.finished !== undefined)
+    );
   }
 
   /**
@@ -246,7 +342,12 @@ export class StepRecorder extends StepRecorderCore {
     }
     const deferred = this.deferred;
     if (!deferred) return undefined;
-    const taken = this.options.following?.([deferred.start.event]);
+    // The step's later calls (p-heldmulti): the first's result and their events but the last
+    // result's follow the start, one write; the last result's follows the tool message (`heldClose`).
+    const first = this.heldResult?.finished.event;
+    const later =
+      first && this.heldAfter.length > 0 ? [first, ...laterEvents(this.heldAfter).slice(0, -1)] : [];
+    const taken = this.options.following?.([deferred.start.event, ...later]);
     if (!taken) return undefined;
     this.deferred = undefined;
     const opened = {
@@ -259,7 +360,7 @@ export class StepRecorder extends StepRecorderCore {
       createdAt: deferred.at,
       following: taken.write,
     };
-    this.opening = { deferred, taken, opened, events: [deferred.start.announce] };
+    this.opening = { deferred, taken, opened, events: [deferred.start.announce], later: later.length > 0 };
     return opened;
   }
 
@@ -381,6 +482,7 @@ export class StepRecorder extends StepRecorderCore {
       const { sessionId, runId } = this.options;
       this.tool = heldToolMessage(id, sessionId, runId, [...this.results], this.app.clock.now());
       this.resultsWritten = this.results.length;
+      this.heldAfter.splice(0);
     }
     this.dirty = false;
   }
@@ -392,4 +494,12 @@ export class StepRecorder extends StepRecorderCore {
     const opened = id ? { id, events: this.opening?.events ?? [] } : undefined;
     return stepCompletions(sessionId, runId, this.assistant?.id, this.tool?.id, this.heldResult, opened);
   }
+}
+
+/** The call a held start is of. */
+const callOf = (start: CallStart) => start.event.payload.tool_call_id;
+
+/** The held later calls' run events in call order: each start, then its result's when it came. */
+function laterEvents(later: readonly { start: CallStart; finished?: FinishedWrite }[]): Held[] {
+  return later.flatMap(({ start, finished }) => (finished ? [start.event, finished.event] : [start.event]));
 }

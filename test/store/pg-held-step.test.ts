@@ -17,81 +17,28 @@
  * - `SVC_STEP_ONCE=0` turns both off.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
 import { StepRecorder } from '../../src/agent/step-recorder';
 import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
-import { defineTool } from '../../src/tools/core/define-tool';
-import { echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { cancelBehindBusyQueue, faultyClient, logged } from '../helpers/faulty-client';
 import { heldStart, logRuns, startStatement } from '../helpers/held-start';
+import {
+  askingRead,
+  closed,
+  MESSAGE_INSERT,
+  modelCalls,
+  type Run,
+  readingEcho,
+  runTypes,
+  sessionLogSound,
+  wholeStep,
+  wholeText,
+} from '../helpers/held-step';
 import { stopInTheGap, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
 
 const pg = postgresForFile();
-
-type Run = Awaited<ReturnType<typeof storeRun>>;
-
-/** The echo tool flagged read-only (the step's start held for its end on PostgreSQL). */
-const readingEcho = { ...echoTool, readsOnly: true as const };
-
-/** The step end's statement carrying the step's assistant message (inserted closed) and its held result. */
-const wholeStep = (text: string) =>
-  /a AS \(INSERT INTO messages/.test(text) &&
-  /n AS \(INSERT INTO messages/.test(text) &&
-  /UPDATE agent_runs/.test(text);
-/** The step end's statement carrying a text step's assistant message (inserted closed), no result. */
-const wholeText = (text: string) =>
-  /a AS \(INSERT INTO messages/.test(text) &&
-  !/n AS \(INSERT INTO messages/.test(text) &&
-  /UPDATE agent_runs/.test(text);
-const MESSAGE_INSERT = /INSERT INTO messages/;
-
-/** A read-only test tool that asks the operator itself. */
-function askingRead(log: string[]) {
-  return defineTool({
-    name: 'asking_read',
-    family: 'test',
-    tag: 'primitive',
-    description: 'Asks, then answers.',
-    input: z.strictObject({}),
-    mutates: false,
-    readsOnly: true,
-    run: async (ctx) => {
-      log.push('tool ran asking_read');
-      await ctx.ask({ tool: 'asking_read', title: 'asking_read' });
-      log.push('asked');
-      return 'read';
-    },
-  });
-}
-
-/** The run events' types in seq order, with their seqs consecutive from 1. */
-function runTypes(r: Run): string[] {
-  expect(r.runEvents.map((e) => e.seq)).toEqual(r.runEvents.map((_, i) => i + 1));
-  return r.runEvents.map((e) => e.type);
-}
-
-/** The messages' closing fields, to compare with SQLite's. */
-const closed = (r: Run) => r.messages.map((m) => [m.role, m.usage, m.cost, m.finished_at !== null]);
-
-/** The run's `model_calls` rows. */
-async function modelCalls(r: Run): Promise<number> {
-  const row = await (r.sql as SqlClient).one<{ n: number }>(
-    'SELECT count(*)::int AS n FROM model_calls WHERE run_id = $1',
-    [r.runId],
-  );
-  return row?.n ?? 0;
-}
-
-/** Session event ids consecutive, each once; a replay answers the delivered order. */
-async function sessionLogSound(r: Run) {
-  const ids = r.sessionEvents.map((e) => e.id);
-  expect(ids).toEqual(ids.map((_, i) => (ids[0] ?? 0) + i));
-  const replayed = (await r.app.bus.replay(r.session.id, 0)).events;
-  expect(replayed.map((e) => [e.id, e.type])).toEqual(r.sessionEvents.map((e) => [e.id, e.type]));
-}
 
 /** The four events of the call's step before the stop's `state.changed`, as SQLite publishes them. */
 const STARTED_TO_STOP = [
