@@ -8,8 +8,7 @@
  * @module
  */
 import { flushCalls, takeCall } from './held-calls';
-import type { HeldStepEnd, LastEnds } from './last-step-end';
-import type { RunContext, RunTurn } from './run-types';
+import type { HeldStepEnd, RunContext, RunLastEnds, RunTurn } from './run-types';
 import { startStepClose, stepEndJoined } from './step-close';
 import { recordStepEnd } from './step-ends';
 import type { StepRecorder } from './step-recorder';
@@ -169,7 +168,7 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
 function holdForFinish(
   c: RunContext,
   t: RunTurn,
-  lastEnds: LastEnds,
+  lastEnds: RunLastEnds,
   recorder: StepRecorder,
   lastContext: number | undefined,
   end: {
@@ -218,7 +217,7 @@ function ended(c: RunContext, t: RunTurn, recorder: StepRecorder, lastContext: n
  * durable workflow), the step has no call (the loop ends), it was not cut by the output limit (a
  * recovery step may follow), the stream did not fail and the run was not stopped.
  */
-function lastEndHeld(c: RunContext, t: RunTurn): LastEnds | undefined {
+function lastEndHeld(c: RunContext, t: RunTurn): RunLastEnds | undefined {
   return c.app.runs.updateAndAppend !== undefined &&
     t.recorder?.toolCalls.length === 0 &&
     t.finishReason !== 'length' &&

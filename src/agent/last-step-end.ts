@@ -20,23 +20,9 @@
  * @module
  */
 import type { Logger } from '../log';
-import type { SessionAnnounce } from '../runs/run-ledger';
-import type { FinishFirst } from '../runs/types';
-import type { RunOutcome } from './run-types';
+import type { HeldStepEnd, RunLastEnds } from './run-types';
 
-/** The held step end: what the finish writes first, and its effects once written. */
-export interface HeldStepEnd {
-  /** `FinishFirst` but its `written`. */
-  readonly first: Omit<FinishFirst, 'written'>;
-  /** Its session events, before the finish's own in the finish's statement. */
-  readonly events: SessionAnnounce['events'];
-  /** The finish's statement wrote it: the step's effects (`announced`: its events were in it too). */
-  written(result: unknown, announced: boolean): void;
-  /** Sends it alone, as the step end was: its session events joined or published in this call. */
-  alone(): Promise<void>;
-  /** Its step end failed alone: the run's failure recorded, its outcome (./run-loop.ts). */
-  fail?: (error: unknown) => Promise<RunOutcome>;
-}
+export type { HeldStepEnd };
 
 type Held = { end: HeldStepEnd } | { sending: Promise<void> };
 
@@ -46,7 +32,7 @@ type Held = { end: HeldStepEnd } | { sending: Promise<void> };
  * A run's entry goes at its finish (`take`) or its hand-over; the service's close drops what is
  * left (`clear`: a run that held its last end and did not reach its finish within the close).
  */
-export class LastEnds {
+export class LastEnds implements RunLastEnds {
   private readonly ends = new Map<string, Held>();
 
   /** Runs with a held step end or its send alone in flight. */
@@ -108,6 +94,16 @@ export class LastEnds {
   clear(): void {
     this.ends.clear();
   }
+}
+
+/** `append` after the run's held last step end sent alone (`RunLastEnds.after`), where the run may hold one. */
+export function afterLastEnd(
+  x: { lastEnds?: RunLastEnds },
+  runId: string,
+  log: Logger,
+  append: () => Promise<void>,
+): Promise<void> {
+  return x.lastEnds ? x.lastEnds.after(runId, log, append) : append();
 }
 
 /** The held step end failed alone: the run fails with it (`HeldStepEnd.fail`). */

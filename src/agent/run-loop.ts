@@ -23,6 +23,7 @@ import { holdCalls, releaseCalls } from './held-calls';
 import { heldEvent } from './held-event';
 import { appendToLedger, type HeldWrites, heldWrites, preparedHolding, writeHeldOnStop } from './held-writes';
 import { historyMessages, listedMessages, toModelMessages } from './history';
+import { afterLastEnd } from './last-step-end';
 import { assembleSystemPrompt } from './prompt';
 import { promptEvents, promptMessage } from './prompt-message';
 import { bridgeFor } from './run-bridge';
@@ -60,10 +61,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     held: heldEvent(app, run.id),
     calls: holdCalls(app, run.id),
     // After the run's last step end held for its finish: that step end first, alone.
-    ledger: (type, payload = {}) =>
-      x.lastEnds
-        ? x.lastEnds.after(run.id, app.log, () => appendToLedger(c, type, payload))
-        : appendToLedger(c, type, payload),
+    ledger: (type, payload = {}) => afterLastEnd(x, run.id, app.log, () => appendToLedger(c, type, payload)),
   };
   const heldAtEnd = writeHeldOnStop(c, x.stop);
   try {

@@ -11,7 +11,7 @@ import type { SessionEventWrite, StepCloseOpened } from '../sessions/types';
 import { type FollowingWrite, withRiding } from '../store/preceding-write';
 import type { AgentHost } from './deps';
 import type { TakenEvents } from './held-event';
-import { type HeldResult, orderedResults } from './step-held-result';
+import { type HeldLater, type HeldResult, orderedResults } from './step-held-result';
 import {
   appendCreated,
   appendToolMessage,
@@ -61,7 +61,7 @@ export abstract class StepRecorderCore {
    * there, its session events after that message's `message.created`): by the step end's statement,
    * or by whatever releases the held step (`releaseTool`).
    */
-  protected heldAfter: { start: CallStart; finished?: FinishedWrite }[] = [];
+  protected heldAfter: HeldLater[] = [];
   /**
    * A text step's assistant message held (p-heldstep, `holdsText`): its id (its deltas' events
    * name it), when its first part came, its deltas' events not yet published. Written by the step

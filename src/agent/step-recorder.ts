@@ -14,13 +14,14 @@
 import type { ProviderMetadata, Usage } from '../sessions/session-store';
 import type { MessagePatch, SessionEventWrite, StepCloseCreated, StepCloseOpened } from '../sessions/types';
 import { withRiding } from '../store/preceding-write';
-import type { Held } from './held-event';
 import { INTERRUPTED_RESULT } from './history';
 import {
   addResult,
+  callOf,
   closingUpdates,
-  type HeldResult,
   heldToolMessage,
+  heldToolWrite,
+  laterEvents,
   orderedResults,
   stepCompletions,
 } from './step-held-result';
@@ -188,7 +189,7 @@ export class StepRecorder extends StepRecorderCore {
     this.heldResult = undefined;
     // The step's later calls held with it (p-heldmulti): their events in the tool message's statement.
     const later = this.heldAfter.splice(0);
-    const { write, trailing } = this.heldToolWrite(held, later, false);
+    const { write, trailing } = heldToolWrite(this.app, this.options.runId, held, later, false);
     this.toolCreated = this.createTool(write, ordered, starting, trailing).catch((error: unknown) => {
       this.toolCreated = undefined;
       if (!this.heldResult) {
@@ -198,30 +199,6 @@ export class StepRecorder extends StepRecorderCore {
       throw error;
     });
     return this.toolCreated;
-  }
-
-  /**
-   * The held result's message's writes (p-heldmulti): its `tool.finished`, then the step's later
-   * calls' starts and results (`later`), their run events one write in call order and their session
-   * events after its `message.created` (`trailing`). `opened`: the step end's statement inserts the
-   * assistant message too, its following write took the later events but the last (`heldOpen`), so
-   * the last result's own write follows this message. No later call: the result's own write.
-   */
-  private heldToolWrite(
-    held: HeldResult,
-    later: readonly { start: CallStart; finished?: FinishedWrite }[],
-    opened: boolean,
-  ): { write: Pick<FinishedWrite, 'write' | 'events'>; trailing?: SessionEventWrite[] } {
-    if (later.length === 0) return { write: held.finished };
-    const trailing = later.flatMap(({ start, finished }) => [start.announce, ...(finished?.events ?? [])]);
-    const last = later.at(-1)?.finished;
-    if (opened && last) return { write: { write: last.write, events: held.finished.events }, trailing };
-    const list = this.app.runs.followingEvents?.(this.options.runId, [
-      held.finished.event,
-      ...laterEvents(later),
-    ]);
-    if (!list) return { write: held.finished, trailing };
-    return { write: { write: list.write, events: held.finished.events }, trailing };
   }
 
   /**
@@ -240,7 +217,13 @@ export class StepRecorder extends StepRecorderCore {
     const held = this.heldResult;
     if (!held) return undefined;
     const { runId } = this.options;
-    const { write, trailing } = this.heldToolWrite(held, this.heldAfter, this.opening?.later === true);
+    const { write, trailing } = heldToolWrite(
+      this.app,
+      this.options.runId,
+      held,
+      this.heldAfter,
+      this.opening?.later === true,
+    );
     held.created = { role: 'tool', parts: [...this.results], runId, following: write.write };
     held.trailing = trailing;
     return held.created;
@@ -494,12 +477,4 @@ export class StepRecorder extends StepRecorderCore {
     const opened = id ? { id, events: this.opening?.events ?? [] } : undefined;
     return stepCompletions(sessionId, runId, this.assistant?.id, this.tool?.id, this.heldResult, opened);
   }
-}
-
-/** The call a held start is of. */
-const callOf = (start: CallStart) => start.event.payload.tool_call_id;
-
-/** The held later calls' run events in call order: each start, then its result's when it came. */
-function laterEvents(later: readonly { start: CallStart; finished?: FinishedWrite }[]): Held[] {
-  return later.flatMap(({ start, finished }) => (finished ? [start.event, finished.event] : [start.event]));
 }
