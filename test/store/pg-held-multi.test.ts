@@ -7,19 +7,19 @@
  * message with every result. Pinned against the same script on SQLite (rows, run events, the whole
  * session log) and against `SVC_STEP_ONCE=0` (the statements a step); and the release paths, as for
  * one call (./pg-held-step.test.ts): the statement failing, a later call that asks, a call that
- * stops the run, a stop in the gap after the last result (also behind a busy bus), a stop while
- * a held call still runs (one call, or a later one), a `view` after held calls.
+ * stops the run, a stop while a held call still runs (one call, or a later one), a `view` after
+ * held calls. A stop in the gap after the last result (the operator's cancel, the run ledger's, a
+ * busy bus, a failed release): STORE-PG-596, 597, 601, 602, a row of ./pg-held-stop.test.ts.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { StepRecorder } from '../../src/agent/step-recorder';
 import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { defineTool } from '../../src/tools/core/define-tool';
 import { reply } from '../helpers/fake-provider';
-import { cancelBehindBusyQueue, faultyClient, logged } from '../helpers/faulty-client';
+import { faultyClient, logged } from '../helpers/faulty-client';
 import { heldStart, startStatement } from '../helpers/held-start';
 import {
   askingRead,
@@ -235,108 +235,6 @@ describe.skipIf(!pg.available)('a step of several read-only calls written whole 
     expect(r.sent.filter(wholeStep)).toEqual([]);
     expect(await r.app.ws.reads.get(r.session.id, 'hello.txt')).toBeDefined();
     await sessionLogSound(r);
-  });
-
-  /**
-   * `StepRecorder.toolResult` spied: at its `nth` call (a call's result reaching the recorder), once
-   * recorded, `stop` runs (awaited); `states`, whether the step's first result was held then.
-   */
-  const stopAtResult = (nth: number, stop: (app: App, sessionId: string) => Promise<unknown>) => {
-    const states: ('held' | 'written')[] = [];
-    const started = (app: App, sessionId: string) => {
-      let n = 0;
-      const toolResult = StepRecorder.prototype.toolResult;
-      vi.spyOn(StepRecorder.prototype, 'toolResult').mockImplementation(async function (
-        this: StepRecorder,
-        ...args: Parameters<StepRecorder['toolResult']>
-      ) {
-        await toolResult.apply(this, args);
-        if (++n !== nth) return;
-        states.push((this as unknown as { heldResult?: unknown }).heldResult ? 'held' : 'written');
-        await stop(app, sessionId);
-      });
-    };
-    return { started, states };
-  };
-
-  /** The three calls' step stopped at its last result, on SQLite then on PostgreSQL (`faulty`: a faulty client). */
-  const stoppedAtLast = async (
-    title: string,
-    stop: (
-      app: App,
-      sessionId: string,
-      faults: ReturnType<typeof faultyClient> | undefined,
-    ) => Promise<unknown>,
-    faulty = false,
-  ) => {
-    let faults: ReturnType<typeof faultyClient> | undefined;
-    const liteStop = stopAtResult(3, (app, id) => stop(app, id, undefined));
-    const lite = await storeRun(undefined, threeReads(), {
-      tools: [readingEcho],
-      title,
-      closers,
-      started: liteStop.started,
-    });
-    vi.restoreAllMocks();
-    const pgStop = stopAtResult(3, (app, id) => stop(app, id, faults));
-    const r = await storeRun(pg.cluster(), threeReads(), {
-      tools: [readingEcho],
-      title,
-      closers,
-      started: pgStop.started,
-      ...(faulty
-        ? {
-            client: (sql: SqlClient) => {
-              faults = faultyClient(sql);
-              return faults.client;
-            },
-          }
-        : {}),
-    });
-    faults?.open();
-    expect([...liteStop.states, ...pgStop.states]).toEqual(['written', 'held']);
-    return { lite, r };
-  };
-
-  /** The stopped step as on SQLite: its whole log up to the stop's state.changed, stored in that order. */
-  const stoppedAsSqlite = async (lite: Run, r: Run) => {
-    expect(lite.status).toBe('cancelled');
-    expect(r.status).toBe('cancelled');
-    expect(storeRunShape(r)).toEqual(storeRunShape(lite));
-    const types = sessionTypes(r);
-    expect(types).toEqual(sessionTypes(lite));
-    const at = types.indexOf('tool.started') - 1;
-    expect(types.slice(at, at + 9)).toEqual([...THREE_CALLS.slice(0, 8), 'state.changed']);
-    expect(await logged(r.sql as SqlClient, r.session.id)).toEqual(r.sessionEvents.map((e) => e.type));
-    expect(runTypes(r)).toEqual(runTypes(lite));
-    expect(outputs(r)).toEqual([['echo: a', 'echo: b', 'echo: c']]);
-    // The stop wrote the held step in two statements: the assistant message, the tool message (the
-    // same text), no run event alone.
-    expect(r.sent.filter(wholeStep)).toEqual([]);
-    expect(r.sent.filter(startStatement)).toHaveLength(2);
-    expect(r.sent.filter((t) => LONE_EVENT.test(t))).toEqual([]);
-  };
-
-  it('STORE-PG-596: the operator`s cancel after the last call`s result, before the step end: every held start and result written with their session events before its state.changed, as on SQLite', async () => {
-    const { lite, r } = await stoppedAtLast('multi cancel', (app, id) => app.agent.cancel(id));
-    await stoppedAsSqlite(lite, r);
-    await sessionLogSound(r);
-  });
-
-  it('STORE-PG-597: that cancel while the bus`s write queue is busy: the held step`s events reserved before the state.changed, as on SQLite', async () => {
-    let toolRows = 0;
-    const { lite, r } = await stoppedAtLast(
-      'multi busy',
-      async (app, id, f) => {
-        toolRows = await cancelBehindBusyQueue(app, id, f);
-      },
-      true,
-    );
-    expect(toolRows).toBe(1);
-    await stoppedAsSqlite(lite, r);
-    const ids = r.sessionEvents.map((e) => e.id);
-    expect(ids).toEqual([...new Set(ids)].sort((x, y) => x - y));
-    expect(await logged(r.sql as SqlClient, 'ses_other')).toEqual(['queue.changed']);
   });
 
   /**

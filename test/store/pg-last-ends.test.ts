@@ -6,25 +6,12 @@
  * first App's finish wrote the second's step end, and the second's finish none.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { App } from '../../src/app';
 import { agentApp } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
+import { betweenBodyAndFinish } from '../helpers/pg-recorded-app';
 import { migratedDatabase, postgresForFile } from '../helpers/postgres';
 
 const pg = postgresForFile();
-
-/**
- * `app.telemetry.run` (the run's body, src/agent/run-control.ts) wrapped: once the body answered
- * its outcome and before the run's finish, `between` runs (awaited).
- */
-function betweenBodyAndFinish(app: App, between: () => Promise<unknown>) {
-  const run = app.telemetry.run.bind(app.telemetry);
-  vi.spyOn(app.telemetry, 'run').mockImplementation(async (...args: Parameters<App['telemetry']['run']>) => {
-    const outcome = await run(...args);
-    await between();
-    return outcome;
-  });
-}
 
 describe.skipIf(!pg.available)('held last step ends, one set an App', () => {
   const closers: (() => Promise<void>)[] = [];
