@@ -12,7 +12,7 @@
  */
 
 import type { ProviderMetadata, Usage } from '../sessions/session-store';
-import type { MessagePatch, SessionEventWrite, StepCloseCreated, StepCloseOpened } from '../sessions/types';
+import type { MessagePatch, StepCloseCreated, StepCloseOpened } from '../sessions/types';
 import { withRiding } from '../store/preceding-write';
 import { INTERRUPTED_RESULT } from './history';
 import {
