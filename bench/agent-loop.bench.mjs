@@ -18,6 +18,9 @@ const BIN =
   process.env.BENCH_SVC_BIN ??
   resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../dist/main.js');
 const STEPS = Number(process.env.BENCH_STEPS ?? 100);
+// BENCH_CALLS: the calls a tool step makes (default 1), each `get_workflow_phase` (p-heldmulti: a
+// step of several read-only calls).
+const CALLS = Math.max(1, Number(process.env.BENCH_CALLS ?? 1));
 // BENCH_NODE_ARGS adds Node flags to the svc process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 // BENCH_EXPOSURE runs one tool exposure only ("all" or "deferred").
@@ -82,14 +85,12 @@ function startServer(steps, childPid) {
         res.write(
           chunk({
             role: 'assistant',
-            tool_calls: [
-              {
-                index: 0,
-                id: `call_${count}`,
-                type: 'function',
-                function: { name: 'get_workflow_phase', arguments: '{}' },
-              },
-            ],
+            tool_calls: Array.from({ length: CALLS }, (_, index) => ({
+              index,
+              id: CALLS === 1 ? `call_${count}` : `call_${count}_${index}`,
+              type: 'function',
+              function: { name: 'get_workflow_phase', arguments: '{}' },
+            })),
           }),
         );
         res.write(chunk({}, 'tool_calls', usage));

@@ -4,7 +4,8 @@
 // once; prints the statements per request, in total and by statement text (pg_stat_statements'
 // normalized query), most called first. BENCH_SVC_BIN runs another build.
 // BENCH_STATEMENTS_LOOP=1: the agent loop instead (bench/agent-loop.bench.mjs, BENCH_STEPS tool
-// steps on a new database), statements per step over the whole `svc run`, start-up included.
+// steps on a new database; BENCH_CALLS calls a step), statements per step over the whole `svc run`,
+// start-up included.
 // With each statement's calls its plans (`track_planning` on for the database): a named statement
 // whose plan the server keeps is planned fewer times than it is called (p-pgprep).
 // After the plans, the server's mean plan + execution ms a call (pg_stat_statements' times: not the

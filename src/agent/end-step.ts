@@ -8,8 +8,7 @@
  * @module
  */
 import { flushCalls, takeCall } from './held-calls';
-import { type HeldStepEnd, holdLastEnd, sendLastEnd } from './last-step-end';
-import type { RunContext, RunTurn } from './run-types';
+import type { HeldStepEnd, RunContext, RunLastEnds, RunTurn } from './run-types';
 import { startStepClose, stepEndJoined } from './step-close';
 import { recordStepEnd } from './step-ends';
 import type { StepRecorder } from './step-recorder';
@@ -128,8 +127,9 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
       return await sendOnce(next, ordered, undefined);
     });
   // The run's last step end, held for its finish's statement (./last-step-end.ts, p-pglast).
-  if (before && !interrupted && lastEndHeld(c, t)) {
-    holdForFinish(c, t, recorder, lastContext, {
+  const lastEnds = interrupted ? undefined : lastEndHeld(c, t);
+  if (before && lastEnds) {
+    holdForFinish(c, t, lastEnds, recorder, lastContext, {
       first: { before, event: { type: 'step.finished', payload: finished }, riding: call?.insert },
       events: events(),
       closed,
@@ -168,6 +168,7 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
 function holdForFinish(
   c: RunContext,
   t: RunTurn,
+  lastEnds: RunLastEnds,
   recorder: StepRecorder,
   lastContext: number | undefined,
   end: {
@@ -179,7 +180,7 @@ function holdForFinish(
   },
 ): void {
   const result = c.resultMessageId;
-  holdLastEnd(c.run.id, {
+  lastEnds.hold(c.run.id, {
     first: end.first,
     events: end.events,
     written(_result, announced) {
@@ -211,20 +212,19 @@ function ended(c: RunContext, t: RunTurn, recorder: StepRecorder, lastContext: n
 }
 
 /**
- * Whether this step's end waits for the run's finish and goes in its statement (p-pglast): the
- * run's finish can carry it (`RunExecution.lastEndInFinish`: PostgreSQL, not a durable workflow),
- * the step has no call (the loop ends), it was not cut by the output limit (a recovery step may
- * follow), the stream did not fail and the run was not stopped.
+ * Where this step's end waits for the run's finish and goes in its statement (p-pglast), the held
+ * ends it goes to: the run's finish can carry it (`RunExecution.lastEnds`: PostgreSQL, not a
+ * durable workflow), the step has no call (the loop ends), it was not cut by the output limit (a
+ * recovery step may follow), the stream did not fail and the run was not stopped.
  */
-function lastEndHeld(c: RunContext, t: RunTurn): boolean {
-  return (
-    c.x.lastEndInFinish === true &&
-    c.app.runs.updateAndAppend !== undefined &&
+function lastEndHeld(c: RunContext, t: RunTurn): RunLastEnds | undefined {
+  return c.app.runs.updateAndAppend !== undefined &&
     t.recorder?.toolCalls.length === 0 &&
     t.finishReason !== 'length' &&
     t.streamError === undefined &&
     !c.signal.aborted
-  );
+    ? c.x.lastEnds
+    : undefined;
 }
 
 /**
@@ -241,7 +241,7 @@ function lastEndHeld(c: RunContext, t: RunTurn): boolean {
 export function releaseOnStop(c: RunContext, t: RunTurn): void {
   // The run's last step end held for its finish (./last-step-end.ts): sent now, its events
   // before the stopper's `cancelling`, as on SQLite where it was written before the stop.
-  sendLastEnd(c.run.id, c.app.log);
+  c.x.lastEnds?.send(c.run.id, c.app.log);
   const releasing = t.recorder?.releaseTool(true);
   if (!releasing) return;
   t.released = releasing.then(

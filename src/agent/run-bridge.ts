@@ -86,8 +86,9 @@ const WAITS_FOR_START: ReadonlySet<string> = new Set(['view']);
 
 /**
  * The call's start held for its step end (p-heldstep, ./step-recorder.ts `deferStart`): a
- * `readsOnly` call, the step's only one, on a store whose step end is one statement; undefined:
- * not held. `SVC_STEP_ONCE=0` turns it off (the start written as before, run ahead of it).
+ * `readsOnly` call in a step whose calls all are (several held one after another, p-heldmulti), on
+ * a store whose step end is one statement; undefined: not held. `SVC_STEP_ONCE=0` turns it off
+ * (the start written as before, run ahead of it).
  */
 function deferStart(
   toolbox: AgentToolbox,
@@ -97,7 +98,7 @@ function deferStart(
 ): { write(): Promise<void> } | undefined {
   if (!stepOnce() || !recorder || WAITS_FOR_START.has(name)) return undefined;
   if (!allReadsOnly(toolbox, recorder, name) || !recorder.deferStart(start())) return undefined;
-  return { write: () => recorder.release() ?? Promise.resolve() };
+  return { write: () => recorder.writeHeld() };
 }
 
 /**

@@ -178,6 +178,8 @@ export async function closeRuns(core: AgentCore): Promise<void> {
   }
   const settled = Promise.all(active.map(([, rt]) => rt.promise));
   await Promise.race([settled, sleep(CLOSE_TIMEOUT_MS, undefined, { ref: false })]);
+  // A run that held its last step end and did not reach its finish: nothing kept for it.
+  core.lastEnds.clear();
 }
 
 /** The promise's value if it settles within `ms`, else undefined (its rejection is thrown). */

@@ -271,7 +271,7 @@ async function launchRun(
       handed: resume ? undefined : handed,
       // No durable engine: the finish follows the body here, no workflow's end between them, so
       // it can carry the last step end (./last-step-end.ts).
-      ...(core.deps.durable && (core.deps.durable.workflows?.() ?? true) ? {} : { lastEndInFinish: true }),
+      ...(core.deps.durable && (core.deps.durable.workflows?.() ?? true) ? {} : { lastEnds: core.lastEnds }),
       phased: options.phased,
       ...(options.opened ? { opened: options.opened } : {}),
       ...(options.prompted ? { prompted: options.prompted } : {}),

@@ -9,7 +9,7 @@ import { SvcError } from '../errors';
 import type { SessionEventPayloads } from '../events/types';
 import type { AgentRun, RunPatch, SessionAnnounce } from '../runs/run-ledger';
 import type { FinishAlongside, FinishFirst } from '../runs/types';
-import { type HeldStepEnd, LastEndFailed, sendLastEnd, takeLastEnd } from './last-step-end';
+import { type HeldStepEnd, LastEndFailed } from './last-step-end';
 import type { RunOutcome } from './run-loop';
 import { type AgentCore, statePayload } from './session-runtime';
 
@@ -105,7 +105,7 @@ export async function recordFinished(
 export async function handedOver(core: AgentCore, run: AgentRun, outcome: RunOutcome): Promise<void> {
   core.host.log.info('run handed over to a live node', { run_id: run.id, steps: outcome.steps });
   // Its last step end held for a finish that is not this node's (./last-step-end.ts): alone.
-  await sendLastEnd(run.id, core.host.log);
+  await core.lastEnds.release(run.id, core.host.log);
   await core.deps.runLeases?.end(run);
   const rt = core.runtime(run.session_id);
   rt.controller = undefined;
@@ -135,7 +135,7 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   let deliver: (() => void) | undefined;
   let idleJoined = false;
   // The run's last step end, held for this statement (./last-step-end.ts, p-pglast).
-  let last = await takeLastEnd(run.id);
+  let last = await core.lastEnds.take(run.id);
   const build = core.finishWrites.get(run.id);
   core.finishWrites.delete(run.id);
   try {

@@ -23,7 +23,7 @@ import { holdCalls, releaseCalls } from './held-calls';
 import { heldEvent } from './held-event';
 import { appendToLedger, type HeldWrites, heldWrites, preparedHolding, writeHeldOnStop } from './held-writes';
 import { historyMessages, listedMessages, toModelMessages } from './history';
-import { afterLastEnd, heldLastEnd } from './last-step-end';
+import { afterLastEnd } from './last-step-end';
 import { assembleSystemPrompt } from './prompt';
 import { promptEvents, promptMessage } from './prompt-message';
 import { bridgeFor } from './run-bridge';
@@ -61,7 +61,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     held: heldEvent(app, run.id),
     calls: holdCalls(app, run.id),
     // After the run's last step end held for its finish: that step end first, alone.
-    ledger: (type, payload = {}) => afterLastEnd(run.id, app.log, () => appendToLedger(c, type, payload)),
+    ledger: (type, payload = {}) => afterLastEnd(x, run.id, app.log, () => appendToLedger(c, type, payload)),
   };
   const heldAtEnd = writeHeldOnStop(c, x.stop);
   try {
@@ -78,7 +78,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     await recoverLength(c, t, startStream);
     const settled = await settleRun(c, t);
     // The last step end held for the finish (./last-step-end.ts): failing alone, it fails the run.
-    const held = heldLastEnd(run.id);
+    const held = x.lastEnds?.held(run.id);
     if (held) held.fail = (error) => failedRun(c, error);
     return settled;
   } catch (error) {

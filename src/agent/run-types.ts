@@ -5,9 +5,11 @@
  */
 import type { ModelMessage } from 'ai';
 import type { Config } from '../config/schema';
+import type { Logger } from '../log';
 import type { ToolPolicy } from '../permissions/tool-policy';
 import type { ResolvedModel } from '../providers/types';
-import type { AgentRun, FinalRunStatus, RunUsage } from '../runs/run-ledger';
+import type { AgentRun, FinalRunStatus, RunUsage, SessionAnnounce } from '../runs/run-ledger';
+import type { FinishFirst } from '../runs/types';
 import type { Message, Session, Usage } from '../sessions/session-store';
 import type { HeldCalls } from '../telemetry/cost-ledger';
 import type { AgentKind } from './agent-kinds';
@@ -68,9 +70,10 @@ export interface RunExecution {
   handed?: ResolvedModel;
   /**
    * The run's finish can carry its last step end in its statement (./last-step-end.ts, p-pglast):
-   * the finish is written by this node right after the run's body (not a durable workflow's).
+   * the finish is written by this node right after the run's body (not a durable workflow's). The
+   * agent service's held ends (`AgentCore.lastEnds`), where the run holds it; undefined: never held.
    */
-  lastEndInFinish?: boolean;
+  lastEnds?: RunLastEnds;
   /** Its `phase` (prompt) event was written with its claim (./run-control.ts `startRun`): not appended again. */
   phased?: boolean;
   /**
@@ -180,3 +183,28 @@ export interface RunTurn {
 }
 
 export type { HeldWrites };
+
+/** The held step end: what the finish writes first, and its effects once written. */
+export interface HeldStepEnd {
+  /** `FinishFirst` but its `written`. */
+  readonly first: Omit<FinishFirst, 'written'>;
+  /** Its session events, before the finish's own in the finish's statement. */
+  readonly events: SessionAnnounce['events'];
+  /** The finish's statement wrote it: the step's effects (`announced`: its events were in it too). */
+  written(result: unknown, announced: boolean): void;
+  /** Sends it alone, as the step end was: its session events joined or published in this call. */
+  alone(): Promise<void>;
+  /** Its step end failed alone: the run's failure recorded, its outcome (./run-loop.ts). */
+  fail?: (error: unknown) => Promise<RunOutcome>;
+}
+
+/**
+ * The agent service's held last step ends (./last-step-end.ts `LastEnds`, `AgentCore.lastEnds`), as
+ * a run holds, sends and reads them (`RunExecution.lastEnds`).
+ */
+export interface RunLastEnds {
+  hold(runId: string, end: HeldStepEnd): void;
+  held(runId: string): HeldStepEnd | undefined;
+  send(runId: string, log: Logger): Promise<void> | undefined;
+  after(runId: string, log: Logger, append: () => Promise<void>): Promise<void>;
+}

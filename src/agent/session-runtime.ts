@@ -11,6 +11,7 @@ import type { ResolvedModel } from '../providers/types';
 import type { AgentRun } from '../runs/run-ledger';
 import type { AgentDeps, AgentHost } from './deps';
 import { textOf } from './history';
+import { LastEnds } from './last-step-end';
 import { refusedCall } from './refused';
 import type { StopState } from './run-loop';
 import type { FinishWrite, ResultWithoutText, RunResult, SessionState } from './types';
@@ -63,6 +64,8 @@ export interface AgentCore {
   readonly unlaunched: Set<string>;
   /** What a run's finish here writes for another domain (`AgentService.finishWith`), by run id. */
   readonly finishWrites: Map<string, FinishWrite>;
+  /** Its runs' last step ends held for their finishes (./last-step-end.ts, p-pglast); close drops them. */
+  readonly lastEnds: LastEnds;
   /** True once close() began: no new runs start. */
   closing: boolean;
   runtime(sessionId: string): Runtime;
@@ -200,6 +203,7 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
     deferreds,
     unlaunched: new Set(),
     finishWrites: new Map(),
+    lastEnds: new LastEnds(),
     closing: false,
     runtime(sessionId) {
       let rt = runtimes.get(sessionId);

@@ -1,17 +1,25 @@
 /**
  * A tool step's only result held for its step end on PostgreSQL (issue 18 item 6, p-pgtoolend):
  * what ./step-recorder.ts keeps of it, the events the step end's statement appends for it, and the
- * message it stored; the step end's message updates, and its results in call order.
+ * message it stored; the step end's message updates, and its results in call order; the step's
+ * later calls held with it (p-heldmulti) and their writes in its message's statement.
  * @module
  */
 import type { Message, MessagePart } from '../sessions/session-store';
-import type { MessagePatch, StepCloseCreated, Usage } from '../sessions/types';
-import type { FinishedWrite, RecordedToolCall } from './step-message-writes';
+import type { MessagePatch, SessionEventWrite, StepCloseCreated, Usage } from '../sessions/types';
+import type { AgentHost } from './deps';
+import type { Held } from './held-event';
+import type { CallStart, FinishedWrite, RecordedToolCall } from './step-message-writes';
 
-/** The held result's `tool.finished`, and its message once the step end took it (`created`). */
+/**
+ * The held result's `tool.finished`, and its message once the step end took it (`created`), with
+ * the session events after its `message.created` (`trailing`: the step's later calls' starts and
+ * results held with it, p-heldmulti).
+ */
 export interface HeldResult {
   finished: FinishedWrite;
   created?: StepCloseCreated;
+  trailing?: readonly SessionEventWrite[];
 }
 
 type Event = { type: string; payload: Record<string, unknown> };
@@ -21,7 +29,8 @@ type Event = { type: string; payload: Record<string, unknown> };
  * writes (`held` taken, its id known), by its `tool.finished` and `message.created`, as when its
  * message was written at the result; led before them, for an assistant message the step end
  * writes (`opened`, p-heldstep), by its `message.created` and what followed it (its call's start,
- * or its held deltas), as when it was written at the call's start or its first delta.
+ * or its held deltas), as when it was written at the call's start or its first delta; the held
+ * result's message followed by the step's later calls' starts and results (`trailing`).
  */
 export function stepCompletions(
   session_id: string,
@@ -46,6 +55,7 @@ export function stepCompletions(
       type: 'message.created',
       payload: { session_id, message_id: heldId, role: 'tool', run_id },
     });
+    if (held.trailing) events.push(...held.trailing);
   }
   for (const id of [assistantId ?? opened?.id, toolId ?? heldId]) {
     if (id) events.push({ type: 'message.completed', payload: { session_id, message_id: id, run_id } });
@@ -136,4 +146,41 @@ export function addResult(
   };
   results.push(part);
   return part;
+}
+
+/** A call held after the step's first (p-heldmulti): its start, then its result's `tool.finished` once it came. */
+export interface HeldLater {
+  start: CallStart;
+  finished?: FinishedWrite;
+}
+
+/** The call a held start is of. */
+export const callOf = (start: CallStart) => start.event.payload.tool_call_id;
+
+/** The held later calls' run events in call order: each start, then its result's when it came. */
+export function laterEvents(later: readonly HeldLater[]): Held[] {
+  return later.flatMap(({ start, finished }) => (finished ? [start.event, finished.event] : [start.event]));
+}
+
+/**
+ * The held result's message's writes (p-heldmulti): its `tool.finished`, then the step's later
+ * calls' starts and results (`later`), their run events one write in call order and their session
+ * events after its `message.created` (`trailing`). `opened`: the step end's statement inserts the
+ * assistant message too, its following write took the later events but the last (`heldOpen`), so
+ * the last result's own write follows this message. No later call: the result's own write.
+ */
+export function heldToolWrite(
+  app: Pick<AgentHost, 'runs'>,
+  runId: string,
+  held: HeldResult,
+  later: readonly HeldLater[],
+  opened: boolean,
+): { write: Pick<FinishedWrite, 'write' | 'events'>; trailing?: SessionEventWrite[] } {
+  if (later.length === 0) return { write: held.finished };
+  const trailing = later.flatMap(({ start, finished }) => [start.announce, ...(finished?.events ?? [])]);
+  const last = later.at(-1)?.finished;
+  if (opened && last) return { write: { write: last.write, events: held.finished.events }, trailing };
+  const list = app.runs.followingEvents?.(runId, [held.finished.event, ...laterEvents(later)]);
+  if (!list) return { write: held.finished, trailing };
+  return { write: { write: list.write, events: held.finished.events }, trailing };
 }

@@ -71,11 +71,14 @@ export interface CallStart {
 
 /**
  * A call's `tool.finished` for its result's message (p-pgstep7): the run event as a following
- * write, the session event published before the message's own.
+ * write, the session event published before the message's own; `event`, the run event itself (a
+ * later call's result held with its step's first: one write with the step's other held events,
+ * p-heldmulti).
  */
 export interface FinishedWrite {
   write: FollowingWrite;
   events: readonly SessionEventWrite[];
+  event: Held;
 }
 
 /**
@@ -122,17 +125,19 @@ export async function appendCreated(
 
 /**
  * The step's tool message with its results so far (unfinished), and the first result's
- * `tool.finished` when given; `ordered` and `after` as `appendCreated`'s.
+ * `tool.finished` when given; `trailing`, session events after its `message.created` (the step's
+ * later calls held with it, p-heldmulti); `ordered` and `after` as `appendCreated`'s.
  */
 export function appendToolMessage(
   app: AgentHost,
   options: Pick<StepRecorderOptions, 'sessionId' | 'runId'>,
   parts: Message['parts'],
-  finished?: FinishedWrite,
+  finished?: Pick<FinishedWrite, 'write' | 'events'>,
   ordered = false,
   after?: Promise<unknown>,
+  trailing?: readonly SessionEventWrite[],
 ): Promise<Message> {
   const { sessionId, runId } = options;
   const input = { session_id: sessionId, role: 'tool' as const, parts, run_id: runId, finished: false };
-  return appendCreated(app, runId, input, finished?.write, finished?.events, undefined, ordered, after);
+  return appendCreated(app, runId, input, finished?.write, finished?.events, trailing, ordered, after);
 }

@@ -11,7 +11,7 @@ import type { SessionEventWrite, StepCloseOpened } from '../sessions/types';
 import { type FollowingWrite, withRiding } from '../store/preceding-write';
 import type { AgentHost } from './deps';
 import type { TakenEvents } from './held-event';
-import { type HeldResult, orderedResults } from './step-held-result';
+import { type HeldLater, type HeldResult, orderedResults } from './step-held-result';
 import {
   appendCreated,
   appendToolMessage,
@@ -55,6 +55,14 @@ export abstract class StepRecorderCore {
    */
   protected deferred: { start: CallStart; at: number } | undefined;
   /**
+   * The step's later calls held with its first (p-heldmulti: a step whose calls all only read, run
+   * one after another): each call's start, then its result's `tool.finished` once it came, in call
+   * order. Written after the first call's result, in its tool message's statement (its run events
+   * there, its session events after that message's `message.created`): by the step end's statement,
+   * or by whatever releases the held step (`releaseTool`).
+   */
+  protected heldAfter: HeldLater[] = [];
+  /**
    * A text step's assistant message held (p-heldstep, `holdsText`): its id (its deltas' events
    * name it), when its first part came, its deltas' events not yet published. Written by the step
    * end's statement, or alone (`releaseText`) once the read that brought it is done without the
@@ -72,6 +80,8 @@ export abstract class StepRecorderCore {
         opened: StepCloseOpened;
         /** The session events after its `message.created`: the call's start, or the held deltas. */
         events: SessionEventWrite[];
+        /** Its following write took the step's later calls' events (p-heldmulti) but the last result's. */
+        later?: boolean;
       }
     | undefined;
   readonly toolCalls: RecordedToolCall[] = [];
@@ -151,12 +161,13 @@ export abstract class StepRecorderCore {
   }
 
   protected async createTool(
-    finished?: FinishedWrite,
+    finished?: Pick<FinishedWrite, 'write' | 'events'>,
     ordered = false,
     after?: Promise<unknown>,
+    trailing?: readonly SessionEventWrite[],
   ): Promise<Message> {
     const results = [...this.results];
-    const tool = await appendToolMessage(this.app, this.options, results, finished, ordered, after);
+    const tool = await appendToolMessage(this.app, this.options, results, finished, ordered, after, trailing);
     this.tool = tool;
     this.resultsWritten = Math.max(this.resultsWritten, results.length);
     return tool;

@@ -17,8 +17,11 @@ import { withRiding } from '../store/preceding-write';
 import { INTERRUPTED_RESULT } from './history';
 import {
   addResult,
+  callOf,
   closingUpdates,
   heldToolMessage,
+  heldToolWrite,
+  laterEvents,
   orderedResults,
   stepCompletions,
 } from './step-held-result';
@@ -88,15 +91,23 @@ export class StepRecorder extends StepRecorderCore {
     result: { tool_call_id: string; tool: string; output: string; isError: boolean },
     finished: FinishedWrite,
   ): Promise<boolean | 'held'> {
-    // A start held for the step end (p-heldstep) stays held when the result is held too.
-    if (!this.deferred || !this.holdsFirst()) {
-      const releasing = this.release();
+    // A start held for the step end (p-heldstep) stays held when the result is held too (the step's
+    // first call's, or a later call's held with it: p-heldmulti).
+    const holding = this.holdsResultOf(result.tool_call_id);
+    if (!holding) {
+      const releasing = this.heldResult ? this.releaseTool() : this.release();
       if (releasing) await releasing;
     }
-    if (this.toolCreated || this.heldResult || !this.app.sessions.appendAnnounced) return false;
+    if (this.toolCreated || (this.heldResult && !holding) || !this.app.sessions.appendAnnounced) return false;
     if (this.options.handedOver?.()) return false;
     const part = addResult(this.results, result.tool_call_id, result.tool, result.output, result.isError);
     if (!part) return false;
+    if (holding) {
+      const later = this.heldAfter.at(-1);
+      if (later) later.finished = finished;
+      else this.heldResult = { finished };
+      return 'held';
+    }
     if (this.options.holdsResult && this.toolCalls.length === 1 && this.results.length === 1) {
       this.heldResult = { finished };
       return 'held';
@@ -117,15 +128,45 @@ export class StepRecorder extends StepRecorderCore {
     }
   }
 
-  /** Whether the step's first result would be held (`finishedResult`): its only call, nothing made yet. */
+  /** Whether the step's first call's start may be held (`deferStart`): its result would be too, nothing made yet. */
   private holdsFirst(): boolean {
     return (
       this.options.holdsResult === true &&
-      this.toolCalls.length === 1 &&
+      this.toolCalls.length >= 1 &&
       this.results.length === 0 &&
       !this.toolCreated &&
       !this.heldResult &&
       !this.options.handedOver?.()
+    );
+  }
+
+  /**
+   * Whether a later call's start may be held with the step's first (p-heldmulti): the calls before
+   * it held with their results (they run one after another), no tool message made or taken.
+   */
+  private holdsNext(): boolean {
+    return (
+      this.deferred !== undefined &&
+      this.heldResult !== undefined &&
+      !this.heldResult.created &&
+      !this.toolCreated &&
+      this.app.runs.followingEvents !== undefined &&
+      this.heldAfter.every((later) => later.finished !== undefined) &&
+      !this.options.handedOver?.()
+    );
+  }
+
+  /** Whether the call's result is held (`finishedResult`): its start is the step's last one held, with no result yet. */
+  private holdsResultOf(toolCallId: string): boolean {
+    if (!this.options.holdsResult || this.toolCreated || this.options.handedOver?.()) return false;
+    const later = this.heldAfter.at(-1);
+    if (later) return !later.finished && callOf(later.start) === toolCallId;
+    const first = this.deferred;
+    return (
+      first !== undefined &&
+      !this.heldResult &&
+      this.results.length === 0 &&
+      callOf(first.start) === toolCallId
     );
   }
 
@@ -146,12 +187,29 @@ export class StepRecorder extends StepRecorderCore {
     const held = this.heldResult;
     if (!held || held.created) return starting;
     this.heldResult = undefined;
-    this.toolCreated = this.createTool(held.finished, ordered, starting).catch((error: unknown) => {
+    // The step's later calls held with it (p-heldmulti): their events in the tool message's statement.
+    const later = this.heldAfter.splice(0);
+    const { write, trailing } = heldToolWrite(this.app, this.options.runId, held, later, false);
+    this.toolCreated = this.createTool(write, ordered, starting, trailing).catch((error: unknown) => {
       this.toolCreated = undefined;
-      this.heldResult ??= held;
+      if (!this.heldResult) {
+        this.heldResult = held;
+        this.heldAfter.push(...later);
+      }
       throw error;
     });
     return this.toolCreated;
+  }
+
+  /**
+   * A held call's start written on demand (its ask, its event, its `tool.finished` alone: the bridge's
+   * `deferStart`): with everything of the step held before it (the calls before it, p-heldmulti,
+   * `releaseTool`), or, released already by a stop, once that release's writes answered (the
+   * call's own write after them, its run event's seq after theirs). Rejects with their error.
+   */
+  async writeHeld(): Promise<void> {
+    await (this.releaseTool() ?? this.assistantCreated);
+    if (this.toolCreated) await this.toolCreated;
   }
 
   /** The held result's message for the step end's statement to insert (undefined: none held). */
@@ -159,13 +217,23 @@ export class StepRecorder extends StepRecorderCore {
     const held = this.heldResult;
     if (!held) return undefined;
     const { runId } = this.options;
-    held.created = { role: 'tool', parts: [...this.results], runId, following: held.finished.write };
+    const { write, trailing } = heldToolWrite(
+      this.app,
+      this.options.runId,
+      held,
+      this.heldAfter,
+      this.opening?.later === true,
+    );
+    held.created = { role: 'tool', parts: [...this.results], runId, following: write.write };
+    held.trailing = trailing;
     return held.created;
   }
 
   /** The step end's statement failed: the held result is held again, for `releaseTool`. */
   heldCloseFailed(): void {
-    if (this.heldResult) this.heldResult.created = undefined;
+    if (!this.heldResult) return;
+    this.heldResult.created = undefined;
+    this.heldResult.trailing = undefined;
   }
 
   /**
@@ -202,9 +270,15 @@ export class StepRecorder extends StepRecorderCore {
    * writes the start as before.
    */
   deferStart(start: CallStart): boolean {
-    if (this.assistantCreated || this.deferred || this.heldText || this.opening || !this.options.holdsCall)
-      return false;
-    if (this.parts.length === 0 || !this.holdsFirst() || !this.app.sessions.appendAnnounced) return false;
+    if (this.assistantCreated || this.heldText || this.opening || !this.options.holdsCall) return false;
+    if (this.parts.length === 0 || !this.app.sessions.appendAnnounced) return false;
+    if (this.deferred) {
+      // A later call of the step, held with the first (p-heldmulti).
+      if (!this.holdsNext()) return false;
+      this.heldAfter.push({ start });
+      return true;
+    }
+    if (!this.holdsFirst()) return false;
     this.deferred = { start, at: this.app.clock.now() };
     return true;
   }
@@ -214,7 +288,12 @@ export class StepRecorder extends StepRecorderCore {
     if (this.options.handedOver?.()) return false;
     if (this.heldText) return true;
     const held = this.heldResult;
-    return this.deferred !== undefined && held !== undefined && !held.created;
+    return (
+      this.deferred !== undefined &&
+      held !== undefined &&
+      !held.created &&
+      this.heldAfter.every((later) => later.finished !== undefined)
+    );
   }
 
   /**
@@ -246,7 +325,12 @@ export class StepRecorder extends StepRecorderCore {
     }
     const deferred = this.deferred;
     if (!deferred) return undefined;
-    const taken = this.options.following?.([deferred.start.event]);
+    // The step's later calls (p-heldmulti): the first's result and their events but the last
+    // result's follow the start, one write; the last result's follows the tool message (`heldClose`).
+    const first = this.heldResult?.finished.event;
+    const later =
+      first && this.heldAfter.length > 0 ? [first, ...laterEvents(this.heldAfter).slice(0, -1)] : [];
+    const taken = this.options.following?.([deferred.start.event, ...later]);
     if (!taken) return undefined;
     this.deferred = undefined;
     const opened = {
@@ -259,7 +343,7 @@ export class StepRecorder extends StepRecorderCore {
       createdAt: deferred.at,
       following: taken.write,
     };
-    this.opening = { deferred, taken, opened, events: [deferred.start.announce] };
+    this.opening = { deferred, taken, opened, events: [deferred.start.announce], later: later.length > 0 };
     return opened;
   }
 
@@ -381,6 +465,7 @@ export class StepRecorder extends StepRecorderCore {
       const { sessionId, runId } = this.options;
       this.tool = heldToolMessage(id, sessionId, runId, [...this.results], this.app.clock.now());
       this.resultsWritten = this.results.length;
+      this.heldAfter.splice(0);
     }
     this.dirty = false;
   }

@@ -325,10 +325,12 @@ async function recordedWithResult(
 ): Promise<boolean> {
   const follow = app.runs.followingEvent;
   if (!follow || !options.recordResult || options.signal.aborted) return false;
-  const following = follow(options.runId, 'tool.finished', finished, app.clock.now());
+  const at = app.clock.now();
+  const following = follow(options.runId, 'tool.finished', finished, at);
   const recorded = await options.recordResult(call, {
     write: following.write,
     events: [{ type: 'tool.finished', payload: event }],
+    event: { type: 'tool.finished', payload: finished, created_at: at },
   });
   // The message and the session event were written, the run event not (its run's row is gone):
   // logged as the ledger's own append failure would be, not written twice.

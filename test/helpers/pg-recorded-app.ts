@@ -142,16 +142,18 @@ export function modelCallRow(id: string, session_id: string | null, run_id: stri
 
 /**
  * A stop in the gap between a tool's end and its step end (p-pgtoolend's held result): spies
- * `StepRecorder.toolResult` so that, once a result part is recorded, the stop `arm` was given runs
- * (once per arming), and records whether the result was then held for the step end (PostgreSQL)
- * or already written (SQLite). `restore()` removes the spy.
+ * `StepRecorder.toolResult` so that, once a result part is recorded (the `nth` since arming: a step
+ * of several calls, its last), the stop `arm` was given runs (once per arming), and records whether
+ * the step's first result was then held for the step end (PostgreSQL) or already written (SQLite).
+ * `restore()` removes the spy.
  */
 export function stopInTheGap(): {
-  arm(stop: () => Promise<unknown>): void;
+  arm(stop: () => Promise<unknown>, nth?: number): void;
   states: ('held' | 'written')[];
   restore(): void;
 } {
   let stop: (() => Promise<unknown>) | undefined;
+  let left = 0;
   const states: ('held' | 'written')[] = [];
   const toolResult = StepRecorder.prototype.toolResult;
   const spied = vi.spyOn(StepRecorder.prototype, 'toolResult').mockImplementation(async function (
@@ -159,17 +161,31 @@ export function stopInTheGap(): {
     ...args: Parameters<StepRecorder['toolResult']>
   ) {
     await toolResult.apply(this, args);
+    if (!stop || --left > 0) return;
     const now = stop;
     stop = undefined;
-    if (!now) return;
     states.push((this as unknown as { heldResult?: unknown }).heldResult ? 'held' : 'written');
     await now();
   });
   return {
-    arm: (next) => {
+    arm: (next, nth = 1) => {
       stop = next;
+      left = nth;
     },
     states,
     restore: () => spied.mockRestore(),
   };
+}
+
+/**
+ * `app.telemetry.run` (the run's body, src/agent/run-control.ts) wrapped: once the body answered
+ * its outcome and before the run's finish, `between` runs (awaited).
+ */
+export function betweenBodyAndFinish(app: App, between: () => Promise<unknown>) {
+  const run = app.telemetry.run.bind(app.telemetry);
+  vi.spyOn(app.telemetry, 'run').mockImplementation(async (...args: Parameters<App['telemetry']['run']>) => {
+    const outcome = await run(...args);
+    await between();
+    return outcome;
+  });
 }

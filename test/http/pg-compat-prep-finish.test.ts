@@ -130,41 +130,25 @@ describe.skipIf(!pg.available)('a lone compat request’s preparation in its fin
     }
   });
 
-  it('STORE-PG-551: the finish carrying them refused once (the step’s message): the parts apart, the step end alone carrying them, then the finish; the events once each in SQLite’s order, one prompt stack row, the run completed', async () => {
+  /**
+   * A lone request with `refusal` (SQL run before it: a trigger that refuses a write) against
+   * SQLite's: the answer, the row completed, the run's events SQLite's, the session log the lone
+   * sequence; `check`, what the refusal's own path leaves.
+   */
+  async function refused(refusal: string[], check: (r: Awaited<ReturnType<typeof lone>>) => void) {
     const lite = await lone();
     const sql = await migratedDatabase(pg.cluster());
     try {
       const r = await lone(sql, async () => {
-        for (const text of [
-          'CREATE SEQUENCE svc_test_once',
-          `CREATE FUNCTION svc_test_refuse_finish() RETURNS trigger LANGUAGE plpgsql AS $fn$
-             BEGIN
-               IF NEW.role = 'assistant' AND NEW.finished_at IS NOT NULL AND nextval('svc_test_once') = 1 THEN
-                 RAISE EXCEPTION 'step end refused';
-               END IF;
-               RETURN NEW;
-             END $fn$`,
-          `CREATE TRIGGER svc_test_refuse_finish BEFORE INSERT ON messages FOR EACH ROW
-             EXECUTE FUNCTION svc_test_refuse_finish()`,
-        ])
-          await sql.run(text);
+        for (const text of refusal) await sql.run(text);
       });
       try {
         expect(r.answer).toBe('one');
-        const rows = r.writes.filter((t) => PROMPT_ROW.test(t));
-        // The merged finish (refused), then the step end alone with them (as it was in the
-        // merged one), then the finish alone.
-        expect(rows, r.writes.map((t) => t.slice(0, 80)).join('\n')).toHaveLength(2);
-        expect(rows[0]).toMatch(FINISH);
-        expect(rows[1]).not.toMatch(FINISH);
-        expect(rows[1]).toMatch(/INSERT INTO messages /);
-        expect(r.writes.filter((t) => FINISH.test(t))).toHaveLength(2);
-        expect(comparable(r.events)).toEqual(comparable(lite.events));
-        expect(r.builds).toHaveLength(1);
-        expect(r.builds[0]?.run_id).toBe(r.row.run_id);
         expect(r.row).toMatchObject({ status: 'completed', prompt_tokens: 10, completion_tokens: 2 });
+        expect(comparable(r.events)).toEqual(comparable(lite.events));
         const log = await loggedEvents(sql, r.row.session_id);
         expect(log.map((e) => e.type)).toEqual(LONE_REQUEST_LOG);
+        check(r);
       } finally {
         await r.app.close();
       }
@@ -172,34 +156,42 @@ describe.skipIf(!pg.available)('a lone compat request’s preparation in its fin
       await lite.app.close();
       await sql.close();
     }
+  }
+
+  it('STORE-PG-551: the finish carrying them refused once (the step’s message): the parts apart, the step end alone carrying them, then the finish; the events once each in SQLite’s order, one prompt stack row, the run completed', async () => {
+    const refusal = [
+      'CREATE SEQUENCE svc_test_once',
+      `CREATE FUNCTION svc_test_refuse_finish() RETURNS trigger LANGUAGE plpgsql AS $fn$
+         BEGIN
+           IF NEW.role = 'assistant' AND NEW.finished_at IS NOT NULL AND nextval('svc_test_once') = 1 THEN
+             RAISE EXCEPTION 'step end refused';
+           END IF;
+           RETURN NEW;
+         END $fn$`,
+      `CREATE TRIGGER svc_test_refuse_finish BEFORE INSERT ON messages FOR EACH ROW
+         EXECUTE FUNCTION svc_test_refuse_finish()`,
+    ];
+    await refused(refusal, (r) => {
+      const rows = r.writes.filter((t) => PROMPT_ROW.test(t));
+      // The merged finish (refused), then the step end alone with them (as it was in the
+      // merged one), then the finish alone.
+      expect(rows, r.writes.map((t) => t.slice(0, 80)).join('\n')).toHaveLength(2);
+      expect(rows[0]).toMatch(FINISH);
+      expect(rows[1]).not.toMatch(FINISH);
+      expect(rows[1]).toMatch(/INSERT INTO messages /);
+      expect(r.writes.filter((t) => FINISH.test(t))).toHaveLength(2);
+      expect(r.builds).toHaveLength(1);
+      expect(r.builds[0]?.run_id).toBe(r.row.run_id);
+    });
   });
 
   it('STORE-PG-552: the prompt stack row refused always: the merged finish and the step end alone fail, the row goes alone (refused, logged), the events ride with the step’s message; the request completes, the run’s events SQLite’s, no row stored', async () => {
-    const lite = await lone();
-    const sql = await migratedDatabase(pg.cluster());
-    try {
-      const r = await lone(sql, async () => {
-        for (const text of [
-          `CREATE FUNCTION svc_test_refuse_row() RETURNS trigger LANGUAGE plpgsql AS $fn$
-             BEGIN RAISE EXCEPTION 'prompt stack refused'; END $fn$`,
-          `CREATE TRIGGER svc_test_refuse_row BEFORE INSERT ON prompt_stack_builds FOR EACH ROW
-             EXECUTE FUNCTION svc_test_refuse_row()`,
-        ])
-          await sql.run(text);
-      });
-      try {
-        expect(r.answer).toBe('one');
-        expect(r.row).toMatchObject({ status: 'completed', prompt_tokens: 10, completion_tokens: 2 });
-        expect(comparable(r.events)).toEqual(comparable(lite.events));
-        expect(r.builds).toEqual([]);
-        const log = await loggedEvents(sql, r.row.session_id);
-        expect(log.map((e) => e.type)).toEqual(LONE_REQUEST_LOG);
-      } finally {
-        await r.app.close();
-      }
-    } finally {
-      await lite.app.close();
-      await sql.close();
-    }
+    const refusal = [
+      `CREATE FUNCTION svc_test_refuse_row() RETURNS trigger LANGUAGE plpgsql AS $fn$
+         BEGIN RAISE EXCEPTION 'prompt stack refused'; END $fn$`,
+      `CREATE TRIGGER svc_test_refuse_row BEFORE INSERT ON prompt_stack_builds FOR EACH ROW
+         EXECUTE FUNCTION svc_test_refuse_row()`,
+    ];
+    await refused(refusal, (r) => expect(r.builds).toEqual([]));
   });
 });

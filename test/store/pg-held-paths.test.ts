@@ -334,11 +334,16 @@ describe.skipIf(!pg.available)('a held result released by another call (PostgreS
       });
       const finished = (id: string) => {
         const payload = { tool_call_id: id, tool: 'echo', is_error: false };
-        const following = app.runs.followingEvent!(run.id, 'tool.finished', payload, app.clock.now());
+        const at = app.clock.now();
+        const following = app.runs.followingEvent!(run.id, 'tool.finished', payload, at);
         const event = { session_id: session.id, run_id: run.id, ...payload };
         return {
           following,
-          write: { write: following.write, events: [{ type: 'tool.finished', payload: event }] },
+          write: {
+            write: following.write,
+            events: [{ type: 'tool.finished', payload: event }],
+            event: { type: 'tool.finished', payload, created_at: at },
+          },
         };
       };
       const a = { tool_call_id: 'call_a', tool: 'echo', input: { text: 'a' } };

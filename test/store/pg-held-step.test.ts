@@ -7,104 +7,37 @@
  * - rows, run events and the session log the same; one statement for the step, no start statement;
  * - that statement failing: the parts written as before (start, result, step end), the run goes on;
  * - a read-only call that asks writes its start on demand, before the ask;
- * - a stop between the tool's end and the step end (the operator's cancel, the ledger's cancel
- *   flag, a busy bus, a failed release: variants of STORE-PG-381, 420, 450 and 451 with a read-only
- *   tool) writes the start and the result with their session events before the stop's
- *   `state.changed`, as on SQLite;
+ * - a stop between the tool's end and the step end writes the start and the result with their
+ *   session events before the stop's `state.changed`, as on SQLite (STORE-PG-514…517: rows of the
+ *   table in ./pg-held-stop.test.ts);
  * - a text step's message is held from its first delta to its step end, which inserts it closed
  *   with its text (its deltas' events appended after its `message.created`), unless FLUSH_MS passes
  *   first (written then, as before) or a stop comes (written then, its events before the stop's);
  * - `SVC_STEP_ONCE=0` turns both off.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
 import { StepRecorder } from '../../src/agent/step-recorder';
 import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
-import { defineTool } from '../../src/tools/core/define-tool';
-import { echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
-import { cancelBehindBusyQueue, faultyClient, logged } from '../helpers/faulty-client';
+import { faultyClient } from '../helpers/faulty-client';
 import { heldStart, logRuns, startStatement } from '../helpers/held-start';
-import { stopInTheGap, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
+import {
+  askingRead,
+  closed,
+  MESSAGE_INSERT,
+  modelCalls,
+  type Run,
+  readingEcho,
+  runTypes,
+  sessionLogSound,
+  wholeStep,
+  wholeText,
+} from '../helpers/held-step';
+import { storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
 
 const pg = postgresForFile();
-
-type Run = Awaited<ReturnType<typeof storeRun>>;
-
-/** The echo tool flagged read-only (the step's start held for its end on PostgreSQL). */
-const readingEcho = { ...echoTool, readsOnly: true as const };
-
-/** The step end's statement carrying the step's assistant message (inserted closed) and its held result. */
-const wholeStep = (text: string) =>
-  /a AS \(INSERT INTO messages/.test(text) &&
-  /n AS \(INSERT INTO messages/.test(text) &&
-  /UPDATE agent_runs/.test(text);
-/** The step end's statement carrying a text step's assistant message (inserted closed), no result. */
-const wholeText = (text: string) =>
-  /a AS \(INSERT INTO messages/.test(text) &&
-  !/n AS \(INSERT INTO messages/.test(text) &&
-  /UPDATE agent_runs/.test(text);
-const MESSAGE_INSERT = /INSERT INTO messages/;
-
-/** A read-only test tool that asks the operator itself. */
-function askingRead(log: string[]) {
-  return defineTool({
-    name: 'asking_read',
-    family: 'test',
-    tag: 'primitive',
-    description: 'Asks, then answers.',
-    input: z.strictObject({}),
-    mutates: false,
-    readsOnly: true,
-    run: async (ctx) => {
-      log.push('tool ran asking_read');
-      await ctx.ask({ tool: 'asking_read', title: 'asking_read' });
-      log.push('asked');
-      return 'read';
-    },
-  });
-}
-
-/** The run events' types in seq order, with their seqs consecutive from 1. */
-function runTypes(r: Run): string[] {
-  expect(r.runEvents.map((e) => e.seq)).toEqual(r.runEvents.map((_, i) => i + 1));
-  return r.runEvents.map((e) => e.type);
-}
-
-/** The messages' closing fields, to compare with SQLite's. */
-const closed = (r: Run) => r.messages.map((m) => [m.role, m.usage, m.cost, m.finished_at !== null]);
-
-/** The run's `model_calls` rows. */
-async function modelCalls(r: Run): Promise<number> {
-  const row = await (r.sql as SqlClient).one<{ n: number }>(
-    'SELECT count(*)::int AS n FROM model_calls WHERE run_id = $1',
-    [r.runId],
-  );
-  return row?.n ?? 0;
-}
-
-/** Session event ids consecutive, each once; a replay answers the delivered order. */
-async function sessionLogSound(r: Run) {
-  const ids = r.sessionEvents.map((e) => e.id);
-  expect(ids).toEqual(ids.map((_, i) => (ids[0] ?? 0) + i));
-  const replayed = (await r.app.bus.replay(r.session.id, 0)).events;
-  expect(replayed.map((e) => [e.id, e.type])).toEqual(r.sessionEvents.map((e) => [e.id, e.type]));
-}
-
-/** The four events of the call's step before the stop's `state.changed`, as SQLite publishes them. */
-const STARTED_TO_STOP = [
-  'message.created',
-  'tool.started',
-  'tool.finished',
-  'message.created',
-  'state.changed',
-];
-const aroundStart = (types: string[]) => {
-  const at = types.indexOf('tool.started');
-  return types.slice(at - 1, at + 4);
-};
 
 describe.skipIf(!pg.available)(
   'a read-only step written whole by its step end (PostgreSQL against SQLite)',
@@ -376,154 +309,6 @@ describe.skipIf(!pg.available)(
       expect(r.sent.filter(wholeStep)).toEqual([]);
       expect(r.sent.filter(wholeText)).toEqual([]);
       expect(r.sent.filter(startStatement)).toHaveLength(2);
-    });
-
-    /** The stop in the gap on SQLite, then on PostgreSQL, with the read-only echo. */
-    const stopped = async (
-      title: string,
-      arm: (
-        app: App,
-        sessionId: string,
-        faults: ReturnType<typeof faultyClient> | undefined,
-      ) => Promise<unknown>,
-      faulty = false,
-    ) => {
-      const gap = stopInTheGap();
-      let faults: ReturnType<typeof faultyClient> | undefined;
-      // The step's assistant messages stored when the stop came (PostgreSQL: none, its start held).
-      const atStop: number[] = [];
-      const started = (app: App, sessionId: string) => {
-        gap.arm(async () => {
-          const stored = await app.sessions.messages(sessionId);
-          atStop.push(stored.filter((m) => m.role === 'assistant').length);
-          return arm(app, sessionId, faults);
-        });
-      };
-      const script = () => [
-        reply().toolCall('echo', { text: 'm' }, 'call_m').usage(100, 20),
-        reply().text('no'),
-      ];
-      const options = { tools: [readingEcho], started, title, closers };
-      try {
-        const lite = await storeRun(undefined, script(), options);
-        const r = await storeRun(pg.cluster(), script(), {
-          ...options,
-          ...(faulty
-            ? {
-                client: (sql: SqlClient) => {
-                  faults = faultyClient(sql);
-                  return faults.client;
-                },
-              }
-            : {}),
-        });
-        expect(gap.states).toEqual(['written', 'held']);
-        expect(atStop).toEqual([1, 0]);
-        return { lite, r, faults };
-      } finally {
-        gap.restore();
-        faults?.open();
-      }
-    };
-
-    /** What 381, 420 and 450 pin, with the step's start held too. */
-    const sameAsSqlite = async (lite: Run, r: Run) => {
-      expect(lite.status).toBe('cancelled');
-      expect(r.status).toBe('cancelled');
-      const shape = storeRunShape(r);
-      expect(shape).toEqual(storeRunShape(lite));
-      expect(aroundStart(shape.session)).toEqual(STARTED_TO_STOP);
-      expect(await logged(r.sql as SqlClient, r.session.id)).toEqual(r.sessionEvents.map((e) => e.type));
-      const types = runTypes(r);
-      expect(types.filter((t) => t === 'tool.finished')).toHaveLength(1);
-      expect(types.indexOf('tool.finished')).toBe(types.indexOf('tool.started') + 1);
-      const tool = r.messages.filter((m) => m.role === 'tool');
-      expect(tool.map((m) => m.parts.map((p) => ('output' in p ? p.output : p.type)))).toEqual([['echo: m']]);
-      expect(tool[0]?.finished_at).not.toBeNull();
-      // Nothing of the step went in a step end: the stop wrote its start and its result.
-      expect(r.sent.filter(wholeStep)).toEqual([]);
-      expect(r.sent.filter(startStatement)).toHaveLength(1);
-    };
-
-    it('STORE-PG-514 (381 with a read-only tool): the operator`s cancel between the tool`s end and the step end writes the held start and result, their session events before its state.changed, as on SQLite; the next run`s model sees the result', async () => {
-      const { lite, r } = await stopped('held step 381', (app, sessionId) => app.agent.cancel(sessionId));
-      await sameAsSqlite(lite, r);
-      await sessionLogSound(r);
-      const next = (await r.app.agent.send({ sessionId: r.session.id, prompt: 'again' })).run_id;
-      expect((await r.app.agent.wait(next)).status).toBe('completed');
-      const sent = JSON.stringify(r.provider.requests.at(-1)?.body.messages);
-      expect(sent).toContain('echo: m');
-      expect(sent).toContain('call_m');
-    });
-
-    it('STORE-PG-515 (420 with a read-only tool): a cancel asked through the run ledger in the gap: the held start`s and result`s events before the state.changed, as on SQLite', async () => {
-      const { lite, r } = await stopped('held step 420', async (app, sessionId) => {
-        const cancelling = new Promise<void>((resolve) => {
-          const off = app.bus.subscribe(sessionId, (event) => {
-            if (event.type !== 'state.changed' || event.payload.state !== 'cancelling') return;
-            off();
-            resolve();
-          });
-        });
-        const run = await app.runs.running(sessionId);
-        if (!run) throw new Error('no running run');
-        await app.runs.requestCancel(run.id);
-        await cancelling;
-      });
-      await sameAsSqlite(lite, r);
-      await sessionLogSound(r);
-    });
-
-    it('STORE-PG-516 (450 with a read-only tool): the operator`s cancel in the gap while the bus`s write queue is busy: the held start`s and result`s events reserved before the state.changed, as on SQLite', async () => {
-      let toolRows = 0;
-      const { lite, r } = await stopped(
-        'held step 450',
-        async (app, sessionId, f) => {
-          toolRows = await cancelBehindBusyQueue(app, sessionId, f);
-        },
-        true,
-      );
-      expect(toolRows).toBe(1);
-      await sameAsSqlite(lite, r);
-      const ids = r.sessionEvents.map((e) => e.id);
-      expect(ids).toEqual([...new Set(ids)].sort((x, y) => x - y));
-      expect(await logged(r.sql as SqlClient, 'ses_other')).toEqual(['queue.changed']);
-    });
-
-    it('STORE-PG-517 (451 with a read-only tool): a cancel in the gap whose result`s release fails: the start`s events before the state.changed, the result held again and stored once by the cut step, after it', async () => {
-      const { lite, r, faults } = await stopped(
-        'held step 451',
-        async (app, sessionId, f) => {
-          f?.failWhere((text, values) => MESSAGE_INSERT.test(text) && values[2] === 'tool');
-          await app.agent.cancel(sessionId);
-        },
-        true,
-      );
-      expect(faults?.failed).toHaveLength(1);
-      const shape = storeRunShape(r);
-      const liteShape = storeRunShape(lite);
-      expect(shape.status).toBe('cancelled');
-      expect(shape.run).toEqual(liteShape.run);
-      expect(shape.messages).toEqual(liteShape.messages);
-      const tool = r.messages.filter((m) => m.role === 'tool');
-      expect(tool.map((m) => m.parts.map((p) => ('output' in p ? p.output : p.type)))).toEqual([['echo: m']]);
-      expect(tool[0]?.finished_at).not.toBeNull();
-      expect(aroundStart(shape.session)).toEqual([
-        'message.created',
-        'tool.started',
-        'state.changed',
-        'tool.finished',
-        'message.created',
-      ]);
-      const moved = (types: string[]) => {
-        const at = types.indexOf('tool.finished');
-        const out = [...types];
-        out.splice(at, 2);
-        out.splice(at + 1, 0, 'tool.finished', 'message.created');
-        return out;
-      };
-      expect(shape.session).toEqual(moved(liteShape.session));
-      await sessionLogSound(r);
     });
   },
 );

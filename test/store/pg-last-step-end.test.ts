@@ -11,7 +11,7 @@ import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { reply } from '../helpers/fake-provider';
 import { faultyClient } from '../helpers/faulty-client';
-import { storeRun } from '../helpers/pg-recorded-app';
+import { betweenBodyAndFinish, storeRun } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
 import { until } from '../helpers/until';
 
@@ -41,19 +41,6 @@ function shape(r: Run) {
     session: sessionTypes(r),
     messages: r.messages.map((m) => [m.role, m.finished_at !== null, m.usage, m.cost]),
   };
-}
-
-/**
- * `app.telemetry.run` (the run's body, src/agent/run-control.ts) wrapped: once the body answered
- * its outcome and before the run's finish, `between` runs (awaited).
- */
-function betweenBodyAndFinish(app: App, between: () => Promise<unknown>) {
-  const run = app.telemetry.run.bind(app.telemetry);
-  vi.spyOn(app.telemetry, 'run').mockImplementation(async (...args: Parameters<App['telemetry']['run']>) => {
-    const outcome = await run(...args);
-    await between();
-    return outcome;
-  });
 }
 
 describe.skipIf(!pg.available)('a run’s last step end in its finish’s statement on PostgreSQL', () => {

@@ -9,9 +9,9 @@
  *   as never read;
  * - a grep of a protected path is refused without an ask, recorded after the statement; an
  *   approval asked through `opContext` waits for the statement.
- * A lone read-only call's start is held for its step end instead (p-heldstep,
- * ./pg-held-step.test.ts): 463, whose steps have one call each, pins the run ahead with that off
- * (`SVC_STEP_ONCE=0`).
+ * A read-only step's starts are held for its step end instead (p-heldstep, one call,
+ * ./pg-held-step.test.ts; p-heldmulti, several, ./pg-held-multi.test.ts): 460 and 463 pin the run
+ * ahead with that off (`SVC_STEP_ONCE=0`).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -83,6 +83,8 @@ describe.skipIf(!pg.available)('the read tools ahead of their step`s first state
   });
 
   it('STORE-PG-460: a step calling grep, glob and ls runs grep before its start statement answers; rows, seqs and session events as on SQLite', async () => {
+    // The run ahead: with the step's starts held for its step end (p-heldmulti) no start statement is sent.
+    vi.stubEnv('SVC_STEP_ONCE', '0');
     const steps = () => [
       reply()
         .toolCall('grep', { pattern: 'needle', path: 'src' }, 'call_g')

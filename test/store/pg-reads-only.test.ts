@@ -22,6 +22,7 @@ import { allTools } from '../../src/tools/index';
 import { touchTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { heldStart, logRuns, startStatement } from '../helpers/held-start';
+import { askingRead } from '../helpers/held-step';
 import type { TestClock } from '../helpers/make-test-app';
 import { recordedApp, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { driverStatements, postgresForFile } from '../helpers/postgres';
@@ -51,25 +52,6 @@ const sessionSeen = defineTool({
   readsOnly: true,
   run: async (ctx) => `updated_at ${(await ctx.app.sessions.require(ctx.sessionId ?? '')).updated_at}`,
 });
-
-/** A read-only test tool that asks the operator itself. */
-function askingRead(log: string[]) {
-  return defineTool({
-    name: 'asking_read',
-    family: 'test',
-    tag: 'primitive',
-    description: 'Asks, then answers.',
-    input: z.strictObject({}),
-    mutates: false,
-    readsOnly: true,
-    run: async (ctx) => {
-      log.push('tool ran asking_read');
-      await ctx.ask({ tool: 'asking_read', title: 'asking_read' });
-      log.push('asked');
-      return 'read';
-    },
-  });
-}
 
 describe.skipIf(!pg.available)('a read-only call ahead of its step`s first statement (PostgreSQL)', () => {
   const closers: (() => Promise<void>)[] = [];
