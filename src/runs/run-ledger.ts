@@ -129,6 +129,13 @@ export interface RunLedger {
    */
   updateCancel?(id: string, patch: RunPatch): Promise<{ cancel_requested: boolean }>;
   /**
+   * SQLite: `update`, and in the same statement whether the run's session has queued runs (a
+   * finish's, inside its transaction: what a read after its commit would tell, as the write lock
+   * keeps other processes' runs out until then). Absent: `update` (PostgreSQL's
+   * `updateAndAppend` tells it).
+   */
+  updateQueued?(id: string, patch: RunPatch): Promise<{ run: AgentRun; queued: boolean }>;
+  /**
    * `update` and then `append` to the same run written together, both or neither (PostgreSQL:
    * one statement). Absent: the caller makes the two calls.
    */
@@ -471,6 +478,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     claim: async (runId) => writeOps.claim(runId),
     update: async (id, patch) => writeOps.update(id, patch),
     updateCancel: async (id, patch) => writeOps.updateCancel(id, patch),
+    updateQueued: async (id, patch) => writeOps.updateQueued(id, patch),
     requestCancel: async (id) => writeOps.requestCancel(id),
     delete: async (id) => writeOps.delete(id),
     get,

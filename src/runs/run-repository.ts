@@ -7,7 +7,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { FailureReport } from '../errors';
 import type { AsyncOf } from '../store/async-of';
-import { getWideRow } from '../store/wide-row';
+import { getWideRow, getWideRowAnd } from '../store/wide-row';
 import type { RunRow } from './queries';
 import type { RunStatus, RunUsage } from './types';
 
@@ -97,6 +97,15 @@ export function runPatchColumns(patch: RunRowPatch, now: number): [string, unkno
 export interface SqliteRunWrites extends RunWrites {
   /** `updateRun`, answering the row as updated (`RETURNING *`); undefined when there is no such run. */
   updateRunRow(id: string, patch: RunRowPatch, now: number): RunRow | undefined;
+  /**
+   * `updateRunRow`, and in the same statement whether the run's session has queued runs (what a
+   * finish's queue drain would read next, p-sqlcpu3).
+   */
+  updateRunRowQueued(
+    id: string,
+    patch: RunRowPatch,
+    now: number,
+  ): { row: RunRow; queued: boolean } | undefined;
   /** `updateRun`, answering only the row's `cancel_requested`; undefined when there is no such run. */
   updateRunCancel(id: string, patch: RunRowPatch, now: number): { cancel_requested: number } | undefined;
   /** `insertRun`, answering the row as inserted (`RETURNING *`: no read after the write). */
@@ -127,6 +136,9 @@ const MARK_RUNNING =
 const CLAIM_FREE = `${MARK_RUNNING} AND status = 'queued' AND NOT EXISTS (SELECT 1 FROM agent_runs AS other
              WHERE other.session_id = agent_runs.session_id AND other.status = 'running' AND other.id != agent_runs.id)
            RETURNING *`;
+// Whether the updated run's session has queued runs, as a `RETURNING` column after the row's.
+const QUEUED = `EXISTS (SELECT 1 FROM agent_runs AS queued
+             WHERE queued.session_id = agent_runs.session_id AND queued.status = 'queued') AS queued_runs`;
 const insertParams = (row: RunRowInsert) => [...runInsertValues(row), row.created_at];
 
 /** A new run row's values in the column order of `RunRowInsert` (both backends' INSERT). */
@@ -166,6 +178,10 @@ export function createRunWrites(
     }
     const text = `UPDATE agent_runs SET ${sets} WHERE id = ?`;
     if (returning === '*') return getWideRow<RunRow>(prepare(`${text} RETURNING *`), [...params, id]);
+    if (returning === QUEUED) {
+      const answer = getWideRowAnd<RunRow>(prepare(`${text} RETURNING *, ${QUEUED}`), [...params, id]);
+      return answer && { row: answer.row, queued: answer.last === 1 };
+    }
     return returning
       ? prepare(`${text} RETURNING ${returning}`).get(...params, id)
       : prepare(text).run(...params, id).changes > 0;
@@ -207,6 +223,8 @@ export function createRunWrites(
       getWideRow<RunRow>(prepare(CLAIM_FREE), [now, now, owner.pid, owner.host, owner.runner, id]),
     updateRun: (id, patch, now) => update(id, patch, now) as boolean,
     updateRunRow: (id, patch, now) => update(id, patch, now, '*') as RunRow | undefined,
+    updateRunRowQueued: (id, patch, now) =>
+      update(id, patch, now, QUEUED) as { row: RunRow; queued: boolean } | undefined,
     updateRunCancel: (id, patch, now) =>
       update(id, patch, now, 'cancel_requested') as { cancel_requested: number } | undefined,
     requestCancel(id, now) {
