@@ -162,6 +162,7 @@ export function createSessionStore(deps: {
     ids: deps.ids,
     requireSession: require,
     sessionTouched: touch,
+    sessionUpdatedAt: (id) => writtenRow(id)?.updated_at,
     written,
   });
   const search = createSessionSearch({
