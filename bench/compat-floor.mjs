@@ -11,13 +11,17 @@
 // `[DONE]` with the end); and, before the finish, one better-sqlite3 transaction in WAL mode with
 // svc's pragmas keeping what a request must keep: a session row, a run row, the two messages, the
 // ledger row, 14 session events and 10 run events, under svc's DDL and indexes for those tables
-// (copied here, not imported). FLOOR_SQLITE=0 leaves the SQLite part out.
+// (copied here, not imported). FLOOR_COMMITS=2 writes them as svc does, in two commits: the
+// start's rows (session, running run, prompt, ledger row, 7 + 6 events) once the model request is
+// on its way, the rest and the run's, ledger's and session's updates at the answer's end.
+// FLOOR_SQLITE=0 leaves the SQLite part out.
 //
 // Run with no arguments it is the side-by-side bench: compat.bench's load generator and CPU
-// accounting against svc (BENCH_SVC_BIN or this checkout's build), the floor and the floor without
-// SQLite, one after another in one process: `node bench/compat-floor.mjs` (BENCH_COMPAT_ROUNDS,
-// BENCH_COMPAT_WARM_ROUNDS, BENCH_COMPAT_CONCURRENCY as for compat.bench; BENCH_FLOOR_TARGETS
-// picks, e.g. `svc,floor`). Not part of `npm run bench`.
+// accounting against svc (BENCH_SVC_BIN or this checkout's build), the floor, the floor with two
+// commits and the floor without SQLite, one after another in one process:
+// `node bench/compat-floor.mjs` (BENCH_COMPAT_ROUNDS, BENCH_COMPAT_WARM_ROUNDS,
+// BENCH_COMPAT_CONCURRENCY as for compat.bench; BENCH_FLOOR_TARGETS picks, e.g. `svc,floor`).
+// Not part of `npm run bench`.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
@@ -164,7 +168,7 @@ function openStore(file) {
   const run = db.prepare(
     `INSERT INTO agent_runs (id, session_id, family_session_id, status, agent, model, origin, prompt, steps,
        input_tokens, output_tokens, result_message_id, pid, host, runner, created_at, started_at, finished_at, updated_at)
-     VALUES (?, ?, ?, 'completed', 'build', ?, 'openai_compat', ?, 1, ?, ?, ?, ?, 'floor', 'floor', ?, ?, ?, ?)`,
+     VALUES (?, ?, ?, ?, 'build', ?, 'openai_compat', ?, ?, ?, ?, ?, ?, 'floor', 'floor', ?, ?, ?, ?)`,
   );
   const message = db.prepare(
     `INSERT INTO messages (id, session_id, role, parts, model, provider, usage, run_id, created_at, updated_at, finished_at)
@@ -174,83 +178,27 @@ function openStore(file) {
     `INSERT INTO openai_compat_requests (request_id, run_id, session_id, requested_model, model, model_source,
        stream, include_usage, session_binding, message_count, status, finish_reason, http_status,
        prompt_tokens, completion_tokens, created_at, finished_at)
-     VALUES (?, ?, ?, ?, ?, 'requested', 1, ?, 'new', ?, 'completed', ?, 200, ?, ?, ?, ?)`,
+     VALUES (?, ?, ?, ?, ?, 'requested', 1, ?, 'new', ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  /** One request's rows in one transaction: what svc keeps of a lone compat request. */
-  const keep = db.transaction((r) => {
-    const at = r.startedAt;
-    const now = Date.now();
+  const runEnd = db.prepare(
+    `UPDATE agent_runs SET status = 'completed', steps = 1, input_tokens = ?, output_tokens = ?,
+       result_message_id = ?, finished_at = ?, updated_at = ? WHERE id = ?`,
+  );
+  const ledgerEnd = db.prepare(
+    `UPDATE openai_compat_requests SET status = 'completed', finish_reason = ?, http_status = 200,
+       prompt_tokens = ?, completion_tokens = ?, finished_at = ? WHERE request_id = ?`,
+  );
+  const sessionEnd = db.prepare(
+    `UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,
+       updated_at = ? WHERE id = ?`,
+  );
+  const usageOf = (r) => ({ input_tokens: r.usage.prompt_tokens, output_tokens: r.usage.completion_tokens });
+  /** The session events of a request's start, then of its end (svc's 14). */
+  const startEvents = (r) => {
     const s = r.sessionId;
     const u = { session_id: s, run_id: r.runId };
-    session.run(
-      s,
-      r.prompt,
-      process.cwd(),
-      JSON.stringify({ openai_compat: { request_id: r.requestId } }),
-      r.usage.prompt_tokens,
-      r.usage.completion_tokens,
-      at,
-      now,
-    );
-    run.run(
-      r.runId,
-      s,
-      s,
-      r.model,
-      r.prompt,
-      r.usage.prompt_tokens,
-      r.usage.completion_tokens,
-      r.answerId,
-      process.pid,
-      at,
-      at,
-      now,
-      now,
-    );
-    message.run(
-      r.userId,
-      s,
-      'user',
-      JSON.stringify([{ type: 'text', text: r.prompt }]),
-      null,
-      null,
-      null,
-      r.runId,
-      at,
-      at,
-      at,
-    );
-    const usage = { input_tokens: r.usage.prompt_tokens, output_tokens: r.usage.completion_tokens };
-    message.run(
-      r.answerId,
-      s,
-      'assistant',
-      JSON.stringify([{ type: 'text', text: r.text }]),
-      r.model,
-      'fake',
-      JSON.stringify(usage),
-      r.runId,
-      at,
-      now,
-      now,
-    );
-    ledger.run(
-      r.requestId,
-      r.runId,
-      s,
-      r.model,
-      r.model,
-      r.includeUsage ? 1 : 0,
-      r.messageCount,
-      r.finish,
-      r.usage.prompt_tokens,
-      r.usage.completion_tokens,
-      at,
-      now,
-    );
     const user = { ...u, message_id: r.userId };
-    const answer = { ...u, message_id: r.answerId };
-    const events = [
+    return [
       ['session.created', { session_id: s, parent_id: null, title: r.prompt }],
       ['queue.changed', { session_id: s, length: 1, items: [{ id: r.runId, preview: r.prompt }] }],
       ['state.changed', { ...u, state: 'running' }],
@@ -268,34 +216,159 @@ function openStore(file) {
       ],
       ['message.created', { ...user, role: 'user' }],
       ['message.completed', user],
+    ];
+  };
+  const endEvents = (r) => {
+    const s = r.sessionId;
+    const u = { session_id: s, run_id: r.runId };
+    const answer = { ...u, message_id: r.answerId };
+    return [
       ['message.created', { ...answer, role: 'assistant' }],
       ...r.deltas.map((delta) => ['message.delta', { ...answer, part: 'text', delta }]),
       ['message.completed', answer],
       ['context.usage', { ...u, input_tokens: r.usage.total_tokens, context_window: 0, ratio: 0 }],
-      ['run.finished', { ...u, status: 'completed', steps: 1, usage, cost: 0 }],
+      ['run.finished', { ...u, status: 'completed', steps: 1, usage: usageOf(r), cost: 0 }],
       ['state.changed', { session_id: s, state: 'idle' }],
     ];
-    for (const [type, payload] of events) sessionEvent.run(s, type, JSON.stringify(payload), now);
-    const runEvents = [
-      ['run.queued', { prompt: r.prompt }],
-      ['run.started', { pid: process.pid, host: 'floor', runner: 'floor' }],
-      ['phase', { phase: 'prepare' }],
-      ['model.resolved', { model: r.model, provider: 'fake', source: 'requested' }],
-      [
-        'openai_compat.request',
-        { request_id: r.requestId, model: r.model, stream: true, messages: r.messageCount },
-      ],
-      ['prompt.assembled', { sections: 1, chars: SYSTEM.length }],
-      ['phase', { phase: 'model', step: 1 }],
-      ['step.finished', { step: 1, finish_reason: r.finish, usage }],
-      ['run.finished', { status: 'completed', steps: 1, usage }],
-      ['openai_compat.response', { request_id: r.requestId, status: 'completed', finish_reason: r.finish }],
-    ];
-    let seq = 0;
-    for (const [type, payload] of runEvents)
-      runEvent.run(r.runId, s, ++seq, type, JSON.stringify(payload), now);
+  };
+  /** The run events of a request's start (seq 1–6), then of its end (7–10): svc's 10. */
+  const startRunEvents = (r) => [
+    ['run.queued', { prompt: r.prompt }],
+    ['run.started', { pid: process.pid, host: 'floor', runner: 'floor' }],
+    ['phase', { phase: 'prepare' }],
+    ['model.resolved', { model: r.model, provider: 'fake', source: 'requested' }],
+    [
+      'openai_compat.request',
+      { request_id: r.requestId, model: r.model, stream: true, messages: r.messageCount },
+    ],
+    ['prompt.assembled', { sections: 1, chars: SYSTEM.length }],
+  ];
+  const endRunEvents = (r) => [
+    ['phase', { phase: 'model', step: 1 }],
+    ['step.finished', { step: 1, finish_reason: r.finish, usage: usageOf(r) }],
+    ['run.finished', { status: 'completed', steps: 1, usage: usageOf(r) }],
+    ['openai_compat.response', { request_id: r.requestId, status: 'completed', finish_reason: r.finish }],
+  ];
+  const events = (r, list, now) => {
+    for (const [type, payload] of list) sessionEvent.run(r.sessionId, type, JSON.stringify(payload), now);
+  };
+  const runEvents = (r, list, from, now) => {
+    let seq = from;
+    for (const [type, payload] of list)
+      runEvent.run(r.runId, r.sessionId, ++seq, type, JSON.stringify(payload), now);
+  };
+  const userMessage = (r) =>
+    message.run(
+      r.userId,
+      r.sessionId,
+      'user',
+      JSON.stringify([{ type: 'text', text: r.prompt }]),
+      null,
+      null,
+      null,
+      r.runId,
+      r.startedAt,
+      r.startedAt,
+      r.startedAt,
+    );
+  const answerMessage = (r, now) =>
+    message.run(
+      r.answerId,
+      r.sessionId,
+      'assistant',
+      JSON.stringify([{ type: 'text', text: r.text }]),
+      r.model,
+      'fake',
+      JSON.stringify(usageOf(r)),
+      r.runId,
+      now,
+      now,
+      now,
+    );
+  const metadata = (r) => JSON.stringify({ openai_compat: { request_id: r.requestId } });
+  /** One request's rows in one transaction at its end: what svc keeps of a lone compat request. */
+  const whole = db.transaction((r) => {
+    const at = r.startedAt;
+    const now = Date.now();
+    const s = r.sessionId;
+    const { prompt_tokens: input, completion_tokens: output } = r.usage;
+    session.run(s, r.prompt, process.cwd(), metadata(r), input, output, at, now);
+    run.run(
+      r.runId,
+      s,
+      s,
+      'completed',
+      r.model,
+      r.prompt,
+      1,
+      input,
+      output,
+      r.answerId,
+      process.pid,
+      at,
+      at,
+      now,
+      now,
+    );
+    userMessage(r);
+    answerMessage(r, now);
+    ledger.run(
+      r.requestId,
+      r.runId,
+      s,
+      r.model,
+      r.model,
+      r.includeUsage ? 1 : 0,
+      r.messageCount,
+      'completed',
+      r.finish,
+      200,
+      input,
+      output,
+      at,
+      now,
+    );
+    events(r, [...startEvents(r), ...endEvents(r)], now);
+    runEvents(r, [...startRunEvents(r), ...endRunEvents(r)], 0, now);
   });
-  return keep;
+  /** FLOOR_COMMITS=2, svc's two commits: the start's rows before the model's answer, ... */
+  const start = db.transaction((r) => {
+    const at = r.startedAt;
+    const s = r.sessionId;
+    session.run(s, r.prompt, process.cwd(), metadata(r), 0, 0, at, at);
+    run.run(r.runId, s, s, 'running', r.model, r.prompt, 0, 0, 0, null, process.pid, at, at, null, at);
+    userMessage(r);
+    ledger.run(
+      r.requestId,
+      r.runId,
+      s,
+      r.model,
+      r.model,
+      r.includeUsage ? 1 : 0,
+      r.messageCount,
+      'running',
+      null,
+      null,
+      0,
+      0,
+      at,
+      null,
+    );
+    events(r, startEvents(r), at);
+    runEvents(r, startRunEvents(r), 0, at);
+  });
+  /** ... the rest, and the updates of the run, ledger and session rows, after it. */
+  const end = db.transaction((r) => {
+    const now = Date.now();
+    const { prompt_tokens: input, completion_tokens: output } = r.usage;
+    answerMessage(r, now);
+    runEnd.run(input, output, r.answerId, now, now, r.runId);
+    ledgerEnd.run(r.finish, input, output, now, r.requestId);
+    sessionEnd.run(input, output, now, r.sessionId);
+    events(r, endEvents(r), now);
+    runEvents(r, endRunEvents(r), 6, now);
+  });
+  return { whole, start, end };
 }
 
 /** A system text the size of svc's model request (14.9 kB with its tools). */
@@ -307,11 +380,12 @@ function serve() {
   const token = /token = "([^"]+)"/.exec(toml)?.[1];
   const target = new URL(`${base}/chat/completions`);
   const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
-  let keep;
+  let store;
   if (process.env.FLOOR_SQLITE !== '0') {
     mkdirSync('.floor', { recursive: true });
-    keep = openStore(join('.floor', 'floor.db'));
+    store = openStore(join('.floor', 'floor.db'));
   }
+  const twoCommits = process.env.FLOOR_COMMITS === '2';
   const server = createServer((req, res) => {
     if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
       res.writeHead(404).end();
@@ -342,6 +416,18 @@ function serve() {
       'x-request-id': id,
     });
     res.write(delta({ role: 'assistant', content: '', refusal: null }));
+    const rows = {
+      startedAt,
+      requestId: id,
+      sessionId: `ses_${randomUUID()}`,
+      runId: `run_${randomUUID()}`,
+      userId: `msg_${randomUUID()}`,
+      answerId: `msg_${randomUUID()}`,
+      model,
+      prompt,
+      messageCount: body.messages.length,
+      includeUsage,
+    };
     const upstream = request(target, {
       method: 'POST',
       agent,
@@ -355,6 +441,13 @@ function serve() {
         stream_options: { include_usage: true },
       }),
     );
+    // svc's two commits: the start's rows once the model request is on its way.
+    const startRows = () => {
+      if (rows.started) return;
+      rows.started = true;
+      store.start(rows);
+    };
+    if (store && twoCommits) setImmediate(startRows);
     upstream.on('response', (up) => {
       up.setEncoding('utf8');
       let pending = '';
@@ -380,22 +473,13 @@ function serve() {
         if (out) res.write(out);
       });
       up.on('end', () => {
-        keep?.({
-          startedAt,
-          requestId: id,
-          sessionId: `ses_${randomUUID()}`,
-          runId: `run_${randomUUID()}`,
-          userId: `msg_${randomUUID()}`,
-          answerId: `msg_${randomUUID()}`,
-          model,
-          prompt,
-          messageCount: body.messages.length,
-          includeUsage,
-          deltas,
-          text: deltas.join(''),
-          finish,
-          usage,
-        });
+        if (store) {
+          Object.assign(rows, { deltas, text: deltas.join(''), finish, usage });
+          if (twoCommits) {
+            startRows();
+            store.end(rows);
+          } else store.whole(rows);
+        }
         let out = delta({}, finish);
         if (includeUsage) out += line([], usage);
         res.end(`${out}data: [DONE]\n\n`);
@@ -416,7 +500,7 @@ function serve() {
 async function sideBySide() {
   const { run } = await import('./compat.bench.mjs');
   const { loadavg } = await import('node:os');
-  const targets = (process.env.BENCH_FLOOR_TARGETS ?? 'svc,floor,floor-nosql').split(',');
+  const targets = (process.env.BENCH_FLOOR_TARGETS ?? 'svc,floor,floor-2commits,floor-nosql').split(',');
   const columns = [];
   for (const target of targets) {
     const load = loadavg()[0].toFixed(1);

@@ -10,7 +10,8 @@
 // BENCH_SVC_BIN runs another build (a main checkout) for a side-by-side comparison.
 // BENCH_COMPAT_TARGET=floor measures ./compat-floor.mjs instead of svc (the same load and CPU
 // accounting: a minimal gateway in plain Node with one SQLite transaction a request),
-// `floor-nosql` the floor without its SQLite part; `node bench/compat-floor.mjs` runs all three.
+// `floor-2commits` with svc's two commits a request, `floor-nosql` the floor without its SQLite
+// part; `node bench/compat-floor.mjs` runs them side by side with svc.
 // Targets (issue 17): zero errors, p50 added latency ≤ 300 ms, peak RSS ≤ 200 MB, CPU per request
 // ≤ 3 ms; no RSS growth between rounds 3 and 5.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -29,6 +30,7 @@ const FLOOR = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathn
 const TARGETS = {
   svc: { bin: BIN, env: {} },
   floor: { bin: FLOOR, env: {} },
+  'floor-2commits': { bin: FLOOR, env: { FLOOR_COMMITS: '2' } },
   'floor-nosql': { bin: FLOOR, env: { FLOOR_SQLITE: '0' } },
 };
 // Then BENCH_COMPAT_WARM_ROUNDS (default 10) more rounds, the CPU of their last 5 reported on its own:
@@ -156,7 +158,7 @@ export async function round(n, fn) {
 /**
  * `options.concurrency`, `options.rounds` and `options.warmRounds` override BENCH_COMPAT_CONCURRENCY,
  * BENCH_COMPAT_ROUNDS and BENCH_COMPAT_WARM_ROUNDS (bench/store.bench.mjs runs a smaller load);
- * `options.target` BENCH_COMPAT_TARGET (`svc`, `floor`, `floor-nosql`).
+ * `options.target` BENCH_COMPAT_TARGET (`svc`, `floor`, `floor-2commits`, `floor-nosql`).
  */
 export async function run(options = {}) {
   const CONCURRENCY = options.concurrency ?? DEFAULT_CONCURRENCY;
