@@ -70,6 +70,21 @@ export interface RunWriteOps {
   delete(id: string): string[];
 }
 
+/**
+ * The write ops behind the ledger's async interface (`create` apart): each has run its statements
+ * when it returns.
+ */
+export function asyncWriteOps(ops: RunWriteOps) {
+  return {
+    claim: async (runId: string) => ops.claim(runId),
+    update: async (id: string, patch: RunPatch) => ops.update(id, patch),
+    updateCancel: async (id: string, patch: RunPatch) => ops.updateCancel(id, patch),
+    updateQueued: async (id: string, patch: RunPatch) => ops.updateQueued(id, patch),
+    requestCancel: async (id: string) => ops.requestCancel(id),
+    delete: async (id: string) => ops.delete(id),
+  };
+}
+
 export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
   const { owner, queries, writes } = deps;
   return {

@@ -70,13 +70,13 @@ export function createMessageStore(deps: {
   ids: Ids;
   /** Throws not_found when the session does not exist. */
   requireSession: (id: string) => unknown;
-  /** This store set the session's `updated_at` (the session store's memo of its row follows). */
-  sessionTouched?: (id: string, now: number) => void;
-  /**
-   * The session's `updated_at` as this transaction wrote it (the session store's memo of its row),
-   * or undefined when it did not write the row.
-   */
-  sessionUpdatedAt?: (id: string) => number | undefined;
+  /** The session store's memo of the rows it wrote in the current transaction. */
+  sessionRows?: {
+    /** This store set the session's `updated_at` (the memo's row follows). */
+    touch(id: string, now: number): void;
+    /** The session's `updated_at` as this transaction wrote it; undefined when it did not write the row. */
+    updatedAt(id: string): number | undefined;
+  };
   /** The messages written in the current transaction (./written-messages.ts). */
   written?: WrittenMessages;
 }): MessageStore {
@@ -122,11 +122,11 @@ export function createMessageStore(deps: {
       // row this transaction wrote with this very `updated_at` (a new session and its first
       // message in one millisecond: a compat request's start) exists and would not change: no
       // UPDATE (p-sqlcpu3).
-      if (deps.sessionUpdatedAt?.(input.session_id) !== now) {
+      if (deps.sessionRows?.updatedAt(input.session_id) !== now) {
         if (sql('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, input.session_id).changes === 0) {
           deps.requireSession(input.session_id);
         }
-        deps.sessionTouched?.(input.session_id, now);
+        deps.sessionRows?.touch(input.session_id, now);
       }
       const id = deps.ids.next('msg');
       const partsJson = JSON.stringify(input.parts);
