@@ -8,6 +8,10 @@
 // of answer text), errors, svc's CPU per request (utime +
 // stime from /proc over the 5 rounds), its peak RSS (VmHWM) and RSS after rounds 1, 3 and 5.
 // BENCH_SVC_BIN runs another build (a main checkout) for a side-by-side comparison.
+// BENCH_COMPAT_TARGET=floor measures ./compat-floor.mjs instead of svc (the same load and CPU
+// accounting: a minimal gateway in plain Node with one SQLite transaction a request),
+// `floor-2commits` with svc's two commits a request, `floor-nosql` the floor without its SQLite
+// part; `node bench/compat-floor.mjs` runs them side by side with svc.
 // Targets (issue 17): zero errors, p50 added latency ≤ 300 ms, peak RSS ≤ 200 MB, CPU per request
 // ≤ 3 ms; no RSS growth between rounds 3 and 5.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -21,6 +25,14 @@ const BIN =
   resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../dist/main.js');
 const DEFAULT_CONCURRENCY = Number(process.env.BENCH_COMPAT_CONCURRENCY ?? 200);
 const DEFAULT_ROUNDS = Number(process.env.BENCH_COMPAT_ROUNDS ?? 5);
+const FLOOR = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, 'compat-floor.mjs');
+/** The process a target names: its entry point and environment. */
+const TARGETS = {
+  svc: { bin: BIN, env: {} },
+  floor: { bin: FLOOR, env: {} },
+  'floor-2commits': { bin: FLOOR, env: { FLOOR_COMMITS: '2' } },
+  'floor-nosql': { bin: FLOOR, env: { FLOOR_SQLITE: '0' } },
+};
 // Then BENCH_COMPAT_WARM_ROUNDS (default 10) more rounds, the CPU of their last 5 reported on its own:
 // the JIT keeps optimizing the request's path for ≈ 10 rounds of 200 (bench/compat-rounds.mjs), so
 // the 5 rounds above are a service just started; these say what a warm one spends. 0 skips them.
@@ -145,12 +157,17 @@ export async function round(n, fn) {
 
 /**
  * `options.concurrency`, `options.rounds` and `options.warmRounds` override BENCH_COMPAT_CONCURRENCY,
- * BENCH_COMPAT_ROUNDS and BENCH_COMPAT_WARM_ROUNDS (bench/store.bench.mjs runs a smaller load).
+ * BENCH_COMPAT_ROUNDS and BENCH_COMPAT_WARM_ROUNDS (bench/store.bench.mjs runs a smaller load);
+ * `options.target` BENCH_COMPAT_TARGET (`svc`, `floor`, `floor-2commits`, `floor-nosql`).
  */
 export async function run(options = {}) {
   const CONCURRENCY = options.concurrency ?? DEFAULT_CONCURRENCY;
   const ROUNDS = options.rounds ?? DEFAULT_ROUNDS;
   const WARM = options.warmRounds ?? WARM_ROUNDS;
+  const targetName = options.target ?? process.env.BENCH_COMPAT_TARGET ?? 'svc';
+  const target = TARGETS[targetName];
+  if (!target)
+    throw new Error(`BENCH_COMPAT_TARGET: no target ${targetName} (${Object.keys(TARGETS).join(', ')})`);
   const ws = mkdtempSync(join(tmpdir(), 'svc-bench-compat-'));
   const provider = await fakeProvider();
   let child;
@@ -162,12 +179,13 @@ export async function run(options = {}) {
     const diag = join(ws, 'diag');
     mkdirSync(diag);
     const started = startService({
-      bin: BIN,
+      bin: target.bin,
       ws,
       nodeArgs: [...NODE_ARGS, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${diag}`],
       // BENCH_STORE_URL serves from that PostgreSQL store (issue 18) instead of SQLite.
       // SVC_STEP_ONCE=0: a text step's message written at its first delta (p-heldstep), for A/B.
       env: {
+        ...target.env,
         ...(process.env.BENCH_STORE_URL ? { SVC_STORE_URL: process.env.BENCH_STORE_URL } : {}),
         ...(process.env.SVC_STEP_ONCE ? { SVC_STEP_ONCE: process.env.SVC_STEP_ONCE } : {}),
       },

@@ -89,6 +89,7 @@ export type AgentRuns = Pick<
   | 'updateAndAppend'
   | 'updateAndAppendAfter'
   | 'updateCancel'
+  | 'updateQueued'
 >;
 
 /** The funnel context of a session (mode, phase, agent and policy layers). */

@@ -96,6 +96,12 @@ export async function recordFinished(
       return await runs.updateAndAppend(runId, finished, 'run.finished', event, { queue });
     }
   }
+  // SQLite: where the queue drains next, the update tells whether the session has queued runs.
+  if (queue && runs.updateQueued) {
+    const { run, queued } = await runs.updateQueued(runId, finished);
+    await runs.append(runId, 'run.finished', event);
+    return { run, queued };
+  }
   const run = await runs.update(runId, finished);
   await runs.append(runId, 'run.finished', event);
   return { run };

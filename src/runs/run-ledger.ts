@@ -19,6 +19,7 @@ import { createRunEvents } from './run-events';
 import { createRunRecovery } from './run-recovery';
 import { createRunWrites } from './run-repository';
 import {
+  asyncWriteOps,
   type ClaimOptions,
   type ClaimResult,
   type CreateRunInput,
@@ -125,9 +126,11 @@ export interface RunLedger {
   update(id: string, patch: RunPatch): Promise<AgentRun>;
   /**
    * SQLite: `update` answering only whether a cancel was requested (what a step's end reads), not
-   * the whole row. Absent: `update`.
+   * the whole row; `updateQueued` the row and whether its session has queued runs, in the same
+   * statement (a finish's, in its transaction: as a read after its commit, p-sqlcpu3). Absent: `update`.
    */
   updateCancel?(id: string, patch: RunPatch): Promise<{ cancel_requested: boolean }>;
+  updateQueued?(id: string, patch: RunPatch): Promise<{ run: AgentRun; queued: boolean }>;
   /**
    * `update` and then `append` to the same run written together, both or neither (PostgreSQL:
    * one statement). Absent: the caller makes the two calls.
@@ -468,11 +471,7 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
       if (riding) throw new Error('runs.create: this ledger takes no riding insert');
       return writeOps.create(input);
     },
-    claim: async (runId) => writeOps.claim(runId),
-    update: async (id, patch) => writeOps.update(id, patch),
-    updateCancel: async (id, patch) => writeOps.updateCancel(id, patch),
-    requestCancel: async (id) => writeOps.requestCancel(id),
-    delete: async (id) => writeOps.delete(id),
+    ...asyncWriteOps(writeOps),
     get,
     require: async (id) => requireNow(id),
     list: read((filter: RunFilter = {}) => queries.list(filter)),

@@ -4,10 +4,11 @@
  * `RunWrites` next to `RunQueries`.
  * @module
  */
-import type { Statement } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import type { FailureReport } from '../errors';
 import type { AsyncOf } from '../store/async-of';
-import { getWideRow } from '../store/wide-row';
+import { transactionMemo } from '../store/transaction-memo';
+import { getWideRow, getWideRowAnd } from '../store/wide-row';
 import type { RunRow } from './queries';
 import type { RunStatus, RunUsage } from './types';
 
@@ -97,6 +98,15 @@ export function runPatchColumns(patch: RunRowPatch, now: number): [string, unkno
 export interface SqliteRunWrites extends RunWrites {
   /** `updateRun`, answering the row as updated (`RETURNING *`); undefined when there is no such run. */
   updateRunRow(id: string, patch: RunRowPatch, now: number): RunRow | undefined;
+  /**
+   * `updateRunRow`, and in the same statement whether the run's session has queued runs (what a
+   * finish's queue drain would read next, p-sqlcpu3).
+   */
+  updateRunRowQueued(
+    id: string,
+    patch: RunRowPatch,
+    now: number,
+  ): { row: RunRow; queued: boolean } | undefined;
   /** `updateRun`, answering only the row's `cancel_requested`; undefined when there is no such run. */
   updateRunCancel(id: string, patch: RunRowPatch, now: number): { cancel_requested: number } | undefined;
   /** `insertRun`, answering the row as inserted (`RETURNING *`: no read after the write). */
@@ -105,7 +115,9 @@ export interface SqliteRunWrites extends RunWrites {
   markRunningRow(id: string, now: number, owner: RunOwner): RunRow | undefined;
   /**
    * `markRunningRow` of a queued run no other run of its session is running beside, checked in
-   * the same statement; undefined when there is no such run, it is not queued, or one is.
+   * the same statement; undefined when there is no such run, it is not queued, or one is. A run
+   * this transaction inserted (and wrote nothing else to) is answered from its values and the
+   * claim's, the statement without `RETURNING *`.
    */
   claimFreeRow(id: string, now: number, owner: RunOwner): RunRow | undefined;
   /**
@@ -124,9 +136,12 @@ const INSERT_RUN = `INSERT INTO agent_runs (id, session_id, parent_run_id, famil
 const MARK_RUNNING =
   "UPDATE agent_runs SET status = 'running', started_at = ?, updated_at = ?, pid = ?, host = ?, runner = ? WHERE id = ?";
 // MARK_RUNNING's update where the claim's checks hold (the reads `claim` makes otherwise).
-const CLAIM_FREE = `${MARK_RUNNING} AND status = 'queued' AND NOT EXISTS (SELECT 1 FROM agent_runs AS other
-             WHERE other.session_id = agent_runs.session_id AND other.status = 'running' AND other.id != agent_runs.id)
-           RETURNING *`;
+const CLAIM_CHECKED = `${MARK_RUNNING} AND status = 'queued' AND NOT EXISTS (SELECT 1 FROM agent_runs AS other
+             WHERE other.session_id = agent_runs.session_id AND other.status = 'running' AND other.id != agent_runs.id)`;
+const CLAIM_FREE = `${CLAIM_CHECKED} RETURNING *`;
+// Whether the updated run's session has queued runs, as a `RETURNING` column after the row's.
+const QUEUED = `EXISTS (SELECT 1 FROM agent_runs AS queued
+             WHERE queued.session_id = agent_runs.session_id AND queued.status = 'queued') AS queued_runs`;
 const insertParams = (row: RunRowInsert) => [...runInsertValues(row), row.created_at];
 
 /** A new run row's values in the column order of `RunRowInsert` (both backends' INSERT). */
@@ -154,8 +169,28 @@ export function createRunWrites(
   prepare: (text: string) => Statement,
   transaction: (fn: () => void) => void,
 ): SqliteRunWrites {
+  // The rows the connection's current transaction inserted, each until another write of it: a
+  // claim of one answers the row from its values, no `RETURNING *` (p-sqlcpu3).
+  const insertedOwner = {};
+  let handle: Database | undefined;
+  const inserted = () => (handle ? transactionMemo<RunRow>(handle, insertedOwner) : undefined);
+  const forget = (id: string) => inserted()?.delete(id);
+  const claimInserted = (row: RunRow, now: number, owner: RunOwner): RunRow | undefined => {
+    const params = [now, now, owner.pid, owner.host, owner.runner, row.id];
+    if (row.status !== 'queued' || prepare(CLAIM_CHECKED).run(...params).changes === 0) return undefined;
+    return {
+      ...row,
+      status: 'running',
+      pid: owner.pid,
+      host: owner.host,
+      runner: owner.runner,
+      started_at: now,
+      updated_at: now,
+    };
+  };
   // `returning`: the columns the statement answers (`RETURNING …`); none: whether it changed a row.
   const update = (id: string, patch: RunRowPatch, now: number, returning?: string) => {
+    forget(id);
     // One loop, no `map(…).join`: TurboFan's inlined `map` answers a holey array, and the `join`
     // (whose feedback saw the builtin's packed ones) would deopt the optimized update once.
     let sets = '';
@@ -166,6 +201,10 @@ export function createRunWrites(
     }
     const text = `UPDATE agent_runs SET ${sets} WHERE id = ?`;
     if (returning === '*') return getWideRow<RunRow>(prepare(`${text} RETURNING *`), [...params, id]);
+    if (returning === QUEUED) {
+      const answer = getWideRowAnd<RunRow>(prepare(`${text} RETURNING *, ${QUEUED}`), [...params, id]);
+      return answer && { row: answer.row, queued: answer.last === 1 };
+    }
     return returning
       ? prepare(`${text} RETURNING ${returning}`).get(...params, id)
       : prepare(text).run(...params, id).changes > 0;
@@ -175,10 +214,15 @@ export function createRunWrites(
       prepare(INSERT_RUN).run(...insertParams(row));
     },
     insertRunRow(row) {
-      prepare(INSERT_RUN).run(...insertParams(row));
-      return insertedRow(row);
+      const statement = prepare(INSERT_RUN);
+      statement.run(...insertParams(row));
+      handle = statement.database;
+      const answer = insertedRow(row);
+      inserted()?.set(row.id, answer);
+      return answer;
     },
     interruptIfRunning(id, reason, now) {
+      forget(id);
       return (
         prepare(
           "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ? AND status = 'running'",
@@ -186,36 +230,53 @@ export function createRunWrites(
       );
     },
     interrupt(id, reason, now) {
+      forget(id);
       prepare(
         "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ?",
       ).run(reason, now, now, id);
     },
     markRunning(id, now, owner) {
+      forget(id);
       prepare(MARK_RUNNING).run(now, now, owner.pid, owner.host, owner.runner, id);
     },
     // The run rows (28 columns) through their values: ../store/wide-row.ts.
-    markRunningRow: (id, now, owner) =>
-      getWideRow<RunRow>(prepare(`${MARK_RUNNING} RETURNING *`), [
+    markRunningRow(id, now, owner) {
+      forget(id);
+      return getWideRow<RunRow>(prepare(`${MARK_RUNNING} RETURNING *`), [
         now,
         now,
         owner.pid,
         owner.host,
         owner.runner,
         id,
-      ]),
-    claimFreeRow: (id, now, owner) =>
-      getWideRow<RunRow>(prepare(CLAIM_FREE), [now, now, owner.pid, owner.host, owner.runner, id]),
+      ]);
+    },
+    claimFreeRow(id, now, owner) {
+      const row = inserted()?.get(id);
+      if (row) {
+        forget(id);
+        const claimed = claimInserted(row, now, owner);
+        if (claimed) return claimed;
+      }
+      return getWideRow<RunRow>(prepare(CLAIM_FREE), [now, now, owner.pid, owner.host, owner.runner, id]);
+    },
     updateRun: (id, patch, now) => update(id, patch, now) as boolean,
     updateRunRow: (id, patch, now) => update(id, patch, now, '*') as RunRow | undefined,
+    updateRunRowQueued: (id, patch, now) =>
+      update(id, patch, now, QUEUED) as { row: RunRow; queued: boolean } | undefined,
     updateRunCancel: (id, patch, now) =>
       update(id, patch, now, 'cancel_requested') as { cancel_requested: number } | undefined,
     requestCancel(id, now) {
+      forget(id);
       prepare('UPDATE agent_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?').run(now, id);
     },
     deleteRuns(ids) {
       const remove = prepare('DELETE FROM agent_runs WHERE id = ?');
       transaction(() => {
-        for (const runId of ids) remove.run(runId);
+        for (const runId of ids) {
+          forget(runId);
+          remove.run(runId);
+        }
       });
     },
     insertEvent(event) {

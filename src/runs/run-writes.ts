@@ -62,10 +62,27 @@ export interface RunWriteOps {
   create(input: CreateRunInput): AgentRun;
   claim(runId: string): ClaimResult;
   update(id: string, patch: RunPatch): AgentRun;
+  /** `update`, and whether the run's session has queued runs, read in the same statement. */
+  updateQueued(id: string, patch: RunPatch): { run: AgentRun; queued: boolean };
   /** `update`, answering only whether a cancel was requested (not the whole row). */
   updateCancel(id: string, patch: RunPatch): { cancel_requested: boolean };
   requestCancel(id: string): void;
   delete(id: string): string[];
+}
+
+/**
+ * The write ops behind the ledger's async interface (`create` apart): each has run its statements
+ * when it returns.
+ */
+export function asyncWriteOps(ops: RunWriteOps) {
+  return {
+    claim: async (runId: string) => ops.claim(runId),
+    update: async (id: string, patch: RunPatch) => ops.update(id, patch),
+    updateCancel: async (id: string, patch: RunPatch) => ops.updateCancel(id, patch),
+    updateQueued: async (id: string, patch: RunPatch) => ops.updateQueued(id, patch),
+    requestCancel: async (id: string) => ops.requestCancel(id),
+    delete: async (id: string) => ops.delete(id),
+  };
 }
 
 export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
@@ -133,6 +150,12 @@ export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
       const row = writes.updateRunRow(id, patch, deps.clock.now());
       if (!row) throw new SvcError('not_found', `run_id: no run "${id}"`);
       return toRun(row);
+    },
+    updateQueued(id, patch) {
+      groupCommit(deps.db());
+      const answer = writes.updateRunRowQueued(id, patch, deps.clock.now());
+      if (!answer) throw new SvcError('not_found', `run_id: no run "${id}"`);
+      return { run: toRun(answer.row), queued: answer.queued };
     },
     updateCancel(id, patch) {
       groupCommit(deps.db());

@@ -70,8 +70,13 @@ export function createMessageStore(deps: {
   ids: Ids;
   /** Throws not_found when the session does not exist. */
   requireSession: (id: string) => unknown;
-  /** This store set the session's `updated_at` (the session store's memo of its row follows). */
-  sessionTouched?: (id: string, now: number) => void;
+  /** The session store's memo of the rows it wrote in the current transaction. */
+  sessionRows?: {
+    /** This store set the session's `updated_at` (the memo's row follows). */
+    touch(id: string, now: number): void;
+    /** The session's `updated_at` as this transaction wrote it; undefined when it did not write the row. */
+    updatedAt(id: string): number | undefined;
+  };
   /** The messages written in the current transaction (./written-messages.ts). */
   written?: WrittenMessages;
 }): MessageStore {
@@ -113,11 +118,16 @@ export function createMessageStore(deps: {
       // The search index is written from the log this INSERT appends to (../store/message-search-log.ts).
       catchUpSoon(handle);
       const now = deps.clock.now();
-      // The session must exist; checked by the UPDATE below (one statement instead of a read).
-      if (sql('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, input.session_id).changes === 0) {
-        deps.requireSession(input.session_id);
+      // The session must exist; checked by the UPDATE below (one statement instead of a read). A
+      // row this transaction wrote with this very `updated_at` (a new session and its first
+      // message in one millisecond: a compat request's start) exists and would not change: no
+      // UPDATE (p-sqlcpu3).
+      if (deps.sessionRows?.updatedAt(input.session_id) !== now) {
+        if (sql('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, input.session_id).changes === 0) {
+          deps.requireSession(input.session_id);
+        }
+        deps.sessionRows?.touch(input.session_id, now);
       }
-      deps.sessionTouched?.(input.session_id, now);
       const id = deps.ids.next('msg');
       const partsJson = JSON.stringify(input.parts);
       // The row as a read gives it (its columns in table order, every one bound below).

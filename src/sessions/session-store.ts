@@ -97,6 +97,8 @@ function writtenRows(db: () => Db) {
       const row = rows?.get(id);
       if (row) rows?.set(id, { ...row, updated_at: now });
     },
+    /** The row's `updated_at` as this transaction wrote it (a message write skips an UPDATE to it). */
+    updatedAt: (id: string) => memo()?.get(id)?.updated_at,
   };
 }
 
@@ -141,7 +143,7 @@ export function createSessionStore(deps: {
   const db = deps.db;
   const sql = statementCache(db);
   const toSession = (row: SessionRow): Session => ({ ...row, metadata: JSON.parse(row.metadata) });
-  const { get: writtenRow, keep, touch } = writtenRows(db);
+  const { get: writtenRow, keep, ...sessionRows } = writtenRows(db);
   const written = writtenMessages(db);
   const get = (id: string) => {
     const row =
@@ -161,7 +163,7 @@ export function createSessionStore(deps: {
     clock: deps.clock,
     ids: deps.ids,
     requireSession: require,
-    sessionTouched: touch,
+    sessionRows,
     written,
   });
   const search = createSessionSearch({

@@ -34,10 +34,33 @@ export function getWideRow<Row>(statement: Statement, params: unknown[]): Row | 
   return row as Row;
 }
 
-function shapeOf(statement: Statement): RowShape {
+/**
+ * `getWideRow` of a statement whose last column is not the row's (`RETURNING *, <expr>`): the row
+ * of the columns before it, as `getWideRow` reads it, and that last value.
+ */
+export function getWideRowAnd<Row>(
+  statement: Statement,
+  params: unknown[],
+): { row: Row; last: unknown } | undefined {
+  let values: unknown[] | undefined;
+  try {
+    values = statement.raw(true).get(...params) as unknown[] | undefined;
+  } finally {
+    statement.raw(false);
+  }
+  if (!values) return undefined;
+  const { columns, template } = shapeOf(statement, 1);
+  const row: Record<string, unknown> = { ...template };
+  for (let i = 0; i < columns.length; i++) row[columns[i] as string] = values[i];
+  return { row: row as Row, last: values[columns.length] };
+}
+
+/** The statement's columns (less its last `trailing`) and their template, made once. */
+function shapeOf(statement: Statement, trailing = 0): RowShape {
   let shape = shapes.get(statement);
   if (!shape) {
-    const columns = statement.columns().map((column) => column.name);
+    const all = statement.columns().map((column) => column.name);
+    const columns = trailing ? all.slice(0, all.length - trailing) : all;
     shape = { columns, template: fastTemplate(columns) };
     shapes.set(statement, shape);
   }

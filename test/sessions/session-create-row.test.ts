@@ -61,4 +61,48 @@ describe('a new session row on SQLite', () => {
     expect(kept).toEqual(await reader.get(inside.id));
     expect(Object.keys(kept)).toEqual(Object.keys((await reader.get(inside.id)) ?? {}));
   });
+
+  it('COMPAT-PERF-72: a message appended in the millisecond its session was created in the same transaction makes no UPDATE of the session', async () => {
+    const { db, dataDir } = openTestDb(opened);
+    let at = 1_800_000_000_000;
+    const sessions = createSessionStore({
+      db: () => db,
+      clock: { now: () => at },
+      ids: createIds(),
+      workspace: '/w',
+    });
+    const touches = (texts: string[]) => texts.filter((t) => t.startsWith('UPDATE sessions SET updated_at'));
+    const user = (sessionId: string) => ({
+      session_id: sessionId,
+      role: 'user' as const,
+      parts: [{ type: 'text' as const, text: 'hi' }],
+    });
+
+    // A compat request's start: the session and its first message in one transaction, one millisecond.
+    db.exec('BEGIN IMMEDIATE');
+    const counted = countStatements(db);
+    const fresh = await sessions.create({ title: 'same ms' });
+    const first = await sessions.appendMessage(user(fresh.id));
+    expect(touches(counted.texts)).toHaveLength(0); // 0ca2824: 1
+    // A later millisecond in the same transaction: the UPDATE sets the new time.
+    at += 1;
+    await sessions.appendMessage(user(fresh.id));
+    expect(touches(counted.texts)).toHaveLength(1);
+    // Its kept row follows: the next message in that millisecond makes none either.
+    await sessions.appendMessage(user(fresh.id));
+    expect(touches(counted.texts)).toHaveLength(1);
+    vi.restoreAllMocks();
+    db.exec('COMMIT');
+    const reader = openDb({ dataDir });
+    opened.push(reader);
+    const stored = await storeOn(reader).get(fresh.id);
+    expect(stored?.updated_at).toBe(at);
+    expect(first.created_at).toBe(fresh.created_at);
+
+    // Outside that transaction (no row kept) the UPDATE runs and checks the session exists.
+    const outside = countStatements(db);
+    await sessions.appendMessage(user(fresh.id));
+    expect(touches(outside.texts)).toHaveLength(1);
+    await expect(sessions.appendMessage(user('ses_missing'))).rejects.toMatchObject({ code: 'not_found' });
+  });
 });

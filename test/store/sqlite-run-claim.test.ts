@@ -51,4 +51,51 @@ describe('a claim on SQLite', () => {
     });
     expect(await ledger.get(first.id)).toMatchObject({ status: 'interrupted' });
   });
+
+  it('COMPAT-PERF-73: a run inserted and claimed in one transaction is claimed without RETURNING *, answered as a read gives it', async () => {
+    const { db, ledger } = openTestLedger(opened);
+    const claims = (texts: string[]) =>
+      texts.filter((t) => t.startsWith("UPDATE agent_runs SET status = 'running'"));
+    // A compat start: the run created and claimed in one transaction.
+    db.exec('BEGIN IMMEDIATE');
+    const counted = countStatements(db);
+    const run = await ledger.create({ ...RUN_INPUT });
+    const claimed = await ledger.claim(run.id);
+    vi.restoreAllMocks();
+    db.exec('COMMIT');
+    expect(claims(counted.texts)).toHaveLength(1);
+    expect(claims(counted.texts)[0]).not.toContain('RETURNING'); // 0ca2824: `… RETURNING *`
+    const stored = await ledger.get(run.id);
+    expect(claimed).toEqual({ ok: true, run: stored });
+    if (!claimed.ok) throw new Error('not claimed');
+    expect(Object.keys(claimed.run)).toEqual(Object.keys(stored ?? {}));
+    expect(claimed.run).toMatchObject({ status: 'running', runner: 'rnr_test', pid: process.pid });
+    await ledger.update(run.id, { status: 'completed', finished_at: 1 });
+
+    // Written to between its insert and its claim (a cancel asked): the row as the claim wrote it.
+    db.exec('BEGIN IMMEDIATE');
+    const asked = await ledger.create({ ...RUN_INPUT });
+    await ledger.requestCancel(asked.id);
+    const again = countStatements(db);
+    const cancelled = await ledger.claim(asked.id);
+    vi.restoreAllMocks();
+    db.exec('COMMIT');
+    expect(claims(again.texts)[0]).toContain('RETURNING *');
+    expect(cancelled).toMatchObject({
+      ok: true,
+      run: { id: asked.id, status: 'running', cancel_requested: true },
+    });
+    expect(cancelled).toEqual({ ok: true, run: await ledger.get(asked.id) });
+    await ledger.update(asked.id, { status: 'completed', finished_at: 1 });
+
+    // Blocked in its session: not claimed, still queued, as before.
+    const running = await ledger.create({ ...RUN_INPUT });
+    await ledger.claim(running.id);
+    db.exec('BEGIN IMMEDIATE');
+    const blocked = await ledger.create({ ...RUN_INPUT });
+    const answer = await ledger.claim(blocked.id);
+    db.exec('COMMIT');
+    expect(answer).toMatchObject({ ok: false, blocking: { id: running.id } });
+    expect(await ledger.get(blocked.id)).toMatchObject({ status: 'queued' });
+  });
 });
