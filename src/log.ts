@@ -27,24 +27,57 @@ export interface Logger {
 
 type Sink = (record: LogRecord) => void;
 
-function build(sink: Sink, base: Record<string, unknown>, min: LogLevel, redactor?: Redactor): Logger {
+/**
+ * Records held for the check phase (`deferInfo`, ./log.ts `createFileLogger`): built (level,
+ * message, time, fields) when logged, redacted, encoded and written after the code that logged
+ * them has run to its next wait for I/O.
+ */
+interface Later {
+  /** `record` logged at `at` (ms): its `time` is `HELD_TIME` unless a field named `time` replaced it. */
+  push(record: LogRecord, at: number): void;
+  /** The held records written now, in order (before a warning or an error, at exit). */
+  flush(): void;
+}
+
+/** A held record's `time` until it is written (`Later`). */
+const HELD_TIME = '\u0000held';
+
+function build(
+  sink: Sink,
+  base: Record<string, unknown>,
+  min: LogLevel,
+  redactor?: Redactor,
+  later?: Later,
+): Logger {
   const emit = (level: LogLevel, message: string, fields?: Record<string, unknown>) => {
     if (ORDER[level] < ORDER[min]) return;
-    let record: LogRecord = { level, message, time: new Date().toISOString(), ...base, ...fields };
-    if (redactor) record = redactor.value(record);
-    try {
-      sink(record);
-    } catch {
-      // A log that cannot be written must never break the operation being logged.
+    if (later && ORDER[level] <= ORDER.info) {
+      // Its time taken now, formatted when written.
+      later.push({ level, message, time: HELD_TIME, ...base, ...fields }, Date.now());
+      return;
     }
+    const record: LogRecord = { level, message, time: new Date().toISOString(), ...base, ...fields };
+    if (later) {
+      // A warning or an error is written at once, after the records held before it.
+      later.flush();
+    }
+    write(sink, record, redactor);
   };
   return {
     debug: (m, f) => emit('debug', m, f),
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
-    child: (fields) => build(sink, { ...base, ...fields }, min, redactor),
+    child: (fields) => build(sink, { ...base, ...fields }, min, redactor, later),
   };
+}
+
+function write(sink: Sink, record: LogRecord, redactor?: Redactor): void {
+  try {
+    sink(redactor ? redactor.value(record) : record);
+  } catch {
+    // A log that cannot be written must never break the operation being logged.
+  }
 }
 
 /** The log file is rotated past this size (svc.log → svc.log.1 → svc.log.2 …). */
@@ -57,6 +90,14 @@ export interface FileLoggerOptions {
   redactor?: Redactor;
   /** Runs once before the first write (e.g. create the data dir with its permissions). */
   prepare?: () => void;
+  /**
+   * Debug and info records are written at the check phase (`setImmediate`) after they were
+   * logged, all of a turn in one write, not in the logging code's stretch (a request's
+   * `run started` before its model request, `run finished` before its `[DONE]`): same lines, same
+   * order, each record's `time` the moment it was logged. A warning or an error writes the held
+   * records first, then itself, at once; the process's exit writes what is still held.
+   */
+  deferInfo?: boolean;
   maxBytes?: number;
   keep?: number;
 }
@@ -100,31 +141,110 @@ export function createFileLogger(file: string, options: FileLoggerOptions = {}):
       idle.unref?.();
     }
   };
+  const opened = () => {
+    if (size === undefined) {
+      options.prepare?.();
+      mkdirSync(dirname(file), { recursive: true });
+      size = sizeOf(file);
+    }
+    return size;
+  };
+  /** Lines of `bytes` bytes appended, the file rotated first when they would take it past `maxBytes`. */
+  const appendLines = (text: string, bytes: number) => {
+    // Another process may have written or rotated the file: look at the real size first.
+    if (opened() + bytes > maxBytes) {
+      closeFile();
+      size = sizeOf(file);
+      if (size > 0 && size + bytes > maxBytes) {
+        rotate(file, keep);
+        size = 0;
+      }
+    }
+    append(text);
+    size = (size ?? 0) + bytes;
+  };
+  const sink: Sink = (record) => {
+    const line = `${JSON.stringify(record, errorReplacer)}\n`;
+    appendLines(line, Buffer.byteLength(line));
+  };
+  const redactor = options.redactor;
   return build(
-    (record) => {
-      if (size === undefined) {
-        options.prepare?.();
-        mkdirSync(dirname(file), { recursive: true });
-        size = sizeOf(file);
-      }
-      const line = `${JSON.stringify(record, errorReplacer)}\n`;
-      const bytes = Buffer.byteLength(line);
-      // Another process may have written or rotated the file: look at the real size first.
-      if (size + bytes > maxBytes) {
-        closeFile();
-        size = sizeOf(file);
-        if (size > 0 && size + bytes > maxBytes) {
-          rotate(file, keep);
-          size = 0;
-        }
-      }
-      append(line);
-      size += bytes;
-    },
+    sink,
     {},
     options.level ?? 'info',
-    options.redactor,
+    redactor,
+    options.deferInfo ? heldRecords(sink, appendLines, maxBytes, redactor) : undefined,
   );
+}
+
+/**
+ * `deferInfo`'s queue: the records of a turn written at its check phase, in one write while they
+ * fit in the live file (else one by one, each rotation where it was), or at exit.
+ */
+function heldRecords(
+  sink: Sink,
+  appendLines: (text: string, bytes: number) => void,
+  maxBytes: number,
+  redactor?: Redactor,
+): Later {
+  let held: LogRecord[] = [];
+  let times: number[] = [];
+  let scheduled = false;
+  const flush = () => {
+    if (held.length === 0) return;
+    const records = held;
+    const at = times;
+    held = [];
+    times = [];
+    heldAtExit.delete(flush);
+    let text = '';
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i];
+      if (record.time === HELD_TIME) record.time = new Date(at[i]).toISOString();
+      try {
+        text += `${JSON.stringify(redactor ? redactor.value(record) : record, errorReplacer)}\n`;
+      } catch {
+        // A record that cannot be encoded is left out, as `write` leaves it out.
+      }
+    }
+    const bytes = Buffer.byteLength(text);
+    try {
+      if (bytes <= maxBytes / 2) {
+        appendLines(text, bytes);
+        return;
+      }
+    } catch {
+      return; // as `write`: a log that cannot be written breaks nothing
+    }
+    for (const record of records) write(sink, record, redactor);
+  };
+  const onCheck = () => {
+    scheduled = false;
+    flush();
+  };
+  return {
+    push(record, time) {
+      if (held.length === 0) atExit(flush);
+      held.push(record);
+      times.push(time);
+      if (scheduled) return;
+      scheduled = true;
+      setImmediate(onCheck);
+    },
+    flush,
+  };
+}
+
+/** The held records' writes (`deferInfo`) the process's exit makes: one listener for every logger. */
+const heldAtExit = new Set<() => void>();
+let exitListening = false;
+function atExit(flush: () => void): void {
+  heldAtExit.add(flush);
+  if (exitListening) return;
+  exitListening = true;
+  process.on('exit', () => {
+    for (const held of [...heldAtExit]) held();
+  });
 }
 
 /** The rotated files of a log (`svc.log.1` …) that exist, newest first. */

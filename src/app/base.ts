@@ -97,6 +97,8 @@ export async function createBase(options: AppOptions): Promise<AppBase> {
       level: loaded.config.log.level,
       redactor,
       prepare: () => ensureDataDir(dataDir),
+      // A request's `run started` and `run finished` leave its critical path (docs/performance.md, p-sqlpath).
+      deferInfo: true,
     });
 
   // issue 18: `[store] url` naming PostgreSQL: connect and migrate it (a wrong URL, a schema newer
