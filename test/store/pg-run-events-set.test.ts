@@ -6,12 +6,18 @@
  * appends one after another (seqs after the run's highest, in the arrays' order, ids ascending,
  * each its place), one INSERT a call whatever the list's length (pg_stat_statements, `track =
  * all`), an empty list writes nothing, a missing run fails; and a list waiting on the run's lock
- * for another connection's append takes the seqs after it (its seq read after the lock).
+ * for another connection's append takes the seqs after it (its seq read after the lock). A run's
+ * finish with another domain's write (a compat request's row end) appends its run events (the
+ * run's own, then the other's when its write answered a row) in one list call, not a call each.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { createPostgresCompatRequestRepository } from '../../src/runs/pg-compat-request-repository';
+import type { RunEvent } from '../../src/runs/types';
 import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
 import { migratePostgres } from '../../src/store/postgres/migrate';
-import { postgresForFile } from '../helpers/postgres';
+import { compatRequestRow } from '../helpers/compat-request-row';
+import { postgresForFile, recordingClient } from '../helpers/postgres';
+import { ledgerNodes, runInput } from './ledger-nodes';
 
 const pg = postgresForFile({ statements: true });
 
@@ -142,5 +148,86 @@ describe.skipIf(!pg.available)('a run’s events appended set-based', () => {
       [4, 'tool.finished'],
       [5, 'phase'],
     ]);
+  });
+
+  it('STORE-PG-632: a finish with a compat row’s end appends its events in one list call, the row’s event after the run’s own only when the row was there; stored, answered and announced as before', async () => {
+    const nodes = await ledgerNodes(pg.cluster(), 60_000);
+    closers.push(() => nodes.close());
+    await nodes.sessions('s-one');
+    const sent: string[] = [];
+    const sql = recordingClient(nodes.sql, sent);
+    const ledger = nodes.open('rnr_a', 'host-a', 3_600_000, sql);
+    const compat = createPostgresCompatRequestRepository({ sql });
+    const outcome = {
+      status: 'completed' as const,
+      finish_reason: 'stop',
+      http_status: 200,
+      error: null,
+      prompt_tokens: 12,
+      completion_tokens: 3,
+      finished_at: 2_000,
+    };
+    const seen: RunEvent[] = [];
+    ledger.onAppend((event) => seen.push(event));
+    const finish = async (requestId: string) => {
+      const run = await ledger.create(runInput('s-one'));
+      await ledger.append(run.id, 'phase', { phase: 'model' });
+      if (requestId === 'req_a')
+        await compat.insert(compatRequestRow({ request_id: requestId, run_id: run.id, session_id: 's-one' }));
+      const written: RunEvent[] = [];
+      seen.length = 0;
+      sent.length = 0;
+      const answer = await ledger.updateAndAppend!(
+        run.id,
+        { status: 'completed', finished_at: 3_000 },
+        'run.finished',
+        { status: 'completed' },
+        {
+          queue: true,
+          alongside: {
+            write: compat.finishInRunFinish!(requestId, outcome),
+            event: { type: 'openai_compat.response', payload: { request_id: requestId } },
+            written: (event) => written.push(event),
+          },
+        },
+      );
+      return {
+        run,
+        answer,
+        written,
+        statements: [...sent],
+        events: await ledger.events(run.id),
+        announced: [...seen],
+      };
+    };
+
+    const there = await finish('req_a');
+    expect(there.statements).toHaveLength(1);
+    const text = there.statements[0] ?? '';
+    // One list call for the run's events, no call an event (on the base: one each).
+    expect(text.match(/svc_append_run_event_list\(/g)).toHaveLength(1);
+    expect(text).not.toMatch(/svc_append_run_event\(/);
+    expect(there.events.map((e) => [e.seq, e.type])).toEqual([
+      [1, 'run.queued'],
+      [2, 'phase'],
+      [3, 'run.finished'],
+      [4, 'openai_compat.response'],
+    ]);
+    expect(there.answer.event).toEqual(there.events[2]);
+    expect(there.written).toEqual([there.events[3]]);
+    expect(there.announced).toEqual(there.events.slice(2));
+    expect(there.answer.run.status).toBe('completed');
+    expect((await compat.get('req_a'))?.status).toBe('completed');
+
+    // No compat row: the run's own event alone.
+    const missing = await finish('req_missing');
+    expect(missing.events.map((e) => [e.seq, e.type])).toEqual([
+      [1, 'run.queued'],
+      [2, 'phase'],
+      [3, 'run.finished'],
+    ]);
+    expect(missing.answer.event).toEqual(missing.events[2]);
+    expect(missing.written).toEqual([]);
+    expect(missing.announced).toEqual(missing.events.slice(2));
   });
 });
