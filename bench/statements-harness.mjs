@@ -24,7 +24,9 @@ const TOKEN = 'bench-token';
 export function printRows(rows, per) {
   for (const { text, calls, plans, ms } of [...rows].sort((a, b) => b.calls - a.calls)) {
     if (calls / per < 0.05) continue;
-    const shown = text.startsWith('stack: ') ? text : text.replace(/\s+/g, ' ').slice(0, 150);
+    const shown = text.startsWith('stack: ')
+      ? text
+      : text.replace(/\s+/g, ' ').slice(0, Number(process.env.BENCH_STATEMENTS_WIDTH ?? 150));
     // `plans` (PostgreSQL's top-level plans, when counted): after the calls.
     const planned = plans === undefined ? '' : `${(plans / per).toFixed(2).padStart(7)}  `;
     // `ms` (the server's plan + execution time a call, when counted): after the plans.

@@ -91,24 +91,21 @@ export async function updateRunWithEvent(
         with: `g AS (SELECT (${first.before.ready}) AND EXISTS (SELECT 1 FROM agent_runs WHERE id = $${b + params.length})${queuedGate ? ` AND ${queuedGate}` : ''} AS go),
        ${first.before.ctes(go)}, `,
         gate: ` AND ${go} AND (SELECT count(*) FROM ${first.before.last}) >= 0`,
-        join: ` CROSS JOIN LATERAL svc_append_run_event(r.id, r.session_id, $${f + 1}, $${f + 2}, $${f + 3}) f`,
-        // The run's own event after the step end's (`a` waits for `f`: consecutive seqs).
-        own: (call: string) => `CROSS JOIN LATERAL (SELECT o.event_id, o.event_seq FROM ${call} o
-            WHERE f.event_id IS NOT NULL) a`,
-        answer: `, f.event_id AS svc_first_id, f.event_seq AS svc_first_seq, (${first.before.answer(go)}) AS svc_before`,
+        // The step end's event, first in the run's list (below).
+        event: [f + 1, f + 2, f + 3] as const,
+        answer: `, v.first_id AS svc_first_id, v.first_seq AS svc_first_seq, (${first.before.answer(go)}) AS svc_before`,
         values: [first.event.type, first.event.payload, first.event.created_at],
       }
     : undefined;
   // The other domain's write after the run's row (its lock first), only with it; its event after
-  // the run's own (`b` waits for `a`: consecutive seqs), only when the write answered a row.
+  // the run's own (the next seq), only when the write answered a row.
   const at = f + (first ? 3 : 0);
   const also = alongside
     ? {
         with: `, ${alongside.write.cte(at + 3, 'EXISTS (SELECT 1 FROM r)')}`,
-        join: ` LEFT JOIN LATERAL (SELECT b.event_id, b.event_seq
-             FROM svc_append_run_event(r.id, r.session_id, $${at + 1}, $${at + 2}, $${at + 3}) b
-            WHERE a.event_id IS NOT NULL AND EXISTS (SELECT 1 FROM alongside)) b ON true`,
-        answer: ', b.event_id AS svc_also_id, b.event_seq AS svc_also_seq',
+        // Its event last in the run's list (below), only when the write answered a row.
+        event: [at + 1, at + 2, at + 3] as const,
+        answer: ', v.also_id AS svc_also_id, v.also_seq AS svc_also_seq',
         values: [
           alongside.event.type,
           alongside.event.payload,
@@ -131,13 +128,32 @@ export async function updateRunWithEvent(
   // the run's event: their lock after every other (run row, the other domain's row).
   const call = after?.(values.length + 1);
   const following = call
-    ? `, (SELECT ${appendedJson} FROM ${call.text} e WHERE a.event_id IS NOT NULL) AS svc_appended`
+    ? `, (SELECT ${appendedJson} FROM ${call.text} e WHERE v.own_id IS NOT NULL) AS svc_appended`
     : '';
   // The step end's model call, unconditional (`TrailingInsert`): its own `WITH`, its parameters last.
   const riding = first?.riding;
   const ridingAt = values.length + (call?.values.length ?? 0);
   const ridingWith = riding ? `svc_riding AS (${riding.sql(ridingAt)}), ` : '';
-  const own = `svc_append_run_event(r.id, r.session_id, $${n + 1}, $${n + 2}, $${n + 3})`;
+  // The run's events in one set-based append after its UPDATE (migration 45, p-pgserver): the step
+  // end's (`first`), the run's own, then `alongside`'s when its write answered a row; consecutive
+  // seqs in that order, as the appends one after another gave them.
+  const listed = [...(firstSql ? [firstSql.event] : []), [n + 1, n + 2, n + 3] as const];
+  const listOf = (k: 0 | 1 | 2, type: string) => {
+    const always = `ARRAY[${listed.map((e) => `$${e[k]}::${type}`).join(', ')}]`;
+    return also
+      ? `${always} || CASE WHEN EXISTS (SELECT 1 FROM alongside) THEN ARRAY[$${also.event[k]}::${type}] ELSE '{}'::${type}[] END`
+      : always;
+  };
+  const ownOrd = first ? 2 : 1;
+  const pick = (ord: number, name: string) =>
+    `max(x.event_id) FILTER (WHERE x.ord = ${ord}) AS ${name}_id, max(x.event_seq) FILTER (WHERE x.ord = ${ord}) AS ${name}_seq`;
+  const picks = [
+    ...(first ? [pick(1, 'first')] : []),
+    pick(ownOrd, 'own'),
+    ...(also ? [pick(ownOrd + 1, 'also')] : []),
+  ];
+  const runEvents = ` CROSS JOIN LATERAL (SELECT ${picks.join(', ')}
+         FROM svc_append_run_event_list(r.id, r.session_id, ${listOf(0, 'text')}, ${listOf(1, 'text')}, ${listOf(2, 'bigint')}) x) v`;
   const row = await sql.one<
     PgRunRowWithEvent & {
       svc_queued?: boolean;
@@ -150,8 +166,8 @@ export async function updateRunWithEvent(
     }
   >(
     `WITH ${q}${ridingWith}${firstSql?.with ?? ''}r AS (${text}${gate}${firstSql?.gate ?? ''} RETURNING *)${also?.with ?? ''}
-     SELECT r.*, a.event_id AS svc_event_id, a.event_seq AS svc_event_seq${answer}${firstSql?.answer ?? ''}${also?.answer ?? ''}${following}
-       FROM r${firstSql ? `${firstSql.join} ${firstSql.own(own)}` : ` CROSS JOIN LATERAL ${own} a`}${also?.join ?? ''}`,
+     SELECT r.*, v.own_id AS svc_event_id, v.own_seq AS svc_event_seq${answer}${firstSql?.answer ?? ''}${also?.answer ?? ''}${following}
+       FROM r${runEvents}`,
     [...values, ...(call?.values ?? []), ...(riding?.values ?? [])],
   );
   if (!row) return undefined;

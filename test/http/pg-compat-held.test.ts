@@ -14,7 +14,8 @@ import { until } from '../helpers/until';
 import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
 
 const pg = postgresForFile();
-const LIST = /svc_append_run_event_list\(/;
+/** The held writes' list (its arrays parameters; a finish's own events are a list of `ARRAY[…]`, p-pgserver). */
+const LIST = /svc_append_run_event_list\((r\.id, r\.session_id|\$\d+, \$\d+), \$\d+::text\[\]/;
 const ALONE = /^SELECT event_id, event_seq FROM svc_append_run_event\(/;
 
 describe.skipIf(!pg.available)('a compat run’s held preparation writes on PostgreSQL', () => {

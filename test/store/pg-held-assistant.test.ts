@@ -29,8 +29,12 @@ const EVENT_ALONE =
   /^WITH (svc_riding AS \(INSERT INTO model_calls \([^)]*\) VALUES \([^)]*\)\),\s*)?a AS \(SELECT a\.event_id, a\.event_seq, r\.session_id\s+FROM agent_runs/;
 /** A message INSERT. */
 const MESSAGE = /INSERT INTO messages/;
-/** A message INSERT carrying the run events list (the step's phase and its tool's start). */
-const MESSAGE_WITH_START = /INSERT INTO messages[\s\S]*svc_append_run_event_list/;
+/**
+ * A message INSERT carrying the run events list (the step's phase and its tool's start), its
+ * arrays parameters (a finish's own events go in a list of their own too, `ARRAY[…]`, p-pgserver).
+ */
+const MESSAGE_WITH_START =
+  /INSERT INTO messages[\s\S]*svc_append_run_event_list\(r\.id, r\.session_id, \$\d+::text\[\]/;
 
 describe.skipIf(!pg.available)('a tool step`s assistant message with its tool`s start (PostgreSQL)', () => {
   const closers: (() => Promise<void>)[] = [];

@@ -7,6 +7,7 @@
  */
 import type { Migration } from '../../migrations/types';
 import { appendAcrossDdl } from './append-across';
+import { appendAcrossOnceDdl } from './append-across-once';
 import { appendBatchDdl, appendFunctionsDdl } from './append-functions';
 import { appendListDdl } from './append-list';
 import { coreDdl } from './baseline-core';
@@ -20,6 +21,7 @@ import { genericPlansDdl } from './generic-plans';
 import { modelCallTimesDdl } from './model-call-times';
 import { permissionRequestsDdl } from './permission-requests';
 import { queueAfterClaimLockDdl } from './queue-after-claim-lock';
+import { runEventsSetDdl } from './run-events-set';
 import { runOrderDdl } from './run-order';
 import { adaptiveChangesDdl, sessionChangesDdl, tableChangesDdl } from './table-changes';
 
@@ -41,4 +43,6 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 41, name: 'a session queue read under its claim lock', sql: queueAfterClaimLockDdl },
   { id: 43, name: 'change notifications of sessions', sql: sessionChangesDdl },
   { id: 44, name: 'session event appends across sessions on generic plans', sql: genericPlansDdl },
+  { id: 45, name: 'run event appends in a list set-based', sql: runEventsSetDdl },
+  { id: 46, name: 'session event appends in one statement after the locks', sql: appendAcrossOnceDdl },
 ];
