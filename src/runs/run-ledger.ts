@@ -55,6 +55,12 @@ export interface ClaimedCreate {
    * `announced` says they were, else the caller publishes them.
    */
   announce?: (run: ClaimedRow) => readonly { type: string; payload: Record<string, unknown> }[] | undefined;
+  /**
+   * Told once the statement is sent, before its answer, when `announce`'s events went in it (it goes
+   * alone): the run as its values make it (p-pgoverlap: the run is launched during the round trip,
+   * ../agent/run-control.ts `launchEarly`). The answer (or the failure) is createClaimed's as ever.
+   */
+  sent?: (run: AgentRun) => void;
 }
 
 /** What `ClaimedCreate.announce` reads of the run it builds the events of. */
