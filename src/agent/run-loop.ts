@@ -32,7 +32,7 @@ import { type ResumedTurn, resumedTurn, runWaitingCalls, type ToolCallPart } fro
 import { compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
 import { afterStart, gatedWrite } from './start-answer';
-import { type SessionFunnel, sessionStartOf, sessionVersion } from './step-ends';
+import { restampRunStart, type SessionFunnel, sessionStartOf, sessionVersion } from './step-ends';
 import { keptSdk, loadSdk } from './step-request';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { deferredSpecs, deferredToolsBlock, exposureLevel } from './tool-exposure';
@@ -80,8 +80,10 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     // Launched during its start's round trip (p-pgoverlap): the model is asked once the start
     // answered; a failed start ends the run here, nothing of it written (its launcher reset it).
     const may = afterStart(x.answered);
-    if (may !== true && !(may !== false && (await may)))
-      return outcome(c, 'failed', 'error', 'the run did not start');
+    if (may !== true) {
+      if (may === false || !(await may)) return outcome(c, 'failed', 'error', 'the run did not start');
+      restampRunStart(c, c.sessionId);
+    }
     await consumeStream(c, t, startStream(history, c.steps));
     await recoverLength(c, t, startStream);
     const settled = await settleRun(c, t);
