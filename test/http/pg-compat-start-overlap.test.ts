@@ -174,6 +174,58 @@ describe.skipIf(!pg.available)('a lone compat start overlapping its run’s prep
     expect(app.agent.active()).toEqual([]);
   });
 
+  it('STORE-PG-613: a cancel in the window of a start whose statement then fails: nothing of the run written, no model asked, the cancel answers, the runtime at rest; a later request works', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    closers.push(() => sql.close());
+    const server = await compatServer([reply().text('warm'), reply().text('later')], { postgres: sql });
+    closers.push(() => server.app.close());
+    const { app, post, provider } = server;
+    await streamedAnswer(server.client);
+    await settledCompatRow(app);
+    const count = async (table: string) =>
+      Number((await sql.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
+    const tables = [
+      'sessions',
+      'agent_runs',
+      'agent_run_events',
+      'messages',
+      'openai_compat_requests',
+      'session_events',
+    ];
+    const before = await Promise.all(tables.map(count));
+    const requests = provider.requests.length;
+    let cancelled: Promise<unknown> | undefined;
+    const order = marks(app, (sessionId) => {
+      cancelled ??= app.agent.cancel(sessionId).then(
+        () => order.push('cancel answered'),
+        () => order.push('cancel refused'),
+      );
+    });
+
+    const drop = await slowStart(sql, 0.3, 'injected start fault');
+    const failed = await post('/v1/chat/completions', body('fail me'));
+    await drop();
+    await cancelled;
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect(await failed.json()).toEqual({
+      error: expect.stringMatching(/injected start fault/),
+      code: failed.status,
+    });
+    expect(order[0]).toBe('prepared');
+    expect(order).toContain('answered');
+    expect(order.filter((mark) => mark.startsWith('cancel'))).toHaveLength(1);
+    await app.bus.flush();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await Promise.all(tables.map(count))).toEqual(before);
+    expect(provider.requests.length).toBe(requests);
+    expect(app.agent.active()).toEqual([]);
+
+    const later = await post('/v1/chat/completions', body('later'));
+    expect(later.status).toBe(200);
+    expect((await settledCompatRow(app)).status).toBe('completed');
+    expect(app.agent.active()).toEqual([]);
+  });
+
   it('STORE-PG-612: a cancel during the start’s round trip waits for its answer; the run ends as when launched after it (status, its events) and the session log and answer are SQLite’s', async () => {
     const run = async (postgres?: Sql, late = false) => {
       const server = await compatServer([reply().text('warm'), reply().text('not asked')], {
