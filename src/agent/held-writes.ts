@@ -26,7 +26,7 @@
 import type { HeldBuild } from '../observe/prompt-stack';
 import type { Held } from './held-event';
 import type { HeldWrites, RunContext, StopState } from './run-types';
-import { gatedWrite } from './start-answer';
+import { afterStart, gatedWrite } from './start-answer';
 
 export type { HeldWrites };
 
@@ -140,6 +140,9 @@ export async function appendToLedger(
   type: string,
   payload: Record<string, unknown>,
 ): Promise<void> {
+  // A run launched before its start's answer (p-pgoverlap): after it, nothing when it failed.
+  if (afterStart(c.x.answered) !== true)
+    return await gatedWrite(c.x.answered, () => appendToLedger(c, type, payload));
   // No await where nothing is held: SQLite's append starts in this tick, as before.
   const flushing = c.held.flush();
   if (flushing) await flushing;

@@ -22,7 +22,7 @@ import { executeRun, promptPhase, type RunOutcome, type StopState } from './run-
 import { claimDequeued, enqueueRun, storedRun } from './run-queue';
 import type { RunExecution } from './run-types';
 import { type AgentCore, queuePayload, statePayload } from './session-runtime';
-import { type StartAnswer, startAnswer } from './start-answer';
+import type { StartAnswer } from './start-answer';
 import type { ChildRunInput, StartHooks } from './types';
 
 const CANCEL_POLL_MS = 1000;
@@ -95,97 +95,6 @@ export async function launchClaimed(
   });
 }
 
-/** What the sender of a run launched by `launchEarly` tells it once its start statement answered. */
-export interface EarlyLaunch {
-  /**
-   * The statement wrote the run (`claim`: createClaimed's answer): the run goes on (its model
-   * request, its writes), its row the one written. Rejects as `launchClaimed` would.
-   */
-  answered(claim: Extract<ClaimResult, { ok: true }>): Promise<void>;
-  /**
-   * The start failed (its statement, or the send after it: `committed`): the run ends with
-   * nothing written, no model asked; its runtime (busy session, controller, lease hold) is reset
-   * now, before the caller's own handling of the failure.
-   */
-  abandon(committed: boolean): void;
-}
-
-/**
- * Launch a run inserted claimed with its new session while its lone start statement is on its way
- * (p-pgoverlap, PostgreSQL: `ClaimedCreate.sent`): as `launchClaimed` with its prompt and start
- * events in that statement, but its preparation (model, history, tools, system prompt) runs
- * during the statement's round trip. `run`: the row as its values make it (the answer's columns
- * are copied onto it). Until the answer (`EarlyLaunch`) the model is not asked, nothing of the run
- * is written (`RunExecution.answered`), a stop waits for it (`Runtime.starting`) and the sender's
- * `opened` is not told. Not with a durable engine (its workflow starts by a write).
- */
-export function launchEarly(
-  core: AgentCore,
-  run: AgentRun,
-  options: {
-    kind: AgentKind;
-    session: Session;
-    alongside?: ClaimAlongside;
-    prompted: NonNullable<RunExecution['prompted']>;
-  },
-): EarlyLaunch {
-  const start = startAnswer();
-  const rt = core.runtime(run.session_id);
-  rt.starting = start.answer;
-  const { alongside } = options;
-  // The sender's `opened`, once its insert is known written (the answer) and the run opened.
-  let tell: (() => void) | undefined;
-  let opened = false;
-  const launched = launchRun(core, run, {
-    kind: options.kind,
-    session: options.session,
-    rest: [],
-    started: true,
-    phased: true,
-    announced: true,
-    prompted: options.prompted,
-    answered: start,
-    ...(alongside?.opened
-      ? {
-          opened: () => {
-            opened = true;
-            tell?.();
-          },
-        }
-      : {}),
-  });
-  const settled = (ok: boolean) => {
-    if (rt.starting === start.answer) rt.starting = undefined;
-    start.settle(ok);
-  };
-  return {
-    async answered(claim) {
-      Object.assign(run, claim.run);
-      if (claim.alongside && alongside?.opened) {
-        tell = openedOnce(alongside);
-        if (opened) tell();
-      }
-      recordProject(core.host);
-      settled(true);
-      await launched;
-    },
-    abandon(committed) {
-      launched.catch(() => {});
-      if (rt.runId === run.id) {
-        rt.controller = undefined;
-        rt.stop = undefined;
-        rt.promise = undefined;
-        // Nothing of it was published here (its start events went with the statement).
-        core.setState(run.session_id, 'idle', null, true);
-      }
-      void core.deps.runLeases?.end(run);
-      // Its statement wrote nothing: nobody can wait for it (a committed one is cancelled by its caller).
-      if (!committed) core.deferreds.delete(run.id);
-      settled(false);
-    },
-  };
-}
-
 /** `run.started`'s session event: the run's model, else its session's, its kind's, the config's. */
 function runStartedEvent(
   a: AgentCore['host'],
@@ -231,7 +140,7 @@ export function startEvents(
  * The sender's `opened`, told once: by the run's opening, or by its end when it ended before.
  * Only for a run whose claim wrote the sender's insert (the sender waits for its prompt message then).
  */
-function openedOnce(alongside: ClaimAlongside): () => void {
+export function openedOnce(alongside: ClaimAlongside): () => void {
   let told = false;
   return () => {
     if (told) return;
@@ -290,7 +199,7 @@ async function runHere(
 }
 
 /** The run's execution and its finish, on this node (a claimed run, or one resumed here). */
-async function launchRun(
+export async function launchRun(
   core: AgentCore,
   claimed: AgentRun,
   options: {

@@ -31,7 +31,6 @@ import { providerFailure, recordFailure } from './run-failure';
 import { type ResumedTurn, resumedTurn, runWaitingCalls, type ToolCallPart } from './run-resume';
 import { compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
-import { afterStart, gatedWrite } from './start-answer';
 import { restampRunStart, type SessionFunnel, sessionStartOf, sessionVersion } from './step-ends';
 import { keptSdk, loadSdk } from './step-request';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
@@ -61,10 +60,8 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     resultMessageId: null,
     held: heldEvent(app, run.id),
     calls: holdCalls(app, run.id),
-    // After the run's last step end held for its finish: that step end first, alone. A run
-    // launched before its start's answer (p-pgoverlap): after that answer, nothing if it failed.
-    ledger: (type, payload = {}) =>
-      gatedWrite(x.answered, () => afterLastEnd(run.id, app.log, () => appendToLedger(c, type, payload))),
+    // After the run's last step end held for its finish: that step end first, alone.
+    ledger: (type, payload = {}) => afterLastEnd(run.id, app.log, () => appendToLedger(c, type, payload)),
   };
   const heldAtEnd = writeHeldOnStop(c, x.stop);
   try {
@@ -77,13 +74,8 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const effort = t.session.reasoning_effort ?? c.kind.reasoning_effort;
     const ai = keptSdk() ?? (await loadSdk());
     const startStream = streamStarter(c, t, ai, providerOptionsFor(t.resolved, effort));
-    // Launched during its start's round trip (p-pgoverlap): the model is asked once the start
-    // answered; a failed start ends the run here, nothing of it written (its launcher reset it).
-    const may = afterStart(x.answered);
-    if (may !== true) {
-      if (may === false || !(await may)) return outcome(c, 'failed', 'error', 'the run did not start');
-      restampRunStart(c, c.sessionId);
-    }
+    const started = x.answered?.started(() => restampRunStart(c, c.sessionId)) ?? true; // p-pgoverlap
+    if (started !== true && !(await started)) return outcome(c, 'failed', 'error', 'the run did not start');
     await consumeStream(c, t, startStream(history, c.steps));
     await recoverLength(c, t, startStream);
     const settled = await settleRun(c, t);
@@ -111,9 +103,7 @@ async function prepare(
     ? { ...resumed, session: await app.sessions.require(c.sessionId) }
     : await openRun(c);
   if ('status' in started) return started;
-  // The adaptive monitor handles run.started before the run assembles its prompt and tools. Not
-  // for a run launched before its start's answer with the layer off (p-pgoverlap): its start's
-  // events (run.started), in that statement, have no work there; waiting would wait for the answer.
+  // The adaptive monitor handles run.started before the run assembles its prompt and tools (layer off: none).
   if (!(x.answered && app.adaptive?.enabled?.() === false)) await app.adaptive?.settled();
   // A compat request's run (the HTTP service's surface handed it its model): the writes of its
   // start-up stretch (model.resolved, the prompt stack row, prompt.assembled) share one commit,
@@ -233,7 +223,6 @@ async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
     session = await app.sessions.update(sessionId, { title: titleFromPrompt(run.prompt) });
     version = undefined;
   }
-
   // [budget]: a session or day whose spend reached its limit starts no new run.
   const spent = await app.telemetry.ledger.spent(sessionId);
   if (spent) {

@@ -9,6 +9,12 @@
 export interface StartAnswer {
   readonly answer: Promise<boolean>;
   readonly ok?: boolean;
+  /**
+   * Before the run's model request: true at once when the start answered ok, else whether it did
+   * once it answers, `ok` called first then (./step-ends.ts `restampRunStart`: the answer moved the
+   * session row's version, nothing else wrote the new session).
+   */
+  started(ok: () => void): boolean | Promise<boolean>;
 }
 
 /** A start answer the sender settles: true, its statement wrote the run; false, it failed. */
@@ -17,12 +23,19 @@ export function startAnswer(): StartAnswer & { settle(ok: boolean): void } {
   const answer = new Promise<boolean>((r) => {
     resolve = r;
   });
-  const state: { answer: Promise<boolean>; ok?: boolean; settle(ok: boolean): void } = {
+  const state: StartAnswer & { ok?: boolean; settle(ok: boolean): void } = {
     answer,
     settle(ok) {
       if (state.ok !== undefined) return;
       state.ok = ok;
       resolve(ok);
+    },
+    started(then) {
+      if (state.ok !== undefined) return state.ok;
+      return answer.then((ok) => {
+        if (ok) then();
+        return ok;
+      });
     },
   };
   return state;
