@@ -43,6 +43,44 @@ async function slowStart(sql: Sql, seconds: number, fail?: string): Promise<() =
 }
 
 /**
+ * A PostgreSQL compat server after one request; `atRest` checks that nothing of a failed start was
+ * written (six tables' counts as before), no model was asked, and no run is active.
+ */
+async function warmedForAFailingStart(closers: (() => Promise<unknown>)[]) {
+  const sql = await migratedDatabase(pg.cluster());
+  closers.push(() => sql.close());
+  const server = await compatServer([reply().text('warm'), reply().text('later')], { postgres: sql });
+  closers.push(() => server.app.close());
+  const { app, post, provider } = server;
+  await streamedAnswer(server.client);
+  await settledCompatRow(app);
+  const tables = [
+    'sessions',
+    'agent_runs',
+    'agent_run_events',
+    'messages',
+    'openai_compat_requests',
+    'session_events',
+  ];
+  const counts = () =>
+    Promise.all(
+      tables.map(async (table) =>
+        Number((await sql.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n),
+      ),
+    );
+  const before = await counts();
+  const requests = provider.requests.length;
+  const atRest = async () => {
+    await app.bus.flush();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await counts()).toEqual(before);
+    expect(provider.requests.length).toBe(requests);
+    expect(app.agent.active()).toEqual([]);
+  };
+  return { sql, app, post, atRest };
+}
+
+/**
  * What happens in order: `prepared` (the run binds its handed model: its preparation), `answered`
  * (the start's `createClaimed` answered or failed), `model` (the model request arrives);
  * `onPrepared`, called at `prepared`.
@@ -118,25 +156,7 @@ describe.skipIf(!pg.available)('a lone compat start overlapping its run’s prep
   });
 
   it('STORE-PG-611: a start statement failing after the run prepared answers the client as a failing start does, writes nothing of the run, asks no model, resets the session’s runtime; a later request works', async () => {
-    const sql = await migratedDatabase(pg.cluster());
-    closers.push(() => sql.close());
-    const server = await compatServer([reply().text('warm'), reply().text('later')], { postgres: sql });
-    closers.push(() => server.app.close());
-    const { app, post, provider } = server;
-    await streamedAnswer(server.client);
-    await settledCompatRow(app);
-    const count = async (table: string) =>
-      Number((await sql.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
-    const tables = [
-      'sessions',
-      'agent_runs',
-      'agent_run_events',
-      'messages',
-      'openai_compat_requests',
-      'session_events',
-    ];
-    const before = await Promise.all(tables.map(count));
-    const requests = provider.requests.length;
+    const { sql, app, post, atRest } = await warmedForAFailingStart(closers);
     const order = marks(app);
 
     const drop = await slowStart(sql, 0.3, 'injected start fault');
@@ -159,12 +179,7 @@ describe.skipIf(!pg.available)('a lone compat start overlapping its run’s prep
     });
     // Prepared in the window (on the base: never, the run launched only after a good answer).
     expect(order).toEqual(['prepared', 'answered']);
-    await app.bus.flush();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await Promise.all(tables.map(count))).toEqual(before);
-    expect(provider.requests.length).toBe(requests);
-    // The session's runtime at rest: no active run here.
-    expect(app.agent.active()).toEqual([]);
+    await atRest();
 
     const later = await post('/v1/chat/completions', body('later'));
     expect(later.status).toBe(200);
@@ -175,25 +190,7 @@ describe.skipIf(!pg.available)('a lone compat start overlapping its run’s prep
   });
 
   it('STORE-PG-613: a cancel in the window of a start whose statement then fails: nothing of the run written, no model asked, the cancel answers, the runtime at rest; a later request works', async () => {
-    const sql = await migratedDatabase(pg.cluster());
-    closers.push(() => sql.close());
-    const server = await compatServer([reply().text('warm'), reply().text('later')], { postgres: sql });
-    closers.push(() => server.app.close());
-    const { app, post, provider } = server;
-    await streamedAnswer(server.client);
-    await settledCompatRow(app);
-    const count = async (table: string) =>
-      Number((await sql.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
-    const tables = [
-      'sessions',
-      'agent_runs',
-      'agent_run_events',
-      'messages',
-      'openai_compat_requests',
-      'session_events',
-    ];
-    const before = await Promise.all(tables.map(count));
-    const requests = provider.requests.length;
+    const { sql, app, post, atRest } = await warmedForAFailingStart(closers);
     let cancelled: Promise<unknown> | undefined;
     const order = marks(app, (sessionId) => {
       cancelled ??= app.agent.cancel(sessionId).then(
@@ -214,11 +211,7 @@ describe.skipIf(!pg.available)('a lone compat start overlapping its run’s prep
     expect(order[0]).toBe('prepared');
     expect(order).toContain('answered');
     expect(order.filter((mark) => mark.startsWith('cancel'))).toHaveLength(1);
-    await app.bus.flush();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await Promise.all(tables.map(count))).toEqual(before);
-    expect(provider.requests.length).toBe(requests);
-    expect(app.agent.active()).toEqual([]);
+    await atRest();
 
     const later = await post('/v1/chat/completions', body('later'));
     expect(later.status).toBe(200);
