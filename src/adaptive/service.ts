@@ -87,11 +87,6 @@ export interface AdaptiveService {
    * the handlers used to finish within the microtask after the event.
    */
   settled(): Promise<void>;
-  /**
-   * Whether the layer is on (`[adaptive] enabled`). Off, a run's start events have no work here
-   * (p-pgoverlap: a run launched before its start's answer does not wait for them).
-   */
-  enabled?(): boolean;
   close(): void;
 }
 
@@ -175,7 +170,6 @@ export function createAdaptiveService(deps: AdaptiveDeps): AdaptiveService {
     monitorStats: () => ({ ...ctx.stats }),
     idle: reviews.idle,
     settled: subscription.settled,
-    enabled: ctx.enabled,
     close() {
       ctx.lifecycle.closed = true;
       subscription.unsubscribe();

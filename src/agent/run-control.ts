@@ -22,7 +22,6 @@ import { executeRun, promptPhase, type RunOutcome, type StopState } from './run-
 import { claimDequeued, enqueueRun, storedRun } from './run-queue';
 import type { RunExecution } from './run-types';
 import { type AgentCore, queuePayload, statePayload } from './session-runtime';
-import type { StartAnswer } from './start-answer';
 import type { ChildRunInput, StartHooks } from './types';
 
 const CANCEL_POLL_MS = 1000;
@@ -140,7 +139,7 @@ export function startEvents(
  * The sender's `opened`, told once: by the run's opening, or by its end when it ended before.
  * Only for a run whose claim wrote the sender's insert (the sender waits for its prompt message then).
  */
-export function openedOnce(alongside: ClaimAlongside): () => void {
+function openedOnce(alongside: ClaimAlongside): () => void {
   let told = false;
   return () => {
     if (told) return;
@@ -199,7 +198,7 @@ async function runHere(
 }
 
 /** The run's execution and its finish, on this node (a claimed run, or one resumed here). */
-export async function launchRun(
+async function launchRun(
   core: AgentCore,
   claimed: AgentRun,
   options: {
@@ -222,8 +221,6 @@ export async function launchRun(
     prompted?: RunExecution['prompted'];
     /** Its state.changed, queue.changed and run.started went in its INSERT's statement (`startEvents`). */
     announced?: boolean;
-    /** Launched before its INSERT's answer (`launchEarly`): `RunExecution.answered`. */
-    answered?: StartAnswer;
   },
   resumed?: (outcome: RunOutcome) => void,
 ): Promise<void> {
@@ -248,8 +245,7 @@ export async function launchRun(
     agent: claimed.agent,
     ...(claimed.parent_run_id ? { parent_run_id: claimed.parent_run_id } : {}),
   });
-  // Launched before its start's answer: counted once the start answered (`launchEarly`).
-  if (!options.subagent && !options.answered) recordProject(a);
+  if (!options.subagent) recordProject(a);
   const poll = pollCancel(core, claimed, controller, stop);
   const resume = resumed !== undefined && !options.dequeued;
   const runApp = options.workspace ? withWorkspace(a, options.workspace.root) : a;
@@ -279,7 +275,6 @@ export async function launchRun(
       phased: options.phased,
       ...(options.opened ? { opened: options.opened } : {}),
       ...(options.prompted ? { prompted: options.prompted } : {}),
-      ...(options.answered ? { answered: options.answered } : {}),
     });
   // A root run started here runs as the durable engine's workflow (one resumed here already is).
   const durable = !resume && !options.dequeued && !options.subagent ? core.deps.durable : undefined;
@@ -301,11 +296,6 @@ export async function launchRun(
       }),
     )
     .then(async (outcome) => {
-      // Its start failed (`launchEarly`): nothing of it written, its runtime reset by its launcher.
-      if (options.answered?.ok === false) {
-        clearInterval(poll);
-        return;
-      }
       options.opened?.();
       clearInterval(poll);
       resumed?.(outcome);

@@ -31,7 +31,7 @@ import { providerFailure, recordFailure } from './run-failure';
 import { type ResumedTurn, resumedTurn, runWaitingCalls, type ToolCallPart } from './run-resume';
 import { compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
-import { restampRunStart, type SessionFunnel, sessionStartOf, sessionVersion } from './step-ends';
+import { type SessionFunnel, sessionStartOf, sessionVersion } from './step-ends';
 import { keptSdk, loadSdk } from './step-request';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { deferredSpecs, deferredToolsBlock, exposureLevel } from './tool-exposure';
@@ -74,8 +74,6 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const effort = t.session.reasoning_effort ?? c.kind.reasoning_effort;
     const ai = keptSdk() ?? (await loadSdk());
     const startStream = streamStarter(c, t, ai, providerOptionsFor(t.resolved, effort));
-    const started = x.answered?.started(() => restampRunStart(c, c.sessionId)) ?? true; // p-pgoverlap
-    if (started !== true && !(await started)) return outcome(c, 'failed', 'error', 'the run did not start');
     await consumeStream(c, t, startStream(history, c.steps));
     await recoverLength(c, t, startStream);
     const settled = await settleRun(c, t);
@@ -103,8 +101,8 @@ async function prepare(
     ? { ...resumed, session: await app.sessions.require(c.sessionId) }
     : await openRun(c);
   if ('status' in started) return started;
-  // The adaptive monitor handles run.started before the run assembles its prompt and tools (layer off: none).
-  if (!(x.answered && app.adaptive?.enabled?.() === false)) await app.adaptive?.settled();
+  // The adaptive monitor handles run.started before the run assembles its prompt and tools.
+  await app.adaptive?.settled();
   // A compat request's run (the HTTP service's surface handed it its model): the writes of its
   // start-up stretch (model.resolved, the prompt stack row, prompt.assembled) share one commit,
   // made when the process next waits for I/O (the model request), not three commits before the
@@ -223,6 +221,7 @@ async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
     session = await app.sessions.update(sessionId, { title: titleFromPrompt(run.prompt) });
     version = undefined;
   }
+
   // [budget]: a session or day whose spend reached its limit starts no new run.
   const spent = await app.telemetry.ledger.spent(sessionId);
   if (spent) {

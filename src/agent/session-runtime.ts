@@ -40,11 +40,6 @@ export interface Runtime {
    * nothing and publishes no `cancelling` (it would follow the idle state in the log).
    */
   finishing?: boolean;
-  /**
-   * The start's answer while its run is launched before it (p-pgoverlap, ./run-control.ts
-   * `launchEarly`): a stop waits for it (`abortRun`).
-   */
-  starting?: Promise<boolean>;
 }
 
 interface Deferred {
@@ -358,18 +353,6 @@ export function abortRun(
 ) {
   const rt = core.runtime(sessionId);
   if (!rt.controller || rt.controller.signal.aborted) return;
-  if (rt.starting) {
-    // Launched during its start's round trip (p-pgoverlap): stopped once the start answered (a
-    // failed start: nothing to stop), its `cancelling` after the start's events; what it holds
-    // is written then, `stop.written` its promise.
-    const stop = rt.stop!;
-    stop.written = rt.starting.then(() => {
-      stop.written = undefined;
-      abortRun(core, sessionId, reason, publishCancelling, abortReason);
-      return stop.written;
-    });
-    return;
-  }
   rt.stop!.status ??= 'cancelled';
   rt.stop!.reason ??= reason;
   // A result held for the step's end goes first: its events before `cancelling`, as on SQLite.

@@ -97,16 +97,6 @@ export function rememberRunStart(run: object, session: SessionFunnel, version: n
   runStarts.set(run, { session, version });
 }
 
-/**
- * A run launched before its start's answer (p-pgoverlap): the session row its preparation had in
- * hand is the one that statement wrote, whose answer moved the row's version; nothing else can
- * have written the new session meanwhile. Its remembered start holds at the version now.
- */
-export function restampRunStart(run: object, sessionId: string): void {
-  const start = runStarts.get(run);
-  if (start) start.version = sessionVersion(sessionId);
-}
-
 export function runStartFor(run: object, sessionId: string): SessionFunnel | undefined {
   const start = runStarts.get(run);
   runStarts.delete(run);
