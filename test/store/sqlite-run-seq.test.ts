@@ -108,7 +108,11 @@ describe('the run ledger’s seq on SQLite', () => {
     const script = `const db = new (require(${JSON.stringify(require.resolve('better-sqlite3'))}))(${JSON.stringify(file)}, { timeout: 10000 });
 const insert = db.prepare("INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at) VALUES (?, 'ses_1', (SELECT coalesce(max(seq), 0) + 1 FROM agent_run_events WHERE run_id = ?), 'other', '{}', 0)");
 const pair = db.transaction(() => { insert.run(${JSON.stringify(run.id)}, ${JSON.stringify(run.id)}); insert.run(${JSON.stringify(run.id)}, ${JSON.stringify(run.id)}); });
-for (let i = 0; i < 60; i++) { pair.immediate(); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2); }`;
+const mine = db.prepare("SELECT count(*) AS n FROM agent_run_events WHERE run_id = ? AND type = 'mine'");
+const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+// Waits (bounded) for this test's appends so the two processes interleave at any load.
+const awaitMine = (n) => { for (let t = 0; t < 10000 && mine.get(${JSON.stringify(run.id)}).n < n; t++) sleep(2); };
+for (let i = 0; i < 60; i++) { if (i === 1) awaitMine(1); if (i === 30) awaitMine(150); pair.immediate(); sleep(2); }`;
     const child = spawn(process.execPath, ['-e', script], { cwd: join(file, '..'), stdio: 'inherit' });
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     const count = db.prepare(
