@@ -343,6 +343,32 @@ export async function migratedDatabase(cluster: PostgresCluster): Promise<SqlCli
   return sql;
 }
 
+/**
+ * A new database of `cluster` migrated in place (not a template's copy: a `pg_stat_statements`
+ * count sees its statements from the start), svc's client of `poolSize` connections on it and a
+ * plain driver client (for `pg_stat_statements`, LISTEN, a second connection's locks); `close`
+ * ends the driver client, then svc's.
+ */
+export async function migratedInPlace(
+  cluster: PostgresCluster,
+  poolSize = 1,
+): Promise<{ url: string; sql: SqlClient; client: pgDriver.Client; close(): Promise<void> }> {
+  const url = await cluster.createDatabase();
+  const sql = await clientOf(url, poolSize);
+  await migratePostgres(sql);
+  const client = new pgDriver.Client({ connectionString: url });
+  await client.connect();
+  return {
+    url,
+    sql,
+    client,
+    close: async () => {
+      await client.end();
+      await sql.close();
+    },
+  };
+}
+
 /** Two nodes on one fresh migrated database (as migratedDatabase): two pools of 4 connections each. */
 export async function twoNodes(
   cluster: PostgresCluster,

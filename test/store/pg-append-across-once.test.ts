@@ -6,10 +6,9 @@
  * answers and notifications are STORE-PG-100's (test/store/pg-append-across.test.ts), checked here
  * for a call of two sessions too.
  */
+import pgDriver from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPostgresClient } from '../../src/store/postgres/client';
-import { migratePostgres } from '../../src/store/postgres/migrate';
-import { postgresForFile } from '../helpers/postgres';
+import { migratedInPlace, postgresForFile } from '../helpers/postgres';
 
 const pg = postgresForFile({ statements: true });
 
@@ -22,20 +21,9 @@ describe.skipIf(!pg.available)(
     });
 
     it('STORE-PG-633: a call is its locks and one statement: the events, each session’s previous id and one NOTIFY a session with its last id', async () => {
-      const url = await pg.cluster().createDatabase();
-      const sql = await createPostgresClient({
-        url,
-        pool_size: 1,
-        statement_timeout_ms: 30_000,
-        connect_timeout_ms: 5_000,
-      });
-      closers.push(() => sql.close());
-      await migratePostgres(sql);
-      const { default: driver } = await import('pg');
-      const client = new driver.Client({ connectionString: url });
-      await client.connect();
-      closers.push(() => client.end());
-      const listener = new driver.Client({ connectionString: url });
+      const { url, sql, client, close } = await migratedInPlace(pg.cluster());
+      closers.push(close);
+      const listener = new pgDriver.Client({ connectionString: url });
       await listener.connect();
       closers.push(() => listener.end());
       const notices: string[] = [];

@@ -7,9 +7,7 @@
  * function's answers are STORE-PG-100's.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPostgresClient } from '../../src/store/postgres/client';
-import { migratePostgres } from '../../src/store/postgres/migrate';
-import { postgresForFile } from '../helpers/postgres';
+import { migratedInPlace, postgresForFile } from '../helpers/postgres';
 
 const pg = postgresForFile({ statements: true });
 
@@ -20,19 +18,8 @@ describe.skipIf(!pg.available)('session event appends across sessions on generic
   });
 
   it('STORE-PG-320: a connection plans svc_append_events_across statements once, not on every call', async () => {
-    const url = await pg.cluster().createDatabase();
-    const sql = await createPostgresClient({
-      url,
-      pool_size: 1,
-      statement_timeout_ms: 30_000,
-      connect_timeout_ms: 5_000,
-    });
-    closers.push(() => sql.close());
-    await migratePostgres(sql);
-    const { default: driver } = await import('pg');
-    const client = new driver.Client({ connectionString: url });
-    await client.connect();
-    closers.push(() => client.end());
+    const { client, close } = await migratedInPlace(pg.cluster());
+    closers.push(close);
     await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     await client.query("SET pg_stat_statements.track = 'all'");
     await client.query('SET pg_stat_statements.track_planning = on');

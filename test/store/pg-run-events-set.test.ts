@@ -13,10 +13,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPostgresCompatRequestRepository } from '../../src/runs/pg-compat-request-repository';
 import type { RunEvent } from '../../src/runs/types';
-import { createPostgresClient, type SqlClient } from '../../src/store/postgres/client';
-import { migratePostgres } from '../../src/store/postgres/migrate';
+import type { SqlClient } from '../../src/store/postgres/client';
 import { compatRequestRow } from '../helpers/compat-request-row';
-import { postgresForFile, recordingClient } from '../helpers/postgres';
+import { migratedInPlace, postgresForFile, recordingClient } from '../helpers/postgres';
 import { ledgerNodes, runInput } from './ledger-nodes';
 
 const pg = postgresForFile({ statements: true });
@@ -32,15 +31,8 @@ describe.skipIf(!pg.available)('a run’s events appended set-based', () => {
 
   /** A migrated database with the session `s1` and the run `run_a` (two events), and a driver client on it. */
   async function database() {
-    const url = await pg.cluster().createDatabase();
-    const sql: SqlClient = await createPostgresClient({
-      url,
-      pool_size: 2,
-      statement_timeout_ms: 30_000,
-      connect_timeout_ms: 5_000,
-    });
-    closers.push(() => sql.close());
-    await migratePostgres(sql);
+    const { url, sql, client, close } = await migratedInPlace(pg.cluster(), 2);
+    closers.push(close);
     await sql.run("INSERT INTO sessions (id, created_at, updated_at) VALUES ('s1', 1, 1)");
     await sql.run(
       `INSERT INTO agent_runs (id, session_id, family_session_id, status, agent, origin, created_at, updated_at)
@@ -48,10 +40,6 @@ describe.skipIf(!pg.available)('a run’s events appended set-based', () => {
     );
     for (const type of ['run.queued', 'run.started'])
       await sql.run("SELECT svc_append_run_event('run_a', 's1', $1, '{}', 2)", [type]);
-    const { default: driver } = await import('pg');
-    const client = new driver.Client({ connectionString: url });
-    await client.connect();
-    closers.push(() => client.end());
     return { sql, client, url };
   }
 
