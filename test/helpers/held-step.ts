@@ -3,8 +3,9 @@
  * read-only echo and a read-only tool that asks, the step end's statements that carry a whole step,
  * and the checks of a run's rows and logs against SQLite's.
  */
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import { z } from 'zod';
+import { StepRecorder } from '../../src/agent/step-recorder';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { defineTool } from '../../src/tools/core/define-tool';
 import { echoTool } from './agent-harness';
@@ -70,4 +71,22 @@ export async function sessionLogSound(r: Run) {
   expect(ids).toEqual(ids.map((_, i) => (ids[0] ?? 0) + i));
   const replayed = (await r.app.bus.replay(r.session.id, 0)).events;
   expect(replayed.map((e) => [e.id, e.type])).toEqual(r.sessionEvents.map((e) => [e.id, e.type]));
+}
+
+/**
+ * From now on, `act` is called (with the recorder) at the `n`th text delta any step recorder
+ * records, right after it is recorded; answers the spy's restore.
+ */
+export function atTextDelta(n: number, act: (recorder: StepRecorder) => void): () => void {
+  let deltas = 0;
+  const textDelta = StepRecorder.prototype.textDelta;
+  const spy = vi.spyOn(StepRecorder.prototype, 'textDelta').mockImplementation(function (
+    this: StepRecorder,
+    ...args: Parameters<StepRecorder['textDelta']>
+  ) {
+    const out = textDelta.apply(this, args);
+    if (++deltas === n) act(this);
+    return out;
+  });
+  return () => spy.mockRestore();
 }

@@ -9,10 +9,10 @@
  * finish waits for the cancel: whatever the load.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { StepRecorder } from '../../src/agent/step-recorder';
 import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { reply } from '../helpers/fake-provider';
+import { atTextDelta } from '../helpers/held-step';
 import { storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
 
@@ -55,17 +55,7 @@ describe.skipIf(!pg.available)('a text step’s first text while it is being wri
     let armed: Promise<void> | undefined;
     const started = async (app: App, sessionId: string) => {
       await armed;
-      let deltas = 0;
-      const textDelta = StepRecorder.prototype.textDelta;
-      const spy = vi.spyOn(StepRecorder.prototype, 'textDelta').mockImplementation(function (
-        this: StepRecorder,
-        ...args: Parameters<StepRecorder['textDelta']>
-      ) {
-        const out = textDelta.apply(this, args);
-        if (++deltas === 2) cancelled(app.agent.cancel(sessionId));
-        return out;
-      });
-      spies.push(() => spy.mockRestore());
+      spies.push(atTextDelta(2, () => cancelled(app.agent.cancel(sessionId))));
     };
     let lite: Run;
     let r: Run;

@@ -16,7 +16,6 @@
  * - `SVC_STEP_ONCE=0` turns both off.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { StepRecorder } from '../../src/agent/step-recorder';
 import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { reply } from '../helpers/fake-provider';
@@ -24,6 +23,7 @@ import { faultyClient } from '../helpers/faulty-client';
 import { heldStart, logRuns, startStatement } from '../helpers/held-start';
 import {
   askingRead,
+  atTextDelta,
   closed,
   MESSAGE_INSERT,
   modelCalls,
@@ -268,17 +268,7 @@ describe.skipIf(!pg.available)(
       const spies: (() => void)[] = [];
       const started = (app: App, sessionId: string) => {
         // At the second delta: the first is recorded on both stores (SQLite's waits for its message).
-        let deltas = 0;
-        const textDelta = StepRecorder.prototype.textDelta;
-        const spy = vi.spyOn(StepRecorder.prototype, 'textDelta').mockImplementation(function (
-          this: StepRecorder,
-          ...args: Parameters<StepRecorder['textDelta']>
-        ) {
-          const out = textDelta.apply(this, args);
-          if (++deltas === 2) cancelled(app.agent.cancel(sessionId));
-          return out;
-        });
-        spies.push(() => spy.mockRestore());
+        spies.push(atTextDelta(2, () => cancelled(app.agent.cancel(sessionId))));
       };
       let lite: Run;
       let r: Run;

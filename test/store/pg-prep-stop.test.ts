@@ -9,9 +9,9 @@
  * stopper's wait (its own read answered after that statement in every run here).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { StepRecorder } from '../../src/agent/step-recorder';
 import type { App } from '../../src/app';
 import { reply } from '../helpers/fake-provider';
+import { atTextDelta } from '../helpers/held-step';
 import { storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
 
@@ -39,24 +39,16 @@ describe.skipIf(!pg.available)('a run stopped with its preparation held on Postg
     const atAnswer: string[][] = [];
     const spies: (() => void)[] = [];
     const started = (app: App) => {
-      let deltas = 0;
-      const textDelta = StepRecorder.prototype.textDelta;
-      const spy = vi.spyOn(StepRecorder.prototype, 'textDelta').mockImplementation(function (
-        this: StepRecorder,
-        ...args: Parameters<StepRecorder['textDelta']>
-      ) {
-        const out = textDelta.apply(this, args);
-        if (++deltas === 2) {
-          const id = (this as unknown as { options: { runId: string } }).options.runId;
+      spies.push(
+        atTextDelta(2, (recorder) => {
+          const id = (recorder as unknown as { options: { runId: string } }).options.runId;
           answered(
             app.agent
               .cancelRun(id)
               .then(async () => atAnswer.push((await app.runs.events(id)).map((e) => e.type))),
           );
-        }
-        return out;
-      });
-      spies.push(() => spy.mockRestore());
+        }),
+      );
     };
     const lite = await storeRun(undefined, script(), { tools: [], title: 'cancel prep', closers, started });
     for (const restore of spies.splice(0)) restore();
