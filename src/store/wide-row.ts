@@ -21,17 +21,8 @@ const shapes = new WeakMap<Statement, RowShape>();
  * (./db.ts `cacheStatements`).
  */
 export function getWideRow<Row>(statement: Statement, params: unknown[]): Row | undefined {
-  let values: unknown[] | undefined;
-  try {
-    values = statement.raw(true).get(...params) as unknown[] | undefined;
-  } finally {
-    statement.raw(false);
-  }
-  if (!values) return undefined;
-  const { columns, template } = shapeOf(statement);
-  const row: Record<string, unknown> = { ...template };
-  for (let i = 0; i < columns.length; i++) row[columns[i] as string] = values[i];
-  return row as Row;
+  const values = rawValues(statement, params);
+  return values && (filled(statement, values, 0) as Row);
 }
 
 /**
@@ -42,17 +33,26 @@ export function getWideRowAnd<Row>(
   statement: Statement,
   params: unknown[],
 ): { row: Row; last: unknown } | undefined {
-  let values: unknown[] | undefined;
+  const values = rawValues(statement, params);
+  if (!values) return undefined;
+  return { row: filled(statement, values, 1) as Row, last: values[values.length - 1] };
+}
+
+/** The statement's one answer as an array (`raw`), the statement put back to objects after. */
+function rawValues(statement: Statement, params: unknown[]): unknown[] | undefined {
   try {
-    values = statement.raw(true).get(...params) as unknown[] | undefined;
+    return statement.raw(true).get(...params) as unknown[] | undefined;
   } finally {
     statement.raw(false);
   }
-  if (!values) return undefined;
-  const { columns, template } = shapeOf(statement, 1);
+}
+
+/** A copy of the statement's template (its columns less the last `trailing`) filled with `values`. */
+function filled(statement: Statement, values: unknown[], trailing: number): Record<string, unknown> {
+  const { columns, template } = shapeOf(statement, trailing);
   const row: Record<string, unknown> = { ...template };
   for (let i = 0; i < columns.length; i++) row[columns[i] as string] = values[i];
-  return { row: row as Row, last: values[columns.length] };
+  return row;
 }
 
 /** The statement's columns (less its last `trailing`) and their template, made once. */
