@@ -164,7 +164,7 @@ export function createFileLogger(file: string, options: FileLoggerOptions = {}):
     size = (size ?? 0) + bytes;
   };
   const sink: Sink = (record) => {
-    const line = `${JSON.stringify(record, errorReplacer)}\n`;
+    const line = lineOf(record);
     appendLines(line, Buffer.byteLength(line));
   };
   const redactor = options.redactor;
@@ -176,6 +176,9 @@ export function createFileLogger(file: string, options: FileLoggerOptions = {}):
     options.deferInfo ? heldRecords(sink, appendLines, maxBytes, redactor) : undefined,
   );
 }
+
+/** A record's line in the log file. */
+const lineOf = (record: LogRecord) => `${JSON.stringify(record, errorReplacer)}\n`;
 
 /**
  * `deferInfo`'s queue: the records of a turn written at its check phase, in one write while they
@@ -202,7 +205,7 @@ function heldRecords(
       const record = records[i];
       if (record.time === HELD_TIME) record.time = new Date(at[i]).toISOString();
       try {
-        text += `${JSON.stringify(redactor ? redactor.value(record) : record, errorReplacer)}\n`;
+        text += lineOf(redactor ? redactor.value(record) : record);
       } catch {
         // A record that cannot be encoded is left out, as `write` leaves it out.
       }
