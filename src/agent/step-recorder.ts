@@ -151,9 +151,14 @@ export class StepRecorder extends StepRecorderCore {
       !this.heldResult.created &&
       !this.toolCreated &&
       this.app.runs.followingEvents !== undefined &&
-      this.heldAfter.every((later) => later.finished !== undefined) &&
+      this.laterCallsDone() &&
       !this.options.handedOver?.()
     );
+  }
+
+  /** Whether every later call held with the step's first has its result (p-heldmulti). */
+  private laterCallsDone(): boolean {
+    return this.heldAfter.every((later) => later.finished !== undefined);
   }
 
   /** Whether the call's result is held (`finishedResult`): its start is the step's last one held, with no result yet. */
@@ -288,12 +293,7 @@ export class StepRecorder extends StepRecorderCore {
     if (this.options.handedOver?.()) return false;
     if (this.heldText) return true;
     const held = this.heldResult;
-    return (
-      this.deferred !== undefined &&
-      held !== undefined &&
-      !held.created &&
-      this.heldAfter.every((later) => later.finished !== undefined)
-    );
+    return this.deferred !== undefined && held !== undefined && !held.created && this.laterCallsDone();
   }
 
   /**
