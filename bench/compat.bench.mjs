@@ -6,7 +6,9 @@
 // re-encoding. Reported: requests/s, p50/p95 latency both ways, the p50 added latency over 5 rounds
 // of 200 (and for one request at a time, with no queuing, with the added time to the first chunk
 // of answer text), errors, svc's CPU per request (utime +
-// stime from /proc over the 5 rounds), its peak RSS (VmHWM) and RSS after rounds 1, 3 and 5.
+// stime from /proc over the 5 rounds), its peak RSS (VmHWM) and RSS after rounds 1, 3 and 5, and
+// from its `--trace-gc` lines (./gc-trace.mjs) the heap after the last full GC of rounds 3 and 5
+// and the full GCs per 1,000 requests over the 5 rounds (a count a loaded box does not move).
 // BENCH_SVC_BIN runs another build (a main checkout) for a side-by-side comparison.
 // BENCH_COMPAT_TARGET=floor measures ./compat-floor.mjs instead of svc (the same load and CPU
 // accounting: a minimal gateway in plain Node with one SQLite transaction a request),
@@ -18,6 +20,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { gcTrace } from './gc-trace.mjs';
 import { startService } from './service-process.mjs';
 
 const BIN =
@@ -178,10 +181,12 @@ export async function run(options = {}) {
     );
     const diag = join(ws, 'diag');
     mkdirSync(diag);
+    const gcs = gcTrace();
     const started = startService({
       bin: target.bin,
       ws,
-      nodeArgs: [...NODE_ARGS, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${diag}`],
+      onLine: gcs.onLine,
+      nodeArgs: [...NODE_ARGS, '--trace-gc', '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${diag}`],
       // BENCH_STORE_URL serves from that PostgreSQL store (issue 18) instead of SQLite.
       // SVC_STEP_ONCE=0: a text step's message written at its first delta (p-heldstep), for A/B.
       env: {
@@ -204,10 +209,13 @@ export async function run(options = {}) {
     const cpuBefore = cpuMs(child.pid);
     const rounds = [];
     const rss = [];
+    const gcRounds = [];
+    gcs.take();
     for (let r = 0; r < ROUNDS; r++) {
       rounds.push(await round(CONCURRENCY, (i) => streamOnce(svcUrl, auth, body(i))));
       await new Promise((resolveWait) => setTimeout(resolveWait, 500));
       rss.push(rssMb(child.pid));
+      gcRounds.push(gcs.take());
     }
     const cpuAfter = cpuMs(child.pid);
     const peak = rssMb(child.pid, 'VmHWM');
@@ -285,6 +293,21 @@ export async function run(options = {}) {
         const growth = rss[4] - rss[2];
         rows.push({ name: 'svc RSS growth, round 3 → 5 (MB)', value: growth.toFixed(1) });
       }
+    }
+    const live = gcRounds.map((g) => g.liveAfterFullGc);
+    if (live.length >= 5 && live[2] !== undefined && live[4] !== undefined) {
+      rows.push({
+        name: 'svc heap after last full GC, rounds 3, 5 (MB)',
+        value: `${live[2].toFixed(1)} / ${live[4].toFixed(1)}`,
+      });
+    }
+    if (served) {
+      const fullGcs = gcRounds.reduce((sum, g) => sum + g.fullGcs, 0);
+      const scavenges = gcRounds.reduce((sum, g) => sum + g.scavenges, 0);
+      rows.push({
+        name: 'svc full GCs / scavenges per 1,000 requests',
+        value: `${((fullGcs * 1000) / served).toFixed(1)} / ${((scavenges * 1000) / served).toFixed(1)}`,
+      });
     }
     if (heapLast !== undefined) {
       rows.push({ name: `svc live JS heap after round ${ROUNDS} (MB)`, value: heapLast.toFixed(1) });
