@@ -16,6 +16,21 @@ describe('tuneHeapForLongRunning', () => {
     }
     expect(getHeapStatistics().used_heap_size).toBeGreaterThan(0);
   });
+
+  it('COMPAT-PERF-150: the service collects at 1.3x what survived (30), the TUI at 1.2x; SVC_HEAP_GROWING_PERCENT overrides both', () => {
+    const set = (value: string | undefined, defaultPercent?: number) => {
+      const flags: string[] = [];
+      tuneHeapForLongRunning({ SVC_HEAP_GROWING_PERCENT: value }, defaultPercent, (f) => flags.push(f));
+      return flags;
+    };
+    // The service's call passes no default: rounds 3 to 5 of the memory bench stay flat at 30.
+    expect(set(undefined)).toEqual(['--heap-growing-percent=30']);
+    expect(set('')).toEqual(['--heap-growing-percent=30']);
+    expect(set(undefined, 20)).toEqual(['--heap-growing-percent=20']);
+    expect(set('50')).toEqual(['--heap-growing-percent=50']);
+    expect(set('50', 20)).toEqual(['--heap-growing-percent=50']);
+    for (const value of ['0', '-5', 'abc', '1.5']) expect(set(value)).toEqual([]);
+  });
 });
 
 describe('holdYoungGeneration', () => {

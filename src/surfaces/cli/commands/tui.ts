@@ -8,7 +8,7 @@ import { dropUserTimingEntries, trimWhenIdle, tuneHeapForLongRunning } from '../
 import { withProductionReact } from '../../tui/production-react';
 import type { CliContext, CliRegistrar } from '../context';
 
-/** The old generation grows to 1.2x what survived the last full GC (the service: 1.5x). */
+/** The old generation grows to 1.2x what survived the last full GC (the service: 1.3x). */
 const TUI_HEAP_GROWING_PERCENT = 20;
 
 interface TuiOptions {
