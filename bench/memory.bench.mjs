@@ -216,7 +216,7 @@ async function service(provider) {
     }
     rows.push(
       {
-        name: 'service: heap after each round\'s last full GC (MB)',
+        name: "service: heap after each round's last full GC (MB)",
         value: live.map((v) => (v === undefined ? 'n/a' : v.toFixed(1))).join(' / '),
       },
       { name: 'service: full GCs per round', value: gcRounds.map((g) => g.fullGcs).join(' / ') },
@@ -225,7 +225,10 @@ async function service(provider) {
     if (liveGrowth !== undefined) {
       // The heap after a full GC holds what marking could not yet prove dead (objects made during
       // incremental marking): ± 1–2 MB from round to round with a flat live heap.
-      rows.push({ name: 'service: heap after full GC, growth round 3 → 5 (MB)', value: liveGrowth.toFixed(1) });
+      rows.push({
+        name: 'service: heap after full GC, growth round 3 → 5 (MB)',
+        value: liveGrowth.toFixed(1),
+      });
     }
     rows.push(
       {

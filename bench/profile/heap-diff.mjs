@@ -14,7 +14,11 @@ export function byConstructor(file) {
   const snapshot = JSON.parse(readFileSync(file, 'utf8'));
   const { node_fields: fields, node_types: types } = snapshot.snapshot.meta;
   const typeNames = types[0];
-  const at = { type: fields.indexOf('type'), name: fields.indexOf('name'), size: fields.indexOf('self_size') };
+  const at = {
+    type: fields.indexOf('type'),
+    name: fields.indexOf('name'),
+    size: fields.indexOf('self_size'),
+  };
   const { nodes, strings } = snapshot;
   const out = new Map();
   let total = 0;

@@ -35,7 +35,9 @@ describe('bench/gc-trace.mjs', () => {
       'gc(); gc();',
       'console.log(`svc: listening on http://127.0.0.1:1 ${keep.length}`);',
     ].join('\n');
-    const out = spawnSync(process.execPath, ['--trace-gc', '--expose-gc', '-e', script], { encoding: 'utf8' });
+    const out = spawnSync(process.execPath, ['--trace-gc', '--expose-gc', '-e', script], {
+      encoding: 'utf8',
+    });
     expect(out.status).toBe(0);
     const trace = (await loadGcTrace())();
     const lines = out.stdout.split('\n');
