@@ -92,10 +92,7 @@ export async function updateRunWithEvent(
       svc_first_seq?: number | string | null;
       svc_before?: unknown;
     }
-  >(
-    text,
-    values,
-  );
+  >(text, values);
   if (!row) return undefined;
   const {
     svc_queued,
@@ -222,8 +219,12 @@ function statementOf(
     ...(also ? [pick(ownOrd + 1, 'also')] : []),
   ];
   const runEvents = ` CROSS JOIN LATERAL (SELECT ${picks.join(', ')}
-         FROM svc_append_run_event_list(r.id, r.session_id, ${listOf(0, 'text')}, ${listOf(1, 'text')}, ${listOf(2, 'bigint')}) x${handed ? `,
-              (SELECT coalesce((SELECT cardinality(h.types) FROM ${FOLLOWING_EVENTS} h), 0) AS held) k` : ''}) v`;
+         FROM svc_append_run_event_list(r.id, r.session_id, ${listOf(0, 'text')}, ${listOf(1, 'text')}, ${listOf(2, 'bigint')}) x${
+           handed
+             ? `,
+              (SELECT coalesce((SELECT cardinality(h.types) FROM ${FOLLOWING_EVENTS} h), 0) AS held) k`
+             : ''
+         }) v`;
   return {
     text: `WITH ${q}${ridingWith}${firstSql?.with ?? ''}r AS (${update}${gate}${firstSql?.gate ?? ''} RETURNING *)${also?.with ?? ''}
      SELECT r.*, v.own_id AS svc_event_id, v.own_seq AS svc_event_seq${answer}${firstSql?.answer ?? ''}${also?.answer ?? ''}${following}
