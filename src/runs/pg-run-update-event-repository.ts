@@ -211,20 +211,18 @@ function statementOf(
   const picks = [
     ...(handed
       ? [
-          `json_agg(json_build_object('id', x.event_id, 'seq', x.event_seq, 'session_id', r.session_id) ORDER BY x.ord) FILTER (WHERE x.ord <= ${past}0) AS ${HANDED_COLUMN}`,
+          `json_agg(json_build_object('id', x.event_id, 'seq', x.event_seq, 'session_id', r.session_id) ORDER BY x.ord) FILTER (WHERE x.ord <= k.held) AS ${HANDED_COLUMN}`,
         ]
       : []),
     ...(first ? [pick(1, 'first')] : []),
     pick(ownOrd, 'own'),
     ...(also ? [pick(ownOrd + 1, 'also')] : []),
   ];
+  const held = handed
+    ? `, (SELECT coalesce((SELECT cardinality(h.types) FROM ${FOLLOWING_EVENTS} h), 0) AS held) k`
+    : '';
   const runEvents = ` CROSS JOIN LATERAL (SELECT ${picks.join(', ')}
-         FROM svc_append_run_event_list(r.id, r.session_id, ${listOf(0, 'text')}, ${listOf(1, 'text')}, ${listOf(2, 'bigint')}) x${
-           handed
-             ? `,
-              (SELECT coalesce((SELECT cardinality(h.types) FROM ${FOLLOWING_EVENTS} h), 0) AS held) k`
-             : ''
-         }) v`;
+         FROM svc_append_run_event_list(r.id, r.session_id, ${listOf(0, 'text')}, ${listOf(1, 'text')}, ${listOf(2, 'bigint')}) x${held}) v`;
   return {
     text: `WITH ${q}${ridingWith}${firstSql?.with ?? ''}r AS (${update}${gate}${firstSql?.gate ?? ''} RETURNING *)${also?.with ?? ''}
      SELECT r.*, v.own_id AS svc_event_id, v.own_seq AS svc_event_seq${answer}${firstSql?.answer ?? ''}${also?.answer ?? ''}${following}
