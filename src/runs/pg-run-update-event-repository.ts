@@ -26,6 +26,12 @@ export interface RunEventWrite {
  */
 export type FollowingCall = (first: number) => { text: string; values: unknown[] };
 
+/**
+ * `FollowingCall` for a statement that inserts the session itself (`JoinedEvents.newSession`,
+ * p-pglone): `WITH`s of its own, written where `go` holds, and a `FROM` item of the same rows.
+ */
+export type NewSessionCall = (first: number, go: string) => { ctes: string; rows: string; values: unknown[] };
+
 /** A row of a `FollowingCall`. */
 export interface AppendedRow {
   id: number;
