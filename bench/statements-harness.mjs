@@ -22,7 +22,7 @@ const TOKEN = 'bench-token';
 
 /** Prints `rows` ({ text, calls }) per `per`, most called first, leaving out the ones under 0.05. */
 export function printRows(rows, per) {
-  for (const { text, calls, plans, ms } of [...rows].sort((a, b) => b.calls - a.calls)) {
+  for (const { text, calls, plans, ms, planMs } of [...rows].sort((a, b) => b.calls - a.calls)) {
     if (calls / per < 0.05) continue;
     const shown = text.startsWith('stack: ')
       ? text
@@ -30,7 +30,9 @@ export function printRows(rows, per) {
     // `plans` (PostgreSQL's top-level plans, when counted): after the calls.
     const planned = plans === undefined ? '' : `${(plans / per).toFixed(2).padStart(7)}  `;
     // `ms` (the server's plan + execution time a call, when counted): after the plans.
-    const server = ms === undefined ? '' : `${(ms / calls).toFixed(3).padStart(7)}ms  `;
+    // `planMs` (of it, the planning's, when counted): after it.
+    const planning = planMs === undefined ? '' : ` (plan ${(planMs / calls).toFixed(3)})`;
+    const server = ms === undefined ? '' : `${(ms / calls).toFixed(3).padStart(7)}ms${planning}  `;
     console.log(`${(calls / per).toFixed(2).padStart(7)}  ${planned}${server}${shown}`);
   }
 }

@@ -9,7 +9,7 @@
 // With each statement's calls its plans (`track_planning` on for the database): a named statement
 // whose plan the server keeps is planned fewer times than it is called (p-pgprep).
 // After the plans, the server's mean plan + execution ms a call (pg_stat_statements' times: not the
-// round trip). BENCH_STATEMENTS_NESTED=1 tracks the statements run inside functions and triggers
+// round trip), and of it the planning's ms a call. BENCH_STATEMENTS_NESTED=1 tracks the statements run inside functions and triggers
 // too (`pg_stat_statements.track = all`), each its own row.
 // `node bench/store-statements.mjs`; not part of `npm run bench`.
 import { runOnce as agentLoopOnce } from './agent-loop.bench.mjs';
@@ -61,7 +61,7 @@ function print(rows, per, label) {
     `${(total / per).toFixed(1)} statements per ${label}, ${(plans / per).toFixed(1)} planned (calls, plans, text)`,
   );
   printRows(
-    rows.map((r) => ({ text: r.query, calls: r.calls, plans: r.plans, ms: r.ms })),
+    rows.map((r) => ({ text: r.query, calls: r.calls, plans: r.plans, ms: r.ms, planMs: r.planMs })),
     per,
   );
 }
@@ -102,6 +102,7 @@ try {
             Number(r.total_plan_time) -
             Number(before.get(r.queryid)?.total_exec_time ?? 0) -
             Number(before.get(r.queryid)?.total_plan_time ?? 0),
+          planMs: Number(r.total_plan_time) - Number(before.get(r.queryid)?.total_plan_time ?? 0),
         }))
         .filter((r) => r.calls > 0),
   });

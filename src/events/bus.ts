@@ -87,6 +87,11 @@ export interface JoinedEvents {
    * the events' order.
    */
   call(first: number): { text: string; values: unknown[] };
+  /**
+   * `call` for a statement that inserts the session itself (the log's `appendNewCall`, p-pglone: a
+   * new session's start): `WITH`s of its own and a `FROM` item of the same rows. Absent: `call`.
+   */
+  newSession?(first: number, go: string): { ctes: string; rows: string; values: unknown[] };
   /** The statement answered: each event's id and previous id, in order; undefined: not written. */
   settle(appended: readonly AppendedEvent[] | undefined): void;
   /**
@@ -466,9 +471,11 @@ function joiners(deps: {
         payload: JSON.stringify(payload),
         createdAt: created_at,
       }));
+      const appendNew = joined.log.appendNewCall;
       return {
         createdAt: joined.createdAt,
         call: (first) => appendCall(first, texts),
+        ...(appendNew ? { newSession: (first: number, go: string) => appendNew(first, texts, go) } : {}),
         settle: joined.settle,
         ...(joined.turn ? { turn: joined.turn } : {}),
       };

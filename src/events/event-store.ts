@@ -50,6 +50,18 @@ export interface EventStore {
    * order. Optional (./pg-event-store.ts).
    */
   appendCall?(first: number, events: readonly QueuedAppend[]): { text: string; values: unknown[] };
+  /**
+   * `appendCall` for one session the caller's statement inserts itself (a new session's start,
+   * p-pglone): no other appender can know the session before that statement commits, so no lock
+   * and no function call. `ctes` (top-level `WITH`s of the statement, written where `go` holds)
+   * insert the events in order and notify; `rows` is a `FROM` item answering (`event_id`,
+   * `previous_id`) as the call does. Optional (./pg-event-store.ts).
+   */
+  appendNewCall?(
+    first: number,
+    events: readonly QueuedAppend[],
+    go: string,
+  ): { ctes: string; rows: string; values: unknown[] };
   /** Highest id logged for the session (0 when none). */
   maxId(sessionId: string): Promise<number>;
   /** The session's events after `afterId` (exclusive), in id order. */

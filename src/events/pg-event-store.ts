@@ -61,6 +61,7 @@ export function createPostgresEventStore(deps: { sql: SqlClient }): PostgresEven
   return {
     appendAcross,
     appendCall: appendEventsCall,
+    appendNewCall: appendNewEventsCall,
     insert: async (sessionId, type, payload, createdAt) =>
       (await append(sessionId, type, payload, createdAt)).id,
     append,
@@ -108,6 +109,42 @@ export function appendEventsCall(
       events.map((e) => e.payload),
       events.map((e) => e.createdAt),
       events.map((e) => sessionLockKey(e.sessionId)),
+      EVENTS_CHANNEL,
+    ],
+  };
+}
+
+/**
+ * `appendEventsCall` for one session the caller's statement inserts (`EventStore.appendNewCall`,
+ * p-pglone: a new session's start): its events inserted in their order where `go` holds, the
+ * session's highest id before them read from the statement's snapshot (nothing of the session can
+ * be committed by another writer while the session is not: its id is known nowhere else), one
+ * NOTIFY with its last id; no advisory lock, no function call. The same rows, ids, answers and
+ * payload as `svc_append_events_across` gives a session with nothing appended concurrently.
+ */
+export function appendNewEventsCall(
+  first: number,
+  events: readonly QueuedAppend[],
+  go: string,
+): { ctes: string; rows: string; values: unknown[] } {
+  const n = (i: number) => `$${first + i}`;
+  const sessionId = events[0]?.sessionId;
+  if (events.some((e) => e.sessionId !== sessionId)) throw new Error('appendNewEventsCall: one session only');
+  return {
+    ctes: `svc_new_prev AS MATERIALIZED (SELECT coalesce(max(id), 0) AS previous FROM session_events WHERE session_id = ${n(0)}::text),
+           svc_new_ins AS (INSERT INTO session_events (session_id, type, payload, created_at)
+                   SELECT ${n(0)}::text, b.type, b.payload, b.created_at
+                     FROM unnest(${n(1)}::text[], ${n(2)}::text[], ${n(3)}::bigint[]) WITH ORDINALITY AS b(type, payload, created_at, ord)
+                    WHERE ${go} ORDER BY b.ord
+                   RETURNING id),
+           svc_new_notified AS MATERIALIZED (SELECT pg_notify(${n(4)}, ${n(0)}::text || ':' || max(i.id)) FROM svc_new_ins i HAVING count(*) > 0)`,
+    rows: `(SELECT i.id AS event_id, p.previous AS previous_id FROM svc_new_ins i CROSS JOIN svc_new_prev p
+              WHERE (SELECT count(*) FROM svc_new_notified) >= 0)`,
+    values: [
+      sessionId,
+      events.map((e) => e.type),
+      events.map((e) => e.payload),
+      events.map((e) => e.createdAt),
       EVENTS_CHANNEL,
     ],
   };

@@ -22,6 +22,7 @@ import {
   followingEventSql,
   followingEventsSql,
   followingEventsWithRowSql,
+  handedEventsSql,
 } from './pg-run-following-repository';
 import type { AppendedRow, FollowingCall, PostgresRunWrites } from './pg-run-write-repository';
 import type { RunLedger, RunLedgerDeps, SessionAnnounce } from './run-ledger';
@@ -346,7 +347,9 @@ export function followingEvents(
         events.announce(event);
       }
     };
-    const write: FollowingWrite =
+    // Handed over to the finish's own list (p-pglone): its `WITH` holds the arrays from then on.
+    const handed = riding && at ? followingEventsWithRowSql(at, true) : handedEventsSql;
+    const write: { -readonly [K in keyof FollowingWrite]: FollowingWrite[K] } =
       riding && at
         ? {
             values: [...values, ...riding.values],
@@ -360,6 +363,15 @@ export function followingEvents(
             },
           }
         : { values, name: FOLLOWING_EVENTS, sql: followingEventsSql, read: readEvents };
+    write.handingOver = (build) => {
+      const own = write.sql;
+      write.sql = handed;
+      try {
+        return build();
+      } finally {
+        write.sql = own;
+      }
+    };
     return { write, written: () => stored, ridingId: () => ridingId };
   };
 }

@@ -71,6 +71,8 @@ export function postgresCreateClaimed(ctx: {
         },
         trailing,
         joined?.call,
+        // The session is inserted by this very statement (`riding`): its events inline (p-pglone).
+        joined?.newSession,
       );
     } finally {
       // Nothing written (a failed statement): nothing delivered; the start fails whole.

@@ -16,6 +16,7 @@ import {
   appendedRows,
   type FollowingCall,
   insertStatement,
+  type NewSessionCall,
   type PgRunRowWithEvent,
   type RunEventWrite,
   splitEvent,
@@ -84,6 +85,7 @@ export async function insertClaimedRun(
   alongside?: { write: GatedInsert; type: string; payload: string },
   trailing: readonly TrailingInsert[] = [],
   after?: FollowingCall,
+  afterNew?: NewSessionCall,
 ): Promise<InsertedClaimed> {
   const k = riding.values.length;
   const [text, params] = insertStatement(row, k);
@@ -118,7 +120,16 @@ export async function insertClaimedRun(
     n += insert.values.length;
   }
   let appendedColumn = '';
-  if (after) {
+  if (afterNew) {
+    // The session is this statement's (`riding`): its events inserted inline, no lock, no call (p-pglone).
+    const call = afterNew(n + 1, '(SELECT count(*) FROM r) >= 0');
+    also += `,
+           ${call.ctes},
+           svc_e AS (SELECT event_id, previous_id FROM ${call.rows} x)`;
+    values.push(...call.values);
+    n += call.values.length;
+    appendedColumn = `, (SELECT ${appendedJson} FROM svc_e e) AS svc_appended`;
+  } else if (after) {
     const call = after(n + 1);
     also += `,
            svc_e AS (SELECT event_id, previous_id FROM ${call.text} WHERE (SELECT count(*) FROM r) >= 0)`;

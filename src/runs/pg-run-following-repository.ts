@@ -43,26 +43,53 @@ export function followingEventsSql(offset: number, go: string): { cte: string; a
 }
 export const FOLLOWING_EVENTS = 'svc_run_events';
 
+/**
+ * `followingEventsSql` handed over (`FollowingWrite.handOver`, p-pglone: a run's held preparation
+ * events and `phase` in its last step end, which its finish writes first): the `WITH` appends
+ * nothing; it holds the events' arrays (`types`, `payloads`, `created_ats`) where `go` holds, and the
+ * finish's own list call (./pg-run-update-event-repository.ts) appends them first, its answer (the
+ * same JSON array) the finish's `HANDED_ANSWER` column. The run's row is locked by the finish's
+ * UPDATE instead, in the same place of the lock order (after the other domain's rows).
+ */
+export function handedEventsSql(offset: number, go: string): { cte: string; answer: string } {
+  const n = offset;
+  return {
+    cte: `${FOLLOWING_EVENTS} AS (SELECT $${n + 1}::text AS run_id, $${n + 2}::text[] AS types, $${n + 3}::text[] AS payloads, $${n + 4}::bigint[] AS created_ats
+           WHERE ${go})`,
+    answer: HANDED_ANSWER,
+  };
+}
+/** The finish's column with the handed events' ids and seqs (`handedEventsSql`), of its run events' `v`. */
+export const HANDED_COLUMN = 'svc_handed';
+const HANDED_ANSWER = `v.${HANDED_COLUMN}`;
+
 const rowSqls = new WeakMap<NonNullable<RidingInsert['at']>, FollowingWrite['sql']>();
+const handedRowSqls = new WeakMap<NonNullable<RidingInsert['at']>, FollowingWrite['sql']>();
 
 /**
  * `followingEventsSql` with another domain's insert (`RunLedger.followingEvents`' `riding`,
  * p-pgprep3: the run's held prompt stack row) as a `WITH` of its own ahead of the events,
  * unconditional (a data-modifying `WITH` runs whenever the statement does), its parameters after
  * theirs; it answers `{ events, riding }` (the events' JSON array, the insert's id). One function
- * per insert's SQL, so a statement's text is kept per shape.
+ * per insert's SQL, so a statement's text is kept per shape. `handed`: the events handed over
+ * (`handedEventsSql`), the row's `WITH` as before.
  */
-export function followingEventsWithRowSql(at: NonNullable<RidingInsert['at']>): FollowingWrite['sql'] {
-  let sql = rowSqls.get(at);
+export function followingEventsWithRowSql(
+  at: NonNullable<RidingInsert['at']>,
+  handed = false,
+): FollowingWrite['sql'] {
+  const sqls = handed ? handedRowSqls : rowSqls;
+  let sql = sqls.get(at);
   if (!sql) {
+    const events = handed ? handedEventsSql : followingEventsSql;
     sql = (offset, go) => {
-      const { cte, answer } = followingEventsSql(offset, go);
+      const { cte, answer } = events(offset, go);
       return {
         cte: `${FOLLOWING_ROW} AS (${at(offset + 4)}), ${cte}`,
         answer: `json_build_object('events', ${answer}, 'riding', (SELECT id FROM ${FOLLOWING_ROW}))`,
       };
     };
-    rowSqls.set(at, sql);
+    sqls.set(at, sql);
   }
   return sql;
 }

@@ -8,6 +8,7 @@
 import type { SqlClient } from '../store/postgres/client';
 import type { PrecedingWrite, TrailingInsert } from '../store/preceding-write';
 import { type PgRunRowWithEvent, splitEvent } from './pg-run-claim-repository';
+import { FOLLOWING_EVENTS, HANDED_COLUMN } from './pg-run-following-repository';
 import { type RunWrites, runPatchColumns } from './run-repository';
 import type { AgentRun, GatedInsert } from './types';
 
@@ -24,6 +25,12 @@ export interface RunEventWrite {
  * are `event_id`, `previous_id`.
  */
 export type FollowingCall = (first: number) => { text: string; values: unknown[] };
+
+/**
+ * `FollowingCall` for a statement that inserts the session itself (`JoinedEvents.newSession`,
+ * p-pglone): `WITH`s of its own, written where `go` holds, and a `FROM` item of the same rows.
+ */
+export type NewSessionCall = (first: number, go: string) => { ctes: string; rows: string; values: unknown[] };
 
 /** A row of a `FollowingCall`. */
 export interface AppendedRow {
@@ -75,9 +82,62 @@ export async function updateRunWithEvent(
     }
   | undefined
 > {
+  // The step end's run events (its held preparation and `phase`) handed to this statement's own
+  // list when it can (p-pglone): its `WITH`s built while handed over then only hold their arrays.
+  const handing = first?.before.handingOver;
+  const build = (handed: boolean) =>
+    statementOf(id, patch, now, event, handed, queueOf, alongside, after, first);
+  const { text, values, call } = handing ? handing(() => build(true)) : build(false);
+  const row = await sql.one<
+    PgRunRowWithEvent & {
+      svc_queued?: boolean;
+      svc_also_id?: number | string | null;
+      svc_also_seq?: number | string | null;
+      svc_appended?: unknown;
+      svc_first_id?: number | string | null;
+      svc_first_seq?: number | string | null;
+      svc_before?: unknown;
+    }
+  >(text, values);
+  if (!row) return undefined;
+  const {
+    svc_queued,
+    svc_also_id,
+    svc_also_seq,
+    svc_appended,
+    svc_first_id,
+    svc_first_seq,
+    svc_before,
+    ...rest
+  } = row;
+  return {
+    ...(call ? { appended: appendedRows(svc_appended) } : {}),
+    ...splitEvent(rest),
+    ...(queueOf ? { queued: svc_queued === true } : {}),
+    ...(svc_also_id === null || svc_also_id === undefined
+      ? {}
+      : { also: { id: Number(svc_also_id), seq: Number(svc_also_seq) } }),
+    ...(first && svc_first_id !== null && svc_first_id !== undefined
+      ? { first: { answer: svc_before, event: { id: Number(svc_first_id), seq: Number(svc_first_seq) } } }
+      : {}),
+  };
+}
+
+/** `updateRunWithEvent`'s statement: its text, its parameters, the session events' call. */
+function statementOf(
+  id: string,
+  patch: Parameters<RunWrites['updateRun']>[1],
+  now: number,
+  event: RunEventWrite,
+  handed: boolean,
+  queueOf?: string,
+  alongside?: { write: GatedInsert; event: RunEventWrite },
+  after?: FollowingCall,
+  first?: FirstWrite,
+): { text: string; values: unknown[]; call: ReturnType<FollowingCall> | undefined } {
   // `first`'s parameters come first ($1…$b): its `WITH`s number their own.
   const b = first?.before.values.length ?? 0;
-  const [text, params] = updateStatement(id, patch, now, b);
+  const [update, params] = updateStatement(id, patch, now, b);
   const n = b + params.length;
   // The claim lock and queue read gate the UPDATE (an InitPlan): before the row's lock, as a claim.
   const q = queueOf ? `q AS MATERIALIZED (SELECT svc_session_has_queued($${n + 4}) AS queued), ` : '';
@@ -136,61 +196,45 @@ export async function updateRunWithEvent(
   const ridingWith = riding ? `svc_riding AS (${riding.sql(ridingAt)}), ` : '';
   // The run's events in one set-based append after its UPDATE (migration 45, p-pgserver): the step
   // end's (`first`), the run's own, then `alongside`'s when its write answered a row; consecutive
-  // seqs in that order, as the appends one after another gave them.
+  // seqs in that order, as the appends one after another gave them. Handed over (p-pglone), the
+  // step end's held events first, from their `WITH`: the seqs its own list call before gave them.
   const listed = [...(firstSql ? [firstSql.event] : []), [n + 1, n + 2, n + 3] as const];
+  const heldColumns = ['types', 'payloads', 'created_ats'] as const;
   const listOf = (k: 0 | 1 | 2, type: string) => {
     const always = `ARRAY[${listed.map((e) => `$${e[k]}::${type}`).join(', ')}]`;
-    return also
+    const own = also
       ? `${always} || CASE WHEN EXISTS (SELECT 1 FROM alongside) THEN ARRAY[$${also.event[k]}::${type}] ELSE '{}'::${type}[] END`
       : always;
+    return handed
+      ? `coalesce((SELECT h.${heldColumns[k]} FROM ${FOLLOWING_EVENTS} h), '{}'::${type}[]) || ${own}`
+      : own;
   };
+  // Places after the handed events (`k.held`: their count).
+  const past = handed ? 'k.held + ' : '';
   const ownOrd = first ? 2 : 1;
   const pick = (ord: number, name: string) =>
-    `max(x.event_id) FILTER (WHERE x.ord = ${ord}) AS ${name}_id, max(x.event_seq) FILTER (WHERE x.ord = ${ord}) AS ${name}_seq`;
+    `max(x.event_id) FILTER (WHERE x.ord = ${past}${ord}) AS ${name}_id, max(x.event_seq) FILTER (WHERE x.ord = ${past}${ord}) AS ${name}_seq`;
   const picks = [
+    ...(handed
+      ? [
+          `json_agg(json_build_object('id', x.event_id, 'seq', x.event_seq, 'session_id', r.session_id) ORDER BY x.ord) FILTER (WHERE x.ord <= k.held) AS ${HANDED_COLUMN}`,
+        ]
+      : []),
     ...(first ? [pick(1, 'first')] : []),
     pick(ownOrd, 'own'),
     ...(also ? [pick(ownOrd + 1, 'also')] : []),
   ];
+  const held = handed
+    ? `, (SELECT coalesce((SELECT cardinality(h.types) FROM ${FOLLOWING_EVENTS} h), 0) AS held) k`
+    : '';
   const runEvents = ` CROSS JOIN LATERAL (SELECT ${picks.join(', ')}
-         FROM svc_append_run_event_list(r.id, r.session_id, ${listOf(0, 'text')}, ${listOf(1, 'text')}, ${listOf(2, 'bigint')}) x) v`;
-  const row = await sql.one<
-    PgRunRowWithEvent & {
-      svc_queued?: boolean;
-      svc_also_id?: number | string | null;
-      svc_also_seq?: number | string | null;
-      svc_appended?: unknown;
-      svc_first_id?: number | string | null;
-      svc_first_seq?: number | string | null;
-      svc_before?: unknown;
-    }
-  >(
-    `WITH ${q}${ridingWith}${firstSql?.with ?? ''}r AS (${text}${gate}${firstSql?.gate ?? ''} RETURNING *)${also?.with ?? ''}
+         FROM svc_append_run_event_list(r.id, r.session_id, ${listOf(0, 'text')}, ${listOf(1, 'text')}, ${listOf(2, 'bigint')}) x${held}) v`;
+  return {
+    text: `WITH ${q}${ridingWith}${firstSql?.with ?? ''}r AS (${update}${gate}${firstSql?.gate ?? ''} RETURNING *)${also?.with ?? ''}
      SELECT r.*, v.own_id AS svc_event_id, v.own_seq AS svc_event_seq${answer}${firstSql?.answer ?? ''}${also?.answer ?? ''}${following}
        FROM r${runEvents}`,
-    [...values, ...(call?.values ?? []), ...(riding?.values ?? [])],
-  );
-  if (!row) return undefined;
-  const {
-    svc_queued,
-    svc_also_id,
-    svc_also_seq,
-    svc_appended,
-    svc_first_id,
-    svc_first_seq,
-    svc_before,
-    ...rest
-  } = row;
-  return {
-    ...(call ? { appended: appendedRows(svc_appended) } : {}),
-    ...splitEvent(rest),
-    ...(queueOf ? { queued: svc_queued === true } : {}),
-    ...(svc_also_id === null || svc_also_id === undefined
-      ? {}
-      : { also: { id: Number(svc_also_id), seq: Number(svc_also_seq) } }),
-    ...(first && svc_first_id !== null && svc_first_id !== undefined
-      ? { first: { answer: svc_before, event: { id: Number(svc_first_id), seq: Number(svc_first_seq) } } }
-      : {}),
+    values: [...values, ...(call?.values ?? []), ...(riding?.values ?? [])],
+    call,
   };
 }
 

@@ -24,6 +24,7 @@ import {
   appendedJson,
   appendedRows,
   type FollowingCall,
+  type NewSessionCall,
   type RunEventWrite,
   updateRunWithEvent,
   updateStatement,
@@ -38,6 +39,7 @@ export {
   appendedJson,
   appendedRows,
   type FollowingCall,
+  type NewSessionCall,
   type PgRunRowWithEvent,
   splitEvent,
 };

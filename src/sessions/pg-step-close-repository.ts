@@ -241,10 +241,14 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock; id
     closeStepWrite(input) {
       const { values, wrote } = prepared(input);
       const { created, opened } = input;
+      // An opened message's run events, its last `WITH`, handed to the run statement's own list
+      // while it builds its text (p-pglone: the run's finish); with a created message too, never.
+      const last = !created ? opened?.following : undefined;
       return {
         values,
         ready: READY,
         ...stepShape(created?.following, opened && { following: opened.following }),
+        ...(last?.handingOver ? { handingOver: last.handingOver } : {}),
         read(value) {
           const answer = value as StepAnswer;
           // The opened message's run events, then the created one's, before the step end's own.

@@ -32,6 +32,11 @@ export interface PrecedingWrite<T> {
    * When `go` was false for another reason (the other write's rows), its result is not used.
    */
   read(answer: unknown): T;
+  /**
+   * `build` (the statement's text: `ctes`, `answer`) made with its last `WITH`'s run events handed
+   * to the statement's own run-event list (`FollowingWrite.handingOver`); absent: they stay its own.
+   */
+  handingOver?<R>(build: () => R): R;
 }
 
 /**
@@ -69,6 +74,15 @@ export interface FollowingWrite {
   sql(offset: number, go: string): { cte: string; answer: string };
   /** The answer's value (undefined: the statement failed or did not answer it). */
   read(answer: unknown): void;
+  /**
+   * Run events appended by the run ledger's list (its `svc_run_events`, p-pglone): while `build`
+   * runs (the statement's text), `sql`'s `WITH` only holds their arrays, and the run statement
+   * this write precedes appends them first in its own list call (one run row lock, one seq read,
+   * one INSERT for both), its answer the list's rows for them. Only the run ledger's own finish
+   * asks (it knows the `WITH`'s columns); outside `build` (the same write sent again in another
+   * statement after a failure) the write appends them itself.
+   */
+  handingOver?<R>(build: () => R): R;
 }
 
 /**

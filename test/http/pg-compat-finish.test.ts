@@ -77,8 +77,12 @@ describe.skipIf(!pg.available)('a streamed compat request’s end on PostgreSQL'
         // The run's finish carries the row's end and the run's `openai_compat.response`, and it is
         // the request's last write: nothing but the bus's appends and reads before `[DONE]` after it.
         expect(finish, writes.map((t) => t.slice(0, 80)).join('\n')).toBe(writes.length - 1);
-        // Its run events (the step end's, its own, the row's) in one list (p-pgserver).
-        expect(writes[finish]).toContain('svc_append_run_event_list(r.id, r.session_id, ARRAY[');
+        // Its run events (the step end's held ones, the step end's, its own, the row's) in one
+        // list (p-pgserver, p-pglone: the held ones handed over by the step end's `WITH`).
+        expect(writes[finish]).toContain(
+          'svc_append_run_event_list(r.id, r.session_id, coalesce((SELECT h.types FROM svc_run_events h)',
+        );
+        expect(writes[finish]?.match(/svc_append_run_event_list\(/g)).toHaveLength(1);
         expect(writes.filter((text) => /openai_compat_requests/.test(text))).toHaveLength(2);
         // The start and the finish, with the last step end in it (p-pglast), the step's assistant
         // message inserted closed by that step end (p-heldstep, where it was a write of its own at

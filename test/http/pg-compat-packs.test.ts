@@ -84,7 +84,8 @@ describe.skipIf(!pg.available)('a compat start with operating packs on, on Postg
       const clients = statements.clients.slice(from);
       const start = texts.findIndex((text) => /INSERT INTO sessions /.test(text));
       expect(start).toBeGreaterThanOrEqual(0);
-      expect(texts[start]).toContain('svc_append_events_across(');
+      // Its session events in it (p-pgstart4), inserted inline for its new session (p-pglone).
+      expect(texts[start]).toContain('INSERT INTO session_events');
       // On the start's connection (and on any other) no BEGIN/COMMIT: the start's statement committed
       // by itself and nothing of the run joined its transaction.
       const own = texts.filter((_, i) => clients[i] === clients[start]);
