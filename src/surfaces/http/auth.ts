@@ -23,7 +23,9 @@ export function bearerAuth(options: AuthOptions): MiddlewareHandler {
   return async function bearerAuth(c, next) {
     if (open.has(c.req.path)) return next();
     const refusal = bearerRefusal(c.req.header('authorization'), options.token(), options.allowNoAuth);
-    return refusal === undefined ? next() : refused(c, refusal, options.styleFor?.(c.req.path) ?? 'canonical');
+    return refusal === undefined
+      ? next()
+      : refused(c, refusal, options.styleFor?.(c.req.path) ?? 'canonical');
   };
 }
 

@@ -84,7 +84,8 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
   const allowNoAuth = setting(options.allowNoAuth);
   const currentToken = () => (options.token !== undefined ? token() : appRef()?.config.services.http.token);
   const currentAllowNoAuth = () =>
-    (options.allowNoAuth !== undefined ? allowNoAuth() : appRef()?.config.services.http.allow_no_auth) ?? false;
+    (options.allowNoAuth !== undefined ? allowNoAuth() : appRef()?.config.services.http.allow_no_auth) ??
+    false;
   const limit = options.maxBodyBytes ?? initial?.config.services.http.max_body_bytes ?? 10 * 1024 * 1024;
   const tooLarge = (c: Context) =>
     errorResponse(
