@@ -3,7 +3,9 @@
  * UI's files (`/`, `/assets/*`; the only unprotected routes) → bearer auth → body limit → the
  * registry's routes, the SSE session stream, `GET /v1/openapi.json`, then extension routes
  * (session API, compat surface) → 404 for anything else and 405 for a known path with the wrong
- * method.
+ * method. A family's hot route (`HttpExtension.front`: the compat surface's
+ * `POST /v1/chat/completions`) is matched before all of it and makes the same checks at once
+ * (`frontGate`), or sends the request down this pipeline when it cannot.
  * @module
  */
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
