@@ -80,50 +80,11 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
     }),
   );
 
-  const setting = <T>(value: T | (() => T) | undefined): (() => T | undefined) =>
-    typeof value === 'function' ? (value as () => T) : () => value;
-  const token = setting(options.token);
-  const allowNoAuth = setting(options.allowNoAuth);
-  const currentToken = () => (options.token !== undefined ? token() : appRef()?.config.services.http.token);
-  const currentAllowNoAuth = () =>
-    (options.allowNoAuth !== undefined ? allowNoAuth() : appRef()?.config.services.http.allow_no_auth) ??
-    false;
-  const limit = options.maxBodyBytes ?? initial?.config.services.http.max_body_bytes ?? 10 * 1024 * 1024;
-  const tooLarge = (c: Context) =>
-    errorResponse(
-      c,
-      new SvcError('invalid_input', `request body over the ${limit}-byte limit`, { status: 413 }),
-      { style: styleFor(c.req.path) },
-    );
-  // The open SSE streams count as the svc_sse_subscribers gauge, registered on an App's first request.
-  const gauged = new WeakSet<object>();
-  const gauge = (app: App) => {
-    if (gauged.has(app)) return;
-    gauged.add(app);
-    app.onClose(app.telemetry.metrics.gauge('sse_subscribers', () => streams.size));
-  };
-
-  // Hot routes (the compat surface's `POST /v1/chat/completions`) in front of the middleware below:
-  // the same decisions in the same order (the request's span, bearer auth, the store's state, the
-  // body limit) as one synchronous call, not a chain of five async middleware (their promises, the
-  // 405 check's read of the answer after it). Whatever the call does not decide itself (no App
-  // yet, tracing on, a body of undeclared length) goes down the ordinary chain (`false`).
-  const frontGate = (c: Context): Response | boolean => {
-    const app = appRef();
-    if (!app || app.telemetry.tracing) return false;
-    const headers = c.req.raw.headers;
-    const declared = headers.has('content-length') && !headers.has('transfer-encoding');
-    if (!declared && c.req.method !== 'GET' && c.req.method !== 'HEAD') return false;
-    gauge(app);
-    const refusal = bearerRefusal(c.req.header('authorization'), currentToken(), currentAllowNoAuth);
-    if (refusal !== undefined) return refused(c, refusal, styleFor(c.req.path));
-    const down = app.storeUnavailable();
-    if (down) return errorResponse(c, new SvcError('unavailable', down), { style: styleFor(c.req.path) });
-    if (declared && Number.parseInt(headers.get('content-length') || '0', 10) > limit) return tooLarge(c);
-    return true;
-  };
+  const edge = edgeChecks(appRef, options, styleFor, streams);
+  const { gauge, tooLarge, limit } = edge;
+  // Hot routes first, ahead of the middleware below (`HttpExtension.front`, `frontGate`).
   const extensions = options.extensions ?? httpExtensions;
-  const frontKit: FrontKit = { ...kit, gate: frontGate };
+  const frontKit: FrontKit = { ...kit, gate: edge.frontGate };
   for (const extension of extensions) extension.front?.(hono, appRef, frontKit);
   options.extend?.front?.(hono, appRef, frontKit);
 
@@ -185,7 +146,7 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
     );
   });
 
-  hono.use(bearerAuth({ token: currentToken, allowNoAuth: currentAllowNoAuth, styleFor }));
+  hono.use(bearerAuth({ token: edge.token, allowNoAuth: edge.allowNoAuth, styleFor }));
   // issue 18: while this node cannot reach its PostgreSQL store, every protected request is a 503
   // naming why (at once, rather than after the pool's connect timeout); the store monitor sees the
   // database return and the node serves again by itself.
@@ -222,6 +183,70 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
   for (const extension of extensions) extension(hono, appRef, kit);
   options.extend?.(hono, appRef, kit);
   return hono;
+}
+
+/**
+ * The protected routes' checks, shared by the middleware and a hot route's gate: the token and
+ * AllowNoAuth read per request, the body limit and its 413, the SSE gauge registered on an App's
+ * first request, and `frontGate` (the middleware's decisions as one synchronous call).
+ */
+function edgeChecks(
+  appRef: AppRef,
+  options: HttpAppOptions,
+  styleFor: (path: string) => ErrorStyle,
+  streams: StreamTracker,
+) {
+  const initial = appRef();
+  const setting = <T>(value: T | (() => T) | undefined): (() => T | undefined) =>
+    typeof value === 'function' ? (value as () => T) : () => value;
+  const token = setting(options.token);
+  const allowNoAuth = setting(options.allowNoAuth);
+  const currentToken = () => (options.token !== undefined ? token() : appRef()?.config.services.http.token);
+  const currentAllowNoAuth = () =>
+    (options.allowNoAuth !== undefined ? allowNoAuth() : appRef()?.config.services.http.allow_no_auth) ??
+    false;
+  const limit = options.maxBodyBytes ?? initial?.config.services.http.max_body_bytes ?? 10 * 1024 * 1024;
+  const tooLarge = (c: Context) =>
+    errorResponse(
+      c,
+      new SvcError('invalid_input', `request body over the ${limit}-byte limit`, { status: 413 }),
+      { style: styleFor(c.req.path) },
+    );
+  // The open SSE streams count as the svc_sse_subscribers gauge, registered on an App's first request.
+  const gauged = new WeakSet<object>();
+  const gauge = (app: App) => {
+    if (gauged.has(app)) return;
+    gauged.add(app);
+    app.onClose(app.telemetry.metrics.gauge('sse_subscribers', () => streams.size));
+  };
+
+  // A hot route's gate (the compat surface's `POST /v1/chat/completions`, mounted before the
+  // middleware): the same decisions in the same order (the request's span, bearer auth, the store's state, the
+  // body limit) as one synchronous call, not a chain of five async middleware (their promises, the
+  // 405 check's read of the answer after it). Whatever the call does not decide itself (no App
+  // yet, tracing on, a body of undeclared length) goes down the ordinary chain (`false`).
+  const frontGate = (c: Context): Response | boolean => {
+    const app = appRef();
+    if (!app || app.telemetry.tracing) return false;
+    const headers = c.req.raw.headers;
+    const declared = headers.has('content-length') && !headers.has('transfer-encoding');
+    if (!declared && c.req.method !== 'GET' && c.req.method !== 'HEAD') return false;
+    gauge(app);
+    const refusal = bearerRefusal(c.req.header('authorization'), currentToken(), currentAllowNoAuth);
+    if (refusal !== undefined) return refused(c, refusal, styleFor(c.req.path));
+    const down = app.storeUnavailable();
+    if (down) return errorResponse(c, new SvcError('unavailable', down), { style: styleFor(c.req.path) });
+    if (declared && Number.parseInt(headers.get('content-length') || '0', 10) > limit) return tooLarge(c);
+    return true;
+  };
+  return {
+    token: currentToken,
+    allowNoAuth: currentAllowNoAuth,
+    limit,
+    tooLarge,
+    gauge,
+    frontGate,
+  };
 }
 
 /**
