@@ -4,7 +4,7 @@
  * without importing the list that imports it.
  * @module
  */
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import type { ErrorStyle } from './errors';
 import type { AppRef } from './mount-tools';
 import type { OpenApiRoutes } from './openapi';
@@ -21,7 +21,24 @@ export interface HttpKit {
 }
 
 /**
- * Mounts one route family. Check `appRef()?.runtime.ready` (503 `App not ready`) in handlers that
- * need the App; auth and the body limit already ran.
+ * What a route in front of the middleware gets: `gate(c)` runs the middleware's checks on the
+ * request at once (createHttpApp's `frontGate`): a `Response` is the refusal to answer (401, 503
+ * store down, 413), `true` admits the request to the route's handler, `false` says the request
+ * needs the middleware chain itself (no App yet, telemetry tracing, a body without a declared
+ * length): the route then calls `next()` and the request takes the ordinary chain and route.
  */
-export type HttpExtension = (hono: Hono, appRef: AppRef, kit: HttpKit) => void;
+export interface FrontKit extends HttpKit {
+  gate(c: Context): Response | boolean;
+}
+
+/**
+ * Mounts one route family. Check `appRef()?.runtime.ready` (503 `App not ready`) in handlers that
+ * need the App; auth and the body limit already ran. `front`, when a family has one, mounts a hot
+ * route before the middleware (auth, store check, body limit: one synchronous `gate` instead of a
+ * middleware chain); the family mounts the same route the ordinary way too, for what the gate
+ * sends on (FrontKit).
+ */
+export interface HttpExtension {
+  (hono: Hono, appRef: AppRef, kit: HttpKit): void;
+  front?: (hono: Hono, appRef: AppRef, kit: FrontKit) => void;
+}

@@ -3,7 +3,9 @@
  * UI's files (`/`, `/assets/*`; the only unprotected routes) → bearer auth → body limit → the
  * registry's routes, the SSE session stream, `GET /v1/openapi.json`, then extension routes
  * (session API, compat surface) → 404 for anything else and 405 for a known path with the wrong
- * method.
+ * method. A family's hot route (`HttpExtension.front`: the compat surface's
+ * `POST /v1/chat/completions`) is matched before all of it and makes the same checks at once
+ * (`frontGate`), or sends the request down this pipeline when it cannot.
  * @module
  */
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
@@ -14,9 +16,10 @@ import { SvcError } from '../../errors';
 import type { AnyTool } from '../../tools/core/define-tool';
 import { allTools } from '../../tools/index';
 import { VERSION } from '../../version';
-import { bearerAuth } from './auth';
+import { bearerAuth, bearerRefusal, refused } from './auth';
 import { type ErrorStyle, errorResponse } from './errors';
 import { type HttpExtension, type HttpKit, httpExtensions } from './extensions';
+import type { FrontKit } from './http-kit';
 import { type AppRef, bindingsOf, mountTools } from './mount-tools';
 import { buildOpenApiDocument, createOpenApiRoutes, type OpenApiRoutes } from './openapi';
 import { mountSessionEvents, SESSION_EVENTS_PATH } from './session-events';
@@ -76,6 +79,15 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
       style: styleFor(c.req.path),
     }),
   );
+
+  const edge = edgeChecks(appRef, options, styleFor, streams);
+  const { gauge, tooLarge, limit } = edge;
+  // Hot routes first, ahead of the middleware below (`HttpExtension.front`, `frontGate`).
+  const extensions = options.extensions ?? httpExtensions;
+  const frontKit: FrontKit = { ...kit, gate: edge.frontGate };
+  for (const extension of extensions) extension.front?.(hono, appRef, frontKit);
+  options.extend?.front?.(hono, appRef, frontKit);
+
   hono.use(
     methodNotAllowed({
       app: hono,
@@ -118,16 +130,11 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
   // The browser UI's files: before auth (the page holds no data; its API calls carry the token).
   mountWebUi(hono, { root: options.webRoot });
 
-  // One HTTP server span per request (W3C trace context from the caller) when telemetry is on;
-  // the open SSE streams count as the svc_sse_subscribers gauge.
-  const gauged = new WeakSet<object>();
+  // One HTTP server span per request (W3C trace context from the caller) when telemetry is on.
   hono.use(async (c, next) => {
     const app = appRef();
     if (!app) return next();
-    if (!gauged.has(app)) {
-      gauged.add(app);
-      app.onClose(app.telemetry.metrics.gauge('sse_subscribers', () => streams.size));
-    }
+    gauge(app);
     // No span to make (telemetry off): no request description, closure or await for nothing.
     if (!app.telemetry.tracing) return next();
     await app.telemetry.http(
@@ -139,19 +146,7 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
     );
   });
 
-  const setting = <T>(value: T | (() => T) | undefined): (() => T | undefined) =>
-    typeof value === 'function' ? (value as () => T) : () => value;
-  const token = setting(options.token);
-  const allowNoAuth = setting(options.allowNoAuth);
-  hono.use(
-    bearerAuth({
-      token: () => (options.token !== undefined ? token() : appRef()?.config.services.http.token),
-      allowNoAuth: () =>
-        (options.allowNoAuth !== undefined ? allowNoAuth() : appRef()?.config.services.http.allow_no_auth) ??
-        false,
-      styleFor,
-    }),
-  );
+  hono.use(bearerAuth({ token: edge.token, allowNoAuth: edge.allowNoAuth, styleFor }));
   // issue 18: while this node cannot reach its PostgreSQL store, every protected request is a 503
   // naming why (at once, rather than after the pool's connect timeout); the store monitor sees the
   // database return and the node serves again by itself.
@@ -160,8 +155,7 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
     if (down) return errorResponse(c, new SvcError('unavailable', down), { style: styleFor(c.req.path) });
     return next();
   });
-  const limit = options.maxBodyBytes ?? initial?.config.services.http.max_body_bytes ?? 10 * 1024 * 1024;
-  hono.use(limitBody(limit, styleFor));
+  hono.use(limitBody(tooLarge, limit));
 
   // Prometheus text of svc's metrics (src/telemetry/metrics.ts), behind the bearer like every route.
   hono.get('/metrics', async (c) => {
@@ -186,9 +180,73 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
     );
   });
 
-  for (const extension of options.extensions ?? httpExtensions) extension(hono, appRef, kit);
+  for (const extension of extensions) extension(hono, appRef, kit);
   options.extend?.(hono, appRef, kit);
   return hono;
+}
+
+/**
+ * The protected routes' checks, shared by the middleware and a hot route's gate: the token and
+ * AllowNoAuth read per request, the body limit and its 413, the SSE gauge registered on an App's
+ * first request, and `frontGate` (the middleware's decisions as one synchronous call).
+ */
+function edgeChecks(
+  appRef: AppRef,
+  options: HttpAppOptions,
+  styleFor: (path: string) => ErrorStyle,
+  streams: StreamTracker,
+) {
+  const initial = appRef();
+  const setting = <T>(value: T | (() => T) | undefined): (() => T | undefined) =>
+    typeof value === 'function' ? (value as () => T) : () => value;
+  const token = setting(options.token);
+  const allowNoAuth = setting(options.allowNoAuth);
+  const currentToken = () => (options.token !== undefined ? token() : appRef()?.config.services.http.token);
+  const currentAllowNoAuth = () =>
+    (options.allowNoAuth !== undefined ? allowNoAuth() : appRef()?.config.services.http.allow_no_auth) ??
+    false;
+  const limit = options.maxBodyBytes ?? initial?.config.services.http.max_body_bytes ?? 10 * 1024 * 1024;
+  const tooLarge = (c: Context) =>
+    errorResponse(
+      c,
+      new SvcError('invalid_input', `request body over the ${limit}-byte limit`, { status: 413 }),
+      { style: styleFor(c.req.path) },
+    );
+  // The open SSE streams count as the svc_sse_subscribers gauge, registered on an App's first request.
+  const gauged = new WeakSet<object>();
+  const gauge = (app: App) => {
+    if (gauged.has(app)) return;
+    gauged.add(app);
+    app.onClose(app.telemetry.metrics.gauge('sse_subscribers', () => streams.size));
+  };
+
+  // A hot route's gate (the compat surface's `POST /v1/chat/completions`, mounted before the
+  // middleware): the same decisions in the same order (the request's span, bearer auth, the store's state, the
+  // body limit) as one synchronous call, not a chain of five async middleware (their promises, the
+  // 405 check's read of the answer after it). Whatever the call does not decide itself (no App
+  // yet, tracing on, a body of undeclared length) goes down the ordinary chain (`false`).
+  const frontGate = (c: Context): Response | boolean => {
+    const app = appRef();
+    if (!app || app.telemetry.tracing) return false;
+    const headers = c.req.raw.headers;
+    const declared = headers.has('content-length') && !headers.has('transfer-encoding');
+    if (!declared && c.req.method !== 'GET' && c.req.method !== 'HEAD') return false;
+    gauge(app);
+    const refusal = bearerRefusal(c.req.header('authorization'), currentToken(), currentAllowNoAuth);
+    if (refusal !== undefined) return refused(c, refusal, styleFor(c.req.path));
+    const down = app.storeUnavailable();
+    if (down) return errorResponse(c, new SvcError('unavailable', down), { style: styleFor(c.req.path) });
+    if (declared && Number.parseInt(headers.get('content-length') || '0', 10) > limit) return tooLarge(c);
+    return true;
+  };
+  return {
+    token: currentToken,
+    allowNoAuth: currentAllowNoAuth,
+    limit,
+    tooLarge,
+    gauge,
+    frontGate,
+  };
 }
 
 /**
@@ -198,15 +256,7 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
  * direct read (issue 17). The same decisions without it: no body for GET/HEAD, a declared length
  * is checked as declared, and only a chunked body goes through bodyLimit's counting reader.
  */
-function limitBody(limit: number, styleFor: (path: string) => ErrorStyle): MiddlewareHandler {
-  const tooLarge = (c: Context) =>
-    errorResponse(
-      c,
-      new SvcError('invalid_input', `request body over the ${limit}-byte limit`, { status: 413 }),
-      {
-        style: styleFor(c.req.path),
-      },
-    );
+function limitBody(tooLarge: (c: Context) => Response, limit: number): MiddlewareHandler {
   const limitStreamedBody = bodyLimit({ maxSize: limit, onError: tooLarge });
   return async (c, next) => {
     const method = c.req.method;

@@ -10,7 +10,7 @@ import type { Context, Hono } from 'hono';
 import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
 import { errorResponse } from '../errors';
-import type { HttpExtension, HttpKit } from '../http-kit';
+import type { FrontKit, HttpExtension, HttpKit } from '../http-kit';
 import type { AppRef } from '../mount-tools';
 import { chatCompletions } from './chat-completions';
 import { COMPLETIONS_PATH, completions, editPredictionsEnabled } from './completions';
@@ -45,6 +45,20 @@ export const compatSurface: HttpExtension = (hono: Hono, appRef: AppRef, kit: Ht
     }),
   );
   describeCompatRoutes(kit.openapi);
+};
+
+/**
+ * `POST /v1/chat/completions` in front of the middleware (http-kit.ts `FrontKit`): the gate's
+ * checks at once, then the same handler as the route above; a request the gate sends on
+ * (`false`) takes the middleware chain and that route.
+ */
+compatSurface.front = (hono: Hono, appRef: AppRef, kit: FrontKit) => {
+  hono.post(CHAT_COMPLETIONS_PATH, (c, next) => {
+    const gated = kit.gate(c);
+    if (gated === false) return next();
+    if (gated !== true) return gated;
+    return handle(c, appRef, (app) => chatCompletions(c, app, { streams: kit.streams }));
+  });
 };
 
 async function handle(c: Context, appRef: AppRef, handler: (app: App) => Response | Promise<Response>) {
