@@ -87,6 +87,11 @@ export interface AdaptiveService {
    * the handlers used to finish within the microtask after the event.
    */
   settled(): Promise<void>;
+  /**
+   * `settled()` would wait for nothing (the layer off, no handler queued or running, every event
+   * published so far delivered): a caller skips its await.
+   */
+  quiet(): boolean;
   close(): void;
 }
 
@@ -170,6 +175,7 @@ export function createAdaptiveService(deps: AdaptiveDeps): AdaptiveService {
     monitorStats: () => ({ ...ctx.stats }),
     idle: reviews.idle,
     settled: subscription.settled,
+    quiet: subscription.quiet,
     close() {
       ctx.lifecycle.closed = true;
       subscription.unsubscribe();
@@ -198,7 +204,7 @@ interface BusHandlers {
 function subscribe(
   ctx: ReturnType<typeof createAdaptiveContext>,
   on: BusHandlers,
-): { unsubscribe: () => void; settled: () => Promise<void> } {
+): { unsubscribe: () => void; settled: () => Promise<void>; quiet: () => boolean } {
   const onEvent = async (event: SessionEvent) => {
     if (ctx.lifecycle.closed) return;
     const p = event.payload as Record<string, unknown>;
@@ -257,12 +263,18 @@ function subscribe(
     if (ctx.lifecycle.closed || !HANDLED.has(event.type) || early.has(event.payload)) return;
     // With the layer off only the idle state has work (`applyPending`): the other events queue
     // nothing, so a run's `settled()` at its start does not wait a turn for a no-op (issue 17).
-    if (!ctx.enabled() && !(event.type === 'state.changed' && event.payload.state === 'idle')) return;
+    if (!ctx.enabled()) {
+      if (!(event.type === 'state.changed' && event.payload.state === 'idle')) return;
+      // Nor the idle state of a session without a proposal to clear, where the store can tell at
+      // once (SQLite, issue 17 item 3: every compat request's end queued a read of its row).
+      if (!ctx.deps.dbPresent() || ctx.store.mayHaveProposalNow?.(event.session_id) === false) return;
+    }
     work.push(event);
     draining ??= new Promise<void>((resolve) => setImmediate(() => void drain().then(resolve)));
   });
   return {
     unsubscribe,
+    quiet: () => !ctx.enabled() && !draining && work.length === 0 && ctx.deps.bus.drained?.() === true,
     async settled() {
       // The events published so far reach this monitor once stored: at once on SQLite, after
       // the append's round trip on PostgreSQL. Wait for them, then for the monitor's work.
