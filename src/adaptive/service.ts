@@ -263,12 +263,11 @@ function subscribe(
     if (ctx.lifecycle.closed || !HANDLED.has(event.type) || early.has(event.payload)) return;
     // With the layer off only the idle state has work (`applyPending`): the other events queue
     // nothing, so a run's `settled()` at its start does not wait a turn for a no-op (issue 17).
-    if (!ctx.enabled()) {
-      if (!(event.type === 'state.changed' && event.payload.state === 'idle')) return;
-      // Nor the idle state of a session without a proposal to clear, where the store can tell at
-      // once (SQLite, issue 17 item 3: every compat request's end queued a read of its row).
-      if (!ctx.deps.dbPresent() || ctx.store.mayHaveProposalNow?.(event.session_id) === false) return;
-    }
+    // The idle state is queued even when the store knows there is no proposal to clear (its
+    // handler then reads nothing): the run's waiters (`settled()` after its finish) wait for the
+    // handler's turn, and with it for the finish's COMMIT and the background listeners' work on
+    // run.finished (a capsule's finalization), as they always did.
+    if (!ctx.enabled() && !(event.type === 'state.changed' && event.payload.state === 'idle')) return;
     work.push(event);
     draining ??= new Promise<void>((resolve) => setImmediate(() => void drain().then(resolve)));
   });

@@ -193,14 +193,10 @@ export interface AdaptiveStore extends AdaptiveSessionRows, AdaptiveEvaluations,
   /**
    * False only when the session surely has no pending reshape proposal, from what the store keeps
    * in memory (PostgreSQL: the sessions with one, kept while no write to `adaptive_sessions` is
-   * notified); true when it may (then read the row). Absent (SQLite): read the row.
+   * notified; SQLite: the sessions with one, kept while no other connection committed and this
+   * process wrote no row); true when it may (then read the row).
    */
   mayHaveProposal?(sessionId: string): Promise<boolean>;
-  /**
-   * `mayHaveProposal` answered at once (SQLite: the sessions with a proposal, kept while no other
-   * connection committed and this process wrote no row); absent where the store cannot.
-   */
-  mayHaveProposalNow?(sessionId: string): boolean;
 }
 
 /** A stored `adaptive_sessions` row (JSON columns as text). */
@@ -322,7 +318,6 @@ export function createAdaptiveStore(db: () => Db): AdaptiveStore {
       ),
   );
   const rows = sessionRows(sql);
-  const mayHaveProposalNow = (sessionId: string) => proposals.get('proposals').has(sessionId);
   return {
     ...rows,
     put: async (row) => {
@@ -331,8 +326,7 @@ export function createAdaptiveStore(db: () => Db): AdaptiveStore {
     },
     ...evaluations(sql),
     ...reviews(sql, db),
-    mayHaveProposalNow,
-    mayHaveProposal: async (sessionId) => mayHaveProposalNow(sessionId),
+    mayHaveProposal: async (sessionId) => proposals.get('proposals').has(sessionId),
     // A synchronous better-sqlite3 transaction (a savepoint inside an open one): nothing awaits
     // inside it, so it never waits on another async body's transaction (store/db.ts).
     update: async (sessionId, change) =>

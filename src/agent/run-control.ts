@@ -357,7 +357,7 @@ async function afterFinish(
   const rt = core.runtime(sessionId);
   // The adaptive monitor handles run.finished and the idle state before the waiters go on.
   try {
-    if (a.adaptive && !a.adaptive.quiet()) await a.adaptive.settled();
+    await a.adaptive?.settled();
     try {
       await core.settle(run.id);
     } catch (error) {

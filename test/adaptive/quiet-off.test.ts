@@ -1,10 +1,10 @@
 /**
- * The adaptive layer off on SQLite (the default; issue 17 item 3, p-leanrun): a run's end does not
- * queue the monitor's idle handler to read its session's row when the store says at once that the
- * session has no proposal to clear (the sessions with one, kept while no other connection
- * committed and this process wrote no row), and the agent's `settled()` waits are skipped when
- * there is nothing to wait for (`quiet()`). A proposal left by a run with the layer on, here or in
- * another process, is still cleared at the next boundary.
+ * The adaptive layer off on SQLite (the default; issue 17 item 3, p-leanrun): the monitor's idle
+ * handler at a run's end reads no session row when the store knows the session has no proposal to
+ * clear (the sessions with one, kept while no other connection committed and this process wrote
+ * no row), and a run's start skips its `settled()` wait when there is nothing to wait for
+ * (`quiet()`). A proposal left by a run with the layer on, here or in another process, is still
+ * cleared at the next boundary.
  */
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
