@@ -160,6 +160,7 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
   return {
     enabled: deps.enabled,
     beforeWrite,
+    nothingToFinalize: () => !deps.enabled() && repo.noneRecordingNow?.() === true,
     finalize(run) {
       // One at a time, in the order the runs finished: a finalization reads the file history
       // (async) and must not interleave with the next one's stranded-capsule sweep.
