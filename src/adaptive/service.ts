@@ -88,10 +88,12 @@ export interface AdaptiveService {
    */
   settled(): Promise<void>;
   /**
-   * `settled()` would wait for nothing (the layer off, no handler queued or running, every event
-   * published so far delivered): a caller skips its await.
+   * With the layer off, a run of `sessionId` starting now has nothing to wait for: every event
+   * published so far is delivered, and no idle-state handler of that session is queued or running
+   * (other sessions' handlers, which only clear their own proposals, do not touch this run). A
+   * caller skips its `settled()` then; with the layer on, never quiet.
    */
-  quiet(): boolean;
+  quiet(sessionId: string): boolean;
   close(): void;
 }
 
@@ -204,7 +206,7 @@ interface BusHandlers {
 function subscribe(
   ctx: ReturnType<typeof createAdaptiveContext>,
   on: BusHandlers,
-): { unsubscribe: () => void; settled: () => Promise<void>; quiet: () => boolean } {
+): { unsubscribe: () => void; settled: () => Promise<void>; quiet: (sessionId: string) => boolean } {
   const onEvent = async (event: SessionEvent) => {
     if (ctx.lifecycle.closed) return;
     const p = event.payload as Record<string, unknown>;
@@ -247,10 +249,16 @@ function subscribe(
   /** Payloads of events `settled()` handled while their transaction held them: not handled again. */
   const early = new WeakSet<object>();
   let draining: Promise<void> | undefined;
+  /** The session of the event being handled. */
+  let handling: string | undefined;
   const drain = async () => {
     try {
-      for (let event = work.shift(); event; event = work.shift()) await onEvent(event);
+      for (let event = work.shift(); event; event = work.shift()) {
+        handling = event.session_id;
+        await onEvent(event);
+      }
     } finally {
+      handling = undefined;
       draining = undefined;
     }
   };
@@ -273,7 +281,11 @@ function subscribe(
   });
   return {
     unsubscribe,
-    quiet: () => !ctx.enabled() && !draining && work.length === 0 && ctx.deps.bus.drained?.() === true,
+    quiet: (sessionId) =>
+      !ctx.enabled() &&
+      ctx.deps.bus.drained?.() === true &&
+      handling !== sessionId &&
+      !work.some((event) => event.session_id === sessionId),
     async settled() {
       // The events published so far reach this monitor once stored: at once on SQLite, after
       // the append's round trip on PostgreSQL. Wait for them, then for the monitor's work.

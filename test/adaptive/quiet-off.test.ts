@@ -30,7 +30,13 @@ describe('adaptive layer off: nothing to clear, nothing queued', () => {
     // b2229f4: one read of the session's row at each run's idle state.
     expect(get).not.toHaveBeenCalled();
     expect(second.status).toBe('completed');
-    expect(adaptive.quiet()).toBe(true);
+    expect(adaptive.quiet(first.session_id)).toBe(true);
+    // Another session's idle state queued: this session's run start still has nothing to wait for.
+    app.bus.publish('ses_other', 'state.changed', { session_id: 'ses_other', state: 'idle', run_id: null });
+    expect(adaptive.quiet('ses_other')).toBe(false);
+    expect(adaptive.quiet(first.session_id)).toBe(true);
+    await adaptive.settled();
+    expect(adaptive.quiet('ses_other')).toBe(true);
 
     // A proposal left in the row (a run with the layer on): cleared at the next idle state.
     const proposal = {
@@ -40,7 +46,7 @@ describe('adaptive layer off: nothing to clear, nothing queued', () => {
     } as unknown as StoredProposal;
     const s = first.session_id;
     await adaptive.store.put({ ...emptyRow(s, app.clock.now()), proposal, apply_status: 'pending' });
-    expect(adaptive.quiet()).toBe(true);
+    expect(adaptive.quiet(s)).toBe(true);
     await app.agent.run({ prompt: 'Say three', sessionId: s });
     await adaptive.settled();
     expect(await adaptive.store.get(s)).toMatchObject({ proposal: null, cleared_reason: CLEARED });
