@@ -14,6 +14,8 @@ import { bundleRegions } from './bundle-regions.mjs';
 
 const options = new URL(import.meta.url).searchParams;
 const every = Number(options.get('every') ?? 5);
+// `?fn=1`: each svc region with its function's name (`src/agent/run-loop.ts#prepare`).
+const withNames = options.get('fn') === '1';
 const dir = options.get('dir') ?? tmpdir();
 const types = Object.create(null);
 const chains = new Map();
@@ -43,7 +45,7 @@ createHook({
         else if (file.startsWith('node:') && !file.includes('async_hooks')) frames.push(file);
         continue;
       }
-      frames.push(`${file}:${site.getLineNumber()}`);
+      frames.push(`${file}:${site.getLineNumber()}${withNames ? `#${site.getFunctionName() ?? '(anon)'}` : ''}`);
     }
     const key = frames.join('\n');
     chains.set(key, (chains.get(key) ?? 0) + 1);
@@ -57,10 +59,10 @@ process.on('exit', () => {
     const out = [];
     for (const frame of key ? key.split('\n') : []) {
       let region = frame;
-      const m = /^(.*\/dist\/([^/]+\.js)):(\d+)$/.exec(frame);
+      const m = /^(.*\/dist\/([^/]+\.js)):(\d+)(#.*)?$/.exec(frame);
       if (m) {
         regions ??= bundleRegions(join(m[1].startsWith('file:') ? fileURLToPath(m[1]) : m[1], '..'));
-        region = regions.get(m[2])?.[Number(m[3]) - 1] ?? m[2];
+        region = (regions.get(m[2])?.[Number(m[3]) - 1] ?? m[2]) + (m[4] ?? '');
       }
       if (out[out.length - 1] !== region) out.push(region);
     }
