@@ -7,7 +7,7 @@
 //   node bench/profile/layer-table.mjs \
 //     --cpu <file.cpuprofile> <marks.json> <dist dir> <requests a round> <first round> <last round> \
 //     --census <fewer.json> <more.json> <requests between> \
-//     --alloc <fewer.heapprofile> <more.heapprofile> <requests between> [--files]
+//     --alloc <fewer.heapprofile> <more.heapprofile> <requests between> [--alloc-dist <dir>] [--files]
 import { readFileSync } from 'node:fs';
 import { bundledSource, bundleRegions } from './bundle-regions.mjs';
 
@@ -121,6 +121,8 @@ if (census) {
 }
 
 let allocRegions;
+// `--alloc-dist <dir>`: the build the profiles ran (default: the dist/ their frames name, as it is now).
+const allocDist = opt('--alloc-dist', 1)?.[0];
 const alloc = opt('--alloc', 3);
 if (alloc) {
   const [fewer, more, requests] = alloc;
@@ -134,7 +136,7 @@ if (alloc) {
       const bundled = /\/dist\/([^/]+\.js)$/.exec(url);
       let own = inherited;
       if (bundled) {
-        allocRegions ??= bundleRegions(url.replace(/^file:\/\//, '').replace(/\/[^/]+$/, ''));
+        allocRegions ??= bundleRegions(allocDist ?? url.replace(/^file:\/\//, '').replace(/\/[^/]+$/, ''));
         const s = allocRegions.get(bundled[1])?.[lineNumber];
         if (s?.startsWith('src/')) own = s;
       }

@@ -102,8 +102,7 @@ async function prepare(
     : await openRun(c);
   if ('status' in started) return started;
   // The adaptive monitor handles run.started before the run assembles its prompt and tools (the
-  // layer off and nothing of this session to handle: no wait, not even for other sessions' idle
-  // handlers at the next check phase).
+  // layer off and nothing of this session to handle: no wait for other sessions' idle handlers).
   if (app.adaptive && !app.adaptive.quiet(c.sessionId)) await app.adaptive.settled();
   // A compat request's run (the HTTP service's surface handed it its model): the writes of its
   // start-up stretch (model.resolved, the prompt stack row, prompt.assembled) share one commit,
