@@ -45,7 +45,9 @@ createHook({
         else if (file.startsWith('node:') && !file.includes('async_hooks')) frames.push(file);
         continue;
       }
-      frames.push(`${file}:${site.getLineNumber()}${withNames ? `#${site.getFunctionName() ?? '(anon)'}` : ''}`);
+      frames.push(
+        `${file}:${site.getLineNumber()}${withNames ? `#${site.getFunctionName() ?? '(anon)'}` : ''}`,
+      );
     }
     const key = frames.join('\n');
     chains.set(key, (chains.get(key) ?? 0) + 1);
