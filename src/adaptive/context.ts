@@ -28,7 +28,7 @@ export interface AdaptiveDeps {
   store: AdaptiveStore;
   /** Whether a database exists to read (reads never create one). */
   dbPresent: () => boolean;
-  bus: Pick<EventBus, 'publish' | 'subscribe' | 'flush' | 'heldOwn'>;
+  bus: Pick<EventBus, 'publish' | 'subscribe' | 'flush' | 'heldOwn' | 'drained'>;
   clock: Clock;
   ids: Ids;
   log: Logger;

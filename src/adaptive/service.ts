@@ -87,6 +87,13 @@ export interface AdaptiveService {
    * the handlers used to finish within the microtask after the event.
    */
   settled(): Promise<void>;
+  /**
+   * With the layer off, a run of `sessionId` starting now has nothing to wait for: every event
+   * published so far is delivered, and no idle-state handler of that session is queued or running
+   * (other sessions' handlers, which only clear their own proposals, do not touch this run). A
+   * caller skips its `settled()` then; with the layer on, never quiet.
+   */
+  quiet(sessionId: string): boolean;
   close(): void;
 }
 
@@ -170,6 +177,7 @@ export function createAdaptiveService(deps: AdaptiveDeps): AdaptiveService {
     monitorStats: () => ({ ...ctx.stats }),
     idle: reviews.idle,
     settled: subscription.settled,
+    quiet: subscription.quiet,
     close() {
       ctx.lifecycle.closed = true;
       subscription.unsubscribe();
@@ -198,7 +206,7 @@ interface BusHandlers {
 function subscribe(
   ctx: ReturnType<typeof createAdaptiveContext>,
   on: BusHandlers,
-): { unsubscribe: () => void; settled: () => Promise<void> } {
+): { unsubscribe: () => void; settled: () => Promise<void>; quiet: (sessionId: string) => boolean } {
   const onEvent = async (event: SessionEvent) => {
     if (ctx.lifecycle.closed) return;
     const p = event.payload as Record<string, unknown>;
@@ -241,10 +249,16 @@ function subscribe(
   /** Payloads of events `settled()` handled while their transaction held them: not handled again. */
   const early = new WeakSet<object>();
   let draining: Promise<void> | undefined;
+  /** The session of the event being handled. */
+  let handling: string | undefined;
   const drain = async () => {
     try {
-      for (let event = work.shift(); event; event = work.shift()) await onEvent(event);
+      for (let event = work.shift(); event; event = work.shift()) {
+        handling = event.session_id;
+        await onEvent(event);
+      }
     } finally {
+      handling = undefined;
       draining = undefined;
     }
   };
@@ -257,12 +271,21 @@ function subscribe(
     if (ctx.lifecycle.closed || !HANDLED.has(event.type) || early.has(event.payload)) return;
     // With the layer off only the idle state has work (`applyPending`): the other events queue
     // nothing, so a run's `settled()` at its start does not wait a turn for a no-op (issue 17).
+    // The idle state is queued even when the store knows there is no proposal to clear (its
+    // handler then reads nothing): the run's waiters (`settled()` after its finish) wait for the
+    // handler's turn, and with it for the finish's COMMIT and the background listeners' work on
+    // run.finished (a capsule's finalization), as they always did.
     if (!ctx.enabled() && !(event.type === 'state.changed' && event.payload.state === 'idle')) return;
     work.push(event);
     draining ??= new Promise<void>((resolve) => setImmediate(() => void drain().then(resolve)));
   });
   return {
     unsubscribe,
+    quiet: (sessionId) =>
+      !ctx.enabled() &&
+      ctx.deps.bus.drained?.() === true &&
+      handling !== sessionId &&
+      !work.some((event) => event.session_id === sessionId),
     async settled() {
       // The events published so far reach this monitor once stored: at once on SQLite, after
       // the append's round trip on PostgreSQL. Wait for them, then for the monitor's work.

@@ -6,6 +6,7 @@
  * @module
  */
 import type { Statement } from 'better-sqlite3';
+import { memoByDataVersion } from '../store/data-version';
 import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
 import type { Genome, Preset } from './genome';
@@ -192,7 +193,8 @@ export interface AdaptiveStore extends AdaptiveSessionRows, AdaptiveEvaluations,
   /**
    * False only when the session surely has no pending reshape proposal, from what the store keeps
    * in memory (PostgreSQL: the sessions with one, kept while no write to `adaptive_sessions` is
-   * notified); true when it may (then read the row). Absent (SQLite): read the row.
+   * notified; SQLite: the sessions with one, kept while no other connection committed and this
+   * process wrote no row); true when it may (then read the row).
    */
   mayHaveProposal?(sessionId: string): Promise<boolean>;
 }
@@ -302,16 +304,36 @@ export const decodeEvaluation = (raw: Record<string, unknown>): EvaluationRow =>
 export function createAdaptiveStore(db: () => Db): AdaptiveStore {
   const sql = statementCache(db);
   const sync = sessionRowStatements(sql);
+  // The sessions with a pending proposal (issue 17 item 3: with the layer off, every idle state
+  // asked for its session's row, to clear a proposal that is nearly never there).
+  const proposals = memoByDataVersion(
+    db,
+    (_all: 'proposals') =>
+      new Set(
+        (
+          sql('SELECT session_id FROM adaptive_sessions WHERE proposal IS NOT NULL').all() as {
+            session_id: string;
+          }[]
+        ).map((row) => row.session_id),
+      ),
+  );
+  const rows = sessionRows(sql);
   return {
-    ...sessionRows(sql),
+    ...rows,
+    put: async (row) => {
+      proposals.invalidate();
+      await rows.put(row);
+    },
     ...evaluations(sql),
     ...reviews(sql, db),
+    mayHaveProposal: async (sessionId) => proposals.get('proposals').has(sessionId),
     // A synchronous better-sqlite3 transaction (a savepoint inside an open one): nothing awaits
     // inside it, so it never waits on another async body's transaction (store/db.ts).
     update: async (sessionId, change) =>
       db().transaction(() => {
         const next = change(sync.get(sessionId));
         if (!next) return undefined;
+        proposals.invalidate();
         sync.put(next.row);
         if (next.evaluation) addEvaluation(sql, next.evaluation.row, next.evaluation.keep);
         return next.row;

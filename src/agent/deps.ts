@@ -33,7 +33,7 @@ export type { PromptSection };
  * The adaptive layer as the run loop reads it (the compaction threshold of a session's genome), and
  * waits for it at a run's boundaries.
  */
-export type AgentAdaptive = Pick<AdaptiveService, 'compactionThreshold' | 'settled'>;
+export type AgentAdaptive = Pick<AdaptiveService, 'compactionThreshold' | 'settled' | 'quiet'>;
 
 /** The MCP client connections as the run loop waits for them. */
 export type AgentMcpClients = Pick<McpClientManager, 'settled'>;

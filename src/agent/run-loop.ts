@@ -101,8 +101,9 @@ async function prepare(
     ? { ...resumed, session: await app.sessions.require(c.sessionId) }
     : await openRun(c);
   if ('status' in started) return started;
-  // The adaptive monitor handles run.started before the run assembles its prompt and tools.
-  await app.adaptive?.settled();
+  // The adaptive monitor handles run.started before the run assembles its prompt and tools (the
+  // layer off and nothing of this session to handle: no wait for other sessions' idle handlers).
+  if (app.adaptive && !app.adaptive.quiet(c.sessionId)) await app.adaptive.settled();
   // A compat request's run (the HTTP service's surface handed it its model): the writes of its
   // start-up stretch (model.resolved, the prompt stack row, prompt.assembled) share one commit,
   // made when the process next waits for I/O (the model request), not three commits before the

@@ -27,3 +27,36 @@ describe('AgentCore runtimes', () => {
     expect(core.runtime('ses_0')).toMatchObject({ state: 'idle', runId: null });
   });
 });
+
+describe('AgentCore deferred results', () => {
+  it('COMPAT-PERF-113: a run’s deferred makes its promise only when asked; an asked one is resolved by settle', async () => {
+    const host = { runs: {}, clock: { now: () => 0 } } as unknown as AgentHost;
+    const core = createAgentCore({} as AgentDeps, host);
+    let made = 0;
+    const Native = Promise;
+    const counting = class extends Native<unknown> {
+      constructor(executor: ConstructorParameters<typeof Promise>[0]) {
+        made++;
+        super(executor);
+      }
+    };
+    globalThis.Promise = counting as unknown as PromiseConstructor;
+    let unasked: ReturnType<typeof core.deferred>;
+    try {
+      unasked = core.deferred('run_unasked');
+    } finally {
+      globalThis.Promise = Native;
+    }
+    // b2229f4: one promise a deferred, asked or not (a compat request's run is never asked).
+    expect(made).toBe(0);
+    expect(unasked.asked).toBe(false);
+    await core.settle('run_unasked');
+
+    const asked = core.deferred('run_asked');
+    const waiting = asked.promise;
+    expect(asked.asked).toBe(true);
+    expect(core.deferred('run_asked').promise).toBe(waiting);
+    asked.resolve({ run_id: 'run_asked', status: 'completed' } as never);
+    await expect(waiting).resolves.toMatchObject({ run_id: 'run_asked', status: 'completed' });
+  });
+});

@@ -226,20 +226,22 @@ export function createAgentCore(deps: AgentDeps, host: AgentHost): AgentCore {
     deferred(runId) {
       let d = deferreds.get(runId);
       if (!d) {
-        let resolve!: (result: RunResult) => void;
-        const promise = new Promise<RunResult>((r) => {
-          resolve = r;
-        });
-        let asked = false;
+        // The promise is made when someone first asks for it: a run nobody waits for (a compat
+        // request's, whose stream reads its result itself) makes none. `settle` resolves only an
+        // asked deferred.
+        let resolve: ((result: RunResult) => void) | undefined;
+        let promise: Promise<RunResult> | undefined;
         d = {
           get promise() {
-            asked = true;
+            promise ??= new Promise<RunResult>((r) => {
+              resolve = r;
+            });
             return promise;
           },
           get asked() {
-            return asked;
+            return promise !== undefined;
           },
-          resolve,
+          resolve: (result) => resolve?.(result),
         };
         deferreds.set(runId, d);
       }

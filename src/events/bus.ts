@@ -168,6 +168,11 @@ export interface EventBus {
    */
   flush(): Promise<void>;
   /**
+   * Every event published so far that `flush()` would wait for is stored and delivered: `flush()`
+   * now would wait for nothing.
+   */
+  drained?(): boolean;
+  /**
    * The events the caller's open store transaction holds now (PostgreSQL), in publish order, left
    * held (they are stored and delivered at its end); none outside one. Not stored: no id.
    */
@@ -297,6 +302,7 @@ export function createEventBus(deps: {
       enqueue,
     }),
     flush: () => flush(),
+    drained: idle,
     heldOwn: held.own,
     subscribe(sessionId, listener) {
       let set = listeners.get(sessionId);

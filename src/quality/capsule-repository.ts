@@ -82,6 +82,8 @@ export interface CapsuleRepository {
    * time (SQLite: kept by data_version). Optional: without it the run's end reads `atRunEnd`.
    */
   noneRecording?(): Promise<boolean>;
+  /** `noneRecording` answered at once (SQLite's kept answer); absent where the store cannot. */
+  noneRecordingNow?(): boolean;
   /** Reads (empty without a database). */
   find(id: string): Promise<EditCapsule | undefined>;
   list(filter: { sessionId?: string; status?: CapsuleStatus; limit?: number }): Promise<EditCapsule[]>;
@@ -198,6 +200,7 @@ export function createCapsuleRepository(qdb: QualityDb): CapsuleRepository {
     async noneRecording() {
       return recording.get('none');
     },
+    noneRecordingNow: () => recording.get('none'),
     async markReverted(id, now, bySessionId, historyIds) {
       recording.invalidate();
       db()

@@ -86,6 +86,11 @@ export interface CapsuleService {
   readonly beforeWrite: BeforeWriteHook;
   /** Fold a finished run's changes into its capsule (called on `run.finished`). */
   finalize(run: { sessionId: string; runId: string; status: string }): Promise<EditCapsule | undefined>;
+  /**
+   * A run's end has nothing to finalize, answered at once where the store can (SQLite): capsules
+   * off and none recording (a run's own, or one a crashed run left).
+   */
+  nothingToFinalize(): boolean;
   list(filter?: { sessionId?: string; status?: CapsuleStatus; limit?: number }): Promise<EditCapsule[]>;
   get(id: string): Promise<EditCapsule>;
   show(id: string): Promise<CapsuleDetail>;

@@ -160,9 +160,9 @@ export function createCapsuleService(deps: CapsuleDeps): CapsuleService {
   return {
     enabled: deps.enabled,
     beforeWrite,
+    nothingToFinalize: () => !deps.enabled() && repo.noneRecordingNow?.() === true,
     finalize(run) {
-      // One at a time, in the order the runs finished: a finalization reads the file history
-      // (async) and must not interleave with the next one's stranded-capsule sweep.
+      // One at a time, in run-end order: it must not interleave with the next one's stranded sweep.
       const next = finalizing.then(() => finalizeRun(run));
       finalizing = next.catch(() => undefined);
       return next;

@@ -134,7 +134,11 @@ export function startFindingObserver(deps: {
     }
   };
   const offBus = deps.bus.subscribe('*', (event) => {
-    if (event.type === 'file.changed' || event.type === 'run.finished') own.run(() => onBus(event));
+    if (event.type !== 'file.changed' && event.type !== 'run.finished') return;
+    // A run's end sweeps: nothing queued and nothing the sweep would move (every compat
+    // request's end, SQLite answers at once), nothing to queue.
+    if (event.type === 'run.finished' && deps.findings.sweepsNothing?.()) return;
+    own.run(() => onBus(event));
   });
   return () => {
     offLedger();

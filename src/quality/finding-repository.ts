@@ -55,6 +55,8 @@ export interface FindingRepository {
    * this node does not listen for the table's changes or writes it.
    */
   dataVersion?(): Promise<number | undefined>;
+  /** `dataVersion` answered at once (SQLite); absent where the store cannot. */
+  dataVersionNow?(): number;
   /** With `dataVersion`: the oldest last sighting of an active finding (null: none is active). */
   oldestActiveSeen?(): Promise<number | null>;
   /** Reads (empty without a database). */
@@ -193,6 +195,7 @@ export function createFindingRepository(qdb: QualityDb): FindingRepository {
     },
     // Prepared once per handle: the sweep asks at every run's end.
     dataVersion: async () => (sql('PRAGMA data_version').get() as { data_version: number }).data_version,
+    dataVersionNow: () => (sql('PRAGMA data_version').get() as { data_version: number }).data_version,
     oldestActiveSeen: async () =>
       (
         sql("SELECT min(last_seen_at) AS at FROM findings WHERE state IN ('open', 'acknowledged')").get() as {

@@ -115,4 +115,10 @@ export interface FindingService {
   newReportFingerprint(): string;
   /** Resolves once every change called so far has been applied (or has failed). */
   flush(): Promise<void>;
+  /**
+   * A sweep now would change nothing and no change is queued: no other connection committed since
+   * the last pass, this process wrote no finding, and no active finding was last seen before the
+   * cutoff as of that pass. Answered at once where the store can (SQLite), else false.
+   */
+  sweepsNothing?(): boolean;
 }

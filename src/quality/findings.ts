@@ -57,7 +57,7 @@ export function createFindingService(deps: {
 
   // Changes run one at a time, in call order: the observer calls from sync listeners without
   // awaiting, and a file change must apply after the failing check seen before it.
-  const { serial, settled, flush } = createChangeQueue();
+  const { serial, settled, flush, idle } = createChangeQueue();
 
   const { transition, record } = createTransitions(deps);
 
@@ -179,6 +179,7 @@ export function createFindingService(deps: {
       ),
 
     flush,
+    sweepsNothing: () => idle() && skip.skipsNow(deps.clock.now() - STALE_AFTER_MS),
   };
 }
 
@@ -287,6 +288,11 @@ function createSweepSkip(findings: FindingRepository) {
   };
   return {
     repo,
+    /** A pass now would be skipped, answered at once where the repository can (SQLite). */
+    skipsNow(cutoff: number): boolean {
+      if (!last || !findings.dataVersionNow) return false;
+      return last.writes === writes && cutoff <= last.oldest && last.version === findings.dataVersionNow();
+    },
     async pass<T>(cutoff: number, sweep: () => Promise<T[]>): Promise<T[]> {
       const version = await repo.dataVersion?.();
       if (last && last.version === version && last.writes === writes && cutoff <= last.oldest) return [];

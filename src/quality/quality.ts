@@ -76,6 +76,8 @@ export function createQuality(deps: {
   const own = ownContext('svc.edit-capsules');
   const unsubscribe = deps.bus.subscribe('*', (event) => {
     if (event.type !== 'run.finished') return;
+    // Capsules off and none recording (every compat request's end): nothing to queue.
+    if (capsules.nothingToFinalize()) return;
     const payload = event.payload as SessionEventPayloads['run.finished'];
     // A bus listener is sync: the capsule is built in the background, finalizations one at a
     // time in run order (the capsule service queues them); a failure is logged as before.

@@ -65,6 +65,12 @@ export interface RecommendationRepository {
   ): Promise<boolean>;
   /** Oldest first. */
   pending(filter?: PendingFilter): Promise<Recommendation[]>;
+  /**
+   * Whether any recommendation matching `filter` is pending, answered at once where the store can
+   * (SQLite: its kept pending rows, checked against `data_version`); undefined where it cannot
+   * (PostgreSQL).
+   */
+  anyPendingNow?(filter: PendingFilter): boolean | undefined;
   /** Newest first, within the calibration window (days and max count, whichever is smaller). */
   window(options: { since: number; max: number; zone?: string }): Promise<Recommendation[]>;
   get(id: string): Promise<Recommendation | undefined>;
@@ -89,6 +95,11 @@ export interface RecommendationLedger extends RecommendationRepository {
    * clock): a signal whose only step is the sweep has nothing to do.
    */
   quiet(): boolean;
+  /**
+   * `quiet()`, and the store answers at once that nothing matching `filter` is pending: a signal
+   * whose rule would only follow such recommendations (then sweep) has nothing to do.
+   */
+  nonePending(filter: PendingFilter): boolean;
 }
 
 export function createRecommendationLedger(deps: {
@@ -101,6 +112,8 @@ export function createRecommendationLedger(deps: {
   const { serial, settled, flush, idle } = createChangeQueue();
   return {
     quiet: () => swept !== undefined && idle() && !swept.due(),
+    nonePending: (filter) =>
+      swept !== undefined && idle() && !swept.due() && store.anyPendingNow?.(filter) === false,
     record: (input) => serial(() => store.record(input)),
     close: (id, outcome, evidence) => serial(() => store.close(id, outcome, evidence)),
     expire: () => serial(() => store.expire()),
@@ -176,6 +189,11 @@ export function matchesPending(filter: PendingFilter): (r: Recommendation) => bo
     (!filter.kind || r.kind === filter.kind);
 }
 
+const matchesRow = (filter: PendingFilter, r: Row) =>
+  (!filter.session_id || r.session_id === filter.session_id) &&
+  (!filter.zone || r.zone === filter.zone) &&
+  (!filter.kind || r.kind === filter.kind);
+
 export function createRecommendationRepository(deps: {
   db: () => Db;
   clock: Clock;
@@ -232,11 +250,12 @@ export function createRecommendationRepository(deps: {
         .run(outcome, deps.clock.now(), JSON.stringify({ ...current.evidence, ...evidence }), id);
       return true;
     },
+    anyPendingNow(filter) {
+      for (const row of pendingRows.get('pending')) if (matchesRow(filter, row)) return true;
+      return false;
+    },
     async pending(filter = {}) {
-      const matches = (r: Row) =>
-        (!filter.session_id || r.session_id === filter.session_id) &&
-        (!filter.zone || r.zone === filter.zone) &&
-        (!filter.kind || r.kind === filter.kind);
+      const matches = (r: Row) => matchesRow(filter, r);
       // One loop, not filter then map: an empty list from TurboFan's inlined `filter` has another
       // map than the builtin's, and the `map` after it deopted the optimized caller once (p-jit).
       const found: Recommendation[] = [];

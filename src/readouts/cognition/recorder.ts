@@ -18,7 +18,12 @@ import type { EventBus, SessionEvent } from '../../events/bus';
 import { ownContext } from '../../events/own-context';
 import type { Logger } from '../../log';
 import type { Clock } from '../../util/ids';
-import type { CognitionZone, RecommendationLedger, RecommendationRepository } from './recommendation-store';
+import type {
+  CognitionZone,
+  PendingFilter,
+  RecommendationLedger,
+  RecommendationRepository,
+} from './recommendation-store';
 
 const HOUR = 3600;
 
@@ -173,6 +178,11 @@ export function startRecommendationRecorder(
     // Nothing to record and nothing due to sweep (a step's context.usage under the threshold):
     // no step queued, no promise.
     if (sweepsOnly(event, threshold()) && ledger.quiet()) return;
+    // A run's start and a new top-level session (every compat request) only follow pending
+    // recommendations of their rule: none pending (the store answers at once, SQLite), nothing
+    // queued and no sweep due, no step.
+    const follows = followsOnly(event);
+    if (follows && ledger.nonePending(follows)) return;
     own.run(() =>
       ledger
         .serial((store) => handle(store, event))
@@ -212,6 +222,15 @@ function sweepsOnly(event: SessionEvent, threshold: number): boolean {
   if (event.type === 'session.created') return p.parent_id !== null;
   if (event.type === 'session.updated') return !modelChanged(p);
   return false;
+}
+
+/** The pending recommendations the event's rule would only follow (then sweep), if that is all it does. */
+function followsOnly(event: SessionEvent): PendingFilter | undefined {
+  if (event.type === 'run.started')
+    return { session_id: event.session_id, zone: 'loop_detection', kind: 'revise_instructions' };
+  if (event.type === 'session.created' && (event.payload as Record<string, any>).parent_id === null)
+    return { zone: 'compaction', kind: 'start_new_session' };
+  return undefined;
 }
 
 /** Checks allowed_tools on demand (config is not an event): follows allow_tool recommendations. */
