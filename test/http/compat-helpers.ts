@@ -127,3 +127,20 @@ export const LONE_REQUEST_LOG = [
   'run.finished',
   'state.changed',
 ];
+
+/**
+ * A run's events without what differs per run (the request's, run's, session's and prompt build's
+ * ids in their payloads), with their event id, seq and type: what two backends' runs compare on.
+ */
+export async function comparableRunEvents(app: App, runId: string) {
+  return (await app.runs.events(runId)).map((e) => {
+    const {
+      request_id: _r,
+      run_id: _u,
+      session_id: _s,
+      build_id: _b,
+      ...payload
+    } = e.payload as Record<string, unknown>;
+    return { id: e.id, seq: e.seq, type: e.type, payload };
+  });
+}

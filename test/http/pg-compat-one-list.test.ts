@@ -11,28 +11,19 @@
  * order, and the session log the lone sequence.
  */
 import { describe, expect, it } from 'vitest';
-import type { App } from '../../src/app';
 import type { RunEvent } from '../../src/runs/types';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { compatServer, LONE_REQUEST_LOG, settledCompatRow, streamedAnswer } from './compat-helpers';
+import {
+  comparableRunEvents,
+  compatServer,
+  LONE_REQUEST_LOG,
+  settledCompatRow,
+  streamedAnswer,
+} from './compat-helpers';
 
 const pg = postgresForFile();
 const FINISH = /UPDATE agent_runs SET status = /;
-
-/** The run's events without what differs per run (ids, times, the request's and the build's ids). */
-async function runEvents(app: App, runId: string) {
-  return (await app.runs.events(runId)).map((e) => {
-    const {
-      request_id: _r,
-      run_id: _u,
-      session_id: _s,
-      build_id: _b,
-      ...payload
-    } = e.payload as Record<string, unknown>;
-    return { id: e.id, seq: e.seq, type: e.type, payload };
-  });
-}
 
 /** A warm request, then one measured: its finish's text, its run's events, the events announced. */
 async function lone(postgres?: Awaited<ReturnType<typeof migratedDatabase>>) {
@@ -78,7 +69,7 @@ async function lone(postgres?: Awaited<ReturnType<typeof migratedDatabase>>) {
     row,
     finish: statements.sent.filter((text) => FINISH.test(text)),
     inserts,
-    events: await runEvents(app, row.run_id),
+    events: await comparableRunEvents(app, row.run_id),
     announced: announced.filter((e) => e.run_id === row.run_id),
   };
 }

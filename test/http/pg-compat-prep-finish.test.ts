@@ -14,7 +14,13 @@ import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { compatServer, LONE_REQUEST_LOG, settledCompatRow, streamedAnswer } from './compat-helpers';
+import {
+  comparableRunEvents,
+  compatServer,
+  LONE_REQUEST_LOG,
+  settledCompatRow,
+  streamedAnswer,
+} from './compat-helpers';
 
 const pg = postgresForFile();
 const WRITE = /^(WITH|INSERT|UPDATE|DELETE)\b/;
@@ -26,16 +32,7 @@ const PROMPT_ROW = /INSERT INTO prompt_stack_builds /;
 
 /** The run's events without what differs per run (ids, times, the request's id, the build's id). */
 async function runEvents(app: App, runId: string) {
-  return (await app.runs.events(runId)).map((e) => {
-    const {
-      request_id: _r,
-      run_id: _u,
-      session_id: _s,
-      build_id: _b,
-      ...payload
-    } = e.payload as Record<string, unknown>;
-    return { seq: e.seq, type: e.type, payload };
-  });
+  return (await comparableRunEvents(app, runId)).map(({ seq, type, payload }) => ({ seq, type, payload }));
 }
 
 /**
