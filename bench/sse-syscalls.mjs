@@ -7,38 +7,14 @@
 // (files, pipes, eventfds: `other`), and the buffers of the writev calls. Counts, not times: they do not depend on the box's load.
 // Needs strace (and ptrace allowed). BENCH_SVC_BIN runs another build.
 // `node bench/sse-syscalls.mjs`; not part of `npm run bench`.
-import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { compatStatements, REQUESTS } from './statements-harness.mjs';
+import { straced } from './strace-service.mjs';
 
-const out = join(tmpdir(), `svc-sse-syscalls-${process.pid}.txt`);
-let tracer;
-
+const traced = straced('sse-syscalls', ['-f', '-yy']);
 const { errors, result } = await compatStatements({
-  warmedUp: async (child) => {
-    const tids = readdirSync(`/proc/${child.pid}/task`);
-    tracer = spawn('strace', ['-f', '-yy', '-o', out, ...tids.flatMap((t) => ['-p', t])], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    // strace says "Process N attached" on stderr for each thread once it holds it.
-    await new Promise((resolve) => {
-      let seen = 0;
-      tracer.stderr.on('data', (d) => {
-        seen += String(d).split('attached').length - 1;
-        if (seen >= tids.length) resolve();
-      });
-      setTimeout(resolve, 3000);
-    });
-  },
-  finished: async () => {
-    tracer.kill('SIGINT');
-    await new Promise((resolve) => tracer.on('exit', resolve));
-    return summarize(readFileSync(out, 'utf8'));
-  },
+  warmedUp: traced.warmedUp,
+  finished: async () => summarize(await traced.finished()),
 });
-rmSync(out, { force: true });
 
 /** Calls by `<syscall> <target>`, target: client | model | other. */
 function summarize(text) {

@@ -5,48 +5,12 @@
 // client's socket (the SSE answer) and the model's socket (svc's request to the fake provider): the
 // write calls, their buffers and their bytes, each write's size in order of the first request seen.
 // Counts, not times. Needs strace. `node bench/wire-writes.mjs`; not part of `npm run bench`.
-import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { compatStatements, REQUESTS } from './statements-harness.mjs';
+import { straced } from './strace-service.mjs';
 
-const out = join(tmpdir(), `svc-wire-writes-${process.pid}.txt`);
-let tracer;
-const { errors, result } = await compatStatements({
-  warmedUp: async (child) => {
-    const tids = readdirSync(`/proc/${child.pid}/task`);
-    tracer = spawn(
-      'strace',
-      [
-        '-f',
-        '-yy',
-        '-s',
-        '0',
-        '-e',
-        'trace=writev,write,sendto,sendmsg,read,recvfrom',
-        '-o',
-        out,
-        ...tids.flatMap((t) => ['-p', t]),
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    await new Promise((resolve) => {
-      let seen = 0;
-      tracer.stderr.on('data', (d) => {
-        seen += String(d).split('attached').length - 1;
-        if (seen >= tids.length) resolve();
-      });
-      setTimeout(resolve, 3000);
-    });
-  },
-  finished: async () => {
-    tracer.kill('SIGINT');
-    await new Promise((resolve) => tracer.on('exit', resolve));
-    return readFileSync(out, 'utf8');
-  },
-});
-rmSync(out, { force: true });
+const { errors, result } = await compatStatements(
+  straced('wire-writes', ['-f', '-yy', '-s', '0', '-e', 'trace=writev,write,sendto,sendmsg,read,recvfrom']),
+);
 
 const calls = [];
 const ports = new Map();
