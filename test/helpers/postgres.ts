@@ -495,3 +495,20 @@ export async function loggedEvents(sql: SqlClient, sessionId: string) {
     [sessionId],
   );
 }
+
+/**
+ * `listener` connected and listening on `channel` (its `end` pushed on `closers`): the payloads of
+ * the NOTIFYs it receives, in order, in the array answered.
+ */
+export async function noticesOn(
+  listener: pgDriver.Client,
+  channel: string,
+  closers: (() => unknown)[],
+): Promise<string[]> {
+  await listener.connect();
+  closers.push(() => listener.end());
+  const notices: string[] = [];
+  listener.on('notification', (n) => notices.push(n.payload ?? ''));
+  await listener.query(`LISTEN ${channel}`);
+  return notices;
+}

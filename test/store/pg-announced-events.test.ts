@@ -19,6 +19,7 @@ import {
   driverStatements,
   loggedEvents,
   migratedDatabase,
+  noticesOn,
   postgresForFile,
   recordingClient,
 } from '../helpers/postgres';
@@ -79,12 +80,7 @@ describe.skipIf(!pg.available)('session events in the run ledger`s statements (P
   it('STORE-PG-210: an idle bus: a run event and its session event in one statement, delivered once with the log id, in order, notified', async () => {
     const sent: string[] = [];
     const { app: a, sql } = await app(sent);
-    const listener = sql.dedicated('svc-test-listen');
-    await listener.connect();
-    closers.push(() => listener.end());
-    const notices: string[] = [];
-    listener.on('notification', (n) => notices.push(n.payload ?? ''));
-    await listener.query('LISTEN svc_events');
+    const notices = await noticesOn(sql.dedicated('svc-test-listen'), 'svc_events', closers);
     const { session, run } = await runOf(a);
     const seen: SessionEvent[] = [];
     a.bus.subscribe(session.id, (event) => seen.push(event));

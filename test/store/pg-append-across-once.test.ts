@@ -8,7 +8,7 @@
  */
 import pgDriver from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { migratedInPlace, postgresForFile } from '../helpers/postgres';
+import { migratedInPlace, noticesOn, postgresForFile } from '../helpers/postgres';
 
 const pg = postgresForFile({ statements: true });
 
@@ -23,12 +23,11 @@ describe.skipIf(!pg.available)(
     it('STORE-PG-633: a call is its locks and one statement: the events, each session’s previous id and one NOTIFY a session with its last id', async () => {
       const { url, sql, client, close } = await migratedInPlace(pg.cluster());
       closers.push(close);
-      const listener = new pgDriver.Client({ connectionString: url });
-      await listener.connect();
-      closers.push(() => listener.end());
-      const notices: string[] = [];
-      listener.on('notification', (n) => notices.push(n.payload ?? ''));
-      await listener.query('LISTEN svc_test_once');
+      const notices = await noticesOn(
+        new pgDriver.Client({ connectionString: url }),
+        'svc_test_once',
+        closers,
+      );
       await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
       await client.query("SET pg_stat_statements.track = 'all'");
       const call = (sessions: string[], keys: number[]) =>

@@ -12,7 +12,13 @@ import type { SessionEvent } from '../../src/events/ring';
 import { agentApp, echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
-import { loggedEvents, migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
+import {
+  loggedEvents,
+  migratedDatabase,
+  noticesOn,
+  postgresForFile,
+  recordingClient,
+} from '../helpers/postgres';
 import { until } from '../helpers/until';
 
 const pg = postgresForFile();
@@ -40,12 +46,7 @@ describe.skipIf(!pg.available)('message.created in the message statement (Postgr
     const sent: string[] = [];
     const { app: a, sql } = await app(sent);
     // Another connection's LISTEN, as another node's (src/events/pg-notify.ts).
-    const listener = sql.dedicated('svc-test-listen');
-    await listener.connect();
-    closers.push(() => listener.end());
-    const notices: string[] = [];
-    listener.on('notification', (n) => notices.push(n.payload ?? ''));
-    await listener.query('LISTEN svc_events');
+    const notices = await noticesOn(sql.dedicated('svc-test-listen'), 'svc_events', closers);
     const session = await a.sessions.create({ title: 'joined' });
     await a.bus.flush();
     const seen: SessionEvent[] = [];

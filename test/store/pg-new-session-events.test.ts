@@ -11,7 +11,7 @@
 import pgDriver from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appendNewEventsCall } from '../../src/events/pg-event-store';
-import { migratedInPlace, postgresForFile } from '../helpers/postgres';
+import { migratedInPlace, noticesOn, postgresForFile } from '../helpers/postgres';
 
 const pg = postgresForFile();
 
@@ -32,12 +32,7 @@ describe.skipIf(!pg.available)('a new session’s events inline in its statement
   it('STORE-PG-652: the rows, answers and NOTIFY of svc_append_events_across, without the call; nothing where go is false', async () => {
     const { url, client, close } = await migratedInPlace(pg.cluster());
     closers.push(close);
-    const listener = new pgDriver.Client({ connectionString: url });
-    await listener.connect();
-    closers.push(() => listener.end());
-    const notices: string[] = [];
-    listener.on('notification', (n) => notices.push(n.payload ?? ''));
-    await listener.query('LISTEN svc_events');
+    const notices = await noticesOn(new pgDriver.Client({ connectionString: url }), 'svc_events', closers);
     const settled = async (count: number) => {
       for (let i = 0; i < 100 && notices.length < count; i++) await new Promise((r) => setTimeout(r, 10));
       return notices.splice(0);
