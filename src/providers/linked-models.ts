@@ -17,6 +17,11 @@ import type { ModelInfo } from './types';
 const buildModelModule = lazily(() => import('./build-model'));
 const recoveryModule = lazily(() => import('./recovery'));
 
+/** Loads what linking a model imports on first use (a service's start-up: ../app/warm.ts). */
+export async function preloadLinking(): Promise<void> {
+  await Promise.all([buildModelModule(), recoveryModule()]);
+}
+
 /** What linking needs of the provider service (./service.ts). */
 export interface LinkHost {
   readonly deps: ProviderDeps;
