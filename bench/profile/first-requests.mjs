@@ -2,8 +2,10 @@
 // the built `svc service start http` (BENCH_SVC_BIN to compare another build) with --cpu-prof and
 // sends FIRST_REQUESTS (default 30) compat requests one at a time, then stops it and slices the
 // profile by request: the sampled ms of each of the first five and the median of the last ten,
-// and the svc source regions / packages (innermost frame's) whose self time in request 1 exceeds
-// what the last ten spend there on average.
+// the wall time of each, the time from spawn to ready and svc's RSS then, and the svc source regions / packages (innermost
+// frame's) whose self time in request 1 exceeds what the last ten spend there on average
+// (FIRST_INCLUSIVE=<n>: the top n functions by inclusive time in request 1 too). FIRST_PROF=0
+// runs svc without the profiler: the wall times and RSS only.
 // `node bench/profile/first-requests.mjs [top]`. Load moves the ms; read them side by side.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,8 +27,17 @@ writeFileSync(
   join(ws, 'svc.toml'),
   `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
 );
-const started = startService({ bin: BIN, ws, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] });
+const PROF = process.env.FIRST_PROF !== '0';
+const spawned = performance.now();
+const started = startService({
+  bin: BIN,
+  ws,
+  nodeArgs: PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+});
 const svcUrl = `${await started.url}/v1`;
+const readyMs = (performance.now() - spawned).toFixed(0);
+const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${started.child.pid}/status`, 'utf8'))?.[1]);
+const rssAtReady = (rssKb / 1024).toFixed(1);
 const body = compatBody('first request');
 const auth = { authorization: `Bearer ${TOKEN}` };
 // The provider's own first request, outside the windows.
@@ -40,6 +51,17 @@ for (let i = 0; i < N; i++) {
 started.child.kill('SIGTERM');
 await started.exited;
 provider.server.close();
+const ms = (us) => (us / 1000).toFixed(1);
+const wall = windows.map((w) => w.end - w.start);
+const wallTail = wall.slice(-10).sort((a, b) => a - b);
+console.log(`spawn to listening line: ${readyMs} ms; svc RSS at ready: ${rssAtReady} MB`);
+console.log(
+  `wall ms, requests 1–5: ${wall.slice(0, 5).map(ms).join(' / ')}; median of the last ten ${ms(wallTail[5])}`,
+);
+if (!PROF) {
+  rmSync(ws, { recursive: true, force: true });
+  process.exit(0);
+}
 
 const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
 const profile = JSON.parse(readFileSync(join(profDir, file), 'utf8'));
@@ -82,7 +104,6 @@ for (let i = 0; i < profile.samples.length; i++) {
   perWindow[w].set(key, (perWindow[w].get(key) ?? 0) + dt);
   busy[w] += dt;
 }
-const ms = (us) => (us / 1000).toFixed(1);
 const tail = busy.slice(-10).sort((a, b) => a - b);
 console.log(`sampled busy ms, requests 1–5: ${busy.slice(0, 5).map(ms).join(' / ')}`);
 console.log(`median of requests ${N - 9}–${N}: ${ms(tail[5])}`);

@@ -2,10 +2,10 @@
 // service start http` with LATE_LOADS_OUT=<file>. Every module load (CommonJS through
 // `Module._load`, including `createRequire`'s; ESM, the bundle's own chunks and `import()`s, through
 // a `load` hook) is appended to that file as a JSON line with the time since the process began, the
-// count of HTTP requests the server had received by then, and whether svc had printed its
-// `svc: listening on` line (printed once the App is ready). A line `{"mark":"ready"}` is written at
-// that print. `node bench/profile/late-loads.mjs` runs the compat bench's load against it and sums
-// the file: the modules loaded after ready, and by which request.
+// count of HTTP requests the server had received by then (an ESM load's: when its hook's message
+// arrived), and whether svc had printed its `svc: listening on` line (printed once the App is
+// ready) when the load began; a line `{"mark":"ready"}` at that print. `node
+// bench/profile/late-loads.mjs <file>` sums it: the modules loaded after ready, and by which request.
 import { appendFileSync } from 'node:fs';
 import { Server } from 'node:http';
 import Module, { register } from 'node:module';
@@ -16,10 +16,12 @@ const out = process.env.LATE_LOADS_OUT;
 if (out) {
   let requests = 0;
   let ready = false;
-  const write = (entry) =>
+  /** When the listening line was printed, in ms since the epoch (the clock the hook thread sends). */
+  let readyAt = Number.POSITIVE_INFINITY;
+  const write = (entry, at = performance.timeOrigin + performance.now()) =>
     appendFileSync(
       out,
-      `${JSON.stringify({ t: +performance.now().toFixed(1), requests, ready, ...entry })}\n`,
+      `${JSON.stringify({ t: +(at - performance.timeOrigin).toFixed(1), requests, ready: at >= readyAt, ...entry })}\n`,
     );
 
   const emit = Server.prototype.emit;
@@ -31,6 +33,7 @@ if (out) {
   process.stdout.write = function (chunk, ...rest) {
     if (!ready && String(chunk).includes('svc: listening on')) {
       ready = true;
+      readyAt = performance.timeOrigin + performance.now();
       write({ mark: 'ready' });
     }
     return stdoutWrite.call(this, chunk, ...rest);
@@ -56,13 +59,15 @@ if (out) {
   };
 
   const { port1, port2 } = new MessageChannel();
-  port1.on('message', (url) => write({ kind: 'esm', id: url }));
+  // A hook's message arrives after the load it reports: the time it sends says before or after ready.
+  port1.on('message', ({ url, at }) => write({ kind: 'esm', id: url }, at));
   port1.unref();
   register(
     `data:text/javascript,${encodeURIComponent(
       'let port; export function initialize(data) { port = data.port; }' +
         ' export async function load(url, context, next) {' +
-        " if (!url.startsWith('node:')) port.postMessage(url); return next(url, context); }",
+        " if (!url.startsWith('node:')) port.postMessage({ url, at: performance.timeOrigin + performance.now() });" +
+        ' return next(url, context); }',
     )}`,
     { data: { port: port2 }, transferList: [port2] },
   );
