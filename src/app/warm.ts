@@ -10,7 +10,6 @@
  */
 import { loadSdk, sdkInternal } from '../agent/step-request';
 import type { Logger } from '../log';
-import { preloadOpenAICompatible } from '../providers/build-request';
 import { preloadLinking } from '../providers/linked-models';
 import type { ProviderService } from '../providers/service';
 import type { Metrics } from '../telemetry/metrics';
@@ -23,11 +22,9 @@ export interface WarmTarget {
 
 /** Loads and builds now what the first requests would; never throws. */
 export async function warmService(app: WarmTarget): Promise<void> {
-  const loads: Promise<unknown>[] = [preloadLinking(), loadSdk(), sdkInternal()];
   // The OpenAI-compatible SDK only where an entry is built with it (the others' SDKs load on use).
-  if (app.providers.entries().some((entry) => entry.type === 'openai-compat')) {
-    loads.push(preloadOpenAICompatible());
-  }
+  const openAICompatible = app.providers.entries().some((entry) => entry.type === 'openai-compat');
+  const loads = [preloadLinking(openAICompatible), loadSdk(), sdkInternal()];
   try {
     app.telemetry.metrics.build();
   } catch (error) {
