@@ -19,6 +19,8 @@ import { withSerializedTools } from './request-body';
 import { chatgptModel, copilotModel, hyperModel } from './subscription-models';
 import { providerTimeoutSeconds, withResponseTimeout } from './timeout';
 
+export { preloadOpenAICompatible } from './build-request';
+
 export type { BuildRequest };
 
 /**

@@ -15,6 +15,11 @@ import type { ProviderEntry } from './provider-entries';
 /** Imported on first use, asked once. */
 const openAICompatibleModule = lazily(() => import('@ai-sdk/openai-compatible'));
 
+/** Loads the OpenAI-compatible SDK now (a service's start-up: ../app/warm.ts). */
+export async function preloadOpenAICompatible(): Promise<void> {
+  await openAICompatibleModule();
+}
+
 export interface BuildRequest {
   deps: ProviderDeps;
   store: CredentialStore;

@@ -17,6 +17,15 @@ import type { ModelInfo } from './types';
 const buildModelModule = lazily(() => import('./build-model'));
 const recoveryModule = lazily(() => import('./recovery'));
 
+/**
+ * Loads what linking a model imports on first use, with the OpenAI-compatible SDK when an entry
+ * is built with it (a service's start-up: ../app/warm.ts).
+ */
+export async function preloadLinking(openAICompatible: boolean): Promise<void> {
+  const [build] = await Promise.all([buildModelModule(), recoveryModule()]);
+  if (openAICompatible) await build.preloadOpenAICompatible();
+}
+
 /** What linking needs of the provider service (./service.ts). */
 export interface LinkHost {
   readonly deps: ProviderDeps;

@@ -1,6 +1,7 @@
 /**
  * Metrics recorded before prom-client loads (issue 17): the figures count once it loads, and a
- * waiting recording keeps none of the call's prompt or answer.
+ * waiting recording keeps none of the call's prompt or answer. A service builds the registry at
+ * start-up (`build`), and what was recorded before and after counts once.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -64,5 +65,19 @@ describe('metrics before prom-client loads', () => {
     await new Promise((r) => setTimeout(r, 0));
     gc();
     expect(refs.map((ref) => ref.deref())).toEqual([undefined, undefined]);
+  });
+
+  it('COMPAT-PERF-170: build() makes the registry now; recordings before and after it count once', async () => {
+    const metrics = createMetrics();
+    metrics.runEnded('completed');
+    metrics.build();
+    metrics.build();
+    metrics.runEnded('completed');
+    metrics.toolCall('view', 'ok', 0.01);
+    const text = await metrics.render();
+    expect(text).toContain('svc_runs_total{status="completed"} 2');
+    expect(text).toContain('svc_tool_calls_total{tool="view",status="ok"} 1');
+    metrics.runEnded('failed');
+    expect(await metrics.render()).toContain('svc_runs_total{status="failed"} 1');
   });
 });

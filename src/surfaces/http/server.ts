@@ -1,6 +1,7 @@
 /**
  * The HTTP server process (`svc service start http|autopilot`): listen first, then build the App
- * (protected routes answer 503 `App not ready` meanwhile), then mark it ready. Shutdown is
+ * and load what its first requests would (protected routes answer 503 `App not ready`
+ * meanwhile), then mark it ready. Shutdown is
  * graceful and runs once: refuse new requests, end SSE streams, stop the worker, let in-flight
  * requests finish (bounded), then `app.close()` — whose teardown hooks mark active runs
  * interrupted (the agent layer registers one with `app.onClose`) — which closes the database.
@@ -10,6 +11,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { App, BackgroundWorker } from '../../app';
+import { warmService } from '../../app/warm';
 import type { Config } from '../../config/schema';
 import { SvcError } from '../../errors';
 import { enableGroupCommit } from '../../store/db';
@@ -179,6 +181,9 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
     await new Promise<void>((resolve) => server.close(() => resolve()));
     throw error;
   }
+  // What the first requests would load or build on first use is done now, before ready: the
+  // modules of a run's model path and the metrics registry (../../app/warm.ts).
+  await warmService(app);
   const log = app.log.child({ component: 'http' });
   // After listen, a socket-level server error must be logged, never crash the process.
   server.on('error', (error) => log.error('http server error', { error }));

@@ -1,0 +1,33 @@
+/**
+ * The one-off work a serving process does in its start-up, before it is marked ready, rather than
+ * in whichever requests come first (issue 17 item 3): the modules a compat request or a run loads
+ * on first use (the provider linking and its SDK, the AI SDK and its internals), the registered
+ * tools' specs, and the metrics registry (prom-client with the OpenTelemetry API it loads, ≈ 50
+ * ms, otherwise built at the 1,000th recording, inside a request). `svc run` never comes here: it
+ * loads only what it uses. A load that fails is left to the request that needs it, which loads it
+ * again and shows the error.
+ * @module
+ */
+import { loadSdk, sdkInternal } from '../agent/step-request';
+import type { App } from '../app';
+import { preloadLinking } from '../providers/linked-models';
+import { createAgentToolbox } from '../tools/core/agent-toolbox';
+
+/** Loads and builds now what the first requests would; never throws. */
+export async function warmService(app: App): Promise<void> {
+  // The OpenAI-compatible SDK only where an entry is built with it (the others' SDKs load on use).
+  const openAICompatible = app.providers.entries().some((entry) => entry.type === 'openai-compat');
+  const loads = [preloadLinking(openAICompatible), loadSdk(), sdkInternal()];
+  try {
+    app.telemetry.metrics.build();
+    // Every run asks for the registered tools' specs before its first step: their JSON Schemas,
+    // converted once per tool definition (≈ 140 tools, ≈ 5 ms), are made now.
+    createAgentToolbox(app).registered();
+  } catch (error) {
+    app.log.debug('start-up build failed', { error });
+  }
+  const settled = await Promise.allSettled(loads);
+  for (const result of settled) {
+    if (result.status === 'rejected') app.log.debug('start-up preload failed', { error: result.reason });
+  }
+}
