@@ -13,6 +13,13 @@ import { makeTestApp, type TestAppOptions } from '../helpers/make-test-app';
 
 export const TOKEN = 'compat-test-token-7';
 
+/**
+ * A statement of the node's background work, not of the request under test: its heartbeat, the
+ * readout recorder's reads and expiry sweep, the findings sweep (queued by an earlier request, it
+ * may reach the database inside a later request's window on a loaded box).
+ */
+export const BACKGROUND_STATEMENT = /\b(cluster_nodes|recommendations|findings)\b/;
+
 export interface CompatServer {
   app: App;
   server: HttpServerHandle;

@@ -12,13 +12,11 @@ import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { compatServer, sseData, TOKEN } from './compat-helpers';
+import { BACKGROUND_STATEMENT, compatServer, sseData, TOKEN } from './compat-helpers';
 
 const pg = postgresForFile();
 const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
 const WRITE = /^(WITH|INSERT|UPDATE|DELETE)\b/;
-/** The node's own timers' writes (its heartbeat, the readout recorder's expiry sweep): not the request's. */
-const BACKGROUND = /\b(cluster_nodes|recommendations)\b/;
 const RUN_FINISH_WITH_LEDGER =
   /^WITH q AS MATERIALIZED .*r AS \(UPDATE agent_runs .*alongside AS \(UPDATE openai_compat_requests /s;
 
@@ -72,7 +70,7 @@ describe.skipIf(!pg.available)('a streamed compat request’s end on PostgreSQL'
         expect(start).toBeGreaterThanOrEqual(0);
         const writes = texts
           .slice(start)
-          .filter((text) => WRITE.test(text) && !BUS_APPEND.test(text) && !BACKGROUND.test(text));
+          .filter((text) => WRITE.test(text) && !BUS_APPEND.test(text) && !BACKGROUND_STATEMENT.test(text));
         const finish = writes.findIndex((text) => RUN_FINISH_WITH_LEDGER.test(text));
         // The run's finish carries the row's end and the run's `openai_compat.response`, and it is
         // the request's last write: nothing but the bus's appends and reads before `[DONE]` after it.

@@ -15,6 +15,7 @@ import type { App } from '../../src/app';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
 import {
+  BACKGROUND_STATEMENT,
   comparableRunEvents,
   compatServer,
   LONE_REQUEST_LOG,
@@ -25,8 +26,6 @@ import {
 const pg = postgresForFile();
 const WRITE = /^(WITH|INSERT|UPDATE|DELETE)\b/;
 const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
-/** The node's own timers' writes (its heartbeat, the readout recorder's expiry sweep): not the request's. */
-const BACKGROUND = /\b(cluster_nodes|recommendations)\b/;
 const FINISH = /UPDATE agent_runs SET status = /;
 const PROMPT_ROW = /INSERT INTO prompt_stack_builds /;
 
@@ -70,7 +69,7 @@ async function lone(postgres?: Awaited<ReturnType<typeof migratedDatabase>>, bef
   const start = texts.findIndex((text) => /INSERT INTO sessions /.test(text));
   const writes = texts
     .slice(Math.max(start, 0))
-    .filter((text) => WRITE.test(text) && !BUS_APPEND.test(text) && !BACKGROUND.test(text));
+    .filter((text) => WRITE.test(text) && !BUS_APPEND.test(text) && !BACKGROUND_STATEMENT.test(text));
   const row = await settledCompatRow(app);
   return {
     app,
