@@ -87,3 +87,84 @@ describe('scoped async storage', () => {
     expect(await continuationId()).toBe(0);
   });
 });
+
+describe('the hooks between bodies', () => {
+  /** How often this process's `AsyncLocalStorage` hooks go on (a storage enabled). */
+  function countEnables(): { enables: number; restore(): void } {
+    const proto = AsyncLocalStorage.prototype as unknown as { _enable(): void };
+    const enable = proto._enable;
+    const counted = { enables: 0, restore: () => (proto._enable = enable) };
+    proto._enable = function (this: { enabled: boolean }) {
+      if (!this.enabled) counted.enables++;
+      enable.call(this);
+    };
+    return counted;
+  }
+
+  it('COMPAT-PERF-190: bodies one after another each turn the hooks on and off, and the promises between them are made hook-free', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-scope-'));
+    const db = openDb({ dataDir: dir });
+    db.exec('CREATE TABLE t (n INTEGER)');
+    const counted = countEnables();
+    const between: number[] = [];
+    try {
+      for (let n = 0; n < 3; n++) {
+        await atomicallyAsync(
+          () => db,
+          async () => {
+            await null;
+            db.prepare('INSERT INTO t VALUES (?)').run(n);
+          },
+        );
+        between.push(await continuationId());
+      }
+      // Kept off in between (p-scopehooks): leaving them on to the end of the turn or to the
+      // check phase saved the toggles (≈ 15 µs a body in the service) but hooked as many more
+      // promises, and cost the same CPU a compat request (docs/performance.md).
+      expect(counted.enables).toBe(3);
+      expect(between).toEqual([0, 0, 0]);
+      expect(db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 3 });
+    } finally {
+      counted.restore();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('COMPAT-PERF-191: work a body started and did not await, run once the body has ended, joins no body: its transaction is its own', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-scope-'));
+    const db = openDb({ dataDir: dir });
+    db.exec('CREATE TABLE t (n INTEGER)');
+    try {
+      let ended!: () => void;
+      const bodyEnded = new Promise<void>((resolve) => {
+        ended = resolve;
+      });
+      let left: Promise<string> | undefined;
+      await atomicallyAsync(
+        () => db,
+        async () => {
+          db.prepare('INSERT INTO t VALUES (1)').run();
+          left = (async () => {
+            await bodyEnded;
+            return atomicallyAsync(
+              () => db,
+              async () => {
+                db.prepare('INSERT INTO t VALUES (2)').run();
+                throw new Error('rolled back');
+              },
+            ).catch((error: Error) => error.message);
+          })();
+        },
+      );
+      ended();
+      // Its own transaction, rolled back: joined to the ended body, its row would have stayed
+      // (the body's store is closed on every Node, whatever its hooks say).
+      expect(await left).toBe('rolled back');
+      expect(db.prepare('SELECT n FROM t').all()).toEqual([{ n: 1 }]);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
