@@ -71,6 +71,18 @@ export abstract class StepRecorderCore {
   protected heldText: { id: string; at: number; events: SessionEventWrite[] } | undefined;
   /** The held text's id while its release (`releaseText`) is in flight: deltas then wait behind it. */
   protected releasing: string | undefined;
+  /**
+   * A text step's deltas of the model's current read once its message is written (`holdsText`,
+   * p-pgtail): their events published once that read is done (`publishTail` at the check phase, as
+   * a held text's release), so a read's text reaches the client at the read's end as before; or,
+   * when the step ends in that read (its last), taken by the step end (`closing`) and appended in
+   * its statement, or its run's finish's, before the message's `message.completed`: one round trip
+   * after the model's last byte where the deltas' append and the finish behind it were two.
+   * Anything else that writes before the read's end publishes them first (a call, a result, a stop).
+   */
+  protected tail: SessionEventWrite[] | undefined;
+  /** The tail the step end's statement carries (`closing`), until it answered (`completed`) or failed. */
+  protected tailTaken: SessionEventWrite[] | undefined;
   /** The held message as the step end's statement took it (`heldOpen`), until it answered. */
   protected opening:
     | {
@@ -245,6 +257,7 @@ export abstract class StepRecorderCore {
 
   async flush(): Promise<void> {
     this.cancelTimer();
+    this.publishTail();
     // A held text past its bound (FLUSH_MS), or needed: written now, as at its first delta.
     if (this.heldText) {
       await this.releaseText(false);
@@ -269,7 +282,7 @@ export abstract class StepRecorderCore {
     // A text step's message held for its step end records them at once too (p-heldstep).
     if ((!this.assistant || this.deltasWaiting > 0) && !this.holdingText())
       return this.deltaAfterMessage(kind, id, delta, metadata);
-    this.recordDelta(kind, id, delta, metadata);
+    this.recordDelta(kind, id, delta, metadata, false, true);
     return undefined;
   }
 
@@ -338,13 +351,17 @@ export abstract class StepRecorderCore {
     };
   }
 
-  /** `announced`: its event is in the bus's queue already (reserved behind a release). */
+  /**
+   * `announced`: its event is in the bus's queue already (reserved behind a release); `direct`: not
+   * waited for a message (its event may go to the read's `tail`).
+   */
   protected recordDelta(
     kind: 'text' | 'reasoning',
     id: string,
     delta: string,
     metadata?: ProviderMetadata,
     announced = false,
+    direct = false,
   ) {
     const key = kind === 'text' ? 'openText' : 'openReasoning';
     let open = this[key];
@@ -361,9 +378,72 @@ export abstract class StepRecorderCore {
       const payload = this.deltaPayload(held ? held.id : this.assistant!.id, kind, delta);
       // Held with the message: its statement appends them after its `message.created`.
       if (held) held.events.push({ type: 'message.delta', payload });
-      else this.app.bus.publish(this.options.sessionId, 'message.delta', payload);
+      else if (direct && this.holdsTail()) this.holdTail({ type: 'message.delta', payload });
+      else {
+        this.publishTail();
+        this.app.bus.publish(this.options.sessionId, 'message.delta', payload);
+      }
     }
     this.schedule();
+  }
+
+  /**
+   * Whether a delta's event waits for its read's end (`tail`): a text step (no call recorded) whose
+   * recorder holds text, its message written, no step end's statement carrying a tail already.
+   */
+  private holdsTail(): boolean {
+    return (
+      this.options.holdsText === true &&
+      this.assistant !== undefined &&
+      this.toolCalls.length === 0 &&
+      this.tailTaken === undefined &&
+      !this.options.handedOver?.()
+    );
+  }
+
+  /** The event in the read's tail; the first of a read publishes the tail once the read is done. */
+  private holdTail(event: SessionEventWrite): void {
+    if (this.tail) {
+      this.tail.push(event);
+      return;
+    }
+    const tail = [event];
+    this.tail = tail;
+    setImmediate(() => {
+      if (this.tail === tail) this.publishTail();
+    });
+  }
+
+  /** The read's held deltas published now, in order (nothing held: nothing). */
+  publishTail(): void {
+    const tail = this.tail;
+    if (!tail) return;
+    this.tail = undefined;
+    for (const { type, payload } of tail) this.app.bus.publish(this.options.sessionId, type, payload);
+  }
+
+  /** The step end takes the read's held deltas for its statement (`completions`). */
+  protected takeTail(): void {
+    const tail = this.tail;
+    if (!tail) return;
+    this.tail = undefined;
+    this.tailTaken = [...(this.tailTaken ?? []), ...tail];
+  }
+
+  /**
+   * The step end's statement that carried the tail failed: held again, published at the check
+   * phase unless the next write takes it (the step end sent again); or answered (`written`): done.
+   */
+  protected tailSettled(written: boolean): void {
+    const taken = this.tailTaken;
+    if (!taken) return;
+    this.tailTaken = undefined;
+    if (written) return;
+    const tail = [...taken, ...(this.tail ?? [])];
+    this.tail = tail;
+    setImmediate(() => {
+      if (this.tail === tail) this.publishTail();
+    });
   }
 
   /** The assistant message, created once however many callers ask at the same time. */
