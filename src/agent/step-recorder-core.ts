@@ -11,6 +11,7 @@ import type { SessionEventWrite, StepCloseOpened } from '../sessions/types';
 import { type FollowingWrite, withRiding } from '../store/preceding-write';
 import type { AgentHost } from './deps';
 import type { TakenEvents } from './held-event';
+import { ReadTail } from './read-tail';
 import { type HeldLater, type HeldResult, orderedResults } from './step-held-result';
 import {
   appendCreated,
@@ -71,18 +72,8 @@ export abstract class StepRecorderCore {
   protected heldText: { id: string; at: number; events: SessionEventWrite[] } | undefined;
   /** The held text's id while its release (`releaseText`) is in flight: deltas then wait behind it. */
   protected releasing: string | undefined;
-  /**
-   * A text step's deltas of the model's current read once its message is written (`holdsText`,
-   * p-pgtail): their events published once that read is done (`publishTail` at the check phase, as
-   * a held text's release), so a read's text reaches the client at the read's end as before; or,
-   * when the step ends in that read (its last), taken by the step end (`closing`) and appended in
-   * its statement, or its run's finish's, before the message's `message.completed`: one round trip
-   * after the model's last byte where the deltas' append and the finish behind it were two.
-   * Anything else that writes before the read's end publishes them first (a call, a result, a stop).
-   */
-  protected tail: SessionEventWrite[] | undefined;
-  /** The tail the step end's statement carries (`closing`), until it answered (`completed`) or failed. */
-  protected tailTaken: SessionEventWrite[] | undefined;
+  /** The read's deltas once the message is written, held until the read is done or the step end (p-pgtail). */
+  protected readonly tail: ReadTail;
   /** The held message as the step end's statement took it (`heldOpen`), until it answered. */
   protected opening:
     | {
@@ -101,7 +92,9 @@ export abstract class StepRecorderCore {
   constructor(
     protected readonly app: AgentHost,
     protected readonly options: StepRecorderOptions,
-  ) {}
+  ) {
+    this.tail = new ReadTail(({ type, payload }) => app.bus.publish(options.sessionId, type, payload));
+  }
 
   /** Also of a text held for the step end (p-heldstep: its id made at its first delta), written or not. */
   get assistantId(): string | undefined {
@@ -378,7 +371,7 @@ export abstract class StepRecorderCore {
       const payload = this.deltaPayload(held ? held.id : this.assistant!.id, kind, delta);
       // Held with the message: its statement appends them after its `message.created`.
       if (held) held.events.push({ type: 'message.delta', payload });
-      else if (direct && this.holdsTail()) this.holdTail({ type: 'message.delta', payload });
+      else if (direct && this.holdsTail()) this.tail.hold({ type: 'message.delta', payload });
       else {
         this.publishTail();
         this.app.bus.publish(this.options.sessionId, 'message.delta', payload);
@@ -396,54 +389,14 @@ export abstract class StepRecorderCore {
       this.options.holdsText === true &&
       this.assistant !== undefined &&
       this.toolCalls.length === 0 &&
-      this.tailTaken === undefined &&
+      this.tail.taken === undefined &&
       !this.options.handedOver?.()
     );
   }
 
-  /** The event in the read's tail; the first of a read publishes the tail once the read is done. */
-  private holdTail(event: SessionEventWrite): void {
-    if (this.tail) {
-      this.tail.push(event);
-      return;
-    }
-    const tail = [event];
-    this.tail = tail;
-    setImmediate(() => {
-      if (this.tail === tail) this.publishTail();
-    });
-  }
-
-  /** The read's held deltas published now, in order (nothing held: nothing). */
+  /** The read's held deltas published now (p-pgtail): before anything that must follow them. */
   publishTail(): void {
-    const tail = this.tail;
-    if (!tail) return;
-    this.tail = undefined;
-    for (const { type, payload } of tail) this.app.bus.publish(this.options.sessionId, type, payload);
-  }
-
-  /** The step end takes the read's held deltas for its statement (`completions`). */
-  protected takeTail(): void {
-    const tail = this.tail;
-    if (!tail) return;
-    this.tail = undefined;
-    this.tailTaken = [...(this.tailTaken ?? []), ...tail];
-  }
-
-  /**
-   * The step end's statement that carried the tail failed: held again, published at the check
-   * phase unless the next write takes it (the step end sent again); or answered (`written`): done.
-   */
-  protected tailSettled(written: boolean): void {
-    const taken = this.tailTaken;
-    if (!taken) return;
-    this.tailTaken = undefined;
-    if (written) return;
-    const tail = [...taken, ...(this.tail ?? [])];
-    this.tail = tail;
-    setImmediate(() => {
-      if (this.tail === tail) this.publishTail();
-    });
+    this.tail.publish();
   }
 
   /** The assistant message, created once however many callers ask at the same time. */

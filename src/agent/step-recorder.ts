@@ -242,7 +242,7 @@ export class StepRecorder extends StepRecorderCore {
   /** The step end's statement failed: the held result is held again, for `releaseTool`. */
   heldCloseFailed(): void {
     // The read's deltas it carried held again (p-pgtail).
-    this.tailSettled(false);
+    this.tail.settle(false);
     if (!this.heldResult) return;
     this.heldResult.created = undefined;
     this.heldResult.trailing = undefined;
@@ -416,7 +416,7 @@ export class StepRecorder extends StepRecorderCore {
     this.cancelTimer();
     if (this.options.handedOver?.()) return undefined;
     // The last read's deltas ride in the step end's statement, before `message.completed` (p-pgtail).
-    this.takeTail();
+    this.tail.take();
     const ordered = orderedResults(this.results, this.toolCalls);
     return closingUpdates(
       this.assistant && {
@@ -443,7 +443,7 @@ export class StepRecorder extends StepRecorderCore {
     if (!announced)
       for (const { type, payload } of this.completions())
         this.app.bus.publish(this.options.sessionId, type, payload);
-    this.tailSettled(true);
+    this.tail.settle(true);
     const opening = this.opening;
     const openedId = opening?.opened.id;
     if (opening && openedId) {
@@ -494,6 +494,6 @@ export class StepRecorder extends StepRecorderCore {
       opened,
     );
     // The last read's deltas taken by the step end (p-pgtail; a text step: nothing else before them).
-    return this.tailTaken ? [...this.tailTaken, ...events] : events;
+    return this.tail.taken ? [...this.tail.taken, ...events] : events;
   }
 }
