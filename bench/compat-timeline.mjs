@@ -196,6 +196,29 @@ function report(pairs, marks) {
     add('answer read → first text written', ms(answerIn, textOut));
     add('first text written → [DONE] written', ms(textOut, doneOut));
     add('[DONE] written → client has it', ms(doneOut, viaSvc.end));
+    // After the model's last read (its last byte): the PostgreSQL statements' socket writes and the
+    // waits for their answers (a write whose connection answers before svc's next write), p-pgtail.
+    const lastIn = inside.findLast(([, n]) => n.startsWith('S:in:prov'))?.[0];
+    if (lastIn !== undefined && inside.some(([, n]) => n.startsWith('S:out:pg'))) {
+      const after = inside.filter(
+        ([at, n]) => at >= lastIn && /^S:(out|in):pg:\d+:/.test(n) && !/:A(x\d+)?$/.test(n),
+      );
+      let writes = 0;
+      let trips = 0;
+      let waiting = false;
+      for (const [, n] of after) {
+        if (n.startsWith('S:out:pg')) {
+          writes++;
+          waiting = true;
+        } else if (waiting) {
+          trips++;
+          waiting = false;
+        }
+      }
+      add("pg writes after the model's last read", writes);
+      add("pg round trips after the model's last read", trips);
+      add("model's last read → [DONE] written", ms(lastIn, doneOut));
+    }
     add('total through svc', ms(viaSvc.start, viaSvc.end));
     add('total direct', ms(direct.start, direct.end));
     add('added (svc − direct)', ms(viaSvc.start, viaSvc.end) - ms(direct.start, direct.end));

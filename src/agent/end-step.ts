@@ -18,6 +18,8 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   const { app, run, sessionId, usage } = c;
   const recorder = t.recorder;
   if (!recorder) return;
+  // A cut step's last read's deltas published now, before anything of its end (p-pgtail).
+  if (interrupted) recorder.publishTail();
   // An assistant message held for its first tool's start that did not start (p-pgride), then a
   // `phase` no message of the step carried (./held-event.ts), before the step's end; not a start
   // held with its result for this statement (p-heldstep: the message, the `phase` go in it).

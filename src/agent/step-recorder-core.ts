@@ -11,6 +11,7 @@ import type { SessionEventWrite, StepCloseOpened } from '../sessions/types';
 import { type FollowingWrite, withRiding } from '../store/preceding-write';
 import type { AgentHost } from './deps';
 import type { TakenEvents } from './held-event';
+import { ReadTail } from './read-tail';
 import { type HeldLater, type HeldResult, orderedResults } from './step-held-result';
 import {
   appendCreated,
@@ -71,6 +72,8 @@ export abstract class StepRecorderCore {
   protected heldText: { id: string; at: number; events: SessionEventWrite[] } | undefined;
   /** The held text's id while its release (`releaseText`) is in flight: deltas then wait behind it. */
   protected releasing: string | undefined;
+  /** The read's deltas once the message is written, held until the read is done or the step end (p-pgtail). */
+  protected readonly tail: ReadTail;
   /** The held message as the step end's statement took it (`heldOpen`), until it answered. */
   protected opening:
     | {
@@ -89,7 +92,9 @@ export abstract class StepRecorderCore {
   constructor(
     protected readonly app: AgentHost,
     protected readonly options: StepRecorderOptions,
-  ) {}
+  ) {
+    this.tail = new ReadTail(({ type, payload }) => app.bus.publish(options.sessionId, type, payload));
+  }
 
   /** Also of a text held for the step end (p-heldstep: its id made at its first delta), written or not. */
   get assistantId(): string | undefined {
@@ -245,6 +250,7 @@ export abstract class StepRecorderCore {
 
   async flush(): Promise<void> {
     this.cancelTimer();
+    this.publishTail();
     // A held text past its bound (FLUSH_MS), or needed: written now, as at its first delta.
     if (this.heldText) {
       await this.releaseText(false);
@@ -269,7 +275,7 @@ export abstract class StepRecorderCore {
     // A text step's message held for its step end records them at once too (p-heldstep).
     if ((!this.assistant || this.deltasWaiting > 0) && !this.holdingText())
       return this.deltaAfterMessage(kind, id, delta, metadata);
-    this.recordDelta(kind, id, delta, metadata);
+    this.recordDelta(kind, id, delta, metadata, false, true);
     return undefined;
   }
 
@@ -338,13 +344,17 @@ export abstract class StepRecorderCore {
     };
   }
 
-  /** `announced`: its event is in the bus's queue already (reserved behind a release). */
+  /**
+   * `announced`: its event is in the bus's queue already (reserved behind a release); `direct`: not
+   * waited for a message (its event may go to the read's `tail`).
+   */
   protected recordDelta(
     kind: 'text' | 'reasoning',
     id: string,
     delta: string,
     metadata?: ProviderMetadata,
     announced = false,
+    direct = false,
   ) {
     const key = kind === 'text' ? 'openText' : 'openReasoning';
     let open = this[key];
@@ -361,9 +371,32 @@ export abstract class StepRecorderCore {
       const payload = this.deltaPayload(held ? held.id : this.assistant!.id, kind, delta);
       // Held with the message: its statement appends them after its `message.created`.
       if (held) held.events.push({ type: 'message.delta', payload });
-      else this.app.bus.publish(this.options.sessionId, 'message.delta', payload);
+      else if (direct && this.holdsTail()) this.tail.hold({ type: 'message.delta', payload });
+      else {
+        this.publishTail();
+        this.app.bus.publish(this.options.sessionId, 'message.delta', payload);
+      }
     }
     this.schedule();
+  }
+
+  /**
+   * Whether a delta's event waits for its read's end (`tail`): a text step (no call recorded) whose
+   * recorder holds text, its message written, no step end's statement carrying a tail already.
+   */
+  private holdsTail(): boolean {
+    return (
+      this.options.holdsText === true &&
+      this.assistant !== undefined &&
+      this.toolCalls.length === 0 &&
+      this.tail.taken === undefined &&
+      !this.options.handedOver?.()
+    );
+  }
+
+  /** The read's held deltas published now (p-pgtail): before anything that must follow them. */
+  publishTail(): void {
+    this.tail.publish();
   }
 
   /** The assistant message, created once however many callers ask at the same time. */

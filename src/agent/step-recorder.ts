@@ -33,6 +33,8 @@ export type { CallStart, FinishedWrite, RecordedToolCall, StepRecorderOptions };
 export class StepRecorder extends StepRecorderCore {
   /** Records a call once (the tool may start before the stream's part arrives); metadata merges. */
   async toolCall(call: RecordedToolCall, metadata?: ProviderMetadata): Promise<void> {
+    // The read's held deltas go first, as they were published (p-pgtail).
+    this.publishTail();
     // A held text goes first, as it was written (its deltas' events before the call's).
     if (this.heldText) await this.releaseText(false);
     // Another call after a held result: the result's message and `tool.finished` go first.
@@ -59,6 +61,7 @@ export class StepRecorder extends StepRecorderCore {
   async toolResult(toolCallId: string, tool: string, output: string, isError: boolean): Promise<void> {
     // The stream's part of a result recorded already (held or written): nothing to write.
     if (this.results.some((r) => r.type === 'tool-result' && r.tool_call_id === toolCallId)) return;
+    this.publishTail();
     const releasing = this.release();
     if (releasing) await releasing;
     await this.releaseTool();
@@ -184,6 +187,8 @@ export class StepRecorder extends StepRecorderCore {
    * again, as a failed step end does (`heldCloseFailed`): the next release (the cut step's) writes them.
    */
   releaseTool(ordered = false): Promise<unknown> | undefined {
+    // The read's held deltas first (p-pgtail): a stop's `cancelling` follows them, as on SQLite.
+    this.publishTail();
     const starting = this.heldText
       ? this.releaseText(ordered)
       : this.deferred
@@ -236,6 +241,8 @@ export class StepRecorder extends StepRecorderCore {
 
   /** The step end's statement failed: the held result is held again, for `releaseTool`. */
   heldCloseFailed(): void {
+    // The read's deltas it carried held again (p-pgtail).
+    this.tail.settle(false);
     if (!this.heldResult) return;
     this.heldResult.created = undefined;
     this.heldResult.trailing = undefined;
@@ -408,6 +415,8 @@ export class StepRecorder extends StepRecorderCore {
   closing(usage: Usage | null, cost: number): { id: string; patch: MessagePatch }[] | undefined {
     this.cancelTimer();
     if (this.options.handedOver?.()) return undefined;
+    // The last read's deltas ride in the step end's statement, before `message.completed` (p-pgtail).
+    this.tail.take();
     const ordered = orderedResults(this.results, this.toolCalls);
     return closingUpdates(
       this.assistant && {
@@ -434,6 +443,7 @@ export class StepRecorder extends StepRecorderCore {
     if (!announced)
       for (const { type, payload } of this.completions())
         this.app.bus.publish(this.options.sessionId, type, payload);
+    this.tail.settle(true);
     const opening = this.opening;
     const openedId = opening?.opened.id;
     if (opening && openedId) {
@@ -475,6 +485,15 @@ export class StepRecorder extends StepRecorderCore {
     const { sessionId, runId } = this.options;
     const id = this.opening?.opened.id;
     const opened = id ? { id, events: this.opening?.events ?? [] } : undefined;
-    return stepCompletions(sessionId, runId, this.assistant?.id, this.tool?.id, this.heldResult, opened);
+    const events = stepCompletions(
+      sessionId,
+      runId,
+      this.assistant?.id,
+      this.tool?.id,
+      this.heldResult,
+      opened,
+    );
+    // The last read's deltas taken by the step end (p-pgtail; a text step: nothing else before them).
+    return this.tail.taken ? [...this.tail.taken, ...events] : events;
   }
 }

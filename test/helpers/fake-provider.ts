@@ -41,8 +41,8 @@ export class Reply {
   hangMs?: number;
   /** Delay before each streamed chunk (ms). */
   chunkDelayMs = 0;
-  /** The OpenAI stream's chunk `chunk` (0: the role chunk) waits for `until` (`pauseAt`). */
-  paused?: { chunk: number; until: Promise<unknown> };
+  /** The OpenAI stream's chunks `chunk` (0: the role chunk) that wait for their `until` (`pauseAt`). */
+  paused: { chunk: number; until: Promise<unknown> }[] = [];
   streamErrorMessage?: string;
 
   text(text: string): this {
@@ -82,9 +82,10 @@ export class Reply {
   /**
    * The OpenAI-compatible stream waits before its chunk `chunk` (0 is the role chunk, 1 the first
    * text piece) until `until` settles: a test's step at a chosen point of the stream, whatever the load.
+   * Called again for another chunk, each waits for its own.
    */
   pauseAt(chunk: number, until: Promise<unknown>): this {
-    this.paused = { chunk, until };
+    this.paused.push({ chunk, until });
     return this;
   }
   /** Stream the steps slowly. */
@@ -279,7 +280,9 @@ async function openaiStream(res: ServerResponse, r: Reply, model: string, body: 
   let chunks = 0;
   const send = async (delta: unknown, finish: string | null = null, extra: Record<string, unknown> = {}) => {
     if (r.chunkDelayMs) await sleep(r.chunkDelayMs, res);
-    if (r.paused?.chunk === chunks++) await r.paused.until.catch(() => undefined);
+    const chunk = chunks++;
+    const pause = r.paused.find((p) => p.chunk === chunk);
+    if (pause) await pause.until.catch(() => undefined);
     if (res.destroyed) return;
     res.write(
       `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`,
