@@ -151,3 +151,24 @@ export async function comparableRunEvents(app: App, runId: string) {
     return { id: e.id, seq: e.seq, type: e.type, payload };
   });
 }
+
+/** The events with what differs per App (ids, times) masked. */
+export function maskedEvents(events: { type: string; payload: unknown }[]): string[] {
+  return events.map(
+    (e) =>
+      `${e.type} ${JSON.stringify(e.payload)
+        .replace(/"(ses|run|msg|call|req|chatcmpl)[-_][^"]*"/g, '"<id>"')
+        .replace(/"(\w*_at|at|created)":\d+/g, '"$1":0')}`,
+  );
+}
+
+/** The text of an SSE body's chunks so far. */
+export function sseText(body: string): string {
+  let text = '';
+  for (const line of body.split('\n')) {
+    if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
+    const chunk = JSON.parse(line.slice(6)) as { choices?: { delta?: { content?: string } }[] };
+    text += chunk.choices?.[0]?.delta?.content ?? '';
+  }
+  return text;
+}

@@ -15,7 +15,13 @@ import { migratePostgres } from '../../src/store/postgres/migrate';
 import { reply } from '../helpers/fake-provider';
 import { busNode, type Closers, openClient } from '../helpers/pg-bus-node';
 import { driverStatements, loggedEvents, postgresForFile } from '../helpers/postgres';
-import { compatServer, LONE_REQUEST_LOG, settledCompatRow, streamedAnswer } from './compat-helpers';
+import {
+  compatServer,
+  LONE_REQUEST_LOG,
+  maskedEvents,
+  settledCompatRow,
+  streamedAnswer,
+} from './compat-helpers';
 
 const pg = postgresForFile();
 const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
@@ -45,16 +51,6 @@ const finishedCarried = (call: Call) =>
     .filter(Array.isArray)
     .flat()
     .filter((type) => type === 'run.finished').length;
-
-/** The events with what differs per App (ids, times) masked. */
-function masked(events: { type: string; payload: unknown }[]): string[] {
-  return events.map(
-    (e) =>
-      `${e.type} ${JSON.stringify(e.payload)
-        .replace(/"(ses|run|msg|call|req|chatcmpl)[-_][^"]*"/g, '"<id>"')
-        .replace(/"(\w*_at|at|created)":\d+/g, '"$1":0')}`,
-  );
-}
 
 /** A migrated database of the file's cluster, and its url (another node opens it too). */
 async function database(closers: Closers): Promise<{ url: string; sql: SqlClient }> {
@@ -122,7 +118,7 @@ describe.skipIf(!pg.available)(
       expect(log.map((e) => e.type)).toEqual(LONE_REQUEST_LOG);
       const pgReplay = (await postgres.app.bus.replay(sessionId, 0)).events;
       const sqliteReplay = (await sqlite.app.bus.replay(sqlite.sessions[0], 0)).events;
-      expect(masked(pgReplay)).toEqual(masked(sqliteReplay));
+      expect(maskedEvents(pgReplay)).toEqual(maskedEvents(sqliteReplay));
       expect(pgReplay.map((e) => e.id)).toEqual(log.map((e) => Number(e.id)));
       // What this node's listeners got, in the log's order (the warm request's events aside).
       expect(postgres.delivered.get(sessionId)).toEqual(log.map((e) => ({ id: Number(e.id), type: e.type })));
@@ -131,7 +127,7 @@ describe.skipIf(!pg.available)(
       const following = followOtherNodes(other.bus, other.sql);
       closers.push(() => following.stop());
       await following.started;
-      expect(masked((await other.bus.replay(sessionId, 0)).events)).toEqual(masked(pgReplay));
+      expect(maskedEvents((await other.bus.replay(sessionId, 0)).events)).toEqual(maskedEvents(pgReplay));
     });
 
     it('STORE-PG-473: the finish statement failing once: the run finished alone, run.finished and the idle state published after it by the bus as before, the log SQLite’s sequence', async () => {

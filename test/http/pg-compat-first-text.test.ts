@@ -11,33 +11,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
+import { compatServer, maskedEvents, settledCompatRow, sseText, streamedAnswer } from './compat-helpers';
 
 const pg = postgresForFile();
 /** The real `setTimeout`, for the test's own bound while the process's timers are faked. */
 const realSetTimeout = globalThis.setTimeout;
 const INSERT_ASSISTANT = /INSERT INTO messages/;
-
-/** The events with what differs per App (ids, times) masked. */
-function masked(events: { type: string; payload: unknown }[]): string[] {
-  return events.map(
-    (e) =>
-      `${e.type} ${JSON.stringify(e.payload)
-        .replace(/"(ses|run|msg|call|req|chatcmpl)[-_][^"]*"/g, '"<id>"')
-        .replace(/"(\w*_at|at|created)":\d+/g, '"$1":0')}`,
-  );
-}
-
-/** The text of an SSE body's chunks so far. */
-function textOf(body: string): string {
-  let text = '';
-  for (const line of body.split('\n')) {
-    if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
-    const chunk = JSON.parse(line.slice(6)) as { choices?: { delta?: { content?: string } }[] };
-    text += chunk.choices?.[0]?.delta?.content ?? '';
-  }
-  return text;
-}
 
 /**
  * A warm request, then one whose model sends 'one tw' and holds 'o three' until the client has
@@ -70,12 +49,12 @@ async function twoReads(options: { postgres?: Awaited<ReturnType<typeof migrated
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     const decoder = new TextDecoder();
     const bound = new Promise<'bound'>((resolve) => realSetTimeout(() => resolve('bound'), 10_000));
-    while (!textOf(body)) {
+    while (!sseText(body)) {
       const read = await Promise.race([reader.read(), bound]);
       if (read === 'bound' || read.done) break;
       body += decoder.decode(read.value, { stream: true });
     }
-    early = textOf(body) === 'one tw';
+    early = sseText(body) === 'one tw';
     vi.useRealTimers();
     open();
     for (;;) {
@@ -90,7 +69,7 @@ async function twoReads(options: { postgres?: Awaited<ReturnType<typeof migrated
   }
   const row = await settledCompatRow(app);
   await app.bus.flush();
-  return { app, early, text: textOf(body), done: body.trimEnd().endsWith('data: [DONE]'), row, statements };
+  return { app, early, text: sseText(body), done: body.trimEnd().endsWith('data: [DONE]'), row, statements };
 }
 
 describe.skipIf(!pg.available)('a compat answer in two reads on PostgreSQL', () => {
@@ -127,7 +106,7 @@ describe.skipIf(!pg.available)('a compat answer in two reads on PostgreSQL', () 
     const log = await loggedEvents(sql, postgres.row.session_id);
     const pgReplay = (await postgres.app.bus.replay(postgres.row.session_id, 0)).events;
     const sqliteReplay = (await sqlite.app.bus.replay(sqlite.row.session_id, 0)).events;
-    expect(masked(pgReplay)).toEqual(masked(sqliteReplay));
+    expect(maskedEvents(pgReplay)).toEqual(maskedEvents(sqliteReplay));
     expect(pgReplay.map((e) => e.id)).toEqual(log.map((e) => Number(e.id)));
     const deltas = log.filter((e) => e.type === 'message.delta');
     expect(deltas).toHaveLength(2);
@@ -182,7 +161,7 @@ describe.skipIf(!pg.available)('a compat answer in two reads on PostgreSQL', () 
     const log = await loggedEvents(sql, row.session_id);
     const pgReplay = (await app.bus.replay(row.session_id, 0)).events;
     const sqliteReplay = (await sqlite.app.bus.replay(sqliteRow.session_id, 0)).events;
-    expect(masked(pgReplay)).toEqual(masked(sqliteReplay));
+    expect(maskedEvents(pgReplay)).toEqual(maskedEvents(sqliteReplay));
     expect(pgReplay.map((e) => e.id)).toEqual(log.map((e) => Number(e.id)));
     const messages = await app.sessions.messages(row.session_id);
     const assistant = messages.filter((m) => m.role === 'assistant');

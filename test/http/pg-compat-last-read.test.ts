@@ -10,32 +10,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
+import { compatServer, maskedEvents, settledCompatRow, sseText, streamedAnswer } from './compat-helpers';
 
 const pg = postgresForFile();
 /** The real `setTimeout`, for the test's own bounds while the process's timers are faked. */
 const realSetTimeout = globalThis.setTimeout;
-
-/** The events with what differs per App (ids, times) masked. */
-function masked(events: { type: string; payload: unknown }[]): string[] {
-  return events.map(
-    (e) =>
-      `${e.type} ${JSON.stringify(e.payload)
-        .replace(/"(ses|run|msg|call|req|chatcmpl)[-_][^"]*"/g, '"<id>"')
-        .replace(/"(\w*_at|at|created)":\d+/g, '"$1":0')}`,
-  );
-}
-
-/** The text of an SSE body's chunks so far. */
-function textOf(body: string): string {
-  let text = '';
-  for (const line of body.split('\n')) {
-    if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
-    const chunk = JSON.parse(line.slice(6)) as { choices?: { delta?: { content?: string } }[] };
-    text += chunk.choices?.[0]?.delta?.content ?? '';
-  }
-  return text;
-}
 
 /** Whether a statement's parameters hold the `message.delta` of `delta` (its payload's JSON). */
 function carriesDelta(values: unknown[] | undefined, delta: string): boolean {
@@ -93,12 +72,12 @@ async function threeReads(options: {
     const decoder = new TextDecoder();
     for (const [i, expected] of ['one', 'one two'].entries()) {
       const bound = new Promise<'bound'>((resolve) => realSetTimeout(() => resolve('bound'), 10_000));
-      while (textOf(body) !== expected) {
+      while (sseText(body) !== expected) {
         const read = await Promise.race([reader.read(), bound]);
         if (read === 'bound' || read.done) break;
         body += decoder.decode(read.value, { stream: true });
       }
-      timely.push(textOf(body) === expected);
+      timely.push(sseText(body) === expected);
       if (i === 1) lastFrom = statements.calls.length;
       gates[i].open();
     }
@@ -118,7 +97,7 @@ async function threeReads(options: {
   return {
     app,
     timely,
-    text: textOf(body),
+    text: sseText(body),
     done: body.trimEnd().endsWith('data: [DONE]'),
     row,
     calls: statements.calls,
@@ -161,7 +140,7 @@ describe.skipIf(!pg.available)('a compat answer’s last read in its finish on P
     const log = await loggedEvents(sql, postgres.row.session_id);
     const pgReplay = (await postgres.app.bus.replay(postgres.row.session_id, 0)).events;
     const sqliteReplay = (await sqlite.app.bus.replay(sqlite.row.session_id, 0)).events;
-    expect(masked(pgReplay)).toEqual(masked(sqliteReplay));
+    expect(maskedEvents(pgReplay)).toEqual(maskedEvents(sqliteReplay));
     expect(pgReplay.map((e) => e.id)).toEqual(log.map((e) => Number(e.id)));
     expect(log.filter((e) => e.type === 'message.delta')).toHaveLength(4);
   });
@@ -215,7 +194,7 @@ describe.skipIf(!pg.available)('a compat answer’s last read in its finish on P
     const log = await loggedEvents(sql, postgres.row.session_id);
     const pgReplay = (await postgres.app.bus.replay(postgres.row.session_id, 0)).events;
     const sqliteReplay = (await sqlite.app.bus.replay(sqlite.row.session_id, 0)).events;
-    expect(masked(pgReplay)).toEqual(masked(sqliteReplay));
+    expect(maskedEvents(pgReplay)).toEqual(maskedEvents(sqliteReplay));
     expect(pgReplay.map((e) => e.id)).toEqual(log.map((e) => Number(e.id)));
     expect(log.filter((e) => e.type === 'message.delta')).toHaveLength(4);
   });
