@@ -8,9 +8,9 @@
 // mallocs ≈ 100 MB that glibc keeps: RSS after one is no longer the service's own) or a forced GC
 // (which resizes the heap the next rounds run in).
 
-/** `--trace-gc`'s line: `[pid:0x…]  1234 ms: Mark-Compact 45.2 (70.1) -> 25.3 (71.0) MB, …`. */
+/** `--trace-gc`'s line: `[pid:0x…]  1234 ms: Mark-Compact 45.2 (70.1) -> 25.3 (71.0) MB, …` (Node 22+: `MB, pooled: 0 MB, …`). */
 const LINE =
-  /\d+ ms: (Scavenge|Mark-Compact|Mark-Compact \(reduce\)|Minor Mark-Compact)\S* ([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB, ([\d.]+) \/ [\d.]+ ms(?:\s+\(\+ ([\d.]+) ms in \d+ steps)?/;
+  /\d+ ms: (Scavenge|Mark-Compact|Mark-Compact \(reduce\)|Minor Mark-Compact)\S* ([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms(?:\s+\(\+ ([\d.]+) ms in \d+ steps)?/;
 
 /**
  * A counter fed with the service's stdout lines (`onLine` of ./service-process.mjs). `take()` gives
