@@ -105,6 +105,7 @@ describe('the hooks between bodies', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-scope-'));
     const db = openDb({ dataDir: dir });
     db.exec('CREATE TABLE t (n INTEGER)');
+    const hooked = await hooksBased();
     const counted = countEnables();
     const between: number[] = [];
     try {
@@ -120,8 +121,9 @@ describe('the hooks between bodies', () => {
       }
       // Kept off in between (p-scopehooks): leaving them on to the end of the turn or to the
       // check phase saved the toggles (≈ 15 µs a body in the service) but hooked as many more
-      // promises, and cost the same CPU a compat request (docs/performance.md).
-      expect(counted.enables).toBe(3);
+      // promises, and cost the same CPU a compat request (docs/performance.md). Node 24's
+      // storage has no hooks to turn on.
+      expect(counted.enables).toBe(hooked ? 3 : 0);
       expect(between).toEqual([0, 0, 0]);
       expect(db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 3 });
     } finally {
