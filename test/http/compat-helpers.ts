@@ -4,12 +4,15 @@
  * @module
  */
 import OpenAI from 'openai';
+import { expect } from 'vitest';
 import type { App } from '../../src/app';
+import type { SqlClient } from '../../src/store/postgres/client';
 import { type HttpServerHandle, startHttpServer } from '../../src/surfaces/http/server';
 import type { AnyTool } from '../../src/tools/core/define-tool';
 import { allTools } from '../../src/tools/index';
 import { type FakeProvider, fakeProvider, type ScriptEntry } from '../helpers/fake-provider';
 import { makeTestApp, type TestAppOptions } from '../helpers/make-test-app';
+import { loggedEvents } from '../helpers/postgres';
 
 export const TOKEN = 'compat-test-token-7';
 
@@ -171,4 +174,21 @@ export function sseText(body: string): string {
     text += chunk.choices?.[0]?.delta?.content ?? '';
   }
   return text;
+}
+
+/**
+ * A PostgreSQL session's stored log, checked against SQLite's: its replay has the SQLite session's
+ * replay's events (payloads masked: `maskedEvents`) and the stored ids, in order. Answers the log.
+ */
+export async function loggedAsOnSqlite(
+  sql: SqlClient,
+  postgres: { app: App; sessionId: string },
+  sqlite: { app: App; sessionId: string },
+) {
+  const log = await loggedEvents(sql, postgres.sessionId);
+  const pgReplay = (await postgres.app.bus.replay(postgres.sessionId, 0)).events;
+  const sqliteReplay = (await sqlite.app.bus.replay(sqlite.sessionId, 0)).events;
+  expect(maskedEvents(pgReplay)).toEqual(maskedEvents(sqliteReplay));
+  expect(pgReplay.map((e) => e.id)).toEqual(log.map((e) => Number(e.id)));
+  return log;
 }

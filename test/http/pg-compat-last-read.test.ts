@@ -10,7 +10,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { compatServer, maskedEvents, settledCompatRow, sseText, streamedAnswer } from './compat-helpers';
+import { compatServer, loggedAsOnSqlite, settledCompatRow, sseText, streamedAnswer } from './compat-helpers';
 
 const pg = postgresForFile();
 /** The real `setTimeout`, for the test's own bounds while the process's timers are faked. */
@@ -137,11 +137,11 @@ describe.skipIf(!pg.available)('a compat answer’s last read in its finish on P
     // Nothing of the run's was sent between the model's last byte and the finish.
     expect(lastRead.findIndex((call) => carriesFinish(call.values))).toBe(0);
 
-    const log = await loggedEvents(sql, postgres.row.session_id);
-    const pgReplay = (await postgres.app.bus.replay(postgres.row.session_id, 0)).events;
-    const sqliteReplay = (await sqlite.app.bus.replay(sqlite.row.session_id, 0)).events;
-    expect(maskedEvents(pgReplay)).toEqual(maskedEvents(sqliteReplay));
-    expect(pgReplay.map((e) => e.id)).toEqual(log.map((e) => Number(e.id)));
+    const log = await loggedAsOnSqlite(
+      sql,
+      { app: postgres.app, sessionId: postgres.row.session_id },
+      { app: sqlite.app, sessionId: sqlite.row.session_id },
+    );
     expect(log.filter((e) => e.type === 'message.delta')).toHaveLength(4);
   });
 
@@ -191,11 +191,11 @@ describe.skipIf(!pg.available)('a compat answer’s last read in its finish on P
     expect(postgres.text).toBe('one two three');
     expect(postgres.done).toBe(true);
     expect(postgres.row).toMatchObject({ status: 'completed', prompt_tokens: 10, completion_tokens: 3 });
-    const log = await loggedEvents(sql, postgres.row.session_id);
-    const pgReplay = (await postgres.app.bus.replay(postgres.row.session_id, 0)).events;
-    const sqliteReplay = (await sqlite.app.bus.replay(sqlite.row.session_id, 0)).events;
-    expect(maskedEvents(pgReplay)).toEqual(maskedEvents(sqliteReplay));
-    expect(pgReplay.map((e) => e.id)).toEqual(log.map((e) => Number(e.id)));
+    const log = await loggedAsOnSqlite(
+      sql,
+      { app: postgres.app, sessionId: postgres.row.session_id },
+      { app: sqlite.app, sessionId: sqlite.row.session_id },
+    );
     expect(log.filter((e) => e.type === 'message.delta')).toHaveLength(4);
   });
 
