@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import { expect } from 'vitest';
 import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
-import { type HttpServerHandle, startHttpServer } from '../../src/surfaces/http/server';
+import { type HttpServerHandle, type StartHttpServerOptions, startHttpServer } from '../../src/surfaces/http/server';
 import type { AnyTool } from '../../src/tools/core/define-tool';
 import { allTools } from '../../src/tools/index';
 import { type FakeProvider, fakeProvider, type ScriptEntry } from '../helpers/fake-provider';
@@ -40,10 +40,12 @@ export async function compatServer(
     extraConfig?: Record<string, unknown>;
     extraTools?: AnyTool[];
     allowExtra?: boolean;
+    /** More of startHttpServer's `http` options (an `extend` family). */
+    http?: StartHttpServerOptions['http'];
   } = {},
 ): Promise<CompatServer> {
   const provider = await fakeProvider(script, { allowExtra: options.allowExtra });
-  const { compat = {}, extraConfig = {}, extraTools = [], ...rest } = options;
+  const { compat = {}, extraConfig = {}, extraTools = [], http, ...rest } = options;
   const app = await makeTestApp({
     ...rest,
     tools: [...allTools, ...extraTools],
@@ -58,7 +60,7 @@ export async function compatServer(
     config: app.config,
     flags: { port: 0, token: TOKEN },
     createApp: async () => app,
-    http: { sseHeartbeatMs: 0 },
+    http: { sseHeartbeatMs: 0, ...http },
     graceMs: 2000,
   });
   const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: TOKEN, maxRetries: 0, timeout: 15_000 });

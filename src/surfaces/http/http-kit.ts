@@ -7,6 +7,7 @@
 import type { Context, Hono } from 'hono';
 import type { ErrorStyle } from './errors';
 import type { AppRef } from './mount-tools';
+import type { NodeRoute } from './node-front';
 import type { OpenApiRoutes } from './openapi';
 import type { StreamTracker } from './sse';
 
@@ -36,9 +37,13 @@ export interface FrontKit extends HttpKit {
  * need the App; auth and the body limit already ran. `front`, when a family has one, mounts a hot
  * route before the middleware (auth, store check, body limit: one synchronous `gate` instead of a
  * middleware chain); the family mounts the same route the ordinary way too, for what the gate
- * sends on (FrontKit).
+ * sends on (FrontKit). `node`, when a family has one, serves that route straight from node:http's
+ * request event where the server built by `createHttpService` is (node-front.ts): the same gate on a
+ * Context stand-in, the same handler, the answer written to the Node response; a request it does
+ * not take (`false`) goes to Hono (and its `front` route) as before.
  */
 export interface HttpExtension {
   (hono: Hono, appRef: AppRef, kit: HttpKit): void;
   front?: (hono: Hono, appRef: AppRef, kit: FrontKit) => void;
+  node?: (appRef: AppRef, kit: FrontKit) => NodeRoute;
 }

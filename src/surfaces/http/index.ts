@@ -21,6 +21,7 @@ import { type ErrorStyle, errorResponse } from './errors';
 import { type HttpExtension, type HttpKit, httpExtensions } from './extensions';
 import type { FrontKit } from './http-kit';
 import { type AppRef, bindingsOf, mountTools } from './mount-tools';
+import type { NodeRoute } from './node-front';
 import { buildOpenApiDocument, createOpenApiRoutes, type OpenApiRoutes } from './openapi';
 import { mountSessionEvents, SESSION_EVENTS_PATH } from './session-events';
 import { createStreamTracker, type StreamTracker } from './sse';
@@ -28,6 +29,7 @@ import { mountWebUi } from './web-ui';
 
 export type { HttpExtension, HttpKit } from './extensions';
 export type { AppRef } from './mount-tools';
+export type { NodeRoute } from './node-front';
 export type { OpenApiRoutes } from './openapi';
 export type { SseMessage, SseStream, StreamTracker } from './sse';
 export { createStreamTracker, openSseStream } from './sse';
@@ -62,6 +64,18 @@ export function errorStyleFor(path: string): ErrorStyle {
 }
 
 export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}): Hono {
+  return createHttpService(target, options).hono;
+}
+
+/**
+ * The Hono app, and the hot routes to serve straight from node:http ahead of it (`node`: the
+ * families' `HttpExtension.node`, tried in order; `false` when none takes the request, which then
+ * goes to Hono). The server (server.ts) calls `node` from its request event.
+ */
+export function createHttpService(
+  target: App | AppRef,
+  options: HttpAppOptions = {},
+): { hono: Hono; node: NodeRoute } {
   const appRef: AppRef = typeof target === 'function' ? target : () => target;
   const hono = new Hono();
   const initial = appRef();
@@ -87,6 +101,15 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
   const frontKit: FrontKit = { ...kit, gate: edge.frontGate };
   for (const extension of extensions) extension.front?.(hono, appRef, frontKit);
   options.extend?.front?.(hono, appRef, frontKit);
+  const nodeRoutes: NodeRoute[] = [];
+  for (const extension of [...extensions, options.extend]) {
+    const route = extension?.node?.(appRef, frontKit);
+    if (route) nodeRoutes.push(route);
+  }
+  const node: NodeRoute =
+    nodeRoutes.length === 1
+      ? nodeRoutes[0]
+      : (incoming, outgoing) => nodeRoutes.some((route) => route(incoming, outgoing));
 
   hono.use(
     methodNotAllowed({
@@ -182,7 +205,7 @@ export function createHttpApp(target: App | AppRef, options: HttpAppOptions = {}
 
   for (const extension of extensions) extension(hono, appRef, kit);
   options.extend?.(hono, appRef, kit);
-  return hono;
+  return { hono, node };
 }
 
 /**

@@ -7,15 +7,15 @@
  * interrupted (the agent layer registers one with `app.onClose`) — which closes the database.
  * @module
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import type { App, BackgroundWorker } from '../../app';
 import { warmService } from '../../app/warm';
 import type { Config } from '../../config/schema';
 import { SvcError } from '../../errors';
 import { enableGroupCommit } from '../../store/db';
-import { createHttpApp, errorStyleFor, type HttpAppOptions } from './index';
+import { createHttpService, errorStyleFor, type HttpAppOptions } from './index';
 import { markSessionPublisher } from './session-events';
 import { createStreamTracker, type StreamTracker } from './sse';
 
@@ -129,7 +129,7 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
   let stopping = false;
 
   const current = () => app?.config ?? options.config;
-  const hono = createHttpApp(() => app, {
+  const { hono, node } = createHttpService(() => app, {
     // Per request, so `config reload` can rotate the token; the flag always wins.
     token: () => flags.token ?? current().services.http.token,
     // Unauthenticated access never on a non-loopback host, even if a reload drops the token.
@@ -145,20 +145,25 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
     extend: options.http?.extend,
   });
 
-  const server = createAdaptorServer({
-    fetch: (request, env) => {
-      if (stopping) {
-        const message = 'server shutting down';
-        const flat = errorStyleFor(new URL(request.url).pathname) === 'flat';
-        const body = flat ? { error: message, code: 503 } : { error: { message, type: 'unavailable' } };
-        return new Response(JSON.stringify(body), {
-          status: 503,
-          headers: { 'content-type': 'application/json', connection: 'close' },
-        });
-      }
-      return hono.fetch(request, env);
-    },
-  }) as Server;
+  const listener = getRequestListener((request, env) => {
+    if (stopping) {
+      const message = 'server shutting down';
+      const flat = errorStyleFor(new URL(request.url).pathname) === 'flat';
+      const body = flat ? { error: message, code: 503 } : { error: { message, type: 'unavailable' } };
+      return new Response(JSON.stringify(body), {
+        status: 503,
+        headers: { 'content-type': 'application/json', connection: 'close' },
+      });
+    }
+    return hono.fetch(request, env);
+  });
+  // A hot route (the compat surface's `POST /v1/chat/completions`) is served from the request event
+  // itself, before node-server builds its Request (node-front.ts); everything else, and everything
+  // while stopping, goes through node-server to Hono.
+  const server = createServer((incoming, outgoing) => {
+    if (!stopping && node(incoming, outgoing)) return;
+    void listener(incoming, outgoing);
+  });
   // An idle keep-alive connection is kept 65 s, not Node's 5: past the idle timeout of the load
   // balancers in front of a cluster (60 s is common), so the server never closes a connection a
   // balancer or a client is about to reuse (the client's request then fails with "other side

@@ -12,6 +12,7 @@ import { SvcError } from '../../../errors';
 import { errorResponse } from '../errors';
 import type { FrontKit, HttpExtension, HttpKit } from '../http-kit';
 import type { AppRef } from '../mount-tools';
+import { NodeContext, type NodeRoute, writeNodeAnswer } from '../node-front';
 import { chatCompletions } from './chat-completions';
 import { COMPLETIONS_PATH, completions, editPredictionsEnabled } from './completions';
 import { getRequest, ledgerEnabled, listRequests, requestEvents } from './ledger';
@@ -59,6 +60,40 @@ compatSurface.front = (hono: Hono, appRef: AppRef, kit: FrontKit) => {
     if (gated !== true) return gated;
     return handle(c, appRef, (app) => chatCompletions(c, app, { streams: kit.streams }));
   });
+};
+
+/**
+ * `POST /v1/chat/completions` straight from node:http (node-front.ts): when the front gate admits
+ * or refuses the request on a Context stand-in, the same handler answers and the answer is written
+ * to the Node response; what the gate sends on (no App yet, tracing on, a body of undeclared
+ * length), another path or method goes to Hono. An error the handler did not answer is the flat
+ * error body Hono's `onError` makes on this path.
+ */
+compatSurface.node = (appRef: AppRef, kit: FrontKit): NodeRoute => {
+  const query = `${CHAT_COMPLETIONS_PATH}?`;
+  return (incoming, outgoing) => {
+    const url = incoming.url ?? '';
+    if (incoming.method !== 'POST' || (url !== CHAT_COMPLETIONS_PATH && !url.startsWith(query))) return false;
+    const node = new NodeContext(incoming, outgoing, CHAT_COMPLETIONS_PATH);
+    const c = node.context;
+    const gated = kit.gate(c);
+    if (gated === false) return false;
+    const write = (response: Response) => {
+      try {
+        writeNodeAnswer(outgoing, response)?.catch((error: unknown) => outgoing.destroy(error as Error));
+      } catch (error) {
+        outgoing.destroy(error as Error);
+      }
+    };
+    if (gated !== true) write(gated);
+    else {
+      node.admit();
+      handle(c, appRef, (app) => chatCompletions(c, app, { streams: kit.streams })).then(write, (error) =>
+        write(errorResponse(c, error, { style: 'flat', app: appRef() })),
+      );
+    }
+    return true;
+  };
 };
 
 async function handle(c: Context, appRef: AppRef, handler: (app: App) => Response | Promise<Response>) {
