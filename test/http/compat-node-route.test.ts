@@ -23,10 +23,13 @@ interface RawAnswer {
 function send(
   url: string,
   body: string,
-  options: { headers?: Record<string, string>; chunked?: boolean } = {},
+  options: { headers?: Record<string, string | string[]>; chunked?: boolean } = {},
 ): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
+    const headers: Record<string, string | string[]> = {
+      'content-type': 'application/json',
+      ...options.headers,
+    };
     if (options.chunked) headers['transfer-encoding'] = 'chunked';
     else headers['content-length'] = String(Buffer.byteLength(body));
     const req = httpRequest(`${url}/v1/chat/completions`, { method: 'POST', headers }, (res) => {
@@ -129,7 +132,7 @@ describe('the compat route straight from node:http', () => {
     expect(fast).toBeLessThanOrEqual(viaHono - 8);
   });
 
-  it('COMPAT-PERF-231: the same answers both ways: streamed and JSON completions, a failing run, a bad body, an unknown session, a refusal, a body over the limit', async () => {
+  it('COMPAT-PERF-231: the same answers both ways: streamed and JSON completions, a failing run, a bad body, an unknown session, a refusal, a repeated authorization field, a body over the limit', async () => {
     const server = await compatServer([
       reply().text('streamed text').usage(7, 3),
       reply().text('streamed text').usage(7, 3),
@@ -139,13 +142,19 @@ describe('the compat route straight from node:http', () => {
       reply().httpError(400, { error: { message: 'bad upstream' } }),
     ]);
     const limit = server.app.config.services.http.max_body_bytes;
-    const cases: { name: string; body: string; headers?: Record<string, string> }[] = [
+    const cases: { name: string; body: string; headers?: Record<string, string | string[]> }[] = [
       { name: 'streamed', body: ask('hi', { stream: true, stream_options: { include_usage: true } }) },
       { name: 'json', body: ask('hi') },
       { name: 'failing run', body: ask('fail') },
       { name: 'bad body', body: '{"model": "fake/m1", "messages": [' },
       { name: 'unknown session', body: ask('x'), headers: { 'x-svc-session-id': 'ses_nope' } },
       { name: 'refused', body: ask('x'), headers: { authorization: 'Bearer wrong' } },
+      // Two fields: Hono reads them joined ("Bearer …, Bearer …"), which is no token (Node keeps the first).
+      {
+        name: 'repeated authorization',
+        body: ask('x'),
+        headers: { authorization: [`Bearer ${TOKEN}`, `Bearer ${TOKEN}`] },
+      },
       { name: 'over the limit', body: 'x'.repeat(limit + 1) },
     ];
     for (const item of cases) {

@@ -53,13 +53,53 @@ class AnswerHeaders {
   }
 }
 
-/** The request's headers as `Headers` reads them: repeated fields joined with ", " (Node keeps only the first of some). */
+/**
+ * The fields of which Node keeps only the first in `incoming.headers` (and `cookie`, which it joins
+ * with "; "): `Headers`, which node-server builds from the raw list, joins every one with ", ".
+ */
+const JOINED_APART = new Set([
+  'age',
+  'authorization',
+  'content-length',
+  'content-type',
+  'cookie',
+  'etag',
+  'expires',
+  'from',
+  'host',
+  'if-modified-since',
+  'if-unmodified-since',
+  'last-modified',
+  'location',
+  'max-forwards',
+  'proxy-authorization',
+  'referer',
+  'retry-after',
+  'server',
+  'user-agent',
+]);
+
+/**
+ * The request's headers as `Headers` reads them: repeated fields joined with ", ". Read from
+ * `incoming.headers`, and for the fields Node does not join that way from the raw list (not
+ * `headersDistinct`: an object and an array for every field of every request).
+ */
 class IncomingHeaders {
-  private distinct: NodeJS.Dict<string[]> | undefined;
   constructor(private readonly incoming: IncomingMessage) {}
   get(name: string): string | null {
-    this.distinct ??= this.incoming.headersDistinct;
-    return this.distinct[name.toLowerCase()]?.join(', ') ?? null;
+    const lower = name.toLowerCase();
+    const value = this.incoming.headers[lower];
+    if (value === undefined) return null;
+    if (Array.isArray(value)) return value.join(', ');
+    if (!JOINED_APART.has(lower)) return value;
+    const raw = this.incoming.rawHeaders;
+    let joined: string | undefined;
+    for (let i = 0; i < raw.length; i += 2) {
+      const field = raw[i];
+      if (field.length !== lower.length || field.toLowerCase() !== lower) continue;
+      joined = joined === undefined ? raw[i + 1] : `${joined}, ${raw[i + 1]}`;
+    }
+    return joined ?? value;
   }
   has(name: string): boolean {
     return this.incoming.headers[name.toLowerCase()] !== undefined;
