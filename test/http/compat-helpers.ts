@@ -7,7 +7,11 @@ import OpenAI from 'openai';
 import { expect } from 'vitest';
 import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
-import { type HttpServerHandle, type StartHttpServerOptions, startHttpServer } from '../../src/surfaces/http/server';
+import {
+  type HttpServerHandle,
+  type StartHttpServerOptions,
+  startHttpServer,
+} from '../../src/surfaces/http/server';
 import type { AnyTool } from '../../src/tools/core/define-tool';
 import { allTools } from '../../src/tools/index';
 import { type FakeProvider, fakeProvider, type ScriptEntry } from '../helpers/fake-provider';

@@ -166,4 +166,39 @@ describe('the compat route straight from node:http', () => {
     // Each ran twice (the provider saw the four completions and the two failing runs).
     expect(server.provider.requests).toHaveLength(6);
   });
+
+  it('COMPAT-PERF-232: a JSON completion whose client goes away: the request signal aborts, the run is cancelled and the ledger row says disconnected', async () => {
+    const server = await compatServer([reply().text('never').hang(30_000)]);
+    const body = ask('hang');
+    const req = httpRequest(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        ...auth,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+      },
+    });
+    req.on('error', () => {});
+    req.end(body);
+    let runId: string | undefined;
+    for (let i = 0; i < 750 && !runId; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      const [row] = (await server.app.compatRequests.list({ limit: 1 })).rows;
+      if (row && server.provider.requests.length === 1) runId = row.run_id;
+    }
+    expect(runId).toBeDefined();
+    req.destroy();
+    let status: string | undefined;
+    for (let i = 0; i < 750 && status !== 'cancelled'; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      status = (await server.app.runs.get(runId as string))?.status;
+    }
+    expect(status).toBe('cancelled');
+    let ledger: string | undefined;
+    for (let i = 0; i < 750 && ledger !== 'disconnected'; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      ledger = (await server.app.compatRequests.list({ limit: 1 })).rows[0]?.status;
+    }
+    expect(ledger).toBe('disconnected');
+  });
 });

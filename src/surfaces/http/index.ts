@@ -5,7 +5,9 @@
  * (session API, compat surface) → 404 for anything else and 405 for a known path with the wrong
  * method. A family's hot route (`HttpExtension.front`: the compat surface's
  * `POST /v1/chat/completions`) is matched before all of it and makes the same checks at once
- * (`frontGate`), or sends the request down this pipeline when it cannot.
+ * (`frontGate`), or sends the request down this pipeline when it cannot. The server
+ * (`createHttpService`) serves that route straight from node:http's request event, ahead of Hono
+ * itself (`HttpExtension.node`, node-front.ts), with the same gate and handler.
  * @module
  */
 import { type Context, Hono, type MiddlewareHandler } from 'hono';

@@ -76,7 +76,13 @@ compatSurface.node = (appRef: AppRef, kit: FrontKit): NodeRoute => {
     if (incoming.method !== 'POST' || (url !== CHAT_COMPLETIONS_PATH && !url.startsWith(query))) return false;
     const node = new NodeContext(incoming, outgoing, CHAT_COMPLETIONS_PATH);
     const c = node.context;
-    const gated = kit.gate(c);
+    let gated: Response | boolean;
+    try {
+      gated = kit.gate(c);
+    } catch (error) {
+      // Hono's `onError` answered a gate that threw: the same flat error here.
+      gated = errorResponse(c, error, { style: 'flat', app: appRef() });
+    }
     if (gated === false) return false;
     const write = (response: Response) => {
       try {
