@@ -1,12 +1,14 @@
 /**
- * A compat request's finish on PostgreSQL sends the text kept for its shape (issue 18 item 6,
- * p-pgappend): the finish's statement (≈ 5.6 KB: the step end's `WITH`s, the run's UPDATE, its
- * event list, the compat row's end, the session events' call) was built, flattened and hashed
- * for its prepared name every request; now each shape's text is made once a process. Pins: after
- * two warm requests, three lone requests make no finish text (`finishTextsBuilt`), their finishes go
- * out as one text (their values their own), and each answers and settles as before.
+ * A compat request's start and finish on PostgreSQL send the texts kept for their shapes (issue 18
+ * item 6, p-pgappend): the finish's statement (≈ 5.6 KB: the step end's `WITH`s, the run's UPDATE,
+ * its event list, the compat row's end, the session events' call) and the start's (≈ 2.6 KB) were
+ * built, flattened and hashed for their prepared names every request; now each shape's text is
+ * made once a process. Pins: after two warm requests, three lone requests make no start or finish
+ * text (`claimedTextsBuilt`, `finishTextsBuilt`), their starts and finishes go out as one text each
+ * (their values their own), and each answers and settles as before.
  */
 import { describe, expect, it } from 'vitest';
+import { claimedTextsBuilt } from '../../src/runs/pg-run-create-repository';
 import { finishTextsBuilt } from '../../src/runs/pg-run-update-event-repository';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
@@ -14,9 +16,10 @@ import { compatServer, LONE_REQUEST_LOG, settledCompatRow, streamedAnswer } from
 
 const pg = postgresForFile();
 const FINISH = /UPDATE agent_runs SET status = /;
+const START = /^WITH riding AS \(INSERT INTO sessions /;
 
 describe.skipIf(!pg.available)('a compat request’s finish text on PostgreSQL, kept per shape', () => {
-  it('STORE-PG-712: lone requests after warm ones make no finish text and send one text, each with its own values', async () => {
+  it('STORE-PG-712: lone requests after warm ones make no start or finish text and send one text each, with their own values', async () => {
     const sql = await migratedDatabase(pg.cluster());
     const { app, client } = await compatServer(
       [
@@ -37,6 +40,7 @@ describe.skipIf(!pg.available)('a compat request’s finish text on PostgreSQL, 
         await app.bus.flush();
       }
       const built = finishTextsBuilt();
+      const started = claimedTextsBuilt();
       const statements = driverStatements();
       const answers: string[] = [];
       const rows: Awaited<ReturnType<typeof settledCompatRow>>[] = [];
@@ -57,6 +61,12 @@ describe.skipIf(!pg.available)('a compat request’s finish text on PostgreSQL, 
       expect(new Set(finishes.map((call) => call.text)).size).toBe(1);
       // Each with its own run's values.
       for (const [i, row] of rows.entries()) expect(finishes[i]?.values).toContain(row.run_id);
+      // The starts likewise (the new session's INSERT, its run, events, prompt and session events).
+      expect(claimedTextsBuilt() - started).toBe(0);
+      const starts = statements.calls.filter((call) => START.test(call.text));
+      expect(starts).toHaveLength(3);
+      expect(new Set(starts.map((call) => call.text)).size).toBe(1);
+      for (const [i, row] of rows.entries()) expect(starts[i]?.values).toContain(row.session_id);
       expect(new Set(rows.map((row) => row.run_id)).size).toBe(3);
       expect(rows.at(-1)).toMatchObject({ status: 'completed', prompt_tokens: 10, completion_tokens: 2 });
       // Each session's log the lone sequence (its answer's deltas as many as the model's chunks).
