@@ -127,9 +127,41 @@ export function appendNewEventsCall(
   events: readonly QueuedAppend[],
   go: string,
 ): { ctes: string; rows: string; values: unknown[] } {
-  const n = (i: number) => `$${first + i}`;
   const sessionId = events[0]?.sessionId;
   if (events.some((e) => e.sessionId !== sessionId)) throw new Error('appendNewEventsCall: one session only');
+  const { ctes, rows } = newEventsText(first, go);
+  return {
+    ctes,
+    rows,
+    values: [
+      sessionId,
+      events.map((e) => e.type),
+      events.map((e) => e.payload),
+      events.map((e) => e.createdAt),
+      EVENTS_CHANNEL,
+    ],
+  };
+}
+
+/**
+ * `appendNewEventsCall`'s texts for `first` and `go`, made once each (p-pgappend): the same
+ * strings every start, so the start's statement is kept per shape (its key reads them by identity).
+ */
+function newEventsText(first: number, go: string): { ctes: string; rows: string } {
+  const key = `${first} ${go}`;
+  let text = newEventsTexts.get(key);
+  if (!text) {
+    text = newEventsTextOf(first, go);
+    if (newEventsTexts.size >= NEW_EVENTS_TEXTS_KEPT) newEventsTexts.clear();
+    newEventsTexts.set(key, text);
+  }
+  return text;
+}
+const newEventsTexts = new Map<string, { ctes: string; rows: string }>();
+const NEW_EVENTS_TEXTS_KEPT = 16;
+
+function newEventsTextOf(first: number, go: string): { ctes: string; rows: string } {
+  const n = (i: number) => `$${first + i}`;
   return {
     ctes: `svc_new_prev AS MATERIALIZED (SELECT coalesce(max(id), 0) AS previous FROM session_events WHERE session_id = ${n(0)}::text),
            svc_new_ins AS (INSERT INTO session_events (session_id, type, payload, created_at)
@@ -140,13 +172,6 @@ export function appendNewEventsCall(
            svc_new_notified AS MATERIALIZED (SELECT pg_notify(${n(4)}, ${n(0)}::text || ':' || max(i.id)) FROM svc_new_ins i HAVING count(*) > 0)`,
     rows: `(SELECT i.id AS event_id, p.previous AS previous_id FROM svc_new_ins i CROSS JOIN svc_new_prev p
               WHERE (SELECT count(*) FROM svc_new_notified) >= 0)`,
-    values: [
-      sessionId,
-      events.map((e) => e.type),
-      events.map((e) => e.payload),
-      events.map((e) => e.createdAt),
-      EVENTS_CHANNEL,
-    ],
   };
 }
 

@@ -9,19 +9,20 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import type { RidingInsert, TrailingInsert } from '../store/preceding-write';
+import { type RidingInsert, shapeIdOf, type TrailingInsert } from '../store/preceding-write';
 import {
   type AppendedRow,
   appendedJson,
   appendedRows,
   type FollowingCall,
+  insertRunText,
   insertStatement,
   type NewSessionCall,
   type PgRunRowWithEvent,
   type RunEventWrite,
   splitEvent,
 } from './pg-run-write-repository';
-import type { RunRowInsert } from './run-repository';
+import { type RunRowInsert, runInsertValues } from './run-repository';
 import type { AgentRun, GatedInsert } from './types';
 
 /** The run's INSERT and its first event (`riding`'s insert first, when given) in one statement. */
@@ -87,56 +88,38 @@ export async function insertClaimedRun(
   after?: FollowingCall,
   afterNew?: NewSessionCall,
 ): Promise<InsertedClaimed> {
-  const k = riding.values.length;
-  const [text, params] = insertStatement(row, k);
-  let n = k + params.length;
+  const params = runInsertValues(row);
   const values: unknown[] = [...riding.values, ...params, now];
-  const at = ++n;
-  const rows = events.map((event, i) => {
-    values.push(event.type, event.payload);
-    n += 2;
-    return `(${i + 1}, $${n - 1}::text, $${n}::text)`;
-  });
-  let also = '';
-  let answer = 'NULL::bigint AS svc_also_id, NULL::bigint AS svc_also_seq';
-  let from = '';
-  if (alongside) {
-    also = `,
-           ${alongside.write.cte(n, 'EXISTS (SELECT 1 FROM r)')},
-           b AS (INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
-                   SELECT r.id, r.session_id, ${events.length + 1}, $${n + alongside.write.values.length + 1}, $${n + alongside.write.values.length + 2}, $${at}
-                     FROM r WHERE EXISTS (SELECT 1 FROM alongside) RETURNING id, seq)`;
-    values.push(...alongside.write.values, alongside.type, alongside.payload);
-    n += alongside.write.values.length + 2;
-    answer = 'b.id AS svc_also_id, b.seq AS svc_also_seq';
-    from = ' LEFT JOIN b ON true';
+  for (const event of events) values.push(event.type, event.payload);
+  if (alongside) values.push(...alongside.write.values, alongside.type, alongside.payload);
+  for (const insert of trailing) values.push(...insert.values);
+  // The session's events: inline for the statement's own new session (p-pglone), or the call.
+  const go = '(SELECT count(*) FROM r) >= 0';
+  const call = afterNew
+    ? { inline: afterNew(values.length + 1, go) }
+    : after
+      ? { call: after(values.length + 1) }
+      : undefined;
+  const shape: ClaimedShape = {
+    riding,
+    params: params.length,
+    events: events.length,
+    alongside,
+    trailing,
+    call,
+  };
+  const key = claimedKey(shape);
+  let text = key === undefined ? undefined : claimedTexts.get(key);
+  if (text === undefined) {
+    text = claimedText(shape);
+    claimedTextsMade++;
+    if (key !== undefined) {
+      if (claimedTexts.size >= CLAIMED_TEXTS_KEPT) claimedTexts.clear();
+      claimedTexts.set(key, text);
+    }
   }
-  // Other domains' inserts after the run's (p-pgstart2: its prompt message and search row),
-  // unconditional: written whenever the statement is.
-  for (const [i, insert] of trailing.entries()) {
-    also += `,
-           t${i} AS (${insert.sql(n)})`;
-    values.push(...insert.values);
-    n += insert.values.length;
-  }
-  let appendedColumn = '';
-  if (afterNew) {
-    // The session is this statement's (`riding`): its events inserted inline, no lock, no call (p-pglone).
-    const call = afterNew(n + 1, '(SELECT count(*) FROM r) >= 0');
-    also += `,
-           ${call.ctes},
-           svc_e AS (SELECT event_id, previous_id FROM ${call.rows} x)`;
-    values.push(...call.values);
-    n += call.values.length;
-    appendedColumn = `, (SELECT ${appendedJson} FROM svc_e e) AS svc_appended`;
-  } else if (after) {
-    const call = after(n + 1);
-    also += `,
-           svc_e AS (SELECT event_id, previous_id FROM ${call.text} WHERE (SELECT count(*) FROM r) >= 0)`;
-    values.push(...call.values);
-    n += call.values.length;
-    appendedColumn = `, (SELECT ${appendedJson} FROM svc_e e) AS svc_appended`;
-  }
+  if (call?.inline) values.push(...call.inline.values);
+  else if (call?.call) values.push(...call.call.values);
   // The whole start in this one statement: the first of its transaction goes without BEGIN
   // (p-pgstart2; nothing before it in the transaction, none needed around it).
   const inserted = await (sql.alone ?? sql).query<
@@ -145,17 +128,7 @@ export async function insertClaimedRun(
       svc_also_seq: number | string | null;
       svc_appended?: unknown;
     }
-  >(
-    `WITH riding AS (${riding.text}),
-           r AS (${text} RETURNING *),
-           e AS (INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
-                   SELECT r.id, r.session_id, v.seq, v.type, v.payload, $${at}
-                     FROM r, (VALUES ${rows.join(', ')}) v(seq, type, payload) ORDER BY v.seq
-                   RETURNING id, seq)${also}
-     SELECT r.*, e.id AS svc_event_id, e.seq AS svc_event_seq, ${answer}${appendedColumn}
-       FROM r CROSS JOIN e${from} ORDER BY e.seq`,
-    values,
-  );
+  >(text, values);
   const first = inserted[0];
   if (!first || inserted.length !== events.length)
     throw new Error(`agent_runs: no row returned for run ${row.id}`);
@@ -170,4 +143,113 @@ export async function insertClaimedRun(
       : {}),
     ...(after ? { appended: appendedRows(svc_appended) } : {}),
   };
+}
+
+/** What `insertClaimedRun`'s text depends on: never a parameter's value. */
+interface ClaimedShape {
+  riding: RidingInsert;
+  /** The run's INSERT parameters. */
+  params: number;
+  events: number;
+  alongside: { write: GatedInsert } | undefined;
+  trailing: readonly TrailingInsert[];
+  call:
+    | { inline: ReturnType<NewSessionCall> }
+    | { call: ReturnType<FollowingCall>; inline?: undefined }
+    | undefined;
+}
+
+/**
+ * The start's texts made so far, per shape (p-pgappend): a compat request's start is ≈ 2.6 KB of
+ * text built, flattened and hashed for its prepared name every request before; now once a shape.
+ */
+const claimedTexts = new Map<string, string>();
+const CLAIMED_TEXTS_KEPT = 64;
+let claimedTextsMade = 0;
+
+/** How many `insertClaimedRun` texts this process has made (not found by shape): for tests and benches. */
+export function claimedTextsBuilt(): number {
+  return claimedTextsMade;
+}
+
+/**
+ * `shape`'s key: the riding insert's text and the session events' texts by their number
+ * (`textIdOf`: the same strings every start, see `appendNewEventsCall`), the parts' SQL functions
+ * (`shapeIdOf`) and parameter counts.
+ */
+function claimedKey({ riding, params, events, alongside, trailing, call }: ClaimedShape): string {
+  let key = `${textIdOf(riding.text)} ${riding.values.length} ${params} ${events}`;
+  key += alongside ? ` a${shapeIdOf(alongside.write.cte)}:${alongside.write.values.length}` : ' -';
+  for (const insert of trailing) key += ` t${shapeIdOf(insert.sql)}:${insert.values.length}`;
+  if (call?.inline)
+    key += ` n${textIdOf(call.inline.ctes)}:${textIdOf(call.inline.rows)}:${call.inline.values.length}`;
+  else if (call?.call) key += ` c${textIdOf(call.call.text)}:${call.call.values.length}`;
+  return key;
+}
+
+/** A number for a text (a Map's look-up: a string made once is hashed once), bounded. */
+function textIdOf(text: string): number {
+  let id = textIds.get(text);
+  if (id === undefined) {
+    if (textIds.size >= TEXT_IDS_KEPT) textIds.clear();
+    id = ++lastTextId;
+    textIds.set(text, id);
+  }
+  return id;
+}
+const textIds = new Map<string, number>();
+const TEXT_IDS_KEPT = 256;
+let lastTextId = 0;
+
+/** `insertClaimedRun`'s text for `shape`. */
+function claimedText({ riding, params, events, alongside, trailing, call }: ClaimedShape): string {
+  const k = riding.values.length;
+  const text = insertRunText(k);
+  let n = k + params;
+  const at = ++n;
+  const rows: string[] = [];
+  for (let i = 0; i < events; i++) {
+    n += 2;
+    rows.push(`(${i + 1}, $${n - 1}::text, $${n}::text)`);
+  }
+  let also = '';
+  let answer = 'NULL::bigint AS svc_also_id, NULL::bigint AS svc_also_seq';
+  let from = '';
+  if (alongside) {
+    also = `,
+           ${alongside.write.cte(n, 'EXISTS (SELECT 1 FROM r)')},
+           b AS (INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
+                   SELECT r.id, r.session_id, ${events + 1}, $${n + alongside.write.values.length + 1}, $${n + alongside.write.values.length + 2}, $${at}
+                     FROM r WHERE EXISTS (SELECT 1 FROM alongside) RETURNING id, seq)`;
+    n += alongside.write.values.length + 2;
+    answer = 'b.id AS svc_also_id, b.seq AS svc_also_seq';
+    from = ' LEFT JOIN b ON true';
+  }
+  // Other domains' inserts after the run's (p-pgstart2: its prompt message and search row),
+  // unconditional: written whenever the statement is.
+  for (const [i, insert] of trailing.entries()) {
+    also += `,
+           t${i} AS (${insert.sql(n)})`;
+    n += insert.values.length;
+  }
+  let appendedColumn = '';
+  if (call?.inline) {
+    // The session is this statement's (`riding`): its events inserted inline, no lock, no call (p-pglone).
+    also += `,
+           ${call.inline.ctes},
+           svc_e AS (SELECT event_id, previous_id FROM ${call.inline.rows} x)`;
+    appendedColumn = `, (SELECT ${appendedJson} FROM svc_e e) AS svc_appended`;
+  } else if (call?.call) {
+    also += `,
+           svc_e AS (SELECT event_id, previous_id FROM ${call.call.text} WHERE (SELECT count(*) FROM r) >= 0)`;
+    appendedColumn = `, (SELECT ${appendedJson} FROM svc_e e) AS svc_appended`;
+  }
+  return `WITH riding AS (${riding.text}),
+           r AS (${text} RETURNING *),
+           e AS (INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
+                   SELECT r.id, r.session_id, v.seq, v.type, v.payload, $${at}
+                     FROM r, (VALUES ${rows.join(', ')}) v(seq, type, payload) ORDER BY v.seq
+                   RETURNING id, seq)${also}
+     SELECT r.*, e.id AS svc_event_id, e.seq AS svc_event_seq, ${answer}${appendedColumn}
+       FROM r CROSS JOIN e${from} ORDER BY e.seq`;
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
-import type { PrecedingWrite, TrailingInsert } from '../store/preceding-write';
+import { type PrecedingWrite, shapeIdOf, type TrailingInsert } from '../store/preceding-write';
 import { type PgRunRowWithEvent, splitEvent } from './pg-run-claim-repository';
 import { FOLLOWING_EVENTS, HANDED_COLUMN } from './pg-run-following-repository';
 import { type RunWrites, runPatchColumns } from './run-repository';
@@ -135,26 +135,111 @@ function statementOf(
   after?: FollowingCall,
   first?: FirstWrite,
 ): { text: string; values: unknown[]; call: ReturnType<FollowingCall> | undefined } {
+  const columns = runPatchColumns(patch, now);
+  // `first`'s parameters first, then the UPDATE's, the run's event's, the queue's, the step end's
+  // event's, the other domain's event's and write's; the session events' call and the riding
+  // insert's after them.
+  const values: unknown[] = [...(first?.before.values ?? [])];
+  for (const [, value] of columns) values.push(value);
+  values.push(id, event.type, event.payload, event.created_at);
+  if (queueOf) values.push(queueOf);
+  if (first) values.push(first.event.type, first.event.payload, first.event.created_at);
+  if (alongside)
+    values.push(
+      alongside.event.type,
+      alongside.event.payload,
+      alongside.event.created_at,
+      ...alongside.write.values,
+    );
+  const call = after?.(values.length + 1);
+  const shape: Shape = {
+    columns,
+    handed,
+    queued: queueOf !== undefined,
+    own: values.length,
+    call,
+    first,
+    alongside,
+  };
+  const key = shapeKey(shape);
+  let text = key === undefined ? undefined : finishTexts.get(key);
+  if (text === undefined) {
+    text = textOf(shape);
+    finishTextsMade++;
+    if (key !== undefined) {
+      if (finishTexts.size >= FINISH_TEXTS_KEPT) finishTexts.clear();
+      finishTexts.set(key, text);
+    }
+  }
+  if (call) values.push(...call.values);
+  if (first?.riding) values.push(...first.riding.values);
+  return { text, values, call };
+}
+
+/** What `updateRunWithEvent`'s text depends on: never a parameter's value. */
+interface Shape {
+  columns: readonly (readonly [string, unknown])[];
+  handed: boolean;
+  queued: boolean;
+  /** The statement's own parameters (the session events' call's and the riding insert's after them). */
+  own: number;
+  call: ReturnType<FollowingCall> | undefined;
+  first: FirstWrite | undefined;
+  alongside: { write: GatedInsert } | undefined;
+}
+
+/**
+ * The finish's texts made so far, per shape (p-pgappend): a lone compat request's finish is ≈ 5.6
+ * KB of text, ≈ 0.07 ms of svc's CPU to build and its hash for its prepared name every request
+ * before; a shape's text is now made once and the same string sent again (its name's hash kept).
+ */
+const finishTexts = new Map<string, string>();
+const FINISH_TEXTS_KEPT = 64;
+let finishTextsMade = 0;
+
+/** How many `updateRunWithEvent` texts this process has made (built, not found by shape): for tests and benches. */
+export function finishTextsBuilt(): number {
+  return finishTextsMade;
+}
+
+/**
+ * `shape`'s key, or undefined when a part has no shape of its own (a preceding write without
+ * `shape`): its text is then made every time. The UPDATE's columns, the parts' SQL functions
+ * (`shapeIdOf`), the session events' call's text (its parameters' numbers) and the offsets.
+ */
+function shapeKey({ columns, handed, queued, own, call, first, alongside }: Shape): string | undefined {
+  let key = `${own} ${handed ? 'h' : '-'}${queued ? 'q' : '-'}`;
+  for (const [column] of columns) key += ` ${column}`;
+  if (first) {
+    if (first.before.shape === undefined) return undefined;
+    key += ` | ${first.before.values.length} ${first.before.shape} ${first.riding ? shapeIdOf(first.riding.sql) : '-'}`;
+  }
+  if (alongside) key += ` | ${shapeIdOf(alongside.write.cte)}`;
+  if (call) key += ` | ${call.values.length} ${call.text}`;
+  return key;
+}
+
+/** `updateRunWithEvent`'s text for `shape`. */
+function textOf({ columns, handed, queued, own, call, first, alongside }: Shape): string {
   // `first`'s parameters come first ($1…$b): its `WITH`s number their own.
   const b = first?.before.values.length ?? 0;
-  const [update, params] = updateStatement(id, patch, now, b);
-  const n = b + params.length;
+  const update = updateText(columns, b);
+  const n = b + columns.length + 1;
   // The claim lock and queue read gate the UPDATE (an InitPlan): before the row's lock, as a claim.
-  const q = queueOf ? `q AS MATERIALIZED (SELECT svc_session_has_queued($${n + 4}) AS queued), ` : '';
+  const q = queued ? `q AS MATERIALIZED (SELECT svc_session_has_queued($${n + 4}) AS queued), ` : '';
   const queuedGate = q ? '(SELECT queued FROM q) IS NOT NULL' : '';
   const [gate, answer] = q ? [` AND ${queuedGate}`, ', (SELECT queued FROM q) AS svc_queued'] : ['', ''];
   // The step end's event's parameters after the queue's; its gate `g` holds the queue's too.
-  const f = n + 3 + (queueOf ? 1 : 0);
+  const f = n + 3 + (queued ? 1 : 0);
   const go = '(SELECT go FROM g)';
   const firstSql = first
     ? {
-        with: `g AS (SELECT (${first.before.ready}) AND EXISTS (SELECT 1 FROM agent_runs WHERE id = $${b + params.length})${queuedGate ? ` AND ${queuedGate}` : ''} AS go),
+        with: `g AS (SELECT (${first.before.ready}) AND EXISTS (SELECT 1 FROM agent_runs WHERE id = $${n})${queuedGate ? ` AND ${queuedGate}` : ''} AS go),
        ${first.before.ctes(go)}, `,
         gate: ` AND ${go} AND (SELECT count(*) FROM ${first.before.last}) >= 0`,
         // The step end's event, first in the run's list (below).
         event: [f + 1, f + 2, f + 3] as const,
         answer: `, v.first_id AS svc_first_id, v.first_seq AS svc_first_seq, (${first.before.answer(go)}) AS svc_before`,
-        values: [first.event.type, first.event.payload, first.event.created_at],
       }
     : undefined;
   // The other domain's write after the run's row (its lock first), only with it; its event after
@@ -166,33 +251,16 @@ function statementOf(
         // Its event last in the run's list (below), only when the write answered a row.
         event: [at + 1, at + 2, at + 3] as const,
         answer: ', v.also_id AS svc_also_id, v.also_seq AS svc_also_seq',
-        values: [
-          alongside.event.type,
-          alongside.event.payload,
-          alongside.event.created_at,
-          ...alongside.write.values,
-        ],
       }
     : undefined;
-  const values = [
-    ...(first?.before.values ?? []),
-    ...params,
-    event.type,
-    event.payload,
-    event.created_at,
-    ...(queueOf ? [queueOf] : []),
-    ...(firstSql?.values ?? []),
-    ...(also?.values ?? []),
-  ];
   // The session events last (p-finishjoin: a finish's `run.finished` and idle state), only with
   // the run's event: their lock after every other (run row, the other domain's row).
-  const call = after?.(values.length + 1);
   const following = call
     ? `, (SELECT ${appendedJson} FROM ${call.text} e WHERE v.own_id IS NOT NULL) AS svc_appended`
     : '';
   // The step end's model call, unconditional (`TrailingInsert`): its own `WITH`, its parameters last.
   const riding = first?.riding;
-  const ridingAt = values.length + (call?.values.length ?? 0);
+  const ridingAt = own + (call?.values.length ?? 0);
   const ridingWith = riding ? `svc_riding AS (${riding.sql(ridingAt)}), ` : '';
   // The run's events in one set-based append after its UPDATE (migration 45, p-pgserver): the step
   // end's (`first`), the run's own, then `alongside`'s when its write answered a row; consecutive
@@ -229,13 +297,9 @@ function statementOf(
     : '';
   const runEvents = ` CROSS JOIN LATERAL (SELECT ${picks.join(', ')}
          FROM svc_append_run_event_list(r.id, r.session_id, ${listOf(0, 'text')}, ${listOf(1, 'text')}, ${listOf(2, 'bigint')}) x${held}) v`;
-  return {
-    text: `WITH ${q}${ridingWith}${firstSql?.with ?? ''}r AS (${update}${gate}${firstSql?.gate ?? ''} RETURNING *)${also?.with ?? ''}
+  return `WITH ${q}${ridingWith}${firstSql?.with ?? ''}r AS (${update}${gate}${firstSql?.gate ?? ''} RETURNING *)${also?.with ?? ''}
      SELECT r.*, v.own_id AS svc_event_id, v.own_seq AS svc_event_seq${answer}${firstSql?.answer ?? ''}${also?.answer ?? ''}${following}
-       FROM r${runEvents}`,
-    values: [...values, ...(call?.values ?? []), ...(riding?.values ?? [])],
-    call,
-  };
+       FROM r${runEvents}`;
 }
 
 /** The UPDATE of a run's patched columns and its parameters. */
@@ -246,7 +310,12 @@ export function updateStatement(
   offset = 0,
 ): [string, unknown[]] {
   const columns = runPatchColumns(patch, now);
-  const sets = columns.map(([column], i) => `${column} = $${offset + i + 1}`).join(', ');
   const params = [...columns.map(([, value]) => value), id];
-  return [`UPDATE agent_runs SET ${sets} WHERE id = $${offset + params.length}`, params];
+  return [updateText(columns, offset), params];
+}
+
+/** `updateStatement`'s text: the columns' parameters from `$offset+1`, the run's id after them. */
+function updateText(columns: readonly (readonly [string, unknown])[], offset: number): string {
+  const sets = columns.map(([column], i) => `${column} = $${offset + i + 1}`).join(', ');
+  return `UPDATE agent_runs SET ${sets} WHERE id = $${offset + columns.length + 1}`;
 }

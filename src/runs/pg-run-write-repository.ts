@@ -433,11 +433,13 @@ const INSERT_VALUE_OF_COLUMN = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 11, 12, 13, 1
  * another insert's parameters first, ./pg-run-create-repository.ts).
  */
 export function insertStatement(row: Parameters<RunWrites['insertRun']>[0], offset = 0): [string, unknown[]] {
+  return [insertRunText(offset), runInsertValues(row)];
+}
+
+/** `insertStatement`'s text, its parameters from `$offset+1`. */
+export function insertRunText(offset = 0): string {
   const values = INSERT_VALUE_OF_COLUMN.map((i) => `$${i + offset}`).join(', ');
-  return [
-    `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
+  return `INSERT INTO agent_runs (id, session_id, parent_run_id, family_session_id, status, agent, model, origin,
              prompt, options, created_at, updated_at, started_at, pid, host, runner)
-           VALUES (${values})`,
-    runInsertValues(row),
-  ];
+           VALUES (${values})`;
 }

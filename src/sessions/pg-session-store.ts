@@ -27,6 +27,8 @@ const toSession = (row: SessionRow): Session => ({ ...row, metadata: JSON.parse(
 
 const INSERT_SESSION = `INSERT INTO sessions (id, parent_id, title, mode, agent, model, workspace, metadata, created_at, updated_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
+/** `createHeld`'s INSERT: one string, so the start statement it rides in is kept per shape (p-pgappend). */
+const INSERT_SESSION_ID = `${INSERT_SESSION} RETURNING id`;
 
 /** A row this process just wrote (`RETURNING *`) in `tx` (taken before the statement): the read scope's copy. */
 function wroteRow(sql: SqlClient, row: SessionRow, tx: TransactionEnd | undefined): void {
@@ -167,7 +169,7 @@ function sessionWrites(deps: {
         row.updated_at = at;
         session.updated_at = at;
       };
-      return { session, insert: { text: `${INSERT_SESSION} RETURNING id`, values, stamp } };
+      return { session, insert: { text: INSERT_SESSION_ID, values, stamp } };
     },
     async create(input = {}) {
       const now = deps.clock.now();

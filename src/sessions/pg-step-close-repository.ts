@@ -13,7 +13,7 @@
  */
 import { SvcError } from '../errors';
 import type { SqlClient } from '../store/postgres/client';
-import type { FollowingWrite, PrecedingWrite } from '../store/preceding-write';
+import { type FollowingWrite, type PrecedingWrite, shapeIdOf } from '../store/preceding-write';
 import type { Clock, Ids } from '../util/ids';
 import { keptSessions } from './pg-kept-sessions';
 import { MESSAGE_COLUMNS } from './pg-message-store';
@@ -276,22 +276,38 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock; id
 function stepShape(
   created: FollowingWrite | undefined,
   opened: { following: FollowingWrite | undefined } | undefined,
-): Pick<PrecedingWrite<unknown>, 'ctes' | 'last' | 'answer'> {
+): Pick<PrecedingWrite<unknown>, 'ctes' | 'last' | 'answer' | 'shape'> {
   if (created && opened?.following)
     return {
       ctes: openedCtes(created, opened.following),
       last: created.name,
       answer: openedAnswerOf(created, opened.following),
+      shape: `co ${followingShape(created)} ${followingShape(opened.following)}`,
     };
-  if (created) return { ctes: createdCtes(created), last: created.name, answer: createdAnswerOf(created) };
+  if (created)
+    return {
+      ctes: createdCtes(created),
+      last: created.name,
+      answer: createdAnswerOf(created),
+      shape: `c ${followingShape(created)}`,
+    };
   if (opened)
     return {
       ctes: openedOnlyCtes(opened.following),
       last: opened.following?.name ?? 's',
       answer: openedOnlyAnswerOf(opened.following),
+      shape: `o ${opened.following ? followingShape(opened.following) : '-'}`,
     };
-  return { ctes: stepCtes, last: 's', answer: answerOf };
+  return { ctes: stepCtes, last: 's', answer: answerOf, shape: 's' };
 }
+
+/**
+ * A following write's part of the step end's shape (`PrecedingWrite.shape`, p-pgappend): its SQL
+ * function (its text for an offset and a `go`; handed over, the one that function's write swaps
+ * in), its parameter count (the offsets after it) and its name.
+ */
+const followingShape = (write: FollowingWrite) =>
+  `${shapeIdOf(write.sql)}:${write.values.length}:${write.name}`;
 
 const notFound = (id: string) => new SvcError('not_found', `message_id: no message "${id}"`);
 

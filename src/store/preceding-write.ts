@@ -37,7 +37,30 @@ export interface PrecedingWrite<T> {
    * to the statement's own run-event list (`FollowingWrite.handingOver`); absent: they stay its own.
    */
   handingOver?<R>(build: () => R): R;
+  /**
+   * The shape of `ready`, `last`, `ctes` and `answer` (p-pgappend): two writes with the same shape
+   * give the same texts for any `go` (handed over or not alike), so the statement's text can be
+   * kept per shape; absent, it is made every time.
+   */
+  readonly shape?: string;
 }
+
+/**
+ * A number for a SQL-making function (a `FollowingWrite.sql`, a `TrailingInsert.sql`, a
+ * `GatedInsert.cte`), for a text's shape key (p-pgappend): one a function for the process's life,
+ * so two writes made by one function are told apart by its number alone. The functions are
+ * module-level or kept per shape (`withRiding`, `followingEventsWithRowSql`).
+ */
+export function shapeIdOf(fn: object): number {
+  let id = shapeIds.get(fn);
+  if (id === undefined) {
+    id = ++lastShapeId;
+    shapeIds.set(fn, id);
+  }
+  return id;
+}
+const shapeIds = new WeakMap<object, number>();
+let lastShapeId = 0;
 
 /**
  * An insert of one domain's table that rides in another domain's statement as its first `WITH`

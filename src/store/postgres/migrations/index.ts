@@ -8,6 +8,7 @@
 import type { Migration } from '../../migrations/types';
 import { appendAcrossDdl } from './append-across';
 import { appendAcrossOnceDdl } from './append-across-once';
+import { appendAcrossOneDdl } from './append-across-one';
 import { appendBatchDdl, appendFunctionsDdl } from './append-functions';
 import { appendListDdl } from './append-list';
 import { coreDdl } from './baseline-core';
@@ -45,4 +46,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 44, name: 'session event appends across sessions on generic plans', sql: genericPlansDdl },
   { id: 45, name: 'run event appends in a list set-based', sql: runEventsSetDdl },
   { id: 46, name: 'session event appends in one statement after the locks', sql: appendAcrossOnceDdl },
+  { id: 47, name: 'session event appends of one session without the lock loop', sql: appendAcrossOneDdl },
 ];
