@@ -15,6 +15,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app';
 import { SvcError } from '../../src/errors';
+import type { LogRecord } from '../../src/log';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { agentApp } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
@@ -61,7 +62,7 @@ async function onSqlite(closers: (() => Promise<unknown>)[]) {
  * statement refused `unavailable`) until the finish waits for the store (its log line): it is back
  * for the finish's retry, whatever the load. `lost`: the statements refused.
  */
-function losingAtFinish(sql: SqlClient, app: () => App | undefined) {
+function losingAtFinish(sql: SqlClient, app: () => { memoryLog: { records: LogRecord[] } } | undefined) {
   let down = false;
   let was = false;
   const lost: string[] = [];
@@ -86,6 +87,37 @@ function losingAtFinish(sql: SqlClient, app: () => App | undefined) {
   return { client, lost };
 }
 
+/**
+ * A service on `workspace` (its PostgreSQL store `url`'s pool its own, as `[store] url` makes it;
+ * undefined: SQLite in the workspace) closed while its run's last step end waits for the run's
+ * finish, held past the close's bounded wait (never let go); then a new service on the same store
+ * (a restart, its recovery run): what it reads of the run.
+ */
+async function closedWhileHeld(url: string | undefined, closers: (() => Promise<unknown>)[]) {
+  const workspace = tmpWorkspace({});
+  const extraConfig = url ? { store: { url } } : {};
+  const { app } = await agentApp([answer()], { workspace, extraConfig });
+  let arrived!: () => void;
+  const there = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  // The finish never comes: the close's wait for the run ends at its bound.
+  betweenBodyAndFinish(app, () => {
+    arrived();
+    return new Promise(() => {});
+  });
+  const session = await app.sessions.create({ title: 'held' });
+  const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+  await there;
+  await app.close();
+  vi.restoreAllMocks();
+  const { app: again } = await agentApp([], { workspace, extraConfig });
+  closers.push(() => again.close());
+  await again.runs.recover();
+  await again.bus.flush();
+  return { app: again, sessionId: session.id, runId: run_id, closed: app };
+}
+
 describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end on PostgreSQL', () => {
   const closers: (() => Promise<unknown>)[] = [];
   afterEach(async () => {
@@ -97,7 +129,7 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
     const sqlite = await onSqlite(closers);
     const sql = await migratedDatabase(pg.cluster());
     closers.push(() => sql.close());
-    let pgApp: App | undefined;
+    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
     const losing = losingAtFinish(sql, () => pgApp);
     const { app } = await agentApp([answer()], { postgres: losing.client });
     pgApp = app;
@@ -125,4 +157,32 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
       log.filter((e) => e.type === 'message.delta').map((e) => JSON.parse(String(e.payload)).delta),
     ).toEqual(['hello', ' there']);
   });
+
+  it('STORE-PG-702: the service closed while its run’s last step end waits for the run’s finish (held past the close’s wait, its own pool): the step end is written before the store closes (the stop’s release sends it alone); after a restart the run is interrupted with the step’s message, its deltas, `step.finished` and its usage stored, the log, messages, events and row SQLite’s for a run interrupted there', async () => {
+    const sqlite = await closedWhileHeld(undefined, closers);
+    const db = await migratedInPlace(pg.cluster());
+    closers.push(() => db.close());
+    const postgres = await closedWhileHeld(db.url, closers);
+
+    const run = await stored(postgres.app, postgres.sessionId, postgres.runId);
+    expect(run).toEqual(await stored(sqlite.app, sqlite.sessionId, sqlite.runId));
+    expect(run.run.status).toBe('interrupted');
+    expect(run.events.slice(-2).map((e) => e.split(' ')[1])).toEqual(['step.finished', 'run.interrupted']);
+    expect(run.messages.at(-1)).toEqual([
+      'assistant',
+      [{ type: 'text', text: 'hello there' }],
+      { input_tokens: 100, output_tokens: 20, reasoning_tokens: 0, cached_input_tokens: 0 },
+      true,
+    ]);
+    const log = await loggedAsOnSqlite(
+      db.sql,
+      { app: postgres.app, sessionId: postgres.sessionId },
+      { app: sqlite.app, sessionId: sqlite.sessionId },
+    );
+    expect(log.filter((e) => e.type === 'message.delta')).toHaveLength(2);
+    // Nothing held was left for a finish that did not come.
+    expect(postgres.closed.memoryLog.records.map((r) => r.message)).not.toContain(
+      'held step ends not written before the close',
+    );
+  }, 30_000);
 });
