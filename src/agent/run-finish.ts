@@ -53,6 +53,18 @@ async function untilStored(
 }
 
 /**
+ * The store went (its connection lost or unreachable, every pooled connection busy, the server
+ * shutting down: SQLSTATE classes 08 and 57P), not a statement it refused (a PostgreSQL error is
+ * `unavailable` too, reason `error`: src/store/postgres/errors.ts). A statement that was not
+ * refused can be sent again once the store is back, as it was.
+ */
+function storeLost(error: unknown): boolean {
+  if (!SvcError.is(error) || error.code !== 'unavailable') return false;
+  const { reason, code } = (error.details ?? {}) as { reason?: unknown; code?: unknown };
+  return reason !== 'error' || /^(08|57P)/.test(String(code ?? ''));
+}
+
+/**
  * A run's row finished and its `run.finished` ledger event: one statement where the ledger can
  * (`updateAndAppend`, which with `queue` also tells whether the session has queued runs), else the
  * update then the append.
@@ -198,11 +210,11 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
             result = answered;
           },
         }).catch((error: unknown) => {
-          // The store went (p-closehold): neither was written; the step end stays with the finish,
+          // The store went (p-closehold, `storeLost`): neither was written; the step end stays with the finish,
           // both written in one statement once the store is back (`untilStored`), its events then
           // published before `run.finished`. Written apart, the step end alone would fail too and
           // fail the run, its held message and deltas lost while the finish waited for the store.
-          if (SvcError.is(error) && error.code === 'unavailable' && !core.closing) {
+          if (storeLost(error) && !core.closing) {
             last = end;
             keptAnnounced = ann !== undefined;
             throw error;

@@ -5,9 +5,10 @@
  * (p-pgtail): what SQLite had in its log at the step's end. Each scenario's stored run is checked
  * against SQLite's log of the same script (`loggedAsOnSqlite`: the session log's events, payloads
  * masked, in order; the messages; the run events and row):
- * - the store lost at the run's finish (its statement refused `unavailable`, and everything after it
- *   until the finish's retry): the step end stays with the finish and both are written once the
- *   store is back (was: the step end alone refused too, the run failed, its message lost);
+ * - the store lost at the run's finish (unreachable: its statement and everything after it refused
+ *   until the finish's retry; a statement the database refuses keeps the parts-apart path): the
+ *   step end stays with the finish and both are written once the store is back (was: the step end
+ *   alone refused too, the run failed, its message lost);
  * - the service closed while the run's last step end waits for its finish (the finish held past the
  *   close's bounded wait): the stop's release writes it alone, before the store closes; after a
  *   restart the run is interrupted with its step's message, deltas and `step.finished` in the log.
@@ -73,7 +74,9 @@ function losingAtFinish(sql: SqlClient, app: () => { memoryLog: { records: LogRe
         down = false;
       if (down) {
         lost.push(text);
-        throw new SvcError('unavailable', 'injected: the store went away');
+        throw new SvcError('unavailable', 'injected: the store went away', {
+          details: { reason: 'unreachable' },
+        });
       }
       return send(text, values);
     };
@@ -125,7 +128,7 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
     for (const close of closers.splice(0).reverse()) await close();
   });
 
-  it('STORE-PG-700: the store lost at the run’s finish (its statement, and all after it until the finish’s retry, refused `unavailable`): the last step end held for it is written with it once the store is back, its message, deltas and `step.finished` before `run.finished`; the run completed, its log, messages, events and row SQLite’s (was: the step end alone refused too, the run failed, its message lost)', async () => {
+  it('STORE-PG-700: the store lost at the run’s finish (its statement, and all after it until the finish’s retry, refused: `unavailable`, unreachable): the last step end held for it is written with it once the store is back, its message, deltas and `step.finished` before `run.finished`; the run completed, its log, messages, events and row SQLite’s (was: the step end alone refused too, the run failed, its message lost)', async () => {
     const sqlite = await onSqlite(closers);
     const sql = await migratedDatabase(pg.cluster());
     closers.push(() => sql.close());
