@@ -16,7 +16,7 @@
  * alone then fails the run as a failing step end did (`fail`: the run's failure, its `error`
  * event, then its finish). The held ends are the agent service's (`AgentCore.lastEnds`, a
  * `LastEnds`), handed to a run that may hold one (`RunExecution.lastEnds`); two services in one
- * process keep theirs apart, and a service's close drops its own (p-heldmulti).
+ * process keep theirs apart, and a service's close writes its own still held (p-heldmulti, p-closehold).
  * @module
  */
 import type { Logger } from '../log';
@@ -29,8 +29,9 @@ type Held = { end: HeldStepEnd } | { sending: Promise<void> };
 /**
  * The held last step ends of one agent service's runs, by run id (`AgentCore.lastEnds`, beside its
  * `finishWrites`): what a run's finish writes first, or the send alone in flight that it waits for.
- * A run's entry goes at its finish (`take`) or its hand-over; the service's close drops what is
- * left (`clear`: a run that held its last end and did not reach its finish within the close).
+ * A run's entry goes at its finish (`take`) or its hand-over; the service's close writes what is
+ * left before the store closes (`close`: a run that held its last end and did not reach its finish
+ * within the close).
  */
 export class LastEnds implements RunLastEnds {
   private readonly ends = new Map<string, Held>();
@@ -90,8 +91,28 @@ export class LastEnds implements RunLastEnds {
     if (sending) await sending;
   }
 
-  /** The service closed: nothing is kept for a finish that did not come. */
-  clear(): void {
+  /**
+   * The service closes (./run-cancel.ts `closeRuns`, p-closehold): before the store does, a step end
+   * still held is sent alone now (a run the close's stop did not release) and every send in flight
+   * is awaited, at most `ms`; a refused send is logged (`send`), so is one not answered in time.
+   * Then nothing is kept for a finish that did not come. Was: dropped, unwritten, at once.
+   */
+  async close(log: Logger, ms: number): Promise<void> {
+    const sending = [...this.ends.keys()].flatMap((runId) => this.send(runId, log) ?? []);
+    if (sending.length) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), ms);
+        timer.unref?.();
+      });
+      const answered = await Promise.race([Promise.all(sending).then(() => true), bound]);
+      clearTimeout(timer);
+      if (!answered)
+        log.warn('held step ends not written before the close', {
+          runs: [...this.ends.keys()],
+          waited_ms: ms,
+        });
+    }
     this.ends.clear();
   }
 }

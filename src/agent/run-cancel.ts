@@ -15,6 +15,8 @@ const WAIT_POLL_MS = 200;
 /** How often a run this process queued (and holds a deferred for) is read while it waits. */
 const DEFERRED_POLL_MS = 1000;
 const CLOSE_TIMEOUT_MS = 5000;
+/** After the runs' wait, how long the close waits for their held last step ends' writes (p-closehold). */
+export const HELD_ENDS_CLOSE_MS = 2_000;
 
 export async function cancelSession(
   core: AgentCore,
@@ -178,8 +180,9 @@ export async function closeRuns(core: AgentCore): Promise<void> {
   }
   const settled = Promise.all(active.map(([, rt]) => rt.promise));
   await Promise.race([settled, sleep(CLOSE_TIMEOUT_MS, undefined, { ref: false })]);
-  // A run that held its last step end and did not reach its finish: nothing kept for it.
-  core.lastEnds.clear();
+  // A run that held its last step end and did not reach its finish: its end written before the
+  // store closes (sent alone at the stop's release, or now), bounded (p-closehold).
+  await core.lastEnds.close(core.host.log, HELD_ENDS_CLOSE_MS);
 }
 
 /** The promise's value if it settles within `ms`, else undefined (its rejection is thrown). */

@@ -53,6 +53,18 @@ async function untilStored(
 }
 
 /**
+ * The store went (its connection lost or unreachable, every pooled connection busy, the server
+ * shutting down: SQLSTATE classes 08 and 57P), not a statement it refused (a PostgreSQL error is
+ * `unavailable` too, reason `error`: src/store/postgres/errors.ts). A statement that was not
+ * refused can be sent again once the store is back, as it was.
+ */
+function storeLost(error: unknown): boolean {
+  if (!SvcError.is(error) || error.code !== 'unavailable') return false;
+  const { reason, code } = (error.details ?? {}) as { reason?: unknown; code?: unknown };
+  return reason !== 'error' || /^(08|57P)/.test(String(code ?? ''));
+}
+
+/**
  * A run's row finished and its `run.finished` ledger event: one statement where the ledger can
  * (`updateAndAppend`, which with `queue` also tells whether the session has queued runs), else the
  * update then the append.
@@ -142,6 +154,8 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   let idleJoined = false;
   // The run's last step end, held for this statement (./last-step-end.ts, p-pglast).
   let last = await core.lastEnds.take(run.id);
+  /** Whether the attempt that kept `last` for a retry carried its events (`announce`, p-closehold). */
+  let keptAnnounced = false;
   const build = core.finishWrites.get(run.id);
   core.finishWrites.delete(run.id);
   try {
@@ -196,6 +210,15 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
             result = answered;
           },
         }).catch((error: unknown) => {
+          // The store went (p-closehold, `storeLost`): neither was written; the step end stays with the finish,
+          // both written in one statement once the store is back (`untilStored`), its events then
+          // published before `run.finished`. Written apart, the step end alone would fail too and
+          // fail the run, its held message and deltas lost while the finish waited for the store.
+          if (storeLost(error) && !core.closing) {
+            last = end;
+            keptAnnounced = ann !== undefined;
+            throw error;
+          }
           // Neither written: the step end alone, then the finish alone (its events published
           // after it, the compat row's end its own), as each was before.
           a.log.warn('run finish with its last step end failed; writing them apart', {
@@ -227,6 +250,10 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       return written.run;
     };
     const row = await untilStored(core, run, write);
+    // A step end kept for a retry that found the run finished (the statement that carried it
+    // committed, its answer lost): written with it, its events in it where that attempt announced.
+    if (last) last.written(undefined, keptAnnounced);
+    last = undefined;
     core.finished(row);
     if (!deliver) core.publish(sessionId, 'run.finished', published);
     a.log.info('run finished', {

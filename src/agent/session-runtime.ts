@@ -64,7 +64,7 @@ export interface AgentCore {
   readonly unlaunched: Set<string>;
   /** What a run's finish here writes for another domain (`AgentService.finishWith`), by run id. */
   readonly finishWrites: Map<string, FinishWrite>;
-  /** Its runs' last step ends held for their finishes (./last-step-end.ts, p-pglast); close drops them. */
+  /** Its runs' last step ends held for their finishes (./last-step-end.ts, p-pglast); close writes those left (p-closehold). */
   readonly lastEnds: LastEnds;
   /** True once close() began: no new runs start. */
   closing: boolean;

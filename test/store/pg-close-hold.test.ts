@@ -1,0 +1,191 @@
+/**
+ * Nothing held for a later statement is lost when a run's end goes wrong on PostgreSQL (issue 18
+ * item 6's correctness debt, p-closehold). A text step's last step end is held for its run's finish
+ * (p-pglast), and with it the step's message (held text, p-heldstep) and its last read's deltas
+ * (p-pgtail): what SQLite had in its log at the step's end. Each scenario's stored run is checked
+ * against SQLite's log of the same script (`loggedAsOnSqlite`: the session log's events, payloads
+ * masked, in order; the messages; the run events and row):
+ * - the store lost at the run's finish (unreachable: its statement and everything after it refused
+ *   until the finish's retry; a statement the database refuses keeps the parts-apart path): the
+ *   step end stays with the finish and both are written once the store is back (was: the step end
+ *   alone refused too, the run failed, its message lost);
+ * - the service closed while the run's last step end waits for its finish (the finish held past the
+ *   close's bounded wait): the stop's release writes it alone, before the store closes; after a
+ *   restart the run is interrupted with its step's message, deltas and `step.finished` in the log.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { App } from '../../src/app';
+import { SvcError } from '../../src/errors';
+import type { LogRecord } from '../../src/log';
+import type { SqlClient } from '../../src/store/postgres/client';
+import { agentApp } from '../helpers/agent-harness';
+import { reply } from '../helpers/fake-provider';
+import { betweenBodyAndFinish } from '../helpers/pg-recorded-app';
+import { migratedDatabase, migratedInPlace, postgresForFile } from '../helpers/postgres';
+import { tmpWorkspace } from '../helpers/tmp-workspace';
+import { loggedAsOnSqlite } from '../http/compat-helpers';
+
+const pg = postgresForFile();
+
+/** The model's answer: one text step in one read (its deltas ride in the step end). */
+const answer = () => reply().text('hello there').usage(100, 20);
+
+/** The run's stored parts to compare across stores: messages, run events, the row. */
+async function stored(app: App, sessionId: string, runId: string) {
+  const messages = await app.sessions.messages(sessionId);
+  const run = await app.runs.require(runId);
+  return {
+    messages: messages.map((m) => [m.role, m.parts, m.usage, m.finished_at !== null]),
+    events: (await app.runs.events(runId)).map((e) => `${e.seq} ${e.type}`),
+    run: {
+      status: run.status,
+      reason: run.reason,
+      steps: run.steps,
+      usage: run.usage,
+      result: run.result_message_id === messages.find((m) => m.role === 'assistant')?.id,
+    },
+  };
+}
+
+/** A run of `answer` on SQLite, ended as it ends there. */
+async function onSqlite(closers: (() => Promise<unknown>)[]) {
+  const { app } = await agentApp([answer()]);
+  closers.push(() => app.close());
+  const session = await app.sessions.create({ title: 'held' });
+  const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+  await app.agent.wait(run_id);
+  await app.bus.flush();
+  return { app, sessionId: session.id, runId: run_id };
+}
+
+/**
+ * `sql` as svc's client, the store lost from the first statement carrying `run.finished` (every
+ * statement refused `unavailable`) until the finish waits for the store (its log line): it is back
+ * for the finish's retry, whatever the load. `lost`: the statements refused.
+ */
+function losingAtFinish(sql: SqlClient, app: () => { memoryLog: { records: LogRecord[] } } | undefined) {
+  let down = false;
+  let was = false;
+  const lost: string[] = [];
+  const guard = <R>(send: (text: string, values?: unknown[]) => Promise<R>) => {
+    return async (text: string, values: unknown[] = []): Promise<R> => {
+      if (!was && values.includes('run.finished')) down = was = true;
+      if (down && app()?.memoryLog.records.some((r) => r.message === 'run finish waits for the store'))
+        down = false;
+      if (down) {
+        lost.push(text);
+        throw new SvcError('unavailable', 'injected: the store went away', {
+          details: { reason: 'unreachable' },
+        });
+      }
+      return send(text, values);
+    };
+  };
+  const client: SqlClient = {
+    ...sql,
+    one: guard(sql.one.bind(sql)) as SqlClient['one'],
+    query: guard(sql.query.bind(sql)) as SqlClient['query'],
+    run: guard(sql.run.bind(sql)) as SqlClient['run'],
+  };
+  return { client, lost };
+}
+
+/**
+ * A service on `workspace` (its PostgreSQL store `url`'s pool its own, as `[store] url` makes it;
+ * undefined: SQLite in the workspace) closed while its run's last step end waits for the run's
+ * finish, held past the close's bounded wait (never let go); then a new service on the same store
+ * (a restart, its recovery run): what it reads of the run.
+ */
+async function closedWhileHeld(url: string | undefined, closers: (() => Promise<unknown>)[]) {
+  const workspace = tmpWorkspace({});
+  const extraConfig = url ? { store: { url } } : {};
+  const { app } = await agentApp([answer()], { workspace, extraConfig });
+  let arrived!: () => void;
+  const there = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  // The finish never comes: the close's wait for the run ends at its bound.
+  betweenBodyAndFinish(app, () => {
+    arrived();
+    return new Promise(() => {});
+  });
+  const session = await app.sessions.create({ title: 'held' });
+  const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+  await there;
+  await app.close();
+  vi.restoreAllMocks();
+  const { app: again } = await agentApp([], { workspace, extraConfig });
+  closers.push(() => again.close());
+  await again.runs.recover();
+  await again.bus.flush();
+  return { app: again, sessionId: session.id, runId: run_id, closed: app };
+}
+
+describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end on PostgreSQL', () => {
+  const closers: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  it('STORE-PG-700: the store lost at the run’s finish (its statement, and all after it until the finish’s retry, refused: `unavailable`, unreachable): the last step end held for it is written with it once the store is back, its message, deltas and `step.finished` before `run.finished`; the run completed, its log, messages, events and row SQLite’s (was: the step end alone refused too, the run failed, its message lost)', async () => {
+    const sqlite = await onSqlite(closers);
+    const sql = await migratedDatabase(pg.cluster());
+    closers.push(() => sql.close());
+    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
+    const losing = losingAtFinish(sql, () => pgApp);
+    const { app } = await agentApp([answer()], { postgres: losing.client });
+    pgApp = app;
+    closers.push(() => app.close());
+    const session = await app.sessions.create({ title: 'held' });
+    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+    const result = await app.agent.wait(run_id);
+    await app.bus.flush();
+
+    // The store was lost at the finish and came back for its retry.
+    expect(losing.lost.length).toBeGreaterThanOrEqual(1);
+    expect(app.memoryLog.records.filter((r) => r.message === 'run finish waits for the store')).toHaveLength(
+      1,
+    );
+    expect(result).toMatchObject({ status: 'completed', text: 'hello there' });
+    expect(await stored(app, session.id, run_id)).toEqual(
+      await stored(sqlite.app, sqlite.sessionId, sqlite.runId),
+    );
+    const log = await loggedAsOnSqlite(
+      sql,
+      { app, sessionId: session.id },
+      { app: sqlite.app, sessionId: sqlite.sessionId },
+    );
+    expect(
+      log.filter((e) => e.type === 'message.delta').map((e) => JSON.parse(String(e.payload)).delta),
+    ).toEqual(['hello', ' there']);
+  });
+
+  it('STORE-PG-702: the service closed while its run’s last step end waits for the run’s finish (held past the close’s wait, its own pool): the step end is written before the store closes (the stop’s release sends it alone); after a restart the run is interrupted with the step’s message, its deltas, `step.finished` and its usage stored, the log, messages, events and row SQLite’s for a run interrupted there', async () => {
+    const sqlite = await closedWhileHeld(undefined, closers);
+    const db = await migratedInPlace(pg.cluster());
+    closers.push(() => db.close());
+    const postgres = await closedWhileHeld(db.url, closers);
+
+    const run = await stored(postgres.app, postgres.sessionId, postgres.runId);
+    expect(run).toEqual(await stored(sqlite.app, sqlite.sessionId, sqlite.runId));
+    expect(run.run.status).toBe('interrupted');
+    expect(run.events.slice(-2).map((e) => e.split(' ')[1])).toEqual(['step.finished', 'run.interrupted']);
+    expect(run.messages.at(-1)).toEqual([
+      'assistant',
+      [{ type: 'text', text: 'hello there' }],
+      { input_tokens: 100, output_tokens: 20, reasoning_tokens: 0, cached_input_tokens: 0 },
+      true,
+    ]);
+    const log = await loggedAsOnSqlite(
+      db.sql,
+      { app: postgres.app, sessionId: postgres.sessionId },
+      { app: sqlite.app, sessionId: sqlite.sessionId },
+    );
+    expect(log.filter((e) => e.type === 'message.delta')).toHaveLength(2);
+    // Nothing held was left for a finish that did not come.
+    expect(postgres.closed.memoryLog.records.map((r) => r.message)).not.toContain(
+      'held step ends not written before the close',
+    );
+  }, 30_000);
+});
