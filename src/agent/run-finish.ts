@@ -100,11 +100,31 @@ export async function recordFinished(
   if (queue && runs.updateQueued) {
     const { run, queued } = await runs.updateQueued(runId, finished);
     await runs.append(runId, 'run.finished', event);
+    if (alongside?.write.now) await alongsideNow(core, runId, alongside);
     return { run, queued };
   }
   const run = await runs.update(runId, finished);
   await runs.append(runId, 'run.finished', event);
+  if (alongside?.write.now) await alongsideNow(core, runId, alongside);
   return { run };
+}
+
+/**
+ * SQLite: another domain's write and its event right after `run.finished`, in the finish's
+ * transaction (a compat request's row end: its outcome body fewer, p-syncrepo). Failing, the
+ * finish stands and that domain writes its own (never told `written`), as on PostgreSQL.
+ */
+async function alongsideNow(core: AgentCore, runId: string, alongside: FinishAlongside): Promise<void> {
+  try {
+    if (!alongside.write.now?.()) return;
+    alongside.written(await core.host.runs.append(runId, alongside.event.type, alongside.event.payload));
+  } catch (error) {
+    if (SvcError.is(error) && error.code === 'unavailable') throw error;
+    core.host.log.warn('run finish with its alongside write failed; finishing alone', {
+      run_id: runId,
+      error,
+    });
+  }
 }
 
 /** The run stopped here unfinished at a clean stop; a live node adopts it (still `running`). */

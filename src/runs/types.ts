@@ -114,6 +114,11 @@ export interface AlongsideWrite {
 export interface GatedInsert {
   readonly values: readonly unknown[];
   cte(offset: number, go: string): string;
+  /**
+   * SQLite (`FinishAlongside` only, p-syncrepo): the write made at once in the caller's open
+   * transaction (the run's finish's), answering whether it wrote a row; `cte` is PostgreSQL's.
+   */
+  now?(): boolean;
 }
 
 /**
@@ -122,7 +127,8 @@ export interface GatedInsert {
  * model's last byte and `[DONE]`): `write` (one `alongside AS (UPDATE … WHERE go RETURNING …)`,
  * made only when the run's row is), then `event` appended to the run right after `run.finished`,
  * only when `write` answered a row. `written` is told the event once both are; never told, neither
- * was written: the caller writes them.
+ * was written: the caller writes them. SQLite: `write.now()` after `run.finished`, in the finish's
+ * transaction (one transaction body of a compat request fewer, p-syncrepo).
  */
 export interface FinishAlongside {
   readonly write: GatedInsert;
