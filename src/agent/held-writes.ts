@@ -130,15 +130,30 @@ export async function preparedHolding<T>(
 /**
  * `RunContext.ledger`: a step's `phase` still held (./held-event.ts) first, then the event, with
  * the preparation's held writes in their one statement if any; a failed append is logged, never
- * thrown.
+ * thrown. Nothing held on SQLite: appended at the call, no promise (undefined, p-syncrepo).
  */
-export async function appendToLedger(
+export function appendToLedger(
   c: RunContext,
   type: string,
   payload: Record<string, unknown>,
-): Promise<void> {
+): Promise<void> | undefined {
   // No await where nothing is held: SQLite's append starts in this tick, as before.
   const flushing = c.held.flush();
+  if (flushing || c.preparation || !c.app.runs.appendNow) return appendHeld(c, type, payload, flushing);
+  try {
+    c.app.runs.appendNow(c.run.id, type, payload);
+  } catch (error) {
+    c.app.log.warn('run ledger append failed', { run_id: c.run.id, type, error });
+  }
+  return undefined;
+}
+
+async function appendHeld(
+  c: RunContext,
+  type: string,
+  payload: Record<string, unknown>,
+  flushing: Promise<void> | undefined,
+): Promise<void> {
   if (flushing) await flushing;
   // The preparation's held writes and this event, in their one statement.
   const held = c.preparation;

@@ -60,8 +60,12 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     resultMessageId: null,
     held: heldEvent(app, run.id),
     calls: holdCalls(app, run.id),
-    // After the run's last step end held for its finish: that step end first, alone.
-    ledger: (type, payload = {}) => afterLastEnd(x, run.id, app.log, () => appendToLedger(c, type, payload)),
+    // After the run's last step end held for its finish: that step end first, alone (none held
+    // by any run, as on SQLite: at once, ./held-writes.ts).
+    ledger: (type, payload = {}) =>
+      x.lastEnds?.size
+        ? afterLastEnd(x, run.id, app.log, async () => await appendToLedger(c, type, payload))
+        : appendToLedger(c, type, payload),
   };
   const heldAtEnd = writeHeldOnStop(c, x.stop);
   try {
@@ -277,7 +281,10 @@ async function resolveModel(c: RunContext, session: RunTurn['session'], held?: H
   // writer of a running run, so the claimed row's model is the stored one.
   if (run.model === model.selector) {
     if (held) held.event('model.resolved', resolved);
-    else await c.ledger('model.resolved', resolved);
+    else {
+      const appending = c.ledger('model.resolved', resolved);
+      if (appending) await appending;
+    }
   }
   // The run's model and its `model.resolved` together: one statement where the ledger can.
   else if (app.runs.updateAndAppend)
@@ -342,7 +349,10 @@ async function prepareRun(
     extra: deferredBlock ? [{ name: 'deferred_tools', source: 'tool_exposure', text: deferredBlock }] : [],
   });
   if (held) held.event('prompt.assembled', prompt.manifest);
-  else await c.ledger('prompt.assembled', prompt.manifest);
+  else {
+    const appending = c.ledger('prompt.assembled', prompt.manifest);
+    if (appending) await appending;
+  }
   // Prompt assembly started the [mcp.<id>] connections; give them a bounded moment so the first
   // step already sees their tools (later steps pick up servers that connect late).
   if (Object.keys(config.mcp).length > 0)

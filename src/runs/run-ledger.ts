@@ -271,6 +271,12 @@ export interface RunLedger {
   /** Append an event; returns it with its per-run sequence number. */
   append(runId: string, type: string, payload?: Record<string, unknown>): Promise<RunEvent>;
   /**
+   * SQLite: `append` answering the event itself, no promise (its statement runs at the call either
+   * way): a hot caller that knows it is on SQLite skips a promise and an await (p-syncrepo).
+   * Absent on PostgreSQL.
+   */
+  appendNow?(runId: string, type: string, payload?: Record<string, unknown>): RunEvent;
+  /**
    * Observe every event this ledger appends (e.g. the finding lifecycle reads `local_shell_finished`).
    * Listeners run synchronously after the row is written; one that throws is logged by the caller's
    * `onListenerError` and never fails the append. Returns the removal.
@@ -481,6 +487,10 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     append: read((runId: string, type: string, payload: Record<string, unknown> = {}) =>
       events.append(runId, type, payload),
     ),
+    appendNow: (runId, type, payload = {}) => {
+      db();
+      return events.append(runId, type, payload);
+    },
     onAppend: events.onAppend,
     takeAppended: events.takeAppended,
     events: read(queries.events),

@@ -5,7 +5,8 @@
  * bodies (its preparation, its step's end, its run's finish), not four, and each body toggles
  * Node 20's promise hooks (src/store/async-scope.ts). The row and the event are the ones the answer's
  * end wrote before: the event right after `run.finished`, the row ended before `[DONE]`. A finish
- * whose compat write fails leaves it to the answer's end, as before.
+ * whose compat write fails leaves it to the answer's end, as before. The agent's own run events are
+ * appended with SQLite's synchronous `RunLedger.appendNow` (no promise, no await each).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
@@ -101,5 +102,52 @@ describe('compat outcome in the run finish (SQLite)', () => {
     } finally {
       repository.finishInRunFinish = own;
     }
+  });
+
+  it('COMPAT-PERF-212: a streamed compat request appends its agent run events with no promise on SQLite, the same events in the same order', async () => {
+    const { app, post } = await compatServer([reply().text('one'), reply().text('two')]);
+    const warm = await post('/v1/chat/completions', body('warm'));
+    expect((await sseData(warm)).at(-1)).toBe('[DONE]');
+    const runs = app.runs;
+    const append = runs.append;
+    const now = runs.appendNow;
+    expect(now).toBeDefined();
+    const seen: string[] = [];
+    runs.append = (runId, type, payload) => {
+      seen.push(`promise ${type}`);
+      return append.call(runs, runId, type, payload);
+    };
+    runs.appendNow = (runId, type, payload) => {
+      seen.push(`now ${type}`);
+      return (now as NonNullable<typeof now>).call(runs, runId, type, payload);
+    };
+    let runId = '';
+    try {
+      const data = await sseData(await post('/v1/chat/completions', body('count')));
+      expect(data.at(-1)).toBe('[DONE]');
+      const requestId = (JSON.parse(data[0] as string) as { id: string }).id;
+      runId = (await app.compatRequests.get(requestId))?.run_id ?? '';
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      runs.append = append;
+      runs.appendNow = now;
+    }
+    // The compat surface's own start event still goes through the async port (Left, p-syncrepo).
+    expect(seen).toEqual([
+      'now run.started',
+      'now phase',
+      'now model.resolved',
+      'promise openai_compat.request',
+      'now prompt.assembled',
+      'now phase',
+      'now step.finished',
+      'now run.finished',
+      'now openai_compat.response',
+    ]);
+    // The run's row and `run.queued` from its create, then these, as appended.
+    expect((await app.runs.events(runId)).map((e) => e.type)).toEqual([
+      'run.queued',
+      ...seen.map((entry) => entry.split(' ')[1]),
+    ]);
   });
 });
