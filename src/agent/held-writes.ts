@@ -25,6 +25,7 @@
  */
 import type { HeldBuild } from '../observe/prompt-stack';
 import type { Held } from './held-event';
+import { afterLastEnd } from './last-step-end';
 import type { HeldWrites, RunContext, StopState } from './run-types';
 
 export type { HeldWrites };
@@ -125,6 +126,29 @@ export async function preparedHolding<T>(
   if (held && (now || c.signal.aborted)) await held.write();
   else c.preparation = held;
   return prepared;
+}
+
+/**
+ * `RunContext.ledger`: after the run's last step end held for its finish, that step end first,
+ * alone; none held by any run (SQLite): `appendToLedger` at once.
+ */
+export function runLedger(c: RunContext, type: string, payload: Record<string, unknown>) {
+  const { x } = c;
+  return x.lastEnds?.size
+    ? afterLastEnd(x, c.run.id, c.app.log, async () => await appendToLedger(c, type, payload))
+    : appendToLedger(c, type, payload);
+}
+
+/** The event held with the preparation's writes, else appended (SQLite: undefined, at once). */
+export function heldOr(
+  c: RunContext,
+  held: HeldWrites | undefined,
+  type: string,
+  payload: Record<string, unknown>,
+): Promise<void> | undefined {
+  if (!held) return c.ledger(type, payload);
+  held.event(type, payload);
+  return undefined;
 }
 
 /**

@@ -121,6 +121,16 @@ export interface GatedInsert {
   now?(): boolean;
 }
 
+/** `RunLedger.appendNow`. */
+export interface AppendNow {
+  /**
+   * SQLite: `append` answering the event itself, no promise (its statement runs at the call either
+   * way, after the ledger's first-use recovery): a hot caller that knows it is on SQLite skips a
+   * promise and an await (p-syncrepo). Absent on PostgreSQL.
+   */
+  appendNow?(runId: string, type: string, payload?: Record<string, unknown>): RunEvent;
+}
+
 /**
  * What a run's finish writes for another domain in its own statement (issue 18 item 6,
  * p-pgcompat6: the compat request's row end in its run's finish, one round trip fewer between the
