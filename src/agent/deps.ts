@@ -65,6 +65,7 @@ export type AgentRuns = Pick<
   RunLedger,
   | 'append'
   | 'appendAnnounced'
+  | 'appendNow'
   | 'appendList'
   | 'followingEvent'
   | 'followingEvents'

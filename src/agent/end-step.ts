@@ -157,7 +157,9 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   if (contextUsage && !announced) app.bus.publish(sessionId, contextUsage.type, contextUsage.payload);
   const runRow =
     appended?.run ?? (await (app.runs.updateCancel?.(run.id, patch) ?? app.runs.update(run.id, patch)));
-  if (!appended) await c.ledger('step.finished', finished);
+  // SQLite: appended at the call, nothing to await (p-syncrepo).
+  const appending = appended ? undefined : c.ledger('step.finished', finished);
+  if (appending) await appending;
   ended(c, t, recorder, lastContext);
   recordStepEnd(t, sessionId, session, runRow);
   for (const wake of [...t.stepClosedWaiters]) wake();

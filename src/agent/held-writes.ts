@@ -25,6 +25,7 @@
  */
 import type { HeldBuild } from '../observe/prompt-stack';
 import type { Held } from './held-event';
+import { afterLastEnd } from './last-step-end';
 import type { HeldWrites, RunContext, StopState } from './run-types';
 
 export type { HeldWrites };
@@ -128,17 +129,55 @@ export async function preparedHolding<T>(
 }
 
 /**
+ * `RunContext.ledger`: after the run's last step end held for its finish, that step end first,
+ * alone; none held by any run (SQLite): `appendToLedger` at once.
+ */
+export function runLedger(c: RunContext, type: string, payload: Record<string, unknown>) {
+  const { x } = c;
+  return x.lastEnds?.size
+    ? afterLastEnd(x, c.run.id, c.app.log, async () => await appendToLedger(c, type, payload))
+    : appendToLedger(c, type, payload);
+}
+
+/** The event held with the preparation's writes, else appended (SQLite: undefined, at once). */
+export function heldOr(
+  c: RunContext,
+  held: HeldWrites | undefined,
+  type: string,
+  payload: Record<string, unknown>,
+): Promise<void> | undefined {
+  if (!held) return c.ledger(type, payload);
+  held.event(type, payload);
+  return undefined;
+}
+
+/**
  * `RunContext.ledger`: a step's `phase` still held (./held-event.ts) first, then the event, with
  * the preparation's held writes in their one statement if any; a failed append is logged, never
- * thrown.
+ * thrown. Nothing held on SQLite: appended at the call, no promise (undefined, p-syncrepo).
  */
-export async function appendToLedger(
+export function appendToLedger(
   c: RunContext,
   type: string,
   payload: Record<string, unknown>,
-): Promise<void> {
+): Promise<void> | undefined {
   // No await where nothing is held: SQLite's append starts in this tick, as before.
   const flushing = c.held.flush();
+  if (flushing || c.preparation || !c.app.runs.appendNow) return appendHeld(c, type, payload, flushing);
+  try {
+    c.app.runs.appendNow(c.run.id, type, payload);
+  } catch (error) {
+    c.app.log.warn('run ledger append failed', { run_id: c.run.id, type, error });
+  }
+  return undefined;
+}
+
+async function appendHeld(
+  c: RunContext,
+  type: string,
+  payload: Record<string, unknown>,
+  flushing: Promise<void> | undefined,
+): Promise<void> {
   if (flushing) await flushing;
   // The preparation's held writes and this event, in their one statement.
   const held = c.preparation;

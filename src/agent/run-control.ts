@@ -237,7 +237,9 @@ async function launchRun(
   const session = options.session ?? (await a.sessions.get(sessionId));
   if (!options.announced)
     core.publish(sessionId, 'run.started', runStartedEvent(a, claimed, session, options.kind));
-  if (!options.started) await a.runs.append(claimed.id, 'run.started', runStartedPayload(claimed));
+  // SQLite: appended at the call, no promise (p-syncrepo).
+  if (!options.started && !a.runs.appendNow?.(claimed.id, 'run.started', runStartedPayload(claimed)))
+    await a.runs.append(claimed.id, 'run.started', runStartedPayload(claimed));
   a.log.info('run started', {
     run_id: claimed.id,
     session_id: sessionId,

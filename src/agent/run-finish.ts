@@ -111,12 +111,34 @@ export async function recordFinished(
   // SQLite: where the queue drains next, the update tells whether the session has queued runs.
   if (queue && runs.updateQueued) {
     const { run, queued } = await runs.updateQueued(runId, finished);
-    await runs.append(runId, 'run.finished', event);
+    // SQLite: appended at the call, no promise (p-syncrepo).
+    if (!runs.appendNow?.(runId, 'run.finished', event)) await runs.append(runId, 'run.finished', event);
+    if (alongside?.write.now) alongsideNow(core, runId, alongside);
     return { run, queued };
   }
   const run = await runs.update(runId, finished);
-  await runs.append(runId, 'run.finished', event);
+  if (!runs.appendNow?.(runId, 'run.finished', event)) await runs.append(runId, 'run.finished', event);
+  if (alongside?.write.now) alongsideNow(core, runId, alongside);
   return { run };
+}
+
+/**
+ * SQLite: another domain's write and its event right after `run.finished`, in the finish's
+ * transaction (a compat request's row end: its outcome body fewer, p-syncrepo). Failing, the
+ * finish stands and that domain writes its own (never told `written`), as on PostgreSQL.
+ */
+function alongsideNow(core: AgentCore, runId: string, alongside: FinishAlongside): void {
+  const runs = core.host.runs;
+  try {
+    if (!runs.appendNow || !alongside.write.now?.()) return;
+    alongside.written(runs.appendNow(runId, alongside.event.type, alongside.event.payload));
+  } catch (error) {
+    if (SvcError.is(error) && error.code === 'unavailable') throw error;
+    core.host.log.warn('run finish with its alongside write failed; finishing alone', {
+      run_id: runId,
+      error,
+    });
+  }
 }
 
 /** The run stopped here unfinished at a clean stop; a live node adopts it (still `running`). */

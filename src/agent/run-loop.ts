@@ -21,16 +21,15 @@ import { releaseOnStop } from './end-step';
 import { budgetFailure, type Failure, failureLine, runFailure } from './failure';
 import { holdCalls, releaseCalls } from './held-calls';
 import { heldEvent } from './held-event';
-import { appendToLedger, type HeldWrites, heldWrites, preparedHolding, writeHeldOnStop } from './held-writes';
+import { heldOr, heldWrites, preparedHolding, runLedger, writeHeldOnStop } from './held-writes';
 import { historyMessages, listedMessages, toModelMessages } from './history';
-import { afterLastEnd } from './last-step-end';
 import { assembleSystemPrompt } from './prompt';
 import { promptEvents, promptMessage } from './prompt-message';
 import { bridgeFor } from './run-bridge';
 import { providerFailure, recordFailure } from './run-failure';
 import { type ResumedTurn, resumedTurn, runWaitingCalls, type ToolCallPart } from './run-resume';
 import { compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
-import type { RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
+import type { HeldWrites, RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
 import { type SessionFunnel, sessionStartOf, sessionVersion } from './step-ends';
 import { keptSdk, loadSdk } from './step-request';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
@@ -60,8 +59,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     resultMessageId: null,
     held: heldEvent(app, run.id),
     calls: holdCalls(app, run.id),
-    // After the run's last step end held for its finish: that step end first, alone.
-    ledger: (type, payload = {}) => afterLastEnd(x, run.id, app.log, () => appendToLedger(c, type, payload)),
+    ledger: (type, payload = {}) => runLedger(c, type, payload),
   };
   const heldAtEnd = writeHeldOnStop(c, x.stop);
   try {
@@ -276,8 +274,8 @@ async function resolveModel(c: RunContext, session: RunTurn['session'], held?: H
   // only the event. A model is written while the run is queued or at its end, never by another
   // writer of a running run, so the claimed row's model is the stored one.
   if (run.model === model.selector) {
-    if (held) held.event('model.resolved', resolved);
-    else await c.ledger('model.resolved', resolved);
+    const appending = heldOr(c, held, 'model.resolved', resolved);
+    if (appending) await appending;
   }
   // The run's model and its `model.resolved` together: one statement where the ledger can.
   else if (app.runs.updateAndAppend)
@@ -341,8 +339,8 @@ async function prepareRun(
     start,
     extra: deferredBlock ? [{ name: 'deferred_tools', source: 'tool_exposure', text: deferredBlock }] : [],
   });
-  if (held) held.event('prompt.assembled', prompt.manifest);
-  else await c.ledger('prompt.assembled', prompt.manifest);
+  const appending = heldOr(c, held, 'prompt.assembled', prompt.manifest);
+  if (appending) await appending;
   // Prompt assembly started the [mcp.<id>] connections; give them a bounded moment so the first
   // step already sees their tools (later steps pick up servers that connect late).
   if (Object.keys(config.mcp).length > 0)

@@ -384,7 +384,11 @@ async function startStep(c: RunContext, t: RunTurn): Promise<void> {
   const phase = { phase: 'model', step: c.steps };
   const prep = c.preparation;
   if (prep && c.held.holdPreparation(prep)) c.preparation = undefined;
-  if (c.preparation || !c.held.hold('phase', phase)) await c.ledger('phase', phase);
+  if (c.preparation || !c.held.hold('phase', phase)) {
+    // SQLite: appended at the call, nothing to await (p-syncrepo).
+    const appending = c.ledger('phase', phase);
+    if (appending) await appending;
+  }
   const holds = holdsCall(c.app);
   t.recorder = new StepRecorder(c.app, {
     sessionId: c.sessionId,

@@ -124,8 +124,9 @@ export interface RunContext {
   resultMessageId: string | null;
   /**
    * Append to the run's ledger (what `held` holds first); a failed append is logged, never thrown.
+   * Undefined: appended (or failed) at the call, nothing to wait for (SQLite, p-syncrepo).
    */
-  ledger(type: string, payload?: Record<string, unknown>): Promise<void>;
+  ledger(type: string, payload?: Record<string, unknown>): Promise<void> | undefined;
   /** The step's `phase` held for its assistant message's statement (./held-event.ts). */
   readonly held: HeldEvent;
   /** PostgreSQL: the step's `model_calls` row held for its step end's statement (./held-calls.ts). */
@@ -203,6 +204,8 @@ export interface HeldStepEnd {
  * a run holds, sends and reads them (`RunExecution.lastEnds`).
  */
 export interface RunLastEnds {
+  /** Runs with a held step end or its send in flight (none: a run event is appended at once). */
+  readonly size: number;
   hold(runId: string, end: HeldStepEnd): void;
   held(runId: string): HeldStepEnd | undefined;
   send(runId: string, log: Logger): Promise<void> | undefined;

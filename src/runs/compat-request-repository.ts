@@ -57,8 +57,9 @@ export interface CompatRequestRepository {
   /** PostgreSQL: `finish` as a write for `RunLedger.appendAlongside`. */
   finishWrite?(requestId: string, outcome: CompatRequestOutcome): AlongsideWrite;
   /**
-   * PostgreSQL: `finish` as a write in its run's finish (`FinishAlongside`, p-pgcompat6): made
-   * only when the run's row is, answering a row only when it ended one.
+   * `finish` as a write in its run's finish (`FinishAlongside`): made only when the run's row is,
+   * answering a row only when it ended one. PostgreSQL: in the finish's statement (p-pgcompat6);
+   * SQLite: at once in the finish's transaction (`now`, p-syncrepo).
    */
   finishInRunFinish?(requestId: string, outcome: CompatRequestOutcome): GatedInsert;
 }
@@ -121,6 +122,10 @@ const FINISH = `UPDATE openai_compat_requests SET status = ?, finish_reason = ?,
   WHERE request_id = ?`;
 
 export function createCompatRequestRepository(db: () => Db): CompatRequestRepository {
+  const finishNow = (requestId: string, outcome: CompatRequestOutcome): boolean =>
+    db()
+      .prepare(FINISH)
+      .run(...compatFinishValues(requestId, outcome)).changes > 0;
   return {
     async insert(row) {
       db()
@@ -128,12 +133,16 @@ export function createCompatRequestRepository(db: () => Db): CompatRequestReposi
         .run(...compatInsertValues(row));
     },
     async finish(requestId, outcome) {
-      return (
-        db()
-          .prepare(FINISH)
-          .run(...compatFinishValues(requestId, outcome)).changes > 0
-      );
+      return finishNow(requestId, outcome);
     },
+    // The run's finish makes it in its own transaction, after `run.finished` (run-finish.ts).
+    finishInRunFinish: (requestId, outcome) => ({
+      values: compatFinishValues(requestId, outcome),
+      cte: () => {
+        throw new Error('a SQLite write in a run finish is made at once (now), not in a statement');
+      },
+      now: () => finishNow(requestId, outcome),
+    }),
     async list(options) {
       const rows = db()
         .prepare('SELECT * FROM openai_compat_requests ORDER BY created_at DESC, rowid DESC LIMIT ?')

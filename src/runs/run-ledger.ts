@@ -29,6 +29,7 @@ import {
 import type {
   AgentRun,
   AlongsideWrite,
+  AppendNow,
   ClaimAlongside,
   FinishAlongside,
   FinishFirst,
@@ -75,7 +76,7 @@ export type {
 } from './types';
 export { RUN_STATUSES } from './types';
 
-export interface RunLedger {
+export interface RunLedger extends AppendNow {
   /** This process's identity on the rows it owns. */
   readonly owner: { pid: number; host: string; runner: string };
   /** Whether the durable store can be used, and why not. Never throws. */
@@ -478,9 +479,9 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     count: read((filter: Omit<RunFilter, 'limit' | 'offset'> = {}) => queries.count(filter)),
     queued: read(queries.queued),
     running: read(queries.running),
-    append: read((runId: string, type: string, payload: Record<string, unknown> = {}) =>
-      events.append(runId, type, payload),
-    ),
+    // After the first-use recovery (`db()` answers a handle), as `read`; `appendNow` with no promise.
+    append: async (runId, type, payload = {}) => db() && events.append(runId, type, payload),
+    appendNow: (runId, type, payload = {}) => db() && events.append(runId, type, payload),
     onAppend: events.onAppend,
     takeAppended: events.takeAppended,
     events: read(queries.events),

@@ -114,6 +114,21 @@ export interface AlongsideWrite {
 export interface GatedInsert {
   readonly values: readonly unknown[];
   cte(offset: number, go: string): string;
+  /**
+   * SQLite (`FinishAlongside` only, p-syncrepo): the write made at once in the caller's open
+   * transaction (the run's finish's), answering whether it wrote a row; `cte` is PostgreSQL's.
+   */
+  now?(): boolean;
+}
+
+/** `RunLedger.appendNow`. */
+export interface AppendNow {
+  /**
+   * SQLite: `append` answering the event itself, no promise (its statement runs at the call either
+   * way, after the ledger's first-use recovery): a hot caller that knows it is on SQLite skips a
+   * promise and an await (p-syncrepo). Absent on PostgreSQL.
+   */
+  appendNow?(runId: string, type: string, payload?: Record<string, unknown>): RunEvent;
 }
 
 /**
@@ -122,7 +137,8 @@ export interface GatedInsert {
  * model's last byte and `[DONE]`): `write` (one `alongside AS (UPDATE … WHERE go RETURNING …)`,
  * made only when the run's row is), then `event` appended to the run right after `run.finished`,
  * only when `write` answered a row. `written` is told the event once both are; never told, neither
- * was written: the caller writes them.
+ * was written: the caller writes them. SQLite: `write.now()` after `run.finished`, in the finish's
+ * transaction (one transaction body of a compat request fewer, p-syncrepo).
  */
 export interface FinishAlongside {
   readonly write: GatedInsert;

@@ -18,7 +18,7 @@ export async function jsonAnswer(
   headers: Record<string, string>,
 ): Promise<Response> {
   prepared.onEvent(() => {});
-  // A completed run's ledger row ends in its finish's statement where the store can (PostgreSQL).
+  // A completed run's ledger row ends in its finish (PostgreSQL: its statement; SQLite: its transaction).
   const release = finishInRunFinish(app, prepared);
   let result: RunResult;
   try {
@@ -55,7 +55,7 @@ export async function jsonAnswer(
     });
   }
   const finishReason = finishReasonOf(result);
-  // Written by the run's finish already (PostgreSQL): nothing left before the answer.
+  // Written by the run's finish already: nothing left before the answer.
   if (!prepared.ended)
     await finish(app, prepared, {
       status: 'completed',

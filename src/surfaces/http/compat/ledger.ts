@@ -100,7 +100,7 @@ export async function finishRequestWithEvent(
 
 /**
  * The row's end and the run's `openai_compat.response` event as a write of the run's finish
- * (`AgentService.finishWith`) where the store can (PostgreSQL; p-pgcompat6); undefined: the
+ * (`AgentService.finishWith`; PostgreSQL p-pgcompat6, SQLite p-syncrepo); undefined: the
  * caller writes them once the run ended. `written` is told when the finish wrote both.
  */
 export function finishInRun(

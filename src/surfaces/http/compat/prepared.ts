@@ -96,9 +96,10 @@ export async function finish(app: App, prepared: Prepared, outcome: RequestOutco
 }
 
 /**
- * A streamed request's completed outcome written by its run's finish where the store can
- * (PostgreSQL, `AgentService.finishWith`; p-pgcompat6): the same row and event `finish` writes at
- * the answer's end, one round trip fewer between the model's last byte and `[DONE]`. Only a
+ * A streamed request's completed outcome written by its run's finish (`AgentService.finishWith`):
+ * the same row and event `finish` writes at the answer's end; PostgreSQL: one round trip fewer
+ * between the model's last byte and `[DONE]` (p-pgcompat6); SQLite: one transaction body fewer
+ * (p-syncrepo). Only a
  * completed run (an unfinished one's row carries the message the answer builds from its result).
  * Answers the release (a client gone, a shutdown: their own outcome is written instead).
  */

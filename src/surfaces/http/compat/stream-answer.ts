@@ -23,7 +23,7 @@ export function streamAnswer(
 ): Response {
   const { request, runId } = prepared;
   let finished = false;
-  // A completed run's ledger row ends in its finish's statement where the store can (PostgreSQL):
+  // A completed run's ledger row ends in its finish (PostgreSQL: its statement; SQLite: its transaction):
   // before run.finished reaches this stream, so before `[DONE]` (ENGINE-COMPAT-5) as before.
   const release = finishInRunFinish(app, prepared);
   const { stream, response } = openRouteSseStream(
@@ -144,7 +144,7 @@ export function streamAnswer(
     if (request.include_usage) {
       stream.send({ data: JSON.stringify({ ...base, choices: [], usage: usageOf(result) }) });
     }
-    // Written by the run's finish already (PostgreSQL): nothing left before `[DONE]`.
+    // Written by the run's finish already: nothing left before `[DONE]`.
     if (!prepared.ended)
       await finish(app, prepared, {
         status: 'completed',
