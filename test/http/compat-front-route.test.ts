@@ -6,32 +6,12 @@
  * request, a traced request still a span (through the chain), a request before the App exists a
  * 503 `App not ready`, the official client's stream.
  */
-import { createHook } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../src/surfaces/http/index';
 import { reply } from '../helpers/fake-provider';
 import { makeTestApp } from '../helpers/make-test-app';
+import { leastPromises } from '../helpers/promises';
 import { compatServer, streamedAnswer, TOKEN } from './compat-helpers';
-
-/** Promises made while `fn` runs to its end (the least of `times` tries: other work only adds). */
-async function promisesOf(fn: () => Promise<unknown>, times = 5): Promise<number> {
-  let least = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < times; i++) {
-    let made = 0;
-    const hook = createHook({
-      init(_id, type) {
-        if (type === 'PROMISE') made++;
-      },
-    }).enable();
-    try {
-      await fn();
-    } finally {
-      hook.disable();
-    }
-    least = Math.min(least, made);
-  }
-  return least;
-}
 
 describe('the compat route in front of the middleware', () => {
   it('COMPAT-PERF-130: POST /v1/chat/completions is matched ahead of every middleware, and a refused request makes fewer promises than one refused by the chain', async () => {
@@ -55,8 +35,8 @@ describe('the compat route in front of the middleware', () => {
     };
     // Both refused by the bearer check: the posture route after the chain's three async layers
     // (the 405 check, the span check, auth), the compat route by its gate.
-    const posture = await promisesOf(refuse('/v1/openai-compat/posture', 'GET'));
-    const compat = await promisesOf(refuse('/v1/chat/completions', 'POST'));
+    const posture = await leastPromises(refuse('/v1/openai-compat/posture', 'GET'));
+    const compat = await leastPromises(refuse('/v1/chat/completions', 'POST'));
     expect(compat).toBeLessThanOrEqual(posture - 3);
   });
 

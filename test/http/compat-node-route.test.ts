@@ -5,12 +5,12 @@
  * gives: the same status, headers, body and SSE frames whichever way a request goes (a chunked
  * body, whose length the gate cannot check, still takes Hono's chain).
  */
-import { createHook } from 'node:async_hooks';
 import { request as httpRequest } from 'node:http';
 import type { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import type { HttpExtension } from '../../src/surfaces/http/index';
 import { reply } from '../helpers/fake-provider';
+import { leastPromises } from '../helpers/promises';
 import { compatServer, TOKEN } from './compat-helpers';
 
 interface RawAnswer {
@@ -79,26 +79,6 @@ function honoCounter(): { extension: HttpExtension; seen: string[] } {
   return { extension, seen };
 }
 
-/** Promises made while `fn` runs (the least of `times` tries: other work only adds). */
-async function promisesOf(fn: () => Promise<unknown>, times = 5): Promise<number> {
-  let least = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < times; i++) {
-    let made = 0;
-    const hook = createHook({
-      init(_id, type) {
-        if (type === 'PROMISE') made++;
-      },
-    }).enable();
-    try {
-      await fn();
-    } finally {
-      hook.disable();
-    }
-    least = Math.min(least, made);
-  }
-  return least;
-}
-
 const auth = { authorization: `Bearer ${TOKEN}` };
 const ask = (content: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ model: 'fake/m1', messages: [{ role: 'user', content }], ...extra });
@@ -125,8 +105,10 @@ describe('the compat route straight from node:http', () => {
     expect(seen).toEqual(['POST /v1/chat/completions', 'GET /healthz']);
 
     // The same streamed request both ways, the least of five each (client's promises included in both).
-    const fast = await promisesOf(() => send(server.url, ask('five', { stream: true }), { headers: auth }));
-    const viaHono = await promisesOf(() =>
+    const fast = await leastPromises(() =>
+      send(server.url, ask('five', { stream: true }), { headers: auth }),
+    );
+    const viaHono = await leastPromises(() =>
       send(server.url, ask('six', { stream: true }), { headers: auth, chunked: true }),
     );
     expect(fast).toBeLessThanOrEqual(viaHono - 8);
