@@ -28,13 +28,18 @@ async function untilStored(
   core: AgentCore,
   run: AgentRun,
   write: () => Promise<AgentRun>,
+  found?: () => Promise<void>,
 ): Promise<AgentRun> {
   const a = core.host;
   for (let attempt = 0; ; attempt++) {
     try {
       if (attempt > 0) {
         const stored = await a.runs.require(run.id);
-        if (stored.status !== 'running' && stored.status !== 'queued') return stored;
+        if (stored.status !== 'running' && stored.status !== 'queued') {
+          // What the lost statement carried besides the finish, checked against what is stored.
+          if (found) await found();
+          return stored;
+        }
       }
       const row = await write();
       if (attempt > 0)
@@ -271,11 +276,10 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       deliver = written.deliver;
       return written.run;
     };
-    const row = await untilStored(core, run, write);
-    // A step end kept for a retry that found the run finished (the statement that carried it
-    // committed, its answer lost): written with it, its events in it where that attempt announced.
-    if (last) last.written(undefined, keptAnnounced);
-    last = undefined;
+    const row = await untilStored(core, run, write, async () => {
+      if (last) await keptEnd(core, run, last, keptAnnounced);
+      last = undefined;
+    });
     core.finished(row);
     if (!deliver) core.publish(sessionId, 'run.finished', published);
     a.log.info('run finished', {
@@ -311,6 +315,41 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   // The statement's events to their listeners now, the session idle here as they say.
   deliver?.();
   return { drains, ...(empty && (rt.queuedHere ?? 0) === queuedHere ? { queue: [] } : {}) };
+}
+
+/**
+ * A step end kept for a retry that found the run finished (p-finishcheck, p-closehold Left 3): the
+ * statement that carried it committed, its answer lost, or another node finished the run (its
+ * recovery: `interrupted`) while this one waited for the store. Its `step.finished` stored says
+ * which: written with the finish (its events in it where that attempt announced), or not written,
+ * then sent alone now, after what the other node wrote (its events before this node's
+ * `run.finished`). The read is retried with the finish's while the store is lost; the send alone
+ * is not (one that committed but lost its answer would insert its rows twice): refused, what is
+ * lost is logged (`run last step end lost`).
+ */
+async function keptEnd(core: AgentCore, run: AgentRun, end: HeldStepEnd, announced: boolean): Promise<void> {
+  const a = core.host;
+  const step = end.first.event.payload.step;
+  const stored = await a.runs.events(run.id, { types: [end.first.event.type] });
+  if (stored.some((e) => e.payload.step === step)) {
+    end.written(undefined, announced);
+    return;
+  }
+  a.log.warn('run finished elsewhere before its last step end; writing it alone', { run_id: run.id, step });
+  try {
+    await end.alone();
+  } catch (error) {
+    a.log.error('run last step end lost', {
+      run_id: run.id,
+      step,
+      lost: [
+        'the step’s messages finished and usage',
+        end.first.event.type,
+        ...end.events.map((e) => e.type),
+      ],
+      error,
+    });
+  }
 }
 
 /** The held step end alone (./last-step-end.ts); its failure is the run's (`LastEndFailed`). */

@@ -63,15 +63,19 @@ async function onSqlite(closers: (() => Promise<unknown>)[]) {
  * statement refused `unavailable`) until the finish waits for the store (its log line): it is back
  * for the finish's retry, whatever the load. `lost`: the statements refused.
  */
-function losingAtFinish(sql: SqlClient, app: () => { memoryLog: { records: LogRecord[] } } | undefined) {
+function losingAtFinish(
+  sql: SqlClient,
+  app: () => { memoryLog: { records: LogRecord[] } } | undefined,
+  back: () => boolean = () =>
+    app()?.memoryLog.records.some((r) => r.message === 'run finish waits for the store') === true,
+) {
   let down = false;
   let was = false;
   const lost: string[] = [];
   const guard = <R>(send: (text: string, values?: unknown[]) => Promise<R>) => {
     return async (text: string, values: unknown[] = []): Promise<R> => {
       if (!was && values.includes('run.finished')) down = was = true;
-      if (down && app()?.memoryLog.records.some((r) => r.message === 'run finish waits for the store'))
-        down = false;
+      if (down && back()) down = false;
       if (down) {
         lost.push(text);
         throw new SvcError('unavailable', 'injected: the store went away', {
@@ -159,6 +163,66 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
     expect(
       log.filter((e) => e.type === 'message.delta').map((e) => JSON.parse(String(e.payload)).delta),
     ).toEqual(['hello', ' there']);
+  });
+
+  it('STORE-PG-730: the store lost at the run’s finish and, while this node waits for it, another node finishes the run (its recovery: `interrupted`): the retry finds the row finished, sees the step end not stored (no `step.finished` of its step) and writes it alone: the step’s message finished with its text and usage, `step.finished` in the run’s events, its deltas in the session log (was: counted written, none of it stored)', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    closers.push(() => sql.close());
+    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
+    let elsewhere = false;
+    const losing = losingAtFinish(
+      sql,
+      () => pgApp,
+      () => elsewhere,
+    );
+    const { app } = await agentApp([answer()], { postgres: losing.client });
+    pgApp = app;
+    closers.push(() => app.close());
+    const session = await app.sessions.create({ title: 'held' });
+    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+    await vi.waitFor(
+      () => {
+        expect(app.memoryLog.records.map((r) => r.message)).toContain('run finish waits for the store');
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    // Another node's recovery, on the store this one cannot reach.
+    const now = Date.now();
+    expect(
+      await sql.run(
+        "UPDATE agent_runs SET status = 'interrupted', reason = 'owner gone', finished_at = $1, updated_at = $1 WHERE id = $2 AND status = 'running'",
+        [now, run_id],
+      ),
+    ).toBe(1);
+    elsewhere = true;
+    // The run's waiters read the row the other node finished: this node's finish is its log line.
+    await vi.waitFor(
+      () => {
+        expect(app.memoryLog.records.map((r) => r.message)).toContain('run finished');
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    await app.bus.flush();
+
+    const run = await stored(app, session.id, run_id);
+    expect(run.run.status).toBe('interrupted');
+    expect(run.events.map((e) => e.split(' ')[1])).toContain('step.finished');
+    expect(run.messages.at(-1)).toEqual([
+      'assistant',
+      [{ type: 'text', text: 'hello there' }],
+      { input_tokens: 100, output_tokens: 20, reasoning_tokens: 0, cached_input_tokens: 0 },
+      true,
+    ]);
+    const log = (await app.bus.replay(session.id, 0)).events;
+    expect(
+      log.filter((e) => e.type === 'message.delta').map((e) => (e.payload as { delta: string }).delta),
+    ).toEqual(['hello', ' there']);
+    // Written once: one assistant message, one `step.finished` of the step.
+    expect(run.messages.filter((m) => m[0] === 'assistant')).toHaveLength(1);
+    expect(run.events.filter((e) => e.endsWith(' step.finished'))).toHaveLength(1);
+    const messages = app.memoryLog.records.map((r) => r.message);
+    expect(messages).toContain('run finished elsewhere before its last step end; writing it alone');
+    expect(messages).not.toContain('run last step end lost');
   });
 
   it('STORE-PG-702: the service closed while its run’s last step end waits for the run’s finish (held past the close’s wait, its own pool): the step end is written before the store closes (the stop’s release sends it alone); after a restart the run is interrupted with the step’s message, its deltas, `step.finished` and its usage stored, the log, messages, events and row SQLite’s for a run interrupted there', async () => {
