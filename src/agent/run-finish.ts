@@ -330,8 +330,13 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
 async function keptEnd(core: AgentCore, run: AgentRun, end: HeldStepEnd, announced: boolean): Promise<void> {
   const a = core.host;
   const step = end.first.event.payload.step;
-  const stored = await a.runs.events(run.id, { types: [end.first.event.type] });
-  if (stored.some((e) => e.payload.step === step)) {
+  const stored = await a.runs.events(run.id, { types: [end.first.event.type] }).catch((error: unknown) => {
+    // The store lost: read again with the finish's retry; refused otherwise: taken as written, as before.
+    if (storeLost(error) && !core.closing) throw error;
+    a.log.warn('run last step end not checked', { run_id: run.id, step, error });
+    return undefined;
+  });
+  if (!stored || stored.some((e) => e.payload.step === step)) {
     end.written(undefined, announced);
     return;
   }
