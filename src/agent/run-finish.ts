@@ -22,7 +22,8 @@ const FINISH_RETRY_CAP_MS = 4_000;
  * and the node is not closing: the run stays running here, its waiters waiting, until the store is
  * back and its end is recorded, instead of a row left `running` that keeps the session busy on
  * every node while this one lives. Before a second attempt the row is read: a finish that was
- * committed but whose answer was lost is not written twice. Other errors are thrown at once.
+ * committed but whose answer was lost is not written twice, and `found` then checks what else the
+ * lost attempt carried (its step end: `keptEnd`). Other errors are thrown at once.
  */
 async function untilStored(
   core: AgentCore,
