@@ -10,6 +10,7 @@
  */
 import type { SqlClient } from '../store/postgres/client';
 import { type RidingInsert, shapeIdOf, type TrailingInsert } from '../store/preceding-write';
+import { TextsByShape } from '../store/texts-by-shape';
 import {
   type AppendedRow,
   appendedJson,
@@ -108,16 +109,7 @@ export async function insertClaimedRun(
     trailing,
     call,
   };
-  const key = claimedKey(shape);
-  let text = key === undefined ? undefined : claimedTexts.get(key);
-  if (text === undefined) {
-    text = claimedText(shape);
-    claimedTextsMade++;
-    if (key !== undefined) {
-      if (claimedTexts.size >= CLAIMED_TEXTS_KEPT) claimedTexts.clear();
-      claimedTexts.set(key, text);
-    }
-  }
+  const text = claimedTexts.text(shape);
   if (call?.inline) values.push(...call.inline.values);
   else if (call?.call) values.push(...call.call.values);
   // The whole start in this one statement: the first of its transaction goes without BEGIN
@@ -163,13 +155,11 @@ interface ClaimedShape {
  * The start's texts made so far, per shape (p-pgappend): a compat request's start is ≈ 2.6 KB of
  * text built, flattened and hashed for its prepared name every request before; now once a shape.
  */
-const claimedTexts = new Map<string, string>();
-const CLAIMED_TEXTS_KEPT = 64;
-let claimedTextsMade = 0;
+const claimedTexts = new TextsByShape(64, claimedKey, claimedText);
 
 /** How many `insertClaimedRun` texts this process has made (not found by shape): for tests and benches. */
 export function claimedTextsBuilt(): number {
-  return claimedTextsMade;
+  return claimedTexts.made;
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import type { SqlClient } from '../store/postgres/client';
 import { type PrecedingWrite, shapeIdOf, type TrailingInsert } from '../store/preceding-write';
+import { TextsByShape } from '../store/texts-by-shape';
 import { type PgRunRowWithEvent, splitEvent } from './pg-run-claim-repository';
 import { FOLLOWING_EVENTS, HANDED_COLUMN } from './pg-run-following-repository';
 import { type RunWrites, runPatchColumns } from './run-repository';
@@ -161,16 +162,7 @@ function statementOf(
     first,
     alongside,
   };
-  const key = shapeKey(shape);
-  let text = key === undefined ? undefined : finishTexts.get(key);
-  if (text === undefined) {
-    text = textOf(shape);
-    finishTextsMade++;
-    if (key !== undefined) {
-      if (finishTexts.size >= FINISH_TEXTS_KEPT) finishTexts.clear();
-      finishTexts.set(key, text);
-    }
-  }
+  const text = finishTexts.text(shape);
   if (call) values.push(...call.values);
   if (first?.riding) values.push(...first.riding.values);
   return { text, values, call };
@@ -193,13 +185,11 @@ interface Shape {
  * KB of text, ≈ 0.07 ms of svc's CPU to build and its hash for its prepared name every request
  * before; a shape's text is now made once and the same string sent again (its name's hash kept).
  */
-const finishTexts = new Map<string, string>();
-const FINISH_TEXTS_KEPT = 64;
-let finishTextsMade = 0;
+const finishTexts = new TextsByShape(64, shapeKey, textOf);
 
 /** How many `updateRunWithEvent` texts this process has made (built, not found by shape): for tests and benches. */
 export function finishTextsBuilt(): number {
-  return finishTextsMade;
+  return finishTexts.made;
 }
 
 /**
