@@ -7,6 +7,19 @@ import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { until } from './until';
 
+/** One of `SqlClient`'s statement senders (`one`, `query`, `run`). */
+type Send<R> = (text: string, values?: unknown[]) => Promise<R>;
+
+/** `sql` with every statement (its `one`, `query` and `run`) sent through `wrap`. */
+export function wrappedClient(sql: SqlClient, wrap: <R>(send: Send<R>) => Send<R>): SqlClient {
+  return {
+    ...sql,
+    one: wrap(sql.one.bind(sql)) as SqlClient['one'],
+    query: wrap(sql.query.bind(sql)) as SqlClient['query'],
+    run: wrap(sql.run.bind(sql)) as SqlClient['run'],
+  };
+}
+
 /**
  * A client whose statements `hold` picks wait until `open()`; `fail` picks statements that throw
  * (nothing sent). `held`: the texts waiting now; `failed`: the texts that threw.
@@ -32,12 +45,7 @@ export function faultyClient(sql: SqlClient) {
       return send(text, values);
     };
   };
-  const client: SqlClient = {
-    ...sql,
-    one: guard(sql.one.bind(sql)) as SqlClient['one'],
-    query: guard(sql.query.bind(sql)) as SqlClient['query'],
-    run: guard(sql.run.bind(sql)) as SqlClient['run'],
-  };
+  const client = wrappedClient(sql, guard);
   return {
     client,
     held,

@@ -7,6 +7,7 @@
 import { vi } from 'vitest';
 import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
+import { wrappedClient } from './faulty-client';
 
 /** The statement that carries a call's `tool.started` with the step's held assistant message (statement 1). */
 export const startStatement = (text: string) =>
@@ -65,12 +66,7 @@ export function heldStart(
       });
     };
   };
-  return {
-    ...sql,
-    one: wrap(sql.one.bind(sql)) as SqlClient['one'],
-    query: wrap(sql.query.bind(sql)) as SqlClient['query'],
-    run: wrap(sql.run.bind(sql)) as SqlClient['run'],
-  };
+  return wrappedClient(sql, wrap);
 }
 
 /** Spies `name`'s `run` in `app`'s registry: `tool ran <name>` in `log` when it starts. */

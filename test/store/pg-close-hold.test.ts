@@ -20,6 +20,8 @@ import type { LogRecord } from '../../src/log';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { agentApp } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
+import { wrappedClient } from '../helpers/faulty-client';
+import type { makeTestApp } from '../helpers/make-test-app';
 import { betweenBodyAndFinish } from '../helpers/pg-recorded-app';
 import { migratedDatabase, migratedInPlace, postgresForFile } from '../helpers/postgres';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
@@ -45,6 +47,18 @@ async function stored(app: App, sessionId: string, runId: string) {
       result: run.result_message_id === messages.find((m) => m.role === 'assistant')?.id,
     },
   };
+}
+
+type TestApp = Awaited<ReturnType<typeof makeTestApp>>;
+
+/** Until `app` has logged `message` (10 s at most). */
+async function untilLogged(app: Pick<TestApp, 'memoryLog'>, message: string): Promise<void> {
+  await vi.waitFor(
+    () => {
+      expect(app.memoryLog.records.map((r) => r.message)).toContain(message);
+    },
+    { timeout: 10_000, interval: 20 },
+  );
 }
 
 /** A run of `answer` on SQLite, ended as it ends there. */
@@ -91,12 +105,7 @@ function losingAtFinish(
       return send(text, values);
     };
   };
-  const client: SqlClient = {
-    ...sql,
-    one: guard(sql.one.bind(sql)) as SqlClient['one'],
-    query: guard(sql.query.bind(sql)) as SqlClient['query'],
-    run: guard(sql.run.bind(sql)) as SqlClient['run'],
-  };
+  const client = wrappedClient(sql, guard);
   return { client, lost };
 }
 
@@ -186,12 +195,7 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
     closers.push(() => app.close());
     const session = await app.sessions.create({ title: 'held' });
     const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
-    await vi.waitFor(
-      () => {
-        expect(app.memoryLog.records.map((r) => r.message)).toContain('run finish waits for the store');
-      },
-      { timeout: 10_000, interval: 20 },
-    );
+    await untilLogged(app, 'run finish waits for the store');
     // Another node's recovery, on the store this one cannot reach.
     const now = Date.now();
     expect(
@@ -202,12 +206,7 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
     ).toBe(1);
     elsewhere = true;
     // The run's waiters read the row the other node finished: this node's finish is its log line.
-    await vi.waitFor(
-      () => {
-        expect(app.memoryLog.records.map((r) => r.message)).toContain('run finished');
-      },
-      { timeout: 10_000, interval: 20 },
-    );
+    await untilLogged(app, 'run finished');
     await app.bus.flush();
 
     const run = await stored(app, session.id, run_id);
@@ -247,12 +246,7 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
     closers.push(() => app.close());
     const session = await app.sessions.create({ title: 'held' });
     const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
-    await vi.waitFor(
-      () => {
-        expect(app.memoryLog.records.map((r) => r.message)).toContain('run finished');
-      },
-      { timeout: 10_000, interval: 20 },
-    );
+    await untilLogged(app, 'run finished');
     await app.bus.flush();
 
     expect(losing.lost.length).toBeGreaterThanOrEqual(1);

@@ -12,6 +12,7 @@ import type { SessionEvent } from '../../src/events/bus';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { echoTool } from '../helpers/agent-harness';
 import { reply, type ScriptEntry } from '../helpers/fake-provider';
+import { wrappedClient } from '../helpers/faulty-client';
 import { makeTestApp } from '../helpers/make-test-app';
 import { stopInTheGap, storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
@@ -53,12 +54,7 @@ function failingOnce(sql: SqlClient, fails: (text: string) => boolean, failed: s
       return send(text, ...rest);
     };
   };
-  return {
-    ...sql,
-    one: guard(sql.one.bind(sql)) as SqlClient['one'],
-    query: guard(sql.query.bind(sql)) as SqlClient['query'],
-    run: guard(sql.run.bind(sql)) as SqlClient['run'],
-  };
+  return wrappedClient(sql, guard);
 }
 
 /**

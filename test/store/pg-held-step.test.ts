@@ -17,9 +17,8 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app';
-import type { SqlClient } from '../../src/store/postgres/client';
 import { reply } from '../helpers/fake-provider';
-import { faultyClient } from '../helpers/faulty-client';
+import { faultyClient, wrappedClient } from '../helpers/faulty-client';
 import { heldStart, logRuns, startStatement } from '../helpers/held-start';
 import {
   askingRead,
@@ -84,12 +83,7 @@ describe.skipIf(!pg.available)(
               return send(text, ...rest);
             };
           };
-          return {
-            ...sql,
-            one: wrap(sql.one.bind(sql)) as SqlClient['one'],
-            query: wrap(sql.query.bind(sql)) as SqlClient['query'],
-            run: wrap(sql.run.bind(sql)) as SqlClient['run'],
-          };
+          return wrappedClient(sql, wrap);
         },
         started: (app, id) => {
           logRuns(app, 'get_workflow_phase', log);

@@ -23,6 +23,7 @@ import { defineTool } from '../../src/tools/core/define-tool';
 import { opContext } from '../../src/tools/core/op-context';
 import { approve } from '../../src/workspace/context';
 import { reply } from '../helpers/fake-provider';
+import { wrappedClient } from '../helpers/faulty-client';
 import { heldStart, logRuns } from '../helpers/held-start';
 import { storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
@@ -37,12 +38,7 @@ function logMarks(sql: SqlClient, log: string[]): SqlClient {
       return send(text, ...rest);
     };
   };
-  return {
-    ...sql,
-    one: wrap(sql.one.bind(sql)) as SqlClient['one'],
-    query: wrap(sql.query.bind(sql)) as SqlClient['query'],
-    run: wrap(sql.run.bind(sql)) as SqlClient['run'],
-  };
+  return wrappedClient(sql, wrap);
 }
 
 /** A workspace to search: src/a.ts holds the needle, src/b.md does not; hello.txt to view. */

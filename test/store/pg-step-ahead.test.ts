@@ -11,6 +11,7 @@ import type { SqlClient } from '../../src/store/postgres/client';
 import { defineTool } from '../../src/tools/core/define-tool';
 import { echoTool } from '../helpers/agent-harness';
 import { type RecordedRequest, reply, type ScriptEntry } from '../helpers/fake-provider';
+import { wrappedClient } from '../helpers/faulty-client';
 import { storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
 
@@ -61,12 +62,7 @@ function slowStepEnds(
       });
     };
   };
-  return {
-    ...sql,
-    one: wrap(sql.one.bind(sql)) as SqlClient['one'],
-    query: wrap(sql.query.bind(sql)) as SqlClient['query'],
-    run: wrap(sql.run.bind(sql)) as SqlClient['run'],
-  };
+  return wrappedClient(sql, wrap);
 }
 
 /** The script's entries, each logging its request's arrival in `log`. */
