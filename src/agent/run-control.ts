@@ -306,8 +306,9 @@ async function launchRun(
       // after it, so whatever they wake reads the run finished (on PostgreSQL another connection).
       // On PostgreSQL the row and `run.finished` are one statement, its own commit: no BEGIN and
       // COMMIT around it (`together`); a lease it gives up is a write of its own after it, as an
-      // expired lease frees itself anyway.
-      const next = await core.host.store.transactions.together(() => finishRun(core, claimed, outcome));
+      // expired lease frees itself anyway. No async scope on SQLite (`togetherWith`, p-txtoken):
+      // nothing under the finish opens a transaction body of its own to join it.
+      const next = await core.host.store.transactions.togetherWith(() => finishRun(core, claimed, outcome));
       // A run the durable engine gave this node (dequeued, or resumed after its node died) starts
       // the session's next queued prompt outside its workflow, onto the queue (so it starts even
       // when the node it was sent to is gone; that node, if alive, finds it already queued).

@@ -59,27 +59,67 @@ export function atomically<T>(db: () => Db, fn: () => T): T {
  * transaction, the largest group of a tool step's promises, issue 17): a body with the connection
  * free starts at once, in the caller's stretch of code; only a body that finds another open
  * waits, in a queue of the connection, for the ones before it to end.
+ *
+ * A call from inside a body finds it through the async scope (`AsyncLocalStorage`, ./async-scope.ts),
+ * or through `within`, the body's token (`atomicallyWith`), when it is still open.
  */
-export function atomicallyAsync<T>(db: () => Db, fn: () => Promise<T>): Promise<T> {
+export function atomicallyAsync<T>(db: () => Db, fn: () => Promise<T>, within?: TxToken): Promise<T> {
+  return atomicallyBody(db, fn, within, true);
+}
+
+/**
+ * The token of an open transaction body (`atomicallyWith`): a nested `atomicallyAsync`,
+ * `atomicallyWith` or `stepBatch` given it joins that body while it is open; once it ended, the
+ * call is its own, as any other.
+ */
+export interface TxToken {
+  readonly db: Db;
+  readonly open: boolean;
+}
+
+/**
+ * `atomicallyAsync` whose body is handed its token and runs with no async scope: no
+ * `AsyncLocalStorage` scope entered, so Node 20's promise hooks stay off and its promises are not
+ * hooked (≈ 15–20 µs of toggles a body, issue 17; p-txtoken). A nested call finds the body only
+ * through the token: every `atomicallyAsync`/`atomicallyWith`/`stepBatch` under `fn` that must join
+ * it is given `tx`; one that is not waits for the body to end, as an unrelated caller's does (a
+ * deadlock where `fn` awaits it). Inside an open body (the token `within`, or the async scope)
+ * `fn` joins it and is handed that body's token.
+ */
+export function atomicallyWith<T>(
+  db: () => Db,
+  fn: (tx: TxToken | undefined) => Promise<T>,
+  within?: TxToken,
+): Promise<T> {
+  return atomicallyBody(db, fn, within, false);
+}
+
+function atomicallyBody<T>(
+  db: () => Db,
+  fn: (tx: AsyncBody | undefined) => Promise<T>,
+  within: TxToken | undefined,
+  scoped: boolean,
+): Promise<T> {
   let handle: Db;
   try {
     handle = db();
   } catch {
-    return joinedBody(fn);
+    return joinedBody(fn, undefined);
   }
+  if (within?.open && within.db === handle) return joinedBody(fn, within as AsyncBody);
   const scope = asyncScope.getStore();
-  if (scope?.open && scope.db === handle) return joinedBody(fn);
+  if (scope?.open && scope.db === handle) return joinedBody(fn, scope);
   const waiting = bodyQueues.get(handle);
   if (!waiting) {
     bodyQueues.set(handle, []);
-    return ownBody(handle, fn);
+    return ownBody(handle, fn, scoped);
   }
-  return new Promise<void>((start) => waiting.push(start)).then(() => ownBody(handle, fn));
+  return new Promise<void>((start) => waiting.push(start)).then(() => ownBody(handle, fn, scoped));
 }
 /** A body with no transaction of its own (inside one, or no database): as it answers, a throw a rejection. */
-function joinedBody<T>(fn: () => Promise<T>): Promise<T> {
+function joinedBody<T>(fn: (tx: AsyncBody | undefined) => Promise<T>, tx: AsyncBody | undefined): Promise<T> {
   try {
-    return fn();
+    return fn(tx);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -90,8 +130,11 @@ function joinedBody<T>(fn: () => Promise<T>): Promise<T> {
  */
 const bodyQueues = new WeakMap<Db, (() => void)[]>();
 
-/** A body in its own transaction (or a savepoint of the open batch): committed, or rolled back when it fails. */
-function ownBody<T>(handle: Db, fn: () => Promise<T>): Promise<T> {
+/**
+ * A body in its own transaction (or a savepoint of the open batch): committed, or rolled back when
+ * it fails. `scoped`: in the async scope (`atomicallyAsync`), else with its token only (`atomicallyWith`).
+ */
+function ownBody<T>(handle: Db, fn: (tx: AsyncBody) => Promise<T>, scoped: boolean): Promise<T> {
   const own: AsyncBody = { db: handle, open: true, unpin: false, thenStepBatch: false };
   let outer: boolean;
   try {
@@ -110,14 +153,14 @@ function ownBody<T>(handle: Db, fn: () => Promise<T>): Promise<T> {
   }
   let body: Promise<T>;
   try {
-    body = asyncScope.enter(own, fn);
+    body = scoped ? asyncScope.enter(own, () => fn(own)) : fn(own);
   } catch (error) {
-    asyncScope.leave();
+    if (scoped) asyncScope.leave();
     return Promise.reject(bodyFailed(handle, own, outer, error));
   }
   return body.then(
     (result) => {
-      asyncScope.leave();
+      if (scoped) asyncScope.leave();
       try {
         commitBody(handle, own, outer);
       } catch (error) {
@@ -127,7 +170,7 @@ function ownBody<T>(handle: Db, fn: () => Promise<T>): Promise<T> {
       return result;
     },
     (error: unknown) => {
-      asyncScope.leave();
+      if (scoped) asyncScope.leave();
       throw bodyFailed(handle, own, outer, error);
     },
   );
@@ -182,8 +225,8 @@ function scheduledCommit(db: Db): void {
   }
   commitBatch(db);
 }
-// Its promise hooks are on only while a body is open (./async-scope.ts).
-interface AsyncBody {
+// Its promise hooks are on only while a scoped body is open (./async-scope.ts).
+interface AsyncBody extends TxToken {
   db: Db;
   open: boolean;
   unpin: boolean;
@@ -252,7 +295,7 @@ export function commitBatch(db: Db): void {
  * (also `svc run`, where group commit is off: a run's start-up stretch is not covered);
  * `SVC_GROUP_COMMIT=0` turns it off with group commit.
  */
-export function stepBatch(handle: () => Db): void {
+export function stepBatch(handle: () => Db, within?: TxToken): void {
   if (stepBatchOff) return;
   let db: Db;
   try {
@@ -273,7 +316,8 @@ export function stepBatch(handle: () => Db): void {
       }
       return;
     }
-    const body = asyncScope.getStore();
+    // The body is found through its token (`atomicallyWith`) or the async scope.
+    const body = within?.open ? (within as AsyncBody) : asyncScope.getStore();
     if (body?.open && body.db === db) body.thenStepBatch = true;
     return;
   }

@@ -7,30 +7,52 @@
  * connection, a nested call is a savepoint).
  * @module
  */
-import { atomicallyAsync, type Db, stepBatch } from './db';
+import { atomicallyAsync, atomicallyWith, type Db, stepBatch, type TxToken } from './db';
 import type { SqlClient } from './postgres/client';
 
+/**
+ * An open transaction body's token (SQLite, `runWith`): given to a nested `run`, `together`, `join`
+ * or `stepBatch`, that call joins the body while it is open. Undefined on PostgreSQL, whose
+ * client finds its transaction itself.
+ */
+export type Tx = TxToken;
+
+/**
+ * `within` in the methods below: the token of the body the call is made in (`runWith`,
+ * `togetherWith`), which it joins while that body is open; without it (or once the body ended)
+ * the call finds an open body through the async scope, as before.
+ */
 export interface StoreTransactions {
   /** `fn`'s reads and writes commit together, or none of them when it throws. */
-  run<T>(fn: () => Promise<T>): Promise<T>;
+  run<T>(fn: () => Promise<T>, within?: Tx): Promise<T>;
+  /**
+   * `run` whose body is handed its transaction's token and, on SQLite, runs with no async scope
+   * (no `AsyncLocalStorage`: Node 20's promise hooks stay off, ./async-scope.ts; p-txtoken). Every
+   * nested `run`/`together`/`join`/`stepBatch` under `fn` that must join it is given `tx`: one
+   * that is not waits for the body to end, as an unrelated caller's does (a deadlock where `fn`
+   * awaits it). On PostgreSQL `run`, `tx` undefined.
+   */
+  runWith<T>(fn: (tx: Tx | undefined) => Promise<T>, within?: Tx): Promise<T>;
   /**
    * The agent's step batch: on SQLite the writes of this busy stretch share one commit (`stepBatch`
    * in ./db.ts); a no-op on PostgreSQL, where a step's writes are grouped by `run`.
    */
-  stepBatch(): void;
+  stepBatch(within?: Tx): void;
   /**
    * Writes that need no atomicity together, only SQLite's one commit for them (an event and its
    * ledger row): `run` on SQLite; on PostgreSQL `fn` as it is, each statement its own transaction
    * (or the ambient one's), where a transaction of one statement cost BEGIN and COMMIT round trips.
    */
-  together<T>(fn: () => Promise<T>): Promise<T>;
+  together<T>(fn: () => Promise<T>, within?: Tx): Promise<T>;
+  /** `together` handed its token as `runWith` is (on SQLite `runWith`; on PostgreSQL `fn` as it is). */
+  togetherWith<T>(fn: (tx: Tx | undefined) => Promise<T>, within?: Tx): Promise<T>;
   /**
    * `run` for a body whose failure the caller lets end its own transaction (it never catches it
    * and commits): on PostgreSQL, inside a transaction, `fn` joins it with no savepoint (SAVEPOINT
    * and RELEASE protect nothing there and are two statements); `run` on SQLite, where a savepoint
    * costs no round trip.
    */
-  join<T>(fn: () => Promise<T>): Promise<T>;
+  join<T>(fn: () => Promise<T>, within?: Tx): Promise<T>;
 }
 
 /** What a service sees of the App's store: its backend and its transactions. */
@@ -40,15 +62,25 @@ export interface StoreView {
 }
 
 export function sqliteTransactions(db: () => Db): StoreTransactions {
-  const run = <T>(fn: () => Promise<T>) => atomicallyAsync(db, fn);
-  return { run, stepBatch: () => stepBatch(db), together: run, join: run };
+  const run = <T>(fn: () => Promise<T>, within?: Tx) => atomicallyAsync(db, fn, within);
+  const runWith = <T>(fn: (tx: Tx | undefined) => Promise<T>, within?: Tx) => atomicallyWith(db, fn, within);
+  return {
+    run,
+    runWith,
+    stepBatch: (within) => stepBatch(db, within),
+    together: run,
+    togetherWith: runWith,
+    join: run,
+  };
 }
 
 export function postgresTransactions(sql: SqlClient): StoreTransactions {
   return {
     run: (fn) => sql.transaction(() => fn()),
+    runWith: (fn) => sql.transaction(() => fn(undefined)),
     stepBatch: () => {},
     together: (fn) => fn(),
+    togetherWith: (fn) => fn(undefined),
     join: (fn) => sql.joined(() => fn()),
   };
 }
