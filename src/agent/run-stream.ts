@@ -430,9 +430,11 @@ async function finishStep(
     const checking = overlaps ? aheadEnded(c, t) : undefined;
     if (checking) await checking;
   } else {
-    // The step's model call stays out of the transaction (a rollback would take it along).
+    // The step's model call stays out of the transaction (a rollback would take it along). No
+    // async scope on SQLite (`runWith`, p-txtoken): nothing under the step end opens a transaction
+    // body of its own to join it.
     await flushCalls(app, c.calls);
-    await app.store.transactions.run(async () => endStep(c, t, false));
+    await app.store.transactions.runWith(async () => endStep(c, t, false));
     stampStepEnd(t, c.sessionId);
   }
 }
