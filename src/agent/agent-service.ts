@@ -40,7 +40,7 @@ export function createAgentService(deps: AgentDeps): AgentService {
     send: async (input) =>
       await withReadScope(() =>
         input.joinTransaction
-          ? host.store.transactions.join(() => sendNow(core, input))
+          ? host.store.transactions.join(() => sendNow(core, input), input.transaction)
           : core.atomically(() => sendNow(core, input)),
       ),
     async run(input) {

@@ -139,6 +139,7 @@ export async function sendNow(
         kind: agentKind(a.config, run.agent),
         session,
         alongside: sent,
+        ...(input.transaction ? { transaction: input.transaction } : {}),
         ...(claimed.announced ? { announced: true } : {}),
         ...(prompt && written
           ? {
@@ -162,7 +163,11 @@ export async function sendNow(
     return await receipt(core, session.id, run.id);
   }
   const alongside = input.claimAlongside?.(run.id);
-  await drainQueue(core, session.id, queued, session, { runId: run.id, ...(alongside ? { alongside } : {}) });
+  await drainQueue(core, session.id, queued, session, {
+    runId: run.id,
+    ...(alongside ? { alongside } : {}),
+    ...(input.transaction ? { transaction: input.transaction } : {}),
+  });
   return await receipt(core, session.id, run.id);
 }
 

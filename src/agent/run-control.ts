@@ -11,6 +11,7 @@ import type { AgentRun, ClaimedRow, ClaimResult } from '../runs/run-ledger';
 import { runStartedPayload } from '../runs/run-started';
 import type { ClaimAlongside } from '../runs/types';
 import type { Session } from '../sessions/session-store';
+import type { Tx } from '../store/transactions';
 import { type AgentKind, agentKind } from './agent-kinds';
 import { runFailure } from './failure';
 import { withWorkspace } from './host';
@@ -63,6 +64,7 @@ export async function startRun(
     started: claim.started !== undefined,
     phased: claim.next !== undefined,
     ...(claim.alongside && own?.alongside?.opened ? { opened: openedOnce(own.alongside) } : {}),
+    ...(own?.transaction ? { transaction: own.transaction } : {}),
   });
   return true;
 }
@@ -82,6 +84,8 @@ export async function launchClaimed(
     prompted?: RunExecution['prompted'];
     /** Its start's session events went in its statement (p-pgstart4, `startEvents`): not published. */
     announced?: boolean;
+    /** The sender's transaction body (`RunExecution.transaction`). */
+    transaction?: Tx;
   },
 ): Promise<void> {
   const { alongside, ...launch } = options;
@@ -221,6 +225,8 @@ async function launchRun(
     prompted?: RunExecution['prompted'];
     /** Its state.changed, queue.changed and run.started went in its INSERT's statement (`startEvents`). */
     announced?: boolean;
+    /** The sender's transaction body (`RunExecution.transaction`). */
+    transaction?: Tx;
   },
   resumed?: (outcome: RunOutcome) => void,
 ): Promise<void> {
@@ -271,6 +277,7 @@ async function launchRun(
       },
       resume,
       handed: resume ? undefined : handed,
+      ...(options.transaction && !resume ? { transaction: options.transaction } : {}),
       // No durable engine: the finish follows the body here, no workflow's end between them, so
       // it can carry the last step end (./last-step-end.ts).
       ...(core.deps.durable && (core.deps.durable.workflows?.() ?? true) ? {} : { lastEnds: core.lastEnds }),

@@ -106,7 +106,7 @@ async function prepare(
   // start-up stretch (model.resolved, the prompt stack row, prompt.assembled) share one commit,
   // made when the process next waits for I/O (the model request), not three commits before the
   // model is asked. Not in `svc run`, whose start-up stretch is long (group commit is off there).
-  if (x.handed) app.store.transactions.stepBatch();
+  if (x.handed) app.store.transactions.stepBatch(x.transaction);
   // PostgreSQL: those writes are held, made in one statement with the run's next event (./held-writes.ts).
   const held = heldWrites(c);
   const prepared = await preparedHolding(c, held, Boolean(started.waiting?.length), async () => {

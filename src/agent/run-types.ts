@@ -11,6 +11,7 @@ import type { ResolvedModel } from '../providers/types';
 import type { AgentRun, FinalRunStatus, RunUsage, SessionAnnounce } from '../runs/run-ledger';
 import type { FinishFirst } from '../runs/types';
 import type { Message, Session, Usage } from '../sessions/session-store';
+import type { Tx } from '../store/transactions';
 import type { HeldCalls } from '../telemetry/cost-ledger';
 import type { AgentKind } from './agent-kinds';
 import type { AgentHost } from './deps';
@@ -68,6 +69,11 @@ export interface RunExecution {
   resume?: boolean;
   /** The model its sender resolved for the run (SendInput.resolved), bound to the run if it still applies. */
   handed?: ResolvedModel;
+  /**
+   * The token of the transaction body its sender launched it in (`SendInput.transaction`): its
+   * start-up step batch is asked with it, so that body's transaction becomes that batch.
+   */
+  transaction?: Tx;
   /**
    * The run's finish can carry its last step end in its statement (./last-step-end.ts, p-pglast):
    * the finish is written by this node right after the run's body (not a durable workflow's). The

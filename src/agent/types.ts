@@ -19,6 +19,7 @@ import type { AgentRun, FinalRunStatus, RunStatus } from '../runs/run-ledger';
 import type { ClaimAlongside, FinishAlongside } from '../runs/types';
 import type { CreateSessionInput, Session } from '../sessions/session-store';
 import type { RidingInsert } from '../store/preceding-write';
+import type { Tx } from '../store/transactions';
 import type { Workspace } from '../workspace/workspace';
 import type { AgentKind } from './agent-kinds';
 import type { RefusedCall } from './refused';
@@ -77,6 +78,12 @@ export interface SendInput {
    */
   joinTransaction?: boolean;
   /**
+   * The token of the caller's transaction body (SQLite, `StoreTransactions.runWith`: no async scope
+   * to find it by): the send joins it through the token, and the run it launches asks its start-up
+   * step batch with it (`RunExecution.transaction`). With `joinTransaction`.
+   */
+  transaction?: Tx;
+  /**
    * Another domain's write that goes in the new run's claim where the ledger can (PostgreSQL: the
    * compat request's row and its `openai_compat.request` event, one statement fewer), given the
    * run's id once it is created. Its `written` is told when it was written, then its `opened` once
@@ -90,6 +97,8 @@ export interface SendInput {
 export interface StartHooks {
   readonly runId: string;
   readonly alongside?: ClaimAlongside;
+  /** The sender's transaction body (`SendInput.transaction`). */
+  readonly transaction?: Tx;
 }
 
 export interface SendResult {

@@ -25,7 +25,7 @@ async function ended(app: Awaited<ReturnType<typeof compatServer>>['app'], reque
 }
 
 describe('compat outcome in the run finish (SQLite)', () => {
-  it('COMPAT-PERF-210: a streamed compat request opens its transaction bodies (one of them in an async scope); its row ends in the run finish, the event after run.finished', async () => {
+  it('COMPAT-PERF-210: a streamed compat request opens its transaction bodies (none in an async scope); its row ends in the run finish, the event after run.finished', async () => {
     const { app, post } = await compatServer([reply().text('one'), reply().text('two')]);
     const warm = await post('/v1/chat/completions', body('warm'));
     expect((await sseData(warm)).at(-1)).toBe('[DONE]');
@@ -50,9 +50,9 @@ describe('compat outcome in the run finish (SQLite)', () => {
     } finally {
       proto.run = run;
     }
-    // Its preparation (4 on 4b2467a: the outcome's own body; 3 on 2e2980a: the step's end's and the
-    // run's finish's, with no scope since p-txtoken).
-    expect(scopes).toBe(1);
+    // None (4 on 4b2467a: the outcome's own body; 3 on 2e2980a: its preparation's, its step's end's and
+    // its run's finish's, with no scope since p-txtoken, COMPAT-PERF-250).
+    expect(scopes).toBe(0);
     expect(rowAtDone).toMatchObject({ status: 'completed', finish_reason: 'stop', http_status: 200 });
     const { row, finished, responses, last } = await ended(app, requestId);
     expect(row).toMatchObject({ status: 'completed', finish_reason: 'stop', http_status: 200, error: null });

@@ -11,6 +11,7 @@ import { SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
 import type { Session } from '../../../sessions/session-store';
 import type { RidingInsert } from '../../../store/preceding-write';
+import type { Tx } from '../../../store/transactions';
 import { type Conversation, planConversation } from './conversation';
 import {
   type CompatRequestRow,
@@ -61,9 +62,10 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
     model,
     conversation,
   });
-  const record = async (id: string) => {
+  /** `tx`: the start's transaction body, which its savepoint joins (SQLite, `runWith`). */
+  const record = async (id: string, tx?: Tx) => {
     if (!ledger.enabled || !sessionId) return;
-    await recordStart(app, startOf(id, sessionId));
+    await recordStart(app, startOf(id, sessionId), tx);
   };
   // The row and its event in the run's claim where the store can (PostgreSQL: one statement of
   // the start fewer); `recorded` once the claim wrote them, else `record` after the send.
@@ -137,12 +139,15 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
       await app.agent.drain(id);
       await record(runId);
     } else {
-      runId = await app.store.transactions.run(async () => {
+      // No async scope on SQLite (`runWith`, p-txtoken): the send, its run's start-up step batch
+      // and the request's row find this body through its token.
+      runId = await app.store.transactions.runWith(async (tx) => {
         const session = await begin(true);
         // The send's failure fails this transaction: no savepoint of its own (PostgreSQL).
         const sent = await app.agent.send({
           ...send(session.id, session),
           joinTransaction: true,
+          ...(tx ? { transaction: tx } : {}),
           claimAlongside: inClaim,
         });
         const started = sent.run_id;
@@ -150,7 +155,7 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
         // the COMMIT waits for it so that its events are held with the start's (one append after
         // the COMMIT). Before, the row's own statement gave it that time.
         if (prompted) await prompted;
-        else if (!recorded) await record(started);
+        else if (!recorded) await record(started, tx);
         return started;
       });
     }
@@ -196,7 +201,7 @@ async function importHistory(app: App, sessionId: string, conversation: Conversa
  * already there is skipped, not an error; any other failure aborts the transaction, whose COMMIT
  * then fails the start). SQLite: a savepoint of the transaction.
  */
-async function recordStart(app: App, start: CompatStart): Promise<void> {
+async function recordStart(app: App, start: CompatStart, tx?: Tx): Promise<void> {
   const { requestId, runId } = start;
   try {
     const { row, payload } = compatStart(app, start);
@@ -205,7 +210,7 @@ async function recordStart(app: App, start: CompatStart): Promise<void> {
     await app.store.transactions.run(async () => {
       await recordRequest(app, row);
       await app.runs.append(runId, 'openai_compat.request', payload);
-    });
+    }, tx);
   } catch (error) {
     app.log.warn('compat ledger write failed', { request_id: requestId, error });
   }
