@@ -62,11 +62,8 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
     model,
     conversation,
   });
-  /** `tx`: the start's transaction body, which its savepoint joins (SQLite, `runWith`). */
-  const record = async (id: string, tx?: Tx) => {
-    if (!ledger.enabled || !sessionId) return;
-    await recordStart(app, startOf(id, sessionId), tx);
-  };
+  const record = async (id: string, tx?: Tx) =>
+    ledger.enabled && sessionId ? await recordStart(app, startOf(id, sessionId), tx) : undefined;
   // The row and its event in the run's claim where the store can (PostgreSQL: one statement of
   // the start fewer); `recorded` once the claim wrote them, else `record` after the send.
   let recorded = false;
@@ -139,8 +136,7 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
       await app.agent.drain(id);
       await record(runId);
     } else {
-      // No async scope on SQLite (`runWith`, p-txtoken): the send, its run's start-up step batch
-      // and the request's row find this body through its token.
+      // SQLite: no async scope; the send, its run's step batch and the row join by `tx` (p-txtoken).
       runId = await app.store.transactions.runWith(async (tx) => {
         const session = await begin(true);
         // The send's failure fails this transaction: no savepoint of its own (PostgreSQL).
