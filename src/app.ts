@@ -9,8 +9,9 @@ import { type AppWork, createWork } from './app/work';
 import { loadConfig } from './config/load';
 import { hardClaimGuard } from './coordination/claims';
 import { SvcError } from './errors';
-import type { SessionStart, ToolPolicy } from './permissions/tool-policy';
+import type { FunnelContext, SessionStart, ToolPolicy } from './permissions/tool-policy';
 import { cloudIdentity } from './providers/reports';
+import type { Session } from './sessions/types';
 import { runFunnel } from './tools/core/funnel';
 import type {
   BackgroundWorker,
@@ -114,15 +115,12 @@ export async function createApp(options: AppOptions): Promise<App> {
       // A caller that brings the session's mode, agent and phase (a run's step) spares the read.
       const given = 'mode' in overrides && 'agent' in overrides && 'phase' in overrides;
       const session = sessionId && !given ? await core.sessions.get(sessionId) : undefined;
-      const phase = session?.metadata.workflow_phase;
       const provided = policiesOf(oversight.policyProviders, sessionId, start);
-      return {
-        mode: session?.mode,
-        agent: session?.agent,
-        phase: typeof phase === 'string' ? phase : undefined,
-        ...overrides,
-        policies: [...(Array.isArray(provided) ? provided : await provided), ...(overrides.policies ?? [])],
-      };
+      const policies = [
+        ...(Array.isArray(provided) ? provided : await provided),
+        ...(overrides.policies ?? []),
+      ];
+      return funnelContextOf(session, overrides, policies);
     },
     packs: oversight.packs,
     scheduler: ops.scheduler,
@@ -222,4 +220,23 @@ function policiesOf(
     answers.push(answer);
   }
   return waiting ? Promise.all(answers).then((lists) => lists.flat()) : (answers as ToolPolicy[][]).flat();
+}
+
+/**
+ * `{ mode, agent, phase, ...overrides, policies }` from the session row (an override wins, even
+ * undefined; `yolo` only when given) in literals: on Node 20 a property after a spread goes
+ * through V8's runtime, every call (p-sqlprofile).
+ */
+function funnelContextOf(
+  session: Session | undefined,
+  overrides: FunnelContext,
+  policies: ToolPolicy[],
+): FunnelContext {
+  const phase = session?.metadata.workflow_phase;
+  const mode = 'mode' in overrides ? overrides.mode : session?.mode;
+  const agent = 'agent' in overrides ? overrides.agent : session?.agent;
+  const ownPhase = 'phase' in overrides ? overrides.phase : typeof phase === 'string' ? phase : undefined;
+  return 'yolo' in overrides
+    ? { mode, agent, phase: ownPhase, yolo: overrides.yolo, policies }
+    : { mode, agent, phase: ownPhase, policies };
 }

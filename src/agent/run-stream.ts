@@ -8,7 +8,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
 import { isHandOver } from '../errors';
-import type { SessionStart } from '../permissions/tool-policy';
+import type { FunnelContext, SessionStart } from '../permissions/tool-policy';
 import { activeList, activeNames } from './active-tools';
 import { kindPolicies } from './agent-kinds';
 import { MAX_FAILED_COMPACTIONS } from './compaction';
@@ -59,11 +59,11 @@ export async function toolsFor(
   start?: SessionStart,
 ): Promise<readonly AgentToolSpec[]> {
   const version = openedAt ?? (session ? 0 : sessionVersion(c.sessionId));
-  const context = await c.app.funnelContext(
-    c.sessionId,
-    { ...session, agent: c.kind.id, yolo: c.run.options.yolo, policies },
-    start,
-  );
+  // Literals, not `{ ...session, agent, … }` (a map of its own each call on Node 20, p-sqlprofile).
+  const overrides: FunnelContext = session
+    ? { mode: session.mode, phase: session.phase, agent: c.kind.id, yolo: c.run.options.yolo, policies }
+    : { agent: c.kind.id, yolo: c.run.options.yolo, policies };
+  const context = await c.app.funnelContext(c.sessionId, overrides, start);
   // The row read by the run's preparation may serve its first step (./step-ends.ts).
   const atStart = !session || openedAt !== undefined;
   if (atStart && typeof context.mode === 'string' && Object.keys(c.app.config.mcp).length === 0) {

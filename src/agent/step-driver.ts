@@ -134,7 +134,9 @@ async function stepsThrough(options: StepDriverOptions, gate: StepEndGate): Prom
   const sink = gate.sink;
   let o: Driver;
   try {
-    o = { ...options, internal: await sdkInternal() };
+    // `Object.assign`, not `{ ...options, internal }` (a map a run on Node 20, p-sqlprofile).
+    const internal = await sdkInternal();
+    o = Object.assign({}, options, { internal });
   } catch (error) {
     await handOn(sink, { type: 'error', error });
     return;

@@ -115,13 +115,20 @@ export function closingUpdates(
   cost: number,
 ): { id: string; patch: MessagePatch }[] {
   const updates: { id: string; patch: MessagePatch }[] = [];
+  // Two literals each, not `{ ...(stored ? {} : { parts }), finished }`: on Node 20 a property
+  // after a spread that copied one goes through V8's runtime, a map of its own (p-sqlprofile).
   if (assistant)
     updates.push({
       id: assistant.id,
-      patch: { ...(assistant.stored ? {} : { parts: [...assistant.parts] }), usage, cost, finished: true },
+      patch: assistant.stored
+        ? { usage, cost, finished: true }
+        : { parts: [...assistant.parts], usage, cost, finished: true },
     });
   if (tool)
-    updates.push({ id: tool.id, patch: { ...(tool.stored ? {} : { parts: tool.parts }), finished: true } });
+    updates.push({
+      id: tool.id,
+      patch: tool.stored ? { finished: true } : { parts: tool.parts, finished: true },
+    });
   return updates;
 }
 

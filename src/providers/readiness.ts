@@ -60,46 +60,34 @@ export function readiness(entry: ProviderEntry, ctx: ReadinessContext): Readines
     credential,
   };
   if (entry.problems.length) {
-    return { ...base, ready: false, reason: entry.problems[0], source_kind: 'none', source: null };
+    return answer(base, false, entry.problems[0], 'none', null);
   }
   if (entry.disabled) {
-    return {
-      ...base,
-      ready: false,
-      reason: `${entry.id}: disabled (providers.${entry.id}.disabled = true)`,
-      source_kind: 'none',
-      source: null,
-    };
+    return answer(base, false, `${entry.id}: disabled (providers.${entry.id}.disabled = true)`, 'none', null);
   }
   switch (entry.auth) {
     case 'api_key':
       if (!credential.value && entry.key_optional) {
         // AUTH-16: a local server on a loopback base_url needs no service-managed key.
-        return {
-          ...base,
-          ready: true,
-          reason: null,
-          source_kind: 'local',
-          source: `loopback ${entry.base_url} (no key needed)`,
-        };
+        return answer(base, true, null, 'local', `loopback ${entry.base_url} (no key needed)`);
       }
-      return {
-        ...base,
-        ready: Boolean(credential.value),
-        reason: credential.value ? null : (credential.missing ?? null),
-        source_kind: credential.source?.kind ?? 'none',
-        source: credential.source?.label ?? null,
-      };
+      return answer(
+        base,
+        Boolean(credential.value),
+        credential.value ? null : (credential.missing ?? null),
+        credential.source?.kind ?? 'none',
+        credential.source?.label ?? null,
+      );
     case 'local':
-      return {
-        ...base,
-        ready: entry.configured,
-        reason: entry.configured
+      return answer(
+        base,
+        entry.configured,
+        entry.configured
           ? null
           : `${entry.id}: not configured; add [providers.${entry.id}] (base_url ${entry.base_url ?? '…'}, no key needed) to use it`,
-        source_kind: 'local',
-        source: entry.configured ? `loopback ${entry.base_url} (no key needed)` : null,
-      };
+        'local',
+        entry.configured ? `loopback ${entry.base_url} (no key needed)` : null,
+      );
     case 'cloud':
       return cloud(entry, ctx, credential, base);
     case 'oauth':
@@ -109,9 +97,33 @@ export function readiness(entry: ProviderEntry, ctx: ReadinessContext): Readines
       return child(entry, ctx, base);
     default: {
       const never: never = entry.auth;
-      return { ...base, ready: false, reason: `unknown auth ${never}`, source_kind: 'none', source: null };
+      return answer(base, false, `unknown auth ${never}`, 'none', null);
     }
   }
+}
+
+/**
+ * `{ ...base, ready, reason, source_kind, source }` as one literal: on Node 20 each property
+ * defined after a spread goes through V8's runtime and the answer gets a map of its own (every
+ * request asks its provider's readiness, p-sqlprofile).
+ */
+function answer(
+  base: Pick<Readiness, 'auth' | 'ambiguous' | 'ambiguity' | 'credential'>,
+  ready: boolean,
+  reason: string | null,
+  source_kind: Readiness['source_kind'],
+  source: string | null,
+): Readiness {
+  return {
+    auth: base.auth,
+    ambiguous: base.ambiguous,
+    ambiguity: base.ambiguity,
+    credential: base.credential,
+    ready,
+    reason,
+    source_kind,
+    source,
+  };
 }
 
 type Base = Pick<Readiness, 'auth' | 'ambiguous' | 'ambiguity' | 'credential'>;

@@ -189,16 +189,19 @@ export function createMetrics(): Metrics {
     modelCall(start, end) {
       // Only the figures: a recording waiting for prom-client must not keep the call's prompt and
       // answer (the whole conversation, once per call: ≈ 5 MB over a 200-message TUI session).
-      const labels = { provider: end.provider, model: end.model, purpose: start.purpose };
+      const { provider, model } = end;
+      const purpose = start.purpose;
+      const labels = { provider, model, purpose };
       const { input_tokens, output_tokens, status, ttft_ms, duration_ms } = end;
       const usd = end.cost;
+      // Label sets as literals, not `{ ...labels, direction }`: on Node 20 a property after a
+      // spread goes through V8's runtime and makes the object a map of its own (p-sqlprofile).
       record(({ tokens, cost, calls, ttft, duration }) => {
-        tokens.inc({ ...labels, direction: 'input' }, input_tokens);
-        tokens.inc({ ...labels, direction: 'output' }, output_tokens);
+        tokens.inc({ provider, model, purpose, direction: 'input' }, input_tokens);
+        tokens.inc({ provider, model, purpose, direction: 'output' }, output_tokens);
         cost.inc(labels, usd);
-        calls.inc({ ...labels, status });
-        if (ttft_ms !== null)
-          ttft.observe({ provider: labels.provider, model: labels.model }, ttft_ms / 1000);
+        calls.inc({ provider, model, purpose, status });
+        if (ttft_ms !== null) ttft.observe({ provider, model }, ttft_ms / 1000);
         duration.observe(labels, duration_ms / 1000);
       });
     },

@@ -56,7 +56,10 @@ export function openNodeSseStream(
   headers: Record<string, string> = {},
 ): { stream: SseStream; response: Response } {
   let wrote = false;
-  outgoing.writeHead(200, { ...SSE_HEADERS, ...headers });
+  // Not `{ ...SSE_HEADERS, ...headers }`: on Node 20 each property after a spread goes through V8's
+  // runtime and the object gets a map of its own; `Object.assign` onto `{}` reuses the maps
+  // (p-sqlprofile). The same names, values and order.
+  outgoing.writeHead(200, Object.assign({}, SSE_HEADERS, headers));
   const batch = new TurnBatch(outgoing);
   const { stream, teardown } = createSseStream(
     {

@@ -110,7 +110,12 @@ export function finishInRun(
   payload: Record<string, unknown>,
   written: () => void,
 ): FinishAlongside | undefined {
-  const write = requests(app).finishInRunFinish?.(requestId, { ...patch, finished_at: app.clock.now() });
+  // Not `{ ...patch, finished_at }`: a property after a spread goes through V8's runtime on Node 20
+  // and makes a map a call; `Object.assign` onto `{}` reuses them (p-sqlprofile). The same object.
+  const write = requests(app).finishInRunFinish?.(
+    requestId,
+    Object.assign({}, patch, { finished_at: app.clock.now() }),
+  );
   if (!write) return undefined;
   return { write, event: { type: 'openai_compat.response', payload }, written };
 }

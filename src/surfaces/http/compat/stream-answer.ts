@@ -142,7 +142,7 @@ export function streamAnswer(
     const finishReason = finishReasonOf(result);
     chunk({}, finishReason);
     if (request.include_usage) {
-      stream.send({ data: JSON.stringify({ ...base, choices: [], usage: usageOf(result) }) });
+      stream.send({ data: JSON.stringify(usageChunk(base, usageOf(result))) });
     }
     // Written by the run's finish already: nothing left before `[DONE]`.
     if (!prepared.ended)
@@ -168,4 +168,23 @@ export function streamAnswer(
 function sendError(stream: SseStream, message: string): void {
   stream.send({ data: JSON.stringify({ error: { message, type: 'invalid_request_error' } }) });
   stream.close({ data: '[DONE]' });
+}
+
+/**
+ * The usage chunk: `base`'s fields written out, not `{ ...base, choices, usage }` (a property after
+ * a spread goes through V8's runtime on Node 20, p-sqlprofile): the same object, the same JSON.
+ */
+function usageChunk<
+  B extends { id: string; object: string; created: number; model: string; system_fingerprint: null },
+  U,
+>(base: B, usage: U) {
+  return {
+    id: base.id,
+    object: base.object,
+    created: base.created,
+    model: base.model,
+    system_fingerprint: base.system_fingerprint,
+    choices: [],
+    usage,
+  };
 }
