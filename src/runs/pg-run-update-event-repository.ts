@@ -252,7 +252,8 @@ function textOf({ columns, handed, queued, own, call, first, alongside }: Shape)
   const riding = first?.riding;
   const ridingAt = own + (call?.values.length ?? 0);
   const ridingWith = riding ? `svc_riding AS (${riding.sql(ridingAt)}), ` : '';
-  // The run's events in one set-based append after its UPDATE (migration 45, p-pgserver): the step
+  // The run's events in one set-based append after its UPDATE (p-pgserver; this statement's own
+  // INSERT since p-lastseq, below): the step
   // end's (`first`), the run's own, then `alongside`'s when its write answered a row; consecutive
   // seqs in that order, as the appends one after another gave them. Handed over (p-pglone), the
   // step end's held events first, from their `WITH`: the seqs its own list call before gave them.
@@ -285,12 +286,33 @@ function textOf({ columns, handed, queued, own, call, first, alongside }: Shape)
   const held = handed
     ? `, (SELECT coalesce((SELECT cardinality(h.types) FROM ${FOLLOWING_EVENTS} h), 0) AS held) k`
     : '';
+  // Inserted here (p-lastseq), not by `svc_append_run_event_list`: the UPDATE holds the run's row
+  // lock already; `svc_run_last_seq` (migration 48) reads the run's highest seq once, after it (a
+  // snapshot of its own: every append committed before the lock was granted is seen; only with the
+  // UPDATE's row); the list inserted in its order with the seqs after it, ids drawn in that order,
+  // each answered with its place (1..) as the function answered it. No row updated: nothing read
+  // or inserted. What it spares: the function's lock statement and its `RETURN QUERY`.
+  const inserted = `,
+       ${RUN_BASE} AS MATERIALIZED (SELECT svc_run_last_seq(r.id) AS base FROM r),
+       ${RUN_LIST} AS MATERIALIZED (SELECT ${listOf(0, 'text')} AS types, ${listOf(1, 'text')} AS payloads, ${listOf(2, 'bigint')} AS created_ats),
+       ${RUN_INSERTED} AS (INSERT INTO agent_run_events (run_id, session_id, seq, type, payload, created_at)
+         SELECT r.id, r.session_id, s.base + b.ord, b.type, b.payload, b.created_at
+           FROM r, ${RUN_BASE} s, ${RUN_LIST} l,
+                unnest(l.types, l.payloads, l.created_ats) WITH ORDINALITY AS b(type, payload, created_at, ord)
+          ORDER BY b.ord
+         RETURNING id, seq)`;
   const runEvents = ` CROSS JOIN LATERAL (SELECT ${picks.join(', ')}
-         FROM svc_append_run_event_list(r.id, r.session_id, ${listOf(0, 'text')}, ${listOf(1, 'text')}, ${listOf(2, 'bigint')}) x${held}) v`;
-  return `WITH ${q}${ridingWith}${firstSql?.with ?? ''}r AS (${update}${gate}${firstSql?.gate ?? ''} RETURNING *)${also?.with ?? ''}
+         FROM (SELECT i.id AS event_id, i.seq AS event_seq, (i.seq - s.base)::integer AS ord
+                 FROM ${RUN_INSERTED} i, ${RUN_BASE} s) x${held}) v`;
+  return `WITH ${q}${ridingWith}${firstSql?.with ?? ''}r AS (${update}${gate}${firstSql?.gate ?? ''} RETURNING *)${also?.with ?? ''}${inserted}
      SELECT r.*, v.own_id AS svc_event_id, v.own_seq AS svc_event_seq${answer}${firstSql?.answer ?? ''}${also?.answer ?? ''}${following}
        FROM r${runEvents}`;
 }
+
+/** The finish's run events (p-lastseq): the run's highest seq before them, their list, their rows. */
+const RUN_BASE = 'svc_run_base';
+const RUN_LIST = 'svc_run_list';
+const RUN_INSERTED = 'svc_run_list_ins';
 
 /** The UPDATE of a run's patched columns and its parameters. */
 export function updateStatement(

@@ -372,13 +372,14 @@ export async function migratedInPlace(
 /** Two nodes on one fresh migrated database (as migratedDatabase): two pools of 4 connections each. */
 export async function twoNodes(
   cluster: PostgresCluster,
-): Promise<{ sql: SqlClient; other: SqlClient; close(): Promise<void> }> {
+): Promise<{ sql: SqlClient; other: SqlClient; url: string; close(): Promise<void> }> {
   const url = await cluster.createDatabase('svc_test', await migratedTemplate(cluster));
   const sql = await clientOf(url);
   await migratePostgres(sql);
   const other = await clientOf(url);
   return {
     sql,
+    url,
     other,
     close: async () => {
       await other.close();

@@ -25,7 +25,7 @@ import {
 
 const pg = postgresForFile();
 const BUS_APPEND = /^SELECT event_id, previous_id FROM svc_append_events_across\(/;
-const RUN_FINISH = /^WITH .*r AS \(UPDATE agent_runs .*svc_append_run_event/s;
+const RUN_FINISH = /^WITH .*r AS \(UPDATE agent_runs .*(svc_append_run_event|svc_run_last_seq)/s;
 const FINISH_EVENTS = ['run.finished', 'state.changed'];
 /**
  * The finish's session events with the last step end's before them (p-pglast: one statement), and

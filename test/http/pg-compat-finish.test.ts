@@ -76,11 +76,14 @@ describe.skipIf(!pg.available)('a streamed compat request’s end on PostgreSQL'
         // the request's last write: nothing but the bus's appends and reads before `[DONE]` after it.
         expect(finish, writes.map((t) => t.slice(0, 80)).join('\n')).toBe(writes.length - 1);
         // Its run events (the step end's held ones, the step end's, its own, the row's) in one
-        // list (p-pgserver, p-pglone: the held ones handed over by the step end's `WITH`).
+        // list (p-pgserver, p-pglone: the held ones handed over by the step end's `WITH`), the
+        // finish's own INSERT after one seq read since p-lastseq (was one list call).
         expect(writes[finish]).toContain(
-          'svc_append_run_event_list(r.id, r.session_id, coalesce((SELECT h.types FROM svc_run_events h)',
+          'svc_run_list AS MATERIALIZED (SELECT coalesce((SELECT h.types FROM svc_run_events h)',
         );
-        expect(writes[finish]?.match(/svc_append_run_event_list\(/g)).toHaveLength(1);
+        expect(writes[finish]?.match(/svc_run_last_seq\(/g)).toHaveLength(1);
+        expect(writes[finish]?.match(/INSERT INTO agent_run_events/g)).toHaveLength(1);
+        expect(writes[finish]).not.toMatch(/svc_append_run_event(_list)?\(/);
         expect(writes.filter((text) => /openai_compat_requests/.test(text))).toHaveLength(2);
         // The start and the finish, with the last step end in it (p-pglast), the step's assistant
         // message inserted closed by that step end (p-heldstep, where it was a write of its own at

@@ -85,7 +85,10 @@ describe.skipIf(!pg.available)('a lone compat request’s finish on PostgreSQL',
         expect(r.finish).toHaveLength(1);
         const finish = r.finish[0] ?? '';
         // One list call (on the base: the step end's `WITH`, then the finish's own).
-        expect(finish.match(/svc_append_run_event_list\(/g)).toHaveLength(1);
+        // Since p-lastseq no call: the finish's own INSERT after one seq read.
+        expect(finish.match(/INSERT INTO agent_run_events/g)).toHaveLength(1);
+        expect(finish.match(/svc_run_last_seq\(/g)).toHaveLength(1);
+        expect(finish).not.toMatch(/svc_append_run_event(_list)?\(/);
         // The start's INSERTs (its `WITH`s: one query, its statement trigger fires once), the
         // finish's one (on the base two: each list call's INSERT is a query of its own).
         expect(r.inserts).toEqual([1, 1]);

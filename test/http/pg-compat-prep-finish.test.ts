@@ -93,7 +93,8 @@ describe.skipIf(!pg.available)('a lone compat request’s preparation in its fin
         const finish = r.writes[1] ?? '';
         expect(finish).toMatch(FINISH);
         expect(finish).toMatch(PROMPT_ROW);
-        expect(finish).toContain('svc_append_run_event_list(');
+        // Its run events' list: the finish's own INSERT after one seq read (p-lastseq).
+        expect(finish).toContain('svc_run_last_seq(');
         expect(r.writes.filter((t) => PROMPT_ROW.test(t))).toHaveLength(1);
         expect(comparable(r.events)).toEqual(comparable(lite.events));
         expect(r.events.map((e) => e.type).slice(3, 9)).toEqual([

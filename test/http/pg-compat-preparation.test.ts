@@ -55,7 +55,8 @@ describe.skipIf(!pg.available)('a compat run’s preparation on PostgreSQL', () 
       expect(prepared).toHaveLength(1);
       expect(prepared[0]).toMatch(/svc_following_row AS \(INSERT INTO prompt_stack_builds /);
       expect(prepared[0]).toMatch(/UPDATE agent_runs SET status = /);
-      expect(prepared[0]).toContain('svc_append_run_event_list(');
+      // The run events' list: the finish's own INSERT after one seq read (p-lastseq).
+      expect(prepared[0]).toContain('svc_run_last_seq(');
       expect(after.filter((t) => /^SELECT event_id, event_seq FROM svc_append_run_event\(/.test(t))).toEqual(
         [],
       );

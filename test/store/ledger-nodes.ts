@@ -15,6 +15,8 @@ export interface LedgerNodes {
   sql: SqlClient;
   /** The second machine's pool. */
   other: SqlClient;
+  /** The database's URL (for a driver client of a test's own). */
+  url: string;
   /**
    * The ledger of node `runner` on `host` (pid 4242), beating every `heartbeatMs`; its machine's
    * clock is `skewMs` off the real one.
@@ -33,6 +35,7 @@ export async function ledgerNodes(cluster: PostgresCluster, staleMs: number): Pr
   return {
     sql: nodes.sql,
     other: nodes.other,
+    url: nodes.url,
     open(runner, host, heartbeatMs, sql = nodes.sql, skewMs = 0) {
       const ledger = createPostgresRunLedger({
         clock: skewMs ? { now: () => systemClock.now() + skewMs } : systemClock,

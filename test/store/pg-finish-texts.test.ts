@@ -94,8 +94,10 @@ describe('a run’s finish text on PostgreSQL, kept per shape', () => {
     expect(b?.values).toContain('run_b');
     expect(b?.values).not.toContain('run_a');
     expect(b?.values).toHaveLength(a?.values.length ?? -1);
-    // Handed over: the step end's arrays in the finish's list, no list call of its own.
-    expect(a?.text.match(/svc_append_run_event_list\(/g)).toHaveLength(1);
+    // Handed over: the step end's arrays in the finish's list, no list call of its own (the finish's
+    // own INSERT since p-lastseq, no list call at all).
+    expect(a?.text.match(/INSERT INTO agent_run_events/g)).toHaveLength(1);
+    expect(a?.text).not.toMatch(/svc_append_run_event_list\(/);
     expect(a?.text).toContain('::text[] AS types');
 
     // A step end without a shape: its text made every time, the same as the kept one.

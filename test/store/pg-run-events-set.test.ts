@@ -192,9 +192,11 @@ describe.skipIf(!pg.available)('a run’s events appended set-based', () => {
     const there = await finish('req_a');
     expect(there.statements).toHaveLength(1);
     const text = there.statements[0] ?? '';
-    // One list call for the run's events, no call an event (on the base: one each).
-    expect(text.match(/svc_append_run_event_list\(/g)).toHaveLength(1);
-    expect(text).not.toMatch(/svc_append_run_event\(/);
+    // One list for the run's events, no call an event (on the base: one each): since p-lastseq the
+    // statement's own INSERT after one read of the run's highest seq, no list call.
+    expect(text.match(/INSERT INTO agent_run_events/g)).toHaveLength(1);
+    expect(text.match(/svc_run_last_seq\(/g)).toHaveLength(1);
+    expect(text).not.toMatch(/svc_append_run_event(_list)?\(/);
     expect(there.events.map((e) => [e.seq, e.type])).toEqual([
       [1, 'run.queued'],
       [2, 'phase'],

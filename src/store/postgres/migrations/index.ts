@@ -23,6 +23,7 @@ import { modelCallTimesDdl } from './model-call-times';
 import { permissionRequestsDdl } from './permission-requests';
 import { queueAfterClaimLockDdl } from './queue-after-claim-lock';
 import { runEventsSetDdl } from './run-events-set';
+import { runLastSeqDdl } from './run-last-seq';
 import { runOrderDdl } from './run-order';
 import { adaptiveChangesDdl, sessionChangesDdl, tableChangesDdl } from './table-changes';
 
@@ -47,4 +48,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 45, name: 'run event appends in a list set-based', sql: runEventsSetDdl },
   { id: 46, name: 'session event appends in one statement after the locks', sql: appendAcrossOnceDdl },
   { id: 47, name: 'session event appends of one session without the lock loop', sql: appendAcrossOneDdl },
+  { id: 48, name: "a run's highest event seq read after its row's lock", sql: runLastSeqDdl },
 ];
