@@ -160,6 +160,19 @@ export interface EventBus {
     events: readonly { type: string; payload: Record<string, unknown> }[],
   ): { settle(written: boolean): void } | undefined;
   /**
+   * Events of a group joined to a statement (`joinAll`) whose answer was lost, so settled
+   * `undefined` (nothing delivered), that the caller found committed since (a run's finish whose
+   * retry finds the run finished by it). A step of the queue, behind what is queued now, reads the
+   * session's log after its ring and finds them (`types` in order, each stamped `createdAt`:
+   * `JoinedEvents.createdAt`): delivered as this node's (to '*' too, in the caller's context), with
+   * their stored ids, and others' events read with them as a catch-up delivers those. Taken into
+   * the ring meanwhile as another node's (a notice's catch-up, a later append's read), they reached
+   * the session's listeners then, and go to '*' now. Resolves whether they were found (false:
+   * nothing of them delivered; not a shared log). Once per group: a second call delivers them to
+   * '*' again. Absent: never.
+   */
+  adopt?(sessionId: string, types: readonly string[], createdAt: number): Promise<boolean>;
+  /**
    * Resolves once every event published before the call and queued is stored and delivered: not
    * those a transaction still open holds (`transaction`), the caller's own included, which are
    * enqueued at its end and never delivered before it (p-heldfix: a wait inside the transaction
@@ -246,9 +259,12 @@ export function createEventBus(deps: {
    * deprecated `asyncResource` accessors cost ≈ 13 µs a call on Node 20, against ≈ 0.3 µs.
    */
   const publisherContext = () => (immediate() || !log() ? undefined : new AsyncResource('svc.bus-publish'));
-  /** To the session's listeners, and to '*' for an event published on this node (`local`). */
-  const deliver = (event: SessionEvent, local = true) => {
-    const own = listeners.get(event.session_id);
+  /**
+   * To the session's listeners (unless `session` is false: they had it), and to '*' for an event
+   * published on this node (`local`).
+   */
+  const deliver = (event: SessionEvent, local = true, session = true) => {
+    const own = session ? listeners.get(event.session_id) : undefined;
     if (own) deliverTo(own, event, deps.onError);
     const all = local ? listeners.get('*') : undefined;
     if (all) deliverTo(all, event, deps.onError);
@@ -301,6 +317,19 @@ export function createEventBus(deps: {
       publisherContext,
       enqueue,
     }),
+    adopt(sessionId, types, createdAt) {
+      if (!sharedLog() || !types.length) return Promise.resolve(false);
+      const context = publisherContext();
+      return new Promise<boolean>((found, failed) => {
+        enqueue({
+          kind: 'catch-up',
+          sessionId,
+          adopt: { types, createdAt, ...(context ? { context } : {}), found },
+          done: () => {},
+          failed,
+        });
+      });
+    },
     flush: () => flush(),
     drained: idle,
     heldOwn: held.own,
