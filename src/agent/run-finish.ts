@@ -23,13 +23,14 @@ const FINISH_RETRY_CAP_MS = 4_000;
  * back and its end is recorded, instead of a row left `running` that keeps the session busy on
  * every node while this one lives. Before a second attempt the row is read: a finish that was
  * committed but whose answer was lost is not written twice, and `found` then checks what else the
- * lost attempt carried (its step end: `keptEnd`). Other errors are thrown at once.
+ * lost attempt carried (`storedFinish`), answering the row as it is then. Other errors are thrown
+ * at once.
  */
 async function untilStored(
   core: AgentCore,
   run: AgentRun,
   write: () => Promise<AgentRun>,
-  found?: () => Promise<void>,
+  found?: (stored: AgentRun) => Promise<AgentRun>,
 ): Promise<AgentRun> {
   const a = core.host;
   for (let attempt = 0; ; attempt++) {
@@ -38,8 +39,7 @@ async function untilStored(
         const stored = await a.runs.require(run.id);
         if (stored.status !== 'running' && stored.status !== 'queued') {
           // What the lost statement carried besides the finish, checked against what is stored.
-          if (found) await found();
-          return stored;
+          return found ? await found(stored) : stored;
         }
       }
       const row = await write();
@@ -184,6 +184,11 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   let last = await core.lastEnds.take(run.id);
   /** Whether the attempt that kept `last` for a retry carried its events (`announce`, p-closehold). */
   let keptAnnounced = false;
+  /**
+   * The bus's stamp on the session events the statement sent last carried (`announce` joined),
+   * if it did: a retry that finds the run finished has the bus deliver them as stored (`adopt`).
+   */
+  let joinedAt: number | undefined;
   const build = core.finishWrites.get(run.id);
   core.finishWrites.delete(run.id);
   try {
@@ -212,10 +217,12 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
     // Another domain's write in the finish's statement (`AgentService.finishWith`): the first
     // attempt only (a retry after a lost store reads the row first; the other domain writes its own).
     let alongside = build?.({ status: outcome.status, reason: outcome.reason, usage: outcome.usage });
-    const published = finishedPayload(sessionId, run.id, outcome);
+    let published = finishedPayload(sessionId, run.id, outcome);
     // `run.finished` and the idle state in the finish's statement (PostgreSQL, p-finishjoin), first
     // attempt only; not when the run gives a lease up between them (an await: they were apart).
-    let announce = finishAnnounce(core, run, published);
+    let announce = finishAnnounce(core, run, published, (at) => {
+      joinedAt = at;
+    });
     // The step end's events go first in the finish's; a finish that carries none (a lease to give
     // up between its events) has the step end written alone before it.
     if (last && !announce) await lastAlone(last);
@@ -223,6 +230,8 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
     if (!announce) last = undefined;
     rt.finishing = announce !== undefined;
     idleJoined = announce?.events.some((e) => e.type === 'state.changed') === true;
+    /** The events the first attempt's statement carries, in order (`adopt`'s types). */
+    const joinedTypes = announce?.events.map((e) => e.type) ?? [];
     const write = async (): Promise<AgentRun> => {
       const along = alongside;
       const ann = announce;
@@ -230,6 +239,7 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       alongside = undefined;
       announce = undefined;
       last = undefined;
+      joinedAt = undefined;
       if (end) {
         let result: unknown;
         const written = await recordFinished(core, run.id, finished, event, drains, along, ann, {
@@ -263,6 +273,7 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
           return written.run;
         }
         await lastAlone(end);
+        joinedAt = undefined;
       }
       const written = await recordFinished(
         core,
@@ -277,18 +288,36 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       deliver = written.deliver;
       return written.run;
     };
-    const row = await untilStored(core, run, write, async () => {
-      if (last) await keptEnd(core, run, last, keptAnnounced);
+    const row = await untilStored(core, run, write, async (stored) => {
+      // Finished by the statement whose answer was lost, or by another node meanwhile (its
+      // recovery): what is stored is what the run's waiters, the compat answer and the session's
+      // watchers are told (its status, usage, steps), not this node's outcome.
+      const end = last;
       last = undefined;
+      const alone = end ? await keptEnd(core, run, end, keptAnnounced) : false;
+      const after = alone ? await a.runs.require(run.id).catch(() => stored) : stored;
+      // Not running nor queued: `untilStored` reads it finished.
+      published = finishedPayload(sessionId, run.id, {
+        ...after,
+        status: after.status as RunOutcome['status'],
+      });
+      // That statement carried `run.finished` and the idle state (and the step end's events): in
+      // the log once it committed, delivered as stored, not published again. Its step end not
+      // stored (`alone`): nothing of it committed.
+      const at = joinedAt;
+      if (at !== undefined && !alone) {
+        deliver = () => void adoptFinish(core, sessionId, joinedTypes, at, published, idleJoined);
+      }
+      return after;
     });
     core.finished(row);
     if (!deliver) core.publish(sessionId, 'run.finished', published);
     a.log.info('run finished', {
       run_id: run.id,
       session_id: sessionId,
-      status: outcome.status,
-      ...(outcome.reason ? { reason: outcome.reason } : {}),
-      ...(outcome.failure ? { code: outcome.failure.code } : {}),
+      status: published.status,
+      ...(published.reason ? { reason: published.reason } : {}),
+      ...(published.failure ? { code: published.failure.code } : {}),
       steps: outcome.steps,
       model: outcome.model,
     });
@@ -328,7 +357,12 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
  * is not (one that committed but lost its answer would insert its rows twice): refused, what is
  * lost is logged (`run last step end lost`).
  */
-async function keptEnd(core: AgentCore, run: AgentRun, end: HeldStepEnd, announced: boolean): Promise<void> {
+async function keptEnd(
+  core: AgentCore,
+  run: AgentRun,
+  end: HeldStepEnd,
+  announced: boolean,
+): Promise<boolean> {
   const a = core.host;
   const step = end.first.event.payload.step;
   const stored = await a.runs.events(run.id, { types: [end.first.event.type] }).catch((error: unknown) => {
@@ -339,7 +373,7 @@ async function keptEnd(core: AgentCore, run: AgentRun, end: HeldStepEnd, announc
   });
   if (!stored || stored.some((e) => e.payload.step === step)) {
     end.written(undefined, announced);
-    return;
+    return false;
   }
   a.log.warn('run finished elsewhere before its last step end; writing it alone', { run_id: run.id, step });
   try {
@@ -356,6 +390,36 @@ async function keptEnd(core: AgentCore, run: AgentRun, end: HeldStepEnd, announc
       error,
     });
   }
+  return true;
+}
+
+/**
+ * The session events a finish's statement carried, found committed by its retry (its answer lost):
+ * delivered as stored (`EventBus.adopt`), once, with their ids. Not found (the bus cannot adopt, or
+ * that statement did not commit: another node finished the run): the finish's own published now,
+ * `run.finished` as stored and the idle state, as a finish that carried none publishes them.
+ */
+async function adoptFinish(
+  core: AgentCore,
+  sessionId: string,
+  types: readonly string[],
+  createdAt: number,
+  published: SessionEventPayloads['run.finished'],
+  idle: boolean,
+): Promise<void> {
+  const bus = core.host.bus;
+  const found = await (bus.adopt?.(sessionId, types, createdAt) ?? Promise.resolve(false)).catch(
+    (error: unknown) => {
+      core.host.log.warn('run finish’s stored events not read', { run_id: published.run_id, error });
+      return false;
+    },
+  );
+  if (found) return;
+  core.host.log.info('run finish’s lost statement not found stored; its events published', {
+    run_id: published.run_id,
+  });
+  core.publish(sessionId, 'run.finished', published);
+  if (idle) core.publish(sessionId, 'state.changed', statePayload(sessionId, 'idle', null));
 }
 
 /** The held step end alone (./last-step-end.ts); its failure is the run's (`LastEndFailed`). */
@@ -374,21 +438,24 @@ async function failedOutcome(failed: LastEndFailed, outcome: RunOutcome): Promis
   return { ...outcome, status: 'failed', reason: 'error', error: message };
 }
 
-/** `run.finished`'s session payload. */
+/** `run.finished`'s session payload: the run's outcome here, or its row as stored. */
 function finishedPayload(
   sessionId: string,
   runId: string,
-  outcome: RunOutcome,
+  ended: Pick<RunOutcome, 'status' | 'steps' | 'usage' | 'cost'> & {
+    reason?: string | null;
+    failure?: SessionEventPayloads['run.finished']['failure'] | null;
+  },
 ): SessionEventPayloads['run.finished'] {
   return {
     session_id: sessionId,
     run_id: runId,
-    status: outcome.status,
-    ...(outcome.reason ? { reason: outcome.reason } : {}),
-    ...(outcome.failure ? { failure: outcome.failure } : {}),
-    steps: outcome.steps,
-    usage: { input_tokens: outcome.usage.input_tokens, output_tokens: outcome.usage.output_tokens },
-    cost: outcome.cost,
+    status: ended.status,
+    ...(ended.reason ? { reason: ended.reason } : {}),
+    ...(ended.failure ? { failure: ended.failure } : {}),
+    steps: ended.steps,
+    usage: { input_tokens: ended.usage.input_tokens, output_tokens: ended.usage.output_tokens },
+    cost: ended.cost,
   };
 }
 
@@ -401,6 +468,7 @@ function finishAnnounce(
   core: AgentCore,
   run: AgentRun,
   payload: SessionEventPayloads['run.finished'],
+  joined: (createdAt: number) => void,
 ): SessionAnnounce | undefined {
   if (!core.host.runs.updateAndAppend || core.deps.runLeases?.releases(run)) return undefined;
   const sessionId = run.session_id;
@@ -412,5 +480,6 @@ function finishAnnounce(
       { type: 'run.finished', payload },
       ...(idle ? [] : [{ type: 'state.changed', payload: statePayload(sessionId, 'idle', null) }]),
     ],
+    joined,
   };
 }

@@ -362,6 +362,12 @@ export interface SessionAnnounce {
    * statement wrote (`updateAndAppendAfter`: a stop's send of a held step end, p-pglast).
    */
   ordered?: boolean;
+  /**
+   * `updateAndAppend`: told the bus's stamp on the events (`JoinedEvents.createdAt`) when they were
+   * joined to the statement: a caller whose statement's answer is lost and who finds it committed
+   * later has the bus deliver them as stored (`EventBus.adopt`), not published again.
+   */
+  joined?: (createdAt: number) => void;
 }
 
 export interface RunLedgerDeps {
