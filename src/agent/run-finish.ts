@@ -16,12 +16,20 @@ import { type AgentCore, statePayload } from './session-runtime';
 /** The first wait before a finish is written again after the store was lost; doubled up to the cap. */
 const FINISH_RETRY_MS = 500;
 const FINISH_RETRY_CAP_MS = 4_000;
+/**
+ * At a close, how long a finish that lost the store still waits for it (from the first failure
+ * seen closing): within the close's wait for its runs (`CLOSE_TIMEOUT_MS`, 5 s, ./run-cancel.ts),
+ * its tries every `FINISH_CLOSE_RETRY_MS` at most.
+ */
+const FINISH_CLOSE_WAIT_MS = 3_000;
+const FINISH_CLOSE_RETRY_MS = 250;
 
 /**
- * `write` (the run's finish), again while the store is unreachable (PostgreSQL lost: `unavailable`)
- * and the node is not closing: the run stays running here, its waiters waiting, until the store is
- * back and its end is recorded, instead of a row left `running` that keeps the session busy on
- * every node while this one lives. Before a second attempt the row is read: a finish that was
+ * `write` (the run's finish), again while the store is unreachable (PostgreSQL lost: `unavailable`):
+ * the run stays running here, its waiters waiting, until the store is back and its end is
+ * recorded, instead of a row left `running` that keeps the session busy on every node while this
+ * one lives. Closing, only for a store lost (`storeLost`, not a statement refused) and only
+ * `FINISH_CLOSE_WAIT_MS` (within the close's wait for its runs); then the error is thrown. Before a second attempt the row is read: a finish that was
  * committed but whose answer was lost is not written twice, and `found` then checks what else the
  * lost attempt carried (`storedFinish`), answering the row as it is then. Other errors are thrown
  * at once.
@@ -33,6 +41,8 @@ async function untilStored(
   found?: (stored: AgentRun) => Promise<AgentRun>,
 ): Promise<AgentRun> {
   const a = core.host;
+  /** Closing: when the finish stops waiting for the store (`performance.now()`). */
+  let closeBy: number | undefined;
   for (let attempt = 0; ; attempt++) {
     try {
       if (attempt > 0) {
@@ -50,10 +60,18 @@ async function untilStored(
         });
       return row;
     } catch (error) {
-      if (!(SvcError.is(error) && error.code === 'unavailable') || core.closing) throw error;
+      if (!(SvcError.is(error) && error.code === 'unavailable')) throw error;
+      let wait = Math.min(FINISH_RETRY_MS * 2 ** attempt, FINISH_RETRY_CAP_MS);
+      if (core.closing) {
+        if (!storeLost(error)) throw error;
+        closeBy ??= performance.now() + FINISH_CLOSE_WAIT_MS;
+        const left = closeBy - performance.now();
+        if (left <= 0) throw error;
+        wait = Math.min(wait, left, FINISH_CLOSE_RETRY_MS);
+      }
       if (attempt === 0)
         a.log.warn('run finish waits for the store', { run_id: run.id, error: error.message });
-      await sleep(Math.min(FINISH_RETRY_MS * 2 ** attempt, FINISH_RETRY_CAP_MS));
+      await sleep(wait);
     }
   }
 }
@@ -252,7 +270,9 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
           // both written in one statement once the store is back (`untilStored`), its events then
           // published before `run.finished`. Written apart, the step end alone would fail too and
           // fail the run, its held message and deltas lost while the finish waited for the store.
-          if (storeLost(error) && !core.closing) {
+          // Closing too: `untilStored` waits for the store within the close's wait, then gives up
+          // (what is lost logged below: written apart, both would be refused as well).
+          if (storeLost(error)) {
             last = end;
             keptAnnounced = ann !== undefined;
             throw error;
@@ -329,6 +349,7 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       return await finishRun(core, run, await failedOutcome(error, outcome));
     }
     a.log.error('run finalize failed', { run_id: run.id, error });
+    if (core.closing && storeLost(error)) lostAtClose(core, run, last);
   }
   // No await when there was no lease: `run.finished` and the idle state below are one stretch,
   // so the bus appends them together on PostgreSQL (its queue starts after a microtask).
@@ -367,7 +388,7 @@ async function keptEnd(
   const step = end.first.event.payload.step;
   const stored = await a.runs.events(run.id, { types: [end.first.event.type] }).catch((error: unknown) => {
     // The store lost: read again with the finish's retry; refused otherwise: taken as written, as before.
-    if (storeLost(error) && !core.closing) throw error;
+    if (storeLost(error)) throw error;
     a.log.warn('run last step end not checked', { run_id: run.id, step, error });
     return undefined;
   });
@@ -420,6 +441,29 @@ async function adoptFinish(
   });
   core.publish(sessionId, 'run.finished', published);
   if (idle) core.publish(sessionId, 'state.changed', statePayload(sessionId, 'idle', null));
+}
+
+/**
+ * The store lost at a close, not back within its wait (`untilStored`): what of the run's end is
+ * not stored, said once. The row stays `running` until a recovery (the next start, or another
+ * node's) marks it `interrupted`; nothing of this finish nor of the step end it kept is written.
+ */
+function lostAtClose(core: AgentCore, run: AgentRun, end: HeldStepEnd | undefined): void {
+  core.host.log.error('run end lost at the close: the store unreachable', {
+    run_id: run.id,
+    session_id: run.session_id,
+    lost: [
+      'the run’s end (its row stays running until a recovery marks it interrupted)',
+      'run.finished',
+      ...(end
+        ? [
+            `step ${String(end.first.event.payload.step)}: its messages finished and usage`,
+            end.first.event.type,
+            ...end.events.map((e) => e.type),
+          ]
+        : []),
+    ],
+  });
 }
 
 /** The held step end alone (./last-step-end.ts); its failure is the run's (`LastEndFailed`). */

@@ -376,6 +376,80 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
     expect(line).toMatchObject({ status: 'interrupted', reason: 'owner gone' });
   });
 
+  it('STORE-PG-743: the store lost at the run’s finish and the service closed while the finish waits for it: the store back within the close’s wait, the finish (its last step end with it) is written then: the run completed, its message finished with its usage, `step.finished` stored (was: the first try after the close began gave up, the step end and the finish written apart and refused, the row left running)', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    closers.push(() => sql.close());
+    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
+    let backAt: number | undefined;
+    const losing = losingAtFinish(
+      sql,
+      () => pgApp,
+      () => backAt !== undefined && Date.now() >= backAt,
+    );
+    const { app } = await agentApp([answer()], { postgres: losing.client });
+    pgApp = app;
+    const session = await app.sessions.create({ title: 'held' });
+    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+    await untilLogged(app, 'run finish waits for the store');
+    // The close begins (its runs' wait: 5 s); the store is back 0.7 s later, after the finish's
+    // next try (0.5 s after its first).
+    const closed = app.close();
+    backAt = Date.now() + 700;
+    await closed;
+
+    const messages = app.memoryLog.records.map((r) => r.message);
+    expect(messages).toContain('run finish recorded after the store came back');
+    expect(messages).not.toContain('run finalize failed');
+    const row = await sql.one<{ status: string; steps: number }>(
+      'SELECT status, steps FROM agent_runs WHERE id = $1',
+      [run_id],
+    );
+    expect(row).toEqual({ status: 'completed', steps: 1 });
+    const events = await sql.query<{ type: string }>(
+      'SELECT type FROM agent_run_events WHERE run_id = $1 ORDER BY seq',
+      [run_id],
+    );
+    expect(events.map((e) => e.type).slice(-2)).toEqual(['step.finished', 'run.finished']);
+    const assistant = await sql.query<{ finished_at: unknown; usage: unknown }>(
+      "SELECT finished_at, usage FROM messages WHERE session_id = $1 AND role = 'assistant'",
+      [session.id],
+    );
+    expect(assistant).toHaveLength(1);
+    expect(assistant[0]?.finished_at).not.toBeNull();
+  }, 30_000);
+
+  it('STORE-PG-744: the store lost at the run’s finish and not back within the close’s wait: the close ends (no hang) and says once what of the run’s end is lost: its row left running for a recovery, `run.finished`, the kept step end (its messages and usage, `step.finished`, its events) (was: written apart, refused, logged `run finalize failed` only)', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    closers.push(() => sql.close());
+    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
+    const losing = losingAtFinish(
+      sql,
+      () => pgApp,
+      () => false,
+    );
+    const { app } = await agentApp([answer()], { postgres: losing.client });
+    pgApp = app;
+    const session = await app.sessions.create({ title: 'held' });
+    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+    await untilLogged(app, 'run finish waits for the store');
+    await app.close();
+
+    const lost = app.memoryLog.records.filter(
+      (r) => r.message === 'run end lost at the close: the store unreachable',
+    );
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toMatchObject({ run_id, session_id: session.id });
+    expect(lost[0]?.lost).toEqual(
+      expect.arrayContaining([
+        'the run’s end (its row stays running until a recovery marks it interrupted)',
+        'run.finished',
+        'step.finished',
+      ]),
+    );
+    const row = await sql.one<{ status: string }>('SELECT status FROM agent_runs WHERE id = $1', [run_id]);
+    expect(row?.status).toBe('running');
+  }, 30_000);
+
   it('STORE-PG-702: the service closed while its run’s last step end waits for the run’s finish (held past the close’s wait, its own pool): the step end is written before the store closes (the stop’s release sends it alone); after a restart the run is interrupted with the step’s message, its deltas, `step.finished` and its usage stored, the log, messages, events and row SQLite’s for a run interrupted there', async () => {
     const sqlite = await closedWhileHeld(undefined, closers);
     const db = await migratedInPlace(pg.cluster());
