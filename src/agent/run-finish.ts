@@ -1,92 +1,18 @@
 /**
  * A run's end on this node: its finish recorded (the row with its `run.finished` ledger event, the
- * bus event, the lease, the idle state) or, at a clean stop, handed over to a live node. Apart from
- * ./run-control.ts, which starts runs and drains the queue after the finish is committed.
+ * bus event, the lost store's retry in ./finish-retry.ts, the lease, the idle state) or, at a clean
+ * stop, handed over to a live node. Apart from ./run-control.ts, which starts runs and drains the
+ * queue after the finish is committed.
  * @module
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError } from '../errors';
 import type { SessionEventPayloads } from '../events/types';
 import type { AgentRun, RunPatch, SessionAnnounce } from '../runs/run-ledger';
 import type { FinishAlongside, FinishFirst } from '../runs/types';
+import { finishedPayload, foundFinished, lostAtClose, storeLost, untilStored } from './finish-retry';
 import { type HeldStepEnd, LastEndFailed } from './last-step-end';
 import type { RunOutcome } from './run-loop';
 import { type AgentCore, statePayload } from './session-runtime';
-
-/** The first wait before a finish is written again after the store was lost; doubled up to the cap. */
-const FINISH_RETRY_MS = 500;
-const FINISH_RETRY_CAP_MS = 4_000;
-/**
- * At a close, how long a finish that lost the store still waits for it (from the first failure
- * seen closing): within the close's wait for its runs (`CLOSE_TIMEOUT_MS`, 5 s, ./run-cancel.ts),
- * its tries every `FINISH_CLOSE_RETRY_MS` at most.
- */
-const FINISH_CLOSE_WAIT_MS = 3_000;
-const FINISH_CLOSE_RETRY_MS = 250;
-
-/**
- * `write` (the run's finish), again while the store is unreachable (PostgreSQL lost: `unavailable`):
- * the run stays running here, its waiters waiting, until the store is back and its end is
- * recorded, instead of a row left `running` that keeps the session busy on every node while this
- * one lives. Closing, only for a store lost (`storeLost`, not a statement refused) and only
- * `FINISH_CLOSE_WAIT_MS` (within the close's wait for its runs); then the error is thrown. Before a second attempt the row is read: a finish that was
- * committed but whose answer was lost is not written twice, and `found` then checks what else the
- * lost attempt carried (`storedFinish`), answering the row as it is then. Other errors are thrown
- * at once.
- */
-async function untilStored(
-  core: AgentCore,
-  run: AgentRun,
-  write: () => Promise<AgentRun>,
-  found?: (stored: AgentRun) => Promise<AgentRun>,
-): Promise<AgentRun> {
-  const a = core.host;
-  /** Closing: when the finish stops waiting for the store (`performance.now()`). */
-  let closeBy: number | undefined;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      if (attempt > 0) {
-        const stored = await a.runs.require(run.id);
-        if (stored.status !== 'running' && stored.status !== 'queued') {
-          // What the lost statement carried besides the finish, checked against what is stored.
-          return found ? await found(stored) : stored;
-        }
-      }
-      const row = await write();
-      if (attempt > 0)
-        a.log.info('run finish recorded after the store came back', {
-          run_id: run.id,
-          attempts: attempt + 1,
-        });
-      return row;
-    } catch (error) {
-      if (!(SvcError.is(error) && error.code === 'unavailable')) throw error;
-      let wait = Math.min(FINISH_RETRY_MS * 2 ** attempt, FINISH_RETRY_CAP_MS);
-      if (core.closing) {
-        if (!storeLost(error)) throw error;
-        closeBy ??= performance.now() + FINISH_CLOSE_WAIT_MS;
-        const left = closeBy - performance.now();
-        if (left <= 0) throw error;
-        wait = Math.min(wait, left, FINISH_CLOSE_RETRY_MS);
-      }
-      if (attempt === 0)
-        a.log.warn('run finish waits for the store', { run_id: run.id, error: error.message });
-      await sleep(wait);
-    }
-  }
-}
-
-/**
- * The store went (its connection lost or unreachable, every pooled connection busy, the server
- * shutting down: SQLSTATE classes 08 and 57P), not a statement it refused (a PostgreSQL error is
- * `unavailable` too, reason `error`: src/store/postgres/errors.ts). A statement that was not
- * refused can be sent again once the store is back, as it was.
- */
-function storeLost(error: unknown): boolean {
-  if (!SvcError.is(error) || error.code !== 'unavailable') return false;
-  const { reason, code } = (error.details ?? {}) as { reason?: unknown; code?: unknown };
-  return reason !== 'error' || /^(08|57P)/.test(String(code ?? ''));
-}
 
 /**
  * A run's row finished and its `run.finished` ledger event: one statement where the ledger can
@@ -202,34 +128,12 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   let last = await core.lastEnds.take(run.id);
   /** Whether the attempt that kept `last` for a retry carried its events (`announce`, p-closehold). */
   let keptAnnounced = false;
-  /**
-   * The bus's stamp on the session events the statement sent last carried (`announce` joined),
-   * if it did: a retry that finds the run finished has the bus deliver them as stored (`adopt`).
-   */
+  /** The bus's stamp on the events the statement sent last carried (`announce` joined), if it did. */
   let joinedAt: number | undefined;
   const build = core.finishWrites.get(run.id);
   core.finishWrites.delete(run.id);
   try {
-    const finished = {
-      status: outcome.status,
-      reason: outcome.reason,
-      error: outcome.error,
-      failure: outcome.failure,
-      steps: outcome.steps,
-      usage: outcome.usage,
-      cost: outcome.cost,
-      model: outcome.model,
-      result_message_id: outcome.result_message_id,
-      finished_at: a.clock.now(),
-    };
-    const event = {
-      status: outcome.status,
-      reason: outcome.reason,
-      ...(outcome.failure ? { failure: outcome.failure } : {}),
-      steps: outcome.steps,
-      usage: outcome.usage,
-      cost: outcome.cost,
-    };
+    const { finished, event } = finishedWrites(outcome, a.clock.now());
     // The row and `run.finished` together (one statement where it can); the row answers the result.
     // Where the queue drains next, the statement also tells whether the session has queued runs.
     // Another domain's write in the finish's statement (`AgentService.finishWith`): the first
@@ -309,26 +213,18 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       return written.run;
     };
     const row = await untilStored(core, run, write, async (stored) => {
-      // Finished by the statement whose answer was lost, or by another node meanwhile (its
-      // recovery): what is stored is what the run's waiters, the compat answer and the session's
-      // watchers are told (its status, usage, steps), not this node's outcome.
       const end = last;
       last = undefined;
-      const alone = end ? await keptEnd(core, run, end, keptAnnounced) : false;
-      const after = alone ? await a.runs.require(run.id).catch(() => stored) : stored;
-      // Not running nor queued: `untilStored` reads it finished.
-      published = finishedPayload(sessionId, run.id, {
-        ...after,
-        status: after.status as RunOutcome['status'],
+      const found = await foundFinished(core, run, stored, {
+        end,
+        announced: keptAnnounced,
+        joinedAt,
+        types: joinedTypes,
+        idle: idleJoined,
       });
-      // That statement carried `run.finished` and the idle state (and the step end's events): in
-      // the log once it committed, delivered as stored, not published again. Its step end not
-      // stored (`alone`): nothing of it committed.
-      const at = joinedAt;
-      if (at !== undefined && !alone) {
-        deliver = () => void adoptFinish(core, sessionId, joinedTypes, at, published, idleJoined);
-      }
-      return after;
+      published = found.published;
+      deliver = found.deliver;
+      return found.row;
     });
     core.finished(row);
     if (!deliver) core.publish(sessionId, 'run.finished', published);
@@ -368,102 +264,29 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   return { drains, ...(empty && (rt.queuedHere ?? 0) === queuedHere ? { queue: [] } : {}) };
 }
 
-/**
- * A step end kept for a retry that found the run finished (p-finishcheck, p-closehold Left 3): the
- * statement that carried it committed, its answer lost, or another node finished the run (its
- * recovery: `interrupted`) while this one waited for the store. Its `step.finished` stored says
- * which: written with the finish (its events in it where that attempt announced), or not written,
- * then sent alone now, after what the other node wrote (its events before this node's
- * `run.finished`). The read is retried with the finish's while the store is lost; the send alone
- * is not (one that committed but lost its answer would insert its rows twice): refused, what is
- * lost is logged (`run last step end lost`).
- */
-async function keptEnd(
-  core: AgentCore,
-  run: AgentRun,
-  end: HeldStepEnd,
-  announced: boolean,
-): Promise<boolean> {
-  const a = core.host;
-  const step = end.first.event.payload.step;
-  const stored = await a.runs.events(run.id, { types: [end.first.event.type] }).catch((error: unknown) => {
-    // The store lost: read again with the finish's retry; refused otherwise: taken as written, as before.
-    if (storeLost(error)) throw error;
-    a.log.warn('run last step end not checked', { run_id: run.id, step, error });
-    return undefined;
-  });
-  if (!stored || stored.some((e) => e.payload.step === step)) {
-    end.written(undefined, announced);
-    return false;
-  }
-  a.log.warn('run finished elsewhere before its last step end; writing it alone', { run_id: run.id, step });
-  try {
-    await end.alone();
-  } catch (error) {
-    a.log.error('run last step end lost', {
-      run_id: run.id,
-      step,
-      lost: [
-        'the step’s messages finished and usage',
-        end.first.event.type,
-        ...end.events.map((e) => e.type),
-      ],
-      error,
-    });
-  }
-  return true;
-}
-
-/**
- * The session events a finish's statement carried, found committed by its retry (its answer lost):
- * delivered as stored (`EventBus.adopt`), once, with their ids. Not found (the bus cannot adopt, or
- * that statement did not commit: another node finished the run): the finish's own published now,
- * `run.finished` as stored and the idle state, as a finish that carried none publishes them.
- */
-async function adoptFinish(
-  core: AgentCore,
-  sessionId: string,
-  types: readonly string[],
-  createdAt: number,
-  published: SessionEventPayloads['run.finished'],
-  idle: boolean,
-): Promise<void> {
-  const bus = core.host.bus;
-  const found = await (bus.adopt?.(sessionId, types, createdAt) ?? Promise.resolve(false)).catch(
-    (error: unknown) => {
-      core.host.log.warn('run finish’s stored events not read', { run_id: published.run_id, error });
-      return false;
-    },
-  );
-  if (found) return;
-  core.host.log.info('run finish’s lost statement not found stored; its events published', {
-    run_id: published.run_id,
-  });
-  core.publish(sessionId, 'run.finished', published);
-  if (idle) core.publish(sessionId, 'state.changed', statePayload(sessionId, 'idle', null));
-}
-
-/**
- * The store lost at a close, not back within its wait (`untilStored`): what of the run's end is
- * not stored, said once. The row stays `running` until a recovery (the next start, or another
- * node's) marks it `interrupted`; nothing of this finish nor of the step end it kept is written.
- */
-function lostAtClose(core: AgentCore, run: AgentRun, end: HeldStepEnd | undefined): void {
-  core.host.log.error('run end lost at the close: the store unreachable', {
-    run_id: run.id,
-    session_id: run.session_id,
-    lost: [
-      'the run’s end (its row stays running until a recovery marks it interrupted)',
-      'run.finished',
-      ...(end
-        ? [
-            `step ${String(end.first.event.payload.step)}: its messages finished and usage`,
-            end.first.event.type,
-            ...end.events.map((e) => e.type),
-          ]
-        : []),
-    ],
-  });
+/** The run's row as it finished (`RunPatch`) and its `run.finished` ledger event's payload. */
+function finishedWrites(outcome: RunOutcome, now: number) {
+  const finished = {
+    status: outcome.status,
+    reason: outcome.reason,
+    error: outcome.error,
+    failure: outcome.failure,
+    steps: outcome.steps,
+    usage: outcome.usage,
+    cost: outcome.cost,
+    model: outcome.model,
+    result_message_id: outcome.result_message_id,
+    finished_at: now,
+  };
+  const event = {
+    status: outcome.status,
+    reason: outcome.reason,
+    ...(outcome.failure ? { failure: outcome.failure } : {}),
+    steps: outcome.steps,
+    usage: outcome.usage,
+    cost: outcome.cost,
+  };
+  return { finished, event };
 }
 
 /** The held step end alone (./last-step-end.ts); its failure is the run's (`LastEndFailed`). */
@@ -480,27 +303,6 @@ async function failedOutcome(failed: LastEndFailed, outcome: RunOutcome): Promis
   if (failed.fail) return await failed.fail(failed.error);
   const message = failed.error instanceof Error ? failed.error.message : String(failed.error);
   return { ...outcome, status: 'failed', reason: 'error', error: message };
-}
-
-/** `run.finished`'s session payload: the run's outcome here, or its row as stored. */
-function finishedPayload(
-  sessionId: string,
-  runId: string,
-  ended: Pick<RunOutcome, 'status' | 'steps' | 'usage' | 'cost'> & {
-    reason?: string | null;
-    failure?: SessionEventPayloads['run.finished']['failure'] | null;
-  },
-): SessionEventPayloads['run.finished'] {
-  return {
-    session_id: sessionId,
-    run_id: runId,
-    status: ended.status,
-    ...(ended.reason ? { reason: ended.reason } : {}),
-    ...(ended.failure ? { failure: ended.failure } : {}),
-    steps: ended.steps,
-    usage: { input_tokens: ended.usage.input_tokens, output_tokens: ended.usage.output_tokens },
-    cost: ended.cost,
-  };
 }
 
 /**

@@ -175,7 +175,22 @@ export function createBusWrites(deps: {
     deferStart: () => sharedLog()?.appendAcross !== undefined,
   };
 
-  /** A catch-up step: the session's events after the ring's last id, from the log, delivered in order. */
+  const catchUp = catchUpStep({ rings, sharedLog, admit, deliver });
+
+  return { store1, catchUp, batch };
+}
+
+/**
+ * A catch-up step: the session's events after the ring's last id, from the log, delivered in order
+ * (another node's), an adopted group's as this node's (`CatchUp.adopt`).
+ */
+function catchUpStep(deps: {
+  rings: Pick<RingCache, 'get' | 'since'>;
+  sharedLog: () => EventStore | undefined;
+  admit: (ring: Ring, event: SessionEvent, local: boolean, context?: Queued['context']) => void;
+  deliver: (event: SessionEvent, local: boolean, session?: boolean) => void;
+}): (task: CatchUp) => Promise<void> {
+  const { rings, sharedLog, admit, deliver } = deps;
   const catchUp = async (task: CatchUp): Promise<void> => {
     const current = sharedLog();
     if (current) {
@@ -215,8 +230,7 @@ export function createBusWrites(deps: {
     if (context) context.runInAsyncScope(deliver, undefined, event, true, false);
     else deliver(event, true, false);
   };
-
-  return { store1, catchUp, batch };
+  return catchUp;
 }
 
 /**
