@@ -1,74 +1,18 @@
 /**
  * A run's end on this node: its finish recorded (the row with its `run.finished` ledger event, the
- * bus event, the lease, the idle state) or, at a clean stop, handed over to a live node. Apart from
- * ./run-control.ts, which starts runs and drains the queue after the finish is committed.
+ * bus event, the lost store's retry in ./finish-retry.ts, the lease, the idle state) or, at a clean
+ * stop, handed over to a live node. Apart from ./run-control.ts, which starts runs and drains the
+ * queue after the finish is committed.
  * @module
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError } from '../errors';
 import type { SessionEventPayloads } from '../events/types';
 import type { AgentRun, RunPatch, SessionAnnounce } from '../runs/run-ledger';
 import type { FinishAlongside, FinishFirst } from '../runs/types';
+import { finishedPayload, foundFinished, lostAtClose, storeLost, untilStored } from './finish-retry';
 import { type HeldStepEnd, LastEndFailed } from './last-step-end';
 import type { RunOutcome } from './run-loop';
 import { type AgentCore, statePayload } from './session-runtime';
-
-/** The first wait before a finish is written again after the store was lost; doubled up to the cap. */
-const FINISH_RETRY_MS = 500;
-const FINISH_RETRY_CAP_MS = 4_000;
-
-/**
- * `write` (the run's finish), again while the store is unreachable (PostgreSQL lost: `unavailable`)
- * and the node is not closing: the run stays running here, its waiters waiting, until the store is
- * back and its end is recorded, instead of a row left `running` that keeps the session busy on
- * every node while this one lives. Before a second attempt the row is read: a finish that was
- * committed but whose answer was lost is not written twice, and `found` then checks what else the
- * lost attempt carried (its step end: `keptEnd`). Other errors are thrown at once.
- */
-async function untilStored(
-  core: AgentCore,
-  run: AgentRun,
-  write: () => Promise<AgentRun>,
-  found?: () => Promise<void>,
-): Promise<AgentRun> {
-  const a = core.host;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      if (attempt > 0) {
-        const stored = await a.runs.require(run.id);
-        if (stored.status !== 'running' && stored.status !== 'queued') {
-          // What the lost statement carried besides the finish, checked against what is stored.
-          if (found) await found();
-          return stored;
-        }
-      }
-      const row = await write();
-      if (attempt > 0)
-        a.log.info('run finish recorded after the store came back', {
-          run_id: run.id,
-          attempts: attempt + 1,
-        });
-      return row;
-    } catch (error) {
-      if (!(SvcError.is(error) && error.code === 'unavailable') || core.closing) throw error;
-      if (attempt === 0)
-        a.log.warn('run finish waits for the store', { run_id: run.id, error: error.message });
-      await sleep(Math.min(FINISH_RETRY_MS * 2 ** attempt, FINISH_RETRY_CAP_MS));
-    }
-  }
-}
-
-/**
- * The store went (its connection lost or unreachable, every pooled connection busy, the server
- * shutting down: SQLSTATE classes 08 and 57P), not a statement it refused (a PostgreSQL error is
- * `unavailable` too, reason `error`: src/store/postgres/errors.ts). A statement that was not
- * refused can be sent again once the store is back, as it was.
- */
-function storeLost(error: unknown): boolean {
-  if (!SvcError.is(error) || error.code !== 'unavailable') return false;
-  const { reason, code } = (error.details ?? {}) as { reason?: unknown; code?: unknown };
-  return reason !== 'error' || /^(08|57P)/.test(String(code ?? ''));
-}
 
 /**
  * A run's row finished and its `run.finished` ledger event: one statement where the ledger can
@@ -184,38 +128,23 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   let last = await core.lastEnds.take(run.id);
   /** Whether the attempt that kept `last` for a retry carried its events (`announce`, p-closehold). */
   let keptAnnounced = false;
+  /** The bus's stamp on the events the statement sent last carried (`announce` joined), if it did. */
+  let joinedAt: number | undefined;
   const build = core.finishWrites.get(run.id);
   core.finishWrites.delete(run.id);
   try {
-    const finished = {
-      status: outcome.status,
-      reason: outcome.reason,
-      error: outcome.error,
-      failure: outcome.failure,
-      steps: outcome.steps,
-      usage: outcome.usage,
-      cost: outcome.cost,
-      model: outcome.model,
-      result_message_id: outcome.result_message_id,
-      finished_at: a.clock.now(),
-    };
-    const event = {
-      status: outcome.status,
-      reason: outcome.reason,
-      ...(outcome.failure ? { failure: outcome.failure } : {}),
-      steps: outcome.steps,
-      usage: outcome.usage,
-      cost: outcome.cost,
-    };
+    const { finished, event } = finishedWrites(outcome, a.clock.now());
     // The row and `run.finished` together (one statement where it can); the row answers the result.
     // Where the queue drains next, the statement also tells whether the session has queued runs.
     // Another domain's write in the finish's statement (`AgentService.finishWith`): the first
     // attempt only (a retry after a lost store reads the row first; the other domain writes its own).
     let alongside = build?.({ status: outcome.status, reason: outcome.reason, usage: outcome.usage });
-    const published = finishedPayload(sessionId, run.id, outcome);
+    let published = finishedPayload(sessionId, run.id, outcome);
     // `run.finished` and the idle state in the finish's statement (PostgreSQL, p-finishjoin), first
     // attempt only; not when the run gives a lease up between them (an await: they were apart).
-    let announce = finishAnnounce(core, run, published);
+    let announce = finishAnnounce(core, run, published, (at) => {
+      joinedAt = at;
+    });
     // The step end's events go first in the finish's; a finish that carries none (a lease to give
     // up between its events) has the step end written alone before it.
     if (last && !announce) await lastAlone(last);
@@ -223,6 +152,8 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
     if (!announce) last = undefined;
     rt.finishing = announce !== undefined;
     idleJoined = announce?.events.some((e) => e.type === 'state.changed') === true;
+    /** The events the first attempt's statement carries, in order (`adopt`'s types). */
+    const joinedTypes = announce?.events.map((e) => e.type) ?? [];
     const write = async (): Promise<AgentRun> => {
       const along = alongside;
       const ann = announce;
@@ -230,6 +161,7 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       alongside = undefined;
       announce = undefined;
       last = undefined;
+      joinedAt = undefined;
       if (end) {
         let result: unknown;
         const written = await recordFinished(core, run.id, finished, event, drains, along, ann, {
@@ -242,7 +174,9 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
           // both written in one statement once the store is back (`untilStored`), its events then
           // published before `run.finished`. Written apart, the step end alone would fail too and
           // fail the run, its held message and deltas lost while the finish waited for the store.
-          if (storeLost(error) && !core.closing) {
+          // Closing too: `untilStored` waits for the store within the close's wait, then gives up
+          // (what is lost logged below: written apart, both would be refused as well).
+          if (storeLost(error)) {
             last = end;
             keptAnnounced = ann !== undefined;
             throw error;
@@ -263,6 +197,7 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
           return written.run;
         }
         await lastAlone(end);
+        joinedAt = undefined;
       }
       const written = await recordFinished(
         core,
@@ -277,18 +212,28 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       deliver = written.deliver;
       return written.run;
     };
-    const row = await untilStored(core, run, write, async () => {
-      if (last) await keptEnd(core, run, last, keptAnnounced);
+    const row = await untilStored(core, run, write, async (stored) => {
+      const end = last;
       last = undefined;
+      const found = await foundFinished(core, run, stored, {
+        end,
+        announced: keptAnnounced,
+        joinedAt,
+        types: joinedTypes,
+        idle: idleJoined,
+      });
+      published = found.published;
+      deliver = found.deliver;
+      return found.row;
     });
     core.finished(row);
     if (!deliver) core.publish(sessionId, 'run.finished', published);
     a.log.info('run finished', {
       run_id: run.id,
       session_id: sessionId,
-      status: outcome.status,
-      ...(outcome.reason ? { reason: outcome.reason } : {}),
-      ...(outcome.failure ? { code: outcome.failure.code } : {}),
+      status: published.status,
+      ...(published.reason ? { reason: published.reason } : {}),
+      ...(published.failure ? { code: published.failure.code } : {}),
       steps: outcome.steps,
       model: outcome.model,
     });
@@ -300,6 +245,7 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       return await finishRun(core, run, await failedOutcome(error, outcome));
     }
     a.log.error('run finalize failed', { run_id: run.id, error });
+    if (core.closing && storeLost(error)) lostAtClose(core, run, last);
   }
   // No await when there was no lease: `run.finished` and the idle state below are one stretch,
   // so the bus appends them together on PostgreSQL (its queue starts after a microtask).
@@ -318,44 +264,29 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   return { drains, ...(empty && (rt.queuedHere ?? 0) === queuedHere ? { queue: [] } : {}) };
 }
 
-/**
- * A step end kept for a retry that found the run finished (p-finishcheck, p-closehold Left 3): the
- * statement that carried it committed, its answer lost, or another node finished the run (its
- * recovery: `interrupted`) while this one waited for the store. Its `step.finished` stored says
- * which: written with the finish (its events in it where that attempt announced), or not written,
- * then sent alone now, after what the other node wrote (its events before this node's
- * `run.finished`). The read is retried with the finish's while the store is lost; the send alone
- * is not (one that committed but lost its answer would insert its rows twice): refused, what is
- * lost is logged (`run last step end lost`).
- */
-async function keptEnd(core: AgentCore, run: AgentRun, end: HeldStepEnd, announced: boolean): Promise<void> {
-  const a = core.host;
-  const step = end.first.event.payload.step;
-  const stored = await a.runs.events(run.id, { types: [end.first.event.type] }).catch((error: unknown) => {
-    // The store lost: read again with the finish's retry; refused otherwise: taken as written, as before.
-    if (storeLost(error) && !core.closing) throw error;
-    a.log.warn('run last step end not checked', { run_id: run.id, step, error });
-    return undefined;
-  });
-  if (!stored || stored.some((e) => e.payload.step === step)) {
-    end.written(undefined, announced);
-    return;
-  }
-  a.log.warn('run finished elsewhere before its last step end; writing it alone', { run_id: run.id, step });
-  try {
-    await end.alone();
-  } catch (error) {
-    a.log.error('run last step end lost', {
-      run_id: run.id,
-      step,
-      lost: [
-        'the step’s messages finished and usage',
-        end.first.event.type,
-        ...end.events.map((e) => e.type),
-      ],
-      error,
-    });
-  }
+/** The run's row as it finished (`RunPatch`) and its `run.finished` ledger event's payload. */
+function finishedWrites(outcome: RunOutcome, now: number) {
+  const finished = {
+    status: outcome.status,
+    reason: outcome.reason,
+    error: outcome.error,
+    failure: outcome.failure,
+    steps: outcome.steps,
+    usage: outcome.usage,
+    cost: outcome.cost,
+    model: outcome.model,
+    result_message_id: outcome.result_message_id,
+    finished_at: now,
+  };
+  const event = {
+    status: outcome.status,
+    reason: outcome.reason,
+    ...(outcome.failure ? { failure: outcome.failure } : {}),
+    steps: outcome.steps,
+    usage: outcome.usage,
+    cost: outcome.cost,
+  };
+  return { finished, event };
 }
 
 /** The held step end alone (./last-step-end.ts); its failure is the run's (`LastEndFailed`). */
@@ -374,24 +305,6 @@ async function failedOutcome(failed: LastEndFailed, outcome: RunOutcome): Promis
   return { ...outcome, status: 'failed', reason: 'error', error: message };
 }
 
-/** `run.finished`'s session payload. */
-function finishedPayload(
-  sessionId: string,
-  runId: string,
-  outcome: RunOutcome,
-): SessionEventPayloads['run.finished'] {
-  return {
-    session_id: sessionId,
-    run_id: runId,
-    status: outcome.status,
-    ...(outcome.reason ? { reason: outcome.reason } : {}),
-    ...(outcome.failure ? { failure: outcome.failure } : {}),
-    steps: outcome.steps,
-    usage: { input_tokens: outcome.usage.input_tokens, output_tokens: outcome.usage.output_tokens },
-    cost: outcome.cost,
-  };
-}
-
 /**
  * The session events a finish's statement may carry (a ledger with `updateAndAppend`): `run.finished`
  * and, unless the session shows idle already, its idle state, published one after the other with
@@ -401,6 +314,7 @@ function finishAnnounce(
   core: AgentCore,
   run: AgentRun,
   payload: SessionEventPayloads['run.finished'],
+  joined: (createdAt: number) => void,
 ): SessionAnnounce | undefined {
   if (!core.host.runs.updateAndAppend || core.deps.runLeases?.releases(run)) return undefined;
   const sessionId = run.session_id;
@@ -412,5 +326,6 @@ function finishAnnounce(
       { type: 'run.finished', payload },
       ...(idle ? [] : [{ type: 'state.changed', payload: statePayload(sessionId, 'idle', null) }]),
     ],
+    joined,
   };
 }

@@ -29,6 +29,21 @@ export interface CatchUp {
   since?: number;
   done?: () => void;
   failed?: (error: unknown) => void;
+  /**
+   * This node's events found stored after their statement's answer was lost (`EventBus.adopt`):
+   * the group's types in order and the time the bus stamped them. The rows that are they (read
+   * after the ring, or taken into it meanwhile as another node's) are delivered as this node's.
+   */
+  adopt?: Adopted;
+}
+
+/** `CatchUp.adopt`: a lost statement's events, delivered as this node's once found in the log. */
+export interface Adopted {
+  types: readonly string[];
+  createdAt: number;
+  context?: Queued['context'];
+  /** Whether they were found (all of them, in one run). */
+  found: (found: boolean) => void;
 }
 
 export type Task = Queued | CatchUp;
@@ -42,8 +57,8 @@ export function createBusWrites(deps: {
   log: () => EventStore | undefined;
   /** The log when other nodes append to it too. */
   sharedLog: () => EventStore | undefined;
-  /** To the session's listeners, and to '*' when `local`. */
-  deliver: (event: SessionEvent, local: boolean) => void;
+  /** To the session's listeners (unless `session` is false), and to '*' when `local`. */
+  deliver: (event: SessionEvent, local: boolean, session?: boolean) => void;
 }): {
   store1(item: Queued): void | Promise<void>;
   catchUp(task: CatchUp): Promise<void>;
@@ -148,7 +163,9 @@ export function createBusWrites(deps: {
         : sharedLog()?.appendAcross !== undefined),
     // A catch-up reads after the ring's last id: behind events written meanwhile, it reads the same
     // others' events (each append delivers those that came before it first), in id order.
-    passes: (next: Task) => next.kind === 'catch-up' && sharedLog()?.appendAcross !== undefined,
+    // Not an adopting step: its events go to '*' in their place, before what follows them.
+    passes: (next: Task) =>
+      next.kind === 'catch-up' && !next.adopt && sharedLog()?.appendAcross !== undefined,
     writeAll: (items: Task[]) => {
       const queued = items.filter((t): t is Queued => t.kind !== 'catch-up');
       if (queued[0]?.joined) return storeJoined(queued);
@@ -158,22 +175,77 @@ export function createBusWrites(deps: {
     deferStart: () => sharedLog()?.appendAcross !== undefined,
   };
 
-  /** A catch-up step: the session's events after the ring's last id, from the log, delivered in order. */
+  const catchUp = catchUpStep({ rings, sharedLog, admit, deliver });
+
+  return { store1, catchUp, batch };
+}
+
+/**
+ * A catch-up step: the session's events after the ring's last id, from the log, delivered in order
+ * (another node's), an adopted group's as this node's (`CatchUp.adopt`).
+ */
+function catchUpStep(deps: {
+  rings: Pick<RingCache, 'get' | 'since'>;
+  sharedLog: () => EventStore | undefined;
+  admit: (ring: Ring, event: SessionEvent, local: boolean, context?: Queued['context']) => void;
+  deliver: (event: SessionEvent, local: boolean, session?: boolean) => void;
+}): (task: CatchUp) => Promise<void> {
+  const { rings, sharedLog, admit, deliver } = deps;
   const catchUp = async (task: CatchUp): Promise<void> => {
     const current = sharedLog();
     if (current) {
       const ring = await rings.get(task.sessionId);
-      const all = task.upTo === undefined || (task.since !== undefined && !rings.since(ring, task.since));
+      const adopt = task.adopt;
+      // Taken into the ring already (a notice's catch-up, a later append's read): they went to the
+      // session's listeners as another node's; to '*' now, as this node's.
+      const inRing = adopt ? groupAt(ring.events, adopt) : -1;
+      if (adopt && inRing >= 0)
+        for (const event of ring.events.slice(inRing, inRing + adopt.types.length))
+          toEvery(event, adopt.context);
+      const all =
+        adopt !== undefined ||
+        task.upTo === undefined ||
+        (task.since !== undefined && !rings.since(ring, task.since));
+      let read = -1;
       if (all || seen(ring) < (task.upTo as number)) {
-        for (const row of await current.after(task.sessionId, seen(ring))) {
-          if (row.id > seen(ring)) admit(ring, eventOf(row), false);
-        }
+        const after = seen(ring);
+        const events = (await current.after(task.sessionId, after))
+          .filter((row) => row.id > after)
+          .map(eventOf);
+        read = adopt && inRing < 0 ? groupAt(events, adopt) : -1;
+        events.forEach((event, i) => {
+          if (event.id <= seen(ring)) return;
+          const mine = adopt !== undefined && read >= 0 && i >= read && i < read + adopt.types.length;
+          if (mine) admit(ring, event, true, adopt.context);
+          else admit(ring, event, false);
+        });
       }
-    }
+      adopt?.found(inRing >= 0 || read >= 0);
+    } else task.adopt?.found(false);
     task.done?.();
   };
 
-  return { store1, catchUp, batch };
+  /** To '*' only, in the publisher's context when given. */
+  const toEvery = (event: SessionEvent, context?: Queued['context']) => {
+    if (context) context.runInAsyncScope(deliver, undefined, event, true, false);
+    else deliver(event, true, false);
+  };
+  return catchUp;
+}
+
+/**
+ * Where an adopted group (`CatchUp.adopt`) is among `events` (in id order): the last run of
+ * events that are its types in order, each carrying its stamp; -1 when none.
+ */
+function groupAt(events: readonly SessionEvent[], adopt: Adopted): number {
+  const { types, createdAt } = adopt;
+  for (let i = events.length - types.length; i >= 0; i--) {
+    if (
+      types.every((type, k) => events[i + k].type === type && Number(events[i + k].created_at) === createdAt)
+    )
+      return i;
+  }
+  return -1;
 }
 
 /** The group a queued event is written with alone (joined or reserved), if any. */

@@ -315,6 +315,43 @@ describe('session event bus on a log shared by two nodes', () => {
     expect(burst.map((e) => e.id)).toEqual([burst[0].id, burst[0].id + 1, burst[0].id + 2]);
   });
 
+  it('STORE-PG-742: `adopt` delivers a lost statement’s events found stored as this node’s, once, with their stored ids: read from the log (to the session and to `*`, another node’s event read with them to the session only), or taken into the ring already by a notice’s catch-up (to `*` only then); not stored: false, nothing delivered', async () => {
+    const db = openDb({ dataDir: tmpWorkspace() });
+    const store = slowStore(createEventStore(db));
+    const node = createEventBus({ store: () => store, clock: testClock(), ringSize: 10, shared: true });
+    const wake = feed();
+    node.follow(wake);
+    const onSession: string[] = [];
+    const onEvery: string[] = [];
+    node.subscribe('s', (e) => onSession.push(`${e.id} ${e.type}`));
+    node.subscribe('*', (e) => onEvery.push(`${e.id} ${e.type}`));
+    await node.lastId('s');
+    // The lost statement's events (stamped 777), with another node's event before them.
+    const other = await store.insert('s', 'tick', '{}', 5);
+    const done = await store.insert('s', 'step.done', '{}', 777);
+    const finished = await store.insert('s', 'run.finished', '{}', 777);
+    expect(await node.adopt?.('s', ['step.done', 'run.finished'], 777)).toBe(true);
+    expect(onSession).toEqual([`${other} tick`, `${done} step.done`, `${finished} run.finished`]);
+    expect(onEvery).toEqual([`${done} step.done`, `${finished} run.finished`]);
+
+    // Taken into the ring by a notice's catch-up first: the session had them, `*` gets them now.
+    const again = await store.insert('s', 'run.finished', '{}', 888);
+    const idle = await store.insert('s', 'state.changed', '{}', 888);
+    wake.notify('s', idle);
+    await node.flush();
+    expect(onSession.slice(3)).toEqual([`${again} run.finished`, `${idle} state.changed`]);
+    expect(onEvery).toHaveLength(2);
+    expect(await node.adopt?.('s', ['run.finished', 'state.changed'], 888)).toBe(true);
+    expect(onSession).toHaveLength(5);
+    expect(onEvery.slice(2)).toEqual([`${again} run.finished`, `${idle} state.changed`]);
+
+    // Never stored (the statement did not commit): nothing found, nothing delivered.
+    expect(await node.adopt?.('s', ['run.finished', 'state.changed'], 999)).toBe(false);
+    expect(onSession).toHaveLength(5);
+    expect(onEvery).toHaveLength(4);
+    expect((await node.retained('s')).map((e) => e.id)).toEqual([other, done, finished, again, idle]);
+  });
+
   it('catches up after a resync and on replay, with no notice at all', async () => {
     const { a, b } = nodes();
     const wake = feed();

@@ -43,63 +43,27 @@
  * Inside a PostgreSQL transaction (`transaction`), `publish` holds the event until the transaction
  * has ended (./held-publishes.ts): its events are appended together, after the writes they announce.
  *
- * The write-queue steps are in ./bus-writes.ts, the rings in ./ring.ts, the queue in ./write-queue.ts.
+ * The write-queue steps are in ./bus-writes.ts, the joins in ./bus-joiners.ts, the rings in
+ * ./ring.ts, the queue in ./write-queue.ts.
  * @module
  */
 import { AsyncResource } from 'node:async_hooks';
 import type { Db } from '../store/db';
 import type { Clock } from '../util/ids';
 import { deliverTo, type EventFeed, type EventListener, followFeed } from './bus-feed';
-import { catchUpRequests, createBusWrites, type Queued, type Task } from './bus-writes';
-import {
-  type AppendedEvent,
-  createEventStore,
-  type EventStore,
-  type ImmediateEventStore,
-} from './event-store';
+import { adopter, type JoinedEvent, type JoinedEvents, joiners } from './bus-joiners';
+import { catchUpRequests, createBusWrites, type Task } from './bus-writes';
+import { createEventStore, type EventStore, type ImmediateEventStore } from './event-store';
 import { heldPublishes, type PublishTransaction } from './held-publishes';
 import { eventOf, type Ring, type RingCache, type RingLog, ringCache, type SessionEvent } from './ring';
 import { writeQueue } from './write-queue';
 
-export type { EventFeed, EventListener, SessionEvent };
+export type { EventFeed, EventListener, JoinedEvent, JoinedEvents, SessionEvent };
 
 export interface ReplayResult {
   events: SessionEvent[];
   /** ring: served from memory; log: the id was older than the ring, served from the database. */
   source: 'ring' | 'log';
-}
-
-/** An event another statement appends (`EventBus.join`). */
-export interface JoinedEvent {
-  /** The event's time, as `publish` would have stamped it. */
-  readonly createdAt: number;
-  /** The statement answered: the event's id and its session's previous id, or undefined (not written). */
-  settle(appended: AppendedEvent | undefined): void;
-}
-
-/** Events of one session another statement appends with one call (`EventBus.joinAll`). */
-export interface JoinedEvents {
-  /** The events' time, as `publish` would have stamped it. */
-  readonly createdAt: number;
-  /**
-   * The append as a function call for the caller's statement, its parameters numbered from
-   * `first` (the log's `appendCall`): it answers one row (`event_id`, `previous_id`) per event, in
-   * the events' order.
-   */
-  call(first: number): { text: string; values: unknown[] };
-  /**
-   * `call` for a statement that inserts the session itself (the log's `appendNewCall`, p-pglone: a
-   * new session's start): `WITH`s of its own and a `FROM` item of the same rows. Absent: `call`.
-   */
-  newSession?(first: number, go: string): { ctes: string; rows: string; values: unknown[] };
-  /** The statement answered: each event's id and previous id, in order; undefined: not written. */
-  settle(appended: readonly AppendedEvent[] | undefined): void;
-  /**
-   * Joined behind a busy queue (`joinAll`'s `next`): the statement is sent only once this resolves
-   * (every event queued before these is stored and delivered), and `settle`d after it, whatever
-   * happens. Absent: send it now.
-   */
-  readonly turn?: Promise<void>;
 }
 
 export interface EventBus {
@@ -159,6 +123,19 @@ export interface EventBus {
     sessionId: string,
     events: readonly { type: string; payload: Record<string, unknown> }[],
   ): { settle(written: boolean): void } | undefined;
+  /**
+   * Events of a group joined to a statement (`joinAll`) whose answer was lost, so settled
+   * `undefined` (nothing delivered), that the caller found committed since (a run's finish whose
+   * retry finds the run finished by it). A step of the queue, behind what is queued now, reads the
+   * session's log after its ring and finds them (`types` in order, each stamped `createdAt`:
+   * `JoinedEvents.createdAt`): delivered as this node's (to '*' too, in the caller's context), with
+   * their stored ids, and others' events read with them as a catch-up delivers those. Taken into
+   * the ring meanwhile as another node's (a notice's catch-up, a later append's read), they reached
+   * the session's listeners then, and go to '*' now. Resolves whether they were found (false:
+   * nothing of them delivered; not a shared log). Once per group: a second call delivers them to
+   * '*' again. Absent: never.
+   */
+  adopt?(sessionId: string, types: readonly string[], createdAt: number): Promise<boolean>;
   /**
    * Resolves once every event published before the call and queued is stored and delivered: not
    * those a transaction still open holds (`transaction`), the caller's own included, which are
@@ -246,9 +223,12 @@ export function createEventBus(deps: {
    * deprecated `asyncResource` accessors cost ≈ 13 µs a call on Node 20, against ≈ 0.3 µs.
    */
   const publisherContext = () => (immediate() || !log() ? undefined : new AsyncResource('svc.bus-publish'));
-  /** To the session's listeners, and to '*' for an event published on this node (`local`). */
-  const deliver = (event: SessionEvent, local = true) => {
-    const own = listeners.get(event.session_id);
+  /**
+   * To the session's listeners (unless `session` is false: they had it), and to '*' for an event
+   * published on this node (`local`).
+   */
+  const deliver = (event: SessionEvent, local = true, session = true) => {
+    const own = session ? listeners.get(event.session_id) : undefined;
     if (own) deliverTo(own, event, deps.onError);
     const all = local ? listeners.get('*') : undefined;
     if (all) deliverTo(all, event, deps.onError);
@@ -301,6 +281,7 @@ export function createEventBus(deps: {
       publisherContext,
       enqueue,
     }),
+    adopt: adopter({ sharedLog, publisherContext, enqueue }),
     flush: () => flush(),
     drained: idle,
     heldOwn: held.own,
@@ -372,119 +353,6 @@ function ringReads(deps: {
     async lastId(sessionId) {
       const ring = await ringFor(sessionId);
       return ring.events.length ? ring.events[ring.events.length - 1].id : ring.evictedUpTo;
-    },
-  };
-}
-
-/** A join that takes no held event. */
-const NOTHING_TAKEN: { items: Queued[]; after: (() => void)[] } = { items: [], after: [] };
-
-/**
- * `EventBus.join` and `joinAll`: the events enqueued now, written by another statement, when the
- * queue is idle and the session's ring is in memory (taken now: their delivery needs no read) or
- * unknown here; `reserve`: enqueued now, written by the queue once the statement answered. One
- * group: written (delivered) together, never with other events.
- */
-function joiners(deps: {
-  sharedLog: () => EventStore | undefined;
-  /** The queue is idle and nothing of the session waits to be enqueued. */
-  joinable: (sessionId: string) => boolean;
-  /** The queue is idle: the session's events the caller's own transaction holds, taken (`HeldPublishes.takeOwn`). */
-  takeOwn: (sessionId: string) => { items: Queued[]; after: (() => void)[] } | undefined;
-  /** A group enqueued now waits for two writes at most (the one in flight, one run behind it). */
-  next: (sessionId: string) => boolean;
-  rings: Pick<RingCache, 'peek' | 'unknown'>;
-  clock: Clock;
-  publisherContext: () => AsyncResource | undefined;
-  enqueue: (task: Task) => void;
-}): Required<Pick<EventBus, 'join' | 'joinAll' | 'reserve'>> {
-  const { sharedLog, joinable, rings } = deps;
-  /** The events enqueued as one group, or undefined (not joinable now). */
-  const enqueueGroup = (
-    sessionId: string,
-    events: readonly { type: string; payload: Record<string, unknown> }[],
-    own = false,
-    next = false,
-  ) => {
-    const log = sharedLog();
-    if (!log?.appendAcross || !events.length) return undefined;
-    const peeked = rings.peek(sessionId);
-    const now = peeked !== undefined || rings.unknown(sessionId);
-    // Taken last: nothing refuses the join after it.
-    const taken = !now
-      ? undefined
-      : own
-        ? deps.takeOwn(sessionId)
-        : joinable(sessionId)
-          ? NOTHING_TAKEN
-          : undefined;
-    // Else behind the write in flight: the ring taken at its turn (`reached`), the statement sent then.
-    let reached: (() => void) | undefined;
-    let turn: Promise<void> | undefined;
-    if (!taken) {
-      if (own || !next || !deps.next(sessionId)) return undefined;
-      turn = new Promise<void>((resolve) => {
-        reached = resolve;
-      });
-    }
-    const ring = reached ? undefined : peeked;
-    let settle!: (appended: readonly AppendedEvent[] | undefined) => void;
-    const appended = new Promise<readonly AppendedEvent[] | undefined>((resolve) => {
-      settle = resolve;
-    });
-    const createdAt = deps.clock.now();
-    const group = {};
-    const items: Queued[] = [...(taken?.items ?? [])];
-    for (const { type, payload } of events) {
-      items.push({ sessionId, type, payload, created_at: createdAt, context: deps.publisherContext() });
-    }
-    items.forEach((item, index) => {
-      deps.enqueue({ ...item, joined: { appended, ring, group, index, ...(reached ? { reached } : {}) } });
-    });
-    // Their waiters (a subscriber's catch-up) behind them, as at the transaction's end.
-    for (const fn of taken?.after ?? []) fn();
-    return { log, createdAt, settle, items, turn };
-  };
-  return {
-    reserve(sessionId, events) {
-      if (!sharedLog()?.appendAcross || !events.length) return undefined;
-      let settle!: (written: boolean) => void;
-      const written = new Promise<boolean>((resolve) => {
-        settle = resolve;
-      });
-      const gated = { written, group: {} };
-      const created_at = deps.clock.now();
-      for (const { type, payload } of events)
-        deps.enqueue({ sessionId, type, payload, created_at, context: deps.publisherContext(), gated });
-      return { settle };
-    },
-    join(sessionId, type, payload) {
-      const joined = enqueueGroup(sessionId, [{ type, payload }]);
-      if (!joined) return undefined;
-      return {
-        createdAt: joined.createdAt,
-        settle: (appended) => joined.settle(appended ? [appended] : undefined),
-      };
-    },
-    joinAll(sessionId, events, options) {
-      if (!sharedLog()?.appendCall) return undefined;
-      const joined = enqueueGroup(sessionId, events, options?.own, options?.next);
-      const appendCall = joined?.log.appendCall;
-      if (!joined || !appendCall) return undefined;
-      const texts = joined.items.map(({ type, payload, created_at }) => ({
-        sessionId,
-        type,
-        payload: JSON.stringify(payload),
-        createdAt: created_at,
-      }));
-      const appendNew = joined.log.appendNewCall;
-      return {
-        createdAt: joined.createdAt,
-        call: (first) => appendCall(first, texts),
-        ...(appendNew ? { newSession: (first: number, go: string) => appendNew(first, texts, go) } : {}),
-        settle: joined.settle,
-        ...(joined.turn ? { turn: joined.turn } : {}),
-      };
     },
   };
 }

@@ -147,6 +147,7 @@ export function updateAndAppend(deps: {
     const announce = options?.announce;
     const joined = joinNow(deps, announce, true);
     if (!joined) return (await write(id, patch, type, payload, options)).answer;
+    announce?.joined?.(joined.createdAt);
     let delivered = false;
     try {
       await joined.turn;

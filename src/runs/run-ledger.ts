@@ -35,6 +35,7 @@ import type {
   FinishFirst,
   RunEvent,
   RunFilter,
+  SessionAnnounce,
 } from './types';
 
 export { isLiveRunner, processAlive, registerRunner } from './run-recovery';
@@ -73,6 +74,7 @@ export type {
   RunOptions,
   RunStatus,
   RunUsage,
+  SessionAnnounce,
 } from './types';
 export { RUN_STATUSES } from './types';
 
@@ -345,23 +347,6 @@ export interface RunLedger extends AppendNow {
    * read models): see ./queries.ts.
    */
   readonly queries: RunQueries;
-}
-
-/** Session events a run ledger write announces (`updateAndAppendAfter`'s `announce`). */
-export interface SessionAnnounce {
-  sessionId: string;
-  events: readonly { type: string; payload: Record<string, unknown> }[];
-  /**
-   * The statement may wait for the bus's append in flight and go as its next write
-   * (`EventBus.joinAll`'s `next`, p-finishjoin): for a statement nothing of the caller's is sent
-   * behind before it answers (a run's last step end).
-   */
-  next?: boolean;
-  /**
-   * Not joinable: reserved in the bus's queue all the same (`EventBus.reserve`), appended once the
-   * statement wrote (`updateAndAppendAfter`: a stop's send of a held step end, p-pglast).
-   */
-  ordered?: boolean;
 }
 
 export interface RunLedgerDeps {

@@ -181,3 +181,26 @@ export interface ClaimAlongside {
    */
   opened?(): void;
 }
+
+/** Session events a run ledger write announces (`updateAndAppendAfter`'s `announce`). */
+export interface SessionAnnounce {
+  sessionId: string;
+  events: readonly { type: string; payload: Record<string, unknown> }[];
+  /**
+   * The statement may wait for the bus's append in flight and go as its next write
+   * (`EventBus.joinAll`'s `next`, p-finishjoin): for a statement nothing of the caller's is sent
+   * behind before it answers (a run's last step end).
+   */
+  next?: boolean;
+  /**
+   * Not joinable: reserved in the bus's queue all the same (`EventBus.reserve`), appended once the
+   * statement wrote (`updateAndAppendAfter`: a stop's send of a held step end, p-pglast).
+   */
+  ordered?: boolean;
+  /**
+   * `updateAndAppend`: told the bus's stamp on the events (`JoinedEvents.createdAt`) when they were
+   * joined to the statement: a caller whose statement's answer is lost and who finds it committed
+   * later has the bus deliver them as stored (`EventBus.adopt`), not published again.
+   */
+  joined?: (createdAt: number) => void;
+}

@@ -16,14 +16,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app';
 import { SvcError } from '../../src/errors';
+import type { SessionEvent } from '../../src/events/bus';
 import type { LogRecord } from '../../src/log';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { agentApp } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 import { wrappedClient } from '../helpers/faulty-client';
-import type { makeTestApp } from '../helpers/make-test-app';
+import { makeTestApp } from '../helpers/make-test-app';
 import { betweenBodyAndFinish } from '../helpers/pg-recorded-app';
-import { migratedDatabase, migratedInPlace, postgresForFile } from '../helpers/postgres';
+import { migratedDatabase, migratedInPlace, postgresForFile, twoNodes } from '../helpers/postgres';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 import { loggedAsOnSqlite } from '../http/compat-helpers';
 
@@ -70,6 +71,27 @@ async function onSqlite(closers: (() => Promise<unknown>)[]) {
   await app.agent.wait(run_id);
   await app.bus.flush();
   return { app, sessionId: session.id, runId: run_id };
+}
+
+/** The events `app` delivers to the listeners of `sessionId` from now on. */
+function watch(app: Pick<App, 'bus'>, sessionId: string): SessionEvent[] {
+  const seen: SessionEvent[] = [];
+  app.bus.subscribe(sessionId, (event) => seen.push(event));
+  return seen;
+}
+
+/** A run of `answer` on SQLite, and what its session's listeners and its `*` listeners got of it. */
+async function watchedOnSqlite(closers: (() => Promise<unknown>)[]) {
+  const { app, events } = await agentApp([answer()]);
+  closers.push(() => app.close());
+  const session = await app.sessions.create({ title: 'held' });
+  const before = await app.bus.lastId(session.id);
+  const onSession = watch(app, session.id);
+  const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+  await app.agent.wait(run_id);
+  await app.bus.flush();
+  const onEvery = events.filter((e) => e.session_id === session.id && e.id > before);
+  return { app, sessionId: session.id, onSession, onEvery };
 }
 
 /**
@@ -255,9 +277,178 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
     expect(run.events.filter((e) => e.endsWith(' step.finished'))).toHaveLength(1);
     const messages = app.memoryLog.records.map((r) => r.message);
     expect(messages).not.toContain('run finished elsewhere before its last step end; writing it alone');
-    // Not compared: the session log, where `run.finished` and the idle state come twice (the lost
-    // statement carried them, the retry publishes them again; docs/performance.md p-finishcheck Left).
+    // The session log and its watchers: STORE-PG-740.
   });
+
+  it('STORE-PG-740: the finish’s statement (step end, `run.finished`, the idle state) commits and its answer is lost: its session events are in the log once, SQLite’s log and order; this node’s session listener, its `*` listeners and another node’s session listener each get them once, with their stored ids (was: `run.finished` and `state.changed` published again by the retry, new ids; `*` never told the stored ones)', async () => {
+    const sqlite = await watchedOnSqlite(closers);
+    const nodes = await twoNodes(pg.cluster());
+    closers.push(() => nodes.close());
+    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
+    const losing = losingAtFinish(
+      nodes.sql,
+      () => pgApp,
+      () => pgApp?.memoryLog.records.some((r) => r.message === 'run finish waits for the store') === true,
+      true,
+    );
+    const { app, events: everyA } = await agentApp([answer()], { postgres: losing.client });
+    pgApp = app;
+    closers.push(() => app.close());
+    const appB = await makeTestApp({ postgres: nodes.other });
+    closers.push(() => appB.close());
+    const session = await app.sessions.create({ title: 'held' });
+    const before = await app.bus.lastId(session.id);
+    const onA = watch(app, session.id);
+    const onB = watch(appB, session.id);
+    await appB.bus.lastId(session.id);
+    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+    await untilLogged(app, 'run finished');
+    await app.bus.flush();
+
+    expect(losing.lost.length).toBeGreaterThanOrEqual(1);
+    const log = await loggedAsOnSqlite(
+      nodes.sql,
+      { app, sessionId: session.id },
+      { app: sqlite.app, sessionId: sqlite.sessionId },
+    );
+    const stored = log.filter((e) => Number(e.id) > before).map((e) => `${e.id} ${e.type}`);
+    expect(stored.filter((e) => e.endsWith(' run.finished'))).toHaveLength(1);
+    const seen = (events: SessionEvent[]) => events.map((e) => `${e.id} ${e.type}`);
+    await vi.waitFor(() => expect(seen(onB)).toEqual(stored), { timeout: 10_000, interval: 20 });
+    expect(seen(onA)).toEqual(stored);
+    expect(seen(everyA.filter((e) => e.session_id === session.id && e.id > before))).toEqual(stored);
+    // The same events, in the same order, as SQLite's listeners got them.
+    const types = (events: SessionEvent[]) => events.map((e) => e.type);
+    expect(types(onA)).toEqual(types(sqlite.onSession));
+    expect(types(everyA.filter((e) => e.session_id === session.id && e.id > before))).toEqual(
+      types(sqlite.onEvery),
+    );
+    expect(await app.agent.result(run_id)).toMatchObject({ status: 'completed' });
+  });
+
+  it('STORE-PG-741: the store lost at the finish and another node’s recovery marks the run `interrupted` meanwhile: this node publishes and answers what is stored, once: `run.finished` with status `interrupted` and the row’s steps and usage in the log and to its listeners, the run’s waiters and its log line `interrupted` (was: `run.finished` `completed`, this node’s outcome, against the stored `interrupted`)', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    closers.push(() => sql.close());
+    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
+    let elsewhere = false;
+    const losing = losingAtFinish(
+      sql,
+      () => pgApp,
+      () => elsewhere,
+    );
+    const { app, events: everyA } = await agentApp([answer()], { postgres: losing.client });
+    pgApp = app;
+    closers.push(() => app.close());
+    const session = await app.sessions.create({ title: 'held' });
+    const onA = watch(app, session.id);
+    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+    const waiting = app.agent.wait(run_id);
+    await untilLogged(app, 'run finish waits for the store');
+    const now = Date.now();
+    expect(
+      await sql.run(
+        "UPDATE agent_runs SET status = 'interrupted', reason = 'owner gone', finished_at = $1, updated_at = $1 WHERE id = $2 AND status = 'running'",
+        [now, run_id],
+      ),
+    ).toBe(1);
+    elsewhere = true;
+    await untilLogged(app, 'run finished');
+    await app.bus.flush();
+
+    const row = await app.runs.require(run_id);
+    expect(row).toMatchObject({ status: 'interrupted', reason: 'owner gone', steps: 1 });
+    const expected = {
+      status: 'interrupted',
+      reason: 'owner gone',
+      steps: row.steps,
+      usage: { input_tokens: row.usage.input_tokens, output_tokens: row.usage.output_tokens },
+      cost: row.cost,
+    };
+    const finishedIn = (events: SessionEvent[]) =>
+      events.filter((e) => e.type === 'run.finished' && e.session_id === session.id).map((e) => e.payload);
+    const log = (await app.bus.replay(session.id, 0)).events;
+    expect(finishedIn(log)).toEqual([expect.objectContaining(expected)]);
+    expect(finishedIn(onA)).toEqual([expect.objectContaining(expected)]);
+    expect(finishedIn(everyA)).toEqual([expect.objectContaining(expected)]);
+    expect(await waiting).toMatchObject({ status: 'interrupted' });
+    expect(await app.agent.result(run_id)).toMatchObject({ status: 'interrupted' });
+    const line = app.memoryLog.records.find((r) => r.message === 'run finished');
+    expect(line).toMatchObject({ status: 'interrupted', reason: 'owner gone' });
+  });
+
+  it('STORE-PG-743: the store lost at the run’s finish and the service closed while the finish waits for it: the store back within the close’s wait, the finish (its last step end with it) is written then: the run completed, its message finished with its usage, `step.finished` stored (was: the first try after the close began gave up, the step end and the finish written apart and refused, the row left running)', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    closers.push(() => sql.close());
+    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
+    let backAt: number | undefined;
+    const losing = losingAtFinish(
+      sql,
+      () => pgApp,
+      () => backAt !== undefined && Date.now() >= backAt,
+    );
+    const { app } = await agentApp([answer()], { postgres: losing.client });
+    pgApp = app;
+    const session = await app.sessions.create({ title: 'held' });
+    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+    await untilLogged(app, 'run finish waits for the store');
+    // The close begins (its runs' wait: 5 s); the store is back 0.7 s later, after the finish's
+    // next try (0.5 s after its first).
+    const closed = app.close();
+    backAt = Date.now() + 700;
+    await closed;
+
+    const messages = app.memoryLog.records.map((r) => r.message);
+    expect(messages).toContain('run finish recorded after the store came back');
+    expect(messages).not.toContain('run finalize failed');
+    const row = await sql.one<{ status: string; steps: number }>(
+      'SELECT status, steps FROM agent_runs WHERE id = $1',
+      [run_id],
+    );
+    expect(row).toEqual({ status: 'completed', steps: 1 });
+    const events = await sql.query<{ type: string }>(
+      'SELECT type FROM agent_run_events WHERE run_id = $1 ORDER BY seq',
+      [run_id],
+    );
+    expect(events.map((e) => e.type).slice(-2)).toEqual(['step.finished', 'run.finished']);
+    const assistant = await sql.query<{ finished_at: unknown; usage: unknown }>(
+      "SELECT finished_at, usage FROM messages WHERE session_id = $1 AND role = 'assistant'",
+      [session.id],
+    );
+    expect(assistant).toHaveLength(1);
+    expect(assistant[0]?.finished_at).not.toBeNull();
+  }, 30_000);
+
+  it('STORE-PG-744: the store lost at the run’s finish and not back within the close’s wait: the close ends (no hang) and says once what of the run’s end is lost: its row left running for a recovery, `run.finished`, the kept step end (its messages and usage, `step.finished`, its events) (was: written apart, refused, logged `run finalize failed` only)', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    closers.push(() => sql.close());
+    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
+    const losing = losingAtFinish(
+      sql,
+      () => pgApp,
+      () => false,
+    );
+    const { app } = await agentApp([answer()], { postgres: losing.client });
+    pgApp = app;
+    const session = await app.sessions.create({ title: 'held' });
+    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+    await untilLogged(app, 'run finish waits for the store');
+    await app.close();
+
+    const lost = app.memoryLog.records.filter(
+      (r) => r.message === 'run end lost at the close: the store unreachable',
+    );
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toMatchObject({ run_id, session_id: session.id });
+    expect(lost[0]?.lost).toEqual(
+      expect.arrayContaining([
+        'the run’s end (its row stays running until a recovery marks it interrupted)',
+        'run.finished',
+        'step.finished',
+      ]),
+    );
+    const row = await sql.one<{ status: string }>('SELECT status FROM agent_runs WHERE id = $1', [run_id]);
+    expect(row?.status).toBe('running');
+  }, 30_000);
 
   it('STORE-PG-702: the service closed while its run’s last step end waits for the run’s finish (held past the close’s wait, its own pool): the step end is written before the store closes (the stop’s release sends it alone); after a restart the run is interrupted with the step’s message, its deltas, `step.finished` and its usage stored, the log, messages, events and row SQLite’s for a run interrupted there', async () => {
     const sqlite = await closedWhileHeld(undefined, closers);
