@@ -52,6 +52,6 @@ describe('a compat request’s send input is one map', () => {
       joinTransaction: true,
     });
     expect(typeof b.claimAlongside).toBe('function');
-    expect(b.start).toBeUndefined();
+    expect((b as { start?: boolean }).start).toBeUndefined();
   });
 });
