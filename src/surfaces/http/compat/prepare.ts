@@ -6,6 +6,7 @@
  */
 import type { Context } from 'hono';
 import { titleFromPrompt } from '../../../agent/run-loop';
+import type { SendInput } from '../../../agent/types';
 import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
@@ -115,23 +116,11 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
     });
     return session;
   };
-  // A new session's row goes with the send in the same transaction (the send does not read it
-  // again); a bound one was read before the transaction: the send reads it.
-  const send = (id: string, created?: Session) => ({
-    sessionId: id,
-    ...(created && !bound ? { session: created, ...(sessionInsert ? { sessionInsert } : {}) } : {}),
-    prompt: conversation.prompt,
-    model: model.resolved.selector,
-    // Resolved once: the run binds it to its own metering (ModelResolver.bind).
-    resolved: model.resolved,
-    origin: COMPAT_ORIGIN,
-    ifBusy: 'queue' as const,
-  });
   try {
     if (pending.length) {
       // The pending tool calls run first, in the run's name, then the run starts.
       const id = (await app.store.transactions.run(() => begin())).id;
-      runId = (await app.agent.enqueue({ ...send(id), start: false })).run_id;
+      runId = (await app.agent.enqueue(sendInput(id, conversation, model, undefined, undefined))).run_id;
       await runPendingCalls(app, id, runId, conversation, signal);
       await app.agent.drain(id);
       await record(runId);
@@ -140,12 +129,12 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
       runId = await app.store.transactions.runWith(async (tx) => {
         const session = await begin(true);
         // The send's failure fails this transaction: no savepoint of its own (PostgreSQL).
-        const sent = await app.agent.send({
-          ...send(session.id, session),
-          joinTransaction: true,
-          ...(tx ? { transaction: tx } : {}),
-          claimAlongside: inClaim,
-        });
+        const sent = await app.agent.send(
+          sendInput(session.id, conversation, model, bound ? undefined : { session, insert: sessionInsert }, {
+            transaction: tx ?? undefined,
+            claimAlongside: inClaim,
+          }),
+        );
         const started = sent.run_id;
         // Written in the claim: the run's prompt message is still on its way in this transaction;
         // the COMMIT waits for it so that its events are held with the start's (one append after
@@ -265,4 +254,37 @@ function compatStart(
     tool_policy: toolPolicyOf(app).policy,
   };
   return { row, payload };
+}
+
+/**
+ * A compat request's send input as one literal, every key there (undefined when not given; the
+ * send reads them as properties), not `{ ...send(id), joinTransaction, ...(tx ? { transaction } :
+ * {}), claimAlongside }`: on Node 20 a literal that starts with a spread and adds keys gives each
+ * answer a new V8 map (p-sqlprofile, p-gcrate; COMPAT-PERF-301). `created`: a new session's row,
+ * sent with it (the send does not read it again; a bound one is read by the send). `joined`: the
+ * send joins the caller's transaction with its claim hook; without it, an enqueue that does not
+ * start the run (pending tool calls run first).
+ */
+function sendInput(
+  sessionId: string,
+  conversation: Conversation,
+  model: CompatModel,
+  created: { session: Session; insert: RidingInsert | undefined } | undefined,
+  joined: { transaction: Tx | undefined; claimAlongside: SendInput['claimAlongside'] } | undefined,
+) {
+  return {
+    sessionId,
+    session: created?.session,
+    sessionInsert: created?.insert,
+    prompt: conversation.prompt,
+    model: model.resolved.selector,
+    // Resolved once: the run binds it to its own metering (ModelResolver.bind).
+    resolved: model.resolved,
+    origin: COMPAT_ORIGIN,
+    ifBusy: 'queue' as const,
+    start: joined ? undefined : false,
+    joinTransaction: joined ? true : undefined,
+    transaction: joined?.transaction,
+    claimAlongside: joined?.claimAlongside,
+  };
 }
