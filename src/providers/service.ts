@@ -8,7 +8,7 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { SvcError } from '../errors';
 import { type Catalog, loadCatalog, type RefreshResult, refreshCatalog } from './catalog';
 import { defaultSleep, type ProviderDeps } from './context';
-import { clearWindowCache, contextWindowFor } from './context-window';
+import { clearWindowCache } from './context-window';
 import { type CredentialStore, createCredentialStore } from './credential-store';
 import { createLinker, modelInfo } from './linked-models';
 import { probeLocalServers } from './local-probe';
@@ -172,7 +172,7 @@ function selectIn(
 function createResolver(service: ProviderService, selectionEnv: () => SelectionEnv): ModelResolver {
   const { deps } = service;
   const sleep = (ms: number, signal?: AbortSignal) => (deps.sleep ?? defaultSleep)(ms, signal);
-  const { link, linkOnce } = createLinker(service);
+  const { link, resolveLinked } = createLinker(service);
 
   const priceOf = (selector: string): ModelInfo => {
     try {
@@ -211,6 +211,9 @@ function createResolver(service: ProviderService, selectionEnv: () => SelectionE
     },
     async resolve(request: ResolveRequest = {}): Promise<ResolvedModel> {
       const config = deps.config();
+      // The credentials' stamp before anything of this request reads them: what a kept resolution
+      // holds by (one stat of the credentials file, ./linked-models.ts).
+      const credentials = service.store.stamp();
       const env = selectionEnv();
       const selection = selectIn(request, env, { readout: false });
       let parsed: ParsedSelector | undefined;
@@ -231,19 +234,8 @@ function createResolver(service: ProviderService, selectionEnv: () => SelectionE
           if (!parsed) throw notReadyError(service) ?? noProviderError(config.options.local_probe.urls);
         }
       }
-      const {
-        primary,
-        fallbacks: unique,
-        info: known,
-        Recovering,
-      } = await linkOnce(parsed, env, request.signal);
-      const info = { ...known };
-      const window = await contextWindowFor(deps, parsed.entry, parsed.model, {
-        apiKey: primary.apiKey,
-        signal: request.signal,
-      });
-      if (window.context_window) info.context_window = window.context_window;
-      else delete info.context_window;
+      const { linked, info, window } = await resolveLinked(parsed, env, credentials, request.signal);
+      const { primary, fallbacks: unique, Recovering } = linked;
       const { model: modelId } = parsed;
       // The model for one request: its recovery and metering carry the request's session and run.
       const make = (to: ResolveRequest, why: string): ResolvedModel => {
