@@ -205,6 +205,39 @@ export function windowLookup(
 const FIXED: WindowStamp = { kind: 'fixed' };
 
 /**
+ * A serving process's start-up look-up (../app/warm.ts), so its first request reads the cache:
+ * when the window of `entry`/`model` is to be learned and is not cached, the server is asked now
+ * and only a known answer is stored; an unknown one (a server down at start, or one that does not
+ * tell) is not, and the first request asks as it would have. Answers whether a window is now
+ * cached. Never throws.
+ */
+export async function learnWindowAhead(
+  deps: ProviderDeps,
+  entry: ProviderEntry,
+  model: string,
+  options: { apiKey?: string; signal?: AbortSignal } = {},
+): Promise<boolean> {
+  const probe = deps.config().options.local_probe;
+  if (!probesWindow(entry) || !probe.learn_window) return false;
+  if (entry.config?.models?.find((m) => m.id === model)?.context_window) return false;
+  const path = windowCachePath(deps.dataDir);
+  const shared = sharedWindowCachePath(deps.env);
+  const key = `${entry.id} ${entry.base_url} ${model}`;
+  const now = deps.clock.now();
+  if (freshAt(readCacheOnce(path)[key], now) || (shared && freshAt(readCacheOnce(shared)[key], now)))
+    return true;
+  const answer = await probeAndStore(deps, entry, model, options, {
+    path,
+    shared,
+    key,
+    now,
+    catalog: { source: 'unknown', cached: false },
+    knownOnly: true,
+  });
+  return answer.context_window !== undefined;
+}
+
+/**
  * Whether an answer read under `stamp` is still the one a look-up would give now: config and
  * catalog answers hold for their entry (rebuilt on a config reload or catalog refresh); a cache
  * answer while each file read has the same rows (a write or clear here, or another process's
@@ -233,7 +266,15 @@ async function probeAndStore(
   entry: ProviderEntry,
   model: string,
   options: { apiKey?: string; signal?: AbortSignal },
-  at: { path: string; shared: string | undefined; key: string; now: number; catalog: WindowAnswer },
+  at: {
+    path: string;
+    shared: string | undefined;
+    key: string;
+    now: number;
+    catalog: WindowAnswer;
+    /** Store only a learned window (the start-up look-up). */
+    knownOnly?: boolean;
+  },
 ): Promise<WindowAnswer> {
   const { path, shared, key, now, catalog } = at;
   const probe = deps.config().options.local_probe;
@@ -247,7 +288,7 @@ async function probeAndStore(
     },
     model,
   ).catch(() => undefined);
-  if (options.signal?.aborted) return catalog;
+  if (options.signal?.aborted || (at.knownOnly && !learned)) return catalog;
   const learnedRow = {
     context_window: learned?.context_window ?? null,
     source: learned?.source ?? null,

@@ -5,14 +5,15 @@
  * provider's key variable, a reloaded config, a cleared window cache (`svc update-providers`), a
  * cache row aged out.
  */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { generateText } from 'ai';
 import { stringify } from 'smol-toml';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { clearWindowCache, UNKNOWN_TTL_MS } from '../../src/providers/context-window';
+import { warmService } from '../../src/app/warm';
+import { clearWindowCache, UNKNOWN_TTL_MS, windowCachePath } from '../../src/providers/context-window';
 import { credentialFilePath } from '../../src/providers/credential-store';
 import { fakeProvider, reply } from '../helpers/fake-provider';
 import { isolatedEnv, makeTestApp, type TestClock } from '../helpers/make-test-app';
@@ -265,5 +266,37 @@ describe('a model resolution kept while nothing it read changed', () => {
       window: 32768,
       source: 'ollama /api/show num_ctx',
     });
+  });
+});
+
+describe("a service's start-up learns its default model's window, and stores only a known one", () => {
+  it('COMPAT-PERF-326: a window learned at start-up is cached: the first request asks the server nothing', async () => {
+    const fake = await fakeProvider([reply().text('a')]);
+    const chat = await windowServer(fake.url, () => 16384);
+    const app = await windowApp(chat.url);
+    await warmService(app);
+    expect(chat.shows).toHaveLength(1);
+    const rows = JSON.parse(readFileSync(windowCachePath(app.providers.deps.dataDir), 'utf8'));
+    expect(Object.values(rows)).toEqual([expect.objectContaining({ context_window: 16384 })]);
+    const first = await ask(app);
+    expect(chat.shows).toHaveLength(1);
+    expect({ window: first.info.context_window, source: first.window_source }).toEqual({
+      window: 16384,
+      source: 'ollama /api/show num_ctx',
+    });
+  });
+
+  it('COMPAT-PERF-327: an unknown window at start-up (the server not telling yet) is not cached: the first request asks', async () => {
+    const fake = await fakeProvider([reply().text('a')]);
+    let window: number | undefined;
+    const chat = await windowServer(fake.url, () => window);
+    const app = await windowApp(chat.url);
+    await warmService(app);
+    expect(chat.shows).toHaveLength(1);
+    expect(existsSync(windowCachePath(app.providers.deps.dataDir))).toBe(false);
+    window = 8192;
+    const first = await ask(app);
+    expect(chat.shows).toHaveLength(2);
+    expect(first.info.context_window).toBe(8192);
   });
 });
