@@ -172,6 +172,9 @@ function selectIn(
 function createResolver(service: ProviderService, selectionEnv: () => SelectionEnv): ModelResolver {
   const { deps } = service;
   const sleep = (ms: number, signal?: AbortSignal) => (deps.sleep ?? defaultSleep)(ms, signal);
+  const authHint = (provider: string) => service.authHint(provider);
+  // Latency is measured on the monotonic clock: the app clock may be fixed (tests) or step.
+  const monotonic = () => performance.now();
   const { link, resolveLinked } = createLinker(service);
 
   const priceOf = (selector: string): ModelInfo => {
@@ -192,8 +195,7 @@ function createResolver(service: ProviderService, selectionEnv: () => SelectionE
       runId: request.runId,
       current: () => inner.current,
       priceOf,
-      // Latency is measured on the monotonic clock: the app clock may be fixed (tests) or step.
-      now: () => performance.now(),
+      now: monotonic,
     });
   };
 
@@ -250,7 +252,7 @@ function createResolver(service: ProviderService, selectionEnv: () => SelectionE
           bus: deps.bus,
           log: deps.log,
           sleep,
-          authHint: (provider) => service.authHint(provider),
+          authHint,
         });
         const resolved: ResolvedModel = {
           selector: primary.selector,
