@@ -70,13 +70,27 @@ export function createProviderService(deps: ProviderDeps): ProviderService {
     dataDir: deps.dataDir,
     workspace: deps.workspace,
   });
+  // What the selection reads, taken when it starts; the readiness context and its per-call cache are
+  // made on the first readiness asked (a warm request whose selector is decided and whose
+  // resolution is kept asks none).
   const selectionEnv = (): SelectionEnv => {
-    const context = readinessContext();
-    const cache = new Map<string, Readiness>();
+    const loaded = deps.loaded();
+    const config = deps.config();
+    let context: ReadinessContext | undefined;
+    let cache: Map<string, Readiness> | undefined;
     return {
-      config: context.config,
+      config,
       entries: current().entries,
       readiness: (entry) => {
+        context ??= {
+          env: deps.env,
+          loaded,
+          config,
+          store,
+          dataDir: deps.dataDir,
+          workspace: deps.workspace,
+        };
+        cache ??= new Map();
         let r = cache.get(entry.id);
         if (!r) {
           r = readiness(entry, context);
