@@ -2,14 +2,16 @@
  * The one-off work a serving process does in its start-up, before it is marked ready, rather than
  * in whichever requests come first (issue 17 item 3): the modules a compat request or a run loads
  * on first use (the provider linking and its SDK, the AI SDK and its internals), the registered
- * tools' specs, and the metrics registry (prom-client with the OpenTelemetry API it loads, ≈ 50
- * ms, otherwise built at the 1,000th recording, inside a request). `svc run` never comes here: it
+ * tools' specs, the metrics registry (prom-client with the OpenTelemetry API it loads, ≈ 50
+ * ms, otherwise built at the 1,000th recording, inside a request), and the default model's
+ * context window where it is learned from an OpenAI-compatible server (stored only when known). `svc run` never comes here: it
  * loads only what it uses. A load that fails is left to the request that needs it, which loads it
  * again and shows the error.
  * @module
  */
 import { loadSdk, sdkInternal } from '../agent/step-request';
 import type { App } from '../app';
+import { learnWindowAhead } from '../providers/context-window';
 import { preloadLinking } from '../providers/linked-models';
 import { createAgentToolbox } from '../tools/core/agent-toolbox';
 
@@ -17,7 +19,7 @@ import { createAgentToolbox } from '../tools/core/agent-toolbox';
 export async function warmService(app: App): Promise<void> {
   // The OpenAI-compatible SDK only where an entry is built with it (the others' SDKs load on use).
   const openAICompatible = app.providers.entries().some((entry) => entry.type === 'openai-compat');
-  const loads = [preloadLinking(openAICompatible), loadSdk(), sdkInternal()];
+  const loads = [preloadLinking(openAICompatible), loadSdk(), sdkInternal(), defaultWindow(app)];
   try {
     app.telemetry.metrics.build();
     // Every run asks for the registered tools' specs before its first step: their JSON Schemas,
@@ -30,4 +32,18 @@ export async function warmService(app: App): Promise<void> {
   for (const result of settled) {
     if (result.status === 'rejected') app.log.debug('start-up preload failed', { error: result.reason });
   }
+}
+
+/**
+ * The default model's context window, asked of its server now (bounded by
+ * `options.local_probe.window_timeout_ms`) so the first request reads it from the cache; only a
+ * known answer is stored (../providers/context-window.ts `learnWindowAhead`).
+ */
+async function defaultWindow(app: App): Promise<void> {
+  const { providers } = app;
+  const selection = providers.select({}, { readout: false });
+  if (!selection.selector) return;
+  const { entry, model } = providers.parse(selection.selector);
+  const apiKey = providers.readiness(entry).credential.value;
+  await learnWindowAhead(providers.deps, entry, model, { apiKey });
 }

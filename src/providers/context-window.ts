@@ -130,26 +130,64 @@ export async function contextWindowFor(
   model: string,
   options: { apiKey?: string; signal?: AbortSignal } = {},
 ): Promise<WindowAnswer> {
+  const found = windowLookup(deps, entry, model, options);
+  return 'answer' in found ? found.answer : found;
+}
+
+/**
+ * What a window answer was read from, for one who keeps the answer (../providers/service.ts): it
+ * holds while `windowHolds` says so, which reads the cache files exactly as a new look-up would
+ * (their rows as last read, each file's time looked at once a second at most).
+ */
+export type WindowStamp =
+  | { kind: 'fixed' }
+  | {
+      kind: 'cache';
+      path: string;
+      local: Record<string, CacheRow>;
+      key: string;
+      shared?: { path: string; rows: Record<string, CacheRow> };
+    };
+
+/**
+ * The answer with its stamp when it came from config, the catalog or a cache row (a probe's answer
+ * has none: the next look-up reads the row it wrote); a probe under way when it must ask.
+ */
+export function windowLookup(
+  deps: ProviderDeps,
+  entry: ProviderEntry,
+  model: string,
+  options: { apiKey?: string; signal?: AbortSignal } = {},
+): { answer: WindowAnswer; stamp: WindowStamp } | Promise<WindowAnswer> {
   const known = entry.models.find((m) => m.id === model);
   const configured = entry.config?.models?.find((m) => m.id === model)?.context_window;
-  if (configured) return { context_window: configured, source: 'config', cached: false };
+  if (configured)
+    return { answer: { context_window: configured, source: 'config', cached: false }, stamp: FIXED };
   const catalog = known?.context_window
     ? { context_window: known.context_window, source: 'catalog', cached: false }
     : { source: 'unknown', cached: false };
   const probe = deps.config().options.local_probe;
-  if (!probesWindow(entry) || !probe.learn_window) return catalog;
+  if (!probesWindow(entry) || !probe.learn_window) return { answer: catalog, stamp: FIXED };
   const path = windowCachePath(deps.dataDir);
   const shared = sharedWindowCachePath(deps.env);
   const key = `${entry.id} ${entry.base_url} ${model}`;
   const now = deps.clock.now();
-  const fresh = (row: CacheRow | undefined): row is CacheRow =>
-    isRow(row) && now - row.at < (row.context_window ? LEARNED_TTL_MS : UNKNOWN_TTL_MS) && now >= row.at;
-  let row: CacheRow | undefined = readCacheOnce(path)[key];
-  if (!fresh(row) && shared) row = readCacheOnce(shared)[key];
+  const fresh = (row: CacheRow | undefined): row is CacheRow => freshAt(row, now);
+  const local = readCacheOnce(path);
+  let row: CacheRow | undefined = local[key];
+  let sharedRows: { path: string; rows: Record<string, CacheRow> } | undefined;
+  if (!fresh(row) && shared) {
+    sharedRows = { path: shared, rows: readCacheOnce(shared) };
+    row = sharedRows.rows[key];
+  }
   if (fresh(row)) {
-    return row.context_window
-      ? { context_window: row.context_window, source: row.source ?? 'server', cached: true }
-      : { ...catalog, cached: true };
+    const stamp: WindowStamp = { kind: 'cache', path, local, key, shared: sharedRows };
+    return {
+      answer: row.context_window
+        ? { context_window: row.context_window, source: row.source ?? 'server', cached: true }
+        : { ...catalog, cached: true },
+      stamp,
+    };
   }
   // Requests that arrive together for a model not yet known share one probe and one cache write
   // (a burst after start-up made each of them ask the server and rewrite the file, issue 17).
@@ -164,6 +202,62 @@ export async function contextWindowFor(
   return pending;
 }
 
+const FIXED: WindowStamp = { kind: 'fixed' };
+
+/**
+ * A serving process's start-up look-up (../app/warm.ts), so its first request reads the cache:
+ * when the window of `entry`/`model` is to be learned and is not cached, the server is asked now
+ * and only a known answer is stored; an unknown one (a server down at start, or one that does not
+ * tell) is not, and the first request asks as it would have. Answers whether a window is now
+ * cached. Never throws.
+ */
+export async function learnWindowAhead(
+  deps: ProviderDeps,
+  entry: ProviderEntry,
+  model: string,
+  options: { apiKey?: string; signal?: AbortSignal } = {},
+): Promise<boolean> {
+  const probe = deps.config().options.local_probe;
+  if (!probesWindow(entry) || !probe.learn_window) return false;
+  if (entry.config?.models?.find((m) => m.id === model)?.context_window) return false;
+  const path = windowCachePath(deps.dataDir);
+  const shared = sharedWindowCachePath(deps.env);
+  const key = `${entry.id} ${entry.base_url} ${model}`;
+  const now = deps.clock.now();
+  if (freshAt(readCacheOnce(path)[key], now) || (shared && freshAt(readCacheOnce(shared)[key], now)))
+    return true;
+  const answer = await probeAndStore(deps, entry, model, options, {
+    path,
+    shared,
+    key,
+    now,
+    catalog: { source: 'unknown', cached: false },
+    knownOnly: true,
+  });
+  return answer.context_window !== undefined;
+}
+
+/**
+ * Whether an answer read under `stamp` is still the one a look-up would give now: config and
+ * catalog answers hold for their entry (rebuilt on a config reload or catalog refresh); a cache
+ * answer while each file read has the same rows (a write or clear here, or another process's
+ * write seen by the once-a-second time check, is new rows) and its row is within its age.
+ */
+export function windowHolds(deps: ProviderDeps, stamp: WindowStamp): boolean {
+  if (stamp.kind === 'fixed') return true;
+  const now = deps.clock.now();
+  if (readCacheOnce(stamp.path) !== stamp.local) return false;
+  const localFresh = freshAt(stamp.local[stamp.key], now);
+  if (!stamp.shared) return localFresh;
+  if (localFresh || readCacheOnce(stamp.shared.path) !== stamp.shared.rows) return false;
+  return freshAt(stamp.shared.rows[stamp.key], now);
+}
+
+/** A row within its age: a day for a learned window, ten minutes for an unknown one. */
+function freshAt(row: CacheRow | undefined, now: number): row is CacheRow {
+  return isRow(row) && now - row.at < (row.context_window ? LEARNED_TTL_MS : UNKNOWN_TTL_MS) && now >= row.at;
+}
+
 /** The probes under way, per cache file and row key. */
 const probing = new Map<string, Promise<WindowAnswer>>();
 
@@ -172,7 +266,15 @@ async function probeAndStore(
   entry: ProviderEntry,
   model: string,
   options: { apiKey?: string; signal?: AbortSignal },
-  at: { path: string; shared: string | undefined; key: string; now: number; catalog: WindowAnswer },
+  at: {
+    path: string;
+    shared: string | undefined;
+    key: string;
+    now: number;
+    catalog: WindowAnswer;
+    /** Store only a learned window (the start-up look-up). */
+    knownOnly?: boolean;
+  },
 ): Promise<WindowAnswer> {
   const { path, shared, key, now, catalog } = at;
   const probe = deps.config().options.local_probe;
@@ -186,7 +288,7 @@ async function probeAndStore(
     },
     model,
   ).catch(() => undefined);
-  if (options.signal?.aborted) return catalog;
+  if (options.signal?.aborted || (at.knownOnly && !learned)) return catalog;
   const learnedRow = {
     context_window: learned?.context_window ?? null,
     source: learned?.source ?? null,

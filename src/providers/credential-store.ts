@@ -47,6 +47,12 @@ export interface CredentialStore {
   status(): StoreStatus;
   /** True when credentials survive this process (always, for file and keyring). */
   durable(): boolean;
+  /**
+   * What the stored credentials are now, for one who keeps what it read of them: the file's
+   * identity (one stat: inode, size, times; another after any write, here or in another process),
+   * undefined when no cheap one exists (the keyring).
+   */
+  stamp(): string | undefined;
 }
 
 interface StoreFile {
@@ -129,12 +135,14 @@ export function createCredentialStore(options: {
       return status;
     },
     durable: () => true,
+    stamp: () => (keyring ? undefined : file.stamp?.()),
   };
 }
 
 interface Backend {
   read(): Record<string, StoredCredential>;
   write(data: Record<string, StoredCredential>): void;
+  stamp?(): string;
 }
 
 function fileBackend(path: string): Backend {
@@ -143,16 +151,20 @@ function fileBackend(path: string): Backend {
   // edit (in place or by rename, here or in another process) changes the identity, so the next
   // read sees it.
   let memo: { identity: string; credentials: Record<string, StoredCredential> } | undefined;
+  const identityNow = (): string | undefined => {
+    let stat: ReturnType<typeof statSync>;
+    try {
+      stat = statSync(path, { throwIfNoEntry: false });
+    } catch {
+      stat = undefined; // as existsSync: a file that cannot be looked at is not there
+    }
+    return stat ? `${stat.ino} ${stat.size} ${stat.mtimeMs} ${stat.ctimeMs}` : undefined;
+  };
   return {
+    stamp: () => identityNow() ?? 'none',
     read() {
-      let stat: ReturnType<typeof statSync>;
-      try {
-        stat = statSync(path, { throwIfNoEntry: false });
-      } catch {
-        stat = undefined; // as existsSync: a file that cannot be looked at is not there
-      }
-      if (!stat) return {};
-      const identity = `${stat.ino} ${stat.size} ${stat.mtimeMs} ${stat.ctimeMs}`;
+      const identity = identityNow();
+      if (!identity) return {};
       // A copy: set and delete change what they read before they write it.
       if (memo?.identity === identity) return { ...memo.credentials };
       let parsed: StoreFile;

@@ -7,6 +7,7 @@
 import { SvcError } from '../errors';
 import { lazily } from '../util/lazy';
 import type { ProviderDeps } from './context';
+import { type WindowAnswer, type WindowStamp, windowHolds, windowLookup } from './context-window';
 import type { CredentialStore } from './credential-store';
 import type { ProviderEntry } from './provider-entries';
 import type { Readiness } from './readiness';
@@ -124,7 +125,80 @@ export function createLinker(service: LinkHost) {
     return made;
   };
 
-  return { link, linkOnce };
+  /**
+   * Per provider entry and model: the linked model with its window and catalog facts, kept while
+   * nothing it was read from changed: the credentials' stamp (taken by the caller before anything
+   * of this request read them), the loaded config, the entry's key variables, and the window
+   * cache's rows (`windowHolds`). Only for entries whose readiness reads nothing else (an API key
+   * or a loopback server) and whose model build-model reuses; a changed input is a new link, so
+   * the next request sees what a request without it would (issue 17).
+   */
+  const kept = new WeakMap<ProviderEntry, Map<string, Kept>>();
+  const resolveLinked = async (
+    parsed: ParsedSelector,
+    env: SelectionEnv,
+    credentials: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<LinkedWindow> => {
+    const { entry, model } = parsed;
+    const hit = kept.get(entry)?.get(model);
+    if (hit && hit.credentials === credentials && holds(hit, entry)) return hit;
+    const linkedOnce = await linkOnce(parsed, env, signal);
+    const found = windowLookup(deps, entry, model, { apiKey: linkedOnce.primary.apiKey, signal });
+    const window = 'answer' in found ? found.answer : await found;
+    const info = { ...linkedOnce.info };
+    if (window.context_window) info.context_window = window.context_window;
+    else delete info.context_window;
+    const made: Kept = {
+      linked: linkedOnce,
+      info,
+      window,
+      credentials,
+      loaded: deps.loaded(),
+      keys: entry.api_key_env.map((name) => deps.env[name]),
+      stamp: 'answer' in found ? found.stamp : undefined,
+    };
+    const ready = env.readiness(entry);
+    const keepable =
+      credentials !== undefined &&
+      made.stamp !== undefined &&
+      ready.ready &&
+      (entry.auth === 'api_key' || entry.auth === 'local') &&
+      linked.get(entry)?.get(`${model}\u0000${ready.credential.value ?? ''}`) === linkedOnce;
+    if (keepable) {
+      let models = kept.get(entry);
+      if (!models) {
+        models = new Map();
+        kept.set(entry, models);
+      }
+      if (models.size >= MAX_LINKED_PER_ENTRY) models.clear();
+      models.set(model, made);
+    }
+    return made;
+  };
+  const holds = (hit: Kept, entry: ProviderEntry): boolean => {
+    if (hit.loaded !== deps.loaded()) return false;
+    const names = entry.api_key_env;
+    for (let i = 0; i < names.length; i++) if (deps.env[names[i]] !== hit.keys[i]) return false;
+    return windowHolds(deps, hit.stamp!);
+  };
+
+  return { link, linkOnce, resolveLinked };
+}
+
+/** A resolution's linked model with its context window and catalog facts (the window applied). */
+export interface LinkedWindow {
+  linked: Linked;
+  info: ModelInfo;
+  window: WindowAnswer;
+}
+
+/** A kept resolution and what it was read under. */
+interface Kept extends LinkedWindow {
+  credentials: string | undefined;
+  loaded: unknown;
+  keys: (string | undefined)[];
+  stamp: WindowStamp | undefined;
 }
 
 /** The catalog's facts about a parsed selector's model (prices, window, capabilities). */

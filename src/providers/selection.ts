@@ -113,24 +113,41 @@ export function choose(
   );
   const winner = candidates.find((c) => c.selector);
   if (winner) winner.applies = true;
-  const reasons: Record<SelectionSource, string> = {
-    explicit: 'an explicit selector was given',
-    session: `the session overrides the model (${request.sessionLabel ?? 'session'})`,
-    agent: `the agent config sets the model (${request.agentLabel ?? 'agent'})`,
-    default:
-      purpose === 'large'
-        ? 'config [models] large is the default'
-        : candidates.find((c) => c.source === 'default')!.note,
-    first_ready: `no default is configured ([models] ${purpose} unset): the first ready provider (${firstReady?.id}) and its recommended model`,
-    local_server: 'a local model server answered on loopback',
-  };
   return {
     purpose,
     selector: winner?.selector ?? null,
     source: winner?.source ?? 'none',
-    reason: winner ? reasons[winner.source] : noSelectionReason(env),
+    reason: winner
+      ? reasonOf(winner.source, purpose, request, candidates, firstReady)
+      : noSelectionReason(env),
     candidates,
   };
+}
+
+/** Why the winner applies (only its text is made: the resolver chooses twice a compat request). */
+function reasonOf(
+  source: SelectionSource,
+  purpose: 'large' | 'small',
+  request: SelectionRequest,
+  candidates: SelectionCandidate[],
+  firstReady: ProviderEntry | undefined,
+): string {
+  switch (source) {
+    case 'explicit':
+      return 'an explicit selector was given';
+    case 'session':
+      return `the session overrides the model (${request.sessionLabel ?? 'session'})`;
+    case 'agent':
+      return `the agent config sets the model (${request.agentLabel ?? 'agent'})`;
+    case 'default':
+      return purpose === 'large'
+        ? 'config [models] large is the default'
+        : candidates.find((c) => c.source === 'default')!.note;
+    case 'first_ready':
+      return `no default is configured ([models] ${purpose} unset): the first ready provider (${firstReady?.id}) and its recommended model`;
+    case 'local_server':
+      return 'a local model server answered on loopback';
+  }
 }
 
 function noSelectionReason(env: SelectionEnv): string {

@@ -8,7 +8,7 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { SvcError } from '../errors';
 import { type Catalog, loadCatalog, type RefreshResult, refreshCatalog } from './catalog';
 import { defaultSleep, type ProviderDeps } from './context';
-import { clearWindowCache, contextWindowFor } from './context-window';
+import { clearWindowCache } from './context-window';
 import { type CredentialStore, createCredentialStore } from './credential-store';
 import { createLinker, modelInfo } from './linked-models';
 import { probeLocalServers } from './local-probe';
@@ -70,13 +70,27 @@ export function createProviderService(deps: ProviderDeps): ProviderService {
     dataDir: deps.dataDir,
     workspace: deps.workspace,
   });
+  // What the selection reads, taken when it starts; the readiness context and its per-call cache are
+  // made on the first readiness asked (a warm request whose selector is decided and whose
+  // resolution is kept asks none).
   const selectionEnv = (): SelectionEnv => {
-    const context = readinessContext();
-    const cache = new Map<string, Readiness>();
+    const loaded = deps.loaded();
+    const config = deps.config();
+    let context: ReadinessContext | undefined;
+    let cache: Map<string, Readiness> | undefined;
     return {
-      config: context.config,
+      config,
       entries: current().entries,
       readiness: (entry) => {
+        context ??= {
+          env: deps.env,
+          loaded,
+          config,
+          store,
+          dataDir: deps.dataDir,
+          workspace: deps.workspace,
+        };
+        cache ??= new Map();
         let r = cache.get(entry.id);
         if (!r) {
           r = readiness(entry, context);
@@ -172,7 +186,10 @@ function selectIn(
 function createResolver(service: ProviderService, selectionEnv: () => SelectionEnv): ModelResolver {
   const { deps } = service;
   const sleep = (ms: number, signal?: AbortSignal) => (deps.sleep ?? defaultSleep)(ms, signal);
-  const { link, linkOnce } = createLinker(service);
+  const authHint = (provider: string) => service.authHint(provider);
+  // Latency is measured on the monotonic clock: the app clock may be fixed (tests) or step.
+  const monotonic = () => performance.now();
+  const { link, resolveLinked } = createLinker(service);
 
   const priceOf = (selector: string): ModelInfo => {
     try {
@@ -192,8 +209,7 @@ function createResolver(service: ProviderService, selectionEnv: () => SelectionE
       runId: request.runId,
       current: () => inner.current,
       priceOf,
-      // Latency is measured on the monotonic clock: the app clock may be fixed (tests) or step.
-      now: () => performance.now(),
+      now: monotonic,
     });
   };
 
@@ -211,6 +227,9 @@ function createResolver(service: ProviderService, selectionEnv: () => SelectionE
     },
     async resolve(request: ResolveRequest = {}): Promise<ResolvedModel> {
       const config = deps.config();
+      // The credentials' stamp before anything of this request reads them: what a kept resolution
+      // holds by (one stat of the credentials file, ./linked-models.ts).
+      const credentials = service.store.stamp();
       const env = selectionEnv();
       const selection = selectIn(request, env, { readout: false });
       let parsed: ParsedSelector | undefined;
@@ -231,19 +250,8 @@ function createResolver(service: ProviderService, selectionEnv: () => SelectionE
           if (!parsed) throw notReadyError(service) ?? noProviderError(config.options.local_probe.urls);
         }
       }
-      const {
-        primary,
-        fallbacks: unique,
-        info: known,
-        Recovering,
-      } = await linkOnce(parsed, env, request.signal);
-      const info = { ...known };
-      const window = await contextWindowFor(deps, parsed.entry, parsed.model, {
-        apiKey: primary.apiKey,
-        signal: request.signal,
-      });
-      if (window.context_window) info.context_window = window.context_window;
-      else delete info.context_window;
+      const { linked, info, window } = await resolveLinked(parsed, env, credentials, request.signal);
+      const { primary, fallbacks: unique, Recovering } = linked;
       const { model: modelId } = parsed;
       // The model for one request: its recovery and metering carry the request's session and run.
       const make = (to: ResolveRequest, why: string): ResolvedModel => {
@@ -258,7 +266,7 @@ function createResolver(service: ProviderService, selectionEnv: () => SelectionE
           bus: deps.bus,
           log: deps.log,
           sleep,
-          authHint: (provider) => service.authHint(provider),
+          authHint,
         });
         const resolved: ResolvedModel = {
           selector: primary.selector,
