@@ -81,6 +81,8 @@ export function missedToken(db: TxToken['db'], call: string): Error | undefined 
 /** The frames of a stack outside the store's transaction modules (the caller's), at most eight. */
 function callerFrames(stack: string | undefined): string {
   const frames = (stack ?? '').split('\n').slice(1);
-  const outside = frames.filter((frame) => !/[/\\]store[/\\](db|tx-check|transactions)\.[tj]s/.test(frame));
+  const outside = frames.filter(
+    (frame) => !/[/\\]store[/\\](db|tx-check|transactions|async-scope)\.[tj]s|node:async_hooks/.test(frame),
+  );
   return (outside.length > 0 ? outside : frames).slice(0, 8).join('\n');
 }
