@@ -64,7 +64,9 @@ export async function startRun(
     started: claim.started !== undefined,
     phased: claim.next !== undefined,
     ...(claim.alongside && own?.alongside?.opened ? { opened: openedOnce(own.alongside) } : {}),
-    ...(own?.transaction ? { transaction: own.transaction } : {}),
+    // Every run the sender's body launches gets its token (an earlier queued one too): its writes
+    // while the body is open join it, as they did through the async scope (p-txcheck).
+    ...(options.start?.transaction ? { transaction: options.start.transaction } : {}),
   });
   return true;
 }

@@ -45,7 +45,17 @@ describe('a tool step’s transaction bodies with their token (SQLite)', () => {
     expect(many.status).toBe('completed');
     // A step: the call's message and its result's (the user prompt and the closing answer once).
     expect((many.messages - few.messages) / 10).toBe(2);
-    // 5 on 9918caa (the tool's start, its call's message, its result's, each in its scope), 2 a run here.
+    // 5 on 9918caa (the tool’s start, its call’s message, its result’s, each in its scope).
     expect((many.scopes - few.scopes) / 10).toBe(0);
+  });
+
+  it('COMPAT-PERF-295: a whole run sent through the API (`agent.run`, as `svc run`) enters no AsyncLocalStorage scope: its send and its model’s resolution with their token', async () => {
+    await scopesOfRun(1);
+    const run = await scopesOfRun(2);
+    expect(run.status).toBe('completed');
+    // The user prompt, two calls and their results, the closing answer.
+    expect(run.messages).toBe(6);
+    // 12 on 9918caa: the send's body and its run's model resolution, and 5 a tool step.
+    expect(run.scopes).toBe(0);
   });
 });
