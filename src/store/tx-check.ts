@@ -20,7 +20,12 @@
  * @module
  */
 import { scopedStorage } from './async-scope';
-import type { TxToken } from './db';
+
+/** A token body as the check sees it (./db.ts `TxToken`, not imported: db.ts imports this module). */
+interface TxToken {
+  readonly db: unknown;
+  readonly open: boolean;
+}
 
 let checking = process.env.SVC_TX_CHECK === '1';
 
@@ -57,7 +62,7 @@ export const checkedBodies = {
 };
 
 /** `stepBatch`'s check: throws when the code calling is an open token body's on `db`, not given its token. */
-export function refuseMissedToken(db: TxToken['db'], call: string): void {
+export function refuseMissedToken(db: unknown, call: string): void {
   const missed = missedToken(db, call);
   if (missed) throw missed;
 }
@@ -66,7 +71,7 @@ export function refuseMissedToken(db: TxToken['db'], call: string): void {
  * The error for a nested call without its body's token (`call`: what it was, `atomicallyAsync`,
  * `atomicallyWith`, `stepBatch`), or undefined when the code calling is no open token body's on `db`.
  */
-export function missedToken(db: TxToken['db'], call: string): Error | undefined {
+export function missedToken(db: unknown, call: string): Error | undefined {
   const body = bodies.getStore();
   if (!body?.token.open || body.token.db !== db) return undefined;
   const error = new Error(
