@@ -41,7 +41,11 @@ export function createAgentService(deps: AgentDeps): AgentService {
       await withReadScope(() =>
         input.joinTransaction
           ? host.store.transactions.join(() => sendNow(core, input), input.transaction)
-          : core.atomically(() => sendNow(core, input)),
+          : // Its body with its token, no async scope (p-txcheck): the run it launches gets the token
+            // (`RunExecution.transaction`), its model's resolution joining the body while it is open.
+            host.store.transactions.runWith((transaction) =>
+              sendNow(core, transaction ? { ...input, transaction } : input),
+            ),
       ),
     async run(input) {
       const sent = await service.send(input);

@@ -137,7 +137,7 @@ function writeStarted(
 ): Promise<void> {
   const type = 'tool.started';
   const alone = (event = startEvent(app, options, payload)) =>
-    app.store.transactions.together(async () =>
+    app.store.transactions.togetherWith(async () =>
       ledgerAnnounced(app, options.runId, payload, options.sessionId, type, event, riding),
     );
   // SQLite: no promise more than the start's own write.

@@ -46,14 +46,14 @@ export function bridgeFor(c: RunContext, t: RunTurn) {
       app.store.transactions.stepBatch();
       t.called.add(call.tool);
       // One write (the message row); its event is appended after, outside any transaction.
-      await app.store.transactions.together(async () => t.recorder?.toolCall(call));
+      await app.store.transactions.togetherWith(async () => t.recorder?.toolCall(call));
     },
     async recordResult(call, finished) {
       const recorder = t.recorder;
       // A call that stops the run keeps today's order: its event, `loop.detected`, and the step's
       // end closing the call as interrupted (the stream records no result once the run aborts).
       if (!recorder || loop.wouldStop(call.tool, call.input, call.output)) return false;
-      return await app.store.transactions.together(async () => recorder.finishedResult(call, finished));
+      return await app.store.transactions.togetherWith(async () => recorder.finishedResult(call, finished));
     },
     async onResult(call) {
       const verdict = loop.record(call.tool, call.input, call.output);

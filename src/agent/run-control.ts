@@ -70,7 +70,9 @@ export async function startRun(
     opened: claim.alongside && own?.alongside?.opened ? openedOnce(own.alongside) : undefined,
     prompted: undefined,
     announced: undefined,
-    transaction: own?.transaction,
+    // Every run the sender's body launches gets its token (an earlier queued one too): its writes
+    // while the body is open join it, as they did through the async scope (p-txcheck).
+    transaction: options.start?.transaction,
   });
   return true;
 }

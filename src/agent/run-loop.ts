@@ -280,11 +280,12 @@ async function resolveModel(c: RunContext, session: RunTurn['session'], held?: H
   // The run's model and its `model.resolved` together: one statement where the ledger can.
   else if (app.runs.updateAndAppend)
     await app.runs.updateAndAppend(run.id, { model: model.selector }, 'model.resolved', resolved);
+  // With its token, no async scope; joining the sender's body (the API's send) while it is open.
   else
-    await app.store.transactions.run(async () => {
+    await app.store.transactions.runWith(async () => {
       await app.runs.update(run.id, { model: model.selector });
       await c.ledger('model.resolved', resolved);
-    });
+    }, c.x.transaction);
 }
 
 /** Before the first step: compaction of a full context, the tool exposure, the system prompt. */

@@ -332,17 +332,17 @@ function recordPart(c: RunContext, t: RunTurn, part: StreamPart | StepPart): Pro
       t.called.add(part.toolName);
       const call = { tool_call_id: part.toolCallId, tool: part.toolName, input: part.input };
       const metadata = part.providerMetadata as never;
-      return app.store.transactions.together(async () => t.recorder?.toolCall(call, metadata));
+      return app.store.transactions.togetherWith(async () => t.recorder?.toolCall(call, metadata));
     }
     case 'tool-result': {
       const output = String(part.output ?? '');
-      return app.store.transactions.together(async () =>
+      return app.store.transactions.togetherWith(async () =>
         t.recorder?.toolResult(part.toolCallId, part.toolName, output, false),
       );
     }
     case 'tool-error': {
       const output = errorText(part.error);
-      return app.store.transactions.together(async () =>
+      return app.store.transactions.togetherWith(async () =>
         t.recorder?.toolResult(part.toolCallId, part.toolName, output, true),
       );
     }

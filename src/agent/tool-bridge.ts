@@ -185,7 +185,7 @@ export function createToolBridge(options: ToolBridgeOptions): ToolBridge {
     if (!(await recordedWithResult(app, options, call, finished, event))) {
       // Its result not held with its held start (a call that stops the run, a cancel): the start first.
       await start.beforeAlone();
-      await app.store.transactions.together(async () =>
+      await app.store.transactions.togetherWith(async () =>
         ledgerAnnounced(app, options.runId, finished, options.sessionId, 'tool.finished', event),
       );
     }

@@ -24,6 +24,7 @@ import { type StoreWarn, setStoreWarn, storeWarning } from './store-warnings';
 import { copyTemplate, templatePath, writeTemplate } from './template';
 import { endsClearMemos } from './transaction-memo';
 import { runTransactionStatement as tx } from './transaction-statements';
+import { checkedBodies, missedToken, refuseMissedToken, txCheckOn } from './tx-check';
 
 export { migrate, schemaVersion } from './migrate';
 export { transactionMemo } from './transaction-memo';
@@ -115,6 +116,9 @@ function atomicallyBody<T>(
     bodyQueues.set(handle, []);
     return ownBody(handle, fn, scoped);
   }
+  // The check (./tx-check.ts): a call from inside an open token body, not given its token, throws.
+  const missed = txCheckOn() ? missedToken(handle, scoped ? 'atomicallyAsync' : 'atomicallyWith') : undefined;
+  if (missed) return Promise.reject(missed);
   return new Promise<void>((start) => waiting.push(start)).then(() => ownBody(handle, fn, scoped));
 }
 /** A body with no transaction of its own (inside one, or no database): as it answers, a throw a rejection. */
@@ -153,15 +157,17 @@ function ownBody<T>(handle: Db, fn: (tx: AsyncBody) => Promise<T>, scoped: boole
     return Promise.reject(error);
   }
   let body: Promise<T>;
+  // A token body has no scope, but the missed-token check's when it is on (./tx-check.ts).
+  const scope = scoped ? asyncScope : txCheckOn() ? checkedBodies : undefined;
   try {
-    body = scoped ? asyncScope.enter(own, () => fn(own)) : fn(own);
+    body = scope ? scope.enter(own, () => fn(own)) : fn(own);
   } catch (error) {
-    if (scoped) asyncScope.leave();
+    scope?.leave();
     return Promise.reject(bodyFailed(handle, own, outer, error));
   }
   return body.then(
     (result) => {
-      if (scoped) asyncScope.leave();
+      scope?.leave();
       try {
         commitBody(handle, own, outer);
       } catch (error) {
@@ -171,7 +177,7 @@ function ownBody<T>(handle: Db, fn: (tx: AsyncBody) => Promise<T>, scoped: boole
       return result;
     },
     (error: unknown) => {
-      if (scoped) asyncScope.leave();
+      scope?.leave();
       throw bodyFailed(handle, own, outer, error);
     },
   );
@@ -320,6 +326,7 @@ export function stepBatch(handle: () => Db, within?: TxToken): void {
     // The body is found through its token (`atomicallyWith`) or the async scope.
     const body = within?.open ? (within as AsyncBody) : asyncScope.getStore();
     if (body?.open && body.db === db) body.thenStepBatch = true;
+    else if (txCheckOn()) refuseMissedToken(db, 'stepBatch');
     return;
   }
   try {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { atomicallyAsync, atomicallyWith, type Db, openDb, stepBatch, type TxToken } from './db';
+import { setTxCheck } from './tx-check';
 
 /** The async id a promise continuation runs under: 0 while no async hook tracks promises. */
 async function continuationId(): Promise<number> {
@@ -35,6 +36,8 @@ afterEach(() => {
 
 describe('a transaction body with its token (SQLite)', () => {
   it('COMPAT-PERF-251: no async scope is entered; a token-joined nested write rolls back with its body, and commits with it', async () => {
+    // What production enters: the missed-token check's own scope off (./tx-check.ts).
+    const checkWas = setTxCheck(false);
     const proto = AsyncLocalStorage.prototype;
     const run = proto.run;
     let scopes = 0;
@@ -73,6 +76,7 @@ describe('a transaction body with its token (SQLite)', () => {
       });
     } finally {
       proto.run = run;
+      setTxCheck(checkWas);
     }
     expect(failed).toBe('body failed');
     expect(scopes).toBe(0);
@@ -148,11 +152,17 @@ describe('a transaction body with its token (SQLite)', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(db.inTransaction).toBe(false);
     expect(rows()).toEqual([1, 2]);
-    // Without the token (no scope either) the body commits at its end.
-    await atomicallyWith(handle, async () => {
-      insert(3);
-      stepBatch(handle);
-    });
+    // Without the token (no scope either) the body commits at its end: production's path, the
+    // missed-token check off (with it on, this stepBatch throws: COMPAT-PERF-291).
+    const checkWas = setTxCheck(false);
+    try {
+      await atomicallyWith(handle, async () => {
+        insert(3);
+        stepBatch(handle);
+      });
+    } finally {
+      setTxCheck(checkWas);
+    }
     expect(db.inTransaction).toBe(false);
     expect(rows()).toEqual([1, 2, 3]);
   });

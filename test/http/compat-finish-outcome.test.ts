@@ -10,6 +10,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
+import { setTxCheck } from '../../src/store/tx-check';
 import { reply } from '../helpers/fake-provider';
 import { compatServer, sseData } from './compat-helpers';
 
@@ -31,6 +32,8 @@ describe('compat outcome in the run finish (SQLite)', () => {
     expect((await sseData(warm)).at(-1)).toBe('[DONE]');
     await new Promise((resolve) => setImmediate(resolve));
 
+    // What production enters: the missed-token check's own scopes off (src/store/tx-check.ts).
+    const checkWas = setTxCheck(false);
     const proto = AsyncLocalStorage.prototype;
     const run = proto.run;
     let scopes = 0;
@@ -49,6 +52,7 @@ describe('compat outcome in the run finish (SQLite)', () => {
       await new Promise((resolve) => setImmediate(resolve));
     } finally {
       proto.run = run;
+      setTxCheck(checkWas);
     }
     // None (4 on 4b2467a: the outcome's own body; 3 on 2e2980a: its preparation's, its step's end's and
     // its run's finish's, with no scope since p-txtoken, COMPAT-PERF-250).

@@ -7,6 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
+import { setTxCheck } from '../../src/store/tx-check';
 import { reply } from '../helpers/fake-provider';
 import { compatServer, sseData } from './compat-helpers';
 
@@ -19,6 +20,8 @@ describe('compat request bodies without an async scope (SQLite)', () => {
     expect((await sseData(warm)).at(-1)).toBe('[DONE]');
     await new Promise((resolve) => setImmediate(resolve));
 
+    // What production enters: the missed-token check's own scopes off (src/store/tx-check.ts).
+    const checkWas = setTxCheck(false);
     const proto = AsyncLocalStorage.prototype as unknown as {
       run: AsyncLocalStorage<unknown>['run'];
       _enable(): void;
@@ -60,6 +63,7 @@ describe('compat request bodies without an async scope (SQLite)', () => {
       proto.run = run;
       proto._enable = enable;
       begin.run = beginRun;
+      setTxCheck(checkWas);
     }
     // 3 and 3 on 2e2980a (each body in its scope, each scope turning the hooks on).
     expect(scopes).toBe(0);
