@@ -94,6 +94,17 @@ async function watchedOnSqlite(closers: (() => Promise<unknown>)[]) {
   return { app, sessionId: session.id, onSession, onEvery };
 }
 
+/** Another node's recovery marks the running run `interrupted` on the store this one cannot reach. */
+async function interruptedElsewhere(sql: SqlClient, runId: string): Promise<void> {
+  const now = Date.now();
+  expect(
+    await sql.run(
+      "UPDATE agent_runs SET status = 'interrupted', reason = 'owner gone', finished_at = $1, updated_at = $1 WHERE id = $2 AND status = 'running'",
+      [now, runId],
+    ),
+  ).toBe(1);
+}
+
 /**
  * `sql` as svc's client, the store lost from the first statement carrying `run.finished` (every
  * statement refused `unavailable`) until the finish waits for the store (its log line): it is back
@@ -219,13 +230,7 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
     const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
     await untilLogged(app, 'run finish waits for the store');
     // Another node's recovery, on the store this one cannot reach.
-    const now = Date.now();
-    expect(
-      await sql.run(
-        "UPDATE agent_runs SET status = 'interrupted', reason = 'owner gone', finished_at = $1, updated_at = $1 WHERE id = $2 AND status = 'running'",
-        [now, run_id],
-      ),
-    ).toBe(1);
+    await interruptedElsewhere(sql, run_id);
     elsewhere = true;
     // The run's waiters read the row the other node finished: this node's finish is its log line.
     await untilLogged(app, 'run finished');
@@ -344,13 +349,7 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
     const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
     const waiting = app.agent.wait(run_id);
     await untilLogged(app, 'run finish waits for the store');
-    const now = Date.now();
-    expect(
-      await sql.run(
-        "UPDATE agent_runs SET status = 'interrupted', reason = 'owner gone', finished_at = $1, updated_at = $1 WHERE id = $2 AND status = 'running'",
-        [now, run_id],
-      ),
-    ).toBe(1);
+    await interruptedElsewhere(sql, run_id);
     elsewhere = true;
     await untilLogged(app, 'run finished');
     await app.bus.flush();
