@@ -10,8 +10,10 @@
 import { flushCalls, takeCall } from './held-calls';
 import type { HeldStepEnd, RunContext, RunLastEnds, RunTurn } from './run-types';
 import { startStepClose, stepEndJoined } from './step-close';
+import { StepEndSend } from './step-end-send';
 import { recordStepEnd } from './step-ends';
 import type { StepRecorder } from './step-recorder';
+import { storeLost } from './store-lost';
 
 /** Close the current step: its message, usage, cost, the context gauge and the ledger. */
 export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
@@ -47,7 +49,7 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   if (t.released) await t.released;
   // The messages finished and the session's usage (one statement on PostgreSQL, ./step-close.ts).
   const started = startStepClose(app, recorder, sessionId, stepUsage, stepCost);
-  let closing = started instanceof Promise ? await started : started;
+  const closing = started instanceof Promise ? await started : started;
   if (stepUsage) {
     usage.input_tokens += stepUsage.input_tokens;
     usage.output_tokens += stepUsage.output_tokens;
@@ -87,63 +89,29 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   const joined = closing.before !== undefined && app.runs.updateAndAppendAfter !== undefined;
   const call = joined ? takeCall(app, c.calls) : undefined;
   if (!joined) await flushCalls(app, c.calls);
-  /** Its effects once its statement answered (`announced`: its events were in it). */
-  const closed = (announced: boolean) => {
-    closing.completed(announced);
-    if (contextUsage && !announced) app.bus.publish(sessionId, contextUsage.type, contextUsage.payload);
-  };
   const before = closing.before;
-  const events = () => (contextUsage ? [...closing.completions(), contextUsage] : closing.completions());
-  /** The step end's one statement (PostgreSQL), `riding`: with the step's model call in it. */
-  const sendOnce = (next: boolean, ordered: boolean, riding: typeof call) => {
-    const now = closing.before;
-    if (!now || !app.runs.updateAndAppendAfter) throw new Error('step end: no statement to send');
-    return app.runs
-      .updateAndAppendAfter(
-        run.id,
-        patch,
-        'step.finished',
-        finished,
-        now,
-        // A step with no call ends the run: nothing is sent behind its end before it answers,
-        // so it may wait for the bus's append in flight and carry its events (p-finishjoin).
-        { sessionId, events: events(), next, ...(ordered ? { ordered } : {}) },
-        riding?.insert,
-      )
-      .catch((error: unknown) => {
-        recorder.heldCloseFailed();
-        throw error;
-      })
-      .finally(() => riding?.after());
-  };
-  // Its statement carried the step's held start or text too (p-heldstep) and failed: the parts
-  // written as before they were held (the message with its start, the result), then the end again.
-  const send = (next: boolean, ordered = false) =>
-    sendOnce(next, ordered, call).catch(async (error: unknown) => {
-      if (!recorder.heldOpenFailed()) throw error;
-      app.log.warn('step end failed, written in parts', { run_id: run.id, error });
-      await recorder.release();
-      await recorder.releaseTool();
-      const again = startStepClose(app, recorder, sessionId, stepUsage, stepCost);
-      closing = again instanceof Promise ? await again : again;
-      return await sendOnce(next, ordered, undefined);
-    });
+  // Sent (the parts apart where it carried a held start and failed), or kept for a finish's retry.
+  const step = new StepEndSend(
+    { app, runId: run.id, sessionId, recorder, patch, finished, stepUsage, stepCost, contextUsage, call },
+    closing,
+  );
   // The run's last step end, held for its finish's statement (./last-step-end.ts, p-pglast).
   const lastEnds = interrupted ? undefined : lastEndHeld(c, t);
   if (before && lastEnds) {
     holdForFinish(c, t, lastEnds, recorder, lastContext, {
       first: { before, event: { type: 'step.finished', payload: finished }, riding: call?.insert },
-      events: events(),
-      closed,
-      send: () => send(true, true),
+      events: step.events(),
+      closed: (announced) => step.closed(announced),
+      send: (keep = false) => (step.kept ? step.again(keep) : step.send(true, true, call, keep)),
+      stored: () => step.stored(),
       after: () => void call?.after(),
     });
     return;
   }
   const [session, appended, announced] = joined
-    ? await send(recorder.toolCalls.length === 0).then(
-        (joined) => [joined.before, joined, joined.announced] as const,
-      )
+    ? await step
+        .send(recorder.toolCalls.length === 0)
+        .then((joined) => [joined.before, joined, joined.announced] as const)
     : app.runs.updateAndAppend
       ? ([
           ...(await Promise.all([
@@ -153,7 +121,7 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
           false,
         ] as const)
       : ([await closing.written, undefined, false] as const);
-  closing.completed(announced);
+  step.closing.completed(announced);
   if (contextUsage && !announced) app.bus.publish(sessionId, contextUsage.type, contextUsage.payload);
   const runRow =
     appended?.run ?? (await (app.runs.updateCancel?.(run.id, patch) ?? app.runs.update(run.id, patch)));
@@ -179,7 +147,9 @@ function holdForFinish(
     first: HeldStepEnd['first'];
     events: HeldStepEnd['events'];
     closed(announced: boolean): void;
-    send(): Promise<{ announced: boolean }>;
+    send(keep?: boolean): Promise<{ announced: boolean }>;
+    /** A kept send alone found stored: its effects (false: none kept). */
+    stored(): boolean;
     after(): void;
   },
 ): void {
@@ -188,14 +158,17 @@ function holdForFinish(
     first: end.first,
     events: end.events,
     written(_result, announced) {
+      // A send alone kept after a lost store, found stored (./finish-retry.ts `stepEndStored`).
+      if (end.stored()) return;
       end.closed(announced);
       end.after();
     },
-    alone: async () => {
+    alone: async (keep = false) => {
       // Its events keep their place even behind a busy bus (a stopper's `cancelling` follows).
-      const sent = await end.send().catch((error: unknown) => {
-        // Failed: the step is no result of the run's, as when its step end failed in place.
-        c.resultMessageId = result;
+      const sent = await end.send(keep).catch((error: unknown) => {
+        // Failed: the step is no result of the run's, as when its step end failed in place; kept
+        // for the finish's retry (the store lost), still its result.
+        if (!(keep && storeLost(error))) c.resultMessageId = result;
         throw error;
       });
       end.closed(sent.announced);

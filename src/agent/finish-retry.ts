@@ -12,6 +12,9 @@ import type { AgentRun } from '../runs/run-ledger';
 import type { HeldStepEnd } from './last-step-end';
 import type { RunOutcome } from './run-loop';
 import { type AgentCore, statePayload } from './session-runtime';
+import { storeLost } from './store-lost';
+
+export { storeLost };
 
 /** The first wait before a finish is written again after the store was lost; doubled up to the cap. */
 const FINISH_RETRY_MS = 500;
@@ -77,18 +80,6 @@ export async function untilStored(
 }
 
 /**
- * The store went (its connection lost or unreachable, every pooled connection busy, the server
- * shutting down: SQLSTATE classes 08 and 57P), not a statement it refused (a PostgreSQL error is
- * `unavailable` too, reason `error`: src/store/postgres/errors.ts). A statement that was not
- * refused can be sent again once the store is back, as it was.
- */
-export function storeLost(error: unknown): boolean {
-  if (!SvcError.is(error) || error.code !== 'unavailable') return false;
-  const { reason, code } = (error.details ?? {}) as { reason?: unknown; code?: unknown };
-  return reason !== 'error' || /^(08|57P)/.test(String(code ?? ''));
-}
-
-/**
  * A retry found the run finished (`untilStored`'s `found`): by the statement whose answer was lost,
  * or by another node meanwhile (its recovery). The kept step end is checked first (`keptEnd`). What
  * is stored is what the run's waiters, the compat answer and the session's watchers are told (its
@@ -128,9 +119,9 @@ export async function foundFinished(
  * recovery: `interrupted`) while this one waited for the store. Its `step.finished` stored says
  * which: written with the finish (its events in it where that attempt announced), or not written,
  * then sent alone now, after what the other node wrote (its events before this node's
- * `run.finished`). The read is retried with the finish's while the store is lost; the send alone
- * is not (one that committed but lost its answer would insert its rows twice): refused, what is
- * lost is logged (`run last step end lost`).
+ * `run.finished`). The read is retried with the finish's while the store is lost, and so is the
+ * send alone (kept as sent: the retry checks its `step.finished` first, so one that committed but
+ * lost its answer is not inserted twice); refused, what is lost is logged (`run last step end lost`).
  */
 async function keptEnd(
   core: AgentCore,
@@ -140,20 +131,17 @@ async function keptEnd(
 ): Promise<boolean> {
   const a = core.host;
   const step = end.first.event.payload.step;
-  const stored = await a.runs.events(run.id, { types: [end.first.event.type] }).catch((error: unknown) => {
-    // The store lost: read again with the finish's retry; refused otherwise: taken as written, as before.
-    if (storeLost(error)) throw error;
-    a.log.warn('run last step end not checked', { run_id: run.id, step, error });
-    return undefined;
-  });
-  if (!stored || stored.some((e) => e.payload.step === step)) {
+  if ((await stepEndStored(core, run, end)) !== false) {
     end.written(undefined, announced);
     return false;
   }
   a.log.warn('run finished elsewhere before its last step end; writing it alone', { run_id: run.id, step });
   try {
-    await end.alone();
+    await end.alone(true);
   } catch (error) {
+    // The store lost again: kept as sent (`HeldStepEnd.alone`'s `keep`), checked and sent with the
+    // finish's next try, nothing inserted twice (p-lastalone).
+    if (storeLost(error)) throw error;
     a.log.error('run last step end lost', {
       run_id: run.id,
       step,
@@ -166,6 +154,67 @@ async function keptEnd(
     });
   }
   return true;
+}
+
+/**
+ * The last step end a finish that cannot carry it (a lease to give up between its events) sends
+ * alone first, in its write (p-lastalone): `write` sends it (`send`, its failure the run's) and,
+ * when that send finds the store lost, keeps it (it may have committed, its answer lost) and
+ * throws for the finish's retry (`untilStored`); the next `write` checks its `step.finished`
+ * first (`stepEndStored`): stored, counted written, else sent anew; nothing inserted twice.
+ * `take`: the end still kept (a retry that found the run finished checks it as the finish's own,
+ * `keptEnd`; a close says it lost), nothing left to write.
+ */
+export interface LoneEnd {
+  write(): Promise<void>;
+  take(): HeldStepEnd | undefined;
+}
+
+export function loneEnd(
+  core: AgentCore,
+  run: AgentRun,
+  end: HeldStepEnd,
+  send: (end: HeldStepEnd, kept: () => void) => Promise<void>,
+): LoneEnd {
+  let left: HeldStepEnd | undefined = end;
+  let lost = false;
+  return {
+    async write() {
+      if (!left) return;
+      if (lost && (await stepEndStored(core, run, left)) !== false) left.written(undefined, false);
+      else
+        await send(left, () => {
+          lost = true;
+        });
+      left = undefined;
+    },
+    take() {
+      const kept = left;
+      left = undefined;
+      return kept;
+    },
+  };
+}
+
+/**
+ * Whether a kept step end is stored (its step's `step.finished` in the run's events): the statement
+ * that carried it committed, its answer lost. The store lost: thrown (read again with the
+ * finish's retry); the read refused: undefined, logged (`run last step end not checked`), and the
+ * caller takes it as written, as before.
+ */
+export async function stepEndStored(
+  core: AgentCore,
+  run: AgentRun,
+  end: HeldStepEnd,
+): Promise<boolean | undefined> {
+  const a = core.host;
+  const step = end.first.event.payload.step;
+  const stored = await a.runs.events(run.id, { types: [end.first.event.type] }).catch((error: unknown) => {
+    if (storeLost(error)) throw error;
+    a.log.warn('run last step end not checked', { run_id: run.id, step, error });
+    return undefined;
+  });
+  return stored?.some((e) => e.payload.step === step);
 }
 
 /**

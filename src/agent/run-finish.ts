@@ -9,7 +9,15 @@ import { SvcError } from '../errors';
 import type { SessionEventPayloads } from '../events/types';
 import type { AgentRun, RunPatch, SessionAnnounce } from '../runs/run-ledger';
 import type { FinishAlongside, FinishFirst } from '../runs/types';
-import { finishedPayload, foundFinished, lostAtClose, storeLost, untilStored } from './finish-retry';
+import {
+  finishedPayload,
+  foundFinished,
+  type LoneEnd,
+  loneEnd,
+  lostAtClose,
+  storeLost,
+  untilStored,
+} from './finish-retry';
 import { type HeldStepEnd, LastEndFailed } from './last-step-end';
 import type { RunOutcome } from './run-loop';
 import { type AgentCore, statePayload } from './session-runtime';
@@ -126,6 +134,8 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   let idleJoined = false;
   // The run's last step end, held for this statement (./last-step-end.ts, p-pglast).
   let last = await core.lastEnds.take(run.id);
+  /** The step end a finish that cannot carry it sends alone first, in its write (`LoneEnd`). */
+  let lone: LoneEnd | undefined;
   /** Whether the attempt that kept `last` for a retry carried its events (`announce`, p-closehold). */
   let keptAnnounced = false;
   /** The bus's stamp on the events the statement sent last carried (`announce` joined), if it did. */
@@ -146,8 +156,8 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       joinedAt = at;
     });
     // The step end's events go first in the finish's; a finish that carries none (a lease to give
-    // up between its events) has the step end written alone before it.
-    if (last && !announce) await lastAlone(last);
+    // up between its events) has the step end written alone before it, in `write` (`LoneEnd`).
+    if (last && !announce) lone = loneEnd(core, run, last, lastAlone);
     if (last && announce) announce = { ...announce, events: [...last.events, ...announce.events] };
     if (!announce) last = undefined;
     rt.finishing = announce !== undefined;
@@ -162,6 +172,7 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       announce = undefined;
       last = undefined;
       joinedAt = undefined;
+      if (lone) await lone.write();
       if (end) {
         let result: unknown;
         const written = await recordFinished(core, run.id, finished, event, drains, along, ann, {
@@ -213,7 +224,8 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       return written.run;
     };
     const row = await untilStored(core, run, write, async (stored) => {
-      const end = last;
+      // The step end kept: the finish's (`last`) or one sent alone first whose send lost the store.
+      const end = last ?? lone?.take();
       last = undefined;
       const found = await foundFinished(core, run, stored, {
         end,
@@ -221,6 +233,10 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
         joinedAt,
         types: joinedTypes,
         idle: idleJoined,
+      }).catch((error: unknown) => {
+        // The store lost in its check or its send alone: kept for the next try's.
+        last = end;
+        throw error;
       });
       published = found.published;
       deliver = found.deliver;
@@ -228,15 +244,7 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
     });
     core.finished(row);
     if (!deliver) core.publish(sessionId, 'run.finished', published);
-    a.log.info('run finished', {
-      run_id: run.id,
-      session_id: sessionId,
-      status: published.status,
-      ...(published.reason ? { reason: published.reason } : {}),
-      ...(published.failure ? { code: published.failure.code } : {}),
-      steps: outcome.steps,
-      model: outcome.model,
-    });
+    logFinished(core, published, outcome);
   } catch (error) {
     // The last step end failed alone: the run fails as a failing step end failed it, then finishes.
     if (error instanceof LastEndFailed) {
@@ -245,7 +253,7 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
       return await finishRun(core, run, await failedOutcome(error, outcome));
     }
     a.log.error('run finalize failed', { run_id: run.id, error });
-    if (core.closing && storeLost(error)) lostAtClose(core, run, last);
+    if (core.closing && storeLost(error)) lostAtClose(core, run, last ?? lone?.take());
   }
   // No await when there was no lease: `run.finished` and the idle state below are one stretch,
   // so the bus appends them together on PostgreSQL (its queue starts after a microtask).
@@ -262,6 +270,23 @@ export async function finishRun(core: AgentCore, run: AgentRun, outcome: RunOutc
   // The statement's events to their listeners now, the session idle here as they say.
   deliver?.();
   return { drains, ...(empty && (rt.queuedHere ?? 0) === queuedHere ? { queue: [] } : {}) };
+}
+
+/** The `run finished` log line: what is stored (`published`), with this node's steps and model. */
+function logFinished(
+  core: AgentCore,
+  published: SessionEventPayloads['run.finished'],
+  outcome: RunOutcome,
+): void {
+  core.host.log.info('run finished', {
+    run_id: published.run_id,
+    session_id: published.session_id,
+    status: published.status,
+    ...(published.reason ? { reason: published.reason } : {}),
+    ...(published.failure ? { code: published.failure.code } : {}),
+    steps: outcome.steps,
+    model: outcome.model,
+  });
 }
 
 /** The run's row as it finished (`RunPatch`) and its `run.finished` ledger event's payload. */
@@ -289,11 +314,19 @@ function finishedWrites(outcome: RunOutcome, now: number) {
   return { finished, event };
 }
 
-/** The held step end alone (./last-step-end.ts); its failure is the run's (`LastEndFailed`). */
-async function lastAlone(end: HeldStepEnd): Promise<void> {
+/**
+ * The held step end alone (./last-step-end.ts); its failure is the run's (`LastEndFailed`). With
+ * `kept`: a store lost in its send keeps it (`HeldStepEnd.alone`'s `keep`), told, the error thrown
+ * as it is for the finish's retry (`untilStored`).
+ */
+async function lastAlone(end: HeldStepEnd, kept?: () => void): Promise<void> {
   try {
-    await end.alone();
+    await end.alone(kept !== undefined);
   } catch (error) {
+    if (kept && storeLost(error)) {
+      kept();
+      throw error;
+    }
     throw new LastEndFailed(error, end.fail);
   }
 }

@@ -199,8 +199,13 @@ export interface HeldStepEnd {
   readonly events: SessionAnnounce['events'];
   /** The finish's statement wrote it: the step's effects (`announced`: its events were in it too). */
   written(result: unknown, announced: boolean): void;
-  /** Sends it alone, as the step end was: its session events joined or published in this call. */
-  alone(): Promise<void>;
+  /**
+   * Sends it alone, as the step end was: its session events joined or published in this call.
+   * `keep` (a finish that cannot carry it, ./run-finish.ts): a store lost in that send (`storeLost`)
+   * keeps it as sent, neither restored nor written in parts, for the finish's retry: `written` once
+   * its `step.finished` is found stored (the send committed, its answer lost), else `alone` again.
+   */
+  alone(keep?: boolean): Promise<void>;
   /** Its step end failed alone: the run's failure recorded, its outcome (./run-loop.ts). */
   fail?: (error: unknown) => Promise<RunOutcome>;
 }

@@ -96,6 +96,8 @@ export function updateAndAppendAfter(deps: AnnounceDeps): NonNullable<RunLedger[
     // p-pglast) follows them.
     const now = clock.now();
     const joined = joinNow(deps, announce);
+    // Its answer lost, a caller that finds it committed has the bus deliver them as stored (p-lastalone).
+    if (joined) announce?.joined?.(joined.createdAt);
     // Not joined, and they must keep their place: reserved in the bus's queue (`ordered`).
     const reserved =
       !joined && announce?.ordered && announce.events.length && !deps.sql.inTransaction()

@@ -198,7 +198,7 @@ export interface SessionAnnounce {
    */
   ordered?: boolean;
   /**
-   * `updateAndAppend`: told the bus's stamp on the events (`JoinedEvents.createdAt`) when they were
+   * `updateAndAppend`, `updateAndAppendAfter`: told the bus's stamp on the events (`JoinedEvents.createdAt`) when they were
    * joined to the statement: a caller whose statement's answer is lost and who finds it committed
    * later has the bus deliver them as stored (`EventBus.adopt`), not published again.
    */

@@ -106,10 +106,37 @@ async function interruptedElsewhere(sql: SqlClient, runId: string): Promise<void
 }
 
 /**
+ * A run that takes the workspace lease (a `write`, then a text step): its finish gives the lease up
+ * between its events, so it cannot carry its last step end, which is sent alone first (`lastAlone`).
+ */
+const leased = () => [reply().toolCall('write', { path: 'held.txt', content: 'x' }, 'call_w'), answer()];
+/** The `write` allowed: the lease is taken for a change made. */
+const writes = { permissions: { allowed_tools: ['write'] } };
+
+/** The statement of the run's second step end (the text step's, sent alone before the finish). */
+function secondStepEnd(): (values: unknown[]) => boolean {
+  let seen = 0;
+  return (values) => values.includes('step.finished') && ++seen === 2;
+}
+
+/** `leased` on SQLite, ended as it ends there. */
+async function leasedOnSqlite(closers: (() => Promise<unknown>)[]) {
+  const { app } = await agentApp(leased(), { extraConfig: writes });
+  closers.push(() => app.close());
+  const session = await app.sessions.create({ title: 'held' });
+  const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+  await app.agent.wait(run_id);
+  await app.bus.flush();
+  return { app, sessionId: session.id, runId: run_id };
+}
+
+/**
  * `sql` as svc's client, the store lost from the first statement carrying `run.finished` (every
  * statement refused `unavailable`) until the finish waits for the store (its log line): it is back
  * for the finish's retry, whatever the load (`back`: when the test says). `lost`: the statements
- * refused (`committed`: the first of them sent and committed, only its answer lost).
+ * refused (`committed`: the first of them sent and committed, only its answer lost); `sent`: every
+ * statement's text. `at`: the
+ * statement the store is lost at (its values; default: the first carrying `run.finished`).
  */
 function losingAtFinish(
   sql: SqlClient,
@@ -117,13 +144,16 @@ function losingAtFinish(
   back: () => boolean = () =>
     app()?.memoryLog.records.some((r) => r.message === 'run finish waits for the store') === true,
   committed = false,
+  at: (values: unknown[]) => boolean = (values) => values.includes('run.finished'),
 ) {
   let down = false;
   let was = false;
   const lost: string[] = [];
+  const sent: string[] = [];
   const guard = <R>(send: (text: string, values?: unknown[]) => Promise<R>) => {
     return async (text: string, values: unknown[] = []): Promise<R> => {
-      if (!was && values.includes('run.finished')) {
+      sent.push(text);
+      if (!was && at(values)) {
         down = was = true;
         // `committed`: that statement is sent and commits; its answer is lost with the store.
         if (committed) await send(text, values);
@@ -139,7 +169,33 @@ function losingAtFinish(
     };
   };
   const client = wrappedClient(sql, guard);
-  return { client, lost };
+  return { client, lost, sent };
+}
+
+/**
+ * `client` with the store lost once more from the first step end statement once `after()` (every
+ * statement refused, unreachable; `committed`: that one sent and committed first, its answer lost)
+ * until the finish's retry reads the run's row again: what is written in that outage is lost.
+ */
+function losingAgain(client: SqlClient, after: () => boolean, committed: boolean) {
+  const state = { lost: false, down: false, refused: [] as string[] };
+  const guard = <R>(send: (text: string, values?: unknown[]) => Promise<R>) => {
+    return async (text: string, values: unknown[] = []): Promise<R> => {
+      if (after() && !state.lost && values.includes('step.finished')) {
+        state.lost = state.down = true;
+        if (committed) await send(text, values);
+      } else if (state.down && /^SELECT \* FROM agent_runs WHERE id = \$1$/.test(text.trim()))
+        state.down = false;
+      if (state.down) {
+        state.refused.push(text);
+        throw new SvcError('unavailable', 'injected: the store went away again', {
+          details: { reason: 'unreachable' },
+        });
+      }
+      return send(text, values);
+    };
+  };
+  return { client: wrappedClient(client, guard), state };
 }
 
 /**
@@ -448,6 +504,140 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
     const row = await sql.one<{ status: string }>('SELECT status FROM agent_runs WHERE id = $1', [run_id]);
     expect(row?.status).toBe('running');
   }, 30_000);
+
+  it('STORE-PG-780: a run that gave its workspace lease up (its finish cannot carry its last step end, sent alone first) with the store lost at that send: the step end is kept and written once the store is back, then the finish: the run completed, its message finished with its usage, one `step.finished` of the step; messages, run events, row and the session log SQLite’s (was: the run failed, its message and deltas lost)', async () => {
+    const sqlite = await leasedOnSqlite(closers);
+    const sql = await migratedDatabase(pg.cluster());
+    closers.push(() => sql.close());
+    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
+    const losing = losingAtFinish(
+      sql,
+      () => pgApp,
+      () => pgApp?.memoryLog.records.some((r) => r.message === 'run finish waits for the store') === true,
+      false,
+      secondStepEnd(),
+    );
+    const { app } = await agentApp(leased(), { postgres: losing.client, extraConfig: writes });
+    pgApp = app;
+    closers.push(() => app.close());
+    const session = await app.sessions.create({ title: 'held' });
+    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+    const result = await app.agent.wait(run_id);
+    await app.bus.flush();
+
+    // The lease was taken and given up: the step end went alone, and the store was lost there.
+    expect(losing.sent.some((text) => /DELETE FROM workspace_leases/.test(text))).toBe(true);
+    expect(losing.lost.length).toBeGreaterThanOrEqual(1);
+    expect(losing.lost[0]).toMatch(/step/i);
+    expect(app.memoryLog.records.filter((r) => r.message === 'run finish waits for the store')).toHaveLength(
+      1,
+    );
+    expect(result).toMatchObject({ status: 'completed', text: 'hello there' });
+    const run = await stored(app, session.id, run_id);
+    expect(run).toEqual(await stored(sqlite.app, sqlite.sessionId, sqlite.runId));
+    expect(run.events.filter((e) => e.endsWith(' step.finished'))).toHaveLength(2);
+    const log = await loggedAsOnSqlite(
+      sql,
+      { app, sessionId: session.id },
+      { app: sqlite.app, sessionId: sqlite.sessionId },
+    );
+    expect(
+      log.filter((e) => e.type === 'message.delta').map((e) => JSON.parse(String(e.payload)).delta),
+    ).toEqual(['hello', ' there']);
+  });
+
+  it('STORE-PG-781: as STORE-PG-780 but the step end sent alone commits and its answer is lost: the retry finds its `step.finished` stored and sends nothing twice: one `step.finished` of the step, one assistant message of its text; messages, run events, row and the session log SQLite’s (was: the run failed)', async () => {
+    const sqlite = await leasedOnSqlite(closers);
+    const sql = await migratedDatabase(pg.cluster());
+    closers.push(() => sql.close());
+    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
+    const losing = losingAtFinish(
+      sql,
+      () => pgApp,
+      () => pgApp?.memoryLog.records.some((r) => r.message === 'run finish waits for the store') === true,
+      true,
+      secondStepEnd(),
+    );
+    const { app } = await agentApp(leased(), { postgres: losing.client, extraConfig: writes });
+    pgApp = app;
+    closers.push(() => app.close());
+    const session = await app.sessions.create({ title: 'held' });
+    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+    const result = await app.agent.wait(run_id);
+    await app.bus.flush();
+
+    expect(losing.lost.length).toBeGreaterThanOrEqual(1);
+    expect(result).toMatchObject({ status: 'completed', text: 'hello there' });
+    const run = await stored(app, session.id, run_id);
+    expect(run).toEqual(await stored(sqlite.app, sqlite.sessionId, sqlite.runId));
+    expect(run.events.filter((e) => e.endsWith(' step.finished'))).toHaveLength(2);
+    await loggedAsOnSqlite(
+      sql,
+      { app, sessionId: session.id },
+      { app: sqlite.app, sessionId: sqlite.sessionId },
+    );
+  });
+
+  for (const [id, committed] of [
+    ['STORE-PG-782', false],
+    ['STORE-PG-783', true],
+  ] as const)
+    it(`${id}: as STORE-PG-730 (another node finishes the run while this one waits for the store), and the store is lost again at the last step end sent alone after it${committed ? ', that send committed, its answer lost' : ''}: the step end is kept and, the store back, checked and written once: the step’s message finished with its text and usage, one \`step.finished\`, its deltas in the log, nothing said lost (was: logged \`run last step end lost\`${committed ? '' : ', none of it stored'})`, async () => {
+      const sql = await migratedDatabase(pg.cluster());
+      closers.push(() => sql.close());
+      let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
+      let elsewhere = false;
+      const losing = losingAtFinish(
+        sql,
+        () => pgApp,
+        () => elsewhere,
+      );
+      const again = losingAgain(losing.client, () => elsewhere, committed);
+      const { app } = await agentApp([answer()], { postgres: again.client });
+      pgApp = app;
+      closers.push(() => app.close());
+      const session = await app.sessions.create({ title: 'held' });
+      const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+      await untilLogged(app, 'run finish waits for the store');
+      await interruptedElsewhere(sql, run_id);
+      elsewhere = true;
+      await untilLogged(app, 'run finished');
+      await app.bus.flush();
+
+      expect(again.state.lost).toBe(true);
+      expect(again.state.down).toBe(false);
+      const run = await stored(app, session.id, run_id);
+      expect(run.run.status).toBe('interrupted');
+      expect(run.events.filter((e) => e.endsWith(' step.finished'))).toHaveLength(1);
+      expect(run.messages.filter((m) => m[0] === 'assistant')).toEqual([
+        [
+          'assistant',
+          [{ type: 'text', text: 'hello there' }],
+          { input_tokens: 100, output_tokens: 20, reasoning_tokens: 0, cached_input_tokens: 0 },
+          true,
+        ],
+      ]);
+      const log = (await app.bus.replay(session.id, 0)).events;
+      expect(
+        log.filter((e) => e.type === 'message.delta').map((e) => (e.payload as { delta: string }).delta),
+      ).toEqual(['hello', ' there']);
+      // Each once: the prompt, the step's message, its deltas, completion and gauge, the finish.
+      expect(log.map((e) => e.type).slice(log.findIndex((e) => e.type === 'run.started'))).toEqual([
+        'run.started',
+        'message.created',
+        'message.completed',
+        'message.created',
+        'message.delta',
+        'message.delta',
+        'message.completed',
+        'context.usage',
+        'run.finished',
+        'state.changed',
+      ]);
+      const messages = app.memoryLog.records.map((r) => r.message);
+      expect(messages).not.toContain('run last step end lost');
+      expect(messages).not.toContain('run finalize failed');
+    });
 
   it('STORE-PG-702: the service closed while its run’s last step end waits for the run’s finish (held past the close’s wait, its own pool): the step end is written before the store closes (the stop’s release sends it alone); after a restart the run is interrupted with the step’s message, its deltas, `step.finished` and its usage stored, the log, messages, events and row SQLite’s for a run interrupted there', async () => {
     const sqlite = await closedWhileHeld(undefined, closers);
