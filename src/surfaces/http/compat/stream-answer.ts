@@ -118,7 +118,20 @@ export function streamAnswer(
     }
     if (event.type !== 'run.finished') return;
     finished = true;
-    answerEnd().catch(failed);
+    // A completed run whose finish ended the row here: `[DONE]` in this delivery, from the event's
+    // own status, reason and usage (the row's, written by the same finish), not after a result
+    // read's promises and the rest of the finish (its log record, the session's idle state).
+    const ended = event.payload as Pick<ResultWithoutText, 'status' | 'reason' | 'usage'>;
+    if (prepared.ended && ended.status === 'completed') answerDone(ended);
+    else answerEnd().catch(failed);
+  };
+  /** A completed run's last chunk (and usage), `[DONE]`: its row ended by the run's finish. */
+  const answerDone = (result: Pick<ResultWithoutText, 'reason' | 'usage'>) => {
+    // The refused-call check's events, kept for a result read that no longer comes: dropped.
+    app.runs.takeAppended?.(runId, 'tool.finished');
+    chunk({}, finishReasonOf(result));
+    if (request.include_usage) stream.send({ data: JSON.stringify(usageChunk(base, usageOf(result))) });
+    stream.close({ data: '[DONE]' });
   };
   /** The run ended: its last chunks (or its error), the ledger row's end, `[DONE]`. */
   const answerEnd = async () => {
