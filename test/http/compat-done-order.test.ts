@@ -107,4 +107,35 @@ describe('compat [DONE] in the run.finished delivery (SQLite)', () => {
       completion_tokens: run.usage.output_tokens,
     });
   });
+
+  it('COMPAT-PERF-342: a warm request writes its model request before its head and role chunk; the role chunk is still the first data', async () => {
+    const { post, url } = await compatServer([reply().text('one'), reply().text('two')]);
+    expect((await sseData(await post('/v1/chat/completions', body('warm')))).at(-1)).toBe('[DONE]');
+    await new Promise((resolve) => setImmediate(resolve));
+    const port = Number(new URL(url).port);
+    const order: string[] = [];
+    const proto = Socket.prototype as unknown as Record<string, (...args: any[]) => unknown>;
+    const generic = proto._writeGeneric;
+    proto._writeGeneric = function (this: Socket, writev_: boolean, data: any, ...rest: unknown[]) {
+      const text = writev_
+        ? (data as { chunk: unknown }[]).map((d) => String(d.chunk)).join('')
+        : String(data);
+      if (this.localPort === port)
+        order.push(text.includes('"role":"assistant"') ? 'head and role' : 'client');
+      else if (text.includes('POST /') && text.includes('/chat/completions')) order.push('model request');
+      return generic.call(this, writev_, data, ...rest);
+    };
+    restore.push(() => {
+      proto._writeGeneric = generic;
+    });
+    const data = await sseData(await post('/v1/chat/completions', body('order')));
+    // The model request's writes (its head, then its body), all before svc's head and role chunk:
+    // ['model request', 'head and role', 'model request', …] on f92fc10, the body after svc's head.
+    expect(order.indexOf('model request')).toBeGreaterThanOrEqual(0);
+    expect(order.indexOf('head and role')).toBeGreaterThan(order.lastIndexOf('model request'));
+    expect(order.indexOf('client')).toBeGreaterThan(order.indexOf('head and role'));
+    const first = JSON.parse(data[0] as string) as { choices: { delta: Record<string, unknown> }[] };
+    expect(first.choices[0]?.delta).toEqual({ role: 'assistant', content: '', refusal: null });
+    expect(data.at(-1)).toBe('[DONE]');
+  });
 });

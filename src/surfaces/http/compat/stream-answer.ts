@@ -32,10 +32,12 @@ export function streamAnswer(
       signal: c.req.raw.signal,
       heartbeatMs: app.config.services.http.sse_heartbeat_seconds * 1000,
       tracker: streams,
+      headWithFirst: true,
       onShutdown: (s) => {
         if (finished) return;
         finished = true;
         release();
+        open();
         // The ledger row ends here too: the App closes right after, and nothing else would finish it.
         void finish(app, prepared, {
           status: 'cancelled',
@@ -68,9 +70,20 @@ export function streamAnswer(
   const textChunk = (content: string) =>
     stream.send({ data: `${head}{"content":${JSON.stringify(content)}${textEnd}` });
 
-  chunk({ role: 'assistant', content: '', refusal: null });
-  // The head and the role chunk leave now, while the run prepares its model request.
-  stream.flush();
+  // The head and the role chunk leave at this turn's check phase: a warm request writes its model
+  // request in this turn, so they follow it (while the model thinks) instead of preceding it. What
+  // the stream sends before (text, the end, an error) sends the role chunk first.
+  let opened = false;
+  const open = () => {
+    if (opened) return;
+    opened = true;
+    chunk({ role: 'assistant', content: '', refusal: null });
+  };
+  setImmediate(() => {
+    if (opened || stream.closed) return;
+    open();
+    stream.flush();
+  });
   let lastMessage: string | undefined;
   let wroteText = false;
   let flushed = false;
@@ -92,6 +105,7 @@ export function streamAnswer(
   });
   const failed = (error: unknown) => {
     app.log.warn('compat stream answer failed', { error });
+    open();
     sendError(stream, app.redactor.string(toSvcError(error).message));
   };
   // Every event of the session passes here (a dozen or more a request): all but the run's end are
@@ -103,6 +117,7 @@ export function streamAnswer(
     if (event.type === 'message.delta') {
       const delta = event.payload as { message_id: string; part: string; delta: string };
       if (delta.part !== 'text' || !delta.delta) return;
+      open();
       const separator = wroteText && lastMessage !== delta.message_id ? '\n\n' : '';
       lastMessage = delta.message_id;
       wroteText = true;
@@ -118,6 +133,7 @@ export function streamAnswer(
     }
     if (event.type !== 'run.finished') return;
     finished = true;
+    open();
     // A completed run whose finish ended the row here: `[DONE]` in this delivery, from the event's
     // own status, reason and usage (the row's, written by the same finish), not after a result
     // read's promises and the rest of the finish (its log record, the session's idle state).
