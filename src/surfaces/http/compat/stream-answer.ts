@@ -50,40 +50,7 @@ export function streamAnswer(
     },
     headers,
   );
-  const base = {
-    id: prepared.requestId,
-    object: 'chat.completion.chunk',
-    created: prepared.created,
-    model: prepared.model.resolved.selector,
-    system_fingerprint: null,
-  };
-  // Every chunk is `base` with one choice: its JSON is built around the delta's (the same bytes
-  // as stringifying the whole object, without copying and re-encoding `base` for every delta).
-  const head = `${JSON.stringify(base).slice(0, -1)},"choices":[{"index":0,"delta":`;
-  const tail = request.include_usage ? '}],"usage":null}' : '}]}';
-  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
-    stream.send({
-      data: `${head}${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finishReason)}${tail}`,
-    });
-  // A text delta's chunk: `chunk({ content })`'s bytes, without the object per delta.
-  const textEnd = `},"logprobs":null,"finish_reason":null${tail}`;
-  const textChunk = (content: string) =>
-    stream.send({ data: `${head}{"content":${JSON.stringify(content)}${textEnd}` });
-
-  // The head and the role chunk leave at this turn's check phase: a warm request writes its model
-  // request in this turn, so they follow it (while the model thinks) instead of preceding it. What
-  // the stream sends before (text, the end, an error) sends the role chunk first.
-  let opened = false;
-  const open = () => {
-    if (opened) return;
-    opened = true;
-    chunk({ role: 'assistant', content: '', refusal: null });
-  };
-  setImmediate(() => {
-    if (opened || stream.closed) return;
-    open();
-    stream.flush();
-  });
+  const { base, chunk, textChunk, open } = chunkWriters(stream, prepared);
   let lastMessage: string | undefined;
   let wroteText = false;
   let flushed = false;
@@ -192,6 +159,47 @@ export function streamAnswer(
     }
   });
   return response;
+}
+
+/**
+ * The answer's chunks. Every chunk is `base` with one choice: its JSON is built around the delta's
+ * (the same bytes as stringifying the whole object, without copying and re-encoding `base` for
+ * every delta). `open` sends the role chunk, once: at the check phase of the request's turn, or
+ * before whatever the stream sends first.
+ */
+function chunkWriters(stream: SseStream, prepared: Prepared) {
+  const base = {
+    id: prepared.requestId,
+    object: 'chat.completion.chunk',
+    created: prepared.created,
+    model: prepared.model.resolved.selector,
+    system_fingerprint: null,
+  };
+  const head = `${JSON.stringify(base).slice(0, -1)},"choices":[{"index":0,"delta":`;
+  const tail = prepared.request.include_usage ? '}],"usage":null}' : '}]}';
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+    stream.send({
+      data: `${head}${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finishReason)}${tail}`,
+    });
+  // A text delta's chunk: `chunk({ content })`'s bytes, without the object per delta.
+  const textEnd = `},"logprobs":null,"finish_reason":null${tail}`;
+  const textChunk = (content: string) =>
+    stream.send({ data: `${head}{"content":${JSON.stringify(content)}${textEnd}` });
+  // The head and the role chunk leave at this turn's check phase: a warm request writes its model
+  // request in this turn, so they follow it (while the model thinks) instead of preceding it. What
+  // the stream sends before (text, the end, an error) sends the role chunk first.
+  let opened = false;
+  const open = () => {
+    if (opened) return;
+    opened = true;
+    chunk({ role: 'assistant', content: '', refusal: null });
+  };
+  setImmediate(() => {
+    if (opened || stream.closed) return;
+    open();
+    stream.flush();
+  });
+  return { base, chunk, textChunk, open };
 }
 
 function sendError(stream: SseStream, message: string): void {
