@@ -26,13 +26,15 @@ export function streamAnswer(
   // A completed run's ledger row ends in its finish (PostgreSQL: its statement; SQLite: its transaction):
   // before run.finished reaches this stream, so before `[DONE]` (ENGINE-COMPAT-5) as before.
   const release = finishInRunFinish(app, prepared);
+  // SQLite only (measured there; PostgreSQL's preparation and finish keep their order, p-single).
+  const later = app.store.kind === 'sqlite';
   const { stream, response } = openRouteSseStream(
     c,
     {
       signal: c.req.raw.signal,
       heartbeatMs: app.config.services.http.sse_heartbeat_seconds * 1000,
       tracker: streams,
-      headWithFirst: true,
+      headWithFirst: later,
       onShutdown: (s) => {
         if (finished) return;
         finished = true;
@@ -50,7 +52,7 @@ export function streamAnswer(
     },
     headers,
   );
-  const { base, chunk, textChunk, open } = chunkWriters(stream, prepared);
+  const { base, chunk, textChunk, open } = chunkWriters(stream, prepared, later);
   let lastMessage: string | undefined;
   let wroteText = false;
   let flushed = false;
@@ -105,7 +107,7 @@ export function streamAnswer(
     // own status, reason and usage (the row's, written by the same finish), not after a result
     // read's promises and the rest of the finish (its log record, the session's idle state).
     const ended = event.payload as Pick<ResultWithoutText, 'status' | 'reason' | 'usage'>;
-    if (prepared.ended && ended.status === 'completed') answerDone(ended);
+    if (later && prepared.ended && ended.status === 'completed') answerDone(ended);
     else answerEnd().catch(failed);
   };
   /** A completed run's last chunk (and usage), `[DONE]`: its row ended by the run's finish. */
@@ -164,10 +166,10 @@ export function streamAnswer(
 /**
  * The answer's chunks. Every chunk is `base` with one choice: its JSON is built around the delta's
  * (the same bytes as stringifying the whole object, without copying and re-encoding `base` for
- * every delta). `open` sends the role chunk, once: at the check phase of the request's turn, or
- * before whatever the stream sends first.
+ * every delta). `open` sends the role chunk, once: at the check phase of the request's turn
+ * (`later`; else at once), or before whatever the stream sends first.
  */
-function chunkWriters(stream: SseStream, prepared: Prepared) {
+function chunkWriters(stream: SseStream, prepared: Prepared, later: boolean) {
   const base = {
     id: prepared.requestId,
     object: 'chat.completion.chunk',
@@ -194,11 +196,13 @@ function chunkWriters(stream: SseStream, prepared: Prepared) {
     opened = true;
     chunk({ role: 'assistant', content: '', refusal: null });
   };
-  setImmediate(() => {
+  const send = () => {
     if (opened || stream.closed) return;
     open();
     stream.flush();
-  });
+  };
+  if (later) setImmediate(send);
+  else send();
   return { base, chunk, textChunk, open };
 }
 
