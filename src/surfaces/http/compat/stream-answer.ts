@@ -27,7 +27,7 @@ export function streamAnswer(
   // before run.finished reaches this stream, so before `[DONE]` (ENGINE-COMPAT-5) as before.
   const release = finishInRunFinish(app, prepared);
   // SQLite only (measured there; PostgreSQL's preparation and finish keep their order, p-single).
-  const later = app.store.kind === 'sqlite';
+  const later = app.store?.kind === 'sqlite';
   const { stream, response } = openRouteSseStream(
     c,
     {
