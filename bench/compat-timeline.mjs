@@ -16,7 +16,8 @@
 // `in:pg:…:1,2,C,Z…`): then the requests' most common mark sequence is printed with each mark's
 // median ms from the request's arrival and the gap before it (the table of p-pgcritical).
 // BENCH_TIMELINE_GAP_MS=<ms>: the fake model sends its first text alone and the rest that many ms
-// later (a real model's stream in several reads; `P:first` marks the first).
+// later (a real model's stream in several reads; `P:first` marks the first). BENCH_TIMELINE_THINK_MS=<ms>:
+// the fake model answers that many ms after the request (the direct requests wait as long).
 // Not a *.bench.mjs: `node bench/compat-timeline.mjs` (BENCH_SVC_BIN, BENCH_NODE_ARGS as compat's).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,6 +34,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 30);
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const GAP_MS = Number(process.env.BENCH_TIMELINE_GAP_MS ?? 0);
+const THINK_MS = Number(process.env.BENCH_TIMELINE_THINK_MS ?? 0);
 const TOKEN = 'bench-token';
 const now = () => process.hrtime.bigint();
 const own = [];
@@ -41,7 +43,10 @@ const own = [];
 const provider = createServer((req, res) => {
   own.push([now(), 'P:request']);
   req.resume();
-  req.on('end', () => {
+  // BENCH_TIMELINE_THINK_MS: the model thinks that many ms before its answer (a real model's wait:
+  // whether svc's work after the model request is hidden in it).
+  req.on('end', () => (THINK_MS > 0 ? setTimeout(answer, THINK_MS) : answer()));
+  const answer = () => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const base = { id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm1' };
     const chunk = (delta, finish = null, extra = {}) =>
@@ -59,7 +64,7 @@ const provider = createServer((req, res) => {
       own.push([now(), 'P:first']);
       setTimeout(rest, GAP_MS);
     } else rest();
-  });
+  };
 });
 await new Promise((done) => provider.listen(0, '127.0.0.1', done));
 const providerUrl = `http://127.0.0.1:${provider.address().port}/v1`;

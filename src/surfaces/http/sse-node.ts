@@ -81,10 +81,11 @@ export function openNodeSseStream(
     options,
   );
   // The head goes out with the first event when the route sends one at once (one write);
-  // otherwise on its own, so the client sees the stream open.
-  process.nextTick(() => {
-    if (!wrote && !stream.closed && !outgoing.destroyed) outgoing.flushHeaders();
-  });
+  // otherwise on its own, so the client sees the stream open (unless the route sends one soon).
+  if (!options.headWithFirst)
+    process.nextTick(() => {
+      if (!wrote && !stream.closed && !outgoing.destroyed) outgoing.flushHeaders();
+    });
   // The socket closing (the client went away, or the end was written) ends the stream; a write
   // error closes it too (Node emits 'close' after 'error'), so the error itself is not thrown.
   outgoing.on('close', teardown);

@@ -59,6 +59,11 @@ export interface OpenSseOptions {
   tracker?: StreamTracker;
   /** Ends the stream at shutdown (default: close without a last event). */
   onShutdown?: (stream: SseStream) => void;
+  /**
+   * The route sends its first event itself by the loop's check phase: the head goes out with it,
+   * not alone at the next tick (Node responses; a web stream's head goes with its body anyway).
+   */
+  headWithFirst?: boolean;
 }
 
 export const SSE_HEADERS: Record<string, string> = {

@@ -9,7 +9,7 @@ export function finishReasonOf(result: Pick<ResultWithoutText, 'reason'>): 'stop
   return result.reason?.startsWith('length') ? 'length' : 'stop';
 }
 
-export function usageOf(result: ResultWithoutText) {
+export function usageOf(result: Pick<ResultWithoutText, 'usage'>) {
   return {
     prompt_tokens: result.usage.input_tokens,
     completion_tokens: result.usage.output_tokens,

@@ -26,16 +26,20 @@ export function streamAnswer(
   // A completed run's ledger row ends in its finish (PostgreSQL: its statement; SQLite: its transaction):
   // before run.finished reaches this stream, so before `[DONE]` (ENGINE-COMPAT-5) as before.
   const release = finishInRunFinish(app, prepared);
+  // SQLite only (measured there; PostgreSQL's preparation and finish keep their order, p-single).
+  const later = app.store?.kind === 'sqlite';
   const { stream, response } = openRouteSseStream(
     c,
     {
       signal: c.req.raw.signal,
       heartbeatMs: app.config.services.http.sse_heartbeat_seconds * 1000,
       tracker: streams,
+      headWithFirst: later,
       onShutdown: (s) => {
         if (finished) return;
         finished = true;
         release();
+        open();
         // The ledger row ends here too: the App closes right after, and nothing else would finish it.
         void finish(app, prepared, {
           status: 'cancelled',
@@ -48,29 +52,7 @@ export function streamAnswer(
     },
     headers,
   );
-  const base = {
-    id: prepared.requestId,
-    object: 'chat.completion.chunk',
-    created: prepared.created,
-    model: prepared.model.resolved.selector,
-    system_fingerprint: null,
-  };
-  // Every chunk is `base` with one choice: its JSON is built around the delta's (the same bytes
-  // as stringifying the whole object, without copying and re-encoding `base` for every delta).
-  const head = `${JSON.stringify(base).slice(0, -1)},"choices":[{"index":0,"delta":`;
-  const tail = request.include_usage ? '}],"usage":null}' : '}]}';
-  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
-    stream.send({
-      data: `${head}${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finishReason)}${tail}`,
-    });
-  // A text delta's chunk: `chunk({ content })`'s bytes, without the object per delta.
-  const textEnd = `},"logprobs":null,"finish_reason":null${tail}`;
-  const textChunk = (content: string) =>
-    stream.send({ data: `${head}{"content":${JSON.stringify(content)}${textEnd}` });
-
-  chunk({ role: 'assistant', content: '', refusal: null });
-  // The head and the role chunk leave now, while the run prepares its model request.
-  stream.flush();
+  const { base, chunk, textChunk, open } = chunkWriters(stream, prepared, later);
   let lastMessage: string | undefined;
   let wroteText = false;
   let flushed = false;
@@ -92,6 +74,7 @@ export function streamAnswer(
   });
   const failed = (error: unknown) => {
     app.log.warn('compat stream answer failed', { error });
+    open();
     sendError(stream, app.redactor.string(toSvcError(error).message));
   };
   // Every event of the session passes here (a dozen or more a request): all but the run's end are
@@ -103,6 +86,7 @@ export function streamAnswer(
     if (event.type === 'message.delta') {
       const delta = event.payload as { message_id: string; part: string; delta: string };
       if (delta.part !== 'text' || !delta.delta) return;
+      open();
       const separator = wroteText && lastMessage !== delta.message_id ? '\n\n' : '';
       lastMessage = delta.message_id;
       wroteText = true;
@@ -118,7 +102,21 @@ export function streamAnswer(
     }
     if (event.type !== 'run.finished') return;
     finished = true;
-    answerEnd().catch(failed);
+    open();
+    // A completed run whose finish ended the row here: `[DONE]` in this delivery, from the event's
+    // own status, reason and usage (the row's, written by the same finish), not after a result
+    // read's promises and the rest of the finish (its log record, the session's idle state).
+    const ended = event.payload as Pick<ResultWithoutText, 'status' | 'reason' | 'usage'>;
+    if (later && prepared.ended && ended.status === 'completed') answerDone(ended);
+    else answerEnd().catch(failed);
+  };
+  /** A completed run's last chunk (and usage), `[DONE]`: its row ended by the run's finish. */
+  const answerDone = (result: Pick<ResultWithoutText, 'reason' | 'usage'>) => {
+    // The refused-call check's events, kept for a result read that no longer comes: dropped.
+    app.runs.takeAppended?.(runId, 'tool.finished');
+    chunk({}, finishReasonOf(result));
+    if (request.include_usage) stream.send({ data: JSON.stringify(usageChunk(base, usageOf(result))) });
+    stream.close({ data: '[DONE]' });
   };
   /** The run ended: its last chunks (or its error), the ledger row's end, `[DONE]`. */
   const answerEnd = async () => {
@@ -163,6 +161,49 @@ export function streamAnswer(
     }
   });
   return response;
+}
+
+/**
+ * The answer's chunks. Every chunk is `base` with one choice: its JSON is built around the delta's
+ * (the same bytes as stringifying the whole object, without copying and re-encoding `base` for
+ * every delta). `open` sends the role chunk, once: at the check phase of the request's turn
+ * (`later`; else at once), or before whatever the stream sends first.
+ */
+function chunkWriters(stream: SseStream, prepared: Prepared, later: boolean) {
+  const base = {
+    id: prepared.requestId,
+    object: 'chat.completion.chunk',
+    created: prepared.created,
+    model: prepared.model.resolved.selector,
+    system_fingerprint: null,
+  };
+  const head = `${JSON.stringify(base).slice(0, -1)},"choices":[{"index":0,"delta":`;
+  const tail = prepared.request.include_usage ? '}],"usage":null}' : '}]}';
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+    stream.send({
+      data: `${head}${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finishReason)}${tail}`,
+    });
+  // A text delta's chunk: `chunk({ content })`'s bytes, without the object per delta.
+  const textEnd = `},"logprobs":null,"finish_reason":null${tail}`;
+  const textChunk = (content: string) =>
+    stream.send({ data: `${head}{"content":${JSON.stringify(content)}${textEnd}` });
+  // The head and the role chunk leave at this turn's check phase: a warm request writes its model
+  // request in this turn, so they follow it (while the model thinks) instead of preceding it. What
+  // the stream sends before (text, the end, an error) sends the role chunk first.
+  let opened = false;
+  const open = () => {
+    if (opened) return;
+    opened = true;
+    chunk({ role: 'assistant', content: '', refusal: null });
+  };
+  const send = () => {
+    if (opened || stream.closed) return;
+    open();
+    stream.flush();
+  };
+  if (later) setImmediate(send);
+  else send();
+  return { base, chunk, textChunk, open };
 }
 
 function sendError(stream: SseStream, message: string): void {
