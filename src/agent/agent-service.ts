@@ -18,7 +18,7 @@ import { withReadScope } from '../store/read-scope';
 import { agentKinds } from './agent-kinds';
 import type { AgentDeps } from './deps';
 import { createAgentHost } from './host';
-import { enqueueNow, queueStatus, removeQueued, sendNow } from './prompt-queue';
+import { drainAfterCommit, enqueueNow, queueStatus, removeQueued, sendNow } from './prompt-queue';
 import { cancelRun, cancelSession, closeRuns, waitIdle, waitRun } from './run-cancel';
 import { runChild } from './run-child';
 import { summarizeSession } from './run-compaction';
@@ -37,16 +37,24 @@ export function createAgentService(deps: AgentDeps): AgentService {
   const service: AgentService = {
     createSession: async (input) => await host.sessions.create(input),
     // One read scope: the session row read once for the send (../store/read-scope.ts).
-    send: async (input) =>
-      await withReadScope(() =>
+    send: async (input) => {
+      // A run queued behind one of this node, in a transaction of its own: drained after its
+      // COMMIT when that run finished meanwhile (`drainAfterCommit`, p-flake).
+      let behind: string | undefined;
+      const sent = await withReadScope(() =>
         input.joinTransaction
           ? host.store.transactions.join(() => sendNow(core, input), input.transaction)
           : // Its body with its token, no async scope (p-txcheck): the run it launches gets the token
             // (`RunExecution.transaction`), its model's resolution joining the body while it is open.
             host.store.transactions.runWith((transaction) =>
-              sendNow(core, transaction ? { ...input, transaction } : input),
+              sendNow(core, transaction ? { ...input, transaction } : input, (id) => {
+                behind = id;
+              }),
             ),
-      ),
+      );
+      await drainAfterCommit(core, behind);
+      return sent;
+    },
     async run(input) {
       const sent = await service.send(input);
       const onAbort = async () => {
@@ -63,7 +71,18 @@ export function createAgentService(deps: AgentDeps): AgentService {
         input.signal?.removeEventListener('abort', onAbort);
       }
     },
-    enqueue: async (input) => await withReadScope(() => core.atomically(() => enqueueNow(core, input))),
+    enqueue: async (input) => {
+      let behind: string | undefined;
+      const queued = await withReadScope(() =>
+        core.atomically(() =>
+          enqueueNow(core, input, (id) => {
+            behind = id;
+          }),
+        ),
+      );
+      await drainAfterCommit(core, behind);
+      return queued;
+    },
     async drain(sessionId) {
       await host.sessions.require(sessionId);
       return await drainQueue(core, sessionId);

@@ -78,9 +78,15 @@ function engineQueues(core: AgentCore): boolean {
   return durable?.enqueue !== undefined && (durable.queues?.() ?? true);
 }
 
+/**
+ * `behind`: told the session's id when the run was queued behind a run of this node (its drain
+ * here found the session busy). The caller drains again after its transaction's COMMIT
+ * (`drainAfterCommit`): a finish between that drain and the COMMIT read the queue without it.
+ */
 export async function sendNow(
   core: AgentCore,
   input: Parameters<AgentService['send']>[0],
+  behind?: (sessionId: string) => void,
 ): Promise<ReturnType<AgentService['send']>> {
   const a = core.host;
   if (core.closing) throw new SvcError('unavailable', 'svc is shutting down; the prompt was not sent');
@@ -163,6 +169,7 @@ export async function sendNow(
     return await receipt(core, session.id, run.id);
   }
   const alongside = input.claimAlongside?.(run.id);
+  if (core.runtime(session.id).state !== 'idle') behind?.(session.id);
   await drainQueue(core, session.id, queued, session, {
     runId: run.id,
     ...(alongside ? { alongside } : {}),
@@ -192,13 +199,17 @@ async function receipt(
 export async function enqueueNow(
   core: AgentCore,
   input: Parameters<AgentService['enqueue']>[0],
+  behind?: (sessionId: string) => void,
 ): Promise<ReturnType<AgentService['enqueue']>> {
   const a = core.host;
   const session = await a.sessions.require(input.sessionId);
   const kind = agentKind(a.config, input.agent ?? session.agent, 'primary');
   const { run, queued } = await enqueueRun(core, input, kind, session);
   core.deferred(run.id);
-  if (input.start !== false) await drainQueue(core, session.id, queued, session);
+  if (input.start !== false) {
+    if (core.runtime(session.id).state !== 'idle') behind?.(session.id);
+    await drainQueue(core, session.id, queued, session);
+  }
   return await receipt(core, session.id, run.id);
 }
 
@@ -236,4 +247,20 @@ export async function removeQueued(core: AgentCore, runId: string): Promise<Agen
   await core.publishQueue(run.session_id);
   await core.settle(runId);
   return updated;
+}
+
+/**
+ * After the COMMIT of a send or enqueue whose run was queued behind a run of this node: the
+ * session's queue drained when that run's finish went idle meanwhile (p-flake). On PostgreSQL the
+ * finish's queue read (its statement's `svc_session_has_queued`, or the read after it) and the
+ * drain ran between the sender's drain and its COMMIT, without the run: nothing else starts it.
+ * Nothing read while the session is still busy here (its finish, after the COMMIT, sees the run).
+ */
+export async function drainAfterCommit(core: AgentCore, sessionId: string | undefined): Promise<void> {
+  if (sessionId === undefined || core.runtime(sessionId).state !== 'idle') return;
+  try {
+    await drainQueue(core, sessionId);
+  } catch (error) {
+    core.host.log.warn('queue drain after the send failed', { session_id: sessionId, error });
+  }
 }
