@@ -236,6 +236,32 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
     for (const close of closers.splice(0).reverse()) await close();
   });
 
+  /**
+   * `leased` on both stores, PostgreSQL's losing the store at the step end sent alone before the
+   * finish (`committed`: that send committed, only its answer lost) until the finish waits for it.
+   */
+  async function leasedLosingStepEnd(committed: boolean) {
+    const sqlite = await leasedOnSqlite(closers);
+    const sql = await migratedDatabase(pg.cluster());
+    closers.push(() => sql.close());
+    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
+    const losing = losingAtFinish(
+      sql,
+      () => pgApp,
+      () => pgApp?.memoryLog.records.some((r) => r.message === 'run finish waits for the store') === true,
+      committed,
+      secondStepEnd(),
+    );
+    const { app } = await agentApp(leased(), { postgres: losing.client, extraConfig: writes });
+    pgApp = app;
+    closers.push(() => app.close());
+    const session = await app.sessions.create({ title: 'held' });
+    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+    const result = await app.agent.wait(run_id);
+    await app.bus.flush();
+    return { sqlite, sql, losing, app, session, run_id, result };
+  }
+
   it('STORE-PG-700: the store lost at the run’s finish (its statement, and all after it until the finish’s retry, refused: `unavailable`, unreachable): the last step end held for it is written with it once the store is back, its message, deltas and `step.finished` before `run.finished`; the run completed, its log, messages, events and row SQLite’s (was: the step end alone refused too, the run failed, its message lost)', async () => {
     const sqlite = await onSqlite(closers);
     const sql = await migratedDatabase(pg.cluster());
@@ -506,24 +532,7 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
   }, 30_000);
 
   it('STORE-PG-780: a run that gave its workspace lease up (its finish cannot carry its last step end, sent alone first) with the store lost at that send: the step end is kept and written once the store is back, then the finish: the run completed, its message finished with its usage, one `step.finished` of the step; messages, run events, row and the session log SQLite’s (was: the run failed, its message and deltas lost)', async () => {
-    const sqlite = await leasedOnSqlite(closers);
-    const sql = await migratedDatabase(pg.cluster());
-    closers.push(() => sql.close());
-    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
-    const losing = losingAtFinish(
-      sql,
-      () => pgApp,
-      () => pgApp?.memoryLog.records.some((r) => r.message === 'run finish waits for the store') === true,
-      false,
-      secondStepEnd(),
-    );
-    const { app } = await agentApp(leased(), { postgres: losing.client, extraConfig: writes });
-    pgApp = app;
-    closers.push(() => app.close());
-    const session = await app.sessions.create({ title: 'held' });
-    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
-    const result = await app.agent.wait(run_id);
-    await app.bus.flush();
+    const { sqlite, sql, losing, app, session, run_id, result } = await leasedLosingStepEnd(false);
 
     // The lease was taken and given up: the step end went alone, and the store was lost there.
     expect(losing.sent.some((text) => /DELETE FROM workspace_leases/.test(text))).toBe(true);
@@ -547,24 +556,7 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
   });
 
   it('STORE-PG-781: as STORE-PG-780 but the step end sent alone commits and its answer is lost: the retry finds its `step.finished` stored and sends nothing twice: one `step.finished` of the step, one assistant message of its text; messages, run events, row and the session log SQLite’s (was: the run failed)', async () => {
-    const sqlite = await leasedOnSqlite(closers);
-    const sql = await migratedDatabase(pg.cluster());
-    closers.push(() => sql.close());
-    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
-    const losing = losingAtFinish(
-      sql,
-      () => pgApp,
-      () => pgApp?.memoryLog.records.some((r) => r.message === 'run finish waits for the store') === true,
-      true,
-      secondStepEnd(),
-    );
-    const { app } = await agentApp(leased(), { postgres: losing.client, extraConfig: writes });
-    pgApp = app;
-    closers.push(() => app.close());
-    const session = await app.sessions.create({ title: 'held' });
-    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
-    const result = await app.agent.wait(run_id);
-    await app.bus.flush();
+    const { sqlite, sql, losing, app, session, run_id, result } = await leasedLosingStepEnd(true);
 
     expect(losing.lost.length).toBeGreaterThanOrEqual(1);
     expect(result).toMatchObject({ status: 'completed', text: 'hello there' });
