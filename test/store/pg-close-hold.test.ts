@@ -262,6 +262,43 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
     return { sqlite, sql, losing, app, session, run_id, result };
   }
 
+  /**
+   * The store lost at the run's finish (`wrap`: svc's client around the losing one) and, while this
+   * node waits for it, another node's recovery marks the run `interrupted`: returned once this node
+   * logged its finish and its bus flushed. `watched`: the session's events this node's session
+   * listener got; `every`: its `*` listeners'; `waiting`: the run's waiter taken before the loss.
+   */
+  async function finishedElsewhere(
+    wrap: (client: SqlClient, elsewhere: () => boolean) => SqlClient = (c) => c,
+  ) {
+    const sql = await migratedDatabase(pg.cluster());
+    closers.push(() => sql.close());
+    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
+    let elsewhere = false;
+    const losing = losingAtFinish(
+      sql,
+      () => pgApp,
+      () => elsewhere,
+    );
+    const { app, events: every } = await agentApp([answer()], {
+      postgres: wrap(losing.client, () => elsewhere),
+    });
+    pgApp = app;
+    closers.push(() => app.close());
+    const session = await app.sessions.create({ title: 'held' });
+    const watched = watch(app, session.id);
+    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
+    const waiting = app.agent.wait(run_id);
+    await untilLogged(app, 'run finish waits for the store');
+    // Another node's recovery, on the store this one cannot reach.
+    await interruptedElsewhere(sql, run_id);
+    elsewhere = true;
+    // The run's waiters read the row the other node finished: this node's finish is its log line.
+    await untilLogged(app, 'run finished');
+    await app.bus.flush();
+    return { app, session, run_id, watched, every, waiting };
+  }
+
   it('STORE-PG-700: the store lost at the run’s finish (its statement, and all after it until the finish’s retry, refused: `unavailable`, unreachable): the last step end held for it is written with it once the store is back, its message, deltas and `step.finished` before `run.finished`; the run completed, its log, messages, events and row SQLite’s (was: the step end alone refused too, the run failed, its message lost)', async () => {
     const sqlite = await onSqlite(closers);
     const sql = await migratedDatabase(pg.cluster());
@@ -296,27 +333,7 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
   });
 
   it('STORE-PG-730: the store lost at the run’s finish and, while this node waits for it, another node finishes the run (its recovery: `interrupted`): the retry finds the row finished, sees the step end not stored (no `step.finished` of its step) and writes it alone: the step’s message finished with its text and usage, `step.finished` in the run’s events, its deltas in the session log (was: counted written, none of it stored)', async () => {
-    const sql = await migratedDatabase(pg.cluster());
-    closers.push(() => sql.close());
-    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
-    let elsewhere = false;
-    const losing = losingAtFinish(
-      sql,
-      () => pgApp,
-      () => elsewhere,
-    );
-    const { app } = await agentApp([answer()], { postgres: losing.client });
-    pgApp = app;
-    closers.push(() => app.close());
-    const session = await app.sessions.create({ title: 'held' });
-    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
-    await untilLogged(app, 'run finish waits for the store');
-    // Another node's recovery, on the store this one cannot reach.
-    await interruptedElsewhere(sql, run_id);
-    elsewhere = true;
-    // The run's waiters read the row the other node finished: this node's finish is its log line.
-    await untilLogged(app, 'run finished');
-    await app.bus.flush();
+    const { app, session, run_id } = await finishedElsewhere();
 
     const run = await stored(app, session.id, run_id);
     expect(run.run.status).toBe('interrupted');
@@ -414,27 +431,7 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
   });
 
   it('STORE-PG-741: the store lost at the finish and another node’s recovery marks the run `interrupted` meanwhile: this node publishes and answers what is stored, once: `run.finished` with status `interrupted` and the row’s steps and usage in the log and to its listeners, the run’s waiters and its log line `interrupted` (was: `run.finished` `completed`, this node’s outcome, against the stored `interrupted`)', async () => {
-    const sql = await migratedDatabase(pg.cluster());
-    closers.push(() => sql.close());
-    let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
-    let elsewhere = false;
-    const losing = losingAtFinish(
-      sql,
-      () => pgApp,
-      () => elsewhere,
-    );
-    const { app, events: everyA } = await agentApp([answer()], { postgres: losing.client });
-    pgApp = app;
-    closers.push(() => app.close());
-    const session = await app.sessions.create({ title: 'held' });
-    const onA = watch(app, session.id);
-    const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
-    const waiting = app.agent.wait(run_id);
-    await untilLogged(app, 'run finish waits for the store');
-    await interruptedElsewhere(sql, run_id);
-    elsewhere = true;
-    await untilLogged(app, 'run finished');
-    await app.bus.flush();
+    const { app, session, run_id, watched: onA, every: everyA, waiting } = await finishedElsewhere();
 
     const row = await app.runs.require(run_id);
     expect(row).toMatchObject({ status: 'interrupted', reason: 'owner gone', steps: 1 });
@@ -575,26 +572,11 @@ describe.skipIf(!pg.available)('nothing held is lost at a run’s troubled end o
     ['STORE-PG-783', true],
   ] as const)
     it(`${id}: as STORE-PG-730 (another node finishes the run while this one waits for the store), and the store is lost again at the last step end sent alone after it${committed ? ', that send committed, its answer lost' : ''}: the step end is kept and, the store back, checked and written once: the step’s message finished with its text and usage, one \`step.finished\`, its deltas in the log, nothing said lost (was: logged \`run last step end lost\`${committed ? '' : ', none of it stored'})`, async () => {
-      const sql = await migratedDatabase(pg.cluster());
-      closers.push(() => sql.close());
-      let pgApp: Awaited<ReturnType<typeof agentApp>>['app'] | undefined;
-      let elsewhere = false;
-      const losing = losingAtFinish(
-        sql,
-        () => pgApp,
-        () => elsewhere,
-      );
-      const again = losingAgain(losing.client, () => elsewhere, committed);
-      const { app } = await agentApp([answer()], { postgres: again.client });
-      pgApp = app;
-      closers.push(() => app.close());
-      const session = await app.sessions.create({ title: 'held' });
-      const { run_id } = await app.agent.send({ sessionId: session.id, prompt: 'go' });
-      await untilLogged(app, 'run finish waits for the store');
-      await interruptedElsewhere(sql, run_id);
-      elsewhere = true;
-      await untilLogged(app, 'run finished');
-      await app.bus.flush();
+      let again!: ReturnType<typeof losingAgain>;
+      const { app, session, run_id } = await finishedElsewhere((client, elsewhere) => {
+        again = losingAgain(client, elsewhere, committed);
+        return again.client;
+      });
 
       expect(again.state.lost).toBe(true);
       expect(again.state.down).toBe(false);
