@@ -107,6 +107,35 @@ async function windowApp(url: string, workspace = tmpWorkspace()) {
   });
 }
 
+/**
+ * An app on the `mistral` provider served by a fake answering three requests: `prepare` gets the
+ * env first (a key variable, a credentials file); `change` runs between the second and third
+ * request. Returns the `authorization` header of each request the provider got.
+ */
+async function mistralKeys(
+  vars: Record<string, string>,
+  prepare: (env: Record<string, string | undefined>) => void,
+  change: (app: App, env: Record<string, string | undefined>) => void,
+): Promise<unknown[]> {
+  const fake = await fakeProvider([reply().text('a'), reply().text('b'), reply().text('c')]);
+  const workspace = tmpWorkspace();
+  const env = isolatedEnv(workspace, vars);
+  prepare(env);
+  const app = await makeTestApp({
+    workspace,
+    config: {
+      providers: { mistral: { base_url: fake.url } },
+      models: { large: 'mistral/devstral-small-latest' },
+    },
+    env,
+  });
+  await ask(app);
+  await ask(app);
+  change(app, env);
+  await ask(app);
+  return fake.requests.map((r) => r.headers.authorization);
+}
+
 describe('a model resolution kept while nothing it read changed', () => {
   it('COMPAT-PERF-320: a warm request reads no credential: 0 store reads where the first made them', async () => {
     const fake = await fakeProvider([
@@ -142,23 +171,12 @@ describe('a model resolution kept while nothing it read changed', () => {
   });
 
   it('COMPAT-PERF-321: a credentials file written by another process is used by the next request', async () => {
-    const fake = await fakeProvider([reply().text('a'), reply().text('b'), reply().text('c')]);
-    const workspace = tmpWorkspace();
-    const env = isolatedEnv(workspace, {});
-    writeCredentialsFile(env, 'mistral', 'file-mistral-key-0001');
-    const app = await makeTestApp({
-      workspace,
-      config: {
-        providers: { mistral: { base_url: fake.url } },
-        models: { large: 'mistral/devstral-small-latest' },
-      },
-      env,
-    });
-    await ask(app);
-    await ask(app);
-    writeCredentialsFile(env, 'mistral', 'file-mistral-key-0002');
-    await ask(app);
-    expect(fake.requests.map((r) => r.headers.authorization)).toEqual([
+    const keys = await mistralKeys(
+      {},
+      (env) => writeCredentialsFile(env, 'mistral', 'file-mistral-key-0001'),
+      (_app, env) => writeCredentialsFile(env, 'mistral', 'file-mistral-key-0002'),
+    );
+    expect(keys).toEqual([
       'Bearer file-mistral-key-0001',
       'Bearer file-mistral-key-0001',
       'Bearer file-mistral-key-0002',
@@ -166,22 +184,14 @@ describe('a model resolution kept while nothing it read changed', () => {
   });
 
   it("COMPAT-PERF-322: a provider's key variable changed is used by the next request", async () => {
-    const fake = await fakeProvider([reply().text('a'), reply().text('b'), reply().text('c')]);
-    const workspace = tmpWorkspace();
-    const env = isolatedEnv(workspace, { MISTRAL_API_KEY: 'env-mistral-key-0001' });
-    const app = await makeTestApp({
-      workspace,
-      config: {
-        providers: { mistral: { base_url: fake.url } },
-        models: { large: 'mistral/devstral-small-latest' },
+    const keys = await mistralKeys(
+      { MISTRAL_API_KEY: 'env-mistral-key-0001' },
+      () => {},
+      (app) => {
+        (app.providers.deps.env as Record<string, string>).MISTRAL_API_KEY = 'env-mistral-key-0002';
       },
-      env,
-    });
-    await ask(app);
-    await ask(app);
-    (app.providers.deps.env as Record<string, string>).MISTRAL_API_KEY = 'env-mistral-key-0002';
-    await ask(app);
-    expect(fake.requests.map((r) => r.headers.authorization)).toEqual([
+    );
+    expect(keys).toEqual([
       'Bearer env-mistral-key-0001',
       'Bearer env-mistral-key-0001',
       'Bearer env-mistral-key-0002',
