@@ -19,7 +19,10 @@ import { createAgentToolbox } from '../tools/core/agent-toolbox';
 export async function warmService(app: App): Promise<void> {
   // The OpenAI-compatible SDK only where an entry is built with it (the others' SDKs load on use).
   const openAICompatible = app.providers.entries().some((entry) => entry.type === 'openai-compat');
-  const loads = [preloadLinking(openAICompatible), loadSdk(), sdkInternal(), defaultWindow(app)];
+  const loads = [preloadLinking(openAICompatible), loadSdk(), sdkInternal()];
+  const window = defaultWindow(app).catch((error) =>
+    app.log.debug('start-up window look-up failed', { error }),
+  );
   try {
     app.telemetry.metrics.build();
     // Every run asks for the registered tools' specs before its first step: their JSON Schemas,
@@ -32,12 +35,26 @@ export async function warmService(app: App): Promise<void> {
   for (const result of settled) {
     if (result.status === 'rejected') app.log.debug('start-up preload failed', { error: result.reason });
   }
+  // The window's answer is waited for a little past the loads (a local server answers in a few
+  // ms), not for its whole timeout: a server that hangs does not hold the service's ready; the
+  // look-up goes on, and a request that comes meanwhile shares it.
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    window,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, WINDOW_READY_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
 }
+
+/** How long a start-up waits for the default model's window past its other loads (ms). */
+export const WINDOW_READY_WAIT_MS = 100;
 
 /**
  * The default model's context window, asked of its server now (bounded by
- * `options.local_probe.window_timeout_ms`) so the first request reads it from the cache; only a
- * known answer is stored (../providers/context-window.ts `learnWindowAhead`).
+ * `options.local_probe.window_timeout_ms`; ready waits for it `WINDOW_READY_WAIT_MS` at most) so
+ * the first request reads it from the cache; only a known answer is stored (../providers/context-window.ts `learnWindowAhead`).
  */
 async function defaultWindow(app: App): Promise<void> {
   const { providers } = app;

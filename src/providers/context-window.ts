@@ -159,13 +159,10 @@ export function windowLookup(
   model: string,
   options: { apiKey?: string; signal?: AbortSignal } = {},
 ): { answer: WindowAnswer; stamp: WindowStamp } | Promise<WindowAnswer> {
-  const known = entry.models.find((m) => m.id === model);
   const configured = entry.config?.models?.find((m) => m.id === model)?.context_window;
   if (configured)
     return { answer: { context_window: configured, source: 'config', cached: false }, stamp: FIXED };
-  const catalog = known?.context_window
-    ? { context_window: known.context_window, source: 'catalog', cached: false }
-    : { source: 'unknown', cached: false };
+  const catalog = catalogAnswer(entry, model);
   const probe = deps.config().options.local_probe;
   if (!probesWindow(entry) || !probe.learn_window) return { answer: catalog, stamp: FIXED };
   const path = windowCachePath(deps.dataDir);
@@ -204,6 +201,14 @@ export function windowLookup(
 
 const FIXED: WindowStamp = { kind: 'fixed' };
 
+/** What the catalog says of the model's window (a probe that learns nothing answers it). */
+function catalogAnswer(entry: ProviderEntry, model: string): WindowAnswer {
+  const known = entry.models.find((m) => m.id === model);
+  return known?.context_window
+    ? { context_window: known.context_window, source: 'catalog', cached: false }
+    : { source: 'unknown', cached: false };
+}
+
 /**
  * A serving process's start-up look-up (../app/warm.ts), so its first request reads the cache:
  * when the window of `entry`/`model` is to be learned and is not cached, the server is asked now
@@ -226,15 +231,24 @@ export async function learnWindowAhead(
   const now = deps.clock.now();
   if (freshAt(readCacheOnce(path)[key], now) || (shared && freshAt(readCacheOnce(shared)[key], now)))
     return true;
-  const answer = await probeAndStore(deps, entry, model, options, {
-    path,
-    shared,
-    key,
-    now,
-    catalog: { source: 'unknown', cached: false },
-    knownOnly: true,
-  });
-  return answer.context_window !== undefined;
+  // In flight as a request's look-up is: a request that comes while it is under way (the service
+  // ready before it answered) shares it rather than asking the server again.
+  const catalog = catalogAnswer(entry, model);
+  const flight = `${path}\u0000${key}`;
+  let pending = probing.get(flight);
+  if (!pending) {
+    pending = probeAndStore(deps, entry, model, options, {
+      path,
+      shared,
+      key,
+      now,
+      catalog,
+      knownOnly: true,
+    }).finally(() => probing.delete(flight));
+    probing.set(flight, pending);
+  }
+  const answer = await pending;
+  return answer.context_window !== undefined && answer.source !== catalog.source;
 }
 
 /**

@@ -60,7 +60,7 @@ function writeCredentialsFile(env: Record<string, string | undefined>, provider:
 }
 
 /** A loopback OpenAI-compatible server: `/api/show` answers `num_ctx` (or 404), chat goes to `chat`. */
-async function windowServer(chat: string, window: () => number | undefined) {
+async function windowServer(chat: string, window: () => number | undefined | Promise<number | undefined>) {
   const shows: string[] = [];
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -80,7 +80,7 @@ async function windowServer(chat: string, window: () => number | undefined) {
     }
     if (req.method === 'POST' && req.url === '/api/show') {
       shows.push(body);
-      const n = window();
+      const n = await window();
       res.writeHead(n ? 200 : 404, { 'content-type': 'application/json' });
       res.end(JSON.stringify(n ? { parameters: `num_ctx ${n}` } : { error: 'no' }));
       return;
@@ -99,11 +99,15 @@ async function windowServer(chat: string, window: () => number | undefined) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, shows };
 }
 
-async function windowApp(url: string, workspace = tmpWorkspace()) {
+async function windowApp(url: string, workspace = tmpWorkspace(), options: Record<string, unknown> = {}) {
   return makeTestApp({
     workspace,
     env: isolatedEnv(workspace, { XDG_CACHE_HOME: join(workspace, '.home', '.cache') }),
-    config: { providers: { local: { type: 'openai-compat', base_url: url } }, models: { large: 'local/m1' } },
+    config: {
+      providers: { local: { type: 'openai-compat', base_url: url } },
+      models: { large: 'local/m1' },
+      options,
+    },
   });
 }
 
@@ -308,5 +312,33 @@ describe("a service's start-up learns its default model's window, and stores onl
     const first = await ask(app);
     expect(chat.shows).toHaveLength(2);
     expect(first.info.context_window).toBe(8192);
+  });
+
+  it('COMPAT-PERF-328: a server that does not answer at start-up does not hold the service: the start-up ends while the window is still asked, and a request meanwhile shares that question', async () => {
+    const fake = await fakeProvider([reply().text('a'), reply().text('b')]);
+    let answer!: (n: number) => void;
+    const held = new Promise<number>((resolve) => {
+      answer = resolve;
+    });
+    const chat = await windowServer(fake.url, () => held);
+    // A question that would hold the start-up a minute (the base waited for it to its timeout).
+    const app = await windowApp(chat.url, tmpWorkspace(), { local_probe: { window_timeout_ms: 60_000 } });
+    const warm = warmService(app).then(() => 'ready' as const);
+    const hung = new Promise<'held'>((resolve) => setTimeout(() => resolve('held'), 10_000).unref());
+    expect(await Promise.race([warm, hung])).toBe('ready');
+    expect(chat.shows).toHaveLength(1);
+    // A request while the start-up's question is unanswered waits for that one, not its own.
+    const first = ask(app);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(chat.shows).toHaveLength(1);
+    answer(24576);
+    const resolved = await first;
+    expect(chat.shows).toHaveLength(1);
+    expect({ window: resolved.info.context_window, source: resolved.window_source }).toEqual({
+      window: 24576,
+      source: 'ollama /api/show num_ctx',
+    });
+    await ask(app);
+    expect(chat.shows).toHaveLength(1);
   });
 });
