@@ -5,15 +5,18 @@
 // times. Load that comes and goes on a shared box falls on both builds alike, which alternating
 // whole `bench/run.mjs compat` runs cannot promise. BENCH_AB_BASE (default /work/base-47) and
 // BENCH_AB_BRANCH (default this tree) are the two `dist/main.js`; ROUNDS (default 10) and N
-// (default 200). `node bench/compat-ab.mjs`; not part of `npm run bench`.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// (default 200). BENCH_AB_BASE_ARGS and BENCH_AB_BRANCH_ARGS add Node flags to one side (the same build
+// twice with one V8 setting apart, e.g. BENCH_AB_BRANCH_ARGS=--max-semi-space-size=32); each
+// side's peak RSS (VmHWM) is printed at the end. `node bench/compat-ab.mjs`; not part of
+// `npm run bench`.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody, cpuMs, fakeProvider, round, streamOnce } from './compat.bench.mjs';
 import { startService } from './service-process.mjs';
 
 const provider = await fakeProvider();
-async function svc(bin) {
+async function svc(bin, args = '') {
   const ws = mkdtempSync(join(tmpdir(), 'svc-ab-'));
   writeFileSync(
     join(ws, 'svc.toml'),
@@ -23,14 +26,20 @@ async function svc(bin) {
   const s = startService({
     bin,
     ws,
-    nodeArgs: [],
+    nodeArgs: args.split(' ').filter(Boolean),
     env: { SVC_DATA_DIR: join(ws, '.data') },
     stderr: 'ignore',
   });
   return { ...s, ws, base: `${await s.url}/v1` };
 }
-const A = await svc(process.env.BENCH_AB_BASE ?? '/work/base-47/dist/main.js');
-const B = await svc(process.env.BENCH_AB_BRANCH ?? resolve(import.meta.dirname, '../dist/main.js'));
+const A = await svc(
+  process.env.BENCH_AB_BASE ?? '/work/base-47/dist/main.js',
+  process.env.BENCH_AB_BASE_ARGS,
+);
+const B = await svc(
+  process.env.BENCH_AB_BRANCH ?? resolve(import.meta.dirname, '../dist/main.js'),
+  process.env.BENCH_AB_BRANCH_ARGS,
+);
 const auth = { authorization: 'Bearer t' };
 const body = compatBody('ab');
 for (const s of [A, B]) await round(20, (i) => streamOnce(s.base, auth, body(i)));
@@ -97,6 +106,9 @@ console.log(
 let lower = 0;
 for (let i = 0; i < N; i++) if (res.B[i] < res.A[i]) lower++;
 console.log(`branch faster in ${lower} of ${N} request pairs`);
+const peak = (pid) =>
+  (Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024).toFixed(0);
+console.log(`peak RSS MB base ${peak(A.child.pid)} branch ${peak(B.child.pid)}`);
 A.child.kill('SIGTERM');
 B.child.kill('SIGTERM');
 provider.server.close();
