@@ -23,7 +23,7 @@ import {
 } from './ledger';
 import { type CompatModel, resolveCompatModel } from './model';
 import { runPendingCalls } from './pending-calls';
-import { abandonStart, type Prepared } from './prepared';
+import { abandonStart, finishInRunFinish, type Prepared } from './prepared';
 import { type ChatRequest, parseChatRequest } from './request';
 import { compatRuntime, toolPolicyOf } from './runtime';
 
@@ -78,8 +78,40 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
     });
   };
   const opened = () => wake?.();
+  // The answer's state, made before the run can start: the run's finish may come before this
+  // function returns (PostgreSQL: a lone start commits by itself, then the model request goes out),
+  // so the row's end in that finish is registered with the run's id (`finishInRunFinish`), not
+  // when the answer begins; else the finish ends the run alone and the row's end is a statement
+  // of its own after it (p-pgsingle, STORE-PG-650 under load).
+  const prepared: Prepared = {
+    request,
+    requestId,
+    sessionId: '',
+    runId: '',
+    model,
+    recorded: ledger.enabled,
+    created,
+    release,
+    early,
+    unsubscribe,
+    onEvent(next) {
+      listener = next;
+      for (const event of early.splice(0)) next(event);
+    },
+    ended: false,
+    ending: false,
+    finishing: undefined,
+  };
+  const finishWith = (id: string) => {
+    if (prepared.runId === id) return;
+    prepared.finishing?.();
+    prepared.runId = id;
+    prepared.finishing = undefined;
+    prepared.finishing = finishInRunFinish(app, prepared);
+  };
   const inClaim = (id: string) => {
     runId = id; // PostgreSQL: a lone start commits by itself; cancelled when the send then fails
+    finishWith(id);
     if (!ledger.enabled || !sessionId) return undefined;
     try {
       const { row, payload } = compatStart(app, startOf(id, sessionId));
@@ -136,6 +168,7 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
           }),
         );
         const started = sent.run_id;
+        finishWith(started);
         // Written in the claim: the run's prompt message is still on its way in this transaction;
         // the COMMIT waits for it so that its events are held with the start's (one append after
         // the COMMIT). Before, the row's own statement gave it that time.
@@ -145,28 +178,19 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
       });
     }
   } catch (error) {
+    prepared.finishing?.();
     if (runId) await abandonStart(app, { runId, requestId, recorded }, error);
     unsubscribe();
     release();
     throw error;
   }
 
-  return {
-    request,
-    requestId,
-    sessionId: sessionId as string,
-    runId,
-    model,
-    recorded: ledger.enabled,
-    created,
-    release,
-    early,
-    unsubscribe,
-    onEvent(next) {
-      listener = next;
-      for (const event of early.splice(0)) next(event);
-    },
-  };
+  prepared.sessionId = sessionId as string;
+  // The pending calls' start: its row is written once the calls ran, the finish's write after it.
+  finishWith(runId);
+  prepared.release = release;
+  prepared.unsubscribe = unsubscribe;
+  return prepared;
 }
 
 async function importHistory(app: App, sessionId: string, conversation: Conversation): Promise<void> {
