@@ -78,37 +78,16 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
     });
   };
   const opened = () => wake?.();
-  // The answer's state, made before the run can start: the run's finish may come before this
-  // function returns (PostgreSQL: a lone start commits by itself, then the model request goes out),
-  // so the row's end in that finish is registered with the run's id (`finishInRunFinish`), not
-  // when the answer begins; else the finish ends the run alone and the row's end is a statement
-  // of its own after it (p-pgsingle, STORE-PG-650 under load).
-  const prepared: Prepared = {
-    request,
-    requestId,
-    sessionId: '',
-    runId: '',
-    model,
-    recorded: ledger.enabled,
-    created,
-    release,
-    early,
-    unsubscribe,
-    onEvent(next) {
+  // Made before the run can start: its finish may come before this function returns (p-pgsingle).
+  const { prepared, finishWith } = answerState(
+    app,
+    { request, requestId, model, created, early },
+    ledger.enabled,
+    (next) => {
       listener = next;
       for (const event of early.splice(0)) next(event);
     },
-    ended: false,
-    ending: false,
-    finishing: undefined,
-  };
-  const finishWith = (id: string) => {
-    if (prepared.runId === id) return;
-    prepared.finishing?.();
-    prepared.runId = id;
-    prepared.finishing = undefined;
-    prepared.finishing = finishInRunFinish(app, prepared);
-  };
+  );
   const inClaim = (id: string) => {
     runId = id; // PostgreSQL: a lone start commits by itself; cancelled when the send then fails
     finishWith(id);
@@ -191,6 +170,47 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   prepared.release = release;
   prepared.unsubscribe = unsubscribe;
   return prepared;
+}
+
+/**
+ * The answer's state (`Prepared`), made before the run starts, its run id, session id, release and
+ * unsubscribe filled in as they are known, and `finishWith`, which registers the row's end in the
+ * run's finish (`finishInRunFinish`) with the run's id as soon as it is known. The run's finish may
+ * come before `prepare` returns (PostgreSQL: a lone start commits by itself, then the model request
+ * goes out; a provider that answers fast, a late turn under load): registered only when the answer
+ * began, that finish ended the run alone and the row's end was a statement of its own after it
+ * (p-pgsingle, STORE-PG-650's third event INSERT under load).
+ */
+function answerState(
+  app: App,
+  known: Pick<Prepared, 'request' | 'requestId' | 'model' | 'created' | 'early'>,
+  recorded: boolean,
+  onEvent: Prepared['onEvent'],
+): { prepared: Prepared; finishWith: (runId: string) => void } {
+  const prepared: Prepared = {
+    request: known.request,
+    requestId: known.requestId,
+    sessionId: '',
+    runId: '',
+    model: known.model,
+    recorded,
+    created: known.created,
+    release: () => {},
+    early: known.early,
+    unsubscribe: () => {},
+    onEvent,
+    ended: false,
+    ending: false,
+    finishing: undefined,
+  };
+  const finishWith = (runId: string) => {
+    if (prepared.runId === runId) return;
+    prepared.finishing?.();
+    prepared.runId = runId;
+    prepared.finishing = undefined;
+    prepared.finishing = finishInRunFinish(app, prepared);
+  };
+  return { prepared, finishWith };
 }
 
 async function importHistory(app: App, sessionId: string, conversation: Conversation): Promise<void> {
