@@ -23,7 +23,7 @@ import {
 } from './ledger';
 import { type CompatModel, resolveCompatModel } from './model';
 import { runPendingCalls } from './pending-calls';
-import { abandonStart, type Prepared } from './prepared';
+import { abandonStart, finishInRunFinish, type Prepared } from './prepared';
 import { type ChatRequest, parseChatRequest } from './request';
 import { compatRuntime, toolPolicyOf } from './runtime';
 
@@ -78,8 +78,19 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
     });
   };
   const opened = () => wake?.();
+  // Made before the run can start: its finish may come before this function returns (p-pgsingle).
+  const { prepared, finishWith } = answerState(
+    app,
+    { request, requestId, model, created, early },
+    ledger.enabled,
+    (next) => {
+      listener = next;
+      for (const event of early.splice(0)) next(event);
+    },
+  );
   const inClaim = (id: string) => {
     runId = id; // PostgreSQL: a lone start commits by itself; cancelled when the send then fails
+    finishWith(id);
     if (!ledger.enabled || !sessionId) return undefined;
     try {
       const { row, payload } = compatStart(app, startOf(id, sessionId));
@@ -136,6 +147,7 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
           }),
         );
         const started = sent.run_id;
+        finishWith(started);
         // Written in the claim: the run's prompt message is still on its way in this transaction;
         // the COMMIT waits for it so that its events are held with the start's (one append after
         // the COMMIT). Before, the row's own statement gave it that time.
@@ -145,28 +157,60 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
       });
     }
   } catch (error) {
+    prepared.finishing?.();
     if (runId) await abandonStart(app, { runId, requestId, recorded }, error);
     unsubscribe();
     release();
     throw error;
   }
 
-  return {
-    request,
-    requestId,
-    sessionId: sessionId as string,
-    runId,
-    model,
-    recorded: ledger.enabled,
-    created,
-    release,
-    early,
-    unsubscribe,
-    onEvent(next) {
-      listener = next;
-      for (const event of early.splice(0)) next(event);
-    },
+  prepared.sessionId = sessionId as string;
+  // The pending calls' start: its row is written once the calls ran, the finish's write after it.
+  finishWith(runId);
+  prepared.release = release;
+  prepared.unsubscribe = unsubscribe;
+  return prepared;
+}
+
+/**
+ * The answer's state (`Prepared`), made before the run starts, its run id, session id, release and
+ * unsubscribe filled in as they are known, and `finishWith`, which registers the row's end in the
+ * run's finish (`finishInRunFinish`) with the run's id as soon as it is known. The run's finish may
+ * come before `prepare` returns (PostgreSQL: a lone start commits by itself, then the model request
+ * goes out; a provider that answers fast, a late turn under load): registered only when the answer
+ * began, that finish ended the run alone and the row's end was a statement of its own after it
+ * (p-pgsingle, STORE-PG-650's third event INSERT under load).
+ */
+function answerState(
+  app: App,
+  known: Pick<Prepared, 'request' | 'requestId' | 'model' | 'created' | 'early'>,
+  recorded: boolean,
+  onEvent: Prepared['onEvent'],
+): { prepared: Prepared; finishWith: (runId: string) => void } {
+  const prepared: Prepared = {
+    request: known.request,
+    requestId: known.requestId,
+    sessionId: '',
+    runId: '',
+    model: known.model,
+    recorded,
+    created: known.created,
+    release: () => {},
+    early: known.early,
+    unsubscribe: () => {},
+    onEvent,
+    ended: false,
+    ending: false,
+    finishing: undefined,
   };
+  const finishWith = (runId: string) => {
+    if (prepared.runId === runId) return;
+    prepared.finishing?.();
+    prepared.runId = runId;
+    prepared.finishing = undefined;
+    prepared.finishing = finishInRunFinish(app, prepared);
+  };
+  return { prepared, finishWith };
 }
 
 async function importHistory(app: App, sessionId: string, conversation: Conversation): Promise<void> {

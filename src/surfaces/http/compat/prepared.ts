@@ -31,6 +31,8 @@ export interface Prepared {
   ended?: boolean;
   /** The run's finish took the row's end (`finishInRunFinish`): it may be in flight now. */
   ending?: boolean;
+  /** Undoes `finishInRunFinish`'s registration, made by `prepare` once the run id is known. */
+  finishing?: () => void;
 }
 
 /** How a request ended, as the ledger records it. */
@@ -104,6 +106,10 @@ export async function finish(app: App, prepared: Prepared, outcome: RequestOutco
  * Answers the release (a client gone, a shutdown: their own outcome is written instead).
  */
 export function finishInRunFinish(app: App, prepared: Prepared): () => void {
+  // Registered by `prepare` with the run's id: on PostgreSQL the run may finish before `prepare`
+  // returns (its start commits alone; a provider that answers fast), and a finish with nothing
+  // registered leaves the row's end to a statement of its own after it (p-pgsingle).
+  if (prepared.finishing) return prepared.finishing;
   if (!prepared.recorded || !app.compatRequests.finishInRunFinish) return () => {};
   const recorded = { requestId: prepared.requestId, runId: prepared.runId, stream: prepared.request.stream };
   return app.agent.finishWith(prepared.runId, (ended) => {

@@ -26,8 +26,9 @@ export function streamAnswer(
   // A completed run's ledger row ends in its finish (PostgreSQL: its statement; SQLite: its transaction):
   // before run.finished reaches this stream, so before `[DONE]` (ENGINE-COMPAT-5) as before.
   const release = finishInRunFinish(app, prepared);
-  // SQLite only (measured there; PostgreSQL's preparation and finish keep their order, p-single).
-  const later = app.store?.kind === 'sqlite';
+  // Both stores (p-single on SQLite; PostgreSQL since its finish's row end is registered in
+  // `prepare`, p-pgsingle): the head after the model request, `[DONE]` in `run.finished`'s delivery.
+  const later = true;
   const { stream, response } = openRouteSseStream(
     c,
     {
