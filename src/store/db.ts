@@ -207,6 +207,7 @@ function bodyFailed(handle: Db, own: AsyncBody, outer: boolean, error: unknown):
 function bodyEnded(handle: Db, own: AsyncBody): void {
   own.open = false;
   if (own.unpin) unpinBatch(handle);
+  if (own.after) for (const fn of own.after.splice(0)) queueMicrotask(fn);
   const waiting = bodyQueues.get(handle);
   const next = waiting?.shift();
   if (next) next();
@@ -239,6 +240,24 @@ interface AsyncBody extends TxToken {
   unpin: boolean;
   /** `stepBatch` was called in the body: at its end its transaction is the step batch, not committed. */
   thenStepBatch: boolean;
+  /** `afterBody`'s functions: queued as microtasks at its end. */
+  after?: (() => void)[];
+}
+
+/**
+ * `fn` once the body this call is made in has ended (its COMMIT or ROLLBACK, or its hand-over to
+ * the open batch), found by its token `within` or the async scope; in a microtask when none is open.
+ */
+export function afterBody(handle: () => Db, fn: () => void, within?: TxToken): void {
+  let db: Db | undefined;
+  try {
+    db = handle();
+  } catch {
+    db = undefined;
+  }
+  const body = within?.open && within.db === db ? (within as AsyncBody) : asyncScope.getStore();
+  if (db && body?.open && body.db === db) (body.after ??= []).push(fn);
+  else queueMicrotask(fn);
 }
 const asyncScope = scopedStorage<AsyncBody>();
 
