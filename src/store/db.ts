@@ -256,8 +256,9 @@ export function afterBody(handle: () => Db, fn: () => void, within?: TxToken): v
     db = undefined;
   }
   const body = within?.open && within.db === db ? (within as AsyncBody) : asyncScope.getStore();
-  if (db && body?.open && body.db === db) (body.after ??= []).push(fn);
-  else queueMicrotask(fn);
+  if (!db || !body?.open || body.db !== db) queueMicrotask(fn);
+  else if (body.after) body.after.push(fn);
+  else body.after = [fn];
 }
 const asyncScope = scopedStorage<AsyncBody>();
 
