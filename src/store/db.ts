@@ -15,8 +15,8 @@ import { immediateTransactions, retryBusy } from './busy';
 import { startCheckpointer, stopCheckpointer } from './checkpointer';
 import { ensureDataDir } from './data-dir';
 import { dbError, refuseReadOnlyFile } from './db-errors';
+import { cacheStatements, closingCatchUp } from './db-handle';
 import { checkpointWhenIdle } from './idle-checkpoint';
-import { catchUpIfFree } from './message-search-log';
 import { migrate } from './migrate';
 import { migrations as allMigrations, type Migration } from './migrations/index';
 import { loadSqlite } from './sqlite-driver';
@@ -482,37 +482,4 @@ export function openDb(options: OpenDbOptions): Db {
     return close();
   };
   return db;
-}
-
-/**
- * A closing handle indexes the messages its last seconds wrote (./message-search-log.ts), so a
- * short-lived `svc run` leaves no log behind; a busy store or a failure leaves it to the next
- * catch-up (any process's), never fails the close.
- */
-function closingCatchUp(db: Db): void {
-  try {
-    catchUpIfFree(db);
-  } catch {
-    // the log stays for the next catch-up
-  }
-}
-
-/**
- * Domains write `db.prepare(sql).run(…)` inline; compiling the same SQL on every call showed up
- * in profiles of busy servers. Statements are cached per SQL text. Safe because nothing here
- * iterates a statement (`.iterate()`) or leaves it in another mode (`.pluck()`, `.raw()`,
- * `.expand()`; ./wide-row.ts switches to `raw` for one `get` and back before it returns), so a
- * cached statement is never busy or left in another mode when it is reused.
- */
-function cacheStatements(db: Db): void {
-  const prepare = db.prepare.bind(db);
-  const cache = new Map<string, ReturnType<Db['prepare']>>();
-  db.prepare = ((sql: string) => {
-    let statement = cache.get(sql);
-    if (!statement) {
-      statement = prepare(sql);
-      if (cache.size < 2000) cache.set(sql, statement);
-    }
-    return statement;
-  }) as Db['prepare'];
 }
