@@ -38,19 +38,30 @@ export function createAgentService(deps: AgentDeps): AgentService {
     createSession: async (input) => await host.sessions.create(input),
     // One read scope: the session row read once for the send (../store/read-scope.ts).
     send: async (input) => {
-      // A run queued behind one of this node, in a transaction of its own: drained after its
-      // COMMIT when that run finished meanwhile (`drainAfterCommit`, p-flake).
+      // A run queued behind one of this node: drained after its transaction's COMMIT when that
+      // run finished meanwhile (`drainAfterCommit`, p-flake).
       let behind: string | undefined;
+      const queuedBehind = (id: string) => {
+        behind = id;
+      };
+      if (input.joinTransaction) {
+        const transactions = host.store.transactions;
+        const sent = await withReadScope(() =>
+          transactions.join(() => sendNow(core, input, queuedBehind), input.transaction),
+        );
+        // Its caller's COMMIT is still to come: the drain goes after it (p-aftercommit).
+        const id = behind;
+        if (id !== undefined) {
+          transactions.afterTransaction(() => void drainAfterCommit(core, id), input.transaction);
+        }
+        return sent;
+      }
       const sent = await withReadScope(() =>
-        input.joinTransaction
-          ? host.store.transactions.join(() => sendNow(core, input), input.transaction)
-          : // Its body with its token, no async scope (p-txcheck): the run it launches gets the token
-            // (`RunExecution.transaction`), its model's resolution joining the body while it is open.
-            host.store.transactions.runWith((transaction) =>
-              sendNow(core, transaction ? { ...input, transaction } : input, (id) => {
-                behind = id;
-              }),
-            ),
+        // Its body with its token, no async scope (p-txcheck): the run it launches gets the token
+        // (`RunExecution.transaction`), its model's resolution joining the body while it is open.
+        host.store.transactions.runWith((transaction) =>
+          sendNow(core, transaction ? { ...input, transaction } : input, queuedBehind),
+        ),
       );
       await drainAfterCommit(core, behind);
       return sent;

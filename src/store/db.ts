@@ -15,8 +15,8 @@ import { immediateTransactions, retryBusy } from './busy';
 import { startCheckpointer, stopCheckpointer } from './checkpointer';
 import { ensureDataDir } from './data-dir';
 import { dbError, refuseReadOnlyFile } from './db-errors';
+import { cacheStatements, closingCatchUp } from './db-handle';
 import { checkpointWhenIdle } from './idle-checkpoint';
-import { catchUpIfFree } from './message-search-log';
 import { migrate } from './migrate';
 import { migrations as allMigrations, type Migration } from './migrations/index';
 import { loadSqlite } from './sqlite-driver';
@@ -207,6 +207,7 @@ function bodyFailed(handle: Db, own: AsyncBody, outer: boolean, error: unknown):
 function bodyEnded(handle: Db, own: AsyncBody): void {
   own.open = false;
   if (own.unpin) unpinBatch(handle);
+  if (own.after) for (const fn of own.after.splice(0)) queueMicrotask(fn);
   const waiting = bodyQueues.get(handle);
   const next = waiting?.shift();
   if (next) next();
@@ -239,6 +240,25 @@ interface AsyncBody extends TxToken {
   unpin: boolean;
   /** `stepBatch` was called in the body: at its end its transaction is the step batch, not committed. */
   thenStepBatch: boolean;
+  /** `afterBody`'s functions: queued as microtasks at its end. */
+  after?: (() => void)[];
+}
+
+/**
+ * `fn` once the body this call is made in has ended (its COMMIT or ROLLBACK, or its hand-over to
+ * the open batch), found by its token `within` or the async scope; in a microtask when none is open.
+ */
+export function afterBody(handle: () => Db, fn: () => void, within?: TxToken): void {
+  let db: Db | undefined;
+  try {
+    db = handle();
+  } catch {
+    db = undefined;
+  }
+  const body = within?.open && within.db === db ? (within as AsyncBody) : asyncScope.getStore();
+  if (!db || !body?.open || body.db !== db) queueMicrotask(fn);
+  else if (body.after) body.after.push(fn);
+  else body.after = [fn];
 }
 const asyncScope = scopedStorage<AsyncBody>();
 
@@ -462,37 +482,4 @@ export function openDb(options: OpenDbOptions): Db {
     return close();
   };
   return db;
-}
-
-/**
- * A closing handle indexes the messages its last seconds wrote (./message-search-log.ts), so a
- * short-lived `svc run` leaves no log behind; a busy store or a failure leaves it to the next
- * catch-up (any process's), never fails the close.
- */
-function closingCatchUp(db: Db): void {
-  try {
-    catchUpIfFree(db);
-  } catch {
-    // the log stays for the next catch-up
-  }
-}
-
-/**
- * Domains write `db.prepare(sql).run(…)` inline; compiling the same SQL on every call showed up
- * in profiles of busy servers. Statements are cached per SQL text. Safe because nothing here
- * iterates a statement (`.iterate()`) or leaves it in another mode (`.pluck()`, `.raw()`,
- * `.expand()`; ./wide-row.ts switches to `raw` for one `get` and back before it returns), so a
- * cached statement is never busy or left in another mode when it is reused.
- */
-function cacheStatements(db: Db): void {
-  const prepare = db.prepare.bind(db);
-  const cache = new Map<string, ReturnType<Db['prepare']>>();
-  db.prepare = ((sql: string) => {
-    let statement = cache.get(sql);
-    if (!statement) {
-      statement = prepare(sql);
-      if (cache.size < 2000) cache.set(sql, statement);
-    }
-    return statement;
-  }) as Db['prepare'];
 }

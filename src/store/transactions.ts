@@ -7,7 +7,7 @@
  * connection, a nested call is a savepoint).
  * @module
  */
-import { atomicallyAsync, atomicallyWith, type Db, stepBatch, type TxToken } from './db';
+import { afterBody, atomicallyAsync, atomicallyWith, type Db, stepBatch, type TxToken } from './db';
 import type { SqlClient } from './postgres/client';
 
 /**
@@ -53,6 +53,14 @@ export interface StoreTransactions {
    * costs no round trip.
    */
   join<T>(fn: () => Promise<T>, within?: Tx): Promise<T>;
+  /**
+   * `fn` once the transaction this call is made in has ended, in a microtask when none is open:
+   * for work that must read what it committed (a queued run's drain after its send's COMMIT,
+   * p-aftercommit). PostgreSQL: after its COMMIT (or ROLLBACK) answered (`SqlClient.afterTransaction`).
+   * SQLite: after the body's COMMIT (or ROLLBACK, or its hand-over to the open batch: this
+   * connection reads what it wrote anyway). `fn` must not throw.
+   */
+  afterTransaction(fn: () => void, within?: Tx): void;
 }
 
 /** What a service sees of the App's store: its backend and its transactions. */
@@ -71,6 +79,7 @@ export function sqliteTransactions(db: () => Db): StoreTransactions {
     together: run,
     togetherWith: runWith,
     join: run,
+    afterTransaction: (fn, within) => afterBody(db, fn, within),
   };
 }
 
@@ -82,5 +91,9 @@ export function postgresTransactions(sql: SqlClient): StoreTransactions {
     together: (fn) => fn(),
     togetherWith: (fn) => fn(undefined),
     join: (fn) => sql.joined(() => fn()),
+    afterTransaction(fn) {
+      if (sql.inTransaction()) sql.afterTransaction(fn);
+      else queueMicrotask(fn);
+    },
   };
 }

@@ -76,4 +76,74 @@ describe.skipIf(!pg.available)('a run queued by a send that commits after the fi
       prototype.query = original;
     }
   });
+
+  it('STORE-PG-820: a send joining its caller’s transaction (`joinTransaction`) has its queued run started when the running run finished and drained before the caller’s COMMIT', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    const { app } = await compatServer([reply().text('one'), reply().text('two')], { postgres: sql });
+    const prototype = pgDriver.Client.prototype as unknown as { query: Query };
+    const original = prototype.query;
+    try {
+      const session = await app.agent.createSession({ title: 't' });
+      const first = await app.agent.send({ sessionId: session.id, prompt: 'first', ifBusy: 'queue' });
+      expect(first.status).toBe('running');
+      // The caller's connection (its send's queued run's INSERT): its COMMIT held until the first
+      // run finished and drained; the first run's finish held until that COMMIT is asked.
+      let caller: unknown;
+      let commitAsked!: () => void;
+      const asked = new Promise<void>((resolve) => {
+        commitAsked = resolve;
+      });
+      let releaseCommit!: () => void;
+      const released = new Promise<void>((resolve) => {
+        releaseCommit = resolve;
+      });
+      const held: string[] = [];
+      prototype.query = function query(this: unknown, config: unknown, ...rest: unknown[]) {
+        const text = typeof config === 'string' ? config : String((config as { text?: string }).text);
+        if (caller === undefined && /INSERT INTO agent_runs /.test(text)) caller = this;
+        if (this === caller && text === 'COMMIT') {
+          held.push('commit');
+          commitAsked();
+          void released.then(() => original.call(this, config, ...rest));
+          return undefined;
+        }
+        if (/svc_session_has_queued/.test(text)) {
+          held.push('finish');
+          void asked.then(() => original.call(this, config, ...rest));
+          return undefined;
+        }
+        return original.call(this, config, ...rest);
+      };
+      // The caller's transaction, the send in it with no savepoint (as the compat route's start).
+      let inBody: Awaited<ReturnType<typeof app.agent.send>> | undefined;
+      const sending = app.store.transactions.run(async () => {
+        inBody = await app.agent.send({
+          sessionId: session.id,
+          prompt: 'second',
+          ifBusy: 'queue',
+          joinTransaction: true,
+        });
+        return inBody;
+      });
+      await app.agent.wait(first.run_id);
+      // The first run's finish drained (its queue read without the uncommitted run) and went idle.
+      await app.agent.waitIdle(session.id);
+      expect([...held].sort()).toEqual(['commit', 'finish']);
+      expect(inBody?.status).toBe('queued');
+      prototype.query = original;
+      releaseCommit();
+      const second = await sending;
+      expect(second.status).toBe('queued');
+      // Started by the send's hook after the caller's COMMIT; before, it stayed queued.
+      await vi.waitFor(
+        async () => expect((await app.runs.require(second.run_id)).status).not.toBe('queued'),
+        { timeout: 10_000 },
+      );
+      const result = await app.agent.wait(second.run_id);
+      expect(result.status).toBe('completed');
+      expect(result.text).toBe('two');
+    } finally {
+      prototype.query = original;
+    }
+  });
 });

@@ -10,6 +10,7 @@
  * writes them all or none.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app';
 import type { SessionEvent } from '../../src/events/bus';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { echoTool, throwingTool } from '../helpers/agent-harness';
@@ -34,12 +35,16 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
   });
 
   /** The script run once on PostgreSQL or SQLite (test/helpers/pg-recorded-app.ts `storeRun`). */
-  const runOnce = (script: ScriptEntry[], options: { postgres: boolean; config?: Record<string, unknown> }) =>
+  const runOnce = (
+    script: ScriptEntry[],
+    options: { postgres: boolean; config?: Record<string, unknown>; started?: (app: App) => void },
+  ) =>
     storeRun(options.postgres ? pg.cluster() : undefined, script, {
       tools: [echoTool, throwingTool],
       title: 'finished',
       closers,
       ...(options.config ? { config: options.config } : {}),
+      ...(options.started ? { started: options.started } : {}),
     });
   const shape = storeRunShape;
 
@@ -171,12 +176,29 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
   });
 
   it('STORE-PG-275: two calls in a step (the first erroring): its result rides, the second`s tool.finished alone; same as SQLite (alone 3 → 2, p-pgride)', async () => {
+    // The step's answer streamed once the bus has stored the run's start events (run.started, the
+    // prompt's message events): a call's event joins a statement only while the bus is idle
+    // (`EventBus.joinAll`), else it is published and its run event appended apart (two statements
+    // that are not counted here, and every later join of the step behind them). Without the gate,
+    // whether the bus was still writing when the first call started was the load's (Node 24 in CI:
+    // 0 where 2; p-aftercommit).
+    let app: App | undefined;
     const script = [
-      reply().toolCall('explode', {}).toolCall('echo', { text: 'second' }).usage(100, 20),
+      () => {
+        if (!app) throw new Error('STORE-PG-275: the model asked before the run started');
+        return reply()
+          .toolCall('explode', {})
+          .toolCall('echo', { text: 'second' })
+          .usage(100, 20)
+          .pauseAt(0, app.bus.flush());
+      },
       reply().text('done').usage(130, 10),
     ];
-    const lite = await runOnce(script, { postgres: false });
-    const r = await runOnce(script, { postgres: true });
+    const started = (a: App) => {
+      app = a;
+    };
+    const lite = await runOnce(script, { postgres: false, started });
+    const r = await runOnce(script, { postgres: true, started });
     expect(r.status).toBe('completed');
     // The second call's tool.started and tool.finished (an UPDATE of the tool message: alone); the
     // first call's tool.started rides in its assistant message's INSERT (p-pgride; was alone: 3).
