@@ -7,7 +7,7 @@
  * connection, a nested call is a savepoint).
  * @module
  */
-import { atomicallyAsync, atomicallyWith, type Db, stepBatch, type TxToken } from './db';
+import { atomicallyAsync, atomicallyWith, type Db, stepBatch, type TxToken, yieldBatch } from './db';
 import type { SqlClient } from './postgres/client';
 
 /**
@@ -39,6 +39,11 @@ export interface StoreTransactions {
    */
   stepBatch(within?: Tx): void;
   /**
+   * SQLite: the open step batch commits one turn of the event loop later (`yieldBatch` in ./db.ts):
+   * after what this turn's check phase runs next, and after I/O already readable. Absent on PostgreSQL.
+   */
+  yieldBatch?(): void;
+  /**
    * Writes that need no atomicity together, only SQLite's one commit for them (an event and its
    * ledger row): `run` on SQLite; on PostgreSQL `fn` as it is, each statement its own transaction
    * (or the ambient one's), where a transaction of one statement cost BEGIN and COMMIT round trips.
@@ -68,6 +73,7 @@ export function sqliteTransactions(db: () => Db): StoreTransactions {
     run,
     runWith,
     stepBatch: (within) => stepBatch(db, within),
+    yieldBatch: () => yieldBatch(db),
     together: run,
     togetherWith: runWith,
     join: run,

@@ -28,6 +28,9 @@ export function streamAnswer(
   const release = finishInRunFinish(app, prepared);
   // SQLite only (measured there; PostgreSQL's preparation and finish keep their order, p-single).
   const later = app.store?.kind === 'sqlite';
+  // The start's step batch (its COMMIT at this turn's check phase) commits a turn later: the head
+  // and role chunk go out first, and a model answer already readable then is read before it.
+  if (later) app.store.transactions.yieldBatch?.();
   const { stream, response } = openRouteSseStream(
     c,
     {
