@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../errors';
 import { scopedStorage } from './async-scope';
+import { yieldedOnce } from './batch-yield';
 import { immediateTransactions, retryBusy } from './busy';
 import { startCheckpointer, stopCheckpointer } from './checkpointer';
 import { ensureDataDir } from './data-dir';
@@ -224,12 +225,8 @@ function unpinBatch(handle: Db): void {
   pinnedBatches.delete(handle);
   if (commitAfterBodies.delete(handle)) commitBatch(handle);
 }
-/** The batch's own scheduled commit: deferred while an async body is open inside it, or once (`yieldBatch`). */
-function scheduledCommit(db: Db, yielded = false): void {
-  if (!yielded && yieldingBatches.delete(db)) {
-    setImmediate(() => scheduledCommit(db, true));
-    return;
-  }
+/** The batch's own scheduled commit: deferred while an async body is open inside it. */
+function scheduledCommit(db: Db): void {
   if (pinnedBatches.has(db)) {
     if (openBatches.has(db)) commitAfterBodies.add(db);
     return;
@@ -278,7 +275,6 @@ export function groupCommit(db: Db): void {
 /** Commit the turn's batch now (before a close, at exit); a no-op without one. */
 export function commitBatch(db: Db): void {
   stepBatches.delete(db);
-  yieldingBatches.delete(db);
   if (!openBatches.delete(db)) return;
   if (openBatches.size === 0) process.removeListener('exit', commitAllBatches);
   if (!db.open || !db.inTransaction) return;
@@ -324,7 +320,7 @@ export function stepBatch(handle: () => Db, within?: TxToken): void {
     if (openBatches.has(db)) {
       if (!stepBatches.has(db)) {
         stepBatches.add(db);
-        setImmediate(() => scheduledCommit(db));
+        setImmediate(() => yieldedOnce(db, scheduledCommit));
       }
       return;
     }
@@ -342,31 +338,12 @@ export function stepBatch(handle: () => Db, within?: TxToken): void {
   openStepBatch(db);
 }
 
-/**
- * The open step batch's COMMIT waits one turn of the event loop: at its check phase it asks for the
- * next one instead, once, so what that check phase runs after it (a compat answer's head) goes
- * first, and I/O already readable then (a fast model's answer) is read before it (one poll that
- * does not wait: a check-phase callback is pending), its writes joining the batch. Still committed
- * at that next check phase, whatever is read or not; the write lock is held over no wait. A no-op
- * without an open step batch (p-headfirst).
- */
-export function yieldBatch(handle: () => Db): void {
-  if (stepBatchOff) return;
-  let db: Db;
-  try {
-    db = handle();
-  } catch {
-    return;
-  }
-  if (stepBatches.has(db)) yieldingBatches.add(db);
-}
-
 /** The open transaction becomes the step batch: committed at the next check phase. */
 function openStepBatch(db: Db): void {
   openBatches.add(db);
   stepBatches.add(db);
   if (openBatches.size === 1) process.once('exit', commitAllBatches);
-  setImmediate(() => scheduledCommit(db));
+  setImmediate(() => yieldedOnce(db, scheduledCommit));
 }
 
 const stepBatchOff = process.env.SVC_GROUP_COMMIT === '0';
@@ -398,8 +375,6 @@ export function groupCommitEnabled(): boolean {
 const openBatches = new Set<Db>();
 /** The open batches that commit at the check phase (step batches), not after the turn's microtasks. */
 const stepBatches = new Set<Db>();
-/** Step batches whose scheduled COMMIT waits one more turn of the event loop (`yieldBatch`). */
-const yieldingBatches = new Set<Db>();
 function commitAllBatches(): void {
   for (const db of [...openBatches]) commitBatch(db);
 }

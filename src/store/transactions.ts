@@ -7,7 +7,8 @@
  * connection, a nested call is a savepoint).
  * @module
  */
-import { atomicallyAsync, atomicallyWith, type Db, stepBatch, type TxToken, yieldBatch } from './db';
+import { yieldBatch } from './batch-yield';
+import { atomicallyAsync, atomicallyWith, type Db, stepBatch, type TxToken } from './db';
 import type { SqlClient } from './postgres/client';
 
 /**
@@ -39,7 +40,7 @@ export interface StoreTransactions {
    */
   stepBatch(within?: Tx): void;
   /**
-   * SQLite: the open step batch commits one turn of the event loop later (`yieldBatch` in ./db.ts):
+   * SQLite: the open step batch commits one turn of the event loop later (./batch-yield.ts):
    * after what this turn's check phase runs next, and after I/O already readable. Absent on PostgreSQL.
    */
   yieldBatch?(): void;

@@ -1,5 +1,5 @@
 /**
- * A step batch whose COMMIT yields one turn of the event loop (src/store/db.ts `yieldBatch`, asked
+ * A step batch whose COMMIT yields one turn of the event loop (src/store/batch-yield.ts, asked
  * by a streamed compat request on SQLite, src/surfaces/http/compat/stream-answer.ts): at its check
  * phase it asks for the next one instead, once, so a check-phase callback queued after it runs
  * first and I/O already readable is read before it, its writes joining the batch. Committed at the
@@ -7,7 +7,8 @@
  */
 import { createServer, type Server, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Db, enableGroupCommit, openDb, stepBatch, yieldBatch } from '../../src/store/db';
+import { yieldBatch } from '../../src/store/batch-yield';
+import { type Db, enableGroupCommit, openDb, stepBatch } from '../../src/store/db';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 
 enableGroupCommit();

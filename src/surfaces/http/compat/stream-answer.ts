@@ -26,10 +26,9 @@ export function streamAnswer(
   // A completed run's ledger row ends in its finish (PostgreSQL: its statement; SQLite: its transaction):
   // before run.finished reaches this stream, so before `[DONE]` (ENGINE-COMPAT-5) as before.
   const release = finishInRunFinish(app, prepared);
-  // SQLite only (measured there; PostgreSQL's preparation and finish keep their order, p-single).
+  // SQLite only (measured there; PostgreSQL's preparation and finish keep their order, p-single). The
+  // start's step batch commits a loop turn later: the head first, a readable answer read before it.
   const later = app.store?.kind === 'sqlite';
-  // The start's step batch (its COMMIT at this turn's check phase) commits a turn later: the head
-  // and role chunk go out first, and a model answer already readable then is read before it.
   if (later) app.store.transactions.yieldBatch?.();
   const { stream, response } = openRouteSseStream(
     c,
