@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../errors';
 import { scopedStorage } from './async-scope';
+import { yieldedOnce } from './batch-yield';
 import { immediateTransactions, retryBusy } from './busy';
 import { startCheckpointer, stopCheckpointer } from './checkpointer';
 import { ensureDataDir } from './data-dir';
@@ -339,7 +340,7 @@ export function stepBatch(handle: () => Db, within?: TxToken): void {
     if (openBatches.has(db)) {
       if (!stepBatches.has(db)) {
         stepBatches.add(db);
-        setImmediate(() => scheduledCommit(db));
+        setImmediate(() => yieldedOnce(db, scheduledCommit));
       }
       return;
     }
@@ -362,7 +363,7 @@ function openStepBatch(db: Db): void {
   openBatches.add(db);
   stepBatches.add(db);
   if (openBatches.size === 1) process.once('exit', commitAllBatches);
-  setImmediate(() => scheduledCommit(db));
+  setImmediate(() => yieldedOnce(db, scheduledCommit));
 }
 
 const stepBatchOff = process.env.SVC_GROUP_COMMIT === '0';

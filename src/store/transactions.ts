@@ -7,6 +7,7 @@
  * connection, a nested call is a savepoint).
  * @module
  */
+import { yieldBatch } from './batch-yield';
 import { afterBody, atomicallyAsync, atomicallyWith, type Db, stepBatch, type TxToken } from './db';
 import type { SqlClient } from './postgres/client';
 
@@ -38,6 +39,11 @@ export interface StoreTransactions {
    * in ./db.ts); a no-op on PostgreSQL, where a step's writes are grouped by `run`.
    */
   stepBatch(within?: Tx): void;
+  /**
+   * SQLite: the open step batch commits one turn of the event loop later (./batch-yield.ts):
+   * after what this turn's check phase runs next, and after I/O already readable. Absent on PostgreSQL.
+   */
+  yieldBatch?(): void;
   /**
    * Writes that need no atomicity together, only SQLite's one commit for them (an event and its
    * ledger row): `run` on SQLite; on PostgreSQL `fn` as it is, each statement its own transaction
@@ -76,6 +82,7 @@ export function sqliteTransactions(db: () => Db): StoreTransactions {
     run,
     runWith,
     stepBatch: (within) => stepBatch(db, within),
+    yieldBatch: () => yieldBatch(db),
     together: run,
     togetherWith: runWith,
     join: run,

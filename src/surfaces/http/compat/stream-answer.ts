@@ -28,7 +28,10 @@ export function streamAnswer(
   const release = finishInRunFinish(app, prepared);
   // Both stores (p-single on SQLite; PostgreSQL since its finish's row end is registered in
   // `prepare`, p-pgsingle): the head after the model request, `[DONE]` in `run.finished`'s delivery.
+  // SQLite: the start's step batch commits a loop turn later, the head first and a readable answer
+  // read before it (p-headfirst; PostgreSQL has no step batch).
   const later = true;
+  app.store?.transactions.yieldBatch?.();
   const { stream, response } = openRouteSseStream(
     c,
     {
