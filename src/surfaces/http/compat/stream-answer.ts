@@ -26,10 +26,8 @@ export function streamAnswer(
   // A completed run's ledger row ends in its finish (PostgreSQL: its statement; SQLite: its transaction):
   // before run.finished reaches this stream, so before `[DONE]` (ENGINE-COMPAT-5) as before.
   const release = finishInRunFinish(app, prepared);
-  // Both stores (p-single on SQLite; PostgreSQL since its finish's row end is registered in
-  // `prepare`, p-pgsingle): the head after the model request, `[DONE]` in `run.finished`'s delivery.
-  // SQLite: the start's step batch commits a loop turn later, the head first and a readable answer
-  // read before it (p-headfirst; PostgreSQL has no step batch).
+  // The head after the model request, `[DONE]` in `run.finished`'s delivery (p-single, p-pgsingle);
+  // SQLite's start batch commits a turn later: head first, a readable answer read before (p-headfirst).
   const later = true;
   app.store?.transactions.yieldBatch?.();
   const { stream, response } = openRouteSseStream(
