@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { generateText } from 'ai';
 import { stringify } from 'smol-toml';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { warmService } from '../../src/app/warm';
 import { clearWindowCache, UNKNOWN_TTL_MS, windowCachePath } from '../../src/providers/context-window';
 import { credentialFilePath } from '../../src/providers/credential-store';
@@ -326,7 +326,8 @@ describe("a service's start-up learns its default model's window, and stores onl
     const warm = warmService(app).then(() => 'ready' as const);
     const hung = new Promise<'held'>((resolve) => setTimeout(() => resolve('held'), 10_000).unref());
     expect(await Promise.race([warm, hung])).toBe('ready');
-    expect(chat.shows).toHaveLength(1);
+    // The question goes on past the start-up (its server may not have read it yet).
+    await vi.waitFor(() => expect(chat.shows).toHaveLength(1));
     // A request while the start-up's question is unanswered waits for that one, not its own.
     const first = ask(app);
     await new Promise((resolve) => setTimeout(resolve, 50));
