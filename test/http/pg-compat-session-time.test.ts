@@ -5,6 +5,7 @@
  * row reads the same on both.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import pgDriver from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { reply } from '../helpers/fake-provider';
 import type { TestClock } from '../helpers/make-test-app';
@@ -24,6 +25,29 @@ function tickingClock(start = Date.UTC(2026, 10, 22, 12, 0, 0)): TestClock {
     set: (ms) => {
       now = ms;
     },
+  };
+}
+
+/**
+ * Every COMMIT the driver is asked to send goes out `ms` later (a loaded box's late COMMIT, made
+ * sure): a first start's model request leaves before its transaction is visible to another
+ * connection. Returns the undo.
+ */
+function lateCommits(ms: number): () => void {
+  const prototype = pgDriver.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = prototype.query;
+  prototype.query = function query(this: unknown, config: unknown, ...rest: unknown[]) {
+    const text = typeof config === 'string' ? config : (config as { text?: string }).text;
+    if (text !== 'COMMIT') return original.call(this, config, ...rest);
+    const send = () => original.call(this, config, ...rest);
+    if (typeof rest.at(-1) === 'function') {
+      setTimeout(send, ms);
+      return undefined;
+    }
+    return sleep(ms).then(send);
+  };
+  return () => {
+    prototype.query = original;
   };
 }
 
@@ -83,32 +107,42 @@ describe('a new compat session’s updated_at after its start', () => {
     expect(session.updated_at).toBe(prompt.created_at);
   });
 
+  /** STORE-PG-311's PostgreSQL run; `lateCommitMs`: every COMMIT sent that much later (`lateCommits`). */
+  const onPostgres = async (lateCommitMs?: number) => {
+    const sql = await migratedDatabase(pg.cluster());
+    const held = heldAnswer();
+    const server = await compatServer(held.script, {
+      postgres: sql,
+      clock: tickingClock(),
+    });
+    const { app } = server;
+    const restore = lateCommitMs === undefined ? () => {} : lateCommits(lateCommitMs);
+    try {
+      // The row as stored, not a copy held in memory.
+      const { session, prompt, row } = await startTimes(server, held.release, async (id) => {
+        const [stored] = await sql.query<{ created_at: string; updated_at: string }>(
+          'SELECT created_at, updated_at FROM sessions WHERE id = $1',
+          [id],
+        );
+        return { created_at: Number(stored!.created_at), updated_at: Number(stored!.updated_at) };
+      });
+      expect(session.updated_at).toBeGreaterThan(session.created_at);
+      expect(session.updated_at).toBe(prompt.created_at);
+      expect(row).toEqual({ created_at: session.created_at, updated_at: prompt.created_at });
+    } finally {
+      restore();
+      await app.close();
+      await sql.close();
+    }
+  };
+
   it.skipIf(!pg.available)(
     'STORE-PG-311: on PostgreSQL the start’s one statement gives the session the same updated_at: its prompt message’s created_at',
-    async () => {
-      const sql = await migratedDatabase(pg.cluster());
-      const held = heldAnswer();
-      const server = await compatServer(held.script, {
-        postgres: sql,
-        clock: tickingClock(),
-      });
-      const { app } = server;
-      try {
-        // The row as stored, not a copy held in memory.
-        const { session, prompt, row } = await startTimes(server, held.release, async (id) => {
-          const [stored] = await sql.query<{ created_at: string; updated_at: string }>(
-            'SELECT created_at, updated_at FROM sessions WHERE id = $1',
-            [id],
-          );
-          return { created_at: Number(stored!.created_at), updated_at: Number(stored!.updated_at) };
-        });
-        expect(session.updated_at).toBeGreaterThan(session.created_at);
-        expect(session.updated_at).toBe(prompt.created_at);
-        expect(row).toEqual({ created_at: session.created_at, updated_at: prompt.created_at });
-      } finally {
-        await app.close();
-        await sql.close();
-      }
-    },
+    () => onPostgres(),
+  );
+
+  it.skipIf(!pg.available)(
+    'STORE-PG-860: the same with every COMMIT reaching the server 300 ms late (a loaded box): the start is read once committed, not at its model request (p-flake2)',
+    () => onPostgres(300),
   );
 });
