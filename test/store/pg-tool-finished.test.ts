@@ -47,12 +47,39 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
       ...(options.started ? { started: options.started } : {}),
     });
   const shape = storeRunShape;
+  /**
+   * `make`'s script run once (`runOnce`), each reply streamed once the bus has stored what was
+   * published before the model's request (STORE-PG-275's gate, below): a step's first join then
+   * finds the bus idle, as the counts assume. Fresh replies each run (a gate is the run's own).
+   */
+  const runGated = (
+    make: () => ScriptEntry[],
+    options: { postgres: boolean; config?: Record<string, unknown> },
+    test: string,
+  ) => {
+    let app: App | undefined;
+    const script = make().map(
+      (entry): ScriptEntry =>
+        (request) => {
+          if (!app) throw new Error(`${test}: the model asked before the run started`);
+          return (typeof entry === 'function' ? entry(request) : entry).pauseAt(0, app.bus.flush());
+        },
+    );
+    return runOnce(script, {
+      ...options,
+      started: (a) => {
+        app = a;
+      },
+    });
+  };
 
   it('STORE-PG-273: a tool step`s tool.finished rides in its tool message INSERT: no statement of its own, same events and order as SQLite, announced (tool.started alone 4 → 0, p-pgride)', async () => {
     const steps = 4;
-    const script = echoSteps(steps);
-    const lite = await runOnce(script, { postgres: false });
-    const r = await runOnce(script, { postgres: true });
+    // Each step's answer once the bus is idle (`runGated`): like STORE-PG-275's, a step's first
+    // join that finds the bus still storing the run's start events is published instead, its run
+    // event appended apart (p-flake2).
+    const lite = await runGated(() => echoSteps(steps), { postgres: false }, 'STORE-PG-273');
+    const r = await runGated(() => echoSteps(steps), { postgres: true }, 'STORE-PG-273');
     expect(r.status).toBe('completed');
 
     // Without it: a tool.started and a tool.finished statement a step (8); then tool.started alone
@@ -233,10 +260,11 @@ describe.skipIf(!pg.available)('a call`s tool.finished in its tool message`s sta
 
   it('STORE-PG-276: a call that stops the run (loop detected) writes its tool.finished alone, before loop.detected; same as SQLite (alone 3 → 1, p-pgride)', async () => {
     const same = () => reply().toolCall('echo', { text: 'again' }).usage(100, 20);
-    const script = [same(), same(), same()];
+    const script = () => [same(), same(), same()];
     const config = { options: { loop_detection: { max_repeats: 2 } } };
-    const lite = await runOnce(script, { postgres: false, config });
-    const r = await runOnce(script, { postgres: true, config });
+    // Each step's answer once the bus is idle (`runGated`, as STORE-PG-273; p-flake2).
+    const lite = await runGated(script, { postgres: false, config }, 'STORE-PG-276');
+    const r = await runGated(script, { postgres: true, config }, 'STORE-PG-276');
     expect(r.status).toBe('failed');
     expect(shape(r)).toEqual(shape(lite));
     // The first step's tool.finished rides; the stopping call's is alone; both starts ride in their

@@ -48,8 +48,17 @@ describe('web UI failures', () => {
     expect(await page.getByRole('link', { name: 'Back to the sessions' }).isVisible()).toBe(true);
     await shot(page, '20-missing-session');
 
+    // The session page has loaded once its history is read, which it asks for only after the
+    // stream went live: a server stopped before that read was answered fails the load itself (the
+    // page shows "The server cannot be reached" in place of the session, its banner never shown),
+    // which under load came before "Connection lost" (p-flake2).
+    const history = page.waitForResponse(
+      (response) => new URL(response.url()).pathname === `/v1/sessions/${session.id}/messages`,
+    );
     await page.goto(`${service.url}/#/s/${session.id}`);
     await page.getByText('live', { exact: true }).waitFor();
+    expect((await history).status()).toBe(200);
+    await (await history).finished();
     await service.stop();
     await page.getByText(/Connection lost/).waitFor();
     await page.getByRole('link', { name: 'Sessions' }).click();

@@ -53,7 +53,12 @@ export async function launchBrowser(): Promise<Browser> {
 }
 export const LAUNCH_HOOK_MS = 60_000;
 
-/** A fresh context (its own session storage) and page; console errors are collected. */
+/**
+ * A fresh context (its own session storage) and page; console errors are collected. A failing test
+ * prints what the page did (its requests and their answers or failures, navigations, console lines,
+ * with ms since the page opened), its address and text: a step that timed out once in CI says what
+ * the page was waiting for (p-flake2: a session page whose history read met the stopped server).
+ */
 export async function openPage(
   browser: Browser,
   options: { viewport?: { width: number; height: number } } = {},
@@ -67,7 +72,28 @@ export async function openPage(
   page.on('console', (message) => {
     if (message.type() === 'error') errors.push(`console: ${message.text()}`);
   });
-  onTestFinished(() => context.close().catch(() => {}));
+  const opened = Date.now();
+  const trail: string[] = [];
+  const note = (line: string) => trail.push(`${Date.now() - opened} ${line}`);
+  page.on('request', (r) => note(`request ${r.method()} ${r.url()}`));
+  page.on('response', (r) => note(`answer ${r.status()} ${r.url()}`));
+  page.on('requestfailed', (r) => note(`failed ${r.url()}: ${r.failure()?.errorText}`));
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame()) note(`at ${frame.url()}`);
+  });
+  page.on('console', (message) => note(`console ${message.type()}: ${message.text()}`));
+  onTestFinished(async ({ task }) => {
+    if (task.result?.state === 'fail') {
+      const text = await page
+        .locator('body')
+        .textContent({ timeout: 2_000 })
+        .catch((error: Error) => `(unread: ${error.message.split('\n')[0]})`);
+      console.log(
+        `the page at the failure: ${page.url()}\n${text}\nwhat it did:\n${trail.slice(-80).join('\n')}`,
+      );
+    }
+    await context.close().catch(() => {});
+  });
   return { context, page, errors };
 }
 
