@@ -66,7 +66,8 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   const record = async (id: string, tx?: Tx) =>
     ledger.enabled && sessionId ? await recordStart(app, startOf(id, sessionId), tx) : undefined;
   // The row and its event in the run's claim where the store can (PostgreSQL: one statement of
-  // the start fewer); `recorded` once the claim wrote them, else `record` after the send.
+  // the start fewer); `recorded` once the claim (or a pending-calls start's `record`) wrote them,
+  // else `record` after the send.
   let recorded = false;
   // Made only when the claim wrote them: the start's COMMIT waits for the run's prompt message.
   let prompted: Promise<void> | undefined;
