@@ -66,7 +66,8 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   const record = async (id: string, tx?: Tx) =>
     ledger.enabled && sessionId ? await recordStart(app, startOf(id, sessionId), tx) : undefined;
   // The row and its event in the run's claim where the store can (PostgreSQL: one statement of
-  // the start fewer); `recorded` once the claim wrote them, else `record` after the send.
+  // the start fewer); `recorded` once the claim (or a pending-calls start's `record`) wrote them,
+  // else `record` after the send.
   let recorded = false;
   // Made only when the claim wrote them: the start's COMMIT waits for the run's prompt message.
   let prompted: Promise<void> | undefined;
@@ -133,8 +134,12 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
       const id = (await app.store.transactions.run(() => begin())).id;
       runId = (await app.agent.enqueue(sendInput(id, conversation, model, undefined, undefined))).run_id;
       await runPendingCalls(app, id, runId, conversation, signal);
-      await app.agent.drain(id);
+      // The row and its end's registration before the run can start: a run that finishes in
+      // `drain` carries the row's end in its finish, not a statement of its own after (p-pgcost).
       await record(runId);
+      recorded = ledger.enabled;
+      finishWith(runId);
+      await app.agent.drain(id);
     } else {
       // SQLite: no async scope; the send, its run's step batch and the row join by `tx` (p-txtoken).
       runId = await app.store.transactions.runWith(async (tx) => {
@@ -165,8 +170,6 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
   }
 
   prepared.sessionId = sessionId as string;
-  // The pending calls' start: its row is written once the calls ran, the finish's write after it.
-  finishWith(runId);
   prepared.release = release;
   prepared.unsubscribe = unsubscribe;
   return prepared;
