@@ -71,6 +71,7 @@ compatSurface.front = (hono: Hono, appRef: AppRef, kit: FrontKit) => {
  */
 compatSurface.node = (appRef: AppRef, kit: FrontKit): NodeRoute => {
   const query = `${CHAT_COMPLETIONS_PATH}?`;
+  const options = { streams: kit.streams };
   return (incoming, outgoing) => {
     const url = incoming.url ?? '';
     if (incoming.method !== 'POST' || (url !== CHAT_COMPLETIONS_PATH && !url.startsWith(query))) return false;
@@ -94,7 +95,7 @@ compatSurface.node = (appRef: AppRef, kit: FrontKit): NodeRoute => {
     if (gated !== true) write(gated);
     else {
       node.admit();
-      handle(c, appRef, (app) => chatCompletions(c, app, { streams: kit.streams })).then(write, (error) =>
+      handle(c, appRef, (app) => chatCompletions(c, app, options)).then(write, (error) =>
         write(errorResponse(c, error, { style: 'flat', app: appRef() })),
       );
     }
@@ -102,18 +103,32 @@ compatSurface.node = (appRef: AppRef, kit: FrontKit): NodeRoute => {
   };
 };
 
-async function handle(c: Context, appRef: AppRef, handler: (app: App) => Response | Promise<Response>) {
+/**
+ * A route's handler with the flat error body for what it throws. Not an async function: a queued
+ * compat request holds no suspended frame here while it waits (issue 17 item 4, p-inflight).
+ */
+function handle(
+  c: Context,
+  appRef: AppRef,
+  handler: (app: App) => Response | Promise<Response>,
+): Promise<Response> {
   const app = appRef();
   if (!app?.runtime.ready)
-    return errorResponse(c, new SvcError('unavailable', 'App not ready'), { style: 'flat' });
+    return Promise.resolve(errorResponse(c, new SvcError('unavailable', 'App not ready'), { style: 'flat' }));
+  let answer: Response | Promise<Response>;
   try {
-    return await handler(app);
+    answer = handler(app);
   } catch (error) {
-    const response = errorResponse(c, error, { style: 'flat', app });
-    // A 429 from the run queue started nothing: a retry after Retry-After is safe.
-    response.headers.set('x-should-retry', response.status === 429 ? 'true' : 'false');
-    return response;
+    return Promise.resolve(failed(c, app, error));
   }
+  return Promise.resolve(answer).then(undefined, (error: unknown) => failed(c, app, error));
+}
+
+function failed(c: Context, app: App, error: unknown): Response {
+  const response = errorResponse(c, error, { style: 'flat', app });
+  // A 429 from the run queue started nothing: a retry after Retry-After is safe.
+  response.headers.set('x-should-retry', response.status === 429 ? 'true' : 'false');
+  return response;
 }
 
 async function listRuns(c: Context, app: App): Promise<Response> {
