@@ -5,7 +5,10 @@
 // promises and their reactions by their first retainer, maps of their own and property arrays by
 // the objects using them (constructor and first keys). Counts per request of the round.
 // `node bench/profile/inflight-retainers.mjs <idle.heapsnapshot> <inflight.heapsnapshot> [requests] [top]`
-// (the two snapshots `inflight-heap.mjs` leaves with BENCH_SNAPSHOT_DIR).
+// (the two snapshots `inflight-heap.mjs` leaves with BENCH_SNAPSHOT_DIR). Then every new object by
+// type and constructor, bytes a request. Ids of a snapshot are V8's own: an object moved by a GC
+// between the snapshots can read as new, so the counts by constructor of ./heap-diff.mjs are the
+// ones to compare builds with.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 
@@ -151,4 +154,22 @@ for (const kind of kinds) {
   for (const g of rows.slice(0, top)) {
     console.log(`${(g.count / requests).toFixed(2).padStart(7)} ${String(g.size).padStart(8)}  ${g.label}`);
   }
+}
+let all = 0;
+for (let n = 0; n < s.count; n++) if (fresh(n)) all += size(n);
+console.log(`\nall new objects: ${(all / requests).toFixed(0)} B a request`);
+const byName = new Map();
+for (let n = 0; n < s.count; n++) {
+  if (!fresh(n)) continue;
+  const t = type(n);
+  const key = `${t}:${['string', 'concatenated string', 'sliced string', 'code', 'number'].includes(t) ? '' : name(n).slice(0, 50)}`;
+  const g = byName.get(key) ?? { count: 0, size: 0 };
+  g.count++;
+  g.size += size(n);
+  byName.set(key, g);
+}
+for (const [key, g] of [...byName].sort((a, b) => b[1].size - a[1].size).slice(0, top)) {
+  console.log(
+    `${(g.count / requests).toFixed(2).padStart(7)} ${(g.size / requests).toFixed(0).padStart(6)} B  ${key}`,
+  );
 }

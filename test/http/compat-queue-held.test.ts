@@ -5,6 +5,7 @@
  * (its request is the queue's `QueueLeave`), no suspended async frame of the route, and still
  * leaves the queue when its client goes away; a waiter on a `QueueLeave` is forgotten when granted.
  */
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { chatCompletions } from '../../src/surfaces/http/compat/chat-completions';
 import { compatRunQueue, createRunQueue, type QueueLeave } from '../../src/surfaces/http/compat/run-queue';
@@ -66,14 +67,19 @@ describe('a queued compat request', () => {
   it('COMPAT-PERF-421: a waiter on a QueueLeave is told once, and forgotten when granted or gone', async () => {
     const queue = createRunQueue(() => ({ concurrency: 1, depth: 4 }));
     const free = await queue.acquire();
-    const leaves: (QueueLeave & { waiter?: { leave(): void }; calls: number })[] = [1, 2].map(() => ({
-      left: false,
-      calls: 0,
-      onLeave(waiter) {
-        this.calls++;
-        this.waiter = waiter;
-      },
-    }));
+    type Hook = QueueLeave & { waiter?: { leave(): void }; calls: number };
+    const hook = (): Hook => {
+      const made: Hook = {
+        left: false,
+        calls: 0,
+        onLeave(waiter) {
+          made.calls++;
+          made.waiter = waiter;
+        },
+      };
+      return made;
+    };
+    const leaves = [hook(), hook()];
     const [a, b] = leaves;
     const granted = queue.acquire(a);
     const gone = queue.acquire(b);
@@ -90,5 +96,41 @@ describe('a queued compat request', () => {
     expect(queue.stats()).toMatchObject({ running: 0, queued: 0 });
     // One the client already left is refused at once.
     await expect(queue.acquire({ left: true, onLeave() {} })).rejects.toMatchObject({ code: 'cancelled' });
+  });
+
+  it('COMPAT-PERF-422: enter tells a turn once, with no promise: granted at once when free, in order when freed, refused past the depth or when its client leaves', () => {
+    const queue = createRunQueue(() => ({ concurrency: 1, depth: 2 }));
+    const told: string[] = [];
+    const frees: (() => void)[] = [];
+    const turn = (name: string) => ({
+      granted(free: () => void) {
+        told.push(`${name} granted`);
+        frees.push(free);
+      },
+      refused(error: { code: string }) {
+        told.push(`${name} ${error.code}`);
+      },
+    });
+    queue.enter(turn('a'));
+    expect(told).toEqual(['a granted']);
+    const client = new AbortController();
+    queue.enter(turn('b'), client.signal);
+    queue.enter(turn('c'));
+    queue.enter(turn('d'));
+    expect(told).toEqual(['a granted', 'd rate_limited']);
+    expect(getEventListeners(client.signal, 'abort')).toHaveLength(1);
+    frees[0]();
+    expect(told).toEqual(['a granted', 'd rate_limited', 'b granted']);
+    // Granted: its abort listener is gone, a later abort tells it nothing.
+    expect(getEventListeners(client.signal, 'abort')).toHaveLength(0);
+    client.abort();
+    const gone = new AbortController();
+    queue.enter(turn('e'), gone.signal);
+    gone.abort();
+    expect(told).toEqual(['a granted', 'd rate_limited', 'b granted', 'e cancelled']);
+    frees[1]();
+    frees[2]();
+    expect(told.at(-1)).toBe('c granted');
+    expect(queue.stats()).toMatchObject({ running: 0, queued: 0, rejected: 1 });
   });
 });

@@ -31,16 +31,23 @@ export interface ChatCompletionsOptions {
  * built), so at most `max_concurrent_runs` agent runs of the surface are live at once.
  */
 export function chatCompletions(c: Context, app: App, options: ChatCompletionsOptions): Promise<Response> {
-  // No async frame held while queued (most of a burst waits here), and from node-front.ts no
-  // AbortController either: its request is the queue's `QueueLeave` (issue 17 item 4, p-inflight).
-  const raw = c.req.raw as Request & Partial<QueueLeave>;
+  // No async frame held while queued (most of a burst waits here).
   return compatRunQueue(app)
-    .acquire(raw.onLeave ? (raw as QueueLeave) : raw.signal)
-    .then((free) => answer(c, app, options, free));
+    .acquire(queueLeave(c))
+    .then((free) => answerInSlot(c, app, options, free));
+}
+
+/**
+ * What tells the run queue the request's client went away: from node-front.ts the request itself
+ * (a `QueueLeave`: no AbortController while it waits, issue 17 item 4, p-inflight), else its signal.
+ */
+export function queueLeave(c: Context): AbortSignal | QueueLeave {
+  const raw = c.req.raw as Request & Partial<QueueLeave>;
+  return raw.onLeave ? (raw as QueueLeave) : raw.signal;
 }
 
 /** The request once it holds a run slot (`free` frees it). */
-async function answer(
+export async function answerInSlot(
   c: Context,
   app: App,
   options: ChatCompletionsOptions,

@@ -39,9 +39,21 @@ export interface QueueLeave {
   onLeave(waiter: { leave(): void } | undefined): void;
 }
 
+/** A request told of its turn: `granted` the function that frees its slot, or `refused` why not. */
+export interface QueueTurn {
+  granted(free: () => void): void;
+  refused(error: SvcError): void;
+}
+
 export interface RunQueue {
   /** Wait for a run slot; the returned function frees it (idempotent). 429 past the depth. */
   acquire(signal?: AbortSignal | QueueLeave): Promise<() => void>;
+  /**
+   * `acquire` without a promise: `turn` is told once, at once when a slot is free or the request
+   * is refused, else when its turn comes or its client goes away. What a queued request holds is
+   * `turn` and one waiter (issue 17 item 4, p-inflight: the compat route from node:http).
+   */
+  enter(turn: QueueTurn, signal?: AbortSignal | QueueLeave): void;
   stats(): RunQueueStats;
 }
 
@@ -87,32 +99,35 @@ export function createRunQueue(limits: () => RunQueueLimits): RunQueue {
     };
   };
 
+  const enter: RunQueue['enter'] = (turn, signal) => {
+    if (signal && ('onLeave' in signal ? signal.left : signal.aborted))
+      return turn.refused(new SvcError('cancelled', 'the client went away'));
+    const { concurrency, depth } = limits();
+    if (running < concurrency && waiting.length === 0) {
+      running++;
+      return turn.granted(slot());
+    }
+    if (waiting.length >= depth) {
+      rejected++;
+      // The queue drains `concurrency` runs per average run time.
+      const retryAfterMs = Math.max(1000, (averageMs * (waiting.length + 1)) / Math.max(1, concurrency));
+      const seconds = Math.ceil(retryAfterMs / 1000);
+      return turn.refused(
+        new SvcError(
+          'rate_limited',
+          `svc is busy: ${running} compat runs are running and ${waiting.length} requests are queued (options.openai_compat.max_queued_requests = ${depth}); retry after ${seconds}s`,
+          { retryAfterMs: seconds * 1000 },
+        ),
+      );
+    }
+    waiting.push(new Waiter(turn, signal, waiting, slot));
+  };
+
   return {
     acquire(signal) {
-      if (signal && ('onLeave' in signal ? signal.left : signal.aborted))
-        return Promise.reject(new SvcError('cancelled', 'the client went away'));
-      const { concurrency, depth } = limits();
-      if (running < concurrency && waiting.length === 0) {
-        running++;
-        return Promise.resolve(slot());
-      }
-      if (waiting.length >= depth) {
-        rejected++;
-        // The queue drains `concurrency` runs per average run time.
-        const retryAfterMs = Math.max(1000, (averageMs * (waiting.length + 1)) / Math.max(1, concurrency));
-        const seconds = Math.ceil(retryAfterMs / 1000);
-        return Promise.reject(
-          new SvcError(
-            'rate_limited',
-            `svc is busy: ${running} compat runs are running and ${waiting.length} requests are queued (options.openai_compat.max_queued_requests = ${depth}); retry after ${seconds}s`,
-            { retryAfterMs: seconds * 1000 },
-          ),
-        );
-      }
-      return new Promise((resolve, reject) => {
-        waiting.push(new Waiter(resolve, reject, signal, waiting, slot));
-      });
+      return new Promise((granted, refused) => enter({ granted, refused }, signal));
     },
+    enter,
     stats() {
       return { ...limits(), running, queued: waiting.length, rejected };
     },
@@ -127,8 +142,7 @@ const ONCE = { once: true };
  */
 class Waiter {
   constructor(
-    private readonly resolve: (free: () => void) => void,
-    private readonly reject: (error: unknown) => void,
+    private readonly turn: QueueTurn,
     private readonly signal: AbortSignal | QueueLeave | undefined,
     private readonly waiting: Waiter[],
     private readonly slot: () => () => void,
@@ -141,7 +155,7 @@ class Waiter {
   /** A slot is free: this request runs. */
   grant(): void {
     this.forget();
-    this.resolve(this.slot());
+    this.turn.granted(this.slot());
   }
 
   /** The client went away while queued: out of the queue, the request cancelled. */
@@ -149,7 +163,7 @@ class Waiter {
     this.forget();
     const at = this.waiting.indexOf(this);
     if (at >= 0) this.waiting.splice(at, 1);
-    this.reject(new SvcError('cancelled', 'the client went away while the request was queued'));
+    this.turn.refused(new SvcError('cancelled', 'the client went away while the request was queued'));
   }
 
   /** The signal's abort event (an `EventListenerObject`). */
