@@ -4,7 +4,7 @@
 // line, contexts by the closures (or generators) over them, generators by their function,
 // promises and their reactions by their first retainer, maps of their own and property arrays by
 // the objects using them (constructor and first keys). Counts per request of the round.
-// `node bench/profile/inflight-retainers.mjs <idle.heapsnapshot> <inflight.heapsnapshot> [requests] [top]`
+// `node bench/profile/inflight-retainers.mjs <idle.heapsnapshot> <inflight.heapsnapshot> [requests|0] [top]`
 // (the two snapshots `inflight-heap.mjs` leaves with BENCH_SNAPSHOT_DIR). Then every new object by
 // type and constructor, bytes a request. Ids of a snapshot are V8's own: an object moved by a GC
 // between the snapshots can read as new, so the counts by constructor of ./heap-diff.mjs are the
@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 
 const [idleFile, busyFile, requestsArg, topArg] = process.argv.slice(2);
-const requests = Number(requestsArg ?? 200);
+let requests = Number(requestsArg ?? 0);
 const top = Number(topArg ?? 15);
 
 function load(file) {
@@ -76,6 +76,12 @@ const keysOf = (n) =>
     .slice(0, 6)
     .join(',');
 
+// Requests: as given, else the new `IncomingMessage`s (the requests svc has begun to read).
+if (!requests) {
+  for (let n = 0; n < s.count; n++)
+    if (fresh(n) && type(n) === 'object' && name(n) === 'IncomingMessage') requests++;
+  console.log(`requests (new IncomingMessages): ${requests}`);
+}
 const groups = new Map();
 const add = (kind, label, n) => {
   const key = `${kind}\t${label}`;
