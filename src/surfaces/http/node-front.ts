@@ -112,6 +112,7 @@ class NodeRequest {
   private controller: AbortController | undefined;
   private reason: string | undefined;
   private body: Promise<string> | undefined;
+  private leaving: { leave(): void } | undefined;
 
   constructor(
     private readonly incoming: IncomingMessage,
@@ -133,6 +134,18 @@ class NodeRequest {
     return this.controller.signal;
   }
 
+  /**
+   * The run queue's `QueueLeave` (compat/run-queue.ts): a queued request waits on this, not on
+   * `signal`, so it makes no `AbortController` until it runs (issue 17 item 4, p-inflight).
+   */
+  get left(): boolean {
+    return this.reason !== undefined;
+  }
+
+  onLeave(waiter: { leave(): void } | undefined): void {
+    this.leaving = waiter;
+  }
+
   /** node-server's close handler: the signal aborts when the answer did not finish. */
   watch(outgoing: ServerResponse): void {
     const incoming = this.incoming;
@@ -145,6 +158,9 @@ class NodeRequest {
   private abort(reason: string): void {
     this.reason ??= reason;
     if (this.controller && !this.controller.signal.aborted) this.controller.abort(reason);
+    const leaving = this.leaving;
+    this.leaving = undefined;
+    leaving?.leave();
   }
 
   header(name: string): string | undefined {

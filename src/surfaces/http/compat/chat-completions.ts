@@ -17,7 +17,7 @@ import type { StreamTracker } from '../sse';
 import { CONTINUE_PROMPT } from './conversation';
 import { jsonAnswer } from './json-answer';
 import { COMPAT_ORIGIN, prepare, SESSION_HEADER } from './prepare';
-import { compatRunQueue } from './run-queue';
+import { compatRunQueue, type QueueLeave } from './run-queue';
 import { streamAnswer } from './stream-answer';
 
 export interface ChatCompletionsOptions {
@@ -30,12 +30,29 @@ export interface ChatCompletionsOptions {
  * (stream-answer.ts). The slot is held until the answer ends (the stream closes or the JSON is
  * built), so at most `max_concurrent_runs` agent runs of the surface are live at once.
  */
-export async function chatCompletions(
+export function chatCompletions(c: Context, app: App, options: ChatCompletionsOptions): Promise<Response> {
+  // No async frame held while queued (most of a burst waits here).
+  return compatRunQueue(app)
+    .acquire(queueLeave(c))
+    .then((free) => answerInSlot(c, app, options, free));
+}
+
+/**
+ * What tells the run queue the request's client went away: from node-front.ts the request itself
+ * (a `QueueLeave`: no AbortController while it waits, issue 17 item 4, p-inflight), else its signal.
+ */
+export function queueLeave(c: Context): AbortSignal | QueueLeave {
+  const raw = c.req.raw as Request & Partial<QueueLeave>;
+  return raw.onLeave ? (raw as QueueLeave) : raw.signal;
+}
+
+/** The request once it holds a run slot (`free` frees it). */
+export async function answerInSlot(
   c: Context,
   app: App,
   options: ChatCompletionsOptions,
+  free: () => void,
 ): Promise<Response> {
-  const free = await compatRunQueue(app).acquire(c.req.raw.signal);
   let prepared: Awaited<ReturnType<typeof prepare>>;
   try {
     prepared = await prepare(c, app);

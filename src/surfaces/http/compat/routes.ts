@@ -6,6 +6,7 @@
  * Sibling APIs (assistants, files, …) are simply not mounted: 404.
  * @module
  */
+import type { ServerResponse } from 'node:http';
 import type { Context, Hono } from 'hono';
 import type { App } from '../../../app';
 import { SvcError } from '../../../errors';
@@ -13,11 +14,12 @@ import { errorResponse } from '../errors';
 import type { FrontKit, HttpExtension, HttpKit } from '../http-kit';
 import type { AppRef } from '../mount-tools';
 import { NodeContext, type NodeRoute, writeNodeAnswer } from '../node-front';
-import { chatCompletions } from './chat-completions';
+import { answerInSlot, type ChatCompletionsOptions, chatCompletions, queueLeave } from './chat-completions';
 import { COMPLETIONS_PATH, completions, editPredictionsEnabled } from './completions';
 import { getRequest, ledgerEnabled, listRequests, requestEvents } from './ledger';
 import { describeCompatRoutes } from './openapi';
 import { compatPosture } from './posture';
+import { compatRunQueue, type QueueTurn } from './run-queue';
 
 export const CHAT_COMPLETIONS_PATH = '/v1/chat/completions';
 export const RUNS_PATH = '/v1/openai-compat/runs';
@@ -67,10 +69,12 @@ compatSurface.front = (hono: Hono, appRef: AppRef, kit: FrontKit) => {
  * or refuses the request on a Context stand-in, the same handler answers and the answer is written
  * to the Node response; what the gate sends on (no App yet, tracing on, a body of undeclared
  * length), another path or method goes to Hono. An error the handler did not answer is the flat
- * error body Hono's `onError` makes on this path.
+ * error body Hono's `onError` makes on this path. An admitted request enters the run queue as a
+ * `NodeTurn` (what `handle` and `chatCompletions` do, without their promises while it waits).
  */
 compatSurface.node = (appRef: AppRef, kit: FrontKit): NodeRoute => {
   const query = `${CHAT_COMPLETIONS_PATH}?`;
+  const options = { streams: kit.streams };
   return (incoming, outgoing) => {
     const url = incoming.url ?? '';
     if (incoming.method !== 'POST' || (url !== CHAT_COMPLETIONS_PATH && !url.startsWith(query))) return false;
@@ -84,36 +88,95 @@ compatSurface.node = (appRef: AppRef, kit: FrontKit): NodeRoute => {
       gated = errorResponse(c, error, { style: 'flat', app: appRef() });
     }
     if (gated === false) return false;
-    const write = (response: Response) => {
-      try {
-        writeNodeAnswer(outgoing, response)?.catch((error: unknown) => outgoing.destroy(error as Error));
-      } catch (error) {
-        outgoing.destroy(error as Error);
-      }
-    };
-    if (gated !== true) write(gated);
-    else {
-      node.admit();
-      handle(c, appRef, (app) => chatCompletions(c, app, { streams: kit.streams })).then(write, (error) =>
-        write(errorResponse(c, error, { style: 'flat', app: appRef() })),
+    if (gated !== true) {
+      writeAnswer(outgoing, gated);
+      return true;
+    }
+    node.admit();
+    const app = appRef();
+    if (!app?.runtime.ready)
+      writeAnswer(
+        outgoing,
+        errorResponse(c, new SvcError('unavailable', 'App not ready'), { style: 'flat' }),
       );
+    else {
+      const turn = new NodeTurn(c, app, options, outgoing);
+      try {
+        compatRunQueue(app).enter(turn, queueLeave(c));
+      } catch (error) {
+        turn.refused(error);
+      }
     }
     return true;
   };
 };
 
-async function handle(c: Context, appRef: AppRef, handler: (app: App) => Response | Promise<Response>) {
+/**
+ * A compat request from node:http in the run queue (`RunQueue.enter`): while it waits it is this
+ * one object and the queue's waiter, no promise chain, closure or async frame (issue 17 item 4,
+ * p-inflight); `handle`'s answers: the handler's, else the flat error body with `x-should-retry`.
+ */
+class NodeTurn implements QueueTurn {
+  constructor(
+    private readonly c: Context,
+    private readonly app: App,
+    private readonly options: ChatCompletionsOptions,
+    private readonly outgoing: ServerResponse,
+  ) {}
+
+  granted(free: () => void): void {
+    answerInSlot(this.c, this.app, this.options, free).then(
+      (response) => writeAnswer(this.outgoing, response),
+      (error: unknown) => this.refused(error),
+    );
+  }
+
+  refused(error: unknown): void {
+    let response: Response;
+    try {
+      response = failed(this.c, this.app, error);
+    } catch (thrown) {
+      response = errorResponse(this.c, thrown, { style: 'flat', app: this.app });
+    }
+    writeAnswer(this.outgoing, response);
+  }
+}
+
+/** A route's answer written to node:http (node-front.ts), the response destroyed if that fails. */
+function writeAnswer(outgoing: ServerResponse, response: Response): void {
+  try {
+    writeNodeAnswer(outgoing, response)?.catch((error: unknown) => outgoing.destroy(error as Error));
+  } catch (error) {
+    outgoing.destroy(error as Error);
+  }
+}
+
+/**
+ * A route's handler with the flat error body for what it throws. Not an async function: a queued
+ * compat request holds no suspended frame here while it waits (issue 17 item 4, p-inflight).
+ */
+function handle(
+  c: Context,
+  appRef: AppRef,
+  handler: (app: App) => Response | Promise<Response>,
+): Promise<Response> {
   const app = appRef();
   if (!app?.runtime.ready)
-    return errorResponse(c, new SvcError('unavailable', 'App not ready'), { style: 'flat' });
+    return Promise.resolve(errorResponse(c, new SvcError('unavailable', 'App not ready'), { style: 'flat' }));
+  let answer: Response | Promise<Response>;
   try {
-    return await handler(app);
+    answer = handler(app);
   } catch (error) {
-    const response = errorResponse(c, error, { style: 'flat', app });
-    // A 429 from the run queue started nothing: a retry after Retry-After is safe.
-    response.headers.set('x-should-retry', response.status === 429 ? 'true' : 'false');
-    return response;
+    return Promise.resolve(failed(c, app, error));
   }
+  return Promise.resolve(answer).then(undefined, (error: unknown) => failed(c, app, error));
+}
+
+function failed(c: Context, app: App, error: unknown): Response {
+  const response = errorResponse(c, error, { style: 'flat', app });
+  // A 429 from the run queue started nothing: a retry after Retry-After is safe.
+  response.headers.set('x-should-retry', response.status === 429 ? 'true' : 'false');
+  return response;
 }
 
 async function listRuns(c: Context, app: App): Promise<Response> {
