@@ -91,9 +91,10 @@ export interface FileLoggerOptions {
   /** Runs once before the first write (e.g. create the data dir with its permissions). */
   prepare?: () => void;
   /**
-   * Debug and info records are written at the check phase (`setImmediate`) after they were
-   * logged, all of a turn in one write, not in the logging code's stretch (a request's
-   * `run started` before its model request, `run finished` before its `[DONE]`): same lines, same
+   * Debug and info records are written one check phase after the one that follows their turn
+   * (`setImmediate` twice: after what that check phase runs, p-promptheld), all of a turn in one
+   * write, not in the logging code's stretch (a request's `run started` before its model request,
+   * `run finished` before its `[DONE]`): same lines, same
    * order, each record's `time` the moment it was logged. A warning or an error writes the held
    * records first, then itself, at once; the process's exit writes what is still held.
    */
@@ -181,7 +182,7 @@ export function createFileLogger(file: string, options: FileLoggerOptions = {}):
 const lineOf = (record: LogRecord) => `${JSON.stringify(record, errorReplacer)}\n`;
 
 /**
- * `deferInfo`'s queue: the records of a turn written at its check phase, in one write while they
+ * `deferInfo`'s queue: the records of a turn written at the check phase after its next, in one write while they
  * fit in the live file (else one by one, each rotation where it was), or at exit.
  */
 function heldRecords(
@@ -225,6 +226,9 @@ function heldRecords(
     scheduled = false;
     flush();
   };
+  // The check phase after the one that follows the records' turn (p-promptheld): a compat
+  // request's `run started` after its head and role chunk and its start's yielded COMMIT.
+  const onTurn = () => setImmediate(onCheck);
   return {
     push(record, time) {
       if (held.length === 0) atExit(flush);
@@ -232,7 +236,7 @@ function heldRecords(
       times.push(time);
       if (scheduled) return;
       scheduled = true;
-      setImmediate(onCheck);
+      setImmediate(onTurn);
     },
     flush,
   };

@@ -66,6 +66,7 @@ export type AgentRuns = Pick<
   | 'append'
   | 'appendAnnounced'
   | 'appendNow'
+  | 'beforeNextAppend'
   | 'appendList'
   | 'followingEvent'
   | 'followingEvents'

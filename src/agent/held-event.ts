@@ -80,6 +80,11 @@ export interface HeldWrites {
   /** Writes what is held in one statement; a failure is logged (as `RunContext.ledger`'s), never thrown. */
   write(): Promise<void>;
   /**
+   * SQLite (p-promptheld, ./held-writes.ts `heldNow`): writes what is held at the call, no promise
+   * (a failure logged, as `write`'s). Absent on PostgreSQL.
+   */
+  now?(): void;
+  /**
    * What is held, then `then`, as one write following another domain's rows in its statement
    * (`RunLedger.followingEvents` with the prompt stack row, p-pgprep3), taken; `after()` once that
    * statement answered or failed holds again what it did not write. Undefined: the ledger cannot.

@@ -30,10 +30,13 @@ import type { HeldWrites, RunContext, StopState } from './run-types';
 
 export type { HeldWrites };
 
-/** The run's held writes; undefined where the ledger appends one by one (SQLite). */
+/**
+ * The run's held writes; on SQLite only a compat run's (its start's step batch, `heldNow`), else
+ * undefined (the ledger appends one by one).
+ */
 export function heldWrites(c: RunContext): HeldWrites | undefined {
   const { app, run } = c;
-  if (!app.runs.appendList) return undefined;
+  if (!app.runs.appendList) return c.x.handed ? heldNow(c) : undefined;
   let events: Held[] = [];
   let takePrompt: (() => HeldBuild | undefined) | undefined;
   /** The held build once taken from the prompt stack's hold (a following write that failed puts it back). */
@@ -104,6 +107,70 @@ export function heldWrites(c: RunContext): HeldWrites | undefined {
 }
 
 /**
+ * SQLite (p-promptheld, issue 17 item 3): a compat run's prompt stack row and `prompt.assembled`,
+ * held as its preparation makes them (the event at the time it was made) and written, in that
+ * order, right before the start's step batch COMMITs (`StoreTransactions.beforeCommit`): after
+ * the model request, written in the request's turn, and where the streamed answer asked the batch
+ * to yield, after its head and role chunk too; else before the run's next append in this process,
+ * whoever makes it (`RunLedger.beforeNextAppend`: same seq, its first step's `phase` after it),
+ * or at the run's end. No batch open then: written at once. With no promise (`now`; idempotent:
+ * what is still held). A crash before the COMMIT leaves neither, as it leaves the rest of the
+ * batch; a cancel request's `run.cancel_requested` appended in between takes the seq before it (as
+ * on PostgreSQL). Undefined where the ledger has no such appends.
+ */
+function heldNow(c: RunContext): HeldWrites | undefined {
+  const { app, run } = c;
+  const { appendNow, beforeNextAppend } = app.runs;
+  if (!appendNow || !beforeNextAppend) return undefined;
+  let events: Held[] = [];
+  let takePrompt: (() => (() => Promise<void> | undefined) | undefined) | undefined;
+  const notRecorded = (error: unknown) => app.log.warn('prompt stack build not recorded', { error });
+  const now = () => {
+    beforeNextAppend(run.id, undefined);
+    const insert = takePrompt?.();
+    takePrompt = undefined;
+    try {
+      insert?.()?.catch(notRecorded);
+    } catch (error) {
+      notRecorded(error);
+    }
+    const list = events;
+    events = [];
+    for (const e of list) {
+      try {
+        appendNow(run.id, e.type, e.payload, e.created_at);
+      } catch (error) {
+        app.log.warn('run ledger append failed', { run_id: run.id, type: e.type, error });
+      }
+    }
+  };
+  return {
+    event(type, payload, created_at = app.clock.now()) {
+      const first = events.length === 0;
+      events.push({ type, payload, created_at });
+      if (!first) return;
+      beforeNextAppend(run.id, now);
+      // No batch open (the preparation waited for I/O and it committed): written now, as before.
+      if (!app.store.transactions.beforeCommit?.(now)) now();
+    },
+    holdPrompt() {
+      takePrompt = app.observe.promptStack.holdNow(run.id);
+    },
+    write: async () => now(),
+    following: () => undefined,
+    now,
+  };
+}
+
+/** SQLite's held preparation (`heldNow`) written now, if still held. */
+function writeHeldNow(c: RunContext): void {
+  const held = c.preparation;
+  if (!held?.now) return;
+  c.preparation = undefined;
+  held.now();
+}
+
+/**
  * The preparation (`prepare`, holding its writes in `held`); a failed one writes what it held
  * before it throws. After it, what is held waits for the run's next event (`appendToLedger`), so
  * that event (nearly always its first step's `phase` (model)) is no statement of its own, and the
@@ -162,6 +229,7 @@ export function appendToLedger(
   payload: Record<string, unknown>,
 ): Promise<void> | undefined {
   // No await where nothing is held: SQLite's append starts in this tick, as before.
+  if (c.preparation?.now) writeHeldNow(c);
   const flushing = c.held.flush();
   if (flushing || c.preparation || !c.app.runs.appendNow) return appendHeld(c, type, payload, flushing);
   try {

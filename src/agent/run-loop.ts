@@ -110,7 +110,8 @@ async function prepare(
   // PostgreSQL: those writes are held, made in one statement with the run's next event (./held-writes.ts).
   const held = heldWrites(c);
   const prepared = await preparedHolding(c, held, Boolean(started.waiting?.length), async () => {
-    await resolveModel(c, started.session, held);
+    // SQLite holds from the prompt on (`model.resolved` precedes `openai_compat.request`).
+    await resolveModel(c, started.session, held?.now ? undefined : held);
     return await prepareRun(c, started, held);
   });
   const { t, prior } = prepared;

@@ -37,6 +37,8 @@ export interface PromptStackStore {
    * row id, as `insert`). Absent (SQLite): `insert` only.
    */
   insertWrite?(build: PromptBuild): RidingInsert;
+  /** SQLite: `insert` answering the row id itself, no promise (p-promptheld). Absent on PostgreSQL. */
+  insertNow?(build: PromptBuild): number;
   /** Drops the builds up to this row id. */
   pruneThrough(id: number): Promise<void>;
   /** Newest first. */
@@ -75,15 +77,16 @@ export function buildValues(build: PromptBuild): unknown[] {
 export function createPromptStackStore(db: () => Db): PromptStackStore {
   // Every run inserts a row (every compat request is a run): its statement is prepared once.
   const sql = statementCache(db);
+  const insertNow = (build: PromptBuild) =>
+    Number(
+      sql(
+        `INSERT INTO prompt_stack_builds (build_id, session_id, run_id, agent, section_count, total_chars,
+             token_estimate, sha256_prefix, sections, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(...buildValues(build)).lastInsertRowid,
+    );
   return {
-    async insert(build) {
-      return Number(
-        sql(
-          `INSERT INTO prompt_stack_builds (build_id, session_id, run_id, agent, section_count, total_chars,
-               token_estimate, sha256_prefix, sections, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(...buildValues(build)).lastInsertRowid,
-      );
-    },
+    insert: async (build) => insertNow(build),
+    insertNow,
     async pruneThrough(id) {
       sql('DELETE FROM prompt_stack_builds WHERE id <= ?').run(id);
     },

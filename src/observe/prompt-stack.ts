@@ -46,6 +46,12 @@ export interface PromptStackLedger {
    * recorded during the hold, or a store that cannot hand its insert over: `record` wrote it).
    */
   hold(runId: string): () => HeldBuild | undefined;
+  /**
+   * `hold` where the store inserts with no promise (SQLite, p-promptheld): the returned function
+   * ends the hold and gives the held build's insert, made when called (the prune check with it: a
+   * promise only when it prunes). Undefined: nothing held (`record` wrote it, or nothing recorded).
+   */
+  holdNow(runId: string): () => (() => Promise<void> | undefined) | undefined;
   /** Newest first. */
   recent(options?: { sessionId?: string; limit?: number }): Promise<PromptBuild[]>;
   count(sessionId?: string): Promise<number>;
@@ -101,6 +107,8 @@ export function createPromptStackLedger(deps: {
   let prunedThrough = 0;
   /** Runs whose builds are held (./prompt-stack.ts `hold`): the held build once recorded. */
   const held = new Map<string, HeldBuild | undefined>();
+  /** Runs whose builds are held for an insert with no promise (`holdNow`): the held insert once recorded. */
+  const heldNow = new Map<string, (() => Promise<void> | undefined) | undefined>();
   const written = async (id: number) => {
     if (id - PROMPT_STACK_RETENTION > prunedThrough) {
       const through = id - PROMPT_STACK_RETENTION + PROMPT_STACK_PRUNE_BATCH;
@@ -145,8 +153,24 @@ export function createPromptStackLedger(deps: {
         });
         return build;
       }
+      const insertNow = store.insertNow;
+      if (runId !== undefined && insertNow && heldNow.has(runId) && heldNow.get(runId) === undefined) {
+        heldNow.set(runId, () => {
+          const id = insertNow(build);
+          return id - PROMPT_STACK_RETENTION > prunedThrough ? written(id) : undefined;
+        });
+        return build;
+      }
       await written(await store.insert(build));
       return build;
+    },
+    holdNow(runId) {
+      heldNow.set(runId, undefined);
+      return () => {
+        const insert = heldNow.get(runId);
+        heldNow.delete(runId);
+        return insert;
+      };
     },
     hold(runId) {
       held.set(runId, undefined);

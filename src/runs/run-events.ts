@@ -32,9 +32,12 @@ export interface RunEvents {
     type: string,
     payload: Record<string, unknown>,
     seq?: number,
+    created_at?: number,
   ): RunEvent;
-  /** Appends to a run, looking its session up (cached per run). */
-  append(runId: string, type: string, payload: Record<string, unknown>): RunEvent;
+  /** Appends to a run, looking its session up (cached per run); at `created_at`, else now. */
+  append(runId: string, type: string, payload: Record<string, unknown>, created_at?: number): RunEvent;
+  /** `RunLedger.beforeNextAppend`. */
+  beforeNext(runId: string, write: (() => void) | undefined): void;
   onAppend(listener: (event: RunEvent) => void): () => void;
   /** Drops the cached session of a deleted run. */
   forget(runId: string): void;
@@ -69,6 +72,8 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
   };
   // The runs whose every event this process appended (./followed-runs.ts).
   const followed = followedRuns();
+  // run id → what runs before its next append (`beforeNext`; empty but for a held preparation).
+  const before = new Map<string, () => void>();
 
   /** `insertEventAt`; the highest seq read instead when another writer's event holds `seq`. */
   const insertAt = (input: Parameters<SqliteRunWrites['insertEvent']>[0], seq: number) => {
@@ -86,10 +91,18 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
     type: string,
     payload: Record<string, unknown>,
     seq?: number,
+    at?: number,
   ): RunEvent {
+    if (before.size > 0) {
+      const write = before.get(runId);
+      if (write) {
+        before.delete(runId);
+        write();
+      }
+    }
     const db = deps.rawDb();
     groupCommit(db);
-    const created_at = deps.clock.now();
+    const created_at = at ?? deps.clock.now();
     const input = {
       run_id: runId,
       session_id: sessionId,
@@ -123,14 +136,18 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
 
   return {
     appendTo,
-    append(runId, type, payload) {
+    append(runId, type, payload, created_at) {
       let sessionId = sessionOfRun.get(runId);
       if (!sessionId) {
         sessionId = deps.queries.sessionOf(runId);
         if (!sessionId) throw new SvcError('not_found', `run_id: no run "${runId}"`);
         remember(runId, sessionId);
       }
-      return appendTo(runId, sessionId, type, payload);
+      return appendTo(runId, sessionId, type, payload, undefined, created_at);
+    },
+    beforeNext(runId, write) {
+      if (write) before.set(runId, write);
+      else before.delete(runId);
     },
     onAppend(listener) {
       appendListeners = [...appendListeners, listener];
@@ -141,6 +158,7 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
     },
     forget(runId) {
       sessionOfRun.delete(runId);
+      before.delete(runId);
       followed.forget(runId);
     },
     takeAppended: followed.take,

@@ -466,7 +466,9 @@ export function createRunLedger(deps: RunLedgerDeps): RunLedger {
     running: read(queries.running),
     // After the first-use recovery (`db()` answers a handle), as `read`; `appendNow` with no promise.
     append: async (runId, type, payload = {}) => db() && events.append(runId, type, payload),
-    appendNow: (runId, type, payload = {}) => db() && events.append(runId, type, payload),
+    appendNow: (runId, type, payload = {}, created_at) =>
+      db() && events.append(runId, type, payload, created_at),
+    beforeNextAppend: events.beforeNext,
     onAppend: events.onAppend,
     takeAppended: events.takeAppended,
     events: read(queries.events),

@@ -126,9 +126,16 @@ export interface AppendNow {
   /**
    * SQLite: `append` answering the event itself, no promise (its statement runs at the call either
    * way, after the ledger's first-use recovery): a hot caller that knows it is on SQLite skips a
-   * promise and an await (p-syncrepo). Absent on PostgreSQL.
+   * promise and an await (p-syncrepo). Absent on PostgreSQL. `created_at`: an event held since
+   * then (p-promptheld), else now.
    */
-  appendNow?(runId: string, type: string, payload?: Record<string, unknown>): RunEvent;
+  appendNow?(runId: string, type: string, payload?: Record<string, unknown>, created_at?: number): RunEvent;
+  /**
+   * SQLite: `write` runs once, at the call, before the run's next append in this process (any
+   * caller's), or never once replaced (undefined: none). A run's held preparation writes
+   * (p-promptheld, ../agent/held-writes.ts `heldNow`) keep their seqs this way. Absent on PostgreSQL.
+   */
+  beforeNextAppend?(runId: string, write: (() => void) | undefined): void;
 }
 
 /**

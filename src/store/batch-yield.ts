@@ -40,3 +40,27 @@ export function yieldedOnce(db: Db, commit: (db: Db) => void): void {
     });
   else commit(db);
 }
+
+/** Per handle: the writes its open batch makes right before its COMMIT (`beforeCommit`). */
+const beforeCommits = new Map<Db, (() => void)[]>();
+
+/**
+ * `write` runs right before the COMMIT of the group commit's batch open on `db` (the caller checked
+ * one is: ./transactions.ts `beforeCommit`), whatever commits it (its check phase, yielded or
+ * not, a close, the exit), in the batch (p-promptheld: a compat run's prompt stack row and
+ * `prompt.assembled`, after its model request). `write` must not throw (the COMMIT follows it).
+ */
+export function beforeCommit(db: Db, write: () => void): void {
+  const writes = beforeCommits.get(db);
+  if (writes) writes.push(write);
+  else beforeCommits.set(db, [write]);
+}
+
+/** The batch's COMMIT (./db.ts `commitBatch`): the writes asked for first, in their order. */
+export function beforeCommitRun(db: Db): void {
+  if (beforeCommits.size === 0) return;
+  const writes = beforeCommits.get(db);
+  if (!writes) return;
+  beforeCommits.delete(db);
+  for (const write of writes) write();
+}

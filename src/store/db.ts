@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../errors';
 import { scopedStorage } from './async-scope';
-import { yieldedOnce } from './batch-yield';
+import { beforeCommitRun, yieldedOnce } from './batch-yield';
 import { immediateTransactions, retryBusy } from './busy';
 import { startCheckpointer, stopCheckpointer } from './checkpointer';
 import { ensureDataDir } from './data-dir';
@@ -292,6 +292,9 @@ export function groupCommit(db: Db): void {
   });
 }
 
+/** A group commit's batch is open on the handle (its COMMIT runs `beforeCommit`'s writes first). */
+export const inBatch = (db: Db): boolean => openBatches.has(db);
+
 /** Commit the turn's batch now (before a close, at exit); a no-op without one. */
 export function commitBatch(db: Db): void {
   stepBatches.delete(db);
@@ -300,6 +303,7 @@ export function commitBatch(db: Db): void {
   if (!db.open || !db.inTransaction) return;
   // With SVC_CHECKPOINT_WORKER=1 the service's WAL is checkpointed by a worker (./checkpointer.ts).
   if (checkpointWorker) startCheckpointer(db);
+  beforeCommitRun(db);
   try {
     tx(db, 'commit');
   } catch (error) {

@@ -7,8 +7,8 @@
  * connection, a nested call is a savepoint).
  * @module
  */
-import { yieldBatch } from './batch-yield';
-import { afterBody, atomicallyAsync, atomicallyWith, type Db, stepBatch, type TxToken } from './db';
+import { beforeCommit, yieldBatch } from './batch-yield';
+import { afterBody, atomicallyAsync, atomicallyWith, type Db, inBatch, stepBatch, type TxToken } from './db';
 import type { SqlClient } from './postgres/client';
 
 /**
@@ -45,6 +45,11 @@ export interface StoreTransactions {
    */
   yieldBatch?(): void;
   /**
+   * SQLite: `write` right before the open group-commit batch's COMMIT, in it (./batch-yield.ts
+   * `beforeCommit`); false with no batch open (the caller writes now). Absent on PostgreSQL.
+   */
+  beforeCommit?(write: () => void): boolean;
+  /**
    * Writes that need no atomicity together, only SQLite's one commit for them (an event and its
    * ledger row): `run` on SQLite; on PostgreSQL `fn` as it is, each statement its own transaction
    * (or the ambient one's), where a transaction of one statement cost BEGIN and COMMIT round trips.
@@ -75,6 +80,19 @@ export interface StoreView {
   readonly transactions: StoreTransactions;
 }
 
+/** `StoreTransactions.beforeCommit` on SQLite: false with no group-commit batch open on the handle. */
+function beforeBatchCommit(handle: () => Db, write: () => void): boolean {
+  let db: Db;
+  try {
+    db = handle();
+  } catch {
+    return false; // no database: nothing to commit
+  }
+  if (!db.open || !db.inTransaction || !inBatch(db)) return false;
+  beforeCommit(db, write);
+  return true;
+}
+
 export function sqliteTransactions(db: () => Db): StoreTransactions {
   const run = <T>(fn: () => Promise<T>, within?: Tx) => atomicallyAsync(db, fn, within);
   const runWith = <T>(fn: (tx: Tx | undefined) => Promise<T>, within?: Tx) => atomicallyWith(db, fn, within);
@@ -83,6 +101,7 @@ export function sqliteTransactions(db: () => Db): StoreTransactions {
     runWith,
     stepBatch: (within) => stepBatch(db, within),
     yieldBatch: () => yieldBatch(db),
+    beforeCommit: (write) => beforeBatchCommit(db, write),
     together: run,
     togetherWith: runWith,
     join: run,

@@ -1,6 +1,6 @@
 /**
  * The service's log records off the request's critical path (src/log.ts `deferInfo`, p-sqlpath):
- * a debug or info record is written at the check phase after it was logged (a compat request's
+ * a debug or info record is written at the second check phase after it was logged (a compat request's
  * `run started` before its model request, `run finished` before its `[DONE]`), the records of a
  * turn in one write; a warning or an error writes what is held first, then itself, at once.
  */
@@ -12,7 +12,12 @@ import { createFileLogger, rotatedLogFiles } from '../../src/log';
 import { createRedactor } from '../../src/redact';
 import { makeTestApp } from '../helpers/make-test-app';
 
-const checkPhase = () => new Promise<void>((resolve) => setImmediate(resolve));
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** The check phase the held records are written at: the one after their turn's next (p-promptheld). */
+const checkPhase = async () => {
+  await turn();
+  await turn();
+};
 const lines = (file: string) =>
   existsSync(file)
     ? readFileSync(file, 'utf8')
@@ -62,6 +67,19 @@ describe('deferred log records', () => {
     log.info('third');
     await checkPhase();
     expect(lines(file).map((r) => r.message)).toEqual(['run started', 'run finished', 'third']);
+  });
+
+  it('COMPAT-PERF-406: a check-phase callback queued in the records’ turn after them runs before their write (a compat request’s head before its `run started`)', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'svc-log-')), 'logs', 'svc.log');
+    const log = createFileLogger(file, { deferInfo: true });
+    const seen: string[] = [];
+    log.info('run started', { run_id: 'run_1' });
+    setImmediate(() => seen.push(`head: log written ${lines(file).length}`));
+    await turn();
+    // On bc6cb94 the record is written at that check phase, before the callback queued after it.
+    expect(seen).toEqual(['head: log written 0']);
+    await turn();
+    expect(lines(file).map((l) => l.message)).toEqual(['run started']);
   });
 
   it('COMPAT-PERF-91: a warning or an error writes the held records first, then itself, at once', async () => {
