@@ -198,3 +198,29 @@ export async function loggedAsOnSqlite(
   expect(pgReplay.map((e) => e.id)).toEqual(log.map((e) => Number(e.id)));
   return log;
 }
+
+/**
+ * On PostgreSQL, a compat request's ledger row ended in its run's finish statement (its
+ * `alongside`), no statement of its own for it among `sent` (the driver's texts); the row ended with
+ * `row`'s fields; one `openai_compat.request` and one `openai_compat.response`, the last after the
+ * run's finish (STORE-PG-800, 801, 840, 841).
+ */
+export async function expectRowEndInFinish(app: App, sent: string[], row: Record<string, unknown>) {
+  const finishes = /UPDATE agent_runs SET status = /;
+  const finish = sent.filter((text) => finishes.test(text));
+  expect(finish).toHaveLength(1);
+  expect(finish[0]).toMatch(/alongside AS \(UPDATE openai_compat_requests/);
+  expect(
+    sent.filter((text) => /UPDATE openai_compat_requests SET status = /.test(text) && !finishes.test(text)),
+  ).toEqual([]);
+  const stored = await settledCompatRow(app);
+  expect(stored).toMatchObject(row);
+  const events = await app.runs.events(stored.run_id);
+  expect(events.filter((e) => e.type === 'openai_compat.request')).toHaveLength(1);
+  expect(events.filter((e) => e.type === 'openai_compat.response')).toHaveLength(1);
+  expect(events.map((e) => e.type).slice(-3)).toEqual([
+    'step.finished',
+    'run.finished',
+    'openai_compat.response',
+  ]);
+}

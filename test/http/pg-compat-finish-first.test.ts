@@ -12,11 +12,9 @@ import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
+import { compatServer, expectRowEndInFinish, settledCompatRow, streamedAnswer } from './compat-helpers';
 
 const pg = postgresForFile();
-const FINISH = /UPDATE agent_runs SET status = /;
-const ROW_END = /UPDATE openai_compat_requests SET status = /;
 
 /** The next compat start's transaction answers once its run has finished (its `run.finished` published). */
 function finishFirst(app: App): { finishedFirst: () => boolean } {
@@ -59,25 +57,12 @@ describe.skipIf(!pg.available)(
         }
         expect(forced.finishedFirst()).toBe(true);
         expect(answer).toBe('one');
-        const finish = statements.sent.filter((text) => FINISH.test(text));
-        expect(finish).toHaveLength(1);
-        // The row's end rides in the finish (its `alongside`); nothing else touches the row.
-        expect(finish[0]).toMatch(/alongside AS \(UPDATE openai_compat_requests/);
-        expect(statements.sent.filter((text) => ROW_END.test(text) && !FINISH.test(text))).toEqual([]);
-        const row = await settledCompatRow(app);
-        expect(row).toMatchObject({
+        await expectRowEndInFinish(app, statements.sent, {
           status: 'completed',
           finish_reason: 'stop',
           prompt_tokens: 10,
           completion_tokens: 2,
         });
-        const events = await app.runs.events(row.run_id);
-        expect(events.filter((e) => e.type === 'openai_compat.response')).toHaveLength(1);
-        expect(events.map((e) => e.type).slice(-3)).toEqual([
-          'step.finished',
-          'run.finished',
-          'openai_compat.response',
-        ]);
         await app.close();
       } finally {
         await sql.close();
@@ -112,19 +97,12 @@ describe.skipIf(!pg.available)(
         }
         expect(forced.finishedFirst()).toBe(true);
         expect(text).toBe('two');
-        const finish = statements.sent.filter((t) => FINISH.test(t));
-        expect(finish).toHaveLength(1);
-        expect(finish[0]).toMatch(/alongside AS \(UPDATE openai_compat_requests/);
-        expect(statements.sent.filter((t) => ROW_END.test(t) && !FINISH.test(t))).toEqual([]);
-        const row = await settledCompatRow(app);
-        expect(row).toMatchObject({
+        await expectRowEndInFinish(app, statements.sent, {
           status: 'completed',
           finish_reason: 'stop',
           prompt_tokens: 7,
           completion_tokens: 3,
         });
-        const events = await app.runs.events(row.run_id);
-        expect(events.filter((e) => e.type === 'openai_compat.response')).toHaveLength(1);
         await app.close();
       } finally {
         await sql.close();

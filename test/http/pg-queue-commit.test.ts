@@ -17,6 +17,41 @@ const pg = postgresForFile();
 
 type Query = (this: unknown, config: unknown, ...rest: unknown[]) => unknown;
 
+/**
+ * The driver's `query` replaced: the connection that next inserts a run has its COMMIT held until
+ * `releaseCommit`; a run's finish (its queue read) held until that COMMIT is asked. `held` says
+ * which were held.
+ */
+function commitHeldPastFinish(prototype: { query: Query }, original: Query) {
+  let sender: unknown;
+  let commitAsked!: () => void;
+  const asked = new Promise<void>((resolve) => {
+    commitAsked = resolve;
+  });
+  let releaseCommit!: () => void;
+  const released = new Promise<void>((resolve) => {
+    releaseCommit = resolve;
+  });
+  const held: string[] = [];
+  prototype.query = function query(this: unknown, config: unknown, ...rest: unknown[]) {
+    const text = typeof config === 'string' ? config : String((config as { text?: string }).text);
+    if (sender === undefined && /INSERT INTO agent_runs /.test(text)) sender = this;
+    if (this === sender && text === 'COMMIT') {
+      held.push('commit');
+      commitAsked();
+      void released.then(() => original.call(this, config, ...rest));
+      return undefined;
+    }
+    if (/svc_session_has_queued/.test(text)) {
+      held.push('finish');
+      void asked.then(() => original.call(this, config, ...rest));
+      return undefined;
+    }
+    return original.call(this, config, ...rest);
+  };
+  return { held, releaseCommit };
+}
+
 describe.skipIf(!pg.available)('a run queued by a send that commits after the finish drained', () => {
   it('STORE-PG-790: the send’s queued run starts when the running run finished and drained between the send’s drain and its COMMIT', async () => {
     const sql = await migratedDatabase(pg.cluster());
@@ -29,32 +64,7 @@ describe.skipIf(!pg.available)('a run queued by a send that commits after the fi
       expect(first.status).toBe('running');
       // From here: the second send's connection (its queued run's INSERT), its COMMIT held until
       // the first run finished and drained; the first run's finish held until that COMMIT is asked.
-      let sender: unknown;
-      let commitAsked!: () => void;
-      const asked = new Promise<void>((resolve) => {
-        commitAsked = resolve;
-      });
-      let releaseCommit!: () => void;
-      const released = new Promise<void>((resolve) => {
-        releaseCommit = resolve;
-      });
-      const held: string[] = [];
-      prototype.query = function query(this: unknown, config: unknown, ...rest: unknown[]) {
-        const text = typeof config === 'string' ? config : String((config as { text?: string }).text);
-        if (sender === undefined && /INSERT INTO agent_runs /.test(text)) sender = this;
-        if (this === sender && text === 'COMMIT') {
-          held.push('commit');
-          commitAsked();
-          void released.then(() => original.call(this, config, ...rest));
-          return undefined;
-        }
-        if (/svc_session_has_queued/.test(text)) {
-          held.push('finish');
-          void asked.then(() => original.call(this, config, ...rest));
-          return undefined;
-        }
-        return original.call(this, config, ...rest);
-      };
+      const { held, releaseCommit } = commitHeldPastFinish(prototype, original);
       const sending = app.agent.send({ sessionId: session.id, prompt: 'second', ifBusy: 'queue' });
       await app.agent.wait(first.run_id);
       // The first run's finish drained (its queue read without the uncommitted run) and went idle.
@@ -88,32 +98,7 @@ describe.skipIf(!pg.available)('a run queued by a send that commits after the fi
       expect(first.status).toBe('running');
       // The caller's connection (its send's queued run's INSERT): its COMMIT held until the first
       // run finished and drained; the first run's finish held until that COMMIT is asked.
-      let caller: unknown;
-      let commitAsked!: () => void;
-      const asked = new Promise<void>((resolve) => {
-        commitAsked = resolve;
-      });
-      let releaseCommit!: () => void;
-      const released = new Promise<void>((resolve) => {
-        releaseCommit = resolve;
-      });
-      const held: string[] = [];
-      prototype.query = function query(this: unknown, config: unknown, ...rest: unknown[]) {
-        const text = typeof config === 'string' ? config : String((config as { text?: string }).text);
-        if (caller === undefined && /INSERT INTO agent_runs /.test(text)) caller = this;
-        if (this === caller && text === 'COMMIT') {
-          held.push('commit');
-          commitAsked();
-          void released.then(() => original.call(this, config, ...rest));
-          return undefined;
-        }
-        if (/svc_session_has_queued/.test(text)) {
-          held.push('finish');
-          void asked.then(() => original.call(this, config, ...rest));
-          return undefined;
-        }
-        return original.call(this, config, ...rest);
-      };
+      const { held, releaseCommit } = commitHeldPastFinish(prototype, original);
       // The caller's transaction, the send in it with no savepoint (as the compat route's start).
       let inBody: Awaited<ReturnType<typeof app.agent.send>> | undefined;
       const sending = app.store.transactions.run(async () => {
