@@ -127,6 +127,20 @@ export async function settledCompatRow(app: App) {
   return row;
 }
 
+/** A lone compat request's run ledger events in their order (seq 1 onwards), on either store. */
+export const LONE_RUN_EVENTS = [
+  'run.queued',
+  'run.started',
+  'phase',
+  'model.resolved',
+  'openai_compat.request',
+  'prompt.assembled',
+  'phase',
+  'step.finished',
+  'run.finished',
+  'openai_compat.response',
+];
+
 /** A lone streamed request's session log with a one-delta answer, the same on SQLite and on PostgreSQL. */
 export const LONE_REQUEST_LOG = [
   'session.created',

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { preparedOn } from '../../src/store/statement-cache';
 import { reply } from '../helpers/fake-provider';
-import { compatServer, sseData } from './compat-helpers';
+import { compatServer, LONE_REQUEST_LOG, LONE_RUN_EVENTS, sseData } from './compat-helpers';
 
 const restore: (() => void)[] = [];
 afterEach(() => {
@@ -22,18 +22,7 @@ const body = (content: string, stream = true) => ({
   messages: [{ role: 'user', content }],
 });
 
-const EVENTS = [
-  'run.queued',
-  'run.started',
-  'phase',
-  'model.resolved',
-  'openai_compat.request',
-  'prompt.assembled',
-  'phase',
-  'step.finished',
-  'run.finished',
-  'openai_compat.response',
-];
+const EVENTS = LONE_RUN_EVENTS;
 
 /** Marks, in order: the model request, the head and role chunk, the prompt row, run events, COMMITs. */
 function marks(app: App, port: number): { order: string[]; modelAt: number[] } {
@@ -148,7 +137,7 @@ describe('a compat run’s prompt row and first events held past its model reque
     await sseData(await post('/v1/chat/completions', body('again')));
     await new Promise((resolve) => setImmediate(resolve));
     // As on bc6cb94.
-    expect(published).toEqual(PUBLISHED);
+    expect(published).toEqual(LONE_REQUEST_LOG);
     expect((await sseData(await post('/v1/chat/completions', body('fails')))).at(-1)).toBe('[DONE]');
     await new Promise((resolve) => setImmediate(resolve));
     const [run] = await app.runs.list({ limit: 1 });
@@ -158,19 +147,3 @@ describe('a compat run’s prompt row and first events held past its model reque
     expect((await app.observe.promptStack.recent({ limit: 1 }))[0]?.run_id).toBe(run?.id);
   });
 });
-
-const PUBLISHED = [
-  'session.created',
-  'queue.changed',
-  'state.changed',
-  'queue.changed',
-  'run.started',
-  'message.created',
-  'message.completed',
-  'message.created',
-  'message.delta',
-  'message.completed',
-  'context.usage',
-  'run.finished',
-  'state.changed',
-];

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { reply } from '../helpers/fake-provider';
 import { countStatements } from '../helpers/sqlite-ledger';
-import { compatServer } from './compat-helpers';
+import { compatServer, LONE_RUN_EVENTS } from './compat-helpers';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -31,20 +31,7 @@ describe('a compat request’s run ledger', () => {
     const [run] = await app.runs.list({ limit: 1 });
     expect(run).toMatchObject({ model: 'fake/m1', status: 'completed', origin: 'openai_compat', steps: 1 });
     const events = await app.runs.events(run.id);
-    expect(events.map((e) => [e.seq, e.type])).toEqual(
-      [
-        'run.queued',
-        'run.started',
-        'phase',
-        'model.resolved',
-        'openai_compat.request',
-        'prompt.assembled',
-        'phase',
-        'step.finished',
-        'run.finished',
-        'openai_compat.response',
-      ].map((type, i) => [i + 1, type]),
-    );
+    expect(events.map((e) => [e.seq, e.type])).toEqual(LONE_RUN_EVENTS.map((type, i) => [i + 1, type]));
     const resolved = events.find((e) => e.type === 'model.resolved');
     expect(resolved?.payload).toMatchObject({ model: 'fake/m1', source: 'explicit' });
   });

@@ -9,7 +9,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { setTxCheck } from '../../src/store/tx-check';
 import { reply } from '../helpers/fake-provider';
-import { compatServer, sseData } from './compat-helpers';
+import { compatServer, LONE_RUN_EVENTS, sseData } from './compat-helpers';
 
 const body = (content: string) => ({ model: 'fake/m1', stream: true, messages: [{ role: 'user', content }] });
 
@@ -72,18 +72,7 @@ describe('compat request bodies without an async scope (SQLite)', () => {
     const row = await app.compatRequests.get(requestId);
     expect(row).toMatchObject({ status: 'completed', finish_reason: 'stop', http_status: 200, error: null });
     const events = await app.runs.events(row?.run_id ?? '');
-    expect(events.map((e) => e.type)).toEqual([
-      'run.queued',
-      'run.started',
-      'phase',
-      'model.resolved',
-      'openai_compat.request',
-      'prompt.assembled',
-      'phase',
-      'step.finished',
-      'run.finished',
-      'openai_compat.response',
-    ]);
+    expect(events.map((e) => e.type)).toEqual(LONE_RUN_EVENTS);
     expect(app.db.inTransaction).toBe(false);
   });
 });
