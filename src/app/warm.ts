@@ -3,7 +3,8 @@
  * in whichever requests come first (issue 17 item 3): the modules a compat request or a run loads
  * on first use (the provider linking and its SDK, the AI SDK and its internals), the registered
  * tools' specs, the metrics registry (prom-client with the OpenTelemetry API it loads, ≈ 50
- * ms, otherwise built at the 1,000th recording, inside a request), and the default model's
+ * ms, otherwise built at the 1,000th recording, inside a request), the run ledger's recovery of
+ * runs whose owner is gone (otherwise at the first request, in its transaction), and the default model's
  * context window where it is learned from an OpenAI-compatible server (stored only when known). `svc run` never comes here: it
  * loads only what it uses. A load that fails is left to the request that needs it, which loads it
  * again and shows the error.
@@ -19,7 +20,10 @@ import { createAgentToolbox } from '../tools/core/agent-toolbox';
 export async function warmService(app: App): Promise<void> {
   // The OpenAI-compatible SDK only where an entry is built with it (the others' SDKs load on use).
   const openAICompatible = app.providers.entries().some((entry) => entry.type === 'openai-compat');
-  const loads = [preloadLinking(openAICompatible), loadSdk(), sdkInternal()];
+  // The run ledger's first-use recovery now, not in the first request: on PostgreSQL its reads
+  // would join that request's start, a transaction then rather than the lone statement, its model
+  // request leaving before the COMMIT's answer (STORE-PG-861). The node heartbeats from now on.
+  const loads = [preloadLinking(openAICompatible), loadSdk(), sdkInternal(), app.runs.recover()];
   const window = defaultWindow(app).catch((error) =>
     app.log.debug('start-up window look-up failed', { error }),
   );
