@@ -5,12 +5,13 @@
  * columns (epoch ms, counters, identities) read as numbers, as they do from SQLite.
  * @module
  */
-import type { Client, Pool, PoolClient, PoolConfig, QueryResult, QueryResultRow } from 'pg';
+import type { Client, Pool, PoolConfig, QueryResult, QueryResultRow } from 'pg';
 import type { StoreConfig } from '../../config/schema';
 import { type ScopedStorage, scopedStorage } from '../async-scope';
 import type { TransactionEnd } from '../read-scope';
 import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
 import { storeError } from './errors';
+import { checkoutsOf, connectHeld } from './kept-connection';
 import { type Control, lazyTransaction } from './lazy-transaction';
 import { againIfStale, pooledBatches, type Submit } from './pool-batches';
 import { preparedNamesOf } from './prepared-names';
@@ -131,6 +132,8 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   // An idle connection the server drops must not take the process down; the next query reports it.
   pool.on('error', () => {});
   const backends = poolBackends(pool);
+  // One connection kept between uses while nothing waits for the pool (./kept-connection.ts).
+  const checkouts = checkoutsOf(pool);
 
   const executor = (submit: Submit) => executorOf(submit, fail);
   /** This process's transactions holding a connection now (./pool-batches.ts: when writes may share one). */
@@ -140,7 +143,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
   // AsyncLocalStorage would put every promise of the process through them.
   const ambient = scopedStorage<Scope>();
   // Statements outside a transaction: those of one turn of the event loop go out together.
-  const pooled = executor(againIfStale(pooledBatches(pool, Query, () => openTransactions > 0)));
+  const pooled = executor(againIfStale(pooledBatches(checkouts, Query, () => openTransactions > 0)));
   /** The innermost scope of this context still open (a savepoint's body, else its transaction's). */
   const joined = (): Scope | undefined => {
     for (let scope = ambient.getStore(); scope; scope = scope.parent) if (scope.open) return scope;
@@ -202,21 +205,12 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       if (outer) return inSavepoint(ambient, outer, fn);
       const end = ended();
       if (end) await end;
-      let connection: PoolClient;
-      try {
-        connection = await pool.connect();
-      } catch (error) {
-        throw fail(error);
-      }
+      // The kept connection, else the pool's. A connection the server drops (a restart, a kill)
+      // emits 'error' between statements: `Held`'s listener marks it broken (the statement in flight
+      // fails anyway); it is not given back to be used again.
+      const held = checkouts.take() ?? (await connectHeld(checkouts, fail));
       openTransactions++;
-      let broken = false;
-      // A checked-out connection the server drops (a restart, a kill) emits 'error' between
-      // statements; unhandled, that would end the process. The statement in flight fails anyway.
-      const dropped = () => {
-        broken = true;
-      };
-      connection.on('error', dropped);
-      const lazy = lazyTransaction(connection, Query);
+      const lazy = lazyTransaction(held.connection, Query);
       const tx = executor(lazy.send);
       let finished!: () => void;
       const done = new Promise<void>((resolve) => {
@@ -247,7 +241,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
           try {
             await lazy.end('ROLLBACK');
           } catch {
-            broken = true; // the connection is gone: do not hand it back to the pool
+            held.broken = true; // the connection is gone: do not hand it back to the pool
           }
           throw fail(error);
         }
@@ -256,13 +250,13 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
         return await ambient.run(scope, whole);
       } finally {
         openTransactions--;
-        connection.off('error', dropped);
-        connection.release(broken);
+        checkouts.give(held);
         callAfter(scope.root);
         finished();
       }
     },
     async close() {
+      checkouts.close();
       await pool.end();
     },
   };

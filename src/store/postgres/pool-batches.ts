@@ -15,7 +15,8 @@
  * one after another in that order.
  * @module
  */
-import type { Pool, PoolClient, QueryResult } from 'pg';
+import type { PoolClient, QueryResult } from 'pg';
+import type { Checkouts, Held } from './kept-connection';
 import { isStalePlan } from './prepared-names';
 import type { StatementClass } from './row-shapes';
 
@@ -45,14 +46,18 @@ const MAX_BATCH = 32;
  * The pool's statements in batches. `transactionOpen`: a transaction of this process holds a
  * connection now (then a statement that may wait for a lock ends its batch).
  */
-export function pooledBatches(pool: Pool, Query: StatementClass, transactionOpen: () => boolean): Submit {
+export function pooledBatches(
+  checkouts: Checkouts,
+  Query: StatementClass,
+  transactionOpen: () => boolean,
+): Submit {
   let queued: Pending[] = [];
   let scheduled = false;
   const flush = () => {
     scheduled = false;
     const items = queued;
     queued = [];
-    for (const batch of batchesOf(items, transactionOpen())) send(pool, Query, batch);
+    for (const batch of batchesOf(items, transactionOpen())) send(checkouts, Query, batch);
   };
   return (text, params, answer) => {
     queued.push({ text, params, answer });
@@ -105,42 +110,44 @@ export function batchesOf<P extends { text: string }>(items: P[], transactionOpe
 }
 
 /**
- * One batch: alone, as before (`pool.query`); else on one connection, one write. The driver's
- * callback forms throughout (pg-pool's `promisify` and pg's `Client.query` make a promise each
- * only when given no callback).
+ * One batch on one connection, the kept one when there is one (./kept-connection.ts: no pg-pool
+ * checkout), else the pool's (its callback form: no promise). The driver's callback forms
+ * throughout (pg's `Client.query` makes a promise only when given no callback).
  */
-function send(pool: Pool, Query: StatementClass, batch: Pending[]): void {
-  if (batch.length === 1) {
-    const [item] = batch;
-    // pg-pool answers by the callback it is given (and releases the connection then): the
-    // statement itself gets none.
-    (pool as unknown as QueryTarget).query(new Query(item.text, item.params), item.answer);
+function send(checkouts: Checkouts, Query: StatementClass, batch: Pending[]): void {
+  const held = checkouts.take();
+  if (held) {
+    sendOn(checkouts, held, Query, batch);
     return;
   }
-  pool.connect((error, connection) => {
+  checkouts.connect((error, connection) => {
     if (error || !connection) {
       for (const item of batch) item.answer(error ?? new Error('no connection'));
       return;
     }
-    sendTogether(connection, Query, batch);
+    sendOn(checkouts, connection, Query, batch);
   });
 }
 
-/** The batch's statements in one write; the connection goes back once every one has answered. */
-function sendTogether(connection: PoolClient, Query: StatementClass, batch: Pending[]): void {
-  let broken = false;
-  // A connection the server drops emits 'error'; the statements in flight fail with it anyway.
-  const dropped = () => {
-    broken = true;
-  };
-  connection.on('error', dropped);
+/**
+ * The batch's statements in one write; the connection goes back once every one has answered. A
+ * statement alone whose answer is an error gives its connection back to be ended (as pg-pool's
+ * `pool.query` did for any failure).
+ */
+function sendOn(checkouts: Checkouts, held: Held, Query: StatementClass, batch: Pending[]): void {
+  if (batch.length === 1) {
+    const [item] = batch;
+    submitOn(held.connection, Query, item.text, item.params, (error, result) => {
+      checkouts.give(held, Boolean(error));
+      item.answer(error, result);
+    });
+    return;
+  }
   let unanswered = batch.length;
   const answered = () => {
-    if (--unanswered > 0) return;
-    connection.off('error', dropped);
-    connection.release(broken);
+    if (--unanswered === 0) checkouts.give(held);
   };
-  writeTogether(connection, Query, batch, answered);
+  writeTogether(held.connection, Query, batch, answered);
 }
 
 /**
@@ -190,5 +197,5 @@ export function submitOn(
 }
 
 type Corkable = { cork?(): void; uncork?(): void };
-/** pg's and pg-pool's `query(query, callback)` form for a Query object (pg's types list it without the callback). */
+/** pg's `query(query, callback)` form for a Query object (pg's types list it without the callback). */
 type QueryTarget = { query(query: unknown, answer: Answer): void };
