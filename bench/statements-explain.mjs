@@ -8,8 +8,9 @@
 // scan's and each trigger's time (a node's time includes its children's; InitPlans run where
 // first read). BENCH_EXPLAIN_NESTED=1 logs the statements inside functions too (each its own
 // entry, slower). Not a benchmark: auto_explain's timing adds to every node.
+// BENCH_EXPLAIN_LOG=<file> writes the raw auto_explain log there too (every plan in full).
 // `node bench/statements-explain.mjs` (BENCH_SVC_BIN as the others').
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { startPostgres } from './pg-cluster.mjs';
 import { compatStatements, REQUESTS } from './statements-harness.mjs';
@@ -45,6 +46,7 @@ try {
     },
     finished: async () => {
       log = readFileSync(logFile, 'utf8').slice(from);
+      if (process.env.BENCH_EXPLAIN_LOG) writeFileSync(process.env.BENCH_EXPLAIN_LOG, log);
     },
   });
 } finally {

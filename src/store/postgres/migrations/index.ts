@@ -25,7 +25,12 @@ import { queueAfterClaimLockDdl } from './queue-after-claim-lock';
 import { runEventsSetDdl } from './run-events-set';
 import { runLastSeqDdl } from './run-last-seq';
 import { runOrderDdl } from './run-order';
-import { adaptiveChangesDdl, sessionChangesDdl, tableChangesDdl } from './table-changes';
+import {
+  adaptiveChangesDdl,
+  sessionChangesDdl,
+  sessionChangesWithoutInsertDdl,
+  tableChangesDdl,
+} from './table-changes';
 
 export const postgresMigrations: readonly Migration[] = [
   { id: 1, name: 'baseline', sql: [coreDdl, operationsDdl, oversightDdl].join('\n') },
@@ -49,4 +54,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 46, name: 'session event appends in one statement after the locks', sql: appendAcrossOnceDdl },
   { id: 47, name: 'session event appends of one session without the lock loop', sql: appendAcrossOneDdl },
   { id: 48, name: "a run's highest event seq read after its row's lock", sql: runLastSeqDdl },
+  { id: 49, name: 'change notifications of sessions without inserts', sql: sessionChangesWithoutInsertDdl },
 ];

@@ -48,3 +48,20 @@ export const sessionChangesDdl = `
 CREATE TRIGGER svc_table_changes AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON sessions
   FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_table_change();
 `;
+
+/**
+ * PostgreSQL migration 49 (issue 18, item 6, p-pgserver3): the `sessions` trigger (migration 43)
+ * without INSERT. What listens for this table is the kept session rows
+ * (src/sessions/pg-kept-sessions.ts): a node keeps only a row it read or wrote, so a session
+ * inserted on another node is one it cannot keep (a read before the INSERT committed found no
+ * row, and no row is kept as missing); a row that goes away and comes back under the same id is
+ * dropped by its DELETE's notification. An INSERT notified only to make every other node drop
+ * every row it kept, and cost its statement the trigger's call and a NOTIFY (a new session's
+ * compat start: one a request). UPDATE, DELETE and TRUNCATE notify as before; an
+ * `INSERT … ON CONFLICT DO UPDATE` still fires the UPDATE trigger.
+ */
+export const sessionChangesWithoutInsertDdl = `
+DROP TRIGGER svc_table_changes ON sessions;
+CREATE TRIGGER svc_table_changes AFTER UPDATE OR DELETE OR TRUNCATE ON sessions
+  FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_table_change();
+`;
