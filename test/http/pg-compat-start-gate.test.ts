@@ -20,16 +20,20 @@ const body = (content: string) => ({ model: 'fake/m1', messages: [{ role: 'user'
 
 /**
  * The start held: `createClaimed` answers once `release` is called (its statement answered
- * before: `statement`); `order` gets `prepared` (the run binds its handed model), `gate` (its
+ * before); `order` gets `prepared` (the run binds its handed model), `gate` (its
  * first read of the bound model's language model: the stream's start, right before the gate),
- * `answered` (the start's answer let go). `atGate` is told the session at `gate`. The next
+ * `answered` (the start's answer let go). `onGate` is told the session at `gate`. The next
  * request's run alone.
  */
-function heldStart(app: App, atGate: (sessionId: string) => void) {
+function heldStart(app: App, onGate: (sessionId: string) => void) {
   const order: string[] = [];
   let release!: () => void;
   const released = new Promise<void>((resolve) => {
     release = resolve;
+  });
+  let answeredHere!: () => void;
+  const statement = new Promise<void>((resolve) => {
+    answeredHere = resolve;
   });
   let reached!: () => void;
   const gate = new Promise<void>((resolve) => {
@@ -40,6 +44,7 @@ function heldStart(app: App, atGate: (sessionId: string) => void) {
     try {
       return await create(...args);
     } finally {
+      answeredHere();
       await released;
       order.push('answered');
     }
@@ -60,14 +65,23 @@ function heldStart(app: App, atGate: (sessionId: string) => void) {
         if (!read) {
           read = true;
           order.push('gate');
-          atGate(sessionId);
+          onGate(sessionId);
           reached();
         }
         return model;
       },
     });
   };
-  return { order, release, gate };
+  /**
+   * The run running already when its statement answered (on the base: launched only after the
+   * answer, so nothing runs while it is held), then at its gate.
+   */
+  const atGate = async () => {
+    await statement;
+    expect(app.agent.active().map((run) => run.state)).toEqual(['running']);
+    await gate;
+  };
+  return { order, release, atGate };
 }
 
 describe.skipIf(!pg.available)('the model request’s gate of a run prepared during its start', () => {
@@ -97,7 +111,7 @@ describe.skipIf(!pg.available)('the model request’s gate of a run prepared dur
       });
     });
     const answering = post('/v1/chat/completions', body('stop me'));
-    await held.gate;
+    await held.atGate();
     // The cancel answered in the window: its stop waits for the start's answer.
     const answer = (await cancelled) as { cancelled_run_id: string | null };
     expect(answer.cancelled_run_id).toMatch(/^run_/);
@@ -152,7 +166,7 @@ describe.skipIf(!pg.available)('the model request’s gate of a run prepared dur
     };
     const held = heldStart(app, () => {});
     const answering = post('/v1/chat/completions', body('fail me'));
-    await held.gate;
+    await held.atGate();
     held.release();
     const failed = await answering;
     const failedBody = await failed.json();
