@@ -91,9 +91,12 @@ export interface AdaptiveService {
    * With the layer off, a run of `sessionId` starting now has nothing to wait for: every event
    * published so far is delivered, and no idle-state handler of that session is queued or running
    * (other sessions' handlers, which only clear their own proposals, do not touch this run). A
-   * caller skips its `settled()` then; with the layer on, never quiet.
+   * caller skips its `settled()` then; with the layer on, never quiet. `fresh`: the session is
+   * inserted by a statement still on its way, its events joined to it (a lone PostgreSQL start's
+   * run prepared during its round trip, p-pgoverlap): it has no idle state, so none of its events,
+   * delivered or not, has work with the layer off.
    */
-  quiet(sessionId: string): boolean;
+  quiet(sessionId: string, fresh?: boolean): boolean;
   close(): void;
 }
 
@@ -206,7 +209,11 @@ interface BusHandlers {
 function subscribe(
   ctx: ReturnType<typeof createAdaptiveContext>,
   on: BusHandlers,
-): { unsubscribe: () => void; settled: () => Promise<void>; quiet: (sessionId: string) => boolean } {
+): {
+  unsubscribe: () => void;
+  settled: () => Promise<void>;
+  quiet: (sessionId: string, fresh?: boolean) => boolean;
+} {
   const onEvent = async (event: SessionEvent) => {
     if (ctx.lifecycle.closed) return;
     const p = event.payload as Record<string, unknown>;
@@ -281,11 +288,12 @@ function subscribe(
   });
   return {
     unsubscribe,
-    quiet: (sessionId) =>
+    quiet: (sessionId, fresh) =>
       !ctx.enabled() &&
-      ctx.deps.bus.drained?.() === true &&
-      handling !== sessionId &&
-      !work.some((event) => event.session_id === sessionId),
+      (fresh === true ||
+        (ctx.deps.bus.drained?.() === true &&
+          handling !== sessionId &&
+          !work.some((event) => event.session_id === sessionId))),
     async settled() {
       // The events published so far reach this monitor once stored: at once on SQLite, after
       // the append's round trip on PostgreSQL. Wait for them, then for the monitor's work.

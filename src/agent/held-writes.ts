@@ -27,6 +27,7 @@ import type { HeldBuild } from '../observe/prompt-stack';
 import type { Held } from './held-event';
 import { afterLastEnd } from './last-step-end';
 import type { HeldWrites, RunContext, StopState } from './run-types';
+import { afterStart, gatedWrite } from './start-answer';
 
 export type { HeldWrites };
 
@@ -57,25 +58,27 @@ export function heldWrites(c: RunContext): HeldWrites | undefined {
     holdPrompt() {
       takePrompt = app.observe.promptStack.hold(run.id);
     },
-    async write() {
-      const build = takeBuild();
-      const list = events;
-      events = [];
-      if (list.length === 0) {
-        await build
-          ?.writeAlone()
-          .catch((error) => app.log.warn('prompt stack build not recorded', { error }));
-        return;
-      }
-      let ridingId: number | undefined;
-      try {
-        ridingId = (await app.runs.appendList!(run.id, list, build?.insert)).ridingId;
-      } catch (error) {
-        app.log.warn('run ledger append failed', { run_id: run.id, types: list.map((e) => e.type), error });
-        return;
-      }
-      if (build && ridingId !== undefined) await recorded(build, ridingId);
-    },
+    // A run launched before its start's answer (p-pgoverlap): written after it, not when it failed.
+    write: () =>
+      gatedWrite(c.x.answered, async () => {
+        const build = takeBuild();
+        const list = events;
+        events = [];
+        if (list.length === 0) {
+          await build
+            ?.writeAlone()
+            .catch((error) => app.log.warn('prompt stack build not recorded', { error }));
+          return;
+        }
+        let ridingId: number | undefined;
+        try {
+          ridingId = (await app.runs.appendList!(run.id, list, build?.insert)).ridingId;
+        } catch (error) {
+          app.log.warn('run ledger append failed', { run_id: run.id, types: list.map((e) => e.type), error });
+          return;
+        }
+        if (build && ridingId !== undefined) await recorded(build, ridingId);
+      }),
     following(then) {
       const follow = app.runs.followingEvents;
       if (!follow) return undefined;
@@ -228,6 +231,9 @@ export function appendToLedger(
   type: string,
   payload: Record<string, unknown>,
 ): Promise<void> | undefined {
+  // A run launched before its start's answer (p-pgoverlap): after it, nothing when it failed.
+  if (c.x.answered && afterStart(c.x.answered) !== true)
+    return gatedWrite(c.x.answered, async () => await appendToLedger(c, type, payload));
   // No await where nothing is held: SQLite's append starts in this tick, as before.
   if (c.preparation?.now) writeHeldNow(c);
   const flushing = c.held.flush();

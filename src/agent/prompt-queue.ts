@@ -12,6 +12,7 @@ import type { HeldPrompt } from '../sessions/types';
 import { type AgentKind, agentKind } from './agent-kinds';
 import { promptMessage } from './prompt-message';
 import { drainQueue, launchClaimed, startEvents } from './run-control';
+import { type EarlyLaunch, launchEarly } from './run-early';
 import { promptPhase } from './run-loop';
 import { type AgentCore, busyElsewhere, preview, stateOf } from './session-runtime';
 import type { AgentService, QueueStatus, SendInput } from './types';
@@ -60,7 +61,8 @@ async function enqueueRun(
   const run = claimed?.run ?? (await a.runs.create(newRun, riding));
   const rt = core.runtime(session.id);
   rt.queuedHere = (rt.queuedHere ?? 0) + 1;
-  if (input.resolved) core.hand(run.id, input.resolved);
+  // Not for a run launched already, during its statement's round trip (its model handed then).
+  if (input.resolved && !(claimed && rt.runId === run.id)) core.hand(run.id, input.resolved);
   // The queue as published: what a drain right after starts from. A run inserted claimed is
   // published queued then started, as a claim right after would.
   const known = claimed || (created && run.status === 'queued') ? [run] : undefined;
@@ -121,6 +123,8 @@ export async function sendNow(
   // Its prompt message in the same statement where the store can (p-pgstart2: the start is one
   // statement), as the run's opening would append it.
   let prompt: HeldPrompt | undefined;
+  // Launched during its start's round trip (`sent` below): told the start's answer.
+  let early: EarlyLaunch | undefined;
   const claimWith: ClaimedCreate | undefined =
     created && !engineQueues(core) && core.runtime(session.id).state === 'idle' && !core.closing
       ? {
@@ -134,10 +138,52 @@ export async function sendNow(
           },
           // Its session events in the same statement where the bus can (p-pgstart4).
           announce: (row) => (prompt ? startEvents(core, row, session, prompt.message.id) : undefined),
+          // Launched as soon as that statement is sent (p-pgoverlap): its preparation during the
+          // round trip, its model request after the answer. Not with a durable engine's workflow.
+          sent: (row) => {
+            const version = a.sessions.messagesVersion?.(session.id);
+            const durable = core.deps.durable;
+            const workflow = durable !== undefined && (durable.workflows?.() ?? true);
+            if (!prompt || version === undefined || workflow || core.closing) return;
+            if (input.resolved) core.hand(row.id, input.resolved);
+            early = launchEarly(core, row, {
+              kind: agentKind(a.config, row.agent),
+              session,
+              ...(sent ? { alongside: sent } : {}),
+              ...(input.transaction ? { transaction: input.transaction } : {}),
+              // The history as the statement will leave it (`HeldPrompt.written`), at the version
+              // of the session's messages before it: read again if the answer came first.
+              prompted: {
+                message: prompt.message,
+                history: { messages: [{ ...prompt.message }], version },
+                session,
+                announced: true,
+              },
+            });
+          },
         }
       : undefined;
-  const { run, queued, claimed } = await enqueueRun(core, input, kind, session, created, claimWith);
+  let enqueued: Awaited<ReturnType<typeof enqueueRun>>;
+  try {
+    enqueued = await enqueueRun(core, input, kind, session, created, claimWith);
+  } catch (error) {
+    early?.abandon(false);
+    throw error;
+  }
+  const { run, queued, claimed } = enqueued;
   core.deferred(run.id);
+  if (claimed && early) {
+    try {
+      prompt?.written();
+      await early.answered(claimed);
+    } catch (error) {
+      // Committed by itself (a lone start): the caller's cancel ends it (p-pgstart3), as below.
+      early.abandon(true);
+      core.unlaunched.add(run.id);
+      throw error;
+    }
+    return await receipt(core, session.id, run.id);
+  }
   if (claimed) {
     try {
       const written = prompt?.written();

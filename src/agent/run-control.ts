@@ -23,6 +23,7 @@ import { executeRun, promptPhase, type RunOutcome, type StopState } from './run-
 import { claimDequeued, enqueueRun, storedRun } from './run-queue';
 import type { RunExecution } from './run-types';
 import { type AgentCore, queuePayload, statePayload } from './session-runtime';
+import type { StartAnswer } from './start-answer';
 import type { ChildRunInput, StartHooks } from './types';
 
 const CANCEL_POLL_MS = 1000;
@@ -159,7 +160,7 @@ export function startEvents(
  * The sender's `opened`, told once: by the run's opening, or by its end when it ended before.
  * Only for a run whose claim wrote the sender's insert (the sender waits for its prompt message then).
  */
-function openedOnce(alongside: ClaimAlongside): () => void {
+export function openedOnce(alongside: ClaimAlongside): () => void {
   let told = false;
   return () => {
     if (told) return;
@@ -218,7 +219,7 @@ async function runHere(
 }
 
 /** The run's execution and its finish, on this node (a claimed run, or one resumed here). */
-async function launchRun(
+export async function launchRun(
   core: AgentCore,
   claimed: AgentRun,
   options: {
@@ -243,6 +244,8 @@ async function launchRun(
     announced?: boolean;
     /** The sender's transaction body (`RunExecution.transaction`). */
     transaction?: Tx;
+    /** Launched before its INSERT's answer (`launchEarly`): `RunExecution.answered`. */
+    answered?: StartAnswer;
   },
   resumed?: (outcome: RunOutcome) => void,
 ): Promise<void> {
@@ -269,7 +272,8 @@ async function launchRun(
     agent: claimed.agent,
     ...(claimed.parent_run_id ? { parent_run_id: claimed.parent_run_id } : {}),
   });
-  if (!options.subagent) recordProject(a);
+  // Launched before its start's answer: counted once the start answered (`launchEarly`).
+  if (!options.subagent && !options.answered) recordProject(a);
   const poll = pollCancel(core, claimed, controller, stop);
   const resume = resumed !== undefined && !options.dequeued;
   const runApp = options.workspace ? withWorkspace(a, options.workspace.root) : a;
@@ -300,6 +304,7 @@ async function launchRun(
       phased: options.phased,
       opened: options.opened,
       prompted: options.prompted,
+      answered: options.answered,
     });
   // A root run started here runs as the durable engine's workflow (one resumed here already is).
   const durable = !resume && !options.dequeued && !options.subagent ? core.deps.durable : undefined;
@@ -321,6 +326,11 @@ async function launchRun(
       }),
     )
     .then(async (outcome) => {
+      // Its start failed (`launchEarly`): nothing of it written, its runtime reset by its launcher.
+      if (options.answered?.ok === false) {
+        clearInterval(poll);
+        return;
+      }
       options.opened?.();
       clearInterval(poll);
       resumed?.(outcome);

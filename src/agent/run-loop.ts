@@ -30,7 +30,7 @@ import { providerFailure, recordFailure } from './run-failure';
 import { type ResumedTurn, resumedTurn, runWaitingCalls, type ToolCallPart } from './run-resume';
 import { compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { HeldWrites, RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
-import { type SessionFunnel, sessionStartOf, sessionVersion } from './step-ends';
+import { type SessionFunnel, sessionStartOf, sessionVersion, startGate } from './step-ends';
 import { keptSdk, loadSdk } from './step-request';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { deferredSpecs, deferredToolsBlock, exposureLevel } from './tool-exposure';
@@ -72,6 +72,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const effort = t.session.reasoning_effort ?? c.kind.reasoning_effort;
     const ai = keptSdk() ?? (await loadSdk());
     const startStream = streamStarter(c, t, ai, providerOptionsFor(t.resolved, effort));
+    if (x.answered && !(await startGate(c, x.answered))) return stopped(c); // p-pgoverlap (./step-ends.ts)
     await consumeStream(c, t, startStream(history, c.steps));
     await recoverLength(c, t, startStream);
     const settled = await settleRun(c, t);
@@ -101,7 +102,7 @@ async function prepare(
   if ('status' in started) return started;
   // The adaptive monitor handles run.started before the run assembles its prompt and tools (the
   // layer off and nothing of this session to handle: no wait for other sessions' idle handlers).
-  if (app.adaptive && !app.adaptive.quiet(c.sessionId)) await app.adaptive.settled();
+  if (app.adaptive && !app.adaptive.quiet(c.sessionId, !!x.answered)) await app.adaptive.settled();
   // A compat request's run (the HTTP service's surface handed it its model): the writes of its
   // start-up stretch (model.resolved, the prompt stack row, prompt.assembled) share one commit,
   // made when the process next waits for I/O (the model request), not three commits before the
@@ -221,7 +222,6 @@ async function openRun(c: RunContext): Promise<Opened | RunOutcome> {
     session = await app.sessions.update(sessionId, { title: titleFromPrompt(run.prompt) });
     version = undefined;
   }
-
   // [budget]: a session or day whose spend reached its limit starts no new run.
   const spent = await app.telemetry.ledger.spent(sessionId);
   if (spent) {

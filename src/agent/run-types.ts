@@ -17,6 +17,7 @@ import type { AgentKind } from './agent-kinds';
 import type { AgentHost } from './deps';
 import type { Failure } from './failure';
 import type { HeldEvent, HeldWrites } from './held-event';
+import type { StartAnswer } from './start-answer';
 import type { StepRecorder } from './step-recorder';
 import type { ExposureLevel } from './tool-exposure';
 import type { AgentToolbox } from './toolbox';
@@ -100,6 +101,12 @@ export interface RunExecution {
     /** Its events (message.created, message.completed) went in that statement too (p-pgstart4): not published. */
     announced?: boolean;
   };
+  /**
+   * Launched while its start statement was on its way (p-pgoverlap, ./run-control.ts
+   * `launchEarly`): its preparation runs during the round trip; its model request, its ledger's
+   * and held writes wait for the answer, and a failed start ends it with nothing written.
+   */
+  answered?: StartAnswer;
 }
 
 export interface RunOutcome {

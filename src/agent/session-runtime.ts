@@ -14,6 +14,7 @@ import { textOf } from './history';
 import { LastEnds } from './last-step-end';
 import { refusedCall } from './refused';
 import type { StopState } from './run-loop';
+import type { StartAnswer } from './start-answer';
 import type { FinishWrite, ResultWithoutText, RunResult, SessionState } from './types';
 
 export interface Runtime {
@@ -40,6 +41,11 @@ export interface Runtime {
    * nothing and publishes no `cancelling` (it would follow the idle state in the log).
    */
   finishing?: boolean;
+  /**
+   * The start's answer while its run is launched before it (p-pgoverlap, ./run-early.ts
+   * `launchEarly`): a stop waits for it (`abortRun`), run by the answer itself.
+   */
+  starting?: StartAnswer;
 }
 
 interface Deferred {
@@ -379,6 +385,24 @@ export function abortRun(
 ) {
   const rt = core.runtime(sessionId);
   if (!rt.controller || rt.controller.signal.aborted) return;
+  if (rt.starting) {
+    // Launched during its start's round trip (p-pgoverlap): stopped once the start answered (a
+    // failed start: nothing to stop), its `cancelling` after the start's events; what it holds
+    // is written then, `stop.written` its promise. Stopped by the answer's settling itself, before
+    // its promise resolves: the model request's gate, awaiting it, finds the run aborted (no order
+    // of continuations between the two). A second ask in the window shares the first's.
+    const stop = rt.stop!;
+    const starting = rt.starting;
+    if (starting.stopping) return;
+    stop.written = starting.stopping = new Promise<void>((resolve, reject) => {
+      starting.whenAnswered(() => {
+        stop.written = undefined;
+        abortRun(core, sessionId, reason, publishCancelling, abortReason);
+        Promise.resolve(stop.written).then(resolve, reject);
+      });
+    });
+    return;
+  }
   rt.stop!.status ??= 'cancelled';
   rt.stop!.reason ??= reason;
   // A result held for the step's end goes first: its events before `cancelling`, as on SQLite.

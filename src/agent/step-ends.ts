@@ -16,6 +16,7 @@ import type { SessionStart } from '../permissions/tool-policy';
 import { sessionRowVersion } from '../sessions/session-row-version';
 import type { Session } from '../sessions/types';
 import type { RunContext, RunTurn } from './run-types';
+import type { StartAnswer } from './start-answer';
 
 /** The session's part of the funnel context (`funnelContext` reads it from the row otherwise). */
 export interface SessionFunnel {
@@ -97,6 +98,16 @@ export function rememberRunStart(run: object, session: SessionFunnel, version: n
   runStarts.set(run, { session, version });
 }
 
+/**
+ * A run launched before its start's answer (p-pgoverlap): the session row its preparation had in
+ * hand is the one that statement wrote, whose answer moved the row's version; nothing else can
+ * have written the new session meanwhile. Its remembered start holds at the version now.
+ */
+export function restampRunStart(run: object, sessionId: string): void {
+  const start = runStarts.get(run);
+  if (start) start.version = sessionVersion(sessionId);
+}
+
 export function runStartFor(run: object, sessionId: string): SessionFunnel | undefined {
   const start = runStarts.get(run);
   runStarts.delete(run);
@@ -114,4 +125,19 @@ const INSERTED: SessionStart = { inserted: true };
  */
 export function sessionStartOf(c: RunContext): SessionStart | undefined {
   return c.x.prompted ? INSERTED : undefined;
+}
+
+/**
+ * The model request's gate of a run prepared during its start's round trip (./run-loop.ts
+ * `executeRun`, right before its first model request): true once the start answered ok and the
+ * run goes on; false when the start failed (nothing of the run written, no model asked; its
+ * outcome is dropped: ./run-control.ts `launchRun`) or a stop asked in the window aborted it. That
+ * stop ran in the answer's `settle` (./start-answer.ts), before the answer's promise resolved: the
+ * check here, in the answer's continuation, sees it whatever order the continuations run in (a
+ * stop asked after the answer is a running run's, as for a run launched after it: the step driver
+ * checks the signal again before the request).
+ */
+export async function startGate(c: RunContext, start: StartAnswer): Promise<boolean> {
+  const ok = await start.started(() => restampRunStart(c, c.sessionId));
+  return ok && !c.signal.aborted;
 }

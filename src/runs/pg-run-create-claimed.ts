@@ -9,8 +9,43 @@ import type { SqlClient } from '../store/postgres/client';
 import { firstRunEvent, newRunRow } from './new-run';
 import { insertClaimedRun } from './pg-run-create-repository';
 import type { ClaimedCreate, RunLedger, RunLedgerDeps } from './run-ledger';
+import type { RunRowInsert } from './run-repository';
 import { runStartedPayload, runStartedText } from './run-started';
-import type { RunEvent } from './types';
+import type { AgentRun, RunEvent, RunOptions } from './types';
+
+/**
+ * The run as `row` (a new run's values) writes it, before the answer (`ClaimedCreate.sent`): the
+ * columns the INSERT leaves to their defaults at them; the answer's row replaces them.
+ */
+function sentRun(row: RunRowInsert, options: RunOptions, now: number): AgentRun {
+  return {
+    id: row.id,
+    session_id: row.session_id,
+    parent_run_id: row.parent_run_id,
+    family_session_id: row.family_session_id,
+    status: row.status,
+    agent: row.agent,
+    model: row.model,
+    origin: row.origin,
+    prompt: row.prompt,
+    options,
+    reason: null,
+    error: null,
+    failure: null,
+    steps: 0,
+    usage: { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0 },
+    cost: 0,
+    result_message_id: null,
+    pid: row.pid,
+    host: row.host,
+    runner: row.runner,
+    cancel_requested: false,
+    created_at: row.created_at,
+    started_at: row.started_at,
+    finished_at: null,
+    updated_at: now,
+  };
+}
 
 /**
  * `RunLedger.createClaimed` on PostgreSQL (p-pgclaimed): a new session's first run inserted
@@ -58,7 +93,7 @@ export function postgresCreateClaimed(ctx: {
     const joined: JoinedEvents | undefined = alone ? join(sessionId, claimWith.announce?.(row)) : undefined;
     let inserted: Awaited<ReturnType<typeof insertClaimedRun>> | undefined;
     try {
-      inserted = await insertClaimedRun(
+      const writing = insertClaimedRun(
         sql,
         row,
         staged.map(({ type, text }) => ({ type, payload: text })),
@@ -74,6 +109,9 @@ export function postgresCreateClaimed(ctx: {
         // The session is inserted by this very statement (`riding`): its events inline (p-pglone).
         joined?.newSession,
       );
+      // Sent (p-pgoverlap): the caller may launch the run during the round trip.
+      if (joined) claimWith.sent?.(sentRun(row, input.options ?? {}, now));
+      inserted = await writing;
     } finally {
       // Nothing written (a failed statement): nothing delivered; the start fails whole.
       joined?.settle(inserted?.appended?.length ? inserted.appended : undefined);

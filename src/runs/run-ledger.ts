@@ -30,7 +30,7 @@ import type {
   AgentRun,
   AlongsideWrite,
   AppendNow,
-  ClaimAlongside,
+  ClaimedCreate,
   FinishAlongside,
   FinishFirst,
   RunEvent,
@@ -41,33 +41,10 @@ import type {
 export { isLiveRunner, processAlive, registerRunner } from './run-recovery';
 export type { ClaimOptions, ClaimResult, CreateRunInput, RunPatch } from './run-writes';
 
-/** `RunLedger.createClaimed`'s claim: the event after run.started, and the sender's insert by run id. */
-export interface ClaimedCreate {
-  next: { type: string; payload: Record<string, unknown> };
-  alongside?: (runId: string) => ClaimAlongside | undefined;
-  /**
-   * Other domains' inserts by run id, written last in the same statement whatever else it writes
-   * (p-pgstart2: the run's prompt message and its search row); each told `wrote` once it answered.
-   */
-  trailing?: (runId: string) => readonly TrailingInsert[] | undefined;
-  /**
-   * The session events that follow the start (p-pgstart4: queue.changed, state.changed,
-   * queue.changed, run.started, its prompt's message.created and message.completed), by the run
-   * as inserted, asked after `trailing`: joined last to the statement when it goes alone and the
-   * bus can (`EventBus.joinAll`, the session's held `session.created` first); the answer's
-   * `announced` says they were, else the caller publishes them.
-   */
-  announce?: (run: ClaimedRow) => readonly { type: string; payload: Record<string, unknown> }[] | undefined;
-}
-
-/** What `ClaimedCreate.announce` reads of the run it builds the events of. */
-export type ClaimedRow = Pick<
-  AgentRun,
-  'id' | 'session_id' | 'parent_run_id' | 'family_session_id' | 'agent' | 'model' | 'origin' | 'prompt'
->;
-
 export type {
   AgentRun,
+  ClaimedCreate,
+  ClaimedRow,
   FinalRunStatus,
   RunEvent,
   RunFilter,

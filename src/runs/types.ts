@@ -211,3 +211,34 @@ export interface SessionAnnounce {
    */
   joined?: (createdAt: number) => void;
 }
+
+/** `RunLedger.createClaimed`'s claim: the event after run.started, and the sender's insert by run id. */
+export interface ClaimedCreate {
+  next: { type: string; payload: Record<string, unknown> };
+  alongside?: (runId: string) => ClaimAlongside | undefined;
+  /**
+   * Other domains' inserts by run id, written last in the same statement whatever else it writes
+   * (p-pgstart2: the run's prompt message and its search row); each told `wrote` once it answered.
+   */
+  trailing?: (runId: string) => readonly TrailingInsert[] | undefined;
+  /**
+   * The session events that follow the start (p-pgstart4: queue.changed, state.changed,
+   * queue.changed, run.started, its prompt's message.created and message.completed), by the run
+   * as inserted, asked after `trailing`: joined last to the statement when it goes alone and the
+   * bus can (`EventBus.joinAll`, the session's held `session.created` first); the answer's
+   * `announced` says they were, else the caller publishes them.
+   */
+  announce?: (run: ClaimedRow) => readonly { type: string; payload: Record<string, unknown> }[] | undefined;
+  /**
+   * Told once the statement is sent, before its answer, when `announce`'s events went in it (it goes
+   * alone): the run as its values make it (p-pgoverlap: the run is prepared during the round trip,
+   * ../agent/run-early.ts `launchEarly`). The answer (or the failure) is createClaimed's as ever.
+   */
+  sent?: (run: AgentRun) => void;
+}
+
+/** What `ClaimedCreate.announce` reads of the run it builds the events of. */
+export type ClaimedRow = Pick<
+  AgentRun,
+  'id' | 'session_id' | 'parent_run_id' | 'family_session_id' | 'agent' | 'model' | 'origin' | 'prompt'
+>;

@@ -1,0 +1,221 @@
+/**
+ * The model request's gate of a lone compat run prepared during its start's round trip, on
+ * PostgreSQL (issue 18 item 6, p-pgoverlap: src/agent/run-early.ts `launchEarly`,
+ * src/agent/start-answer.ts). The start's answer is held by the test (its `createClaimed` answers
+ * only when the test lets it), so the order is the test's, not the load's: the run reaches its
+ * gate (it has read its bound model for its first request: the last thing before the gate, in the
+ * same turn), then a cancel, or a failure of the start after its statement, comes in the window,
+ * then the answer. No order of continuations may let the model request go out.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app';
+import type { HeldPrompt } from '../../src/sessions/types';
+import { reply } from '../helpers/fake-provider';
+import { migratedDatabase, postgresForFile } from '../helpers/postgres';
+import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
+
+const pg = postgresForFile();
+
+const body = (content: string) => ({ model: 'fake/m1', messages: [{ role: 'user', content }] });
+
+/**
+ * The start held: `createClaimed` answers once `release` is called (its statement answered
+ * before); `order` gets `prepared` (the run binds its handed model), `gate` (its
+ * first read of the bound model's language model: the stream's start, right before the gate),
+ * `answered` (the start's answer let go). `onGate` is told the session at `gate`. The next
+ * request's run alone.
+ */
+function heldStart(app: App, onGate: (sessionId: string) => void) {
+  const order: string[] = [];
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let answeredHere!: () => void;
+  const statement = new Promise<void>((resolve) => {
+    answeredHere = resolve;
+  });
+  let reached!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
+  const create = app.runs.createClaimed!.bind(app.runs);
+  app.runs.createClaimed = async (...args) => {
+    try {
+      return await create(...args);
+    } finally {
+      answeredHere();
+      await released;
+      order.push('answered');
+    }
+  };
+  const bind = app.models.bind.bind(app.models);
+  let once = false;
+  app.models.bind = (resolved, request) => {
+    const bound = bind(resolved, request);
+    if (!bound || !request.sessionId || once) return bound;
+    once = true;
+    order.push('prepared');
+    const sessionId = request.sessionId;
+    let read = false;
+    const model = bound.language_model;
+    return Object.defineProperty({ ...bound }, 'language_model', {
+      enumerable: true,
+      get() {
+        if (!read) {
+          read = true;
+          order.push('gate');
+          onGate(sessionId);
+          reached();
+        }
+        return model;
+      },
+    });
+  };
+  /**
+   * The run running already when its statement answered (on the base: launched only after the
+   * answer, so nothing runs while it is held), then at its gate.
+   */
+  const atGate = async () => {
+    await statement;
+    expect(app.agent.active().map((run) => run.state)).toEqual(['running']);
+    await gate;
+  };
+  return { order, release, atGate };
+}
+
+describe.skipIf(!pg.available)('the model request’s gate of a run prepared during its start', () => {
+  const closers: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  it('STORE-PG-894: a cancel issued once the run waits at its gate, before the start’s answer: the answer released, no model request; the run cancelled, the session idle; a later request works', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    closers.push(() => sql.close());
+    const server = await compatServer([reply().text('warm'), reply().text('later')], {
+      postgres: sql,
+      allowExtra: true,
+    });
+    closers.push(() => server.app.close());
+    const { app, post, provider } = server;
+    await streamedAnswer(server.client);
+    await settledCompatRow(app);
+    const requests = provider.requests.length;
+
+    let cancelled: Promise<unknown> | undefined;
+    const held = heldStart(app, (sessionId) => {
+      cancelled = app.agent.cancel(sessionId).then((answer) => {
+        held.order.push('cancel answered');
+        return answer;
+      });
+    });
+    const answering = post('/v1/chat/completions', body('stop me'));
+    await held.atGate();
+    // The cancel answered in the window: its stop waits for the start's answer.
+    const answer = (await cancelled) as { cancelled_run_id: string | null };
+    expect(answer.cancelled_run_id).toMatch(/^run_/);
+    held.release();
+    const response = await answering;
+    await response.text();
+    const row = await settledCompatRow(app);
+    await app.bus.flush();
+
+    // Prepared and at its gate before the answer (on the base: prepared after it, no cancel in it).
+    expect(held.order).toEqual(['prepared', 'gate', 'cancel answered', 'answered']);
+    expect(provider.requests.length).toBe(requests);
+    expect((await app.runs.get(row.run_id))?.status).toBe('cancelled');
+    const events = (await app.runs.events(row.run_id)).map((e) => e.type);
+    expect(events).not.toContain('step.started');
+    expect(events.filter((type) => type === 'run.finished')).toHaveLength(1);
+    expect((await app.agent.state(row.session_id)).state).toBe('idle');
+
+    const later = await post('/v1/chat/completions', body('later'));
+    expect(later.status).toBe(200);
+    expect((await later.json()).choices[0].message.content).toBe('later');
+    expect(provider.requests.length).toBe(requests + 1);
+  });
+
+  it('STORE-PG-895: a start failing after its statement committed while its run waits at its gate (STORE-PG-310’s fault): no model request; the client’s answer, the run cancelled, its events, the request’s row failed with that error; a later request works', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    closers.push(() => sql.close());
+    const server = await compatServer([reply().text('warm'), reply().text('later')], {
+      postgres: sql,
+      allowExtra: true,
+    });
+    closers.push(() => server.app.close());
+    const { app, post, provider } = server;
+    await streamedAnswer(server.client);
+    await settledCompatRow(app);
+    const requests = provider.requests.length;
+
+    const original = app.sessions.promptInsert!.bind(app.sessions);
+    let fault = true;
+    app.sessions.promptInsert = (input) => {
+      const prompt = original(input);
+      if (!fault) return prompt;
+      // Told after the statement's answer (sendNow): the start is committed then.
+      return {
+        message: prompt.message,
+        inserts: prompt.inserts,
+        written: () => {
+          prompt.written();
+          throw new Error('injected fault');
+        },
+      } satisfies HeldPrompt;
+    };
+    const held = heldStart(app, () => {});
+    const answering = post('/v1/chat/completions', body('fail me'));
+    await held.atGate();
+    held.release();
+    const failed = await answering;
+    const failedBody = await failed.json();
+    fault = false;
+    await app.bus.flush();
+
+    expect(held.order).toEqual(['prepared', 'gate', 'answered']);
+    expect(provider.requests.length).toBe(requests);
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect(failedBody).toEqual({ error: expect.stringMatching(/injected fault$/), code: failed.status });
+    const [{ session_id: sessionId }] = await sql.query<{ session_id: string }>(
+      "SELECT r.session_id FROM agent_runs r JOIN openai_compat_requests q ON q.run_id = r.id WHERE q.status = 'failed'",
+    );
+    const runs = await sql.query<{ id: string; status: string; reason: string }>(
+      'SELECT id, status, reason FROM agent_runs WHERE session_id = $1',
+      [sessionId],
+    );
+    expect(runs).toEqual([
+      {
+        id: expect.stringMatching(/^run_/),
+        status: 'cancelled',
+        reason: 'the chat-completions request failed at its start',
+      },
+    ]);
+    expect((await app.runs.events(runs[0]!.id)).map((e) => e.type)).toEqual([
+      'run.queued',
+      'run.started',
+      'phase',
+      'openai_compat.request',
+      'run.finished',
+      'openai_compat.response',
+    ]);
+    const compat = await sql.query<Record<string, unknown>>(
+      'SELECT status, http_status, error, finished_at FROM openai_compat_requests WHERE run_id = $1',
+      [runs[0]!.id],
+    );
+    expect(compat).toEqual([
+      {
+        status: 'failed',
+        http_status: failed.status,
+        error: failedBody.error,
+        finished_at: expect.anything(),
+      },
+    ]);
+    expect((await app.agent.state(sessionId)).state).toBe('idle');
+    expect(app.agent.active()).toEqual([]);
+
+    const later = await post('/v1/chat/completions', body('later'));
+    expect(later.status).toBe(200);
+    expect((await later.json()).choices[0].message.content).toBe('later');
+  });
+});
