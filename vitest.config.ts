@@ -43,8 +43,6 @@ const isolatedPaths = [
   // It waits for the process to go quiet (its own CPU time): an earlier file's leftovers in a
   // shared worker (timers, sockets, background catch-ups) kept it busy in a full run.
   'src/util/heap.test.ts',
-  // vi.mock of node:fs: the modules whose file calls it counts must be loaded under the mock.
-  'test/agent/turn-shared-checks.test.ts',
   // vi.spyOn on module exports and objects that outlive the file.
   'src/agent/step-recorder.test.ts',
   'src/providers/prompt-messages.test.ts',
